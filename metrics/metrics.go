@@ -1,0 +1,78 @@
+// Package metrics defines the proxy's Prometheus collectors and serves
+// /metrics, /healthz and /readyz.
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+const namespace = "sqlfork"
+
+// Proxy holds the collectors the proxy core updates. Create it with New; a nil
+// *Proxy is not valid.
+type Proxy struct {
+	ConnectionsActive    prometheus.Gauge
+	ConnectionsTotal     prometheus.Counter
+	ConnectionsRejected  *prometheus.CounterVec // label: reason
+	AuthFailures         prometheus.Counter
+	UpstreamConnectFails prometheus.Counter
+	UpstreamLost         prometheus.Counter
+	ConnectionPanics     prometheus.Counter
+	Commands             *prometheus.CounterVec   // label: command
+	CommandDuration      *prometheus.HistogramVec // label: command
+	ClientBytesIn        prometheus.Counter
+}
+
+// New creates the collectors and registers them, plus the Go and process
+// collectors, with reg.
+func New(reg prometheus.Registerer) *Proxy {
+	m := &Proxy{
+		ConnectionsActive: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "client_connections",
+			Help: "Client connections currently open.",
+		}),
+		ConnectionsTotal: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "client_connections_total",
+			Help: "Client connections accepted.",
+		}),
+		ConnectionsRejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "client_connections_rejected_total",
+			Help: "Client connections refused before a session started, by reason.",
+		}, []string{"reason"}),
+		AuthFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "client_auth_failures_total",
+			Help: "Client logins refused for bad credentials.",
+		}),
+		UpstreamConnectFails: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "upstream_connect_failures_total",
+			Help: "Failed attempts to open an upstream connection.",
+		}),
+		UpstreamLost: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "upstream_connections_lost_total",
+			Help: "Upstream connections that failed mid-session.",
+		}),
+		ConnectionPanics: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "connection_panics_total",
+			Help: "Client connections closed because their handler panicked.",
+		}),
+		Commands: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "commands_total",
+			Help: "Client protocol commands handled, by command.",
+		}, []string{"command"}),
+		CommandDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "command_duration_seconds",
+			Help:    "Time from reading a command to the end of its response, by command.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"command"}),
+		ClientBytesIn: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "client_command_bytes_total",
+			Help: "Bytes of command packets received from clients.",
+		}),
+	}
+	reg.MustRegister(m.ConnectionsActive, m.ConnectionsTotal, m.ConnectionsRejected, m.AuthFailures,
+		m.UpstreamConnectFails, m.UpstreamLost, m.ConnectionPanics, m.Commands, m.CommandDuration,
+		m.ClientBytesIn,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}

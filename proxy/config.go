@@ -1,0 +1,171 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+)
+
+// Auth plugin names accepted for proxy users.
+const (
+	AuthNativePassword      = "mysql_native_password"
+	AuthCachingSha2Password = "caching_sha2_password"
+)
+
+// Upstream TLS modes, named after the MySQL client's --ssl-mode.
+const (
+	UpstreamTLSDisabled  = "disabled"
+	UpstreamTLSPreferred = "preferred"
+	UpstreamTLSRequired  = "required"
+	UpstreamTLSVerifyCA  = "verify-ca"
+	UpstreamTLSVerifyID  = "verify-identity"
+)
+
+// User is an account clients log in to the proxy with, mapped to the upstream
+// account the proxy uses on their behalf.
+type User struct {
+	// Name and Password are what the client presents to the proxy.
+	Name     string `yaml:"name"`
+	Password string `yaml:"password"`
+	// AuthPlugin is the method the proxy asks the client to use:
+	// mysql_native_password (default) or caching_sha2_password.
+	AuthPlugin string `yaml:"auth_plugin"`
+	// UpstreamUser and UpstreamPassword are the credentials used upstream.
+	// Empty UpstreamUser means the proxy's default upstream account.
+	UpstreamUser     string `yaml:"upstream_user"`
+	UpstreamPassword string `yaml:"upstream_password"`
+}
+
+// Config holds every setting of the proxy core.
+type Config struct {
+	// Listen is the client-facing host:port.
+	Listen string
+	// Upstream is the MySQL/MariaDB server host:port.
+	Upstream string
+	// UpstreamUser and UpstreamPassword are the default upstream account. A
+	// client may log in to the proxy with the same name and password.
+	UpstreamUser     string
+	UpstreamPassword string
+	// Users are extra proxy accounts, each mapped to upstream credentials.
+	Users []User
+	// AuthPlugin is the auth method for the default account.
+	AuthPlugin string
+
+	// TLSCert and TLSKey enable client-side TLS. TLSRequired refuses
+	// clients that do not use it.
+	TLSCert     string
+	TLSKey      string
+	TLSRequired bool
+
+	// UpstreamTLS is one of the UpstreamTLS* modes; UpstreamTLSCA is a PEM
+	// file of CAs for verify-ca/verify-identity.
+	UpstreamTLS   string
+	UpstreamTLSCA string
+
+	// ConnectTimeout bounds dialling and authenticating upstream.
+	ConnectTimeout time.Duration
+	// HandshakeTimeout bounds the client handshake.
+	HandshakeTimeout time.Duration
+	// IdleTimeout closes a client connection that sends no command for this long.
+	IdleTimeout time.Duration
+	// ShutdownGrace is how long in-flight statements may run after shutdown starts.
+	ShutdownGrace time.Duration
+	// MaxConnections caps concurrent client connections (0: no cap).
+	MaxConnections int
+}
+
+// DefaultConfig returns the documented defaults.
+func DefaultConfig() Config {
+	return Config{
+		Listen:           "127.0.0.1:3307",
+		Upstream:         "127.0.0.1:3306",
+		UpstreamUser:     "root",
+		AuthPlugin:       AuthNativePassword,
+		UpstreamTLS:      UpstreamTLSDisabled,
+		ConnectTimeout:   10 * time.Second,
+		HandshakeTimeout: 10 * time.Second,
+		IdleTimeout:      8 * time.Hour,
+		ShutdownGrace:    30 * time.Second,
+	}
+}
+
+// Validate reports the first bad setting, naming it.
+func (c *Config) Validate() error {
+	if err := validAddr("listen", c.Listen); err != nil {
+		return err
+	}
+	if err := validAddr("upstream", c.Upstream); err != nil {
+		return err
+	}
+	if c.UpstreamUser == "" {
+		return errors.New("upstream-user: must not be empty")
+	}
+	if err := validPlugin("auth-plugin", c.AuthPlugin); err != nil {
+		return err
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return errors.New("tls-cert/tls-key: both must be set, or neither")
+	}
+	if c.TLSRequired && c.TLSCert == "" {
+		return errors.New("tls-required: needs tls-cert and tls-key")
+	}
+	switch c.UpstreamTLS {
+	case UpstreamTLSDisabled, UpstreamTLSPreferred, UpstreamTLSRequired, UpstreamTLSVerifyCA, UpstreamTLSVerifyID:
+	default:
+		return fmt.Errorf("upstream-tls: %q is not one of disabled, preferred, required, verify-ca, verify-identity", c.UpstreamTLS)
+	}
+	if c.UpstreamTLSCA != "" && c.UpstreamTLS != UpstreamTLSVerifyCA && c.UpstreamTLS != UpstreamTLSVerifyID {
+		return errors.New("upstream-tls-ca: only used with upstream-tls verify-ca or verify-identity")
+	}
+	for name, d := range map[string]time.Duration{
+		"connect-timeout": c.ConnectTimeout, "handshake-timeout": c.HandshakeTimeout,
+		"idle-timeout": c.IdleTimeout, "shutdown-grace": c.ShutdownGrace,
+	} {
+		if d <= 0 {
+			return fmt.Errorf("%s: must be positive, got %s", name, d)
+		}
+	}
+	if c.MaxConnections < 0 {
+		return fmt.Errorf("max-connections: must be >= 0, got %d", c.MaxConnections)
+	}
+	seen := map[string]bool{c.UpstreamUser: true}
+	for i, u := range c.Users {
+		if u.Name == "" {
+			return fmt.Errorf("users[%d].name: must not be empty", i)
+		}
+		if seen[u.Name] {
+			return fmt.Errorf("users[%d].name: %q is declared twice (or shadows upstream-user)", i, u.Name)
+		}
+		seen[u.Name] = true
+		if u.AuthPlugin != "" {
+			if err := validPlugin(fmt.Sprintf("users[%d].auth_plugin", i), u.AuthPlugin); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func validAddr(name, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s: %q is not host:port: %w", name, addr, err)
+	}
+	_ = host
+	if port == "" {
+		return fmt.Errorf("%s: %q has no port", name, addr)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("%s: %q has a bad port: %w", name, addr, err)
+	}
+	return nil
+}
+
+func validPlugin(name, p string) error {
+	switch p {
+	case AuthNativePassword, AuthCachingSha2Password:
+		return nil
+	}
+	return fmt.Errorf("%s: %q is not mysql_native_password or caching_sha2_password", name, p)
+}
