@@ -1,47 +1,403 @@
 // Package proxy is the MySQL wire-protocol front of sqlfork-proxy: it accepts
-// client connections, authenticates them, pins one upstream connection to each
-// and runs the per-connection command loop that forwards responses untouched.
+// client connections, authenticates them with go-mysql's server package,
+// pins one upstream connection to each and runs its own command loop that
+// forwards response packets untouched.
 package proxy
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
 	"net"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/server"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/metrics"
 )
 
-// Server is a running proxy listener. STUB: being written.
-type Server struct {
-	cfg Config
-	log *zap.Logger
-	m   *metrics.Proxy
-	ln  net.Listener
+// readyCacheFor is how long a readiness probe result is reused.
+const readyCacheFor = time.Second
+
+// upstreamInfo is what clients are told about the server behind the proxy.
+type upstreamInfo struct {
+	version   string
+	caps      uint32
+	collation uint8
 }
 
-// New validates cfg, loads TLS material and binds the client listener, so a bad
-// setting or a busy port fails at start.
+// frontend is a go-mysql server configured to look like the upstream.
+type frontend struct {
+	info upstreamInfo
+	srv  *server.Server
+}
+
+// Server is a running proxy listener.
+type Server struct {
+	cfg      Config
+	log      *zap.Logger
+	m        *metrics.Proxy
+	ln       net.Listener
+	tlsConf  *tls.Config // client side; nil without --tls-cert
+	upTLS    *tls.Config // upstream side; nil when disabled
+	rsaKey   *rsa.PrivateKey
+	accounts map[string]*account
+
+	cmdCount [256]prometheus.Counter
+	cmdTime  [256]prometheus.Observer
+
+	front atomic.Pointer[frontend]
+
+	probeMu   sync.Mutex
+	probeAt   time.Time
+	probeErr  error
+	nextID    atomic.Uint64
+	active    atomic.Int64
+	connsMu   sync.Mutex
+	conns     map[*connState]struct{}
+	wg        sync.WaitGroup
+	stopping  atomic.Bool
+	closeOnce sync.Once
+}
+
+// New validates cfg, loads TLS material and binds the client listener, so a
+// bad setting or a busy port fails at start. The upstream need not be up.
 func New(cfg Config, log *zap.Logger, m *metrics.Proxy) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
+	s := &Server{cfg: cfg, log: log, m: m, accounts: buildAccounts(&cfg), conns: map[*connState]struct{}{}}
+	if cfg.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("tls-cert/tls-key: %w", err)
+		}
+		s.tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		s.rsaKey, _ = cert.PrivateKey.(*rsa.PrivateKey)
+	}
+	if s.rsaKey == nil {
+		// caching_sha2_password full authentication over plain TCP sends
+		// the password RSA-encrypted; go-mysql needs a key for it.
+		key, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			return nil, fmt.Errorf("generate RSA key: %w", err)
+		}
+		s.rsaKey = key
+	}
+	upTLS, err := upstreamTLS(&cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &Server{cfg: cfg, log: log, m: m, ln: ln}, nil
+	s.upTLS = upTLS
+	for i := range s.cmdCount {
+		name := commandName(byte(i))
+		s.cmdCount[i] = m.Commands.WithLabelValues(name)
+		s.cmdTime[i] = m.CommandDuration.WithLabelValues(name)
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	s.ln = ln
+	return s, nil
+}
+
+func upstreamTLS(cfg *Config) (*tls.Config, error) {
+	host, _, _ := net.SplitHostPort(cfg.Upstream)
+	switch cfg.UpstreamTLS {
+	case UpstreamTLSDisabled:
+		return nil, nil
+	case UpstreamTLSPreferred, UpstreamTLSRequired:
+		return &tls.Config{InsecureSkipVerify: true, ServerName: host}, nil //nolint:gosec // modes that do not verify, by definition
+	}
+	c := &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
+	if cfg.UpstreamTLSCA != "" {
+		pem, err := os.ReadFile(cfg.UpstreamTLSCA)
+		if err != nil {
+			return nil, fmt.Errorf("upstream-tls-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("upstream-tls-ca: no PEM certificates in %s", cfg.UpstreamTLSCA)
+		}
+		c.RootCAs = pool
+	}
+	if cfg.UpstreamTLS == UpstreamTLSVerifyCA {
+		// Verify the chain but not the host name.
+		c.InsecureSkipVerify = true
+		c.VerifyConnection = func(cs tls.ConnectionState) error {
+			opts := x509.VerifyOptions{Roots: c.RootCAs, Intermediates: x509.NewCertPool()}
+			for _, ic := range cs.PeerCertificates[1:] {
+				opts.Intermediates.AddCert(ic)
+			}
+			_, err := cs.PeerCertificates[0].Verify(opts)
+			return err
+		}
+	}
+	return c, nil
 }
 
 // Addr is the bound client listener address.
 func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 
-// Ready reports nil when the upstream was reachable at the last check.
-func (s *Server) Ready(ctx context.Context) error { return nil }
+// dialParams builds the upstream connection parameters for an account.
+func (s *Server) dialParams(a *account, db string, collation uint8, caps uint32, attrs map[string]string) dialParams {
+	return dialParams{
+		addr: s.cfg.Upstream, user: a.upstreamUser, password: a.upstreamPassword, db: db,
+		collation: collation, caps: caps, attrs: attrs, tls: s.upTLS,
+		tlsMust: s.cfg.UpstreamTLS != UpstreamTLSDisabled && s.cfg.UpstreamTLS != UpstreamTLSPreferred,
+		timeout: s.cfg.ConnectTimeout,
+	}
+}
+
+// remember records what the upstream announced, for future client greetings.
+func (s *Server) remember(g *greeting) {
+	info := upstreamInfo{version: g.version, caps: g.caps, collation: g.collation}
+	if f := s.front.Load(); f != nil && f.info == info {
+		return
+	}
+	srv := server.NewServer(info.version, info.collation, mysql.AUTH_NATIVE_PASSWORD, s.rsaKey, s.tlsConf)
+	s.front.Store(&frontend{info: info, srv: srv})
+}
+
+// probe logs in upstream with the default account and quits, refreshing
+// what the proxy knows about the upstream.
+func (s *Server) probe(ctx context.Context) error {
+	a := s.accounts[s.cfg.UpstreamUser]
+	be, err := dialBackend(ctx, s.dialParams(a, "", 33, relayedCaps, map[string]string{"_proxy": "sqlfork-proxy", "_proxy_probe": "1"}))
+	if err != nil {
+		return err
+	}
+	defer be.close()
+	s.remember(be.greeting)
+	if _, err := writePacket(be.w, 0, []byte{comQuit}); err == nil {
+		_ = be.w.Flush()
+	}
+	return nil
+}
+
+// Ready reports nil when the upstream accepts the default account. Results
+// are reused for a second so probes cannot flood the upstream.
+func (s *Server) Ready(ctx context.Context) error {
+	if s.stopping.Load() {
+		return errors.New("shutting down")
+	}
+	s.probeMu.Lock()
+	defer s.probeMu.Unlock()
+	if time.Since(s.probeAt) < readyCacheFor {
+		return s.probeErr
+	}
+	s.probeErr = s.probe(ctx)
+	s.probeAt = time.Now()
+	return s.probeErr
+}
+
+// frontendFor returns the client-facing configuration, probing the upstream
+// if it has never been reached.
+func (s *Server) frontendFor(ctx context.Context) (*frontend, error) {
+	if f := s.front.Load(); f != nil {
+		return f, nil
+	}
+	s.probeMu.Lock()
+	defer s.probeMu.Unlock()
+	if f := s.front.Load(); f != nil {
+		return f, nil
+	}
+	err := s.probe(ctx)
+	s.probeAt, s.probeErr = time.Now(), err
+	if err != nil {
+		return nil, err
+	}
+	return s.front.Load(), nil
+}
+
+// observe records a finished command.
+func (s *Server) observe(cmd byte, start time.Time) {
+	s.cmdCount[cmd].Inc()
+	s.cmdTime[cmd].Observe(time.Since(start).Seconds())
+}
 
 // Serve accepts clients until ctx is cancelled, then stops accepting, lets
 // in-flight statements finish within ShutdownGrace and returns nil.
 func (s *Server) Serve(ctx context.Context) error {
-	<-ctx.Done()
-	return s.ln.Close()
+	stop := context.AfterFunc(ctx, s.beginShutdown)
+	defer stop()
+	var delay time.Duration
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			if s.stopping.Load() {
+				break
+			}
+			if retryableAccept(err) {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				s.log.Warn("accept failed; retrying", zap.Error(err), zap.Duration("delay", delay))
+				time.Sleep(delay)
+				continue
+			}
+			return fmt.Errorf("accept: %w", err)
+		}
+		delay = 0
+		s.wg.Add(1)
+		go s.handle(ctx, nc)
+	}
+	return s.drain()
+}
+
+// retryableAccept reports accept errors that pass (out of file
+// descriptors, a connection reset before it was accepted).
+func retryableAccept(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.ENOBUFS)
+}
+
+// beginShutdown stops accepting and ends idle sessions.
+func (s *Server) beginShutdown() {
+	s.closeOnce.Do(func() {
+		s.stopping.Store(true)
+		_ = s.ln.Close()
+		s.connsMu.Lock()
+		for c := range s.conns {
+			c.shutdown()
+		}
+		s.connsMu.Unlock()
+		s.log.Info("shutting down: stopped accepting; waiting for in-flight statements",
+			zap.Int64("connections", s.active.Load()), zap.Duration("grace", s.cfg.ShutdownGrace))
+	})
+}
+
+// drain waits for sessions to end, closing what remains after the grace.
+func (s *Server) drain() error {
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(s.cfg.ShutdownGrace):
+		s.connsMu.Lock()
+		n := len(s.conns)
+		for c := range s.conns {
+			_ = c.nc.Close()
+		}
+		s.connsMu.Unlock()
+		s.log.Warn("shutdown grace expired; closed remaining connections", zap.Int("connections", n))
+		<-done
+	}
+	s.log.Info("shutdown complete")
+	return nil
+}
+
+// handle runs one client connection to its end. A panic closes only it.
+func (s *Server) handle(ctx context.Context, nc net.Conn) {
+	defer s.wg.Done()
+	id := s.nextID.Add(1)
+	log := s.log.With(zap.Uint64("conn", id), zap.String("client", nc.RemoteAddr().String()))
+	st := &connState{nc: nc}
+	s.connsMu.Lock()
+	s.conns[st] = struct{}{}
+	if s.stopping.Load() {
+		st.closing = true
+	}
+	s.connsMu.Unlock()
+	n := s.active.Add(1)
+	s.m.ConnectionsTotal.Inc()
+	s.m.ConnectionsActive.Inc()
+	var be *backend
+	defer func() {
+		if r := recover(); r != nil {
+			s.m.ConnectionPanics.Inc()
+			log.Error("connection handler panicked; closing this connection", zap.Any("panic", r),
+				zap.ByteString("stack", debug.Stack()))
+		}
+		if be != nil {
+			be.close()
+		}
+		_ = nc.Close()
+		s.connsMu.Lock()
+		delete(s.conns, st)
+		s.connsMu.Unlock()
+		s.active.Add(-1)
+		s.m.ConnectionsActive.Dec()
+	}()
+	if st.closing {
+		s.rejectGreeting(nc, newError(codeServerShutdown, "08S01", "sqlfork-proxy is shutting down"), "shutdown")
+		return
+	}
+	if s.cfg.MaxConnections > 0 && n > int64(s.cfg.MaxConnections) {
+		s.rejectGreeting(nc, newError(codeConCount, "08004", "Too many connections (sqlfork-proxy max-connections=%d)", s.cfg.MaxConnections), "max_connections")
+		return
+	}
+	sess, err := s.handshake(ctx, st, log)
+	if sess != nil {
+		be = sess.be
+	}
+	if err != nil {
+		log.Debug("handshake ended", zap.Error(err))
+		return
+	}
+	log.Debug("session started", zap.String("user", sess.acct.name), zap.Uint32("upstream_conn", sess.be.greeting.connID))
+	if err := sess.run(); err != nil {
+		lvl := zap.InfoLevel
+		var le *linkError
+		if errors.As(err, &le) && le.side == sideUpstream {
+			lvl = zap.WarnLevel
+		}
+		log.Log(lvl, "session closed on error", zap.Error(err))
+		return
+	}
+	log.Debug("session closed")
+}
+
+// rejectGreeting answers a new connection with an ERR packet in place of the
+// server greeting, as MySQL does for refused connections.
+func (s *Server) rejectGreeting(nc net.Conn, e *mysql.MyError, reason string) {
+	s.m.ConnectionsRejected.WithLabelValues(reason).Inc()
+	_ = nc.SetWriteDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	p := errPayload(e)
+	_, _ = nc.Write(append([]byte{byte(len(p)), byte(len(p) >> 8), byte(len(p) >> 16), 0}, p...))
+}
+
+// handshake authenticates the client and opens its upstream connection.
+func (s *Server) handshake(ctx context.Context, st *connState, log *zap.Logger) (*session, error) {
+	nc := st.nc
+	_ = nc.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	front, err := s.frontendFor(ctx)
+	if err != nil {
+		s.m.UpstreamConnectFails.Inc()
+		var me *mysql.MyError
+		if !errors.As(err, &me) {
+			me = upstreamDown(s.cfg.Upstream, err)
+		}
+		log.Warn("upstream unavailable; refusing client", zap.Error(err))
+		s.rejectGreeting(nc, me, "upstream_unavailable")
+		return nil, err
+	}
+	gc := &greetingConn{Conn: nc, caps: clientCaps(front.info.caps, s.tlsConf != nil)}
+	l := &login{ctx: ctx, srv: s, log: log}
+	sc, err := front.srv.NewCustomizedConn(gc, l, l)
+	if err != nil {
+		if l.be != nil {
+			l.be.close()
+		}
+		return nil, err
+	}
+	var client net.Conn = nc
+	if tc, ok := sc.Conn.Conn.(*tls.Conn); ok {
+		client = tc
+	}
+	_ = nc.SetDeadline(time.Time{})
+	sess := newSession(s, log, st, client, l.be)
+	sess.caps, sess.acct, sess.db, sess.collation = sc.Capability(), l.acct, l.db, sc.Charset()
+	return sess, nil
 }

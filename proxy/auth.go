@@ -1,0 +1,157 @@
+package proxy
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/server"
+	"go.uber.org/zap"
+)
+
+// account is a proxy login and the upstream credentials it maps to.
+type account struct {
+	name             string
+	password         string
+	plugin           string
+	upstreamUser     string
+	upstreamPassword string
+}
+
+// buildAccounts returns the proxy's logins: the upstream account itself,
+// then the configured users.
+func buildAccounts(cfg *Config) map[string]*account {
+	accts := map[string]*account{
+		cfg.UpstreamUser: {
+			name: cfg.UpstreamUser, password: cfg.UpstreamPassword, plugin: cfg.AuthPlugin,
+			upstreamUser: cfg.UpstreamUser, upstreamPassword: cfg.UpstreamPassword,
+		},
+	}
+	for _, u := range cfg.Users {
+		a := &account{name: u.Name, password: u.Password, plugin: u.AuthPlugin,
+			upstreamUser: u.UpstreamUser, upstreamPassword: u.UpstreamPassword}
+		if a.plugin == "" {
+			a.plugin = AuthNativePassword
+		}
+		if a.upstreamUser == "" {
+			a.upstreamUser, a.upstreamPassword = cfg.UpstreamUser, cfg.UpstreamPassword
+		}
+		accts[u.Name] = a
+	}
+	return accts
+}
+
+// login implements go-mysql's AuthenticationHandler and Handler for one
+// client handshake. After a successful check of the client's password it
+// opens the upstream connection, so upstream refusals (unknown database,
+// too many connections) reach the client as its login result.
+type login struct {
+	ctx   context.Context
+	srv   *Server
+	log   *zap.Logger
+	acct  *account
+	db    string
+	be    *backend
+	isTLS bool
+}
+
+var _ server.AuthenticationHandler = (*login)(nil)
+var _ server.Handler = (*login)(nil)
+
+// GetCredential returns the account's password. Unknown users get an
+// unguessable one, so they fail with 1045 like a wrong password, as on MySQL.
+func (l *login) GetCredential(username string) (server.Credential, bool, error) {
+	if a, ok := l.srv.accounts[username]; ok {
+		l.acct = a
+		return server.Credential{Passwords: []string{a.password}, AuthPluginName: a.plugin}, true, nil
+	}
+	return server.Credential{Passwords: []string{hex.EncodeToString(mysql.RandomBuf(16))},
+		AuthPluginName: AuthNativePassword}, true, nil
+}
+
+// OnAuthSuccess enforces TLS when required and connects upstream.
+func (l *login) OnAuthSuccess(c *server.Conn) error {
+	_, l.isTLS = c.Conn.Conn.(*tls.Conn)
+	if l.srv.cfg.TLSRequired && !l.isTLS {
+		return newError(codeSecureTransportReq, "HY000",
+			"Connections using insecure transport are prohibited while --tls-required is set on sqlfork-proxy")
+	}
+	be, err := dialBackend(l.ctx, l.srv.dialParams(l.acct, l.db, c.Charset(), c.Capability(), l.srv.upstreamAttrs(c.Attributes(), c)))
+	if err != nil {
+		var me *mysql.MyError
+		if errors.As(err, &me) {
+			l.log.Info("upstream refused login", zap.String("user", l.acct.upstreamUser), zap.Error(err))
+			return me
+		}
+		l.srv.m.UpstreamConnectFails.Inc()
+		l.log.Warn("upstream connect failed", zap.Error(err))
+		return upstreamDown(l.srv.cfg.Upstream, err)
+	}
+	l.srv.remember(be.greeting)
+	c.SetStatus(be.status)
+	l.be = be
+	return nil
+}
+
+// OnAuthFailure counts a refused login.
+func (l *login) OnAuthFailure(c *server.Conn, err error) {
+	l.srv.m.AuthFailures.Inc()
+	l.log.Debug("client login refused", zap.String("user", c.GetUser()), zap.Error(err))
+}
+
+// UseDB records the client's initial database.
+func (l *login) UseDB(db string) error { l.db = db; return nil }
+
+// HandleQuery is never called: the proxy runs its own command loop.
+func (l *login) HandleQuery(string) (*mysql.Result, error) { return nil, errNotInHandshake }
+
+// HandleFieldList is never called.
+func (l *login) HandleFieldList(string, string) ([]*mysql.Field, error) {
+	return nil, errNotInHandshake
+}
+
+// HandleStmtPrepare is never called.
+func (l *login) HandleStmtPrepare(string) (int, int, any, error) { return 0, 0, nil, errNotInHandshake }
+
+// HandleStmtExecute is never called.
+func (l *login) HandleStmtExecute(any, string, []any) (*mysql.Result, error) {
+	return nil, errNotInHandshake
+}
+
+// HandleStmtClose is never called.
+func (l *login) HandleStmtClose(any) error { return errNotInHandshake }
+
+// HandleOtherCommand is never called.
+func (l *login) HandleOtherCommand(byte, []byte) error { return errNotInHandshake }
+
+var errNotInHandshake = errors.New("sqlfork-proxy: command handled outside go-mysql")
+
+// upstreamDown is the error a client gets when the upstream can't be reached.
+func upstreamDown(addr string, err error) *mysql.MyError {
+	var oe *net.OpError
+	reason := err.Error()
+	if errors.As(err, &oe) && oe.Err != nil {
+		reason = oe.Err.Error()
+	}
+	return newError(codeCantConnect, "HY000", "Can't connect to upstream server on '%s' (sqlfork-proxy: %s)", addr, reason)
+}
+
+// attrSource is anything with a remote address (a net.Conn or go-mysql conn).
+type attrSource interface{ RemoteAddr() net.Addr }
+
+// upstreamAttrs are the connection attributes sent upstream: the client's
+// own, plus where it connects from, so upstream process lists can tell
+// proxied sessions apart.
+func (s *Server) upstreamAttrs(client map[string]string, c attrSource) map[string]string {
+	attrs := make(map[string]string, len(client)+2)
+	for k, v := range client {
+		attrs[k] = v
+	}
+	attrs["_proxy"] = "sqlfork-proxy"
+	attrs["_proxy_client"] = fmt.Sprint(c.RemoteAddr())
+	return attrs
+}

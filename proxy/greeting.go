@@ -1,0 +1,176 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"net"
+	"sync"
+)
+
+// Capability flags (MySQL protocol).
+const (
+	capLongPassword     = 0x00000001
+	capFoundRows        = 0x00000002
+	capLongFlag         = 0x00000004
+	capConnectWithDB    = 0x00000008
+	capNoSchema         = 0x00000010
+	capCompress         = 0x00000020
+	capODBC             = 0x00000040
+	capLocalFiles       = 0x00000080
+	capIgnoreSpace      = 0x00000100
+	capProtocol41       = 0x00000200
+	capInteractive      = 0x00000400
+	capSSL              = 0x00000800
+	capIgnoreSigpipe    = 0x00001000
+	capTransactions     = 0x00002000
+	capSecureConnection = 0x00008000
+	capMultiStatements  = 0x00010000
+	capMultiResults     = 0x00020000
+	capPSMultiResults   = 0x00040000
+	capPluginAuth       = 0x00080000
+	capConnectAttrs     = 0x00100000
+	capPluginAuthLenenc = 0x00200000
+	capSessionTrack     = 0x00800000
+	capDeprecateEOF     = 0x01000000
+)
+
+// relayedCaps are the capabilities the proxy can pass between client and
+// upstream without looking inside packets differently. Left out on purpose:
+// compression, CLIENT_DEPRECATE_EOF (the relay always sees EOF packets, which
+// keeps cursor and result-set ends unambiguous), query attributes, and the
+// MariaDB extended capabilities (bulk, progress, metadata cache).
+const relayedCaps = capLongPassword | capFoundRows | capLongFlag | capConnectWithDB | capNoSchema |
+	capODBC | capLocalFiles | capIgnoreSpace | capProtocol41 | capInteractive | capIgnoreSigpipe |
+	capTransactions | capSecureConnection | capMultiStatements | capMultiResults | capPSMultiResults |
+	capPluginAuth | capConnectAttrs | capPluginAuthLenenc | capSessionTrack
+
+// greeting is an upstream server's initial handshake packet.
+type greeting struct {
+	version    string
+	connID     uint32
+	salt       []byte
+	caps       uint32
+	collation  uint8
+	status     uint16
+	authPlugin string
+}
+
+// parseGreeting decodes a protocol-10 initial handshake payload.
+func parseGreeting(p []byte) (*greeting, error) {
+	if len(p) > 0 && p[0] == errHeader {
+		return nil, parseErrPacket(p)
+	}
+	if len(p) < 1 || p[0] != 10 {
+		return nil, fmt.Errorf("%w: unsupported protocol version in server greeting", errMalformed)
+	}
+	g := &greeting{}
+	p = p[1:]
+	i := bytes.IndexByte(p, 0)
+	if i < 0 {
+		return nil, fmt.Errorf("%w: greeting version", errMalformed)
+	}
+	g.version = string(p[:i])
+	p = p[i+1:]
+	if len(p) < 4+8+1+2 {
+		return nil, fmt.Errorf("%w: short greeting", errMalformed)
+	}
+	g.connID = binary.LittleEndian.Uint32(p)
+	g.salt = append([]byte(nil), p[4:12]...)
+	p = p[13:]
+	g.caps = uint32(binary.LittleEndian.Uint16(p))
+	p = p[2:]
+	if len(p) >= 16 {
+		g.collation = p[0]
+		g.status = binary.LittleEndian.Uint16(p[1:])
+		g.caps |= uint32(binary.LittleEndian.Uint16(p[3:])) << 16
+		saltLen := int(p[5])
+		p = p[16:]
+		if g.caps&capSecureConnection != 0 {
+			n := max(13, saltLen-8)
+			if len(p) < n {
+				return nil, fmt.Errorf("%w: greeting scramble", errMalformed)
+			}
+			part := p[:n]
+			if k := bytes.IndexByte(part, 0); k >= 0 {
+				part = part[:k]
+			}
+			g.salt = append(g.salt, part...)
+			p = p[n:]
+		}
+		if g.caps&capPluginAuth != 0 {
+			if k := bytes.IndexByte(p, 0); k >= 0 {
+				p = p[:k]
+			}
+			g.authPlugin = string(p)
+		}
+	}
+	if g.authPlugin == "" {
+		g.authPlugin = AuthNativePassword
+	}
+	return g, nil
+}
+
+// clientCaps is what the proxy advertises to clients for an upstream
+// advertising upstreamCaps.
+func clientCaps(upstreamCaps uint32, tls bool) uint32 {
+	c := upstreamCaps&relayedCaps | capProtocol41 | capSecureConnection | capPluginAuth
+	if tls {
+		c |= capSSL
+	}
+	return c
+}
+
+// greetingConn wraps a client connection during the handshake: it rewrites
+// the capability flags of the first packet written (go-mysql's greeting) to
+// those the upstream supports, remembers the greeting's scramble, and reports
+// the peer's address without a port, as MySQL does in error messages.
+type greetingConn struct {
+	net.Conn
+	caps    uint32
+	mu      sync.Mutex
+	patched bool
+	salt    []byte
+}
+
+func (c *greetingConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	if !c.patched {
+		c.patched = true
+		c.patch(b)
+	}
+	c.mu.Unlock()
+	return c.Conn.Write(b)
+}
+
+// patch edits a greeting packet (header included) in place.
+func (c *greetingConn) patch(b []byte) {
+	if len(b) < headerLen+1 || b[headerLen] != 10 {
+		return
+	}
+	p := b[headerLen+1:]
+	i := bytes.IndexByte(p, 0)
+	if i < 0 || len(p) < i+1+4+8+1+2+1+2+2 {
+		return
+	}
+	p = p[i+1:]
+	c.salt = append([]byte(nil), p[4:12]...)
+	p = p[13:]
+	binary.LittleEndian.PutUint16(p, uint16(c.caps))
+	binary.LittleEndian.PutUint16(p[5:], uint16(c.caps>>16))
+	if len(p) >= 16+12 {
+		c.salt = append(c.salt, p[16:16+12]...)
+	}
+}
+
+// RemoteAddr returns the peer host without the port.
+func (c *greetingConn) RemoteAddr() net.Addr { return hostAddr{c.Conn.RemoteAddr()} }
+
+type hostAddr struct{ net.Addr }
+
+func (a hostAddr) String() string {
+	if host, _, err := net.SplitHostPort(a.Addr.String()); err == nil {
+		return host
+	}
+	return a.Addr.String()
+}

@@ -1,0 +1,586 @@
+package proxy
+
+import (
+	"bufio"
+	"crypto/subtle"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"go.uber.org/zap"
+)
+
+const (
+	clientReadBuf  = 16 << 10
+	clientWriteBuf = 32 << 10
+)
+
+// errSessionEnd ends a session without a protocol error.
+var errSessionEnd = errors.New("session ended")
+
+// connState is the lifecycle of one client connection, shared with the
+// server's shutdown: an idle connection is closed at once, a busy one
+// finishes its command first.
+type connState struct {
+	nc      net.Conn
+	mu      sync.Mutex
+	busy    bool
+	closing bool
+}
+
+// wait marks the connection idle until the next command arrives or d
+// passes; false means the server is shutting down.
+func (c *connState) wait(d time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return false
+	}
+	c.busy = false
+	_ = c.nc.SetReadDeadline(time.Now().Add(d))
+	return true
+}
+
+// work marks the connection busy with a command.
+func (c *connState) work() {
+	c.mu.Lock()
+	c.busy = true
+	c.mu.Unlock()
+}
+
+// shutdown asks the connection to end after its current command.
+func (c *connState) shutdown() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closing = true
+	if !c.busy {
+		_ = c.nc.SetReadDeadline(time.Now())
+	}
+}
+
+// session is one client connection after login, with its pinned upstream.
+type session struct {
+	srv   *Server
+	log   *zap.Logger
+	state *connState
+
+	client net.Conn
+	cr     *bufio.Reader
+	cw     *bufio.Writer
+	be     *backend
+
+	toClient   pipe // upstream -> client
+	toUpstream pipe // client -> upstream
+
+	caps      uint32 // client capability flags
+	acct      *account
+	db        string
+	collation uint8
+	attrs     map[string]string
+
+	// seq is the sequence number for the next packet the proxy itself
+	// writes to the client within the current command.
+	seq uint8
+	h   packetHead
+}
+
+func newSession(srv *Server, log *zap.Logger, st *connState, client net.Conn, be *backend) *session {
+	s := &session{srv: srv, log: log, state: st, client: client, be: be,
+		cr: bufio.NewReaderSize(client, clientReadBuf), cw: bufio.NewWriterSize(client, clientWriteBuf)}
+	s.toClient = pipe{src: be.r, dst: s.cw, srcSide: sideUpstream, dstSide: sideClient}
+	s.toUpstream = pipe{src: s.cr, dst: be.w, srcSide: sideClient, dstSide: sideUpstream}
+	return s
+}
+
+// run serves commands until the client quits, the connection fails or the
+// server shuts down.
+func (s *session) run() error {
+	for {
+		cmd, err := s.nextCommand()
+		if err != nil {
+			if errors.Is(err, errSessionEnd) {
+				return nil
+			}
+			return err
+		}
+		start := time.Now()
+		err = s.dispatch(cmd)
+		s.srv.observe(cmd, start)
+		if err != nil {
+			if errors.Is(err, errSessionEnd) {
+				return nil
+			}
+			return s.fail(err)
+		}
+	}
+}
+
+// nextCommand waits for the next command packet and returns its command
+// byte, leaving the packet unread.
+func (s *session) nextCommand() (byte, error) {
+	if !s.state.wait(s.srv.cfg.IdleTimeout) {
+		return 0, errSessionEnd
+	}
+	hdr, err := s.cr.Peek(headerLen)
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			s.log.Debug("client idle or server shutting down; closing")
+			return 0, errSessionEnd
+		}
+		if len(hdr) == 0 {
+			return 0, errSessionEnd // client closed between commands
+		}
+		return 0, &linkError{side: sideClient, err: noEOF(err)}
+	}
+	s.state.work()
+	if hdr[0]|hdr[1]|hdr[2] == 0 {
+		_, _ = s.cr.Discard(headerLen)
+		s.seq = hdr[3] + 1
+		s.writeErr(newError(codeHandshakeError, "08S01", "sqlfork-proxy: empty command packet"))
+		return 0, errSessionEnd
+	}
+	hdr, err = s.cr.Peek(headerLen + 1)
+	if err != nil {
+		return 0, &linkError{side: sideClient, err: noEOF(err)}
+	}
+	return hdr[headerLen], nil
+}
+
+// dispatch handles one command whose packet is still unread.
+func (s *session) dispatch(cmd byte) error {
+	info := &commandTable[cmd]
+	switch info.resp {
+	case respUnsupported:
+		return s.refuse(cmd)
+	case respChangeUser:
+		return s.changeUser()
+	}
+	if err := s.fromClient(); err != nil {
+		return err
+	}
+	cursor := cmd == comStmtExecute && s.h.n > 5 && s.h.prefix[5]&cursorFlagsMask != 0
+	if err := s.toUpstream.flush(); err != nil {
+		return err
+	}
+	var err error
+	switch info.resp {
+	case respNone:
+		if cmd == comQuit {
+			return errSessionEnd
+		}
+		return nil
+	case respSingle:
+		err = s.fromUpstream()
+	case respResults:
+		err = s.relayResults(cursor)
+	case respPrepare:
+		err = s.relayPrepare()
+	case respRows:
+		_, err = s.relayRows()
+	case respFields:
+		err = s.relayFields()
+	}
+	if err != nil {
+		return err
+	}
+	return s.toClient.flush()
+}
+
+// fromClient forwards one logical packet from the client upstream.
+func (s *session) fromClient() error {
+	if err := s.toUpstream.forwardLogical(&s.h); err != nil {
+		return err
+	}
+	s.seq = s.h.seq + 1
+	return nil
+}
+
+// fromUpstream forwards one physical packet from upstream to the client.
+func (s *session) fromUpstream() error {
+	if err := s.toClient.forward(&s.h); err != nil {
+		return err
+	}
+	s.seq = s.h.seq + 1
+	return nil
+}
+
+// fromUpstreamLogical forwards a packet and its continuations.
+func (s *session) fromUpstreamLogical() error {
+	if err := s.toClient.forwardLogical(&s.h); err != nil {
+		return err
+	}
+	s.seq = s.h.seq + 1
+	return nil
+}
+
+// relayResults forwards the response to COM_QUERY or COM_STMT_EXECUTE: OK,
+// ERR, LOCAL INFILE requests and result sets, for as long as the server
+// flags more results.
+func (s *session) relayResults(cursor bool) error {
+	for {
+		if err := s.fromUpstream(); err != nil {
+			return err
+		}
+		switch s.h.first() {
+		case errHeader:
+			return nil
+		case okHeader:
+			st, ok := okStatus(s.h.payload())
+			if !ok {
+				return s.malformed("OK packet")
+			}
+			if st&statusMoreResults == 0 {
+				return nil
+			}
+			continue
+		case localInfileReq:
+			if err := s.relayLocalInfile(); err != nil {
+				return err
+			}
+			continue
+		}
+		cols, _, ok := lenEnc(s.h.payload())
+		if !ok || s.h.length >= maxPayload || cols == 0 {
+			return s.malformed("column count")
+		}
+		for i := uint64(0); i < cols; i++ {
+			if err := s.fromUpstreamLogical(); err != nil {
+				return err
+			}
+		}
+		if err := s.fromUpstream(); err != nil {
+			return err
+		}
+		if !s.h.isEOF() {
+			return s.malformed("end of column definitions")
+		}
+		if st, _ := eofStatus(s.h.payload()); cursor && st&statusCursorExists != 0 {
+			return nil // rows come with COM_STMT_FETCH
+		}
+		more, err := s.relayRows()
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+// relayRows forwards rows up to and including the closing EOF or ERR, and
+// reports whether more result sets follow.
+func (s *session) relayRows() (bool, error) {
+	for {
+		if err := s.fromUpstreamLogical(); err != nil {
+			return false, err
+		}
+		switch {
+		case s.h.isEOF():
+			st, ok := eofStatus(s.h.payload())
+			if !ok {
+				return false, s.malformed("EOF packet")
+			}
+			return st&statusMoreResults != 0, nil
+		case s.h.first() == errHeader:
+			return false, nil
+		}
+	}
+}
+
+// relayFields forwards the response to COM_FIELD_LIST.
+func (s *session) relayFields() error {
+	for {
+		if err := s.fromUpstreamLogical(); err != nil {
+			return err
+		}
+		if s.h.isEOF() || s.h.first() == errHeader {
+			return nil
+		}
+	}
+}
+
+// relayPrepare forwards COM_STMT_PREPARE_OK with its parameter and column
+// definitions.
+func (s *session) relayPrepare() error {
+	if err := s.fromUpstream(); err != nil {
+		return err
+	}
+	if s.h.first() != okHeader {
+		return nil
+	}
+	p := s.h.payload()
+	if len(p) < 9 {
+		return s.malformed("COM_STMT_PREPARE_OK")
+	}
+	cols := int(binary.LittleEndian.Uint16(p[5:]))
+	params := int(binary.LittleEndian.Uint16(p[7:]))
+	for _, n := range []int{params, cols} {
+		if n == 0 {
+			continue
+		}
+		for i := 0; i < n; i++ {
+			if err := s.fromUpstreamLogical(); err != nil {
+				return err
+			}
+		}
+		if err := s.fromUpstream(); err != nil {
+			return err
+		}
+		if !s.h.isEOF() {
+			return s.malformed("end of statement definitions")
+		}
+	}
+	return nil
+}
+
+// relayLocalInfile forwards the file the client sends for LOAD DATA LOCAL,
+// up to the empty packet that ends it. The server's answer follows.
+func (s *session) relayLocalInfile() error {
+	if err := s.toClient.flush(); err != nil {
+		return err
+	}
+	for {
+		if err := s.fromClient(); err != nil {
+			return err
+		}
+		if s.h.length == 0 {
+			return s.toUpstream.flush()
+		}
+	}
+}
+
+// refuse answers a command the proxy does not forward.
+func (s *session) refuse(cmd byte) error {
+	seq, err := s.discardCommand()
+	if err != nil {
+		return err
+	}
+	s.seq = seq + 1
+	msg := fmt.Sprintf("sqlfork-proxy: command 0x%02X is not supported through the proxy", cmd)
+	if cmd == comShutdown {
+		msg = "sqlfork-proxy: COM_SHUTDOWN is refused; the proxy never shuts down its upstream"
+	}
+	return s.writeErr(newError(codeUnknownCom, "08S01", "%s", msg))
+}
+
+// discardCommand reads and drops the pending command packet, returning its
+// last sequence number.
+func (s *session) discardCommand() (uint8, error) {
+	for {
+		hdr, err := s.cr.Peek(headerLen)
+		if err != nil {
+			return 0, &linkError{side: sideClient, err: noEOF(err)}
+		}
+		n := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
+		seq := hdr[3]
+		if _, err := s.cr.Discard(headerLen + n); err != nil {
+			return 0, &linkError{side: sideClient, err: noEOF(err)}
+		}
+		if n < maxPayload {
+			return seq, nil
+		}
+	}
+}
+
+// writeErr sends a proxy-made ERR packet to the client and flushes.
+func (s *session) writeErr(e *mysql.MyError) error {
+	if _, err := writePacket(s.cw, s.seq, errPayload(e)); err != nil {
+		return &linkError{side: sideClient, write: true, err: err}
+	}
+	s.seq++
+	if err := s.cw.Flush(); err != nil {
+		return &linkError{side: sideClient, write: true, err: err}
+	}
+	return nil
+}
+
+func (s *session) malformed(what string) error {
+	return &linkError{side: sideUpstream, err: fmt.Errorf("%w: %s", errMalformed, what)}
+}
+
+// fail reports a fatal session error to the client when the protocol still
+// allows it, and returns the error for logging.
+func (s *session) fail(err error) error {
+	var le *linkError
+	if !errors.As(err, &le) {
+		return err
+	}
+	if le.side == sideClient {
+		return err // the client is gone or broke the protocol; nothing to say
+	}
+	s.srv.m.UpstreamLost.Inc()
+	if le.partial && !le.write {
+		return err // a packet is half-written to the client
+	}
+	_ = s.writeErr(newError(codeServerLost, "HY000",
+		"Lost connection to upstream server at '%s' during query (sqlfork-proxy: %v)", s.srv.cfg.Upstream, le.err))
+	return err
+}
+
+// changeUser handles COM_CHANGE_USER: the proxy authenticates the client
+// against its own accounts, then changes the upstream session to the mapped
+// upstream account. A failure closes the connection.
+func (s *session) changeUser() error {
+	p, seq, err := readPacket(s.cr, nil, handshakeLimit)
+	if err != nil {
+		return &linkError{side: sideClient, err: err}
+	}
+	s.seq = seq + 1
+	req, err := parseChangeUser(p, s.caps)
+	if err != nil {
+		_ = s.writeErr(newError(codeHandshakeError, "08S01", "sqlfork-proxy: malformed COM_CHANGE_USER: %v", err))
+		return errSessionEnd
+	}
+	if s.caps&capPluginAuth == 0 {
+		_ = s.writeErr(newError(codeNotSupportedAuth, "08004",
+			"Client does not support authentication protocol requested by server; consider upgrading MariaDB client"))
+		return errSessionEnd
+	}
+	// Ask for a fresh mysql_native_password scramble: the proxy knows the
+	// password, so it can check it whatever plugin the account uses.
+	salt := mysql.RandomBuf(20)
+	sw := append([]byte{eofHeader}, AuthNativePassword...)
+	sw = append(sw, 0)
+	sw = append(sw, salt...)
+	sw = append(sw, 0)
+	if s.seq, err = writePacket(s.cw, s.seq, sw); err != nil {
+		return &linkError{side: sideClient, write: true, err: err}
+	}
+	if err := s.cw.Flush(); err != nil {
+		return &linkError{side: sideClient, write: true, err: err}
+	}
+	reply, seq, err := readPacket(s.cr, nil, handshakeLimit)
+	if err != nil {
+		return &linkError{side: sideClient, err: err}
+	}
+	s.seq = seq + 1
+	acct := s.srv.accounts[req.user]
+	if acct == nil || !checkNative(reply, salt, acct.password) {
+		s.srv.m.AuthFailures.Inc()
+		using := "YES"
+		if len(reply) == 0 {
+			using = "NO"
+		}
+		_ = s.writeErr(newError(codeAccessDenied, "28000", "Access denied for user '%s'@'%s' (using password: %s)",
+			req.user, hostAddr{s.client.RemoteAddr()}.String(), using))
+		return errSessionEnd
+	}
+	collation := s.collation
+	if req.hasCollation {
+		collation = req.collation
+	}
+	attrs := s.srv.upstreamAttrs(req.attrs, s.client)
+	if err := s.be.changeUser(acct.upstreamUser, acct.upstreamPassword, req.db, collation, attrs); err != nil {
+		var me *mysql.MyError
+		if errors.As(err, &me) {
+			_ = s.writeErr(me)
+			return errSessionEnd
+		}
+		return &linkError{side: sideUpstream, err: err}
+	}
+	s.acct, s.db, s.collation = acct, req.db, collation
+	s.log.Debug("change user", zap.String("user", acct.name), zap.String("db", req.db))
+	if s.seq, err = writePacket(s.cw, s.seq, okPayload(s.be.status, 0)); err != nil {
+		return &linkError{side: sideClient, write: true, err: err}
+	}
+	if err := s.cw.Flush(); err != nil {
+		return &linkError{side: sideClient, write: true, err: err}
+	}
+	return nil
+}
+
+// checkNative verifies a mysql_native_password reply for password.
+func checkNative(reply, salt []byte, password string) bool {
+	if password == "" {
+		return len(reply) == 0
+	}
+	want := mysql.CalcNativePassword(salt, []byte(password))
+	return subtle.ConstantTimeCompare(reply, want) == 1
+}
+
+// changeUserReq is a decoded COM_CHANGE_USER.
+type changeUserReq struct {
+	user         string
+	auth         []byte
+	db           string
+	hasCollation bool
+	collation    uint8
+	plugin       string
+	attrs        map[string]string
+}
+
+// parseChangeUser decodes a COM_CHANGE_USER payload sent by a client with
+// capabilities caps.
+func parseChangeUser(p []byte, caps uint32) (*changeUserReq, error) {
+	if len(p) < 1 || p[0] != comChangeUser {
+		return nil, errMalformed
+	}
+	p = p[1:]
+	r := &changeUserReq{}
+	i := indexNul(p)
+	if i < 0 {
+		return nil, fmt.Errorf("%w: user", errMalformed)
+	}
+	r.user, p = string(p[:i]), p[i+1:]
+	if caps&capSecureConnection != 0 {
+		if len(p) < 1 || len(p) < 1+int(p[0]) {
+			return nil, fmt.Errorf("%w: auth data", errMalformed)
+		}
+		r.auth, p = p[1:1+int(p[0])], p[1+int(p[0]):]
+	} else {
+		if i = indexNul(p); i < 0 {
+			return nil, fmt.Errorf("%w: auth data", errMalformed)
+		}
+		r.auth, p = p[:i], p[i+1:]
+	}
+	if i = indexNul(p); i < 0 {
+		if len(p) > 0 {
+			return nil, fmt.Errorf("%w: database", errMalformed)
+		}
+		return r, nil
+	}
+	r.db, p = string(p[:i]), p[i+1:]
+	if len(p) >= 2 {
+		r.hasCollation, r.collation = true, p[0]
+		p = p[2:]
+	}
+	if caps&capPluginAuth != 0 && len(p) > 0 {
+		if i = indexNul(p); i < 0 {
+			return nil, fmt.Errorf("%w: plugin", errMalformed)
+		}
+		r.plugin, p = string(p[:i]), p[i+1:]
+	}
+	if caps&capConnectAttrs != 0 && len(p) > 0 {
+		attrs, err := parseAttrs(p)
+		if err != nil {
+			return nil, err
+		}
+		r.attrs = attrs
+	}
+	return r, nil
+}
+
+// parseAttrs decodes length-encoded connection attributes.
+func parseAttrs(p []byte) (map[string]string, error) {
+	total, n, ok := lenEnc(p)
+	if !ok || uint64(len(p)-n) < total {
+		return nil, fmt.Errorf("%w: attributes", errMalformed)
+	}
+	p = p[n : n+int(total)]
+	attrs := map[string]string{}
+	for len(p) > 0 {
+		var kv [2]string
+		for j := range kv {
+			l, n, ok := lenEnc(p)
+			if !ok || uint64(len(p)-n) < l {
+				return nil, fmt.Errorf("%w: attributes", errMalformed)
+			}
+			kv[j] = string(p[n : n+int(l)])
+			p = p[n+int(l):]
+		}
+		attrs[kv[0]] = kv[1]
+	}
+	return attrs, nil
+}

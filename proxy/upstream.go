@@ -1,0 +1,358 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+const (
+	upstreamReadBuf  = 32 << 10
+	upstreamWriteBuf = 16 << 10
+	// handshakeLimit bounds packets read during authentication.
+	handshakeLimit = 1 << 20
+)
+
+// Upstream auth plugin names beyond the ones proxy users may use.
+const (
+	authSha256Password = "sha256_password"
+	authClearPassword  = "mysql_clear_password"
+	authEd25519        = "client_ed25519"
+)
+
+// dialParams describes one upstream connection to open.
+type dialParams struct {
+	addr      string
+	user      string
+	password  string
+	db        string
+	collation uint8
+	// caps are the client's capability flags; the upstream gets the
+	// relayable subset both sides support.
+	caps    uint32
+	attrs   map[string]string
+	tls     *tls.Config
+	tlsMust bool
+	timeout time.Duration
+}
+
+// backend is an authenticated upstream connection.
+type backend struct {
+	conn     net.Conn
+	r        *bufio.Reader
+	w        *bufio.Writer
+	greeting *greeting
+	caps     uint32
+	status   uint16
+	usingTLS bool
+}
+
+func (b *backend) close() { _ = b.conn.Close() }
+
+// dialBackend opens and authenticates an upstream connection. A refusal
+// by the server comes back as *mysql.MyError, as the server sent it.
+func dialBackend(ctx context.Context, p dialParams) (*backend, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", p.addr)
+	if err != nil {
+		return nil, fmt.Errorf("dial upstream %s: %w", p.addr, err)
+	}
+	deadline, _ := ctx.Deadline()
+	_ = conn.SetDeadline(deadline)
+	// Abort blocking I/O if ctx is cancelled early.
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	b := &backend{conn: conn, r: bufio.NewReaderSize(conn, upstreamReadBuf), w: bufio.NewWriterSize(conn, upstreamWriteBuf)}
+	err = b.handshake(p)
+	stop()
+	if err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	_ = b.conn.SetDeadline(time.Time{})
+	return b, nil
+}
+
+func (b *backend) handshake(p dialParams) error {
+	payload, seq, err := readPacket(b.r, nil, handshakeLimit)
+	if err != nil {
+		return fmt.Errorf("read upstream greeting: %w", err)
+	}
+	g, err := parseGreeting(payload)
+	if err != nil {
+		return err
+	}
+	b.greeting = g
+	if g.caps&capProtocol41 == 0 || g.caps&capSecureConnection == 0 {
+		return fmt.Errorf("upstream %s (%s) does not speak protocol 4.1", p.addr, g.version)
+	}
+
+	caps := p.caps & g.caps & relayedCaps
+	caps |= capProtocol41 | capSecureConnection | capLongPassword&g.caps
+	caps &^= capConnectWithDB | capConnectAttrs | capPluginAuth | capPluginAuthLenenc
+	caps |= g.caps & (capPluginAuth | capPluginAuthLenenc)
+	if p.db != "" {
+		caps |= capConnectWithDB
+	}
+	if len(p.attrs) > 0 && g.caps&capConnectAttrs != 0 {
+		caps |= capConnectAttrs
+	}
+	seq++
+	if p.tls != nil && g.caps&capSSL != 0 {
+		caps |= capSSL
+		req := handshakeHead(caps, p.collation)
+		if seq, err = writePacket(b.w, seq, req); err != nil {
+			return err
+		}
+		if err := b.w.Flush(); err != nil {
+			return err
+		}
+		tc := tls.Client(b.conn, p.tls)
+		if err := tc.Handshake(); err != nil {
+			return fmt.Errorf("upstream TLS handshake: %w", err)
+		}
+		b.conn = tc
+		b.r.Reset(tc)
+		b.w.Reset(tc)
+		b.usingTLS = true
+	} else if p.tlsMust {
+		return fmt.Errorf("upstream %s does not offer TLS, which upstream-tls requires", p.addr)
+	}
+	b.caps = caps
+
+	plugin := g.authPlugin
+	auth, err := b.authResponse(plugin, g.salt, p.password)
+	if err != nil {
+		return err
+	}
+	pkt := handshakeHead(caps, p.collation)
+	pkt = append(pkt, p.user...)
+	pkt = append(pkt, 0)
+	if caps&capPluginAuthLenenc != 0 {
+		pkt = appendLenEnc(pkt, uint64(len(auth)))
+	} else {
+		if len(auth) > 255 {
+			return errors.New("auth response too long for upstream")
+		}
+		pkt = append(pkt, byte(len(auth)))
+	}
+	pkt = append(pkt, auth...)
+	if caps&capConnectWithDB != 0 {
+		pkt = append(pkt, p.db...)
+		pkt = append(pkt, 0)
+	}
+	if caps&capPluginAuth != 0 {
+		pkt = append(pkt, plugin...)
+		pkt = append(pkt, 0)
+	}
+	if caps&capConnectAttrs != 0 {
+		pkt = appendAttrs(pkt, p.attrs)
+	}
+	if seq, err = writePacket(b.w, seq, pkt); err != nil {
+		return err
+	}
+	if err := b.w.Flush(); err != nil {
+		return err
+	}
+	return b.authLoop(plugin, g.salt, p.password)
+}
+
+// handshakeHead is the fixed start of a HandshakeResponse41 (and the whole
+// of an SSLRequest).
+func handshakeHead(caps uint32, collation uint8) []byte {
+	b := make([]byte, 32, 128)
+	b[0], b[1], b[2], b[3] = byte(caps), byte(caps>>8), byte(caps>>16), byte(caps>>24)
+	b[7] = 1 // max packet size 16 MiB
+	b[8] = collation
+	return b
+}
+
+func appendAttrs(b []byte, attrs map[string]string) []byte {
+	keys := make([]string, 0, len(attrs))
+	for k := range attrs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var kv []byte
+	for _, k := range keys {
+		kv = appendLenEnc(kv, uint64(len(k)))
+		kv = append(kv, k...)
+		kv = appendLenEnc(kv, uint64(len(attrs[k])))
+		kv = append(kv, attrs[k]...)
+	}
+	b = appendLenEnc(b, uint64(len(kv)))
+	return append(b, kv...)
+}
+
+// authResponse computes the first auth response for plugin.
+func (b *backend) authResponse(plugin string, salt []byte, password string) ([]byte, error) {
+	switch plugin {
+	case AuthNativePassword:
+		if len(salt) < 20 {
+			return nil, fmt.Errorf("%w: short scramble", errMalformed)
+		}
+		return mysql.CalcNativePassword(salt[:20], []byte(password)), nil
+	case AuthCachingSha2Password:
+		return mysql.CalcCachingSha2Password(salt, []byte(password)), nil
+	case authEd25519:
+		if password == "" {
+			return nil, nil
+		}
+		return mysql.CalcEd25519Password(salt, password)
+	case authClearPassword:
+		if !b.usingTLS {
+			return nil, errors.New("upstream asks for mysql_clear_password over a connection without TLS; enable upstream-tls")
+		}
+		return append([]byte(password), 0), nil
+	case authSha256Password:
+		if password == "" {
+			return []byte{0}, nil
+		}
+		if b.usingTLS {
+			return append([]byte(password), 0), nil
+		}
+		return []byte{1}, nil // request the server's public key
+	}
+	return nil, fmt.Errorf("upstream auth plugin %q is not supported", plugin)
+}
+
+// authLoop reads authentication results until OK or ERR, answering auth
+// switches and the caching_sha2/sha256 exchanges.
+func (b *backend) authLoop(plugin string, salt []byte, password string) error {
+	switched := false
+	for {
+		p, seq, err := readPacket(b.r, nil, handshakeLimit)
+		if err != nil {
+			return fmt.Errorf("read upstream auth result: %w", err)
+		}
+		if len(p) == 0 {
+			return fmt.Errorf("%w: empty auth packet", errMalformed)
+		}
+		var reply []byte
+		switch p[0] {
+		case okHeader:
+			if st, ok := okStatus(p); ok {
+				b.status = st
+			}
+			return nil
+		case errHeader:
+			return parseErrPacket(p)
+		case eofHeader: // auth switch request
+			if switched {
+				return errors.New("upstream switched auth plugin twice")
+			}
+			switched = true
+			rest := p[1:]
+			i := indexNul(rest)
+			if i < 0 {
+				return fmt.Errorf("%w: auth switch request", errMalformed)
+			}
+			plugin = string(rest[:i])
+			salt = rest[i+1:]
+			if n := len(salt); n > 0 && salt[n-1] == 0 {
+				salt = salt[:n-1]
+			}
+			salt = append([]byte(nil), salt...)
+			if reply, err = b.authResponse(plugin, salt, password); err != nil {
+				return err
+			}
+		case 0x01: // more data
+			if reply, err = b.moreAuthData(plugin, p[1:], salt, password); err != nil {
+				return err
+			}
+			if reply == nil {
+				continue
+			}
+		default:
+			return fmt.Errorf("%w: unexpected auth packet 0x%02x", errMalformed, p[0])
+		}
+		if _, err := writePacket(b.w, seq+1, reply); err != nil {
+			return err
+		}
+		if err := b.w.Flush(); err != nil {
+			return err
+		}
+	}
+}
+
+// moreAuthData answers an AuthMoreData packet; nil means read on.
+func (b *backend) moreAuthData(plugin string, data, salt []byte, password string) ([]byte, error) {
+	switch {
+	case plugin == AuthCachingSha2Password && len(data) == 1 && data[0] == 3: // fast auth OK
+		return nil, nil
+	case plugin == AuthCachingSha2Password && len(data) == 1 && data[0] == 4: // full auth
+		if b.usingTLS {
+			return append([]byte(password), 0), nil
+		}
+		return []byte{2}, nil // request public key
+	case plugin == AuthCachingSha2Password || plugin == authSha256Password: // public key
+		block, _ := pem.Decode(data)
+		if block == nil {
+			return nil, fmt.Errorf("%w: upstream public key", errMalformed)
+		}
+		pub, err := x509.ParsePKIXPublicKey(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("upstream public key: %w", err)
+		}
+		rsaPub, ok := pub.(*rsa.PublicKey)
+		if !ok {
+			return nil, errors.New("upstream public key is not RSA")
+		}
+		return mysql.EncryptPassword(password, salt, rsaPub)
+	}
+	return nil, fmt.Errorf("%w: unexpected auth data for %s", errMalformed, plugin)
+}
+
+// changeUser runs COM_CHANGE_USER upstream with new credentials.
+func (b *backend) changeUser(user, password, db string, collation uint8, attrs map[string]string) error {
+	g := b.greeting
+	plugin := g.authPlugin
+	auth, err := b.authResponse(plugin, g.salt, password)
+	if err != nil {
+		return err
+	}
+	pkt := []byte{comChangeUser}
+	pkt = append(pkt, user...)
+	pkt = append(pkt, 0)
+	if len(auth) > 255 {
+		return errors.New("auth response too long for upstream")
+	}
+	pkt = append(pkt, byte(len(auth)))
+	pkt = append(pkt, auth...)
+	pkt = append(pkt, db...)
+	pkt = append(pkt, 0, collation, 0)
+	if b.caps&capPluginAuth != 0 {
+		pkt = append(pkt, plugin...)
+		pkt = append(pkt, 0)
+	}
+	if b.caps&capConnectAttrs != 0 {
+		pkt = appendAttrs(pkt, attrs)
+	}
+	if _, err := writePacket(b.w, 0, pkt); err != nil {
+		return err
+	}
+	if err := b.w.Flush(); err != nil {
+		return err
+	}
+	return b.authLoop(plugin, g.salt, password)
+}
+
+func indexNul(b []byte) int {
+	for i, c := range b {
+		if c == 0 {
+			return i
+		}
+	}
+	return -1
+}
