@@ -1,0 +1,436 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"gopkg.in/yaml.v3"
+
+	"github.com/sqlfork/sqlfork-proxy/proxy"
+)
+
+// Every setting of `serve` is a flag --some-name, an environment variable
+// SQLFORK_SOME_NAME and a key some_name in the --config YAML file; the first of
+// those that is present wins, else the default applies. The YAML file may also
+// hold `users:`, which has no flag or variable.
+
+const (
+	envPrefix      = "SQLFORK_"
+	configFlag     = "config"
+	usersKey       = "users"
+	defaultMetrics = "127.0.0.1:9104"
+)
+
+// logFormats and logLevels list what --log-format and --log-level accept.
+func logFormats() []string { return []string{"console", "json"} }
+func logLevels() []string  { return []string{"debug", "info", "warn", "error"} }
+
+// settings is the resolved configuration of `serve`.
+type settings struct {
+	Proxy proxy.Config
+	// MetricsListen is the host:port of the metrics HTTP server; empty
+	// disables it.
+	MetricsListen string
+	LogFormat     string // one of logFormats()
+	LogLevel      string // one of logLevels()
+}
+
+// defaultSettings takes the proxy defaults from proxy.DefaultConfig, the one
+// source of truth for them.
+func defaultSettings() settings {
+	return settings{
+		Proxy:         proxy.DefaultConfig(),
+		MetricsListen: defaultMetrics,
+		LogFormat:     "console",
+		LogLevel:      "info",
+	}
+}
+
+// setting describes one configurable value.
+type setting struct {
+	name  string // flag name
+	usage string // help text; a `quoted` word names the flag's argument
+	// field points into s at the value: *string, *bool, *int or *time.Duration.
+	field func(s *settings) any
+}
+
+func (st setting) envVar() string  { return envName(st.name) }
+func (st setting) fileKey() string { return fileKey(st.name) }
+
+// envName maps a flag name to its environment variable: SQLFORK_ + upper case,
+// '-' becomes '_'.
+func envName(flag string) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// fileKey maps a flag name to its YAML key: '-' becomes '_'.
+func fileKey(flag string) string { return strings.ReplaceAll(flag, "-", "_") }
+
+// settingTable lists every setting, in help order.
+func settingTable() []setting {
+	return []setting{
+		{"listen", "host:port MySQL clients connect to",
+			func(s *settings) any { return &s.Proxy.Listen }},
+		{"upstream", "host:port of the upstream MySQL/MariaDB server",
+			func(s *settings) any { return &s.Proxy.Upstream }},
+		{"upstream-user", "default upstream account; clients may log in to the proxy with it",
+			func(s *settings) any { return &s.Proxy.UpstreamUser }},
+		{"upstream-password", "password of upstream-user",
+			func(s *settings) any { return &s.Proxy.UpstreamPassword }},
+		{"auth-plugin", "auth method clients use for the default account: mysql_native_password or caching_sha2_password",
+			func(s *settings) any { return &s.Proxy.AuthPlugin }},
+		{"metrics-listen", "host:port of the /metrics, /healthz and /readyz HTTP server; empty disables it",
+			func(s *settings) any { return &s.MetricsListen }},
+		{"tls-cert", "PEM `file` of the certificate offered to clients (enables client TLS, with tls-key)",
+			func(s *settings) any { return &s.Proxy.TLSCert }},
+		{"tls-key", "PEM `file` of the private key of tls-cert",
+			func(s *settings) any { return &s.Proxy.TLSKey }},
+		{"tls-required", "refuse clients that do not use TLS",
+			func(s *settings) any { return &s.Proxy.TLSRequired }},
+		{"upstream-tls", "TLS to the upstream: disabled, preferred, required, verify-ca or verify-identity",
+			func(s *settings) any { return &s.Proxy.UpstreamTLS }},
+		{"upstream-tls-ca", "PEM `file` of CAs for upstream-tls verify-ca/verify-identity (default: system roots)",
+			func(s *settings) any { return &s.Proxy.UpstreamTLSCA }},
+		{"connect-timeout", "limit for dialling and authenticating upstream",
+			func(s *settings) any { return &s.Proxy.ConnectTimeout }},
+		{"handshake-timeout", "limit for the client handshake",
+			func(s *settings) any { return &s.Proxy.HandshakeTimeout }},
+		{"idle-timeout", "close client connections idle for this long",
+			func(s *settings) any { return &s.Proxy.IdleTimeout }},
+		{"shutdown-grace", "on SIGTERM/SIGINT, how long in-flight statements may finish",
+			func(s *settings) any { return &s.Proxy.ShutdownGrace }},
+		{"max-connections", "maximum concurrent client connections (0: unlimited)",
+			func(s *settings) any { return &s.Proxy.MaxConnections }},
+		{"log-format", "log encoding: console or json",
+			func(s *settings) any { return &s.LogFormat }},
+		{"log-level", "minimum log level: debug, info, warn or error",
+			func(s *settings) any { return &s.LogLevel }},
+	}
+}
+
+// addFlags defines --config and one flag per setting on fs, with the defaults
+// shown in the help. Flags hold raw text: resolveSettings parses it, so a bad
+// value is reported the same way whatever its source.
+func addFlags(fs *pflag.FlagSet) {
+	def := defaultSettings()
+	fs.String(configFlag, "", "YAML `file` of settings; flags and environment variables override it (env "+envName(configFlag)+")")
+	for _, st := range settingTable() {
+		ptr := st.field(&def)
+		raw := &rawValue{typ: typeName(ptr), val: formatValue(ptr)}
+		var v pflag.Value = raw
+		if _, ok := ptr.(*bool); ok {
+			v = &rawBoolValue{raw}
+		}
+		fs.Var(v, st.name, st.usage+" (env "+st.envVar()+")")
+		if _, ok := ptr.(*bool); ok {
+			fs.Lookup(st.name).NoOptDefVal = "true"
+		}
+	}
+}
+
+// rawValue is a flag value kept as text until resolveSettings parses it.
+type rawValue struct {
+	typ string
+	val string
+}
+
+func (v *rawValue) String() string     { return v.val }
+func (v *rawValue) Set(s string) error { v.val = s; return nil }
+func (v *rawValue) Type() string       { return v.typ }
+
+// rawBoolValue lets a boolean flag be given without a value.
+type rawBoolValue struct{ *rawValue }
+
+func (*rawBoolValue) IsBoolFlag() bool { return true }
+
+func typeName(ptr any) string {
+	switch ptr.(type) {
+	case *bool:
+		return "bool"
+	case *int:
+		return "int"
+	case *time.Duration:
+		return "duration"
+	default:
+		return "string"
+	}
+}
+
+// formatValue renders a setting value as it would be written.
+func formatValue(ptr any) string {
+	switch p := ptr.(type) {
+	case *string:
+		return *p
+	case *bool:
+		return strconv.FormatBool(*p)
+	case *int:
+		return strconv.Itoa(*p)
+	case *time.Duration:
+		return formatDuration(*p)
+	}
+	panic(fmt.Sprintf("setting of unsupported type %T", ptr))
+}
+
+// formatDuration is time.Duration.String without trailing zero units: "8h"
+// rather than "8h0m0s".
+func formatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// parseValue parses text into the setting value ptr points at.
+func parseValue(ptr any, text string) error {
+	switch p := ptr.(type) {
+	case *string:
+		*p = text
+	case *bool:
+		b, err := strconv.ParseBool(text)
+		if err != nil {
+			return fmt.Errorf("%q is not a boolean (true or false)", text)
+		}
+		*p = b
+	case *int:
+		n, err := strconv.Atoi(strings.TrimSpace(text))
+		if err != nil {
+			return fmt.Errorf("%q is not an integer", text)
+		}
+		*p = n
+	case *time.Duration:
+		d, err := time.ParseDuration(strings.TrimSpace(text))
+		if err != nil {
+			return err // already says: time: invalid duration "x"
+		}
+		*p = d
+	default:
+		panic(fmt.Sprintf("setting of unsupported type %T", ptr))
+	}
+	return nil
+}
+
+// fileValue is a setting's text from the config file and where it was.
+type fileValue struct {
+	text string
+	line int
+}
+
+// configFile is the parsed --config file.
+type configFile struct {
+	path   string
+	values map[string]fileValue // by flag name
+	users  []proxy.User
+}
+
+// resolveSettings computes the settings of `serve` from fs (already parsed,
+// with the flags of addFlags), the environment as seen through lookupEnv and
+// the config file read with readFile. Per setting, a flag given on the command
+// line wins over an environment variable (even an empty one), which wins over
+// the config file, which wins over the default. The result is validated: every
+// error names the offending setting first, and says where a value came from
+// unless it came from a flag.
+func resolveSettings(fs *pflag.FlagSet, lookupEnv func(string) (string, bool), readFile func(string) ([]byte, error)) (settings, error) {
+	s := defaultSettings()
+
+	var file configFile
+	path, _ := lookupEnv(envName(configFlag))
+	if f := fs.Lookup(configFlag); f != nil && f.Changed {
+		path = f.Value.String()
+	}
+	if path != "" {
+		data, err := readFile(path)
+		if err != nil {
+			return settings{}, fmt.Errorf("%s: %w", configFlag, err)
+		}
+		if file, err = parseConfigFile(path, data); err != nil {
+			return settings{}, err
+		}
+		s.Proxy.Users = file.users
+	}
+
+	for _, st := range settingTable() {
+		var text, from string
+		if f := fs.Lookup(st.name); f != nil && f.Changed {
+			text = f.Value.String()
+		} else if v, ok := lookupEnv(st.envVar()); ok {
+			text, from = v, " (from "+st.envVar()+")"
+		} else if fv, ok := file.values[st.name]; ok {
+			text, from = fv.text, fmt.Sprintf(" (from %s:%d, key %s)", file.path, fv.line, st.fileKey())
+		} else {
+			continue
+		}
+		if err := parseValue(st.field(&s), text); err != nil {
+			return settings{}, fmt.Errorf("%s: %w%s", st.name, err, from)
+		}
+	}
+
+	if err := s.validate(); err != nil {
+		return settings{}, err
+	}
+	return s, nil
+}
+
+// validate checks what proxy.Config.Validate does not, then runs it.
+func (s *settings) validate() error {
+	if !slices.Contains(logFormats(), s.LogFormat) {
+		return fmt.Errorf("log-format: %q is not one of %s", s.LogFormat, strings.Join(logFormats(), ", "))
+	}
+	if !slices.Contains(logLevels(), s.LogLevel) {
+		return fmt.Errorf("log-level: %q is not one of %s", s.LogLevel, strings.Join(logLevels(), ", "))
+	}
+	if s.MetricsListen != "" {
+		if _, port, err := net.SplitHostPort(s.MetricsListen); err != nil {
+			return fmt.Errorf("metrics-listen: %q is not host:port (or empty to disable): %w", s.MetricsListen, err)
+		} else if _, err := net.LookupPort("tcp", port); err != nil {
+			return fmt.Errorf("metrics-listen: %q has a bad port: %w", s.MetricsListen, err)
+		}
+	}
+	return s.Proxy.Validate()
+}
+
+// parseConfigFile parses the YAML config file: a mapping of setting keys (flag
+// names with '_' for '-') to scalars, plus an optional users list. Unknown and
+// repeated keys are errors.
+func parseConfigFile(path string, data []byte) (configFile, error) {
+	cf := configFile{path: path, values: map[string]fileValue{}}
+	fail := func(line int, format string, args ...any) error {
+		return fmt.Errorf("%s: %s:%d: %s", configFlag, path, line, fmt.Sprintf(format, args...))
+	}
+
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return cf, fmt.Errorf("%s: %s: %w", configFlag, path, err)
+	}
+	if len(doc.Content) == 0 { // empty or only comments
+		return cf, nil
+	}
+	root := deref(doc.Content[0])
+	if isNull(root) {
+		return cf, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return cf, fail(root.Line, "the top level must be a mapping of key: value")
+	}
+
+	byKey := map[string]string{} // YAML key -> flag name
+	for _, st := range settingTable() {
+		byKey[st.fileKey()] = st.name
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], deref(root.Content[i+1])
+		key := k.Value
+		if first, dup := seen[key]; dup {
+			return cf, fail(k.Line, "key %q repeats line %d", key, first)
+		}
+		seen[key] = k.Line
+
+		if key == usersKey {
+			users, err := parseUsers(v, fail)
+			if err != nil {
+				return cf, err
+			}
+			cf.users = users
+			continue
+		}
+		name, ok := byKey[key]
+		if !ok {
+			hint := ""
+			if _, ok := byKey[fileKey(key)]; ok {
+				hint = fmt.Sprintf(" (did you mean %q?)", fileKey(key))
+			}
+			return cf, fail(k.Line, "unknown key %q%s", key, hint)
+		}
+		if v.Kind != yaml.ScalarNode {
+			return cf, fail(v.Line, "%s: must be a single value", key)
+		}
+		text := v.Value
+		if isNull(v) {
+			text = ""
+		}
+		cf.values[name] = fileValue{text: text, line: v.Line}
+	}
+	return cf, nil
+}
+
+// parseUsers decodes the users list: a sequence of mappings whose keys are the
+// yaml tags of proxy.User.
+func parseUsers(n *yaml.Node, fail func(int, string, ...any) error) ([]proxy.User, error) {
+	if isNull(n) {
+		return nil, nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		return nil, fail(n.Line, "%s: must be a list of users", usersKey)
+	}
+	known := userKeys()
+	users := make([]proxy.User, 0, len(n.Content))
+	for i, item := range n.Content {
+		item = deref(item)
+		if item.Kind != yaml.MappingNode {
+			return nil, fail(item.Line, "%s[%d]: must be a mapping with keys %s", usersKey, i, strings.Join(known, ", "))
+		}
+		seen := map[string]int{}
+		for j := 0; j+1 < len(item.Content); j += 2 {
+			k, v := item.Content[j], deref(item.Content[j+1])
+			if !slices.Contains(known, k.Value) {
+				return nil, fail(k.Line, "%s[%d]: unknown key %q (want %s)", usersKey, i, k.Value, strings.Join(known, ", "))
+			}
+			if first, dup := seen[k.Value]; dup {
+				return nil, fail(k.Line, "%s[%d]: key %q repeats line %d", usersKey, i, k.Value, first)
+			}
+			seen[k.Value] = k.Line
+			if v.Kind != yaml.ScalarNode {
+				return nil, fail(v.Line, "%s[%d].%s: must be a single value", usersKey, i, k.Value)
+			}
+		}
+		var u proxy.User
+		if err := item.Decode(&u); err != nil {
+			return nil, fail(item.Line, "%s[%d]: %s", usersKey, i, oneLine(err))
+		}
+		users = append(users, u)
+	}
+	return users, nil
+}
+
+// userKeys lists the YAML keys of proxy.User, from its struct tags.
+func userKeys() []string {
+	t := reflect.TypeFor[proxy.User]()
+	keys := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag != "" && tag != "-" {
+			keys = append(keys, tag)
+		}
+	}
+	return keys
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// oneLine flattens a multi-line yaml.TypeError into one line.
+func oneLine(err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return strings.Join(te.Errors, "; ")
+	}
+	return err.Error()
+}

@@ -1,0 +1,405 @@
+package main
+
+import (
+	"errors"
+	"io/fs"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sqlfork/sqlfork-proxy/proxy"
+)
+
+// resolveFor runs resolveSettings as `serve args...` would, with env as the
+// whole environment and files as the whole file system.
+func resolveFor(t *testing.T, args []string, env, files map[string]string) (settings, error) {
+	t.Helper()
+	fset := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	addFlags(fset)
+	if err := fset.Parse(args); err != nil {
+		t.Fatalf("parse %q: %v", args, err)
+	}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	read := func(p string) ([]byte, error) {
+		if data, ok := files[p]; ok {
+			return []byte(data), nil
+		}
+		return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
+	}
+	return resolveSettings(fset, lookup, read)
+}
+
+func TestDefaults(t *testing.T) {
+	got, err := resolveFor(t, nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := settings{Proxy: proxy.DefaultConfig(), MetricsListen: "127.0.0.1:9104", LogFormat: "console", LogLevel: "info"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("defaults:\n got %+v\nwant %+v", got, want)
+	}
+	// The documented defaults, as the brief states them.
+	p := got.Proxy
+	if p.Listen != "127.0.0.1:3307" || p.Upstream != "127.0.0.1:3306" || p.UpstreamUser != "root" ||
+		p.UpstreamTLS != "disabled" || p.ConnectTimeout != 10*time.Second || p.HandshakeTimeout != 10*time.Second ||
+		p.IdleTimeout != 8*time.Hour || p.ShutdownGrace != 30*time.Second || p.MaxConnections != 0 {
+		t.Errorf("unexpected proxy defaults %+v", p)
+	}
+}
+
+func TestPrecedence(t *testing.T) {
+	const cfg = "/etc/sqlfork.yaml"
+	file := map[string]string{cfg: `
+listen: 127.0.0.1:1001
+idle_timeout: 1h
+tls_required: false
+max_connections: 10
+upstream_password: from-file
+metrics_listen: 127.0.0.1:9001
+log_level: warn
+`}
+	get := map[string]func(settings) any{
+		"listen":            func(s settings) any { return s.Proxy.Listen },
+		"idle-timeout":      func(s settings) any { return s.Proxy.IdleTimeout },
+		"max-connections":   func(s settings) any { return s.Proxy.MaxConnections },
+		"upstream-password": func(s settings) any { return s.Proxy.UpstreamPassword },
+		"metrics-listen":    func(s settings) any { return s.MetricsListen },
+		"log-level":         func(s settings) any { return s.LogLevel },
+		"upstream":          func(s settings) any { return s.Proxy.Upstream },
+		"tls-required":      func(s settings) any { return s.Proxy.TLSRequired },
+	}
+	tests := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		files map[string]string
+		key   string
+		want  any
+	}{
+		{"listen default", nil, nil, nil, "listen", "127.0.0.1:3307"},
+		{"listen file", []string{"--config", cfg}, nil, file, "listen", "127.0.0.1:1001"},
+		{"listen env over file", []string{"--config", cfg}, map[string]string{"SQLFORK_LISTEN": "127.0.0.1:2002"}, file, "listen", "127.0.0.1:2002"},
+		{"listen flag over env", []string{"--config", cfg, "--listen", "127.0.0.1:3003"}, map[string]string{"SQLFORK_LISTEN": "127.0.0.1:2002"}, file, "listen", "127.0.0.1:3003"},
+		{"listen flag equals form", []string{"--listen=127.0.0.1:3004"}, nil, nil, "listen", "127.0.0.1:3004"},
+
+		{"idle default", nil, nil, nil, "idle-timeout", 8 * time.Hour},
+		{"idle file", []string{"--config", cfg}, nil, file, "idle-timeout", time.Hour},
+		{"idle env over file", []string{"--config", cfg}, map[string]string{"SQLFORK_IDLE_TIMEOUT": "90s"}, file, "idle-timeout", 90 * time.Second},
+		{"idle flag over env", []string{"--config", cfg, "--idle-timeout", "5m"}, map[string]string{"SQLFORK_IDLE_TIMEOUT": "90s"}, file, "idle-timeout", 5 * time.Minute},
+
+		{"max-conn file", []string{"--config", cfg}, nil, file, "max-connections", 10},
+		{"max-conn env", []string{"--config", cfg}, map[string]string{"SQLFORK_MAX_CONNECTIONS": "20"}, file, "max-connections", 20},
+		{"max-conn flag", []string{"--max-connections", "30"}, map[string]string{"SQLFORK_MAX_CONNECTIONS": "20"}, nil, "max-connections", 30},
+
+		{"password file", []string{"--config", cfg}, nil, file, "upstream-password", "from-file"},
+		{"password env", []string{"--config", cfg}, map[string]string{"SQLFORK_UPSTREAM_PASSWORD": "from-env"}, file, "upstream-password", "from-env"},
+		{"password empty env beats file", []string{"--config", cfg}, map[string]string{"SQLFORK_UPSTREAM_PASSWORD": ""}, file, "upstream-password", ""},
+		{"password flag", []string{"--upstream-password", "from-flag"}, map[string]string{"SQLFORK_UPSTREAM_PASSWORD": "from-env"}, nil, "upstream-password", "from-flag"},
+
+		{"metrics file", []string{"--config", cfg}, nil, file, "metrics-listen", "127.0.0.1:9001"},
+		{"metrics disabled by env", []string{"--config", cfg}, map[string]string{"SQLFORK_METRICS_LISTEN": ""}, file, "metrics-listen", ""},
+		{"metrics disabled by flag", []string{"--metrics-listen="}, nil, nil, "metrics-listen", ""},
+
+		{"log-level file", []string{"--config", cfg}, nil, file, "log-level", "warn"},
+		{"log-level flag", []string{"--config", cfg, "--log-level", "debug"}, nil, file, "log-level", "debug"},
+
+		{"unset in file keeps default", []string{"--config", cfg}, nil, file, "upstream", "127.0.0.1:3306"},
+
+		{"bool flag without value", []string{"--tls-required", "--tls-cert", "c.pem", "--tls-key", "k.pem"}, nil, nil, "tls-required", true},
+		{"bool flag false over env", []string{"--tls-required=false"}, map[string]string{"SQLFORK_TLS_REQUIRED": "true"}, nil, "tls-required", false},
+		{"bool env", nil, map[string]string{"SQLFORK_TLS_REQUIRED": "1", "SQLFORK_TLS_CERT": "c", "SQLFORK_TLS_KEY": "k"}, nil, "tls-required", true},
+
+		{"config from env", nil, map[string]string{"SQLFORK_CONFIG": cfg}, file, "listen", "127.0.0.1:1001"},
+		{"config flag over env", []string{"--config", "/other.yaml"}, map[string]string{"SQLFORK_CONFIG": cfg},
+			map[string]string{cfg: "listen: 127.0.0.1:1\n", "/other.yaml": "listen: 127.0.0.1:2\n"}, "listen", "127.0.0.1:2"},
+		{"empty config env means no file", nil, map[string]string{"SQLFORK_CONFIG": ""}, nil, "listen", "127.0.0.1:3307"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := resolveFor(t, tc.args, tc.env, tc.files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := get[tc.key](s); got != tc.want {
+				t.Errorf("%s = %v, want %v", tc.key, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestNaming checks the environment variable and YAML key of every flag
+// against the names spelled out by hand.
+func TestNaming(t *testing.T) {
+	want := map[string][2]string{ // flag: {env, yaml key}
+		"listen":            {"SQLFORK_LISTEN", "listen"},
+		"upstream":          {"SQLFORK_UPSTREAM", "upstream"},
+		"upstream-user":     {"SQLFORK_UPSTREAM_USER", "upstream_user"},
+		"upstream-password": {"SQLFORK_UPSTREAM_PASSWORD", "upstream_password"},
+		"auth-plugin":       {"SQLFORK_AUTH_PLUGIN", "auth_plugin"},
+		"metrics-listen":    {"SQLFORK_METRICS_LISTEN", "metrics_listen"},
+		"tls-cert":          {"SQLFORK_TLS_CERT", "tls_cert"},
+		"tls-key":           {"SQLFORK_TLS_KEY", "tls_key"},
+		"tls-required":      {"SQLFORK_TLS_REQUIRED", "tls_required"},
+		"upstream-tls":      {"SQLFORK_UPSTREAM_TLS", "upstream_tls"},
+		"upstream-tls-ca":   {"SQLFORK_UPSTREAM_TLS_CA", "upstream_tls_ca"},
+		"connect-timeout":   {"SQLFORK_CONNECT_TIMEOUT", "connect_timeout"},
+		"handshake-timeout": {"SQLFORK_HANDSHAKE_TIMEOUT", "handshake_timeout"},
+		"idle-timeout":      {"SQLFORK_IDLE_TIMEOUT", "idle_timeout"},
+		"shutdown-grace":    {"SQLFORK_SHUTDOWN_GRACE", "shutdown_grace"},
+		"max-connections":   {"SQLFORK_MAX_CONNECTIONS", "max_connections"},
+		"log-format":        {"SQLFORK_LOG_FORMAT", "log_format"},
+		"log-level":         {"SQLFORK_LOG_LEVEL", "log_level"},
+	}
+	got := map[string][2]string{}
+	for _, st := range settingTable() {
+		got[st.name] = [2]string{st.envVar(), st.fileKey()}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("settings:\n got %v\nwant %v", got, want)
+	}
+	if e := envName(configFlag); e != "SQLFORK_CONFIG" {
+		t.Errorf("config env = %s", e)
+	}
+
+	// And resolveSettings really consults exactly those variables.
+	fset := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	addFlags(fset)
+	var asked []string
+	lookup := func(k string) (string, bool) { asked = append(asked, k); return "", false }
+	if _, err := resolveSettings(fset, lookup, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantAsked := []string{"SQLFORK_CONFIG"}
+	for _, w := range want {
+		wantAsked = append(wantAsked, w[0])
+	}
+	slices.Sort(asked)
+	slices.Sort(wantAsked)
+	if !slices.Equal(asked, wantAsked) {
+		t.Errorf("looked up %v, want %v", asked, wantAsked)
+	}
+}
+
+func TestEveryConfigFieldHasASetting(t *testing.T) {
+	// Each proxy.Config field must be reachable from a setting (Users: the file).
+	def := defaultSettings()
+	covered := map[uintptr]bool{}
+	for _, st := range settingTable() {
+		covered[reflect.ValueOf(st.field(&def)).Pointer()] = true
+	}
+	v := reflect.ValueOf(&def.Proxy).Elem()
+	for i := range v.NumField() {
+		name := v.Type().Field(i).Name
+		if name == "Users" {
+			continue
+		}
+		if !covered[v.Field(i).Addr().Pointer()] {
+			t.Errorf("proxy.Config.%s has no flag/env/file setting", name)
+		}
+	}
+}
+
+func TestUsersFromFile(t *testing.T) {
+	const cfg = "/c.yaml"
+	tests := []struct {
+		name string
+		yaml string
+		want []proxy.User
+	}{
+		{"two users", `
+users:
+  - name: app
+    password: "0123"
+    auth_plugin: caching_sha2_password
+    upstream_user: app_rw
+    upstream_password: 4567
+  - name: ro
+    password: ro-pw
+`, []proxy.User{
+			{Name: "app", Password: "0123", AuthPlugin: "caching_sha2_password", UpstreamUser: "app_rw", UpstreamPassword: "4567"},
+			{Name: "ro", Password: "ro-pw"},
+		}},
+		{"numbers kept as written", "users:\n  - {name: n, password: 007, upstream_password: 1.50}\n",
+			[]proxy.User{{Name: "n", Password: "007", UpstreamPassword: "1.50"}}},
+		{"empty list", "users: []\n", []proxy.User{}},
+		{"null", "users:\n", nil},
+		{"no users key", "listen: 127.0.0.1:1\n", nil},
+		{"empty file", "", nil},
+		{"comments only", "# nothing\n", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := resolveFor(t, []string{"--config", cfg}, nil, map[string]string{cfg: tc.yaml})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Proxy.Users) != len(tc.want) || (len(tc.want) > 0 && !reflect.DeepEqual(s.Proxy.Users, tc.want)) {
+				t.Errorf("users:\n got %+v\nwant %+v", s.Proxy.Users, tc.want)
+			}
+		})
+	}
+}
+
+func TestUserKeysMatchProxyUser(t *testing.T) {
+	want := []string{"name", "password", "auth_plugin", "upstream_user", "upstream_password"}
+	if got := userKeys(); !slices.Equal(got, want) {
+		t.Errorf("userKeys() = %v, want %v", got, want)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	const cfg = "/c.yaml"
+	f := func(y string) map[string]string { return map[string]string{cfg: y} }
+	withCfg := []string{"--config", cfg}
+	tests := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		files map[string]string
+		want  string // the whole error message
+	}{
+		// Unparseable values, by source.
+		{"duration flag", []string{"--idle-timeout", "x"}, nil, nil, `idle-timeout: time: invalid duration "x"`},
+		{"duration env", nil, map[string]string{"SQLFORK_CONNECT_TIMEOUT": "10"}, nil,
+			`connect-timeout: time: missing unit in duration "10" (from SQLFORK_CONNECT_TIMEOUT)`},
+		{"duration file", withCfg, nil, f("listen: 127.0.0.1:1\nshutdown_grace: soon\n"),
+			`shutdown-grace: time: invalid duration "soon" (from /c.yaml:2, key shutdown_grace)`},
+		{"duration null in file", withCfg, nil, f("idle_timeout:\n"),
+			`idle-timeout: time: invalid duration "" (from /c.yaml:1, key idle_timeout)`},
+		{"bool flag", []string{"--tls-required=maybe"}, nil, nil, `tls-required: "maybe" is not a boolean (true or false)`},
+		{"bool env", nil, map[string]string{"SQLFORK_TLS_REQUIRED": "yes"}, nil,
+			`tls-required: "yes" is not a boolean (true or false) (from SQLFORK_TLS_REQUIRED)`},
+		{"bool file", withCfg, nil, f("tls_required: on\n"),
+			`tls-required: "on" is not a boolean (true or false) (from /c.yaml:1, key tls_required)`},
+		{"int flag", []string{"--max-connections", "lots"}, nil, nil, `max-connections: "lots" is not an integer`},
+		{"int env", nil, map[string]string{"SQLFORK_MAX_CONNECTIONS": "1.5"}, nil,
+			`max-connections: "1.5" is not an integer (from SQLFORK_MAX_CONNECTIONS)`},
+
+		// Values this command checks.
+		{"log level", []string{"--log-level", "trace"}, nil, nil, `log-level: "trace" is not one of debug, info, warn, error`},
+		{"log level env", nil, map[string]string{"SQLFORK_LOG_LEVEL": "INFO"}, nil, `log-level: "INFO" is not one of debug, info, warn, error`},
+		{"log format", []string{"--log-format", "text"}, nil, nil, `log-format: "text" is not one of console, json`},
+		{"metrics listen", []string{"--metrics-listen", "9104"}, nil, nil,
+			`metrics-listen: "9104" is not host:port (or empty to disable): address 9104: missing port in address`},
+		{"metrics port", []string{"--metrics-listen", "127.0.0.1:http-metrics"}, nil, nil,
+			`metrics-listen: "127.0.0.1:http-metrics" has a bad port: `},
+
+		// Values proxy.Config.Validate rejects.
+		{"listen env", nil, map[string]string{"SQLFORK_LISTEN": "bad"}, nil, `listen: "bad" is not host:port: address bad: missing port in address`},
+		{"upstream", []string{"--upstream", "db"}, nil, nil, `upstream: "db" is not host:port: `},
+		{"upstream user", []string{"--upstream-user="}, nil, nil, "upstream-user: must not be empty"},
+		{"auth plugin", []string{"--auth-plugin", "sha256_password"}, nil, nil, `auth-plugin: "sha256_password" is not mysql_native_password or caching_sha2_password`},
+		{"tls pair", []string{"--tls-cert", "c.pem"}, nil, nil, "tls-cert/tls-key: both must be set, or neither"},
+		{"tls required", []string{"--tls-required"}, nil, nil, "tls-required: needs tls-cert and tls-key"},
+		{"upstream tls", []string{"--upstream-tls", "on"}, nil, nil, `upstream-tls: "on" is not one of `},
+		{"upstream tls ca", []string{"--upstream-tls-ca", "ca.pem"}, nil, nil, "upstream-tls-ca: only used with upstream-tls verify-ca or verify-identity"},
+		{"zero timeout", []string{"--handshake-timeout", "0s"}, nil, nil, "handshake-timeout: must be positive, got 0s"},
+		{"negative timeout file", withCfg, nil, f("idle_timeout: -1s\n"), "idle-timeout: must be positive, got -1s"},
+		{"negative max", []string{"--max-connections=-1"}, nil, nil, "max-connections: must be >= 0, got -1"},
+		{"user without name", withCfg, nil, f("users:\n  - password: x\n"), "users[0].name: must not be empty"},
+		{"user shadows upstream", withCfg, nil, f("users:\n  - name: root\n"), `users[0].name: "root" is declared twice (or shadows upstream-user)`},
+		{"user plugin", withCfg, nil, f("users:\n  - name: a\n    auth_plugin: pam\n"), `users[0].auth_plugin: "pam" is not `},
+
+		// The config file itself.
+		{"missing file", withCfg, nil, nil, "config: open /c.yaml: file does not exist"},
+		{"missing file from env", nil, map[string]string{"SQLFORK_CONFIG": "/x.yaml"}, nil, "config: open /x.yaml: file does not exist"},
+		{"unknown key", withCfg, nil, f("listen: 127.0.0.1:1\nlisten_addr: x\n"), `config: /c.yaml:2: unknown key "listen_addr"`},
+		{"flag spelling in file", withCfg, nil, f("idle-timeout: 1h\n"), `config: /c.yaml:1: unknown key "idle-timeout" (did you mean "idle_timeout"?)`},
+		{"config key in file", withCfg, nil, f("config: other.yaml\n"), `config: /c.yaml:1: unknown key "config"`},
+		{"unknown user key", withCfg, nil, f("users:\n  - name: a\n    pasword: x\n"),
+			`config: /c.yaml:3: users[0]: unknown key "pasword" (want name, password, auth_plugin, upstream_user, upstream_password)`},
+		{"repeated key", withCfg, nil, f("listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n"), `config: /c.yaml:2: key "listen" repeats line 1`},
+		{"repeated user key", withCfg, nil, f("users:\n  - name: a\n    name: b\n"), `config: /c.yaml:3: users[0]: key "name" repeats line 2`},
+		{"not a mapping", withCfg, nil, f("- listen\n"), "config: /c.yaml:1: the top level must be a mapping of key: value"},
+		{"list value", withCfg, nil, f("listen: [a, b]\n"), "config: /c.yaml:1: listen: must be a single value"},
+		{"users not a list", withCfg, nil, f("users: {name: a}\n"), "config: /c.yaml:1: users: must be a list of users"},
+		{"user not a mapping", withCfg, nil, f("users:\n  - a\n"), "config: /c.yaml:2: users[0]: must be a mapping with keys "},
+		{"user value not scalar", withCfg, nil, f("users:\n  - name: [a]\n"), "config: /c.yaml:2: users[0].name: must be a single value"},
+		{"yaml syntax", withCfg, nil, f("listen: [\n"), "config: /c.yaml: yaml: line 1: did not find expected node content"},
+
+		// Precedence also decides which bad value is seen: only the winner is parsed.
+		{"bad file value overridden is ignored, bad env is not", withCfg, map[string]string{"SQLFORK_IDLE_TIMEOUT": "x"}, f("idle_timeout: y\n"),
+			`idle-timeout: time: invalid duration "x" (from SQLFORK_IDLE_TIMEOUT)`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := resolveFor(t, tc.args, tc.env, tc.files)
+			if err == nil {
+				t.Fatalf("no error, want %q", tc.want)
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, tc.want) {
+				t.Errorf("error:\n got %s\nwant %s", msg, tc.want)
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error is not one line: %q", msg)
+			}
+		})
+	}
+}
+
+func TestOverriddenBadValuesAreIgnored(t *testing.T) {
+	s, err := resolveFor(t, []string{"--config", "/c.yaml", "--idle-timeout", "2h"},
+		map[string]string{"SQLFORK_IDLE_TIMEOUT": "x"}, map[string]string{"/c.yaml": "idle_timeout: y\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Proxy.IdleTimeout != 2*time.Hour {
+		t.Errorf("idle-timeout = %s", s.Proxy.IdleTimeout)
+	}
+}
+
+func TestErrorsWrap(t *testing.T) {
+	_, err := resolveFor(t, []string{"--config", "/missing.yaml"}, nil, nil)
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%v does not wrap fs.ErrNotExist", err)
+	}
+	_, err = resolveFor(t, []string{"--idle-timeout", "x"}, nil, nil)
+	if err == nil || errors.Unwrap(err) == nil {
+		t.Errorf("%v does not wrap the parse error", err)
+	}
+}
+
+func TestFlagDefaultsInHelp(t *testing.T) {
+	fset := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	addFlags(fset)
+	want := map[string]string{
+		"listen": "127.0.0.1:3307", "upstream": "127.0.0.1:3306", "upstream-user": "root",
+		"auth-plugin": "mysql_native_password", "metrics-listen": "127.0.0.1:9104",
+		"tls-required": "false", "upstream-tls": "disabled", "connect-timeout": "10s",
+		"handshake-timeout": "10s", "idle-timeout": "8h", "shutdown-grace": "30s",
+		"max-connections": "0", "log-format": "console", "log-level": "info", "upstream-password": "",
+	}
+	for name, def := range want {
+		f := fset.Lookup(name)
+		if f == nil {
+			t.Errorf("no flag --%s", name)
+			continue
+		}
+		if f.DefValue != def {
+			t.Errorf("--%s default %q, want %q", name, f.DefValue, def)
+		}
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{8 * time.Hour, "8h"}, {30 * time.Second, "30s"}, {5 * time.Minute, "5m"},
+		{90 * time.Minute, "1h30m"}, {time.Hour + time.Second, "1h0m1s"}, {1500 * time.Millisecond, "1.5s"}, {0, "0s"},
+	}
+	for _, tc := range tests {
+		if got := formatDuration(tc.d); got != tc.want {
+			t.Errorf("formatDuration(%s) = %q, want %q", tc.d, got, tc.want)
+		}
+		if back, err := time.ParseDuration(formatDuration(tc.d)); err != nil || back != tc.d {
+			t.Errorf("formatDuration(%s) does not parse back: %v %v", tc.d, back, err)
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/sqlfork/sqlfork-proxy/metrics"
+	"github.com/sqlfork/sqlfork-proxy/proxy"
+)
+
+// metricsShutdownTimeout bounds the wait for in-flight metrics requests at exit.
+const metricsShutdownTimeout = 5 * time.Second
+
+// runServe runs the proxy with s until ctx is cancelled or SIGTERM/SIGINT
+// arrives, logging to logOut. A second signal kills the process at once.
+func runServe(ctx context.Context, s settings, logOut io.Writer) error {
+	log, err := newLogger(s.LogFormat, s.LogLevel, logOut)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }()
+
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	// Once ctx ends, restore default signal handling: a second signal kills.
+	defer context.AfterFunc(ctx, stop)()
+
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
+	srv, err := proxy.New(s.Proxy, log, m)
+	if err != nil {
+		return fmt.Errorf("starting proxy: %w", err)
+	}
+
+	metricsAddr := "disabled"
+	var stopMetrics func(context.Context) error
+	if s.MetricsListen != "" {
+		// Metrics outlive ctx: they keep answering while the proxy drains.
+		addr, shutdown, err := metrics.Serve(context.WithoutCancel(ctx), s.MetricsListen,
+			metrics.NewHandler(reg, srv.Ready), log)
+		if err != nil {
+			return err // names the metrics listener
+		}
+		metricsAddr, stopMetrics = addr.String(), shutdown
+	}
+
+	ver, rev := buildVersion()
+	log.Info("listening",
+		zap.String("listen", srv.Addr().String()),
+		zap.String("upstream", s.Proxy.Upstream),
+		zap.String("metrics", metricsAddr),
+		zap.String("version", ver),
+		zap.String("commit", rev))
+
+	serveErr := srv.Serve(ctx)
+
+	if stopMetrics != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), metricsShutdownTimeout)
+		defer cancel()
+		if err := stopMetrics(sctx); err != nil {
+			log.Warn("metrics server did not stop cleanly", zap.Error(err))
+		}
+	}
+	if serveErr != nil {
+		return fmt.Errorf("serving: %w", serveErr)
+	}
+	reason := "server returned"
+	if cause := context.Cause(ctx); cause != nil {
+		reason = cause.Error() // names the signal, if one ended ctx
+	}
+	log.Info("stopped", zap.String("reason", reason))
+	return nil
+}
+
+// newLogger builds a logger writing format ("json" or "console") at level and
+// above to w.
+func newLogger(format, level string, w io.Writer) (*zap.Logger, error) {
+	lvl, err := zapcore.ParseLevel(level)
+	if err != nil {
+		return nil, fmt.Errorf("log-level: %w", err)
+	}
+	ec := zap.NewProductionEncoderConfig()
+	ec.EncodeTime = zapcore.ISO8601TimeEncoder
+	ec.EncodeDuration = zapcore.StringDurationEncoder
+	var enc zapcore.Encoder
+	switch format {
+	case "json":
+		enc = zapcore.NewJSONEncoder(ec)
+	case "console":
+		ec.EncodeLevel = zapcore.CapitalLevelEncoder
+		enc = zapcore.NewConsoleEncoder(ec)
+	default:
+		return nil, fmt.Errorf("log-format: %q is not one of console, json", format)
+	}
+	sink := zapcore.Lock(zapcore.AddSync(w))
+	return zap.New(zapcore.NewCore(enc, sink, lvl), zap.ErrorOutput(sink), zap.AddCaller()), nil
+}
