@@ -424,7 +424,11 @@ func TestQuitClosesUpstream(t *testing.T) {
 // waitUpstreamGone waits until upstream connection id has disappeared.
 func waitUpstreamGone(t *testing.T, db interface{ DSN(string) string }, id string) {
 	t.Helper()
-	admin := openDB(t, db.DSN(""))
+	admin, err := sql.Open("mysql", db.DSN(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var n int

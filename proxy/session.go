@@ -17,6 +17,8 @@ import (
 const (
 	clientReadBuf  = 16 << 10
 	clientWriteBuf = 32 << 10
+	// partingErrWait bounds the wait for an upstream's last words.
+	partingErrWait = 200 * time.Millisecond
 )
 
 // errSessionEnd ends a session without a protocol error.
@@ -413,6 +415,18 @@ func (s *session) fail(err error) error {
 	s.srv.m.UpstreamLost.Inc()
 	if le.partial && !le.write {
 		return err // a packet is half-written to the client
+	}
+	if le.write {
+		// The upstream may have said why it hung up (max_allowed_packet,
+		// killed connection) before closing: pass that on if so.
+		_ = s.be.conn.SetReadDeadline(time.Now().Add(partingErrWait))
+		if p, seq, rerr := readPacket(s.be.r, nil, handshakeLimit); rerr == nil && len(p) > 0 && p[0] == errHeader {
+			// Forward it as sent: its sequence number counts the
+			// client's packets, which went through unchanged.
+			s.seq = seq
+			_ = s.writeErr(parseErrPacket(p))
+			return err
+		}
 	}
 	_ = s.writeErr(newError(codeServerLost, "HY000",
 		"Lost connection to upstream server at '%s' during query (sqlfork-proxy: %v)", s.srv.cfg.Upstream, le.err))

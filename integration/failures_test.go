@@ -1,0 +1,346 @@
+package integration
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
+	"github.com/sqlfork/sqlfork-proxy/proxy"
+)
+
+// freeAddr returns a loopback address nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// TestUpstreamUnreachable: a client gets MySQL error 2003 naming the
+// upstream; the proxy stays up.
+func TestUpstreamUnreachable(t *testing.T) {
+	db, _ := env(t)
+	down := freeAddr(t)
+	p := startTestProxy(t, down, db, nil)
+	for i := 0; i < 3; i++ {
+		c := openDB(t, p.dsn(""))
+		err := c.Ping()
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 2003 || !strings.Contains(me.Message, down) {
+			t.Fatalf("attempt %d: want error 2003 naming %s, got %v", i, down, err)
+		}
+	}
+	if got := p.metric(t, "sqlfork_upstream_connect_failures_total", nil); got < 3 {
+		t.Fatalf("upstream connect failures metric = %v", got)
+	}
+}
+
+// TestUpstreamKilledMidQuery: kill -9 of mariadbd mid-query gives clients
+// errors, the proxy keeps serving (with errors while MariaDB is down) and
+// serves normally once it is back.
+func TestUpstreamKilledMidQuery(t *testing.T) {
+	testdb.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	db, err := testdb.Start(ctx, testdb.Options{Logf: t.Logf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Stop()
+	p := startTestProxy(t, db.Addr, db, nil)
+
+	busy := openDB(t, p.dsn(""))
+	idle := openDB(t, p.dsn(""))
+	idle.SetMaxIdleConns(1)
+	if err := idle.Ping(); err != nil {
+		t.Fatal(err)
+	}
+	queryErr := make(chan error, 1)
+	go func() {
+		_, err := busy.Exec("SELECT SLEEP(60)")
+		queryErr <- err
+	}()
+	waitFor(t, "query to start", func() bool {
+		var n int
+		admin, err := sql.Open("mysql", db.DSN(""))
+		if err != nil {
+			return false
+		}
+		defer admin.Close()
+		_ = admin.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(60)%'").Scan(&n)
+		return n == 1
+	})
+	if err := db.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-queryErr:
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 2013 || !strings.Contains(me.Message, "Lost connection to upstream") {
+			t.Fatalf("in-flight query: want error 2013 lost connection, got %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("in-flight query did not fail after mariadbd was killed")
+	}
+	// While MariaDB is down: new connections get a clear error, not a hang.
+	var me *mysql.MySQLError
+	if err := openDB(t, p.dsn("")).Ping(); !errors.As(err, &me) || me.Number != 2003 {
+		t.Fatalf("connect while upstream down: want 2003, got %v", err)
+	}
+	if err := db.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fresh := openDB(t, p.dsn(""))
+	var one int
+	if err := fresh.QueryRow("SELECT 1").Scan(&one); err != nil || one != 1 {
+		t.Fatalf("after restart: %v", err)
+	}
+	// The pooled connection whose upstream died fails once, then the
+	// driver's retry on a new connection succeeds.
+	if err := idle.QueryRow("SELECT 1").Scan(&one); err != nil {
+		t.Logf("stale pooled connection: %v", err)
+		if err := idle.QueryRow("SELECT 1").Scan(&one); err != nil {
+			t.Fatalf("pool did not recover: %v", err)
+		}
+	}
+	if got := p.metric(t, "sqlfork_upstream_connections_lost_total", nil); got < 1 {
+		t.Fatalf("upstream lost metric = %v", got)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func openFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// TestClientGoneMidResult: a client that disconnects in the middle of a
+// large result set leaves no upstream connection, goroutine or descriptor.
+func TestClientGoneMidResult(t *testing.T) {
+	db, _ := env(t)
+	p := startTestProxy(t, db.Addr, db, nil)
+	warm := dialRaw(t, p.addr, db.User, db.Password, "")
+	warm.c.Close()
+	time.Sleep(100 * time.Millisecond)
+	goroutines, fds := runtime.NumGoroutine(), openFDs(t)
+
+	for i := 0; i < 5; i++ {
+		r := dialRaw(t, p.addr, db.User, db.Password, "app")
+		id := r.scalar("SELECT CONNECTION_ID()")
+		r.send(append([]byte{0x03}, "SELECT seq, REPEAT('x', 200) FROM seq_1_to_5000000"...)...)
+		if first := r.read(); first[0] != 2 {
+			t.Fatalf("expected a 2-column result, got %q", first)
+		}
+		for j := 0; j < 1000; j++ {
+			r.read()
+		}
+		r.c.Close()
+		waitUpstreamGone(t, db, id)
+	}
+	waitFor(t, "goroutines and descriptors to return to baseline", func() bool {
+		return runtime.NumGoroutine() <= goroutines && openFDs(t) <= fds
+	})
+	if n := p.metric(t, "sqlfork_client_connections", nil); n != 0 {
+		t.Fatalf("active connections gauge = %v", n)
+	}
+}
+
+// rawConn logs in with go-mysql and returns the bare TCP connection.
+func rawLogin(t *testing.T, p *proxyHandle) net.Conn {
+	t.Helper()
+	r := dialRaw(t, p.addr, p.db.User, p.db.Password, "")
+	return r.c.Conn.Conn
+}
+
+// TestMalformedAndOversizedPackets: bad packets close only the offending
+// connection; the proxy keeps serving everyone else.
+func TestMalformedAndOversizedPackets(t *testing.T) {
+	db, _ := env(t)
+	p := startTestProxy(t, db.Addr, db, nil)
+	bystander := openDB(t, p.dsn(""))
+	bystander.SetMaxOpenConns(1)
+	if err := bystander.Ping(); err != nil {
+		t.Fatal(err)
+	}
+	readAll := func(c net.Conn) []byte {
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var out []byte
+		buf := make([]byte, 4096)
+		for {
+			n, err := c.Read(buf)
+			out = append(out, buf[:n]...)
+			if err != nil {
+				var ne net.Error
+				if errors.As(err, &ne) && ne.Timeout() {
+					t.Fatal("proxy neither answered nor closed the connection")
+				}
+				return out
+			}
+		}
+	}
+	cases := []struct {
+		name  string
+		send  []byte
+		close bool // half-close after sending
+		want  string
+	}{
+		{"empty packet", []byte{0, 0, 0, 0}, false, "empty command packet"},
+		{"truncated header", []byte{5, 0}, true, ""},
+		{"truncated payload", []byte{50, 0, 0, 0, 0x03, 'S', 'E'}, true, ""},
+		{"huge length then gone", []byte{0xFF, 0xFF, 0xFF, 0, 0x03, 'x'}, true, ""},
+		{"garbage command", []byte{3, 0, 0, 0, 0xEE, 0xEE, 0xEE}, false, "not supported"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			conn := rawLogin(t, p)
+			if _, err := conn.Write(c.send); err != nil {
+				t.Fatal(err)
+			}
+			if c.close {
+				_ = conn.(*net.TCPConn).CloseWrite()
+			}
+			var got []byte
+			if c.close || c.want == "empty command packet" {
+				got = readAll(conn)
+			} else {
+				got = make([]byte, 256)
+				_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+				n, err := conn.Read(got)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = got[:n]
+			}
+			if c.want != "" && !strings.Contains(string(got), c.want) {
+				t.Fatalf("response %q lacks %q", got, c.want)
+			}
+		})
+	}
+	// A handshake response that is garbage.
+	conn, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	greeting := make([]byte, 512)
+	_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := conn.Read(greeting); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = conn.Write([]byte{3, 0, 0, 1, 0xde, 0xad, 0xbe})
+	readAll(conn)
+	conn.Close()
+
+	// An oversized statement (above upstream's max_allowed_packet, 64 MiB in
+	// tests) streams through the proxy and gets MariaDB's own error.
+	r := dialRaw(t, p.addr, db.User, db.Password, "")
+	big := append([]byte{0x03}, "SELECT '"...)
+	big = append(big, strings.Repeat("a", 70<<20)...)
+	big = append(big, '\'')
+	go func() {
+		r.c.ResetSequence()
+		_ = r.c.WritePacket(append(make([]byte, 4), big...)) // may fail once the peer closes
+	}()
+	// Read the answer off the socket: go-mysql's sequence counter is being
+	// advanced by the writer goroutine meanwhile.
+	nc := r.c.Conn.Conn
+	_ = nc.SetReadDeadline(time.Now().Add(20 * time.Second))
+	hdr := make([]byte, 4)
+	if _, err := io.ReadFull(nc, hdr); err != nil {
+		t.Fatalf("oversized statement: want upstream's error packet, got %v", err)
+	}
+	pkt := make([]byte, int(hdr[0])|int(hdr[1])<<8|int(hdr[2])<<16)
+	if _, err := io.ReadFull(nc, pkt); err != nil {
+		t.Fatal(err)
+	}
+	if hdr[3] != 5 || pkt[0] != 0xFF || !strings.Contains(string(pkt), "max_allowed_packet") {
+		t.Fatalf("oversized statement: want upstream's max_allowed_packet error as packet 5, got seq %d %q", hdr[3], pkt)
+	}
+
+	var one int
+	if err := bystander.QueryRow("SELECT 1").Scan(&one); err != nil {
+		t.Fatalf("bystander broken by others' bad packets: %v", err)
+	}
+	if n := p.metric(t, "sqlfork_connection_panics_total", nil); n != 0 {
+		t.Fatalf("panics: %v", n)
+	}
+}
+
+// TestHandshakeAndIdleTimeouts: a client that never logs in, and one that
+// sits idle past idle-timeout, are disconnected, and the idle one's
+// upstream connection is closed too.
+func TestHandshakeAndIdleTimeouts(t *testing.T) {
+	db, _ := env(t)
+	p := startTestProxy(t, db.Addr, db, func(c *proxy.Config) {
+		c.HandshakeTimeout = 300 * time.Millisecond
+		c.IdleTimeout = 500 * time.Millisecond
+	})
+	conn, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	buf := make([]byte, 1024)
+	if _, err := conn.Read(buf); err != nil { // greeting
+		t.Fatal(err)
+	}
+	if _, err := conn.Read(buf); err == nil || isTimeout(err) {
+		t.Fatalf("silent client not disconnected by handshake timeout: %v", err)
+	}
+
+	r := dialRaw(t, p.addr, db.User, db.Password, "")
+	id := r.scalar("SELECT CONNECTION_ID()")
+	waitUpstreamGone(t, db, id)
+	if err := r.c.Ping(); err == nil {
+		t.Fatal("idle connection still usable after idle timeout")
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// TestMaxConnections: past max-connections a client gets error 1040.
+func TestMaxConnections(t *testing.T) {
+	db, _ := env(t)
+	p := startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.MaxConnections = 2 })
+	a := dialRaw(t, p.addr, db.User, db.Password, "")
+	b := dialRaw(t, p.addr, db.User, db.Password, "")
+	c := openDB(t, p.dsn(""))
+	var me *mysql.MySQLError
+	if err := c.Ping(); !errors.As(err, &me) || me.Number != 1040 {
+		t.Fatalf("third connection: want 1040, got %v", err)
+	}
+	a.c.Close()
+	waitFor(t, "a slot to free up", func() bool { return c.Ping() == nil })
+	_ = b
+}
