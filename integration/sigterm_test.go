@@ -1,0 +1,153 @@
+package integration
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var builtBinary struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// proxyBinary builds cmd/sqlfork-proxy once per test run.
+func proxyBinary(t *testing.T) string {
+	t.Helper()
+	builtBinary.once.Do(func() {
+		dir, err := os.MkdirTemp("", "sqlfork-bin-")
+		if err != nil {
+			builtBinary.err = err
+			return
+		}
+		_, file, _, _ := runtime.Caller(0)
+		root := filepath.Dir(filepath.Dir(file))
+		builtBinary.path = filepath.Join(dir, "sqlfork-proxy")
+		cmd := exec.Command("go", "build", "-o", builtBinary.path, "./cmd/sqlfork-proxy")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			builtBinary.err = errors.New(string(out))
+		}
+	})
+	if builtBinary.err != nil {
+		t.Fatalf("build proxy: %v", builtBinary.err)
+	}
+	return builtBinary.path
+}
+
+// TestSIGTERMDrainsInFlight: on SIGTERM the proxy stops accepting, closes
+// idle sessions, lets the running statement finish, and exits 0.
+func TestSIGTERMDrainsInFlight(t *testing.T) {
+	db, _ := env(t)
+	listen, metricsAddr := freeAddr(t), freeAddr(t)
+	cmd := exec.Command(proxyBinary(t), "serve", "--listen", listen, "--upstream", db.Addr,
+		"--metrics-listen", metricsAddr, "--shutdown-grace", "20s", "--log-format", "json")
+	cmd.Env = append(os.Environ(), "SQLFORK_UPSTREAM_USER="+db.User, "SQLFORK_UPSTREAM_PASSWORD="+db.Password)
+	logs := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("proxy log:\n%s", logs.String())
+		}
+	})
+	waitFor(t, "proxy to listen", func() bool {
+		c, err := net.Dial("tcp", listen)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	dsn := db.User + ":" + db.Password + "@tcp(" + listen + ")/"
+	busy := openDB(t, dsn)
+	idle := openDB(t, dsn)
+	idleConn, err := idle.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := idleConn.PingContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	result := make(chan error, 1)
+	go func() {
+		var v int
+		result <- busy.QueryRow("SELECT SLEEP(2)").Scan(&v)
+	}()
+	admin, err := sql.Open("mysql", db.DSN(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	waitFor(t, "statement to run", func() bool {
+		var n int
+		_ = admin.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(2)'").Scan(&n)
+		return n == 1
+	})
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "listener to close", func() bool {
+		c, err := net.DialTimeout("tcp", listen, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	})
+	if err := idleConn.PingContext(context.Background()); err == nil {
+		t.Fatal("idle session survived shutdown")
+	}
+	select {
+	case err := <-result:
+		if err != nil {
+			t.Fatalf("in-flight statement failed during graceful shutdown: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("in-flight statement did not finish")
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("proxy exit: %v (want status 0)", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("proxy did not exit after draining")
+	}
+	if waited := time.Since(start); waited > 15*time.Second {
+		t.Fatalf("shutdown took %s", waited)
+	}
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
