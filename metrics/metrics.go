@@ -21,7 +21,6 @@ type Proxy struct {
 	ConnectionPanics     prometheus.Counter
 	Commands             *prometheus.CounterVec   // label: command
 	CommandDuration      *prometheus.HistogramVec // label: command
-	ClientBytesIn        prometheus.Counter
 }
 
 // New creates the collectors and registers them, plus the Go and process
@@ -65,14 +64,9 @@ func New(reg prometheus.Registerer) *Proxy {
 			Help:    "Time from reading a command to the end of its response, by command.",
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"command"}),
-		ClientBytesIn: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace, Name: "client_command_bytes_total",
-			Help: "Bytes of command packets received from clients.",
-		}),
 	}
 	reg.MustRegister(m.ConnectionsActive, m.ConnectionsTotal, m.ConnectionsRejected, m.AuthFailures,
 		m.UpstreamConnectFails, m.UpstreamLost, m.ConnectionPanics, m.Commands, m.CommandDuration,
-		m.ClientBytesIn,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
