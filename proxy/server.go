@@ -215,6 +215,9 @@ func (s *Server) frontendFor(ctx context.Context) (*frontend, error) {
 	if f := s.front.Load(); f != nil {
 		return f, nil
 	}
+	if s.probeErr != nil && time.Since(s.probeAt) < readyCacheFor {
+		return nil, s.probeErr // clients queued behind a failed probe fail fast
+	}
 	err := s.probe(ctx)
 	s.probeAt, s.probeErr = time.Now(), err
 	if err != nil {
