@@ -158,8 +158,10 @@ func (c *greetingConn) patch(b []byte) {
 	p = p[13:]
 	binary.LittleEndian.PutUint16(p, uint16(c.caps))
 	binary.LittleEndian.PutUint16(p[5:], uint16(c.caps>>16))
-	if len(p) >= 16+12 {
-		c.salt = append(c.salt, p[16:16+12]...)
+	// caps(2) charset(1) status(2) caps(2) auth-data-len(1) reserved(10),
+	// then the scramble's second part.
+	if len(p) >= 18+12 {
+		c.salt = append(c.salt, p[18:18+12]...)
 	}
 }
 

@@ -169,6 +169,8 @@ func (p *pipe) forward(h *packetHead) error {
 		chunk := min(remaining, p.src.Size())
 		if p.src.Buffered() > 0 {
 			chunk = min(chunk, p.src.Buffered())
+		} else if err := p.dst.Flush(); err != nil { // about to block: send what we have
+			return p.writeErr(err, true)
 		}
 		b, err := p.src.Peek(chunk)
 		if err != nil {
@@ -204,6 +206,11 @@ func (p *pipe) forwardLogical(h *packetHead) error {
 	cont.length = maxPayload
 	for cont.length == maxPayload {
 		if err := p.forward(&cont); err != nil {
+			// The first part of the logical packet is already out.
+			var le *linkError
+			if errors.As(err, &le) {
+				le.partial = true
+			}
 			return err
 		}
 	}
@@ -218,6 +225,9 @@ func readPacket(r *bufio.Reader, buf []byte, limit int) ([]byte, uint8, error) {
 	for {
 		var hdr [headerLen]byte
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			if len(payload) > 0 && err == io.EOF {
+				err = io.ErrUnexpectedEOF // a continuation is missing
+			}
 			return nil, 0, err
 		}
 		n := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
