@@ -1,0 +1,467 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/server"
+)
+
+// Capabilities a MariaDB 10.11 server announces: CLIENT_MYSQL (bit 0) is
+// clear, as MariaDB uses it to tell itself apart; CLIENT_DEPRECATE_EOF and
+// bit 31 (CLIENT_REMEMBER_OPTIONS / MariaDB "progress obsolete") are set.
+const mariaDBCaps uint32 = 0x81BFF7FE
+
+var (
+	testSalt1 = []byte("12345678")
+	testSalt2 = []byte("abcdefghijkl")
+)
+
+// greetingSpec is a protocol-10 handshake to build by hand.
+type greetingSpec struct {
+	version    string
+	connID     uint32
+	salt1      []byte // 8 bytes
+	caps       uint32
+	collation  uint8
+	status     uint16
+	authLen    byte
+	extCaps    uint32 // MariaDB: last 4 of the 10 reserved bytes
+	salt2      []byte // written followed by a NUL
+	plugin     string
+	pluginNul  bool
+	noSalt2Nul bool
+}
+
+func mariaDBSpec() greetingSpec {
+	return greetingSpec{
+		version: "5.5.5-10.11.6-MariaDB", connID: 0x01020304, salt1: testSalt1,
+		caps: mariaDBCaps, collation: 45, status: statusAutocommit, authLen: 21, extCaps: 0x0000001D,
+		salt2: testSalt2, plugin: AuthNativePassword, pluginNul: true,
+	}
+}
+
+func (s greetingSpec) bytes() []byte {
+	b := []byte{10}
+	b = append(b, s.version...)
+	b = append(b, 0)
+	b = binary.LittleEndian.AppendUint32(b, s.connID)
+	b = append(b, s.salt1...)
+	b = append(b, 0) // filler
+	b = binary.LittleEndian.AppendUint16(b, uint16(s.caps))
+	b = append(b, s.collation)
+	b = binary.LittleEndian.AppendUint16(b, s.status)
+	b = binary.LittleEndian.AppendUint16(b, uint16(s.caps>>16))
+	b = append(b, s.authLen)
+	b = append(b, 0, 0, 0, 0, 0, 0)
+	b = binary.LittleEndian.AppendUint32(b, s.extCaps)
+	b = append(b, s.salt2...)
+	if !s.noSalt2Nul {
+		b = append(b, 0)
+	}
+	b = append(b, s.plugin...)
+	if s.pluginNul {
+		b = append(b, 0)
+	}
+	return b
+}
+
+func TestParseGreetingMariaDB(t *testing.T) {
+	p := mariaDBSpec().bytes()
+	// Sanity-check the hand-built bytes against the documented layout.
+	if len(p) != 1+len("5.5.5-10.11.6-MariaDB")+1+4+8+1+2+1+2+2+1+10+13+len(AuthNativePassword)+1 {
+		t.Fatalf("greeting is %d bytes", len(p))
+	}
+	g, err := parseGreeting(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &greeting{
+		version: "5.5.5-10.11.6-MariaDB", connID: 0x01020304, salt: []byte("12345678abcdefghijkl"),
+		caps: mariaDBCaps, collation: 45, status: statusAutocommit, authPlugin: AuthNativePassword,
+	}
+	checkGreeting(t, g, want)
+}
+
+func checkGreeting(t *testing.T, g, want *greeting) {
+	t.Helper()
+	if g.version != want.version || g.connID != want.connID || !bytes.Equal(g.salt, want.salt) ||
+		g.caps != want.caps || g.collation != want.collation || g.status != want.status || g.authPlugin != want.authPlugin {
+		t.Errorf("parseGreeting =\n  %+v\nwant\n  %+v", *g, *want)
+	}
+}
+
+func TestParseGreetingVariants(t *testing.T) {
+	mysql8 := mariaDBSpec()
+	mysql8.version, mysql8.caps, mysql8.collation, mysql8.extCaps = "8.0.36", 0xDFFFFFFF, 255, 0
+	mysql8.plugin = AuthCachingSha2Password
+
+	noPluginNul := mariaDBSpec()
+	noPluginNul.pluginNul = false // MySQL 5.5.7-5.5.9 omitted it
+
+	noPluginAuth := mariaDBSpec()
+	noPluginAuth.caps &^= capPluginAuth
+	noPluginAuth.plugin, noPluginAuth.pluginNul = "", false
+
+	// Without CLIENT_SECURE_CONNECTION the second scramble part is not read.
+	notSecure := mariaDBSpec()
+	notSecure.caps &^= capSecureConnection | capPluginAuth
+	notSecure.salt2, notSecure.noSalt2Nul, notSecure.plugin, notSecure.pluginNul = nil, true, "", false
+
+	// An auth data length longer than 21 asks for a longer second part.
+	longSalt := mariaDBSpec()
+	longSalt.authLen = 8 + 16
+	longSalt.salt2 = []byte("abcdefghijklmno") // 15 + NUL = 16
+
+	// auth data length 0 still means at least 13 bytes.
+	zeroAuthLen := mariaDBSpec()
+	zeroAuthLen.authLen = 0
+
+	// Pre-4.1 server: nothing after the lower capability flags.
+	old := append(append([]byte{10}, "4.0.30\x00"...), 1, 0, 0, 0)
+	old = append(old, testSalt1...)
+	old = append(old, 0, 0x2C, 0x00)
+
+	tests := []struct {
+		name string
+		in   []byte
+		want *greeting
+	}{
+		{"MySQL 8", mysql8.bytes(), &greeting{version: "8.0.36", connID: 0x01020304, salt: []byte("12345678abcdefghijkl"),
+			caps: 0xDFFFFFFF, collation: 255, status: 2, authPlugin: AuthCachingSha2Password}},
+		{"plugin without NUL", noPluginNul.bytes(), &greeting{version: "5.5.5-10.11.6-MariaDB", connID: 0x01020304,
+			salt: []byte("12345678abcdefghijkl"), caps: mariaDBCaps, collation: 45, status: 2, authPlugin: AuthNativePassword}},
+		{"no plugin auth", noPluginAuth.bytes(), &greeting{version: "5.5.5-10.11.6-MariaDB", connID: 0x01020304,
+			salt: []byte("12345678abcdefghijkl"), caps: mariaDBCaps &^ capPluginAuth, collation: 45, status: 2, authPlugin: AuthNativePassword}},
+		{"not secure connection", notSecure.bytes(), &greeting{version: "5.5.5-10.11.6-MariaDB", connID: 0x01020304,
+			salt: []byte("12345678"), caps: mariaDBCaps &^ (capSecureConnection | capPluginAuth), collation: 45, status: 2, authPlugin: AuthNativePassword}},
+		{"long salt", longSalt.bytes(), &greeting{version: "5.5.5-10.11.6-MariaDB", connID: 0x01020304,
+			salt: []byte("12345678abcdefghijklmno"), caps: mariaDBCaps, collation: 45, status: 2, authPlugin: AuthNativePassword}},
+		{"zero auth data length", zeroAuthLen.bytes(), &greeting{version: "5.5.5-10.11.6-MariaDB", connID: 0x01020304,
+			salt: []byte("12345678abcdefghijkl"), caps: mariaDBCaps, collation: 45, status: 2, authPlugin: AuthNativePassword}},
+		{"pre-4.1", old, &greeting{version: "4.0.30", connID: 1, salt: testSalt1, caps: 0x2C, authPlugin: AuthNativePassword}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := parseGreeting(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGreeting(t, g, tt.want)
+		})
+	}
+}
+
+func TestParseGreetingDoesNotAlias(t *testing.T) {
+	p := mariaDBSpec().bytes()
+	g, err := parseGreeting(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range p {
+		p[i] = 0xAA
+	}
+	if string(g.salt) != "12345678abcdefghijkl" || g.version != "5.5.5-10.11.6-MariaDB" {
+		t.Errorf("greeting changed with its input buffer: %+v", *g)
+	}
+}
+
+func TestParseGreetingErrPacket(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []byte
+		want mysql.MyError
+	}{
+		{"too many connections", append([]byte{0xFF, 0x10, 0x04, '#', '0', '8', '0', '0', '4'}, "Too many connections"...),
+			mysql.MyError{Code: 1040, State: "08004", Message: "Too many connections"}},
+		// Servers send host-blocked errors before the handshake, without a
+		// SQL state.
+		{"host blocked, no state", append([]byte{0xFF, 0x69, 0x04}, "Host '10.0.0.1' is blocked"...),
+			mysql.MyError{Code: 1129, State: "HY000", Message: "Host '10.0.0.1' is blocked"}},
+		{"code only", []byte{0xFF, 0x15, 0x04}, mysql.MyError{Code: 1045, State: "HY000"}},
+		{"header only", []byte{0xFF}, mysql.MyError{Code: mysql.ER_UNKNOWN_ERROR, State: "HY000", Message: "malformed error packet from upstream"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := parseGreeting(tt.in)
+			if g != nil {
+				t.Fatalf("greeting %+v from an ERR packet", *g)
+			}
+			var me *mysql.MyError
+			if !errors.As(err, &me) {
+				t.Fatalf("err = %v (%T), want *mysql.MyError", err, err)
+			}
+			if *me != tt.want {
+				t.Errorf("got %+v, want %+v", *me, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseGreetingMalformed(t *testing.T) {
+	valid := mariaDBSpec().bytes()
+	verEnd := 1 + len("5.5.5-10.11.6-MariaDB") + 1
+	tests := []struct {
+		name string
+		in   []byte
+	}{
+		{"nil", nil},
+		{"empty", []byte{}},
+		{"protocol 9", append([]byte{9}, valid[1:]...)},
+		{"protocol 0", []byte{0}},
+		{"no version NUL", []byte("\x0a5.5.5-10.11.6-MariaDB")},
+		{"version only", valid[:verEnd]},
+		{"short after version", valid[:verEnd+14]},
+		{"scramble cut", valid[:verEnd+15+16+5]},
+		{"scramble part 2 without room for 13", valid[:verEnd+15+16+12]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g, err := parseGreeting(tt.in)
+			if err == nil {
+				t.Fatalf("no error; got %+v", *g)
+			}
+			if !errors.Is(err, errMalformed) {
+				t.Errorf("err = %v, want errMalformed", err)
+			}
+		})
+	}
+	// Every truncation: never a panic; errors where required parts are cut.
+	for i := 0; i <= len(valid); i++ {
+		g, err := parseGreeting(valid[:i])
+		switch {
+		case i < verEnd+15 && err == nil:
+			t.Errorf("prefix %d: no error for a greeting cut before the capability flags", i)
+		case i >= verEnd+15+16 && i < verEnd+15+16+13 && err == nil:
+			t.Errorf("prefix %d: no error for a greeting cut inside the scramble", i)
+		case i == len(valid) && err != nil:
+			t.Errorf("full greeting: %v", err)
+		case err == nil && g.authPlugin == "":
+			t.Errorf("prefix %d: empty auth plugin", i)
+		}
+	}
+	// A huge auth data length must not make the parser read past the end.
+	big := mariaDBSpec()
+	big.authLen = 255
+	if _, err := parseGreeting(big.bytes()); !errors.Is(err, errMalformed) {
+		t.Errorf("auth data length 255 on a short greeting: %v", err)
+	}
+}
+
+func TestClientCaps(t *testing.T) {
+	always := uint32(capProtocol41 | capSecureConnection | capPluginAuth)
+	never := uint32(capCompress | capDeprecateEOF | capSSL | 1<<26 /* zstd */ | 1<<27 /* query attrs */ | 1<<29 /* MFA */ | 1<<31)
+	for _, up := range []uint32{0, mariaDBCaps, 0xFFFFFFFF, capCompress | capDeprecateEOF | capSSL, capProtocol41, relayedCaps} {
+		for _, tls := range []bool{false, true} {
+			c := clientCaps(up, tls)
+			if c&always != always {
+				t.Errorf("clientCaps(%#x, %v) = %#x lacks protocol41/secure/plugin-auth", up, tls, c)
+			}
+			if c&capCompress != 0 || c&capDeprecateEOF != 0 {
+				t.Errorf("clientCaps(%#x, %v) = %#x offers compression or DEPRECATE_EOF", up, tls, c)
+			}
+			if (c&capSSL != 0) != tls {
+				t.Errorf("clientCaps(%#x, %v) = %#x: SSL %v", up, tls, c, c&capSSL != 0)
+			}
+			if extra := c &^ (up & relayedCaps) &^ always &^ capSSL; extra != 0 {
+				t.Errorf("clientCaps(%#x, %v) = %#x offers %#x the upstream lacks", up, tls, c, extra)
+			}
+			if c&never&^capSSL != 0 {
+				t.Errorf("clientCaps(%#x, %v) = %#x offers %#x", up, tls, c, c&never)
+			}
+			if up&relayedCaps&^c != 0 {
+				t.Errorf("clientCaps(%#x, %v) = %#x drops relayable %#x", up, tls, c, up&relayedCaps&^c)
+			}
+		}
+	}
+	if got := clientCaps(mariaDBCaps, false); got != mariaDBCaps&relayedCaps|always {
+		t.Errorf("clientCaps(MariaDB) = %#x", got)
+	}
+}
+
+// recordConn is a net.Conn that records writes.
+type recordConn struct {
+	net.Conn
+	writes [][]byte
+}
+
+func (c *recordConn) Write(b []byte) (int, error) {
+	c.writes = append(c.writes, append([]byte(nil), b...))
+	return len(b), nil
+}
+
+func TestGreetingConnPatch(t *testing.T) {
+	body := mariaDBSpec().bytes()
+	pkt := testPacket(0, body)
+	rc := &recordConn{}
+	caps := uint32(0x00ABCDEF)
+	gc := &greetingConn{Conn: rc, caps: caps}
+	if _, err := gc.Write(append([]byte(nil), pkt...)); err != nil {
+		t.Fatal(err)
+	}
+	if len(rc.writes) != 1 {
+		t.Fatalf("%d writes", len(rc.writes))
+	}
+	got := rc.writes[0]
+	g, err := parseGreeting(got[headerLen:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.caps != caps {
+		t.Errorf("patched caps %#x, want %#x", g.caps, caps)
+	}
+	// Only the four capability bytes change.
+	capsAt := headerLen + 1 + len("5.5.5-10.11.6-MariaDB") + 1 + 4 + 8 + 1
+	var diff []int
+	for i := range pkt {
+		if pkt[i] != got[i] {
+			diff = append(diff, i)
+		}
+	}
+	for _, i := range diff {
+		if i != capsAt && i != capsAt+1 && i != capsAt+5 && i != capsAt+6 {
+			t.Errorf("byte %d changed (%#x -> %#x)", i, pkt[i], got[i])
+		}
+	}
+	// Later writes pass through untouched, even greeting-shaped ones.
+	if _, err := gc.Write(append([]byte(nil), pkt...)); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(rc.writes[1], pkt) {
+		t.Error("second write was patched")
+	}
+}
+
+// TestGreetingConnPatchSalt: patch must record the whole 20-byte scramble
+// the greeting carries (part 1 and the 12 bytes of part 2).
+func TestGreetingConnPatchSalt(t *testing.T) {
+	gc := &greetingConn{Conn: &recordConn{}, caps: mariaDBCaps}
+	if _, err := gc.Write(testPacket(0, mariaDBSpec().bytes())); err != nil {
+		t.Fatal(err)
+	}
+	if want := "12345678abcdefghijkl"; string(gc.salt) != want {
+		t.Errorf("greetingConn.salt = %q, want %q", gc.salt, want)
+	}
+}
+
+func TestGreetingConnPatchIgnoresOthers(t *testing.T) {
+	valid := testPacket(0, mariaDBSpec().bytes())
+	errPkt := testPacket(0, errPayload(newError(1040, "08004", "Too many connections")))
+	inputs := [][]byte{nil, {}, {1, 0, 0, 0}, errPkt, testPacket(0, []byte{9, 'x', 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})}
+	for _, in := range inputs {
+		rc := &recordConn{}
+		gc := &greetingConn{Conn: rc, caps: 0xFFFFFFFF}
+		if _, err := gc.Write(append([]byte(nil), in...)); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(rc.writes[0], in) {
+			t.Errorf("non-greeting % x patched to % x", in, rc.writes[0])
+		}
+	}
+	// Truncated greetings never panic; those too short for the upper
+	// capability bytes are left alone.
+	verEnd := headerLen + 1 + len("5.5.5-10.11.6-MariaDB") + 1
+	for i := 0; i <= len(valid); i++ {
+		in := append([]byte(nil), valid[:i]...)
+		gc := &greetingConn{Conn: &recordConn{}, caps: 0xFFFFFFFF}
+		gc.patch(in)
+		if i < verEnd+20 && !bytes.Equal(in, valid[:i]) {
+			t.Errorf("prefix %d: patched a greeting too short to hold the capabilities", i)
+		}
+	}
+}
+
+// TestGreetingConnPatchGoMySQL patches the greeting go-mysql's server
+// writes, as Server.handshake does.
+func TestGreetingConnPatchGoMySQL(t *testing.T) {
+	for _, caps := range []uint32{clientCaps(mariaDBCaps, false), clientCaps(mariaDBCaps, true), capProtocol41 | capSecureConnection | capPluginAuth} {
+		srvEnd, cliEnd := net.Pipe()
+		gc := &greetingConn{Conn: srvEnd, caps: caps}
+		srv := server.NewServer("5.5.5-10.11.6-MariaDB", 45, mysql.AUTH_NATIVE_PASSWORD, nil, nil)
+		done := make(chan error, 1)
+		go func() {
+			_, err := srv.NewCustomizedConn(gc, server.NewInMemoryAuthenticationHandler(), server.EmptyHandler{})
+			done <- err
+		}()
+		_ = cliEnd.SetDeadline(time.Now().Add(5 * time.Second))
+		payload, seq, err := readPacket(bufio.NewReader(cliEnd), nil, 1<<16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = cliEnd.Close()
+		if err := <-done; err == nil {
+			t.Error("handshake succeeded without a client")
+		}
+		if seq != 0 {
+			t.Errorf("greeting seq %d", seq)
+		}
+		g, err := parseGreeting(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.caps != caps {
+			t.Errorf("client sees caps %#x, want %#x", g.caps, caps)
+		}
+		if g.version != "5.5.5-10.11.6-MariaDB" || g.collation != 45 || g.authPlugin != AuthNativePassword || len(g.salt) != 20 {
+			t.Errorf("greeting %+v", *g)
+		}
+		mu := &gc.mu
+		mu.Lock()
+		salt := append([]byte(nil), gc.salt...)
+		mu.Unlock()
+		if !bytes.Equal(salt[:8], g.salt[:8]) {
+			t.Errorf("recorded salt % x does not start with the scramble % x", salt, g.salt[:8])
+		}
+		if !bytes.Equal(salt, g.salt) {
+			t.Errorf("recorded salt %q, greeting scramble %q", salt, g.salt)
+		}
+	}
+}
+
+func TestHostAddr(t *testing.T) {
+	tests := []struct {
+		addr net.Addr
+		want string
+	}{
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 51234}, "127.0.0.1"},
+		{&net.TCPAddr{IP: net.ParseIP("::1"), Port: 3306}, "::1"},
+		{&net.TCPAddr{IP: net.ParseIP("fe80::1"), Port: 3306, Zone: "eth0"}, "fe80::1%eth0"},
+		{&net.UnixAddr{Name: "/run/mysqld.sock", Net: "unix"}, "/run/mysqld.sock"},
+		{stringAddr("db.example.com:3306"), "db.example.com"},
+		{stringAddr("pipe"), "pipe"},
+		{stringAddr(""), ""},
+	}
+	for _, tt := range tests {
+		if got := (hostAddr{tt.addr}).String(); got != tt.want {
+			t.Errorf("hostAddr(%q) = %q, want %q", tt.addr.String(), got, tt.want)
+		}
+	}
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	gc := &greetingConn{Conn: fixedAddrConn{Conn: a, remote: &net.TCPAddr{IP: net.IPv4(10, 1, 2, 3), Port: 40000}}}
+	if got := gc.RemoteAddr().String(); got != "10.1.2.3" {
+		t.Errorf("greetingConn.RemoteAddr() = %q", got)
+	}
+	if got := gc.RemoteAddr().Network(); got != "tcp" {
+		t.Errorf("greetingConn.RemoteAddr().Network() = %q", got)
+	}
+}
+
+type stringAddr string
+
+func (a stringAddr) Network() string { return "test" }
+func (a stringAddr) String() string  { return string(a) }
+
+type fixedAddrConn struct {
+	net.Conn
+	remote net.Addr
+}
+
+func (c fixedAddrConn) RemoteAddr() net.Addr { return c.remote }
