@@ -1,0 +1,311 @@
+// Command bench is the end-to-end benchmark of sqlfork-proxy (`make bench`).
+//
+// It starts a throwaway MariaDB (integration/testdb), builds and starts the
+// proxy as a child process, starts a plain TCP byte relay as another child
+// process (this program re-executed with -relay), and runs sysbench against
+// MariaDB directly, through the relay and through the proxy, interleaved
+// round by round. It reports median QPS, median p95 latency and the relay's
+// and proxy's CPU time per query, then streams a ~1 GiB result set through
+// each target while sampling the hop's RSS. The result is a Markdown report
+// on stdout (and in -out FILE). See docs/BENCHMARKS.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
+)
+
+type options struct {
+	rounds     int
+	duration   time.Duration
+	warmup     time.Duration
+	threads    []int
+	workloads  []string
+	tables     int
+	tableSize  int
+	skipMemory bool
+	memRows    int
+	out        string
+	args       []string // the command line, for the report
+}
+
+func main() {
+	var o options
+	var threads, workloads, relay string
+	flag.IntVar(&o.rounds, "rounds", 3, "interleaved rounds per workload × threads; medians are taken over them")
+	flag.DurationVar(&o.duration, "duration", 10*time.Second, "length of each sysbench run (whole seconds)")
+	flag.DurationVar(&o.warmup, "warmup", 5*time.Second, "unrecorded oltp_read_only run per target before measuring (0 disables)")
+	flag.StringVar(&threads, "threads", "4,32", "comma-separated sysbench thread counts")
+	flag.StringVar(&workloads, "workloads", "oltp_point_select,oltp_read_only", "comma-separated sysbench workloads")
+	flag.IntVar(&o.tables, "tables", 4, "sysbench --tables")
+	flag.IntVar(&o.tableSize, "table-size", 10000, "sysbench --table-size")
+	flag.BoolVar(&o.skipMemory, "skip-memory", false, "skip the large result set streaming test")
+	flag.IntVar(&o.memRows, "mem-rows", 1100000, "rows of ~1 KB streamed by the memory test (1100000 ≈ 1 GiB)")
+	flag.StringVar(&o.out, "out", "", "also write the Markdown report to this file")
+	flag.StringVar(&relay, "relay", "", "internal: run as the TCP relay, LISTEN,UPSTREAM")
+	flag.Parse()
+
+	if relay != "" {
+		if err := runRelay(relay); err != nil {
+			fmt.Fprintln(os.Stderr, "relay:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	o.args = os.Args[1:]
+	var err error
+	if o.threads, err = parseInts(threads); err != nil {
+		fatalf("-threads: %v", err)
+	}
+	o.workloads = splitList(workloads)
+	switch {
+	case len(o.workloads) == 0:
+		fatalf("-workloads is empty")
+	case o.rounds < 1:
+		fatalf("-rounds must be at least 1")
+	case o.duration < time.Second || o.duration%time.Second != 0:
+		fatalf("-duration must be a whole number of seconds, at least 1s")
+	case o.tables < 1 || o.tableSize < 1:
+		fatalf("-tables and -table-size must be positive")
+	case o.memRows < 1:
+		fatalf("-mem-rows must be positive")
+	}
+	if err := run(o); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+	os.Exit(2)
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("empty list")
+	}
+	return out, nil
+}
+
+// run does the whole benchmark. Every child process and temp dir it creates
+// is released by its defers, on success, error and Ctrl-C alike (a second
+// Ctrl-C aborts at once; the children then die through Pdeathsig).
+func run(o options) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		signal.Stop(sigs) // a second signal kills the harness outright
+		logf("got %v: stopping and cleaning up (send it again to abort at once)", s)
+		cancel()
+	}()
+
+	start := time.Now()
+	sbBin, err := exec.LookPath("sysbench")
+	if err != nil {
+		return errors.New("sysbench not found in $PATH (apt-get install sysbench)")
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "sqlfork-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+
+	logf("building ./cmd/sqlfork-proxy in %s", root)
+	proxyBin, err := buildProxy(ctx, root, tmp)
+	if err != nil {
+		return err
+	}
+
+	mariadbArgs := []string{"--innodb-buffer-pool-size=256M", "--max-connections=500"}
+	logf("starting throwaway MariaDB (%s)", strings.Join(mariadbArgs, " "))
+	db, err := testdb.Start(ctx, testdb.Options{ExtraArgs: mariadbArgs})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		logf("stopping MariaDB")
+		if err := db.Stop(); err != nil {
+			logf("stopping MariaDB: %v", err)
+		}
+	}()
+	logf("MariaDB on %s", db.Addr)
+
+	direct, err := openMySQL(db.Addr, db.User, db.Password, "")
+	if err != nil {
+		return err
+	}
+	defer direct.Close()
+	var mariadbVersion string
+	if err := direct.QueryRowContext(ctx, "SELECT VERSION()").Scan(&mariadbVersion); err != nil {
+		return fmt.Errorf("SELECT VERSION(): %w", err)
+	}
+	for _, q := range []string{"DROP DATABASE IF EXISTS sbtest", "CREATE DATABASE sbtest"} {
+		if _, err := direct.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+
+	relay, relayAddr, err := startRelay(db.Addr)
+	if err != nil {
+		return err
+	}
+	defer relay.stop(5 * time.Second)
+	if err := waitMySQL(ctx, relayAddr, db.User, db.Password, relay); err != nil {
+		return fmt.Errorf("relay on %s: %w", relayAddr, err)
+	}
+	logf("relay (pid %d) on %s", relay.pid(), relayAddr)
+
+	proxy, proxyAddr, proxyLog, err := startProxy(ctx, proxyBin, tmp, db.Addr, db.User, db.Password)
+	if err != nil {
+		return err
+	}
+	defer proxy.stop(10 * time.Second)
+	logf("proxy (pid %d) on %s", proxy.pid(), proxyAddr)
+
+	targets := []sbTarget{
+		{name: "direct", addr: db.Addr},
+		{name: "relay", addr: relayAddr, proc: relay},
+		{name: "proxy", addr: proxyAddr, proc: proxy},
+	}
+	proxyErr := func(err error) error {
+		if proxy.exited() {
+			return fmt.Errorf("%w\nproxy exited (%v); --- %s (tail) ---\n%s", err, proxy.err, proxyLog, tailFile(proxyLog, 30))
+		}
+		return err
+	}
+
+	sb := sbConfig{bin: sbBin, user: db.User, password: db.Password, tables: o.tables, tableSize: o.tableSize}
+	logf("sysbench prepare: %d tables × %d rows", o.tables, o.tableSize)
+	if err := sb.prepare(ctx, db.Addr); err != nil {
+		return err
+	}
+
+	rep := &report{
+		opts:         o,
+		started:      start.UTC(),
+		machine:      describeMachine(ctx, root, sbBin, mariadbVersion),
+		mariadbArgs:  mariadbArgs,
+		clkTck:       clkTck(),
+		sbArgsSample: sbArgsSample(sb, o),
+	}
+	rep.loadStart = loadavg()
+
+	if o.warmup > 0 {
+		secs := max(1, int(o.warmup.Round(time.Second)/time.Second))
+		for _, t := range targets {
+			logf("warm-up: oltp_read_only, 4 threads, %ds, %s (not recorded)", secs, t.name)
+			if _, err := sb.run(ctx, "oltp_read_only", 4, time.Duration(secs)*time.Second, t); err != nil {
+				return proxyErr(fmt.Errorf("warm-up via %s: %w", t.name, err))
+			}
+		}
+	}
+
+	total := len(o.workloads) * len(o.threads) * o.rounds * len(targets)
+	n := 0
+	for _, wl := range o.workloads {
+		for _, th := range o.threads {
+			for round := 1; round <= o.rounds; round++ {
+				for _, t := range targets {
+					n++
+					m, err := sb.run(ctx, wl, th, o.duration, t)
+					if err != nil {
+						return proxyErr(fmt.Errorf("%s, %d threads, round %d, via %s: %w", wl, th, round, t.name, err))
+					}
+					r := runRecord{workload: wl, threads: th, round: round, target: t.name, runMeasured: m}
+					if m.cpuTicks >= 0 {
+						r.cpuUsPerQuery = float64(m.cpuTicks) / float64(rep.clkTck) * 1e6 / float64(m.queries)
+					}
+					rep.runs = append(rep.runs, r)
+					logf("[%d/%d] %s threads=%d round=%d %-6s %9.0f qps  p95 %6.2f ms  %s  host busy %3.0f%%",
+						n, total, wl, th, round, t.name, m.qps, m.p95ms, fmtCPU(r), m.hostBusy)
+				}
+			}
+		}
+	}
+
+	if !o.skipMemory {
+		for _, t := range targets {
+			logf("memory: streaming %s via %s", streamQuery(o.memRows), t.name)
+			res, err := streamThrough(ctx, t, db.User, db.Password, o.memRows)
+			if err != nil {
+				return proxyErr(err)
+			}
+			rep.streams = append(rep.streams, res)
+			if res.sampledHop {
+				logf("memory: %s %.0f MB in %s = %.0f MB/s, %s RSS %.1f MiB before, peak %.1f MiB (%d samples)",
+					t.name, float64(res.bytes)/1e6, res.elapsed.Round(time.Millisecond), res.mbps(),
+					t.name, kbToMiB(res.rssBaseKB), kbToMiB(res.rssPeakKB), res.rssSamples)
+			} else {
+				logf("memory: %s %.0f MB in %s = %.0f MB/s", t.name, float64(res.bytes)/1e6,
+					res.elapsed.Round(time.Millisecond), res.mbps())
+			}
+		}
+	}
+	if proxy.exited() {
+		return proxyErr(errors.New("proxy exited during the benchmark"))
+	}
+	rep.proxyHWMKB, _ = procStatusKB(proxy.pid(), "VmHWM")
+	rep.relayHWMKB, _ = procStatusKB(relay.pid(), "VmHWM")
+	rep.loadEnd = loadavg()
+	rep.elapsed = time.Since(start)
+
+	md := rep.markdown()
+	fmt.Print(md)
+	if o.out != "" {
+		if err := os.WriteFile(o.out, []byte(md), 0o644); err != nil {
+			return err
+		}
+		logf("report written to %s", o.out)
+	}
+	return nil
+}
+
+func fmtCPU(r runRecord) string {
+	if r.cpuTicks < 0 {
+		return "cpu        -      "
+	}
+	return fmt.Sprintf("cpu %6.1f µs/query", r.cpuUsPerQuery)
+}
+
+func kbToMiB(kb int64) float64 { return float64(kb) / 1024 }
