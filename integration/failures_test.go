@@ -264,10 +264,13 @@ func TestMalformedAndOversizedPackets(t *testing.T) {
 	big := append([]byte{0x03}, "SELECT '"...)
 	big = append(big, strings.Repeat("a", 70<<20)...)
 	big = append(big, '\'')
+	wrote := make(chan struct{})
 	go func() {
+		defer close(wrote)
 		r.c.ResetSequence()
 		_ = r.c.WritePacket(append(make([]byte, 4), big...)) // may fail once the peer closes
 	}()
+	defer func() { r.c.Close(); <-wrote }()
 	// Read the answer off the socket: go-mysql's sequence counter is being
 	// advanced by the writer goroutine meanwhile.
 	nc := r.c.Conn.Conn
