@@ -1,0 +1,77 @@
+# sqlfork-proxy developer targets. `make help` lists them.
+
+SHELL := /bin/bash
+GO    ?= go
+
+BIN     := bin/sqlfork-proxy
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+
+TEST_TIMEOUT ?= 15m
+FUZZTIME     ?= 30s
+BENCH_ARGS   ?=
+RUN_ARGS     ?=
+# honnef.co/go/tools v0.8.2 = staticcheck 2026.2.2, the newest release; it
+# builds and runs with Go 1.26. (The proxy only serves semver tags, so
+# "@2025.1.1" style versions do not resolve; 2025.1.1 is v0.6.1.)
+STATICCHECK_VERSION ?= v0.8.2
+
+# With CI=true, integration tests fail instead of skipping when MariaDB is
+# missing (integration/testdb.Require).
+ifeq ($(CI),true)
+export CI
+endif
+
+.PHONY: all help build run test bench lint fuzz clean
+
+all: build
+
+help:
+	@echo "make build   build $(BIN) (VERSION=$(VERSION) COMMIT=$(COMMIT))"
+	@echo "make run     build, then scripts/run.sh (throwaway MariaDB + proxy on 127.0.0.1:3307)"
+	@echo "make test    go vet + go test -race (CI=true: integration tests must not skip)"
+	@echo "make bench   Go benchmarks, then go run ./integration/bench \$$BENCH_ARGS"
+	@echo "make lint    go vet + staticcheck $(STATICCHECK_VERSION)"
+	@echo "make fuzz    run every Fuzz* target for FUZZTIME=$(FUZZTIME)"
+	@echo "make clean   remove bin/, stop the throwaway MariaDB and delete .sqlfork/"
+
+build:
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sqlfork-proxy
+
+run: build
+	bash scripts/run.sh $(RUN_ARGS)
+
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+	@if [ -d integration/bench ]; then \
+		echo "$(GO) run ./integration/bench $(BENCH_ARGS)"; \
+		$(GO) run ./integration/bench $(BENCH_ARGS); \
+	else \
+		echo "integration/bench does not exist yet; skipping the end-to-end benchmark"; \
+	fi
+
+lint:
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+# `go test -list` prints a package's matching test names followed by
+# "ok <package> <time>"; turn that into "<package> <Fuzz...>..." lines.
+fuzz:
+	@set -euo pipefail; \
+	targets="$$($(GO) test -list '^Fuzz' ./... | awk '/^Fuzz/ { names = names " " $$1; next } /^ok / { if (names != "") print $$2 names; names = "" }')"; \
+	if [ -z "$$targets" ]; then echo "no fuzz targets found"; exit 0; fi; \
+	while read -r pkg names; do \
+		for name in $$names; do \
+			echo "==> $$pkg $$name (fuzztime $(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) "$$pkg"; \
+		done; \
+	done <<< "$$targets"
+
+clean:
+	bash scripts/stop-mariadb.sh
+	rm -rf bin
