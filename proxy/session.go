@@ -82,7 +82,6 @@ type session struct {
 	acct      *account
 	db        string
 	collation uint8
-	attrs     map[string]string
 
 	// seq is the sequence number for the next packet the proxy itself
 	// writes to the client within the current command.

@@ -159,7 +159,7 @@ func (b *backend) handshake(p dialParams) error {
 	if caps&capConnectAttrs != 0 {
 		pkt = appendAttrs(pkt, p.attrs)
 	}
-	if seq, err = writePacket(b.w, seq, pkt); err != nil {
+	if _, err = writePacket(b.w, seq, pkt); err != nil {
 		return err
 	}
 	if err := b.w.Flush(); err != nil {

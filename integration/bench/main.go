@@ -57,11 +57,9 @@ func main() {
 	flag.Parse()
 
 	if relay != "" {
-		if err := runRelay(relay); err != nil {
-			fmt.Fprintln(os.Stderr, "relay:", err)
-			os.Exit(1)
-		}
-		return
+		// runRelay serves until killed; it returns only on failure.
+		fmt.Fprintln(os.Stderr, "relay:", runRelay(relay))
+		os.Exit(1)
 	}
 	o.args = os.Args[1:]
 	var err error
