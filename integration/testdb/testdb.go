@@ -244,10 +244,13 @@ func sweepStale() {
 // commonArgs are passed to both mariadb-install-db (which forwards them to
 // its bootstrap mariadbd) and mariadbd, so the redo log is created with the
 // size the server will use.
-func commonArgs() []string {
+func (s *Server) commonArgs() []string {
 	args := []string{
 		"--innodb-buffer-pool-size=128M",
 		"--innodb-log-file-size=48M",
+		// A private tmpdir: servers sharing /tmp collide on internal
+		// temporary table names (seen with parallel mariadb-install-db).
+		"--tmpdir=" + filepath.Join(s.rootDir, "tmp"),
 	}
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root") // mariadbd refuses to run as root otherwise
@@ -262,7 +265,10 @@ func (s *Server) installDB(ctx context.Context, installDB string) error {
 		"--auth-root-authentication-method=normal", // root@localhost, no password
 		"--skip-test-db",
 		"--skip-name-resolve",
-	}, commonArgs()...)
+	}, s.commonArgs()...)
+	if err := os.MkdirAll(filepath.Join(s.rootDir, "tmp"), 0o700); err != nil {
+		return fmt.Errorf("testdb: %w", err)
+	}
 	cmd := exec.CommandContext(ctx, installDB, args...)
 	cmd.Dir = s.rootDir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -290,7 +296,7 @@ func (s *Server) args(restart bool) []string {
 		"--performance-schema=OFF",
 		"--character-set-server=utf8mb4",
 		"--collation-server=utf8mb4_general_ci",
-	}, commonArgs()...)
+	}, s.commonArgs()...)
 	if restart {
 		// After a SIGKILL the old port can linger briefly; let mariadbd retry.
 		args = append(args, "--port-open-timeout="+strconv.Itoa(portOpenTimeout))
