@@ -159,18 +159,8 @@ func dumpRows(rows *sql.Rows) []string {
 // compareTranscripts fails the test at the first line that differs.
 func compareTranscripts(t *testing.T, direct, proxied []string) {
 	t.Helper()
-	for i := 0; i < max(len(direct), len(proxied)); i++ {
-		var d, p string
-		if i < len(direct) {
-			d = direct[i]
-		}
-		if i < len(proxied) {
-			p = proxied[i]
-		}
-		if d != p {
-			t.Fatalf("transcripts differ at line %d:\n direct:  %s\n proxied: %s\ncontext:\n%s", i, d, p,
-				strings.Join(direct[max(0, i-4):min(len(direct), i+1)], "\n"))
-		}
+	if d, p := strings.Join(direct, "\n"), strings.Join(proxied, "\n"); d != p {
+		t.Fatalf("transcripts differ at %s", diffFirst(d, p))
 	}
 }
 

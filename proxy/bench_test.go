@@ -40,6 +40,6 @@ func benchmarkForward(b *testing.B, n, size int) {
 	}
 }
 
-func BenchmarkForwardRows100B(b *testing.B) { benchmarkForward(b, 1000, 100) }
-func BenchmarkForwardRows1KiB(b *testing.B) { benchmarkForward(b, 1000, 1024) }
+func BenchmarkForwardRows100B(b *testing.B)   { benchmarkForward(b, 1000, 100) }
+func BenchmarkForwardRows1KiB(b *testing.B)   { benchmarkForward(b, 1000, 1024) }
 func BenchmarkForwardPacket1MiB(b *testing.B) { benchmarkForward(b, 4, 1<<20) }

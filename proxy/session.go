@@ -142,7 +142,7 @@ func (s *session) nextCommand() (byte, error) {
 	if hdr[0]|hdr[1]|hdr[2] == 0 {
 		_, _ = s.cr.Discard(headerLen)
 		s.seq = hdr[3] + 1
-		s.writeErr(newError(codeHandshakeError, "08S01", "sqlfork-proxy: empty command packet"))
+		_ = s.writeErr(newError(codeHandshakeError, "08S01", "sqlfork-proxy: empty command packet"))
 		return 0, errSessionEnd
 	}
 	hdr, err = s.cr.Peek(headerLen + 1)
@@ -249,16 +249,8 @@ func (s *session) relayResults(cursor bool) error {
 		if !ok || s.h.length >= maxPayload || cols == 0 {
 			return s.malformed("column count")
 		}
-		for i := uint64(0); i < cols; i++ {
-			if err := s.fromUpstreamLogical(); err != nil {
-				return err
-			}
-		}
-		if err := s.fromUpstream(); err != nil {
+		if err := s.relayDefinitions(cols, "column definitions"); err != nil {
 			return err
-		}
-		if !s.h.isEOF() {
-			return s.malformed("end of column definitions")
 		}
 		if st, _ := eofStatus(s.h.payload()); cursor && st&statusCursorExists != 0 {
 			return nil // rows come with COM_STMT_FETCH
@@ -315,23 +307,32 @@ func (s *session) relayPrepare() error {
 	if len(p) < 9 {
 		return s.malformed("COM_STMT_PREPARE_OK")
 	}
-	cols := int(binary.LittleEndian.Uint16(p[5:]))
-	params := int(binary.LittleEndian.Uint16(p[7:]))
-	for _, n := range []int{params, cols} {
-		if n == 0 {
-			continue
-		}
-		for i := 0; i < n; i++ {
-			if err := s.fromUpstreamLogical(); err != nil {
-				return err
-			}
-		}
-		if err := s.fromUpstream(); err != nil {
+	cols := uint64(binary.LittleEndian.Uint16(p[5:]))
+	params := uint64(binary.LittleEndian.Uint16(p[7:]))
+	if params > 0 {
+		if err := s.relayDefinitions(params, "parameter definitions"); err != nil {
 			return err
 		}
-		if !s.h.isEOF() {
-			return s.malformed("end of statement definitions")
+	}
+	if cols > 0 {
+		return s.relayDefinitions(cols, "column definitions")
+	}
+	return nil
+}
+
+// relayDefinitions forwards n column (or parameter) definitions and the
+// EOF packet that closes them; the EOF is left in s.h.
+func (s *session) relayDefinitions(n uint64, what string) error {
+	for i := uint64(0); i < n; i++ {
+		if err := s.fromUpstreamLogical(); err != nil {
+			return err
 		}
+	}
+	if err := s.fromUpstream(); err != nil {
+		return err
+	}
+	if !s.h.isEOF() {
+		return s.malformed("end of " + what)
 	}
 	return nil
 }
