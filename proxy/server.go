@@ -269,6 +269,8 @@ func retryableAccept(err error) bool {
 // beginShutdown stops accepting and ends idle sessions.
 func (s *Server) beginShutdown() {
 	s.closeOnce.Do(func() {
+		s.log.Info("shutting down: stop accepting; waiting for in-flight statements",
+			zap.Int64("connections", s.active.Load()), zap.Duration("grace", s.cfg.ShutdownGrace))
 		s.stopping.Store(true)
 		_ = s.ln.Close()
 		s.connsMu.Lock()
@@ -276,8 +278,6 @@ func (s *Server) beginShutdown() {
 			c.shutdown()
 		}
 		s.connsMu.Unlock()
-		s.log.Info("shutting down: stopped accepting; waiting for in-flight statements",
-			zap.Int64("connections", s.active.Load()), zap.Duration("grace", s.cfg.ShutdownGrace))
 	})
 }
 
