@@ -178,6 +178,8 @@ func TestGoDriverMatchesDirect(t *testing.T) {
 		{"interpolate-params", []string{"interpolateParams=true"}, sessionScenario},
 		{"multi-statements", []string{"multiStatements=true"}, append(append([]step{}, sessionScenario...), multiScenario...)},
 		{"client-found-rows", []string{"clientFoundRows=true"}, sessionScenario[11:17]},
+		// The handshake's collation byte must reach upstream unchanged.
+		{"latin1-collation", []string{"collation=latin1_swedish_ci"}, sessionScenario[len(sessionScenario)-1:]},
 	}
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
