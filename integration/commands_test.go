@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -494,5 +495,26 @@ func mustExecDB(t *testing.T, db *sql.DB, q string) {
 	t.Helper()
 	if _, err := db.Exec(q); err != nil {
 		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// TestGreetingIDCannotKillStrangers: the connection id a client sees in the
+// proxy's greeting is not an upstream thread id, and lies outside the range
+// upstream ids come from, so a driver cancelling with KILL QUERY <that id>
+// gets "Unknown thread id" rather than killing an unrelated session.
+func TestGreetingIDCannotKillStrangers(t *testing.T) {
+	db, p := env(t)
+	a := dialRaw(t, p.addr, db.User, db.Password, "")
+	b := dialRaw(t, p.addr, db.User, db.Password, "")
+	id := a.c.GetConnectionID()
+	if id < 1<<31 {
+		t.Fatalf("greeting connection id %d is in the upstream thread-id range", id)
+	}
+	_, err := b.c.Execute(fmt.Sprintf("KILL QUERY %d", id))
+	if code := errCode(err); code != 1094 {
+		t.Fatalf("KILL QUERY <greeting id>: want 1094 Unknown thread id, got %v", err)
+	}
+	if v := a.scalar("SELECT 'alive'"); v != "alive" {
+		t.Fatal(v)
 	}
 }

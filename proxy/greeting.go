@@ -121,13 +121,20 @@ func clientCaps(upstreamCaps uint32, tls bool) uint32 {
 	return c
 }
 
+// proxyConnIDBase puts the connection ids the proxy announces above any
+// thread id a MySQL/MariaDB server hands out in practice, so a client that
+// cancels with KILL QUERY <greeting id> through the proxy gets "Unknown
+// thread id" instead of killing an unrelated upstream session.
+const proxyConnIDBase = 1 << 31
+
 // greetingConn wraps a client connection during the handshake: it rewrites
-// the capability flags of the first packet written (go-mysql's greeting) to
-// those the upstream supports, remembers the greeting's scramble, and reports
-// the peer's address without a port, as MySQL does in error messages.
+// the capability flags and connection id of the first packet written
+// (go-mysql's greeting), remembers the greeting's scramble, and reports the
+// peer's address without a port, as MySQL does in error messages.
 type greetingConn struct {
 	net.Conn
 	caps    uint32
+	connID  uint32
 	mu      sync.Mutex
 	patched bool
 	salt    []byte
@@ -154,6 +161,7 @@ func (c *greetingConn) patch(b []byte) {
 		return
 	}
 	p = p[i+1:]
+	binary.LittleEndian.PutUint32(p, c.connID)
 	c.salt = append([]byte(nil), p[4:12]...)
 	p = p[13:]
 	binary.LittleEndian.PutUint16(p, uint16(c.caps))

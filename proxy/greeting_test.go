@@ -301,7 +301,7 @@ func TestGreetingConnPatch(t *testing.T) {
 	pkt := testPacket(0, body)
 	rc := &recordConn{}
 	caps := uint32(0x00ABCDEF)
-	gc := &greetingConn{Conn: rc, caps: caps}
+	gc := &greetingConn{Conn: rc, caps: caps, connID: proxyConnIDBase | 7}
 	if _, err := gc.Write(append([]byte(nil), pkt...)); err != nil {
 		t.Fatal(err)
 	}
@@ -316,8 +316,12 @@ func TestGreetingConnPatch(t *testing.T) {
 	if g.caps != caps {
 		t.Errorf("patched caps %#x, want %#x", g.caps, caps)
 	}
-	// Only the four capability bytes change.
-	capsAt := headerLen + 1 + len("5.5.5-10.11.6-MariaDB") + 1 + 4 + 8 + 1
+	if g.connID != proxyConnIDBase|7 {
+		t.Errorf("patched connection id %#x, want %#x", g.connID, proxyConnIDBase|7)
+	}
+	// Only the connection id and the four capability bytes change.
+	idAt := headerLen + 1 + len("5.5.5-10.11.6-MariaDB") + 1
+	capsAt := idAt + 4 + 8 + 1
 	var diff []int
 	for i := range pkt {
 		if pkt[i] != got[i] {
@@ -325,7 +329,7 @@ func TestGreetingConnPatch(t *testing.T) {
 		}
 	}
 	for _, i := range diff {
-		if i != capsAt && i != capsAt+1 && i != capsAt+5 && i != capsAt+6 {
+		if (i < idAt || i >= idAt+4) && i != capsAt && i != capsAt+1 && i != capsAt+5 && i != capsAt+6 {
 			t.Errorf("byte %d changed (%#x -> %#x)", i, pkt[i], got[i])
 		}
 	}

@@ -341,7 +341,7 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 		s.rejectGreeting(nc, newError(codeConCount, "08004", "Too many connections (sqlfork-proxy max-connections=%d)", s.cfg.MaxConnections), "max_connections")
 		return
 	}
-	sess, err := s.handshake(ctx, st, log)
+	sess, err := s.handshake(ctx, st, id, log)
 	if sess != nil {
 		be = sess.be
 	}
@@ -372,7 +372,7 @@ func (s *Server) rejectGreeting(nc net.Conn, e *mysql.MyError, reason string) {
 }
 
 // handshake authenticates the client and opens its upstream connection.
-func (s *Server) handshake(ctx context.Context, st *connState, log *zap.Logger) (*session, error) {
+func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *zap.Logger) (*session, error) {
 	nc := st.nc
 	_ = nc.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
 	front, err := s.frontendFor(ctx)
@@ -386,7 +386,7 @@ func (s *Server) handshake(ctx context.Context, st *connState, log *zap.Logger) 
 		s.rejectGreeting(nc, me, "upstream_unavailable")
 		return nil, err
 	}
-	gc := &greetingConn{Conn: nc, caps: clientCaps(front.info.caps, s.tlsConf != nil)}
+	gc := &greetingConn{Conn: nc, caps: clientCaps(front.info.caps, s.tlsConf != nil), connID: proxyConnIDBase | uint32(id)&(proxyConnIDBase-1)}
 	l := &login{ctx: ctx, srv: s, log: log}
 	sc, err := front.srv.NewCustomizedConn(gc, l, l)
 	if err != nil {
