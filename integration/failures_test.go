@@ -347,3 +347,124 @@ func TestMaxConnections(t *testing.T) {
 	waitFor(t, "a slot to free up", func() bool { return c.Ping() == nil })
 	_ = b
 }
+
+// TestHandshakeSizeLimit: a client that streams data instead of logging in
+// is cut off after 1 MiB rather than buffered without bound.
+func TestHandshakeSizeLimit(t *testing.T) {
+	db, _ := env(t)
+	p := startTestProxy(t, db.Addr, db, nil)
+	conn, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
+	if _, err := conn.Read(make([]byte, 512)); err != nil { // greeting
+		t.Fatal(err)
+	}
+	// A handshake response announced as 16 MiB with continuations, sent
+	// in full: 64 MiB if the proxy kept reading.
+	chunk := make([]byte, 1<<20)
+	hdr := []byte{0xFF, 0xFF, 0xFF, 1}
+	var sent int
+	for sent < 64<<20 {
+		if sent%(1<<24) == 0 {
+			if _, err := conn.Write(hdr); err != nil {
+				break
+			}
+		}
+		if _, err := conn.Write(chunk); err != nil {
+			break
+		}
+		sent += len(chunk)
+	}
+	if sent >= 64<<20 {
+		t.Fatalf("proxy accepted %d bytes of handshake", sent)
+	}
+	if sent > 8<<20 {
+		t.Fatalf("proxy read %d bytes before refusing the handshake", sent)
+	}
+}
+
+// TestShutdownGraceEnforced: statements still running when the grace
+// period ends are cut off, so shutdown is bounded.
+func TestShutdownGraceEnforced(t *testing.T) {
+	db, _ := env(t)
+	p, err := startProxy(db.Addr, db, func(c *proxy.Config) { c.ShutdownGrace = 500 * time.Millisecond })
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := dialRaw(t, p.addr, db.User, db.Password, "")
+	id := r.scalar("SELECT CONNECTION_ID()")
+	r.send(append([]byte{0x03}, "SELECT SLEEP(30)"...)...)
+	waitFor(t, "statement to run", func() bool {
+		admin, err := sql.Open("mysql", db.DSN(""))
+		if err != nil {
+			return false
+		}
+		defer admin.Close()
+		var n int
+		_ = admin.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = " + id + " AND INFO LIKE 'SELECT SLEEP%'").Scan(&n)
+		return n == 1
+	})
+	start := time.Now()
+	p.stop()
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("shutdown took %s with a 500ms grace", took)
+	}
+	_ = r.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := r.c.ReadPacket(); err == nil {
+		t.Fatal("statement outlived the shutdown grace")
+	}
+	waitUpstreamGone(t, db, id)
+}
+
+// TestIdleTimeoutSparesRunningCommand: the idle timeout does not cut a
+// command that reads from the client after running longer than it.
+func TestIdleTimeoutSparesRunningCommand(t *testing.T) {
+	db, _ := env(t)
+	p := startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.IdleTimeout = time.Second })
+	mysql.RegisterReaderHandler("late", func() io.Reader { return strings.NewReader("a\nb\nc\n") })
+	defer mysql.DeregisterReaderHandler("late")
+	sdb := openDB(t, p.dsn("app", "multiStatements=true"))
+	sdb.SetMaxOpenConns(1)
+	mustExecDB(t, sdb, "CREATE TEMPORARY TABLE late (v VARCHAR(5))")
+	if _, err := sdb.Exec("DO SLEEP(1.5); LOAD DATA LOCAL INFILE 'Reader::late' INTO TABLE late"); err != nil {
+		t.Fatalf("LOAD DATA after a statement longer than the idle timeout: %v", err)
+	}
+	var n int
+	if err := sdb.QueryRow("SELECT COUNT(*) FROM late").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("loaded %d rows, err %v", n, err)
+	}
+}
+
+// TestWriteTimeoutDropsStalledReader: a client that stops reading a large
+// result is disconnected after write-timeout, releasing its upstream.
+func TestWriteTimeoutDropsStalledReader(t *testing.T) {
+	db, _ := env(t)
+	p := startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.WriteTimeout = 300 * time.Millisecond })
+	r := dialRaw(t, p.addr, db.User, db.Password, "app")
+	id := r.scalar("SELECT CONNECTION_ID()")
+	if tc, ok := r.c.Conn.Conn.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(4096)
+	}
+	r.send(append([]byte{0x03}, "SELECT seq, REPEAT('x', 1000) FROM seq_1_to_1000000"...)...)
+	// Read nothing: socket buffers fill, the proxy's write times out.
+	waitUpstreamGone(t, db, id)
+}
+
+// TestProbeFailureDoesNotLeakUpstreamAccount: when the proxy cannot log in
+// upstream itself, a client that has not logged in learns that, not the
+// upstream account's name or host.
+func TestProbeFailureDoesNotLeakUpstreamAccount(t *testing.T) {
+	db, _ := env(t)
+	p := startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.UpstreamPassword = "wrong" })
+	err := openDB(t, p.dsn("")).Ping()
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) || me.Number != 2003 {
+		t.Fatalf("want 2003, got %v", err)
+	}
+	if strings.Contains(me.Message, "'"+db.User+"'") || !strings.Contains(me.Message, "1045") {
+		t.Fatalf("message %q should name the upstream error code but not the account", me.Message)
+	}
+}

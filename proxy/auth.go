@@ -50,13 +50,12 @@ func buildAccounts(cfg *Config) map[string]*account {
 // opens the upstream connection, so upstream refusals (unknown database,
 // too many connections) reach the client as its login result.
 type login struct {
-	ctx   context.Context
-	srv   *Server
-	log   *zap.Logger
-	acct  *account
-	db    string
-	be    *backend
-	isTLS bool
+	ctx  context.Context
+	srv  *Server
+	log  *zap.Logger
+	acct *account
+	db   string
+	be   *backend
 }
 
 var _ server.AuthenticationHandler = (*login)(nil)
@@ -69,14 +68,15 @@ func (l *login) GetCredential(username string) (server.Credential, bool, error) 
 		l.acct = a
 		return server.Credential{Passwords: []string{a.password}, AuthPluginName: a.plugin}, true, nil
 	}
+	// Same plugin as the default account, so the exchange does not reveal
+	// which names exist.
 	return server.Credential{Passwords: []string{hex.EncodeToString(mysql.RandomBuf(16))},
-		AuthPluginName: AuthNativePassword}, true, nil
+		AuthPluginName: l.srv.cfg.AuthPlugin}, true, nil
 }
 
 // OnAuthSuccess enforces TLS when required and connects upstream.
 func (l *login) OnAuthSuccess(c *server.Conn) error {
-	_, l.isTLS = c.Conn.Conn.(*tls.Conn)
-	if l.srv.cfg.TLSRequired && !l.isTLS {
+	if _, isTLS := c.Conn.Conn.(*tls.Conn); l.srv.cfg.TLSRequired && !isTLS {
 		return newError(codeSecureTransportReq, "HY000",
 			"Connections using insecure transport are prohibited while --tls-required is set on sqlfork-proxy")
 	}
@@ -133,8 +133,14 @@ var errNotInHandshake = errors.New("sqlfork-proxy: command handled outside go-my
 // upstreamDown is the error a client gets when the upstream can't be reached.
 func upstreamDown(addr string, err error) *mysql.MyError {
 	var oe *net.OpError
+	var me *mysql.MyError
 	reason := err.Error()
-	if errors.As(err, &oe) && oe.Err != nil {
+	switch {
+	case errors.As(err, &me):
+		// The proxy's own login was refused; its details (account, host)
+		// are for the proxy's log, not for a client that has not logged in.
+		reason = fmt.Sprintf("upstream refused the proxy's login with error %d; see the proxy log", me.Code)
+	case errors.As(err, &oe) && oe.Err != nil:
 		reason = oe.Err.Error()
 	}
 	return newError(codeCantConnect, "HY000", "Can't connect to upstream server on '%s' (sqlfork-proxy: %s)", addr, reason)

@@ -2,18 +2,14 @@ package proxy
 
 // Command bytes (first byte of a client command packet).
 const (
-	comSleep            = 0x00
 	comQuit             = 0x01
 	comInitDB           = 0x02
 	comQuery            = 0x03
 	comFieldList        = 0x04
-	comCreateDB         = 0x05
-	comDropDB           = 0x06
 	comRefresh          = 0x07
 	comShutdown         = 0x08
 	comStatistics       = 0x09
 	comProcessInfo      = 0x0A
-	comConnect          = 0x0B
 	comProcessKill      = 0x0C
 	comDebug            = 0x0D
 	comPing             = 0x0E
@@ -48,33 +44,51 @@ type commandInfo struct {
 	resp response
 }
 
-// commandTable is indexed by command byte; zero entries are unsupported.
-var commandTable = [256]commandInfo{
-	comQuit:             {"quit", respNone},
-	comInitDB:           {"init_db", respSingle},
-	comQuery:            {"query", respResults},
-	comFieldList:        {"field_list", respFields},
-	comRefresh:          {"refresh", respSingle},
-	comStatistics:       {"statistics", respSingle},
-	comProcessInfo:      {"process_info", respResults},
-	comProcessKill:      {"process_kill", respSingle},
-	comDebug:            {"debug", respSingle},
-	comPing:             {"ping", respSingle},
-	comChangeUser:       {"change_user", respChangeUser},
-	comStmtPrepare:      {"stmt_prepare", respPrepare},
-	comStmtExecute:      {"stmt_execute", respResults},
-	comStmtSendLongData: {"stmt_send_long_data", respNone},
-	comStmtClose:        {"stmt_close", respNone},
-	comStmtReset:        {"stmt_reset", respSingle},
-	comSetOption:        {"set_option", respSingle},
-	comStmtFetch:        {"stmt_fetch", respRows},
-	comResetConnection:  {"reset_connection", respSingle},
+// lookupCommand says how the proxy handles command byte cmd; commands it
+// does not list are refused.
+func lookupCommand(cmd byte) commandInfo {
+	switch cmd {
+	case comQuit:
+		return commandInfo{"quit", respNone}
+	case comInitDB:
+		return commandInfo{"init_db", respSingle}
+	case comQuery:
+		return commandInfo{"query", respResults}
+	case comFieldList:
+		return commandInfo{"field_list", respFields}
+	case comRefresh:
+		return commandInfo{"refresh", respSingle}
+	case comStatistics:
+		return commandInfo{"statistics", respSingle}
+	case comProcessInfo:
+		return commandInfo{"process_info", respResults}
+	case comProcessKill:
+		return commandInfo{"process_kill", respSingle}
+	case comDebug:
+		return commandInfo{"debug", respSingle}
+	case comPing:
+		return commandInfo{"ping", respSingle}
+	case comChangeUser:
+		return commandInfo{"change_user", respChangeUser}
+	case comStmtPrepare:
+		return commandInfo{"stmt_prepare", respPrepare}
+	case comStmtExecute:
+		return commandInfo{"stmt_execute", respResults}
+	case comStmtSendLongData:
+		return commandInfo{"stmt_send_long_data", respNone}
+	case comStmtClose:
+		return commandInfo{"stmt_close", respNone}
+	case comStmtReset:
+		return commandInfo{"stmt_reset", respSingle}
+	case comSetOption:
+		return commandInfo{"set_option", respSingle}
+	case comStmtFetch:
+		return commandInfo{"stmt_fetch", respRows}
+	case comResetConnection:
+		return commandInfo{"reset_connection", respSingle}
+	}
+	return commandInfo{"other", respUnsupported}
 }
 
 // commandName names a command byte for logs and metrics.
-func commandName(cmd byte) string {
-	if n := commandTable[cmd].name; n != "" {
-		return n
-	}
-	return "other"
-}
+func commandName(cmd byte) string { return lookupCommand(cmd).name }

@@ -67,8 +67,13 @@ type Config struct {
 	ConnectTimeout time.Duration
 	// HandshakeTimeout bounds the client handshake.
 	HandshakeTimeout time.Duration
-	// IdleTimeout closes a client connection that sends no command for this long.
+	// IdleTimeout closes a client connection that sends no command for this
+	// long; it also bounds each read from a client in the middle of a command.
 	IdleTimeout time.Duration
+	// WriteTimeout bounds each write to a client (like MySQL's
+	// net_write_timeout), so a client that stops reading cannot hold its
+	// session and upstream connection forever.
+	WriteTimeout time.Duration
 	// ShutdownGrace is how long in-flight statements may run after shutdown starts.
 	ShutdownGrace time.Duration
 	// MaxConnections caps concurrent client connections (0: no cap).
@@ -86,6 +91,7 @@ func DefaultConfig() Config {
 		ConnectTimeout:   10 * time.Second,
 		HandshakeTimeout: 10 * time.Second,
 		IdleTimeout:      8 * time.Hour,
+		WriteTimeout:     60 * time.Second,
 		ShutdownGrace:    30 * time.Second,
 	}
 }
@@ -120,7 +126,7 @@ func (c *Config) Validate() error {
 	}
 	for name, d := range map[string]time.Duration{
 		"connect-timeout": c.ConnectTimeout, "handshake-timeout": c.HandshakeTimeout,
-		"idle-timeout": c.IdleTimeout, "shutdown-grace": c.ShutdownGrace,
+		"idle-timeout": c.IdleTimeout, "write-timeout": c.WriteTimeout, "shutdown-grace": c.ShutdownGrace,
 	} {
 		if d <= 0 {
 			return fmt.Errorf("%s: must be positive, got %s", name, d)

@@ -13,7 +13,6 @@ import (
 const (
 	codeUnknownCom         = 1047 // ER_UNKNOWN_COM_ERROR
 	codeAccessDenied       = 1045 // ER_ACCESS_DENIED_ERROR
-	codeNetPacketTooLarge  = 1153 // ER_NET_PACKET_TOO_LARGE
 	codeNotSupportedAuth   = 1251 // ER_NOT_SUPPORTED_AUTH_MODE
 	codeConCount           = 1040 // ER_CON_COUNT_ERROR
 	codeServerShutdown     = 1053 // ER_SERVER_SHUTDOWN

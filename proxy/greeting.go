@@ -3,9 +3,10 @@ package proxy
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
-	"sync"
+	"sync/atomic"
 )
 
 // Capability flags (MySQL protocol).
@@ -127,28 +128,51 @@ func clientCaps(upstreamCaps uint32, tls bool) uint32 {
 // thread id" instead of killing an unrelated upstream session.
 const proxyConnIDBase = 1 << 31
 
-// greetingConn wraps a client connection during the handshake: it rewrites
+// handshakeReadLimit bounds what a client may send before it has logged
+// in. go-mysql joins continuation packets without limit; this keeps an
+// unauthenticated peer from making the proxy buffer gigabytes.
+const handshakeReadLimit = 1 << 20
+
+// errHandshakeTooLarge ends a login that sends more than handshakeReadLimit.
+var errHandshakeTooLarge = errors.New("client sent more than 1 MiB before logging in")
+
+// greetingConn wraps a client connection: during the handshake it rewrites
 // the capability flags and connection id of the first packet written
-// (go-mysql's greeting), remembers the greeting's scramble, and reports the
-// peer's address without a port, as MySQL does in error messages.
+// (go-mysql's greeting) and caps what the client may send; it also reports
+// the peer's address without a port, as MySQL does in error messages. Under
+// TLS it stays below the tls.Conn for the whole session, so after
+// handshakeDone it costs one atomic load per call.
 type greetingConn struct {
 	net.Conn
 	caps    uint32
 	connID  uint32
-	mu      sync.Mutex
-	patched bool
-	salt    []byte
+	patched atomic.Bool
+	done    atomic.Bool
+	read    int // bytes read during the handshake (one reader goroutine)
 }
 
 func (c *greetingConn) Write(b []byte) (int, error) {
-	c.mu.Lock()
-	if !c.patched {
-		c.patched = true
+	if !c.patched.Load() {
+		c.patched.Store(true)
 		c.patch(b)
 	}
-	c.mu.Unlock()
 	return c.Conn.Write(b)
 }
+
+func (c *greetingConn) Read(b []byte) (int, error) {
+	if c.done.Load() {
+		return c.Conn.Read(b)
+	}
+	if c.read >= handshakeReadLimit {
+		return 0, errHandshakeTooLarge
+	}
+	n, err := c.Conn.Read(b[:min(len(b), handshakeReadLimit-c.read)])
+	c.read += n
+	return n, err
+}
+
+// handshakeDone lifts the handshake read limit.
+func (c *greetingConn) handshakeDone() { c.done.Store(true) }
 
 // patch edits a greeting packet (header included) in place.
 func (c *greetingConn) patch(b []byte) {
@@ -162,15 +186,9 @@ func (c *greetingConn) patch(b []byte) {
 	}
 	p = p[i+1:]
 	binary.LittleEndian.PutUint32(p, c.connID)
-	c.salt = append([]byte(nil), p[4:12]...)
-	p = p[13:]
+	p = p[4+8+1:] // connection id, scramble part 1, filler
 	binary.LittleEndian.PutUint16(p, uint16(c.caps))
-	binary.LittleEndian.PutUint16(p[5:], uint16(c.caps>>16))
-	// caps(2) charset(1) status(2) caps(2) auth-data-len(1) reserved(10),
-	// then the scramble's second part.
-	if len(p) >= 18+12 {
-		c.salt = append(c.salt, p[18:18+12]...)
-	}
+	binary.LittleEndian.PutUint16(p[5:], uint16(c.caps>>16)) // after charset and status
 }
 
 // RemoteAddr returns the peer host without the port.

@@ -28,8 +28,6 @@ const (
 	statusAutocommit    = 0x0002
 	statusMoreResults   = 0x0008
 	statusCursorExists  = 0x0040
-	statusLastRowSent   = 0x0080
-	cursorTypeReadOnly  = 0x01
 	cursorFlagsMask     = 0x0F
 	maxEOFPayloadLength = 9
 )
@@ -143,7 +141,7 @@ func (p *pipe) forward(h *packetHead) error {
 	if err != nil {
 		return err
 	}
-	n := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
+	n := payloadLen(hdr)
 	h.length, h.seq = n, hdr[3]
 	total := headerLen + n
 	if total <= p.src.Size() {
@@ -192,9 +190,13 @@ func noEOF(err error) error {
 	return err
 }
 
+// payloadLen decodes the 3-byte payload length of a packet header.
+func payloadLen(hdr []byte) int { return int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16 }
+
 // forwardLogical forwards a packet and any continuation packets that
 // follow it (payloads of exactly maxPayload bytes continue in the next one).
-// h describes the first physical packet.
+// h describes the first physical packet, except that h.seq is the last
+// one's, so the next packet's sequence number follows from it.
 func (p *pipe) forwardLogical(h *packetHead) error {
 	if err := p.forward(h); err != nil {
 		return err
@@ -214,6 +216,7 @@ func (p *pipe) forwardLogical(h *packetHead) error {
 			return err
 		}
 	}
+	h.seq = cont.seq
 	return nil
 }
 
@@ -230,7 +233,7 @@ func readPacket(r *bufio.Reader, buf []byte, limit int) ([]byte, uint8, error) {
 			}
 			return nil, 0, err
 		}
-		n := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
+		n := payloadLen(hdr[:])
 		seq = hdr[3]
 		if len(payload)+n > limit {
 			return nil, 0, fmt.Errorf("%w: packet of more than %d bytes", errMalformed, limit)

@@ -163,7 +163,7 @@ func TestEofStatus(t *testing.T) {
 		{"plain EOF", []byte{0xFE, 0x00, 0x00, 0x02, 0x00}, statusAutocommit, true},
 		{"warnings, more results", []byte{0xFE, 0x05, 0x00, 0x0A, 0x00}, statusAutocommit | statusMoreResults, true},
 		{"cursor exists", []byte{0xFE, 0x00, 0x00, 0x42, 0x00}, statusCursorExists | statusAutocommit, true},
-		{"last row sent", []byte{0xFE, 0x00, 0x00, 0x82, 0x00}, statusLastRowSent | statusAutocommit, true},
+		{"last row sent", []byte{0xFE, 0x00, 0x00, 0x82, 0x00}, 0x0080 /* SERVER_STATUS_LAST_ROW_SENT */ | statusAutocommit, true},
 		{"high byte", []byte{0xFE, 0x00, 0x00, 0x00, 0x40}, 0x4000, true},
 		{"nil", nil, 0, false},
 		{"header only", []byte{0xFE}, 0, false},
@@ -352,7 +352,9 @@ func TestPipeForwardLogical(t *testing.T) {
 				if err := p.forwardLogical(&h); err != nil {
 					t.Fatalf("readBuf %d: %v", readBuf, err)
 				}
-				checkHead(t, &h, tt.packets[0], 3)
+				// Length and prefix describe the first physical packet; seq
+				// is the last one's, so the next sequence number follows.
+				checkHead(t, &h, tt.packets[0], uint8(3+len(tt.packets)-1))
 				_ = p.dst.Flush()
 				if !bytes.Equal(out.Bytes(), in[:logicalEnd]) {
 					t.Fatalf("readBuf %d: output (%d bytes) is not the logical packet (%d bytes)", readBuf, out.Len(), logicalEnd)

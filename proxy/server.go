@@ -64,7 +64,6 @@ type Server struct {
 	probeAt   time.Time
 	probeErr  error
 	nextID    atomic.Uint64
-	active    atomic.Int64
 	connsMu   sync.Mutex
 	conns     map[*connState]struct{}
 	wg        sync.WaitGroup
@@ -194,9 +193,15 @@ func (s *Server) Ready(ctx context.Context) error {
 	if s.stopping.Load() {
 		return errors.New("shutting down")
 	}
+	return s.probeCached(ctx)
+}
+
+// probeCached probes the upstream unless a probe finished within
+// readyCacheFor, whose result it returns instead.
+func (s *Server) probeCached(ctx context.Context) error {
 	s.probeMu.Lock()
 	defer s.probeMu.Unlock()
-	if time.Since(s.probeAt) < readyCacheFor {
+	if !s.probeAt.IsZero() && time.Since(s.probeAt) < readyCacheFor {
 		return s.probeErr
 	}
 	s.probeErr = s.probe(ctx)
@@ -210,20 +215,14 @@ func (s *Server) frontendFor(ctx context.Context) (*frontend, error) {
 	if f := s.front.Load(); f != nil {
 		return f, nil
 	}
-	s.probeMu.Lock()
-	defer s.probeMu.Unlock()
+	// Clients queued behind a failed probe get its result, not a probe each.
+	if err := s.probeCached(ctx); err != nil {
+		return nil, err
+	}
 	if f := s.front.Load(); f != nil {
 		return f, nil
 	}
-	if s.probeErr != nil && time.Since(s.probeAt) < readyCacheFor {
-		return nil, s.probeErr // clients queued behind a failed probe fail fast
-	}
-	err := s.probe(ctx)
-	s.probeAt, s.probeErr = time.Now(), err
-	if err != nil {
-		return nil, err
-	}
-	return s.front.Load(), nil
+	return nil, errors.New("upstream greeting unknown")
 }
 
 // observe records a finished command.
@@ -269,15 +268,15 @@ func retryableAccept(err error) bool {
 // beginShutdown stops accepting and ends idle sessions.
 func (s *Server) beginShutdown() {
 	s.closeOnce.Do(func() {
+		s.connsMu.Lock()
+		defer s.connsMu.Unlock()
 		s.log.Info("shutting down: stop accepting; waiting for in-flight statements",
-			zap.Int64("connections", s.active.Load()), zap.Duration("grace", s.cfg.ShutdownGrace))
+			zap.Int("connections", len(s.conns)), zap.Duration("grace", s.cfg.ShutdownGrace))
 		s.stopping.Store(true)
 		_ = s.ln.Close()
-		s.connsMu.Lock()
 		for c := range s.conns {
 			c.shutdown()
 		}
-		s.connsMu.Unlock()
 	})
 }
 
@@ -291,7 +290,7 @@ func (s *Server) drain() error {
 		s.connsMu.Lock()
 		n := len(s.conns)
 		for c := range s.conns {
-			_ = c.nc.Close()
+			c.forceClose()
 		}
 		s.connsMu.Unlock()
 		s.log.Warn("shutdown grace expired; closed remaining connections", zap.Int("connections", n))
@@ -309,11 +308,8 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	st := &connState{nc: nc}
 	s.connsMu.Lock()
 	s.conns[st] = struct{}{}
-	if s.stopping.Load() {
-		st.closing = true
-	}
+	stopping, n := s.stopping.Load(), len(s.conns)
 	s.connsMu.Unlock()
-	n := s.active.Add(1)
 	s.m.ConnectionsTotal.Inc()
 	s.m.ConnectionsActive.Inc()
 	var be *backend
@@ -330,18 +326,19 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 		s.connsMu.Lock()
 		delete(s.conns, st)
 		s.connsMu.Unlock()
-		s.active.Add(-1)
 		s.m.ConnectionsActive.Dec()
 	}()
-	if st.closing {
+	if stopping {
 		s.rejectGreeting(nc, newError(codeServerShutdown, "08S01", "sqlfork-proxy is shutting down"), "shutdown")
 		return
 	}
-	if s.cfg.MaxConnections > 0 && n > int64(s.cfg.MaxConnections) {
+	if s.cfg.MaxConnections > 0 && n > s.cfg.MaxConnections {
 		s.rejectGreeting(nc, newError(codeConCount, "08004", "Too many connections (sqlfork-proxy max-connections=%d)", s.cfg.MaxConnections), "max_connections")
 		return
 	}
-	sess, err := s.handshake(ctx, st, id, log)
+	// Shutdown reaches sessions through connState, not ctx: a login in
+	// progress completes (or times out) rather than failing half-way.
+	sess, err := s.handshake(context.WithoutCancel(ctx), st, id, log)
 	if sess != nil {
 		be = sess.be
 	}
@@ -378,12 +375,8 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 	front, err := s.frontendFor(ctx)
 	if err != nil {
 		s.m.UpstreamConnectFails.Inc()
-		var me *mysql.MyError
-		if !errors.As(err, &me) {
-			me = upstreamDown(s.cfg.Upstream, err)
-		}
 		log.Warn("upstream unavailable; refusing client", zap.Error(err))
-		s.rejectGreeting(nc, me, "upstream_unavailable")
+		s.rejectGreeting(nc, upstreamDown(s.cfg.Upstream, err), "upstream_unavailable")
 		return nil, err
 	}
 	gc := &greetingConn{Conn: nc, caps: clientCaps(front.info.caps, s.tlsConf != nil), connID: proxyConnIDBase | uint32(id)&(proxyConnIDBase-1)}
@@ -401,6 +394,8 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 	}
 	_ = nc.SetDeadline(time.Time{})
 	sess := newSession(s, log, st, client, l.be)
-	sess.caps, sess.acct, sess.db, sess.collation = sc.Capability(), l.acct, l.db, sc.Charset()
+	sess.caps, sess.acct, sess.collation = sc.Capability(), l.acct, sc.Charset()
+	gc.handshakeDone()
+	st.attach(l.be)
 	return sess, nil
 }

@@ -32,6 +32,7 @@ type connState struct {
 	mu      sync.Mutex
 	busy    bool
 	closing bool
+	be      *backend // the session's upstream, once it has one
 }
 
 // wait marks the connection idle until the next command arrives or d
@@ -47,11 +48,32 @@ func (c *connState) wait(d time.Duration) bool {
 	return true
 }
 
-// work marks the connection busy with a command.
-func (c *connState) work() {
+// work marks the connection busy with a command and gives reads from the
+// client in the middle of it (large packets, LOAD DATA files) a fresh
+// deadline d. A shutdown that raced with the command's arrival no longer
+// cuts it short: busy commands are allowed to finish.
+func (c *connState) work(d time.Duration) {
 	c.mu.Lock()
 	c.busy = true
+	_ = c.nc.SetReadDeadline(time.Now().Add(d))
 	c.mu.Unlock()
+}
+
+// attach records the session's upstream connection so forceClose reaches it.
+func (c *connState) attach(be *backend) {
+	c.mu.Lock()
+	c.be = be
+	c.mu.Unlock()
+}
+
+// forceClose closes both sockets, waking a session blocked on either.
+func (c *connState) forceClose() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_ = c.nc.Close()
+	if c.be != nil {
+		c.be.close()
+	}
 }
 
 // shutdown asks the connection to end after its current command.
@@ -62,6 +84,18 @@ func (c *connState) shutdown() {
 	if !c.busy {
 		_ = c.nc.SetReadDeadline(time.Now())
 	}
+}
+
+// deadlineWriter gives every write to a connection its own deadline, so a
+// peer that stops reading fails the write instead of blocking it forever.
+type deadlineWriter struct {
+	conn    net.Conn
+	timeout time.Duration
+}
+
+func (w deadlineWriter) Write(b []byte) (int, error) {
+	_ = w.conn.SetWriteDeadline(time.Now().Add(w.timeout))
+	return w.conn.Write(b)
 }
 
 // session is one client connection after login, with its pinned upstream.
@@ -80,7 +114,6 @@ type session struct {
 
 	caps      uint32 // client capability flags
 	acct      *account
-	db        string
 	collation uint8
 
 	// seq is the sequence number for the next packet the proxy itself
@@ -91,7 +124,8 @@ type session struct {
 
 func newSession(srv *Server, log *zap.Logger, st *connState, client net.Conn, be *backend) *session {
 	s := &session{srv: srv, log: log, state: st, client: client, be: be,
-		cr: bufio.NewReaderSize(client, clientReadBuf), cw: bufio.NewWriterSize(client, clientWriteBuf)}
+		cr: bufio.NewReaderSize(client, clientReadBuf),
+		cw: bufio.NewWriterSize(deadlineWriter{client, srv.cfg.WriteTimeout}, clientWriteBuf)}
 	s.toClient = pipe{src: be.r, dst: s.cw, srcSide: sideUpstream, dstSide: sideClient}
 	s.toUpstream = pipe{src: s.cr, dst: be.w, srcSide: sideClient, dstSide: sideUpstream}
 	return s
@@ -138,8 +172,8 @@ func (s *session) nextCommand() (byte, error) {
 		}
 		return 0, &linkError{side: sideClient, err: noEOF(err)}
 	}
-	s.state.work()
-	if hdr[0]|hdr[1]|hdr[2] == 0 {
+	s.state.work(s.srv.cfg.IdleTimeout)
+	if payloadLen(hdr) == 0 {
 		_, _ = s.cr.Discard(headerLen)
 		s.seq = hdr[3] + 1
 		_ = s.writeErr(newError(codeHandshakeError, "08S01", "sqlfork-proxy: empty command packet"))
@@ -154,7 +188,7 @@ func (s *session) nextCommand() (byte, error) {
 
 // dispatch handles one command whose packet is still unread.
 func (s *session) dispatch(cmd byte) error {
-	info := &commandTable[cmd]
+	info := lookupCommand(cmd)
 	switch info.resp {
 	case respUnsupported:
 		return s.refuse(cmd)
@@ -344,6 +378,7 @@ func (s *session) relayLocalInfile() error {
 		return err
 	}
 	for {
+		_ = s.state.nc.SetReadDeadline(time.Now().Add(s.srv.cfg.IdleTimeout))
 		if err := s.fromClient(); err != nil {
 			return err
 		}
@@ -375,7 +410,7 @@ func (s *session) discardCommand() (uint8, error) {
 		if err != nil {
 			return 0, &linkError{side: sideClient, err: noEOF(err)}
 		}
-		n := int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16
+		n := payloadLen(hdr)
 		seq := hdr[3]
 		if _, err := s.cr.Discard(headerLen + n); err != nil {
 			return 0, &linkError{side: sideClient, err: noEOF(err)}
@@ -486,7 +521,10 @@ func (s *session) changeUser() error {
 		collation = req.collation
 	}
 	attrs := s.srv.upstreamAttrs(req.attrs, s.client)
-	if err := s.be.changeUser(acct.upstreamUser, acct.upstreamPassword, req.db, collation, attrs); err != nil {
+	_ = s.be.conn.SetDeadline(time.Now().Add(s.srv.cfg.ConnectTimeout))
+	err = s.be.changeUser(acct.upstreamUser, acct.upstreamPassword, req.db, collation, attrs)
+	_ = s.be.conn.SetDeadline(time.Time{})
+	if err != nil {
 		var me *mysql.MyError
 		if errors.As(err, &me) {
 			_ = s.writeErr(me)
@@ -494,7 +532,7 @@ func (s *session) changeUser() error {
 		}
 		return &linkError{side: sideUpstream, err: err}
 	}
-	s.acct, s.db, s.collation = acct, req.db, collation
+	s.acct, s.collation = acct, collation
 	s.log.Debug("change user", zap.String("user", acct.name), zap.String("db", req.db))
 	if s.seq, err = writePacket(s.cw, s.seq, okPayload(s.be.status, 0)); err != nil {
 		return &linkError{side: sideClient, write: true, err: err}

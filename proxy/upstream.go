@@ -112,11 +112,11 @@ func (b *backend) handshake(p dialParams) error {
 	if p.tls != nil && g.caps&capSSL != 0 {
 		caps |= capSSL
 		req := handshakeHead(caps, p.collation)
-		if seq, err = writePacket(b.w, seq, req); err != nil {
-			return err
+		if seq, err = writePacket(b.w, seq, req); err == nil {
+			err = b.w.Flush()
 		}
-		if err := b.w.Flush(); err != nil {
-			return err
+		if err != nil {
+			return fmt.Errorf("send upstream SSL request: %w", err)
 		}
 		tc := tls.Client(b.conn, p.tls)
 		if err := tc.Handshake(); err != nil {
@@ -159,11 +159,11 @@ func (b *backend) handshake(p dialParams) error {
 	if caps&capConnectAttrs != 0 {
 		pkt = appendAttrs(pkt, p.attrs)
 	}
-	if _, err = writePacket(b.w, seq, pkt); err != nil {
-		return err
+	if _, err = writePacket(b.w, seq, pkt); err == nil {
+		err = b.w.Flush()
 	}
-	if err := b.w.Flush(); err != nil {
-		return err
+	if err != nil {
+		return fmt.Errorf("send upstream handshake response: %w", err)
 	}
 	return b.authLoop(plugin, g.salt, p.password)
 }
@@ -277,11 +277,11 @@ func (b *backend) authLoop(plugin string, salt []byte, password string) error {
 		default:
 			return fmt.Errorf("%w: unexpected auth packet 0x%02x", errMalformed, p[0])
 		}
-		if _, err := writePacket(b.w, seq+1, reply); err != nil {
-			return err
+		if _, err = writePacket(b.w, seq+1, reply); err == nil {
+			err = b.w.Flush()
 		}
-		if err := b.w.Flush(); err != nil {
-			return err
+		if err != nil {
+			return fmt.Errorf("send upstream auth data: %w", err)
 		}
 	}
 }
@@ -339,11 +339,11 @@ func (b *backend) changeUser(user, password, db string, collation uint8, attrs m
 	if b.caps&capConnectAttrs != 0 {
 		pkt = appendAttrs(pkt, attrs)
 	}
-	if _, err := writePacket(b.w, 0, pkt); err != nil {
-		return err
+	if _, err = writePacket(b.w, 0, pkt); err == nil {
+		err = b.w.Flush()
 	}
-	if err := b.w.Flush(); err != nil {
-		return err
+	if err != nil {
+		return fmt.Errorf("send upstream COM_CHANGE_USER: %w", err)
 	}
 	return b.authLoop(plugin, g.salt, password)
 }

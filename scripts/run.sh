@@ -114,11 +114,11 @@ run_proxy() { # UPSTREAM_ADDR USER PASSWORD [extra args...]
 	# background child so that signals sent to this script (Ctrl-C, or a TERM
 	# to the script alone) run the trap at once instead of after the proxy
 	# exits; the EXIT trap then stops the proxy and MariaDB.
-	"$PROXY_BIN" serve \
+	# The password goes in the environment, not argv, where ps would show it.
+	SQLFORK_UPSTREAM_PASSWORD="$pass" "$PROXY_BIN" serve \
 		--listen "$PROXY_LISTEN" \
 		--upstream "$up" \
 		--upstream-user "$user" \
-		--upstream-password "$pass" \
 		--metrics-listen "$METRICS_LISTEN" \
 		"$@" &
 	PROXY_PID=$!
@@ -151,11 +151,10 @@ if [[ -n $UP ]]; then
 		pass="${SQLFORK_UPSTREAM_PASSWORD-$DB_PASSWORD}"
 		log "using upstream $UP"
 		print_connect_help "$UP" "$user" "$pass"
-		exec "$PROXY_BIN" serve \
+		SQLFORK_UPSTREAM_PASSWORD="$pass" exec "$PROXY_BIN" serve \
 			--listen "$PROXY_LISTEN" \
 			--upstream "$UP" \
 			--upstream-user "$user" \
-			--upstream-password "$pass" \
 			--metrics-listen "$METRICS_LISTEN" \
 			"$@"
 	fi

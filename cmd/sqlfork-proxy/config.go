@@ -104,6 +104,8 @@ func settingTable() []setting {
 			func(s *settings) any { return &s.Proxy.HandshakeTimeout }},
 		{"idle-timeout", "close client connections idle for this long",
 			func(s *settings) any { return &s.Proxy.IdleTimeout }},
+		{"write-timeout", "limit for each write to a client that has stopped reading",
+			func(s *settings) any { return &s.Proxy.WriteTimeout }},
 		{"shutdown-grace", "on SIGTERM/SIGINT, how long in-flight statements may finish",
 			func(s *settings) any { return &s.Proxy.ShutdownGrace }},
 		{"max-connections", "maximum concurrent client connections (0: unlimited)",

@@ -149,6 +149,7 @@ func TestNaming(t *testing.T) {
 		"connect-timeout":   {"SQLFORK_CONNECT_TIMEOUT", "connect_timeout"},
 		"handshake-timeout": {"SQLFORK_HANDSHAKE_TIMEOUT", "handshake_timeout"},
 		"idle-timeout":      {"SQLFORK_IDLE_TIMEOUT", "idle_timeout"},
+		"write-timeout":     {"SQLFORK_WRITE_TIMEOUT", "write_timeout"},
 		"shutdown-grace":    {"SQLFORK_SHUTDOWN_GRACE", "shutdown_grace"},
 		"max-connections":   {"SQLFORK_MAX_CONNECTIONS", "max_connections"},
 		"log-format":        {"SQLFORK_LOG_FORMAT", "log_format"},
