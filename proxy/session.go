@@ -32,7 +32,24 @@ type connState struct {
 	mu      sync.Mutex
 	busy    bool
 	closing bool
-	be      *backend // the session's upstream, once it has one
+	be      *backend  // the session's upstream, once it has one
+	readBy  time.Time // the read deadline last set on nc
+}
+
+// deadlineSlack is the fraction of a timeout by which a deadline may be
+// early: deadlines move only when they would shift by more, which keeps
+// timer updates off most commands.
+const deadlineSlack = 100
+
+// extendRead sets nc's read deadline to now+d unless the one set is at most
+// d/deadlineSlack earlier. Callers hold c.mu.
+func (c *connState) extendRead(d time.Duration) {
+	by := time.Now().Add(d)
+	if by.Sub(c.readBy) <= d/deadlineSlack {
+		return
+	}
+	c.readBy = by
+	_ = c.nc.SetReadDeadline(by)
 }
 
 // wait marks the connection idle until the next command arrives or d
@@ -44,7 +61,7 @@ func (c *connState) wait(d time.Duration) bool {
 		return false
 	}
 	c.busy = false
-	_ = c.nc.SetReadDeadline(time.Now().Add(d))
+	c.extendRead(d)
 	return true
 }
 
@@ -55,7 +72,7 @@ func (c *connState) wait(d time.Duration) bool {
 func (c *connState) work(d time.Duration) {
 	c.mu.Lock()
 	c.busy = true
-	_ = c.nc.SetReadDeadline(time.Now().Add(d))
+	c.extendRead(d)
 	c.mu.Unlock()
 }
 
@@ -82,19 +99,25 @@ func (c *connState) shutdown() {
 	defer c.mu.Unlock()
 	c.closing = true
 	if !c.busy {
-		_ = c.nc.SetReadDeadline(time.Now())
+		c.readBy = time.Now()
+		_ = c.nc.SetReadDeadline(c.readBy)
 	}
 }
 
-// deadlineWriter gives every write to a connection its own deadline, so a
-// peer that stops reading fails the write instead of blocking it forever.
+// deadlineWriter gives every write to a connection a deadline of about
+// timeout from now (up to timeout/deadlineSlack earlier), so a peer that
+// stops reading fails the write instead of blocking it forever.
 type deadlineWriter struct {
 	conn    net.Conn
 	timeout time.Duration
+	by      time.Time
 }
 
-func (w deadlineWriter) Write(b []byte) (int, error) {
-	_ = w.conn.SetWriteDeadline(time.Now().Add(w.timeout))
+func (w *deadlineWriter) Write(b []byte) (int, error) {
+	if by := time.Now().Add(w.timeout); by.Sub(w.by) > w.timeout/deadlineSlack {
+		w.by = by
+		_ = w.conn.SetWriteDeadline(by)
+	}
 	return w.conn.Write(b)
 }
 
@@ -125,7 +148,7 @@ type session struct {
 func newSession(srv *Server, log *zap.Logger, st *connState, client net.Conn, be *backend) *session {
 	s := &session{srv: srv, log: log, state: st, client: client, be: be,
 		cr: bufio.NewReaderSize(client, clientReadBuf),
-		cw: bufio.NewWriterSize(deadlineWriter{client, srv.cfg.WriteTimeout}, clientWriteBuf)}
+		cw: bufio.NewWriterSize(&deadlineWriter{conn: client, timeout: srv.cfg.WriteTimeout}, clientWriteBuf)}
 	s.toClient = pipe{src: be.r, dst: s.cw, srcSide: sideUpstream, dstSide: sideClient}
 	s.toUpstream = pipe{src: s.cr, dst: be.w, srcSide: sideClient, dstSide: sideUpstream}
 	return s
@@ -378,7 +401,7 @@ func (s *session) relayLocalInfile() error {
 		return err
 	}
 	for {
-		_ = s.state.nc.SetReadDeadline(time.Now().Add(s.srv.cfg.IdleTimeout))
+		s.state.work(s.srv.cfg.IdleTimeout)
 		if err := s.fromClient(); err != nil {
 			return err
 		}
