@@ -1,0 +1,149 @@
+package rewrite
+
+import (
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// refKind is what an AST name reference is.
+type refKind uint8
+
+const (
+	refTable     refKind = iota // a table: FROM t, INTO db.t, ALTER TABLE t, ...
+	refQualifier                // the table part of a column: t.col, db.t.col, t.*
+	refTarget                   // a table or alias named in DELETE t FROM / FOR UPDATE OF t
+)
+
+// astRef is one table-ish name the parser saw. Names are as written.
+type astRef struct {
+	kind   refKind
+	schema string
+	name   string
+	write  bool
+}
+
+// collector walks statements and records table references.
+type collector struct {
+	refs    []astRef
+	writes  map[*ast.TableName]bool
+	targets map[*ast.TableName]bool
+	ctes    map[string]bool // lower-cased CTE names
+	aliases map[string]bool // lower-cased table aliases
+	// funcs are calls of schema-qualified (stored) functions.
+	funcs []string
+}
+
+func newCollector() *collector {
+	return &collector{writes: map[*ast.TableName]bool{}, targets: map[*ast.TableName]bool{},
+		ctes: map[string]bool{}, aliases: map[string]bool{}}
+}
+
+// markTables marks every TableName under n as written.
+func (c *collector) markTables(n ast.Node) {
+	if n == nil {
+		return
+	}
+	n.Accept(&tableMarker{set: c.writes})
+}
+
+type tableMarker struct{ set map[*ast.TableName]bool }
+
+func (m *tableMarker) Enter(n ast.Node) (ast.Node, bool) {
+	switch t := n.(type) {
+	case *ast.TableName:
+		m.set[t] = true
+	case *ast.SelectStmt, *ast.SetOprStmt, *ast.SubqueryExpr:
+		return n, true // subqueries are read
+	}
+	return n, false
+}
+
+func (m *tableMarker) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// Enter implements ast.Visitor.
+func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
+	switch x := n.(type) {
+	case *ast.InsertStmt:
+		if x.Table != nil {
+			c.markTables(x.Table.TableRefs)
+		}
+	case *ast.UpdateStmt:
+		// Every table an UPDATE joins may be assigned: treat all as
+		// written (a fork too many is safe, a write to production is not).
+		if x.TableRefs != nil {
+			c.markTables(x.TableRefs.TableRefs)
+		}
+	case *ast.DeleteStmt:
+		if x.IsMultiTable && x.Tables != nil {
+			for _, t := range x.Tables.Tables {
+				c.targets[t] = true
+			}
+			// Written tables are those the target list names; resolved
+			// by name or alias when sites are bound, so mark all here.
+			if x.TableRefs != nil {
+				c.markTables(x.TableRefs.TableRefs)
+			}
+		} else if x.TableRefs != nil {
+			c.markTables(x.TableRefs.TableRefs)
+		}
+	case *ast.LoadDataStmt:
+		c.writes[x.Table] = true
+	case *ast.SelectStmt:
+		if x.LockInfo != nil {
+			for _, t := range x.LockInfo.Tables {
+				c.targets[t] = true
+			}
+		}
+	case *ast.CreateTableStmt:
+		c.writes[x.Table] = true
+	case *ast.AlterTableStmt:
+		c.markTables(x)
+	case *ast.DropTableStmt:
+		c.markTables(x)
+	case *ast.RenameTableStmt:
+		c.markTables(x)
+	case *ast.TruncateTableStmt:
+		c.writes[x.Table] = true
+	case *ast.CreateIndexStmt:
+		c.writes[x.Table] = true
+	case *ast.DropIndexStmt:
+		c.writes[x.Table] = true
+	case *ast.CreateViewStmt:
+		c.writes[x.ViewName] = true
+	case *ast.LockTablesStmt:
+		for _, l := range x.TableLocks {
+			if l.Type >= ast.TableLockWrite {
+				c.writes[l.Table] = true
+			}
+		}
+	case *ast.CommonTableExpression:
+		c.ctes[x.Name.L] = true
+	case *ast.TableSource:
+		if x.AsName.L != "" {
+			c.aliases[x.AsName.L] = true
+		}
+	case *ast.TableName:
+		kind := refTable
+		if c.targets[x] {
+			kind = refTarget
+		}
+		c.refs = append(c.refs, astRef{kind: kind, schema: x.Schema.O, name: x.Name.O, write: c.writes[x]})
+	case *ast.ColumnName:
+		if x.Table.O != "" {
+			c.refs = append(c.refs, astRef{kind: refQualifier, schema: x.Schema.O, name: x.Table.O})
+		}
+	case *ast.SelectField:
+		if x.WildCard != nil && x.WildCard.Table.O != "" {
+			c.refs = append(c.refs, astRef{kind: refQualifier, schema: x.WildCard.Schema.O, name: x.WildCard.Table.O})
+		}
+	case *ast.FuncCallExpr:
+		// db.f() is a stored function for sure; unqualified stored
+		// functions cannot be told from built-ins without a catalog.
+		if x.Schema.O != "" {
+			c.funcs = append(c.funcs, x.Schema.O+"."+x.FnName.O)
+		}
+	}
+	return n, false
+}
+
+// Leave implements ast.Visitor.
+func (c *collector) Leave(n ast.Node) (ast.Node, bool) { return n, true }

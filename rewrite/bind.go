@@ -1,0 +1,486 @@
+package rewrite
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+)
+
+// chain is a dotted identifier in the text: a, a.b or a.b.c, possibly
+// followed by .* (star).
+type chain struct {
+	parts []int // token indices
+	star  bool
+}
+
+// buildChains finds the identifier chains of toks. Bare reserved words are
+// not identifiers unless they follow a dot.
+func buildChains(src string, toks []token, reserved map[string]bool) []chain {
+	var out []chain
+	isPunct := func(i int, c byte) bool {
+		return i < len(toks) && toks[i].kind == tokPunct && src[toks[i].start] == c
+	}
+	isName := func(i int, afterDot bool) bool {
+		if i >= len(toks) {
+			return false
+		}
+		switch toks[i].kind {
+		case tokQuoted:
+			return true
+		case tokIdent:
+			return afterDot || !reserved[strings.ToLower(src[toks[i].start:toks[i].end])]
+		}
+		return false
+	}
+	for i := 0; i < len(toks); i++ {
+		if !isName(i, false) || (i > 0 && isPunct(i-1, '.')) {
+			continue
+		}
+		c := chain{parts: []int{i}}
+		j := i
+		for isPunct(j+1, '.') && isName(j+2, true) {
+			j += 2
+			c.parts = append(c.parts, j)
+		}
+		if isPunct(j+1, '.') && isPunct(j+2, '*') {
+			c.star = true
+		}
+		out = append(out, c)
+		i = j
+	}
+	return out
+}
+
+// occurrence is one token spelled like a referenced name, with the role its
+// place in a chain allows.
+type occurrence struct {
+	chain int
+	part  int
+	role  refKind
+	// roleOK is false where the position cannot hold a table reference
+	// (a database part, a column part).
+	roleOK bool
+	schema string // the database part before it, for table/qualifier roles
+}
+
+// analyze builds an Analysis: parse, classify, then bind every table
+// reference the parser reports to its place in the text.
+func (e *Engine) analyze(sql string, opts Options) *Analysis {
+	a := &Analysis{src: sql, opts: opts}
+	if isSandboxStatement(sql) {
+		a.Statements = []Statement{{Class: ClassSandbox}}
+		return a
+	}
+	stmts, err := e.parse(sql, opts)
+	if err != nil {
+		a.parseErr = err
+		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: "the statement cannot be parsed"}}
+		return a
+	}
+	all := newCollector()
+	for _, s := range stmts {
+		c := newCollector()
+		s.Accept(c)
+		a.Statements = append(a.Statements, describe(s, c, opts.DB))
+		all.refs = append(all.refs, c.refs...)
+		for k := range c.ctes {
+			all.ctes[k] = true
+		}
+		for k := range c.aliases {
+			all.aliases[k] = true
+		}
+	}
+	a.aliases = all.aliases
+	for name := range all.ctes {
+		for _, r := range all.refs {
+			if r.kind == refTable && r.schema == "" && strings.EqualFold(r.name, name) {
+				if a.cteShadows == nil {
+					a.cteShadows = map[string]bool{}
+				}
+				a.cteShadows[name] = true
+			}
+		}
+	}
+	e.bind(a, all)
+	return a
+}
+
+// bind locates the collector's references in a.src and records sites.
+func (e *Engine) bind(a *Analysis, c *collector) {
+	lo := lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}
+	toks := lex(a.src, lo)
+	chains := buildChains(a.src, toks, e.reserved)
+	for _, t := range toks {
+		if t.inMaria && (t.kind == tokIdent || t.kind == tokQuoted) {
+			// MariaDB runs /*M! */ text; the parser never saw it.
+			a.inMaria = append(a.inMaria, identText(a.src, t))
+		}
+	}
+
+	// Names that matter: tables, qualifiers, DELETE/FOR UPDATE targets.
+	names := map[string]int{} // lower-cased name -> expected occurrences
+	for _, r := range c.refs {
+		names[strings.ToLower(r.name)]++
+	}
+	if len(names) == 0 {
+		return
+	}
+	// Aliases and CTE definitions spelled like a referenced name are
+	// occurrences too, with no reference of their own.
+	for n := range names {
+		if c.aliases[n] {
+			names[n] += countAliasDefs(a.src, toks, chains, n)
+		}
+		if c.ctes[n] {
+			names[n]++
+		}
+	}
+	occ := map[string][]occurrence{}
+	for ci, ch := range chains {
+		for pi, ti := range ch.parts {
+			n := strings.ToLower(identText(a.src, toks[ti]))
+			if _, ok := names[n]; !ok {
+				continue
+			}
+			o := occurrence{chain: ci, part: pi}
+			o.role, o.roleOK, o.schema = roleAt(a.src, toks, ch, pi)
+			occ[n] = append(occ[n], o)
+		}
+	}
+	if e.bindByCount(a, c, toks, chains, names, occ) {
+		return
+	}
+	e.bindByMarkers(a, toks, chains, names)
+}
+
+// roleAt says what the part at pi of ch can be.
+func roleAt(src string, toks []token, ch chain, pi int) (refKind, bool, string) {
+	n := len(ch.parts)
+	part := func(i int) string { return identText(src, toks[ch.parts[i]]) }
+	switch {
+	case n == 1 && !ch.star:
+		return refTable, true, ""
+	case n == 1 && ch.star:
+		return refQualifier, true, ""
+	case n == 2 && !ch.star && pi == 1:
+		return refTable, true, part(0)
+	case n == 2 && !ch.star && pi == 0:
+		return refQualifier, true, ""
+	case n == 2 && ch.star && pi == 1:
+		return refQualifier, true, part(0)
+	case n == 3 && !ch.star && pi == 1:
+		return refQualifier, true, part(0)
+	}
+	return 0, false, ""
+}
+
+// countAliasDefs counts "AS name" / "table name" alias definitions of n:
+// one-part chains spelled n that follow another chain or AS.
+func countAliasDefs(src string, toks []token, chains []chain, n string) int {
+	count := 0
+	for _, ch := range chains {
+		if len(ch.parts) != 1 || ch.star {
+			continue
+		}
+		ti := ch.parts[0]
+		if strings.ToLower(identText(src, toks[ti])) != n || ti == 0 {
+			continue
+		}
+		prev := toks[ti-1]
+		if prev.kind == tokIdent && strings.EqualFold(src[prev.start:prev.end], "as") {
+			count++
+		}
+	}
+	return count
+}
+
+// bindByCount binds when every occurrence of every referenced name is
+// accounted for by the references the parser reported, role by role. It
+// reports false when the text has occurrences the references do not
+// explain (a column or alias spelled like a table, say).
+func (e *Engine) bindByCount(a *Analysis, c *collector, toks []token, chains []chain,
+	names map[string]int, occ map[string][]occurrence) bool {
+	for n, want := range names {
+		if len(occ[n]) != want {
+			return false
+		}
+		for _, o := range occ[n] {
+			if !o.roleOK {
+				return false
+			}
+		}
+	}
+	// Expected references per (role, schema, name).
+	type key struct {
+		role   refKind
+		schema string
+		name   string
+	}
+	wantRefs := map[key][]astRef{}
+	for _, r := range c.refs {
+		role := r.kind
+		if role == refTarget {
+			role = refTable
+		}
+		k := key{role, strings.ToLower(r.schema), strings.ToLower(r.name)}
+		wantRefs[k] = append(wantRefs[k], r)
+	}
+	var sites []site
+	for n, os := range occ {
+		for _, o := range os {
+			if o.role == refTable && o.schema == "" && (c.aliases[n] || c.ctes[n]) {
+				// Could be the alias/CTE definition or a reference: only
+				// the marker parse can tell which token is which.
+				return false
+			}
+			k := key{o.role, strings.ToLower(o.schema), n}
+			refs := wantRefs[k]
+			if len(refs) == 0 {
+				return false
+			}
+			r := refs[0]
+			wantRefs[k] = refs[1:]
+			if s, ok := a.makeSite(toks, chains[o.chain], o.part, r, c); ok {
+				sites = append(sites, s)
+			}
+		}
+	}
+	for _, refs := range wantRefs {
+		if len(refs) != 0 {
+			return false
+		}
+	}
+	a.sites = sortSites(sites)
+	return true
+}
+
+// makeSite turns a bound occurrence into a site; ok is false for names that
+// are not tables (CTE references, alias targets).
+func (a *Analysis) makeSite(toks []token, ch chain, part int, r astRef, c *collector) (site, bool) {
+	tok := toks[ch.parts[part]]
+	start := tok.start
+	qualified := r.schema != ""
+	if qualified {
+		start = toks[ch.parts[part-1]].start
+	}
+	ln := strings.ToLower(r.name)
+	switch r.kind {
+	case refTable:
+		if r.schema == "" && c.ctes[ln] {
+			return site{}, false
+		}
+	case refTarget:
+		if r.schema == "" && c.aliases[ln] {
+			return site{}, false
+		}
+	}
+	db := r.schema
+	if db == "" {
+		db = a.opts.DB
+	}
+	if tok.inMaria {
+		a.inMaria = append(a.inMaria, r.name)
+		return site{}, false
+	}
+	return site{start: start, end: tok.end, kind: r.kind, table: Table{DB: db, Name: r.name},
+		qualified: qualified, write: r.write}, true
+}
+
+// bindByMarkers replaces every token spelled like a referenced name with a
+// unique backquoted marker, parses that text, and reads each marker's role
+// off the tree. A marker text that does not parse leaves every reference
+// unbound, which refuses the rewrite if any is mapped.
+func (e *Engine) bindByMarkers(a *Analysis, toks []token, chains []chain, names map[string]int) {
+	var b strings.Builder
+	last := 0
+	marked := map[string]int{} // marker -> token index
+	for _, ch := range chains {
+		for _, ti := range ch.parts {
+			t := toks[ti]
+			if _, ok := names[strings.ToLower(identText(a.src, t))]; !ok {
+				continue
+			}
+			m := markerPrefix + strconv.Itoa(ti)
+			marked[strings.ToLower(m)] = ti
+			b.WriteString(a.src[last:t.start])
+			b.WriteString("`" + m + "`")
+			last = t.end
+		}
+	}
+	b.WriteString(a.src[last:])
+	unboundAll := func() {
+		for _, st := range a.Statements {
+			a.unbound = append(a.unbound, st.Reads...)
+			a.unbound = append(a.unbound, st.Writes...)
+		}
+	}
+	stmts, err := e.parse(b.String(), a.opts)
+	if err != nil {
+		unboundAll()
+		return
+	}
+	c := newCollector()
+	for _, s := range stmts {
+		s.Accept(c)
+	}
+	orig := func(m string) (string, int, bool) {
+		ti, ok := marked[strings.ToLower(m)]
+		if !ok {
+			return m, -1, false
+		}
+		return identText(a.src, toks[ti]), ti, true
+	}
+	origCTE := map[string]bool{}
+	for m := range c.ctes {
+		n, _, _ := orig(m)
+		origCTE[strings.ToLower(n)] = true
+	}
+	origAlias := map[string]bool{}
+	for m := range c.aliases {
+		n, _, _ := orig(m)
+		origAlias[strings.ToLower(n)] = true
+	}
+	oc := &collector{ctes: origCTE, aliases: origAlias}
+	chainOf := map[int]struct {
+		ch   chain
+		part int
+	}{}
+	for _, ch := range chains {
+		for pi, ti := range ch.parts {
+			chainOf[ti] = struct {
+				ch   chain
+				part int
+			}{ch, pi}
+		}
+	}
+	var sites []site
+	for _, r := range c.refs {
+		name, ti, ok := orig(r.name)
+		schema, _, _ := orig(r.schema)
+		if !ok {
+			// A reference the text did not show where the lexer looked.
+			if r.kind != refQualifier {
+				db := schema
+				if db == "" {
+					db = a.opts.DB
+				}
+				a.unbound = append(a.unbound, Table{DB: db, Name: name})
+			}
+			continue
+		}
+		cp := chainOf[ti]
+		if r.schema != "" && cp.part == 0 {
+			a.unbound = append(a.unbound, Table{DB: schema, Name: name})
+			continue
+		}
+		r.name, r.schema = name, schema
+		if s, ok := a.makeSite(toks, cp.ch, cp.part, r, oc); ok {
+			sites = append(sites, s)
+		}
+	}
+	a.sites = sortSites(sites)
+}
+
+// sortSites orders sites by position (insertion sort: lists are short).
+func sortSites(s []site) []site {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j].start < s[j-1].start; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	return s
+}
+
+// isSandboxStatement reports statements addressed to the proxy itself.
+func isSandboxStatement(sql string) bool {
+	s := strings.TrimLeft(sql, " \t\r\n")
+	return len(s) >= 8 && strings.EqualFold(s[:7], "SANDBOX") && isSpace(s[7])
+}
+
+// describe classifies one statement and lists the tables it reads and
+// writes.
+func describe(s ast.StmtNode, c *collector, db string) Statement {
+	st := Statement{Class: classOf(s)}
+	seen := map[Table]int{}
+	for _, r := range c.refs {
+		if r.kind == refQualifier || (r.schema == "" && c.ctes[strings.ToLower(r.name)]) ||
+			(r.kind == refTarget && r.schema == "" && c.aliases[strings.ToLower(r.name)]) {
+			continue
+		}
+		t := Table{DB: r.schema, Name: r.name}
+		if t.DB == "" {
+			t.DB = db
+		}
+		w := 1
+		if r.write || r.kind == refTarget {
+			w = 2
+		}
+		if seen[t] < w {
+			seen[t] = w
+		}
+	}
+	for t, w := range seen {
+		if w == 2 {
+			st.Writes = append(st.Writes, t)
+		} else {
+			st.Reads = append(st.Reads, t)
+		}
+	}
+	sortTables(st.Reads)
+	sortTables(st.Writes)
+	switch x := s.(type) {
+	case *ast.CallStmt:
+		st.Unprovable = "CALL runs a stored procedure whose statements the proxy cannot see"
+	case *ast.PrepareStmt:
+		if x.SQLVar != nil {
+			st.Unprovable = "PREPARE ... FROM @variable is dynamic SQL the proxy cannot see"
+		} else {
+			st.Unprovable = "PREPARE ... FROM '...' text is not rewritten by the proxy; use the client library's prepared statements"
+		}
+	case *ast.ExecuteStmt:
+		st.Unprovable = "EXECUTE runs a statement prepared with SQL PREPARE, which the proxy cannot see"
+	case *ast.ProcedureInfo:
+		st.Unprovable = "stored program bodies are not rewritten by the proxy"
+	}
+	if len(c.funcs) > 0 && st.Unprovable == "" {
+		st.Unprovable = "the statement calls the stored function " + c.funcs[0] + ", whose statements the proxy cannot see"
+	}
+	return st
+}
+
+func sortTables(ts []Table) {
+	for i := 1; i < len(ts); i++ {
+		for j := i; j > 0 && (ts[j].DB < ts[j-1].DB || ts[j].DB == ts[j-1].DB && ts[j].Name < ts[j-1].Name); j-- {
+			ts[j], ts[j-1] = ts[j-1], ts[j]
+		}
+	}
+}
+
+// classOf maps a statement node to its class.
+func classOf(s ast.StmtNode) Class {
+	switch x := s.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt, *ast.ShowStmt:
+		return ClassRead
+	case *ast.ExplainStmt:
+		if x.Analyze {
+			return classOf(x.Stmt)
+		}
+		return ClassRead
+	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt, *ast.LoadDataStmt:
+		return ClassWrite
+	case *ast.CreateTableStmt, *ast.AlterTableStmt, *ast.DropTableStmt, *ast.RenameTableStmt,
+		*ast.TruncateTableStmt, *ast.CreateIndexStmt, *ast.DropIndexStmt, *ast.CreateViewStmt,
+		*ast.CreateDatabaseStmt, *ast.DropDatabaseStmt, *ast.AlterDatabaseStmt, *ast.CreateSequenceStmt,
+		*ast.DropSequenceStmt, *ast.AlterSequenceStmt:
+		return ClassDDL
+	case *ast.BeginStmt, *ast.CommitStmt, *ast.RollbackStmt, *ast.SavepointStmt, *ast.ReleaseSavepointStmt:
+		return ClassTransaction
+	case *ast.SetStmt, *ast.UseStmt, *ast.PrepareStmt, *ast.ExecuteStmt, *ast.DeallocateStmt,
+		*ast.LockTablesStmt, *ast.UnlockTablesStmt, *ast.SetRoleStmt, *ast.SetDefaultRoleStmt:
+		return ClassSession
+	case *ast.CallStmt, *ast.ProcedureInfo, *ast.DropProcedureStmt:
+		return ClassRoutine
+	}
+	return ClassOther
+}

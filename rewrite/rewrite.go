@@ -1,0 +1,378 @@
+// Package rewrite classifies SQL statements and rewrites their table
+// references through a caller-supplied resolver, splicing new identifiers
+// into the original text so everything else reaches the server byte for
+// byte. It is pure: no I/O.
+package rewrite
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/mysql"
+	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // value expressions for the parser
+)
+
+// Class is the kind of a statement.
+type Class int
+
+// Statement classes.
+const (
+	ClassUnparseable Class = iota
+	ClassRead
+	ClassWrite
+	ClassDDL
+	ClassTransaction
+	ClassSession
+	ClassRoutine
+	ClassSandbox
+	ClassOther
+)
+
+var classNames = [...]string{"unparseable", "read", "write", "ddl", "transaction", "session", "routine", "sandbox", "other"}
+
+func (c Class) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return fmt.Sprintf("class(%d)", int(c))
+}
+
+// Table is a database-qualified table name.
+type Table struct {
+	DB   string
+	Name string
+}
+
+func (t Table) String() string { return t.DB + "." + t.Name }
+
+// Resolver maps logical tables to physical ones.
+type Resolver interface {
+	// Resolve returns the physical table for t, or ok=false to leave the
+	// reference as written. write reports whether the statement writes t.
+	// An error refuses the statement (return a *Refusal to choose the
+	// client's error).
+	Resolve(t Table, write bool) (phys Table, ok bool, err error)
+}
+
+// Options are the session state that changes how text is read.
+type Options struct {
+	// DB is the session's current database, for unqualified names.
+	DB string
+	// ANSIQuotes and NoBackslashEscapes mirror those sql_mode flags.
+	ANSIQuotes         bool
+	NoBackslashEscapes bool
+}
+
+// Statement describes one statement of the input.
+type Statement struct {
+	Class  Class
+	Reads  []Table
+	Writes []Table
+	// Unprovable says why the engine cannot prove which tables the
+	// statement touches ("" when it can).
+	Unprovable string
+}
+
+// Analysis is what the engine knows about an input, independent of any
+// resolver. It is immutable and shared through the cache.
+type Analysis struct {
+	Statements []Statement
+	src        string
+	opts       Options
+	sites      []site
+	// unbound are table references whose text could not be located; a
+	// resolver that maps one of them makes the rewrite refuse.
+	unbound []Table
+	// cteShadows are CTE names that hide tables of the same name.
+	cteShadows map[string]bool
+	// aliases are the table aliases the statement defines (lower case).
+	aliases map[string]bool
+	// inMaria lists names referenced only inside /*M! */ comments.
+	inMaria []string
+	parseErr error
+}
+
+// site is one place in the text to splice a physical name into.
+type site struct {
+	start, end int
+	kind       refKind
+	table      Table // logical table (DB filled from Options.DB when unqualified)
+	qualified  bool  // written with its database
+	write      bool
+}
+
+// Refusal is a statement the engine will not let through, with the MySQL
+// error the client should get.
+type Refusal struct {
+	Code    uint16
+	State   string
+	Message string
+}
+
+func (r *Refusal) Error() string { return fmt.Sprintf("%d (%s): %s", r.Code, r.State, r.Message) }
+
+// Error codes used in refusals.
+const (
+	CodeUnknown          = 1105 // ER_UNKNOWN_ERROR
+	CodeOptionPrevents   = 1290 // ER_OPTION_PREVENTS_STATEMENT
+	CodeDBAccessDenied   = 1044 // ER_DBACCESS_DENIED_ERROR
+	CodeWrongTableName   = 1103 // ER_WRONG_TABLE_NAME
+	maxIdentifierLength  = 64
+	markerPrefix         = "__sqlfork_m"
+	defaultCacheCapacity = 4096
+)
+
+func refuse(code uint16, format string, args ...any) *Refusal {
+	return &Refusal{Code: code, State: "HY000", Message: "sqlfork-proxy: " + fmt.Sprintf(format, args...)}
+}
+
+// Engine analyses and rewrites statements. It is safe for concurrent use.
+type Engine struct {
+	parsers  sync.Pool
+	reserved map[string]bool
+	cache    *cache
+}
+
+// NewEngine returns an engine with an analysis cache of the given number
+// of entries (0 for the default).
+func NewEngine(cacheEntries int) *Engine {
+	if cacheEntries <= 0 {
+		cacheEntries = defaultCacheCapacity
+	}
+	e := &Engine{reserved: map[string]bool{}, cache: newCache(cacheEntries)}
+	e.parsers.New = func() any { return parser.New() }
+	for _, k := range parser.Keywords {
+		if k.Reserved {
+			e.reserved[strings.ToLower(k.Word)] = true
+		}
+	}
+	return e
+}
+
+// Analyze classifies sql and locates its table references. Results are
+// cached by text and options.
+func (e *Engine) Analyze(sql string, opts Options) *Analysis {
+	key := cacheKey{sql: sql, opts: opts}
+	if a := e.cache.get(key); a != nil {
+		return a
+	}
+	a := e.analyze(sql, opts)
+	e.cache.put(key, a)
+	return a
+}
+
+func (e *Engine) parse(sql string, opts Options) ([]ast.StmtNode, error) {
+	p := e.parsers.Get().(*parser.Parser)
+	defer e.parsers.Put(p)
+	var mode mysql.SQLMode
+	if opts.ANSIQuotes {
+		mode |= mysql.ModeANSIQuotes
+	}
+	if opts.NoBackslashEscapes {
+		mode |= mysql.ModeNoBackslashEscapes
+	}
+	p.SetSQLMode(mode)
+	stmts, _, err := p.ParseSQL(sql)
+	return stmts, err
+}
+
+// Result is a rewritten input.
+type Result struct {
+	SQL      string
+	Changed  bool
+	Analysis *Analysis
+}
+
+// Rewrite analyses sql and passes every table reference through r. A
+// statement the engine cannot prove safe to rewrite is refused with a
+// *Refusal; it is never returned unrewritten when r maps a table it names.
+func (e *Engine) Rewrite(sql string, opts Options, r Resolver) (*Result, error) {
+	a := e.Analyze(sql, opts)
+	return a.Rewrite(r)
+}
+
+// Rewrite applies r to an analysis. A nil r means no sandbox: the input
+// passes through unchanged.
+func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
+	if r == nil {
+		return &Result{SQL: a.src, Analysis: a}, nil
+	}
+	if a.parseErr != nil {
+		if err := a.refuseUnparseable(r); err != nil {
+			return nil, err
+		}
+		return &Result{SQL: a.src, Analysis: a}, nil
+	}
+	for _, name := range a.inMaria {
+		if t := (Table{DB: a.opts.DB, Name: name}); mapped(r, t) {
+			return nil, refuse(CodeUnknown, "table %s is named inside a MariaDB executable comment (/*M! ... */), "+
+				"which the proxy cannot analyse; write the statement without the comment", quoteName(t))
+		}
+	}
+	for _, t := range a.unbound {
+		if mapped(r, t) {
+			return nil, refuse(CodeUnknown, "cannot locate every reference to %s in the statement text, so it "+
+				"cannot be redirected to the sandbox; simplify the statement (e.g. qualify or backquote the table name)", quoteName(t))
+		}
+	}
+	for name := range a.cteShadows {
+		if mapped(r, Table{DB: a.opts.DB, Name: name}) {
+			return nil, refuse(CodeUnknown, "the common table expression %s has the name of a sandboxed table; "+
+				"rename the CTE", quoteIdent(name))
+		}
+	}
+	for _, st := range a.Statements {
+		if st.Unprovable != "" {
+			return nil, refuse(CodeUnknown, "%s, so its effects cannot be confined to the sandbox; "+
+				"run its statements one by one instead", st.Unprovable)
+		}
+	}
+	if len(a.sites) == 0 {
+		return &Result{SQL: a.src, Analysis: a}, nil
+	}
+	// Resolve tables first (a write may create a fork), then qualifiers
+	// follow the table they name.
+	phys := map[Table]Table{}
+	byName := map[string][]Table{}
+	for _, s := range a.sites {
+		if s.kind == refQualifier {
+			continue
+		}
+		if _, done := phys[s.table]; done {
+			continue
+		}
+		p, ok, err := r.Resolve(s.table, s.write)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			p = s.table
+		} else if err := validPhysical(p); err != nil {
+			return nil, err
+		}
+		phys[s.table] = p
+		lname := strings.ToLower(s.table.Name)
+		byName[lname] = append(byName[lname], s.table)
+	}
+	var b strings.Builder
+	b.Grow(len(a.src) + 32*len(a.sites))
+	last, changed := 0, false
+	for _, s := range a.sites {
+		var repl string
+		switch s.kind {
+		case refTable, refTarget:
+			p := phys[s.table]
+			if p == s.table {
+				continue
+			}
+			repl = quoteIdent(p.DB) + "." + quoteIdent(p.Name)
+		case refQualifier:
+			t, ok := s.table, true
+			if !s.qualified && a.aliases[strings.ToLower(t.Name)] {
+				if len(byName[strings.ToLower(t.Name)]) > 0 {
+					return nil, refuse(CodeUnknown, "%s is both a table and a table alias in this statement, so the "+
+						"column qualifier %s is ambiguous; give the table a different alias", quoteIdent(t.Name), quoteIdent(t.Name))
+				}
+				continue
+			}
+			if !s.qualified {
+				cands := byName[strings.ToLower(t.Name)]
+				switch len(cands) {
+				case 0:
+					ok = false // names an alias or an outer table: leave it
+				case 1:
+					t = cands[0]
+				default:
+					return nil, refuse(CodeUnknown, "the column qualifier %s could name more than one table; "+
+						"qualify it with the database or use table aliases", quoteIdent(t.Name))
+				}
+			}
+			p, found := phys[t]
+			if !ok || !found || p == t {
+				continue
+			}
+			if s.qualified {
+				repl = quoteIdent(p.DB) + "." + quoteIdent(p.Name)
+			} else {
+				repl = quoteIdent(p.Name)
+			}
+		}
+		b.WriteString(a.src[last:s.start])
+		b.WriteString(repl)
+		last, changed = s.end, true
+	}
+	if !changed {
+		return &Result{SQL: a.src, Analysis: a}, nil
+	}
+	b.WriteString(a.src[last:])
+	return &Result{SQL: b.String(), Changed: true, Analysis: a}, nil
+}
+
+// mapped reports whether r redirects t. Resolve errors count as mapped:
+// the caller refuses either way.
+func mapped(r Resolver, t Table) bool {
+	_, ok, err := r.Resolve(t, false)
+	return ok || err != nil
+}
+
+// refuseUnparseable decides about a statement the parser rejected: it may
+// pass only if it names no table r maps and cannot write (it starts like a
+// read). Anything else is refused: a sandbox needs its writes rewritten.
+func (a *Analysis) refuseUnparseable(r Resolver) error {
+	toks := lex(a.src, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes})
+	first := ""
+	for _, t := range toks {
+		if t.kind == tokIdent {
+			first = strings.ToUpper(a.src[t.start:t.end])
+			break
+		}
+		if t.kind != tokComment && !(t.kind == tokPunct && a.src[t.start] == '(') {
+			break
+		}
+	}
+	switch first {
+	case "SELECT", "SHOW", "DESC", "DESCRIBE", "EXPLAIN", "HELP", "SET", "USE", "BEGIN", "COMMIT", "ROLLBACK", "START":
+	default:
+		return refuse(CodeUnknown, "the proxy cannot parse this statement (%s), so it cannot confine its writes "+
+			"to the sandbox; rewrite it in syntax MySQL 8 also accepts", firstLine(a.parseErr.Error()))
+	}
+	for _, t := range toks {
+		if t.kind != tokIdent && t.kind != tokQuoted {
+			continue
+		}
+		name := identText(a.src, t)
+		if mapped(r, Table{DB: a.opts.DB, Name: name}) {
+			return refuse(CodeUnknown, "this statement names the sandboxed table %s but the proxy cannot parse it "+
+				"(%s), so it cannot be redirected to the sandbox; rewrite it in syntax MySQL 8 also accepts",
+				quoteIdent(name), firstLine(a.parseErr.Error()))
+		}
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// quoteIdent back-quotes an identifier, doubling embedded backquotes.
+func quoteIdent(s string) string {
+	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
+}
+
+func quoteName(t Table) string { return quoteIdent(t.DB) + "." + quoteIdent(t.Name) }
+
+// validPhysical checks a resolver's answer is a usable identifier pair.
+func validPhysical(p Table) error {
+	for _, s := range []string{p.DB, p.Name} {
+		if s == "" || len(s) > maxIdentifierLength || strings.HasSuffix(s, " ") || strings.ContainsRune(s, 0) {
+			return refuse(CodeWrongTableName, "invalid physical table name %s", quoteName(p))
+		}
+	}
+	return nil
+}
