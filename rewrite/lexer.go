@@ -146,7 +146,9 @@ func lex(src string, o lexOptions) []token {
 	return toks
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
 
 // isIdentByte reports bytes that may appear in an unquoted identifier:
 // ASCII letters, digits, $, _ and any byte of a multi-byte UTF-8 character.

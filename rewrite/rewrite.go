@@ -91,7 +91,7 @@ type Analysis struct {
 	// aliases are the table aliases the statement defines (lower case).
 	aliases map[string]bool
 	// inMaria lists names referenced only inside /*M! */ comments.
-	inMaria []string
+	inMaria  []string
 	parseErr error
 }
 

@@ -1,0 +1,129 @@
+// Package corpus holds the rewrite engine's statement corpus: each case
+// gives a statement, its class, the tables it reads and writes, and the exact
+// text the engine must produce under Resolver (or the refusal it must give).
+// The rewrite package's tests check the engine against it; the integration
+// tests send every output to a real MariaDB. It imports nothing of the
+// engine, so both can use it.
+package corpus
+
+// Case is one corpus statement, run with current database DB ("app" when
+// empty).
+type Case struct {
+	SQL    string
+	DB     string
+	Class  string // read, write, ddl, transaction, session, routine, sandbox, other, unparseable
+	Reads  string // comma-separated db.table, sorted
+	Writes string
+	Want   string // exact output; "" means unchanged
+	Refuse string // substring of the refusal message; "" means no refusal
+	// NoServer marks statements MariaDB itself would reject (TiDB- or
+	// MySQL-only syntax kept to exercise the engine).
+	NoServer string
+}
+
+// Resolver is the fork map every case runs under, logical db.table to
+// physical db.table (lower case; lookups are case-insensitive). Tables of
+// the test schema not listed here (app.products, app.audit) stay as they
+// are.
+var Resolver = map[[2]string][2]string{
+	{"app", "users"}:      {"sbx", "s1_users"},
+	{"app", "orders"}:     {"sbx", "s1_orders"},
+	{"app", "order"}:      {"sbx", "s1_order"},
+	{"app", "status"}:     {"sbx", "s1_status"},
+	{"app", "posts"}:      {"sbx", "s1_posts"},
+	{"app", "comments"}:   {"sbx", "s1_comments"},
+	{"app", "accounts"}:   {"sbx", "s1_accounts"},
+	{"app", "line_items"}: {"sbx", "s1_line_items"},
+	{"app", "tags"}:       {"sbx", "s1_tags"},
+	{"app", "posts_tags"}: {"sbx", "s1_posts_tags"},
+	{"other", "things"}:   {"sbx", "s1_things"},
+	{"shop", "customers"}: {"sbx", "s1_customers"},
+}
+
+// Cases returns every case of the corpus.
+func Cases() []Case {
+	var all []Case
+	all = append(all, base...)
+	all = append(all, extra...)
+	return all
+}
+
+var base = []Case{
+	{SQL: "SELECT 1", Class: "read"},
+	{SQL: "SELECT * FROM users", Class: "read", Reads: "app.users", Want: "SELECT * FROM `sbx`.`s1_users`"},
+	{SQL: "SELECT * FROM products", Class: "read", Reads: "app.products"},
+	{SQL: "select u.id, u.name from users u where u.id = 1", Class: "read", Reads: "app.users",
+		Want: "select u.id, u.name from `sbx`.`s1_users` u where u.id = 1"},
+	{SQL: "SELECT users.id FROM users WHERE users.name = 'users'", Class: "read", Reads: "app.users",
+		Want: "SELECT `s1_users`.id FROM `sbx`.`s1_users` WHERE `s1_users`.name = 'users'"},
+	{SQL: "SELECT app.users.id FROM app.users", Class: "read", Reads: "app.users",
+		Want: "SELECT `sbx`.`s1_users`.id FROM `sbx`.`s1_users`"},
+	{SQL: "SELECT `users`.* FROM `app`.`users`", Class: "read", Reads: "app.users",
+		Want: "SELECT `s1_users`.* FROM `sbx`.`s1_users`"},
+	{SQL: "SELECT id FROM users WHERE users = 1", Class: "read", Reads: "app.users",
+		Want: "SELECT id FROM `sbx`.`s1_users` WHERE users = 1"},
+	{SQL: "SELECT status FROM status WHERE status.status = 'x'", Class: "read", Reads: "app.status",
+		Want: "SELECT status FROM `sbx`.`s1_status` WHERE `s1_status`.status = 'x'"},
+	{SQL: "SELECT * FROM `order` ORDER BY id", Class: "read", Reads: "app.order",
+		Want: "SELECT * FROM `sbx`.`s1_order` ORDER BY id"},
+	{SQL: "INSERT INTO users (name) VALUES ('a'), ('b')", Class: "write", Writes: "app.users",
+		Want: "INSERT INTO `sbx`.`s1_users` (name) VALUES ('a'), ('b')"},
+	{SQL: "INSERT INTO users(name) SELECT name FROM products", Class: "write", Reads: "app.products", Writes: "app.users",
+		Want: "INSERT INTO `sbx`.`s1_users`(name) SELECT name FROM products"},
+	{SQL: "INSERT INTO users (id, name) VALUES (1, 'a') ON DUPLICATE KEY UPDATE name = VALUES(name)", Class: "write", Writes: "app.users",
+		Want: "INSERT INTO `sbx`.`s1_users` (id, name) VALUES (1, 'a') ON DUPLICATE KEY UPDATE name = VALUES(name)"},
+	{SQL: "REPLACE INTO users SET id = 1, name = 'x'", Class: "write", Writes: "app.users",
+		Want: "REPLACE INTO `sbx`.`s1_users` SET id = 1, name = 'x'"},
+	{SQL: "UPDATE users SET name = 'C:\\\\temp\\\\new' WHERE id = 1", Class: "write", Writes: "app.users",
+		Want: "UPDATE `sbx`.`s1_users` SET name = 'C:\\\\temp\\\\new' WHERE id = 1"},
+	{SQL: "UPDATE users u JOIN orders o ON o.user_id = u.id SET u.total = o.total", Class: "write", Writes: "app.orders,app.users",
+		Want: "UPDATE `sbx`.`s1_users` u JOIN `sbx`.`s1_orders` o ON o.user_id = u.id SET u.total = o.total"},
+	{SQL: "DELETE FROM users WHERE id = 1", Class: "write", Writes: "app.users", Want: "DELETE FROM `sbx`.`s1_users` WHERE id = 1"},
+	{SQL: "DELETE u FROM users u JOIN orders o ON o.user_id = u.id WHERE o.id = 1", Class: "write", Writes: "app.orders,app.users",
+		Want: "DELETE u FROM `sbx`.`s1_users` u JOIN `sbx`.`s1_orders` o ON o.user_id = u.id WHERE o.id = 1"},
+	{SQL: "DELETE users FROM users JOIN products ON products.id = users.id", Class: "write", Reads: "", Writes: "app.products,app.users",
+		Want: "DELETE `sbx`.`s1_users` FROM `sbx`.`s1_users` JOIN products ON products.id = `s1_users`.id"},
+	{SQL: "WITH recent AS (SELECT * FROM orders WHERE id > 10) SELECT * FROM recent JOIN users ON users.id = recent.user_id",
+		Class: "read", Reads: "app.orders,app.users",
+		Want: "WITH recent AS (SELECT * FROM `sbx`.`s1_orders` WHERE id > 10) SELECT * FROM recent JOIN `sbx`.`s1_users` ON `s1_users`.id = recent.user_id"},
+	{SQL: "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT * FROM t JOIN users ON users.id = t.n",
+		Class: "read", Reads: "app.users",
+		Want: "WITH RECURSIVE t(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM t WHERE n < 5) SELECT * FROM t JOIN `sbx`.`s1_users` ON `s1_users`.id = t.n"},
+	{SQL: "SELECT id FROM users UNION SELECT id FROM other.things", Class: "read", Reads: "app.users,other.things",
+		Want: "SELECT id FROM `sbx`.`s1_users` UNION SELECT id FROM `sbx`.`s1_things`"},
+	{SQL: "SELECT * FROM (SELECT * FROM users) AS users WHERE users.id = 1", Class: "read", Reads: "app.users",
+		Refuse: "both a table and a table alias"},
+	{SQL: "SELECT /*+ MAX_EXECUTION_TIME(1000) */ id FROM users /* users */ -- users\n", Class: "read", Reads: "app.users",
+		Want: "SELECT /*+ MAX_EXECUTION_TIME(1000) */ id FROM `sbx`.`s1_users` /* users */ -- users\n"},
+	{SQL: "SELECT _utf8mb4'users' AS x, \"users\" FROM users LOCK IN SHARE MODE", Class: "read", Reads: "app.users",
+		Want: "SELECT _utf8mb4'users' AS x, \"users\" FROM `sbx`.`s1_users` LOCK IN SHARE MODE"},
+	{SQL: "SELECT * FROM users FOR UPDATE", Class: "read", Reads: "app.users", Want: "SELECT * FROM `sbx`.`s1_users` FOR UPDATE"},
+	{SQL: "SELECT 1; UPDATE users SET a = 1; SELECT * FROM orders", Class: "read", Reads: "app.orders", Writes: "app.users",
+		Want: "SELECT 1; UPDATE `sbx`.`s1_users` SET a = 1; SELECT * FROM `sbx`.`s1_orders`"},
+	{SQL: "CREATE TABLE users_copy LIKE users", Class: "ddl", Reads: "app.users", Writes: "app.users_copy",
+		Want: "CREATE TABLE users_copy LIKE `sbx`.`s1_users`"},
+	{SQL: "ALTER TABLE users ADD COLUMN age INT CHECK (age > 0)", Class: "ddl", Writes: "app.users",
+		Want: "ALTER TABLE `sbx`.`s1_users` ADD COLUMN age INT CHECK (age > 0)"},
+	{SQL: "TRUNCATE TABLE orders", Class: "ddl", Writes: "app.orders", Want: "TRUNCATE TABLE `sbx`.`s1_orders`"},
+	{SQL: "DROP TABLE IF EXISTS users, products", Class: "ddl", Writes: "app.products,app.users",
+		Want: "DROP TABLE IF EXISTS `sbx`.`s1_users`, products"},
+	{SQL: "CREATE INDEX idx_name ON users (name)", Class: "ddl", Writes: "app.users", Want: "CREATE INDEX idx_name ON `sbx`.`s1_users` (name)"},
+	{SQL: "SHOW CREATE TABLE users", Class: "read", Reads: "app.users", Want: "SHOW CREATE TABLE `sbx`.`s1_users`"},
+	{SQL: "SHOW COLUMNS FROM users", Class: "read", Reads: "app.users", Want: "SHOW COLUMNS FROM `sbx`.`s1_users`"},
+	{SQL: "DESCRIBE users", Class: "read", Reads: "app.users", Want: "DESCRIBE `sbx`.`s1_users`"},
+	{SQL: "LOCK TABLES users WRITE, products READ", Class: "session", Reads: "app.products", Writes: "app.users",
+		Want: "LOCK TABLES `sbx`.`s1_users` WRITE, products READ"},
+	{SQL: "BEGIN", Class: "transaction"},
+	{SQL: "SET @a = 1", Class: "session"},
+	{SQL: "CALL app.proc()", Class: "routine", Refuse: "CALL runs a stored procedure"},
+	{SQL: "SELECT * FROM users FOR SYSTEM_TIME ALL", Class: "unparseable", Refuse: "names the sandboxed table `users`"},
+	{SQL: "SELECT * FROM products FOR SYSTEM_TIME ALL", Class: "unparseable"},
+	{SQL: "CREATE OR REPLACE TABLE products (id INT)", Class: "unparseable", Refuse: "cannot parse this statement"},
+	{SQL: "SANDBOX STATUS", Class: "sandbox"},
+	{SQL: "SELECT /*M! users.id, */ 1 FROM users", Class: "read", Reads: "app.users", Refuse: "MariaDB executable comment"},
+	{SQL: "SELECT 1 /*M!100100 FROM users */", Class: "read", Refuse: "MariaDB executable comment"},
+	{SQL: "/*!40000 ALTER TABLE users DISABLE KEYS */", Class: "ddl", Writes: "app.users",
+		Want: "/*!40000 ALTER TABLE `sbx`.`s1_users` DISABLE KEYS */"},
+	{SQL: "SELECT * FROM users WHERE name = 'it''s users' AND note = \"x\\\" users\"", Class: "read", Reads: "app.users",
+		Want: "SELECT * FROM `sbx`.`s1_users` WHERE name = 'it''s users' AND note = \"x\\\" users\""},
+}
