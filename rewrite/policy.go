@@ -1,0 +1,128 @@
+package rewrite
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Flavor is the upstream server family, for guardrails whose syntax differs.
+type Flavor int
+
+// Server flavors.
+const (
+	MariaDB Flavor = iota
+	MySQL
+)
+
+// Policy is a set of guardrails checked on every statement (from the design
+// notes: deny statement classes, deny multi-statements, bound statement time
+// and returned rows, keep clients out of the proxy's own schemas).
+type Policy struct {
+	// DenyClasses refuses statements of these classes.
+	DenyClasses []Class
+	// DenyMultiStatements refuses inputs holding more than one statement.
+	DenyMultiStatements bool
+	// InternalSchemas are the proxy's own databases; any reference to one
+	// is refused.
+	InternalSchemas []string
+	// StatementTimeout, if positive, is injected into reads and writes.
+	StatementTimeout time.Duration
+	// MaxRows, if positive, caps the rows a SELECT returns (session-wide,
+	// see SessionSettings).
+	MaxRows int64
+}
+
+// Check returns a *Refusal when a violates the policy.
+func (p *Policy) Check(a *Analysis) error {
+	if p == nil {
+		return nil
+	}
+	if p.DenyMultiStatements && len(a.Statements) > 1 {
+		return refuse(CodeOptionPrevents, "multi-statement input is denied by the sandbox policy; send the statements one at a time")
+	}
+	for _, st := range a.Statements {
+		for _, c := range p.DenyClasses {
+			if st.Class == c {
+				return refuse(CodeOptionPrevents, "%s statements are denied by the sandbox policy", strings.ToUpper(c.String()))
+			}
+		}
+	}
+	for _, schema := range p.InternalSchemas {
+		if schema == "" {
+			continue
+		}
+		if strings.EqualFold(a.opts.DB, schema) || containsFold(a.src, schema) && a.namesSchema(schema) {
+			return &Refusal{Code: CodeDBAccessDenied, State: "42000", Message: fmt.Sprintf(
+				"sqlfork-proxy: access to the proxy's internal database %s is denied", quoteIdent(schema))}
+		}
+	}
+	return nil
+}
+
+// namesSchema reports whether schema appears as an identifier in the
+// statement or as the database of one of its tables.
+func (a *Analysis) namesSchema(schema string) bool {
+	for _, st := range a.Statements {
+		for _, t := range append(append([]Table{}, st.Reads...), st.Writes...) {
+			if strings.EqualFold(t.DB, schema) {
+				return true
+			}
+		}
+	}
+	for _, t := range lex(a.src, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}) {
+		if (t.kind == tokIdent || t.kind == tokQuoted) && strings.EqualFold(identText(a.src, t), schema) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsFold(s, sub string) bool {
+	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+}
+
+// WithTimeout returns sql with the policy's statement timeout injected, for
+// a single read or write statement: MariaDB gets a SET STATEMENT
+// max_statement_time=… FOR prefix, MySQL a MAX_EXECUTION_TIME hint in a
+// SELECT. Other inputs are returned unchanged.
+func (p *Policy) WithTimeout(sql string, a *Analysis, f Flavor) string {
+	if p == nil || p.StatementTimeout <= 0 || len(a.Statements) != 1 {
+		return sql
+	}
+	c := a.Statements[0].Class
+	if c != ClassRead && c != ClassWrite {
+		return sql
+	}
+	switch f {
+	case MariaDB:
+		secs := strconv.FormatFloat(p.StatementTimeout.Seconds(), 'f', -1, 64)
+		return "SET STATEMENT max_statement_time=" + secs + " FOR " + sql
+	case MySQL:
+		if c != ClassRead {
+			return sql
+		}
+		toks := lex(sql, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes})
+		for _, t := range toks {
+			if t.kind == tokComment {
+				continue
+			}
+			if t.kind == tokIdent && strings.EqualFold(sql[t.start:t.end], "SELECT") {
+				ms := p.StatementTimeout.Milliseconds()
+				return sql[:t.end] + " /*+ MAX_EXECUTION_TIME(" + strconv.FormatInt(ms, 10) + ") */" + sql[t.end:]
+			}
+			break
+		}
+	}
+	return sql
+}
+
+// SessionSettings are statements to run once on each upstream session to
+// enforce the row cap (sql_select_limit) for the flavor.
+func (p *Policy) SessionSettings(f Flavor) []string {
+	if p == nil || p.MaxRows <= 0 {
+		return nil
+	}
+	return []string{"SET SESSION sql_select_limit = " + strconv.FormatInt(p.MaxRows, 10)}
+}

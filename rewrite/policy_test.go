@@ -1,0 +1,68 @@
+package rewrite
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPolicyCheck(t *testing.T) {
+	e := NewEngine(0)
+	p := &Policy{DenyClasses: []Class{ClassDDL}, DenyMultiStatements: true, InternalSchemas: []string{"_sqlfork"}}
+	tests := []struct {
+		sql  string
+		code uint16 // 0: allowed
+		msg  string
+	}{
+		{"SELECT * FROM users", 0, ""},
+		{"DROP TABLE users", CodeOptionPrevents, "DDL statements are denied"},
+		{"SELECT 1; SELECT 2", CodeOptionPrevents, "multi-statement"},
+		{"SELECT * FROM _sqlfork.sessions", CodeDBAccessDenied, "internal database `_sqlfork`"},
+		{"SHOW TABLES FROM `_SQLFORK`", CodeDBAccessDenied, "internal database"},
+		{"USE _sqlfork", CodeDBAccessDenied, "internal database"},
+		{"SELECT '_sqlfork' AS word", 0, ""},
+		{"INSERT INTO t VALUES (1) /* _sqlfork */", 0, ""},
+	}
+	for _, tt := range tests {
+		err := p.Check(e.Analyze(tt.sql, Options{DB: "app"}))
+		var r *Refusal
+		if tt.code == 0 {
+			if err != nil {
+				t.Errorf("%s: refused: %v", tt.sql, err)
+			}
+			continue
+		}
+		if !errors.As(err, &r) || r.Code != tt.code || !strings.Contains(r.Message, tt.msg) {
+			t.Errorf("%s: got %v, want %d containing %q", tt.sql, err, tt.code, tt.msg)
+		}
+	}
+	if err := p.Check(e.Analyze("SELECT 1", Options{DB: "_sqlfork"})); err == nil {
+		t.Error("current database _sqlfork not refused")
+	}
+}
+
+func TestPolicyTimeoutAndRows(t *testing.T) {
+	e := NewEngine(0)
+	p := &Policy{StatementTimeout: 1500 * time.Millisecond, MaxRows: 1000}
+	tests := []struct {
+		sql    string
+		flavor Flavor
+		want   string
+	}{
+		{"SELECT * FROM t", MariaDB, "SET STATEMENT max_statement_time=1.5 FOR SELECT * FROM t"},
+		{"UPDATE t SET a = 1", MariaDB, "SET STATEMENT max_statement_time=1.5 FOR UPDATE t SET a = 1"},
+		{"BEGIN", MariaDB, "BEGIN"},
+		{"SELECT 1; SELECT 2", MariaDB, "SELECT 1; SELECT 2"},
+		{"/* c */ select a from t", MySQL, "/* c */ select /*+ MAX_EXECUTION_TIME(1500) */ a from t"},
+		{"UPDATE t SET a = 1", MySQL, "UPDATE t SET a = 1"},
+	}
+	for _, tt := range tests {
+		if got := p.WithTimeout(tt.sql, e.Analyze(tt.sql, Options{}), tt.flavor); got != tt.want {
+			t.Errorf("%q: got %q want %q", tt.sql, got, tt.want)
+		}
+	}
+	if got := p.SessionSettings(MariaDB); len(got) != 1 || got[0] != "SET SESSION sql_select_limit = 1000" {
+		t.Errorf("session settings %q", got)
+	}
+}
