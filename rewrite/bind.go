@@ -10,9 +10,13 @@ import (
 // chain is a dotted identifier in the text: a, a.b or a.b.c, possibly
 // followed by .* (star).
 type chain struct {
-	parts []int // token indices
+	first int // token index of the first part; parts are every other token
+	n     int // number of parts
 	star  bool
 }
+
+// tok is the token index of part k.
+func (c chain) tok(k int) int { return c.first + 2*k }
 
 // buildChains finds the identifier chains of toks. Bare reserved words are
 // not identifiers unless they follow a dot.
@@ -29,7 +33,12 @@ func buildChains(src string, toks []token, reserved map[string]bool) []chain {
 		case tokQuoted:
 			return true
 		case tokIdent:
-			return afterDot || !reserved[strings.ToLower(src[toks[i].start:toks[i].end])]
+			if afterDot {
+				return true
+			}
+			var buf [64]byte
+			w, ok := lowerInto(&buf, src[toks[i].start:toks[i].end])
+			return !ok || !reserved[string(w)]
 		}
 		return false
 	}
@@ -37,11 +46,11 @@ func buildChains(src string, toks []token, reserved map[string]bool) []chain {
 		if !isName(i, false) || (i > 0 && isPunct(i-1, '.')) {
 			continue
 		}
-		c := chain{parts: []int{i}}
+		c := chain{first: i, n: 1}
 		j := i
 		for isPunct(j+1, '.') && isName(j+2, true) {
 			j += 2
-			c.parts = append(c.parts, j)
+			c.n++
 		}
 		if isPunct(j+1, '.') && isPunct(j+2, '*') {
 			c.star = true
@@ -119,10 +128,25 @@ func (e *Engine) bind(a *Analysis, c *collector) {
 	}
 
 	// Names that matter: tables, qualifiers, DELETE/FOR UPDATE targets.
+	// A name used only as an alias is never renamed, so its qualifiers
+	// and targets need no place in the text.
+	tableNames := map[string]bool{}
+	for _, r := range c.refs {
+		if r.kind == refTable {
+			tableNames[strings.ToLower(r.name)] = true
+		}
+	}
+	var refs []astRef
 	names := map[string]int{} // lower-cased name -> expected occurrences
 	for _, r := range c.refs {
-		names[strings.ToLower(r.name)]++
+		n := strings.ToLower(r.name)
+		if r.kind != refTable && r.schema == "" && c.aliases[n] && !tableNames[n] {
+			continue
+		}
+		refs = append(refs, r)
+		names[n]++
 	}
+	c = &collector{refs: refs, ctes: c.ctes, aliases: c.aliases}
 	if len(names) == 0 {
 		return
 	}
@@ -138,11 +162,17 @@ func (e *Engine) bind(a *Analysis, c *collector) {
 	}
 	occ := map[string][]occurrence{}
 	for ci, ch := range chains {
-		for pi, ti := range ch.parts {
-			n := strings.ToLower(identText(a.src, toks[ti]))
-			if _, ok := names[n]; !ok {
+		for pi := 0; pi < ch.n; pi++ {
+			ti := ch.tok(pi)
+			var buf [64]byte
+			w, ok := lowerInto(&buf, identText(a.src, toks[ti]))
+			if !ok {
+				w = []byte(strings.ToLower(identText(a.src, toks[ti])))
+			}
+			if _, ok := names[string(w)]; !ok {
 				continue
 			}
+			n := string(w)
 			o := occurrence{chain: ci, part: pi}
 			o.role, o.roleOK, o.schema = roleAt(a.src, toks, ch, pi)
 			occ[n] = append(occ[n], o)
@@ -154,10 +184,30 @@ func (e *Engine) bind(a *Analysis, c *collector) {
 	e.bindByMarkers(a, toks, chains, names)
 }
 
+// lowerInto lower-cases an ASCII s into buf without allocating; ok is
+// false when s does not fit or is not ASCII.
+func lowerInto(buf *[64]byte, s string) ([]byte, bool) {
+	b := buf[:]
+	if len(s) > len(b) {
+		return nil, false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 {
+			return nil, false
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return b[:len(s)], true
+}
+
 // roleAt says what the part at pi of ch can be.
 func roleAt(src string, toks []token, ch chain, pi int) (refKind, bool, string) {
-	n := len(ch.parts)
-	part := func(i int) string { return identText(src, toks[ch.parts[i]]) }
+	n := ch.n
+	part := func(i int) string { return identText(src, toks[ch.tok(i)]) }
 	switch {
 	case n == 1 && !ch.star:
 		return refTable, true, ""
@@ -180,10 +230,10 @@ func roleAt(src string, toks []token, ch chain, pi int) (refKind, bool, string) 
 func countAliasDefs(src string, toks []token, chains []chain, n string) int {
 	count := 0
 	for _, ch := range chains {
-		if len(ch.parts) != 1 || ch.star {
+		if ch.n != 1 || ch.star {
 			continue
 		}
-		ti := ch.parts[0]
+		ti := ch.first
 		if strings.ToLower(identText(src, toks[ti])) != n || ti == 0 {
 			continue
 		}
@@ -258,11 +308,11 @@ func (e *Engine) bindByCount(a *Analysis, c *collector, toks []token, chains []c
 // makeSite turns a bound occurrence into a site; ok is false for names that
 // are not tables (CTE references, alias targets).
 func (a *Analysis) makeSite(toks []token, ch chain, part int, r astRef, c *collector) (site, bool) {
-	tok := toks[ch.parts[part]]
+	tok := toks[ch.tok(part)]
 	start := tok.start
 	qualified := r.schema != ""
 	if qualified {
-		start = toks[ch.parts[part-1]].start
+		start = toks[ch.tok(part-1)].start
 	}
 	ln := strings.ToLower(r.name)
 	switch r.kind {
@@ -296,7 +346,8 @@ func (e *Engine) bindByMarkers(a *Analysis, toks []token, chains []chain, names 
 	last := 0
 	marked := map[string]int{} // marker -> token index
 	for _, ch := range chains {
-		for _, ti := range ch.parts {
+		for pi := 0; pi < ch.n; pi++ {
+			ti := ch.tok(pi)
 			t := toks[ti]
 			if _, ok := names[strings.ToLower(identText(a.src, t))]; !ok {
 				continue
@@ -347,7 +398,8 @@ func (e *Engine) bindByMarkers(a *Analysis, toks []token, chains []chain, names 
 		part int
 	}{}
 	for _, ch := range chains {
-		for pi, ti := range ch.parts {
+		for pi := 0; pi < ch.n; pi++ {
+			ti := ch.tok(pi)
 			chainOf[ti] = struct {
 				ch   chain
 				part int
