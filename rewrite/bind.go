@@ -92,6 +92,9 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		c := newCollector()
 		s.Accept(c)
 		a.Statements = append(a.Statements, describe(s, c, opts.DB))
+		if p, ok := s.(*ast.PrepareStmt); ok && p.SQLVar == nil {
+			e.bindPrepared(a, p)
+		}
 		all.refs = append(all.refs, c.refs...)
 		for k := range c.ctes {
 			all.ctes[k] = true
@@ -444,6 +447,113 @@ func sortSites(s []site) []site {
 	return s
 }
 
+// bindPrepared records the string literal of PREPARE name FROM '...' with
+// an analysis of the statement it holds, so Rewrite can rewrite inside it.
+func (e *Engine) bindPrepared(a *Analysis, p *ast.PrepareStmt) {
+	lo := lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}
+	toks := lex(a.src, lo)
+	for i := len(toks) - 1; i > 0; i-- {
+		t := toks[i]
+		if t.kind != tokString || a.src[t.start] != '\'' && a.src[t.start] != '"' {
+			continue
+		}
+		if unquoteString(a.src[t.start:t.end], !a.opts.NoBackslashEscapes) != p.SQLText {
+			continue
+		}
+		used := false
+		for _, ps := range a.prepared {
+			used = used || ps.start == t.start
+		}
+		if used {
+			continue
+		}
+		inner := e.analyze(p.SQLText, a.opts)
+		a.prepared = append(a.prepared, preparedSite{start: t.start, end: t.end, inner: inner})
+		a.Statements[len(a.Statements)-1].Reads = inner.reads()
+		a.Statements[len(a.Statements)-1].Writes = inner.writes()
+		return
+	}
+	a.Statements[len(a.Statements)-1].Unprovable = "the text of PREPARE ... FROM '...' could not be located"
+}
+
+// unquoteString decodes a quoted SQL string literal.
+func unquoteString(s string, backslash bool) string {
+	if len(s) < 2 {
+		return ""
+	}
+	q := s[0]
+	body := s[1 : len(s)-1]
+	var b strings.Builder
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case c == q && i+1 < len(body) && body[i+1] == q:
+			b.WriteByte(q)
+			i++
+		case backslash && c == '\\' && i+1 < len(body):
+			i++
+			switch body[i] {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			case 'r':
+				b.WriteByte('\r')
+			case '0':
+				b.WriteByte(0)
+			case 'b':
+				b.WriteByte('\b')
+			case 'Z':
+				b.WriteByte(26)
+			case '%', '_':
+				b.WriteByte('\\')
+				b.WriteByte(body[i])
+			default:
+				b.WriteByte(body[i])
+			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// quoteString encodes s as a single-quoted SQL string literal.
+func quoteString(s string, backslash bool) string {
+	var b strings.Builder
+	b.WriteByte('\'')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\'':
+			b.WriteString("''")
+		case c == '\\' && backslash:
+			b.WriteString("\\\\")
+		case c == 0 && backslash:
+			b.WriteString("\\0")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('\'')
+	return b.String()
+}
+
+func (a *Analysis) reads() []Table {
+	var out []Table
+	for _, st := range a.Statements {
+		out = append(out, st.Reads...)
+	}
+	return out
+}
+
+func (a *Analysis) writes() []Table {
+	var out []Table
+	for _, st := range a.Statements {
+		out = append(out, st.Writes...)
+	}
+	return out
+}
+
 // isSandboxStatement reports statements addressed to the proxy itself.
 func isSandboxStatement(sql string) bool {
 	s := strings.TrimLeft(sql, " \t\r\n")
@@ -487,8 +597,6 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 	case *ast.PrepareStmt:
 		if x.SQLVar != nil {
 			st.Unprovable = "PREPARE ... FROM @variable is dynamic SQL the proxy cannot see"
-		} else {
-			st.Unprovable = "PREPARE ... FROM '...' text is not rewritten by the proxy; use the client library's prepared statements"
 		}
 	case *ast.ExecuteStmt:
 		st.Unprovable = "EXECUTE runs a statement prepared with SQL PREPARE, which the proxy cannot see"

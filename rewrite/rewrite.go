@@ -90,9 +90,18 @@ type Analysis struct {
 	cteShadows map[string]bool
 	// aliases are the table aliases the statement defines (lower case).
 	aliases map[string]bool
+	// prepared are string literals of PREPARE ... FROM '...'.
+	prepared []preparedSite
 	// inMaria lists names referenced only inside /*M! */ comments.
 	inMaria  []string
 	parseErr error
+}
+
+// preparedSite is the literal of PREPARE name FROM '...' and the analysis of
+// the statement it holds.
+type preparedSite struct {
+	start, end int
+	inner      *Analysis
 }
 
 // site is one place in the text to splice a physical name into.
@@ -230,6 +239,9 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 				"run its statements one by one instead", st.Unprovable)
 		}
 	}
+	if len(a.prepared) > 0 {
+		return a.rewritePrepared(r)
+	}
 	if len(a.sites) == 0 {
 		return &Result{SQL: a.src, Analysis: a}, nil
 	}
@@ -303,6 +315,33 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 		b.WriteString(a.src[last:s.start])
 		b.WriteString(repl)
 		last, changed = s.end, true
+	}
+	if !changed {
+		return &Result{SQL: a.src, Analysis: a}, nil
+	}
+	b.WriteString(a.src[last:])
+	return &Result{SQL: b.String(), Changed: true, Analysis: a}, nil
+}
+
+// rewritePrepared rewrites the statement inside PREPARE ... FROM '...'
+// literals and re-quotes it. PREPARE statements hold no other table names.
+func (a *Analysis) rewritePrepared(r Resolver) (*Result, error) {
+	var b strings.Builder
+	last, changed := 0, false
+	for _, p := range a.prepared {
+		if len(p.inner.Statements) != 1 {
+			return nil, refuse(CodeUnknown, "PREPARE ... FROM '...' holds more than one statement")
+		}
+		res, err := p.inner.Rewrite(r)
+		if err != nil {
+			return nil, err
+		}
+		if !res.Changed {
+			continue
+		}
+		b.WriteString(a.src[last:p.start])
+		b.WriteString(quoteString(res.SQL, !a.opts.NoBackslashEscapes))
+		last, changed = p.end, true
 	}
 	if !changed {
 		return &Result{SQL: a.src, Analysis: a}, nil

@@ -44,6 +44,7 @@ var Resolver = map[[2]string][2]string{
 func Cases() []Case {
 	var all []Case
 	all = append(all, base...)
+	all = append(all, prepared...)
 	all = append(all, extra...)
 	return all
 }
@@ -126,4 +127,15 @@ var base = []Case{
 		Want: "/*!40000 ALTER TABLE `sbx`.`s1_users` DISABLE KEYS */"},
 	{SQL: "SELECT * FROM users WHERE name = 'it''s users' AND note = \"x\\\" users\"", Class: "read", Reads: "app.users",
 		Want: "SELECT * FROM `sbx`.`s1_users` WHERE name = 'it''s users' AND note = \"x\\\" users\""},
+}
+
+// prepared covers SQL PREPARE, whose string literal is rewritten inside.
+var prepared = []Case{
+	{SQL: "PREPARE s FROM 'SELECT * FROM users WHERE id = ?'", Class: "session", Reads: "app.users",
+		Want: "PREPARE s FROM 'SELECT * FROM `sbx`.`s1_users` WHERE id = ?'"},
+	{SQL: "PREPARE s FROM 'UPDATE users SET name = ''it''''s'' WHERE id = ?'", Class: "session", Writes: "app.users",
+		Want: "PREPARE s FROM 'UPDATE `sbx`.`s1_users` SET name = ''it''''s'' WHERE id = ?'"},
+	{SQL: "PREPARE s FROM \"SELECT * FROM products WHERE name = 'x'\"", Class: "session", Reads: "app.products"},
+	{SQL: "PREPARE s FROM @q", Class: "session", Refuse: "PREPARE ... FROM @variable"},
+	{SQL: "EXECUTE s USING @a", Class: "session", Refuse: "EXECUTE runs a statement prepared"},
 }
