@@ -118,6 +118,36 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 	return a
 }
 
+// collectLoose records the names of chains no site covers, for inputs with
+// a statement of class "other" (see Analysis.loose).
+func (a *Analysis) collectLoose(toks []token, chains []chain) {
+	other := false
+	for _, st := range a.Statements {
+		other = other || st.Class == ClassOther
+	}
+	if !other {
+		return
+	}
+	covered := func(pos int) bool {
+		for _, s := range a.sites {
+			if pos >= s.start && pos < s.end {
+				return true
+			}
+		}
+		return false
+	}
+	for _, ch := range chains {
+		if covered(toks[ch.first].start) {
+			continue
+		}
+		p0 := identText(a.src, toks[ch.first])
+		a.loose = append(a.loose, Table{DB: a.opts.DB, Name: p0})
+		if ch.n >= 2 {
+			a.loose = append(a.loose, Table{DB: p0, Name: identText(a.src, toks[ch.tok(1)])})
+		}
+	}
+}
+
 // bind locates the collector's references in a.src and records sites.
 func (e *Engine) bind(a *Analysis, c *collector) {
 	lo := lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}
@@ -151,8 +181,10 @@ func (e *Engine) bind(a *Analysis, c *collector) {
 	}
 	c = &collector{refs: refs, ctes: c.ctes, aliases: c.aliases}
 	if len(names) == 0 {
+		a.collectLoose(toks, chains)
 		return
 	}
+	defer a.collectLoose(toks, chains)
 	// Aliases and CTE definitions spelled like a referenced name are
 	// occurrences too, with no reference of their own.
 	for n := range names {

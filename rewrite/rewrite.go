@@ -92,6 +92,10 @@ type Analysis struct {
 	aliases map[string]bool
 	// prepared are string literals of PREPARE ... FROM '...'.
 	prepared []preparedSite
+	// loose are names in statements of class "other" that no site
+	// covers: the parser may keep table names of admin statements out of
+	// its tree (OPTIMIZE TABLE t), so a mapped one refuses the rewrite.
+	loose []Table
 	// inMaria lists names referenced only inside /*M! */ comments.
 	inMaria  []string
 	parseErr error
@@ -225,6 +229,12 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 		if mapped(r, t) {
 			return nil, refuse(CodeUnknown, "cannot locate every reference to %s in the statement text, so it "+
 				"cannot be redirected to the sandbox; simplify the statement (e.g. qualify or backquote the table name)", quoteName(t))
+		}
+	}
+	for _, t := range a.loose {
+		if mapped(r, t) {
+			return nil, refuse(CodeUnknown, "the proxy does not know how this statement uses the sandboxed table %s, "+
+				"so it cannot confine it to the sandbox", quoteName(t))
 		}
 	}
 	for name := range a.cteShadows {

@@ -45,6 +45,7 @@ func Cases() []Case {
 	var all []Case
 	all = append(all, base...)
 	all = append(all, prepared...)
+	all = append(all, admin...)
 	all = append(all, extra...)
 	return all
 }
@@ -138,4 +139,43 @@ var prepared = []Case{
 	{SQL: "PREPARE s FROM \"SELECT * FROM products WHERE name = 'x'\"", Class: "session", Reads: "app.products"},
 	{SQL: "PREPARE s FROM @q", Class: "session", Refuse: "PREPARE ... FROM @variable"},
 	{SQL: "EXECUTE s USING @a", Class: "session", Refuse: "EXECUTE runs a statement prepared"},
+}
+
+// admin covers DDL and administrative forms where table names hide in
+// unusual places.
+var admin = []Case{
+	{SQL: "ALTER TABLE users RENAME TO users2", Class: "ddl", Writes: "app.users,app.users2",
+		Want: "ALTER TABLE `sbx`.`s1_users` RENAME TO users2"},
+	{SQL: "RENAME TABLE users TO users2, orders TO orders2", Class: "ddl", Writes: "app.orders,app.orders2,app.users,app.users2",
+		Want: "RENAME TABLE `sbx`.`s1_users` TO users2, `sbx`.`s1_orders` TO orders2"},
+	{SQL: "ALTER TABLE users ADD CONSTRAINT fk FOREIGN KEY (a) REFERENCES orders(id)", Class: "ddl", Writes: "app.orders,app.users",
+		Want: "ALTER TABLE `sbx`.`s1_users` ADD CONSTRAINT fk FOREIGN KEY (a) REFERENCES `sbx`.`s1_orders`(id)"},
+	{SQL: "CREATE TABLE x (id INT, FOREIGN KEY (id) REFERENCES users(id))", Class: "ddl", Reads: "app.users", Writes: "app.x",
+		Want: "CREATE TABLE x (id INT, FOREIGN KEY (id) REFERENCES `sbx`.`s1_users`(id))"},
+	{SQL: "CREATE TABLE x AS SELECT * FROM users", Class: "ddl", Reads: "app.users", Writes: "app.x",
+		Want: "CREATE TABLE x AS SELECT * FROM `sbx`.`s1_users`"},
+	{SQL: "CREATE VIEW v AS SELECT * FROM users", Class: "ddl", Reads: "app.users", Writes: "app.v",
+		Want: "CREATE VIEW v AS SELECT * FROM `sbx`.`s1_users`"},
+	{SQL: "INSERT INTO users TABLE orders", Class: "write", Reads: "app.orders", Writes: "app.users",
+		Want: "INSERT INTO `sbx`.`s1_users` TABLE `sbx`.`s1_orders`", NoServer: "MySQL 8 TABLE statement"},
+	{SQL: "EXPLAIN UPDATE users SET name = 'a'", Class: "read", Writes: "app.users",
+		Want: "EXPLAIN UPDATE `sbx`.`s1_users` SET name = 'a'"},
+	{SQL: "ANALYZE TABLE users", Class: "other", Reads: "app.users", Want: "ANALYZE TABLE `sbx`.`s1_users`"},
+	{SQL: "OPTIMIZE TABLE users", Class: "other", Refuse: "does not know how this statement uses the sandboxed table"},
+	{SQL: "OPTIMIZE TABLE products", Class: "other"},
+	{SQL: "CHECK TABLE users", Class: "unparseable", Refuse: "cannot parse this statement"},
+	{SQL: "CREATE TRIGGER tr BEFORE INSERT ON users FOR EACH ROW SET NEW.name = 'x'", Class: "unparseable", Refuse: "cannot parse"},
+	{SQL: "HANDLER users OPEN", Class: "unparseable", Refuse: "cannot parse"},
+	{SQL: "FLUSH TABLES users", Class: "other", Reads: "app.users", Want: "FLUSH TABLES `sbx`.`s1_users`"},
+	{SQL: "SELECT * FROM users INTO OUTFILE '/tmp/sqlfork-x'", Class: "read", Reads: "app.users",
+		Want: "SELECT * FROM `sbx`.`s1_users` INTO OUTFILE '/tmp/sqlfork-x'"},
+	{SQL: "DO (SELECT COUNT(*) FROM users)", Class: "other", Reads: "app.users", Want: "DO (SELECT COUNT(*) FROM `sbx`.`s1_users`)"},
+	{SQL: "SET @x = (SELECT COUNT(*) FROM users)", Class: "session", Reads: "app.users",
+		Want: "SET @x = (SELECT COUNT(*) FROM `sbx`.`s1_users`)"},
+	{SQL: "UPDATE products SET name = (SELECT MAX(name) FROM users)", Class: "write", Reads: "app.users", Writes: "app.products",
+		Want: "UPDATE products SET name = (SELECT MAX(name) FROM `sbx`.`s1_users`)"},
+	{SQL: "INSERT INTO users (name) VALUES ('r') RETURNING id", Class: "write", Writes: "app.users",
+		Want: "INSERT INTO `sbx`.`s1_users` (name) VALUES ('r') RETURNING id"},
+	{SQL: "DELETE FROM users WHERE id = 1 RETURNING id", Class: "write", Writes: "app.users",
+		Want: "DELETE FROM `sbx`.`s1_users` WHERE id = 1 RETURNING id"},
 }
