@@ -88,12 +88,26 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		return a
 	}
 	all := newCollector()
+	db, cursor := opts.DB, 0
 	for _, s := range stmts {
+		// Statement texts come in order as (trimmed) slices of sql.
+		start := cursor
+		if text := strings.TrimSpace(s.Text()); text != "" {
+			if i := strings.Index(sql[cursor:], text); i >= 0 {
+				start = cursor + i
+				cursor = start + len(text)
+			}
+		}
+		a.stmtStarts = append(a.stmtStarts, start)
+		a.stmtDBs = append(a.stmtDBs, db)
 		c := newCollector()
 		s.Accept(c)
-		a.Statements = append(a.Statements, describe(s, c, opts.DB))
+		a.Statements = append(a.Statements, describe(s, c, db))
 		if p, ok := s.(*ast.PrepareStmt); ok && p.SQLVar == nil {
-			e.bindPrepared(a, p)
+			e.bindPrepared(a, p, db)
+		}
+		if u, ok := s.(*ast.UseStmt); ok {
+			db = u.DBName
 		}
 		all.refs = append(all.refs, c.refs...)
 		for k := range c.ctes {
@@ -141,7 +155,7 @@ func (a *Analysis) collectLoose(toks []token, chains []chain) {
 			continue
 		}
 		p0 := identText(a.src, toks[ch.first])
-		a.loose = append(a.loose, Table{DB: a.opts.DB, Name: p0})
+		a.loose = append(a.loose, Table{DB: a.dbAt(toks[ch.first].start), Name: p0})
 		if ch.n >= 2 {
 			a.loose = append(a.loose, Table{DB: p0, Name: identText(a.src, toks[ch.tok(1)])})
 		}
@@ -362,7 +376,7 @@ func (a *Analysis) makeSite(toks []token, ch chain, part int, r astRef, c *colle
 	}
 	db := r.schema
 	if db == "" {
-		db = a.opts.DB
+		db = a.dbAt(tok.start)
 	}
 	if tok.inMaria {
 		a.inMaria = append(a.inMaria, r.name)
@@ -451,6 +465,9 @@ func (e *Engine) bindByMarkers(a *Analysis, toks []token, chains []chain, names 
 				db := schema
 				if db == "" {
 					db = a.opts.DB
+					for _, d := range a.stmtDBs {
+						a.unbound = append(a.unbound, Table{DB: d, Name: name})
+					}
 				}
 				a.unbound = append(a.unbound, Table{DB: db, Name: name})
 			}
@@ -481,7 +498,7 @@ func sortSites(s []site) []site {
 
 // bindPrepared records the string literal of PREPARE name FROM '...' with
 // an analysis of the statement it holds, so Rewrite can rewrite inside it.
-func (e *Engine) bindPrepared(a *Analysis, p *ast.PrepareStmt) {
+func (e *Engine) bindPrepared(a *Analysis, p *ast.PrepareStmt, db string) {
 	lo := lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}
 	toks := lex(a.src, lo)
 	for i := len(toks) - 1; i > 0; i-- {
@@ -499,7 +516,9 @@ func (e *Engine) bindPrepared(a *Analysis, p *ast.PrepareStmt) {
 		if used {
 			continue
 		}
-		inner := e.analyze(p.SQLText, a.opts)
+		innerOpts := a.opts
+		innerOpts.DB = db
+		inner := e.analyze(p.SQLText, innerOpts)
 		a.prepared = append(a.prepared, preparedSite{start: t.start, end: t.end, inner: inner})
 		a.Statements[len(a.Statements)-1].Reads = inner.reads()
 		a.Statements[len(a.Statements)-1].Writes = inner.writes()

@@ -92,6 +92,11 @@ type Analysis struct {
 	aliases map[string]bool
 	// prepared are string literals of PREPARE ... FROM '...'.
 	prepared []preparedSite
+	// stmtStarts and stmtDBs give, for each statement, where it starts in
+	// src and the current database it runs in (a USE changes it for the
+	// statements after it).
+	stmtStarts []int
+	stmtDBs    []string
 	// loose are names in statements of class "other" that no site
 	// covers: the parser may keep table names of admin statements out of
 	// its tree (OPTIMIZE TABLE t), so a mapped one refuses the rewrite.
@@ -99,6 +104,29 @@ type Analysis struct {
 	// inMaria lists names referenced only inside /*M! */ comments.
 	inMaria  []string
 	parseErr error
+}
+
+// mappedInAnyDB reports whether an unqualified name is mapped in any
+// database current during the input.
+func (a *Analysis) mappedInAnyDB(r Resolver, name string) (Table, bool) {
+	for _, db := range append([]string{a.opts.DB}, a.stmtDBs...) {
+		if t := (Table{DB: db, Name: name}); mapped(r, t) {
+			return t, true
+		}
+	}
+	return Table{}, false
+}
+
+// dbAt is the current database for a name at byte offset pos.
+func (a *Analysis) dbAt(pos int) string {
+	db := a.opts.DB
+	for i, start := range a.stmtStarts {
+		if start > pos {
+			break
+		}
+		db = a.stmtDBs[i]
+	}
+	return db
 }
 
 // preparedSite is the literal of PREPARE name FROM '...' and the analysis of
@@ -177,9 +205,18 @@ func (e *Engine) Analyze(sql string, opts Options) *Analysis {
 	return a
 }
 
-func (e *Engine) parse(sql string, opts Options) ([]ast.StmtNode, error) {
+func (e *Engine) parse(sql string, opts Options) (stmts []ast.StmtNode, err error) {
 	p := e.parsers.Get().(*parser.Parser)
-	defer e.parsers.Put(p)
+	defer func() {
+		// The parser's value driver panics on some literals (very long
+		// decimals): such input is unparseable, never a crash. The parser
+		// is not reused after a panic.
+		if r := recover(); r != nil {
+			stmts, err = nil, fmt.Errorf("parser failed: %v", r)
+			return
+		}
+		e.parsers.Put(p)
+	}()
 	var mode mysql.SQLMode
 	if opts.ANSIQuotes {
 		mode |= mysql.ModeANSIQuotes
@@ -188,7 +225,7 @@ func (e *Engine) parse(sql string, opts Options) ([]ast.StmtNode, error) {
 		mode |= mysql.ModeNoBackslashEscapes
 	}
 	p.SetSQLMode(mode)
-	stmts, _, err := p.ParseSQL(sql)
+	stmts, _, err = p.ParseSQL(sql)
 	return stmts, err
 }
 
@@ -220,7 +257,7 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 		return &Result{SQL: a.src, Analysis: a}, nil
 	}
 	for _, name := range a.inMaria {
-		if t := (Table{DB: a.opts.DB, Name: name}); mapped(r, t) {
+		if t, ok := a.mappedInAnyDB(r, name); ok {
 			return nil, refuse(CodeUnknown, "table %s is named inside a MariaDB executable comment (/*M! ... */), "+
 				"which the proxy cannot analyse; write the statement without the comment", quoteName(t))
 		}
@@ -238,7 +275,7 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 		}
 	}
 	for name := range a.cteShadows {
-		if mapped(r, Table{DB: a.opts.DB, Name: name}) {
+		if _, ok := a.mappedInAnyDB(r, name); ok {
 			return nil, refuse(CodeUnknown, "the common table expression %s has the name of a sandboxed table; "+
 				"rename the CTE", quoteIdent(name))
 		}

@@ -46,6 +46,7 @@ func Cases() []Case {
 	all = append(all, base...)
 	all = append(all, prepared...)
 	all = append(all, admin...)
+	all = append(all, useSwitch...)
 	all = append(all, extra...)
 	return all
 }
@@ -178,4 +179,15 @@ var admin = []Case{
 		Want: "INSERT INTO `sbx`.`s1_users` (name) VALUES ('r') RETURNING id"},
 	{SQL: "DELETE FROM users WHERE id = 1 RETURNING id", Class: "write", Writes: "app.users",
 		Want: "DELETE FROM `sbx`.`s1_users` WHERE id = 1 RETURNING id"},
+}
+
+// useSwitch covers USE inside a multi-statement input: later unqualified
+// names belong to the new database.
+var useSwitch = []Case{
+	{SQL: "USE other; INSERT INTO things VALUES (1); SELECT * FROM users", Class: "session",
+		Reads: "other.users", Writes: "other.things",
+		Want: "USE other; INSERT INTO `sbx`.`s1_things` VALUES (1); SELECT * FROM users"},
+	{SQL: "SELECT * FROM users; USE other; SELECT * FROM things, app.users", Class: "read",
+		Reads: "app.users,other.things",
+		Want: "SELECT * FROM `sbx`.`s1_users`; USE other; SELECT * FROM `sbx`.`s1_things`, `sbx`.`s1_users`"},
 }
