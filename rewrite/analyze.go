@@ -15,25 +15,35 @@ const (
 
 // astRef is one table-ish name the parser saw. Names are as written.
 type astRef struct {
-	kind   refKind
-	schema string
-	name   string
-	write  bool
+	kind    refKind
+	schema  string
+	name    string
+	write   bool
+	aliased bool // a table given an alias where it is named (FROM t AS x)
 }
 
 // collector walks statements and records table references.
 type collector struct {
 	refs    []astRef
 	writes  map[*ast.TableName]bool
-	targets map[*ast.TableName]bool
-	ctes    map[string]bool // lower-cased CTE names
-	aliases map[string]bool // lower-cased table aliases
+	targets map[*ast.TableName]bool // value: the target is written (DELETE) or not (FOR UPDATE OF)
+	aliased map[*ast.TableName]bool
+	skip    map[*ast.TableName]bool
+	// unlocatable are tables named in a way the text cannot show as one
+	// identifier chain (SHOW COLUMNS FROM t FROM db).
+	unlocatable []Table
+	ctes        map[string]bool // lower-cased CTE names
+	aliases     map[string]bool // lower-cased table aliases
 	// funcs are calls of schema-qualified (stored) functions.
 	funcs []string
+	// columns are column names the statement defines or names (lower
+	// case); DDL's safety net does not mistake them for tables.
+	columns map[string]bool
 }
 
 func newCollector() *collector {
 	return &collector{writes: map[*ast.TableName]bool{}, targets: map[*ast.TableName]bool{},
+		aliased: map[*ast.TableName]bool{}, skip: map[*ast.TableName]bool{}, columns: map[string]bool{},
 		ctes: map[string]bool{}, aliases: map[string]bool{}}
 }
 
@@ -75,7 +85,7 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 	case *ast.DeleteStmt:
 		if x.IsMultiTable && x.Tables != nil {
 			for _, t := range x.Tables.Tables {
-				c.targets[t] = true
+				c.targets[t] = true // DELETE targets are written
 			}
 			// Written tables are those the target list names; resolved
 			// by name or alias when sites are bound, so mark all here.
@@ -90,7 +100,7 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 	case *ast.SelectStmt:
 		if x.LockInfo != nil {
 			for _, t := range x.LockInfo.Tables {
-				c.targets[t] = true
+				c.targets[t] = false // FOR UPDATE OF t locks, it does not write
 			}
 		}
 	case *ast.CreateTableStmt:
@@ -115,19 +125,43 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 				c.writes[l.Table] = true
 			}
 		}
+	case *ast.CreateSequenceStmt, *ast.DropSequenceStmt, *ast.AlterSequenceStmt:
+		c.markTables(x)
+	case *ast.ColumnOption:
+		// The parser's visitor does not descend into a column's
+		// REFERENCES clause; visit it here.
+		if x.Refer != nil {
+			x.Refer.Accept(c)
+		}
+	case *ast.ShowStmt:
+		if x.DBName != "" && x.Table != nil && x.Table.Schema.O == "" {
+			c.unlocatable = append(c.unlocatable, Table{DB: x.DBName, Name: x.Table.Name.O})
+			c.skip[x.Table] = true
+		}
 	case *ast.CommonTableExpression:
 		c.ctes[x.Name.L] = true
 	case *ast.TableSource:
 		if x.AsName.L != "" {
 			c.aliases[x.AsName.L] = true
+			if tn, ok := x.Source.(*ast.TableName); ok {
+				c.aliased[tn] = true
+			}
 		}
 	case *ast.TableName:
-		kind := refTable
-		if c.targets[x] {
-			kind = refTarget
+		if c.skip[x] {
+			return n, false
 		}
-		c.refs = append(c.refs, astRef{kind: kind, schema: x.Schema.O, name: x.Name.O, write: c.writes[x]})
+		kind, write := refTable, c.writes[x]
+		if w, ok := c.targets[x]; ok {
+			kind, write = refTarget, write || w
+		}
+		c.refs = append(c.refs, astRef{kind: kind, schema: x.Schema.O, name: x.Name.O, write: write, aliased: c.aliased[x]})
+	case *ast.ColumnDef:
+		if x.Name != nil {
+			c.columns[x.Name.Name.L] = true
+		}
 	case *ast.ColumnName:
+		c.columns[x.Name.L] = true
 		if x.Table.O != "" {
 			c.refs = append(c.refs, astRef{kind: refQualifier, schema: x.Schema.O, name: x.Table.O})
 		}

@@ -78,7 +78,14 @@ type occurrence struct {
 func (e *Engine) analyze(sql string, opts Options) *Analysis {
 	a := &Analysis{src: sql, opts: opts}
 	if isSandboxStatement(sql) {
-		a.Statements = []Statement{{Class: ClassSandbox}}
+		st := Statement{Class: ClassSandbox}
+		toks := lex(sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+		for i, t := range toks {
+			if t.kind == tokPunct && sql[t.start] == ';' && i+1 < len(toks) {
+				st.Unprovable = "SANDBOX statements must be sent alone, not with other statements"
+			}
+		}
+		a.Statements = []Statement{st}
 		return a
 	}
 	stmts, err := e.parse(sql, opts)
@@ -103,6 +110,11 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		c := newCollector()
 		s.Accept(c)
 		a.Statements = append(a.Statements, describe(s, c, db))
+		a.stmtAliases = append(a.stmtAliases, c.aliases)
+		for k := range c.columns {
+			all.columns[k] = true
+		}
+		a.unbound = append(a.unbound, c.unlocatable...)
 		if p, ok := s.(*ast.PrepareStmt); ok && p.SQLVar == nil {
 			e.bindPrepared(a, p, db)
 		}
@@ -132,12 +144,23 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 	return a
 }
 
+// chainTables are the tables a chain could name: its first part in the
+// current database (DB left empty), and for a.b the table a.b.
+func chainTables(src string, toks []token, ch chain) []Table {
+	p0 := identText(src, toks[ch.first])
+	out := []Table{{Name: p0}}
+	if ch.n >= 2 {
+		out = append(out, Table{DB: p0, Name: identText(src, toks[ch.tok(1)])})
+	}
+	return out
+}
+
 // collectLoose records the names of chains no site covers, for inputs with
-// a statement of class "other" (see Analysis.loose).
-func (a *Analysis) collectLoose(toks []token, chains []chain) {
+// a DDL or "other" statement (see Analysis.loose).
+func (a *Analysis) collectLoose(toks []token, chains []chain, columns map[string]bool) {
 	other := false
 	for _, st := range a.Statements {
-		other = other || st.Class == ClassOther
+		other = other || st.Class == ClassOther || st.Class == ClassDDL
 	}
 	if !other {
 		return
@@ -151,13 +174,14 @@ func (a *Analysis) collectLoose(toks []token, chains []chain) {
 		return false
 	}
 	for _, ch := range chains {
-		if covered(toks[ch.first].start) {
+		if covered(toks[ch.first].start) || ch.n == 1 && columns[strings.ToLower(identText(a.src, toks[ch.first]))] {
 			continue
 		}
-		p0 := identText(a.src, toks[ch.first])
-		a.loose = append(a.loose, Table{DB: a.dbAt(toks[ch.first].start), Name: p0})
-		if ch.n >= 2 {
-			a.loose = append(a.loose, Table{DB: p0, Name: identText(a.src, toks[ch.tok(1)])})
+		for _, t := range chainTables(a.src, toks, ch) {
+			if t.DB == "" {
+				t.DB = a.dbAt(toks[ch.first].start)
+			}
+			a.loose = append(a.loose, t)
 		}
 	}
 }
@@ -167,10 +191,10 @@ func (e *Engine) bind(a *Analysis, c *collector) {
 	lo := lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}
 	toks := lex(a.src, lo)
 	chains := buildChains(a.src, toks, e.reserved)
-	for _, t := range toks {
-		if t.inMaria && (t.kind == tokIdent || t.kind == tokQuoted) {
+	for _, ch := range chains {
+		if toks[ch.first].inMaria {
 			// MariaDB runs /*M! */ text; the parser never saw it.
-			a.inMaria = append(a.inMaria, identText(a.src, t))
+			a.inMaria = append(a.inMaria, chainTables(a.src, toks, ch)...)
 		}
 	}
 
@@ -193,12 +217,12 @@ func (e *Engine) bind(a *Analysis, c *collector) {
 		refs = append(refs, r)
 		names[n]++
 	}
-	c = &collector{refs: refs, ctes: c.ctes, aliases: c.aliases}
+	c = &collector{refs: refs, ctes: c.ctes, aliases: c.aliases, columns: c.columns}
 	if len(names) == 0 {
-		a.collectLoose(toks, chains)
+		a.collectLoose(toks, chains, c.columns)
 		return
 	}
-	defer a.collectLoose(toks, chains)
+	defer a.collectLoose(toks, chains, c.columns)
 	// Aliases and CTE definitions spelled like a referenced name are
 	// occurrences too, with no reference of their own.
 	for n := range names {
@@ -379,11 +403,11 @@ func (a *Analysis) makeSite(toks []token, ch chain, part int, r astRef, c *colle
 		db = a.dbAt(tok.start)
 	}
 	if tok.inMaria {
-		a.inMaria = append(a.inMaria, r.name)
+		a.inMaria = append(a.inMaria, Table{Name: r.name})
 		return site{}, false
 	}
 	return site{start: start, end: tok.end, kind: r.kind, table: Table{DB: db, Name: r.name},
-		qualified: qualified, write: r.write}, true
+		qualified: qualified, write: r.write, aliased: r.aliased, stmt: a.stmtAt(tok.start)}, true
 }
 
 // bindByMarkers replaces every token spelled like a referenced name with a
@@ -501,19 +525,16 @@ func sortSites(s []site) []site {
 func (e *Engine) bindPrepared(a *Analysis, p *ast.PrepareStmt, db string) {
 	lo := lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}
 	toks := lex(a.src, lo)
-	for i := len(toks) - 1; i > 0; i-- {
+	from := a.stmtStarts[len(a.stmtStarts)-1]
+	for i := 0; i < len(toks); i++ {
 		t := toks[i]
+		if t.start < from {
+			continue
+		}
 		if t.kind != tokString || a.src[t.start] != '\'' && a.src[t.start] != '"' {
 			continue
 		}
 		if unquoteString(a.src[t.start:t.end], !a.opts.NoBackslashEscapes) != p.SQLText {
-			continue
-		}
-		used := false
-		for _, ps := range a.prepared {
-			used = used || ps.start == t.start
-		}
-		if used {
 			continue
 		}
 		innerOpts := a.opts
@@ -626,7 +647,7 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 			t.DB = db
 		}
 		w := 1
-		if r.write || r.kind == refTarget {
+		if r.write {
 			w = 2
 		}
 		if seen[t] < w {

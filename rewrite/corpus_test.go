@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -98,4 +99,41 @@ func uniqueTables(ts []Table) []Table {
 		}
 	}
 	return out
+}
+
+// forkOnWrite maps a table only once a statement writes it, as a sandbox
+// session does; it records the write flags it was asked with.
+type forkOnWrite struct {
+	forked map[Table]bool
+	asked  []string
+}
+
+func (f *forkOnWrite) Resolve(t Table, write bool) (Table, bool, error) {
+	f.asked = append(f.asked, fmt.Sprintf("%s:%v", t, write))
+	k := Table{DB: strings.ToLower(t.DB), Name: strings.ToLower(t.Name)}
+	if write {
+		f.forked[k] = true
+	}
+	if f.forked[k] {
+		return Table{DB: "sbx", Name: "f_" + k.Name}, true, nil
+	}
+	return Table{}, false, nil
+}
+
+// TestWriteFlagIsAnyReference: a table read and written in one input is
+// resolved as written, so a fork-on-first-write resolver redirects every
+// reference.
+func TestWriteFlagIsAnyReference(t *testing.T) {
+	e := NewEngine(0)
+	for sql, want := range map[string]string{
+		"INSERT INTO users SELECT * FROM users":       "INSERT INTO `sbx`.`f_users` SELECT * FROM `sbx`.`f_users`",
+		"SELECT * FROM users; UPDATE users SET a = 1": "SELECT * FROM `sbx`.`f_users`; UPDATE `sbx`.`f_users` SET a = 1",
+		"SELECT * FROM users WHERE id IN (SELECT 1)":  "SELECT * FROM users WHERE id IN (SELECT 1)",
+	} {
+		r := &forkOnWrite{forked: map[Table]bool{}}
+		res, err := e.Rewrite(sql, Options{DB: "app"}, r)
+		if err != nil || res.SQL != want {
+			t.Errorf("%s:\n got  %v %v\n want %s (asked %v)", sql, res, err, want, r.asked)
+		}
+	}
 }

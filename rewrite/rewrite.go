@@ -101,9 +101,12 @@ type Analysis struct {
 	// covers: the parser may keep table names of admin statements out of
 	// its tree (OPTIMIZE TABLE t), so a mapped one refuses the rewrite.
 	loose []Table
-	// inMaria lists names referenced only inside /*M! */ comments.
-	inMaria  []string
-	parseErr error
+	// inMaria lists tables named inside /*M! */ comments (DB empty when
+	// unqualified).
+	inMaria []Table
+	// stmtAliases are each statement's table aliases (lower case).
+	stmtAliases []map[string]bool
+	parseErr    error
 }
 
 // mappedInAnyDB reports whether an unqualified name is mapped in any
@@ -115,6 +118,27 @@ func (a *Analysis) mappedInAnyDB(r Resolver, name string) (Table, bool) {
 		}
 	}
 	return Table{}, false
+}
+
+// stmtAt is the index of the statement holding byte offset pos.
+func (a *Analysis) stmtAt(pos int) int {
+	i := 0
+	for j, start := range a.stmtStarts {
+		if start > pos {
+			break
+		}
+		i = j
+	}
+	return i
+}
+
+// mappedAny reports whether t is mapped, trying every database current
+// during the input when t.DB is empty.
+func (a *Analysis) mappedAny(r Resolver, t Table) (Table, bool) {
+	if t.DB != "" {
+		return t, mapped(r, t)
+	}
+	return a.mappedInAnyDB(r, t.Name)
 }
 
 // dbAt is the current database for a name at byte offset pos.
@@ -140,9 +164,11 @@ type preparedSite struct {
 type site struct {
 	start, end int
 	kind       refKind
-	table      Table // logical table (DB filled from Options.DB when unqualified)
+	table      Table // logical table (DB filled from the current database when unqualified)
 	qualified  bool  // written with its database
 	write      bool
+	aliased    bool // a table reference given an alias where it is named
+	stmt       int  // index of the statement holding it
 }
 
 // Refusal is a statement the engine will not let through, with the MySQL
@@ -256,8 +282,8 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 		}
 		return &Result{SQL: a.src, Analysis: a}, nil
 	}
-	for _, name := range a.inMaria {
-		if t, ok := a.mappedInAnyDB(r, name); ok {
+	for _, mt := range a.inMaria {
+		if t, ok := a.mappedAny(r, mt); ok {
 			return nil, refuse(CodeUnknown, "table %s is named inside a MariaDB executable comment (/*M! ... */), "+
 				"which the proxy cannot analyse; write the statement without the comment", quoteName(t))
 		}
@@ -286,24 +312,39 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 				"run its statements one by one instead", st.Unprovable)
 		}
 	}
-	if len(a.prepared) > 0 {
-		return a.rewritePrepared(r)
-	}
-	if len(a.sites) == 0 {
-		return &Result{SQL: a.src, Analysis: a}, nil
-	}
-	// Resolve tables first (a write may create a fork), then qualifiers
-	// follow the table they name.
-	phys := map[Table]Table{}
-	byName := map[string][]Table{}
+	return a.splice(r)
+}
+
+// norm is the lookup key of a table: names compare case-insensitively
+// (lower_case_table_names=1 semantics).
+func norm(t Table) Table { return Table{DB: strings.ToLower(t.DB), Name: strings.ToLower(t.Name)} }
+
+// replacement is text to put in place of src[start:end].
+type replacement struct {
+	start, end int
+	text       string
+}
+
+// splice resolves every table (write if any reference writes it), maps
+// qualifiers to the table they name in their statement, rewrites PREPARE
+// literals, and builds the output.
+func (a *Analysis) splice(r Resolver) (*Result, error) {
+	writes := map[Table]bool{}
+	var order []site
 	for _, s := range a.sites {
 		if s.kind == refQualifier {
 			continue
 		}
-		if _, done := phys[s.table]; done {
-			continue
+		k := norm(s.table)
+		if _, seen := writes[k]; !seen {
+			order = append(order, s)
 		}
-		p, ok, err := r.Resolve(s.table, s.write)
+		writes[k] = writes[k] || s.write
+	}
+	phys := map[Table]Table{}
+	for _, s := range order {
+		k := norm(s.table)
+		p, ok, err := r.Resolve(s.table, writes[k])
 		if err != nil {
 			return nil, err
 		}
@@ -312,86 +353,97 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 		} else if err := validPhysical(p); err != nil {
 			return nil, err
 		}
-		phys[s.table] = p
-		lname := strings.ToLower(s.table.Name)
-		byName[lname] = append(byName[lname], s.table)
+		phys[k] = p
 	}
-	var b strings.Builder
-	b.Grow(len(a.src) + 32*len(a.sites))
-	last, changed := 0, false
+	// Qualifiers name an unaliased table of their own statement.
+	byName := map[int]map[string][]Table{}
 	for _, s := range a.sites {
-		var repl string
+		if s.kind == refQualifier || s.aliased {
+			continue
+		}
+		m := byName[s.stmt]
+		if m == nil {
+			m = map[string][]Table{}
+			byName[s.stmt] = m
+		}
+		ln, k := strings.ToLower(s.table.Name), norm(s.table)
+		dup := false
+		for _, t := range m[ln] {
+			dup = dup || t == k
+		}
+		if !dup {
+			m[ln] = append(m[ln], k)
+		}
+	}
+	var reps []replacement
+	for _, s := range a.sites {
 		switch s.kind {
 		case refTable, refTarget:
-			p := phys[s.table]
+			p := phys[norm(s.table)]
 			if p == s.table {
 				continue
 			}
-			repl = quoteIdent(p.DB) + "." + quoteIdent(p.Name)
+			reps = append(reps, replacement{s.start, s.end, quoteIdent(p.DB) + "." + quoteIdent(p.Name)})
 		case refQualifier:
-			t, ok := s.table, true
-			if !s.qualified && a.aliases[strings.ToLower(t.Name)] {
-				if len(byName[strings.ToLower(t.Name)]) > 0 {
-					return nil, refuse(CodeUnknown, "%s is both a table and a table alias in this statement, so the "+
-						"column qualifier %s is ambiguous; give the table a different alias", quoteIdent(t.Name), quoteIdent(t.Name))
-				}
-				continue
-			}
+			k := norm(s.table)
 			if !s.qualified {
-				cands := byName[strings.ToLower(t.Name)]
+				ln := strings.ToLower(s.table.Name)
+				cands := byName[s.stmt][ln]
+				if s.stmt < len(a.stmtAliases) && a.stmtAliases[s.stmt][ln] {
+					if len(cands) > 0 {
+						return nil, refuse(CodeUnknown, "%s is both a table and a table alias in this statement, so the "+
+							"column qualifier %s is ambiguous; give the table a different alias", quoteIdent(s.table.Name), quoteIdent(s.table.Name))
+					}
+					continue // the alias stays valid after its table is renamed
+				}
 				switch len(cands) {
 				case 0:
-					ok = false // names an alias or an outer table: leave it
+					continue // an outer table or a name the server will reject anyway
 				case 1:
-					t = cands[0]
+					k = cands[0]
 				default:
 					return nil, refuse(CodeUnknown, "the column qualifier %s could name more than one table; "+
-						"qualify it with the database or use table aliases", quoteIdent(t.Name))
+						"qualify it with the database or use table aliases", quoteIdent(s.table.Name))
 				}
 			}
-			p, found := phys[t]
-			if !ok || !found || p == t {
+			p, found := phys[k]
+			if !found || norm(p) == k {
 				continue
 			}
+			text := quoteIdent(p.Name)
 			if s.qualified {
-				repl = quoteIdent(p.DB) + "." + quoteIdent(p.Name)
-			} else {
-				repl = quoteIdent(p.Name)
+				text = quoteIdent(p.DB) + "." + text
 			}
+			reps = append(reps, replacement{s.start, s.end, text})
 		}
-		b.WriteString(a.src[last:s.start])
-		b.WriteString(repl)
-		last, changed = s.end, true
 	}
-	if !changed {
-		return &Result{SQL: a.src, Analysis: a}, nil
-	}
-	b.WriteString(a.src[last:])
-	return &Result{SQL: b.String(), Changed: true, Analysis: a}, nil
-}
-
-// rewritePrepared rewrites the statement inside PREPARE ... FROM '...'
-// literals and re-quotes it. PREPARE statements hold no other table names.
-func (a *Analysis) rewritePrepared(r Resolver) (*Result, error) {
-	var b strings.Builder
-	last, changed := 0, false
 	for _, p := range a.prepared {
 		if len(p.inner.Statements) != 1 {
-			return nil, refuse(CodeUnknown, "PREPARE ... FROM '...' holds more than one statement")
+			return nil, refuse(CodeUnknown, "PREPARE ... FROM '...' holds more than one statement; prepare them one at a time")
 		}
 		res, err := p.inner.Rewrite(r)
 		if err != nil {
 			return nil, err
 		}
-		if !res.Changed {
-			continue
+		if res.Changed {
+			reps = append(reps, replacement{p.start, p.end, quoteString(res.SQL, !a.opts.NoBackslashEscapes)})
 		}
-		b.WriteString(a.src[last:p.start])
-		b.WriteString(quoteString(res.SQL, !a.opts.NoBackslashEscapes))
-		last, changed = p.end, true
 	}
-	if !changed {
+	if len(reps) == 0 {
 		return &Result{SQL: a.src, Analysis: a}, nil
+	}
+	for i := 1; i < len(reps); i++ {
+		for j := i; j > 0 && reps[j].start < reps[j-1].start; j-- {
+			reps[j], reps[j-1] = reps[j-1], reps[j]
+		}
+	}
+	var b strings.Builder
+	b.Grow(len(a.src) + 32*len(reps))
+	last := 0
+	for _, rp := range reps {
+		b.WriteString(a.src[last:rp.start])
+		b.WriteString(rp.text)
+		last = rp.end
 	}
 	b.WriteString(a.src[last:])
 	return &Result{SQL: b.String(), Changed: true, Analysis: a}, nil
@@ -402,6 +454,19 @@ func (a *Analysis) rewritePrepared(r Resolver) (*Result, error) {
 func mapped(r Resolver, t Table) bool {
 	_, ok, err := r.Resolve(t, false)
 	return ok || err != nil
+}
+
+// isWriteKeyword reports words that mark statements able to change data
+// or schema (or run other statements): an unparseable input holding one is
+// refused.
+func isWriteKeyword(w string) bool {
+	switch strings.ToUpper(w) {
+	case "INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "LOAD",
+		"CALL", "GRANT", "REVOKE", "HANDLER", "LOCK", "STATEMENT", "EXECUTE", "PREPARE", "DO", "SET", "USE",
+		"OPTIMIZE", "REPAIR":
+		return true
+	}
+	return false
 }
 
 // refuseUnparseable decides about a statement the parser rejected: it may
@@ -419,21 +484,27 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 			break
 		}
 	}
+	readLike := false
 	switch first {
-	case "SELECT", "SHOW", "DESC", "DESCRIBE", "EXPLAIN", "HELP", "SET", "USE", "BEGIN", "COMMIT", "ROLLBACK", "START":
-	default:
+	case "SELECT", "SHOW", "DESC", "DESCRIBE", "EXPLAIN", "HELP", "BEGIN", "COMMIT", "ROLLBACK", "START", "WITH", "VALUES", "TABLE":
+		readLike = true
+	}
+	for _, t := range toks {
+		if t.kind == tokIdent && isWriteKeyword(a.src[t.start:t.end]) {
+			readLike = false
+		}
+	}
+	if !readLike {
 		return refuse(CodeUnknown, "the proxy cannot parse this statement (%s), so it cannot confine its writes "+
 			"to the sandbox; rewrite it in syntax MySQL 8 also accepts", firstLine(a.parseErr.Error()))
 	}
-	for _, t := range toks {
-		if t.kind != tokIdent && t.kind != tokQuoted {
-			continue
-		}
-		name := identText(a.src, t)
-		if mapped(r, Table{DB: a.opts.DB, Name: name}) {
-			return refuse(CodeUnknown, "this statement names the sandboxed table %s but the proxy cannot parse it "+
-				"(%s), so it cannot be redirected to the sandbox; rewrite it in syntax MySQL 8 also accepts",
-				quoteIdent(name), firstLine(a.parseErr.Error()))
+	for _, ch := range buildChains(a.src, toks, nil) {
+		for _, t := range chainTables(a.src, toks, ch) {
+			if mt, ok := a.mappedAny(r, t); ok {
+				return refuse(CodeUnknown, "this statement names the sandboxed table %s but the proxy cannot parse it "+
+					"(%s), so it cannot be redirected to the sandbox; rewrite it in syntax MySQL 8 also accepts",
+					quoteName(mt), firstLine(a.parseErr.Error()))
+			}
 		}
 	}
 	return nil

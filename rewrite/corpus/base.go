@@ -47,6 +47,7 @@ func Cases() []Case {
 	all = append(all, prepared...)
 	all = append(all, admin...)
 	all = append(all, useSwitch...)
+	all = append(all, regressions...)
 	all = append(all, extra...)
 	return all
 }
@@ -119,7 +120,7 @@ var base = []Case{
 	{SQL: "BEGIN", Class: "transaction"},
 	{SQL: "SET @a = 1", Class: "session"},
 	{SQL: "CALL app.proc()", Class: "routine", Refuse: "CALL runs a stored procedure"},
-	{SQL: "SELECT * FROM users FOR SYSTEM_TIME ALL", Class: "unparseable", Refuse: "names the sandboxed table `users`"},
+	{SQL: "SELECT * FROM users FOR SYSTEM_TIME ALL", Class: "unparseable", Refuse: "names the sandboxed table `app`.`users`"},
 	{SQL: "SELECT * FROM products FOR SYSTEM_TIME ALL", Class: "unparseable"},
 	{SQL: "CREATE OR REPLACE TABLE products (id INT)", Class: "unparseable", Refuse: "cannot parse this statement"},
 	{SQL: "SANDBOX STATUS", Class: "sandbox"},
@@ -189,5 +190,43 @@ var useSwitch = []Case{
 		Want: "USE other; INSERT INTO `sbx`.`s1_things` VALUES (1); SELECT * FROM users"},
 	{SQL: "SELECT * FROM users; USE other; SELECT * FROM things, app.users", Class: "read",
 		Reads: "app.users,other.things",
-		Want: "SELECT * FROM `sbx`.`s1_users`; USE other; SELECT * FROM `sbx`.`s1_things`, `sbx`.`s1_users`"},
+		Want:  "SELECT * FROM `sbx`.`s1_users`; USE other; SELECT * FROM `sbx`.`s1_things`, `sbx`.`s1_users`"},
+}
+
+// regressions are inputs that once reached production unrewritten, or were
+// refused or classified wrongly.
+var regressions = []Case{
+	{SQL: "PREPARE s FROM 'SELECT 1'; DELETE FROM users WHERE id = 1", Class: "session", Writes: "app.users",
+		Want: "PREPARE s FROM 'SELECT 1'; DELETE FROM `sbx`.`s1_users` WHERE id = 1"},
+	{SQL: "PREPARE s FROM 'SELECT * FROM users'; SELECT 'SELECT * FROM users'", Class: "session", Reads: "app.users",
+		Want: "PREPARE s FROM 'SELECT * FROM `sbx`.`s1_users`'; SELECT 'SELECT * FROM users'"},
+	{SQL: "SET STATEMENT max_statement_time=1 FOR UPDATE other.things SET name='x'", Class: "unparseable", Refuse: "cannot parse this statement"},
+	{SQL: "SELECT * FROM products FOR SYSTEM_TIME ALL; DELETE FROM other.things", Class: "unparseable", Refuse: "cannot parse this statement"},
+	{SQL: "SELECT * FROM products FOR SYSTEM_TIME ALL JOIN other.things", Class: "unparseable", Refuse: "names the sandboxed table `other`.`things`"},
+	{SQL: "SELECT 1; /*M! DELETE FROM other.things */", Class: "read", Refuse: "MariaDB executable comment"},
+	{SQL: "SELECT 1 /*M!100100 FROM other.things */", Class: "read", Refuse: "MariaDB executable comment"},
+	{SQL: "CREATE TABLE orders2 (id INT PRIMARY KEY, user_id INT REFERENCES users (id))", Class: "ddl",
+		Reads: "app.users", Writes: "app.orders2",
+		Want: "CREATE TABLE orders2 (id INT PRIMARY KEY, user_id INT REFERENCES `sbx`.`s1_users` (id))"},
+	{SQL: "CREATE TABLE all_users (id INT) ENGINE=MERGE UNION=(users, accounts) INSERT_METHOD=LAST", Class: "ddl",
+		Writes: "app.all_users", Refuse: "does not know how this statement uses"},
+	{SQL: "ALTER TABLE status ADD COLUMN status INT", Class: "ddl", Writes: "app.status",
+		Want: "ALTER TABLE `sbx`.`s1_status` ADD COLUMN status INT"},
+	{SQL: "SHOW COLUMNS FROM things FROM other", Class: "read", Refuse: "cannot locate every reference to `other`.`things`"},
+	{SQL: "SHOW COLUMNS FROM products FROM app", Class: "read"},
+	{SQL: "SANDBOX STATUS; DROP TABLE users", Class: "sandbox", Refuse: "must be sent alone"},
+	{SQL: "SELECT App.Users.id FROM app.users", Class: "read", Reads: "app.users",
+		Want: "SELECT `sbx`.`s1_users`.id FROM `sbx`.`s1_users`"},
+	{SQL: "SELECT * FROM accounts JOIN users ON accounts.id = users.id FOR UPDATE OF accounts", Class: "read",
+		Reads: "app.accounts,app.users", NoServer: "MySQL 8 FOR UPDATE OF",
+		Want: "SELECT * FROM `sbx`.`s1_accounts` JOIN `sbx`.`s1_users` ON `s1_accounts`.id = `s1_users`.id FOR UPDATE OF `sbx`.`s1_accounts`"},
+	{SQL: "CREATE SEQUENCE tags", Class: "ddl", Writes: "app.tags", Want: "CREATE SEQUENCE `sbx`.`s1_tags`"},
+	{SQL: "SELECT `users`.`id` FROM `users` AS `users`", Class: "read", Reads: "app.users",
+		Want: "SELECT `users`.`id` FROM `sbx`.`s1_users` AS `users`"},
+	{SQL: "SELECT products.id FROM users AS products JOIN products AS p ON p.id = products.id", Class: "read",
+		Reads: "app.products,app.users",
+		Want:  "SELECT products.id FROM `sbx`.`s1_users` AS products JOIN products AS p ON p.id = products.id"},
+	{SQL: "SELECT * FROM products AS users; SELECT users.id FROM users", Class: "read", Reads: "app.products,app.users",
+		Want: "SELECT * FROM products AS users; SELECT `s1_users`.id FROM `sbx`.`s1_users`"},
+	{SQL: "SHOW TABLE STATUS; SELECT * FROM status", Class: "read", Reads: "app.status", Refuse: "cannot locate every reference"},
 }
