@@ -384,8 +384,12 @@ func (a *Analysis) makeSite(toks []token, ch chain, part int, r astRef, c *colle
 	tok := toks[ch.tok(part)]
 	start := tok.start
 	qualified := r.schema != ""
+	// Spell the table as the text does: references were paired with
+	// tokens case-insensitively.
+	r.name = identText(a.src, tok)
 	if qualified {
 		start = toks[ch.tok(part-1)].start
+		r.schema = identText(a.src, toks[ch.tok(part-1)])
 	}
 	ln := strings.ToLower(r.name)
 	switch r.kind {

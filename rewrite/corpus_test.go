@@ -137,3 +137,24 @@ func TestWriteFlagIsAnyReference(t *testing.T) {
 		}
 	}
 }
+
+// TestCaseSensitiveNames: with lower_case_table_names=0, Users and users
+// are different tables and only the mapped spelling is redirected.
+func TestCaseSensitiveNames(t *testing.T) {
+	e := NewEngine(0)
+	r := mapResolverExact{{DB: "app", Name: "users"}: {DB: "sbx", Name: "s1_users"}}
+	sql := "SELECT users.id, Users.id FROM users JOIN Users ON users.id = Users.id"
+	res, err := e.Rewrite(sql, Options{DB: "app", CaseSensitiveNames: true}, r)
+	want := "SELECT `s1_users`.id, Users.id FROM `sbx`.`s1_users` JOIN Users ON `s1_users`.id = Users.id"
+	if err != nil || res.SQL != want {
+		t.Fatalf("got %v %v\nwant %s", res, err, want)
+	}
+}
+
+// mapResolverExact maps tables by exact spelling (lower_case_table_names=0).
+type mapResolverExact map[Table]Table
+
+func (m mapResolverExact) Resolve(t Table, write bool) (Table, bool, error) {
+	p, ok := m[t]
+	return p, ok, nil
+}

@@ -64,6 +64,10 @@ type Options struct {
 	// ANSIQuotes and NoBackslashEscapes mirror those sql_mode flags.
 	ANSIQuotes         bool
 	NoBackslashEscapes bool
+	// CaseSensitiveNames is lower_case_table_names=0: table and database
+	// names that differ in case are different tables. Otherwise (1 or 2)
+	// they are the same table.
+	CaseSensitiveNames bool
 }
 
 // Statement describes one statement of the input.
@@ -315,9 +319,14 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 	return a.splice(r)
 }
 
-// norm is the lookup key of a table: names compare case-insensitively
-// (lower_case_table_names=1 semantics).
-func norm(t Table) Table { return Table{DB: strings.ToLower(t.DB), Name: strings.ToLower(t.Name)} }
+// norm is the lookup key of a table under the session's
+// lower_case_table_names: exact with case-sensitive names, else lower case.
+func (a *Analysis) norm(t Table) Table {
+	if a.opts.CaseSensitiveNames {
+		return t
+	}
+	return Table{DB: strings.ToLower(t.DB), Name: strings.ToLower(t.Name)}
+}
 
 // replacement is text to put in place of src[start:end].
 type replacement struct {
@@ -335,7 +344,7 @@ func (a *Analysis) splice(r Resolver) (*Result, error) {
 		if s.kind == refQualifier {
 			continue
 		}
-		k := norm(s.table)
+		k := a.norm(s.table)
 		if _, seen := writes[k]; !seen {
 			order = append(order, s)
 		}
@@ -343,7 +352,7 @@ func (a *Analysis) splice(r Resolver) (*Result, error) {
 	}
 	phys := map[Table]Table{}
 	for _, s := range order {
-		k := norm(s.table)
+		k := a.norm(s.table)
 		p, ok, err := r.Resolve(s.table, writes[k])
 		if err != nil {
 			return nil, err
@@ -366,7 +375,8 @@ func (a *Analysis) splice(r Resolver) (*Result, error) {
 			m = map[string][]Table{}
 			byName[s.stmt] = m
 		}
-		ln, k := strings.ToLower(s.table.Name), norm(s.table)
+		k := a.norm(s.table)
+		ln := k.Name
 		dup := false
 		for _, t := range m[ln] {
 			dup = dup || t == k
@@ -379,17 +389,17 @@ func (a *Analysis) splice(r Resolver) (*Result, error) {
 	for _, s := range a.sites {
 		switch s.kind {
 		case refTable, refTarget:
-			p := phys[norm(s.table)]
+			p := phys[a.norm(s.table)]
 			if p == s.table {
 				continue
 			}
 			reps = append(reps, replacement{s.start, s.end, quoteIdent(p.DB) + "." + quoteIdent(p.Name)})
 		case refQualifier:
-			k := norm(s.table)
+			k := a.norm(s.table)
 			if !s.qualified {
-				ln := strings.ToLower(s.table.Name)
+				ln := k.Name
 				cands := byName[s.stmt][ln]
-				if s.stmt < len(a.stmtAliases) && a.stmtAliases[s.stmt][ln] {
+				if s.stmt < len(a.stmtAliases) && a.stmtAliases[s.stmt][strings.ToLower(ln)] {
 					if len(cands) > 0 {
 						return nil, refuse(CodeUnknown, "%s is both a table and a table alias in this statement, so the "+
 							"column qualifier %s is ambiguous; give the table a different alias", quoteIdent(s.table.Name), quoteIdent(s.table.Name))
@@ -407,7 +417,7 @@ func (a *Analysis) splice(r Resolver) (*Result, error) {
 				}
 			}
 			p, found := phys[k]
-			if !found || norm(p) == k {
+			if !found || a.norm(p) == k {
 				continue
 			}
 			text := quoteIdent(p.Name)
