@@ -37,13 +37,14 @@ type collector struct {
 	// funcs are calls of schema-qualified (stored) functions.
 	funcs []string
 	// columns are column names the statement defines or names (lower
-	// case); DDL's safety net does not mistake them for tables.
+	// case), collected for DDL and "other" statements only, so their
+	// safety net does not mistake them for tables.
 	columns map[string]bool
 }
 
 func newCollector() *collector {
-	return &collector{writes: map[*ast.TableName]bool{}, targets: map[*ast.TableName]bool{},
-		aliased: map[*ast.TableName]bool{}, skip: map[*ast.TableName]bool{}, columns: map[string]bool{},
+	return &collector{refs: make([]astRef, 0, 8), writes: map[*ast.TableName]bool{}, targets: map[*ast.TableName]bool{},
+		aliased: map[*ast.TableName]bool{}, skip: map[*ast.TableName]bool{},
 		ctes: map[string]bool{}, aliases: map[string]bool{}}
 }
 
@@ -157,11 +158,13 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		}
 		c.refs = append(c.refs, astRef{kind: kind, schema: x.Schema.O, name: x.Name.O, write: write, aliased: c.aliased[x]})
 	case *ast.ColumnDef:
-		if x.Name != nil {
+		if x.Name != nil && c.columns != nil {
 			c.columns[x.Name.Name.L] = true
 		}
 	case *ast.ColumnName:
-		c.columns[x.Name.L] = true
+		if c.columns != nil {
+			c.columns[x.Name.L] = true
+		}
 		if x.Table.O != "" {
 			c.refs = append(c.refs, astRef{kind: refQualifier, schema: x.Schema.O, name: x.Table.O})
 		}

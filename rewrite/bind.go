@@ -108,10 +108,16 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		a.stmtStarts = append(a.stmtStarts, start)
 		a.stmtDBs = append(a.stmtDBs, db)
 		c := newCollector()
+		if cl := classOf(s); cl == ClassDDL || cl == ClassOther {
+			c.columns = map[string]bool{}
+		}
 		s.Accept(c)
 		a.Statements = append(a.Statements, describe(s, c, db))
 		a.stmtAliases = append(a.stmtAliases, c.aliases)
 		for k := range c.columns {
+			if all.columns == nil {
+				all.columns = map[string]bool{}
+			}
 			all.columns[k] = true
 		}
 		a.unbound = append(a.unbound, c.unlocatable...)

@@ -39,7 +39,7 @@ type lexOptions struct {
 // lex splits src into tokens. It never fails: an unterminated quote or
 // comment runs to the end of the input (the parser reports the error).
 func lex(src string, o lexOptions) []token {
-	toks := make([]token, 0, len(src)/4+4)
+	toks := make([]token, 0, len(src)/3+8)
 	inExec, inMaria := false, false
 	i := 0
 	for i < len(src) {
