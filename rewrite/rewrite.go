@@ -338,58 +338,77 @@ type replacement struct {
 // qualifiers to the table they name in their statement, rewrites PREPARE
 // literals, and builds the output.
 func (a *Analysis) splice(r Resolver) (*Result, error) {
-	writes := map[Table]bool{}
-	var order []site
+	// Sites are few: slices with linear search beat maps here.
+	type resolved struct {
+		key, phys Table
+		first     site
+		write     bool
+	}
+	tabs := make([]resolved, 0, len(a.sites))
+	find := func(k Table) int {
+		for i := range tabs {
+			if tabs[i].key == k {
+				return i
+			}
+		}
+		return -1
+	}
 	for _, s := range a.sites {
 		if s.kind == refQualifier {
 			continue
 		}
 		k := a.norm(s.table)
-		if _, seen := writes[k]; !seen {
-			order = append(order, s)
+		if i := find(k); i >= 0 {
+			tabs[i].write = tabs[i].write || s.write
+			continue
 		}
-		writes[k] = writes[k] || s.write
+		tabs = append(tabs, resolved{key: k, first: s, write: s.write})
 	}
-	phys := map[Table]Table{}
-	for _, s := range order {
-		k := a.norm(s.table)
-		p, ok, err := r.Resolve(s.table, writes[k])
+	for i := range tabs {
+		p, ok, err := r.Resolve(tabs[i].first.table, tabs[i].write)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			p = s.table
+			p = tabs[i].first.table
 		} else if err := validPhysical(p); err != nil {
 			return nil, err
 		}
-		phys[k] = p
+		tabs[i].phys = p
 	}
-	// Qualifiers name an unaliased table of their own statement.
-	byName := map[int]map[string][]Table{}
-	for _, s := range a.sites {
-		if s.kind == refQualifier || s.aliased {
-			continue
+	physOf := func(k Table) (Table, bool) {
+		if i := find(k); i >= 0 {
+			return tabs[i].phys, true
 		}
-		m := byName[s.stmt]
-		if m == nil {
-			m = map[string][]Table{}
-			byName[s.stmt] = m
-		}
-		k := a.norm(s.table)
-		ln := k.Name
-		dup := false
-		for _, t := range m[ln] {
-			dup = dup || t == k
-		}
-		if !dup {
-			m[ln] = append(m[ln], k)
-		}
+		return Table{}, false
 	}
-	var reps []replacement
+	// candidates are the distinct unaliased tables of statement stmt
+	// whose name is ln: what an unqualified column qualifier can name.
+	candidates := func(stmt int, ln string) []Table {
+		var out []Table
+		for _, s := range a.sites {
+			if s.kind == refQualifier || s.aliased || s.stmt != stmt {
+				continue
+			}
+			k := a.norm(s.table)
+			if k.Name != ln {
+				continue
+			}
+			dup := false
+			for _, t := range out {
+				dup = dup || t == k
+			}
+			if !dup {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	reps := make([]replacement, 0, len(a.sites)+len(a.prepared))
 	for _, s := range a.sites {
 		switch s.kind {
 		case refTable, refTarget:
-			p := phys[a.norm(s.table)]
+			p, _ := physOf(a.norm(s.table))
 			if p == s.table {
 				continue
 			}
@@ -398,7 +417,7 @@ func (a *Analysis) splice(r Resolver) (*Result, error) {
 			k := a.norm(s.table)
 			if !s.qualified {
 				ln := k.Name
-				cands := byName[s.stmt][ln]
+				cands := candidates(s.stmt, ln)
 				if s.stmt < len(a.stmtAliases) && a.stmtAliases[s.stmt][strings.ToLower(ln)] {
 					if len(cands) > 0 {
 						return nil, refuse(CodeUnknown, "%s is both a table and a table alias in this statement, so the "+
@@ -416,7 +435,7 @@ func (a *Analysis) splice(r Resolver) (*Result, error) {
 						"qualify it with the database or use table aliases", quoteIdent(s.table.Name))
 				}
 			}
-			p, found := phys[k]
+			p, found := physOf(k)
 			if !found || a.norm(p) == k {
 				continue
 			}
