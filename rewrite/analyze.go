@@ -43,15 +43,32 @@ type collector struct {
 }
 
 func newCollector() *collector {
-	return &collector{refs: make([]astRef, 0, 8), writes: map[*ast.TableName]bool{}, targets: map[*ast.TableName]bool{},
-		aliased: map[*ast.TableName]bool{}, skip: map[*ast.TableName]bool{},
-		ctes: map[string]bool{}, aliases: map[string]bool{}}
+	// Maps are made on first write: most statements need few of them.
+	return &collector{refs: make([]astRef, 0, 8)}
+}
+
+// setTable and setName write to a lazily made map.
+func setTable(m *map[*ast.TableName]bool, t *ast.TableName, v bool) {
+	if *m == nil {
+		*m = map[*ast.TableName]bool{}
+	}
+	(*m)[t] = v
+}
+
+func setName(m *map[string]bool, n string) {
+	if *m == nil {
+		*m = map[string]bool{}
+	}
+	(*m)[n] = true
 }
 
 // markTables marks every TableName under n as written.
 func (c *collector) markTables(n ast.Node) {
 	if n == nil {
 		return
+	}
+	if c.writes == nil {
+		c.writes = map[*ast.TableName]bool{}
 	}
 	n.Accept(&tableMarker{set: c.writes})
 }
@@ -86,7 +103,7 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 	case *ast.DeleteStmt:
 		if x.IsMultiTable && x.Tables != nil {
 			for _, t := range x.Tables.Tables {
-				c.targets[t] = true // DELETE targets are written
+				setTable(&c.targets, t, true) // DELETE targets are written
 			}
 			// Written tables are those the target list names; resolved
 			// by name or alias when sites are bound, so mark all here.
@@ -97,15 +114,15 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 			c.markTables(x.TableRefs.TableRefs)
 		}
 	case *ast.LoadDataStmt:
-		c.writes[x.Table] = true
+		setTable(&c.writes, x.Table, true)
 	case *ast.SelectStmt:
 		if x.LockInfo != nil {
 			for _, t := range x.LockInfo.Tables {
-				c.targets[t] = false // FOR UPDATE OF t locks, it does not write
+				setTable(&c.targets, t, false) // FOR UPDATE OF t locks, it does not write
 			}
 		}
 	case *ast.CreateTableStmt:
-		c.writes[x.Table] = true
+		setTable(&c.writes, x.Table, true)
 	case *ast.AlterTableStmt:
 		c.markTables(x)
 	case *ast.DropTableStmt:
@@ -113,17 +130,17 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 	case *ast.RenameTableStmt:
 		c.markTables(x)
 	case *ast.TruncateTableStmt:
-		c.writes[x.Table] = true
+		setTable(&c.writes, x.Table, true)
 	case *ast.CreateIndexStmt:
-		c.writes[x.Table] = true
+		setTable(&c.writes, x.Table, true)
 	case *ast.DropIndexStmt:
-		c.writes[x.Table] = true
+		setTable(&c.writes, x.Table, true)
 	case *ast.CreateViewStmt:
-		c.writes[x.ViewName] = true
+		setTable(&c.writes, x.ViewName, true)
 	case *ast.LockTablesStmt:
 		for _, l := range x.TableLocks {
 			if l.Type >= ast.TableLockWrite {
-				c.writes[l.Table] = true
+				setTable(&c.writes, l.Table, true)
 			}
 		}
 	case *ast.CreateSequenceStmt, *ast.DropSequenceStmt, *ast.AlterSequenceStmt:
@@ -137,15 +154,15 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 	case *ast.ShowStmt:
 		if x.DBName != "" && x.Table != nil && x.Table.Schema.O == "" {
 			c.unlocatable = append(c.unlocatable, Table{DB: x.DBName, Name: x.Table.Name.O})
-			c.skip[x.Table] = true
+			setTable(&c.skip, x.Table, true)
 		}
 	case *ast.CommonTableExpression:
-		c.ctes[x.Name.L] = true
+		setName(&c.ctes, x.Name.L)
 	case *ast.TableSource:
 		if x.AsName.L != "" {
-			c.aliases[x.AsName.L] = true
+			setName(&c.aliases, x.AsName.L)
 			if tn, ok := x.Source.(*ast.TableName); ok {
-				c.aliased[tn] = true
+				setTable(&c.aliased, tn, true)
 			}
 		}
 	case *ast.TableName:

@@ -21,7 +21,13 @@ func (c chain) tok(k int) int { return c.first + 2*k }
 // buildChains finds the identifier chains of toks. Bare reserved words are
 // not identifiers unless they follow a dot.
 func buildChains(src string, toks []token, reserved map[string]bool) []chain {
-	var out []chain
+	return buildChainsInto(nil, src, toks, reserved)
+}
+
+// buildChainsInto is buildChains appending to out (whose contents it
+// discards).
+func buildChainsInto(out []chain, src string, toks []token, reserved map[string]bool) []chain {
+	out = out[:0]
 	isPunct := func(i int, c byte) bool {
 		return i < len(toks) && toks[i].kind == tokPunct && src[toks[i].start] == c
 	}
@@ -59,6 +65,12 @@ func buildChains(src string, toks []token, reserved map[string]bool) []chain {
 		i = j
 	}
 	return out
+}
+
+// scratch holds reusable buffers for bind.
+type scratch struct {
+	toks   []token
+	chains []chain
 }
 
 // occurrence is one token spelled like a referenced name, with the role its
@@ -127,12 +139,16 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		if u, ok := s.(*ast.UseStmt); ok {
 			db = u.DBName
 		}
-		all.refs = append(all.refs, c.refs...)
+		if len(stmts) == 1 {
+			all.refs = c.refs // the common case: no copy
+		} else {
+			all.refs = append(all.refs, c.refs...)
+		}
 		for k := range c.ctes {
-			all.ctes[k] = true
+			setName(&all.ctes, k)
 		}
 		for k := range c.aliases {
-			all.aliases[k] = true
+			setName(&all.aliases, k)
 		}
 	}
 	a.aliases = all.aliases
@@ -180,12 +196,12 @@ func (a *Analysis) collectLoose(toks []token, chains []chain, columns map[string
 		return false
 	}
 	for _, ch := range chains {
-		if covered(toks[ch.first].start) || ch.n == 1 && columns[strings.ToLower(identText(a.src, toks[ch.first]))] {
+		if covered(int(toks[ch.first].start)) || ch.n == 1 && columns[strings.ToLower(identText(a.src, toks[ch.first]))] {
 			continue
 		}
 		for _, t := range chainTables(a.src, toks, ch) {
 			if t.DB == "" {
-				t.DB = a.dbAt(toks[ch.first].start)
+				t.DB = a.dbAt(int(toks[ch.first].start))
 			}
 			a.loose = append(a.loose, t)
 		}
@@ -195,8 +211,13 @@ func (a *Analysis) collectLoose(toks []token, chains []chain, columns map[string
 // bind locates the collector's references in a.src and records sites.
 func (e *Engine) bind(a *Analysis, c *collector) {
 	lo := lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}
-	toks := lex(a.src, lo)
-	chains := buildChains(a.src, toks, e.reserved)
+	// Tokens and chains are scratch space: pooled buffers spare the
+	// garbage collector on every uncached statement.
+	sc := e.scratch.Get().(*scratch)
+	defer e.scratch.Put(sc)
+	sc.toks = lexInto(sc.toks, a.src, lo)
+	sc.chains = buildChainsInto(sc.chains, a.src, sc.toks, e.reserved)
+	toks, chains := sc.toks, sc.chains
 	for _, ch := range chains {
 		if toks[ch.first].inMaria {
 			// MariaDB runs /*M! */ text; the parser never saw it.
@@ -213,15 +234,25 @@ func (e *Engine) bind(a *Analysis, c *collector) {
 			tableNames[strings.ToLower(r.name)] = true
 		}
 	}
-	var refs []astRef
-	names := map[string]int{} // lower-cased name -> expected occurrences
-	for _, r := range c.refs {
+	aliasOnly := func(r astRef) bool {
 		n := strings.ToLower(r.name)
-		if r.kind != refTable && r.schema == "" && c.aliases[n] && !tableNames[n] {
-			continue
+		return r.kind != refTable && r.schema == "" && c.aliases[n] && !tableNames[n]
+	}
+	refs := c.refs
+	for i, r := range c.refs {
+		if aliasOnly(r) { // copy only when something is dropped
+			refs = append(make([]astRef, 0, len(c.refs)), c.refs[:i]...)
+			for _, r := range c.refs[i:] {
+				if !aliasOnly(r) {
+					refs = append(refs, r)
+				}
+			}
+			break
 		}
-		refs = append(refs, r)
-		names[n]++
+	}
+	names := map[string]int{} // lower-cased name -> expected occurrences
+	for _, r := range refs {
+		names[strings.ToLower(r.name)]++
 	}
 	c = &collector{refs: refs, ctes: c.ctes, aliases: c.aliases, columns: c.columns}
 	if len(names) == 0 {
@@ -410,14 +441,14 @@ func (a *Analysis) makeSite(toks []token, ch chain, part int, r astRef, c *colle
 	}
 	db := r.schema
 	if db == "" {
-		db = a.dbAt(tok.start)
+		db = a.dbAt(int(tok.start))
 	}
 	if tok.inMaria {
 		a.inMaria = append(a.inMaria, Table{Name: r.name})
 		return site{}, false
 	}
-	return site{start: start, end: tok.end, kind: r.kind, table: Table{DB: db, Name: r.name},
-		qualified: qualified, write: r.write, aliased: r.aliased, stmt: a.stmtAt(tok.start)}, true
+	return site{start: int(start), end: int(tok.end), kind: r.kind, table: Table{DB: db, Name: r.name},
+		qualified: qualified, write: r.write, aliased: r.aliased, stmt: a.stmtAt(int(tok.start))}, true
 }
 
 // bindByMarkers replaces every token spelled like a referenced name with a
@@ -439,7 +470,7 @@ func (e *Engine) bindByMarkers(a *Analysis, toks []token, chains []chain, names 
 			marked[strings.ToLower(m)] = ti
 			b.WriteString(a.src[last:t.start])
 			b.WriteString("`" + m + "`")
-			last = t.end
+			last = int(t.end)
 		}
 	}
 	b.WriteString(a.src[last:])
@@ -538,7 +569,7 @@ func (e *Engine) bindPrepared(a *Analysis, p *ast.PrepareStmt, db string) {
 	from := a.stmtStarts[len(a.stmtStarts)-1]
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
-		if t.start < from {
+		if int(t.start) < from {
 			continue
 		}
 		if t.kind != tokString || a.src[t.start] != '\'' && a.src[t.start] != '"' {
@@ -550,7 +581,7 @@ func (e *Engine) bindPrepared(a *Analysis, p *ast.PrepareStmt, db string) {
 		innerOpts := a.opts
 		innerOpts.DB = db
 		inner := e.analyze(p.SQLText, innerOpts)
-		a.prepared = append(a.prepared, preparedSite{start: t.start, end: t.end, inner: inner})
+		a.prepared = append(a.prepared, preparedSite{start: int(t.start), end: int(t.end), inner: inner})
 		a.Statements[len(a.Statements)-1].Reads = inner.reads()
 		a.Statements[len(a.Statements)-1].Writes = inner.writes()
 		return

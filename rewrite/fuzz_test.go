@@ -29,11 +29,12 @@ func FuzzLex(f *testing.F) {
 		toks := lex(src, lexOptions{ansiQuotes: ansiQuotes, noBackslashEscapes: noBackslashEscapes})
 		pos := 0
 		for i, tok := range toks {
-			if tok.start < pos || tok.start >= tok.end || tok.end > len(src) {
+			start, end := int(tok.start), int(tok.end)
+			if start < pos || start >= end || end > len(src) {
 				t.Fatalf("token %d [%d,%d) out of order, empty or out of bounds (previous end %d, len %d) in %q",
 					i, tok.start, tok.end, pos, len(src), src)
 			}
-			for j := pos; j < tok.start; j++ {
+			for j := pos; j < start; j++ {
 				if !isSpace(src[j]) {
 					t.Fatalf("byte %d (%q) before token %d is not covered by any token in %q", j, src[j], i, src)
 				}
@@ -41,7 +42,7 @@ func FuzzLex(f *testing.F) {
 			if tok.kind == tokIdent || tok.kind == tokQuoted {
 				_ = identText(src, tok)
 			}
-			pos = tok.end
+			pos = end
 		}
 		for j := pos; j < len(src); j++ {
 			if !isSpace(src[j]) {

@@ -20,11 +20,12 @@ const (
 	tokExecClose                // the "*/" that closes an executable comment
 )
 
-// token is a lexed token: text is src[start:end].
+// token is a lexed token: text is src[start:end]. Offsets are 32-bit to
+// keep tokens small (inputs over 2 GiB are not statements).
 type token struct {
 	kind  tokKind
-	start int
-	end   int
+	start int32
+	end   int32
 	// inMaria is set for tokens inside a MariaDB-only executable comment
 	// (/*M! ... */): MariaDB runs them, the TiDB parser does not see them.
 	inMaria bool
@@ -39,7 +40,12 @@ type lexOptions struct {
 // lex splits src into tokens. It never fails: an unterminated quote or
 // comment runs to the end of the input (the parser reports the error).
 func lex(src string, o lexOptions) []token {
-	toks := make([]token, 0, len(src)/3+8)
+	return lexInto(make([]token, 0, len(src)/3+8), src, o)
+}
+
+// lexInto is lex appending to toks (whose contents it discards).
+func lexInto(toks []token, src string, o lexOptions) []token {
+	toks = toks[:0]
 	inExec, inMaria := false, false
 	i := 0
 	for i < len(src) {
@@ -53,7 +59,7 @@ func lex(src string, o lexOptions) []token {
 			for i < len(src) && src[i] != '\n' {
 				i++
 			}
-			toks = append(toks, token{kind: tokComment, start: start, end: i})
+			toks = append(toks, token{kind: tokComment, start: int32(start), end: int32(i)})
 			continue
 		case c == '/' && strings.HasPrefix(src[i:], "/*"):
 			if !inExec && (strings.HasPrefix(src[i:], "/*!") || strings.HasPrefix(src[i:], "/*M!")) {
@@ -65,7 +71,7 @@ func lex(src string, o lexOptions) []token {
 				for j < len(src) && src[j] >= '0' && src[j] <= '9' {
 					j++
 				}
-				toks = append(toks, token{kind: tokExecOpen, start: start, end: j, inMaria: maria})
+				toks = append(toks, token{kind: tokExecOpen, start: int32(start), end: int32(j), inMaria: maria})
 				inExec, inMaria = true, maria
 				i = j
 				continue
@@ -76,20 +82,20 @@ func lex(src string, o lexOptions) []token {
 			} else {
 				i += 2 + end + 2
 			}
-			toks = append(toks, token{kind: tokComment, start: start, end: i, inMaria: inMaria})
+			toks = append(toks, token{kind: tokComment, start: int32(start), end: int32(i), inMaria: inMaria})
 			continue
 		case c == '*' && inExec && strings.HasPrefix(src[i:], "*/"):
 			i += 2
-			toks = append(toks, token{kind: tokExecClose, start: start, end: i, inMaria: inMaria})
+			toks = append(toks, token{kind: tokExecClose, start: int32(start), end: int32(i), inMaria: inMaria})
 			inExec, inMaria = false, false
 			continue
 		case c == '`' || (c == '"' && o.ansiQuotes):
 			i = skipQuoted(src, i, c, false)
-			toks = append(toks, token{kind: tokQuoted, start: start, end: i, inMaria: inMaria})
+			toks = append(toks, token{kind: tokQuoted, start: int32(start), end: int32(i), inMaria: inMaria})
 			continue
 		case c == '\'' || c == '"':
 			i = skipQuoted(src, i, c, !o.noBackslashEscapes)
-			toks = append(toks, token{kind: tokString, start: start, end: i, inMaria: inMaria})
+			toks = append(toks, token{kind: tokString, start: int32(start), end: int32(i), inMaria: inMaria})
 			continue
 		case c == '@':
 			i++
@@ -103,11 +109,11 @@ func lex(src string, o lexOptions) []token {
 					i++
 				}
 			}
-			toks = append(toks, token{kind: tokVariable, start: start, end: i, inMaria: inMaria})
+			toks = append(toks, token{kind: tokVariable, start: int32(start), end: int32(i), inMaria: inMaria})
 			continue
 		case c == '?':
 			i++
-			toks = append(toks, token{kind: tokVariable, start: start, end: i, inMaria: inMaria})
+			toks = append(toks, token{kind: tokVariable, start: int32(start), end: int32(i), inMaria: inMaria})
 			continue
 		case c >= '0' && c <= '9' || (c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9' && !prevIsIdentLike(toks, src)):
 			i = skipNumber(src, i)
@@ -118,11 +124,11 @@ func lex(src string, o lexOptions) []token {
 					i++
 				}
 				if !isNumberText(src[start:i]) {
-					toks = append(toks, token{kind: tokIdent, start: start, end: i, inMaria: inMaria})
+					toks = append(toks, token{kind: tokIdent, start: int32(start), end: int32(i), inMaria: inMaria})
 					continue
 				}
 			}
-			toks = append(toks, token{kind: tokNumber, start: start, end: i, inMaria: inMaria})
+			toks = append(toks, token{kind: tokNumber, start: int32(start), end: int32(i), inMaria: inMaria})
 			continue
 		case isIdentByte(c):
 			for i < len(src) && isIdentByte(src[i]) {
@@ -133,15 +139,15 @@ func lex(src string, o lexOptions) []token {
 				w := strings.ToLower(src[start:i])
 				if w == "x" || w == "b" || w == "n" || w[0] == '_' {
 					i = skipQuoted(src, i, '\'', !o.noBackslashEscapes && w != "x" && w != "b")
-					toks = append(toks, token{kind: tokString, start: start, end: i, inMaria: inMaria})
+					toks = append(toks, token{kind: tokString, start: int32(start), end: int32(i), inMaria: inMaria})
 					continue
 				}
 			}
-			toks = append(toks, token{kind: tokIdent, start: start, end: i, inMaria: inMaria})
+			toks = append(toks, token{kind: tokIdent, start: int32(start), end: int32(i), inMaria: inMaria})
 			continue
 		}
 		i++
-		toks = append(toks, token{kind: tokPunct, start: start, end: i, inMaria: inMaria})
+		toks = append(toks, token{kind: tokPunct, start: int32(start), end: int32(i), inMaria: inMaria})
 	}
 	return toks
 }

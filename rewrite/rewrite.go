@@ -203,6 +203,7 @@ func refuse(code uint16, format string, args ...any) *Refusal {
 // Engine analyses and rewrites statements. It is safe for concurrent use.
 type Engine struct {
 	parsers  sync.Pool
+	scratch  sync.Pool // *scratch
 	reserved map[string]bool
 	cache    *cache
 }
@@ -215,6 +216,7 @@ func NewEngine(cacheEntries int) *Engine {
 	}
 	e := &Engine{reserved: map[string]bool{}, cache: newCache(cacheEntries)}
 	e.parsers.New = func() any { return parser.New() }
+	e.scratch.New = func() any { return &scratch{} }
 	for _, k := range parser.Keywords {
 		if k.Reserved {
 			e.reserved[strings.ToLower(k.Word)] = true
