@@ -218,7 +218,7 @@ func (s *session) dispatch(cmd byte) error {
 	case respChangeUser:
 		return s.changeUser()
 	}
-	if err := s.fromClient(); err != nil {
+	if err := s.relay(&s.toUpstream); err != nil {
 		return err
 	}
 	cursor := cmd == comStmtExecute && s.h.n > 5 && s.h.prefix[5]&cursorFlagsMask != 0
@@ -233,7 +233,7 @@ func (s *session) dispatch(cmd byte) error {
 		}
 		return nil
 	case respSingle:
-		err = s.fromUpstream()
+		err = s.relay(&s.toClient)
 	case respResults:
 		err = s.relayResults(cursor)
 	case respPrepare:
@@ -249,27 +249,10 @@ func (s *session) dispatch(cmd byte) error {
 	return s.toClient.flush()
 }
 
-// fromClient forwards one logical packet from the client upstream.
-func (s *session) fromClient() error {
-	if err := s.toUpstream.forwardLogical(&s.h); err != nil {
-		return err
-	}
-	s.seq = s.h.seq + 1
-	return nil
-}
-
-// fromUpstream forwards one physical packet from upstream to the client.
-func (s *session) fromUpstream() error {
-	if err := s.toClient.forward(&s.h); err != nil {
-		return err
-	}
-	s.seq = s.h.seq + 1
-	return nil
-}
-
-// fromUpstreamLogical forwards a packet and its continuations.
-func (s *session) fromUpstreamLogical() error {
-	if err := s.toClient.forwardLogical(&s.h); err != nil {
+// relay forwards one logical packet (with any continuations) through p and
+// sets the sequence number for packets the proxy writes next.
+func (s *session) relay(p *pipe) error {
+	if err := p.forwardLogical(&s.h); err != nil {
 		return err
 	}
 	s.seq = s.h.seq + 1
@@ -281,7 +264,7 @@ func (s *session) fromUpstreamLogical() error {
 // flags more results.
 func (s *session) relayResults(cursor bool) error {
 	for {
-		if err := s.fromUpstream(); err != nil {
+		if err := s.relay(&s.toClient); err != nil {
 			return err
 		}
 		switch s.h.first() {
@@ -323,7 +306,7 @@ func (s *session) relayResults(cursor bool) error {
 // reports whether more result sets follow.
 func (s *session) relayRows() (bool, error) {
 	for {
-		if err := s.fromUpstreamLogical(); err != nil {
+		if err := s.relay(&s.toClient); err != nil {
 			return false, err
 		}
 		switch {
@@ -342,7 +325,7 @@ func (s *session) relayRows() (bool, error) {
 // relayFields forwards the response to COM_FIELD_LIST.
 func (s *session) relayFields() error {
 	for {
-		if err := s.fromUpstreamLogical(); err != nil {
+		if err := s.relay(&s.toClient); err != nil {
 			return err
 		}
 		if s.h.isEOF() || s.h.first() == errHeader {
@@ -354,7 +337,7 @@ func (s *session) relayFields() error {
 // relayPrepare forwards COM_STMT_PREPARE_OK with its parameter and column
 // definitions.
 func (s *session) relayPrepare() error {
-	if err := s.fromUpstream(); err != nil {
+	if err := s.relay(&s.toClient); err != nil {
 		return err
 	}
 	if s.h.first() != okHeader {
@@ -381,11 +364,11 @@ func (s *session) relayPrepare() error {
 // EOF packet that closes them; the EOF is left in s.h.
 func (s *session) relayDefinitions(n uint64, what string) error {
 	for i := uint64(0); i < n; i++ {
-		if err := s.fromUpstreamLogical(); err != nil {
+		if err := s.relay(&s.toClient); err != nil {
 			return err
 		}
 	}
-	if err := s.fromUpstream(); err != nil {
+	if err := s.relay(&s.toClient); err != nil {
 		return err
 	}
 	if !s.h.isEOF() {
@@ -402,7 +385,7 @@ func (s *session) relayLocalInfile() error {
 	}
 	for {
 		s.state.work(s.srv.cfg.IdleTimeout)
-		if err := s.fromClient(); err != nil {
+		if err := s.relay(&s.toUpstream); err != nil {
 			return err
 		}
 		if s.h.length == 0 {
