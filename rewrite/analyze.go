@@ -27,7 +27,9 @@ type collector struct {
 	refs    []astRef
 	writes  map[*ast.TableName]bool
 	targets map[*ast.TableName]bool // value: the target is written (DELETE) or not (FOR UPDATE OF)
-	aliased map[*ast.TableName]bool
+	// aliased is the table of the TableSource being entered when it has
+	// an alias: the parser visits a TableSource's table right after it.
+	aliased *ast.TableName
 	skip    map[*ast.TableName]bool
 	// unlocatable are tables named in a way the text cannot show as one
 	// identifier chain (SHOW COLUMNS FROM t FROM db).
@@ -162,7 +164,7 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		if x.AsName.L != "" {
 			setName(&c.aliases, x.AsName.L)
 			if tn, ok := x.Source.(*ast.TableName); ok {
-				setTable(&c.aliased, tn, true)
+				c.aliased = tn
 			}
 		}
 	case *ast.TableName:
@@ -173,7 +175,9 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		if w, ok := c.targets[x]; ok {
 			kind, write = refTarget, write || w
 		}
-		c.refs = append(c.refs, astRef{kind: kind, schema: x.Schema.O, name: x.Name.O, write: write, aliased: c.aliased[x]})
+		aliased := c.aliased == x
+		c.aliased = nil
+		c.refs = append(c.refs, astRef{kind: kind, schema: x.Schema.O, name: x.Name.O, write: write, aliased: aliased})
 	case *ast.ColumnDef:
 		if x.Name != nil && c.columns != nil {
 			c.columns[x.Name.Name.L] = true

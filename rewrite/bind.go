@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -71,11 +72,62 @@ func buildChainsInto(out []chain, src string, toks []token, reserved map[string]
 type scratch struct {
 	toks   []token
 	chains []chain
+	// tableNames are the lower-cased names of table references.
+	tableNames map[string]bool
+	// names maps each lower-cased referenced name to its index in counts.
+	names map[string]int32
+	// lens and firsts are bit sets of the names' lengths (mod 64) and
+	// first bytes: a token matching neither needs no map lookup.
+	lens   uint64
+	firsts [4]uint64
+	counts []nameCount
+	refs   []astRef
+	occs   []occurrence
+	wants  []keyed
+	found  []keyed
+}
+
+// nameCount is how often a referenced name must and does occur in the text.
+type nameCount struct {
+	name      string
+	want, got int
+}
+
+// keyed is a reference or an occurrence under the key that pairs them.
+type keyed struct {
+	role   refKind
+	schema string // lower case
+	name   string // lower case
+	idx    int    // into the collector's refs or the occurrences
+}
+
+func compareKeyed(x, y keyed) int {
+	if x.role != y.role {
+		return int(x.role) - int(y.role)
+	}
+	if c := strings.Compare(x.schema, y.schema); c != 0 {
+		return c
+	}
+	return strings.Compare(x.name, y.name)
+}
+
+// reset empties sc for a new statement, keeping its memory.
+func (sc *scratch) reset() {
+	if sc.tableNames == nil {
+		sc.tableNames, sc.names = map[string]bool{}, map[string]int32{}
+	}
+	clear(sc.tableNames)
+	clear(sc.names)
+	sc.lens, sc.firsts = 0, [4]uint64{}
+	sc.counts, sc.occs, sc.wants, sc.found = sc.counts[:0], sc.occs[:0], sc.wants[:0], sc.found[:0]
+	clear(sc.refs) // drop references to the last input's strings
+	sc.refs = sc.refs[:0]
 }
 
 // occurrence is one token spelled like a referenced name, with the role its
 // place in a chain allows.
 type occurrence struct {
+	name  int32 // index into scratch.counts
 	chain int
 	part  int
 	role  refKind
@@ -106,7 +158,7 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: "the statement cannot be parsed"}}
 		return a
 	}
-	all := newCollector()
+	all := &collector{}
 	db, cursor := opts.DB, 0
 	for _, s := range stmts {
 		// Statement texts come in order as (trimmed) slices of sql.
@@ -126,12 +178,6 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		s.Accept(c)
 		a.Statements = append(a.Statements, describe(s, c, db))
 		a.stmtAliases = append(a.stmtAliases, c.aliases)
-		for k := range c.columns {
-			if all.columns == nil {
-				all.columns = map[string]bool{}
-			}
-			all.columns[k] = true
-		}
 		a.unbound = append(a.unbound, c.unlocatable...)
 		if p, ok := s.(*ast.PrepareStmt); ok && p.SQLVar == nil {
 			e.bindPrepared(a, p, db)
@@ -140,9 +186,12 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 			db = u.DBName
 		}
 		if len(stmts) == 1 {
-			all.refs = c.refs // the common case: no copy
-		} else {
-			all.refs = append(all.refs, c.refs...)
+			all = c // the common case: the statement's collector is the input's
+			break
+		}
+		all.refs = append(all.refs, c.refs...)
+		for k := range c.columns {
+			setName(&all.columns, k)
 		}
 		for k := range c.ctes {
 			setName(&all.ctes, k)
@@ -228,49 +277,63 @@ func (e *Engine) bind(a *Analysis, c *collector) {
 	// Names that matter: tables, qualifiers, DELETE/FOR UPDATE targets.
 	// A name used only as an alias is never renamed, so its qualifiers
 	// and targets need no place in the text.
-	tableNames := map[string]bool{}
+	sc.reset()
 	for _, r := range c.refs {
 		if r.kind == refTable {
-			tableNames[strings.ToLower(r.name)] = true
+			sc.tableNames[strings.ToLower(r.name)] = true
 		}
 	}
 	aliasOnly := func(r astRef) bool {
+		if r.kind == refTable || r.schema != "" || len(c.aliases) == 0 {
+			return false
+		}
 		n := strings.ToLower(r.name)
-		return r.kind != refTable && r.schema == "" && c.aliases[n] && !tableNames[n]
+		return c.aliases[n] && !sc.tableNames[n]
 	}
 	refs := c.refs
 	for i, r := range c.refs {
 		if aliasOnly(r) { // copy only when something is dropped
-			refs = append(make([]astRef, 0, len(c.refs)), c.refs[:i]...)
+			refs = append(sc.refs, c.refs[:i]...)
 			for _, r := range c.refs[i:] {
 				if !aliasOnly(r) {
 					refs = append(refs, r)
 				}
 			}
+			sc.refs = refs
 			break
 		}
 	}
-	names := map[string]int{} // lower-cased name -> expected occurrences
 	for _, r := range refs {
-		names[strings.ToLower(r.name)]++
+		n := strings.ToLower(r.name)
+		i, ok := sc.names[n]
+		if !ok {
+			i = int32(len(sc.counts))
+			sc.names[n] = i
+			sc.counts = append(sc.counts, nameCount{name: n})
+			sc.lens |= 1 << (len(n) & 63)
+			if n != "" {
+				sc.firsts[n[0]>>6] |= 1 << (n[0] & 63)
+			}
+		}
+		sc.counts[i].want++
 	}
 	c = &collector{refs: refs, ctes: c.ctes, aliases: c.aliases, columns: c.columns}
-	if len(names) == 0 {
+	if len(sc.counts) == 0 {
 		a.collectLoose(toks, chains, c.columns)
 		return
 	}
 	defer a.collectLoose(toks, chains, c.columns)
 	// Aliases and CTE definitions spelled like a referenced name are
 	// occurrences too, with no reference of their own.
-	for n := range names {
+	for i := range sc.counts {
+		n := sc.counts[i].name
 		if c.aliases[n] {
-			names[n] += countAliasDefs(a.src, toks, chains, n)
+			sc.counts[i].want += countAliasDefs(a.src, toks, chains, n)
 		}
 		if c.ctes[n] {
-			names[n]++
+			sc.counts[i].want++
 		}
 	}
-	occ := map[string][]occurrence{}
 	for ci, ch := range chains {
 		for pi := 0; pi < ch.n; pi++ {
 			ti := ch.tok(pi)
@@ -279,19 +342,23 @@ func (e *Engine) bind(a *Analysis, c *collector) {
 			if !ok {
 				w = []byte(strings.ToLower(identText(a.src, toks[ti])))
 			}
-			if _, ok := names[string(w)]; !ok {
+			if sc.lens&(1<<(len(w)&63)) == 0 || len(w) > 0 && sc.firsts[w[0]>>6]&(1<<(w[0]&63)) == 0 {
+				continue // no referenced name has this length or first byte
+			}
+			ni, ok := sc.names[string(w)]
+			if !ok {
 				continue
 			}
-			n := string(w)
-			o := occurrence{chain: ci, part: pi}
+			sc.counts[ni].got++
+			o := occurrence{name: ni, chain: ci, part: pi}
 			o.role, o.roleOK, o.schema = roleAt(a.src, toks, ch, pi)
-			occ[n] = append(occ[n], o)
+			sc.occs = append(sc.occs, o)
 		}
 	}
-	if e.bindByCount(a, c, toks, chains, names, occ) {
+	if e.bindByCount(a, c, toks, chains, sc) {
 		return
 	}
-	e.bindByMarkers(a, toks, chains, names)
+	e.bindByMarkers(a, toks, chains, sc.names)
 }
 
 // lowerInto lower-cases an ASCII s into buf without allocating; ok is
@@ -359,56 +426,50 @@ func countAliasDefs(src string, toks []token, chains []chain, n string) int {
 // accounted for by the references the parser reported, role by role. It
 // reports false when the text has occurrences the references do not
 // explain (a column or alias spelled like a table, say).
-func (e *Engine) bindByCount(a *Analysis, c *collector, toks []token, chains []chain,
-	names map[string]int, occ map[string][]occurrence) bool {
-	for n, want := range names {
-		if len(occ[n]) != want {
+func (e *Engine) bindByCount(a *Analysis, c *collector, toks []token, chains []chain, sc *scratch) bool {
+	for _, nc := range sc.counts {
+		if nc.got != nc.want {
 			return false
 		}
-		for _, o := range occ[n] {
-			if !o.roleOK {
-				return false
-			}
+	}
+	if len(sc.occs) != len(c.refs) {
+		return false
+	}
+	for _, o := range sc.occs {
+		if !o.roleOK {
+			return false
+		}
+		n := sc.counts[o.name].name
+		if o.role == refTable && o.schema == "" && (c.aliases[n] || c.ctes[n]) {
+			// Could be the alias/CTE definition or a reference: only
+			// the marker parse can tell which token is which.
+			return false
 		}
 	}
-	// Expected references per (role, schema, name).
-	type key struct {
-		role   refKind
-		schema string
-		name   string
-	}
-	wantRefs := map[key][]astRef{}
-	for _, r := range c.refs {
+	// Pair references with occurrences of the same (role, schema, name),
+	// in order: sort both by that key, stably, and match them one to one.
+	for i, r := range c.refs {
 		role := r.kind
 		if role == refTarget {
 			role = refTable
 		}
-		k := key{role, strings.ToLower(r.schema), strings.ToLower(r.name)}
-		wantRefs[k] = append(wantRefs[k], r)
+		sc.wants = append(sc.wants, keyed{role: role, schema: strings.ToLower(r.schema), name: strings.ToLower(r.name), idx: i})
 	}
-	var sites []site
-	for n, os := range occ {
-		for _, o := range os {
-			if o.role == refTable && o.schema == "" && (c.aliases[n] || c.ctes[n]) {
-				// Could be the alias/CTE definition or a reference: only
-				// the marker parse can tell which token is which.
-				return false
-			}
-			k := key{o.role, strings.ToLower(o.schema), n}
-			refs := wantRefs[k]
-			if len(refs) == 0 {
-				return false
-			}
-			r := refs[0]
-			wantRefs[k] = refs[1:]
-			if s, ok := a.makeSite(toks, chains[o.chain], o.part, r, c); ok {
-				sites = append(sites, s)
-			}
+	for i, o := range sc.occs {
+		sc.found = append(sc.found, keyed{role: o.role, schema: strings.ToLower(o.schema), name: sc.counts[o.name].name, idx: i})
+	}
+	slices.SortStableFunc(sc.wants, compareKeyed)
+	slices.SortStableFunc(sc.found, compareKeyed)
+	for i, w := range sc.wants {
+		if compareKeyed(w, sc.found[i]) != 0 {
+			return false
 		}
 	}
-	for _, refs := range wantRefs {
-		if len(refs) != 0 {
-			return false
+	sites := make([]site, 0, len(sc.found))
+	for i, w := range sc.wants {
+		o := sc.occs[sc.found[i].idx]
+		if s, ok := a.makeSite(toks, chains[o.chain], o.part, c.refs[w.idx], c); ok {
+			sites = append(sites, s)
 		}
 	}
 	a.sites = sortSites(sites)
@@ -455,7 +516,7 @@ func (a *Analysis) makeSite(toks []token, ch chain, part int, r astRef, c *colle
 // unique backquoted marker, parses that text, and reads each marker's role
 // off the tree. A marker text that does not parse leaves every reference
 // unbound, which refuses the rewrite if any is mapped.
-func (e *Engine) bindByMarkers(a *Analysis, toks []token, chains []chain, names map[string]int) {
+func (e *Engine) bindByMarkers(a *Analysis, toks []token, chains []chain, names map[string]int32) {
 	var b strings.Builder
 	last := 0
 	marked := map[string]int{} // marker -> token index
@@ -677,7 +738,13 @@ func isSandboxStatement(sql string) bool {
 // writes.
 func describe(s ast.StmtNode, c *collector, db string) Statement {
 	st := Statement{Class: classOf(s)}
-	seen := map[Table]int{}
+	// Sort the references by table, then take each table once: written if
+	// any reference writes it.
+	type use struct {
+		t     Table
+		write bool
+	}
+	uses := make([]use, 0, len(c.refs))
 	for _, r := range c.refs {
 		if r.kind == refQualifier || (r.schema == "" && c.ctes[strings.ToLower(r.name)]) ||
 			(r.kind == refTarget && r.schema == "" && c.aliases[strings.ToLower(r.name)]) {
@@ -687,23 +754,26 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 		if t.DB == "" {
 			t.DB = db
 		}
-		w := 1
-		if r.write {
-			w = 2
-		}
-		if seen[t] < w {
-			seen[t] = w
-		}
+		uses = append(uses, use{t, r.write})
 	}
-	for t, w := range seen {
-		if w == 2 {
-			st.Writes = append(st.Writes, t)
+	slices.SortFunc(uses, func(x, y use) int {
+		if c := strings.Compare(x.t.DB, y.t.DB); c != 0 {
+			return c
+		}
+		return strings.Compare(x.t.Name, y.t.Name)
+	})
+	for i := 0; i < len(uses); {
+		j, write := i, false
+		for ; j < len(uses) && uses[j].t == uses[i].t; j++ {
+			write = write || uses[j].write
+		}
+		if write {
+			st.Writes = append(st.Writes, uses[i].t)
 		} else {
-			st.Reads = append(st.Reads, t)
+			st.Reads = append(st.Reads, uses[i].t)
 		}
+		i = j
 	}
-	sortTables(st.Reads)
-	sortTables(st.Writes)
 	switch x := s.(type) {
 	case *ast.CallStmt:
 		st.Unprovable = "CALL runs a stored procedure whose statements the proxy cannot see"
