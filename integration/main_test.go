@@ -96,6 +96,7 @@ type proxyHandle struct {
 	cancel context.CancelFunc
 	done   chan error
 	db     *testdb.Server
+	once   sync.Once
 }
 
 // startProxy runs a proxy in front of upstream, logging in with db's account.
@@ -105,6 +106,9 @@ func startProxy(upstream string, db *testdb.Server, mutate func(*proxy.Config)) 
 	cfg.Upstream = upstream
 	cfg.UpstreamUser, cfg.UpstreamPassword = db.User, db.Password
 	cfg.ShutdownGrace = 5 * time.Second
+	// The proxy-core tests expect a plain proxy; sandbox tests ask for
+	// their mode.
+	cfg.Mode = "passthrough"
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -130,13 +134,16 @@ func startTestProxy(t testing.TB, upstream string, db *testdb.Server, mutate fun
 	return h
 }
 
+// stop shuts the proxy down (once; later calls return at once).
 func (h *proxyHandle) stop() {
-	h.cancel()
-	select {
-	case <-h.done:
-	case <-time.After(30 * time.Second):
-		panic("proxy did not stop")
-	}
+	h.once.Do(func() {
+		h.cancel()
+		select {
+		case <-h.done:
+		case <-time.After(30 * time.Second):
+			panic("proxy did not stop")
+		}
+	})
 }
 
 // dsn is a go-sql-driver DSN through the proxy.

@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
 	"go.uber.org/zap"
+
+	sandbox "github.com/sqlfork/sqlfork-proxy/session"
 )
 
 // account is a proxy login and the upstream credentials it maps to.
@@ -20,6 +23,7 @@ type account struct {
 	plugin           string
 	upstreamUser     string
 	upstreamPassword string
+	mode             string
 }
 
 // buildAccounts returns the proxy's logins: the upstream account itself,
@@ -33,7 +37,7 @@ func buildAccounts(cfg *Config) map[string]*account {
 	}
 	for _, u := range cfg.Users {
 		a := &account{name: u.Name, password: u.Password, plugin: u.AuthPlugin,
-			upstreamUser: u.UpstreamUser, upstreamPassword: u.UpstreamPassword}
+			upstreamUser: u.UpstreamUser, upstreamPassword: u.UpstreamPassword, mode: u.Mode}
 		if a.plugin == "" {
 			a.plugin = AuthNativePassword
 		}
@@ -56,6 +60,9 @@ type login struct {
 	acct *account
 	db   string
 	be   *backend
+	// tag is the sandbox named in the login (appuser+sandbox).
+	tag string
+	sbx *sandbox.Session
 }
 
 var _ server.AuthenticationHandler = (*login)(nil)
@@ -64,8 +71,8 @@ var _ server.Handler = (*login)(nil)
 // GetCredential returns the account's password. Unknown users get an
 // unguessable one, so they fail with 1045 like a wrong password, as on MySQL.
 func (l *login) GetCredential(username string) (server.Credential, bool, error) {
-	if a, ok := l.srv.accounts[username]; ok {
-		l.acct = a
+	if a, tag, ok := l.srv.lookupAccount(username); ok {
+		l.acct, l.tag = a, tag
 		return server.Credential{Passwords: []string{a.password}, AuthPluginName: a.plugin}, true, nil
 	}
 	// Same plugin as the default account, so the exchange does not reveal
@@ -94,7 +101,63 @@ func (l *login) OnAuthSuccess(c *server.Conn) error {
 	l.srv.remember(be.greeting)
 	c.SetStatus(be.status)
 	l.be = be
+	sbx, err := l.srv.openSandbox(l.ctx, l.acct, l.tag, c.Attributes(), c.ConnectionID(), l.log)
+	if err != nil {
+		be.close()
+		l.be = nil
+		l.log.Info("sandbox refused login", zap.Error(err))
+		return clientError(err)
+	}
+	l.sbx = sbx
 	return nil
+}
+
+// lookupAccount finds the account of a login name, which may carry a
+// sandbox tag after the user separator (appuser+mysandbox).
+func (s *Server) lookupAccount(name string) (*account, string, bool) {
+	if a, ok := s.accounts[name]; ok {
+		return a, "", true
+	}
+	if sep := s.cfg.UserSeparator; sep != "" {
+		if user, tag, ok := strings.Cut(name, sep); ok && tag != "" {
+			if a, ok := s.accounts[user]; ok {
+				return a, tag, true
+			}
+		}
+	}
+	return nil, "", false
+}
+
+// modeOf is the sandbox mode of an account.
+func (s *Server) modeOf(a *account) sandbox.Mode {
+	m := a.mode
+	if m == "" {
+		m = s.cfg.Mode
+	}
+	mode, _ := sandbox.ParseMode(m)
+	return mode
+}
+
+// openSandbox binds a new client session to its sandbox per the account's
+// mode, the login tag or the sqlfork_sandbox connection attribute.
+func (s *Server) openSandbox(ctx context.Context, a *account, tag string, attrs map[string]string, connID uint32, log *zap.Logger) (*sandbox.Session, error) {
+	mode := s.modeOf(a)
+	if tag == "" {
+		tag = attrs["sqlfork_sandbox"]
+	}
+	if mode == sandbox.Passthrough {
+		if tag != "" {
+			return nil, newError(codeAccessDenied, "28000", "sqlfork-proxy: user %s is in passthrough mode and cannot use sandbox %q", a.name, tag)
+		}
+		return nil, nil
+	}
+	m, err := s.sandboxes(ctx)
+	if err != nil {
+		s.log.Warn("sandbox manager unavailable", zap.Error(err))
+		return nil, newError(codeCantConnect, "HY000", "sqlfork-proxy: sandboxes are unavailable (%v)", err)
+	}
+	return m.Open(ctx, sandbox.Options{User: a.name, ConnID: uint64(connID), Mode: mode, Sandbox: tag,
+		AllowProductionWrites: s.cfg.ProductionWrites == "allow", Log: log})
 }
 
 // OnAuthFailure counts a refused login.

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
+
+	sandbox "github.com/sqlfork/sqlfork-proxy/session"
 )
 
 // Auth plugin names accepted for proxy users.
@@ -35,6 +38,9 @@ type User struct {
 	// Empty UpstreamUser means the proxy's default upstream account.
 	UpstreamUser     string `yaml:"upstream_user"`
 	UpstreamPassword string `yaml:"upstream_password"`
+	// Mode overrides the proxy's sandbox mode for this user
+	// (transparent, explicit or passthrough).
+	Mode string `yaml:"mode"`
 }
 
 // Config holds every setting of the proxy core.
@@ -78,6 +84,17 @@ type Config struct {
 	ShutdownGrace time.Duration
 	// MaxConnections caps concurrent client connections (0: no cap).
 	MaxConnections int
+
+	// Mode is the sandbox mode: transparent, explicit or passthrough.
+	Mode string
+	// ProductionWrites is deny or allow: whether explicit-mode sessions
+	// outside a sandbox may write production.
+	ProductionWrites string
+	// UserSeparator splits a login name into user and sandbox
+	// (appuser+mysandbox); empty disables the tag.
+	UserSeparator string
+	// Sandbox configures sandboxes (prefix, forker, TTLs, limits).
+	Sandbox sandbox.Config
 }
 
 // DefaultConfig returns the documented defaults.
@@ -93,6 +110,11 @@ func DefaultConfig() Config {
 		IdleTimeout:      8 * time.Hour,
 		WriteTimeout:     60 * time.Second,
 		ShutdownGrace:    30 * time.Second,
+		Mode:             string(sandbox.Transparent),
+		ProductionWrites: "deny",
+		UserSeparator:    "+",
+		Sandbox: sandbox.Config{Prefix: "_sqlfork", Forker: "auto", DefaultTTL: 24 * time.Hour,
+			IdleTTL: 7 * 24 * time.Hour, ReapInterval: 10 * time.Second},
 	}
 }
 
@@ -135,6 +157,21 @@ func (c *Config) Validate() error {
 	if c.MaxConnections < 0 {
 		return fmt.Errorf("max-connections: must be >= 0, got %d", c.MaxConnections)
 	}
+	if _, err := sandbox.ParseMode(c.Mode); err != nil {
+		return fmt.Errorf("mode: %w", err)
+	}
+	if c.ProductionWrites != "deny" && c.ProductionWrites != "allow" {
+		return fmt.Errorf("production-writes: %q is not deny or allow", c.ProductionWrites)
+	}
+	if len(c.UserSeparator) > 1 {
+		return fmt.Errorf("user-separator: %q must be one character or empty", c.UserSeparator)
+	}
+	if err := c.Sandbox.Validate(); err != nil {
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	if c.Sandbox.MaxSandboxes < 0 || c.Sandbox.MaxForkBytes < 0 {
+		return errors.New("max-sandboxes/max-fork-bytes: must be >= 0")
+	}
 	seen := map[string]bool{c.UpstreamUser: true}
 	for i, u := range c.Users {
 		if u.Name == "" {
@@ -144,6 +181,14 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("users[%d].name: %q is declared twice (or shadows upstream-user)", i, u.Name)
 		}
 		seen[u.Name] = true
+		if u.Mode != "" {
+			if _, err := sandbox.ParseMode(u.Mode); err != nil {
+				return fmt.Errorf("users[%d].mode: %w", i, err)
+			}
+		}
+		if c.UserSeparator != "" && strings.Contains(u.Name, c.UserSeparator) {
+			return fmt.Errorf("users[%d].name: %q contains the user separator %q", i, u.Name, c.UserSeparator)
+		}
 		if u.AuthPlugin != "" {
 			if err := validPlugin(fmt.Sprintf("users[%d].auth_plugin", i), u.AuthPlugin); err != nil {
 				return err

@@ -24,12 +24,13 @@ const (
 	eofHeader      = 0xFE
 	errHeader      = 0xFF
 
-	statusInTrans       = 0x0001
-	statusAutocommit    = 0x0002
-	statusMoreResults   = 0x0008
-	statusCursorExists  = 0x0040
-	cursorFlagsMask     = 0x0F
-	maxEOFPayloadLength = 9
+	statusInTrans            = 0x0001
+	statusAutocommit         = 0x0002
+	statusMoreResults        = 0x0008
+	statusCursorExists       = 0x0040
+	statusNoBackslashEscapes = 0x0200
+	cursorFlagsMask          = 0x0F
+	maxEOFPayloadLength      = 9
 )
 
 // side names the peer an I/O error happened on.

@@ -26,6 +26,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/metrics"
+	sandbox "github.com/sqlfork/sqlfork-proxy/session"
 )
 
 // readyCacheFor is how long a readiness probe result is reused.
@@ -69,6 +70,9 @@ type Server struct {
 	wg        sync.WaitGroup
 	stopping  atomic.Bool
 	closeOnce sync.Once
+
+	sbMu sync.Mutex
+	sbm  *sandbox.Manager // started on first sandboxed login
 }
 
 // New validates cfg, loads TLS material and binds the client listener, so a
@@ -146,6 +150,14 @@ func upstreamTLS(cfg *Config) (*tls.Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// Sandboxes returns the sandbox manager, or nil before the first sandboxed
+// login started it.
+func (s *Server) Sandboxes() *sandbox.Manager {
+	s.sbMu.Lock()
+	defer s.sbMu.Unlock()
+	return s.sbm
 }
 
 // Addr is the bound client listener address.
@@ -296,6 +308,11 @@ func (s *Server) drain() error {
 		s.log.Warn("shutdown grace expired; closed remaining connections", zap.Int("connections", n))
 		<-done
 	}
+	s.sbMu.Lock()
+	if s.sbm != nil {
+		s.sbm.Close()
+	}
+	s.sbMu.Unlock()
 	s.log.Info("shutdown complete")
 	return nil
 }
@@ -347,6 +364,9 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 		return
 	}
 	log.Debug("session started", zap.String("user", sess.acct.name), zap.Uint32("upstream_conn", sess.be.greeting.connID))
+	if sess.sbx != nil {
+		defer func() { sess.sbx.Close() }()
+	}
 	if err := sess.run(); err != nil {
 		lvl := zap.InfoLevel
 		var le *linkError
@@ -386,6 +406,9 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 		if l.be != nil {
 			l.be.close()
 		}
+		if l.sbx != nil {
+			l.sbx.Close()
+		}
 		return nil, err
 	}
 	var client net.Conn = nc
@@ -395,6 +418,7 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 	_ = nc.SetDeadline(time.Time{})
 	sess := newSession(s, log, st, client, l.be)
 	sess.caps, sess.acct, sess.collation = sc.Capability(), l.acct, sc.Charset()
+	sess.sbx, sess.db = l.sbx, l.db
 	gc.handshakeDone()
 	st.attach(l.be)
 	return sess, nil

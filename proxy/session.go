@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
+
+	sandbox "github.com/sqlfork/sqlfork-proxy/session"
 )
 
 const (
@@ -143,6 +145,20 @@ type session struct {
 	// writes to the client within the current command.
 	seq uint8
 	h   packetHead
+
+	// Sandboxing (nil sbx: passthrough).
+	sbx *sandbox.Session
+	// db, ansiQuotes and status are what the statement layer needs of the
+	// upstream session: current database, sql_mode ANSI_QUOTES, and the
+	// last server status flags seen.
+	db         string
+	ansiQuotes bool
+	// sqlModeKnown is set once sql_mode was read.
+	sqlModeKnown bool
+	status       uint16
+	// unmap makes the relay rewrite sandbox names in ERR packets.
+	unmap bool
+	stmts map[uint32]*preparedStmt
 }
 
 func newSession(srv *Server, log *zap.Logger, st *connState, client net.Conn, be *backend) *session {
@@ -218,6 +234,20 @@ func (s *session) dispatch(cmd byte) error {
 	case respChangeUser:
 		return s.changeUser()
 	}
+	if s.sbx != nil {
+		switch cmd {
+		case comQuery, comStmtPrepare:
+			return s.planned(cmd)
+		case comInitDB:
+			return s.initDB()
+		case comStmtExecute:
+			return s.execute()
+		case comStmtClose, comStmtReset, comStmtSendLongData, comStmtFetch:
+			s.translateStmtID(cmd)
+		case comResetConnection:
+			defer s.sbx.Reset()
+		}
+	}
 	if err := s.relay(&s.toUpstream); err != nil {
 		return err
 	}
@@ -252,6 +282,11 @@ func (s *session) dispatch(cmd byte) error {
 // relay forwards one logical packet (with any continuations) through p and
 // sets the sequence number for packets the proxy writes next.
 func (s *session) relay(p *pipe) error {
+	if s.unmap && p == &s.toClient {
+		if handled, err := s.relayUnmappedErr(); handled || err != nil {
+			return err
+		}
+	}
 	if err := p.forwardLogical(&s.h); err != nil {
 		return err
 	}
@@ -275,6 +310,7 @@ func (s *session) relayResults(cursor bool) error {
 			if !ok {
 				return s.malformed("OK packet")
 			}
+			s.status = st
 			if st&statusMoreResults == 0 {
 				return nil
 			}
@@ -315,6 +351,7 @@ func (s *session) relayRows() (bool, error) {
 			if !ok {
 				return false, s.malformed("EOF packet")
 			}
+			s.status = st
 			return st&statusMoreResults != 0, nil
 		case s.h.first() == errHeader:
 			return false, nil

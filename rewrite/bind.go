@@ -737,7 +737,7 @@ func isSandboxStatement(sql string) bool {
 // describe classifies one statement and lists the tables it reads and
 // writes.
 func describe(s ast.StmtNode, c *collector, db string) Statement {
-	st := Statement{Class: classOf(s)}
+	st := Statement{Class: classOf(s), Kind: kindOf(s)}
 	// Sort the references by table, then take each table once: written if
 	// any reference writes it.
 	type use struct {
@@ -798,6 +798,86 @@ func sortTables(ts []Table) {
 			ts[j], ts[j-1] = ts[j-1], ts[j]
 		}
 	}
+}
+
+// kindOf names a statement node for callers that act on its kind.
+func kindOf(s ast.StmtNode) string {
+	switch x := s.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt:
+		return "SELECT"
+	case *ast.ShowStmt:
+		return "SHOW"
+	case *ast.ExplainStmt:
+		return "EXPLAIN"
+	case *ast.InsertStmt:
+		if x.IsReplace {
+			return "REPLACE"
+		}
+		return "INSERT"
+	case *ast.UpdateStmt:
+		return "UPDATE"
+	case *ast.DeleteStmt:
+		return "DELETE"
+	case *ast.LoadDataStmt:
+		return "LOAD DATA"
+	case *ast.CreateTableStmt:
+		return "CREATE TABLE"
+	case *ast.AlterTableStmt:
+		return "ALTER TABLE"
+	case *ast.DropTableStmt:
+		if x.IsView {
+			return "DROP VIEW"
+		}
+		return "DROP TABLE"
+	case *ast.RenameTableStmt:
+		return "RENAME TABLE"
+	case *ast.TruncateTableStmt:
+		return "TRUNCATE TABLE"
+	case *ast.CreateIndexStmt:
+		return "CREATE INDEX"
+	case *ast.DropIndexStmt:
+		return "DROP INDEX"
+	case *ast.CreateViewStmt:
+		return "CREATE VIEW"
+	case *ast.CreateDatabaseStmt:
+		return "CREATE DATABASE"
+	case *ast.DropDatabaseStmt:
+		return "DROP DATABASE"
+	case *ast.AlterDatabaseStmt:
+		return "ALTER DATABASE"
+	case *ast.CreateSequenceStmt:
+		return "CREATE SEQUENCE"
+	case *ast.DropSequenceStmt:
+		return "DROP SEQUENCE"
+	case *ast.AlterSequenceStmt:
+		return "ALTER SEQUENCE"
+	case *ast.BeginStmt:
+		return "BEGIN"
+	case *ast.CommitStmt:
+		return "COMMIT"
+	case *ast.RollbackStmt:
+		return "ROLLBACK"
+	case *ast.SetStmt:
+		for _, v := range x.Variables {
+			if v.IsGlobal || v.IsInstance {
+				return "SET GLOBAL"
+			}
+		}
+		return "SET"
+	case *ast.UseStmt:
+		return "USE"
+	case *ast.LockTablesStmt:
+		return "LOCK TABLES"
+	case *ast.UnlockTablesStmt:
+		return "UNLOCK TABLES"
+	case *ast.KillStmt:
+		return "KILL"
+	case *ast.DoStmt:
+		return "DO"
+	case *ast.CallStmt:
+		return "CALL"
+	}
+	return ""
 }
 
 // classOf maps a statement node to its class.

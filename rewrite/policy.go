@@ -27,6 +27,9 @@ type Policy struct {
 	// InternalSchemas are the proxy's own databases; any reference to one
 	// is refused.
 	InternalSchemas []string
+	// InternalPrefix, if set, makes every database whose name starts
+	// with it internal (the proxy's sandbox and registry schemas).
+	InternalPrefix string
 	// StatementTimeout, if positive, is injected into reads and writes.
 	StatementTimeout time.Duration
 	// MaxRows, if positive, caps the rows a SELECT returns (session-wide,
@@ -47,6 +50,12 @@ func (p *Policy) Check(a *Analysis) error {
 			if st.Class == c {
 				return refuse(CodeOptionPrevents, "%s statements are denied by the sandbox policy", strings.ToUpper(c.String()))
 			}
+		}
+	}
+	if p.InternalPrefix != "" {
+		if s, ok := a.namesPrefix(p.InternalPrefix); ok {
+			return &Refusal{Code: CodeDBAccessDenied, State: "42000", Message: fmt.Sprintf(
+				"sqlfork-proxy: access to the proxy's internal database %s is denied", quoteIdent(s))}
 		}
 	}
 	for _, schema := range p.InternalSchemas {
@@ -77,6 +86,32 @@ func (a *Analysis) namesSchema(schema string) bool {
 		}
 	}
 	return false
+}
+
+// namesPrefix reports a database name starting with prefix that the input
+// uses: the current database, a table's database, or any identifier
+// (fail closed: a column spelled like one is refused too).
+func (a *Analysis) namesPrefix(prefix string) (string, bool) {
+	has := func(s string) bool { return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) }
+	if has(a.opts.DB) {
+		return a.opts.DB, true
+	}
+	if !containsFold(a.src, prefix) {
+		return "", false
+	}
+	for _, st := range a.Statements {
+		for _, t := range append(append([]Table{}, st.Reads...), st.Writes...) {
+			if has(t.DB) {
+				return t.DB, true
+			}
+		}
+	}
+	for _, t := range lex(a.src, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}) {
+		if s := identText(a.src, t); (t.kind == tokIdent || t.kind == tokQuoted) && has(s) {
+			return s, true
+		}
+	}
+	return "", false
 }
 
 func containsFold(s, sub string) bool {

@@ -66,3 +66,28 @@ func TestPolicyTimeoutAndRows(t *testing.T) {
 		t.Errorf("session settings %q", got)
 	}
 }
+
+func TestPolicyInternalPrefix(t *testing.T) {
+	e := NewEngine(0)
+	p := &Policy{InternalPrefix: "_sqlfork"}
+	for _, c := range []struct {
+		sql, db string
+		refused bool
+	}{
+		{"SELECT * FROM users", "app", false},
+		{"SELECT * FROM _sqlfork_meta.sandboxes", "app", true},
+		{"SELECT * FROM `_SQLFORK_ab12cd34_app`.users", "app", true},
+		{"SELECT * FROM users", "_sqlfork_meta", true},
+		{"SELECT '_sqlfork_meta' AS s", "app", false},
+		{"DROP DATABASE _sqlfork_0123abcd_app", "", true},
+	} {
+		err := p.Check(e.Analyze(c.sql, Options{DB: c.db}))
+		if (err != nil) != c.refused {
+			t.Errorf("%q in %q: refused=%v, want %v (%v)", c.sql, c.db, err != nil, c.refused, err)
+		}
+		var r *Refusal
+		if err != nil && (!errors.As(err, &r) || r.Code != CodeDBAccessDenied) {
+			t.Errorf("%q: error %v, want 1044", c.sql, err)
+		}
+	}
+}

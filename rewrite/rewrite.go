@@ -78,6 +78,10 @@ type Statement struct {
 	// Unprovable says why the engine cannot prove which tables the
 	// statement touches ("" when it can).
 	Unprovable string
+	// Kind names the statement more finely than Class, in upper case:
+	// "CREATE TABLE", "DROP TABLE", "TRUNCATE TABLE", "RENAME TABLE",
+	// "ALTER TABLE", "INSERT", "SET GLOBAL", "KILL", … ("" when unknown).
+	Kind string
 }
 
 // Analysis is what the engine knows about an input, independent of any
@@ -184,6 +188,9 @@ type Refusal struct {
 }
 
 func (r *Refusal) Error() string { return fmt.Sprintf("%d (%s): %s", r.Code, r.State, r.Message) }
+
+// MySQLError returns the error code, SQLSTATE and message for the client.
+func (r *Refusal) MySQLError() (uint16, string, string) { return r.Code, r.State, r.Message }
 
 // Error codes used in refusals.
 const (

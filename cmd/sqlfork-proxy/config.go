@@ -110,6 +110,28 @@ func settingTable() []setting {
 			func(s *settings) any { return &s.Proxy.ShutdownGrace }},
 		{"max-connections", "maximum concurrent client connections (0: unlimited)",
 			func(s *settings) any { return &s.Proxy.MaxConnections }},
+		{"mode", "sandbox mode: transparent (every session in a sandbox), explicit (production until SANDBOX CREATE/ATTACH) or passthrough",
+			func(s *settings) any { return &s.Proxy.Mode }},
+		{"production-writes", "explicit mode: deny or allow writes outside a sandbox",
+			func(s *settings) any { return &s.Proxy.ProductionWrites }},
+		{"user-separator", "login-name separator choosing a sandbox at connect time (appuser+mysandbox); empty disables",
+			func(s *settings) any { return &s.Proxy.UserSeparator }},
+		{"forker", "fork strategy: auto (seekdb if VERSION() says SeekDB/OceanBase, else copy), seekdb or copy",
+			func(s *settings) any { return &s.Proxy.Sandbox.Forker }},
+		{"sandbox-prefix", "prefix of the databases holding forks and the registry (the upstream account needs all privileges on them)",
+			func(s *settings) any { return &s.Proxy.Sandbox.Prefix }},
+		{"sandbox-ttl", "lifetime of a kept sandbox unless SANDBOX KEEP TTL says otherwise (0: until discarded)",
+			func(s *settings) any { return &s.Proxy.Sandbox.DefaultTTL }},
+		{"sandbox-idle-ttl", "discard kept sandboxes no connection used for this long (0: never)",
+			func(s *settings) any { return &s.Proxy.Sandbox.IdleTTL }},
+		{"sandbox-reap-interval", "how often sandbox expiry is checked and leases renewed",
+			func(s *settings) any { return &s.Proxy.Sandbox.ReapInterval }},
+		{"max-sandboxes", "maximum sandboxes alive in this process (0: unlimited)",
+			func(s *settings) any { return &s.Proxy.Sandbox.MaxSandboxes }},
+		{"max-fork-bytes", "maximum bytes of forked tables per sandbox (0: unlimited)",
+			func(s *settings) any { return &s.Proxy.Sandbox.MaxForkBytes }},
+		{"sandbox-admins", "comma-separated proxy users who may list, attach and discard every sandbox",
+			func(s *settings) any { return &s.Proxy.Sandbox.Admins }},
 		{"log-format", "log encoding: console or json",
 			func(s *settings) any { return &s.LogFormat }},
 		{"log-level", "minimum log level: debug, info, warn or error",
@@ -156,8 +178,10 @@ func typeName(ptr any) string {
 	switch ptr.(type) {
 	case *bool:
 		return "bool"
-	case *int:
+	case *int, *int64:
 		return "int"
+	case *[]string:
+		return "list"
 	case *time.Duration:
 		return "duration"
 	default:
@@ -176,6 +200,10 @@ func formatValue(ptr any) string {
 		return strconv.Itoa(*p)
 	case *time.Duration:
 		return formatDuration(*p)
+	case *int64:
+		return strconv.FormatInt(*p, 10)
+	case *[]string:
+		return strings.Join(*p, ",")
 	}
 	panic(fmt.Sprintf("setting of unsupported type %T", ptr))
 }
@@ -216,6 +244,19 @@ func parseValue(ptr any, text string) error {
 			return err // already says: time: invalid duration "x"
 		}
 		*p = d
+	case *int64:
+		n, err := strconv.ParseInt(strings.TrimSpace(text), 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not an integer", text)
+		}
+		*p = n
+	case *[]string:
+		*p = nil
+		for _, f := range strings.Split(text, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				*p = append(*p, f)
+			}
+		}
 	default:
 		panic(fmt.Sprintf("setting of unsupported type %T", ptr))
 	}

@@ -135,25 +135,36 @@ log_level: warn
 // against the names spelled out by hand.
 func TestNaming(t *testing.T) {
 	want := map[string][2]string{ // flag: {env, yaml key}
-		"listen":            {"SQLFORK_LISTEN", "listen"},
-		"upstream":          {"SQLFORK_UPSTREAM", "upstream"},
-		"upstream-user":     {"SQLFORK_UPSTREAM_USER", "upstream_user"},
-		"upstream-password": {"SQLFORK_UPSTREAM_PASSWORD", "upstream_password"},
-		"auth-plugin":       {"SQLFORK_AUTH_PLUGIN", "auth_plugin"},
-		"metrics-listen":    {"SQLFORK_METRICS_LISTEN", "metrics_listen"},
-		"tls-cert":          {"SQLFORK_TLS_CERT", "tls_cert"},
-		"tls-key":           {"SQLFORK_TLS_KEY", "tls_key"},
-		"tls-required":      {"SQLFORK_TLS_REQUIRED", "tls_required"},
-		"upstream-tls":      {"SQLFORK_UPSTREAM_TLS", "upstream_tls"},
-		"upstream-tls-ca":   {"SQLFORK_UPSTREAM_TLS_CA", "upstream_tls_ca"},
-		"connect-timeout":   {"SQLFORK_CONNECT_TIMEOUT", "connect_timeout"},
-		"handshake-timeout": {"SQLFORK_HANDSHAKE_TIMEOUT", "handshake_timeout"},
-		"idle-timeout":      {"SQLFORK_IDLE_TIMEOUT", "idle_timeout"},
-		"write-timeout":     {"SQLFORK_WRITE_TIMEOUT", "write_timeout"},
-		"shutdown-grace":    {"SQLFORK_SHUTDOWN_GRACE", "shutdown_grace"},
-		"max-connections":   {"SQLFORK_MAX_CONNECTIONS", "max_connections"},
-		"log-format":        {"SQLFORK_LOG_FORMAT", "log_format"},
-		"log-level":         {"SQLFORK_LOG_LEVEL", "log_level"},
+		"listen":                {"SQLFORK_LISTEN", "listen"},
+		"upstream":              {"SQLFORK_UPSTREAM", "upstream"},
+		"upstream-user":         {"SQLFORK_UPSTREAM_USER", "upstream_user"},
+		"upstream-password":     {"SQLFORK_UPSTREAM_PASSWORD", "upstream_password"},
+		"auth-plugin":           {"SQLFORK_AUTH_PLUGIN", "auth_plugin"},
+		"metrics-listen":        {"SQLFORK_METRICS_LISTEN", "metrics_listen"},
+		"tls-cert":              {"SQLFORK_TLS_CERT", "tls_cert"},
+		"tls-key":               {"SQLFORK_TLS_KEY", "tls_key"},
+		"tls-required":          {"SQLFORK_TLS_REQUIRED", "tls_required"},
+		"upstream-tls":          {"SQLFORK_UPSTREAM_TLS", "upstream_tls"},
+		"upstream-tls-ca":       {"SQLFORK_UPSTREAM_TLS_CA", "upstream_tls_ca"},
+		"connect-timeout":       {"SQLFORK_CONNECT_TIMEOUT", "connect_timeout"},
+		"handshake-timeout":     {"SQLFORK_HANDSHAKE_TIMEOUT", "handshake_timeout"},
+		"idle-timeout":          {"SQLFORK_IDLE_TIMEOUT", "idle_timeout"},
+		"write-timeout":         {"SQLFORK_WRITE_TIMEOUT", "write_timeout"},
+		"shutdown-grace":        {"SQLFORK_SHUTDOWN_GRACE", "shutdown_grace"},
+		"max-connections":       {"SQLFORK_MAX_CONNECTIONS", "max_connections"},
+		"mode":                  {"SQLFORK_MODE", "mode"},
+		"production-writes":     {"SQLFORK_PRODUCTION_WRITES", "production_writes"},
+		"user-separator":        {"SQLFORK_USER_SEPARATOR", "user_separator"},
+		"forker":                {"SQLFORK_FORKER", "forker"},
+		"sandbox-prefix":        {"SQLFORK_SANDBOX_PREFIX", "sandbox_prefix"},
+		"sandbox-ttl":           {"SQLFORK_SANDBOX_TTL", "sandbox_ttl"},
+		"sandbox-idle-ttl":      {"SQLFORK_SANDBOX_IDLE_TTL", "sandbox_idle_ttl"},
+		"sandbox-reap-interval": {"SQLFORK_SANDBOX_REAP_INTERVAL", "sandbox_reap_interval"},
+		"max-sandboxes":         {"SQLFORK_MAX_SANDBOXES", "max_sandboxes"},
+		"max-fork-bytes":        {"SQLFORK_MAX_FORK_BYTES", "max_fork_bytes"},
+		"sandbox-admins":        {"SQLFORK_SANDBOX_ADMINS", "sandbox_admins"},
+		"log-format":            {"SQLFORK_LOG_FORMAT", "log_format"},
+		"log-level":             {"SQLFORK_LOG_LEVEL", "log_level"},
 	}
 	got := map[string][2]string{}
 	for _, st := range settingTable() {
@@ -192,16 +203,20 @@ func TestEveryConfigFieldHasASetting(t *testing.T) {
 	for _, st := range settingTable() {
 		covered[reflect.ValueOf(st.field(&def)).Pointer()] = true
 	}
-	v := reflect.ValueOf(&def.Proxy).Elem()
-	for i := range v.NumField() {
-		name := v.Type().Field(i).Name
-		if name == "Users" {
-			continue
-		}
-		if !covered[v.Field(i).Addr().Pointer()] {
-			t.Errorf("proxy.Config.%s has no flag/env/file setting", name)
+	check := func(prefix string, v reflect.Value, skip ...string) {
+		for i := range v.NumField() {
+			name := v.Type().Field(i).Name
+			if slices.Contains(skip, name) {
+				continue
+			}
+			if !covered[v.Field(i).Addr().Pointer()] {
+				t.Errorf("%s.%s has no flag/env/file setting", prefix, name)
+			}
 		}
 	}
+	// Sandbox is a struct of settings; Lease and ForkTimeout are internal.
+	check("proxy.Config", reflect.ValueOf(&def.Proxy).Elem(), "Users", "Sandbox")
+	check("proxy.Config.Sandbox", reflect.ValueOf(&def.Proxy.Sandbox).Elem(), "Lease", "ForkTimeout")
 }
 
 func TestUsersFromFile(t *testing.T) {
@@ -246,7 +261,7 @@ users:
 }
 
 func TestUserKeysMatchProxyUser(t *testing.T) {
-	want := []string{"name", "password", "auth_plugin", "upstream_user", "upstream_password"}
+	want := []string{"name", "password", "auth_plugin", "upstream_user", "upstream_password", "mode"}
 	if got := userKeys(); !slices.Equal(got, want) {
 		t.Errorf("userKeys() = %v, want %v", got, want)
 	}
@@ -312,7 +327,7 @@ func TestErrors(t *testing.T) {
 		{"flag spelling in file", withCfg, nil, f("idle-timeout: 1h\n"), `config: /c.yaml:1: unknown key "idle-timeout" (did you mean "idle_timeout"?)`},
 		{"config key in file", withCfg, nil, f("config: other.yaml\n"), `config: /c.yaml:1: unknown key "config"`},
 		{"unknown user key", withCfg, nil, f("users:\n  - name: a\n    pasword: x\n"),
-			`config: /c.yaml:3: users[0]: unknown key "pasword" (want name, password, auth_plugin, upstream_user, upstream_password)`},
+			`config: /c.yaml:3: users[0]: unknown key "pasword" (want name, password, auth_plugin, upstream_user, upstream_password, mode)`},
 		{"repeated key", withCfg, nil, f("listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n"), `config: /c.yaml:2: key "listen" repeats line 1`},
 		{"repeated user key", withCfg, nil, f("users:\n  - name: a\n    name: b\n"), `config: /c.yaml:3: users[0]: key "name" repeats line 2`},
 		{"not a mapping", withCfg, nil, f("- listen\n"), "config: /c.yaml:1: the top level must be a mapping of key: value"},

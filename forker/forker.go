@@ -1,0 +1,302 @@
+// Package forker creates the fork of a table: SeekDB's FORK TABLE, or a copy
+// (CREATE TABLE … LIKE, then INSERT … SELECT) on MariaDB and MySQL. It runs
+// its statements on a side connection the caller supplies, never on a
+// client's connection, so no client transaction is implicitly committed.
+package forker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Conn is a side connection to the upstream.
+type Conn interface {
+	// Exec runs a statement and returns the rows it affected.
+	Exec(ctx context.Context, sql string) (affected uint64, err error)
+	// Query runs a statement and returns its rows as text; a NULL is nil.
+	Query(ctx context.Context, sql string) ([][]*string, error)
+}
+
+// Table is a database-qualified table name.
+type Table struct {
+	DB   string
+	Name string
+}
+
+// String is the back-quoted `db`.`name`.
+func (t Table) String() string { return QuoteIdent(t.DB) + "." + QuoteIdent(t.Name) }
+
+// Stats describe a finished fork.
+type Stats struct {
+	Rows     int64
+	Bytes    int64
+	Duration time.Duration
+}
+
+// Mode says how much of the source a fork takes.
+type Mode int
+
+const (
+	// Full copies structure and rows.
+	Full Mode = iota
+	// SchemaOnly copies the structure only: enough for TRUNCATE and DROP,
+	// which never read the rows.
+	SchemaOnly
+)
+
+// Strategy forks tables.
+type Strategy interface {
+	// Name is "copy" or "seekdb".
+	Name() string
+	// Fork creates dst from src. dst must not exist; its database must.
+	Fork(ctx context.Context, c Conn, src, dst Table, mode Mode) (Stats, error)
+}
+
+// ErrNoSource is returned when the source table does not exist.
+var ErrNoSource = errors.New("source table does not exist")
+
+// Refused is a table the strategy will not fork, with the reason and what
+// to do instead.
+type Refused struct {
+	Table  Table
+	Reason string
+}
+
+func (r *Refused) Error() string { return fmt.Sprintf("cannot fork %s: %s", r.Table, r.Reason) }
+
+// Detect picks a strategy from the upstream's VERSION(): SeekDB (or
+// OceanBase) forks natively, anything else is copied.
+func Detect(version string) string {
+	v := strings.ToLower(version)
+	if strings.Contains(v, "seekdb") || strings.Contains(v, "oceanbase") {
+		return "seekdb"
+	}
+	return "copy"
+}
+
+// New returns the strategy called name ("copy" or "seekdb").
+func New(name string) (Strategy, error) {
+	switch name {
+	case "copy":
+		return Copy{}, nil
+	case "seekdb":
+		return SeekDB{RetryFor: 30 * time.Second}, nil
+	}
+	return nil, fmt.Errorf("unknown fork strategy %q (want auto, seekdb or copy)", name)
+}
+
+// QuoteIdent back-quotes an identifier.
+func QuoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+
+// QuoteString single-quotes a string literal (backslashes escaped, which is
+// right unless NO_BACKSLASH_ESCAPES is set; side connections never set it).
+func QuoteString(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\x00", `\0`)
+	return "'" + r.Replace(s) + "'"
+}
+
+// sourceInfo is what information_schema says about a table.
+type sourceInfo struct {
+	typ           string // BASE TABLE, VIEW, SEQUENCE, SYSTEM VERSIONED
+	autoIncrement string
+}
+
+func describe(ctx context.Context, c Conn, t Table) (*sourceInfo, error) {
+	rows, err := c.Query(ctx, "SELECT TABLE_TYPE, AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = "+
+		QuoteString(t.DB)+" AND TABLE_NAME = "+QuoteString(t.Name))
+	if err != nil {
+		return nil, fmt.Errorf("describe %s: %w", t, err)
+	}
+	if len(rows) == 0 {
+		return nil, ErrNoSource
+	}
+	info := &sourceInfo{}
+	if v := rows[0][0]; v != nil {
+		info.typ = *v
+	}
+	if v := rows[0][1]; v != nil {
+		info.autoIncrement = *v
+	}
+	return info, nil
+}
+
+// Size returns the rows (estimated) and bytes (data and indexes) of t.
+func Size(ctx context.Context, c Conn, t Table) (rows, bytes int64, err error) {
+	res, err := c.Query(ctx, "SELECT TABLE_ROWS, DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = "+
+		QuoteString(t.DB)+" AND TABLE_NAME = "+QuoteString(t.Name))
+	if err != nil {
+		return 0, 0, fmt.Errorf("size of %s: %w", t, err)
+	}
+	if len(res) == 0 {
+		return 0, 0, ErrNoSource
+	}
+	num := func(v *string) int64 {
+		if v == nil {
+			return 0
+		}
+		n, _ := strconv.ParseInt(*v, 10, 64)
+		return n
+	}
+	return num(res[0][0]), num(res[0][1]), nil
+}
+
+// Copy forks by CREATE TABLE … LIKE and one INSERT … SELECT, which reads the
+// source at one consistent snapshot (the side connection runs at READ
+// COMMITTED, so the read takes no locks on the source). Carried over:
+// columns, indexes, defaults, CHECK constraints, partitioning, table
+// options and the AUTO_INCREMENT position. Not carried over: foreign keys
+// (the fork has none, like a SeekDB fork) and triggers (tables with
+// triggers are refused: the fork would behave differently).
+type Copy struct{}
+
+// Name implements Strategy.
+func (Copy) Name() string { return "copy" }
+
+// Fork implements Strategy.
+func (Copy) Fork(ctx context.Context, c Conn, src, dst Table, mode Mode) (Stats, error) {
+	start := time.Now()
+	info, err := describe(ctx, c, src)
+	if err != nil {
+		return Stats{}, err
+	}
+	if info.typ != "BASE TABLE" && info.typ != "SYSTEM VERSIONED" {
+		return Stats{}, &Refused{Table: src, Reason: "it is a " + strings.ToLower(info.typ) +
+			", not a base table; write to its base tables instead"}
+	}
+	if info.typ == "SYSTEM VERSIONED" {
+		return Stats{}, &Refused{Table: src, Reason: "system-versioned tables cannot be copied with their history; " +
+			"work on a copy made with CREATE TABLE … AS SELECT"}
+	}
+	trig, err := c.Query(ctx, "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = "+
+		QuoteString(src.DB)+" AND EVENT_OBJECT_TABLE = "+QuoteString(src.Name))
+	if err != nil {
+		return Stats{}, fmt.Errorf("triggers of %s: %w", src, err)
+	}
+	if len(trig) == 1 && trig[0][0] != nil && *trig[0][0] != "0" {
+		return Stats{}, &Refused{Table: src, Reason: "it has triggers, which a fork does not carry over, so writes " +
+			"in the sandbox would not do what they do in production; drop the triggers or test without the sandbox"}
+	}
+	if _, err := c.Exec(ctx, "CREATE TABLE "+dst.String()+" LIKE "+src.String()); err != nil {
+		return Stats{}, fmt.Errorf("create %s like %s: %w", dst, src, err)
+	}
+	var st Stats
+	if mode == Full {
+		cols, err := insertableColumns(ctx, c, src)
+		if err != nil {
+			return Stats{}, err
+		}
+		n, err := c.Exec(ctx, "INSERT INTO "+dst.String()+" ("+cols+") SELECT "+cols+" FROM "+src.String())
+		if err != nil {
+			_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+dst.String())
+			return Stats{}, fmt.Errorf("copy rows of %s: %w", src, err)
+		}
+		st.Rows = int64(n)
+	}
+	if info.autoIncrement != "" {
+		if _, err := c.Exec(ctx, "ALTER TABLE "+dst.String()+" AUTO_INCREMENT = "+info.autoIncrement); err != nil {
+			return Stats{}, fmt.Errorf("set AUTO_INCREMENT of %s: %w", dst, err)
+		}
+	}
+	if _, b, err := Size(ctx, c, dst); err == nil {
+		st.Bytes = b
+	}
+	st.Duration = time.Since(start)
+	return st, nil
+}
+
+// insertableColumns lists src's columns that take values: all but
+// generated ones.
+func insertableColumns(ctx context.Context, c Conn, src Table) (string, error) {
+	rows, err := c.Query(ctx, "SELECT COLUMN_NAME, COALESCE(GENERATION_EXPRESSION, '') FROM information_schema.COLUMNS"+
+		" WHERE TABLE_SCHEMA = "+QuoteString(src.DB)+" AND TABLE_NAME = "+QuoteString(src.Name)+" ORDER BY ORDINAL_POSITION")
+	if err != nil {
+		return "", fmt.Errorf("columns of %s: %w", src, err)
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		if r[0] == nil || r[1] != nil && *r[1] != "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(QuoteIdent(*r[0]))
+	}
+	if b.Len() == 0 {
+		return "", &Refused{Table: src, Reason: "it has no columns that can be copied"}
+	}
+	return b.String(), nil
+}
+
+// SeekDB forks with FORK TABLE src TO dst. FORK TABLE commits implicitly
+// and may return while a background task still runs; DDL on either table
+// fails meanwhile, so the fork is not reported done until a no-op DDL
+// probe on dst (setting the comment it has) succeeds, retried for up to
+// RetryFor.
+type SeekDB struct {
+	RetryFor time.Duration
+}
+
+// Name implements Strategy.
+func (SeekDB) Name() string { return "seekdb" }
+
+// Fork implements Strategy.
+func (s SeekDB) Fork(ctx context.Context, c Conn, src, dst Table, mode Mode) (Stats, error) {
+	start := time.Now()
+	if _, err := describe(ctx, c, src); err != nil {
+		return Stats{}, err
+	}
+	stmt := "FORK TABLE " + src.String() + " TO " + dst.String()
+	if mode == SchemaOnly {
+		stmt = "CREATE TABLE " + dst.String() + " LIKE " + src.String()
+	}
+	if _, err := c.Exec(ctx, stmt); err != nil {
+		return Stats{}, fmt.Errorf("fork %s to %s: %w", src, dst, err)
+	}
+	if mode == Full {
+		if err := s.waitReady(ctx, c, dst); err != nil {
+			return Stats{}, err
+		}
+	}
+	var st Stats
+	st.Rows, st.Bytes, _ = Size(ctx, c, dst)
+	st.Duration = time.Since(start)
+	return st, nil
+}
+
+// waitReady retries a no-op DDL on dst until the fork's background task
+// lets DDL through.
+func (s SeekDB) waitReady(ctx context.Context, c Conn, dst Table) error {
+	rows, err := c.Query(ctx, "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = "+
+		QuoteString(dst.DB)+" AND TABLE_NAME = "+QuoteString(dst.Name))
+	if err != nil {
+		return fmt.Errorf("probe fork %s: %w", dst, err)
+	}
+	comment := ""
+	if len(rows) == 1 && rows[0][0] != nil {
+		comment = *rows[0][0]
+	}
+	// Setting the comment it already has changes nothing but is DDL.
+	probe := "ALTER TABLE " + dst.String() + " COMMENT = " + QuoteString(comment)
+	deadline := time.Now().Add(s.RetryFor)
+	delay := 10 * time.Millisecond
+	for {
+		_, err := c.Exec(ctx, probe)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("fork %s still busy after %s: %w", dst, s.RetryFor, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 500*time.Millisecond)
+	}
+}

@@ -1,0 +1,314 @@
+package integration
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
+	"github.com/sqlfork/sqlfork-proxy/proxy"
+)
+
+// sandboxUser is an upstream account with only SELECT on production
+// schemas and all privileges on the proxy's own: the database itself then
+// guarantees production is never written.
+const sandboxUser, sandboxPassword = "sbx", "sbx-pw"
+
+var sandboxUserOnce sync.Once
+
+func leastPrivilegeUser(t *testing.T, db *testdb.Server) {
+	t.Helper()
+	var err error
+	sandboxUserOnce.Do(func() {
+		root := openDB(t, db.DSN("")+"?multiStatements=true")
+		_, err = root.Exec(fmt.Sprintf(`CREATE USER IF NOT EXISTS '%[1]s'@'%%' IDENTIFIED BY '%[2]s';
+GRANT SELECT ON app.* TO '%[1]s'@'%%';
+GRANT SELECT ON other.* TO '%[1]s'@'%%';
+GRANT ALL PRIVILEGES ON `+"`\\_sqlfork%%`"+`.* TO '%[1]s'@'%%';`, sandboxUser, sandboxPassword))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sandboxProxy starts a proxy in the given mode logging in upstream with
+// the least-privilege account.
+func sandboxProxy(t *testing.T, mode string, mutate func(*proxy.Config)) (*testdb.Server, *proxyHandle) {
+	t.Helper()
+	db, _ := env(t)
+	leastPrivilegeUser(t, db)
+	h := startTestProxy(t, db.Addr, db, func(c *proxy.Config) {
+		c.Mode = mode
+		c.UpstreamUser, c.UpstreamPassword = sandboxUser, sandboxPassword
+		c.Sandbox.ReapInterval = 500 * time.Millisecond
+		if mutate != nil {
+			mutate(c)
+		}
+	})
+	return db, h
+}
+
+func (h *proxyHandle) userDSN(user, db string, params ...string) string {
+	return withParams(fmt.Sprintf("%s:%s@tcp(%s)/%s", user, sandboxPassword, h.addr, db), params)
+}
+
+func conn(t *testing.T, db *sql.DB) *sql.Conn {
+	t.Helper()
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func mustExecC(t *testing.T, c interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, q string, args ...any) sql.Result {
+	t.Helper()
+	r, err := c.ExecContext(context.Background(), q, args...)
+	if err != nil {
+		t.Fatalf("%s: %s", q, mysqlErr(err))
+	}
+	return r
+}
+
+func queryString(t *testing.T, c interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, q string, args ...any) string {
+	t.Helper()
+	var s sql.NullString
+	if err := c.QueryRowContext(context.Background(), q, args...).Scan(&s); err != nil {
+		t.Fatalf("%s: %s", q, mysqlErr(err))
+	}
+	return s.String
+}
+
+func checksum(t *testing.T, db *testdb.Server, table string) string {
+	t.Helper()
+	root := openDB(t, db.DSN(""))
+	var name string
+	var sum sql.NullInt64
+	if err := root.QueryRow("CHECKSUM TABLE " + table).Scan(&name, &sum); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprint(sum.Int64, sum.Valid)
+}
+
+func sandboxSchemas(t *testing.T, root *sql.DB) []string {
+	t.Helper()
+	rows, err := root.Query("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE '\\_sqlfork\\_%' AND SCHEMA_NAME <> '_sqlfork_meta' ORDER BY 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		_ = rows.Scan(&s)
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestSandboxTransparent(t *testing.T) {
+	db, h := sandboxProxy(t, "transparent", nil)
+	before := checksum(t, db, "app.users")
+	pool := openDB(t, h.userDSN(sandboxUser, "app"))
+	c1 := conn(t, pool)
+
+	mustExecC(t, c1, "UPDATE users SET score = 99 WHERE name = 'alice'")
+	if got := queryString(t, c1, "SELECT score FROM users WHERE name = 'alice'"); got != "99.00" {
+		t.Errorf("sandbox sees score %s, want its own write 99.00", got)
+	}
+	r := mustExecC(t, c1, "INSERT INTO app.users (name) VALUES ('dave')")
+	if id, _ := r.LastInsertId(); id != 4 {
+		t.Errorf("insert id %d, want 4 (AUTO_INCREMENT carried over)", id)
+	}
+	if got := queryString(t, c1, "SELECT COUNT(*) FROM users u JOIN other.things t ON t.id = 1"); got != "4" {
+		t.Errorf("join count %s, want 4", got)
+	}
+	// Production and other sessions are untouched.
+	if after := checksum(t, db, "app.users"); after != before {
+		t.Errorf("production checksum changed: %s -> %s", before, after)
+	}
+	c2 := conn(t, pool)
+	if got := queryString(t, c2, "SELECT score FROM users WHERE name = 'alice'"); got != "10.50" {
+		t.Errorf("another session sees %s, want production's 10.50", got)
+	}
+
+	// DDL stays in the sandbox.
+	mustExecC(t, c1, "CREATE TABLE scratch (id INT PRIMARY KEY, v TEXT)")
+	mustExecC(t, c1, "INSERT INTO scratch VALUES (1, 'x')")
+	if got := queryString(t, c1, "SELECT v FROM app.scratch"); got != "x" {
+		t.Errorf("sandbox table reads %q", got)
+	}
+	mustExecC(t, c1, "ALTER TABLE users ADD COLUMN note VARCHAR(10)")
+	mustExecC(t, c1, "UPDATE users SET note = 'n' WHERE id = 1")
+	mustExecC(t, c1, "TRUNCATE TABLE other.things")
+	if got := queryString(t, c1, "SELECT COUNT(*) FROM other.things"); got != "0" {
+		t.Errorf("truncated fork has %s rows", got)
+	}
+	mustExecC(t, c1, "DROP TABLE scratch")
+	_, err := c1.ExecContext(context.Background(), "SELECT * FROM scratch")
+	if e := mysqlErr(err); !strings.HasPrefix(e, "1146") || strings.Contains(e, "_sqlfork") {
+		t.Errorf("dropped sandbox table: %s, want 1146 naming app.scratch", e)
+	}
+	root := openDB(t, db.DSN(""))
+	var n int
+	_ = root.QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME = 'scratch'").Scan(&n)
+	if n != 0 {
+		t.Error("CREATE TABLE in the sandbox reached production")
+	}
+	_ = root.QueryRow("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME = 'users' AND COLUMN_NAME = 'note'").Scan(&n)
+	if n != 0 {
+		t.Error("ALTER TABLE in the sandbox reached production")
+	}
+	if got := queryString(t, root, "SELECT COUNT(*) FROM other.things"); got != "2" {
+		t.Errorf("TRUNCATE reached production: %s rows left", got)
+	}
+
+	// Refusals, with errors that say why.
+	for q, want := range map[string]string{
+		"CREATE DATABASE nope":                   "1290",
+		"SELECT * FROM _sqlfork_meta.sandboxes":  "1044",
+		"CALL two_results()":                     "1290",
+		"GRANT SELECT ON app.* TO 'x'@'%'":       "1290",
+		"SANDBOX FROB":                           "1064",
+		"SET GLOBAL max_connections = 10":        "1290",
+		"SELECT * FROM `_sqlfork_meta`.`tables`": "1044",
+	} {
+		_, err := c1.ExecContext(context.Background(), q)
+		if e := mysqlErr(err); !strings.HasPrefix(e, want) {
+			t.Errorf("%s: %s, want %s", q, e, want)
+		}
+	}
+
+	// STATUS lists the sandbox's tables.
+	rows, err := c1.QueryContext(context.Background(), "SANDBOX STATUS")
+	if err != nil {
+		t.Fatal(mysqlErr(err))
+	}
+	tables := map[string]string{}
+	for rows.Next() {
+		var id, name, state, owner, conns string
+		var created, expires, table, tstate, trows, tbytes sql.NullString
+		if err := rows.Scan(&id, &name, &state, &owner, &created, &expires, &conns, &table, &tstate, &trows, &tbytes); err != nil {
+			t.Fatal(err)
+		}
+		tables[table.String] = tstate.String
+		if owner != sandboxUser || state != "active" {
+			t.Errorf("status: owner %q state %q", owner, state)
+		}
+	}
+	rows.Close()
+	if tables["app.users"] != "fork" || tables["app.scratch"] != "dropped" || tables["other.things"] != "schema" {
+		t.Errorf("status tables = %v", tables)
+	}
+	if after := checksum(t, db, "app.users"); after != before {
+		t.Errorf("production checksum changed: %s -> %s", before, after)
+	}
+
+	// The last connection out discards an unkept sandbox.
+	if len(sandboxSchemas(t, root)) == 0 {
+		t.Fatal("no sandbox schemas while the sandbox is alive")
+	}
+	c1.Close()
+	c2.Close()
+	pool.Close() // no connection is left in the sandbox
+	waitFor(t, "sandbox schemas dropped", func() bool { return len(sandboxSchemas(t, root)) == 0 })
+}
+
+func TestSandboxPooledTagForksOnce(t *testing.T) {
+	_, h := sandboxProxy(t, "transparent", nil)
+	pool := openDB(t, h.userDSN(sandboxUser+"+pooltest", "app"))
+	pool.SetMaxOpenConns(16)
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := pool.Exec("INSERT INTO users (name) VALUES (?)", fmt.Sprintf("pool-%d", i))
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(mysqlErr(err))
+		}
+	}
+	if n := h.srv.Sandboxes().Forks(); n != 1 {
+		t.Errorf("16 concurrent writers forked app.users %d times, want once", n)
+	}
+	if got := queryString(t, pool, "SELECT COUNT(*) FROM users WHERE name LIKE 'pool-%'"); got != "16" {
+		t.Errorf("pool sees %s rows, want 16", got)
+	}
+}
+
+func TestSandboxKeepAndAttachFromAnotherProxy(t *testing.T) {
+	db, a := sandboxProxy(t, "explicit", nil)
+	ca := conn(t, openDB(t, a.userDSN(sandboxUser, "app")))
+	if _, err := ca.ExecContext(context.Background(), "UPDATE users SET score = 1"); !strings.HasPrefix(mysqlErr(err), "1290") {
+		t.Fatalf("explicit mode outside a sandbox: %s, want 1290", mysqlErr(err))
+	}
+	mustExecC(t, ca, "SANDBOX CREATE keeper TTL 1h")
+	mustExecC(t, ca, "UPDATE users SET score = 42 WHERE name = 'bob'")
+
+	root := openDB(t, db.DSN(""))
+	b := startTestProxy(t, db.Addr, db, func(c *proxy.Config) {
+		c.Mode = "explicit"
+		c.UpstreamUser, c.UpstreamPassword = sandboxUser, sandboxPassword
+	})
+	a.stop() // the first proxy goes away; the kept sandbox stays
+	cb := conn(t, openDB(t, b.userDSN(sandboxUser, "app")))
+	if got := queryString(t, cb, "SELECT score FROM users WHERE name = 'bob'"); got != "-3.25" {
+		t.Errorf("before ATTACH: %s, want production's -3.25", got)
+	}
+	mustExecC(t, cb, "SANDBOX ATTACH keeper")
+	if got := queryString(t, cb, "SELECT score FROM users WHERE name = 'bob'"); got != "42.00" {
+		t.Errorf("after ATTACH through another proxy: %s, want 42.00", got)
+	}
+	mustExecC(t, cb, "SANDBOX DISCARD")
+	if got := queryString(t, cb, "SELECT score FROM users WHERE name = 'bob'"); got != "-3.25" {
+		t.Errorf("after DISCARD: %s, want production's -3.25", got)
+	}
+	if s := sandboxSchemas(t, root); len(s) != 0 {
+		t.Errorf("schemas left after DISCARD: %v", s)
+	}
+}
+
+func TestSandboxForkMidTransaction(t *testing.T) {
+	_, h := sandboxProxy(t, "transparent", nil)
+	pool := openDB(t, h.userDSN(sandboxUser+"+midtrx", "app"))
+	c1, c2 := conn(t, pool), conn(t, pool)
+	// A transaction that has only read is restarted past the fork.
+	mustExecC(t, c1, "BEGIN")
+	if got := queryString(t, c1, "SELECT score FROM users WHERE name = 'carol'"); got != "" {
+		t.Fatalf("carol's score %q", got)
+	}
+	mustExecC(t, c1, "UPDATE users SET score = 7 WHERE name = 'carol'")
+	if got := queryString(t, c1, "SELECT score FROM users WHERE name = 'carol'"); got != "7.00" {
+		t.Errorf("in the transaction after the fork: %q, want 7.00", got)
+	}
+	mustExecC(t, c1, "COMMIT")
+	// A transaction that has written gets 1412 with a retry hint when
+	// another connection forks a table it then uses.
+	mustExecC(t, c1, "BEGIN")
+	mustExecC(t, c1, "UPDATE users SET score = 8 WHERE name = 'carol'")
+	mustExecC(t, c2, "UPDATE other.things SET label = 'uno' WHERE id = 1")
+	_, err := c1.ExecContext(context.Background(), "SELECT * FROM other.things")
+	if e := mysqlErr(err); !strings.HasPrefix(e, "1412") || !strings.Contains(e, "retry") {
+		t.Errorf("read of a table forked after the transaction wrote: %s, want 1412 with a retry hint", e)
+	}
+	mustExecC(t, c1, "ROLLBACK")
+	if got := queryString(t, c1, "SELECT label FROM other.things WHERE id = 1"); got != "uno" {
+		t.Errorf("after retry: %q, want uno", got)
+	}
+}

@@ -1,0 +1,215 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	sandbox "github.com/sqlfork/sqlfork-proxy/session"
+)
+
+// internalLimit bounds packets the proxy reads for its own queries.
+const internalLimit = 64 << 20
+
+// textResult is the answer to a query the proxy sends itself.
+type textResult struct {
+	affected uint64
+	status   uint16
+	rows     [][]*string
+}
+
+// serverError is an error the upstream answered with; the connection is
+// still usable.
+type serverError struct{ *mysql.MyError }
+
+// ServerError marks errors after which a connection can be reused.
+func (serverError) ServerError() bool { return true }
+
+func (e serverError) Unwrap() error { return e.MyError }
+
+// query runs sql on b with the text protocol and reads the whole answer
+// (the first result set's rows; later results are read and dropped).
+func (b *backend) query(ctx context.Context, sql string) (*textResult, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		_ = b.conn.SetDeadline(dl)
+		defer func() { _ = b.conn.SetDeadline(time.Time{}) }()
+	}
+	stop := context.AfterFunc(ctx, func() { _ = b.conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if _, err := writePacket(b.w, 0, append([]byte{comQuery}, sql...)); err != nil {
+		return nil, fmt.Errorf("send query: %w", err)
+	}
+	if err := b.w.Flush(); err != nil {
+		return nil, fmt.Errorf("send query: %w", err)
+	}
+	res := &textResult{}
+	first := true
+	for {
+		p, _, err := readPacket(b.r, nil, internalLimit)
+		if err != nil {
+			return nil, fmt.Errorf("read answer: %w", err)
+		}
+		if len(p) == 0 {
+			return nil, fmt.Errorf("%w: empty packet", errMalformed)
+		}
+		switch p[0] {
+		case errHeader:
+			return nil, serverError{parseErrPacket(p)}
+		case okHeader:
+			n, _, _ := lenEnc(p[1:])
+			st, _ := okStatus(p)
+			if first {
+				res.affected = n
+			}
+			res.status = st
+			if st&statusMoreResults == 0 {
+				return res, nil
+			}
+			first = false
+			continue
+		}
+		cols, _, ok := lenEnc(p)
+		if !ok || cols == 0 || cols > 4096 {
+			return nil, fmt.Errorf("%w: column count", errMalformed)
+		}
+		for i := uint64(0); i <= cols; i++ { // definitions, then EOF
+			if _, _, err := readPacket(b.r, nil, internalLimit); err != nil {
+				return nil, fmt.Errorf("read columns: %w", err)
+			}
+		}
+		more := false
+		for {
+			p, _, err := readPacket(b.r, nil, internalLimit)
+			if err != nil {
+				return nil, fmt.Errorf("read rows: %w", err)
+			}
+			if len(p) > 0 && p[0] == errHeader {
+				return nil, serverError{parseErrPacket(p)}
+			}
+			if len(p) > 0 && p[0] == eofHeader && len(p) < maxEOFPayloadLength {
+				st, _ := eofStatus(p)
+				res.status = st
+				more = st&statusMoreResults != 0
+				break
+			}
+			if first {
+				row, err := parseTextRow(p, int(cols))
+				if err != nil {
+					return nil, err
+				}
+				res.rows = append(res.rows, row)
+			}
+		}
+		first = false
+		if !more {
+			return res, nil
+		}
+	}
+}
+
+// parseTextRow decodes a text-protocol row of n columns.
+func parseTextRow(p []byte, n int) ([]*string, error) {
+	row := make([]*string, n)
+	for i := 0; i < n; i++ {
+		if len(p) == 0 {
+			return nil, fmt.Errorf("%w: short row", errMalformed)
+		}
+		if p[0] == 0xFB {
+			p = p[1:]
+			continue
+		}
+		l, k, ok := lenEnc(p)
+		if !ok || uint64(len(p)-k) < l {
+			return nil, fmt.Errorf("%w: row value", errMalformed)
+		}
+		v := string(p[k : k+int(l)])
+		row[i] = &v
+		p = p[k+int(l):]
+	}
+	return row, nil
+}
+
+// sideConn is an upstream connection the sandbox manager uses for forks and
+// its registry, logged in with the proxy's default upstream account.
+type sideConn struct{ be *backend }
+
+var _ sandbox.SideConn = (*sideConn)(nil)
+
+func (c *sideConn) Exec(ctx context.Context, sql string) (uint64, error) {
+	r, err := c.be.query(ctx, sql)
+	if err != nil {
+		return 0, err
+	}
+	return r.affected, nil
+}
+
+func (c *sideConn) Query(ctx context.Context, sql string) ([][]*string, error) {
+	r, err := c.be.query(ctx, sql)
+	if err != nil {
+		return nil, err
+	}
+	return r.rows, nil
+}
+
+func (c *sideConn) Close() error {
+	_ = c.be.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	if _, err := writePacket(c.be.w, 0, []byte{comQuit}); err == nil {
+		_ = c.be.w.Flush()
+	}
+	c.be.close()
+	return nil
+}
+
+// sideCaps are the capabilities of side connections: plain protocol 4.1
+// (notably without CLIENT_NO_SCHEMA, under which db.table loses its db).
+const sideCaps = capLongPassword | capLongFlag | capProtocol41 | capTransactions | capSecureConnection |
+	capMultiResults | capPluginAuth | capPluginAuthLenenc | capConnectAttrs
+
+// dialSide opens a side connection.
+func (s *Server) dialSide(ctx context.Context) (sandbox.SideConn, error) {
+	a := s.accounts[s.cfg.UpstreamUser]
+	be, err := dialBackend(ctx, s.dialParams(a, "", 45, sideCaps, map[string]string{"_proxy": "sqlfork-proxy", "_proxy_role": "sandbox"}))
+	if err != nil {
+		return nil, err
+	}
+	return &sideConn{be: be}, nil
+}
+
+// sandboxes returns the sandbox manager, starting it on first use (the
+// upstream need not be up when the proxy starts).
+func (s *Server) sandboxes(ctx context.Context) (*sandbox.Manager, error) {
+	s.sbMu.Lock()
+	defer s.sbMu.Unlock()
+	if s.sbm != nil {
+		return s.sbm, nil
+	}
+	m, err := sandbox.New(ctx, s.cfg.Sandbox, s.dialSide, s.log.Named("sandbox"))
+	if err != nil {
+		return nil, err
+	}
+	s.sbm = m
+	return m, nil
+}
+
+// clientError turns an error from planning a statement into the MySQL
+// error the client gets.
+func clientError(err error) *mysql.MyError {
+	var r interface {
+		error
+		MySQLError() (uint16, string, string)
+	}
+	if errors.As(err, &r) {
+		code, state, msg := r.MySQLError()
+		return &mysql.MyError{Code: code, State: state, Message: msg}
+	}
+	var me *mysql.MyError
+	if errors.As(err, &me) {
+		// A server error met while forking or reading the registry: keep
+		// its code, say what the proxy was doing.
+		return &mysql.MyError{Code: me.Code, State: me.State, Message: "sqlfork-proxy: " + err.Error()}
+	}
+	return newError(mysql.ER_UNKNOWN_ERROR, "HY000", "sqlfork-proxy: %v", err)
+}

@@ -1,0 +1,456 @@
+package proxy
+
+import (
+	"context"
+	"encoding/binary"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"go.uber.org/zap"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	sandbox "github.com/sqlfork/sqlfork-proxy/session"
+)
+
+// maxStatement bounds a statement the proxy reads whole to rewrite it.
+const maxStatement = 1 << 30
+
+// preparedStmt is a server-side prepared statement of a sandboxed session.
+// Its text was rewritten for the sandbox as it was at prepare time; when
+// the sandbox's tables change (a table it reads is forked later) it is
+// prepared again upstream, under a new id the proxy translates.
+type preparedStmt struct {
+	sql        string
+	opts       rewrite.Options
+	plan       *sandbox.Plan
+	upstreamID uint32
+	params     int
+	// types are the parameter types the client last sent (2 bytes each),
+	// replayed to a re-prepared statement that has not had them yet.
+	types     []byte
+	needTypes bool
+}
+
+func (s *session) ctx() context.Context { return context.Background() }
+
+// options are the text-reading settings of the upstream session.
+func (s *session) options() rewrite.Options {
+	return rewrite.Options{DB: s.db, ANSIQuotes: s.ansiQuotes, NoBackslashEscapes: s.status&statusNoBackslashEscapes != 0}
+}
+
+// planned handles COM_QUERY and COM_STMT_PREPARE in a sandboxing session:
+// the statement is read whole, planned (answered, refused, or rewritten
+// after forking what it writes) and the rewritten text sent upstream.
+func (s *session) planned(cmd byte) error {
+	p, seq, err := readPacket(s.cr, nil, maxStatement)
+	if err != nil {
+		return &linkError{side: sideClient, err: noEOF(err)}
+	}
+	s.seq = seq + 1
+	sql := string(p[1:])
+	if !s.sqlModeKnown {
+		if err := s.readSQLMode(); err != nil {
+			return s.writeErr(clientError(err))
+		}
+		s.sqlModeKnown = true
+	}
+	opts := s.options()
+	plan, err := s.sbx.Plan(s.ctx(), sql, opts, cmd == comStmtPrepare)
+	if err != nil {
+		s.log.Debug("statement refused", zap.Error(err))
+		return s.writeErr(clientError(err))
+	}
+	if plan.Reply != nil {
+		return s.writeReply(plan.Reply)
+	}
+	if plan.Restart {
+		if err := s.restartTransaction(); err != nil {
+			return err
+		}
+	}
+	if _, err := writePacket(s.be.w, 0, append([]byte{cmd}, plan.SQL...)); err != nil {
+		return &linkError{side: sideUpstream, write: true, err: err}
+	}
+	if err := s.toUpstream.flush(); err != nil {
+		return err
+	}
+	s.unmap = plan.Changed
+	defer func() { s.unmap = false }()
+	if cmd == comStmtPrepare {
+		if err := s.relayPrepare(); err != nil {
+			return err
+		}
+		if s.h.first() == okHeader && s.h.n >= 9 {
+			pl := s.h.payload()
+			id := binary.LittleEndian.Uint32(pl[1:])
+			if s.stmts == nil {
+				s.stmts = map[uint32]*preparedStmt{}
+			}
+			s.stmts[id] = &preparedStmt{sql: sql, opts: opts, plan: plan, upstreamID: id,
+				params: int(binary.LittleEndian.Uint16(pl[7:]))}
+		}
+	} else if err := s.relayResults(false); err != nil {
+		return err
+	}
+	if err := s.toClient.flush(); err != nil {
+		return err
+	}
+	return s.afterStatement(plan)
+}
+
+// afterStatement updates what the proxy tracks of the upstream session.
+func (s *session) afterStatement(plan *sandbox.Plan) error {
+	if s.h.first() == errHeader && s.h.n >= 3 {
+		if code := binary.LittleEndian.Uint16(s.h.payload()[1:]); code == 1213 {
+			s.status &^= statusInTrans // a deadlock rolls the transaction back
+		}
+	}
+	if err := s.sbx.Executed(s.ctx(), plan, s.status); err != nil {
+		s.log.Warn("sandbox bookkeeping after DDL failed", zap.Error(err))
+	}
+	if plan != nil && plan.UseDB {
+		if r, err := s.internal("SELECT DATABASE()"); err == nil && len(r.rows) == 1 {
+			s.db = ""
+			if v := r.rows[0][0]; v != nil {
+				s.db = *v
+			}
+		} else if err != nil {
+			return err
+		}
+	}
+	if plan != nil && plan.SQLMode {
+		return s.readSQLMode()
+	}
+	return nil
+}
+
+// readSQLMode reads ANSI_QUOTES from the upstream session's sql_mode.
+func (s *session) readSQLMode() error {
+	r, err := s.internal("SELECT @@SESSION.sql_mode")
+	if err != nil {
+		return err
+	}
+	if len(r.rows) == 1 && r.rows[0][0] != nil {
+		m := strings.ToUpper(*r.rows[0][0])
+		s.ansiQuotes = strings.Contains(m, "ANSI_QUOTES") || strings.Contains(","+m+",", ",ANSI,")
+	}
+	return nil
+}
+
+// internal runs a query of the proxy's own on the session's upstream
+// connection, between client commands. A server error is returned as is;
+// anything else breaks the session.
+func (s *session) internal(sql string) (*textResult, error) {
+	r, err := s.be.query(s.ctx(), sql)
+	if err != nil {
+		if _, ok := err.(serverError); ok {
+			return nil, err
+		}
+		return nil, &linkError{side: sideUpstream, err: err}
+	}
+	s.status = r.status
+	return r, nil
+}
+
+// restartTransaction ends the client's transaction, which has only read,
+// and starts a new one, so its snapshot includes tables just forked.
+func (s *session) restartTransaction() error {
+	autocommit := s.status&statusAutocommit != 0
+	if _, err := s.internal("COMMIT"); err != nil {
+		return s.writeErr(clientError(err))
+	}
+	if autocommit {
+		if _, err := s.internal("START TRANSACTION"); err != nil {
+			return s.writeErr(clientError(err))
+		}
+	}
+	s.sbx.Restarted()
+	s.log.Debug("transaction restarted after a fork")
+	return nil
+}
+
+// initDB forwards COM_INIT_DB and records the database on success.
+func (s *session) initDB() error {
+	p, seq, err := readPacket(s.cr, nil, handshakeLimit)
+	if err != nil {
+		return &linkError{side: sideClient, err: noEOF(err)}
+	}
+	if _, err := writePacket(s.be.w, seq, p); err != nil {
+		return &linkError{side: sideUpstream, write: true, err: err}
+	}
+	if err := s.toUpstream.flush(); err != nil {
+		return err
+	}
+	if err := s.relay(&s.toClient); err != nil {
+		return err
+	}
+	if s.h.first() == okHeader {
+		s.db = string(p[1:])
+		if st, ok := okStatus(s.h.payload()); ok {
+			s.status = st
+		}
+	}
+	return s.toClient.flush()
+}
+
+// relayUnmappedErr forwards an ERR packet with the sandbox's physical
+// database names replaced by logical ones; handled is false (nothing read)
+// for other packets.
+func (s *session) relayUnmappedErr() (bool, error) {
+	hdr, err := s.toClient.peek(headerLen + 1)
+	if err != nil {
+		return false, err
+	}
+	if hdr[headerLen] != errHeader {
+		return false, nil
+	}
+	p, seq, err := readPacket(s.be.r, nil, internalLimit)
+	if err != nil {
+		return true, &linkError{side: sideUpstream, err: noEOF(err)}
+	}
+	e := parseErrPacket(p)
+	e.Message = s.sbx.Unmap(e.Message)
+	if _, err := writePacket(s.cw, seq, errPayload(e)); err != nil {
+		return true, &linkError{side: sideClient, write: true, err: err}
+	}
+	s.h = packetHead{length: len(p), seq: seq}
+	s.h.n = copy(s.h.prefix[:], p)
+	s.seq = seq + 1
+	return true, nil
+}
+
+// writeReply sends a proxy-made answer: an OK packet or a text result set.
+func (s *session) writeReply(r *sandbox.Reply) error {
+	var err error
+	w := func(p []byte) {
+		if err == nil {
+			s.seq, err = writePacket(s.cw, s.seq, p)
+		}
+	}
+	if r.Columns == nil {
+		p := []byte{okHeader}
+		p = appendLenEnc(p, r.Affected)
+		p = append(p, 0, byte(s.status), byte(s.status>>8), 0, 0)
+		if s.caps&capSessionTrack != 0 {
+			p = appendLenEnc(p, uint64(len(r.Info)))
+		}
+		w(append(p, r.Info...))
+	} else {
+		w(appendLenEnc(nil, uint64(len(r.Columns))))
+		for _, c := range r.Columns {
+			w(columnDef(c))
+		}
+		eof := []byte{eofHeader, 0, 0, byte(s.status), byte(s.status >> 8)}
+		w(eof)
+		for _, row := range r.Rows {
+			var p []byte
+			for _, v := range row {
+				if v == nil {
+					p = append(p, 0xFB)
+					continue
+				}
+				p = appendLenEnc(p, uint64(len(*v)))
+				p = append(p, *v...)
+			}
+			w(p)
+		}
+		w(eof)
+	}
+	if err == nil {
+		err = s.cw.Flush()
+	}
+	if err != nil {
+		return &linkError{side: sideClient, write: true, err: err}
+	}
+	return nil
+}
+
+// columnDef is a text column definition (ColumnDefinition41) named name.
+func columnDef(name string) []byte {
+	p := appendLenEnc(nil, 3)
+	p = append(p, "def"...)
+	p = append(p, 0, 0, 0) // schema, table, org_table
+	p = appendLenEnc(p, uint64(len(name)))
+	p = append(p, name...)
+	p = appendLenEnc(p, uint64(len(name)))
+	p = append(p, name...)
+	p = append(p, 0x0C, 45, 0) // fixed fields; utf8mb4_general_ci
+	p = binary.LittleEndian.AppendUint32(p, 1024)
+	return append(p, mysql.MYSQL_TYPE_VAR_STRING, 0, 0, 0, 0, 0)
+}
+
+// translateStmtID rewrites the statement id of a pending COM_STMT_* packet
+// in place (in the read buffer) when the statement was prepared again
+// upstream under another id.
+func (s *session) translateStmtID(cmd byte) {
+	b, err := s.cr.Peek(headerLen + 5)
+	if err != nil {
+		return
+	}
+	id := binary.LittleEndian.Uint32(b[headerLen+1:])
+	ps := s.stmts[id]
+	if ps == nil {
+		return
+	}
+	if ps.upstreamID != id {
+		binary.LittleEndian.PutUint32(b[headerLen+1:], ps.upstreamID)
+	}
+	if cmd == comStmtClose {
+		delete(s.stmts, id)
+	}
+}
+
+// execute forwards COM_STMT_EXECUTE, first preparing the statement again
+// if the sandbox changed since it was prepared.
+func (s *session) execute() error {
+	b, err := s.cr.Peek(headerLen + 5)
+	if err != nil {
+		return &linkError{side: sideClient, err: noEOF(err)}
+	}
+	id := binary.LittleEndian.Uint32(b[headerLen+1:])
+	ps := s.stmts[id]
+	if ps == nil {
+		return s.forwardExecute(nil)
+	}
+	if s.sbx.Stale(ps.plan.Version) {
+		plan, err := s.sbx.Plan(s.ctx(), ps.sql, ps.opts, true)
+		if err != nil {
+			seq, derr := s.discardCommand()
+			if derr != nil {
+				return derr
+			}
+			s.seq = seq + 1
+			return s.writeErr(clientError(err))
+		}
+		if plan.Restart {
+			if err := s.restartTransaction(); err != nil {
+				return err
+			}
+		}
+		newID, err := s.prepareUpstream(plan.SQL)
+		if err != nil {
+			seq, derr := s.discardCommand()
+			if derr != nil {
+				return derr
+			}
+			s.seq = seq + 1
+			return s.writeErr(clientError(err))
+		}
+		s.closeUpstream(ps.upstreamID)
+		ps.upstreamID, ps.plan, ps.needTypes = newID, plan, true
+		s.log.Debug("statement prepared again for the sandbox", zap.Uint32("id", id), zap.Uint32("upstream_id", newID))
+	}
+	return s.forwardExecute(ps)
+}
+
+// forwardExecute sends the pending COM_STMT_EXECUTE upstream (with the
+// statement id translated, and parameter types added when a re-prepared
+// statement needs them), relays the results and records the outcome.
+func (s *session) forwardExecute(ps *preparedStmt) error {
+	var plan *sandbox.Plan
+	if ps != nil {
+		plan = ps.plan
+		p, seq, err := readPacket(s.cr, nil, maxStatement)
+		if err != nil {
+			return &linkError{side: sideClient, err: noEOF(err)}
+		}
+		p = ps.fixExecute(p)
+		s.h = packetHead{length: len(p), seq: seq}
+		s.h.n = copy(s.h.prefix[:], p)
+		if _, err := writePacket(s.be.w, seq, p); err != nil {
+			return &linkError{side: sideUpstream, write: true, err: err}
+		}
+	} else if err := s.relay(&s.toUpstream); err != nil {
+		return err
+	}
+	cursor := s.h.n > 5 && s.h.prefix[5]&cursorFlagsMask != 0
+	if err := s.toUpstream.flush(); err != nil {
+		return err
+	}
+	s.unmap = plan != nil && plan.Changed
+	defer func() { s.unmap = false }()
+	if err := s.relayResults(cursor); err != nil {
+		return err
+	}
+	if err := s.toClient.flush(); err != nil {
+		return err
+	}
+	return s.afterStatement(plan)
+}
+
+// fixExecute translates the id of an execute packet and records or
+// replays its parameter types.
+func (ps *preparedStmt) fixExecute(p []byte) []byte {
+	if len(p) < 10 {
+		return p
+	}
+	binary.LittleEndian.PutUint32(p[1:], ps.upstreamID)
+	if ps.params == 0 {
+		return p
+	}
+	nullLen := (ps.params + 7) / 8
+	flagAt := 10 + nullLen
+	if len(p) <= flagAt {
+		return p
+	}
+	if p[flagAt] == 1 {
+		if len(p) >= flagAt+1+2*ps.params {
+			ps.types = append(ps.types[:0], p[flagAt+1:flagAt+1+2*ps.params]...)
+		}
+		ps.needTypes = false
+		return p
+	}
+	if ps.needTypes && len(ps.types) == 2*ps.params {
+		out := make([]byte, 0, len(p)+len(ps.types))
+		out = append(out, p[:flagAt]...)
+		out = append(out, 1)
+		out = append(out, ps.types...)
+		out = append(out, p[flagAt+1:]...)
+		ps.needTypes = false
+		return out
+	}
+	return p
+}
+
+// prepareUpstream prepares sql on the session's upstream connection for
+// the proxy itself and returns the new statement id.
+func (s *session) prepareUpstream(sql string) (uint32, error) {
+	if _, err := writePacket(s.be.w, 0, append([]byte{comStmtPrepare}, sql...)); err != nil {
+		return 0, &linkError{side: sideUpstream, write: true, err: err}
+	}
+	if err := s.be.w.Flush(); err != nil {
+		return 0, &linkError{side: sideUpstream, write: true, err: err}
+	}
+	p, _, err := readPacket(s.be.r, nil, internalLimit)
+	if err != nil {
+		return 0, &linkError{side: sideUpstream, err: err}
+	}
+	if len(p) > 0 && p[0] == errHeader {
+		return 0, serverError{parseErrPacket(p)}
+	}
+	if len(p) < 9 || p[0] != okHeader {
+		return 0, s.malformed("COM_STMT_PREPARE_OK")
+	}
+	id := binary.LittleEndian.Uint32(p[1:])
+	cols, params := int(binary.LittleEndian.Uint16(p[5:])), int(binary.LittleEndian.Uint16(p[7:]))
+	for _, n := range []int{params, cols} {
+		if n == 0 {
+			continue
+		}
+		for i := 0; i <= n; i++ { // definitions and EOF
+			if _, _, err := readPacket(s.be.r, nil, internalLimit); err != nil {
+				return 0, &linkError{side: sideUpstream, err: err}
+			}
+		}
+	}
+	return id, nil
+}
+
+// closeUpstream closes an upstream statement (no response).
+func (s *session) closeUpstream(id uint32) {
+	p := []byte{comStmtClose, 0, 0, 0, 0}
+	binary.LittleEndian.PutUint32(p[1:], id)
+	if _, err := writePacket(s.be.w, 0, p); err == nil {
+		_ = s.be.w.Flush()
+	}
+}

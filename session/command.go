@@ -1,0 +1,176 @@
+package session
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Verb is a SANDBOX pseudo-statement.
+type Verb string
+
+// SANDBOX verbs.
+const (
+	VerbCreate  Verb = "CREATE"
+	VerbAttach  Verb = "ATTACH"
+	VerbDetach  Verb = "DETACH"
+	VerbKeep    Verb = "KEEP"
+	VerbDiscard Verb = "DISCARD"
+	VerbStatus  Verb = "STATUS"
+	VerbList    Verb = "LIST"
+)
+
+// Command is a parsed SANDBOX pseudo-statement.
+type Command struct {
+	Verb Verb
+	Name string
+	// TTL is the lifetime asked for (0: the default); HasTTL says TTL was
+	// given at all.
+	TTL    time.Duration
+	HasTTL bool
+}
+
+// syntaxHelp is appended to every SANDBOX syntax error.
+const syntaxHelp = "use SANDBOX CREATE [name] [TTL <duration>] | ATTACH <name> | DETACH | KEEP [TTL <duration>] | " +
+	"DISCARD [<name>] | STATUS | LIST (durations like 30m, 2h, 7d or seconds)"
+
+// ParseCommand parses a SANDBOX pseudo-statement: case-insensitive, with an
+// optional trailing semicolon. Names are identifiers, optionally
+// back-quoted or single-quoted.
+func ParseCommand(sql string) (Command, error) {
+	toks, err := words(sql)
+	if err != nil {
+		return Command{}, err
+	}
+	if len(toks) < 2 || !strings.EqualFold(toks[0], "SANDBOX") {
+		return Command{}, fmt.Errorf("not a SANDBOX statement; %s", syntaxHelp)
+	}
+	c := Command{Verb: Verb(strings.ToUpper(toks[1]))}
+	rest := toks[2:]
+	takeTTL := func() error {
+		if len(rest) >= 1 && strings.EqualFold(rest[0], "TTL") {
+			if len(rest) != 2 {
+				return fmt.Errorf("TTL needs one duration; %s", syntaxHelp)
+			}
+			d, err := ParseDuration(rest[1])
+			if err != nil {
+				return err
+			}
+			c.TTL, c.HasTTL = d, true
+			rest = rest[2:]
+		}
+		return nil
+	}
+	switch c.Verb {
+	case VerbCreate:
+		if len(rest) > 0 && !strings.EqualFold(rest[0], "TTL") {
+			c.Name, rest = rest[0], rest[1:]
+		}
+		if err := takeTTL(); err != nil {
+			return Command{}, err
+		}
+	case VerbAttach:
+		if len(rest) == 0 {
+			return Command{}, fmt.Errorf("SANDBOX ATTACH needs a sandbox name; %s", syntaxHelp)
+		}
+		c.Name, rest = rest[0], rest[1:]
+	case VerbKeep:
+		if err := takeTTL(); err != nil {
+			return Command{}, err
+		}
+	case VerbDiscard:
+		if len(rest) > 0 {
+			c.Name, rest = rest[0], rest[1:]
+		}
+	case VerbDetach, VerbStatus, VerbList:
+	default:
+		return Command{}, fmt.Errorf("unknown SANDBOX statement %q; %s", toks[1], syntaxHelp)
+	}
+	if len(rest) > 0 {
+		return Command{}, fmt.Errorf("unexpected %q in SANDBOX %s; %s", rest[0], c.Verb, syntaxHelp)
+	}
+	if c.Name != "" {
+		if err := ValidName(c.Name); err != nil {
+			return Command{}, err
+		}
+	}
+	return c, nil
+}
+
+// ValidName checks a sandbox name: 1 to 48 letters, digits, '_' or '-'.
+func ValidName(n string) error {
+	if n == "" || len(n) > 48 {
+		return fmt.Errorf("sandbox name %q must be 1 to 48 characters", n)
+	}
+	for _, r := range n {
+		if r > unicode.MaxASCII || !(unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-') {
+			return fmt.Errorf("sandbox name %q may hold only letters, digits, '_' and '-'", n)
+		}
+	}
+	return nil
+}
+
+// ParseDuration reads 90s, 30m, 2h, 7d, 1h30m or a number of seconds.
+func ParseDuration(s string) (time.Duration, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second, nil
+	}
+	if strings.HasSuffix(s, "d") {
+		if n, err := strconv.ParseInt(strings.TrimSuffix(s, "d"), 10, 64); err == nil && n >= 0 && n < 100000 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("bad duration %q: use forms like 90s, 30m, 2h, 7d", s)
+	}
+	return d, nil
+}
+
+// words splits a SANDBOX statement into words, unquoting `x` and 'x',
+// skipping comments and one trailing semicolon.
+func words(sql string) ([]string, error) {
+	var out []string
+	s := strings.TrimSpace(sql)
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c == ';':
+			if strings.TrimSpace(s[i+1:]) != "" {
+				return nil, fmt.Errorf("SANDBOX statements must be sent alone, not with other statements")
+			}
+			i = len(s)
+		case c == '#' || c == '-' && strings.HasPrefix(s[i:], "-- "):
+			j := strings.IndexByte(s[i:], '\n')
+			if j < 0 {
+				j = len(s) - i
+			}
+			i += j
+		case c == '/' && strings.HasPrefix(s[i:], "/*"):
+			j := strings.Index(s[i+2:], "*/")
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated comment in SANDBOX statement")
+			}
+			i += j + 4
+		case c == '`' || c == '\'' || c == '"':
+			j := strings.IndexByte(s[i+1:], c)
+			if j < 0 {
+				return nil, fmt.Errorf("unterminated quote in SANDBOX statement")
+			}
+			out = append(out, s[i+1:i+1+j])
+			i += j + 2
+		default:
+			j := i
+			for j < len(s) && !strings.ContainsRune(" \t\n\r;`'\"", rune(s[j])) {
+				j++
+			}
+			out = append(out, s[i:j])
+			i = j
+		}
+	}
+	return out, nil
+}

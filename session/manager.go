@@ -1,0 +1,656 @@
+// Package session holds sandboxes: the per-connection sandbox binding, the
+// registry of sandboxes and their forked tables (kept in the upstream, in a
+// metadata schema under the configured prefix), lazy forking on first
+// write, the SANDBOX pseudo-statements and the lifecycle (discard on last
+// disconnect unless kept, TTL and idle expiry, reconciliation at start).
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+)
+
+// Mode is how a client session uses sandboxes.
+type Mode string
+
+// Modes.
+const (
+	// Transparent puts every session in a sandbox from its start.
+	Transparent Mode = "transparent"
+	// Explicit reads production until SANDBOX CREATE or ATTACH; writes
+	// outside a sandbox are refused unless production writes are allowed.
+	Explicit Mode = "explicit"
+	// Passthrough is a plain proxy.
+	Passthrough Mode = "passthrough"
+)
+
+// ParseMode checks a mode name.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(strings.ToLower(s)); m {
+	case Transparent, Explicit, Passthrough:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown mode %q (want transparent, explicit or passthrough)", s)
+}
+
+// Config configures a Manager.
+type Config struct {
+	// Prefix starts every database the proxy creates (default _sqlfork).
+	Prefix string
+	// Forker is auto, seekdb or copy.
+	Forker string
+	// DefaultTTL is how long a kept sandbox lives unless KEEP TTL says
+	// otherwise (0: until discarded).
+	DefaultTTL time.Duration
+	// IdleTTL discards a kept sandbox no connection has used for this
+	// long (0: never).
+	IdleTTL time.Duration
+	// MaxSandboxes bounds the sandboxes alive at once (0: no limit).
+	MaxSandboxes int
+	// MaxForkBytes bounds the bytes of forked tables per sandbox (0: no
+	// limit); a fork that would pass it is refused.
+	MaxForkBytes int64
+	// Admins are proxy users who may see, attach and discard any
+	// sandbox.
+	Admins []string
+	// ReapInterval is how often expiry is checked and leases renewed.
+	ReapInterval time.Duration
+	// Lease is how long an unkept sandbox survives its proxy process
+	// going away without a trace (crash): other processes and the next
+	// start drop it after that.
+	Lease time.Duration
+	// ForkTimeout bounds one fork.
+	ForkTimeout time.Duration
+}
+
+func (c *Config) defaults() {
+	if c.Prefix == "" {
+		c.Prefix = "_sqlfork"
+	}
+	if c.Forker == "" {
+		c.Forker = "auto"
+	}
+	if c.ReapInterval <= 0 {
+		c.ReapInterval = 10 * time.Second
+	}
+	if c.Lease <= 0 {
+		c.Lease = 3 * c.ReapInterval
+	}
+	if c.ForkTimeout <= 0 {
+		c.ForkTimeout = 30 * time.Minute
+	}
+}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	p := c.Prefix
+	if p == "" {
+		p = "_sqlfork"
+	}
+	if len(p) > 20 {
+		return fmt.Errorf("sandbox prefix %q is longer than 20 characters", p)
+	}
+	for _, r := range p {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
+			return fmt.Errorf("sandbox prefix %q may hold only lower-case letters, digits and '_'", p)
+		}
+	}
+	switch c.Forker {
+	case "", "auto", "seekdb", "copy":
+	default:
+		return fmt.Errorf("unknown forker %q (want auto, seekdb or copy)", c.Forker)
+	}
+	return nil
+}
+
+// SideConn is a connection the manager owns for forks and the registry,
+// logged in with the proxy's own upstream account.
+type SideConn interface {
+	forker.Conn
+	Close() error
+}
+
+// Dialer opens side connections.
+type Dialer func(ctx context.Context) (SideConn, error)
+
+// Manager owns the sandboxes of one proxy process.
+type Manager struct {
+	cfg      Config
+	log      *zap.Logger
+	dial     Dialer
+	strategy forker.Strategy
+	meta     string
+	// caseSensitive mirrors lower_case_table_names=0.
+	caseSensitive bool
+	version       string
+	engine        *rewrite.Engine
+	proxyID       string
+
+	pool chan SideConn
+
+	mu     sync.Mutex
+	byID   map[string]*Sandbox
+	byName map[string]*Sandbox
+
+	// epoch counts finished table changes (forks, creates, drops) across
+	// sandboxes; sessions compare it with their transaction's start.
+	epoch atomic.Uint64
+	// Forks counts forks made, for tests and metrics.
+	forks atomic.Int64
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+// Sandbox is one sandbox: a set of tables forked or created away from
+// production.
+type Sandbox struct {
+	ID      string
+	Name    string
+	Owner   string
+	Created time.Time
+
+	mu         sync.Mutex
+	kept       bool
+	persisted  bool // has rows in the registry
+	expires    time.Time
+	lastActive time.Time
+	attached   int
+	discarded  bool
+	tables     map[string]*entry
+	bytes      int64
+	version    uint64 // bumped by every change of tables
+	forkMu     sync.Mutex
+}
+
+// entry is a logical table's state in a sandbox.
+type entry struct {
+	logical rewrite.Table
+	phys    rewrite.Table
+	kind    string // fork, schema, created, dropped, absent
+	rows    int64
+	bytes   int64
+	epoch   uint64
+	created time.Time
+}
+
+// Table kinds in a sandbox.
+const (
+	kindFork    = "fork"    // a copy of the production table
+	kindSchema  = "schema"  // the structure only (before TRUNCATE or DROP)
+	kindCreated = "created" // made in the sandbox
+	kindDropped = "dropped" // dropped in the sandbox: hidden there
+	kindAbsent  = "absent"  // not in production; sandbox statements see it missing
+)
+
+// New connects to the upstream, creates the registry if needed, reconciles
+// it with the schemas present and starts the reaper.
+func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manager, error) {
+	cfg.defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m := &Manager{cfg: cfg, log: log, dial: dial, meta: MetaSchema(cfg.Prefix), engine: rewrite.NewEngine(0),
+		pool: make(chan SideConn, 8), byID: map[string]*Sandbox{}, byName: map[string]*Sandbox{},
+		proxyID: randomID(6), stop: make(chan struct{}), done: make(chan struct{})}
+	c, err := m.conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox manager: %w", err)
+	}
+	rows, err := c.Query(ctx, "SELECT VERSION(), @@lower_case_table_names")
+	if err != nil || len(rows) != 1 || rows[0][0] == nil {
+		m.drop(c)
+		return nil, fmt.Errorf("sandbox manager: read upstream version: %w", err)
+	}
+	m.version = *rows[0][0]
+	m.caseSensitive = rows[0][1] != nil && *rows[0][1] == "0"
+	name := cfg.Forker
+	if name == "auto" {
+		name = forker.Detect(m.version)
+	}
+	if m.strategy, err = forker.New(name); err != nil {
+		m.drop(c)
+		return nil, err
+	}
+	if err := m.initRegistry(ctx, c); err != nil {
+		m.drop(c)
+		return nil, err
+	}
+	m.put(c)
+	if err := m.reconcile(ctx); err != nil {
+		return nil, err
+	}
+	go m.reaper()
+	log.Info("sandbox manager ready", zap.String("forker", m.strategy.Name()), zap.String("upstream_version", m.version),
+		zap.String("prefix", cfg.Prefix), zap.Bool("case_sensitive_names", m.caseSensitive))
+	return m, nil
+}
+
+// Close stops the reaper and closes side connections. Unkept sandboxes of
+// sessions still open are left to their lease: the next start (or another
+// process) drops them.
+func (m *Manager) Close() {
+	select {
+	case <-m.stop:
+		return
+	default:
+	}
+	close(m.stop)
+	<-m.done
+	for {
+		select {
+		case c := <-m.pool:
+			_ = c.Close()
+		default:
+			return
+		}
+	}
+}
+
+// Strategy is the fork strategy in use.
+func (m *Manager) Strategy() string { return m.strategy.Name() }
+
+// Forks is the number of forks this process made.
+func (m *Manager) Forks() int64 { return m.forks.Load() }
+
+// CaseSensitive reports lower_case_table_names=0 on the upstream.
+func (m *Manager) CaseSensitive() bool { return m.caseSensitive }
+
+// Prefix is the prefix of the proxy's databases.
+func (m *Manager) Prefix() string { return m.cfg.Prefix }
+
+// conn takes a side connection from the pool or dials one.
+func (m *Manager) conn(ctx context.Context) (SideConn, error) {
+	select {
+	case c := <-m.pool:
+		return c, nil
+	default:
+	}
+	c, err := m.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Forks read their source at READ COMMITTED: one consistent read
+	// that takes no locks.
+	if _, err := c.Exec(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// put returns a healthy connection to the pool.
+func (m *Manager) put(c SideConn) {
+	select {
+	case m.pool <- c:
+	default:
+		_ = c.Close()
+	}
+}
+
+// drop closes a connection that failed.
+func (m *Manager) drop(c SideConn) { _ = c.Close() }
+
+// withConn runs f on a side connection, dropping the connection when f
+// fails with anything but a server error.
+func (m *Manager) withConn(ctx context.Context, f func(SideConn) error) error {
+	c, err := m.conn(ctx)
+	if err != nil {
+		return err
+	}
+	err = f(c)
+	var se interface{ ServerError() bool }
+	if err != nil && !(errors.As(err, &se) && se.ServerError()) {
+		m.drop(c)
+		return err
+	}
+	m.put(c)
+	return err
+}
+
+func randomID(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// key normalizes a logical table for lookups.
+func (m *Manager) key(t rewrite.Table) string {
+	if m.caseSensitive {
+		return t.DB + "\x00" + t.Name
+	}
+	return strings.ToLower(t.DB) + "\x00" + strings.ToLower(t.Name)
+}
+
+// isAdmin reports whether user may manage every sandbox.
+func (m *Manager) isAdmin(user string) bool { return slices.Contains(m.cfg.Admins, user) }
+
+// lockName is the upstream GET_LOCK name for forking t in sandbox id
+// (at most 64 characters).
+func lockName(id, k string) string {
+	sum := sha256.Sum256([]byte(id + "\x00" + k))
+	return "sqlfork:" + hex.EncodeToString(sum[:20])
+}
+
+// ---- sandbox bookkeeping ----
+
+// newSandbox registers a sandbox in memory.
+func (m *Manager) newSandbox(name, owner string) (*Sandbox, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cfg.MaxSandboxes > 0 && len(m.byID) >= m.cfg.MaxSandboxes {
+		return nil, refusal(1040, "08004", "the proxy already holds %d sandboxes (its limit); discard some with SANDBOX DISCARD or ask the operator to raise --max-sandboxes", len(m.byID))
+	}
+	id := randomID(4)
+	if name == "" {
+		name = "sb-" + id
+	}
+	if _, ok := m.byName[name]; ok {
+		return nil, refusal(1105, "HY000", "a sandbox named %q already exists; ATTACH it or choose another name", name)
+	}
+	now := time.Now().UTC()
+	sb := &Sandbox{ID: id, Name: name, Owner: owner, Created: now, lastActive: now, tables: map[string]*entry{}}
+	m.byID[id], m.byName[name] = sb, sb
+	return sb, nil
+}
+
+// getOrCreate returns the sandbox called name, creating it if needed.
+func (m *Manager) getOrCreate(name, owner string) (*Sandbox, error) {
+	m.mu.Lock()
+	sb := m.byName[name]
+	m.mu.Unlock()
+	if sb != nil {
+		return sb, nil
+	}
+	sb, err := m.newSandbox(name, owner)
+	if err != nil {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if sb := m.byName[name]; sb != nil {
+			return sb, nil
+		}
+	}
+	return sb, err
+}
+
+// forget removes a sandbox from memory.
+func (m *Manager) forget(sb *Sandbox) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.byID[sb.ID] == sb {
+		delete(m.byID, sb.ID)
+	}
+	if m.byName[sb.Name] == sb {
+		delete(m.byName, sb.Name)
+	}
+}
+
+// lookup finds a sandbox by name in memory or, failing that, in the
+// registry (kept by another process or before a restart).
+func (m *Manager) lookup(ctx context.Context, name string) (*Sandbox, error) {
+	m.mu.Lock()
+	sb := m.byName[name]
+	m.mu.Unlock()
+	if sb != nil {
+		return sb, nil
+	}
+	return m.load(ctx, name)
+}
+
+// attach binds one more connection to sb.
+func (m *Manager) attach(sb *Sandbox) error {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if sb.discarded {
+		return refusal(1105, "HY000", "sandbox %q was discarded", sb.Name)
+	}
+	sb.attached++
+	sb.lastActive = time.Now().UTC()
+	return nil
+}
+
+// detach unbinds a connection; the last one out discards an unkept sandbox
+// (synchronously: it runs as a connection ends).
+func (m *Manager) detach(sb *Sandbox) {
+	sb.mu.Lock()
+	sb.attached--
+	sb.lastActive = time.Now().UTC()
+	gone := sb.attached <= 0 && !sb.kept && !sb.discarded
+	sb.mu.Unlock()
+	if gone {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := m.discard(ctx, sb, false); err != nil {
+			// Its lease runs out and the reaper (here or in another
+			// process) drops it later.
+			m.log.Warn("discard sandbox after last connection", zap.String("sandbox", sb.Name), zap.Error(err))
+		}
+	}
+}
+
+// discard drops a sandbox's schemas and registry rows. With force false it
+// does nothing if a connection attached meanwhile or the sandbox is kept.
+func (m *Manager) discard(ctx context.Context, sb *Sandbox, force bool) error {
+	sb.forkMu.Lock() // no fork may run while the schemas go
+	defer sb.forkMu.Unlock()
+	sb.mu.Lock()
+	if !force && (sb.attached > 0 || sb.kept) || sb.discarded {
+		sb.mu.Unlock()
+		return nil
+	}
+	sb.discarded = true
+	sb.version++
+	persisted := sb.persisted
+	sb.mu.Unlock()
+	m.forget(sb)
+	m.epoch.Add(1)
+	if !persisted {
+		return nil
+	}
+	return m.withConn(ctx, func(c SideConn) error { return m.dropSandbox(ctx, c, sb.ID) })
+}
+
+// ---- resolution ----
+
+// resolve maps t in sb: ok=false leaves it to production.
+func (sb *Sandbox) resolve(k string) (*entry, bool) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	e, ok := sb.tables[k]
+	return e, ok
+}
+
+// snapshot is the sandbox's table map version.
+func (sb *Sandbox) snapshotVersion() uint64 {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	return sb.version
+}
+
+// physical names the table t would have in sb.
+func (m *Manager) physical(sb *Sandbox, t rewrite.Table) rewrite.Table {
+	return rewrite.Table{DB: SandboxSchema(m.cfg.Prefix, sb.ID, t.DB), Name: t.Name}
+}
+
+// ensure makes sure t has a place in sb for a statement of the given kind:
+// a fork (full or schema only) of the production table, or, for a table
+// production does not have, a name in the sandbox schema. It returns the
+// entry.
+func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode forker.Mode, owner string) (*entry, error) {
+	k := m.key(t)
+	if e, ok := sb.resolve(k); ok && (e.kind != kindSchema || mode == forker.SchemaOnly) && e.kind != kindAbsent {
+		return e, nil
+	}
+	sb.forkMu.Lock()
+	defer sb.forkMu.Unlock()
+	if e, ok := sb.resolve(k); ok && (e.kind != kindSchema || mode == forker.SchemaOnly) && e.kind != kindAbsent {
+		return e, nil // forked by another connection while we waited
+	}
+	sb.mu.Lock()
+	discarded := sb.discarded
+	sb.mu.Unlock()
+	if discarded {
+		return nil, refusal(1105, "HY000", "sandbox %q was discarded; SANDBOX CREATE or ATTACH another", sb.Name)
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.ForkTimeout)
+	defer cancel()
+	var out *entry
+	err := m.withConn(ctx, func(c SideConn) error {
+		var err error
+		out, err = m.forkLocked(ctx, c, sb, t, k, mode)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// forkLocked forks t under the sandbox's fork mutex and an upstream lock,
+// so one fork per (sandbox, table) happens across proxy processes too.
+func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string, mode forker.Mode) (*entry, error) {
+	if err := m.persist(ctx, c, sb); err != nil {
+		return nil, err
+	}
+	lock := lockName(sb.ID, k)
+	rows, err := c.Query(ctx, "SELECT GET_LOCK("+forker.QuoteString(lock)+", "+fmt.Sprint(int(m.cfg.ForkTimeout.Seconds()))+")")
+	if err != nil {
+		return nil, fmt.Errorf("lock fork of %s: %w", t, err)
+	}
+	if len(rows) != 1 || rows[0][0] == nil || *rows[0][0] != "1" {
+		return nil, refusal(1205, "HY000", "timed out waiting for another proxy to fork %s; retry", t)
+	}
+	defer func() { _, _ = c.Query(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+forker.QuoteString(lock)+")") }()
+
+	// Another process may have forked it meanwhile.
+	if e, err := m.loadEntry(ctx, c, sb, t); err != nil {
+		return nil, err
+	} else if e != nil && (e.kind != kindSchema || mode == forker.SchemaOnly) {
+		m.setEntry(sb, k, e)
+		return e, nil
+	}
+	phys := m.physical(sb, t)
+	if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+forker.QuoteIdent(phys.DB)); err != nil {
+		return nil, fmt.Errorf("create sandbox schema %s: %w", phys.DB, err)
+	}
+	// A schema-only fork being upgraded, or leftovers of a crash: start
+	// from nothing.
+	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+ftable(phys).String()); err != nil {
+		return nil, fmt.Errorf("clear %s: %w", phys, err)
+	}
+	if m.cfg.MaxForkBytes > 0 && mode == forker.Full {
+		_, size, err := forker.Size(ctx, c, ftable(t))
+		if err == nil {
+			sb.mu.Lock()
+			used := sb.bytes
+			sb.mu.Unlock()
+			if used+size > m.cfg.MaxForkBytes {
+				return nil, refusal(1114, "HY000", "forking %s (%d bytes) would take sandbox %q past its limit of %d forked bytes (%d used); "+
+					"discard the sandbox or ask the operator to raise --max-fork-bytes", t, size, sb.Name, m.cfg.MaxForkBytes, used)
+			}
+		}
+	}
+	st, err := m.strategy.Fork(ctx, c, ftable(t), ftable(phys), mode)
+	kind := kindFork
+	if mode == forker.SchemaOnly {
+		kind = kindSchema
+	}
+	var refused *forker.Refused
+	switch {
+	case errors.Is(err, forker.ErrNoSource):
+		// Not in production: the sandbox sees it missing until it creates
+		// it. Nothing to record.
+		e := &entry{logical: t, phys: phys, kind: kindAbsent, epoch: m.epoch.Add(1), created: time.Now().UTC()}
+		m.setEntry(sb, k, e)
+		return e, nil
+	case errors.As(err, &refused):
+		return nil, refusal(1105, "HY000", "%s", refused.Error())
+	case err != nil:
+		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+ftable(phys).String())
+		return nil, fmt.Errorf("fork %s: %w", t, err)
+	}
+	e := &entry{logical: t, phys: phys, kind: kind, rows: st.Rows, bytes: st.Bytes, epoch: m.epoch.Add(1), created: time.Now().UTC()}
+	if err := m.saveEntry(ctx, c, sb, e); err != nil {
+		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+ftable(phys).String())
+		return nil, err
+	}
+	m.setEntry(sb, k, e)
+	if mode == forker.Full {
+		m.forks.Add(1)
+	}
+	m.log.Info("forked table", zap.String("sandbox", sb.Name), zap.String("table", t.String()),
+		zap.String("fork", phys.String()), zap.String("strategy", m.strategy.Name()), zap.String("kind", kind),
+		zap.Int64("rows", st.Rows), zap.Int64("bytes", st.Bytes), zap.Duration("took", st.Duration))
+	return e, nil
+}
+
+func ftable(t rewrite.Table) forker.Table { return forker.Table{DB: t.DB, Name: t.Name} }
+
+// setEntry records e in memory.
+func (m *Manager) setEntry(sb *Sandbox, k string, e *entry) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if old := sb.tables[k]; old != nil {
+		sb.bytes -= old.bytes
+	}
+	sb.tables[k] = e
+	sb.bytes += e.bytes
+	sb.version++
+}
+
+// refresh re-reads the physical state of tables a DDL statement touched:
+// whether each exists in the sandbox decides created/dropped.
+func (m *Manager) refresh(ctx context.Context, sb *Sandbox, tables []rewrite.Table) error {
+	return m.withConn(ctx, func(c SideConn) error {
+		for _, t := range tables {
+			k := m.key(t)
+			e, ok := sb.resolve(k)
+			if !ok {
+				continue
+			}
+			rows, bytes, err := forker.Size(ctx, c, ftable(e.phys))
+			n := *e
+			switch {
+			case errors.Is(err, forker.ErrNoSource):
+				if e.kind == kindAbsent {
+					continue
+				}
+				n.kind, n.rows, n.bytes = kindDropped, 0, 0
+			case err != nil:
+				return err
+			default:
+				if e.kind == kindAbsent || e.kind == kindDropped {
+					n.kind = kindCreated
+				}
+				n.rows, n.bytes = rows, bytes
+			}
+			n.epoch = m.epoch.Add(1)
+			if err := m.persist(ctx, c, sb); err != nil {
+				return err
+			}
+			if err := m.saveEntry(ctx, c, sb, &n); err != nil {
+				return err
+			}
+			m.setEntry(sb, k, &n)
+		}
+		return nil
+	})
+}
+
+// refusal is a MySQL error for the client.
+func refusal(code uint16, state, format string, args ...any) *rewrite.Refusal {
+	return &rewrite.Refusal{Code: code, State: state, Message: "sqlfork-proxy: " + fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,409 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+)
+
+// The registry lives in the upstream, in MetaSchema(prefix):
+//
+//	sandboxes: one row per sandbox that has forked a table or was kept
+//	tables:    one row per table a sandbox forked, created or dropped
+//
+// Unkept sandboxes hold a lease their process renews every ReapInterval;
+// one whose lease ran out belongs to a process that is gone, and is
+// dropped by whichever process reaps next.
+const timeLayout = "2006-01-02 15:04:05.000000"
+
+func sqlTime(t time.Time) string {
+	if t.IsZero() {
+		return "NULL"
+	}
+	return "'" + t.UTC().Format(timeLayout) + "'"
+}
+
+func parseTime(v *string) time.Time {
+	if v == nil {
+		return time.Time{}
+	}
+	t, _ := time.Parse(timeLayout, *v)
+	return t
+}
+
+func str(v *string) string {
+	if v == nil {
+		return ""
+	}
+	return *v
+}
+
+func num(v *string) int64 {
+	n, _ := strconv.ParseInt(str(v), 10, 64)
+	return n
+}
+
+func (m *Manager) q(name string) string { return forker.QuoteIdent(m.meta) + "." + name }
+
+// initRegistry creates the metadata schema and tables.
+func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
+	stmts := []string{
+		"CREATE DATABASE IF NOT EXISTS " + forker.QuoteIdent(m.meta),
+		"CREATE TABLE IF NOT EXISTS " + m.q("sandboxes") + ` (
+  id VARCHAR(16) NOT NULL PRIMARY KEY,
+  name VARCHAR(64) NOT NULL UNIQUE,
+  owner VARCHAR(128) NOT NULL,
+  kept TINYINT NOT NULL DEFAULT 0,
+  created_at DATETIME(6) NOT NULL,
+  expires_at DATETIME(6) NULL,
+  last_active DATETIME(6) NOT NULL,
+  lease_until DATETIME(6) NULL,
+  proxy_id VARCHAR(32) NOT NULL
+) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+		"CREATE TABLE IF NOT EXISTS " + m.q("tables") + ` (
+  sandbox_id VARCHAR(16) NOT NULL,
+  db VARCHAR(64) NOT NULL,
+  tbl VARCHAR(64) NOT NULL,
+  kind VARCHAR(16) NOT NULL,
+  phys_db VARCHAR(64) NOT NULL,
+  phys_tbl VARCHAR(64) NOT NULL,
+  row_count BIGINT NOT NULL DEFAULT 0,
+  bytes BIGINT NOT NULL DEFAULT 0,
+  created_at DATETIME(6) NOT NULL,
+  PRIMARY KEY (sandbox_id, db, tbl)
+) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+	}
+	for _, s := range stmts {
+		if _, err := c.Exec(ctx, s); err != nil {
+			return fmt.Errorf("create sandbox registry in %s (the upstream account needs all privileges on `%s%%`): %q: %w",
+				m.meta, strings.ReplaceAll(m.cfg.Prefix, "_", `\_`), s, err)
+		}
+	}
+	return nil
+}
+
+// persist writes sb's row (once; later calls update kept/expiry/lease).
+func (m *Manager) persist(ctx context.Context, c SideConn, sb *Sandbox) error {
+	sb.mu.Lock()
+	kept, expires, last, done := sb.kept, sb.expires, sb.lastActive, sb.persisted
+	sb.mu.Unlock()
+	lease := time.Now().Add(m.cfg.Lease)
+	keptN := "0"
+	if kept {
+		keptN = "1"
+	}
+	var err error
+	if !done {
+		_, err = c.Exec(ctx, "INSERT INTO "+m.q("sandboxes")+" (id, name, owner, kept, created_at, expires_at, last_active, lease_until, proxy_id) VALUES ("+
+			strings.Join([]string{forker.QuoteString(sb.ID), forker.QuoteString(sb.Name), forker.QuoteString(sb.Owner), keptN,
+				sqlTime(sb.Created), sqlTime(expires), sqlTime(last), sqlTime(lease), forker.QuoteString(m.proxyID)}, ", ")+")")
+	} else {
+		_, err = c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET kept = "+keptN+", expires_at = "+sqlTime(expires)+
+			", last_active = "+sqlTime(last)+", lease_until = "+sqlTime(lease)+" WHERE id = "+forker.QuoteString(sb.ID))
+	}
+	if err != nil {
+		return fmt.Errorf("record sandbox %s: %w", sb.Name, err)
+	}
+	sb.mu.Lock()
+	sb.persisted = true
+	sb.mu.Unlock()
+	return nil
+}
+
+// saveEntry writes a table row.
+func (m *Manager) saveEntry(ctx context.Context, c SideConn, sb *Sandbox, e *entry) error {
+	_, err := c.Exec(ctx, "REPLACE INTO "+m.q("tables")+" (sandbox_id, db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at) VALUES ("+
+		strings.Join([]string{forker.QuoteString(sb.ID), forker.QuoteString(e.logical.DB), forker.QuoteString(e.logical.Name),
+			forker.QuoteString(e.kind), forker.QuoteString(e.phys.DB), forker.QuoteString(e.phys.Name),
+			strconv.FormatInt(e.rows, 10), strconv.FormatInt(e.bytes, 10), sqlTime(e.created)}, ", ")+")")
+	if err != nil {
+		return fmt.Errorf("record table %s of sandbox %s: %w", e.logical, sb.Name, err)
+	}
+	return nil
+}
+
+const entryCols = "db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at"
+
+func (m *Manager) rowEntry(r []*string) *entry {
+	return &entry{logical: rewrite.Table{DB: str(r[0]), Name: str(r[1])}, kind: str(r[2]),
+		phys: rewrite.Table{DB: str(r[3]), Name: str(r[4])}, rows: num(r[5]), bytes: num(r[6]),
+		created: parseTime(r[7]), epoch: m.epoch.Add(1)}
+}
+
+// loadEntry reads the registry row of t in sb, if any.
+func (m *Manager) loadEntry(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table) (*entry, error) {
+	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+forker.QuoteString(sb.ID)+
+		" AND db = "+forker.QuoteString(t.DB)+" AND tbl = "+forker.QuoteString(t.Name))
+	if err != nil {
+		return nil, fmt.Errorf("read registry: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	return m.rowEntry(rows[0]), nil
+}
+
+const sandboxCols = "id, name, owner, kept, created_at, expires_at, last_active"
+
+// load reads a sandbox by name from the registry into memory.
+func (m *Manager) load(ctx context.Context, name string) (*Sandbox, error) {
+	var sb *Sandbox
+	err := m.withConn(ctx, func(c SideConn) error {
+		rows, err := c.Query(ctx, "SELECT "+sandboxCols+" FROM "+m.q("sandboxes")+" WHERE name = "+forker.QuoteString(name))
+		if err != nil {
+			return fmt.Errorf("read registry: %w", err)
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		r := rows[0]
+		sb = &Sandbox{ID: str(r[0]), Name: str(r[1]), Owner: str(r[2]), kept: str(r[3]) == "1", Created: parseTime(r[4]),
+			expires: parseTime(r[5]), lastActive: parseTime(r[6]), persisted: true, tables: map[string]*entry{}}
+		trows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+forker.QuoteString(sb.ID))
+		if err != nil {
+			return fmt.Errorf("read registry: %w", err)
+		}
+		for _, tr := range trows {
+			e := m.rowEntry(tr)
+			sb.tables[m.key(e.logical)] = e
+			sb.bytes += e.bytes
+		}
+		return nil
+	})
+	if err != nil || sb == nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if cur := m.byName[name]; cur != nil { // loaded concurrently
+		return cur, nil
+	}
+	m.byID[sb.ID], m.byName[sb.Name] = sb, sb
+	return sb, nil
+}
+
+// dropSandbox drops every schema of sandbox id and its registry rows.
+func (m *Manager) dropSandbox(ctx context.Context, c SideConn, id string) error {
+	schemas, err := m.schemasOf(ctx, c, id)
+	if err != nil {
+		return err
+	}
+	for _, s := range schemas {
+		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+forker.QuoteIdent(s)); err != nil {
+			return fmt.Errorf("drop sandbox schema %s: %w", s, err)
+		}
+	}
+	for _, t := range []string{"tables", "sandboxes"} {
+		col := "sandbox_id"
+		if t == "sandboxes" {
+			col = "id"
+		}
+		if _, err := c.Exec(ctx, "DELETE FROM "+m.q(t)+" WHERE "+col+" = "+forker.QuoteString(id)); err != nil {
+			return fmt.Errorf("forget sandbox %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// likeEscape escapes s for a LIKE pattern.
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// schemasOf lists the databases of sandbox id.
+func (m *Manager) schemasOf(ctx context.Context, c SideConn, id string) ([]string, error) {
+	rows, err := c.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE "+
+		forker.QuoteString(likeEscape(sandboxSchemaPrefix(m.cfg.Prefix, id))+"%"))
+	if err != nil {
+		return nil, fmt.Errorf("list sandbox schemas: %w", err)
+	}
+	var out []string
+	for _, r := range rows {
+		out = append(out, str(r[0]))
+	}
+	return out, nil
+}
+
+// isSandboxID reports whether s looks like an id this code makes.
+func isSandboxID(s string) bool {
+	if len(s) != 8 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// reconcile brings registry and schemas in line at start: sandboxes whose
+// lease or TTL ran out are dropped, schemas of sandboxes the registry does
+// not know (a crash between creating and recording) are dropped, and so
+// are tables in known sandboxes that the registry does not list. Only
+// databases named prefix_<8 hex digits>_… are ever dropped: never a
+// production table.
+func (m *Manager) reconcile(ctx context.Context) error {
+	if err := m.expire(ctx); err != nil {
+		return err
+	}
+	return m.withConn(ctx, func(c SideConn) error {
+		rows, err := c.Query(ctx, "SELECT id FROM "+m.q("sandboxes"))
+		if err != nil {
+			return fmt.Errorf("read registry: %w", err)
+		}
+		known := map[string]bool{}
+		for _, r := range rows {
+			known[str(r[0])] = true
+		}
+		srows, err := c.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE "+
+			forker.QuoteString(likeEscape(m.cfg.Prefix+"_")+"%"))
+		if err != nil {
+			return fmt.Errorf("list sandbox schemas: %w", err)
+		}
+		for _, r := range srows {
+			s := str(r[0])
+			rest := strings.TrimPrefix(s, m.cfg.Prefix+"_")
+			id, _, ok := strings.Cut(rest, "_")
+			if !ok || !isSandboxID(id) || known[id] {
+				continue
+			}
+			m.log.Info("dropping orphaned sandbox schema", zap.String("schema", s))
+			if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+forker.QuoteIdent(s)); err != nil {
+				return fmt.Errorf("drop orphaned schema %s: %w", s, err)
+			}
+		}
+		// Tables no registry row explains: forks a crash interrupted.
+		trows, err := c.Query(ctx, "SELECT t.TABLE_SCHEMA, t.TABLE_NAME FROM information_schema.TABLES t LEFT JOIN "+
+			m.q("tables")+" r ON r.phys_db = t.TABLE_SCHEMA AND r.phys_tbl = t.TABLE_NAME WHERE t.TABLE_SCHEMA LIKE "+
+			forker.QuoteString(likeEscape(m.cfg.Prefix+"_")+"%")+" AND t.TABLE_SCHEMA <> "+forker.QuoteString(m.meta)+
+			" AND r.sandbox_id IS NULL")
+		if err != nil {
+			return fmt.Errorf("list sandbox tables: %w", err)
+		}
+		for _, r := range trows {
+			s := str(r[0])
+			id, _, _ := strings.Cut(strings.TrimPrefix(s, m.cfg.Prefix+"_"), "_")
+			if !isSandboxID(id) {
+				continue
+			}
+			t := forker.Table{DB: s, Name: str(r[1])}
+			m.log.Info("dropping orphaned fork", zap.String("table", t.String()))
+			if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+t.String()); err != nil {
+				return fmt.Errorf("drop orphaned fork %s: %w", t, err)
+			}
+		}
+		return nil
+	})
+}
+
+// expire drops sandboxes past their TTL, idle limit or lease.
+func (m *Manager) expire(ctx context.Context) error {
+	var victims []string
+	now := time.Now().UTC()
+	err := m.withConn(ctx, func(c SideConn) error {
+		rows, err := c.Query(ctx, "SELECT id, name, kept, expires_at, last_active, lease_until FROM "+m.q("sandboxes"))
+		if err != nil {
+			return fmt.Errorf("read registry: %w", err)
+		}
+		for _, r := range rows {
+			id, kept := str(r[0]), str(r[2]) == "1"
+			expires, last, lease := parseTime(r[3]), parseTime(r[4]), parseTime(r[5])
+			m.mu.Lock()
+			local := m.byID[id]
+			m.mu.Unlock()
+			attachedHere := false
+			if local != nil {
+				local.mu.Lock()
+				attachedHere = local.attached > 0
+				local.mu.Unlock()
+			}
+			switch {
+			case !expires.IsZero() && now.After(expires):
+			case kept && m.cfg.IdleTTL > 0 && !attachedHere && now.Sub(last) > m.cfg.IdleTTL:
+			case !kept && local == nil && !lease.IsZero() && now.After(lease):
+			default:
+				continue
+			}
+			victims = append(victims, id)
+			m.log.Info("sandbox expired", zap.String("sandbox", str(r[1])), zap.Bool("kept", kept))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, id := range victims {
+		m.mu.Lock()
+		local := m.byID[id]
+		m.mu.Unlock()
+		if local != nil {
+			if err := m.discard(ctx, local, true); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := m.withConn(ctx, func(c SideConn) error { return m.dropSandbox(ctx, c, id) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// renew extends the leases of this process's unkept sandboxes and records
+// activity of attached kept ones.
+func (m *Manager) renew(ctx context.Context) error {
+	m.mu.Lock()
+	var live []*Sandbox
+	for _, sb := range m.byID {
+		live = append(live, sb)
+	}
+	m.mu.Unlock()
+	return m.withConn(ctx, func(c SideConn) error {
+		for _, sb := range live {
+			sb.mu.Lock()
+			persisted, attached := sb.persisted, sb.attached > 0
+			if attached {
+				sb.lastActive = time.Now().UTC()
+			}
+			sb.mu.Unlock()
+			if !persisted {
+				continue
+			}
+			if err := m.persist(ctx, c, sb); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// reaper renews leases and expires sandboxes until Close.
+func (m *Manager) reaper() {
+	defer close(m.done)
+	t := time.NewTicker(m.cfg.ReapInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.ReapInterval*3)
+		if err := m.renew(ctx); err != nil {
+			m.log.Warn("renew sandbox leases", zap.Error(err))
+		}
+		if err := m.expire(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			m.log.Warn("expire sandboxes", zap.Error(err))
+		}
+		cancel()
+	}
+}
