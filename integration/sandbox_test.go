@@ -93,7 +93,7 @@ func checksum(t *testing.T, db *testdb.Server, table string) string {
 	root := openDB(t, db.DSN(""))
 	var name string
 	var sum sql.NullInt64
-	if err := root.QueryRow("CHECKSUM TABLE " + table).Scan(&name, &sum); err != nil {
+	if err := root.QueryRow("CHECKSUM TABLE "+table).Scan(&name, &sum); err != nil {
 		t.Fatal(err)
 	}
 	return fmt.Sprint(sum.Int64, sum.Valid)

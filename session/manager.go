@@ -533,7 +533,9 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	if len(rows) != 1 || rows[0][0] == nil || *rows[0][0] != "1" {
 		return nil, refusal(1205, "HY000", "timed out waiting for another proxy to fork %s; retry", t)
 	}
-	defer func() { _, _ = c.Query(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+forker.QuoteString(lock)+")") }()
+	defer func() {
+		_, _ = c.Query(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+forker.QuoteString(lock)+")")
+	}()
 
 	// Another process may have forked it meanwhile.
 	if e, err := m.loadEntry(ctx, c, sb, t); err != nil {
