@@ -4,11 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/integration/seekdbshim"
 	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
@@ -310,5 +312,52 @@ func TestSandboxForkMidTransaction(t *testing.T) {
 	mustExecC(t, c1, "ROLLBACK")
 	if got := queryString(t, c1, "SELECT label FROM other.things WHERE id = 1"); got != "uno" {
 		t.Errorf("after retry: %q, want uno", got)
+	}
+}
+
+// TestSandboxSeekDBStrategy runs the seekdb fork strategy against the
+// emulating shim (integration/seekdbshim: MariaDB behind a front that
+// answers VERSION() like SeekDB and implements FORK TABLE with its busy
+// window), or against a real SeekDB when SQLFORK_TEST_SEEKDB_ADDR is set
+// (with SQLFORK_TEST_SEEKDB_USER/_PASSWORD, and a database app holding a
+// table users with a column score and a row name='alice').
+func TestSandboxSeekDBStrategy(t *testing.T) {
+	db, _ := env(t)
+	leastPrivilegeUser(t, db)
+	addr, user, pw := os.Getenv("SQLFORK_TEST_SEEKDB_ADDR"), sandboxUser, sandboxPassword
+	var shim *seekdbshim.Shim
+	if addr == "" {
+		var err error
+		shim, err = seekdbshim.Start(context.Background(), db.Addr, seekdbshim.Options{BusyFor: 300 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { shim.Close() })
+		addr = shim.Addr()
+	} else {
+		user, pw = os.Getenv("SQLFORK_TEST_SEEKDB_USER"), os.Getenv("SQLFORK_TEST_SEEKDB_PASSWORD")
+	}
+	h := startTestProxy(t, addr, db, func(c *proxy.Config) {
+		c.Mode = "transparent"
+		c.UpstreamUser, c.UpstreamPassword = user, pw
+	})
+	c := conn(t, openDB(t, fmt.Sprintf("%s:%s@tcp(%s)/app", user, pw, h.addr)))
+	mustExecC(t, c, "UPDATE users SET score = 5 WHERE name = 'alice'")
+	if s := h.srv.Sandboxes().Strategy(); s != "seekdb" {
+		t.Fatalf("strategy %q, want seekdb (auto from VERSION())", s)
+	}
+	if got := queryString(t, c, "SELECT score FROM users WHERE name = 'alice'"); got != "5.00" {
+		t.Errorf("sandbox reads %q, want 5.00", got)
+	}
+	// DDL right after the fork waits out FORK TABLE's background task.
+	mustExecC(t, c, "ALTER TABLE users ADD COLUMN seek INT")
+	if shim != nil && shim.Forks() != 1 {
+		t.Errorf("FORK TABLE ran %d times, want 1", shim.Forks())
+	}
+	root := openDB(t, db.DSN(""))
+	if shim != nil {
+		if got := queryString(t, root, "SELECT score FROM app.users WHERE name = 'alice'"); got != "10.50" {
+			t.Errorf("production changed: %q", got)
+		}
 	}
 }

@@ -51,7 +51,7 @@ func TestSIGTERMDrainsInFlight(t *testing.T) {
 	db, _ := env(t)
 	listen, metricsAddr := freeAddr(t), freeAddr(t)
 	cmd := exec.Command(proxyBinary(t), "serve", "--listen", listen, "--upstream", db.Addr,
-		"--metrics-listen", metricsAddr, "--shutdown-grace", "20s", "--log-format", "json")
+		"--metrics-listen", metricsAddr, "--shutdown-grace", "20s", "--log-format", "json", "--mode", "passthrough")
 	cmd.Env = append(os.Environ(), "SQLFORK_UPSTREAM_USER="+db.User, "SQLFORK_UPSTREAM_PASSWORD="+db.Password)
 	logs := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs

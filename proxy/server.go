@@ -364,9 +364,11 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 		return
 	}
 	log.Debug("session started", zap.String("user", sess.acct.name), zap.Uint32("upstream_conn", sess.be.greeting.connID))
-	if sess.sbx != nil {
-		defer func() { sess.sbx.Close() }()
-	}
+	defer func() {
+		if sess.sbx != nil {
+			sess.sbx.Close()
+		}
+	}()
 	if err := sess.run(); err != nil {
 		lvl := zap.InfoLevel
 		var le *linkError
@@ -418,7 +420,7 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 	_ = nc.SetDeadline(time.Time{})
 	sess := newSession(s, log, st, client, l.be)
 	sess.caps, sess.acct, sess.collation = sc.Capability(), l.acct, sc.Charset()
-	sess.sbx, sess.db = l.sbx, l.db
+	sess.sbx, sess.db, sess.status = l.sbx, l.db, l.be.status
 	gc.handshakeDone()
 	st.attach(l.be)
 	return sess, nil

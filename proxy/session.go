@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"crypto/subtle"
 	"encoding/binary"
 	"errors"
@@ -548,7 +549,7 @@ func (s *session) changeUser() error {
 		return &linkError{side: sideClient, err: err}
 	}
 	s.seq = seq + 1
-	acct := s.srv.accounts[req.user]
+	acct, tag, _ := s.srv.lookupAccount(req.user)
 	if acct == nil || !checkNative(reply, salt, acct.password) {
 		s.srv.m.AuthFailures.Inc()
 		using := "YES"
@@ -576,6 +577,21 @@ func (s *session) changeUser() error {
 		return &linkError{side: sideUpstream, err: err}
 	}
 	s.acct, s.collation = acct, collation
+	s.db, s.sqlModeKnown, s.stmts = req.db, false, nil
+	s.status = s.be.status
+	// The new login gets the sandbox binding a fresh connection of it
+	// would get; the old binding is released (and an unkept sandbox whose
+	// last connection this was is discarded).
+	if s.sbx != nil {
+		s.sbx.Close()
+		s.sbx = nil
+	}
+	sbx, err := s.srv.openSandbox(context.Background(), acct, tag, req.attrs, 0, s.log)
+	if err != nil {
+		_ = s.writeErr(clientError(err))
+		return errSessionEnd
+	}
+	s.sbx = sbx
 	s.log.Debug("change user", zap.String("user", acct.name), zap.String("db", req.db))
 	if s.seq, err = writePacket(s.cw, s.seq, okPayload(s.be.status, 0)); err != nil {
 		return &linkError{side: sideClient, write: true, err: err}

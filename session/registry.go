@@ -190,8 +190,20 @@ func (m *Manager) load(ctx context.Context, name string) (*Sandbox, error) {
 	return sb, nil
 }
 
-// dropSandbox drops every schema of sandbox id and its registry rows.
+// dropSandbox forgets sandbox id in the registry, then drops its schemas.
+// Registry rows go first, so a half-done discard never leaves a sandbox
+// that can be attached with its tables gone; schemas a failure leaves
+// behind are orphans, which the reaper's reconciliation drops.
 func (m *Manager) dropSandbox(ctx context.Context, c SideConn, id string) error {
+	for _, t := range []string{"sandboxes", "tables"} {
+		col := "sandbox_id"
+		if t == "sandboxes" {
+			col = "id"
+		}
+		if _, err := c.Exec(ctx, "DELETE FROM "+m.q(t)+" WHERE "+col+" = "+forker.QuoteString(id)); err != nil {
+			return fmt.Errorf("forget sandbox %s: %w", id, err)
+		}
+	}
 	schemas, err := m.schemasOf(ctx, c, id)
 	if err != nil {
 		return err
@@ -199,15 +211,6 @@ func (m *Manager) dropSandbox(ctx context.Context, c SideConn, id string) error 
 	for _, s := range schemas {
 		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+forker.QuoteIdent(s)); err != nil {
 			return fmt.Errorf("drop sandbox schema %s: %w", s, err)
-		}
-	}
-	for _, t := range []string{"tables", "sandboxes"} {
-		col := "sandbox_id"
-		if t == "sandboxes" {
-			col = "id"
-		}
-		if _, err := c.Exec(ctx, "DELETE FROM "+m.q(t)+" WHERE "+col+" = "+forker.QuoteString(id)); err != nil {
-			return fmt.Errorf("forget sandbox %s: %w", id, err)
 		}
 	}
 	return nil
@@ -401,8 +404,8 @@ func (m *Manager) reaper() {
 		if err := m.renew(ctx); err != nil {
 			m.log.Warn("renew sandbox leases", zap.Error(err))
 		}
-		if err := m.expire(ctx); err != nil && !errors.Is(err, context.Canceled) {
-			m.log.Warn("expire sandboxes", zap.Error(err))
+		if err := m.reconcile(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			m.log.Warn("expire sandboxes and drop orphaned forks", zap.Error(err))
 		}
 		cancel()
 	}

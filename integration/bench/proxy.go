@@ -69,6 +69,7 @@ func startProxy(ctx context.Context, bin, dir, upstream, user, password string) 
 			"--upstream-user="+user,
 			"--upstream-password="+password,
 			"--metrics-listen=",
+			"--mode=passthrough", // the hop itself; sandbox mode is measured separately
 			"--log-level=warn")
 		cmd.Stdout, cmd.Stderr = logf, logf
 		// Keep settings from the caller's environment out of the benchmark.

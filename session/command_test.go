@@ -1,0 +1,78 @@
+package session
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseCommand(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want Command
+		err  string
+	}{
+		{in: "SANDBOX CREATE", want: Command{Verb: VerbCreate}},
+		{in: "sandbox create demo ttl 2h;", want: Command{Verb: VerbCreate, Name: "demo", TTL: 2 * time.Hour, HasTTL: true}},
+		{in: "SANDBOX CREATE TTL 7d", want: Command{Verb: VerbCreate, TTL: 7 * 24 * time.Hour, HasTTL: true}},
+		{in: "SANDBOX CREATE `my-box` /* c */ TTL 90", want: Command{Verb: VerbCreate, Name: "my-box", TTL: 90 * time.Second, HasTTL: true}},
+		{in: " SANDBOX ATTACH 'a_1' ", want: Command{Verb: VerbAttach, Name: "a_1"}},
+		{in: "SANDBOX DETACH", want: Command{Verb: VerbDetach}},
+		{in: "SANDBOX KEEP TTL 0", want: Command{Verb: VerbKeep, HasTTL: true}},
+		{in: "SANDBOX KEEP", want: Command{Verb: VerbKeep}},
+		{in: "SANDBOX DISCARD", want: Command{Verb: VerbDiscard}},
+		{in: "SANDBOX DISCARD x", want: Command{Verb: VerbDiscard, Name: "x"}},
+		{in: "SANDBOX STATUS # why", want: Command{Verb: VerbStatus}},
+		{in: "SANDBOX LIST;", want: Command{Verb: VerbList}},
+		{in: "SANDBOX ATTACH", err: "needs a sandbox name"},
+		{in: "SANDBOX FROB", err: "unknown SANDBOX statement"},
+		{in: "SANDBOX LIST extra", err: "unexpected"},
+		{in: "SANDBOX CREATE a TTL", err: "TTL needs one duration"},
+		{in: "SANDBOX CREATE a TTL soon", err: "bad duration"},
+		{in: "SANDBOX CREATE a.b", err: "may hold only"},
+		{in: "SANDBOX CREATE " + strings.Repeat("x", 49), err: "1 to 48"},
+		{in: "SANDBOX LIST; SELECT 1", err: "sent alone"},
+		{in: "SANDBOX ATTACH `x", err: "unterminated"},
+		{in: "SELECT 1", err: "not a SANDBOX"},
+	} {
+		got, err := ParseCommand(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: error %v, want one containing %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%q = %+v, %v; want %+v", c.in, got, err, c.want)
+		}
+	}
+}
+
+func TestSandboxSchema(t *testing.T) {
+	if got := SandboxSchema("_sqlfork", "0123abcd", "app"); got != "_sqlfork_0123abcd_app" {
+		t.Errorf("got %q", got)
+	}
+	long := strings.Repeat("é", 40) // 80 bytes
+	a, b := SandboxSchema("_sqlfork", "0123abcd", long), SandboxSchema("_sqlfork", "0123abcd", long+"x")
+	for _, s := range []string{a, b} {
+		if len(s) > maxIdent || !strings.HasPrefix(s, "_sqlfork_0123abcd_") || !isValidUTF8(s) {
+			t.Errorf("long db gives %q (%d bytes)", s, len(s))
+		}
+	}
+	if a == b {
+		t.Error("different long names map to the same schema")
+	}
+}
+
+func isValidUTF8(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
+
+func TestParseMode(t *testing.T) {
+	for _, m := range []string{"transparent", "EXPLICIT", "passthrough"} {
+		if _, err := ParseMode(m); err != nil {
+			t.Errorf("%s: %v", m, err)
+		}
+	}
+	if _, err := ParseMode("sandbox"); err == nil {
+		t.Error("unknown mode accepted")
+	}
+}
