@@ -152,7 +152,8 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		a.Statements = []Statement{st}
 		return a
 	}
-	stmts, err := e.parse(sql, opts)
+	stmts, release, err := e.parse(sql, opts)
+	defer release()
 	if err != nil {
 		a.parseErr = err
 		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: "the statement cannot be parsed"}}
@@ -541,7 +542,8 @@ func (e *Engine) bindByMarkers(a *Analysis, toks []token, chains []chain, names 
 			a.unbound = append(a.unbound, st.Writes...)
 		}
 	}
-	stmts, err := e.parse(b.String(), a.opts)
+	stmts, release, err := e.parse(b.String(), a.opts)
+	defer release()
 	if err != nil {
 		unboundAll()
 		return

@@ -10,9 +10,11 @@ func BenchmarkParseOnly(b *testing.B) {
 			e := NewEngine(0)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := e.parse(s.sql, Options{}); err != nil {
+				_, release, err := e.parse(s.sql, Options{})
+				if err != nil {
 					b.Fatal(err)
 				}
+				release()
 			}
 		})
 	}

@@ -244,8 +244,12 @@ func (e *Engine) Analyze(sql string, opts Options) *Analysis {
 	return a
 }
 
-func (e *Engine) parse(sql string, opts Options) (stmts []ast.StmtNode, err error) {
+// parse parses sql with a pooled parser. The parser reuses its memory on
+// the next parse, so the statements are valid only until release is called
+// (release is never nil).
+func (e *Engine) parse(sql string, opts Options) (stmts []ast.StmtNode, release func(), err error) {
 	p := e.parsers.Get().(*parser.Parser)
+	release = func() {}
 	defer func() {
 		// The parser's value driver panics on some literals (very long
 		// decimals): such input is unparseable, never a crash. The parser
@@ -254,7 +258,7 @@ func (e *Engine) parse(sql string, opts Options) (stmts []ast.StmtNode, err erro
 			stmts, err = nil, fmt.Errorf("parser failed: %v", r)
 			return
 		}
-		e.parsers.Put(p)
+		release = func() { e.parsers.Put(p) }
 	}()
 	var mode mysql.SQLMode
 	if opts.ANSIQuotes {
@@ -265,7 +269,7 @@ func (e *Engine) parse(sql string, opts Options) (stmts []ast.StmtNode, err erro
 	}
 	p.SetSQLMode(mode)
 	stmts, _, err = p.ParseSQL(sql)
-	return stmts, err
+	return stmts, release, err
 }
 
 // Result is a rewritten input.
