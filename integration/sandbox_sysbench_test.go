@@ -42,6 +42,21 @@ func TestSandboxSysbench(t *testing.T) {
 	before := checksum(t, db, "sbsand.sbtest1") + checksum(t, db, "sbsand.sbtest2")
 
 	_, port, _ := net.SplitHostPort(h.addr)
+	// Transparent mode's default: each connection in a sandbox of its own,
+	// forked on its first write, inside sysbench's transactions (which are
+	// restarted past the fork) — no error of any kind is acceptable.
+	for _, ps := range []string{"disable", "auto"} {
+		t.Run("per-connection-"+ps, func(t *testing.T) {
+			out := run(t, "127.0.0.1", port, sandboxUser, sandboxPassword, "run",
+				"--threads=4", "--time=3", "--report-interval=0", "--db-ps-mode="+ps, "--mysql-ignore-errors=0")
+			s := parseSysbench(t, out)
+			t.Logf("per-connection sandboxes, ps-mode %s: %d transactions, %d queries, %d errors", ps, s.transactions, s.queries, s.ignoredErrors)
+			if s.transactions == 0 || s.ignoredErrors != 0 {
+				t.Errorf("transactions %d, errors %d", s.transactions, s.ignoredErrors)
+			}
+		})
+	}
+	forksBefore := h.srv.Sandboxes().Forks()
 	// A connection holds the sandbox for the whole test (an unkept sandbox
 	// goes with its last connection), and forks both tables up front: a
 	// fork made while other threads of the same sandbox are in writing
@@ -80,7 +95,7 @@ func TestSandboxSysbench(t *testing.T) {
 	if after := checksum(t, db, "sbsand.sbtest1") + checksum(t, db, "sbsand.sbtest2"); after != before {
 		t.Errorf("production checksums changed: %s -> %s", before, after)
 	}
-	if n := h.srv.Sandboxes().Forks(); n != 2 {
+	if n := h.srv.Sandboxes().Forks() - forksBefore; n != 2 {
 		t.Errorf("%d forks, want 2 (one per table, shared by every thread and run)", n)
 	}
 	// The sandbox sees its own changes: the sum of k differs from production.

@@ -35,6 +35,9 @@ type options struct {
 	tables     int
 	tableSize  int
 	skipMemory bool
+	skipFork   bool
+	forkSizes  []int
+	forkReps   int
 	memRows    int
 	out        string
 	args       []string // the command line, for the report
@@ -52,6 +55,10 @@ func main() {
 	flag.IntVar(&o.tableSize, "table-size", 10000, "sysbench --table-size")
 	flag.BoolVar(&o.skipMemory, "skip-memory", false, "skip the large result set streaming test")
 	flag.IntVar(&o.memRows, "mem-rows", 1100000, "rows of ~1 KB streamed by the memory test (1100000 ≈ 1 GiB)")
+	var forkSizes string
+	flag.BoolVar(&o.skipFork, "skip-fork", false, "skip the fork-time measurement")
+	flag.StringVar(&forkSizes, "fork-sizes", "10000,100000,1000000", "comma-separated table sizes (rows) for the fork-time measurement")
+	flag.IntVar(&o.forkReps, "fork-reps", 3, "forks per size (median reported)")
 	flag.StringVar(&o.out, "out", "", "also write the Markdown report to this file")
 	flag.StringVar(&relay, "relay", "", "internal: run as the TCP relay, LISTEN,UPSTREAM")
 	flag.Parse()
@@ -65,6 +72,9 @@ func main() {
 	var err error
 	if o.threads, err = parseInts(threads); err != nil {
 		fatalf("-threads: %v", err)
+	}
+	if o.forkSizes, err = parseInts(forkSizes); err != nil {
+		fatalf("-fork-sizes: %v", err)
 	}
 	o.workloads = splitList(workloads)
 	switch {
@@ -194,21 +204,33 @@ func run(o options) error {
 	}
 	logf("relay (pid %d) on %s", relay.pid(), relayAddr)
 
-	proxy, proxyAddr, proxyLog, err := startProxy(ctx, proxyBin, tmp, db.Addr, db.User, db.Password)
+	proxy, proxyAddr, proxyLog, err := startProxy(ctx, proxyBin, tmp, db.Addr, db.User, db.Password, "passthrough")
 	if err != nil {
 		return err
 	}
 	defer proxy.stop(10 * time.Second)
 	logf("proxy (pid %d) on %s", proxy.pid(), proxyAddr)
+	sbProxy, sbAddr, sbLog, err := startProxy(ctx, proxyBin, tmp, db.Addr, db.User, db.Password, "transparent")
+	if err != nil {
+		return err
+	}
+	defer sbProxy.stop(10 * time.Second)
+	logf("sandbox-mode proxy (pid %d) on %s", sbProxy.pid(), sbAddr)
 
 	targets := []sbTarget{
 		{name: "direct", addr: db.Addr},
 		{name: "relay", addr: relayAddr, proc: relay},
 		{name: "proxy", addr: proxyAddr, proc: proxy},
+		{name: "sandbox", addr: sbAddr, proc: sbProxy, user: db.User + "+bench"},
 	}
 	proxyErr := func(err error) error {
-		if proxy.exited() {
-			return fmt.Errorf("%w\nproxy exited (%v); --- %s (tail) ---\n%s", err, proxy.err, proxyLog, tailFile(proxyLog, 30))
+		for _, p := range []struct {
+			c   *child
+			log string
+		}{{proxy, proxyLog}, {sbProxy, sbLog}} {
+			if p.c.exited() {
+				return fmt.Errorf("%w\nproxy exited (%v); --- %s (tail) ---\n%s", err, p.c.err, p.log, tailFile(p.log, 30))
+			}
 		}
 		return err
 	}
@@ -218,6 +240,27 @@ func run(o options) error {
 	if err := sb.prepare(ctx, db.Addr); err != nil {
 		return err
 	}
+
+	// Sandbox mode with the tables already forked: one connection holds the
+	// shared sandbox (user+bench) for the whole run and forks every table.
+	holder, err := openMySQL(sbAddr, db.User+"+bench", db.Password, "sbtest")
+	if err != nil {
+		return err
+	}
+	defer holder.Close()
+	holder.SetMaxIdleConns(1)
+	hc, err := holder.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer hc.Close()
+	forkStart := time.Now()
+	for i := 1; i <= o.tables; i++ {
+		if _, err := hc.ExecContext(ctx, fmt.Sprintf("UPDATE sbtest%d SET k = k WHERE id = 0", i)); err != nil {
+			return proxyErr(fmt.Errorf("fork sbtest%d in the sandbox: %w", i, err))
+		}
+	}
+	logf("sandbox: forked %d tables × %d rows in %s", o.tables, o.tableSize, time.Since(forkStart).Round(time.Millisecond))
 
 	rep := &report{
 		opts:         o,
@@ -262,8 +305,18 @@ func run(o options) error {
 		}
 	}
 
+	if !o.skipFork {
+		for _, size := range o.forkSizes {
+			res, err := measureFork(ctx, sb, db, direct, sbAddr, size, o.forkReps)
+			if err != nil {
+				return proxyErr(err)
+			}
+			rep.forks = append(rep.forks, res)
+		}
+	}
+
 	if !o.skipMemory {
-		for _, t := range targets {
+		for _, t := range targets[:3] {
 			logf("memory: streaming %s via %s", streamQuery(o.memRows), t.name)
 			res, err := streamThrough(ctx, t, db.User, db.Password, o.memRows)
 			if err != nil {

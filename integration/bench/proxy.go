@@ -51,8 +51,10 @@ func buildProxy(ctx context.Context, root, dir string) (string, error) {
 // startProxy runs the proxy binary against upstream on a free loopback port
 // and waits until it completes a MySQL handshake. The port is picked by
 // binding :0 and closing it, so it is retried if another process takes it.
-func startProxy(ctx context.Context, bin, dir, upstream, user, password string) (*child, string, string, error) {
-	logPath := filepath.Join(dir, "proxy.log")
+// startProxy starts the proxy binary in mode (passthrough for the hop
+// itself, transparent for sandbox mode).
+func startProxy(ctx context.Context, bin, dir, upstream, user, password, mode string) (*child, string, string, error) {
+	logPath := filepath.Join(dir, "proxy-"+mode+".log")
 	var lastErr error
 	for attempt := 1; attempt <= 3; attempt++ {
 		addr, err := freeAddr()
@@ -69,7 +71,7 @@ func startProxy(ctx context.Context, bin, dir, upstream, user, password string) 
 			"--upstream-user="+user,
 			"--upstream-password="+password,
 			"--metrics-listen=",
-			"--mode=passthrough", // the hop itself; sandbox mode is measured separately
+			"--mode="+mode,
 			"--log-level=warn")
 		cmd.Stdout, cmd.Stderr = logf, logf
 		// Keep settings from the caller's environment out of the benchmark.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -14,9 +15,10 @@ import (
 
 // sbTarget is where sysbench connects.
 type sbTarget struct {
-	name string // direct, relay, proxy
+	name string // direct, relay, proxy, sandbox
 	addr string // host:port
 	proc *child // the hop's process, nil for direct
+	user string // login name if not the default (sandbox: user+tag)
 }
 
 type sbConfig struct {
@@ -24,6 +26,7 @@ type sbConfig struct {
 	user, password string
 	tables         int
 	tableSize      int
+	db             string // database; "" means sbtest
 }
 
 // sbResult is what one `sysbench ... run` reported.
@@ -73,7 +76,7 @@ func (c sbConfig) args(workload, addr string, extra ...string) ([]string, error)
 		"--db-driver=mysql",
 		"--mysql-host=" + host, "--mysql-port=" + port,
 		"--mysql-user=" + c.user, "--mysql-password=" + c.password,
-		"--mysql-db=sbtest", "--mysql-ssl=off",
+		"--mysql-db=" + cmp.Or(c.db, "sbtest"), "--mysql-ssl=off",
 		"--tables=" + strconv.Itoa(c.tables),
 		"--table-size=" + strconv.Itoa(c.tableSize),
 	}
@@ -129,6 +132,9 @@ type runMeasured struct {
 
 func (c sbConfig) run(ctx context.Context, workload string, threads int, dur time.Duration, t sbTarget) (runMeasured, error) {
 	secs := int(dur.Round(time.Second) / time.Second)
+	if t.user != "" {
+		c.user = t.user
+	}
 	args, err := c.args(workload, t.addr,
 		"--threads="+strconv.Itoa(threads),
 		"--time="+strconv.Itoa(secs),

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
+)
+
+// forkResult is the fork time of one table size: the proxy's copy strategy
+// (a first write through a sandbox-mode proxy, so the fork plus a no-op
+// UPDATE) next to the same copy run by hand on a direct connection.
+type forkResult struct {
+	rows      int
+	bytes     int64 // DATA_LENGTH + INDEX_LENGTH of the source
+	proxy     time.Duration
+	hand      time.Duration
+	reps      int
+	proxyRuns []time.Duration
+	handRuns  []time.Duration
+}
+
+func medianDur(ds []time.Duration) time.Duration {
+	fs := make([]float64, len(ds))
+	for i, d := range ds {
+		fs[i] = float64(d)
+	}
+	return time.Duration(median(fs))
+}
+
+// measureFork prepares forkbench.sbtest1 with rows rows, then reps times
+// forks it through the sandbox-mode proxy (each time in a new anonymous
+// sandbox, discarded when its connection closes) and copies it by hand.
+func measureFork(ctx context.Context, sb sbConfig, db *testdb.Server, direct *sql.DB, sbAddr string, rows, reps int) (forkResult, error) {
+	res := forkResult{rows: rows, reps: reps}
+	for _, q := range []string{"DROP DATABASE IF EXISTS forkbench", "CREATE DATABASE forkbench"} {
+		if _, err := direct.ExecContext(ctx, q); err != nil {
+			return res, fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	defer func() { _, _ = direct.ExecContext(context.WithoutCancel(ctx), "DROP DATABASE IF EXISTS forkbench") }()
+	fb := sb
+	fb.tables, fb.tableSize, fb.db = 1, rows, "forkbench"
+	args, err := fb.args("oltp_read_only", db.Addr, "prepare")
+	if err != nil {
+		return res, err
+	}
+	logf("fork: preparing forkbench.sbtest1 with %d rows", rows)
+	if _, err := fb.sysbench(ctx, 30*time.Minute, args); err != nil {
+		return res, err
+	}
+	if _, err := direct.ExecContext(ctx, "ANALYZE TABLE forkbench.sbtest1"); err != nil {
+		return res, err
+	}
+	if err := direct.QueryRowContext(ctx, "SELECT DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES "+
+		"WHERE TABLE_SCHEMA = 'forkbench' AND TABLE_NAME = 'sbtest1'").Scan(&res.bytes); err != nil {
+		return res, err
+	}
+	for i := 0; i < reps; i++ {
+		// By hand: the same two statements the copy strategy runs.
+		t0 := time.Now()
+		for _, q := range []string{"CREATE TABLE forkbench.hand LIKE forkbench.sbtest1",
+			"INSERT INTO forkbench.hand SELECT * FROM forkbench.sbtest1"} {
+			if _, err := direct.ExecContext(ctx, q); err != nil {
+				return res, fmt.Errorf("%s: %w", q, err)
+			}
+		}
+		res.handRuns = append(res.handRuns, time.Since(t0))
+		if _, err := direct.ExecContext(ctx, "DROP TABLE forkbench.hand"); err != nil {
+			return res, err
+		}
+
+		// Through the proxy: a new connection is a new sandbox; its first
+		// write forks the table.
+		p, err := openMySQL(sbAddr, db.User, db.Password, "forkbench")
+		if err != nil {
+			return res, err
+		}
+		c, err := p.Conn(ctx)
+		if err != nil {
+			p.Close()
+			return res, err
+		}
+		t0 = time.Now()
+		_, err = c.ExecContext(ctx, "UPDATE sbtest1 SET k = k WHERE id = 0")
+		d := time.Since(t0)
+		c.Close()
+		p.Close()
+		if err != nil {
+			return res, fmt.Errorf("fork through the proxy: %w", err)
+		}
+		res.proxyRuns = append(res.proxyRuns, d)
+		logf("fork: %d rows: proxy %s, by hand %s", rows, d.Round(time.Millisecond), res.handRuns[i].Round(time.Millisecond))
+		// The discarded sandbox's schema is dropped as the connection
+		// closes; give it a moment so drops do not overlap the next copy.
+		time.Sleep(500 * time.Millisecond)
+	}
+	res.proxy, res.hand = medianDur(res.proxyRuns), medianDur(res.handRuns)
+	return res, nil
+}
+
+func fmtRate(n float64, d time.Duration) string {
+	if d <= 0 {
+		return "–"
+	}
+	return strconv.FormatFloat(n/d.Seconds(), 'f', 0, 64)
+}
