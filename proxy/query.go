@@ -19,6 +19,21 @@ type textResult struct {
 	affected uint64
 	status   uint16
 	rows     [][]*string
+	// oks are the OK packets of the answer, in order.
+	oks []okInfo
+}
+
+// okInfo is what an OK packet says a statement did.
+type okInfo struct{ affected, insertID uint64 }
+
+// parseOK reads affected rows and last insert id from an OK payload.
+func parseOK(p []byte) okInfo {
+	if len(p) < 1 {
+		return okInfo{}
+	}
+	a, n, _ := lenEnc(p[1:])
+	id, _, _ := lenEnc(p[1+n:])
+	return okInfo{a, id}
 }
 
 // serverError is an error the upstream answered with; the connection is
@@ -33,13 +48,20 @@ func (e serverError) Unwrap() error { return e.MyError }
 // query runs sql on b with the text protocol and reads the whole answer
 // (the first result set's rows; later results are read and dropped).
 func (b *backend) query(ctx context.Context, sql string) (*textResult, error) {
+	return b.roundTrip(ctx, append([]byte{comQuery}, sql...), true)
+}
+
+// roundTrip sends one command packet (COM_QUERY or COM_STMT_EXECUTE) and
+// reads the whole answer; rows are parsed as text rows when textRows is
+// set, else skipped.
+func (b *backend) roundTrip(ctx context.Context, payload []byte, textRows bool) (*textResult, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = b.conn.SetDeadline(dl)
 		defer func() { _ = b.conn.SetDeadline(time.Time{}) }()
 	}
 	stop := context.AfterFunc(ctx, func() { _ = b.conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	if _, err := writePacket(b.w, 0, append([]byte{comQuery}, sql...)); err != nil {
+	if _, err := writePacket(b.w, 0, payload); err != nil {
 		return nil, fmt.Errorf("send query: %w", err)
 	}
 	if err := b.w.Flush(); err != nil {
@@ -61,6 +83,7 @@ func (b *backend) query(ctx context.Context, sql string) (*textResult, error) {
 		case okHeader:
 			n, _, _ := lenEnc(p[1:])
 			st, _ := okStatus(p)
+			res.oks = append(res.oks, parseOK(p))
 			if first {
 				res.affected = n
 			}
@@ -95,7 +118,7 @@ func (b *backend) query(ctx context.Context, sql string) (*textResult, error) {
 				more = st&statusMoreResults != 0
 				break
 			}
-			if first {
+			if first && textRows {
 				row, err := parseTextRow(p, int(cols))
 				if err != nil {
 					return nil, err

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -63,12 +64,14 @@ func (s *session) planned(cmd byte) error {
 	if plan.Reply != nil {
 		return s.writeReply(plan.Reply)
 	}
-	if plan.Restart {
-		if err := s.restartTransaction(); err != nil {
-			return err
-		}
+	if refused, err := s.beforeStatement(plan); err != nil {
+		return err
+	} else if refused != nil {
+		return s.writeErr(refused)
 	}
-	if _, err := writePacket(s.be.w, 0, append([]byte{cmd}, plan.SQL...)); err != nil {
+	payload := append([]byte{cmd}, plan.SQL...)
+	s.tx.start()
+	if _, err := writePacket(s.be.w, 0, payload); err != nil {
 		return &linkError{side: sideUpstream, write: true, err: err}
 	}
 	if err := s.toUpstream.flush(); err != nil {
@@ -95,7 +98,138 @@ func (s *session) planned(cmd byte) error {
 	if err := s.toClient.flush(); err != nil {
 		return err
 	}
+	if cmd == comQuery {
+		s.record(plan, payload)
+	}
 	return s.afterStatement(plan)
+}
+
+// beforeStatement restarts or replays the client's transaction when the
+// plan asks for it. refused is the error the client gets instead of the
+// statement's answer when that is impossible.
+func (s *session) beforeStatement(plan *sandbox.Plan) (*mysql.MyError, error) {
+	switch {
+	case plan.Restart:
+		if err := s.restartTransaction(); err != nil {
+			if se, ok := err.(serverError); ok {
+				return clientError(se), nil
+			}
+			return nil, err
+		}
+	case plan.Replay:
+		if why := s.replayTransaction(); why != "" {
+			s.tx.reset()
+			return clientError(s.sbx.ReplayRefused(why)), nil
+		}
+	}
+	return nil, nil
+}
+
+// txLog is the open transaction's record: the statements that change
+// state (as sent upstream) and what their OK packets said, so that after
+// a fork the transaction can be rolled back and replayed in a new one.
+type txLog struct {
+	entries   []txEntry
+	bytes     int
+	broken    bool // holds something that cannot be replayed
+	recording bool
+	oks       []okInfo
+}
+
+type txEntry struct {
+	payload []byte
+	oks     []okInfo
+	text    bool // COM_QUERY (else COM_STMT_EXECUTE)
+}
+
+// maxTxLog bounds the bytes of statements kept for replay.
+const maxTxLog = 1 << 20
+
+func (t *txLog) start() { t.recording, t.oks = true, t.oks[:0] }
+
+func (t *txLog) reset() { *t = txLog{oks: t.oks[:0]} }
+
+// record keeps a finished statement in the transaction log when it may be
+// needed for a replay.
+func (s *session) record(plan *sandbox.Plan, payload []byte) {
+	t := &s.tx
+	t.recording = false
+	inTrx := s.status&statusInTrans != 0
+	switch {
+	case !inTrx:
+		t.reset()
+		return
+	case s.h.first() == errHeader:
+		return // a failed statement changed nothing
+	case plan == nil || payload == nil:
+		t.broken = true
+		return
+	case plan.TxControl:
+		t.broken = true // savepoints: not replayed
+		return
+	case !plan.Stateful && !plan.Begin:
+		return
+	}
+	if t.bytes+len(payload) > maxTxLog {
+		t.broken = true
+		return
+	}
+	t.entries = append(t.entries, txEntry{payload: append([]byte(nil), payload...),
+		oks: append([]okInfo(nil), t.oks...), text: payload[0] == comQuery})
+	t.bytes += len(payload)
+}
+
+// replayTransaction rolls the client's transaction back, starts a new one
+// and replays its recorded statements, checking each has the same effect
+// (affected rows, insert ids). It returns why it could not ("" on
+// success); the transaction is then rolled back.
+func (s *session) replayTransaction() string {
+	t := &s.tx
+	if t.broken || len(t.entries) == 0 {
+		return "its statements were not all recorded for replay"
+	}
+	autocommit := s.status&statusAutocommit != 0
+	if _, err := s.internal("ROLLBACK"); err != nil {
+		return "rollback failed: " + err.Error()
+	}
+	if !t.entries[0].text || !isBegin(t.entries[0].payload) {
+		if autocommit {
+			if _, err := s.internal("START TRANSACTION"); err != nil {
+				return "restart failed: " + err.Error()
+			}
+		}
+	}
+	for _, e := range t.entries {
+		r, err := s.be.roundTrip(s.ctx(), e.payload, false)
+		if err == nil && !sameOKs(r.oks, e.oks) {
+			err = fmt.Errorf("a statement had a different effect the second time")
+		}
+		if err != nil {
+			_, _ = s.internal("ROLLBACK")
+			return "replaying it failed: " + err.Error()
+		}
+		s.status = r.status
+	}
+	s.sbx.Restarted(true)
+	s.log.Debug("transaction replayed after a fork", zap.Int("statements", len(t.entries)))
+	return ""
+}
+
+func isBegin(payload []byte) bool {
+	q := strings.ToUpper(strings.TrimSpace(string(payload[1:])))
+	return strings.HasPrefix(q, "BEGIN") || strings.HasPrefix(q, "START")
+}
+
+func sameOKs(a, b []okInfo) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // afterStatement updates what the proxy tracks of the upstream session.
@@ -153,18 +287,20 @@ func (s *session) internal(sql string) (*textResult, error) {
 }
 
 // restartTransaction ends the client's transaction, which has only read,
-// and starts a new one, so its snapshot includes tables just forked.
+// and starts a new one, so its snapshot includes tables just forked. A
+// server error is returned as serverError; other errors break the session.
 func (s *session) restartTransaction() error {
 	autocommit := s.status&statusAutocommit != 0
 	if _, err := s.internal("COMMIT"); err != nil {
-		return s.writeErr(clientError(err))
+		return err
 	}
 	if autocommit {
 		if _, err := s.internal("START TRANSACTION"); err != nil {
-			return s.writeErr(clientError(err))
+			return err
 		}
 	}
-	s.sbx.Restarted()
+	s.sbx.Restarted(false)
+	s.tx.reset()
 	s.log.Debug("transaction restarted after a fork")
 	return nil
 }
@@ -322,10 +458,15 @@ func (s *session) execute() error {
 			s.seq = seq + 1
 			return s.writeErr(clientError(err))
 		}
-		if plan.Restart {
-			if err := s.restartTransaction(); err != nil {
+		if refused, err := s.beforeStatement(plan); err != nil {
+			return err
+		} else if refused != nil {
+			seq, err := s.discardCommand()
+			if err != nil {
 				return err
 			}
+			s.seq = seq + 1
+			return s.writeErr(refused)
 		}
 		newID, err := s.prepareUpstream(plan.SQL)
 		if err != nil {
@@ -348,6 +489,7 @@ func (s *session) execute() error {
 // statement needs them), relays the results and records the outcome.
 func (s *session) forwardExecute(ps *preparedStmt) error {
 	var plan *sandbox.Plan
+	var payload []byte
 	if ps != nil {
 		plan = ps.plan
 		p, seq, err := readPacket(s.cr, nil, maxStatement)
@@ -355,6 +497,7 @@ func (s *session) forwardExecute(ps *preparedStmt) error {
 			return &linkError{side: sideClient, err: noEOF(err)}
 		}
 		p = ps.fixExecute(p)
+		payload = p
 		s.h = packetHead{length: len(p), seq: seq}
 		s.h.n = copy(s.h.prefix[:], p)
 		if _, err := writePacket(s.be.w, seq, p); err != nil {
@@ -363,6 +506,7 @@ func (s *session) forwardExecute(ps *preparedStmt) error {
 	} else if err := s.relay(&s.toUpstream); err != nil {
 		return err
 	}
+	s.tx.start()
 	cursor := s.h.n > 5 && s.h.prefix[5]&cursorFlagsMask != 0
 	if err := s.toUpstream.flush(); err != nil {
 		return err
@@ -375,6 +519,10 @@ func (s *session) forwardExecute(ps *preparedStmt) error {
 	if err := s.toClient.flush(); err != nil {
 		return err
 	}
+	if cursor {
+		payload = nil // rows come later with FETCH: not replayable
+	}
+	s.record(plan, payload)
 	return s.afterStatement(plan)
 }
 

@@ -160,6 +160,8 @@ type session struct {
 	// unmap makes the relay rewrite sandbox names in ERR packets.
 	unmap bool
 	stmts map[uint32]*preparedStmt
+	// tx records the open transaction's writes, for replay after a fork.
+	tx txLog
 }
 
 func newSession(srv *Server, log *zap.Logger, st *connState, client net.Conn, be *backend) *session {
@@ -245,6 +247,9 @@ func (s *session) dispatch(cmd byte) error {
 			return s.execute()
 		case comStmtClose, comStmtReset, comStmtSendLongData, comStmtFetch:
 			s.translateStmtID(cmd)
+			if cmd == comStmtSendLongData && s.status&statusInTrans != 0 {
+				s.tx.broken = true // long data is not kept for a replay
+			}
 		case comResetConnection:
 			defer s.sbx.Reset()
 		}
@@ -312,11 +317,15 @@ func (s *session) relayResults(cursor bool) error {
 				return s.malformed("OK packet")
 			}
 			s.status = st
+			if s.tx.recording {
+				s.tx.oks = append(s.tx.oks, parseOK(s.h.payload()))
+			}
 			if st&statusMoreResults == 0 {
 				return nil
 			}
 			continue
 		case localInfileReq:
+			s.tx.broken = true // the file is not kept: the statement cannot be replayed
 			if err := s.relayLocalInfile(); err != nil {
 				return err
 			}

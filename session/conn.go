@@ -155,6 +155,15 @@ type Plan struct {
 	// only read so far) and start a new one before SQL: a table it reads
 	// or writes was forked after the transaction's snapshot was taken.
 	Restart bool
+	// Replay is Restart for a transaction that has written: the proxy
+	// rolls it back, starts a new one and replays its recorded writes
+	// (checking they have the same effect), or refuses with
+	// Session.ReplayRefused.
+	Replay bool
+	// Stateful marks statements a replay must repeat (writes, locking
+	// reads, SAVEPOINT); Begin marks BEGIN / START TRANSACTION; TxControl
+	// other transaction statements (SAVEPOINT, ROLLBACK TO …).
+	Stateful, Begin, TxControl bool
 	// UseDB and SQLMode say the input may change the current database or
 	// sql_mode: the proxy reads them back afterwards.
 	UseDB, SQLMode bool
@@ -270,12 +279,20 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	// it (MariaDB: 1412 "Table definition has changed").
 	if s.inTrx && s.touchesNewer(a, s.trxEpoch) {
 		if s.trxLocked {
-			return nil, refusal(1412, "HY000", "Table definition has changed, please retry transaction: a table this statement "+
-				"uses was forked into sandbox %q after the transaction started, and the transaction has already written; "+
-				"ROLLBACK and run the transaction again (the fork now exists, so the retry works)", s.sb.Name)
+			p.Replay = true
+		} else {
+			p.Restart = true
 		}
-		p.Restart = true
 	}
+	for _, st := range a.Statements {
+		switch {
+		case st.Kind == "BEGIN":
+			p.Begin = true
+		case st.Class == rewrite.ClassTransaction && st.Kind != "COMMIT":
+			p.TxControl = true
+		}
+	}
+	p.Stateful = p.locks
 	s.planEpoch = s.m.epoch.Load()
 	if p.locks && p.Changed {
 		s.audit(a, sql)
@@ -283,8 +300,19 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	return p, nil
 }
 
-// Restarted records that the proxy restarted the client's transaction.
-func (s *Session) Restarted() { s.trxEpoch, s.trxLocked = s.m.epoch.Load(), false }
+// Restarted records that the proxy restarted the client's transaction;
+// replayed says its writes were replayed in the new one.
+func (s *Session) Restarted(replayed bool) {
+	s.trxEpoch, s.trxLocked = s.m.epoch.Load(), replayed
+}
+
+// ReplayRefused is the error for a transaction that has written and now
+// needs a table forked after it began, when the proxy cannot replay it.
+func (s *Session) ReplayRefused(why string) error {
+	return refusal(1412, "HY000", "Table definition has changed, please retry transaction: a table this statement "+
+		"uses was forked into sandbox %q after the transaction started, and the transaction has already written (%s); "+
+		"ROLLBACK and run the transaction again (the fork now exists, so the retry works)", s.SandboxName(), why)
+}
 
 // Executed records the outcome of a planned input: the server status
 // after it (for transaction tracking), and, for DDL in a sandbox, re-reads
