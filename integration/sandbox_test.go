@@ -379,3 +379,55 @@ func TestSandboxSeekDBStrategy(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxStatementsInMultiStatements: SANDBOX statements mixed with SQL
+// in one COM_QUERY, as a driver with multiStatements sends them.
+func TestSandboxStatementsInMultiStatements(t *testing.T) {
+	_, h := sandboxProxy(t, "explicit", nil)
+	c := conn(t, openDB(t, h.userDSN(sandboxUser, "app", "multiStatements=true")))
+	rows, err := c.QueryContext(context.Background(),
+		"SELECT score FROM users WHERE id = 1; SANDBOX CREATE multi TTL 1h; UPDATE users SET score = 3 WHERE id = 1; "+
+			"SELECT score FROM users WHERE id = 1; SANDBOX STATUS; sandbox detach ; SELECT score FROM users WHERE id = 1")
+	if err != nil {
+		t.Fatal(mysqlErr(err))
+	}
+	var got []string
+	for {
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]sql.NullString, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			if len(cols) == 1 {
+				got = append(got, vals[0].String)
+			} else {
+				got = append(got, vals[1].String+"/"+vals[7].String)
+			}
+		}
+		if !rows.NextResultSet() {
+			break
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(mysqlErr(err))
+	}
+	rows.Close()
+	want := []string{"10.50", "3.00", "multi/app.users", "10.50"}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("results %v, want %v", got, want)
+	}
+	// An error stops the input, as on the server.
+	_, err = c.ExecContext(context.Background(), "SANDBOX ATTACH multi; SANDBOX FROB; UPDATE users SET score = 4 WHERE id = 1")
+	if e := mysqlErr(err); !strings.HasPrefix(e, "1064") {
+		t.Errorf("bad SANDBOX statement in a multi-statement: %s", e)
+	}
+	if got := queryString(t, c, "SELECT score FROM users WHERE id = 1"); got != "3.00" {
+		t.Errorf("after the failed input the sandbox reads %q, want 3.00 (the UPDATE after the error must not run)", got)
+	}
+	mustExecC(t, c, "SANDBOX DISCARD multi")
+}

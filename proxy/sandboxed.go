@@ -55,6 +55,11 @@ func (s *session) planned(cmd byte) error {
 		}
 		s.sqlModeKnown = true
 	}
+	if cmd == comQuery {
+		if pieces := s.sandboxPieces(sql); pieces != nil {
+			return s.multiStatement(pieces)
+		}
+	}
 	opts := s.options()
 	plan, err := s.sbx.Plan(s.ctx(), sql, opts, cmd == comStmtPrepare)
 	if err != nil {
@@ -357,6 +362,14 @@ func (s *session) relayUnmappedErr() (bool, error) {
 
 // writeReply sends a proxy-made answer: an OK packet or a text result set.
 func (s *session) writeReply(r *sandbox.Reply) error {
+	if err := s.writeReplyNoFlush(r); err != nil {
+		return err
+	}
+	return s.flushClient()
+}
+
+// writeReplyNoFlush writes a proxy-made answer without flushing.
+func (s *session) writeReplyNoFlush(r *sandbox.Reply) error {
 	var err error
 	w := func(p []byte) {
 		if err == nil {
@@ -391,9 +404,6 @@ func (s *session) writeReply(r *sandbox.Reply) error {
 			w(p)
 		}
 		w(eof)
-	}
-	if err == nil {
-		err = s.cw.Flush()
 	}
 	if err != nil {
 		return &linkError{side: sideClient, write: true, err: err}

@@ -161,3 +161,29 @@ func (p *Policy) SessionSettings(f Flavor) []string {
 	}
 	return []string{"SET SESSION sql_select_limit = " + strconv.FormatInt(p.MaxRows, 10)}
 }
+
+// SplitStatements cuts a multi-statement input at its top-level semicolons
+// (not inside quotes or comments) and returns the statements as written,
+// without the semicolons, surrounding blanks and empty statements. It does
+// not know compound statements (BEGIN … END bodies), so callers use it only
+// for inputs they otherwise could not handle.
+func SplitStatements(sql string, opts Options) []string {
+	var out []string
+	start := 0
+	add := func(end int) {
+		if s := strings.TrimSpace(sql[start:end]); s != "" {
+			out = append(out, s)
+		}
+	}
+	for _, t := range lex(sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes}) {
+		if t.kind == tokPunct && sql[t.start] == ';' {
+			add(int(t.start))
+			start = int(t.end)
+		}
+	}
+	add(len(sql))
+	return out
+}
+
+// IsSandboxStatement reports whether sql starts with the SANDBOX keyword.
+func IsSandboxStatement(sql string) bool { return isSandboxStatement(sql) }

@@ -91,3 +91,17 @@ func TestPolicyInternalPrefix(t *testing.T) {
 		}
 	}
 }
+
+func TestSplitStatements(t *testing.T) {
+	for in, want := range map[string][]string{
+		"SANDBOX LIST":                               {"SANDBOX LIST"},
+		"SELECT 1; SANDBOX STATUS;":                  {"SELECT 1", "SANDBOX STATUS"},
+		"SELECT ';' ; /* ; */ SELECT `a;b` -- ;\n;;": {"SELECT ';'", "/* ; */ SELECT `a;b` -- ;"},
+		"  ; ":                                       nil,
+	} {
+		got := SplitStatements(in, Options{})
+		if strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
+			t.Errorf("SplitStatements(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

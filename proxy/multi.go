@@ -1,0 +1,193 @@
+package proxy
+
+import (
+	"encoding/binary"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	sandbox "github.com/sqlfork/sqlfork-proxy/session"
+)
+
+// sandboxPieces splits a multi-statement COM_QUERY that holds SANDBOX
+// statements; nil means the input is not one.
+func (s *session) sandboxPieces(sql string) []string {
+	if s.caps&capMultiStatements == 0 || !strings.Contains(strings.ToUpper(sql), "SANDBOX") {
+		return nil
+	}
+	pieces := rewrite.SplitStatements(sql, s.options())
+	if len(pieces) < 2 {
+		return nil
+	}
+	for _, p := range pieces {
+		if rewrite.IsSandboxStatement(p) {
+			return pieces
+		}
+	}
+	return nil
+}
+
+// multiStatement runs a multi-statement input holding SANDBOX statements:
+// each SANDBOX statement is answered by the proxy, each run of other
+// statements goes upstream as one multi-statement, and the answers are
+// joined into one response (SERVER_MORE_RESULTS_EXISTS between them).
+// As on the server, the first error ends the input.
+func (s *session) multiStatement(pieces []string) error {
+	var groups [][]string
+	for _, p := range pieces {
+		if rewrite.IsSandboxStatement(p) || len(groups) == 0 || rewrite.IsSandboxStatement(groups[len(groups)-1][0]) {
+			groups = append(groups, []string{p})
+			continue
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], p)
+	}
+	for i, g := range groups {
+		more := i < len(groups)-1
+		sql := strings.Join(g, ";\n")
+		plan, err := s.sbx.Plan(s.ctx(), sql, s.options(), false)
+		if err != nil {
+			return s.writeErr(clientError(err))
+		}
+		if plan.Reply != nil {
+			if more {
+				s.status |= statusMoreResults
+			}
+			err := s.writeReplyNoFlush(plan.Reply)
+			s.status &^= statusMoreResults
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if refused, err := s.beforeStatement(plan); err != nil {
+			return err
+		} else if refused != nil {
+			return s.writeErr(refused)
+		}
+		ok, err := s.runResequenced(plan, more)
+		if err != nil || !ok {
+			if err == nil {
+				err = s.flushClient()
+			}
+			return err
+		}
+		if err := s.afterStatement(plan); err != nil {
+			return err
+		}
+	}
+	if s.status&statusInTrans != 0 {
+		s.tx.broken = true // not recorded for a replay
+	}
+	return s.flushClient()
+}
+
+func (s *session) flushClient() error {
+	if err := s.cw.Flush(); err != nil {
+		return &linkError{side: sideClient, write: true, err: err}
+	}
+	return nil
+}
+
+// runResequenced sends plan's text upstream and copies the answer to the
+// client packet by packet with the client's sequence numbers, marking the
+// last result "more results follow" when more is set. ok is false when the
+// answer ended in an error.
+func (s *session) runResequenced(plan *sandbox.Plan, more bool) (bool, error) {
+	if _, err := writePacket(s.be.w, 0, append([]byte{comQuery}, plan.SQL...)); err != nil {
+		return false, &linkError{side: sideUpstream, write: true, err: err}
+	}
+	if err := s.be.w.Flush(); err != nil {
+		return false, &linkError{side: sideUpstream, write: true, err: err}
+	}
+	read := func() ([]byte, error) {
+		p, _, err := readPacket(s.be.r, nil, maxStatement)
+		if err != nil {
+			return nil, &linkError{side: sideUpstream, err: noEOF(err)}
+		}
+		return p, nil
+	}
+	write := func(p []byte) error {
+		var err error
+		if s.seq, err = writePacket(s.cw, s.seq, p); err != nil {
+			return &linkError{side: sideClient, write: true, err: err}
+		}
+		return nil
+	}
+	// setMore adds SERVER_MORE_RESULTS_EXISTS to a final OK or EOF.
+	setMore := func(p []byte, at int) {
+		st := binary.LittleEndian.Uint16(p[at:])
+		s.status = st
+		if more && st&statusMoreResults == 0 {
+			binary.LittleEndian.PutUint16(p[at:], st|statusMoreResults)
+		}
+	}
+	for {
+		p, err := read()
+		if err != nil {
+			return false, err
+		}
+		switch {
+		case len(p) > 0 && p[0] == errHeader:
+			e := parseErrPacket(p)
+			e.Message = s.sbx.Unmap(e.Message)
+			return false, write(errPayload(e))
+		case len(p) > 0 && p[0] == okHeader:
+			st, ok := okStatus(p)
+			if !ok {
+				return false, s.malformed("OK packet")
+			}
+			if st&statusMoreResults == 0 {
+				_, n1, _ := lenEnc(p[1:])
+				_, n2, _ := lenEnc(p[1+n1:])
+				setMore(p, 1+n1+n2)
+				return true, write(p)
+			}
+			if err := write(p); err != nil {
+				return false, err
+			}
+			continue
+		case len(p) > 0 && p[0] == localInfileReq:
+			return false, &linkError{side: sideUpstream, err: mysql.ErrMalformPacket}
+		}
+		cols, _, ok := lenEnc(p)
+		if !ok || cols == 0 {
+			return false, s.malformed("column count")
+		}
+		if err := write(p); err != nil {
+			return false, err
+		}
+		for i := uint64(0); i <= cols; i++ { // definitions and their EOF
+			p, err := read()
+			if err != nil {
+				return false, err
+			}
+			if err := write(p); err != nil {
+				return false, err
+			}
+		}
+		for {
+			p, err := read()
+			if err != nil {
+				return false, err
+			}
+			if len(p) > 0 && p[0] == errHeader {
+				return false, write(p)
+			}
+			if len(p) > 0 && p[0] == eofHeader && len(p) < maxEOFPayloadLength {
+				st, _ := eofStatus(p)
+				if st&statusMoreResults == 0 {
+					setMore(p, 3)
+					return true, write(p)
+				}
+				if err := write(p); err != nil {
+					return false, err
+				}
+				break
+			}
+			if err := write(p); err != nil {
+				return false, err
+			}
+		}
+	}
+}
