@@ -97,7 +97,7 @@ func TestSplitStatements(t *testing.T) {
 		"SANDBOX LIST":                               {"SANDBOX LIST"},
 		"SELECT 1; SANDBOX STATUS;":                  {"SELECT 1", "SANDBOX STATUS"},
 		"SELECT ';' ; /* ; */ SELECT `a;b` -- ;\n;;": {"SELECT ';'", "/* ; */ SELECT `a;b` -- ;"},
-		"  ; ":                                       nil,
+		"  ; ": nil,
 	} {
 		got := SplitStatements(in, Options{})
 		if strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
