@@ -190,6 +190,9 @@ func TestSandboxTransparent(t *testing.T) {
 		}
 	}
 
+	if n := h.metric(t, "sqlfork_sandbox_refusals_total", map[string]string{"code": "1290"}); n < 4 {
+		t.Errorf("sqlfork_sandbox_refusals_total{code=1290} = %v, want >= 4", n)
+	}
 	// STATUS lists the sandbox's tables.
 	rows, err := c1.QueryContext(context.Background(), "SANDBOX STATUS")
 	if err != nil {
@@ -248,6 +251,12 @@ func TestSandboxPooledTagForksOnce(t *testing.T) {
 	}
 	if n := h.srv.Sandboxes().Forks(); n != 1 {
 		t.Errorf("16 concurrent writers forked app.users %d times, want once", n)
+	}
+	if n := h.metric(t, "sqlfork_forks_total", map[string]string{"strategy": "copy", "kind": "full"}); n != 1 {
+		t.Errorf("sqlfork_forks_total = %v, want 1", n)
+	}
+	if n := h.metric(t, "sqlfork_sandboxes", nil); n != 1 {
+		t.Errorf("sqlfork_sandboxes = %v, want 1", n)
 	}
 	if got := queryString(t, pool, "SELECT COUNT(*) FROM users WHERE name LIKE 'pool-%'"); got != "16" {
 		t.Errorf("pool sees %s rows, want 16", got)

@@ -21,6 +21,14 @@ type Proxy struct {
 	ConnectionPanics     prometheus.Counter
 	Commands             *prometheus.CounterVec   // label: command
 	CommandDuration      *prometheus.HistogramVec // label: command
+
+	// Sandboxes.
+	Sandboxes          prometheus.Gauge
+	Forks              *prometheus.CounterVec // labels: strategy, kind (full, schema)
+	ForkDuration       prometheus.Histogram
+	ForkedBytes        prometheus.Counter
+	SandboxRefusals    *prometheus.CounterVec // label: code
+	TransactionReplays *prometheus.CounterVec // label: outcome (restarted, replayed, refused)
 }
 
 // New creates the collectors and registers them, plus the Go and process
@@ -64,9 +72,35 @@ func New(reg prometheus.Registerer) *Proxy {
 			Help:    "Time from reading a command to the end of its response, by command.",
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"command"}),
+		Sandboxes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "sandboxes",
+			Help: "Sandboxes this process holds in memory (attached or kept).",
+		}),
+		Forks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "forks_total",
+			Help: "Tables forked into sandboxes, by strategy and kind (full copy or schema only).",
+		}, []string{"strategy", "kind"}),
+		ForkDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "fork_duration_seconds",
+			Help:    "Time to fork one table.",
+			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300},
+		}),
+		ForkedBytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "forked_bytes_total",
+			Help: "Bytes (data and indexes) of tables forked.",
+		}),
+		SandboxRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "sandbox_refusals_total",
+			Help: "Statements refused by the sandbox layer, by MySQL error code.",
+		}, []string{"code"}),
+		TransactionReplays: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "sandbox_transaction_restarts_total",
+			Help: "Client transactions that met a fork made after they began, by outcome: restarted (had only read), replayed (writes replayed), refused (1412).",
+		}, []string{"outcome"}),
 	}
 	reg.MustRegister(m.ConnectionsActive, m.ConnectionsTotal, m.ConnectionsRejected, m.AuthFailures,
 		m.UpstreamConnectFails, m.UpstreamLost, m.ConnectionPanics, m.Commands, m.CommandDuration,
+		m.Sandboxes, m.Forks, m.ForkDuration, m.ForkedBytes, m.SandboxRefusals, m.TransactionReplays,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

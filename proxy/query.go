@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/sqlfork/sqlfork-proxy/metrics"
+
 	sandbox "github.com/sqlfork/sqlfork-proxy/session"
 )
 
@@ -213,6 +215,7 @@ func (s *Server) sandboxes(ctx context.Context) (*sandbox.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.SetObserver(sandboxMetrics{s.m})
 	s.sbm = m
 	return m, nil
 }
@@ -235,4 +238,19 @@ func clientError(err error) *mysql.MyError {
 		return &mysql.MyError{Code: me.Code, State: me.State, Message: "sqlfork-proxy: " + err.Error()}
 	}
 	return newError(mysql.ER_UNKNOWN_ERROR, "HY000", "sqlfork-proxy: %v", err)
+}
+
+// sandboxMetrics feeds sandbox events to the Prometheus collectors.
+type sandboxMetrics struct{ m *metrics.Proxy }
+
+func (o sandboxMetrics) Sandboxes(n int) { o.m.Sandboxes.Set(float64(n)) }
+
+func (o sandboxMetrics) Forked(strategy string, schemaOnly bool, took time.Duration, bytes int64) {
+	kind := "full"
+	if schemaOnly {
+		kind = "schema"
+	}
+	o.m.Forks.WithLabelValues(strategy, kind).Inc()
+	o.m.ForkDuration.Observe(took.Seconds())
+	o.m.ForkedBytes.Add(float64(bytes))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -64,7 +65,7 @@ func (s *session) planned(cmd byte) error {
 	plan, err := s.sbx.Plan(s.ctx(), sql, opts, cmd == comStmtPrepare)
 	if err != nil {
 		s.log.Debug("statement refused", zap.Error(err))
-		return s.writeErr(clientError(err))
+		return s.refused(clientError(err))
 	}
 	if plan.Reply != nil {
 		return s.writeReply(plan.Reply)
@@ -109,6 +110,12 @@ func (s *session) planned(cmd byte) error {
 	return s.afterStatement(plan)
 }
 
+// refused answers a statement the sandbox layer refused, and counts it.
+func (s *session) refused(e *mysql.MyError) error {
+	s.srv.m.SandboxRefusals.WithLabelValues(strconv.Itoa(int(e.Code))).Inc()
+	return s.writeErr(e)
+}
+
 // beforeStatement restarts or replays the client's transaction when the
 // plan asks for it. refused is the error the client gets instead of the
 // statement's answer when that is impossible.
@@ -121,11 +128,15 @@ func (s *session) beforeStatement(plan *sandbox.Plan) (*mysql.MyError, error) {
 			}
 			return nil, err
 		}
+		s.srv.m.TransactionReplays.WithLabelValues("restarted").Inc()
 	case plan.Replay:
 		if why := s.replayTransaction(); why != "" {
 			s.tx.reset()
+			s.srv.m.TransactionReplays.WithLabelValues("refused").Inc()
+			s.log.Info("transaction could not be replayed after a fork", zap.String("why", why))
 			return clientError(s.sbx.ReplayRefused(why)), nil
 		}
+		s.srv.m.TransactionReplays.WithLabelValues("replayed").Inc()
 	}
 	return nil, nil
 }

@@ -127,8 +127,22 @@ type SideConn interface {
 // Dialer opens side connections.
 type Dialer func(ctx context.Context) (SideConn, error)
 
+// Observer is told about sandbox events, for metrics.
+type Observer interface {
+	// Sandboxes is the number of sandboxes the manager holds.
+	Sandboxes(n int)
+	// Forked reports one finished fork.
+	Forked(strategy string, schemaOnly bool, took time.Duration, bytes int64)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Sandboxes(int)                             {}
+func (nopObserver) Forked(string, bool, time.Duration, int64) {}
+
 // Manager owns the sandboxes of one proxy process.
 type Manager struct {
+	obs      Observer
 	cfg      Config
 	log      *zap.Logger
 	dial     Dialer
@@ -205,7 +219,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	}
 	m := &Manager{cfg: cfg, log: log, dial: dial, meta: MetaSchema(cfg.Prefix), engine: rewrite.NewEngine(0),
 		pool: make(chan SideConn, 8), byID: map[string]*Sandbox{}, byName: map[string]*Sandbox{},
-		proxyID: randomID(6), stop: make(chan struct{}), done: make(chan struct{})}
+		proxyID: randomID(6), stop: make(chan struct{}), done: make(chan struct{}), obs: nopObserver{}}
 	c, err := m.conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox manager: %w", err)
@@ -257,6 +271,13 @@ func (m *Manager) Close() {
 		default:
 			return
 		}
+	}
+}
+
+// SetObserver installs o; call it before the manager is used.
+func (m *Manager) SetObserver(o Observer) {
+	if o != nil {
+		m.obs = o
 	}
 }
 
@@ -364,6 +385,7 @@ func (m *Manager) newSandbox(name, owner string) (*Sandbox, error) {
 	now := time.Now().UTC()
 	sb := &Sandbox{ID: id, Name: name, Owner: owner, Created: now, lastActive: now, tables: map[string]*entry{}}
 	m.byID[id], m.byName[name] = sb, sb
+	m.obs.Sandboxes(len(m.byID))
 	return sb, nil
 }
 
@@ -396,6 +418,7 @@ func (m *Manager) forget(sb *Sandbox) {
 	if m.byName[sb.Name] == sb {
 		delete(m.byName, sb.Name)
 	}
+	m.obs.Sandboxes(len(m.byID))
 }
 
 // lookup finds a sandbox by name in memory or, failing that, in the
@@ -593,6 +616,7 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	if mode == forker.Full {
 		m.forks.Add(1)
 	}
+	m.obs.Forked(m.strategy.Name(), mode == forker.SchemaOnly, st.Duration, st.Bytes)
 	m.log.Info("forked table", zap.String("sandbox", sb.Name), zap.String("table", t.String()),
 		zap.String("fork", phys.String()), zap.String("strategy", m.strategy.Name()), zap.String("kind", kind),
 		zap.Int64("rows", st.Rows), zap.Int64("bytes", st.Bytes), zap.Duration("took", st.Duration))

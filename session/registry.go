@@ -187,6 +187,7 @@ func (m *Manager) load(ctx context.Context, name string) (*Sandbox, error) {
 		return cur, nil
 	}
 	m.byID[sb.ID], m.byName[sb.Name] = sb, sb
+	m.obs.Sandboxes(len(m.byID))
 	return sb, nil
 }
 
