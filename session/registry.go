@@ -385,9 +385,31 @@ func (m *Manager) renew(ctx context.Context) error {
 			if err := m.persist(ctx, c, sb); err != nil {
 				return err
 			}
+			if err := m.adopt(ctx, c, sb); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
+}
+
+// adopt merges into sb the tables other proxy processes recorded for it
+// (a sandbox attached through several processes), so reads here go to
+// forks made there within one reap interval.
+func (m *Manager) adopt(ctx context.Context, c SideConn, sb *Sandbox) error {
+	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+forker.QuoteString(sb.ID))
+	if err != nil {
+		return fmt.Errorf("read registry: %w", err)
+	}
+	for _, r := range rows {
+		e := m.rowEntry(r)
+		k := m.key(e.logical)
+		if cur, ok := sb.resolve(k); ok && cur.kind == e.kind {
+			continue
+		}
+		m.setEntry(sb, k, e)
+	}
+	return nil
 }
 
 // reaper renews leases and expires sandboxes until Close.
