@@ -101,6 +101,11 @@ type proxyHandle struct {
 
 // startProxy runs a proxy in front of upstream, logging in with db's account.
 func startProxy(upstream string, db *testdb.Server, mutate func(*proxy.Config)) (*proxyHandle, error) {
+	return startProxyLogging(upstream, db, mutate, zap.NewNop())
+}
+
+// startProxyLogging is startProxy with the proxy's logs going to log.
+func startProxyLogging(upstream string, db *testdb.Server, mutate func(*proxy.Config), log *zap.Logger) (*proxyHandle, error) {
 	cfg := proxy.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Upstream = upstream
@@ -113,7 +118,7 @@ func startProxy(upstream string, db *testdb.Server, mutate func(*proxy.Config)) 
 		mutate(&cfg)
 	}
 	reg := prometheus.NewRegistry()
-	srv, err := proxy.New(cfg, zap.NewNop(), metrics.New(reg))
+	srv, err := proxy.New(cfg, log, metrics.New(reg))
 	if err != nil {
 		return nil, err
 	}

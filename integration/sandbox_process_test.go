@@ -131,6 +131,11 @@ SELECT email FROM users WHERE name = 'alice';
 	if err == nil || !strings.Contains(out, "ERROR 1105") || !strings.Contains(out, "no sandbox named") {
 		t.Errorf("attach of a missing sandbox: %v\n%s", err, out)
 	}
+	// The CLI's `use` is COM_INIT_DB: refused for the proxy's databases.
+	out, err = mariadbCLIRun(t, cli, c.addr, sandboxUser, "app", "use _sqlfork_meta\nSELECT 1;\n")
+	if err == nil || !strings.Contains(out, "ERROR 1044") {
+		t.Errorf("use _sqlfork_meta: %v\n%s", err, out)
+	}
 	root := openDB(t, db.DSN(""))
 	if got := queryString(t, root, "SELECT email FROM app.users WHERE name = 'alice'"); got != "alice@example.com" {
 		t.Errorf("production changed: %q", got)

@@ -155,6 +155,11 @@ func TestSandboxTransparent(t *testing.T) {
 	if got := queryString(t, c1, "SELECT COUNT(*) FROM other.things"); got != "0" {
 		t.Errorf("truncated fork has %s rows", got)
 	}
+	// A write after TRUNCATE uses the (empty) fork: it must not fork again.
+	mustExecC(t, c1, "INSERT INTO other.things VALUES (9, 'nine')")
+	if got := queryString(t, c1, "SELECT GROUP_CONCAT(id) FROM other.things"); got != "9" {
+		t.Errorf("after TRUNCATE and INSERT the sandbox holds ids %q, want 9", got)
+	}
 	mustExecC(t, c1, "DROP TABLE scratch")
 	_, err := c1.ExecContext(context.Background(), "SELECT * FROM scratch")
 	if e := mysqlErr(err); !strings.HasPrefix(e, "1146") || strings.Contains(e, "_sqlfork") {
@@ -439,4 +444,31 @@ func TestSandboxStatementsInMultiStatements(t *testing.T) {
 		t.Errorf("after the failed input the sandbox reads %q, want 3.00 (the UPDATE after the error must not run)", got)
 	}
 	mustExecC(t, c, "SANDBOX DISCARD multi")
+}
+
+// TestSandboxResetAndChangeUser pins down what the two session-resetting
+// commands do to the sandbox binding: COM_RESET_CONNECTION keeps it (a pool
+// resets between borrowers), COM_CHANGE_USER binds afresh as a new login of
+// that user would (releasing, here discarding, the old unkept sandbox).
+func TestSandboxResetAndChangeUser(t *testing.T) {
+	_, h := sandboxProxy(t, "transparent", nil)
+	r := dialRaw(t, h.addr, sandboxUser+"+rc", sandboxPassword, "app")
+	r.query("UPDATE users SET score = 77 WHERE id = 1")
+	r.send(0x1F) // COM_RESET_CONNECTION
+	r.expectOK()
+	if v := r.scalar("SELECT score FROM users WHERE id = 1"); v != "77.00" {
+		t.Errorf("after COM_RESET_CONNECTION: %s, want the sandbox's 77.00", v)
+	}
+	if p := r.changeUser(sandboxUser, sandboxPassword, "app"); p[0] != 0 {
+		t.Fatalf("change user: %q", p)
+	}
+	if v := r.scalar("SELECT score FROM users WHERE id = 1"); v != "10.50" {
+		t.Errorf("after COM_CHANGE_USER to an untagged login: %s, want a fresh sandbox's 10.50", v)
+	}
+	if p := r.changeUser(sandboxUser+"+rc", sandboxPassword, "app"); p[0] != 0 {
+		t.Fatalf("change user back: %q", p)
+	}
+	if v := r.scalar("SELECT score FROM users WHERE id = 1"); v != "10.50" {
+		t.Errorf("back in rc: %s, want 10.50 (the unkept sandbox went with its last connection)", v)
+	}
 }

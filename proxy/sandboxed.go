@@ -255,7 +255,7 @@ func (s *session) afterStatement(plan *sandbox.Plan) error {
 			s.status &^= statusInTrans // a deadlock rolls the transaction back
 		}
 	}
-	if err := s.sbx.Executed(s.ctx(), plan, s.status); err != nil {
+	if err := s.sbx.Executed(s.ctx(), plan, s.status, s.h.first() == errHeader); err != nil {
 		s.log.Warn("sandbox bookkeeping after DDL failed", zap.Error(err))
 	}
 	if plan != nil && plan.UseDB {
@@ -326,6 +326,11 @@ func (s *session) initDB() error {
 	p, seq, err := readPacket(s.cr, nil, handshakeLimit)
 	if err != nil {
 		return &linkError{side: sideClient, err: noEOF(err)}
+	}
+	if prefix := s.srv.cfg.Sandbox.Prefix; prefix != "" && len(p) > len(prefix) &&
+		strings.EqualFold(string(p[1:1+len(prefix)]), prefix) {
+		s.seq = seq + 1
+		return s.refused(newError(1044, "42000", "sqlfork-proxy: access to the proxy's internal database %s is denied", quoteIdent(string(p[1:]))))
 	}
 	if _, err := writePacket(s.be.w, seq, p); err != nil {
 		return &linkError{side: sideUpstream, write: true, err: err}
@@ -623,3 +628,5 @@ func (s *session) closeUpstream(id uint32) {
 		_ = s.be.w.Flush()
 	}
 }
+
+func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }

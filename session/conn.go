@@ -174,6 +174,9 @@ type Plan struct {
 	analysis *rewrite.Analysis
 	refresh  []rewrite.Table
 	locks    bool
+	// undoOnError are schema-only forks made for a DROP: if the statement
+	// fails they must go, or the sandbox would see an empty table.
+	undoOnError []rewrite.Table
 }
 
 // Version identifies a sandbox binding and its table map.
@@ -257,8 +260,12 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 			mode = forker.SchemaOnly
 		}
 		for _, t := range st.Writes {
-			if _, err := s.m.ensure(ctx, s.sb, t, mode, s.user); err != nil {
+			_, made, err := s.m.ensure(ctx, s.sb, t, mode)
+			if err != nil {
 				return nil, err
+			}
+			if made && mode == forker.SchemaOnly && st.Kind != "TRUNCATE TABLE" {
+				p.undoOnError = append(p.undoOnError, t)
 			}
 		}
 		if st.Class == rewrite.ClassDDL {
@@ -317,7 +324,7 @@ func (s *Session) ReplayRefused(why string) error {
 // Executed records the outcome of a planned input: the server status
 // after it (for transaction tracking), and, for DDL in a sandbox, re-reads
 // which tables now exist there.
-func (s *Session) Executed(ctx context.Context, p *Plan, status uint16) error {
+func (s *Session) Executed(ctx context.Context, p *Plan, status uint16, failed bool) error {
 	const inTrans = 0x0001
 	now := status&inTrans != 0
 	switch {
@@ -329,7 +336,17 @@ func (s *Session) Executed(ctx context.Context, p *Plan, status uint16) error {
 		s.trxLocked = false
 	}
 	s.inTrx = now
-	if p != nil && len(p.refresh) > 0 && s.sb != nil {
+	if p == nil || s.sb == nil {
+		return nil
+	}
+	if failed {
+		for _, t := range p.undoOnError {
+			if err := s.m.unfork(ctx, s.sb, t); err != nil {
+				return err
+			}
+		}
+	}
+	if len(p.refresh) > 0 {
 		return s.m.refresh(ctx, s.sb, p.refresh)
 	}
 	return nil

@@ -208,6 +208,10 @@ const (
 	kindCreated = "created" // made in the sandbox
 	kindDropped = "dropped" // dropped in the sandbox: hidden there
 	kindAbsent  = "absent"  // not in production; sandbox statements see it missing
+	// kindForking is a registry row written before a fork starts, so that
+	// reconciliation (in any process) never takes the half-made fork for
+	// an orphan; a crash leaves it behind, and it is redone or reaped.
+	kindForking = "forking"
 )
 
 // New connects to the upstream, creates the registry if needed, reconciles
@@ -243,6 +247,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 		m.drop(c)
 		return nil, err
 	}
+	m.warnTriggerVisibility(ctx, c)
 	m.put(c)
 	if err := m.reconcile(ctx); err != nil {
 		return nil, err
@@ -251,6 +256,23 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	log.Info("sandbox manager ready", zap.String("forker", m.strategy.Name()), zap.String("upstream_version", m.version),
 		zap.String("prefix", cfg.Prefix), zap.Bool("case_sensitive_names", m.caseSensitive))
 	return m, nil
+}
+
+// warnTriggerVisibility logs when the upstream account holds no TRIGGER
+// privilege anywhere: MariaDB and MySQL then hide triggers from it, so the
+// copy strategy cannot see (and refuse) tables that have them.
+func (m *Manager) warnTriggerVisibility(ctx context.Context, c SideConn) {
+	if m.strategy.Name() != "copy" {
+		return
+	}
+	rows, err := c.Query(ctx, "SELECT (SELECT COUNT(*) FROM information_schema.USER_PRIVILEGES WHERE PRIVILEGE_TYPE = 'TRIGGER')"+
+		" + (SELECT COUNT(*) FROM information_schema.SCHEMA_PRIVILEGES WHERE PRIVILEGE_TYPE = 'TRIGGER' AND TABLE_SCHEMA NOT LIKE "+
+		forker.QuoteString(likeEscape(m.cfg.Prefix)+"%")+")")
+	if err != nil || len(rows) != 1 || str(rows[0][0]) != "0" {
+		return
+	}
+	m.log.Warn("the upstream account has no TRIGGER privilege on production schemas, so triggers are invisible to it: " +
+		"a table with triggers would be forked without them instead of refused; grant TRIGGER on schemas that use triggers")
 }
 
 // Close stops the reaper and closes side connections. Unkept sandboxes of
@@ -511,35 +533,37 @@ func (m *Manager) physical(sb *Sandbox, t rewrite.Table) rewrite.Table {
 // ensure makes sure t has a place in sb for a statement of the given kind:
 // a fork (full or schema only) of the production table, or, for a table
 // production does not have, a name in the sandbox schema. It returns the
-// entry.
-func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode forker.Mode, owner string) (*entry, error) {
+// entry and whether this call made it.
+func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode forker.Mode) (e *entry, made bool, err error) {
 	k := m.key(t)
-	if e, ok := sb.resolve(k); ok && (e.kind != kindSchema || mode == forker.SchemaOnly) && e.kind != kindAbsent {
-		return e, nil
+	// Any state but "absent" is final: a schema-only fork is the table as
+	// TRUNCATE left it, a dropped one stays dropped until created again.
+	if e, ok := sb.resolve(k); ok && e.kind != kindAbsent {
+		return e, false, nil
 	}
 	sb.forkMu.Lock()
 	defer sb.forkMu.Unlock()
-	if e, ok := sb.resolve(k); ok && (e.kind != kindSchema || mode == forker.SchemaOnly) && e.kind != kindAbsent {
-		return e, nil // forked by another connection while we waited
+	if e, ok := sb.resolve(k); ok && e.kind != kindAbsent {
+		return e, false, nil // forked by another connection while we waited
 	}
 	sb.mu.Lock()
 	discarded := sb.discarded
 	sb.mu.Unlock()
 	if discarded {
-		return nil, refusal(1105, "HY000", "sandbox %q was discarded; SANDBOX CREATE or ATTACH another", sb.Name)
+		return nil, false, refusal(1105, "HY000", "sandbox %q was discarded; SANDBOX CREATE or ATTACH another", sb.Name)
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.ForkTimeout)
 	defer cancel()
 	var out *entry
-	err := m.withConn(ctx, func(c SideConn) error {
+	err = m.withConn(ctx, func(c SideConn) error {
 		var err error
 		out, err = m.forkLocked(ctx, c, sb, t, k, mode)
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return out, nil
+	return out, true, nil
 }
 
 // forkLocked forks t under the sandbox's fork mutex and an upstream lock,
@@ -563,7 +587,7 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	// Another process may have forked it meanwhile.
 	if e, err := m.loadEntry(ctx, c, sb, t); err != nil {
 		return nil, err
-	} else if e != nil && (e.kind != kindSchema || mode == forker.SchemaOnly) {
+	} else if e != nil && e.kind != kindForking {
 		m.setEntry(sb, k, e)
 		return e, nil
 	}
@@ -571,8 +595,8 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+forker.QuoteIdent(phys.DB)); err != nil {
 		return nil, fmt.Errorf("create sandbox schema %s: %w", phys.DB, err)
 	}
-	// A schema-only fork being upgraded, or leftovers of a crash: start
-	// from nothing.
+	// Leftovers of a crash between creating and recording: start from
+	// nothing.
 	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+ftable(phys).String()); err != nil {
 		return nil, fmt.Errorf("clear %s: %w", phys, err)
 	}
@@ -588,7 +612,14 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 			}
 		}
 	}
+	marker := &entry{logical: t, phys: phys, kind: kindForking, created: time.Now().UTC()}
+	if err := m.saveEntry(ctx, c, sb, marker); err != nil {
+		return nil, err
+	}
 	st, err := m.strategy.Fork(ctx, c, ftable(t), ftable(phys), mode)
+	if err != nil {
+		m.deleteEntry(context.WithoutCancel(ctx), c, sb, t)
+	}
 	kind := kindFork
 	if mode == forker.SchemaOnly {
 		kind = kindSchema
@@ -674,6 +705,41 @@ func (m *Manager) refresh(ctx context.Context, sb *Sandbox, tables []rewrite.Tab
 		}
 		return nil
 	})
+}
+
+// unfork removes a schema-only fork made for a DROP that then failed, so
+// the sandbox sees the production table again rather than an empty one.
+func (m *Manager) unfork(ctx context.Context, sb *Sandbox, t rewrite.Table) error {
+	k := m.key(t)
+	e, ok := sb.resolve(k)
+	if !ok || e.kind != kindSchema {
+		return nil
+	}
+	sb.forkMu.Lock()
+	defer sb.forkMu.Unlock()
+	gone := false
+	err := m.withConn(ctx, func(c SideConn) error {
+		if _, _, err := forker.Size(ctx, c, ftable(e.phys)); errors.Is(err, forker.ErrNoSource) {
+			gone = true // the DROP took it despite the error: refresh marks it dropped
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if _, err := c.Exec(ctx, "DELETE FROM "+m.q("tables")+" WHERE sandbox_id = "+forker.QuoteString(sb.ID)+
+			" AND db = "+forker.QuoteString(t.DB)+" AND tbl = "+forker.QuoteString(t.Name)); err != nil {
+			return err
+		}
+		_, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+ftable(e.phys).String())
+		return err
+	})
+	if err != nil || gone {
+		return err
+	}
+	sb.mu.Lock()
+	delete(sb.tables, k)
+	sb.version++
+	sb.mu.Unlock()
+	return nil
 }
 
 // refusal is a MySQL error for the client.

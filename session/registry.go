@@ -130,7 +130,17 @@ func (m *Manager) saveEntry(ctx context.Context, c SideConn, sb *Sandbox, e *ent
 	return nil
 }
 
+// deleteEntry removes the registry row of t in sb (best effort).
+func (m *Manager) deleteEntry(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table) {
+	_, _ = c.Exec(ctx, "DELETE FROM "+m.q("tables")+" WHERE sandbox_id = "+forker.QuoteString(sb.ID)+
+		" AND db = "+forker.QuoteString(t.DB)+" AND tbl = "+forker.QuoteString(t.Name))
+}
+
 const entryCols = "db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at"
+
+// usable is the registry filter for rows that describe a table in place
+// (not a fork in progress).
+const usable = " AND kind <> 'forking'"
 
 func (m *Manager) rowEntry(r []*string) *entry {
 	return &entry{logical: rewrite.Table{DB: str(r[0]), Name: str(r[1])}, kind: str(r[2]),
@@ -167,7 +177,7 @@ func (m *Manager) load(ctx context.Context, name string) (*Sandbox, error) {
 		r := rows[0]
 		sb = &Sandbox{ID: str(r[0]), Name: str(r[1]), Owner: str(r[2]), kept: str(r[3]) == "1", Created: parseTime(r[4]),
 			expires: parseTime(r[5]), lastActive: parseTime(r[6]), persisted: true, tables: map[string]*entry{}}
-		trows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+forker.QuoteString(sb.ID))
+		trows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+forker.QuoteString(sb.ID)+usable)
 		if err != nil {
 			return fmt.Errorf("read registry: %w", err)
 		}
@@ -285,7 +295,26 @@ func (m *Manager) reconcile(ctx context.Context) error {
 				return fmt.Errorf("drop orphaned schema %s: %w", s, err)
 			}
 		}
-		// Tables no registry row explains: forks a crash interrupted.
+		// Forks a crash interrupted after writing their marker row: the
+		// marker is older than any fork may take.
+		stale := time.Now().UTC().Add(-m.cfg.ForkTimeout - time.Minute)
+		frows, err := c.Query(ctx, "SELECT sandbox_id, db, tbl, phys_db, phys_tbl FROM "+m.q("tables")+
+			" WHERE kind = 'forking' AND created_at < "+sqlTime(stale))
+		if err != nil {
+			return fmt.Errorf("read registry: %w", err)
+		}
+		for _, r := range frows {
+			t := forker.Table{DB: str(r[3]), Name: str(r[4])}
+			m.log.Info("dropping a fork a crash interrupted", zap.String("table", t.String()))
+			if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+t.String()); err != nil {
+				return fmt.Errorf("drop interrupted fork %s: %w", t, err)
+			}
+			if _, err := c.Exec(ctx, "DELETE FROM "+m.q("tables")+" WHERE sandbox_id = "+forker.QuoteString(str(r[0]))+
+				" AND db = "+forker.QuoteString(str(r[1]))+" AND tbl = "+forker.QuoteString(str(r[2]))+" AND kind = 'forking'"); err != nil {
+				return fmt.Errorf("forget interrupted fork %s: %w", t, err)
+			}
+		}
+		// Tables no registry row explains: left by a crash (or by hand).
 		trows, err := c.Query(ctx, "SELECT t.TABLE_SCHEMA, t.TABLE_NAME FROM information_schema.TABLES t LEFT JOIN "+
 			m.q("tables")+" r ON r.phys_db = t.TABLE_SCHEMA AND r.phys_tbl = t.TABLE_NAME WHERE t.TABLE_SCHEMA LIKE "+
 			forker.QuoteString(likeEscape(m.cfg.Prefix+"_")+"%")+" AND t.TABLE_SCHEMA <> "+forker.QuoteString(m.meta)+
@@ -397,7 +426,7 @@ func (m *Manager) renew(ctx context.Context) error {
 // (a sandbox attached through several processes), so reads here go to
 // forks made there within one reap interval.
 func (m *Manager) adopt(ctx context.Context, c SideConn, sb *Sandbox) error {
-	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+forker.QuoteString(sb.ID))
+	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+forker.QuoteString(sb.ID)+usable)
 	if err != nil {
 		return fmt.Errorf("read registry: %w", err)
 	}

@@ -1,0 +1,198 @@
+package integration
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/sqlfork/sqlfork-proxy/proxy"
+)
+
+// TestSandboxForkTableShapes forks tables of the shapes the copy strategy
+// must handle: no primary key, generated columns, a foreign key, a very
+// long database name; and refuses one with a trigger (MariaDB shows
+// triggers only to accounts with the TRIGGER privilege, so this schema
+// grants it; see docs/SANDBOXES.md).
+func TestSandboxForkTableShapes(t *testing.T) {
+	db, h := sandboxProxy(t, "transparent", nil)
+	longDB := "shapes_" + strings.Repeat("x", 57) // 64 characters
+	root := openDB(t, db.DSN("")+"?multiStatements=true")
+	if _, err := root.Exec(fmt.Sprintf(`
+DROP DATABASE IF EXISTS shapes; CREATE DATABASE shapes;
+CREATE TABLE shapes.nopk (a INT, b VARCHAR(10));
+INSERT INTO shapes.nopk VALUES (1,'x'),(1,'x'),(2,NULL);
+CREATE TABLE shapes.gen (id INT PRIMARY KEY AUTO_INCREMENT, price INT, qty INT,
+  total INT AS (price * qty) STORED, label VARCHAR(20) AS (CONCAT('n', id)) VIRTUAL, KEY (total));
+INSERT INTO shapes.gen (price, qty) VALUES (2,3),(5,5);
+CREATE TABLE shapes.parent (id INT PRIMARY KEY);
+CREATE TABLE shapes.child (id INT PRIMARY KEY, parent_id INT, FOREIGN KEY (parent_id) REFERENCES shapes.parent(id));
+INSERT INTO shapes.parent VALUES (1); INSERT INTO shapes.child VALUES (1, 1);
+CREATE TABLE shapes.trig (id INT PRIMARY KEY, n INT);
+CREATE TRIGGER shapes.trig_bi BEFORE INSERT ON shapes.trig FOR EACH ROW SET NEW.n = 42;
+DROP DATABASE IF EXISTS %[1]s; CREATE DATABASE %[1]s; CREATE TABLE %[1]s.t (id INT PRIMARY KEY); INSERT INTO %[1]s.t VALUES (1);
+GRANT SELECT, TRIGGER ON shapes.* TO '%[2]s'@'%%'; GRANT SELECT ON %[1]s.* TO '%[2]s'@'%%';`, longDB, sandboxUser)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = root.Exec("DROP DATABASE IF EXISTS shapes; DROP DATABASE IF EXISTS " + longDB) })
+	c := conn(t, openDB(t, h.userDSN(sandboxUser, "shapes")))
+
+	mustExecC(t, c, "INSERT INTO nopk VALUES (3, 'y')")
+	if got := queryString(t, c, "SELECT COUNT(*) FROM nopk"); got != "4" {
+		t.Errorf("table without a primary key: %s rows in the fork, want 4 (duplicates kept)", got)
+	}
+	mustExecC(t, c, "INSERT INTO gen (price, qty) VALUES (10, 10)")
+	if got := queryString(t, c, "SELECT GROUP_CONCAT(total ORDER BY id) FROM gen"); got != "6,25,100" {
+		t.Errorf("generated columns: totals %q, want 6,25,100", got)
+	}
+	if got := queryString(t, c, "SELECT label FROM gen WHERE id = 3"); got != "n3" {
+		t.Errorf("virtual column: %q", got)
+	}
+	// The fork of a child table has no foreign key (as with SeekDB's FORK
+	// TABLE): a row whose parent exists only in production goes in.
+	mustExecC(t, c, "INSERT INTO child VALUES (2, 99)")
+	_, err := c.ExecContext(context.Background(), "INSERT INTO trig VALUES (1, 0)")
+	if e := mysqlErr(err); !strings.HasPrefix(e, "1105") || !strings.Contains(e, "trigger") {
+		t.Errorf("table with a trigger: %s, want 1105 naming the trigger", e)
+	}
+	mustExecC(t, c, "UPDATE `"+longDB+"`.t SET id = 2")
+	if got := queryString(t, c, "SELECT id FROM `"+longDB+"`.t"); got != "2" {
+		t.Errorf("long database name: %q", got)
+	}
+	var longest int
+	if err := root.QueryRow("SELECT MAX(LENGTH(SCHEMA_NAME)) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE '\\_sqlfork\\_%'").Scan(&longest); err != nil || longest > 64 {
+		t.Errorf("sandbox schema names up to %d characters (%v)", longest, err)
+	}
+	for q, want := range map[string]string{"SELECT COUNT(*) FROM shapes.nopk": "3", "SELECT COUNT(*) FROM shapes.gen": "2",
+		"SELECT COUNT(*) FROM shapes.child": "1", "SELECT id FROM `" + longDB + "`.t": "1"} {
+		if got := queryString(t, root, q); got != want {
+			t.Errorf("production changed: %s = %s, want %s", q, got, want)
+		}
+	}
+}
+
+// TestSandboxLimits: --max-sandboxes and --max-fork-bytes refuse with
+// clear errors.
+func TestSandboxLimits(t *testing.T) {
+	_, h := sandboxProxy(t, "transparent", func(c *proxy.Config) {
+		c.Sandbox.MaxSandboxes = 2
+		c.Sandbox.MaxForkBytes = 1 // any real table is bigger
+	})
+	pool := openDB(t, h.userDSN(sandboxUser, "app"))
+	c1, c2 := conn(t, pool), conn(t, pool)
+	_, err := c1.ExecContext(context.Background(), "UPDATE users SET score = 1")
+	if e := mysqlErr(err); !strings.HasPrefix(e, "1114") || !strings.Contains(e, "max-fork-bytes") {
+		t.Errorf("fork past the byte limit: %s", e)
+	}
+	_ = c2
+	_, err = pool.Conn(context.Background())
+	if e := mysqlErr(err); !strings.HasPrefix(e, "1040") || !strings.Contains(e, "max-sandboxes") {
+		t.Errorf("third sandbox: %s", e)
+	}
+}
+
+// TestSandboxExpiryAndReconcile: a kept sandbox past its TTL is dropped by
+// the reaper; at start the proxy drops databases and tables of sandboxes
+// the registry does not know (a crash mid-fork), never anything else.
+func TestSandboxExpiryAndReconcile(t *testing.T) {
+	db, h := sandboxProxy(t, "explicit", nil)
+	root := openDB(t, db.DSN("")+"?multiStatements=true")
+	c := conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
+	mustExecC(t, c, "SANDBOX CREATE shortlived TTL 1s")
+	mustExecC(t, c, "UPDATE users SET score = 5 WHERE id = 2")
+	mustExecC(t, c, "SANDBOX DETACH")
+	waitFor(t, "the expired sandbox to be dropped", func() bool {
+		var n int
+		_ = root.QueryRow("SELECT COUNT(*) FROM _sqlfork_meta.sandboxes WHERE name = 'shortlived'").Scan(&n)
+		return n == 0 && len(sandboxSchemas(t, root)) == 0
+	})
+
+	// Leftovers of a crash, and a look-alike that is not ours.
+	if _, err := root.Exec(`CREATE DATABASE _sqlfork_deadbeef_app; CREATE TABLE _sqlfork_deadbeef_app.users (id INT);
+CREATE DATABASE IF NOT EXISTS _sqlfork_notanid_app; CREATE TABLE IF NOT EXISTS _sqlfork_notanid_app.keep (id INT);`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = root.Exec("DROP DATABASE IF EXISTS _sqlfork_notanid_app") })
+	h2 := startTestProxy(t, db.Addr, db, func(c *proxy.Config) {
+		c.Mode = "transparent"
+		c.UpstreamUser, c.UpstreamPassword = sandboxUser, sandboxPassword
+	})
+	if _, err := openDB(t, h2.userDSN(sandboxUser, "app")).Exec("SELECT 1"); err != nil { // starts the manager
+		t.Fatal(err)
+	}
+	var n int
+	_ = root.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = '_sqlfork_deadbeef_app'").Scan(&n)
+	if n != 0 {
+		t.Error("orphaned sandbox database survived reconciliation")
+	}
+	_ = root.QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '_sqlfork_notanid_app'").Scan(&n)
+	if n != 1 {
+		t.Error("reconciliation dropped a database that is not a sandbox's")
+	}
+}
+
+// TestSandboxOwnershipAndAudit: other users cannot see, attach or discard
+// a sandbox; admins can; writes in a sandbox are audited.
+func TestSandboxOwnershipAndAudit(t *testing.T) {
+	db, _ := env(t)
+	leastPrivilegeUser(t, db)
+	core, logs := observer.New(zap.InfoLevel)
+	h, err := startProxyLogging(db.Addr, db, func(c *proxy.Config) {
+		c.Mode = "explicit"
+		c.UpstreamUser, c.UpstreamPassword = sandboxUser, sandboxPassword
+		c.Users = []proxy.User{{Name: "other", Password: sandboxPassword}, {Name: "boss", Password: sandboxPassword}}
+		c.Sandbox.Admins = []string{"boss"}
+	}, zap.New(core))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.stop)
+	owner := conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
+	mustExecC(t, owner, "SANDBOX CREATE mine TTL 1h")
+	mustExecC(t, owner, "UPDATE users SET score = 1 WHERE id = 3")
+
+	other := conn(t, openDB(t, h.userDSN("other", "app")))
+	for _, q := range []string{"SANDBOX ATTACH mine", "SANDBOX DISCARD mine"} {
+		_, err := other.ExecContext(context.Background(), q)
+		if e := mysqlErr(err); !strings.HasPrefix(e, "1105") || !strings.Contains(e, "no sandbox named") {
+			t.Errorf("other user, %s: %s", q, e)
+		}
+	}
+	if got := queryString(t, other, "SELECT COUNT(*) FROM (SELECT 1) x"); got != "1" {
+		t.Fatal(got)
+	}
+	rows, err := other.QueryContext(context.Background(), "SANDBOX LIST")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		t.Error("another user's SANDBOX LIST shows a sandbox")
+	}
+	rows.Close()
+	if _, err := sql.Open("mysql", h.userDSN("other+mine", "app")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openDB(t, h.userDSN("other+mine", "app")).Exec("SELECT 1"); !strings.Contains(mysqlErr(err), "no sandbox named") {
+		t.Errorf("other user tagging into the sandbox: %s", mysqlErr(err))
+	}
+	boss := conn(t, openDB(t, h.userDSN("boss", "app")))
+	mustExecC(t, boss, "SANDBOX ATTACH mine")
+	if got := queryString(t, boss, "SELECT score FROM users WHERE id = 3"); got != "1.00" {
+		t.Errorf("admin in the sandbox reads %q", got)
+	}
+	mustExecC(t, boss, "SANDBOX DISCARD mine")
+
+	audits := logs.FilterField(zap.String("audit", "write")).All()
+	if len(audits) != 1 {
+		t.Fatalf("%d audit records, want 1", len(audits))
+	}
+	f := audits[0].ContextMap()
+	if f["sandbox"] != "mine" || f["user"] != sandboxUser || !strings.Contains(fmt.Sprint(f["tables"]), "app.users") ||
+		!strings.Contains(fmt.Sprint(f["physical"]), "_sqlfork_") {
+		t.Errorf("audit record %v", f)
+	}
+}
