@@ -459,6 +459,13 @@ func TestSandboxResetAndChangeUser(t *testing.T) {
 	if v := r.scalar("SELECT score FROM users WHERE id = 1"); v != "77.00" {
 		t.Errorf("after COM_RESET_CONNECTION: %s, want the sandbox's 77.00", v)
 	}
+	// Column metadata shows the logical database, not the fork's.
+	res := r.query("SELECT u.id, u.name FROM users u")
+	for _, f := range res.Fields {
+		if string(f.Schema) != "app" || string(f.OrgTable) != "users" {
+			t.Errorf("column %s: schema %q org_table %q, want app.users", f.Name, f.Schema, f.OrgTable)
+		}
+	}
 	if p := r.changeUser(sandboxUser, sandboxPassword, "app"); p[0] != 0 {
 		t.Fatalf("change user: %q", p)
 	}
@@ -470,5 +477,66 @@ func TestSandboxResetAndChangeUser(t *testing.T) {
 	}
 	if v := r.scalar("SELECT score FROM users WHERE id = 1"); v != "10.50" {
 		t.Errorf("back in rc: %s, want 10.50 (the unkept sandbox went with its last connection)", v)
+	}
+}
+
+// TestSandboxConnectionAttributeAndUserMode: the sqlfork_sandbox connection
+// attribute chooses the sandbox like the user-name tag does, and a user's
+// mode from the config overrides the proxy's.
+func TestSandboxConnectionAttributeAndUserMode(t *testing.T) {
+	_, h := sandboxProxy(t, "transparent", func(c *proxy.Config) {
+		c.Users = []proxy.User{{Name: "trusted", Password: sandboxPassword, Mode: "passthrough"}}
+	})
+	a := conn(t, openDB(t, h.userDSN(sandboxUser, "app", "connectionAttributes=sqlfork_sandbox:attr1")))
+	b := conn(t, openDB(t, h.userDSN(sandboxUser, "app", "connectionAttributes=sqlfork_sandbox:attr1")))
+	mustExecC(t, a, "UPDATE users SET score = 31 WHERE id = 2")
+	if got := queryString(t, b, "SELECT score FROM users WHERE id = 2"); got != "31.00" {
+		t.Errorf("second connection with the attribute reads %q, want the shared sandbox's 31.00", got)
+	}
+	// A passthrough user is a plain proxy session: with the SELECT-only
+	// upstream account its write is refused by the database itself.
+	tr := conn(t, openDB(t, h.userDSN("trusted", "app")))
+	_, err := tr.ExecContext(context.Background(), "UPDATE users SET score = 32 WHERE id = 2")
+	if e := mysqlErr(err); !strings.HasPrefix(e, "1142") {
+		t.Errorf("passthrough user's write: %s, want the server's 1142 (no UPDATE privilege)", e)
+	}
+	if got := queryString(t, tr, "SELECT score FROM users WHERE id = 2"); got != "-3.25" {
+		t.Errorf("passthrough user reads %q, want production's -3.25", got)
+	}
+}
+
+// TestSandboxOneForkAcrossProcesses: connections of two proxies writing the
+// same table of one sandbox at once fork it once in all (GET_LOCK on the
+// upstream, then the registry).
+func TestSandboxOneForkAcrossProcesses(t *testing.T) {
+	db, a := sandboxProxy(t, "transparent", nil)
+	b := startTestProxy(t, db.Addr, db, func(c *proxy.Config) {
+		c.Mode = "transparent"
+		c.UpstreamUser, c.UpstreamPassword = sandboxUser, sandboxPassword
+	})
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := range 16 {
+		h := a
+		if i%2 == 1 {
+			h = b
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := openDB(t, h.userDSN(sandboxUser+"+xproc", "other"))
+			_, err := c.Exec("INSERT INTO things VALUES (?, 'x')", 100+i)
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(mysqlErr(err))
+		}
+	}
+	if n := a.srv.Sandboxes().Forks() + b.srv.Sandboxes().Forks(); n != 1 {
+		t.Errorf("two proxies forked other.things %d times, want once", n)
 	}
 }

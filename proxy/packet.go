@@ -122,6 +122,15 @@ func (p *pipe) flush() error {
 	return nil
 }
 
+// flushIfBlocking flushes dst when src has nothing buffered, so the peer
+// gets what is pending before the proxy waits on src.
+func (p *pipe) flushIfBlocking() error {
+	if p.src.Buffered() == 0 {
+		return p.flush()
+	}
+	return nil
+}
+
 // peek returns the next n bytes of src, flushing dst first if it must wait.
 func (p *pipe) peek(n int) ([]byte, error) {
 	if p.src.Buffered() < n {

@@ -630,3 +630,50 @@ func (s *session) closeUpstream(id uint32) {
 }
 
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+
+// relayDefinitionUnmapped forwards one column definition with its schema
+// field changed from a sandbox database to the logical one.
+func (s *session) relayDefinitionUnmapped() error {
+	if err := s.toClient.flushIfBlocking(); err != nil {
+		return err
+	}
+	p, seq, err := readPacket(s.be.r, nil, internalLimit)
+	if err != nil {
+		return &linkError{side: sideUpstream, err: noEOF(err)}
+	}
+	s.h = packetHead{length: len(p), seq: seq}
+	s.h.n = copy(s.h.prefix[:], p)
+	s.seq = seq + 1
+	if out, ok := unmapColumnSchema(p, s.sbx.LogicalDB); ok {
+		p = out
+	}
+	if _, err := writePacket(s.cw, seq, p); err != nil {
+		return &linkError{side: sideClient, write: true, err: err}
+	}
+	return nil
+}
+
+// unmapColumnSchema rewrites the schema field (the second length-encoded
+// string) of a ColumnDefinition41 payload through logical; ok is false
+// when nothing changes.
+func unmapColumnSchema(p []byte, logical func(string) (string, bool)) ([]byte, bool) {
+	c, n1, ok := lenEnc(p)
+	if !ok || uint64(len(p)-n1) < c {
+		return nil, false
+	}
+	catEnd := n1 + int(c)
+	l, n2, ok := lenEnc(p[catEnd:])
+	if !ok || uint64(len(p)-catEnd-n2) < l {
+		return nil, false
+	}
+	schema := string(p[catEnd+n2 : catEnd+n2+int(l)])
+	db, ok := logical(schema)
+	if !ok {
+		return nil, false
+	}
+	out := make([]byte, 0, len(p)-len(schema)+len(db))
+	out = append(out, p[:catEnd]...)
+	out = appendLenEnc(out, uint64(len(db)))
+	out = append(out, db...)
+	return append(out, p[catEnd+n2+int(l):]...), true
+}

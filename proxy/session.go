@@ -411,6 +411,14 @@ func (s *session) relayPrepare() error {
 // EOF packet that closes them; the EOF is left in s.h.
 func (s *session) relayDefinitions(n uint64, what string) error {
 	for i := uint64(0); i < n; i++ {
+		if s.unmap {
+			// Column metadata names the fork's database: show the logical
+			// one, as on the real database.
+			if err := s.relayDefinitionUnmapped(); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := s.relay(&s.toClient); err != nil {
 			return err
 		}

@@ -348,3 +348,31 @@ func TestParseErrPacketMalformed(t *testing.T) {
 		}
 	}
 }
+
+func TestUnmapColumnSchema(t *testing.T) {
+	def := func(catalog, schema string) []byte {
+		p := appendLenEnc(nil, uint64(len(catalog)))
+		p = append(p, catalog...)
+		p = appendLenEnc(p, uint64(len(schema)))
+		p = append(p, schema...)
+		return append(p, 5, 'u', 's', 'e', 'r', 's', 0x0C, 1, 2)
+	}
+	logical := func(s string) (string, bool) {
+		if s == "_sqlfork_0123abcd_app" {
+			return "app", true
+		}
+		return "", false
+	}
+	out, ok := unmapColumnSchema(def("def", "_sqlfork_0123abcd_app"), logical)
+	if !ok || string(out) != string(def("def", "app")) {
+		t.Errorf("got %q, %v", out, ok)
+	}
+	if _, ok := unmapColumnSchema(def("def", "app"), logical); ok {
+		t.Error("a production schema was rewritten")
+	}
+	for _, bad := range [][]byte{nil, {0xFC}, {3, 'd'}, {0, 9, 'x'}} {
+		if _, ok := unmapColumnSchema(bad, logical); ok {
+			t.Errorf("malformed %q accepted", bad)
+		}
+	}
+}

@@ -386,6 +386,22 @@ func (s *Session) Unmap(msg string) string {
 	return msg
 }
 
+// LogicalDB maps a sandbox database of the session's sandbox to the
+// logical database it stands for.
+func (s *Session) LogicalDB(phys string) (string, bool) {
+	if s.sb == nil || !strings.HasPrefix(phys, s.m.cfg.Prefix) {
+		return "", false
+	}
+	s.sb.mu.Lock()
+	defer s.sb.mu.Unlock()
+	for _, e := range s.sb.tables {
+		if e.phys.DB == phys {
+			return e.logical.DB, true
+		}
+	}
+	return "", false
+}
+
 func (s *Session) audit(a *rewrite.Analysis, sql string) {
 	var logical, phys []string
 	for _, st := range a.Statements {

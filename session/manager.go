@@ -364,6 +364,12 @@ func (m *Manager) withConn(ctx context.Context, f func(SideConn) error) error {
 	return err
 }
 
+// nameID is the id of the sandbox called name: 8 hex digits of its hash.
+func nameID(name string) string {
+	sum := sha256.Sum256([]byte("sqlfork-sandbox\x00" + name))
+	return hex.EncodeToString(sum[:4])
+}
+
 func randomID(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
@@ -400,6 +406,10 @@ func (m *Manager) newSandbox(name, owner string) (*Sandbox, error) {
 	id := randomID(4)
 	if name == "" {
 		name = "sb-" + id
+	} else {
+		// A named sandbox has the same id in every process, so processes
+		// creating it at the same moment make one sandbox, not two.
+		id = nameID(name)
 	}
 	if _, ok := m.byName[name]; ok {
 		return nil, refusal(1105, "HY000", "a sandbox named %q already exists; ATTACH it or choose another name", name)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
@@ -105,6 +106,22 @@ func (m *Manager) persist(ctx context.Context, c SideConn, sb *Sandbox) error {
 		_, err = c.Exec(ctx, "INSERT INTO "+m.q("sandboxes")+" (id, name, owner, kept, created_at, expires_at, last_active, lease_until, proxy_id) VALUES ("+
 			strings.Join([]string{forker.QuoteString(sb.ID), forker.QuoteString(sb.Name), forker.QuoteString(sb.Owner), keptN,
 				sqlTime(sb.Created), sqlTime(expires), sqlTime(last), sqlTime(lease), forker.QuoteString(m.proxyID)}, ", ")+")")
+		var me *mysql.MyError
+		if errors.As(err, &me) && me.Code == 1062 {
+			// Another process recorded it first: the same sandbox if the
+			// name matches (ids of named sandboxes derive from the name).
+			rows, qerr := c.Query(ctx, "SELECT name, owner FROM "+m.q("sandboxes")+" WHERE id = "+forker.QuoteString(sb.ID))
+			if qerr != nil {
+				return fmt.Errorf("record sandbox %s: %w", sb.Name, qerr)
+			}
+			if len(rows) != 1 || str(rows[0][0]) != sb.Name || str(rows[0][1]) != sb.Owner {
+				return refusal(1105, "HY000", "sandbox name %q clashes with another sandbox (of this or another user); choose another name", sb.Name)
+			}
+			sb.mu.Lock()
+			sb.persisted = true
+			sb.mu.Unlock()
+			return m.persist(ctx, c, sb)
+		}
 	} else {
 		_, err = c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET kept = "+keptN+", expires_at = "+sqlTime(expires)+
 			", last_active = "+sqlTime(last)+", lease_until = "+sqlTime(lease)+" WHERE id = "+forker.QuoteString(sb.ID))
@@ -409,6 +426,21 @@ func (m *Manager) renew(ctx context.Context) error {
 			}
 			sb.mu.Unlock()
 			if !persisted {
+				continue
+			}
+			rows, err := c.Query(ctx, "SELECT 1 FROM "+m.q("sandboxes")+" WHERE id = "+forker.QuoteString(sb.ID))
+			if err != nil {
+				return fmt.Errorf("read registry: %w", err)
+			}
+			if len(rows) == 0 {
+				// Discarded (or expired) through another process: its
+				// sessions here get "sandbox was discarded" next.
+				sb.mu.Lock()
+				sb.discarded = true
+				sb.version++
+				sb.mu.Unlock()
+				m.forget(sb)
+				m.log.Info("sandbox discarded elsewhere", zap.String("sandbox", sb.Name))
 				continue
 			}
 			if err := m.persist(ctx, c, sb); err != nil {
