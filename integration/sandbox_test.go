@@ -330,16 +330,29 @@ func TestSandboxForkMidTransaction(t *testing.T) {
 	if got := queryString(t, c2, "SELECT score FROM users WHERE name = 'carol'"); got != "8.00" {
 		t.Errorf("after COMMIT another connection sees %q, want 8.00", got)
 	}
-	// When the replay would not do the same (another connection took the
-	// next AUTO_INCREMENT value meanwhile), the statement fails with 1412
-	// and a retry hint instead, and the transaction is rolled back.
+	// An insert is replayed with the AUTO_INCREMENT value it had, even if
+	// another connection took later ones meanwhile.
 	mustExecC(t, c1, "BEGIN")
-	mustExecC(t, c1, "INSERT INTO users (name) VALUES ('mid-1')")
+	r := mustExecC(t, c1, "INSERT INTO users (name) VALUES ('mid-0')")
+	id0, _ := r.LastInsertId()
 	mustExecC(t, c2, "INSERT INTO users (name) VALUES ('mid-2')")
+	mustExecC(t, c2, "CREATE TABLE app.fresh0 (id INT PRIMARY KEY)")
+	if got := queryString(t, c1, "SELECT COUNT(*) FROM app.fresh0"); got != "0" {
+		t.Errorf("after the replay: %q", got)
+	}
+	if got := queryString(t, c1, "SELECT id FROM users WHERE name = 'mid-0'"); got != fmt.Sprint(id0) {
+		t.Errorf("replayed insert got id %s, want the %d the client saw", got, id0)
+	}
+	mustExecC(t, c1, "COMMIT")
+	// A transaction the proxy cannot replay (here: it used a savepoint)
+	// is rolled back and the statement fails with 1412 and a retry hint.
+	mustExecC(t, c1, "BEGIN")
+	mustExecC(t, c1, "SAVEPOINT s1")
+	mustExecC(t, c1, "INSERT INTO users (name) VALUES ('mid-1')")
 	mustExecC(t, c2, "CREATE TABLE app.fresh (id INT PRIMARY KEY)")
 	_, err := c1.ExecContext(context.Background(), "SELECT * FROM app.fresh")
 	if e := mysqlErr(err); !strings.HasPrefix(e, "1412") || !strings.Contains(e, "retry") {
-		t.Errorf("replay that diverges: %s, want 1412 with a retry hint", e)
+		t.Errorf("transaction that cannot be replayed: %s, want 1412 with a retry hint", e)
 	}
 	mustExecC(t, c1, "ROLLBACK")
 	if got := queryString(t, c1, "SELECT COUNT(*) FROM users WHERE name = 'mid-1'"); got != "0" {
@@ -538,5 +551,35 @@ func TestSandboxOneForkAcrossProcesses(t *testing.T) {
 	}
 	if n := a.srv.Sandboxes().Forks() + b.srv.Sandboxes().Forks(); n != 1 {
 		t.Errorf("two proxies forked other.things %d times, want once", n)
+	}
+}
+
+// TestSandboxPreparedBeforeFork: a server-side prepared statement prepared
+// before its table was forked reads the fork afterwards (the proxy prepares
+// it again upstream and translates its id).
+func TestSandboxPreparedBeforeFork(t *testing.T) {
+	_, h := sandboxProxy(t, "transparent", nil)
+	c := conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
+	sel, err := c.PrepareContext(context.Background(), "SELECT score FROM users WHERE id = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sel.Close()
+	var v string
+	if err := sel.QueryRow(1).Scan(&v); err != nil || v != "10.50" {
+		t.Fatalf("before the fork: %q %v", v, err)
+	}
+	upd, err := c.PrepareContext(context.Background(), "UPDATE users SET score = ? WHERE id = ?") // forks users
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer upd.Close()
+	if _, err := upd.Exec(55, 1); err != nil {
+		t.Fatal(mysqlErr(err))
+	}
+	for i := range 3 { // the first execute re-prepares; later ones reuse it
+		if err := sel.QueryRow(1).Scan(&v); err != nil || v != "55.00" {
+			t.Fatalf("execute %d after the fork: %q %v, want the fork's 55.00", i, v, err)
+		}
 	}
 }

@@ -34,6 +34,12 @@ func (s *session) sandboxPieces(sql string) []string {
 // joined into one response (SERVER_MORE_RESULTS_EXISTS between them).
 // As on the server, the first error ends the input.
 func (s *session) multiStatement(pieces []string) error {
+	// Not recorded for a replay, whatever part of it runs.
+	defer func() {
+		if s.status&statusInTrans != 0 {
+			s.tx.broken = true
+		}
+	}()
 	var groups [][]string
 	for _, p := range pieces {
 		if rewrite.IsSandboxStatement(p) || len(groups) == 0 || rewrite.IsSandboxStatement(groups[len(groups)-1][0]) {
@@ -63,21 +69,19 @@ func (s *session) multiStatement(pieces []string) error {
 		if refused, err := s.beforeStatement(plan); err != nil {
 			return err
 		} else if refused != nil {
+			s.sbx.Abandon(s.ctx(), plan)
 			return s.writeErr(refused)
 		}
 		ok, err := s.runResequenced(plan, more)
-		if err != nil || !ok {
-			if err == nil {
-				err = s.flushClient()
-			}
+		if err != nil {
 			return err
 		}
 		if err := s.afterStatement(plan); err != nil {
 			return err
 		}
-	}
-	if s.status&statusInTrans != 0 {
-		s.tx.broken = true // not recorded for a replay
+		if !ok {
+			break // an error ends the input
+		}
 	}
 	return s.flushClient()
 }
@@ -108,6 +112,8 @@ func (s *session) runResequenced(plan *sandbox.Plan, more bool) (bool, error) {
 		return p, nil
 	}
 	write := func(p []byte) error {
+		s.h = packetHead{length: len(p), seq: s.seq}
+		s.h.n = copy(s.h.prefix[:], p)
 		var err error
 		if s.seq, err = writePacket(s.cw, s.seq, p); err != nil {
 			return &linkError{side: sideClient, write: true, err: err}

@@ -73,6 +73,7 @@ func (s *session) planned(cmd byte) error {
 	if refused, err := s.beforeStatement(plan); err != nil {
 		return err
 	} else if refused != nil {
+		s.sbx.Abandon(s.ctx(), plan)
 		return s.writeErr(refused)
 	}
 	payload := append([]byte{cmd}, plan.SQL...)
@@ -89,14 +90,12 @@ func (s *session) planned(cmd byte) error {
 		if err := s.relayPrepare(); err != nil {
 			return err
 		}
-		if s.h.first() == okHeader && s.h.n >= 9 {
-			pl := s.h.payload()
-			id := binary.LittleEndian.Uint32(pl[1:])
+		if s.prepared.ok {
 			if s.stmts == nil {
 				s.stmts = map[uint32]*preparedStmt{}
 			}
-			s.stmts[id] = &preparedStmt{sql: sql, opts: opts, plan: plan, upstreamID: id,
-				params: int(binary.LittleEndian.Uint16(pl[7:]))}
+			id := s.prepared.id
+			s.stmts[id] = &preparedStmt{sql: sql, opts: opts, plan: plan, upstreamID: id, params: s.prepared.params}
 		}
 	} else if err := s.relayResults(false); err != nil {
 		return err
@@ -131,7 +130,15 @@ func (s *session) beforeStatement(plan *sandbox.Plan) (*mysql.MyError, error) {
 		s.srv.m.TransactionReplays.WithLabelValues("restarted").Inc()
 	case plan.Replay:
 		if why := s.replayTransaction(); why != "" {
+			// The client is told to ROLLBACK and retry: roll back now, so
+			// nothing of the transaction survives half-replayed.
+			if _, err := s.internal("ROLLBACK"); err != nil {
+				if _, ok := err.(serverError); !ok {
+					return nil, err
+				}
+			}
 			s.tx.reset()
+			_ = s.sbx.Executed(s.ctx(), nil, s.status, false)
 			s.srv.m.TransactionReplays.WithLabelValues("refused").Inc()
 			s.log.Info("transaction could not be replayed after a fork", zap.String("why", why))
 			return clientError(s.sbx.ReplayRefused(why)), nil
@@ -171,19 +178,34 @@ func (s *session) record(plan *sandbox.Plan, payload []byte) {
 	t := &s.tx
 	t.recording = false
 	inTrx := s.status&statusInTrans != 0
+	failed := s.h.first() == errHeader
+	var code uint16
+	if failed && s.h.n >= 3 {
+		code = binary.LittleEndian.Uint16(s.h.payload()[1:])
+	}
 	switch {
-	case !inTrx:
+	case !inTrx || code == 1213 || plan != nil && plan.DDL:
+		// Ended, rolled back by a deadlock, or committed implicitly by
+		// DDL (even DDL that fails).
 		t.reset()
 		return
-	case s.h.first() == errHeader:
+	case failed && (len(t.oks) > 0 || plan != nil && plan.Statements > 1):
+		t.broken = true // part of a multi-statement input took effect
+		return
+	case failed:
 		return // a failed statement changed nothing
 	case plan == nil || payload == nil:
 		t.broken = true
 		return
+	case plan.Begin:
+		// BEGIN commits any open transaction and starts a new one.
+		oks := append([]okInfo(nil), t.oks...)
+		t.reset()
+		t.oks = oks
 	case plan.TxControl:
 		t.broken = true // savepoints: not replayed
 		return
-	case !plan.Stateful && !plan.Begin:
+	case !plan.Stateful:
 		return
 	}
 	if t.bytes+len(payload) > maxTxLog {
@@ -216,9 +238,17 @@ func (s *session) replayTransaction() string {
 		}
 	}
 	for _, e := range t.entries {
+		if len(e.oks) == 1 && e.oks[0].insertID != 0 {
+			// AUTO_INCREMENT values are not given back by a rollback: ask
+			// for the ones the client already saw.
+			if _, err := s.internal(fmt.Sprintf("SET insert_id = %d", e.oks[0].insertID)); err != nil {
+				_, _ = s.internal("ROLLBACK")
+				return "replaying it failed: " + err.Error()
+			}
+		}
 		r, err := s.be.roundTrip(s.ctx(), e.payload, false)
 		if err == nil && !sameOKs(r.oks, e.oks) {
-			err = fmt.Errorf("a statement had a different effect the second time")
+			err = fmt.Errorf("a statement had a different effect the second time (affected rows and insert ids %v, first time %v)", r.oks, e.oks)
 		}
 		if err != nil {
 			_, _ = s.internal("ROLLBACK")
@@ -392,10 +422,12 @@ func (s *session) writeReplyNoFlush(r *sandbox.Reply) error {
 			s.seq, err = writePacket(s.cw, s.seq, p)
 		}
 	}
+	// Flags the proxy can vouch for: no session-state block follows.
+	st := s.status & (statusInTrans | statusAutocommit | statusMoreResults | statusNoBackslashEscapes)
 	if r.Columns == nil {
 		p := []byte{okHeader}
 		p = appendLenEnc(p, r.Affected)
-		p = append(p, 0, byte(s.status), byte(s.status>>8), 0, 0)
+		p = append(p, 0, byte(st), byte(st>>8), 0, 0)
 		if s.caps&capSessionTrack != 0 {
 			p = appendLenEnc(p, uint64(len(r.Info)))
 		}
@@ -405,7 +437,7 @@ func (s *session) writeReplyNoFlush(r *sandbox.Reply) error {
 		for _, c := range r.Columns {
 			w(columnDef(c))
 		}
-		eof := []byte{eofHeader, 0, 0, byte(s.status), byte(s.status >> 8)}
+		eof := []byte{eofHeader, 0, 0, byte(st), byte(st >> 8)}
 		w(eof)
 		for _, row := range r.Rows {
 			var p []byte
@@ -487,6 +519,7 @@ func (s *session) execute() error {
 		if refused, err := s.beforeStatement(plan); err != nil {
 			return err
 		} else if refused != nil {
+			s.sbx.Abandon(s.ctx(), plan)
 			seq, err := s.discardCommand()
 			if err != nil {
 				return err
@@ -526,7 +559,7 @@ func (s *session) forwardExecute(ps *preparedStmt) error {
 		payload = p
 		s.h = packetHead{length: len(p), seq: seq}
 		s.h.n = copy(s.h.prefix[:], p)
-		if _, err := writePacket(s.be.w, seq, p); err != nil {
+		if _, err := writePacket(s.be.w, 0, p); err != nil { // a command starts at 0
 			return &linkError{side: sideUpstream, write: true, err: err}
 		}
 	} else if err := s.relay(&s.toUpstream); err != nil {

@@ -162,6 +162,15 @@ type session struct {
 	stmts map[uint32]*preparedStmt
 	// tx records the open transaction's writes, for replay after a fork.
 	tx txLog
+	// prepared is what the last COM_STMT_PREPARE_OK said.
+	prepared preparedOK
+}
+
+// preparedOK is the head of a COM_STMT_PREPARE_OK.
+type preparedOK struct {
+	ok     bool
+	id     uint32
+	params int
 }
 
 func newSession(srv *Server, log *zap.Logger, st *connState, client net.Conn, be *backend) *session {
@@ -251,6 +260,7 @@ func (s *session) dispatch(cmd byte) error {
 				s.tx.broken = true // long data is not kept for a replay
 			}
 		case comResetConnection:
+			s.tx.reset() // the reset rolls the transaction back
 			defer s.sbx.Reset()
 		}
 	}
@@ -384,6 +394,7 @@ func (s *session) relayFields() error {
 // relayPrepare forwards COM_STMT_PREPARE_OK with its parameter and column
 // definitions.
 func (s *session) relayPrepare() error {
+	s.prepared = preparedOK{}
 	if err := s.relay(&s.toClient); err != nil {
 		return err
 	}
@@ -396,6 +407,7 @@ func (s *session) relayPrepare() error {
 	}
 	cols := uint64(binary.LittleEndian.Uint16(p[5:]))
 	params := uint64(binary.LittleEndian.Uint16(p[7:]))
+	s.prepared = preparedOK{ok: true, id: binary.LittleEndian.Uint32(p[1:]), params: int(params)}
 	if params > 0 {
 		if err := s.relayDefinitions(params, "parameter definitions"); err != nil {
 			return err
@@ -595,6 +607,7 @@ func (s *session) changeUser() error {
 	}
 	s.acct, s.collation = acct, collation
 	s.db, s.sqlModeKnown, s.stmts = req.db, false, nil
+	s.tx.reset()
 	s.status = s.be.status
 	// The new login gets the sandbox binding a fresh connection of it
 	// would get; the old binding is released (and an unkept sandbox whose

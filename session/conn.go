@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -164,6 +165,10 @@ type Plan struct {
 	// reads, SAVEPOINT); Begin marks BEGIN / START TRANSACTION; TxControl
 	// other transaction statements (SAVEPOINT, ROLLBACK TO …).
 	Stateful, Begin, TxControl bool
+	// DDL marks inputs holding DDL (which commits implicitly); Statements
+	// is how many statements the input holds.
+	DDL        bool
+	Statements int
 	// UseDB and SQLMode say the input may change the current database or
 	// sql_mode: the proxy reads them back afterwards.
 	UseDB, SQLMode bool
@@ -207,7 +212,16 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	}
 	opts.CaseSensitiveNames = s.m.caseSensitive
 	a := s.m.engine.Analyze(sql, opts)
-	p := &Plan{SQL: sql, analysis: a}
+	p := &Plan{SQL: sql, analysis: a, Statements: len(a.Statements)}
+	for _, st := range a.Statements {
+		switch {
+		case st.Kind == "BEGIN":
+			p.Begin = true
+		case st.Class == rewrite.ClassTransaction && st.Kind != "COMMIT":
+			p.TxControl = true
+		}
+		p.DDL = p.DDL || st.Class == rewrite.ClassDDL
+	}
 	for _, st := range a.Statements {
 		switch {
 		case st.Class == rewrite.ClassSandbox:
@@ -231,6 +245,17 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 					return nil, refusal(1290, "HY000", "%s outside a sandbox would change production, which this proxy does not "+
 						"allow (--production-writes=deny); run SANDBOX CREATE first", reason)
 				}
+			}
+			// What the engine cannot see through (unparseable writes,
+			// dynamic SQL, stored functions) might write: refuse it too.
+			if _, err := a.Rewrite(mapsNothing{}); err != nil {
+				msg := err.Error()
+				var r *rewrite.Refusal
+				if errors.As(err, &r) {
+					msg = strings.TrimPrefix(r.Message, "sqlfork-proxy: ")
+				}
+				return nil, refusal(1290, "HY000", "outside a sandbox the proxy must prove a statement does not change production "+
+					"(--production-writes=deny), and cannot: %s; run SANDBOX CREATE first", msg)
 			}
 		}
 		return p, nil
@@ -262,6 +287,7 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 		for _, t := range st.Writes {
 			_, made, err := s.m.ensure(ctx, s.sb, t, mode)
 			if err != nil {
+				s.Abandon(ctx, p)
 				return nil, err
 			}
 			if made && mode == forker.SchemaOnly && st.Kind != "TRUNCATE TABLE" {
@@ -278,6 +304,7 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	}
 	res, err := a.Rewrite(resolver{s})
 	if err != nil {
+		s.Abandon(ctx, p)
 		return nil, err
 	}
 	p.SQL, p.Changed = res.SQL, res.Changed
@@ -289,14 +316,6 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 			p.Replay = true
 		} else {
 			p.Restart = true
-		}
-	}
-	for _, st := range a.Statements {
-		switch {
-		case st.Kind == "BEGIN":
-			p.Begin = true
-		case st.Class == rewrite.ClassTransaction && st.Kind != "COMMIT":
-			p.TxControl = true
 		}
 	}
 	p.Stateful = p.locks
@@ -327,10 +346,13 @@ func (s *Session) ReplayRefused(why string) error {
 func (s *Session) Executed(ctx context.Context, p *Plan, status uint16, failed bool) error {
 	const inTrans = 0x0001
 	now := status&inTrans != 0
+	// A statement the proxy did not plan (an EXECUTE of a statement it
+	// does not track) may have written: assume it did.
+	locks := p == nil || p.locks
 	switch {
 	case now && !s.inTrx:
-		s.trxEpoch, s.trxLocked = s.planEpoch, p != nil && p.locks
-	case now && p != nil && p.locks:
+		s.trxEpoch, s.trxLocked = s.planEpoch, locks
+	case now && locks:
 		s.trxLocked = true
 	case !now:
 		s.trxLocked = false
@@ -350,6 +372,20 @@ func (s *Session) Executed(ctx context.Context, p *Plan, status uint16, failed b
 		return s.m.refresh(ctx, s.sb, p.refresh)
 	}
 	return nil
+}
+
+// Abandon undoes what planning p did for a statement that will not run:
+// schema-only forks made for a DROP would otherwise leave the sandbox an
+// empty table where production has rows.
+func (s *Session) Abandon(ctx context.Context, p *Plan) {
+	if p == nil || s.sb == nil {
+		return
+	}
+	for _, t := range p.undoOnError {
+		if err := s.m.unfork(ctx, s.sb, t); err != nil {
+			s.log.Warn("undo a schema-only fork", zap.String("table", t.String()), zap.Error(err))
+		}
+	}
 }
 
 // Reset is COM_RESET_CONNECTION: the transaction ends, the sandbox
@@ -447,12 +483,21 @@ func (r resolver) Resolve(t rewrite.Table, write bool) (rewrite.Table, bool, err
 	return t, false, nil
 }
 
+// mapsNothing is a resolver that leaves every table where it is; with it
+// the engine still refuses what it cannot analyse.
+type mapsNothing struct{}
+
+// Resolve implements rewrite.Resolver.
+func (mapsNothing) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, error) { return t, false, nil }
+
 // mutates says why a statement would change production ("" if it would
 // not).
 func mutates(st rewrite.Statement) string {
 	switch {
 	case st.Class == rewrite.ClassWrite || st.Class == rewrite.ClassDDL:
 		return st.Kind + " (a " + st.Class.String() + " statement)"
+	case len(st.Writes) > 0:
+		return "a statement that writes " + st.Writes[0].String()
 	case st.Kind == "LOCK TABLES" && len(st.Writes) > 0:
 		return "LOCK TABLES … WRITE"
 	}

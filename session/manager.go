@@ -376,6 +376,17 @@ func randomID(n int) string {
 	return hex.EncodeToString(b)
 }
 
+// norm is t as the registry and the sandbox databases hold it: as written
+// with lower_case_table_names=0, else in lower case (the server stores and
+// compares such names in lower case, so spellings must not make two
+// entries for one table).
+func (m *Manager) norm(t rewrite.Table) rewrite.Table {
+	if m.caseSensitive {
+		return t
+	}
+	return rewrite.Table{DB: strings.ToLower(t.DB), Name: strings.ToLower(t.Name)}
+}
+
 // key normalizes a logical table for lookups.
 func (m *Manager) key(t rewrite.Table) string {
 	if m.caseSensitive {
@@ -488,7 +499,7 @@ func (m *Manager) detach(sb *Sandbox) {
 	if gone {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := m.discard(ctx, sb, false); err != nil {
+		if err := m.discard(ctx, sb, false, false); err != nil {
 			// Its lease runs out and the reaper (here or in another
 			// process) drops it later.
 			m.log.Warn("discard sandbox after last connection", zap.String("sandbox", sb.Name), zap.Error(err))
@@ -497,25 +508,57 @@ func (m *Manager) detach(sb *Sandbox) {
 }
 
 // discard drops a sandbox's schemas and registry rows. With force false it
-// does nothing if a connection attached meanwhile or the sandbox is kept.
-func (m *Manager) discard(ctx context.Context, sb *Sandbox, force bool) error {
-	sb.forkMu.Lock() // no fork may run while the schemas go
+// does nothing if a connection attached meanwhile, the sandbox is kept, or
+// a connection through another proxy process holds it. With try it gives
+// up at once rather than wait for a fork in progress (the reaper must not
+// stall behind a long copy).
+func (m *Manager) discard(ctx context.Context, sb *Sandbox, force, try bool) error {
+	if try {
+		if !sb.forkMu.TryLock() {
+			return nil
+		}
+	} else {
+		sb.forkMu.Lock() // no fork may run while the schemas go
+	}
 	defer sb.forkMu.Unlock()
 	sb.mu.Lock()
 	if !force && (sb.attached > 0 || sb.kept) || sb.discarded {
 		sb.mu.Unlock()
 		return nil
 	}
-	sb.discarded = true
-	sb.version++
 	persisted := sb.persisted
 	sb.mu.Unlock()
-	m.forget(sb)
-	m.epoch.Add(1)
-	if !persisted {
-		return nil
+	if persisted && !force {
+		held := false
+		err := m.withConn(ctx, func(c SideConn) error {
+			var err error
+			if held, err = m.heldElsewhere(ctx, c, sb); err == nil && held {
+				err = m.release(ctx, c, sb)
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if held {
+			m.forget(sb) // its other holders carry on; the last one discards it
+			return nil
+		}
 	}
-	return m.withConn(ctx, func(c SideConn) error { return m.dropSandbox(ctx, c, sb.ID) })
+	sb.mu.Lock()
+	sb.discarded = true
+	sb.version++
+	sb.mu.Unlock()
+	m.epoch.Add(1)
+	var err error
+	if persisted {
+		err = m.withConn(ctx, func(c SideConn) error { return m.dropSandbox(ctx, c, sb.ID) })
+	}
+	// Forgotten only now: until the schemas are gone, a connection asking
+	// for the same name finds it discarded instead of making a new sandbox
+	// with the same id over the old one's leftovers.
+	m.forget(sb)
+	return err
 }
 
 // ---- resolution ----
@@ -537,6 +580,7 @@ func (sb *Sandbox) snapshotVersion() uint64 {
 
 // physical names the table t would have in sb.
 func (m *Manager) physical(sb *Sandbox, t rewrite.Table) rewrite.Table {
+	t = m.norm(t)
 	return rewrite.Table{DB: SandboxSchema(m.cfg.Prefix, sb.ID, t.DB), Name: t.Name}
 }
 
@@ -545,6 +589,7 @@ func (m *Manager) physical(sb *Sandbox, t rewrite.Table) rewrite.Table {
 // production does not have, a name in the sandbox schema. It returns the
 // entry and whether this call made it.
 func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode forker.Mode) (e *entry, made bool, err error) {
+	t = m.norm(t)
 	k := m.key(t)
 	// Any state but "absent" is final: a schema-only fork is the table as
 	// TRUNCATE left it, a dropped one stays dropped until created again.
@@ -597,6 +642,17 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	// Another process may have forked it meanwhile.
 	if e, err := m.loadEntry(ctx, c, sb, t); err != nil {
 		return nil, err
+	} else if e != nil && e.kind == kindAbsent {
+		// Recorded as not in production: a statement of this sandbox (in
+		// this process or another) may have created it since.
+		if _, _, err := forker.Size(ctx, c, ftable(e.phys)); err == nil {
+			e.kind = kindCreated
+			if err := m.saveEntry(ctx, c, sb, e); err != nil {
+				return nil, err
+			}
+		}
+		m.setEntry(sb, k, e)
+		return e, nil
 	} else if e != nil && e.kind != kindForking {
 		m.setEntry(sb, k, e)
 		return e, nil
@@ -627,7 +683,7 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 		return nil, err
 	}
 	st, err := m.strategy.Fork(ctx, c, ftable(t), ftable(phys), mode)
-	if err != nil {
+	if err != nil && !errors.Is(err, forker.ErrNoSource) {
 		m.deleteEntry(context.WithoutCancel(ctx), c, sb, t)
 	}
 	kind := kindFork
@@ -638,8 +694,12 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	switch {
 	case errors.Is(err, forker.ErrNoSource):
 		// Not in production: the sandbox sees it missing until it creates
-		// it. Nothing to record.
+		// it. Recorded (replacing the marker), so that a table the
+		// statement creates is never taken for an orphan.
 		e := &entry{logical: t, phys: phys, kind: kindAbsent, epoch: m.epoch.Add(1), created: time.Now().UTC()}
+		if err := m.saveEntry(ctx, c, sb, e); err != nil {
+			return nil, err
+		}
 		m.setEntry(sb, k, e)
 		return e, nil
 	case errors.As(err, &refused):
@@ -683,6 +743,7 @@ func (m *Manager) setEntry(sb *Sandbox, k string, e *entry) {
 func (m *Manager) refresh(ctx context.Context, sb *Sandbox, tables []rewrite.Table) error {
 	return m.withConn(ctx, func(c SideConn) error {
 		for _, t := range tables {
+			t = m.norm(t)
 			k := m.key(t)
 			e, ok := sb.resolve(k)
 			if !ok {
@@ -720,6 +781,7 @@ func (m *Manager) refresh(ctx context.Context, sb *Sandbox, tables []rewrite.Tab
 // unfork removes a schema-only fork made for a DROP that then failed, so
 // the sandbox sees the production table again rather than an empty one.
 func (m *Manager) unfork(ctx context.Context, sb *Sandbox, t rewrite.Table) error {
+	t = m.norm(t)
 	k := m.key(t)
 	e, ok := sb.resolve(k)
 	if !ok || e.kind != kindSchema {

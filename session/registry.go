@@ -81,6 +81,12 @@ func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
   created_at DATETIME(6) NOT NULL,
   PRIMARY KEY (sandbox_id, db, tbl)
 ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+		"CREATE TABLE IF NOT EXISTS " + m.q("holders") + ` (
+  sandbox_id VARCHAR(16) NOT NULL,
+  proxy_id VARCHAR(32) NOT NULL,
+  lease_until DATETIME(6) NOT NULL,
+  PRIMARY KEY (sandbox_id, proxy_id)
+) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
 	}
 	for _, s := range stmts {
 		if _, err := c.Exec(ctx, s); err != nil {
@@ -131,8 +137,40 @@ func (m *Manager) persist(ctx context.Context, c SideConn, sb *Sandbox) error {
 	}
 	sb.mu.Lock()
 	sb.persisted = true
+	attached := sb.attached > 0
 	sb.mu.Unlock()
+	if attached {
+		return m.hold(ctx, c, sb)
+	}
 	return nil
+}
+
+// hold records that this process has connections in sb, until its lease
+// runs out (renewed every reap interval).
+func (m *Manager) hold(ctx context.Context, c SideConn, sb *Sandbox) error {
+	_, err := c.Exec(ctx, "REPLACE INTO "+m.q("holders")+" (sandbox_id, proxy_id, lease_until) VALUES ("+
+		forker.QuoteString(sb.ID)+", "+forker.QuoteString(m.proxyID)+", "+sqlTime(time.Now().Add(m.cfg.Lease))+")")
+	if err != nil {
+		return fmt.Errorf("record holder of sandbox %s: %w", sb.Name, err)
+	}
+	return nil
+}
+
+// release forgets this process as a holder of sb.
+func (m *Manager) release(ctx context.Context, c SideConn, sb *Sandbox) error {
+	_, err := c.Exec(ctx, "DELETE FROM "+m.q("holders")+" WHERE sandbox_id = "+forker.QuoteString(sb.ID)+
+		" AND proxy_id = "+forker.QuoteString(m.proxyID))
+	return err
+}
+
+// heldElsewhere reports whether another live proxy process holds sb.
+func (m *Manager) heldElsewhere(ctx context.Context, c SideConn, sb *Sandbox) (bool, error) {
+	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.q("holders")+" WHERE sandbox_id = "+forker.QuoteString(sb.ID)+
+		" AND proxy_id <> "+forker.QuoteString(m.proxyID)+" AND lease_until > "+sqlTime(time.Now()))
+	if err != nil {
+		return false, fmt.Errorf("read registry: %w", err)
+	}
+	return len(rows) == 1 && str(rows[0][0]) != "0", nil
 }
 
 // saveEntry writes a table row.
@@ -192,8 +230,10 @@ func (m *Manager) load(ctx context.Context, name string) (*Sandbox, error) {
 			return nil
 		}
 		r := rows[0]
+		// lastActive is now: the reaper must not forget it before the
+		// caller attaches.
 		sb = &Sandbox{ID: str(r[0]), Name: str(r[1]), Owner: str(r[2]), kept: str(r[3]) == "1", Created: parseTime(r[4]),
-			expires: parseTime(r[5]), lastActive: parseTime(r[6]), persisted: true, tables: map[string]*entry{}}
+			expires: parseTime(r[5]), lastActive: time.Now().UTC(), persisted: true, tables: map[string]*entry{}}
 		trows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+forker.QuoteString(sb.ID)+usable)
 		if err != nil {
 			return fmt.Errorf("read registry: %w", err)
@@ -223,7 +263,7 @@ func (m *Manager) load(ctx context.Context, name string) (*Sandbox, error) {
 // that can be attached with its tables gone; schemas a failure leaves
 // behind are orphans, which the reaper's reconciliation drops.
 func (m *Manager) dropSandbox(ctx context.Context, c SideConn, id string) error {
-	for _, t := range []string{"sandboxes", "tables"} {
+	for _, t := range []string{"sandboxes", "tables", "holders"} {
 		col := "sandbox_id"
 		if t == "sandboxes" {
 			col = "id"
@@ -360,13 +400,14 @@ func (m *Manager) expire(ctx context.Context) error {
 	var victims []string
 	now := time.Now().UTC()
 	err := m.withConn(ctx, func(c SideConn) error {
-		rows, err := c.Query(ctx, "SELECT id, name, kept, expires_at, last_active, lease_until FROM "+m.q("sandboxes"))
+		rows, err := c.Query(ctx, "SELECT s.id, s.name, s.kept, s.expires_at, s.last_active, s.lease_until, "+
+			"(SELECT COUNT(*) FROM "+m.q("holders")+" h WHERE h.sandbox_id = s.id AND h.lease_until > "+sqlTime(now)+") FROM "+m.q("sandboxes")+" s")
 		if err != nil {
 			return fmt.Errorf("read registry: %w", err)
 		}
 		for _, r := range rows {
 			id, kept := str(r[0]), str(r[2]) == "1"
-			expires, last, lease := parseTime(r[3]), parseTime(r[4]), parseTime(r[5])
+			expires, last, lease, holders := parseTime(r[3]), parseTime(r[4]), parseTime(r[5]), num(r[6])
 			m.mu.Lock()
 			local := m.byID[id]
 			m.mu.Unlock()
@@ -378,8 +419,8 @@ func (m *Manager) expire(ctx context.Context) error {
 			}
 			switch {
 			case !expires.IsZero() && now.After(expires):
-			case kept && m.cfg.IdleTTL > 0 && !attachedHere && now.Sub(last) > m.cfg.IdleTTL:
-			case !kept && local == nil && !lease.IsZero() && now.After(lease):
+			case kept && m.cfg.IdleTTL > 0 && !attachedHere && holders == 0 && now.Sub(last) > m.cfg.IdleTTL:
+			case !kept && local == nil && holders == 0 && !lease.IsZero() && now.After(lease):
 			default:
 				continue
 			}
@@ -396,7 +437,7 @@ func (m *Manager) expire(ctx context.Context) error {
 		local := m.byID[id]
 		m.mu.Unlock()
 		if local != nil {
-			if err := m.discard(ctx, local, true); err != nil {
+			if err := m.discard(ctx, local, true, true); err != nil {
 				return err
 			}
 			continue
@@ -428,7 +469,7 @@ func (m *Manager) renew(ctx context.Context) error {
 			if !persisted {
 				continue
 			}
-			rows, err := c.Query(ctx, "SELECT 1 FROM "+m.q("sandboxes")+" WHERE id = "+forker.QuoteString(sb.ID))
+			rows, err := c.Query(ctx, "SELECT kept, expires_at FROM "+m.q("sandboxes")+" WHERE id = "+forker.QuoteString(sb.ID))
 			if err != nil {
 				return fmt.Errorf("read registry: %w", err)
 			}
@@ -441,6 +482,21 @@ func (m *Manager) renew(ctx context.Context) error {
 				sb.mu.Unlock()
 				m.forget(sb)
 				m.log.Info("sandbox discarded elsewhere", zap.String("sandbox", sb.Name))
+				continue
+			}
+			// KEEP may have been run through another process: the
+			// registry is the truth for kept and expiry.
+			sb.mu.Lock()
+			sb.kept, sb.expires = str(rows[0][0]) == "1", parseTime(rows[0][1])
+			idle := sb.attached == 0 && time.Since(sb.lastActive) > m.cfg.ReapInterval
+			sb.mu.Unlock()
+			if idle {
+				// Nobody here uses it (kept, or loaded to be looked at):
+				// the registry keeps it; memory need not.
+				if err := m.release(ctx, c, sb); err != nil {
+					return err
+				}
+				m.forget(sb)
 				continue
 			}
 			if err := m.persist(ctx, c, sb); err != nil {
