@@ -488,7 +488,9 @@ func (r resolver) Resolve(t rewrite.Table, write bool) (rewrite.Table, bool, err
 type mapsNothing struct{}
 
 // Resolve implements rewrite.Resolver.
-func (mapsNothing) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, error) { return t, false, nil }
+func (mapsNothing) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, error) {
+	return t, false, nil
+}
 
 // mutates says why a statement would change production ("" if it would
 // not).
