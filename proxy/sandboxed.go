@@ -549,7 +549,14 @@ func (s *session) execute() error {
 func (s *session) forwardExecute(ps *preparedStmt) error {
 	var plan *sandbox.Plan
 	var payload []byte
-	if ps != nil {
+	if ps != nil && s.executeFastPath(ps) {
+		// Same id upstream, no types to add, not in a transaction (so
+		// nothing to record): forward untouched, as a plain proxy does.
+		plan = ps.plan
+		if err := s.relay(&s.toUpstream); err != nil {
+			return err
+		}
+	} else if ps != nil {
 		plan = ps.plan
 		p, seq, err := readPacket(s.cr, nil, maxStatement)
 		if err != nil {
@@ -583,6 +590,35 @@ func (s *session) forwardExecute(ps *preparedStmt) error {
 	}
 	s.record(plan, payload)
 	return s.afterStatement(plan)
+}
+
+// executeFastPath reports whether the pending COM_STMT_EXECUTE of ps can
+// be forwarded untouched, recording the parameter types it carries (from
+// the read buffer, without consuming it).
+func (s *session) executeFastPath(ps *preparedStmt) bool {
+	if ps.needTypes || s.status&statusInTrans != 0 || s.status&statusAutocommit == 0 {
+		return false
+	}
+	b, err := s.cr.Peek(headerLen + 5)
+	if err != nil || binary.LittleEndian.Uint32(b[headerLen+1:]) != ps.upstreamID || payloadLen(b) >= maxPayload {
+		return false
+	}
+	if ps.params == 0 {
+		return true
+	}
+	flagAt := 10 + (ps.params+7)/8
+	need := headerLen + flagAt + 1 + 2*ps.params
+	if need > payloadLen(b)+headerLen || need > s.cr.Size() {
+		return false
+	}
+	b, err = s.cr.Peek(need)
+	if err != nil {
+		return false
+	}
+	if p := b[headerLen:]; p[flagAt] == 1 {
+		ps.types = append(ps.types[:0], p[flagAt+1:flagAt+1+2*ps.params]...)
+	}
+	return true
 }
 
 // fixExecute translates the id of an execute packet and records or
