@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
@@ -194,5 +196,41 @@ func TestSandboxOwnershipAndAudit(t *testing.T) {
 	if f["sandbox"] != "mine" || f["user"] != sandboxUser || !strings.Contains(fmt.Sprint(f["tables"]), "app.users") ||
 		!strings.Contains(fmt.Sprint(f["physical"]), "_sqlfork_") {
 		t.Errorf("audit record %v", f)
+	}
+}
+
+// TestSandboxLowerCaseTableNames runs a sandbox on a MariaDB with
+// lower_case_table_names=1, where the server folds names: any spelling of a
+// table is one fork, and the reaper (1 s here) keeps it.
+func TestSandboxLowerCaseTableNames(t *testing.T) {
+	testdb.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	db, err := testdb.Start(ctx, testdb.Options{ExtraArgs: []string{"--lower-case-table-names=1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Stop() })
+	root := openDB(t, db.DSN("")+"?multiStatements=true")
+	if _, err := root.Exec("CREATE DATABASE Shop; CREATE TABLE Shop.Items (id INT PRIMARY KEY, n INT); INSERT INTO Shop.Items VALUES (1, 1)"); err != nil {
+		t.Fatal(err)
+	}
+	h := startTestProxy(t, db.Addr, db, func(c *proxy.Config) {
+		c.Mode = "transparent"
+		c.Sandbox.ReapInterval = time.Second
+	})
+	c := conn(t, openDB(t, h.dsn("Shop")))
+	mustExecC(t, c, "UPDATE Items SET n = 2")
+	mustExecC(t, c, "UPDATE shop.items SET n = n + 1")
+	mustExecC(t, c, "UPDATE SHOP.ITEMS SET n = n + 1")
+	if n := h.srv.Sandboxes().Forks(); n != 1 {
+		t.Errorf("three spellings forked %d times, want once", n)
+	}
+	time.Sleep(2500 * time.Millisecond) // two reaper rounds
+	if got := queryString(t, c, "SELECT n FROM Items"); got != "4" {
+		t.Errorf("the sandbox reads n=%s, want 4 (the fork kept across reaper rounds)", got)
+	}
+	if got := queryString(t, root, "SELECT n FROM Shop.Items"); got != "1" {
+		t.Errorf("production changed: n=%s", got)
 	}
 }

@@ -274,6 +274,15 @@ func TestSandboxKeepAndAttachFromAnotherProxy(t *testing.T) {
 	if _, err := ca.ExecContext(context.Background(), "UPDATE users SET score = 1"); !strings.HasPrefix(mysqlErr(err), "1290") {
 		t.Fatalf("explicit mode outside a sandbox: %s, want 1290", mysqlErr(err))
 	}
+	// Dynamic SQL cannot slip a write past explicit mode either.
+	_, err1 := ca.ExecContext(context.Background(), "PREPARE s FROM 'DELETE FROM users'")
+	_, err2 := ca.ExecContext(context.Background(), "EXECUTE s")
+	if !strings.HasPrefix(mysqlErr(err1), "1290") && !strings.HasPrefix(mysqlErr(err2), "1290") {
+		t.Errorf("PREPARE/EXECUTE of a DELETE outside a sandbox: %q, %q; want 1290", mysqlErr(err1), mysqlErr(err2))
+	}
+	if got := queryString(t, openDB(t, db.DSN("")), "SELECT COUNT(*) FROM app.users"); got != "3" {
+		t.Fatalf("production users: %s rows", got)
+	}
 	mustExecC(t, ca, "SANDBOX CREATE keeper TTL 1h")
 	mustExecC(t, ca, "UPDATE users SET score = 42 WHERE name = 'bob'")
 
