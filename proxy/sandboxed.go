@@ -509,32 +509,19 @@ func (s *session) execute() error {
 	if s.sbx.Stale(ps.plan.Version) {
 		plan, err := s.sbx.Plan(s.ctx(), ps.sql, ps.opts, true)
 		if err != nil {
-			seq, derr := s.discardCommand()
-			if derr != nil {
-				return derr
-			}
-			s.seq = seq + 1
-			return s.writeErr(clientError(err))
+			return s.answerInstead(clientError(err))
 		}
 		if refused, err := s.beforeStatement(plan); err != nil {
 			return err
 		} else if refused != nil {
 			s.sbx.Abandon(s.ctx(), plan)
-			seq, err := s.discardCommand()
-			if err != nil {
-				return err
-			}
-			s.seq = seq + 1
-			return s.writeErr(refused)
+			return s.answerInstead(refused)
 		}
 		newID, err := s.prepareUpstream(plan.SQL)
-		if err != nil {
-			seq, derr := s.discardCommand()
-			if derr != nil {
-				return derr
-			}
-			s.seq = seq + 1
-			return s.writeErr(clientError(err))
+		if se, ok := err.(serverError); ok {
+			return s.answerInstead(clientError(se))
+		} else if err != nil {
+			return err
 		}
 		s.closeUpstream(ps.upstreamID)
 		ps.upstreamID, ps.plan, ps.needTypes = newID, plan, true
@@ -590,6 +577,16 @@ func (s *session) forwardExecute(ps *preparedStmt) error {
 	}
 	s.record(plan, payload)
 	return s.afterStatement(plan)
+}
+
+// answerInstead drops the pending command packet and answers it with e.
+func (s *session) answerInstead(e *mysql.MyError) error {
+	seq, err := s.discardCommand()
+	if err != nil {
+		return err
+	}
+	s.seq = seq + 1
+	return s.writeErr(e)
 }
 
 // executeFastPath reports whether the pending COM_STMT_EXECUTE of ps can

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -530,4 +529,3 @@ func lockingRead(sql string) bool {
 	return strings.Contains(l, "for update") || strings.Contains(l, "share")
 }
 
-var _ = time.Second
