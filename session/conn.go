@@ -528,4 +528,3 @@ func lockingRead(sql string) bool {
 	l := strings.ToLower(sql)
 	return strings.Contains(l, "for update") || strings.Contains(l, "share")
 }
-
