@@ -10,6 +10,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
 
+	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	sandbox "github.com/sqlfork/sqlfork-proxy/session"
 )
@@ -162,7 +163,7 @@ type txLog struct {
 type txEntry struct {
 	payload []byte
 	oks     []okInfo
-	text    bool // COM_QUERY (else COM_STMT_EXECUTE)
+	begin   bool // BEGIN / START TRANSACTION: the replay starts with it
 }
 
 // maxTxLog bounds the bytes of statements kept for replay.
@@ -213,7 +214,7 @@ func (s *session) record(plan *sandbox.Plan, payload []byte) {
 		return
 	}
 	t.entries = append(t.entries, txEntry{payload: append([]byte(nil), payload...),
-		oks: append([]okInfo(nil), t.oks...), text: payload[0] == comQuery})
+		oks: append([]okInfo(nil), t.oks...), begin: plan.Begin})
 	t.bytes += len(payload)
 }
 
@@ -230,7 +231,7 @@ func (s *session) replayTransaction() string {
 	if _, err := s.internal("ROLLBACK"); err != nil {
 		return "rollback failed: " + err.Error()
 	}
-	if !t.entries[0].text || !isBegin(t.entries[0].payload) {
+	if !t.entries[0].begin {
 		if autocommit {
 			if _, err := s.internal("START TRANSACTION"); err != nil {
 				return "restart failed: " + err.Error()
@@ -259,11 +260,6 @@ func (s *session) replayTransaction() string {
 	s.sbx.Restarted(true)
 	s.log.Debug("transaction replayed after a fork", zap.Int("statements", len(t.entries)))
 	return ""
-}
-
-func isBegin(payload []byte) bool {
-	q := strings.ToUpper(strings.TrimSpace(string(payload[1:])))
-	return strings.HasPrefix(q, "BEGIN") || strings.HasPrefix(q, "START")
 }
 
 func sameOKs(a, b []okInfo) bool {
@@ -360,7 +356,7 @@ func (s *session) initDB() error {
 	if prefix := s.srv.cfg.Sandbox.Prefix; prefix != "" && len(p) > len(prefix) &&
 		strings.EqualFold(string(p[1:1+len(prefix)]), prefix) {
 		s.seq = seq + 1
-		return s.refused(newError(1044, "42000", "sqlfork-proxy: access to the proxy's internal database %s is denied", quoteIdent(string(p[1:]))))
+		return s.refused(newError(1044, "42000", "sqlfork-proxy: access to the proxy's internal database %s is denied", forker.QuoteIdent(string(p[1:]))))
 	}
 	if _, err := writePacket(s.be.w, seq, p); err != nil {
 		return &linkError{side: sideUpstream, write: true, err: err}
@@ -694,8 +690,6 @@ func (s *session) closeUpstream(id uint32) {
 		_ = s.be.w.Flush()
 	}
 }
-
-func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
 
 // relayDefinitionUnmapped forwards one column definition with its schema
 // field changed from a sandbox database to the logical one.
