@@ -783,6 +783,23 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 		if x.SQLVar != nil {
 			st.Unprovable = "PREPARE ... FROM @variable is dynamic SQL the proxy cannot see"
 		}
+	case *ast.ShowStmt:
+		if x.Tp == ast.ShowTables || x.Tp == ast.ShowTableStatus {
+			sh := &Show{What: "TABLES", Full: x.Full, DB: x.DBName}
+			if x.Tp == ast.ShowTableStatus {
+				sh.What = "TABLE STATUS"
+			}
+			if x.Pattern != nil {
+				if v, ok := x.Pattern.Pattern.(interface{ GetString() string }); ok {
+					like := v.GetString()
+					sh.Like = &like
+				}
+			}
+			if x.Where != nil {
+				sh.Where = whereText(x.Text())
+			}
+			st.Show = sh
+		}
 	case *ast.ExecuteStmt:
 		st.Unprovable = "EXECUTE runs a statement prepared with SQL PREPARE, which the proxy cannot see"
 	case *ast.ProcedureInfo:
@@ -800,6 +817,17 @@ func sortTables(ts []Table) {
 			ts[j], ts[j-1] = ts[j-1], ts[j]
 		}
 	}
+}
+
+// whereText is what follows the first WHERE keyword of a statement's
+// text, without a trailing semicolon ("" if there is none).
+func whereText(text string) string {
+	for _, t := range lex(text, lexOptions{}) {
+		if t.kind == tokIdent && strings.EqualFold(text[t.start:t.end], "WHERE") {
+			return strings.TrimSuffix(strings.TrimSpace(text[t.end:]), ";")
+		}
+	}
+	return ""
 }
 
 // kindOf names a statement node for callers that act on its kind.

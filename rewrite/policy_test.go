@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -102,6 +103,33 @@ func TestSplitStatements(t *testing.T) {
 		got := SplitStatements(in, Options{})
 		if strings.Join(got, "|") != strings.Join(want, "|") || len(got) != len(want) {
 			t.Errorf("SplitStatements(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestShowStatements(t *testing.T) {
+	e := NewEngine(0)
+	for _, c := range []struct {
+		sql  string
+		want string
+	}{
+		{"SHOW TABLES", "TABLES false  <nil> "},
+		{"show full tables from `app` like 'u%'", "TABLES true app u% "},
+		{"SHOW TABLES IN other WHERE Tables_in_other <> 'x'", "TABLES false other <nil> Tables_in_other <> 'x'"},
+		{"SHOW TABLE STATUS LIKE 'users';", "TABLE STATUS false  users "},
+		{"SHOW COLUMNS FROM users", "nil"},
+	} {
+		st := e.Analyze(c.sql, Options{DB: "app"}).Statements[0]
+		got := "nil"
+		if s := st.Show; s != nil {
+			like := "<nil>"
+			if s.Like != nil {
+				like = *s.Like
+			}
+			got = fmt.Sprintf("%s %v %s %s %s", s.What, s.Full, s.DB, like, s.Where)
+		}
+		if got != c.want {
+			t.Errorf("%s: %q, want %q", c.sql, got, c.want)
 		}
 	}
 }

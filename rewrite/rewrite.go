@@ -82,6 +82,22 @@ type Statement struct {
 	// "CREATE TABLE", "DROP TABLE", "TRUNCATE TABLE", "RENAME TABLE",
 	// "ALTER TABLE", "INSERT", "SET GLOBAL", "KILL", … ("" when unknown).
 	Kind string
+	// Show details SHOW [FULL] TABLES and SHOW TABLE STATUS (nil for
+	// other statements).
+	Show *Show
+}
+
+// Show is a SHOW statement that lists tables.
+type Show struct {
+	// What is "TABLES" or "TABLE STATUS".
+	What string
+	Full bool
+	// DB is the database of FROM/IN db, "" for the current one.
+	DB string
+	// Like is the LIKE pattern, if any.
+	Like *string
+	// Where is the text of the WHERE condition, "" without one.
+	Where string
 }
 
 // Analysis is what the engine knows about an input, independent of any

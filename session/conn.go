@@ -259,6 +259,15 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 		}
 		return p, nil
 	}
+	// SHOW TABLES / TABLE STATUS list the sandbox's view of a database:
+	// asked of its information_schema instead.
+	if len(a.Statements) == 1 && a.Statements[0].Show != nil && !s.sb.isDiscarded() {
+		if q, ok, err := showSQL(a.Statements[0].Show, opts.DB); err != nil {
+			return nil, err
+		} else if ok {
+			return s.Plan(ctx, q, opts, prepared)
+		}
+	}
 	if s.sb.isDiscarded() {
 		name := s.sb.Name
 		s.unbind()
@@ -299,6 +308,12 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 		if st.Class == rewrite.ClassWrite || st.Class == rewrite.ClassDDL || st.Kind == "LOCK TABLES" ||
 			st.Class == rewrite.ClassTransaction && st.Kind == "" || st.Kind == "SELECT" && lockingRead(sql) {
 			p.locks = true
+		}
+	}
+	if usesInfoSchema(a) {
+		if err := s.m.ensureInfoViews(ctx, s.sb); err != nil {
+			s.Abandon(ctx, p)
+			return nil, err
 		}
 	}
 	res, err := a.Rewrite(resolver{s})
@@ -427,6 +442,9 @@ func (s *Session) LogicalDB(phys string) (string, bool) {
 	if s.sb == nil || !strings.HasPrefix(phys, s.m.cfg.Prefix) {
 		return "", false
 	}
+	if phys == InfoSchema(s.m.cfg.Prefix, s.sb.ID) {
+		return "information_schema", true
+	}
 	s.sb.mu.Lock()
 	defer s.sb.mu.Unlock()
 	for _, e := range s.sb.tables {
@@ -459,6 +477,12 @@ func (s *Session) where() string {
 	return "sandbox " + fmt.Sprintf("%q", s.sb.Name)
 }
 
+func (sb *Sandbox) hasInfoViews() bool {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	return sb.infoViews
+}
+
 func (sb *Sandbox) isDiscarded() bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
@@ -472,6 +496,11 @@ type resolver struct{ s *Session }
 func (r resolver) Resolve(t rewrite.Table, write bool) (rewrite.Table, bool, error) {
 	if e, ok := r.s.sb.resolve(r.s.m.key(t)); ok {
 		return e.phys, true, nil
+	}
+	if strings.EqualFold(t.DB, "information_schema") {
+		if v, ok := infoViewName(t.Name); ok && r.s.sb.hasInfoViews() {
+			return rewrite.Table{DB: InfoSchema(r.s.m.cfg.Prefix, r.s.sb.ID), Name: v}, true, nil
+		}
 	}
 	if write {
 		// Every written table is forked before rewriting; one that is not

@@ -188,6 +188,7 @@ type Sandbox struct {
 	bytes      int64
 	version    uint64 // bumped by every change of tables
 	forkMu     sync.Mutex
+	infoViews  bool // its information_schema views exist
 }
 
 // entry is a logical table's state in a sandbox.

@@ -276,7 +276,7 @@ func (m *Manager) dropSandbox(ctx context.Context, c SideConn, id string) error 
 	if err != nil {
 		return err
 	}
-	for _, s := range schemas {
+	for _, s := range append(schemas, InfoSchema(m.cfg.Prefix, id)) {
 		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+forker.QuoteIdent(s)); err != nil {
 			return fmt.Errorf("drop sandbox schema %s: %w", s, err)
 		}
@@ -343,8 +343,8 @@ func (m *Manager) reconcile(ctx context.Context) error {
 		for _, r := range srows {
 			s := str(r[0])
 			rest := strings.TrimPrefix(s, m.cfg.Prefix+"_")
-			id, _, ok := strings.Cut(rest, "_")
-			if !ok || !isSandboxID(id) || known[id] {
+			id, _, _ := strings.Cut(rest, "_") // prefix_<id>_<db>, or prefix_<id> (its information_schema)
+			if !isSandboxID(id) || known[id] {
 				continue
 			}
 			m.log.Info("dropping orphaned sandbox schema", zap.String("schema", s))
@@ -381,9 +381,9 @@ func (m *Manager) reconcile(ctx context.Context) error {
 		}
 		for _, r := range trows {
 			s := str(r[0])
-			id, _, _ := strings.Cut(strings.TrimPrefix(s, m.cfg.Prefix+"_"), "_")
-			if !isSandboxID(id) {
-				continue
+			id, _, tables := strings.Cut(strings.TrimPrefix(s, m.cfg.Prefix+"_"), "_")
+			if !isSandboxID(id) || !tables {
+				continue // not a sandbox's table database (prefix_<id> holds its information_schema views)
 			}
 			t := forker.Table{DB: s, Name: str(r[1])}
 			m.log.Info("dropping orphaned fork", zap.String("table", t.String()))

@@ -1,0 +1,107 @@
+package integration
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"testing"
+)
+
+// column reads one column of every row.
+func column(t *testing.T, c interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, q string) []string {
+	t.Helper()
+	rows, err := c.QueryContext(context.Background(), q)
+	if err != nil {
+		t.Fatalf("%s: %s", q, mysqlErr(err))
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out []string
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, vals[0].String)
+	}
+	return out
+}
+
+// TestSandboxMetadata: SHOW TABLES and information_schema present the
+// sandbox's view of a database — created tables appear, dropped ones
+// vanish, altered ones show their new columns — under logical names, and
+// the proxy's own databases never appear.
+func TestSandboxMetadata(t *testing.T) {
+	db, h := sandboxProxy(t, "transparent", nil)
+	root := openDB(t, db.DSN(""))
+	c := conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
+	prodTables := strings.Join(column(t, c, "SHOW TABLES"), ",")
+	if prodTables != "users" {
+		t.Fatalf("SHOW TABLES before any change: %q", prodTables)
+	}
+	mustExecC(t, c, "CREATE TABLE orders (id INT PRIMARY KEY, user_id INT, KEY (user_id))")
+	mustExecC(t, c, "ALTER TABLE users ADD COLUMN nickname VARCHAR(20)")
+	if got := strings.Join(column(t, c, "SHOW TABLES"), ","); got != "orders,users" {
+		t.Errorf("SHOW TABLES: %q, want orders,users", got)
+	}
+	if got := strings.Join(column(t, c, "SHOW FULL TABLES FROM app LIKE 'ord%'"), ","); got != "orders" {
+		t.Errorf("SHOW FULL TABLES LIKE: %q", got)
+	}
+	if got := strings.Join(column(t, c, "SHOW TABLES WHERE Tables_in_app <> 'users'"), ","); got != "orders" {
+		t.Errorf("SHOW TABLES WHERE: %q", got)
+	}
+	if got := strings.Join(column(t, c, "SHOW TABLE STATUS LIKE 'orders'"), ","); got != "orders" {
+		t.Errorf("SHOW TABLE STATUS: %q", got)
+	}
+	// information_schema, as ORMs query it.
+	for q, want := range map[string]string{
+		"SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'app' ORDER BY 1":                                                                                                                               "orders,users",
+		"SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE'":                                                                                                       "",
+		"SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME = 'users' AND COLUMN_NAME = 'nickname'":                                                                                  "nickname",
+		"SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME = 'orders' ORDER BY 1":                                                                                        "PRIMARY,user_id",
+		"SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE '\\_sqlfork%'":                                                                                                                                "0",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA LIKE '\\_sqlfork%'":                                                                                                                                 "0",
+		"SELECT t.TABLE_NAME FROM information_schema.TABLES t JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME WHERE t.TABLE_SCHEMA = 'app' AND c.COLUMN_NAME = 'user_id'": "orders",
+		"SELECT CONSTRAINT_TYPE FROM information_schema.TABLE_CONSTRAINTS WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME = 'orders'":                                                                                                "PRIMARY KEY",
+	} {
+		got := strings.Join(column(t, c, q), ",")
+		if strings.Contains(q, "DATABASE()") {
+			want = "orders,users"
+			got = strings.Join(sortedCopy(column(t, c, q)), ",")
+		}
+		if got != want {
+			t.Errorf("%s\n got %q, want %q", q, got, want)
+		}
+	}
+	mustExecC(t, c, "DROP TABLE users")
+	if got := strings.Join(column(t, c, "SHOW TABLES"), ","); got != "orders" {
+		t.Errorf("SHOW TABLES after DROP TABLE users: %q, want orders", got)
+	}
+	if got := strings.Join(column(t, c, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'app'"), ","); got != "orders" {
+		t.Errorf("information_schema.TABLES after DROP: %q", got)
+	}
+	// Another session (another sandbox) and production see production.
+	c2 := conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
+	if got := strings.Join(column(t, c2, "SHOW TABLES"), ","); got != "users" {
+		t.Errorf("another sandbox's SHOW TABLES: %q", got)
+	}
+	if got := strings.Join(column(t, root, "SHOW TABLES FROM app"), ","); got != "users" {
+		t.Errorf("production SHOW TABLES: %q", got)
+	}
+}
+
+func sortedCopy(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}

@@ -1,0 +1,168 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+)
+
+// A sandbox's information_schema: for each view below the proxy keeps a
+// view of the same name in the sandbox's own database InfoSchema(prefix,
+// id), and rewrites a sandboxed session's references to
+// information_schema.<view> to it. Each view is the server's
+// information_schema view with
+//
+//   - rows of this sandbox's tables (forks, schema-only forks, tables
+//     created in the sandbox) under their logical database and table names;
+//   - rows of production tables the sandbox has forked, created or dropped
+//     left out (the sandbox's version, or nothing, stands in for them);
+//   - rows of every other database of the proxy (other sandboxes, the
+//     registry) left out.
+//
+// The views read the registry live, so they need no update as tables are
+// forked; they are made once per sandbox, on first use.
+
+// infoView is one information_schema view the sandbox mirrors: pairs of
+// (schema column, table column) naming a table, mapped through the
+// registry; the first pair is the row's own table. schemaCols are further
+// columns that hold the same database as the first pair's schema.
+type infoView struct {
+	name       string
+	pairs      [][2]string
+	schemaCols []string
+}
+
+var infoViews = []infoView{
+	{name: "TABLES", pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}}},
+	{name: "COLUMNS", pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}}},
+	{name: "STATISTICS", pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}}, schemaCols: []string{"INDEX_SCHEMA"}},
+	{name: "TABLE_CONSTRAINTS", pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}}, schemaCols: []string{"CONSTRAINT_SCHEMA"}},
+	{name: "KEY_COLUMN_USAGE", pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}, {"REFERENCED_TABLE_SCHEMA", "REFERENCED_TABLE_NAME"}},
+		schemaCols: []string{"CONSTRAINT_SCHEMA"}},
+	{name: "REFERENTIAL_CONSTRAINTS", pairs: [][2]string{{"CONSTRAINT_SCHEMA", "TABLE_NAME"}, {"UNIQUE_CONSTRAINT_SCHEMA", "REFERENCED_TABLE_NAME"}}},
+	{name: "CHECK_CONSTRAINTS", pairs: [][2]string{{"CONSTRAINT_SCHEMA", "TABLE_NAME"}}},
+	{name: "VIEWS", pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}}},
+	{name: "PARTITIONS", pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}}},
+	{name: "SCHEMATA"},
+}
+
+// InfoSchema is the database holding sandbox id's information_schema
+// views: prefix_<id> (sandbox table databases are prefix_<id>_<db>).
+func InfoSchema(prefix, id string) string { return prefix + "_" + id }
+
+// infoViewName is the mirrored view called name (any case), if any.
+func infoViewName(name string) (string, bool) {
+	for _, v := range infoViews {
+		if strings.EqualFold(v.name, name) {
+			return v.name, true
+		}
+	}
+	return "", false
+}
+
+// binCol is an information_schema column comparable with registry columns.
+func binCol(alias, col string) string {
+	return "CONVERT(" + alias + "." + col + " USING utf8mb4) COLLATE utf8mb4_bin"
+}
+
+// viewSQL is the definition of v for sandbox id; cols are the server's
+// columns of information_schema.<v.name>, in order.
+func (m *Manager) viewSQL(v infoView, id string, cols []string) string {
+	reg := m.q("tables")
+	sid := forker.QuoteString(id)
+	live := "('" + kindFork + "', '" + kindSchema + "', '" + kindCreated + "')"
+	mapped := map[string]string{}
+	var joins []string
+	for i, pr := range v.pairs {
+		r := fmt.Sprintf("r%d", i)
+		joins = append(joins, fmt.Sprintf("LEFT JOIN %s %s ON %s.sandbox_id = %s AND %s.kind IN %s AND %s.phys_db = %s AND %s.phys_tbl = %s",
+			reg, r, r, sid, r, live, r, binCol("i", pr[0]), r, binCol("i", pr[1])))
+		mapped[pr[0]] = "COALESCE(" + r + ".db, i." + pr[0] + ")"
+		mapped[pr[1]] = "COALESCE(" + r + ".tbl, i." + pr[1] + ")"
+	}
+	for _, c := range v.schemaCols {
+		mapped[c] = mapped[v.pairs[0][0]]
+	}
+	sel := make([]string, len(cols))
+	for i, c := range cols {
+		if e, ok := mapped[c]; ok {
+			sel[i] = e + " AS " + forker.QuoteIdent(c)
+		} else {
+			sel[i] = "i." + forker.QuoteIdent(c)
+		}
+	}
+	internal := forker.QuoteString(likeEscape(m.cfg.Prefix) + "%")
+	var where string
+	if len(v.pairs) == 0 { // SCHEMATA
+		where = "i.SCHEMA_NAME NOT LIKE " + internal
+	} else {
+		s, t := v.pairs[0][0], v.pairs[0][1]
+		// Either a row of this sandbox's table, or a production row the
+		// sandbox has not replaced or hidden.
+		where = "r0.sandbox_id IS NOT NULL OR (i." + s + " NOT LIKE " + internal + " AND NOT EXISTS (SELECT 1 FROM " + reg +
+			" h WHERE h.sandbox_id = " + sid + " AND h.kind IN ('" + kindFork + "', '" + kindSchema + "', '" + kindCreated + "', '" + kindDropped +
+			"') AND h.db = " + binCol("i", s) + " AND h.tbl = " + binCol("i", t) + "))"
+	}
+	return "CREATE OR REPLACE SQL SECURITY DEFINER VIEW " + forker.QuoteIdent(InfoSchema(m.cfg.Prefix, id)) + "." + forker.QuoteIdent(v.name) +
+		" AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.name + " i " + strings.Join(joins, " ") + " WHERE " + where
+}
+
+// ensureInfoViews makes sb's information_schema views once.
+func (m *Manager) ensureInfoViews(ctx context.Context, sb *Sandbox) error {
+	sb.mu.Lock()
+	done := sb.infoViews
+	sb.mu.Unlock()
+	if done {
+		return nil
+	}
+	sb.forkMu.Lock()
+	defer sb.forkMu.Unlock()
+	err := m.withConn(ctx, func(c SideConn) error {
+		if err := m.persist(ctx, c, sb); err != nil {
+			return err
+		}
+		if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+forker.QuoteIdent(InfoSchema(m.cfg.Prefix, sb.ID))); err != nil {
+			return fmt.Errorf("create the sandbox's information_schema: %w", err)
+		}
+		for _, v := range infoViews {
+			rows, err := c.Query(ctx, "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'information_schema' AND TABLE_NAME = "+
+				forker.QuoteString(v.name)+" ORDER BY ORDINAL_POSITION")
+			if err != nil {
+				return fmt.Errorf("columns of information_schema.%s: %w", v.name, err)
+			}
+			if len(rows) == 0 {
+				continue // the server has no such view
+			}
+			cols := make([]string, len(rows))
+			for i, r := range rows {
+				cols[i] = strings.ToUpper(str(r[0]))
+			}
+			if _, err := c.Exec(ctx, m.viewSQL(v, sb.ID, cols)); err != nil {
+				return fmt.Errorf("create the sandbox's information_schema.%s: %w", v.name, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sb.mu.Lock()
+	sb.infoViews = true
+	sb.mu.Unlock()
+	return nil
+}
+
+// usesInfoSchema reports whether the analysis reads a mirrored view.
+func usesInfoSchema(a *rewrite.Analysis) bool {
+	for _, st := range a.Statements {
+		for _, t := range st.Reads {
+			if _, ok := infoViewName(t.Name); ok && strings.EqualFold(t.DB, "information_schema") {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,55 @@
+package session
+
+import (
+	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+)
+
+// showSQL turns SHOW [FULL] TABLES and SHOW TABLE STATUS into a query of
+// information_schema.TABLES with the same columns, which the sandbox then
+// answers from its own view of the database. ok is false for other
+// statements; a missing database gives MariaDB's 1046.
+func showSQL(sh *rewrite.Show, currentDB string) (string, bool, error) {
+	if sh == nil {
+		return "", false, nil
+	}
+	db := sh.DB
+	if db == "" {
+		db = currentDB
+	}
+	if db == "" {
+		return "", false, refusal(1046, "3D000", "No database selected")
+	}
+	var cols []string
+	nameCol := "Name"
+	switch sh.What {
+	case "TABLES":
+		nameCol = "Tables_in_" + db
+		if sh.Like != nil {
+			nameCol += " (" + *sh.Like + ")"
+		}
+		cols = []string{"TABLE_NAME AS " + forker.QuoteIdent(nameCol)}
+		if sh.Full {
+			cols = append(cols, "TABLE_TYPE AS `Table_type`")
+		}
+	case "TABLE STATUS":
+		cols = []string{"TABLE_NAME AS `Name`", "ENGINE AS `Engine`", "VERSION AS `Version`", "ROW_FORMAT AS `Row_format`",
+			"TABLE_ROWS AS `Rows`", "AVG_ROW_LENGTH AS `Avg_row_length`", "DATA_LENGTH AS `Data_length`",
+			"MAX_DATA_LENGTH AS `Max_data_length`", "INDEX_LENGTH AS `Index_length`", "DATA_FREE AS `Data_free`",
+			"AUTO_INCREMENT AS `Auto_increment`", "CREATE_TIME AS `Create_time`", "UPDATE_TIME AS `Update_time`",
+			"CHECK_TIME AS `Check_time`", "TABLE_COLLATION AS `Collation`", "CHECKSUM AS `Checksum`",
+			"CREATE_OPTIONS AS `Create_options`", "TABLE_COMMENT AS `Comment`"}
+	default:
+		return "", false, nil
+	}
+	q := "SELECT " + strings.Join(cols, ", ") + " FROM information_schema.TABLES WHERE TABLE_SCHEMA = " + forker.QuoteString(db)
+	if sh.Like != nil {
+		q += " AND TABLE_NAME LIKE " + forker.QuoteString(*sh.Like)
+	}
+	if sh.Where != "" {
+		q = "SELECT * FROM (" + q + ") AS `show` WHERE " + sh.Where
+	}
+	return q + " ORDER BY 1", true, nil
+}
