@@ -105,3 +105,32 @@ func sortedCopy(s []string) []string {
 	}
 	return out
 }
+
+// TestSandboxForeignKeys: a foreign key created in a sandbox points at the
+// sandbox's copy of the parent (forked for it), and violations fail as on
+// a direct connection; production's parent is never constrained by it.
+func TestSandboxForeignKeys(t *testing.T) {
+	db, h := sandboxProxy(t, "transparent", nil)
+	c := conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
+	mustExecC(t, c, "CREATE TABLE posts (id INT PRIMARY KEY, user_id INT, FOREIGN KEY (user_id) REFERENCES users(id))")
+	mustExecC(t, c, "INSERT INTO posts VALUES (1, 1)")
+	_, err := c.ExecContext(context.Background(), "INSERT INTO posts VALUES (2, 999)")
+	if e := mysqlErr(err); !strings.HasPrefix(e, "1452") || strings.Contains(e, "_sqlfork") {
+		t.Errorf("FK violation: %s, want 1452 naming only logical names", e)
+	}
+	_, err = c.ExecContext(context.Background(), "DELETE FROM users WHERE id = 1")
+	if e := mysqlErr(err); !strings.HasPrefix(e, "1451") {
+		t.Errorf("deleting a referenced parent in the sandbox: %s, want 1451", e)
+	}
+	got := column(t, c, "SELECT REFERENCED_TABLE_SCHEMA FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME = 'posts' AND REFERENCED_TABLE_NAME = 'users'")
+	if strings.Join(got, ",") != "app" {
+		t.Errorf("information_schema.KEY_COLUMN_USAGE: referenced schema %q, want app", got)
+	}
+	// Production has no new table and its users rows carry no constraint.
+	root := openDB(t, db.DSN(""))
+	var n int
+	_ = root.QueryRow("SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE REFERENCED_TABLE_NAME = 'users' AND UNIQUE_CONSTRAINT_SCHEMA = 'app'").Scan(&n)
+	if n != 0 {
+		t.Errorf("%d foreign keys in the server reference production app.users", n)
+	}
+}

@@ -38,6 +38,8 @@ type collector struct {
 	aliases     map[string]bool // lower-cased table aliases
 	// funcs are calls of schema-qualified (stored) functions.
 	funcs []string
+	// references are the tables FOREIGN KEY … REFERENCES clauses name.
+	references []Table
 	// columns are column names the statement defines or names (lower
 	// case), collected for DDL and "other" statements only, so their
 	// safety net does not mistake them for tables.
@@ -157,6 +159,10 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		if x.DBName != "" && x.Table != nil && x.Table.Schema.O == "" {
 			c.unlocatable = append(c.unlocatable, Table{DB: x.DBName, Name: x.Table.Name.O})
 			setTable(&c.skip, x.Table, true)
+		}
+	case *ast.ReferenceDef:
+		if x.Table != nil {
+			c.references = append(c.references, Table{DB: x.Table.Schema.O, Name: x.Table.Name.O})
 		}
 	case *ast.CommonTableExpression:
 		setName(&c.ctes, x.Name.L)

@@ -776,6 +776,12 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 		}
 		i = j
 	}
+	for _, t := range c.references {
+		if t.DB == "" {
+			t.DB = db
+		}
+		st.References = append(st.References, t)
+	}
 	switch x := s.(type) {
 	case *ast.CallStmt:
 		st.Unprovable = "CALL runs a stored procedure whose statements the proxy cannot see"

@@ -85,6 +85,9 @@ type Statement struct {
 	// Show details SHOW [FULL] TABLES and SHOW TABLE STATUS (nil for
 	// other statements).
 	Show *Show
+	// References are the tables FOREIGN KEY … REFERENCES clauses of the
+	// statement name (also listed in Reads).
+	References []Table
 }
 
 // Show is a SHOW statement that lists tables.

@@ -302,6 +302,15 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 				p.undoOnError = append(p.undoOnError, t)
 			}
 		}
+		// A foreign key from a sandbox table must point into the sandbox:
+		// one pointing at production would let sandbox rows block
+		// production's deletes and updates.
+		for _, t := range st.References {
+			if _, _, err := s.m.ensure(ctx, s.sb, t, forker.Full); err != nil {
+				s.Abandon(ctx, p)
+				return nil, err
+			}
+		}
 		if st.Class == rewrite.ClassDDL {
 			p.refresh = append(p.refresh, st.Writes...)
 		}
