@@ -134,3 +134,42 @@ func TestSandboxForeignKeys(t *testing.T) {
 		t.Errorf("%d foreign keys in the server reference production app.users", n)
 	}
 }
+
+// TestSandboxDriverChatter: what drivers and ORMs send around their
+// statements works in a sandbox.
+func TestSandboxDriverChatter(t *testing.T) {
+	_, h := sandboxProxy(t, "transparent", nil)
+	c := conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
+	for _, q := range []string{
+		"SET NAMES utf8mb4",
+		"SET SESSION sql_mode = 'STRICT_TRANS_TABLES,NO_ZERO_DATE'",
+		"SET autocommit = 1",
+		"SELECT @@version, @@tx_isolation, DATABASE(), CONNECTION_ID()",
+		"SHOW VARIABLES LIKE 'lower_case_table_names'",
+		"SHOW SESSION STATUS LIKE 'Uptime'",
+		"DROP TABLE IF EXISTS nothing_here, nor_here",
+		"CREATE TABLE kv (k VARCHAR(10) PRIMARY KEY, v INT)",
+		"DROP TABLE IF EXISTS nothing_here, kv",
+		"CREATE TABLE kv (k VARCHAR(10) PRIMARY KEY, v INT)",
+		"INSERT INTO kv VALUES ('a', 1) ON DUPLICATE KEY UPDATE v = v + 1 RETURNING k, v",
+		"INSERT INTO kv VALUES ('a', 1) ON DUPLICATE KEY UPDATE v = v + 1 RETURNING k, v",
+		"BEGIN",
+		"SAVEPOINT sp1",
+		"UPDATE kv SET v = 100",
+		"ROLLBACK TO SAVEPOINT sp1",
+		"RELEASE SAVEPOINT sp1",
+		"COMMIT",
+	} {
+		rows, err := c.QueryContext(context.Background(), q)
+		if err != nil {
+			t.Errorf("%s: %s", q, mysqlErr(err))
+			continue
+		}
+		for rows.Next() {
+		}
+		rows.Close()
+	}
+	if got := queryString(t, c, "SELECT v FROM kv WHERE k = 'a'"); got != "2" {
+		t.Errorf("kv.a = %q, want 2 (the savepoint's update rolled back)", got)
+	}
+}
