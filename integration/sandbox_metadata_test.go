@@ -169,6 +169,23 @@ func TestSandboxDriverChatter(t *testing.T) {
 		}
 		rows.Close()
 	}
+	mustExecC(t, c, "DROP TABLE IF EXISTS app.never_was")
+	rows, err := c.QueryContext(context.Background(), "SHOW WARNINGS")
+	if err != nil {
+		t.Fatal(mysqlErr(err))
+	}
+	var msgs []string
+	for rows.Next() {
+		var level, code, msg string
+		if err := rows.Scan(&level, &code, &msg); err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, code+" "+msg)
+	}
+	rows.Close()
+	if len(msgs) != 1 || !strings.HasPrefix(msgs[0], "1051 ") || !strings.Contains(msgs[0], "app.never_was") || strings.Contains(msgs[0], "_sqlfork") {
+		t.Errorf("SHOW WARNINGS after DROP TABLE IF EXISTS: %q, want 1051 naming app.never_was", msgs)
+	}
 	if got := queryString(t, c, "SELECT v FROM kv WHERE k = 'a'"); got != "2" {
 		t.Errorf("kv.a = %q, want 2 (the savepoint's update rolled back)", got)
 	}

@@ -71,6 +71,9 @@ func (s *session) planned(cmd byte) error {
 	if plan.Reply != nil {
 		return s.writeReply(plan.Reply)
 	}
+	if plan.Diagnostics {
+		return s.diagnostics(plan.SQL)
+	}
 	if refused, err := s.beforeStatement(plan); err != nil {
 		return err
 	} else if refused != nil {
@@ -272,6 +275,27 @@ func sameOKs(a, b []okInfo) bool {
 		}
 	}
 	return true
+}
+
+// diagnostics answers SHOW WARNINGS / SHOW ERRORS with the sandbox's
+// database names in the messages mapped back to logical ones.
+func (s *session) diagnostics(sql string) error {
+	r, err := s.internal(sql)
+	if err != nil {
+		if se, ok := err.(serverError); ok {
+			return s.writeErr(clientError(se))
+		}
+		return err
+	}
+	rep := &sandbox.Reply{Columns: []string{"Level", "Code", "Message"}}
+	for _, row := range r.rows {
+		if len(row) == 3 && row[2] != nil {
+			m := s.sbx.Unmap(*row[2])
+			row[2] = &m
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	return s.writeReply(rep)
 }
 
 // afterStatement updates what the proxy tracks of the upstream session.

@@ -842,6 +842,12 @@ func kindOf(s ast.StmtNode) string {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		return "SELECT"
 	case *ast.ShowStmt:
+		switch {
+		case x.Tp == ast.ShowWarnings && !x.CountWarningsOrErrors:
+			return "SHOW WARNINGS"
+		case x.Tp == ast.ShowErrors && !x.CountWarningsOrErrors:
+			return "SHOW ERRORS"
+		}
 		return "SHOW"
 	case *ast.ExplainStmt:
 		return "EXPLAIN"

@@ -164,6 +164,9 @@ type Plan struct {
 	// reads, SAVEPOINT); Begin marks BEGIN / START TRANSACTION; TxControl
 	// other transaction statements (SAVEPOINT, ROLLBACK TO …).
 	Stateful, Begin, TxControl bool
+	// Diagnostics marks SHOW WARNINGS / SHOW ERRORS in a sandbox: the
+	// proxy runs SQL itself and answers with the messages unmapped.
+	Diagnostics bool
 	// DDL marks inputs holding DDL (which commits implicitly); Statements
 	// is how many statements the input holds.
 	DDL        bool
@@ -257,6 +260,12 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 					"(--production-writes=deny), and cannot: %s; run SANDBOX CREATE first", msg)
 			}
 		}
+		return p, nil
+	}
+	// SHOW WARNINGS / ERRORS: the proxy runs it and maps the sandbox's
+	// database names in the messages back.
+	if len(a.Statements) == 1 && (a.Statements[0].Kind == "SHOW WARNINGS" || a.Statements[0].Kind == "SHOW ERRORS") && !prepared {
+		p.Diagnostics = true
 		return p, nil
 	}
 	// SHOW TABLES / TABLE STATUS list the sandbox's view of a database:
