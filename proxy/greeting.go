@@ -146,6 +146,7 @@ type greetingConn struct {
 	net.Conn
 	caps    uint32
 	connID  uint32
+	status  uint16
 	patched atomic.Bool
 	done    atomic.Bool
 	read    int // bytes read during the handshake (one reader goroutine)
@@ -188,6 +189,10 @@ func (c *greetingConn) patch(b []byte) {
 	binary.LittleEndian.PutUint32(p, c.connID)
 	p = p[4+8+1:] // connection id, scramble part 1, filler
 	binary.LittleEndian.PutUint16(p, uint16(c.caps))
+	// The upstream's status flags (go-mysql sends none): drivers such as
+	// PyMySQL read autocommit from here and skip SET autocommit when it
+	// seems already what they want.
+	binary.LittleEndian.PutUint16(p[3:], c.status)
 	binary.LittleEndian.PutUint16(p[5:], uint16(c.caps>>16)) // after charset and status
 }
 

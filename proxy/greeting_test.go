@@ -301,7 +301,7 @@ func TestGreetingConnPatch(t *testing.T) {
 	pkt := testPacket(0, body)
 	rc := &recordConn{}
 	caps := uint32(0x00ABCDEF)
-	gc := &greetingConn{Conn: rc, caps: caps, connID: proxyConnIDBase | 7}
+	gc := &greetingConn{Conn: rc, caps: caps, connID: proxyConnIDBase | 7, status: statusAutocommit | statusNoBackslashEscapes}
 	if _, err := gc.Write(append([]byte(nil), pkt...)); err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,11 @@ func TestGreetingConnPatch(t *testing.T) {
 	if g.connID != proxyConnIDBase|7 {
 		t.Errorf("patched connection id %#x, want %#x", g.connID, proxyConnIDBase|7)
 	}
-	// Only the connection id and the four capability bytes change.
+	if g.status != statusAutocommit|statusNoBackslashEscapes {
+		t.Errorf("patched status %#x, want the upstream's %#x", g.status, statusAutocommit|statusNoBackslashEscapes)
+	}
+	// Only the connection id, the four capability bytes and the status
+	// change.
 	idAt := headerLen + 1 + len("5.5.5-10.11.6-MariaDB") + 1
 	capsAt := idAt + 4 + 8 + 1
 	var diff []int
@@ -329,7 +333,7 @@ func TestGreetingConnPatch(t *testing.T) {
 		}
 	}
 	for _, i := range diff {
-		if (i < idAt || i >= idAt+4) && i != capsAt && i != capsAt+1 && i != capsAt+5 && i != capsAt+6 {
+		if (i < idAt || i >= idAt+4) && i != capsAt && i != capsAt+1 && i != capsAt+3 && i != capsAt+4 && i != capsAt+5 && i != capsAt+6 {
 			t.Errorf("byte %d changed (%#x -> %#x)", i, pkt[i], got[i])
 		}
 	}

@@ -37,6 +37,7 @@ type upstreamInfo struct {
 	version   string
 	caps      uint32
 	collation uint8
+	status    uint16
 }
 
 // frontend is a go-mysql server configured to look like the upstream.
@@ -175,7 +176,7 @@ func (s *Server) dialParams(a *account, db string, collation uint8, caps uint32,
 
 // remember records what the upstream announced, for future client greetings.
 func (s *Server) remember(g *greeting) {
-	info := upstreamInfo{version: g.version, caps: g.caps, collation: g.collation}
+	info := upstreamInfo{version: g.version, caps: g.caps, collation: g.collation, status: g.status}
 	if f := s.front.Load(); f != nil && f.info == info {
 		return
 	}
@@ -401,7 +402,8 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 		s.rejectGreeting(nc, upstreamDown(s.cfg.Upstream, err), "upstream_unavailable")
 		return nil, err
 	}
-	gc := &greetingConn{Conn: nc, caps: clientCaps(front.info.caps, s.tlsConf != nil), connID: proxyConnIDBase | uint32(id)&(proxyConnIDBase-1)}
+	gc := &greetingConn{Conn: nc, caps: clientCaps(front.info.caps, s.tlsConf != nil), connID: proxyConnIDBase | uint32(id)&(proxyConnIDBase-1),
+		status: front.info.status}
 	l := &login{ctx: ctx, srv: s, log: log}
 	sc, err := front.srv.NewCustomizedConn(gc, l, l)
 	if err != nil {
