@@ -2,10 +2,14 @@ package integration
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -84,5 +88,48 @@ func TestORMSQLAlchemy(t *testing.T) {
 			url = "mysql+pymysql://" + sandboxUser + "%2Bsqlalchemy:" + sandboxPassword + "@" + h.addr + "/sa_sb?charset=utf8mb4"
 		}
 		return runWorkload(t, py, "sqlalchemy_workload.py", url, string(rune('0'+n)))
+	})
+}
+
+// npmInstall installs the Node workload's packages once per test binary.
+var npmInstall struct {
+	once sync.Once
+	err  error
+}
+
+// TestORMMysql2: mysql2 for Node through a sandbox.
+func TestORMMysql2(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("node is required (apt-get install nodejs npm)")
+		}
+		t.Skip("needs node and npm")
+	}
+	dir := filepath.Join(ormDir(t), "node")
+	npmInstall.once.Do(func() {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", "mysql2")); err == nil {
+			return
+		}
+		cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund")
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			npmInstall.err = fmt.Errorf("npm ci: %v\n%s", err, out)
+		}
+	})
+	if npmInstall.err != nil {
+		t.Fatal(npmInstall.err)
+	}
+	db, h := sandboxProxy(t, "transparent", nil)
+	ormDatabases(t, "m2_direct", "m2_sb")
+	holder := conn(t, openDB(t, h.userDSN(sandboxUser+"+mysql2", "m2_sb")))
+	mustExecC(t, holder, "SELECT 1")
+	compareRuns(t, func(sandboxed bool, n int) string {
+		host, port, _ := net.SplitHostPort(db.Addr)
+		args := []string{"node/workload.js", host, port, db.User, db.Password, "m2_direct", fmt.Sprint(n)}
+		if sandboxed {
+			host, port, _ = net.SplitHostPort(h.addr)
+			args = []string{"node/workload.js", host, port, sandboxUser + "+mysql2", sandboxPassword, "m2_sb", fmt.Sprint(n)}
+		}
+		return strings.ReplaceAll(runWorkload(t, "node", args...), "m2_sb", "m2_direct")
 	})
 }
