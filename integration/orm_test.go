@@ -133,3 +133,36 @@ func TestORMMysql2(t *testing.T) {
 		return strings.ReplaceAll(runWorkload(t, "node", args...), "m2_sb", "m2_direct")
 	})
 }
+
+// TestORMConnectorJ: MariaDB Connector/J (Debian's libmariadb-java) with
+// DatabaseMetaData, batches, server-side prepared statements, a rolled-back
+// transaction and ResultSetMetaData, through a sandbox.
+func TestORMConnectorJ(t *testing.T) {
+	jar := "/usr/share/java/mariadb-java-client.jar"
+	_, errJar := os.Stat(jar)
+	_, errJavac := exec.LookPath("javac")
+	if errJar != nil || errJavac != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("javac and " + jar + " are required (apt-get install default-jdk-headless libmariadb-java)")
+		}
+		t.Skip("needs javac and libmariadb-java")
+	}
+	classes := t.TempDir()
+	if out, err := exec.Command("javac", "-d", classes, "-cp", jar, filepath.Join(ormDir(t), "java", "Workload.java")).CombinedOutput(); err != nil {
+		t.Fatalf("javac: %v\n%s", err, out)
+	}
+	db, h := sandboxProxy(t, "transparent", nil)
+	ormDatabases(t, "cj_direct", "cj_sb")
+	holder := conn(t, openDB(t, h.userDSN(sandboxUser+"+connj", "cj_sb")))
+	mustExecC(t, holder, "SELECT 1")
+	cp := jar + string(os.PathListSeparator) + classes
+	compareRuns(t, func(sandboxed bool, n int) string {
+		url := "jdbc:mariadb://" + db.Addr + "/cj_direct?useServerPrepStmts=true"
+		user, pw := db.User, db.Password
+		if sandboxed {
+			url = "jdbc:mariadb://" + h.addr + "/cj_sb?useServerPrepStmts=true"
+			user, pw = sandboxUser+"+connj", sandboxPassword
+		}
+		return runWorkload(t, "java", "-cp", cp, "Workload", url, user, pw, fmt.Sprint(n))
+	})
+}
