@@ -88,8 +88,8 @@ func (s *session) planned(cmd byte) error {
 	if err := s.toUpstream.flush(); err != nil {
 		return err
 	}
-	s.unmap = plan.Changed
-	defer func() { s.unmap = false }()
+	s.unmap, s.plan = plan.Changed, plan
+	defer func() { s.unmap, s.plan = false, nil }()
 	if cmd == comStmtPrepare {
 		if err := s.relayPrepare(); err != nil {
 			return err
@@ -108,7 +108,7 @@ func (s *session) planned(cmd byte) error {
 		return err
 	}
 	if cmd == comQuery {
-		s.record(plan, payload)
+		s.record(plan, payload, "")
 	}
 	return s.afterStatement(plan)
 }
@@ -167,6 +167,10 @@ type txEntry struct {
 	payload []byte
 	oks     []okInfo
 	begin   bool // BEGIN / START TRANSACTION: the replay starts with it
+	// prepared is the (rewritten) text of the statement a
+	// COM_STMT_EXECUTE payload executes: the replay prepares it afresh,
+	// since the client may have closed it meanwhile.
+	prepared string
 }
 
 // maxTxLog bounds the bytes of statements kept for replay.
@@ -178,7 +182,7 @@ func (t *txLog) reset() { *t = txLog{oks: t.oks[:0]} }
 
 // record keeps a finished statement in the transaction log when it may be
 // needed for a replay.
-func (s *session) record(plan *sandbox.Plan, payload []byte) {
+func (s *session) record(plan *sandbox.Plan, payload []byte, prepared string) {
 	t := &s.tx
 	t.recording = false
 	inTrx := s.status&statusInTrans != 0
@@ -217,7 +221,7 @@ func (s *session) record(plan *sandbox.Plan, payload []byte) {
 		return
 	}
 	t.entries = append(t.entries, txEntry{payload: append([]byte(nil), payload...),
-		oks: append([]okInfo(nil), t.oks...), begin: plan.Begin})
+		oks: append([]okInfo(nil), t.oks...), begin: plan.Begin, prepared: prepared})
 	t.bytes += len(payload)
 }
 
@@ -250,7 +254,22 @@ func (s *session) replayTransaction() string {
 				return "replaying it failed: " + err.Error()
 			}
 		}
-		r, err := s.be.roundTrip(s.ctx(), e.payload, false)
+		payload := e.payload
+		var stmtID uint32
+		if e.prepared != "" {
+			id, err := s.prepareUpstream(e.prepared)
+			if err != nil {
+				_, _ = s.internal("ROLLBACK")
+				return "replaying it failed: " + err.Error()
+			}
+			stmtID = id
+			payload = append([]byte(nil), payload...)
+			binary.LittleEndian.PutUint32(payload[1:], id)
+		}
+		r, err := s.be.roundTrip(s.ctx(), payload, false)
+		if stmtID != 0 {
+			s.closeUpstream(stmtID)
+		}
 		if err == nil && !sameOKs(r.oks, e.oks) {
 			err = fmt.Errorf("a statement had a different effect the second time (affected rows and insert ids %v, first time %v)", r.oks, e.oks)
 		}
@@ -584,18 +603,23 @@ func (s *session) forwardExecute(ps *preparedStmt) error {
 	if err := s.toUpstream.flush(); err != nil {
 		return err
 	}
-	s.unmap = plan != nil && plan.Changed
-	defer func() { s.unmap = false }()
+	s.unmap, s.plan = plan != nil && plan.Changed, plan
+	defer func() { s.unmap, s.plan = false, nil }()
 	if err := s.relayResults(cursor); err != nil {
 		return err
 	}
 	if err := s.toClient.flush(); err != nil {
 		return err
 	}
+	prepared := ""
+	if ps != nil && payload != nil {
+		// Replayable only with its parameter types in it.
+		payload, prepared = ps.withTypes(payload), ps.plan.SQL
+	}
 	if cursor {
 		payload = nil // rows come later with FETCH: not replayable
 	}
-	s.record(plan, payload)
+	s.record(plan, payload, prepared)
 	return s.afterStatement(plan)
 }
 
@@ -636,6 +660,30 @@ func (s *session) executeFastPath(ps *preparedStmt) bool {
 		ps.types = append(ps.types[:0], p[flagAt+1:flagAt+1+2*ps.params]...)
 	}
 	return true
+}
+
+// withTypes returns an execute payload that carries its parameter types
+// (new-params-bound flag 1), adding the last types the client sent when it
+// has none; nil when they are unknown.
+func (ps *preparedStmt) withTypes(p []byte) []byte {
+	if ps.params == 0 {
+		return p
+	}
+	flagAt := 10 + (ps.params+7)/8
+	if len(p) <= flagAt {
+		return nil
+	}
+	if p[flagAt] == 1 {
+		return p
+	}
+	if len(ps.types) != 2*ps.params {
+		return nil
+	}
+	out := make([]byte, 0, len(p)+len(ps.types))
+	out = append(out, p[:flagAt]...)
+	out = append(out, 1)
+	out = append(out, ps.types...)
+	return append(out, p[flagAt+1:]...)
 }
 
 // fixExecute translates the id of an execute packet and records or
@@ -716,7 +764,9 @@ func (s *session) closeUpstream(id uint32) {
 }
 
 // relayDefinitionUnmapped forwards one column definition with its schema
-// field changed from a sandbox database to the logical one.
+// field changed from a sandbox database to the logical one (and, for the
+// sandbox's information_schema views, its names spelled as the query
+// wrote them, as the server does for information_schema).
 func (s *session) relayDefinitionUnmapped() error {
 	if err := s.toClient.flushIfBlocking(); err != nil {
 		return err
@@ -728,7 +778,7 @@ func (s *session) relayDefinitionUnmapped() error {
 	s.h = packetHead{length: len(p), seq: seq}
 	s.h.n = copy(s.h.prefix[:], p)
 	s.seq = seq + 1
-	if out, ok := unmapColumnSchema(p, s.sbx.LogicalDB); ok {
+	if out, ok := rewriteColumnDef(p, s.sbx.LogicalDB, s.columnSpelling); ok {
 		p = out
 	}
 	if _, err := writePacket(s.cw, seq, p); err != nil {
@@ -737,27 +787,49 @@ func (s *session) relayDefinitionUnmapped() error {
 	return nil
 }
 
-// unmapColumnSchema rewrites the schema field (the second length-encoded
-// string) of a ColumnDefinition41 payload through logical; ok is false
-// when nothing changes.
-func unmapColumnSchema(p []byte, logical func(string) (string, bool)) ([]byte, bool) {
-	c, n1, ok := lenEnc(p)
-	if !ok || uint64(len(p)-n1) < c {
+// columnSpelling renames a column of the sandbox's information_schema
+// views as the current statement spelled it. Columns the views compute
+// (the mapped names) come with no schema, others with information_schema
+// or the views' database.
+func (s *session) columnSpelling(schema, name string) (string, bool) {
+	if schema != "" && schema != "information_schema" && !s.sbx.IsInfoSchema(schema) {
+		return "", false
+	}
+	return s.plan.ColumnSpelling(name)
+}
+
+// rewriteColumnDef rewrites a ColumnDefinition41 payload: the schema field
+// through logical, and the name and org_name fields through spell (given
+// the physical schema); ok is false when nothing changes.
+func rewriteColumnDef(p []byte, logical func(string) (string, bool), spell func(schema, name string) (string, bool)) ([]byte, bool) {
+	var f [6][]byte // catalog, schema, table, org_table, name, org_name
+	rest := p
+	for i := range f {
+		l, n, ok := lenEnc(rest)
+		if !ok || uint64(len(rest)-n) < l {
+			return nil, false
+		}
+		f[i], rest = rest[n:n+int(l)], rest[n+int(l):]
+	}
+	schema := string(f[1])
+	changed := false
+	if db, ok := logical(schema); ok {
+		f[1], changed = []byte(db), true
+	}
+	// The label as the query wrote it; org_name keeps the column's own.
+	if sp, ok := spell(schema, string(f[4])); ok && sp != string(f[4]) {
+		f[4], changed = []byte(sp), true
+		if schema == "" && strings.EqualFold(sp, string(f[5])) {
+			f[1] = []byte("information_schema") // a column the view maps: it is information_schema's
+		}
+	}
+	if !changed {
 		return nil, false
 	}
-	catEnd := n1 + int(c)
-	l, n2, ok := lenEnc(p[catEnd:])
-	if !ok || uint64(len(p)-catEnd-n2) < l {
-		return nil, false
+	out := make([]byte, 0, len(p)+8)
+	for _, v := range f {
+		out = appendLenEnc(out, uint64(len(v)))
+		out = append(out, v...)
 	}
-	schema := string(p[catEnd+n2 : catEnd+n2+int(l)])
-	db, ok := logical(schema)
-	if !ok {
-		return nil, false
-	}
-	out := make([]byte, 0, len(p)-len(schema)+len(db))
-	out = append(out, p[:catEnd]...)
-	out = appendLenEnc(out, uint64(len(db)))
-	out = append(out, db...)
-	return append(out, p[catEnd+n2+int(l):]...), true
+	return append(out, rest...), true
 }

@@ -164,6 +164,8 @@ type session struct {
 	tx txLog
 	// prepared is what the last COM_STMT_PREPARE_OK said.
 	prepared preparedOK
+	// plan is the statement being answered, while it is.
+	plan *sandbox.Plan
 }
 
 // preparedOK is the head of a COM_STMT_PREPARE_OK.

@@ -187,3 +187,15 @@ func SplitStatements(sql string, opts Options) []string {
 
 // IsSandboxStatement reports whether sql starts with the SANDBOX keyword.
 func IsSandboxStatement(sql string) bool { return isSandboxStatement(sql) }
+
+// Identifiers lists the identifiers of sql as written (back-quoted ones
+// unquoted), in order.
+func Identifiers(sql string, opts Options) []string {
+	var out []string
+	for _, t := range lex(sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes}) {
+		if t.kind == tokIdent || t.kind == tokQuoted && (sql[t.start] == '`' || opts.ANSIQuotes && sql[t.start] == '"') {
+			out = append(out, identText(sql, t))
+		}
+	}
+	return out
+}

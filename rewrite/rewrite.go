@@ -471,6 +471,12 @@ func (a *Analysis) splice(r Resolver) (*Result, error) {
 			if !found || a.norm(p) == k {
 				continue
 			}
+			if src := a.src[s.start:s.end]; !s.qualified && (src == p.Name || src == quoteIdent(p.Name)) {
+				// The table keeps its name in its new database: the
+				// qualifier still names it, and expression labels such as
+				// COUNT(t.id) stay as the client wrote them.
+				continue
+			}
 			text := quoteIdent(p.Name)
 			if s.qualified {
 				text = quoteIdent(p.DB) + "." + text

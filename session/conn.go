@@ -184,6 +184,31 @@ type Plan struct {
 	// undoOnError are schema-only forks made for a DROP: if the statement
 	// fails they must go, or the sandbox would see an empty table.
 	undoOnError []rewrite.Table
+	// infoIdents are the identifiers of an input that reads the sandbox's
+	// information_schema views, to spell result columns as written.
+	infoIdents []string
+}
+
+// ColumnSpelling is how the input spelled a column of the sandbox's
+// information_schema views: the server labels information_schema columns
+// as the query writes them (`table_name`), while the views' columns are in
+// upper case. ok is false when the input does not name it.
+func (p *Plan) ColumnSpelling(name string) (string, bool) {
+	if p == nil {
+		return "", false
+	}
+	for _, id := range p.infoIdents {
+		if strings.EqualFold(id, name) {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// IsInfoSchema reports whether phys is the session's sandbox's
+// information_schema database.
+func (s *Session) IsInfoSchema(phys string) bool {
+	return s.sb != nil && phys == InfoSchema(s.m.cfg.Prefix, s.sb.ID)
 }
 
 // Version identifies a sandbox binding and its table map.
@@ -333,6 +358,7 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 			s.Abandon(ctx, p)
 			return nil, err
 		}
+		p.infoIdents = rewrite.Identifiers(sql, opts)
 	}
 	res, err := a.Rewrite(resolver{s})
 	if err != nil {
@@ -344,9 +370,13 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	// A table forked after this transaction's snapshot is invisible to
 	// it (MariaDB: 1412 "Table definition has changed").
 	if s.inTrx && s.touchesNewer(a, s.trxEpoch) {
-		if s.trxLocked {
+		switch {
+		case p.DDL:
+			// DDL commits the open transaction anyway: commit it first.
+			p.Restart = true
+		case s.trxLocked:
 			p.Replay = true
-		} else {
+		default:
 			p.Restart = true
 		}
 	}
