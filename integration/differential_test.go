@@ -42,12 +42,8 @@ func diffOutcome(ctx context.Context, c *sql.Conn, q string, args []any, query b
 	var b strings.Builder
 	b.WriteString(strings.Join(cols, ","))
 	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := scanStrings(rows)
+		if err != nil {
 			return "scan: " + err.Error()
 		}
 		b.WriteString("|")

@@ -17,20 +17,29 @@ func column(t *testing.T, c interface {
 		t.Fatalf("%s: %s", q, mysqlErr(err))
 	}
 	defer rows.Close()
-	cols, _ := rows.Columns()
 	var out []string
 	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := scanStrings(rows)
+		if err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, vals[0].String)
 	}
 	return out
+}
+
+// scanStrings reads the current row as nullable strings.
+func scanStrings(rows *sql.Rows) ([]sql.NullString, error) {
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	return vals, rows.Scan(ptrs...)
 }
 
 // TestSandboxMetadata: SHOW TABLES and information_schema present the

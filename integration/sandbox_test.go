@@ -429,17 +429,12 @@ func TestSandboxStatementsInMultiStatements(t *testing.T) {
 	}
 	var got []string
 	for {
-		cols, _ := rows.Columns()
 		for rows.Next() {
-			vals := make([]sql.NullString, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
+			vals, err := scanStrings(rows)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if len(cols) == 1 {
+			if len(vals) == 1 {
 				got = append(got, vals[0].String)
 			} else {
 				got = append(got, vals[1].String+"/"+vals[7].String)
