@@ -32,6 +32,10 @@ func NewHandler(g prometheus.Gatherer, ready func(context.Context) error) http.H
 }
 
 func newHandler(g prometheus.Gatherer, ready func(context.Context) error, readyTimeout time.Duration) http.Handler {
+	return newMux(g, ready, readyTimeout)
+}
+
+func newMux(g prometheus.Gatherer, ready func(context.Context) error, readyTimeout time.Duration) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {

@@ -153,6 +153,59 @@ func upstreamTLS(cfg *Config) (*tls.Config, error) {
 	return c, nil
 }
 
+// Admin returns the admin API's view of the proxy's sandboxes (starting
+// the sandbox manager if no login has yet).
+func (s *Server) Admin() metrics.Admin { return adminAPI{s} }
+
+type adminAPI struct{ s *Server }
+
+func (a adminAPI) manager(ctx context.Context) (*sandbox.Manager, error) { return a.s.sandboxes(ctx) }
+
+func notFound(err error) error {
+	if errors.Is(err, sandbox.ErrNoSandbox) {
+		return fmt.Errorf("%w: %v", metrics.ErrNotFound, err)
+	}
+	return err
+}
+
+// List implements metrics.Admin.
+func (a adminAPI) List(ctx context.Context) (any, error) {
+	m, err := a.manager(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return m.List(ctx)
+}
+
+// Show implements metrics.Admin.
+func (a adminAPI) Show(ctx context.Context, name string) (any, error) {
+	m, err := a.manager(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in, err := m.Show(ctx, name)
+	return in, notFound(err)
+}
+
+// Keep implements metrics.Admin.
+func (a adminAPI) Keep(ctx context.Context, name string, ttl time.Duration) (any, error) {
+	m, err := a.manager(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in, err := m.Keep(ctx, name, ttl)
+	return in, notFound(err)
+}
+
+// Discard implements metrics.Admin.
+func (a adminAPI) Discard(ctx context.Context, name string) error {
+	m, err := a.manager(ctx)
+	if err != nil {
+		return err
+	}
+	return notFound(m.Discard(ctx, name))
+}
+
 // Sandboxes returns the sandbox manager, or nil before the first sandboxed
 // login started it.
 func (s *Server) Sandboxes() *sandbox.Manager {
@@ -206,7 +259,26 @@ func (s *Server) Ready(ctx context.Context) error {
 	if s.stopping.Load() {
 		return errors.New("shutting down")
 	}
-	return s.probeCached(ctx)
+	if err := s.probeCached(ctx); err != nil {
+		return err
+	}
+	if s.sandboxing() {
+		// Sessions need the registry: ready once it is loaded.
+		if _, err := s.sandboxes(ctx); err != nil {
+			return fmt.Errorf("sandbox registry: %w", err)
+		}
+	}
+	return nil
+}
+
+// sandboxing reports whether any account uses sandboxes.
+func (s *Server) sandboxing() bool {
+	for _, a := range s.accounts {
+		if s.modeOf(a) != sandbox.Passthrough {
+			return true
+		}
+	}
+	return false
 }
 
 // probeCached probes the upstream unless a probe finished within

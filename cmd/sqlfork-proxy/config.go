@@ -40,6 +40,9 @@ type settings struct {
 	MetricsListen string
 	LogFormat     string // one of logFormats()
 	LogLevel      string // one of logLevels()
+	// AdminToken protects the admin API; without it the API is served
+	// only when the metrics listener is on loopback.
+	AdminToken string
 }
 
 // defaultSettings takes the proxy defaults from proxy.DefaultConfig, the one
@@ -132,6 +135,8 @@ func settingTable() []setting {
 			func(s *settings) any { return &s.Proxy.Sandbox.MaxForkBytes }},
 		{"sandbox-admins", "comma-separated proxy users who may list, attach and discard every sandbox",
 			func(s *settings) any { return &s.Proxy.Sandbox.Admins }},
+		{"admin-token", "bearer token of the admin API on the metrics listener (required to serve it beyond loopback)",
+			func(s *settings) any { return &s.AdminToken }},
 		{"log-format", "log encoding: console or json",
 			func(s *settings) any { return &s.LogFormat }},
 		{"log-level", "minimum log level: debug, info, warn or error",

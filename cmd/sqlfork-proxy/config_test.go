@@ -163,6 +163,7 @@ func TestNaming(t *testing.T) {
 		"max-sandboxes":         {"SQLFORK_MAX_SANDBOXES", "max_sandboxes"},
 		"max-fork-bytes":        {"SQLFORK_MAX_FORK_BYTES", "max_fork_bytes"},
 		"sandbox-admins":        {"SQLFORK_SANDBOX_ADMINS", "sandbox_admins"},
+		"admin-token":           {"SQLFORK_ADMIN_TOKEN", "admin_token"},
 		"log-format":            {"SQLFORK_LOG_FORMAT", "log_format"},
 		"log-level":             {"SQLFORK_LOG_LEVEL", "log_level"},
 	}

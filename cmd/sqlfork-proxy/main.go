@@ -133,7 +133,7 @@ accounts are only set in the file, under users:.`,
 		},
 	}
 
-	root.AddCommand(serve, versionCmd)
+	root.AddCommand(serve, versionCmd, newSandboxCmd(e, ran))
 	return root
 }
 

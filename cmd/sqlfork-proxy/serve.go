@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -45,8 +46,14 @@ func runServe(ctx context.Context, s settings, logOut io.Writer) error {
 	var stopMetrics func(context.Context) error
 	if s.MetricsListen != "" {
 		// Metrics outlive ctx: they keep answering while the proxy drains.
+		admin := metrics.AdminOptions{Admin: srv.Admin(), Token: s.AdminToken}
+		if s.AdminToken == "" && !loopback(s.MetricsListen) {
+			admin.Admin = nil
+			log.Warn("admin API disabled: metrics-listen is reachable beyond loopback and no admin-token is set",
+				zap.String("metrics_listen", s.MetricsListen))
+		}
 		addr, shutdown, err := metrics.Serve(context.WithoutCancel(ctx), s.MetricsListen,
-			metrics.NewHandler(reg, srv.Ready), log)
+			metrics.NewAdminHandler(reg, srv.Ready, admin), log)
 		if err != nil {
 			return err // names the metrics listener
 		}
@@ -103,4 +110,17 @@ func newLogger(format, level string, w io.Writer) (*zap.Logger, error) {
 	}
 	sink := zapcore.Lock(zapcore.AddSync(w))
 	return zap.New(zapcore.NewCore(enc, sink, lvl), zap.ErrorOutput(sink), zap.AddCaller()), nil
+}
+
+// loopback reports whether host:port listens on loopback only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

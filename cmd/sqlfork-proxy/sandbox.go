@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// adminClient calls a running proxy's admin API.
+type adminClient struct {
+	base   string
+	token  string
+	client *http.Client
+}
+
+func (a *adminClient) do(ctx context.Context, method, path string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(a.base, "/")+path, nil)
+	if err != nil {
+		return err
+	}
+	if a.token != "" {
+		req.Header.Set("Authorization", "Bearer "+a.token)
+	}
+	resp, err := a.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("admin API at %s: %w", a.base, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return fmt.Errorf("admin API at %s: %w", a.base, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct{ Error string }
+		if json.Unmarshal(body, &e) == nil && e.Error != "" {
+			return fmt.Errorf("admin API: %s (HTTP %d)", e.Error, resp.StatusCode)
+		}
+		return fmt.Errorf("admin API: HTTP %d", resp.StatusCode)
+	}
+	return json.Unmarshal(body, out)
+}
+
+// sandboxInfo mirrors the admin API's JSON.
+type sandboxInfo struct {
+	ID          string     `json:"id"`
+	Name        string     `json:"name"`
+	State       string     `json:"state"`
+	Owner       string     `json:"owner"`
+	Created     time.Time  `json:"created"`
+	Expires     *time.Time `json:"expires"`
+	Connections int        `json:"connections"`
+	TableCount  int        `json:"table_count"`
+	Bytes       int64      `json:"bytes"`
+	Tables      []struct {
+		Table string `json:"table"`
+		State string `json:"state"`
+		Rows  int64  `json:"rows"`
+		Bytes int64  `json:"bytes"`
+	} `json:"tables"`
+}
+
+func fmtTime(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// newSandboxCmd is `sqlfork-proxy sandbox list|show|keep|discard`.
+func newSandboxCmd(e env, ran *bool) *cobra.Command {
+	var base, token, output string
+	cmd := &cobra.Command{
+		Use:   "sandbox",
+		Short: "List, show, keep and discard the sandboxes of a running proxy (through its admin API)",
+		Long: `List, show, keep and discard the sandboxes of a running proxy through the admin API
+on its metrics listener (--admin-url, env SQLFORK_ADMIN_URL; default http://127.0.0.1:9104).
+The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN.`,
+	}
+	cmd.PersistentFlags().StringVar(&base, "admin-url", "", "base URL of the proxy's admin API (env SQLFORK_ADMIN_URL; default http://"+defaultMetrics+")")
+	cmd.PersistentFlags().StringVar(&token, "admin-token", "", "bearer token of the admin API (env SQLFORK_ADMIN_TOKEN)")
+	cmd.PersistentFlags().StringVarP(&output, "output", "o", "table", "output format: table or json")
+	client := func() (*adminClient, error) {
+		if output != "table" && output != "json" {
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("--output: %q is not table or json", output)}
+		}
+		if base == "" {
+			base, _ = e.lookupEnv("SQLFORK_ADMIN_URL")
+		}
+		if base == "" {
+			base = "http://" + defaultMetrics
+		}
+		if _, err := url.Parse(base); err != nil {
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("--admin-url: %w", err)}
+		}
+		if token == "" {
+			token, _ = e.lookupEnv("SQLFORK_ADMIN_TOKEN")
+		}
+		return &adminClient{base: base, token: token, client: &http.Client{Timeout: 2 * time.Minute}}, nil
+	}
+	printJSON := func(w io.Writer, v any) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	list := &cobra.Command{
+		Use: "list", Short: "List sandboxes", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			*ran = true
+			a, err := client()
+			if err != nil {
+				return err
+			}
+			var out []sandboxInfo
+			if err := a.do(c.Context(), http.MethodGet, "/api/v1/sandboxes", &out); err != nil {
+				return err
+			}
+			if output == "json" {
+				return printJSON(c.OutOrStdout(), out)
+			}
+			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tID\tSTATE\tOWNER\tCREATED\tEXPIRES\tCONNECTIONS\tTABLES\tBYTES")
+			for _, s := range out {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", s.Name, s.ID, s.State, s.Owner, fmtTime(&s.Created),
+					fmtTime(s.Expires), s.Connections, s.TableCount, s.Bytes)
+			}
+			return tw.Flush()
+		},
+	}
+	show := &cobra.Command{
+		Use: "show NAME", Short: "Show a sandbox and its tables", Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			*ran = true
+			a, err := client()
+			if err != nil {
+				return err
+			}
+			var s sandboxInfo
+			if err := a.do(c.Context(), http.MethodGet, "/api/v1/sandboxes/"+url.PathEscape(args[0]), &s); err != nil {
+				return err
+			}
+			if output == "json" {
+				return printJSON(c.OutOrStdout(), s)
+			}
+			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintf(tw, "name:\t%s\nid:\t%s\nstate:\t%s\nowner:\t%s\ncreated:\t%s\nexpires:\t%s\nconnections:\t%d\n",
+				s.Name, s.ID, s.State, s.Owner, fmtTime(&s.Created), fmtTime(s.Expires), s.Connections)
+			fmt.Fprintln(tw, "\nTABLE\tSTATE\tROWS\tBYTES")
+			for _, t := range s.Tables {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", t.Table, t.State, t.Rows, t.Bytes)
+			}
+			return tw.Flush()
+		},
+	}
+	var ttl time.Duration
+	keep := &cobra.Command{
+		Use: "keep NAME", Short: "Keep a sandbox past its last connection (and restarts)", Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			*ran = true
+			a, err := client()
+			if err != nil {
+				return err
+			}
+			path := "/api/v1/sandboxes/" + url.PathEscape(args[0]) + "/keep"
+			if ttl > 0 {
+				path += "?ttl=" + url.QueryEscape(ttl.String())
+			}
+			var s sandboxInfo
+			if err := a.do(c.Context(), http.MethodPost, path, &s); err != nil {
+				return err
+			}
+			if output == "json" {
+				return printJSON(c.OutOrStdout(), s)
+			}
+			_, err = fmt.Fprintf(c.OutOrStdout(), "sandbox %s kept until %s\n", s.Name, fmtTime(s.Expires))
+			return err
+		},
+	}
+	keep.Flags().DurationVar(&ttl, "ttl", 0, "how long to keep it (0: until discarded)")
+	discard := &cobra.Command{
+		Use: "discard NAME", Short: "Discard a sandbox: drop its forks", Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			*ran = true
+			a, err := client()
+			if err != nil {
+				return err
+			}
+			var out map[string]string
+			if err := a.do(c.Context(), http.MethodDelete, "/api/v1/sandboxes/"+url.PathEscape(args[0]), &out); err != nil {
+				return err
+			}
+			if output == "json" {
+				return printJSON(c.OutOrStdout(), out)
+			}
+			_, err = fmt.Fprintf(c.OutOrStdout(), "sandbox %s discarded\n", args[0])
+			return err
+		},
+	}
+	cmd.AddCommand(list, show, keep, discard)
+	return cmd
+}

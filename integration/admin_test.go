@@ -1,0 +1,80 @@
+package integration
+
+import (
+	"encoding/json"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestAdminCLI: `sqlfork-proxy sandbox list|show|keep|discard` against a
+// running proxy's admin API shows what SANDBOX LIST shows, and discard
+// drops the sandbox's forks; with --admin-token set, requests without it
+// are refused.
+func TestAdminCLI(t *testing.T) {
+	db, _ := env(t)
+	leastPrivilegeUser(t, db)
+	metricsAddr := freeAddr(t)
+	p := startProxyProcess(t, db, "--mode", "explicit", "--metrics-listen", metricsAddr, "--admin-token", "s3cret")
+	c := conn(t, openDB(t, "sbx:"+sandboxPassword+"@tcp("+p.addr+")/app"))
+	mustExecC(t, c, "SANDBOX CREATE opsbox TTL 2h")
+	mustExecC(t, c, "UPDATE users SET score = 0 WHERE id = 1")
+	sqlList := strings.Join(column(t, c, "SANDBOX LIST"), ",")
+
+	cli := func(args ...string) (string, error) {
+		cmd := exec.Command(proxyBinary(t), append([]string{"sandbox", "--admin-url", "http://" + metricsAddr}, args...)...)
+		cmd.Env = append(cmd.Environ(), "SQLFORK_ADMIN_TOKEN=s3cret")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := cli("list")
+	if err != nil || !strings.Contains(out, "opsbox") || !strings.Contains(out, "kept") {
+		t.Fatalf("sandbox list: %v\n%s", err, out)
+	}
+	out, err = cli("list", "-o", "json")
+	var listed []struct{ ID, Name, State string }
+	if err != nil || json.Unmarshal([]byte(out), &listed) != nil {
+		t.Fatalf("sandbox list -o json: %v\n%s", err, out)
+	}
+	var ids []string
+	for _, s := range listed {
+		ids = append(ids, s.ID)
+	}
+	if strings.Join(ids, ",") != sqlList {
+		t.Errorf("CLI lists %v, SANDBOX LIST shows %v", ids, sqlList)
+	}
+	out, err = cli("show", "opsbox")
+	if err != nil || !strings.Contains(out, "app.users") || !strings.Contains(out, "fork") {
+		t.Errorf("sandbox show: %v\n%s", err, out)
+	}
+	out, err = cli("keep", "opsbox", "--ttl", "3h")
+	if err != nil || !strings.Contains(out, "kept until") {
+		t.Errorf("sandbox keep: %v\n%s", err, out)
+	}
+	if out, err = cli("show", "nosuch"); err == nil || !strings.Contains(out, "HTTP 404") {
+		t.Errorf("show of a missing sandbox: %v\n%s", err, out)
+	}
+	root := openDB(t, db.DSN(""))
+	if len(sandboxSchemas(t, root)) == 0 {
+		t.Fatal("no sandbox schemas before discard")
+	}
+	if out, err = cli("discard", "opsbox"); err != nil || !strings.Contains(out, "discarded") {
+		t.Fatalf("sandbox discard: %v\n%s", err, out)
+	}
+	if s := sandboxSchemas(t, root); len(s) != 0 {
+		t.Errorf("schemas left after discard: %v", s)
+	}
+	if got := column(t, c, "SANDBOX LIST"); len(got) != 0 {
+		t.Errorf("SANDBOX LIST after discard: %v", got)
+	}
+	// The token is required.
+	resp, err := http.Get("http://" + metricsAddr + "/api/v1/sandboxes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("admin API without the token: HTTP %d, want 401", resp.StatusCode)
+	}
+}

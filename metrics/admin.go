@@ -1,0 +1,108 @@
+package metrics
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Admin is what the admin API manages: the proxy's sandboxes. Results are
+// JSON-encoded as they are.
+type Admin interface {
+	List(ctx context.Context) (any, error)
+	Show(ctx context.Context, name string) (any, error)
+	Keep(ctx context.Context, name string, ttl time.Duration) (any, error)
+	Discard(ctx context.Context, name string) error
+}
+
+// ErrNotFound marks an Admin error for a sandbox that does not exist.
+var ErrNotFound = errors.New("not found")
+
+// AdminOptions configure the admin API.
+type AdminOptions struct {
+	Admin Admin
+	// Token, when set, must be presented as "Authorization: Bearer
+	// <token>" on every admin request.
+	Token string
+}
+
+// NewAdminHandler is NewHandler plus the admin API:
+//
+//   - GET    /api/v1/sandboxes              list
+//   - GET    /api/v1/sandboxes/{name}       one, with its tables
+//   - POST   /api/v1/sandboxes/{name}/keep  keep (?ttl=2h; none: until discarded)
+//   - DELETE /api/v1/sandboxes/{name}       discard
+//
+// Answers are JSON; errors are {"error": "..."} with 400, 401, 404 or 500.
+func NewAdminHandler(g prometheus.Gatherer, ready func(context.Context) error, o AdminOptions) http.Handler {
+	mux := newMux(g, ready, ReadyTimeout)
+	if o.Admin != nil {
+		adminRoutes(mux, o)
+	}
+	return mux
+}
+
+func adminRoutes(mux *http.ServeMux, o AdminOptions) {
+	auth := func(h http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if o.Token != "" {
+				got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+				if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(o.Token)) != 1 {
+					w.Header().Set("WWW-Authenticate", `Bearer realm="sqlfork-proxy"`)
+					writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "missing or wrong bearer token"})
+					return
+				}
+			}
+			h(w, r)
+		}
+	}
+	answer := func(w http.ResponseWriter, v any, err error) {
+		switch {
+		case errors.Is(err, ErrNotFound):
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
+		case err != nil:
+			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		default:
+			writeJSON(w, http.StatusOK, v)
+		}
+	}
+	mux.HandleFunc("GET /api/v1/sandboxes", auth(func(w http.ResponseWriter, r *http.Request) {
+		v, err := o.Admin.List(r.Context())
+		answer(w, v, err)
+	}))
+	mux.HandleFunc("GET /api/v1/sandboxes/{name}", auth(func(w http.ResponseWriter, r *http.Request) {
+		v, err := o.Admin.Show(r.Context(), r.PathValue("name"))
+		answer(w, v, err)
+	}))
+	mux.HandleFunc("POST /api/v1/sandboxes/{name}/keep", auth(func(w http.ResponseWriter, r *http.Request) {
+		var ttl time.Duration
+		if s := r.URL.Query().Get("ttl"); s != "" {
+			d, err := time.ParseDuration(s)
+			if err != nil || d < 0 {
+				writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad ttl " + s + ": use a duration like 90m or 24h"})
+				return
+			}
+			ttl = d
+		}
+		v, err := o.Admin.Keep(r.Context(), r.PathValue("name"), ttl)
+		answer(w, v, err)
+	}))
+	mux.HandleFunc("DELETE /api/v1/sandboxes/{name}", auth(func(w http.ResponseWriter, r *http.Request) {
+		err := o.Admin.Discard(r.Context(), r.PathValue("name"))
+		answer(w, map[string]string{"discarded": r.PathValue("name")}, err)
+	}))
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,152 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Info describes a sandbox for operators (the admin API and CLI).
+type Info struct {
+	ID          string      `json:"id"`
+	Name        string      `json:"name"`
+	State       string      `json:"state"` // active, kept
+	Owner       string      `json:"owner"`
+	Created     time.Time   `json:"created"`
+	Expires     *time.Time  `json:"expires,omitempty"`
+	Connections int         `json:"connections"` // attached through this process
+	Tables      []TableInfo `json:"tables,omitempty"`
+	TableCount  int         `json:"table_count"`
+	Bytes       int64       `json:"bytes"`
+}
+
+// TableInfo is one table of a sandbox.
+type TableInfo struct {
+	Table string `json:"table"` // logical db.table
+	State string `json:"state"` // fork, schema, created, dropped
+	Rows  int64  `json:"rows"`
+	Bytes int64  `json:"bytes"`
+}
+
+// ErrNoSandbox is returned for a sandbox name that does not exist.
+var ErrNoSandbox = fmt.Errorf("no such sandbox")
+
+// List returns every sandbox: those of this process and those in the
+// registry (kept, or held by other processes), sorted by name.
+func (m *Manager) List(ctx context.Context) ([]Info, error) {
+	byID := map[string]Info{}
+	m.mu.Lock()
+	var local []*Sandbox
+	for _, sb := range m.byID {
+		local = append(local, sb)
+	}
+	m.mu.Unlock()
+	for _, sb := range local {
+		byID[sb.ID] = sb.info(false)
+	}
+	err := m.withConn(ctx, func(c SideConn) error {
+		rows, err := c.Query(ctx, "SELECT s.id, s.name, s.kept, s.owner, s.created_at, s.expires_at, COUNT(t.tbl), COALESCE(SUM(t.bytes), 0)"+
+			" FROM "+m.q("sandboxes")+" s LEFT JOIN "+m.q("tables")+" t ON t.sandbox_id = s.id AND t.kind IN ('fork', 'schema', 'created')"+
+			" GROUP BY s.id, s.name, s.kept, s.owner, s.created_at, s.expires_at")
+		if err != nil {
+			return fmt.Errorf("read registry: %w", err)
+		}
+		for _, r := range rows {
+			if _, ok := byID[str(r[0])]; ok {
+				continue
+			}
+			in := Info{ID: str(r[0]), Name: str(r[1]), State: "active", Owner: str(r[3]), Created: parseTime(r[4]),
+				TableCount: int(num(r[6])), Bytes: num(r[7])}
+			if str(r[2]) == "1" {
+				in.State = "kept"
+			}
+			if e := parseTime(r[5]); !e.IsZero() {
+				in.Expires = &e
+			}
+			byID[in.ID] = in
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Info, 0, len(byID))
+	for _, in := range byID {
+		out = append(out, in)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// info describes sb; with tables, its tables too.
+func (sb *Sandbox) info(tables bool) Info {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	in := Info{ID: sb.ID, Name: sb.Name, State: sb.stateLocked(), Owner: sb.Owner, Created: sb.Created,
+		Connections: sb.attached, Bytes: sb.bytes}
+	if !sb.expires.IsZero() {
+		e := sb.expires
+		in.Expires = &e
+	}
+	for _, e := range sb.tables {
+		if e.kind == kindAbsent {
+			continue
+		}
+		if e.kind != kindDropped {
+			in.TableCount++
+		}
+		if tables {
+			in.Tables = append(in.Tables, TableInfo{Table: e.logical.DB + "." + e.logical.Name, State: e.kind, Rows: e.rows, Bytes: e.bytes})
+		}
+	}
+	sort.Slice(in.Tables, func(i, j int) bool { return in.Tables[i].Table < in.Tables[j].Table })
+	return in
+}
+
+// Show describes the sandbox called name with its tables.
+func (m *Manager) Show(ctx context.Context, name string) (Info, error) {
+	sb, err := m.lookup(ctx, name)
+	if err != nil {
+		return Info{}, err
+	}
+	if sb == nil {
+		return Info{}, fmt.Errorf("%w: %q", ErrNoSandbox, name)
+	}
+	return sb.info(true), nil
+}
+
+// Keep keeps the sandbox called name for ttl (0: until discarded).
+func (m *Manager) Keep(ctx context.Context, name string, ttl time.Duration) (Info, error) {
+	sb, err := m.lookup(ctx, name)
+	if err != nil {
+		return Info{}, err
+	}
+	if sb == nil {
+		return Info{}, fmt.Errorf("%w: %q", ErrNoSandbox, name)
+	}
+	sb.mu.Lock()
+	sb.kept, sb.expires = true, time.Time{}
+	if ttl > 0 {
+		sb.expires = time.Now().UTC().Add(ttl)
+	}
+	sb.lastActive = time.Now().UTC()
+	sb.mu.Unlock()
+	if err := m.withConn(ctx, func(c SideConn) error { return m.persist(ctx, c, sb) }); err != nil {
+		return Info{}, err
+	}
+	return sb.info(true), nil
+}
+
+// Discard drops the sandbox called name and its forks; connections in it
+// get "sandbox was discarded" on their next statement.
+func (m *Manager) Discard(ctx context.Context, name string) error {
+	sb, err := m.lookup(ctx, name)
+	if err != nil {
+		return err
+	}
+	if sb == nil {
+		return fmt.Errorf("%w: %q", ErrNoSandbox, name)
+	}
+	return m.discard(ctx, sb, true, false)
+}
