@@ -198,6 +198,17 @@ func TestSandboxTransparent(t *testing.T) {
 	if n := h.metric(t, "sqlfork_sandbox_refusals_total", map[string]string{"code": "1290"}); n < 4 {
 		t.Errorf("sqlfork_sandbox_refusals_total{code=1290} = %v, want >= 4", n)
 	}
+	for _, c := range []struct {
+		class, outcome string
+		min            float64
+	}{{"write", "ok", 3}, {"ddl", "ok", 4}, {"read", "ok", 3}, {"ddl", "refused", 1}, {"read", "error", 1}} {
+		if n := h.metric(t, "sqlfork_statements_total", map[string]string{"class": c.class, "outcome": c.outcome}); n < c.min {
+			t.Errorf("sqlfork_statements_total{class=%s,outcome=%s} = %v, want >= %v", c.class, c.outcome, n, c.min)
+		}
+	}
+	if n := h.metric(t, "sqlfork_rewrite_duration_seconds", nil); n < 10 {
+		t.Errorf("sqlfork_rewrite_duration_seconds has %v samples", n)
+	}
 	// STATUS lists the sandbox's tables.
 	rows, err := c1.QueryContext(context.Background(), "SANDBOX STATUS")
 	if err != nil {

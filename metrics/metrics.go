@@ -29,6 +29,17 @@ type Proxy struct {
 	ForkedBytes        prometheus.Counter
 	SandboxRefusals    *prometheus.CounterVec // label: code
 	TransactionReplays *prometheus.CounterVec // label: outcome (restarted, replayed, refused)
+
+	// Statements.
+	Statements        *prometheus.CounterVec   // labels: class, outcome (ok, error, refused)
+	StatementDuration *prometheus.HistogramVec // label: class
+	RewriteDuration   prometheus.Histogram
+	BuildInfo         *prometheus.GaugeVec // labels: version, revision, goversion
+}
+
+// SetBuildInfo records the running build (sqlfork_build_info = 1).
+func (m *Proxy) SetBuildInfo(version, revision, goVersion string) {
+	m.BuildInfo.WithLabelValues(version, revision, goVersion).Set(1)
 }
 
 // New creates the collectors and registers them, plus the Go and process
@@ -97,7 +108,26 @@ func New(reg prometheus.Registerer) *Proxy {
 			Namespace: namespace, Name: "sandbox_transaction_restarts_total",
 			Help: "Client transactions that met a fork made after they began, by outcome: restarted (had only read), replayed (writes replayed), refused (1412).",
 		}, []string{"outcome"}),
+		Statements: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "statements_total",
+			Help: "Statements (text and prepared) of sandboxing sessions, by class (read, write, ddl, …) and outcome: ok, error (from the upstream) or refused (by the proxy).",
+		}, []string{"class", "outcome"}),
+		StatementDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "statement_duration_seconds",
+			Help:    "Time from reading a statement of a sandboxing session to the end of its answer, forks included, by class.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 120},
+		}, []string{"class"}),
+		RewriteDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "rewrite_duration_seconds",
+			Help:    "Time to plan a statement: analyse (cached), check, fork what it writes, rewrite.",
+			Buckets: []float64{.000001, .0000025, .000005, .00001, .000025, .00005, .0001, .00025, .0005, .001, .01, .1, 1, 10},
+		}),
+		BuildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "build_info",
+			Help: "Always 1, labelled with the running build.",
+		}, []string{"version", "revision", "goversion"}),
 	}
+	reg.MustRegister(m.Statements, m.StatementDuration, m.RewriteDuration, m.BuildInfo)
 	reg.MustRegister(m.ConnectionsActive, m.ConnectionsTotal, m.ConnectionsRejected, m.AuthFailures,
 		m.UpstreamConnectFails, m.UpstreamLost, m.ConnectionPanics, m.Commands, m.CommandDuration,
 		m.Sandboxes, m.Forks, m.ForkDuration, m.ForkedBytes, m.SandboxRefusals, m.TransactionReplays,

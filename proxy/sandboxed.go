@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
@@ -50,6 +51,7 @@ func (s *session) planned(cmd byte) error {
 		return &linkError{side: sideClient, err: noEOF(err)}
 	}
 	s.seq = seq + 1
+	s.h = packetHead{} // nothing relayed yet for this statement
 	sql := string(p[1:])
 	if !s.sqlModeKnown {
 		if err := s.readSQLMode(); err != nil {
@@ -63,10 +65,16 @@ func (s *session) planned(cmd byte) error {
 		}
 	}
 	opts := s.options()
+	start := time.Now()
 	plan, err := s.sbx.Plan(s.ctx(), sql, opts, cmd == comStmtPrepare)
+	s.srv.m.RewriteDuration.Observe(time.Since(start).Seconds())
 	if err != nil {
 		s.log.Debug("statement refused", zap.Error(err))
+		s.srv.m.Statements.WithLabelValues(s.sbx.Classify(sql, opts), "refused").Inc()
 		return s.refused(clientError(err))
+	}
+	if cmd == comQuery {
+		defer s.countStatement(plan, start)
 	}
 	if plan.Reply != nil {
 		return s.writeReply(plan.Reply)
@@ -111,6 +119,17 @@ func (s *session) planned(cmd byte) error {
 		s.record(plan, payload, "")
 	}
 	return s.afterStatement(plan)
+}
+
+// countStatement records a finished statement in the metrics.
+func (s *session) countStatement(plan *sandbox.Plan, start time.Time) {
+	outcome := "ok"
+	if s.h.first() == errHeader {
+		outcome = "error"
+	}
+	class := plan.Class()
+	s.srv.m.Statements.WithLabelValues(class, outcome).Inc()
+	s.srv.m.StatementDuration.WithLabelValues(class).Observe(time.Since(start).Seconds())
 }
 
 // refused answers a statement the sandbox layer refused, and counts it.
@@ -575,6 +594,11 @@ func (s *session) execute() error {
 func (s *session) forwardExecute(ps *preparedStmt) error {
 	var plan *sandbox.Plan
 	var payload []byte
+	defer func(start time.Time) {
+		if plan != nil {
+			s.countStatement(plan, start)
+		}
+	}(time.Now())
 	if ps != nil && s.executeFastPath(ps) {
 		// Same id upstream, no types to add, not in a transaction (so
 		// nothing to record): forward untouched, as a plain proxy does.

@@ -496,8 +496,10 @@ func (s *session) discardCommand() (uint8, error) {
 	}
 }
 
-// writeErr sends a proxy-made ERR packet to the client and flushes.
+// writeErr sends a proxy-made ERR packet to the client and flushes. The
+// packet head records an ERR, so the statement counts as failed.
 func (s *session) writeErr(e *mysql.MyError) error {
+	s.h = packetHead{length: 1, n: 1, prefix: [prefixLen]byte{errHeader}}
 	if _, err := writePacket(s.cw, s.seq, errPayload(e)); err != nil {
 		return &linkError{side: sideClient, write: true, err: err}
 	}

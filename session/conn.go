@@ -189,6 +189,30 @@ type Plan struct {
 	infoIdents []string
 }
 
+// Classify names the class of sql for metrics (the analysis is cached).
+func (s *Session) Classify(sql string, opts rewrite.Options) string {
+	opts.CaseSensitiveNames = s.m.caseSensitive
+	a := s.m.engine.Analyze(sql, opts)
+	if len(a.Statements) == 1 {
+		return a.Statements[0].Class.String()
+	}
+	return "multi"
+}
+
+// Class names the input for metrics: the class of its statement, or
+// "multi" for several.
+func (p *Plan) Class() string {
+	switch {
+	case p == nil || p.analysis == nil:
+		return "unknown"
+	case p.Reply != nil:
+		return rewrite.ClassSandbox.String()
+	case len(p.analysis.Statements) == 1:
+		return p.analysis.Statements[0].Class.String()
+	}
+	return "multi"
+}
+
 // ColumnSpelling is how the input spelled a column of the sandbox's
 // information_schema views: the server labels information_schema columns
 // as the query writes them (`table_name`), while the views' columns are in

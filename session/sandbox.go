@@ -2,7 +2,9 @@ package session
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"sort"
 	"strconv"
 	"time"
@@ -37,7 +39,7 @@ func (s *Session) sandboxStatement(ctx context.Context, sql string) (*Plan, erro
 	if err != nil {
 		return nil, err
 	}
-	return &Plan{Reply: r}, nil
+	return &Plan{Reply: r, analysis: &rewrite.Analysis{}}, nil
 }
 
 func (s *Session) ttlOrDefault(c Command) time.Duration {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -37,6 +38,8 @@ func runServe(ctx context.Context, s settings, logOut io.Writer) error {
 
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg)
+	ver, rev := buildVersion()
+	m.SetBuildInfo(ver, rev, runtime.Version())
 	srv, err := proxy.New(s.Proxy, log, m)
 	if err != nil {
 		return fmt.Errorf("starting proxy: %w", err)
@@ -60,7 +63,6 @@ func runServe(ctx context.Context, s settings, logOut io.Writer) error {
 		metricsAddr, stopMetrics = addr.String(), shutdown
 	}
 
-	ver, rev := buildVersion()
 	log.Info("listening",
 		zap.String("listen", srv.Addr().String()),
 		zap.String("upstream", s.Proxy.Upstream),
