@@ -2,9 +2,13 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -77,4 +81,44 @@ func TestAdminCLI(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("admin API without the token: HTTP %d, want 401", resp.StatusCode)
 	}
+}
+
+// TestSIGHUPReload: SIGHUP re-reads the config file, applies the log level
+// and sandbox limits at once, reports the rest as needing a restart, and
+// drops no connection.
+func TestSIGHUPReload(t *testing.T) {
+	db, _ := env(t)
+	leastPrivilegeUser(t, db)
+	cfg := filepath.Join(t.TempDir(), "sqlfork.yaml")
+	write := func(level string, maxSandboxes int, idle string) {
+		if err := os.WriteFile(cfg, []byte(fmt.Sprintf("log_format: json\nlog_level: %s\nmax_sandboxes: %d\nidle_timeout: %s\n",
+			level, maxSandboxes, idle)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("info", 0, "8h")
+	p := startProxyProcess(t, db, "--mode", "transparent", "--config", cfg)
+	c := conn(t, openDB(t, "sbx:"+sandboxPassword+"@tcp("+p.addr+")/app"))
+	mustExecC(t, c, "UPDATE users SET score = 12 WHERE id = 1")
+
+	write("debug", 5, "9h")
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the reload to be logged", func() bool { return strings.Contains(p.logs.String(), "SIGHUP: settings reloaded") })
+	logs := p.logs.String()
+	if !strings.Contains(logs, `"applied":["max-sandboxes","log-level"]`) && !strings.Contains(logs, `"applied":["log-level","max-sandboxes"]`) {
+		t.Errorf("reload did not apply log-level and max-sandboxes:\n%s", logs)
+	}
+	if !strings.Contains(logs, `"settings":["idle-timeout"]`) {
+		t.Errorf("idle-timeout not reported as needing a restart:\n%s", logs)
+	}
+	// The connection survived, in its sandbox.
+	if got := queryString(t, c, "SELECT score FROM users WHERE id = 1"); got != "12.00" {
+		t.Errorf("after SIGHUP the session reads %q, want its sandbox's 12.00", got)
+	}
+	// Debug logging is on now.
+	c2 := conn(t, openDB(t, "sbx:"+sandboxPassword+"@tcp("+p.addr+")/app"))
+	mustExecC(t, c2, "SELECT 1")
+	waitFor(t, "a debug line", func() bool { return strings.Contains(p.logs.String(), `"level":"debug"`) })
 }

@@ -206,6 +206,18 @@ func (a adminAPI) Discard(ctx context.Context, name string) error {
 	return notFound(m.Discard(ctx, name))
 }
 
+// SetSandboxLimits changes the sandbox limits and TTL defaults of a
+// running proxy (SIGHUP reload).
+func (s *Server) SetSandboxLimits(c sandbox.Config) {
+	s.sbMu.Lock()
+	defer s.sbMu.Unlock()
+	s.cfg.Sandbox.MaxSandboxes, s.cfg.Sandbox.MaxForkBytes = c.MaxSandboxes, c.MaxForkBytes
+	s.cfg.Sandbox.DefaultTTL, s.cfg.Sandbox.IdleTTL = c.DefaultTTL, c.IdleTTL
+	if s.sbm != nil {
+		s.sbm.SetLimits(c)
+	}
+}
+
 // Sandboxes returns the sandbox manager, or nil before the first sandboxed
 // login started it.
 func (s *Server) Sandboxes() *sandbox.Manager {

@@ -143,6 +143,8 @@ func (nopObserver) Forked(string, bool, time.Duration, int64) {}
 // Manager owns the sandboxes of one proxy process.
 type Manager struct {
 	obs      Observer
+	lmu      sync.RWMutex
+	lim      Limits
 	cfg      Config
 	log      *zap.Logger
 	dial     Dialer
@@ -225,6 +227,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	m := &Manager{cfg: cfg, log: log, dial: dial, meta: MetaSchema(cfg.Prefix), engine: rewrite.NewEngine(0),
 		pool: make(chan SideConn, 8), byID: map[string]*Sandbox{}, byName: map[string]*Sandbox{},
 		proxyID: randomID(6), stop: make(chan struct{}), done: make(chan struct{}), obs: nopObserver{}}
+	m.SetLimits(cfg)
 	c, err := m.conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox manager: %w", err)
@@ -295,6 +298,29 @@ func (m *Manager) Close() {
 			return
 		}
 	}
+}
+
+// Limits are the settings that may change while the manager runs.
+type Limits struct {
+	MaxSandboxes int
+	MaxForkBytes int64
+	DefaultTTL   time.Duration
+	IdleTTL      time.Duration
+}
+
+// limits returns the current limits.
+func (m *Manager) limits() Limits {
+	m.lmu.RLock()
+	defer m.lmu.RUnlock()
+	return m.lim
+}
+
+// SetLimits changes the limits and TTL defaults of c (the other fields of
+// c are ignored): new sandboxes and forks obey them at once.
+func (m *Manager) SetLimits(c Config) {
+	m.lmu.Lock()
+	defer m.lmu.Unlock()
+	m.lim = Limits{MaxSandboxes: c.MaxSandboxes, MaxForkBytes: c.MaxForkBytes, DefaultTTL: c.DefaultTTL, IdleTTL: c.IdleTTL}
 }
 
 // SetObserver installs o; call it before the manager is used.
@@ -412,7 +438,7 @@ func lockName(id, k string) string {
 func (m *Manager) newSandbox(name, owner string) (*Sandbox, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.cfg.MaxSandboxes > 0 && len(m.byID) >= m.cfg.MaxSandboxes {
+	if max := m.limits().MaxSandboxes; max > 0 && len(m.byID) >= max {
 		return nil, refusal(1040, "08004", "the proxy already holds %d sandboxes (its limit); discard some with SANDBOX DISCARD or ask the operator to raise --max-sandboxes", len(m.byID))
 	}
 	id := randomID(4)
@@ -667,15 +693,15 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+ftable(phys).String()); err != nil {
 		return nil, fmt.Errorf("clear %s: %w", phys, err)
 	}
-	if m.cfg.MaxForkBytes > 0 && mode == forker.Full {
+	if maxBytes := m.limits().MaxForkBytes; maxBytes > 0 && mode == forker.Full {
 		_, size, err := forker.Size(ctx, c, ftable(t))
 		if err == nil {
 			sb.mu.Lock()
 			used := sb.bytes
 			sb.mu.Unlock()
-			if used+size > m.cfg.MaxForkBytes {
+			if used+size > maxBytes {
 				return nil, refusal(1114, "HY000", "forking %s (%d bytes) would take sandbox %q past its limit of %d forked bytes (%d used); "+
-					"discard the sandbox or ask the operator to raise --max-fork-bytes", t, size, sb.Name, m.cfg.MaxForkBytes, used)
+					"discard the sandbox or ask the operator to raise --max-fork-bytes", t, size, sb.Name, maxBytes, used)
 			}
 		}
 	}

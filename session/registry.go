@@ -399,6 +399,7 @@ func (m *Manager) reconcile(ctx context.Context) error {
 func (m *Manager) expire(ctx context.Context) error {
 	var victims []string
 	now := time.Now().UTC()
+	idle := m.limits().IdleTTL
 	err := m.withConn(ctx, func(c SideConn) error {
 		rows, err := c.Query(ctx, "SELECT s.id, s.name, s.kept, s.expires_at, s.last_active, s.lease_until, "+
 			"(SELECT COUNT(*) FROM "+m.q("holders")+" h WHERE h.sandbox_id = s.id AND h.lease_until > "+sqlTime(now)+") FROM "+m.q("sandboxes")+" s")
@@ -419,7 +420,7 @@ func (m *Manager) expire(ctx context.Context) error {
 			}
 			switch {
 			case !expires.IsZero() && now.After(expires):
-			case kept && m.cfg.IdleTTL > 0 && !attachedHere && holders == 0 && now.Sub(last) > m.cfg.IdleTTL:
+			case kept && idle > 0 && !attachedHere && holders == 0 && now.Sub(last) > idle:
 			case !kept && local == nil && holders == 0 && !lease.IsZero() && now.After(lease):
 			default:
 				continue

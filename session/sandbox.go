@@ -46,7 +46,7 @@ func (s *Session) ttlOrDefault(c Command) time.Duration {
 	if c.HasTTL {
 		return c.TTL
 	}
-	return s.m.cfg.DefaultTTL
+	return s.m.limits().DefaultTTL
 }
 
 // create makes a new sandbox and binds the session to it. A TTL makes it

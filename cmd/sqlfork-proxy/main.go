@@ -114,7 +114,8 @@ accounts are only set in the file, under users:.`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			return runServe(cmd.Context(), s, e.stderr)
+			reload := func() (settings, error) { return resolveSettings(cmd.Flags(), e.lookupEnv, e.readFile) }
+			return runServe(cmd.Context(), s, e.stderr, reload)
 		},
 	}
 	serve.Flags().SortFlags = false

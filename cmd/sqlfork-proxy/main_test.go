@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"go.uber.org/zap"
 	"io"
 	"net"
 	"net/http"
@@ -178,7 +179,7 @@ func TestNewLogger(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.format+"/"+tc.level, func(t *testing.T) {
 			var buf bytes.Buffer
-			log, err := newLogger(tc.format, tc.level, &buf)
+			log, err := newLogger(tc.format, tc.level, &buf, zap.NewAtomicLevel())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,10 +198,10 @@ func TestNewLogger(t *testing.T) {
 			}
 		})
 	}
-	if _, err := newLogger("xml", "info", io.Discard); err == nil {
+	if _, err := newLogger("xml", "info", io.Discard, zap.NewAtomicLevel()); err == nil {
 		t.Error("bad format accepted")
 	}
-	if _, err := newLogger("json", "loud", io.Discard); err == nil {
+	if _, err := newLogger("json", "loud", io.Discard, zap.NewAtomicLevel()); err == nil {
 		t.Error("bad level accepted")
 	}
 }

@@ -24,8 +24,9 @@ const metricsShutdownTimeout = 5 * time.Second
 
 // runServe runs the proxy with s until ctx is cancelled or SIGTERM/SIGINT
 // arrives, logging to logOut. A second signal kills the process at once.
-func runServe(ctx context.Context, s settings, logOut io.Writer) error {
-	log, err := newLogger(s.LogFormat, s.LogLevel, logOut)
+func runServe(ctx context.Context, s settings, logOut io.Writer, reload func() (settings, error)) error {
+	level := zap.NewAtomicLevel()
+	log, err := newLogger(s.LogFormat, s.LogLevel, logOut, level)
 	if err != nil {
 		return err
 	}
@@ -70,6 +71,22 @@ func runServe(ctx context.Context, s settings, logOut io.Writer) error {
 		zap.String("version", ver),
 		zap.String("commit", rev))
 
+	if reload != nil {
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-hup:
+					s = applyReload(s, reload, level, srv, log)
+				}
+			}
+		}()
+	}
+
 	serveErr := srv.Serve(ctx)
 
 	if stopMetrics != nil {
@@ -90,13 +107,60 @@ func runServe(ctx context.Context, s settings, logOut io.Writer) error {
 	return nil
 }
 
+// applyReload re-reads the settings on SIGHUP and applies those that are
+// safe to change while running — log level, sandbox limits and TTL
+// defaults — without touching connections. Other settings that changed are
+// logged as needing a restart. It returns the settings in effect.
+func applyReload(cur settings, reload func() (settings, error), level zap.AtomicLevel, srv *proxy.Server, log *zap.Logger) settings {
+	next, err := reload()
+	if err != nil {
+		log.Error("SIGHUP: settings not reloaded", zap.Error(err))
+		return cur
+	}
+	eff := cur
+	var applied, restart []string
+	limits := false
+	for _, st := range settingTable() {
+		if formatValue(st.field(&cur)) == formatValue(st.field(&next)) {
+			continue
+		}
+		switch st.name {
+		case "log-level":
+			lvl, err := zapcore.ParseLevel(next.LogLevel)
+			if err != nil {
+				continue // resolveSettings validated it
+			}
+			level.SetLevel(lvl)
+			eff.LogLevel = next.LogLevel
+		case "max-sandboxes", "max-fork-bytes", "sandbox-ttl", "sandbox-idle-ttl":
+			limits = true
+		default:
+			restart = append(restart, st.name)
+			continue
+		}
+		applied = append(applied, st.name)
+	}
+	if limits {
+		sb := &eff.Proxy.Sandbox
+		sb.MaxSandboxes, sb.MaxForkBytes = next.Proxy.Sandbox.MaxSandboxes, next.Proxy.Sandbox.MaxForkBytes
+		sb.DefaultTTL, sb.IdleTTL = next.Proxy.Sandbox.DefaultTTL, next.Proxy.Sandbox.IdleTTL
+		srv.SetSandboxLimits(*sb)
+	}
+	if len(restart) > 0 {
+		log.Warn("SIGHUP: settings changed that take effect only after a restart", zap.Strings("settings", restart))
+	}
+	log.Info("SIGHUP: settings reloaded", zap.Strings("applied", applied))
+	return eff
+}
+
 // newLogger builds a logger writing format ("json" or "console") at level and
-// above to w.
-func newLogger(format, level string, w io.Writer) (*zap.Logger, error) {
-	lvl, err := zapcore.ParseLevel(level)
+// above to w; level is set from the level name and can change later.
+func newLogger(format, levelName string, w io.Writer, level zap.AtomicLevel) (*zap.Logger, error) {
+	lvl, err := zapcore.ParseLevel(levelName)
 	if err != nil {
 		return nil, fmt.Errorf("log-level: %w", err)
 	}
+	level.SetLevel(lvl)
 	ec := zap.NewProductionEncoderConfig()
 	ec.EncodeTime = zapcore.ISO8601TimeEncoder
 	ec.EncodeDuration = zapcore.StringDurationEncoder
@@ -111,7 +175,7 @@ func newLogger(format, level string, w io.Writer) (*zap.Logger, error) {
 		return nil, fmt.Errorf("log-format: %q is not one of console, json", format)
 	}
 	sink := zapcore.Lock(zapcore.AddSync(w))
-	return zap.New(zapcore.NewCore(enc, sink, lvl), zap.ErrorOutput(sink), zap.AddCaller()), nil
+	return zap.New(zapcore.NewCore(enc, sink, level), zap.ErrorOutput(sink), zap.AddCaller()), nil
 }
 
 // loopback reports whether host:port listens on loopback only.
