@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -118,7 +119,9 @@ func startProxyLogging(upstream string, db *testdb.Server, mutate func(*proxy.Co
 		mutate(&cfg)
 	}
 	reg := prometheus.NewRegistry()
-	srv, err := proxy.New(cfg, log, metrics.New(reg))
+	pm := metrics.New(reg)
+	pm.SetBuildInfo("test", "test", runtime.Version())
+	srv, err := proxy.New(cfg, log, pm)
 	if err != nil {
 		return nil, err
 	}

@@ -271,7 +271,7 @@ func TestSandboxPooledTagForksOnce(t *testing.T) {
 	if n := h.metric(t, "sqlfork_forks_total", map[string]string{"strategy": "copy", "kind": "full"}); n != 1 {
 		t.Errorf("sqlfork_forks_total = %v, want 1", n)
 	}
-	if n := h.metric(t, "sqlfork_sandboxes", nil); n != 1 {
+	if n := h.metric(t, "sqlfork_sandboxes", map[string]string{"state": "active"}); n != 1 {
 		t.Errorf("sqlfork_sandboxes = %v, want 1", n)
 	}
 	if got := queryString(t, pool, "SELECT COUNT(*) FROM users WHERE name LIKE 'pool-%'"); got != "16" {

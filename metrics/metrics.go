@@ -3,6 +3,8 @@
 package metrics
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -23,7 +25,8 @@ type Proxy struct {
 	CommandDuration      *prometheus.HistogramVec // label: command
 
 	// Sandboxes.
-	Sandboxes          prometheus.Gauge
+	Sandboxes          *sandboxCollector      // sqlfork_sandboxes{state}
+	SandboxesDiscarded *prometheus.CounterVec // label: reason (discarded, last_connection, expired)
 	Forks              *prometheus.CounterVec // labels: strategy, kind (full, schema)
 	ForkDuration       prometheus.Histogram
 	ForkedBytes        prometheus.Counter
@@ -83,10 +86,12 @@ func New(reg prometheus.Registerer) *Proxy {
 			Help:    "Time from reading a command to the end of its response, by command.",
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"command"}),
-		Sandboxes: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: namespace, Name: "sandboxes",
-			Help: "Sandboxes this process holds in memory (attached or kept).",
-		}),
+		Sandboxes: &sandboxCollector{desc: prometheus.NewDesc(namespace+"_sandboxes",
+			"Sandboxes this process holds, by state (active: unkept; kept).", []string{"state"}, nil)},
+		SandboxesDiscarded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "sandboxes_discarded_total",
+			Help: "Sandboxes discarded, by reason: discarded (SANDBOX DISCARD or the admin API), last_connection (unkept, its last connection closed), expired (TTL, idle or lease).",
+		}, []string{"reason"}),
 		Forks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "forks_total",
 			Help: "Tables forked into sandboxes, by strategy and kind (full copy or schema only).",
@@ -130,7 +135,41 @@ func New(reg prometheus.Registerer) *Proxy {
 	reg.MustRegister(m.Statements, m.StatementDuration, m.RewriteDuration, m.BuildInfo)
 	reg.MustRegister(m.ConnectionsActive, m.ConnectionsTotal, m.ConnectionsRejected, m.AuthFailures,
 		m.UpstreamConnectFails, m.UpstreamLost, m.ConnectionPanics, m.Commands, m.CommandDuration,
-		m.Sandboxes, m.Forks, m.ForkDuration, m.ForkedBytes, m.SandboxRefusals, m.TransactionReplays,
+		m.Sandboxes, m.SandboxesDiscarded, m.Forks, m.ForkDuration, m.ForkedBytes, m.SandboxRefusals, m.TransactionReplays,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// sandboxCollector reports sqlfork_sandboxes{state} at scrape time from a
+// function the proxy installs once its sandbox manager runs.
+type sandboxCollector struct {
+	desc  *prometheus.Desc
+	mu    sync.Mutex
+	count func() map[string]int
+}
+
+// SetSource installs the function that counts sandboxes by state.
+func (c *sandboxCollector) SetSource(f func() map[string]int) {
+	c.mu.Lock()
+	c.count = f
+	c.mu.Unlock()
+}
+
+// Describe implements prometheus.Collector.
+func (c *sandboxCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+// Collect implements prometheus.Collector.
+func (c *sandboxCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	f := c.count
+	c.mu.Unlock()
+	counts := map[string]int{"active": 0, "kept": 0}
+	if f != nil {
+		for k, v := range f() {
+			counts[k] = v
+		}
+	}
+	for state, n := range counts {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), state)
+	}
 }

@@ -216,6 +216,7 @@ func (s *Server) sandboxes(ctx context.Context) (*sandbox.Manager, error) {
 		return nil, err
 	}
 	m.SetObserver(sandboxMetrics{s.m})
+	s.m.Sandboxes.SetSource(m.Counts)
 	s.sbm = m
 	return m, nil
 }
@@ -243,7 +244,9 @@ func clientError(err error) *mysql.MyError {
 // sandboxMetrics feeds sandbox events to the Prometheus collectors.
 type sandboxMetrics struct{ m *metrics.Proxy }
 
-func (o sandboxMetrics) Sandboxes(n int) { o.m.Sandboxes.Set(float64(n)) }
+func (o sandboxMetrics) Discarded(reason string) {
+	o.m.SandboxesDiscarded.WithLabelValues(reason).Inc()
+}
 
 func (o sandboxMetrics) Forked(strategy string, schemaOnly bool, took time.Duration, bytes int64) {
 	kind := "full"

@@ -148,5 +148,5 @@ func (m *Manager) Discard(ctx context.Context, name string) error {
 	if sb == nil {
 		return fmt.Errorf("%w: %q", ErrNoSandbox, name)
 	}
-	return m.discard(ctx, sb, true, false)
+	return m.discard(ctx, sb, true, false, "discarded")
 }

@@ -129,15 +129,16 @@ type Dialer func(ctx context.Context) (SideConn, error)
 
 // Observer is told about sandbox events, for metrics.
 type Observer interface {
-	// Sandboxes is the number of sandboxes the manager holds.
-	Sandboxes(n int)
+	// Discarded reports a sandbox discarded, by reason (discarded,
+	// last_connection, expired).
+	Discarded(reason string)
 	// Forked reports one finished fork.
 	Forked(strategy string, schemaOnly bool, took time.Duration, bytes int64)
 }
 
 type nopObserver struct{}
 
-func (nopObserver) Sandboxes(int)                             {}
+func (nopObserver) Discarded(string)                          {}
 func (nopObserver) Forked(string, bool, time.Duration, int64) {}
 
 // Manager owns the sandboxes of one proxy process.
@@ -323,6 +324,25 @@ func (m *Manager) SetLimits(c Config) {
 	m.lim = Limits{MaxSandboxes: c.MaxSandboxes, MaxForkBytes: c.MaxForkBytes, DefaultTTL: c.DefaultTTL, IdleTTL: c.IdleTTL}
 }
 
+// Counts returns how many sandboxes this process holds, by state.
+func (m *Manager) Counts() map[string]int {
+	m.mu.Lock()
+	list := make([]*Sandbox, 0, len(m.byID))
+	for _, sb := range m.byID {
+		list = append(list, sb)
+	}
+	m.mu.Unlock()
+	out := map[string]int{"active": 0, "kept": 0}
+	for _, sb := range list {
+		sb.mu.Lock()
+		if !sb.discarded {
+			out[sb.stateLocked()]++
+		}
+		sb.mu.Unlock()
+	}
+	return out
+}
+
 // SetObserver installs o; call it before the manager is used.
 func (m *Manager) SetObserver(o Observer) {
 	if o != nil {
@@ -455,7 +475,6 @@ func (m *Manager) newSandbox(name, owner string) (*Sandbox, error) {
 	now := time.Now().UTC()
 	sb := &Sandbox{ID: id, Name: name, Owner: owner, Created: now, lastActive: now, tables: map[string]*entry{}}
 	m.byID[id], m.byName[name] = sb, sb
-	m.obs.Sandboxes(len(m.byID))
 	return sb, nil
 }
 
@@ -488,7 +507,6 @@ func (m *Manager) forget(sb *Sandbox) {
 	if m.byName[sb.Name] == sb {
 		delete(m.byName, sb.Name)
 	}
-	m.obs.Sandboxes(len(m.byID))
 }
 
 // lookup finds a sandbox by name in memory or, failing that, in the
@@ -526,7 +544,7 @@ func (m *Manager) detach(sb *Sandbox) {
 	if gone {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := m.discard(ctx, sb, false, false); err != nil {
+		if err := m.discard(ctx, sb, false, false, "last_connection"); err != nil {
 			// Its lease runs out and the reaper (here or in another
 			// process) drops it later.
 			m.log.Warn("discard sandbox after last connection", zap.String("sandbox", sb.Name), zap.Error(err))
@@ -539,7 +557,7 @@ func (m *Manager) detach(sb *Sandbox) {
 // a connection through another proxy process holds it. With try it gives
 // up at once rather than wait for a fork in progress (the reaper must not
 // stall behind a long copy).
-func (m *Manager) discard(ctx context.Context, sb *Sandbox, force, try bool) error {
+func (m *Manager) discard(ctx context.Context, sb *Sandbox, force, try bool, reason string) error {
 	if try {
 		if !sb.forkMu.TryLock() {
 			return nil
@@ -581,6 +599,7 @@ func (m *Manager) discard(ctx context.Context, sb *Sandbox, force, try bool) err
 	if persisted {
 		err = m.withConn(ctx, func(c SideConn) error { return m.dropSandbox(ctx, c, sb.ID) })
 	}
+	m.obs.Discarded(reason)
 	// Forgotten only now: until the schemas are gone, a connection asking
 	// for the same name finds it discarded instead of making a new sandbox
 	// with the same id over the old one's leftovers.

@@ -254,7 +254,6 @@ func (m *Manager) load(ctx context.Context, name string) (*Sandbox, error) {
 		return cur, nil
 	}
 	m.byID[sb.ID], m.byName[sb.Name] = sb, sb
-	m.obs.Sandboxes(len(m.byID))
 	return sb, nil
 }
 
@@ -438,7 +437,7 @@ func (m *Manager) expire(ctx context.Context) error {
 		local := m.byID[id]
 		m.mu.Unlock()
 		if local != nil {
-			if err := m.discard(ctx, local, true, true); err != nil {
+			if err := m.discard(ctx, local, true, true, "expired"); err != nil {
 				return err
 			}
 			continue
@@ -446,6 +445,7 @@ func (m *Manager) expire(ctx context.Context) error {
 		if err := m.withConn(ctx, func(c SideConn) error { return m.dropSandbox(ctx, c, id) }); err != nil {
 			return err
 		}
+		m.obs.Discarded("expired")
 	}
 	return nil
 }

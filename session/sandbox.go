@@ -165,7 +165,7 @@ func (s *Session) discardCmd(ctx context.Context, name string) (*Reply, error) {
 	if sb == s.sb {
 		s.unbind()
 	}
-	if err := s.m.discard(ctx, sb, true, false); err != nil {
+	if err := s.m.discard(ctx, sb, true, false, "discarded"); err != nil {
 		return nil, err
 	}
 	if s.sb == nil && s.mode == Transparent {
