@@ -1,0 +1,75 @@
+package main
+
+import (
+	"os"
+	"regexp"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"gopkg.in/yaml.v3"
+
+	"github.com/sqlfork/sqlfork-proxy/metrics"
+)
+
+// TestAlertRulesUseExportedMetrics parses the shipped Prometheus rules and
+// checks that every sqlfork_ metric an expression queries is one the proxy
+// exports (histograms by their _bucket/_count/_sum series).
+func TestAlertRulesUseExportedMetrics(t *testing.T) {
+	data, err := os.ReadFile("../../deploy/prometheus/sqlfork-rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Groups []struct {
+			Rules []struct {
+				Alert string `yaml:"alert"`
+				Expr  string `yaml:"expr"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
+	m.SetBuildInfo("v", "r", "go")
+	// Vectors appear once they have a child: touch each.
+	m.ConnectionsRejected.WithLabelValues("x")
+	m.Commands.WithLabelValues("x")
+	m.CommandDuration.WithLabelValues("x")
+	m.Forks.WithLabelValues("copy", "full")
+	m.SandboxRefusals.WithLabelValues("1")
+	m.TransactionReplays.WithLabelValues("refused")
+	m.SandboxesDiscarded.WithLabelValues("expired")
+	m.Statements.WithLabelValues("read", "ok")
+	m.StatementDuration.WithLabelValues("read")
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exported := map[string]bool{}
+	for _, mf := range mfs {
+		n := mf.GetName()
+		exported[n] = true
+		if mf.GetType().String() == "HISTOGRAM" {
+			for _, s := range []string{"_bucket", "_count", "_sum"} {
+				exported[n+s] = true
+			}
+		}
+	}
+	names := regexp.MustCompile(`\bsqlfork_[a-z_]+`)
+	rules := 0
+	for _, g := range doc.Groups {
+		for _, r := range g.Rules {
+			rules++
+			for _, n := range names.FindAllString(r.Expr, -1) {
+				if !exported[n] {
+					t.Errorf("alert %s queries %s, which the proxy does not export", r.Alert, n)
+				}
+			}
+		}
+	}
+	if rules < 5 {
+		t.Fatalf("only %d rules parsed", rules)
+	}
+}
