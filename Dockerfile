@@ -1,4 +1,5 @@
-# Build exactly as `make build` does, then ship the binary alone.
+# Build exactly as `make build` does (a static binary), then ship it alone
+# in an empty image, as an unprivileged user.
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -7,10 +8,11 @@ COPY . .
 ARG VERSION=dev
 RUN make build VERSION=${VERSION}
 
-FROM debian:bookworm-slim
-RUN useradd --system --uid 10001 sqlfork
-COPY --from=build /src/bin/sqlfork-proxy /usr/local/bin/sqlfork-proxy
-USER sqlfork
+FROM scratch
+# CA roots for --upstream-tls verify-ca/verify-identity with system roots.
+COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+COPY --from=build /src/bin/sqlfork-proxy /sqlfork-proxy
+USER 10001:10001
 EXPOSE 3307 9104
-ENTRYPOINT ["/usr/local/bin/sqlfork-proxy"]
+ENTRYPOINT ["/sqlfork-proxy"]
 CMD ["serve", "--listen", "0.0.0.0:3307", "--metrics-listen", "0.0.0.0:9104"]

@@ -36,8 +36,10 @@ help:
 	@echo "make fuzz    run every Fuzz* target for FUZZTIME=$(FUZZTIME)"
 	@echo "make clean   remove bin/, stop the throwaway MariaDB and delete .sqlfork/"
 
+# A static binary (no cgo): the same one runs on any Linux and in the
+# Dockerfile's empty final image.
 build:
-	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sqlfork-proxy
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/sqlfork-proxy
 
 run: build
 	bash scripts/run.sh $(RUN_ARGS)

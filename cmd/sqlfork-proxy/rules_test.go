@@ -30,6 +30,30 @@ func TestAlertRulesUseExportedMetrics(t *testing.T) {
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
 	}
+	exported := exportedMetrics(t)
+	rules := 0
+	for _, g := range doc.Groups {
+		for _, r := range g.Rules {
+			rules++
+			for _, n := range metricNames.FindAllString(r.Expr, -1) {
+				if !exported[n] {
+					t.Errorf("alert %s queries %s, which the proxy does not export", r.Alert, n)
+				}
+			}
+		}
+	}
+	if rules < 5 {
+		t.Fatalf("only %d rules parsed", rules)
+	}
+}
+
+// metricNames finds sqlfork_ metric names in PromQL.
+var metricNames = regexp.MustCompile(`\bsqlfork_[a-z_]+`)
+
+// exportedMetrics is the set of series names the proxy exports
+// (histograms by their _bucket/_count/_sum series).
+func exportedMetrics(t *testing.T) map[string]bool {
+	t.Helper()
 	reg := prometheus.NewRegistry()
 	m := metrics.New(reg)
 	m.SetBuildInfo("v", "r", "go")
@@ -57,19 +81,5 @@ func TestAlertRulesUseExportedMetrics(t *testing.T) {
 			}
 		}
 	}
-	names := regexp.MustCompile(`\bsqlfork_[a-z_]+`)
-	rules := 0
-	for _, g := range doc.Groups {
-		for _, r := range g.Rules {
-			rules++
-			for _, n := range names.FindAllString(r.Expr, -1) {
-				if !exported[n] {
-					t.Errorf("alert %s queries %s, which the proxy does not export", r.Alert, n)
-				}
-			}
-		}
-	}
-	if rules < 5 {
-		t.Fatalf("only %d rules parsed", rules)
-	}
+	return exported
 }

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+	"gopkg.in/yaml.v3"
+)
+
+// TestDeployFilesParse parses every YAML file under deploy/ (all documents).
+func TestDeployFilesParse(t *testing.T) {
+	n := 0
+	err := filepath.WalkDir("../../deploy", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !(strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
+			return err
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		dec := yaml.NewDecoder(f)
+		for {
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				if err.Error() == "EOF" {
+					break
+				}
+				t.Errorf("%s: %v", path, err)
+				break
+			}
+		}
+		n++
+		return nil
+	})
+	if err != nil || n < 6 {
+		t.Fatalf("walked %d YAML files: %v", n, err)
+	}
+}
+
+// TestComposeStack checks deploy/docker-compose.yaml: the proxy's command
+// resolves through the real settings code, and every metric the Grafana
+// dashboard queries is one the proxy exports.
+func TestComposeStack(t *testing.T) {
+	data, err := os.ReadFile("../../deploy/docker-compose.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Services map[string]struct {
+			Command     []string          `yaml:"command"`
+			Environment map[string]string `yaml:"environment"`
+		} `yaml:"services"`
+	}
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"mariadb", "sqlfork-proxy", "prometheus", "grafana"} {
+		if _, ok := doc.Services[want]; !ok {
+			t.Errorf("compose has no %s service", want)
+		}
+	}
+	px := doc.Services["sqlfork-proxy"]
+	if len(px.Command) == 0 || px.Command[0] != "serve" {
+		t.Fatalf("proxy command %v", px.Command)
+	}
+	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	addFlags(fs)
+	if err := fs.Parse(px.Command[1:]); err != nil {
+		t.Fatal(err)
+	}
+	env := func(k string) (string, bool) { v, ok := px.Environment[k]; return v, ok }
+	s, err := resolveSettings(fs, env, os.ReadFile)
+	if err != nil {
+		t.Fatalf("compose proxy settings: %v", err)
+	}
+	if s.AdminToken == "" || s.Proxy.UpstreamUser != "app" {
+		t.Errorf("compose proxy: admin token %q, upstream user %q", s.AdminToken, s.Proxy.UpstreamUser)
+	}
+
+	raw, err := os.ReadFile("../../deploy/compose/grafana/dashboards/sqlfork-proxy.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatal(err)
+	}
+	exported := exportedMetrics(t)
+	used := 0
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			for _, n := range metricNames.FindAllString(tg.Expr, -1) {
+				used++
+				if !exported[n] {
+					t.Errorf("dashboard panel %q queries %s, which the proxy does not export", p.Title, n)
+				}
+			}
+		}
+	}
+	if used < 10 {
+		t.Errorf("the dashboard queries only %d metrics", used)
+	}
+}
