@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -130,7 +132,68 @@ scrape_configs:
 	if v, ok := promQuery(t, paddr, `sum(sqlfork_statements_total{class="read",outcome="ok"})`); !ok || v < 10 {
 		t.Errorf("read statements = %v (%v), want >= 10", v, ok)
 	}
+	// sysbench through the proxy: the statement counters grow by exactly
+	// the queries sysbench reports.
+	if sb, err := exec.LookPath("sysbench"); err == nil || os.Getenv("CI") == "true" {
+		if err != nil {
+			t.Fatal("sysbench is required")
+		}
+		root := openDB(t, h.db.DSN("")+"?multiStatements=true")
+		if _, err := root.Exec("DROP DATABASE IF EXISTS sbprom; CREATE DATABASE sbprom; GRANT SELECT ON sbprom.* TO '" + sandboxUser + "'@'%'"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = root.Exec("DROP DATABASE IF EXISTS sbprom") })
+		dh, dp, _ := net.SplitHostPort(h.db.Addr)
+		common := []string{"oltp_read_write", "--db-driver=mysql", "--mysql-db=sbprom", "--mysql-ssl=off", "--tables=1", "--table-size=500"}
+		if out, err := exec.Command(sb, append(common, "--mysql-host="+dh, "--mysql-port="+dp, "--mysql-user="+h.db.User,
+			"--mysql-password="+h.db.Password, "prepare")...).CombinedOutput(); err != nil {
+			t.Fatalf("sysbench prepare: %v\n%s", err, out)
+		}
+		// Reads and writes, as sysbench counts them ("read:", "write:"),
+		// against the read and write classes with outcome ok: its
+		// BEGIN/COMMIT are its "other", it does not count statements that
+		// failed (deadlocks it retries) or its connection set-up.
+		settle := func() (float64, float64) {
+			var r, w float64
+			waitFor(t, "prometheus to catch up", func() bool {
+				r1, ok1 := promQuery(t, paddr, `sum(sqlfork_statements_total{class="read",outcome="ok"})`)
+				w1, ok2 := promQuery(t, paddr, `sum(sqlfork_statements_total{class="write",outcome="ok"})`)
+				time.Sleep(1500 * time.Millisecond)
+				r2, ok3 := promQuery(t, paddr, `sum(sqlfork_statements_total{class="read",outcome="ok"})`)
+				w2, ok4 := promQuery(t, paddr, `sum(sqlfork_statements_total{class="write",outcome="ok"})`)
+				r, w = r2, w2
+				return ok1 && ok2 && ok3 && ok4 && r1 == r2 && w1 == w2
+			})
+			return r, w
+		}
+		r0, w0 := settle()
+		ph, pp, _ := net.SplitHostPort(h.addr)
+		out, err := exec.Command(sb, append(common, "--mysql-host="+ph, "--mysql-port="+pp, "--mysql-user="+sandboxUser+"+sysprom",
+			"--mysql-password="+sandboxPassword, "--threads=2", "--time=3", "--db-ps-mode=disable", "--mysql-ignore-errors=1213", "run")...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("sysbench run: %v\n%s", err, out)
+		}
+		reads, writes := sysbenchCount(t, string(out), "read"), sysbenchCount(t, string(out), "write")
+		r1, w1 := settle()
+		if r1-r0 != reads || w1-w0 != writes {
+			t.Errorf("during sysbench: read statements +%v, write +%v; sysbench reports %v reads, %v writes", r1-r0, w1-w0, reads, writes)
+		} else {
+			t.Logf("sysbench: %v reads, %v writes; the proxy's counters agree", reads, writes)
+		}
+	}
 	if v, ok := promQuery(t, paddr, `sum(sqlfork_forked_bytes_total)`); !ok || v <= 0 {
 		t.Errorf("sqlfork_forked_bytes_total = %v (%v), want > 0", v, ok)
 	}
+}
+
+// sysbenchCount reads a count ("read:", "write:") from sysbench's SQL
+// statistics.
+func sysbenchCount(t *testing.T, out, what string) float64 {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^\s+` + what + `:\s+(\d+)`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no %q line in sysbench output:\n%s", what, out)
+	}
+	v, _ := strconv.ParseFloat(m[1], 64)
+	return v
 }
