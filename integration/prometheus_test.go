@@ -181,6 +181,9 @@ scrape_configs:
 			t.Logf("sysbench: %v reads, %v writes; the proxy's counters agree", reads, writes)
 		}
 	}
+	if v, ok := promQuery(t, paddr, `sum(sqlfork_forked_rows_total)`); !ok || v < 3 {
+		t.Errorf("sqlfork_forked_rows_total = %v (%v), want the 3 + 2 rows copied", v, ok)
+	}
 	if v, ok := promQuery(t, paddr, `sum(sqlfork_forked_bytes_total)`); !ok || v <= 0 {
 		t.Errorf("sqlfork_forked_bytes_total = %v (%v), want > 0", v, ok)
 	}

@@ -61,6 +61,9 @@ GRANT SELECT, TRIGGER ON shapes.* TO '%[2]s'@'%%'; GRANT SELECT ON %[1]s.* TO '%
 	if e := mysqlErr(err); !strings.HasPrefix(e, "1105") || !strings.Contains(e, "trigger") {
 		t.Errorf("table with a trigger: %s, want 1105 naming the trigger", e)
 	}
+	if n := h.metric(t, "sqlfork_fork_failures_total", map[string]string{"strategy": "copy", "result": "refused"}); n != 1 {
+		t.Errorf("sqlfork_fork_failures_total{result=refused} = %v, want 1", n)
+	}
 	mustExecC(t, c, "UPDATE `"+longDB+"`.t SET id = 2")
 	if got := queryString(t, c, "SELECT id FROM `"+longDB+"`.t"); got != "2" {
 		t.Errorf("long database name: %q", got)

@@ -30,6 +30,8 @@ type Proxy struct {
 	Forks              *prometheus.CounterVec // labels: strategy, kind (full, schema)
 	ForkDuration       prometheus.Histogram
 	ForkedBytes        prometheus.Counter
+	ForkedRows         prometheus.Counter
+	ForkFailures       *prometheus.CounterVec // labels: strategy, result (refused, error)
 	SandboxRefusals    *prometheus.CounterVec // label: code
 	TransactionReplays *prometheus.CounterVec // label: outcome (restarted, replayed, refused)
 
@@ -105,6 +107,14 @@ func New(reg prometheus.Registerer) *Proxy {
 			Namespace: namespace, Name: "forked_bytes_total",
 			Help: "Bytes (data and indexes) of tables forked.",
 		}),
+		ForkedRows: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "forked_rows_total",
+			Help: "Rows copied into forks (as the strategy reports them).",
+		}),
+		ForkFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "fork_failures_total",
+			Help: "Forks that did not happen, by strategy and result: refused (the table cannot be forked faithfully) or error.",
+		}, []string{"strategy", "result"}),
 		SandboxRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "sandbox_refusals_total",
 			Help: "Statements refused by the sandbox layer, by MySQL error code.",
@@ -135,7 +145,7 @@ func New(reg prometheus.Registerer) *Proxy {
 	reg.MustRegister(m.Statements, m.StatementDuration, m.RewriteDuration, m.BuildInfo)
 	reg.MustRegister(m.ConnectionsActive, m.ConnectionsTotal, m.ConnectionsRejected, m.AuthFailures,
 		m.UpstreamConnectFails, m.UpstreamLost, m.ConnectionPanics, m.Commands, m.CommandDuration,
-		m.Sandboxes, m.SandboxesDiscarded, m.Forks, m.ForkDuration, m.ForkedBytes, m.SandboxRefusals, m.TransactionReplays,
+		m.Sandboxes, m.SandboxesDiscarded, m.Forks, m.ForkDuration, m.ForkedBytes, m.ForkedRows, m.ForkFailures, m.SandboxRefusals, m.TransactionReplays,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

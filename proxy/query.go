@@ -248,7 +248,12 @@ func (o sandboxMetrics) Discarded(reason string) {
 	o.m.SandboxesDiscarded.WithLabelValues(reason).Inc()
 }
 
-func (o sandboxMetrics) Forked(strategy string, schemaOnly bool, took time.Duration, bytes int64) {
+func (o sandboxMetrics) ForkFailed(strategy, result string) {
+	o.m.ForkFailures.WithLabelValues(strategy, result).Inc()
+}
+
+func (o sandboxMetrics) Forked(strategy string, schemaOnly bool, took time.Duration, rows, bytes int64) {
+	o.m.ForkedRows.Add(float64(rows))
 	kind := "full"
 	if schemaOnly {
 		kind = "schema"

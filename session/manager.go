@@ -133,13 +133,17 @@ type Observer interface {
 	// last_connection, expired).
 	Discarded(reason string)
 	// Forked reports one finished fork.
-	Forked(strategy string, schemaOnly bool, took time.Duration, bytes int64)
+	Forked(strategy string, schemaOnly bool, took time.Duration, rows, bytes int64)
+	// ForkFailed reports a fork that did not happen: result is refused (the
+	// table cannot be forked faithfully) or error.
+	ForkFailed(strategy, result string)
 }
 
 type nopObserver struct{}
 
-func (nopObserver) Discarded(string)                          {}
-func (nopObserver) Forked(string, bool, time.Duration, int64) {}
+func (nopObserver) Discarded(string)                                 {}
+func (nopObserver) Forked(string, bool, time.Duration, int64, int64) {}
+func (nopObserver) ForkFailed(string, string)                        {}
 
 // Manager owns the sandboxes of one proxy process.
 type Manager struct {
@@ -749,8 +753,10 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 		m.setEntry(sb, k, e)
 		return e, nil
 	case errors.As(err, &refused):
+		m.obs.ForkFailed(m.strategy.Name(), "refused")
 		return nil, refusal(1105, "HY000", "%s", refused.Error())
 	case err != nil:
+		m.obs.ForkFailed(m.strategy.Name(), "error")
 		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+ftable(phys).String())
 		return nil, fmt.Errorf("fork %s: %w", t, err)
 	}
@@ -763,7 +769,7 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	if mode == forker.Full {
 		m.forks.Add(1)
 	}
-	m.obs.Forked(m.strategy.Name(), mode == forker.SchemaOnly, st.Duration, st.Bytes)
+	m.obs.Forked(m.strategy.Name(), mode == forker.SchemaOnly, st.Duration, st.Rows, st.Bytes)
 	m.log.Info("forked table", zap.String("sandbox", sb.Name), zap.String("table", t.String()),
 		zap.String("fork", phys.String()), zap.String("strategy", m.strategy.Name()), zap.String("kind", kind),
 		zap.Int64("rows", st.Rows), zap.Int64("bytes", st.Bytes), zap.Duration("took", st.Duration))

@@ -62,6 +62,7 @@ func exportedMetrics(t *testing.T) map[string]bool {
 	m.Commands.WithLabelValues("x")
 	m.CommandDuration.WithLabelValues("x")
 	m.Forks.WithLabelValues("copy", "full")
+	m.ForkFailures.WithLabelValues("copy", "error")
 	m.SandboxRefusals.WithLabelValues("1")
 	m.TransactionReplays.WithLabelValues("refused")
 	m.SandboxesDiscarded.WithLabelValues("expired")
