@@ -5,7 +5,6 @@ import (
 
 	"fmt"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
-	"sort"
 	"strconv"
 	"time"
 )
@@ -184,6 +183,13 @@ func ts(t time.Time) *string {
 	return &v
 }
 
+func tsp(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	return ts(*t)
+}
+
 func sp(v string) *string { return &v }
 
 func itoa(n int64) *string { v := strconv.FormatInt(n, 10); return &v }
@@ -209,21 +215,11 @@ func (s *Session) status() (*Reply, error) {
 		r.Rows = [][]*string{{nil, nil, sp("production"), sp(string(s.mode))}}
 		return r, nil
 	}
-	sb := s.sb
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	head := []*string{sp(sb.ID), sp(sb.Name), sp(sb.stateLocked()), sp(sb.Owner), ts(sb.Created), ts(sb.expires),
-		itoa(int64(sb.attached))}
-	var ents []*entry
-	for _, e := range sb.tables {
-		if e.kind != kindAbsent {
-			ents = append(ents, e)
-		}
-	}
-	sort.Slice(ents, func(i, j int) bool { return ents[i].logical.String() < ents[j].logical.String() })
-	for _, e := range ents {
-		row := append(append([]*string{}, head...), sp(e.logical.String()), sp(e.kind), itoa(e.rows), itoa(e.bytes))
-		r.Rows = append(r.Rows, row)
+	in := s.sb.info(true)
+	head := []*string{sp(in.ID), sp(in.Name), sp(in.State), sp(in.Owner), ts(in.Created), tsp(in.Expires),
+		itoa(int64(in.Connections))}
+	for _, t := range in.Tables {
+		r.Rows = append(r.Rows, append(append([]*string{}, head...), sp(t.Table), sp(t.State), itoa(t.Rows), itoa(t.Bytes)))
 	}
 	if len(r.Rows) == 0 {
 		r.Rows = [][]*string{append(append([]*string{}, head...), nil, nil, nil, nil)}
@@ -231,56 +227,20 @@ func (s *Session) status() (*Reply, error) {
 	return r, nil
 }
 
-// list shows the sandboxes the user may see: own ones (all for admins),
-// in memory and kept in the registry.
+// list shows the sandboxes the user may see (Manager.List, filtered): own
+// ones, all for admins.
 func (s *Session) list(ctx context.Context) (*Reply, error) {
-	r := &Reply{Columns: []string{"sandbox_id", "name", "state", "owner", "created", "expires", "connections", "tables", "bytes"}}
-	seen := map[string]bool{}
-	s.m.mu.Lock()
-	var local []*Sandbox
-	for _, sb := range s.m.byID {
-		local = append(local, sb)
-	}
-	s.m.mu.Unlock()
-	for _, sb := range local {
-		if sb.Owner != s.user && !s.m.isAdmin(s.user) {
-			continue
-		}
-		seen[sb.ID] = true
-		sb.mu.Lock()
-		n := 0
-		for _, e := range sb.tables {
-			if e.kind != kindAbsent && e.kind != kindDropped {
-				n++
-			}
-		}
-		r.Rows = append(r.Rows, []*string{sp(sb.ID), sp(sb.Name), sp(sb.stateLocked()), sp(sb.Owner), ts(sb.Created),
-			ts(sb.expires), itoa(int64(sb.attached)), itoa(int64(n)), itoa(sb.bytes)})
-		sb.mu.Unlock()
-	}
-	err := s.m.withConn(ctx, func(c SideConn) error {
-		rows, err := c.Query(ctx, "SELECT s.id, s.name, s.kept, s.owner, s.created_at, s.expires_at, COUNT(t.tbl), COALESCE(SUM(t.bytes), 0)"+
-			" FROM "+s.m.q("sandboxes")+" s LEFT JOIN "+s.m.q("tables")+" t ON t.sandbox_id = s.id AND t.kind NOT IN ('dropped', 'absent')"+
-			" GROUP BY s.id, s.name, s.kept, s.owner, s.created_at, s.expires_at")
-		if err != nil {
-			return fmt.Errorf("read registry: %w", err)
-		}
-		for _, row := range rows {
-			if seen[str(row[0])] || str(row[3]) != s.user && !s.m.isAdmin(s.user) {
-				continue
-			}
-			state := "active"
-			if str(row[2]) == "1" {
-				state = "kept"
-			}
-			r.Rows = append(r.Rows, []*string{row[0], row[1], sp(state), row[3], ts(parseTime(row[4])), ts(parseTime(row[5])),
-				sp("0"), row[6], row[7]})
-		}
-		return nil
-	})
+	all, err := s.m.List(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sort.Slice(r.Rows, func(i, j int) bool { return str(r.Rows[i][1]) < str(r.Rows[j][1]) })
+	r := &Reply{Columns: []string{"sandbox_id", "name", "state", "owner", "created", "expires", "connections", "tables", "bytes"}}
+	for _, in := range all {
+		if in.Owner != s.user && !s.m.isAdmin(s.user) {
+			continue
+		}
+		r.Rows = append(r.Rows, []*string{sp(in.ID), sp(in.Name), sp(in.State), sp(in.Owner), ts(in.Created), tsp(in.Expires),
+			itoa(int64(in.Connections)), itoa(int64(in.TableCount)), itoa(in.Bytes)})
+	}
 	return r, nil
 }
