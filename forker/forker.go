@@ -163,7 +163,7 @@ func (Copy) Fork(ctx context.Context, c Conn, src, dst Table, mode Mode) (Stats,
 	if err != nil {
 		return Stats{}, err
 	}
-	if info.typ != "BASE TABLE" && info.typ != "SYSTEM VERSIONED" {
+	if info.typ != "BASE TABLE" && info.typ != "SYSTEM VERSIONED" && info.typ != "SEQUENCE" {
 		return Stats{}, &Refused{Table: src, Reason: "it is a " + strings.ToLower(info.typ) +
 			", not a base table; write to its base tables instead"}
 	}
@@ -180,15 +180,17 @@ func (Copy) Fork(ctx context.Context, c Conn, src, dst Table, mode Mode) (Stats,
 		return Stats{}, &Refused{Table: src, Reason: "it has triggers, which a fork does not carry over, so writes " +
 			"in the sandbox would not do what they do in production; drop the triggers or test without the sandbox"}
 	}
+	cols, err := insertableColumns(ctx, c, src)
+	if err != nil {
+		return Stats{}, err
+	}
+	// CREATE TABLE … LIKE makes a sequence of a sequence, with its
+	// options; its state (next value, cycles) is its one row, copied below.
 	if _, err := c.Exec(ctx, "CREATE TABLE "+dst.String()+" LIKE "+src.String()); err != nil {
 		return Stats{}, fmt.Errorf("create %s like %s: %w", dst, src, err)
 	}
 	var st Stats
 	if mode == Full {
-		cols, err := insertableColumns(ctx, c, src)
-		if err != nil {
-			return Stats{}, err
-		}
 		n, err := c.Exec(ctx, "INSERT INTO "+dst.String()+" ("+cols+") SELECT "+cols+" FROM "+src.String())
 		if err != nil {
 			_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+dst.String())
@@ -209,15 +211,22 @@ func (Copy) Fork(ctx context.Context, c Conn, src, dst Table, mode Mode) (Stats,
 }
 
 // insertableColumns lists src's columns that take values: all but
-// generated ones.
+// generated ones. A column whose default advances a sequence is refused:
+// the fork's default would still name the production sequence.
 func insertableColumns(ctx context.Context, c Conn, src Table) (string, error) {
-	rows, err := c.Query(ctx, "SELECT COLUMN_NAME, COALESCE(GENERATION_EXPRESSION, '') FROM information_schema.COLUMNS"+
-		" WHERE TABLE_SCHEMA = "+QuoteString(src.DB)+" AND TABLE_NAME = "+QuoteString(src.Name)+" ORDER BY ORDINAL_POSITION")
+	rows, err := c.Query(ctx, "SELECT COLUMN_NAME, COALESCE(GENERATION_EXPRESSION, ''), COALESCE(COLUMN_DEFAULT, '')"+
+		" FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "+QuoteString(src.DB)+" AND TABLE_NAME = "+
+		QuoteString(src.Name)+" ORDER BY ORDINAL_POSITION")
 	if err != nil {
 		return "", fmt.Errorf("columns of %s: %w", src, err)
 	}
 	var b strings.Builder
 	for _, r := range rows {
+		if r[2] != nil && callsSequence(*r[2]) {
+			return "", &Refused{Table: src, Reason: "the default of its column " + QuoteIdent(str(r[0])) + " is " + *r[2] +
+				", which names a production sequence that the fork would advance; give the column an explicit value " +
+				"or test without the sandbox"}
+		}
 		if r[0] == nil || r[1] != nil && *r[1] != "" {
 			continue
 		}
@@ -230,6 +239,37 @@ func insertableColumns(ctx context.Context, c Conn, src Table) (string, error) {
 		return "", &Refused{Table: src, Reason: "it has no columns that can be copied"}
 	}
 	return b.String(), nil
+}
+
+// SequenceDefault returns the first column of t whose default uses a
+// sequence, with that default ("" when none does): a copy of t, or a table
+// made LIKE it, would advance the production sequence.
+func SequenceDefault(ctx context.Context, c Conn, t Table) (column, def string, err error) {
+	rows, err := c.Query(ctx, "SELECT COLUMN_NAME, COLUMN_DEFAULT FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "+
+		QuoteString(t.DB)+" AND TABLE_NAME = "+QuoteString(t.Name)+" ORDER BY ORDINAL_POSITION")
+	if err != nil {
+		return "", "", fmt.Errorf("columns of %s: %w", t, err)
+	}
+	for _, r := range rows {
+		if r[1] != nil && callsSequence(*r[1]) {
+			return str(r[0]), *r[1], nil
+		}
+	}
+	return "", "", nil
+}
+
+// callsSequence reports a column default that uses a sequence (MariaDB
+// shows them as nextval(`db`.`seq`)).
+func callsSequence(def string) bool {
+	d := strings.ToLower(def)
+	return strings.Contains(d, "nextval(") || strings.Contains(d, "lastval(") || strings.Contains(d, "setval(")
+}
+
+func str(v *string) string {
+	if v == nil {
+		return ""
+	}
+	return *v
 }
 
 // SeekDB forks with FORK TABLE src TO dst. FORK TABLE commits implicitly

@@ -13,6 +13,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
+	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
 // diffSchema is the production schema both sides start from.
@@ -211,15 +212,34 @@ func tableDump(ctx context.Context, t *testing.T, c *sql.Conn) string {
 // identical outcomes statement by statement (error codes and messages,
 // rows, affected rows, insert ids) and identical final tables, with the
 // second server's production unchanged.
+//
+// It runs twice: with the proxy's upstream account holding only SELECT on
+// production (the database then refuses any escape too) and with one
+// holding ALL PRIVILEGES, where the proxy alone keeps production unchanged.
 func TestDifferentialSandbox(t *testing.T) {
-	sandDB, h := sandboxProxy(t, "transparent", nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	sandDB, leastPriv := sandboxProxy(t, "transparent", nil)
+	allPriv := startTestProxy(t, sandDB.Addr, sandDB, func(c *proxy.Config) {
+		c.Mode = "transparent"
+		c.Sandbox.ReapInterval = 500 * time.Millisecond
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	directDB, err := testdb.Start(ctx, testdb.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = directDB.Stop() })
+	t.Run("least-privilege", func(t *testing.T) {
+		differential(ctx, t, sandDB, directDB, leastPriv.userDSN(sandboxUser, "%s"))
+	})
+	t.Run("all-privileges", func(t *testing.T) {
+		differential(ctx, t, sandDB, directDB, allPriv.dsn("%s"))
+	})
+}
+
+// differential runs the seeded workloads through the proxy whose DSN (a
+// format with the database as %s) is dsn.
+func differential(ctx context.Context, t *testing.T, sandDB, directDB *testdb.Server, dsn string) {
 	seeds, perSeed := []int64{1, 2, 3, 4, 5}, 450
 	for _, seed := range seeds {
 		name := fmt.Sprintf("diff%d", seed)
@@ -236,7 +256,7 @@ func TestDifferentialSandbox(t *testing.T) {
 		before := checksum(t, sandDB, name+".t0") + checksum(t, sandDB, name+".t1")
 
 		dc := conn(t, openDB(t, directDB.DSN(name)))
-		sc := conn(t, openDB(t, h.userDSN(sandboxUser, name)))
+		sc := conn(t, openDB(t, fmt.Sprintf(dsn, name)))
 		g := &diffGen{r: rand.New(rand.NewSource(seed)), tables: []string{"t0", "t1"}}
 		diffs := 0
 		for i := 0; i < perSeed; i++ {

@@ -68,7 +68,7 @@ func TestRewriteRoundTripMariaDB(t *testing.T) {
 			rt.skip("marked NoServer in the corpus")
 			continue
 		}
-		res, err := e.Rewrite(c.SQL, rewrite.Options{DB: cdb}, rtResolver{})
+		res, err := e.Rewrite(c.SQL, rewrite.Options{DB: cdb, Server: rewrite.Server{Flavor: rewrite.MariaDB, Version: corpus.ServerVersion}}, rtResolver{})
 		if err != nil {
 			var r *rewrite.Refusal
 			if errors.As(err, &r) {

@@ -28,8 +28,9 @@ func leastPrivilegeUser(t *testing.T, db *testdb.Server) {
 	sandboxUserOnce.Do(func() {
 		root := openDB(t, db.DSN("")+"?multiStatements=true")
 		_, err = root.Exec(fmt.Sprintf(`CREATE USER IF NOT EXISTS '%[1]s'@'%%' IDENTIFIED BY '%[2]s';
-GRANT SELECT ON app.* TO '%[1]s'@'%%';
-GRANT SELECT ON other.* TO '%[1]s'@'%%';
+GRANT SELECT, SHOW VIEW ON app.* TO '%[1]s'@'%%';
+GRANT SELECT, SHOW VIEW ON other.* TO '%[1]s'@'%%';
+GRANT SELECT ON mysql.func TO '%[1]s'@'%%';
 GRANT ALL PRIVILEGES ON `+"`\\_sqlfork%%`"+`.* TO '%[1]s'@'%%';`, sandboxUser, sandboxPassword))
 	})
 	if err != nil {

@@ -34,6 +34,9 @@ type Proxy struct {
 	ForkFailures       *prometheus.CounterVec // labels: strategy, result (refused, error)
 	SandboxRefusals    *prometheus.CounterVec // label: code
 	TransactionReplays *prometheus.CounterVec // label: outcome (restarted, replayed, refused)
+	// ProductionWritable is 1 when the upstream account may change
+	// production schemas, 0 when it may not, -1 until checked.
+	ProductionWritable prometheus.Gauge
 
 	// Statements.
 	Statements        *prometheus.CounterVec   // labels: class, outcome (ok, error, refused)
@@ -137,12 +140,18 @@ func New(reg prometheus.Registerer) *Proxy {
 			Help:    "Time to plan a statement: analyse (cached), check, fork what it writes, rewrite.",
 			Buckets: []float64{.000001, .0000025, .000005, .00001, .000025, .00005, .0001, .00025, .0005, .001, .01, .1, 1, 10},
 		}),
+		ProductionWritable: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: namespace, Name: "upstream_production_writable",
+			Help: "1 if the proxy's upstream account may change production schemas (anything outside the proxy's own), " +
+				"0 if it may not (least privilege), -1 until the sandbox manager has checked.",
+		}),
 		BuildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "build_info",
 			Help: "Always 1, labelled with the running build.",
 		}, []string{"version", "revision", "goversion"}),
 	}
-	reg.MustRegister(m.Statements, m.StatementDuration, m.RewriteDuration, m.BuildInfo)
+	m.ProductionWritable.Set(-1)
+	reg.MustRegister(m.Statements, m.StatementDuration, m.RewriteDuration, m.BuildInfo, m.ProductionWritable)
 	reg.MustRegister(m.ConnectionsActive, m.ConnectionsTotal, m.ConnectionsRejected, m.AuthFailures,
 		m.UpstreamConnectFails, m.UpstreamLost, m.ConnectionPanics, m.Commands, m.CommandDuration,
 		m.Sandboxes, m.SandboxesDiscarded, m.Forks, m.ForkDuration, m.ForkedBytes, m.ForkedRows, m.ForkFailures, m.SandboxRefusals, m.TransactionReplays,

@@ -13,6 +13,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/server"
 	"go.uber.org/zap"
 
+	"github.com/sqlfork/sqlfork-proxy/forker"
 	sandbox "github.com/sqlfork/sqlfork-proxy/session"
 )
 
@@ -87,6 +88,9 @@ func (l *login) OnAuthSuccess(c *server.Conn) error {
 		return newError(codeSecureTransportReq, "HY000",
 			"Connections using insecure transport are prohibited while --tls-required is set on sqlfork-proxy")
 	}
+	if err := l.srv.internalDB(l.acct, l.db); err != nil {
+		return err
+	}
 	be, err := dialBackend(l.ctx, l.srv.dialParams(l.acct, l.db, c.Charset(), c.Capability(), l.srv.upstreamAttrs(c.Attributes(), c)))
 	if err != nil {
 		var me *mysql.MyError
@@ -110,6 +114,16 @@ func (l *login) OnAuthSuccess(c *server.Conn) error {
 	}
 	l.sbx = sbx
 	return nil
+}
+
+// internalDB refuses a sandboxing account's login or change of user into
+// one of the proxy's own databases, as COM_INIT_DB and USE are refused.
+func (s *Server) internalDB(a *account, db string) *mysql.MyError {
+	prefix := s.cfg.Sandbox.Prefix
+	if prefix == "" || s.modeOf(a) == sandbox.Passthrough || len(db) < len(prefix) || !strings.EqualFold(db[:len(prefix)], prefix) {
+		return nil
+	}
+	return newError(1044, "42000", "sqlfork-proxy: access to the proxy's internal database %s is denied", forker.QuoteIdent(db))
 }
 
 // lookupAccount finds the account of a login name, which may carry a

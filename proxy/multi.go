@@ -48,6 +48,13 @@ func (s *session) multiStatement(pieces []string) error {
 		}
 		groups[len(groups)-1] = append(groups[len(groups)-1], p)
 	}
+	// The pieces were cut with the settings the input starts with; a
+	// statement that changes how text is read must be the last one.
+	for _, g := range groups[:len(groups)-1] {
+		if !rewrite.IsSandboxStatement(g[0]) && s.sbx.ChangesLexing(strings.Join(g, ";\n"), s.options()) {
+			return s.writeErr(clientError(s.sbx.LexingChangeRefused()))
+		}
+	}
 	for i, g := range groups {
 		more := i < len(groups)-1
 		sql := strings.Join(g, ";\n")

@@ -217,6 +217,13 @@ func (s *Server) sandboxes(ctx context.Context) (*sandbox.Manager, error) {
 	}
 	m.SetObserver(sandboxMetrics{s.m})
 	s.m.Sandboxes.SetSource(m.Counts)
+	if known, writable, _ := m.ProductionWritable(); known {
+		v := 0.0
+		if writable {
+			v = 1
+		}
+		s.m.ProductionWritable.Set(v)
+	}
 	s.sbm = m
 	return m, nil
 }

@@ -39,7 +39,11 @@ func (s *session) ctx() context.Context { return context.Background() }
 
 // options are the text-reading settings of the upstream session.
 func (s *session) options() rewrite.Options {
-	return rewrite.Options{DB: s.db, ANSIQuotes: s.ansiQuotes, NoBackslashEscapes: s.status&statusNoBackslashEscapes != 0}
+	o := rewrite.Options{DB: s.db, ANSIQuotes: s.ansiQuotes, NoBackslashEscapes: s.status&statusNoBackslashEscapes != 0}
+	if s.sbx != nil {
+		o = s.sbx.Options(o)
+	}
+	return o
 }
 
 // planned handles COM_QUERY and COM_STMT_PREPARE in a sandboxing session:
@@ -53,11 +57,10 @@ func (s *session) planned(cmd byte) error {
 	s.seq = seq + 1
 	s.h = packetHead{} // nothing relayed yet for this statement
 	sql := string(p[1:])
-	if !s.sqlModeKnown {
-		if err := s.readSQLMode(); err != nil {
+	if !s.varsKnown {
+		if err := s.readVars(); err != nil {
 			return s.writeErr(clientError(err))
 		}
-		s.sqlModeKnown = true
 	}
 	if cmd == comQuery {
 		if pieces := s.sandboxPieces(sql); pieces != nil {
@@ -356,22 +359,36 @@ func (s *session) afterStatement(plan *sandbox.Plan) error {
 			return err
 		}
 	}
-	if plan != nil && plan.SQLMode {
-		return s.readSQLMode()
+	if plan != nil && plan.ReadVars {
+		return s.readVars()
 	}
 	return nil
 }
 
-// readSQLMode reads ANSI_QUOTES from the upstream session's sql_mode.
-func (s *session) readSQLMode() error {
-	r, err := s.internal("SELECT @@SESSION.sql_mode")
+// readVars reads the upstream session's variables that decide how its
+// statements are read (sql_mode, character_set_client) and run (the
+// isolation level), for the statement layer.
+func (s *session) readVars() error {
+	r, err := s.internal(s.sbx.VarsQuery())
+	if se, ok := err.(serverError); ok && se.Code == mysql.ER_UNKNOWN_SYSTEM_VARIABLE {
+		r, err = s.internal(s.sbx.VarsFallbackQuery())
+	}
 	if err != nil {
 		return err
 	}
-	if len(r.rows) == 1 && r.rows[0][0] != nil {
-		m := strings.ToUpper(*r.rows[0][0])
-		s.ansiQuotes = strings.Contains(m, "ANSI_QUOTES") || strings.Contains(","+m+",", ",ANSI,")
+	if len(r.rows) != 1 || len(r.rows[0]) != 3 {
+		return s.malformed("session variables")
 	}
+	v := sandbox.Vars{}
+	for i, p := range []*string{&v.SQLMode, &v.Charset, &v.Isolation} {
+		if r.rows[0][i] != nil {
+			*p = *r.rows[0][i]
+		}
+	}
+	m := "," + strings.ToUpper(v.SQLMode) + ","
+	s.ansiQuotes = strings.Contains(m, ",ANSI_QUOTES,") || strings.Contains(m, ",ANSI,")
+	s.sbx.SetVars(v)
+	s.varsKnown = true
 	return nil
 }
 
@@ -562,10 +579,25 @@ func (s *session) execute() error {
 	id := binary.LittleEndian.Uint32(b[headerLen+1:])
 	ps := s.stmts[id]
 	if ps == nil {
-		return s.forwardExecute(nil)
+		// Every statement the client prepared is tracked: this id names
+		// none, or is MariaDB's -1, "the last one prepared", which the
+		// server may read again with other settings than the proxy did.
+		if id == 0xFFFFFFFF {
+			return s.answerInstead(newError(mysql.ER_UNKNOWN_STMT_HANDLER, "HY000", "sqlfork-proxy: statement id -1 "+
+				"(the last statement prepared) is not accepted through the proxy; execute the id COM_STMT_PREPARE returned"))
+		}
+		return s.answerInstead(newError(mysql.ER_UNKNOWN_STMT_HANDLER, "HY000",
+			"Unknown prepared statement handler (%d) given to mysqld_stmt_execute", id))
 	}
-	if s.sbx.Stale(ps.plan.Version) {
-		plan, err := s.sbx.Plan(s.ctx(), ps.sql, ps.opts, true)
+	if !s.varsKnown {
+		// After COM_RESET_CONNECTION: the statement is read with the
+		// session's settings of now.
+		if err := s.readVars(); err != nil {
+			return s.answerInstead(clientError(err))
+		}
+	}
+	if opts := s.options(); s.sbx.Stale(ps.plan.Version, opts) {
+		plan, err := s.sbx.Plan(s.ctx(), ps.sql, opts, true)
 		if err != nil {
 			return s.answerInstead(clientError(err))
 		}
@@ -816,6 +848,9 @@ func (s *session) relayDefinitionUnmapped() error {
 // (the mapped names) come with no schema, others with information_schema
 // or the views' database.
 func (s *session) columnSpelling(schema, name string) (string, bool) {
+	if l, ok := s.plan.Label(name); ok {
+		return l, true
+	}
 	if schema != "" && schema != "information_schema" && !s.sbx.IsInfoSchema(schema) {
 		return "", false
 	}

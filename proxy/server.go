@@ -333,6 +333,16 @@ func (s *Server) observe(cmd byte, start time.Time) {
 func (s *Server) Serve(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, s.beginShutdown)
 	defer stop()
+	if s.sandboxing() {
+		// Start the sandbox manager now (it checks the upstream account's
+		// privileges and reconciles the registry); if the upstream is not
+		// up yet, the first sandboxed login starts it.
+		go func() {
+			if _, err := s.sandboxes(ctx); err != nil {
+				s.log.Info("sandbox manager not started yet; the first sandboxed login retries", zap.Error(err))
+			}
+		}()
+	}
 	var delay time.Duration
 	for {
 		nc, err := s.ln.Accept()

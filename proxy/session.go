@@ -154,9 +154,10 @@ type session struct {
 	// last server status flags seen.
 	db         string
 	ansiQuotes bool
-	// sqlModeKnown is set once sql_mode was read.
-	sqlModeKnown bool
-	status       uint16
+	// varsKnown is set once the session's variables were read (see
+	// readVars).
+	varsKnown bool
+	status    uint16
 	// unmap makes the relay rewrite sandbox names in ERR packets.
 	unmap bool
 	stmts map[uint32]*preparedStmt
@@ -252,6 +253,16 @@ func (s *session) dispatch(cmd byte) error {
 		switch cmd {
 		case comQuery, comStmtPrepare:
 			return s.planned(cmd)
+		case comProcessKill, comRefresh, comProcessInfo, comDebug:
+			// KILL, FLUSH, SHOW PROCESSLIST by command, and the debug dump:
+			// refused where the statements are.
+			if err := s.sbx.ServerCommand(commandName(cmd), cmd == comProcessKill || cmd == comRefresh); err != nil {
+				return s.answerInstead(clientError(err))
+			}
+		case comFieldList:
+			if e := s.srv.internalDB(s.acct, s.db); e != nil {
+				return s.answerInstead(e)
+			}
 		case comInitDB:
 			return s.initDB()
 		case comStmtExecute:
@@ -262,7 +273,9 @@ func (s *session) dispatch(cmd byte) error {
 				s.tx.broken = true // long data is not kept for a replay
 			}
 		case comResetConnection:
-			s.tx.reset() // the reset rolls the transaction back
+			s.tx.reset()        // the reset rolls the transaction back,
+			s.varsKnown = false // sets the session's variables back
+			s.stmts = nil       // and closes its prepared statements
 			defer s.sbx.Reset()
 		}
 	}
@@ -593,6 +606,10 @@ func (s *session) changeUser() error {
 			req.user, hostAddr{s.client.RemoteAddr()}.String(), using))
 		return errSessionEnd
 	}
+	if e := s.srv.internalDB(acct, req.db); e != nil {
+		_ = s.writeErr(e)
+		return errSessionEnd
+	}
 	collation := s.collation
 	if req.hasCollation {
 		collation = req.collation
@@ -610,7 +627,7 @@ func (s *session) changeUser() error {
 		return &linkError{side: sideUpstream, err: err}
 	}
 	s.acct, s.collation = acct, collation
-	s.db, s.sqlModeKnown, s.stmts = req.db, false, nil
+	s.db, s.varsKnown, s.stmts = req.db, false, nil
 	s.tx.reset()
 	s.status = s.be.status
 	// The new login gets the sandbox binding a fresh connection of it

@@ -1,6 +1,8 @@
 package rewrite
 
 import (
+	"strings"
+
 	"github.com/pingcap/tidb/pkg/parser/ast"
 )
 
@@ -36,8 +38,18 @@ type collector struct {
 	unlocatable []Table
 	ctes        map[string]bool // lower-cased CTE names
 	aliases     map[string]bool // lower-cased table aliases
-	// funcs are calls of schema-qualified (stored) functions.
-	funcs []string
+	// funcs are the functions the statement calls by name.
+	funcs []Func
+	// locking is set by SELECT … FOR UPDATE / LOCK IN SHARE MODE and
+	// LOCK TABLES … READ: the tables read are read under locks.
+	locking bool
+	// outside says why the statement reaches beyond the database's
+	// tables ("" when it does not).
+	outside string
+	// like are the sources of CREATE TABLE … LIKE.
+	like []Table
+	// set summarises a SET statement's variables.
+	set setFlags
 	// references are the tables FOREIGN KEY … REFERENCES clauses name.
 	references []Table
 	// columns are column names the statement defines or names (lower
@@ -119,14 +131,40 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		}
 	case *ast.LoadDataStmt:
 		setTable(&c.writes, x.Table, true)
+		if x.FileLocRef != ast.FileLocClient {
+			c.outsideBecause("LOAD DATA INFILE reads a file on the database server, outside any sandbox; send the file from the client with LOAD DATA LOCAL INFILE instead")
+		}
 	case *ast.SelectStmt:
 		if x.LockInfo != nil {
 			for _, t := range x.LockInfo.Tables {
 				setTable(&c.targets, t, false) // FOR UPDATE OF t locks, it does not write
 			}
+			if x.LockInfo.LockType != ast.SelectLockNone {
+				c.locking = true
+			}
+		}
+		if x.SelectIntoOpt != nil && x.SelectIntoOpt.Tp != ast.SelectIntoVars {
+			c.outsideBecause("SELECT … INTO OUTFILE writes a file on the database server, outside any sandbox; fetch the rows and write the file on the client instead")
 		}
 	case *ast.CreateTableStmt:
 		setTable(&c.writes, x.Table, true)
+		if x.ReferTable != nil {
+			c.like = append(c.like, Table{DB: x.ReferTable.Schema.O, Name: x.ReferTable.Name.O})
+		}
+	case *ast.TableOption:
+		c.tableOption(x)
+	case *ast.PartitionOptions:
+		// The parser's walk does not reach partitions' own options.
+		c.partitionOptions(x.Definitions)
+	case *ast.AlterTableSpec:
+		c.partitionOptions(x.PartDefinitions)
+		if x.Partition != nil {
+			c.partitionOptions(x.Partition.Definitions)
+		}
+	case *ast.SetStmt:
+		for _, v := range x.Variables {
+			c.set.add(v, c)
+		}
 	case *ast.AlterTableStmt:
 		c.markTables(x)
 	case *ast.DropTableStmt:
@@ -145,6 +183,8 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		for _, l := range x.TableLocks {
 			if l.Type >= ast.TableLockWrite {
 				setTable(&c.writes, l.Table, true)
+			} else {
+				c.locking = true // a READ lock blocks writers of the table
 			}
 		}
 	case *ast.CreateSequenceStmt, *ast.DropSequenceStmt, *ast.AlterSequenceStmt:
@@ -200,13 +240,129 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 			c.refs = append(c.refs, astRef{kind: refQualifier, schema: x.WildCard.Schema.O, name: x.WildCard.Table.O})
 		}
 	case *ast.FuncCallExpr:
-		// db.f() is a stored function for sure; unqualified stored
-		// functions cannot be told from built-ins without a catalog.
-		if x.Schema.O != "" {
-			c.funcs = append(c.funcs, x.Schema.O+"."+x.FnName.O)
-		}
+		c.call(x)
+	case *ast.AggregateFuncExpr:
+		// COUNT (1) or `count`(1) calls a stored function called count
+		// if there is one: aggregates are calls by name too.
+		c.funcs = append(c.funcs, Func{Name: x.F})
+	case *ast.WindowFuncExpr:
+		c.funcs = append(c.funcs, Func{Name: x.Name})
 	}
 	return n, false
+}
+
+// call records a function call. Sequence functions name their sequence
+// as a table: NEXTVAL and SETVAL change it (they write), LASTVAL reads it.
+func (c *collector) call(x *ast.FuncCallExpr) {
+	name := x.FnName.L
+	if x.Schema.O == "" {
+		switch name {
+		case ast.NextVal, ast.SetVal:
+			if len(x.Args) > 0 {
+				if tn, ok := x.Args[0].(*ast.TableNameExpr); ok && tn.Name != nil {
+					setTable(&c.writes, tn.Name, true)
+				}
+			}
+		case "load_file":
+			c.outsideBecause("LOAD_FILE() reads a file on the database server, outside any sandbox; send the file's contents from the client instead")
+		}
+	}
+	c.funcs = append(c.funcs, Func{Schema: x.Schema.O, Name: x.FnName.O})
+}
+
+func (c *collector) outsideBecause(why string) {
+	if c.outside == "" {
+		c.outside = why
+	}
+}
+
+// tableOption refuses table options that make a table reach beyond its
+// own storage: engines that read or write other tables or servers, and
+// files placed outside the data directory.
+func (c *collector) tableOption(o *ast.TableOption) {
+	switch o.Tp {
+	case ast.TableOptionEngine:
+		if !SafeEngine(o.StrValue) {
+			c.outsideBecause("ENGINE=" + o.StrValue + " is not an engine the proxy can confine to the sandbox " +
+				"(MERGE, FEDERATED, CONNECT and SPIDER tables read and write other tables or servers); use InnoDB, Aria or MyISAM")
+		}
+	case ast.TableOptionUnion:
+		c.outsideBecause("UNION=(…) makes the table read and write other tables, outside the sandbox; copy their rows into one table instead")
+	case ast.TableOptionConnection:
+		c.outsideBecause("CONNECTION=… makes the table read and write another server's tables, outside the sandbox; copy their rows instead")
+	case ast.TableOptionDataDirectory, ast.TableOptionIndexDirectory:
+		c.outsideBecause("DATA DIRECTORY / INDEX DIRECTORY place files outside the server's data directory and the sandbox; leave them out")
+	}
+}
+
+// partitionOptions checks the options of partitions and subpartitions
+// (DATA DIRECTORY, ENGINE) like a table's.
+func (c *collector) partitionOptions(defs []*ast.PartitionDefinition) {
+	for _, d := range defs {
+		for _, o := range d.Options {
+			c.tableOption(o)
+		}
+		for _, sub := range d.Sub {
+			for _, o := range sub.Options {
+				c.tableOption(o)
+			}
+		}
+	}
+}
+
+// safeEngines are storage engines whose tables keep to their own data.
+var safeEngines = map[string]bool{
+	"innodb": true, "xtradb": true, "myisam": true, "aria": true, "memory": true, "heap": true, "csv": true,
+	"archive": true, "blackhole": true, "rocksdb": true, "mroonga": true, "columnstore": true,
+}
+
+// SafeEngine reports whether tables of the storage engine keep to their own
+// data: not MERGE, FEDERATED, CONNECT, SPIDER or anything the proxy does
+// not know.
+func SafeEngine(name string) bool { return safeEngines[strings.ToLower(strings.Trim(name, "`'\" "))] }
+
+// setFlags summarises the variables of a SET statement that matter to the
+// proxy.
+type setFlags struct {
+	lexing, isolation, serializable bool
+}
+
+func (f *setFlags) add(v *ast.VariableAssignment, c *collector) {
+	name := strings.ToLower(v.Name)
+	switch name {
+	case ast.SetNames, ast.SetCharset, "setnames", "setcharset", "character_set_client":
+		f.lexing = true
+	case "sql_mode":
+		f.lexing = true
+		for _, m := range strings.Split(strings.ToUpper(exprText(v.Value)), ",") {
+			if m == "ORACLE" || m == "MSSQL" {
+				c.outsideBecause("sql_mode " + m + " changes how the server reads statements in ways the proxy does not " +
+					"follow, so it could not keep them in the sandbox; leave " + m + " out of sql_mode")
+			}
+		}
+	case "tx_isolation", "transaction_isolation", "tx_isolation_one_shot":
+		f.isolation = true
+		if strings.Contains(strings.ToUpper(exprText(v.Value)), "SERIALIZABLE") {
+			f.serializable = true
+		}
+	case "default_storage_engine", "storage_engine", "default_tmp_storage_engine", "enforce_storage_engine":
+		if _, isDefault := v.Value.(*ast.DefaultExpr); !isDefault && !SafeEngine(exprText(v.Value)) {
+			c.outsideBecause("@@" + name + " may only name an engine the proxy can confine to the sandbox; use InnoDB, Aria or MyISAM")
+		}
+	}
+}
+
+// exprText is the text of a constant or a bare name; "" for anything else.
+func exprText(e ast.ExprNode) string {
+	switch x := e.(type) {
+	case *ast.ColumnNameExpr:
+		return x.Name.Name.O
+	case ast.ValueExpr:
+		if s, ok := x.GetValue().(string); ok {
+			return s
+		}
+	}
+	return ""
 }
 
 // Leave implements ast.Visitor.

@@ -140,7 +140,7 @@ type occurrence struct {
 // analyze builds an Analysis: parse, classify, then bind every table
 // reference the parser reports to its place in the text.
 func (e *Engine) analyze(sql string, opts Options) *Analysis {
-	a := &Analysis{src: sql, opts: opts}
+	a := &Analysis{src: sql, text: sql, opts: opts}
 	if isSandboxStatement(sql) {
 		st := Statement{Class: ClassSandbox}
 		toks := lex(sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
@@ -152,11 +152,21 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		a.Statements = []Statement{st}
 		return a
 	}
-	stmts, release, err := e.parse(sql, opts)
+	nz, nerr := normalize(sql, opts)
+	if nerr != nil {
+		a.normErr = nerr
+		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: nerr.Message, DB: opts.DB}}
+		return a
+	}
+	a.text, a.altered = nz.text, nz
+	sql = a.text // from here on, the text as the server reads it
+	stmts, release, err := e.parse(previousAsNext(sql, opts), opts)
 	defer release()
 	if err != nil {
 		a.parseErr = err
-		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: "the statement cannot be parsed"}}
+		funcs, names := e.textNames(sql, opts)
+		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: "the statement cannot be parsed",
+			Funcs: funcs, Names: names, DB: opts.DB, Kind: textKind(sql, opts)}}
 		return a
 	}
 	all := &collector{}
@@ -178,6 +188,12 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		}
 		s.Accept(c)
 		a.Statements = append(a.Statements, describe(s, c, db))
+		a.markBare(&a.Statements[len(a.Statements)-1])
+		if st := &a.Statements[len(a.Statements)-1]; st.Show != nil && nz.alteredIn(start, cursor) {
+			// SHOW … LIKE / WHERE is answered with a query built from its
+			// text, which holds characters changed for the parser.
+			st.Unprovable = "the statement holds multi-byte characters the proxy cannot read back exactly (send it in utf8mb4)"
+		}
 		a.stmtAliases = append(a.stmtAliases, c.aliases)
 		a.unbound = append(a.unbound, c.unlocatable...)
 		if p, ok := s.(*ast.PrepareStmt); ok && p.SQLVar == nil {
@@ -216,6 +232,101 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 	return a
 }
 
+// markBare sets Func.Bare for the calls of st (see Func), looking at every
+// call of each name in the whole text. A PREPARE's inner statement brings
+// its calls marked by its own analysis later.
+func (a *Analysis) markBare(st *Statement) {
+	if len(st.Funcs) == 0 {
+		return
+	}
+	toks := lex(a.text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes})
+	for fi := range st.Funcs {
+		f := &st.Funcs[fi]
+		f.Bare = true
+		for i := 0; i+1 < len(toks); i++ {
+			t, next := toks[i], toks[i+1]
+			if (t.kind == tokIdent || t.kind == tokQuoted) && next.kind == tokPunct && a.text[next.start] == '(' &&
+				strings.EqualFold(identText(a.text, t), f.Name) && (t.kind == tokQuoted || t.end != next.start) {
+				f.Bare = false
+			}
+		}
+	}
+}
+
+// previousAsNext gives the parser MariaDB's PREVIOUS VALUE FOR seq, which
+// it does not know, as NEXT VALUE FOR seq, which it does (the same length,
+// so offsets hold): the proxy then takes it for a change of the sequence,
+// which forks it into the sandbox, where it is then read.
+func previousAsNext(text string, opts Options) string {
+	if !containsFold(text, "previous") {
+		return text
+	}
+	toks := lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	word := func(i int, w string) bool {
+		return i < len(toks) && toks[i].kind == tokIdent && strings.EqualFold(text[toks[i].start:toks[i].end], w)
+	}
+	var b []byte
+	for i := range toks {
+		if word(i, "PREVIOUS") && word(i+1, "VALUE") && word(i+2, "FOR") {
+			if b == nil {
+				b = []byte(text)
+			}
+			copy(b[toks[i].start:], "NEXT    ")
+		}
+	}
+	if b == nil {
+		return text
+	}
+	return string(b)
+}
+
+// textKind names a statement the parser cannot read by its first words,
+// for the kinds callers act on ("SHOW BINLOG EVENTS", "SHOW RELAYLOG
+// EVENTS"); "" for others.
+func textKind(text string, opts Options) string {
+	var words []string
+	for _, t := range lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes}) {
+		if t.kind != tokIdent || len(words) == 3 {
+			break
+		}
+		words = append(words, strings.ToUpper(text[t.start:t.end]))
+	}
+	if len(words) == 3 && words[0] == "SHOW" && (words[1] == "BINLOG" || words[1] == "RELAYLOG") && words[2] == "EVENTS" {
+		return strings.Join(words, " ")
+	}
+	return ""
+}
+
+// textNames lists, for a statement the parser cannot read, the names its
+// text puts right before a parenthesis (any may be a function call) and
+// the tables its other identifier chains could name.
+func (e *Engine) textNames(text string, opts Options) (funcs []Func, tables []Table) {
+	toks := lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	// No word is left out as reserved: MariaDB takes some of the parser's
+	// reserved words (ARRAY, LATERAL, RANK) for names of functions.
+	for _, ch := range buildChains(text, toks, nil) {
+		last := ch.tok(ch.n - 1)
+		if !ch.star && ch.n <= 2 && last+1 < len(toks) && toks[last+1].kind == tokPunct && text[toks[last+1].start] == '(' {
+			f := Func{Name: identText(text, toks[last])}
+			if ch.n == 2 {
+				f.Schema = identText(text, toks[ch.first])
+			}
+			funcs = append(funcs, f)
+			continue
+		}
+		if first := toks[ch.first]; first.kind == tokIdent && e.reserved[strings.ToLower(text[first.start:first.end])] {
+			continue // a reserved word names no table unquoted
+		}
+		for _, t := range chainTables(text, toks, ch) {
+			if t.DB == "" {
+				t.DB = opts.DB
+			}
+			tables = append(tables, t)
+		}
+	}
+	return funcs, tables
+}
+
 // chainTables are the tables a chain could name: its first part in the
 // current database (DB left empty), and for a.b the table a.b.
 func chainTables(src string, toks []token, ch chain) []Table {
@@ -246,10 +357,10 @@ func (a *Analysis) collectLoose(toks []token, chains []chain, columns map[string
 		return false
 	}
 	for _, ch := range chains {
-		if covered(int(toks[ch.first].start)) || ch.n == 1 && columns[strings.ToLower(identText(a.src, toks[ch.first]))] {
+		if covered(int(toks[ch.first].start)) || ch.n == 1 && columns[strings.ToLower(identText(a.text, toks[ch.first]))] {
 			continue
 		}
-		for _, t := range chainTables(a.src, toks, ch) {
+		for _, t := range chainTables(a.text, toks, ch) {
 			if t.DB == "" {
 				t.DB = a.dbAt(int(toks[ch.first].start))
 			}
@@ -258,22 +369,16 @@ func (a *Analysis) collectLoose(toks []token, chains []chain, columns map[string
 	}
 }
 
-// bind locates the collector's references in a.src and records sites.
+// bind locates the collector's references in a.text and records sites.
 func (e *Engine) bind(a *Analysis, c *collector) {
 	lo := lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}
 	// Tokens and chains are scratch space: pooled buffers spare the
 	// garbage collector on every uncached statement.
 	sc := e.scratch.Get().(*scratch)
 	defer e.scratch.Put(sc)
-	sc.toks = lexInto(sc.toks, a.src, lo)
-	sc.chains = buildChainsInto(sc.chains, a.src, sc.toks, e.reserved)
+	sc.toks = lexInto(sc.toks, a.text, lo)
+	sc.chains = buildChainsInto(sc.chains, a.text, sc.toks, e.reserved)
 	toks, chains := sc.toks, sc.chains
-	for _, ch := range chains {
-		if toks[ch.first].inMaria {
-			// MariaDB runs /*M! */ text; the parser never saw it.
-			a.inMaria = append(a.inMaria, chainTables(a.src, toks, ch)...)
-		}
-	}
 
 	// Names that matter: tables, qualifiers, DELETE/FOR UPDATE targets.
 	// A name used only as an alias is never renamed, so its qualifiers
@@ -329,7 +434,7 @@ func (e *Engine) bind(a *Analysis, c *collector) {
 	for i := range sc.counts {
 		n := sc.counts[i].name
 		if c.aliases[n] {
-			sc.counts[i].want += countAliasDefs(a.src, toks, chains, n)
+			sc.counts[i].want += countAliasDefs(a.text, toks, chains, n)
 		}
 		if c.ctes[n] {
 			sc.counts[i].want++
@@ -339,9 +444,9 @@ func (e *Engine) bind(a *Analysis, c *collector) {
 		for pi := 0; pi < ch.n; pi++ {
 			ti := ch.tok(pi)
 			var buf [64]byte
-			w, ok := lowerInto(&buf, identText(a.src, toks[ti]))
+			w, ok := lowerInto(&buf, identText(a.text, toks[ti]))
 			if !ok {
-				w = []byte(strings.ToLower(identText(a.src, toks[ti])))
+				w = []byte(strings.ToLower(identText(a.text, toks[ti])))
 			}
 			if sc.lens&(1<<(len(w)&63)) == 0 || len(w) > 0 && sc.firsts[w[0]>>6]&(1<<(w[0]&63)) == 0 {
 				continue // no referenced name has this length or first byte
@@ -352,7 +457,7 @@ func (e *Engine) bind(a *Analysis, c *collector) {
 			}
 			sc.counts[ni].got++
 			o := occurrence{name: ni, chain: ci, part: pi}
-			o.role, o.roleOK, o.schema = roleAt(a.src, toks, ch, pi)
+			o.role, o.roleOK, o.schema = roleAt(a.text, toks, ch, pi)
 			sc.occs = append(sc.occs, o)
 		}
 	}
@@ -485,10 +590,10 @@ func (a *Analysis) makeSite(toks []token, ch chain, part int, r astRef, c *colle
 	qualified := r.schema != ""
 	// Spell the table as the text does: references were paired with
 	// tokens case-insensitively.
-	r.name = identText(a.src, tok)
+	r.name = identText(a.text, tok)
 	if qualified {
 		start = toks[ch.tok(part-1)].start
-		r.schema = identText(a.src, toks[ch.tok(part-1)])
+		r.schema = identText(a.text, toks[ch.tok(part-1)])
 	}
 	ln := strings.ToLower(r.name)
 	switch r.kind {
@@ -505,8 +610,11 @@ func (a *Analysis) makeSite(toks []token, ch chain, part int, r astRef, c *colle
 	if db == "" {
 		db = a.dbAt(int(tok.start))
 	}
-	if tok.inMaria {
-		a.inMaria = append(a.inMaria, Table{Name: r.name})
+	if a.altered != nil && a.altered.alteredIn(int(start), int(tok.end)) {
+		// The parser read a changed spelling of this name (a backslash in
+		// a "quoted" name): the table it names is not known for sure.
+		a.unbound = append(a.unbound, Table{DB: db, Name: r.name})
+		a.alteredName = true
 		return site{}, false
 	}
 	return site{start: int(start), end: int(tok.end), kind: r.kind, table: Table{DB: db, Name: r.name},
@@ -525,17 +633,17 @@ func (e *Engine) bindByMarkers(a *Analysis, toks []token, chains []chain, names 
 		for pi := 0; pi < ch.n; pi++ {
 			ti := ch.tok(pi)
 			t := toks[ti]
-			if _, ok := names[strings.ToLower(identText(a.src, t))]; !ok {
+			if _, ok := names[strings.ToLower(identText(a.text, t))]; !ok {
 				continue
 			}
 			m := markerPrefix + strconv.Itoa(ti)
 			marked[strings.ToLower(m)] = ti
-			b.WriteString(a.src[last:t.start])
+			b.WriteString(a.text[last:t.start])
 			b.WriteString("`" + m + "`")
 			last = int(t.end)
 		}
 	}
-	b.WriteString(a.src[last:])
+	b.WriteString(a.text[last:])
 	unboundAll := func() {
 		for _, st := range a.Statements {
 			a.unbound = append(a.unbound, st.Reads...)
@@ -557,7 +665,7 @@ func (e *Engine) bindByMarkers(a *Analysis, toks []token, chains []chain, names 
 		if !ok {
 			return m, -1, false
 		}
-		return identText(a.src, toks[ti]), ti, true
+		return identText(a.text, toks[ti]), ti, true
 	}
 	origCTE := map[string]bool{}
 	for m := range c.ctes {
@@ -628,25 +736,41 @@ func sortSites(s []site) []site {
 // an analysis of the statement it holds, so Rewrite can rewrite inside it.
 func (e *Engine) bindPrepared(a *Analysis, p *ast.PrepareStmt, db string) {
 	lo := lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}
-	toks := lex(a.src, lo)
+	toks := lex(a.text, lo)
 	from := a.stmtStarts[len(a.stmtStarts)-1]
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if int(t.start) < from {
 			continue
 		}
-		if t.kind != tokString || a.src[t.start] != '\'' && a.src[t.start] != '"' {
+		if t.kind != tokString || a.text[t.start] != '\'' && a.text[t.start] != '"' {
 			continue
 		}
-		if unquoteString(a.src[t.start:t.end], !a.opts.NoBackslashEscapes) != p.SQLText {
+		if unquoteString(a.text[t.start:t.end], !a.opts.NoBackslashEscapes) != p.SQLText {
 			continue
+		}
+		if a.altered != nil && a.altered.alteredIn(int(t.start), int(t.end)) {
+			a.Statements[len(a.Statements)-1].Unprovable = "the text of PREPARE ... FROM '...' holds multi-byte characters " +
+				"the proxy cannot read back exactly (send it in utf8mb4)"
+			return
 		}
 		innerOpts := a.opts
 		innerOpts.DB = db
 		inner := e.analyze(p.SQLText, innerOpts)
 		a.prepared = append(a.prepared, preparedSite{start: int(t.start), end: int(t.end), inner: inner})
-		a.Statements[len(a.Statements)-1].Reads = inner.reads()
-		a.Statements[len(a.Statements)-1].Writes = inner.writes()
+		st := &a.Statements[len(a.Statements)-1]
+		st.Reads, st.Writes = inner.reads(), inner.writes()
+		for _, is := range inner.Statements {
+			st.Funcs = append(st.Funcs, is.Funcs...)
+			st.Locked = append(st.Locked, is.Locked...)
+			st.Like = append(st.Like, is.Like...)
+			if st.Outside == "" {
+				st.Outside = is.Outside
+			}
+			st.ChangesLexing = st.ChangesLexing || is.ChangesLexing
+			st.ChangesIsolation = st.ChangesIsolation || is.ChangesIsolation
+			st.Serializable = st.Serializable || is.Serializable
+		}
 		return
 	}
 	a.Statements[len(a.Statements)-1].Unprovable = "the text of PREPARE ... FROM '...' could not be located"
@@ -739,7 +863,7 @@ func isSandboxStatement(sql string) bool {
 // describe classifies one statement and lists the tables it reads and
 // writes.
 func describe(s ast.StmtNode, c *collector, db string) Statement {
-	st := Statement{Class: classOf(s), Kind: kindOf(s)}
+	st := Statement{Class: classOf(s), Kind: kindOf(s), DB: db}
 	// Sort the references by table, then take each table once: written if
 	// any reference writes it.
 	type use struct {
@@ -782,6 +906,21 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 		}
 		st.References = append(st.References, t)
 	}
+	for _, t := range c.like {
+		if t.DB == "" {
+			t.DB = db
+		}
+		st.Like = append(st.Like, t)
+	}
+	if c.locking || lockingStatement(s) {
+		for _, t := range st.Reads {
+			if !strings.EqualFold(t.DB, "information_schema") && !strings.EqualFold(t.DB, "performance_schema") {
+				st.Locked = append(st.Locked, t)
+			}
+		}
+	}
+	st.Funcs, st.Outside = c.funcs, c.outside
+	st.ChangesLexing, st.ChangesIsolation, st.Serializable = c.set.lexing, c.set.isolation, c.set.serializable
 	switch x := s.(type) {
 	case *ast.CallStmt:
 		st.Unprovable = "CALL runs a stored procedure whose statements the proxy cannot see"
@@ -790,10 +929,13 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 			st.Unprovable = "PREPARE ... FROM @variable is dynamic SQL the proxy cannot see"
 		}
 	case *ast.ShowStmt:
-		if x.Tp == ast.ShowTables || x.Tp == ast.ShowTableStatus {
+		if x.Tp == ast.ShowTables || x.Tp == ast.ShowTableStatus || x.Tp == ast.ShowDatabases {
 			sh := &Show{What: "TABLES", Full: x.Full, DB: x.DBName}
-			if x.Tp == ast.ShowTableStatus {
+			switch x.Tp {
+			case ast.ShowTableStatus:
 				sh.What = "TABLE STATUS"
+			case ast.ShowDatabases:
+				sh.What = "DATABASES"
 			}
 			if x.Pattern != nil {
 				if v, ok := x.Pattern.Pattern.(interface{ GetString() string }); ok {
@@ -811,10 +953,31 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 	case *ast.ProcedureInfo:
 		st.Unprovable = "stored program bodies are not rewritten by the proxy"
 	}
-	if len(c.funcs) > 0 && st.Unprovable == "" {
-		st.Unprovable = "the statement calls the stored function " + c.funcs[0] + ", whose statements the proxy cannot see"
+	for _, f := range c.funcs {
+		if f.Schema != "" && st.Unprovable == "" {
+			st.Unprovable = "the statement calls the stored function " + f.String() + ", whose statements the proxy cannot see"
+		}
 	}
 	return st
+}
+
+// lockingStatement reports statements that read their tables under locks
+// (InnoDB takes shared locks on the rows any statement but a plain SELECT
+// reads, at REPEATABLE READ; DELETE and multi-table UPDATE at every level).
+func lockingStatement(s ast.StmtNode) bool {
+	switch x := s.(type) {
+	case *ast.SelectStmt, *ast.SetOprStmt, *ast.ShowStmt, *ast.PrepareStmt, *ast.DeallocateStmt, *ast.UseStmt,
+		*ast.BeginStmt, *ast.CommitStmt, *ast.RollbackStmt, *ast.SavepointStmt, *ast.ReleaseSavepointStmt,
+		*ast.CreateViewStmt, *ast.LockTablesStmt, *ast.UnlockTablesStmt:
+		// A view reads nothing when it is made; LOCK TABLES … READ sets
+		// the collector's locking flag itself.
+		return false
+	case *ast.ExplainStmt:
+		return x.Analyze && lockingStatement(x.Stmt)
+	case *ast.CreateTableStmt:
+		return x.Select != nil
+	}
+	return true
 }
 
 func sortTables(ts []Table) {
@@ -847,6 +1010,10 @@ func kindOf(s ast.StmtNode) string {
 			return "SHOW WARNINGS"
 		case x.Tp == ast.ShowErrors && !x.CountWarningsOrErrors:
 			return "SHOW ERRORS"
+		case x.Tp == ast.ShowOpenTables:
+			return "SHOW OPEN TABLES"
+		case x.Tp == ast.ShowProcessList:
+			return "SHOW PROCESSLIST"
 		}
 		return "SHOW"
 	case *ast.ExplainStmt:
@@ -942,7 +1109,7 @@ func classOf(s ast.StmtNode) Class {
 	case *ast.BeginStmt, *ast.CommitStmt, *ast.RollbackStmt, *ast.SavepointStmt, *ast.ReleaseSavepointStmt:
 		return ClassTransaction
 	case *ast.SetStmt, *ast.UseStmt, *ast.PrepareStmt, *ast.ExecuteStmt, *ast.DeallocateStmt,
-		*ast.LockTablesStmt, *ast.UnlockTablesStmt, *ast.SetRoleStmt, *ast.SetDefaultRoleStmt:
+		*ast.LockTablesStmt, *ast.UnlockTablesStmt, *ast.SetRoleStmt:
 		return ClassSession
 	case *ast.CallStmt, *ast.ProcedureInfo, *ast.DropProcedureStmt:
 		return ClassRoutine

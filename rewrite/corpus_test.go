@@ -39,7 +39,7 @@ func runCorpus(t *testing.T, cases []corpus.Case) {
 	resolver := corpusResolver()
 	for _, c := range cases {
 		t.Run(c.SQL, func(t *testing.T) {
-			opts := Options{DB: c.DB}
+			opts := Options{DB: c.DB, Server: Server{Flavor: MariaDB, Version: corpus.ServerVersion}}
 			if opts.DB == "" {
 				opts.DB = "app"
 			}

@@ -80,7 +80,7 @@ func FuzzRewrite(f *testing.F) {
 	resolver := corpusResolver()
 	f.Fuzz(func(t *testing.T, sql string) {
 		defer watchdog(sql)()
-		opts := Options{DB: "app"}
+		opts := Options{DB: "app", Server: Server{Flavor: MariaDB, Version: corpus.ServerVersion}}
 		res, err := fuzzEngine.Rewrite(sql, opts, resolver)
 		if err != nil {
 			return // refusals are always safe
@@ -88,8 +88,17 @@ func FuzzRewrite(f *testing.F) {
 		if res == nil {
 			t.Fatalf("Rewrite(%q) returned neither a result nor an error", sql)
 		}
-		_, inErr := fuzzParse(sql)
-		outStmts, outErr := fuzzParse(res.SQL)
+		// Both texts are judged as the server reads them.
+		in, err := Normalize(sql, opts)
+		if err != nil {
+			t.Fatalf("Rewrite accepted %q, which Normalize refuses: %v", sql, err)
+		}
+		out, err := Normalize(res.SQL, opts)
+		if err != nil {
+			t.Fatalf("the rewrite of %q is %q, which Normalize refuses: %v", sql, res.SQL, err)
+		}
+		_, inErr := fuzzParse(in)
+		outStmts, outErr := fuzzParse(out)
 		if outErr != nil {
 			if inErr == nil {
 				t.Fatalf("input parses but output does not:\n in  %q\n out %q\n err %v", sql, res.SQL, outErr)

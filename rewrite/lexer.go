@@ -5,19 +5,19 @@ import (
 )
 
 // tokKind classifies a lexed token. The lexer knows only what it needs to
-// find identifiers safely: quotes, comments and executable comments.
+// find identifiers safely: quotes and comments. It reads normalized texts
+// (see Normalize), in which comments and executable-comment markers are
+// already blanked, so the comment cases only guard against misuse.
 type tokKind uint8
 
 const (
-	tokIdent     tokKind = iota // bare word: identifier or keyword
-	tokQuoted                   // `backquoted` identifier (or "double" under ANSI_QUOTES)
-	tokString                   // '...' (or "..." without ANSI_QUOTES), with an optional _charset introducer before it as its own token
-	tokNumber                   // numeric literal
-	tokVariable                 // @var, @@var, @'quoted', ?
-	tokPunct                    // one operator or punctuation byte
-	tokComment                  // -- , # or /* */ comment, and /*+ optimizer hints */
-	tokExecOpen                 // the "/*!NNNNN " or "/*M!NNNNNN " that opens an executable comment
-	tokExecClose                // the "*/" that closes an executable comment
+	tokIdent    tokKind = iota // bare word: identifier or keyword
+	tokQuoted                  // `backquoted` identifier (or "double" under ANSI_QUOTES)
+	tokString                  // '...' (or "..." without ANSI_QUOTES), with an optional _charset introducer before it as its own token
+	tokNumber                  // numeric literal
+	tokVariable                // @var, @@var, @'quoted', ?
+	tokPunct                   // one operator or punctuation byte
+	tokComment                 // -- , # or /* */ comment
 )
 
 // token is a lexed token: text is src[start:end]. Offsets are 32-bit to
@@ -26,9 +26,6 @@ type token struct {
 	kind  tokKind
 	start int32
 	end   int32
-	// inMaria is set for tokens inside a MariaDB-only executable comment
-	// (/*M! ... */): MariaDB runs them, the TiDB parser does not see them.
-	inMaria bool
 }
 
 // lexOptions carry the sql_mode flags that change lexing.
@@ -46,7 +43,6 @@ func lex(src string, o lexOptions) []token {
 // lexInto is lex appending to toks (whose contents it discards).
 func lexInto(toks []token, src string, o lexOptions) []token {
 	toks = toks[:0]
-	inExec, inMaria := false, false
 	i := 0
 	for i < len(src) {
 		c := src[i]
@@ -62,40 +58,21 @@ func lexInto(toks []token, src string, o lexOptions) []token {
 			toks = append(toks, token{kind: tokComment, start: int32(start), end: int32(i)})
 			continue
 		case c == '/' && strings.HasPrefix(src[i:], "/*"):
-			if !inExec && (strings.HasPrefix(src[i:], "/*!") || strings.HasPrefix(src[i:], "/*M!")) {
-				j := i + 3
-				maria := src[i+2] == 'M'
-				if maria {
-					j++
-				}
-				for j < len(src) && src[j] >= '0' && src[j] <= '9' {
-					j++
-				}
-				toks = append(toks, token{kind: tokExecOpen, start: int32(start), end: int32(j), inMaria: maria})
-				inExec, inMaria = true, maria
-				i = j
-				continue
-			}
 			end := strings.Index(src[i+2:], "*/")
 			if end < 0 {
 				i = len(src)
 			} else {
 				i += 2 + end + 2
 			}
-			toks = append(toks, token{kind: tokComment, start: int32(start), end: int32(i), inMaria: inMaria})
-			continue
-		case c == '*' && inExec && strings.HasPrefix(src[i:], "*/"):
-			i += 2
-			toks = append(toks, token{kind: tokExecClose, start: int32(start), end: int32(i), inMaria: inMaria})
-			inExec, inMaria = false, false
+			toks = append(toks, token{kind: tokComment, start: int32(start), end: int32(i)})
 			continue
 		case c == '`' || (c == '"' && o.ansiQuotes):
 			i = skipQuoted(src, i, c, false)
-			toks = append(toks, token{kind: tokQuoted, start: int32(start), end: int32(i), inMaria: inMaria})
+			toks = append(toks, token{kind: tokQuoted, start: int32(start), end: int32(i)})
 			continue
 		case c == '\'' || c == '"':
 			i = skipQuoted(src, i, c, !o.noBackslashEscapes)
-			toks = append(toks, token{kind: tokString, start: int32(start), end: int32(i), inMaria: inMaria})
+			toks = append(toks, token{kind: tokString, start: int32(start), end: int32(i)})
 			continue
 		case c == '@':
 			i++
@@ -109,11 +86,11 @@ func lexInto(toks []token, src string, o lexOptions) []token {
 					i++
 				}
 			}
-			toks = append(toks, token{kind: tokVariable, start: int32(start), end: int32(i), inMaria: inMaria})
+			toks = append(toks, token{kind: tokVariable, start: int32(start), end: int32(i)})
 			continue
 		case c == '?':
 			i++
-			toks = append(toks, token{kind: tokVariable, start: int32(start), end: int32(i), inMaria: inMaria})
+			toks = append(toks, token{kind: tokVariable, start: int32(start), end: int32(i)})
 			continue
 		case c >= '0' && c <= '9' || (c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9' && !prevIsIdentLike(toks, src)):
 			i = skipNumber(src, i)
@@ -124,11 +101,11 @@ func lexInto(toks []token, src string, o lexOptions) []token {
 					i++
 				}
 				if !isNumberText(src[start:i]) {
-					toks = append(toks, token{kind: tokIdent, start: int32(start), end: int32(i), inMaria: inMaria})
+					toks = append(toks, token{kind: tokIdent, start: int32(start), end: int32(i)})
 					continue
 				}
 			}
-			toks = append(toks, token{kind: tokNumber, start: int32(start), end: int32(i), inMaria: inMaria})
+			toks = append(toks, token{kind: tokNumber, start: int32(start), end: int32(i)})
 			continue
 		case isIdentByte(c):
 			for i < len(src) && isIdentByte(src[i]) {
@@ -139,15 +116,15 @@ func lexInto(toks []token, src string, o lexOptions) []token {
 				w := strings.ToLower(src[start:i])
 				if w == "x" || w == "b" || w == "n" || w[0] == '_' {
 					i = skipQuoted(src, i, '\'', !o.noBackslashEscapes && w != "x" && w != "b")
-					toks = append(toks, token{kind: tokString, start: int32(start), end: int32(i), inMaria: inMaria})
+					toks = append(toks, token{kind: tokString, start: int32(start), end: int32(i)})
 					continue
 				}
 			}
-			toks = append(toks, token{kind: tokIdent, start: int32(start), end: int32(i), inMaria: inMaria})
+			toks = append(toks, token{kind: tokIdent, start: int32(start), end: int32(i)})
 			continue
 		}
 		i++
-		toks = append(toks, token{kind: tokPunct, start: int32(start), end: int32(i), inMaria: inMaria})
+		toks = append(toks, token{kind: tokPunct, start: int32(start), end: int32(i)})
 	}
 	return toks
 }

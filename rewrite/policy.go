@@ -7,15 +7,6 @@ import (
 	"time"
 )
 
-// Flavor is the upstream server family, for guardrails whose syntax differs.
-type Flavor int
-
-// Server flavors.
-const (
-	MariaDB Flavor = iota
-	MySQL
-)
-
 // Policy is a set of guardrails checked on every statement (from the design
 // notes: deny statement classes, deny multi-statements, bound statement time
 // and returned rows, keep clients out of the proxy's own schemas).
@@ -42,6 +33,11 @@ func (p *Policy) Check(a *Analysis) error {
 	if p == nil {
 		return nil
 	}
+	if a.normErr != nil {
+		// Names the server will read cannot be listed: nothing can be
+		// shown to keep out of the proxy's schemas.
+		return a.normErr
+	}
 	if p.DenyMultiStatements && len(a.Statements) > 1 {
 		return refuse(CodeOptionPrevents, "multi-statement input is denied by the sandbox policy; send the statements one at a time")
 	}
@@ -62,7 +58,7 @@ func (p *Policy) Check(a *Analysis) error {
 		if schema == "" {
 			continue
 		}
-		if strings.EqualFold(a.opts.DB, schema) || containsFold(a.src, schema) && a.namesSchema(schema) {
+		if strings.EqualFold(a.opts.DB, schema) || containsFold(a.text, schema) && a.namesSchema(schema) {
 			return &Refusal{Code: CodeDBAccessDenied, State: "42000", Message: fmt.Sprintf(
 				"sqlfork-proxy: access to the proxy's internal database %s is denied", quoteIdent(schema))}
 		}
@@ -80,8 +76,8 @@ func (a *Analysis) namesSchema(schema string) bool {
 			}
 		}
 	}
-	for _, t := range lex(a.src, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}) {
-		if (t.kind == tokIdent || t.kind == tokQuoted) && strings.EqualFold(identText(a.src, t), schema) {
+	for _, t := range lex(a.text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}) {
+		if (t.kind == tokIdent || t.kind == tokQuoted) && strings.EqualFold(identText(a.text, t), schema) {
 			return true
 		}
 	}
@@ -96,7 +92,7 @@ func (a *Analysis) namesPrefix(prefix string) (string, bool) {
 	if has(a.opts.DB) {
 		return a.opts.DB, true
 	}
-	if !containsFold(a.src, prefix) {
+	if !containsFold(a.text, prefix) {
 		return "", false
 	}
 	for _, st := range a.Statements {
@@ -106,8 +102,8 @@ func (a *Analysis) namesPrefix(prefix string) (string, bool) {
 			}
 		}
 	}
-	for _, t := range lex(a.src, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}) {
-		if s := identText(a.src, t); (t.kind == tokIdent || t.kind == tokQuoted) && has(s) {
+	for _, t := range lex(a.text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}) {
+		if s := identText(a.text, t); (t.kind == tokIdent || t.kind == tokQuoted) && has(s) {
 			return s, true
 		}
 	}
@@ -168,6 +164,10 @@ func (p *Policy) SessionSettings(f Flavor) []string {
 // not know compound statements (BEGIN … END bodies), so callers use it only
 // for inputs they otherwise could not handle.
 func SplitStatements(sql string, opts Options) []string {
+	text, err := Normalize(sql, opts)
+	if err != nil {
+		return nil
+	}
 	var out []string
 	start := 0
 	add := func(end int) {
@@ -175,8 +175,8 @@ func SplitStatements(sql string, opts Options) []string {
 			out = append(out, s)
 		}
 	}
-	for _, t := range lex(sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes}) {
-		if t.kind == tokPunct && sql[t.start] == ';' {
+	for _, t := range lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes}) {
+		if t.kind == tokPunct && text[t.start] == ';' {
 			add(int(t.start))
 			start = int(t.end)
 		}
@@ -192,6 +192,10 @@ func IsSandboxStatement(sql string) bool { return isSandboxStatement(sql) }
 // unquoted), in order.
 func Identifiers(sql string, opts Options) []string {
 	var out []string
+	sql, err := Normalize(sql, opts)
+	if err != nil {
+		return nil
+	}
 	for _, t := range lex(sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes}) {
 		if t.kind == tokIdent || t.kind == tokQuoted && (sql[t.start] == '`' || opts.ANSIQuotes && sql[t.start] == '"') {
 			out = append(out, identText(sql, t))

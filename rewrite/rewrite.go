@@ -68,11 +68,20 @@ type Options struct {
 	// names that differ in case are different tables. Otherwise (1 or 2)
 	// they are the same table.
 	CaseSensitiveNames bool
+	// Charset is the session's character_set_client, which decides which
+	// bytes belong together in a multi-byte character ("" is utf8mb4).
+	Charset string
+	// Server is the upstream's flavor and version, which decide which
+	// version comments it executes.
+	Server Server
 }
 
 // Statement describes one statement of the input.
 type Statement struct {
-	Class  Class
+	Class Class
+	// DB is the current database the statement runs in (a USE earlier in
+	// the input changes it).
+	DB     string
 	Reads  []Table
 	Writes []Table
 	// Unprovable says why the engine cannot prove which tables the
@@ -88,6 +97,51 @@ type Statement struct {
 	// References are the tables FOREIGN KEY … REFERENCES clauses of the
 	// statement name (also listed in Reads).
 	References []Table
+	// Funcs are the functions the statement calls by name, as written:
+	// built-in or stored, which the parser cannot tell apart for
+	// unqualified names. For an unparseable statement they are the names
+	// the text puts before a parenthesis.
+	Funcs []Func
+	// Locked are the tables of Reads the statement reads under locks:
+	// every table a statement other than a plain SELECT reads (InnoDB locks
+	// the rows an INSERT … SELECT, UPDATE, DELETE, SET or DO reads), and
+	// the tables of SELECT … FOR UPDATE / LOCK IN SHARE MODE and LOCK
+	// TABLES … READ. information_schema and performance_schema are left
+	// out.
+	Locked []Table
+	// Like are the sources of CREATE TABLE … LIKE.
+	Like []Table
+	// Names are, for a statement the parser cannot read, the identifiers
+	// of its text that could name a table (a, or db.t): it reads none of
+	// them for sure, but may read any.
+	Names []Table
+	// Outside says why the statement reaches beyond the database's tables:
+	// files on the server, other servers, engines that write other
+	// tables ("" when it does not).
+	Outside string
+	// ChangesLexing marks SET statements that change how the server reads
+	// the texts that follow (sql_mode, character_set_client, NAMES).
+	ChangesLexing bool
+	// ChangesIsolation marks SET statements of the isolation level;
+	// Serializable is set when one asks for SERIALIZABLE.
+	ChangesIsolation, Serializable bool
+}
+
+// Func is a function a statement calls, as written.
+type Func struct {
+	Schema string // "" when unqualified
+	Name   string
+	// Bare is set when every call of the name in the text is written
+	// unquoted and right before "(": MariaDB takes some names (COUNT, NOW,
+	// SUBSTRING) for its own functions only when they are written so.
+	Bare bool
+}
+
+func (f Func) String() string {
+	if f.Schema == "" {
+		return f.Name
+	}
+	return f.Schema + "." + f.Name
 }
 
 // Show is a SHOW statement that lists tables.
@@ -107,9 +161,20 @@ type Show struct {
 // resolver. It is immutable and shared through the cache.
 type Analysis struct {
 	Statements []Statement
-	src        string
-	opts       Options
-	sites      []site
+	// src is the client's text, into which rewrites are spliced; text is
+	// the same text as the server reads it (see Normalize), which every
+	// reading of the statement uses. Offsets are shared.
+	src  string
+	text string
+	opts Options
+	// altered says where text differs from src inside literals; normErr
+	// is set when the proxy cannot be sure how the server reads src.
+	altered *normalized
+	normErr *Refusal
+	// alteredName is set when a table name's text was changed for the
+	// parser (see Normalize): the table cannot be named for sure.
+	alteredName bool
+	sites       []site
 	// unbound are table references whose text could not be located; a
 	// resolver that maps one of them makes the rewrite refuse.
 	unbound []Table
@@ -128,9 +193,6 @@ type Analysis struct {
 	// covers: the parser may keep table names of admin statements out of
 	// its tree (OPTIMIZE TABLE t), so a mapped one refuses the rewrite.
 	loose []Table
-	// inMaria lists tables named inside /*M! */ comments (DB empty when
-	// unqualified).
-	inMaria []Table
 	// stmtAliases are each statement's table aliases (lower case).
 	stmtAliases []map[string]bool
 	parseErr    error
@@ -237,6 +299,7 @@ type Engine struct {
 // NewEngine returns an engine with an analysis cache of the given number
 // of entries (0 for the default).
 func NewEngine(cacheEntries int) *Engine {
+	registerCollations()
 	if cacheEntries <= 0 {
 		cacheEntries = defaultCacheCapacity
 	}
@@ -296,6 +359,15 @@ type Result struct {
 	SQL      string
 	Changed  bool
 	Analysis *Analysis
+	// Renames are the names the rewrite replaced, as written and as sent:
+	// the server labels expression columns with their text as sent, so
+	// labels can be told back in the client's words.
+	Renames []Rename
+}
+
+// Rename is one name replaced in the text.
+type Rename struct {
+	From, To string
 }
 
 // Rewrite analyses sql and passes every table reference through r. A
@@ -312,17 +384,18 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 	if r == nil {
 		return &Result{SQL: a.src, Analysis: a}, nil
 	}
+	if a.normErr != nil {
+		return nil, a.normErr
+	}
+	if a.alteredName {
+		return nil, refuse(CodeUnknown, "a table is named with a backslash in a \"quoted\" name, which the proxy cannot "+
+			"read back exactly; quote the name with backquotes")
+	}
 	if a.parseErr != nil {
 		if err := a.refuseUnparseable(r); err != nil {
 			return nil, err
 		}
 		return &Result{SQL: a.src, Analysis: a}, nil
-	}
-	for _, mt := range a.inMaria {
-		if t, ok := a.mappedAny(r, mt); ok {
-			return nil, refuse(CodeUnknown, "table %s is named inside a MariaDB executable comment (/*M! ... */), "+
-				"which the proxy cannot analyse; write the statement without the comment", quoteName(t))
-		}
 	}
 	for _, t := range a.unbound {
 		if mapped(r, t) {
@@ -471,7 +544,7 @@ func (a *Analysis) splice(r Resolver) (*Result, error) {
 			if !found || a.norm(p) == k {
 				continue
 			}
-			if src := a.src[s.start:s.end]; !s.qualified && (src == p.Name || src == quoteIdent(p.Name)) {
+			if src := a.text[s.start:s.end]; !s.qualified && (src == p.Name || src == quoteIdent(p.Name)) {
 				// The table keeps its name in its new database: the
 				// qualifier still names it, and expression labels such as
 				// COUNT(t.id) stay as the client wrote them.
@@ -507,13 +580,17 @@ func (a *Analysis) splice(r Resolver) (*Result, error) {
 	var b strings.Builder
 	b.Grow(len(a.src) + 32*len(reps))
 	last := 0
+	renames := make([]Rename, 0, len(reps))
 	for _, rp := range reps {
 		b.WriteString(a.src[last:rp.start])
 		b.WriteString(rp.text)
 		last = rp.end
+		if from := a.src[rp.start:rp.end]; from != "" && from[0] != '\'' && from[0] != '"' { // not a PREPARE literal
+			renames = append(renames, Rename{From: from, To: rp.text})
+		}
 	}
 	b.WriteString(a.src[last:])
-	return &Result{SQL: b.String(), Changed: true, Analysis: a}, nil
+	return &Result{SQL: b.String(), Changed: true, Analysis: a, Renames: renames}, nil
 }
 
 // mapped reports whether r redirects t. Resolve errors count as mapped:
@@ -540,37 +617,96 @@ func isWriteKeyword(w string) bool {
 // pass only if it names no table r maps and cannot write (it starts like a
 // read). Anything else is refused: a sandbox needs its writes rewritten.
 func (a *Analysis) refuseUnparseable(r Resolver) error {
-	toks := lex(a.src, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes})
+	toks := lex(a.text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes})
 	first := ""
 	for _, t := range toks {
 		if t.kind == tokIdent {
-			first = strings.ToUpper(a.src[t.start:t.end])
+			first = strings.ToUpper(a.text[t.start:t.end])
 			break
 		}
-		if t.kind != tokComment && !(t.kind == tokPunct && a.src[t.start] == '(') {
+		if t.kind != tokComment && !(t.kind == tokPunct && a.text[t.start] == '(') {
 			break
 		}
 	}
+	word := func(i int) string {
+		if i < len(toks) && toks[i].kind == tokIdent {
+			return strings.ToUpper(a.text[toks[i].start:toks[i].end])
+		}
+		return ""
+	}
+	// Only single statements that read: the parser cannot say where the
+	// statements of an input it rejects begin, nor what the others do.
 	readLike := false
 	switch first {
-	case "SELECT", "SHOW", "DESC", "DESCRIBE", "EXPLAIN", "HELP", "BEGIN", "COMMIT", "ROLLBACK", "START", "WITH", "VALUES", "TABLE":
+	case "SELECT", "SHOW", "DESC", "DESCRIBE", "EXPLAIN", "HELP", "WITH", "VALUES", "TABLE":
 		readLike = true
-	}
-	for _, t := range toks {
-		if t.kind == tokIdent && isWriteKeyword(a.src[t.start:t.end]) {
+	case "BEGIN", "COMMIT", "ROLLBACK", "START":
+		// Transaction statements in forms the parser does not know.
+		readLike = true
+		for i, t := range toks {
+			if t.kind == tokPunct && a.text[t.start] == ',' {
+				continue
+			}
+			switch word(i) {
+			case "BEGIN", "WORK", "COMMIT", "ROLLBACK", "AND", "NO", "CHAIN", "RELEASE", "START", "TRANSACTION",
+				"READ", "ONLY", "WRITE", "WITH", "CONSISTENT", "SNAPSHOT":
+				continue
+			}
 			readLike = false
+		}
+	}
+	for i, t := range toks {
+		if t.kind == tokPunct && a.text[t.start] == ';' && i < len(toks)-1 {
+			return refuse(CodeUnknown, "the proxy cannot parse this input (%s) and it holds more than one statement, "+
+				"so it cannot tell what the others do; send the statements one at a time", firstLine(a.parseErr.Error()))
+		}
+	}
+	for i, t := range toks {
+		if t.kind != tokIdent {
+			continue
+		}
+		w := word(i)
+		if isWriteKeyword(w) {
+			readLike = false
+		}
+		// Reads that reach further than the tables they name: the proxy
+		// cannot see which tables they lock or what they change.
+		hazard := ""
+		switch {
+		case w == "OUTFILE" || w == "DUMPFILE":
+			hazard = "it writes a file on the database server"
+		case w == "FOR" && (word(i+1) == "UPDATE" || word(i+1) == "SHARE"), w == "SHARE" && word(i+1) == "MODE":
+			hazard = "it is a locking read, which must first fork the tables it locks"
+		case w == "NEXT" && word(i+1) == "VALUE", (w == "NEXTVAL" || w == "SETVAL") && i+1 < len(toks) && a.text[toks[i+1].start] == '(':
+			hazard = "it changes a sequence"
+		case w == "LOAD_FILE":
+			hazard = "it reads a file on the database server"
+		case w == "ATOMIC":
+			hazard = "it is a compound statement"
+		case w == "EVENTS" && first == "SHOW", w == "PROCESSLIST", w == "ENGINE" && first == "SHOW",
+			w == "EXPLAIN" && first == "SHOW", w == "ANALYZE" && first == "SHOW":
+			hazard = "it shows what the whole server holds, every sandbox's statements included"
+		}
+		if hazard != "" {
+			return refuse(CodeUnknown, "the proxy cannot parse this statement (%s) and %s; rewrite it in syntax MySQL 8 "+
+				"also accepts", firstLine(a.parseErr.Error()), hazard)
 		}
 	}
 	if !readLike {
 		return refuse(CodeUnknown, "the proxy cannot parse this statement (%s), so it cannot confine its writes "+
 			"to the sandbox; rewrite it in syntax MySQL 8 also accepts", firstLine(a.parseErr.Error()))
 	}
-	for _, ch := range buildChains(a.src, toks, nil) {
-		for _, t := range chainTables(a.src, toks, ch) {
+	hint := "rewrite it in syntax MySQL 8 also accepts"
+	for i := range toks {
+		if word(i) == "PREVIOUS" && word(i+1) == "VALUE" {
+			hint = "write LASTVAL(seq) for PREVIOUS VALUE FOR seq"
+		}
+	}
+	for _, ch := range buildChains(a.text, toks, nil) {
+		for _, t := range chainTables(a.text, toks, ch) {
 			if mt, ok := a.mappedAny(r, t); ok {
 				return refuse(CodeUnknown, "this statement names the sandboxed table %s but the proxy cannot parse it "+
-					"(%s), so it cannot be redirected to the sandbox; rewrite it in syntax MySQL 8 also accepts",
-					quoteName(mt), firstLine(a.parseErr.Error()))
+					"(%s), so it cannot be redirected to the sandbox; %s", quoteName(mt), firstLine(a.parseErr.Error()), hint)
 			}
 		}
 	}

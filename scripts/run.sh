@@ -7,10 +7,18 @@
 #
 # Otherwise a throwaway MariaDB is started from ./.sqlfork/ (data dir, socket,
 # pid file and error log live there; installed with apt-get if missing), on
-# 127.0.0.1:3306 if free or another free port. On first start it gets the user
-# sqlfork/sqlfork (all privileges) and the `demo` schema from scripts/demo.sql.
-# The data dir is reused on later runs; `scripts/stop-mariadb.sh` (or
-# `make clean`) stops the server and deletes ./.sqlfork.
+# 127.0.0.1:3306 if free or another free port. On first start it gets the
+# `demo` schema from scripts/demo.sql. It has two accounts:
+#   sqlfork/sqlfork              the proxy's upstream account, least privilege
+#                                (docs/SANDBOXES.md): SELECT and SHOW VIEW on
+#                                demo, SELECT on mysql.func, ALL PRIVILEGES on
+#                                `\_sqlfork%`.* only, so the database itself
+#                                keeps production from being written
+#   sqlfork_admin/sqlfork_admin  ALL PRIVILEGES, for direct maintenance
+# Both are (re)created and sqlfork's grants re-applied on every start, which
+# also migrates a ./.sqlfork made by an earlier version (where sqlfork had all
+# privileges). The data dir is reused on later runs; `scripts/stop-mariadb.sh`
+# (or `make clean`) stops the server and deletes ./.sqlfork.
 #
 # The proxy runs in the foreground; Ctrl-C stops it and the throwaway MariaDB.
 # Extra arguments are passed to `sqlfork-proxy serve`.
@@ -22,6 +30,8 @@
 #   SQLFORK_METRICS_LISTEN                metrics address      (default 127.0.0.1:9104)
 #   SQLFORK_PROXY_BIN                     proxy binary         (default bin/sqlfork-proxy)
 #   SQLFORK_STATE_DIR                     throwaway MariaDB dir (default ./.sqlfork)
+#   SQLFORK_SANDBOX_PREFIX                the proxy's --sandbox-prefix (default _sqlfork);
+#                                         sqlfork gets all privileges on schemas starting with it
 #   SQLFORK_DB_ONLY=1                     only run the throwaway MariaDB, no proxy
 set -euo pipefail
 
@@ -35,8 +45,13 @@ METRICS_LISTEN="${SQLFORK_METRICS_LISTEN:-127.0.0.1:9104}"
 DB_ONLY="${SQLFORK_DB_ONLY:-0}"
 DEMO_SQL="$ROOT/scripts/demo.sql"
 
-DB_USER=sqlfork
+DB_USER=sqlfork # the proxy's upstream account (least privilege on the throwaway MariaDB)
 DB_PASSWORD=sqlfork
+ADMIN_USER=sqlfork_admin # all privileges, for direct maintenance of the throwaway MariaDB
+ADMIN_PASSWORD=sqlfork_admin
+# Production schemas of the throwaway MariaDB: sqlfork may only read them.
+PROD_SCHEMAS=(demo)
+SANDBOX_PREFIX="${SQLFORK_SANDBOX_PREFIX:-_sqlfork}"
 
 log()  { printf '==> %s\n' "$*" >&2; }
 warn() { printf 'WARNING: %s\n' "$*" >&2; }
@@ -86,8 +101,8 @@ split_addr() {
 	[[ $ADDR_PORT =~ ^[0-9]+$ ]] || die "address '$1' has no numeric port"
 }
 
-print_connect_help() { # UPSTREAM_ADDR USER PASSWORD [DB]
-	local up=$1 user=$2 pass=$3 db=${4:-}
+print_connect_help() { # UPSTREAM_ADDR USER PASSWORD [DB [DIRECT_USER DIRECT_PASSWORD]]
+	local up=$1 user=$2 pass=$3 db=${4:-} duser=${5:-$2} dpass=${6:-$3}
 	split_addr "$up"
 	local up_host=$ADDR_HOST up_port=$ADDR_PORT
 	split_addr "$PROXY_LISTEN"
@@ -99,7 +114,7 @@ print_connect_help() { # UPSTREAM_ADDR USER PASSWORD [DB]
 		  Connect through the proxy:
 		    mariadb -h$ADDR_HOST -P$ADDR_PORT -u$user -p$pass${db:+ $db}
 		  Connect to MariaDB directly:
-		    mariadb -h$up_host -P$up_port -u$user -p$pass${db:+ $db}
+		    mariadb -h$up_host -P$up_port -u$duser -p$dpass${db:+ $db}
 
 		  Ctrl-C stops everything.
 
@@ -371,17 +386,37 @@ if (( ! ready )); then
 	die "mariadbd did not become ready (log: $LOG_FILE)"
 fi
 
+# The accounts, on every start: creating them is idempotent, and sqlfork's
+# grants are revoked and granted again, so a data dir from an earlier version
+# (which gave sqlfork ALL PRIVILEGES ON *.*) ends up least-privilege too.
+[[ $SANDBOX_PREFIX =~ ^[a-z0-9_]+$ ]] ||
+	die "SQLFORK_SANDBOX_PREFIX '$SANDBOX_PREFIX' may hold only lower-case letters, digits and '_'"
+PREFIX_PATTERN="${SANDBOX_PREFIX//_/\\_}%" # _sqlfork -> \_sqlfork% (LIKE: _ is a wildcard)
+accounts_sql() {
+	local host schema
+	for host in 127.0.0.1 localhost; do
+		cat <<-EOF
+			CREATE USER IF NOT EXISTS '$ADMIN_USER'@'$host' IDENTIFIED VIA mysql_native_password USING PASSWORD('$ADMIN_PASSWORD');
+			GRANT ALL PRIVILEGES ON *.* TO '$ADMIN_USER'@'$host' WITH GRANT OPTION;
+			CREATE USER IF NOT EXISTS '$DB_USER'@'$host' IDENTIFIED VIA mysql_native_password USING PASSWORD('$DB_PASSWORD');
+			REVOKE ALL PRIVILEGES, GRANT OPTION FROM '$DB_USER'@'$host';
+		EOF
+		for schema in "${PROD_SCHEMAS[@]}"; do
+			echo "GRANT SELECT, SHOW VIEW ON \`$schema\`.* TO '$DB_USER'@'$host';"
+		done
+		cat <<-EOF
+			GRANT SELECT ON mysql.func TO '$DB_USER'@'$host';
+			GRANT ALL PRIVILEGES ON \`$PREFIX_PATTERN\`.* TO '$DB_USER'@'$host';
+		EOF
+	done
+}
 if [[ ! -f $STATE_DIR/.initialized ]]; then
-	log "creating user $DB_USER@127.0.0.1/localhost and loading the demo schema"
-	root_sql <<-EOF
-		CREATE USER IF NOT EXISTS '$DB_USER'@'127.0.0.1' IDENTIFIED VIA mysql_native_password USING PASSWORD('$DB_PASSWORD');
-		CREATE USER IF NOT EXISTS '$DB_USER'@'localhost' IDENTIFIED VIA mysql_native_password USING PASSWORD('$DB_PASSWORD');
-		GRANT ALL PRIVILEGES ON *.* TO '$DB_USER'@'127.0.0.1' WITH GRANT OPTION;
-		GRANT ALL PRIVILEGES ON *.* TO '$DB_USER'@'localhost' WITH GRANT OPTION;
-	EOF
+	log "loading the demo schema"
 	root_sql <"$DEMO_SQL"
 	touch "$STATE_DIR/.initialized"
 fi
+log "granting $DB_USER (the proxy's account) SELECT, SHOW VIEW on ${PROD_SCHEMAS[*]} and all privileges on \`$PREFIX_PATTERN\`.* only; $ADMIN_USER has all privileges"
+accounts_sql | root_sql || die "could not set up the accounts $DB_USER and $ADMIN_USER"
 
 UP="127.0.0.1:$PORT"
 version="$("$CLIENT" --no-defaults -h127.0.0.1 -P"$PORT" -u"$DB_USER" -p"$DB_PASSWORD" -N -e 'SELECT VERSION()')" ||
@@ -392,7 +427,8 @@ if [[ $DB_ONLY == 1 ]]; then
 	cat >&2 <<-EOF
 
 		  MariaDB (throwaway, data in $STATE_DIR) on $UP:
-		    mariadb -h127.0.0.1 -P$PORT -u$DB_USER -p$DB_PASSWORD demo
+		    mariadb -h127.0.0.1 -P$PORT -u$ADMIN_USER -p$ADMIN_PASSWORD demo
+		  ($DB_USER/$DB_PASSWORD is the proxy's least-privilege account: read-only on ${PROD_SCHEMAS[*]})
 
 		  Ctrl-C stops it.
 
@@ -401,5 +437,5 @@ if [[ $DB_ONLY == 1 ]]; then
 	exit
 fi
 
-print_connect_help "$UP" "$DB_USER" "$DB_PASSWORD" demo
+print_connect_help "$UP" "$DB_USER" "$DB_PASSWORD" demo "$ADMIN_USER" "$ADMIN_PASSWORD"
 run_proxy "$UP" "$DB_USER" "$DB_PASSWORD" "$@"

@@ -125,6 +125,7 @@ func (m *Manager) Keep(ctx context.Context, name string, ttl time.Duration) (Inf
 	if sb == nil {
 		return Info{}, fmt.Errorf("%w: %q", ErrNoSandbox, name)
 	}
+	sb = m.remember(sb)
 	sb.mu.Lock()
 	sb.kept, sb.expires = true, time.Time{}
 	if ttl > 0 {
@@ -148,5 +149,5 @@ func (m *Manager) Discard(ctx context.Context, name string) error {
 	if sb == nil {
 		return fmt.Errorf("%w: %q", ErrNoSandbox, name)
 	}
-	return m.discard(ctx, sb, true, false, "discarded")
+	return m.discard(ctx, m.remember(sb), true, false, "discarded")
 }

@@ -31,6 +31,117 @@ type Session struct {
 	trxEpoch  uint64
 	trxLocked bool   // the transaction wrote or took locks
 	planEpoch uint64 // the manager's epoch after the last plan
+
+	// vars are the upstream session's variables as last read.
+	vars Vars
+	// serializableNext is set by SET TRANSACTION ISOLATION LEVEL
+	// SERIALIZABLE, which makes the next transaction lock what it reads;
+	// serializableSet marks the statement that set it.
+	serializableNext, serializableSet bool
+}
+
+// Vars are the upstream session variables that decide how the proxy reads
+// and runs statements; the proxy reads them with VarsQuery when a session
+// starts and after any statement that may change them (Plan.ReadVars).
+type Vars struct {
+	SQLMode   string // @@sql_mode
+	Charset   string // @@character_set_client
+	Isolation string // @@tx_isolation (transaction_isolation on MySQL)
+}
+
+// VarsQuery reads Vars (in their order) on the session's upstream
+// connection.
+// A server that knows neither isolation variable gets VarsFallbackQuery.
+func (s *Session) VarsQuery() string {
+	iso := "tx_isolation"
+	if s.m != nil && s.m.server.Flavor == rewrite.MySQL {
+		iso = "transaction_isolation" // MySQL 8 dropped tx_isolation
+	}
+	return "SELECT @@SESSION.sql_mode, @@SESSION.character_set_client, @@SESSION." + iso
+}
+
+// VarsFallbackQuery reads Vars without the isolation level (left empty).
+func (s *Session) VarsFallbackQuery() string {
+	return "SELECT @@SESSION.sql_mode, @@SESSION.character_set_client, ''"
+}
+
+// SetVars records the upstream session's variables.
+func (s *Session) SetVars(v Vars) { s.vars = v }
+
+// Options completes the text-reading options of an input with what the
+// session knows of its upstream: character set and server.
+func (s *Session) Options(opts rewrite.Options) rewrite.Options {
+	opts.Charset = s.vars.Charset
+	if s.m != nil {
+		opts.CaseSensitiveNames = s.m.caseSensitive
+		opts.Server = s.m.server
+	}
+	return opts
+}
+
+// ChangesLexing reports whether an input holds a statement that changes
+// how the server reads the texts after it.
+func (s *Session) ChangesLexing(sql string, opts rewrite.Options) bool {
+	if s.m == nil {
+		return false
+	}
+	for _, st := range s.m.engine.Analyze(sql, s.Options(opts)).Statements {
+		if mustComeLast(st) {
+			return true
+		}
+	}
+	return false
+}
+
+// mustComeLast reports statements after which the proxy must read the
+// session's settings again before it can plan the next statement: they
+// change how text is read, or make reads lock (SERIALIZABLE).
+func mustComeLast(st rewrite.Statement) bool { return st.ChangesLexing || st.Serializable }
+
+// LexingChangeRefused is the error for an input in which a statement that
+// changes how text is read is followed by more statements.
+func (s *Session) LexingChangeRefused() error {
+	return refusal(1290, "HY000", "a statement that changes how the server reads text (SET NAMES, SET CHARACTER SET, "+
+		"character_set_client, sql_mode) or makes reads lock (SERIALIZABLE) must be sent on its own or last in a "+
+		"multi-statement input; send the statements after it separately")
+}
+
+// ServerCommand refuses a protocol command that acts on or shows the server
+// as a whole (COM_PROCESS_KILL, COM_REFRESH, COM_PROCESS_INFO, COM_DEBUG)
+// where the statement doing the same (KILL, FLUSH, SHOW PROCESSLIST) is
+// refused: in a sandbox, and, for one that changes the server, outside one
+// in explicit mode when production writes are denied.
+func (s *Session) ServerCommand(name string, changes bool) error {
+	switch {
+	case s.mode == Passthrough:
+		return nil
+	case s.sb != nil:
+		return refusal(1290, "HY000", "%s acts on or shows the server as a whole, every sandbox's sessions included; "+
+			"it is refused in a sandbox (run it on a direct connection)", name)
+	case changes && s.mode == Explicit && !s.allowProd:
+		return refusal(1290, "HY000", "%s outside a sandbox would change the server, which this proxy does not allow "+
+			"(--production-writes=deny)", name)
+	}
+	return nil
+}
+
+// unreadableMode names an sql_mode under which the server reads texts in
+// a way the proxy does not ("" when it reads them as the proxy does).
+func unreadableMode(mode string) string {
+	for _, m := range strings.Split(strings.ToUpper(mode), ",") {
+		switch m {
+		case "ORACLE", "MSSQL":
+			return m
+		}
+	}
+	return ""
+}
+
+// serializable reports whether the session's reads lock what they read:
+// SERIALIZABLE makes InnoDB read every row of a transaction under a shared
+// lock.
+func (s *Session) serializable() bool {
+	return s.serializableNext || strings.EqualFold(strings.ReplaceAll(s.vars.Isolation, "_", "-"), "SERIALIZABLE")
 }
 
 // Options open a Session.
@@ -75,6 +186,7 @@ func (m *Manager) Open(ctx context.Context, o Options) (*Session, error) {
 		if err := s.authorize(sb); err != nil {
 			return nil, err
 		}
+		sb = m.remember(sb)
 		if err := m.attach(sb); err != nil {
 			return nil, err
 		}
@@ -171,9 +283,9 @@ type Plan struct {
 	// is how many statements the input holds.
 	DDL        bool
 	Statements int
-	// UseDB and SQLMode say the input may change the current database or
-	// sql_mode: the proxy reads them back afterwards.
-	UseDB, SQLMode bool
+	// UseDB and ReadVars say the input may change the current database or
+	// the session's Vars: the proxy reads them back afterwards.
+	UseDB, ReadVars bool
 	// Version is the sandbox state SQL was rewritten against (for
 	// prepared statements).
 	Version Version
@@ -187,12 +299,31 @@ type Plan struct {
 	// infoIdents are the identifiers of an input that reads the sandbox's
 	// information_schema views, to spell result columns as written.
 	infoIdents []string
+	// serializable: the input asks for SERIALIZABLE for the next
+	// transaction.
+	serializable bool
+	// renames are the names the rewrite replaced (see Label).
+	renames []rewrite.Rename
+}
+
+// Label tells an expression column's label back in the client's words:
+// the server labels an expression with its text as sent, in which the
+// rewrite replaced table names (NEXTVAL(`_sqlfork_…`.`seq`)). ok is false
+// when the label holds no replaced name.
+func (p *Plan) Label(name string) (string, bool) {
+	if p == nil || len(p.renames) == 0 || !strings.Contains(name, "`") {
+		return "", false
+	}
+	out := name
+	for _, r := range p.renames {
+		out = strings.ReplaceAll(out, r.To, r.From)
+	}
+	return out, out != name
 }
 
 // Classify names the class of sql for metrics (the analysis is cached).
 func (s *Session) Classify(sql string, opts rewrite.Options) string {
-	opts.CaseSensitiveNames = s.m.caseSensitive
-	a := s.m.engine.Analyze(sql, opts)
+	a := s.m.engine.Analyze(sql, s.Options(opts))
 	if len(a.Statements) == 1 {
 		return a.Statements[0].Class.String()
 	}
@@ -239,19 +370,36 @@ func (s *Session) IsInfoSchema(phys string) bool {
 type Version struct {
 	sb  *Sandbox
 	ver uint64
+	// serializable: reads were planned to lock (and so to fork first).
+	serializable bool
+	// reading are the settings the text was read with: the server reads
+	// a prepared statement's text again, with the settings of the moment,
+	// when it prepares it anew.
+	reading reading
 }
 
-// Current is the session's present binding.
-func (s *Session) Current() Version {
-	if s.sb == nil {
-		return Version{}
+// reading are the settings that decide how a text is read.
+type reading struct {
+	charset, db string
+	ansi, nbe   bool
+}
+
+// current is the session's present binding, for texts read with opts
+// (completed by Options).
+func (s *Session) current(opts rewrite.Options) Version {
+	v := Version{reading: reading{charset: opts.Charset, db: opts.DB, ansi: opts.ANSIQuotes, nbe: opts.NoBackslashEscapes}}
+	if s.sb != nil {
+		v.sb, v.ver, v.serializable = s.sb, s.sb.snapshotVersion(), s.serializable()
 	}
-	return Version{sb: s.sb, ver: s.sb.snapshotVersion()}
+	return v
 }
 
-// Stale reports whether text rewritten at v may now be wrong: the binding
-// or the sandbox's tables changed.
-func (s *Session) Stale(v Version) bool { return v != s.Current() }
+// Stale reports whether text planned at v may now be wrong where it runs
+// with opts: the binding or the sandbox's tables changed, its reads now
+// lock (SERIALIZABLE), or the settings it is read with changed (character
+// set, sql_mode, current database). The proxy then plans it again, with
+// opts, and prepares it anew upstream.
+func (s *Session) Stale(v Version, opts rewrite.Options) bool { return v != s.current(s.Options(opts)) }
 
 // Plan decides what to do with an input sent as COM_QUERY or
 // COM_STMT_PREPARE: answer it (SANDBOX statements), refuse it (an error
@@ -261,7 +409,11 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	if s.mode == Passthrough {
 		return &Plan{SQL: sql}, nil
 	}
-	opts.CaseSensitiveNames = s.m.caseSensitive
+	opts = s.Options(opts)
+	if m := unreadableMode(s.vars.SQLMode); m != "" {
+		return nil, refusal(1290, "HY000", "sql_mode %s changes how the server reads statements in ways the proxy does not "+
+			"follow, so it cannot keep them away from production; SET sql_mode without %s", m, m)
+	}
 	a := s.m.engine.Analyze(sql, opts)
 	p := &Plan{SQL: sql, analysis: a, Statements: len(a.Statements)}
 	for _, st := range a.Statements {
@@ -282,20 +434,50 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 			return s.sandboxStatement(ctx, sql)
 		case st.Kind == "USE":
 			p.UseDB = true
-		case st.Kind == "SET" && strings.Contains(strings.ToLower(sql), "sql_mode"):
-			p.SQLMode = true
+		}
+		p.ReadVars = p.ReadVars || st.ChangesLexing || st.ChangesIsolation
+		p.serializable = p.serializable || st.Serializable
+	}
+	// The server reads each statement of an input with the settings the
+	// statements before it left: one that changes how text is read must
+	// come last, or the proxy would read the rest differently.
+	for i, st := range a.Statements {
+		if mustComeLast(st) && i < len(a.Statements)-1 {
+			return nil, s.LexingChangeRefused()
 		}
 	}
 	if err := s.policy.Check(a); err != nil {
 		return nil, err
 	}
+	if s.sb == nil && s.mode == Transparent {
+		// A transparent session is never on production: it lost its
+		// sandbox (discarded, and no new one could be made then).
+		if err := s.fresh(); err != nil {
+			msg := err.Error()
+			var r *rewrite.Refusal
+			if errors.As(err, &r) {
+				msg = strings.TrimPrefix(r.Message, "sqlfork-proxy: ")
+			}
+			return nil, refusal(1105, "HY000", "this connection has no sandbox and cannot get one (%s); "+
+				"nothing runs outside a sandbox in transparent mode: reconnect later or SANDBOX ATTACH one of yours", msg)
+		}
+	}
 	if s.sb == nil {
 		if s.mode == Explicit && !s.allowProd {
 			for _, st := range a.Statements {
+				if st.Outside != "" {
+					return nil, refusal(1290, "HY000", "%s", st.Outside)
+				}
 				if reason := mutates(st); reason != "" {
 					return nil, refusal(1290, "HY000", "%s outside a sandbox would change production, which this proxy does not "+
 						"allow (--production-writes=deny); run SANDBOX CREATE first", reason)
 				}
+			}
+			if why, err := s.objectHazard(ctx, a, nil); err != nil {
+				return nil, err
+			} else if why != "" {
+				return nil, refusal(1290, "HY000", "outside a sandbox the proxy must prove a statement does not change "+
+					"production (--production-writes=deny), and cannot: %s; run SANDBOX CREATE first", why)
 			}
 			// What the engine cannot see through (unparseable writes,
 			// dynamic SQL, stored functions) might write: refuse it too.
@@ -338,10 +520,21 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 			"is now in %s; retry", name, s.where())
 	}
 	for _, st := range a.Statements {
+		if st.Outside != "" {
+			return nil, refusal(1290, "HY000", "%s", st.Outside)
+		}
+		if why := serverWide(st); why != "" {
+			return nil, refusal(1290, "HY000", "%s, which a sandbox must not see; run it on a direct connection", why)
+		}
 		if reason := outsideTables(st); reason != "" {
 			return nil, refusal(1290, "HY000", "%s changes the server outside any table, which a sandbox cannot contain; "+
 				"it is refused in a sandbox (run it on a direct connection or SANDBOX DETACH in explicit mode)", reason)
 		}
+	}
+	if why, err := s.objectHazard(ctx, a, s.sb); err != nil {
+		return nil, err
+	} else if why != "" {
+		return nil, refusal(1290, "HY000", "this statement cannot be confined to the sandbox: %s", why)
 	}
 	// First writes fork.
 	for _, st := range a.Statements {
@@ -362,8 +555,17 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 		}
 		// A foreign key from a sandbox table must point into the sandbox:
 		// one pointing at production would let sandbox rows block
-		// production's deletes and updates.
-		for _, t := range st.References {
+		// production's deletes and updates. Tables read under locks are
+		// forked first too, so that the locks are taken in the sandbox,
+		// never on production rows; and a view made in the sandbox must
+		// read the sandbox's tables, or writes through it would reach
+		// production.
+		first, err := s.forkFirst(ctx, st)
+		if err != nil {
+			s.Abandon(ctx, p)
+			return nil, err
+		}
+		for _, t := range first {
 			if _, _, err := s.m.ensure(ctx, s.sb, t, forker.Full); err != nil {
 				s.Abandon(ctx, p)
 				return nil, err
@@ -373,7 +575,7 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 			p.refresh = append(p.refresh, st.Writes...)
 		}
 		if st.Class == rewrite.ClassWrite || st.Class == rewrite.ClassDDL || st.Kind == "LOCK TABLES" ||
-			st.Class == rewrite.ClassTransaction && st.Kind == "" || st.Kind == "SELECT" && lockingRead(sql) {
+			st.Class == rewrite.ClassTransaction && st.Kind == "" || len(st.Locked) > 0 || len(st.Writes) > 0 {
 			p.locks = true
 		}
 	}
@@ -389,8 +591,8 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 		s.Abandon(ctx, p)
 		return nil, err
 	}
-	p.SQL, p.Changed = res.SQL, res.Changed
-	p.Version = s.Current()
+	p.SQL, p.Changed, p.renames = res.SQL, res.Changed, res.Renames
+	p.Version = s.current(opts)
 	// A table forked after this transaction's snapshot is invisible to
 	// it (MariaDB: 1412 "Table definition has changed").
 	if s.inTrx && s.touchesNewer(a, s.trxEpoch) {
@@ -432,6 +634,14 @@ func (s *Session) ReplayRefused(why string) error {
 func (s *Session) Executed(ctx context.Context, p *Plan, status uint16, failed bool) error {
 	const inTrans = 0x0001
 	now := status&inTrans != 0
+	switch {
+	case p != nil && p.serializable:
+		s.serializableNext, s.serializableSet = true, true
+	case s.serializableSet:
+		s.serializableSet = false // the SET itself
+	case s.serializableNext && !now:
+		s.serializableNext = false // the transaction it applied to ended
+	}
 	// A statement the proxy did not plan (an EXECUTE of a statement it
 	// does not track) may have written: assume it did.
 	locks := p == nil || p.locks
@@ -477,7 +687,10 @@ func (s *Session) Abandon(ctx context.Context, p *Plan) {
 // Reset is COM_RESET_CONNECTION: the transaction ends, the sandbox
 // binding stays (a pool resets connections between borrowers, and its
 // sandbox must stay theirs).
-func (s *Session) Reset() { s.inTrx, s.trxLocked = false, false }
+func (s *Session) Reset() {
+	s.inTrx, s.trxLocked = false, false
+	s.serializableNext, s.serializableSet = false, false
+}
 
 // touchesNewer reports whether the analysis uses a sandbox table that
 // changed after epoch.
@@ -612,7 +825,9 @@ func mutates(st rewrite.Statement) string {
 // outsideTables says why a statement changes state no fork can hold.
 func outsideTables(st rewrite.Statement) string {
 	switch {
-	case st.Class == rewrite.ClassOther && st.Kind != "KILL" && st.Kind != "DO":
+	case st.Kind == "KILL":
+		return "KILL"
+	case st.Class == rewrite.ClassOther && st.Kind != "DO":
 		return "this statement (administrative or privilege statement)"
 	case st.Class == rewrite.ClassRoutine:
 		return "a stored-routine statement"
@@ -622,10 +837,4 @@ func outsideTables(st rewrite.Statement) string {
 		return "SET GLOBAL"
 	}
 	return ""
-}
-
-// lockingRead spots SELECT … FOR UPDATE / FOR SHARE / LOCK IN SHARE MODE.
-func lockingRead(sql string) bool {
-	l := strings.ToLower(sql)
-	return strings.Contains(l, "for update") || strings.Contains(l, "share")
 }

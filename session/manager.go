@@ -158,8 +158,16 @@ type Manager struct {
 	// caseSensitive mirrors lower_case_table_names=0.
 	caseSensitive bool
 	version       string
-	engine        *rewrite.Engine
-	proxyID       string
+	// server is version as the rewrite engine needs it.
+	server  rewrite.Server
+	engine  *rewrite.Engine
+	catalog *catalog
+
+	privMu       sync.Mutex
+	privKnown    bool
+	prodWritable bool
+	prodWhy      []string
+	proxyID      string
 
 	pool chan SideConn
 
@@ -243,7 +251,9 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 		return nil, fmt.Errorf("sandbox manager: read upstream version: %w", err)
 	}
 	m.version = *rows[0][0]
+	m.server = rewrite.ParseServer(m.version)
 	m.caseSensitive = rows[0][1] != nil && *rows[0][1] == "0"
+	m.catalog = newCatalog(m)
 	name := cfg.Forker
 	if name == "auto" {
 		name = forker.Detect(m.version)
@@ -257,6 +267,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 		return nil, err
 	}
 	m.warnTriggerVisibility(ctx, c)
+	m.checkPrivileges(ctx, c)
 	m.put(c)
 	if err := m.reconcile(ctx); err != nil {
 		return nil, err
@@ -268,20 +279,56 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 }
 
 // warnTriggerVisibility logs when the upstream account holds no TRIGGER
-// privilege anywhere: MariaDB and MySQL then hide triggers from it, so the
-// copy strategy cannot see (and refuse) tables that have them.
+// privilege on production schemas: MariaDB and MySQL then hide triggers from
+// it, so the copy strategy cannot see (and refuse) tables that have them.
 func (m *Manager) warnTriggerVisibility(ctx context.Context, c SideConn) {
 	if m.strategy.Name() != "copy" {
 		return
 	}
-	rows, err := c.Query(ctx, "SELECT (SELECT COUNT(*) FROM information_schema.USER_PRIVILEGES WHERE PRIVILEGE_TYPE = 'TRIGGER')"+
-		" + (SELECT COUNT(*) FROM information_schema.SCHEMA_PRIVILEGES WHERE PRIVILEGE_TYPE = 'TRIGGER' AND TABLE_SCHEMA NOT LIKE "+
-		forker.QuoteString(likeEscape(m.cfg.Prefix)+"%")+")")
-	if err != nil || len(rows) != 1 || str(rows[0][0]) != "0" {
+	rows, err := c.Query(ctx, "SELECT '*' FROM information_schema.USER_PRIVILEGES WHERE PRIVILEGE_TYPE = 'TRIGGER'"+
+		" UNION ALL SELECT TABLE_SCHEMA FROM information_schema.SCHEMA_PRIVILEGES WHERE PRIVILEGE_TYPE = 'TRIGGER'")
+	if err != nil {
 		return
+	}
+	for _, r := range rows {
+		// TABLE_SCHEMA is the grant's pattern (`\_sqlfork%`), not a name.
+		if s := str(r[0]); s == "*" || !patternInside(s, m.cfg.Prefix) {
+			return
+		}
 	}
 	m.log.Warn("the upstream account has no TRIGGER privilege on production schemas, so triggers are invisible to it: " +
 		"a table with triggers would be forked without them instead of refused; grant TRIGGER on schemas that use triggers")
+}
+
+// checkPrivileges finds out whether the upstream account may change
+// production (anything outside the proxy's schemas) and logs a warning
+// when it may: the proxy keeps sandboxes away from production whatever the
+// account may do, but least privilege is a second wall.
+func (m *Manager) checkPrivileges(ctx context.Context, c SideConn) {
+	writable, why, err := productionWritable(ctx, c, m.cfg.Prefix)
+	m.privMu.Lock()
+	defer m.privMu.Unlock()
+	if err != nil {
+		m.log.Warn("could not tell whether the upstream account can write production", zap.Error(err))
+		return
+	}
+	m.privKnown, m.prodWritable, m.prodWhy = true, writable, why
+	if writable {
+		m.log.Warn("the upstream account can change production schemas: only the proxy keeps sandboxes from writing "+
+			"production; grant it SELECT (and SHOW VIEW) on production schemas and ALL on "+
+			forker.QuoteIdent(likeEscape(m.cfg.Prefix)+"%")+".* instead (docs/SANDBOXES.md)", zap.Strings("grants", why))
+		return
+	}
+	m.log.Info("the upstream account cannot change production schemas")
+}
+
+// ProductionWritable reports what the start-up check found: whether the
+// upstream account may change production schemas (known is false when the
+// check could not run), and the grants that allow it.
+func (m *Manager) ProductionWritable() (known, writable bool, grants []string) {
+	m.privMu.Lock()
+	defer m.privMu.Unlock()
+	return m.privKnown, m.prodWritable, append([]string(nil), m.prodWhy...)
 }
 
 // Close stops the reaper and closes side connections. Unkept sandboxes of
@@ -514,7 +561,8 @@ func (m *Manager) forget(sb *Sandbox) {
 }
 
 // lookup finds a sandbox by name in memory or, failing that, in the
-// registry (kept by another process or before a restart).
+// registry (kept by another process or before a restart); one read from the
+// registry is kept in memory only once remember is called.
 func (m *Manager) lookup(ctx context.Context, name string) (*Sandbox, error) {
 	m.mu.Lock()
 	sb := m.byName[name]

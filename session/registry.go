@@ -218,7 +218,9 @@ func (m *Manager) loadEntry(ctx context.Context, c SideConn, sb *Sandbox, t rewr
 
 const sandboxCols = "id, name, owner, kept, created_at, expires_at, last_active"
 
-// load reads a sandbox by name from the registry into memory.
+// load reads a sandbox by name from the registry. It is not kept in
+// memory until remember: a lookup that turns out not to be allowed (another
+// user's sandbox) leaves no trace, in memory or in the registry.
 func (m *Manager) load(ctx context.Context, name string) (*Sandbox, error) {
 	var sb *Sandbox
 	err := m.withConn(ctx, func(c SideConn) error {
@@ -230,10 +232,8 @@ func (m *Manager) load(ctx context.Context, name string) (*Sandbox, error) {
 			return nil
 		}
 		r := rows[0]
-		// lastActive is now: the reaper must not forget it before the
-		// caller attaches.
 		sb = &Sandbox{ID: str(r[0]), Name: str(r[1]), Owner: str(r[2]), kept: str(r[3]) == "1", Created: parseTime(r[4]),
-			expires: parseTime(r[5]), lastActive: time.Now().UTC(), persisted: true, tables: map[string]*entry{}}
+			expires: parseTime(r[5]), lastActive: parseTime(r[6]), persisted: true, tables: map[string]*entry{}}
 		trows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+forker.QuoteString(sb.ID)+usable)
 		if err != nil {
 			return fmt.Errorf("read registry: %w", err)
@@ -248,13 +248,24 @@ func (m *Manager) load(ctx context.Context, name string) (*Sandbox, error) {
 	if err != nil || sb == nil {
 		return nil, err
 	}
+	return sb, nil
+}
+
+// remember keeps a sandbox found by lookup in memory, once the caller is
+// allowed to use it, and returns the one to use (another caller may have
+// loaded it meanwhile). lastActive is now: the reaper must not forget it
+// before the caller attaches.
+func (m *Manager) remember(sb *Sandbox) *Sandbox {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if cur := m.byName[name]; cur != nil { // loaded concurrently
-		return cur, nil
+	if cur := m.byName[sb.Name]; cur != nil {
+		return cur
 	}
+	sb.mu.Lock()
+	sb.lastActive = time.Now().UTC()
+	sb.mu.Unlock()
 	m.byID[sb.ID], m.byName[sb.Name] = sb, sb
-	return sb, nil
+	return sb
 }
 
 // dropSandbox forgets sandbox id in the registry, then drops its schemas.

@@ -91,6 +91,7 @@ func (s *Session) attachTo(ctx context.Context, name string) (*Reply, error) {
 	if err := s.authorize(sb); err != nil {
 		return nil, err
 	}
+	sb = s.m.remember(sb)
 	if s.sb == sb {
 		return &Reply{Info: "already in sandbox " + name}, nil
 	}
@@ -110,11 +111,20 @@ func (s *Session) detachCmd() (*Reply, error) {
 		return &Reply{Info: "not in a sandbox"}, nil
 	}
 	name := s.sb.Name
-	s.unbind()
 	if s.mode == Transparent {
-		if err := s.fresh(); err != nil {
+		// The new sandbox first: a transparent session is never without
+		// one, so when none can be made it stays where it is.
+		sb, err := s.m.newSandbox("", s.user)
+		if err != nil {
 			return nil, err
 		}
+		if err := s.m.attach(sb); err != nil {
+			return nil, err
+		}
+		s.unbind()
+		s.sb = sb
+	} else {
+		s.unbind()
 	}
 	return &Reply{Info: fmt.Sprintf("detached from sandbox %s; now in %s", name, s.where())}, nil
 }
@@ -157,6 +167,7 @@ func (s *Session) discardCmd(ctx context.Context, name string) (*Reply, error) {
 		if err := s.authorize(sb); err != nil {
 			return nil, err
 		}
+		sb = s.m.remember(sb)
 	}
 	if sb == nil {
 		return nil, refusal(1105, "HY000", "not in a sandbox; name the sandbox to discard")

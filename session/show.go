@@ -7,13 +7,16 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
-// showSQL turns SHOW [FULL] TABLES and SHOW TABLE STATUS into a query of
-// information_schema.TABLES with the same columns, which the sandbox then
+// showSQL turns SHOW [FULL] TABLES, SHOW TABLE STATUS and SHOW DATABASES
+// into a query of information_schema.TABLES (SCHEMATA) with the same columns, which the sandbox then
 // answers from its own view of the database. ok is false for other
 // statements; a missing database gives MariaDB's 1046.
 func showSQL(sh *rewrite.Show, currentDB string) (string, bool, error) {
 	if sh == nil {
 		return "", false, nil
+	}
+	if sh.What == "DATABASES" {
+		return showDatabasesSQL(sh), true, nil
 	}
 	db := sh.DB
 	if db == "" {
@@ -52,4 +55,22 @@ func showSQL(sh *rewrite.Show, currentDB string) (string, bool, error) {
 		q = "SELECT * FROM (" + q + ") AS `show` WHERE " + sh.Where
 	}
 	return q + " ORDER BY 1", true, nil
+}
+
+// showDatabasesSQL turns SHOW DATABASES into a query of
+// information_schema.SCHEMATA, which a sandbox answers without the proxy's
+// own databases.
+func showDatabasesSQL(sh *rewrite.Show) string {
+	name := "Database"
+	if sh.Like != nil {
+		name += " (" + *sh.Like + ")"
+	}
+	q := "SELECT SCHEMA_NAME AS " + forker.QuoteIdent(name) + " FROM information_schema.SCHEMATA"
+	if sh.Like != nil {
+		q += " WHERE SCHEMA_NAME LIKE " + forker.QuoteString(*sh.Like)
+	}
+	if sh.Where != "" {
+		q = "SELECT * FROM (" + q + ") AS `show` WHERE " + sh.Where
+	}
+	return q + " ORDER BY 1"
 }

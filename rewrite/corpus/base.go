@@ -21,6 +21,10 @@ type Case struct {
 	NoServer string
 }
 
+// ServerVersion is the MariaDB version (MYSQL_VERSION_ID) the cases assume
+// when they use version comments: /*!NNNNNN */ runs for versions up to it.
+const ServerVersion = 101100
+
 // Resolver is the fork map every case runs under, logical db.table to
 // physical db.table (lower case; lookups are case-insensitive). Tables of
 // the test schema not listed here (app.products, app.audit) stay as they
@@ -124,8 +128,25 @@ var base = []Case{
 	{SQL: "SELECT * FROM products FOR SYSTEM_TIME ALL", Class: "unparseable"},
 	{SQL: "CREATE OR REPLACE TABLE products (id INT)", Class: "unparseable", Refuse: "cannot parse this statement"},
 	{SQL: "SANDBOX STATUS", Class: "sandbox"},
-	{SQL: "SELECT /*M! users.id, */ 1 FROM users", Class: "read", Reads: "app.users", Refuse: "MariaDB executable comment"},
-	{SQL: "SELECT 1 /*M!100100 FROM users */", Class: "read", Refuse: "MariaDB executable comment"},
+	// MariaDB runs /*M! … */ (with or without a version up to its own).
+	{SQL: "SELECT /*M! users.id, */ 1 FROM users", Class: "read", Reads: "app.users",
+		Want: "SELECT /*M! `s1_users`.id, */ 1 FROM `sbx`.`s1_users`"},
+	{SQL: "SELECT 1 /*M!100100 FROM users */", Class: "read", Reads: "app.users",
+		Want: "SELECT 1 /*M!100100 FROM `sbx`.`s1_users` */"},
+	// Version comments as the server reads them: newer versions and MySQL
+	// 5.7+ versions (50700-99999) are skipped, the nested comment too.
+	{SQL: "SELECT 1 /*!999999 ' */ , name FROM users -- ' */", Class: "read", Reads: "app.users",
+		Want: "SELECT 1 /*!999999 ' */ , name FROM `sbx`.`s1_users` -- ' */"},
+	{SQL: "SELECT 1 /*!50700 FROM users */", Class: "read"},
+	{SQL: "SELECT 1 /*M!50700 FROM users */", Class: "read", Reads: "app.users",
+		Want: "SELECT 1 /*M!50700 FROM `sbx`.`s1_users` */"},
+	{SQL: "SELECT 1 /*!1234567 FROM users */", Class: "read"},
+	{SQL: "SELECT 1 /*!100000 FROM users */", Class: "read", Reads: "app.users",
+		Want: "SELECT 1 /*!100000 FROM `sbx`.`s1_users` */"},
+	{SQL: "SELECT 1 /*!109999 FROM users */", Class: "read"},
+	{SQL: "SELECT 1 /*!99999 /* FROM users */ FROM orders */", Class: "read"},
+	{SQL: "SELECT 1 /*!40101 /* x */ , id FROM users */", Class: "read", Reads: "app.users",
+		Want: "SELECT 1 /*!40101 /* x */ , id FROM `sbx`.`s1_users` */"},
 	{SQL: "/*!40000 ALTER TABLE users DISABLE KEYS */", Class: "ddl", Writes: "app.users",
 		Want: "/*!40000 ALTER TABLE `sbx`.`s1_users` DISABLE KEYS */"},
 	{SQL: "SELECT * FROM users WHERE name = 'it''s users' AND note = \"x\\\" users\"", Class: "read", Reads: "app.users",
@@ -201,10 +222,15 @@ var regressions = []Case{
 	{SQL: "PREPARE s FROM 'SELECT * FROM users'; SELECT 'SELECT * FROM users'", Class: "session", Reads: "app.users",
 		Want: "PREPARE s FROM 'SELECT * FROM `sbx`.`s1_users`'; SELECT 'SELECT * FROM users'"},
 	{SQL: "SET STATEMENT max_statement_time=1 FOR UPDATE other.things SET name='x'", Class: "unparseable", Refuse: "cannot parse this statement"},
-	{SQL: "SELECT * FROM products FOR SYSTEM_TIME ALL; DELETE FROM other.things", Class: "unparseable", Refuse: "cannot parse this statement"},
+	{SQL: "SELECT * FROM products FOR SYSTEM_TIME ALL; DELETE FROM other.things", Class: "unparseable", Refuse: "more than one statement"},
+	{SQL: "SELECT * FROM products FOR SYSTEM_TIME ALL; SELECT 1", Class: "unparseable", Refuse: "more than one statement"},
+	{SQL: "START SLAVE", Class: "unparseable", Refuse: "cannot parse this statement"},
+	{SQL: "SHOW RELAYLOG 'x' EVENTS", Class: "unparseable", Refuse: "whole server"},
 	{SQL: "SELECT * FROM products FOR SYSTEM_TIME ALL JOIN other.things", Class: "unparseable", Refuse: "names the sandboxed table `other`.`things`"},
-	{SQL: "SELECT 1; /*M! DELETE FROM other.things */", Class: "read", Refuse: "MariaDB executable comment"},
-	{SQL: "SELECT 1 /*M!100100 FROM other.things */", Class: "read", Refuse: "MariaDB executable comment"},
+	{SQL: "SELECT 1; /*M! DELETE FROM other.things */", Class: "read", Writes: "other.things",
+		Want: "SELECT 1; /*M! DELETE FROM `sbx`.`s1_things` */"},
+	{SQL: "SELECT 1 /*M!100100 FROM other.things */", Class: "read", Reads: "other.things",
+		Want: "SELECT 1 /*M!100100 FROM `sbx`.`s1_things` */"},
 	{SQL: "CREATE TABLE orders2 (id INT PRIMARY KEY, user_id INT REFERENCES users (id))", Class: "ddl",
 		Reads: "app.users", Writes: "app.orders2",
 		Want: "CREATE TABLE orders2 (id INT PRIMARY KEY, user_id INT REFERENCES `sbx`.`s1_users` (id))"},

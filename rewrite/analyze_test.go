@@ -1,0 +1,152 @@
+package rewrite
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestStatementReach checks what the engine says a statement reaches
+// beyond the tables it names: functions, locked reads, files and foreign
+// engines, and settings that change how later text is read.
+func TestStatementReach(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	cases := []struct {
+		sql     string
+		funcs   string // Func.String()s, comma-separated
+		locked  string // tables
+		writes  string
+		outside string // substring of Outside
+		lexing  bool
+		iso     bool
+		ser     bool
+		like    string
+		names   string // tables an unparseable text may name
+	}{
+		{sql: "SELECT f_write('x')", funcs: "f_write"},
+		{sql: "SELECT NOW(), app.f(1), mariadb_schema.trim(' a ')", funcs: "NOW,app.f,mariadb_schema.trim"},
+		{sql: "DO f_write('x')", funcs: "f_write"},
+		{sql: "SET @r = f_write('x')", funcs: "f_write"},
+		{sql: "SELECT * FROM t WHERE id = f(1)", funcs: "f"},
+		{sql: "SELECT NEXTVAL(seq1), LASTVAL(s2)", funcs: "nextval,lastval", writes: "app.seq1"},
+		{sql: "SELECT NEXT VALUE FOR other.seq", funcs: "nextval", writes: "other.seq"},
+		{sql: "SELECT SETVAL(seq1, 5000)", funcs: "setval", writes: "app.seq1"},
+		{sql: "SELECT PREVIOUS VALUE FOR seq1", funcs: "nextval", writes: "app.seq1"}, // read as NEXT VALUE (forks the sequence)
+		{sql: "UPDATE t SET id = NEXTVAL(seq1)", funcs: "nextval", writes: "app.seq1,app.t"},
+		{sql: "CREATE TABLE t2 (id INT DEFAULT NEXTVAL(seq1))", funcs: "nextval", writes: "app.seq1,app.t2"},
+		{sql: "SELECT * FROM t FOR UPDATE", locked: "app.t"},
+		{sql: "SELECT * FROM t LOCK IN SHARE MODE", locked: "app.t"},
+		{sql: "SELECT * FROM t JOIN u ON t.id = u.id FOR SHARE", locked: "app.t,app.u"},
+		{sql: "SELECT * FROM t"},
+		{sql: "INSERT INTO log SELECT * FROM t", locked: "app.t", writes: "app.log"},
+		{sql: "UPDATE log SET v = 1 WHERE id IN (SELECT id FROM t)", locked: "app.t", writes: "app.log"},
+		{sql: "DELETE FROM log WHERE id IN (SELECT id FROM t)", locked: "app.t", writes: "app.log"},
+		{sql: "SET @v = (SELECT v FROM t WHERE id = 1)", locked: "app.t"},
+		{sql: "DO (SELECT v FROM t)", locked: "app.t"},
+		{sql: "CREATE TABLE c AS SELECT * FROM t", locked: "app.t", writes: "app.c"},
+		{sql: "CREATE TABLE c LIKE t", writes: "app.c", like: "app.t"},
+		{sql: "LOCK TABLES t READ, u WRITE", locked: "app.t", writes: "app.u"},
+		{sql: "INSERT INTO log SELECT * FROM information_schema.TABLES", writes: "app.log"},
+		{sql: "EXPLAIN SELECT * FROM t"},
+		{sql: "CREATE VIEW v AS SELECT * FROM t", writes: "app.v"},
+		{sql: "SELECT * FROM t INTO OUTFILE '/tmp/x'", outside: "INTO OUTFILE"},
+		{sql: "SELECT a INTO @a FROM t", names: "app.a,app.t"}, // the parser cannot read it
+		{sql: "SELECT LOAD_FILE('/etc/passwd')", funcs: "LOAD_FILE", outside: "LOAD_FILE"},
+		{sql: "LOAD DATA INFILE '/x' INTO TABLE t", writes: "app.t", outside: "LOAD DATA INFILE"},
+		{sql: "LOAD DATA LOCAL INFILE '/x' INTO TABLE t", writes: "app.t"},
+		{sql: "CREATE TABLE mm (a INT) ENGINE=MERGE UNION=(m1, m2)", writes: "app.mm", outside: "ENGINE=MERGE"},
+		{sql: "CREATE TABLE f (a INT) CONNECTION='mysql://x'", writes: "app.f", outside: "CONNECTION"},
+		{sql: "CREATE TABLE d (a INT) DATA DIRECTORY='/tmp'", writes: "app.d", outside: "DATA DIRECTORY"},
+		{sql: "ALTER TABLE t ENGINE=SPIDER", writes: "app.t", outside: "ENGINE=SPIDER"},
+		{sql: "CREATE TABLE p (a INT) PARTITION BY HASH(a) (PARTITION p0 DATA DIRECTORY = '/tmp/x')", writes: "app.p", outside: "DATA DIRECTORY"},
+		{sql: "ALTER TABLE t ADD PARTITION (PARTITION p9 INDEX DIRECTORY = '/tmp/z')", writes: "app.t", outside: "INDEX DIRECTORY"},
+		{sql: "CREATE TABLE p (a INT) PARTITION BY RANGE (a) (PARTITION p0 VALUES LESS THAN (10) ENGINE = InnoDB)", writes: "app.p"},
+		{sql: "CREATE TABLE i (a INT) ENGINE=InnoDB", writes: "app.i"},
+		{sql: "SET default_storage_engine = MERGE", outside: "default_storage_engine"},
+		{sql: "SET default_storage_engine = 'Aria'"},
+		{sql: "SET SESSION default_storage_engine = DEFAULT"},
+		{sql: "SET NAMES gbk", lexing: true},
+		{sql: "SET CHARACTER SET big5", lexing: true},
+		{sql: "SET character_set_client = sjis", lexing: true},
+		{sql: "SET @@SESSION.sql_mode = 'ANSI_QUOTES'", lexing: true},
+		{sql: "SET sql_mode = @m, @x = 1", lexing: true},
+		{sql: "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", iso: true, ser: true},
+		{sql: "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED", iso: true},
+		{sql: "SET SESSION tx_isolation = 'SERIALIZABLE'", iso: true, ser: true},
+		{sql: "SET sql_mode = 'MSSQL'", lexing: true, outside: "MSSQL"},
+		{sql: "SET SESSION sql_mode = 'ansi,oracle'", lexing: true, outside: "ORACLE"},
+		{sql: "PREPARE s FROM 'SELECT f(1) FROM t FOR UPDATE'", funcs: "f", locked: "app.t"},
+		// Unparseable texts: every name before a parenthesis may be a
+		// function, every other name a table.
+		{sql: "SELECT f_write('x') FROM t FOR SYSTEM_TIME ALL", funcs: "f_write", names: "app.t,app.SYSTEM_TIME"},
+		{sql: "SELECT * FROM db2.v FOR SYSTEM_TIME ALL", names: "app.db2,db2.v,app.SYSTEM_TIME"},
+	}
+	for _, c := range cases {
+		t.Run(c.sql, func(t *testing.T) {
+			a := e.Analyze(c.sql, opts)
+			if len(a.Statements) != 1 {
+				t.Fatalf("%d statements", len(a.Statements))
+			}
+			st := a.Statements[0]
+			var funcs []string
+			for _, f := range st.Funcs {
+				funcs = append(funcs, f.String())
+			}
+			check := func(what, got, want string) {
+				if got != want {
+					t.Errorf("%s = %q, want %q", what, got, want)
+				}
+			}
+			check("funcs", strings.Join(funcs, ","), c.funcs)
+			check("locked", tables(st.Locked), c.locked)
+			check("writes", tables(st.Writes), c.writes)
+			check("like", tables(st.Like), c.like)
+			check("names", tables(st.Names), c.names)
+			if c.outside == "" && st.Outside != "" || !strings.Contains(st.Outside, c.outside) {
+				t.Errorf("outside = %q, want it to hold %q", st.Outside, c.outside)
+			}
+			check("lexing/isolation/serializable", fmt.Sprint(st.ChangesLexing, st.ChangesIsolation, st.Serializable),
+				fmt.Sprint(c.lexing, c.iso, c.ser))
+		})
+	}
+}
+
+// TestUnparseableHazards checks the texts the parser cannot read that the
+// engine refuses even though they start like reads.
+func TestUnparseableHazards(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	for _, sql := range []string{
+		"SELECT * FROM t INTO DUMPFILE '/tmp/x'",
+		"SELECT * FROM t FOR SYSTEM_TIME ALL FOR UPDATE",
+		"SELECT * FROM t FOR SYSTEM_TIME ALL LOCK IN SHARE MODE",
+		"SELECT NEXTVAL(s) FROM t FOR SYSTEM_TIME ALL",
+		"SELECT LOAD_FILE('/etc/passwd') FROM t FOR SYSTEM_TIME ALL",
+		"BEGIN NOT ATOMIC SELECT f_write(1); END",
+	} {
+		if _, err := e.Rewrite(sql, opts, mapsNothingResolver{}); err == nil {
+			t.Errorf("%q is not refused", sql)
+		}
+	}
+	if _, err := e.Rewrite("SELECT * FROM t FOR SYSTEM_TIME ALL", opts, mapsNothingResolver{}); err != nil {
+		t.Errorf("a plain unparseable read is refused: %v", err)
+	}
+}
+
+type mapsNothingResolver struct{}
+
+func (mapsNothingResolver) Resolve(t Table, _ bool) (Table, bool, error) { return t, false, nil }
+
+// TestLabelsRenames checks that a rewrite reports the names it replaced.
+func TestLabelsRenames(t *testing.T) {
+	e := NewEngine(0)
+	r := mapResolver{{DB: "app", Name: "seq1"}: {DB: "sbx", Name: "seq1"}}
+	res, err := e.Rewrite("SELECT NEXTVAL(seq1), 'seq1'", Options{DB: "app", Server: maria1011}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Renames) != 1 || res.Renames[0] != (Rename{From: "seq1", To: "`sbx`.`seq1`"}) {
+		t.Fatalf("renames %+v", res.Renames)
+	}
+}

@@ -1,0 +1,307 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+)
+
+// catalogTTL is how long the catalog trusts what it learnt of a name:
+// objects created or redefined in production are seen within it.
+const catalogTTL = 5 * time.Second
+
+// maxViewDepth bounds the views of views the catalog follows.
+const maxViewDepth = 10
+
+// catalog finds out what the names in a statement are on the upstream — a
+// table, a view (and what reading it reaches), a sequence, a stored or
+// loadable function — from information_schema and mysql.func, cached for
+// catalogTTL. The proxy uses it to refuse statements that would reach
+// production through an object, whatever privileges its account has.
+type catalog struct {
+	m *Manager
+
+	mu       sync.Mutex
+	objects  map[string]cached[object]
+	funcs    map[string]cached[bool] // lower(db) NUL lower(name) -> a stored function exists
+	udfs     cached[map[string]bool] // nil map: mysql.func is not readable
+	natives  map[string]bool
+	keywords map[string]bool
+}
+
+type cached[T any] struct {
+	v  T
+	at time.Time
+}
+
+func (c cached[T]) fresh(now time.Time) bool { return !c.at.IsZero() && now.Sub(c.at) < catalogTTL }
+
+// object is what information_schema says of a name.
+type object struct {
+	// kind is TABLE_TYPE (BASE TABLE, VIEW, SEQUENCE, SYSTEM VERSIONED,
+	// SYSTEM VIEW), "" when no such table exists.
+	kind   string
+	engine string
+	// hazard says why reading the object reaches beyond production's
+	// rows (a view calling a stored function, say); "" when it does not.
+	hazard string
+}
+
+func newCatalog(m *Manager) *catalog {
+	c := &catalog{m: m, objects: map[string]cached[object]{}, funcs: map[string]cached[bool]{},
+		natives: make(map[string]bool, len(nativeFunctions))}
+	for _, n := range nativeFunctions {
+		c.natives[n] = true
+	}
+	c.keywords = make(map[string]bool, len(keywordFunctions))
+	for _, n := range keywordFunctions {
+		c.keywords[n] = true
+	}
+	return c
+}
+
+// trustedSchemas hold objects the server ships: their views and functions
+// only read (sys's procedures, which change performance_schema settings,
+// cannot be CALLed in a sandbox anyway).
+func trustedSchema(db string) bool {
+	switch strings.ToLower(db) {
+	case "information_schema", "performance_schema", "sys", "mysql":
+		return true
+	}
+	return false
+}
+
+// pseudoSchemas qualify built-in functions (mariadb_schema.TRIM()): not
+// real schemas, and never stored functions.
+func pseudoSchema(db string) bool {
+	switch strings.ToLower(db) {
+	case "mariadb_schema", "oracle_schema", "maxdb_schema":
+		return true
+	}
+	return false
+}
+
+// object returns what t is, from the cache or the server.
+func (c *catalog) object(ctx context.Context, t rewrite.Table) (object, error) {
+	return c.objectAt(ctx, t, 0)
+}
+
+func (c *catalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (object, error) {
+	k := c.m.key(t)
+	now := time.Now()
+	c.mu.Lock()
+	e, ok := c.objects[k]
+	c.mu.Unlock()
+	if ok && e.fresh(now) {
+		return e.v, nil
+	}
+	var o object
+	var def *string
+	err := c.m.withConn(ctx, func(sc SideConn) error {
+		rows, err := sc.Query(ctx, "SELECT TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = "+
+			forker.QuoteString(t.DB)+" AND TABLE_NAME = "+forker.QuoteString(t.Name))
+		if err != nil || len(rows) == 0 {
+			return err
+		}
+		o.kind, o.engine = str(rows[0][0]), str(rows[0][1])
+		if o.kind != "VIEW" {
+			return nil
+		}
+		rows, err = sc.Query(ctx, "SELECT VIEW_DEFINITION FROM information_schema.VIEWS WHERE TABLE_SCHEMA = "+
+			forker.QuoteString(t.DB)+" AND TABLE_NAME = "+forker.QuoteString(t.Name))
+		if err == nil && len(rows) == 1 {
+			def = rows[0][0]
+		}
+		return err
+	})
+	if err != nil {
+		return object{}, fmt.Errorf("look up %s: %w", t, err)
+	}
+	if o.kind == "VIEW" {
+		if o.hazard, err = c.viewHazard(ctx, t, def, depth); err != nil {
+			return object{}, err
+		}
+	}
+	c.mu.Lock()
+	c.objects[k] = cached[object]{v: o, at: now}
+	c.mu.Unlock()
+	return o, nil
+}
+
+// viewHazard says why reading the view t, defined as def, would reach
+// beyond reading production: a function it calls, a sequence it advances,
+// a view it reads that does, or a definition the proxy cannot see.
+func (c *catalog) viewHazard(ctx context.Context, t rewrite.Table, def *string, depth int) (string, error) {
+	if trustedSchema(t.DB) {
+		return "", nil
+	}
+	name := quoteTable(t)
+	if def == nil || *def == "" {
+		return "the proxy cannot read the definition of the view " + name + " (grant its account SHOW VIEW), " +
+			"so it cannot tell what reading the view runs", nil
+	}
+	if depth >= maxViewDepth {
+		return "the view " + name + " is built on views more than " + fmt.Sprint(maxViewDepth) + " deep", nil
+	}
+	a := c.m.engine.Analyze(*def, rewrite.Options{DB: t.DB, CaseSensitiveNames: c.m.caseSensitive, Server: c.m.server})
+	if _, err := a.Rewrite(mapsNothing{}); err != nil {
+		return "the proxy cannot analyse the definition of the view " + name, nil
+	}
+	for _, st := range a.Statements {
+		if st.Outside != "" {
+			return "the view " + name + " reaches outside the database: " + st.Outside, nil
+		}
+		if len(st.Writes) > 0 {
+			return "reading the view " + name + " changes " + quoteTable(st.Writes[0]) + " (a sequence)", nil
+		}
+		for _, f := range st.Funcs {
+			why, err := c.funcHazard(ctx, f, t.DB)
+			if err != nil || why != "" {
+				return nameView(why, name), err
+			}
+		}
+		// For a definition the parser cannot read, every name it could
+		// hold for a table is followed.
+		for _, r := range append(st.Reads, st.Names...) {
+			o, err := c.objectAt(ctx, r, depth+1)
+			if err != nil {
+				return "", err
+			}
+			if o.hazard != "" {
+				return nameView(o.hazard, name), nil
+			}
+		}
+	}
+	return "", nil
+}
+
+func nameView(why, view string) string {
+	if why == "" {
+		return ""
+	}
+	return "the view " + view + " is defined with something the sandbox cannot hold: " + why
+}
+
+// funcHazard says why calling f (from a statement whose current database
+// is db) would reach production: a stored function (which runs statements
+// the proxy does not see, with its definer's privileges), a loadable
+// function (UDF), or a name the proxy cannot tell is neither. "" means f is
+// one of the server's own functions, or exists nowhere (the server then
+// reports the error).
+func (c *catalog) funcHazard(ctx context.Context, f rewrite.Func, db string) (string, error) {
+	if f.Schema != "" {
+		if pseudoSchema(f.Schema) || strings.EqualFold(f.Schema, "sys") {
+			return "", nil
+		}
+		return "it calls the stored function " + f.String() + ", which cannot run in a sandbox yet (its statements " +
+			"would read and write production)", nil
+	}
+	// The server's own functions come first: a stored or loadable function
+	// of the same name is never called without a schema.
+	c.mu.Lock()
+	upper := strings.ToUpper(f.Name)
+	native := c.natives[upper] || f.Bare && c.keywords[upper]
+	c.mu.Unlock()
+	if native {
+		return "", nil
+	}
+	udfs, err := c.udfList(ctx)
+	if err != nil {
+		return "", err
+	}
+	if udfs != nil && udfs[strings.ToLower(f.Name)] {
+		return "it calls the loadable function (UDF) " + f.Name + ", whose effects the proxy cannot confine to the sandbox", nil
+	}
+	stored, err := c.storedFunction(ctx, db, f.Name)
+	if err != nil {
+		return "", err
+	}
+	if stored {
+		return "it calls the stored function " + quoteIdentifier(db) + "." + quoteIdentifier(f.Name) +
+			", which cannot run in a sandbox yet (its statements would read and write production)", nil
+	}
+	if udfs == nil {
+		return "it calls " + f.Name + "(), which the proxy cannot tell from a loadable function (UDF) because its " +
+			"account cannot read mysql.func (grant it SELECT ON mysql.func)", nil
+	}
+	return "", nil
+}
+
+// storedFunction reports whether db has a stored function called name.
+func (c *catalog) storedFunction(ctx context.Context, db, name string) (bool, error) {
+	if db == "" {
+		return false, nil // no database: the server reports "No database selected"
+	}
+	k := strings.ToLower(db) + "\x00" + strings.ToLower(name)
+	now := time.Now()
+	c.mu.Lock()
+	e, ok := c.funcs[k]
+	c.mu.Unlock()
+	if ok && e.fresh(now) {
+		return e.v, nil
+	}
+	var found bool
+	err := c.m.withConn(ctx, func(sc SideConn) error {
+		rows, err := sc.Query(ctx, "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'FUNCTION'"+
+			" AND ROUTINE_SCHEMA = "+forker.QuoteString(db)+" AND ROUTINE_NAME = "+forker.QuoteString(name))
+		if err != nil {
+			return err
+		}
+		found = len(rows) == 1 && str(rows[0][0]) != "0"
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("look up function %s.%s: %w", db, name, err)
+	}
+	c.mu.Lock()
+	c.funcs[k] = cached[bool]{v: found, at: now}
+	c.mu.Unlock()
+	return found, nil
+}
+
+// udfList returns the loadable functions (lower case), or nil when the
+// account cannot read mysql.func.
+func (c *catalog) udfList(ctx context.Context) (map[string]bool, error) {
+	now := time.Now()
+	c.mu.Lock()
+	e := c.udfs
+	c.mu.Unlock()
+	if e.fresh(now) {
+		return e.v, nil
+	}
+	var list map[string]bool
+	err := c.m.withConn(ctx, func(sc SideConn) error {
+		rows, err := sc.Query(ctx, "SELECT name FROM mysql.func")
+		var se interface{ ServerError() bool }
+		if err != nil && errors.As(err, &se) && se.ServerError() {
+			return nil // not readable (1142) or absent: unknown
+		}
+		if err != nil {
+			return err
+		}
+		list = map[string]bool{}
+		for _, r := range rows {
+			list[strings.ToLower(str(r[0]))] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list loadable functions: %w", err)
+	}
+	c.mu.Lock()
+	c.udfs = cached[map[string]bool]{v: list, at: now}
+	c.mu.Unlock()
+	return list, nil
+}
+
+func quoteTable(t rewrite.Table) string {
+	return forker.QuoteIdent(t.DB) + "." + forker.QuoteIdent(t.Name)
+}
+
+func quoteIdentifier(s string) string { return forker.QuoteIdent(s) }

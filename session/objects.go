@@ -1,0 +1,205 @@
+package session
+
+import (
+	"context"
+	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+)
+
+// objectHazard checks what the statements of a reach through the objects
+// they name, whatever the proxy's account may do: the functions they call,
+// the views they read, the sources of CREATE TABLE … LIKE, and, in a
+// sandbox (sb not nil), the tables that will be forked before them. It
+// returns why a statement would reach production ("" when none does).
+// Tables sb already holds are the sandbox's own and need no check.
+func (s *Session) objectHazard(ctx context.Context, a *rewrite.Analysis, sb *Sandbox) (string, error) {
+	own := func(t rewrite.Table) bool {
+		if sb == nil {
+			return false
+		}
+		_, ok := sb.resolve(s.m.key(t))
+		return ok
+	}
+	cat := s.m.catalog
+	for _, st := range a.Statements {
+		for _, f := range st.Funcs {
+			if why, err := cat.funcHazard(ctx, f, st.DB); err != nil || why != "" {
+				return why, err
+			}
+		}
+		for _, t := range st.Like {
+			if own(t) {
+				continue
+			}
+			o, err := cat.object(ctx, t)
+			if err != nil {
+				return "", err
+			}
+			if o.kind != "" && o.engine != "" && !rewrite.SafeEngine(o.engine) {
+				return "CREATE TABLE … LIKE " + quoteTable(t) + " would copy its " + o.engine + " engine, whose tables read " +
+					"and write other tables", nil
+			}
+			var col, def string
+			if err := s.m.withConn(ctx, func(c SideConn) error {
+				var err error
+				col, def, err = forker.SequenceDefault(ctx, c, ftable(t))
+				return err
+			}); err != nil {
+				return "", err
+			} else if col != "" {
+				return "CREATE TABLE … LIKE " + quoteTable(t) + " would copy the default of its column " + quoteIdentifier(col) +
+					" (" + def + "), which advances a production sequence; give the new table its own definition", nil
+			}
+		}
+		if sb != nil && st.Class == rewrite.ClassUnparseable && s.serializable() && len(st.Names) > 0 {
+			return "under SERIALIZABLE every read locks, so the proxy must fork what a statement reads first, and it " +
+				"cannot parse this one; rewrite it in syntax MySQL 8 also accepts or leave SERIALIZABLE", nil
+		}
+		forks := map[rewrite.Table]string{}
+		if sb != nil {
+			for _, t := range st.Writes {
+				forks[t] = "writes"
+			}
+			first, err := s.forkFirst(ctx, st)
+			if err != nil {
+				return "", err
+			}
+			for _, t := range first {
+				if _, ok := forks[t]; !ok {
+					forks[t] = "reads under locks"
+				}
+			}
+		}
+		for _, t := range append(st.Reads, st.Names...) {
+			if own(t) || skipCatalog(t) || t.DB == "" {
+				continue
+			}
+			o, err := cat.object(ctx, t)
+			if err != nil {
+				return "", err
+			}
+			if o.hazard != "" {
+				return o.hazard, nil
+			}
+		}
+		for t, role := range forks {
+			if own(t) || skipCatalog(t) {
+				continue
+			}
+			o, err := cat.object(ctx, t)
+			if err != nil {
+				return "", err
+			}
+			switch {
+			case o.kind == "VIEW" && role == "writes":
+				return "it changes the production view " + quoteTable(t) + " (a sandbox cannot copy views yet), which " +
+					"would change the view's production tables; change its base tables instead (they are forked into the sandbox)", nil
+			case o.kind == "VIEW":
+				return "it " + lockedRole(st) + " the production view " + quoteTable(t) + ", which would lock (or, for " +
+					"CREATE VIEW, keep reading) the view's production tables; name its base tables instead", nil
+			case o.kind != "" && o.engine != "" && !rewrite.SafeEngine(o.engine):
+				return quoteTable(t) + " is a " + o.engine + " table, which reads and writes other tables, so no fork " +
+					"of it can be kept to the sandbox", nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// serverWide says why a statement reads what the whole server holds, every
+// sandbox's tables and statements included: the binary and relay logs, the
+// table cache, InnoDB's internal dictionary and statistics, the logs kept
+// in tables, performance_schema ("" when it does not).
+func serverWide(st rewrite.Statement) string {
+	switch st.Kind {
+	case "SHOW BINLOG EVENTS", "SHOW RELAYLOG EVENTS", "SHOW OPEN TABLES", "SHOW PROCESSLIST":
+		return st.Kind + " shows what the whole server holds, every sandbox's tables and statements included"
+	}
+	for _, t := range append(st.Reads, st.Names...) {
+		db, name := strings.ToLower(t.DB), strings.ToLower(t.Name)
+		switch {
+		case db == "performance_schema", db == "information_schema" && name == "processlist",
+			db == "information_schema" && (strings.HasPrefix(name, "innodb_") || name == "table_statistics" || name == "index_statistics"),
+			db == "mysql" && serverWideTables[name]:
+			return quoteTable(t) + " holds what the whole server holds, every sandbox's tables and statements included"
+		}
+	}
+	return ""
+}
+
+// serverWideTables are the tables of the mysql schema that describe or log
+// every database of the server.
+var serverWideTables = map[string]bool{
+	"innodb_table_stats": true, "innodb_index_stats": true, "table_stats": true, "column_stats": true,
+	"index_stats": true, "general_log": true, "slow_log": true,
+}
+
+// lockedRole says how a statement reads the tables it forks first.
+func lockedRole(st rewrite.Statement) string {
+	if st.Kind == "CREATE VIEW" {
+		return "makes a view of"
+	}
+	return "reads under locks"
+}
+
+// skipCatalog reports databases whose tables the proxy never forks nor
+// looks up: the server's own views, which read nothing of production's.
+func skipCatalog(t rewrite.Table) bool {
+	return strings.EqualFold(t.DB, "information_schema") || strings.EqualFold(t.DB, "performance_schema")
+}
+
+// forkFirst lists the tables a statement needs forked whole before it runs,
+// besides those it writes: tables named by its FOREIGN KEY clauses (so the
+// key points into the sandbox), tables it reads under locks (so the locks
+// are taken on the sandbox's copy, never on production rows; under
+// SERIALIZABLE every read locks, and so does any read of a table whose
+// engine locks whole tables, MyISAM or Aria say), and the tables a CREATE
+// VIEW reads (so the view, and writes through it, stay in the sandbox).
+func (s *Session) forkFirst(ctx context.Context, st rewrite.Statement) ([]rewrite.Table, error) {
+	out := append([]rewrite.Table(nil), st.References...)
+	if st.Kind == "CREATE VIEW" || s.serializable() {
+		for _, t := range st.Reads {
+			if !skipCatalog(t) {
+				out = append(out, t)
+			}
+		}
+		return out, nil
+	}
+	out = append(out, st.Locked...)
+	locked := map[rewrite.Table]bool{}
+	for _, t := range st.Locked {
+		locked[t] = true
+	}
+	for _, t := range st.Reads {
+		if locked[t] || skipCatalog(t) || strings.EqualFold(t.DB, "mysql") || s.sb != nil && s.own(t) {
+			continue
+		}
+		o, err := s.m.catalog.object(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		if (o.kind == "BASE TABLE" || o.kind == "SYSTEM VERSIONED") && !rowLocking(o.engine) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// own reports whether the session's sandbox holds t.
+func (s *Session) own(t rewrite.Table) bool {
+	_, ok := s.sb.resolve(s.m.key(t))
+	return ok
+}
+
+// rowLocking reports engines whose reads take no table lock: InnoDB (and
+// XtraDB) and RocksDB read a snapshot. Others (MyISAM, Aria, MEMORY, CSV,
+// ARCHIVE, …) lock the table for the read, which blocks its writers.
+func rowLocking(engine string) bool {
+	switch strings.ToLower(engine) {
+	case "innodb", "xtradb", "rocksdb":
+		return true
+	}
+	return false
+}
