@@ -875,6 +875,59 @@ func escCases() []escCase {
 			}},
 	)
 
+	// ---------------------------------------------------------------
+	// review 2: @ before a quote. After @ a backquoted (or, under
+	// ANSI_QUOTES, double-quoted) name takes no backslash escapes; a
+	// reader that took one would see the DELETE inside a name and let it
+	// reach production unrewritten.
+	add(
+		escCase{cat: "review2", name: "at-backquote-backslash-write",
+			stmts:  []string{"SELECT @`x\\`; DELETE FROM esc.audit; SELECT 1 `audit`"},
+			expect: escRefusedOrOK, checks: []escCheck{{"SELECT COUNT(*) FROM esc.audit", "0"}}},
+		escCase{cat: "review2", name: "at-ansi-quote-backslash-write",
+			stmts:  []string{"SET sql_mode = 'ANSI_QUOTES'", `SELECT @"x\"; DELETE FROM esc.audit; SELECT 1 "audit"`},
+			expect: escRefusedOrOK, checks: []escCheck{{"SELECT COUNT(*) FROM esc.audit", "0"}}},
+		escCase{cat: "review2", name: "at-backquote-backslash-registry",
+			stmts:  []string{"SELECT @`x\\`; SHOW TABLES FROM _sqlfork_meta; SELECT 1 `a`"},
+			expect: escRefused},
+		escCase{cat: "review2", name: "at-backquote-backslash-registry-read",
+			stmts:  []string{"SELECT @`x\\`, (SELECT name FROM _sqlfork_meta.sandboxes LIMIT 1), `a`"},
+			expect: escRefused},
+		// sys and mysql are ordinary schemas: objects in them are checked.
+		escCase{cat: "review2", name: "sys-view-of-performance-schema", stmts: []string{"SELECT * FROM sys.processlist"},
+			expect: escRefused, why: "sys.processlist shows every connection's statements, other sandboxes' included"},
+		escCase{cat: "review2", name: "sys-function", stmts: []string{"SELECT sys.format_bytes(1024)"}, expect: escRefused},
+		escCase{cat: "review2", name: "sys-view-calling-a-writer",
+			setup:  []string{"CREATE OR REPLACE VIEW sys.v_w AS SELECT esc.f_write('sys view') AS x"},
+			stmts:  []string{"SELECT * FROM sys.v_w"},
+			expect: escRefused},
+		escCase{cat: "review2", name: "mysql-view-calling-a-writer",
+			setup:  []string{"CREATE OR REPLACE VIEW mysql.v_w AS SELECT esc.f_write('mysql view') AS x"},
+			stmts:  []string{"SELECT * FROM mysql.v_w"},
+			expect: escRefused},
+		escCase{cat: "review2", name: "view-of-information-schema",
+			setup:  []string{"CREATE OR REPLACE VIEW esc2.v_tables AS SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES"},
+			stmts:  []string{"SELECT * FROM esc2.v_tables"},
+			expect: escRefused, noProxyNames: true, why: "the server's TABLES lists every sandbox's tables"},
+		escCase{cat: "review2", name: "view-of-view-of-processlist",
+			setup: []string{"CREATE OR REPLACE VIEW esc2.v_pl AS SELECT INFO FROM information_schema.PROCESSLIST",
+				"CREATE OR REPLACE VIEW esc2.v_pl2 AS SELECT * FROM esc2.v_pl"},
+			stmts:  []string{"SELECT * FROM esc2.v_pl2"},
+			expect: escRefused},
+		// A statement the parser cannot read may not read a table whose
+		// reads lock it: it would have to be forked first.
+		escCase{cat: "review2", name: "unparseable-myisam-read", stmts: []string{"SELECT a FROM esc.m1 LIMIT ROWS EXAMINED 100"},
+			expect: escRefused},
+		// Isolation set by an expression the proxy does not evaluate, then
+		// a read in the same input: refused (it might be SERIALIZABLE).
+		escCase{cat: "review2", name: "isolation-expression-then-read",
+			stmts:  []string{"SET @lvl = 'SERIALIZABLE'; SET SESSION tx_isolation = @lvl; SELECT * FROM esc.customers"},
+			expect: escRefused},
+		escCase{cat: "review2", name: "isolation-number-then-read",
+			stmts:  []string{"SET SESSION tx_isolation = 3; SELECT * FROM esc.customers"},
+			expect: escRefused},
+	)
+
 	// Last of all: SHUTDOWN.
 	add(escCase{cat: "server", name: "99-shutdown", stmts: []string{"SHUTDOWN"}, expect: escRefused})
 	return cs

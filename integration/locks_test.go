@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,6 +193,39 @@ func TestSandboxLocksNeverBlockProduction(t *testing.T) {
 	})
 	if after := checksum(t, db, "lk.t") + checksum(t, db, "lk.log"); after != before {
 		t.Errorf("production changed: %s -> %s", before, after)
+	}
+}
+
+// TestExplicitDenyNeverLocksProduction: in explicit mode with
+// --production-writes=deny (the default), a session outside any sandbox
+// reads production directly; every locking read form is refused there
+// (1290), and the production writer is never blocked.
+func TestExplicitDenyNeverLocksProduction(t *testing.T) {
+	db, _ := env(t)
+	h := startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.Mode = "explicit" })
+	lockFixture(t, db, false)
+	ctx := context.Background()
+	w := writerConn(t, db)
+	for _, f := range lockForms {
+		t.Run(f.name, func(t *testing.T) {
+			c := conn(t, openDB(t, h.dsn("")))
+			end, err := f.hold(ctx, c)
+			if err == nil {
+				defer end()
+				t.Errorf("%s outside a sandbox was let through, want 1290", f.name)
+			} else if !strings.Contains(err.Error(), "1290") {
+				t.Errorf("%s outside a sandbox: %v, want 1290", f.name, err)
+			}
+			if took, err := productionWrite(ctx, w); err != nil {
+				t.Fatalf("the production writer was blocked: %s (after %s)", mysqlErr(err), took)
+			}
+			_, _ = c.ExecContext(ctx, "ROLLBACK")
+		})
+	}
+	// Plain reads stay allowed.
+	c := conn(t, openDB(t, h.dsn("")))
+	if got := queryString(t, c, "SELECT v FROM lk.t WHERE id = 2"); got != "20" {
+		t.Errorf("plain read outside a sandbox: %q, want 20", got)
 	}
 }
 

@@ -379,6 +379,72 @@ func TestSandboxForkMidTransaction(t *testing.T) {
 	if got := queryString(t, c1, "SELECT COUNT(*) FROM users WHERE name = 'mid-1'"); got != "0" {
 		t.Errorf("the refused transaction left %s rows", got)
 	}
+	// Nor one that changed how text is read after it wrote: sent again
+	// under NO_BACKSLASH_ESCAPES, 'mid\\4' would store two backslashes
+	// where the client stored one, with the same affected-rows count.
+	mustExecC(t, c1, "BEGIN")
+	mustExecC(t, c1, `INSERT INTO users (name) VALUES ('mid\\4')`)
+	mustExecC(t, c1, "SET SESSION sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')")
+	mustExecC(t, c2, "CREATE TABLE app.fresh2 (id INT PRIMARY KEY)")
+	_, err = c1.ExecContext(context.Background(), "SELECT * FROM app.fresh2")
+	if e := mysqlErr(err); !strings.HasPrefix(e, "1412") {
+		t.Errorf("transaction replayed under another sql_mode: %s, want 1412", e)
+	}
+	mustExecC(t, c1, "ROLLBACK")
+	mustExecC(t, c1, "SET SESSION sql_mode = REPLACE(@@sql_mode, 'NO_BACKSLASH_ESCAPES', '')")
+	if got := queryString(t, c1, "SELECT COUNT(*) FROM users WHERE name LIKE 'mid%4'"); got != "0" {
+		t.Errorf("the refused transaction left %s rows", got)
+	}
+	// Nor one that changed its database: unqualified names in it would
+	// be read in the new one.
+	mustExecC(t, c1, "BEGIN")
+	mustExecC(t, c1, "INSERT INTO users (name) VALUES ('mid-5')")
+	mustExecC(t, c1, "USE other")
+	mustExecC(t, c2, "CREATE TABLE app.fresh3 (id INT PRIMARY KEY)")
+	_, err = c1.ExecContext(context.Background(), "SELECT * FROM app.fresh3")
+	if e := mysqlErr(err); !strings.HasPrefix(e, "1412") {
+		t.Errorf("transaction replayed in another database: %s, want 1412", e)
+	}
+	mustExecC(t, c1, "ROLLBACK")
+	mustExecC(t, c1, "USE app")
+	// COMMIT AND CHAIN ends the transaction that wrote and starts one that
+	// has not: what follows is restarted, never a replay that would run
+	// the committed UPDATE a second time.
+	mustExecC(t, c1, "UPDATE users SET score = 20 WHERE name = 'carol'")
+	mustExecC(t, c1, "BEGIN")
+	mustExecC(t, c1, "UPDATE users SET score = score + 1 WHERE name = 'carol'")
+	mustExecC(t, c1, "COMMIT AND CHAIN")
+	mustExecC(t, c2, "CREATE TABLE app.fresh4 (id INT PRIMARY KEY)")
+	if _, err := c1.ExecContext(context.Background(), "SELECT * FROM app.fresh4"); err != nil {
+		t.Errorf("read after COMMIT AND CHAIN: %s", mysqlErr(err))
+	}
+	mustExecC(t, c1, "COMMIT")
+	if got := queryString(t, c1, "SELECT score FROM users WHERE name = 'carol'"); got != "21.00" {
+		t.Errorf("after COMMIT AND CHAIN and a fork: score %q, want 21.00 (the committed UPDATE ran once)", got)
+	}
+	// CREATE TEMPORARY TABLE does not commit: the transaction's earlier
+	// writes stay part of any replay (or the replay is refused), never
+	// silently lost.
+	mustExecC(t, c1, "BEGIN")
+	mustExecC(t, c1, "UPDATE users SET score = 30 WHERE name = 'carol'")
+	mustExecC(t, c1, "CREATE TEMPORARY TABLE tmp_mid (id INT)")
+	mustExecC(t, c1, "INSERT INTO users (name) VALUES ('mid-6')")
+	mustExecC(t, c2, "CREATE TABLE app.fresh5 (id INT PRIMARY KEY)")
+	_, err = c1.ExecContext(context.Background(), "SELECT * FROM app.fresh5")
+	if e := mysqlErr(err); err != nil && !strings.HasPrefix(e, "1412") {
+		t.Errorf("after CREATE TEMPORARY TABLE: %s, want success or 1412", e)
+	} else if err == nil {
+		if got := queryString(t, c1, "SELECT score FROM users WHERE name = 'carol'"); got != "30.00" {
+			t.Errorf("the replay lost the write before CREATE TEMPORARY TABLE: score %q, want 30.00", got)
+		}
+	}
+	mustExecC(t, c1, "ROLLBACK")
+	mustExecC(t, c1, "DROP TEMPORARY TABLE IF EXISTS tmp_mid")
+	// … and the client's ROLLBACK undid all of it: the proxy committed
+	// nothing on its behalf (as it would for DDL that commits anyway).
+	if got := queryString(t, c1, "SELECT score FROM users WHERE name = 'carol'"); got != "21.00" {
+		t.Errorf("after ROLLBACK of a transaction with CREATE TEMPORARY TABLE: score %q, want 21.00", got)
+	}
 }
 
 // TestSandboxSeekDBStrategy runs the seekdb fork strategy against the
@@ -471,6 +537,31 @@ func TestSandboxStatementsInMultiStatements(t *testing.T) {
 	}
 	if got := queryString(t, c, "SELECT score FROM users WHERE id = 1"); got != "3.00" {
 		t.Errorf("after the failed input the sandbox reads %q, want 3.00 (the UPDATE after the error must not run)", got)
+	}
+	// An input whose second statement fails leaves the server's "more
+	// results" flag in the last status the proxy saw; the proxy's own
+	// answer to the next command must not carry it (the driver would wait
+	// for a result that never comes).
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.ExecContext(ctx, "SELECT 1; SELECT * FROM no_such_table"); err == nil {
+		t.Fatal("a missing table did not fail")
+	}
+	st, err := c.QueryContext(ctx, "SANDBOX STATUS")
+	if err != nil {
+		t.Fatalf("SANDBOX STATUS after a failed multi-statement input: %s", mysqlErr(err))
+	}
+	for st.Next() {
+	}
+	if st.NextResultSet() {
+		t.Error("SANDBOX STATUS after a failed multi-statement input announced another result")
+	}
+	if err := st.Err(); err != nil {
+		t.Errorf("SANDBOX STATUS after a failed multi-statement input: %s", mysqlErr(err))
+	}
+	st.Close()
+	if got := queryString(t, c, "SELECT score FROM users WHERE id = 1"); got != "3.00" {
+		t.Errorf("after SANDBOX STATUS: %q", got)
 	}
 	mustExecC(t, c, "SANDBOX DISCARD multi")
 }

@@ -63,12 +63,7 @@ func (s *session) multiStatement(pieces []string) error {
 			return s.writeErr(clientError(err))
 		}
 		if plan.Reply != nil {
-			if more {
-				s.status |= statusMoreResults
-			}
-			err := s.writeReplyNoFlush(plan.Reply)
-			s.status &^= statusMoreResults
-			if err != nil {
+			if err := s.writeReplyNoFlush(plan.Reply, more); err != nil {
 				return err
 			}
 			continue

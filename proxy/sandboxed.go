@@ -219,6 +219,13 @@ func (s *session) record(plan *sandbox.Plan, payload []byte, prepared string) {
 		// DDL (even DDL that fails).
 		t.reset()
 		return
+	case plan != nil && plan.TxEnd:
+		// The transaction ended within the input; what is open now (after
+		// COMMIT AND CHAIN, or a later BEGIN) started inside it, and a
+		// replay could not tell which of its statements belong to it.
+		t.reset()
+		t.broken = failed || plan.Statements > 1
+		return
 	case failed && (len(t.oks) > 0 || plan != nil && plan.Statements > 1):
 		t.broken = true // part of a multi-statement input took effect
 		return
@@ -234,6 +241,13 @@ func (s *session) record(plan *sandbox.Plan, payload []byte, prepared string) {
 		t.oks = oks
 	case plan.TxControl:
 		t.broken = true // savepoints: not replayed
+		return
+	case plan.ReadVars || plan.UseDB:
+		// A replay sends the recorded statements again under the settings
+		// and database of its own time: after a change of sql_mode, the
+		// character set or the database, the earlier ones could read
+		// differently than they did.
+		t.broken = true
 		return
 	case !plan.Stateful:
 		return
@@ -483,22 +497,28 @@ func (s *session) relayUnmappedErr() (bool, error) {
 
 // writeReply sends a proxy-made answer: an OK packet or a text result set.
 func (s *session) writeReply(r *sandbox.Reply) error {
-	if err := s.writeReplyNoFlush(r); err != nil {
+	if err := s.writeReplyNoFlush(r, false); err != nil {
 		return err
 	}
 	return s.flushClient()
 }
 
-// writeReplyNoFlush writes a proxy-made answer without flushing.
-func (s *session) writeReplyNoFlush(r *sandbox.Reply) error {
+// writeReplyNoFlush writes a proxy-made answer without flushing; more says
+// another result of the same input follows.
+func (s *session) writeReplyNoFlush(r *sandbox.Reply, more bool) error {
 	var err error
 	w := func(p []byte) {
 		if err == nil {
 			s.seq, err = writePacket(s.cw, s.seq, p)
 		}
 	}
-	// Flags the proxy can vouch for: no session-state block follows.
-	st := s.status & (statusInTrans | statusAutocommit | statusMoreResults | statusNoBackslashEscapes)
+	// Flags the proxy can vouch for: no session-state block follows, and
+	// more results only where the caller says so (the status of the last
+	// upstream answer may still carry the flag).
+	st := s.status & (statusInTrans | statusAutocommit | statusNoBackslashEscapes)
+	if more {
+		st |= statusMoreResults
+	}
 	if r.Columns == nil {
 		p := []byte{okHeader}
 		p = appendLenEnc(p, r.Affected)

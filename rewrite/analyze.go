@@ -342,7 +342,7 @@ func (f *setFlags) add(v *ast.VariableAssignment, c *collector) {
 		}
 	case "tx_isolation", "transaction_isolation", "tx_isolation_one_shot":
 		f.isolation = true
-		if strings.Contains(strings.ToUpper(exprText(v.Value)), "SERIALIZABLE") {
+		if !weakIsolation(v.Value) {
 			f.serializable = true
 		}
 	case "default_storage_engine", "storage_engine", "default_tmp_storage_engine", "enforce_storage_engine":
@@ -350,6 +350,27 @@ func (f *setFlags) add(v *ast.VariableAssignment, c *collector) {
 			c.outsideBecause("@@" + name + " may only name an engine the proxy can confine to the sandbox; use InnoDB, Aria or MyISAM")
 		}
 	}
+}
+
+// weakIsolation reports whether an isolation level's value is one that
+// does not make plain reads lock: a literal naming (or numbering) READ
+// UNCOMMITTED, READ COMMITTED or REPEATABLE READ. Anything else (an
+// expression, a variable, DEFAULT, which may be SERIALIZABLE) counts as
+// SERIALIZABLE.
+func weakIsolation(e ast.ExprNode) bool {
+	if x, ok := e.(ast.ValueExpr); ok {
+		switch v := x.GetValue().(type) {
+		case int64:
+			return v >= 0 && v <= 2
+		case uint64:
+			return v <= 2
+		}
+	}
+	switch strings.ToUpper(strings.NewReplacer(" ", "-", "_", "-").Replace(strings.TrimSpace(exprText(e)))) {
+	case "READ-UNCOMMITTED", "READ-COMMITTED", "REPEATABLE-READ":
+		return true
+	}
+	return false
 }
 
 // exprText is the text of a constant or a bare name; "" for anything else.

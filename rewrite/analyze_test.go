@@ -150,3 +150,36 @@ func TestLabelsRenames(t *testing.T) {
 		t.Fatalf("renames %+v", res.Renames)
 	}
 }
+
+// TestIsolationLevels checks which isolation SETs count as SERIALIZABLE:
+// any but a literal weaker level.
+func TestIsolationLevels(t *testing.T) {
+	e := NewEngine(0)
+	cases := []struct {
+		sql          string
+		serializable bool
+	}{
+		{"SET TRANSACTION ISOLATION LEVEL READ COMMITTED", false},
+		{"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ", false},
+		{"SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED", false},
+		{"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", true},
+		{"SET tx_isolation = 'READ-COMMITTED'", false},
+		{"SET @@session.tx_isolation = 'serializable'", true},
+		{"SET tx_isolation = 3", true},
+		{"SET tx_isolation = 1", false},
+		{"SET tx_isolation = @lvl", true},
+		{"SET tx_isolation = CONCAT('SERIAL', 'IZABLE')", true},
+		{"SET tx_isolation = DEFAULT", true},
+		{"SET transaction_isolation = 'REPEATABLE-READ'", false},
+	}
+	for _, c := range cases {
+		a := e.Analyze(c.sql, Options{Server: maria1011})
+		if len(a.Statements) != 1 {
+			t.Fatalf("%s: %d statements", c.sql, len(a.Statements))
+		}
+		st := a.Statements[0]
+		if !st.ChangesIsolation || st.Serializable != c.serializable {
+			t.Errorf("%s: ChangesIsolation %v Serializable %v, want true %v", c.sql, st.ChangesIsolation, st.Serializable, c.serializable)
+		}
+	}
+}

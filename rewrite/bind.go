@@ -158,6 +158,13 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: nerr.Message, DB: opts.DB}}
 		return a
 	}
+	if at, ok := nz.agrees(lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes}); !ok {
+		nerr = refuse(CodeUnknown, "the proxy's readers of this statement disagree on where a quoted text starts or ends "+
+			"(at byte %d), so it cannot be sure how the server reads it; rewrite the quoted parts more simply", at)
+		a.normErr = nerr
+		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: nerr.Message, DB: opts.DB}}
+		return a
+	}
 	a.text, a.altered = nz.text, nz
 	sql = a.text // from here on, the text as the server reads it
 	stmts, release, err := e.parse(previousAsNext(sql, opts), opts)
@@ -293,6 +300,17 @@ func textKind(text string, opts Options) string {
 	}
 	if len(words) == 3 && words[0] == "SHOW" && (words[1] == "BINLOG" || words[1] == "RELAYLOG") && words[2] == "EVENTS" {
 		return strings.Join(words, " ")
+	}
+	// Transaction statements in forms the parser does not know (only
+	// their own words are let through; see unparseable): what they do to
+	// the transaction matters.
+	if len(words) > 0 {
+		switch {
+		case words[0] == "BEGIN", words[0] == "START" && len(words) > 1 && words[1] == "TRANSACTION":
+			return "BEGIN"
+		case words[0] == "COMMIT", words[0] == "ROLLBACK":
+			return words[0]
+		}
 	}
 	return ""
 }
@@ -922,6 +940,10 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 	st.Funcs, st.Outside = c.funcs, c.outside
 	st.ChangesLexing, st.ChangesIsolation, st.Serializable = c.set.lexing, c.set.isolation, c.set.serializable
 	switch x := s.(type) {
+	case *ast.CreateTableStmt:
+		st.Temporary = x.TemporaryKeyword != ast.TemporaryNone
+	case *ast.DropTableStmt:
+		st.Temporary = x.TemporaryKeyword != ast.TemporaryNone && !x.IsView
 	case *ast.CallStmt:
 		st.Unprovable = "CALL runs a stored procedure whose statements the proxy cannot see"
 	case *ast.PrepareStmt:
@@ -1065,6 +1087,9 @@ func kindOf(s ast.StmtNode) string {
 	case *ast.CommitStmt:
 		return "COMMIT"
 	case *ast.RollbackStmt:
+		if x.SavepointName != "" {
+			return "ROLLBACK TO SAVEPOINT"
+		}
 		return "ROLLBACK"
 	case *ast.SetStmt:
 		for _, v := range x.Variables {

@@ -80,7 +80,10 @@ func lexInto(toks []token, src string, o lexOptions) []token {
 				i++
 			}
 			if i < len(src) && (src[i] == '\'' || src[i] == '"' || src[i] == '`') {
-				i = skipQuoted(src, i, src[i], !o.noBackslashEscapes)
+				// @'name' is a string (backslash escapes apply), @`name`
+				// and, under ANSI_QUOTES, @"name" quoted identifiers.
+				q := src[i]
+				i = skipQuoted(src, i, q, !o.noBackslashEscapes && (q == '\'' || q == '"' && !o.ansiQuotes))
 			} else {
 				for i < len(src) && (isIdentByte(src[i]) || src[i] == '.') {
 					i++

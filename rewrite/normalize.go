@@ -27,6 +27,10 @@ type normalized struct {
 	// (trail bytes of multi-byte characters): the text's literal values
 	// differ from the client's there.
 	altered []int
+	// literals are the [start, end) spans of the string literals and
+	// quoted identifiers, from the opening quote to after the closing one,
+	// in order: what every other reader of text must find too.
+	literals [][2]int32
 }
 
 // alteredIn reports whether a replaced byte lies in [start, end).
@@ -50,11 +54,12 @@ const (
 // enough to know which bytes are code, string, quoted identifier or
 // comment. It copies the text lazily: most statements need no change.
 type scanner struct {
-	src     string
-	out     []byte // nil until a byte changes
-	altered []int
-	cs      *charsetInfo
-	opts    Options
+	src      string
+	out      []byte // nil until a byte changes
+	altered  []int
+	literals [][2]int32
+	cs       *charsetInfo
+	opts     Options
 	// inComment is the lexer's in_comment: whether a */ closes an
 	// executable comment.
 	inComment int
@@ -85,9 +90,9 @@ func normalize(sql string, opts Options) (*normalized, *Refusal) {
 		return nil, err
 	}
 	if s.out == nil {
-		return &normalized{text: sql}, nil
+		return &normalized{text: sql, literals: s.literals}, nil
 	}
-	return &normalized{text: string(s.out), altered: s.altered}, nil
+	return &normalized{text: string(s.out), altered: s.altered, literals: s.literals}, nil
 }
 
 // set replaces the byte at i in the output.
@@ -364,6 +369,7 @@ func (s *scanner) text(i int, q byte) (int, *Refusal) {
 				i++
 				continue
 			}
+			s.literals = append(s.literals, [2]int32{int32(start), int32(i)})
 			return i, nil
 		}
 	}
@@ -407,6 +413,7 @@ func (s *scanner) quotedIdent(i int, q byte) (int, *Refusal) {
 				i++
 				continue
 			}
+			s.literals = append(s.literals, [2]int32{int32(start), int32(i)})
 			return i, nil
 		}
 	}
@@ -429,6 +436,7 @@ func (s *scanner) numericString(i int, c byte) (int, *Refusal) {
 	if j >= len(s.src) || s.src[j] != '\'' {
 		return 0, s.fail(i, "a %c'…' literal holds something other than digits", c)
 	}
+	s.literals = append(s.literals, [2]int32{int32(i + 1), int32(j + 1)})
 	return j + 1, nil
 }
 
@@ -467,4 +475,36 @@ func (s *scanner) word(i int) (int, *Refusal) {
 		}
 	}
 	return i, nil
+}
+
+// agrees reports whether the proxy's lexer, reading the normalized text
+// under lo, finds exactly the string literals and quoted identifiers the
+// scanner found (and no comment, since the scanner blanked them all). Two
+// readers that split a text differently would let a statement mean one
+// thing to the proxy and another to the server; where they differ, the
+// offset of the first difference is returned and the text is refused.
+func (n *normalized) agrees(lo lexOptions) (int, bool) {
+	text, k := n.text, 0
+	for _, t := range lex(text, lo) {
+		switch t.kind {
+		case tokComment:
+			return int(t.start), false
+		case tokString, tokQuoted, tokVariable:
+			q := t.start
+			for q < t.end && text[q] != '\'' && text[q] != '"' && text[q] != '`' {
+				q++
+			}
+			if q == t.end {
+				continue // @name, @@name or ?
+			}
+			if k >= len(n.literals) || n.literals[k] != [2]int32{q, t.end} {
+				return int(q), false
+			}
+			k++
+		}
+	}
+	if k < len(n.literals) {
+		return int(n.literals[k][0]), false
+	}
+	return 0, true
 }

@@ -169,3 +169,55 @@ func FuzzNormalize(f *testing.F) {
 		}
 	})
 }
+
+// TestReadersAgree checks that the lexer finds the quoted texts the
+// scanner finds, including after @ (where the quote kinds differ in
+// whether a backslash escapes), and that a disagreement is reported.
+func TestReadersAgree(t *testing.T) {
+	cases := []struct {
+		in   string
+		opts Options
+	}{
+		{"SELECT @`x\\`; DELETE FROM victim; SELECT 1 `victim`", Options{}},
+		{`SELECT @"x\"; DELETE FROM victim; SELECT 1 "victim"`, Options{ANSIQuotes: true}},
+		{`SELECT @'x\''; DELETE FROM victim; SELECT 1 'victim'`, Options{}},
+		{`SELECT @"x\""; DELETE FROM victim`, Options{}},
+		{`SELECT @'x\'; DELETE FROM victim; SELECT 1 'victim'`, Options{NoBackslashEscapes: true}},
+		{"SELECT @@`x\\`, 'a\\'b', _utf8mb4'c', N'd', x'41', b'1', 'u'@'h', `q``q`", Options{}},
+	}
+	for _, c := range cases {
+		c.opts.Server = maria1011
+		n, err := normalize(c.in, c.opts)
+		if err != nil {
+			t.Fatalf("%q: %v", c.in, err)
+		}
+		lo := lexOptions{ansiQuotes: c.opts.ANSIQuotes, noBackslashEscapes: c.opts.NoBackslashEscapes}
+		if at, ok := n.agrees(lo); !ok {
+			t.Errorf("%q: readers disagree at %d", c.in, at)
+		}
+	}
+}
+
+// TestDisagreementRefused checks that a text the two readers split
+// differently is refused rather than rewritten.
+func TestDisagreementRefused(t *testing.T) {
+	e := NewEngine(0)
+	// The scanner ends the quoted name at the first backquote after x\;
+	// a lexer taking backslash for an escape there would read on.
+	a := e.analyze("SELECT @`x\\`; DELETE FROM victim; SELECT 1 `victim`", Options{Server: maria1011})
+	if len(a.Statements) != 3 || a.Statements[1].Class != ClassWrite {
+		t.Fatalf("statements = %+v, want the DELETE read as the second of three", a.Statements)
+	}
+	n := &normalized{text: "SELECT 'a', `b`", literals: [][2]int32{{7, 10}}}
+	if _, ok := n.agrees(lexOptions{}); ok {
+		t.Error("a quoted name the scanner did not find was accepted")
+	}
+	n.literals = append(n.literals, [2]int32{12, 15}, [2]int32{20, 22})
+	if _, ok := n.agrees(lexOptions{}); ok {
+		t.Error("a quoted text the lexer did not find was accepted")
+	}
+	n = &normalized{text: "SELECT 1 # x", literals: nil}
+	if _, ok := n.agrees(lexOptions{}); ok {
+		t.Error("a comment left in a normalized text was accepted")
+	}
+}

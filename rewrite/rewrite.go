@@ -125,6 +125,9 @@ type Statement struct {
 	// ChangesIsolation marks SET statements of the isolation level;
 	// Serializable is set when one asks for SERIALIZABLE.
 	ChangesIsolation, Serializable bool
+	// Temporary marks CREATE / DROP TEMPORARY TABLE, the DDL that does not
+	// commit the open transaction.
+	Temporary bool
 }
 
 // Func is a function a statement calls, as written.

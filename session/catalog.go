@@ -51,6 +51,10 @@ type object struct {
 	// hazard says why reading the object reaches beyond production's
 	// rows (a view calling a stored function, say); "" when it does not.
 	hazard string
+	// wide says why reading the object (a view) shows what the whole
+	// server holds, every sandbox's objects included: harmless outside a
+	// sandbox, refused in one.
+	wide string
 }
 
 func newCatalog(m *Manager) *catalog {
@@ -66,12 +70,13 @@ func newCatalog(m *Manager) *catalog {
 	return c
 }
 
-// trustedSchemas hold objects the server ships: their views and functions
-// only read (sys's procedures, which change performance_schema settings,
-// cannot be CALLed in a sandbox anyway).
+// trustedSchemas hold only what the server itself defines: no account can
+// create a view or function in them. (sys and mysql are ordinary schemas
+// to the server: an account with the privileges may create objects there,
+// so their views and functions are checked like any others.)
 func trustedSchema(db string) bool {
 	switch strings.ToLower(db) {
-	case "information_schema", "performance_schema", "sys", "mysql":
+	case "information_schema", "performance_schema":
 		return true
 	}
 	return false
@@ -124,7 +129,7 @@ func (c *catalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (obj
 		return object{}, fmt.Errorf("look up %s: %w", t, err)
 	}
 	if o.kind == "VIEW" {
-		if o.hazard, err = c.viewHazard(ctx, t, def, depth); err != nil {
+		if o.hazard, o.wide, err = c.viewHazard(ctx, t, def, depth); err != nil {
 			return object{}, err
 		}
 	}
@@ -135,50 +140,69 @@ func (c *catalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (obj
 }
 
 // viewHazard says why reading the view t, defined as def, would reach
-// beyond reading production: a function it calls, a sequence it advances,
-// a view it reads that does, or a definition the proxy cannot see.
-func (c *catalog) viewHazard(ctx context.Context, t rewrite.Table, def *string, depth int) (string, error) {
+// beyond reading production (a function it calls, a sequence it advances,
+// a view it reads that does, or a definition the proxy cannot see), and
+// why it would show a sandbox what the whole server holds (it reads
+// information_schema, performance_schema or the server's statistics and
+// logs, directly or through other views).
+func (c *catalog) viewHazard(ctx context.Context, t rewrite.Table, def *string, depth int) (hazard, wide string, err error) {
 	if trustedSchema(t.DB) {
-		return "", nil
+		return "", "", nil
 	}
 	name := quoteTable(t)
 	if def == nil || *def == "" {
 		return "the proxy cannot read the definition of the view " + name + " (grant its account SHOW VIEW), " +
-			"so it cannot tell what reading the view runs", nil
+			"so it cannot tell what reading the view runs", "", nil
 	}
 	if depth >= maxViewDepth {
-		return "the view " + name + " is built on views more than " + fmt.Sprint(maxViewDepth) + " deep", nil
+		return "the view " + name + " is built on views more than " + fmt.Sprint(maxViewDepth) + " deep", "", nil
 	}
 	a := c.m.engine.Analyze(*def, rewrite.Options{DB: t.DB, CaseSensitiveNames: c.m.caseSensitive, Server: c.m.server})
 	if _, err := a.Rewrite(mapsNothing{}); err != nil {
-		return "the proxy cannot analyse the definition of the view " + name, nil
+		return "the proxy cannot analyse the definition of the view " + name, "", nil
 	}
 	for _, st := range a.Statements {
 		if st.Outside != "" {
-			return "the view " + name + " reaches outside the database: " + st.Outside, nil
+			return "the view " + name + " reaches outside the database: " + st.Outside, "", nil
 		}
 		if len(st.Writes) > 0 {
-			return "reading the view " + name + " changes " + quoteTable(st.Writes[0]) + " (a sequence)", nil
+			return "reading the view " + name + " changes " + quoteTable(st.Writes[0]) + " (a sequence)", "", nil
 		}
 		for _, f := range st.Funcs {
 			why, err := c.funcHazard(ctx, f, t.DB)
 			if err != nil || why != "" {
-				return nameView(why, name), err
+				return nameView(why, name), "", err
 			}
+		}
+		if w := serverWide(st); w != "" && wide == "" {
+			wide = nameView(w, name)
 		}
 		// For a definition the parser cannot read, every name it could
 		// hold for a table is followed.
 		for _, r := range append(st.Reads, st.Names...) {
+			if skipCatalog(r) {
+				// The server's information_schema lists every database's
+				// objects, the proxy's own included; a sandbox's statements
+				// see their own (rewritten) information_schema, which a
+				// view cannot.
+				if wide == "" {
+					wide = nameView(quoteTable(r)+" lists what the whole server holds, every sandbox's objects included", name)
+				}
+				continue
+			}
 			o, err := c.objectAt(ctx, r, depth+1)
 			if err != nil {
-				return "", err
+				return "", "", err
 			}
 			if o.hazard != "" {
-				return nameView(o.hazard, name), nil
+				return nameView(o.hazard, name), "", nil
+			}
+			if o.wide != "" && wide == "" {
+				wide = nameView(o.wide, name)
 			}
 		}
 	}
-	return "", nil
+	return "", wide, nil
 }
 
 func nameView(why, view string) string {
@@ -196,7 +220,7 @@ func nameView(why, view string) string {
 // reports the error).
 func (c *catalog) funcHazard(ctx context.Context, f rewrite.Func, db string) (string, error) {
 	if f.Schema != "" {
-		if pseudoSchema(f.Schema) || strings.EqualFold(f.Schema, "sys") {
+		if pseudoSchema(f.Schema) {
 			return "", nil
 		}
 		return "it calls the stored function " + f.String() + ", which cannot run in a sandbox yet (its statements " +

@@ -93,10 +93,33 @@ func (s *Session) ChangesLexing(sql string, opts rewrite.Options) bool {
 	return false
 }
 
+// blocksProduction says why a statement run on production would lock rows
+// or tables there for longer than a plain read ("" when it would not): it
+// reads under locks (… FOR UPDATE, LOCK TABLES … READ, the reads of a
+// write), it asks for SERIALIZABLE, or it reads while the session is
+// SERIALIZABLE (serializable).
+func blocksProduction(st rewrite.Statement, serializable bool) string {
+	switch {
+	case len(st.Locked) > 0:
+		return "reading " + quoteTable(st.Locked[0]) + " under locks"
+	case st.Serializable:
+		return "asking for SERIALIZABLE isolation (every read then locks)"
+	case serializable:
+		for _, t := range append(st.Reads, st.Names...) {
+			if !skipCatalog(t) {
+				return "reading " + quoteTable(t) + " under SERIALIZABLE isolation"
+			}
+		}
+	}
+	return ""
+}
+
 // mustComeLast reports statements after which the proxy must read the
 // session's settings again before it can plan the next statement: they
 // change how text is read, or make reads lock (SERIALIZABLE).
-func mustComeLast(st rewrite.Statement) bool { return st.ChangesLexing || st.Serializable }
+func mustComeLast(st rewrite.Statement) bool {
+	return st.ChangesLexing || st.ChangesIsolation || st.Serializable
+}
 
 // LexingChangeRefused is the error for an input in which a statement that
 // changes how text is read is followed by more statements.
@@ -276,6 +299,11 @@ type Plan struct {
 	// reads, SAVEPOINT); Begin marks BEGIN / START TRANSACTION; TxControl
 	// other transaction statements (SAVEPOINT, ROLLBACK TO …).
 	Stateful, Begin, TxControl bool
+	// TxEnd marks inputs in which the open transaction ends other than by
+	// a BEGIN at their start: COMMIT or ROLLBACK (which, with AND CHAIN or
+	// completion_type CHAIN, start a new one at once), or a BEGIN after
+	// other statements.
+	TxEnd bool
 	// Diagnostics marks SHOW WARNINGS / SHOW ERRORS in a sandbox: the
 	// proxy runs SQL itself and answers with the messages unmapped.
 	Diagnostics bool
@@ -416,14 +444,18 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	}
 	a := s.m.engine.Analyze(sql, opts)
 	p := &Plan{SQL: sql, analysis: a, Statements: len(a.Statements)}
-	for _, st := range a.Statements {
+	for i, st := range a.Statements {
 		switch {
 		case st.Kind == "BEGIN":
 			p.Begin = true
-		case st.Class == rewrite.ClassTransaction && st.Kind != "COMMIT":
+			p.TxEnd = p.TxEnd || i > 0
+		case st.Kind == "COMMIT" || st.Kind == "ROLLBACK":
+			p.TxEnd = true
+		case st.Class == rewrite.ClassTransaction:
 			p.TxControl = true
 		}
-		p.DDL = p.DDL || st.Class == rewrite.ClassDDL
+		// CREATE and DROP TEMPORARY TABLE leave the transaction open.
+		p.DDL = p.DDL || st.Class == rewrite.ClassDDL && !st.Temporary
 	}
 	for _, st := range a.Statements {
 		switch {
@@ -471,6 +503,11 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 				if reason := mutates(st); reason != "" {
 					return nil, refusal(1290, "HY000", "%s outside a sandbox would change production, which this proxy does not "+
 						"allow (--production-writes=deny); run SANDBOX CREATE first", reason)
+				}
+				if reason := blocksProduction(st, s.serializable()); reason != "" {
+					return nil, refusal(1290, "HY000", "%s outside a sandbox would hold locks on production rows and block its "+
+						"writers, which this proxy does not allow (--production-writes=deny); run SANDBOX CREATE first "+
+						"(a sandbox takes such locks on its own copies)", reason)
 				}
 			}
 			if why, err := s.objectHazard(ctx, a, nil); err != nil {
@@ -646,7 +683,9 @@ func (s *Session) Executed(ctx context.Context, p *Plan, status uint16, failed b
 	// does not track) may have written: assume it did.
 	locks := p == nil || p.locks
 	switch {
-	case now && !s.inTrx:
+	case now && (!s.inTrx || p != nil && (p.Begin || p.TxEnd)):
+		// A transaction started (BEGIN in an open one, or COMMIT AND
+		// CHAIN, ends it and starts another).
 		s.trxEpoch, s.trxLocked = s.planEpoch, locks
 	case now && locks:
 		s.trxLocked = true

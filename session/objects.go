@@ -57,6 +57,23 @@ func (s *Session) objectHazard(ctx context.Context, a *rewrite.Analysis, sb *San
 			return "under SERIALIZABLE every read locks, so the proxy must fork what a statement reads first, and it " +
 				"cannot parse this one; rewrite it in syntax MySQL 8 also accepts or leave SERIALIZABLE", nil
 		}
+		if sb != nil && st.Class == rewrite.ClassUnparseable {
+			// A table whose engine locks it for every read must be forked
+			// before it is read, which needs the statement parsed.
+			for _, t := range st.Names {
+				if own(t) || skipCatalog(t) || t.DB == "" {
+					continue
+				}
+				o, err := cat.object(ctx, t)
+				if err != nil {
+					return "", err
+				}
+				if (o.kind == "BASE TABLE" || o.kind == "SYSTEM VERSIONED") && !rowLocking(o.engine) {
+					return quoteTable(t) + " is a " + o.engine + " table, whose reads lock it, so the proxy must fork it " +
+						"before it is read, and it cannot parse this statement; rewrite it in syntax MySQL 8 also accepts", nil
+				}
+			}
+		}
 		forks := map[rewrite.Table]string{}
 		if sb != nil {
 			for _, t := range st.Writes {
@@ -82,6 +99,9 @@ func (s *Session) objectHazard(ctx context.Context, a *rewrite.Analysis, sb *San
 			}
 			if o.hazard != "" {
 				return o.hazard, nil
+			}
+			if sb != nil && o.wide != "" {
+				return o.wide + ", which a sandbox must not see; run it on a direct connection", nil
 			}
 		}
 		for t, role := range forks {
@@ -173,7 +193,7 @@ func (s *Session) forkFirst(ctx context.Context, st rewrite.Statement) ([]rewrit
 		locked[t] = true
 	}
 	for _, t := range st.Reads {
-		if locked[t] || skipCatalog(t) || strings.EqualFold(t.DB, "mysql") || s.sb != nil && s.own(t) {
+		if locked[t] || skipCatalog(t) || s.sb != nil && s.own(t) {
 			continue
 		}
 		o, err := s.m.catalog.object(ctx, t)
