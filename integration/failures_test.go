@@ -270,10 +270,11 @@ func TestMalformedAndOversizedPackets(t *testing.T) {
 		r.c.ResetSequence()
 		_ = r.c.WritePacket(append(make([]byte, 4), big...)) // may fail once the peer closes
 	}()
-	defer func() { r.c.Close(); <-wrote }()
-	// Read the answer off the socket: go-mysql's sequence counter is being
-	// advanced by the writer goroutine meanwhile.
+	// Read the answer off the socket, and close the socket rather than the
+	// go-mysql Conn: the writer goroutine owns go-mysql's sequence counter
+	// (Conn.Close resets it) until it returns.
 	nc := r.c.Conn.Conn
+	defer func() { nc.Close(); <-wrote }()
 	_ = nc.SetReadDeadline(time.Now().Add(20 * time.Second))
 	hdr := make([]byte, 4)
 	if _, err := io.ReadFull(nc, hdr); err != nil {
