@@ -158,7 +158,12 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: nerr.Message, DB: opts.DB}}
 		return a
 	}
-	if at, ok := nz.agrees(lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes}); !ok {
+	// The text's tokens serve the cross-check and then bind; the pooled
+	// buffer spares the garbage collector on every uncached statement.
+	sc := e.scratch.Get().(*scratch)
+	defer e.scratch.Put(sc)
+	sc.toks = lexInto(sc.toks, nz.text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	if at, ok := nz.agreesWith(sc.toks); !ok {
 		nerr = refuse(CodeUnknown, "the proxy's readers of this statement disagree on where a quoted text starts or ends "+
 			"(at byte %d), so it cannot be sure how the server reads it; rewrite the quoted parts more simply", at)
 		a.normErr = nerr
@@ -195,7 +200,7 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		}
 		s.Accept(c)
 		a.Statements = append(a.Statements, describe(s, c, db))
-		a.markBare(&a.Statements[len(a.Statements)-1])
+		a.markBare(&a.Statements[len(a.Statements)-1], sc.toks)
 		if st := &a.Statements[len(a.Statements)-1]; st.Show != nil && nz.alteredIn(start, cursor) {
 			// SHOW … LIKE / WHERE is answered with a query built from its
 			// text, which holds characters changed for the parser.
@@ -235,18 +240,17 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 			}
 		}
 	}
-	e.bind(a, all)
+	e.bind(a, all, sc)
 	return a
 }
 
 // markBare sets Func.Bare for the calls of st (see Func), looking at every
 // call of each name in the whole text. A PREPARE's inner statement brings
 // its calls marked by its own analysis later.
-func (a *Analysis) markBare(st *Statement) {
+func (a *Analysis) markBare(st *Statement, toks []token) {
 	if len(st.Funcs) == 0 {
 		return
 	}
-	toks := lex(a.text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes})
 	for fi := range st.Funcs {
 		f := &st.Funcs[fi]
 		f.Bare = true
@@ -388,13 +392,9 @@ func (a *Analysis) collectLoose(toks []token, chains []chain, columns map[string
 }
 
 // bind locates the collector's references in a.text and records sites.
-func (e *Engine) bind(a *Analysis, c *collector) {
-	lo := lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}
-	// Tokens and chains are scratch space: pooled buffers spare the
-	// garbage collector on every uncached statement.
-	sc := e.scratch.Get().(*scratch)
-	defer e.scratch.Put(sc)
-	sc.toks = lexInto(sc.toks, a.text, lo)
+// sc.toks holds the lexer's tokens of a.text; sc's other buffers are
+// bind's scratch space.
+func (e *Engine) bind(a *Analysis, c *collector, sc *scratch) {
 	sc.chains = buildChainsInto(sc.chains, a.text, sc.toks, e.reserved)
 	toks, chains := sc.toks, sc.chains
 

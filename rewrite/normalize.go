@@ -484,8 +484,13 @@ func (s *scanner) word(i int) (int, *Refusal) {
 // thing to the proxy and another to the server; where they differ, the
 // offset of the first difference is returned and the text is refused.
 func (n *normalized) agrees(lo lexOptions) (int, bool) {
+	return n.agreesWith(lex(n.text, lo))
+}
+
+// agreesWith is agrees on toks, the lexer's tokens of n.text.
+func (n *normalized) agreesWith(toks []token) (int, bool) {
 	text, k := n.text, 0
-	for _, t := range lex(text, lo) {
+	for _, t := range toks {
 		switch t.kind {
 		case tokComment:
 			return int(t.start), false
