@@ -1219,6 +1219,7 @@ type lexHarness struct {
 	identity bool
 	survey   string // SQLFORK_LEXFUZZ_SURVEY: failures go there, fuzzing goes on
 	trace    bool   // SQLFORK_LEXFUZZ_TRACE: log every case
+	cases    uint64 // statements run so far (see lexUnset)
 
 	stats     lexStats
 	statsFile string // a fuzzing worker's file, "" otherwise
@@ -1609,18 +1610,30 @@ func (h *lexHarness) checkShape(t *testing.T, c *lexCase, norm string) string {
 	return ""
 }
 
-// lexUnset is the value the markers are reset to. Not NULL: a marker that
-// runs may well assign NULL ("@v1:=1 -@x" is @v1 := 1 - @x).
-const lexUnset = "sqlfork: not assigned"
+// lexUnset is the value marker k is reset to before case n. Not NULL: a
+// marker that runs may well assign NULL ("@v1:=1 -@x" is @v1 := 1 - @x).
+// Distinct per case and marker: a variable a generated statement set
+// earlier in the session (@1, say) may hold an old reset value, and a
+// marker assigned from it must still count as run.
+func lexUnset(n uint64, k int) string {
+	return fmt.Sprintf("sqlfork: not assigned, case %d marker %d", n, k)
+}
 
-// lexResetSQL and lexReadSQL reset and read the markers.
-var lexResetSQL, lexReadSQL = func() (string, string) {
-	var set, sel []string
+// lexResetSQL resets the markers for case n; lexReadSQL reads them.
+func lexResetSQL(n uint64) string {
+	set := make([]string, 0, lexMarkers)
 	for k := 1; k <= lexMarkers; k++ {
-		set = append(set, fmt.Sprintf("@v%d = '%s'", k, lexUnset))
+		set = append(set, fmt.Sprintf("@v%d = '%s'", k, lexUnset(n, k)))
+	}
+	return "SET " + strings.Join(set, ", ")
+}
+
+var lexReadSQL = func() string {
+	sel := make([]string, 0, lexMarkers)
+	for k := 1; k <= lexMarkers; k++ {
 		sel = append(sel, fmt.Sprintf("@v%d", k))
 	}
-	return "SET " + strings.Join(set, ", "), "SELECT " + strings.Join(sel, ", ")
+	return "SELECT " + strings.Join(sel, ", ")
 }()
 
 // execute runs the case on MariaDB and returns the markers it executed,
@@ -1649,12 +1662,14 @@ func (h *lexHarness) execute(t *testing.T, c *lexCase) (map[int]bool, *mysql.MyS
 func (h *lexHarness) tryExecute(c *lexCase) (map[int]bool, *mysql.MySQLError, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	for _, q := range []string{"SET NAMES " + c.charset, "SET SESSION sql_mode = '" + c.sqlMode() + "'", lexResetSQL} {
+	h.cases++
+	n := h.cases
+	for _, q := range []string{"SET NAMES " + c.charset, "SET SESSION sql_mode = '" + c.sqlMode() + "'", lexResetSQL(n)} {
 		if _, err := h.conn.ExecContext(ctx, q); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", q, err)
 		}
 	}
-	if err := lexRunStatement(ctx, h.conn, c.stmt); err != nil {
+	if err := execDrain(ctx, h.conn, c.stmt); err != nil {
 		var me *mysql.MySQLError
 		if errors.As(err, &me) {
 			return nil, me, nil
@@ -1671,27 +1686,11 @@ func (h *lexHarness) tryExecute(c *lexCase) (map[int]bool, *mysql.MySQLError, er
 	}
 	executed := map[int]bool{}
 	for i, v := range vals {
-		if !v.Valid || v.String != lexUnset {
+		if !v.Valid || v.String != lexUnset(n, i+1) {
 			executed[i+1] = true
 		}
 	}
 	return executed, nil, nil
-}
-
-// lexRunStatement sends stmt as it is (no arguments: the text protocol,
-// the bytes untouched) and reads all its results.
-func lexRunStatement(ctx context.Context, conn *sql.Conn, stmt string) error {
-	rows, err := conn.QueryContext(ctx, stmt)
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
-	}
-	if err := rows.Err(); err != nil {
-		rows.Close()
-		return err
-	}
-	return rows.Close()
 }
 
 // warnings re-runs the case and returns the server's warnings, for a report.
@@ -1703,10 +1702,10 @@ func (h *lexHarness) warnings(c *lexCase) string {
 	}
 	// Only a statement that uses a table clears the server's list of
 	// warnings.
-	if err := lexRunStatement(ctx, h.conn, "SELECT 1 FROM information_schema.CHARACTER_SETS LIMIT 0"); err != nil {
+	if err := execDrain(ctx, h.conn, "SELECT 1 FROM information_schema.CHARACTER_SETS LIMIT 0"); err != nil {
 		return ""
 	}
-	if err := lexRunStatement(ctx, h.conn, c.stmt); err != nil {
+	if err := execDrain(ctx, h.conn, c.stmt); err != nil {
 		return ""
 	}
 	rows, err := h.conn.QueryContext(ctx, "SHOW WARNINGS")
