@@ -226,6 +226,19 @@ func (s *scanner) run() *Refusal {
 	if s.inComment != noComment {
 		return s.fail(n, "an executable comment is not closed")
 	}
+	if s.out != nil && s.err == nil {
+		// Blanking must not move the end the server finds: in "1--;#x"
+		// the ';' is not last, so "--" is two minus signs, but with the
+		// comment blanked the "--" would come right before the trailing
+		// ';', where it starts a comment.
+		e := n
+		for e > 0 && (s.out[e-1] == ';' || s.cs.space.has(s.out[e-1])) {
+			e--
+		}
+		if e < end && e >= 2 && s.out[e-2] == '-' && s.out[e-1] == '-' {
+			return s.fail(e-2, "\"--\" before a final ';' and a comment (two minus signs to the server, a comment to other readers)")
+		}
+	}
 	return s.err
 }
 
