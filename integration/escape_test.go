@@ -98,8 +98,8 @@ type escCheck struct {
 // Placeholders: {secure} (the secure_file_priv directory), {other} (a
 // directory outside it), {victim} (connection id of a direct production
 // connection of the user 'victim', open during every case and checked to
-// survive it), {peer} (upstream connection id of another client of the
-// proxy, open during the case when named), {decoydb} (the decoy sandbox's
+// survive it), {peer} (upstream connection id of a client of another proxy
+// user, open during the case when named), {decoydb} (the decoy sandbox's
 // physical database), {decoybinlog} (the binary log holding the decoy's
 // UPDATE).
 type escCase struct {
@@ -484,10 +484,10 @@ func (e *escEnv) runCase(t *testing.T, c escCase) {
 	}
 	vars["{victim}"] = queryString(t, victim, "SELECT CONNECTION_ID()")
 
-	// Another client of the proxy, for KILL attempts on a neighbour.
+	// A client of another proxy user, for KILL attempts on a neighbour.
 	var peer *sql.Conn
 	if strings.Contains(strings.Join(c.stmts, "\n"), "{peer}") {
-		pdb := openDB(t, e.proxy.dsn("esc"))
+		pdb := openDB(t, fmt.Sprintf("%s:%s@tcp(%s)/esc?timeout=5s", escDecoyUser, escDecoyPW, e.proxy.addr))
 		if peer, err = pdb.Conn(ctx); err != nil {
 			t.Fatalf("peer connection: %s", mysqlErr(err))
 		}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -30,8 +32,10 @@ func freeAddr(t *testing.T) string {
 	return addr
 }
 
-// TestUpstreamUnreachable: a client gets MySQL error 2003 naming the
-// upstream; the proxy stays up.
+// TestUpstreamUnreachable: a client gets error 1429 naming the upstream in
+// place of the greeting (a server code: client libraries read their own
+// 2000–2999 codes in an ERR packet as a malformed packet); the proxy
+// stays up.
 func TestUpstreamUnreachable(t *testing.T) {
 	db, _ := env(t)
 	down := freeAddr(t)
@@ -40,8 +44,8 @@ func TestUpstreamUnreachable(t *testing.T) {
 		c := openDB(t, p.dsn(""))
 		err := c.Ping()
 		var me *mysql.MySQLError
-		if !errors.As(err, &me) || me.Number != 2003 || !strings.Contains(me.Message, down) {
-			t.Fatalf("attempt %d: want error 2003 naming %s, got %v", i, down, err)
+		if !errors.As(err, &me) || me.Number != 1429 || !strings.Contains(me.Message, down) {
+			t.Fatalf("attempt %d: want error 1429 naming %s, got %v", i, down, err)
 		}
 	}
 	if got := p.metric(t, "sqlfork_upstream_connect_failures_total", nil); got < 3 {
@@ -51,7 +55,9 @@ func TestUpstreamUnreachable(t *testing.T) {
 
 // TestUpstreamKilledMidQuery: kill -9 of mariadbd mid-query gives clients
 // errors, the proxy keeps serving (with errors while MariaDB is down) and
-// serves normally once it is back.
+// serves normally once it is back. The mariadb command-line client shows
+// the same error codes through the proxy as on a direct connection, both
+// for the statement in flight and for a login while MariaDB is down.
 func TestUpstreamKilledMidQuery(t *testing.T) {
 	testdb.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -74,32 +80,42 @@ func TestUpstreamKilledMidQuery(t *testing.T) {
 		_, err := busy.Exec("SELECT SLEEP(60)")
 		queryErr <- err
 	}()
-	waitFor(t, "query to start", func() bool {
+	cli := mariadbCLI(t)
+	direct, proxied := cliAsync(cli, db.Addr, db.User, db.Password, "SELECT SLEEP(61)"),
+		cliAsync(cli, p.addr, db.User, db.Password, "SELECT SLEEP(62)")
+	waitFor(t, "queries to start", func() bool {
 		var n int
 		admin, err := sql.Open("mysql", db.DSN(""))
 		if err != nil {
 			return false
 		}
 		defer admin.Close()
-		_ = admin.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(60)%'").Scan(&n)
-		return n == 1
+		_ = admin.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(6_)%'").Scan(&n)
+		return n == 3
 	})
 	if err := db.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case err := <-queryErr:
-		var me *mysql.MySQLError
-		if !errors.As(err, &me) || me.Number != 2013 || !strings.Contains(me.Message, "Lost connection to upstream") {
-			t.Fatalf("in-flight query: want error 2013 lost connection, got %v", err)
+		// As from a direct connection: the connection ends, and the
+		// driver says so itself.
+		if !errors.Is(err, mysql.ErrInvalidConn) {
+			t.Fatalf("in-flight query: want the driver's invalid connection, got %v", err)
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("in-flight query did not fail after mariadbd was killed")
 	}
+	if d, px := <-direct, <-proxied; cliErrorCode(d) != "2013" || cliErrorCode(px) != cliErrorCode(d) {
+		t.Fatalf("mariadb CLI, statement in flight when mariadbd died: direct %q, through the proxy %q (want ERROR 2013 both)", d, px)
+	}
 	// While MariaDB is down: new connections get a clear error, not a hang.
 	var me *mysql.MySQLError
-	if err := openDB(t, p.dsn("")).Ping(); !errors.As(err, &me) || me.Number != 2003 {
-		t.Fatalf("connect while upstream down: want 2003, got %v", err)
+	if err := openDB(t, p.dsn("")).Ping(); !errors.As(err, &me) || me.Number != 1429 {
+		t.Fatalf("connect while upstream down: want 1429, got %v", err)
+	}
+	if d, px := <-cliAsync(cli, db.Addr, db.User, db.Password, "SELECT 1"), <-cliAsync(cli, p.addr, db.User, db.Password, "SELECT 1"); cliErrorCode(d) == "" || cliErrorCode(px) != cliErrorCode(d) {
+		t.Fatalf("mariadb CLI, login while mariadbd is down: direct %q, through the proxy %q (want the same ERROR code)", d, px)
 	}
 	if err := db.Restart(ctx); err != nil {
 		t.Fatal(err)
@@ -462,10 +478,41 @@ func TestProbeFailureDoesNotLeakUpstreamAccount(t *testing.T) {
 	p := startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.UpstreamPassword = "wrong" })
 	err := openDB(t, p.dsn("")).Ping()
 	var me *mysql.MySQLError
-	if !errors.As(err, &me) || me.Number != 2003 {
-		t.Fatalf("want 2003, got %v", err)
+	if !errors.As(err, &me) || me.Number != 1429 {
+		t.Fatalf("want 1429, got %v", err)
 	}
 	if strings.Contains(me.Message, "'"+db.User+"'") || !strings.Contains(me.Message, "1045") {
 		t.Fatalf("message %q should name the upstream error code but not the account", me.Message)
 	}
+}
+
+// cliAsync runs the mariadb command-line client once with -e stmt and sends
+// its standard error (or why it could not run) when it ends.
+func cliAsync(bin, addr, user, password, stmt string) <-chan string {
+	out := make(chan string, 1)
+	go func() {
+		host, port, _ := net.SplitHostPort(addr)
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, "--no-defaults", "--protocol=TCP", "-h"+host, "-P"+port, "-u"+user, "-p"+password, "-e", stmt)
+		cmd.Env = append(os.Environ(), "MYSQL_HOST=", "MYSQL_TCP_PORT=", "MYSQL_PWD=", "LC_ALL=C")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil && stderr.Len() == 0 {
+			out <- err.Error()
+			return
+		}
+		out <- stderr.String()
+	}()
+	return out
+}
+
+// cliErrorCode is N of the first "ERROR N" the command-line client printed,
+// "" if none.
+func cliErrorCode(stderr string) string {
+	m := regexp.MustCompile(`ERROR (\d+)`).FindStringSubmatch(stderr)
+	if m == nil {
+		return ""
+	}
+	return m[1]
 }

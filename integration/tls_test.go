@@ -623,8 +623,8 @@ func TestUpstreamTLS(t *testing.T) {
 			c.UpstreamTLS, c.UpstreamTLSCA = proxy.UpstreamTLSVerifyID, other.caFile
 		})
 		_, err := pingOne(t, p.dsn(""), "SELECT 1")
-		if errNumber(err) != 2003 || !strings.Contains(err.Error(), "certificate") {
-			t.Fatalf("upstream certificate from an untrusted CA: want error 2003 naming the certificate, got %v", err)
+		if errNumber(err) != 1429 || !strings.Contains(err.Error(), "certificate") {
+			t.Fatalf("upstream certificate from an untrusted CA: want error 1429 naming the certificate, got %v", err)
 		}
 	})
 	t.Run("name-mismatch", func(t *testing.T) {
@@ -655,8 +655,8 @@ func TestUpstreamTLS(t *testing.T) {
 			c.UpstreamTLS, c.UpstreamTLSCA = proxy.UpstreamTLSVerifyID, pki.caFile
 		})
 		_, err := pingOne(t, pid.dsn(""), "SELECT 1")
-		if errNumber(err) != 2003 || !strings.Contains(err.Error(), "certificate") {
-			t.Fatalf("verify-identity with a certificate for another name: want error 2003 naming the certificate, got %v", err)
+		if errNumber(err) != 1429 || !strings.Contains(err.Error(), "certificate") {
+			t.Fatalf("verify-identity with a certificate for another name: want error 1429 naming the certificate, got %v", err)
 		}
 		t.Logf("client sees: %v", err)
 	})
@@ -664,8 +664,8 @@ func TestUpstreamTLS(t *testing.T) {
 		plain, _ := env(t) // the shared MariaDB has no TLS
 		p := startTestProxy(t, plain.Addr, plain, func(c *proxy.Config) { c.UpstreamTLS = proxy.UpstreamTLSRequired })
 		_, err := pingOne(t, p.dsn("app"), "SELECT 1")
-		if errNumber(err) != 2003 || !strings.Contains(err.Error(), "TLS") {
-			t.Fatalf("upstream-tls required against a server without TLS: want error 2003 mentioning TLS, got %v", err)
+		if errNumber(err) != 1429 || !strings.Contains(err.Error(), "TLS") {
+			t.Fatalf("upstream-tls required against a server without TLS: want error 1429 mentioning TLS, got %v", err)
 		}
 		t.Logf("client sees: %v", err)
 	})

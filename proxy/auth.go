@@ -60,7 +60,10 @@ type login struct {
 	log  *zap.Logger
 	acct *account
 	db   string
-	be   *backend
+	// pre is the upstream connection opened before the client was
+	// greeted (see openBackend), be the same once logged in.
+	pre *backend
+	be  *backend
 	// tag is the sandbox named in the login (appuser+sandbox).
 	tag string
 	sbx *sandbox.Session
@@ -91,8 +94,11 @@ func (l *login) OnAuthSuccess(c *server.Conn) error {
 	if err := l.srv.internalDB(l.acct, l.db); err != nil {
 		return err
 	}
-	be, err := dialBackend(l.ctx, l.srv.dialParams(l.acct, l.db, c.Charset(), c.Capability(), l.srv.upstreamAttrs(c.Attributes(), c)))
+	be := l.pre
+	l.pre = nil
+	err := be.login(l.ctx, l.srv.dialParams(l.acct, l.db, c.Charset(), c.Capability(), l.srv.upstreamAttrs(c.Attributes(), c)))
 	if err != nil {
+		be.close()
 		var me *mysql.MyError
 		if errors.As(err, &me) {
 			l.log.Info("upstream refused login", zap.String("user", l.acct.upstreamUser), zap.Error(err))
@@ -168,7 +174,7 @@ func (s *Server) openSandbox(ctx context.Context, a *account, tag string, attrs 
 	m, err := s.sandboxes(ctx)
 	if err != nil {
 		s.log.Warn("sandbox manager unavailable", zap.Error(err))
-		return nil, newError(codeCantConnect, "HY000", "sqlfork-proxy: sandboxes are unavailable (%v)", err)
+		return nil, newError(codeUpstreamUnavailable, "HY000", "sqlfork-proxy: sandboxes are unavailable (%v)", err)
 	}
 	return m.Open(ctx, sandbox.Options{User: a.name, ConnID: uint64(connID), Mode: mode, Sandbox: tag,
 		AllowProductionWrites: s.cfg.ProductionWrites == "allow", Log: log})
@@ -220,7 +226,7 @@ func upstreamDown(addr string, err error) *mysql.MyError {
 	case errors.As(err, &oe) && oe.Err != nil:
 		reason = oe.Err.Error()
 	}
-	return newError(codeCantConnect, "HY000", "Can't connect to upstream server on '%s' (sqlfork-proxy: %s)", addr, reason)
+	return newError(codeUpstreamUnavailable, "HY000", "Can't connect to upstream server on '%s' (sqlfork-proxy: %s)", addr, reason)
 }
 
 // attrSource is anything with a remote address (a net.Conn or go-mysql conn).

@@ -7,9 +7,11 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
 
-// Error codes the proxy itself sends. Client-library codes (2003, 2013) are
-// used where the client would have produced them itself on a direct
-// connection, so applications handle them as they already do.
+// Error codes the proxy itself sends. All are server codes: client
+// libraries take an ERR packet carrying one of their own codes (2000–2999)
+// for a malformed packet (libmariadb reports 2027), so where a direct
+// connection would have made the client produce one (the server lost), the
+// proxy closes the connection instead and lets the client say it.
 const (
 	codeUnknownCom         = 1047 // ER_UNKNOWN_COM_ERROR
 	codeAccessDenied       = 1045 // ER_ACCESS_DENIED_ERROR
@@ -18,8 +20,9 @@ const (
 	codeServerShutdown     = 1053 // ER_SERVER_SHUTDOWN
 	codeSecureTransportReq = 3159 // ER_SECURE_TRANSPORT_REQUIRED
 	codeHandshakeError     = 1043 // ER_HANDSHAKE_ERROR
-	codeCantConnect        = 2003 // CR_CONN_HOST_ERROR
-	codeServerLost         = 2013 // CR_SERVER_LOST
+	// codeUpstreamUnavailable is ER_CONNECT_TO_FOREIGN_DATA_SOURCE: the
+	// upstream cannot be reached or refused the proxy's own login.
+	codeUpstreamUnavailable = 1429
 )
 
 // newError builds a MySQL error.

@@ -150,9 +150,20 @@ type greetingConn struct {
 	patched atomic.Bool
 	done    atomic.Bool
 	read    int // bytes read during the handshake (one reader goroutine)
+	// checked is set once the client's first packet after the greeting
+	// has been read and checked (checkFirst); pending holds what of it
+	// the reader has not taken yet. failed is set when it was malformed
+	// and the client has been answered: go-mysql's own error reply is
+	// then dropped.
+	checked bool
+	pending []byte
+	failed  bool
 }
 
 func (c *greetingConn) Write(b []byte) (int, error) {
+	if c.failed {
+		return 0, errBadHandshake
+	}
 	if !c.patched.Load() {
 		c.patched.Store(true)
 		c.patch(b)
@@ -163,6 +174,16 @@ func (c *greetingConn) Write(b []byte) (int, error) {
 func (c *greetingConn) Read(b []byte) (int, error) {
 	if c.done.Load() {
 		return c.Conn.Read(b)
+	}
+	if !c.checked && c.patched.Load() {
+		if err := c.checkFirst(); err != nil {
+			return 0, err
+		}
+	}
+	if len(c.pending) > 0 {
+		n := copy(b, c.pending)
+		c.pending = c.pending[n:]
+		return n, nil
 	}
 	if c.read >= handshakeReadLimit {
 		return 0, errHandshakeTooLarge

@@ -48,13 +48,40 @@ func (c *panicConn) Close() error {
 	return c.Conn.Close()
 }
 
-// newOfflineServer builds a Server whose upstream is never reached: the
-// client-facing greeting comes from a remembered MariaDB greeting.
+// greetingOnlyUpstream listens on loopback and greets every connection as
+// MariaDB, then reads until the peer closes: enough for a client login to
+// get as far as the upstream login.
+func greetingOnlyUpstream(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_, _ = c.Write(testPacket(0, mariaDBSpec().bytes()))
+				_, _ = io.Copy(io.Discard, c)
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// newOfflineServer builds a Server whose upstream never completes a login
+// (greetingOnlyUpstream): the client-facing greeting comes from a
+// remembered MariaDB greeting.
 func newOfflineServer(t *testing.T) (*Server, *metrics.Proxy) {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
-	cfg.Upstream = "127.0.0.1:1"
+	cfg.Upstream = greetingOnlyUpstream(t)
 	cfg.HandshakeTimeout = 5 * time.Second
 	m := metrics.New(prometheus.NewRegistry())
 	s, err := New(cfg, zap.NewNop(), m)

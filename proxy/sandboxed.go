@@ -62,6 +62,9 @@ func (s *session) planned(cmd byte) error {
 			return s.writeErr(clientError(err))
 		}
 	}
+	if ok, refusal, k := s.killStatement(cmd, sql); ok {
+		return s.kill(refusal, k)
+	}
 	if cmd == comQuery {
 		if pieces := s.sandboxPieces(sql); pieces != nil {
 			return s.multiStatement(pieces)

@@ -26,6 +26,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/metrics"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	sandbox "github.com/sqlfork/sqlfork-proxy/session"
 )
 
@@ -74,6 +75,9 @@ type Server struct {
 
 	sbMu sync.Mutex
 	sbm  *sandbox.Manager // started on first sandboxed login
+
+	// kills reads KILL statements (see session.kill).
+	kills *rewrite.Engine
 }
 
 // New validates cfg, loads TLS material and binds the client listener, so a
@@ -82,7 +86,8 @@ func New(cfg Config, log *zap.Logger, m *metrics.Proxy) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, m: m, accounts: buildAccounts(&cfg), conns: map[*connState]struct{}{}}
+	s := &Server{cfg: cfg, log: log, m: m, accounts: buildAccounts(&cfg), conns: map[*connState]struct{}{},
+		kills: rewrite.NewEngine(256)}
 	if cfg.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
 		if err != nil {
@@ -496,9 +501,24 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 		s.rejectGreeting(nc, upstreamDown(s.cfg.Upstream, err), "upstream_unavailable")
 		return nil, err
 	}
+	// The upstream connection is opened before the client is greeted: if
+	// the upstream cannot be reached, the client is refused in place of the
+	// greeting, as by a server refusing connections.
+	pre, err := openBackend(ctx, s.cfg.Upstream, s.cfg.ConnectTimeout)
+	if err != nil {
+		s.m.UpstreamConnectFails.Inc()
+		log.Warn("upstream unavailable; refusing client", zap.Error(err))
+		s.rejectGreeting(nc, upstreamDown(s.cfg.Upstream, err), "upstream_unavailable")
+		return nil, err
+	}
 	gc := &greetingConn{Conn: nc, caps: clientCaps(front.info.caps, s.tlsConf != nil), connID: proxyConnIDBase | uint32(id)&(proxyConnIDBase-1),
 		status: front.info.status}
-	l := &login{ctx: ctx, srv: s, log: log}
+	l := &login{ctx: ctx, srv: s, log: log, pre: pre}
+	defer func() {
+		if l.pre != nil { // the login never got as far as the upstream
+			l.pre.close()
+		}
+	}()
 	sc, err := front.srv.NewCustomizedConn(gc, l, l)
 	if err != nil {
 		if l.be != nil {
@@ -518,6 +538,6 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 	sess.caps, sess.acct, sess.collation = sc.Capability(), l.acct, sc.Charset()
 	sess.sbx, sess.db, sess.status = l.sbx, l.db, l.be.status
 	gc.handshakeDone()
-	st.attach(l.be)
+	st.attach(l.be, l.acct.name, gc.connID)
 	return sess, nil
 }

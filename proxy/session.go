@@ -35,8 +35,11 @@ type connState struct {
 	mu      sync.Mutex
 	busy    bool
 	closing bool
-	be      *backend  // the session's upstream, once it has one
-	readBy  time.Time // the read deadline last set on nc
+	be      *backend // the session's upstream, once it has one
+	// user and greetingID identify the logged-in session to KILL.
+	user       string
+	greetingID uint32
+	readBy     time.Time // the read deadline last set on nc
 }
 
 // deadlineSlack is the fraction of a timeout by which a deadline may be
@@ -80,9 +83,9 @@ func (c *connState) work(d time.Duration) {
 }
 
 // attach records the session's upstream connection so forceClose reaches it.
-func (c *connState) attach(be *backend) {
+func (c *connState) attach(be *backend, user string, greetingID uint32) {
 	c.mu.Lock()
-	c.be = be
+	c.be, c.user, c.greetingID = be, user, greetingID
 	c.mu.Unlock()
 }
 
@@ -249,14 +252,22 @@ func (s *session) dispatch(cmd byte) error {
 	case respChangeUser:
 		return s.changeUser()
 	}
+	switch {
+	case cmd == comProcessKill:
+		return s.processKill()
+	case cmd == comQuery && s.sbx == nil:
+		if handled, err := s.passthroughKill(); handled {
+			return err
+		}
+	}
 	if s.sbx != nil {
 		switch cmd {
 		case comQuery, comStmtPrepare:
 			return s.planned(cmd)
-		case comProcessKill, comRefresh, comProcessInfo, comDebug:
+		case comRefresh, comProcessInfo, comDebug:
 			// KILL, FLUSH, SHOW PROCESSLIST by command, and the debug dump:
 			// refused where the statements are.
-			if err := s.sbx.ServerCommand(commandName(cmd), cmd == comProcessKill || cmd == comRefresh); err != nil {
+			if err := s.sbx.ServerCommand(commandName(cmd), cmd == comRefresh); err != nil {
 				return s.answerInstead(clientError(err))
 			}
 		case comFieldList:
@@ -553,8 +564,9 @@ func (s *session) fail(err error) error {
 			return err
 		}
 	}
-	_ = s.writeErr(newError(codeServerLost, "HY000",
-		"Lost connection to upstream server at '%s' during query (sqlfork-proxy: %v)", s.srv.cfg.Upstream, le.err))
+	// Nothing more to say: the client sees its connection end, as it would
+	// have seen the server's (libmariadb: 2013 during a query), and the
+	// proxy's log says why.
 	return err
 }
 

@@ -306,7 +306,7 @@ func TestErrPacketRoundTrip(t *testing.T) {
 	}{
 		{newError(codeAccessDenied, "28000", "Access denied for user '%s'@'%s' (using password: %s)", "bob", "10.0.0.1", "YES"),
 			mysql.MyError{Code: 1045, State: "28000", Message: "Access denied for user 'bob'@'10.0.0.1' (using password: YES)"}},
-		{newError(codeServerLost, "HY000", "Lost connection"), mysql.MyError{Code: 2013, State: "HY000", Message: "Lost connection"}},
+		{newError(codeUpstreamUnavailable, "HY000", "Unreachable"), mysql.MyError{Code: 1429, State: "HY000", Message: "Unreachable"}},
 		{newError(codeUnknownCom, "08S01", ""), mysql.MyError{Code: 1047, State: "08S01"}},
 		{&mysql.MyError{Code: 0xFFFF, State: "XXXXX", Message: "#12345 starts with a hash"},
 			mysql.MyError{Code: 0xFFFF, State: "XXXXX", Message: "#12345 starts with a hash"}},

@@ -62,42 +62,76 @@ func (b *backend) close() { _ = b.conn.Close() }
 // dialBackend opens and authenticates an upstream connection. A refusal
 // by the server comes back as *mysql.MyError, as the server sent it.
 func dialBackend(ctx context.Context, p dialParams) (*backend, error) {
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", p.addr)
+	b, err := openBackend(ctx, p.addr, p.timeout)
 	if err != nil {
-		return nil, fmt.Errorf("dial upstream %s: %w", p.addr, err)
-	}
-	deadline, _ := ctx.Deadline()
-	_ = conn.SetDeadline(deadline)
-	// Abort blocking I/O if ctx is cancelled early.
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
-	b := &backend{conn: conn, r: bufio.NewReaderSize(conn, upstreamReadBuf), w: bufio.NewWriterSize(conn, upstreamWriteBuf)}
-	err = b.handshake(p)
-	stop()
-	if err != nil {
-		_ = conn.Close()
 		return nil, err
 	}
-	_ = b.conn.SetDeadline(time.Time{})
+	if err := b.login(ctx, p); err != nil {
+		b.close()
+		return nil, err
+	}
 	return b, nil
 }
 
-func (b *backend) handshake(p dialParams) error {
-	payload, seq, err := readPacket(b.r, nil, handshakeLimit)
+// openBackend dials the upstream and reads its greeting, the first half of
+// dialBackend: a client's login does it before greeting the client, so an
+// unreachable upstream is reported in place of the greeting, as a server
+// refusing connections does.
+func openBackend(ctx context.Context, addr string, timeout time.Duration) (*backend, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return fmt.Errorf("read upstream greeting: %w", err)
+		return nil, fmt.Errorf("dial upstream %s: %w", addr, err)
 	}
-	g, err := parseGreeting(payload)
+	b := &backend{conn: conn, r: bufio.NewReaderSize(conn, upstreamReadBuf), w: bufio.NewWriterSize(conn, upstreamWriteBuf)}
+	err = b.withDeadline(ctx, func() error {
+		payload, _, err := readPacket(b.r, nil, handshakeLimit)
+		if err != nil {
+			return fmt.Errorf("read upstream greeting: %w", err)
+		}
+		if b.greeting, err = parseGreeting(payload); err != nil {
+			return err
+		}
+		if g := b.greeting; g.caps&capProtocol41 == 0 || g.caps&capSecureConnection == 0 {
+			return fmt.Errorf("upstream %s (%s) does not speak protocol 4.1", addr, g.version)
+		}
+		return nil
+	})
 	if err != nil {
-		return err
+		b.close()
+		return nil, err
 	}
-	b.greeting = g
-	if g.caps&capProtocol41 == 0 || g.caps&capSecureConnection == 0 {
-		return fmt.Errorf("upstream %s (%s) does not speak protocol 4.1", p.addr, g.version)
-	}
+	return b, nil
+}
 
+// login authenticates an opened backend (see openBackend) as p says.
+func (b *backend) login(ctx context.Context, p dialParams) error {
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	return b.withDeadline(ctx, func() error { return b.handshake(p) })
+}
+
+// withDeadline runs f with ctx's deadline on the connection, aborting its
+// blocking I/O if ctx is cancelled early, and clears the deadline after.
+func (b *backend) withDeadline(ctx context.Context, f func() error) error {
+	deadline, _ := ctx.Deadline()
+	_ = b.conn.SetDeadline(deadline)
+	conn := b.conn
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	err := f()
+	stop()
+	_ = b.conn.SetDeadline(time.Time{})
+	return err
+}
+
+// handshake answers the upstream's greeting (read by openBackend):
+// TLS if configured, then authentication.
+func (b *backend) handshake(p dialParams) error {
+	g := b.greeting
+	seq := uint8(0) // the greeting's
+	var err error
 	caps := p.caps & g.caps & relayedCaps
 	caps |= capProtocol41 | capSecureConnection | capLongPassword&g.caps
 	caps &^= capConnectWithDB | capConnectAttrs | capPluginAuth | capPluginAuthLenenc

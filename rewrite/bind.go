@@ -312,7 +312,7 @@ func textKind(text string, opts Options) string {
 		switch {
 		case words[0] == "BEGIN", words[0] == "START" && len(words) > 1 && words[1] == "TRANSACTION":
 			return "BEGIN"
-		case words[0] == "COMMIT", words[0] == "ROLLBACK":
+		case words[0] == "COMMIT", words[0] == "ROLLBACK", words[0] == "KILL":
 			return words[0]
 		}
 	}
@@ -882,6 +882,9 @@ func isSandboxStatement(sql string) bool {
 // writes.
 func describe(s ast.StmtNode, c *collector, db string) Statement {
 	st := Statement{Class: classOf(s), Kind: kindOf(s), DB: db}
+	if k, ok := s.(*ast.KillStmt); ok && k.Expr == nil && !k.TiDBExtension {
+		st.Kill = &Kill{Query: k.Query, ID: k.ConnectionID}
+	}
 	// Sort the references by table, then take each table once: written if
 	// any reference writes it.
 	type use struct {

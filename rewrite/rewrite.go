@@ -76,6 +76,14 @@ type Options struct {
 	Server Server
 }
 
+// Kill is the target of a KILL statement.
+type Kill struct {
+	// Query is KILL QUERY: the statement running, not the connection.
+	Query bool
+	// ID is the connection id as written.
+	ID uint64
+}
+
 // Statement describes one statement of the input.
 type Statement struct {
 	Class Class
@@ -94,6 +102,10 @@ type Statement struct {
 	// Show details SHOW [FULL] TABLES and SHOW TABLE STATUS (nil for
 	// other statements).
 	Show *Show
+	// Kill is what KILL [CONNECTION | QUERY] <number> names (nil for other
+	// statements and for the KILL forms the parser does not read, whose
+	// Kind is still "KILL").
+	Kill *Kill
 	// References are the tables FOREIGN KEY … REFERENCES clauses of the
 	// statement name (also listed in Reads).
 	References []Table

@@ -1,0 +1,164 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
+	"github.com/sqlfork/sqlfork-proxy/proxy"
+)
+
+// TestKillOnlyOwnConnections: proxy users share one upstream account, so
+// the proxy answers KILL itself. A user kills its own statements and
+// connections, named by the id the proxy's greeting carried (what drivers
+// cancel with) or by CONNECTION_ID(); another user's, or a connection
+// that is not the proxy's, are "Unknown thread id" and keep running. With
+// the ALL PRIVILEGES account and with the least-privilege one, and in
+// passthrough mode.
+func TestKillOnlyOwnConnections(t *testing.T) {
+	users := []proxy.User{{Name: "alice", Password: sandboxPassword}, {Name: "bob", Password: sandboxPassword}}
+	for _, acct := range []string{"all privileges", "least privilege", "passthrough"} {
+		t.Run(acct, func(t *testing.T) {
+			var db *testdb.Server
+			var p *proxyHandle
+			switch acct {
+			case "least privilege":
+				db, p = sandboxProxy(t, "transparent", func(c *proxy.Config) { c.Users = users })
+			case "all privileges":
+				db, _ = env(t)
+				p = startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.Mode, c.Users = "transparent", users })
+			default:
+				db, _ = env(t)
+				p = startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.Mode, c.Users = "passthrough", users })
+			}
+			admin := openDB(t, directDSN(db, ""))
+			running := func(marker string) bool {
+				var n int
+				_ = admin.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE ?", "SELECT SLEEP(%) /*"+marker+"*/").Scan(&n)
+				return n == 1
+			}
+
+			victim := dialRaw(t, p.addr, "alice", sandboxPassword, "")
+			greetingID, upstreamID := victim.c.GetConnectionID(), victim.scalar("SELECT CONNECTION_ID()")
+			done := make(chan error, 1)
+			go func() {
+				_, err := victim.c.Execute("SELECT SLEEP(30) /*victim*/")
+				done <- err
+			}()
+			waitFor(t, "the victim's statement to run", func() bool { return running("victim") })
+
+			// A direct connection of the same upstream account: not the
+			// proxy's to kill.
+			other := conn(t, openDB(t, directDSN(db, "")))
+			var directID string
+			if err := other.QueryRowContext(context.Background(), "SELECT CONNECTION_ID()").Scan(&directID); err != nil {
+				t.Fatal(err)
+			}
+			bob := openDB(t, p.userDSN("bob", ""))
+			for _, q := range []string{
+				fmt.Sprintf("KILL QUERY %d", greetingID), "KILL QUERY " + upstreamID,
+				fmt.Sprintf("KILL %d", greetingID), "KILL CONNECTION " + upstreamID, "KILL " + directID,
+			} {
+				_, err := bob.Exec(q)
+				if e := mysqlErr(err); !strings.HasPrefix(e, "1094") {
+					t.Errorf("bob: %s: %s, want 1094 Unknown thread id", q, e)
+				}
+			}
+			for _, q := range []string{"KILL USER alice", "KILL HARD QUERY 5", "SELECT 1; KILL 5"} {
+				if _, err := bob.Exec(q); err == nil {
+					t.Errorf("bob: %s was not refused", q)
+				}
+			}
+			if !running("victim") {
+				t.Fatal("another user's KILL stopped the statement")
+			}
+			if err := other.PingContext(context.Background()); err != nil {
+				t.Fatalf("the direct connection was killed: %v", err)
+			}
+
+			// Alice cancels her own statement by its greeting id, as the
+			// mariadb CLI does on Ctrl-C.
+			alice := openDB(t, p.userDSN("alice", ""))
+			if _, err := alice.Exec(fmt.Sprintf("KILL QUERY %d", greetingID)); err != nil {
+				t.Fatalf("alice: KILL QUERY of her own statement: %v", err)
+			}
+			select {
+			case err := <-done:
+				if !strings.Contains(fmt.Sprint(err), "1317") {
+					t.Fatalf("killed statement: %v, want 1317 Query execution was interrupted", err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("the killed statement did not end")
+			}
+			if got := victim.scalar("SELECT 7"); got != "7" {
+				t.Fatalf("the connection should survive KILL QUERY: %q", got)
+			}
+			// And her connection by CONNECTION_ID() with COM_PROCESS_KILL.
+			killer := dialRaw(t, p.addr, "alice", sandboxPassword, "")
+			var id [4]byte
+			var up uint32
+			fmt.Sscan(upstreamID, &up)
+			id[0], id[1], id[2], id[3] = byte(up), byte(up>>8), byte(up>>16), byte(up>>24)
+			killer.send(append([]byte{0x0C}, id[:]...)...)
+			if reply := killer.read(); reply[0] != 0 {
+				t.Fatalf("COM_PROCESS_KILL of her own connection: %q", reply)
+			}
+			if _, err := victim.c.Execute("SELECT 1"); err == nil {
+				t.Fatal("the killed connection still answers")
+			}
+		})
+	}
+}
+
+// TestCLIKillQueryAsDirect: Ctrl-C in the mariadb command-line client
+// (which sends KILL QUERY <greeting id> on a second connection) ends the
+// statement with the same error through the proxy as directly.
+func TestCLIKillQueryAsDirect(t *testing.T) {
+	db, passthrough := env(t)
+	transparent := startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.Mode = "transparent" })
+	cli := mariadbCLI(t)
+	admin := openDB(t, directDSN(db, ""))
+	codes := map[string]string{}
+	for i, target := range []struct{ name, addr string }{{"direct", db.Addr}, {"passthrough", passthrough.addr}, {"transparent", transparent.addr}} {
+		// The CLI drops comments: the sleep's length tells the statements apart.
+		stmt := fmt.Sprintf("SELECT SLEEP(30.%d)", i+1)
+		host, port, _ := strings.Cut(target.addr, ":")
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := exec.CommandContext(ctx, cli, "--no-defaults", "--protocol=TCP", "-h"+host, "-P"+port, "-u"+db.User, "-p"+db.Password, "-e", stmt)
+		cmd.Env = append(cmd.Environ(), "LC_ALL=C")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		waitFor(t, "the CLI's statement to run", func() bool {
+			var n int
+			_ = admin.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO = ?", stmt).Scan(&n)
+			return n == 1
+		})
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		start := time.Now()
+		err := cmd.Wait()
+		cancel()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("%s: Ctrl-C did not end the statement", target.name)
+		}
+		codes[target.name] = cliErrorCode(stderr.String())
+		t.Logf("%s: %s", target.name, strings.TrimSpace(stderr.String()))
+	}
+	if codes["direct"] == "" || codes["passthrough"] != codes["direct"] || codes["transparent"] != codes["direct"] {
+		t.Fatalf("mariadb CLI after Ctrl-C: ERROR %q direct, %q through a passthrough proxy, %q through a transparent one",
+			codes["direct"], codes["passthrough"], codes["transparent"])
+	}
+}

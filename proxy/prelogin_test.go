@@ -1,0 +1,141 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/server"
+)
+
+// handshakeResponse builds a HandshakeResponse41 payload.
+func handshakeResponse(caps uint32, user string, auth []byte, db, plugin string, attrs []byte) []byte {
+	p := handshakeHead(caps, 45)
+	p = append(p, user...)
+	p = append(p, 0)
+	if caps&capPluginAuthLenenc != 0 {
+		p = appendLenEnc(p, uint64(len(auth)))
+	} else {
+		p = append(p, byte(len(auth)))
+	}
+	p = append(p, auth...)
+	if caps&capConnectWithDB != 0 {
+		p = append(p, db...)
+		p = append(p, 0)
+	}
+	if caps&capPluginAuth != 0 {
+		p = append(p, plugin...)
+		p = append(p, 0)
+	}
+	return append(p, attrs...)
+}
+
+const testClientCaps = capProtocol41 | capSecureConnection | capPluginAuth | capPluginAuthLenenc | capConnectWithDB | capConnectAttrs
+
+func validHandshakeResponse() []byte {
+	attrs := appendLenEnc(nil, 0)
+	kv := []byte{}
+	for _, s := range []string{"_client_name", "libmariadb", "_pid", "42"} {
+		kv = appendLenEnc(kv, uint64(len(s)))
+		kv = append(kv, s...)
+	}
+	attrs = appendLenEnc(attrs[:0], uint64(len(kv)))
+	attrs = append(attrs, kv...)
+	return handshakeResponse(testClientCaps, "root", bytes.Repeat([]byte{7}, 20), "app", AuthNativePassword, attrs)
+}
+
+// loginOnce runs go-mysql's server side of a login over a pipe, with the
+// proxy's greetingConn below it, sends payload as the client's handshake
+// response and returns the first packet the server answers with.
+func loginOnce(t testing.TB, payload []byte) (reply []byte, seq uint8) {
+	srvEnd, cliEnd := net.Pipe()
+	defer cliEnd.Close()
+	gc := &greetingConn{Conn: srvEnd, caps: clientCaps(mariaDBCaps, false)}
+	srv := server.NewServer("5.5.5-10.11.6-MariaDB", 45, mysql.AUTH_NATIVE_PASSWORD, nil, nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer srvEnd.Close()
+		_, _ = srv.NewCustomizedConn(gc, server.NewInMemoryAuthenticationHandler(), server.EmptyHandler{})
+	}()
+	_ = cliEnd.SetDeadline(time.Now().Add(5 * time.Second))
+	r := bufio.NewReader(cliEnd)
+	if _, _, err := readPacket(r, nil, 1<<16); err != nil {
+		t.Fatalf("greeting: %v", err)
+	}
+	pkt := append([]byte{byte(len(payload)), byte(len(payload) >> 8), byte(len(payload) >> 16), 1}, payload...)
+	if _, err := cliEnd.Write(pkt); err != nil {
+		t.Fatalf("writing the handshake response: %v", err)
+	}
+	reply, seq, _ = readPacket(r, nil, 1<<16)
+	_ = cliEnd.Close()
+	<-done
+	return reply, seq
+}
+
+func TestCheckHandshakeResponse(t *testing.T) {
+	valid := validHandshakeResponse()
+	huge := handshakeResponse(testClientCaps, strings.Repeat("u", 100<<10), nil, "", AuthNativePassword, nil)
+	fixed := len(handshakeHead(0, 0)) + 100<<10 + 1
+	huge = append(huge[:fixed], 0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F)
+	cases := []struct {
+		name string
+		p    []byte
+		want string // "" when well formed
+	}{
+		{"valid", valid, ""},
+		{"ssl request", handshakeHead(testClientCaps|capSSL, 45), ""},
+		{"short", valid[:20], "fewer than"},
+		{"user not terminated", append(handshakeHead(testClientCaps, 45), "root"...), "user name"},
+		{"100 KB user, 0xFE auth length", huge, "auth data"},
+		{"auth length past the end", handshakeResponse(capProtocol41|capSecureConnection, "u", nil, "", "", nil)[:sslRequestLen+2], "auth data"},
+		{"lenenc auth NULL", append(append(handshakeHead(testClientCaps, 45), 'u', 0), 0xFB), "NULL"},
+		{"truncated attribute length", append(handshakeResponse(testClientCaps, "u", nil, "d", AuthNativePassword, nil), 0xFC), "attributes"},
+		{"attribute string past the end", append(handshakeResponse(testClientCaps, "u", nil, "d", AuthNativePassword, nil), 3, 9, 'a', 'b'), "attribute"},
+		{"trailing truncated length after the attributes", append(handshakeResponse(testClientCaps, "u", nil, "d", AuthNativePassword, nil), 1, 0, 0xFD, 1), "attribute"},
+		{"plugin not terminated", handshakeResponse(capProtocol41|capSecureConnection|capPluginAuth, "u", nil, "", "x", nil)[:sslRequestLen+4], "plugin"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := checkHandshakeResponse(c.p)
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("refused a well-formed response: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error mentioning %q", err, c.want)
+			}
+			// Through go-mysql: "Bad handshake" as packet 2, no panic.
+			reply, seq := loginOnce(t, c.p)
+			if e := parseErrPacket(reply); e.Code != codeHandshakeError || e.State != "08S01" || seq != 2 {
+				t.Fatalf("reply seq %d %q, want ERR 1043 (08S01) as packet 2", seq, reply)
+			}
+		})
+	}
+}
+
+// FuzzHandshakeResponse drives the pre-login path (greetingConn's check and
+// go-mysql's parser) with arbitrary handshake responses: it never panics,
+// and a response the check refuses gets "Bad handshake" as packet 2.
+func FuzzHandshakeResponse(f *testing.F) {
+	f.Add(validHandshakeResponse())
+	f.Add(handshakeHead(testClientCaps|capSSL, 45))
+	huge := handshakeResponse(testClientCaps, strings.Repeat("u", 1000), nil, "", AuthNativePassword, nil)
+	f.Add(append(huge[:len(handshakeHead(0, 0))+1001], 0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F))
+	f.Add(append(handshakeResponse(testClientCaps, "u", nil, "d", AuthNativePassword, nil), 0xFC))
+	f.Add(handshakeResponse(capProtocol41|capSecureConnection, "root", bytes.Repeat([]byte{1}, 20), "", "", nil))
+	f.Fuzz(func(t *testing.T, p []byte) {
+		reply, seq := loginOnce(t, p)
+		if checkHandshakeResponse(p) != nil {
+			if e := parseErrPacket(reply); e.Code != codeHandshakeError || seq != 2 {
+				t.Fatalf("refused response answered with seq %d %q, want ERR 1043 as packet 2", seq, reply)
+			}
+		}
+	})
+}
