@@ -43,20 +43,25 @@ type cliResult struct {
 	exit           int
 }
 
+// cliCmd is the command-line client bin logging in to addr (host:port)
+// with args, option files and the environment's defaults ignored so the
+// machine's my.cnf cannot change the output.
+func cliCmd(ctx context.Context, bin, addr, user, password string, args ...string) *exec.Cmd {
+	host, port, _ := net.SplitHostPort(addr)
+	full := append([]string{"--no-defaults", "--protocol=TCP", "-h" + host, "-P" + port, "-u" + user, "-p" + password}, args...)
+	cmd := exec.CommandContext(ctx, bin, full...)
+	cmd.Env = append(os.Environ(), "MYSQL_HOST=", "MYSQL_TCP_PORT=", "MYSQL_PWD=", "LC_ALL=C")
+	return cmd
+}
+
 // runCLI runs the command-line client against addr (host:port), reading
 // stdin from the file named by script when it is not empty. Option files
 // are ignored so the machine's my.cnf cannot change the output.
 func runCLI(t testing.TB, bin, addr, user, password, script string, args ...string) cliResult {
 	t.Helper()
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	full := append([]string{"--no-defaults", "--protocol=TCP", "-h" + host, "-P" + port, "-u" + user, "-p" + password}, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, full...)
-	cmd.Env = append(os.Environ(), "MYSQL_HOST=", "MYSQL_TCP_PORT=", "MYSQL_PWD=", "LC_ALL=C")
+	cmd := cliCmd(ctx, bin, addr, user, password, args...)
 	if script != "" {
 		f, err := os.Open(script)
 		if err != nil {
@@ -67,7 +72,7 @@ func runCLI(t testing.TB, bin, addr, user, password, script string, args ...stri
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	res := cliResult{stdout: stdout.String(), stderr: stderr.String()}
 	var ee *exec.ExitError
 	switch {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"regexp"
 	"runtime"
 	"strings"
@@ -491,11 +490,9 @@ func TestProbeFailureDoesNotLeakUpstreamAccount(t *testing.T) {
 func cliAsync(bin, addr, user, password, stmt string) <-chan string {
 	out := make(chan string, 1)
 	go func() {
-		host, port, _ := net.SplitHostPort(addr)
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, "--no-defaults", "--protocol=TCP", "-h"+host, "-P"+port, "-u"+user, "-p"+password, "-e", stmt)
-		cmd.Env = append(os.Environ(), "MYSQL_HOST=", "MYSQL_TCP_PORT=", "MYSQL_PWD=", "LC_ALL=C")
+		cmd := cliCmd(ctx, bin, addr, user, password, "-e", stmt)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil && stderr.Len() == 0 {

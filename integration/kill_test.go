@@ -128,10 +128,8 @@ func TestCLIKillQueryAsDirect(t *testing.T) {
 	for i, target := range []struct{ name, addr string }{{"direct", db.Addr}, {"passthrough", passthrough.addr}, {"transparent", transparent.addr}} {
 		// The CLI drops comments: the sleep's length tells the statements apart.
 		stmt := fmt.Sprintf("SELECT SLEEP(30.%d)", i+1)
-		host, port, _ := strings.Cut(target.addr, ":")
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		cmd := exec.CommandContext(ctx, cli, "--no-defaults", "--protocol=TCP", "-h"+host, "-P"+port, "-u"+db.User, "-p"+db.Password, "-e", stmt)
-		cmd.Env = append(cmd.Environ(), "LC_ALL=C")
+		cmd := cliCmd(ctx, cli, target.addr, db.User, db.Password, "-e", stmt)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
