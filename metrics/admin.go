@@ -30,6 +30,10 @@ type AdminOptions struct {
 	// Token, when set, must be presented as "Authorization: Bearer
 	// <token>" on every admin request.
 	Token string
+	// TokenlessChanges lets requests keep and discard sandboxes when no
+	// Token is set. Without it a tokenless API only reads: any local
+	// process could otherwise keep or drop anyone's sandbox.
+	TokenlessChanges bool
 }
 
 // NewAdminHandler is NewHandler plus the admin API:
@@ -39,7 +43,8 @@ type AdminOptions struct {
 //   - POST   /api/v1/sandboxes/{name}/keep  keep (?ttl=2h; none: until discarded)
 //   - DELETE /api/v1/sandboxes/{name}       discard
 //
-// Answers are JSON; errors are {"error": "..."} with 400, 401, 404 or 500.
+// Answers are JSON; errors are {"error": "..."} with 400, 401, 403, 404 or
+// 500. Without a token, keep and discard are 403 unless TokenlessChanges.
 func NewAdminHandler(g prometheus.Gatherer, ready func(context.Context) error, o AdminOptions) http.Handler {
 	mux := newMux(g, ready, ReadyTimeout)
 	if o.Admin != nil {
@@ -62,6 +67,17 @@ func adminRoutes(mux *http.ServeMux, o AdminOptions) {
 			h(w, r)
 		}
 	}
+	// change is auth for requests that keep or discard.
+	change := func(h http.HandlerFunc) http.HandlerFunc {
+		return auth(func(w http.ResponseWriter, r *http.Request) {
+			if o.Token == "" && !o.TokenlessChanges {
+				writeJSON(w, http.StatusForbidden, map[string]string{"error": "keeping and discarding sandboxes needs " +
+					"admin-token (or admin-tokenless-changes on a host whose local processes are all trusted)"})
+				return
+			}
+			h(w, r)
+		})
+	}
 	answer := func(w http.ResponseWriter, v any, err error) {
 		switch {
 		case errors.Is(err, ErrNotFound):
@@ -80,7 +96,7 @@ func adminRoutes(mux *http.ServeMux, o AdminOptions) {
 		v, err := o.Admin.Show(r.Context(), r.PathValue("name"))
 		answer(w, v, err)
 	}))
-	mux.HandleFunc("POST /api/v1/sandboxes/{name}/keep", auth(func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST /api/v1/sandboxes/{name}/keep", change(func(w http.ResponseWriter, r *http.Request) {
 		var ttl time.Duration
 		if s := r.URL.Query().Get("ttl"); s != "" {
 			d, err := time.ParseDuration(s)
@@ -93,7 +109,7 @@ func adminRoutes(mux *http.ServeMux, o AdminOptions) {
 		v, err := o.Admin.Keep(r.Context(), r.PathValue("name"), ttl)
 		answer(w, v, err)
 	}))
-	mux.HandleFunc("DELETE /api/v1/sandboxes/{name}", auth(func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("DELETE /api/v1/sandboxes/{name}", change(func(w http.ResponseWriter, r *http.Request) {
 		err := o.Admin.Discard(r.Context(), r.PathValue("name"))
 		answer(w, map[string]string{"discarded": r.PathValue("name")}, err)
 	}))

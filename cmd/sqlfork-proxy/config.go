@@ -43,6 +43,9 @@ type settings struct {
 	// AdminToken protects the admin API; without it the API is served
 	// only when the metrics listener is on loopback.
 	AdminToken string
+	// AdminTokenlessChanges lets a tokenless (loopback) admin API keep and
+	// discard sandboxes.
+	AdminTokenlessChanges bool
 }
 
 // defaultSettings takes the proxy defaults from proxy.DefaultConfig, the one
@@ -137,6 +140,8 @@ func settingTable() []setting {
 			func(s *settings) any { return &s.Proxy.Sandbox.Admins }},
 		{"admin-token", "bearer token of the admin API on the metrics listener (required to serve it beyond loopback)",
 			func(s *settings) any { return &s.AdminToken }},
+		{"admin-tokenless-changes", "without admin-token, let the loopback admin API keep and discard sandboxes (any local process could)",
+			func(s *settings) any { return &s.AdminTokenlessChanges }},
 		{"log-format", "log encoding: console or json",
 			func(s *settings) any { return &s.LogFormat }},
 		{"log-level", "minimum log level: debug, info, warn or error",

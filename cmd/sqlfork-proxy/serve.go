@@ -50,7 +50,7 @@ func runServe(ctx context.Context, s settings, logOut io.Writer, reload func() (
 	var stopMetrics func(context.Context) error
 	if s.MetricsListen != "" {
 		// Metrics outlive ctx: they keep answering while the proxy drains.
-		admin := metrics.AdminOptions{Admin: srv.Admin(), Token: s.AdminToken}
+		admin := metrics.AdminOptions{Admin: srv.Admin(), Token: s.AdminToken, TokenlessChanges: s.AdminTokenlessChanges}
 		if s.AdminToken == "" && !loopback(s.MetricsListen) {
 			admin.Admin = nil
 			log.Warn("admin API disabled: metrics-listen is reachable beyond loopback and no admin-token is set",
