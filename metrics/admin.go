@@ -21,6 +21,10 @@ type Admin interface {
 	Discard(ctx context.Context, name string) error
 }
 
+// ErrBadRequest marks an Admin error for a request it refuses as asked
+// (a TTL beyond the bound).
+var ErrBadRequest = errors.New("bad request")
+
 // ErrNotFound marks an Admin error for a sandbox that does not exist.
 var ErrNotFound = errors.New("not found")
 
@@ -82,6 +86,8 @@ func adminRoutes(mux *http.ServeMux, o AdminOptions) {
 		switch {
 		case errors.Is(err, ErrNotFound):
 			writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
+		case errors.Is(err, ErrBadRequest):
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		case err != nil:
 			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 		default:

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -18,6 +19,9 @@ func (a *recordingAdmin) Show(_ context.Context, name string) (any, error) {
 	return map[string]string{"name": name}, nil
 }
 func (a *recordingAdmin) Keep(_ context.Context, name string, ttl time.Duration) (any, error) {
+	if ttl > 720*time.Hour || ttl == 0 {
+		return nil, fmt.Errorf("%w: a kept sandbox may live at most 720h", ErrBadRequest)
+	}
 	a.changes = append(a.changes, "keep "+name+" "+ttl.String())
 	return map[string]string{"kept": name}, nil
 }
@@ -48,8 +52,9 @@ func TestAdminChangesNeedToken(t *testing.T) {
 		{"tokenless discard allowed", AdminOptions{TokenlessChanges: true}, "DELETE", "/api/v1/sandboxes/box", "", 200, true},
 		{"token missing", AdminOptions{Token: "s3cret"}, "GET", "/api/v1/sandboxes", "", 401, false},
 		{"token wrong", AdminOptions{Token: "s3cret"}, "POST", "/api/v1/sandboxes/box/keep", "nope", 401, false},
-		{"token keep", AdminOptions{Token: "s3cret"}, "POST", "/api/v1/sandboxes/box/keep", "s3cret", 200, true},
+		{"token keep", AdminOptions{Token: "s3cret"}, "POST", "/api/v1/sandboxes/box/keep?ttl=3h", "s3cret", 200, true},
 		{"token discard", AdminOptions{Token: "s3cret"}, "DELETE", "/api/v1/sandboxes/box", "s3cret", 200, true},
+		{"ttl beyond the bound", AdminOptions{Token: "s3cret"}, "POST", "/api/v1/sandboxes/box/keep?ttl=1000000h", "s3cret", 400, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -114,7 +114,7 @@ func DefaultConfig() Config {
 		ProductionWrites: "deny",
 		UserSeparator:    "+",
 		Sandbox: sandbox.Config{Prefix: "_sqlfork", Forker: "auto", DefaultTTL: 24 * time.Hour,
-			IdleTTL: 7 * 24 * time.Hour, ReapInterval: 10 * time.Second},
+			IdleTTL: 7 * 24 * time.Hour, MaxTTL: 30 * 24 * time.Hour, ReapInterval: 10 * time.Second},
 	}
 }
 

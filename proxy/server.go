@@ -199,6 +199,9 @@ func (a adminAPI) Keep(ctx context.Context, name string, ttl time.Duration) (any
 		return nil, err
 	}
 	in, err := m.Keep(ctx, name, ttl)
+	if errors.Is(err, sandbox.ErrTTL) {
+		return nil, fmt.Errorf("%w: %v", metrics.ErrBadRequest, err)
+	}
 	return in, notFound(err)
 }
 
@@ -217,7 +220,7 @@ func (s *Server) SetSandboxLimits(c sandbox.Config) {
 	s.sbMu.Lock()
 	defer s.sbMu.Unlock()
 	s.cfg.Sandbox.MaxSandboxes, s.cfg.Sandbox.MaxForkBytes = c.MaxSandboxes, c.MaxForkBytes
-	s.cfg.Sandbox.DefaultTTL, s.cfg.Sandbox.IdleTTL = c.DefaultTTL, c.IdleTTL
+	s.cfg.Sandbox.DefaultTTL, s.cfg.Sandbox.IdleTTL, s.cfg.Sandbox.MaxTTL = c.DefaultTTL, c.IdleTTL, c.MaxTTL
 	if s.sbm != nil {
 		s.sbm.SetLimits(c)
 	}

@@ -32,6 +32,9 @@ type TableInfo struct {
 // ErrNoSandbox is returned for a sandbox name that does not exist.
 var ErrNoSandbox = fmt.Errorf("no such sandbox")
 
+// ErrTTL marks a lifetime beyond max-sandbox-ttl asked of Keep.
+var ErrTTL = fmt.Errorf("TTL beyond max-sandbox-ttl")
+
 // List returns every sandbox: those of this process and those in the
 // registry (kept, or held by other processes), sorted by name.
 func (m *Manager) List(ctx context.Context) ([]Info, error) {
@@ -118,6 +121,9 @@ func (m *Manager) Show(ctx context.Context, name string) (Info, error) {
 
 // Keep keeps the sandbox called name for ttl (0: until discarded).
 func (m *Manager) Keep(ctx context.Context, name string, ttl time.Duration) (Info, error) {
+	if err := m.limits().checkTTL(ttl); err != nil {
+		return Info{}, fmt.Errorf("%w: %v", ErrTTL, err)
+	}
 	sb, err := m.lookup(ctx, name)
 	if err != nil {
 		return Info{}, err

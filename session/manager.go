@@ -59,6 +59,9 @@ type Config struct {
 	// IdleTTL discards a kept sandbox no connection has used for this
 	// long (0: never).
 	IdleTTL time.Duration
+	// MaxTTL bounds the lifetime a kept sandbox may be given (0: no
+	// bound). With it, "until discarded" is refused too.
+	MaxTTL time.Duration
 	// MaxSandboxes bounds the sandboxes alive at once (0: no limit).
 	MaxSandboxes int
 	// MaxForkBytes bounds the bytes of forked tables per sandbox (0: no
@@ -113,6 +116,9 @@ func (c *Config) Validate() error {
 	case "", "auto", "seekdb", "copy":
 	default:
 		return fmt.Errorf("unknown forker %q (want auto, seekdb or copy)", c.Forker)
+	}
+	if c.MaxTTL > 0 && (c.DefaultTTL <= 0 || c.DefaultTTL > c.MaxTTL) {
+		return fmt.Errorf("sandbox-ttl %s must be between 0 and max-sandbox-ttl %s (\"until discarded\" needs max-sandbox-ttl 0)", c.DefaultTTL, c.MaxTTL)
 	}
 	return nil
 }
@@ -358,6 +364,20 @@ type Limits struct {
 	MaxForkBytes int64
 	DefaultTTL   time.Duration
 	IdleTTL      time.Duration
+	MaxTTL       time.Duration
+}
+
+// checkTTL refuses a kept sandbox's lifetime (0: until discarded) beyond
+// MaxTTL.
+func (l Limits) checkTTL(ttl time.Duration) error {
+	if l.MaxTTL <= 0 || ttl > 0 && ttl <= l.MaxTTL {
+		return nil
+	}
+	asked := "no end"
+	if ttl > 0 {
+		asked = ttl.String()
+	}
+	return refusal(1105, "HY000", "a kept sandbox may live at most %s (max-sandbox-ttl), not %s; give a shorter TTL", l.MaxTTL, asked)
 }
 
 // limits returns the current limits.
@@ -372,7 +392,7 @@ func (m *Manager) limits() Limits {
 func (m *Manager) SetLimits(c Config) {
 	m.lmu.Lock()
 	defer m.lmu.Unlock()
-	m.lim = Limits{MaxSandboxes: c.MaxSandboxes, MaxForkBytes: c.MaxForkBytes, DefaultTTL: c.DefaultTTL, IdleTTL: c.IdleTTL}
+	m.lim = Limits{MaxSandboxes: c.MaxSandboxes, MaxForkBytes: c.MaxForkBytes, DefaultTTL: c.DefaultTTL, IdleTTL: c.IdleTTL, MaxTTL: c.MaxTTL}
 }
 
 // Counts returns how many sandboxes this process holds, by state.

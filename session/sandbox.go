@@ -58,6 +58,11 @@ func (s *Session) create(ctx context.Context, c Command) (*Reply, error) {
 			return nil, refusal(1105, "HY000", "a sandbox named %q already exists; ATTACH it or choose another name", c.Name)
 		}
 	}
+	if c.HasTTL {
+		if err := s.m.limits().checkTTL(c.TTL); err != nil {
+			return nil, err
+		}
+	}
 	sb, err := s.m.newSandbox(c.Name, s.user)
 	if err != nil {
 		return nil, err
@@ -135,6 +140,9 @@ func (s *Session) keep(ctx context.Context, c Command) (*Reply, error) {
 		return nil, refusal(1105, "HY000", "not in a sandbox; SANDBOX CREATE or ATTACH first")
 	}
 	ttl := s.ttlOrDefault(c)
+	if err := s.m.limits().checkTTL(ttl); err != nil {
+		return nil, err
+	}
 	sb := s.sb
 	sb.mu.Lock()
 	sb.kept = true

@@ -130,6 +130,8 @@ func settingTable() []setting {
 			func(s *settings) any { return &s.Proxy.Sandbox.DefaultTTL }},
 		{"sandbox-idle-ttl", "discard kept sandboxes no connection used for this long (0: never)",
 			func(s *settings) any { return &s.Proxy.Sandbox.IdleTTL }},
+		{"max-sandbox-ttl", "longest lifetime a kept sandbox may be given, by SANDBOX KEEP/CREATE TTL or the admin API (0: no bound)",
+			func(s *settings) any { return &s.Proxy.Sandbox.MaxTTL }},
 		{"sandbox-reap-interval", "how often sandbox expiry is checked and leases renewed",
 			func(s *settings) any { return &s.Proxy.Sandbox.ReapInterval }},
 		{"max-sandboxes", "maximum sandboxes alive in this process (0: unlimited)",

@@ -161,6 +161,7 @@ func TestNaming(t *testing.T) {
 		"sandbox-idle-ttl":        {"SQLFORK_SANDBOX_IDLE_TTL", "sandbox_idle_ttl"},
 		"sandbox-reap-interval":   {"SQLFORK_SANDBOX_REAP_INTERVAL", "sandbox_reap_interval"},
 		"max-sandboxes":           {"SQLFORK_MAX_SANDBOXES", "max_sandboxes"},
+		"max-sandbox-ttl":         {"SQLFORK_MAX_SANDBOX_TTL", "max_sandbox_ttl"},
 		"max-fork-bytes":          {"SQLFORK_MAX_FORK_BYTES", "max_fork_bytes"},
 		"sandbox-admins":          {"SQLFORK_SANDBOX_ADMINS", "sandbox_admins"},
 		"admin-token":             {"SQLFORK_ADMIN_TOKEN", "admin_token"},

@@ -132,7 +132,7 @@ func applyReload(cur settings, reload func() (settings, error), level zap.Atomic
 			}
 			level.SetLevel(lvl)
 			eff.LogLevel = next.LogLevel
-		case "max-sandboxes", "max-fork-bytes", "sandbox-ttl", "sandbox-idle-ttl":
+		case "max-sandboxes", "max-fork-bytes", "sandbox-ttl", "sandbox-idle-ttl", "max-sandbox-ttl":
 			limits = true
 		default:
 			restart = append(restart, st.name)
@@ -143,7 +143,7 @@ func applyReload(cur settings, reload func() (settings, error), level zap.Atomic
 	if limits {
 		sb := &eff.Proxy.Sandbox
 		sb.MaxSandboxes, sb.MaxForkBytes = next.Proxy.Sandbox.MaxSandboxes, next.Proxy.Sandbox.MaxForkBytes
-		sb.DefaultTTL, sb.IdleTTL = next.Proxy.Sandbox.DefaultTTL, next.Proxy.Sandbox.IdleTTL
+		sb.DefaultTTL, sb.IdleTTL, sb.MaxTTL = next.Proxy.Sandbox.DefaultTTL, next.Proxy.Sandbox.IdleTTL, next.Proxy.Sandbox.MaxTTL
 		srv.SetSandboxLimits(*sb)
 	}
 	if len(restart) > 0 {
