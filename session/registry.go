@@ -326,6 +326,43 @@ func isSandboxID(s string) bool {
 	return true
 }
 
+// dropInterruptedFork drops the fork phys of db.tbl in sandbox id, whose
+// registry row is still the 'forking' marker, and the marker, unless a
+// live fork holds its lock (a marker older than any fork may take, stale,
+// goes regardless).
+func (m *Manager) dropInterruptedFork(ctx context.Context, c SideConn, id, db, tbl string, phys forker.Table, stale bool) error {
+	where := " WHERE sandbox_id = " + forker.QuoteString(id) + " AND db = " + forker.QuoteString(db) +
+		" AND tbl = " + forker.QuoteString(tbl) + " AND kind = 'forking'"
+	if !stale {
+		lock := forker.QuoteString(lockName(id, m.key(rewrite.Table{DB: db, Name: tbl})))
+		rows, err := c.Query(ctx, "SELECT GET_LOCK("+lock+", 0)")
+		if err != nil {
+			return fmt.Errorf("lock interrupted fork %s: %w", phys, err)
+		}
+		if len(rows) != 1 || rows[0][0] == nil || *rows[0][0] != "1" {
+			return nil // a fork is running
+		}
+		defer func() { _, _ = c.Query(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+lock+")") }()
+		// Under the lock: the fork may have finished since the marker
+		// was read.
+		rows, err = c.Query(ctx, "SELECT COUNT(*) FROM "+m.q("tables")+where)
+		if err != nil {
+			return fmt.Errorf("read registry: %w", err)
+		}
+		if len(rows) != 1 || str(rows[0][0]) != "1" {
+			return nil
+		}
+	}
+	m.log.Info("dropping a fork a crash interrupted", zap.String("table", phys.String()))
+	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+phys.String()); err != nil {
+		return fmt.Errorf("drop interrupted fork %s: %w", phys, err)
+	}
+	if _, err := c.Exec(ctx, "DELETE FROM "+m.q("tables")+where); err != nil {
+		return fmt.Errorf("forget interrupted fork %s: %w", phys, err)
+	}
+	return nil
+}
+
 // reconcile brings registry and schemas in line at start: sandboxes whose
 // lease or TTL ran out are dropped, schemas of sandboxes the registry does
 // not know (a crash between creating and recording) are dropped, and so
@@ -362,23 +399,22 @@ func (m *Manager) reconcile(ctx context.Context) error {
 				return fmt.Errorf("drop orphaned schema %s: %w", s, err)
 			}
 		}
-		// Forks a crash interrupted after writing their marker row: the
-		// marker is older than any fork may take.
+		// Forks a crash interrupted after writing their marker row. A fork
+		// holds its upstream lock (lockName) from before it writes the
+		// marker until after it replaces it, so a marker whose lock this
+		// connection can take at once was left by a process that is gone
+		// (locks die with their connection); one older than any fork may
+		// take is gone too.
 		stale := time.Now().UTC().Add(-m.cfg.ForkTimeout - time.Minute)
-		frows, err := c.Query(ctx, "SELECT sandbox_id, db, tbl, phys_db, phys_tbl FROM "+m.q("tables")+
-			" WHERE kind = 'forking' AND created_at < "+sqlTime(stale))
+		frows, err := c.Query(ctx, "SELECT sandbox_id, db, tbl, phys_db, phys_tbl, created_at < "+sqlTime(stale)+" FROM "+
+			m.q("tables")+" WHERE kind = 'forking'")
 		if err != nil {
 			return fmt.Errorf("read registry: %w", err)
 		}
 		for _, r := range frows {
-			t := forker.Table{DB: str(r[3]), Name: str(r[4])}
-			m.log.Info("dropping a fork a crash interrupted", zap.String("table", t.String()))
-			if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+t.String()); err != nil {
-				return fmt.Errorf("drop interrupted fork %s: %w", t, err)
-			}
-			if _, err := c.Exec(ctx, "DELETE FROM "+m.q("tables")+" WHERE sandbox_id = "+forker.QuoteString(str(r[0]))+
-				" AND db = "+forker.QuoteString(str(r[1]))+" AND tbl = "+forker.QuoteString(str(r[2]))+" AND kind = 'forking'"); err != nil {
-				return fmt.Errorf("forget interrupted fork %s: %w", t, err)
+			if err := m.dropInterruptedFork(ctx, c, str(r[0]), str(r[1]), str(r[2]),
+				forker.Table{DB: str(r[3]), Name: str(r[4])}, str(r[5]) == "1"); err != nil {
+				return err
 			}
 		}
 		// Tables no registry row explains: left by a crash (or by hand).
