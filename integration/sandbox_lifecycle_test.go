@@ -159,6 +159,17 @@ func TestSandboxOwnershipAndAudit(t *testing.T) {
 	owner := conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
 	mustExecC(t, owner, "SANDBOX CREATE mine TTL 1h")
 	mustExecC(t, owner, "UPDATE users SET score = 1 WHERE id = 3")
+	// A prepared write is audited at each execution, not once at prepare.
+	st, err := owner.PrepareContext(context.Background(), "UPDATE users SET score = ? WHERE id = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []int{5, 6, 1} {
+		if _, err := st.Exec(v, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
 
 	other := conn(t, openDB(t, h.userDSN("other", "app")))
 	for _, q := range []string{"SANDBOX ATTACH mine", "SANDBOX DISCARD mine"} {
@@ -192,8 +203,13 @@ func TestSandboxOwnershipAndAudit(t *testing.T) {
 	mustExecC(t, boss, "SANDBOX DISCARD mine")
 
 	audits := logs.FilterField(zap.String("audit", "write")).All()
-	if len(audits) != 1 {
-		t.Fatalf("%d audit records, want 1", len(audits))
+	if len(audits) != 4 {
+		t.Fatalf("%d audit records, want 4 (a statement, a prepared one executed 3 times)", len(audits))
+	}
+	for i, a := range audits {
+		if got, want := a.ContextMap()["prepared"], i > 0; got != want {
+			t.Errorf("audit record %d: prepared = %v, want %v", i, got, want)
+		}
 	}
 	f := audits[0].ContextMap()
 	if f["sandbox"] != "mine" || f["user"] != sandboxUser || !strings.Contains(fmt.Sprint(f["tables"]), "app.users") ||

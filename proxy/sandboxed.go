@@ -687,6 +687,9 @@ func (s *session) forwardExecute(ps *preparedStmt) error {
 	if err := s.relayResults(cursor); err != nil {
 		return err
 	}
+	if plan != nil {
+		s.sbx.AuditExecution(plan)
+	}
 	if err := s.toClient.flush(); err != nil {
 		return err
 	}

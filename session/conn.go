@@ -319,8 +319,11 @@ type Plan struct {
 	Version Version
 
 	analysis *rewrite.Analysis
-	refresh  []rewrite.Table
-	locks    bool
+	// audited is the text of a write to audit (Session.audit), "" for
+	// other inputs.
+	audited string
+	refresh []rewrite.Table
+	locks   bool
 	// undoOnError are schema-only forks made for a DROP: if the statement
 	// fails they must go, or the sandbox would see an empty table.
 	undoOnError []rewrite.Table
@@ -646,7 +649,10 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	p.Stateful = p.locks
 	s.planEpoch = s.m.epoch.Load()
 	if p.locks && p.Changed {
-		s.audit(a, sql)
+		p.audited = sql
+		if !prepared {
+			s.audit(a, sql, false) // a prepared one at each execution
+		}
 	}
 	return p, nil
 }
@@ -779,7 +785,17 @@ func (s *Session) LogicalDB(phys string) (string, bool) {
 	return "", false
 }
 
-func (s *Session) audit(a *rewrite.Analysis, sql string) {
+// AuditExecution records an execution of the prepared statement planned as
+// p, when it writes the sandbox.
+func (s *Session) AuditExecution(p *Plan) {
+	if p.audited != "" && s.sb != nil {
+		s.audit(p.analysis, p.audited, true)
+	}
+}
+
+// audit logs a write to the sandbox (one per statement run or prepared
+// statement executed).
+func (s *Session) audit(a *rewrite.Analysis, sql string, prepared bool) {
 	var logical, phys []string
 	for _, st := range a.Statements {
 		for _, t := range st.Writes {
@@ -790,7 +806,8 @@ func (s *Session) audit(a *rewrite.Analysis, sql string) {
 		}
 	}
 	s.log.Info("sandbox write", zap.String("audit", "write"), zap.String("sandbox", s.sb.Name), zap.String("user", s.user),
-		zap.Uint64("conn", s.connID), zap.Strings("tables", logical), zap.Strings("physical", phys), zap.Int("bytes", len(sql)))
+		zap.Uint64("conn", s.connID), zap.Strings("tables", logical), zap.Strings("physical", phys), zap.Int("bytes", len(sql)),
+		zap.Bool("prepared", prepared))
 }
 
 // where names the session's binding for messages.
