@@ -44,7 +44,11 @@ func TestInterruptedForkCleanedAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer holder.Close()
-	sum := sha256.Sum256([]byte(id + "\x00app\x00orders"))
+	var secret string
+	if err := root.QueryRow("SELECT value FROM _sqlfork_meta.settings WHERE name = 'lock_secret'").Scan(&secret); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(secret + "\x00" + id + "\x00app\x00orders"))
 	lock := "sqlfork:" + hex.EncodeToString(sum[:20])
 	var got sql.NullString
 	if err := holder.QueryRowContext(context.Background(), "SELECT GET_LOCK(?, 5)", lock).Scan(&got); err != nil || got.String != "1" {
@@ -66,4 +70,6 @@ func TestInterruptedForkCleanedAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the marker whose lock was released to go", func() bool { m, n := left("orders"); return m == 0 && n == 0 })
+	mustExecC(t, c, "SANDBOX DISCARD crashbox")
+	waitFor(t, "the sandbox's schemas to go", func() bool { return len(sandboxSchemas(t, root)) == 0 })
 }

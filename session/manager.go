@@ -174,6 +174,7 @@ type Manager struct {
 	prodWritable bool
 	prodWhy      []string
 	proxyID      string
+	lockSecret   string // see lockName
 
 	pool chan SideConn
 
@@ -516,10 +517,13 @@ func (m *Manager) key(t rewrite.Table) string {
 // isAdmin reports whether user may manage every sandbox.
 func (m *Manager) isAdmin(user string) bool { return slices.Contains(m.cfg.Admins, user) }
 
-// lockName is the upstream GET_LOCK name for forking t in sandbox id
-// (at most 64 characters).
-func lockName(id, k string) string {
-	sum := sha256.Sum256([]byte(id + "\x00" + k))
+// lockName is the upstream GET_LOCK name for forking the table of key k
+// in sandbox id (at most 64 characters). Sandbox ids of named sandboxes
+// derive from their names, so the registry's secret (read at start, the
+// same for every proxy process) keeps clients, who share the upstream
+// account, from computing the name and holding the lock to stall a fork.
+func (m *Manager) lockName(id, k string) string {
+	sum := sha256.Sum256([]byte(m.lockSecret + "\x00" + id + "\x00" + k))
 	return "sqlfork:" + hex.EncodeToString(sum[:20])
 }
 
@@ -745,7 +749,7 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	if err := m.persist(ctx, c, sb); err != nil {
 		return nil, err
 	}
-	lock := lockName(sb.ID, k)
+	lock := m.lockName(sb.ID, k)
 	rows, err := c.Query(ctx, "SELECT GET_LOCK("+forker.QuoteString(lock)+", "+fmt.Sprint(int(m.cfg.ForkTimeout.Seconds()))+")")
 	if err != nil {
 		return nil, fmt.Errorf("lock fork of %s: %w", t, err)

@@ -87,6 +87,14 @@ func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
   lease_until DATETIME(6) NOT NULL,
   PRIMARY KEY (sandbox_id, proxy_id)
 ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+		"CREATE TABLE IF NOT EXISTS " + m.q("settings") + ` (
+  name VARCHAR(64) NOT NULL PRIMARY KEY,
+  value VARCHAR(255) NOT NULL
+) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+		// The first process to start makes the secret of the upstream
+		// lock names (see lockName); the others read it.
+		"INSERT IGNORE INTO " + m.q("settings") + " (name, value) VALUES ('lock_secret', " +
+			forker.QuoteString(randomID(32)) + ")",
 	}
 	for _, s := range stmts {
 		if _, err := c.Exec(ctx, s); err != nil {
@@ -94,6 +102,14 @@ func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
 				m.meta, strings.ReplaceAll(m.cfg.Prefix, "_", `\_`), s, err)
 		}
 	}
+	rows, err := c.Query(ctx, "SELECT value FROM "+m.q("settings")+" WHERE name = 'lock_secret'")
+	if err != nil {
+		return fmt.Errorf("read the registry's lock secret: %w", err)
+	}
+	if len(rows) != 1 || str(rows[0][0]) == "" {
+		return fmt.Errorf("the registry's lock secret is missing from %s", m.q("settings"))
+	}
+	m.lockSecret = str(rows[0][0])
 	return nil
 }
 
@@ -334,7 +350,7 @@ func (m *Manager) dropInterruptedFork(ctx context.Context, c SideConn, id, db, t
 	where := " WHERE sandbox_id = " + forker.QuoteString(id) + " AND db = " + forker.QuoteString(db) +
 		" AND tbl = " + forker.QuoteString(tbl) + " AND kind = 'forking'"
 	if !stale {
-		lock := forker.QuoteString(lockName(id, m.key(rewrite.Table{DB: db, Name: tbl})))
+		lock := forker.QuoteString(m.lockName(id, m.key(rewrite.Table{DB: db, Name: tbl})))
 		rows, err := c.Query(ctx, "SELECT GET_LOCK("+lock+", 0)")
 		if err != nil {
 			return fmt.Errorf("lock interrupted fork %s: %w", phys, err)
