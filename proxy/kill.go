@@ -13,11 +13,11 @@ import (
 const codeNoSuchThread = 1094
 
 // Proxy users share one upstream account, so the upstream would let any of
-// them kill any other's statements. The proxy answers KILL itself: a client names a connection by the id its greeting carried
-// (what drivers cancel with) or by its upstream thread id (CONNECTION_ID()),
-// and only connections of its own proxy user are found; the proxy then
-// kills the matching upstream thread on the client's own upstream
-// connection.
+// them kill any other's statements. The proxy answers KILL itself: a
+// client names a connection by the id its greeting carried (what drivers
+// cancel with) or by its upstream thread id (CONNECTION_ID()), and only
+// connections of its own proxy user are found; the proxy then kills the
+// matching upstream thread on the client's own upstream connection.
 
 // killStatement reports whether sql, sent as cmd (a statement or for
 // preparing), is a KILL, which the proxy answers itself: with refusal if it
