@@ -229,19 +229,15 @@ func cpListCharsets(ctx context.Context, t *testing.T, pool *sql.DB) []cpSet {
 	}
 	var sets []cpSet
 	for rows.Next() {
-		vals := make([]sql.RawBytes, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := scanStrings(rows)
+		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := strconv.Atoi(string(vals[maxCol]))
+		n, err := strconv.Atoi(vals[maxCol].String)
 		if err != nil {
-			t.Fatalf("Maxlen %q: %v", vals[maxCol], err)
+			t.Fatalf("Maxlen %q: %v", vals[maxCol].String, err)
 		}
-		sets = append(sets, cpSet{name: string(vals[nameCol]), maxlen: n})
+		sets = append(sets, cpSet{name: vals[nameCol].String, maxlen: n})
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
