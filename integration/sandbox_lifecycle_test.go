@@ -85,7 +85,7 @@ GRANT SELECT, TRIGGER ON shapes.* TO '%[2]s'@'%%'; GRANT SELECT ON %[1]s.* TO '%
 func TestSandboxLimits(t *testing.T) {
 	_, h := sandboxProxy(t, "transparent", func(c *proxy.Config) {
 		c.Sandbox.MaxSandboxes = 2
-		c.Sandbox.MaxForkBytes = 1 // any real table is bigger
+		c.Sandbox.Guardrails.MaxForkBytes = 1 // any real table is bigger
 	})
 	pool := openDB(t, h.userDSN(sandboxUser, "app"))
 	c1, c2 := conn(t, pool), conn(t, pool)

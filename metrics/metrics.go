@@ -33,6 +33,7 @@ type Proxy struct {
 	ForkedRows         prometheus.Counter
 	ForkFailures       *prometheus.CounterVec // labels: strategy, result (refused, error)
 	SandboxRefusals    *prometheus.CounterVec // label: code
+	GuardrailRefusals  *prometheus.CounterVec // label: guardrail
 	TransactionReplays *prometheus.CounterVec // label: outcome (restarted, replayed, refused)
 	// ProductionWritable is 1 when the upstream account may change
 	// production schemas, 0 when it may not, -1 until checked.
@@ -122,6 +123,11 @@ func New(reg prometheus.Registerer) *Proxy {
 			Namespace: namespace, Name: "sandbox_refusals_total",
 			Help: "Statements refused by the sandbox layer, by MySQL error code.",
 		}, []string{"code"}),
+		GuardrailRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "guardrail_refusals_total",
+			Help: "Statements, sandboxes and forks stopped by a guardrail, by guardrail: deny_statements, deny_multi_statements, " +
+				"statement_timeout (refused, or ended by the server's timeout), max_rows (result cut), max_fork_bytes, max_sandboxes_per_user.",
+		}, []string{"guardrail"}),
 		TransactionReplays: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "sandbox_transaction_restarts_total",
 			Help: "Client transactions that met a fork made after they began, by outcome: restarted (had only read), replayed (writes replayed), refused (1412).",
@@ -154,7 +160,7 @@ func New(reg prometheus.Registerer) *Proxy {
 	reg.MustRegister(m.Statements, m.StatementDuration, m.RewriteDuration, m.BuildInfo, m.ProductionWritable)
 	reg.MustRegister(m.ConnectionsActive, m.ConnectionsTotal, m.ConnectionsRejected, m.AuthFailures,
 		m.UpstreamConnectFails, m.UpstreamLost, m.ConnectionPanics, m.Commands, m.CommandDuration,
-		m.Sandboxes, m.SandboxesDiscarded, m.Forks, m.ForkDuration, m.ForkedBytes, m.ForkedRows, m.ForkFailures, m.SandboxRefusals, m.TransactionReplays,
+		m.Sandboxes, m.SandboxesDiscarded, m.Forks, m.ForkDuration, m.ForkedBytes, m.ForkedRows, m.ForkFailures, m.SandboxRefusals, m.GuardrailRefusals, m.TransactionReplays,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -176,8 +176,10 @@ func (s *Server) openSandbox(ctx context.Context, a *account, tag string, attrs 
 		s.log.Warn("sandbox manager unavailable", zap.Error(err))
 		return nil, newError(codeUpstreamUnavailable, "HY000", "sqlfork-proxy: sandboxes are unavailable (%v)", err)
 	}
-	return m.Open(ctx, sandbox.Options{User: a.name, ConnID: uint64(connID), Mode: mode, Sandbox: tag,
+	sbx, err := m.Open(ctx, sandbox.Options{User: a.name, ConnID: uint64(connID), Mode: mode, Sandbox: tag,
 		AllowProductionWrites: s.cfg.ProductionWrites == "allow", Log: log})
+	s.countGuardrail(err)
+	return sbx, err
 }
 
 // OnAuthFailure counts a refused login.

@@ -41,6 +41,62 @@ type User struct {
 	// Mode overrides the proxy's sandbox mode for this user
 	// (transparent, explicit or passthrough).
 	Mode string `yaml:"mode"`
+
+	// Guardrails of this user, each replacing the global setting of the
+	// same name when set (see sandbox.Guardrails). DenyStatements is a
+	// comma-separated list of statement classes ("" denies none).
+	DenyStatements      *string        `yaml:"deny_statements"`
+	DenyMultiStatements *bool          `yaml:"deny_multi_statements"`
+	StatementTimeout    *time.Duration `yaml:"statement_timeout"`
+	MaxRows             *int64         `yaml:"max_rows"`
+	MaxForkBytes        *int64         `yaml:"max_fork_bytes"`
+	MaxSandboxes        *int           `yaml:"max_sandboxes"`
+}
+
+// guardrails are the user's guardrails: global with the user's own
+// settings in place of the global ones; own reports whether there are any.
+func (u User) guardrails(global sandbox.Guardrails) (g sandbox.Guardrails, own bool) {
+	g = global
+	if u.DenyStatements != nil {
+		g.DenyStatements, own = nil, true
+		for _, f := range strings.Split(*u.DenyStatements, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				g.DenyStatements = append(g.DenyStatements, f)
+			}
+		}
+	}
+	if u.DenyMultiStatements != nil {
+		g.DenyMultiStatements, own = *u.DenyMultiStatements, true
+	}
+	if u.StatementTimeout != nil {
+		g.StatementTimeout, own = *u.StatementTimeout, true
+	}
+	if u.MaxRows != nil {
+		g.MaxRows, own = *u.MaxRows, true
+	}
+	if u.MaxForkBytes != nil {
+		g.MaxForkBytes, own = *u.MaxForkBytes, true
+	}
+	if u.MaxSandboxes != nil {
+		g.MaxSandboxes, own = *u.MaxSandboxes, true
+	}
+	return g, own
+}
+
+// SandboxConfig is the sandbox configuration of c, with each user's own
+// guardrails filled in from Users.
+func (c *Config) SandboxConfig() sandbox.Config {
+	sc := c.Sandbox
+	sc.UserGuardrails = nil
+	for _, u := range c.Users {
+		if g, own := u.guardrails(c.Sandbox.Guardrails); own {
+			if sc.UserGuardrails == nil {
+				sc.UserGuardrails = map[string]sandbox.Guardrails{}
+			}
+			sc.UserGuardrails[u.Name] = g
+		}
+	}
+	return sc
 }
 
 // Config holds every setting of the proxy core.
@@ -166,11 +222,14 @@ func (c *Config) Validate() error {
 	if len(c.UserSeparator) > 1 {
 		return fmt.Errorf("user-separator: %q must be one character or empty", c.UserSeparator)
 	}
+	if err := c.Sandbox.Guardrails.Validate(); err != nil {
+		return err // names the setting
+	}
 	if err := c.Sandbox.Validate(); err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	if c.Sandbox.MaxSandboxes < 0 || c.Sandbox.MaxForkBytes < 0 {
-		return errors.New("max-sandboxes/max-fork-bytes: must be >= 0")
+	if c.Sandbox.MaxSandboxes < 0 {
+		return errors.New("max-sandboxes: must be >= 0")
 	}
 	seen := map[string]bool{c.UpstreamUser: true}
 	for i, u := range c.Users {
@@ -192,6 +251,11 @@ func (c *Config) Validate() error {
 		if u.AuthPlugin != "" {
 			if err := validPlugin(fmt.Sprintf("users[%d].auth_plugin", i), u.AuthPlugin); err != nil {
 				return err
+			}
+		}
+		if g, own := u.guardrails(c.Sandbox.Guardrails); own {
+			if err := g.Validate(); err != nil {
+				return fmt.Errorf("users[%d] (%s): %w", i, u.Name, err)
 			}
 		}
 	}

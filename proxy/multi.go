@@ -60,6 +60,7 @@ func (s *session) multiStatement(pieces []string) error {
 		sql := strings.Join(g, ";\n")
 		plan, err := s.sbx.Plan(s.ctx(), sql, s.options(), false)
 		if err != nil {
+			s.srv.countGuardrail(err)
 			return s.writeErr(clientError(err))
 		}
 		if plan.Reply != nil {
@@ -113,7 +114,14 @@ func (s *session) runResequenced(plan *sandbox.Plan, more bool) (bool, error) {
 		}
 		return p, nil
 	}
+	// Past the max-rows guardrail the rest of the answer is read and
+	// dropped (cut), and it ends with error 1226 in place of its last packet.
+	var rows int64
+	cut := false
 	write := func(p []byte) error {
+		if cut {
+			return nil
+		}
 		s.h = packetHead{length: len(p), seq: s.seq}
 		s.h.n = copy(s.h.prefix[:], p)
 		var err error
@@ -121,6 +129,14 @@ func (s *session) runResequenced(plan *sandbox.Plan, more bool) (bool, error) {
 			return &linkError{side: sideClient, write: true, err: err}
 		}
 		return nil
+	}
+	last := func(ok bool, p []byte) (bool, error) {
+		if cut {
+			cut = false
+			s.srv.m.GuardrailRefusals.WithLabelValues(sandbox.GuardMaxRows).Inc()
+			return false, write(errPayload(clientError(s.sbx.RowCapError(s.rowCap))))
+		}
+		return ok, write(p)
 	}
 	// setMore adds SERVER_MORE_RESULTS_EXISTS to a final OK or EOF.
 	setMore := func(p []byte, at int) {
@@ -139,7 +155,7 @@ func (s *session) runResequenced(plan *sandbox.Plan, more bool) (bool, error) {
 		case len(p) > 0 && p[0] == errHeader:
 			e := parseErrPacket(p)
 			e.Message = s.sbx.Unmap(e.Message)
-			return false, write(errPayload(e))
+			return last(false, errPayload(e))
 		case len(p) > 0 && p[0] == okHeader:
 			st, ok := okStatus(p)
 			if !ok {
@@ -149,7 +165,7 @@ func (s *session) runResequenced(plan *sandbox.Plan, more bool) (bool, error) {
 				_, n1, _ := lenEnc(p[1:])
 				_, n2, _ := lenEnc(p[1+n1:])
 				setMore(p, 1+n1+n2)
-				return true, write(p)
+				return last(true, p)
 			}
 			if err := write(p); err != nil {
 				return false, err
@@ -162,6 +178,7 @@ func (s *session) runResequenced(plan *sandbox.Plan, more bool) (bool, error) {
 		if !ok || cols == 0 {
 			return false, s.malformed("column count")
 		}
+		rows = 0
 		if err := write(p); err != nil {
 			return false, err
 		}
@@ -180,18 +197,21 @@ func (s *session) runResequenced(plan *sandbox.Plan, more bool) (bool, error) {
 				return false, err
 			}
 			if len(p) > 0 && p[0] == errHeader {
-				return false, write(p)
+				return last(false, p)
 			}
 			if len(p) > 0 && p[0] == eofHeader && len(p) < maxEOFPayloadLength {
 				st, _ := eofStatus(p)
 				if st&statusMoreResults == 0 {
 					setMore(p, 3)
-					return true, write(p)
+					return last(true, p)
 				}
 				if err := write(p); err != nil {
 					return false, err
 				}
 				break
+			}
+			if rows++; s.rowCap > 0 && rows > s.rowCap {
+				cut = true
 			}
 			if err := write(p); err != nil {
 				return false, err

@@ -9,6 +9,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/sqlfork/sqlfork-proxy/metrics"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
 
 	sandbox "github.com/sqlfork/sqlfork-proxy/session"
 )
@@ -246,6 +247,15 @@ func clientError(err error) *mysql.MyError {
 		return &mysql.MyError{Code: me.Code, State: me.State, Message: "sqlfork-proxy: " + err.Error()}
 	}
 	return newError(mysql.ER_UNKNOWN_ERROR, "HY000", "sqlfork-proxy: %v", err)
+}
+
+// countGuardrail counts err in sqlfork_guardrail_refusals_total when a
+// guardrail made it.
+func (s *Server) countGuardrail(err error) {
+	var r *rewrite.Refusal
+	if errors.As(err, &r) && r.Reason != "" {
+		s.m.GuardrailRefusals.WithLabelValues(r.Reason).Inc()
+	}
 }
 
 // sandboxMetrics feeds sandbox events to the Prometheus collectors.

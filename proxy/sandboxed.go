@@ -67,6 +67,10 @@ func (s *session) planned(cmd byte) error {
 	}
 	if cmd == comQuery {
 		if pieces := s.sandboxPieces(sql); pieces != nil {
+			if err := s.sbx.CheckMultiStatement(); err != nil {
+				s.srv.countGuardrail(err)
+				return s.refused(clientError(err))
+			}
 			return s.multiStatement(pieces)
 		}
 	}
@@ -76,6 +80,7 @@ func (s *session) planned(cmd byte) error {
 	s.srv.m.RewriteDuration.Observe(time.Since(start).Seconds())
 	if err != nil {
 		s.log.Debug("statement refused", zap.Error(err))
+		s.srv.countGuardrail(err)
 		s.srv.m.Statements.WithLabelValues(s.sbx.Classify(sql, opts), "refused").Inc()
 		return s.refused(clientError(err))
 	}
@@ -134,6 +139,9 @@ func (s *session) countStatement(plan *sandbox.Plan, start time.Time) {
 		outcome = "error"
 	}
 	class := plan.Class()
+	if outcome == "error" && s.h.n >= 3 && plan.TimedOut(binary.LittleEndian.Uint16(s.h.prefix[1:])) {
+		s.srv.m.GuardrailRefusals.WithLabelValues(sandbox.GuardStatementTimeout).Inc()
+	}
 	s.srv.m.Statements.WithLabelValues(class, outcome).Inc()
 	s.srv.m.StatementDuration.WithLabelValues(class).Observe(time.Since(start).Seconds())
 }
@@ -622,6 +630,7 @@ func (s *session) execute() error {
 	if opts := s.options(); s.sbx.Stale(ps.plan.Version, opts) {
 		plan, err := s.sbx.Plan(s.ctx(), ps.sql, opts, true)
 		if err != nil {
+			s.srv.countGuardrail(err)
 			return s.answerInstead(clientError(err))
 		}
 		if refused, err := s.beforeStatement(plan); err != nil {

@@ -86,6 +86,7 @@ func New(cfg Config, log *zap.Logger, m *metrics.Proxy) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.Sandbox = cfg.SandboxConfig()
 	s := &Server{cfg: cfg, log: log, m: m, accounts: buildAccounts(&cfg), conns: map[*connState]struct{}{},
 		kills: rewrite.NewEngine(256)}
 	if cfg.TLSCert != "" {
@@ -214,15 +215,17 @@ func (a adminAPI) Discard(ctx context.Context, name string) error {
 	return notFound(m.Discard(ctx, name))
 }
 
-// SetSandboxLimits changes the sandbox limits and TTL defaults of a
-// running proxy (SIGHUP reload).
-func (s *Server) SetSandboxLimits(c sandbox.Config) {
+// SetSandboxLimits changes the sandbox limits, guardrails (global and
+// per user) and TTL defaults of a running proxy to those of c (SIGHUP
+// reload); c's other settings are ignored.
+func (s *Server) SetSandboxLimits(c Config) {
 	s.sbMu.Lock()
 	defer s.sbMu.Unlock()
-	s.cfg.Sandbox.MaxSandboxes, s.cfg.Sandbox.MaxForkBytes = c.MaxSandboxes, c.MaxForkBytes
-	s.cfg.Sandbox.DefaultTTL, s.cfg.Sandbox.IdleTTL, s.cfg.Sandbox.MaxTTL = c.DefaultTTL, c.IdleTTL, c.MaxTTL
+	sc := c.SandboxConfig()
+	s.cfg.Sandbox.MaxSandboxes, s.cfg.Sandbox.Guardrails, s.cfg.Sandbox.UserGuardrails = sc.MaxSandboxes, sc.Guardrails, sc.UserGuardrails
+	s.cfg.Sandbox.DefaultTTL, s.cfg.Sandbox.IdleTTL, s.cfg.Sandbox.MaxTTL = sc.DefaultTTL, sc.IdleTTL, sc.MaxTTL
 	if s.sbm != nil {
-		s.sbm.SetLimits(c)
+		s.sbm.SetLimits(sc)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -170,6 +171,11 @@ type session struct {
 	prepared preparedOK
 	// plan is the statement being answered, while it is.
 	plan *sandbox.Plan
+	// rowCap is the max-rows guardrail for the command being answered (0:
+	// none) and rows the rows of its current result set (of its cursor,
+	// across COM_STMT_FETCH); sink takes what cutRows drops.
+	rowCap, rows int64
+	sink         *bufio.Writer
 }
 
 // preparedOK is the head of a COM_STMT_PREPARE_OK.
@@ -261,6 +267,7 @@ func (s *session) dispatch(cmd byte) error {
 		}
 	}
 	if s.sbx != nil {
+		s.rowCap = s.sbx.Guardrails().MaxRows
 		switch cmd {
 		case comQuery, comStmtPrepare:
 			return s.planned(cmd)
@@ -362,6 +369,17 @@ func (s *session) relayResults(cursor bool) error {
 			continue
 		case localInfileReq:
 			s.tx.broken = true // the file is not kept: the statement cannot be replayed
+			if s.toClient.dst == s.sink {
+				// Dropping the answer (cutRows): the client never saw
+				// the request; send the server no file.
+				if _, err := writePacket(s.be.w, s.h.seq+1, nil); err != nil {
+					return &linkError{side: sideUpstream, write: true, err: err}
+				}
+				if err := s.be.w.Flush(); err != nil {
+					return &linkError{side: sideUpstream, write: true, err: err}
+				}
+				continue
+			}
 			if err := s.relayLocalInfile(); err != nil {
 				return err
 			}
@@ -374,6 +392,7 @@ func (s *session) relayResults(cursor bool) error {
 		if err := s.relayDefinitions(cols, "column definitions"); err != nil {
 			return err
 		}
+		s.rows = 0
 		if st, _ := eofStatus(s.h.payload()); cursor && st&statusCursorExists != 0 {
 			return nil // rows come with COM_STMT_FETCH
 		}
@@ -388,6 +407,13 @@ func (s *session) relayResults(cursor bool) error {
 // reports whether more result sets follow.
 func (s *session) relayRows() (bool, error) {
 	for {
+		if s.rowCap > 0 && s.rows >= s.rowCap {
+			if end, err := s.rowsEnd(); err != nil {
+				return false, err
+			} else if !end {
+				return s.cutRows()
+			}
+		}
 		if err := s.relay(&s.toClient); err != nil {
 			return false, err
 		}
@@ -402,7 +428,45 @@ func (s *session) relayRows() (bool, error) {
 		case s.h.first() == errHeader:
 			return false, nil
 		}
+		s.rows++
 	}
+}
+
+// rowsEnd reports whether the next packet from upstream ends the rows
+// (EOF or ERR) rather than being one.
+func (s *session) rowsEnd() (bool, error) {
+	hdr, err := s.toClient.peek(headerLen + 1)
+	if err != nil {
+		return false, err
+	}
+	first := hdr[headerLen]
+	return first == errHeader || first == eofHeader && payloadLen(hdr) < maxEOFPayloadLength, nil
+}
+
+// cutRows ends a result set with more rows than the max-rows guardrail
+// lets through: the client has the rows so far; the rest of the answer
+// (and of any results after it) is read and dropped, and the client gets
+// error 1226 instead, numbered as if it followed the last row.
+func (s *session) cutRows() (bool, error) {
+	if err := s.toClient.flush(); err != nil {
+		return false, err
+	}
+	if s.sink == nil {
+		s.sink = bufio.NewWriterSize(io.Discard, 512)
+	}
+	seq, limit, dst, unmap := s.seq, s.rowCap, s.toClient.dst, s.unmap
+	s.toClient.dst, s.rowCap, s.unmap = s.sink, 0, false
+	more, err := s.relayRows()
+	if err == nil && more {
+		err = s.relayResults(false)
+	}
+	s.toClient.dst, s.rowCap, s.unmap = dst, limit, unmap
+	if err != nil {
+		return false, err
+	}
+	s.seq = seq
+	s.srv.m.GuardrailRefusals.WithLabelValues(sandbox.GuardMaxRows).Inc()
+	return false, s.writeErr(clientError(s.sbx.RowCapError(limit)))
 }
 
 // relayFields forwards the response to COM_FIELD_LIST.

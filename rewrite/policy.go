@@ -23,10 +23,13 @@ type Policy struct {
 	InternalPrefix string
 	// StatementTimeout, if positive, is injected into reads and writes.
 	StatementTimeout time.Duration
-	// MaxRows, if positive, caps the rows a SELECT returns (session-wide,
-	// see SessionSettings).
-	MaxRows int64
 }
+
+// Reasons of the refusals Check makes for guardrails (Refusal.Reason).
+const (
+	ReasonDenyStatements      = "deny_statements"
+	ReasonDenyMultiStatements = "deny_multi_statements"
+)
 
 // Check returns a *Refusal when a violates the policy.
 func (p *Policy) Check(a *Analysis) error {
@@ -39,12 +42,20 @@ func (p *Policy) Check(a *Analysis) error {
 		return a.normErr
 	}
 	if p.DenyMultiStatements && len(a.Statements) > 1 {
-		return refuse(CodeOptionPrevents, "multi-statement input is denied by the sandbox policy; send the statements one at a time")
+		r := refuse(CodeOptionPrevents, "multi-statement input is denied by the deny-multi-statements guardrail; send the statements one at a time")
+		r.Reason = ReasonDenyMultiStatements
+		return r
 	}
 	for _, st := range a.Statements {
 		for _, c := range p.DenyClasses {
 			if st.Class == c {
-				return refuse(CodeOptionPrevents, "%s statements are denied by the sandbox policy", strings.ToUpper(c.String()))
+				what := strings.ToUpper(c.String())
+				if st.Kind != "" {
+					what = st.Kind + " (" + c.String() + ")"
+				}
+				r := refuse(CodeOptionPrevents, "%s statements are denied by the deny-statements guardrail; ask the operator if you need them", what)
+				r.Reason = ReasonDenyStatements
+				return r
 			}
 		}
 	}
@@ -147,15 +158,6 @@ func (p *Policy) WithTimeout(sql string, a *Analysis, f Flavor) string {
 		}
 	}
 	return sql
-}
-
-// SessionSettings are statements to run once on each upstream session to
-// enforce the row cap (sql_select_limit) for the flavor.
-func (p *Policy) SessionSettings(f Flavor) []string {
-	if p == nil || p.MaxRows <= 0 {
-		return nil
-	}
-	return []string{"SET SESSION sql_select_limit = " + strconv.FormatInt(p.MaxRows, 10)}
 }
 
 // SplitStatements cuts a multi-statement input at its top-level semicolons

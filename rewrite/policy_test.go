@@ -12,18 +12,19 @@ func TestPolicyCheck(t *testing.T) {
 	e := NewEngine(0)
 	p := &Policy{DenyClasses: []Class{ClassDDL}, DenyMultiStatements: true, InternalSchemas: []string{"_sqlfork"}}
 	tests := []struct {
-		sql  string
-		code uint16 // 0: allowed
-		msg  string
+		sql    string
+		code   uint16 // 0: allowed
+		msg    string
+		reason string
 	}{
-		{"SELECT * FROM users", 0, ""},
-		{"DROP TABLE users", CodeOptionPrevents, "DDL statements are denied"},
-		{"SELECT 1; SELECT 2", CodeOptionPrevents, "multi-statement"},
-		{"SELECT * FROM _sqlfork.sessions", CodeDBAccessDenied, "internal database `_sqlfork`"},
-		{"SHOW TABLES FROM `_SQLFORK`", CodeDBAccessDenied, "internal database"},
-		{"USE _sqlfork", CodeDBAccessDenied, "internal database"},
-		{"SELECT '_sqlfork' AS word", 0, ""},
-		{"INSERT INTO t VALUES (1) /* _sqlfork */", 0, ""},
+		{"SELECT * FROM users", 0, "", ""},
+		{"DROP TABLE users", CodeOptionPrevents, "DROP TABLE (ddl) statements are denied by the deny-statements guardrail", ReasonDenyStatements},
+		{"SELECT 1; SELECT 2", CodeOptionPrevents, "multi-statement", ReasonDenyMultiStatements},
+		{"SELECT * FROM _sqlfork.sessions", CodeDBAccessDenied, "internal database `_sqlfork`", ""},
+		{"SHOW TABLES FROM `_SQLFORK`", CodeDBAccessDenied, "internal database", ""},
+		{"USE _sqlfork", CodeDBAccessDenied, "internal database", ""},
+		{"SELECT '_sqlfork' AS word", 0, "", ""},
+		{"INSERT INTO t VALUES (1) /* _sqlfork */", 0, "", ""},
 	}
 	for _, tt := range tests {
 		err := p.Check(e.Analyze(tt.sql, Options{DB: "app"}))
@@ -34,8 +35,8 @@ func TestPolicyCheck(t *testing.T) {
 			}
 			continue
 		}
-		if !errors.As(err, &r) || r.Code != tt.code || !strings.Contains(r.Message, tt.msg) {
-			t.Errorf("%s: got %v, want %d containing %q", tt.sql, err, tt.code, tt.msg)
+		if !errors.As(err, &r) || r.Code != tt.code || !strings.Contains(r.Message, tt.msg) || r.Reason != tt.reason {
+			t.Errorf("%s: got %v, want %d containing %q (reason %q)", tt.sql, err, tt.code, tt.msg, tt.reason)
 		}
 	}
 	if err := p.Check(e.Analyze("SELECT 1", Options{DB: "_sqlfork"})); err == nil {
@@ -45,7 +46,7 @@ func TestPolicyCheck(t *testing.T) {
 
 func TestPolicyTimeoutAndRows(t *testing.T) {
 	e := NewEngine(0)
-	p := &Policy{StatementTimeout: 1500 * time.Millisecond, MaxRows: 1000}
+	p := &Policy{StatementTimeout: 1500 * time.Millisecond}
 	tests := []struct {
 		sql    string
 		flavor Flavor
@@ -62,9 +63,6 @@ func TestPolicyTimeoutAndRows(t *testing.T) {
 		if got := p.WithTimeout(tt.sql, e.Analyze(tt.sql, Options{}), tt.flavor); got != tt.want {
 			t.Errorf("%q: got %q want %q", tt.sql, got, tt.want)
 		}
-	}
-	if got := p.SessionSettings(MariaDB); len(got) != 1 || got[0] != "SET SESSION sql_select_limit = 1000" {
-		t.Errorf("session settings %q", got)
 	}
 }
 

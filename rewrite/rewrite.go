@@ -281,6 +281,9 @@ type Refusal struct {
 	Code    uint16
 	State   string
 	Message string
+	// Reason names the guardrail that refused (Reason* constants), for
+	// counting; empty for the proxy's other refusals.
+	Reason string
 }
 
 func (r *Refusal) Error() string { return fmt.Sprintf("%d (%s): %s", r.Code, r.State, r.Message) }

@@ -25,7 +25,6 @@ type Session struct {
 	// mode with --production-writes=allow).
 	allowProd bool
 	sb        *Sandbox
-	policy    *rewrite.Policy
 
 	inTrx     bool
 	trxEpoch  uint64
@@ -186,8 +185,7 @@ func (m *Manager) Open(ctx context.Context, o Options) (*Session, error) {
 	if log == nil {
 		log = m.log
 	}
-	s := &Session{m: m, log: log, user: o.User, connID: o.ConnID, mode: o.Mode, allowProd: o.AllowProductionWrites,
-		policy: &rewrite.Policy{InternalPrefix: m.cfg.Prefix}}
+	s := &Session{m: m, log: log, user: o.User, connID: o.ConnID, mode: o.Mode, allowProd: o.AllowProductionWrites}
 	if o.Mode == Passthrough {
 		return s, nil
 	}
@@ -335,6 +333,8 @@ type Plan struct {
 	serializable bool
 	// renames are the names the rewrite replaced (see Label).
 	renames []rewrite.Rename
+	// timeout: SQL carries the statement-timeout guardrail.
+	timeout bool
 }
 
 // Label tells an expression column's label back in the client's words:
@@ -481,7 +481,7 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 			return nil, s.LexingChangeRefused()
 		}
 	}
-	if err := s.policy.Check(a); err != nil {
+	if err := s.checkGuardrails(a); err != nil {
 		return nil, err
 	}
 	if s.sb == nil && s.mode == Transparent {
@@ -531,6 +531,7 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 					"(--production-writes=deny), and cannot: %s; run SANDBOX CREATE first", msg)
 			}
 		}
+		s.injectTimeout(a, p)
 		return p, nil
 	}
 	// SHOW WARNINGS / ERRORS: the proxy runs it and maps the sandbox's
@@ -632,6 +633,7 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 		return nil, err
 	}
 	p.SQL, p.Changed, p.renames = res.SQL, res.Changed, res.Renames
+	s.injectTimeout(a, p)
 	p.Version = s.current(opts)
 	// A table forked after this transaction's snapshot is invisible to
 	// it (MariaDB: 1412 "Table definition has changed").

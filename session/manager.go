@@ -64,9 +64,11 @@ type Config struct {
 	MaxTTL time.Duration
 	// MaxSandboxes bounds the sandboxes alive at once (0: no limit).
 	MaxSandboxes int
-	// MaxForkBytes bounds the bytes of forked tables per sandbox (0: no
-	// limit); a fork that would pass it is refused.
-	MaxForkBytes int64
+	// Guardrails apply to every proxy user without an entry in
+	// UserGuardrails (their MaxForkBytes bounds each sandbox's forks).
+	Guardrails Guardrails
+	// UserGuardrails are the guardrails of users who have their own.
+	UserGuardrails map[string]Guardrails
 	// Admins are proxy users who may see, attach and discard any
 	// sandbox.
 	Admins []string
@@ -117,6 +119,14 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("unknown forker %q (want auto, seekdb or copy)", c.Forker)
 	}
+	if err := c.Guardrails.Validate(); err != nil {
+		return err
+	}
+	for user, g := range c.UserGuardrails {
+		if err := g.Validate(); err != nil {
+			return fmt.Errorf("user %q: %w", user, err)
+		}
+	}
 	if c.MaxTTL > 0 && (c.DefaultTTL <= 0 || c.DefaultTTL > c.MaxTTL) {
 		return fmt.Errorf("sandbox-ttl %s must be between 0 and max-sandbox-ttl %s (\"until discarded\" needs max-sandbox-ttl 0)", c.DefaultTTL, c.MaxTTL)
 	}
@@ -156,6 +166,7 @@ type Manager struct {
 	obs      Observer
 	lmu      sync.RWMutex
 	lim      Limits
+	guards   map[string]*guard // by proxy user; "" for everyone else
 	cfg      Config
 	log      *zap.Logger
 	dial     Dialer
@@ -362,7 +373,6 @@ func (m *Manager) Close() {
 // Limits are the settings that may change while the manager runs.
 type Limits struct {
 	MaxSandboxes int
-	MaxForkBytes int64
 	DefaultTTL   time.Duration
 	IdleTTL      time.Duration
 	MaxTTL       time.Duration
@@ -388,12 +398,18 @@ func (m *Manager) limits() Limits {
 	return m.lim
 }
 
-// SetLimits changes the limits and TTL defaults of c (the other fields of
-// c are ignored): new sandboxes and forks obey them at once.
+// SetLimits changes the limits, guardrails and TTL defaults of c (the
+// other fields of c are ignored): new sandboxes, forks and statements obey
+// them at once.
 func (m *Manager) SetLimits(c Config) {
+	guards := map[string]*guard{"": newGuard(c.Guardrails, m.cfg.Prefix)}
+	for user, g := range c.UserGuardrails {
+		guards[user] = newGuard(g, m.cfg.Prefix)
+	}
 	m.lmu.Lock()
 	defer m.lmu.Unlock()
-	m.lim = Limits{MaxSandboxes: c.MaxSandboxes, MaxForkBytes: c.MaxForkBytes, DefaultTTL: c.DefaultTTL, IdleTTL: c.IdleTTL, MaxTTL: c.MaxTTL}
+	m.lim = Limits{MaxSandboxes: c.MaxSandboxes, DefaultTTL: c.DefaultTTL, IdleTTL: c.IdleTTL, MaxTTL: c.MaxTTL}
+	m.guards = guards
 }
 
 // Counts returns how many sandboxes this process holds, by state.
@@ -535,6 +551,21 @@ func (m *Manager) newSandbox(name, owner string) (*Sandbox, error) {
 	defer m.mu.Unlock()
 	if max := m.limits().MaxSandboxes; max > 0 && len(m.byID) >= max {
 		return nil, refusal(1040, "08004", "the proxy already holds %d sandboxes (its limit); discard some with SANDBOX DISCARD or ask the operator to raise --max-sandboxes", len(m.byID))
+	}
+	if max := m.guard(owner).MaxSandboxes; max > 0 {
+		n := 0
+		for _, sb := range m.byID {
+			if sb.Owner == owner {
+				n++
+			}
+		}
+		if n >= max {
+			r := refusal(1226, "42000", "User '%s' has exceeded the 'max_sandboxes' resource (current value: %d): the "+
+				"max-sandboxes-per-user guardrail lets a user own %d sandboxes at once in this proxy; SANDBOX DISCARD "+
+				"one, or close connections (each transparent-mode connection has its own)", owner, max, max)
+			r.Reason = GuardMaxSandboxes
+			return nil, r
+		}
 	}
 	id := randomID(4)
 	if name == "" {
@@ -788,15 +819,17 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+ftable(phys).String()); err != nil {
 		return nil, fmt.Errorf("clear %s: %w", phys, err)
 	}
-	if maxBytes := m.limits().MaxForkBytes; maxBytes > 0 && mode == forker.Full {
+	if maxBytes := m.guard(sb.Owner).MaxForkBytes; maxBytes > 0 && mode == forker.Full {
 		_, size, err := forker.Size(ctx, c, ftable(t))
 		if err == nil {
 			sb.mu.Lock()
 			used := sb.bytes
 			sb.mu.Unlock()
 			if used+size > maxBytes {
-				return nil, refusal(1114, "HY000", "forking %s (%d bytes) would take sandbox %q past its limit of %d forked bytes (%d used); "+
+				r := refusal(1114, "HY000", "forking %s (%d bytes) would take sandbox %q past its limit of %d forked bytes (%d used); "+
 					"discard the sandbox or ask the operator to raise --max-fork-bytes", t, size, sb.Name, maxBytes, used)
+				r.Reason = GuardMaxForkBytes
+				return nil, r
 			}
 		}
 	}

@@ -163,6 +163,11 @@ func TestNaming(t *testing.T) {
 		"max-sandboxes":           {"SQLFORK_MAX_SANDBOXES", "max_sandboxes"},
 		"max-sandbox-ttl":         {"SQLFORK_MAX_SANDBOX_TTL", "max_sandbox_ttl"},
 		"max-fork-bytes":          {"SQLFORK_MAX_FORK_BYTES", "max_fork_bytes"},
+		"max-sandboxes-per-user":  {"SQLFORK_MAX_SANDBOXES_PER_USER", "max_sandboxes_per_user"},
+		"deny-statements":         {"SQLFORK_DENY_STATEMENTS", "deny_statements"},
+		"deny-multi-statements":   {"SQLFORK_DENY_MULTI_STATEMENTS", "deny_multi_statements"},
+		"statement-timeout":       {"SQLFORK_STATEMENT_TIMEOUT", "statement_timeout"},
+		"max-rows":                {"SQLFORK_MAX_ROWS", "max_rows"},
 		"sandbox-admins":          {"SQLFORK_SANDBOX_ADMINS", "sandbox_admins"},
 		"admin-token":             {"SQLFORK_ADMIN_TOKEN", "admin_token"},
 		"admin-tokenless-changes": {"SQLFORK_ADMIN_TOKENLESS_CHANGES", "admin_tokenless_changes"},
@@ -217,9 +222,11 @@ func TestEveryConfigFieldHasASetting(t *testing.T) {
 			}
 		}
 	}
-	// Sandbox is a struct of settings; Lease and ForkTimeout are internal.
+	// Sandbox is a struct of settings; Lease and ForkTimeout are internal,
+	// UserGuardrails come from Users.
 	check("proxy.Config", reflect.ValueOf(&def.Proxy).Elem(), "Users", "Sandbox")
-	check("proxy.Config.Sandbox", reflect.ValueOf(&def.Proxy.Sandbox).Elem(), "Lease", "ForkTimeout")
+	check("proxy.Config.Sandbox", reflect.ValueOf(&def.Proxy.Sandbox).Elem(), "Lease", "ForkTimeout", "Guardrails", "UserGuardrails")
+	check("proxy.Config.Sandbox.Guardrails", reflect.ValueOf(&def.Proxy.Sandbox.Guardrails).Elem())
 }
 
 func TestUsersFromFile(t *testing.T) {
@@ -241,6 +248,23 @@ users:
 `, []proxy.User{
 			{Name: "app", Password: "0123", AuthPlugin: "caching_sha2_password", UpstreamUser: "app_rw", UpstreamPassword: "4567"},
 			{Name: "ro", Password: "ro-pw"},
+		}},
+		{"guardrails", `
+users:
+  - name: agent
+    deny_statements: ddl, routine
+    deny_multi_statements: true
+    statement_timeout: 1500ms
+    max_rows: 100
+    max_fork_bytes: 1048576
+    max_sandboxes: 2
+  - name: open
+    deny_statements: ""
+    statement_timeout: 0s
+`, []proxy.User{
+			{Name: "agent", DenyStatements: ptr("ddl, routine"), DenyMultiStatements: ptr(true), StatementTimeout: ptr(1500 * time.Millisecond),
+				MaxRows: ptr[int64](100), MaxForkBytes: ptr[int64](1 << 20), MaxSandboxes: ptr(2)},
+			{Name: "open", DenyStatements: ptr(""), StatementTimeout: ptr(time.Duration(0))},
 		}},
 		{"numbers kept as written", "users:\n  - {name: n, password: 007, upstream_password: 1.50}\n",
 			[]proxy.User{{Name: "n", Password: "007", UpstreamPassword: "1.50"}}},
@@ -264,7 +288,8 @@ users:
 }
 
 func TestUserKeysMatchProxyUser(t *testing.T) {
-	want := []string{"name", "password", "auth_plugin", "upstream_user", "upstream_password", "mode"}
+	want := []string{"name", "password", "auth_plugin", "upstream_user", "upstream_password", "mode",
+		"deny_statements", "deny_multi_statements", "statement_timeout", "max_rows", "max_fork_bytes", "max_sandboxes"}
 	if got := userKeys(); !slices.Equal(got, want) {
 		t.Errorf("userKeys() = %v, want %v", got, want)
 	}
@@ -330,7 +355,14 @@ func TestErrors(t *testing.T) {
 		{"flag spelling in file", withCfg, nil, f("idle-timeout: 1h\n"), `config: /c.yaml:1: unknown key "idle-timeout" (did you mean "idle_timeout"?)`},
 		{"config key in file", withCfg, nil, f("config: other.yaml\n"), `config: /c.yaml:1: unknown key "config"`},
 		{"unknown user key", withCfg, nil, f("users:\n  - name: a\n    pasword: x\n"),
-			`config: /c.yaml:3: users[0]: unknown key "pasword" (want name, password, auth_plugin, upstream_user, upstream_password, mode)`},
+			`config: /c.yaml:3: users[0]: unknown key "pasword" (want name, password, auth_plugin, upstream_user, upstream_password, mode, ` +
+				`deny_statements, deny_multi_statements, statement_timeout, max_rows, max_fork_bytes, max_sandboxes)`},
+		{"bad user guardrail", withCfg, nil, f("users:\n  - name: a\n    deny_statements: ddl,sandbox\n"),
+			`users[0] (a): deny-statements: "sandbox" is not a statement class (want some of read, write, ddl, transaction, session, routine, other)`},
+		{"bad user timeout", withCfg, nil, f("users:\n  - name: a\n    statement_timeout: 5\n"),
+			`config: /c.yaml:2: users[0]: line 3: cannot unmarshal !!int ` + "`5`" + ` into time.Duration`},
+		{"bad deny class", []string{"--deny-statements", "write,drop"}, nil, nil,
+			`deny-statements: "drop" is not a statement class (want some of read, write, ddl, transaction, session, routine, other)`},
 		{"repeated key", withCfg, nil, f("listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n"), `config: /c.yaml:2: key "listen" repeats line 1`},
 		{"repeated user key", withCfg, nil, f("users:\n  - name: a\n    name: b\n"), `config: /c.yaml:3: users[0]: key "name" repeats line 2`},
 		{"not a mapping", withCfg, nil, f("- listen\n"), "config: /c.yaml:1: the top level must be a mapping of key: value"},
@@ -422,3 +454,5 @@ func TestFormatDuration(t *testing.T) {
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
@@ -99,7 +100,9 @@ func TestExampleUsers(t *testing.T) {
 		t.Fatalf("uncommented example users do not load: %v\n%s", err, text)
 	}
 	want := []proxy.User{{Name: "app", Password: "app-secret", AuthPlugin: proxy.AuthCachingSha2Password,
-		UpstreamUser: "app_rw", UpstreamPassword: "upstream-secret"}}
+		UpstreamUser: "app_rw", UpstreamPassword: "upstream-secret"},
+		{Name: "agent", Password: "agent-secret", DenyStatements: ptr("ddl,routine"), StatementTimeout: ptr(5 * time.Second),
+			MaxRows: ptr[int64](10000), MaxSandboxes: ptr(4)}}
 	if !reflect.DeepEqual(s.Proxy.Users, want) {
 		t.Errorf("users = %+v, want %+v", s.Proxy.Users, want)
 	}

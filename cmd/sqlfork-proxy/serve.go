@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"reflect"
 	"runtime"
 	"syscall"
 	"time"
@@ -132,7 +133,8 @@ func applyReload(cur settings, reload func() (settings, error), level zap.Atomic
 			}
 			level.SetLevel(lvl)
 			eff.LogLevel = next.LogLevel
-		case "max-sandboxes", "max-fork-bytes", "sandbox-ttl", "sandbox-idle-ttl", "max-sandbox-ttl":
+		case "max-sandboxes", "sandbox-ttl", "sandbox-idle-ttl", "max-sandbox-ttl", "max-fork-bytes", "max-sandboxes-per-user",
+			"deny-statements", "deny-multi-statements", "statement-timeout", "max-rows":
 			limits = true
 		default:
 			restart = append(restart, st.name)
@@ -140,17 +142,60 @@ func applyReload(cur settings, reload func() (settings, error), level zap.Atomic
 		}
 		applied = append(applied, st.name)
 	}
+	// Users' guardrails apply at once; their other settings at restart.
+	if !reflect.DeepEqual(userGuardrails(cur.Proxy.Users), userGuardrails(next.Proxy.Users)) {
+		limits = true
+		applied = append(applied, "users[].guardrails")
+	}
+	if !reflect.DeepEqual(withoutGuardrails(cur.Proxy.Users), withoutGuardrails(next.Proxy.Users)) {
+		restart = append(restart, "users")
+	}
+	eff.Proxy.Users = withGuardrailsOf(cur.Proxy.Users, next.Proxy.Users)
 	if limits {
 		sb := &eff.Proxy.Sandbox
-		sb.MaxSandboxes, sb.MaxForkBytes = next.Proxy.Sandbox.MaxSandboxes, next.Proxy.Sandbox.MaxForkBytes
+		sb.MaxSandboxes, sb.Guardrails = next.Proxy.Sandbox.MaxSandboxes, next.Proxy.Sandbox.Guardrails
 		sb.DefaultTTL, sb.IdleTTL, sb.MaxTTL = next.Proxy.Sandbox.DefaultTTL, next.Proxy.Sandbox.IdleTTL, next.Proxy.Sandbox.MaxTTL
-		srv.SetSandboxLimits(*sb)
+		srv.SetSandboxLimits(eff.Proxy)
 	}
 	if len(restart) > 0 {
 		log.Warn("SIGHUP: settings changed that take effect only after a restart", zap.Strings("settings", restart))
 	}
 	log.Info("SIGHUP: settings reloaded", zap.Strings("applied", applied))
 	return eff
+}
+
+// userGuardrails are the guardrail settings of each user, by name.
+func userGuardrails(users []proxy.User) map[string]proxy.User {
+	out := map[string]proxy.User{}
+	for _, u := range users {
+		out[u.Name] = proxy.User{DenyStatements: u.DenyStatements, DenyMultiStatements: u.DenyMultiStatements,
+			StatementTimeout: u.StatementTimeout, MaxRows: u.MaxRows, MaxForkBytes: u.MaxForkBytes, MaxSandboxes: u.MaxSandboxes}
+	}
+	return out
+}
+
+// withoutGuardrails is users with their guardrail settings cleared.
+func withoutGuardrails(users []proxy.User) []proxy.User {
+	out := make([]proxy.User, len(users))
+	for i, u := range users {
+		out[i] = proxy.User{Name: u.Name, Password: u.Password, AuthPlugin: u.AuthPlugin, UpstreamUser: u.UpstreamUser,
+			UpstreamPassword: u.UpstreamPassword, Mode: u.Mode}
+	}
+	return out
+}
+
+// withGuardrailsOf is users with the guardrail settings each has in next
+// (none for a user next does not list).
+func withGuardrailsOf(users, next []proxy.User) []proxy.User {
+	g := userGuardrails(next)
+	out := make([]proxy.User, len(users))
+	for i, u := range users {
+		n := g[u.Name]
+		u.DenyStatements, u.DenyMultiStatements, u.StatementTimeout = n.DenyStatements, n.DenyMultiStatements, n.StatementTimeout
+		u.MaxRows, u.MaxForkBytes, u.MaxSandboxes = n.MaxRows, n.MaxForkBytes, n.MaxSandboxes
+		out[i] = u
+	}
+	return out
 }
 
 // newLogger builds a logger writing format ("json" or "console") at level and

@@ -1,0 +1,212 @@
+package integration
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestGuardrailsAppliedAndReloaded: each guardrail (deny-statements,
+// deny-multi-statements, statement-timeout, max-rows, max-fork-bytes,
+// max-sandboxes-per-user), set globally and per user in users:, refuses
+// what it should with its error, is counted by reason, and changes on the
+// open connections when SIGHUP reloads the file.
+func TestGuardrailsAppliedAndReloaded(t *testing.T) {
+	db, _ := env(t)
+	leastPrivilegeUser(t, db)
+	cfg := filepath.Join(t.TempDir(), "sqlfork.yaml")
+	write := func(text string) {
+		t.Helper()
+		if err := os.WriteFile(cfg, []byte("log_format: json\n"+text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Before: bob has the global guardrails, alice her own max_rows and
+	// deny_statements.
+	write(`
+deny_statements: ddl
+deny_multi_statements: true
+statement_timeout: 500ms
+max_rows: 20
+max_fork_bytes: 1
+max_sandboxes_per_user: 1
+users:
+  - {name: alice, password: ` + sandboxPassword + `, max_rows: 5, deny_statements: "write,ddl"}
+  - {name: bob, password: ` + sandboxPassword + `}
+`)
+	metricsAddr := freeAddr(t)
+	p := startProxyProcess(t, db, "--mode", "explicit", "--config", cfg, "--metrics-listen", metricsAddr)
+	ctx := context.Background()
+	open := func(user string) *sql.Conn {
+		return conn(t, openDB(t, user+":"+sandboxPassword+"@tcp("+p.addr+")/app?multiStatements=true"))
+	}
+	alice, bob := open("alice"), open("bob")
+	mustExecC(t, alice, "SANDBOX CREATE a1")
+	mustExecC(t, bob, "SANDBOX CREATE b1")
+	// Rows to read: a table made in the sandbox (bob may not run DDL yet,
+	// so a derived table of 50 rows).
+	fifty := "SELECT seq FROM (WITH RECURSIVE n(seq) AS (SELECT 1 UNION ALL SELECT seq + 1 FROM n WHERE seq < 50) SELECT seq FROM n) AS t"
+	countRows := func(c *sql.Conn) (int, string) {
+		t.Helper()
+		rows, err := c.QueryContext(ctx, fifty)
+		if err != nil {
+			return 0, mysqlErr(err)
+		}
+		defer rows.Close()
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		return n, mysqlErr(rows.Err())
+	}
+	expectErr := func(who string, c *sql.Conn, stmt, want string) {
+		t.Helper()
+		_, err := c.ExecContext(ctx, stmt)
+		if got := mysqlErr(err); !strings.HasPrefix(got, want) {
+			t.Errorf("%s: %s: got %q, want %s…", who, stmt, got, want)
+		}
+	}
+	expectOK := func(who string, c *sql.Conn, stmt string) {
+		t.Helper()
+		if _, err := c.ExecContext(ctx, stmt); err != nil {
+			t.Errorf("%s: %s: %s", who, stmt, mysqlErr(err))
+		}
+	}
+
+	// Applied.
+	expectErr("bob", bob, "CREATE TABLE t1 (a INT)", "1290 (HY000) sqlfork-proxy: CREATE TABLE (ddl) statements are denied by the deny-statements guardrail")
+	expectOK("bob", bob, "SELECT 1") // a class not denied
+	expectErr("alice", alice, "UPDATE users SET score = 1 WHERE id = 1", "1290 (HY000) sqlfork-proxy: UPDATE (write) statements are denied")
+	expectErr("bob", bob, "SELECT 1; SELECT 2", "1290 (HY000) sqlfork-proxy: multi-statement input is denied by the deny-multi-statements guardrail")
+	expectErr("bob", bob, "SELECT 1; SANDBOX STATUS", "1290 (HY000) sqlfork-proxy: multi-statement input is denied")
+	expectErr("bob", bob, "SELECT SLEEP(3)", "1969 (70100) Query execution was interrupted (max_statement_time exceeded)")
+	if n, err := countRows(bob); n != 20 || !strings.HasPrefix(err, "1226 (42000) sqlfork-proxy: User 'bob' has exceeded the 'max_rows' resource (current value: 20)") {
+		t.Errorf("bob read %d rows then %q; want 20 then error 1226", n, err)
+	}
+	if n, err := countRows(alice); n != 5 || !strings.HasPrefix(err, "1226 (42000)") {
+		t.Errorf("alice read %d rows then %q; want her own cap of 5 then error 1226", n, err)
+	}
+	expectOK("bob", bob, "SELECT 1") // the cut left the session usable
+	expectErr("bob", bob, "UPDATE users SET score = 1 WHERE id = 1", "1114 (HY000) sqlfork-proxy: forking app.users (")
+	expectErr("bob", bob, "SANDBOX CREATE b2", "1226 (42000) sqlfork-proxy: User 'bob' has exceeded the 'max_sandboxes' resource (current value: 1)")
+	for reason, want := range map[string]float64{"deny_statements": 2, "deny_multi_statements": 2, "statement_timeout": 1,
+		"max_rows": 2, "max_fork_bytes": 1, "max_sandboxes_per_user": 1} {
+		if got := scrapeCounter(t, metricsAddr, "sqlfork_guardrail_refusals_total", "guardrail", reason); got != want {
+			t.Errorf("sqlfork_guardrail_refusals_total{guardrail=%q} = %v, want %v", reason, got, want)
+		}
+	}
+
+	// Changed by reload: bob's global guardrails loosen, alice's own
+	// tighten.
+	write(`
+deny_statements: ""
+deny_multi_statements: false
+statement_timeout: 0s
+max_rows: 100
+max_fork_bytes: 0
+max_sandboxes_per_user: 3
+users:
+  - {name: alice, password: ` + sandboxPassword + `, max_rows: 3, deny_statements: "ddl", statement_timeout: 200ms, max_sandboxes: 1}
+  - {name: bob, password: ` + sandboxPassword + `}
+`)
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the reload to be logged", func() bool { return strings.Contains(p.logs.String(), "SIGHUP: settings reloaded") })
+	if logs := p.logs.String(); !strings.Contains(logs, "users[].guardrails") || strings.Contains(logs, `"settings":["users"]`) {
+		t.Errorf("reload did not apply the users' guardrails alone:\n%s", logs)
+	}
+	expectOK("bob", bob, "CREATE TABLE t1 (a INT)")
+	if _, err := bob.ExecContext(ctx, "SELECT 1; SELECT 2"); err != nil {
+		t.Errorf("bob: multi-statement after reload: %s", mysqlErr(err))
+	}
+	start := time.Now()
+	expectOK("bob", bob, "DO SLEEP(0.7)")
+	if d := time.Since(start); d < 600*time.Millisecond {
+		t.Errorf("bob's SLEEP(0.7) took %s: still cut by a timeout", d)
+	}
+	if n, err := countRows(bob); n != 50 || err != "" {
+		t.Errorf("bob read %d rows then %q; want all 50", n, err)
+	}
+	expectOK("bob", bob, "UPDATE users SET score = 1 WHERE id = 1")
+	expectOK("bob", bob, "SANDBOX CREATE b2")
+	expectOK("alice", alice, "UPDATE users SET score = 2 WHERE id = 1")
+	expectErr("alice", alice, "CREATE TABLE t2 (a INT)", "1290 (HY000)")
+	expectErr("alice", alice, "SELECT SLEEP(3)", "1969 (70100)")
+	if n, err := countRows(alice); n != 3 || !strings.HasPrefix(err, "1226 (42000)") {
+		t.Errorf("alice read %d rows then %q; want her new cap of 3 then error 1226", n, err)
+	}
+	expectErr("alice", alice, "SANDBOX CREATE a2", "1226 (42000)")
+	// An input the proxy splits (it holds a SANDBOX statement) is cut the
+	// same way, and ends there.
+	rows, err := alice.QueryContext(ctx, fifty+"; SANDBOX STATUS")
+	if err != nil {
+		t.Fatal(mysqlErr(err))
+	}
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	if got := mysqlErr(rows.Err()); n != 3 || !strings.HasPrefix(got, "1226 (42000)") {
+		t.Errorf("alice's multi-statement read gave %d rows then %q; want 3 then 1226", n, got)
+	}
+	if rows.NextResultSet() {
+		t.Error("the SANDBOX STATUS after a cut result ran")
+	}
+	rows.Close()
+	expectOK("alice", alice, "SELECT 1")
+	// A prepared statement is capped at each execution too.
+	stmt, err := alice.PrepareContext(ctx, fifty+" WHERE seq > ?")
+	if err != nil {
+		t.Fatal(mysqlErr(err))
+	}
+	defer stmt.Close()
+	for range 2 {
+		rows, err := stmt.QueryContext(ctx, 0)
+		if err != nil {
+			t.Fatal(mysqlErr(err))
+		}
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		if got := mysqlErr(rows.Err()); n != 3 || !strings.HasPrefix(got, "1226 (42000)") {
+			t.Errorf("alice's prepared read gave %d rows then %q; want 3 then 1226", n, got)
+		}
+		rows.Close()
+	}
+	expectOK("alice", alice, "SANDBOX DISCARD a1")
+	expectOK("bob", bob, "SANDBOX DISCARD b2") // b1, unkept, went when bob left it
+}
+
+// scrapeCounter reads the value of the counter name{label="value"} from a
+// proxy process's /metrics (0 when absent).
+func scrapeCounter(t *testing.T, addr, name, label, value string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	prefix := fmt.Sprintf("%s{%s=%q} ", name, label, value)
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if line := sc.Text(); strings.HasPrefix(line, prefix) {
+			v, err := strconv.ParseFloat(strings.TrimPrefix(line, prefix), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+	}
+	return 0
+}
