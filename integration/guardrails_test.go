@@ -62,11 +62,7 @@ users:
 			return 0, mysqlErr(err)
 		}
 		defer rows.Close()
-		n := 0
-		for rows.Next() {
-			n++
-		}
-		return n, mysqlErr(rows.Err())
+		return countResult(rows)
 	}
 	expectErr := func(who string, c *sql.Conn, stmt, want string) {
 		t.Helper()
@@ -152,11 +148,7 @@ users:
 	if err != nil {
 		t.Fatal(mysqlErr(err))
 	}
-	n := 0
-	for rows.Next() {
-		n++
-	}
-	if got := mysqlErr(rows.Err()); n != 3 || !strings.HasPrefix(got, "1226 (42000)") {
+	if n, got := countResult(rows); n != 3 || !strings.HasPrefix(got, "1226 (42000)") {
 		t.Errorf("alice's multi-statement read gave %d rows then %q; want 3 then 1226", n, got)
 	}
 	if rows.NextResultSet() {
@@ -175,17 +167,23 @@ users:
 		if err != nil {
 			t.Fatal(mysqlErr(err))
 		}
-		n := 0
-		for rows.Next() {
-			n++
-		}
-		if got := mysqlErr(rows.Err()); n != 3 || !strings.HasPrefix(got, "1226 (42000)") {
+		if n, got := countResult(rows); n != 3 || !strings.HasPrefix(got, "1226 (42000)") {
 			t.Errorf("alice's prepared read gave %d rows then %q; want 3 then 1226", n, got)
 		}
 		rows.Close()
 	}
 	expectOK("alice", alice, "SANDBOX DISCARD a1")
 	expectOK("bob", bob, "SANDBOX DISCARD b2") // b1, unkept, went when bob left it
+}
+
+// countResult reads the rows of the current result set and returns how
+// many there were and the error that ended them ("" for none).
+func countResult(rows *sql.Rows) (int, string) {
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	return n, mysqlErr(rows.Err())
 }
 
 // scrapeCounter reads the value of the counter name{label="value"} from a
