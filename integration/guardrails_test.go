@@ -92,9 +92,18 @@ users:
 		t.Errorf("alice read %d rows then %q; want her own cap of 5 then error 1226", n, err)
 	}
 	expectOK("bob", bob, "SELECT 1") // the cut left the session usable
+	sleep, err := bob.PrepareContext(ctx, "SELECT SLEEP(?)")
+	if err != nil {
+		t.Fatal(mysqlErr(err))
+	}
+	defer sleep.Close()
+	var slept int
+	if err := sleep.QueryRowContext(ctx, 3).Scan(&slept); !strings.HasPrefix(mysqlErr(err), "1969 (70100)") {
+		t.Errorf("bob's prepared SELECT SLEEP(3) gave %q, want the timeout's 1969", mysqlErr(err))
+	}
 	expectErr("bob", bob, "UPDATE users SET score = 1 WHERE id = 1", "1114 (HY000) sqlfork-proxy: forking app.users (")
 	expectErr("bob", bob, "SANDBOX CREATE b2", "1226 (42000) sqlfork-proxy: User 'bob' has exceeded the 'max_sandboxes' resource (current value: 1)")
-	for reason, want := range map[string]float64{"deny_statements": 2, "deny_multi_statements": 2, "statement_timeout": 1,
+	for reason, want := range map[string]float64{"deny_statements": 2, "deny_multi_statements": 2, "statement_timeout": 2,
 		"max_rows": 2, "max_fork_bytes": 1, "max_sandboxes_per_user": 1} {
 		if got := scrapeCounter(t, metricsAddr, "sqlfork_guardrail_refusals_total", "guardrail", reason); got != want {
 			t.Errorf("sqlfork_guardrail_refusals_total{guardrail=%q} = %v, want %v", reason, got, want)
@@ -129,6 +138,11 @@ users:
 	expectOK("bob", bob, "DO SLEEP(0.7)")
 	if d := time.Since(start); d < 600*time.Millisecond {
 		t.Errorf("bob's SLEEP(0.7) took %s: still cut by a timeout", d)
+	}
+	// A statement prepared before the reload runs under the new settings.
+	start = time.Now()
+	if err := sleep.QueryRowContext(ctx, 0.7).Scan(&slept); err != nil || slept != 0 || time.Since(start) < 600*time.Millisecond {
+		t.Errorf("bob's prepared SELECT SLEEP(0.7) after the reload: %d, %q after %s, want 0 and no timeout", slept, mysqlErr(err), time.Since(start))
 	}
 	if n, err := countRows(bob); n != 50 || err != "" {
 		t.Errorf("bob read %d rows then %q; want all 50", n, err)

@@ -407,6 +407,9 @@ type Version struct {
 	// a prepared statement's text again, with the settings of the moment,
 	// when it prepares it anew.
 	reading reading
+	// guard are the guardrails it was planned under (new ones, after a
+	// reload, are checked and injected again).
+	guard *guard
 }
 
 // reading are the settings that decide how a text is read.
@@ -418,7 +421,8 @@ type reading struct {
 // current is the session's present binding, for texts read with opts
 // (completed by Options).
 func (s *Session) current(opts rewrite.Options) Version {
-	v := Version{reading: reading{charset: opts.Charset, db: opts.DB, ansi: opts.ANSIQuotes, nbe: opts.NoBackslashEscapes}}
+	v := Version{reading: reading{charset: opts.Charset, db: opts.DB, ansi: opts.ANSIQuotes, nbe: opts.NoBackslashEscapes},
+		guard: s.m.guard(s.user)}
 	if s.sb != nil {
 		v.sb, v.ver, v.serializable = s.sb, s.sb.snapshotVersion(), s.serializable()
 	}
@@ -427,8 +431,8 @@ func (s *Session) current(opts rewrite.Options) Version {
 
 // Stale reports whether text planned at v may now be wrong where it runs
 // with opts: the binding or the sandbox's tables changed, its reads now
-// lock (SERIALIZABLE), or the settings it is read with changed (character
-// set, sql_mode, current database). The proxy then plans it again, with
+// lock (SERIALIZABLE), the settings it is read with changed (character
+// set, sql_mode, current database), or the guardrails were reloaded. The proxy then plans it again, with
 // opts, and prepares it anew upstream.
 func (s *Session) Stale(v Version, opts rewrite.Options) bool { return v != s.current(s.Options(opts)) }
 
