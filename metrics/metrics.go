@@ -37,7 +37,7 @@ type Proxy struct {
 	// sqlfork_side_connection_waiters.
 	SideConns *poolCollector
 	// SideConnTimeouts counts waits for a side connection that ran out.
-	SideConnTimeouts prometheus.Counter
+	SideConnTimeouts   prometheus.Counter
 	SandboxRefusals    *prometheus.CounterVec // label: code
 	TransactionReplays *prometheus.CounterVec // label: outcome (restarted, replayed, refused)
 	// ProductionWritable is 1 when the upstream account may change
