@@ -221,6 +221,7 @@ func (s *Server) SetSandboxLimits(c sandbox.Config) {
 	defer s.sbMu.Unlock()
 	s.cfg.Sandbox.MaxSandboxes, s.cfg.Sandbox.MaxForkBytes = c.MaxSandboxes, c.MaxForkBytes
 	s.cfg.Sandbox.DefaultTTL, s.cfg.Sandbox.IdleTTL, s.cfg.Sandbox.MaxTTL = c.DefaultTTL, c.IdleTTL, c.MaxTTL
+	s.cfg.Sandbox.SideConnections, s.cfg.Sandbox.ForkQueueTimeout = c.SideConnections, c.ForkQueueTimeout
 	if s.sbm != nil {
 		s.sbm.SetLimits(c)
 	}

@@ -3,13 +3,16 @@ package main
 import (
 	"errors"
 	"io/fs"
+	"math"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/pflag"
+	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
@@ -163,9 +166,12 @@ func TestNaming(t *testing.T) {
 		"max-sandboxes":           {"SQLFORK_MAX_SANDBOXES", "max_sandboxes"},
 		"max-sandbox-ttl":         {"SQLFORK_MAX_SANDBOX_TTL", "max_sandbox_ttl"},
 		"max-fork-bytes":          {"SQLFORK_MAX_FORK_BYTES", "max_fork_bytes"},
+		"side-connections":        {"SQLFORK_SIDE_CONNECTIONS", "side_connections"},
+		"fork-queue-timeout":      {"SQLFORK_FORK_QUEUE_TIMEOUT", "fork_queue_timeout"},
 		"sandbox-admins":          {"SQLFORK_SANDBOX_ADMINS", "sandbox_admins"},
 		"admin-token":             {"SQLFORK_ADMIN_TOKEN", "admin_token"},
 		"admin-tokenless-changes": {"SQLFORK_ADMIN_TOKENLESS_CHANGES", "admin_tokenless_changes"},
+		"memory-limit":            {"SQLFORK_MEMORY_LIMIT", "memory_limit"},
 		"log-format":              {"SQLFORK_LOG_FORMAT", "log_format"},
 		"log-level":               {"SQLFORK_LOG_LEVEL", "log_level"},
 	}
@@ -295,6 +301,14 @@ func TestErrors(t *testing.T) {
 		{"bool file", withCfg, nil, f("tls_required: on\n"),
 			`tls-required: "on" is not a boolean (true or false) (from /c.yaml:1, key tls_required)`},
 		{"int flag", []string{"--max-connections", "lots"}, nil, nil, `max-connections: "lots" is not an integer`},
+		{"bytes flag", []string{"--memory-limit", "1GB"}, nil, nil,
+			`memory-limit: "1GB" is not a size in bytes (an integer with an optional unit B, KiB, MiB, GiB or TiB, e.g. 512MiB)`},
+		{"bytes env", nil, map[string]string{"SQLFORK_MEMORY_LIMIT": "-1"}, nil,
+			`memory-limit: "-1" is not a size in bytes (an integer with an optional unit B, KiB, MiB, GiB or TiB, e.g. 512MiB) (from SQLFORK_MEMORY_LIMIT)`},
+		{"side connections", []string{"--side-connections", "0"}, nil, nil, `side-connections: must be at least 1, got 0`},
+		{"fork queue timeout", []string{"--fork-queue-timeout", "0s"}, nil, nil, `fork-queue-timeout: must be positive, got 0s`},
+		{"fork queue timeout past the fork timeout", []string{"--fork-queue-timeout", "31m"}, nil, nil,
+			`sandbox: fork-queue-timeout 31m0s must be between 0 (the default 30s) and the fork timeout 30m0s`},
 		{"int env", nil, map[string]string{"SQLFORK_MAX_CONNECTIONS": "1.5"}, nil,
 			`max-connections: "1.5" is not an integer (from SQLFORK_MAX_CONNECTIONS)`},
 
@@ -420,5 +434,48 @@ func TestFormatDuration(t *testing.T) {
 		if back, err := time.ParseDuration(formatDuration(tc.d)); err != nil || back != tc.d {
 			t.Errorf("formatDuration(%s) does not parse back: %v %v", tc.d, back, err)
 		}
+	}
+}
+
+func TestByteSize(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want byteSize
+		out  string
+	}{
+		{"0", 0, "0"}, {"1", 1, "1B"}, {"1000", 1000, "1000B"}, {"512MiB", 512 << 20, "512MiB"}, {" 2 GiB ", 2 << 30, "2GiB"},
+		{"1536KiB", 1536 << 10, "1536KiB"}, {"1TiB", 1 << 40, "1TiB"}, {"7B", 7, "7B"},
+	} {
+		got, err := parseByteSize(tt.in)
+		if err != nil || got != tt.want || got.String() != tt.out {
+			t.Errorf("parseByteSize(%q) = %d (%s), %v; want %d (%s)", tt.in, got, got, err, tt.want, tt.out)
+		}
+		if back, err := parseByteSize(got.String()); err != nil || back != got {
+			t.Errorf("%s does not read back: %d, %v", got, back, err)
+		}
+	}
+	for _, bad := range []string{"", "MiB", "1.5GiB", "1GB", "-5", "9999999TiB", "12 apples"} {
+		if n, err := parseByteSize(bad); err == nil {
+			t.Errorf("parseByteSize(%q) = %d, want an error", bad, n)
+		}
+	}
+}
+
+// memory-limit sets the runtime's soft limit; 0 puts back the one in force
+// before (GOMEMLIMIT's, or none).
+func TestApplyMemoryLimit(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(before)
+	applyMemoryLimit(256<<20, before, zap.NewNop())
+	if got := debug.SetMemoryLimit(-1); got != 256<<20 {
+		t.Errorf("limit %d after memory-limit 256MiB", got)
+	}
+	applyMemoryLimit(0, 123<<20, zap.NewNop()) // as if GOMEMLIMIT=123MiB
+	if got := debug.SetMemoryLimit(-1); got != 123<<20 {
+		t.Errorf("limit %d after memory-limit 0 with GOMEMLIMIT 123MiB", got)
+	}
+	applyMemoryLimit(0, math.MaxInt64, zap.NewNop())
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("limit %d after memory-limit 0 without GOMEMLIMIT", got)
 	}
 }
