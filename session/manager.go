@@ -508,6 +508,9 @@ func (m *Manager) conn(ctx context.Context) (SideConn, error) {
 func (m *Manager) dialSide(ctx context.Context) (SideConn, error) {
 	c, err := m.dial(ctx)
 	if err != nil {
+		st := m.pool.stats()
+		m.log.Warn("could not open a side connection; waiting for an open one, if any", zap.Error(err),
+			zap.Int("side_connections_open", st.InUse+st.Idle-1), zap.Int("side_connections", st.Size))
 		return nil, &DialError{Err: err, Size: m.limits().SideConnections}
 	}
 	// Forks read their source at READ COMMITTED: one consistent read

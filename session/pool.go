@@ -20,10 +20,21 @@ var ErrPoolClosed = errors.New("side connection pool closed")
 type PoolTimeoutError struct {
 	Size   int
 	Waited time.Duration
+	// DialErr is why the pool could not open more connections than it
+	// had, if a dial failed (the upstream full: 1040).
+	DialErr error
 }
 
 func (e *PoolTimeoutError) Error() string {
-	return fmt.Sprintf("%v: all %d side connections (side-connections) stayed busy for %s", ErrPoolTimeout, e.Size, e.Waited)
+	return fmt.Sprintf("%v: all %d side connections (side-connections) stayed busy for %s%s", ErrPoolTimeout, e.Size, e.Waited, e.refused())
+}
+
+// refused says why fewer than Size connections were open, if a dial failed.
+func (e *PoolTimeoutError) refused() string {
+	if e.DialErr == nil {
+		return ""
+	}
+	return " (the upstream refused more: " + e.DialErr.Error() + ")"
 }
 
 // Unwrap makes errors.Is(err, ErrPoolTimeout) hold.
@@ -33,8 +44,8 @@ func (e *PoolTimeoutError) Unwrap() error { return ErrPoolTimeout }
 // timeout, which drivers and ORMs retry), saying what to do.
 func (e *PoolTimeoutError) MySQLError() (uint16, string, string) {
 	return 1205, "HY000", fmt.Sprintf("sqlfork-proxy: timed out after %s waiting for one of the proxy's %d side connections "+
-		"(used for forks and the sandbox registry; all busy); retry the statement, or ask the operator to raise "+
-		"--side-connections (and the upstream's max_connections with it) or --fork-queue-timeout", e.Waited, e.Size)
+		"(used for forks and the sandbox registry; all busy)%s; retry the statement, or ask the operator to raise "+
+		"--side-connections (and the upstream's max_connections with it) or --fork-queue-timeout", e.Waited, e.Size, e.refused())
 }
 
 // PoolStats is a snapshot of a side connection pool.
@@ -58,6 +69,10 @@ type pool struct {
 	idle    []SideConn
 	queue   []*waiter
 	closed  bool
+	// backoffUntil: no dial until then (a dial failed while others were
+	// open); dialErr is that dial's error.
+	backoffUntil time.Time
+	dialErr      error
 }
 
 // grant is what a waiter is handed: a connection, a slot to dial one in
@@ -94,6 +109,9 @@ func (p *pool) resize(size int, timeout time.Duration) {
 
 // handSlotsLocked gives free slots to waiters, first come first served.
 func (p *pool) handSlotsLocked() {
+	if p.backingOffLocked() {
+		return
+	}
 	for !p.closed && len(p.queue) > 0 && p.open < p.size {
 		w := p.queue[0]
 		p.queue = p.queue[1:]
@@ -104,81 +122,126 @@ func (p *pool) handSlotsLocked() {
 
 // get returns a connection: an idle one, a new one if fewer than size are
 // open, or else the first one given back after every caller queued before.
-// It gives up with a *PoolTimeoutError after the wait timeout, or with
-// ctx's error.
+// When a dial fails while other side connections are open (the upstream
+// is full: 1040), the caller keeps its place at the head of the queue and
+// waits for one of them, and no new dial is tried for dialBackoff; with
+// none open, the dial's error is returned. It gives up with a
+// *PoolTimeoutError once the wait timeout has passed since the call, or
+// with ctx's error.
 func (p *pool) get(ctx context.Context) (SideConn, error) {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return nil, ErrPoolClosed
-	}
-	if len(p.queue) == 0 {
-		if n := len(p.idle); n > 0 {
-			c := p.idle[n-1]
-			p.idle = p.idle[:n-1]
-			p.mu.Unlock()
-			return c, nil
-		}
-		if p.open < p.size {
-			p.open++
-			p.mu.Unlock()
-			return p.dialSlot(ctx)
-		}
-	}
-	w := &waiter{ch: make(chan grant, 1)}
-	p.queue = append(p.queue, w)
-	size, timeout := p.size, p.timeout
-	p.mu.Unlock()
-
 	start := time.Now()
-	var expired <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		expired = t.C
-	}
-	var cause error
-	select {
-	case g := <-w.ch:
-		return p.take(ctx, g)
-	case <-expired:
-		cause = &PoolTimeoutError{Size: size, Waited: time.Since(start).Round(time.Millisecond)}
-	case <-ctx.Done():
-		cause = fmt.Errorf("wait for a side connection: %w", ctx.Err())
-	}
-	p.mu.Lock()
-	for i, q := range p.queue {
-		if q == w {
-			p.queue = append(p.queue[:i], p.queue[i+1:]...)
+	retry := false // a dial of ours failed: wait at the head of the queue
+	for {
+		p.mu.Lock()
+		if p.closed {
 			p.mu.Unlock()
-			return nil, cause
+			return nil, ErrPoolClosed
 		}
+		if retry || len(p.queue) == 0 {
+			if n := len(p.idle); n > 0 {
+				c := p.idle[n-1]
+				p.idle = p.idle[:n-1]
+				p.mu.Unlock()
+				return c, nil
+			}
+			if p.open < p.size && !p.backingOffLocked() {
+				p.open++
+				p.mu.Unlock()
+				c, err := p.dialSlot(ctx)
+				if err == nil || !errors.Is(err, errWaitForOthers) {
+					return c, err
+				}
+				retry = true
+				continue
+			}
+		}
+		w := &waiter{ch: make(chan grant, 1)}
+		if retry {
+			p.queue = append([]*waiter{w}, p.queue...)
+		} else {
+			p.queue = append(p.queue, w)
+		}
+		timeout := p.timeout
+		p.mu.Unlock()
+
+		var expired <-chan time.Time
+		var timer *time.Timer
+		if timeout > 0 {
+			timer = time.NewTimer(timeout - time.Since(start))
+			expired = timer.C
+		}
+		var g grant
+		var cause error
+		select {
+		case g = <-w.ch:
+		case <-expired:
+			cause = &PoolTimeoutError{Waited: time.Since(start).Round(time.Millisecond)}
+		case <-ctx.Done():
+			cause = fmt.Errorf("wait for a side connection: %w", ctx.Err())
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if cause != nil {
+			p.mu.Lock()
+			if te, ok := cause.(*PoolTimeoutError); ok {
+				te.Size, te.DialErr = p.size, p.dialErr
+			}
+			queued := false
+			for i, q := range p.queue {
+				if q == w {
+					p.queue = append(p.queue[:i], p.queue[i+1:]...)
+					queued = true
+					break
+				}
+			}
+			p.mu.Unlock()
+			if queued {
+				return nil, cause
+			}
+			g = <-w.ch // served as it gave up
+		}
+		if g.err != nil || g.conn != nil {
+			return g.conn, g.err
+		}
+		c, err := p.dialSlot(ctx)
+		if err == nil || !errors.Is(err, errWaitForOthers) {
+			return c, err
+		}
+		retry = true
 	}
-	p.mu.Unlock()
-	// Served as it gave up: the grant is in the channel.
-	return p.take(ctx, <-w.ch)
 }
 
-// take turns a grant into a connection.
-func (p *pool) take(ctx context.Context, g grant) (SideConn, error) {
-	if g.err != nil || g.conn != nil {
-		return g.conn, g.err
-	}
-	return p.dialSlot(ctx)
+// errWaitForOthers marks a failed dial made while other connections are
+// open: the caller waits for one of them instead.
+var errWaitForOthers = errors.New("wait for an open side connection")
+
+// dialBackoff is how long after a failed dial no new one is tried while
+// other side connections are open.
+const dialBackoff = time.Second
+
+func (p *pool) backingOffLocked() bool {
+	return !p.backoffUntil.IsZero() && time.Now().Before(p.backoffUntil)
 }
 
-// dialSlot dials in a slot already counted in open; a failed dial frees
-// the slot for the next waiter.
+// dialSlot dials in a slot already counted in open. A failed dial frees
+// the slot; with other connections open it returns errWaitForOthers (and
+// backs off), else the dial's error, and hands the slot to the next waiter.
 func (p *pool) dialSlot(ctx context.Context) (SideConn, error) {
 	c, err := p.dial(ctx)
-	if err != nil {
-		p.mu.Lock()
-		p.open--
-		p.handSlotsLocked()
-		p.mu.Unlock()
-		return nil, err
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err == nil {
+		p.backoffUntil, p.dialErr = time.Time{}, nil
+		return c, nil
 	}
-	return c, nil
+	p.open--
+	if p.open > 0 && ctx.Err() == nil && !p.closed {
+		p.backoffUntil, p.dialErr = time.Now().Add(dialBackoff), err
+		return nil, fmt.Errorf("%w: %w", errWaitForOthers, err)
+	}
+	p.handSlotsLocked()
+	return nil, err
 }
 
 // put gives back a healthy connection: to the first waiter, else to the

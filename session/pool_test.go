@@ -282,3 +282,61 @@ func TestPoolCloseEndsWaits(t *testing.T) {
 		t.Errorf("%d connections open after close", n)
 	}
 }
+
+// A dial refused while another connection is open (the upstream full)
+// does not fail the caller: it waits at the head of the queue for that
+// connection, and no other dial is tried meanwhile.
+func TestPoolDialFailureWaitsForOpenConnection(t *testing.T) {
+	d := &countingDialer{}
+	p := newPool(4, time.Minute, d.dial)
+	a, _ := p.get(context.Background())
+	d.fail.Store(1)
+	got := make(chan SideConn)
+	go func() {
+		c, err := p.get(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		got <- c
+	}()
+	waitUntil(t, "the refused caller to queue", func() bool { return p.stats().Waiting == 1 })
+	// A later caller queues behind it rather than dialling again.
+	got2 := make(chan SideConn)
+	go func() {
+		c, err := p.get(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		got2 <- c
+	}()
+	waitUntil(t, "the second caller to queue", func() bool { return p.stats().Waiting == 2 })
+	if n := d.dials.Load(); n != 1 {
+		t.Fatalf("%d successful dials, want 1 (no dial while backing off)", n)
+	}
+	p.put(a)
+	if c := <-got; c != a {
+		t.Fatalf("the refused caller got %v, want the open connection", c)
+	}
+	p.put(a)
+	if c := <-got2; c != a {
+		t.Fatalf("the second caller got %v, want the open connection", c)
+	}
+	p.put(a)
+}
+
+// A wait that runs out after a refused dial says why the pool did not grow.
+func TestPoolTimeoutAfterRefusedDial(t *testing.T) {
+	d := &countingDialer{}
+	p := newPool(4, 50*time.Millisecond, d.dial)
+	a, _ := p.get(context.Background())
+	d.fail.Store(1)
+	_, err := p.get(context.Background())
+	var te *PoolTimeoutError
+	if !errors.As(err, &te) || te.DialErr == nil {
+		t.Fatalf("got %v, want a timeout naming the refused dial", err)
+	}
+	if _, _, msg := te.MySQLError(); !strings.Contains(msg, "the upstream refused more: refused") {
+		t.Errorf("message %q", msg)
+	}
+	p.put(a)
+}
