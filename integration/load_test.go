@@ -429,3 +429,47 @@ func waitForLong(t *testing.T, what string, limit time.Duration, cond func() boo
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestSIGHUPResizesSidePool: side-connections, fork-queue-timeout and
+// memory-limit apply on SIGHUP.
+func TestSIGHUPResizesSidePool(t *testing.T) {
+	db, _ := env(t)
+	leastPrivilegeUser(t, db)
+	cfg := t.TempDir() + "/sqlfork.yaml"
+	write := func(side int, wait, mem string) {
+		if err := os.WriteFile(cfg, fmt.Appendf(nil, "log_format: json\nside_connections: %d\nfork_queue_timeout: %s\nmemory_limit: %s\n",
+			side, wait, mem), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(8, "30s", "0")
+	metricsAddr := freeAddr(t)
+	p := startProxyProcess(t, db, "--mode", "transparent", "--config", cfg, "--metrics-listen", metricsAddr)
+	waitFor(t, "the sandbox manager", func() bool { return scrape(t, metricsAddr)["sqlfork_side_connections_max"] == 8 })
+	if os.Getenv("GOMEMLIMIT") == "" && !strings.Contains(p.logs.String(), `"msg":"no memory limit`) {
+		t.Errorf("no memory limit line at start:\n%s", p.logs.String())
+	}
+	write(3, "5s", "64MiB")
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the reload to be logged", func() bool { return strings.Contains(p.logs.String(), "SIGHUP: settings reloaded") })
+	logs := p.logs.String()
+	for _, want := range []string{`"side-connections"`, `"fork-queue-timeout"`, `"memory-limit"`} {
+		if !strings.Contains(logs, want) || strings.Contains(logs, "take effect only after a restart") {
+			t.Errorf("reload did not apply %s:\n%s", want, logs)
+		}
+	}
+	if !strings.Contains(logs, `"msg":"memory limit","limit":"64MiB","from":"memory-limit"`) {
+		t.Errorf("no memory limit line after the reload:\n%s", logs)
+	}
+	if got := scrape(t, metricsAddr)["sqlfork_side_connections_max"]; got != 3 {
+		t.Errorf("side connection pool size %v after the reload, want 3", got)
+	}
+	// Sessions still fork through the smaller pool.
+	c := conn(t, openDB(t, "sbx:"+sandboxPassword+"@tcp("+p.addr+")/app"))
+	mustExecC(t, c, "UPDATE users SET score = 13 WHERE id = 1")
+	if m := scrape(t, metricsAddr); m["sqlfork_side_connections{state=\"in_use\"}"]+m["sqlfork_side_connections{state=\"idle\"}"] > 3 {
+		t.Errorf("more side connections open than the pool's 3: %v", m)
+	}
+}
