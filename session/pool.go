@@ -220,8 +220,11 @@ var errWaitForOthers = errors.New("wait for an open side connection")
 // other side connections are open.
 const dialBackoff = time.Second
 
+// backingOffLocked reports whether no dial should be tried now: a dial
+// failed less than dialBackoff ago and other connections are open to wait
+// for (with none open there is nothing else to wait for).
 func (p *pool) backingOffLocked() bool {
-	return !p.backoffUntil.IsZero() && time.Now().Before(p.backoffUntil)
+	return p.open > 0 && !p.backoffUntil.IsZero() && time.Now().Before(p.backoffUntil)
 }
 
 // dialSlot dials in a slot already counted in open. A failed dial frees

@@ -340,3 +340,31 @@ func TestPoolTimeoutAfterRefusedDial(t *testing.T) {
 	}
 	p.put(a)
 }
+
+// When the connections a refused caller waits for are dropped, it dials
+// again at once rather than wait out the back-off.
+func TestPoolDropDuringBackoffDials(t *testing.T) {
+	d := &countingDialer{}
+	p := newPool(2, time.Minute, d.dial)
+	a, _ := p.get(context.Background())
+	d.fail.Store(1)
+	got := make(chan SideConn)
+	go func() {
+		c, err := p.get(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		got <- c
+	}()
+	waitUntil(t, "the refused caller to queue", func() bool { return p.stats().Waiting == 1 })
+	p.drop(a) // the upstream killed it: nothing left to wait for
+	select {
+	case c := <-got:
+		if c == nil || c == a {
+			t.Fatalf("got %v", c)
+		}
+		p.put(c)
+	case <-time.After(dialBackoff / 2):
+		t.Fatal("the caller still waits after the last open connection was dropped")
+	}
+}
