@@ -213,7 +213,8 @@ func (c *sandboxCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// PoolStats is the state of the side connection pool.
+// PoolStats is the state of the side connection pool: its size,
+// connections handed out and idle, and callers queued.
 type PoolStats struct {
 	Size, InUse, Idle, Waiting int
 }

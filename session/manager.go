@@ -529,6 +529,7 @@ type DialError struct {
 	Size int
 }
 
+// Error describes the failed dial.
 func (e *DialError) Error() string { return "open a side connection to the upstream: " + e.Err.Error() }
 
 // MySQLError is the error a client gets: the upstream's own code when it

@@ -25,6 +25,7 @@ type PoolTimeoutError struct {
 	DialErr error
 }
 
+// Error describes the timeout.
 func (e *PoolTimeoutError) Error() string {
 	return fmt.Sprintf("%v: all %d side connections (side-connections) stayed busy for %s%s", ErrPoolTimeout, e.Size, e.Waited, e.refused())
 }
