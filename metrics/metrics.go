@@ -31,7 +31,13 @@ type Proxy struct {
 	ForkDuration       prometheus.Histogram
 	ForkedBytes        prometheus.Counter
 	ForkedRows         prometheus.Counter
-	ForkFailures       *prometheus.CounterVec // labels: strategy, result (refused, error)
+	ForkFailures       *prometheus.CounterVec // labels: strategy, result (refused, queue_timeout, connect, error)
+	// SideConns reports the side connection pool at scrape time:
+	// sqlfork_side_connections{state}, sqlfork_side_connections_max and
+	// sqlfork_side_connection_waiters.
+	SideConns *poolCollector
+	// SideConnTimeouts counts waits for a side connection that ran out.
+	SideConnTimeouts   prometheus.Counter
 	SandboxRefusals    *prometheus.CounterVec // label: code
 	GuardrailRefusals  *prometheus.CounterVec // label: guardrail
 	TransactionReplays *prometheus.CounterVec // label: outcome (restarted, replayed, refused)
@@ -117,8 +123,21 @@ func New(reg prometheus.Registerer) *Proxy {
 		}),
 		ForkFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "fork_failures_total",
-			Help: "Forks that did not happen, by strategy and result: refused (the table cannot be forked faithfully) or error.",
+			Help: "Forks that did not happen, by strategy and result (the cause): refused (the table cannot be forked faithfully, or a limit), " +
+				"queue_timeout (no side connection free within fork-queue-timeout), connect (a side connection could not be opened, e.g. upstream 1040) or error.",
 		}, []string{"strategy", "result"}),
+		SideConns: &poolCollector{
+			conns: prometheus.NewDesc(namespace+"_side_connections",
+				"Side connections (forks, registry, catalog, reaper) open, by state: in_use, idle.", []string{"state"}, nil),
+			max: prometheus.NewDesc(namespace+"_side_connections_max",
+				"Most side connections open at once (side-connections).", nil, nil),
+			waiters: prometheus.NewDesc(namespace+"_side_connection_waiters",
+				"Callers queued for a side connection.", nil, nil),
+		},
+		SideConnTimeouts: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "side_connection_timeouts_total",
+			Help: "Waits for a side connection that ran out (fork-queue-timeout); the statement got error 1205.",
+		}),
 		SandboxRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "sandbox_refusals_total",
 			Help: "Statements refused by the sandbox layer, by MySQL error code.",
@@ -161,6 +180,7 @@ func New(reg prometheus.Registerer) *Proxy {
 	reg.MustRegister(m.ConnectionsActive, m.ConnectionsTotal, m.ConnectionsRejected, m.AuthFailures,
 		m.UpstreamConnectFails, m.UpstreamLost, m.ConnectionPanics, m.Commands, m.CommandDuration,
 		m.Sandboxes, m.SandboxesDiscarded, m.Forks, m.ForkDuration, m.ForkedBytes, m.ForkedRows, m.ForkFailures, m.SandboxRefusals, m.GuardrailRefusals, m.TransactionReplays,
+		m.SideConns, m.SideConnTimeouts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -197,4 +217,47 @@ func (c *sandboxCollector) Collect(ch chan<- prometheus.Metric) {
 	for state, n := range counts {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), state)
 	}
+}
+
+// PoolStats is the state of the side connection pool: its size,
+// connections handed out and idle, and callers queued.
+type PoolStats struct {
+	Size, InUse, Idle, Waiting int
+}
+
+// poolCollector reports the side connection pool at scrape time from a
+// function the proxy installs once its sandbox manager runs.
+type poolCollector struct {
+	conns, max, waiters *prometheus.Desc
+	mu                  sync.Mutex
+	stats               func() PoolStats
+}
+
+// SetSource installs the function that reports the pool.
+func (c *poolCollector) SetSource(f func() PoolStats) {
+	c.mu.Lock()
+	c.stats = f
+	c.mu.Unlock()
+}
+
+// Describe implements prometheus.Collector.
+func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.conns
+	ch <- c.max
+	ch <- c.waiters
+}
+
+// Collect implements prometheus.Collector.
+func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	f := c.stats
+	c.mu.Unlock()
+	var st PoolStats
+	if f != nil {
+		st = f()
+	}
+	ch <- prometheus.MustNewConstMetric(c.conns, prometheus.GaugeValue, float64(st.InUse), "in_use")
+	ch <- prometheus.MustNewConstMetric(c.conns, prometheus.GaugeValue, float64(st.Idle), "idle")
+	ch <- prometheus.MustNewConstMetric(c.max, prometheus.GaugeValue, float64(st.Size))
+	ch <- prometheus.MustNewConstMetric(c.waiters, prometheus.GaugeValue, float64(st.Waiting))
 }

@@ -170,7 +170,8 @@ func DefaultConfig() Config {
 		ProductionWrites: "deny",
 		UserSeparator:    "+",
 		Sandbox: sandbox.Config{Prefix: "_sqlfork", Forker: "auto", DefaultTTL: 24 * time.Hour,
-			IdleTTL: 7 * 24 * time.Hour, MaxTTL: 30 * 24 * time.Hour, ReapInterval: 10 * time.Second},
+			IdleTTL: 7 * 24 * time.Hour, MaxTTL: 30 * 24 * time.Hour, ReapInterval: 10 * time.Second,
+			SideConnections: sandbox.DefaultSideConnections, ForkQueueTimeout: sandbox.DefaultForkQueueTimeout},
 	}
 }
 
@@ -230,6 +231,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Sandbox.MaxSandboxes < 0 {
 		return errors.New("max-sandboxes: must be >= 0")
+	}
+	if c.Sandbox.SideConnections < 1 {
+		return fmt.Errorf("side-connections: must be at least 1, got %d", c.Sandbox.SideConnections)
+	}
+	if c.Sandbox.ForkQueueTimeout <= 0 {
+		return fmt.Errorf("fork-queue-timeout: must be positive, got %s", c.Sandbox.ForkQueueTimeout)
 	}
 	seen := map[string]bool{c.UpstreamUser: true}
 	for i, u := range c.Users {

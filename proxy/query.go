@@ -199,6 +199,7 @@ func (s *Server) dialSide(ctx context.Context) (sandbox.SideConn, error) {
 	a := s.accounts[s.cfg.UpstreamUser]
 	be, err := dialBackend(ctx, s.dialParams(a, "", 45, sideCaps, map[string]string{"_proxy": "sqlfork-proxy", "_proxy_role": "sandbox"}))
 	if err != nil {
+		s.m.UpstreamConnectFails.Inc()
 		return nil, err
 	}
 	return &sideConn{be: be}, nil
@@ -218,6 +219,10 @@ func (s *Server) sandboxes(ctx context.Context) (*sandbox.Manager, error) {
 	}
 	m.SetObserver(sandboxMetrics{s.m})
 	s.m.Sandboxes.SetSource(m.Counts)
+	s.m.SideConns.SetSource(func() metrics.PoolStats {
+		st := m.PoolStats()
+		return metrics.PoolStats{Size: st.Size, InUse: st.InUse, Idle: st.Idle, Waiting: st.Waiting}
+	})
 	if known, writable, _ := m.ProductionWritable(); known {
 		v := 0.0
 		if writable {
@@ -265,9 +270,11 @@ func (o sandboxMetrics) Discarded(reason string) {
 	o.m.SandboxesDiscarded.WithLabelValues(reason).Inc()
 }
 
-func (o sandboxMetrics) ForkFailed(strategy, result string) {
-	o.m.ForkFailures.WithLabelValues(strategy, result).Inc()
+func (o sandboxMetrics) ForkFailed(strategy, cause string) {
+	o.m.ForkFailures.WithLabelValues(strategy, cause).Inc()
 }
+
+func (o sandboxMetrics) SideConnTimedOut() { o.m.SideConnTimeouts.Inc() }
 
 func (o sandboxMetrics) Forked(strategy string, schemaOnly bool, took time.Duration, rows, bytes int64) {
 	o.m.ForkedRows.Add(float64(rows))

@@ -78,6 +78,8 @@ type Server struct {
 
 	// kills reads KILL statements (see session.kill).
 	kills *rewrite.Engine
+	// trim gives memory back after a spike of connections closes.
+	trim *memoryTrimmer
 }
 
 // New validates cfg, loads TLS material and binds the client listener, so a
@@ -89,6 +91,11 @@ func New(cfg Config, log *zap.Logger, m *metrics.Proxy) (*Server, error) {
 	cfg.Sandbox = cfg.SandboxConfig()
 	s := &Server{cfg: cfg, log: log, m: m, accounts: buildAccounts(&cfg), conns: map[*connState]struct{}{},
 		kills: rewrite.NewEngine(256)}
+	s.trim = newMemoryTrimmer(log, func() int {
+		s.connsMu.Lock()
+		defer s.connsMu.Unlock()
+		return len(s.conns)
+	})
 	if cfg.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.TLSCert, cfg.TLSKey)
 		if err != nil {
@@ -224,6 +231,7 @@ func (s *Server) SetSandboxLimits(c Config) {
 	sc := c.SandboxConfig()
 	s.cfg.Sandbox.MaxSandboxes, s.cfg.Sandbox.Guardrails, s.cfg.Sandbox.UserGuardrails = sc.MaxSandboxes, sc.Guardrails, sc.UserGuardrails
 	s.cfg.Sandbox.DefaultTTL, s.cfg.Sandbox.IdleTTL, s.cfg.Sandbox.MaxTTL = sc.DefaultTTL, sc.IdleTTL, sc.MaxTTL
+	s.cfg.Sandbox.SideConnections, s.cfg.Sandbox.ForkQueueTimeout = sc.SideConnections, sc.ForkQueueTimeout
 	if s.sbm != nil {
 		s.sbm.SetLimits(sc)
 	}
@@ -433,6 +441,7 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	s.conns[st] = struct{}{}
 	stopping, n := s.stopping.Load(), len(s.conns)
 	s.connsMu.Unlock()
+	s.trim.opened(n)
 	s.m.ConnectionsTotal.Inc()
 	s.m.ConnectionsActive.Inc()
 	var be *backend
@@ -448,8 +457,10 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 		_ = nc.Close()
 		s.connsMu.Lock()
 		delete(s.conns, st)
+		left := len(s.conns)
 		s.connsMu.Unlock()
 		s.m.ConnectionsActive.Dec()
+		s.trim.closed(left)
 	}()
 	if stopping {
 		s.rejectGreeting(nc, newError(codeServerShutdown, "08S01", "sqlfork-proxy is shutting down"), "shutdown")

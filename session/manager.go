@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
@@ -80,7 +81,19 @@ type Config struct {
 	Lease time.Duration
 	// ForkTimeout bounds one fork.
 	ForkTimeout time.Duration
+	// SideConnections bounds the side connections (forks, registry,
+	// catalog lookups, reaper) open at once (default 8).
+	SideConnections int
+	// ForkQueueTimeout bounds the wait for a free side connection (default
+	// 2m, at most ForkTimeout); past it the statement gets error 1205.
+	ForkQueueTimeout time.Duration
 }
+
+// Defaults of the side connection pool.
+const (
+	DefaultSideConnections  = 8
+	DefaultForkQueueTimeout = 2 * time.Minute
+)
 
 func (c *Config) defaults() {
 	if c.Prefix == "" {
@@ -97,6 +110,12 @@ func (c *Config) defaults() {
 	}
 	if c.ForkTimeout <= 0 {
 		c.ForkTimeout = 30 * time.Minute
+	}
+	if c.SideConnections <= 0 {
+		c.SideConnections = DefaultSideConnections
+	}
+	if c.ForkQueueTimeout <= 0 {
+		c.ForkQueueTimeout = min(DefaultForkQueueTimeout, c.ForkTimeout)
 	}
 }
 
@@ -127,6 +146,16 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("user %q: %w", user, err)
 		}
 	}
+	if c.SideConnections < 0 {
+		return fmt.Errorf("side-connections must be at least 1 (0: the default %d), got %d", DefaultSideConnections, c.SideConnections)
+	}
+	forkTimeout := c.ForkTimeout
+	if forkTimeout <= 0 {
+		forkTimeout = 30 * time.Minute
+	}
+	if c.ForkQueueTimeout < 0 || c.ForkQueueTimeout > forkTimeout {
+		return fmt.Errorf("fork-queue-timeout %s must be between 0 (the default %s) and the fork timeout %s", c.ForkQueueTimeout, DefaultForkQueueTimeout, forkTimeout)
+	}
 	if c.MaxTTL > 0 && (c.DefaultTTL <= 0 || c.DefaultTTL > c.MaxTTL) {
 		return fmt.Errorf("sandbox-ttl %s must be between 0 and max-sandbox-ttl %s (\"until discarded\" needs max-sandbox-ttl 0)", c.DefaultTTL, c.MaxTTL)
 	}
@@ -150,9 +179,14 @@ type Observer interface {
 	Discarded(reason string)
 	// Forked reports one finished fork.
 	Forked(strategy string, schemaOnly bool, took time.Duration, rows, bytes int64)
-	// ForkFailed reports a fork that did not happen: result is refused (the
-	// table cannot be forked faithfully) or error.
-	ForkFailed(strategy, result string)
+	// ForkFailed reports a fork that did not happen, by cause: refused
+	// (the table cannot be forked faithfully or past a limit),
+	// queue_timeout (no side connection free in time), connect (a side
+	// connection could not be opened) or error.
+	ForkFailed(strategy, cause string)
+	// SideConnTimedOut reports a wait for a side connection that ran out,
+	// whatever it was for.
+	SideConnTimedOut()
 }
 
 type nopObserver struct{}
@@ -160,6 +194,7 @@ type nopObserver struct{}
 func (nopObserver) Discarded(string)                                 {}
 func (nopObserver) Forked(string, bool, time.Duration, int64, int64) {}
 func (nopObserver) ForkFailed(string, string)                        {}
+func (nopObserver) SideConnTimedOut()                                {}
 
 // Manager owns the sandboxes of one proxy process.
 type Manager struct {
@@ -187,7 +222,7 @@ type Manager struct {
 	proxyID      string
 	lockSecret   string // see lockName
 
-	pool chan SideConn
+	pool *pool
 
 	mu     sync.Mutex
 	byID   map[string]*Sandbox
@@ -256,8 +291,9 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 		return nil, err
 	}
 	m := &Manager{cfg: cfg, log: log, dial: dial, meta: MetaSchema(cfg.Prefix), engine: rewrite.NewEngine(0),
-		pool: make(chan SideConn, 8), byID: map[string]*Sandbox{}, byName: map[string]*Sandbox{},
+		byID: map[string]*Sandbox{}, byName: map[string]*Sandbox{},
 		proxyID: randomID(6), stop: make(chan struct{}), done: make(chan struct{}), obs: nopObserver{}}
+	m.pool = newPool(cfg.SideConnections, cfg.ForkQueueTimeout, m.dialSide)
 	m.SetLimits(cfg)
 	c, err := m.conn(ctx)
 	if err != nil {
@@ -360,14 +396,7 @@ func (m *Manager) Close() {
 	}
 	close(m.stop)
 	<-m.done
-	for {
-		select {
-		case c := <-m.pool:
-			_ = c.Close()
-		default:
-			return
-		}
-	}
+	m.pool.close()
 }
 
 // Limits are the settings that may change while the manager runs.
@@ -376,6 +405,10 @@ type Limits struct {
 	DefaultTTL   time.Duration
 	IdleTTL      time.Duration
 	MaxTTL       time.Duration
+	// SideConnections and ForkQueueTimeout size the side connection
+	// pool (0 keeps the current value).
+	SideConnections  int
+	ForkQueueTimeout time.Duration
 }
 
 // checkTTL refuses a kept sandbox's lifetime (0: until discarded) beyond
@@ -401,6 +434,11 @@ func (m *Manager) limits() Limits {
 // SetLimits changes the limits, guardrails and TTL defaults of c (the
 // other fields of c are ignored): new sandboxes, forks and statements obey
 // them at once.
+//
+// The side connection pool takes c's SideConnections and ForkQueueTimeout
+// (each when positive; the queue timeout at most the fork timeout): a larger
+// pool serves queued callers at once, a smaller one closes connections past
+// its size as they come back.
 func (m *Manager) SetLimits(c Config) {
 	guards := map[string]*guard{"": newGuard(c.Guardrails, m.cfg.Prefix)}
 	for user, g := range c.UserGuardrails {
@@ -408,9 +446,22 @@ func (m *Manager) SetLimits(c Config) {
 	}
 	m.lmu.Lock()
 	defer m.lmu.Unlock()
-	m.lim = Limits{MaxSandboxes: c.MaxSandboxes, DefaultTTL: c.DefaultTTL, IdleTTL: c.IdleTTL, MaxTTL: c.MaxTTL}
+	size, wait := m.lim.SideConnections, m.lim.ForkQueueTimeout
+	if c.SideConnections > 0 {
+		size = c.SideConnections
+	}
+	if c.ForkQueueTimeout > 0 {
+		wait = min(c.ForkQueueTimeout, m.cfg.ForkTimeout)
+	}
+	m.lim = Limits{MaxSandboxes: c.MaxSandboxes, DefaultTTL: c.DefaultTTL, IdleTTL: c.IdleTTL, MaxTTL: c.MaxTTL,
+		SideConnections: size, ForkQueueTimeout: wait}
+	m.pool.resize(size, wait)
 	m.guards = guards
 }
+
+// PoolStats reports the side connection pool: its size, connections in use
+// and idle, and callers waiting for one.
+func (m *Manager) PoolStats() PoolStats { return m.pool.stats() }
 
 // Counts returns how many sandboxes this process holds, by state.
 func (m *Manager) Counts() map[string]int {
@@ -450,37 +501,78 @@ func (m *Manager) CaseSensitive() bool { return m.caseSensitive }
 // Prefix is the prefix of the proxy's databases.
 func (m *Manager) Prefix() string { return m.cfg.Prefix }
 
-// conn takes a side connection from the pool or dials one.
+// conn takes a side connection from the bounded pool, waiting (in arrival
+// order, at most the fork queue timeout) while all are busy. Whoever holds
+// one must not ask for another before giving it back: with every
+// connection held that way, each would wait on the others.
 func (m *Manager) conn(ctx context.Context) (SideConn, error) {
-	select {
-	case c := <-m.pool:
-		return c, nil
-	default:
-	}
-	c, err := m.dial(ctx)
+	c, err := m.pool.get(ctx)
 	if err != nil {
-		return nil, err
-	}
-	// Forks read their source at READ COMMITTED: one consistent read
-	// that takes no locks.
-	if _, err := c.Exec(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"); err != nil {
-		_ = c.Close()
+		var te *PoolTimeoutError
+		if errors.As(err, &te) {
+			m.obs.SideConnTimedOut()
+			st := m.pool.stats()
+			m.log.Warn("no side connection free in time", zap.Int("side_connections", te.Size),
+				zap.Duration("waited", te.Waited), zap.Int("waiting", st.Waiting))
+		}
 		return nil, err
 	}
 	return c, nil
 }
 
-// put returns a healthy connection to the pool.
-func (m *Manager) put(c SideConn) {
-	select {
-	case m.pool <- c:
-	default:
-		_ = c.Close()
+// dialSide opens a side connection for the pool.
+func (m *Manager) dialSide(ctx context.Context) (SideConn, error) {
+	c, err := m.dial(ctx)
+	if err != nil {
+		st := m.pool.stats()
+		m.log.Warn("could not open a side connection; waiting for an open one, if any", zap.Error(err),
+			zap.Int("side_connections_open", st.InUse+st.Idle-1), zap.Int("side_connections", st.Size))
+		return nil, &DialError{Err: err, Size: m.limits().SideConnections}
 	}
+	// Forks read their source at READ COMMITTED: one consistent read
+	// that takes no locks.
+	if _, err := c.Exec(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"); err != nil {
+		_ = c.Close()
+		return nil, &DialError{Err: err, Size: m.limits().SideConnections}
+	}
+	return c, nil
 }
 
+// DialError is a side connection that could not be opened (the upstream
+// down, or refusing it: 1040 too many connections). Size is the pool's.
+type DialError struct {
+	Err  error
+	Size int
+}
+
+// Error describes the failed dial.
+func (e *DialError) Error() string { return "open a side connection to the upstream: " + e.Err.Error() }
+
+// MySQLError is the error a client gets: the upstream's own code when it
+// refused the connection (1040 says what to size), else 1105.
+func (e *DialError) MySQLError() (uint16, string, string) {
+	var me *mysql.MyError
+	if !errors.As(e.Err, &me) {
+		return 1105, "HY000", "sqlfork-proxy: could not open a side connection (for forks and the sandbox registry) to the upstream: " +
+			e.Err.Error() + "; retry the statement"
+	}
+	msg := "sqlfork-proxy: the upstream refused a side connection (for forks and the sandbox registry): " + me.Message
+	if me.Code == 1040 {
+		msg += fmt.Sprintf("; its max_connections must cover every client connection plus the proxy's %d side connections "+
+			"(side-connections): retry the statement, or ask the operator to raise the upstream's max_connections or lower "+
+			"the proxy's max-connections", e.Size)
+	}
+	return me.Code, me.State, msg
+}
+
+// Unwrap returns the dial error.
+func (e *DialError) Unwrap() error { return e.Err }
+
+// put returns a healthy connection to the pool.
+func (m *Manager) put(c SideConn) { m.pool.put(c) }
+
 // drop closes a connection that failed.
-func (m *Manager) drop(c SideConn) { _ = c.Close() }
+func (m *Manager) drop(c SideConn) { m.pool.drop(c) }
 
 // withConn runs f on a side connection, dropping the connection when f
 // fails with anything but a server error.
@@ -769,9 +861,34 @@ func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode
 		return err
 	})
 	if err != nil {
+		m.forkFailed(sb, t, err)
 		return nil, false, err
 	}
 	return out, true, nil
+}
+
+// forkFailed counts and logs a fork of t in sb that did not happen.
+func (m *Manager) forkFailed(sb *Sandbox, t rewrite.Table, err error) {
+	cause := forkFailureCause(err)
+	m.obs.ForkFailed(m.strategy.Name(), cause)
+	m.log.Warn("fork failed", zap.String("sandbox", sb.Name), zap.String("table", t.String()),
+		zap.String("cause", cause), zap.Error(err))
+}
+
+// forkFailureCause classifies a fork error for the fork failure counter.
+func forkFailureCause(err error) string {
+	var te *PoolTimeoutError
+	var de *DialError
+	var r *rewrite.Refusal
+	switch {
+	case errors.As(err, &te):
+		return "queue_timeout"
+	case errors.As(err, &de):
+		return "connect"
+	case errors.As(err, &r):
+		return "refused"
+	}
+	return "error"
 }
 
 // forkLocked forks t under the sandbox's fork mutex and an upstream lock,
@@ -858,10 +975,8 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 		m.setEntry(sb, k, e)
 		return e, nil
 	case errors.As(err, &refused):
-		m.obs.ForkFailed(m.strategy.Name(), "refused")
 		return nil, refusal(1105, "HY000", "%s", refused.Error())
 	case err != nil:
-		m.obs.ForkFailed(m.strategy.Name(), "error")
 		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+ftable(phys).String())
 		return nil, fmt.Errorf("fork %s: %w", t, err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"reflect"
 	"slices"
@@ -46,6 +47,9 @@ type settings struct {
 	// AdminTokenlessChanges lets a tokenless (loopback) admin API keep and
 	// discard sandboxes.
 	AdminTokenlessChanges bool
+	// MemoryLimit is the Go runtime's soft memory limit in bytes
+	// (runtime/debug.SetMemoryLimit); 0 leaves GOMEMLIMIT, or no limit.
+	MemoryLimit byteSize
 }
 
 // defaultSettings takes the proxy defaults from proxy.DefaultConfig, the one
@@ -63,7 +67,8 @@ func defaultSettings() settings {
 type setting struct {
 	name  string // flag name
 	usage string // help text; a `quoted` word names the flag's argument
-	// field points into s at the value: *string, *bool, *int or *time.Duration.
+	// field points into s at the value: *string, *bool, *int, *int64,
+	// *[]string, *time.Duration or *byteSize.
 	field func(s *settings) any
 }
 
@@ -148,12 +153,18 @@ func settingTable() []setting {
 			func(s *settings) any { return &s.Proxy.Sandbox.Guardrails.StatementTimeout }},
 		{"max-rows", "guardrail: maximum rows of one result set; a longer one is cut with error 1226 (0: unlimited)",
 			func(s *settings) any { return &s.Proxy.Sandbox.Guardrails.MaxRows }},
+		{"side-connections", "most upstream connections the proxy opens for forks, its sandbox registry and catalog lookups, on top of one per client",
+			func(s *settings) any { return &s.Proxy.Sandbox.SideConnections }},
+		{"fork-queue-timeout", "how long a statement waits for a free side connection before it gets error 1205",
+			func(s *settings) any { return &s.Proxy.Sandbox.ForkQueueTimeout }},
 		{"sandbox-admins", "comma-separated proxy users who may list, attach and discard every sandbox",
 			func(s *settings) any { return &s.Proxy.Sandbox.Admins }},
 		{"admin-token", "bearer token of the admin API on the metrics listener (required to serve it beyond loopback)",
 			func(s *settings) any { return &s.AdminToken }},
 		{"admin-tokenless-changes", "without admin-token, let the loopback admin API keep and discard sandboxes (any local process could)",
 			func(s *settings) any { return &s.AdminTokenlessChanges }},
+		{"memory-limit", "soft memory limit of the process, e.g. 512MiB (runtime/debug.SetMemoryLimit); 0 leaves GOMEMLIMIT, or none",
+			func(s *settings) any { return &s.MemoryLimit }},
 		{"log-format", "log encoding: console or json",
 			func(s *settings) any { return &s.LogFormat }},
 		{"log-level", "minimum log level: debug, info, warn or error",
@@ -206,6 +217,8 @@ func typeName(ptr any) string {
 		return "list"
 	case *time.Duration:
 		return "duration"
+	case *byteSize:
+		return "bytes"
 	default:
 		return "string"
 	}
@@ -226,6 +239,8 @@ func formatValue(ptr any) string {
 		return strconv.FormatInt(*p, 10)
 	case *[]string:
 		return strings.Join(*p, ",")
+	case *byteSize:
+		return p.String()
 	}
 	panic(fmt.Sprintf("setting of unsupported type %T", ptr))
 }
@@ -279,6 +294,12 @@ func parseValue(ptr any, text string) error {
 				*p = append(*p, f)
 			}
 		}
+	case *byteSize:
+		n, err := parseByteSize(text)
+		if err != nil {
+			return err
+		}
+		*p = n
 	default:
 		panic(fmt.Sprintf("setting of unsupported type %T", ptr))
 	}
@@ -498,4 +519,43 @@ func oneLine(err error) string {
 		return strings.Join(te.Errors, "; ")
 	}
 	return err.Error()
+}
+
+// byteSize is a number of bytes, written as GOMEMLIMIT is: an integer with
+// an optional unit B, KiB, MiB, GiB or TiB (e.g. 512MiB).
+type byteSize int64
+
+var byteUnits = []struct {
+	suffix string
+	mult   int64
+}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}}
+
+// String renders n in the largest unit that divides it.
+func (n byteSize) String() string {
+	if n == 0 {
+		return "0"
+	}
+	for _, u := range byteUnits {
+		if int64(n)%u.mult == 0 {
+			return strconv.FormatInt(int64(n)/u.mult, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(int64(n), 10)
+}
+
+// parseByteSize reads a byteSize.
+func parseByteSize(text string) (byteSize, error) {
+	t := strings.TrimSpace(text)
+	mult := int64(1)
+	for _, u := range byteUnits {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("%q is not a size in bytes (an integer with an optional unit B, KiB, MiB, GiB or TiB, e.g. 512MiB)", text)
+	}
+	return byteSize(n * mult), nil
 }

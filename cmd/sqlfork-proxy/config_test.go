@@ -3,13 +3,16 @@ package main
 import (
 	"errors"
 	"io/fs"
+	"math"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/pflag"
+	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
@@ -168,9 +171,12 @@ func TestNaming(t *testing.T) {
 		"deny-multi-statements":   {"SQLFORK_DENY_MULTI_STATEMENTS", "deny_multi_statements"},
 		"statement-timeout":       {"SQLFORK_STATEMENT_TIMEOUT", "statement_timeout"},
 		"max-rows":                {"SQLFORK_MAX_ROWS", "max_rows"},
+		"side-connections":        {"SQLFORK_SIDE_CONNECTIONS", "side_connections"},
+		"fork-queue-timeout":      {"SQLFORK_FORK_QUEUE_TIMEOUT", "fork_queue_timeout"},
 		"sandbox-admins":          {"SQLFORK_SANDBOX_ADMINS", "sandbox_admins"},
 		"admin-token":             {"SQLFORK_ADMIN_TOKEN", "admin_token"},
 		"admin-tokenless-changes": {"SQLFORK_ADMIN_TOKENLESS_CHANGES", "admin_tokenless_changes"},
+		"memory-limit":            {"SQLFORK_MEMORY_LIMIT", "memory_limit"},
 		"log-format":              {"SQLFORK_LOG_FORMAT", "log_format"},
 		"log-level":               {"SQLFORK_LOG_LEVEL", "log_level"},
 	}
@@ -320,6 +326,14 @@ func TestErrors(t *testing.T) {
 		{"bool file", withCfg, nil, f("tls_required: on\n"),
 			`tls-required: "on" is not a boolean (true or false) (from /c.yaml:1, key tls_required)`},
 		{"int flag", []string{"--max-connections", "lots"}, nil, nil, `max-connections: "lots" is not an integer`},
+		{"bytes flag", []string{"--memory-limit", "1GB"}, nil, nil,
+			`memory-limit: "1GB" is not a size in bytes (an integer with an optional unit B, KiB, MiB, GiB or TiB, e.g. 512MiB)`},
+		{"bytes env", nil, map[string]string{"SQLFORK_MEMORY_LIMIT": "-1"}, nil,
+			`memory-limit: "-1" is not a size in bytes (an integer with an optional unit B, KiB, MiB, GiB or TiB, e.g. 512MiB) (from SQLFORK_MEMORY_LIMIT)`},
+		{"side connections", []string{"--side-connections", "0"}, nil, nil, `side-connections: must be at least 1, got 0`},
+		{"fork queue timeout", []string{"--fork-queue-timeout", "0s"}, nil, nil, `fork-queue-timeout: must be positive, got 0s`},
+		{"fork queue timeout past the fork timeout", []string{"--fork-queue-timeout", "31m"}, nil, nil,
+			`sandbox: fork-queue-timeout 31m0s must be between 0 (the default 2m0s) and the fork timeout 30m0s`},
 		{"int env", nil, map[string]string{"SQLFORK_MAX_CONNECTIONS": "1.5"}, nil,
 			`max-connections: "1.5" is not an integer (from SQLFORK_MAX_CONNECTIONS)`},
 
@@ -456,3 +470,46 @@ func TestFormatDuration(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestByteSize(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want byteSize
+		out  string
+	}{
+		{"0", 0, "0"}, {"1", 1, "1B"}, {"1000", 1000, "1000B"}, {"512MiB", 512 << 20, "512MiB"}, {" 2 GiB ", 2 << 30, "2GiB"},
+		{"1536KiB", 1536 << 10, "1536KiB"}, {"1TiB", 1 << 40, "1TiB"}, {"7B", 7, "7B"},
+	} {
+		got, err := parseByteSize(tt.in)
+		if err != nil || got != tt.want || got.String() != tt.out {
+			t.Errorf("parseByteSize(%q) = %d (%s), %v; want %d (%s)", tt.in, got, got, err, tt.want, tt.out)
+		}
+		if back, err := parseByteSize(got.String()); err != nil || back != got {
+			t.Errorf("%s does not read back: %d, %v", got, back, err)
+		}
+	}
+	for _, bad := range []string{"", "MiB", "1.5GiB", "1GB", "-5", "9999999TiB", "12 apples"} {
+		if n, err := parseByteSize(bad); err == nil {
+			t.Errorf("parseByteSize(%q) = %d, want an error", bad, n)
+		}
+	}
+}
+
+// memory-limit sets the runtime's soft limit; 0 puts back the one in force
+// before (GOMEMLIMIT's, or none).
+func TestApplyMemoryLimit(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(before)
+	applyMemoryLimit(256<<20, before, zap.NewNop())
+	if got := debug.SetMemoryLimit(-1); got != 256<<20 {
+		t.Errorf("limit %d after memory-limit 256MiB", got)
+	}
+	applyMemoryLimit(0, 123<<20, zap.NewNop()) // as if GOMEMLIMIT=123MiB
+	if got := debug.SetMemoryLimit(-1); got != 123<<20 {
+		t.Errorf("limit %d after memory-limit 0 with GOMEMLIMIT 123MiB", got)
+	}
+	applyMemoryLimit(0, math.MaxInt64, zap.NewNop())
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("limit %d after memory-limit 0 without GOMEMLIMIT", got)
+	}
+}

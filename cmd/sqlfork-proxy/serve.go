@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/signal"
 	"reflect"
 	"runtime"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -32,6 +34,13 @@ func runServe(ctx context.Context, s settings, logOut io.Writer, reload func() (
 		return err
 	}
 	defer func() { _ = log.Sync() }()
+
+	// The limit in force before (GOMEMLIMIT's, or none) comes back when
+	// memory-limit is 0 and when serving ends.
+	before := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(before)
+	mem := func(limit byteSize) { applyMemoryLimit(limit, before, log) }
+	mem(s.MemoryLimit)
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
@@ -82,7 +91,7 @@ func runServe(ctx context.Context, s settings, logOut io.Writer, reload func() (
 				case <-ctx.Done():
 					return
 				case <-hup:
-					s = applyReload(s, reload, level, srv, log)
+					s = applyReload(s, reload, level, srv, mem, log)
 				}
 			}
 		}()
@@ -110,9 +119,10 @@ func runServe(ctx context.Context, s settings, logOut io.Writer, reload func() (
 
 // applyReload re-reads the settings on SIGHUP and applies those that are
 // safe to change while running — log level, sandbox limits and TTL
-// defaults — without touching connections. Other settings that changed are
-// logged as needing a restart. It returns the settings in effect.
-func applyReload(cur settings, reload func() (settings, error), level zap.AtomicLevel, srv *proxy.Server, log *zap.Logger) settings {
+// defaults, the side connection pool, the memory limit (through mem) —
+// without touching connections. Other settings that changed are logged as
+// needing a restart. It returns the settings in effect.
+func applyReload(cur settings, reload func() (settings, error), level zap.AtomicLevel, srv *proxy.Server, mem func(byteSize), log *zap.Logger) settings {
 	next, err := reload()
 	if err != nil {
 		log.Error("SIGHUP: settings not reloaded", zap.Error(err))
@@ -134,8 +144,11 @@ func applyReload(cur settings, reload func() (settings, error), level zap.Atomic
 			level.SetLevel(lvl)
 			eff.LogLevel = next.LogLevel
 		case "max-sandboxes", "sandbox-ttl", "sandbox-idle-ttl", "max-sandbox-ttl", "max-fork-bytes", "max-sandboxes-per-user",
-			"deny-statements", "deny-multi-statements", "statement-timeout", "max-rows":
+			"deny-statements", "deny-multi-statements", "statement-timeout", "max-rows", "side-connections", "fork-queue-timeout":
 			limits = true
+		case "memory-limit":
+			mem(next.MemoryLimit)
+			eff.MemoryLimit = next.MemoryLimit
 		default:
 			restart = append(restart, st.name)
 			continue
@@ -155,6 +168,7 @@ func applyReload(cur settings, reload func() (settings, error), level zap.Atomic
 		sb := &eff.Proxy.Sandbox
 		sb.MaxSandboxes, sb.Guardrails = next.Proxy.Sandbox.MaxSandboxes, next.Proxy.Sandbox.Guardrails
 		sb.DefaultTTL, sb.IdleTTL, sb.MaxTTL = next.Proxy.Sandbox.DefaultTTL, next.Proxy.Sandbox.IdleTTL, next.Proxy.Sandbox.MaxTTL
+		sb.SideConnections, sb.ForkQueueTimeout = next.Proxy.Sandbox.SideConnections, next.Proxy.Sandbox.ForkQueueTimeout
 		srv.SetSandboxLimits(eff.Proxy)
 	}
 	if len(restart) > 0 {
@@ -196,6 +210,23 @@ func withGuardrailsOf(users, next []proxy.User) []proxy.User {
 		out[i] = u
 	}
 	return out
+}
+
+// applyMemoryLimit sets the Go runtime's soft memory limit to limit, or,
+// for 0, back to before (what GOMEMLIMIT set at start, or none), and logs
+// the limit in force.
+func applyMemoryLimit(limit byteSize, before int64, log *zap.Logger) {
+	switch {
+	case limit > 0:
+		debug.SetMemoryLimit(int64(limit))
+		log.Info("memory limit", zap.Stringer("limit", limit), zap.String("from", "memory-limit"))
+	case before != math.MaxInt64:
+		debug.SetMemoryLimit(before)
+		log.Info("memory limit", zap.Stringer("limit", byteSize(before)), zap.String("from", "GOMEMLIMIT"))
+	default:
+		debug.SetMemoryLimit(before)
+		log.Info("no memory limit (set memory-limit or GOMEMLIMIT to bound the heap)")
+	}
 }
 
 // newLogger builds a logger writing format ("json" or "console") at level and

@@ -1,0 +1,305 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// ErrPoolTimeout is wrapped by the error of a side connection wait that
+// ran out (see PoolTimeoutError).
+var ErrPoolTimeout = errors.New("no side connection free in time")
+
+// ErrPoolClosed is returned by a pool that was closed.
+var ErrPoolClosed = errors.New("side connection pool closed")
+
+// PoolTimeoutError is a side connection wait that ran out: every one of
+// the Size connections was busy for Waited.
+type PoolTimeoutError struct {
+	Size   int
+	Waited time.Duration
+	// DialErr is why the pool could not open more connections than it
+	// had, if a dial failed (the upstream full: 1040).
+	DialErr error
+}
+
+// Error describes the timeout.
+func (e *PoolTimeoutError) Error() string {
+	return fmt.Sprintf("%v: all %d side connections (side-connections) stayed busy for %s%s", ErrPoolTimeout, e.Size, e.Waited, e.refused())
+}
+
+// refused says why fewer than Size connections were open, if a dial failed.
+func (e *PoolTimeoutError) refused() string {
+	if e.DialErr == nil {
+		return ""
+	}
+	return " (the upstream refused more: " + e.DialErr.Error() + ")"
+}
+
+// Unwrap makes errors.Is(err, ErrPoolTimeout) hold.
+func (e *PoolTimeoutError) Unwrap() error { return ErrPoolTimeout }
+
+// MySQLError is the error a client gets: 1205 (as for a lock wait
+// timeout, which drivers and ORMs retry), saying what to do.
+func (e *PoolTimeoutError) MySQLError() (uint16, string, string) {
+	return 1205, "HY000", fmt.Sprintf("sqlfork-proxy: timed out after %s waiting for one of the proxy's %d side connections "+
+		"(used for forks and the sandbox registry; all busy)%s; retry the statement, or ask the operator to raise "+
+		"--side-connections (and the upstream's max_connections with it) or --fork-queue-timeout", e.Waited, e.Size, e.refused())
+}
+
+// PoolStats is a snapshot of a side connection pool.
+type PoolStats struct {
+	Size    int // most connections open at once
+	InUse   int // handed out
+	Idle    int // open, not handed out
+	Waiting int // callers queued for one
+}
+
+// pool bounds the side connections of a Manager: at most size are open at
+// once (idle or in use, dials in progress included); callers beyond that
+// queue and are served in arrival order, each for at most the wait timeout.
+type pool struct {
+	dial func(ctx context.Context) (SideConn, error)
+
+	mu      sync.Mutex
+	size    int
+	timeout time.Duration
+	open    int // connections open or being dialled
+	idle    []SideConn
+	queue   []*waiter
+	closed  bool
+	// backoffUntil: no dial until then (a dial failed while others were
+	// open); dialErr is that dial's error.
+	backoffUntil time.Time
+	dialErr      error
+}
+
+// grant is what a waiter is handed: a connection, a slot to dial one in
+// (conn and err nil), or the error ending its wait.
+type grant struct {
+	conn SideConn
+	err  error
+}
+
+type waiter struct{ ch chan grant }
+
+func newPool(size int, timeout time.Duration, dial func(ctx context.Context) (SideConn, error)) *pool {
+	return &pool{dial: dial, size: max(size, 1), timeout: timeout}
+}
+
+// resize changes the bound and the wait timeout. A larger bound serves
+// waiters at once; with a smaller one, connections past it are closed as
+// they come back.
+func (p *pool) resize(size int, timeout time.Duration) {
+	p.mu.Lock()
+	p.size, p.timeout = max(size, 1), timeout
+	var extra []SideConn
+	for p.open > p.size && len(p.idle) > 0 {
+		extra = append(extra, p.idle[len(p.idle)-1])
+		p.idle = p.idle[:len(p.idle)-1]
+		p.open--
+	}
+	p.handSlotsLocked()
+	p.mu.Unlock()
+	for _, c := range extra {
+		_ = c.Close()
+	}
+}
+
+// handSlotsLocked gives free slots to waiters, first come first served.
+func (p *pool) handSlotsLocked() {
+	if p.backingOffLocked() {
+		return
+	}
+	for !p.closed && len(p.queue) > 0 && p.open < p.size {
+		w := p.queue[0]
+		p.queue = p.queue[1:]
+		p.open++
+		w.ch <- grant{}
+	}
+}
+
+// get returns a connection: an idle one, a new one if fewer than size are
+// open, or else the first one given back after every caller queued before.
+// When a dial fails while other side connections are open (the upstream
+// is full: 1040), the caller keeps its place at the head of the queue and
+// waits for one of them, and no new dial is tried for dialBackoff; with
+// none open, the dial's error is returned. It gives up with a
+// *PoolTimeoutError once the wait timeout has passed since the call, or
+// with ctx's error.
+func (p *pool) get(ctx context.Context) (SideConn, error) {
+	start := time.Now()
+	retry := false // a dial of ours failed: wait at the head of the queue
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, ErrPoolClosed
+		}
+		if retry || len(p.queue) == 0 {
+			if n := len(p.idle); n > 0 {
+				c := p.idle[n-1]
+				p.idle = p.idle[:n-1]
+				p.mu.Unlock()
+				return c, nil
+			}
+			if p.open < p.size && !p.backingOffLocked() {
+				p.open++
+				p.mu.Unlock()
+				c, err := p.dialSlot(ctx)
+				if err == nil || !errors.Is(err, errWaitForOthers) {
+					return c, err
+				}
+				retry = true
+				continue
+			}
+		}
+		w := &waiter{ch: make(chan grant, 1)}
+		if retry {
+			p.queue = append([]*waiter{w}, p.queue...)
+		} else {
+			p.queue = append(p.queue, w)
+		}
+		timeout := p.timeout
+		p.mu.Unlock()
+
+		var expired <-chan time.Time
+		var timer *time.Timer
+		if timeout > 0 {
+			timer = time.NewTimer(timeout - time.Since(start))
+			expired = timer.C
+		}
+		var g grant
+		var cause error
+		select {
+		case g = <-w.ch:
+		case <-expired:
+			cause = &PoolTimeoutError{Waited: time.Since(start).Round(time.Millisecond)}
+		case <-ctx.Done():
+			cause = fmt.Errorf("wait for a side connection: %w", ctx.Err())
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if cause != nil {
+			p.mu.Lock()
+			if te, ok := cause.(*PoolTimeoutError); ok {
+				te.Size, te.DialErr = p.size, p.dialErr
+			}
+			queued := false
+			for i, q := range p.queue {
+				if q == w {
+					p.queue = append(p.queue[:i], p.queue[i+1:]...)
+					queued = true
+					break
+				}
+			}
+			p.mu.Unlock()
+			if queued {
+				return nil, cause
+			}
+			g = <-w.ch // served as it gave up
+		}
+		if g.err != nil || g.conn != nil {
+			return g.conn, g.err
+		}
+		c, err := p.dialSlot(ctx)
+		if err == nil || !errors.Is(err, errWaitForOthers) {
+			return c, err
+		}
+		retry = true
+	}
+}
+
+// errWaitForOthers marks a failed dial made while other connections are
+// open: the caller waits for one of them instead.
+var errWaitForOthers = errors.New("wait for an open side connection")
+
+// dialBackoff is how long after a failed dial no new one is tried while
+// other side connections are open.
+const dialBackoff = time.Second
+
+// backingOffLocked reports whether no dial should be tried now: a dial
+// failed less than dialBackoff ago and other connections are open to wait
+// for (with none open there is nothing else to wait for).
+func (p *pool) backingOffLocked() bool {
+	return p.open > 0 && !p.backoffUntil.IsZero() && time.Now().Before(p.backoffUntil)
+}
+
+// dialSlot dials in a slot already counted in open. A failed dial frees
+// the slot; with other connections open it returns errWaitForOthers (and
+// backs off), else the dial's error, and hands the slot to the next waiter.
+func (p *pool) dialSlot(ctx context.Context) (SideConn, error) {
+	c, err := p.dial(ctx)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err == nil {
+		p.backoffUntil, p.dialErr = time.Time{}, nil
+		return c, nil
+	}
+	p.open--
+	if p.open > 0 && ctx.Err() == nil && !p.closed {
+		p.backoffUntil, p.dialErr = time.Now().Add(dialBackoff), err
+		return nil, fmt.Errorf("%w: %w", errWaitForOthers, err)
+	}
+	p.handSlotsLocked()
+	return nil, err
+}
+
+// put gives back a healthy connection: to the first waiter, else to the
+// idle list (or closes it when the pool shrank or closed).
+func (p *pool) put(c SideConn) {
+	p.mu.Lock()
+	if p.closed || p.open > p.size {
+		p.open--
+		p.handSlotsLocked()
+		p.mu.Unlock()
+		_ = c.Close()
+		return
+	}
+	if len(p.queue) > 0 {
+		w := p.queue[0]
+		p.queue = p.queue[1:]
+		p.mu.Unlock()
+		w.ch <- grant{conn: c}
+		return
+	}
+	p.idle = append(p.idle, c)
+	p.mu.Unlock()
+}
+
+// drop closes a connection that failed and frees its slot.
+func (p *pool) drop(c SideConn) {
+	_ = c.Close()
+	p.mu.Lock()
+	p.open--
+	p.handSlotsLocked()
+	p.mu.Unlock()
+}
+
+// close closes the idle connections and ends every wait with
+// ErrPoolClosed; connections in use are closed as they come back.
+func (p *pool) close() {
+	p.mu.Lock()
+	p.closed = true
+	idle := p.idle
+	p.idle = nil
+	p.open -= len(idle)
+	for _, w := range p.queue {
+		w.ch <- grant{err: ErrPoolClosed}
+	}
+	p.queue = nil
+	p.mu.Unlock()
+	for _, c := range idle {
+		_ = c.Close()
+	}
+}
+
+// stats reports the pool's state.
+func (p *pool) stats() PoolStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return PoolStats{Size: p.size, InUse: p.open - len(p.idle), Idle: len(p.idle), Waiting: len(p.queue)}
+}

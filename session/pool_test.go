@@ -1,0 +1,401 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// These tests drive the pool's bookkeeping with in-memory connections: the
+// pool never looks inside a connection, and the integration suite
+// (integration/load_test.go) runs it against MariaDB.
+
+type countingDialer struct {
+	open, peak, dials atomic.Int64
+	fail              atomic.Int64 // dials left to fail
+}
+
+type memConn struct {
+	d      *countingDialer
+	closed atomic.Bool
+}
+
+func (c *memConn) Exec(context.Context, string) (uint64, error)       { return 0, nil }
+func (c *memConn) Query(context.Context, string) ([][]*string, error) { return nil, nil }
+func (c *memConn) Close() error {
+	if c.closed.CompareAndSwap(false, true) {
+		c.d.open.Add(-1)
+	}
+	return nil
+}
+
+func (d *countingDialer) dial(ctx context.Context) (SideConn, error) {
+	if d.fail.Add(-1) >= 0 {
+		return nil, errors.New("refused")
+	}
+	d.dials.Add(1)
+	n := d.open.Add(1)
+	for {
+		p := d.peak.Load()
+		if n <= p || d.peak.CompareAndSwap(p, n) {
+			break
+		}
+	}
+	return &memConn{d: d}, nil
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// The pool never has more than size connections open, however many callers
+// want one, and ends with every slot accounted for.
+func TestPoolBoundUnderConcurrency(t *testing.T) {
+	d := &countingDialer{}
+	p := newPool(3, time.Minute, d.dial)
+	var wg sync.WaitGroup
+	var held, peakHeld atomic.Int64
+	for g := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 25 {
+				c, err := p.get(context.Background())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				n := held.Add(1)
+				for {
+					pk := peakHeld.Load()
+					if n <= pk || peakHeld.CompareAndSwap(pk, n) {
+						break
+					}
+				}
+				if i%3 == 0 {
+					time.Sleep(50 * time.Microsecond)
+				}
+				held.Add(-1)
+				if (g+i)%7 == 0 {
+					p.drop(c) // a failed connection: its slot is dialled again
+				} else {
+					p.put(c)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if pk := d.peak.Load(); pk > 3 || pk < 1 {
+		t.Errorf("peak open connections %d, want 1..3", pk)
+	}
+	if pk := peakHeld.Load(); pk > 3 {
+		t.Errorf("peak connections handed out %d, want at most 3", pk)
+	}
+	st := p.stats()
+	if st.InUse != 0 || st.Waiting != 0 || int64(st.Idle) != d.open.Load() || st.Idle > 3 {
+		t.Errorf("after the run: %+v with %d open", st, d.open.Load())
+	}
+	if d.dials.Load() <= 3 {
+		t.Errorf("only %d dials: dropped connections were not replaced", d.dials.Load())
+	}
+	p.close()
+	if n := d.open.Load(); n != 0 {
+		t.Errorf("%d connections open after close", n)
+	}
+}
+
+// Waiters are served in the order they queued.
+func TestPoolServesWaitersInOrder(t *testing.T) {
+	d := &countingDialer{}
+	p := newPool(1, time.Minute, d.dial)
+	first, err := p.get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	order := make(chan int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := p.get(context.Background())
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			order <- i
+			p.put(c)
+		}()
+		// The next waiter starts only once this one is queued.
+		waitUntil(t, fmt.Sprintf("waiter %d to queue", i), func() bool { return p.stats().Waiting == i+1 })
+	}
+	p.put(first)
+	wg.Wait()
+	close(order)
+	want := 0
+	for got := range order {
+		if got != want {
+			t.Fatalf("waiter %d served in place %d", got, want)
+		}
+		want++
+	}
+	if want != n {
+		t.Fatalf("%d waiters served, want %d", want, n)
+	}
+	if d.dials.Load() != 1 {
+		t.Errorf("%d dials, want 1 (every waiter reuses the one connection)", d.dials.Load())
+	}
+}
+
+// A wait past the timeout fails with the 1205 error naming the pool size and
+// what to do, leaves the queue, and the pool works on.
+func TestPoolTimeout(t *testing.T) {
+	d := &countingDialer{}
+	p := newPool(2, 30*time.Millisecond, d.dial)
+	a, _ := p.get(context.Background())
+	b, _ := p.get(context.Background())
+	start := time.Now()
+	c, err := p.get(context.Background())
+	if c != nil || err == nil {
+		t.Fatalf("got %v, %v; want a timeout", c, err)
+	}
+	if waited := time.Since(start); waited < 30*time.Millisecond {
+		t.Errorf("gave up after %s, before the 30ms timeout", waited)
+	}
+	var te *PoolTimeoutError
+	if !errors.As(err, &te) || !errors.Is(err, ErrPoolTimeout) || te.Size != 2 {
+		t.Fatalf("error %v (%T), want a *PoolTimeoutError of size 2", err, err)
+	}
+	code, state, msg := te.MySQLError()
+	if code != 1205 || state != "HY000" || !strings.Contains(msg, "2 side connections") ||
+		!strings.Contains(msg, "retry") || !strings.Contains(msg, "--side-connections") {
+		t.Errorf("client error %d %s %q", code, state, msg)
+	}
+	if st := p.stats(); st.Waiting != 0 || st.InUse != 2 {
+		t.Errorf("after the timeout: %+v", st)
+	}
+	p.put(a)
+	got, err := p.get(context.Background())
+	if err != nil || got != a {
+		t.Fatalf("after a put: %v, %v; want the connection given back", got, err)
+	}
+	p.put(got)
+	p.put(b)
+	if d.dials.Load() != 2 {
+		t.Errorf("%d dials, want 2", d.dials.Load())
+	}
+}
+
+// A cancelled context ends the wait with its error.
+func TestPoolContextCancel(t *testing.T) {
+	d := &countingDialer{}
+	p := newPool(1, time.Minute, d.dial)
+	a, _ := p.get(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := p.get(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want the context's error", err)
+	}
+	p.put(a)
+	if st := p.stats(); st.Waiting != 0 || st.Idle != 1 {
+		t.Errorf("after the cancelled wait: %+v", st)
+	}
+}
+
+// A failed dial frees its slot: the next caller (here a queued one) dials
+// in it.
+func TestPoolDialFailureFreesSlot(t *testing.T) {
+	d := &countingDialer{}
+	d.fail.Store(1)
+	p := newPool(1, time.Minute, d.dial)
+	if _, err := p.get(context.Background()); err == nil {
+		t.Fatal("the first dial should fail")
+	}
+	c, err := p.get(context.Background())
+	if err != nil {
+		t.Fatalf("after a failed dial: %v", err)
+	}
+	p.put(c)
+	if st := p.stats(); st.Idle != 1 || st.InUse != 0 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// Growing the pool serves a waiter at once; shrinking it closes connections
+// past the new size as they come back.
+func TestPoolResize(t *testing.T) {
+	d := &countingDialer{}
+	p := newPool(1, time.Minute, d.dial)
+	a, _ := p.get(context.Background())
+	got := make(chan SideConn)
+	go func() {
+		c, err := p.get(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		got <- c
+	}()
+	waitUntil(t, "the waiter to queue", func() bool { return p.stats().Waiting == 1 })
+	p.resize(2, time.Minute)
+	b := <-got
+	if b == nil || b == a || d.open.Load() != 2 {
+		t.Fatalf("after growing: got %v with %d open", b, d.open.Load())
+	}
+	p.resize(1, time.Minute)
+	p.put(a)
+	p.put(b)
+	if n := d.open.Load(); n != 1 {
+		t.Errorf("%d connections open after shrinking to 1", n)
+	}
+}
+
+// Close ends every wait.
+func TestPoolCloseEndsWaits(t *testing.T) {
+	d := &countingDialer{}
+	p := newPool(1, time.Minute, d.dial)
+	a, _ := p.get(context.Background())
+	errc := make(chan error)
+	go func() {
+		_, err := p.get(context.Background())
+		errc <- err
+	}()
+	waitUntil(t, "the waiter to queue", func() bool { return p.stats().Waiting == 1 })
+	p.close()
+	if err := <-errc; !errors.Is(err, ErrPoolClosed) {
+		t.Fatalf("waiter got %v, want ErrPoolClosed", err)
+	}
+	p.put(a)
+	if n := d.open.Load(); n != 0 {
+		t.Errorf("%d connections open after close", n)
+	}
+}
+
+// A dial refused while another connection is open (the upstream full)
+// does not fail the caller: it waits at the head of the queue for that
+// connection, and no other dial is tried meanwhile.
+func TestPoolDialFailureWaitsForOpenConnection(t *testing.T) {
+	d := &countingDialer{}
+	p := newPool(4, time.Minute, d.dial)
+	a, _ := p.get(context.Background())
+	d.fail.Store(1)
+	got := make(chan SideConn)
+	go func() {
+		c, err := p.get(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		got <- c
+	}()
+	waitUntil(t, "the refused caller to queue", func() bool { return p.stats().Waiting == 1 })
+	// A later caller queues behind it rather than dialling again.
+	got2 := make(chan SideConn)
+	go func() {
+		c, err := p.get(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		got2 <- c
+	}()
+	waitUntil(t, "the second caller to queue", func() bool { return p.stats().Waiting == 2 })
+	if n := d.dials.Load(); n != 1 {
+		t.Fatalf("%d successful dials, want 1 (no dial while backing off)", n)
+	}
+	p.put(a)
+	if c := <-got; c != a {
+		t.Fatalf("the refused caller got %v, want the open connection", c)
+	}
+	p.put(a)
+	if c := <-got2; c != a {
+		t.Fatalf("the second caller got %v, want the open connection", c)
+	}
+	p.put(a)
+}
+
+// A wait that runs out after a refused dial says why the pool did not grow.
+func TestPoolTimeoutAfterRefusedDial(t *testing.T) {
+	d := &countingDialer{}
+	p := newPool(4, 50*time.Millisecond, d.dial)
+	a, _ := p.get(context.Background())
+	d.fail.Store(1)
+	_, err := p.get(context.Background())
+	var te *PoolTimeoutError
+	if !errors.As(err, &te) || te.DialErr == nil {
+		t.Fatalf("got %v, want a timeout naming the refused dial", err)
+	}
+	if _, _, msg := te.MySQLError(); !strings.Contains(msg, "the upstream refused more: refused") {
+		t.Errorf("message %q", msg)
+	}
+	p.put(a)
+}
+
+// When the connections a refused caller waits for are dropped, it dials
+// again at once rather than wait out the back-off.
+func TestPoolDropDuringBackoffDials(t *testing.T) {
+	d := &countingDialer{}
+	p := newPool(2, time.Minute, d.dial)
+	a, _ := p.get(context.Background())
+	d.fail.Store(1)
+	got := make(chan SideConn)
+	go func() {
+		c, err := p.get(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		got <- c
+	}()
+	waitUntil(t, "the refused caller to queue", func() bool { return p.stats().Waiting == 1 })
+	p.drop(a) // the upstream killed it: nothing left to wait for
+	select {
+	case c := <-got:
+		if c == nil || c == a {
+			t.Fatalf("got %v", c)
+		}
+		p.put(c)
+	case <-time.After(dialBackoff / 2):
+		t.Fatal("the caller still waits after the last open connection was dropped")
+	}
+}
+
+// Fork failures are counted by cause, and a refused side dial reaches the
+// client as the upstream's code with what to size.
+func TestForkFailureCauseAndDialError(t *testing.T) {
+	refused := &mysql.MyError{Code: 1040, State: "08004", Message: "Too many connections"}
+	for _, tt := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("fork: %w", &PoolTimeoutError{Size: 8}), "queue_timeout"},
+		{&DialError{Err: refused, Size: 8}, "connect"},
+		{refusal(1114, "HY000", "too big"), "refused"},
+		{fmt.Errorf("fork t: %w", refused), "error"},
+		{context.DeadlineExceeded, "error"},
+	} {
+		if got := forkFailureCause(tt.err); got != tt.want {
+			t.Errorf("cause of %v = %s, want %s", tt.err, got, tt.want)
+		}
+	}
+	code, state, msg := (&DialError{Err: refused, Size: 8}).MySQLError()
+	if code != 1040 || state != "08004" || !strings.Contains(msg, "Too many connections") ||
+		!strings.Contains(msg, "plus the proxy's 8 side connections (side-connections)") || !strings.Contains(msg, "retry the statement") {
+		t.Errorf("refused dial: %d %s %q", code, state, msg)
+	}
+	code, _, msg = (&DialError{Err: errors.New("connection refused"), Size: 8}).MySQLError()
+	if code != 1105 || !strings.Contains(msg, "connection refused") {
+		t.Errorf("unreachable upstream: %d %q", code, msg)
+	}
+}
