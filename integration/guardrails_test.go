@@ -1,14 +1,11 @@
 package integration
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -105,7 +102,7 @@ users:
 	expectErr("bob", bob, "SANDBOX CREATE b2", "1226 (42000) sqlfork-proxy: User 'bob' has exceeded the 'max_sandboxes' resource (current value: 1)")
 	for reason, want := range map[string]float64{"deny_statements": 2, "deny_multi_statements": 2, "statement_timeout": 2,
 		"max_rows": 2, "max_fork_bytes": 1, "max_sandboxes_per_user": 1} {
-		if got := scrapeCounter(t, metricsAddr, "sqlfork_guardrail_refusals_total", "guardrail", reason); got != want {
+		if got := scrape(t, metricsAddr)[fmt.Sprintf("sqlfork_guardrail_refusals_total{guardrail=%q}", reason)]; got != want {
 			t.Errorf("sqlfork_guardrail_refusals_total{guardrail=%q} = %v, want %v", reason, got, want)
 		}
 	}
@@ -199,27 +196,4 @@ func countResult(rows *sql.Rows) (int, string) {
 		n++
 	}
 	return n, mysqlErr(rows.Err())
-}
-
-// scrapeCounter reads the value of the counter name{label="value"} from a
-// proxy process's /metrics (0 when absent).
-func scrapeCounter(t *testing.T, addr, name, label, value string) float64 {
-	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	prefix := fmt.Sprintf("%s{%s=%q} ", name, label, value)
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		if line := sc.Text(); strings.HasPrefix(line, prefix) {
-			v, err := strconv.ParseFloat(strings.TrimPrefix(line, prefix), 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return v
-		}
-	}
-	return 0
 }

@@ -70,7 +70,10 @@ GRANT ALL PRIVILEGES ON `+"`\\_sqlfork%%`"+`.* TO '%[1]s'@'%%';`, sandboxUser, s
 			"--side-connections", strconv.Itoa(loadSide), "--memory-limit", strconv.Itoa(loadMemoryLimit),
 			"--sandbox-reap-interval", "10s", "--log-format", "json")
 		pid := p.cmd.Process.Pid
-		waitFor(t, "the sandbox manager", func() bool { return scrape(t, metricsAddr)["sqlfork_side_connections_max"] == loadSide })
+		waitFor(t, "the sandbox manager", func() bool {
+			m, err := tryScrape(metricsAddr)
+			return err == nil && m["sqlfork_side_connections_max"] == loadSide
+		})
 		rssBefore := rss(t, pid)
 		var peakRSS atomic.Int64
 		stopSampling := sampleRSS(t, pid, &peakRSS)
@@ -136,7 +139,10 @@ GRANT ALL PRIVILEGES ON `+"`\\_sqlfork%%`"+`.* TO '%[1]s'@'%%';`, sandboxUser, s
 		p := startProxyProcess(t, db, "--mode", "transparent", "--metrics-listen", metricsAddr,
 			"--side-connections", strconv.Itoa(loadSide), "--fork-queue-timeout", "250ms",
 			"--sandbox-reap-interval", "10s", "--log-format", "json")
-		waitFor(t, "the sandbox manager", func() bool { return scrape(t, metricsAddr)["sqlfork_side_connections_max"] == loadSide })
+		waitFor(t, "the sandbox manager", func() bool {
+			m, err := tryScrape(metricsAddr)
+			return err == nil && m["sqlfork_side_connections_max"] == loadSide
+		})
 		defer func() {
 			if _, err := root.Exec(fmt.Sprintf("SET GLOBAL max_connections = %d", loadClients+loadSide+4)); err != nil {
 				t.Error(err)
@@ -391,14 +397,23 @@ func (m metricValues) sum(prefix string) float64 {
 // scrape reads the proxy's /metrics page.
 func scrape(t *testing.T, addr string) metricValues {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
+	m, err := tryScrape(addr)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return m
+}
+
+// tryScrape is scrape for a listener that may not be up yet (nil, err).
+func tryScrape(addr string) (metricValues, error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return nil, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	out := metricValues{}
 	for line := range strings.SplitSeq(string(body), "\n") {
@@ -415,7 +430,7 @@ func scrape(t *testing.T, addr string) metricValues {
 		}
 		out[line[:i]] = v
 	}
-	return out
+	return out, nil
 }
 
 // waitForLong is waitFor with its own limit.
@@ -445,7 +460,10 @@ func TestSIGHUPResizesSidePool(t *testing.T) {
 	write(8, "30s", "0")
 	metricsAddr := freeAddr(t)
 	p := startProxyProcess(t, db, "--mode", "transparent", "--config", cfg, "--metrics-listen", metricsAddr)
-	waitFor(t, "the sandbox manager", func() bool { return scrape(t, metricsAddr)["sqlfork_side_connections_max"] == 8 })
+	waitFor(t, "the sandbox manager", func() bool {
+		m, err := tryScrape(metricsAddr)
+		return err == nil && m["sqlfork_side_connections_max"] == 8
+	})
 	if os.Getenv("GOMEMLIMIT") == "" && !strings.Contains(p.logs.String(), `"msg":"no memory limit`) {
 		t.Errorf("no memory limit line at start:\n%s", p.logs.String())
 	}
