@@ -264,9 +264,12 @@ func (s *session) dispatch(cmd byte) error {
 		switch cmd {
 		case comQuery, comStmtPrepare:
 			return s.planned(cmd)
-		case comRefresh, comProcessInfo, comDebug:
-			// KILL, FLUSH, SHOW PROCESSLIST by command, and the debug dump:
-			// refused where the statements are.
+		case comProcessInfo:
+			// SHOW PROCESSLIST by command: the user's own connections.
+			return s.processInfo()
+		case comRefresh, comDebug:
+			// FLUSH by command, and the debug dump: refused where the
+			// statements are.
 			if err := s.sbx.ServerCommand(commandName(cmd), cmd == comRefresh); err != nil {
 				return s.answerInstead(clientError(err))
 			}

@@ -177,6 +177,8 @@ type Manager struct {
 	lockSecret   string // see lockName
 
 	pool chan SideConn
+	// prod: the production information_schema views (isolation.go).
+	prod prodViews
 
 	mu     sync.Mutex
 	byID   map[string]*Sandbox

@@ -140,8 +140,12 @@ func serverWide(st rewrite.Statement) string {
 	for _, t := range append(st.Reads, st.Names...) {
 		db, name := strings.ToLower(t.DB), strings.ToLower(t.Name)
 		switch {
-		case db == "performance_schema", db == "information_schema" && name == "processlist",
-			db == "information_schema" && (strings.HasPrefix(name, "innodb_") || name == "table_statistics" || name == "index_statistics"),
+		case db == "information_schema" && name == "processlist":
+			return quoteTable(t) + " lists every connection of the server, every sandbox's statements included " +
+				"(SHOW PROCESSLIST lists your own)"
+		case db == "performance_schema",
+			db == "information_schema" && (strings.HasPrefix(name, "innodb_") || name == "table_statistics" ||
+				name == "index_statistics" || name == "geometry_columns"),
 			db == "mysql" && serverWideTables[name]:
 			return quoteTable(t) + " holds what the whole server holds, every sandbox's tables and statements included"
 		}

@@ -1,0 +1,74 @@
+package session
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+)
+
+func TestProcessListPlan(t *testing.T) {
+	e := rewrite.NewEngine(0)
+	for _, c := range []struct {
+		sql      string
+		prepared bool
+		full     bool
+		code     uint16 // 0: answered by the proxy
+		none     bool   // not a process list
+	}{
+		{sql: "SHOW PROCESSLIST"},
+		{sql: "show full processlist", full: true},
+		{sql: "SHOW PROCESSLIST", prepared: true, code: 1295},
+		{sql: "SELECT 1; SHOW PROCESSLIST", code: 1290},
+		{sql: "SHOW TABLES", none: true},
+	} {
+		pl, err := processList(e.Analyze(c.sql, rewrite.Options{}), c.prepared)
+		var r *rewrite.Refusal
+		switch {
+		case c.code != 0:
+			if !errors.As(err, &r) || r.Code != c.code {
+				t.Errorf("%q: %v, want refusal %d", c.sql, err, c.code)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", c.sql, err)
+		case c.none != (pl == nil):
+			t.Errorf("%q: process list %+v", c.sql, pl)
+		case pl != nil && (pl.Full != c.full || !strings.Contains(pl.SQL(), "PROCESSLIST") || strings.Contains(pl.SQL(), "FULL") != c.full):
+			t.Errorf("%q: %+v runs %q", c.sql, pl, pl.SQL())
+		}
+	}
+}
+
+func TestProductionInfoViews(t *testing.T) {
+	m := &Manager{cfg: Config{Prefix: "_sqlfork"}}
+	for _, v := range infoViews {
+		sql := m.prodViewSQL(v, []string{"TABLE_SCHEMA", "TABLE_NAME"})
+		if !strings.HasPrefix(sql, "CREATE OR REPLACE SQL SECURITY DEFINER VIEW `_sqlfork_production`.`"+v.name+"` AS SELECT ") {
+			t.Errorf("%s: %s", v.name, sql)
+		}
+		var cols []string
+		if len(v.pairs) == 0 {
+			cols = append(cols, "SCHEMA_NAME")
+		}
+		for _, p := range v.pairs {
+			cols = append(cols, p[0])
+		}
+		for _, c := range append(cols, v.schemaCols...) {
+			if !strings.Contains(sql, "i."+c+" NOT LIKE '\\\\_sqlfork%'") {
+				t.Errorf("%s does not leave out the proxy's databases by %s: %s", v.name, c, sql)
+			}
+		}
+	}
+	r := prodResolver{prefix: "_sqlfork"}
+	for in, want := range map[rewrite.Table]rewrite.Table{
+		{DB: "information_schema", Name: "tables"}:      {DB: "_sqlfork_production", Name: "TABLES"},
+		{DB: "INFORMATION_SCHEMA", Name: "SCHEMATA"}:    {DB: "_sqlfork_production", Name: "SCHEMATA"},
+		{DB: "information_schema", Name: "PROCESSLIST"}: {DB: "information_schema", Name: "PROCESSLIST"},
+		{DB: "app", Name: "tables"}:                     {DB: "app", Name: "tables"},
+	} {
+		if got, _, err := r.Resolve(in, false); err != nil || got != want {
+			t.Errorf("Resolve(%v) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+}
