@@ -486,14 +486,11 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	if err := s.policy.Check(a); err != nil {
 		return nil, err
 	}
-	if pl, err := processList(a, prepared); err != nil {
+	if pl, err := ownOnly(a, prepared); err != nil {
 		return nil, err
 	} else if pl != nil {
 		p.ProcessList = pl
 		return p, nil
-	}
-	if why := a.ServerWide(); why != "" {
-		return nil, refuseShared(why)
 	}
 	if s.sb == nil && s.mode == Transparent {
 		// A transparent session is never on production: it lost its

@@ -47,6 +47,31 @@ func (p *ProcessList) SQL() string {
 	return "SHOW PROCESSLIST"
 }
 
+// ownOnly keeps an input of a sandboxing session (in a sandbox or not) to
+// what its proxy user may see: SHOW [FULL] PROCESSLIST is answered by the
+// proxy (the returned ProcessList), statements that show the whole server
+// are refused, and so is SHOW DATABASES among other statements (the proxy
+// answers it from views without its own databases only when it comes
+// alone).
+func ownOnly(a *rewrite.Analysis, prepared bool) (*ProcessList, error) {
+	pl, err := processList(a, prepared)
+	if err != nil || pl != nil {
+		return pl, err
+	}
+	if why := a.ServerWide(); why != "" {
+		return nil, refuseShared(why)
+	}
+	if len(a.Statements) > 1 {
+		for _, st := range a.Statements {
+			if st.Show != nil && st.Show.What == "DATABASES" {
+				return nil, refusal(1290, "HY000", "the proxy answers SHOW DATABASES without its own databases only "+
+					"when it is sent alone; send it without other statements")
+			}
+		}
+	}
+	return nil, nil
+}
+
 // processList finds SHOW [FULL] PROCESSLIST in a: the proxy answers it,
 // alone and as a plain statement only.
 func processList(a *rewrite.Analysis, prepared bool) (*ProcessList, error) {

@@ -8,7 +8,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
-func TestProcessListPlan(t *testing.T) {
+func TestOwnOnly(t *testing.T) {
 	e := rewrite.NewEngine(0)
 	for _, c := range []struct {
 		sql      string
@@ -22,8 +22,12 @@ func TestProcessListPlan(t *testing.T) {
 		{sql: "SHOW PROCESSLIST", prepared: true, code: 1295},
 		{sql: "SELECT 1; SHOW PROCESSLIST", code: 1290},
 		{sql: "SHOW TABLES", none: true},
+		{sql: "SHOW DATABASES", none: true},
+		{sql: "SELECT 1; SHOW DATABASES", code: 1290},
+		{sql: "SHOW ENGINE INNODB STATUS", code: 1290},
+		{sql: "SELECT 1; SHOW TABLE_STATISTICS", code: 1290},
 	} {
-		pl, err := processList(e.Analyze(c.sql, rewrite.Options{}), c.prepared)
+		pl, err := ownOnly(e.Analyze(c.sql, rewrite.Options{}), c.prepared)
 		var r *rewrite.Refusal
 		switch {
 		case c.code != 0:
