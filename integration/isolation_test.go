@@ -128,11 +128,11 @@ func isolationSuite(t *testing.T, db *testdb.Server, p *proxyHandle, upstream *s
 	// Bob: a sandbox with a fork and a table of his own, and a session on
 	// production.
 	t.Cleanup(func() { discard("bob", "iso_bob_1") })
-	bobIn := conn(t, openDB(t, p.userDSN("bob", "app")))
+	bobIn := conn(t, openDB(t, p.userDSN("bob", "app", "multiStatements=true")))
 	mustExecC(t, bobIn, "SANDBOX CREATE iso_bob_1 TTL 1h")
 	mustExecC(t, bobIn, "UPDATE users SET email = 'bob-own@example.com' WHERE name = 'bob'")
 	mustExecC(t, bobIn, "CREATE TABLE bob_own (id INT PRIMARY KEY, b VARCHAR(40), KEY (b))")
-	bobOut := conn(t, openDB(t, p.userDSN("bob", "app")))
+	bobOut := conn(t, openDB(t, p.userDSN("bob", "app", "multiStatements=true")))
 	bID := sandboxID("iso_bob_1")
 	var bobUp string
 	if err := bobIn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&bobUp); err != nil {
@@ -185,6 +185,10 @@ func isolationSuite(t *testing.T, db *testdb.Server, p *proxyHandle, upstream *s
 
 		// Listings of databases and tables.
 		{name: "SHOW DATABASES", q: "SHOW DATABASES", where: "both", show: []string{"app"}, control: true},
+		{name: "SHOW SCHEMAS", q: "SHOW SCHEMAS", where: "both", show: []string{"app"}, control: true},
+		{name: "SHOW DATABASES in a multi-statement input", q: "SELECT 1; SHOW DATABASES", where: "both", code: 1290},
+		{name: "SHOW PROCESSLIST in a multi-statement input", q: "SELECT 1; SHOW PROCESSLIST", where: "both", code: 1290},
+		{name: "SCHEMATA in a multi-statement input", q: "SELECT 1; SELECT SCHEMA_NAME FROM information_schema.SCHEMATA", where: "both", show: []string{"app"}},
 		{name: "SHOW DATABASES LIKE", q: "SHOW DATABASES LIKE '\\_sqlfork%'", where: "both", control: true},
 		{name: "SCHEMATA", q: "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA", where: "both", show: []string{"app"}, control: true},
 		{name: "TABLES", q: "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES", where: "both", show: []string{"users"}, control: true},
@@ -414,7 +418,8 @@ func isolationSuite(t *testing.T, db *testdb.Server, p *proxyHandle, upstream *s
 	})
 }
 
-// isoQuery runs q and returns its rows, tab-joined (NULL as "NULL").
+// isoQuery runs q and returns the rows of all its results, tab-joined
+// (NULL as "NULL").
 func isoQuery(ctx context.Context, c interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
 }, q string) ([]string, error) {
@@ -423,30 +428,34 @@ func isoQuery(ctx context.Context, c interface {
 		return nil, err
 	}
 	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
 	var out []string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+	for {
+		cols, err := rows.Columns()
+		if err != nil {
 			return nil, err
 		}
-		cells := make([]string, len(cols))
-		for i, v := range vals {
-			cells[i] = "NULL"
-			if v.Valid {
-				cells[i] = v.String
+		for rows.Next() {
+			vals := make([]sql.NullString, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
 			}
+			if err := rows.Scan(ptrs...); err != nil {
+				return nil, err
+			}
+			cells := make([]string, len(cols))
+			for i, v := range vals {
+				cells[i] = "NULL"
+				if v.Valid {
+					cells[i] = v.String
+				}
+			}
+			out = append(out, strings.Join(cells, "\t")+"\t")
 		}
-		out = append(out, strings.Join(cells, "\t")+"\t")
+		if !rows.NextResultSet() {
+			return out, rows.Err()
+		}
 	}
-	return out, rows.Err()
 }
 
 // isoCode is the server error number of err (0 for none or another error).
@@ -487,5 +496,70 @@ func readTextResult(t *testing.T, r *raw) [][]string {
 			row, d = append(row, string(d[m:m+int(l)])), d[m+int(l):]
 		}
 		rows = append(rows, row)
+	}
+}
+
+// TestProcessListLikeServer: the process list the proxy answers has the
+// server's column names and types (SHOW PROCESSLIST, SHOW FULL
+// PROCESSLIST, by the text and the binary protocol's metadata), and
+// mariadb-admin processlist works through it, listing the user's own
+// connection by the id CONNECTION_ID() returns and no other user's.
+func TestProcessListLikeServer(t *testing.T) {
+	users := []proxy.User{{Name: "alice", Password: sandboxPassword}, {Name: "bob", Password: sandboxPassword}}
+	db, p := sandboxProxy(t, "transparent", func(c *proxy.Config) { c.Users = users })
+	ctx := context.Background()
+	direct := conn(t, openDB(t, directDSN(db, "")))
+	alice := conn(t, openDB(t, p.userDSN("alice", "")))
+	shape := func(c *sql.Conn, q string) string {
+		t.Helper()
+		rows, err := c.QueryContext(ctx, q)
+		if err != nil {
+			t.Fatalf("%s: %s", q, mysqlErr(err))
+		}
+		defer rows.Close()
+		types, err := rows.ColumnTypes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, ct := range types {
+			n, _ := ct.Nullable()
+			out = append(out, fmt.Sprintf("%s:%s:%v", ct.Name(), ct.DatabaseTypeName(), n))
+		}
+		return strings.Join(out, " ")
+	}
+	for _, q := range []string{"SHOW PROCESSLIST", "SHOW FULL PROCESSLIST"} {
+		want, got := shape(direct, q), shape(alice, q)
+		t.Logf("%s: %s", q, got)
+		if got != want {
+			t.Errorf("%s through the proxy: %s\ndirectly: %s", q, got, want)
+		}
+	}
+
+	bob := conn(t, openDB(t, p.userDSN("bob", "")))
+	var bobID string
+	if err := bob.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&bobID); err != nil {
+		t.Fatal(err)
+	}
+	admin := requireTool(t, "mariadb-admin", "mysqladmin")
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := cliCmd(cctx, admin, p.addr, "alice", sandboxPassword, "processlist").CombinedOutput()
+	if err != nil {
+		t.Fatalf("mariadb-admin processlist: %v\n%s", err, out)
+	}
+	lines := strings.Split(string(out), "\n")
+	var own []string
+	for _, l := range lines {
+		f := strings.Fields(strings.Trim(l, "| "))
+		if len(f) > 2 && f[0] != "Id" {
+			own = append(own, f[0])
+			if f[0] == bobID || f[2] != "alice" {
+				t.Errorf("mariadb-admin processlist through the proxy lists another user's connection: %q", l)
+			}
+		}
+	}
+	if len(own) == 0 || !strings.Contains(strings.ToUpper(string(out)), "SHOW PROCESSLIST") {
+		t.Fatalf("mariadb-admin processlist does not list its own connection:\n%s", out)
 	}
 }
