@@ -563,3 +563,58 @@ func TestProcessListLikeServer(t *testing.T) {
 		t.Fatalf("mariadb-admin processlist does not list its own connection:\n%s", out)
 	}
 }
+
+// TestProductionInfoSchemaAsReader: outside a sandbox information_schema's
+// listings are read through the proxy's views, which must show a user
+// mapped to a narrower upstream account no more than that account sees
+// itself (they run with the reader's privileges, not the proxy's).
+func TestProductionInfoSchemaAsReader(t *testing.T) {
+	db, _ := env(t)
+	root := openDB(t, db.DSN("")+"?multiStatements=true")
+	mustExecDB(t, root, "CREATE USER IF NOT EXISTS 'iso_app_only'@'%' IDENTIFIED BY 'iso-pw'; "+
+		"GRANT SELECT ON app.* TO 'iso_app_only'@'%'; GRANT ALL PRIVILEGES ON `\\_sqlfork%`.* TO 'iso_app_only'@'%'")
+	_, p := sandboxProxy(t, "explicit", func(c *proxy.Config) {
+		c.Users = []proxy.User{{Name: "carol", Password: sandboxPassword, UpstreamUser: "iso_app_only", UpstreamPassword: "iso-pw"}}
+	})
+	carol := conn(t, openDB(t, p.userDSN("carol", "app")))
+	for q, want := range map[string]string{
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'app'":    "", // some
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'other'":  "0",
+		"SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'other'": "0",
+		"SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'other'": "0",
+	} {
+		got := queryString(t, carol, q)
+		if want == "" && got == "0" || want != "" && got != want {
+			t.Errorf("carol: %s = %s, want %q (her upstream account sees only app)", q, got, want)
+		}
+	}
+	// The proxy's own account does see other: the views must not lend it.
+	if got := queryString(t, openDB(t, p.userDSN(sandboxUser, "")), "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'other'"); got == "0" {
+		t.Fatalf("control: the proxy's account sees no table of other")
+	}
+}
+
+// TestSandboxInfoSchemaAsReader is TestProductionInfoSchemaAsReader in a
+// sandbox: the sandbox's information_schema views show a user mapped to a
+// narrower upstream account no more than that account sees.
+func TestSandboxInfoSchemaAsReader(t *testing.T) {
+	db, _ := env(t)
+	root := openDB(t, db.DSN("")+"?multiStatements=true")
+	mustExecDB(t, root, "CREATE USER IF NOT EXISTS 'iso_app_only'@'%' IDENTIFIED BY 'iso-pw'; "+
+		"GRANT SELECT ON app.* TO 'iso_app_only'@'%'; GRANT ALL PRIVILEGES ON `\\_sqlfork%`.* TO 'iso_app_only'@'%'")
+	_, p := sandboxProxy(t, "transparent", func(c *proxy.Config) {
+		c.Users = []proxy.User{{Name: "carol", Password: sandboxPassword, UpstreamUser: "iso_app_only", UpstreamPassword: "iso-pw"}}
+	})
+	carol := conn(t, openDB(t, p.userDSN("carol", "app")))
+	mustExecC(t, carol, "UPDATE users SET score = 3 WHERE name = 'carol'")
+	for q, want := range map[string]string{
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME = 'users'": "1",
+		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'other'":                        "0",
+		"SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'other'":                       "0",
+		"SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'other'":                       "0",
+	} {
+		if got := queryString(t, carol, q); got != want {
+			t.Errorf("carol: %s = %s, want %s (her upstream account sees only app)", q, got, want)
+		}
+	}
+}

@@ -170,7 +170,10 @@ type prodViews struct {
 }
 
 // prodViewSQL is the definition of the production view of v; cols are the
-// server's columns of information_schema.<v.name>, in order.
+// server's columns of information_schema.<v.name>, in order. The views run
+// with the reader's privileges (SQL SECURITY INVOKER): information_schema
+// shows each account what it may see, and a user whose upstream account
+// sees less than the proxy's must not see more through them.
 func (m *Manager) prodViewSQL(v infoView, cols []string) string {
 	sel := make([]string, len(cols))
 	for i, c := range cols {
@@ -187,7 +190,7 @@ func (m *Manager) prodViewSQL(v infoView, cols []string) string {
 	for _, c := range v.schemaCols {
 		conds = append(conds, "(i."+c+" IS NULL OR i."+c+" NOT LIKE "+internal+")")
 	}
-	return "CREATE OR REPLACE SQL SECURITY DEFINER VIEW " + forker.QuoteIdent(ProductionInfoSchema(m.cfg.Prefix)) + "." +
+	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + forker.QuoteIdent(ProductionInfoSchema(m.cfg.Prefix)) + "." +
 		forker.QuoteIdent(v.name) + " AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.name +
 		" i WHERE " + strings.Join(conds, " AND ")
 }

@@ -48,7 +48,7 @@ func TestProductionInfoViews(t *testing.T) {
 	m := &Manager{cfg: Config{Prefix: "_sqlfork"}}
 	for _, v := range infoViews {
 		sql := m.prodViewSQL(v, []string{"TABLE_SCHEMA", "TABLE_NAME"})
-		if !strings.HasPrefix(sql, "CREATE OR REPLACE SQL SECURITY DEFINER VIEW `_sqlfork_production`.`"+v.name+"` AS SELECT ") {
+		if !strings.HasPrefix(sql, "CREATE OR REPLACE SQL SECURITY INVOKER VIEW `_sqlfork_production`.`"+v.name+"` AS SELECT ") {
 			t.Errorf("%s: %s", v.name, sql)
 		}
 		var cols []string

@@ -145,7 +145,8 @@ func serverWide(st rewrite.Statement) string {
 				"(SHOW PROCESSLIST lists your own)"
 		case db == "performance_schema",
 			db == "information_schema" && (strings.HasPrefix(name, "innodb_") || name == "table_statistics" ||
-				name == "index_statistics" || name == "geometry_columns"),
+				name == "index_statistics" || name == "geometry_columns" || name == "metadata_lock_info" ||
+				name == "query_cache_info" || name == "user_statistics" || name == "client_statistics"),
 			db == "mysql" && serverWideTables[name]:
 			return quoteTable(t) + " holds what the whole server holds, every sandbox's tables and statements included"
 		}
