@@ -293,6 +293,37 @@ func isolationSuite(t *testing.T, db *testdb.Server, p *proxyHandle, upstream *s
 		}
 	})
 
+	// A connection alice hands over to bob with COM_CHANGE_USER is bob's
+	// from then on: out of her process list and beyond her KILL.
+	t.Run("COM_CHANGE_USER", func(t *testing.T) {
+		r := dialRaw(t, p.addr, "alice", sandboxPassword, "app")
+		if reply := r.changeUser("bob", sandboxPassword, "app"); reply[0] != 0 {
+			t.Fatalf("COM_CHANGE_USER to bob: %q", reply)
+		}
+		id := r.scalar("SELECT CONNECTION_ID()")
+		listed := func(c *sql.Conn) bool {
+			rows, err := isoQuery(ctx, c, "SHOW PROCESSLIST")
+			if err != nil {
+				t.Fatalf("SHOW PROCESSLIST: %s", mysqlErr(err))
+			}
+			for _, row := range rows {
+				if strings.HasPrefix(row, id+"\t") {
+					return true
+				}
+			}
+			return false
+		}
+		if listed(alice) || !listed(bobOut) {
+			t.Fatalf("connection %s after COM_CHANGE_USER to bob: in alice's process list %v, in bob's %v", id, listed(alice), listed(bobOut))
+		}
+		if _, err := alice.ExecContext(ctx, "KILL QUERY "+id); isoCode(err) != 1094 {
+			t.Fatalf("alice: KILL QUERY of bob's connection: %s, want 1094", mysqlErr(err))
+		}
+		if _, err := bobOut.ExecContext(ctx, "KILL QUERY "+id); err != nil {
+			t.Fatalf("bob: KILL QUERY of his own connection: %s", mysqlErr(err))
+		}
+	})
+
 	// Logins and protocol commands naming the proxy's databases.
 	t.Run("login database", func(t *testing.T) {
 		for _, dbName := range []string{"_sqlfork_meta", aPhys, "_sqlfork_" + aID} {
