@@ -649,3 +649,53 @@ func TestSandboxInfoSchemaAsReader(t *testing.T) {
 		}
 	}
 }
+
+// TestIsolationProductionWritesAllow: with --production-writes=allow a user
+// outside a sandbox writes production, but still reaches nothing of
+// another user's: what the proxy cannot see through (dynamic SQL, CALL,
+// stored program definitions) is refused, and the process list and
+// information_schema stay filtered.
+func TestIsolationProductionWritesAllow(t *testing.T) {
+	users := []proxy.User{{Name: "alice", Password: sandboxPassword}, {Name: "bob", Password: sandboxPassword}}
+	db, _ := env(t) // the account must be able to write production
+	p := startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.Mode, c.Users, c.ProductionWrites = "explicit", users, "allow" })
+	ctx := context.Background()
+	root := openDB(t, directDSN(db, ""))
+	mustExecDB(t, root, "CREATE TABLE IF NOT EXISTS app.iso_allow (id INT)")
+	t.Cleanup(func() { _, _ = root.Exec("DROP TABLE IF EXISTS app.iso_allow") })
+	alice := conn(t, openDB(t, p.userDSN("alice", "app")))
+	mustExecC(t, alice, "SET @alice_marker = 'alice-allow-marker'")
+	var aliceID string
+	if err := alice.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&aliceID); err != nil {
+		t.Fatal(err)
+	}
+	bob := conn(t, openDB(t, p.userDSN("bob", "app", "multiStatements=true")))
+	mustExecC(t, bob, "INSERT INTO iso_allow VALUES (1)") // production writes are allowed
+	for _, c := range []struct {
+		q    string
+		code uint16
+	}{
+		{"SET @q = 'SHOW PROCESSLIST'; PREPARE s FROM @q", 1290},
+		{"EXECUTE IMMEDIATE 'SELECT * FROM information_schema.PROCESSLIST'", 1290},
+		{"CREATE PROCEDURE app.iso_p() SELECT * FROM information_schema.PROCESSLIST", 1290},
+		{"CALL app.two_results()", 1290},
+		{"SELECT * FROM information_schema.PROCESSLIST", 1290},
+		{"CREATE TABLE app.iso_copy AS SELECT * FROM information_schema.PROCESSLIST", 1290},
+		{"SELECT * FROM `_sqlfork_meta`.sandboxes", 1044},
+	} {
+		if _, err := isoQuery(ctx, bob, c.q); isoCode(err) != c.code {
+			t.Errorf("bob: %s: %s, want %d", c.q, mysqlErr(err), c.code)
+		}
+	}
+	for _, q := range []string{"SHOW PROCESSLIST", "SHOW DATABASES", "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES"} {
+		rows, err := isoQuery(ctx, bob, q)
+		if err != nil {
+			t.Fatalf("bob: %s: %s", q, mysqlErr(err))
+		}
+		for _, row := range rows {
+			if strings.HasPrefix(row, aliceID+"\t") || strings.Contains(row, "_sqlfork") {
+				t.Errorf("bob: %s shows %q", q, row)
+			}
+		}
+	}
+}

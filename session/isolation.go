@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -276,6 +277,20 @@ func (s *Session) outsideSandbox(ctx context.Context, a *rewrite.Analysis, sql s
 		return nil, true, err
 	} else if why != "" {
 		return nil, true, refuseShared(why)
+	}
+	if s.allowProd {
+		// What the proxy cannot see through (dynamic SQL, CALL, stored
+		// program definitions) could read what every user shares; with
+		// --production-writes=deny it is refused anyway.
+		if _, err := a.Rewrite(mapsNothing{}); err != nil {
+			msg := err.Error()
+			var r *rewrite.Refusal
+			if errors.As(err, &r) {
+				msg = strings.TrimPrefix(r.Message, "sqlfork-proxy: ")
+			}
+			return nil, true, refusal(1290, "HY000", "the proxy must see what a statement reads, since the sessions of "+
+				"every user of this proxy share the server, and cannot: %s; run it on a direct connection", msg)
+		}
 	}
 	if !readsInfoViews(a) {
 		return p, false, nil
