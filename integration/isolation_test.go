@@ -426,6 +426,10 @@ func isolationSuite(t *testing.T, db *testdb.Server, p *proxyHandle, upstream *s
 		if err != nil || !strings.Contains(strings.Join(rows, "\n"), "alice-marker-4") {
 			t.Fatalf("alice does not see her own statement: %v %s", rows, mysqlErr(err))
 		}
+		// Her sandbox's database is told back in her words.
+		if all := strings.Join(rows, "\n"); strings.Contains(all, "_sqlfork") || !strings.Contains(all, "`app`.`alice_secret`") {
+			t.Errorf("alice's process list shows her statement with physical names: %v", rows)
+		}
 		if _, err := alice.ExecContext(ctx, "KILL QUERY "+aUp); err != nil {
 			t.Fatalf("alice: KILL QUERY of her own statement: %s", mysqlErr(err))
 		}

@@ -23,7 +23,6 @@ import (
 func (s *session) processList(pl *sandbox.ProcessList, more bool) (ok bool, err error) {
 	r, err := s.internal(pl.SQL())
 	if se, isServer := err.(serverError); isServer {
-		s.status &^= statusMoreResults
 		return false, s.writeErr(clientError(se))
 	} else if err != nil {
 		return false, err

@@ -393,8 +393,8 @@ func (p *Plan) ColumnSpelling(name string) (string, bool) {
 	return "", false
 }
 
-// IsInfoSchema reports whether phys is the session's sandbox's
-// information_schema database.
+// IsInfoSchema reports whether phys is a database of information_schema
+// views the session reads: its sandbox's, or production's.
 func (s *Session) IsInfoSchema(phys string) bool {
 	return s.m != nil && phys == ProductionInfoSchema(s.m.cfg.Prefix) || s.sb != nil && phys == InfoSchema(s.m.cfg.Prefix, s.sb.ID)
 }
