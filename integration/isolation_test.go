@@ -278,6 +278,47 @@ func isolationSuite(t *testing.T, db *testdb.Server, p *proxyHandle, upstream *s
 		}
 	}
 
+	// Every information_schema table of the server: refused (1290), or
+	// nothing of alice's nor of the proxy's databases in it.
+	t.Run("every information_schema table", func(t *testing.T) {
+		var names []string
+		rows, err := root.QueryContext(ctx, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'information_schema' ORDER BY 1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var n string
+			if err := rows.Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, n)
+		}
+		rows.Close()
+		refused := 0
+		for _, n := range append(names, "NO_SUCH_TABLE") {
+			for _, bob := range []*sql.Conn{bobIn, bobOut} {
+				q := "SELECT * FROM information_schema.`" + n + "`"
+				got, err := isoQuery(ctx, bob, q)
+				if code := isoCode(err); code == 1290 {
+					refused++
+					continue
+				} else if err != nil {
+					t.Errorf("bob: %s: %s", q, mysqlErr(err))
+					continue
+				}
+				// The account's own grant on the proxy's databases names
+				// their prefix, nothing of alice's.
+				all := strings.ReplaceAll(strings.Join(got, "\n"), "\\_sqlfork%", "")
+				for _, m := range append(markers, "_sqlfork", "alice-marker") {
+					if strings.Contains(all, m) {
+						t.Errorf("bob: %s shows %q", q, m)
+					}
+				}
+			}
+		}
+		t.Logf("%d information_schema tables, %d reads refused", len(names), refused)
+	})
+
 	// COM_PROCESS_INFO: bob's own connections only.
 	t.Run("COM_PROCESS_INFO", func(t *testing.T) {
 		bobOwnConn.send(0x0A)

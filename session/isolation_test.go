@@ -76,3 +76,24 @@ func TestProductionInfoViews(t *testing.T) {
 		}
 	}
 }
+
+func TestInfoSchemaKnown(t *testing.T) {
+	for _, v := range infoViews {
+		if !infoSchemaKnown(strings.ToLower(v.name)) {
+			t.Errorf("mirrored %s is not known", v.name)
+		}
+	}
+	for name, want := range map[string]bool{
+		"ENGINES": true, "character_sets": true, "ROUTINES": true, "user_variables": true,
+		"PROCESSLIST": false, "INNODB_TRX": false, "GEOMETRY_COLUMNS": false, "KEY_PERIOD_USAGE": false,
+		"VIEW_TABLE_USAGE": false, "no_such_table": false,
+	} {
+		if infoSchemaKnown(name) != want {
+			t.Errorf("infoSchemaKnown(%q) = %v", name, !want)
+		}
+		st := rewrite.Statement{Reads: []rewrite.Table{{DB: "information_schema", Name: name}}}
+		if refused := serverWide(st) != ""; refused == want {
+			t.Errorf("serverWide(information_schema.%s) refused: %v", name, refused)
+		}
+	}
+}
