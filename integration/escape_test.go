@@ -437,7 +437,7 @@ func (e *escEnv) rebase(t *testing.T) {
 // registry).
 func (e *escEnv) sandboxDBs(t *testing.T) string {
 	t.Helper()
-	return strings.Join(e.rootLines(t, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE '\\_sqlfork\\_%' AND SCHEMA_NAME <> '_sqlfork_meta' ORDER BY 1"), ",")
+	return strings.Join(e.rootLines(t, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE '\\_sqlfork\\_%' AND SCHEMA_NAME NOT IN ('_sqlfork_meta', '_sqlfork_production') ORDER BY 1"), ",")
 }
 
 func (e *escEnv) rootDSN() string {

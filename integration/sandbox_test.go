@@ -104,7 +104,7 @@ func checksum(t *testing.T, db *testdb.Server, table string) string {
 
 func sandboxSchemas(t *testing.T, root *sql.DB) []string {
 	t.Helper()
-	rows, err := root.Query("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE '\\_sqlfork\\_%' AND SCHEMA_NAME <> '_sqlfork_meta' ORDER BY 1")
+	rows, err := root.Query("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE '\\_sqlfork\\_%' AND SCHEMA_NAME NOT IN ('_sqlfork_meta', '_sqlfork_production') ORDER BY 1")
 	if err != nil {
 		t.Fatal(err)
 	}

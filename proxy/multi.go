@@ -69,6 +69,14 @@ func (s *session) multiStatement(pieces []string) error {
 			}
 			continue
 		}
+		if plan.ProcessList != nil {
+			if ok, err := s.processList(plan.ProcessList, more); err != nil {
+				return err
+			} else if !ok {
+				break // an error ends the input
+			}
+			continue
+		}
 		if refused, err := s.beforeStatement(plan); err != nil {
 			return err
 		} else if refused != nil {

@@ -22,6 +22,8 @@ type textResult struct {
 	affected uint64
 	status   uint16
 	rows     [][]*string
+	// defs are the column definition packets of the first result set.
+	defs [][]byte
 	// oks are the OK packets of the answer, in order.
 	oks []okInfo
 }
@@ -102,8 +104,12 @@ func (b *backend) roundTrip(ctx context.Context, payload []byte, textRows bool) 
 			return nil, fmt.Errorf("%w: column count", errMalformed)
 		}
 		for i := uint64(0); i <= cols; i++ { // definitions, then EOF
-			if _, _, err := readPacket(b.r, nil, internalLimit); err != nil {
+			p, _, err := readPacket(b.r, nil, internalLimit)
+			if err != nil {
 				return nil, fmt.Errorf("read columns: %w", err)
+			}
+			if first && textRows && i < cols {
+				res.defs = append(res.defs, p)
 			}
 		}
 		more := false

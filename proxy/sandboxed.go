@@ -90,6 +90,10 @@ func (s *session) planned(cmd byte) error {
 	if plan.Reply != nil {
 		return s.writeReply(plan.Reply)
 	}
+	if plan.ProcessList != nil {
+		_, err := s.processList(plan.ProcessList, false)
+		return err
+	}
 	if plan.Diagnostics {
 		return s.diagnostics(plan.SQL)
 	}

@@ -90,6 +90,14 @@ func (c *connState) attach(be *backend, user string, greetingID uint32) {
 	c.mu.Unlock()
 }
 
+// setUser records the proxy user a COM_CHANGE_USER logged the session in
+// as: KILL and the process list find it under that user from then on.
+func (c *connState) setUser(user string) {
+	c.mu.Lock()
+	c.user = user
+	c.mu.Unlock()
+}
+
 // forceClose closes both sockets, waking a session blocked on either.
 func (c *connState) forceClose() {
 	c.mu.Lock()
@@ -271,9 +279,12 @@ func (s *session) dispatch(cmd byte) error {
 		switch cmd {
 		case comQuery, comStmtPrepare:
 			return s.planned(cmd)
-		case comRefresh, comProcessInfo, comDebug:
-			// KILL, FLUSH, SHOW PROCESSLIST by command, and the debug dump:
-			// refused where the statements are.
+		case comProcessInfo:
+			// SHOW PROCESSLIST by command: the user's own connections.
+			return s.processInfo()
+		case comRefresh, comDebug:
+			// FLUSH by command, and the debug dump: refused where the
+			// statements are.
 			if err := s.sbx.ServerCommand(commandName(cmd), cmd == comRefresh); err != nil {
 				return s.answerInstead(clientError(err))
 			}
@@ -691,6 +702,9 @@ func (s *session) changeUser() error {
 		collation = req.collation
 	}
 	attrs := s.srv.upstreamAttrs(req.attrs, s.client)
+	// From here the connection is the new user's (a failure below ends
+	// it): the old user may no longer see or kill it.
+	s.state.setUser(acct.name)
 	_ = s.be.conn.SetDeadline(time.Now().Add(s.srv.cfg.ConnectTimeout))
 	err = s.be.changeUser(acct.upstreamUser, acct.upstreamPassword, req.db, collation, attrs)
 	_ = s.be.conn.SetDeadline(time.Time{})

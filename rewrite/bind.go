@@ -954,13 +954,15 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 			st.Unprovable = "PREPARE ... FROM @variable is dynamic SQL the proxy cannot see"
 		}
 	case *ast.ShowStmt:
-		if x.Tp == ast.ShowTables || x.Tp == ast.ShowTableStatus || x.Tp == ast.ShowDatabases {
+		if x.Tp == ast.ShowTables || x.Tp == ast.ShowTableStatus || x.Tp == ast.ShowDatabases || x.Tp == ast.ShowProcessList {
 			sh := &Show{What: "TABLES", Full: x.Full, DB: x.DBName}
 			switch x.Tp {
 			case ast.ShowTableStatus:
 				sh.What = "TABLE STATUS"
 			case ast.ShowDatabases:
 				sh.What = "DATABASES"
+			case ast.ShowProcessList:
+				sh.What = "PROCESSLIST"
 			}
 			if x.Pattern != nil {
 				if v, ok := x.Pattern.Pattern.(interface{ GetString() string }); ok {

@@ -159,9 +159,10 @@ func (f Func) String() string {
 	return f.Schema + "." + f.Name
 }
 
-// Show is a SHOW statement that lists tables.
+// Show is a SHOW statement the proxy answers itself or asks as a query:
+// one that lists tables or databases, or the process list.
 type Show struct {
-	// What is "TABLES" or "TABLE STATUS".
+	// What is "TABLES", "TABLE STATUS", "DATABASES" or "PROCESSLIST".
 	What string
 	Full bool
 	// DB is the database of FROM/IN db, "" for the current one.

@@ -129,9 +129,8 @@ func (s *Session) LexingChangeRefused() error {
 }
 
 // ServerCommand refuses a protocol command that acts on or shows the server
-// as a whole (COM_PROCESS_KILL, COM_REFRESH, COM_PROCESS_INFO, COM_DEBUG)
-// where the statement doing the same (KILL, FLUSH, SHOW PROCESSLIST) is
-// refused: in a sandbox, and, for one that changes the server, outside one
+// as a whole (COM_REFRESH, COM_DEBUG) where the statement doing the same
+// (FLUSH) is refused: in a sandbox, and, for one that changes the server, outside one
 // in explicit mode when production writes are denied.
 func (s *Session) ServerCommand(name string, changes bool) error {
 	switch {
@@ -305,6 +304,9 @@ type Plan struct {
 	// Diagnostics marks SHOW WARNINGS / SHOW ERRORS in a sandbox: the
 	// proxy runs SQL itself and answers with the messages unmapped.
 	Diagnostics bool
+	// ProcessList, when set, is SHOW [FULL] PROCESSLIST, which the proxy
+	// answers with the connections of the session's proxy user only.
+	ProcessList *ProcessList
 	// DDL marks inputs holding DDL (which commits implicitly); Statements
 	// is how many statements the input holds.
 	DDL        bool
@@ -391,10 +393,10 @@ func (p *Plan) ColumnSpelling(name string) (string, bool) {
 	return "", false
 }
 
-// IsInfoSchema reports whether phys is the session's sandbox's
-// information_schema database.
+// IsInfoSchema reports whether phys is a database of information_schema
+// views the session reads: its sandbox's, or production's.
 func (s *Session) IsInfoSchema(phys string) bool {
-	return s.sb != nil && phys == InfoSchema(s.m.cfg.Prefix, s.sb.ID)
+	return s.m != nil && phys == ProductionInfoSchema(s.m.cfg.Prefix) || s.sb != nil && phys == InfoSchema(s.m.cfg.Prefix, s.sb.ID)
 }
 
 // Version identifies a sandbox binding and its table map.
@@ -488,6 +490,12 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	if err := s.checkGuardrails(a); err != nil {
 		return nil, err
 	}
+	if pl, err := ownOnly(a, prepared); err != nil {
+		return nil, err
+	} else if pl != nil {
+		p.ProcessList = pl
+		return p, nil
+	}
 	if s.sb == nil && s.mode == Transparent {
 		// A transparent session is never on production: it lost its
 		// sandbox (discarded, and no new one could be made then).
@@ -502,6 +510,11 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 		}
 	}
 	if s.sb == nil {
+		if np, done, err := s.outsideSandbox(ctx, a, sql, opts, prepared, p); err != nil {
+			return nil, err
+		} else if done {
+			return np, nil
+		}
 		if s.mode == Explicit && !s.allowProd {
 			for _, st := range a.Statements {
 				if st.Outside != "" {
@@ -775,6 +788,9 @@ func (s *Session) Unmap(msg string) string {
 // LogicalDB maps a sandbox database of the session's sandbox to the
 // logical database it stands for.
 func (s *Session) LogicalDB(phys string) (string, bool) {
+	if s.IsInfoSchema(phys) {
+		return "information_schema", true
+	}
 	if s.sb == nil || !strings.HasPrefix(phys, s.m.cfg.Prefix) {
 		return "", false
 	}

@@ -23,7 +23,11 @@ import (
 //     registry) left out.
 //
 // The views read the registry live, so they need no update as tables are
-// forked; they are made once per sandbox, on first use.
+// forked; they are made once per sandbox (and process), on first use. They
+// run with the reader's privileges (SQL SECURITY INVOKER), as
+// information_schema itself does: a proxy user mapped to an upstream
+// account that sees less than the proxy's own must not see more through
+// them.
 
 // infoView is one information_schema view the sandbox mirrors: pairs of
 // (schema column, table column) naming a table, mapped through the
@@ -106,7 +110,7 @@ func (m *Manager) viewSQL(v infoView, id string, cols []string) string {
 			" h WHERE h.sandbox_id = " + sid + " AND h.kind IN ('" + kindFork + "', '" + kindSchema + "', '" + kindCreated + "', '" + kindDropped +
 			"') AND h.db = " + binCol("i", s) + " AND h.tbl = " + binCol("i", t) + "))"
 	}
-	return "CREATE OR REPLACE SQL SECURITY DEFINER VIEW " + forker.QuoteIdent(InfoSchema(m.cfg.Prefix, id)) + "." + forker.QuoteIdent(v.name) +
+	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + forker.QuoteIdent(InfoSchema(m.cfg.Prefix, id)) + "." + forker.QuoteIdent(v.name) +
 		" AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.name + " i " + strings.Join(joins, " ") + " WHERE " + where
 }
 

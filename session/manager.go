@@ -223,6 +223,8 @@ type Manager struct {
 	lockSecret   string // see lockName
 
 	pool *pool
+	// prod: the production information_schema views (isolation.go).
+	prod prodViews
 
 	mu     sync.Mutex
 	byID   map[string]*Sandbox

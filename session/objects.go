@@ -140,13 +140,47 @@ func serverWide(st rewrite.Statement) string {
 	for _, t := range append(st.Reads, st.Names...) {
 		db, name := strings.ToLower(t.DB), strings.ToLower(t.Name)
 		switch {
-		case db == "performance_schema", db == "information_schema" && name == "processlist",
-			db == "information_schema" && (strings.HasPrefix(name, "innodb_") || name == "table_statistics" || name == "index_statistics"),
+		case db == "information_schema" && name == "processlist":
+			return quoteTable(t) + " lists every connection of the server, every sandbox's statements included " +
+				"(SHOW PROCESSLIST lists your own)"
+		case db == "performance_schema",
+			db == "information_schema" && (strings.HasPrefix(name, "innodb_") || name == "table_statistics" ||
+				name == "index_statistics" || name == "geometry_columns" || name == "metadata_lock_info" ||
+				name == "query_cache_info" || name == "user_statistics" || name == "client_statistics"),
 			db == "mysql" && serverWideTables[name]:
 			return quoteTable(t) + " holds what the whole server holds, every sandbox's tables and statements included"
+		case db == "information_schema" && !infoSchemaKnown(name):
+			return quoteTable(t) + " is not one of the information_schema tables the proxy knows to show only what " +
+				"a sandbox may see (it may list every database or connection of the server)"
 		}
 	}
 	return ""
+}
+
+// infoSchemaSafe are the information_schema tables (lower case) that name
+// nothing of the proxy's databases nor of other connections: server-wide
+// settings and counters, the account's own grants, its own session, and
+// stored programs, which the proxy's databases never hold. Those that list
+// tables are mirrored (infoViews); the others are refused (fail closed), so
+// a table a newer server adds is refused until it is looked at.
+var infoSchemaSafe = map[string]bool{
+	"all_plugins": true, "applicable_roles": true, "character_sets": true, "collations": true,
+	"collation_character_set_applicability": true, "column_privileges": true, "enabled_roles": true, "engines": true,
+	"events": true, "files": true, "global_status": true, "global_variables": true, "keywords": true, "key_caches": true,
+	"optimizer_trace": true, "parameters": true, "plugins": true, "profiling": true, "routines": true,
+	"schema_privileges": true, "session_status": true, "session_variables": true, "spatial_ref_sys": true,
+	"sql_functions": true, "system_variables": true, "tablespaces": true, "table_privileges": true,
+	"thread_pool_groups": true, "thread_pool_queues": true, "thread_pool_stats": true, "thread_pool_waits": true,
+	"triggers": true, "user_privileges": true, "user_variables": true,
+}
+
+// infoSchemaKnown reports information_schema tables (any case) a sandboxing
+// session may read: mirrored ones and infoSchemaSafe.
+func infoSchemaKnown(name string) bool {
+	if _, ok := infoViewName(name); ok {
+		return true
+	}
+	return infoSchemaSafe[strings.ToLower(name)]
 }
 
 // serverWideTables are the tables of the mysql schema that describe or log
