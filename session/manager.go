@@ -484,11 +484,21 @@ func (m *Manager) Counts() map[string]int {
 	return out
 }
 
-// SetObserver installs o; call it before the manager is used.
+// SetObserver installs o. The reaper may already be reporting: the
+// observer is read under the limits lock.
 func (m *Manager) SetObserver(o Observer) {
 	if o != nil {
+		m.lmu.Lock()
 		m.obs = o
+		m.lmu.Unlock()
 	}
+}
+
+// observer is the installed Observer.
+func (m *Manager) observer() Observer {
+	m.lmu.RLock()
+	defer m.lmu.RUnlock()
+	return m.obs
 }
 
 // Strategy is the fork strategy in use.
@@ -512,7 +522,7 @@ func (m *Manager) conn(ctx context.Context) (SideConn, error) {
 	if err != nil {
 		var te *PoolTimeoutError
 		if errors.As(err, &te) {
-			m.obs.SideConnTimedOut()
+			m.observer().SideConnTimedOut()
 			st := m.pool.stats()
 			m.log.Warn("no side connection free in time", zap.Int("side_connections", te.Size),
 				zap.Duration("waited", te.Waited), zap.Int("waiting", st.Waiting))
@@ -800,7 +810,7 @@ func (m *Manager) discard(ctx context.Context, sb *Sandbox, force, try bool, rea
 	if persisted {
 		err = m.withConn(ctx, func(c SideConn) error { return m.dropSandbox(ctx, c, sb.ID) })
 	}
-	m.obs.Discarded(reason)
+	m.observer().Discarded(reason)
 	// Forgotten only now: until the schemas are gone, a connection asking
 	// for the same name finds it discarded instead of making a new sandbox
 	// with the same id over the old one's leftovers.
@@ -872,7 +882,7 @@ func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode
 // forkFailed counts and logs a fork of t in sb that did not happen.
 func (m *Manager) forkFailed(sb *Sandbox, t rewrite.Table, err error) {
 	cause := forkFailureCause(err)
-	m.obs.ForkFailed(m.strategy.Name(), cause)
+	m.observer().ForkFailed(m.strategy.Name(), cause)
 	m.log.Warn("fork failed", zap.String("sandbox", sb.Name), zap.String("table", t.String()),
 		zap.String("cause", cause), zap.Error(err))
 }
@@ -991,7 +1001,7 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	if mode == forker.Full {
 		m.forks.Add(1)
 	}
-	m.obs.Forked(m.strategy.Name(), mode == forker.SchemaOnly, st.Duration, st.Rows, st.Bytes)
+	m.observer().Forked(m.strategy.Name(), mode == forker.SchemaOnly, st.Duration, st.Rows, st.Bytes)
 	m.log.Info("forked table", zap.String("sandbox", sb.Name), zap.String("table", t.String()),
 		zap.String("fork", phys.String()), zap.String("strategy", m.strategy.Name()), zap.String("kind", kind),
 		zap.Int64("rows", st.Rows), zap.Int64("bytes", st.Bytes), zap.Duration("took", st.Duration))

@@ -508,7 +508,7 @@ func (m *Manager) expire(ctx context.Context) error {
 		if err := m.withConn(ctx, func(c SideConn) error { return m.dropSandbox(ctx, c, id) }); err != nil {
 			return err
 		}
-		m.obs.Discarded("expired")
+		m.observer().Discarded("expired")
 	}
 	return nil
 }
