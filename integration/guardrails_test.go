@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
 // TestGuardrailsAppliedAndReloaded: each guardrail (deny-statements,
@@ -196,4 +198,75 @@ func countResult(rows *sql.Rows) (int, string) {
 		n++
 	}
 	return n, mysqlErr(rows.Err())
+}
+
+// guardrailProxy is an explicit-mode proxy with max-rows 3 and a sandboxing
+// user and a passthrough user.
+func guardrailProxy(t *testing.T) *proxyHandle {
+	db, _ := env(t)
+	return startTestProxy(t, db.Addr, db, func(c *proxy.Config) {
+		c.Mode = "explicit"
+		c.Sandbox.Guardrails.MaxRows = 3
+		c.Users = []proxy.User{{Name: "capped", Password: sandboxPassword, UpstreamUser: db.User, UpstreamPassword: db.Password},
+			{Name: "through", Password: sandboxPassword, UpstreamUser: db.User, UpstreamPassword: db.Password, Mode: "passthrough"}}
+	})
+}
+
+const tenRows = "SELECT seq FROM (WITH RECURSIVE n(seq) AS (SELECT 1 UNION ALL SELECT seq + 1 FROM n WHERE seq < 10) SELECT seq FROM n) AS t"
+
+// TestMaxRowsAcrossCursorFetches: max-rows counts every row a cursor
+// returns, however many COM_STMT_FETCH it takes and whatever runs between
+// them; a new execution opens a new count.
+func TestMaxRowsAcrossCursorFetches(t *testing.T) {
+	p := guardrailProxy(t)
+	r := dialRaw(t, p.addr, "capped", sandboxPassword, "app")
+	id, _ := r.prepare(tenRows)
+	for exec := range 2 {
+		r.send(stmtPacket(0x17, id, 1 /* CURSOR_TYPE_READ_ONLY */, 1, 0, 0, 0)...)
+		r.read() // column count
+		r.read() // definition
+		if st := r.eofStatus(); st&0x0040 == 0 {
+			t.Fatalf("cursor not opened: status %x", st)
+		}
+		rows, errs := 0, 0
+		for range 4 {
+			r.send(stmtPacket(0x1C, id, 3, 0, 0, 0)...) // fetch 3 rows
+			for {
+				pk := r.read()
+				if pk[0] == 0xFF {
+					if code := int(pk[1]) | int(pk[2])<<8; code != 1226 {
+						t.Errorf("execution %d: fetch ended with error %d, want 1226", exec, code)
+					}
+					errs++
+					break
+				}
+				if pk[0] == 0xFE && len(pk) < 9 {
+					break
+				}
+				rows++
+			}
+			r.scalar("SELECT 1") // a statement between fetches
+		}
+		if rows != 3 || errs == 0 {
+			t.Errorf("execution %d: a cursor gave %d rows (%d errors) with max-rows 3; want 3 and then 1226", exec, rows, errs)
+		}
+	}
+}
+
+// TestMaxRowsNotCarriedToPassthroughUser: after COM_CHANGE_USER to a
+// passthrough user, no row cap of the previous user applies.
+func TestMaxRowsNotCarriedToPassthroughUser(t *testing.T) {
+	p := guardrailProxy(t)
+	r := dialRaw(t, p.addr, "capped", sandboxPassword, "app")
+	r.scalar("SELECT 1")
+	if reply := r.changeUser("through", sandboxPassword, "app"); reply[0] != 0 {
+		t.Fatalf("change user: %q", reply)
+	}
+	res, err := r.c.Execute(tenRows)
+	if err != nil {
+		t.Fatalf("passthrough user after COM_CHANGE_USER: %v", err)
+	}
+	if n := res.RowNumber(); n != 10 {
+		t.Errorf("passthrough user read %d rows, want all 10", n)
+	}
 }

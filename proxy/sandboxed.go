@@ -33,6 +33,8 @@ type preparedStmt struct {
 	// replayed to a re-prepared statement that has not had them yet.
 	types     []byte
 	needTypes bool
+	// fetched counts the rows its open cursor has returned (max-rows).
+	fetched int64
 }
 
 func (s *session) ctx() context.Context { return context.Background() }
@@ -586,15 +588,15 @@ func columnDef(name string) []byte {
 // translateStmtID rewrites the statement id of a pending COM_STMT_* packet
 // in place (in the read buffer) when the statement was prepared again
 // upstream under another id.
-func (s *session) translateStmtID(cmd byte) {
+func (s *session) translateStmtID(cmd byte) *preparedStmt {
 	b, err := s.cr.Peek(headerLen + 5)
 	if err != nil {
-		return
+		return nil
 	}
 	id := binary.LittleEndian.Uint32(b[headerLen+1:])
 	ps := s.stmts[id]
 	if ps == nil {
-		return
+		return nil
 	}
 	if ps.upstreamID != id {
 		binary.LittleEndian.PutUint32(b[headerLen+1:], ps.upstreamID)
@@ -602,6 +604,7 @@ func (s *session) translateStmtID(cmd byte) {
 	if cmd == comStmtClose {
 		delete(s.stmts, id)
 	}
+	return ps
 }
 
 // execute forwards COM_STMT_EXECUTE, first preparing the statement again
@@ -692,6 +695,9 @@ func (s *session) forwardExecute(ps *preparedStmt) error {
 	}
 	s.tx.start()
 	cursor := s.h.n > 5 && s.h.prefix[5]&cursorFlagsMask != 0
+	if ps != nil {
+		ps.fetched = 0 // a new execution opens a new cursor
+	}
 	if err := s.toUpstream.flush(); err != nil {
 		return err
 	}

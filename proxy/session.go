@@ -274,6 +274,7 @@ func (s *session) dispatch(cmd byte) error {
 			return err
 		}
 	}
+	s.rowCap, s.rows = 0, 0
 	if s.sbx != nil {
 		s.rowCap = s.sbx.Guardrails().MaxRows
 		switch cmd {
@@ -297,9 +298,15 @@ func (s *session) dispatch(cmd byte) error {
 		case comStmtExecute:
 			return s.execute()
 		case comStmtClose, comStmtReset, comStmtSendLongData, comStmtFetch:
-			s.translateStmtID(cmd)
+			ps := s.translateStmtID(cmd)
 			if cmd == comStmtSendLongData && s.status&statusInTrans != 0 {
 				s.tx.broken = true // long data is not kept for a replay
+			}
+			if cmd == comStmtFetch && ps != nil {
+				// The cap counts every row the cursor returns, across
+				// fetches and whatever runs between them.
+				s.rows = ps.fetched
+				defer func() { ps.fetched = s.rows }()
 			}
 		case comResetConnection:
 			s.tx.reset()        // the reset rolls the transaction back,

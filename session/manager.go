@@ -587,7 +587,7 @@ func (m *Manager) put(c SideConn) { m.pool.put(c) }
 func (m *Manager) drop(c SideConn) { m.pool.drop(c) }
 
 // withConn runs f on a side connection, dropping the connection when f
-// fails with anything but a server error.
+// fails with anything but a server error or a refusal of the proxy's own.
 func (m *Manager) withConn(ctx context.Context, f func(SideConn) error) error {
 	c, err := m.conn(ctx)
 	if err != nil {
@@ -595,7 +595,8 @@ func (m *Manager) withConn(ctx context.Context, f func(SideConn) error) error {
 	}
 	err = f(c)
 	var se interface{ ServerError() bool }
-	if err != nil && !(errors.As(err, &se) && se.ServerError()) {
+	var r *rewrite.Refusal
+	if err != nil && !(errors.As(err, &se) && se.ServerError()) && !errors.As(err, &r) {
 		m.drop(c)
 		return err
 	}

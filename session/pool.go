@@ -242,6 +242,14 @@ func (p *pool) dialSlot(ctx context.Context) (SideConn, error) {
 	p.open--
 	if p.open > 0 && ctx.Err() == nil && !p.closed {
 		p.backoffUntil, p.dialErr = time.Now().Add(dialBackoff), err
+		// When the back-off ends, free slots go to the waiters again
+		// (nothing else may come to hand them out: the open connections
+		// can be held for as long as a fork runs).
+		time.AfterFunc(dialBackoff, func() {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.handSlotsLocked()
+		})
 		return nil, fmt.Errorf("%w: %w", errWaitForOthers, err)
 	}
 	p.handSlotsLocked()

@@ -399,3 +399,43 @@ func TestForkFailureCauseAndDialError(t *testing.T) {
 		t.Errorf("unreachable upstream: %d %q", code, msg)
 	}
 }
+
+// TestPoolRetriesAfterBackoff: a dial refused while another connection is
+// held (a transient 1040) is retried once the back-off ends, though no
+// connection comes back meanwhile (it may be held by a fork for minutes).
+func TestPoolRetriesAfterBackoff(t *testing.T) {
+	d := &countingDialer{}
+	p := newPool(4, 5*time.Second, d.dial)
+	held, err := p.get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.put(held)
+	d.fail.Store(1) // the next dial is refused, later ones succeed
+	start := time.Now()
+	c, err := p.get(context.Background())
+	if err != nil {
+		t.Fatalf("waited %s for a side connection with 3 free slots and the upstream accepting again: %v", time.Since(start), err)
+	}
+	p.put(c)
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("the retry came after %s, want about the 1s back-off", took)
+	}
+}
+
+// TestWithConnKeepsConnectionOnRefusal: a refusal of the proxy's own (a
+// limit, a lock wait) leaves a healthy side connection in the pool; any
+// other failure but a server error closes it.
+func TestWithConnKeepsConnectionOnRefusal(t *testing.T) {
+	d := &countingDialer{}
+	m := &Manager{pool: newPool(2, time.Second, d.dial)}
+	ctx := context.Background()
+	_ = m.withConn(ctx, func(SideConn) error { return refusal(1114, "HY000", "over the limit") })
+	if st := m.pool.stats(); st.Idle != 1 {
+		t.Errorf("after a refusal: %+v, want the connection idle in the pool", st)
+	}
+	_ = m.withConn(ctx, func(SideConn) error { return errors.New("broken pipe") })
+	if st := m.pool.stats(); st.Idle != 0 || st.InUse != 0 {
+		t.Errorf("after a connection error: %+v, want the connection closed", st)
+	}
+}
