@@ -101,15 +101,16 @@ func newGuard(g Guardrails, prefix string) *guard {
 		DenyMultiStatements: g.DenyMultiStatements, StatementTimeout: g.StatementTimeout}}
 }
 
-// guard returns the guardrails of a proxy user.
+// guard returns the guardrails of a proxy user (read without a lock: it
+// is asked at every statement).
 func (m *Manager) guard(user string) *guard {
-	m.lmu.RLock()
-	defer m.lmu.RUnlock()
-	if g, ok := m.guards[user]; ok {
-		return g
-	}
-	if g := m.guards[""]; g != nil {
-		return g
+	if t := m.guards.Load(); t != nil {
+		if g, ok := (*t)[user]; ok {
+			return g
+		}
+		if g := (*t)[""]; g != nil {
+			return g
+		}
 	}
 	return newGuard(Guardrails{}, m.cfg.Prefix) // before SetLimits
 }

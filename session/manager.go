@@ -201,7 +201,7 @@ type Manager struct {
 	obs      Observer
 	lmu      sync.RWMutex
 	lim      Limits
-	guards   map[string]*guard // by proxy user; "" for everyone else
+	guards   atomic.Pointer[map[string]*guard] // by proxy user; "" for everyone else
 	cfg      Config
 	log      *zap.Logger
 	dial     Dialer
@@ -458,7 +458,7 @@ func (m *Manager) SetLimits(c Config) {
 	m.lim = Limits{MaxSandboxes: c.MaxSandboxes, DefaultTTL: c.DefaultTTL, IdleTTL: c.IdleTTL, MaxTTL: c.MaxTTL,
 		SideConnections: size, ForkQueueTimeout: wait}
 	m.pool.resize(size, wait)
-	m.guards = guards
+	m.guards.Store(&guards)
 }
 
 // PoolStats reports the side connection pool: its size, connections in use
