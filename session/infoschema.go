@@ -131,24 +131,7 @@ func (m *Manager) ensureInfoViews(ctx context.Context, sb *Sandbox) error {
 		if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+forker.QuoteIdent(InfoSchema(m.cfg.Prefix, sb.ID))); err != nil {
 			return fmt.Errorf("create the sandbox's information_schema: %w", err)
 		}
-		for _, v := range infoViews {
-			rows, err := c.Query(ctx, "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'information_schema' AND TABLE_NAME = "+
-				forker.QuoteString(v.name)+" ORDER BY ORDINAL_POSITION")
-			if err != nil {
-				return fmt.Errorf("columns of information_schema.%s: %w", v.name, err)
-			}
-			if len(rows) == 0 {
-				continue // the server has no such view
-			}
-			cols := make([]string, len(rows))
-			for i, r := range rows {
-				cols[i] = strings.ToUpper(str(r[0]))
-			}
-			if _, err := c.Exec(ctx, m.viewSQL(v, sb.ID, cols)); err != nil {
-				return fmt.Errorf("create the sandbox's information_schema.%s: %w", v.name, err)
-			}
-		}
-		return nil
+		return createInfoViews(ctx, c, "the sandbox's", func(v infoView, cols []string) string { return m.viewSQL(v, sb.ID, cols) })
 	})
 	if err != nil {
 		return err
@@ -169,4 +152,28 @@ func usesInfoSchema(a *rewrite.Analysis) bool {
 		}
 	}
 	return false
+}
+
+// createInfoViews creates, on c, a view for each of infoViews the server
+// has, with the CREATE statement viewSQL makes from its columns; whose
+// names the views in errors ("the sandbox's").
+func createInfoViews(ctx context.Context, c SideConn, whose string, viewSQL func(v infoView, cols []string) string) error {
+	for _, v := range infoViews {
+		rows, err := c.Query(ctx, "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'information_schema' AND TABLE_NAME = "+
+			forker.QuoteString(v.name)+" ORDER BY ORDINAL_POSITION")
+		if err != nil {
+			return fmt.Errorf("columns of information_schema.%s: %w", v.name, err)
+		}
+		if len(rows) == 0 {
+			continue // the server has no such view
+		}
+		cols := make([]string, len(rows))
+		for i, r := range rows {
+			cols[i] = strings.ToUpper(str(r[0]))
+		}
+		if _, err := c.Exec(ctx, viewSQL(v, cols)); err != nil {
+			return fmt.Errorf("create %s information_schema.%s: %w", whose, v.name, err)
+		}
+	}
+	return nil
 }

@@ -209,24 +209,7 @@ func (m *Manager) ensureProdViews(ctx context.Context) error {
 		if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+db); err != nil {
 			return fmt.Errorf("create the production information_schema: %w", err)
 		}
-		for _, v := range infoViews {
-			rows, err := c.Query(ctx, "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'information_schema' AND TABLE_NAME = "+
-				forker.QuoteString(v.name)+" ORDER BY ORDINAL_POSITION")
-			if err != nil {
-				return fmt.Errorf("columns of information_schema.%s: %w", v.name, err)
-			}
-			if len(rows) == 0 {
-				continue // the server has no such view
-			}
-			cols := make([]string, len(rows))
-			for i, r := range rows {
-				cols[i] = strings.ToUpper(str(r[0]))
-			}
-			if _, err := c.Exec(ctx, m.prodViewSQL(v, cols)); err != nil {
-				return fmt.Errorf("create the production information_schema.%s: %w", v.name, err)
-			}
-		}
-		return nil
+		return createInfoViews(ctx, c, "the production", m.prodViewSQL)
 	})
 	if err != nil {
 		return err
