@@ -145,7 +145,7 @@ func tcpPair(t testing.TB) (srv, cli net.Conn) {
 // tlsLogin runs the proxy's login path (greetingConn and the TLS tunnel in
 // front of go-mysql, as Server.handshake does) on srvEnd and returns the
 // connection the session would read from.
-func tlsLogin(t testing.TB, term *tlsTerm, goSrv *server.Server, auth server.AuthenticationHandler, srvEnd net.Conn) (net.Conn, error) {
+func tlsLogin(term *tlsTerm, goSrv *server.Server, auth server.AuthenticationHandler, srvEnd net.Conn) (net.Conn, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	_ = srvEnd.SetDeadline(deadline)
 	gc := &greetingConn{Conn: srvEnd, caps: clientCaps(mariaDBCaps, true), term: term, deadline: deadline}
@@ -156,7 +156,7 @@ func tlsLogin(t testing.TB, term *tlsTerm, goSrv *server.Server, auth server.Aut
 		return nil, err
 	}
 	if outer == nil {
-		t.Fatal("login without the tunnel")
+		return nil, errors.New("login without the tunnel")
 	}
 	_ = srvEnd.SetDeadline(time.Time{})
 	gc.handshakeDone()
@@ -211,7 +211,7 @@ func TestTLSLoginThroughTunnel(t *testing.T) {
 				res <- result{err: err}
 				return
 			}
-			outer, err := tlsLogin(t, term, goSrv, auth, nc)
+			outer, err := tlsLogin(term, goSrv, auth, nc)
 			if err != nil {
 				nc.Close()
 			}
@@ -298,7 +298,7 @@ func TestTLSPipelinedCommand(t *testing.T) {
 	}
 	res := make(chan result, 1)
 	go func() {
-		outer, err := tlsLogin(t, term, goSrv, auth, srvEnd)
+		outer, err := tlsLogin(term, goSrv, auth, srvEnd)
 		res <- result{outer, err}
 	}()
 	tc, salt := clientTLSHello(t, cliEnd)
@@ -433,7 +433,7 @@ func FuzzTLSHandshakeResponse(f *testing.F) {
 		go func() {
 			defer close(done)
 			defer nc.Close()
-			_, _ = tlsLogin(t, term, goSrv, auth, nc)
+			_, _ = tlsLogin(term, goSrv, auth, nc)
 		}()
 		tc, _ := clientTLSHello(t, cli)
 		if _, err := tc.Write(testPacket(2, p)); err != nil {
