@@ -6,13 +6,16 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha1"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"database/sql"
+	"encoding/binary"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"os"
@@ -669,4 +672,167 @@ func TestUpstreamTLS(t *testing.T) {
 		}
 		t.Logf("client sees: %v", err)
 	})
+}
+
+// tlsRawHello connects to addr, reads the greeting, sends an SSLRequest
+// (packet 1) and completes TLS; it returns the TLS connection and the
+// greeting's scramble.
+func tlsRawHello(t *testing.T, addr string) (*tls.Conn, []byte) {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	_ = nc.SetDeadline(time.Now().Add(20 * time.Second))
+	g, seq, err := readRawPacket(nc)
+	if err != nil || seq != 0 || len(g) < 1 || g[0] != 10 {
+		t.Fatalf("greeting: seq %d %q, %v", seq, g, err)
+	}
+	// Protocol 10: version NUL, thread id, scramble 1 (8), filler, caps,
+	// charset, status, caps high, scramble length, reserved, scramble 2.
+	rest := g[1+bytes.IndexByte(g[1:], 0)+1:]
+	salt := append([]byte(nil), rest[4:12]...)
+	salt = append(salt, rest[4+8+1+2+1+2+2+1+10:][:12]...)
+	if _, err := nc.Write(rawPacket(1, rawHandshakeHead(rawClientCaps|0x800))); err != nil {
+		t.Fatal(err)
+	}
+	tc := tls.Client(nc, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // test
+	if err := tc.Handshake(); err != nil {
+		t.Fatalf("TLS handshake: %v", err)
+	}
+	return tc, salt
+}
+
+// rawClientCaps: protocol 4.1, secure connection, plugin auth (lenenc
+// data), connect with db, connection attributes.
+const rawClientCaps = 0x200 | 0x8000 | 0x80000 | 0x200000 | 0x8 | 0x100000
+
+func rawHandshakeHead(caps uint32) []byte {
+	p := binary.LittleEndian.AppendUint32(nil, caps)
+	p = binary.LittleEndian.AppendUint32(p, 1<<24)
+	p = append(p, 45)
+	return append(p, make([]byte, 23)...)
+}
+
+func rawPacket(seq byte, payload []byte) []byte {
+	return append([]byte{byte(len(payload)), byte(len(payload) >> 8), byte(len(payload) >> 16), seq}, payload...)
+}
+
+func readRawPacket(r io.Reader) ([]byte, byte, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, 0, err
+	}
+	p := make([]byte, int(hdr[0])|int(hdr[1])<<8|int(hdr[2])<<16)
+	_, err := io.ReadFull(r, p)
+	return p, hdr[3], err
+}
+
+// TestMalformedHandshakeOverTLS: under client TLS, a malformed
+// HandshakeResponse (those go-mysql's parser panics on among them) gets
+// "Bad handshake" (1043, 08S01) as packet 3 over TLS; nothing panics and
+// the proxy keeps serving TLS logins.
+func TestMalformedHandshakeOverTLS(t *testing.T) {
+	db, _ := env(t)
+	pki := newTestPKI(t, "sqlfork-proxy")
+	p := startTestProxy(t, db.Addr, db, func(c *proxy.Config) {
+		c.TLSCert, c.TLSKey = pki.certFile, pki.keyFile
+	})
+	head := rawHandshakeHead(rawClientCaps)
+	withUser := append(append([]byte(nil), head...), 'u', 0)
+	valid := append(append([]byte(nil), withUser...), 0, 'a', 'p', 'p', 0)
+	valid = append(valid, "mysql_native_password\x00"...)
+	cases := []struct {
+		name string
+		p    []byte
+	}{
+		{"0xFE auth length", append(append([]byte(nil), withUser...), 0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F)},
+		{"truncated attribute length", append(append([]byte(nil), valid...), 0xFC)},
+		{"attribute past the end", append(append([]byte(nil), valid...), 3, 9, 'a', 'b')},
+		{"user not terminated", append(append([]byte(nil), head...), "root"...)},
+		{"short", head[:20]},
+		{"second SSLRequest", rawHandshakeHead(rawClientCaps | 0x800)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			tc, _ := tlsRawHello(t, p.addr)
+			if _, err := tc.Write(rawPacket(2, c.p)); err != nil {
+				t.Fatal(err)
+			}
+			reply, seq, err := readRawPacket(tc)
+			if err != nil {
+				t.Fatalf("no answer over TLS: %v", err)
+			}
+			if seq != 3 || len(reply) < 9 || reply[0] != 0xFF || binary.LittleEndian.Uint16(reply[1:]) != 1043 ||
+				string(reply[3:9]) != "#08S01" || !strings.Contains(string(reply), "Bad handshake") {
+				t.Fatalf("answer seq %d %q; want ERR 1043 (08S01) Bad handshake as packet 3", seq, reply)
+			}
+		})
+	}
+	if n := p.metric(t, "sqlfork_connection_panics_total", nil); n != 0 {
+		t.Fatalf("connection panics: %v", n)
+	}
+	got, err := pingOne(t, p.dsn("app", "tls=skip-verify"), "SELECT name FROM users WHERE id = 1")
+	if err != nil || got != "alice" {
+		t.Fatalf("TLS login after malformed ones: %q, %v", got, err)
+	}
+}
+
+// TestTLSPipelinedFirstCommand: a client that sends its handshake response
+// and its first statement in one TLS write gets both answered: the proxy
+// reads no further than the login needs.
+func TestTLSPipelinedFirstCommand(t *testing.T) {
+	db, _ := env(t)
+	pki := newTestPKI(t, "sqlfork-proxy")
+	p := startTestProxy(t, db.Addr, db, func(c *proxy.Config) {
+		c.TLSCert, c.TLSKey = pki.certFile, pki.keyFile
+	})
+	tc, salt := tlsRawHello(t, p.addr)
+	h1 := sha1.Sum([]byte(db.Password))
+	h2 := sha1.Sum(h1[:])
+	h := sha1.New()
+	h.Write(salt)
+	h.Write(h2[:])
+	scramble := h.Sum(nil)
+	for i := range scramble {
+		scramble[i] ^= h1[i]
+	}
+	resp := rawHandshakeHead(rawClientCaps | 0x800)
+	resp = append(resp, db.User...)
+	resp = append(resp, 0, byte(len(scramble)))
+	resp = append(resp, scramble...)
+	resp = append(resp, "app\x00mysql_native_password\x00"...)
+	resp = append(resp, 0) // no attributes
+	query := rawPacket(0, append([]byte{0x03}, "SELECT 40 + 2"...))
+	if _, err := tc.Write(append(rawPacket(2, resp), query...)); err != nil {
+		t.Fatal(err)
+	}
+	ok, seq, err := readRawPacket(tc)
+	if err != nil || seq != 3 || len(ok) == 0 || ok[0] != 0 {
+		t.Fatalf("login answer seq %d %q, %v; want OK as packet 3", seq, ok, err)
+	}
+	var rows []string
+	for {
+		pkt, _, err := readRawPacket(tc)
+		if err != nil {
+			t.Fatalf("result of the pipelined statement: %v", err)
+		}
+		if pkt[0] == 0xFF {
+			t.Fatalf("pipelined statement: %q", pkt)
+		}
+		if pkt[0] == 0xFE && len(pkt) < 9 {
+			if len(rows) > 0 {
+				break
+			}
+			rows = append(rows, "") // end of the column definitions
+			continue
+		}
+		if len(rows) > 0 {
+			rows = append(rows, string(pkt[1:]))
+		}
+	}
+	if len(rows) != 2 || rows[1] != "42" {
+		t.Fatalf("pipelined SELECT 40 + 2 returned rows %q", rows[1:])
+	}
 }

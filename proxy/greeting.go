@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"sync/atomic"
+	"time"
 )
 
 // Capability flags (MySQL protocol).
@@ -139,9 +140,9 @@ var errHandshakeTooLarge = errors.New("client sent more than 1 MiB before loggin
 // greetingConn wraps a client connection: during the handshake it rewrites
 // the capability flags and connection id of the first packet written
 // (go-mysql's greeting) and caps what the client may send; it also reports
-// the peer's address without a port, as MySQL does in error messages. Under
-// TLS it stays below the tls.Conn for the whole session, so after
-// handshakeDone it costs one atomic load per call.
+// the peer's address without a port, as MySQL does in error messages. When
+// the client asks for TLS (term set), it terminates the client's TLS and
+// carries the login to go-mysql through a tlsTunnel (tlsbridge.go).
 type greetingConn struct {
 	net.Conn
 	caps    uint32
@@ -158,6 +159,11 @@ type greetingConn struct {
 	checked bool
 	pending []byte
 	failed  bool
+	// term is the proxy's client TLS (nil without it); tun is the login's
+	// tunnel once the client has switched to TLS, deadline its end.
+	term     *tlsTerm
+	deadline time.Time
+	tun      *tlsTunnel
 }
 
 func (c *greetingConn) Write(b []byte) (int, error) {
@@ -167,6 +173,9 @@ func (c *greetingConn) Write(b []byte) (int, error) {
 	if !c.patched.Load() {
 		c.patched.Store(true)
 		c.patch(b)
+	}
+	if c.tun != nil {
+		return c.tun.local.Write(b)
 	}
 	return c.Conn.Write(b)
 }
@@ -185,12 +194,87 @@ func (c *greetingConn) Read(b []byte) (int, error) {
 		c.pending = c.pending[n:]
 		return n, nil
 	}
+	if c.tun != nil {
+		return c.tun.local.Read(b)
+	}
+	return c.readRaw(b)
+}
+
+// readRaw reads from the client's socket, within the handshake limit until
+// handshakeDone.
+func (c *greetingConn) readRaw(b []byte) (int, error) {
+	if c.done.Load() {
+		return c.Conn.Read(b)
+	}
 	if c.read >= handshakeReadLimit {
 		return 0, errHandshakeTooLarge
 	}
 	n, err := c.Conn.Read(b[:min(len(b), handshakeReadLimit-c.read)])
 	c.read += n
 	return n, err
+}
+
+// Under the TLS tunnel, go-mysql's connection ends at the tunnel: its
+// deadlines and close (after a refused login, while the tunnel may still
+// be delivering the ERR) must not reach the client's socket.
+
+func (c *greetingConn) Close() error {
+	if c.tun != nil {
+		return c.tun.local.Close()
+	}
+	return c.Conn.Close()
+}
+
+func (c *greetingConn) SetDeadline(t time.Time) error {
+	if c.tun != nil {
+		return nil
+	}
+	return c.Conn.SetDeadline(t)
+}
+
+func (c *greetingConn) SetReadDeadline(t time.Time) error {
+	if c.tun != nil {
+		return nil
+	}
+	return c.Conn.SetReadDeadline(t)
+}
+
+func (c *greetingConn) SetWriteDeadline(t time.Time) error {
+	if c.tun != nil {
+		return nil
+	}
+	return c.Conn.SetWriteDeadline(t)
+}
+
+// endTLS ends the login's TLS tunnel, if any, after go-mysql's login
+// returned (loginErr): the client's connection for the session is then
+// the proxy's TLS (nil without a tunnel), and a login go-mysql accepted
+// fails if its OK did not reach the client.
+func (c *greetingConn) endTLS(loginErr error) (net.Conn, error) {
+	if c.tun == nil {
+		return nil, loginErr
+	}
+	outer, err := c.tun.finish()
+	if loginErr != nil {
+		return nil, loginErr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return outer, nil
+}
+
+// abortTLS stops a tunnel still running (a panic in the login).
+func (c *greetingConn) abortTLS() {
+	if c.tun == nil {
+		return
+	}
+	select {
+	case <-c.tun.done:
+	default:
+		c.tun.abort()
+		<-c.tun.done
+	}
 }
 
 // handshakeDone lifts the handshake read limit.

@@ -79,10 +79,20 @@ func greetingOnlyUpstream(t *testing.T) string {
 // remembered MariaDB greeting.
 func newOfflineServer(t *testing.T) (*Server, *metrics.Proxy) {
 	t.Helper()
+	return newOfflineServerWith(t, nil)
+}
+
+// newOfflineServerWith is newOfflineServer with the configuration edited
+// by edit (if not nil).
+func newOfflineServerWith(t *testing.T, edit func(*Config)) (*Server, *metrics.Proxy) {
+	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Upstream = greetingOnlyUpstream(t)
 	cfg.HandshakeTimeout = 5 * time.Second
+	if edit != nil {
+		edit(&cfg)
+	}
 	m := metrics.New(prometheus.NewRegistry())
 	s, err := New(cfg, zap.NewNop(), m)
 	if err != nil {

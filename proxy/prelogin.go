@@ -105,11 +105,25 @@ func (c *greetingConn) checkFirst() error {
 	}
 	c.read += len(pkt)
 	if err := checkHandshakeResponse(pkt[headerLen:]); err != nil {
-		e := errPayload(newError(codeHandshakeError, "08S01", "Bad handshake (sqlfork-proxy: %v)", err))
-		_, _ = c.Conn.Write(append([]byte{byte(len(e)), byte(len(e) >> 8), byte(len(e) >> 16), hdr[3] + 1}, e...))
+		_, _ = c.Conn.Write(badHandshake(hdr[3]+1, err))
 		c.failed = true
 		return fmt.Errorf("%w: %v", errBadHandshake, err)
 	}
 	c.pending = pkt
+	if c.term != nil && n == sslRequestLen {
+		// go-mysql switches to TLS on an SSLRequest it accepts (protocol
+		// 4.1, secure connection); the proxy takes the client's TLS and
+		// gives go-mysql its own (tlsbridge.go).
+		if caps := binary.LittleEndian.Uint32(pkt[headerLen:]); caps&capProtocol41 != 0 && caps&capSecureConnection != 0 {
+			return c.startTLS(c.deadline)
+		}
+	}
 	return nil
+}
+
+// badHandshake is the "Bad handshake" ERR packet, header included, that
+// answers a malformed handshake response.
+func badHandshake(seq byte, why error) []byte {
+	e := errPayload(newError(codeHandshakeError, "08S01", "Bad handshake (sqlfork-proxy: %v)", why))
+	return append([]byte{byte(len(e)), byte(len(e) >> 8), byte(len(e) >> 16), seq}, e...)
 }

@@ -54,6 +54,7 @@ type Server struct {
 	m        *metrics.Proxy
 	ln       net.Listener
 	tlsConf  *tls.Config // client side; nil without --tls-cert
+	tlsTerm  *tlsTerm    // the proxy's termination of client TLS (tlsbridge.go)
 	upTLS    *tls.Config // upstream side; nil when disabled
 	rsaKey   *rsa.PrivateKey
 	accounts map[string]*account
@@ -103,6 +104,9 @@ func New(cfg Config, log *zap.Logger, m *metrics.Proxy) (*Server, error) {
 		}
 		s.tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 		s.rsaKey, _ = cert.PrivateKey.(*rsa.PrivateKey)
+		if s.tlsTerm, err = newTLSTerm(s.tlsConf); err != nil {
+			return nil, fmt.Errorf("in-memory TLS certificate: %w", err)
+		}
 	}
 	if s.rsaKey == nil {
 		// caching_sha2_password full authentication over plain TCP sends
@@ -264,7 +268,12 @@ func (s *Server) remember(g *greeting) {
 	if f := s.front.Load(); f != nil && f.info == info {
 		return
 	}
-	srv := server.NewServer(info.version, info.collation, mysql.AUTH_NATIVE_PASSWORD, s.rsaKey, s.tlsConf)
+	// go-mysql's TLS is the in-memory leg behind the proxy's (tlsbridge.go).
+	var goTLS *tls.Config
+	if s.tlsTerm != nil {
+		goTLS = s.tlsTerm.innerServer
+	}
+	srv := server.NewServer(info.version, info.collation, mysql.AUTH_NATIVE_PASSWORD, s.rsaKey, goTLS)
 	s.front.Store(&frontend{info: info, srv: srv})
 }
 
@@ -510,7 +519,8 @@ func (s *Server) rejectGreeting(nc net.Conn, e *mysql.MyError, reason string) {
 // handshake authenticates the client and opens its upstream connection.
 func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *zap.Logger) (*session, error) {
 	nc := st.nc
-	_ = nc.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	deadline := time.Now().Add(s.cfg.HandshakeTimeout)
+	_ = nc.SetDeadline(deadline)
 	front, err := s.frontendFor(ctx)
 	if err != nil {
 		s.m.UpstreamConnectFails.Inc()
@@ -529,7 +539,8 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 		return nil, err
 	}
 	gc := &greetingConn{Conn: nc, caps: clientCaps(front.info.caps, s.tlsConf != nil), connID: proxyConnIDBase | uint32(id)&(proxyConnIDBase-1),
-		status: front.info.status}
+		status: front.info.status, term: s.tlsTerm, deadline: deadline}
+	defer gc.abortTLS()
 	l := &login{ctx: ctx, srv: s, log: log, pre: pre}
 	defer func() {
 		if l.pre != nil { // the login never got as far as the upstream
@@ -537,6 +548,7 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 		}
 	}()
 	sc, err := front.srv.NewCustomizedConn(gc, l, l)
+	outer, err := gc.endTLS(err)
 	if err != nil {
 		if l.be != nil {
 			l.be.close()
@@ -547,8 +559,8 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 		return nil, err
 	}
 	var client net.Conn = nc
-	if tc, ok := sc.Conn.Conn.(*tls.Conn); ok {
-		client = tc
+	if outer != nil {
+		client = outer
 	}
 	_ = nc.SetDeadline(time.Time{})
 	sess := newSession(s, log, st, client, l.be)
