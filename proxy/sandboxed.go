@@ -37,7 +37,14 @@ type preparedStmt struct {
 	fetched int64
 }
 
-func (s *session) ctx() context.Context { return context.Background() }
+// ctx is the context of work done for the session: it ends with the
+// client connection (or when shutdown forces it closed).
+func (s *session) ctx() context.Context {
+	if s.state == nil || s.state.ctx == nil {
+		return context.Background()
+	}
+	return s.state.ctx
+}
 
 // options are the text-reading settings of the upstream session.
 func (s *session) options() rewrite.Options {

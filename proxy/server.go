@@ -445,7 +445,8 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	defer s.wg.Done()
 	id := s.nextID.Add(1)
 	log := s.log.With(zap.Uint64("conn", id), zap.String("client", nc.RemoteAddr().String()))
-	st := &connState{nc: nc}
+	st := newConnState(ctx, nc)
+	defer st.cancel()
 	s.connsMu.Lock()
 	s.conns[st] = struct{}{}
 	stopping, n := s.stopping.Load(), len(s.conns)

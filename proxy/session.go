@@ -32,7 +32,12 @@ var errSessionEnd = errors.New("session ended")
 // server's shutdown: an idle connection is closed at once, a busy one
 // finishes its command first.
 type connState struct {
-	nc      net.Conn
+	nc net.Conn
+	// ctx is the connection's life: cancelled when it ends or is forced
+	// closed (shutdown grace over), so work the proxy does for it (forks,
+	// registry updates) stops then too.
+	ctx     context.Context
+	cancel  context.CancelFunc
 	mu      sync.Mutex
 	busy    bool
 	closing bool
@@ -98,10 +103,22 @@ func (c *connState) setUser(user string) {
 	c.mu.Unlock()
 }
 
-// forceClose closes both sockets, waking a session blocked on either.
+// newConnState starts the lifecycle of client connection nc; parent's
+// cancellation does not end it (shutdown reaches it through shutdown and
+// forceClose).
+func newConnState(parent context.Context, nc net.Conn) *connState {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(parent))
+	return &connState{nc: nc, ctx: ctx, cancel: cancel}
+}
+
+// forceClose closes both sockets, waking a session blocked on either, and
+// cancels the work done for the connection.
 func (c *connState) forceClose() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.cancel != nil {
+		c.cancel()
+	}
 	_ = c.nc.Close()
 	if c.be != nil {
 		c.be.close()

@@ -2,8 +2,10 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"maps"
+	"net"
 	"strings"
 	"testing"
 
@@ -400,5 +402,22 @@ func TestRewriteColumnDef(t *testing.T) {
 		if ok != c.ok || string(out) != string(c.want) {
 			t.Errorf("rewriteColumnDef(%q) = %q, %v; want %q, %v", c.in, out, ok, c.want, c.ok)
 		}
+	}
+}
+
+// TestConnStateContext: work done for a connection (forks) ends when the
+// connection is forced closed, not when the server starts shutting down.
+func TestConnStateContext(t *testing.T) {
+	parent, stop := context.WithCancel(context.Background())
+	a, b := net.Pipe()
+	defer b.Close()
+	st := newConnState(parent, a)
+	stop() // shutdown starts: running statements may finish
+	if err := st.ctx.Err(); err != nil {
+		t.Fatalf("the connection's context ended with the server's: %v", err)
+	}
+	st.forceClose() // the grace is over
+	if st.ctx.Err() == nil {
+		t.Fatal("forceClose left the connection's context running")
 	}
 }
