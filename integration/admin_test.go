@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestAdminCLI: `sqlfork-proxy sandbox list|show|keep|discard` against a
@@ -52,9 +53,13 @@ func TestAdminCLI(t *testing.T) {
 	if err != nil || !strings.Contains(out, "app.users") || !strings.Contains(out, "fork") {
 		t.Errorf("sandbox show: %v\n%s", err, out)
 	}
-	out, err = cli("keep", "opsbox", "--ttl", "3h")
-	if err != nil || !strings.Contains(out, "kept until") {
-		t.Errorf("sandbox keep: %v\n%s", err, out)
+	// The TTL is read as SANDBOX KEEP TTL reads it: days too.
+	out, err = cli("keep", "opsbox", "--ttl", "2d")
+	if err != nil || !strings.Contains(out, "kept until "+time.Now().Add(48*time.Hour).UTC().Format("2006-01-02")) {
+		t.Errorf("sandbox keep --ttl 2d: %v\n%s", err, out)
+	}
+	if out, err = cli("keep", "opsbox", "--ttl", "2 days"); err == nil || !strings.Contains(out, "bad duration") {
+		t.Errorf("sandbox keep --ttl '2 days': %v\n%s", err, out)
 	}
 	if out, err = cli("show", "nosuch"); err == nil || !strings.Contains(out, "HTTP 404") {
 		t.Errorf("show of a missing sandbox: %v\n%s", err, out)

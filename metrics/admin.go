@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -17,7 +16,10 @@ import (
 type Admin interface {
 	List(ctx context.Context) (any, error)
 	Show(ctx context.Context, name string) (any, error)
-	Keep(ctx context.Context, name string, ttl time.Duration) (any, error)
+	// Keep keeps the sandbox for ttl as the client wrote it ("" for the
+	// default; the Admin reads it as SANDBOX KEEP TTL does, so 7d works
+	// in both); a TTL it refuses is an ErrBadRequest.
+	Keep(ctx context.Context, name string, ttl string) (any, error)
 	Discard(ctx context.Context, name string) error
 }
 
@@ -103,16 +105,7 @@ func adminRoutes(mux *http.ServeMux, o AdminOptions) {
 		answer(w, v, err)
 	}))
 	mux.HandleFunc("POST /api/v1/sandboxes/{name}/keep", change(func(w http.ResponseWriter, r *http.Request) {
-		var ttl time.Duration
-		if s := r.URL.Query().Get("ttl"); s != "" {
-			d, err := time.ParseDuration(s)
-			if err != nil || d < 0 {
-				writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad ttl " + s + ": use a duration like 90m or 24h"})
-				return
-			}
-			ttl = d
-		}
-		v, err := o.Admin.Keep(r.Context(), r.PathValue("name"), ttl)
+		v, err := o.Admin.Keep(r.Context(), r.PathValue("name"), r.URL.Query().Get("ttl"))
 		answer(w, v, err)
 	}))
 	mux.HandleFunc("DELETE /api/v1/sandboxes/{name}", change(func(w http.ResponseWriter, r *http.Request) {

@@ -18,11 +18,12 @@ func (a *recordingAdmin) List(context.Context) (any, error) { return []string{"b
 func (a *recordingAdmin) Show(_ context.Context, name string) (any, error) {
 	return map[string]string{"name": name}, nil
 }
-func (a *recordingAdmin) Keep(_ context.Context, name string, ttl time.Duration) (any, error) {
-	if ttl > 720*time.Hour || ttl == 0 {
+func (a *recordingAdmin) Keep(_ context.Context, name string, ttl string) (any, error) {
+	d, err := time.ParseDuration(ttl)
+	if err != nil || d > 720*time.Hour || d == 0 {
 		return nil, fmt.Errorf("%w: a kept sandbox may live at most 720h", ErrBadRequest)
 	}
-	a.changes = append(a.changes, "keep "+name+" "+ttl.String())
+	a.changes = append(a.changes, "keep "+name+" "+d.String())
 	return map[string]string{"kept": name}, nil
 }
 func (a *recordingAdmin) Discard(_ context.Context, name string) error {

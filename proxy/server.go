@@ -205,7 +205,15 @@ func (a adminAPI) Show(ctx context.Context, name string) (any, error) {
 }
 
 // Keep implements metrics.Admin.
-func (a adminAPI) Keep(ctx context.Context, name string, ttl time.Duration) (any, error) {
+func (a adminAPI) Keep(ctx context.Context, name string, ttlText string) (any, error) {
+	var ttl time.Duration
+	if ttlText != "" {
+		d, err := sandbox.ParseDuration(ttlText)
+		if err != nil {
+			return nil, fmt.Errorf("%w: ttl: %v", metrics.ErrBadRequest, err)
+		}
+		ttl = d
+	}
 	m, err := a.manager(ctx)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sqlfork/sqlfork-proxy/session"
 )
 
 // adminClient calls a running proxy's admin API.
@@ -159,7 +161,7 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN.`,
 			return tw.Flush()
 		},
 	}
-	var ttl time.Duration
+	var ttl string
 	keep := &cobra.Command{
 		Use: "keep NAME", Short: "Keep a sandbox past its last connection (and restarts)", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -169,8 +171,12 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN.`,
 				return err
 			}
 			path := "/api/v1/sandboxes/" + url.PathEscape(args[0]) + "/keep"
-			if ttl > 0 {
-				path += "?ttl=" + url.QueryEscape(ttl.String())
+			if ttl != "" {
+				// Read as SANDBOX KEEP TTL reads it (7d, 36h, 90m, seconds).
+				if _, err := session.ParseDuration(ttl); err != nil {
+					return fmt.Errorf("--ttl: %w", err)
+				}
+				path += "?ttl=" + url.QueryEscape(ttl)
 			}
 			var s sandboxInfo
 			if err := a.do(c.Context(), http.MethodPost, path, &s); err != nil {
@@ -183,7 +189,7 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN.`,
 			return err
 		},
 	}
-	keep.Flags().DurationVar(&ttl, "ttl", 0, "how long to keep it (0: until discarded)")
+	keep.Flags().StringVar(&ttl, "ttl", "", "how long to keep it, as SANDBOX KEEP TTL takes it: 7d, 36h, 90m, seconds (default: sandbox-ttl)")
 	discard := &cobra.Command{
 		Use: "discard NAME", Short: "Discard a sandbox: drop its forks", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
