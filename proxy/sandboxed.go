@@ -530,52 +530,74 @@ func (s *session) writeReply(r *sandbox.Reply) error {
 // writeReplyNoFlush writes a proxy-made answer without flushing; more says
 // another result of the same input follows.
 func (s *session) writeReplyNoFlush(r *sandbox.Reply, more bool) error {
+	if r.Columns != nil {
+		defs := make([][]byte, len(r.Columns))
+		for i, c := range r.Columns {
+			defs[i] = columnDef(c)
+		}
+		return s.writeResultSet(defs, r.Rows, more)
+	}
+	// Flags the proxy can vouch for: no session-state block follows, and
+	// more results only where the caller says so (the status of the last
+	// upstream answer may still carry the flag).
+	st := s.replyStatus(more)
+	p := []byte{okHeader}
+	p = appendLenEnc(p, r.Affected)
+	p = append(p, 0, byte(st), byte(st>>8), 0, 0)
+	if s.caps&capSessionTrack != 0 {
+		p = appendLenEnc(p, uint64(len(r.Info)))
+	}
+	var err error
+	if s.seq, err = writePacket(s.cw, s.seq, append(p, r.Info...)); err != nil {
+		return &linkError{side: sideClient, write: true, err: err}
+	}
+	return nil
+}
+
+// writeResultSet writes a proxy-made text result set of the given column
+// definition packets and rows without flushing; more says another result
+// of the same input follows.
+func (s *session) writeResultSet(defs [][]byte, rows [][]*string, more bool) error {
 	var err error
 	w := func(p []byte) {
 		if err == nil {
 			s.seq, err = writePacket(s.cw, s.seq, p)
 		}
 	}
-	// Flags the proxy can vouch for: no session-state block follows, and
-	// more results only where the caller says so (the status of the last
-	// upstream answer may still carry the flag).
-	st := s.status & (statusInTrans | statusAutocommit | statusNoBackslashEscapes)
-	if more {
-		st |= statusMoreResults
+	st := s.replyStatus(more)
+	w(appendLenEnc(nil, uint64(len(defs))))
+	for _, d := range defs {
+		w(d)
 	}
-	if r.Columns == nil {
-		p := []byte{okHeader}
-		p = appendLenEnc(p, r.Affected)
-		p = append(p, 0, byte(st), byte(st>>8), 0, 0)
-		if s.caps&capSessionTrack != 0 {
-			p = appendLenEnc(p, uint64(len(r.Info)))
-		}
-		w(append(p, r.Info...))
-	} else {
-		w(appendLenEnc(nil, uint64(len(r.Columns))))
-		for _, c := range r.Columns {
-			w(columnDef(c))
-		}
-		eof := []byte{eofHeader, 0, 0, byte(st), byte(st >> 8)}
-		w(eof)
-		for _, row := range r.Rows {
-			var p []byte
-			for _, v := range row {
-				if v == nil {
-					p = append(p, 0xFB)
-					continue
-				}
-				p = appendLenEnc(p, uint64(len(*v)))
-				p = append(p, *v...)
+	eof := []byte{eofHeader, 0, 0, byte(st), byte(st >> 8)}
+	w(eof)
+	for _, row := range rows {
+		var p []byte
+		for _, v := range row {
+			if v == nil {
+				p = append(p, 0xFB)
+				continue
 			}
-			w(p)
+			p = appendLenEnc(p, uint64(len(*v)))
+			p = append(p, *v...)
 		}
-		w(eof)
+		w(p)
 	}
+	w(eof)
 	if err != nil {
 		return &linkError{side: sideClient, write: true, err: err}
 	}
 	return nil
+}
+
+// replyStatus is the server status of an answer the proxy makes: the
+// flags it can vouch for, with more results only when more says so.
+func (s *session) replyStatus(more bool) uint16 {
+	st := s.status & (statusInTrans | statusAutocommit | statusNoBackslashEscapes)
+	if more {
+		st |= statusMoreResults
+	}
+	return st
 }
 
 // columnDef is a text column definition (ColumnDefinition41) named name.
