@@ -9,6 +9,8 @@ import (
 	"net"
 	"strings"
 
+	"github.com/sqlfork/sqlfork-proxy/wire"
+
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
 	"go.uber.org/zap"
@@ -88,7 +90,7 @@ func (l *login) GetCredential(username string) (server.Credential, bool, error) 
 // OnAuthSuccess enforces TLS when required and connects upstream.
 func (l *login) OnAuthSuccess(c *server.Conn) error {
 	if _, isTLS := c.Conn.Conn.(*tls.Conn); l.srv.cfg.TLSRequired && !isTLS {
-		return newError(codeSecureTransportReq, "HY000",
+		return newError(wire.ErSecureTransportRequired, "HY000",
 			"Connections using insecure transport are prohibited while --tls-required is set on sqlfork-proxy")
 	}
 	if err := l.srv.internalDB(l.acct, l.db); err != nil {
@@ -129,7 +131,7 @@ func (s *Server) internalDB(a *account, db string) *mysql.MyError {
 	if prefix == "" || s.modeOf(a) == sandbox.Passthrough || len(db) < len(prefix) || !strings.EqualFold(db[:len(prefix)], prefix) {
 		return nil
 	}
-	return newError(1044, "42000", "sqlfork-proxy: access to the proxy's internal database %s is denied", forker.QuoteIdent(db))
+	return newError(wire.ErDBAccessDenied, "42000", "sqlfork-proxy: access to the proxy's internal database %s is denied", forker.QuoteIdent(db))
 }
 
 // lookupAccount finds the account of a login name, which may carry a
@@ -167,14 +169,14 @@ func (s *Server) openSandbox(ctx context.Context, a *account, tag string, attrs 
 	}
 	if mode == sandbox.Passthrough {
 		if tag != "" {
-			return nil, newError(codeAccessDenied, "28000", "sqlfork-proxy: user %s is in passthrough mode and cannot use sandbox %q", a.name, tag)
+			return nil, newError(wire.ErAccessDenied, "28000", "sqlfork-proxy: user %s is in passthrough mode and cannot use sandbox %q", a.name, tag)
 		}
 		return nil, nil
 	}
 	m, err := s.sandboxes(ctx)
 	if err != nil {
 		s.log.Warn("sandbox manager unavailable", zap.Error(err))
-		return nil, newError(codeUpstreamUnavailable, "HY000", "sqlfork-proxy: sandboxes are unavailable (%v)", err)
+		return nil, newError(wire.ErConnectToForeignSource, "HY000", "sqlfork-proxy: sandboxes are unavailable (%v)", err)
 	}
 	sbx, err := m.Open(ctx, sandbox.Options{User: a.name, ConnID: uint64(connID), Mode: mode, Sandbox: tag,
 		AllowProductionWrites: s.cfg.ProductionWrites == "allow", Log: log})
@@ -228,7 +230,7 @@ func upstreamDown(addr string, err error) *mysql.MyError {
 	case errors.As(err, &oe) && oe.Err != nil:
 		reason = oe.Err.Error()
 	}
-	return newError(codeUpstreamUnavailable, "HY000", "Can't connect to upstream server on '%s' (sqlfork-proxy: %s)", addr, reason)
+	return newError(wire.ErConnectToForeignSource, "HY000", "Can't connect to upstream server on '%s' (sqlfork-proxy: %s)", addr, reason)
 }
 
 // attrSource is anything with a remote address (a net.Conn or go-mysql conn).

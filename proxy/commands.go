@@ -1,28 +1,6 @@
 package proxy
 
-// Command bytes (first byte of a client command packet).
-const (
-	comQuit             = 0x01
-	comInitDB           = 0x02
-	comQuery            = 0x03
-	comFieldList        = 0x04
-	comRefresh          = 0x07
-	comShutdown         = 0x08
-	comStatistics       = 0x09
-	comProcessInfo      = 0x0A
-	comProcessKill      = 0x0C
-	comDebug            = 0x0D
-	comPing             = 0x0E
-	comChangeUser       = 0x11
-	comStmtPrepare      = 0x16
-	comStmtExecute      = 0x17
-	comStmtSendLongData = 0x18
-	comStmtClose        = 0x19
-	comStmtReset        = 0x1A
-	comSetOption        = 0x1B
-	comStmtFetch        = 0x1C
-	comResetConnection  = 0x1F
-)
+import "github.com/sqlfork/sqlfork-proxy/wire"
 
 // response is the shape of the upstream's answer to a command.
 type response int
@@ -48,43 +26,43 @@ type commandInfo struct {
 // does not list are refused.
 func lookupCommand(cmd byte) commandInfo {
 	switch cmd {
-	case comQuit:
+	case wire.ComQuit:
 		return commandInfo{"quit", respNone}
-	case comInitDB:
+	case wire.ComInitDB:
 		return commandInfo{"init_db", respSingle}
-	case comQuery:
+	case wire.ComQuery:
 		return commandInfo{"query", respResults}
-	case comFieldList:
+	case wire.ComFieldList:
 		return commandInfo{"field_list", respFields}
-	case comRefresh:
+	case wire.ComRefresh:
 		return commandInfo{"refresh", respSingle}
-	case comStatistics:
+	case wire.ComStatistics:
 		return commandInfo{"statistics", respSingle}
-	case comProcessInfo:
+	case wire.ComProcessInfo:
 		return commandInfo{"process_info", respResults}
-	case comProcessKill:
+	case wire.ComProcessKill:
 		return commandInfo{"process_kill", respSingle}
-	case comDebug:
+	case wire.ComDebug:
 		return commandInfo{"debug", respSingle}
-	case comPing:
+	case wire.ComPing:
 		return commandInfo{"ping", respSingle}
-	case comChangeUser:
+	case wire.ComChangeUser:
 		return commandInfo{"change_user", respChangeUser}
-	case comStmtPrepare:
+	case wire.ComStmtPrepare:
 		return commandInfo{"stmt_prepare", respPrepare}
-	case comStmtExecute:
+	case wire.ComStmtExecute:
 		return commandInfo{"stmt_execute", respResults}
-	case comStmtSendLongData:
+	case wire.ComStmtSendLongData:
 		return commandInfo{"stmt_send_long_data", respNone}
-	case comStmtClose:
+	case wire.ComStmtClose:
 		return commandInfo{"stmt_close", respNone}
-	case comStmtReset:
+	case wire.ComStmtReset:
 		return commandInfo{"stmt_reset", respSingle}
-	case comSetOption:
+	case wire.ComSetOption:
 		return commandInfo{"set_option", respSingle}
-	case comStmtFetch:
+	case wire.ComStmtFetch:
 		return commandInfo{"stmt_fetch", respRows}
-	case comResetConnection:
+	case wire.ComResetConnection:
 		return commandInfo{"reset_connection", respSingle}
 	}
 	return commandInfo{"other", respUnsupported}

@@ -2,12 +2,13 @@ package proxy
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"io"
 	"maps"
 	"testing"
 	"testing/iotest"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
@@ -18,9 +19,9 @@ func FuzzParseGreeting(f *testing.F) {
 	mysql8.version, mysql8.caps, mysql8.plugin = "8.0.36", 0xDFFFFFFF, AuthCachingSha2Password
 	f.Add(mysql8.bytes())
 	notSecure := mariaDBSpec()
-	notSecure.caps &^= capSecureConnection | capPluginAuth
+	notSecure.caps &^= wire.CapSecureConnection | wire.CapPluginAuth
 	f.Add(notSecure.bytes())
-	f.Add(errPayload(newError(1040, "08004", "Too many connections")))
+	f.Add(wire.AppendErr(nil, newError(1040, "08004", "Too many connections")))
 	f.Add([]byte{10, '4', 0, 1, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0x2C, 0})
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, p []byte) {
@@ -34,10 +35,10 @@ func FuzzParseGreeting(f *testing.F) {
 				t.Fatal("greeting and error")
 			}
 			var me *mysql.MyError
-			if !errors.Is(err, errMalformed) && !errors.As(err, &me) {
-				t.Fatalf("error %v is neither errMalformed nor a server error", err)
+			if !errors.Is(err, wire.ErrMalformed) && !errors.As(err, &me) {
+				t.Fatalf("error %v is neither wire.ErrMalformed nor a server error", err)
 			}
-			if len(p) > 0 && p[0] == errHeader && me == nil {
+			if len(p) > 0 && p[0] == wire.ErrHeader && me == nil {
 				t.Fatal("ERR packet did not give a server error")
 			}
 		} else {
@@ -53,17 +54,17 @@ func FuzzParseGreeting(f *testing.F) {
 		}
 
 		// greetingConn.patch on the same bytes framed as a packet.
-		pkt := testPacket(0, p[:min(len(p), maxPayload-1)])
+		pkt := testPacket(0, p[:min(len(p), wire.MaxPayload-1)])
 		caps := uint32(0x5A5AA5A5)
 		gc := &greetingConn{caps: caps}
 		gc.patch(pkt)
-		if len(pkt) != headerLen+len(p) {
+		if len(pkt) != wire.HeaderLen+len(p) {
 			t.Fatal("patch changed the length")
 		}
 		if err != nil || len(g.salt) == 0 {
 			return
 		}
-		g2, err2 := parseGreeting(pkt[headerLen:])
+		g2, err2 := parseGreeting(pkt[wire.HeaderLen:])
 		if err2 != nil {
 			// Changing the flags may change how the rest parses (secure
 			// connection, plugin auth); only the flags are checked.
@@ -78,7 +79,7 @@ func FuzzParseGreeting(f *testing.F) {
 			if len(p) >= verEnd+15+16 && g2.caps != caps {
 				t.Fatalf("caps %#x after patch, want %#x", g2.caps, caps)
 			}
-		} else if !bytes.Equal(pkt[headerLen:], p) {
+		} else if !bytes.Equal(pkt[wire.HeaderLen:], p) {
 			t.Fatal("patch changed a greeting too short to patch")
 		}
 	})
@@ -90,29 +91,29 @@ func FuzzParseChangeUser(f *testing.F) {
 		plugin: strp(AuthNativePassword), attrs: attrs}.bytes(), allClientCaps)
 	f.Add(changeUserSpec{user: "app", auth: testPayload(20, 1), secure: true}.bytes(), allClientCaps)
 	f.Add(changeUserSpec{user: "old", auth: []byte("x"), db: strp("d")}.bytes(), uint32(0))
-	f.Add(changeUserSpec{user: "u", secure: true, db: strp("d"), collation: []byte{8, 0}, attrs: attrs}.bytes(), allClientCaps&^capPluginAuth)
-	f.Add([]byte{comChangeUser}, uint32(0xFFFFFFFF))
+	f.Add(changeUserSpec{user: "u", secure: true, db: strp("d"), collation: []byte{8, 0}, attrs: attrs}.bytes(), allClientCaps&^wire.CapPluginAuth)
+	f.Add([]byte{wire.ComChangeUser}, uint32(0xFFFFFFFF))
 	f.Fuzz(func(t *testing.T, p []byte, caps uint32) {
 		r, err := parseChangeUser(p, caps)
 		if err != nil {
-			if r != nil || !errors.Is(err, errMalformed) {
+			if r != nil || !errors.Is(err, wire.ErrMalformed) {
 				t.Fatalf("%v, %v", r, err)
 			}
 			return
 		}
-		if len(p) == 0 || p[0] != comChangeUser {
+		if len(p) == 0 || p[0] != wire.ComChangeUser {
 			t.Fatal("accepted a packet that is not COM_CHANGE_USER")
 		}
 		if bytes.IndexByte([]byte(r.user), 0) >= 0 || bytes.IndexByte([]byte(r.db), 0) >= 0 || bytes.IndexByte([]byte(r.plugin), 0) >= 0 {
 			t.Fatalf("NUL inside a string field: %+v", *r)
 		}
-		if caps&capSecureConnection != 0 && len(r.auth) > 255 {
+		if caps&wire.CapSecureConnection != 0 && len(r.auth) > 255 {
 			t.Fatal("auth longer than its length byte allows")
 		}
-		if r.attrs != nil && caps&capConnectAttrs == 0 {
+		if r.attrs != nil && caps&wire.CapConnectAttrs == 0 {
 			t.Fatal("attributes without CLIENT_CONNECT_ATTRS")
 		}
-		if r.plugin != "" && caps&capPluginAuth == 0 {
+		if r.plugin != "" && caps&wire.CapPluginAuth == 0 {
 			t.Fatal("plugin without CLIENT_PLUGIN_AUTH")
 		}
 	})
@@ -128,7 +129,7 @@ func FuzzParseAttrs(f *testing.F) {
 	f.Fuzz(func(t *testing.T, p []byte) {
 		m, err := parseAttrs(p)
 		if err != nil {
-			if m != nil || !errors.Is(err, errMalformed) {
+			if m != nil || !errors.Is(err, wire.ErrMalformed) {
 				t.Fatalf("%v, %v", m, err)
 			}
 			return
@@ -143,80 +144,6 @@ func FuzzParseAttrs(f *testing.F) {
 		}
 		if !bytes.Equal(appendAttrs(nil, back), enc) {
 			t.Fatal("appendAttrs is not deterministic")
-		}
-	})
-}
-
-func FuzzLenEnc(f *testing.F) {
-	for _, v := range []uint64{0, 250, 251, 65535, 65536, 1<<24 - 1, 1 << 24, 1<<64 - 1} {
-		f.Add(v, appendLenEnc(nil, v))
-	}
-	f.Add(uint64(0), []byte{0xFB})
-	f.Add(uint64(0), []byte{0xFF})
-	f.Add(uint64(0), []byte{0xFE, 1, 2})
-	f.Fuzz(func(t *testing.T, v uint64, p []byte) {
-		enc := appendLenEnc(nil, v)
-		got, size, ok := lenEnc(enc)
-		if !ok || got != v || size != len(enc) {
-			t.Fatalf("lenEnc(appendLenEnc(%d) = % x) = %d, %d, %v", v, enc, got, size, ok)
-		}
-		got, size, ok = lenEnc(append(enc, p...))
-		if !ok || got != v || size != len(enc) {
-			t.Fatalf("with trailer: %d, %d, %v", got, size, ok)
-		}
-		d, size, ok := lenEnc(p)
-		if size < 0 || size > len(p) {
-			t.Fatalf("lenEnc(% x) size %d", p, size)
-		}
-		if !ok {
-			if d != 0 {
-				t.Fatalf("value %d without ok", d)
-			}
-			return
-		}
-		if size == 0 {
-			t.Fatal("ok with size 0")
-		}
-		if size == 1 && d >= 251 {
-			t.Fatalf("1-byte value %d", d)
-		}
-		re := appendLenEnc(nil, d)
-		if back, _, ok := lenEnc(re); !ok || back != d {
-			t.Fatalf("re-encoding %d", d)
-		}
-		if len(re) > size {
-			t.Fatalf("canonical encoding of %d (%d bytes) longer than the input's (%d)", d, len(re), size)
-		}
-	})
-}
-
-func FuzzOkStatus(f *testing.F) {
-	f.Add(okPayload(statusAutocommit, 0))
-	f.Add(okPayload(statusInTrans|statusMoreResults, 3))
-	f.Add(append([]byte{0x00, 0x03, 0xFC, 0x2C, 0x01, 0x0A, 0x00, 0x01, 0x00}, "Records: 3"...))
-	f.Add([]byte{0xFE, 0x00, 0x00, 0x02, 0x00})
-	f.Add([]byte{0x00, 0xFE, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0})
-	f.Add([]byte{0x00, 0xFB})
-	f.Fuzz(func(t *testing.T, p []byte) {
-		st, ok := okStatus(p)
-		if ok {
-			_, n1, ok1 := lenEnc(p[1:])
-			_, n2, ok2 := lenEnc(p[1+n1:])
-			if !ok1 || !ok2 || len(p) < 1+n1+n2+2 {
-				t.Fatal("ok for a packet without counters and status")
-			}
-			if want := binary.LittleEndian.Uint16(p[1+n1+n2:]); st != want {
-				t.Fatalf("status %#x, want %#x", st, want)
-			}
-		} else if st != 0 {
-			t.Fatal("status without ok")
-		}
-		est, eok := eofStatus(p)
-		if eok != (len(p) >= 5) {
-			t.Fatalf("eofStatus ok=%v for %d bytes", eok, len(p))
-		}
-		if eok && est != binary.LittleEndian.Uint16(p[3:]) {
-			t.Fatal("eofStatus")
 		}
 	})
 }
@@ -270,14 +197,14 @@ func FuzzPipeForward(f *testing.F) {
 				}
 				return
 			}
-			if pos+headerLen > len(in) {
+			if pos+wire.HeaderLen > len(in) {
 				t.Fatal("forwarded a packet past the end of the input")
 			}
 			n := int(in[pos]) | int(in[pos+1])<<8 | int(in[pos+2])<<16
 			if h.length != n || h.seq != in[pos+3] {
 				t.Fatalf("head length %d seq %d, want %d %d", h.length, h.seq, n, in[pos+3])
 			}
-			pos += headerLen + n
+			pos += wire.HeaderLen + n
 			if pos > len(in) {
 				t.Fatal("forwarded a packet past the end of the input")
 			}

@@ -8,33 +8,8 @@ import (
 	"net"
 	"sync/atomic"
 	"time"
-)
 
-// Capability flags (MySQL protocol).
-const (
-	capLongPassword     = 0x00000001
-	capFoundRows        = 0x00000002
-	capLongFlag         = 0x00000004
-	capConnectWithDB    = 0x00000008
-	capNoSchema         = 0x00000010
-	capCompress         = 0x00000020
-	capODBC             = 0x00000040
-	capLocalFiles       = 0x00000080
-	capIgnoreSpace      = 0x00000100
-	capProtocol41       = 0x00000200
-	capInteractive      = 0x00000400
-	capSSL              = 0x00000800
-	capIgnoreSigpipe    = 0x00001000
-	capTransactions     = 0x00002000
-	capSecureConnection = 0x00008000
-	capMultiStatements  = 0x00010000
-	capMultiResults     = 0x00020000
-	capPSMultiResults   = 0x00040000
-	capPluginAuth       = 0x00080000
-	capConnectAttrs     = 0x00100000
-	capPluginAuthLenenc = 0x00200000
-	capSessionTrack     = 0x00800000
-	capDeprecateEOF     = 0x01000000
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // relayedCaps are the capabilities the proxy can pass between client and
@@ -42,10 +17,10 @@ const (
 // compression, CLIENT_DEPRECATE_EOF (the relay always sees EOF packets, which
 // keeps cursor and result-set ends unambiguous), query attributes, and the
 // MariaDB extended capabilities (bulk, progress, metadata cache).
-const relayedCaps = capLongPassword | capFoundRows | capLongFlag | capConnectWithDB | capNoSchema |
-	capODBC | capLocalFiles | capIgnoreSpace | capProtocol41 | capInteractive | capIgnoreSigpipe |
-	capTransactions | capSecureConnection | capMultiStatements | capMultiResults | capPSMultiResults |
-	capPluginAuth | capConnectAttrs | capPluginAuthLenenc | capSessionTrack
+const relayedCaps = wire.CapLongPassword | wire.CapFoundRows | wire.CapLongFlag | wire.CapConnectWithDB | wire.CapNoSchema |
+	wire.CapODBC | wire.CapLocalFiles | wire.CapIgnoreSpace | wire.CapProtocol41 | wire.CapInteractive | wire.CapIgnoreSigpipe |
+	wire.CapTransactions | wire.CapSecureConnection | wire.CapMultiStatements | wire.CapMultiResults | wire.CapPSMultiResults |
+	wire.CapPluginAuth | wire.CapConnectAttrs | wire.CapPluginAuthLenenc | wire.CapSessionTrack
 
 // greeting is an upstream server's initial handshake packet.
 type greeting struct {
@@ -60,22 +35,22 @@ type greeting struct {
 
 // parseGreeting decodes a protocol-10 initial handshake payload.
 func parseGreeting(p []byte) (*greeting, error) {
-	if len(p) > 0 && p[0] == errHeader {
-		return nil, parseErrPacket(p)
+	if len(p) > 0 && p[0] == wire.ErrHeader {
+		return nil, wire.ParseErr(p)
 	}
 	if len(p) < 1 || p[0] != 10 {
-		return nil, fmt.Errorf("%w: unsupported protocol version in server greeting", errMalformed)
+		return nil, fmt.Errorf("%w: unsupported protocol version in server greeting", wire.ErrMalformed)
 	}
 	g := &greeting{}
 	p = p[1:]
 	i := bytes.IndexByte(p, 0)
 	if i < 0 {
-		return nil, fmt.Errorf("%w: greeting version", errMalformed)
+		return nil, fmt.Errorf("%w: greeting version", wire.ErrMalformed)
 	}
 	g.version = string(p[:i])
 	p = p[i+1:]
 	if len(p) < 4+8+1+2 {
-		return nil, fmt.Errorf("%w: short greeting", errMalformed)
+		return nil, fmt.Errorf("%w: short greeting", wire.ErrMalformed)
 	}
 	g.connID = binary.LittleEndian.Uint32(p)
 	g.salt = append([]byte(nil), p[4:12]...)
@@ -88,10 +63,10 @@ func parseGreeting(p []byte) (*greeting, error) {
 		g.caps |= uint32(binary.LittleEndian.Uint16(p[3:])) << 16
 		saltLen := int(p[5])
 		p = p[16:]
-		if g.caps&capSecureConnection != 0 {
+		if g.caps&wire.CapSecureConnection != 0 {
 			n := max(13, saltLen-8)
 			if len(p) < n {
-				return nil, fmt.Errorf("%w: greeting scramble", errMalformed)
+				return nil, fmt.Errorf("%w: greeting scramble", wire.ErrMalformed)
 			}
 			part := p[:n]
 			if k := bytes.IndexByte(part, 0); k >= 0 {
@@ -100,7 +75,7 @@ func parseGreeting(p []byte) (*greeting, error) {
 			g.salt = append(g.salt, part...)
 			p = p[n:]
 		}
-		if g.caps&capPluginAuth != 0 {
+		if g.caps&wire.CapPluginAuth != 0 {
 			if k := bytes.IndexByte(p, 0); k >= 0 {
 				p = p[:k]
 			}
@@ -116,9 +91,9 @@ func parseGreeting(p []byte) (*greeting, error) {
 // clientCaps is what the proxy advertises to clients for an upstream
 // advertising upstreamCaps.
 func clientCaps(upstreamCaps uint32, tls bool) uint32 {
-	c := upstreamCaps&relayedCaps | capProtocol41 | capSecureConnection | capPluginAuth
+	c := upstreamCaps&relayedCaps | wire.CapProtocol41 | wire.CapSecureConnection | wire.CapPluginAuth
 	if tls {
-		c |= capSSL
+		c |= wire.CapSSL
 	}
 	return c
 }
@@ -282,10 +257,10 @@ func (c *greetingConn) handshakeDone() { c.done.Store(true) }
 
 // patch edits a greeting packet (header included) in place.
 func (c *greetingConn) patch(b []byte) {
-	if len(b) < headerLen+1 || b[headerLen] != 10 {
+	if len(b) < wire.HeaderLen+1 || b[wire.HeaderLen] != 10 {
 		return
 	}
-	p := b[headerLen+1:]
+	p := b[wire.HeaderLen+1:]
 	i := bytes.IndexByte(p, 0)
 	if i < 0 || len(p) < i+1+4+8+1+2+1+2+2 {
 		return

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/wire"
+
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
 )
@@ -42,7 +44,7 @@ type greetingSpec struct {
 func mariaDBSpec() greetingSpec {
 	return greetingSpec{
 		version: "5.5.5-10.11.6-MariaDB", connID: 0x01020304, salt1: testSalt1,
-		caps: mariaDBCaps, collation: 45, status: statusAutocommit, authLen: 21, extCaps: 0x0000001D,
+		caps: mariaDBCaps, collation: 45, status: wire.StatusAutocommit, authLen: 21, extCaps: 0x0000001D,
 		salt2: testSalt2, plugin: AuthNativePassword, pluginNul: true,
 	}
 }
@@ -84,7 +86,7 @@ func TestParseGreetingMariaDB(t *testing.T) {
 	}
 	want := &greeting{
 		version: "5.5.5-10.11.6-MariaDB", connID: 0x01020304, salt: []byte("12345678abcdefghijkl"),
-		caps: mariaDBCaps, collation: 45, status: statusAutocommit, authPlugin: AuthNativePassword,
+		caps: mariaDBCaps, collation: 45, status: wire.StatusAutocommit, authPlugin: AuthNativePassword,
 	}
 	checkGreeting(t, g, want)
 }
@@ -106,12 +108,12 @@ func TestParseGreetingVariants(t *testing.T) {
 	noPluginNul.pluginNul = false // MySQL 5.5.7-5.5.9 omitted it
 
 	noPluginAuth := mariaDBSpec()
-	noPluginAuth.caps &^= capPluginAuth
+	noPluginAuth.caps &^= wire.CapPluginAuth
 	noPluginAuth.plugin, noPluginAuth.pluginNul = "", false
 
 	// Without CLIENT_SECURE_CONNECTION the second scramble part is not read.
 	notSecure := mariaDBSpec()
-	notSecure.caps &^= capSecureConnection | capPluginAuth
+	notSecure.caps &^= wire.CapSecureConnection | wire.CapPluginAuth
 	notSecure.salt2, notSecure.noSalt2Nul, notSecure.plugin, notSecure.pluginNul = nil, true, "", false
 
 	// An auth data length longer than 21 asks for a longer second part.
@@ -138,9 +140,9 @@ func TestParseGreetingVariants(t *testing.T) {
 		{"plugin without NUL", noPluginNul.bytes(), &greeting{version: "5.5.5-10.11.6-MariaDB", connID: 0x01020304,
 			salt: []byte("12345678abcdefghijkl"), caps: mariaDBCaps, collation: 45, status: 2, authPlugin: AuthNativePassword}},
 		{"no plugin auth", noPluginAuth.bytes(), &greeting{version: "5.5.5-10.11.6-MariaDB", connID: 0x01020304,
-			salt: []byte("12345678abcdefghijkl"), caps: mariaDBCaps &^ capPluginAuth, collation: 45, status: 2, authPlugin: AuthNativePassword}},
+			salt: []byte("12345678abcdefghijkl"), caps: mariaDBCaps &^ wire.CapPluginAuth, collation: 45, status: 2, authPlugin: AuthNativePassword}},
 		{"not secure connection", notSecure.bytes(), &greeting{version: "5.5.5-10.11.6-MariaDB", connID: 0x01020304,
-			salt: []byte("12345678"), caps: mariaDBCaps &^ (capSecureConnection | capPluginAuth), collation: 45, status: 2, authPlugin: AuthNativePassword}},
+			salt: []byte("12345678"), caps: mariaDBCaps &^ (wire.CapSecureConnection | wire.CapPluginAuth), collation: 45, status: 2, authPlugin: AuthNativePassword}},
 		{"long salt", longSalt.bytes(), &greeting{version: "5.5.5-10.11.6-MariaDB", connID: 0x01020304,
 			salt: []byte("12345678abcdefghijklmno"), caps: mariaDBCaps, collation: 45, status: 2, authPlugin: AuthNativePassword}},
 		{"zero auth data length", zeroAuthLen.bytes(), &greeting{version: "5.5.5-10.11.6-MariaDB", connID: 0x01020304,
@@ -227,8 +229,8 @@ func TestParseGreetingMalformed(t *testing.T) {
 			if err == nil {
 				t.Fatalf("no error; got %+v", *g)
 			}
-			if !errors.Is(err, errMalformed) {
-				t.Errorf("err = %v, want errMalformed", err)
+			if !errors.Is(err, wire.ErrMalformed) {
+				t.Errorf("err = %v, want wire.ErrMalformed", err)
 			}
 		})
 	}
@@ -249,30 +251,30 @@ func TestParseGreetingMalformed(t *testing.T) {
 	// A huge auth data length must not make the parser read past the end.
 	big := mariaDBSpec()
 	big.authLen = 255
-	if _, err := parseGreeting(big.bytes()); !errors.Is(err, errMalformed) {
+	if _, err := parseGreeting(big.bytes()); !errors.Is(err, wire.ErrMalformed) {
 		t.Errorf("auth data length 255 on a short greeting: %v", err)
 	}
 }
 
 func TestClientCaps(t *testing.T) {
-	always := uint32(capProtocol41 | capSecureConnection | capPluginAuth)
-	never := uint32(capCompress | capDeprecateEOF | capSSL | 1<<26 /* zstd */ | 1<<27 /* query attrs */ | 1<<29 /* MFA */ | 1<<31)
-	for _, up := range []uint32{0, mariaDBCaps, 0xFFFFFFFF, capCompress | capDeprecateEOF | capSSL, capProtocol41, relayedCaps} {
+	always := uint32(wire.CapProtocol41 | wire.CapSecureConnection | wire.CapPluginAuth)
+	never := uint32(wire.CapCompress | wire.CapDeprecateEOF | wire.CapSSL | 1<<26 /* zstd */ | 1<<27 /* query attrs */ | 1<<29 /* MFA */ | 1<<31)
+	for _, up := range []uint32{0, mariaDBCaps, 0xFFFFFFFF, wire.CapCompress | wire.CapDeprecateEOF | wire.CapSSL, wire.CapProtocol41, relayedCaps} {
 		for _, tls := range []bool{false, true} {
 			c := clientCaps(up, tls)
 			if c&always != always {
 				t.Errorf("clientCaps(%#x, %v) = %#x lacks protocol41/secure/plugin-auth", up, tls, c)
 			}
-			if c&capCompress != 0 || c&capDeprecateEOF != 0 {
+			if c&wire.CapCompress != 0 || c&wire.CapDeprecateEOF != 0 {
 				t.Errorf("clientCaps(%#x, %v) = %#x offers compression or DEPRECATE_EOF", up, tls, c)
 			}
-			if (c&capSSL != 0) != tls {
-				t.Errorf("clientCaps(%#x, %v) = %#x: SSL %v", up, tls, c, c&capSSL != 0)
+			if (c&wire.CapSSL != 0) != tls {
+				t.Errorf("clientCaps(%#x, %v) = %#x: SSL %v", up, tls, c, c&wire.CapSSL != 0)
 			}
-			if extra := c &^ (up & relayedCaps) &^ always &^ capSSL; extra != 0 {
+			if extra := c &^ (up & relayedCaps) &^ always &^ wire.CapSSL; extra != 0 {
 				t.Errorf("clientCaps(%#x, %v) = %#x offers %#x the upstream lacks", up, tls, c, extra)
 			}
-			if c&never&^capSSL != 0 {
+			if c&never&^wire.CapSSL != 0 {
 				t.Errorf("clientCaps(%#x, %v) = %#x offers %#x", up, tls, c, c&never)
 			}
 			if up&relayedCaps&^c != 0 {
@@ -301,7 +303,7 @@ func TestGreetingConnPatch(t *testing.T) {
 	pkt := testPacket(0, body)
 	rc := &recordConn{}
 	caps := uint32(0x00ABCDEF)
-	gc := &greetingConn{Conn: rc, caps: caps, connID: proxyConnIDBase | 7, status: statusAutocommit | statusNoBackslashEscapes}
+	gc := &greetingConn{Conn: rc, caps: caps, connID: proxyConnIDBase | 7, status: wire.StatusAutocommit | wire.StatusNoBackslashEscapes}
 	if _, err := gc.Write(append([]byte(nil), pkt...)); err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +311,7 @@ func TestGreetingConnPatch(t *testing.T) {
 		t.Fatalf("%d writes", len(rc.writes))
 	}
 	got := rc.writes[0]
-	g, err := parseGreeting(got[headerLen:])
+	g, err := parseGreeting(got[wire.HeaderLen:])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,12 +321,12 @@ func TestGreetingConnPatch(t *testing.T) {
 	if g.connID != proxyConnIDBase|7 {
 		t.Errorf("patched connection id %#x, want %#x", g.connID, proxyConnIDBase|7)
 	}
-	if g.status != statusAutocommit|statusNoBackslashEscapes {
-		t.Errorf("patched status %#x, want the upstream's %#x", g.status, statusAutocommit|statusNoBackslashEscapes)
+	if g.status != wire.StatusAutocommit|wire.StatusNoBackslashEscapes {
+		t.Errorf("patched status %#x, want the upstream's %#x", g.status, wire.StatusAutocommit|wire.StatusNoBackslashEscapes)
 	}
 	// Only the connection id, the four capability bytes and the status
 	// change.
-	idAt := headerLen + 1 + len("5.5.5-10.11.6-MariaDB") + 1
+	idAt := wire.HeaderLen + 1 + len("5.5.5-10.11.6-MariaDB") + 1
 	capsAt := idAt + 4 + 8 + 1
 	var diff []int
 	for i := range pkt {
@@ -348,7 +350,7 @@ func TestGreetingConnPatch(t *testing.T) {
 
 func TestGreetingConnPatchIgnoresOthers(t *testing.T) {
 	valid := testPacket(0, mariaDBSpec().bytes())
-	errPkt := testPacket(0, errPayload(newError(1040, "08004", "Too many connections")))
+	errPkt := testPacket(0, wire.AppendErr(nil, newError(1040, "08004", "Too many connections")))
 	inputs := [][]byte{nil, {}, {1, 0, 0, 0}, errPkt, testPacket(0, []byte{9, 'x', 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})}
 	for _, in := range inputs {
 		rc := &recordConn{}
@@ -362,7 +364,7 @@ func TestGreetingConnPatchIgnoresOthers(t *testing.T) {
 	}
 	// Truncated greetings never panic; those too short for the upper
 	// capability bytes are left alone.
-	verEnd := headerLen + 1 + len("5.5.5-10.11.6-MariaDB") + 1
+	verEnd := wire.HeaderLen + 1 + len("5.5.5-10.11.6-MariaDB") + 1
 	for i := 0; i <= len(valid); i++ {
 		in := append([]byte(nil), valid[:i]...)
 		gc := &greetingConn{Conn: &recordConn{}, caps: 0xFFFFFFFF}
@@ -376,7 +378,7 @@ func TestGreetingConnPatchIgnoresOthers(t *testing.T) {
 // TestGreetingConnPatchGoMySQL patches the greeting go-mysql's server
 // writes, as Server.handshake does.
 func TestGreetingConnPatchGoMySQL(t *testing.T) {
-	for _, caps := range []uint32{clientCaps(mariaDBCaps, false), clientCaps(mariaDBCaps, true), capProtocol41 | capSecureConnection | capPluginAuth} {
+	for _, caps := range []uint32{clientCaps(mariaDBCaps, false), clientCaps(mariaDBCaps, true), wire.CapProtocol41 | wire.CapSecureConnection | wire.CapPluginAuth} {
 		srvEnd, cliEnd := net.Pipe()
 		gc := &greetingConn{Conn: srvEnd, caps: caps}
 		srv := server.NewServer("5.5.5-10.11.6-MariaDB", 45, mysql.AUTH_NATIVE_PASSWORD, nil, nil)
@@ -386,7 +388,7 @@ func TestGreetingConnPatchGoMySQL(t *testing.T) {
 			done <- err
 		}()
 		_ = cliEnd.SetDeadline(time.Now().Add(5 * time.Second))
-		payload, seq, err := readPacket(bufio.NewReader(cliEnd), nil, 1<<16)
+		payload, seq, err := wire.ReadPacket(bufio.NewReader(cliEnd), nil, 1<<16)
 		if err != nil {
 			t.Fatal(err)
 		}

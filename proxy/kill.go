@@ -4,13 +4,12 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/sqlfork/sqlfork-proxy/wire"
+
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
-
-// codeNoSuchThread is ER_NO_SUCH_THREAD.
-const codeNoSuchThread = 1094
 
 // Proxy users share one upstream account, so the upstream would let any of
 // them kill any other's statements. The proxy answers KILL itself: a
@@ -38,11 +37,11 @@ func (s *session) killStatement(cmd byte, sql string) (ok bool, refusal *mysql.M
 	case kills == 0:
 		return false, nil, nil
 	case len(a.Statements) > 1:
-		return true, newError(mysql.ER_UNKNOWN_ERROR, "HY000", "sqlfork-proxy: send KILL alone, not with other statements"), nil
-	case cmd != comQuery:
-		return true, newError(mysql.ER_UNKNOWN_ERROR, "HY000", "sqlfork-proxy: KILL cannot be prepared through the proxy; send it as a statement"), nil
+		return true, newError(wire.ErUnknown, "HY000", "sqlfork-proxy: send KILL alone, not with other statements"), nil
+	case cmd != wire.ComQuery:
+		return true, newError(wire.ErUnknown, "HY000", "sqlfork-proxy: KILL cannot be prepared through the proxy; send it as a statement"), nil
 	case k == nil:
-		return true, newError(mysql.ER_UNKNOWN_ERROR, "HY000",
+		return true, newError(wire.ErUnknown, "HY000",
 			"sqlfork-proxy: only KILL [CONNECTION | QUERY] <connection id> is supported through the proxy"), nil
 	}
 	return true, nil, k
@@ -60,19 +59,19 @@ func (s *session) kill(refusal *mysql.MyError, k *rewrite.Kill) error {
 // true). Passthrough sessions relay statements unread, so only texts that
 // fit the read buffer are looked at: a longer one goes upstream as sent.
 func (s *session) passthroughKill() (bool, error) {
-	hdr, err := s.cr.Peek(headerLen)
+	hdr, err := s.cr.Peek(wire.HeaderLen)
 	if err != nil {
 		return false, nil
 	}
-	n := payloadLen(hdr)
-	if n < 2 || headerLen+n > s.cr.Size() {
+	n := wire.PayloadLen(hdr)
+	if n < 2 || wire.HeaderLen+n > s.cr.Size() {
 		return false, nil
 	}
-	p, err := s.cr.Peek(headerLen + n)
+	p, err := s.cr.Peek(wire.HeaderLen + n)
 	if err != nil {
 		return false, nil
 	}
-	ok, refusal, k := s.killStatement(comQuery, string(p[headerLen+1:]))
+	ok, refusal, k := s.killStatement(wire.ComQuery, string(p[wire.HeaderLen+1:]))
 	if !ok {
 		return false, nil
 	}
@@ -86,13 +85,13 @@ func (s *session) passthroughKill() (bool, error) {
 
 // processKill answers COM_PROCESS_KILL: KILL CONNECTION of the 4-byte id.
 func (s *session) processKill() error {
-	p, seq, err := readPacket(s.cr, nil, handshakeLimit)
+	p, seq, err := wire.ReadPacket(s.cr, nil, handshakeLimit)
 	if err != nil {
 		return &linkError{side: sideClient, err: noEOF(err)}
 	}
 	s.seq = seq + 1
 	if len(p) < 5 {
-		return s.writeErr(newError(mysql.ER_MALFORMED_PACKET, "08S01", "Malformed communication packet"))
+		return s.writeErr(newError(wire.ErMalformedPacket, "08S01", "Malformed communication packet"))
 	}
 	return s.killConn(uint64(binary.LittleEndian.Uint32(p[1:5])), false)
 }
@@ -103,14 +102,14 @@ func (s *session) processKill() error {
 func (s *session) killConn(id uint64, query bool) error {
 	up, ok := s.srv.killTarget(s.acct.name, id)
 	if !ok {
-		return s.writeErr(newError(codeNoSuchThread, "HY000", "Unknown thread id: %d", id))
+		return s.writeErr(newError(wire.ErNoSuchThread, "HY000", "Unknown thread id: %d", id))
 	}
 	stmt := fmt.Sprintf("KILL CONNECTION %d", up)
 	if query {
 		stmt = fmt.Sprintf("KILL QUERY %d", up)
 	}
 	s.h = packetHead{}
-	if _, err := writePacket(s.be.w, 0, append([]byte{comQuery}, stmt...)); err != nil {
+	if _, err := wire.WritePacket(s.be.w, 0, append([]byte{wire.ComQuery}, stmt...)); err != nil {
 		return &linkError{side: sideUpstream, write: true, err: err}
 	}
 	if err := s.toUpstream.flush(); err != nil {

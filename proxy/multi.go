@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"strings"
 
+	"github.com/sqlfork/sqlfork-proxy/wire"
+
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
@@ -13,7 +15,7 @@ import (
 // sandboxPieces splits a multi-statement COM_QUERY that holds SANDBOX
 // statements; nil means the input is not one.
 func (s *session) sandboxPieces(sql string) []string {
-	if s.caps&capMultiStatements == 0 || !strings.Contains(strings.ToUpper(sql), "SANDBOX") {
+	if s.caps&wire.CapMultiStatements == 0 || !strings.Contains(strings.ToUpper(sql), "SANDBOX") {
 		return nil
 	}
 	pieces := rewrite.SplitStatements(sql, s.options())
@@ -36,7 +38,7 @@ func (s *session) sandboxPieces(sql string) []string {
 func (s *session) multiStatement(pieces []string) error {
 	// Not recorded for a replay, whatever part of it runs.
 	defer func() {
-		if s.status&statusInTrans != 0 {
+		if s.status&wire.StatusInTrans != 0 {
 			s.tx.broken = true
 		}
 	}()
@@ -109,14 +111,14 @@ func (s *session) flushClient() error {
 // last result "more results follow" when more is set. ok is false when the
 // answer ended in an error.
 func (s *session) runResequenced(plan *sandbox.Plan, more bool) (bool, error) {
-	if _, err := writePacket(s.be.w, 0, append([]byte{comQuery}, plan.SQL...)); err != nil {
+	if _, err := wire.WritePacket(s.be.w, 0, append([]byte{wire.ComQuery}, plan.SQL...)); err != nil {
 		return false, &linkError{side: sideUpstream, write: true, err: err}
 	}
 	if err := s.be.w.Flush(); err != nil {
 		return false, &linkError{side: sideUpstream, write: true, err: err}
 	}
 	read := func() ([]byte, error) {
-		p, _, err := readPacket(s.be.r, nil, maxStatement)
+		p, _, err := wire.ReadPacket(s.be.r, nil, maxStatement)
 		if err != nil {
 			return nil, &linkError{side: sideUpstream, err: noEOF(err)}
 		}
@@ -133,7 +135,7 @@ func (s *session) runResequenced(plan *sandbox.Plan, more bool) (bool, error) {
 		s.h = packetHead{length: len(p), seq: s.seq}
 		s.h.n = copy(s.h.prefix[:], p)
 		var err error
-		if s.seq, err = writePacket(s.cw, s.seq, p); err != nil {
+		if s.seq, err = wire.WritePacket(s.cw, s.seq, p); err != nil {
 			return &linkError{side: sideClient, write: true, err: err}
 		}
 		return nil
@@ -142,7 +144,7 @@ func (s *session) runResequenced(plan *sandbox.Plan, more bool) (bool, error) {
 		if cut {
 			cut = false
 			s.srv.m.GuardrailRefusals.WithLabelValues(sandbox.GuardMaxRows).Inc()
-			return false, write(errPayload(clientError(s.sbx.RowCapError(s.rowCap))))
+			return false, write(wire.AppendErr(nil, clientError(s.sbx.RowCapError(s.rowCap))))
 		}
 		return ok, write(p)
 	}
@@ -150,8 +152,8 @@ func (s *session) runResequenced(plan *sandbox.Plan, more bool) (bool, error) {
 	setMore := func(p []byte, at int) {
 		st := binary.LittleEndian.Uint16(p[at:])
 		s.status = st
-		if more && st&statusMoreResults == 0 {
-			binary.LittleEndian.PutUint16(p[at:], st|statusMoreResults)
+		if more && st&wire.StatusMoreResults == 0 {
+			binary.LittleEndian.PutUint16(p[at:], st|wire.StatusMoreResults)
 		}
 	}
 	for {
@@ -160,18 +162,18 @@ func (s *session) runResequenced(plan *sandbox.Plan, more bool) (bool, error) {
 			return false, err
 		}
 		switch {
-		case len(p) > 0 && p[0] == errHeader:
-			e := parseErrPacket(p)
+		case len(p) > 0 && p[0] == wire.ErrHeader:
+			e := wire.ParseErr(p)
 			e.Message = s.sbx.Unmap(e.Message)
-			return last(false, errPayload(e))
-		case len(p) > 0 && p[0] == okHeader:
-			st, ok := okStatus(p)
+			return last(false, wire.AppendErr(nil, e))
+		case len(p) > 0 && p[0] == wire.OKHeader:
+			st, ok := wire.OKStatus(p)
 			if !ok {
 				return false, s.malformed("OK packet")
 			}
-			if st&statusMoreResults == 0 {
-				_, n1, _ := lenEnc(p[1:])
-				_, n2, _ := lenEnc(p[1+n1:])
+			if st&wire.StatusMoreResults == 0 {
+				_, n1, _ := wire.LenEnc(p[1:])
+				_, n2, _ := wire.LenEnc(p[1+n1:])
 				setMore(p, 1+n1+n2)
 				return last(true, p)
 			}
@@ -179,10 +181,10 @@ func (s *session) runResequenced(plan *sandbox.Plan, more bool) (bool, error) {
 				return false, err
 			}
 			continue
-		case len(p) > 0 && p[0] == localInfileReq:
+		case len(p) > 0 && p[0] == wire.LocalInfileHeader:
 			return false, &linkError{side: sideUpstream, err: mysql.ErrMalformPacket}
 		}
-		cols, _, ok := lenEnc(p)
+		cols, _, ok := wire.LenEnc(p)
 		if !ok || cols == 0 {
 			return false, s.malformed("column count")
 		}
@@ -204,12 +206,12 @@ func (s *session) runResequenced(plan *sandbox.Plan, more bool) (bool, error) {
 			if err != nil {
 				return false, err
 			}
-			if len(p) > 0 && p[0] == errHeader {
+			if len(p) > 0 && p[0] == wire.ErrHeader {
 				return last(false, p)
 			}
-			if len(p) > 0 && p[0] == eofHeader && len(p) < maxEOFPayloadLength {
-				st, _ := eofStatus(p)
-				if st&statusMoreResults == 0 {
+			if len(p) > 0 && p[0] == wire.EOFHeader && len(p) < wire.MaxEOFLength {
+				st, _ := wire.EOFStatus(p)
+				if st&wire.StatusMoreResults == 0 {
 					setMore(p, 3)
 					return last(true, p)
 				}

@@ -2,36 +2,17 @@ package proxy
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
-const (
-	headerLen  = 4
-	maxPayload = 1<<24 - 1
-	// prefixLen is how much of each forwarded payload the relay keeps to
-	// interpret: enough for an OK/EOF status, a column count or a
-	// COM_STMT_PREPARE_OK.
-	prefixLen = 32
-)
-
-// Packet header bytes and status flags the relay interprets.
-const (
-	okHeader       = 0x00
-	localInfileReq = 0xFB
-	eofHeader      = 0xFE
-	errHeader      = 0xFF
-
-	statusInTrans            = 0x0001
-	statusAutocommit         = 0x0002
-	statusMoreResults        = 0x0008
-	statusCursorExists       = 0x0040
-	statusNoBackslashEscapes = 0x0200
-	cursorFlagsMask          = 0x0F
-	maxEOFPayloadLength      = 9
-)
+// prefixLen is how much of each forwarded payload the relay keeps to
+// interpret: enough for an OK/EOF status, a column count or a
+// COM_STMT_PREPARE_OK.
+const prefixLen = 32
 
 // side names the peer an I/O error happened on.
 type side int
@@ -68,9 +49,6 @@ func (e *linkError) Error() string {
 
 func (e *linkError) Unwrap() error { return e.err }
 
-// errMalformed marks a packet that breaks the protocol.
-var errMalformed = errors.New("malformed packet")
-
 // packetHead is what the relay remembers of the last packet it forwarded.
 type packetHead struct {
 	length int
@@ -91,7 +69,7 @@ func (h *packetHead) first() int {
 }
 
 // isEOF reports whether the packet is an EOF packet (0xFE, short).
-func (h *packetHead) isEOF() bool { return h.first() == eofHeader && h.length < maxEOFPayloadLength }
+func (h *packetHead) isEOF() bool { return h.first() == wire.EOFHeader && h.length < wire.MaxEOFLength }
 
 // pipe forwards packets from src to dst without changing a byte. It flushes
 // dst before it would block reading src, so responses stream to the client
@@ -147,19 +125,19 @@ func (p *pipe) peek(n int) ([]byte, error) {
 
 // forward copies one physical packet from src to dst and records its head.
 func (p *pipe) forward(h *packetHead) error {
-	hdr, err := p.peek(headerLen)
+	hdr, err := p.peek(wire.HeaderLen)
 	if err != nil {
 		return err
 	}
-	n := payloadLen(hdr)
+	n := wire.PayloadLen(hdr)
 	h.length, h.seq = n, hdr[3]
-	total := headerLen + n
+	total := wire.HeaderLen + n
 	if total <= p.src.Size() {
 		buf, err := p.peek(total)
 		if err != nil {
 			return err
 		}
-		h.n = copy(h.prefix[:], buf[headerLen:])
+		h.n = copy(h.prefix[:], buf[wire.HeaderLen:])
 		if _, err := p.dst.Write(buf); err != nil {
 			return p.writeErr(err, true)
 		}
@@ -168,11 +146,11 @@ func (p *pipe) forward(h *packetHead) error {
 	}
 	// Larger than the read buffer: keep the prefix, stream the rest in
 	// buffer-sized chunks so memory stays bounded.
-	buf, err := p.peek(headerLen + prefixLen)
+	buf, err := p.peek(wire.HeaderLen + prefixLen)
 	if err != nil {
 		return err
 	}
-	h.n = copy(h.prefix[:], buf[headerLen:])
+	h.n = copy(h.prefix[:], buf[wire.HeaderLen:])
 	for remaining, written := total, false; remaining > 0; written = true {
 		chunk := min(remaining, p.src.Size())
 		if p.src.Buffered() > 0 {
@@ -200,23 +178,20 @@ func noEOF(err error) error {
 	return err
 }
 
-// payloadLen decodes the 3-byte payload length of a packet header.
-func payloadLen(hdr []byte) int { return int(hdr[0]) | int(hdr[1])<<8 | int(hdr[2])<<16 }
-
 // forwardLogical forwards a packet and any continuation packets that
-// follow it (payloads of exactly maxPayload bytes continue in the next one).
+// follow it (payloads of exactly wire.MaxPayload bytes continue in the next one).
 // h describes the first physical packet, except that h.seq is the last
 // one's, so the next packet's sequence number follows from it.
 func (p *pipe) forwardLogical(h *packetHead) error {
 	if err := p.forward(h); err != nil {
 		return err
 	}
-	if h.length < maxPayload {
+	if h.length < wire.MaxPayload {
 		return nil
 	}
 	var cont packetHead
-	cont.length = maxPayload
-	for cont.length == maxPayload {
+	cont.length = wire.MaxPayload
+	for cont.length == wire.MaxPayload {
 		if err := p.forward(&cont); err != nil {
 			// The first part of the logical packet is already out.
 			var le *linkError
@@ -228,129 +203,4 @@ func (p *pipe) forwardLogical(h *packetHead) error {
 	}
 	h.seq = cont.seq
 	return nil
-}
-
-// readPacket reads one logical packet (joining continuations) of at most
-// limit bytes from r, returning its payload and the last sequence number.
-func readPacket(r *bufio.Reader, buf []byte, limit int) ([]byte, uint8, error) {
-	payload := buf[:0]
-	var seq uint8
-	for {
-		var hdr [headerLen]byte
-		if _, err := io.ReadFull(r, hdr[:]); err != nil {
-			if len(payload) > 0 && err == io.EOF {
-				err = io.ErrUnexpectedEOF // a continuation is missing
-			}
-			return nil, 0, err
-		}
-		n := payloadLen(hdr[:])
-		seq = hdr[3]
-		if len(payload)+n > limit {
-			return nil, 0, fmt.Errorf("%w: packet of more than %d bytes", errMalformed, limit)
-		}
-		start := len(payload)
-		payload = append(payload, make([]byte, n)...)
-		if _, err := io.ReadFull(r, payload[start:]); err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
-			}
-			return nil, 0, err
-		}
-		if n < maxPayload {
-			return payload, seq, nil
-		}
-	}
-}
-
-// writePacket writes payload as one logical packet starting at sequence seq
-// and returns the next sequence number. It does not flush.
-func writePacket(w *bufio.Writer, seq uint8, payload []byte) (uint8, error) {
-	for {
-		n := len(payload)
-		if n > maxPayload {
-			n = maxPayload
-		}
-		hdr := [headerLen]byte{byte(n), byte(n >> 8), byte(n >> 16), seq}
-		if _, err := w.Write(hdr[:]); err != nil {
-			return seq, err
-		}
-		if _, err := w.Write(payload[:n]); err != nil {
-			return seq, err
-		}
-		seq++
-		payload = payload[n:]
-		if n < maxPayload {
-			return seq, nil
-		}
-	}
-}
-
-// lenEnc decodes a length-encoded integer, returning it and its size; ok is
-// false when b is too short or holds the NULL marker.
-func lenEnc(b []byte) (v uint64, size int, ok bool) {
-	if len(b) == 0 {
-		return 0, 0, false
-	}
-	switch b[0] {
-	case 0xFB, 0xFF:
-		return 0, 1, false
-	case 0xFC:
-		if len(b) < 3 {
-			return 0, 0, false
-		}
-		return uint64(binary.LittleEndian.Uint16(b[1:])), 3, true
-	case 0xFD:
-		if len(b) < 4 {
-			return 0, 0, false
-		}
-		return uint64(b[1]) | uint64(b[2])<<8 | uint64(b[3])<<16, 4, true
-	case 0xFE:
-		if len(b) < 9 {
-			return 0, 0, false
-		}
-		return binary.LittleEndian.Uint64(b[1:]), 9, true
-	}
-	return uint64(b[0]), 1, true
-}
-
-// appendLenEnc appends v as a length-encoded integer.
-func appendLenEnc(b []byte, v uint64) []byte {
-	switch {
-	case v < 251:
-		return append(b, byte(v))
-	case v < 1<<16:
-		return append(b, 0xFC, byte(v), byte(v>>8))
-	case v < 1<<24:
-		return append(b, 0xFD, byte(v), byte(v>>8), byte(v>>16))
-	}
-	return append(b, 0xFE, byte(v), byte(v>>8), byte(v>>16), byte(v>>24),
-		byte(v>>32), byte(v>>40), byte(v>>48), byte(v>>56))
-}
-
-// okStatus returns the status flags of an OK packet payload (0x00 or 0xFE
-// header followed by affected rows and last insert id).
-func okStatus(p []byte) (uint16, bool) {
-	if len(p) < 1 {
-		return 0, false
-	}
-	pos := 1
-	for i := 0; i < 2; i++ {
-		_, n, ok := lenEnc(p[pos:])
-		if !ok {
-			return 0, false
-		}
-		pos += n
-	}
-	if len(p) < pos+2 {
-		return 0, false
-	}
-	return binary.LittleEndian.Uint16(p[pos:]), true
-}
-
-// eofStatus returns the status flags of an EOF packet payload.
-func eofStatus(p []byte) (uint16, bool) {
-	if len(p) < 5 {
-		return 0, false
-	}
-	return binary.LittleEndian.Uint16(p[3:]), true
 }

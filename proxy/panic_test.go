@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/wire"
+
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap"
@@ -151,7 +153,7 @@ func TestHandlePanicClosesOnlyThatConnection(t *testing.T) {
 	s.wg.Add(1)
 	go func() { defer close(done2); s.handle(ctx, srvEnd2) }()
 	_ = cliEnd2.SetDeadline(time.Now().Add(5 * time.Second))
-	payload, seq, err := readPacket(bufio.NewReader(cliEnd2), nil, 1<<16)
+	payload, seq, err := wire.ReadPacket(bufio.NewReader(cliEnd2), nil, 1<<16)
 	if err != nil {
 		t.Fatalf("reading the second connection's greeting: %v", err)
 	}

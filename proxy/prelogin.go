@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // sslRequestLen is the payload length of an SSLRequest: the fixed start of
@@ -38,16 +40,16 @@ func checkHandshakeResponse(p []byte) error {
 	}
 	rest = rest[i+1:]
 	switch {
-	case caps&capPluginAuthLenenc != 0:
+	case caps&wire.CapPluginAuthLenenc != 0:
 		if len(rest) > 0 && rest[0] == 0xFB {
 			return errors.New("the auth data is NULL")
 		}
-		n, size, ok := lenEnc(rest)
+		n, size, ok := wire.LenEnc(rest)
 		if !ok || n > uint64(len(rest)-size) {
 			return errors.New("the auth data's length exceeds the packet")
 		}
 		rest = rest[size+int(n):]
-	case caps&capSecureConnection != 0:
+	case caps&wire.CapSecureConnection != 0:
 		if len(rest) < 1 || int(rest[0]) > len(rest)-1 {
 			return errors.New("the auth data's length exceeds the packet")
 		}
@@ -55,27 +57,27 @@ func checkHandshakeResponse(p []byte) error {
 	default:
 		return errors.New("the client does not speak protocol 4.1 with secure authentication")
 	}
-	if caps&capConnectWithDB != 0 && len(rest) > 0 {
+	if caps&wire.CapConnectWithDB != 0 && len(rest) > 0 {
 		if i = indexNul(rest); i < 0 {
 			return errors.New("the database name is not NUL-terminated")
 		}
 		rest = rest[i+1:]
 	}
-	if caps&capPluginAuth != 0 {
+	if caps&wire.CapPluginAuth != 0 {
 		if i = indexNul(rest); i < 0 {
 			return errors.New("the auth plugin name is not NUL-terminated")
 		}
 		rest = rest[i+1:]
 	}
-	if caps&capConnectAttrs != 0 && len(rest) > 0 && rest[0] != 0xFB {
-		total, size, ok := lenEnc(rest)
+	if caps&wire.CapConnectAttrs != 0 && len(rest) > 0 && rest[0] != 0xFB {
+		total, size, ok := wire.LenEnc(rest)
 		if !ok || total > uint64(len(rest)-size) {
 			return errors.New("the connection attributes' length exceeds the packet")
 		}
 		// go-mysql reads length-encoded strings up to the end of the
 		// packet (or a NULL), not only within the attributes' length.
 		for rest = rest[size:]; len(rest) > 0 && rest[0] != 0xFB; {
-			n, size, ok := lenEnc(rest)
+			n, size, ok := wire.LenEnc(rest)
 			if !ok || n > uint64(len(rest)-size) {
 				return errors.New("a connection attribute's length exceeds the packet")
 			}
@@ -90,21 +92,21 @@ func checkHandshakeResponse(p []byte) error {
 // answered with "Bad handshake" and ends the login.
 func (c *greetingConn) checkFirst() error {
 	c.checked = true
-	hdr := make([]byte, headerLen)
+	hdr := make([]byte, wire.HeaderLen)
 	if _, err := io.ReadFull(c.Conn, hdr); err != nil {
 		return err
 	}
-	n := payloadLen(hdr)
-	if n > handshakeReadLimit-headerLen {
+	n := wire.PayloadLen(hdr)
+	if n > handshakeReadLimit-wire.HeaderLen {
 		return errHandshakeTooLarge
 	}
-	pkt := make([]byte, headerLen+n)
+	pkt := make([]byte, wire.HeaderLen+n)
 	copy(pkt, hdr)
-	if _, err := io.ReadFull(c.Conn, pkt[headerLen:]); err != nil {
+	if _, err := io.ReadFull(c.Conn, pkt[wire.HeaderLen:]); err != nil {
 		return err
 	}
 	c.read += len(pkt)
-	if err := checkHandshakeResponse(pkt[headerLen:]); err != nil {
+	if err := checkHandshakeResponse(pkt[wire.HeaderLen:]); err != nil {
 		_, _ = c.Conn.Write(badHandshake(hdr[3]+1, err))
 		c.failed = true
 		return fmt.Errorf("%w: %v", errBadHandshake, err)
@@ -114,7 +116,7 @@ func (c *greetingConn) checkFirst() error {
 		// go-mysql switches to TLS on an SSLRequest it accepts (protocol
 		// 4.1, secure connection); the proxy takes the client's TLS and
 		// gives go-mysql its own (tlsbridge.go).
-		if caps := binary.LittleEndian.Uint32(pkt[headerLen:]); caps&capProtocol41 != 0 && caps&capSecureConnection != 0 {
+		if caps := binary.LittleEndian.Uint32(pkt[wire.HeaderLen:]); caps&wire.CapProtocol41 != 0 && caps&wire.CapSecureConnection != 0 {
 			return c.startTLS(c.deadline)
 		}
 	}
@@ -124,6 +126,6 @@ func (c *greetingConn) checkFirst() error {
 // badHandshake is the "Bad handshake" ERR packet, header included, that
 // answers a malformed handshake response.
 func badHandshake(seq byte, why error) []byte {
-	e := errPayload(newError(codeHandshakeError, "08S01", "Bad handshake (sqlfork-proxy: %v)", why))
+	e := wire.AppendErr(nil, newError(wire.ErHandshake, "08S01", "Bad handshake (sqlfork-proxy: %v)", why))
 	return append([]byte{byte(len(e)), byte(len(e) >> 8), byte(len(e) >> 16), seq}, e...)
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/wire"
+
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
 )
@@ -17,33 +19,33 @@ func handshakeResponse(caps uint32, user string, auth []byte, db, plugin string,
 	p := handshakeHead(caps, 45)
 	p = append(p, user...)
 	p = append(p, 0)
-	if caps&capPluginAuthLenenc != 0 {
-		p = appendLenEnc(p, uint64(len(auth)))
+	if caps&wire.CapPluginAuthLenenc != 0 {
+		p = wire.AppendLenEnc(p, uint64(len(auth)))
 	} else {
 		p = append(p, byte(len(auth)))
 	}
 	p = append(p, auth...)
-	if caps&capConnectWithDB != 0 {
+	if caps&wire.CapConnectWithDB != 0 {
 		p = append(p, db...)
 		p = append(p, 0)
 	}
-	if caps&capPluginAuth != 0 {
+	if caps&wire.CapPluginAuth != 0 {
 		p = append(p, plugin...)
 		p = append(p, 0)
 	}
 	return append(p, attrs...)
 }
 
-const testClientCaps = capProtocol41 | capSecureConnection | capPluginAuth | capPluginAuthLenenc | capConnectWithDB | capConnectAttrs
+const testClientCaps = wire.CapProtocol41 | wire.CapSecureConnection | wire.CapPluginAuth | wire.CapPluginAuthLenenc | wire.CapConnectWithDB | wire.CapConnectAttrs
 
 func validHandshakeResponse() []byte {
-	attrs := appendLenEnc(nil, 0)
+	attrs := wire.AppendLenEnc(nil, 0)
 	kv := []byte{}
 	for _, s := range []string{"_client_name", "libmariadb", "_pid", "42"} {
-		kv = appendLenEnc(kv, uint64(len(s)))
+		kv = wire.AppendLenEnc(kv, uint64(len(s)))
 		kv = append(kv, s...)
 	}
-	attrs = appendLenEnc(attrs[:0], uint64(len(kv)))
+	attrs = wire.AppendLenEnc(attrs[:0], uint64(len(kv)))
 	attrs = append(attrs, kv...)
 	return handshakeResponse(testClientCaps, "root", bytes.Repeat([]byte{7}, 20), "app", AuthNativePassword, attrs)
 }
@@ -64,14 +66,14 @@ func loginOnce(t testing.TB, payload []byte) (reply []byte, seq uint8) {
 	}()
 	_ = cliEnd.SetDeadline(time.Now().Add(5 * time.Second))
 	r := bufio.NewReader(cliEnd)
-	if _, _, err := readPacket(r, nil, 1<<16); err != nil {
+	if _, _, err := wire.ReadPacket(r, nil, 1<<16); err != nil {
 		t.Fatalf("greeting: %v", err)
 	}
 	pkt := append([]byte{byte(len(payload)), byte(len(payload) >> 8), byte(len(payload) >> 16), 1}, payload...)
 	if _, err := cliEnd.Write(pkt); err != nil {
 		t.Fatalf("writing the handshake response: %v", err)
 	}
-	reply, seq, _ = readPacket(r, nil, 1<<16)
+	reply, seq, _ = wire.ReadPacket(r, nil, 1<<16)
 	_ = cliEnd.Close()
 	<-done
 	return reply, seq
@@ -88,16 +90,16 @@ func TestCheckHandshakeResponse(t *testing.T) {
 		want string // "" when well formed
 	}{
 		{"valid", valid, ""},
-		{"ssl request", handshakeHead(testClientCaps|capSSL, 45), ""},
+		{"ssl request", handshakeHead(testClientCaps|wire.CapSSL, 45), ""},
 		{"short", valid[:20], "fewer than"},
 		{"user not terminated", append(handshakeHead(testClientCaps, 45), "root"...), "user name"},
 		{"100 KB user, 0xFE auth length", huge, "auth data"},
-		{"auth length past the end", handshakeResponse(capProtocol41|capSecureConnection, "u", nil, "", "", nil)[:sslRequestLen+2], "auth data"},
+		{"auth length past the end", handshakeResponse(wire.CapProtocol41|wire.CapSecureConnection, "u", nil, "", "", nil)[:sslRequestLen+2], "auth data"},
 		{"lenenc auth NULL", append(append(handshakeHead(testClientCaps, 45), 'u', 0), 0xFB), "NULL"},
 		{"truncated attribute length", append(handshakeResponse(testClientCaps, "u", nil, "d", AuthNativePassword, nil), 0xFC), "attributes"},
 		{"attribute string past the end", append(handshakeResponse(testClientCaps, "u", nil, "d", AuthNativePassword, nil), 3, 9, 'a', 'b'), "attribute"},
 		{"trailing truncated length after the attributes", append(handshakeResponse(testClientCaps, "u", nil, "d", AuthNativePassword, nil), 1, 0, 0xFD, 1), "attribute"},
-		{"plugin not terminated", handshakeResponse(capProtocol41|capSecureConnection|capPluginAuth, "u", nil, "", "x", nil)[:sslRequestLen+4], "plugin"},
+		{"plugin not terminated", handshakeResponse(wire.CapProtocol41|wire.CapSecureConnection|wire.CapPluginAuth, "u", nil, "", "x", nil)[:sslRequestLen+4], "plugin"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -113,7 +115,7 @@ func TestCheckHandshakeResponse(t *testing.T) {
 			}
 			// Through go-mysql: "Bad handshake" as packet 2, no panic.
 			reply, seq := loginOnce(t, c.p)
-			if e := parseErrPacket(reply); e.Code != codeHandshakeError || e.State != "08S01" || seq != 2 {
+			if e := wire.ParseErr(reply); e.Code != wire.ErHandshake || e.State != "08S01" || seq != 2 {
 				t.Fatalf("reply seq %d %q, want ERR 1043 (08S01) as packet 2", seq, reply)
 			}
 		})
@@ -125,15 +127,15 @@ func TestCheckHandshakeResponse(t *testing.T) {
 // and a response the check refuses gets "Bad handshake" as packet 2.
 func FuzzHandshakeResponse(f *testing.F) {
 	f.Add(validHandshakeResponse())
-	f.Add(handshakeHead(testClientCaps|capSSL, 45))
+	f.Add(handshakeHead(testClientCaps|wire.CapSSL, 45))
 	huge := handshakeResponse(testClientCaps, strings.Repeat("u", 1000), nil, "", AuthNativePassword, nil)
 	f.Add(append(huge[:len(handshakeHead(0, 0))+1001], 0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F))
 	f.Add(append(handshakeResponse(testClientCaps, "u", nil, "d", AuthNativePassword, nil), 0xFC))
-	f.Add(handshakeResponse(capProtocol41|capSecureConnection, "root", bytes.Repeat([]byte{1}, 20), "", "", nil))
+	f.Add(handshakeResponse(wire.CapProtocol41|wire.CapSecureConnection, "root", bytes.Repeat([]byte{1}, 20), "", "", nil))
 	f.Fuzz(func(t *testing.T, p []byte) {
 		reply, seq := loginOnce(t, p)
 		if checkHandshakeResponse(p) != nil {
-			if e := parseErrPacket(reply); e.Code != codeHandshakeError || seq != 2 {
+			if e := wire.ParseErr(reply); e.Code != wire.ErHandshake || seq != 2 {
 				t.Fatalf("refused response answered with seq %d %q, want ERR 1043 as packet 2", seq, reply)
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/wire"
+
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/sqlfork/sqlfork-proxy/metrics"
@@ -36,8 +38,8 @@ func parseOK(p []byte) okInfo {
 	if len(p) < 1 {
 		return okInfo{}
 	}
-	a, n, _ := lenEnc(p[1:])
-	id, _, _ := lenEnc(p[1+n:])
+	a, n, _ := wire.LenEnc(p[1:])
+	id, _, _ := wire.LenEnc(p[1+n:])
 	return okInfo{a, id}
 }
 
@@ -53,7 +55,7 @@ func (e serverError) Unwrap() error { return e.MyError }
 // query runs sql on b with the text protocol and reads the whole answer
 // (the first result set's rows; later results are read and dropped).
 func (b *backend) query(ctx context.Context, sql string) (*textResult, error) {
-	return b.roundTrip(ctx, append([]byte{comQuery}, sql...), true)
+	return b.roundTrip(ctx, append([]byte{wire.ComQuery}, sql...), true)
 }
 
 // roundTrip sends one command packet (COM_QUERY or COM_STMT_EXECUTE) and
@@ -66,7 +68,7 @@ func (b *backend) roundTrip(ctx context.Context, payload []byte, textRows bool) 
 	}
 	stop := context.AfterFunc(ctx, func() { _ = b.conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	if _, err := writePacket(b.w, 0, payload); err != nil {
+	if _, err := wire.WritePacket(b.w, 0, payload); err != nil {
 		return nil, fmt.Errorf("send query: %w", err)
 	}
 	if err := b.w.Flush(); err != nil {
@@ -75,36 +77,36 @@ func (b *backend) roundTrip(ctx context.Context, payload []byte, textRows bool) 
 	res := &textResult{}
 	first := true
 	for {
-		p, _, err := readPacket(b.r, nil, internalLimit)
+		p, _, err := wire.ReadPacket(b.r, nil, internalLimit)
 		if err != nil {
 			return nil, fmt.Errorf("read answer: %w", err)
 		}
 		if len(p) == 0 {
-			return nil, fmt.Errorf("%w: empty packet", errMalformed)
+			return nil, fmt.Errorf("%w: empty packet", wire.ErrMalformed)
 		}
 		switch p[0] {
-		case errHeader:
-			return nil, serverError{parseErrPacket(p)}
-		case okHeader:
-			n, _, _ := lenEnc(p[1:])
-			st, _ := okStatus(p)
+		case wire.ErrHeader:
+			return nil, serverError{wire.ParseErr(p)}
+		case wire.OKHeader:
+			n, _, _ := wire.LenEnc(p[1:])
+			st, _ := wire.OKStatus(p)
 			res.oks = append(res.oks, parseOK(p))
 			if first {
 				res.affected = n
 			}
 			res.status = st
-			if st&statusMoreResults == 0 {
+			if st&wire.StatusMoreResults == 0 {
 				return res, nil
 			}
 			first = false
 			continue
 		}
-		cols, _, ok := lenEnc(p)
+		cols, _, ok := wire.LenEnc(p)
 		if !ok || cols == 0 || cols > 4096 {
-			return nil, fmt.Errorf("%w: column count", errMalformed)
+			return nil, fmt.Errorf("%w: column count", wire.ErrMalformed)
 		}
 		for i := uint64(0); i <= cols; i++ { // definitions, then EOF
-			p, _, err := readPacket(b.r, nil, internalLimit)
+			p, _, err := wire.ReadPacket(b.r, nil, internalLimit)
 			if err != nil {
 				return nil, fmt.Errorf("read columns: %w", err)
 			}
@@ -114,21 +116,21 @@ func (b *backend) roundTrip(ctx context.Context, payload []byte, textRows bool) 
 		}
 		more := false
 		for {
-			p, _, err := readPacket(b.r, nil, internalLimit)
+			p, _, err := wire.ReadPacket(b.r, nil, internalLimit)
 			if err != nil {
 				return nil, fmt.Errorf("read rows: %w", err)
 			}
-			if len(p) > 0 && p[0] == errHeader {
-				return nil, serverError{parseErrPacket(p)}
+			if len(p) > 0 && p[0] == wire.ErrHeader {
+				return nil, serverError{wire.ParseErr(p)}
 			}
-			if len(p) > 0 && p[0] == eofHeader && len(p) < maxEOFPayloadLength {
-				st, _ := eofStatus(p)
+			if len(p) > 0 && p[0] == wire.EOFHeader && len(p) < wire.MaxEOFLength {
+				st, _ := wire.EOFStatus(p)
 				res.status = st
-				more = st&statusMoreResults != 0
+				more = st&wire.StatusMoreResults != 0
 				break
 			}
 			if first && textRows {
-				row, err := parseTextRow(p, int(cols))
+				row, err := wire.ParseTextRow(p, int(cols))
 				if err != nil {
 					return nil, err
 				}
@@ -140,28 +142,6 @@ func (b *backend) roundTrip(ctx context.Context, payload []byte, textRows bool) 
 			return res, nil
 		}
 	}
-}
-
-// parseTextRow decodes a text-protocol row of n columns.
-func parseTextRow(p []byte, n int) ([]*string, error) {
-	row := make([]*string, n)
-	for i := 0; i < n; i++ {
-		if len(p) == 0 {
-			return nil, fmt.Errorf("%w: short row", errMalformed)
-		}
-		if p[0] == 0xFB {
-			p = p[1:]
-			continue
-		}
-		l, k, ok := lenEnc(p)
-		if !ok || uint64(len(p)-k) < l {
-			return nil, fmt.Errorf("%w: row value", errMalformed)
-		}
-		v := string(p[k : k+int(l)])
-		row[i] = &v
-		p = p[k+int(l):]
-	}
-	return row, nil
 }
 
 // sideConn is an upstream connection the sandbox manager uses for forks and
@@ -188,7 +168,7 @@ func (c *sideConn) Query(ctx context.Context, sql string) ([][]*string, error) {
 
 func (c *sideConn) Close() error {
 	_ = c.be.conn.SetWriteDeadline(time.Now().Add(time.Second))
-	if _, err := writePacket(c.be.w, 0, []byte{comQuit}); err == nil {
+	if _, err := wire.WritePacket(c.be.w, 0, []byte{wire.ComQuit}); err == nil {
 		_ = c.be.w.Flush()
 	}
 	c.be.close()
@@ -197,8 +177,8 @@ func (c *sideConn) Close() error {
 
 // sideCaps are the capabilities of side connections: plain protocol 4.1
 // (notably without CLIENT_NO_SCHEMA, under which db.table loses its db).
-const sideCaps = capLongPassword | capLongFlag | capProtocol41 | capTransactions | capSecureConnection |
-	capMultiResults | capPluginAuth | capPluginAuthLenenc | capConnectAttrs
+const sideCaps = wire.CapLongPassword | wire.CapLongFlag | wire.CapProtocol41 | wire.CapTransactions | wire.CapSecureConnection |
+	wire.CapMultiResults | wire.CapPluginAuth | wire.CapPluginAuthLenenc | wire.CapConnectAttrs
 
 // dialSide opens a side connection.
 func (s *Server) dialSide(ctx context.Context) (sandbox.SideConn, error) {
@@ -257,7 +237,7 @@ func clientError(err error) *mysql.MyError {
 		// its code, say what the proxy was doing.
 		return &mysql.MyError{Code: me.Code, State: me.State, Message: "sqlfork-proxy: " + err.Error()}
 	}
-	return newError(mysql.ER_UNKNOWN_ERROR, "HY000", "sqlfork-proxy: %v", err)
+	return newError(wire.ErUnknown, "HY000", "sqlfork-proxy: %v", err)
 }
 
 // countGuardrail counts err in sqlfork_guardrail_refusals_total when a

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/wire"
+
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
 
@@ -48,7 +50,7 @@ func (s *session) ctx() context.Context {
 
 // options are the text-reading settings of the upstream session.
 func (s *session) options() rewrite.Options {
-	o := rewrite.Options{DB: s.db, ANSIQuotes: s.ansiQuotes, NoBackslashEscapes: s.status&statusNoBackslashEscapes != 0}
+	o := rewrite.Options{DB: s.db, ANSIQuotes: s.ansiQuotes, NoBackslashEscapes: s.status&wire.StatusNoBackslashEscapes != 0}
 	if s.sbx != nil {
 		o = s.sbx.Options(o)
 	}
@@ -59,7 +61,7 @@ func (s *session) options() rewrite.Options {
 // the statement is read whole, planned (answered, refused, or rewritten
 // after forking what it writes) and the rewritten text sent upstream.
 func (s *session) planned(cmd byte) error {
-	p, seq, err := readPacket(s.cr, nil, maxStatement)
+	p, seq, err := wire.ReadPacket(s.cr, nil, maxStatement)
 	if err != nil {
 		return &linkError{side: sideClient, err: noEOF(err)}
 	}
@@ -74,7 +76,7 @@ func (s *session) planned(cmd byte) error {
 	if ok, refusal, k := s.killStatement(cmd, sql); ok {
 		return s.kill(refusal, k)
 	}
-	if cmd == comQuery {
+	if cmd == wire.ComQuery {
 		if pieces := s.sandboxPieces(sql); pieces != nil {
 			if err := s.sbx.CheckMultiStatement(); err != nil {
 				s.srv.countGuardrail(err)
@@ -85,7 +87,7 @@ func (s *session) planned(cmd byte) error {
 	}
 	opts := s.options()
 	start := time.Now()
-	plan, err := s.sbx.Plan(s.ctx(), sql, opts, cmd == comStmtPrepare)
+	plan, err := s.sbx.Plan(s.ctx(), sql, opts, cmd == wire.ComStmtPrepare)
 	s.srv.m.RewriteDuration.Observe(time.Since(start).Seconds())
 	if err != nil {
 		s.log.Debug("statement refused", zap.Error(err))
@@ -93,7 +95,7 @@ func (s *session) planned(cmd byte) error {
 		s.srv.m.Statements.WithLabelValues(s.sbx.Classify(sql, opts), "refused").Inc()
 		return s.refused(clientError(err))
 	}
-	if cmd == comQuery {
+	if cmd == wire.ComQuery {
 		defer s.countStatement(plan, start)
 	}
 	if plan.Reply != nil {
@@ -114,7 +116,7 @@ func (s *session) planned(cmd byte) error {
 	}
 	payload := append([]byte{cmd}, plan.SQL...)
 	s.tx.start()
-	if _, err := writePacket(s.be.w, 0, payload); err != nil {
+	if _, err := wire.WritePacket(s.be.w, 0, payload); err != nil {
 		return &linkError{side: sideUpstream, write: true, err: err}
 	}
 	if err := s.toUpstream.flush(); err != nil {
@@ -122,7 +124,7 @@ func (s *session) planned(cmd byte) error {
 	}
 	s.unmap, s.plan = plan.Changed, plan
 	defer func() { s.unmap, s.plan = false, nil }()
-	if cmd == comStmtPrepare {
+	if cmd == wire.ComStmtPrepare {
 		if err := s.relayPrepare(); err != nil {
 			return err
 		}
@@ -139,7 +141,7 @@ func (s *session) planned(cmd byte) error {
 	if err := s.toClient.flush(); err != nil {
 		return err
 	}
-	if cmd == comQuery {
+	if cmd == wire.ComQuery {
 		s.record(plan, payload, "")
 	}
 	return s.afterStatement(plan)
@@ -148,7 +150,7 @@ func (s *session) planned(cmd byte) error {
 // countStatement records a finished statement in the metrics.
 func (s *session) countStatement(plan *sandbox.Plan, start time.Time) {
 	outcome := "ok"
-	if s.h.first() == errHeader {
+	if s.h.first() == wire.ErrHeader {
 		outcome = "error"
 	}
 	class := plan.Class()
@@ -231,14 +233,14 @@ func (t *txLog) reset() { *t = txLog{oks: t.oks[:0]} }
 func (s *session) record(plan *sandbox.Plan, payload []byte, prepared string) {
 	t := &s.tx
 	t.recording = false
-	inTrx := s.status&statusInTrans != 0
-	failed := s.h.first() == errHeader
+	inTrx := s.status&wire.StatusInTrans != 0
+	failed := s.h.first() == wire.ErrHeader
 	var code uint16
 	if failed && s.h.n >= 3 {
 		code = binary.LittleEndian.Uint16(s.h.payload()[1:])
 	}
 	switch {
-	case !inTrx || code == 1213 || plan != nil && plan.DDL:
+	case !inTrx || code == wire.ErLockDeadlock || plan != nil && plan.DDL:
 		// Ended, rolled back by a deadlock, or committed implicitly by
 		// DDL (even DDL that fails).
 		t.reset()
@@ -294,7 +296,7 @@ func (s *session) replayTransaction() string {
 	if t.broken || len(t.entries) == 0 {
 		return "its statements were not all recorded for replay"
 	}
-	autocommit := s.status&statusAutocommit != 0
+	autocommit := s.status&wire.StatusAutocommit != 0
 	if _, err := s.internal("ROLLBACK"); err != nil {
 		return "rollback failed: " + err.Error()
 	}
@@ -379,12 +381,12 @@ func (s *session) diagnostics(sql string) error {
 
 // afterStatement updates what the proxy tracks of the upstream session.
 func (s *session) afterStatement(plan *sandbox.Plan) error {
-	if s.h.first() == errHeader && s.h.n >= 3 {
-		if code := binary.LittleEndian.Uint16(s.h.payload()[1:]); code == 1213 {
-			s.status &^= statusInTrans // a deadlock rolls the transaction back
+	if s.h.first() == wire.ErrHeader && s.h.n >= 3 {
+		if code := binary.LittleEndian.Uint16(s.h.payload()[1:]); code == wire.ErLockDeadlock {
+			s.status &^= wire.StatusInTrans // a deadlock rolls the transaction back
 		}
 	}
-	if err := s.sbx.Executed(s.ctx(), plan, s.status, s.h.first() == errHeader); err != nil {
+	if err := s.sbx.Executed(s.ctx(), plan, s.status, s.h.first() == wire.ErrHeader); err != nil {
 		s.log.Warn("sandbox bookkeeping after DDL failed", zap.Error(err))
 	}
 	if plan != nil && plan.UseDB {
@@ -408,7 +410,7 @@ func (s *session) afterStatement(plan *sandbox.Plan) error {
 // isolation level), for the statement layer.
 func (s *session) readVars() error {
 	r, err := s.internal(s.sbx.VarsQuery())
-	if se, ok := err.(serverError); ok && se.Code == mysql.ER_UNKNOWN_SYSTEM_VARIABLE {
+	if se, ok := err.(serverError); ok && se.Code == wire.ErUnknownSystemVariable {
 		r, err = s.internal(s.sbx.VarsFallbackQuery())
 	}
 	if err != nil {
@@ -449,7 +451,7 @@ func (s *session) internal(sql string) (*textResult, error) {
 // and starts a new one, so its snapshot includes tables just forked. A
 // server error is returned as serverError; other errors break the session.
 func (s *session) restartTransaction() error {
-	autocommit := s.status&statusAutocommit != 0
+	autocommit := s.status&wire.StatusAutocommit != 0
 	if _, err := s.internal("COMMIT"); err != nil {
 		return err
 	}
@@ -466,16 +468,16 @@ func (s *session) restartTransaction() error {
 
 // initDB forwards COM_INIT_DB and records the database on success.
 func (s *session) initDB() error {
-	p, seq, err := readPacket(s.cr, nil, handshakeLimit)
+	p, seq, err := wire.ReadPacket(s.cr, nil, handshakeLimit)
 	if err != nil {
 		return &linkError{side: sideClient, err: noEOF(err)}
 	}
 	if prefix := s.srv.cfg.Sandbox.Prefix; prefix != "" && len(p) > len(prefix) &&
 		strings.EqualFold(string(p[1:1+len(prefix)]), prefix) {
 		s.seq = seq + 1
-		return s.refused(newError(1044, "42000", "sqlfork-proxy: access to the proxy's internal database %s is denied", forker.QuoteIdent(string(p[1:]))))
+		return s.refused(newError(wire.ErDBAccessDenied, "42000", "sqlfork-proxy: access to the proxy's internal database %s is denied", forker.QuoteIdent(string(p[1:]))))
 	}
-	if _, err := writePacket(s.be.w, seq, p); err != nil {
+	if _, err := wire.WritePacket(s.be.w, seq, p); err != nil {
 		return &linkError{side: sideUpstream, write: true, err: err}
 	}
 	if err := s.toUpstream.flush(); err != nil {
@@ -484,9 +486,9 @@ func (s *session) initDB() error {
 	if err := s.relay(&s.toClient); err != nil {
 		return err
 	}
-	if s.h.first() == okHeader {
+	if s.h.first() == wire.OKHeader {
 		s.db = string(p[1:])
-		if st, ok := okStatus(s.h.payload()); ok {
+		if st, ok := wire.OKStatus(s.h.payload()); ok {
 			s.status = st
 		}
 	}
@@ -497,20 +499,20 @@ func (s *session) initDB() error {
 // database names replaced by logical ones; handled is false (nothing read)
 // for other packets.
 func (s *session) relayUnmappedErr() (bool, error) {
-	hdr, err := s.toClient.peek(headerLen + 1)
+	hdr, err := s.toClient.peek(wire.HeaderLen + 1)
 	if err != nil {
 		return false, err
 	}
-	if hdr[headerLen] != errHeader {
+	if hdr[wire.HeaderLen] != wire.ErrHeader {
 		return false, nil
 	}
-	p, seq, err := readPacket(s.be.r, nil, internalLimit)
+	p, seq, err := wire.ReadPacket(s.be.r, nil, internalLimit)
 	if err != nil {
 		return true, &linkError{side: sideUpstream, err: noEOF(err)}
 	}
-	e := parseErrPacket(p)
+	e := wire.ParseErr(p)
 	e.Message = s.sbx.Unmap(e.Message)
-	if _, err := writePacket(s.cw, seq, errPayload(e)); err != nil {
+	if _, err := wire.WritePacket(s.cw, seq, wire.AppendErr(nil, e)); err != nil {
 		return true, &linkError{side: sideClient, write: true, err: err}
 	}
 	s.h = packetHead{length: len(p), seq: seq}
@@ -533,7 +535,7 @@ func (s *session) writeReplyNoFlush(r *sandbox.Reply, more bool) error {
 	if r.Columns != nil {
 		defs := make([][]byte, len(r.Columns))
 		for i, c := range r.Columns {
-			defs[i] = columnDef(c)
+			defs[i] = wire.TextColumnDef(c)
 		}
 		return s.writeResultSet(defs, r.Rows, more)
 	}
@@ -541,14 +543,14 @@ func (s *session) writeReplyNoFlush(r *sandbox.Reply, more bool) error {
 	// more results only where the caller says so (the status of the last
 	// upstream answer may still carry the flag).
 	st := s.replyStatus(more)
-	p := []byte{okHeader}
-	p = appendLenEnc(p, r.Affected)
+	p := []byte{wire.OKHeader}
+	p = wire.AppendLenEnc(p, r.Affected)
 	p = append(p, 0, byte(st), byte(st>>8), 0, 0)
-	if s.caps&capSessionTrack != 0 {
-		p = appendLenEnc(p, uint64(len(r.Info)))
+	if s.caps&wire.CapSessionTrack != 0 {
+		p = wire.AppendLenEnc(p, uint64(len(r.Info)))
 	}
 	var err error
-	if s.seq, err = writePacket(s.cw, s.seq, append(p, r.Info...)); err != nil {
+	if s.seq, err = wire.WritePacket(s.cw, s.seq, append(p, r.Info...)); err != nil {
 		return &linkError{side: sideClient, write: true, err: err}
 	}
 	return nil
@@ -561,15 +563,15 @@ func (s *session) writeResultSet(defs [][]byte, rows [][]*string, more bool) err
 	var err error
 	w := func(p []byte) {
 		if err == nil {
-			s.seq, err = writePacket(s.cw, s.seq, p)
+			s.seq, err = wire.WritePacket(s.cw, s.seq, p)
 		}
 	}
 	st := s.replyStatus(more)
-	w(appendLenEnc(nil, uint64(len(defs))))
+	w(wire.AppendLenEnc(nil, uint64(len(defs))))
 	for _, d := range defs {
 		w(d)
 	}
-	eof := []byte{eofHeader, 0, 0, byte(st), byte(st >> 8)}
+	eof := []byte{wire.EOFHeader, 0, 0, byte(st), byte(st >> 8)}
 	w(eof)
 	for _, row := range rows {
 		var p []byte
@@ -578,7 +580,7 @@ func (s *session) writeResultSet(defs [][]byte, rows [][]*string, more bool) err
 				p = append(p, 0xFB)
 				continue
 			}
-			p = appendLenEnc(p, uint64(len(*v)))
+			p = wire.AppendLenEnc(p, uint64(len(*v)))
 			p = append(p, *v...)
 		}
 		w(p)
@@ -593,44 +595,30 @@ func (s *session) writeResultSet(defs [][]byte, rows [][]*string, more bool) err
 // replyStatus is the server status of an answer the proxy makes: the
 // flags it can vouch for, with more results only when more says so.
 func (s *session) replyStatus(more bool) uint16 {
-	st := s.status & (statusInTrans | statusAutocommit | statusNoBackslashEscapes)
+	st := s.status & (wire.StatusInTrans | wire.StatusAutocommit | wire.StatusNoBackslashEscapes)
 	if more {
-		st |= statusMoreResults
+		st |= wire.StatusMoreResults
 	}
 	return st
-}
-
-// columnDef is a text column definition (ColumnDefinition41) named name.
-func columnDef(name string) []byte {
-	p := appendLenEnc(nil, 3)
-	p = append(p, "def"...)
-	p = append(p, 0, 0, 0) // schema, table, org_table
-	p = appendLenEnc(p, uint64(len(name)))
-	p = append(p, name...)
-	p = appendLenEnc(p, uint64(len(name)))
-	p = append(p, name...)
-	p = append(p, 0x0C, 45, 0) // fixed fields; utf8mb4_general_ci
-	p = binary.LittleEndian.AppendUint32(p, 1024)
-	return append(p, mysql.MYSQL_TYPE_VAR_STRING, 0, 0, 0, 0, 0)
 }
 
 // translateStmtID rewrites the statement id of a pending COM_STMT_* packet
 // in place (in the read buffer) when the statement was prepared again
 // upstream under another id.
 func (s *session) translateStmtID(cmd byte) *preparedStmt {
-	b, err := s.cr.Peek(headerLen + 5)
+	b, err := s.cr.Peek(wire.HeaderLen + 5)
 	if err != nil {
 		return nil
 	}
-	id := binary.LittleEndian.Uint32(b[headerLen+1:])
+	id := binary.LittleEndian.Uint32(b[wire.HeaderLen+1:])
 	ps := s.stmts[id]
 	if ps == nil {
 		return nil
 	}
 	if ps.upstreamID != id {
-		binary.LittleEndian.PutUint32(b[headerLen+1:], ps.upstreamID)
+		binary.LittleEndian.PutUint32(b[wire.HeaderLen+1:], ps.upstreamID)
 	}
-	if cmd == comStmtClose {
+	if cmd == wire.ComStmtClose {
 		delete(s.stmts, id)
 	}
 	return ps
@@ -639,21 +627,21 @@ func (s *session) translateStmtID(cmd byte) *preparedStmt {
 // execute forwards COM_STMT_EXECUTE, first preparing the statement again
 // if the sandbox changed since it was prepared.
 func (s *session) execute() error {
-	b, err := s.cr.Peek(headerLen + 5)
+	b, err := s.cr.Peek(wire.HeaderLen + 5)
 	if err != nil {
 		return &linkError{side: sideClient, err: noEOF(err)}
 	}
-	id := binary.LittleEndian.Uint32(b[headerLen+1:])
+	id := binary.LittleEndian.Uint32(b[wire.HeaderLen+1:])
 	ps := s.stmts[id]
 	if ps == nil {
 		// Every statement the client prepared is tracked: this id names
 		// none, or is MariaDB's -1, "the last one prepared", which the
 		// server may read again with other settings than the proxy did.
 		if id == 0xFFFFFFFF {
-			return s.answerInstead(newError(mysql.ER_UNKNOWN_STMT_HANDLER, "HY000", "sqlfork-proxy: statement id -1 "+
+			return s.answerInstead(newError(wire.ErUnknownStmtHandler, "HY000", "sqlfork-proxy: statement id -1 "+
 				"(the last statement prepared) is not accepted through the proxy; execute the id COM_STMT_PREPARE returned"))
 		}
-		return s.answerInstead(newError(mysql.ER_UNKNOWN_STMT_HANDLER, "HY000",
+		return s.answerInstead(newError(wire.ErUnknownStmtHandler, "HY000",
 			"Unknown prepared statement handler (%d) given to mysqld_stmt_execute", id))
 	}
 	if !s.varsKnown {
@@ -708,7 +696,7 @@ func (s *session) forwardExecute(ps *preparedStmt) error {
 		}
 	} else if ps != nil {
 		plan = ps.plan
-		p, seq, err := readPacket(s.cr, nil, maxStatement)
+		p, seq, err := wire.ReadPacket(s.cr, nil, maxStatement)
 		if err != nil {
 			return &linkError{side: sideClient, err: noEOF(err)}
 		}
@@ -716,14 +704,14 @@ func (s *session) forwardExecute(ps *preparedStmt) error {
 		payload = p
 		s.h = packetHead{length: len(p), seq: seq}
 		s.h.n = copy(s.h.prefix[:], p)
-		if _, err := writePacket(s.be.w, 0, p); err != nil { // a command starts at 0
+		if _, err := wire.WritePacket(s.be.w, 0, p); err != nil { // a command starts at 0
 			return &linkError{side: sideUpstream, write: true, err: err}
 		}
 	} else if err := s.relay(&s.toUpstream); err != nil {
 		return err
 	}
 	s.tx.start()
-	cursor := s.h.n > 5 && s.h.prefix[5]&cursorFlagsMask != 0
+	cursor := s.h.n > 5 && s.h.prefix[5]&wire.CursorFlagsMask != 0
 	if ps != nil {
 		ps.fetched = 0 // a new execution opens a new cursor
 	}
@@ -767,26 +755,26 @@ func (s *session) answerInstead(e *mysql.MyError) error {
 // be forwarded untouched, recording the parameter types it carries (from
 // the read buffer, without consuming it).
 func (s *session) executeFastPath(ps *preparedStmt) bool {
-	if ps.needTypes || s.status&statusInTrans != 0 || s.status&statusAutocommit == 0 {
+	if ps.needTypes || s.status&wire.StatusInTrans != 0 || s.status&wire.StatusAutocommit == 0 {
 		return false
 	}
-	b, err := s.cr.Peek(headerLen + 5)
-	if err != nil || binary.LittleEndian.Uint32(b[headerLen+1:]) != ps.upstreamID || payloadLen(b) >= maxPayload {
+	b, err := s.cr.Peek(wire.HeaderLen + 5)
+	if err != nil || binary.LittleEndian.Uint32(b[wire.HeaderLen+1:]) != ps.upstreamID || wire.PayloadLen(b) >= wire.MaxPayload {
 		return false
 	}
 	if ps.params == 0 {
 		return true
 	}
 	flagAt := 10 + (ps.params+7)/8
-	need := headerLen + flagAt + 1 + 2*ps.params
-	if need > payloadLen(b)+headerLen || need > s.cr.Size() {
+	need := wire.HeaderLen + flagAt + 1 + 2*ps.params
+	if need > wire.PayloadLen(b)+wire.HeaderLen || need > s.cr.Size() {
 		return false
 	}
 	b, err = s.cr.Peek(need)
 	if err != nil {
 		return false
 	}
-	if p := b[headerLen:]; p[flagAt] == 1 {
+	if p := b[wire.HeaderLen:]; p[flagAt] == 1 {
 		ps.types = append(ps.types[:0], p[flagAt+1:flagAt+1+2*ps.params]...)
 	}
 	return true
@@ -853,20 +841,20 @@ func (ps *preparedStmt) fixExecute(p []byte) []byte {
 // prepareUpstream prepares sql on the session's upstream connection for
 // the proxy itself and returns the new statement id.
 func (s *session) prepareUpstream(sql string) (uint32, error) {
-	if _, err := writePacket(s.be.w, 0, append([]byte{comStmtPrepare}, sql...)); err != nil {
+	if _, err := wire.WritePacket(s.be.w, 0, append([]byte{wire.ComStmtPrepare}, sql...)); err != nil {
 		return 0, &linkError{side: sideUpstream, write: true, err: err}
 	}
 	if err := s.be.w.Flush(); err != nil {
 		return 0, &linkError{side: sideUpstream, write: true, err: err}
 	}
-	p, _, err := readPacket(s.be.r, nil, internalLimit)
+	p, _, err := wire.ReadPacket(s.be.r, nil, internalLimit)
 	if err != nil {
 		return 0, &linkError{side: sideUpstream, err: err}
 	}
-	if len(p) > 0 && p[0] == errHeader {
-		return 0, serverError{parseErrPacket(p)}
+	if len(p) > 0 && p[0] == wire.ErrHeader {
+		return 0, serverError{wire.ParseErr(p)}
 	}
-	if len(p) < 9 || p[0] != okHeader {
+	if len(p) < 9 || p[0] != wire.OKHeader {
 		return 0, s.malformed("COM_STMT_PREPARE_OK")
 	}
 	id := binary.LittleEndian.Uint32(p[1:])
@@ -876,7 +864,7 @@ func (s *session) prepareUpstream(sql string) (uint32, error) {
 			continue
 		}
 		for i := 0; i <= n; i++ { // definitions and EOF
-			if _, _, err := readPacket(s.be.r, nil, internalLimit); err != nil {
+			if _, _, err := wire.ReadPacket(s.be.r, nil, internalLimit); err != nil {
 				return 0, &linkError{side: sideUpstream, err: err}
 			}
 		}
@@ -886,9 +874,9 @@ func (s *session) prepareUpstream(sql string) (uint32, error) {
 
 // closeUpstream closes an upstream statement (no response).
 func (s *session) closeUpstream(id uint32) {
-	p := []byte{comStmtClose, 0, 0, 0, 0}
+	p := []byte{wire.ComStmtClose, 0, 0, 0, 0}
 	binary.LittleEndian.PutUint32(p[1:], id)
-	if _, err := writePacket(s.be.w, 0, p); err == nil {
+	if _, err := wire.WritePacket(s.be.w, 0, p); err == nil {
 		_ = s.be.w.Flush()
 	}
 }
@@ -901,7 +889,7 @@ func (s *session) relayDefinitionUnmapped() error {
 	if err := s.toClient.flushIfBlocking(); err != nil {
 		return err
 	}
-	p, seq, err := readPacket(s.be.r, nil, internalLimit)
+	p, seq, err := wire.ReadPacket(s.be.r, nil, internalLimit)
 	if err != nil {
 		return &linkError{side: sideUpstream, err: noEOF(err)}
 	}
@@ -911,7 +899,7 @@ func (s *session) relayDefinitionUnmapped() error {
 	if out, ok := rewriteColumnDef(p, s.sbx.LogicalDB, s.columnSpelling); ok {
 		p = out
 	}
-	if _, err := writePacket(s.cw, seq, p); err != nil {
+	if _, err := wire.WritePacket(s.cw, seq, p); err != nil {
 		return &linkError{side: sideClient, write: true, err: err}
 	}
 	return nil
@@ -938,7 +926,7 @@ func rewriteColumnDef(p []byte, logical func(string) (string, bool), spell func(
 	var f [6][]byte // catalog, schema, table, org_table, name, org_name
 	rest := p
 	for i := range f {
-		l, n, ok := lenEnc(rest)
+		l, n, ok := wire.LenEnc(rest)
 		if !ok || uint64(len(rest)-n) < l {
 			return nil, false
 		}
@@ -961,7 +949,7 @@ func rewriteColumnDef(p []byte, logical func(string) (string, bool), spell func(
 	}
 	out := make([]byte, 0, len(p)+8)
 	for _, v := range f {
-		out = appendLenEnc(out, uint64(len(v)))
+		out = wire.AppendLenEnc(out, uint64(len(v)))
 		out = append(out, v...)
 	}
 	return append(out, rest...), true

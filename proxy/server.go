@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/wire"
+
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
 	"github.com/prometheus/client_golang/prometheus"
@@ -295,7 +297,7 @@ func (s *Server) probe(ctx context.Context) error {
 	}
 	defer be.close()
 	s.remember(be.greeting)
-	if _, err := writePacket(be.w, 0, []byte{comQuit}); err == nil {
+	if _, err := wire.WritePacket(be.w, 0, []byte{wire.ComQuit}); err == nil {
 		_ = be.w.Flush()
 	}
 	return nil
@@ -481,11 +483,11 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 		s.trim.closed(left)
 	}()
 	if stopping {
-		s.rejectGreeting(nc, newError(codeServerShutdown, "08S01", "sqlfork-proxy is shutting down"), "shutdown")
+		s.rejectGreeting(nc, newError(wire.ErServerShutdown, "08S01", "sqlfork-proxy is shutting down"), "shutdown")
 		return
 	}
 	if s.cfg.MaxConnections > 0 && n > s.cfg.MaxConnections {
-		s.rejectGreeting(nc, newError(codeConCount, "08004", "Too many connections (sqlfork-proxy max-connections=%d)", s.cfg.MaxConnections), "max_connections")
+		s.rejectGreeting(nc, newError(wire.ErConCount, "08004", "Too many connections (sqlfork-proxy max-connections=%d)", s.cfg.MaxConnections), "max_connections")
 		return
 	}
 	// Shutdown reaches sessions through connState, not ctx: a login in
@@ -521,7 +523,7 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 func (s *Server) rejectGreeting(nc net.Conn, e *mysql.MyError, reason string) {
 	s.m.ConnectionsRejected.WithLabelValues(reason).Inc()
 	_ = nc.SetWriteDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
-	p := errPayload(e)
+	p := wire.AppendErr(nil, e)
 	_, _ = nc.Write(append([]byte{byte(len(p)), byte(len(p) >> 8), byte(len(p) >> 16), 0}, p...))
 }
 

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/wire"
+
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
 
@@ -248,7 +250,7 @@ func (s *session) nextCommand() (byte, error) {
 	if !s.state.wait(s.srv.cfg.IdleTimeout) {
 		return 0, errSessionEnd
 	}
-	hdr, err := s.cr.Peek(headerLen)
+	hdr, err := s.cr.Peek(wire.HeaderLen)
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() {
@@ -261,17 +263,17 @@ func (s *session) nextCommand() (byte, error) {
 		return 0, &linkError{side: sideClient, err: noEOF(err)}
 	}
 	s.state.work(s.srv.cfg.IdleTimeout)
-	if payloadLen(hdr) == 0 {
-		_, _ = s.cr.Discard(headerLen)
+	if wire.PayloadLen(hdr) == 0 {
+		_, _ = s.cr.Discard(wire.HeaderLen)
 		s.seq = hdr[3] + 1
-		_ = s.writeErr(newError(codeHandshakeError, "08S01", "sqlfork-proxy: empty command packet"))
+		_ = s.writeErr(newError(wire.ErHandshake, "08S01", "sqlfork-proxy: empty command packet"))
 		return 0, errSessionEnd
 	}
-	hdr, err = s.cr.Peek(headerLen + 1)
+	hdr, err = s.cr.Peek(wire.HeaderLen + 1)
 	if err != nil {
 		return 0, &linkError{side: sideClient, err: noEOF(err)}
 	}
-	return hdr[headerLen], nil
+	return hdr[wire.HeaderLen], nil
 }
 
 // dispatch handles one command whose packet is still unread.
@@ -284,9 +286,9 @@ func (s *session) dispatch(cmd byte) error {
 		return s.changeUser()
 	}
 	switch {
-	case cmd == comProcessKill:
+	case cmd == wire.ComProcessKill:
 		return s.processKill()
-	case cmd == comQuery && s.sbx == nil:
+	case cmd == wire.ComQuery && s.sbx == nil:
 		if handled, err := s.passthroughKill(); handled {
 			return err
 		}
@@ -295,37 +297,37 @@ func (s *session) dispatch(cmd byte) error {
 	if s.sbx != nil {
 		s.rowCap = s.sbx.Guardrails().MaxRows
 		switch cmd {
-		case comQuery, comStmtPrepare:
+		case wire.ComQuery, wire.ComStmtPrepare:
 			return s.planned(cmd)
-		case comProcessInfo:
+		case wire.ComProcessInfo:
 			// SHOW PROCESSLIST by command: the user's own connections.
 			return s.processInfo()
-		case comRefresh, comDebug:
+		case wire.ComRefresh, wire.ComDebug:
 			// FLUSH by command, and the debug dump: refused where the
 			// statements are.
-			if err := s.sbx.ServerCommand(commandName(cmd), cmd == comRefresh); err != nil {
+			if err := s.sbx.ServerCommand(commandName(cmd), cmd == wire.ComRefresh); err != nil {
 				return s.answerInstead(clientError(err))
 			}
-		case comFieldList:
+		case wire.ComFieldList:
 			if e := s.srv.internalDB(s.acct, s.db); e != nil {
 				return s.answerInstead(e)
 			}
-		case comInitDB:
+		case wire.ComInitDB:
 			return s.initDB()
-		case comStmtExecute:
+		case wire.ComStmtExecute:
 			return s.execute()
-		case comStmtClose, comStmtReset, comStmtSendLongData, comStmtFetch:
+		case wire.ComStmtClose, wire.ComStmtReset, wire.ComStmtSendLongData, wire.ComStmtFetch:
 			ps := s.translateStmtID(cmd)
-			if cmd == comStmtSendLongData && s.status&statusInTrans != 0 {
+			if cmd == wire.ComStmtSendLongData && s.status&wire.StatusInTrans != 0 {
 				s.tx.broken = true // long data is not kept for a replay
 			}
-			if cmd == comStmtFetch && ps != nil {
+			if cmd == wire.ComStmtFetch && ps != nil {
 				// The cap counts every row the cursor returns, across
 				// fetches and whatever runs between them.
 				s.rows = ps.fetched
 				defer func() { ps.fetched = s.rows }()
 			}
-		case comResetConnection:
+		case wire.ComResetConnection:
 			s.tx.reset()        // the reset rolls the transaction back,
 			s.varsKnown = false // sets the session's variables back
 			s.stmts = nil       // and closes its prepared statements
@@ -335,14 +337,14 @@ func (s *session) dispatch(cmd byte) error {
 	if err := s.relay(&s.toUpstream); err != nil {
 		return err
 	}
-	cursor := cmd == comStmtExecute && s.h.n > 5 && s.h.prefix[5]&cursorFlagsMask != 0
+	cursor := cmd == wire.ComStmtExecute && s.h.n > 5 && s.h.prefix[5]&wire.CursorFlagsMask != 0
 	if err := s.toUpstream.flush(); err != nil {
 		return err
 	}
 	var err error
 	switch info.resp {
 	case respNone:
-		if cmd == comQuit {
+		if cmd == wire.ComQuit {
 			return errSessionEnd
 		}
 		return nil
@@ -387,10 +389,10 @@ func (s *session) relayResults(cursor bool) error {
 			return err
 		}
 		switch s.h.first() {
-		case errHeader:
+		case wire.ErrHeader:
 			return nil
-		case okHeader:
-			st, ok := okStatus(s.h.payload())
+		case wire.OKHeader:
+			st, ok := wire.OKStatus(s.h.payload())
 			if !ok {
 				return s.malformed("OK packet")
 			}
@@ -398,16 +400,16 @@ func (s *session) relayResults(cursor bool) error {
 			if s.tx.recording {
 				s.tx.oks = append(s.tx.oks, parseOK(s.h.payload()))
 			}
-			if st&statusMoreResults == 0 {
+			if st&wire.StatusMoreResults == 0 {
 				return nil
 			}
 			continue
-		case localInfileReq:
+		case wire.LocalInfileHeader:
 			s.tx.broken = true // the file is not kept: the statement cannot be replayed
 			if s.toClient.dst == s.sink {
 				// Dropping the answer (cutRows): the client never saw
 				// the request; send the server no file.
-				if _, err := writePacket(s.be.w, s.h.seq+1, nil); err != nil {
+				if _, err := wire.WritePacket(s.be.w, s.h.seq+1, nil); err != nil {
 					return &linkError{side: sideUpstream, write: true, err: err}
 				}
 				if err := s.be.w.Flush(); err != nil {
@@ -420,15 +422,15 @@ func (s *session) relayResults(cursor bool) error {
 			}
 			continue
 		}
-		cols, _, ok := lenEnc(s.h.payload())
-		if !ok || s.h.length >= maxPayload || cols == 0 {
+		cols, _, ok := wire.LenEnc(s.h.payload())
+		if !ok || s.h.length >= wire.MaxPayload || cols == 0 {
 			return s.malformed("column count")
 		}
 		if err := s.relayDefinitions(cols, "column definitions"); err != nil {
 			return err
 		}
 		s.rows = 0
-		if st, _ := eofStatus(s.h.payload()); cursor && st&statusCursorExists != 0 {
+		if st, _ := wire.EOFStatus(s.h.payload()); cursor && st&wire.StatusCursorExists != 0 {
 			return nil // rows come with COM_STMT_FETCH
 		}
 		more, err := s.relayRows()
@@ -454,13 +456,13 @@ func (s *session) relayRows() (bool, error) {
 		}
 		switch {
 		case s.h.isEOF():
-			st, ok := eofStatus(s.h.payload())
+			st, ok := wire.EOFStatus(s.h.payload())
 			if !ok {
 				return false, s.malformed("EOF packet")
 			}
 			s.status = st
-			return st&statusMoreResults != 0, nil
-		case s.h.first() == errHeader:
+			return st&wire.StatusMoreResults != 0, nil
+		case s.h.first() == wire.ErrHeader:
 			return false, nil
 		}
 		s.rows++
@@ -470,12 +472,12 @@ func (s *session) relayRows() (bool, error) {
 // rowsEnd reports whether the next packet from upstream ends the rows
 // (EOF or ERR) rather than being one.
 func (s *session) rowsEnd() (bool, error) {
-	hdr, err := s.toClient.peek(headerLen + 1)
+	hdr, err := s.toClient.peek(wire.HeaderLen + 1)
 	if err != nil {
 		return false, err
 	}
-	first := hdr[headerLen]
-	return first == errHeader || first == eofHeader && payloadLen(hdr) < maxEOFPayloadLength, nil
+	first := hdr[wire.HeaderLen]
+	return first == wire.ErrHeader || first == wire.EOFHeader && wire.PayloadLen(hdr) < wire.MaxEOFLength, nil
 }
 
 // cutRows ends a result set with more rows than the max-rows guardrail
@@ -510,7 +512,7 @@ func (s *session) relayFields() error {
 		if err := s.relay(&s.toClient); err != nil {
 			return err
 		}
-		if s.h.isEOF() || s.h.first() == errHeader {
+		if s.h.isEOF() || s.h.first() == wire.ErrHeader {
 			return nil
 		}
 	}
@@ -523,7 +525,7 @@ func (s *session) relayPrepare() error {
 	if err := s.relay(&s.toClient); err != nil {
 		return err
 	}
-	if s.h.first() != okHeader {
+	if s.h.first() != wire.OKHeader {
 		return nil
 	}
 	p := s.h.payload()
@@ -594,26 +596,26 @@ func (s *session) refuse(cmd byte) error {
 	}
 	s.seq = seq + 1
 	msg := fmt.Sprintf("sqlfork-proxy: command 0x%02X is not supported through the proxy", cmd)
-	if cmd == comShutdown {
+	if cmd == wire.ComShutdown {
 		msg = "sqlfork-proxy: COM_SHUTDOWN is refused; the proxy never shuts down its upstream"
 	}
-	return s.writeErr(newError(codeUnknownCom, "08S01", "%s", msg))
+	return s.writeErr(newError(wire.ErUnknownCom, "08S01", "%s", msg))
 }
 
 // discardCommand reads and drops the pending command packet, returning its
 // last sequence number.
 func (s *session) discardCommand() (uint8, error) {
 	for {
-		hdr, err := s.cr.Peek(headerLen)
+		hdr, err := s.cr.Peek(wire.HeaderLen)
 		if err != nil {
 			return 0, &linkError{side: sideClient, err: noEOF(err)}
 		}
-		n := payloadLen(hdr)
+		n := wire.PayloadLen(hdr)
 		seq := hdr[3]
-		if _, err := s.cr.Discard(headerLen + n); err != nil {
+		if _, err := s.cr.Discard(wire.HeaderLen + n); err != nil {
 			return 0, &linkError{side: sideClient, err: noEOF(err)}
 		}
-		if n < maxPayload {
+		if n < wire.MaxPayload {
 			return seq, nil
 		}
 	}
@@ -622,8 +624,8 @@ func (s *session) discardCommand() (uint8, error) {
 // writeErr sends a proxy-made ERR packet to the client and flushes. The
 // packet head records an ERR, so the statement counts as failed.
 func (s *session) writeErr(e *mysql.MyError) error {
-	s.h = packetHead{length: 1, n: 1, prefix: [prefixLen]byte{errHeader}}
-	if _, err := writePacket(s.cw, s.seq, errPayload(e)); err != nil {
+	s.h = packetHead{length: 1, n: 1, prefix: [prefixLen]byte{wire.ErrHeader}}
+	if _, err := wire.WritePacket(s.cw, s.seq, wire.AppendErr(nil, e)); err != nil {
 		return &linkError{side: sideClient, write: true, err: err}
 	}
 	s.seq++
@@ -634,7 +636,7 @@ func (s *session) writeErr(e *mysql.MyError) error {
 }
 
 func (s *session) malformed(what string) error {
-	return &linkError{side: sideUpstream, err: fmt.Errorf("%w: %s", errMalformed, what)}
+	return &linkError{side: sideUpstream, err: fmt.Errorf("%w: %s", wire.ErrMalformed, what)}
 }
 
 // fail reports a fatal session error to the client when the protocol still
@@ -655,11 +657,11 @@ func (s *session) fail(err error) error {
 		// The upstream may have said why it hung up (max_allowed_packet,
 		// killed connection) before closing: pass that on if so.
 		_ = s.be.conn.SetReadDeadline(time.Now().Add(partingErrWait))
-		if p, seq, rerr := readPacket(s.be.r, nil, handshakeLimit); rerr == nil && len(p) > 0 && p[0] == errHeader {
+		if p, seq, rerr := wire.ReadPacket(s.be.r, nil, handshakeLimit); rerr == nil && len(p) > 0 && p[0] == wire.ErrHeader {
 			// Forward it as sent: its sequence number counts the
 			// client's packets, which went through unchanged.
 			s.seq = seq
-			_ = s.writeErr(parseErrPacket(p))
+			_ = s.writeErr(wire.ParseErr(p))
 			return err
 		}
 	}
@@ -673,35 +675,35 @@ func (s *session) fail(err error) error {
 // against its own accounts, then changes the upstream session to the mapped
 // upstream account. A failure closes the connection.
 func (s *session) changeUser() error {
-	p, seq, err := readPacket(s.cr, nil, handshakeLimit)
+	p, seq, err := wire.ReadPacket(s.cr, nil, handshakeLimit)
 	if err != nil {
 		return &linkError{side: sideClient, err: err}
 	}
 	s.seq = seq + 1
 	req, err := parseChangeUser(p, s.caps)
 	if err != nil {
-		_ = s.writeErr(newError(codeHandshakeError, "08S01", "sqlfork-proxy: malformed COM_CHANGE_USER: %v", err))
+		_ = s.writeErr(newError(wire.ErHandshake, "08S01", "sqlfork-proxy: malformed COM_CHANGE_USER: %v", err))
 		return errSessionEnd
 	}
-	if s.caps&capPluginAuth == 0 {
-		_ = s.writeErr(newError(codeNotSupportedAuth, "08004",
+	if s.caps&wire.CapPluginAuth == 0 {
+		_ = s.writeErr(newError(wire.ErNotSupportedAuthMode, "08004",
 			"Client does not support authentication protocol requested by server; consider upgrading MariaDB client"))
 		return errSessionEnd
 	}
 	// Ask for a fresh mysql_native_password scramble: the proxy knows the
 	// password, so it can check it whatever plugin the account uses.
 	salt := mysql.RandomBuf(20)
-	sw := append([]byte{eofHeader}, AuthNativePassword...)
+	sw := append([]byte{wire.EOFHeader}, AuthNativePassword...)
 	sw = append(sw, 0)
 	sw = append(sw, salt...)
 	sw = append(sw, 0)
-	if s.seq, err = writePacket(s.cw, s.seq, sw); err != nil {
+	if s.seq, err = wire.WritePacket(s.cw, s.seq, sw); err != nil {
 		return &linkError{side: sideClient, write: true, err: err}
 	}
 	if err := s.cw.Flush(); err != nil {
 		return &linkError{side: sideClient, write: true, err: err}
 	}
-	reply, seq, err := readPacket(s.cr, nil, handshakeLimit)
+	reply, seq, err := wire.ReadPacket(s.cr, nil, handshakeLimit)
 	if err != nil {
 		return &linkError{side: sideClient, err: err}
 	}
@@ -713,7 +715,7 @@ func (s *session) changeUser() error {
 		if len(reply) == 0 {
 			using = "NO"
 		}
-		_ = s.writeErr(newError(codeAccessDenied, "28000", "Access denied for user '%s'@'%s' (using password: %s)",
+		_ = s.writeErr(newError(wire.ErAccessDenied, "28000", "Access denied for user '%s'@'%s' (using password: %s)",
 			req.user, hostAddr{s.client.RemoteAddr()}.String(), using))
 		return errSessionEnd
 	}
@@ -758,7 +760,7 @@ func (s *session) changeUser() error {
 	}
 	s.sbx = sbx
 	s.log.Debug("change user", zap.String("user", acct.name), zap.String("db", req.db))
-	if s.seq, err = writePacket(s.cw, s.seq, okPayload(s.be.status, 0)); err != nil {
+	if s.seq, err = wire.WritePacket(s.cw, s.seq, wireOK(s.be.status, 0)); err != nil {
 		return &linkError{side: sideClient, write: true, err: err}
 	}
 	if err := s.cw.Flush(); err != nil {
@@ -790,30 +792,30 @@ type changeUserReq struct {
 // parseChangeUser decodes a COM_CHANGE_USER payload sent by a client with
 // capabilities caps.
 func parseChangeUser(p []byte, caps uint32) (*changeUserReq, error) {
-	if len(p) < 1 || p[0] != comChangeUser {
-		return nil, errMalformed
+	if len(p) < 1 || p[0] != wire.ComChangeUser {
+		return nil, wire.ErrMalformed
 	}
 	p = p[1:]
 	r := &changeUserReq{}
 	i := indexNul(p)
 	if i < 0 {
-		return nil, fmt.Errorf("%w: user", errMalformed)
+		return nil, fmt.Errorf("%w: user", wire.ErrMalformed)
 	}
 	r.user, p = string(p[:i]), p[i+1:]
-	if caps&capSecureConnection != 0 {
+	if caps&wire.CapSecureConnection != 0 {
 		if len(p) < 1 || len(p) < 1+int(p[0]) {
-			return nil, fmt.Errorf("%w: auth data", errMalformed)
+			return nil, fmt.Errorf("%w: auth data", wire.ErrMalformed)
 		}
 		r.auth, p = p[1:1+int(p[0])], p[1+int(p[0]):]
 	} else {
 		if i = indexNul(p); i < 0 {
-			return nil, fmt.Errorf("%w: auth data", errMalformed)
+			return nil, fmt.Errorf("%w: auth data", wire.ErrMalformed)
 		}
 		r.auth, p = p[:i], p[i+1:]
 	}
 	if i = indexNul(p); i < 0 {
 		if len(p) > 0 {
-			return nil, fmt.Errorf("%w: database", errMalformed)
+			return nil, fmt.Errorf("%w: database", wire.ErrMalformed)
 		}
 		return r, nil
 	}
@@ -822,13 +824,13 @@ func parseChangeUser(p []byte, caps uint32) (*changeUserReq, error) {
 		r.hasCollation, r.collation = true, p[0]
 		p = p[2:]
 	}
-	if caps&capPluginAuth != 0 && len(p) > 0 {
+	if caps&wire.CapPluginAuth != 0 && len(p) > 0 {
 		if i = indexNul(p); i < 0 {
-			return nil, fmt.Errorf("%w: plugin", errMalformed)
+			return nil, fmt.Errorf("%w: plugin", wire.ErrMalformed)
 		}
 		r.plugin, p = string(p[:i]), p[i+1:]
 	}
-	if caps&capConnectAttrs != 0 && len(p) > 0 {
+	if caps&wire.CapConnectAttrs != 0 && len(p) > 0 {
 		attrs, err := parseAttrs(p)
 		if err != nil {
 			return nil, err
@@ -840,18 +842,18 @@ func parseChangeUser(p []byte, caps uint32) (*changeUserReq, error) {
 
 // parseAttrs decodes length-encoded connection attributes.
 func parseAttrs(p []byte) (map[string]string, error) {
-	total, n, ok := lenEnc(p)
+	total, n, ok := wire.LenEnc(p)
 	if !ok || uint64(len(p)-n) < total {
-		return nil, fmt.Errorf("%w: attributes", errMalformed)
+		return nil, fmt.Errorf("%w: attributes", wire.ErrMalformed)
 	}
 	p = p[n : n+int(total)]
 	attrs := map[string]string{}
 	for len(p) > 0 {
 		var kv [2]string
 		for j := range kv {
-			l, n, ok := lenEnc(p)
+			l, n, ok := wire.LenEnc(p)
 			if !ok || uint64(len(p)-n) < l {
-				return nil, fmt.Errorf("%w: attributes", errMalformed)
+				return nil, fmt.Errorf("%w: attributes", wire.ErrMalformed)
 			}
 			kv[j] = string(p[n : n+int(l)])
 			p = p[n+int(l):]

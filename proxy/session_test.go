@@ -9,10 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sqlfork/sqlfork-proxy/wire"
+
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
 
-const allClientCaps = uint32(capProtocol41 | capSecureConnection | capPluginAuth | capConnectAttrs | capPluginAuthLenenc)
+const allClientCaps = uint32(wire.CapProtocol41 | wire.CapSecureConnection | wire.CapPluginAuth | wire.CapConnectAttrs | wire.CapPluginAuthLenenc)
 
 // changeUserSpec builds a COM_CHANGE_USER payload.
 type changeUserSpec struct {
@@ -28,7 +30,7 @@ type changeUserSpec struct {
 func strp(s string) *string { return &s }
 
 func (s changeUserSpec) bytes() []byte {
-	b := []byte{comChangeUser}
+	b := []byte{wire.ComChangeUser}
 	b = append(b, s.user...)
 	b = append(b, 0)
 	if s.secure {
@@ -81,11 +83,11 @@ func TestParseChangeUser(t *testing.T) {
 			allClientCaps, changeUserReq{user: "u", auth: []byte{}, db: "d", hasCollation: true, collation: 8, attrs: map[string]string{}}},
 		// Without CLIENT_CONNECT_ATTRS trailing bytes are not attributes.
 		{"attrs without the capability", changeUserSpec{user: "u", secure: true, db: strp("d"), collation: []byte{8, 0}, plugin: strp("p"), attrs: attrs},
-			allClientCaps &^ capConnectAttrs, changeUserReq{user: "u", auth: []byte{}, db: "d", hasCollation: true, collation: 8, plugin: "p"}},
+			allClientCaps &^ wire.CapConnectAttrs, changeUserReq{user: "u", auth: []byte{}, db: "d", hasCollation: true, collation: 8, plugin: "p"}},
 		// Without CLIENT_PLUGIN_AUTH there is no plugin name; the attributes
 		// follow the collation.
 		{"no plugin auth", changeUserSpec{user: "u", secure: true, db: strp("d"), collation: []byte{8, 0}, attrs: attrs},
-			allClientCaps &^ capPluginAuth, changeUserReq{user: "u", auth: []byte{}, db: "d", hasCollation: true, collation: 8,
+			allClientCaps &^ wire.CapPluginAuth, changeUserReq{user: "u", auth: []byte{}, db: "d", hasCollation: true, collation: 8,
 				attrs: map[string]string{"_client_name": "libmariadb", "_os": "Linux", "program_name": "mysql"}}},
 		// Pre-4.1 style: auth is NUL-terminated.
 		{"not secure connection", changeUserSpec{user: "old", auth: []byte("scrambled"), db: strp("d")}, 0,
@@ -122,8 +124,8 @@ func TestParseChangeUserMalformed(t *testing.T) {
 	}{
 		{"nil", nil, allClientCaps},
 		{"empty", []byte{}, allClientCaps},
-		{"wrong command", append([]byte{comQuery}, full[1:]...), allClientCaps},
-		{"command only", []byte{comChangeUser}, allClientCaps},
+		{"wrong command", append([]byte{wire.ComQuery}, full[1:]...), allClientCaps},
+		{"command only", []byte{wire.ComChangeUser}, allClientCaps},
 		{"user without NUL", []byte("\x11app"), allClientCaps},
 		{"no auth length", []byte("\x11app\x00"), allClientCaps},
 		{"auth longer than packet", []byte("\x11app\x00\x14abc"), allClientCaps},
@@ -141,13 +143,13 @@ func TestParseChangeUserMalformed(t *testing.T) {
 			if err == nil {
 				t.Fatalf("no error; got %+v", *got)
 			}
-			if got != nil || !errors.Is(err, errMalformed) {
-				t.Errorf("got %v, %v; want nil, errMalformed", got, err)
+			if got != nil || !errors.Is(err, wire.ErrMalformed) {
+				t.Errorf("got %v, %v; want nil, wire.ErrMalformed", got, err)
 			}
 		})
 	}
 	// No truncation or capability combination panics.
-	for _, caps := range []uint32{0, capSecureConnection, capPluginAuth, capConnectAttrs, allClientCaps, 0xFFFFFFFF} {
+	for _, caps := range []uint32{0, wire.CapSecureConnection, wire.CapPluginAuth, wire.CapConnectAttrs, allClientCaps, 0xFFFFFFFF} {
 		for i := 0; i <= len(full); i++ {
 			_, _ = parseChangeUser(full[:i], caps)
 		}
@@ -207,8 +209,8 @@ func TestParseAttrsMalformed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := parseAttrs(tt.in)
-			if err == nil || !errors.Is(err, errMalformed) || got != nil {
-				t.Errorf("parseAttrs(% x) = %v, %v; want nil, errMalformed", tt.in, got, err)
+			if err == nil || !errors.Is(err, wire.ErrMalformed) || got != nil {
+				t.Errorf("parseAttrs(% x) = %v, %v; want nil, wire.ErrMalformed", tt.in, got, err)
 			}
 		})
 	}
@@ -301,61 +303,11 @@ func TestCheckNative(t *testing.T) {
 	}
 }
 
-func TestErrPacketRoundTrip(t *testing.T) {
-	tests := []struct {
-		in   *mysql.MyError
-		want mysql.MyError
-	}{
-		{newError(codeAccessDenied, "28000", "Access denied for user '%s'@'%s' (using password: %s)", "bob", "10.0.0.1", "YES"),
-			mysql.MyError{Code: 1045, State: "28000", Message: "Access denied for user 'bob'@'10.0.0.1' (using password: YES)"}},
-		{newError(codeUpstreamUnavailable, "HY000", "Unreachable"), mysql.MyError{Code: 1429, State: "HY000", Message: "Unreachable"}},
-		{newError(codeUnknownCom, "08S01", ""), mysql.MyError{Code: 1047, State: "08S01"}},
-		{&mysql.MyError{Code: 0xFFFF, State: "XXXXX", Message: "#12345 starts with a hash"},
-			mysql.MyError{Code: 0xFFFF, State: "XXXXX", Message: "#12345 starts with a hash"}},
-		{&mysql.MyError{Code: 0, State: "", Message: "no state"}, mysql.MyError{Code: 0, State: "HY000", Message: "no state"}},
-		{&mysql.MyError{Code: 1, State: "1234", Message: "short state"}, mysql.MyError{Code: 1, State: "HY000", Message: "short state"}},
-		{&mysql.MyError{Code: 1, State: "123456", Message: "long state"}, mysql.MyError{Code: 1, State: "HY000", Message: "long state"}},
-		{&mysql.MyError{Code: 1064, State: "42000", Message: "bytes \x00\xff\n kept"}, mysql.MyError{Code: 1064, State: "42000", Message: "bytes \x00\xff\n kept"}},
-	}
-	for _, tt := range tests {
-		p := errPayload(tt.in)
-		if p[0] != errHeader || p[3] != '#' || len(p) != 9+len(tt.in.Message) {
-			t.Errorf("errPayload(%+v) = % x", *tt.in, p)
-		}
-		got := parseErrPacket(p)
-		if *got != tt.want {
-			t.Errorf("parseErrPacket(errPayload(%+v)) = %+v, want %+v", *tt.in, *got, tt.want)
-		}
-	}
-}
-
-func TestParseErrPacketMalformed(t *testing.T) {
-	bad := mysql.MyError{Code: mysql.ER_UNKNOWN_ERROR, State: "HY000", Message: "malformed error packet from upstream"}
-	tests := []struct {
-		in   []byte
-		want mysql.MyError
-	}{
-		{nil, bad},
-		{[]byte{0xFF}, bad},
-		{[]byte{0xFF, 0x01}, bad},
-		{[]byte{0x00, 0x01, 0x02, '#', 'H', 'Y', '0', '0', '0'}, bad},
-		{[]byte{0xFF, 0x01, 0x02}, mysql.MyError{Code: 0x0201, State: "HY000"}},
-		{[]byte{0xFF, 0x01, 0x02, '#', 'H', 'Y'}, mysql.MyError{Code: 0x0201, State: "HY000", Message: "#HY"}},
-		{[]byte{0xFF, 0x01, 0x02, '#', 'A', 'B', 'C', 'D', 'E'}, mysql.MyError{Code: 0x0201, State: "ABCDE"}},
-		{[]byte{0xFF, 0x01, 0x02, 'n', 'o', ' ', 's', 't', 'a', 't', 'e'}, mysql.MyError{Code: 0x0201, State: "HY000", Message: "no state"}},
-	}
-	for _, tt := range tests {
-		if got := parseErrPacket(tt.in); *got != tt.want {
-			t.Errorf("parseErrPacket(% x) = %+v, want %+v", tt.in, *got, tt.want)
-		}
-	}
-}
-
 // defNamed is a column definition with distinct name and org_name.
 func defNamed(schema, name, orgName string) []byte {
 	var p []byte
 	for _, f := range []string{"def", schema, "t", "TABLES", name, orgName} {
-		p = appendLenEnc(p, uint64(len(f)))
+		p = wire.AppendLenEnc(p, uint64(len(f)))
 		p = append(p, f...)
 	}
 	return append(p, 0x0C, 1, 2)
@@ -365,7 +317,7 @@ func TestRewriteColumnDef(t *testing.T) {
 	def := func(schema, name string) []byte {
 		var p []byte
 		for _, f := range []string{"def", schema, "t", "TABLES", name, name} {
-			p = appendLenEnc(p, uint64(len(f)))
+			p = wire.AppendLenEnc(p, uint64(len(f)))
 			p = append(p, f...)
 		}
 		return append(p, 0x0C, 1, 2)

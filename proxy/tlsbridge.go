@@ -14,6 +14,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // Client TLS is terminated by the proxy, not by go-mysql. go-mysql's server
@@ -146,7 +148,7 @@ func (t *tlsTunnel) run() {
 			}
 			if first {
 				first = false
-				if err := checkTunneled(pkt[headerLen:]); err != nil {
+				if err := checkTunneled(pkt[wire.HeaderLen:]); err != nil {
 					_, _ = t.outer.Write(badHandshake(pkt[3]+1, err))
 					t.err = fmt.Errorf("%w: %v", errBadHandshake, err)
 					return
@@ -166,15 +168,15 @@ func (t *tlsTunnel) run() {
 			t.err = err
 			return
 		}
-		p := pkt[headerLen:]
+		p := pkt[wire.HeaderLen:]
 		switch {
 		case len(p) == 0:
 			t.err = errors.New("login handler sent an empty packet")
 			return
-		case p[0] == okHeader:
+		case p[0] == wire.OKHeader:
 			t.ok = true
 			return
-		case p[0] == errHeader:
+		case p[0] == wire.ErrHeader:
 			t.err = errors.New("login refused")
 			return
 		case p[0] == 0x01 && len(p) == 2 && p[1] == 0x03:
@@ -235,17 +237,17 @@ func (t *tlsTunnel) abort() {
 // readWhole reads one packet, header included, with nothing past it: the
 // client's next packet (its first command) stays in r.
 func readWhole(r io.Reader, limit int) ([]byte, error) {
-	var hdr [headerLen]byte
+	var hdr [wire.HeaderLen]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
 		return nil, err
 	}
-	n := payloadLen(hdr[:])
-	if n > limit-headerLen {
+	n := wire.PayloadLen(hdr[:])
+	if n > limit-wire.HeaderLen {
 		return nil, errHandshakeTooLarge
 	}
-	pkt := make([]byte, headerLen+n)
+	pkt := make([]byte, wire.HeaderLen+n)
 	copy(pkt, hdr[:])
-	if _, err := io.ReadFull(r, pkt[headerLen:]); err != nil {
+	if _, err := io.ReadFull(r, pkt[wire.HeaderLen:]); err != nil {
 		return nil, err
 	}
 	return pkt, nil

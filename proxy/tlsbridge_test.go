@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/wire"
+
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
@@ -55,14 +57,14 @@ func clientTLSHello(t testing.TB, nc net.Conn) (*tls.Conn, []byte) {
 	if err != nil {
 		t.Fatalf("greeting: %v", err)
 	}
-	g, err := parseGreeting(greet[headerLen:])
+	g, err := parseGreeting(greet[wire.HeaderLen:])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.caps&capSSL == 0 {
+	if g.caps&wire.CapSSL == 0 {
 		t.Fatal("greeting does not offer SSL")
 	}
-	if _, err := nc.Write(testPacket(1, handshakeHead(testClientCaps|capSSL, 45))); err != nil {
+	if _, err := nc.Write(testPacket(1, handshakeHead(testClientCaps|wire.CapSSL, 45))); err != nil {
 		t.Fatal(err)
 	}
 	tc := tls.Client(nc, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // test
@@ -90,8 +92,8 @@ func TestTLSMalformedHandshake(t *testing.T) {
 		{"lenenc auth NULL", append(append(handshakeHead(testClientCaps, 45), 'u', 0), 0xFB)},
 		{"truncated attribute length", append(handshakeResponse(testClientCaps, "u", nil, "d", AuthNativePassword, nil), 0xFC)},
 		{"attribute string past the end", append(handshakeResponse(testClientCaps, "u", nil, "d", AuthNativePassword, nil), 3, 9, 'a', 'b')},
-		{"plugin not terminated", handshakeResponse(capProtocol41|capSecureConnection|capPluginAuth, "u", nil, "", "x", nil)[:sslRequestLen+4]},
-		{"second SSLRequest", handshakeHead(testClientCaps|capSSL, 45)},
+		{"plugin not terminated", handshakeResponse(wire.CapProtocol41|wire.CapSecureConnection|wire.CapPluginAuth, "u", nil, "", "x", nil)[:sslRequestLen+4]},
+		{"second SSLRequest", handshakeHead(testClientCaps|wire.CapSSL, 45)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -107,8 +109,8 @@ func TestTLSMalformedHandshake(t *testing.T) {
 			if err != nil {
 				t.Fatalf("reading the answer: %v (panics %v)", err, metricValue(t, m.ConnectionPanics))
 			}
-			if e := parseErrPacket(pkt[headerLen:]); e.Code != codeHandshakeError || e.State != "08S01" || pkt[3] != 3 {
-				t.Fatalf("answer seq %d %q, want ERR 1043 (08S01) as packet 3", pkt[3], pkt[headerLen:])
+			if e := wire.ParseErr(pkt[wire.HeaderLen:]); e.Code != wire.ErHandshake || e.State != "08S01" || pkt[3] != 3 {
+				t.Fatalf("answer seq %d %q, want ERR 1043 (08S01) as packet 3", pkt[3], pkt[wire.HeaderLen:])
 			}
 			waitDone(t, done, "the handler to return")
 			_ = tc.Close()
@@ -241,7 +243,7 @@ func TestTLSLoginThroughTunnel(t *testing.T) {
 		go func() { pinged <- cc.Ping() }()
 		_ = r.outer.SetDeadline(time.Now().Add(10 * time.Second))
 		pkt, err := readWhole(r.outer, 1<<16)
-		if err != nil || !bytes.Equal(pkt, []byte{1, 0, 0, 0, comPing}) {
+		if err != nil || !bytes.Equal(pkt, []byte{1, 0, 0, 0, wire.ComPing}) {
 			t.Fatalf("%s: session read %q, %v; want COM_PING", tc.user, pkt, err)
 		}
 		if _, err := r.outer.Write(testPacket(1, []byte{0, 0, 0, 2, 0, 0, 0})); err != nil {
@@ -302,15 +304,15 @@ func TestTLSPipelinedCommand(t *testing.T) {
 		res <- result{outer, err}
 	}()
 	tc, salt := clientTLSHello(t, cliEnd)
-	caps := uint32(capProtocol41 | capSecureConnection | capPluginAuth | capSSL)
+	caps := uint32(wire.CapProtocol41 | wire.CapSecureConnection | wire.CapPluginAuth | wire.CapSSL)
 	resp := handshakeResponse(caps, "root", nativeScramble(salt, "secret"), "", AuthNativePassword, nil)
 	binary.LittleEndian.PutUint32(resp, caps)
-	query := append([]byte{comQuery}, "SELECT 1"...)
+	query := append([]byte{wire.ComQuery}, "SELECT 1"...)
 	if _, err := tc.Write(append(testPacket(2, resp), testPacket(0, query)...)); err != nil {
 		t.Fatal(err)
 	}
 	pkt, err := readWhole(tc, 1<<16)
-	if err != nil || pkt[3] != 3 || pkt[headerLen] != okHeader {
+	if err != nil || pkt[3] != 3 || pkt[wire.HeaderLen] != wire.OKHeader {
 		t.Fatalf("login answer %q, %v; want OK as packet 3", pkt, err)
 	}
 	r := <-res
@@ -400,10 +402,10 @@ func pemBlock(typ string, der []byte) []byte {
 // and a response the check refuses gets "Bad handshake" as packet 3.
 func FuzzTLSHandshakeResponse(f *testing.F) {
 	f.Add(validHandshakeResponse())
-	f.Add(handshakeHead(testClientCaps|capSSL, 45))
+	f.Add(handshakeHead(testClientCaps|wire.CapSSL, 45))
 	f.Add(append(append(handshakeHead(testClientCaps, 45), 'u', 0), 0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F))
 	f.Add(append(handshakeResponse(testClientCaps, "u", nil, "d", AuthNativePassword, nil), 0xFC))
-	f.Add(handshakeResponse(capProtocol41|capSecureConnection, "root", bytes.Repeat([]byte{1}, 20), "", "", nil))
+	f.Add(handshakeResponse(wire.CapProtocol41|wire.CapSecureConnection, "root", bytes.Repeat([]byte{1}, 20), "", "", nil))
 	term, err := newTLSTerm(nil)
 	if err != nil {
 		f.Fatal(err)
@@ -446,7 +448,7 @@ func FuzzTLSHandshakeResponse(f *testing.F) {
 			if rerr != nil {
 				t.Fatalf("refused response: no answer (%v)", rerr)
 			}
-			if e := parseErrPacket(reply[headerLen:]); e.Code != codeHandshakeError || reply[3] != 3 {
+			if e := wire.ParseErr(reply[wire.HeaderLen:]); e.Code != wire.ErHandshake || reply[3] != 3 {
 				t.Fatalf("refused response answered with seq %d %q, want ERR 1043 as packet 3", reply[3], reply)
 			}
 		}

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/wire"
+
 	"github.com/go-mysql-org/go-mysql/mysql"
 )
 
@@ -87,14 +89,14 @@ func openBackend(ctx context.Context, addr string, timeout time.Duration) (*back
 	}
 	b := &backend{conn: conn, r: bufio.NewReaderSize(conn, upstreamReadBuf), w: bufio.NewWriterSize(conn, upstreamWriteBuf)}
 	err = b.withDeadline(ctx, func() error {
-		payload, _, err := readPacket(b.r, nil, handshakeLimit)
+		payload, _, err := wire.ReadPacket(b.r, nil, handshakeLimit)
 		if err != nil {
 			return fmt.Errorf("read upstream greeting: %w", err)
 		}
 		if b.greeting, err = parseGreeting(payload); err != nil {
 			return err
 		}
-		if g := b.greeting; g.caps&capProtocol41 == 0 || g.caps&capSecureConnection == 0 {
+		if g := b.greeting; g.caps&wire.CapProtocol41 == 0 || g.caps&wire.CapSecureConnection == 0 {
 			return fmt.Errorf("upstream %s (%s) does not speak protocol 4.1", addr, g.version)
 		}
 		return nil
@@ -133,20 +135,20 @@ func (b *backend) handshake(p dialParams) error {
 	seq := uint8(0) // the greeting's
 	var err error
 	caps := p.caps & g.caps & relayedCaps
-	caps |= capProtocol41 | capSecureConnection | capLongPassword&g.caps
-	caps &^= capConnectWithDB | capConnectAttrs | capPluginAuth | capPluginAuthLenenc
-	caps |= g.caps & (capPluginAuth | capPluginAuthLenenc)
+	caps |= wire.CapProtocol41 | wire.CapSecureConnection | wire.CapLongPassword&g.caps
+	caps &^= wire.CapConnectWithDB | wire.CapConnectAttrs | wire.CapPluginAuth | wire.CapPluginAuthLenenc
+	caps |= g.caps & (wire.CapPluginAuth | wire.CapPluginAuthLenenc)
 	if p.db != "" {
-		caps |= capConnectWithDB
+		caps |= wire.CapConnectWithDB
 	}
-	if len(p.attrs) > 0 && g.caps&capConnectAttrs != 0 {
-		caps |= capConnectAttrs
+	if len(p.attrs) > 0 && g.caps&wire.CapConnectAttrs != 0 {
+		caps |= wire.CapConnectAttrs
 	}
 	seq++
-	if p.tls != nil && g.caps&capSSL != 0 {
-		caps |= capSSL
+	if p.tls != nil && g.caps&wire.CapSSL != 0 {
+		caps |= wire.CapSSL
 		req := handshakeHead(caps, p.collation)
-		if seq, err = writePacket(b.w, seq, req); err == nil {
+		if seq, err = wire.WritePacket(b.w, seq, req); err == nil {
 			err = b.w.Flush()
 		}
 		if err != nil {
@@ -173,8 +175,8 @@ func (b *backend) handshake(p dialParams) error {
 	pkt := handshakeHead(caps, p.collation)
 	pkt = append(pkt, p.user...)
 	pkt = append(pkt, 0)
-	if caps&capPluginAuthLenenc != 0 {
-		pkt = appendLenEnc(pkt, uint64(len(auth)))
+	if caps&wire.CapPluginAuthLenenc != 0 {
+		pkt = wire.AppendLenEnc(pkt, uint64(len(auth)))
 	} else {
 		if len(auth) > 255 {
 			return errors.New("auth response too long for upstream")
@@ -182,18 +184,18 @@ func (b *backend) handshake(p dialParams) error {
 		pkt = append(pkt, byte(len(auth)))
 	}
 	pkt = append(pkt, auth...)
-	if caps&capConnectWithDB != 0 {
+	if caps&wire.CapConnectWithDB != 0 {
 		pkt = append(pkt, p.db...)
 		pkt = append(pkt, 0)
 	}
-	if caps&capPluginAuth != 0 {
+	if caps&wire.CapPluginAuth != 0 {
 		pkt = append(pkt, plugin...)
 		pkt = append(pkt, 0)
 	}
-	if caps&capConnectAttrs != 0 {
+	if caps&wire.CapConnectAttrs != 0 {
 		pkt = appendAttrs(pkt, p.attrs)
 	}
-	if _, err = writePacket(b.w, seq, pkt); err == nil {
+	if _, err = wire.WritePacket(b.w, seq, pkt); err == nil {
 		err = b.w.Flush()
 	}
 	if err != nil {
@@ -220,12 +222,12 @@ func appendAttrs(b []byte, attrs map[string]string) []byte {
 	sort.Strings(keys)
 	var kv []byte
 	for _, k := range keys {
-		kv = appendLenEnc(kv, uint64(len(k)))
+		kv = wire.AppendLenEnc(kv, uint64(len(k)))
 		kv = append(kv, k...)
-		kv = appendLenEnc(kv, uint64(len(attrs[k])))
+		kv = wire.AppendLenEnc(kv, uint64(len(attrs[k])))
 		kv = append(kv, attrs[k]...)
 	}
-	b = appendLenEnc(b, uint64(len(kv)))
+	b = wire.AppendLenEnc(b, uint64(len(kv)))
 	return append(b, kv...)
 }
 
@@ -234,7 +236,7 @@ func (b *backend) authResponse(plugin string, salt []byte, password string) ([]b
 	switch plugin {
 	case AuthNativePassword:
 		if len(salt) < 20 {
-			return nil, fmt.Errorf("%w: short scramble", errMalformed)
+			return nil, fmt.Errorf("%w: short scramble", wire.ErrMalformed)
 		}
 		return mysql.CalcNativePassword(salt[:20], []byte(password)), nil
 	case AuthCachingSha2Password:
@@ -266,23 +268,23 @@ func (b *backend) authResponse(plugin string, salt []byte, password string) ([]b
 func (b *backend) authLoop(plugin string, salt []byte, password string) error {
 	switched := false
 	for {
-		p, seq, err := readPacket(b.r, nil, handshakeLimit)
+		p, seq, err := wire.ReadPacket(b.r, nil, handshakeLimit)
 		if err != nil {
 			return fmt.Errorf("read upstream auth result: %w", err)
 		}
 		if len(p) == 0 {
-			return fmt.Errorf("%w: empty auth packet", errMalformed)
+			return fmt.Errorf("%w: empty auth packet", wire.ErrMalformed)
 		}
 		var reply []byte
 		switch p[0] {
-		case okHeader:
-			if st, ok := okStatus(p); ok {
+		case wire.OKHeader:
+			if st, ok := wire.OKStatus(p); ok {
 				b.status = st
 			}
 			return nil
-		case errHeader:
-			return parseErrPacket(p)
-		case eofHeader: // auth switch request
+		case wire.ErrHeader:
+			return wire.ParseErr(p)
+		case wire.EOFHeader: // auth switch request
 			if switched {
 				return errors.New("upstream switched auth plugin twice")
 			}
@@ -290,7 +292,7 @@ func (b *backend) authLoop(plugin string, salt []byte, password string) error {
 			rest := p[1:]
 			i := indexNul(rest)
 			if i < 0 {
-				return fmt.Errorf("%w: auth switch request", errMalformed)
+				return fmt.Errorf("%w: auth switch request", wire.ErrMalformed)
 			}
 			plugin = string(rest[:i])
 			salt = rest[i+1:]
@@ -309,9 +311,9 @@ func (b *backend) authLoop(plugin string, salt []byte, password string) error {
 				continue
 			}
 		default:
-			return fmt.Errorf("%w: unexpected auth packet 0x%02x", errMalformed, p[0])
+			return fmt.Errorf("%w: unexpected auth packet 0x%02x", wire.ErrMalformed, p[0])
 		}
-		if _, err = writePacket(b.w, seq+1, reply); err == nil {
+		if _, err = wire.WritePacket(b.w, seq+1, reply); err == nil {
 			err = b.w.Flush()
 		}
 		if err != nil {
@@ -333,7 +335,7 @@ func (b *backend) moreAuthData(plugin string, data, salt []byte, password string
 	case plugin == AuthCachingSha2Password || plugin == authSha256Password: // public key
 		block, _ := pem.Decode(data)
 		if block == nil {
-			return nil, fmt.Errorf("%w: upstream public key", errMalformed)
+			return nil, fmt.Errorf("%w: upstream public key", wire.ErrMalformed)
 		}
 		pub, err := x509.ParsePKIXPublicKey(block.Bytes)
 		if err != nil {
@@ -345,7 +347,7 @@ func (b *backend) moreAuthData(plugin string, data, salt []byte, password string
 		}
 		return mysql.EncryptPassword(password, salt, rsaPub)
 	}
-	return nil, fmt.Errorf("%w: unexpected auth data for %s", errMalformed, plugin)
+	return nil, fmt.Errorf("%w: unexpected auth data for %s", wire.ErrMalformed, plugin)
 }
 
 // changeUser runs COM_CHANGE_USER upstream with new credentials.
@@ -356,7 +358,7 @@ func (b *backend) changeUser(user, password, db string, collation uint8, attrs m
 	if err != nil {
 		return err
 	}
-	pkt := []byte{comChangeUser}
+	pkt := []byte{wire.ComChangeUser}
 	pkt = append(pkt, user...)
 	pkt = append(pkt, 0)
 	if len(auth) > 255 {
@@ -366,14 +368,14 @@ func (b *backend) changeUser(user, password, db string, collation uint8, attrs m
 	pkt = append(pkt, auth...)
 	pkt = append(pkt, db...)
 	pkt = append(pkt, 0, collation, 0)
-	if b.caps&capPluginAuth != 0 {
+	if b.caps&wire.CapPluginAuth != 0 {
 		pkt = append(pkt, plugin...)
 		pkt = append(pkt, 0)
 	}
-	if b.caps&capConnectAttrs != 0 {
+	if b.caps&wire.CapConnectAttrs != 0 {
 		pkt = appendAttrs(pkt, attrs)
 	}
-	if _, err = writePacket(b.w, 0, pkt); err == nil {
+	if _, err = wire.WritePacket(b.w, 0, pkt); err == nil {
 		err = b.w.Flush()
 	}
 	if err != nil {

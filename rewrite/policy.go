@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // Policy is a set of guardrails checked on every statement (from the design
@@ -42,7 +44,7 @@ func (p *Policy) Check(a *Analysis) error {
 		return a.normErr
 	}
 	if p.DenyMultiStatements && len(a.Statements) > 1 {
-		r := refuse(CodeOptionPrevents, "multi-statement input is denied by the deny-multi-statements guardrail; send the statements one at a time")
+		r := refuse(wire.ErOptionPreventsStatement, "multi-statement input is denied by the deny-multi-statements guardrail; send the statements one at a time")
 		r.Reason = ReasonDenyMultiStatements
 		return r
 	}
@@ -53,7 +55,7 @@ func (p *Policy) Check(a *Analysis) error {
 				if st.Kind != "" {
 					what = st.Kind + " (" + c.String() + ")"
 				}
-				r := refuse(CodeOptionPrevents, "%s statements are denied by the deny-statements guardrail; ask the operator if you need them", what)
+				r := refuse(wire.ErOptionPreventsStatement, "%s statements are denied by the deny-statements guardrail; ask the operator if you need them", what)
 				r.Reason = ReasonDenyStatements
 				return r
 			}
@@ -61,7 +63,7 @@ func (p *Policy) Check(a *Analysis) error {
 	}
 	if p.InternalPrefix != "" {
 		if s, ok := a.namesPrefix(p.InternalPrefix); ok {
-			return &Refusal{Code: CodeDBAccessDenied, State: "42000", Message: fmt.Sprintf(
+			return &Refusal{Code: wire.ErDBAccessDenied, State: "42000", Message: fmt.Sprintf(
 				"sqlfork-proxy: access to the proxy's internal database %s is denied", quoteIdent(s))}
 		}
 	}
@@ -70,7 +72,7 @@ func (p *Policy) Check(a *Analysis) error {
 			continue
 		}
 		if strings.EqualFold(a.opts.DB, schema) || containsFold(a.text, schema) && a.namesSchema(schema) {
-			return &Refusal{Code: CodeDBAccessDenied, State: "42000", Message: fmt.Sprintf(
+			return &Refusal{Code: wire.ErDBAccessDenied, State: "42000", Message: fmt.Sprintf(
 				"sqlfork-proxy: access to the proxy's internal database %s is denied", quoteIdent(schema))}
 		}
 	}

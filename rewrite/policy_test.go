@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 func TestPolicyCheck(t *testing.T) {
@@ -18,11 +20,11 @@ func TestPolicyCheck(t *testing.T) {
 		reason string
 	}{
 		{"SELECT * FROM users", 0, "", ""},
-		{"DROP TABLE users", CodeOptionPrevents, "DROP TABLE (ddl) statements are denied by the deny-statements guardrail", ReasonDenyStatements},
-		{"SELECT 1; SELECT 2", CodeOptionPrevents, "multi-statement", ReasonDenyMultiStatements},
-		{"SELECT * FROM _sqlfork.sessions", CodeDBAccessDenied, "internal database `_sqlfork`", ""},
-		{"SHOW TABLES FROM `_SQLFORK`", CodeDBAccessDenied, "internal database", ""},
-		{"USE _sqlfork", CodeDBAccessDenied, "internal database", ""},
+		{"DROP TABLE users", wire.ErOptionPreventsStatement, "DROP TABLE (ddl) statements are denied by the deny-statements guardrail", ReasonDenyStatements},
+		{"SELECT 1; SELECT 2", wire.ErOptionPreventsStatement, "multi-statement", ReasonDenyMultiStatements},
+		{"SELECT * FROM _sqlfork.sessions", wire.ErDBAccessDenied, "internal database `_sqlfork`", ""},
+		{"SHOW TABLES FROM `_SQLFORK`", wire.ErDBAccessDenied, "internal database", ""},
+		{"USE _sqlfork", wire.ErDBAccessDenied, "internal database", ""},
 		{"SELECT '_sqlfork' AS word", 0, "", ""},
 		{"INSERT INTO t VALUES (1) /* _sqlfork */", 0, "", ""},
 	}
@@ -85,7 +87,7 @@ func TestPolicyInternalPrefix(t *testing.T) {
 			t.Errorf("%q in %q: refused=%v, want %v (%v)", c.sql, c.db, err != nil, c.refused, err)
 		}
 		var r *Refusal
-		if err != nil && (!errors.As(err, &r) || r.Code != CodeDBAccessDenied) {
+		if err != nil && (!errors.As(err, &r) || r.Code != wire.ErDBAccessDenied) {
 			t.Errorf("%q: error %v, want 1044", c.sql, err)
 		}
 	}

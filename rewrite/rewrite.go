@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sqlfork/sqlfork-proxy/wire"
+
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
@@ -292,12 +294,7 @@ func (r *Refusal) Error() string { return fmt.Sprintf("%d (%s): %s", r.Code, r.S
 // MySQLError returns the error code, SQLSTATE and message for the client.
 func (r *Refusal) MySQLError() (uint16, string, string) { return r.Code, r.State, r.Message }
 
-// Error codes used in refusals.
 const (
-	CodeUnknown          = 1105 // ER_UNKNOWN_ERROR
-	CodeOptionPrevents   = 1290 // ER_OPTION_PREVENTS_STATEMENT
-	CodeDBAccessDenied   = 1044 // ER_DBACCESS_DENIED_ERROR
-	CodeWrongTableName   = 1103 // ER_WRONG_TABLE_NAME
 	maxIdentifierLength  = 64
 	markerPrefix         = "__sqlfork_m"
 	defaultCacheCapacity = 4096
@@ -407,7 +404,7 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 		return nil, a.normErr
 	}
 	if a.alteredName {
-		return nil, refuse(CodeUnknown, "a table is named with a backslash in a \"quoted\" name, which the proxy cannot "+
+		return nil, refuse(wire.ErUnknown, "a table is named with a backslash in a \"quoted\" name, which the proxy cannot "+
 			"read back exactly; quote the name with backquotes")
 	}
 	if a.parseErr != nil {
@@ -418,25 +415,25 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 	}
 	for _, t := range a.unbound {
 		if mapped(r, t) {
-			return nil, refuse(CodeUnknown, "cannot locate every reference to %s in the statement text, so it "+
+			return nil, refuse(wire.ErUnknown, "cannot locate every reference to %s in the statement text, so it "+
 				"cannot be redirected to the sandbox; simplify the statement (e.g. qualify or backquote the table name)", quoteName(t))
 		}
 	}
 	for _, t := range a.loose {
 		if mapped(r, t) {
-			return nil, refuse(CodeUnknown, "the proxy does not know how this statement uses the sandboxed table %s, "+
+			return nil, refuse(wire.ErUnknown, "the proxy does not know how this statement uses the sandboxed table %s, "+
 				"so it cannot confine it to the sandbox", quoteName(t))
 		}
 	}
 	for name := range a.cteShadows {
 		if _, ok := a.mappedInAnyDB(r, name); ok {
-			return nil, refuse(CodeUnknown, "the common table expression %s has the name of a sandboxed table; "+
+			return nil, refuse(wire.ErUnknown, "the common table expression %s has the name of a sandboxed table; "+
 				"rename the CTE", quoteIdent(name))
 		}
 	}
 	for _, st := range a.Statements {
 		if st.Unprovable != "" {
-			return nil, refuse(CodeUnknown, "%s, so its effects cannot be confined to the sandbox; "+
+			return nil, refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; "+
 				"run its statements one by one instead", st.Unprovable)
 		}
 	}
@@ -544,7 +541,7 @@ func (a *Analysis) splice(r Resolver) (*Result, error) {
 				cands := candidates(s.stmt, ln)
 				if s.stmt < len(a.stmtAliases) && a.stmtAliases[s.stmt][strings.ToLower(ln)] {
 					if len(cands) > 0 {
-						return nil, refuse(CodeUnknown, "%s is both a table and a table alias in this statement, so the "+
+						return nil, refuse(wire.ErUnknown, "%s is both a table and a table alias in this statement, so the "+
 							"column qualifier %s is ambiguous; give the table a different alias", quoteIdent(s.table.Name), quoteIdent(s.table.Name))
 					}
 					continue // the alias stays valid after its table is renamed
@@ -555,7 +552,7 @@ func (a *Analysis) splice(r Resolver) (*Result, error) {
 				case 1:
 					k = cands[0]
 				default:
-					return nil, refuse(CodeUnknown, "the column qualifier %s could name more than one table; "+
+					return nil, refuse(wire.ErUnknown, "the column qualifier %s could name more than one table; "+
 						"qualify it with the database or use table aliases", quoteIdent(s.table.Name))
 				}
 			}
@@ -578,7 +575,7 @@ func (a *Analysis) splice(r Resolver) (*Result, error) {
 	}
 	for _, p := range a.prepared {
 		if len(p.inner.Statements) != 1 {
-			return nil, refuse(CodeUnknown, "PREPARE ... FROM '...' holds more than one statement; prepare them one at a time")
+			return nil, refuse(wire.ErUnknown, "PREPARE ... FROM '...' holds more than one statement; prepare them one at a time")
 		}
 		res, err := p.inner.Rewrite(r)
 		if err != nil {
@@ -676,7 +673,7 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 	}
 	for i, t := range toks {
 		if t.kind == tokPunct && a.text[t.start] == ';' && i < len(toks)-1 {
-			return refuse(CodeUnknown, "the proxy cannot parse this input (%s) and it holds more than one statement, "+
+			return refuse(wire.ErUnknown, "the proxy cannot parse this input (%s) and it holds more than one statement, "+
 				"so it cannot tell what the others do; send the statements one at a time", firstLine(a.parseErr.Error()))
 		}
 	}
@@ -707,12 +704,12 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 			hazard = "it shows what the whole server holds, every sandbox's statements included"
 		}
 		if hazard != "" {
-			return refuse(CodeUnknown, "the proxy cannot parse this statement (%s) and %s; rewrite it in syntax MySQL 8 "+
+			return refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s) and %s; rewrite it in syntax MySQL 8 "+
 				"also accepts", firstLine(a.parseErr.Error()), hazard)
 		}
 	}
 	if !readLike {
-		return refuse(CodeUnknown, "the proxy cannot parse this statement (%s), so it cannot confine its writes "+
+		return refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s), so it cannot confine its writes "+
 			"to the sandbox; rewrite it in syntax MySQL 8 also accepts", firstLine(a.parseErr.Error()))
 	}
 	hint := "rewrite it in syntax MySQL 8 also accepts"
@@ -724,7 +721,7 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 	for _, ch := range buildChains(a.text, toks, nil) {
 		for _, t := range chainTables(a.text, toks, ch) {
 			if mt, ok := a.mappedAny(r, t); ok {
-				return refuse(CodeUnknown, "this statement names the sandboxed table %s but the proxy cannot parse it "+
+				return refuse(wire.ErUnknown, "this statement names the sandboxed table %s but the proxy cannot parse it "+
 					"(%s), so it cannot be redirected to the sandbox; %s", quoteName(mt), firstLine(a.parseErr.Error()), hint)
 			}
 		}
@@ -750,7 +747,7 @@ func quoteName(t Table) string { return quoteIdent(t.DB) + "." + quoteIdent(t.Na
 func validPhysical(p Table) error {
 	for _, s := range []string{p.DB, p.Name} {
 		if s == "" || len(s) > maxIdentifierLength || strings.HasSuffix(s, " ") || strings.ContainsRune(s, 0) {
-			return refuse(CodeWrongTableName, "invalid physical table name %s", quoteName(p))
+			return refuse(wire.ErWrongTableName, "invalid physical table name %s", quoteName(p))
 		}
 	}
 	return nil

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sqlfork/sqlfork-proxy/wire"
+
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
@@ -123,7 +125,7 @@ func mustComeLast(st rewrite.Statement) bool {
 // LexingChangeRefused is the error for an input in which a statement that
 // changes how text is read is followed by more statements.
 func (s *Session) LexingChangeRefused() error {
-	return refusal(1290, "HY000", "a statement that changes how the server reads text (SET NAMES, SET CHARACTER SET, "+
+	return refusal(wire.ErOptionPreventsStatement, "HY000", "a statement that changes how the server reads text (SET NAMES, SET CHARACTER SET, "+
 		"character_set_client, sql_mode) or makes reads lock (SERIALIZABLE) must be sent on its own or last in a "+
 		"multi-statement input; send the statements after it separately")
 }
@@ -137,10 +139,10 @@ func (s *Session) ServerCommand(name string, changes bool) error {
 	case s.mode == Passthrough:
 		return nil
 	case s.sb != nil:
-		return refusal(1290, "HY000", "%s acts on or shows the server as a whole, every sandbox's sessions included; "+
+		return refusal(wire.ErOptionPreventsStatement, "HY000", "%s acts on or shows the server as a whole, every sandbox's sessions included; "+
 			"it is refused in a sandbox (run it on a direct connection)", name)
 	case changes && s.mode == Explicit && !s.allowProd:
-		return refusal(1290, "HY000", "%s outside a sandbox would change the server, which this proxy does not allow "+
+		return refusal(wire.ErOptionPreventsStatement, "HY000", "%s outside a sandbox would change the server, which this proxy does not allow "+
 			"(--production-writes=deny)", name)
 	}
 	return nil
@@ -190,7 +192,7 @@ func (m *Manager) Open(ctx context.Context, o Options) (*Session, error) {
 	}
 	if o.Sandbox != "" {
 		if err := ValidName(o.Sandbox); err != nil {
-			return nil, refusal(1105, "HY000", "%v", err)
+			return nil, refusal(wire.ErUnknown, "HY000", "%v", err)
 		}
 		sb, err := m.lookup(ctx, o.Sandbox)
 		if err != nil {
@@ -264,7 +266,7 @@ func (s *Session) authorize(sb *Sandbox) error {
 	}
 	// The same error as for a sandbox that does not exist: other users'
 	// sandboxes are not even visible.
-	return refusal(1105, "HY000", "no sandbox named %q; SANDBOX LIST shows yours", sb.Name)
+	return refusal(wire.ErUnknown, "HY000", "no sandbox named %q; SANDBOX LIST shows yours", sb.Name)
 }
 
 // Reply is an answer the proxy gives itself: a result set when Columns is
@@ -448,7 +450,7 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	}
 	opts = s.Options(opts)
 	if m := unreadableMode(s.vars.SQLMode); m != "" {
-		return nil, refusal(1290, "HY000", "sql_mode %s changes how the server reads statements in ways the proxy does not "+
+		return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "sql_mode %s changes how the server reads statements in ways the proxy does not "+
 			"follow, so it cannot keep them away from production; SET sql_mode without %s", m, m)
 	}
 	a := s.m.engine.Analyze(sql, opts)
@@ -470,7 +472,7 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 		switch {
 		case st.Class == rewrite.ClassSandbox:
 			if prepared {
-				return nil, refusal(1295, "HY000", "SANDBOX statements cannot be prepared; send them as plain queries")
+				return nil, refusal(wire.ErUnsupportedPS, "HY000", "SANDBOX statements cannot be prepared; send them as plain queries")
 			}
 			return s.sandboxStatement(ctx, sql)
 		case st.Kind == "USE":
@@ -505,7 +507,7 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 			if errors.As(err, &r) {
 				msg = strings.TrimPrefix(r.Message, "sqlfork-proxy: ")
 			}
-			return nil, refusal(1105, "HY000", "this connection has no sandbox and cannot get one (%s); "+
+			return nil, refusal(wire.ErUnknown, "HY000", "this connection has no sandbox and cannot get one (%s); "+
 				"nothing runs outside a sandbox in transparent mode: reconnect later or SANDBOX ATTACH one of yours", msg)
 		}
 	}
@@ -518,14 +520,14 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 		if s.mode == Explicit && !s.allowProd {
 			for _, st := range a.Statements {
 				if st.Outside != "" {
-					return nil, refusal(1290, "HY000", "%s", st.Outside)
+					return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "%s", st.Outside)
 				}
 				if reason := mutates(st); reason != "" {
-					return nil, refusal(1290, "HY000", "%s outside a sandbox would change production, which this proxy does not "+
+					return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "%s outside a sandbox would change production, which this proxy does not "+
 						"allow (--production-writes=deny); run SANDBOX CREATE first", reason)
 				}
 				if reason := blocksProduction(st, s.serializable()); reason != "" {
-					return nil, refusal(1290, "HY000", "%s outside a sandbox would hold locks on production rows and block its "+
+					return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "%s outside a sandbox would hold locks on production rows and block its "+
 						"writers, which this proxy does not allow (--production-writes=deny); run SANDBOX CREATE first "+
 						"(a sandbox takes such locks on its own copies)", reason)
 				}
@@ -533,7 +535,7 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 			if why, err := s.objectHazard(ctx, a, nil); err != nil {
 				return nil, err
 			} else if why != "" {
-				return nil, refusal(1290, "HY000", "outside a sandbox the proxy must prove a statement does not change "+
+				return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "outside a sandbox the proxy must prove a statement does not change "+
 					"production (--production-writes=deny), and cannot: %s; run SANDBOX CREATE first", why)
 			}
 			// What the engine cannot see through (unparseable writes,
@@ -544,7 +546,7 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 				if errors.As(err, &r) {
 					msg = strings.TrimPrefix(r.Message, "sqlfork-proxy: ")
 				}
-				return nil, refusal(1290, "HY000", "outside a sandbox the proxy must prove a statement does not change production "+
+				return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "outside a sandbox the proxy must prove a statement does not change production "+
 					"(--production-writes=deny), and cannot: %s; run SANDBOX CREATE first", msg)
 			}
 		}
@@ -574,25 +576,25 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 				return nil, err
 			}
 		}
-		return nil, refusal(1105, "HY000", "sandbox %q was discarded (by SANDBOX DISCARD elsewhere or expiry); this connection "+
+		return nil, refusal(wire.ErUnknown, "HY000", "sandbox %q was discarded (by SANDBOX DISCARD elsewhere or expiry); this connection "+
 			"is now in %s; retry", name, s.where())
 	}
 	for _, st := range a.Statements {
 		if st.Outside != "" {
-			return nil, refusal(1290, "HY000", "%s", st.Outside)
+			return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "%s", st.Outside)
 		}
 		if why := serverWide(st); why != "" {
-			return nil, refusal(1290, "HY000", "%s, which a sandbox must not see; run it on a direct connection", why)
+			return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "%s, which a sandbox must not see; run it on a direct connection", why)
 		}
 		if reason := outsideTables(st); reason != "" {
-			return nil, refusal(1290, "HY000", "%s changes the server outside any table, which a sandbox cannot contain; "+
+			return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "%s changes the server outside any table, which a sandbox cannot contain; "+
 				"it is refused in a sandbox (run it on a direct connection or SANDBOX DETACH in explicit mode)", reason)
 		}
 	}
 	if why, err := s.objectHazard(ctx, a, s.sb); err != nil {
 		return nil, err
 	} else if why != "" {
-		return nil, refusal(1290, "HY000", "this statement cannot be confined to the sandbox: %s", why)
+		return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "this statement cannot be confined to the sandbox: %s", why)
 	}
 	// First writes fork.
 	for _, st := range a.Statements {
@@ -685,7 +687,7 @@ func (s *Session) Restarted(replayed bool) {
 // ReplayRefused is the error for a transaction that has written and now
 // needs a table forked after it began, when the proxy cannot replay it.
 func (s *Session) ReplayRefused(why string) error {
-	return refusal(1412, "HY000", "Table definition has changed, please retry transaction: a table this statement "+
+	return refusal(wire.ErTableDefChanged, "HY000", "Table definition has changed, please retry transaction: a table this statement "+
 		"uses was forked into sandbox %q after the transaction started, and the transaction has already written (%s); "+
 		"ROLLBACK and run the transaction again (the fork now exists, so the retry works)", s.SandboxName(), why)
 }
@@ -868,7 +870,7 @@ func (r resolver) Resolve(t rewrite.Table, write bool) (rewrite.Table, bool, err
 	if write {
 		// Every written table is forked before rewriting; one that is not
 		// was missed by the analysis. Fail closed.
-		return t, false, refusal(1105, "HY000", "the statement writes %s, which is not in the sandbox; "+
+		return t, false, refusal(wire.ErUnknown, "HY000", "the statement writes %s, which is not in the sandbox; "+
 			"the proxy refuses rather than write production (simplify the statement)", t)
 	}
 	return t, false, nil

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sqlfork/sqlfork-proxy/wire"
+
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
@@ -65,7 +67,7 @@ func ownOnly(a *rewrite.Analysis, prepared bool) (*ProcessList, error) {
 	if len(a.Statements) > 1 {
 		for _, st := range a.Statements {
 			if st.Show != nil && st.Show.What == "DATABASES" {
-				return nil, refusal(1290, "HY000", "the proxy answers SHOW DATABASES without its own databases only "+
+				return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "the proxy answers SHOW DATABASES without its own databases only "+
 					"when it is sent alone; send it without other statements")
 			}
 		}
@@ -86,10 +88,10 @@ func processList(a *rewrite.Analysis, prepared bool) (*ProcessList, error) {
 	case pl == nil:
 		return nil, nil
 	case len(a.Statements) > 1:
-		return nil, refusal(1290, "HY000", "the proxy answers SHOW PROCESSLIST itself (with your own connections only) "+
+		return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "the proxy answers SHOW PROCESSLIST itself (with your own connections only) "+
 			"and only when it is sent alone; send it without other statements")
 	case prepared:
-		return nil, refusal(1295, "HY000", "the proxy answers SHOW PROCESSLIST itself (with your own connections only), "+
+		return nil, refusal(wire.ErUnsupportedPS, "HY000", "the proxy answers SHOW PROCESSLIST itself (with your own connections only), "+
 			"which cannot be prepared; send it as a plain statement")
 	}
 	return pl, nil
@@ -154,7 +156,7 @@ func (s *Session) sharedState(ctx context.Context, a *rewrite.Analysis) (string,
 
 // refuseShared is the error for a statement sharedState found.
 func refuseShared(why string) error {
-	return refusal(1290, "HY000", "%s, which the sessions of every user of this proxy share; it is refused through the "+
+	return refusal(wire.ErOptionPreventsStatement, "HY000", "%s, which the sessions of every user of this proxy share; it is refused through the "+
 		"proxy (run it on a direct connection)", why)
 }
 
@@ -271,7 +273,7 @@ func (s *Session) outsideSandbox(ctx context.Context, a *rewrite.Analysis, sql s
 			if errors.As(err, &r) {
 				msg = strings.TrimPrefix(r.Message, "sqlfork-proxy: ")
 			}
-			return nil, true, refusal(1290, "HY000", "the proxy must see what a statement reads, since the sessions of "+
+			return nil, true, refusal(wire.ErOptionPreventsStatement, "HY000", "the proxy must see what a statement reads, since the sessions of "+
 				"every user of this proxy share the server, and cannot: %s; run it on a direct connection", msg)
 		}
 	}

@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/wire"
+
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
 
@@ -423,7 +425,7 @@ func (l Limits) checkTTL(ttl time.Duration) error {
 	if ttl > 0 {
 		asked = ttl.String()
 	}
-	return refusal(1105, "HY000", "a kept sandbox may live at most %s (max-sandbox-ttl), not %s; give a shorter TTL", l.MaxTTL, asked)
+	return refusal(wire.ErUnknown, "HY000", "a kept sandbox may live at most %s (max-sandbox-ttl), not %s; give a shorter TTL", l.MaxTTL, asked)
 }
 
 // limits returns the current limits.
@@ -565,11 +567,11 @@ func (e *DialError) Error() string { return "open a side connection to the upstr
 func (e *DialError) MySQLError() (uint16, string, string) {
 	var me *mysql.MyError
 	if !errors.As(e.Err, &me) {
-		return 1105, "HY000", "sqlfork-proxy: could not open a side connection (for forks and the sandbox registry) to the upstream: " +
+		return wire.ErUnknown, "HY000", "sqlfork-proxy: could not open a side connection (for forks and the sandbox registry) to the upstream: " +
 			e.Err.Error() + "; retry the statement"
 	}
 	msg := "sqlfork-proxy: the upstream refused a side connection (for forks and the sandbox registry): " + me.Message
-	if me.Code == 1040 {
+	if me.Code == wire.ErConCount {
 		msg += fmt.Sprintf("; its max_connections must cover every client connection plus the proxy's %d side connections "+
 			"(side-connections): retry the statement, or ask the operator to raise the upstream's max_connections or lower "+
 			"the proxy's max-connections", e.Size)
@@ -655,7 +657,7 @@ func (m *Manager) newSandbox(name, owner string) (*Sandbox, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if max := m.limits().MaxSandboxes; max > 0 && len(m.byID) >= max {
-		return nil, refusal(1040, "08004", "the proxy already holds %d sandboxes (its limit); discard some with SANDBOX DISCARD or ask the operator to raise --max-sandboxes", len(m.byID))
+		return nil, refusal(wire.ErConCount, "08004", "the proxy already holds %d sandboxes (its limit); discard some with SANDBOX DISCARD or ask the operator to raise --max-sandboxes", len(m.byID))
 	}
 	if max := m.guard(owner).MaxSandboxes; max > 0 {
 		n := 0
@@ -665,7 +667,7 @@ func (m *Manager) newSandbox(name, owner string) (*Sandbox, error) {
 			}
 		}
 		if n >= max {
-			r := refusal(1226, "42000", "User '%s' has exceeded the 'max_sandboxes' resource (current value: %d): the "+
+			r := refusal(wire.ErUserLimitReached, "42000", "User '%s' has exceeded the 'max_sandboxes' resource (current value: %d): the "+
 				"max-sandboxes-per-user guardrail lets a user own %d sandboxes at once in this proxy; SANDBOX DISCARD "+
 				"one, or close connections (each transparent-mode connection has its own)", owner, max, max)
 			r.Reason = GuardMaxSandboxes
@@ -681,7 +683,7 @@ func (m *Manager) newSandbox(name, owner string) (*Sandbox, error) {
 		id = nameID(name)
 	}
 	if _, ok := m.byName[name]; ok {
-		return nil, refusal(1105, "HY000", "a sandbox named %q already exists; ATTACH it or choose another name", name)
+		return nil, refusal(wire.ErUnknown, "HY000", "a sandbox named %q already exists; ATTACH it or choose another name", name)
 	}
 	now := time.Now().UTC()
 	sb := &Sandbox{ID: id, Name: name, Owner: owner, Created: now, lastActive: now, tables: map[string]*entry{}}
@@ -738,7 +740,7 @@ func (m *Manager) attach(sb *Sandbox) error {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	if sb.discarded {
-		return refusal(1105, "HY000", "sandbox %q was discarded", sb.Name)
+		return refusal(wire.ErUnknown, "HY000", "sandbox %q was discarded", sb.Name)
 	}
 	sb.attached++
 	sb.lastActive = time.Now().UTC()
@@ -863,7 +865,7 @@ func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode
 	discarded := sb.discarded
 	sb.mu.Unlock()
 	if discarded {
-		return nil, false, refusal(1105, "HY000", "sandbox %q was discarded; SANDBOX CREATE or ATTACH another", sb.Name)
+		return nil, false, refusal(wire.ErUnknown, "HY000", "sandbox %q was discarded; SANDBOX CREATE or ATTACH another", sb.Name)
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.ForkTimeout)
 	defer cancel()
@@ -916,7 +918,7 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 		return nil, fmt.Errorf("lock fork of %s: %w", t, err)
 	}
 	if len(rows) != 1 || rows[0][0] == nil || *rows[0][0] != "1" {
-		return nil, refusal(1205, "HY000", "timed out waiting for another proxy to fork %s; retry", t)
+		return nil, refusal(wire.ErLockWaitTimeout, "HY000", "timed out waiting for another proxy to fork %s; retry", t)
 	}
 	defer func() {
 		_, _ = c.Query(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+forker.QuoteString(lock)+")")
@@ -956,7 +958,7 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 			used := sb.bytes
 			sb.mu.Unlock()
 			if used+size > maxBytes {
-				r := refusal(1114, "HY000", "forking %s (%d bytes) would take sandbox %q past its limit of %d forked bytes (%d used); "+
+				r := refusal(wire.ErRecordFileFull, "HY000", "forking %s (%d bytes) would take sandbox %q past its limit of %d forked bytes (%d used); "+
 					"discard the sandbox or ask the operator to raise --max-fork-bytes", t, size, sb.Name, maxBytes, used)
 				r.Reason = GuardMaxForkBytes
 				return nil, r
@@ -988,7 +990,7 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 		m.setEntry(sb, k, e)
 		return e, nil
 	case errors.As(err, &refused):
-		return nil, refusal(1105, "HY000", "%s", refused.Error())
+		return nil, refusal(wire.ErUnknown, "HY000", "%s", refused.Error())
 	case err != nil:
 		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+ftable(phys).String())
 		return nil, fmt.Errorf("fork %s: %w", t, err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/wire"
+
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
 
@@ -129,7 +131,7 @@ func (m *Manager) persist(ctx context.Context, c SideConn, sb *Sandbox) error {
 			strings.Join([]string{forker.QuoteString(sb.ID), forker.QuoteString(sb.Name), forker.QuoteString(sb.Owner), keptN,
 				sqlTime(sb.Created), sqlTime(expires), sqlTime(last), sqlTime(lease), forker.QuoteString(m.proxyID)}, ", ")+")")
 		var me *mysql.MyError
-		if errors.As(err, &me) && me.Code == 1062 {
+		if errors.As(err, &me) && me.Code == wire.ErDupEntry {
 			// Another process recorded it first: the same sandbox if the
 			// name matches (ids of named sandboxes derive from the name).
 			rows, qerr := c.Query(ctx, "SELECT name, owner FROM "+m.q("sandboxes")+" WHERE id = "+forker.QuoteString(sb.ID))
@@ -137,7 +139,7 @@ func (m *Manager) persist(ctx context.Context, c SideConn, sb *Sandbox) error {
 				return fmt.Errorf("record sandbox %s: %w", sb.Name, qerr)
 			}
 			if len(rows) != 1 || str(rows[0][0]) != sb.Name || str(rows[0][1]) != sb.Owner {
-				return refusal(1105, "HY000", "sandbox name %q clashes with another sandbox (of this or another user); choose another name", sb.Name)
+				return refusal(wire.ErUnknown, "HY000", "sandbox name %q clashes with another sandbox (of this or another user); choose another name", sb.Name)
 			}
 			sb.mu.Lock()
 			sb.persisted = true

@@ -3,20 +3,23 @@ package session
 import (
 	"context"
 
+	"github.com/sqlfork/sqlfork-proxy/wire"
+
 	"fmt"
-	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"strconv"
 	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
 // sandboxStatement runs a SANDBOX pseudo-statement.
 func (s *Session) sandboxStatement(ctx context.Context, sql string) (*Plan, error) {
 	if s.inTrx {
-		return nil, refusal(1179, "25000", "SANDBOX statements are not allowed in a transaction; COMMIT or ROLLBACK first")
+		return nil, refusal(wire.ErCantDoThisDuringTrx, "25000", "SANDBOX statements are not allowed in a transaction; COMMIT or ROLLBACK first")
 	}
 	c, err := ParseCommand(sql)
 	if err != nil {
-		return nil, refusal(1064, "42000", "%v", err)
+		return nil, refusal(wire.ErParse, "42000", "%v", err)
 	}
 	var r *Reply
 	switch c.Verb {
@@ -55,7 +58,7 @@ func (s *Session) create(ctx context.Context, c Command) (*Reply, error) {
 		if sb, err := s.m.lookup(ctx, c.Name); err != nil {
 			return nil, err
 		} else if sb != nil {
-			return nil, refusal(1105, "HY000", "a sandbox named %q already exists; ATTACH it or choose another name", c.Name)
+			return nil, refusal(wire.ErUnknown, "HY000", "a sandbox named %q already exists; ATTACH it or choose another name", c.Name)
 		}
 	}
 	if c.HasTTL {
@@ -91,7 +94,7 @@ func (s *Session) attachTo(ctx context.Context, name string) (*Reply, error) {
 		return nil, err
 	}
 	if sb == nil {
-		return nil, refusal(1105, "HY000", "no sandbox named %q; SANDBOX LIST shows yours", name)
+		return nil, refusal(wire.ErUnknown, "HY000", "no sandbox named %q; SANDBOX LIST shows yours", name)
 	}
 	if err := s.authorize(sb); err != nil {
 		return nil, err
@@ -137,7 +140,7 @@ func (s *Session) detachCmd() (*Reply, error) {
 // keep makes the current sandbox survive disconnects and restarts.
 func (s *Session) keep(ctx context.Context, c Command) (*Reply, error) {
 	if s.sb == nil {
-		return nil, refusal(1105, "HY000", "not in a sandbox; SANDBOX CREATE or ATTACH first")
+		return nil, refusal(wire.ErUnknown, "HY000", "not in a sandbox; SANDBOX CREATE or ATTACH first")
 	}
 	ttl := s.ttlOrDefault(c)
 	if err := s.m.limits().checkTTL(ttl); err != nil {
@@ -170,7 +173,7 @@ func (s *Session) discardCmd(ctx context.Context, name string) (*Reply, error) {
 			return nil, err
 		}
 		if sb == nil {
-			return nil, refusal(1105, "HY000", "no sandbox named %q; SANDBOX LIST shows yours", name)
+			return nil, refusal(wire.ErUnknown, "HY000", "no sandbox named %q; SANDBOX LIST shows yours", name)
 		}
 		if err := s.authorize(sb); err != nil {
 			return nil, err
@@ -178,7 +181,7 @@ func (s *Session) discardCmd(ctx context.Context, name string) (*Reply, error) {
 		sb = s.m.remember(sb)
 	}
 	if sb == nil {
-		return nil, refusal(1105, "HY000", "not in a sandbox; name the sandbox to discard")
+		return nil, refusal(wire.ErUnknown, "HY000", "not in a sandbox; name the sandbox to discard")
 	}
 	if sb == s.sb {
 		s.unbind()

@@ -3,6 +3,8 @@ package session
 import (
 	"strings"
 
+	"github.com/sqlfork/sqlfork-proxy/wire"
+
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
@@ -23,7 +25,7 @@ func showSQL(sh *rewrite.Show, currentDB string) (string, bool, error) {
 		db = currentDB
 	}
 	if db == "" {
-		return "", false, refusal(1046, "3D000", "No database selected")
+		return "", false, refusal(wire.ErNoDB, "3D000", "No database selected")
 	}
 	var cols []string
 	nameCol := "Name"

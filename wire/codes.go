@@ -1,0 +1,35 @@
+package wire
+
+// Error codes the proxy sends or interprets, named as in MariaDB's
+// include/mysqld_error.h (ER_…). They are server codes: client libraries
+// take an ERR packet carrying one of their own codes (2000–2999) for a
+// malformed packet (libmariadb reports 2027), so the proxy never sends
+// those.
+const (
+	ErDBAccessDenied          uint16 = 1044 // ER_DBACCESS_DENIED_ERROR
+	ErAccessDenied            uint16 = 1045 // ER_ACCESS_DENIED_ERROR
+	ErNoDB                    uint16 = 1046 // ER_NO_DB_ERROR
+	ErUnknownCom              uint16 = 1047 // ER_UNKNOWN_COM_ERROR
+	ErConCount                uint16 = 1040 // ER_CON_COUNT_ERROR
+	ErHandshake               uint16 = 1043 // ER_HANDSHAKE_ERROR
+	ErServerShutdown          uint16 = 1053 // ER_SERVER_SHUTDOWN
+	ErDupEntry                uint16 = 1062 // ER_DUP_ENTRY
+	ErParse                   uint16 = 1064 // ER_PARSE_ERROR
+	ErNoSuchThread            uint16 = 1094 // ER_NO_SUCH_THREAD
+	ErWrongTableName          uint16 = 1103 // ER_WRONG_TABLE_NAME
+	ErUnknown                 uint16 = 1105 // ER_UNKNOWN_ERROR
+	ErRecordFileFull          uint16 = 1114 // ER_RECORD_FILE_FULL
+	ErMalformedPacket         uint16 = 1835 // ER_MALFORMED_PACKET
+	ErCantDoThisDuringTrx     uint16 = 1179 // ER_CANT_DO_THIS_DURING_AN_TRANSACTION
+	ErUnknownSystemVariable   uint16 = 1193 // ER_UNKNOWN_SYSTEM_VARIABLE
+	ErLockWaitTimeout         uint16 = 1205 // ER_LOCK_WAIT_TIMEOUT
+	ErLockDeadlock            uint16 = 1213 // ER_LOCK_DEADLOCK
+	ErUserLimitReached        uint16 = 1226 // ER_USER_LIMIT_REACHED
+	ErUnknownStmtHandler      uint16 = 1243 // ER_UNKNOWN_STMT_HANDLER
+	ErNotSupportedAuthMode    uint16 = 1251 // ER_NOT_SUPPORTED_AUTH_MODE
+	ErOptionPreventsStatement uint16 = 1290 // ER_OPTION_PREVENTS_STATEMENT
+	ErUnsupportedPS           uint16 = 1295 // ER_UNSUPPORTED_PS
+	ErTableDefChanged         uint16 = 1412 // ER_TABLE_DEF_CHANGED
+	ErConnectToForeignSource  uint16 = 1429 // ER_CONNECT_TO_FOREIGN_DATA_SOURCE
+	ErSecureTransportRequired uint16 = 3159 // ER_SECURE_TRANSPORT_REQUIRED (MySQL)
+)
