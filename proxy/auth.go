@@ -16,7 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
-	sandbox "github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/session"
 )
 
 // account is a proxy login and the upstream credentials it maps to.
@@ -68,7 +68,7 @@ type login struct {
 	be  *backend
 	// tag is the sandbox named in the login (appuser+sandbox).
 	tag string
-	sbx *sandbox.Session
+	sbx *session.Session
 }
 
 var _ server.AuthenticationHandler = (*login)(nil)
@@ -113,7 +113,7 @@ func (l *login) OnAuthSuccess(c *server.Conn) error {
 	l.srv.remember(be.greeting)
 	c.SetStatus(be.status)
 	l.be = be
-	sbx, err := l.srv.openSandbox(l.ctx, l.acct, l.tag, c.Attributes(), c.ConnectionID(), l.log)
+	sbx, err := l.srv.openSandbox(l.ctx, l.acct, l.tag, c.Attributes(), c.ConnectionID(), be, l.db, l.log)
 	if err != nil {
 		be.close()
 		l.be = nil
@@ -128,7 +128,7 @@ func (l *login) OnAuthSuccess(c *server.Conn) error {
 // one of the proxy's own databases, as COM_INIT_DB and USE are refused.
 func (s *Server) internalDB(a *account, db string) *mysql.MyError {
 	prefix := s.cfg.Sandbox.Prefix
-	if prefix == "" || s.modeOf(a) == sandbox.Passthrough || len(db) < len(prefix) || !strings.EqualFold(db[:len(prefix)], prefix) {
+	if prefix == "" || s.modeOf(a) == session.Passthrough || len(db) < len(prefix) || !strings.EqualFold(db[:len(prefix)], prefix) {
 		return nil
 	}
 	return newError(wire.ErDBAccessDenied, "42000", "sqlfork-proxy: access to the proxy's internal database %s is denied", forker.QuoteIdent(db))
@@ -151,23 +151,26 @@ func (s *Server) lookupAccount(name string) (*account, string, bool) {
 }
 
 // modeOf is the sandbox mode of an account.
-func (s *Server) modeOf(a *account) sandbox.Mode {
+func (s *Server) modeOf(a *account) session.Mode {
 	m := a.mode
 	if m == "" {
 		m = s.cfg.Mode
 	}
-	mode, _ := sandbox.ParseMode(m)
+	mode, _ := session.ParseMode(m)
 	return mode
 }
 
 // openSandbox binds a new client session to its sandbox per the account's
 // mode, the login tag or the sqlfork_sandbox connection attribute.
-func (s *Server) openSandbox(ctx context.Context, a *account, tag string, attrs map[string]string, connID uint32, log *zap.Logger) (*sandbox.Session, error) {
+// be is the connection's upstream connection and db the database its
+// login chose.
+func (s *Server) openSandbox(ctx context.Context, a *account, tag string, attrs map[string]string, connID uint32, be *backend,
+	db string, log *zap.Logger) (*session.Session, error) {
 	mode := s.modeOf(a)
 	if tag == "" {
 		tag = attrs["sqlfork_sandbox"]
 	}
-	if mode == sandbox.Passthrough {
+	if mode == session.Passthrough {
 		if tag != "" {
 			return nil, newError(wire.ErAccessDenied, "28000", "sqlfork-proxy: user %s is in passthrough mode and cannot use sandbox %q", a.name, tag)
 		}
@@ -178,8 +181,8 @@ func (s *Server) openSandbox(ctx context.Context, a *account, tag string, attrs 
 		s.log.Warn("sandbox manager unavailable", zap.Error(err))
 		return nil, newError(wire.ErConnectToForeignSource, "HY000", "sqlfork-proxy: sandboxes are unavailable (%v)", err)
 	}
-	sbx, err := m.Open(ctx, sandbox.Options{User: a.name, ConnID: uint64(connID), Mode: mode, Sandbox: tag,
-		AllowProductionWrites: s.cfg.ProductionWrites == "allow", Log: log})
+	sbx, err := m.Open(ctx, session.Options{User: a.name, ConnID: uint64(connID), Mode: mode, Sandbox: tag,
+		AllowProductionWrites: s.cfg.ProductionWrites == "allow", Log: log, Upstream: clientUpstream{be}, DB: db})
 	s.countGuardrail(err)
 	return sbx, err
 }

@@ -70,3 +70,20 @@ func lookupCommand(cmd byte) commandInfo {
 
 // commandName names a command byte for logs and metrics.
 func commandName(cmd byte) string { return lookupCommand(cmd).name }
+
+// shape is the wire shape of the answer to a command the proxy forwards.
+func (i commandInfo) shape() wire.Shape {
+	switch i.resp {
+	case respSingle:
+		return wire.ShapeSingle
+	case respResults:
+		return wire.ShapeResults
+	case respPrepare:
+		return wire.ShapePrepare
+	case respRows:
+		return wire.ShapeRows
+	case respFields:
+		return wire.ShapeFields
+	}
+	return wire.ShapeNone
+}

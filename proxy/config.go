@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	sandbox "github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/session"
 )
 
 // Auth plugin names accepted for proxy users.
@@ -43,7 +43,7 @@ type User struct {
 	Mode string `yaml:"mode"`
 
 	// Guardrails of this user, each replacing the global setting of the
-	// same name when set (see sandbox.Guardrails). DenyStatements is a
+	// same name when set (see session.Guardrails). DenyStatements is a
 	// comma-separated list of statement classes ("" denies none).
 	DenyStatements      *string        `yaml:"deny_statements"`
 	DenyMultiStatements *bool          `yaml:"deny_multi_statements"`
@@ -55,7 +55,7 @@ type User struct {
 
 // guardrails are the user's guardrails: global with the user's own
 // settings in place of the global ones; own reports whether there are any.
-func (u User) guardrails(global sandbox.Guardrails) (g sandbox.Guardrails, own bool) {
+func (u User) guardrails(global session.Guardrails) (g session.Guardrails, own bool) {
 	g = global
 	if u.DenyStatements != nil {
 		g.DenyStatements, own = nil, true
@@ -85,13 +85,13 @@ func (u User) guardrails(global sandbox.Guardrails) (g sandbox.Guardrails, own b
 
 // SandboxConfig is the sandbox configuration of c, with each user's own
 // guardrails filled in from Users.
-func (c *Config) SandboxConfig() sandbox.Config {
+func (c *Config) SandboxConfig() session.Config {
 	sc := c.Sandbox
 	sc.UserGuardrails = nil
 	for _, u := range c.Users {
 		if g, own := u.guardrails(c.Sandbox.Guardrails); own {
 			if sc.UserGuardrails == nil {
-				sc.UserGuardrails = map[string]sandbox.Guardrails{}
+				sc.UserGuardrails = map[string]session.Guardrails{}
 			}
 			sc.UserGuardrails[u.Name] = g
 		}
@@ -150,7 +150,7 @@ type Config struct {
 	// (appuser+mysandbox); empty disables the tag.
 	UserSeparator string
 	// Sandbox configures sandboxes (prefix, forker, TTLs, limits).
-	Sandbox sandbox.Config
+	Sandbox session.Config
 }
 
 // DefaultConfig returns the documented defaults.
@@ -166,12 +166,12 @@ func DefaultConfig() Config {
 		IdleTimeout:      8 * time.Hour,
 		WriteTimeout:     60 * time.Second,
 		ShutdownGrace:    30 * time.Second,
-		Mode:             string(sandbox.Transparent),
+		Mode:             string(session.Transparent),
 		ProductionWrites: "deny",
 		UserSeparator:    "+",
-		Sandbox: sandbox.Config{Prefix: "_sqlfork", Forker: "auto", DefaultTTL: 24 * time.Hour,
+		Sandbox: session.Config{Prefix: "_sqlfork", Forker: "auto", DefaultTTL: 24 * time.Hour,
 			IdleTTL: 7 * 24 * time.Hour, MaxTTL: 30 * 24 * time.Hour, ReapInterval: 10 * time.Second,
-			SideConnections: sandbox.DefaultSideConnections, ForkQueueTimeout: sandbox.DefaultForkQueueTimeout},
+			SideConnections: session.DefaultSideConnections, ForkQueueTimeout: session.DefaultForkQueueTimeout},
 	}
 }
 
@@ -214,7 +214,7 @@ func (c *Config) Validate() error {
 	if c.MaxConnections < 0 {
 		return fmt.Errorf("max-connections: must be >= 0, got %d", c.MaxConnections)
 	}
-	if _, err := sandbox.ParseMode(c.Mode); err != nil {
+	if _, err := session.ParseMode(c.Mode); err != nil {
 		return fmt.Errorf("mode: %w", err)
 	}
 	if c.ProductionWrites != "deny" && c.ProductionWrites != "allow" {
@@ -248,7 +248,7 @@ func (c *Config) Validate() error {
 		}
 		seen[u.Name] = true
 		if u.Mode != "" {
-			if _, err := sandbox.ParseMode(u.Mode); err != nil {
+			if _, err := session.ParseMode(u.Mode); err != nil {
 				return fmt.Errorf("users[%d].mode: %w", i, err)
 			}
 		}

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -13,7 +14,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/metrics"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 
-	sandbox "github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/session"
 )
 
 // internalLimit bounds packets the proxy reads for its own queries.
@@ -26,21 +27,8 @@ type textResult struct {
 	rows     [][]*string
 	// defs are the column definition packets of the first result set.
 	defs [][]byte
-	// oks are the OK packets of the answer, in order.
-	oks []okInfo
-}
-
-// okInfo is what an OK packet says a statement did.
-type okInfo struct{ affected, insertID uint64 }
-
-// parseOK reads affected rows and last insert id from an OK payload.
-func parseOK(p []byte) okInfo {
-	if len(p) < 1 {
-		return okInfo{}
-	}
-	a, n, _ := wire.LenEnc(p[1:])
-	id, _, _ := wire.LenEnc(p[1+n:])
-	return okInfo{a, id}
+	// oks are what the answer's OK packets said, in order.
+	oks []wire.OK
 }
 
 // serverError is an error the upstream answered with; the connection is
@@ -59,96 +47,183 @@ func (b *backend) query(ctx context.Context, sql string) (*textResult, error) {
 }
 
 // roundTrip sends one command packet (COM_QUERY or COM_STMT_EXECUTE) and
-// reads the whole answer; rows are parsed as text rows when textRows is
-// set, else skipped.
+// reads the whole answer; the first result set's rows are parsed as text
+// rows when textRows is set, else skipped. A server error is a
+// serverError; any other error leaves the connection unusable.
 func (b *backend) roundTrip(ctx context.Context, payload []byte, textRows bool) (*textResult, error) {
-	if dl, ok := ctx.Deadline(); ok {
-		_ = b.conn.SetDeadline(dl)
-		defer func() { _ = b.conn.SetDeadline(time.Time{}) }()
-	}
-	stop := context.AfterFunc(ctx, func() { _ = b.conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-	if _, err := wire.WritePacket(b.w, 0, payload); err != nil {
-		return nil, fmt.Errorf("send query: %w", err)
-	}
-	if err := b.w.Flush(); err != nil {
-		return nil, fmt.Errorf("send query: %w", err)
+	defer b.watch(ctx)()
+	if err := b.send(payload); err != nil {
+		return nil, err
 	}
 	res := &textResult{}
-	first := true
-	for {
-		p, _, err := wire.ReadPacket(b.r, nil, internalLimit)
+	resp := wire.NewResponse(wire.ShapeResults, false)
+	resp.Status = b.status
+	defer func() { b.status = resp.Status }()
+	first, cols, eofs := true, 0, 0
+	for !resp.Done() {
+		p, seq, err := wire.ReadPacket(b.r, nil, internalLimit)
 		if err != nil {
 			return nil, fmt.Errorf("read answer: %w", err)
 		}
-		if len(p) == 0 {
-			return nil, fmt.Errorf("%w: empty packet", wire.ErrMalformed)
+		kind, err := resp.Next(p, len(p))
+		if err != nil {
+			return nil, err
 		}
-		switch p[0] {
-		case wire.ErrHeader:
+		switch kind {
+		case wire.KindErr:
 			return nil, serverError{wire.ParseErr(p)}
-		case wire.OKHeader:
-			n, _, _ := wire.LenEnc(p[1:])
-			st, _ := wire.OKStatus(p)
-			res.oks = append(res.oks, parseOK(p))
+		case wire.KindOK:
+			o, _ := wire.ParseOK(p)
+			res.oks = append(res.oks, o)
 			if first {
-				res.affected = n
-			}
-			res.status = st
-			if st&wire.StatusMoreResults == 0 {
-				return res, nil
+				res.affected = o.Affected
 			}
 			first = false
-			continue
-		}
-		cols, _, ok := wire.LenEnc(p)
-		if !ok || cols == 0 || cols > 4096 {
-			return nil, fmt.Errorf("%w: column count", wire.ErrMalformed)
-		}
-		for i := uint64(0); i <= cols; i++ { // definitions, then EOF
-			p, _, err := wire.ReadPacket(b.r, nil, internalLimit)
-			if err != nil {
-				return nil, fmt.Errorf("read columns: %w", err)
+		case wire.KindLocalInfile:
+			// The proxy has no file to give: send none.
+			if err := b.sendSeq(seq+1, nil); err != nil {
+				return nil, err
 			}
-			if first && textRows && i < cols {
+		case wire.KindColumnCount:
+			n, _, _ := wire.LenEnc(p)
+			cols, eofs = int(n), 0
+		case wire.KindColumnDef:
+			if first && textRows {
 				res.defs = append(res.defs, p)
 			}
-		}
-		more := false
-		for {
-			p, _, err := wire.ReadPacket(b.r, nil, internalLimit)
-			if err != nil {
-				return nil, fmt.Errorf("read rows: %w", err)
-			}
-			if len(p) > 0 && p[0] == wire.ErrHeader {
-				return nil, serverError{wire.ParseErr(p)}
-			}
-			if len(p) > 0 && p[0] == wire.EOFHeader && len(p) < wire.MaxEOFLength {
-				st, _ := wire.EOFStatus(p)
-				res.status = st
-				more = st&wire.StatusMoreResults != 0
-				break
-			}
+		case wire.KindRow:
 			if first && textRows {
-				row, err := wire.ParseTextRow(p, int(cols))
+				row, err := wire.ParseTextRow(p, cols)
 				if err != nil {
 					return nil, err
 				}
 				res.rows = append(res.rows, row)
 			}
-		}
-		first = false
-		if !more {
-			return res, nil
+		case wire.KindEOF:
+			if eofs++; eofs == 2 {
+				first = false // the rows' EOF ends the first result set
+			}
 		}
 	}
+	res.status = resp.Status
+	return res, nil
+}
+
+// prepare prepares sql on b for the proxy itself and returns the new
+// statement's id; a server error is a serverError.
+func (b *backend) prepare(ctx context.Context, sql string) (uint32, error) {
+	defer b.watch(ctx)()
+	if err := b.send(append([]byte{wire.ComStmtPrepare}, sql...)); err != nil {
+		return 0, err
+	}
+	resp := wire.NewResponse(wire.ShapePrepare, false)
+	resp.Status = b.status
+	defer func() { b.status = resp.Status }()
+	for !resp.Done() {
+		p, _, err := wire.ReadPacket(b.r, nil, internalLimit)
+		if err != nil {
+			return 0, fmt.Errorf("read prepare answer: %w", err)
+		}
+		kind, err := resp.Next(p, len(p))
+		switch {
+		case err != nil:
+			return 0, err
+		case kind == wire.KindErr:
+			return 0, serverError{wire.ParseErr(p)}
+		case kind == wire.KindOther:
+			return 0, fmt.Errorf("%w: COM_STMT_PREPARE_OK", wire.ErrMalformed)
+		}
+	}
+	return resp.Prepared.ID, nil
+}
+
+// closeStmt closes an upstream statement (COM_STMT_CLOSE has no answer).
+func (b *backend) closeStmt(id uint32) {
+	p := []byte{wire.ComStmtClose, 0, 0, 0, 0}
+	binary.LittleEndian.PutUint32(p[1:], id)
+	_ = b.send(p)
+}
+
+// send writes a command packet (numbered from 0) and flushes it.
+func (b *backend) send(payload []byte) error { return b.sendSeq(0, payload) }
+
+func (b *backend) sendSeq(seq uint8, payload []byte) error {
+	if _, err := wire.WritePacket(b.w, seq, payload); err != nil {
+		return fmt.Errorf("send to upstream: %w", err)
+	}
+	if err := b.w.Flush(); err != nil {
+		return fmt.Errorf("send to upstream: %w", err)
+	}
+	return nil
+}
+
+// watch applies ctx to b's blocking I/O until the returned function is
+// called: its deadline, and its cancellation, which cuts the I/O short.
+func (b *backend) watch(ctx context.Context) func() {
+	dl, hasDeadline := ctx.Deadline()
+	if hasDeadline {
+		_ = b.conn.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = b.conn.SetDeadline(time.Unix(1, 0)) })
+	return func() {
+		stop()
+		if hasDeadline {
+			_ = b.conn.SetDeadline(time.Time{})
+		}
+	}
+}
+
+// clientUpstream is a client's own upstream connection as its session
+// uses it between the client's commands (session.Upstream). Anything but
+// the server's answer breaks the connection: it comes back as a
+// linkError.
+type clientUpstream struct{ be *backend }
+
+var _ session.Upstream = clientUpstream{}
+
+// Query implements session.Upstream.
+func (u clientUpstream) Query(ctx context.Context, sql string) (*session.Result, error) {
+	r, err := u.be.query(ctx, sql)
+	if err != nil {
+		return nil, upstreamErr(err)
+	}
+	return &session.Result{Columns: r.defs, Rows: r.rows, OKs: r.oks}, nil
+}
+
+// Resend implements session.Upstream.
+func (u clientUpstream) Resend(ctx context.Context, payload []byte, prepared string) ([]wire.OK, error) {
+	if prepared != "" {
+		id, err := u.be.prepare(ctx, prepared)
+		if err != nil {
+			return nil, upstreamErr(err)
+		}
+		defer u.be.closeStmt(id)
+		payload = append([]byte(nil), payload...)
+		binary.LittleEndian.PutUint32(payload[1:], id)
+	}
+	r, err := u.be.roundTrip(ctx, payload, false)
+	if err != nil {
+		return nil, upstreamErr(err)
+	}
+	return r.oks, nil
+}
+
+// Status implements session.Upstream.
+func (u clientUpstream) Status() uint16 { return u.be.status }
+
+// upstreamErr passes the server's errors on and makes others link errors.
+func upstreamErr(err error) error {
+	if _, ok := err.(serverError); ok {
+		return err
+	}
+	return &linkError{side: sideUpstream, err: err}
 }
 
 // sideConn is an upstream connection the sandbox manager uses for forks and
 // its registry, logged in with the proxy's default upstream account.
 type sideConn struct{ be *backend }
 
-var _ sandbox.SideConn = (*sideConn)(nil)
+var _ session.SideConn = (*sideConn)(nil)
 
 func (c *sideConn) Exec(ctx context.Context, sql string) (uint64, error) {
 	r, err := c.be.query(ctx, sql)
@@ -181,7 +256,7 @@ const sideCaps = wire.CapLongPassword | wire.CapLongFlag | wire.CapProtocol41 | 
 	wire.CapMultiResults | wire.CapPluginAuth | wire.CapPluginAuthLenenc | wire.CapConnectAttrs
 
 // dialSide opens a side connection.
-func (s *Server) dialSide(ctx context.Context) (sandbox.SideConn, error) {
+func (s *Server) dialSide(ctx context.Context) (session.SideConn, error) {
 	a := s.accounts[s.cfg.UpstreamUser]
 	be, err := dialBackend(ctx, s.dialParams(a, "", 45, sideCaps, map[string]string{"_proxy": "sqlfork-proxy", "_proxy_role": "sandbox"}))
 	if err != nil {
@@ -193,17 +268,18 @@ func (s *Server) dialSide(ctx context.Context) (sandbox.SideConn, error) {
 
 // sandboxes returns the sandbox manager, starting it on first use (the
 // upstream need not be up when the proxy starts).
-func (s *Server) sandboxes(ctx context.Context) (*sandbox.Manager, error) {
+func (s *Server) sandboxes(ctx context.Context) (*session.Manager, error) {
 	s.sbMu.Lock()
 	defer s.sbMu.Unlock()
 	if s.sbm != nil {
 		return s.sbm, nil
 	}
-	m, err := sandbox.New(ctx, s.cfg.Sandbox, s.dialSide, s.log.Named("sandbox"))
+	m, err := session.New(ctx, s.cfg.Sandbox, s.dialSide, s.log.Named("sandbox"))
 	if err != nil {
 		return nil, err
 	}
 	m.SetObserver(sandboxMetrics{s.m})
+	m.SetDirectory(s)
 	s.m.Sandboxes.SetSource(m.Counts)
 	s.m.SideConns.SetSource(func() metrics.PoolStats {
 		st := m.PoolStats()
@@ -261,6 +337,10 @@ func (o sandboxMetrics) ForkFailed(strategy, cause string) {
 }
 
 func (o sandboxMetrics) SideConnTimedOut() { o.m.SideConnTimeouts.Inc() }
+
+func (o sandboxMetrics) TransactionRestarted(outcome string) {
+	o.m.TransactionReplays.WithLabelValues(outcome).Inc()
+}
 
 func (o sandboxMetrics) Forked(strategy string, schemaOnly bool, took time.Duration, rows, bytes int64) {
 	o.m.ForkedRows.Add(float64(rows))

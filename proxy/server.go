@@ -28,8 +28,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/metrics"
-	"github.com/sqlfork/sqlfork-proxy/rewrite"
-	sandbox "github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/session"
 )
 
 // readyCacheFor is how long a readiness probe result is reused.
@@ -77,10 +76,10 @@ type Server struct {
 	closeOnce sync.Once
 
 	sbMu sync.Mutex
-	sbm  *sandbox.Manager // started on first sandboxed login
+	sbm  *session.Manager // started on first sandboxed login
 
-	// kills reads KILL statements (see session.kill).
-	kills *rewrite.Engine
+	// killer answers KILL (session.Killer; the Server is its Directory).
+	killer *session.Killer
 	// trim gives memory back after a spike of connections closes.
 	trim *memoryTrimmer
 }
@@ -92,8 +91,8 @@ func New(cfg Config, log *zap.Logger, m *metrics.Proxy) (*Server, error) {
 		return nil, err
 	}
 	cfg.Sandbox = cfg.SandboxConfig()
-	s := &Server{cfg: cfg, log: log, m: m, accounts: buildAccounts(&cfg), conns: map[*connState]struct{}{},
-		kills: rewrite.NewEngine(256)}
+	s := &Server{cfg: cfg, log: log, m: m, accounts: buildAccounts(&cfg), conns: map[*connState]struct{}{}}
+	s.killer = session.NewKiller(s)
 	s.trim = newMemoryTrimmer(log, func() int {
 		s.connsMu.Lock()
 		defer s.connsMu.Unlock()
@@ -178,10 +177,10 @@ func (s *Server) Admin() metrics.Admin { return adminAPI{s} }
 
 type adminAPI struct{ s *Server }
 
-func (a adminAPI) manager(ctx context.Context) (*sandbox.Manager, error) { return a.s.sandboxes(ctx) }
+func (a adminAPI) manager(ctx context.Context) (*session.Manager, error) { return a.s.sandboxes(ctx) }
 
 func notFound(err error) error {
-	if errors.Is(err, sandbox.ErrNoSandbox) {
+	if errors.Is(err, session.ErrNoSandbox) {
 		return fmt.Errorf("%w: %v", metrics.ErrNotFound, err)
 	}
 	return err
@@ -210,7 +209,7 @@ func (a adminAPI) Show(ctx context.Context, name string) (any, error) {
 func (a adminAPI) Keep(ctx context.Context, name string, ttlText string) (any, error) {
 	var ttl time.Duration
 	if ttlText != "" {
-		d, err := sandbox.ParseDuration(ttlText)
+		d, err := session.ParseDuration(ttlText)
 		if err != nil {
 			return nil, fmt.Errorf("%w: ttl: %v", metrics.ErrBadRequest, err)
 		}
@@ -221,7 +220,7 @@ func (a adminAPI) Keep(ctx context.Context, name string, ttlText string) (any, e
 		return nil, err
 	}
 	in, err := m.Keep(ctx, name, ttl)
-	if errors.Is(err, sandbox.ErrTTL) {
+	if errors.Is(err, session.ErrTTL) {
 		return nil, fmt.Errorf("%w: %v", metrics.ErrBadRequest, err)
 	}
 	return in, notFound(err)
@@ -253,7 +252,7 @@ func (s *Server) SetSandboxLimits(c Config) {
 
 // Sandboxes returns the sandbox manager, or nil before the first sandboxed
 // login started it.
-func (s *Server) Sandboxes() *sandbox.Manager {
+func (s *Server) Sandboxes() *session.Manager {
 	s.sbMu.Lock()
 	defer s.sbMu.Unlock()
 	return s.sbm
@@ -324,7 +323,7 @@ func (s *Server) Ready(ctx context.Context) error {
 // sandboxing reports whether any account uses sandboxes.
 func (s *Server) sandboxing() bool {
 	for _, a := range s.accounts {
-		if s.modeOf(a) != sandbox.Passthrough {
+		if s.modeOf(a) != session.Passthrough {
 			return true
 		}
 	}
@@ -528,7 +527,7 @@ func (s *Server) rejectGreeting(nc net.Conn, e *mysql.MyError, reason string) {
 }
 
 // handshake authenticates the client and opens its upstream connection.
-func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *zap.Logger) (*session, error) {
+func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *zap.Logger) (*clientConn, error) {
 	nc := st.nc
 	deadline := time.Now().Add(s.cfg.HandshakeTimeout)
 	_ = nc.SetDeadline(deadline)
@@ -574,9 +573,9 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 		client = outer
 	}
 	_ = nc.SetDeadline(time.Time{})
-	sess := newSession(s, log, st, client, l.be)
+	sess := newClientConn(s, log, st, client, l.be)
 	sess.caps, sess.acct, sess.collation = sc.Capability(), l.acct, sc.Charset()
-	sess.sbx, sess.db, sess.status = l.sbx, l.db, l.be.status
+	sess.sbx, sess.out.sessionTrack = l.sbx, sess.caps&wire.CapSessionTrack != 0
 	gc.handshakeDone()
 	st.attach(l.be, l.acct.name, gc.connID)
 	return sess, nil

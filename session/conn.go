@@ -27,6 +27,17 @@ type Session struct {
 	// mode with --production-writes=allow).
 	allowProd bool
 	sb        *Sandbox
+	// up is the client's own upstream connection (nil in tests that
+	// plan without one).
+	up Upstream
+	// db is the current database, and ansiQuotes whether sql_mode has
+	// ANSI_QUOTES; varsKnown says vars (and ansiQuotes) were read since
+	// the session started or was reset.
+	db         string
+	ansiQuotes bool
+	varsKnown  bool
+	// tx records the open transaction's writes, for a replay.
+	tx txLog
 
 	inTrx     bool
 	trxEpoch  uint64
@@ -42,18 +53,18 @@ type Session struct {
 }
 
 // Vars are the upstream session variables that decide how the proxy reads
-// and runs statements; the proxy reads them with VarsQuery when a session
-// starts and after any statement that may change them (Plan.ReadVars).
+// and runs statements; the session reads them when it starts, after a
+// reset and after any statement that may change them.
 type Vars struct {
 	SQLMode   string // @@sql_mode
 	Charset   string // @@character_set_client
 	Isolation string // @@tx_isolation (transaction_isolation on MySQL)
 }
 
-// VarsQuery reads Vars (in their order) on the session's upstream
-// connection.
-// A server that knows neither isolation variable gets VarsFallbackQuery.
-func (s *Session) VarsQuery() string {
+// varsQuery reads Vars (in their order) on the session's upstream
+// connection. A server that knows neither isolation variable gets
+// varsFallbackQuery.
+func (s *Session) varsQuery() string {
 	iso := "tx_isolation"
 	if s.m != nil && s.m.server.Flavor == rewrite.MySQL {
 		iso = "transaction_isolation" // MySQL 8 dropped tx_isolation
@@ -61,32 +72,16 @@ func (s *Session) VarsQuery() string {
 	return "SELECT @@SESSION.sql_mode, @@SESSION.character_set_client, @@SESSION." + iso
 }
 
-// VarsFallbackQuery reads Vars without the isolation level (left empty).
-func (s *Session) VarsFallbackQuery() string {
-	return "SELECT @@SESSION.sql_mode, @@SESSION.character_set_client, ''"
-}
+// varsFallbackQuery reads Vars without the isolation level (left empty).
+const varsFallbackQuery = "SELECT @@SESSION.sql_mode, @@SESSION.character_set_client, ''"
 
-// SetVars records the upstream session's variables.
-func (s *Session) SetVars(v Vars) { s.vars = v }
-
-// Options completes the text-reading options of an input with what the
-// session knows of its upstream: character set and server.
-func (s *Session) Options(opts rewrite.Options) rewrite.Options {
-	opts.Charset = s.vars.Charset
-	if s.m != nil {
-		opts.CaseSensitiveNames = s.m.caseSensitive
-		opts.Server = s.m.server
-	}
-	return opts
-}
-
-// ChangesLexing reports whether an input holds a statement that changes
+// changesLexing reports whether an input holds a statement that changes
 // how the server reads the texts after it.
-func (s *Session) ChangesLexing(sql string, opts rewrite.Options) bool {
+func (s *Session) changesLexing(sql string, opts rewrite.Options) bool {
 	if s.m == nil {
 		return false
 	}
-	for _, st := range s.m.engine.Analyze(sql, s.Options(opts)).Statements {
+	for _, st := range s.m.engine.Analyze(sql, opts).Statements {
 		if mustComeLast(st) {
 			return true
 		}
@@ -122,9 +117,9 @@ func mustComeLast(st rewrite.Statement) bool {
 	return st.ChangesLexing || st.ChangesIsolation || st.Serializable
 }
 
-// LexingChangeRefused is the error for an input in which a statement that
+// lexingChangeRefused is the error for an input in which a statement that
 // changes how text is read is followed by more statements.
-func (s *Session) LexingChangeRefused() error {
+func (s *Session) lexingChangeRefused() error {
 	return refusal(wire.ErOptionPreventsStatement, "HY000", "a statement that changes how the server reads text (SET NAMES, SET CHARACTER SET, "+
 		"character_set_client, sql_mode) or makes reads lock (SERIALIZABLE) must be sent on its own or last in a "+
 		"multi-statement input; send the statements after it separately")
@@ -178,6 +173,10 @@ type Options struct {
 	// AllowProductionWrites lets writes outside a sandbox through.
 	AllowProductionWrites bool
 	Log                   *zap.Logger
+	// Upstream is the client's own upstream connection, and DB the
+	// database its login chose.
+	Upstream Upstream
+	DB       string
 }
 
 // Open starts a client session.
@@ -186,7 +185,8 @@ func (m *Manager) Open(ctx context.Context, o Options) (*Session, error) {
 	if log == nil {
 		log = m.log
 	}
-	s := &Session{m: m, log: log, user: o.User, connID: o.ConnID, mode: o.Mode, allowProd: o.AllowProductionWrites}
+	s := &Session{m: m, log: log, user: o.User, connID: o.ConnID, mode: o.Mode, allowProd: o.AllowProductionWrites,
+		up: o.Upstream, db: o.DB}
 	if o.Mode == Passthrough {
 		return s, nil
 	}
@@ -269,63 +269,72 @@ func (s *Session) authorize(sb *Sandbox) error {
 	return refusal(wire.ErUnknown, "HY000", "no sandbox named %q; SANDBOX LIST shows yours", sb.Name)
 }
 
-// Reply is an answer the proxy gives itself: a result set when Columns is
+// Reply is an answer the proxy gives itself: a result set when Columns
+// (text columns of these names) or Defs (column definition packets) are
 // set, else an OK packet.
 type Reply struct {
 	Columns  []string
+	Defs     [][]byte
 	Rows     [][]*string
 	Affected uint64
 	Info     string
 }
 
-// Plan is what to do with one client input.
+// restart says how a transaction must be ended and started again before a
+// statement (see Session.Before).
+type restart int
+
+const (
+	restartNone   restart = iota
+	restartRead           // it has only read: commit and start again
+	restartReplay         // it has written: roll back, start again, replay
+)
+
+// Plan is what to do with one client input: answer it with Reply, or send
+// SQL upstream.
 type Plan struct {
 	// Reply, when set, is the whole answer: nothing goes upstream.
 	Reply *Reply
 	// SQL is the text to send upstream (the input itself when unchanged).
-	SQL     string
-	Changed bool
-	// Restart asks the proxy to end the client's transaction (which has
-	// only read so far) and start a new one before SQL: a table it reads
-	// or writes was forked after the transaction's snapshot was taken.
-	Restart bool
-	// Replay is Restart for a transaction that has written: the proxy
-	// rolls it back, starts a new one and replays its recorded writes
-	// (checking they have the same effect), or refuses with
-	// Session.ReplayRefused.
-	Replay bool
-	// Stateful marks statements a replay must repeat (writes, locking
-	// reads, SAVEPOINT); Begin marks BEGIN / START TRANSACTION; TxControl
+	SQL string
+
+	// text is the input as the client sent it; changed says SQL differs
+	// from it in names the answer must tell back (Relabel).
+	text    string
+	changed bool
+	// restart is what Before must do to the open transaction first.
+	restart restart
+	// locks marks statements a replay must repeat (writes, locking
+	// reads, SAVEPOINT); begin marks BEGIN / START TRANSACTION; txControl
 	// other transaction statements (SAVEPOINT, ROLLBACK TO …).
-	Stateful, Begin, TxControl bool
-	// TxEnd marks inputs in which the open transaction ends other than by
+	locks, begin, txControl bool
+	// txEnd marks inputs in which the open transaction ends other than by
 	// a BEGIN at their start: COMMIT or ROLLBACK (which, with AND CHAIN or
 	// completion_type CHAIN, start a new one at once), or a BEGIN after
 	// other statements.
-	TxEnd bool
-	// Diagnostics marks SHOW WARNINGS / SHOW ERRORS in a sandbox: the
-	// proxy runs SQL itself and answers with the messages unmapped.
-	Diagnostics bool
-	// ProcessList, when set, is SHOW [FULL] PROCESSLIST, which the proxy
-	// answers with the connections of the session's proxy user only.
-	ProcessList *ProcessList
-	// DDL marks inputs holding DDL (which commits implicitly); Statements
+	txEnd bool
+	// diagnostics marks SHOW WARNINGS / SHOW ERRORS in a sandbox: the
+	// session runs SQL itself and answers with the messages unmapped.
+	diagnostics bool
+	// processList is SHOW [FULL] PROCESSLIST, answered with the
+	// connections of the session's proxy user only.
+	processList *ProcessList
+	// ddl marks inputs holding DDL (which commits implicitly); statements
 	// is how many statements the input holds.
-	DDL        bool
-	Statements int
-	// UseDB and ReadVars say the input may change the current database or
-	// the session's Vars: the proxy reads them back afterwards.
-	UseDB, ReadVars bool
-	// Version is the sandbox state SQL was rewritten against (for
-	// prepared statements).
-	Version Version
+	ddl        bool
+	statements int
+	// useDB and readVars say the input may change the current database or
+	// the session's Vars: After reads them back.
+	useDB, readVars bool
+	// version is the sandbox state SQL was rewritten against (for
+	// prepared statements, see Revalidate).
+	version Version
 
 	analysis *rewrite.Analysis
 	// audited is the text of a write to audit (Session.audit), "" for
 	// other inputs.
 	audited string
 	refresh []rewrite.Table
-	locks   bool
 	// undoOnError are schema-only forks made for a DROP: if the statement
 	// fails they must go, or the sandbox would see an empty table.
 	undoOnError []rewrite.Table
@@ -335,17 +344,17 @@ type Plan struct {
 	// serializable: the input asks for SERIALIZABLE for the next
 	// transaction.
 	serializable bool
-	// renames are the names the rewrite replaced (see Label).
+	// renames are the names the rewrite replaced (see label).
 	renames []rewrite.Rename
 	// timeout: SQL carries the statement-timeout guardrail.
 	timeout bool
 }
 
-// Label tells an expression column's label back in the client's words:
+// label tells an expression column's label back in the client's words:
 // the server labels an expression with its text as sent, in which the
 // rewrite replaced table names (NEXTVAL(`_sqlfork_…`.`seq`)). ok is false
 // when the label holds no replaced name.
-func (p *Plan) Label(name string) (string, bool) {
+func (p *Plan) label(name string) (string, bool) {
 	if p == nil || len(p.renames) == 0 || !strings.Contains(name, "`") {
 		return "", false
 	}
@@ -357,8 +366,11 @@ func (p *Plan) Label(name string) (string, bool) {
 }
 
 // Classify names the class of sql for metrics (the analysis is cached).
-func (s *Session) Classify(sql string, opts rewrite.Options) string {
-	a := s.m.engine.Analyze(sql, s.Options(opts))
+func (s *Session) Classify(sql string) string {
+	if s.m == nil {
+		return "unknown"
+	}
+	a := s.m.engine.Analyze(sql, s.options())
 	if len(a.Statements) == 1 {
 		return a.Statements[0].Class.String()
 	}
@@ -379,11 +391,11 @@ func (p *Plan) Class() string {
 	return "multi"
 }
 
-// ColumnSpelling is how the input spelled a column of the sandbox's
+// columnSpelling is how the input spelled a column of the sandbox's
 // information_schema views: the server labels information_schema columns
 // as the query writes them (`table_name`), while the views' columns are in
 // upper case. ok is false when the input does not name it.
-func (p *Plan) ColumnSpelling(name string) (string, bool) {
+func (p *Plan) columnSpelling(name string) (string, bool) {
 	if p == nil {
 		return "", false
 	}
@@ -395,9 +407,9 @@ func (p *Plan) ColumnSpelling(name string) (string, bool) {
 	return "", false
 }
 
-// IsInfoSchema reports whether phys is a database of information_schema
+// isInfoSchema reports whether phys is a database of information_schema
 // views the session reads: its sandbox's, or production's.
-func (s *Session) IsInfoSchema(phys string) bool {
+func (s *Session) isInfoSchema(phys string) bool {
 	return s.m != nil && phys == ProductionInfoSchema(s.m.cfg.Prefix) || s.sb != nil && phys == InfoSchema(s.m.cfg.Prefix, s.sb.ID)
 }
 
@@ -433,40 +445,26 @@ func (s *Session) current(opts rewrite.Options) Version {
 	return v
 }
 
-// Stale reports whether text planned at v may now be wrong where it runs
-// with opts: the binding or the sandbox's tables changed, its reads now
-// lock (SERIALIZABLE), the settings it is read with changed (character
-// set, sql_mode, current database), or the guardrails were reloaded. The proxy then plans it again, with
-// opts, and prepares it anew upstream.
-func (s *Session) Stale(v Version, opts rewrite.Options) bool { return v != s.current(s.Options(opts)) }
-
-// Plan decides what to do with an input sent as COM_QUERY or
-// COM_STMT_PREPARE: answer it (SANDBOX statements), refuse it (an error
-// *rewrite.Refusal), or send it upstream rewritten, forking first the
-// tables it writes.
-func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, prepared bool) (*Plan, error) {
-	if s.mode == Passthrough {
-		return &Plan{SQL: sql}, nil
-	}
-	opts = s.Options(opts)
+// plan decides what to do with an input read with opts (see Plan).
+func (s *Session) plan(ctx context.Context, sql string, opts rewrite.Options, prepared bool) (*Plan, error) {
 	if m := unreadableMode(s.vars.SQLMode); m != "" {
 		return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "sql_mode %s changes how the server reads statements in ways the proxy does not "+
 			"follow, so it cannot keep them away from production; SET sql_mode without %s", m, m)
 	}
 	a := s.m.engine.Analyze(sql, opts)
-	p := &Plan{SQL: sql, analysis: a, Statements: len(a.Statements)}
+	p := &Plan{SQL: sql, text: sql, analysis: a, statements: len(a.Statements)}
 	for i, st := range a.Statements {
 		switch {
 		case st.Kind == "BEGIN":
-			p.Begin = true
-			p.TxEnd = p.TxEnd || i > 0
+			p.begin = true
+			p.txEnd = p.txEnd || i > 0
 		case st.Kind == "COMMIT" || st.Kind == "ROLLBACK":
-			p.TxEnd = true
+			p.txEnd = true
 		case st.Class == rewrite.ClassTransaction:
-			p.TxControl = true
+			p.txControl = true
 		}
 		// CREATE and DROP TEMPORARY TABLE leave the transaction open.
-		p.DDL = p.DDL || st.Class == rewrite.ClassDDL && !st.Temporary
+		p.ddl = p.ddl || st.Class == rewrite.ClassDDL && !st.Temporary
 	}
 	for _, st := range a.Statements {
 		switch {
@@ -476,9 +474,9 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 			}
 			return s.sandboxStatement(ctx, sql)
 		case st.Kind == "USE":
-			p.UseDB = true
+			p.useDB = true
 		}
-		p.ReadVars = p.ReadVars || st.ChangesLexing || st.ChangesIsolation
+		p.readVars = p.readVars || st.ChangesLexing || st.ChangesIsolation
 		p.serializable = p.serializable || st.Serializable
 	}
 	// The server reads each statement of an input with the settings the
@@ -486,7 +484,7 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	// come last, or the proxy would read the rest differently.
 	for i, st := range a.Statements {
 		if mustComeLast(st) && i < len(a.Statements)-1 {
-			return nil, s.LexingChangeRefused()
+			return nil, s.lexingChangeRefused()
 		}
 	}
 	if err := s.checkGuardrails(a); err != nil {
@@ -495,7 +493,7 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	if pl, err := ownOnly(a, prepared); err != nil {
 		return nil, err
 	} else if pl != nil {
-		p.ProcessList = pl
+		p.processList = pl
 		return p, nil
 	}
 	if s.sb == nil && s.mode == Transparent {
@@ -556,7 +554,7 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	// SHOW WARNINGS / ERRORS: the proxy runs it and maps the sandbox's
 	// database names in the messages back.
 	if len(a.Statements) == 1 && (a.Statements[0].Kind == "SHOW WARNINGS" || a.Statements[0].Kind == "SHOW ERRORS") && !prepared {
-		p.Diagnostics = true
+		p.diagnostics = true
 		return p, nil
 	}
 	// SHOW TABLES / TABLE STATUS list the sandbox's view of a database:
@@ -565,7 +563,7 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 		if q, ok, err := showSQL(a.Statements[0].Show, opts.DB); err != nil {
 			return nil, err
 		} else if ok {
-			return s.Plan(ctx, q, opts, prepared)
+			return s.plan(ctx, q, opts, prepared)
 		}
 	}
 	if s.sb.isDiscarded() {
@@ -606,7 +604,7 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 		for _, t := range st.Writes {
 			_, made, err := s.m.ensure(ctx, s.sb, t, mode)
 			if err != nil {
-				s.Abandon(ctx, p)
+				s.abandon(ctx, p)
 				return nil, err
 			}
 			if made && mode == forker.SchemaOnly && st.Kind != "TRUNCATE TABLE" {
@@ -622,12 +620,12 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 		// production.
 		first, err := s.forkFirst(ctx, st)
 		if err != nil {
-			s.Abandon(ctx, p)
+			s.abandon(ctx, p)
 			return nil, err
 		}
 		for _, t := range first {
 			if _, _, err := s.m.ensure(ctx, s.sb, t, forker.Full); err != nil {
-				s.Abandon(ctx, p)
+				s.abandon(ctx, p)
 				return nil, err
 			}
 		}
@@ -641,35 +639,34 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	}
 	if usesInfoSchema(a) {
 		if err := s.m.ensureInfoViews(ctx, s.sb); err != nil {
-			s.Abandon(ctx, p)
+			s.abandon(ctx, p)
 			return nil, err
 		}
 		p.infoIdents = rewrite.Identifiers(sql, opts)
 	}
 	res, err := a.Rewrite(resolver{s})
 	if err != nil {
-		s.Abandon(ctx, p)
+		s.abandon(ctx, p)
 		return nil, err
 	}
-	p.SQL, p.Changed, p.renames = res.SQL, res.Changed, res.Renames
+	p.SQL, p.changed, p.renames = res.SQL, res.Changed, res.Renames
 	s.injectTimeout(a, p)
-	p.Version = s.current(opts)
+	p.version = s.current(opts)
 	// A table forked after this transaction's snapshot is invisible to
 	// it (MariaDB: 1412 "Table definition has changed").
 	if s.inTrx && s.touchesNewer(a, s.trxEpoch) {
 		switch {
-		case p.DDL:
+		case p.ddl:
 			// DDL commits the open transaction anyway: commit it first.
-			p.Restart = true
+			p.restart = restartRead
 		case s.trxLocked:
-			p.Replay = true
+			p.restart = restartReplay
 		default:
-			p.Restart = true
+			p.restart = restartRead
 		}
 	}
-	p.Stateful = p.locks
 	s.planEpoch = s.m.epoch.Load()
-	if p.locks && p.Changed {
+	if p.locks && p.changed {
 		p.audited = sql
 		if !prepared {
 			s.audit(a, sql, false) // a prepared one at each execution
@@ -678,24 +675,10 @@ func (s *Session) Plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	return p, nil
 }
 
-// Restarted records that the proxy restarted the client's transaction;
-// replayed says its writes were replayed in the new one.
-func (s *Session) Restarted(replayed bool) {
-	s.trxEpoch, s.trxLocked = s.m.epoch.Load(), replayed
-}
-
-// ReplayRefused is the error for a transaction that has written and now
-// needs a table forked after it began, when the proxy cannot replay it.
-func (s *Session) ReplayRefused(why string) error {
-	return refusal(wire.ErTableDefChanged, "HY000", "Table definition has changed, please retry transaction: a table this statement "+
-		"uses was forked into sandbox %q after the transaction started, and the transaction has already written (%s); "+
-		"ROLLBACK and run the transaction again (the fork now exists, so the retry works)", s.SandboxName(), why)
-}
-
-// Executed records the outcome of a planned input: the server status
+// executed records the outcome of a planned input: the server status
 // after it (for transaction tracking), and, for DDL in a sandbox, re-reads
 // which tables now exist there.
-func (s *Session) Executed(ctx context.Context, p *Plan, status uint16, failed bool) error {
+func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed bool) error {
 	const inTrans = 0x0001
 	now := status&inTrans != 0
 	switch {
@@ -710,7 +693,7 @@ func (s *Session) Executed(ctx context.Context, p *Plan, status uint16, failed b
 	// does not track) may have written: assume it did.
 	locks := p == nil || p.locks
 	switch {
-	case now && (!s.inTrx || p != nil && (p.Begin || p.TxEnd)):
+	case now && (!s.inTrx || p != nil && (p.begin || p.txEnd)):
 		// A transaction started (BEGIN in an open one, or COMMIT AND
 		// CHAIN, ends it and starts another).
 		s.trxEpoch, s.trxLocked = s.planEpoch, locks
@@ -736,10 +719,10 @@ func (s *Session) Executed(ctx context.Context, p *Plan, status uint16, failed b
 	return nil
 }
 
-// Abandon undoes what planning p did for a statement that will not run:
+// abandon undoes what planning p did for a statement that will not run:
 // schema-only forks made for a DROP would otherwise leave the sandbox an
 // empty table where production has rows.
-func (s *Session) Abandon(ctx context.Context, p *Plan) {
+func (s *Session) abandon(ctx context.Context, p *Plan) {
 	if p == nil || s.sb == nil {
 		return
 	}
@@ -755,6 +738,8 @@ func (s *Session) Abandon(ctx context.Context, p *Plan) {
 // sandbox must stay theirs).
 func (s *Session) Reset() {
 	s.inTrx, s.trxLocked = false, false
+	s.varsKnown = false // the reset sets the session's variables back
+	s.tx.reset()
 	s.serializableNext, s.serializableSet = false, false
 }
 
@@ -773,9 +758,9 @@ func (s *Session) touchesNewer(a *rewrite.Analysis, epoch uint64) bool {
 	return false
 }
 
-// Unmap replaces the sandbox's physical database names in a server message
+// unmap replaces the sandbox's physical database names in a server message
 // with the logical ones, so errors read as on the real database.
-func (s *Session) Unmap(msg string) string {
+func (s *Session) unmap(msg string) string {
 	if s.sb == nil || !strings.Contains(msg, s.m.cfg.Prefix) {
 		return msg
 	}
@@ -787,10 +772,10 @@ func (s *Session) Unmap(msg string) string {
 	return msg
 }
 
-// LogicalDB maps a sandbox database of the session's sandbox to the
+// logicalDB maps a sandbox database of the session's sandbox to the
 // logical database it stands for.
-func (s *Session) LogicalDB(phys string) (string, bool) {
-	if s.IsInfoSchema(phys) {
+func (s *Session) logicalDB(phys string) (string, bool) {
+	if s.isInfoSchema(phys) {
 		return "information_schema", true
 	}
 	if s.sb == nil || !strings.HasPrefix(phys, s.m.cfg.Prefix) {
@@ -809,9 +794,9 @@ func (s *Session) LogicalDB(phys string) (string, bool) {
 	return "", false
 }
 
-// AuditExecution records an execution of the prepared statement planned as
-// p, when it writes the sandbox.
-func (s *Session) AuditExecution(p *Plan) {
+// auditExecution records an execution of the prepared statement planned
+// as p, when it writes the sandbox.
+func (s *Session) auditExecution(p *Plan) {
 	if p.audited != "" && s.sb != nil {
 		s.audit(p.analysis, p.audited, true)
 	}
@@ -893,8 +878,6 @@ func mutates(st rewrite.Statement) string {
 		return st.Kind + " (a " + st.Class.String() + " statement)"
 	case len(st.Writes) > 0:
 		return "a statement that writes " + st.Writes[0].String()
-	case st.Kind == "LOCK TABLES" && len(st.Writes) > 0:
-		return "LOCK TABLES … WRITE"
 	}
 	if r := outsideTables(st); r != "" {
 		return r

@@ -140,10 +140,10 @@ func (s *Session) checkGuardrails(a *rewrite.Analysis) error {
 	return nil
 }
 
-// CheckMultiStatement refuses a multi-statement input the proxy splits
+// checkMultiStatement refuses a multi-statement input the proxy splits
 // itself (one holding SANDBOX statements) when the user's guardrails deny
 // multi-statements.
-func (s *Session) CheckMultiStatement() error {
+func (s *Session) checkMultiStatement() error {
 	if s.mode == Passthrough || !s.m.guard(s.user).DenyMultiStatements {
 		return nil
 	}

@@ -255,7 +255,7 @@ func (r prodResolver) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, err
 // as it is.
 func (s *Session) outsideSandbox(ctx context.Context, a *rewrite.Analysis, sql string, opts rewrite.Options, prepared bool, p *Plan) (*Plan, bool, error) {
 	if len(a.Statements) == 1 && a.Statements[0].Show != nil && a.Statements[0].Show.What == "DATABASES" {
-		np, err := s.Plan(ctx, showDatabasesSQL(a.Statements[0].Show), opts, prepared)
+		np, err := s.plan(ctx, showDatabasesSQL(a.Statements[0].Show), opts, prepared)
 		return np, true, err
 	}
 	if why, err := s.sharedState(ctx, a); err != nil {
@@ -287,7 +287,7 @@ func (s *Session) outsideSandbox(ctx context.Context, a *rewrite.Analysis, sql s
 	if err != nil {
 		return nil, true, err
 	}
-	p.SQL, p.Changed, p.renames = res.SQL, res.Changed, res.Renames
+	p.SQL, p.changed, p.renames = res.SQL, res.Changed, res.Renames
 	p.infoIdents = rewrite.Identifiers(sql, opts)
 	return p, false, nil
 }

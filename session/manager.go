@@ -189,6 +189,11 @@ type Observer interface {
 	// SideConnTimedOut reports a wait for a side connection that ran out,
 	// whatever it was for.
 	SideConnTimedOut()
+	// TransactionRestarted reports a client transaction ended and started
+	// again past a fork, by outcome: restarted (it had only read),
+	// replayed (its writes were replayed) or refused (it could not be
+	// replayed; the client got 1412).
+	TransactionRestarted(outcome string)
 }
 
 type nopObserver struct{}
@@ -197,10 +202,15 @@ func (nopObserver) Discarded(string)                                 {}
 func (nopObserver) Forked(string, bool, time.Duration, int64, int64) {}
 func (nopObserver) ForkFailed(string, string)                        {}
 func (nopObserver) SideConnTimedOut()                                {}
+func (nopObserver) TransactionRestarted(string)                      {}
 
 // Manager owns the sandboxes of one proxy process.
 type Manager struct {
-	obs      Observer
+	obs Observer
+	// dir finds the proxy's live connections, and killer answers KILL
+	// with it (SetDirectory).
+	dir      Directory
+	killer   *Killer
 	lmu      sync.RWMutex
 	lim      Limits
 	guards   atomic.Pointer[map[string]*guard] // by proxy user; "" for everyone else
@@ -494,6 +504,12 @@ func (m *Manager) SetObserver(o Observer) {
 		m.obs = o
 		m.lmu.Unlock()
 	}
+}
+
+// SetDirectory installs the directory of the proxy's live connections,
+// for KILL and the process list; call it before the first Open.
+func (m *Manager) SetDirectory(d Directory) {
+	m.dir, m.killer = d, NewKiller(d)
 }
 
 // observer is the installed Observer.

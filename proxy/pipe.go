@@ -71,14 +71,19 @@ func (h *packetHead) first() int {
 // isEOF reports whether the packet is an EOF packet (0xFE, short).
 func (h *packetHead) isEOF() bool { return h.first() == wire.EOFHeader && h.length < wire.MaxEOFLength }
 
-// pipe forwards packets from src to dst without changing a byte. It flushes
-// dst before it would block reading src, so responses stream to the client
-// as they arrive while packets that arrive together leave in one write.
+// pipe forwards packets from src to dst without changing a byte but, when
+// shift is set, their sequence numbers. It flushes dst before it would
+// block reading src, so responses stream to the client as they arrive
+// while packets that arrive together leave in one write.
 type pipe struct {
 	src     *bufio.Reader
 	dst     *bufio.Writer
 	srcSide side
 	dstSide side
+	// shift is added to the sequence number of every packet forwarded
+	// (the packets the proxy forwards continue a sequence numbered
+	// differently on the other side).
+	shift uint8
 }
 
 func (p *pipe) readErr(err error) error {
@@ -123,7 +128,24 @@ func (p *pipe) peek(n int) ([]byte, error) {
 	return b, nil
 }
 
-// forward copies one physical packet from src to dst and records its head.
+// head peeks at the next packet of src: its payload length, sequence
+// number and first payload bytes (at most wire.PrefixLen), valid until the
+// next read from src.
+func (p *pipe) head() (length int, seq uint8, prefix []byte, err error) {
+	hdr, err := p.peek(wire.HeaderLen)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	n := wire.PayloadLen(hdr)
+	b, err := p.peek(wire.HeaderLen + min(n, wire.PrefixLen))
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	return n, b[3], b[wire.HeaderLen:], nil
+}
+
+// forward copies one physical packet from src to dst and records its head
+// (with the sequence number it had in src).
 func (p *pipe) forward(h *packetHead) error {
 	hdr, err := p.peek(wire.HeaderLen)
 	if err != nil {
@@ -131,6 +153,8 @@ func (p *pipe) forward(h *packetHead) error {
 	}
 	n := wire.PayloadLen(hdr)
 	h.length, h.seq = n, hdr[3]
+	// Renumbered in the read buffer, before any later peek can move it.
+	hdr[3] += p.shift
 	total := wire.HeaderLen + n
 	if total <= p.src.Size() {
 		buf, err := p.peek(total)

@@ -22,7 +22,7 @@ func TestUserThreads(t *testing.T) {
 	handed := add("alice", 12)
 	add("bob", 20)
 	s.conns[&connState{user: "alice"}] = struct{}{} // logging in: no upstream yet
-	ids := func(user string) []uint32 { return slices.Sorted(maps.Keys(s.userThreads(user))) }
+	ids := func(user string) []uint32 { return slices.Sorted(maps.Keys(s.Threads(user))) }
 	if got := ids("alice"); !slices.Equal(got, []uint32{10, 11, 12}) {
 		t.Fatalf("alice: %v", got)
 	}
@@ -30,10 +30,10 @@ func TestUserThreads(t *testing.T) {
 	if got, bob := ids("alice"), ids("bob"); !slices.Equal(got, []uint32{10, 11}) || !slices.Equal(bob, []uint32{12, 20}) {
 		t.Fatalf("after COM_CHANGE_USER: alice %v, bob %v", got, bob)
 	}
-	if up, ok := s.killTarget("alice", 12); ok {
+	if up, ok := s.KillTarget("alice", 12); ok {
 		t.Fatalf("alice can still kill the connection she handed to bob (upstream %d)", up)
 	}
-	if up, ok := s.killTarget("bob", 12|1<<31); !ok || up != 12 {
+	if up, ok := s.KillTarget("bob", 12|1<<31); !ok || up != 12 {
 		t.Fatalf("bob cannot kill his connection by its greeting id: %d %v", up, ok)
 	}
 	if got := ids("carol"); len(got) != 0 {

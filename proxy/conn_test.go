@@ -303,60 +303,6 @@ func TestCheckNative(t *testing.T) {
 	}
 }
 
-// defNamed is a column definition with distinct name and org_name.
-func defNamed(schema, name, orgName string) []byte {
-	var p []byte
-	for _, f := range []string{"def", schema, "t", "TABLES", name, orgName} {
-		p = wire.AppendLenEnc(p, uint64(len(f)))
-		p = append(p, f...)
-	}
-	return append(p, 0x0C, 1, 2)
-}
-
-func TestRewriteColumnDef(t *testing.T) {
-	def := func(schema, name string) []byte {
-		var p []byte
-		for _, f := range []string{"def", schema, "t", "TABLES", name, name} {
-			p = wire.AppendLenEnc(p, uint64(len(f)))
-			p = append(p, f...)
-		}
-		return append(p, 0x0C, 1, 2)
-	}
-	logical := func(s string) (string, bool) {
-		switch s {
-		case "_sqlfork_0123abcd_app":
-			return "app", true
-		case "_sqlfork_0123abcd":
-			return "information_schema", true
-		}
-		return "", false
-	}
-	spell := func(schema, name string) (string, bool) {
-		if (schema == "_sqlfork_0123abcd" || schema == "") && name == "TABLE_NAME" {
-			return "table_name", true
-		}
-		return "", false
-	}
-	for _, c := range []struct {
-		in, want []byte
-		ok       bool
-	}{
-		{def("_sqlfork_0123abcd_app", "id"), def("app", "id"), true},
-		{def("_sqlfork_0123abcd", "TABLE_NAME"), append(def("information_schema", "table_name")[:0:0], defNamed("information_schema", "table_name", "TABLE_NAME")...), true},
-		{def("", "TABLE_NAME"), defNamed("information_schema", "table_name", "TABLE_NAME"), true},
-		{def("", "COUNT(*)"), nil, false},
-		{def("app", "id"), nil, false},
-		{nil, nil, false},
-		{[]byte{0xFC}, nil, false},
-		{[]byte{3, 'd'}, nil, false},
-	} {
-		out, ok := rewriteColumnDef(c.in, logical, spell)
-		if ok != c.ok || string(out) != string(c.want) {
-			t.Errorf("rewriteColumnDef(%q) = %q, %v; want %q, %v", c.in, out, ok, c.want, c.ok)
-		}
-	}
-}
-
 // TestConnStateContext: work done for a connection (forks) ends when the
 // connection is forced closed, not when the server starts shutting down.
 func TestConnStateContext(t *testing.T) {

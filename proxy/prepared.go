@@ -1,0 +1,134 @@
+package proxy
+
+import (
+	"encoding/binary"
+
+	"github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/wire"
+)
+
+// preparedStmt is a server-side prepared statement of a sandboxing
+// session. Its text was planned for the sandbox as it was at prepare time;
+// when the plan no longer holds (session.Revalidate) it is prepared again
+// upstream, under a new id the proxy translates.
+type preparedStmt struct {
+	plan       *session.Plan
+	upstreamID uint32
+	params     int
+	// types are the parameter types the client last sent (2 bytes each),
+	// replayed to a re-prepared statement that has not had them yet.
+	types     []byte
+	needTypes bool
+	// fetched counts the rows its open cursor has returned (max-rows).
+	fetched int64
+}
+
+// translateStmtID rewrites the statement id of a pending COM_STMT_* packet
+// in place (in the read buffer) when the statement was prepared again
+// upstream under another id.
+func (c *clientConn) translateStmtID(cmd byte) *preparedStmt {
+	b, err := c.cr.Peek(wire.HeaderLen + 5)
+	if err != nil {
+		return nil
+	}
+	id := binary.LittleEndian.Uint32(b[wire.HeaderLen+1:])
+	ps := c.stmts[id]
+	if ps == nil {
+		return nil
+	}
+	if ps.upstreamID != id {
+		binary.LittleEndian.PutUint32(b[wire.HeaderLen+1:], ps.upstreamID)
+	}
+	if cmd == wire.ComStmtClose {
+		delete(c.stmts, id)
+	}
+	return ps
+}
+
+// executeFastPath reports whether the pending COM_STMT_EXECUTE of ps can
+// be forwarded untouched — same id upstream, no types to add, and no
+// transaction to record it for — recording the parameter types it
+// carries (from the read buffer, without consuming it).
+func (c *clientConn) executeFastPath(ps *preparedStmt) bool {
+	if ps.needTypes || c.be.status&wire.StatusInTrans != 0 || c.be.status&wire.StatusAutocommit == 0 {
+		return false
+	}
+	b, err := c.cr.Peek(wire.HeaderLen + 5)
+	if err != nil || binary.LittleEndian.Uint32(b[wire.HeaderLen+1:]) != ps.upstreamID || wire.PayloadLen(b) >= wire.MaxPayload {
+		return false
+	}
+	if ps.params == 0 {
+		return true
+	}
+	flagAt := 10 + (ps.params+7)/8
+	need := wire.HeaderLen + flagAt + 1 + 2*ps.params
+	if need > wire.PayloadLen(b)+wire.HeaderLen || need > c.cr.Size() {
+		return false
+	}
+	b, err = c.cr.Peek(need)
+	if err != nil {
+		return false
+	}
+	if p := b[wire.HeaderLen:]; p[flagAt] == 1 {
+		ps.types = append(ps.types[:0], p[flagAt+1:flagAt+1+2*ps.params]...)
+	}
+	return true
+}
+
+// withTypes returns an execute payload that carries its parameter types
+// (new-params-bound flag 1), adding the last types the client sent when it
+// has none; nil when they are unknown.
+func (ps *preparedStmt) withTypes(p []byte) []byte {
+	if ps.params == 0 {
+		return p
+	}
+	flagAt := 10 + (ps.params+7)/8
+	if len(p) <= flagAt {
+		return nil
+	}
+	if p[flagAt] == 1 {
+		return p
+	}
+	if len(ps.types) != 2*ps.params {
+		return nil
+	}
+	return ps.insertTypes(p, flagAt)
+}
+
+// insertTypes is p with the new-params-bound flag at flagAt set and the
+// recorded types after it.
+func (ps *preparedStmt) insertTypes(p []byte, flagAt int) []byte {
+	out := make([]byte, 0, len(p)+len(ps.types))
+	out = append(out, p[:flagAt]...)
+	out = append(out, 1)
+	out = append(out, ps.types...)
+	return append(out, p[flagAt+1:]...)
+}
+
+// fixExecute translates the id of an execute packet and records or
+// replays its parameter types.
+func (ps *preparedStmt) fixExecute(p []byte) []byte {
+	if len(p) < 10 {
+		return p
+	}
+	binary.LittleEndian.PutUint32(p[1:], ps.upstreamID)
+	if ps.params == 0 {
+		return p
+	}
+	flagAt := 10 + (ps.params+7)/8
+	if len(p) <= flagAt {
+		return p
+	}
+	if p[flagAt] == 1 {
+		if len(p) >= flagAt+1+2*ps.params {
+			ps.types = append(ps.types[:0], p[flagAt+1:flagAt+1+2*ps.params]...)
+		}
+		ps.needTypes = false
+		return p
+	}
+	if ps.needTypes && len(ps.types) == 2*ps.params {
+		ps.needTypes = false
+		return ps.insertTypes(p, flagAt)
+	}
+	return p
+}

@@ -1,0 +1,466 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/wire"
+)
+
+// The proxy runs every statement of a sandboxing session the same way:
+//
+//	plan := Plan(text)       decide: answer it, refuse it, or send a text (forking first)
+//	Before(plan)             end and restart or replay the transaction if a fork needs it
+//	… the proxy sends plan.SQL and relays the answer, Relabel(plan) telling names back …
+//	After(plan, outcome)     record it for a replay, track the transaction, re-read settings
+//
+// Everything that needs to know SQL is decided here; the proxy only moves
+// packets. What the session runs itself between the client's statements it
+// runs on the client's own upstream connection, through Upstream.
+
+// Upstream is the client's own upstream connection, as the session uses it
+// between the client's commands (never while an answer is being relayed).
+type Upstream interface {
+	// Query runs sql and reads its whole answer. A server error comes back
+	// as an error with a ServerError() bool method that reports true and
+	// unwraps to *mysql.MyError; any other error means the connection is
+	// broken and must be returned as is.
+	Query(ctx context.Context, sql string) (*Result, error)
+	// Resend sends a recorded command again: payload is a COM_QUERY, or a
+	// COM_STMT_EXECUTE of the text prepared (prepared afresh for it, then
+	// closed). It returns what the answer's OK packets said.
+	Resend(ctx context.Context, payload []byte, prepared string) ([]wire.OK, error)
+	// Status is the server status the last answer on the connection
+	// carried.
+	Status() uint16
+}
+
+// Result is the answer to a query the session runs itself.
+type Result struct {
+	// Columns are the column definition packets of the first result set.
+	Columns [][]byte
+	// Rows are the first result set's rows, as text.
+	Rows [][]*string
+	// OKs are what the answer's OK packets said, in order.
+	OKs []wire.OK
+}
+
+// Directory finds the live connections of a proxy user (to this proxy
+// process), for KILL and the process list.
+type Directory interface {
+	// Threads are the upstream thread ids of user's live connections.
+	Threads(user string) map[uint32]bool
+	// KillTarget is the upstream thread id of user's live connection that
+	// id names: its greeting id or its upstream thread id.
+	KillTarget(user string, id uint64) (uint32, bool)
+}
+
+// Outcome is what the upstream answered to a planned statement.
+type Outcome struct {
+	// Failed: the answer ended in an error, of code Code.
+	Failed bool
+	Code   uint16
+	// OKs are what its OK packets said, in order.
+	OKs []wire.OK
+	// Payload is the command as sent upstream, to replay it; nil when it
+	// cannot be replayed as sent (a cursor's rows come later).
+	Payload []byte
+	// Prepared is the text a COM_STMT_EXECUTE payload executes.
+	Prepared string
+	// Prepare: the statement was prepared (COM_STMT_PREPARE), not run.
+	Prepare bool
+	// Execution: a prepared statement was executed.
+	Execution bool
+	// Unreplayable: the answer held what a replay cannot repeat (a LOAD
+	// DATA LOCAL file).
+	Unreplayable bool
+	// Part: the statement was one group of an input the session split
+	// (Split), which is not recorded for a replay.
+	Part bool
+}
+
+// options are the text-reading settings of the session's next input.
+func (s *Session) options() rewrite.Options {
+	o := rewrite.Options{DB: s.db, ANSIQuotes: s.ansiQuotes, Charset: s.vars.Charset}
+	if s.up != nil {
+		o.NoBackslashEscapes = s.up.Status()&wire.StatusNoBackslashEscapes != 0
+	}
+	if s.m != nil {
+		o.CaseSensitiveNames = s.m.caseSensitive
+		o.Server = s.m.server
+	}
+	return o
+}
+
+// sync reads the upstream session's variables that decide how its texts
+// are read, when they are not known (a new session, or after a reset).
+func (s *Session) sync(ctx context.Context) error {
+	if s.varsKnown || s.up == nil {
+		return nil
+	}
+	return s.readVars(ctx)
+}
+
+// readVars reads sql_mode, character_set_client and the isolation level
+// on the session's upstream connection.
+func (s *Session) readVars(ctx context.Context) error {
+	r, err := s.up.Query(ctx, s.varsQuery())
+	var me *mysql.MyError
+	if isServerError(err) && errors.As(err, &me) && me.Code == wire.ErUnknownSystemVariable {
+		r, err = s.up.Query(ctx, varsFallbackQuery)
+	}
+	if err != nil {
+		return err
+	}
+	if len(r.Rows) != 1 || len(r.Rows[0]) != 3 {
+		return fmt.Errorf("%w: session variables", wire.ErrMalformed)
+	}
+	v := Vars{}
+	for i, p := range []*string{&v.SQLMode, &v.Charset, &v.Isolation} {
+		if r.Rows[0][i] != nil {
+			*p = *r.Rows[0][i]
+		}
+	}
+	m := "," + strings.ToUpper(v.SQLMode) + ","
+	s.ansiQuotes = strings.Contains(m, ",ANSI_QUOTES,") || strings.Contains(m, ",ANSI,")
+	s.vars, s.varsKnown = v, true
+	return nil
+}
+
+// Plan decides what to do with an input sent as COM_QUERY (prepared
+// false) or COM_STMT_PREPARE: answer it (Plan.Reply), refuse it (an error
+// the client gets), or send Plan.SQL upstream, forking first what it
+// writes. An error that is not a refusal or the server's may mean the
+// upstream connection broke (it is the Upstream's own error).
+func (s *Session) Plan(ctx context.Context, sql string, prepared bool) (*Plan, error) {
+	if s.mode == Passthrough {
+		return &Plan{SQL: sql, text: sql}, nil
+	}
+	if err := s.sync(ctx); err != nil {
+		return nil, err
+	}
+	opts := s.options()
+	if stmt, ok, err := s.m.killer.Statement(s.user, sql, opts, prepared); ok {
+		if err != nil {
+			return nil, err
+		}
+		return &Plan{SQL: stmt, text: sql, statements: 1}, nil
+	}
+	p, err := s.plan(ctx, sql, opts, prepared)
+	if err != nil {
+		return nil, err
+	}
+	p.text = sql // what a prepared statement is planned from again
+	switch {
+	case p.processList != nil:
+		p.Reply, err = s.processList(ctx, p.processList)
+	case p.diagnostics:
+		p.Reply, err = s.diagnostics(ctx, p.SQL)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Split splits a multi-statement input that holds SANDBOX statements
+// (multi says the client may send several statements at once) into the
+// inputs to plan and run in turn: each SANDBOX statement alone, and each
+// run of other statements together. It returns nil for any other input.
+// Each part is planned just before it runs (Plan), after the parts before
+// it.
+func (s *Session) Split(ctx context.Context, sql string, multi bool) ([]string, error) {
+	if !multi || s.mode == Passthrough || !strings.Contains(strings.ToUpper(sql), "SANDBOX") {
+		return nil, nil
+	}
+	if err := s.sync(ctx); err != nil {
+		return nil, err
+	}
+	opts := s.options()
+	if _, ok, _ := s.m.killer.Statement(s.user, sql, opts, false); ok {
+		return nil, nil // Plan refuses it: KILL goes alone
+	}
+	pieces := rewrite.SplitStatements(sql, opts)
+	if len(pieces) < 2 || !slices.ContainsFunc(pieces, rewrite.IsSandboxStatement) {
+		return nil, nil
+	}
+	if err := s.checkMultiStatement(); err != nil {
+		return nil, err
+	}
+	var groups [][]string
+	for _, p := range pieces {
+		if rewrite.IsSandboxStatement(p) || len(groups) == 0 || rewrite.IsSandboxStatement(groups[len(groups)-1][0]) {
+			groups = append(groups, []string{p})
+			continue
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], p)
+	}
+	out := make([]string, len(groups))
+	for i, g := range groups {
+		out[i] = strings.Join(g, ";\n")
+		// The pieces were cut with the settings the input starts with; a
+		// statement that changes how text is read must be the last one.
+		if i < len(groups)-1 && !rewrite.IsSandboxStatement(g[0]) && s.changesLexing(out[i], opts) {
+			return nil, s.lexingChangeRefused()
+		}
+	}
+	return out, nil
+}
+
+// Before readies the transaction for a plan: when a table the statement
+// needs was forked after the open transaction's snapshot, the transaction
+// is restarted (it has only read) or replayed (it has written). A refusal
+// (1412 when it cannot be replayed, or the server's error) is for the
+// client, and the plan is then abandoned; any other error broke the
+// connection. Before does nothing for a plan it readied already.
+func (s *Session) Before(ctx context.Context, p *Plan) error {
+	r := p.restart
+	p.restart = restartNone
+	var err error
+	switch r {
+	case restartNone:
+		return nil
+	case restartRead:
+		if err = s.restartTransaction(ctx); err == nil {
+			s.m.observer().TransactionRestarted("restarted")
+			return nil
+		}
+	case restartReplay:
+		var why string
+		if why, err = s.replayTransaction(ctx); err == nil && why == "" {
+			s.m.observer().TransactionRestarted("replayed")
+			return nil
+		}
+		if err == nil {
+			// The client is told to ROLLBACK and retry: roll back now, so
+			// nothing of the transaction survives half-replayed.
+			if _, err = s.up.Query(ctx, "ROLLBACK"); err == nil || isServerError(err) {
+				s.tx.reset()
+				_ = s.executed(ctx, nil, s.up.Status(), false)
+				s.m.observer().TransactionRestarted("refused")
+				s.log.Info("transaction could not be replayed after a fork", zap.String("why", why))
+				err = s.replayRefused(why)
+			}
+		}
+	}
+	if isServerError(err) || isRefusal(err) {
+		s.abandon(ctx, p)
+	}
+	return err
+}
+
+// isRefusal reports whether err is a refusal for the client.
+func isRefusal(err error) bool {
+	var r *rewrite.Refusal
+	return errors.As(err, &r)
+}
+
+// After records the outcome of a planned statement: the transaction's
+// record for a replay, transaction tracking, the audit of a prepared
+// write's execution, the sandbox's tables after DDL; and reads back the
+// current database and the session's settings when the statement may have
+// changed them. An error means the upstream connection broke.
+func (s *Session) After(ctx context.Context, p *Plan, o *Outcome) error {
+	status := s.up.Status()
+	if o.Code == wire.ErLockDeadlock {
+		status &^= wire.StatusInTrans // a deadlock rolls the transaction back
+	}
+	inTrx := status&wire.StatusInTrans != 0
+	switch {
+	case o.Prepare:
+	case o.Part && inTrx:
+		s.tx.broken = true // parts of a split input are not recorded for a replay
+	case o.Part:
+		s.tx.reset()
+	default:
+		s.tx.record(p, o, inTrx)
+	}
+	if o.Execution && !o.Failed {
+		s.auditExecution(p)
+	}
+	if err := s.executed(ctx, p, status, o.Failed); err != nil {
+		s.log.Warn("sandbox bookkeeping after DDL failed", zap.Error(err))
+	}
+	if p.useDB {
+		r, err := s.up.Query(ctx, "SELECT DATABASE()")
+		switch {
+		case err == nil && len(r.Rows) == 1 && len(r.Rows[0]) == 1:
+			s.db = ""
+			if v := r.Rows[0][0]; v != nil {
+				s.db = *v
+			}
+		case err != nil && !isServerError(err):
+			return err
+		}
+	}
+	if p.readVars {
+		if err := s.readVars(ctx); err != nil && !isServerError(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// Revalidate checks a prepared statement's plan before an execution: nil
+// when it still holds, else the plan the text gets now (its binding or the
+// sandbox's tables changed, its reads now lock, the settings it is read
+// with or the guardrails changed), which the proxy prepares anew upstream.
+func (s *Session) Revalidate(ctx context.Context, p *Plan) (*Plan, error) {
+	if s.mode == Passthrough {
+		return nil, nil
+	}
+	if err := s.sync(ctx); err != nil {
+		return nil, err
+	}
+	opts := s.options()
+	if p.version == s.current(opts) {
+		return nil, nil
+	}
+	np, err := s.plan(ctx, p.text, opts, true)
+	if err != nil {
+		return nil, err
+	}
+	np.text = p.text
+	return np, nil
+}
+
+// NotReplayable marks the open transaction as holding what a replay cannot
+// repeat (COM_STMT_SEND_LONG_DATA's data is not kept).
+func (s *Session) NotReplayable() {
+	if s.inTrx {
+		s.tx.broken = true
+	}
+}
+
+// DB is the session's current database.
+func (s *Session) DB() string { return s.db }
+
+// UseDB records the current database a COM_INIT_DB set.
+func (s *Session) UseDB(db string) { s.db = db }
+
+// Relabel is what the relay changes in the answer to a statement whose
+// text the session rewrote, so that it reads as on the real database.
+type Relabel struct {
+	s *Session
+	p *Plan
+}
+
+// Relabel returns what to tell back in the answer to p: nil when p's text
+// went upstream as the client wrote it.
+func (s *Session) Relabel(p *Plan) *Relabel {
+	if p == nil || !p.changed {
+		return nil
+	}
+	return &Relabel{s: s, p: p}
+}
+
+// Message tells the sandbox's physical database names in an error message
+// back in logical names.
+func (r *Relabel) Message(msg string) string { return r.s.unmap(msg) }
+
+// Column tells a column definition's names back as on the real database:
+// its schema logical, and, for the sandbox's information_schema views, its
+// name spelled as the statement wrote it (the server labels
+// information_schema columns so). changed is false when nothing changes.
+func (r *Relabel) Column(n wire.ColumnNames) (wire.ColumnNames, bool) {
+	return relabelColumn(n, r.s.logicalDB, r.spelling)
+}
+
+// relabelColumn is Relabel.Column with the schema told back by logical
+// and the name by spell (given the physical schema).
+func relabelColumn(n wire.ColumnNames, logical func(string) (string, bool), spell func(schema, name string) (string, bool)) (wire.ColumnNames, bool) {
+	schema, changed := n.Schema, false
+	if db, ok := logical(schema); ok {
+		n.Schema, changed = db, true
+	}
+	// The label as the query wrote it; org_name keeps the column's own.
+	if sp, ok := spell(schema, n.Name); ok && sp != n.Name {
+		n.Name, changed = sp, true
+		if schema == "" && strings.EqualFold(sp, n.OrgName) {
+			n.Schema = "information_schema" // a column the view maps: it is information_schema's
+		}
+	}
+	return n, changed
+}
+
+// spelling renames a column of the sandbox's information_schema views as
+// the statement spelled it. Columns the views compute (the mapped names)
+// come with no schema, others with information_schema or the views'
+// database.
+func (r *Relabel) spelling(schema, name string) (string, bool) {
+	if l, ok := r.p.label(name); ok {
+		return l, true
+	}
+	if schema != "" && schema != "information_schema" && !r.s.isInfoSchema(schema) {
+		return "", false
+	}
+	return r.p.columnSpelling(name)
+}
+
+// ProcessInfo answers COM_PROCESS_INFO as SHOW PROCESSLIST.
+func (s *Session) ProcessInfo(ctx context.Context) (*Reply, error) {
+	return s.processList(ctx, &ProcessList{})
+}
+
+// processList answers SHOW [FULL] PROCESSLIST with the server's answer
+// kept to the connections of the session's proxy user (to this process):
+// each row's Id is the connection's upstream thread id, its User the proxy
+// user, and its Info has the user's sandbox databases in logical names.
+func (s *Session) processList(ctx context.Context, pl *ProcessList) (*Reply, error) {
+	r, err := s.up.Query(ctx, pl.SQL())
+	if err != nil {
+		return nil, err
+	}
+	if len(r.Columns) < 8 {
+		return nil, refusal(wire.ErUnknown, "HY000", "the server's answer to %s has %d columns, not the 8 or more the proxy "+
+			"filters; run it on a direct connection", pl.SQL(), len(r.Columns))
+	}
+	own := map[uint32]bool{}
+	if s.m.dir != nil {
+		own = s.m.dir.Threads(s.user)
+	}
+	user := s.user
+	rep := &Reply{Defs: r.Columns}
+	for _, row := range r.Rows {
+		if len(row) != len(r.Columns) || row[0] == nil {
+			continue
+		}
+		id, err := strconv.ParseUint(*row[0], 10, 32)
+		if err != nil || !own[uint32(id)] {
+			continue
+		}
+		row[1] = &user
+		if row[7] != nil {
+			info := s.UnmapOwn(*row[7])
+			row[7] = &info
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	return rep, nil
+}
+
+// diagnostics answers SHOW WARNINGS / SHOW ERRORS (sql) with the sandbox's
+// database names in the messages told back in logical names.
+func (s *Session) diagnostics(ctx context.Context, sql string) (*Reply, error) {
+	r, err := s.up.Query(ctx, sql)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Reply{Columns: []string{"Level", "Code", "Message"}}
+	for _, row := range r.Rows {
+		if len(row) == 3 && row[2] != nil {
+			m := s.unmap(*row[2])
+			row[2] = &m
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	return rep, nil
+}

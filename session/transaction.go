@@ -1,0 +1,206 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"go.uber.org/zap"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
+)
+
+// A table forked after a transaction took its snapshot is invisible to it
+// (MariaDB: 1412 "Table definition has changed"). When a statement needs
+// such a table, the session ends the transaction and starts a new one
+// before the statement (Plan.restart): a transaction that has only read is
+// committed and started again; one that has written is rolled back,
+// started again and its recorded statements replayed, each checked to
+// have the same effect (affected rows, insert ids). What cannot be replayed
+// gets 1412 and the client retries. The record is kept here, beside the
+// transaction tracking it depends on.
+
+// txLog is the open transaction's record: the statements that change
+// state, as sent upstream, and what their OK packets said.
+type txLog struct {
+	entries []txEntry
+	bytes   int
+	// broken: the transaction holds something that cannot be replayed.
+	broken bool
+}
+
+type txEntry struct {
+	payload []byte
+	oks     []wire.OK
+	begin   bool // BEGIN / START TRANSACTION: the replay starts with it
+	// prepared is the (rewritten) text of the statement a
+	// COM_STMT_EXECUTE payload executes: the replay prepares it afresh,
+	// since the client may have closed it meanwhile.
+	prepared string
+}
+
+// maxTxLog bounds the bytes of statements kept for replay.
+const maxTxLog = 1 << 20
+
+func (t *txLog) reset() { *t = txLog{} }
+
+// record keeps a finished statement in the transaction log when a replay
+// may need it. inTrx is whether a transaction is open after it.
+func (t *txLog) record(p *Plan, o *Outcome, inTrx bool) {
+	failed := o.Failed
+	switch {
+	case !inTrx || o.Code == wire.ErLockDeadlock || p != nil && p.ddl:
+		// Ended, rolled back by a deadlock, or committed implicitly by
+		// DDL (even DDL that fails).
+		t.reset()
+		return
+	case p != nil && p.txEnd:
+		// The transaction ended within the input; what is open now (after
+		// COMMIT AND CHAIN, or a later BEGIN) started inside it, and a
+		// replay could not tell which of its statements belong to it.
+		t.reset()
+		t.broken = failed || p.statements > 1
+		return
+	case o.Unreplayable:
+		t.broken = true
+		return
+	case failed && (len(o.OKs) > 0 || p != nil && p.statements > 1):
+		t.broken = true // part of a multi-statement input took effect
+		return
+	case failed:
+		return // a failed statement changed nothing
+	case p == nil || o.Payload == nil:
+		t.broken = true
+		return
+	case p.begin:
+		t.reset() // BEGIN commits any open transaction and starts a new one
+	case p.txControl:
+		t.broken = true // savepoints: not replayed
+		return
+	case p.readVars || p.useDB:
+		// A replay sends the recorded statements again under the settings
+		// and database of its own time: after a change of sql_mode, the
+		// character set or the database, the earlier ones could read
+		// differently than they did.
+		t.broken = true
+		return
+	case !p.locks:
+		return
+	}
+	if t.bytes+len(o.Payload) > maxTxLog {
+		t.broken = true
+		return
+	}
+	t.entries = append(t.entries, txEntry{payload: slices.Clone(o.Payload), oks: slices.Clone(o.OKs),
+		begin: p.begin, prepared: o.Prepared})
+	t.bytes += len(o.Payload)
+}
+
+// restartTransaction ends the client's transaction, which has only read,
+// and starts a new one, so its snapshot includes tables just forked.
+func (s *Session) restartTransaction(ctx context.Context) error {
+	autocommit := s.up.Status()&wire.StatusAutocommit != 0
+	if _, err := s.up.Query(ctx, "COMMIT"); err != nil {
+		return err
+	}
+	if autocommit {
+		if _, err := s.up.Query(ctx, "START TRANSACTION"); err != nil {
+			return err
+		}
+	}
+	s.restarted(false)
+	s.tx.reset()
+	s.log.Debug("transaction restarted after a fork")
+	return nil
+}
+
+// replayTransaction rolls the client's transaction back, starts a new one
+// and replays its recorded statements, checking each has the same effect.
+// It returns why it could not ("" on success; the transaction is then
+// rolled back) or an error that broke the connection.
+func (s *Session) replayTransaction(ctx context.Context) (string, error) {
+	t := &s.tx
+	if t.broken || len(t.entries) == 0 {
+		return "its statements were not all recorded for replay", nil
+	}
+	autocommit := s.up.Status()&wire.StatusAutocommit != 0
+	if _, err := s.up.Query(ctx, "ROLLBACK"); err != nil {
+		return s.replayFailed(ctx, "rollback failed", err, false)
+	}
+	if !t.entries[0].begin && autocommit {
+		if _, err := s.up.Query(ctx, "START TRANSACTION"); err != nil {
+			return s.replayFailed(ctx, "restart failed", err, false)
+		}
+	}
+	for _, e := range t.entries {
+		if len(e.oks) == 1 && e.oks[0].InsertID != 0 {
+			// AUTO_INCREMENT values are not given back by a rollback: ask
+			// for the ones the client already saw.
+			if _, err := s.up.Query(ctx, fmt.Sprintf("SET insert_id = %d", e.oks[0].InsertID)); err != nil {
+				return s.replayFailed(ctx, "replaying it failed", err, true)
+			}
+		}
+		oks, err := s.up.Resend(ctx, e.payload, e.prepared)
+		if err == nil && !sameEffect(oks, e.oks) {
+			err = fmt.Errorf("a statement had a different effect the second time (affected rows and insert ids %v, first time %v)",
+				effects(oks), effects(e.oks))
+		}
+		if err != nil {
+			return s.replayFailed(ctx, "replaying it failed", err, true)
+		}
+	}
+	s.restarted(true)
+	s.log.Debug("transaction replayed after a fork", zap.Int("statements", len(t.entries)))
+	return "", nil
+}
+
+// replayFailed says why a replay stopped, rolling back what it did when
+// rollback is set; an error that is not the server's breaks the
+// connection and is returned as such.
+func (s *Session) replayFailed(ctx context.Context, what string, err error, rollback bool) (string, error) {
+	if !isServerError(err) {
+		return "", err
+	}
+	if rollback {
+		if _, rerr := s.up.Query(ctx, "ROLLBACK"); rerr != nil && !isServerError(rerr) {
+			return "", rerr
+		}
+	}
+	return what + ": " + err.Error(), nil
+}
+
+// isServerError reports whether err is an answer of the server, after
+// which the connection is still usable.
+func isServerError(err error) bool {
+	var se interface{ ServerError() bool }
+	return errors.As(err, &se) && se.ServerError()
+}
+
+// sameEffect compares what two runs' OK packets say they did.
+func sameEffect(a, b []wire.OK) bool {
+	return slices.EqualFunc(a, b, func(x, y wire.OK) bool { return x.Affected == y.Affected && x.InsertID == y.InsertID })
+}
+
+// effects lists affected rows and insert ids for messages.
+func effects(oks []wire.OK) [][2]uint64 {
+	out := make([][2]uint64, len(oks))
+	for i, o := range oks {
+		out[i] = [2]uint64{o.Affected, o.InsertID}
+	}
+	return out
+}
+
+// restarted records that the session restarted the client's transaction;
+// replayed says its writes were replayed in the new one.
+func (s *Session) restarted(replayed bool) {
+	s.trxEpoch, s.trxLocked = s.m.epoch.Load(), replayed
+}
+
+// replayRefused is the error for a transaction that has written and now
+// needs a table forked after it began, when the session cannot replay it.
+func (s *Session) replayRefused(why string) error {
+	return refusal(wire.ErTableDefChanged, "HY000", "Table definition has changed, please retry transaction: a table this statement "+
+		"uses was forked into sandbox %q after the transaction started, and the transaction has already written (%s); "+
+		"ROLLBACK and run the transaction again (the fork now exists, so the retry works)", s.SandboxName(), why)
+}
