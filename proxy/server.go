@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/sqlfork/sqlfork-proxy/duration"
 	"github.com/sqlfork/sqlfork-proxy/metrics"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	sandbox "github.com/sqlfork/sqlfork-proxy/session"
@@ -208,7 +209,7 @@ func (a adminAPI) Show(ctx context.Context, name string) (any, error) {
 func (a adminAPI) Keep(ctx context.Context, name string, ttlText string) (any, error) {
 	var ttl time.Duration
 	if ttlText != "" {
-		d, err := sandbox.ParseDuration(ttlText)
+		d, err := duration.Parse(ttlText)
 		if err != nil {
 			return nil, fmt.Errorf("%w: ttl: %v", metrics.ErrBadRequest, err)
 		}

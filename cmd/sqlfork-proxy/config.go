@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
+	"github.com/sqlfork/sqlfork-proxy/duration"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
@@ -234,7 +235,7 @@ func formatValue(ptr any) string {
 	case *int:
 		return strconv.Itoa(*p)
 	case *time.Duration:
-		return formatDuration(*p)
+		return duration.Format(*p)
 	case *int64:
 		return strconv.FormatInt(*p, 10)
 	case *[]string:
@@ -243,19 +244,6 @@ func formatValue(ptr any) string {
 		return p.String()
 	}
 	panic(fmt.Sprintf("setting of unsupported type %T", ptr))
-}
-
-// formatDuration is time.Duration.String without trailing zero units: "8h"
-// rather than "8h0m0s".
-func formatDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // parseValue parses text into the setting value ptr points at.

@@ -451,24 +451,6 @@ func TestFlagDefaultsInHelp(t *testing.T) {
 	}
 }
 
-func TestFormatDuration(t *testing.T) {
-	tests := []struct {
-		d    time.Duration
-		want string
-	}{
-		{8 * time.Hour, "8h"}, {30 * time.Second, "30s"}, {5 * time.Minute, "5m"},
-		{90 * time.Minute, "1h30m"}, {time.Hour + time.Second, "1h0m1s"}, {1500 * time.Millisecond, "1.5s"}, {0, "0s"},
-	}
-	for _, tc := range tests {
-		if got := formatDuration(tc.d); got != tc.want {
-			t.Errorf("formatDuration(%s) = %q, want %q", tc.d, got, tc.want)
-		}
-		if back, err := time.ParseDuration(formatDuration(tc.d)); err != nil || back != tc.d {
-			t.Errorf("formatDuration(%s) does not parse back: %v %v", tc.d, back, err)
-		}
-	}
-}
-
 func ptr[T any](v T) *T { return &v }
 
 func TestByteSize(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/duration"
 )
 
 // adminClient calls a running proxy's admin API.
@@ -173,7 +173,7 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN.`,
 			path := "/api/v1/sandboxes/" + url.PathEscape(args[0]) + "/keep"
 			if ttl != "" {
 				// Read as SANDBOX KEEP TTL reads it (7d, 36h, 90m, seconds).
-				if _, err := session.ParseDuration(ttl); err != nil {
+				if _, err := duration.Parse(ttl); err != nil {
 					return fmt.Errorf("--ttl: %w", err)
 				}
 				path += "?ttl=" + url.QueryEscape(ttl)
