@@ -264,9 +264,9 @@ func parseValue(ptr any, text string) error {
 		}
 		*p = n
 	case *time.Duration:
-		d, err := time.ParseDuration(strings.TrimSpace(text))
+		d, err := duration.Parse(strings.TrimSpace(text))
 		if err != nil {
-			return err // already says: time: invalid duration "x"
+			return err // already says: bad duration "x": use forms like …
 		}
 		*p = d
 	case *int64:
@@ -447,7 +447,7 @@ func parseUsers(n *yaml.Node, fail func(int, string, ...any) error) ([]proxy.Use
 	if n.Kind != yaml.SequenceNode {
 		return nil, fail(n.Line, "%s: must be a list of users", usersKey)
 	}
-	known := userKeys()
+	known, durations := userKeys(), userDurationKeys()
 	users := make([]proxy.User, 0, len(n.Content))
 	for i, item := range n.Content {
 		item = deref(item)
@@ -467,6 +467,15 @@ func parseUsers(n *yaml.Node, fail func(int, string, ...any) error) ([]proxy.Use
 			if v.Kind != yaml.ScalarNode {
 				return nil, fail(v.Line, "%s[%d].%s: must be a single value", usersKey, i, k.Value)
 			}
+			if durations[k.Value] && !isNull(v) {
+				// Read as every duration setting is; yaml decodes a
+				// time.Duration only from Go's form, so hand it that.
+				d, err := duration.Parse(strings.TrimSpace(v.Value))
+				if err != nil {
+					return nil, fail(v.Line, "%s[%d].%s: %v", usersKey, i, k.Value, err)
+				}
+				item.Content[j+1] = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: d.String(), Line: v.Line, Column: v.Column}
+			}
 		}
 		var u proxy.User
 		if err := item.Decode(&u); err != nil {
@@ -484,6 +493,23 @@ func userKeys() []string {
 	for i := range t.NumField() {
 		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag != "" && tag != "-" {
 			keys = append(keys, tag)
+		}
+	}
+	return keys
+}
+
+// userDurationKeys are the YAML keys of proxy.User that hold durations.
+func userDurationKeys() map[string]bool {
+	t := reflect.TypeFor[proxy.User]()
+	keys := map[string]bool{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); tag != "" && tag != "-" && ft == reflect.TypeFor[time.Duration]() {
+			keys[tag] = true
 		}
 	}
 	return keys

@@ -67,7 +67,7 @@ func TestRun(t *testing.T) {
 		{"extra argument", []string{"serve", "now"}, nil, 2, "", `unknown command "now" for "sqlfork-proxy serve"`},
 		{"version takes no args", []string{"version", "x"}, nil, 2, "", `unknown command "x" for "sqlfork-proxy version"`},
 		{"bad duration flag", []string{"serve", "--idle-timeout", "x"}, nil, 2, "",
-			"sqlfork-proxy: idle-timeout: time: invalid duration \"x\"\n"},
+			"sqlfork-proxy: idle-timeout: bad duration \"x\": use forms like 500ms, 90s, 30m, 2h, 1h30m, 7d or a number of seconds\n"},
 		{"bad listen env", []string{"serve"}, map[string]string{"SQLFORK_LISTEN": "bad"}, 2, "",
 			`sqlfork-proxy: listen: "bad" is not host:port`},
 		{"bad config file", []string{"serve", "--config", "testdata-does-not-exist.yaml"}, nil, 2, "",
