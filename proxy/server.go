@@ -25,7 +25,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
-	"github.com/sqlfork/sqlfork-proxy/duration"
 	"github.com/sqlfork/sqlfork-proxy/metrics"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	sandbox "github.com/sqlfork/sqlfork-proxy/session"
@@ -169,70 +168,6 @@ func upstreamTLS(cfg *Config) (*tls.Config, error) {
 		}
 	}
 	return c, nil
-}
-
-// Admin returns the admin API's view of the proxy's sandboxes (starting
-// the sandbox manager if no login has yet).
-func (s *Server) Admin() metrics.Admin { return adminAPI{s} }
-
-type adminAPI struct{ s *Server }
-
-func (a adminAPI) manager(ctx context.Context) (*sandbox.Manager, error) { return a.s.sandboxes(ctx) }
-
-func notFound(err error) error {
-	if errors.Is(err, sandbox.ErrNoSandbox) {
-		return fmt.Errorf("%w: %v", metrics.ErrNotFound, err)
-	}
-	return err
-}
-
-// List implements metrics.Admin.
-func (a adminAPI) List(ctx context.Context) (any, error) {
-	m, err := a.manager(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return m.List(ctx)
-}
-
-// Show implements metrics.Admin.
-func (a adminAPI) Show(ctx context.Context, name string) (any, error) {
-	m, err := a.manager(ctx)
-	if err != nil {
-		return nil, err
-	}
-	in, err := m.Show(ctx, name)
-	return in, notFound(err)
-}
-
-// Keep implements metrics.Admin.
-func (a adminAPI) Keep(ctx context.Context, name string, ttlText string) (any, error) {
-	var ttl time.Duration
-	if ttlText != "" {
-		d, err := duration.Parse(ttlText)
-		if err != nil {
-			return nil, fmt.Errorf("%w: ttl: %v", metrics.ErrBadRequest, err)
-		}
-		ttl = d
-	}
-	m, err := a.manager(ctx)
-	if err != nil {
-		return nil, err
-	}
-	in, err := m.Keep(ctx, name, ttl)
-	if errors.Is(err, sandbox.ErrTTL) {
-		return nil, fmt.Errorf("%w: %v", metrics.ErrBadRequest, err)
-	}
-	return in, notFound(err)
-}
-
-// Discard implements metrics.Admin.
-func (a adminAPI) Discard(ctx context.Context, name string) error {
-	m, err := a.manager(ctx)
-	if err != nil {
-		return err
-	}
-	return notFound(m.Discard(ctx, name))
 }
 
 // SetSandboxLimits changes the sandbox limits, guardrails (global and

@@ -98,7 +98,7 @@ func settingTable() []setting {
 			func(s *settings) any { return &s.Proxy.UpstreamPassword }},
 		{"auth-plugin", "auth method clients use for the default account: mysql_native_password or caching_sha2_password",
 			func(s *settings) any { return &s.Proxy.AuthPlugin }},
-		{"metrics-listen", "host:port of the /metrics, /healthz and /readyz HTTP server; empty disables it",
+		{"metrics-listen", "host:port of the HTTP server of /metrics, /healthz, /readyz and the admin API; empty disables it",
 			func(s *settings) any { return &s.MetricsListen }},
 		{"tls-cert", "PEM `file` of the certificate offered to clients (enables client TLS, with tls-key)",
 			func(s *settings) any { return &s.Proxy.TLSCert }},

@@ -150,6 +150,17 @@ func TestServe(t *testing.T) {
 		}
 	}
 
+	// The admin API shares the listener: on loopback without a token it
+	// only reads, so a keep is refused before the proxy is asked.
+	resp, err := http.Post("http://"+line.Metrics+"/api/v1/sandboxes/box/keep", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("POST keep without a token: %d, want 403", resp.StatusCode)
+	}
+
 	cancel()
 	select {
 	case code := <-done:
