@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,12 +17,13 @@ import (
 // TestAdminCLI: `sqlfork-proxy sandbox list|show|keep|discard` against a
 // running proxy's admin API shows what SANDBOX LIST shows, and discard
 // drops the sandbox's forks; with --admin-token set, requests without it
-// are refused.
+// are refused. The proxy's duration settings take days and plain seconds.
 func TestAdminCLI(t *testing.T) {
 	db, _ := env(t)
 	leastPrivilegeUser(t, db)
 	metricsAddr := freeAddr(t)
-	p := startProxyProcess(t, db, "--mode", "explicit", "--metrics-listen", metricsAddr, "--admin-token", "s3cret")
+	p := startProxyProcess(t, db, "--mode", "explicit", "--metrics-listen", metricsAddr, "--admin-token", "s3cret",
+		"--sandbox-ttl", "7d", "--fork-queue-timeout", "90")
 	c := conn(t, openDB(t, "sbx:"+sandboxPassword+"@tcp("+p.addr+")/app"))
 	mustExecC(t, c, "SANDBOX CREATE opsbox TTL 2h")
 	mustExecC(t, c, "UPDATE users SET score = 0 WHERE id = 1")
@@ -53,6 +55,29 @@ func TestAdminCLI(t *testing.T) {
 	if err != nil || !strings.Contains(out, "app.users") || !strings.Contains(out, "fork") {
 		t.Errorf("sandbox show: %v\n%s", err, out)
 	}
+	// The wire format: a sandbox has exactly these keys (expires: it has a
+	// TTL; tables: show answers with them).
+	req, err := http.NewRequest(http.MethodGet, "http://"+metricsAddr+"/api/v1/sandboxes/opsbox", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer s3cret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown map[string]json.RawMessage
+	err = json.NewDecoder(resp.Body).Decode(&shown)
+	resp.Body.Close()
+	var keys []string
+	for k := range shown {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if err != nil || resp.StatusCode != http.StatusOK ||
+		strings.Join(keys, ",") != "bytes,connections,created,expires,id,name,owner,state,table_count,tables" {
+		t.Errorf("GET /api/v1/sandboxes/opsbox: HTTP %d, %v, keys %v", resp.StatusCode, err, keys)
+	}
 	// The TTL is read as SANDBOX KEEP TTL reads it: days too.
 	out, err = cli("keep", "opsbox", "--ttl", "2d")
 	if err != nil || !strings.Contains(out, "kept until "+time.Now().Add(48*time.Hour).UTC().Format("2006-01-02")) {
@@ -78,7 +103,7 @@ func TestAdminCLI(t *testing.T) {
 		t.Errorf("SANDBOX LIST after discard: %v", got)
 	}
 	// The token is required.
-	resp, err := http.Get("http://" + metricsAddr + "/api/v1/sandboxes")
+	resp, err = http.Get("http://" + metricsAddr + "/api/v1/sandboxes")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,13 @@ func NewHandler(g prometheus.Gatherer, ready func(context.Context) error) http.H
 	return newHandler(g, ready, ReadyTimeout)
 }
 
+// NewMux is NewHandler as a mux the caller may add routes to: the
+// listener of cmd/sqlfork-proxy also serves the admin API (adminapi.Register)
+// on it.
+func NewMux(g prometheus.Gatherer, ready func(context.Context) error) *http.ServeMux {
+	return newMux(g, ready, ReadyTimeout)
+}
+
 func newHandler(g prometheus.Gatherer, ready func(context.Context) error, readyTimeout time.Duration) http.Handler {
 	return newMux(g, ready, readyTimeout)
 }

@@ -99,6 +99,42 @@ func TestNewHandlerUsesReadyTimeout(t *testing.T) {
 	}
 }
 
+// TestNewMux: NewMux serves what NewHandler does (readiness bounded by
+// ReadyTimeout too), plus the routes the caller adds.
+func TestNewMux(t *testing.T) {
+	var deadline time.Duration
+	ready := func(ctx context.Context) error {
+		if dl, ok := ctx.Deadline(); ok {
+			deadline = time.Until(dl)
+		}
+		return nil
+	}
+	mux := NewMux(testRegistry(t), ready)
+	mux.HandleFunc("GET /extra", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "extra") })
+	tests := []struct {
+		method, path string
+		want         int
+		body         string
+	}{
+		{http.MethodGet, "/metrics", 200, "sqlfork_client_connections_total 3"},
+		{http.MethodGet, "/healthz", 200, "ok"},
+		{http.MethodGet, "/readyz", 200, "ready"},
+		{http.MethodGet, "/extra", 200, "extra"},
+		{http.MethodPost, "/healthz", 405, ""},
+		{http.MethodGet, "/", 404, ""},
+	}
+	for _, tc := range tests {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(tc.method, tc.path, nil))
+		if rec.Code != tc.want || !strings.Contains(rec.Body.String(), tc.body) {
+			t.Errorf("%s %s: %d %q, want %d with %q", tc.method, tc.path, rec.Code, rec.Body.String(), tc.want, tc.body)
+		}
+	}
+	if deadline <= 0 || deadline > ReadyTimeout {
+		t.Errorf("ready deadline in %s, want within (0, %s]", deadline, ReadyTimeout)
+	}
+}
+
 func TestServe(t *testing.T) {
 	tests := []struct {
 		name string

@@ -2,10 +2,11 @@ package session
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/sqlfork/sqlfork-proxy/duration"
 )
 
 // Verb is a SANDBOX pseudo-statement.
@@ -54,7 +55,7 @@ func ParseCommand(sql string) (Command, error) {
 			if len(rest) != 2 {
 				return fmt.Errorf("TTL needs one duration; %s", syntaxHelp)
 			}
-			d, err := ParseDuration(rest[1])
+			d, err := duration.Parse(rest[1])
 			if err != nil {
 				return err
 			}
@@ -110,23 +111,6 @@ func ValidName(n string) error {
 		}
 	}
 	return nil
-}
-
-// ParseDuration reads 90s, 30m, 2h, 7d, 1h30m or a number of seconds.
-func ParseDuration(s string) (time.Duration, error) {
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second, nil
-	}
-	if strings.HasSuffix(s, "d") {
-		if n, err := strconv.ParseInt(strings.TrimSuffix(s, "d"), 10, 64); err == nil && n >= 0 && n < 100000 {
-			return time.Duration(n) * 24 * time.Hour, nil
-		}
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("bad duration %q: use forms like 90s, 30m, 2h, 7d", s)
-	}
-	return d, nil
 }
 
 // words splits a SANDBOX statement into words, unquoting `x` and 'x',

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"gopkg.in/yaml.v3"
 
+	"github.com/sqlfork/sqlfork-proxy/duration"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
@@ -97,7 +98,7 @@ func settingTable() []setting {
 			func(s *settings) any { return &s.Proxy.UpstreamPassword }},
 		{"auth-plugin", "auth method clients use for the default account: mysql_native_password or caching_sha2_password",
 			func(s *settings) any { return &s.Proxy.AuthPlugin }},
-		{"metrics-listen", "host:port of the /metrics, /healthz and /readyz HTTP server; empty disables it",
+		{"metrics-listen", "host:port of the HTTP server of /metrics, /healthz, /readyz and the admin API; empty disables it",
 			func(s *settings) any { return &s.MetricsListen }},
 		{"tls-cert", "PEM `file` of the certificate offered to clients (enables client TLS, with tls-key)",
 			func(s *settings) any { return &s.Proxy.TLSCert }},
@@ -234,7 +235,7 @@ func formatValue(ptr any) string {
 	case *int:
 		return strconv.Itoa(*p)
 	case *time.Duration:
-		return formatDuration(*p)
+		return duration.Format(*p)
 	case *int64:
 		return strconv.FormatInt(*p, 10)
 	case *[]string:
@@ -243,19 +244,6 @@ func formatValue(ptr any) string {
 		return p.String()
 	}
 	panic(fmt.Sprintf("setting of unsupported type %T", ptr))
-}
-
-// formatDuration is time.Duration.String without trailing zero units: "8h"
-// rather than "8h0m0s".
-func formatDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // parseValue parses text into the setting value ptr points at.
@@ -276,9 +264,9 @@ func parseValue(ptr any, text string) error {
 		}
 		*p = n
 	case *time.Duration:
-		d, err := time.ParseDuration(strings.TrimSpace(text))
+		d, err := duration.Parse(strings.TrimSpace(text))
 		if err != nil {
-			return err // already says: time: invalid duration "x"
+			return err // already says: bad duration "x": use forms like …
 		}
 		*p = d
 	case *int64:
@@ -459,7 +447,7 @@ func parseUsers(n *yaml.Node, fail func(int, string, ...any) error) ([]proxy.Use
 	if n.Kind != yaml.SequenceNode {
 		return nil, fail(n.Line, "%s: must be a list of users", usersKey)
 	}
-	known := userKeys()
+	known, durations := userKeys(), userDurationKeys()
 	users := make([]proxy.User, 0, len(n.Content))
 	for i, item := range n.Content {
 		item = deref(item)
@@ -479,6 +467,15 @@ func parseUsers(n *yaml.Node, fail func(int, string, ...any) error) ([]proxy.Use
 			if v.Kind != yaml.ScalarNode {
 				return nil, fail(v.Line, "%s[%d].%s: must be a single value", usersKey, i, k.Value)
 			}
+			if durations[k.Value] && !isNull(v) {
+				// Read as every duration setting is; yaml decodes a
+				// time.Duration only from Go's form, so hand it that.
+				d, err := duration.Parse(strings.TrimSpace(v.Value))
+				if err != nil {
+					return nil, fail(v.Line, "%s[%d].%s: %v", usersKey, i, k.Value, err)
+				}
+				item.Content[j+1] = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: d.String(), Line: v.Line, Column: v.Column}
+			}
 		}
 		var u proxy.User
 		if err := item.Decode(&u); err != nil {
@@ -496,6 +493,23 @@ func userKeys() []string {
 	for i := range t.NumField() {
 		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag != "" && tag != "-" {
 			keys = append(keys, tag)
+		}
+	}
+	return keys
+}
+
+// userDurationKeys are the YAML keys of proxy.User that hold durations.
+func userDurationKeys() map[string]bool {
+	t := reflect.TypeFor[proxy.User]()
+	keys := map[string]bool{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); tag != "" && tag != "-" && ft == reflect.TypeFor[time.Duration]() {
+			keys[tag] = true
 		}
 	}
 	return keys

@@ -313,13 +313,14 @@ func TestErrors(t *testing.T) {
 		want  string // the whole error message
 	}{
 		// Unparseable values, by source.
-		{"duration flag", []string{"--idle-timeout", "x"}, nil, nil, `idle-timeout: time: invalid duration "x"`},
-		{"duration env", nil, map[string]string{"SQLFORK_CONNECT_TIMEOUT": "10"}, nil,
-			`connect-timeout: time: missing unit in duration "10" (from SQLFORK_CONNECT_TIMEOUT)`},
+		{"duration flag", []string{"--idle-timeout", "x"}, nil, nil, `idle-timeout: bad duration "x": use forms like 500ms, 90s, 30m, 2h, 1h30m, 7d or a number of seconds`},
+		{"duration env", nil, map[string]string{"SQLFORK_CONNECT_TIMEOUT": "10 seconds"}, nil,
+			`connect-timeout: bad duration "10 seconds": use forms like 500ms, 90s, 30m, 2h, 1h30m, 7d or a number of seconds (from SQLFORK_CONNECT_TIMEOUT)`},
 		{"duration file", withCfg, nil, f("listen: 127.0.0.1:1\nshutdown_grace: soon\n"),
-			`shutdown-grace: time: invalid duration "soon" (from /c.yaml:2, key shutdown_grace)`},
+			`shutdown-grace: bad duration "soon": use forms like 500ms, 90s, 30m, 2h, 1h30m, 7d or a number of seconds (from /c.yaml:2, key shutdown_grace)`},
 		{"duration null in file", withCfg, nil, f("idle_timeout:\n"),
-			`idle-timeout: time: invalid duration "" (from /c.yaml:1, key idle_timeout)`},
+			`idle-timeout: bad duration "": use forms like 500ms, 90s, 30m, 2h, 1h30m, 7d or a number of seconds (from /c.yaml:1, key idle_timeout)`},
+		{"duration in days and hours", []string{"--sandbox-ttl", "1d12h"}, nil, nil, `sandbox-ttl: bad duration "1d12h": use forms like 500ms, 90s, 30m, 2h, 1h30m, 7d or a number of seconds`},
 		{"bool flag", []string{"--tls-required=maybe"}, nil, nil, `tls-required: "maybe" is not a boolean (true or false)`},
 		{"bool env", nil, map[string]string{"SQLFORK_TLS_REQUIRED": "yes"}, nil,
 			`tls-required: "yes" is not a boolean (true or false) (from SQLFORK_TLS_REQUIRED)`},
@@ -356,7 +357,8 @@ func TestErrors(t *testing.T) {
 		{"upstream tls", []string{"--upstream-tls", "on"}, nil, nil, `upstream-tls: "on" is not one of `},
 		{"upstream tls ca", []string{"--upstream-tls-ca", "ca.pem"}, nil, nil, "upstream-tls-ca: only used with upstream-tls verify-ca or verify-identity"},
 		{"zero timeout", []string{"--handshake-timeout", "0s"}, nil, nil, "handshake-timeout: must be positive, got 0s"},
-		{"negative timeout file", withCfg, nil, f("idle_timeout: -1s\n"), "idle-timeout: must be positive, got -1s"},
+		{"negative timeout file", withCfg, nil, f("idle_timeout: -1s\n"),
+			`idle-timeout: bad duration "-1s": use forms like 500ms, 90s, 30m, 2h, 1h30m, 7d or a number of seconds (from /c.yaml:1, key idle_timeout)`},
 		{"negative max", []string{"--max-connections=-1"}, nil, nil, "max-connections: must be >= 0, got -1"},
 		{"user without name", withCfg, nil, f("users:\n  - password: x\n"), "users[0].name: must not be empty"},
 		{"user shadows upstream", withCfg, nil, f("users:\n  - name: root\n"), `users[0].name: "root" is declared twice (or shadows upstream-user)`},
@@ -373,8 +375,12 @@ func TestErrors(t *testing.T) {
 				`deny_statements, deny_multi_statements, statement_timeout, max_rows, max_fork_bytes, max_sandboxes)`},
 		{"bad user guardrail", withCfg, nil, f("users:\n  - name: a\n    deny_statements: ddl,sandbox\n"),
 			`users[0] (a): deny-statements: "sandbox" is not a statement class (want some of read, write, ddl, transaction, session, routine, other)`},
-		{"bad user timeout", withCfg, nil, f("users:\n  - name: a\n    statement_timeout: 5\n"),
-			`config: /c.yaml:2: users[0]: line 3: cannot unmarshal !!int ` + "`5`" + ` into time.Duration`},
+		{"bad user timeout", withCfg, nil, f("users:\n  - name: a\n    statement_timeout: soon\n"),
+			`config: /c.yaml:3: users[0].statement_timeout: bad duration "soon": use forms like 500ms, 90s, 30m, 2h, 1h30m, 7d or a number of seconds`},
+		{"negative user timeout", withCfg, nil, f("users:\n  - name: a\n    statement_timeout: -5s\n"),
+			`config: /c.yaml:3: users[0].statement_timeout: bad duration "-5s": use forms like 500ms, 90s, 30m, 2h, 1h30m, 7d or a number of seconds`},
+		{"bad user max_rows", withCfg, nil, f("users:\n  - name: a\n    max_rows: lots\n"),
+			`config: /c.yaml:2: users[0]: line 3: cannot unmarshal !!str ` + "`lots`" + ` into int64`},
 		{"bad deny class", []string{"--deny-statements", "write,drop"}, nil, nil,
 			`deny-statements: "drop" is not a statement class (want some of read, write, ddl, transaction, session, routine, other)`},
 		{"repeated key", withCfg, nil, f("listen: 127.0.0.1:1\nlisten: 127.0.0.1:2\n"), `config: /c.yaml:2: key "listen" repeats line 1`},
@@ -388,7 +394,7 @@ func TestErrors(t *testing.T) {
 
 		// Precedence also decides which bad value is seen: only the winner is parsed.
 		{"bad file value overridden is ignored, bad env is not", withCfg, map[string]string{"SQLFORK_IDLE_TIMEOUT": "x"}, f("idle_timeout: y\n"),
-			`idle-timeout: time: invalid duration "x" (from SQLFORK_IDLE_TIMEOUT)`},
+			`idle-timeout: bad duration "x": use forms like 500ms, 90s, 30m, 2h, 1h30m, 7d or a number of seconds (from SQLFORK_IDLE_TIMEOUT)`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -451,21 +457,118 @@ func TestFlagDefaultsInHelp(t *testing.T) {
 	}
 }
 
-func TestFormatDuration(t *testing.T) {
+// TestDurationSyntax: every duration setting, from a flag, a SQLFORK_*
+// variable, the YAML file or a user's statement_timeout, reads the one
+// syntax of SANDBOX KEEP TTL and the admin API (duration.Parse): Go forms
+// as before, whole days and plain seconds too.
+func TestDurationSyntax(t *testing.T) {
+	const cfg = "/c.yaml"
+	withCfg := []string{"--config", cfg}
+	f := func(y string) map[string]string { return map[string]string{cfg: y} }
 	tests := []struct {
-		d    time.Duration
-		want string
+		name  string
+		args  []string
+		env   map[string]string
+		files map[string]string
+		get   func(settings) time.Duration
+		want  time.Duration
 	}{
-		{8 * time.Hour, "8h"}, {30 * time.Second, "30s"}, {5 * time.Minute, "5m"},
-		{90 * time.Minute, "1h30m"}, {time.Hour + time.Second, "1h0m1s"}, {1500 * time.Millisecond, "1.5s"}, {0, "0s"},
+		{"days flag", []string{"--sandbox-ttl", "7d"}, nil, nil,
+			func(s settings) time.Duration { return s.Proxy.Sandbox.DefaultTTL }, 7 * 24 * time.Hour},
+		{"days env", nil, map[string]string{"SQLFORK_SANDBOX_IDLE_TTL": "14d"}, nil,
+			func(s settings) time.Duration { return s.Proxy.Sandbox.IdleTTL }, 14 * 24 * time.Hour},
+		{"days file", withCfg, nil, f("max_sandbox_ttl: 30d\n"),
+			func(s settings) time.Duration { return s.Proxy.Sandbox.MaxTTL }, 30 * 24 * time.Hour},
+		{"seconds flag", []string{"--fork-queue-timeout", "90"}, nil, nil,
+			func(s settings) time.Duration { return s.Proxy.Sandbox.ForkQueueTimeout }, 90 * time.Second},
+		{"seconds env", nil, map[string]string{"SQLFORK_CONNECT_TIMEOUT": "10"}, nil,
+			func(s settings) time.Duration { return s.Proxy.ConnectTimeout }, 10 * time.Second},
+		{"seconds file (a YAML integer)", withCfg, nil, f("shutdown_grace: 45\n"),
+			func(s settings) time.Duration { return s.Proxy.ShutdownGrace }, 45 * time.Second},
+		{"spaces around", nil, map[string]string{"SQLFORK_IDLE_TIMEOUT": " 2h "}, nil,
+			func(s settings) time.Duration { return s.Proxy.IdleTimeout }, 2 * time.Hour},
+		{"milliseconds", []string{"--write-timeout", "500ms"}, nil, nil,
+			func(s settings) time.Duration { return s.Proxy.WriteTimeout }, 500 * time.Millisecond},
+		{"minutes", []string{"--fork-queue-timeout", "2m"}, nil, nil,
+			func(s settings) time.Duration { return s.Proxy.Sandbox.ForkQueueTimeout }, 2 * time.Minute},
+		{"hours", []string{"--sandbox-ttl", "24h"}, nil, nil,
+			func(s settings) time.Duration { return s.Proxy.Sandbox.DefaultTTL }, 24 * time.Hour},
+		{"hours and minutes", withCfg, nil, f("handshake_timeout: 1h30m\n"),
+			func(s settings) time.Duration { return s.Proxy.HandshakeTimeout }, 90 * time.Minute},
+		{"zero seconds", []string{"--statement-timeout", "0s"}, nil, nil,
+			func(s settings) time.Duration { return s.Proxy.Sandbox.Guardrails.StatementTimeout }, 0},
+		{"zero", []string{"--sandbox-idle-ttl", "0"}, nil, nil,
+			func(s settings) time.Duration { return s.Proxy.Sandbox.IdleTTL }, 0},
+		{"reap interval", []string{"--sandbox-reap-interval", "30"}, nil, nil,
+			func(s settings) time.Duration { return s.Proxy.Sandbox.ReapInterval }, 30 * time.Second},
+		{"user statement_timeout in seconds", withCfg, nil, f("users:\n  - name: a\n    statement_timeout: 5\n"),
+			func(s settings) time.Duration { return *s.Proxy.Users[0].StatementTimeout }, 5 * time.Second},
+		{"user statement_timeout in days", withCfg, nil, f("users:\n  - name: a\n    statement_timeout: 1d\n"),
+			func(s settings) time.Duration { return *s.Proxy.Users[0].StatementTimeout }, 24 * time.Hour},
+		{"user statement_timeout in Go form", withCfg, nil, f("users:\n  - name: a\n    statement_timeout: 1m30s\n"),
+			func(s settings) time.Duration { return *s.Proxy.Users[0].StatementTimeout }, 90 * time.Second},
 	}
 	for _, tc := range tests {
-		if got := formatDuration(tc.d); got != tc.want {
-			t.Errorf("formatDuration(%s) = %q, want %q", tc.d, got, tc.want)
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := resolveFor(t, tc.args, tc.env, tc.files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tc.get(s); got != tc.want {
+				t.Errorf("got %s, want %s", got, tc.want)
+			}
+		})
+	}
+
+	// A user's timeout left out or null stays unset (the global one applies).
+	for _, y := range []string{"users:\n  - name: a\n", "users:\n  - name: a\n    statement_timeout:\n"} {
+		s, err := resolveFor(t, withCfg, nil, f(y))
+		if err != nil {
+			t.Fatal(err)
 		}
-		if back, err := time.ParseDuration(formatDuration(tc.d)); err != nil || back != tc.d {
-			t.Errorf("formatDuration(%s) does not parse back: %v %v", tc.d, back, err)
+		if s.Proxy.Users[0].StatementTimeout != nil {
+			t.Errorf("%q: statement_timeout = %s, want unset", y, *s.Proxy.Users[0].StatementTimeout)
 		}
+	}
+}
+
+// TestEveryDurationSettingReadsTheOneSyntax: no duration setting has a
+// parser of its own.
+func TestEveryDurationSettingReadsTheOneSyntax(t *testing.T) {
+	forms := map[string]time.Duration{"7d": 7 * 24 * time.Hour, "90": 90 * time.Second, "1h30m": 90 * time.Minute, "500ms": 500 * time.Millisecond, "0": 0}
+	n := 0
+	for _, st := range settingTable() {
+		s := defaultSettings()
+		p, ok := st.field(&s).(*time.Duration)
+		if !ok {
+			continue
+		}
+		n++
+		for text, want := range forms {
+			if err := parseValue(p, text); err != nil || *p != want {
+				t.Errorf("--%s %s: got %s, %v; want %s", st.name, text, *p, err, want)
+			}
+		}
+		if err := parseValue(p, "-1s"); err == nil {
+			t.Errorf("--%s -1s: accepted", st.name)
+		}
+	}
+	if n < 11 {
+		t.Errorf("only %d duration settings found", n)
+	}
+	if got := userDurationKeys(); !reflect.DeepEqual(got, map[string]bool{"statement_timeout": true}) {
+		t.Errorf("userDurationKeys() = %v", got)
+	}
+}
+
+// TestValidateRejectsNegativeDurations: the parser refuses a negative
+// duration first; proxy.Config.Validate still does for settings made
+// otherwise.
+func TestValidateRejectsNegativeDurations(t *testing.T) {
+	s := defaultSettings()
+	s.Proxy.IdleTimeout = -time.Second
+	if err := s.validate(); err == nil || err.Error() != "idle-timeout: must be positive, got -1s" {
+		t.Errorf("validate: %v", err)
 	}
 }
 

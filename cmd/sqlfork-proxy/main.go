@@ -106,7 +106,10 @@ Each setting is read from, in order of precedence: its flag; the environment
 variable SQLFORK_<FLAG NAME> (upper case, '-' as '_', e.g. SQLFORK_UPSTREAM_PASSWORD);
 the key <flag name> ('-' as '_', e.g. upstream_password) of the YAML file given
 by --config or SQLFORK_CONFIG; else the default. Proxy users mapped to upstream
-accounts are only set in the file, under users:.`,
+accounts are only set in the file, under users:.
+
+Durations are written 500ms, 90s, 30m, 2h, 1h30m, 7d (whole days) or a number
+of seconds, in flags, variables and the file alike.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			*ran = true

@@ -67,7 +67,7 @@ func TestRun(t *testing.T) {
 		{"extra argument", []string{"serve", "now"}, nil, 2, "", `unknown command "now" for "sqlfork-proxy serve"`},
 		{"version takes no args", []string{"version", "x"}, nil, 2, "", `unknown command "x" for "sqlfork-proxy version"`},
 		{"bad duration flag", []string{"serve", "--idle-timeout", "x"}, nil, 2, "",
-			"sqlfork-proxy: idle-timeout: time: invalid duration \"x\"\n"},
+			"sqlfork-proxy: idle-timeout: bad duration \"x\": use forms like 500ms, 90s, 30m, 2h, 1h30m, 7d or a number of seconds\n"},
 		{"bad listen env", []string{"serve"}, map[string]string{"SQLFORK_LISTEN": "bad"}, 2, "",
 			`sqlfork-proxy: listen: "bad" is not host:port`},
 		{"bad config file", []string{"serve", "--config", "testdata-does-not-exist.yaml"}, nil, 2, "",
@@ -148,6 +148,17 @@ func TestServe(t *testing.T) {
 		if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
 			t.Errorf("GET %s: %d %q", path, resp.StatusCode, body)
 		}
+	}
+
+	// The admin API shares the listener: on loopback without a token it
+	// only reads, so a keep is refused before the proxy is asked.
+	resp, err := http.Post("http://"+line.Metrics+"/api/v1/sandboxes/box/keep", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("POST keep without a token: %d, want 403", resp.StatusCode)
 	}
 
 	cancel()

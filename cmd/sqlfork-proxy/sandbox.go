@@ -1,73 +1,19 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/adminapi"
+	"github.com/sqlfork/sqlfork-proxy/duration"
 )
-
-// adminClient calls a running proxy's admin API.
-type adminClient struct {
-	base   string
-	token  string
-	client *http.Client
-}
-
-func (a *adminClient) do(ctx context.Context, method, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(a.base, "/")+path, nil)
-	if err != nil {
-		return err
-	}
-	if a.token != "" {
-		req.Header.Set("Authorization", "Bearer "+a.token)
-	}
-	resp, err := a.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("admin API at %s: %w", a.base, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return fmt.Errorf("admin API at %s: %w", a.base, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct{ Error string }
-		if json.Unmarshal(body, &e) == nil && e.Error != "" {
-			return fmt.Errorf("admin API: %s (HTTP %d)", e.Error, resp.StatusCode)
-		}
-		return fmt.Errorf("admin API: HTTP %d", resp.StatusCode)
-	}
-	return json.Unmarshal(body, out)
-}
-
-// sandboxInfo mirrors the admin API's JSON.
-type sandboxInfo struct {
-	ID          string     `json:"id"`
-	Name        string     `json:"name"`
-	State       string     `json:"state"`
-	Owner       string     `json:"owner"`
-	Created     time.Time  `json:"created"`
-	Expires     *time.Time `json:"expires"`
-	Connections int        `json:"connections"`
-	TableCount  int        `json:"table_count"`
-	Bytes       int64      `json:"bytes"`
-	Tables      []struct {
-		Table string `json:"table"`
-		State string `json:"state"`
-		Rows  int64  `json:"rows"`
-		Bytes int64  `json:"bytes"`
-	} `json:"tables"`
-}
 
 func fmtTime(t *time.Time) string {
 	if t == nil || t.IsZero() {
@@ -89,7 +35,7 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN.`,
 	cmd.PersistentFlags().StringVar(&base, "admin-url", "", "base URL of the proxy's admin API (env SQLFORK_ADMIN_URL; default http://"+defaultMetrics+")")
 	cmd.PersistentFlags().StringVar(&token, "admin-token", "", "bearer token of the admin API (env SQLFORK_ADMIN_TOKEN)")
 	cmd.PersistentFlags().StringVarP(&output, "output", "o", "table", "output format: table or json")
-	client := func() (*adminClient, error) {
+	client := func() (*adminapi.Client, error) {
 		if output != "table" && output != "json" {
 			return nil, &exitError{code: exitUsage, err: fmt.Errorf("--output: %q is not table or json", output)}
 		}
@@ -105,7 +51,7 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN.`,
 		if token == "" {
 			token, _ = e.lookupEnv("SQLFORK_ADMIN_TOKEN")
 		}
-		return &adminClient{base: base, token: token, client: &http.Client{Timeout: 2 * time.Minute}}, nil
+		return &adminapi.Client{BaseURL: base, Token: token, HTTP: &http.Client{Timeout: 2 * time.Minute}}, nil
 	}
 	printJSON := func(w io.Writer, v any) error {
 		enc := json.NewEncoder(w)
@@ -120,8 +66,8 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN.`,
 			if err != nil {
 				return err
 			}
-			var out []sandboxInfo
-			if err := a.do(c.Context(), http.MethodGet, "/api/v1/sandboxes", &out); err != nil {
+			out, err := a.List(c.Context())
+			if err != nil {
 				return err
 			}
 			if output == "json" {
@@ -144,8 +90,8 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN.`,
 			if err != nil {
 				return err
 			}
-			var s sandboxInfo
-			if err := a.do(c.Context(), http.MethodGet, "/api/v1/sandboxes/"+url.PathEscape(args[0]), &s); err != nil {
+			s, err := a.Show(c.Context(), args[0])
+			if err != nil {
 				return err
 			}
 			if output == "json" {
@@ -170,16 +116,15 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN.`,
 			if err != nil {
 				return err
 			}
-			path := "/api/v1/sandboxes/" + url.PathEscape(args[0]) + "/keep"
+			var d time.Duration
 			if ttl != "" {
 				// Read as SANDBOX KEEP TTL reads it (7d, 36h, 90m, seconds).
-				if _, err := session.ParseDuration(ttl); err != nil {
+				if d, err = duration.Parse(ttl); err != nil {
 					return fmt.Errorf("--ttl: %w", err)
 				}
-				path += "?ttl=" + url.QueryEscape(ttl)
 			}
-			var s sandboxInfo
-			if err := a.do(c.Context(), http.MethodPost, path, &s); err != nil {
+			s, err := a.Keep(c.Context(), args[0], d)
+			if err != nil {
 				return err
 			}
 			if output == "json" {
@@ -198,12 +143,11 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN.`,
 			if err != nil {
 				return err
 			}
-			var out map[string]string
-			if err := a.do(c.Context(), http.MethodDelete, "/api/v1/sandboxes/"+url.PathEscape(args[0]), &out); err != nil {
+			if err := a.Discard(c.Context(), args[0]); err != nil {
 				return err
 			}
 			if output == "json" {
-				return printJSON(c.OutOrStdout(), out)
+				return printJSON(c.OutOrStdout(), adminapi.Discarded{Discarded: args[0]})
 			}
 			_, err = fmt.Fprintf(c.OutOrStdout(), "sandbox %s discarded\n", args[0])
 			return err

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"reflect"
@@ -18,6 +19,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/sqlfork/sqlfork-proxy/adminapi"
 	"github.com/sqlfork/sqlfork-proxy/metrics"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
@@ -60,14 +62,8 @@ func runServe(ctx context.Context, s settings, logOut io.Writer, reload func() (
 	var stopMetrics func(context.Context) error
 	if s.MetricsListen != "" {
 		// Metrics outlive ctx: they keep answering while the proxy drains.
-		admin := metrics.AdminOptions{Admin: srv.Admin(), Token: s.AdminToken, TokenlessChanges: s.AdminTokenlessChanges}
-		if s.AdminToken == "" && !loopback(s.MetricsListen) {
-			admin.Admin = nil
-			log.Warn("admin API disabled: metrics-listen is reachable beyond loopback and no admin-token is set",
-				zap.String("metrics_listen", s.MetricsListen))
-		}
 		addr, shutdown, err := metrics.Serve(context.WithoutCancel(ctx), s.MetricsListen,
-			metrics.NewAdminHandler(reg, srv.Ready, admin), log)
+			metricsListenerMux(s, reg, srv.Ready, srv.Admin(), log), log)
 		if err != nil {
 			return err // names the metrics listener
 		}
@@ -252,6 +248,21 @@ func newLogger(format, levelName string, w io.Writer, level zap.AtomicLevel) (*z
 	}
 	sink := zapcore.Lock(zapcore.AddSync(w))
 	return zap.New(zapcore.NewCore(enc, sink, level), zap.ErrorOutput(sink), zap.AddCaller()), nil
+}
+
+// metricsListenerMux is what the metrics listener serves: /metrics,
+// /healthz and /readyz (metrics), and the admin API (adminapi) on sandboxes
+// unless the listener is reachable beyond loopback without an admin-token.
+func metricsListenerMux(s settings, g prometheus.Gatherer, ready func(context.Context) error,
+	sandboxes adminapi.Sandboxes, log *zap.Logger) *http.ServeMux {
+	mux := metrics.NewMux(g, ready)
+	if s.AdminToken == "" && !loopback(s.MetricsListen) {
+		log.Warn("admin API disabled: metrics-listen is reachable beyond loopback and no admin-token is set",
+			zap.String("metrics_listen", s.MetricsListen))
+		return mux
+	}
+	adminapi.Register(mux, adminapi.Options{Sandboxes: sandboxes, Token: s.AdminToken, TokenlessChanges: s.AdminTokenlessChanges})
+	return mux
 }
 
 // loopback reports whether host:port listens on loopback only.

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/sqlfork/sqlfork-proxy/adminapi"
+)
+
+// cliSandboxes is one sandbox, "box", that records what is asked of it.
+type cliSandboxes struct{ asked []string }
+
+// cliCreated is when "box" was created.
+func cliCreated() time.Time { return time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC) }
+
+func (f *cliSandboxes) box(tables bool) adminapi.Sandbox {
+	b := adminapi.Sandbox{ID: "1a2b3c4d", Name: "box", State: "active", Owner: "sbx", Created: cliCreated(), Connections: 1, TableCount: 1, Bytes: 16384}
+	if tables {
+		b.Tables = []adminapi.Table{{Table: "app.users", State: "fork", Rows: 3, Bytes: 16384}}
+	}
+	return b
+}
+
+func (f *cliSandboxes) List(context.Context) ([]adminapi.Sandbox, error) {
+	f.asked = append(f.asked, "list")
+	return []adminapi.Sandbox{f.box(false)}, nil
+}
+
+func (f *cliSandboxes) Show(_ context.Context, name string) (adminapi.Sandbox, error) {
+	f.asked = append(f.asked, "show "+name)
+	if name != "box" {
+		return adminapi.Sandbox{}, fmt.Errorf("%w: no such sandbox: %q", adminapi.ErrNotFound, name)
+	}
+	return f.box(true), nil
+}
+
+func (f *cliSandboxes) Keep(_ context.Context, name string, ttl time.Duration) (adminapi.Sandbox, error) {
+	f.asked = append(f.asked, "keep "+name+" "+ttl.String())
+	b := f.box(true)
+	e := cliCreated().Add(ttl)
+	b.State, b.Expires = "kept", &e
+	return b, nil
+}
+
+func (f *cliSandboxes) Discard(_ context.Context, name string) error {
+	f.asked = append(f.asked, "discard "+name)
+	return nil
+}
+
+// TestSandboxCLI: `sqlfork-proxy sandbox …` against the real admin API
+// handler: what each command asks, prints and exits with.
+func TestSandboxCLI(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		env        map[string]string
+		wantCode   int
+		wantAsked  string
+		wantStdout string // the whole of it, unless wantPart
+		wantPart   bool
+		wantStderr string // substring
+	}{
+		{"list", []string{"list"}, nil, 0, "list",
+			"NAME  ID        STATE   OWNER  CREATED               EXPIRES  CONNECTIONS  TABLES  BYTES\n" +
+				"box   1a2b3c4d  active  sbx    2026-11-24T10:00:00Z  -        1            1       16384\n", false, ""},
+		{"list json", []string{"list", "-o", "json"}, nil, 0, "list",
+			"[\n  {\n    \"id\": \"1a2b3c4d\",\n    \"name\": \"box\",\n    \"state\": \"active\",\n    \"owner\": \"sbx\",\n" +
+				"    \"created\": \"2026-11-24T10:00:00Z\",\n    \"connections\": 1,\n    \"table_count\": 1,\n    \"bytes\": 16384\n  }\n]\n", false, ""},
+		{"show", []string{"show", "box"}, nil, 0, "show box",
+			"name:         box\nid:           1a2b3c4d\nstate:        active\nowner:        sbx\ncreated:      2026-11-24T10:00:00Z\n" +
+				"expires:      -\nconnections:  1\n\nTABLE      STATE  ROWS  BYTES\napp.users  fork   3     16384\n", false, ""},
+		{"show missing", []string{"show", "nosuch"}, nil, 1, "show nosuch", "", false,
+			`sqlfork-proxy: admin API: not found: no such sandbox: "nosuch" (HTTP 404)`},
+		{"keep in days", []string{"keep", "box", "--ttl", "2d"}, nil, 0, "keep box 48h0m0s",
+			"sandbox box kept until 2026-11-26T10:00:00Z\n", false, ""},
+		{"keep in seconds", []string{"keep", "box", "--ttl", "90"}, nil, 0, "keep box 1m30s",
+			"sandbox box kept until 2026-11-24T10:01:30Z\n", false, ""},
+		{"keep without ttl", []string{"keep", "box"}, nil, 0, "keep box 0s",
+			"sandbox box kept until 2026-11-24T10:00:00Z\n", false, ""},
+		{"keep json", []string{"keep", "box", "--ttl", "1h", "-o", "json"}, nil, 0, "keep box 1h0m0s",
+			`  "expires": "2026-11-24T11:00:00Z",`, true, ""},
+		{"keep bad ttl", []string{"keep", "box", "--ttl", "2 days"}, nil, 1, "", "", false,
+			`sqlfork-proxy: --ttl: bad duration "2 days": use forms like 500ms, 90s, 30m, 2h, 1h30m, 7d or a number of seconds`},
+		{"discard", []string{"discard", "box"}, nil, 0, "discard box", "sandbox box discarded\n", false, ""},
+		{"discard json", []string{"discard", "box", "-o", "json"}, nil, 0, "discard box", "{\n  \"discarded\": \"box\"\n}\n", false, ""},
+		{"no token", []string{"list"}, map[string]string{"SQLFORK_ADMIN_TOKEN": ""}, 1, "", "", false,
+			"sqlfork-proxy: admin API: missing or wrong bearer token (HTTP 401)"},
+		{"token flag", []string{"list", "--admin-token", "s3cret"}, map[string]string{"SQLFORK_ADMIN_TOKEN": ""}, 0, "list", "box", true, ""},
+		{"bad output", []string{"list", "-o", "yaml"}, nil, 2, "", "", false, `sqlfork-proxy: --output: "yaml" is not table or json`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &cliSandboxes{}
+			srv := httptest.NewServer(adminapi.NewHandler(adminapi.Options{Sandboxes: f, Token: "s3cret"}))
+			defer srv.Close()
+			env := map[string]string{"SQLFORK_ADMIN_URL": srv.URL, "SQLFORK_ADMIN_TOKEN": "s3cret"}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), append([]string{"sandbox"}, tc.args...), testEnv(env, &stdout, &stderr))
+			if code != tc.wantCode {
+				t.Errorf("exit code %d, want %d; stderr: %s", code, tc.wantCode, stderr.String())
+			}
+			if got := strings.Join(f.asked, "; "); got != tc.wantAsked {
+				t.Errorf("asked %q, want %q", got, tc.wantAsked)
+			}
+			if out := stdout.String(); tc.wantPart && !strings.Contains(out, tc.wantStdout) || !tc.wantPart && out != tc.wantStdout {
+				t.Errorf("stdout:\n%s\nwant:\n%s", out, tc.wantStdout)
+			}
+			if !strings.Contains(stderr.String(), tc.wantStderr) || tc.wantStderr == "" && stderr.Len() != 0 {
+				t.Errorf("stderr %q, want %q", stderr.String(), tc.wantStderr)
+			}
+		})
+	}
+}
+
+// TestMetricsListenerMux: the metrics listener serves metrics and health
+// always, and the admin API with its token, or tokenless on loopback only.
+func TestMetricsListenerMux(t *testing.T) {
+	type req struct {
+		method, path, auth string
+		want               int
+	}
+	tests := []struct {
+		name     string
+		listen   string
+		token    string
+		reqs     []req
+		disabled bool // the admin API is off, and a warning says so
+	}{
+		{"loopback without token", "127.0.0.1:9104", "", []req{
+			{"GET", "/healthz", "", 200}, {"GET", "/metrics", "", 200},
+			{"GET", "/api/v1/sandboxes", "", 200}, {"POST", "/api/v1/sandboxes/box/keep?ttl=1h", "", 403},
+		}, false},
+		{"localhost without token", "localhost:9104", "", []req{{"GET", "/api/v1/sandboxes/box", "", 200}}, false},
+		{"beyond loopback without token", "0.0.0.0:9104", "", []req{
+			{"GET", "/healthz", "", 200}, {"GET", "/api/v1/sandboxes", "", 404}, {"DELETE", "/api/v1/sandboxes/box", "", 404},
+		}, true},
+		{"beyond loopback with token", ":9104", "s3cret", []req{
+			{"GET", "/healthz", "", 200}, {"GET", "/api/v1/sandboxes", "", 401},
+			{"GET", "/api/v1/sandboxes", "Bearer s3cret", 200}, {"DELETE", "/api/v1/sandboxes/box", "Bearer s3cret", 200},
+		}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := defaultSettings()
+			s.MetricsListen, s.AdminToken = tc.listen, tc.token
+			core, logs := observer.New(zap.WarnLevel)
+			mux := metricsListenerMux(s, prometheus.NewRegistry(), nil, &cliSandboxes{}, zap.New(core))
+			for _, r := range tc.reqs {
+				q := httptest.NewRequest(r.method, r.path, nil)
+				if r.auth != "" {
+					q.Header.Set("Authorization", r.auth)
+				}
+				rec := httptest.NewRecorder()
+				mux.ServeHTTP(rec, q)
+				if rec.Code != r.want {
+					t.Errorf("%s %s: HTTP %d, want %d", r.method, r.path, rec.Code, r.want)
+				}
+			}
+			warned := logs.FilterMessageSnippet("admin API disabled").Len() == 1
+			if warned != tc.disabled {
+				t.Errorf("warned that the admin API is disabled: %v, want %v", warned, tc.disabled)
+			}
+			rec := httptest.NewRecorder()
+			mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+			if rec.Code != http.StatusNotFound {
+				t.Errorf("GET /: HTTP %d, want 404", rec.Code)
+			}
+		})
+	}
+}
