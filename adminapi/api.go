@@ -66,10 +66,10 @@ type Sandboxes interface {
 	// Show returns the sandbox called name, with its tables.
 	Show(ctx context.Context, name string) (Sandbox, error)
 	// Keep keeps the sandbox called name past its last connection for
-	// ttl; 0 (no ttl asked) keeps it until discarded, which a
-	// max-sandbox-ttl refuses. A ttl beyond max-sandbox-ttl is an
-	// ErrBadRequest.
-	Keep(ctx context.Context, name string, ttl time.Duration) (Sandbox, error)
+	// ttl: nil is the proxy's sandbox-ttl (as SANDBOX KEEP without TTL),
+	// 0 until discarded. A ttl beyond max-sandbox-ttl (0 included, when
+	// one is set) is an ErrBadRequest.
+	Keep(ctx context.Context, name string, ttl *time.Duration) (Sandbox, error)
 	// Discard drops the sandbox called name and its forks.
 	Discard(ctx context.Context, name string) error
 }

@@ -78,13 +78,13 @@ func (c *Client) Show(ctx context.Context, name string) (Sandbox, error) {
 
 // Keep implements Sandboxes: POST /api/v1/sandboxes/{name}/keep, with
 // ?ttl= unless ttl is 0.
-func (c *Client) Keep(ctx context.Context, name string, ttl time.Duration) (Sandbox, error) {
-	if ttl < 0 {
-		return Sandbox{}, fmt.Errorf("%w: ttl %s is negative", ErrBadRequest, ttl)
-	}
+func (c *Client) Keep(ctx context.Context, name string, ttl *time.Duration) (Sandbox, error) {
 	path := sandboxPath(name) + "/keep"
-	if ttl > 0 {
-		path += "?ttl=" + url.QueryEscape(duration.Format(ttl))
+	if ttl != nil {
+		if *ttl < 0 {
+			return Sandbox{}, fmt.Errorf("%w: ttl %s is negative", ErrBadRequest, *ttl)
+		}
+		path += "?ttl=" + url.QueryEscape(duration.Format(*ttl))
 	}
 	var out Sandbox
 	err := c.do(ctx, http.MethodPost, path, &out)

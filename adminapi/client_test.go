@@ -38,7 +38,7 @@ func TestClient(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(box, wantBox) {
 		t.Errorf("Show = %+v, %v; want %+v", box, err, wantBox)
 	}
-	kept, err := c.Keep(ctx, "box", 7*24*time.Hour)
+	kept, err := c.Keep(ctx, "box", ttl(7*24*time.Hour))
 	if err != nil || kept.Expires == nil || !kept.Expires.Equal(wantBox.Created.Add(7*24*time.Hour)) || kept.State != "kept" {
 		t.Errorf("Keep = %+v, %v", kept, err)
 	}
@@ -71,17 +71,17 @@ func TestClientErrors(t *testing.T) {
 			func(c *Client) error { return c.Discard(ctx, "box") },
 			"admin API: missing or wrong bearer token (HTTP 401)", 401, nil},
 		{"tokenless change", &Client{BaseURL: tokenlessURL},
-			func(c *Client) error { _, err := c.Keep(ctx, "box", time.Hour); return err },
+			func(c *Client) error { _, err := c.Keep(ctx, "box", ttl(time.Hour)); return err },
 			"admin API: keeping and discarding sandboxes needs admin-token (or admin-tokenless-changes on a host whose local processes are all trusted) (HTTP 403)",
 			403, nil},
 		{"missing sandbox", &Client{BaseURL: tokenURL, Token: "s3cret"},
 			func(c *Client) error { _, err := c.Show(ctx, "nosuch"); return err },
 			`admin API: not found: no such sandbox: "nosuch" (HTTP 404)`, 404, ErrNotFound},
 		{"ttl beyond the bound", &Client{BaseURL: tokenURL, Token: "s3cret"},
-			func(c *Client) error { _, err := c.Keep(ctx, "box", 1000*time.Hour); return err },
+			func(c *Client) error { _, err := c.Keep(ctx, "box", ttl(1000*time.Hour)); return err },
 			"admin API: bad request: a kept sandbox may live at most 720h (HTTP 400)", 400, ErrBadRequest},
-		{"no ttl", &Client{BaseURL: tokenURL, Token: "s3cret"},
-			func(c *Client) error { _, err := c.Keep(ctx, "box", 0); return err },
+		{"ttl 0: until discarded", &Client{BaseURL: tokenURL, Token: "s3cret"},
+			func(c *Client) error { _, err := c.Keep(ctx, "box", ttl(0)); return err },
 			"admin API: bad request: a kept sandbox may live at most 720h (HTTP 400)", 400, ErrBadRequest},
 		{"failing", &Client{BaseURL: tokenURL, Token: "s3cret"},
 			func(c *Client) error { return c.Discard(ctx, "broken") },
@@ -128,9 +128,10 @@ func TestClientRequests(t *testing.T) {
 	c := &Client{BaseURL: srv.URL, Token: "t0k"}
 	_, _ = c.List(ctx)
 	_, _ = c.Show(ctx, "a b")
-	_, _ = c.Keep(ctx, "box", 0)
-	_, _ = c.Keep(ctx, "box", 36*time.Hour)
-	_, _ = c.Keep(ctx, "box", 90*time.Second)
+	_, _ = c.Keep(ctx, "box", nil)
+	_, _ = c.Keep(ctx, "box", ttl(36*time.Hour))
+	_, _ = c.Keep(ctx, "box", ttl(90*time.Second))
+	_, _ = c.Keep(ctx, "box", ttl(0))
 	_ = c.Discard(ctx, "box")
 	_, _ = (&Client{BaseURL: srv.URL}).List(ctx)
 	want := []string{
@@ -139,13 +140,14 @@ func TestClientRequests(t *testing.T) {
 		"POST /api/v1/sandboxes/box/keep Bearer t0k",
 		"POST /api/v1/sandboxes/box/keep?ttl=36h Bearer t0k",
 		"POST /api/v1/sandboxes/box/keep?ttl=1m30s Bearer t0k",
+		"POST /api/v1/sandboxes/box/keep?ttl=0s Bearer t0k",
 		"DELETE /api/v1/sandboxes/box Bearer t0k",
 		"GET /api/v1/sandboxes ",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if _, err := c.Keep(ctx, "box", -time.Second); !errors.Is(err, ErrBadRequest) || len(got) != len(want) {
+	if _, err := c.Keep(ctx, "box", ttl(-time.Second)); !errors.Is(err, ErrBadRequest) || len(got) != len(want) {
 		t.Errorf("a negative ttl: %v, after %d requests", err, len(got))
 	}
 }
@@ -171,3 +173,6 @@ func TestClientTransportErrors(t *testing.T) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
+
+// ttl is a keep's ttl given explicitly.
+func ttl(d time.Duration) *time.Duration { return &d }

@@ -128,15 +128,15 @@ func answer(w http.ResponseWriter, v any, err error) {
 }
 
 // parseTTL reads the ttl of a keep request: "" (none asked) is 0.
-func parseTTL(text string) (time.Duration, error) {
+func parseTTL(text string) (*time.Duration, error) {
 	if text == "" {
-		return 0, nil
+		return nil, nil // the proxy's default
 	}
 	d, err := duration.Parse(text)
 	if err != nil {
-		return 0, fmt.Errorf("%w: ttl: %w", ErrBadRequest, err)
+		return nil, fmt.Errorf("%w: ttl: %w", ErrBadRequest, err)
 	}
-	return d, nil
+	return &d, nil
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

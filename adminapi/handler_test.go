@@ -49,10 +49,14 @@ func (f *fakeSandboxes) List(context.Context) ([]Sandbox, error) { return f.boxe
 
 func (f *fakeSandboxes) Show(_ context.Context, name string) (Sandbox, error) { return f.find(name) }
 
-func (f *fakeSandboxes) Keep(_ context.Context, name string, ttl time.Duration) (Sandbox, error) {
+func (f *fakeSandboxes) Keep(_ context.Context, name string, keep *time.Duration) (Sandbox, error) {
 	b, err := f.find(name)
 	if err != nil {
 		return Sandbox{}, err
+	}
+	ttl := 24 * time.Hour // its sandbox-ttl
+	if keep != nil {
+		ttl = *keep
 	}
 	if ttl == 0 || ttl > 720*time.Hour {
 		return Sandbox{}, fmt.Errorf("%w: a kept sandbox may live at most 720h", ErrBadRequest)
@@ -190,7 +194,8 @@ func TestHandler(t *testing.T) {
 		{"negative ttl", withToken, "POST", "/api/v1/sandboxes/box/keep?ttl=-1h", "Bearer s3cret", 400,
 			errorJSON(`bad request: ttl: bad duration "-1h": use forms like 500ms, 90s, 30m, 2h, 1h30m, 7d or a number of seconds`), ""},
 		{"ttl beyond the bound", withToken, "POST", "/api/v1/sandboxes/box/keep?ttl=1000000h", "Bearer s3cret", 400, errorJSON(tooLong), ""},
-		{"no ttl is until discarded", withToken, "POST", "/api/v1/sandboxes/box/keep", "Bearer s3cret", 400, errorJSON(tooLong), ""},
+		{"ttl 0 is until discarded", withToken, "POST", "/api/v1/sandboxes/box/keep?ttl=0", "Bearer s3cret", 400, errorJSON(tooLong), ""},
+		{"no ttl is sandbox-ttl", withToken, "POST", "/api/v1/sandboxes/box/keep", "Bearer s3cret", 200, keptJSON(24 * time.Hour), "keep box 24h0m0s"},
 		// Errors of Sandboxes.
 		{"show missing", withToken, "GET", "/api/v1/sandboxes/nosuch", "Bearer s3cret", 404, errorJSON(`not found: no such sandbox: "nosuch"`), ""},
 		{"keep missing", withToken, "POST", "/api/v1/sandboxes/nosuch/keep?ttl=1h", "Bearer s3cret", 404, errorJSON(`not found: no such sandbox: "nosuch"`), ""},

@@ -83,6 +83,12 @@ func TestAdminCLI(t *testing.T) {
 	if err != nil || !strings.Contains(out, "kept until "+time.Now().Add(48*time.Hour).UTC().Format("2006-01-02")) {
 		t.Errorf("sandbox keep --ttl 2d: %v\n%s", err, out)
 	}
+	// Without --ttl: the proxy's sandbox-ttl (7d here), as SANDBOX KEEP
+	// without TTL.
+	out, err = cli("keep", "opsbox")
+	if err != nil || !strings.Contains(out, "kept until "+time.Now().Add(7*24*time.Hour).UTC().Format("2006-01-02")) {
+		t.Errorf("sandbox keep without --ttl: %v\n%s", err, out)
+	}
 	if out, err = cli("keep", "opsbox", "--ttl", "2 days"); err == nil || !strings.Contains(out, "bad duration") {
 		t.Errorf("sandbox keep --ttl '2 days': %v\n%s", err, out)
 	}

@@ -48,7 +48,7 @@ func (a adminSandboxes) Show(ctx context.Context, name string) (adminapi.Sandbox
 }
 
 // Keep implements adminapi.Sandboxes.
-func (a adminSandboxes) Keep(ctx context.Context, name string, ttl time.Duration) (adminapi.Sandbox, error) {
+func (a adminSandboxes) Keep(ctx context.Context, name string, ttl *time.Duration) (adminapi.Sandbox, error) {
 	m, err := a.s.sandboxes(ctx)
 	if err != nil {
 		return adminapi.Sandbox{}, err

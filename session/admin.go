@@ -120,7 +120,11 @@ func (m *Manager) Show(ctx context.Context, name string) (Info, error) {
 }
 
 // Keep keeps the sandbox called name for ttl (0: until discarded).
-func (m *Manager) Keep(ctx context.Context, name string, ttl time.Duration) (Info, error) {
+func (m *Manager) Keep(ctx context.Context, name string, keep *time.Duration) (Info, error) {
+	ttl := m.limits().DefaultTTL
+	if keep != nil {
+		ttl = *keep
+	}
 	if err := m.limits().checkTTL(ttl); err != nil {
 		return Info{}, fmt.Errorf("%w: %v", ErrTTL, err)
 	}

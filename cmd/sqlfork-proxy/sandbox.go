@@ -116,12 +116,14 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN.`,
 			if err != nil {
 				return err
 			}
-			var d time.Duration
+			var d *time.Duration // none: the proxy's sandbox-ttl
 			if ttl != "" {
 				// Read as SANDBOX KEEP TTL reads it (7d, 36h, 90m, seconds).
-				if d, err = duration.Parse(ttl); err != nil {
+				v, err := duration.Parse(ttl)
+				if err != nil {
 					return fmt.Errorf("--ttl: %w", err)
 				}
+				d = &v
 			}
 			s, err := a.Keep(c.Context(), args[0], d)
 			if err != nil {

@@ -44,7 +44,11 @@ func (f *cliSandboxes) Show(_ context.Context, name string) (adminapi.Sandbox, e
 	return f.box(true), nil
 }
 
-func (f *cliSandboxes) Keep(_ context.Context, name string, ttl time.Duration) (adminapi.Sandbox, error) {
+func (f *cliSandboxes) Keep(_ context.Context, name string, keep *time.Duration) (adminapi.Sandbox, error) {
+	ttl := 24 * time.Hour // its sandbox-ttl
+	if keep != nil {
+		ttl = *keep
+	}
 	f.asked = append(f.asked, "keep "+name+" "+ttl.String())
 	b := f.box(true)
 	e := cliCreated().Add(ttl)
@@ -85,8 +89,8 @@ func TestSandboxCLI(t *testing.T) {
 			"sandbox box kept until 2026-11-26T10:00:00Z\n", false, ""},
 		{"keep in seconds", []string{"keep", "box", "--ttl", "90"}, nil, 0, "keep box 1m30s",
 			"sandbox box kept until 2026-11-24T10:01:30Z\n", false, ""},
-		{"keep without ttl", []string{"keep", "box"}, nil, 0, "keep box 0s",
-			"sandbox box kept until 2026-11-24T10:00:00Z\n", false, ""},
+		{"keep without ttl: sandbox-ttl", []string{"keep", "box"}, nil, 0, "keep box 24h0m0s",
+			"sandbox box kept until 2026-11-25T10:00:00Z\n", false, ""},
 		{"keep json", []string{"keep", "box", "--ttl", "1h", "-o", "json"}, nil, 0, "keep box 1h0m0s",
 			`  "expires": "2026-11-24T11:00:00Z",`, true, ""},
 		{"keep bad ttl", []string{"keep", "box", "--ttl", "2 days"}, nil, 1, "", "", false,
