@@ -452,33 +452,15 @@ func (s *Session) plan(ctx context.Context, sql string, opts rewrite.Options, pr
 			"follow, so it cannot keep them away from production; SET sql_mode without %s", m, m)
 	}
 	a := s.m.engine.Analyze(sql, opts)
-	p := &Plan{SQL: sql, text: sql, analysis: a, statements: len(a.Statements)}
-	for i, st := range a.Statements {
-		switch {
-		case st.Kind == "BEGIN":
-			p.begin = true
-			p.txEnd = p.txEnd || i > 0
-		case st.Kind == "COMMIT" || st.Kind == "ROLLBACK":
-			p.txEnd = true
-		case st.Class == rewrite.ClassTransaction:
-			p.txControl = true
-		}
-		// CREATE and DROP TEMPORARY TABLE leave the transaction open.
-		p.ddl = p.ddl || st.Class == rewrite.ClassDDL && !st.Temporary
-	}
 	for _, st := range a.Statements {
-		switch {
-		case st.Class == rewrite.ClassSandbox:
+		if st.Class == rewrite.ClassSandbox {
 			if prepared {
 				return nil, refusal(wire.ErUnsupportedPS, "HY000", "SANDBOX statements cannot be prepared; send them as plain queries")
 			}
 			return s.sandboxStatement(ctx, sql)
-		case st.Kind == "USE":
-			p.useDB = true
 		}
-		p.readVars = p.readVars || st.ChangesLexing || st.ChangesIsolation
-		p.serializable = p.serializable || st.Serializable
 	}
+	p := newPlan(sql, a)
 	// The server reads each statement of an input with the settings the
 	// statements before it left: one that changes how text is read must
 	// come last, or the proxy would read the rest differently.
@@ -490,83 +472,132 @@ func (s *Session) plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	if err := s.checkGuardrails(a); err != nil {
 		return nil, err
 	}
-	if pl, err := ownOnly(a, prepared); err != nil {
-		return nil, err
-	} else if pl != nil {
+	if pl, err := ownOnly(a, prepared); err != nil || pl != nil {
 		p.processList = pl
-		return p, nil
+		return p, err
 	}
-	if s.sb == nil && s.mode == Transparent {
-		// A transparent session is never on production: it lost its
-		// sandbox (discarded, and no new one could be made then).
-		if err := s.fresh(); err != nil {
-			msg := err.Error()
-			var r *rewrite.Refusal
-			if errors.As(err, &r) {
-				msg = strings.TrimPrefix(r.Message, "sqlfork-proxy: ")
-			}
-			return nil, refusal(wire.ErUnknown, "HY000", "this connection has no sandbox and cannot get one (%s); "+
-				"nothing runs outside a sandbox in transparent mode: reconnect later or SANDBOX ATTACH one of yours", msg)
-		}
+	if err := s.keepTransparent(); err != nil {
+		return nil, err
 	}
 	if s.sb == nil {
-		if np, done, err := s.outsideSandbox(ctx, a, sql, opts, prepared, p); err != nil {
-			return nil, err
-		} else if done {
-			return np, nil
-		}
-		if s.mode == Explicit && !s.allowProd {
-			for _, st := range a.Statements {
-				if st.Outside != "" {
-					return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "%s", st.Outside)
-				}
-				if reason := mutates(st); reason != "" {
-					return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "%s outside a sandbox would change production, which this proxy does not "+
-						"allow (--production-writes=deny); run SANDBOX CREATE first", reason)
-				}
-				if reason := blocksProduction(st, s.serializable()); reason != "" {
-					return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "%s outside a sandbox would hold locks on production rows and block its "+
-						"writers, which this proxy does not allow (--production-writes=deny); run SANDBOX CREATE first "+
-						"(a sandbox takes such locks on its own copies)", reason)
-				}
-			}
-			if why, err := s.objectHazard(ctx, a, nil); err != nil {
-				return nil, err
-			} else if why != "" {
-				return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "outside a sandbox the proxy must prove a statement does not change "+
-					"production (--production-writes=deny), and cannot: %s; run SANDBOX CREATE first", why)
-			}
-			// What the engine cannot see through (unparseable writes,
-			// dynamic SQL, stored functions) might write: refuse it too.
-			if _, err := a.Rewrite(mapsNothing{}); err != nil {
-				msg := err.Error()
-				var r *rewrite.Refusal
-				if errors.As(err, &r) {
-					msg = strings.TrimPrefix(r.Message, "sqlfork-proxy: ")
-				}
-				return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "outside a sandbox the proxy must prove a statement does not change production "+
-					"(--production-writes=deny), and cannot: %s; run SANDBOX CREATE first", msg)
-			}
-		}
-		s.injectTimeout(a, p)
-		return p, nil
+		return s.planOutside(ctx, a, sql, opts, prepared, p)
 	}
-	// SHOW WARNINGS / ERRORS: the proxy runs it and maps the sandbox's
-	// database names in the messages back.
-	if len(a.Statements) == 1 && (a.Statements[0].Kind == "SHOW WARNINGS" || a.Statements[0].Kind == "SHOW ERRORS") && !prepared {
+	return s.planInSandbox(ctx, a, sql, opts, prepared, p)
+}
+
+// newPlan is the plan of sending the input sql, analysed as a, as it is,
+// with what its statements do to the transaction and the session.
+func newPlan(sql string, a *rewrite.Analysis) *Plan {
+	p := &Plan{SQL: sql, text: sql, analysis: a, statements: len(a.Statements)}
+	for i, st := range a.Statements {
+		switch {
+		case st.Kind == "BEGIN":
+			p.begin = true
+			p.txEnd = p.txEnd || i > 0
+		case st.Kind == "COMMIT" || st.Kind == "ROLLBACK":
+			p.txEnd = true
+		case st.Class == rewrite.ClassTransaction:
+			p.txControl = true
+		case st.Kind == "USE":
+			p.useDB = true
+		}
+		// CREATE and DROP TEMPORARY TABLE leave the transaction open.
+		p.ddl = p.ddl || st.Class == rewrite.ClassDDL && !st.Temporary
+		p.readVars = p.readVars || st.ChangesLexing || st.ChangesIsolation
+		p.serializable = p.serializable || st.Serializable
+	}
+	return p
+}
+
+// keepTransparent gives a transparent session that lost its sandbox
+// (discarded, and no new one could be made then) a new one: it is never
+// on production.
+func (s *Session) keepTransparent() error {
+	if s.sb != nil || s.mode != Transparent {
+		return nil
+	}
+	if err := s.fresh(); err != nil {
+		return refusal(wire.ErUnknown, "HY000", "this connection has no sandbox and cannot get one (%s); "+
+			"nothing runs outside a sandbox in transparent mode: reconnect later or SANDBOX ATTACH one of yours", refusalText(err))
+	}
+	return nil
+}
+
+// refusalText is err's message without the proxy's prefix, to quote it in
+// another refusal.
+func refusalText(err error) string {
+	var r *rewrite.Refusal
+	if errors.As(err, &r) {
+		return strings.TrimPrefix(r.Message, "sqlfork-proxy: ")
+	}
+	return err.Error()
+}
+
+// planOutside plans an input of a session outside any sandbox (explicit
+// mode, on production).
+func (s *Session) planOutside(ctx context.Context, a *rewrite.Analysis, sql string, opts rewrite.Options, prepared bool, p *Plan) (*Plan, error) {
+	if np, done, err := s.outsideSandbox(ctx, a, sql, opts, prepared, p); err != nil || done {
+		return np, err
+	}
+	if s.mode == Explicit && !s.allowProd {
+		if err := s.provesNoWrite(ctx, a); err != nil {
+			return nil, err
+		}
+	}
+	s.injectTimeout(a, p)
+	p.version = s.current(opts)
+	return p, nil
+}
+
+// provesNoWrite refuses, with --production-writes=deny, a statement on
+// production the proxy cannot prove leaves production as it is and does
+// not hold locks there.
+func (s *Session) provesNoWrite(ctx context.Context, a *rewrite.Analysis) error {
+	const deny = "(--production-writes=deny)"
+	for _, st := range a.Statements {
+		if st.Outside != "" {
+			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s", st.Outside)
+		}
+		if reason := mutates(st); reason != "" {
+			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s outside a sandbox would change production, which this proxy does not "+
+				"allow %s; run SANDBOX CREATE first", reason, deny)
+		}
+		if reason := blocksProduction(st, s.serializable()); reason != "" {
+			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s outside a sandbox would hold locks on production rows and block its "+
+				"writers, which this proxy does not allow %s; run SANDBOX CREATE first "+
+				"(a sandbox takes such locks on its own copies)", reason, deny)
+		}
+	}
+	why, err := s.objectHazard(ctx, a, nil)
+	if err != nil {
+		return err
+	}
+	if why == "" {
+		// What the engine cannot see through (unparseable writes, dynamic
+		// SQL, stored functions) might write: refuse it too.
+		if _, err := a.Rewrite(mapsNothing{}); err != nil {
+			why = refusalText(err)
+		}
+	}
+	if why != "" {
+		return refusal(wire.ErOptionPreventsStatement, "HY000", "outside a sandbox the proxy must prove a statement does not change "+
+			"production %s, and cannot: %s; run SANDBOX CREATE first", deny, why)
+	}
+	return nil
+}
+
+// planInSandbox plans an input of a session in a sandbox: refused, answered
+// by the proxy, or rewritten to the sandbox's tables after forking what it
+// writes (and what it reads under locks).
+func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql string, opts rewrite.Options, prepared bool, p *Plan) (*Plan, error) {
+	one := len(a.Statements) == 1
+	switch {
+	case one && !prepared && (a.Statements[0].Kind == "SHOW WARNINGS" || a.Statements[0].Kind == "SHOW ERRORS"):
+		// The proxy runs it and tells the sandbox's database names in the
+		// messages back.
 		p.diagnostics = true
 		return p, nil
-	}
-	// SHOW TABLES / TABLE STATUS list the sandbox's view of a database:
-	// asked of its information_schema instead.
-	if len(a.Statements) == 1 && a.Statements[0].Show != nil && !s.sb.isDiscarded() {
-		if q, ok, err := showSQL(a.Statements[0].Show, opts.DB); err != nil {
-			return nil, err
-		} else if ok {
-			return s.plan(ctx, q, opts, prepared)
-		}
-	}
-	if s.sb.isDiscarded() {
+	case s.sb.isDiscarded():
 		name := s.sb.Name
 		s.unbind()
 		if s.mode == Transparent {
@@ -576,66 +607,22 @@ func (s *Session) plan(ctx context.Context, sql string, opts rewrite.Options, pr
 		}
 		return nil, refusal(wire.ErUnknown, "HY000", "sandbox %q was discarded (by SANDBOX DISCARD elsewhere or expiry); this connection "+
 			"is now in %s; retry", name, s.where())
-	}
-	for _, st := range a.Statements {
-		if st.Outside != "" {
-			return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "%s", st.Outside)
-		}
-		if why := serverWide(st); why != "" {
-			return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "%s, which a sandbox must not see; run it on a direct connection", why)
-		}
-		if reason := outsideTables(st); reason != "" {
-			return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "%s changes the server outside any table, which a sandbox cannot contain; "+
-				"it is refused in a sandbox (run it on a direct connection or SANDBOX DETACH in explicit mode)", reason)
-		}
-	}
-	if why, err := s.objectHazard(ctx, a, s.sb); err != nil {
-		return nil, err
-	} else if why != "" {
-		return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "this statement cannot be confined to the sandbox: %s", why)
-	}
-	// First writes fork.
-	for _, st := range a.Statements {
-		mode := forker.Full
-		switch st.Kind {
-		case "DROP TABLE", "TRUNCATE TABLE", "DROP VIEW":
-			mode = forker.SchemaOnly
-		}
-		for _, t := range st.Writes {
-			_, made, err := s.m.ensure(ctx, s.sb, t, mode)
+	case one && a.Statements[0].Show != nil:
+		// SHOW TABLES / TABLE STATUS list the sandbox's view of a
+		// database: asked of its information_schema instead.
+		if q, ok, err := showSQL(a.Statements[0].Show, opts.DB); err != nil || ok {
 			if err != nil {
-				s.abandon(ctx, p)
 				return nil, err
 			}
-			if made && mode == forker.SchemaOnly && st.Kind != "TRUNCATE TABLE" {
-				p.undoOnError = append(p.undoOnError, t)
-			}
+			return s.plan(ctx, q, opts, prepared)
 		}
-		// A foreign key from a sandbox table must point into the sandbox:
-		// one pointing at production would let sandbox rows block
-		// production's deletes and updates. Tables read under locks are
-		// forked first too, so that the locks are taken in the sandbox,
-		// never on production rows; and a view made in the sandbox must
-		// read the sandbox's tables, or writes through it would reach
-		// production.
-		first, err := s.forkFirst(ctx, st)
-		if err != nil {
-			s.abandon(ctx, p)
-			return nil, err
-		}
-		for _, t := range first {
-			if _, _, err := s.m.ensure(ctx, s.sb, t, forker.Full); err != nil {
-				s.abandon(ctx, p)
-				return nil, err
-			}
-		}
-		if st.Class == rewrite.ClassDDL {
-			p.refresh = append(p.refresh, st.Writes...)
-		}
-		if st.Class == rewrite.ClassWrite || st.Class == rewrite.ClassDDL || st.Kind == "LOCK TABLES" ||
-			st.Class == rewrite.ClassTransaction && st.Kind == "" || len(st.Locked) > 0 || len(st.Writes) > 0 {
-			p.locks = true
-		}
+	}
+	if err := s.confined(ctx, a); err != nil {
+		return nil, err
+	}
+	if err := s.forkFor(ctx, a, p); err != nil {
+		s.abandon(ctx, p)
+		return nil, err
 	}
 	if usesInfoSchema(a) {
 		if err := s.m.ensureInfoViews(ctx, s.sb); err != nil {
@@ -652,19 +639,7 @@ func (s *Session) plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	p.SQL, p.changed, p.renames = res.SQL, res.Changed, res.Renames
 	s.injectTimeout(a, p)
 	p.version = s.current(opts)
-	// A table forked after this transaction's snapshot is invisible to
-	// it (MariaDB: 1412 "Table definition has changed").
-	if s.inTrx && s.touchesNewer(a, s.trxEpoch) {
-		switch {
-		case p.ddl:
-			// DDL commits the open transaction anyway: commit it first.
-			p.restart = restartRead
-		case s.trxLocked:
-			p.restart = restartReplay
-		default:
-			p.restart = restartRead
-		}
-	}
+	p.restart = s.restartFor(a, p)
 	s.planEpoch = s.m.epoch.Load()
 	if p.locks && p.changed {
 		p.audited = sql
@@ -673,6 +648,90 @@ func (s *Session) plan(ctx context.Context, sql string, opts rewrite.Options, pr
 		}
 	}
 	return p, nil
+}
+
+// confined refuses, in a sandbox, what no fork can hold or what would
+// show or reach beyond the sandbox.
+func (s *Session) confined(ctx context.Context, a *rewrite.Analysis) error {
+	for _, st := range a.Statements {
+		if st.Outside != "" {
+			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s", st.Outside)
+		}
+		if why := serverWide(st); why != "" {
+			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s, which a sandbox must not see; run it on a direct connection", why)
+		}
+		if reason := outsideTables(st); reason != "" {
+			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s changes the server outside any table, which a sandbox cannot contain; "+
+				"it is refused in a sandbox (run it on a direct connection or SANDBOX DETACH in explicit mode)", reason)
+		}
+	}
+	if why, err := s.objectHazard(ctx, a, s.sb); err != nil {
+		return err
+	} else if why != "" {
+		return refusal(wire.ErOptionPreventsStatement, "HY000", "this statement cannot be confined to the sandbox: %s", why)
+	}
+	return nil
+}
+
+// forkFor forks, once per sandbox, the tables the input writes (a DROP or
+// TRUNCATE only their definition) and those that must be in the sandbox
+// first, and marks in p what the input locks and which tables DDL changes.
+func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) error {
+	for _, st := range a.Statements {
+		mode := forker.Full
+		switch st.Kind {
+		case "DROP TABLE", "TRUNCATE TABLE", "DROP VIEW":
+			mode = forker.SchemaOnly
+		}
+		for _, t := range st.Writes {
+			_, made, err := s.m.ensure(ctx, s.sb, t, mode)
+			if err != nil {
+				return err
+			}
+			if made && mode == forker.SchemaOnly && st.Kind != "TRUNCATE TABLE" {
+				p.undoOnError = append(p.undoOnError, t)
+			}
+		}
+		// A foreign key from a sandbox table must point into the sandbox:
+		// one pointing at production would let sandbox rows block
+		// production's deletes and updates. Tables read under locks are
+		// forked first too, so that the locks are taken in the sandbox,
+		// never on production rows; and a view made in the sandbox must
+		// read the sandbox's tables, or writes through it would reach
+		// production.
+		first, err := s.forkFirst(ctx, st)
+		if err != nil {
+			return err
+		}
+		for _, t := range first {
+			if _, _, err := s.m.ensure(ctx, s.sb, t, forker.Full); err != nil {
+				return err
+			}
+		}
+		if st.Class == rewrite.ClassDDL {
+			p.refresh = append(p.refresh, st.Writes...)
+		}
+		if st.Class == rewrite.ClassWrite || st.Class == rewrite.ClassDDL || st.Kind == "LOCK TABLES" ||
+			st.Class == rewrite.ClassTransaction && st.Kind == "" || len(st.Locked) > 0 || len(st.Writes) > 0 {
+			p.locks = true
+		}
+	}
+	return nil
+}
+
+// restartFor is what must happen to the open transaction before p: a
+// table forked after the transaction's snapshot is invisible to it
+// (MariaDB: 1412 "Table definition has changed").
+func (s *Session) restartFor(a *rewrite.Analysis, p *Plan) restart {
+	switch {
+	case !s.inTrx || !s.touchesNewer(a, s.trxEpoch):
+		return restartNone
+	case p.ddl:
+		return restartRead // DDL commits the open transaction anyway: commit it first
+	case s.trxLocked:
+		return restartReplay
+	}
+	return restartRead
 }
 
 // executed records the outcome of a planned input: the server status
