@@ -283,8 +283,8 @@ func (s *Session) After(ctx context.Context, p *Plan, o *Outcome) error {
 	default:
 		s.tx.record(p, o, inTrx)
 	}
-	if o.Execution && !o.Failed {
-		s.auditExecution(p)
+	if o.Execution {
+		s.auditExecution(p) // every execution sent, as every statement is audited when planned
 	}
 	if err := s.executed(ctx, p, status, o.Failed); err != nil {
 		s.log.Warn("sandbox bookkeeping after DDL failed", zap.Error(err))
