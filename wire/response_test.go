@@ -1,0 +1,182 @@
+package wire
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+)
+
+// Packets of responses, as payloads.
+var (
+	okDone   = AppendOK(nil, 1, StatusAutocommit, 0, "", false)
+	okMore   = AppendOK(nil, 1, StatusAutocommit|StatusMoreResults, 0, "", false)
+	errPkt   = AppendErr(nil, errorFor(1146))
+	eofDone  = AppendEOF(nil, StatusAutocommit, 0)
+	eofMore  = AppendEOF(nil, StatusAutocommit|StatusMoreResults, 0)
+	eofCurs  = AppendEOF(nil, StatusAutocommit|StatusCursorExists, 0)
+	colCount = AppendLenEnc(nil, 2)
+	colDef   = TextColumnDef("c")
+	row      = AppendTextRow(nil, []*string{strp("1"), nil})
+	infile   = append([]byte{LocalInfileHeader}, "/tmp/f.csv"...)
+	prepOK   = []byte{OKHeader, 7, 0, 0, 0, 2, 0, 1, 0, 0, 0, 0}
+)
+
+func strp(s string) *string { return &s }
+
+// walk feeds payloads to a Response of shape and returns the kinds, the
+// index of the packet the response ended with (-1: not ended) and the
+// error that stopped it.
+func walk(shape Shape, cursor bool, pkts ...[]byte) ([]Kind, int, *Response, error) {
+	r := NewResponse(shape, cursor)
+	var kinds []Kind
+	for i, p := range pkts {
+		k, err := r.Next(p[:min(len(p), PrefixLen)], len(p))
+		if err != nil {
+			return kinds, -1, r, err
+		}
+		kinds = append(kinds, k)
+		if r.Done() {
+			return kinds, i, r, nil
+		}
+	}
+	return kinds, -1, r, nil
+}
+
+func TestResponseShapes(t *testing.T) {
+	K := func(k ...Kind) []Kind { return k }
+	tests := []struct {
+		name   string
+		shape  Shape
+		cursor bool
+		pkts   [][]byte
+		want   []Kind
+		end    int // index of the last packet; -1: the response goes on
+		status uint16
+	}{
+		{"OK", ShapeResults, false, [][]byte{okDone}, K(KindOK), 0, StatusAutocommit},
+		{"ERR", ShapeResults, false, [][]byte{errPkt}, K(KindErr), 0, 0},
+		{"result set", ShapeResults, false, [][]byte{colCount, colDef, colDef, eofDone, row, row, eofDone, okDone},
+			K(KindColumnCount, KindColumnDef, KindColumnDef, KindEOF, KindRow, KindRow, KindEOF), 6, StatusAutocommit},
+		{"empty result set", ShapeResults, false, [][]byte{colCount, colDef, colDef, eofDone, eofDone},
+			K(KindColumnCount, KindColumnDef, KindColumnDef, KindEOF, KindEOF), 4, StatusAutocommit},
+		{"error after rows", ShapeResults, false, [][]byte{colCount, colDef, colDef, eofDone, row, errPkt},
+			K(KindColumnCount, KindColumnDef, KindColumnDef, KindEOF, KindRow, KindErr), 5, StatusAutocommit},
+		{"multiple results", ShapeResults, false, [][]byte{okMore, colCount, colDef, colDef, eofDone, row, eofMore, okDone},
+			K(KindOK, KindColumnCount, KindColumnDef, KindColumnDef, KindEOF, KindRow, KindEOF, KindOK), 7, StatusAutocommit},
+		{"LOCAL INFILE then OK", ShapeResults, false, [][]byte{infile, okDone}, K(KindLocalInfile, KindOK), 1, StatusAutocommit},
+		{"cursor opened", ShapeResults, true, [][]byte{colCount, colDef, colDef, eofCurs, row},
+			K(KindColumnCount, KindColumnDef, KindColumnDef, KindEOF), 3, StatusAutocommit | StatusCursorExists},
+		{"cursor asked, none opened", ShapeResults, true, [][]byte{colCount, colDef, colDef, eofDone, row, eofDone},
+			K(KindColumnCount, KindColumnDef, KindColumnDef, KindEOF, KindRow, KindEOF), 5, StatusAutocommit},
+		{"prepare", ShapePrepare, false, [][]byte{prepOK, colDef, eofDone, colDef, colDef, eofDone, okDone},
+			K(KindPrepareOK, KindParamDef, KindEOF, KindColumnDef, KindColumnDef, KindEOF), 5, StatusAutocommit},
+		{"prepare, nothing to define", ShapePrepare, false, [][]byte{{OKHeader, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
+			K(KindPrepareOK), 0, 0},
+		{"prepare refused", ShapePrepare, false, [][]byte{errPkt}, K(KindErr), 0, 0},
+		{"fetch", ShapeRows, false, [][]byte{row, row, eofDone}, K(KindRow, KindRow, KindEOF), 2, StatusAutocommit},
+		{"fetch error", ShapeRows, false, [][]byte{row, errPkt}, K(KindRow, KindErr), 1, 0},
+		{"field list", ShapeFields, false, [][]byte{colDef, colDef, eofDone}, K(KindColumnDef, KindColumnDef, KindEOF), 2, StatusAutocommit},
+		{"field list error", ShapeFields, false, [][]byte{errPkt}, K(KindErr), 0, 0},
+		{"single OK", ShapeSingle, false, [][]byte{okDone}, K(KindOK), 0, StatusAutocommit},
+		{"single string", ShapeSingle, false, [][]byte{[]byte("Uptime: 5")}, K(KindOther), 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kinds, end, r, err := walk(tt.shape, tt.cursor, tt.pkts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equalKinds(kinds, tt.want) || end != tt.end || r.Status != tt.status {
+				t.Errorf("kinds %v end %d status %#x; want %v end %d status %#x", kinds, end, r.Status, tt.want, tt.end, tt.status)
+			}
+		})
+	}
+	if r := NewResponse(ShapeNone, false); !r.Done() {
+		t.Error("a command without an answer is not done at once")
+	}
+	_, _, r, _ := walk(ShapePrepare, false, prepOK)
+	if r.Prepared != (PrepareOK{ID: 7, Columns: 2, Params: 1}) {
+		t.Errorf("prepared %+v", r.Prepared)
+	}
+}
+
+func TestResponseMalformed(t *testing.T) {
+	tests := []struct {
+		name  string
+		shape Shape
+		pkts  [][]byte
+	}{
+		{"zero columns", ShapeResults, [][]byte{{0xFD, 0, 0, 0}}},
+		{"truncated column count", ShapeResults, [][]byte{{0xFC, 1}}},
+		{"truncated OK", ShapeResults, [][]byte{{OKHeader, 0xFC}}},
+		{"definitions not closed", ShapeResults, [][]byte{colCount, colDef, colDef, row}},
+		{"short EOF after rows", ShapeResults, [][]byte{colCount, colDef, colDef, eofDone, {EOFHeader, 0}}},
+		{"short PREPARE_OK", ShapePrepare, [][]byte{{OKHeader, 1, 0}}},
+		{"parameters not closed", ShapePrepare, [][]byte{prepOK, colDef, colDef}},
+		{"after the end", ShapeSingle, [][]byte{okDone, okDone}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewResponse(tt.shape, false)
+			var err error
+			for _, p := range tt.pkts {
+				if _, err = r.Next(p, len(p)); err != nil {
+					break
+				}
+			}
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("err = %v, want ErrMalformed", err)
+			}
+		})
+	}
+	// A column count in a continued packet is no column count.
+	if _, err := NewResponse(ShapeResults, false).Next(colCount, MaxPayload); !errors.Is(err, ErrMalformed) {
+		t.Errorf("continued column count: %v", err)
+	}
+}
+
+func equalKinds(a, b []Kind) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzResponse feeds arbitrary packets to a Response of every shape: it
+// never panics, and once done it refuses more packets.
+func FuzzResponse(f *testing.F) {
+	f.Add(byte(ShapeResults), false, append(append(colCount, 0), colDef...))
+	f.Add(byte(ShapePrepare), false, prepOK)
+	f.Add(byte(ShapeResults), true, eofCurs)
+	f.Fuzz(func(t *testing.T, shape byte, cursor bool, data []byte) {
+		r := NewResponse(Shape(shape%6), cursor)
+		// Each packet is the next 1–24 bytes, its length given by the byte before it.
+		for len(data) > 0 && !r.Done() {
+			n := 1 + int(data[0])%24
+			p := data[1:min(len(data), 1+n)]
+			data = data[min(len(data), 1+n):]
+			if _, err := r.Next(p, len(p)); err != nil {
+				if !errors.Is(err, ErrMalformed) {
+					t.Fatalf("error %v is not ErrMalformed", err)
+				}
+				return
+			}
+		}
+		if r.Done() {
+			if _, err := r.Next(okDone, len(okDone)); err == nil {
+				t.Fatal("a done response took another packet")
+			}
+		}
+	})
+}
+
+// errorFor is a server error of code.
+func errorFor(code uint16) *mysql.MyError {
+	return &mysql.MyError{Code: code, State: "42S02", Message: "Table 'app.t' doesn't exist"}
+}
