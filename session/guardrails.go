@@ -169,8 +169,7 @@ func (s *Session) injectTimeout(a *rewrite.Analysis, p *Plan) {
 // TimedOut reports whether an error code the server answered p with is
 // the statement timeout the guardrail injected (for counting).
 func (p *Plan) TimedOut(code uint16) bool {
-	const erStatementTimeout, erQueryTimeout = 1969, 3024 // MariaDB, MySQL
-	return p != nil && p.timeout && (code == erStatementTimeout || code == erQueryTimeout)
+	return p != nil && p.timeout && (code == wire.ErStatementTimeout || code == wire.ErQueryTimeout)
 }
 
 // RowCapError is the error that ends a result set longer than the

@@ -31,5 +31,7 @@ const (
 	ErUnsupportedPS           uint16 = 1295 // ER_UNSUPPORTED_PS
 	ErTableDefChanged         uint16 = 1412 // ER_TABLE_DEF_CHANGED
 	ErConnectToForeignSource  uint16 = 1429 // ER_CONNECT_TO_FOREIGN_DATA_SOURCE
+	ErStatementTimeout        uint16 = 1969 // ER_STATEMENT_TIMEOUT (MariaDB: max_statement_time)
+	ErQueryTimeout            uint16 = 3024 // ER_QUERY_TIMEOUT (MySQL: MAX_EXECUTION_TIME)
 	ErSecureTransportRequired uint16 = 3159 // ER_SECURE_TRANSPORT_REQUIRED (MySQL)
 )
