@@ -9,14 +9,13 @@ import (
 	"net"
 	"strings"
 
-	"github.com/sqlfork/sqlfork-proxy/wire"
-
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // account is a proxy login and the upstream credentials it maps to.

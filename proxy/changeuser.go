@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
-	"github.com/sqlfork/sqlfork-proxy/wire"
 	"go.uber.org/zap"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // changeUser handles COM_CHANGE_USER: the proxy authenticates the client

@@ -9,12 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sqlfork/sqlfork-proxy/wire"
-
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 const (

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sqlfork/sqlfork-proxy/wire"
-
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 const allClientCaps = uint32(wire.CapProtocol41 | wire.CapSecureConnection | wire.CapPluginAuth | wire.CapConnectAttrs | wire.CapPluginAuthLenenc)

@@ -1,11 +1,11 @@
 package proxy
 
 import (
-	"github.com/sqlfork/sqlfork-proxy/wire"
-
 	"fmt"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // newError builds a MySQL error.

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/sqlfork/sqlfork-proxy/wire"
-
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 func FuzzParseGreeting(f *testing.F) {

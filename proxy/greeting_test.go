@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sqlfork/sqlfork-proxy/wire"
-
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // Capabilities a MariaDB 10.11 server announces: CLIENT_MYSQL (bit 0) is

@@ -10,13 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sqlfork/sqlfork-proxy/wire"
-
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/metrics"
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // metricValue reads a counter or gauge. (prometheus/testutil would pull a

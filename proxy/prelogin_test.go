@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sqlfork/sqlfork-proxy/wire"
-
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // handshakeResponse builds a HandshakeResponse41 payload.

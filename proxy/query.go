@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sqlfork/sqlfork-proxy/wire"
-
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/sqlfork/sqlfork-proxy/metrics"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
-
 	"github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // internalLimit bounds packets the proxy reads for its own queries.

@@ -20,8 +20,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/sqlfork/sqlfork-proxy/wire"
-
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,6 +27,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/metrics"
 	"github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // readyCacheFor is how long a readiness probe result is reused.

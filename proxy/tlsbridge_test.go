@@ -17,11 +17,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sqlfork/sqlfork-proxy/wire"
-
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/server"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // testTLSFiles writes a self-signed certificate and key for the proxy's

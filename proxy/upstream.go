@@ -13,9 +13,9 @@ import (
 	"sort"
 	"time"
 
-	"github.com/sqlfork/sqlfork-proxy/wire"
-
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 const (

@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sqlfork/sqlfork-proxy/wire"
-
 	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // chain is a dotted identifier in the text: a, a.b or a.b.c, possibly

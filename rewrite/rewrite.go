@@ -9,12 +9,12 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/sqlfork/sqlfork-proxy/wire"
-
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // value expressions for the parser
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // Class is the kind of a statement.

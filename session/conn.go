@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sqlfork/sqlfork-proxy/wire"
-
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // Session is one client connection's view of sandboxes: which sandbox it

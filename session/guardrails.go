@@ -7,9 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sqlfork/sqlfork-proxy/wire"
-
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // Guardrails bound what one proxy user's sessions may do in the sandbox

@@ -7,10 +7,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/sqlfork/sqlfork-proxy/wire"
-
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // Proxy users share one upstream account, so the upstream would show each

@@ -2,14 +2,12 @@ package session
 
 import (
 	"context"
-
-	"github.com/sqlfork/sqlfork-proxy/wire"
-
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // sandboxStatement runs a SANDBOX pseudo-statement.

@@ -3,10 +3,9 @@ package session
 import (
 	"strings"
 
-	"github.com/sqlfork/sqlfork-proxy/wire"
-
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // showSQL turns SHOW [FULL] TABLES, SHOW TABLE STATUS and SHOW DATABASES

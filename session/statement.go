@@ -8,9 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
