@@ -317,12 +317,7 @@ func (c *clientConn) dispatch(cmd byte) error {
 // cap).
 func (c *clientConn) forwardCommand(cmd byte, shape wire.Shape) error {
 	cursor := cmd == wire.ComStmtExecute && c.pendingCursor()
-	var h packetHead
-	if err := c.out.toUpstream.forwardLogical(&h); err != nil {
-		return err
-	}
-	c.out.seq = h.seq + 1
-	if err := c.out.toUpstream.flush(); err != nil {
+	if err := c.out.passCommand(); err != nil {
 		return err
 	}
 	if shape == wire.ShapeNone {
@@ -369,43 +364,15 @@ func (c *clientConn) refuse(cmd byte) error {
 
 // answerInstead drops the pending command packet and answers it with e.
 func (c *clientConn) answerInstead(e *mysql.MyError) error {
-	seq, err := c.discardCommand()
-	if err != nil {
+	if err := c.out.discardCommand(); err != nil {
 		return err
 	}
-	c.out.seq = seq + 1
 	return c.out.writeErr(e)
-}
-
-// discardCommand reads and drops the pending command packet, returning its
-// last sequence number.
-func (c *clientConn) discardCommand() (uint8, error) {
-	for {
-		hdr, err := c.cr.Peek(wire.HeaderLen)
-		if err != nil {
-			return 0, &linkError{side: sideClient, err: noEOF(err)}
-		}
-		n := wire.PayloadLen(hdr)
-		seq := hdr[3]
-		if _, err := c.cr.Discard(wire.HeaderLen + n); err != nil {
-			return 0, &linkError{side: sideClient, err: noEOF(err)}
-		}
-		if n < wire.MaxPayload {
-			return seq, nil
-		}
-	}
 }
 
 // readCommand reads the pending command packet whole (at most limit
 // bytes); packets the proxy writes next follow its sequence number.
-func (c *clientConn) readCommand(limit int) ([]byte, error) {
-	p, seq, err := wire.ReadPacket(c.cr, nil, limit)
-	if err != nil {
-		return nil, &linkError{side: sideClient, err: noEOF(err)}
-	}
-	c.out.seq = seq + 1
-	return p, nil
-}
+func (c *clientConn) readCommand(limit int) ([]byte, error) { return c.out.readCommand(limit) }
 
 // fail reports a fatal session error to the client when the protocol still
 // allows it, and returns the error for logging.

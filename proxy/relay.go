@@ -240,6 +240,42 @@ func (r *relay) dropPacket(kind wire.Kind, seq uint8) error {
 	return nil
 }
 
+// The client's pending command packet is taken by exactly one of
+// readCommand, discardCommand and passCommand; the packets the proxy then
+// writes the client follow its sequence number.
+
+// readCommand reads the client's pending command packet whole (at most
+// limit bytes).
+func (r *relay) readCommand(limit int) ([]byte, error) {
+	p, seq, err := wire.ReadPacket(r.toUpstream.src, nil, limit)
+	if err != nil {
+		return nil, &linkError{side: sideClient, err: noEOF(err)}
+	}
+	r.seq = seq + 1
+	return p, nil
+}
+
+// discardCommand reads and drops the client's pending command packet.
+func (r *relay) discardCommand() error {
+	var h packetHead
+	if err := (&pipe{src: r.toUpstream.src, dst: r.drop.dst, srcSide: sideClient, dstSide: sideUpstream}).forwardLogical(&h); err != nil {
+		return err
+	}
+	r.seq = h.seq + 1
+	return nil
+}
+
+// passCommand forwards the client's pending command packet upstream
+// untouched and flushes it.
+func (r *relay) passCommand() error {
+	var h packetHead
+	if err := r.toUpstream.forwardLogical(&h); err != nil {
+		return err
+	}
+	r.seq = h.seq + 1
+	return r.toUpstream.flush()
+}
+
 // flush sends the client what is buffered for it.
 func (r *relay) flush() error {
 	if err := r.toClient.dst.Flush(); err != nil {

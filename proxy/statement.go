@@ -126,7 +126,7 @@ func (c *clientConn) runStatement(st *statement) (ok bool, err error) {
 	if plan.Reply != nil {
 		c.countStatement(st, plan, start, answered{})
 		if st.ps != nil {
-			if _, err := c.discardCommand(); err != nil {
+			if err := c.out.discardCommand(); err != nil {
 				return false, err
 			}
 		}
@@ -202,12 +202,7 @@ func (c *clientConn) send(st *statement, plan *session.Plan) (sent, error) {
 	ps.fetched = 0 // a new execution opens a new cursor
 	if c.executeFastPath(ps) {
 		// Forwarded untouched, as a plain proxy does (nothing to record).
-		var h packetHead
-		if err := c.out.toUpstream.forwardLogical(&h); err != nil {
-			return sent{}, err
-		}
-		c.out.seq = h.seq + 1
-		return out, c.out.toUpstream.flush()
+		return out, c.out.passCommand()
 	}
 	p, err := c.readCommand(maxStatement)
 	if err != nil {
