@@ -5,8 +5,11 @@
 // process (this program re-executed with -relay), and runs sysbench against
 // MariaDB directly, through the relay and through the proxy, interleaved
 // round by round. It reports median QPS, median p95 latency and the relay's
-// and proxy's CPU time per query, then streams a ~1 GiB result set through
-// each target while sampling the hop's RSS. The result is a Markdown report
+// and proxy's CPU time per query, then streams a ~1 GiB result set and
+// one 200 MiB row along each path (direct, the relay, the passthrough
+// proxy, and the sandbox-mode proxy as a single statement, inside a
+// multi-statement input with SANDBOX statements and as a prepared
+// statement) while sampling the hop's RSS. The result is a Markdown report
 // on stdout (and in -out FILE). See docs/BENCHMARKS.md.
 package main
 
@@ -39,6 +42,7 @@ type options struct {
 	forkSizes  []int
 	forkReps   int
 	memRows    int
+	memRowMiB  int // size of the one large row of the memory test; 0 skips it
 	out        string
 	args       []string // the command line, for the report
 }
@@ -55,6 +59,7 @@ func main() {
 	flag.IntVar(&o.tableSize, "table-size", 10000, "sysbench --table-size")
 	flag.BoolVar(&o.skipMemory, "skip-memory", false, "skip the large result set streaming test")
 	flag.IntVar(&o.memRows, "mem-rows", 1100000, "rows of ~1 KB streamed by the memory test (1100000 ≈ 1 GiB)")
+	flag.IntVar(&o.memRowMiB, "mem-row-mib", 200, "MiB of the one large row streamed by the memory test (0 skips it)")
 	var forkSizes string
 	flag.BoolVar(&o.skipFork, "skip-fork", false, "skip the fork-time measurement")
 	flag.StringVar(&forkSizes, "fork-sizes", "10000,100000,1000000", "comma-separated table sizes (rows) for the fork-time measurement")
@@ -88,6 +93,8 @@ func main() {
 		fatalf("-tables and -table-size must be positive")
 	case o.memRows < 1:
 		fatalf("-mem-rows must be positive")
+	case o.memRowMiB < 0 || o.memRowMiB > maxRowMiB:
+		fatalf("-mem-row-mib must be between 0 and %d", maxRowMiB)
 	}
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -165,7 +172,10 @@ func run(o options) error {
 		return err
 	}
 
-	mariadbArgs := []string{"--innodb-buffer-pool-size=256M", "--max-connections=500"}
+	mariadbArgs := []string{"--innodb-buffer-pool-size=256M", "--max-connections=500",
+		// The memory test: a row of -mem-row-mib, and a recursive CTE of
+		// -mem-rows rows (the default bound, 1000, would cut it).
+		fmt.Sprintf("--max-allowed-packet=%dM", maxPacketMiB(o.memRowMiB)), "--max-recursive-iterations=4294967295"}
 	logf("starting throwaway MariaDB (%s)", strings.Join(mariadbArgs, " "))
 	db, err := testdb.Start(ctx, testdb.Options{ExtraArgs: mariadbArgs})
 	if err != nil {
@@ -316,21 +326,13 @@ func run(o options) error {
 	}
 
 	if !o.skipMemory {
-		for _, t := range targets[:3] {
-			logf("memory: streaming %s via %s", streamQuery(o.memRows), t.name)
-			res, err := streamThrough(ctx, t, db.User, db.Password, o.memRows)
-			if err != nil {
-				return proxyErr(err)
-			}
-			rep.streams = append(rep.streams, res)
-			if res.sampledHop {
-				logf("memory: %s %.0f MB in %s = %.0f MB/s, %s RSS %.1f MiB before, peak %.1f MiB (%d samples)",
-					t.name, float64(res.bytes)/1e6, res.elapsed.Round(time.Millisecond), res.mbps(),
-					t.name, kbToMiB(res.rssBaseKB), kbToMiB(res.rssPeakKB), res.rssSamples)
-			} else {
-				logf("memory: %s %.0f MB in %s = %.0f MB/s", t.name, float64(res.bytes)/1e6,
-					res.elapsed.Round(time.Millisecond), res.mbps())
-			}
+		loads := []memLoad{resultLoad(o.memRows)}
+		if o.memRowMiB > 0 {
+			loads = append(loads, rowLoad(o.memRowMiB<<20))
+		}
+		rep.streams, err = measureMemory(ctx, loads, memPaths(targets), db.User, db.Password, maxPacketMiB(o.memRowMiB)<<20)
+		if err != nil {
+			return proxyErr(err)
 		}
 	}
 	if proxy.exited() {
@@ -360,3 +362,12 @@ func fmtCPU(r runRecord) string {
 }
 
 func kbToMiB(kb int64) float64 { return float64(kb) / 1024 }
+
+// maxRowMiB bounds -mem-row-mib: the row and its packet overhead must fit
+// MariaDB's largest max_allowed_packet (1 GiB).
+const maxRowMiB = 960
+
+// maxPacketMiB is the max_allowed_packet MariaDB and the memory test's
+// client are given: 256 MiB, or more when the large row needs it (REPEAT
+// gives NULL past it).
+func maxPacketMiB(rowMiB int) int { return max(256, rowMiB+64) }

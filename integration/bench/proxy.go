@@ -142,13 +142,18 @@ func waitMySQL(ctx context.Context, addr, user, password string, c *child) error
 	}
 }
 
-func openMySQL(addr, user, password, dbName string) (*sql.DB, error) {
+// openMySQL opens a go-sql-driver pool on addr; each tweak then adjusts
+// the driver's configuration (multiStatements and the like).
+func openMySQL(addr, user, password, dbName string, tweaks ...func(*mysql.Config)) (*sql.DB, error) {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Passwd = user, password
 	cfg.Net, cfg.Addr, cfg.DBName = "tcp", addr, dbName
 	cfg.Timeout = 5 * time.Second
 	cfg.ReadTimeout = 10 * time.Minute
 	cfg.WriteTimeout = 10 * time.Minute
+	for _, tweak := range tweaks {
+		tweak(cfg)
+	}
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, err
