@@ -326,6 +326,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	m.checkPrivileges(ctx, c)
 	m.put(c)
 	if err := m.reconcile(ctx); err != nil {
+		m.pool.close() // no manager: nobody else would close its connections
 		return nil, err
 	}
 	go m.reaper()

@@ -163,6 +163,12 @@ func TestNewFails(t *testing.T) {
 		{name: "lock secret unreadable", setup: func(up *sessiontest.Upstream) {
 			up.On("^SELECT value FROM `_sqlfork_meta`.settings").Fail(1142, "42000", "SELECT command denied")
 		}, want: "read the registry's lock secret"},
+		{name: "registry unreadable at reconciliation", setup: func(up *sessiontest.Upstream) {
+			up.On("^SELECT id FROM `_sqlfork_meta`.sandboxes$").Fail(1142, "42000", "SELECT command denied")
+		}, want: "read registry"},
+		{name: "expiry unreadable", setup: func(up *sessiontest.Upstream) {
+			up.On(`^SELECT s\.id, s\.name, s\.kept`).Fail(1142, "42000", "SELECT command denied")
+		}, want: "read registry"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			up := sessiontest.NewUpstream()
