@@ -352,3 +352,27 @@ func afterReap(e *env, cond func() bool) {
 		}
 	}
 }
+
+// TestSharedSandboxOpenedBeforeFirstFork: two processes that both opened a
+// named sandbox before either forked into it (a pool's connections through
+// two proxies) share its forks within a reap interval, as when one of them
+// attaches it later.
+func TestSharedSandboxOpenedBeforeFirstFork(t *testing.T) {
+	cfg := session.Config{ReapInterval: 5 * time.Millisecond}
+	e := newEnv(t, cfg, nil)
+	other := e.start(cfg)
+	defer other.Close()
+	a := e.open(session.Options{User: "u", Mode: session.Explicit, Sandbox: "shared"})
+	b := openOn(e, other, session.Options{User: "u", Mode: session.Explicit, Sandbox: "shared"})
+	defer b.Close()
+	e.mustPlan(a, "UPDATE u SET t_id = 1")
+	id := e.sandboxID("shared")
+	want := "SELECT * FROM `" + physDB(id, "app") + "`.`u`"
+	afterReap(e, func() bool { return e.mustPlan(b, "SELECT * FROM u").SQL == want })
+
+	// Then a discard through one reaches the other.
+	e.mustPlan(a, "SANDBOX DISCARD")
+	var err error
+	afterReap(e, func() bool { _, err = plan(e.ctx, b, "SELECT 1"); return err != nil })
+	wantCode(t, err, 1105, "HY000", `sandbox "shared" was discarded`)
+}
