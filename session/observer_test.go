@@ -39,6 +39,36 @@ func (r *recorder) all() []string {
 	return append([]string(nil), r.events...)
 }
 
+// TestObserver: forks, failed forks and discards are reported, by cause
+// and reason, for the metrics.
+func TestObserver(t *testing.T) {
+	e := newEnv(t, session.Config{}, func(up *sessiontest.Upstream) {
+		up.AddTable(sessiontest.Table{DB: "app", Name: "trg", Triggers: 1})
+	})
+	r := &recorder{}
+	e.m.SetObserver(r)
+	s := e.transparent("u")
+	e.mustPlan(s, "UPDATE t SET a = 1")
+	e.mustPlan(s, "TRUNCATE TABLE u")
+	if _, err := plan(e.ctx, s, "UPDATE trg SET id = 1"); err == nil {
+		t.Error("a table with triggers was forked")
+	}
+	e.mustPlan(s, "SANDBOX DISCARD")
+	e.mustPlan(s, "UPDATE t SET a = 1")
+	s.Close()
+	want := []string{
+		"forked copy schema-only=false rows=3 bytes=16384",
+		"forked copy schema-only=true rows=0 bytes=0",
+		"fork failed copy refused",
+		"discarded discarded",
+		"forked copy schema-only=false rows=3 bytes=16384",
+		"discarded last_connection",
+	}
+	if got := r.all(); !slices.Equal(got, want) {
+		t.Errorf("events\n%q\nwant\n%q", got, want)
+	}
+}
+
 // TestForkWithoutSideConnection: a fork that gets no side connection fails
 // the statement with what to do: 1205 when all are busy past the queue
 // timeout, the upstream's own error when it refuses a new one.
