@@ -4,6 +4,7 @@ import (
 	"context"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -201,3 +202,42 @@ func (e *env) logged(msg string) bool {
 	}
 	return false
 }
+
+// await waits (at most 10 s) for a value from ch.
+func await[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+	var zero T
+	return zero
+}
+
+// gate holds a statement on its side connection until opened: install
+// hook as a rule's Before (for one statement: Nth(1)), wait until the
+// statement is held with reached, and open the gate (at the latest when
+// the test function returns: defer g.open()).
+type gate struct {
+	held, release chan struct{}
+	once          sync.Once
+}
+
+func newGate() *gate { return &gate{held: make(chan struct{}), release: make(chan struct{})} }
+
+// hook holds the statement.
+func (g *gate) hook(string) {
+	close(g.held)
+	<-g.release
+}
+
+// reached waits until the statement is held.
+func (g *gate) reached(t *testing.T) {
+	t.Helper()
+	await(t, g.held, "the statement to reach the gate")
+}
+
+// open lets the statement through.
+func (g *gate) open() { g.once.Do(func() { close(g.release) }) }

@@ -269,13 +269,10 @@ func TestForkLockTimeout(t *testing.T) {
 func TestForkOnceConcurrently(t *testing.T) {
 	for _, processes := range []int{1, 2} {
 		t.Run(map[int]string{1: "one process", 2: "two processes"}[processes], func(t *testing.T) {
-			inCopy, release := make(chan struct{}), make(chan struct{})
+			copying := newGate()
 			locks := make(chan struct{}, 16)
 			e := newEnv(t, session.Config{}, func(up *sessiontest.Upstream) {
-				up.On(`^INSERT INTO .* SELECT `).Nth(1).Before(func(string) {
-					close(inCopy)
-					<-release
-				})
+				up.On(`^INSERT INTO .* SELECT `).Nth(1).Before(copying.hook)
 				up.On(`^SELECT GET_LOCK\(`).Before(func(string) { locks <- struct{}{} })
 			})
 			managers := []*session.Manager{e.m}
@@ -291,6 +288,7 @@ func TestForkOnceConcurrently(t *testing.T) {
 				defer s.Close()
 				sessions = append(sessions, s)
 			}
+			defer copying.open() // before the sessions close: the held fork holds the sandbox
 			var wg sync.WaitGroup
 			sqls := make([]string, writers)
 			errs := make([]error, writers)
@@ -305,14 +303,14 @@ func TestForkOnceConcurrently(t *testing.T) {
 					}
 				}()
 				if i == 0 {
-					<-inCopy // the first fork is copying rows
-					<-locks
+					copying.reached(t) // the first fork is copying rows
+					await(t, locks, "the first fork's lock")
 				}
 			}
 			if processes == 2 {
-				<-locks // the other process waits for the lock
+				await(t, locks, "the other process to wait for the lock")
 			}
-			close(release)
+			copying.open()
 			wg.Wait()
 			for i, err := range errs {
 				if err != nil || sqls[i] != sqls[0] || !strings.Contains(sqls[i], "_sqlfork_") {

@@ -50,20 +50,20 @@ func TestReconcileAtStart(t *testing.T) {
 		{name: "idle kept sandbox another process holds", cfg: session.Config{IdleTTL: time.Hour},
 			prepare: func(e *env, m *session.Manager) ([]string, []string) {
 				s := openOn(e, m, session.Options{User: "u", Mode: session.Explicit, Sandbox: "held"})
-				planOn(e, s, "UPDATE t SET a = 1")
-				planOn(e, s, "SANDBOX KEEP TTL 0")
+				e.mustPlan(s, "UPDATE t SET a = 1")
+				e.mustPlan(s, "SANDBOX KEEP TTL 0")
 				id := e.sandboxID("held")
 				mustExec(e, "UPDATE `_sqlfork_meta`.sandboxes SET last_active = "+longAgo+" WHERE id = '"+id+"'")
 				return nil, []string{physDB(id, "app")}
 			}},
 		{name: "unkept sandbox of a crashed process", prepare: func(e *env, m *session.Manager) ([]string, []string) {
-			id := crashedSandbox(e, m)
+			id := crashedSandbox(e)
 			mustExec(e, "UPDATE `_sqlfork_meta`.sandboxes SET lease_until = "+longAgo+" WHERE id = '"+id+"'")
 			mustExec(e, "UPDATE `_sqlfork_meta`.holders SET lease_until = "+longAgo+" WHERE sandbox_id = '"+id+"'")
 			return []string{physDB(id, "app")}, nil
 		}},
 		{name: "unkept sandbox of a live process", prepare: func(e *env, m *session.Manager) ([]string, []string) {
-			id := crashedSandbox(e, m)
+			id := crashedSandbox(e)
 			return nil, []string{physDB(id, "app")}
 		}},
 	} {
@@ -97,19 +97,19 @@ func TestReconcileAtStart(t *testing.T) {
 func keptSandbox(e *env, m *session.Manager, name, ttl string) string {
 	e.t.Helper()
 	s := openOn(e, m, session.Options{User: "u", Mode: session.Explicit})
-	planOn(e, s, "SANDBOX CREATE "+name+" TTL "+ttl)
-	planOn(e, s, "UPDATE t SET a = 1")
+	e.mustPlan(s, "SANDBOX CREATE "+name+" TTL "+ttl)
+	e.mustPlan(s, "UPDATE t SET a = 1")
 	s.Close()
 	return e.sandboxID(name)
 }
 
 // crashedSandbox makes an unkept sandbox with a fork of app.t on a process
 // that then stops without closing its sessions, and returns its id.
-func crashedSandbox(e *env, _ *session.Manager) string {
+func crashedSandbox(e *env) string {
 	e.t.Helper()
 	gone := e.start(session.Config{})
 	s := openOn(e, gone, session.Options{User: "u", Mode: session.Explicit, Sandbox: "orphan"})
-	planOn(e, s, "UPDATE t SET a = 1")
+	e.mustPlan(s, "UPDATE t SET a = 1")
 	gone.Close() // its sessions never close: their sandboxes are left to their lease
 	return e.sandboxID("orphan")
 }
@@ -121,11 +121,6 @@ func openOn(e *env, m *session.Manager, o session.Options) *session.Session {
 		e.t.Fatal(err)
 	}
 	return s
-}
-
-func planOn(e *env, s *session.Session, sql string) *session.Plan {
-	e.t.Helper()
-	return e.mustPlan(s, sql)
 }
 
 func mustExec(e *env, sql string) {
@@ -192,12 +187,10 @@ func TestReconcileForkInProgress(t *testing.T) {
 			name = "stale"
 		}
 		t.Run(name, func(t *testing.T) {
-			inCopy, release := make(chan struct{}), make(chan struct{})
+			copying := newGate()
+			defer copying.open()
 			e := newEnv(t, session.Config{}, func(up *sessiontest.Upstream) {
-				up.On(`^INSERT INTO .* SELECT `).Nth(1).Before(func(string) {
-					close(inCopy)
-					<-release
-				})
+				up.On(`^INSERT INTO .* SELECT `).Nth(1).Before(copying.hook)
 			})
 			s := e.open(session.Options{User: "u", Mode: session.Explicit, Sandbox: "box"})
 			done := make(chan error, 1)
@@ -205,15 +198,15 @@ func TestReconcileForkInProgress(t *testing.T) {
 				_, err := plan(e.ctx, s, "UPDATE t SET a = 1")
 				done <- err
 			}()
-			<-inCopy
+			copying.reached(t)
 			id := e.sandboxID("box")
 			if stale {
 				mustExec(e, "UPDATE `_sqlfork_meta`.tables SET created_at = "+longAgo+" WHERE kind = 'forking'")
 			}
 			m2 := e.start(session.Config{})
 			kind, _, _ := e.tableRow(id, "app", "t")
-			close(release)
-			err := <-done
+			copying.open()
+			err := await(t, done, "the fork")
 			m2.Close()
 			switch {
 			case !stale && (kind != "forking" || err != nil):

@@ -73,12 +73,10 @@ func TestObserver(t *testing.T) {
 // the statement with what to do: 1205 when all are busy past the queue
 // timeout, the upstream's own error when it refuses a new one.
 func TestForkWithoutSideConnection(t *testing.T) {
-	inCopy, release := make(chan struct{}), make(chan struct{})
+	copying := newGate()
+	defer copying.open()
 	e := newEnv(t, session.Config{SideConnections: 1, ForkQueueTimeout: 20 * time.Millisecond}, func(up *sessiontest.Upstream) {
-		up.On(`^INSERT INTO .* SELECT `).Nth(1).Before(func(string) {
-			close(inCopy)
-			<-release
-		})
+		up.On(`^INSERT INTO .* SELECT `).Nth(1).Before(copying.hook)
 		up.On(`^CREATE TABLE .* LIKE ` + "`app`.`u`").Nth(1).Break()
 	})
 	r := &recorder{}
@@ -86,11 +84,11 @@ func TestForkWithoutSideConnection(t *testing.T) {
 	a, b := e.transparent("u"), e.transparent("u")
 	done := make(chan error, 1)
 	go func() { _, err := plan(e.ctx, a, "UPDATE t SET a = 1"); done <- err }()
-	<-inCopy // a holds the only side connection
+	copying.reached(t) // a holds the only side connection
 	_, err := plan(e.ctx, b, "UPDATE t SET a = 1")
 	wantCode(t, err, 1205, "HY000", "waiting for one of the proxy's 1 side connections")
-	close(release)
-	if err := <-done; err != nil {
+	copying.open()
+	if err := await(t, done, "a's fork"); err != nil {
 		t.Fatal(err)
 	}
 	// The connection breaks; the upstream refuses a new one.
