@@ -337,6 +337,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	m.checkPrivileges(ctx, c)
 	m.put(c)
 	if err := m.reconcile(ctx); err != nil {
+		m.pool.close() // no manager: nobody else would close its connections
 		return nil, err
 	}
 	go m.reaper()
@@ -927,6 +928,25 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	if err := m.persist(ctx, c, sb); err != nil {
 		return nil, err
 	}
+	release, err := m.lockFork(ctx, c, sb, t, k)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	// Another process may have forked it meanwhile.
+	if e, err := m.forkedElsewhere(ctx, c, sb, t, k); err != nil || e != nil {
+		return e, err
+	}
+	phys := m.physical(sb, t)
+	if err := m.prepareFork(ctx, c, sb, t, phys, mode); err != nil {
+		return nil, err
+	}
+	return m.runFork(ctx, c, sb, t, k, phys, mode)
+}
+
+// lockFork takes the upstream lock for forking t (key k) in sb, waiting
+// up to the fork timeout, and returns what releases it.
+func (m *Manager) lockFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string) (release func(), err error) {
 	lock := m.lockName(sb.ID, k)
 	rows, err := c.Query(ctx, "SELECT GET_LOCK("+forker.QuoteString(lock)+", "+fmt.Sprint(int(m.cfg.ForkTimeout.Seconds()))+")")
 	if err != nil {
@@ -935,14 +955,21 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	if len(rows) != 1 || rows[0][0] == nil || *rows[0][0] != "1" {
 		return nil, refusal(wire.ErLockWaitTimeout, "HY000", "timed out waiting for another proxy to fork %s; retry", t)
 	}
-	defer func() {
+	return func() {
 		_, _ = c.Query(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+forker.QuoteString(lock)+")")
-	}()
+	}, nil
+}
 
-	// Another process may have forked it meanwhile.
-	if e, err := m.loadEntry(ctx, c, sb, t); err != nil {
+// forkedElsewhere returns the entry of t (key k) in sb when the registry
+// has one in place, made by another connection or process before this one
+// took the lock; nil when t is still to be forked (no row, or the marker
+// of a fork a crash interrupted).
+func (m *Manager) forkedElsewhere(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string) (*entry, error) {
+	e, err := m.loadEntry(ctx, c, sb, t)
+	switch {
+	case err != nil:
 		return nil, err
-	} else if e != nil && e.kind == kindAbsent {
+	case e != nil && e.kind == kindAbsent:
 		// Recorded as not in production: a statement of this sandbox (in
 		// this process or another) may have created it since.
 		if _, _, err := forker.Size(ctx, c, ftable(e.phys)); err == nil {
@@ -953,18 +980,24 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 		}
 		m.setEntry(sb, k, e)
 		return e, nil
-	} else if e != nil && e.kind != kindForking {
+	case e != nil && e.kind != kindForking:
 		m.setEntry(sb, k, e)
 		return e, nil
 	}
-	phys := m.physical(sb, t)
+	return nil, nil
+}
+
+// prepareFork makes the place of t's fork phys in sb ready: its database
+// exists, leftovers of a crash are gone, and a full fork stays within the
+// owner's max-fork-bytes.
+func (m *Manager) prepareFork(ctx context.Context, c SideConn, sb *Sandbox, t, phys rewrite.Table, mode forker.Mode) error {
 	if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+forker.QuoteIdent(phys.DB)); err != nil {
-		return nil, fmt.Errorf("create sandbox schema %s: %w", phys.DB, err)
+		return fmt.Errorf("create sandbox schema %s: %w", phys.DB, err)
 	}
 	// Leftovers of a crash between creating and recording: start from
 	// nothing.
 	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+ftable(phys).String()); err != nil {
-		return nil, fmt.Errorf("clear %s: %w", phys, err)
+		return fmt.Errorf("clear %s: %w", phys, err)
 	}
 	if maxBytes := m.guard(sb.Owner).MaxForkBytes; maxBytes > 0 && mode == forker.Full {
 		_, size, err := forker.Size(ctx, c, ftable(t))
@@ -976,10 +1009,17 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 				r := refusal(wire.ErRecordFileFull, "HY000", "forking %s (%d bytes) would take sandbox %q past its limit of %d forked bytes (%d used); "+
 					"discard the sandbox or ask the operator to raise --max-fork-bytes", t, size, sb.Name, maxBytes, used)
 				r.Reason = GuardMaxForkBytes
-				return nil, r
+				return r
 			}
 		}
 	}
+	return nil
+}
+
+// runFork forks t (key k) to phys with the strategy, under a marker row in
+// the registry, and records what came of it: the fork, or t missing from
+// production.
+func (m *Manager) runFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string, phys rewrite.Table, mode forker.Mode) (*entry, error) {
 	marker := &entry{logical: t, phys: phys, kind: kindForking, created: time.Now().UTC()}
 	if err := m.saveEntry(ctx, c, sb, marker); err != nil {
 		return nil, err
@@ -987,10 +1027,6 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	st, err := m.strategy.Fork(ctx, c, ftable(t), ftable(phys), mode)
 	if err != nil && !errors.Is(err, forker.ErrNoSource) {
 		m.deleteEntry(context.WithoutCancel(ctx), c, sb, t)
-	}
-	kind := kindFork
-	if mode == forker.SchemaOnly {
-		kind = kindSchema
 	}
 	var refused *forker.Refused
 	switch {
@@ -1009,6 +1045,16 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	case err != nil:
 		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+ftable(phys).String())
 		return nil, fmt.Errorf("fork %s: %w", t, err)
+	}
+	return m.recordFork(ctx, c, sb, t, k, phys, mode, st)
+}
+
+// recordFork records a finished fork phys of t (key k) in the registry and
+// in memory, or drops it when it cannot be recorded.
+func (m *Manager) recordFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string, phys rewrite.Table, mode forker.Mode, st forker.Stats) (*entry, error) {
+	kind := kindFork
+	if mode == forker.SchemaOnly {
+		kind = kindSchema
 	}
 	e := &entry{logical: t, phys: phys, kind: kind, rows: st.Rows, bytes: st.Bytes, epoch: m.epoch.Add(1), created: time.Now().UTC()}
 	if err := m.saveEntry(ctx, c, sb, e); err != nil {

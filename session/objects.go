@@ -15,114 +15,160 @@ import (
 // returns why a statement would reach production ("" when none does).
 // Tables sb already holds are the sandbox's own and need no check.
 func (s *Session) objectHazard(ctx context.Context, a *rewrite.Analysis, sb *Sandbox) (string, error) {
-	own := func(t rewrite.Table) bool {
-		if sb == nil {
-			return false
-		}
-		_, ok := sb.resolve(s.m.key(t))
-		return ok
-	}
-	cat := s.m.catalog
 	for _, st := range a.Statements {
-		for _, f := range st.Funcs {
-			if why, err := cat.funcHazard(ctx, f, st.DB); err != nil || why != "" {
-				return why, err
+		if why, err := s.statementHazard(ctx, st, sb); err != nil || why != "" {
+			return why, err
+		}
+	}
+	return "", nil
+}
+
+// statementHazard is objectHazard for one statement.
+func (s *Session) statementHazard(ctx context.Context, st rewrite.Statement, sb *Sandbox) (string, error) {
+	for _, f := range st.Funcs {
+		if why, err := s.m.catalog.funcHazard(ctx, f, st.DB); err != nil || why != "" {
+			return why, err
+		}
+	}
+	if why, err := s.likeHazard(ctx, st, sb); err != nil || why != "" {
+		return why, err
+	}
+	if sb != nil && st.Class == rewrite.ClassUnparseable {
+		if why, err := s.unparseableHazard(ctx, st, sb); err != nil || why != "" {
+			return why, err
+		}
+	}
+	forks := map[rewrite.Table]string{}
+	if sb != nil {
+		for _, t := range st.Writes {
+			forks[t] = "writes"
+		}
+		first, err := s.forkFirst(ctx, st)
+		if err != nil {
+			return "", err
+		}
+		for _, t := range first {
+			if _, ok := forks[t]; !ok {
+				forks[t] = "reads under locks"
 			}
 		}
-		for _, t := range st.Like {
-			if own(t) {
-				continue
-			}
-			o, err := cat.object(ctx, t)
-			if err != nil {
-				return "", err
-			}
-			if o.kind != "" && o.engine != "" && !rewrite.SafeEngine(o.engine) {
-				return "CREATE TABLE … LIKE " + quoteTable(t) + " would copy its " + o.engine + " engine, whose tables read " +
-					"and write other tables", nil
-			}
-			var col, def string
-			if err := s.m.withConn(ctx, func(c SideConn) error {
-				var err error
-				col, def, err = forker.SequenceDefault(ctx, c, ftable(t))
-				return err
-			}); err != nil {
-				return "", err
-			} else if col != "" {
-				return "CREATE TABLE … LIKE " + quoteTable(t) + " would copy the default of its column " + quoteIdentifier(col) +
-					" (" + def + "), which advances a production sequence; give the new table its own definition", nil
-			}
+	}
+	if why, err := s.readHazard(ctx, st, sb); err != nil || why != "" {
+		return why, err
+	}
+	return s.forkHazard(ctx, st, sb, forks)
+}
+
+// holds reports whether sb (nil: none) holds t.
+func (s *Session) holds(sb *Sandbox, t rewrite.Table) bool {
+	if sb == nil {
+		return false
+	}
+	_, ok := sb.resolve(s.m.key(t))
+	return ok
+}
+
+// likeHazard checks the sources of CREATE TABLE … LIKE: the new table
+// would copy an engine that reaches other tables, or a default that
+// advances a production sequence.
+func (s *Session) likeHazard(ctx context.Context, st rewrite.Statement, sb *Sandbox) (string, error) {
+	for _, t := range st.Like {
+		if s.holds(sb, t) {
+			continue
 		}
-		if sb != nil && st.Class == rewrite.ClassUnparseable && s.serializable() && len(st.Names) > 0 {
-			return "under SERIALIZABLE every read locks, so the proxy must fork what a statement reads first, and it " +
-				"cannot parse this one; rewrite it in syntax MySQL 8 also accepts or leave SERIALIZABLE", nil
+		o, err := s.m.catalog.object(ctx, t)
+		if err != nil {
+			return "", err
 		}
-		if sb != nil && st.Class == rewrite.ClassUnparseable {
-			// A table whose engine locks it for every read must be forked
-			// before it is read, which needs the statement parsed.
-			for _, t := range st.Names {
-				if own(t) || skipCatalog(t) || t.DB == "" {
-					continue
-				}
-				o, err := cat.object(ctx, t)
-				if err != nil {
-					return "", err
-				}
-				if (o.kind == "BASE TABLE" || o.kind == "SYSTEM VERSIONED") && !rowLocking(o.engine) {
-					return quoteTable(t) + " is a " + o.engine + " table, whose reads lock it, so the proxy must fork it " +
-						"before it is read, and it cannot parse this statement; rewrite it in syntax MySQL 8 also accepts", nil
-				}
-			}
+		if o.kind != "" && o.engine != "" && !rewrite.SafeEngine(o.engine) {
+			return "CREATE TABLE … LIKE " + quoteTable(t) + " would copy its " + o.engine + " engine, whose tables read " +
+				"and write other tables", nil
 		}
-		forks := map[rewrite.Table]string{}
-		if sb != nil {
-			for _, t := range st.Writes {
-				forks[t] = "writes"
-			}
-			first, err := s.forkFirst(ctx, st)
-			if err != nil {
-				return "", err
-			}
-			for _, t := range first {
-				if _, ok := forks[t]; !ok {
-					forks[t] = "reads under locks"
-				}
-			}
+		var col, def string
+		if err := s.m.withConn(ctx, func(c SideConn) error {
+			var err error
+			col, def, err = forker.SequenceDefault(ctx, c, ftable(t))
+			return err
+		}); err != nil {
+			return "", err
+		} else if col != "" {
+			return "CREATE TABLE … LIKE " + quoteTable(t) + " would copy the default of its column " + quoteIdentifier(col) +
+				" (" + def + "), which advances a production sequence; give the new table its own definition", nil
 		}
-		for _, t := range append(st.Reads, st.Names...) {
-			if own(t) || skipCatalog(t) || t.DB == "" {
-				continue
-			}
-			o, err := cat.object(ctx, t)
-			if err != nil {
-				return "", err
-			}
-			if o.hazard != "" {
-				return o.hazard, nil
-			}
-			if sb != nil && o.wide != "" {
-				return o.wide + ", which a sandbox must not see; run it on a direct connection", nil
-			}
+	}
+	return "", nil
+}
+
+// unparseableHazard checks a statement the parser cannot read, in a
+// sandbox: what it reads may have to be forked first, which needs it
+// parsed.
+func (s *Session) unparseableHazard(ctx context.Context, st rewrite.Statement, sb *Sandbox) (string, error) {
+	if s.serializable() && len(st.Names) > 0 {
+		return "under SERIALIZABLE every read locks, so the proxy must fork what a statement reads first, and it " +
+			"cannot parse this one; rewrite it in syntax MySQL 8 also accepts or leave SERIALIZABLE", nil
+	}
+	// A table whose engine locks it for every read must be forked
+	// before it is read, which needs the statement parsed.
+	for _, t := range st.Names {
+		if s.holds(sb, t) || skipCatalog(t) || t.DB == "" {
+			continue
 		}
-		for t, role := range forks {
-			if own(t) || skipCatalog(t) {
-				continue
-			}
-			o, err := cat.object(ctx, t)
-			if err != nil {
-				return "", err
-			}
-			switch {
-			case o.kind == "VIEW" && role == "writes":
-				return "it changes the production view " + quoteTable(t) + " (a sandbox cannot copy views yet), which " +
-					"would change the view's production tables; change its base tables instead (they are forked into the sandbox)", nil
-			case o.kind == "VIEW":
-				return "it " + lockedRole(st) + " the production view " + quoteTable(t) + ", which would lock (or, for " +
-					"CREATE VIEW, keep reading) the view's production tables; name its base tables instead", nil
-			case o.kind != "" && o.engine != "" && !rewrite.SafeEngine(o.engine):
-				return quoteTable(t) + " is a " + o.engine + " table, which reads and writes other tables, so no fork " +
-					"of it can be kept to the sandbox", nil
-			}
+		o, err := s.m.catalog.object(ctx, t)
+		if err != nil {
+			return "", err
+		}
+		if (o.kind == "BASE TABLE" || o.kind == "SYSTEM VERSIONED") && !rowLocking(o.engine) {
+			return quoteTable(t) + " is a " + o.engine + " table, whose reads lock it, so the proxy must fork it " +
+				"before it is read, and it cannot parse this statement; rewrite it in syntax MySQL 8 also accepts", nil
+		}
+	}
+	return "", nil
+}
+
+// readHazard checks what reading the statement's tables reaches: a view
+// that calls a function or advances a sequence, and, in a sandbox, one
+// that shows the whole server.
+func (s *Session) readHazard(ctx context.Context, st rewrite.Statement, sb *Sandbox) (string, error) {
+	for _, t := range append(st.Reads, st.Names...) {
+		if s.holds(sb, t) || skipCatalog(t) || t.DB == "" {
+			continue
+		}
+		o, err := s.m.catalog.object(ctx, t)
+		if err != nil {
+			return "", err
+		}
+		if o.hazard != "" {
+			return o.hazard, nil
+		}
+		if sb != nil && o.wide != "" {
+			return o.wide + ", which a sandbox must not see; run it on a direct connection", nil
+		}
+	}
+	return "", nil
+}
+
+// forkHazard checks the tables a statement in sb would fork (forks: the
+// role each plays, "writes" or "reads under locks"): views, which a sandbox
+// cannot copy, and tables of engines that reach other tables.
+func (s *Session) forkHazard(ctx context.Context, st rewrite.Statement, sb *Sandbox, forks map[rewrite.Table]string) (string, error) {
+	for t, role := range forks {
+		if s.holds(sb, t) || skipCatalog(t) {
+			continue
+		}
+		o, err := s.m.catalog.object(ctx, t)
+		if err != nil {
+			return "", err
+		}
+		switch {
+		case o.kind == "VIEW" && role == "writes":
+			return "it changes the production view " + quoteTable(t) + " (a sandbox cannot copy views yet), which " +
+				"would change the view's production tables; change its base tables instead (they are forked into the sandbox)", nil
+		case o.kind == "VIEW":
+			return "it " + lockedRole(st) + " the production view " + quoteTable(t) + ", which would lock (or, for " +
+				"CREATE VIEW, keep reading) the view's production tables; name its base tables instead", nil
+		case o.kind != "" && o.engine != "" && !rewrite.SafeEngine(o.engine):
+			return quoteTable(t) + " is a " + o.engine + " table, which reads and writes other tables, so no fork " +
+				"of it can be kept to the sandbox", nil
 		}
 	}
 	return "", nil

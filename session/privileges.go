@@ -101,97 +101,139 @@ func productionWritable(ctx context.Context, c forker.Conn, prefix string) (writ
 	if err != nil {
 		return false, nil, err
 	}
-
-	// The roles granted to the account: from its grant lines, and on MariaDB
-	// also from information_schema (an error there, e.g. on a MySQL without
-	// it, is not fatal: the grant lines name the same roles).
-	var queue []grantee
-	queued := map[string]bool{}
-	enqueue := func(r grantee) {
-		if k := r.String(); !queued[k] {
-			queued[k] = true
-			queue = append(queue, r)
-		}
-	}
-	for _, l := range lines {
-		if g := parseGrant(l); g != nil {
-			for _, r := range g.roles {
-				enqueue(r)
-			}
-		}
-	}
-	if rows, qerr := c.Query(ctx, "SELECT ROLE_NAME FROM information_schema.APPLICABLE_ROLES WHERE GRANTEE = CURRENT_USER()"); qerr == nil {
-		for _, row := range rows {
-			if len(row) > 0 && row[0] != nil && *row[0] != "" {
-				enqueue(grantee{user: *row[0]})
-			}
-		}
-	}
-
-	// MariaDB shows a role's grants only while it is the current role;
-	// remember the current one to restore it.
-	var (
-		switched bool
-		previous *string
-	)
+	roles := accountRoles(ctx, c, lines)
+	// MariaDB shows a role's grants only while it is the current role:
+	// the one current before is restored.
+	sw := &roleSwitcher{}
 	defer func() {
-		if !switched {
-			return
-		}
-		restore := "SET ROLE NONE"
-		if previous != nil && *previous != "" && !strings.EqualFold(*previous, "NONE") {
-			restore = "SET ROLE " + forker.QuoteIdent(*previous)
-		}
-		if _, rerr := c.Exec(context.WithoutCancel(ctx), restore); rerr != nil && err == nil {
-			err = fmt.Errorf("restoring the current role: %w", rerr)
+		if rerr := sw.restore(context.WithoutCancel(ctx), c); rerr != nil && err == nil {
+			err = rerr
 		}
 	}()
-
-	for i := 0; i < len(queue); i++ {
-		r := queue[i]
-		var got []string
-		if r.host != nil {
-			// MySQL 8: roles are user@host, and SHOW GRANTS … USING adds
-			// the given roles' privileges to the account's.
-			got, err = showGrants(ctx, c, "SHOW GRANTS FOR CURRENT_USER() USING "+r.String())
-		} else {
-			if !switched {
-				rows, qerr := c.Query(ctx, "SELECT CURRENT_ROLE()")
-				if qerr != nil {
-					return false, nil, fmt.Errorf("current role: %w", qerr)
-				}
-				if len(rows) > 0 && len(rows[0]) > 0 {
-					previous = rows[0][0]
-				}
-				switched = true
-			}
-			if _, err = c.Exec(ctx, "SET ROLE "+forker.QuoteIdent(r.user)); err != nil {
-				return false, nil, fmt.Errorf("enabling role %s to read its grants: %w", r, err)
-			}
-			got, err = showGrants(ctx, c, "SHOW GRANTS FOR "+forker.QuoteIdent(r.user))
-		}
+	for i := 0; i < len(roles.list); i++ {
+		got, err := roleGrants(ctx, c, roles.list[i], sw)
 		if err != nil {
 			return false, nil, err
 		}
 		lines = append(lines, got...)
-		// MariaDB includes the grants of roles granted to the role; should
-		// a role's grants be missing, ask for them too.
-		shown := map[string]bool{}
-		var nested []grantee
-		for _, l := range got {
-			if g := parseGrant(l); g != nil {
-				shown[g.to.String()] = true
-				nested = append(nested, g.roles...)
-			}
-		}
-		for _, n := range nested {
-			if !shown[n.String()] {
-				enqueue(n)
-			}
+		for _, r := range unshownRoles(got) {
+			roles.add(r)
 		}
 	}
 	writable, why = grantsWriteProduction(lines, prefix)
 	return writable, why, nil
+}
+
+// roleQueue lists roles whose grants are to be read, each once.
+type roleQueue struct {
+	list []grantee
+	seen map[string]bool
+}
+
+// add queues r unless it was queued before.
+func (q *roleQueue) add(r grantee) {
+	if k := r.String(); !q.seen[k] {
+		q.seen[k] = true
+		q.list = append(q.list, r)
+	}
+}
+
+// accountRoles lists the roles granted to the account whose grant lines
+// are lines: from those lines, and on MariaDB also from information_schema
+// (an error there, e.g. on a MySQL without it, is not fatal: the grant
+// lines name the same roles).
+func accountRoles(ctx context.Context, c forker.Conn, lines []string) *roleQueue {
+	q := &roleQueue{seen: map[string]bool{}}
+	for _, l := range lines {
+		if g := parseGrant(l); g != nil {
+			for _, r := range g.roles {
+				q.add(r)
+			}
+		}
+	}
+	if rows, err := c.Query(ctx, "SELECT ROLE_NAME FROM information_schema.APPLICABLE_ROLES WHERE GRANTEE = CURRENT_USER()"); err == nil {
+		for _, row := range rows {
+			if len(row) > 0 && row[0] != nil && *row[0] != "" {
+				q.add(grantee{user: *row[0]})
+			}
+		}
+	}
+	return q
+}
+
+// roleGrants reads the grants of the role r: on MySQL 8, where roles are
+// user@host, SHOW GRANTS … USING adds r's privileges to the account's; on
+// MariaDB r is enabled (sw) and its own grants read.
+func roleGrants(ctx context.Context, c forker.Conn, r grantee, sw *roleSwitcher) ([]string, error) {
+	if r.host != nil {
+		return showGrants(ctx, c, "SHOW GRANTS FOR CURRENT_USER() USING "+r.String())
+	}
+	if err := sw.enable(ctx, c, r); err != nil {
+		return nil, err
+	}
+	return showGrants(ctx, c, "SHOW GRANTS FOR "+forker.QuoteIdent(r.user))
+}
+
+// unshownRoles are the roles granted in a role's grant lines whose own
+// grants the lines do not show. MariaDB includes the grants of roles
+// granted to the role; should some be missing, they are asked for too.
+func unshownRoles(lines []string) []grantee {
+	shown := map[string]bool{}
+	var nested []grantee
+	for _, l := range lines {
+		if g := parseGrant(l); g != nil {
+			shown[g.to.String()] = true
+			nested = append(nested, g.roles...)
+		}
+	}
+	var out []grantee
+	for _, n := range nested {
+		if !shown[n.String()] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// roleSwitcher enables roles on a MariaDB connection one after another,
+// and restores the role that was current before the first.
+type roleSwitcher struct {
+	switched bool
+	previous *string // CURRENT_ROLE() before the first switch
+}
+
+// enable makes r the connection's current role.
+func (sw *roleSwitcher) enable(ctx context.Context, c forker.Conn, r grantee) error {
+	if !sw.switched {
+		rows, err := c.Query(ctx, "SELECT CURRENT_ROLE()")
+		if err != nil {
+			return fmt.Errorf("current role: %w", err)
+		}
+		if len(rows) > 0 && len(rows[0]) > 0 {
+			sw.previous = rows[0][0]
+		}
+		sw.switched = true
+	}
+	if _, err := c.Exec(ctx, "SET ROLE "+forker.QuoteIdent(r.user)); err != nil {
+		return fmt.Errorf("enabling role %s to read its grants: %w", r, err)
+	}
+	return nil
+}
+
+// restore makes the role current before the first enable current again
+// (nothing when no role was enabled).
+func (sw *roleSwitcher) restore(ctx context.Context, c forker.Conn) error {
+	if !sw.switched {
+		return nil
+	}
+	restore := "SET ROLE NONE"
+	if sw.previous != nil && *sw.previous != "" && !strings.EqualFold(*sw.previous, "NONE") {
+		restore = "SET ROLE " + forker.QuoteIdent(*sw.previous)
+	}
+	if _, err := c.Exec(ctx, restore); err != nil {
+		return fmt.Errorf("restoring the current role: %w", err)
+	}
+	return nil
 }
 
 // showGrants runs a SHOW GRANTS statement and returns its lines.

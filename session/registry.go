@@ -532,7 +532,14 @@ func (m *Manager) renew(ctx context.Context) error {
 			}
 			sb.mu.Unlock()
 			if !persisted {
-				continue
+				// Another process may have recorded it since (a named
+				// sandbox has the same id everywhere): then its forks
+				// there are merged here too.
+				if recorded, err := m.recordedElsewhere(ctx, c, sb); err != nil {
+					return err
+				} else if !recorded {
+					continue
+				}
 			}
 			rows, err := c.Query(ctx, "SELECT kept, expires_at FROM "+m.q("sandboxes")+" WHERE id = "+forker.QuoteString(sb.ID))
 			if err != nil {
@@ -573,6 +580,27 @@ func (m *Manager) renew(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// recordedElsewhere reports whether another proxy process has recorded
+// the named sandbox sb, which this one has not: a registry row of its id
+// with its name and owner is the same sandbox (as persist takes it), and
+// sb is marked recorded here too. Anonymous sandboxes are never shared.
+func (m *Manager) recordedElsewhere(ctx context.Context, c SideConn, sb *Sandbox) (bool, error) {
+	if sb.Name == "sb-"+sb.ID {
+		return false, nil
+	}
+	rows, err := c.Query(ctx, "SELECT name, owner FROM "+m.q("sandboxes")+" WHERE id = "+forker.QuoteString(sb.ID))
+	if err != nil {
+		return false, fmt.Errorf("read registry: %w", err)
+	}
+	if len(rows) != 1 || str(rows[0][0]) != sb.Name || str(rows[0][1]) != sb.Owner {
+		return false, nil
+	}
+	sb.mu.Lock()
+	sb.persisted = true
+	sb.mu.Unlock()
+	return true, nil
 }
 
 // adopt merges into sb the tables other proxy processes recorded for it

@@ -181,10 +181,13 @@ func (s *Session) discardCmd(ctx context.Context, name string) (*Reply, error) {
 	if sb == nil {
 		return nil, refusal(wire.ErUnknown, "HY000", "not in a sandbox; name the sandbox to discard")
 	}
+	// Discarded before the session leaves it, which would otherwise
+	// discard an unkept sandbox as its last connection's.
+	err := s.m.discard(ctx, sb, true, false, "discarded")
 	if sb == s.sb {
 		s.unbind()
 	}
-	if err := s.m.discard(ctx, sb, true, false, "discarded"); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	if s.sb == nil && s.mode == Transparent {

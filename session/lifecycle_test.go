@@ -1,0 +1,371 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/session/sessiontest"
+)
+
+const longAgo = "'2000-01-01 00:00:00.000000'"
+
+// TestReconcileAtStart: at start the proxy drops what no registry row
+// explains, sandboxes past their TTL, idle limit or lease, and forks a
+// crash interrupted — and nothing else.
+func TestReconcileAtStart(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  session.Config
+		// prepare sets up state with a first process (m) and returns the
+		// schemas the next start must drop and those it must keep.
+		prepare func(e *env, m *session.Manager) (dropped, kept []string)
+	}{
+		{name: "schemas of unknown sandboxes", prepare: func(e *env, _ *session.Manager) ([]string, []string) {
+			e.up.AddTable(sessiontest.Table{DB: "_sqlfork_deadbeef_app", Name: "t"})
+			e.up.AddTable(sessiontest.Table{DB: "_sqlfork_deadbeef", Name: "TABLES", Type: "VIEW"})
+			e.up.AddTable(sessiontest.Table{DB: "_sqlfork_notanid_app", Name: "t"}) // a look-alike
+			e.up.AddTable(sessiontest.Table{DB: "_sqlforkapp", Name: "t"})
+			return []string{"_sqlfork_deadbeef_app", "_sqlfork_deadbeef"}, []string{"_sqlfork_notanid_app", "_sqlforkapp", "app"}
+		}},
+		{name: "kept sandbox survives with its forks", prepare: func(e *env, m *session.Manager) ([]string, []string) {
+			id := keptSandbox(e, m, "keepme", "1h")
+			return nil, []string{physDB(id, "app"), "app"}
+		}},
+		{name: "kept sandbox past its TTL", prepare: func(e *env, m *session.Manager) ([]string, []string) {
+			id := keptSandbox(e, m, "old", "1h")
+			mustExec(e, "UPDATE `_sqlfork_meta`.sandboxes SET expires_at = "+longAgo+" WHERE id = '"+id+"'")
+			return []string{physDB(id, "app")}, []string{"app"}
+		}},
+		{name: "kept sandbox idle too long", cfg: session.Config{IdleTTL: time.Hour},
+			prepare: func(e *env, m *session.Manager) ([]string, []string) {
+				id := keptSandbox(e, m, "idle", "0")
+				mustExec(e, "UPDATE `_sqlfork_meta`.sandboxes SET last_active = "+longAgo+" WHERE id = '"+id+"'")
+				// The first process let it go (its reaper releases it).
+				mustExec(e, "DELETE FROM `_sqlfork_meta`.holders WHERE sandbox_id = '"+id+"'")
+				return []string{physDB(id, "app")}, nil
+			}},
+		{name: "idle kept sandbox another process holds", cfg: session.Config{IdleTTL: time.Hour},
+			prepare: func(e *env, m *session.Manager) ([]string, []string) {
+				s := openOn(e, m, session.Options{User: "u", Mode: session.Explicit, Sandbox: "held"})
+				e.mustPlan(s, "UPDATE t SET a = 1")
+				e.mustPlan(s, "SANDBOX KEEP TTL 0")
+				id := e.sandboxID("held")
+				mustExec(e, "UPDATE `_sqlfork_meta`.sandboxes SET last_active = "+longAgo+" WHERE id = '"+id+"'")
+				return nil, []string{physDB(id, "app")}
+			}},
+		{name: "unkept sandbox of a crashed process", prepare: func(e *env, m *session.Manager) ([]string, []string) {
+			id := crashedSandbox(e)
+			mustExec(e, "UPDATE `_sqlfork_meta`.sandboxes SET lease_until = "+longAgo+" WHERE id = '"+id+"'")
+			mustExec(e, "UPDATE `_sqlfork_meta`.holders SET lease_until = "+longAgo+" WHERE sandbox_id = '"+id+"'")
+			return []string{physDB(id, "app")}, nil
+		}},
+		{name: "unkept sandbox of a live process", prepare: func(e *env, m *session.Manager) ([]string, []string) {
+			id := crashedSandbox(e)
+			return nil, []string{physDB(id, "app")}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, tc.cfg, nil)
+			dropped, kept := tc.prepare(e, e.m)
+			e.up.ClearLog()
+			m2 := e.start(tc.cfg)
+			defer m2.Close()
+			for _, db := range dropped {
+				if e.up.HasSchema(db) {
+					t.Errorf("%s survived the start", db)
+				}
+			}
+			for _, db := range kept {
+				if !e.up.HasSchema(db) {
+					t.Errorf("%s was dropped", db)
+				}
+			}
+			for _, db := range kept {
+				if n := e.count("^DROP DATABASE IF EXISTS " + q(db) + "$"); n != 0 {
+					t.Errorf("the start tried to drop %s", db)
+				}
+			}
+		})
+	}
+}
+
+// keptSandbox creates the kept sandbox name (TTL ttl) on m with a fork of
+// app.t, leaves it and returns its id.
+func keptSandbox(e *env, m *session.Manager, name, ttl string) string {
+	e.t.Helper()
+	s := openOn(e, m, session.Options{User: "u", Mode: session.Explicit})
+	e.mustPlan(s, "SANDBOX CREATE "+name+" TTL "+ttl)
+	e.mustPlan(s, "UPDATE t SET a = 1")
+	s.Close()
+	return e.sandboxID(name)
+}
+
+// crashedSandbox makes an unkept sandbox with a fork of app.t on a process
+// that then stops without closing its sessions, and returns its id.
+func crashedSandbox(e *env) string {
+	e.t.Helper()
+	gone := e.start(session.Config{})
+	s := openOn(e, gone, session.Options{User: "u", Mode: session.Explicit, Sandbox: "orphan"})
+	e.mustPlan(s, "UPDATE t SET a = 1")
+	gone.Close() // its sessions never close: their sandboxes are left to their lease
+	return e.sandboxID("orphan")
+}
+
+func openOn(e *env, m *session.Manager, o session.Options) *session.Session {
+	e.t.Helper()
+	s, err := m.Open(e.ctx, o)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s
+}
+
+func mustExec(e *env, sql string) {
+	e.t.Helper()
+	if n, err := e.up.Exec(sql); err != nil || n == 0 {
+		e.t.Fatalf("%s: %d rows, %v", sql, n, err)
+	}
+}
+
+// TestReconcileUnexplainedTables: tables in a known sandbox's schema that
+// no registry row explains are dropped at start; the sandbox's own stay.
+func TestReconcileUnexplainedTables(t *testing.T) {
+	e := newEnv(t, session.Config{}, nil)
+	id := keptSandbox(e, e.m, "keepme", "1h")
+	e.up.AddTable(sessiontest.Table{DB: physDB(id, "app"), Name: "stray"})
+	m2 := e.start(session.Config{})
+	defer m2.Close()
+	if e.up.HasTable(physDB(id, "app"), "stray") {
+		t.Error("the stray table survived")
+	}
+	if !e.up.HasTable(physDB(id, "app"), "t") {
+		t.Error("the sandbox's fork was dropped")
+	}
+}
+
+// TestReconcileInterruptedFork: a fork a crash interrupted (its marker row
+// left, its upstream lock gone with the connection) is dropped at the next
+// start, and a retry in the first process forks again.
+func TestReconcileInterruptedFork(t *testing.T) {
+	e := newEnv(t, session.Config{}, func(up *sessiontest.Upstream) {
+		up.On(`^INSERT INTO .* SELECT `).Nth(1).Break()
+	})
+	s := e.open(session.Options{User: "u", Mode: session.Explicit, Sandbox: "box"})
+	if _, err := plan(e.ctx, s, "UPDATE t SET a = 1"); !errors.Is(err, sessiontest.ErrBroken) {
+		t.Fatalf("fork on a broken connection: %v", err)
+	}
+	id := e.sandboxID("box")
+	phys := physDB(id, "app")
+	if kind, _, _ := e.tableRow(id, "app", "t"); kind != "forking" || !e.up.HasTable(phys, "t") {
+		t.Fatalf("after the crash: marker %q, half-made fork present %v", kind, e.up.HasTable(phys, "t"))
+	}
+	m2 := e.start(session.Config{})
+	defer m2.Close()
+	if kind, _, _ := e.tableRow(id, "app", "t"); kind != "" || e.up.HasTable(phys, "t") {
+		t.Errorf("after the next start: marker %q, half-made fork present %v", kind, e.up.HasTable(phys, "t"))
+	}
+	// The first process retries: the fork is made afresh.
+	p := e.mustPlan(s, "UPDATE t SET a = 1")
+	if kind, rows, _ := e.tableRow(id, "app", "t"); kind != "fork" || rows != "3" {
+		t.Errorf("retried fork: %s with %s rows", kind, rows)
+	}
+	if want := "UPDATE `" + phys + "`.`t` SET a = 1"; p.SQL != want {
+		t.Errorf("SQL %q, want %q", p.SQL, want)
+	}
+}
+
+// TestReconcileForkInProgress: a fork marker whose lock another process
+// holds is a fork in progress: the next start leaves it, unless it is
+// older than any fork may take.
+func TestReconcileForkInProgress(t *testing.T) {
+	for _, stale := range []bool{false, true} {
+		name := "running"
+		if stale {
+			name = "stale"
+		}
+		t.Run(name, func(t *testing.T) {
+			copying := newGate()
+			defer copying.open()
+			e := newEnv(t, session.Config{}, func(up *sessiontest.Upstream) {
+				up.On(`^INSERT INTO .* SELECT `).Nth(1).Before(copying.hook)
+			})
+			s := e.open(session.Options{User: "u", Mode: session.Explicit, Sandbox: "box"})
+			done := make(chan error, 1)
+			go func() {
+				_, err := plan(e.ctx, s, "UPDATE t SET a = 1")
+				done <- err
+			}()
+			copying.reached(t)
+			id := e.sandboxID("box")
+			if stale {
+				mustExec(e, "UPDATE `_sqlfork_meta`.tables SET created_at = "+longAgo+" WHERE kind = 'forking'")
+			}
+			m2 := e.start(session.Config{})
+			kind, _, _ := e.tableRow(id, "app", "t")
+			copying.open()
+			err := await(t, done, "the fork")
+			m2.Close()
+			switch {
+			case !stale && (kind != "forking" || err != nil):
+				t.Errorf("the start took a running fork for a crashed one: marker %q, fork error %v", kind, err)
+			case stale && kind != "":
+				t.Errorf("stale marker survived the start")
+			case stale && err == nil:
+				t.Errorf("the fork whose table the start dropped succeeded")
+			}
+		})
+	}
+}
+
+// TestRestartKeepsKeptSandbox: a kept sandbox is attached after a restart
+// with its forks, which are not made again.
+func TestRestartKeepsKeptSandbox(t *testing.T) {
+	e := newEnv(t, session.Config{}, nil)
+	id := keptSandbox(e, e.m, "keepme", "1h")
+	e.m.Close()
+	e.m = e.start(session.Config{})
+	e.up.ClearLog()
+	s := e.open(session.Options{User: "u", Mode: session.Explicit, Sandbox: "keepme"})
+	p := e.mustPlan(s, "UPDATE t SET a = 2")
+	if want := "UPDATE `" + physDB(id, "app") + "`.`t` SET a = 2"; p.SQL != want {
+		t.Errorf("SQL %q, want %q", p.SQL, want)
+	}
+	if n := e.count(`^CREATE TABLE .* LIKE `); n != 0 {
+		t.Errorf("forked again after the restart")
+	}
+	// Another user does not see it.
+	_, err := e.m.Open(e.ctx, session.Options{User: "other", Mode: session.Explicit, Sandbox: "keepme"})
+	wantCode(t, err, 1105, "HY000", `no sandbox named "keepme"`)
+}
+
+// TestDiscardOnLastClose: an unkept sandbox goes (schemas and registry
+// rows) when its last connection closes; a kept one stays.
+func TestDiscardOnLastClose(t *testing.T) {
+	e := newEnv(t, session.Config{}, nil)
+	a := e.open(session.Options{User: "u", Mode: session.Transparent, Sandbox: "pool"})
+	b := e.open(session.Options{User: "u", Mode: session.Transparent, Sandbox: "pool"})
+	e.mustPlan(a, "UPDATE t SET a = 1")
+	id := e.sandboxID("pool")
+	a.Close()
+	if !e.up.HasSchema(physDB(id, "app")) {
+		t.Fatal("discarded while a connection is attached")
+	}
+	b.Close()
+	if e.up.HasSchema(physDB(id, "app")) {
+		t.Error("the fork survived the last connection")
+	}
+	if rows, _ := e.up.Query("SELECT id FROM `_sqlfork_meta`.sandboxes"); len(rows) != 0 {
+		t.Errorf("registry rows left: %d", len(rows))
+	}
+	if rows, _ := e.up.Query("SELECT sandbox_id FROM `_sqlfork_meta`.tables"); len(rows) != 0 {
+		t.Errorf("table rows left: %d", len(rows))
+	}
+
+	k := e.transparent("u")
+	e.mustPlan(k, "UPDATE t SET a = 1")
+	e.mustPlan(k, "SANDBOX KEEP")
+	kid := e.idOf(k)
+	k.Close()
+	if !e.up.HasSchema(physDB(kid, "app")) {
+		t.Error("a kept sandbox was discarded when its connection closed")
+	}
+}
+
+// TestDiscardFailureIsLogged: a discard that fails when the last
+// connection closes is logged; the lease and the reaper clean up later.
+func TestDiscardFailureIsLogged(t *testing.T) {
+	e := newEnv(t, session.Config{}, func(up *sessiontest.Upstream) {
+		up.On("^DELETE FROM `_sqlfork_meta`.sandboxes").Fail(1205, "HY000", "Lock wait timeout exceeded")
+	})
+	s := e.transparent("u")
+	e.mustPlan(s, "UPDATE t SET a = 1")
+	s.Close()
+	if !e.logged("discard sandbox after last connection") {
+		t.Error("no warning")
+	}
+}
+
+// TestReaper: every reap interval the proxy renews the leases of its
+// sandboxes, merges tables other processes forked into a sandbox both
+// hold, notices sandboxes discarded elsewhere, and drops expired ones.
+func TestReaper(t *testing.T) {
+	cfg := session.Config{ReapInterval: 5 * time.Millisecond}
+	e := newEnv(t, cfg, nil)
+	other := e.start(cfg)
+	defer other.Close()
+	a := e.open(session.Options{User: "u", Mode: session.Explicit, Sandbox: "shared"})
+	e.mustPlan(a, "UPDATE t SET a = 1")
+	id := e.sandboxID("shared")
+	b := openOn(e, other, session.Options{User: "u", Mode: session.Explicit, Sandbox: "shared"})
+	defer b.Close()
+	if p := e.mustPlan(b, "SELECT * FROM u"); p.Changed {
+		t.Fatalf("a table nobody forked is read from the sandbox: %s", p.SQL)
+	}
+	e.mustPlan(a, "UPDATE u SET t_id = 1")
+
+	// Within a reap interval the other process reads the fork.
+	want := "SELECT * FROM `" + physDB(id, "app") + "`.`u`"
+	afterReap(e, func() bool { return e.mustPlan(b, "SELECT * FROM u").SQL == want })
+
+	// A discard through one process reaches the other's sessions.
+	e.mustPlan(a, "SANDBOX DISCARD")
+	var err error
+	afterReap(e, func() bool { _, err = plan(e.ctx, b, "SELECT 1"); return err != nil })
+	wantCode(t, err, 1105, "HY000", `sandbox "shared" was discarded`)
+
+	// A kept sandbox past its TTL is dropped by the reaper.
+	k := e.open(session.Options{User: "u", Mode: session.Explicit})
+	e.mustPlan(k, "SANDBOX CREATE short TTL 1h")
+	e.mustPlan(k, "UPDATE t SET a = 1")
+	kid := e.sandboxID("short")
+	mustExec(e, "UPDATE `_sqlfork_meta`.sandboxes SET expires_at = "+longAgo+" WHERE id = '"+kid+"'")
+	e.wait("^DROP DATABASE IF EXISTS " + q(physDB(kid, "app")) + "$")
+	// Either process may have dropped it; this one notices at its next
+	// reap at the latest.
+	afterReap(e, func() bool { _, err = plan(e.ctx, k, "SELECT 1"); return err != nil })
+	wantCode(t, err, 1105, "HY000", `sandbox "short" was discarded`)
+}
+
+// afterReap waits, reap after reap, until cond holds (for at most 10 s).
+func afterReap(e *env, cond func() bool) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	defer cancel()
+	for !cond() {
+		// A whole reap (renew, then expiry) after this point.
+		e.up.ClearLog()
+		for _, re := range []string{`^SELECT kept, expires_at`, `^SELECT s\.id, s\.name, s\.kept`} {
+			if err := e.up.Wait(ctx, re); err != nil {
+				e.t.Fatalf("the condition did not hold after the reaps of 10 s (%v)", err)
+			}
+			e.up.ClearLog()
+		}
+	}
+}
+
+// TestSharedSandboxOpenedBeforeFirstFork: two processes that both opened a
+// named sandbox before either forked into it (a pool's connections through
+// two proxies) share its forks within a reap interval, as when one of them
+// attaches it later.
+func TestSharedSandboxOpenedBeforeFirstFork(t *testing.T) {
+	cfg := session.Config{ReapInterval: 5 * time.Millisecond}
+	e := newEnv(t, cfg, nil)
+	other := e.start(cfg)
+	defer other.Close()
+	a := e.open(session.Options{User: "u", Mode: session.Explicit, Sandbox: "shared"})
+	b := openOn(e, other, session.Options{User: "u", Mode: session.Explicit, Sandbox: "shared"})
+	defer b.Close()
+	e.mustPlan(a, "UPDATE u SET t_id = 1")
+	id := e.sandboxID("shared")
+	want := "SELECT * FROM `" + physDB(id, "app") + "`.`u`"
+	afterReap(e, func() bool { return e.mustPlan(b, "SELECT * FROM u").SQL == want })
+
+	// Then a discard through one reaches the other.
+	e.mustPlan(a, "SANDBOX DISCARD")
+	var err error
+	afterReap(e, func() bool { _, err = plan(e.ctx, b, "SELECT 1"); return err != nil })
+	wantCode(t, err, 1105, "HY000", `sandbox "shared" was discarded`)
+}

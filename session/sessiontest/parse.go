@@ -1,0 +1,325 @@
+package sessiontest
+
+import (
+	"fmt"
+	"strings"
+)
+
+// token is a word, a back-quoted name ('q'), a string ('s'), a number
+// ('n') or punctuation ('p'); text is unquoted.
+type token struct {
+	kind byte // 'w', 'q', 's', 'n', 'p'
+	text string
+}
+
+// is reports the word w (any case).
+func (t token) is(w string) bool { return t.kind == 'w' && strings.EqualFold(t.text, w) }
+
+// tokenize splits the statements the manager sends into tokens.
+func tokenize(sql string) ([]token, error) {
+	var out []token
+	for i := 0; i < len(sql); {
+		c := sql[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		case c == '`' || c == '\'':
+			text, n, err := unquote(sql[i:])
+			if err != nil {
+				return nil, err
+			}
+			kind := byte('s')
+			if c == '`' {
+				kind = 'q'
+			}
+			out = append(out, token{kind, text})
+			i += n
+		case c >= '0' && c <= '9':
+			j := i
+			for j < len(sql) && sql[j] >= '0' && sql[j] <= '9' {
+				j++
+			}
+			out = append(out, token{'n', sql[i:j]})
+			i = j
+		case wordByte(c):
+			j := i
+			for j < len(sql) && (wordByte(sql[j]) || sql[j] >= '0' && sql[j] <= '9') {
+				j++
+			}
+			out = append(out, token{'w', sql[i:j]})
+			i = j
+		case strings.HasPrefix(sql[i:], "<>"):
+			out = append(out, token{'p', "<>"})
+			i += 2
+		case strings.IndexByte("(),.*=<>+;", c) >= 0:
+			out = append(out, token{'p', string(c)})
+			i++
+		default:
+			return nil, fmt.Errorf("unexpected %q", c)
+		}
+	}
+	return out, nil
+}
+
+func wordByte(c byte) bool {
+	return c == '_' || c == '$' || c == '@' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
+
+// unquote reads the quoted token at the start of s (doubled quotes; in
+// strings also backslash escapes, as forker.QuoteString writes them).
+func unquote(s string) (text string, n int, err error) {
+	q := s[0]
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == q && i+1 < len(s) && s[i+1] == q:
+			b.WriteByte(q)
+			i++
+		case c == q:
+			return b.String(), i + 1, nil
+		case c == '\\' && q == '\'' && i+1 < len(s):
+			i++
+			if s[i] == '0' {
+				b.WriteByte(0)
+			} else {
+				b.WriteByte(s[i])
+			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", 0, fmt.Errorf("unterminated %c", q)
+}
+
+// parseLiteral reads a whole text as one literal.
+func parseLiteral(s string) (*string, bool) {
+	toks, err := tokenize(s)
+	if err != nil {
+		return nil, false
+	}
+	p := &parser{toks: toks}
+	v, ok := p.literal()
+	return v, ok && p.end()
+}
+
+// parseQName reads a whole text as a qualified name.
+func parseQName(s string) (db, name string, err error) {
+	toks, err := tokenize(s)
+	if err != nil {
+		return "", "", err
+	}
+	p := &parser{toks: toks}
+	db, name, ok := p.qname()
+	if !ok || !p.end() {
+		return "", "", fmt.Errorf("sessiontest: not a qualified name: %s", s)
+	}
+	return db, name, nil
+}
+
+// parser walks tokens.
+type parser struct {
+	toks []token
+	i    int
+}
+
+func (p *parser) peek() token {
+	if p.i < len(p.toks) {
+		return p.toks[p.i]
+	}
+	return token{}
+}
+
+// end reports the end of the statement.
+func (p *parser) end() bool { return p.i == len(p.toks) }
+
+// word consumes the words ws if they come next, in order.
+func (p *parser) word(ws ...string) bool {
+	for k, w := range ws {
+		if p.i+k >= len(p.toks) || !p.toks[p.i+k].is(w) {
+			return false
+		}
+	}
+	p.i += len(ws)
+	return true
+}
+
+// punct consumes the punctuation s if it comes next.
+func (p *parser) punct(s string) bool {
+	if t := p.peek(); t.kind == 'p' && t.text == s {
+		p.i++
+		return true
+	}
+	return false
+}
+
+// name consumes a name, quoted or not.
+func (p *parser) name() (string, bool) {
+	if t := p.peek(); t.kind == 'w' || t.kind == 'q' {
+		p.i++
+		return t.text, true
+	}
+	return "", false
+}
+
+// qname consumes db.name (the manager always qualifies).
+func (p *parser) qname() (db, name string, ok bool) {
+	if db, ok = p.name(); !ok || !p.punct(".") {
+		return "", "", false
+	}
+	name, ok = p.name()
+	return db, name, ok
+}
+
+// literal consumes a string, a number or NULL (nil).
+func (p *parser) literal() (*string, bool) {
+	t := p.peek()
+	switch {
+	case t.kind == 's' || t.kind == 'n':
+		p.i++
+		v := t.text
+		return &v, true
+	case t.is("NULL"):
+		p.i++
+		return nil, true
+	}
+	return nil, false
+}
+
+// nameList consumes ( name, … ).
+func (p *parser) nameList() ([]string, bool) {
+	if !p.punct("(") {
+		return nil, false
+	}
+	var out []string
+	for {
+		n, ok := p.name()
+		if !ok {
+			return nil, false
+		}
+		out = append(out, n)
+		if p.punct(")") {
+			return out, true
+		}
+		if !p.punct(",") {
+			return nil, false
+		}
+	}
+}
+
+// literalList consumes ( literal, … ).
+func (p *parser) literalList() ([]*string, bool) {
+	if !p.punct("(") {
+		return nil, false
+	}
+	var out []*string
+	for {
+		v, ok := p.literal()
+		if !ok {
+			return nil, false
+		}
+		out = append(out, v)
+		if p.punct(")") {
+			return out, true
+		}
+		if !p.punct(",") {
+			return nil, false
+		}
+	}
+}
+
+// definitions consumes the rest of a CREATE TABLE's ( … ) list and returns
+// its items; what follows the list (table options) is skipped.
+func (p *parser) definitions() [][]token {
+	var out [][]token
+	var cur []token
+	depth := 1
+	for ; p.i < len(p.toks); p.i++ {
+		t := p.toks[p.i]
+		switch {
+		case t.kind == 'p' && t.text == "(":
+			depth++
+		case t.kind == 'p' && t.text == ")":
+			depth--
+			if depth == 0 {
+				p.i = len(p.toks)
+				return append(out, cur)
+			}
+		case t.kind == 'p' && t.text == "," && depth == 1:
+			out = append(out, cur)
+			cur = nil
+			continue
+		}
+		cur = append(cur, t)
+	}
+	return append(out, cur)
+}
+
+// selectItem consumes one item of a SELECT list: col, COUNT(*),
+// a + b, COALESCE(a, literal) or a < literal.
+func (p *parser) selectItem() (selectItem, bool) {
+	if p.word("COUNT") {
+		return selectItem{op: "count"}, p.punct("(") && p.punct("*") && p.punct(")")
+	}
+	if p.word("COALESCE") {
+		if !p.punct("(") {
+			return selectItem{}, false
+		}
+		a, ok := p.name()
+		if !ok || !p.punct(",") {
+			return selectItem{}, false
+		}
+		v, ok := p.literal()
+		return selectItem{op: "coalesce", a: a, lit: v}, ok && p.punct(")")
+	}
+	a, ok := p.name()
+	if !ok {
+		return selectItem{}, false
+	}
+	switch {
+	case p.punct("+"):
+		b, ok := p.name()
+		return selectItem{op: "sum", a: a, b: b}, ok
+	case p.punct("<"):
+		v, ok := p.literal()
+		return selectItem{op: "less", a: a, lit: v}, ok
+	}
+	return selectItem{op: "col", a: a}, true
+}
+
+// where consumes [WHERE col op literal [AND …]].
+func (p *parser) where() ([]cond, bool) {
+	if !p.word("WHERE") {
+		return nil, true
+	}
+	var out []cond
+	for {
+		col, ok := p.name()
+		if !ok {
+			return nil, false
+		}
+		var op string
+		switch {
+		case p.punct("="):
+			op = "="
+		case p.punct("<>"):
+			op = "<>"
+		case p.punct("<"):
+			op = "<"
+		case p.punct(">"):
+			op = ">"
+		case p.word("LIKE"):
+			op = "LIKE"
+		default:
+			return nil, false
+		}
+		v, ok := p.literal()
+		if !ok {
+			return nil, false
+		}
+		out = append(out, cond{col: col, op: op, lit: v})
+		if !p.word("AND") {
+			return out, true
+		}
+	}
+}

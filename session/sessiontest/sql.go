@@ -1,0 +1,587 @@
+package sessiontest
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// result is a statement's answer, and the schemas it wrote.
+type result struct {
+	rows     [][]*string
+	affected uint64
+	changed  []string
+}
+
+// Statements the fake answers by their whole text: those that are not a
+// plain single-table statement, in the forms the manager sends.
+var (
+	lockCall     = regexp.MustCompile(`^SELECT GET_LOCK\(`)
+	versionQuery = regexp.MustCompile(`^SELECT VERSION\(\), @@lower_case_table_names$`)
+	releaseLock  = regexp.MustCompile(`^SELECT RELEASE_LOCK\(`)
+	showGrants   = regexp.MustCompile(`^SHOW GRANTS FOR CURRENT_USER\(\)$`)
+	roles        = regexp.MustCompile(`^SELECT ROLE_NAME FROM information_schema\.APPLICABLE_ROLES WHERE GRANTEE = CURRENT_USER\(\)$`)
+	currentRole  = regexp.MustCompile(`^SELECT CURRENT_ROLE\(\)$`)
+	setStmt      = regexp.MustCompile(`^SET `)
+	triggerPrivs = regexp.MustCompile(`^SELECT '\*' FROM information_schema\.USER_PRIVILEGES WHERE PRIVILEGE_TYPE = 'TRIGGER' ` +
+		`UNION ALL SELECT TABLE_SCHEMA FROM information_schema\.SCHEMA_PRIVILEGES WHERE PRIVILEGE_TYPE = 'TRIGGER'$`)
+	// Manager.expire: sandboxes with their live holders.
+	expiry = regexp.MustCompile(`^SELECT s\.id, s\.name, s\.kept, s\.expires_at, s\.last_active, s\.lease_until, ` +
+		`\(SELECT COUNT\(\*\) FROM (\S+) h WHERE h\.sandbox_id = s\.id AND h\.lease_until > ('[^']*')\) FROM (\S+) s$`)
+	// Manager.List: sandboxes with their table counts and bytes.
+	listing = regexp.MustCompile(`^SELECT s\.id, s\.name, s\.kept, s\.owner, s\.created_at, s\.expires_at, COUNT\(t\.tbl\), ` +
+		`COALESCE\(SUM\(t\.bytes\), 0\) FROM (\S+) s LEFT JOIN (\S+) t ON t\.sandbox_id = s\.id AND t\.kind IN \(([^)]*)\) GROUP BY `)
+	// Manager.reconcile: tables in the proxy's schemas no registry row
+	// explains.
+	orphans = regexp.MustCompile(`^SELECT t\.TABLE_SCHEMA, t\.TABLE_NAME FROM information_schema\.TABLES t LEFT JOIN (\S+) r ` +
+		`ON r\.phys_db = t\.TABLE_SCHEMA AND r\.phys_tbl = t\.TABLE_NAME WHERE t\.TABLE_SCHEMA LIKE ('(?:[^'\\]|\\.)*') ` +
+		`AND t\.TABLE_SCHEMA <> ('(?:[^'\\]|\\.)*') AND r\.sandbox_id IS NULL$`)
+	createView = regexp.MustCompile(`^CREATE OR REPLACE (?:SQL SECURITY \w+ )?VIEW ((?:` + "`(?:[^`]|``)+`" + `|\w+)\.(?:` +
+		"`(?:[^`]|``)+`" + `|\w+)) AS (.*)$`)
+)
+
+// emulateFor runs sql for connection c (u.mu held).
+func (u *Upstream) emulateFor(c *FakeSide, sql string) (result, error) {
+	if releaseLock.MatchString(sql) {
+		return u.releaseLock(c, sql)
+	}
+	return u.emulate(sql)
+}
+
+// emulate runs sql on the state (u.mu held).
+func (u *Upstream) emulate(sql string) (result, error) {
+	switch {
+	case versionQuery.MatchString(sql):
+		return rowsResult(Row(u.version, u.lctn)), nil
+	case showGrants.MatchString(sql):
+		var r result
+		for _, g := range u.grants {
+			r.rows = append(r.rows, Row(g))
+		}
+		return r, nil
+	case roles.MatchString(sql):
+		return result{}, nil
+	case currentRole.MatchString(sql):
+		return rowsResult(Row(nil)), nil
+	case setStmt.MatchString(sql):
+		return result{}, nil
+	case triggerPrivs.MatchString(sql):
+		var r result
+		for _, s := range u.triggerGrants {
+			r.rows = append(r.rows, Row(s))
+		}
+		return r, nil
+	case expiry.MatchString(sql):
+		return u.expiry(expiry.FindStringSubmatch(sql))
+	case listing.MatchString(sql):
+		return u.listing(listing.FindStringSubmatch(sql))
+	case orphans.MatchString(sql):
+		return u.orphans(orphans.FindStringSubmatch(sql))
+	case createView.MatchString(sql):
+		m := createView.FindStringSubmatch(sql)
+		db, name, err := parseQName(m[1])
+		if err != nil {
+			return result{}, err
+		}
+		if !u.schemas[db] {
+			return result{}, errNoDB(db)
+		}
+		u.putObject(&object{Table: Table{DB: db, Name: name, Type: "VIEW", Definition: m[2]}})
+		return result{changed: []string{db}}, nil
+	}
+	toks, err := tokenize(sql)
+	if err != nil {
+		return result{}, &UnknownError{SQL: sql}
+	}
+	p := &parser{toks: toks}
+	var r result
+	switch {
+	case p.word("SELECT"):
+		r, err = u.selectRows(p)
+	case p.word("INSERT", "IGNORE", "INTO"):
+		r, err = u.insert(p, "ignore")
+	case p.word("INSERT", "INTO"):
+		r, err = u.insert(p, "insert")
+	case p.word("REPLACE", "INTO"):
+		r, err = u.insert(p, "replace")
+	case p.word("UPDATE"):
+		r, err = u.update(p)
+	case p.word("DELETE", "FROM"):
+		r, err = u.delete(p)
+	case p.word("CREATE", "DATABASE", "IF", "NOT", "EXISTS"):
+		r, err = u.createDatabase(p)
+	case p.word("CREATE", "TABLE", "IF", "NOT", "EXISTS"):
+		r, err = u.createStored(p)
+	case p.word("CREATE", "TABLE"):
+		r, err = u.createLike(p)
+	case p.word("FORK", "TABLE"):
+		r, err = u.forkTable(p)
+	case p.word("ALTER", "TABLE"):
+		r, err = u.alter(p)
+	case p.word("DROP", "TABLE", "IF", "EXISTS"):
+		r, err = u.dropTable(p)
+	case p.word("DROP", "DATABASE", "IF", "EXISTS"):
+		r, err = u.dropDatabase(p)
+	default:
+		err = errUnknown
+	}
+	if err == errUnknown {
+		return result{}, &UnknownError{SQL: sql}
+	}
+	return r, err
+}
+
+// errUnknown marks a statement the parser does not take.
+var errUnknown = fmt.Errorf("unknown statement")
+
+func rowsResult(rows ...[]*string) result { return result{rows: rows} }
+
+func errNoDB(db string) error { return Err(1049, "42000", "Unknown database '%s'", db) }
+
+// ---- the manager's joins ----
+
+// expiry answers Manager.expire's query.
+func (u *Upstream) expiry(m []string) (result, error) {
+	holders, err := u.storedRows(m[1])
+	if err != nil {
+		return result{}, err
+	}
+	now, _ := parseLiteral(m[2])
+	sandboxes, err := u.storedRows(m[3])
+	if err != nil {
+		return result{}, err
+	}
+	var r result
+	for _, s := range sandboxes {
+		n := 0
+		for _, h := range holders {
+			if eq(h["sandbox_id"], s["id"]) && h["lease_until"] != nil && compare(*h["lease_until"], *now) > 0 {
+				n++
+			}
+		}
+		r.rows = append(r.rows, []*string{s["id"], s["name"], s["kept"], s["expires_at"], s["last_active"],
+			s["lease_until"], itoa(int64(n))})
+	}
+	return r, nil
+}
+
+// listing answers Manager.List's query.
+func (u *Upstream) listing(m []string) (result, error) {
+	sandboxes, err := u.storedRows(m[1])
+	if err != nil {
+		return result{}, err
+	}
+	tables, err := u.storedRows(m[2])
+	if err != nil {
+		return result{}, err
+	}
+	kinds := map[string]bool{}
+	for _, k := range strings.Split(m[3], ",") {
+		if v, ok := parseLiteral(strings.TrimSpace(k)); ok && v != nil {
+			kinds[*v] = true
+		}
+	}
+	var r result
+	for _, s := range sandboxes {
+		var n, bytes int64
+		for _, t := range tables {
+			if eq(t["sandbox_id"], s["id"]) && t["kind"] != nil && kinds[*t["kind"]] {
+				n++
+				b, _ := strconv.ParseInt(deref(t["bytes"]), 10, 64)
+				bytes += b
+			}
+		}
+		r.rows = append(r.rows, []*string{s["id"], s["name"], s["kept"], s["owner"], s["created_at"], s["expires_at"],
+			itoa(n), itoa(bytes)})
+	}
+	return r, nil
+}
+
+// orphans answers Manager.reconcile's query for tables no registry row
+// explains.
+func (u *Upstream) orphans(m []string) (result, error) {
+	tables, err := u.storedRows(m[1])
+	if err != nil {
+		return result{}, err
+	}
+	like, _ := parseLiteral(m[2])
+	not, _ := parseLiteral(m[3])
+	var r result
+	for _, o := range u.sortedObjects() {
+		if !matchLike(o.DB, *like) || o.DB == *not {
+			continue
+		}
+		explained := false
+		for _, t := range tables {
+			if deref(t["phys_db"]) == o.DB && deref(t["phys_tbl"]) == o.Name {
+				explained = true
+			}
+		}
+		if !explained {
+			r.rows = append(r.rows, Row(o.DB, o.Name))
+		}
+	}
+	return r, nil
+}
+
+// storedRows returns the rows of the stored table named by qualified name
+// text.
+func (u *Upstream) storedRows(qname string) ([]map[string]*string, error) {
+	db, name, err := parseQName(qname)
+	if err != nil {
+		return nil, err
+	}
+	return u.rowsOf(db, name)
+}
+
+// ---- single-table statements ----
+
+// selectItem is one item of a SELECT list.
+type selectItem struct {
+	op   string // col, count, sum (a + b), coalesce (a, lit), less (a < lit)
+	a, b string
+	lit  *string
+}
+
+// cond is one condition of a WHERE: col op literal.
+type cond struct {
+	col, op string
+	lit     *string
+}
+
+// selectRows runs SELECT items FROM db.t [alias] [WHERE …] [ORDER BY col].
+func (u *Upstream) selectRows(p *parser) (result, error) {
+	var items []selectItem
+	for {
+		it, ok := p.selectItem()
+		if !ok {
+			return result{}, errUnknown
+		}
+		items = append(items, it)
+		if !p.punct(",") {
+			break
+		}
+	}
+	if !p.word("FROM") {
+		return result{}, errUnknown
+	}
+	db, name, ok := p.qname()
+	if !ok {
+		return result{}, errUnknown
+	}
+	if t := p.peek(); t.kind == 'w' && !strings.EqualFold(t.text, "WHERE") && !strings.EqualFold(t.text, "ORDER") {
+		p.i++ // an alias
+	}
+	conds, ok := p.where()
+	if !ok {
+		return result{}, errUnknown
+	}
+	if p.word("ORDER", "BY") {
+		if _, ok := p.name(); !ok {
+			return result{}, errUnknown
+		}
+	}
+	if !p.end() {
+		return result{}, errUnknown
+	}
+	rows, err := u.rowsOf(db, name)
+	if err != nil {
+		return result{}, err
+	}
+	var matched []map[string]*string
+	for _, r := range rows {
+		if matches(r, conds) {
+			matched = append(matched, r)
+		}
+	}
+	for _, it := range items {
+		if it.op == "count" {
+			return rowsResult(Row(len(matched))), nil
+		}
+	}
+	var r result
+	for _, row := range matched {
+		out := make([]*string, len(items))
+		for i, it := range items {
+			out[i] = it.eval(row)
+		}
+		r.rows = append(r.rows, out)
+	}
+	return r, nil
+}
+
+// eval computes the item for row.
+func (it selectItem) eval(row map[string]*string) *string {
+	a := row[strings.ToLower(it.a)]
+	switch it.op {
+	case "sum":
+		b := row[strings.ToLower(it.b)]
+		if a == nil || b == nil {
+			return nil
+		}
+		x, _ := strconv.ParseInt(*a, 10, 64)
+		y, _ := strconv.ParseInt(*b, 10, 64)
+		return itoa(x + y)
+	case "coalesce":
+		if a == nil {
+			return it.lit
+		}
+	case "less":
+		if a == nil || it.lit == nil {
+			return nil
+		}
+		if compare(*a, *it.lit) < 0 {
+			return sp("1")
+		}
+		return sp("0")
+	}
+	return a
+}
+
+// matches reports whether row meets every condition.
+func matches(row map[string]*string, conds []cond) bool {
+	for _, c := range conds {
+		v := row[strings.ToLower(c.col)]
+		if v == nil || c.lit == nil {
+			return false
+		}
+		var ok bool
+		switch c.op {
+		case "=":
+			ok = compare(*v, *c.lit) == 0
+		case "<>":
+			ok = compare(*v, *c.lit) != 0
+		case "<":
+			ok = compare(*v, *c.lit) < 0
+		case ">":
+			ok = compare(*v, *c.lit) > 0
+		case "LIKE":
+			ok = matchLike(*v, *c.lit)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// compare compares numbers as numbers, anything else as bytes (the
+// registry's collation is utf8mb4_bin; times compare as their text).
+func compare(a, b string) int {
+	x, errA := strconv.ParseInt(a, 10, 64)
+	y, errB := strconv.ParseInt(b, 10, 64)
+	if errA == nil && errB == nil {
+		switch {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	}
+	return strings.Compare(a, b)
+}
+
+func eq(a, b *string) bool { return a != nil && b != nil && *a == *b }
+
+func deref(v *string) string {
+	if v == nil {
+		return ""
+	}
+	return *v
+}
+
+// matchLike is LIKE with % and _ and backslash escapes (case-sensitive).
+func matchLike(s, pat string) bool {
+	var b strings.Builder
+	b.WriteString("^")
+	for i := 0; i < len(pat); i++ {
+		switch c := pat[i]; {
+		case c == '\\' && i+1 < len(pat):
+			i++
+			b.WriteString(regexp.QuoteMeta(pat[i : i+1]))
+		case c == '%':
+			b.WriteString("(?s:.*)")
+		case c == '_':
+			b.WriteString("(?s:.)")
+		default:
+			b.WriteString(regexp.QuoteMeta(pat[i : i+1]))
+		}
+	}
+	b.WriteString("$")
+	return regexp.MustCompile(b.String()).MatchString(s)
+}
+
+// insert runs INSERT [IGNORE] / REPLACE INTO db.t (cols) VALUES (…), and
+// the fork's INSERT INTO dst (cols) SELECT cols FROM src.
+func (u *Upstream) insert(p *parser, how string) (result, error) {
+	db, name, ok := p.qname()
+	if !ok {
+		return result{}, errUnknown
+	}
+	cols, ok := p.nameList()
+	if !ok {
+		return result{}, errUnknown
+	}
+	o := u.objects[objectKey(db, name)]
+	if how == "insert" && p.word("SELECT") {
+		return u.copyRows(p, o, db, name, cols)
+	}
+	if !p.word("VALUES") {
+		return result{}, errUnknown
+	}
+	vals, ok := p.literalList()
+	if !ok || len(vals) != len(cols) || !p.end() {
+		return result{}, errUnknown
+	}
+	if o == nil {
+		return result{}, errNoTable(db, name)
+	}
+	changed := []string{db}
+	if !o.stored {
+		o.Rows++ // a production table: only its count changes here
+		return result{affected: 1, changed: changed}, nil
+	}
+	row := map[string]*string{}
+	for k, v := range o.defaults {
+		row[k] = v
+	}
+	for i, c := range cols {
+		if !o.hasColumn(c) {
+			return result{}, Err(1054, "42S22", "Unknown column '%s' in 'field list'", c)
+		}
+		row[strings.ToLower(c)] = vals[i]
+	}
+	var kept []map[string]*string
+	var removed uint64
+	for _, old := range o.rows {
+		if key := o.conflict(old, row); key != "" {
+			switch how {
+			case "ignore":
+				return result{changed: changed}, nil
+			case "insert":
+				return result{}, Err(1062, "23000", "Duplicate entry '%s' for key '%s'", o.keyValue(row, key), key)
+			}
+			removed++
+			continue
+		}
+		kept = append(kept, old)
+	}
+	o.rows = append(kept, row)
+	return result{affected: 1 + removed, changed: changed}, nil
+}
+
+// copyRows is INSERT INTO dst (cols) SELECT cols FROM src: dst takes src's
+// row count and size.
+func (u *Upstream) copyRows(p *parser, dst *object, db, name string, cols []string) (result, error) {
+	src := make([]string, 0, len(cols))
+	for {
+		c, ok := p.name()
+		if !ok {
+			return result{}, errUnknown
+		}
+		src = append(src, c)
+		if !p.punct(",") {
+			break
+		}
+	}
+	if !p.word("FROM") {
+		return result{}, errUnknown
+	}
+	sdb, sname, ok := p.qname()
+	if !ok || !p.end() {
+		return result{}, errUnknown
+	}
+	from := u.objects[objectKey(sdb, sname)]
+	switch {
+	case from == nil:
+		return result{}, errNoTable(sdb, sname)
+	case dst == nil:
+		return result{}, errNoTable(db, name)
+	case strings.Join(src, ",") != strings.Join(cols, ","):
+		return result{}, Err(1136, "21S01", "Column count doesn't match value count at row 1")
+	}
+	for _, c := range cols {
+		col, ok := dst.column(c)
+		switch {
+		case !ok:
+			return result{}, Err(1054, "42S22", "Unknown column '%s' in 'field list'", c)
+		case col.Generated != "":
+			return result{}, Err(1906, "HY000", "The value specified for generated column '%s' in table '%s' has been ignored", c, name)
+		}
+	}
+	dst.Rows += from.Rows
+	dst.Bytes = from.Bytes
+	return result{affected: uint64(from.Rows), changed: []string{db}}, nil
+}
+
+// update runs UPDATE db.t SET col = lit, … [WHERE …].
+func (u *Upstream) update(p *parser) (result, error) {
+	db, name, ok := p.qname()
+	if !ok || !p.word("SET") {
+		return result{}, errUnknown
+	}
+	set := map[string]*string{}
+	for {
+		c, ok := p.name()
+		if !ok || !p.punct("=") {
+			return result{}, errUnknown
+		}
+		v, ok := p.literal()
+		if !ok {
+			return result{}, errUnknown
+		}
+		set[strings.ToLower(c)] = v
+		if !p.punct(",") {
+			break
+		}
+	}
+	conds, ok := p.where()
+	if !ok || !p.end() {
+		return result{}, errUnknown
+	}
+	o := u.objects[objectKey(db, name)]
+	if o == nil {
+		return result{}, errNoTable(db, name)
+	}
+	var n uint64
+	if o.stored {
+		for _, r := range o.rows {
+			if matches(r, conds) {
+				for c, v := range set {
+					r[c] = v
+				}
+				n++
+			}
+		}
+	}
+	return result{affected: n, changed: []string{db}}, nil
+}
+
+// delete runs DELETE FROM db.t [WHERE …].
+func (u *Upstream) delete(p *parser) (result, error) {
+	db, name, ok := p.qname()
+	if !ok {
+		return result{}, errUnknown
+	}
+	conds, ok := p.where()
+	if !ok || !p.end() {
+		return result{}, errUnknown
+	}
+	o := u.objects[objectKey(db, name)]
+	if o == nil {
+		return result{}, errNoTable(db, name)
+	}
+	var kept []map[string]*string
+	var n uint64
+	for _, r := range o.rows {
+		if matches(r, conds) {
+			n++
+			continue
+		}
+		kept = append(kept, r)
+	}
+	o.rows = kept
+	return result{affected: n, changed: []string{db}}, nil
+}

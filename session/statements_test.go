@@ -1,0 +1,304 @@
+package session_test
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/session"
+)
+
+// TestInfoSchemaInSandbox: a sandbox reads information_schema's listings
+// through views of its own, made once on first use.
+func TestInfoSchemaInSandbox(t *testing.T) {
+	e := newEnv(t, session.Config{}, nil)
+	s := e.transparent("u")
+	id := e.idOf(s)
+	views := session.InfoSchema(prefix, id)
+	p := e.mustPlan(s, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'app'")
+	if want := "SELECT table_name FROM `" + views + "`.`TABLES` WHERE table_schema = 'app'"; p.SQL != want {
+		t.Errorf("SQL %q, want %q", p.SQL, want)
+	}
+	if got, ok := p.ColumnSpelling("TABLE_NAME"); !ok || got != "table_name" {
+		t.Errorf("ColumnSpelling = %q, %v", got, ok)
+	}
+	if _, ok := p.ColumnSpelling("ENGINE"); ok {
+		t.Error("a column the input does not name is spelled")
+	}
+	if !s.IsInfoSchema(views) || s.IsInfoSchema(physDB(id, "app")) {
+		t.Error("IsInfoSchema")
+	}
+	if db, ok := s.LogicalDB(views); !ok || db != "information_schema" {
+		t.Errorf("LogicalDB(%s) = %q, %v", views, db, ok)
+	}
+	// One view per mirrored listing, in the sandbox's database, reading
+	// the registry and running with the reader's privileges.
+	made := e.up.Matching("^CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + q(views) + `\.`)
+	if len(made) != 10 {
+		t.Errorf("%d views made, want 10", len(made))
+	}
+	for _, v := range made {
+		listing := !strings.Contains(v, ".`SCHEMATA`") // the other views map tables through the registry
+		if !strings.Contains(v, " FROM information_schema.") || !strings.Contains(v, `NOT LIKE '\\_sqlfork%'`) ||
+			listing && (!strings.Contains(v, "`_sqlfork_meta`.tables") || !strings.Contains(v, "'"+id+"'")) {
+			t.Errorf("view %s", v)
+		}
+	}
+	if !e.up.HasTable(views, "TABLES") || !e.up.HasTable(views, "SCHEMATA") {
+		t.Error("views missing upstream")
+	}
+	e.mustPlan(s, "SELECT COUNT(*) FROM information_schema.COLUMNS")
+	if n := e.count("^CREATE OR REPLACE .* VIEW "); n != 10 {
+		t.Errorf("views made again: %d", n)
+	}
+}
+
+// TestInfoSchemaViewsFail: a view the upstream refuses to make fails the
+// statement and is tried again next time.
+func TestInfoSchemaViewsFail(t *testing.T) {
+	e := newEnv(t, session.Config{}, nil)
+	e.up.On("VIEW `_sqlfork_[0-9a-f]{8}`.`STATISTICS`").Nth(1).Fail(1142, "42000", "CREATE VIEW command denied")
+	s := e.transparent("u")
+	_, err := plan(e.ctx, s, "SELECT * FROM information_schema.TABLES")
+	wantCode(t, err, 1142, "42000", "CREATE VIEW command denied")
+	if !strings.Contains(err.Error(), "create the sandbox's information_schema.STATISTICS") {
+		t.Errorf("error %v does not say what failed", err)
+	}
+	e.mustPlan(s, "SELECT * FROM information_schema.TABLES")
+}
+
+// TestShowInSandbox: SHOW TABLES, TABLE STATUS and DATABASES are asked of
+// the sandbox's information_schema views.
+func TestShowInSandbox(t *testing.T) {
+	for _, tc := range []struct {
+		sql, db string
+		want    string // a regular expression over the SQL sent
+		code    uint16
+	}{
+		{sql: "SHOW TABLES", db: "app",
+			want: "^SELECT TABLE_NAME AS `Tables_in_app` FROM `_sqlfork_[0-9a-f]{8}`.`TABLES` WHERE TABLE_SCHEMA = 'app' ORDER BY 1$"},
+		{sql: "SHOW FULL TABLES FROM other LIKE 't%'",
+			want: "^SELECT TABLE_NAME AS `Tables_in_other \\(t%\\)`, TABLE_TYPE AS `Table_type` FROM `_sqlfork_[0-9a-f]{8}`.`TABLES` " +
+				"WHERE TABLE_SCHEMA = 'other' AND TABLE_NAME LIKE 't%' ORDER BY 1$"},
+		{sql: "SHOW TABLE STATUS WHERE Engine = 'InnoDB'", db: "app",
+			want: "^SELECT \\* FROM \\(SELECT TABLE_NAME AS `Name`, ENGINE AS `Engine`, .* FROM `_sqlfork_[0-9a-f]{8}`.`TABLES` " +
+				"WHERE TABLE_SCHEMA = 'app'\\) AS `show` WHERE Engine = 'InnoDB' ORDER BY 1$"},
+		{sql: "SHOW DATABASES LIKE 'a%'",
+			want: "^SELECT SCHEMA_NAME AS `Database \\(a%\\)` FROM `_sqlfork_[0-9a-f]{8}`.`SCHEMATA` WHERE SCHEMA_NAME LIKE 'a%' ORDER BY 1$"},
+		{sql: "SHOW TABLES", code: 1046},
+	} {
+		t.Run(tc.sql, func(t *testing.T) {
+			e := newEnv(t, session.Config{}, nil)
+			s := e.transparent("u")
+			p, err := s.Plan(e.ctx, tc.sql, rewrite.Options{DB: tc.db}, false)
+			if tc.code != 0 {
+				wantCode(t, err, tc.code, "3D000", "No database selected")
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !regexp.MustCompile(tc.want).MatchString(p.SQL) {
+				t.Errorf("SQL %q, want %s", p.SQL, tc.want)
+			}
+		})
+	}
+}
+
+// TestDiagnosticsInSandbox: SHOW WARNINGS is run by the proxy, which maps
+// the sandbox's names in the messages back.
+func TestDiagnosticsInSandbox(t *testing.T) {
+	e := newEnv(t, session.Config{}, nil)
+	s := e.transparent("u")
+	e.mustPlan(s, "UPDATE t SET a = 1")
+	phys := physDB(e.idOf(s), "app")
+	if p := e.mustPlan(s, "SHOW WARNINGS"); !p.Diagnostics {
+		t.Error("SHOW WARNINGS not run by the proxy")
+	}
+	if got := s.Unmap("Table '" + phys + ".t' doesn't exist"); got != "Table 'app.t' doesn't exist" {
+		t.Errorf("Unmap = %q", got)
+	}
+	if db, ok := s.LogicalDB(phys); !ok || db != "app" {
+		t.Errorf("LogicalDB = %q, %v", db, ok)
+	}
+	if _, ok := s.LogicalDB("app"); ok {
+		t.Error("a production database taken for a sandbox's")
+	}
+	if got := s.UnmapOwn("UPDATE `" + phys + "`.`t` SET a = 1"); got != "UPDATE `app`.`t` SET a = 1" {
+		t.Errorf("UnmapOwn = %q", got)
+	}
+	other := e.transparent("v")
+	if got := other.UnmapOwn(phys); got != phys {
+		t.Errorf("another user's names unmapped: %q", got)
+	}
+}
+
+// TestOutsideSandbox: in explicit mode outside a sandbox, with production
+// writes denied or allowed.
+func TestOutsideSandbox(t *testing.T) {
+	for _, tc := range []struct {
+		sql   string
+		deny  string // refusal (1290) with --production-writes=deny, "" if it runs as sent
+		allow string // and with allow
+		sent  string // the SQL sent when it runs, if not the input
+	}{
+		{sql: "SELECT * FROM t"},
+		{sql: "UPDATE t SET a = 1", deny: "UPDATE (a write statement) outside a sandbox would change production"},
+		{sql: "CREATE TABLE n (id INT)", deny: "would change production"},
+		{sql: "SELECT * FROM t FOR UPDATE", deny: "reading `app`.`t` under locks outside a sandbox would hold locks on production rows"},
+		{sql: "SET SESSION TRANSACTION ISOLATION LEVEL SERIALIZABLE", deny: "asking for SERIALIZABLE"},
+		{sql: "SET GLOBAL max_connections = 10", deny: "SET GLOBAL", allow: ""},
+		{sql: "SELECT LOAD_FILE('/etc/passwd')", deny: "file", allow: ""},
+		{sql: "GRANT ALL ON *.* TO x", deny: "administrative or privilege statement"},
+		{sql: "CALL p()", deny: "a stored-routine statement outside a sandbox would change production",
+			allow: "must see what a statement reads"},
+		{sql: "SELECT * FROM performance_schema.threads", deny: "every user of this proxy share",
+			allow: "every user of this proxy share"},
+		{sql: "SELECT table_name FROM information_schema.TABLES",
+			sent: "SELECT table_name FROM `_sqlfork_production`.`TABLES`"},
+		{sql: "SHOW DATABASES", sent: "SELECT SCHEMA_NAME AS `Database` FROM `_sqlfork_production`.`SCHEMATA` ORDER BY 1"},
+	} {
+		t.Run(tc.sql, func(t *testing.T) {
+			e := newEnv(t, session.Config{}, nil)
+			e.allowProductionWrites = true // nothing here is run on side connections but the views
+			for _, allow := range []bool{false, true} {
+				s := e.open(session.Options{User: "u", Mode: session.Explicit, AllowProductionWrites: allow})
+				want := tc.deny
+				if allow {
+					want = tc.allow
+				}
+				p, err := plan(e.ctx, s, tc.sql)
+				switch {
+				case want != "":
+					wantCode(t, err, 1290, "HY000", want)
+				case err != nil:
+					t.Errorf("allow %v: %v", allow, err)
+				case tc.sent != "" && p.SQL != tc.sent, tc.sent == "" && p.SQL != tc.sql:
+					t.Errorf("allow %v: sent %q", allow, p.SQL)
+				}
+			}
+			if w := e.up.ProductionWrites(prefix); len(w) > 0 {
+				t.Errorf("production written: %q", w)
+			}
+		})
+	}
+}
+
+// TestProductionViews: sessions outside a sandbox read information_schema
+// through views without the proxy's databases, made once.
+func TestProductionViews(t *testing.T) {
+	e := newEnv(t, session.Config{}, nil)
+	s := e.open(session.Options{User: "u", Mode: session.Explicit})
+	e.mustPlan(s, "SELECT * FROM information_schema.SCHEMATA")
+	e.mustPlan(s, "SHOW DATABASES")
+	if !s.IsInfoSchema("_sqlfork_production") {
+		t.Error("IsInfoSchema(_sqlfork_production)")
+	}
+	made := e.up.Matching("^CREATE OR REPLACE SQL SECURITY INVOKER VIEW `_sqlfork_production`")
+	if len(made) != 10 {
+		t.Errorf("%d production views made, want 10", len(made))
+	}
+	for _, v := range made {
+		if !strings.Contains(v, "NOT LIKE '\\\\_sqlfork%'") {
+			t.Errorf("view %s does not leave out the proxy's databases", v)
+		}
+	}
+}
+
+// TestProcessListAndServerCommands: SHOW PROCESSLIST is the proxy's, and
+// commands that act on the whole server are refused where FLUSH is.
+func TestProcessListAndServerCommands(t *testing.T) {
+	e := newEnv(t, session.Config{}, nil)
+	sb := e.transparent("u")
+	prod := e.open(session.Options{User: "u", Mode: session.Explicit})
+	allow := e.open(session.Options{User: "u", Mode: session.Explicit, AllowProductionWrites: true})
+	pass := e.open(session.Options{User: "u", Mode: session.Passthrough})
+	for _, s := range []*session.Session{sb, prod} {
+		if p := e.mustPlan(s, "SHOW FULL PROCESSLIST"); p.ProcessList == nil || !p.ProcessList.Full {
+			t.Errorf("SHOW FULL PROCESSLIST planned as %+v", p)
+		}
+	}
+	for _, tc := range []struct {
+		s       *session.Session
+		changes bool
+		code    uint16
+	}{
+		{s: sb, code: 1290}, {s: sb, changes: true, code: 1290},
+		{s: prod}, {s: prod, changes: true, code: 1290},
+		{s: allow, changes: true}, {s: pass, changes: true},
+	} {
+		err := tc.s.ServerCommand("COM_REFRESH", tc.changes)
+		if tc.code == 0 && err != nil {
+			t.Errorf("%s changes %v: %v", tc.s.Mode(), tc.changes, err)
+		} else if tc.code != 0 {
+			wantCode(t, err, tc.code, "HY000", "COM_REFRESH")
+		}
+	}
+}
+
+// TestGuardrailsInPlan: per-user guardrails refuse what they deny, with
+// their reason, and bound the statements they let through.
+func TestGuardrailsInPlan(t *testing.T) {
+	e := newEnv(t, session.Config{
+		Guardrails: session.Guardrails{StatementTimeout: 1500 * time.Millisecond},
+		UserGuardrails: map[string]session.Guardrails{
+			"ro":    {DenyStatements: []string{"write", "ddl"}, MaxRows: 100},
+			"multi": {DenyMultiStatements: true},
+		},
+	}, nil)
+	reason := func(err error) string {
+		var r *rewrite.Refusal
+		if errors.As(err, &r) {
+			return r.Reason
+		}
+		return ""
+	}
+	ro := e.transparent("ro")
+	_, err := plan(e.ctx, ro, "UPDATE t SET a = 1")
+	wantCode(t, err, 1290, "HY000", "")
+	if reason(err) != session.GuardDenyStatements {
+		t.Errorf("reason %q", reason(err))
+	}
+	if g := ro.Guardrails(); g.MaxRows != 100 || g.StatementTimeout != 0 {
+		t.Errorf("ro's guardrails %+v", g)
+	}
+	wantCode(t, ro.RowCapError(100), 1226, "42000", "User 'ro' has exceeded the 'max_rows' resource (current value: 100)")
+	if reason(ro.RowCapError(1)) != session.GuardMaxRows {
+		t.Error("row cap reason")
+	}
+
+	multi := e.transparent("multi")
+	_, err = plan(e.ctx, multi, "SELECT 1; SELECT 2")
+	wantCode(t, err, 1290, "HY000", "")
+	wantCode(t, multi.CheckMultiStatement(), 1290, "HY000", "deny-multi-statements")
+	if ro.CheckMultiStatement() != nil {
+		t.Error("multi-statements denied for ro")
+	}
+
+	other := e.transparent("other")
+	p := e.mustPlan(other, "SELECT * FROM t")
+	if want := "SET STATEMENT max_statement_time=1.5 FOR SELECT * FROM t"; p.SQL != want {
+		t.Errorf("SQL %q, want %q", p.SQL, want)
+	}
+	if !p.TimedOut(1969) || p.TimedOut(1205) {
+		t.Error("TimedOut")
+	}
+	if p := e.mustPlan(other, "SHOW WARNINGS"); strings.Contains(p.SQL, "max_statement_time") {
+		t.Errorf("SHOW WARNINGS bounded: %q", p.SQL)
+	}
+	_, err = plan(e.ctx, other, "SELECT 1; SELECT 2")
+	wantCode(t, err, 1290, "HY000", "statement-timeout guardrail (1.5s) bounds one statement at a time")
+	if reason(err) != session.GuardStatementTimeout {
+		t.Errorf("reason %q", reason(err))
+	}
+	pass := e.open(session.Options{User: "other", Mode: session.Passthrough})
+	if g := pass.Guardrails(); g.StatementTimeout != 0 {
+		t.Errorf("passthrough guardrails %+v", g)
+	}
+	if pass.CheckMultiStatement() != nil {
+		t.Error("passthrough multi-statements refused")
+	}
+}
