@@ -116,7 +116,7 @@ func (e *env) transparent(user string) *session.Session {
 
 // plan plans sql in database app as a plain statement.
 func plan(ctx context.Context, s *session.Session, sql string) (*session.Plan, error) {
-	return s.Plan(ctx, sql, rewrite.Options{DB: "app"}, false)
+	return s.PlanWith(ctx, sql, rewrite.Options{DB: "app"}, false)
 }
 
 // mustPlan is plan, failing the test on error.
@@ -241,3 +241,6 @@ func (g *gate) reached(t *testing.T) {
 
 // open lets the statement through.
 func (g *gate) open() { g.once.Do(func() { close(g.release) }) }
+
+// ttl is a keep's ttl given explicitly.
+func ttl(d time.Duration) *time.Duration { return &d }

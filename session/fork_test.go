@@ -21,8 +21,8 @@ func TestForkCopy(t *testing.T) {
 	phys := q(physDB(id, "app")) + `\.` + q("t")
 	e.up.ClearLog()
 	p := e.mustPlan(s, "UPDATE t SET a = 1 WHERE id = 2")
-	if want := "UPDATE `" + physDB(id, "app") + "`.`t` SET a = 1 WHERE id = 2"; p.SQL != want || !p.Changed {
-		t.Errorf("SQL %q (changed %v), want %q", p.SQL, p.Changed, want)
+	if want := "UPDATE `" + physDB(id, "app") + "`.`t` SET a = 1 WHERE id = 2"; p.SQL != want || !p.Flags().Changed {
+		t.Errorf("SQL %q (changed %v), want %q", p.SQL, p.Flags().Changed, want)
 	}
 	order := []string{
 		`^INSERT INTO ` + q("_sqlfork_meta") + `\.sandboxes `,
@@ -243,7 +243,7 @@ func TestForkFails(t *testing.T) {
 				}
 			}
 			p := e.mustPlan(s, "UPDATE t SET a = 1")
-			if kind, rows, _ := e.tableRow(id, "app", "t"); kind != "fork" || rows != "3" || !p.Changed {
+			if kind, rows, _ := e.tableRow(id, "app", "t"); kind != "fork" || rows != "3" || !p.Flags().Changed {
 				t.Errorf("retry: registry %s with %s rows, SQL %q", kind, rows, p.SQL)
 			}
 		})

@@ -301,7 +301,7 @@ func TestReaper(t *testing.T) {
 	id := e.sandboxID("shared")
 	b := openOn(e, other, session.Options{User: "u", Mode: session.Explicit, Sandbox: "shared"})
 	defer b.Close()
-	if p := e.mustPlan(b, "SELECT * FROM u"); p.Changed {
+	if p := e.mustPlan(b, "SELECT * FROM u"); p.Flags().Changed {
 		t.Fatalf("a table nobody forked is read from the sandbox: %s", p.SQL)
 	}
 	e.mustPlan(a, "UPDATE u SET t_id = 1")

@@ -30,8 +30,9 @@ func (r *recorder) Discarded(reason string) { r.add("discarded %s", reason) }
 func (r *recorder) Forked(strategy string, schemaOnly bool, _ time.Duration, rows, bytes int64) {
 	r.add("forked %s schema-only=%v rows=%d bytes=%d", strategy, schemaOnly, rows, bytes)
 }
-func (r *recorder) ForkFailed(strategy, cause string) { r.add("fork failed %s %s", strategy, cause) }
-func (r *recorder) SideConnTimedOut()                 { r.add("side connection timed out") }
+func (r *recorder) ForkFailed(strategy, cause string)   { r.add("fork failed %s %s", strategy, cause) }
+func (r *recorder) SideConnTimedOut()                   { r.add("side connection timed out") }
+func (r *recorder) TransactionRestarted(outcome string) { r.add("transaction %s", outcome) }
 
 func (r *recorder) all() []string {
 	r.mu.Lock()

@@ -31,31 +31,31 @@ func (e *env) run(s *session.Session, sql string, status uint16) *session.Plan {
 func TestPlanTransactionRestart(t *testing.T) {
 	e := newEnv(t, session.Config{}, nil)
 	s := e.transparent("u")
-	if p := e.run(s, "BEGIN", inTrans); !p.Begin || p.TxEnd || p.Stateful {
+	if p := e.run(s, "BEGIN", inTrans); !p.Flags().Begin || p.Flags().TxEnd || p.Flags().Stateful {
 		t.Errorf("BEGIN planned as %+v", p)
 	}
 	e.run(s, "SELECT * FROM t", inTrans)
 	p := e.mustPlan(s, "UPDATE t SET a = 1")
-	if !p.Restart || p.Replay || !p.Stateful {
-		t.Errorf("a read-only transaction meeting a fork: restart %v, replay %v, stateful %v", p.Restart, p.Replay, p.Stateful)
+	if !p.Flags().Restart || p.Flags().Replay || !p.Flags().Stateful {
+		t.Errorf("a read-only transaction meeting a fork: restart %v, replay %v, stateful %v", p.Flags().Restart, p.Flags().Replay, p.Flags().Stateful)
 	}
 	s.Restarted(false)
 	if err := s.Executed(e.ctx, p, inTrans, false); err != nil {
 		t.Fatal(err)
 	}
-	if p := e.mustPlan(s, "SELECT * FROM t"); p.Restart || p.Replay {
+	if p := e.mustPlan(s, "SELECT * FROM t"); p.Flags().Restart || p.Flags().Replay {
 		t.Error("restarted again for the same fork")
 	}
 	p = e.mustPlan(s, "UPDATE u SET t_id = 1")
-	if p.Restart || !p.Replay {
-		t.Errorf("a transaction that wrote, meeting a fork: restart %v, replay %v", p.Restart, p.Replay)
+	if p.Flags().Restart || !p.Flags().Replay {
+		t.Errorf("a transaction that wrote, meeting a fork: restart %v, replay %v", p.Flags().Restart, p.Flags().Replay)
 	}
 	wantCode(t, s.ReplayRefused("a savepoint"), 1412, "HY000", "Table definition has changed, please retry transaction")
 	s.Restarted(true)
 	if err := s.Executed(e.ctx, p, inTrans, false); err != nil {
 		t.Fatal(err)
 	}
-	if p := e.run(s, "COMMIT", 0); !p.TxEnd {
+	if p := e.run(s, "COMMIT", 0); !p.Flags().TxEnd {
 		t.Error("COMMIT does not end the transaction")
 	}
 
@@ -65,12 +65,12 @@ func TestPlanTransactionRestart(t *testing.T) {
 	e.run(s, "SELECT * FROM t", inTrans)
 	e.up.AddTable(sessiontest.Table{DB: "app", Name: "w", Rows: 1})
 	p = e.mustPlan(s, "ALTER TABLE w ADD COLUMN c INT")
-	if !p.DDL || !p.Restart || p.Replay {
+	if !p.Flags().DDL || !p.Flags().Restart || p.Flags().Replay {
 		t.Errorf("DDL in a transaction: %+v", p)
 	}
 	// COM_RESET_CONNECTION ends the transaction, keeps the sandbox.
 	s.Reset()
-	if p := e.mustPlan(s, "SELECT * FROM w"); p.Restart || p.Replay || s.SandboxName() == "" {
+	if p := e.mustPlan(s, "SELECT * FROM w"); p.Flags().Restart || p.Flags().Replay || s.SandboxName() == "" {
 		t.Errorf("after Reset: %+v in %q", p, s.SandboxName())
 	}
 }
@@ -115,7 +115,7 @@ func TestPlanDDLRefresh(t *testing.T) {
 	if kind, _, _ := e.tableRow(id, "app", "u"); kind != "" || e.up.HasTable(phys, "u") {
 		t.Errorf("failed DROP left %q in the registry, fork present %v", kind, e.up.HasTable(phys, "u"))
 	}
-	if p := e.mustPlan(s, "SELECT * FROM u"); p.Changed {
+	if p := e.mustPlan(s, "SELECT * FROM u"); p.Flags().Changed {
 		t.Errorf("after a failed DROP u is read from %q", p.SQL)
 	}
 	// A DROP that is never sent: the same.
@@ -135,10 +135,10 @@ func TestPlanRefusals(t *testing.T) {
 	}
 	_, err := plan(e.ctx, s, "SET NAMES latin1; SELECT 1")
 	wantCode(t, err, 1290, "HY000", "must be sent on its own or last")
-	if p := e.mustPlan(s, "SELECT 1; SET NAMES latin1"); !p.ReadVars || p.Statements != 2 || p.Class() != "multi" {
+	if p := e.mustPlan(s, "SELECT 1; SET NAMES latin1"); !p.Flags().ReadVars || p.Flags().Statements != 2 || p.Class() != "multi" {
 		t.Errorf("SET NAMES last: %+v", p)
 	}
-	if p := e.mustPlan(s, "USE app"); !p.UseDB {
+	if p := e.mustPlan(s, "USE app"); !p.Flags().UseDB {
 		t.Error("USE does not ask to read the database back")
 	}
 	_, err = plan(e.ctx, s, "SELECT * FROM _sqlfork_meta.sandboxes")
@@ -164,22 +164,22 @@ func TestPlanPrepared(t *testing.T) {
 	e := newEnv(t, session.Config{}, nil)
 	s := e.transparent("u")
 	opts := rewrite.Options{DB: "app"}
-	p, err := s.Plan(e.ctx, "SELECT COUNT(t.id) FROM t", opts, true)
+	p, err := s.PlanWith(e.ctx, "SELECT COUNT(t.id) FROM t", opts, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Stale(p.Version, opts) {
+	if s.Stale(p.Flags().Version, opts) {
 		t.Error("stale at once")
 	}
-	if s.Classify("SELECT 1", opts) != "read" || p.Class() != "read" {
+	if s.Classify("SELECT 1") != "read" || p.Class() != "read" {
 		t.Errorf("class %s", p.Class())
 	}
 	e.mustPlan(s, "UPDATE t SET a = 1")
-	if !s.Stale(p.Version, opts) {
+	if !s.Stale(p.Flags().Version, opts) {
 		t.Error("not stale after a fork of its table")
 	}
-	p, err = s.Plan(e.ctx, "SELECT COUNT(t.id) FROM t", opts, true)
-	if err != nil || !p.Changed {
+	p, err = s.PlanWith(e.ctx, "SELECT COUNT(t.id) FROM t", opts, true)
+	if err != nil || !p.Flags().Changed {
 		t.Fatalf("%+v, %v", p, err)
 	}
 	// Expression labels holding a replaced name are told back.
@@ -195,10 +195,10 @@ func TestPlanPrepared(t *testing.T) {
 	if _, ok := n.Label("x"); ok {
 		t.Error("a label without a replaced name relabelled")
 	}
-	if !s.Stale(p.Version, rewrite.Options{DB: "other"}) {
+	if !s.Stale(p.Flags().Version, rewrite.Options{DB: "other"}) {
 		t.Error("a plan read in another database is not stale")
 	}
-	w, err := s.Plan(e.ctx, "UPDATE t SET a = ?", opts, true)
+	w, err := s.PlanWith(e.ctx, "UPDATE t SET a = ?", opts, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -135,7 +135,7 @@ func cellsMatch(got, want []string) bool {
 func TestSandboxStatementsRefusedInTransaction(t *testing.T) {
 	e := newEnv(t, session.Config{}, nil)
 	s := e.transparent("u")
-	_, err := s.Plan(e.ctx, "SANDBOX LIST", rewrite.Options{}, true)
+	_, err := s.PlanWith(e.ctx, "SANDBOX LIST", rewrite.Options{}, true)
 	wantCode(t, err, 1295, "HY000", "cannot be prepared")
 	p := e.mustPlan(s, "BEGIN")
 	if err := s.Executed(e.ctx, p, 0x0001, false); err != nil {
@@ -191,7 +191,7 @@ func TestOpen(t *testing.T) {
 	if pt.SandboxName() != "" {
 		t.Errorf("passthrough session in %q", pt.SandboxName())
 	}
-	if p := e.mustPlan(pt, "UPDATE t SET a = 1"); p.SQL != "UPDATE t SET a = 1" || p.Changed {
+	if p := e.mustPlan(pt, "UPDATE t SET a = 1"); p.SQL != "UPDATE t SET a = 1" || p.Flags().Changed {
 		t.Errorf("passthrough plan %+v", p)
 	}
 	_, err := e.m.Open(e.ctx, session.Options{User: "bob", Mode: session.Explicit, Sandbox: "pool"})
@@ -244,16 +244,16 @@ func TestAdminAPI(t *testing.T) {
 		len(in.Tables) != 2 || in.Tables[0].Table != "app.t" || in.Tables[1].State != "schema" {
 		t.Errorf("Show = %+v, %v", in, err)
 	}
-	if _, err := e.m.Keep(e.ctx, "ops", 100*time.Hour); !errors.Is(err, session.ErrTTL) {
+	if _, err := e.m.Keep(e.ctx, "ops", ttl(100*time.Hour)); !errors.Is(err, session.ErrTTL) {
 		t.Errorf("Keep past max TTL: %v", err)
 	}
-	in, err = e.m.Keep(e.ctx, "ops", time.Hour)
+	in, err = e.m.Keep(e.ctx, "ops", ttl(time.Hour))
 	if err != nil || in.State != "kept" || in.Expires == nil {
 		t.Errorf("Keep = %+v, %v", in, err)
 	}
 	for _, f := range []func() error{
 		func() error { _, err := e.m.Show(e.ctx, "nosuch"); return err },
-		func() error { _, err := e.m.Keep(e.ctx, "nosuch", time.Hour); return err },
+		func() error { _, err := e.m.Keep(e.ctx, "nosuch", ttl(time.Hour)); return err },
 		func() error { return e.m.Discard(e.ctx, "nosuch") },
 	} {
 		if err := f(); !errors.Is(err, session.ErrNoSandbox) {

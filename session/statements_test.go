@@ -93,7 +93,7 @@ func TestShowInSandbox(t *testing.T) {
 		t.Run(tc.sql, func(t *testing.T) {
 			e := newEnv(t, session.Config{}, nil)
 			s := e.transparent("u")
-			p, err := s.Plan(e.ctx, tc.sql, rewrite.Options{DB: tc.db}, false)
+			p, err := s.PlanWith(e.ctx, tc.sql, rewrite.Options{DB: tc.db}, false)
 			if tc.code != 0 {
 				wantCode(t, err, tc.code, "3D000", "No database selected")
 				return
@@ -115,7 +115,7 @@ func TestDiagnosticsInSandbox(t *testing.T) {
 	s := e.transparent("u")
 	e.mustPlan(s, "UPDATE t SET a = 1")
 	phys := physDB(e.idOf(s), "app")
-	if p := e.mustPlan(s, "SHOW WARNINGS"); !p.Diagnostics {
+	if p := e.mustPlan(s, "SHOW WARNINGS"); !p.Flags().Diagnostics {
 		t.Error("SHOW WARNINGS not run by the proxy")
 	}
 	if got := s.Unmap("Table '" + phys + ".t' doesn't exist"); got != "Table 'app.t' doesn't exist" {
@@ -217,7 +217,7 @@ func TestProcessListAndServerCommands(t *testing.T) {
 	allow := e.open(session.Options{User: "u", Mode: session.Explicit, AllowProductionWrites: true})
 	pass := e.open(session.Options{User: "u", Mode: session.Passthrough})
 	for _, s := range []*session.Session{sb, prod} {
-		if p := e.mustPlan(s, "SHOW FULL PROCESSLIST"); p.ProcessList == nil || !p.ProcessList.Full {
+		if p := e.mustPlan(s, "SHOW FULL PROCESSLIST"); p.Flags().ProcessList == nil || !p.Flags().ProcessList.Full {
 			t.Errorf("SHOW FULL PROCESSLIST planned as %+v", p)
 		}
 	}

@@ -1,0 +1,101 @@
+package session
+
+import (
+	"context"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+)
+
+// Test-only views of the session's internals, for this package's external
+// tests (package session_test), which state the sandbox layer's decisions
+// one step at a time.
+
+// PlanFlags are a plan's decisions.
+type PlanFlags struct {
+	Changed, Restart, Replay, Stateful bool
+	Begin, TxEnd, TxControl, DDL       bool
+	UseDB, ReadVars, Diagnostics       bool
+	Statements                         int
+	ProcessList                        *ProcessList
+	Version                            Version
+}
+
+// Flags returns p's decisions.
+func (p *Plan) Flags() PlanFlags {
+	return PlanFlags{Changed: p.changed, Restart: p.restart == restartRead, Replay: p.restart == restartReplay,
+		Stateful: p.locks, Begin: p.begin, TxEnd: p.txEnd, TxControl: p.txControl, DDL: p.ddl, UseDB: p.useDB,
+		ReadVars: p.readVars, Diagnostics: p.diagnostics, Statements: p.statements, ProcessList: p.processList,
+		Version: p.version}
+}
+
+// Label is p.label.
+func (p *Plan) Label(name string) (string, bool) { return p.label(name) }
+
+// ColumnSpelling is p.columnSpelling.
+func (p *Plan) ColumnSpelling(name string) (string, bool) { return p.columnSpelling(name) }
+
+// readWith are the session's text-reading options with the client-side
+// ones of opts (current database, ANSI_QUOTES, NO_BACKSLASH_ESCAPES).
+func (s *Session) readWith(opts rewrite.Options) rewrite.Options {
+	o := s.options()
+	o.DB, o.ANSIQuotes, o.NoBackslashEscapes = opts.DB, opts.ANSIQuotes, opts.NoBackslashEscapes
+	return o
+}
+
+// PlanWith plans sql read with opts, without the answers Plan makes
+// (process list, warnings) or KILL.
+func (s *Session) PlanWith(ctx context.Context, sql string, opts rewrite.Options, prepared bool) (*Plan, error) {
+	if s.mode == Passthrough {
+		return &Plan{SQL: sql, text: sql}, nil
+	}
+	return s.plan(ctx, sql, s.readWith(opts), prepared)
+}
+
+// Stale reports whether a plan made at v must be made again for a text
+// read with opts.
+func (s *Session) Stale(v Version, opts rewrite.Options) bool {
+	return v != s.current(s.readWith(opts))
+}
+
+// Executed is s.executed.
+func (s *Session) Executed(ctx context.Context, p *Plan, status uint16, failed bool) error {
+	return s.executed(ctx, p, status, failed)
+}
+
+// Restarted is s.restarted.
+func (s *Session) Restarted(replayed bool) { s.restarted(replayed) }
+
+// ReplayRefused is s.replayRefused.
+func (s *Session) ReplayRefused(why string) error { return s.replayRefused(why) }
+
+// Abandon is s.abandon.
+func (s *Session) Abandon(ctx context.Context, p *Plan) { s.abandon(ctx, p) }
+
+// ChangesLexing is s.changesLexing with the session's options.
+func (s *Session) ChangesLexing(sql string, opts rewrite.Options) bool {
+	return s.changesLexing(sql, s.readWith(opts))
+}
+
+// SetVars sets the session's variables as if read from its upstream.
+func (s *Session) SetVars(v Vars) { s.vars, s.varsKnown = v, true }
+
+// VarsQuery is s.varsQuery.
+func (s *Session) VarsQuery() string { return s.varsQuery() }
+
+// VarsFallbackQuery is varsFallbackQuery.
+func (s *Session) VarsFallbackQuery() string { return varsFallbackQuery }
+
+// CheckMultiStatement is s.checkMultiStatement.
+func (s *Session) CheckMultiStatement() error { return s.checkMultiStatement() }
+
+// Unmap is s.unmap.
+func (s *Session) Unmap(msg string) string { return s.unmap(msg) }
+
+// LogicalDB is s.logicalDB.
+func (s *Session) LogicalDB(phys string) (string, bool) { return s.logicalDB(phys) }
+
+// IsInfoSchema is s.isInfoSchema.
+func (s *Session) IsInfoSchema(phys string) bool { return s.isInfoSchema(phys) }
+
+// AuditExecution is s.auditExecution.
+func (s *Session) AuditExecution(p *Plan) { s.auditExecution(p) }
