@@ -373,7 +373,11 @@ type harness struct {
 
 // newHarness starts a Server (configuration edited by edit) in front of a
 // new fake upstream.
-func newHarness(t testing.TB, edit func(*Config)) *harness {
+func newHarness(t testing.TB, edit func(*Config)) *harness { return startHarness(t, edit, nil) }
+
+// startHarness is newHarness with prepare run on the Server before it
+// serves.
+func startHarness(t testing.TB, edit func(*Config), prepare func(*Server)) *harness {
 	t.Helper()
 	up := newFakeUpstream(t)
 	cfg := DefaultConfig()
@@ -387,6 +391,9 @@ func newHarness(t testing.TB, edit func(*Config)) *harness {
 	s, err := New(cfg, zap.NewNop(), m)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if prepare != nil {
+		prepare(s)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -272,7 +272,11 @@ func (s *Server) sandboxes(ctx context.Context) (*session.Manager, error) {
 	if s.sbm != nil {
 		return s.sbm, nil
 	}
-	m, err := session.New(ctx, s.cfg.Sandbox, s.dialSide, s.log.Named("sandbox"))
+	dial := s.sideDialer
+	if dial == nil {
+		dial = s.dialSide
+	}
+	m, err := session.New(ctx, s.cfg.Sandbox, dial, s.log.Named("sandbox"))
 	if err != nil {
 		return nil, err
 	}

@@ -76,6 +76,9 @@ type Server struct {
 
 	sbMu sync.Mutex
 	sbm  *session.Manager // started on first sandboxed login
+	// sideDialer opens the manager's side connections: dialSide, or an
+	// in-memory upstream in tests.
+	sideDialer session.Dialer
 
 	// killer answers KILL (session.Killer; the Server is its Directory).
 	killer *session.Killer

@@ -142,12 +142,11 @@ func (s *Session) replayTransaction(ctx context.Context) (string, error) {
 			}
 		}
 		oks, err := s.up.Resend(ctx, e.payload, e.prepared)
-		if err == nil && !sameEffect(oks, e.oks) {
-			err = fmt.Errorf("a statement had a different effect the second time (affected rows and insert ids %v, first time %v)",
-				effects(oks), effects(e.oks))
-		}
 		if err != nil {
 			return s.replayFailed(ctx, "replaying it failed", err, true)
+		}
+		if !sameEffect(oks, e.oks) {
+			return s.replayFailed(ctx, "replaying it failed", differentEffect{now: oks, then: e.oks}, true)
 		}
 	}
 	s.restarted(true)
@@ -169,6 +168,19 @@ func (s *Session) replayFailed(ctx context.Context, what string, err error, roll
 	}
 	return what + ": " + err.Error(), nil
 }
+
+// differentEffect is a replayed statement that did not do what it did the
+// first time.
+type differentEffect struct{ now, then []wire.OK }
+
+func (d differentEffect) Error() string {
+	return fmt.Sprintf("a statement had a different effect the second time (affected rows and insert ids %v, first time %v)",
+		effects(d.now), effects(d.then))
+}
+
+// ServerError: the connection is as usable as after the server's own
+// error.
+func (differentEffect) ServerError() bool { return true }
 
 // isServerError reports whether err is an answer of the server, after
 // which the connection is still usable.
