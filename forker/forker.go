@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
 // Conn is a side connection to the upstream.
@@ -20,15 +22,6 @@ type Conn interface {
 	// Query runs a statement and returns its rows as text; a NULL is nil.
 	Query(ctx context.Context, sql string) ([][]*string, error)
 }
-
-// Table is a database-qualified table name.
-type Table struct {
-	DB   string
-	Name string
-}
-
-// String is the back-quoted `db`.`name`.
-func (t Table) String() string { return QuoteIdent(t.DB) + "." + QuoteIdent(t.Name) }
 
 // Stats describe a finished fork.
 type Stats struct {
@@ -53,7 +46,7 @@ type Strategy interface {
 	// Name is "copy" or "seekdb".
 	Name() string
 	// Fork creates dst from src. dst must not exist; its database must.
-	Fork(ctx context.Context, c Conn, src, dst Table, mode Mode) (Stats, error)
+	Fork(ctx context.Context, c Conn, src, dst rewrite.Table, mode Mode) (Stats, error)
 }
 
 // ErrNoSource is returned when the source table does not exist.
@@ -62,11 +55,13 @@ var ErrNoSource = errors.New("source table does not exist")
 // Refused is a table the strategy will not fork, with the reason and what
 // to do instead.
 type Refused struct {
-	Table  Table
+	Table  rewrite.Table
 	Reason string
 }
 
-func (r *Refused) Error() string { return fmt.Sprintf("cannot fork %s: %s", r.Table, r.Reason) }
+func (r *Refused) Error() string {
+	return fmt.Sprintf("cannot fork %s: %s", r.Table.Quoted(), r.Reason)
+}
 
 // Detect picks a strategy from the upstream's VERSION(): SeekDB (or
 // OceanBase) forks natively, anything else is copied.
@@ -89,27 +84,17 @@ func New(name string) (Strategy, error) {
 	return nil, fmt.Errorf("unknown fork strategy %q (want auto, seekdb or copy)", name)
 }
 
-// QuoteIdent back-quotes an identifier.
-func QuoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
-
-// QuoteString single-quotes a string literal (backslashes escaped, which is
-// right unless NO_BACKSLASH_ESCAPES is set; side connections never set it).
-func QuoteString(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\x00", `\0`)
-	return "'" + r.Replace(s) + "'"
-}
-
 // sourceInfo is what information_schema says about a table.
 type sourceInfo struct {
 	typ           string // BASE TABLE, VIEW, SEQUENCE, SYSTEM VERSIONED
 	autoIncrement string
 }
 
-func describe(ctx context.Context, c Conn, t Table) (*sourceInfo, error) {
+func describe(ctx context.Context, c Conn, t rewrite.Table) (*sourceInfo, error) {
 	rows, err := c.Query(ctx, "SELECT TABLE_TYPE, AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = "+
-		QuoteString(t.DB)+" AND TABLE_NAME = "+QuoteString(t.Name))
+		rewrite.QuoteString(t.DB)+" AND TABLE_NAME = "+rewrite.QuoteString(t.Name))
 	if err != nil {
-		return nil, fmt.Errorf("describe %s: %w", t, err)
+		return nil, fmt.Errorf("describe %s: %w", t.Quoted(), err)
 	}
 	if len(rows) == 0 {
 		return nil, ErrNoSource
@@ -125,11 +110,11 @@ func describe(ctx context.Context, c Conn, t Table) (*sourceInfo, error) {
 }
 
 // Size returns the rows (estimated) and bytes (data and indexes) of t.
-func Size(ctx context.Context, c Conn, t Table) (rows, bytes int64, err error) {
+func Size(ctx context.Context, c Conn, t rewrite.Table) (rows, bytes int64, err error) {
 	res, err := c.Query(ctx, "SELECT TABLE_ROWS, DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = "+
-		QuoteString(t.DB)+" AND TABLE_NAME = "+QuoteString(t.Name))
+		rewrite.QuoteString(t.DB)+" AND TABLE_NAME = "+rewrite.QuoteString(t.Name))
 	if err != nil {
-		return 0, 0, fmt.Errorf("size of %s: %w", t, err)
+		return 0, 0, fmt.Errorf("size of %s: %w", t.Quoted(), err)
 	}
 	if len(res) == 0 {
 		return 0, 0, ErrNoSource
@@ -157,7 +142,7 @@ type Copy struct{}
 func (Copy) Name() string { return "copy" }
 
 // Fork implements Strategy.
-func (Copy) Fork(ctx context.Context, c Conn, src, dst Table, mode Mode) (Stats, error) {
+func (Copy) Fork(ctx context.Context, c Conn, src, dst rewrite.Table, mode Mode) (Stats, error) {
 	start := time.Now()
 	info, err := describe(ctx, c, src)
 	if err != nil {
@@ -172,9 +157,9 @@ func (Copy) Fork(ctx context.Context, c Conn, src, dst Table, mode Mode) (Stats,
 			"work on a copy made with CREATE TABLE … AS SELECT"}
 	}
 	trig, err := c.Query(ctx, "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = "+
-		QuoteString(src.DB)+" AND EVENT_OBJECT_TABLE = "+QuoteString(src.Name))
+		rewrite.QuoteString(src.DB)+" AND EVENT_OBJECT_TABLE = "+rewrite.QuoteString(src.Name))
 	if err != nil {
-		return Stats{}, fmt.Errorf("triggers of %s: %w", src, err)
+		return Stats{}, fmt.Errorf("triggers of %s: %w", src.Quoted(), err)
 	}
 	if len(trig) == 1 && trig[0][0] != nil && *trig[0][0] != "0" {
 		return Stats{}, &Refused{Table: src, Reason: "it has triggers, which a fork does not carry over, so writes " +
@@ -186,21 +171,21 @@ func (Copy) Fork(ctx context.Context, c Conn, src, dst Table, mode Mode) (Stats,
 	}
 	// CREATE TABLE … LIKE makes a sequence of a sequence, with its
 	// options; its state (next value, cycles) is its one row, copied below.
-	if _, err := c.Exec(ctx, "CREATE TABLE "+dst.String()+" LIKE "+src.String()); err != nil {
-		return Stats{}, fmt.Errorf("create %s like %s: %w", dst, src, err)
+	if _, err := c.Exec(ctx, "CREATE TABLE "+dst.Quoted()+" LIKE "+src.Quoted()); err != nil {
+		return Stats{}, fmt.Errorf("create %s like %s: %w", dst.Quoted(), src.Quoted(), err)
 	}
 	var st Stats
 	if mode == Full {
-		n, err := c.Exec(ctx, "INSERT INTO "+dst.String()+" ("+cols+") SELECT "+cols+" FROM "+src.String())
+		n, err := c.Exec(ctx, "INSERT INTO "+dst.Quoted()+" ("+cols+") SELECT "+cols+" FROM "+src.Quoted())
 		if err != nil {
-			_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+dst.String())
-			return Stats{}, fmt.Errorf("copy rows of %s: %w", src, err)
+			_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+dst.Quoted())
+			return Stats{}, fmt.Errorf("copy rows of %s: %w", src.Quoted(), err)
 		}
 		st.Rows = int64(n)
 	}
 	if info.autoIncrement != "" {
-		if _, err := c.Exec(ctx, "ALTER TABLE "+dst.String()+" AUTO_INCREMENT = "+info.autoIncrement); err != nil {
-			return Stats{}, fmt.Errorf("set AUTO_INCREMENT of %s: %w", dst, err)
+		if _, err := c.Exec(ctx, "ALTER TABLE "+dst.Quoted()+" AUTO_INCREMENT = "+info.autoIncrement); err != nil {
+			return Stats{}, fmt.Errorf("set AUTO_INCREMENT of %s: %w", dst.Quoted(), err)
 		}
 	}
 	if _, b, err := Size(ctx, c, dst); err == nil {
@@ -213,17 +198,17 @@ func (Copy) Fork(ctx context.Context, c Conn, src, dst Table, mode Mode) (Stats,
 // insertableColumns lists src's columns that take values: all but
 // generated ones. A column whose default advances a sequence is refused:
 // the fork's default would still name the production sequence.
-func insertableColumns(ctx context.Context, c Conn, src Table) (string, error) {
+func insertableColumns(ctx context.Context, c Conn, src rewrite.Table) (string, error) {
 	rows, err := c.Query(ctx, "SELECT COLUMN_NAME, COALESCE(GENERATION_EXPRESSION, ''), COALESCE(COLUMN_DEFAULT, '')"+
-		" FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "+QuoteString(src.DB)+" AND TABLE_NAME = "+
-		QuoteString(src.Name)+" ORDER BY ORDINAL_POSITION")
+		" FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "+rewrite.QuoteString(src.DB)+" AND TABLE_NAME = "+
+		rewrite.QuoteString(src.Name)+" ORDER BY ORDINAL_POSITION")
 	if err != nil {
-		return "", fmt.Errorf("columns of %s: %w", src, err)
+		return "", fmt.Errorf("columns of %s: %w", src.Quoted(), err)
 	}
 	var b strings.Builder
 	for _, r := range rows {
 		if r[2] != nil && callsSequence(*r[2]) {
-			return "", &Refused{Table: src, Reason: "the default of its column " + QuoteIdent(str(r[0])) + " is " + *r[2] +
+			return "", &Refused{Table: src, Reason: "the default of its column " + rewrite.QuoteIdent(str(r[0])) + " is " + *r[2] +
 				", which names a production sequence that the fork would advance; give the column an explicit value " +
 				"or test without the sandbox"}
 		}
@@ -233,7 +218,7 @@ func insertableColumns(ctx context.Context, c Conn, src Table) (string, error) {
 		if b.Len() > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(QuoteIdent(*r[0]))
+		b.WriteString(rewrite.QuoteIdent(*r[0]))
 	}
 	if b.Len() == 0 {
 		return "", &Refused{Table: src, Reason: "it has no columns that can be copied"}
@@ -244,11 +229,11 @@ func insertableColumns(ctx context.Context, c Conn, src Table) (string, error) {
 // SequenceDefault returns the first column of t whose default uses a
 // sequence, with that default ("" when none does): a copy of t, or a table
 // made LIKE it, would advance the production sequence.
-func SequenceDefault(ctx context.Context, c Conn, t Table) (column, def string, err error) {
+func SequenceDefault(ctx context.Context, c Conn, t rewrite.Table) (column, def string, err error) {
 	rows, err := c.Query(ctx, "SELECT COLUMN_NAME, COLUMN_DEFAULT FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "+
-		QuoteString(t.DB)+" AND TABLE_NAME = "+QuoteString(t.Name)+" ORDER BY ORDINAL_POSITION")
+		rewrite.QuoteString(t.DB)+" AND TABLE_NAME = "+rewrite.QuoteString(t.Name)+" ORDER BY ORDINAL_POSITION")
 	if err != nil {
-		return "", "", fmt.Errorf("columns of %s: %w", t, err)
+		return "", "", fmt.Errorf("columns of %s: %w", t.Quoted(), err)
 	}
 	for _, r := range rows {
 		if r[1] != nil && callsSequence(*r[1]) {
@@ -285,17 +270,17 @@ type SeekDB struct {
 func (SeekDB) Name() string { return "seekdb" }
 
 // Fork implements Strategy.
-func (s SeekDB) Fork(ctx context.Context, c Conn, src, dst Table, mode Mode) (Stats, error) {
+func (s SeekDB) Fork(ctx context.Context, c Conn, src, dst rewrite.Table, mode Mode) (Stats, error) {
 	start := time.Now()
 	if _, err := describe(ctx, c, src); err != nil {
 		return Stats{}, err
 	}
-	stmt := "FORK TABLE " + src.String() + " TO " + dst.String()
+	stmt := "FORK TABLE " + src.Quoted() + " TO " + dst.Quoted()
 	if mode == SchemaOnly {
-		stmt = "CREATE TABLE " + dst.String() + " LIKE " + src.String()
+		stmt = "CREATE TABLE " + dst.Quoted() + " LIKE " + src.Quoted()
 	}
 	if _, err := c.Exec(ctx, stmt); err != nil {
-		return Stats{}, fmt.Errorf("fork %s to %s: %w", src, dst, err)
+		return Stats{}, fmt.Errorf("fork %s to %s: %w", src.Quoted(), dst.Quoted(), err)
 	}
 	if mode == Full {
 		if err := s.waitReady(ctx, c, dst); err != nil {
@@ -310,18 +295,18 @@ func (s SeekDB) Fork(ctx context.Context, c Conn, src, dst Table, mode Mode) (St
 
 // waitReady retries a no-op DDL on dst until the fork's background task
 // lets DDL through.
-func (s SeekDB) waitReady(ctx context.Context, c Conn, dst Table) error {
+func (s SeekDB) waitReady(ctx context.Context, c Conn, dst rewrite.Table) error {
 	rows, err := c.Query(ctx, "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = "+
-		QuoteString(dst.DB)+" AND TABLE_NAME = "+QuoteString(dst.Name))
+		rewrite.QuoteString(dst.DB)+" AND TABLE_NAME = "+rewrite.QuoteString(dst.Name))
 	if err != nil {
-		return fmt.Errorf("probe fork %s: %w", dst, err)
+		return fmt.Errorf("probe fork %s: %w", dst.Quoted(), err)
 	}
 	comment := ""
 	if len(rows) == 1 && rows[0][0] != nil {
 		comment = *rows[0][0]
 	}
 	// Setting the comment it already has changes nothing but is DDL.
-	probe := "ALTER TABLE " + dst.String() + " COMMENT = " + QuoteString(comment)
+	probe := "ALTER TABLE " + dst.Quoted() + " COMMENT = " + rewrite.QuoteString(comment)
 	deadline := time.Now().Add(s.RetryFor)
 	delay := 10 * time.Millisecond
 	for {
@@ -330,7 +315,7 @@ func (s SeekDB) waitReady(ctx context.Context, c Conn, dst Table) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("fork %s still busy after %s: %w", dst, s.RetryFor, err)
+			return fmt.Errorf("fork %s still busy after %s: %w", dst.Quoted(), s.RetryFor, err)
 		}
 		select {
 		case <-ctx.Done():

@@ -1,6 +1,8 @@
 package forker
 
-import "testing"
+import (
+	"testing"
+)
 
 func TestDetect(t *testing.T) {
 	for v, want := range map[string]string{
@@ -13,17 +15,5 @@ func TestDetect(t *testing.T) {
 		if got := Detect(v); got != want {
 			t.Errorf("Detect(%q) = %s, want %s", v, got, want)
 		}
-	}
-}
-
-func TestQuote(t *testing.T) {
-	if got := QuoteIdent("a`b"); got != "`a``b`" {
-		t.Errorf("QuoteIdent = %s", got)
-	}
-	if got := QuoteString(`it's \ ok`); got != `'it\'s \\ ok'` {
-		t.Errorf("QuoteString = %s", got)
-	}
-	if got := (Table{DB: "d", Name: "t"}).String(); got != "`d`.`t`" {
-		t.Errorf("Table.String = %s", got)
 	}
 }

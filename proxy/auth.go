@@ -13,7 +13,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/server"
 	"go.uber.org/zap"
 
-	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/session"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -130,7 +130,7 @@ func (s *Server) internalDB(a *account, db string) *mysql.MyError {
 	if prefix == "" || s.modeOf(a) == session.Passthrough || len(db) < len(prefix) || !strings.EqualFold(db[:len(prefix)], prefix) {
 		return nil
 	}
-	return newError(wire.ErDBAccessDenied, "42000", "sqlfork-proxy: access to the proxy's internal database %s is denied", forker.QuoteIdent(db))
+	return newError(wire.ErDBAccessDenied, "42000", "sqlfork-proxy: access to the proxy's internal database %s is denied", rewrite.QuoteIdent(db))
 }
 
 // lookupAccount finds the account of a login name, which may carry a

@@ -64,7 +64,7 @@ func (p *Policy) Check(a *Analysis) error {
 	if p.InternalPrefix != "" {
 		if s, ok := a.namesPrefix(p.InternalPrefix); ok {
 			return &Refusal{Code: wire.ErDBAccessDenied, State: "42000", Message: fmt.Sprintf(
-				"sqlfork-proxy: access to the proxy's internal database %s is denied", quoteIdent(s))}
+				"sqlfork-proxy: access to the proxy's internal database %s is denied", QuoteIdent(s))}
 		}
 	}
 	for _, schema := range p.InternalSchemas {
@@ -73,7 +73,7 @@ func (p *Policy) Check(a *Analysis) error {
 		}
 		if strings.EqualFold(a.opts.DB, schema) || containsFold(a.text, schema) && a.namesSchema(schema) {
 			return &Refusal{Code: wire.ErDBAccessDenied, State: "42000", Message: fmt.Sprintf(
-				"sqlfork-proxy: access to the proxy's internal database %s is denied", quoteIdent(schema))}
+				"sqlfork-proxy: access to the proxy's internal database %s is denied", QuoteIdent(schema))}
 		}
 	}
 	return nil

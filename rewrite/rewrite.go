@@ -50,6 +50,9 @@ type Table struct {
 
 func (t Table) String() string { return t.DB + "." + t.Name }
 
+// Quoted is the table's name as SQL writes it: `db`.`name`.
+func (t Table) Quoted() string { return QuoteIdent(t.DB) + "." + QuoteIdent(t.Name) }
+
 // Resolver maps logical tables to physical ones.
 type Resolver interface {
 	// Resolve returns the physical table for t, or ok=false to leave the
@@ -416,19 +419,19 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 	for _, t := range a.unbound {
 		if mapped(r, t) {
 			return nil, refuse(wire.ErUnknown, "cannot locate every reference to %s in the statement text, so it "+
-				"cannot be redirected to the sandbox; simplify the statement (e.g. qualify or backquote the table name)", quoteName(t))
+				"cannot be redirected to the sandbox; simplify the statement (e.g. qualify or backquote the table name)", t.Quoted())
 		}
 	}
 	for _, t := range a.loose {
 		if mapped(r, t) {
 			return nil, refuse(wire.ErUnknown, "the proxy does not know how this statement uses the sandboxed table %s, "+
-				"so it cannot confine it to the sandbox", quoteName(t))
+				"so it cannot confine it to the sandbox", t.Quoted())
 		}
 	}
 	for name := range a.cteShadows {
 		if _, ok := a.mappedInAnyDB(r, name); ok {
 			return nil, refuse(wire.ErUnknown, "the common table expression %s has the name of a sandboxed table; "+
-				"rename the CTE", quoteIdent(name))
+				"rename the CTE", QuoteIdent(name))
 		}
 	}
 	for _, st := range a.Statements {
@@ -533,7 +536,7 @@ func (a *Analysis) splice(r Resolver) (*Result, error) {
 			if p == s.table {
 				continue
 			}
-			reps = append(reps, replacement{s.start, s.end, quoteIdent(p.DB) + "." + quoteIdent(p.Name)})
+			reps = append(reps, replacement{s.start, s.end, QuoteIdent(p.DB) + "." + QuoteIdent(p.Name)})
 		case refQualifier:
 			k := a.norm(s.table)
 			if !s.qualified {
@@ -542,7 +545,7 @@ func (a *Analysis) splice(r Resolver) (*Result, error) {
 				if s.stmt < len(a.stmtAliases) && a.stmtAliases[s.stmt][strings.ToLower(ln)] {
 					if len(cands) > 0 {
 						return nil, refuse(wire.ErUnknown, "%s is both a table and a table alias in this statement, so the "+
-							"column qualifier %s is ambiguous; give the table a different alias", quoteIdent(s.table.Name), quoteIdent(s.table.Name))
+							"column qualifier %s is ambiguous; give the table a different alias", QuoteIdent(s.table.Name), QuoteIdent(s.table.Name))
 					}
 					continue // the alias stays valid after its table is renamed
 				}
@@ -553,22 +556,22 @@ func (a *Analysis) splice(r Resolver) (*Result, error) {
 					k = cands[0]
 				default:
 					return nil, refuse(wire.ErUnknown, "the column qualifier %s could name more than one table; "+
-						"qualify it with the database or use table aliases", quoteIdent(s.table.Name))
+						"qualify it with the database or use table aliases", QuoteIdent(s.table.Name))
 				}
 			}
 			p, found := physOf(k)
 			if !found || a.norm(p) == k {
 				continue
 			}
-			if src := a.text[s.start:s.end]; !s.qualified && (src == p.Name || src == quoteIdent(p.Name)) {
+			if src := a.text[s.start:s.end]; !s.qualified && (src == p.Name || src == QuoteIdent(p.Name)) {
 				// The table keeps its name in its new database: the
 				// qualifier still names it, and expression labels such as
 				// COUNT(t.id) stay as the client wrote them.
 				continue
 			}
-			text := quoteIdent(p.Name)
+			text := QuoteIdent(p.Name)
 			if s.qualified {
-				text = quoteIdent(p.DB) + "." + text
+				text = QuoteIdent(p.DB) + "." + text
 			}
 			reps = append(reps, replacement{s.start, s.end, text})
 		}
@@ -722,7 +725,7 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 		for _, t := range chainTables(a.text, toks, ch) {
 			if mt, ok := a.mappedAny(r, t); ok {
 				return refuse(wire.ErUnknown, "this statement names the sandboxed table %s but the proxy cannot parse it "+
-					"(%s), so it cannot be redirected to the sandbox; %s", quoteName(mt), firstLine(a.parseErr.Error()), hint)
+					"(%s), so it cannot be redirected to the sandbox; %s", mt.Quoted(), firstLine(a.parseErr.Error()), hint)
 			}
 		}
 	}
@@ -736,18 +739,24 @@ func firstLine(s string) string {
 	return s
 }
 
-// quoteIdent back-quotes an identifier, doubling embedded backquotes.
-func quoteIdent(s string) string {
+// QuoteIdent back-quotes an identifier, doubling embedded backquotes.
+func QuoteIdent(s string) string {
 	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
 }
 
-func quoteName(t Table) string { return quoteIdent(t.DB) + "." + quoteIdent(t.Name) }
+// QuoteString single-quotes a string literal (backslashes escaped, which is
+// right unless NO_BACKSLASH_ESCAPES is set; the proxy's own connections
+// never set it).
+func QuoteString(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\x00", `\0`)
+	return "'" + r.Replace(s) + "'"
+}
 
 // validPhysical checks a resolver's answer is a usable identifier pair.
 func validPhysical(p Table) error {
 	for _, s := range []string{p.DB, p.Name} {
 		if s == "" || len(s) > maxIdentifierLength || strings.HasSuffix(s, " ") || strings.ContainsRune(s, 0) {
-			return refuse(wire.ErWrongTableName, "invalid physical table name %s", quoteName(p))
+			return refuse(wire.ErWrongTableName, "invalid physical table name %s", p.Quoted())
 		}
 	}
 	return nil

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
@@ -110,7 +109,7 @@ func (c *catalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (obj
 	var def *string
 	err := c.m.withConn(ctx, func(sc SideConn) error {
 		rows, err := sc.Query(ctx, "SELECT TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = "+
-			forker.QuoteString(t.DB)+" AND TABLE_NAME = "+forker.QuoteString(t.Name))
+			rewrite.QuoteString(t.DB)+" AND TABLE_NAME = "+rewrite.QuoteString(t.Name))
 		if err != nil || len(rows) == 0 {
 			return err
 		}
@@ -119,7 +118,7 @@ func (c *catalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (obj
 			return nil
 		}
 		rows, err = sc.Query(ctx, "SELECT VIEW_DEFINITION FROM information_schema.VIEWS WHERE TABLE_SCHEMA = "+
-			forker.QuoteString(t.DB)+" AND TABLE_NAME = "+forker.QuoteString(t.Name))
+			rewrite.QuoteString(t.DB)+" AND TABLE_NAME = "+rewrite.QuoteString(t.Name))
 		if err == nil && len(rows) == 1 {
 			def = rows[0][0]
 		}
@@ -149,7 +148,7 @@ func (c *catalog) viewHazard(ctx context.Context, t rewrite.Table, def *string, 
 	if trustedSchema(t.DB) {
 		return "", "", nil
 	}
-	name := quoteTable(t)
+	name := t.Quoted()
 	if def == nil || *def == "" {
 		return "the proxy cannot read the definition of the view " + name + " (grant its account SHOW VIEW), " +
 			"so it cannot tell what reading the view runs", "", nil
@@ -166,7 +165,7 @@ func (c *catalog) viewHazard(ctx context.Context, t rewrite.Table, def *string, 
 			return "the view " + name + " reaches outside the database: " + st.Outside, "", nil
 		}
 		if len(st.Writes) > 0 {
-			return "reading the view " + name + " changes " + quoteTable(st.Writes[0]) + " (a sequence)", "", nil
+			return "reading the view " + name + " changes " + st.Writes[0].Quoted() + " (a sequence)", "", nil
 		}
 		for _, f := range st.Funcs {
 			why, err := c.funcHazard(ctx, f, t.DB)
@@ -186,7 +185,7 @@ func (c *catalog) viewHazard(ctx context.Context, t rewrite.Table, def *string, 
 				// see their own (rewritten) information_schema, which a
 				// view cannot.
 				if wide == "" {
-					wide = nameView(quoteTable(r)+" lists what the whole server holds, every sandbox's objects included", name)
+					wide = nameView(r.Quoted()+" lists what the whole server holds, every sandbox's objects included", name)
 				}
 				continue
 			}
@@ -247,7 +246,7 @@ func (c *catalog) funcHazard(ctx context.Context, f rewrite.Func, db string) (st
 		return "", err
 	}
 	if stored {
-		return "it calls the stored function " + quoteIdentifier(db) + "." + quoteIdentifier(f.Name) +
+		return "it calls the stored function " + rewrite.QuoteIdent(db) + "." + rewrite.QuoteIdent(f.Name) +
 			", which cannot run in a sandbox yet (its statements would read and write production)", nil
 	}
 	if udfs == nil {
@@ -273,7 +272,7 @@ func (c *catalog) storedFunction(ctx context.Context, db, name string) (bool, er
 	var found bool
 	err := c.m.withConn(ctx, func(sc SideConn) error {
 		rows, err := sc.Query(ctx, "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'FUNCTION'"+
-			" AND ROUTINE_SCHEMA = "+forker.QuoteString(db)+" AND ROUTINE_NAME = "+forker.QuoteString(name))
+			" AND ROUTINE_SCHEMA = "+rewrite.QuoteString(db)+" AND ROUTINE_NAME = "+rewrite.QuoteString(name))
 		if err != nil {
 			return err
 		}
@@ -323,9 +322,3 @@ func (c *catalog) udfList(ctx context.Context) (map[string]bool, error) {
 	c.mu.Unlock()
 	return list, nil
 }
-
-func quoteTable(t rewrite.Table) string {
-	return forker.QuoteIdent(t.DB) + "." + forker.QuoteIdent(t.Name)
-}
-
-func quoteIdentifier(s string) string { return forker.QuoteIdent(s) }

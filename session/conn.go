@@ -96,13 +96,13 @@ func (s *Session) changesLexing(sql string, opts rewrite.Options) bool {
 func blocksProduction(st rewrite.Statement, serializable bool) string {
 	switch {
 	case len(st.Locked) > 0:
-		return "reading " + quoteTable(st.Locked[0]) + " under locks"
+		return "reading " + st.Locked[0].Quoted() + " under locks"
 	case st.Serializable:
 		return "asking for SERIALIZABLE isolation (every read then locks)"
 	case serializable:
 		for _, t := range append(st.Reads, st.Names...) {
 			if !skipCatalog(t) {
-				return "reading " + quoteTable(t) + " under SERIALIZABLE isolation"
+				return "reading " + t.Quoted() + " under SERIALIZABLE isolation"
 			}
 		}
 	}

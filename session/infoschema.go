@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
@@ -76,7 +75,7 @@ func binCol(alias, col string) string {
 // columns of information_schema.<v.name>, in order.
 func (m *Manager) viewSQL(v infoView, id string, cols []string) string {
 	reg := m.q("tables")
-	sid := forker.QuoteString(id)
+	sid := rewrite.QuoteString(id)
 	live := "('" + kindFork + "', '" + kindSchema + "', '" + kindCreated + "')"
 	mapped := map[string]string{}
 	var joins []string
@@ -93,12 +92,12 @@ func (m *Manager) viewSQL(v infoView, id string, cols []string) string {
 	sel := make([]string, len(cols))
 	for i, c := range cols {
 		if e, ok := mapped[c]; ok {
-			sel[i] = e + " AS " + forker.QuoteIdent(c)
+			sel[i] = e + " AS " + rewrite.QuoteIdent(c)
 		} else {
-			sel[i] = "i." + forker.QuoteIdent(c)
+			sel[i] = "i." + rewrite.QuoteIdent(c)
 		}
 	}
-	internal := forker.QuoteString(likeEscape(m.cfg.Prefix) + "%")
+	internal := rewrite.QuoteString(likeEscape(m.cfg.Prefix) + "%")
 	var where string
 	if len(v.pairs) == 0 { // SCHEMATA
 		where = "i.SCHEMA_NAME NOT LIKE " + internal
@@ -110,7 +109,7 @@ func (m *Manager) viewSQL(v infoView, id string, cols []string) string {
 			" h WHERE h.sandbox_id = " + sid + " AND h.kind IN ('" + kindFork + "', '" + kindSchema + "', '" + kindCreated + "', '" + kindDropped +
 			"') AND h.db = " + binCol("i", s) + " AND h.tbl = " + binCol("i", t) + "))"
 	}
-	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + forker.QuoteIdent(InfoSchema(m.cfg.Prefix, id)) + "." + forker.QuoteIdent(v.name) +
+	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, id)) + "." + rewrite.QuoteIdent(v.name) +
 		" AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.name + " i " + strings.Join(joins, " ") + " WHERE " + where
 }
 
@@ -128,7 +127,7 @@ func (m *Manager) ensureInfoViews(ctx context.Context, sb *Sandbox) error {
 		if err := m.persist(ctx, c, sb); err != nil {
 			return err
 		}
-		if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+forker.QuoteIdent(InfoSchema(m.cfg.Prefix, sb.ID))); err != nil {
+		if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, sb.ID))); err != nil {
 			return fmt.Errorf("create the sandbox's information_schema: %w", err)
 		}
 		return createInfoViews(ctx, c, "the sandbox's", func(v infoView, cols []string) string { return m.viewSQL(v, sb.ID, cols) })
@@ -160,7 +159,7 @@ func usesInfoSchema(a *rewrite.Analysis) bool {
 func createInfoViews(ctx context.Context, c SideConn, whose string, viewSQL func(v infoView, cols []string) string) error {
 	for _, v := range infoViews {
 		rows, err := c.Query(ctx, "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'information_schema' AND TABLE_NAME = "+
-			forker.QuoteString(v.name)+" ORDER BY ORDINAL_POSITION")
+			rewrite.QuoteString(v.name)+" ORDER BY ORDINAL_POSITION")
 		if err != nil {
 			return fmt.Errorf("columns of information_schema.%s: %w", v.name, err)
 		}

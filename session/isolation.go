@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -179,9 +178,9 @@ type prodViews struct {
 func (m *Manager) prodViewSQL(v infoView, cols []string) string {
 	sel := make([]string, len(cols))
 	for i, c := range cols {
-		sel[i] = "i." + forker.QuoteIdent(c)
+		sel[i] = "i." + rewrite.QuoteIdent(c)
 	}
-	internal := forker.QuoteString(likeEscape(m.cfg.Prefix) + "%")
+	internal := rewrite.QuoteString(likeEscape(m.cfg.Prefix) + "%")
 	var conds []string
 	if len(v.pairs) == 0 { // SCHEMATA
 		conds = append(conds, "i.SCHEMA_NAME NOT LIKE "+internal)
@@ -192,8 +191,8 @@ func (m *Manager) prodViewSQL(v infoView, cols []string) string {
 	for _, c := range v.schemaCols {
 		conds = append(conds, "(i."+c+" IS NULL OR i."+c+" NOT LIKE "+internal+")")
 	}
-	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + forker.QuoteIdent(ProductionInfoSchema(m.cfg.Prefix)) + "." +
-		forker.QuoteIdent(v.name) + " AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.name +
+	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + rewrite.QuoteIdent(ProductionInfoSchema(m.cfg.Prefix)) + "." +
+		rewrite.QuoteIdent(v.name) + " AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.name +
 		" i WHERE " + strings.Join(conds, " AND ")
 }
 
@@ -206,7 +205,7 @@ func (m *Manager) ensureProdViews(ctx context.Context) error {
 		return nil
 	}
 	err := m.withConn(ctx, func(c SideConn) error {
-		db := forker.QuoteIdent(ProductionInfoSchema(m.cfg.Prefix))
+		db := rewrite.QuoteIdent(ProductionInfoSchema(m.cfg.Prefix))
 		if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+db); err != nil {
 			return fmt.Errorf("create the production information_schema: %w", err)
 		}

@@ -384,7 +384,7 @@ func (m *Manager) checkPrivileges(ctx context.Context, c SideConn) {
 	if writable {
 		m.log.Warn("the upstream account can change production schemas: only the proxy keeps sandboxes from writing "+
 			"production; grant it SELECT (and SHOW VIEW) on production schemas and ALL on "+
-			forker.QuoteIdent(likeEscape(m.cfg.Prefix)+"%")+".* instead (docs/SANDBOXES.md)", zap.Strings("grants", why))
+			rewrite.QuoteIdent(likeEscape(m.cfg.Prefix)+"%")+".* instead (docs/SANDBOXES.md)", zap.Strings("grants", why))
 		return
 	}
 	m.log.Info("the upstream account cannot change production schemas")
@@ -948,7 +948,7 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 // up to the fork timeout, and returns what releases it.
 func (m *Manager) lockFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string) (release func(), err error) {
 	lock := m.lockName(sb.ID, k)
-	rows, err := c.Query(ctx, "SELECT GET_LOCK("+forker.QuoteString(lock)+", "+fmt.Sprint(int(m.cfg.ForkTimeout.Seconds()))+")")
+	rows, err := c.Query(ctx, "SELECT GET_LOCK("+rewrite.QuoteString(lock)+", "+fmt.Sprint(int(m.cfg.ForkTimeout.Seconds()))+")")
 	if err != nil {
 		return nil, fmt.Errorf("lock fork of %s: %w", t, err)
 	}
@@ -956,7 +956,7 @@ func (m *Manager) lockFork(ctx context.Context, c SideConn, sb *Sandbox, t rewri
 		return nil, refusal(wire.ErLockWaitTimeout, "HY000", "timed out waiting for another proxy to fork %s; retry", t)
 	}
 	return func() {
-		_, _ = c.Query(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+forker.QuoteString(lock)+")")
+		_, _ = c.Query(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+rewrite.QuoteString(lock)+")")
 	}, nil
 }
 
@@ -972,7 +972,7 @@ func (m *Manager) forkedElsewhere(ctx context.Context, c SideConn, sb *Sandbox, 
 	case e != nil && e.kind == kindAbsent:
 		// Recorded as not in production: a statement of this sandbox (in
 		// this process or another) may have created it since.
-		if _, _, err := forker.Size(ctx, c, ftable(e.phys)); err == nil {
+		if _, _, err := forker.Size(ctx, c, e.phys); err == nil {
 			e.kind = kindCreated
 			if err := m.saveEntry(ctx, c, sb, e); err != nil {
 				return nil, err
@@ -991,16 +991,16 @@ func (m *Manager) forkedElsewhere(ctx context.Context, c SideConn, sb *Sandbox, 
 // exists, leftovers of a crash are gone, and a full fork stays within the
 // owner's max-fork-bytes.
 func (m *Manager) prepareFork(ctx context.Context, c SideConn, sb *Sandbox, t, phys rewrite.Table, mode forker.Mode) error {
-	if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+forker.QuoteIdent(phys.DB)); err != nil {
+	if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+rewrite.QuoteIdent(phys.DB)); err != nil {
 		return fmt.Errorf("create sandbox schema %s: %w", phys.DB, err)
 	}
 	// Leftovers of a crash between creating and recording: start from
 	// nothing.
-	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+ftable(phys).String()); err != nil {
+	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+phys.Quoted()); err != nil {
 		return fmt.Errorf("clear %s: %w", phys, err)
 	}
 	if maxBytes := m.guard(sb.Owner).MaxForkBytes; maxBytes > 0 && mode == forker.Full {
-		_, size, err := forker.Size(ctx, c, ftable(t))
+		_, size, err := forker.Size(ctx, c, t)
 		if err == nil {
 			sb.mu.Lock()
 			used := sb.bytes
@@ -1024,7 +1024,7 @@ func (m *Manager) runFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrit
 	if err := m.saveEntry(ctx, c, sb, marker); err != nil {
 		return nil, err
 	}
-	st, err := m.strategy.Fork(ctx, c, ftable(t), ftable(phys), mode)
+	st, err := m.strategy.Fork(ctx, c, t, phys, mode)
 	if err != nil && !errors.Is(err, forker.ErrNoSource) {
 		m.deleteEntry(context.WithoutCancel(ctx), c, sb, t)
 	}
@@ -1043,7 +1043,7 @@ func (m *Manager) runFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrit
 	case errors.As(err, &refused):
 		return nil, refusal(wire.ErUnknown, "HY000", "%s", refused.Error())
 	case err != nil:
-		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+ftable(phys).String())
+		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+phys.Quoted())
 		return nil, fmt.Errorf("fork %s: %w", t, err)
 	}
 	return m.recordFork(ctx, c, sb, t, k, phys, mode, st)
@@ -1058,7 +1058,7 @@ func (m *Manager) recordFork(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	}
 	e := &entry{logical: t, phys: phys, kind: kind, rows: st.Rows, bytes: st.Bytes, epoch: m.epoch.Add(1), created: time.Now().UTC()}
 	if err := m.saveEntry(ctx, c, sb, e); err != nil {
-		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+ftable(phys).String())
+		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+phys.Quoted())
 		return nil, err
 	}
 	m.setEntry(sb, k, e)
@@ -1071,8 +1071,6 @@ func (m *Manager) recordFork(ctx context.Context, c SideConn, sb *Sandbox, t rew
 		zap.Int64("rows", st.Rows), zap.Int64("bytes", st.Bytes), zap.Duration("took", st.Duration))
 	return e, nil
 }
-
-func ftable(t rewrite.Table) forker.Table { return forker.Table{DB: t.DB, Name: t.Name} }
 
 // setEntry records e in memory.
 func (m *Manager) setEntry(sb *Sandbox, k string, e *entry) {
@@ -1097,7 +1095,7 @@ func (m *Manager) refresh(ctx context.Context, sb *Sandbox, tables []rewrite.Tab
 			if !ok {
 				continue
 			}
-			rows, bytes, err := forker.Size(ctx, c, ftable(e.phys))
+			rows, bytes, err := forker.Size(ctx, c, e.phys)
 			n := *e
 			switch {
 			case errors.Is(err, forker.ErrNoSource):
@@ -1139,17 +1137,17 @@ func (m *Manager) unfork(ctx context.Context, sb *Sandbox, t rewrite.Table) erro
 	defer sb.forkMu.Unlock()
 	gone := false
 	err := m.withConn(ctx, func(c SideConn) error {
-		if _, _, err := forker.Size(ctx, c, ftable(e.phys)); errors.Is(err, forker.ErrNoSource) {
+		if _, _, err := forker.Size(ctx, c, e.phys); errors.Is(err, forker.ErrNoSource) {
 			gone = true // the DROP took it despite the error: refresh marks it dropped
 			return nil
 		} else if err != nil {
 			return err
 		}
-		if _, err := c.Exec(ctx, "DELETE FROM "+m.q("tables")+" WHERE sandbox_id = "+forker.QuoteString(sb.ID)+
-			" AND db = "+forker.QuoteString(t.DB)+" AND tbl = "+forker.QuoteString(t.Name)); err != nil {
+		if _, err := c.Exec(ctx, "DELETE FROM "+m.q("tables")+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+
+			" AND db = "+rewrite.QuoteString(t.DB)+" AND tbl = "+rewrite.QuoteString(t.Name)); err != nil {
 			return err
 		}
-		_, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+ftable(e.phys).String())
+		_, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+e.phys.Quoted())
 		return err
 	})
 	if err != nil || gone {

@@ -81,18 +81,18 @@ func (s *Session) likeHazard(ctx context.Context, st rewrite.Statement, sb *Sand
 			return "", err
 		}
 		if o.kind != "" && o.engine != "" && !rewrite.SafeEngine(o.engine) {
-			return "CREATE TABLE … LIKE " + quoteTable(t) + " would copy its " + o.engine + " engine, whose tables read " +
+			return "CREATE TABLE … LIKE " + t.Quoted() + " would copy its " + o.engine + " engine, whose tables read " +
 				"and write other tables", nil
 		}
 		var col, def string
 		if err := s.m.withConn(ctx, func(c SideConn) error {
 			var err error
-			col, def, err = forker.SequenceDefault(ctx, c, ftable(t))
+			col, def, err = forker.SequenceDefault(ctx, c, t)
 			return err
 		}); err != nil {
 			return "", err
 		} else if col != "" {
-			return "CREATE TABLE … LIKE " + quoteTable(t) + " would copy the default of its column " + quoteIdentifier(col) +
+			return "CREATE TABLE … LIKE " + t.Quoted() + " would copy the default of its column " + rewrite.QuoteIdent(col) +
 				" (" + def + "), which advances a production sequence; give the new table its own definition", nil
 		}
 	}
@@ -118,7 +118,7 @@ func (s *Session) unparseableHazard(ctx context.Context, st rewrite.Statement, s
 			return "", err
 		}
 		if (o.kind == "BASE TABLE" || o.kind == "SYSTEM VERSIONED") && !rowLocking(o.engine) {
-			return quoteTable(t) + " is a " + o.engine + " table, whose reads lock it, so the proxy must fork it " +
+			return t.Quoted() + " is a " + o.engine + " table, whose reads lock it, so the proxy must fork it " +
 				"before it is read, and it cannot parse this statement; rewrite it in syntax MySQL 8 also accepts", nil
 		}
 	}
@@ -161,13 +161,13 @@ func (s *Session) forkHazard(ctx context.Context, st rewrite.Statement, sb *Sand
 		}
 		switch {
 		case o.kind == "VIEW" && role == "writes":
-			return "it changes the production view " + quoteTable(t) + " (a sandbox cannot copy views yet), which " +
+			return "it changes the production view " + t.Quoted() + " (a sandbox cannot copy views yet), which " +
 				"would change the view's production tables; change its base tables instead (they are forked into the sandbox)", nil
 		case o.kind == "VIEW":
-			return "it " + lockedRole(st) + " the production view " + quoteTable(t) + ", which would lock (or, for " +
+			return "it " + lockedRole(st) + " the production view " + t.Quoted() + ", which would lock (or, for " +
 				"CREATE VIEW, keep reading) the view's production tables; name its base tables instead", nil
 		case o.kind != "" && o.engine != "" && !rewrite.SafeEngine(o.engine):
-			return quoteTable(t) + " is a " + o.engine + " table, which reads and writes other tables, so no fork " +
+			return t.Quoted() + " is a " + o.engine + " table, which reads and writes other tables, so no fork " +
 				"of it can be kept to the sandbox", nil
 		}
 	}
@@ -187,16 +187,16 @@ func serverWide(st rewrite.Statement) string {
 		db, name := strings.ToLower(t.DB), strings.ToLower(t.Name)
 		switch {
 		case db == "information_schema" && name == "processlist":
-			return quoteTable(t) + " lists every connection of the server, every sandbox's statements included " +
+			return t.Quoted() + " lists every connection of the server, every sandbox's statements included " +
 				"(SHOW PROCESSLIST lists your own)"
 		case db == "performance_schema",
 			db == "information_schema" && (strings.HasPrefix(name, "innodb_") || name == "table_statistics" ||
 				name == "index_statistics" || name == "geometry_columns" || name == "metadata_lock_info" ||
 				name == "query_cache_info" || name == "user_statistics" || name == "client_statistics"),
 			db == "mysql" && serverWideTables[name]:
-			return quoteTable(t) + " holds what the whole server holds, every sandbox's tables and statements included"
+			return t.Quoted() + " holds what the whole server holds, every sandbox's tables and statements included"
 		case db == "information_schema" && !infoSchemaKnown(name):
-			return quoteTable(t) + " is not one of the information_schema tables the proxy knows to show only what " +
+			return t.Quoted() + " is not one of the information_schema tables the proxy knows to show only what " +
 				"a sandbox may see (it may list every database or connection of the server)"
 		}
 	}

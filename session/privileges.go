@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
 // This file answers one question about the proxy's upstream account: can it
@@ -171,7 +172,7 @@ func roleGrants(ctx context.Context, c forker.Conn, r grantee, sw *roleSwitcher)
 	if err := sw.enable(ctx, c, r); err != nil {
 		return nil, err
 	}
-	return showGrants(ctx, c, "SHOW GRANTS FOR "+forker.QuoteIdent(r.user))
+	return showGrants(ctx, c, "SHOW GRANTS FOR "+rewrite.QuoteIdent(r.user))
 }
 
 // unshownRoles are the roles granted in a role's grant lines whose own
@@ -214,7 +215,7 @@ func (sw *roleSwitcher) enable(ctx context.Context, c forker.Conn, r grantee) er
 		}
 		sw.switched = true
 	}
-	if _, err := c.Exec(ctx, "SET ROLE "+forker.QuoteIdent(r.user)); err != nil {
+	if _, err := c.Exec(ctx, "SET ROLE "+rewrite.QuoteIdent(r.user)); err != nil {
 		return fmt.Errorf("enabling role %s to read its grants: %w", r, err)
 	}
 	return nil
@@ -228,7 +229,7 @@ func (sw *roleSwitcher) restore(ctx context.Context, c forker.Conn) error {
 	}
 	restore := "SET ROLE NONE"
 	if sw.previous != nil && *sw.previous != "" && !strings.EqualFold(*sw.previous, "NONE") {
-		restore = "SET ROLE " + forker.QuoteIdent(*sw.previous)
+		restore = "SET ROLE " + rewrite.QuoteIdent(*sw.previous)
 	}
 	if _, err := c.Exec(ctx, restore); err != nil {
 		return fmt.Errorf("restoring the current role: %w", err)
@@ -264,9 +265,9 @@ func (g grantee) String() string {
 	if g.bare && g.host == nil {
 		return g.user
 	}
-	s := forker.QuoteIdent(g.user)
+	s := rewrite.QuoteIdent(g.user)
 	if g.host != nil {
-		s += "@" + forker.QuoteIdent(*g.host)
+		s += "@" + rewrite.QuoteIdent(*g.host)
 	}
 	return s
 }
@@ -298,7 +299,7 @@ func (p grantPriv) String() string {
 	}
 	cs := make([]string, len(p.columns))
 	for i, c := range p.columns {
-		cs[i] = forker.QuoteIdent(c)
+		cs[i] = rewrite.QuoteIdent(c)
 	}
 	return p.name + " (" + strings.Join(cs, ", ") + ")"
 }
@@ -312,7 +313,7 @@ func (g *parsedGrant) targetString() string {
 		if s == "*" {
 			return s
 		}
-		return forker.QuoteIdent(s)
+		return rewrite.QuoteIdent(s)
 	}
 	t := part(g.db) + "." + part(g.table)
 	if g.kind != "" {

@@ -11,7 +11,6 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
 
-	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -53,12 +52,12 @@ func num(v *string) int64 {
 	return n
 }
 
-func (m *Manager) q(name string) string { return forker.QuoteIdent(m.meta) + "." + name }
+func (m *Manager) q(name string) string { return rewrite.QuoteIdent(m.meta) + "." + name }
 
 // initRegistry creates the metadata schema and tables.
 func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
 	stmts := []string{
-		"CREATE DATABASE IF NOT EXISTS " + forker.QuoteIdent(m.meta),
+		"CREATE DATABASE IF NOT EXISTS " + rewrite.QuoteIdent(m.meta),
 		"CREATE TABLE IF NOT EXISTS " + m.q("sandboxes") + ` (
   id VARCHAR(16) NOT NULL PRIMARY KEY,
   name VARCHAR(64) NOT NULL UNIQUE,
@@ -95,7 +94,7 @@ func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
 		// The first process to start makes the secret of the upstream
 		// lock names (see lockName); the others read it.
 		"INSERT IGNORE INTO " + m.q("settings") + " (name, value) VALUES ('lock_secret', " +
-			forker.QuoteString(randomID(32)) + ")",
+			rewrite.QuoteString(randomID(32)) + ")",
 	}
 	for _, s := range stmts {
 		if _, err := c.Exec(ctx, s); err != nil {
@@ -127,13 +126,13 @@ func (m *Manager) persist(ctx context.Context, c SideConn, sb *Sandbox) error {
 	var err error
 	if !done {
 		_, err = c.Exec(ctx, "INSERT INTO "+m.q("sandboxes")+" (id, name, owner, kept, created_at, expires_at, last_active, lease_until, proxy_id) VALUES ("+
-			strings.Join([]string{forker.QuoteString(sb.ID), forker.QuoteString(sb.Name), forker.QuoteString(sb.Owner), keptN,
-				sqlTime(sb.Created), sqlTime(expires), sqlTime(last), sqlTime(lease), forker.QuoteString(m.proxyID)}, ", ")+")")
+			strings.Join([]string{rewrite.QuoteString(sb.ID), rewrite.QuoteString(sb.Name), rewrite.QuoteString(sb.Owner), keptN,
+				sqlTime(sb.Created), sqlTime(expires), sqlTime(last), sqlTime(lease), rewrite.QuoteString(m.proxyID)}, ", ")+")")
 		var me *mysql.MyError
 		if errors.As(err, &me) && me.Code == wire.ErDupEntry {
 			// Another process recorded it first: the same sandbox if the
 			// name matches (ids of named sandboxes derive from the name).
-			rows, qerr := c.Query(ctx, "SELECT name, owner FROM "+m.q("sandboxes")+" WHERE id = "+forker.QuoteString(sb.ID))
+			rows, qerr := c.Query(ctx, "SELECT name, owner FROM "+m.q("sandboxes")+" WHERE id = "+rewrite.QuoteString(sb.ID))
 			if qerr != nil {
 				return fmt.Errorf("record sandbox %s: %w", sb.Name, qerr)
 			}
@@ -147,7 +146,7 @@ func (m *Manager) persist(ctx context.Context, c SideConn, sb *Sandbox) error {
 		}
 	} else {
 		_, err = c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET kept = "+keptN+", expires_at = "+sqlTime(expires)+
-			", last_active = "+sqlTime(last)+", lease_until = "+sqlTime(lease)+" WHERE id = "+forker.QuoteString(sb.ID))
+			", last_active = "+sqlTime(last)+", lease_until = "+sqlTime(lease)+" WHERE id = "+rewrite.QuoteString(sb.ID))
 	}
 	if err != nil {
 		return fmt.Errorf("record sandbox %s: %w", sb.Name, err)
@@ -166,7 +165,7 @@ func (m *Manager) persist(ctx context.Context, c SideConn, sb *Sandbox) error {
 // runs out (renewed every reap interval).
 func (m *Manager) hold(ctx context.Context, c SideConn, sb *Sandbox) error {
 	_, err := c.Exec(ctx, "REPLACE INTO "+m.q("holders")+" (sandbox_id, proxy_id, lease_until) VALUES ("+
-		forker.QuoteString(sb.ID)+", "+forker.QuoteString(m.proxyID)+", "+sqlTime(time.Now().Add(m.cfg.Lease))+")")
+		rewrite.QuoteString(sb.ID)+", "+rewrite.QuoteString(m.proxyID)+", "+sqlTime(time.Now().Add(m.cfg.Lease))+")")
 	if err != nil {
 		return fmt.Errorf("record holder of sandbox %s: %w", sb.Name, err)
 	}
@@ -175,15 +174,15 @@ func (m *Manager) hold(ctx context.Context, c SideConn, sb *Sandbox) error {
 
 // release forgets this process as a holder of sb.
 func (m *Manager) release(ctx context.Context, c SideConn, sb *Sandbox) error {
-	_, err := c.Exec(ctx, "DELETE FROM "+m.q("holders")+" WHERE sandbox_id = "+forker.QuoteString(sb.ID)+
-		" AND proxy_id = "+forker.QuoteString(m.proxyID))
+	_, err := c.Exec(ctx, "DELETE FROM "+m.q("holders")+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+
+		" AND proxy_id = "+rewrite.QuoteString(m.proxyID))
 	return err
 }
 
 // heldElsewhere reports whether another live proxy process holds sb.
 func (m *Manager) heldElsewhere(ctx context.Context, c SideConn, sb *Sandbox) (bool, error) {
-	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.q("holders")+" WHERE sandbox_id = "+forker.QuoteString(sb.ID)+
-		" AND proxy_id <> "+forker.QuoteString(m.proxyID)+" AND lease_until > "+sqlTime(time.Now()))
+	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.q("holders")+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+
+		" AND proxy_id <> "+rewrite.QuoteString(m.proxyID)+" AND lease_until > "+sqlTime(time.Now()))
 	if err != nil {
 		return false, fmt.Errorf("read registry: %w", err)
 	}
@@ -193,8 +192,8 @@ func (m *Manager) heldElsewhere(ctx context.Context, c SideConn, sb *Sandbox) (b
 // saveEntry writes a table row.
 func (m *Manager) saveEntry(ctx context.Context, c SideConn, sb *Sandbox, e *entry) error {
 	_, err := c.Exec(ctx, "REPLACE INTO "+m.q("tables")+" (sandbox_id, db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at) VALUES ("+
-		strings.Join([]string{forker.QuoteString(sb.ID), forker.QuoteString(e.logical.DB), forker.QuoteString(e.logical.Name),
-			forker.QuoteString(e.kind), forker.QuoteString(e.phys.DB), forker.QuoteString(e.phys.Name),
+		strings.Join([]string{rewrite.QuoteString(sb.ID), rewrite.QuoteString(e.logical.DB), rewrite.QuoteString(e.logical.Name),
+			rewrite.QuoteString(e.kind), rewrite.QuoteString(e.phys.DB), rewrite.QuoteString(e.phys.Name),
 			strconv.FormatInt(e.rows, 10), strconv.FormatInt(e.bytes, 10), sqlTime(e.created)}, ", ")+")")
 	if err != nil {
 		return fmt.Errorf("record table %s of sandbox %s: %w", e.logical, sb.Name, err)
@@ -204,8 +203,8 @@ func (m *Manager) saveEntry(ctx context.Context, c SideConn, sb *Sandbox, e *ent
 
 // deleteEntry removes the registry row of t in sb (best effort).
 func (m *Manager) deleteEntry(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table) {
-	_, _ = c.Exec(ctx, "DELETE FROM "+m.q("tables")+" WHERE sandbox_id = "+forker.QuoteString(sb.ID)+
-		" AND db = "+forker.QuoteString(t.DB)+" AND tbl = "+forker.QuoteString(t.Name))
+	_, _ = c.Exec(ctx, "DELETE FROM "+m.q("tables")+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+
+		" AND db = "+rewrite.QuoteString(t.DB)+" AND tbl = "+rewrite.QuoteString(t.Name))
 }
 
 const entryCols = "db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at"
@@ -222,8 +221,8 @@ func (m *Manager) rowEntry(r []*string) *entry {
 
 // loadEntry reads the registry row of t in sb, if any.
 func (m *Manager) loadEntry(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table) (*entry, error) {
-	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+forker.QuoteString(sb.ID)+
-		" AND db = "+forker.QuoteString(t.DB)+" AND tbl = "+forker.QuoteString(t.Name))
+	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+
+		" AND db = "+rewrite.QuoteString(t.DB)+" AND tbl = "+rewrite.QuoteString(t.Name))
 	if err != nil {
 		return nil, fmt.Errorf("read registry: %w", err)
 	}
@@ -241,7 +240,7 @@ const sandboxCols = "id, name, owner, kept, created_at, expires_at, last_active"
 func (m *Manager) load(ctx context.Context, name string) (*Sandbox, error) {
 	var sb *Sandbox
 	err := m.withConn(ctx, func(c SideConn) error {
-		rows, err := c.Query(ctx, "SELECT "+sandboxCols+" FROM "+m.q("sandboxes")+" WHERE name = "+forker.QuoteString(name))
+		rows, err := c.Query(ctx, "SELECT "+sandboxCols+" FROM "+m.q("sandboxes")+" WHERE name = "+rewrite.QuoteString(name))
 		if err != nil {
 			return fmt.Errorf("read registry: %w", err)
 		}
@@ -251,7 +250,7 @@ func (m *Manager) load(ctx context.Context, name string) (*Sandbox, error) {
 		r := rows[0]
 		sb = &Sandbox{ID: str(r[0]), Name: str(r[1]), Owner: str(r[2]), kept: str(r[3]) == "1", Created: parseTime(r[4]),
 			expires: parseTime(r[5]), lastActive: parseTime(r[6]), persisted: true, tables: map[string]*entry{}}
-		trows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+forker.QuoteString(sb.ID)+usable)
+		trows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+usable)
 		if err != nil {
 			return fmt.Errorf("read registry: %w", err)
 		}
@@ -295,7 +294,7 @@ func (m *Manager) dropSandbox(ctx context.Context, c SideConn, id string) error 
 		if t == "sandboxes" {
 			col = "id"
 		}
-		if _, err := c.Exec(ctx, "DELETE FROM "+m.q(t)+" WHERE "+col+" = "+forker.QuoteString(id)); err != nil {
+		if _, err := c.Exec(ctx, "DELETE FROM "+m.q(t)+" WHERE "+col+" = "+rewrite.QuoteString(id)); err != nil {
 			return fmt.Errorf("forget sandbox %s: %w", id, err)
 		}
 	}
@@ -304,7 +303,7 @@ func (m *Manager) dropSandbox(ctx context.Context, c SideConn, id string) error 
 		return err
 	}
 	for _, s := range append(schemas, InfoSchema(m.cfg.Prefix, id)) {
-		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+forker.QuoteIdent(s)); err != nil {
+		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+rewrite.QuoteIdent(s)); err != nil {
 			return fmt.Errorf("drop sandbox schema %s: %w", s, err)
 		}
 	}
@@ -319,7 +318,7 @@ func likeEscape(s string) string {
 // schemasOf lists the databases of sandbox id.
 func (m *Manager) schemasOf(ctx context.Context, c SideConn, id string) ([]string, error) {
 	rows, err := c.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE "+
-		forker.QuoteString(likeEscape(sandboxSchemaPrefix(m.cfg.Prefix, id))+"%"))
+		rewrite.QuoteString(likeEscape(sandboxSchemaPrefix(m.cfg.Prefix, id))+"%"))
 	if err != nil {
 		return nil, fmt.Errorf("list sandbox schemas: %w", err)
 	}
@@ -347,14 +346,14 @@ func isSandboxID(s string) bool {
 // registry row is still the 'forking' marker, and the marker, unless a
 // live fork holds its lock (a marker older than any fork may take, stale,
 // goes regardless).
-func (m *Manager) dropInterruptedFork(ctx context.Context, c SideConn, id, db, tbl string, phys forker.Table, stale bool) error {
-	where := " WHERE sandbox_id = " + forker.QuoteString(id) + " AND db = " + forker.QuoteString(db) +
-		" AND tbl = " + forker.QuoteString(tbl) + " AND kind = 'forking'"
+func (m *Manager) dropInterruptedFork(ctx context.Context, c SideConn, id, db, tbl string, phys rewrite.Table, stale bool) error {
+	where := " WHERE sandbox_id = " + rewrite.QuoteString(id) + " AND db = " + rewrite.QuoteString(db) +
+		" AND tbl = " + rewrite.QuoteString(tbl) + " AND kind = 'forking'"
 	if !stale {
-		lock := forker.QuoteString(m.lockName(id, m.key(rewrite.Table{DB: db, Name: tbl})))
+		lock := rewrite.QuoteString(m.lockName(id, m.key(rewrite.Table{DB: db, Name: tbl})))
 		rows, err := c.Query(ctx, "SELECT GET_LOCK("+lock+", 0)")
 		if err != nil {
-			return fmt.Errorf("lock interrupted fork %s: %w", phys, err)
+			return fmt.Errorf("lock interrupted fork %s: %w", phys.Quoted(), err)
 		}
 		if len(rows) != 1 || rows[0][0] == nil || *rows[0][0] != "1" {
 			return nil // a fork is running
@@ -370,12 +369,12 @@ func (m *Manager) dropInterruptedFork(ctx context.Context, c SideConn, id, db, t
 			return nil
 		}
 	}
-	m.log.Info("dropping a fork a crash interrupted", zap.String("table", phys.String()))
-	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+phys.String()); err != nil {
-		return fmt.Errorf("drop interrupted fork %s: %w", phys, err)
+	m.log.Info("dropping a fork a crash interrupted", zap.String("table", phys.Quoted()))
+	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+phys.Quoted()); err != nil {
+		return fmt.Errorf("drop interrupted fork %s: %w", phys.Quoted(), err)
 	}
 	if _, err := c.Exec(ctx, "DELETE FROM "+m.q("tables")+where); err != nil {
-		return fmt.Errorf("forget interrupted fork %s: %w", phys, err)
+		return fmt.Errorf("forget interrupted fork %s: %w", phys.Quoted(), err)
 	}
 	return nil
 }
@@ -400,7 +399,7 @@ func (m *Manager) reconcile(ctx context.Context) error {
 			known[str(r[0])] = true
 		}
 		srows, err := c.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE "+
-			forker.QuoteString(likeEscape(m.cfg.Prefix+"_")+"%"))
+			rewrite.QuoteString(likeEscape(m.cfg.Prefix+"_")+"%"))
 		if err != nil {
 			return fmt.Errorf("list sandbox schemas: %w", err)
 		}
@@ -412,7 +411,7 @@ func (m *Manager) reconcile(ctx context.Context) error {
 				continue
 			}
 			m.log.Info("dropping orphaned sandbox schema", zap.String("schema", s))
-			if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+forker.QuoteIdent(s)); err != nil {
+			if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+rewrite.QuoteIdent(s)); err != nil {
 				return fmt.Errorf("drop orphaned schema %s: %w", s, err)
 			}
 		}
@@ -430,14 +429,14 @@ func (m *Manager) reconcile(ctx context.Context) error {
 		}
 		for _, r := range frows {
 			if err := m.dropInterruptedFork(ctx, c, str(r[0]), str(r[1]), str(r[2]),
-				forker.Table{DB: str(r[3]), Name: str(r[4])}, str(r[5]) == "1"); err != nil {
+				rewrite.Table{DB: str(r[3]), Name: str(r[4])}, str(r[5]) == "1"); err != nil {
 				return err
 			}
 		}
 		// Tables no registry row explains: left by a crash (or by hand).
 		trows, err := c.Query(ctx, "SELECT t.TABLE_SCHEMA, t.TABLE_NAME FROM information_schema.TABLES t LEFT JOIN "+
 			m.q("tables")+" r ON r.phys_db = t.TABLE_SCHEMA AND r.phys_tbl = t.TABLE_NAME WHERE t.TABLE_SCHEMA LIKE "+
-			forker.QuoteString(likeEscape(m.cfg.Prefix+"_")+"%")+" AND t.TABLE_SCHEMA <> "+forker.QuoteString(m.meta)+
+			rewrite.QuoteString(likeEscape(m.cfg.Prefix+"_")+"%")+" AND t.TABLE_SCHEMA <> "+rewrite.QuoteString(m.meta)+
 			" AND r.sandbox_id IS NULL")
 		if err != nil {
 			return fmt.Errorf("list sandbox tables: %w", err)
@@ -448,10 +447,10 @@ func (m *Manager) reconcile(ctx context.Context) error {
 			if !isSandboxID(id) || !tables {
 				continue // not a sandbox's table database (prefix_<id> holds its information_schema views)
 			}
-			t := forker.Table{DB: s, Name: str(r[1])}
-			m.log.Info("dropping orphaned fork", zap.String("table", t.String()))
-			if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+t.String()); err != nil {
-				return fmt.Errorf("drop orphaned fork %s: %w", t, err)
+			t := rewrite.Table{DB: s, Name: str(r[1])}
+			m.log.Info("dropping orphaned fork", zap.String("table", t.Quoted()))
+			if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+t.Quoted()); err != nil {
+				return fmt.Errorf("drop orphaned fork %s: %w", t.Quoted(), err)
 			}
 		}
 		return nil
@@ -541,7 +540,7 @@ func (m *Manager) renew(ctx context.Context) error {
 					continue
 				}
 			}
-			rows, err := c.Query(ctx, "SELECT kept, expires_at FROM "+m.q("sandboxes")+" WHERE id = "+forker.QuoteString(sb.ID))
+			rows, err := c.Query(ctx, "SELECT kept, expires_at FROM "+m.q("sandboxes")+" WHERE id = "+rewrite.QuoteString(sb.ID))
 			if err != nil {
 				return fmt.Errorf("read registry: %w", err)
 			}
@@ -590,7 +589,7 @@ func (m *Manager) recordedElsewhere(ctx context.Context, c SideConn, sb *Sandbox
 	if sb.Name == "sb-"+sb.ID {
 		return false, nil
 	}
-	rows, err := c.Query(ctx, "SELECT name, owner FROM "+m.q("sandboxes")+" WHERE id = "+forker.QuoteString(sb.ID))
+	rows, err := c.Query(ctx, "SELECT name, owner FROM "+m.q("sandboxes")+" WHERE id = "+rewrite.QuoteString(sb.ID))
 	if err != nil {
 		return false, fmt.Errorf("read registry: %w", err)
 	}
@@ -607,7 +606,7 @@ func (m *Manager) recordedElsewhere(ctx context.Context, c SideConn, sb *Sandbox
 // (a sandbox attached through several processes), so reads here go to
 // forks made there within one reap interval.
 func (m *Manager) adopt(ctx context.Context, c SideConn, sb *Sandbox) error {
-	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+forker.QuoteString(sb.ID)+usable)
+	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+usable)
 	if err != nil {
 		return fmt.Errorf("read registry: %w", err)
 	}

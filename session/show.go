@@ -3,7 +3,6 @@ package session
 import (
 	"strings"
 
-	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -34,7 +33,7 @@ func showSQL(sh *rewrite.Show, currentDB string) (string, bool, error) {
 		if sh.Like != nil {
 			nameCol += " (" + *sh.Like + ")"
 		}
-		cols = []string{"TABLE_NAME AS " + forker.QuoteIdent(nameCol)}
+		cols = []string{"TABLE_NAME AS " + rewrite.QuoteIdent(nameCol)}
 		if sh.Full {
 			cols = append(cols, "TABLE_TYPE AS `Table_type`")
 		}
@@ -48,9 +47,9 @@ func showSQL(sh *rewrite.Show, currentDB string) (string, bool, error) {
 	default:
 		return "", false, nil
 	}
-	q := "SELECT " + strings.Join(cols, ", ") + " FROM information_schema.TABLES WHERE TABLE_SCHEMA = " + forker.QuoteString(db)
+	q := "SELECT " + strings.Join(cols, ", ") + " FROM information_schema.TABLES WHERE TABLE_SCHEMA = " + rewrite.QuoteString(db)
 	if sh.Like != nil {
-		q += " AND TABLE_NAME LIKE " + forker.QuoteString(*sh.Like)
+		q += " AND TABLE_NAME LIKE " + rewrite.QuoteString(*sh.Like)
 	}
 	if sh.Where != "" {
 		q = "SELECT * FROM (" + q + ") AS `show` WHERE " + sh.Where
@@ -66,9 +65,9 @@ func showDatabasesSQL(sh *rewrite.Show) string {
 	if sh.Like != nil {
 		name += " (" + *sh.Like + ")"
 	}
-	q := "SELECT SCHEMA_NAME AS " + forker.QuoteIdent(name) + " FROM information_schema.SCHEMATA"
+	q := "SELECT SCHEMA_NAME AS " + rewrite.QuoteIdent(name) + " FROM information_schema.SCHEMATA"
 	if sh.Like != nil {
-		q += " WHERE SCHEMA_NAME LIKE " + forker.QuoteString(*sh.Like)
+		q += " WHERE SCHEMA_NAME LIKE " + rewrite.QuoteString(*sh.Like)
 	}
 	if sh.Where != "" {
 		q = "SELECT * FROM (" + q + ") AS `show` WHERE " + sh.Where

@@ -66,7 +66,7 @@ func wordByte(c byte) bool {
 }
 
 // unquote reads the quoted token at the start of s (doubled quotes; in
-// strings also backslash escapes, as forker.QuoteString writes them).
+// strings also backslash escapes, as rewrite.QuoteString writes them).
 func unquote(s string) (text string, n int, err error) {
 	q := s[0]
 	var b strings.Builder
