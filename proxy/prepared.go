@@ -75,24 +75,29 @@ func (c *clientConn) executeFastPath(ps *preparedStmt) bool {
 	return true
 }
 
+// typesAt is where the new-params-bound flag of an execute payload p of
+// ps is (its parameter types follow it); ok is false when ps has no
+// parameters or p is too short to hold the flag.
+func (ps *preparedStmt) typesAt(p []byte) (at int, ok bool) {
+	if ps.params == 0 {
+		return 0, false
+	}
+	at = 10 + (ps.params+7)/8
+	return at, len(p) > at
+}
+
 // withTypes returns an execute payload that carries its parameter types
 // (new-params-bound flag 1), adding the last types the client sent when it
 // has none; nil when they are unknown.
 func (ps *preparedStmt) withTypes(p []byte) []byte {
-	if ps.params == 0 {
+	at, ok := ps.typesAt(p)
+	switch {
+	case ps.params == 0 || ok && p[at] == 1:
 		return p
-	}
-	flagAt := 10 + (ps.params+7)/8
-	if len(p) <= flagAt {
+	case !ok || len(ps.types) != 2*ps.params:
 		return nil
 	}
-	if p[flagAt] == 1 {
-		return p
-	}
-	if len(ps.types) != 2*ps.params {
-		return nil
-	}
-	return ps.insertTypes(p, flagAt)
+	return ps.insertTypes(p, at)
 }
 
 // insertTypes is p with the new-params-bound flag at flagAt set and the
@@ -112,23 +117,17 @@ func (ps *preparedStmt) fixExecute(p []byte) []byte {
 		return p
 	}
 	binary.LittleEndian.PutUint32(p[1:], ps.upstreamID)
-	if ps.params == 0 {
-		return p
-	}
-	flagAt := 10 + (ps.params+7)/8
-	if len(p) <= flagAt {
-		return p
-	}
-	if p[flagAt] == 1 {
-		if len(p) >= flagAt+1+2*ps.params {
-			ps.types = append(ps.types[:0], p[flagAt+1:flagAt+1+2*ps.params]...)
+	at, ok := ps.typesAt(p)
+	switch {
+	case !ok:
+	case p[at] == 1:
+		if len(p) >= at+1+2*ps.params {
+			ps.types = append(ps.types[:0], p[at+1:at+1+2*ps.params]...)
 		}
 		ps.needTypes = false
-		return p
-	}
-	if ps.needTypes && len(ps.types) == 2*ps.params {
+	case ps.needTypes && len(ps.types) == 2*ps.params:
 		ps.needTypes = false
-		return ps.insertTypes(p, flagAt)
+		return ps.insertTypes(p, at)
 	}
 	return p
 }
