@@ -274,9 +274,11 @@ func TestPassthroughKill(t *testing.T) {
 	var target uint32
 	h.srv.connsMu.Lock()
 	for c := range h.srv.conns {
+		c.mu.Lock()
 		if c.be != nil && (target == 0 || c.greetingID < target) {
 			target = c.greetingID // the first login's
 		}
+		c.mu.Unlock()
 	}
 	h.srv.connsMu.Unlock()
 	got, _ := killer.query(fmt.Sprintf("KILL QUERY %d", target))
