@@ -250,12 +250,6 @@ func (c *fakeUpConn) ok(affected, insertID uint64) {
 	c.write(append(p, byte(c.status), byte(c.status>>8), 0, 0))
 }
 
-// okMore is an OK that says more results follow.
-func (c *fakeUpConn) okMore(affected uint64) {
-	st := c.status | wire.StatusMoreResults
-	c.write(wire.AppendOK(nil, affected, st, 0, "", false))
-}
-
 func (c *fakeUpConn) err(code uint16, state, msg string) {
 	c.write(wire.AppendErr(nil, &mysql.MyError{Code: code, State: state, Message: msg}))
 }

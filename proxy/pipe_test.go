@@ -294,22 +294,6 @@ func TestPipeForwardLogicalContinuationReadError(t *testing.T) {
 	}
 }
 
-// failWriter accepts limit bytes, then fails with err.
-type failWriter struct {
-	limit int
-	got   bytes.Buffer
-	err   error
-}
-
-func (w *failWriter) Write(b []byte) (int, error) {
-	if w.got.Len()+len(b) <= w.limit {
-		return w.got.Write(b)
-	}
-	n := w.limit - w.got.Len()
-	w.got.Write(b[:n])
-	return n, w.err
-}
-
 // testPacket frames payload as one physical packet with sequence seq. The
 // payload must be shorter than 1<<24 bytes.
 func testPacket(seq uint8, payload []byte) []byte {
