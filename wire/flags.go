@@ -25,16 +25,18 @@ const (
 	CapPluginAuthLenenc uint32 = 0x00200000
 	CapSessionTrack     uint32 = 0x00800000
 	CapDeprecateEOF     uint32 = 0x01000000
+	CapZstdCompression  uint32 = 0x04000000 // CLIENT_ZSTD_COMPRESSION_ALGORITHM (MySQL 8.0.18)
 )
 
 // Server status flags (SERVER_STATUS_… and friends), carried by OK and EOF
 // packets.
 const (
-	StatusInTrans            uint16 = 0x0001
-	StatusAutocommit         uint16 = 0x0002
-	StatusMoreResults        uint16 = 0x0008
-	StatusCursorExists       uint16 = 0x0040
-	StatusNoBackslashEscapes uint16 = 0x0200
+	StatusInTrans             uint16 = 0x0001
+	StatusAutocommit          uint16 = 0x0002
+	StatusMoreResults         uint16 = 0x0008
+	StatusCursorExists        uint16 = 0x0040
+	StatusNoBackslashEscapes  uint16 = 0x0200
+	StatusSessionStateChanged uint16 = 0x4000 // session state information follows the OK packet's info
 )
 
 // CursorFlagsMask selects the cursor type in COM_STMT_EXECUTE's flags

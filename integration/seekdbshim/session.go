@@ -11,6 +11,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 var errUpstreamGone = errors.New("seekdbshim: upstream connection closed")
@@ -67,8 +71,8 @@ func (s *session) run() {
 	defer s.close()
 	up, err := net.DialTimeout("tcp", s.shim.upstream, dialTimeout)
 	if err != nil {
-		s.writeClient(packet{0, (&sqlError{2003, "HY000",
-			"seekdbshim: cannot connect to upstream: " + err.Error()}).payload()})
+		s.writeClient(packet{0, wire.AppendErr(nil, &mysql.MyError{Code: 2003 /* CR_CONN_HOST_ERROR */, State: "HY000",
+			Message: "seekdbshim: cannot connect to upstream: " + err.Error()})})
 		return
 	}
 	s.shim.mu.Lock()
@@ -105,16 +109,16 @@ func (s *session) run() {
 			first = false
 			if len(p.payload) >= 4 {
 				caps := binary.LittleEndian.Uint32(p.payload)
-				if caps&clientSSL != 0 {
+				if caps&wire.CapSSL != 0 {
 					return
 				}
-				s.deprecateEOF = caps&s.serverCaps&clientDeprecateEOF != 0
+				s.deprecateEOF = caps&s.serverCaps&wire.CapDeprecateEOF != 0
 			}
 		}
 		// A command starts with sequence number 0; everything else (the
-		// authentication exchange, LOCAL INFILE data, continuation packets of
-		// a >16MB command) is forwarded as is.
-		if p.seq == 0 && len(p.payload) > 0 && len(p.payload) < maxPayload {
+		// authentication exchange, LOCAL INFILE data, a command of 16 MiB or
+		// more) is forwarded as is.
+		if p.seq == 0 && len(p.payload) > 0 && len(p.payload) < wire.MaxPayload {
 			if err := s.command(p); err != nil {
 				return
 			}
@@ -149,7 +153,7 @@ func rewriteGreeting(p []byte, version string) ([]byte, uint32) {
 	if len(rest) >= 20 {
 		caps |= uint32(binary.LittleEndian.Uint16(rest[18:])) << 16
 	}
-	caps = caps&^(clientSSL|clientCompress|clientZstd) | clientLongPassword
+	caps = caps&^(wire.CapSSL|wire.CapCompress|wire.CapZstdCompression) | wire.CapLongPassword
 	binary.LittleEndian.PutUint16(rest[13:], uint16(caps))
 	if len(rest) >= 20 {
 		binary.LittleEndian.PutUint16(rest[18:], uint16(caps>>16))
@@ -190,21 +194,19 @@ func (s *session) readUpstream() {
 func (s *session) writeClient(p packet) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	_, err := s.client.Write(p.encode())
-	return err
+	return writePacket(s.client, p)
 }
 
 func (s *session) writeUp(p packet) error {
-	_, err := s.up.Write(p.encode())
-	return err
+	return writePacket(s.up, p)
 }
 
 // command handles one client command packet (sequence number 0).
 func (s *session) command(p packet) error {
 	switch p.payload[0] {
-	case comQuery, comStmtPrepare:
+	case wire.ComQuery, wire.ComStmtPrepare:
 		query := string(p.payload[1:])
-		if p.payload[0] == comQuery {
+		if p.payload[0] == wire.ComQuery {
 			if src, dst, ok := parseFork(query); ok {
 				return s.handleFork(src, dst)
 			}
@@ -214,42 +216,46 @@ func (s *session) command(p packet) error {
 			return err
 		}
 		if busy {
-			if p.payload[0] == comQuery {
+			if p.payload[0] == wire.ComQuery {
 				// DDL commits implicitly before it runs, also when it
 				// then fails.
 				if _, err := s.exec("COMMIT"); err != nil && !isSQLError(err) {
 					return err
 				}
 			}
-			return s.replyErr(&sqlError{BusyErrorCode, BusyErrorState, BusyErrorMessage})
+			return s.replyErr(&mysql.MyError{Code: BusyErrorCode, State: BusyErrorState, Message: BusyErrorMessage})
 		}
-		if q, ok := rewriteVersion(query, s.shim.opts.Version); ok && len(q)+1 < maxPayload {
+		// The rewritten command stays in one packet, as the client sent it.
+		if q, ok := rewriteVersion(query, s.shim.opts.Version); ok && len(q)+1 < wire.MaxPayload {
 			p.payload = append([]byte{p.payload[0]}, q...)
 		}
 	}
 	return s.writeUp(p)
 }
 
-func (s *session) replyErr(e *sqlError) error {
-	return s.writeClient(packet{1, e.payload()})
+func (s *session) replyErr(e *mysql.MyError) error {
+	return s.writeClient(packet{1, wire.AppendErr(nil, e)})
 }
 
+// isSQLError reports whether err is a server error (*mysql.MyError).
 func isSQLError(err error) bool {
-	var e *sqlError
+	var e *mysql.MyError
 	return errors.As(err, &e)
 }
 
-// replyResult answers the client's command with err (an *sqlError) or an OK
-// packet carrying r's status flags. Connection errors are returned.
+// replyResult answers the client's command with err (a *mysql.MyError) or
+// an OK packet carrying r's status flags, without those announcing more
+// results or session state. Connection errors are returned.
 func (s *session) replyResult(r *result, err error) error {
-	var e *sqlError
+	var e *mysql.MyError
 	switch {
 	case errors.As(err, &e):
 		return s.replyErr(e)
 	case err != nil:
 		return err
 	}
-	return s.writeClient(packet{1, okPayload(0, 0, r.status, 0)})
+	status := r.status &^ (wire.StatusSessionStateChanged | wire.StatusMoreResults)
+	return s.writeClient(packet{1, wire.AppendOK(nil, 0, status, 0, "", false)})
 }
 
 // next returns the next upstream packet of a statement the shim runs itself.
@@ -257,7 +263,7 @@ func (s *session) next() (packet, error) {
 	select {
 	case p := <-s.upCh:
 		if len(p.payload) == 0 {
-			return p, errMalformed
+			return p, malformed("empty packet")
 		}
 		return p, nil
 	case <-s.upDone:
@@ -265,13 +271,24 @@ func (s *session) next() (packet, error) {
 	}
 }
 
+// malformed is wire.ErrMalformed for an upstream packet that is not what.
+func malformed(what string) error {
+	return fmt.Errorf("seekdbshim: %s from upstream: %w", what, wire.ErrMalformed)
+}
+
 // exec runs query on the client's upstream session and reads the whole
-// response. Server errors are returned as *sqlError; any other error means
-// the connection is unusable.
+// response. Server errors are returned as *mysql.MyError; any other error
+// means the connection is unusable.
+//
+// The client negotiated the session's capabilities: under
+// CLIENT_DEPRECATE_EOF no EOF packet follows the column definitions and an
+// OK packet with an EOF header ends the rows. wire.Response knows only the
+// classic shape (the proxy never negotiates CLIENT_DEPRECATE_EOF), so exec
+// follows the response itself.
 func (s *session) exec(query string) (*result, error) {
 	s.owned.Store(true)
 	defer s.owned.Store(false)
-	if err := s.writeUp(packet{0, append([]byte{comQuery}, query...)}); err != nil {
+	if err := s.writeUp(packet{0, append([]byte{wire.ComQuery}, query...)}); err != nil {
 		return nil, err
 	}
 	p, err := s.next()
@@ -279,27 +296,31 @@ func (s *session) exec(query string) (*result, error) {
 		return nil, err
 	}
 	switch p.payload[0] {
-	case iOK:
-		return parseOK(p.payload)
-	case iERR:
-		return nil, parseErr(p.payload)
-	case 0xfb:
+	case wire.OKHeader:
+		ok, valid := wire.ParseOK(p.payload)
+		if !valid {
+			return nil, malformed("OK packet")
+		}
+		return &result{status: ok.Status}, nil
+	case wire.ErrHeader:
+		return nil, wire.ParseErr(p.payload)
+	case wire.LocalInfileHeader:
 		return nil, errors.New("seekdbshim: unexpected LOCAL INFILE request")
 	}
-	n, _, _, err := readLenEncInt(p.payload, 0)
-	if err != nil {
-		return nil, err
+	n, _, valid := wire.LenEnc(p.payload)
+	if !valid {
+		return nil, malformed("column count")
 	}
 	r := &result{}
 	for range n {
 		if p, err = s.next(); err != nil {
 			return nil, err
 		}
-		name, err := columnName(p.payload)
-		if err != nil {
-			return nil, err
+		def, _, valid := wire.ParseColumnDef(p.payload)
+		if !valid {
+			return nil, malformed("column definition")
 		}
-		r.columns = append(r.columns, name)
+		r.columns = append(r.columns, def.Name)
 	}
 	if !s.deprecateEOF {
 		if _, err := s.next(); err != nil { // EOF after the column definitions
@@ -310,26 +331,24 @@ func (s *session) exec(query string) (*result, error) {
 		if p, err = s.next(); err != nil {
 			return nil, err
 		}
-		switch {
-		case p.payload[0] == iERR:
-			return nil, parseErr(p.payload)
-		case p.payload[0] == iEOF && !s.deprecateEOF && len(p.payload) < 9:
-			if len(p.payload) >= 5 {
-				r.warnings = binary.LittleEndian.Uint16(p.payload[1:])
-				r.status = binary.LittleEndian.Uint16(p.payload[3:])
-			}
+		switch first, length := int(p.payload[0]), len(p.payload); {
+		case first == wire.ErrHeader:
+			return nil, wire.ParseErr(p.payload)
+		case !s.deprecateEOF && wire.IsEOF(first, length):
+			r.status, _ = wire.EOFStatus(p.payload)
 			return r, nil
-		case p.payload[0] == iEOF && s.deprecateEOF && len(p.payload) < maxPayload:
-			ok, err := parseOK(p.payload)
-			if err != nil {
-				return nil, err
+		case s.deprecateEOF && first == wire.EOFHeader && length < wire.MaxPayload:
+			// A row starting with 0xFE holds a value of 16 MiB or more.
+			ok, valid := wire.ParseOK(p.payload)
+			if !valid {
+				return nil, malformed("end of rows")
 			}
-			r.status, r.warnings = ok.status, ok.warnings
+			r.status = ok.Status
 			return r, nil
 		}
-		row, err := parseTextRow(p.payload, len(r.columns))
+		row, err := wire.ParseTextRow(p.payload, len(r.columns))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("seekdbshim: upstream row: %w", err)
 		}
 		r.rows = append(r.rows, row)
 	}
@@ -406,7 +425,7 @@ func (s *session) fork(src, dst tableRef) (_ *result, err error) {
 			return nil, err
 		}
 		if cur == "" {
-			return nil, &sqlError{1046, "3D000", "No database selected"}
+			return nil, &mysql.MyError{Code: wire.ErNoDB, State: "3D000", Message: "No database selected"}
 		}
 	}
 	// seekdb checks the source before the destination; MariaDB's CREATE

@@ -37,6 +37,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // DefaultVersion is what the shim reports as the server version when
@@ -133,8 +135,8 @@ func checkUpstream(ctx context.Context, upstream string) error {
 		return fmt.Errorf("seekdbshim: reading upstream greeting: %w", err)
 	}
 	switch {
-	case len(p.payload) > 0 && p.payload[0] == iERR:
-		return fmt.Errorf("seekdbshim: upstream refused the connection: %w", parseErr(p.payload))
+	case len(p.payload) > 0 && p.payload[0] == wire.ErrHeader:
+		return fmt.Errorf("seekdbshim: upstream refused the connection: %w", wire.ParseErr(p.payload))
 	case len(p.payload) == 0 || p.payload[0] != 10:
 		return errors.New("seekdbshim: upstream does not speak MySQL protocol 10")
 	}

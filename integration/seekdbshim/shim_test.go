@@ -14,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	gomysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // env is what the subtests of TestShim share: one throwaway MariaDB and
@@ -219,10 +221,10 @@ func (e *env) testGreeting(t *testing.T) {
 	}
 	rest := p.payload[1+nul+1:]
 	caps := uint32(binary.LittleEndian.Uint16(rest[13:])) | uint32(binary.LittleEndian.Uint16(rest[18:]))<<16
-	if caps&clientSSL != 0 || caps&clientCompress != 0 {
+	if caps&wire.CapSSL != 0 || caps&wire.CapCompress != 0 {
 		t.Errorf("greeting offers TLS or compression: caps %#x", caps)
 	}
-	if caps&clientLongPassword == 0 || string(rest[27:31]) != "\x00\x00\x00\x00" {
+	if caps&wire.CapLongPassword == 0 || string(rest[27:31]) != "\x00\x00\x00\x00" {
 		t.Errorf("greeting presents MariaDB capabilities: caps %#x, extended %x", caps, rest[27:31])
 	}
 	part2 := max(13, int(rest[20])-8) // second part of the scramble
@@ -690,8 +692,8 @@ func dialRaw(t *testing.T, addr, db string) *rawClient {
 	if _, err := readPacket(rc.r); err != nil { // greeting
 		t.Fatal(err)
 	}
-	const caps = clientLongPassword | 1<<2 /* LONG_FLAG */ | 1<<3 /* CONNECT_WITH_DB */ | clientProtocol41 |
-		1<<13 /* TRANSACTIONS */ | 1<<15 /* SECURE_CONNECTION */ | 1<<19 /* PLUGIN_AUTH */
+	const caps = wire.CapLongPassword | wire.CapLongFlag | wire.CapConnectWithDB | wire.CapProtocol41 |
+		wire.CapTransactions | wire.CapSecureConnection | wire.CapPluginAuth
 	hs := binary.LittleEndian.AppendUint32(nil, caps)
 	hs = binary.LittleEndian.AppendUint32(hs, 1<<24)
 	hs = append(hs, 45) // utf8mb4_general_ci
@@ -701,15 +703,15 @@ func dialRaw(t *testing.T, addr, db string) *rawClient {
 	hs = append(hs, db+"\x00"...)
 	hs = append(hs, "mysql_native_password\x00"...)
 	rc.write(1, hs)
-	if p := rc.read(); p.payload[0] != iOK {
-		t.Fatalf("login failed: %v", parseErr(p.payload))
+	if p := rc.read(); p.payload[0] != wire.OKHeader {
+		t.Fatalf("login failed: %v", wire.ParseErr(p.payload))
 	}
 	return rc
 }
 
 func (rc *rawClient) write(seq byte, payload []byte) {
 	rc.t.Helper()
-	if _, err := rc.c.Write(packet{seq, payload}.encode()); err != nil {
+	if err := writePacket(rc.c, packet{seq, payload}); err != nil {
 		rc.t.Fatal(err)
 	}
 }
@@ -726,34 +728,32 @@ func (rc *rawClient) read() packet {
 // query sends a COM_QUERY and returns its OK result or its text rows.
 func (rc *rawClient) query(q string) (*result, error) {
 	rc.t.Helper()
-	rc.write(0, append([]byte{comQuery}, q...))
-	p := rc.read()
-	switch p.payload[0] {
-	case iOK:
-		return parseOK(p.payload)
-	case iERR:
-		return nil, parseErr(p.payload)
-	}
-	n, _, _, err := readLenEncInt(p.payload, 0)
-	if err != nil {
-		rc.t.Fatal(err)
-	}
-	for range n + 1 { // column definitions and EOF
-		rc.read()
-	}
+	rc.write(0, append([]byte{wire.ComQuery}, q...))
+	resp := wire.NewResponse(wire.ShapeResults, false)
 	r := &result{}
-	for {
+	cols := 0
+	for !resp.Done() {
 		p := rc.read()
-		if p.payload[0] == iEOF && len(p.payload) < 9 {
-			r.status = binary.LittleEndian.Uint16(p.payload[3:])
-			return r, nil
-		}
-		row, err := parseTextRow(p.payload, int(n))
+		kind, err := resp.Next(p.payload, len(p.payload))
 		if err != nil {
 			rc.t.Fatal(err)
 		}
-		r.rows = append(r.rows, row)
+		switch kind {
+		case wire.KindErr:
+			return nil, wire.ParseErr(p.payload)
+		case wire.KindColumnCount:
+			n, _, _ := wire.LenEnc(p.payload)
+			cols = int(n)
+		case wire.KindRow:
+			row, err := wire.ParseTextRow(p.payload, cols)
+			if err != nil {
+				rc.t.Fatal(err)
+			}
+			r.rows = append(r.rows, row)
+		}
 	}
+	r.status = resp.Status
+	return r, nil
 }
 
 func (e *env) testClassicEOF(t *testing.T) {
@@ -773,7 +773,7 @@ func (e *env) testClassicEOF(t *testing.T) {
 	if err != nil {
 		t.Fatalf("FORK TABLE: %v", err)
 	}
-	if r.status&0x0002 == 0 { // SERVER_STATUS_AUTOCOMMIT
+	if r.status&wire.StatusAutocommit == 0 {
 		t.Errorf("FORK TABLE OK status %#x", r.status)
 	}
 	if _, err := rc.query("FORK TABLE missing TO dst2"); errNumberOf(err) != 1146 {
@@ -783,11 +783,11 @@ func (e *env) testClassicEOF(t *testing.T) {
 	if err != nil || len(r.rows) != 2 || *r.rows[0][1] != "a" || r.rows[1][1] != nil {
 		t.Fatalf("forked rows %+v, %v", r, err)
 	}
-	rc.write(0, []byte{comQuit})
+	rc.write(0, []byte{wire.ComQuit})
 }
 
 func errNumberOf(err error) uint16 {
-	var se *sqlError
+	var se *gomysql.MyError
 	if errors.As(err, &se) {
 		return se.Code
 	}
