@@ -355,10 +355,12 @@ func (s *Server) beginShutdown() {
 		s.log.Info("shutting down: stop accepting; waiting for in-flight statements",
 			zap.Int("connections", len(s.conns)), zap.Duration("grace", s.cfg.ShutdownGrace))
 		s.stopping.Store(true)
-		_ = s.ln.Close()
+		// Idle sessions are told first: once the listener is seen closed,
+		// none of them takes another command.
 		for c := range s.conns {
 			c.shutdown()
 		}
+		_ = s.ln.Close()
 	})
 }
 
