@@ -20,6 +20,7 @@ type Proxy struct {
 	AuthFailures         prometheus.Counter
 	UpstreamConnectFails prometheus.Counter
 	UpstreamLost         prometheus.Counter
+	OrphanKills          prometheus.Counter
 	ConnectionPanics     prometheus.Counter
 	Commands             *prometheus.CounterVec   // label: command
 	CommandDuration      *prometheus.HistogramVec // label: command
@@ -84,6 +85,10 @@ func New(reg prometheus.Registerer) *Proxy {
 		UpstreamLost: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "upstream_connections_lost_total",
 			Help: "Upstream connections that failed mid-session.",
+		}),
+		OrphanKills: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace, Name: "orphaned_statements_killed_total",
+			Help: "Statements killed upstream because their client went away while they ran.",
 		}),
 		ConnectionPanics: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "connection_panics_total",
@@ -178,7 +183,7 @@ func New(reg prometheus.Registerer) *Proxy {
 	m.ProductionWritable.Set(-1)
 	reg.MustRegister(m.Statements, m.StatementDuration, m.RewriteDuration, m.BuildInfo, m.ProductionWritable)
 	reg.MustRegister(m.ConnectionsActive, m.ConnectionsTotal, m.ConnectionsRejected, m.AuthFailures,
-		m.UpstreamConnectFails, m.UpstreamLost, m.ConnectionPanics, m.Commands, m.CommandDuration,
+		m.UpstreamConnectFails, m.UpstreamLost, m.OrphanKills, m.ConnectionPanics, m.Commands, m.CommandDuration,
 		m.Sandboxes, m.SandboxesDiscarded, m.Forks, m.ForkDuration, m.ForkedBytes, m.ForkedRows, m.ForkFailures, m.SandboxRefusals, m.GuardrailRefusals, m.TransactionReplays,
 		m.SideConns, m.SideConnTimeouts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -44,6 +44,9 @@ type connState struct {
 	user       string
 	greetingID uint32
 	readBy     time.Time // the read deadline last set on nc
+	// killed: the client went away during a statement, which the
+	// liveness watcher killed upstream (once).
+	killed bool
 }
 
 // deadlineSlack is the fraction of a timeout by which a deadline may be

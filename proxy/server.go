@@ -308,6 +308,9 @@ func (s *Server) observe(cmd byte, start time.Time) {
 func (s *Server) Serve(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, s.beginShutdown)
 	defer stop()
+	watch, endWatch := context.WithCancel(context.WithoutCancel(ctx))
+	defer endWatch()
+	go s.watchLiveness(watch)
 	if s.sandboxing() {
 		// Start the sandbox manager now (it checks the upstream account's
 		// privileges and reconciles the registry); if the upstream is not

@@ -50,7 +50,9 @@ type dialParams struct {
 
 // backend is an authenticated upstream connection.
 type backend struct {
-	conn     net.Conn
+	conn net.Conn
+	// socket is the TCP connection under conn (conn itself unless TLS).
+	socket   net.Conn
 	r        *bufio.Reader
 	w        *bufio.Writer
 	greeting *greeting
@@ -87,7 +89,7 @@ func openBackend(ctx context.Context, addr string, timeout time.Duration) (*back
 	if err != nil {
 		return nil, fmt.Errorf("dial upstream %s: %w", addr, err)
 	}
-	b := &backend{conn: conn, r: bufio.NewReaderSize(conn, upstreamReadBuf), w: bufio.NewWriterSize(conn, upstreamWriteBuf)}
+	b := &backend{conn: conn, socket: conn, r: bufio.NewReaderSize(conn, upstreamReadBuf), w: bufio.NewWriterSize(conn, upstreamWriteBuf)}
 	err = b.withDeadline(ctx, func() error {
 		payload, _, err := wire.ReadPacket(b.r, nil, handshakeLimit)
 		if err != nil {

@@ -1,0 +1,150 @@
+package proxy
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
+)
+
+// waitUntil polls cond for up to 10 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestLivenessUpstreamClosedWhileIdle: when the upstream closes a
+// connection whose client is idle, the proxy closes the client's, as the
+// server's close would have reached a direct client.
+func TestLivenessUpstreamClosedWhileIdle(t *testing.T) {
+	for _, mode := range []string{"passthrough", "transparent"} {
+		t.Run(mode, func(t *testing.T) {
+			h := newSandboxHarness(t, func(c *Config) { c.Mode = mode })
+			cl := h.client("")
+			if got, _ := cl.query("SELECT 1"); got[0][0] != wire.OKHeader {
+				t.Fatalf("SELECT 1: % x", got)
+			}
+			h.up.mu.Lock()
+			up := h.up.conns[len(h.up.conns)-1]
+			h.up.mu.Unlock()
+			_ = up.conn.Close() // wait_timeout, a restart, a failover
+			if !cl.closed() {
+				t.Fatal("client connection open after its upstream closed")
+			}
+			if v := metricValue(t, h.m.UpstreamLost); v != 1 {
+				t.Errorf("upstream connections lost: %v", v)
+			}
+		})
+	}
+}
+
+// TestLivenessUpstreamSpeaksWhileIdle: an upstream that sends something
+// unasked to an idle session (its last words before closing) ends the
+// client's connection too; a busy session is left alone.
+func TestLivenessUpstreamSpeaksWhileIdle(t *testing.T) {
+	h := newHarness(t, passthrough)
+	cl := h.client("")
+	cl.query("SELECT 1")
+	h.up.mu.Lock()
+	up := h.up.conns[len(h.up.conns)-1]
+	h.up.mu.Unlock()
+	last := wire.AppendErr(nil, errorFor(4031))
+	if _, err := up.conn.Write(testPacket(0, last)); err != nil {
+		t.Fatal(err)
+	}
+	if !cl.closed() {
+		t.Fatal("client connection open after its upstream's last words")
+	}
+}
+
+// TestLivenessClientGoneKillsStatement: a client that goes away while its
+// statement runs gets the statement killed upstream, on a connection of
+// its own, within a second or so; the kill is counted.
+func TestLivenessClientGoneKillsStatement(t *testing.T) {
+	h := newHarness(t, passthrough)
+	killed := make(chan string, 1)
+	release := make(chan struct{})
+	h.up.script = func(c *fakeUpConn, cmd byte, arg []byte) bool {
+		q := string(arg)
+		switch {
+		case cmd == wire.ComQuery && q == "SELECT SLEEP(30)":
+			select {
+			case <-release:
+			case <-time.After(30 * time.Second):
+			}
+			c.err(1317, "70100", "Query execution was interrupted")
+		case cmd == wire.ComQuery && strings.HasPrefix(q, "KILL QUERY "):
+			killed <- q
+			close(release)
+			c.ok(0, 0)
+		default:
+			return false
+		}
+		return true
+	}
+	cl := h.client("")
+	cl.send(append([]byte{wire.ComQuery}, "SELECT SLEEP(30)"...))
+	var target uint32
+	waitUntil(t, "the statement to start upstream", func() bool {
+		for _, c := range h.up.commands() {
+			if c == "Q SELECT SLEEP(30)" {
+				h.up.mu.Lock()
+				target = h.up.conns[len(h.up.conns)-1].id
+				h.up.mu.Unlock()
+				return true
+			}
+		}
+		return false
+	})
+	gone := time.Now()
+	_ = cl.conn.Close()
+	select {
+	case q := <-killed:
+		if q != fmt.Sprintf("KILL QUERY %d", target) {
+			t.Errorf("upstream got %q, want KILL QUERY %d", q, target)
+		}
+		t.Logf("killed %v after the client went", time.Since(gone).Round(time.Millisecond))
+	case <-time.After(10 * time.Second):
+		t.Fatal("the statement of a client that went away was not killed")
+	}
+	waitUntil(t, "the kill to be counted", func() bool { return metricValue(t, h.m.OrphanKills) == 1 })
+}
+
+// TestLivenessLeavesHealthySessionsAlone: sessions that are idle or busy
+// with a live client on both sides are not touched.
+func TestLivenessLeavesHealthySessionsAlone(t *testing.T) {
+	h := newHarness(t, passthrough)
+	h.up.script = func(c *fakeUpConn, cmd byte, arg []byte) bool {
+		if cmd != wire.ComQuery || string(arg) != "SELECT SLEEP(2)" {
+			return false
+		}
+		time.Sleep(2 * livenessInterval)
+		c.ok(0, 0)
+		return true
+	}
+	idle, busy := h.client(""), h.client("")
+	got, _ := busy.query("SELECT SLEEP(2)")
+	time.Sleep(2 * livenessInterval)
+	if got[0][0] != wire.OKHeader {
+		t.Fatalf("busy session: % x", got)
+	}
+	for _, cl := range []*fakeClient{idle, busy} {
+		if g, _ := cl.query("SELECT 1"); g[0][0] != wire.OKHeader {
+			t.Errorf("after the watcher looked: % x", g)
+		}
+	}
+	if v := metricValue(t, h.m.UpstreamLost) + metricValue(t, h.m.OrphanKills); v != 0 {
+		t.Errorf("healthy sessions counted as lost or orphaned: %v", v)
+	}
+	if q := h.up.queries("KILL"); len(q) != 0 {
+		t.Errorf("upstream got %q", q)
+	}
+}
