@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/binary"
+	"errors"
 	"strconv"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
@@ -71,7 +72,17 @@ func (c *clientConn) passthroughKill() (bool, error) {
 		return false, nil
 	}
 	opts := rewrite.Options{NoBackslashEscapes: c.be.status&wire.StatusNoBackslashEscapes != 0}
-	stmt, ok, kerr := c.srv.killer.Statement(c.acct.name, string(p[wire.HeaderLen+1:]), opts, false)
+	eval := func(q string) (*string, error) {
+		r, err := c.be.query(c.ctx(), q)
+		if err != nil {
+			return nil, upstreamErr(err)
+		}
+		if len(r.rows) == 0 || len(r.rows[0]) == 0 {
+			return nil, nil
+		}
+		return r.rows[0][0], nil
+	}
+	stmt, ok, kerr := c.srv.killer.Statement(c.acct.name, string(p[wire.HeaderLen+1:]), opts, false, eval)
 	if !ok {
 		return false, nil
 	}
@@ -98,6 +109,10 @@ func (c *clientConn) processKill() error {
 // own upstream connection and relays the answer; or answers refusal.
 func (c *clientConn) kill(stmt string, refusal error) error {
 	if refusal != nil {
+		var le *linkError
+		if errors.As(refusal, &le) {
+			return refusal // evaluating the target broke the connection
+		}
 		e := clientError(refusal)
 		if e.Code != wire.ErNoSuchThread {
 			c.srv.m.SandboxRefusals.WithLabelValues(strconv.Itoa(int(e.Code))).Inc()

@@ -2,6 +2,9 @@ package session
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
@@ -27,10 +30,17 @@ func NewKiller(dir Directory) *Killer {
 	return &Killer{engine: rewrite.NewEngine(256), dir: dir}
 }
 
+// Evaluator runs a query on the client's own upstream connection and
+// returns the first value of its answer (nil for NULL). The Killer uses it
+// to evaluate a KILL's target expression (which reads no table and calls
+// no stored function) as the server would.
+type Evaluator func(query string) (*string, error)
+
 // Statement reads sql, sent by a connection of user as a statement or
 // for preparing: ok is false when it is no KILL; otherwise the client gets
 // err, or stmt runs upstream in its place (KILL of the upstream thread).
-func (k *Killer) Statement(user, sql string, opts rewrite.Options, prepared bool) (stmt string, ok bool, err error) {
+// A target written as an expression is evaluated with eval.
+func (k *Killer) Statement(user, sql string, opts rewrite.Options, prepared bool, eval Evaluator) (stmt string, ok bool, err error) {
 	if k == nil || !mentionsKill(sql) {
 		return "", false, nil
 	}
@@ -51,10 +61,75 @@ func (k *Killer) Statement(user, sql string, opts rewrite.Options, prepared bool
 	case prepared:
 		return "", true, refusal(wire.ErUnknown, "HY000", "KILL cannot be prepared through the proxy; send it as a statement")
 	case target == nil:
-		return "", true, refusal(wire.ErUnknown, "HY000", "only KILL [CONNECTION | QUERY] <connection id> is supported through the proxy")
+		if target, err = k.evaluate(sql, opts, eval); err != nil {
+			return "", true, err
+		}
 	}
 	stmt, err = k.ID(user, target.ID, target.Query)
 	return stmt, true, err
+}
+
+// killExpr reads KILL [HARD | SOFT] [CONNECTION | QUERY] <expression>:
+// whether it kills the statement only, and the expression's text.
+var killExpr = regexp.MustCompile(`(?is)^\s*KILL\s+(?:(?:HARD|SOFT)\s+)?(?:(CONNECTION|QUERY)\s+)?(.*?)\s*;?\s*$`)
+
+// evaluate finds the connection a KILL names with an expression, as
+// MariaDB does: an expression that reads a table (a sequence's LASTVAL
+// included) or calls a stored function is refused (1970); another is
+// evaluated on the client's own connection — it cannot change anything —
+// and taken as an integer. KILL USER and KILL QUERY ID stay refused: they
+// could reach other proxy users' connections.
+func (k *Killer) evaluate(sql string, opts rewrite.Options, eval Evaluator) (*rewrite.Kill, error) {
+	m := killExpr.FindStringSubmatch(sql)
+	unsupported := refusal(wire.ErUnknown, "HY000", "only KILL [CONNECTION | QUERY] <connection id or expression> is supported "+
+		"through the proxy (KILL USER and KILL QUERY ID could reach other users' connections)")
+	if m == nil || m[2] == "" || eval == nil {
+		return nil, unsupported
+	}
+	switch w := strings.ToUpper(strings.Fields(m[2])[0]); {
+	case w == "USER", w == "ID" && strings.EqualFold(m[1], "QUERY"):
+		return nil, unsupported
+	}
+	query := "SELECT CAST((" + m[2] + ") AS SIGNED)"
+	a := k.engine.Analyze(query, opts)
+	if len(a.Statements) != 1 || a.Statements[0].Kind != "SELECT" {
+		return nil, unsupported
+	}
+	if st := a.Statements[0]; len(st.Reads) > 0 || st.Unprovable != "" || !builtinsOnly(st.Funcs) {
+		return nil, &rewrite.Refusal{Code: wire.ErSubqueriesNotSupported, State: "42000",
+			Message: "KILL does not support subqueries or stored functions"}
+	}
+	v, err := eval(query)
+	if err != nil {
+		return nil, err
+	}
+	var id int64
+	if v != nil {
+		id, _ = strconv.ParseInt(*v, 10, 64)
+	}
+	return &rewrite.Kill{Query: strings.EqualFold(m[1], "QUERY"), ID: uint64(id)}, nil
+}
+
+// builtinsOnly reports whether every function of funcs is one of the
+// server's own that a KILL's target may call; a name the proxy cannot tell
+// from a stored function's counts as stored (refused, as the server
+// refuses stored functions).
+func builtinsOnly(funcs []rewrite.Func) bool {
+	for _, f := range funcs {
+		if f.Schema != "" || !killBuiltins[strings.ToLower(f.Name)] {
+			return false
+		}
+	}
+	return true
+}
+
+// killBuiltins are functions a KILL's target expression may call.
+var killBuiltins = map[string]bool{
+	"connection_id": true, "abs": true, "floor": true, "ceil": true, "ceiling": true, "round": true, "truncate": true,
+	"mod": true, "greatest": true, "least": true, "if": true, "ifnull": true, "coalesce": true, "nullif": true,
+	"cast": true, "convert": true, "conv": true, "length": true, "char_length": true, "concat": true,
+	"substring": true, "substr": true, "left": true, "right": true, "lower": true, "upper": true, "hex": true,
+	"unhex": true, "sign": true, "pow": true, "power": true,
 }
 
 // ID translates a KILL of connection id (its statement only, for query)

@@ -148,7 +148,7 @@ func (s *Session) Plan(ctx context.Context, sql string, prepared bool) (*Plan, e
 		return nil, err
 	}
 	opts := s.options()
-	if stmt, ok, err := s.m.killer.Statement(s.user, sql, opts, prepared); ok {
+	if stmt, ok, err := s.m.killer.Statement(s.user, sql, opts, prepared, s.evaluator(ctx)); ok {
 		if err != nil {
 			return nil, err
 		}
@@ -171,6 +171,21 @@ func (s *Session) Plan(ctx context.Context, sql string, prepared bool) (*Plan, e
 	return p, nil
 }
 
+// evaluator evaluates a query on the session's upstream connection (see
+// Killer).
+func (s *Session) evaluator(ctx context.Context) Evaluator {
+	return func(q string) (*string, error) {
+		r, err := s.up.Query(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		if len(r.Rows) == 0 || len(r.Rows[0]) == 0 {
+			return nil, nil
+		}
+		return r.Rows[0][0], nil
+	}
+}
+
 // Split splits a multi-statement input that holds SANDBOX statements
 // (multi says the client may send several statements at once) into the
 // inputs to plan and run in turn: each SANDBOX statement alone, and each
@@ -185,7 +200,7 @@ func (s *Session) Split(ctx context.Context, sql string, multi bool) ([]string, 
 		return nil, err
 	}
 	opts := s.options()
-	if _, ok, _ := s.m.killer.Statement(s.user, sql, opts, false); ok {
+	if _, ok, _ := s.m.killer.Statement(s.user, sql, opts, false, nil); ok {
 		return nil, nil // Plan refuses it: KILL goes alone
 	}
 	pieces := rewrite.SplitStatements(sql, opts)

@@ -32,6 +32,7 @@ const (
 	ErTableDefChanged         uint16 = 1412 // ER_TABLE_DEF_CHANGED
 	ErConnectToForeignSource  uint16 = 1429 // ER_CONNECT_TO_FOREIGN_DATA_SOURCE
 	ErStatementTimeout        uint16 = 1969 // ER_STATEMENT_TIMEOUT (MariaDB: max_statement_time)
+	ErSubqueriesNotSupported  uint16 = 1970 // ER_SUBQUERIES_NOT_SUPPORTED (MariaDB: KILL)
 	ErQueryTimeout            uint16 = 3024 // ER_QUERY_TIMEOUT (MySQL: MAX_EXECUTION_TIME)
 	ErSecureTransportRequired uint16 = 3159 // ER_SECURE_TRANSPORT_REQUIRED (MySQL)
 )
