@@ -13,14 +13,14 @@ import (
 )
 
 // relayedCaps are the capabilities the proxy can pass between client and
-// upstream without looking inside packets differently. Left out on purpose:
-// compression, CLIENT_DEPRECATE_EOF (the relay always sees EOF packets, which
-// keeps cursor and result-set ends unambiguous), query attributes, and the
-// MariaDB extended capabilities (bulk, progress, metadata cache).
+// upstream: the relay follows both result-set layouts (with EOF packets,
+// and the OK packets of CLIENT_DEPRECATE_EOF). Left out for now:
+// compression, query attributes, and the MariaDB extended capabilities
+// (bulk, progress, metadata cache, extended metadata).
 const relayedCaps = wire.CapLongPassword | wire.CapFoundRows | wire.CapLongFlag | wire.CapConnectWithDB | wire.CapNoSchema |
 	wire.CapODBC | wire.CapLocalFiles | wire.CapIgnoreSpace | wire.CapProtocol41 | wire.CapInteractive | wire.CapIgnoreSigpipe |
 	wire.CapTransactions | wire.CapSecureConnection | wire.CapMultiStatements | wire.CapMultiResults | wire.CapPSMultiResults |
-	wire.CapPluginAuth | wire.CapConnectAttrs | wire.CapPluginAuthLenenc | wire.CapSessionTrack
+	wire.CapPluginAuth | wire.CapConnectAttrs | wire.CapPluginAuthLenenc | wire.CapSessionTrack | wire.CapDeprecateEOF
 
 // greeting is an upstream server's initial handshake packet.
 type greeting struct {

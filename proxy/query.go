@@ -54,10 +54,9 @@ func (b *backend) roundTrip(ctx context.Context, payload []byte, textRows bool) 
 		return nil, err
 	}
 	res := &textResult{}
-	resp := wire.NewResponse(wire.ShapeResults, false)
-	resp.Status = b.status
+	resp := b.response(wire.ShapeResults, false)
 	defer func() { b.status = resp.Status }()
-	first, cols, eofs := true, 0, 0
+	first, cols := true, 0
 	for !resp.Done() {
 		p, seq, err := wire.ReadPacket(b.r, nil, internalLimit)
 		if err != nil {
@@ -84,7 +83,7 @@ func (b *backend) roundTrip(ctx context.Context, payload []byte, textRows bool) 
 			}
 		case wire.KindColumnCount:
 			n, _, _ := wire.LenEnc(p)
-			cols, eofs = int(n), 0
+			cols = int(n)
 		case wire.KindColumnDef:
 			if first && textRows {
 				res.defs = append(res.defs, p)
@@ -97,10 +96,8 @@ func (b *backend) roundTrip(ctx context.Context, payload []byte, textRows bool) 
 				}
 				res.rows = append(res.rows, row)
 			}
-		case wire.KindEOF:
-			if eofs++; eofs == 2 {
-				first = false // the rows' EOF ends the first result set
-			}
+		case wire.KindEnd:
+			first = false // the first result set has ended
 		}
 	}
 	res.status = resp.Status
@@ -114,8 +111,7 @@ func (b *backend) prepare(ctx context.Context, sql string) (uint32, error) {
 	if err := b.send(append([]byte{wire.ComStmtPrepare}, sql...)); err != nil {
 		return 0, err
 	}
-	resp := wire.NewResponse(wire.ShapePrepare, false)
-	resp.Status = b.status
+	resp := b.response(wire.ShapePrepare, false)
 	defer func() { b.status = resp.Status }()
 	for !resp.Done() {
 		p, _, err := wire.ReadPacket(b.r, nil, internalLimit)

@@ -82,8 +82,7 @@ type answered struct {
 // without flushing what it leaves buffered at the end.
 func (r *relay) forward(a *answer) (answered, error) {
 	var out answered
-	resp := wire.NewResponse(a.shape, a.cursor)
-	resp.Status = r.be.status
+	resp := r.be.response(a.shape, a.cursor)
 	r.toClient.shift, r.toUpstream.shift = a.shift, -a.shift
 	defer func() { r.toClient.shift, r.toUpstream.shift, r.be.status = 0, 0, resp.Status }()
 	cut := false
@@ -163,13 +162,10 @@ func (r *relay) move(a *answer, kind wire.Kind, seq uint8, last bool) error {
 			}
 			return p
 		})
-	case last && a.more && (kind == wire.KindOK || kind == wire.KindEOF):
+	case last && a.more && (kind == wire.KindOK || kind == wire.KindEnd):
+		okLayout := kind == wire.KindOK || r.be.caps&wire.CapDeprecateEOF != 0
 		return r.rewrite(seq+a.shift, func(p []byte) []byte {
-			if st, ok := wire.OKStatus(p); ok && kind == wire.KindOK {
-				wire.SetStatus(p, st|wire.StatusMoreResults)
-			} else if st, ok := wire.EOFStatus(p); ok && kind == wire.KindEOF {
-				wire.SetStatus(p, st|wire.StatusMoreResults)
-			}
+			wire.AddStatus(p, wire.StatusMoreResults, okLayout)
 			return p
 		})
 	}
@@ -331,7 +327,8 @@ func (r *relay) writeResultSet(defs [][]byte, rows [][]*string, more bool) error
 			err = r.write(d)
 		}
 	}
-	if err == nil {
+	noEOF := r.be.caps&wire.CapDeprecateEOF != 0
+	if err == nil && !noEOF {
 		err = r.write(wire.AppendEOF(nil, st, 0))
 	}
 	for _, row := range rows {
@@ -339,7 +336,12 @@ func (r *relay) writeResultSet(defs [][]byte, rows [][]*string, more bool) error
 			err = r.write(wire.AppendTextRow(nil, row))
 		}
 	}
-	if err == nil {
+	if err == nil && noEOF {
+		// Rows end with an OK whose header is 0xFE.
+		end := wire.AppendOK(nil, 0, st, 0, "", false)
+		end[0] = wire.EOFHeader
+		err = r.write(end)
+	} else if err == nil {
 		err = r.write(wire.AppendEOF(nil, st, 0))
 	}
 	return err

@@ -63,6 +63,17 @@ type backend struct {
 
 func (b *backend) close() { _ = b.conn.Close() }
 
+// response follows an answer of shape on b, in the layout the session
+// negotiated (CLIENT_DEPRECATE_EOF or not).
+func (b *backend) response(shape wire.Shape, cursor bool) *wire.Response {
+	r := wire.NewResponse(shape, cursor)
+	if b.caps&wire.CapDeprecateEOF != 0 {
+		r.DeprecateEOF()
+	}
+	r.Status = b.status
+	return r
+}
+
 // dialBackend opens and authenticates an upstream connection. A refusal
 // by the server comes back as *mysql.MyError, as the server sent it.
 func dialBackend(ctx context.Context, p dialParams) (*backend, error) {

@@ -35,7 +35,8 @@ type Kind int
 const (
 	KindOK          Kind = iota // OK packet
 	KindErr                     // ERR packet: the response ends
-	KindEOF                     // EOF closing definitions or rows
+	KindEOF                     // EOF closing definitions (not sent under CLIENT_DEPRECATE_EOF)
+	KindEnd                     // the packet ending rows or a field list: EOF, or an OK (0xFE header) under CLIENT_DEPRECATE_EOF
 	KindLocalInfile             // the server asks for the client's LOAD DATA LOCAL file
 	KindColumnCount             // a result set's column count
 	KindColumnDef               // a column definition
@@ -68,9 +69,12 @@ const PrefixLen = 21
 type Response struct {
 	shape  Shape
 	cursor bool
-	state  int
-	left   uint64 // definitions left in the current block
-	cols   uint64 // a prepared statement's column definitions, after its parameters
+	// noEOF: the session negotiated CLIENT_DEPRECATE_EOF (see
+	// DeprecateEOF).
+	noEOF bool
+	state int
+	left  uint64 // definitions left in the current block
+	cols  uint64 // a prepared statement's column definitions, after its parameters
 	// Status is the server status of the last OK or EOF packet seen.
 	Status uint16
 	// Prepared is what COM_STMT_PREPARE_OK said (ShapePrepare).
@@ -100,6 +104,22 @@ func NewResponse(shape Shape, cursor bool) *Response {
 	return r
 }
 
+// DeprecateEOF follows the response as a session that negotiated
+// CLIENT_DEPRECATE_EOF gets it: no EOF closes definitions, and an OK packet
+// with a 0xFE header (shorter than a continued row) ends rows.
+func (r *Response) DeprecateEOF() *Response {
+	r.noEOF = true
+	return r
+}
+
+// isEnd reports whether a packet ends rows or a field list.
+func (r *Response) isEnd(first, length int) bool {
+	if r.noEOF {
+		return first == EOFHeader && length < MaxPayload
+	}
+	return IsEOF(first, length)
+}
+
 // Done reports whether the response has ended.
 func (r *Response) Done() bool { return r.state == stDone }
 
@@ -113,25 +133,30 @@ func (r *Response) Next(prefix []byte, length int) (Kind, error) {
 	if len(prefix) > 0 {
 		first = int(prefix[0])
 	}
-	eof := IsEOF(first, length)
 	switch r.state {
 	case stFirst:
 		return r.first(prefix, first, length)
 	case stColumnDefs:
 		if r.shape == ShapeFields {
-			return r.fieldList(prefix, first, eof)
+			return r.fieldList(prefix, first, length)
 		}
 		if r.left--; r.left == 0 {
 			r.state = stColumnEOF
+			if r.noEOF {
+				r.afterColumns()
+			}
 		}
 		return KindColumnDef, nil
 	case stParamDefs:
 		if r.left--; r.left == 0 {
 			r.state = stParamEOF
+			if r.noEOF {
+				r.startColumns(r.cols, stDone)
+			}
 		}
 		return KindParamDef, nil
 	case stParamEOF:
-		if !eof {
+		if !IsEOF(first, length) {
 			return 0, malformed("end of parameter definitions")
 		}
 		if err := r.eofStatus(prefix); err != nil {
@@ -140,39 +165,50 @@ func (r *Response) Next(prefix []byte, length int) (Kind, error) {
 		r.startColumns(r.cols, stDone)
 		return KindEOF, nil
 	case stColumnEOF:
-		if !eof {
+		if !IsEOF(first, length) {
 			return 0, malformed("end of column definitions")
 		}
 		if err := r.eofStatus(prefix); err != nil {
 			return 0, err
 		}
-		switch {
-		case r.shape == ShapePrepare:
-			r.state = stDone
-		case r.cursor && r.Status&StatusCursorExists != 0:
+		r.afterColumns()
+		if r.state == stRows && r.cursor && r.Status&StatusCursorExists != 0 {
 			r.state = stDone // rows come with COM_STMT_FETCH
-		default:
-			r.state = stRows
 		}
 		return KindEOF, nil
 	case stRows:
-		switch {
-		case first == ErrHeader:
-			r.state = stDone
-			return KindErr, nil
-		case eof:
-			if err := r.eofStatus(prefix); err != nil {
-				return 0, err
-			}
-			r.state = stDone
-			if r.shape == ShapeResults && r.Status&StatusMoreResults != 0 {
-				r.state = stFirst
-			}
-			return KindEOF, nil
-		}
-		return KindRow, nil
+		return r.row(prefix, first, length)
 	}
 	return 0, malformed("packet after the end of the response")
+}
+
+// afterColumns moves past a block of column definitions: a prepared
+// statement's response ends, a result set's rows follow.
+func (r *Response) afterColumns() {
+	if r.shape == ShapePrepare {
+		r.state = stDone
+		return
+	}
+	r.state = stRows
+}
+
+// row classifies a packet where rows go: a row, or what ends them.
+func (r *Response) row(prefix []byte, first, length int) (Kind, error) {
+	switch {
+	case first == ErrHeader:
+		r.state = stDone
+		return KindErr, nil
+	case r.isEnd(first, length):
+		if err := r.endStatus(prefix); err != nil {
+			return 0, err
+		}
+		r.state = stDone
+		if r.shape == ShapeResults && r.Status&StatusMoreResults != 0 {
+			r.state = stFirst
+		}
+		return KindEnd, nil
+	}
+	return KindRow, nil
 }
 
 // first classifies the packet that starts an answer.
@@ -246,14 +282,14 @@ func (r *Response) prepareOK(prefix []byte, first int) (Kind, error) {
 }
 
 // fieldList classifies a packet of a COM_FIELD_LIST response.
-func (r *Response) fieldList(prefix []byte, first int, eof bool) (Kind, error) {
+func (r *Response) fieldList(prefix []byte, first, length int) (Kind, error) {
 	switch {
 	case first == ErrHeader:
 		r.state = stDone
 		return KindErr, nil
-	case eof:
+	case r.isEnd(first, length):
 		r.state = stDone
-		return KindEOF, r.eofStatus(prefix)
+		return KindEnd, r.endStatus(prefix)
 	}
 	return KindColumnDef, nil
 }
@@ -266,6 +302,20 @@ func (r *Response) startColumns(n uint64, none int) {
 		return
 	}
 	r.state, r.left = stColumnDefs, n
+}
+
+// endStatus records the status of the packet ending rows: an EOF, or an
+// OK under CLIENT_DEPRECATE_EOF.
+func (r *Response) endStatus(prefix []byte) error {
+	if !r.noEOF {
+		return r.eofStatus(prefix)
+	}
+	st, ok := OKStatus(prefix)
+	if !ok {
+		return malformed("OK packet ending rows")
+	}
+	r.Status = st
+	return nil
 }
 
 // eofStatus records the status of an EOF packet.

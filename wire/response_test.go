@@ -57,26 +57,26 @@ func TestResponseShapes(t *testing.T) {
 		{"OK", ShapeResults, false, [][]byte{okDone}, K(KindOK), 0, StatusAutocommit},
 		{"ERR", ShapeResults, false, [][]byte{errPkt}, K(KindErr), 0, 0},
 		{"result set", ShapeResults, false, [][]byte{colCount, colDef, colDef, eofDone, row, row, eofDone, okDone},
-			K(KindColumnCount, KindColumnDef, KindColumnDef, KindEOF, KindRow, KindRow, KindEOF), 6, StatusAutocommit},
+			K(KindColumnCount, KindColumnDef, KindColumnDef, KindEOF, KindRow, KindRow, KindEnd), 6, StatusAutocommit},
 		{"empty result set", ShapeResults, false, [][]byte{colCount, colDef, colDef, eofDone, eofDone},
-			K(KindColumnCount, KindColumnDef, KindColumnDef, KindEOF, KindEOF), 4, StatusAutocommit},
+			K(KindColumnCount, KindColumnDef, KindColumnDef, KindEOF, KindEnd), 4, StatusAutocommit},
 		{"error after rows", ShapeResults, false, [][]byte{colCount, colDef, colDef, eofDone, row, errPkt},
 			K(KindColumnCount, KindColumnDef, KindColumnDef, KindEOF, KindRow, KindErr), 5, StatusAutocommit},
 		{"multiple results", ShapeResults, false, [][]byte{okMore, colCount, colDef, colDef, eofDone, row, eofMore, okDone},
-			K(KindOK, KindColumnCount, KindColumnDef, KindColumnDef, KindEOF, KindRow, KindEOF, KindOK), 7, StatusAutocommit},
+			K(KindOK, KindColumnCount, KindColumnDef, KindColumnDef, KindEOF, KindRow, KindEnd, KindOK), 7, StatusAutocommit},
 		{"LOCAL INFILE then OK", ShapeResults, false, [][]byte{infile, okDone}, K(KindLocalInfile, KindOK), 1, StatusAutocommit},
 		{"cursor opened", ShapeResults, true, [][]byte{colCount, colDef, colDef, eofCurs, row},
 			K(KindColumnCount, KindColumnDef, KindColumnDef, KindEOF), 3, StatusAutocommit | StatusCursorExists},
 		{"cursor asked, none opened", ShapeResults, true, [][]byte{colCount, colDef, colDef, eofDone, row, eofDone},
-			K(KindColumnCount, KindColumnDef, KindColumnDef, KindEOF, KindRow, KindEOF), 5, StatusAutocommit},
+			K(KindColumnCount, KindColumnDef, KindColumnDef, KindEOF, KindRow, KindEnd), 5, StatusAutocommit},
 		{"prepare", ShapePrepare, false, [][]byte{prepOK, colDef, eofDone, colDef, colDef, eofDone, okDone},
 			K(KindPrepareOK, KindParamDef, KindEOF, KindColumnDef, KindColumnDef, KindEOF), 5, StatusAutocommit},
 		{"prepare, nothing to define", ShapePrepare, false, [][]byte{{OKHeader, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 			K(KindPrepareOK), 0, 0},
 		{"prepare refused", ShapePrepare, false, [][]byte{errPkt}, K(KindErr), 0, 0},
-		{"fetch", ShapeRows, false, [][]byte{row, row, eofDone}, K(KindRow, KindRow, KindEOF), 2, StatusAutocommit},
+		{"fetch", ShapeRows, false, [][]byte{row, row, eofDone}, K(KindRow, KindRow, KindEnd), 2, StatusAutocommit},
 		{"fetch error", ShapeRows, false, [][]byte{row, errPkt}, K(KindRow, KindErr), 1, 0},
-		{"field list", ShapeFields, false, [][]byte{colDef, colDef, eofDone}, K(KindColumnDef, KindColumnDef, KindEOF), 2, StatusAutocommit},
+		{"field list", ShapeFields, false, [][]byte{colDef, colDef, eofDone}, K(KindColumnDef, KindColumnDef, KindEnd), 2, StatusAutocommit},
 		{"field list error", ShapeFields, false, [][]byte{errPkt}, K(KindErr), 0, 0},
 		{"single OK", ShapeSingle, false, [][]byte{okDone}, K(KindOK), 0, StatusAutocommit},
 		{"single string", ShapeSingle, false, [][]byte{[]byte("Uptime: 5")}, K(KindOther), 0, 0},
@@ -98,6 +98,66 @@ func TestResponseShapes(t *testing.T) {
 	_, _, r, _ := walk(ShapePrepare, false, prepOK)
 	if r.Prepared != (PrepareOK{ID: 7, Columns: 2, Params: 1}) {
 		t.Errorf("prepared %+v", r.Prepared)
+	}
+}
+
+// TestResponseDeprecateEOF: under CLIENT_DEPRECATE_EOF no EOF closes
+// definitions, an OK with a 0xFE header ends rows (a row of 16 MiB or more
+// starting with 0xFE is still a row), and a cursor's definitions end with
+// that OK.
+func TestResponseDeprecateEOF(t *testing.T) {
+	K := func(k ...Kind) []Kind { return k }
+	end := append([]byte{EOFHeader}, AppendOK(nil, 0, StatusAutocommit, 0, "", false)[1:]...)
+	endMore := append([]byte{EOFHeader}, AppendOK(nil, 0, StatusAutocommit|StatusMoreResults, 0, "", false)[1:]...)
+	endCursor := append([]byte{EOFHeader}, AppendOK(nil, 0, StatusAutocommit|StatusCursorExists, 0, "", false)[1:]...)
+	tests := []struct {
+		name   string
+		shape  Shape
+		cursor bool
+		pkts   [][]byte
+		want   []Kind
+		end    int
+		status uint16
+	}{
+		{"result set", ShapeResults, false, [][]byte{colCount, colDef, colDef, row, end},
+			K(KindColumnCount, KindColumnDef, KindColumnDef, KindRow, KindEnd), 4, StatusAutocommit},
+		{"empty result set, more results", ShapeResults, false, [][]byte{colCount, colDef, colDef, endMore, okDone},
+			K(KindColumnCount, KindColumnDef, KindColumnDef, KindEnd, KindOK), 4, StatusAutocommit},
+		{"cursor", ShapeResults, true, [][]byte{colCount, colDef, colDef, endCursor},
+			K(KindColumnCount, KindColumnDef, KindColumnDef, KindEnd), 3, StatusAutocommit | StatusCursorExists},
+		{"prepare", ShapePrepare, false, [][]byte{prepOK, colDef, colDef, colDef, okDone},
+			K(KindPrepareOK, KindParamDef, KindColumnDef, KindColumnDef), 3, 0},
+		{"fetch", ShapeRows, false, [][]byte{row, end}, K(KindRow, KindEnd), 1, StatusAutocommit},
+		{"field list", ShapeFields, false, [][]byte{colDef, end}, K(KindColumnDef, KindEnd), 1, StatusAutocommit},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewResponse(tt.shape, tt.cursor).DeprecateEOF()
+			var kinds []Kind
+			last := -1
+			for i, p := range tt.pkts {
+				k, err := r.Next(p[:min(len(p), PrefixLen)], len(p))
+				if err != nil {
+					t.Fatal(err)
+				}
+				kinds = append(kinds, k)
+				if r.Done() {
+					last = i
+					break
+				}
+			}
+			if !equalKinds(kinds, tt.want) || last != tt.end || r.Status != tt.status {
+				t.Errorf("kinds %v end %d status %#x; want %v end %d status %#x", kinds, last, r.Status, tt.want, tt.end, tt.status)
+			}
+		})
+	}
+	// A row whose first value is 16 MiB or more starts with 0xFE too.
+	r := NewResponse(ShapeResults, false).DeprecateEOF()
+	for _, p := range [][]byte{colCount, colDef, colDef} {
+		_, _ = r.Next(p, len(p))
+	}
+	if k, err := r.Next([]byte{EOFHeader, 0, 0, 0, 1}, MaxPayload); err != nil || k != KindRow {
+		t.Errorf("a continued row: %v %v", k, err)
 	}
 }
 

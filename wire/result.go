@@ -65,22 +65,20 @@ func EOFStatus(p []byte) (uint16, bool) {
 	return binary.LittleEndian.Uint16(p[3:]), true
 }
 
-// SetStatus replaces the status flags of an OK or EOF payload in place;
-// false means p is neither.
-func SetStatus(p []byte, st uint16) bool {
-	var at int
-	switch {
-	case len(p) >= 5 && IsEOF(int(p[0]), len(p)):
-		at = 3 // header, warnings, status
-	case len(p) > 0 && p[0] == OKHeader:
+// AddStatus sets the status flags flags in an OK payload (okLayout: a
+// 0x00 or 0xFE header, then affected rows and insert id) or an EOF payload
+// in place; false means p is too short to be one.
+func AddStatus(p []byte, flags uint16, okLayout bool) bool {
+	at := 3 // EOF: header, warnings, status
+	if okLayout {
 		var ok bool
 		if at, ok = okStatusAt(p); !ok {
 			return false
 		}
-	default:
+	} else if len(p) < 5 {
 		return false
 	}
-	binary.LittleEndian.PutUint16(p[at:], st)
+	binary.LittleEndian.PutUint16(p[at:], binary.LittleEndian.Uint16(p[at:])|flags)
 	return true
 }
 
