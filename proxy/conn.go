@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -184,11 +185,19 @@ type clientConn struct {
 	rowCap, rows int64
 }
 
-func newClientConn(srv *Server, log *zap.Logger, st *connState, client net.Conn, be *backend) *clientConn {
-	c := &clientConn{srv: srv, log: log, state: st, client: client, be: be,
-		cr: bufio.NewReaderSize(client, clientReadBuf),
-		cw: bufio.NewWriterSize(&deadlineWriter{conn: client, timeout: srv.cfg.WriteTimeout}, clientWriteBuf)}
+// newClientConn starts the command loop's state of a client logged in
+// with capabilities caps on client, with its upstream connection be.
+func newClientConn(srv *Server, log *zap.Logger, st *connState, client net.Conn, be *backend, caps uint32) *clientConn {
+	c := &clientConn{srv: srv, log: log, state: st, client: client, be: be, caps: caps}
+	var r io.Reader = client
+	var w io.Writer = &deadlineWriter{conn: client, timeout: srv.cfg.WriteTimeout}
+	if caps&wire.CapCompress != 0 {
+		seq := &compSeq{}
+		r, w = &compReader{src: r, seq: seq}, &compWriter{dst: w, seq: seq}
+	}
+	c.cr, c.cw = bufio.NewReaderSize(r, clientReadBuf), bufio.NewWriterSize(w, clientWriteBuf)
 	c.out = newRelay(be, c.cr, c.cw, func() { st.work(srv.cfg.IdleTimeout) })
+	c.out.sessionTrack = caps&wire.CapSessionTrack != 0
 	return c
 }
 

@@ -14,9 +14,10 @@ import (
 
 // relayedCaps are the capabilities the proxy can pass between client and
 // upstream: the relay follows both result-set layouts (with EOF packets,
-// and the OK packets of CLIENT_DEPRECATE_EOF). Left out for now:
-// compression, query attributes, and the MariaDB extended capabilities
-// (bulk, progress, metadata cache, extended metadata).
+// and the OK packets of CLIENT_DEPRECATE_EOF). Compression is not relayed:
+// the proxy compresses for the client itself (compress.go) and talks plain
+// upstream. Left out for now: query attributes and the MariaDB extended
+// capabilities (bulk, progress, metadata cache, extended metadata).
 const relayedCaps = wire.CapLongPassword | wire.CapFoundRows | wire.CapLongFlag | wire.CapConnectWithDB | wire.CapNoSchema |
 	wire.CapODBC | wire.CapLocalFiles | wire.CapIgnoreSpace | wire.CapProtocol41 | wire.CapInteractive | wire.CapIgnoreSigpipe |
 	wire.CapTransactions | wire.CapSecureConnection | wire.CapMultiStatements | wire.CapMultiResults | wire.CapPSMultiResults |
@@ -91,7 +92,8 @@ func parseGreeting(p []byte) (*greeting, error) {
 // clientCaps is what the proxy advertises to clients for an upstream
 // advertising upstreamCaps.
 func clientCaps(upstreamCaps uint32, tls bool) uint32 {
-	c := upstreamCaps&relayedCaps | wire.CapProtocol41 | wire.CapSecureConnection | wire.CapPluginAuth
+	// Compression is the proxy's own, between it and the client.
+	c := upstreamCaps&relayedCaps | wire.CapProtocol41 | wire.CapSecureConnection | wire.CapPluginAuth | wire.CapCompress
 	if tls {
 		c |= wire.CapSSL
 	}

@@ -516,9 +516,8 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 		client = outer
 	}
 	_ = nc.SetDeadline(time.Time{})
-	sess := newClientConn(s, log, st, client, l.be)
-	sess.caps, sess.acct, sess.collation = sc.Capability(), l.acct, sc.Charset()
-	sess.sbx, sess.out.sessionTrack = l.sbx, sess.caps&wire.CapSessionTrack != 0
+	sess := newClientConn(s, log, st, client, l.be, sc.Capability())
+	sess.acct, sess.collation, sess.sbx = l.acct, sc.Charset(), l.sbx
 	gc.handshakeDone()
 	st.attach(l.be, l.acct.name, gc.connID)
 	return sess, nil
