@@ -469,7 +469,11 @@ func (s *Session) diagnostics(ctx context.Context, sql string) (*Reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Reply{Columns: []string{"Level", "Code", "Message"}}
+	// The server's own column definitions: Code is an integer.
+	rep := &Reply{Defs: r.Columns}
+	if len(r.Columns) != 3 {
+		rep = &Reply{Columns: []string{"Level", "Code", "Message"}}
+	}
 	for _, row := range r.Rows {
 		if len(row) == 3 && row[2] != nil {
 			m := s.unmap(*row[2])
