@@ -141,10 +141,13 @@ func (c *fakeUpConn) authenticate(user, plugin string, auth []byte) bool {
 	}
 	salt := c.salt
 	if plugin != a.plugin {
+		req := authSwitchRequest(a.plugin, salt)
 		if a.plugin == authEd25519 {
+			// MariaDB's ed25519 sends a fresh 32-byte nonce, unterminated.
 			salt = scrambleBytes(32)
+			req = append(append([]byte{wire.EOFHeader}, a.plugin+"\x00"...), salt...)
 		}
-		c.write(authSwitchRequest(a.plugin, salt))
+		c.write(req)
 		var ok bool
 		if auth, ok = c.read(); !ok {
 			return false
