@@ -221,6 +221,9 @@ func (l *clientLogin) authLocal() error {
 		if ok, err = l.cachingSha2(ok, salt); err != nil {
 			return err
 		}
+		if ok {
+			l.srv.sha2Cache.Store(a, struct{}{})
+		}
 	}
 	if !ok {
 		l.srv.m.AuthFailures.Inc()
@@ -231,12 +234,13 @@ func (l *clientLogin) authLocal() error {
 }
 
 // cachingSha2 completes caching_sha2_password for a configured account
-// whose scramble check gave fast: fast authentication when it matched,
-// else full authentication, as MySQL falls back to it (some clients hash
-// the switch request's trailing NUL too): the password in clear over TLS,
-// RSA-encrypted with the proxy's key otherwise.
-func (l *clientLogin) cachingSha2(fast bool, salt []byte) (bool, error) {
-	if fast {
+// whose scramble check gave match, as MySQL does: fast authentication when
+// the scramble matched and the account logged in since the proxy started
+// (its cache), else full authentication (some clients also hash the switch
+// request's trailing NUL, whose scramble never matches): the password in
+// clear over TLS, RSA-encrypted with the proxy's key otherwise.
+func (l *clientLogin) cachingSha2(match bool, salt []byte) (bool, error) {
+	if _, cached := l.srv.sha2Cache.Load(l.acct); match && cached {
 		return true, l.send([]byte{0x01, 0x03})
 	}
 	if err := l.send([]byte{0x01, 0x04}); err != nil {

@@ -58,6 +58,9 @@ type Server struct {
 	// authentication from clients without TLS (relayauth.go).
 	rsaKey   *rsa.PrivateKey
 	accounts map[string]*account
+	// sha2Cache holds the configured caching_sha2_password accounts that
+	// completed a full authentication: they get the fast one from then on.
+	sha2Cache sync.Map
 
 	cmdCount [256]prometheus.Counter
 	cmdTime  [256]prometheus.Observer
