@@ -142,6 +142,9 @@ func (c *fakeUpConn) authenticate(user, plugin string, auth []byte) bool {
 	salt := c.salt
 	if plugin != a.plugin {
 		req := authSwitchRequest(a.plugin, salt)
+		if a.plugin == authOldPassword {
+			req = []byte{wire.EOFHeader} // MariaDB's old switch request
+		}
 		if a.plugin == authEd25519 {
 			// MariaDB's ed25519 sends a fresh 32-byte nonce, unterminated.
 			salt = scrambleBytes(32)
@@ -162,6 +165,8 @@ func (c *fakeUpConn) authenticate(user, plugin string, auth []byte) bool {
 		ok = err == nil && bytes.Equal(auth, want) || a.password == "" && len(auth) == 0
 	case AuthCachingSha2Password:
 		return c.cachingSha2(user, a, auth, salt)
+	case authOldPassword:
+		ok = bytes.Equal(auth, oldScrambleStub(salt, a.password))
 	}
 	if !ok {
 		return c.deny(user, len(auth) > 0)
@@ -247,4 +252,12 @@ func upstreamDenied(user string, usingPassword bool) string {
 		using = "YES"
 	}
 	return fmt.Sprintf("Access denied for user '%s'@'127.0.0.1' (using password: %s)", user, using)
+}
+
+// oldScrambleStub stands for mysql_old_password's answer in the fake
+// (the relay carries it without reading it): 8 bytes of salt and
+// password, NUL-terminated.
+func oldScrambleStub(salt []byte, password string) []byte {
+	h := sha1.Sum(append(append([]byte(nil), salt[:8]...), password...))
+	return append(h[:8], 0)
 }

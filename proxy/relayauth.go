@@ -136,6 +136,11 @@ func (b *backend) relayAuth(peer authPeer, plugin string, salt []byte, key *rsa.
 // authSwitch reads an upstream's auth switch request, refusing plugins
 // that send the password in clear over an upstream link without TLS.
 func (b *backend) authSwitch(p []byte) (plugin string, salt []byte, err error) {
+	if len(p) == 1 {
+		// The old switch request, to mysql_old_password over the
+		// greeting's scramble (MariaDB sends it for a pre-4.1 hash).
+		return authOldPassword, append([]byte(nil), b.greeting.salt...), nil
+	}
 	rest := p[1:]
 	i := indexNul(rest)
 	if i < 0 {

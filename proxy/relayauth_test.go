@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"strings"
@@ -297,6 +298,9 @@ func TestRelayedLoginSandboxGrants(t *testing.T) {
 	if err != nil {
 		t.Fatalf("dave+box: %v", err)
 	}
+	if p, _ := cl.query("SELECT 1"); p[0][0] == wire.ErrHeader {
+		t.Fatalf("query as dave: % x", p[0])
+	}
 	if len(h.srv.Threads("dave")) != 1 {
 		t.Fatalf("dave's threads %v", h.srv.Threads("dave"))
 	}
@@ -309,5 +313,94 @@ func TestRelayedLoginSandboxGrants(t *testing.T) {
 	}
 	if !cl.closed() {
 		t.Fatal("connection open after a refused COM_CHANGE_USER")
+	}
+}
+
+// TestRelayedPassthroughKill: in passthrough mode a session logged in as
+// an account the proxy does not configure is policed by the server: KILL
+// of another session's greeting id goes upstream translated to its thread,
+// any other id goes as it is, and the server answers (1095 without the
+// privilege); a configured user still reaches only its own sessions. In
+// the sandboxing modes relayed users are kept to their own too.
+func TestRelayedPassthroughKill(t *testing.T) {
+	h := newHarness(t, passthrough)
+	h.up.addAccount("bob", "b-pw", "")
+	victim := h.client("")
+	bob, _, err := rawLogin(t, h, "bob", "b-pw", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, _ := victim.query("SELECT 1"); p[0][0] != wire.OKHeader {
+		t.Fatal("victim's query")
+	}
+	h.up.script = func(c *fakeUpConn, cmd byte, arg []byte) bool {
+		if cmd == wire.ComQuery && strings.HasPrefix(string(arg), "KILL") && c.user == "bob" {
+			c.err(wire.ErKillDenied, "HY000", "You are not owner of thread 101")
+			return true
+		}
+		return false
+	}
+	var gid uint32
+	h.srv.connsMu.Lock()
+	for c := range h.srv.conns {
+		c.mu.Lock()
+		if c.user == "app" {
+			gid = c.greetingID
+		}
+		c.mu.Unlock()
+	}
+	h.srv.connsMu.Unlock()
+	for _, q := range []string{fmt.Sprintf("KILL %d", gid), "KILL QUERY 4242"} {
+		got, _ := bob.query(q)
+		if e := wire.ParseErr(got[0]); e.Code != wire.ErKillDenied {
+			t.Fatalf("%s by bob: %v, want the server's 1095", q, e)
+		}
+	}
+	kills := h.up.queries("KILL")
+	if len(kills) != 2 || !strings.HasPrefix(kills[0], "KILL CONNECTION 1") || kills[1] != "KILL QUERY 4242" {
+		t.Fatalf("upstream got %q", kills)
+	}
+	if !h.srv.serverPolices("bob") || h.srv.serverPolices("app") {
+		t.Fatal("serverPolices: bob is the server's to police, app the proxy's")
+	}
+	h2 := newHarness(t, func(c *Config) { c.Mode = "explicit" })
+	if h2.srv.serverPolices("bob") {
+		t.Fatal("a relayed user in a sandboxing mode is policed by the server")
+	}
+}
+
+// TestRelayedOldAuthSwitch: MariaDB's one-byte switch request to
+// mysql_old_password (an account with a pre-4.1 hash) is relayed, and the
+// client's answer with it.
+func TestRelayedOldAuthSwitch(t *testing.T) {
+	h := newHarness(t, passthrough)
+	h.up.addAccount("old", "o-pw", authOldPassword)
+	nc, err := net.Dial("tcp", h.srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
+	r := bufio.NewReader(nc)
+	p, _, err := wire.ReadPacket(r, nil, 1<<16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := parseGreeting(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := handshakeResponse(testClientCaps, "old", nativeScramble(g.salt, "o-pw"), "", AuthNativePassword, nil)
+	if _, err := nc.Write(testPacket(1, resp)); err != nil {
+		t.Fatal(err)
+	}
+	if sw, seq, err := wire.ReadPacket(r, nil, 1<<16); err != nil || seq != 2 || len(sw) != 1 || sw[0] != wire.EOFHeader {
+		t.Fatalf("switch % x seq %d, %v; want the one-byte request as packet 2", sw, seq, err)
+	}
+	if _, err := nc.Write(testPacket(3, oldScrambleStub(g.salt, "o-pw"))); err != nil {
+		t.Fatal(err)
+	}
+	if ok, seq, err := wire.ReadPacket(r, nil, 1<<16); err != nil || seq != 4 || ok[0] != wire.OKHeader {
+		t.Fatalf("answer % x seq %d, %v; want OK as packet 4", ok, seq, err)
 	}
 }

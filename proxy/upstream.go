@@ -32,6 +32,8 @@ const (
 	authEd25519        = "client_ed25519"
 	// authDialog is MariaDB's PAM dialog, which sends the password in clear.
 	authDialog = "dialog"
+	// authOldPassword is the pre-4.1 scramble, relayed only.
+	authOldPassword = "mysql_old_password"
 )
 
 // dialParams describes one upstream connection to open.
