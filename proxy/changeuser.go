@@ -75,7 +75,7 @@ func (c *clientConn) changeUserRelayed(req *changeUserReq) error {
 	ok, err := c.be.relayChangeUser(req, acct.upstreamUser, collation, attrs, changeUserPeer{c}, c.srv.rsaKey, c.srv.cfg.ConnectTimeout)
 	if err != nil {
 		var me *mysql.MyError
-		if errors.As(err, &me) {
+		if errors.As(err, &me) && me.Code == wire.ErAccessDenied {
 			c.srv.m.AuthFailures.Inc()
 		}
 		return c.changeUserFailed(err)

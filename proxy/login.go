@@ -316,7 +316,9 @@ func (l *clientLogin) loginRelayed() ([]byte, error) {
 	if err != nil {
 		var me *mysql.MyError
 		if errors.As(err, &me) {
-			l.srv.m.AuthFailures.Inc()
+			if me.Code == wire.ErAccessDenied {
+				l.srv.m.AuthFailures.Inc()
+			}
 			l.log.Debug("upstream refused relayed login", zap.String("user", l.acct.name), zap.Error(err))
 			return nil, l.fail(me)
 		}
