@@ -2,15 +2,12 @@ package proxy
 
 import (
 	"context"
-	"crypto/tls"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
-	"github.com/go-mysql-org/go-mysql/server"
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
@@ -18,7 +15,10 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
-// account is a proxy login and the upstream credentials it maps to.
+// account is a proxy login and the upstream credentials it maps to: a
+// configured one (the upstream account, users:), which the proxy
+// authenticates, or a relayed one (relayedAccount), an upstream account of
+// the login's name that the upstream authenticates.
 type account struct {
 	name             string
 	password         string
@@ -26,6 +26,9 @@ type account struct {
 	upstreamUser     string
 	upstreamPassword string
 	mode             string
+	// relayed marks an account the proxy does not know: its login and
+	// COM_CHANGE_USER are relayed to the upstream (relayauth.go).
+	relayed bool
 }
 
 // buildAccounts returns the proxy's logins: the upstream account itself,
@@ -49,78 +52,6 @@ func buildAccounts(cfg *Config) map[string]*account {
 		accts[u.Name] = a
 	}
 	return accts
-}
-
-// login implements go-mysql's AuthenticationHandler and Handler for one
-// client handshake. After a successful check of the client's password it
-// opens the upstream connection, so upstream refusals (unknown database,
-// too many connections) reach the client as its login result.
-type login struct {
-	ctx  context.Context
-	srv  *Server
-	log  *zap.Logger
-	acct *account
-	db   string
-	// pre is the upstream connection opened before the client was
-	// greeted (see openBackend), be the same once logged in.
-	pre *backend
-	be  *backend
-	// tag is the sandbox named in the login (appuser+sandbox).
-	tag string
-	sbx *session.Session
-}
-
-var _ server.AuthenticationHandler = (*login)(nil)
-var _ server.Handler = (*login)(nil)
-
-// GetCredential returns the account's password. Unknown users get an
-// unguessable one, so they fail with 1045 like a wrong password, as on MySQL.
-func (l *login) GetCredential(username string) (server.Credential, bool, error) {
-	if a, tag, ok := l.srv.lookupAccount(username); ok {
-		l.acct, l.tag = a, tag
-		return server.Credential{Passwords: []string{a.password}, AuthPluginName: a.plugin}, true, nil
-	}
-	// Same plugin as the default account, so the exchange does not reveal
-	// which names exist.
-	return server.Credential{Passwords: []string{hex.EncodeToString(mysql.RandomBuf(16))},
-		AuthPluginName: l.srv.cfg.AuthPlugin}, true, nil
-}
-
-// OnAuthSuccess enforces TLS when required and connects upstream.
-func (l *login) OnAuthSuccess(c *server.Conn) error {
-	if _, isTLS := c.Conn.Conn.(*tls.Conn); l.srv.cfg.TLSRequired && !isTLS {
-		return newError(wire.ErSecureTransportRequired, "HY000",
-			"Connections using insecure transport are prohibited while --tls-required is set on sqlfork-proxy")
-	}
-	if err := l.srv.internalDB(l.acct, l.db); err != nil {
-		return err
-	}
-	be := l.pre
-	l.pre = nil
-	err := be.login(l.ctx, l.srv.dialParams(l.acct, l.db, c.Charset(), c.Capability(), l.srv.upstreamAttrs(c.Attributes(), c)))
-	if err != nil {
-		be.close()
-		var me *mysql.MyError
-		if errors.As(err, &me) {
-			l.log.Info("upstream refused login", zap.String("user", l.acct.upstreamUser), zap.Error(err))
-			return me
-		}
-		l.srv.m.UpstreamConnectFails.Inc()
-		l.log.Warn("upstream connect failed", zap.Error(err))
-		return upstreamDown(l.srv.cfg.Upstream, err)
-	}
-	l.srv.remember(be.greeting)
-	c.SetStatus(be.status)
-	l.be = be
-	sbx, err := l.srv.openSandbox(l.ctx, l.acct, l.tag, c.Attributes(), c.ConnectionID(), be, l.db, l.log)
-	if err != nil {
-		be.close()
-		l.be = nil
-		l.log.Info("sandbox refused login", zap.Error(err))
-		return clientError(err)
-	}
-	l.sbx = sbx
-	return nil
 }
 
 // internalDB refuses a sandboxing account's login or change of user into
@@ -185,39 +116,6 @@ func (s *Server) openSandbox(ctx context.Context, a *account, tag string, attrs 
 	s.countGuardrail(err)
 	return sbx, err
 }
-
-// OnAuthFailure counts a refused login.
-func (l *login) OnAuthFailure(c *server.Conn, err error) {
-	l.srv.m.AuthFailures.Inc()
-	l.log.Debug("client login refused", zap.String("user", c.GetUser()), zap.Error(err))
-}
-
-// UseDB records the client's initial database.
-func (l *login) UseDB(db string) error { l.db = db; return nil }
-
-// HandleQuery is never called: the proxy runs its own command loop.
-func (l *login) HandleQuery(string) (*mysql.Result, error) { return nil, errNotInHandshake }
-
-// HandleFieldList is never called.
-func (l *login) HandleFieldList(string, string) ([]*mysql.Field, error) {
-	return nil, errNotInHandshake
-}
-
-// HandleStmtPrepare is never called.
-func (l *login) HandleStmtPrepare(string) (int, int, any, error) { return 0, 0, nil, errNotInHandshake }
-
-// HandleStmtExecute is never called.
-func (l *login) HandleStmtExecute(any, string, []any) (*mysql.Result, error) {
-	return nil, errNotInHandshake
-}
-
-// HandleStmtClose is never called.
-func (l *login) HandleStmtClose(any) error { return errNotInHandshake }
-
-// HandleOtherCommand is never called.
-func (l *login) HandleOtherCommand(byte, []byte) error { return errNotInHandshake }
-
-var errNotInHandshake = errors.New("sqlfork-proxy: command handled outside go-mysql")
 
 // upstreamDown is the error a client gets when the upstream can't be reached.
 func upstreamDown(addr string, err error) *mysql.MyError {

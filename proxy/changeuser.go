@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"time"
@@ -12,9 +13,11 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
-// changeUser handles COM_CHANGE_USER: the proxy authenticates the client
-// against its own accounts, then changes the upstream session to the mapped
-// upstream account. A failure closes the connection.
+// changeUser handles COM_CHANGE_USER: to a configured account the proxy
+// authenticates the client itself, then changes the upstream session to
+// the mapped upstream account; to any other account it relays the change
+// and its authentication to the upstream, which decides
+// (changeUserRelayed). A failure closes the connection.
 func (c *clientConn) changeUser() error {
 	p, err := c.readCommand(handshakeLimit)
 	if err != nil {
@@ -30,13 +33,16 @@ func (c *clientConn) changeUser() error {
 			"Client does not support authentication protocol requested by server; consider upgrading MariaDB client"))
 		return errSessionEnd
 	}
+	if _, _, known := c.srv.lookupAccount(req.user); !known {
+		return c.changeUserRelayed(req)
+	}
 	acct, tag, ok, err := c.checkChangeUser(req)
 	if err != nil || !ok {
 		return err
 	}
-	collation := c.collation
-	if req.hasCollation {
-		collation = req.collation
+	collation := req.collation
+	if !req.hasCollation {
+		collation = c.collation
 	}
 	attrs := c.srv.upstreamAttrs(req.attrs, c.client)
 	// From here the connection is the new user's (a failure below ends
@@ -46,20 +52,65 @@ func (c *clientConn) changeUser() error {
 	err = c.be.changeUser(acct.upstreamUser, acct.upstreamPassword, req.db, collation, attrs)
 	_ = c.be.conn.SetDeadline(time.Time{})
 	if err != nil {
-		var me *mysql.MyError
-		if errors.As(err, &me) {
-			_ = c.out.writeErr(me)
-			return errSessionEnd
-		}
-		return &linkError{side: sideUpstream, err: err}
+		return c.changeUserFailed(err)
 	}
+	return c.rebind(acct, tag, req, collation, wireOK(c.be.status, 0))
+}
+
+// changeUserRelayed changes the session to an account the proxy does not
+// know: the client's COM_CHANGE_USER and the authentication exchange after
+// it are relayed to the upstream (relayauth.go), whose OK the client gets.
+func (c *clientConn) changeUserRelayed(req *changeUserReq) error {
+	acct, tag := c.srv.relayedAccount(req.user)
+	if e := c.srv.internalDB(acct, req.db); e != nil {
+		_ = c.out.writeErr(e)
+		return errSessionEnd
+	}
+	collation := req.collation
+	if !req.hasCollation {
+		collation = c.collation
+	}
+	attrs := c.srv.upstreamAttrs(req.attrs, c.client)
+	c.state.setUser(acct.name)
+	ok, err := c.be.relayChangeUser(req, acct.upstreamUser, collation, attrs, changeUserPeer{c}, c.srv.rsaKey, c.srv.cfg.ConnectTimeout)
+	if err != nil {
+		var me *mysql.MyError
+		if errors.As(err, &me) && me.Code == wire.ErAccessDenied {
+			c.srv.m.AuthFailures.Inc()
+		}
+		return c.changeUserFailed(err)
+	}
+	return c.rebind(acct, tag, req, collation, ok)
+}
+
+// changeUserFailed ends the session after a failed change of user: the
+// upstream's refusal goes to the client as it was sent.
+func (c *clientConn) changeUserFailed(err error) error {
+	var me *mysql.MyError
+	if errors.As(err, &me) {
+		_ = c.out.writeErr(me)
+		return errSessionEnd
+	}
+	var le *linkError
+	if errors.As(err, &le) {
+		return err
+	}
+	return &linkError{side: sideUpstream, err: err}
+}
+
+// rebind completes a change of user the upstream accepted: the session
+// becomes acct's, gets the sandbox binding a fresh login of it would get
+// (the old binding is released, and an unkept sandbox whose last
+// connection this was is discarded), and the client gets ok.
+func (c *clientConn) rebind(acct *account, tag string, req *changeUserReq, collation uint8, ok []byte) error {
 	c.acct, c.collation, c.stmts = acct, collation, nil
-	// The new login gets the sandbox binding a fresh connection of it
-	// would get; the old binding is released (and an unkept sandbox whose
-	// last connection this was is discarded).
 	if c.sbx != nil {
 		c.sbx.Close()
 		c.sbx = nil
+	}
+	if e := c.srv.checkSandboxGrants(c.ctx(), acct, c.be); e != nil {
+		_ = c.out.writeErr(e)
+		return errSessionEnd
 	}
 	sbx, err := c.srv.openSandbox(c.ctx(), acct, tag, req.attrs, 0, c.be, req.db, c.log)
 	if err != nil {
@@ -67,11 +118,28 @@ func (c *clientConn) changeUser() error {
 		return errSessionEnd
 	}
 	c.sbx = sbx
-	c.log.Debug("change user", zap.String("user", acct.name), zap.String("db", req.db))
-	if err := c.out.write(wireOK(c.be.status, 0)); err != nil {
+	c.log.Debug("change user", zap.String("user", acct.name), zap.String("db", req.db), zap.Bool("relayed", acct.relayed))
+	if err := c.out.write(ok); err != nil {
 		return err
 	}
 	return c.out.flush()
+}
+
+// changeUserPeer is the client's side of a relayed COM_CHANGE_USER.
+type changeUserPeer struct{ c *clientConn }
+
+func (p changeUserPeer) send(b []byte) error {
+	if err := p.c.out.write(b); err != nil {
+		return err
+	}
+	return p.c.out.flush()
+}
+
+func (p changeUserPeer) recv() ([]byte, error) { return p.c.readCommand(handshakeLimit) }
+
+func (p changeUserPeer) secure() bool {
+	_, ok := p.c.client.(*tls.Conn)
+	return ok
 }
 
 // checkChangeUser authenticates a COM_CHANGE_USER against the proxy's

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bufio"
 	"context"
+	"crypto/rsa"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -28,7 +29,9 @@ import (
 // the packets that come back, so tests see exactly what a driver would.
 
 // fakeUpstream is a scripted MySQL server on loopback: it greets every
-// connection (MariaDB 10.11), accepts any login, and answers each command
+// connection (MariaDB 10.11), authenticates it as MariaDB does against the
+// accounts it knows (fakeauth_test.go: app/secret, and those added), and
+// answers each command
 // with script, or, for what script leaves, with the answers a MariaDB
 // session gives the proxy's own queries (session variables, DATABASE(),
 // transaction statements) or sql's (side connections' SQL), else OK.
@@ -46,6 +49,12 @@ type fakeUpstream struct {
 	nextID uint32
 	log    []string // commands received, in order: "Q <text>", "P <text>", "E <id>", "0x.."
 	conns  []*fakeUpConn
+	// accounts are the logins it accepts (fakeauth_test.go), logins those
+	// that logged in; rsaKey and cachedSha2 serve caching_sha2_password.
+	accounts   map[string]fakeAccount
+	logins     []string
+	rsaKey     *rsa.PrivateKey
+	cachedSha2 map[string]bool
 }
 
 // fakeUpConn is one connection to the fake upstream.
@@ -59,6 +68,11 @@ type fakeUpConn struct {
 	status uint16
 	db     string
 	stmts  uint32
+	// salt is the scramble it greeted with, caps the client's
+	// capabilities and user the account logged in.
+	salt []byte
+	caps uint32
+	user string
 }
 
 func newFakeUpstream(t testing.TB) *fakeUpstream {
@@ -68,6 +82,7 @@ func newFakeUpstream(t testing.TB) *fakeUpstream {
 		t.Fatal(err)
 	}
 	u := &fakeUpstream{t: t, ln: ln, nextID: 100}
+	u.addAccount("app", "secret", "")
 	t.Cleanup(func() { _ = ln.Close() })
 	go u.accept()
 	return u
@@ -120,15 +135,12 @@ func (c *fakeUpConn) serve() {
 	defer c.conn.Close()
 	spec := mariaDBSpec()
 	spec.connID = c.id
+	c.salt = scrambleBytes(20)
+	spec.salt1, spec.salt2 = c.salt[:8], c.salt[8:]
 	if _, err := c.conn.Write(testPacket(0, spec.bytes())); err != nil {
 		return
 	}
-	if _, _, err := wire.ReadPacket(c.r, nil, 1<<20); err != nil {
-		return
-	}
-	c.seq = 2
-	c.ok(0, 0)
-	if err := c.w.Flush(); err != nil {
+	if !c.login() {
 		return
 	}
 	for {
@@ -150,6 +162,13 @@ func (c *fakeUpConn) serve() {
 		}
 		if cmd == wire.ComQuit {
 			return
+		}
+		if cmd == wire.ComChangeUser && (c.up.script == nil || !c.up.script(c, cmd, p[1:])) {
+			ok := c.changeUser(p[1:])
+			if c.w.Flush() != nil || !ok {
+				return
+			}
+			continue
 		}
 		if c.up.script == nil || !c.up.script(c, cmd, p[1:]) {
 			c.answer(cmd, p[1:])
@@ -380,6 +399,13 @@ func startHarness(t testing.TB, edit func(*Config), prepare func(*Server)) *harn
 	cfg.HandshakeTimeout, cfg.ConnectTimeout = 5*time.Second, 5*time.Second
 	if edit != nil {
 		edit(&cfg)
+	}
+	// The upstream knows the accounts the configuration maps to.
+	up.addAccount(cfg.UpstreamUser, cfg.UpstreamPassword, "")
+	for _, u := range cfg.Users {
+		if u.UpstreamUser != "" {
+			up.addAccount(u.UpstreamUser, u.UpstreamPassword, "")
+		}
 	}
 	m := metrics.New(prometheus.NewRegistry())
 	s, err := New(cfg, zap.NewNop(), m)

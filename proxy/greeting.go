@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"sync/atomic"
-	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -114,72 +113,56 @@ const handshakeReadLimit = 1 << 20
 // errHandshakeTooLarge ends a login that sends more than handshakeReadLimit.
 var errHandshakeTooLarge = errors.New("client sent more than 1 MiB before logging in")
 
-// greetingConn wraps a client connection: during the handshake it rewrites
-// the capability flags and connection id of the first packet written
-// (go-mysql's greeting) and caps what the client may send; it also reports
-// the peer's address without a port, as MySQL does in error messages. When
-// the client asks for TLS (term set), it terminates the client's TLS and
-// carries the login to go-mysql through a tlsTunnel (tlsbridge.go).
-type greetingConn struct {
+// appendGreeting appends the greeting the proxy sends a client, header
+// included, for an upstream that greeted with g: the upstream's version,
+// collation, status flags, scramble and default auth plugin (so the
+// client's auth data can be passed upstream as it is), with the
+// capabilities caps and the connection id connID. MariaDB's extended
+// capabilities (the last four reserved bytes) are none: the proxy relays
+// none of them.
+func appendGreeting(b []byte, g *greeting, caps, connID uint32) []byte {
+	p := []byte{10}
+	p = append(p, g.version...)
+	p = append(p, 0)
+	p = binary.LittleEndian.AppendUint32(p, connID)
+	salt := g.salt
+	p = append(p, salt[:min(8, len(salt))]...)
+	for range 8 - min(8, len(salt)) {
+		p = append(p, 0)
+	}
+	p = append(p, 0) // filler
+	p = binary.LittleEndian.AppendUint16(p, uint16(caps))
+	p = append(p, g.collation)
+	p = binary.LittleEndian.AppendUint16(p, g.status)
+	p = binary.LittleEndian.AppendUint16(p, uint16(caps>>16))
+	p = append(p, byte(max(21, len(salt)+1)))
+	p = append(p, make([]byte, 10)...)
+	part2 := []byte{}
+	if len(salt) > 8 {
+		part2 = salt[8:]
+	}
+	p = append(p, part2...)
+	for range 12 - min(12, len(part2)) {
+		p = append(p, 0) // the server's scramble is 20 bytes; pad a shorter one
+	}
+	p = append(p, 0)
+	p = append(p, g.authPlugin...)
+	p = append(p, 0)
+	b = append(b, byte(len(p)), byte(len(p)>>8), byte(len(p)>>16), 0)
+	return append(b, p...)
+}
+
+// loginSocket is the client's socket during and after the login: reads
+// count toward the handshake limit until done is set (then they cost one
+// atomic load), and the peer's address has no port, as in MySQL's error
+// messages.
+type loginSocket struct {
 	net.Conn
-	caps    uint32
-	connID  uint32
-	status  uint16
-	patched atomic.Bool
-	done    atomic.Bool
-	read    int // bytes read during the handshake (one reader goroutine)
-	// checked is set once the client's first packet after the greeting
-	// has been read and checked (checkFirst); pending holds what of it
-	// the reader has not taken yet. failed is set when it was malformed
-	// and the client has been answered: go-mysql's own error reply is
-	// then dropped.
-	checked bool
-	pending []byte
-	failed  bool
-	// term is the proxy's client TLS (nil without it); tun is the login's
-	// tunnel once the client has switched to TLS, deadline its end.
-	term     *tlsTerm
-	deadline time.Time
-	tun      *tlsTunnel
+	read int // bytes read during the handshake (one reader goroutine)
+	done atomic.Bool
 }
 
-func (c *greetingConn) Write(b []byte) (int, error) {
-	if c.failed {
-		return 0, errBadHandshake
-	}
-	if !c.patched.Load() {
-		c.patched.Store(true)
-		c.patch(b)
-	}
-	if c.tun != nil {
-		return c.tun.local.Write(b)
-	}
-	return c.Conn.Write(b)
-}
-
-func (c *greetingConn) Read(b []byte) (int, error) {
-	if c.done.Load() {
-		return c.Conn.Read(b)
-	}
-	if !c.checked && c.patched.Load() {
-		if err := c.checkFirst(); err != nil {
-			return 0, err
-		}
-	}
-	if len(c.pending) > 0 {
-		n := copy(b, c.pending)
-		c.pending = c.pending[n:]
-		return n, nil
-	}
-	if c.tun != nil {
-		return c.tun.local.Read(b)
-	}
-	return c.readRaw(b)
-}
-
-// readRaw reads from the client's socket, within the handshake limit until
-// handshakeDone.
-func (c *greetingConn) readRaw(b []byte) (int, error) {
+func (c *loginSocket) Read(b []byte) (int, error) {
 	if c.done.Load() {
 		return c.Conn.Read(b)
 	}
@@ -191,95 +174,11 @@ func (c *greetingConn) readRaw(b []byte) (int, error) {
 	return n, err
 }
 
-// Under the TLS tunnel, go-mysql's connection ends at the tunnel: its
-// deadlines and close (after a refused login, while the tunnel may still
-// be delivering the ERR) must not reach the client's socket.
-
-func (c *greetingConn) Close() error {
-	if c.tun != nil {
-		return c.tun.local.Close()
-	}
-	return c.Conn.Close()
-}
-
-func (c *greetingConn) SetDeadline(t time.Time) error {
-	if c.tun != nil {
-		return nil
-	}
-	return c.Conn.SetDeadline(t)
-}
-
-func (c *greetingConn) SetReadDeadline(t time.Time) error {
-	if c.tun != nil {
-		return nil
-	}
-	return c.Conn.SetReadDeadline(t)
-}
-
-func (c *greetingConn) SetWriteDeadline(t time.Time) error {
-	if c.tun != nil {
-		return nil
-	}
-	return c.Conn.SetWriteDeadline(t)
-}
-
-// endTLS ends the login's TLS tunnel, if any, after go-mysql's login
-// returned (loginErr): the client's connection for the session is then
-// the proxy's TLS (nil without a tunnel), and a login go-mysql accepted
-// fails if its OK did not reach the client.
-func (c *greetingConn) endTLS(loginErr error) (net.Conn, error) {
-	if c.tun == nil {
-		return nil, loginErr
-	}
-	outer, err := c.tun.finish()
-	if loginErr != nil {
-		return nil, loginErr
-	}
-	if err != nil {
-		return nil, err
-	}
-	return outer, nil
-}
-
-// abortTLS stops a tunnel still running (a panic in the login).
-func (c *greetingConn) abortTLS() {
-	if c.tun == nil {
-		return
-	}
-	select {
-	case <-c.tun.done:
-	default:
-		c.tun.abort()
-		<-c.tun.done
-	}
-}
-
 // handshakeDone lifts the handshake read limit.
-func (c *greetingConn) handshakeDone() { c.done.Store(true) }
-
-// patch edits a greeting packet (header included) in place.
-func (c *greetingConn) patch(b []byte) {
-	if len(b) < wire.HeaderLen+1 || b[wire.HeaderLen] != 10 {
-		return
-	}
-	p := b[wire.HeaderLen+1:]
-	i := bytes.IndexByte(p, 0)
-	if i < 0 || len(p) < i+1+4+8+1+2+1+2+2 {
-		return
-	}
-	p = p[i+1:]
-	binary.LittleEndian.PutUint32(p, c.connID)
-	p = p[4+8+1:] // connection id, scramble part 1, filler
-	binary.LittleEndian.PutUint16(p, uint16(c.caps))
-	// The upstream's status flags (go-mysql sends none): drivers such as
-	// PyMySQL read autocommit from here and skip SET autocommit when it
-	// seems already what they want.
-	binary.LittleEndian.PutUint16(p[3:], c.status)
-	binary.LittleEndian.PutUint16(p[5:], uint16(c.caps>>16)) // after charset and status
-}
+func (c *loginSocket) handshakeDone() { c.done.Store(true) }
 
 // RemoteAddr returns the peer host without the port.
-func (c *greetingConn) RemoteAddr() net.Addr { return hostAddr{c.Conn.RemoteAddr()} }
+func (c *loginSocket) RemoteAddr() net.Addr { return hostAddr{c.Conn.RemoteAddr()} }
 
 type hostAddr struct{ net.Addr }
 

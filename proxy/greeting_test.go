@@ -1,16 +1,13 @@
 package proxy
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
 	"net"
 	"testing"
-	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
-	"github.com/go-mysql-org/go-mysql/server"
 
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -290,128 +287,43 @@ func TestClientCaps(t *testing.T) {
 	}
 }
 
-// recordConn is a net.Conn that records writes.
-type recordConn struct {
-	net.Conn
-	writes [][]byte
-}
-
-func (c *recordConn) Write(b []byte) (int, error) {
-	c.writes = append(c.writes, append([]byte(nil), b...))
-	return len(b), nil
-}
-
-func TestGreetingConnPatch(t *testing.T) {
-	body := mariaDBSpec().bytes()
-	pkt := testPacket(0, body)
-	rc := &recordConn{}
-	caps := uint32(0x00ABCDEF)
-	gc := &greetingConn{Conn: rc, caps: caps, connID: proxyConnIDBase | 7, status: wire.StatusAutocommit | wire.StatusNoBackslashEscapes}
-	if _, err := gc.Write(append([]byte(nil), pkt...)); err != nil {
-		t.Fatal(err)
-	}
-	if len(rc.writes) != 1 {
-		t.Fatalf("%d writes", len(rc.writes))
-	}
-	got := rc.writes[0]
-	g, err := parseGreeting(got[wire.HeaderLen:])
+// TestAppendGreeting: the proxy's greeting is the upstream's (version,
+// collation, status, scramble, auth plugin) with the proxy's capabilities
+// and connection id; a go-mysql-style client reads it.
+func TestAppendGreeting(t *testing.T) {
+	up, err := parseGreeting(mariaDBSpec().bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.caps != caps {
-		t.Errorf("patched caps %#x, want %#x", g.caps, caps)
-	}
-	if g.connID != proxyConnIDBase|7 {
-		t.Errorf("patched connection id %#x, want %#x", g.connID, proxyConnIDBase|7)
-	}
-	if g.status != wire.StatusAutocommit|wire.StatusNoBackslashEscapes {
-		t.Errorf("patched status %#x, want the upstream's %#x", g.status, wire.StatusAutocommit|wire.StatusNoBackslashEscapes)
-	}
-	// Only the connection id, the four capability bytes and the status
-	// change.
-	idAt := wire.HeaderLen + 1 + len("5.5.5-10.11.6-MariaDB") + 1
-	capsAt := idAt + 4 + 8 + 1
-	var diff []int
-	for i := range pkt {
-		if pkt[i] != got[i] {
-			diff = append(diff, i)
-		}
-	}
-	for _, i := range diff {
-		if (i < idAt || i >= idAt+4) && i != capsAt && i != capsAt+1 && i != capsAt+3 && i != capsAt+4 && i != capsAt+5 && i != capsAt+6 {
-			t.Errorf("byte %d changed (%#x -> %#x)", i, pkt[i], got[i])
-		}
-	}
-	// Later writes pass through untouched, even greeting-shaped ones.
-	if _, err := gc.Write(append([]byte(nil), pkt...)); err != nil {
+	mysql8 := mariaDBSpec()
+	mysql8.version, mysql8.plugin = "8.0.36", AuthCachingSha2Password
+	up8, err := parseGreeting(mysql8.bytes())
+	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(rc.writes[1], pkt) {
-		t.Error("second write was patched")
-	}
-}
-
-func TestGreetingConnPatchIgnoresOthers(t *testing.T) {
-	valid := testPacket(0, mariaDBSpec().bytes())
-	errPkt := testPacket(0, wire.AppendErr(nil, newError(1040, "08004", "Too many connections")))
-	inputs := [][]byte{nil, {}, {1, 0, 0, 0}, errPkt, testPacket(0, []byte{9, 'x', 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})}
-	for _, in := range inputs {
-		rc := &recordConn{}
-		gc := &greetingConn{Conn: rc, caps: 0xFFFFFFFF}
-		if _, err := gc.Write(append([]byte(nil), in...)); err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(rc.writes[0], in) {
-			t.Errorf("non-greeting % x patched to % x", in, rc.writes[0])
-		}
-	}
-	// Truncated greetings never panic; those too short for the upper
-	// capability bytes are left alone.
-	verEnd := wire.HeaderLen + 1 + len("5.5.5-10.11.6-MariaDB") + 1
-	for i := 0; i <= len(valid); i++ {
-		in := append([]byte(nil), valid[:i]...)
-		gc := &greetingConn{Conn: &recordConn{}, caps: 0xFFFFFFFF}
-		gc.patch(in)
-		if i < verEnd+20 && !bytes.Equal(in, valid[:i]) {
-			t.Errorf("prefix %d: patched a greeting too short to hold the capabilities", i)
+	for _, g := range []*greeting{up, up8} {
+		for _, caps := range []uint32{clientCaps(mariaDBCaps, false), clientCaps(mariaDBCaps, true), wire.CapProtocol41 | wire.CapSecureConnection | wire.CapPluginAuth} {
+			pkt := appendGreeting(nil, g, caps, proxyConnIDBase|7)
+			if pkt[3] != 0 || wire.PayloadLen(pkt) != len(pkt)-wire.HeaderLen {
+				t.Fatalf("greeting header % x for %d bytes", pkt[:4], len(pkt))
+			}
+			got, err := parseGreeting(pkt[wire.HeaderLen:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.caps != caps || got.connID != proxyConnIDBase|7 || got.status != g.status {
+				t.Errorf("caps %#x, id %#x, status %#x; want %#x, %#x, %#x", got.caps, got.connID, got.status, caps, proxyConnIDBase|7, g.status)
+			}
+			if got.version != g.version || got.collation != g.collation || got.authPlugin != g.authPlugin || !bytes.Equal(got.salt, g.salt) {
+				t.Errorf("greeting %+v, want the upstream's %+v", *got, *g)
+			}
 		}
 	}
-}
-
-// TestGreetingConnPatchGoMySQL patches the greeting go-mysql's server
-// writes, as Server.handshake does.
-func TestGreetingConnPatchGoMySQL(t *testing.T) {
-	for _, caps := range []uint32{clientCaps(mariaDBCaps, false), clientCaps(mariaDBCaps, true), wire.CapProtocol41 | wire.CapSecureConnection | wire.CapPluginAuth} {
-		srvEnd, cliEnd := net.Pipe()
-		gc := &greetingConn{Conn: srvEnd, caps: caps}
-		srv := server.NewServer("5.5.5-10.11.6-MariaDB", 45, mysql.AUTH_NATIVE_PASSWORD, nil, nil)
-		done := make(chan error, 1)
-		go func() {
-			_, err := srv.NewCustomizedConn(gc, server.NewInMemoryAuthenticationHandler(), server.EmptyHandler{})
-			done <- err
-		}()
-		_ = cliEnd.SetDeadline(time.Now().Add(5 * time.Second))
-		payload, seq, err := wire.ReadPacket(bufio.NewReader(cliEnd), nil, 1<<16)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = cliEnd.Close()
-		if err := <-done; err == nil {
-			t.Error("handshake succeeded without a client")
-		}
-		if seq != 0 {
-			t.Errorf("greeting seq %d", seq)
-		}
-		g, err := parseGreeting(payload)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if g.caps != caps {
-			t.Errorf("client sees caps %#x, want %#x", g.caps, caps)
-		}
-		if g.version != "5.5.5-10.11.6-MariaDB" || g.collation != 45 || g.authPlugin != AuthNativePassword || len(g.salt) != 20 {
-			t.Errorf("greeting %+v", *g)
-		}
+	// A short scramble is padded to the 20 bytes clients expect.
+	short := &greeting{version: "5.5.5-10.11.6-MariaDB", salt: []byte("12345678"), collation: 45, authPlugin: AuthNativePassword}
+	got, err := parseGreeting(appendGreeting(nil, short, clientCaps(mariaDBCaps, false), 1)[wire.HeaderLen:])
+	if err != nil || len(got.salt) != 8 || got.authPlugin != AuthNativePassword {
+		t.Fatalf("short scramble: %+v, %v", got, err)
 	}
 }
 
@@ -436,12 +348,12 @@ func TestHostAddr(t *testing.T) {
 	a, b := net.Pipe()
 	defer a.Close()
 	defer b.Close()
-	gc := &greetingConn{Conn: fixedAddrConn{Conn: a, remote: &net.TCPAddr{IP: net.IPv4(10, 1, 2, 3), Port: 40000}}}
+	gc := &loginSocket{Conn: fixedAddrConn{Conn: a, remote: &net.TCPAddr{IP: net.IPv4(10, 1, 2, 3), Port: 40000}}}
 	if got := gc.RemoteAddr().String(); got != "10.1.2.3" {
-		t.Errorf("greetingConn.RemoteAddr() = %q", got)
+		t.Errorf("loginSocket.RemoteAddr() = %q", got)
 	}
 	if got := gc.RemoteAddr().Network(); got != "tcp" {
-		t.Errorf("greetingConn.RemoteAddr().Network() = %q", got)
+		t.Errorf("loginSocket.RemoteAddr().Network() = %q", got)
 	}
 }
 

@@ -36,22 +36,41 @@ func (s *Server) Threads(user string) map[uint32]bool {
 }
 
 // KillTarget implements session.Directory: the upstream thread id of the
-// live session of user that id names.
+// live session of user that id names. For a user the server polices
+// (serverPolices) any id goes to the server, a greeting id translated.
 func (s *Server) KillTarget(user string, id uint64) (uint32, bool) {
+	anyone := s.serverPolices(user)
 	s.connsMu.Lock()
 	defer s.connsMu.Unlock()
 	for c := range s.conns {
 		c.mu.Lock()
 		be, u, gid := c.be, c.user, c.greetingID
 		c.mu.Unlock()
-		if be == nil || u != user {
+		if be == nil || u != user && !anyone {
 			continue
 		}
-		if up := be.greeting.connID; id == uint64(gid) || id == uint64(up) {
+		if up := be.greeting.connID; id == uint64(gid) || id == uint64(up) && u == user {
 			return up, true
 		}
 	}
+	if anyone && id < proxyConnIDBase {
+		return uint32(id), true
+	}
 	return 0, false
+}
+
+// serverPolices reports whether KILL by user's sessions is left to the
+// server: passthrough sessions of an upstream account the proxy does not
+// configure (a relayed login) are no proxy user sharing an account with
+// others, so the server's own rules apply (1095 without the privilege),
+// as on a direct connection with the same credentials. Configured users,
+// and every user in the sandboxing modes, reach only their own sessions.
+func (s *Server) serverPolices(user string) bool {
+	if _, configured := s.accounts[user]; configured {
+		return false
+	}
+	mode, _ := session.ParseMode(s.cfg.Mode)
+	return mode == session.Passthrough
 }
 
 // passthroughKill answers the pending COM_QUERY of a passthrough session

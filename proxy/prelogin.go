@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -17,110 +16,120 @@ const sslRequestLen = 4 + 4 + 1 + 23
 // client has been told (ERR 1043).
 var errBadHandshake = errors.New("malformed handshake response")
 
+// handshakeResp is a client's decoded HandshakeResponse41 (or, with
+// only caps and collation set, its SSLRequest).
+type handshakeResp struct {
+	caps      uint32
+	collation uint8
+	user      string
+	auth      []byte
+	db        string
+	plugin    string // "" when the client did not name one
+	attrs     map[string]string
+	// sslRequest is set for an SSLRequest: the response follows under TLS.
+	sslRequest bool
+}
+
 // checkHandshakeResponse reports why p, the payload of a client's first
 // packet after the greeting, is not a well-formed SSLRequest or
-// HandshakeResponse41, reading every field go-mysql's server reads
-// (user, auth data, database, plugin name, connection attributes) with
-// bounds checks. go-mysql's own parser trusts the lengths it reads and
-// panics on some (a 0xFE auth length, a truncated length-encoded
-// attribute); the proxy checks first and answers "Bad handshake" as the
-// server does.
+// HandshakeResponse41 (parseHandshakeResponse).
 func checkHandshakeResponse(p []byte) error {
+	_, err := parseHandshakeResponse(p)
+	return err
+}
+
+// parseHandshakeResponse decodes p, the payload of a client's first packet
+// after the greeting, reading every field (user, auth data, database,
+// plugin name, connection attributes) with bounds checks: a malformed one
+// is answered "Bad handshake" as the server does. The slices it returns do
+// not alias p.
+func parseHandshakeResponse(p []byte) (*handshakeResp, error) {
 	if len(p) < sslRequestLen {
-		return fmt.Errorf("%d bytes, fewer than a handshake response's fixed part", len(p))
+		return nil, fmt.Errorf("%d bytes, fewer than a handshake response's fixed part", len(p))
 	}
-	caps := binary.LittleEndian.Uint32(p)
+	r := &handshakeResp{caps: binary.LittleEndian.Uint32(p), collation: p[8]}
+	if r.caps&wire.CapProtocol41 == 0 {
+		return nil, errors.New("the client does not speak protocol 4.1")
+	}
 	if len(p) == sslRequestLen {
-		return nil // SSLRequest: the response follows under TLS
+		r.sslRequest = true
+		return r, nil
 	}
 	rest := p[sslRequestLen:]
 	i := indexNul(rest)
 	if i < 0 {
-		return errors.New("the user name is not NUL-terminated")
+		return nil, errors.New("the user name is not NUL-terminated")
 	}
-	rest = rest[i+1:]
+	r.user, rest = string(rest[:i]), rest[i+1:]
+	auth, rest, err := cutAuthData(rest, r.caps)
+	if err != nil {
+		return nil, err
+	}
+	r.auth = append([]byte(nil), auth...)
+	if r.caps&wire.CapConnectWithDB != 0 && len(rest) > 0 {
+		if i = indexNul(rest); i < 0 {
+			return nil, errors.New("the database name is not NUL-terminated")
+		}
+		r.db, rest = string(rest[:i]), rest[i+1:]
+	}
+	if r.caps&wire.CapPluginAuth != 0 {
+		if i = indexNul(rest); i < 0 {
+			return nil, errors.New("the auth plugin name is not NUL-terminated")
+		}
+		r.plugin, rest = string(rest[:i]), rest[i+1:]
+	}
+	if r.caps&wire.CapConnectAttrs != 0 && len(rest) > 0 && rest[0] != 0xFB {
+		if r.attrs, err = cutAttrs(rest); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// cutAuthData splits the auth data off the start of rest, as caps say it
+// is framed.
+func cutAuthData(rest []byte, caps uint32) (auth, after []byte, err error) {
 	switch {
 	case caps&wire.CapPluginAuthLenenc != 0:
 		if len(rest) > 0 && rest[0] == 0xFB {
-			return errors.New("the auth data is NULL")
+			return nil, nil, errors.New("the auth data is NULL")
 		}
 		n, size, ok := wire.LenEnc(rest)
 		if !ok || n > uint64(len(rest)-size) {
-			return errors.New("the auth data's length exceeds the packet")
+			return nil, nil, errors.New("the auth data's length exceeds the packet")
 		}
-		rest = rest[size+int(n):]
+		return rest[size : size+int(n)], rest[size+int(n):], nil
 	case caps&wire.CapSecureConnection != 0:
 		if len(rest) < 1 || int(rest[0]) > len(rest)-1 {
-			return errors.New("the auth data's length exceeds the packet")
+			return nil, nil, errors.New("the auth data's length exceeds the packet")
 		}
-		rest = rest[1+int(rest[0]):]
-	default:
-		return errors.New("the client does not speak protocol 4.1 with secure authentication")
+		return rest[1 : 1+int(rest[0])], rest[1+int(rest[0]):], nil
 	}
-	if caps&wire.CapConnectWithDB != 0 && len(rest) > 0 {
-		if i = indexNul(rest); i < 0 {
-			return errors.New("the database name is not NUL-terminated")
-		}
-		rest = rest[i+1:]
-	}
-	if caps&wire.CapPluginAuth != 0 {
-		if i = indexNul(rest); i < 0 {
-			return errors.New("the auth plugin name is not NUL-terminated")
-		}
-		rest = rest[i+1:]
-	}
-	if caps&wire.CapConnectAttrs != 0 && len(rest) > 0 && rest[0] != 0xFB {
-		total, size, ok := wire.LenEnc(rest)
-		if !ok || total > uint64(len(rest)-size) {
-			return errors.New("the connection attributes' length exceeds the packet")
-		}
-		// go-mysql reads length-encoded strings up to the end of the
-		// packet (or a NULL), not only within the attributes' length.
-		for rest = rest[size:]; len(rest) > 0 && rest[0] != 0xFB; {
-			n, size, ok := wire.LenEnc(rest)
-			if !ok || n > uint64(len(rest)-size) {
-				return errors.New("a connection attribute's length exceeds the packet")
-			}
-			rest = rest[size+int(n):]
-		}
-	}
-	return nil
+	return nil, nil, errors.New("the client does not speak protocol 4.1 with secure authentication")
 }
 
-// checkFirst reads the client's first packet after the greeting, checks it
-// (checkHandshakeResponse) and keeps it for the reader; a malformed one is
-// answered with "Bad handshake" and ends the login.
-func (c *greetingConn) checkFirst() error {
-	c.checked = true
-	hdr := make([]byte, wire.HeaderLen)
-	if _, err := io.ReadFull(c.Conn, hdr); err != nil {
-		return err
+// cutAttrs decodes the connection attributes at the start of rest: their
+// total length, then key and value strings within it. Strings running
+// past the end of the packet make the response malformed.
+func cutAttrs(rest []byte) (map[string]string, error) {
+	total, size, ok := wire.LenEnc(rest)
+	if !ok || total > uint64(len(rest)-size) {
+		return nil, errors.New("the connection attributes' length exceeds the packet")
 	}
-	n := wire.PayloadLen(hdr)
-	if n > handshakeReadLimit-wire.HeaderLen {
-		return errHandshakeTooLarge
-	}
-	pkt := make([]byte, wire.HeaderLen+n)
-	copy(pkt, hdr)
-	if _, err := io.ReadFull(c.Conn, pkt[wire.HeaderLen:]); err != nil {
-		return err
-	}
-	c.read += len(pkt)
-	if err := checkHandshakeResponse(pkt[wire.HeaderLen:]); err != nil {
-		_, _ = c.Conn.Write(badHandshake(hdr[3]+1, err))
-		c.failed = true
-		return fmt.Errorf("%w: %v", errBadHandshake, err)
-	}
-	c.pending = pkt
-	if c.term != nil && n == sslRequestLen {
-		// go-mysql switches to TLS on an SSLRequest it accepts (protocol
-		// 4.1, secure connection); the proxy takes the client's TLS and
-		// gives go-mysql its own (tlsbridge.go).
-		if caps := binary.LittleEndian.Uint32(pkt[wire.HeaderLen:]); caps&wire.CapProtocol41 != 0 && caps&wire.CapSecureConnection != 0 {
-			return c.startTLS(c.deadline)
+	attrs := map[string]string{}
+	kv := rest[size : size+int(total)]
+	for len(kv) > 0 {
+		var pair [2]string
+		for j := range pair {
+			n, size, ok := wire.LenEnc(kv)
+			if !ok || n > uint64(len(kv)-size) {
+				return nil, errors.New("a connection attribute's length exceeds the packet")
+			}
+			pair[j], kv = string(kv[size:size+int(n)]), kv[size+int(n):]
 		}
+		attrs[pair[0]] = pair[1]
 	}
-	return nil
+	return attrs, nil
 }
 
 // badHandshake is the "Bad handshake" ERR packet, header included, that

@@ -8,9 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
-	"github.com/go-mysql-org/go-mysql/server"
-
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -50,32 +47,24 @@ func validHandshakeResponse() []byte {
 	return handshakeResponse(testClientCaps, "root", bytes.Repeat([]byte{7}, 20), "app", AuthNativePassword, attrs)
 }
 
-// loginOnce runs go-mysql's server side of a login over a pipe, with the
-// proxy's greetingConn below it, sends payload as the client's handshake
-// response and returns the first packet the server answers with.
-func loginOnce(t testing.TB, payload []byte) (reply []byte, seq uint8) {
-	srvEnd, cliEnd := net.Pipe()
-	defer cliEnd.Close()
-	gc := &greetingConn{Conn: srvEnd, caps: clientCaps(mariaDBCaps, false)}
-	srv := server.NewServer("5.5.5-10.11.6-MariaDB", 45, mysql.AUTH_NATIVE_PASSWORD, nil, nil)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer srvEnd.Close()
-		_, _ = srv.NewCustomizedConn(gc, server.NewInMemoryAuthenticationHandler(), server.EmptyHandler{})
-	}()
-	_ = cliEnd.SetDeadline(time.Now().Add(5 * time.Second))
-	r := bufio.NewReader(cliEnd)
+// loginOnce connects to the proxy at addr, sends payload as the client's
+// handshake response and returns the first packet it answers with.
+func loginOnce(t testing.TB, addr string, payload []byte) (reply []byte, seq uint8) {
+	cli, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	_ = cli.SetDeadline(time.Now().Add(5 * time.Second))
+	r := bufio.NewReader(cli)
 	if _, _, err := wire.ReadPacket(r, nil, 1<<16); err != nil {
 		t.Fatalf("greeting: %v", err)
 	}
 	pkt := append([]byte{byte(len(payload)), byte(len(payload) >> 8), byte(len(payload) >> 16), 1}, payload...)
-	if _, err := cliEnd.Write(pkt); err != nil {
+	if _, err := cli.Write(pkt); err != nil {
 		t.Fatalf("writing the handshake response: %v", err)
 	}
 	reply, seq, _ = wire.ReadPacket(r, nil, 1<<16)
-	_ = cliEnd.Close()
-	<-done
 	return reply, seq
 }
 
@@ -101,6 +90,7 @@ func TestCheckHandshakeResponse(t *testing.T) {
 		{"trailing truncated length after the attributes", append(handshakeResponse(testClientCaps, "u", nil, "d", AuthNativePassword, nil), 1, 0, 0xFD, 1), "attribute"},
 		{"plugin not terminated", handshakeResponse(wire.CapProtocol41|wire.CapSecureConnection|wire.CapPluginAuth, "u", nil, "", "x", nil)[:sslRequestLen+4], "plugin"},
 	}
+	h := newHarness(t, nil)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			err := checkHandshakeResponse(c.p)
@@ -113,8 +103,8 @@ func TestCheckHandshakeResponse(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("got %v, want an error mentioning %q", err, c.want)
 			}
-			// Through go-mysql: "Bad handshake" as packet 2, no panic.
-			reply, seq := loginOnce(t, c.p)
+			// Through the proxy: "Bad handshake" as packet 2, no panic.
+			reply, seq := loginOnce(t, h.srv.Addr().String(), c.p)
 			if e := wire.ParseErr(reply); e.Code != wire.ErHandshake || e.State != "08S01" || seq != 2 {
 				t.Fatalf("reply seq %d %q, want ERR 1043 (08S01) as packet 2", seq, reply)
 			}
@@ -122,9 +112,11 @@ func TestCheckHandshakeResponse(t *testing.T) {
 	}
 }
 
-// FuzzHandshakeResponse drives the pre-login path (greetingConn's check and
-// go-mysql's parser) with arbitrary handshake responses: it never panics,
-// and a response the check refuses gets "Bad handshake" as packet 2.
+// FuzzHandshakeResponse drives the pre-login path (the proxy's parser, then
+// its authentication: the proxy's own for configured accounts, relayed to
+// the fake upstream for others) with arbitrary handshake responses: it
+// never panics, a response the check refuses gets "Bad handshake" as
+// packet 2, and any other gets an ERR, an OK or an auth switch.
 func FuzzHandshakeResponse(f *testing.F) {
 	f.Add(validHandshakeResponse())
 	f.Add(handshakeHead(testClientCaps|wire.CapSSL, 45))
@@ -132,12 +124,23 @@ func FuzzHandshakeResponse(f *testing.F) {
 	f.Add(append(huge[:len(handshakeHead(0, 0))+1001], 0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F))
 	f.Add(append(handshakeResponse(testClientCaps, "u", nil, "d", AuthNativePassword, nil), 0xFC))
 	f.Add(handshakeResponse(wire.CapProtocol41|wire.CapSecureConnection, "root", bytes.Repeat([]byte{1}, 20), "", "", nil))
+	f.Add(handshakeResponse(testClientCaps, "app", bytes.Repeat([]byte{1}, 20), "", AuthCachingSha2Password, nil))
+	f.Add(handshakeResponse(testClientCaps, "app+box", nil, "_sqlfork_meta", AuthNativePassword, nil))
+	h := newHarness(f, func(c *Config) {
+		c.Users = []User{{Name: "sha2", Password: "s", AuthPlugin: AuthCachingSha2Password}}
+	})
+	addr := h.srv.Addr().String()
 	f.Fuzz(func(t *testing.T, p []byte) {
-		reply, seq := loginOnce(t, p)
+		reply, seq := loginOnce(t, addr, p)
 		if checkHandshakeResponse(p) != nil {
 			if e := wire.ParseErr(reply); e.Code != wire.ErHandshake || seq != 2 {
 				t.Fatalf("refused response answered with seq %d %q, want ERR 1043 as packet 2", seq, reply)
 			}
+		} else if len(p) > sslRequestLen && (len(reply) == 0 || reply[0] != wire.ErrHeader && reply[0] != wire.OKHeader && reply[0] != wire.EOFHeader) {
+			t.Fatalf("response answered with %q", reply)
+		}
+		if n := metricValue(t, h.m.ConnectionPanics); n != 0 {
+			t.Fatalf("%v connection panics", n)
 		}
 	})
 }

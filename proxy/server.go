@@ -1,7 +1,8 @@
 // Package proxy is the MySQL wire-protocol front of sqlfork-proxy: it accepts
-// client connections, authenticates them with go-mysql's server package,
-// pins one upstream connection to each and runs its own command loop that
-// forwards response packets untouched.
+// client connections, authenticates them (its configured accounts itself,
+// any other account by relaying the exchange to the upstream), pins one
+// upstream connection to each and runs its own command loop that forwards
+// response packets untouched.
 package proxy
 
 import (
@@ -21,7 +22,6 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
-	"github.com/go-mysql-org/go-mysql/server"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
@@ -41,23 +41,26 @@ type upstreamInfo struct {
 	status    uint16
 }
 
-// frontend is a go-mysql server configured to look like the upstream.
+// frontend is what the proxy last learnt of the upstream's greeting.
 type frontend struct {
 	info upstreamInfo
-	srv  *server.Server
 }
 
 // Server is a running proxy listener.
 type Server struct {
-	cfg      Config
-	log      *zap.Logger
-	m        *metrics.Proxy
-	ln       net.Listener
-	tlsConf  *tls.Config // client side; nil without --tls-cert
-	tlsTerm  *tlsTerm    // the proxy's termination of client TLS (tlsbridge.go)
-	upTLS    *tls.Config // upstream side; nil when disabled
+	cfg     Config
+	log     *zap.Logger
+	m       *metrics.Proxy
+	ln      net.Listener
+	tlsConf *tls.Config // client side; nil without --tls-cert
+	upTLS   *tls.Config // upstream side; nil when disabled
+	// rsaKey encrypts passwords of caching_sha2_password's full
+	// authentication from clients without TLS (relayauth.go).
 	rsaKey   *rsa.PrivateKey
 	accounts map[string]*account
+	// sha2Cache holds the configured caching_sha2_password accounts that
+	// completed a full authentication: they get the fast one from then on.
+	sha2Cache sync.Map
 
 	cmdCount [256]prometheus.Counter
 	cmdTime  [256]prometheus.Observer
@@ -107,13 +110,10 @@ func New(cfg Config, log *zap.Logger, m *metrics.Proxy) (*Server, error) {
 		}
 		s.tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 		s.rsaKey, _ = cert.PrivateKey.(*rsa.PrivateKey)
-		if s.tlsTerm, err = newTLSTerm(s.tlsConf); err != nil {
-			return nil, fmt.Errorf("in-memory TLS certificate: %w", err)
-		}
 	}
 	if s.rsaKey == nil {
 		// caching_sha2_password full authentication over plain TCP sends
-		// the password RSA-encrypted; go-mysql needs a key for it.
+		// the password RSA-encrypted with the proxy's key.
 		key, err := rsa.GenerateKey(rand.Reader, 2048)
 		if err != nil {
 			return nil, fmt.Errorf("generate RSA key: %w", err)
@@ -215,13 +215,7 @@ func (s *Server) remember(g *greeting) {
 	if f := s.front.Load(); f != nil && f.info == info {
 		return
 	}
-	// go-mysql's TLS is the in-memory leg behind the proxy's (tlsbridge.go).
-	var goTLS *tls.Config
-	if s.tlsTerm != nil {
-		goTLS = s.tlsTerm.innerServer
-	}
-	srv := server.NewServer(info.version, info.collation, mysql.AUTH_NATIVE_PASSWORD, s.rsaKey, goTLS)
-	s.front.Store(&frontend{info: info, srv: srv})
+	s.front.Store(&frontend{info: info})
 }
 
 // probe logs in upstream with the default account and quits, refreshing
@@ -469,13 +463,14 @@ func (s *Server) rejectGreeting(nc net.Conn, e *mysql.MyError, reason string) {
 	_, _ = nc.Write(append([]byte{byte(len(p)), byte(len(p) >> 8), byte(len(p) >> 16), 0}, p...))
 }
 
-// handshake authenticates the client and opens its upstream connection.
+// handshake authenticates the client and opens its upstream connection
+// (clientLogin).
 func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *zap.Logger) (*clientConn, error) {
 	nc := st.nc
-	deadline := time.Now().Add(s.cfg.HandshakeTimeout)
-	_ = nc.SetDeadline(deadline)
-	front, err := s.frontendFor(ctx)
-	if err != nil {
+	_ = nc.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
+	// Until the upstream has been reached once (a probe login with the
+	// default account), clients are refused in place of the greeting.
+	if _, err := s.frontendFor(ctx); err != nil {
 		s.m.UpstreamConnectFails.Inc()
 		log.Warn("upstream unavailable; refusing client", zap.Error(err))
 		s.rejectGreeting(nc, upstreamDown(s.cfg.Upstream, err), "upstream_unavailable")
@@ -483,7 +478,8 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 	}
 	// The upstream connection is opened before the client is greeted: if
 	// the upstream cannot be reached, the client is refused in place of the
-	// greeting, as by a server refusing connections.
+	// greeting, as by a server refusing connections; otherwise the client
+	// is greeted with its scramble.
 	pre, err := openBackend(ctx, s.cfg.Upstream, s.cfg.ConnectTimeout)
 	if err != nil {
 		s.m.UpstreamConnectFails.Inc()
@@ -491,34 +487,30 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 		s.rejectGreeting(nc, upstreamDown(s.cfg.Upstream, err), "upstream_unavailable")
 		return nil, err
 	}
-	gc := &greetingConn{Conn: nc, caps: clientCaps(front.info.caps, s.tlsConf != nil), connID: proxyConnIDBase | uint32(id)&(proxyConnIDBase-1),
-		status: front.info.status, term: s.tlsTerm, deadline: deadline}
-	defer gc.abortTLS()
-	l := &login{ctx: ctx, srv: s, log: log, pre: pre}
+	sock := &loginSocket{Conn: nc}
+	l := &clientLogin{ctx: ctx, srv: s, log: log, sock: sock, conn: sock, be: pre,
+		connID: proxyConnIDBase | uint32(id)&(proxyConnIDBase-1)}
+	done := false
 	defer func() {
-		if l.pre != nil { // the login never got as far as the upstream
-			l.pre.close()
+		if !done { // refused, failed or panicked
+			pre.close()
+			if l.sbx != nil {
+				l.sbx.Close()
+			}
 		}
 	}()
-	sc, err := front.srv.NewCustomizedConn(gc, l, l)
-	outer, err := gc.endTLS(err)
-	if err != nil {
-		if l.be != nil {
-			l.be.close()
-		}
-		if l.sbx != nil {
-			l.sbx.Close()
-		}
+	if err := l.run(); err != nil {
 		return nil, err
 	}
+	done = true
 	var client net.Conn = nc
-	if outer != nil {
-		client = outer
+	if l.tls {
+		client = l.conn
 	}
 	_ = nc.SetDeadline(time.Time{})
-	sess := newClientConn(s, log, st, client, l.be, sc.Capability())
-	sess.acct, sess.collation, sess.sbx = l.acct, sc.Charset(), l.sbx
-	gc.handshakeDone()
-	st.attach(l.be, l.acct.name, gc.connID)
+	sess := newClientConn(s, log, st, client, l.be, l.resp.caps)
+	sess.acct, sess.collation, sess.sbx = l.acct, l.resp.collation, l.sbx
+	sock.handshakeDone()
+	st.attach(l.be, l.acct.name, l.connID)
 	return sess, nil
 }

@@ -3,12 +3,17 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha1"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/binary"
 	"encoding/pem"
 	"errors"
+	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -19,7 +24,6 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
-	"github.com/go-mysql-org/go-mysql/server"
 
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -28,18 +32,24 @@ import (
 // client TLS.
 func testTLSFiles(t testing.TB) (certFile, keyFile string) {
 	t.Helper()
-	term, err := newTLSTerm(nil) // its in-memory certificate serves as a test certificate
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert := term.innerServer.Certificates[0]
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sqlfork-proxy.test"},
+		DNSNames: []string{"sqlfork-proxy.test"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	keyDER, err := x509MarshalKey(cert.PrivateKey)
+	keyDER, err := x509MarshalKey(key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(certFile, pemBlock("CERTIFICATE", cert.Certificate[0]), 0o600); err != nil {
+	if err := os.WriteFile(certFile, pemBlock("CERTIFICATE", der), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(keyFile, pemBlock("PRIVATE KEY", keyDER), 0o600); err != nil {
@@ -144,52 +154,33 @@ func tcpPair(t testing.TB) (srv, cli net.Conn) {
 	return srv, cli
 }
 
-// tlsLogin runs the proxy's login path (greetingConn and the TLS tunnel in
-// front of go-mysql, as Server.handshake does) on srvEnd and returns the
-// connection the session would read from.
-func tlsLogin(term *tlsTerm, goSrv *server.Server, auth server.AuthenticationHandler, srvEnd net.Conn) (net.Conn, error) {
-	deadline := time.Now().Add(10 * time.Second)
-	_ = srvEnd.SetDeadline(deadline)
-	gc := &greetingConn{Conn: srvEnd, caps: clientCaps(mariaDBCaps, true), term: term, deadline: deadline}
-	defer gc.abortTLS()
-	_, err := goSrv.NewCustomizedConn(gc, auth, server.EmptyHandler{})
-	outer, err := gc.endTLS(err)
-	if err != nil {
-		return nil, err
-	}
-	if outer == nil {
-		return nil, errors.New("login without the tunnel")
-	}
-	_ = srvEnd.SetDeadline(time.Time{})
-	gc.handshakeDone()
-	return outer, nil
+// tlsHarness is a harness whose proxy has client TLS and configured
+// users native (mysql_native_password) and sha2, sha2new
+// (caching_sha2_password).
+func tlsHarness(t testing.TB) *harness {
+	cert, key := testTLSFiles(t)
+	return newHarness(t, func(c *Config) {
+		c.TLSCert, c.TLSKey, c.Mode = cert, key, "passthrough"
+		c.Users = []User{{Name: "native", Password: "n-secret"},
+			{Name: "sha2", Password: "s-secret", AuthPlugin: AuthCachingSha2Password},
+			{Name: "sha2new", Password: "s-secret", AuthPlugin: AuthCachingSha2Password}}
+	})
 }
 
-// TestTLSLoginThroughTunnel: go-mysql's client logs in over TLS with
-// mysql_native_password and caching_sha2_password (auth switch, full then
-// fast authentication); the command it sends next is read from the
-// session's connection.
-func TestTLSLoginThroughTunnel(t *testing.T) {
-	term, err := newTLSTerm(nil)
-	if err != nil {
-		t.Fatal(err)
+// TestTLSLogin: go-mysql's client logs in over TLS with
+// mysql_native_password and caching_sha2_password (auth switch, then the
+// proxy's fast authentication), as configured users and as an upstream
+// account the login is relayed for; the command it sends next reaches the
+// session.
+func TestTLSLogin(t *testing.T) {
+	h := tlsHarness(t)
+	h.up.addAccount("relayed", "r-secret", "")
+	// The server's own goroutines (accept loop, liveness watcher) are up
+	// once it has served a login.
+	if cc, err := client.Connect(h.srv.Addr().String(), "native", "n-secret", ""); err == nil {
+		cc.Close()
 	}
-	term.outer = term.innerServer // any certificate does for the client's side
-	goSrv := server.NewServer("5.5.5-10.11.6-MariaDB", 45, mysql.AUTH_NATIVE_PASSWORD, nil, term.innerServer)
-	auth := server.NewInMemoryAuthenticationHandler()
-	if err := auth.AddUser("native", "n-secret", mysql.AUTH_NATIVE_PASSWORD); err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range []string{"sha2", "sha2new"} {
-		if err := auth.AddUser(u, "s-secret", mysql.AUTH_CACHING_SHA2_PASSWORD); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	time.Sleep(50 * time.Millisecond)
 	before := runtime.NumGoroutine()
 	for _, tc := range []struct {
 		user, password string
@@ -197,65 +188,36 @@ func TestTLSLoginThroughTunnel(t *testing.T) {
 	}{
 		{"native", "n-secret", false},
 		{"native", "wrong", true},
-		{"sha2new", "wrong", true},  // full authentication refused
-		{"sha2", "s-secret", false}, // full authentication, password in clear over TLS
-		{"sha2", "s-secret", false}, // fast authentication
+		{"sha2new", "wrong", true},
+		{"sha2", "s-secret", false},
+		{"sha2", "s-secret", false},
 		{"sha2", "wrong", true},
+		{"relayed", "r-secret", false},
+		{"relayed", "wrong", true},
 	} {
-		type result struct {
-			outer net.Conn
-			err   error
-		}
-		res := make(chan result, 1)
-		go func() {
-			nc, err := ln.Accept()
-			if err != nil {
-				res <- result{err: err}
-				return
-			}
-			outer, err := tlsLogin(term, goSrv, auth, nc)
-			if err != nil {
-				nc.Close()
-			}
-			res <- result{outer, err}
-		}()
-		cc, err := client.Connect(ln.Addr().String(), tc.user, tc.password, "", func(c *client.Conn) error {
+		cc, err := client.Connect(h.srv.Addr().String(), tc.user, tc.password, "", func(c *client.Conn) error {
 			c.SetTLSConfig(&tls.Config{InsecureSkipVerify: true}) //nolint:gosec // test
 			return nil
 		})
-		r := <-res
 		if tc.wantErr {
-			// The client gets go-mysql's ERR, delivered by the tunnel.
 			var me *mysql.MyError
-			if !errors.As(err, &me) || me.Code != mysql.ER_ACCESS_DENIED_ERROR || r.err == nil {
-				t.Fatalf("%s with a wrong password: client %v, server %v; want 1045", tc.user, err, r.err)
+			if !errors.As(err, &me) || me.Code != mysql.ER_ACCESS_DENIED_ERROR {
+				t.Fatalf("%s with a wrong password: %v; want 1045", tc.user, err)
 			}
 			continue
 		}
-		if err != nil || r.err != nil {
-			t.Fatalf("%s login: client %v, server %v", tc.user, err, r.err)
+		if err != nil {
+			t.Fatalf("%s login: %v", tc.user, err)
 		}
 		if _, ok := cc.Conn.Conn.(*tls.Conn); !ok {
 			t.Fatalf("client connection is %T, not TLS", cc.Conn.Conn)
 		}
-		// The session reads the client's next command from the proxy's TLS.
-		pinged := make(chan error, 1)
-		go func() { pinged <- cc.Ping() }()
-		_ = r.outer.SetDeadline(time.Now().Add(10 * time.Second))
-		pkt, err := readWhole(r.outer, 1<<16)
-		if err != nil || !bytes.Equal(pkt, []byte{1, 0, 0, 0, wire.ComPing}) {
-			t.Fatalf("%s: session read %q, %v; want COM_PING", tc.user, pkt, err)
-		}
-		if _, err := r.outer.Write(testPacket(1, []byte{0, 0, 0, 2, 0, 0, 0})); err != nil {
-			t.Fatal(err)
-		}
-		if err := <-pinged; err != nil {
+		if err := cc.Ping(); err != nil {
 			t.Fatalf("%s: ping through the session: %v", tc.user, err)
 		}
 		cc.Close()
-		r.outer.Close()
 	}
-	// No tunnel goroutine outlives its login.
+	// No goroutine outlives its login's connection.
 	deadline := time.Now().Add(5 * time.Second)
 	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -280,32 +242,18 @@ func nativeScramble(salt []byte, password string) []byte {
 }
 
 // TestTLSPipelinedCommand: a client that sends its handshake response and
-// its first command in one TLS record loses neither: go-mysql gets the
+// its first command in one TLS record loses neither: the login gets the
 // response, the session the command.
 func TestTLSPipelinedCommand(t *testing.T) {
-	term, err := newTLSTerm(nil)
+	h := tlsHarness(t)
+	nc, err := net.Dial("tcp", h.srv.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	term.outer = term.innerServer
-	goSrv := server.NewServer("5.5.5-10.11.6-MariaDB", 45, mysql.AUTH_NATIVE_PASSWORD, nil, term.innerServer)
-	auth := server.NewInMemoryAuthenticationHandler()
-	if err := auth.AddUser("root", "secret", mysql.AUTH_NATIVE_PASSWORD); err != nil {
-		t.Fatal(err)
-	}
-	srvEnd, cliEnd := tcpPair(t)
-	type result struct {
-		outer net.Conn
-		err   error
-	}
-	res := make(chan result, 1)
-	go func() {
-		outer, err := tlsLogin(term, goSrv, auth, srvEnd)
-		res <- result{outer, err}
-	}()
-	tc, salt := clientTLSHello(t, cliEnd)
+	defer nc.Close()
+	tc, salt := clientTLSHello(t, nc)
 	caps := uint32(wire.CapProtocol41 | wire.CapSecureConnection | wire.CapPluginAuth | wire.CapSSL)
-	resp := handshakeResponse(caps, "root", nativeScramble(salt, "secret"), "", AuthNativePassword, nil)
+	resp := handshakeResponse(caps, "native", nativeScramble(salt, "n-secret"), "", AuthNativePassword, nil)
 	binary.LittleEndian.PutUint32(resp, caps)
 	query := append([]byte{wire.ComQuery}, "SELECT 1"...)
 	if _, err := tc.Write(append(testPacket(2, resp), testPacket(0, query)...)); err != nil {
@@ -315,76 +263,27 @@ func TestTLSPipelinedCommand(t *testing.T) {
 	if err != nil || pkt[3] != 3 || pkt[wire.HeaderLen] != wire.OKHeader {
 		t.Fatalf("login answer %q, %v; want OK as packet 3", pkt, err)
 	}
-	r := <-res
-	if r.err != nil {
-		t.Fatal(r.err)
+	got, err := readWhole(tc, 1<<16)
+	if err != nil || got[3] != 1 || got[wire.HeaderLen] != wire.OKHeader {
+		t.Fatalf("answer to the pipelined COM_QUERY %q, %v; want the upstream's OK", got, err)
 	}
-	defer r.outer.Close()
-	_ = r.outer.SetDeadline(time.Now().Add(10 * time.Second))
-	got, err := readWhole(r.outer, 1<<16)
-	if err != nil || !bytes.Equal(got, testPacket(0, query)) {
-		t.Fatalf("session read %q, %v; want the pipelined COM_QUERY", got, err)
+	if q := h.up.queries("SELECT 1"); len(q) != 1 {
+		t.Fatalf("upstream got %q, want the pipelined COM_QUERY", h.up.commands())
 	}
 }
 
-// BenchmarkTLSLogin measures a login over TLS through the tunnel (the
-// client's TLS handshake, the in-memory one, the auth exchange).
+// BenchmarkTLSLogin measures a login over TLS (the client's TLS handshake,
+// the auth exchange, the upstream login).
 func BenchmarkTLSLogin(b *testing.B) {
-	term, err := newTLSTerm(nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	term.outer = term.innerServer
-	goSrv := server.NewServer("5.5.5-10.11.6-MariaDB", 45, mysql.AUTH_NATIVE_PASSWORD, nil, term.innerServer)
-	benchLogin(b, goSrv, term)
-}
-
-// BenchmarkTLSLoginDirect is the same login with go-mysql terminating the
-// client's TLS itself (no tunnel), for comparison.
-func BenchmarkTLSLoginDirect(b *testing.B) {
-	term, err := newTLSTerm(nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	goSrv := server.NewServer("5.5.5-10.11.6-MariaDB", 45, mysql.AUTH_NATIVE_PASSWORD, nil, term.innerServer)
-	benchLogin(b, goSrv, nil)
-}
-
-func benchLogin(b *testing.B, goSrv *server.Server, term *tlsTerm) {
-	auth := server.NewInMemoryAuthenticationHandler()
-	if err := auth.AddUser("root", "secret", mysql.AUTH_NATIVE_PASSWORD); err != nil {
-		b.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ln.Close()
+	h := tlsHarness(b)
 	cliTLS := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // benchmark
 	b.ResetTimer()
 	for b.Loop() {
-		done := make(chan error, 1)
-		go func() {
-			nc, err := ln.Accept()
-			if err != nil {
-				done <- err
-				return
-			}
-			defer nc.Close()
-			gc := &greetingConn{Conn: nc, caps: clientCaps(mariaDBCaps, true), term: term, deadline: time.Now().Add(10 * time.Second)}
-			defer gc.abortTLS()
-			_, err = goSrv.NewCustomizedConn(gc, auth, server.EmptyHandler{})
-			_, err = gc.endTLS(err)
-			done <- err
-		}()
-		cc, err := client.Connect(ln.Addr().String(), "root", "secret", "", func(c *client.Conn) error {
+		cc, err := client.Connect(h.srv.Addr().String(), "native", "n-secret", "", func(c *client.Conn) error {
 			c.SetTLSConfig(cliTLS)
 			return nil
 		})
 		if err != nil {
-			b.Fatal(err)
-		}
-		if err := <-done; err != nil {
 			b.Fatal(err)
 		}
 		cc.Close()
@@ -398,52 +297,27 @@ func pemBlock(typ string, der []byte) []byte {
 }
 
 // FuzzTLSHandshakeResponse is FuzzHandshakeResponse under client TLS: the
-// response goes through the proxy's TLS tunnel to go-mysql. Nothing panics,
-// and a response the check refuses gets "Bad handshake" as packet 3.
+// response is read inside the proxy's TLS. Nothing panics, and a response
+// the check refuses gets "Bad handshake" as packet 3.
 func FuzzTLSHandshakeResponse(f *testing.F) {
 	f.Add(validHandshakeResponse())
 	f.Add(handshakeHead(testClientCaps|wire.CapSSL, 45))
 	f.Add(append(append(handshakeHead(testClientCaps, 45), 'u', 0), 0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F))
 	f.Add(append(handshakeResponse(testClientCaps, "u", nil, "d", AuthNativePassword, nil), 0xFC))
 	f.Add(handshakeResponse(wire.CapProtocol41|wire.CapSecureConnection, "root", bytes.Repeat([]byte{1}, 20), "", "", nil))
-	term, err := newTLSTerm(nil)
-	if err != nil {
-		f.Fatal(err)
-	}
-	term.outer = term.innerServer
-	goSrv := server.NewServer("5.5.5-10.11.6-MariaDB", 45, mysql.AUTH_NATIVE_PASSWORD, nil, term.innerServer)
-	auth := server.NewInMemoryAuthenticationHandler()
-	if err := auth.AddUser("root", "secret"); err != nil {
-		f.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		f.Fatal(err)
-	}
-	defer ln.Close()
+	f.Add(handshakeResponse(testClientCaps, "native", bytes.Repeat([]byte{1}, 20), "", AuthCachingSha2Password, nil))
+	h := tlsHarness(f)
 	f.Fuzz(func(t *testing.T, p []byte) {
-		cli, err := net.Dial("tcp", ln.Addr().String())
+		cli, err := net.Dial("tcp", h.srv.Addr().String())
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer cli.Close()
-		nc, err := ln.Accept()
-		if err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			defer nc.Close()
-			_, _ = tlsLogin(term, goSrv, auth, nc)
-		}()
 		tc, _ := clientTLSHello(t, cli)
 		if _, err := tc.Write(testPacket(2, p)); err != nil {
 			t.Fatal(err)
 		}
 		reply, rerr := readWhole(tc, 1<<16)
-		_ = cli.Close()
-		waitDone(t, done, "the login to end")
 		if checkTunneled(p) != nil {
 			if rerr != nil {
 				t.Fatalf("refused response: no answer (%v)", rerr)
@@ -451,6 +325,9 @@ func FuzzTLSHandshakeResponse(f *testing.F) {
 			if e := wire.ParseErr(reply[wire.HeaderLen:]); e.Code != wire.ErHandshake || reply[3] != 3 {
 				t.Fatalf("refused response answered with seq %d %q, want ERR 1043 as packet 3", reply[3], reply)
 			}
+		}
+		if n := metricValue(t, h.m.ConnectionPanics); n != 0 {
+			t.Fatalf("%v connection panics", n)
 		}
 	})
 }

@@ -30,6 +30,10 @@ const (
 	authSha256Password = "sha256_password"
 	authClearPassword  = "mysql_clear_password"
 	authEd25519        = "client_ed25519"
+	// authDialog is MariaDB's PAM dialog, which sends the password in clear.
+	authDialog = "dialog"
+	// authOldPassword is the pre-4.1 scramble, relayed only.
+	authOldPassword = "mysql_old_password"
 )
 
 // dialParams describes one upstream connection to open.
@@ -144,9 +148,28 @@ func (b *backend) withDeadline(ctx context.Context, f func() error) error {
 // handshake answers the upstream's greeting (read by openBackend):
 // TLS if configured, then authentication.
 func (b *backend) handshake(p dialParams) error {
+	seq, err := b.negotiate(p)
+	if err != nil {
+		return err
+	}
 	g := b.greeting
-	seq := uint8(0) // the greeting's
-	var err error
+	plugin := g.authPlugin
+	auth, err := b.authResponse(plugin, g.salt, p.password)
+	if err != nil {
+		return err
+	}
+	if err := b.sendResponse(p, seq, plugin, auth); err != nil {
+		return err
+	}
+	return b.authLoop(plugin, g.salt, p.password)
+}
+
+// negotiate settles the login's capability flags (b.caps) and switches to
+// TLS when configured and offered; seq is the sequence number of the
+// handshake response to send next.
+func (b *backend) negotiate(p dialParams) (seq uint8, err error) {
+	g := b.greeting
+	seq = 1 // after the greeting's
 	caps := p.caps & g.caps & relayedCaps
 	caps |= wire.CapProtocol41 | wire.CapSecureConnection | wire.CapLongPassword&g.caps
 	caps &^= wire.CapConnectWithDB | wire.CapConnectAttrs | wire.CapPluginAuth | wire.CapPluginAuthLenenc
@@ -157,7 +180,6 @@ func (b *backend) handshake(p dialParams) error {
 	if len(p.attrs) > 0 && g.caps&wire.CapConnectAttrs != 0 {
 		caps |= wire.CapConnectAttrs
 	}
-	seq++
 	if p.tls != nil && g.caps&wire.CapSSL != 0 {
 		caps |= wire.CapSSL
 		req := handshakeHead(caps, p.collation)
@@ -165,26 +187,27 @@ func (b *backend) handshake(p dialParams) error {
 			err = b.w.Flush()
 		}
 		if err != nil {
-			return fmt.Errorf("send upstream SSL request: %w", err)
+			return 0, fmt.Errorf("send upstream SSL request: %w", err)
 		}
 		tc := tls.Client(b.conn, p.tls)
 		if err := tc.Handshake(); err != nil {
-			return fmt.Errorf("upstream TLS handshake: %w", err)
+			return 0, fmt.Errorf("upstream TLS handshake: %w", err)
 		}
 		b.conn = tc
 		b.r.Reset(tc)
 		b.w.Reset(tc)
 		b.usingTLS = true
 	} else if p.tlsMust {
-		return fmt.Errorf("upstream %s does not offer TLS, which upstream-tls requires", p.addr)
+		return 0, fmt.Errorf("upstream %s does not offer TLS, which upstream-tls requires", p.addr)
 	}
 	b.caps = caps
+	return seq, nil
+}
 
-	plugin := g.authPlugin
-	auth, err := b.authResponse(plugin, g.salt, p.password)
-	if err != nil {
-		return err
-	}
+// sendResponse sends the HandshakeResponse41 for p's user and database
+// with the auth data auth of plugin, as packet seq.
+func (b *backend) sendResponse(p dialParams, seq uint8, plugin string, auth []byte) error {
+	caps := b.caps
 	pkt := handshakeHead(caps, p.collation)
 	pkt = append(pkt, p.user...)
 	pkt = append(pkt, 0)
@@ -208,13 +231,14 @@ func (b *backend) handshake(p dialParams) error {
 	if caps&wire.CapConnectAttrs != 0 {
 		pkt = appendAttrs(pkt, p.attrs)
 	}
-	if _, err = wire.WritePacket(b.w, seq, pkt); err == nil {
+	_, err := wire.WritePacket(b.w, seq, pkt)
+	if err == nil {
 		err = b.w.Flush()
 	}
 	if err != nil {
 		return fmt.Errorf("send upstream handshake response: %w", err)
 	}
-	return b.authLoop(plugin, g.salt, p.password)
+	return nil
 }
 
 // handshakeHead is the fixed start of a HandshakeResponse41 (and the whole
@@ -371,6 +395,15 @@ func (b *backend) changeUser(user, password, db string, collation uint8, attrs m
 	if err != nil {
 		return err
 	}
+	if err := b.sendChangeUser(user, auth, plugin, db, collation, attrs); err != nil {
+		return err
+	}
+	return b.authLoop(plugin, g.salt, password)
+}
+
+// sendChangeUser sends COM_CHANGE_USER with the auth data auth of plugin;
+// the server's answer is left to read.
+func (b *backend) sendChangeUser(user string, auth []byte, plugin, db string, collation uint8, attrs map[string]string) error {
 	pkt := []byte{wire.ComChangeUser}
 	pkt = append(pkt, user...)
 	pkt = append(pkt, 0)
@@ -388,13 +421,14 @@ func (b *backend) changeUser(user, password, db string, collation uint8, attrs m
 	if b.caps&wire.CapConnectAttrs != 0 {
 		pkt = appendAttrs(pkt, attrs)
 	}
-	if _, err = wire.WritePacket(b.w, 0, pkt); err == nil {
+	_, err := wire.WritePacket(b.w, 0, pkt)
+	if err == nil {
 		err = b.w.Flush()
 	}
 	if err != nil {
 		return fmt.Errorf("send upstream COM_CHANGE_USER: %w", err)
 	}
-	return b.authLoop(plugin, g.salt, password)
+	return nil
 }
 
 func indexNul(b []byte) int {

@@ -16,6 +16,7 @@ const (
 	ErDupEntry                uint16 = 1062 // ER_DUP_ENTRY
 	ErParse                   uint16 = 1064 // ER_PARSE_ERROR
 	ErNoSuchThread            uint16 = 1094 // ER_NO_SUCH_THREAD
+	ErKillDenied              uint16 = 1095 // ER_KILL_DENIED_ERROR
 	ErWrongTableName          uint16 = 1103 // ER_WRONG_TABLE_NAME
 	ErUnknown                 uint16 = 1105 // ER_UNKNOWN_ERROR
 	ErRecordFileFull          uint16 = 1114 // ER_RECORD_FILE_FULL
