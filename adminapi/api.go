@@ -23,10 +23,10 @@ import (
 type Sandbox struct {
 	ID    string `json:"id"`
 	Name  string `json:"name"`
-	State string `json:"state"` // active or kept
+	State string `json:"state"` // active, kept, or grace (no connection; ends with its grace)
 	Owner string `json:"owner"` // the proxy user who created it
 	// Created is when it was created; Expires, when it ends unless kept
-	// longer (absent: no end set).
+	// longer or, in its grace, used again (absent: no end set).
 	Created time.Time  `json:"created"`
 	Expires *time.Time `json:"expires,omitempty"`
 	// Connections counts the connections attached to it through the

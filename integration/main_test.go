@@ -115,6 +115,10 @@ func startProxyLogging(upstream string, db *testdb.Server, mutate func(*proxy.Co
 	// The proxy-core tests expect a plain proxy; sandbox tests ask for
 	// their mode.
 	cfg.Mode = "passthrough"
+	// The tests share one MariaDB and check which sandboxes are left:
+	// sandboxes end with their last connection unless a test asks for a
+	// grace (sandbox_grace_test.go).
+	cfg.Sandbox.Grace = 0
 	if mutate != nil {
 		mutate(&cfg)
 	}

@@ -96,6 +96,12 @@ func gormWorkload(t *testing.T, dsn string, run int) string {
 	return strings.Join(out, "\n")
 }
 
+// runGorm runs the GORM workload (run n) against tg.
+func runGorm(t *testing.T, tg ormTarget, n int) string {
+	t.Helper()
+	return gormWorkload(t, fmt.Sprintf("%s:%s@tcp(%s)/%s?parseTime=true&charset=utf8mb4", tg.user, tg.password, tg.addr, tg.db), n)
+}
+
 // TestORMGorm runs the GORM workload twice directly against MariaDB and
 // twice through a sandbox whose upstream account may only read production:
 // the transcripts match, and production gains no table.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,9 +69,14 @@ func compareRuns(t *testing.T, run func(sandboxed bool, n int) string) {
 	}
 }
 
-// TestORMSQLAlchemy: SQLAlchemy ORM (Debian's python3-sqlalchemy and
-// python3-pymysql, seen by /usr/bin/python3) through a sandbox.
-func TestORMSQLAlchemy(t *testing.T) {
+// ormTarget is where a workload connects: a server (MariaDB or the proxy),
+// an account (the proxy's user may carry a sandbox tag) and a database.
+type ormTarget struct{ addr, user, password, db string }
+
+// requireSQLAlchemy returns the Python that has SQLAlchemy and PyMySQL
+// (Debian's python3-sqlalchemy and python3-pymysql), or skips the test.
+func requireSQLAlchemy(t *testing.T) string {
+	t.Helper()
 	py := "/usr/bin/python3"
 	if _, err := os.Stat(py); err != nil || exec.Command(py, "-c", "import sqlalchemy, pymysql").Run() != nil {
 		if os.Getenv("CI") == "true" {
@@ -78,17 +84,14 @@ func TestORMSQLAlchemy(t *testing.T) {
 		}
 		t.Skip("needs /usr/bin/python3 with python3-sqlalchemy and python3-pymysql")
 	}
-	db, h := sandboxProxy(t, "transparent", nil)
-	ormDatabases(t, "sa_direct", "sa_sb")
-	holder := conn(t, openDB(t, h.userDSN(sandboxUser+"+sqlalchemy", "sa_sb")))
-	mustExecC(t, holder, "SELECT 1")
-	compareRuns(t, func(sandboxed bool, n int) string {
-		url := "mysql+pymysql://" + db.User + ":" + db.Password + "@" + db.Addr + "/sa_direct?charset=utf8mb4"
-		if sandboxed {
-			url = "mysql+pymysql://" + sandboxUser + "%2Bsqlalchemy:" + sandboxPassword + "@" + h.addr + "/sa_sb?charset=utf8mb4"
-		}
-		return runWorkload(t, py, "sqlalchemy_workload.py", url, string(rune('0'+n)))
-	})
+	return py
+}
+
+// runSQLAlchemy runs the SQLAlchemy workload (run n) against tg.
+func runSQLAlchemy(t *testing.T, py string, tg ormTarget, n int) string {
+	t.Helper()
+	u := "mysql+pymysql://" + url.QueryEscape(tg.user) + ":" + url.QueryEscape(tg.password) + "@" + tg.addr + "/" + tg.db + "?charset=utf8mb4"
+	return runWorkload(t, py, "sqlalchemy_workload.py", u, fmt.Sprint(n))
 }
 
 // npmInstall installs the Node workload's packages once per test binary.
@@ -97,8 +100,10 @@ var npmInstall struct {
 	err  error
 }
 
-// TestORMMysql2: mysql2 for Node through a sandbox.
-func TestORMMysql2(t *testing.T) {
+// requireMysql2 makes sure node and the Node workload's packages (mysql2)
+// are there, or skips the test.
+func requireMysql2(t *testing.T) {
+	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("node is required (apt-get install nodejs npm)")
@@ -119,25 +124,19 @@ func TestORMMysql2(t *testing.T) {
 	if npmInstall.err != nil {
 		t.Fatal(npmInstall.err)
 	}
-	db, h := sandboxProxy(t, "transparent", nil)
-	ormDatabases(t, "m2_direct", "m2_sb")
-	holder := conn(t, openDB(t, h.userDSN(sandboxUser+"+mysql2", "m2_sb")))
-	mustExecC(t, holder, "SELECT 1")
-	compareRuns(t, func(sandboxed bool, n int) string {
-		host, port, _ := net.SplitHostPort(db.Addr)
-		args := []string{"node/workload.js", host, port, db.User, db.Password, "m2_direct", fmt.Sprint(n)}
-		if sandboxed {
-			host, port, _ = net.SplitHostPort(h.addr)
-			args = []string{"node/workload.js", host, port, sandboxUser + "+mysql2", sandboxPassword, "m2_sb", fmt.Sprint(n)}
-		}
-		return strings.ReplaceAll(runWorkload(t, "node", args...), "m2_sb", "m2_direct")
-	})
 }
 
-// TestORMConnectorJ: MariaDB Connector/J (Debian's libmariadb-java) with
-// DatabaseMetaData, batches, server-side prepared statements, a rolled-back
-// transaction and ResultSetMetaData, through a sandbox.
-func TestORMConnectorJ(t *testing.T) {
+// runMysql2 runs the mysql2 workload (run n) against tg.
+func runMysql2(t *testing.T, tg ormTarget, n int) string {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(tg.addr)
+	return runWorkload(t, "node", "node/workload.js", host, port, tg.user, tg.password, tg.db, fmt.Sprint(n))
+}
+
+// requireConnectorJ compiles the Connector/J workload (Debian's
+// libmariadb-java and a JDK) and returns its class path, or skips the test.
+func requireConnectorJ(t *testing.T) string {
+	t.Helper()
 	jar := "/usr/share/java/mariadb-java-client.jar"
 	_, errJar := os.Stat(jar)
 	_, errJavac := exec.LookPath("javac")
@@ -151,18 +150,63 @@ func TestORMConnectorJ(t *testing.T) {
 	if out, err := exec.Command("javac", "-d", classes, "-cp", jar, filepath.Join(ormDir(t), "java", "Workload.java")).CombinedOutput(); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}
+	return jar + string(os.PathListSeparator) + classes
+}
+
+// runConnectorJ runs the Connector/J workload (run n) against tg.
+func runConnectorJ(t *testing.T, cp string, tg ormTarget, n int) string {
+	t.Helper()
+	u := "jdbc:mariadb://" + tg.addr + "/" + tg.db + "?useServerPrepStmts=true"
+	return runWorkload(t, "java", "-cp", cp, "Workload", u, tg.user, tg.password, fmt.Sprint(n))
+}
+
+// TestORMSQLAlchemy: SQLAlchemy ORM (Debian's python3-sqlalchemy and
+// python3-pymysql, seen by /usr/bin/python3) through a sandbox.
+func TestORMSQLAlchemy(t *testing.T) {
+	py := requireSQLAlchemy(t)
+	db, h := sandboxProxy(t, "transparent", nil)
+	ormDatabases(t, "sa_direct", "sa_sb")
+	holder := conn(t, openDB(t, h.userDSN(sandboxUser+"+sqlalchemy", "sa_sb")))
+	mustExecC(t, holder, "SELECT 1")
+	compareRuns(t, func(sandboxed bool, n int) string {
+		tg := ormTarget{db.Addr, db.User, db.Password, "sa_direct"}
+		if sandboxed {
+			tg = ormTarget{h.addr, sandboxUser + "+sqlalchemy", sandboxPassword, "sa_sb"}
+		}
+		return runSQLAlchemy(t, py, tg, n)
+	})
+}
+
+// TestORMMysql2: mysql2 for Node through a sandbox.
+func TestORMMysql2(t *testing.T) {
+	requireMysql2(t)
+	db, h := sandboxProxy(t, "transparent", nil)
+	ormDatabases(t, "m2_direct", "m2_sb")
+	holder := conn(t, openDB(t, h.userDSN(sandboxUser+"+mysql2", "m2_sb")))
+	mustExecC(t, holder, "SELECT 1")
+	compareRuns(t, func(sandboxed bool, n int) string {
+		tg := ormTarget{db.Addr, db.User, db.Password, "m2_direct"}
+		if sandboxed {
+			tg = ormTarget{h.addr, sandboxUser + "+mysql2", sandboxPassword, "m2_sb"}
+		}
+		return strings.ReplaceAll(runMysql2(t, tg, n), "m2_sb", "m2_direct")
+	})
+}
+
+// TestORMConnectorJ: MariaDB Connector/J (Debian's libmariadb-java) with
+// DatabaseMetaData, batches, server-side prepared statements, a rolled-back
+// transaction and ResultSetMetaData, through a sandbox.
+func TestORMConnectorJ(t *testing.T) {
+	cp := requireConnectorJ(t)
 	db, h := sandboxProxy(t, "transparent", nil)
 	ormDatabases(t, "cj_direct", "cj_sb")
 	holder := conn(t, openDB(t, h.userDSN(sandboxUser+"+connj", "cj_sb")))
 	mustExecC(t, holder, "SELECT 1")
-	cp := jar + string(os.PathListSeparator) + classes
 	compareRuns(t, func(sandboxed bool, n int) string {
-		url := "jdbc:mariadb://" + db.Addr + "/cj_direct?useServerPrepStmts=true"
-		user, pw := db.User, db.Password
+		tg := ormTarget{db.Addr, db.User, db.Password, "cj_direct"}
 		if sandboxed {
-			url = "jdbc:mariadb://" + h.addr + "/cj_sb?useServerPrepStmts=true"
-			user, pw = sandboxUser+"+connj", sandboxPassword
+			tg = ormTarget{h.addr, sandboxUser + "+connj", sandboxPassword, "cj_sb"}
 		}
-		return runWorkload(t, "java", "-cp", cp, "Workload", url, user, pw, fmt.Sprint(n))
+		return runConnectorJ(t, cp, tg, n)
 	})
 }

@@ -24,7 +24,9 @@ func startProxyProcess(t *testing.T, db *testdb.Server, args ...string) *proxyPr
 	t.Helper()
 	p := &proxyProcess{addr: freeAddr(t), logs: &syncBuffer{}, done: make(chan error, 1)}
 	p.cmd = exec.Command(proxyBinary(t), append([]string{"serve", "--listen", p.addr, "--upstream", db.Addr,
-		"--metrics-listen", "", "--shutdown-grace", "5s", "--sandbox-reap-interval", "1s"}, args...)...)
+		"--metrics-listen", "", "--shutdown-grace", "5s", "--sandbox-reap-interval", "1s",
+		// See startProxyLogging; a test's own --sandbox-grace comes later and wins.
+		"--sandbox-grace", "0"}, args...)...)
 	p.cmd.Env = append(os.Environ(), "SQLFORK_UPSTREAM_USER="+sandboxUser, "SQLFORK_UPSTREAM_PASSWORD="+sandboxPassword)
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	if err := p.cmd.Start(); err != nil {

@@ -27,7 +27,7 @@ type Proxy struct {
 
 	// Sandboxes.
 	Sandboxes          *sandboxCollector      // sqlfork_sandboxes{state}
-	SandboxesDiscarded *prometheus.CounterVec // label: reason (discarded, last_connection, expired)
+	SandboxesDiscarded *prometheus.CounterVec // label: reason (discarded, last_connection, grace, expired)
 	Forks              *prometheus.CounterVec // labels: strategy, kind (full, schema)
 	ForkDuration       prometheus.Histogram
 	ForkedBytes        prometheus.Counter
@@ -104,10 +104,10 @@ func New(reg prometheus.Registerer) *Proxy {
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"command"}),
 		Sandboxes: &sandboxCollector{desc: prometheus.NewDesc(namespace+"_sandboxes",
-			"Sandboxes this process holds, by state (active: unkept; kept).", []string{"state"}, nil)},
+			"Sandboxes this process holds, by state (active: unkept, in use; grace: unkept and named, no connection here, until its grace ends; kept).", []string{"state"}, nil)},
 		SandboxesDiscarded: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "sandboxes_discarded_total",
-			Help: "Sandboxes discarded, by reason: discarded (SANDBOX DISCARD or the admin API), last_connection (unkept, its last connection closed), expired (TTL, idle or lease).",
+			Help: "Sandboxes discarded, by reason: discarded (SANDBOX DISCARD or the admin API), last_connection (unkept, its last connection closed: anonymous, or sandbox-grace 0), grace (unkept and named, its grace ended with no connection back), expired (TTL, idle or lease).",
 		}, []string{"reason"}),
 		Forks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "forks_total",

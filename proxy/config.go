@@ -153,6 +153,12 @@ type Config struct {
 	Sandbox session.Config
 }
 
+// DefaultSandboxGrace is how long a named sandbox outlives its last
+// connection by default (sandbox-grace): long enough for a pool that
+// closes its idle connections to open a new one, or for the next test of
+// a suite that connects per test.
+const DefaultSandboxGrace = 5 * time.Minute
+
 // DefaultConfig returns the documented defaults.
 func DefaultConfig() Config {
 	return Config{
@@ -170,7 +176,7 @@ func DefaultConfig() Config {
 		ProductionWrites: "deny",
 		UserSeparator:    "+",
 		Sandbox: session.Config{Prefix: "_sqlfork", Forker: "auto", DefaultTTL: 24 * time.Hour,
-			IdleTTL: 7 * 24 * time.Hour, MaxTTL: 30 * 24 * time.Hour, ReapInterval: 10 * time.Second,
+			IdleTTL: 7 * 24 * time.Hour, MaxTTL: 30 * 24 * time.Hour, Grace: DefaultSandboxGrace, ReapInterval: 10 * time.Second,
 			SideConnections: session.DefaultSideConnections, ForkQueueTimeout: session.DefaultForkQueueTimeout},
 	}
 }

@@ -174,7 +174,7 @@ func upstreamTLS(cfg *Config) (*tls.Config, error) {
 }
 
 // SetSandboxLimits changes the sandbox limits, guardrails (global and
-// per user) and TTL defaults of a running proxy to those of c (SIGHUP
+// per user), TTL defaults and grace of a running proxy to those of c (SIGHUP
 // reload); c's other settings are ignored.
 func (s *Server) SetSandboxLimits(c Config) {
 	s.sbMu.Lock()
@@ -182,6 +182,7 @@ func (s *Server) SetSandboxLimits(c Config) {
 	sc := c.SandboxConfig()
 	s.cfg.Sandbox.MaxSandboxes, s.cfg.Sandbox.Guardrails, s.cfg.Sandbox.UserGuardrails = sc.MaxSandboxes, sc.Guardrails, sc.UserGuardrails
 	s.cfg.Sandbox.DefaultTTL, s.cfg.Sandbox.IdleTTL, s.cfg.Sandbox.MaxTTL = sc.DefaultTTL, sc.IdleTTL, sc.MaxTTL
+	s.cfg.Sandbox.Grace = sc.Grace
 	s.cfg.Sandbox.SideConnections, s.cfg.Sandbox.ForkQueueTimeout = sc.SideConnections, sc.ForkQueueTimeout
 	if s.sbm != nil {
 		s.sbm.SetLimits(sc)

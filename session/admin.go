@@ -9,11 +9,12 @@ import (
 
 // Info describes a sandbox for operators (the admin API and CLI).
 type Info struct {
-	ID          string      `json:"id"`
-	Name        string      `json:"name"`
-	State       string      `json:"state"` // active, kept
-	Owner       string      `json:"owner"`
-	Created     time.Time   `json:"created"`
+	ID      string    `json:"id"`
+	Name    string    `json:"name"`
+	State   string    `json:"state"` // active, kept, grace
+	Owner   string    `json:"owner"`
+	Created time.Time `json:"created"`
+	// Expires is when a kept sandbox's TTL ends, or an unkept one's grace.
 	Expires     *time.Time  `json:"expires,omitempty"`
 	Connections int         `json:"connections"` // attached through this process
 	Tables      []TableInfo `json:"tables,omitempty"`
@@ -61,11 +62,12 @@ func (m *Manager) List(ctx context.Context) ([]Info, error) {
 			}
 			in := Info{ID: str(r[0]), Name: str(r[1]), State: "active", Owner: str(r[3]), Created: parseTime(r[4]),
 				TableCount: int(num(r[6])), Bytes: num(r[7])}
+			if e := parseTime(r[5]); !e.IsZero() {
+				// An unkept sandbox's expiry is the end of its grace.
+				in.Expires, in.State = &e, "grace"
+			}
 			if str(r[2]) == "1" {
 				in.State = "kept"
-			}
-			if e := parseTime(r[5]); !e.IsZero() {
-				in.Expires = &e
 			}
 			byID[in.ID] = in
 		}
@@ -88,8 +90,11 @@ func (sb *Sandbox) info(tables bool) Info {
 	defer sb.mu.Unlock()
 	in := Info{ID: sb.ID, Name: sb.Name, State: sb.stateLocked(), Owner: sb.Owner, Created: sb.Created,
 		Connections: sb.attached, Bytes: sb.bytes}
-	if !sb.expires.IsZero() {
-		e := sb.expires
+	switch e := sb.expires; {
+	case in.State == "grace":
+		e = sb.graceUntil
+		in.Expires = &e
+	case !e.IsZero():
 		in.Expires = &e
 	}
 	for _, e := range sb.tables {
@@ -136,11 +141,12 @@ func (m *Manager) Keep(ctx context.Context, name string, keep *time.Duration) (I
 		return Info{}, fmt.Errorf("%w: %q", ErrNoSandbox, name)
 	}
 	sb = m.remember(sb)
-	sb.mu.Lock()
-	sb.kept, sb.expires = true, time.Time{}
+	var exp time.Time
 	if ttl > 0 {
-		sb.expires = time.Now().UTC().Add(ttl)
+		exp = time.Now().UTC().Add(ttl)
 	}
+	sb.keepAs(exp)
+	sb.mu.Lock()
 	sb.lastActive = time.Now().UTC()
 	sb.mu.Unlock()
 	if err := m.withConn(ctx, func(c SideConn) error { return m.persist(ctx, c, sb) }); err != nil {

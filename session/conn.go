@@ -193,22 +193,11 @@ func (m *Manager) Open(ctx context.Context, o Options) (*Session, error) {
 		if err := ValidName(o.Sandbox); err != nil {
 			return nil, refusal(wire.ErUnknown, "HY000", "%v", err)
 		}
-		sb, err := m.lookup(ctx, o.Sandbox)
+		// Connections of a pool arrive together: the first creates the
+		// sandbox, the others join it; one that comes back within the
+		// sandbox's grace finds it again.
+		sb, err := m.acquire(ctx, o.Sandbox, o.User, true)
 		if err != nil {
-			return nil, err
-		}
-		if sb == nil {
-			// Connections of a pool arrive together: the first creates
-			// the sandbox, the others join it.
-			if sb, err = m.getOrCreate(o.Sandbox, o.User); err != nil {
-				return nil, err
-			}
-		}
-		if err := s.authorize(sb); err != nil {
-			return nil, err
-		}
-		sb = m.remember(sb)
-		if err := m.attach(sb); err != nil {
 			return nil, err
 		}
 		s.sb = sb
@@ -244,7 +233,7 @@ func (s *Session) unbind() {
 }
 
 // Close ends the session; an unkept sandbox whose last connection this was
-// is discarded.
+// is discarded, or, when named, starts its grace.
 func (s *Session) Close() { s.unbind() }
 
 // SandboxName is the bound sandbox's name ("" for production).
@@ -259,14 +248,7 @@ func (s *Session) SandboxName() string {
 func (s *Session) Mode() Mode { return s.mode }
 
 // authorize checks that the session's user may use sb.
-func (s *Session) authorize(sb *Sandbox) error {
-	if sb.Owner == s.user || s.m.isAdmin(s.user) {
-		return nil
-	}
-	// The same error as for a sandbox that does not exist: other users'
-	// sandboxes are not even visible.
-	return refusal(wire.ErUnknown, "HY000", "no sandbox named %q; SANDBOX LIST shows yours", sb.Name)
-}
+func (s *Session) authorize(sb *Sandbox) error { return s.m.authorize(s.user, sb) }
 
 // Reply is an answer the proxy gives itself: a result set when Columns
 // (text columns of these names) or Defs (column definition packets) are

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
@@ -99,3 +100,22 @@ func (s *Session) IsInfoSchema(phys string) bool { return s.isInfoSchema(phys) }
 
 // AuditExecution is s.auditExecution.
 func (s *Session) AuditExecution(p *Plan) { s.auditExecution(p) }
+
+// EndGraces makes the grace of every sandbox of m in one end now, as if it
+// had run out: the reaper discards them (or lets go of them) at its next
+// round.
+func (m *Manager) EndGraces() {
+	m.mu.Lock()
+	list := make([]*Sandbox, 0, len(m.byID))
+	for _, sb := range m.byID {
+		list = append(list, sb)
+	}
+	m.mu.Unlock()
+	for _, sb := range list {
+		sb.mu.Lock()
+		if !sb.graceUntil.IsZero() {
+			sb.graceUntil = time.Now().Add(-time.Second)
+		}
+		sb.mu.Unlock()
+	}
+}

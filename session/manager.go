@@ -1,8 +1,9 @@
 // Package session holds sandboxes: the per-connection sandbox binding, the
 // registry of sandboxes and their forked tables (kept in the upstream, in a
 // metadata schema under the configured prefix), lazy forking on first
-// write, the SANDBOX pseudo-statements and the lifecycle (discard on last
-// disconnect unless kept, TTL and idle expiry, reconciliation at start).
+// write, the SANDBOX pseudo-statements and the lifecycle (an anonymous
+// sandbox ends with its last connection, a named one a grace period
+// later, unless kept; TTL and idle expiry; reconciliation at start).
 package session
 
 import (
@@ -64,6 +65,10 @@ type Config struct {
 	// MaxTTL bounds the lifetime a kept sandbox may be given (0: no
 	// bound). With it, "until discarded" is refused too.
 	MaxTTL time.Duration
+	// Grace is how long an unkept named sandbox outlives its last
+	// connection (0: it ends with it, like an anonymous one), so that a
+	// pool that closes and reopens connections finds it again.
+	Grace time.Duration
 	// MaxSandboxes bounds the sandboxes alive at once (0: no limit).
 	MaxSandboxes int
 	// Guardrails apply to every proxy user without an entry in
@@ -157,6 +162,9 @@ func (c *Config) Validate() error {
 	if c.ForkQueueTimeout < 0 || c.ForkQueueTimeout > forkTimeout {
 		return fmt.Errorf("fork-queue-timeout %s must be between 0 (the default %s) and the fork timeout %s", c.ForkQueueTimeout, DefaultForkQueueTimeout, forkTimeout)
 	}
+	if c.Grace < 0 {
+		return fmt.Errorf("sandbox-grace must not be negative, got %s", c.Grace)
+	}
 	if c.MaxTTL > 0 && (c.DefaultTTL <= 0 || c.DefaultTTL > c.MaxTTL) {
 		return fmt.Errorf("sandbox-ttl %s must be between 0 and max-sandbox-ttl %s (\"until discarded\" needs max-sandbox-ttl 0)", c.DefaultTTL, c.MaxTTL)
 	}
@@ -175,8 +183,10 @@ type Dialer func(ctx context.Context) (SideConn, error)
 
 // Observer is told about sandbox events, for metrics.
 type Observer interface {
-	// Discarded reports a sandbox discarded, by reason (discarded,
-	// last_connection, expired).
+	// Discarded reports a sandbox discarded, by reason: discarded
+	// (SANDBOX DISCARD or the admin API), last_connection (its last
+	// connection closed: anonymous, or no grace), grace (a named one's
+	// grace ended with nobody holding it) or expired (TTL, idle or lease).
 	Discarded(reason string)
 	// Forked reports one finished fork.
 	Forked(strategy string, schemaOnly bool, took time.Duration, rows, bytes int64)
@@ -264,12 +274,24 @@ type Sandbox struct {
 	expires    time.Time
 	lastActive time.Time
 	attached   int
-	discarded  bool
-	tables     map[string]*entry
-	bytes      int64
-	version    uint64 // bumped by every change of tables
-	forkMu     sync.Mutex
-	infoViews  bool // its information_schema views exist
+	// graceUntil is when an unkept named sandbox that no connection of
+	// this process uses ends (zero: in use, kept, or no grace).
+	graceUntil time.Time
+	// held: this process has a row among the registry's holders, so no
+	// other process discards the sandbox unless forced.
+	held bool
+	// retired: this process let go of the sandbox (discarded it, or left
+	// it to other processes that hold it); gone is closed once it is
+	// forgotten, for attaches that wait to look it up again.
+	retired   bool
+	gone      chan struct{}
+	forgotten bool
+	discarded bool
+	tables    map[string]*entry
+	bytes     int64
+	version   uint64 // bumped by every change of tables
+	forkMu    sync.Mutex
+	infoViews bool // its information_schema views exist
 }
 
 // entry is a logical table's state in a sandbox.
@@ -419,6 +441,9 @@ type Limits struct {
 	DefaultTTL   time.Duration
 	IdleTTL      time.Duration
 	MaxTTL       time.Duration
+	// Grace applies to sandboxes whose last connection closes after it
+	// is set.
+	Grace time.Duration
 	// SideConnections and ForkQueueTimeout size the side connection
 	// pool (0 keeps the current value).
 	SideConnections  int
@@ -445,8 +470,8 @@ func (m *Manager) limits() Limits {
 	return m.lim
 }
 
-// SetLimits changes the limits, guardrails and TTL defaults of c (the
-// other fields of c are ignored): new sandboxes, forks and statements obey
+// SetLimits changes the limits, guardrails, TTL defaults and grace of c
+// (the other fields of c are ignored): new sandboxes, forks and statements obey
 // them at once.
 //
 // The side connection pool takes c's SideConnections and ForkQueueTimeout
@@ -468,7 +493,7 @@ func (m *Manager) SetLimits(c Config) {
 		wait = min(c.ForkQueueTimeout, m.cfg.ForkTimeout)
 	}
 	m.lim = Limits{MaxSandboxes: c.MaxSandboxes, DefaultTTL: c.DefaultTTL, IdleTTL: c.IdleTTL, MaxTTL: c.MaxTTL,
-		SideConnections: size, ForkQueueTimeout: wait}
+		Grace: c.Grace, SideConnections: size, ForkQueueTimeout: wait}
 	m.pool.resize(size, wait)
 	m.guards.Store(&guards)
 }
@@ -485,10 +510,10 @@ func (m *Manager) Counts() map[string]int {
 		list = append(list, sb)
 	}
 	m.mu.Unlock()
-	out := map[string]int{"active": 0, "kept": 0}
+	out := map[string]int{"active": 0, "kept": 0, "grace": 0}
 	for _, sb := range list {
 		sb.mu.Lock()
-		if !sb.discarded {
+		if !sb.retired {
 			out[sb.stateLocked()]++
 		}
 		sb.mu.Unlock()
@@ -672,23 +697,8 @@ func (m *Manager) lockName(id, k string) string {
 func (m *Manager) newSandbox(name, owner string) (*Sandbox, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if max := m.limits().MaxSandboxes; max > 0 && len(m.byID) >= max {
-		return nil, refusal(wire.ErConCount, "08004", "the proxy already holds %d sandboxes (its limit); discard some with SANDBOX DISCARD or ask the operator to raise --max-sandboxes", len(m.byID))
-	}
-	if max := m.guard(owner).MaxSandboxes; max > 0 {
-		n := 0
-		for _, sb := range m.byID {
-			if sb.Owner == owner {
-				n++
-			}
-		}
-		if n >= max {
-			r := refusal(wire.ErUserLimitReached, "42000", "User '%s' has exceeded the 'max_sandboxes' resource (current value: %d): the "+
-				"max-sandboxes-per-user guardrail lets a user own %d sandboxes at once in this proxy; SANDBOX DISCARD "+
-				"one, or close connections (each transparent-mode connection has its own)", owner, max, max)
-			r.Reason = GuardMaxSandboxes
-			return nil, r
-		}
+	if err := m.checkRoom(owner); err != nil {
+		return nil, err
 	}
 	id := randomID(4)
 	if name == "" {
@@ -702,9 +712,38 @@ func (m *Manager) newSandbox(name, owner string) (*Sandbox, error) {
 		return nil, refusal(wire.ErUnknown, "HY000", "a sandbox named %q already exists; ATTACH it or choose another name", name)
 	}
 	now := time.Now().UTC()
-	sb := &Sandbox{ID: id, Name: name, Owner: owner, Created: now, lastActive: now, tables: map[string]*entry{}}
+	sb := &Sandbox{ID: id, Name: name, Owner: owner, Created: now, lastActive: now, tables: map[string]*entry{},
+		gone: make(chan struct{})}
 	m.byID[id], m.byName[name] = sb, sb
 	return sb, nil
+}
+
+// checkRoom refuses a new sandbox of owner past max-sandboxes or the
+// owner's max-sandboxes-per-user (m.mu held). Sandboxes in their grace
+// count: they still hold their forks.
+func (m *Manager) checkRoom(owner string) error {
+	if max := m.limits().MaxSandboxes; max > 0 && len(m.byID) >= max {
+		return refusal(wire.ErConCount, "08004", "the proxy already holds %d sandboxes (its limit); discard some with SANDBOX DISCARD or ask the operator to raise --max-sandboxes", len(m.byID))
+	}
+	max := m.guard(owner).MaxSandboxes
+	if max <= 0 {
+		return nil
+	}
+	n := 0
+	for _, sb := range m.byID {
+		if sb.Owner == owner {
+			n++
+		}
+	}
+	if n < max {
+		return nil
+	}
+	r := refusal(wire.ErUserLimitReached, "42000", "User '%s' has exceeded the 'max_sandboxes' resource (current value: %d): the "+
+		"max-sandboxes-per-user guardrail lets a user own %d sandboxes at once in this proxy; SANDBOX DISCARD "+
+		"one, or close connections (each transparent-mode connection has its own; a named sandbox outlives its last "+
+		"connection for sandbox-grace)", owner, max, max)
+	r.Reason = GuardMaxSandboxes
+	return r
 }
 
 // getOrCreate returns the sandbox called name, creating it if needed.
@@ -726,115 +765,46 @@ func (m *Manager) getOrCreate(name, owner string) (*Sandbox, error) {
 	return sb, err
 }
 
-// forget removes a sandbox from memory.
+// forget removes a sandbox from memory: it is retired, and attaches
+// waiting for it to go look it up again.
 func (m *Manager) forget(sb *Sandbox) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.byID[sb.ID] == sb {
 		delete(m.byID, sb.ID)
 	}
 	if m.byName[sb.Name] == sb {
 		delete(m.byName, sb.Name)
 	}
+	m.mu.Unlock()
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sb.retired, sb.held = true, false
+	if !sb.forgotten {
+		sb.forgotten = true
+		close(sb.gone)
+	}
 }
 
 // lookup finds a sandbox by name in memory or, failing that, in the
 // registry (kept by another process or before a restart); one read from the
-// registry is kept in memory only once remember is called.
+// registry is kept in memory only once remember is called. A sandbox this
+// process is letting go of (a discard in flight) is waited for first.
 func (m *Manager) lookup(ctx context.Context, name string) (*Sandbox, error) {
-	m.mu.Lock()
-	sb := m.byName[name]
-	m.mu.Unlock()
-	if sb != nil {
-		return sb, nil
-	}
-	return m.load(ctx, name)
-}
-
-// attach binds one more connection to sb.
-func (m *Manager) attach(sb *Sandbox) error {
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	if sb.discarded {
-		return refusal(wire.ErUnknown, "HY000", "sandbox %q was discarded", sb.Name)
-	}
-	sb.attached++
-	sb.lastActive = time.Now().UTC()
-	return nil
-}
-
-// detach unbinds a connection; the last one out discards an unkept sandbox
-// (synchronously: it runs as a connection ends).
-func (m *Manager) detach(sb *Sandbox) {
-	sb.mu.Lock()
-	sb.attached--
-	sb.lastActive = time.Now().UTC()
-	gone := sb.attached <= 0 && !sb.kept && !sb.discarded
-	sb.mu.Unlock()
-	if gone {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := m.discard(ctx, sb, false, false, "last_connection"); err != nil {
-			// Its lease runs out and the reaper (here or in another
-			// process) drops it later.
-			m.log.Warn("discard sandbox after last connection", zap.String("sandbox", sb.Name), zap.Error(err))
+	for {
+		m.mu.Lock()
+		sb := m.byName[name]
+		m.mu.Unlock()
+		if sb == nil {
+			return m.load(ctx, name)
+		}
+		gone, retired := sb.goneIfRetired()
+		if !retired {
+			return sb, nil
+		}
+		if err := waitGone(ctx, gone, name); err != nil {
+			return nil, err
 		}
 	}
-}
-
-// discard drops a sandbox's schemas and registry rows. With force false it
-// does nothing if a connection attached meanwhile, the sandbox is kept, or
-// a connection through another proxy process holds it. With try it gives
-// up at once rather than wait for a fork in progress (the reaper must not
-// stall behind a long copy).
-func (m *Manager) discard(ctx context.Context, sb *Sandbox, force, try bool, reason string) error {
-	if try {
-		if !sb.forkMu.TryLock() {
-			return nil
-		}
-	} else {
-		sb.forkMu.Lock() // no fork may run while the schemas go
-	}
-	defer sb.forkMu.Unlock()
-	sb.mu.Lock()
-	if !force && (sb.attached > 0 || sb.kept) || sb.discarded {
-		sb.mu.Unlock()
-		return nil
-	}
-	persisted := sb.persisted
-	sb.mu.Unlock()
-	if persisted && !force {
-		held := false
-		err := m.withConn(ctx, func(c SideConn) error {
-			var err error
-			if held, err = m.heldElsewhere(ctx, c, sb); err == nil && held {
-				err = m.release(ctx, c, sb)
-			}
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		if held {
-			m.forget(sb) // its other holders carry on; the last one discards it
-			return nil
-		}
-	}
-	sb.mu.Lock()
-	sb.discarded = true
-	sb.version++
-	sb.mu.Unlock()
-	m.epoch.Add(1)
-	var err error
-	if persisted {
-		err = m.withConn(ctx, func(c SideConn) error { return m.dropSandbox(ctx, c, sb.ID) })
-	}
-	m.observer().Discarded(reason)
-	// Forgotten only now: until the schemas are gone, a connection asking
-	// for the same name finds it discarded instead of making a new sandbox
-	// with the same id over the old one's leftovers.
-	m.forget(sb)
-	return err
 }
 
 // ---- resolution ----

@@ -127,7 +127,7 @@ func TestNewKeepsTheLockSecret(t *testing.T) {
 	if _, err := plan(e.ctx, s2, "UPDATE t SET a = 2"); err != nil {
 		t.Fatal(err)
 	}
-	locks := e.up.Matching(`^SELECT GET_LOCK\(`)
+	locks := e.up.Matching(`^SELECT GET_LOCK\('[^']*', 1800\)$`) // fork locks
 	if len(locks) != 2 || locks[0] != locks[1] {
 		t.Errorf("fork locks %q, want the same one twice", locks)
 	}

@@ -113,70 +113,121 @@ func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
 	return nil
 }
 
-// persist writes sb's row (once; later calls update kept/expiry/lease).
+// persist writes sb's row: the first time under its life lock (record),
+// so that a discard of the same name in flight in any process is done
+// first; later calls renew its lease and activity, record kept and expiry,
+// and, while a connection uses it, that it is in no grace. While this
+// process uses the sandbox (connections, or its grace) it is recorded
+// among its holders too.
 func (m *Manager) persist(ctx context.Context, c SideConn, sb *Sandbox) error {
 	sb.mu.Lock()
 	kept, expires, last, done := sb.kept, sb.expires, sb.lastActive, sb.persisted
+	using := sb.attached > 0 || !sb.graceUntil.IsZero()
+	attached := sb.attached > 0
 	sb.mu.Unlock()
-	lease := time.Now().Add(m.cfg.Lease)
+	if !done {
+		return m.record(ctx, c, sb)
+	}
+	// Never kept = 0: no sandbox is unkept, and another process may have
+	// kept it since this one last read the registry.
+	set := ""
+	if kept {
+		set = "kept = 1, expires_at = " + sqlTime(expires) + ", "
+	}
+	id := rewrite.QuoteString(sb.ID)
+	_, err := c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET "+set+"last_active = "+sqlTime(last)+
+		", lease_until = "+sqlTime(time.Now().Add(m.cfg.Lease))+" WHERE id = "+id)
+	if err == nil && !kept && attached {
+		// In use: in no grace, whatever a process recorded.
+		_, err = c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET expires_at = NULL WHERE id = "+id+" AND kept = 0")
+	}
+	if err != nil {
+		return fmt.Errorf("record sandbox %s: %w", sb.Name, err)
+	}
+	if using {
+		return m.hold(ctx, c, sb)
+	}
+	return nil
+}
+
+// record writes sb's first row under its life lock, or, when another
+// process recorded it first, takes that row as sb's (ids of named
+// sandboxes derive from the name); then persist records the rest.
+func (m *Manager) record(ctx context.Context, c SideConn, sb *Sandbox) error {
+	release, _, err := m.lockLife(ctx, c, sb.Name, false)
+	if err != nil {
+		return err
+	}
+	defer release()
+	sb.mu.Lock()
+	kept, expires, last := sb.kept, sb.expires, sb.lastActive
+	sb.mu.Unlock()
 	keptN := "0"
 	if kept {
 		keptN = "1"
 	}
-	var err error
-	if !done {
-		_, err = c.Exec(ctx, "INSERT INTO "+m.q("sandboxes")+" (id, name, owner, kept, created_at, expires_at, last_active, lease_until, proxy_id) VALUES ("+
-			strings.Join([]string{rewrite.QuoteString(sb.ID), rewrite.QuoteString(sb.Name), rewrite.QuoteString(sb.Owner), keptN,
-				sqlTime(sb.Created), sqlTime(expires), sqlTime(last), sqlTime(lease), rewrite.QuoteString(m.proxyID)}, ", ")+")")
-		var me *mysql.MyError
-		if errors.As(err, &me) && me.Code == wire.ErDupEntry {
-			// Another process recorded it first: the same sandbox if the
-			// name matches (ids of named sandboxes derive from the name).
-			rows, qerr := c.Query(ctx, "SELECT name, owner FROM "+m.q("sandboxes")+" WHERE id = "+rewrite.QuoteString(sb.ID))
-			if qerr != nil {
-				return fmt.Errorf("record sandbox %s: %w", sb.Name, qerr)
-			}
-			if len(rows) != 1 || str(rows[0][0]) != sb.Name || str(rows[0][1]) != sb.Owner {
-				return refusal(wire.ErUnknown, "HY000", "sandbox name %q clashes with another sandbox (of this or another user); choose another name", sb.Name)
-			}
-			sb.mu.Lock()
-			sb.persisted = true
-			sb.mu.Unlock()
-			return m.persist(ctx, c, sb)
-		}
-	} else {
-		_, err = c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET kept = "+keptN+", expires_at = "+sqlTime(expires)+
-			", last_active = "+sqlTime(last)+", lease_until = "+sqlTime(lease)+" WHERE id = "+rewrite.QuoteString(sb.ID))
+	_, err = c.Exec(ctx, "INSERT INTO "+m.q("sandboxes")+" (id, name, owner, kept, created_at, expires_at, last_active, lease_until, proxy_id) VALUES ("+
+		strings.Join([]string{rewrite.QuoteString(sb.ID), rewrite.QuoteString(sb.Name), rewrite.QuoteString(sb.Owner), keptN,
+			sqlTime(sb.Created), sqlTime(expires), sqlTime(last), sqlTime(time.Now().Add(m.cfg.Lease)), rewrite.QuoteString(m.proxyID)}, ", ")+")")
+	var me *mysql.MyError
+	if errors.As(err, &me) && me.Code == wire.ErDupEntry {
+		err = m.sameSandbox(ctx, c, sb)
 	}
 	if err != nil {
 		return fmt.Errorf("record sandbox %s: %w", sb.Name, err)
 	}
 	sb.mu.Lock()
 	sb.persisted = true
-	attached := sb.attached > 0
 	sb.mu.Unlock()
-	if attached {
-		return m.hold(ctx, c, sb)
+	return m.persist(ctx, c, sb)
+}
+
+// sameSandbox checks that the registry row of sb's id, which another
+// process recorded first, is sb: the same name and owner. It takes its
+// kept flag and expiry (a KEEP through the other process).
+func (m *Manager) sameSandbox(ctx context.Context, c SideConn, sb *Sandbox) error {
+	rows, err := c.Query(ctx, "SELECT name, owner, kept, expires_at FROM "+m.q("sandboxes")+" WHERE id = "+rewrite.QuoteString(sb.ID))
+	if err != nil {
+		return err
+	}
+	if len(rows) != 1 || str(rows[0][0]) != sb.Name || str(rows[0][1]) != sb.Owner {
+		return refusal(wire.ErUnknown, "HY000", "sandbox name %q clashes with another sandbox (of this or another user); choose another name", sb.Name)
+	}
+	if str(rows[0][2]) == "1" {
+		sb.keepAs(parseTime(rows[0][3]))
 	}
 	return nil
 }
 
-// hold records that this process has connections in sb, until its lease
-// runs out (renewed every reap interval).
+// hold records that this process uses sb, until its lease runs out
+// (renewed every reap interval): no other process discards it without
+// force meanwhile.
 func (m *Manager) hold(ctx context.Context, c SideConn, sb *Sandbox) error {
+	if sb.isRetired() {
+		return nil
+	}
 	_, err := c.Exec(ctx, "REPLACE INTO "+m.q("holders")+" (sandbox_id, proxy_id, lease_until) VALUES ("+
 		rewrite.QuoteString(sb.ID)+", "+rewrite.QuoteString(m.proxyID)+", "+sqlTime(time.Now().Add(m.cfg.Lease))+")")
 	if err != nil {
 		return fmt.Errorf("record holder of sandbox %s: %w", sb.Name, err)
 	}
+	sb.mu.Lock()
+	sb.held = !sb.retired
+	sb.mu.Unlock()
 	return nil
 }
 
 // release forgets this process as a holder of sb.
 func (m *Manager) release(ctx context.Context, c SideConn, sb *Sandbox) error {
+	sb.mu.Lock()
+	sb.held = false
+	sb.mu.Unlock()
 	_, err := c.Exec(ctx, "DELETE FROM "+m.q("holders")+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+
 		" AND proxy_id = "+rewrite.QuoteString(m.proxyID))
-	return err
+	if err != nil {
+		return fmt.Errorf("forget holder of sandbox %s: %w", sb.Name, err)
+	}
+	return nil
 }
 
 // heldElsewhere reports whether another live proxy process holds sb.
@@ -240,29 +291,40 @@ const sandboxCols = "id, name, owner, kept, created_at, expires_at, last_active"
 func (m *Manager) load(ctx context.Context, name string) (*Sandbox, error) {
 	var sb *Sandbox
 	err := m.withConn(ctx, func(c SideConn) error {
-		rows, err := c.Query(ctx, "SELECT "+sandboxCols+" FROM "+m.q("sandboxes")+" WHERE name = "+rewrite.QuoteString(name))
-		if err != nil {
-			return fmt.Errorf("read registry: %w", err)
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		r := rows[0]
-		sb = &Sandbox{ID: str(r[0]), Name: str(r[1]), Owner: str(r[2]), kept: str(r[3]) == "1", Created: parseTime(r[4]),
-			expires: parseTime(r[5]), lastActive: parseTime(r[6]), persisted: true, tables: map[string]*entry{}}
-		trows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+usable)
-		if err != nil {
-			return fmt.Errorf("read registry: %w", err)
-		}
-		for _, tr := range trows {
-			e := m.rowEntry(tr)
-			sb.tables[m.key(e.logical)] = e
-			sb.bytes += e.bytes
-		}
-		return nil
+		var err error
+		sb, err = m.loadOn(ctx, c, name)
+		return err
 	})
-	if err != nil || sb == nil {
-		return nil, err
+	return sb, err
+}
+
+// loadOn is load on c: the sandbox called name with its tables, or nil.
+// An unkept one's expiry is the end of its grace in the process that last
+// used it.
+func (m *Manager) loadOn(ctx context.Context, c SideConn, name string) (*Sandbox, error) {
+	rows, err := c.Query(ctx, "SELECT "+sandboxCols+" FROM "+m.q("sandboxes")+" WHERE name = "+rewrite.QuoteString(name))
+	if err != nil {
+		return nil, fmt.Errorf("read registry: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	r := rows[0]
+	sb := &Sandbox{ID: str(r[0]), Name: str(r[1]), Owner: str(r[2]), kept: str(r[3]) == "1", Created: parseTime(r[4]),
+		lastActive: parseTime(r[6]), persisted: true, tables: map[string]*entry{}, gone: make(chan struct{})}
+	if sb.kept {
+		sb.expires = parseTime(r[5])
+	} else {
+		sb.graceUntil = parseTime(r[5])
+	}
+	trows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+usable)
+	if err != nil {
+		return nil, fmt.Errorf("read registry: %w", err)
+	}
+	for _, tr := range trows {
+		e := m.rowEntry(tr)
+		sb.tables[m.key(e.logical)] = e
+		sb.bytes += e.bytes
 	}
 	return sb, nil
 }
@@ -270,11 +332,11 @@ func (m *Manager) load(ctx context.Context, name string) (*Sandbox, error) {
 // remember keeps a sandbox found by lookup in memory, once the caller is
 // allowed to use it, and returns the one to use (another caller may have
 // loaded it meanwhile). lastActive is now: the reaper must not forget it
-// before the caller attaches.
+// before the caller is done with it.
 func (m *Manager) remember(sb *Sandbox) *Sandbox {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if cur := m.byName[sb.Name]; cur != nil {
+	if cur := m.byName[sb.Name]; cur != nil && !cur.isRetired() {
 		return cur
 	}
 	sb.mu.Lock()
@@ -457,9 +519,54 @@ func (m *Manager) reconcile(ctx context.Context) error {
 	})
 }
 
-// expire drops sandboxes past their TTL, idle limit or lease.
+// expiryRow is a sandbox as the reaper reads it, with its live holders,
+// and why it is due to go (reason "" when it is not).
+type expiryRow struct {
+	id, name             string
+	kept                 bool
+	expires, last, lease time.Time
+	holders              int64
+	reason               string
+	force                bool
+}
+
+func parseExpiryRow(r []*string) expiryRow {
+	return expiryRow{id: str(r[0]), name: str(r[1]), kept: str(r[2]) == "1", expires: parseTime(r[3]),
+		last: parseTime(r[4]), lease: parseTime(r[5]), holders: num(r[6])}
+}
+
+// due says why r must be discarded now ("" when it need not), and whether
+// by force (whatever holds it):
+//   - kept and past its TTL: expired, forced (its connections get "sandbox
+//     was discarded");
+//   - kept, unused here, held by no process and idle for idleTTL: expired;
+//   - unkept, not in this process's memory, held by no process and its
+//     lease run out: grace when the end of a grace is recorded and has
+//     passed (the process that started it is gone), expired when none is
+//     (the process that used it is gone).
+//
+// Unkept sandboxes in memory here end by this process's own grace timer or
+// at their last connection.
+func (r expiryRow) due(now time.Time, idleTTL time.Duration, local *Sandbox) (reason string, force bool) {
+	attachedHere := local != nil && local.isAttached()
+	switch {
+	case r.kept && !r.expires.IsZero() && now.After(r.expires):
+		return "expired", true
+	case r.kept && idleTTL > 0 && !attachedHere && r.holders == 0 && now.Sub(r.last) > idleTTL:
+		return "expired", true
+	case r.kept || local != nil || r.holders > 0 || r.lease.IsZero() || !now.After(r.lease):
+		return "", false
+	case r.expires.IsZero():
+		return "expired", false
+	case now.After(r.expires):
+		return "grace", false
+	}
+	return "", false
+}
+
+// expire drops sandboxes past their TTL, idle limit, grace or lease.
 func (m *Manager) expire(ctx context.Context) error {
-	var victims []string
+	var due []expiryRow
 	now := time.Now().UTC()
 	idle := m.limits().IdleTTL
 	err := m.withConn(ctx, func(c SideConn) error {
@@ -469,116 +576,169 @@ func (m *Manager) expire(ctx context.Context) error {
 			return fmt.Errorf("read registry: %w", err)
 		}
 		for _, r := range rows {
-			id, kept := str(r[0]), str(r[2]) == "1"
-			expires, last, lease, holders := parseTime(r[3]), parseTime(r[4]), parseTime(r[5]), num(r[6])
-			m.mu.Lock()
-			local := m.byID[id]
-			m.mu.Unlock()
-			attachedHere := false
-			if local != nil {
-				local.mu.Lock()
-				attachedHere = local.attached > 0
-				local.mu.Unlock()
+			row := parseExpiryRow(r)
+			if row.reason, row.force = row.due(now, idle, m.local(row.id)); row.reason != "" {
+				due = append(due, row)
 			}
-			switch {
-			case !expires.IsZero() && now.After(expires):
-			case kept && idle > 0 && !attachedHere && holders == 0 && now.Sub(last) > idle:
-			case !kept && local == nil && holders == 0 && !lease.IsZero() && now.After(lease):
-			default:
-				continue
-			}
-			victims = append(victims, id)
-			m.log.Info("sandbox expired", zap.String("sandbox", str(r[1])), zap.Bool("kept", kept))
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	for _, id := range victims {
-		m.mu.Lock()
-		local := m.byID[id]
-		m.mu.Unlock()
-		if local != nil {
-			if err := m.discard(ctx, local, true, true, "expired"); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := m.withConn(ctx, func(c SideConn) error { return m.dropSandbox(ctx, c, id) }); err != nil {
+	for _, row := range due {
+		if err := m.expireOne(ctx, row, now, idle); err != nil {
 			return err
 		}
-		m.observer().Discarded("expired")
 	}
 	return nil
 }
 
-// renew extends the leases of this process's unkept sandboxes and records
-// activity of attached kept ones.
+// local is the sandbox of id in this process's memory, if any.
+func (m *Manager) local(id string) *Sandbox {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.byID[id]
+}
+
+// expireOne discards a sandbox that is due: by its discard when this
+// process has it in memory, else under its life lock once it is still due
+// (a claim may have come in since it was read). It does not wait for the
+// lock: the next reap tries again.
+func (m *Manager) expireOne(ctx context.Context, row expiryRow, now time.Time, idle time.Duration) error {
+	if local := m.local(row.id); local != nil {
+		return m.discard(ctx, local, row.force, true, row.reason)
+	}
+	reason := ""
+	err := m.withConn(ctx, func(c SideConn) error {
+		release, ok, err := m.lockLife(ctx, c, row.name, true)
+		if err != nil || !ok {
+			return err
+		}
+		defer release()
+		cur, err := m.readExpiry(ctx, c, row.id, now)
+		if err != nil || cur == nil {
+			return err
+		}
+		if reason, _ = cur.due(now, idle, nil); reason == "" {
+			return nil
+		}
+		return m.dropSandbox(ctx, c, row.id)
+	})
+	if reason != "" {
+		m.discarded(row.name, reason)
+	}
+	return err
+}
+
+// readExpiry reads sandbox id as expire does, or nil when it is gone.
+func (m *Manager) readExpiry(ctx context.Context, c SideConn, id string, now time.Time) (*expiryRow, error) {
+	rows, err := c.Query(ctx, "SELECT id, name, kept, expires_at, last_active, lease_until FROM "+m.q("sandboxes")+
+		" WHERE id = "+rewrite.QuoteString(id))
+	if err != nil {
+		return nil, fmt.Errorf("read registry: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	holders, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.q("holders")+" WHERE sandbox_id = "+rewrite.QuoteString(id)+
+		" AND lease_until > "+sqlTime(now))
+	if err != nil {
+		return nil, fmt.Errorf("read registry: %w", err)
+	}
+	if len(holders) != 1 {
+		return nil, fmt.Errorf("read registry: %d rows counting the holders of sandbox %s", len(holders), id)
+	}
+	row := parseExpiryRow(append(rows[0], holders[0][0]))
+	return &row, nil
+}
+
+// renew extends the leases of this process's sandboxes and its rows among
+// their holders, records activity, merges tables other processes forked,
+// notices sandboxes discarded or kept through another process, lets go of
+// those nobody here uses, and discards those whose grace is over.
 func (m *Manager) renew(ctx context.Context) error {
 	m.mu.Lock()
-	var live []*Sandbox
+	live := make([]*Sandbox, 0, len(m.byID))
 	for _, sb := range m.byID {
 		live = append(live, sb)
 	}
 	m.mu.Unlock()
-	return m.withConn(ctx, func(c SideConn) error {
+	var over []*Sandbox
+	err := m.withConn(ctx, func(c SideConn) error {
 		for _, sb := range live {
-			sb.mu.Lock()
-			persisted, attached := sb.persisted, sb.attached > 0
-			if attached {
-				sb.lastActive = time.Now().UTC()
-			}
-			sb.mu.Unlock()
-			if !persisted {
-				// Another process may have recorded it since (a named
-				// sandbox has the same id everywhere): then its forks
-				// there are merged here too.
-				if recorded, err := m.recordedElsewhere(ctx, c, sb); err != nil {
-					return err
-				} else if !recorded {
-					continue
-				}
-			}
-			rows, err := c.Query(ctx, "SELECT kept, expires_at FROM "+m.q("sandboxes")+" WHERE id = "+rewrite.QuoteString(sb.ID))
+			ended, err := m.renewOne(ctx, c, sb)
 			if err != nil {
-				return fmt.Errorf("read registry: %w", err)
-			}
-			if len(rows) == 0 {
-				// Discarded (or expired) through another process: its
-				// sessions here get "sandbox was discarded" next.
-				sb.mu.Lock()
-				sb.discarded = true
-				sb.version++
-				sb.mu.Unlock()
-				m.forget(sb)
-				m.log.Info("sandbox discarded elsewhere", zap.String("sandbox", sb.Name))
-				continue
-			}
-			// KEEP may have been run through another process: the
-			// registry is the truth for kept and expiry.
-			sb.mu.Lock()
-			sb.kept, sb.expires = str(rows[0][0]) == "1", parseTime(rows[0][1])
-			idle := sb.attached == 0 && time.Since(sb.lastActive) > m.cfg.ReapInterval
-			sb.mu.Unlock()
-			if idle {
-				// Nobody here uses it (kept, or loaded to be looked at):
-				// the registry keeps it; memory need not.
-				if err := m.release(ctx, c, sb); err != nil {
-					return err
-				}
-				m.forget(sb)
-				continue
-			}
-			if err := m.persist(ctx, c, sb); err != nil {
 				return err
 			}
-			if err := m.adopt(ctx, c, sb); err != nil {
-				return err
+			if ended {
+				over = append(over, sb)
 			}
 		}
 		return nil
 	})
+	// Discarded once the side connection is back: a discard takes one.
+	for _, sb := range over {
+		if derr := m.discard(ctx, sb, false, true, "grace"); derr != nil {
+			err = errors.Join(err, derr)
+		}
+	}
+	return err
+}
+
+// renewOne is renew for sb; it reports whether sb's grace is over (the
+// caller discards it).
+func (m *Manager) renewOne(ctx context.Context, c SideConn, sb *Sandbox) (graceOver bool, err error) {
+	now := time.Now().UTC()
+	sb.mu.Lock()
+	retired, persisted := sb.retired, sb.persisted
+	if sb.attached > 0 {
+		sb.lastActive = now
+	}
+	sb.mu.Unlock()
+	if retired {
+		return false, nil
+	}
+	if !persisted {
+		// Another process may have recorded it since (a named sandbox has
+		// the same id everywhere): then its forks there are merged here.
+		recorded, err := m.recordedElsewhere(ctx, c, sb)
+		if err != nil || !recorded {
+			return err == nil && sb.graceOver(now), err
+		}
+	}
+	rows, err := c.Query(ctx, "SELECT kept, expires_at FROM "+m.q("sandboxes")+" WHERE id = "+rewrite.QuoteString(sb.ID))
+	if err != nil {
+		return false, fmt.Errorf("read registry: %w", err)
+	}
+	if len(rows) == 0 {
+		// Discarded (or expired) through another process: its sessions
+		// here get "sandbox was discarded" next.
+		m.discardedElsewhere(sb)
+		return false, nil
+	}
+	if str(rows[0][0]) == "1" {
+		// KEEP may have been run through another process: the registry
+		// is the truth for kept and expiry.
+		sb.keepAs(parseTime(rows[0][1]))
+	}
+	switch {
+	case sb.graceOver(now):
+		return true, nil
+	case sb.idle(now, m.cfg.ReapInterval):
+		// Nobody here uses it (kept, or loaded to be looked at): the
+		// registry keeps it; memory need not.
+		if !sb.letGo() {
+			return false, nil
+		}
+		err := m.release(ctx, c, sb)
+		m.forget(sb)
+		return false, err
+	}
+	if err := m.persist(ctx, c, sb); err != nil {
+		return false, err
+	}
+	return false, m.adopt(ctx, c, sb)
 }
 
 // recordedElsewhere reports whether another proxy process has recorded
@@ -586,7 +746,7 @@ func (m *Manager) renew(ctx context.Context) error {
 // with its name and owner is the same sandbox (as persist takes it), and
 // sb is marked recorded here too. Anonymous sandboxes are never shared.
 func (m *Manager) recordedElsewhere(ctx context.Context, c SideConn, sb *Sandbox) (bool, error) {
-	if sb.Name == "sb-"+sb.ID {
+	if sb.anonymous() {
 		return false, nil
 	}
 	rows, err := c.Query(ctx, "SELECT name, owner FROM "+m.q("sandboxes")+" WHERE id = "+rewrite.QuoteString(sb.ID))

@@ -86,23 +86,19 @@ func (s *Session) create(ctx context.Context, c Command) (*Reply, error) {
 	return &Reply{Info: fmt.Sprintf("sandbox %s created (id %s)", sb.Name, sb.ID)}, nil
 }
 
+// attachTo moves the session to the sandbox called name: its own, or any
+// for admins, also one kept or held by another proxy process or in its
+// grace. A discard of it in flight is waited for first.
 func (s *Session) attachTo(ctx context.Context, name string) (*Reply, error) {
-	sb, err := s.m.lookup(ctx, name)
+	if s.sb != nil && s.sb.Name == name && !s.sb.isRetired() {
+		return &Reply{Info: "already in sandbox " + name}, nil
+	}
+	sb, err := s.m.acquire(ctx, name, s.user, false)
 	if err != nil {
 		return nil, err
 	}
 	if sb == nil {
 		return nil, refusal(wire.ErUnknown, "HY000", "no sandbox named %q; SANDBOX LIST shows yours", name)
-	}
-	if err := s.authorize(sb); err != nil {
-		return nil, err
-	}
-	sb = s.m.remember(sb)
-	if s.sb == sb {
-		return &Reply{Info: "already in sandbox " + name}, nil
-	}
-	if err := s.m.attach(sb); err != nil {
-		return nil, err
 	}
 	s.unbind()
 	s.sb = sb
@@ -145,14 +141,11 @@ func (s *Session) keep(ctx context.Context, c Command) (*Reply, error) {
 		return nil, err
 	}
 	sb := s.sb
-	sb.mu.Lock()
-	sb.kept = true
-	sb.expires = time.Time{}
+	var exp time.Time
 	if ttl > 0 {
-		sb.expires = time.Now().UTC().Add(ttl)
+		exp = time.Now().UTC().Add(ttl)
 	}
-	exp := sb.expires
-	sb.mu.Unlock()
+	sb.keepAs(exp)
 	if err := s.m.withConn(ctx, func(conn SideConn) error { return s.m.persist(ctx, conn, sb) }); err != nil {
 		return nil, err
 	}
@@ -217,13 +210,17 @@ func sp(v string) *string { return &v }
 
 func itoa(n int64) *string { v := strconv.FormatInt(n, 10); return &v }
 
-// state names a sandbox's lifecycle state.
+// stateLocked names a sandbox's lifecycle state (sb.mu held): active,
+// kept, grace (unkept, named, no connection here: it ends when its grace
+// does unless one attaches) or discarded.
 func (sb *Sandbox) stateLocked() string {
 	switch {
 	case sb.discarded:
 		return "discarded"
 	case sb.kept:
 		return "kept"
+	case sb.attached <= 0 && !sb.graceUntil.IsZero():
+		return "grace"
 	}
 	return "active"
 }

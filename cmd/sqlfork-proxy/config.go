@@ -136,6 +136,8 @@ func settingTable() []setting {
 			func(s *settings) any { return &s.Proxy.Sandbox.DefaultTTL }},
 		{"sandbox-idle-ttl", "discard kept sandboxes no connection used for this long (0: never)",
 			func(s *settings) any { return &s.Proxy.Sandbox.IdleTTL }},
+		{"sandbox-grace", "how long a named sandbox (user+name login, sqlfork_sandbox attribute, SANDBOX CREATE name) outlives its last connection unless kept; a login with its name meanwhile gets it back (0: it ends with its last connection)",
+			func(s *settings) any { return &s.Proxy.Sandbox.Grace }},
 		{"max-sandbox-ttl", "longest lifetime a kept sandbox may be given, by SANDBOX KEEP/CREATE TTL or the admin API (0: no bound)",
 			func(s *settings) any { return &s.Proxy.Sandbox.MaxTTL }},
 		{"sandbox-reap-interval", "how often sandbox expiry is checked and leases renewed",

@@ -139,7 +139,7 @@ func applyReload(cur settings, reload func() (settings, error), level zap.Atomic
 			}
 			level.SetLevel(lvl)
 			eff.LogLevel = next.LogLevel
-		case "max-sandboxes", "sandbox-ttl", "sandbox-idle-ttl", "max-sandbox-ttl", "max-fork-bytes", "max-sandboxes-per-user",
+		case "max-sandboxes", "sandbox-ttl", "sandbox-idle-ttl", "sandbox-grace", "max-sandbox-ttl", "max-fork-bytes", "max-sandboxes-per-user",
 			"deny-statements", "deny-multi-statements", "statement-timeout", "max-rows", "side-connections", "fork-queue-timeout":
 			limits = true
 		case "memory-limit":
@@ -164,6 +164,7 @@ func applyReload(cur settings, reload func() (settings, error), level zap.Atomic
 		sb := &eff.Proxy.Sandbox
 		sb.MaxSandboxes, sb.Guardrails = next.Proxy.Sandbox.MaxSandboxes, next.Proxy.Sandbox.Guardrails
 		sb.DefaultTTL, sb.IdleTTL, sb.MaxTTL = next.Proxy.Sandbox.DefaultTTL, next.Proxy.Sandbox.IdleTTL, next.Proxy.Sandbox.MaxTTL
+		sb.Grace = next.Proxy.Sandbox.Grace
 		sb.SideConnections, sb.ForkQueueTimeout = next.Proxy.Sandbox.SideConnections, next.Proxy.Sandbox.ForkQueueTimeout
 		srv.SetSandboxLimits(eff.Proxy)
 	}
