@@ -513,3 +513,49 @@ func cliErrorCode(stderr string) string {
 	}
 	return m[1]
 }
+
+// TestUpstreamTooManyConnections (issue 13): when the server refuses a
+// connection with 1040 in place of its greeting, the client gets that 1040
+// through the proxy, word for word, as it does directly (drivers retry on
+// it; go-sql-driver's TestConcurrent counts on it).
+func TestUpstreamTooManyConnections(t *testing.T) {
+	testdb.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	db, err := testdb.Start(ctx, testdb.Options{Logf: t.Logf, ExtraArgs: []string{"--max-connections=3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Stop()
+	p := startTestProxy(t, db.Addr, db, nil)
+	if err := openDB(t, p.dsn("")).Ping(); err != nil { // the proxy's probe login, done before the server is full
+		t.Fatal(err)
+	}
+	// An account without CONNECTION ADMIN, which the limit applies to.
+	mustExecDB(t, openDB(t, db.DSN("")), "CREATE USER 'few'@'%' IDENTIFIED BY 'few-pw'")
+	fewDSN := func(addr string) string { return "few:few-pw@tcp(" + addr + ")/" }
+	var held []*sql.Conn
+	defer func() {
+		for _, c := range held {
+			_ = c.Close()
+		}
+	}()
+	var direct *mysql.MySQLError
+	for range 10 {
+		c, err := openDB(t, fewDSN(db.Addr)).Conn(ctx)
+		if errors.As(err, &direct) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	if direct == nil || direct.Number != 1040 {
+		t.Fatalf("directly: want 1040 once the server is full, got %v after %d connections", direct, len(held))
+	}
+	err = openDB(t, fewDSN(p.addr)).Ping()
+	var proxied *mysql.MySQLError
+	if !errors.As(err, &proxied) || proxied.Number != direct.Number || proxied.Message != direct.Message {
+		t.Fatalf("through the proxy: %v; directly: %v", err, direct)
+	}
+}

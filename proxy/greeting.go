@@ -99,10 +99,8 @@ func clientCaps(upstreamCaps uint32, tls bool) uint32 {
 	return c
 }
 
-// proxyConnIDBase puts the connection ids the proxy announces above any
-// thread id a MySQL/MariaDB server hands out in practice, so a client that
-// cancels with KILL QUERY <greeting id> through the proxy gets "Unknown
-// thread id" instead of killing an unrelated upstream session.
+// proxyConnIDBase bounds the thread ids a MySQL/MariaDB server hands out
+// in practice: an id at or above it names no upstream thread.
 const proxyConnIDBase = 1 << 31
 
 // handshakeReadLimit bounds what a client may send before it has logged

@@ -482,15 +482,26 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 	// greeting, as by a server refusing connections; otherwise the client
 	// is greeted with its scramble.
 	pre, err := openBackend(ctx, s.cfg.Upstream, s.cfg.ConnectTimeout)
-	if err != nil {
+	var refused *mysql.MyError
+	switch {
+	case errors.As(err, &refused):
+		// The server's own answer in place of its greeting (1040 too many
+		// connections, a blocked host): the client gets it as sent.
+		s.m.UpstreamConnectFails.Inc()
+		log.Info("upstream refused a connection; so is the client", zap.Error(err))
+		s.rejectGreeting(nc, refused, "upstream_refused")
+		return nil, err
+	case err != nil:
 		s.m.UpstreamConnectFails.Inc()
 		log.Warn("upstream unavailable; refusing client", zap.Error(err))
 		s.rejectGreeting(nc, upstreamDown(s.cfg.Upstream, err), "upstream_unavailable")
 		return nil, err
 	}
 	sock := &loginSocket{Conn: nc}
-	l := &clientLogin{ctx: ctx, srv: s, log: log, sock: sock, conn: sock, be: pre,
-		connID: proxyConnIDBase | uint32(id)&(proxyConnIDBase-1)}
+	// The client is greeted with the upstream thread's id, as directly: it
+	// is what CONNECTION_ID() and the process list show, and what KILL
+	// takes (translated for the caller's own connections only).
+	l := &clientLogin{ctx: ctx, srv: s, log: log, sock: sock, conn: sock, be: pre, connID: pre.greeting.connID}
 	done := false
 	defer func() {
 		if !done { // refused, failed or panicked
