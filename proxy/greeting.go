@@ -31,6 +31,9 @@ type greeting struct {
 	collation  uint8
 	status     uint16
 	authPlugin string
+	// extCaps are MariaDB's extended capabilities (wire.ExtCap…), when
+	// the server is MariaDB (no CLIENT_MYSQL in caps).
+	extCaps uint32
 }
 
 // parseGreeting decodes a protocol-10 initial handshake payload.
@@ -62,6 +65,9 @@ func parseGreeting(p []byte) (*greeting, error) {
 		g.status = binary.LittleEndian.Uint16(p[1:])
 		g.caps |= uint32(binary.LittleEndian.Uint16(p[3:])) << 16
 		saltLen := int(p[5])
+		if g.caps&wire.CapLongPassword == 0 { // CLIENT_MYSQL unset: MariaDB
+			g.extCaps = binary.LittleEndian.Uint32(p[12:])
+		}
 		p = p[16:]
 		if g.caps&wire.CapSecureConnection != 0 {
 			n := max(13, saltLen-8)
@@ -87,6 +93,12 @@ func parseGreeting(p []byte) (*greeting, error) {
 	}
 	return g, nil
 }
+
+// relayedExtCaps are the MariaDB extended capabilities the relay follows:
+// progress reports, extended type information in column definitions and
+// result sets that skip metadata the client has. Not offered yet: bulk
+// operations (COM_STMT_BULK_EXECUTE) and COM_MULTI (gone since 10.6).
+const relayedExtCaps = wire.ExtCapProgress | wire.ExtCapExtendedMetadata | wire.ExtCapCacheMetadata
 
 // clientCaps is what the proxy advertises to clients for an upstream
 // advertising upstreamCaps.
@@ -134,7 +146,12 @@ func appendGreeting(b []byte, g *greeting, caps, connID uint32) []byte {
 	p = binary.LittleEndian.AppendUint16(p, g.status)
 	p = binary.LittleEndian.AppendUint16(p, uint16(caps>>16))
 	p = append(p, byte(max(21, len(salt)+1)))
-	p = append(p, make([]byte, 10)...)
+	p = append(p, make([]byte, 6)...)
+	var ext uint32
+	if caps&wire.CapLongPassword == 0 { // as the MariaDB upstream: extended capabilities
+		ext = g.extCaps & relayedExtCaps
+	}
+	p = binary.LittleEndian.AppendUint32(p, ext)
 	part2 := []byte{}
 	if len(salt) > 8 {
 		part2 = salt[8:]

@@ -86,6 +86,18 @@ func TestParseGreetingMariaDB(t *testing.T) {
 		caps: mariaDBCaps, collation: 45, status: wire.StatusAutocommit, authPlugin: AuthNativePassword,
 	}
 	checkGreeting(t, g, want)
+	if g.extCaps != 0x1D {
+		t.Errorf("MariaDB's extended capabilities %#x, want 0x1d", g.extCaps)
+	}
+	// The proxy's greeting offers those the relay follows (not bulk), and
+	// none to a MySQL client (CLIENT_MYSQL set).
+	back, err := parseGreeting(appendGreeting(nil, g, clientCaps(g.caps, false), 7)[wire.HeaderLen:])
+	if err != nil || back.extCaps != 0x1D&relayedExtCaps || back.extCaps&wire.ExtCapBulkOperations != 0 {
+		t.Errorf("the proxy's greeting offers %#x (%v), want %#x", back.extCaps, err, 0x1D&relayedExtCaps)
+	}
+	if back, _ := parseGreeting(appendGreeting(nil, g, clientCaps(g.caps, false)|wire.CapLongPassword, 7)[wire.HeaderLen:]); back.extCaps != 0 {
+		t.Errorf("extended capabilities offered with CLIENT_MYSQL: %#x", back.extCaps)
+	}
 }
 
 func checkGreeting(t *testing.T, g, want *greeting) {

@@ -168,7 +168,9 @@ func (l *clientLogin) loginMapped() ([]byte, error) {
 	if e := l.srv.internalDB(l.acct, l.resp.db); e != nil {
 		return nil, l.fail(e)
 	}
-	err := l.be.login(l.ctx, l.srv.dialParams(l.acct, l.resp.db, l.resp.collation, l.resp.caps, l.attrs()))
+	p := l.srv.dialParams(l.acct, l.resp.db, l.resp.collation, l.resp.caps, l.attrs())
+	p.extCaps = l.resp.extCaps
+	err := l.be.login(l.ctx, p)
 	if err != nil {
 		return nil, l.upstreamFailed(err)
 	}
@@ -308,6 +310,7 @@ func (l *clientLogin) loginRelayed() ([]byte, error) {
 		return nil, l.fail(e)
 	}
 	p := l.srv.dialParams(l.acct, l.resp.db, l.resp.collation, l.resp.caps, l.attrs())
+	p.extCaps = l.resp.extCaps
 	plugin := l.resp.plugin
 	if plugin == "" {
 		plugin = AuthNativePassword // a 4.1 client without plugin auth

@@ -19,7 +19,10 @@ var errBadHandshake = errors.New("malformed handshake response")
 // handshakeResp is a client's decoded HandshakeResponse41 (or, with
 // only caps and collation set, its SSLRequest).
 type handshakeResp struct {
-	caps      uint32
+	caps uint32
+	// extCaps are a MariaDB client's extended capabilities (no CLIENT_MYSQL
+	// in caps).
+	extCaps   uint32
 	collation uint8
 	user      string
 	auth      []byte
@@ -50,6 +53,9 @@ func parseHandshakeResponse(p []byte) (*handshakeResp, error) {
 	r := &handshakeResp{caps: binary.LittleEndian.Uint32(p), collation: p[8]}
 	if r.caps&wire.CapProtocol41 == 0 {
 		return nil, errors.New("the client does not speak protocol 4.1")
+	}
+	if r.caps&wire.CapLongPassword == 0 {
+		r.extCaps = binary.LittleEndian.Uint32(p[28:])
 	}
 	if len(p) == sslRequestLen {
 		r.sslRequest = true

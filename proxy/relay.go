@@ -311,6 +311,9 @@ func (r *relay) writeReply(rep *session.Reply, more bool) error {
 		defs := make([][]byte, len(rep.Columns))
 		for i, c := range rep.Columns {
 			defs[i] = wire.TextColumnDef(c)
+			if r.be.extCaps&wire.ExtCapExtendedMetadata != 0 {
+				defs[i] = wire.WithExtendedMetadata(defs[i])
+			}
 		}
 		return r.writeResultSet(defs, rep.Rows, more)
 	}
@@ -321,7 +324,11 @@ func (r *relay) writeReply(rep *session.Reply, more bool) error {
 // definition packets and rows, unflushed.
 func (r *relay) writeResultSet(defs [][]byte, rows [][]*string, more bool) error {
 	st := r.replyStatus(more)
-	err := r.write(wire.AppendLenEnc(nil, uint64(len(defs))))
+	count := wire.AppendLenEnc(nil, uint64(len(defs)))
+	if r.be.extCaps&wire.ExtCapCacheMetadata != 0 {
+		count = append(count, 1) // the definitions follow
+	}
+	err := r.write(count)
 	for _, d := range defs {
 		if err == nil {
 			err = r.write(d)

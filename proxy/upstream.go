@@ -6,6 +6,7 @@ import (
 	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/binary"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -43,18 +44,22 @@ type dialParams struct {
 	password  string
 	db        string
 	collation uint8
-	// caps are the client's capability flags; the upstream gets the
-	// relayable subset both sides support.
-	caps    uint32
-	attrs   map[string]string
-	tls     *tls.Config
-	tlsMust bool
-	timeout time.Duration
+	// caps are the client's capability flags, and extCaps its MariaDB
+	// extended ones; the upstream gets the relayable subset both sides
+	// support.
+	caps, extCaps uint32
+	attrs         map[string]string
+	tls           *tls.Config
+	tlsMust       bool
+	timeout       time.Duration
 }
 
 // backend is an authenticated upstream connection.
 type backend struct {
 	conn net.Conn
+	// extCaps are the MariaDB extended capabilities the session
+	// negotiated (wire.ExtCap…).
+	extCaps uint32
 	// socket is the TCP connection under conn (conn itself unless TLS).
 	socket   net.Conn
 	r        *bufio.Reader
@@ -73,6 +78,12 @@ func (b *backend) response(shape wire.Shape, cursor bool) *wire.Response {
 	r := wire.NewResponse(shape, cursor)
 	if b.caps&wire.CapDeprecateEOF != 0 {
 		r.DeprecateEOF()
+	}
+	if b.extCaps&wire.ExtCapProgress != 0 {
+		r.Progress()
+	}
+	if b.extCaps&wire.ExtCapCacheMetadata != 0 {
+		r.CacheMetadata()
 	}
 	r.Status = b.status
 	return r
@@ -180,9 +191,13 @@ func (b *backend) negotiate(p dialParams) (seq uint8, err error) {
 	if len(p.attrs) > 0 && g.caps&wire.CapConnectAttrs != 0 {
 		caps |= wire.CapConnectAttrs
 	}
+	if caps&wire.CapLongPassword == 0 { // MariaDB: extended capabilities
+		b.extCaps = p.extCaps & g.extCaps & relayedExtCaps
+	}
 	if p.tls != nil && g.caps&wire.CapSSL != 0 {
 		caps |= wire.CapSSL
 		req := handshakeHead(caps, p.collation)
+		binary.LittleEndian.PutUint32(req[28:], b.extCaps) // the server takes them from here under TLS
 		if seq, err = wire.WritePacket(b.w, seq, req); err == nil {
 			err = b.w.Flush()
 		}
@@ -209,6 +224,7 @@ func (b *backend) negotiate(p dialParams) (seq uint8, err error) {
 func (b *backend) sendResponse(p dialParams, seq uint8, plugin string, auth []byte) error {
 	caps := b.caps
 	pkt := handshakeHead(caps, p.collation)
+	binary.LittleEndian.PutUint32(pkt[28:], b.extCaps) // MariaDB's, in the reserved bytes
 	pkt = append(pkt, p.user...)
 	pkt = append(pkt, 0)
 	if caps&wire.CapPluginAuthLenenc != 0 {

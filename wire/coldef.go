@@ -46,6 +46,18 @@ func TextColumnDef(name string) []byte {
 	return AppendColumnDef(nil, ColumnNames{Catalog: "def", Name: name, OrgName: name}, rest)
 }
 
+// WithExtendedMetadata returns the column definition def with an empty
+// extended-metadata field (MariaDB's extended type information) after its
+// names, as a session that negotiated wire.ExtCapExtendedMetadata reads
+// every column definition.
+func WithExtendedMetadata(def []byte) []byte {
+	n, rest, ok := ParseColumnDef(def)
+	if !ok {
+		return def
+	}
+	return AppendColumnDef(nil, n, append([]byte{0}, rest...))
+}
+
 // AppendTextRow appends a text-protocol row: each value length-encoded,
 // NULL as 0xFB.
 func AppendTextRow(b []byte, row []*string) []byte {

@@ -28,6 +28,17 @@ const (
 	CapZstdCompression  uint32 = 0x04000000 // CLIENT_ZSTD_COMPRESSION_ALGORITHM (MySQL 8.0.18)
 )
 
+// MariaDB's extended capability flags (MARIADB_CLIENT_… >> 32): in the 4
+// last reserved bytes of the greeting and the handshake response, read only
+// when CLIENT_MYSQL (CapLongPassword) is not set — the peer is MariaDB.
+const (
+	ExtCapProgress         uint32 = 1 << 0 // progress reports during long statements
+	ExtCapComMulti         uint32 = 1 << 1 // COM_MULTI (gone since 10.6)
+	ExtCapBulkOperations   uint32 = 1 << 2 // COM_STMT_BULK_EXECUTE
+	ExtCapExtendedMetadata uint32 = 1 << 3 // extended type information in column definitions
+	ExtCapCacheMetadata    uint32 = 1 << 4 // result sets may skip metadata a client has
+)
+
 // Server status flags (SERVER_STATUS_… and friends), carried by OK and EOF
 // packets.
 const (

@@ -44,6 +44,7 @@ const (
 	KindRow                     // a row (text or binary)
 	KindPrepareOK               // COM_STMT_PREPARE_OK
 	KindOther                   // the single packet of another answer
+	KindProgress                // a MariaDB progress report: the answer goes on
 )
 
 // states of a Response.
@@ -70,11 +71,12 @@ type Response struct {
 	shape  Shape
 	cursor bool
 	// noEOF: the session negotiated CLIENT_DEPRECATE_EOF (see
-	// DeprecateEOF).
-	noEOF bool
-	state int
-	left  uint64 // definitions left in the current block
-	cols  uint64 // a prepared statement's column definitions, after its parameters
+	// DeprecateEOF); progress and cacheMeta MariaDB's progress reports and
+	// metadata caching (Progress, CacheMetadata).
+	noEOF, progress, cacheMeta bool
+	state                      int
+	left                       uint64 // definitions left in the current block
+	cols                       uint64 // a prepared statement's column definitions, after its parameters
 	// Status is the server status of the last OK or EOF packet seen.
 	Status uint16
 	// Prepared is what COM_STMT_PREPARE_OK said (ShapePrepare).
@@ -109,6 +111,23 @@ func NewResponse(shape Shape, cursor bool) *Response {
 // with a 0xFE header (shorter than a continued row) ends rows.
 func (r *Response) DeprecateEOF() *Response {
 	r.noEOF = true
+	return r
+}
+
+// Progress follows the response as a session that negotiated MariaDB's
+// progress reports gets it: packets with an 0xFF header and error code
+// 0xFFFF may come before the answer, and do not end it.
+func (r *Response) Progress() *Response {
+	r.progress = true
+	return r
+}
+
+// CacheMetadata follows the response as a session that negotiated MariaDB's
+// metadata caching gets it: a result set's column count is followed by a
+// byte saying whether its column definitions follow (0: the client has
+// them from an earlier execution).
+func (r *Response) CacheMetadata() *Response {
+	r.cacheMeta = true
 	return r
 }
 
@@ -231,6 +250,9 @@ func (r *Response) first(prefix []byte, first, length int) (Kind, error) {
 	}
 	switch first {
 	case ErrHeader:
+		if r.progress && len(prefix) >= 3 && prefix[1] == 0xFF && prefix[2] == 0xFF {
+			return KindProgress, nil
+		}
 		r.state = stDone
 		return KindErr, nil
 	case OKHeader:
@@ -248,9 +270,21 @@ func (r *Response) first(prefix []byte, first, length int) (Kind, error) {
 		// LOAD DATA as any statement.
 		return KindLocalInfile, nil
 	}
-	cols, _, ok := LenEnc(prefix)
+	cols, n, ok := LenEnc(prefix)
 	if !ok || length >= MaxPayload || cols == 0 {
 		return 0, malformed("column count")
+	}
+	if r.cacheMeta {
+		if len(prefix) <= n {
+			return 0, malformed("column count without its metadata flag")
+		}
+		if prefix[n] == 0 { // no definitions: the client has them
+			r.state = stColumnEOF
+			if r.noEOF {
+				r.afterColumns()
+			}
+			return KindColumnCount, nil
+		}
 	}
 	r.startColumns(cols, stColumnEOF)
 	return KindColumnCount, nil

@@ -240,3 +240,58 @@ func FuzzResponse(f *testing.F) {
 func errorFor(code uint16) *mysql.MyError {
 	return &mysql.MyError{Code: code, State: "42S02", Message: "Table 'app.t' doesn't exist"}
 }
+
+// TestResponseMariaDBExtensions: under MariaDB's progress reports, packets
+// with error code 0xFFFF before an answer do not end it; under metadata
+// caching a column count carries a byte saying whether definitions follow.
+func TestResponseMariaDBExtensions(t *testing.T) {
+	progress := []byte{ErrHeader, 0xFF, 0xFF, 1, 1, 0, 0, 0, 2, 'x'}
+	r := NewResponse(ShapeResults, false).Progress()
+	for i, want := range []Kind{KindProgress, KindProgress, KindOK} {
+		p := [][]byte{progress, progress, okDone}[i]
+		if k, err := r.Next(p, len(p)); err != nil || k != want {
+			t.Fatalf("packet %d: %v %v, want %v", i, k, err, want)
+		}
+	}
+	if !r.Done() {
+		t.Error("not done after the OK")
+	}
+	if k, _ := NewResponse(ShapeResults, false).Next(progress, len(progress)); k != KindErr {
+		t.Errorf("without progress reports negotiated: %v, want an error", k)
+	}
+	withMeta, withoutMeta := append(AppendLenEnc(nil, 2), 1), append(AppendLenEnc(nil, 2), 0)
+	for _, tc := range []struct {
+		name  string
+		noEOF bool
+		pkts  [][]byte
+		want  []Kind
+	}{
+		{"definitions follow", false, [][]byte{withMeta, colDef, colDef, eofDone, row, eofDone},
+			[]Kind{KindColumnCount, KindColumnDef, KindColumnDef, KindEOF, KindRow, KindEnd}},
+		{"definitions skipped", false, [][]byte{withoutMeta, eofDone, row, eofDone},
+			[]Kind{KindColumnCount, KindEOF, KindRow, KindEnd}},
+		{"definitions skipped, no EOF", true, [][]byte{withoutMeta, row, append([]byte{EOFHeader}, okDone[1:]...)},
+			[]Kind{KindColumnCount, KindRow, KindEnd}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewResponse(ShapeResults, false).CacheMetadata()
+			if tc.noEOF {
+				r.DeprecateEOF()
+			}
+			var kinds []Kind
+			for _, p := range tc.pkts {
+				k, err := r.Next(p, len(p))
+				if err != nil {
+					t.Fatal(err)
+				}
+				kinds = append(kinds, k)
+			}
+			if !equalKinds(kinds, tc.want) || !r.Done() {
+				t.Errorf("kinds %v (done %v), want %v", kinds, r.Done(), tc.want)
+			}
+		})
+	}
+	if _, err := NewResponse(ShapeResults, false).CacheMetadata().Next(AppendLenEnc(nil, 2), 1); !errors.Is(err, ErrMalformed) {
+		t.Errorf("a column count without its metadata flag: %v", err)
+	}
+}
