@@ -378,10 +378,12 @@ func isTimeout(err error) bool {
 
 // harness is a running Server in front of a fake upstream.
 type harness struct {
-	t   testing.TB
-	up  *fakeUpstream
-	srv *Server
-	m   *metrics.Proxy
+	t testing.TB
+	// extCaps are the MariaDB extended capabilities its clients ask for.
+	extCaps uint32
+	up      *fakeUpstream
+	srv     *Server
+	m       *metrics.Proxy
 }
 
 // newHarness starts a Server (configuration edited by edit) in front of a
@@ -447,7 +449,7 @@ func (h *harness) client(user string) *fakeClient {
 		h.t.Fatal(err)
 	}
 	h.t.Cleanup(func() { _ = nc.Close() })
-	if err := loginRaw(nc, user, password, "", wire.CapMultiStatements|wire.CapMultiResults|wire.CapLocalFiles); err != nil {
+	if err := loginRawExt(nc, user, password, "", wire.CapMultiStatements|wire.CapMultiResults|wire.CapLocalFiles, h.extCaps); err != nil {
 		h.t.Fatalf("login as %s: %v", user, err)
 	}
 	return &fakeClient{t: h.t, conn: nc, r: bufio.NewReader(nc)}
@@ -456,6 +458,12 @@ func (h *harness) client(user string) *fakeClient {
 // loginRaw logs in on nc as a client with mysql_native_password and the
 // capabilities testClientCaps | extra.
 func loginRaw(nc net.Conn, user, password, db string, extra uint32) error {
+	return loginRawExt(nc, user, password, db, extra, 0)
+}
+
+// loginRawExt is loginRaw for a MariaDB client asking for the extended
+// capabilities ext.
+func loginRawExt(nc net.Conn, user, password, db string, extra, ext uint32) error {
 	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
 	defer func() { _ = nc.SetDeadline(time.Time{}) }()
 	r := bufio.NewReader(nc)
@@ -472,6 +480,7 @@ func loginRaw(nc net.Conn, user, password, db string, extra uint32) error {
 		auth = nativeScramble(g.salt, password)
 	}
 	resp := handshakeResponse(testClientCaps|extra, user, auth, db, AuthNativePassword, wire.AppendLenEnc(nil, 0))
+	binary.LittleEndian.PutUint32(resp[28:], ext)
 	if _, err := nc.Write(testPacket(1, resp)); err != nil {
 		return err
 	}

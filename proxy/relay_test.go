@@ -300,3 +300,42 @@ func TestPassthroughKill(t *testing.T) {
 		t.Errorf("refused kills reached the upstream: %q", kills)
 	}
 }
+
+// TestRelayProgressReports: a MariaDB client that asks for progress
+// reports gets them through, before an answer and inside one (REPAIR
+// TABLE sends them between its result's definitions and rows), and the
+// answer after them whole.
+func TestRelayProgressReports(t *testing.T) {
+	h := newHarness(t, passthrough)
+	h.extCaps = wire.ExtCapProgress
+	progress := []byte{wire.ErrHeader, 0xFF, 0xFF, 1, 2, 2, 0, 0, 0, 4, 'w', 'o', 'r', 'k'}
+	h.up.script = func(c *fakeUpConn, cmd byte, arg []byte) bool {
+		if cmd != wire.ComQuery || string(arg) != "REPAIR TABLE t" {
+			return false
+		}
+		c.write(progress)
+		c.write(wire.AppendLenEnc(nil, 1))
+		c.write(columnDefIn("app", "Msg_text"))
+		c.eof(0)
+		c.write(progress)
+		c.write(wire.AppendTextRow(nil, []*string{sp("OK")}))
+		c.eof(0)
+		return true
+	}
+	cl := h.client("")
+	cl.send(append([]byte{wire.ComQuery}, "REPAIR TABLE t"...))
+	var kinds []string
+	for {
+		p, _ := cl.packet()
+		kinds = append(kinds, fmt.Sprintf("%x", p[0]))
+		if wire.IsEOF(int(p[0]), len(p)) && len(kinds) > 4 {
+			break
+		}
+	}
+	if got := strings.Join(kinds, " "); got != "ff 1 3 fe ff 2 fe" {
+		t.Errorf("packets' first bytes %q", got)
+	}
+	if g, _ := cl.query("SELECT 1"); g[0][0] != wire.OKHeader {
+		t.Errorf("after the reports: % x", g)
+	}
+}

@@ -152,6 +152,12 @@ func (r *Response) Next(prefix []byte, length int) (Kind, error) {
 	if len(prefix) > 0 {
 		first = int(prefix[0])
 	}
+	if r.progress && r.state != stDone && first == ErrHeader && len(prefix) >= 3 && prefix[1] == 0xFF && prefix[2] == 0xFF {
+		// A progress report (error code 0xFFFF), before the answer or in
+		// it (REPAIR TABLE sends them between its definitions and rows):
+		// no packet of an answer starts so.
+		return KindProgress, nil
+	}
 	switch r.state {
 	case stFirst:
 		return r.first(prefix, first, length)
@@ -250,9 +256,6 @@ func (r *Response) first(prefix []byte, first, length int) (Kind, error) {
 	}
 	switch first {
 	case ErrHeader:
-		if r.progress && len(prefix) >= 3 && prefix[1] == 0xFF && prefix[2] == 0xFF {
-			return KindProgress, nil
-		}
 		r.state = stDone
 		return KindErr, nil
 	case OKHeader:

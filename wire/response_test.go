@@ -259,6 +259,19 @@ func TestResponseMariaDBExtensions(t *testing.T) {
 	if k, _ := NewResponse(ShapeResults, false).Next(progress, len(progress)); k != KindErr {
 		t.Errorf("without progress reports negotiated: %v, want an error", k)
 	}
+	// REPAIR TABLE reports progress between its definitions and its rows.
+	r = NewResponse(ShapeResults, false).Progress()
+	var kinds []Kind
+	for _, p := range [][]byte{colCount, colDef, colDef, eofDone, progress, row, eofDone} {
+		k, err := r.Next(p, len(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds = append(kinds, k)
+	}
+	if want := []Kind{KindColumnCount, KindColumnDef, KindColumnDef, KindEOF, KindProgress, KindRow, KindEnd}; !equalKinds(kinds, want) || !r.Done() {
+		t.Errorf("progress among rows: %v, want %v", kinds, want)
+	}
 	withMeta, withoutMeta := append(AppendLenEnc(nil, 2), 1), append(AppendLenEnc(nil, 2), 0)
 	for _, tc := range []struct {
 		name  string
