@@ -131,6 +131,7 @@ func FuzzHandshakeResponse(f *testing.F) {
 	})
 	addr := h.srv.Addr().String()
 	f.Fuzz(func(t *testing.T, p []byte) {
+		defer h.up.forget()
 		reply, seq := loginOnce(t, addr, p)
 		if checkHandshakeResponse(p) != nil {
 			if e := wire.ParseErr(reply); e.Code != wire.ErHandshake || seq != 2 {

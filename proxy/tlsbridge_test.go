@@ -308,6 +308,7 @@ func FuzzTLSHandshakeResponse(f *testing.F) {
 	f.Add(handshakeResponse(testClientCaps, "native", bytes.Repeat([]byte{1}, 20), "", AuthCachingSha2Password, nil))
 	h := tlsHarness(f)
 	f.Fuzz(func(t *testing.T, p []byte) {
+		defer h.up.forget()
 		cli, err := net.Dial("tcp", h.srv.Addr().String())
 		if err != nil {
 			t.Fatal(err)
