@@ -133,9 +133,10 @@ func runMysql2(t *testing.T, tg ormTarget, n int) string {
 	return runWorkload(t, "node", "node/workload.js", host, port, tg.user, tg.password, tg.db, fmt.Sprint(n))
 }
 
-// requireConnectorJ compiles the Connector/J workload (Debian's
-// libmariadb-java and a JDK) and returns its class path, or skips the test.
-func requireConnectorJ(t *testing.T) string {
+// requireConnectorJ compiles a Connector/J program (Debian's
+// libmariadb-java and a JDK; source relative to integration/) and returns
+// its class path, or skips the test.
+func requireConnectorJ(t *testing.T, source string) string {
 	t.Helper()
 	jar := "/usr/share/java/mariadb-java-client.jar"
 	_, errJar := os.Stat(jar)
@@ -147,7 +148,7 @@ func requireConnectorJ(t *testing.T) string {
 		t.Skip("needs javac and libmariadb-java")
 	}
 	classes := t.TempDir()
-	if out, err := exec.Command("javac", "-d", classes, "-cp", jar, filepath.Join(ormDir(t), "java", "Workload.java")).CombinedOutput(); err != nil {
+	if out, err := exec.Command("javac", "-d", classes, "-cp", jar, filepath.Join(ormDir(t), "..", source)).CombinedOutput(); err != nil {
 		t.Fatalf("javac: %v\n%s", err, out)
 	}
 	return jar + string(os.PathListSeparator) + classes
@@ -197,7 +198,7 @@ func TestORMMysql2(t *testing.T) {
 // DatabaseMetaData, batches, server-side prepared statements, a rolled-back
 // transaction and ResultSetMetaData, through a sandbox.
 func TestORMConnectorJ(t *testing.T) {
-	cp := requireConnectorJ(t)
+	cp := requireConnectorJ(t, "orm/java/Workload.java")
 	db, h := sandboxProxy(t, "transparent", nil)
 	ormDatabases(t, "cj_direct", "cj_sb")
 	holder := conn(t, openDB(t, h.userDSN(sandboxUser+"+connj", "cj_sb")))

@@ -150,7 +150,7 @@ func TestSandboxNoGraceReconnects(t *testing.T) {
 func TestSandboxGraceORMWorkloadsInSequence(t *testing.T) {
 	py := requireSQLAlchemy(t)
 	requireMysql2(t)
-	cp := requireConnectorJ(t)
+	cp := requireConnectorJ(t, "orm/java/Workload.java")
 	db, h := sandboxProxy(t, "transparent", withGrace(10*time.Minute))
 	discardAtEnd(t, h, "orms")
 	root := openDB(t, db.DSN(""))

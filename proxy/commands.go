@@ -64,6 +64,8 @@ func lookupCommand(cmd byte) commandInfo {
 		return commandInfo{"stmt_fetch", respRows}
 	case wire.ComResetConnection:
 		return commandInfo{"reset_connection", respSingle}
+	case wire.ComStmtBulkExecute:
+		return commandInfo{"stmt_bulk_execute", respResults}
 	}
 	return commandInfo{"other", respUnsupported}
 }

@@ -289,8 +289,8 @@ func (c *clientConn) dispatch(cmd byte) error {
 	switch cmd {
 	case wire.ComQuery, wire.ComStmtPrepare:
 		return c.query(cmd)
-	case wire.ComStmtExecute:
-		return c.execute()
+	case wire.ComStmtExecute, wire.ComStmtBulkExecute:
+		return c.execute(cmd)
 	case wire.ComProcessInfo:
 		// SHOW PROCESSLIST by command: the user's own connections.
 		return c.processInfo()

@@ -95,10 +95,10 @@ func parseGreeting(p []byte) (*greeting, error) {
 }
 
 // relayedExtCaps are the MariaDB extended capabilities the relay follows:
-// progress reports, extended type information in column definitions and
-// result sets that skip metadata the client has. Not offered yet: bulk
-// operations (COM_STMT_BULK_EXECUTE) and COM_MULTI (gone since 10.6).
-const relayedExtCaps = wire.ExtCapProgress | wire.ExtCapExtendedMetadata | wire.ExtCapCacheMetadata
+// progress reports, bulk operations (COM_STMT_BULK_EXECUTE), extended type
+// information in column definitions and result sets that skip metadata the
+// client has. Not offered: COM_MULTI (gone since 10.6).
+const relayedExtCaps = wire.ExtCapProgress | wire.ExtCapBulkOperations | wire.ExtCapExtendedMetadata | wire.ExtCapCacheMetadata
 
 // clientCaps is what the proxy advertises to clients for an upstream
 // advertising upstreamCaps.

@@ -45,11 +45,12 @@ func (c *clientConn) translateStmtID(cmd byte) *preparedStmt {
 	return ps
 }
 
-// executeFastPath reports whether the pending COM_STMT_EXECUTE of ps can
-// be forwarded untouched — same id upstream, no types to add, and no
-// transaction to record it for — recording the parameter types it
-// carries (from the read buffer, without consuming it).
-func (c *clientConn) executeFastPath(ps *preparedStmt) bool {
+// executeFastPath reports whether the pending COM_STMT_EXECUTE (or, when
+// bulk, COM_STMT_BULK_EXECUTE) of ps can be forwarded untouched — same id
+// upstream, no types to add, and no transaction to record it for —
+// recording the parameter types it carries (from the read buffer, without
+// consuming it).
+func (c *clientConn) executeFastPath(ps *preparedStmt, bulk bool) bool {
 	if ps.needTypes || c.be.status&wire.StatusInTrans != 0 || c.be.status&wire.StatusAutocommit == 0 {
 		return false
 	}
@@ -61,7 +62,11 @@ func (c *clientConn) executeFastPath(ps *preparedStmt) bool {
 		return true
 	}
 	flagAt := 10 + (ps.params+7)/8
-	need := wire.HeaderLen + flagAt + 1 + 2*ps.params
+	typesAt := flagAt + 1
+	if bulk {
+		typesAt = bulkTypesAt
+	}
+	need := wire.HeaderLen + typesAt + 2*ps.params
 	if need > wire.PayloadLen(b)+wire.HeaderLen || need > c.cr.Size() {
 		return false
 	}
@@ -69,10 +74,85 @@ func (c *clientConn) executeFastPath(ps *preparedStmt) bool {
 	if err != nil {
 		return false
 	}
-	if p := b[wire.HeaderLen:]; p[flagAt] == 1 {
+	p := b[wire.HeaderLen:]
+	if bulk {
+		ps.recordBulkTypes(p)
+	} else if p[flagAt] == 1 {
 		ps.types = append(ps.types[:0], p[flagAt+1:flagAt+1+2*ps.params]...)
 	}
 	return true
+}
+
+// bulkTypesAt is where the parameter types of a COM_STMT_BULK_EXECUTE
+// payload go: after its statement id and flags.
+const bulkTypesAt = 7
+
+// bulkFlags are the flags of a COM_STMT_BULK_EXECUTE payload p (0 when p is
+// too short to hold them).
+func bulkFlags(p []byte) uint16 {
+	if len(p) < bulkTypesAt {
+		return 0
+	}
+	return binary.LittleEndian.Uint16(p[5:])
+}
+
+// recordBulkTypes records the parameter types a COM_STMT_BULK_EXECUTE
+// payload p carries, if it does.
+func (ps *preparedStmt) recordBulkTypes(p []byte) bool {
+	n := 2 * ps.params
+	if bulkFlags(p)&wire.BulkSendTypes == 0 || len(p) < bulkTypesAt+n {
+		return false
+	}
+	ps.types = append(ps.types[:0], p[bulkTypesAt:bulkTypesAt+n]...)
+	return true
+}
+
+// fixBulk is fixExecute for a COM_STMT_BULK_EXECUTE payload, whose types
+// follow its flags when the SEND_TYPES flag is set.
+func (ps *preparedStmt) fixBulk(p []byte) []byte {
+	if len(p) < bulkTypesAt {
+		return p
+	}
+	binary.LittleEndian.PutUint32(p[1:], ps.upstreamID)
+	switch {
+	case ps.params == 0:
+	case ps.recordBulkTypes(p):
+		ps.needTypes = false
+	case ps.needTypes && len(ps.types) == 2*ps.params:
+		ps.needTypes = false
+		return ps.insertBulkTypes(p)
+	}
+	return p
+}
+
+// withBulkTypes is withTypes for a COM_STMT_BULK_EXECUTE payload.
+func (ps *preparedStmt) withBulkTypes(p []byte) []byte {
+	switch {
+	case ps.params == 0 || bulkFlags(p)&wire.BulkSendTypes != 0:
+		return p
+	case len(p) < bulkTypesAt || len(ps.types) != 2*ps.params:
+		return nil
+	}
+	return ps.insertBulkTypes(p)
+}
+
+// insertBulkTypes is the COM_STMT_BULK_EXECUTE payload p with the
+// SEND_TYPES flag set and the recorded types after the flags.
+func (ps *preparedStmt) insertBulkTypes(p []byte) []byte {
+	out := make([]byte, 0, len(p)+len(ps.types))
+	out = append(out, p[:bulkTypesAt]...)
+	binary.LittleEndian.PutUint16(out[5:], bulkFlags(p)|wire.BulkSendTypes)
+	out = append(out, ps.types...)
+	return append(out, p[bulkTypesAt:]...)
+}
+
+// executeFunc names the server function executing cmd, as its "unknown
+// prepared statement" error says.
+func executeFunc(cmd byte) string {
+	if cmd == wire.ComStmtBulkExecute {
+		return "mysqld_stmt_bulk_execute"
+	}
+	return "mysqld_stmt_execute"
 }
 
 // typesAt is where the new-params-bound flag of an execute payload p of

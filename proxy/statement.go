@@ -83,7 +83,7 @@ func (c *clientConn) multi(parts []string) error {
 }
 
 // execute runs COM_STMT_EXECUTE of a sandboxing session.
-func (c *clientConn) execute() error {
+func (c *clientConn) execute(cmd byte) error {
 	b, err := c.cr.Peek(wire.HeaderLen + 5)
 	if err != nil {
 		return &linkError{side: sideClient, err: noEOF(err)}
@@ -99,9 +99,9 @@ func (c *clientConn) execute() error {
 				"(the last statement prepared) is not accepted through the proxy; execute the id COM_STMT_PREPARE returned"))
 		}
 		return c.answerInstead(newError(wire.ErUnknownStmtHandler, "HY000",
-			"Unknown prepared statement handler (%d) given to mysqld_stmt_execute", id))
+			"Unknown prepared statement handler (%d) given to %s", id, executeFunc(cmd)))
 	}
-	_, err = c.runStatement(&statement{cmd: wire.ComStmtExecute, ps: ps})
+	_, err = c.runStatement(&statement{cmd: cmd, ps: ps})
 	return c.finish(err)
 }
 
@@ -198,9 +198,10 @@ func (c *clientConn) send(st *statement, plan *session.Plan) (sent, error) {
 		ps.upstreamID, ps.plan, ps.needTypes = id, plan, true
 		c.log.Debug("statement prepared again for the sandbox", zap.Uint32("upstream_id", id))
 	}
-	out := sent{cursor: c.pendingCursor(), prepared: ps.plan.SQL}
+	bulk := st.cmd == wire.ComStmtBulkExecute
+	out := sent{cursor: !bulk && c.pendingCursor(), prepared: ps.plan.SQL}
 	ps.fetched = 0 // a new execution opens a new cursor
-	if c.executeFastPath(ps) {
+	if c.executeFastPath(ps, bulk) {
 		// Forwarded untouched, as a plain proxy does (nothing to record).
 		return out, c.out.passCommand()
 	}
@@ -208,9 +209,13 @@ func (c *clientConn) send(st *statement, plan *session.Plan) (sent, error) {
 	if err != nil {
 		return sent{}, err
 	}
-	p = ps.fixExecute(p)
+	fix, with := ps.fixExecute, ps.withTypes
+	if bulk {
+		fix, with = ps.fixBulk, ps.withBulkTypes
+	}
+	p = fix(p)
 	if !out.cursor { // a cursor's rows come with FETCH: not replayable
-		out.payload = ps.withTypes(p) // replayable only with its parameter types in it
+		out.payload = with(p) // replayable only with its parameter types in it
 	}
 	err = c.sendUpstream(p, &out)
 	return out, err

@@ -22,4 +22,11 @@ const (
 	ComSetOption        byte = 0x1B
 	ComStmtFetch        byte = 0x1C
 	ComResetConnection  byte = 0x1F
+	ComStmtBulkExecute  byte = 0xFA // MariaDB's (ExtCapBulkOperations)
+)
+
+// Flags of COM_STMT_BULK_EXECUTE (the int<2> after the statement id).
+const (
+	BulkSendUnitResults uint16 = 64  // a result set of per-row outcomes (MariaDB 11.5+)
+	BulkSendTypes       uint16 = 128 // parameter types follow the flags
 )

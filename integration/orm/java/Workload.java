@@ -16,6 +16,8 @@ public class Workload {
                 s.execute("CREATE TABLE IF NOT EXISTS cj_depts (id INT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(40) NOT NULL UNIQUE)");
                 s.execute("CREATE TABLE IF NOT EXISTS cj_emps (id INT AUTO_INCREMENT PRIMARY KEY, dept_id INT NOT NULL, "
                         + "name VARCHAR(40), salary DECIMAL(10,2), FOREIGN KEY (dept_id) REFERENCES cj_depts(id))");
+                s.execute("CREATE TABLE IF NOT EXISTS cj_notes (id INT AUTO_INCREMENT PRIMARY KEY, dept_id INT NOT NULL, "
+                        + "note VARCHAR(40), n INT)");
             }
             out.add("tables: " + tables(md, db));
             try (ResultSet rs = md.getColumns(db, null, "cj_emps", "%")) {
@@ -49,6 +51,34 @@ public class Workload {
                     ps.addBatch();
                 }
                 out.add("batch " + Arrays.toString(ps.executeBatch()));
+            }
+            // Batches of a statement prepared before its table is written
+            // (then executed again after it is), with NULLs, and inside a
+            // committed transaction: COM_STMT_BULK_EXECUTE where the server
+            // offers it.
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO cj_notes (dept_id, note, n) VALUES (?, ?, ?)")) {
+                for (int round = 0; round < 3; round++) {
+                    if (round == 2) c.setAutoCommit(false);
+                    for (int i = 0; i < 4; i++) {
+                        ps.setLong(1, deptId);
+                        if (i == 1) ps.setNull(2, Types.VARCHAR); else ps.setString(2, "note-" + round + "-" + i);
+                        ps.setInt(3, round * 10 + i);
+                        ps.addBatch();
+                    }
+                    out.add("notes batch " + round + " " + Arrays.toString(ps.executeBatch()));
+                    if (round == 0) {
+                        try (Statement s = c.createStatement()) {
+                            out.add("notes touched " + s.executeUpdate("UPDATE cj_notes SET n = n WHERE dept_id = -1"));
+                        }
+                    }
+                }
+                c.commit();
+                c.setAutoCommit(true);
+            }
+            try (Statement s = c.createStatement();
+                    ResultSet rs = s.executeQuery("SELECT COUNT(*), COUNT(note), SUM(n) FROM cj_notes WHERE dept_id = " + deptId)) {
+                rs.next();
+                out.add("notes " + rs.getInt(1) + " " + rs.getInt(2) + " " + rs.getLong(3));
             }
             c.setAutoCommit(false);
             try (PreparedStatement ps = c.prepareStatement("UPDATE cj_emps SET salary = salary * 2 WHERE dept_id = ?")) {
