@@ -51,7 +51,7 @@ GRANT SELECT ON %[1]s.* TO '%[2]s'@'%%'`, name, sandboxUser))
 	}
 	const seeded = "1:a,2:b / 1"
 	cases := []struct {
-		name, mode string
+		name, mode     string
 		leastPrivilege bool
 	}{
 		{"passthrough", "passthrough", false},
