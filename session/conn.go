@@ -39,9 +39,15 @@ type Session struct {
 	tx txLog
 
 	inTrx     bool
-	trxEpoch  uint64
-	trxLocked bool   // the transaction wrote or took locks
+	trxLocked bool // the transaction wrote or took locks
+	// view: the open transaction may hold an InnoDB read view (its
+	// snapshot), taken when the manager's epoch was viewEpoch or later;
+	// a table forked after viewEpoch may be invisible to it
+	// (transaction.go).
+	view      bool
+	viewEpoch uint64
 	planEpoch uint64 // the manager's epoch after the last plan
+	sendEpoch uint64 // the manager's epoch when the last statement was sent (Before)
 
 	// vars are the upstream session's variables as last read.
 	vars Vars
@@ -325,6 +331,9 @@ type Plan struct {
 	// serializable: the input asks for SERIALIZABLE for the next
 	// transaction.
 	serializable bool
+	// opensView: running the input may give the open transaction its
+	// read view (see opensView).
+	opensView bool
 	// renames are the names the rewrite replaced (see label).
 	renames []rewrite.Rename
 	// timeout: SQL carries the statement-timeout guardrail.
@@ -486,6 +495,7 @@ func newPlan(sql string, a *rewrite.Analysis) *Plan {
 		p.ddl = p.ddl || st.Class == rewrite.ClassDDL && !st.Temporary
 		p.readVars = p.readVars || st.ChangesLexing || st.ChangesIsolation
 		p.serializable = p.serializable || st.Serializable
+		p.opensView = p.opensView || opensView(st, sql)
 	}
 	return p
 }
@@ -701,12 +711,25 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 }
 
 // restartFor is what must happen to the open transaction before p: a
-// table forked after the transaction's snapshot is invisible to it
-// (MariaDB: 1412 "Table definition has changed").
+// table forked after the transaction's read view was taken is invisible to
+// it (MariaDB: 1412 "Table definition has changed", or no rows at all for
+// a full scan). A transaction that holds no read view yet needs nothing:
+// its next plain read takes one that sees every fork made so far. At its
+// first write, a transaction whose view is older than a change of the
+// sandbox's tables (another connection's forks, while a shared sandbox
+// warms up) is restarted too: that costs nothing now, while meeting one of
+// those tables after writing would replay its writes.
 func (s *Session) restartFor(a *rewrite.Analysis, p *Plan) restart {
 	switch {
-	case !s.inTrx || !s.touchesNewer(a, s.trxEpoch):
+	case !s.inTrx || !s.view:
 		return restartNone
+	case s.touchesNewer(a, s.viewEpoch):
+	case p.locks && !s.trxLocked && s.sb.changedSince(s.viewEpoch):
+		return restartRead
+	default:
+		return restartNone
+	}
+	switch {
 	case p.ddl:
 		return restartRead // DDL commits the open transaction anyway: commit it first
 	case s.trxLocked:
@@ -730,17 +753,20 @@ func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed b
 		s.serializableNext = false // the transaction it applied to ended
 	}
 	// A statement the proxy did not plan (an EXECUTE of a statement it
-	// does not track) may have written: assume it did.
+	// does not track) may have written, and read: assume it did.
 	locks := p == nil || p.locks
 	switch {
 	case now && (!s.inTrx || p != nil && (p.begin || p.txEnd)):
 		// A transaction started (BEGIN in an open one, or COMMIT AND
 		// CHAIN, ends it and starts another).
-		s.trxEpoch, s.trxLocked = s.planEpoch, locks
+		s.trxLocked, s.view = locks, false
 	case now && locks:
 		s.trxLocked = true
 	case !now:
-		s.trxLocked = false
+		s.trxLocked, s.view = false, false
+	}
+	if now && !s.view && (p == nil || p.opensView) {
+		s.view, s.viewEpoch = true, s.viewSince()
 	}
 	s.inTrx = now
 	if p == nil || s.sb == nil {
@@ -777,7 +803,7 @@ func (s *Session) abandon(ctx context.Context, p *Plan) {
 // binding stays (a pool resets connections between borrowers, and its
 // sandbox must stay theirs).
 func (s *Session) Reset() {
-	s.inTrx, s.trxLocked = false, false
+	s.inTrx, s.trxLocked, s.view = false, false, false
 	s.varsKnown = false // the reset sets the session's variables back
 	s.tx.reset()
 	s.serializableNext, s.serializableSet = false, false
@@ -787,7 +813,7 @@ func (s *Session) Reset() {
 // changed after epoch.
 func (s *Session) touchesNewer(a *rewrite.Analysis, epoch uint64) bool {
 	for _, st := range a.Statements {
-		for _, list := range [][]rewrite.Table{st.Reads, st.Writes} {
+		for _, list := range [][]rewrite.Table{st.Reads, st.Writes, st.Names, st.Like} {
 			for _, t := range list {
 				if e, ok := s.sb.resolve(s.m.key(t)); ok && e.epoch > epoch {
 					return true

@@ -290,6 +290,7 @@ type Sandbox struct {
 	tables    map[string]*entry
 	bytes     int64
 	version   uint64 // bumped by every change of tables
+	changed   uint64 // the newest epoch of its tables' entries
 	forkMu    sync.Mutex
 	infoViews bool // its information_schema views exist
 }
@@ -1052,6 +1053,14 @@ func (m *Manager) setEntry(sb *Sandbox, k string, e *entry) {
 	sb.tables[k] = e
 	sb.bytes += e.bytes
 	sb.version++
+	sb.changed = max(sb.changed, e.epoch)
+}
+
+// changedSince reports whether a table of sb changed after epoch.
+func (sb *Sandbox) changedSince(epoch uint64) bool {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	return sb.changed > epoch
 }
 
 // refresh re-reads the physical state of tables a DDL statement touched:

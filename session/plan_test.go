@@ -26,8 +26,9 @@ func (e *env) run(s *session.Session, sql string, status uint16) *session.Plan {
 }
 
 // TestPlanTransactionRestart: a transaction that uses a table forked after
-// it began must move past the fork: restarted when it has only read,
-// replayed when it has written; DDL commits it anyway.
+// its read view was taken (its first plain read) must move past the fork:
+// restarted when it has only read, replayed when it has written; DDL
+// commits it anyway.
 func TestPlanTransactionRestart(t *testing.T) {
 	e := newEnv(t, session.Config{}, nil)
 	s := e.transparent("u")
@@ -43,7 +44,7 @@ func TestPlanTransactionRestart(t *testing.T) {
 	if err := s.Executed(e.ctx, p, inTrans, false); err != nil {
 		t.Fatal(err)
 	}
-	if p := e.mustPlan(s, "SELECT * FROM t"); p.Flags().Restart || p.Flags().Replay {
+	if p := e.run(s, "SELECT * FROM t", inTrans); p.Flags().Restart || p.Flags().Replay {
 		t.Error("restarted again for the same fork")
 	}
 	p = e.mustPlan(s, "UPDATE u SET t_id = 1")
@@ -211,5 +212,65 @@ func TestPlanPrepared(t *testing.T) {
 	}
 	if !found {
 		t.Error("no audit entry for the prepared write's execution")
+	}
+}
+
+// TestPlanNoRestartWithoutReadView: a transaction holds no read view until
+// its first plain read, so one that has only written (and read under locks
+// for a write) uses a table forked after it began as it is: nothing to restart or
+// replay, whoever forked the table. Its next plain read takes a view that
+// sees the fork; a fork after that needs a replay again.
+func TestPlanNoRestartWithoutReadView(t *testing.T) {
+	e := newEnv(t, session.Config{}, func(up *sessiontest.Upstream) {
+		up.AddTable(sessiontest.Table{DB: "app", Name: "w", Rows: 1})
+	})
+	s := e.transparent("u")
+	e.run(s, "BEGIN", inTrans)
+	e.run(s, "UPDATE t SET a = 1", inTrans)
+	e.run(s, "INSERT INTO w (id) SELECT a FROM t", inTrans) // reads t under locks
+	if p := e.run(s, "UPDATE u SET t_id = 2", inTrans); p.Flags().Restart || p.Flags().Replay {
+		t.Errorf("a write-only transaction meeting its own fork: restart %v, replay %v", p.Flags().Restart, p.Flags().Replay)
+	}
+	if p := e.run(s, "SELECT * FROM u", inTrans); p.Flags().Restart || p.Flags().Replay {
+		t.Errorf("the first plain read after the fork: restart %v, replay %v", p.Flags().Restart, p.Flags().Replay)
+	}
+	e.up.AddTable(sessiontest.Table{DB: "app", Name: "x", Rows: 1})
+	if p := e.mustPlan(s, "DELETE FROM x"); p.Flags().Restart || !p.Flags().Replay {
+		t.Errorf("a fork after the read view, in a transaction that wrote: restart %v, replay %v", p.Flags().Restart, p.Flags().Replay)
+	}
+	e.run(s, "ROLLBACK", 0)
+
+	// START TRANSACTION WITH CONSISTENT SNAPSHOT takes the view at once.
+	other := e.transparent("u")
+	e.run(other, "START TRANSACTION WITH CONSISTENT SNAPSHOT", inTrans)
+	if p := e.mustPlan(other, "UPDATE t SET a = 2"); !p.Flags().Restart {
+		t.Errorf("a consistent snapshot meeting a fork is not restarted: %+v", p.Flags())
+	}
+}
+
+// TestPlanRestartAtFirstWrite: a transaction whose read view is older than
+// another connection's fork is restarted at its first write, whatever
+// table that write uses, so that meeting the fork later needs no replay.
+func TestPlanRestartAtFirstWrite(t *testing.T) {
+	e := newEnv(t, session.Config{}, nil)
+	s := e.open(session.Options{User: "u", Mode: session.Transparent, Sandbox: "warm"})
+	other := e.open(session.Options{User: "u", Mode: session.Transparent, Sandbox: "warm"})
+	e.mustPlan(other, "UPDATE t SET a = 1")
+	e.run(s, "BEGIN", inTrans)
+	e.run(s, "SELECT * FROM t", inTrans) // the read view: after t's fork
+	if p := e.mustPlan(s, "UPDATE t SET a = 2"); p.Flags().Restart || p.Flags().Replay {
+		t.Fatalf("no fork since the read view, yet %+v", p.Flags())
+	}
+	e.mustPlan(other, "UPDATE u SET t_id = 1") // a fork after s's read view
+	p := e.mustPlan(s, "UPDATE t SET a = 2")
+	if !p.Flags().Restart || p.Flags().Replay {
+		t.Fatalf("the first write after another connection's fork: %+v", p.Flags())
+	}
+	s.Restarted(false)
+	if err := s.Executed(e.ctx, p, inTrans, false); err != nil {
+		t.Fatal(err)
+	}
+	if p := e.mustPlan(s, "UPDATE u SET t_id = 2"); p.Flags().Restart || p.Flags().Replay {
+		t.Errorf("the fork met after the restart: %+v", p.Flags())
 	}
 }

@@ -237,6 +237,9 @@ func (s *Session) Split(ctx context.Context, sql string, multi bool) ([]string, 
 // client, and the plan is then abandoned; any other error broke the
 // connection. Before does nothing for a plan it readied already.
 func (s *Session) Before(ctx context.Context, p *Plan) error {
+	if s.m != nil {
+		s.sendEpoch = s.m.epoch.Load() // forks recorded by now are older than what p may read
+	}
 	r := p.restart
 	p.restart = restartNone
 	var err error

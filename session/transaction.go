@@ -5,21 +5,57 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"go.uber.org/zap"
 
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // A table forked after a transaction took its snapshot is invisible to it
-// (MariaDB: 1412 "Table definition has changed"). When a statement needs
-// such a table, the session ends the transaction and starts a new one
-// before the statement (Plan.restart): a transaction that has only read is
-// committed and started again; one that has written is rolled back,
-// started again and its recorded statements replayed, each checked to
-// have the same effect (affected rows, insert ids). What cannot be replayed
-// gets 1412 and the client retries. The record is kept here, beside the
-// transaction tracking it depends on.
+// (MariaDB: 1412 "Table definition has changed"). InnoDB takes a
+// transaction's snapshot, its read view, at the transaction's first plain
+// read of a table, not at BEGIN: writes and locking reads take none (they
+// read the latest rows), so a transaction that has only written can use a
+// table forked after it began, and the session tracks when the read view
+// may have been taken (Session.view, viewEpoch). When a statement needs a
+// table forked after that, the session ends the transaction and starts a
+// new one before the statement (Plan.restart): a transaction that has only
+// read is committed and started again; one that has written is rolled
+// back, started again and its recorded statements replayed, each checked
+// to have the same effect (affected rows, insert ids). What cannot be
+// replayed gets 1412 and the client retries. A replay rolls back, so the
+// rows it wrote are free for other connections of a shared sandbox until
+// it has written them again: it fails when one of them changed them
+// meanwhile. Restarting only where a read view is really in the way keeps
+// replays rare (forks come with first writes, and a transaction's writes
+// take no read view). The record is kept here, beside the transaction
+// tracking it depends on.
+
+// opensView reports whether running st (of the input sql) may give the
+// open transaction its read view: a plain read of a table may (a SELECT,
+// and any statement the proxy does not know to lock what it reads), START
+// TRANSACTION WITH CONSISTENT SNAPSHOT does; InnoDB reads the tables of
+// INSERT, UPDATE, DELETE, LOAD DATA and DDL with locks, the latest rows,
+// without one (ha_innobase::store_lock: a locking read for every statement
+// but a plain SELECT).
+func opensView(st rewrite.Statement, sql string) bool {
+	switch {
+	case st.Kind == "BEGIN":
+		return strings.Contains(strings.ToUpper(sql), "CONSISTENT")
+	case st.Class == rewrite.ClassWrite || st.Class == rewrite.ClassDDL:
+		return false
+	case st.Class == rewrite.ClassUnparseable:
+		return true
+	}
+	return len(st.Reads)+len(st.Writes)+len(st.Names) > 0
+}
+
+// viewSince is the epoch a read view taken by the statement just run is at
+// least as new as: every fork recorded by then was made before the
+// statement was sent, so the view sees it.
+func (s *Session) viewSince() uint64 { return max(s.sendEpoch, s.planEpoch) }
 
 // txLog is the open transaction's record: the statements that change
 // state, as sent upstream, and what their OK packets said.
@@ -34,6 +70,8 @@ type txEntry struct {
 	payload []byte
 	oks     []wire.OK
 	begin   bool // BEGIN / START TRANSACTION: the replay starts with it
+	// opensView: replaying it may take a read view (see opensView).
+	opensView bool
 	// prepared is the (rewritten) text of the statement a
 	// COM_STMT_EXECUTE payload executes: the replay prepares it afresh,
 	// since the client may have closed it meanwhile.
@@ -70,6 +108,13 @@ func (t *txLog) record(p *Plan, o *Outcome, inTrx bool) {
 		return
 	case failed:
 		return // a failed statement changed nothing
+	case p != nil && p.begin && p.statements == 1:
+		// BEGIN commits any open transaction and starts a new one. It is
+		// replayed as the query it is, also when it was prepared: a
+		// prepared BEGIN run outside a transaction goes by the proxy's
+		// fast path, which keeps no payload.
+		t.reset()
+		o = &Outcome{Payload: append([]byte{wire.ComQuery}, p.SQL...), OKs: o.OKs}
 	case p == nil || o.Payload == nil:
 		t.broken = true
 		return
@@ -93,7 +138,7 @@ func (t *txLog) record(p *Plan, o *Outcome, inTrx bool) {
 		return
 	}
 	t.entries = append(t.entries, txEntry{payload: slices.Clone(o.Payload), oks: slices.Clone(o.OKs),
-		begin: p.begin, prepared: o.Prepared})
+		begin: p.begin, opensView: p.opensView, prepared: o.Prepared})
 	t.bytes += len(o.Payload)
 }
 
@@ -204,9 +249,16 @@ func effects(oks []wire.OK) [][2]uint64 {
 }
 
 // restarted records that the session restarted the client's transaction;
-// replayed says its writes were replayed in the new one.
+// replayed says its writes were replayed in the new one. The new
+// transaction holds a read view only when a replayed statement may have
+// taken one, and then a view that sees every fork made so far.
 func (s *Session) restarted(replayed bool) {
-	s.trxEpoch, s.trxLocked = s.m.epoch.Load(), replayed
+	s.trxLocked, s.view, s.viewEpoch = replayed, false, s.m.epoch.Load()
+	if replayed {
+		for _, e := range s.tx.entries {
+			s.view = s.view || e.opensView
+		}
+	}
 }
 
 // replayRefused is the error for a transaction that has written and now
