@@ -48,6 +48,9 @@ type Session struct {
 	viewEpoch uint64
 	planEpoch uint64 // the manager's epoch after the last plan
 	sendEpoch uint64 // the manager's epoch when the last statement was sent (Before)
+	// synced: the registry was checked for the statement being planned
+	// (Revalidate did it).
+	synced bool
 
 	// vars are the upstream session's variables as last read.
 	vars Vars
@@ -334,6 +337,10 @@ type Plan struct {
 	// opensView: running the input may give the open transaction its
 	// read view (see opensView).
 	opensView bool
+	// unmapped: after its forks the input still reads a table the
+	// sandbox's map leaves to production, so an execution of it as a
+	// prepared statement checks the registry first (Revalidate).
+	unmapped bool
 	// renames are the names the rewrite replaced (see label).
 	renames []rewrite.Rename
 	// timeout: SQL carries the statement-timeout guardrail.
@@ -582,12 +589,18 @@ func (s *Session) provesNoWrite(ctx context.Context, a *rewrite.Analysis) error 
 // writes (and what it reads under locks).
 func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql string, opts rewrite.Options, prepared bool, p *Plan) (*Plan, error) {
 	one := len(a.Statements) == 1
-	switch {
-	case one && !prepared && (a.Statements[0].Kind == "SHOW WARNINGS" || a.Statements[0].Kind == "SHOW ERRORS"):
+	if one && !prepared && (a.Statements[0].Kind == "SHOW WARNINGS" || a.Statements[0].Kind == "SHOW ERRORS") {
 		// The proxy runs it and tells the sandbox's database names in the
 		// messages back.
 		p.diagnostics = true
 		return p, nil
+	}
+	// What other proxy processes did to the sandbox's tables, before
+	// anything is decided about them.
+	if err := s.syncFor(ctx, a); err != nil {
+		return nil, err
+	}
+	switch {
 	case s.sb.isDiscarded():
 		name := s.sb.Name
 		s.unbind()
@@ -628,6 +641,7 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 		return nil, err
 	}
 	p.SQL, p.changed, p.renames = res.SQL, res.Changed, res.Renames
+	p.unmapped = s.unmapped(a)
 	s.injectTimeout(a, p)
 	p.version = s.current(opts)
 	p.restart = s.restartFor(a, p)

@@ -119,3 +119,18 @@ func (m *Manager) EndGraces() {
 		sb.mu.Unlock()
 	}
 }
+
+// Manager is the session's manager.
+func (s *Session) Manager() *Manager { return s.m }
+
+// SyncWaiters is how many callers wait for the next registry check of the
+// session's sandbox (registrysync.go).
+func (s *Session) SyncWaiters() int {
+	rs := &s.sb.sync
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.pending == nil {
+		return 0
+	}
+	return rs.pending.callers
+}

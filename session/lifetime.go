@@ -161,6 +161,7 @@ func (m *Manager) claim(ctx context.Context, name, user string, create bool) (sb
 			sb, retry = nil, true
 			return nil
 		}
+		sb.markShared() // recorded: another process may use it too
 		if err := m.holdClaimed(ctx, c, sb); err != nil {
 			m.unattach(sb)
 			sb = nil

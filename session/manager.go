@@ -293,6 +293,13 @@ type Sandbox struct {
 	changed   uint64 // the newest epoch of its tables' entries
 	forkMu    sync.Mutex
 	infoViews bool // its information_schema views exist
+	// shared: another proxy process may use the sandbox (claimed from
+	// the registry, or found held elsewhere); named and kept sandboxes
+	// are shareable anyway (see shareable).
+	shared bool
+	// sync checks the registry for changes other processes made
+	// (registrysync.go).
+	sync regSync
 }
 
 // entry is a logical table's state in a sandbox.
@@ -1029,6 +1036,7 @@ func (m *Manager) recordFork(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	}
 	e := &entry{logical: t, phys: phys, kind: kind, rows: st.Rows, bytes: st.Bytes, epoch: m.epoch.Add(1), created: time.Now().UTC()}
 	if err := m.saveEntry(ctx, c, sb, e); err != nil {
+		m.deleteEntry(context.WithoutCancel(ctx), c, sb, t) // it may be recorded, uncounted
 		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+phys.Quoted())
 		return nil, err
 	}
@@ -1124,6 +1132,9 @@ func (m *Manager) unfork(ctx context.Context, sb *Sandbox, t rewrite.Table) erro
 		}
 		if _, err := c.Exec(ctx, "DELETE FROM "+m.q("tables")+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+
 			" AND db = "+rewrite.QuoteString(t.DB)+" AND tbl = "+rewrite.QuoteString(t.Name)); err != nil {
+			return err
+		}
+		if err := m.bumpGeneration(ctx, c, sb); err != nil {
 			return err
 		}
 		_, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+e.phys.Quoted())

@@ -87,6 +87,11 @@ func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
   lease_until DATETIME(6) NOT NULL,
   PRIMARY KEY (sandbox_id, proxy_id)
 ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+		// Counts the changes of each sandbox's tables (registrysync.go).
+		"CREATE TABLE IF NOT EXISTS " + m.q("generations") + ` (
+  sandbox_id VARCHAR(16) NOT NULL PRIMARY KEY,
+  generation BIGINT NOT NULL DEFAULT 0
+) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
 		"CREATE TABLE IF NOT EXISTS " + m.q("settings") + ` (
   name VARCHAR(64) NOT NULL PRIMARY KEY,
   value VARCHAR(255) NOT NULL
@@ -240,7 +245,8 @@ func (m *Manager) heldElsewhere(ctx context.Context, c SideConn, sb *Sandbox) (b
 	return len(rows) == 1 && str(rows[0][0]) != "0", nil
 }
 
-// saveEntry writes a table row.
+// saveEntry writes a table row and, for a table in place (not a fork's
+// marker), then counts the change in the sandbox's generation.
 func (m *Manager) saveEntry(ctx context.Context, c SideConn, sb *Sandbox, e *entry) error {
 	_, err := c.Exec(ctx, "REPLACE INTO "+m.q("tables")+" (sandbox_id, db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at) VALUES ("+
 		strings.Join([]string{rewrite.QuoteString(sb.ID), rewrite.QuoteString(e.logical.DB), rewrite.QuoteString(e.logical.Name),
@@ -249,7 +255,10 @@ func (m *Manager) saveEntry(ctx context.Context, c SideConn, sb *Sandbox, e *ent
 	if err != nil {
 		return fmt.Errorf("record table %s of sandbox %s: %w", e.logical, sb.Name, err)
 	}
-	return nil
+	if e.kind == kindForking {
+		return nil
+	}
+	return m.bumpGeneration(ctx, c, sb)
 }
 
 // deleteEntry removes the registry row of t in sb (best effort).
@@ -351,7 +360,7 @@ func (m *Manager) remember(sb *Sandbox) *Sandbox {
 // that can be attached with its tables gone; schemas a failure leaves
 // behind are orphans, which the reaper's reconciliation drops.
 func (m *Manager) dropSandbox(ctx context.Context, c SideConn, id string) error {
-	for _, t := range []string{"sandboxes", "tables", "holders"} {
+	for _, t := range []string{"sandboxes", "tables", "holders", "generations"} {
 		col := "sandbox_id"
 		if t == "sandboxes" {
 			col = "id"
@@ -735,10 +744,27 @@ func (m *Manager) renewOne(ctx context.Context, c SideConn, sb *Sandbox) (graceO
 		m.forget(sb)
 		return false, err
 	}
+	if err := m.noticeSharing(ctx, c, sb); err != nil {
+		return false, err
+	}
 	if err := m.persist(ctx, c, sb); err != nil {
 		return false, err
 	}
 	return false, m.adopt(ctx, c, sb)
+}
+
+// noticeSharing marks an anonymous sandbox another live process holds (one
+// attached by its name through that process) as shared: from then on its
+// statements check the registry for what that process changes.
+func (m *Manager) noticeSharing(ctx context.Context, c SideConn, sb *Sandbox) error {
+	if sb.shareable() {
+		return nil
+	}
+	held, err := m.heldElsewhere(ctx, c, sb)
+	if held {
+		sb.markShared()
+	}
+	return err
 }
 
 // recordedElsewhere reports whether another proxy process has recorded

@@ -340,7 +340,20 @@ func (s *Session) Revalidate(ctx context.Context, p *Plan) (*Plan, error) {
 	}
 	opts := s.options()
 	if p.version == s.current(opts) {
-		return nil, nil
+		// Still the sandbox's tables as this process knows them; when the
+		// statement reads production, other processes may have forked
+		// since (registrysync.go).
+		if !p.unmapped || s.sb == nil || p.version.sb != s.sb {
+			return nil, nil
+		}
+		if err := s.syncFor(ctx, p.analysis); err != nil {
+			return nil, err
+		}
+		if p.version == s.current(opts) {
+			return nil, nil
+		}
+		s.synced = true
+		defer func() { s.synced = false }()
 	}
 	np, err := s.plan(ctx, p.text, opts, true)
 	if err != nil {

@@ -32,6 +32,9 @@ var (
 	// Manager.List: sandboxes with their table counts and bytes.
 	listing = regexp.MustCompile(`^SELECT s\.id, s\.name, s\.kept, s\.owner, s\.created_at, s\.expires_at, COUNT\(t\.tbl\), ` +
 		`COALESCE\(SUM\(t\.bytes\), 0\) FROM (\S+) s LEFT JOIN (\S+) t ON t\.sandbox_id = s\.id AND t\.kind IN \(([^)]*)\) GROUP BY `)
+	// Manager.syncOnce: a sandbox's row with its generation.
+	generation = regexp.MustCompile(`^SELECT s\.name, s\.owner, s\.created_at, g\.generation FROM (\S+) s LEFT JOIN (\S+) g ` +
+		`ON g\.sandbox_id = s\.id WHERE s\.id = ('(?:[^'\\]|\\.)*')$`)
 	// Manager.reconcile: tables in the proxy's schemas no registry row
 	// explains.
 	orphans = regexp.MustCompile(`^SELECT t\.TABLE_SCHEMA, t\.TABLE_NAME FROM information_schema\.TABLES t LEFT JOIN (\S+) r ` +
@@ -78,6 +81,8 @@ func (u *Upstream) emulate(sql string) (result, error) {
 		return u.listing(listing.FindStringSubmatch(sql))
 	case orphans.MatchString(sql):
 		return u.orphans(orphans.FindStringSubmatch(sql))
+	case generation.MatchString(sql):
+		return u.generation(generation.FindStringSubmatch(sql))
 	case createView.MatchString(sql):
 		m := createView.FindStringSubmatch(sql)
 		db, name, err := parseQName(m[1])
@@ -221,6 +226,33 @@ func (u *Upstream) orphans(m []string) (result, error) {
 		if !explained {
 			r.rows = append(r.rows, Row(o.DB, o.Name))
 		}
+	}
+	return r, nil
+}
+
+// generation answers Manager.syncOnce's query.
+func (u *Upstream) generation(m []string) (result, error) {
+	sandboxes, err := u.storedRows(m[1])
+	if err != nil {
+		return result{}, err
+	}
+	gens, err := u.storedRows(m[2])
+	if err != nil {
+		return result{}, err
+	}
+	id, _ := parseLiteral(m[3])
+	var r result
+	for _, s := range sandboxes {
+		if !eq(s["id"], id) {
+			continue
+		}
+		var gen *string
+		for _, g := range gens {
+			if eq(g["sandbox_id"], id) {
+				gen = g["generation"]
+			}
+		}
+		r.rows = append(r.rows, []*string{s["name"], s["owner"], s["created_at"], gen})
 	}
 	return r, nil
 }
@@ -432,7 +464,16 @@ func (u *Upstream) insert(p *parser, how string) (result, error) {
 		return result{}, errUnknown
 	}
 	vals, ok := p.literalList()
-	if !ok || len(vals) != len(cols) || !p.end() {
+	if !ok || len(vals) != len(cols) {
+		return result{}, errUnknown
+	}
+	var incr *increment
+	if p.word("ON", "DUPLICATE", "KEY", "UPDATE") {
+		if incr, ok = p.increment(); !ok || how != "insert" {
+			return result{}, errUnknown
+		}
+	}
+	if !p.end() {
 		return result{}, errUnknown
 	}
 	if o == nil {
@@ -457,6 +498,10 @@ func (u *Upstream) insert(p *parser, how string) (result, error) {
 	var removed uint64
 	for _, old := range o.rows {
 		if key := o.conflict(old, row); key != "" {
+			if incr != nil {
+				old[incr.col] = incr.apply(old[incr.col])
+				return result{affected: 2, changed: changed}, nil
+			}
 			switch how {
 			case "ignore":
 				return result{changed: changed}, nil
@@ -514,6 +559,42 @@ func (u *Upstream) copyRows(p *parser, dst *object, db, name string, cols []stri
 	dst.Rows += from.Rows
 	dst.Bytes = from.Bytes
 	return result{affected: uint64(from.Rows), changed: []string{db}}, nil
+}
+
+// increment is ON DUPLICATE KEY UPDATE col = col + n.
+type increment struct {
+	col string
+	n   int64
+}
+
+// increment reads col = col + n.
+func (p *parser) increment() (*increment, bool) {
+	c, ok := p.name()
+	if !ok || !p.punct("=") {
+		return nil, false
+	}
+	again, ok := p.name()
+	if !ok || !strings.EqualFold(again, c) || !p.punct("+") {
+		return nil, false
+	}
+	v, ok := p.literal()
+	if !ok || v == nil {
+		return nil, false
+	}
+	n, err := strconv.ParseInt(*v, 10, 64)
+	if err != nil {
+		return nil, false
+	}
+	return &increment{col: strings.ToLower(c), n: n}, true
+}
+
+// apply adds the increment to v (NULL stays NULL).
+func (i *increment) apply(v *string) *string {
+	if v == nil {
+		return nil
+	}
+	x, _ := strconv.ParseInt(*v, 10, 64)
+	return itoa(x + i.n)
 }
 
 // update runs UPDATE db.t SET col = lit, … [WHERE …].

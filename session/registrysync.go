@@ -1,0 +1,256 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+)
+
+// Read-your-writes across proxy processes (docs/SANDBOXES.md, "Several
+// proxy processes"). Each process keeps a sandbox's table map in memory; a
+// process that forks, creates or drops a table of a sandbox records it in
+// the registry's tables and then bumps the sandbox's generation
+// (<prefix>_meta.generations). Before a statement of a sandbox another
+// process may share reads or writes a table its map leaves to production,
+// the session reads that generation (one primary-key lookup on a side
+// connection) and, when it moved, reloads the sandbox's tables. A write
+// that returned to its client was recorded and counted before it ran, so
+// the next statement on any process sees the fork it went to.
+//
+// The check costs nothing where it cannot matter: tables the map holds
+// keep their physical names whatever another process does to them (a fork
+// dropped elsewhere is missing from the upstream as it is from the
+// sandbox), statements that name no table need none, and neither do
+// anonymous sandboxes no other process has claimed. Callers that arrive
+// while a check of the same sandbox runs share the next one, so a sandbox
+// has at most one check in flight per process however many statements
+// wait for it. A check that fails fails the statement: the proxy cannot
+// tell whether the table is still production's.
+
+// syncTimeout bounds one registry check: it serves every caller of its
+// round, so no single caller's context ends it.
+const syncTimeout = time.Minute
+
+// regSync runs the registry checks of one sandbox in this process, one
+// round at a time.
+type regSync struct {
+	mu sync.Mutex
+	// running: a round is in flight; pending is the round callers join
+	// meanwhile, run when it ends.
+	running bool
+	pending *syncRound
+	// seen is the registry's state the table map was last brought up to:
+	// the sandbox row's creation time (a sandbox discarded and made again
+	// under its name starts counting afresh) and the generation ("": none
+	// yet).
+	seen string
+}
+
+// syncRound is one registry check and the callers waiting for it.
+type syncRound struct {
+	start   chan struct{} // closed when the round may run (its leader runs it)
+	done    chan struct{} // closed when it ran, with err set
+	err     error
+	callers int // who joined it (its leader included)
+}
+
+// join adds a caller to the round that has not started yet, or starts one:
+// leader reports that the caller runs it (once start is closed).
+func (rs *regSync) join() (r *syncRound, leader bool) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.pending != nil {
+		rs.pending.callers++
+		return rs.pending, false
+	}
+	r = &syncRound{start: make(chan struct{}), done: make(chan struct{}), callers: 1}
+	if rs.running {
+		rs.pending = r // starts when the round in flight ends
+	} else {
+		rs.running = true
+		close(r.start)
+	}
+	return r, true
+}
+
+// finish ends the round in flight and starts the pending one, if any.
+func (rs *regSync) finish() {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if p := rs.pending; p != nil {
+		rs.pending = nil
+		close(p.start)
+		return
+	}
+	rs.running = false
+}
+
+// moved reports whether state differs from the one the map reflects.
+func (rs *regSync) moved(state string) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.seen != state
+}
+
+// saw records that the map reflects state.
+func (rs *regSync) saw(state string) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.seen = state
+}
+
+// shareable reports whether another proxy process may use sb, so its table
+// map may lag the registry: a named or kept sandbox, or one this process
+// claimed from the registry or found held elsewhere.
+func (sb *Sandbox) shareable() bool {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	return sb.shared || sb.kept || !sb.anonymous()
+}
+
+// markShared records that another process may use sb.
+func (sb *Sandbox) markShared() {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sb.shared = true
+}
+
+// syncTables brings sb's table map up to the registry: a round that
+// starts after the call, shared with the callers that join it.
+func (m *Manager) syncTables(ctx context.Context, sb *Sandbox) error {
+	r, leader := sb.sync.join()
+	if leader {
+		<-r.start // bounded: the round before it ends within syncTimeout
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+		r.err = m.syncOnce(rctx, sb)
+		cancel()
+		close(r.done)
+		sb.sync.finish()
+		return r.err
+	}
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the sandbox registry: %w", ctx.Err())
+	}
+}
+
+// syncOnce reads sb's generation and, when it moved, reloads its tables. A
+// sandbox this process recorded and the registry no longer has was
+// discarded through another process.
+func (m *Manager) syncOnce(ctx context.Context, sb *Sandbox) error {
+	return m.withConn(ctx, func(c SideConn) error {
+		// Recorded before the query was sent (persisted is set once the
+		// row is in): a row missing then was deleted.
+		start, recorded := m.epoch.Load(), sb.isPersisted()
+		rows, err := c.Query(ctx, "SELECT s.name, s.owner, s.created_at, g.generation FROM "+m.q("sandboxes")+" s LEFT JOIN "+
+			m.q("generations")+" g ON g.sandbox_id = s.id WHERE s.id = "+rewrite.QuoteString(sb.ID))
+		switch {
+		case err != nil:
+			return fmt.Errorf("read the generation of sandbox %s: %w", sb.Name, err)
+		case len(rows) == 0:
+			if recorded {
+				m.discardedElsewhere(sb)
+			}
+			return nil
+		case str(rows[0][0]) != sb.Name || str(rows[0][1]) != sb.Owner:
+			return nil // another sandbox's id (see sameSandbox)
+		}
+		state := str(rows[0][2]) + "/" + strconv.FormatInt(num(rows[0][3]), 10)
+		if !sb.sync.moved(state) {
+			return nil
+		}
+		if err := m.reloadTables(ctx, c, sb, start); err != nil {
+			return err
+		}
+		sb.sync.saw(state)
+		return nil
+	})
+}
+
+// reloadTables brings sb's table map in line with the registry's rows,
+// read after start (the manager's epoch then): tables forked, created or
+// dropped elsewhere come in (with a new epoch, so transactions whose read
+// view is older restart past them), and tables the registry no longer
+// lists (a schema-only fork undone elsewhere) go, unless this process
+// changed them since start.
+func (m *Manager) reloadTables(ctx context.Context, c SideConn, sb *Sandbox, start uint64) error {
+	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+usable)
+	if err != nil {
+		return fmt.Errorf("read registry: %w", err)
+	}
+	seen := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		e := m.rowEntry(r)
+		k := m.key(e.logical)
+		seen[k] = true
+		if cur, ok := sb.resolve(k); ok && (cur.kind == e.kind || cur.epoch > start) {
+			continue
+		}
+		m.setEntry(sb, k, e)
+	}
+	sb.forgetMissing(seen, start)
+	sb.mu.Lock()
+	sb.persisted = true // recorded, here or elsewhere
+	sb.mu.Unlock()
+	return nil
+}
+
+// forgetMissing removes the tables of sb not in seen whose entry is not
+// newer than start.
+func (sb *Sandbox) forgetMissing(seen map[string]bool, start uint64) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	for k, e := range sb.tables {
+		if !seen[k] && e.epoch <= start {
+			sb.bytes -= e.bytes
+			delete(sb.tables, k)
+			sb.version++
+		}
+	}
+}
+
+// bumpGeneration counts a change of sb's tables in the registry, after the
+// change is recorded there: a process that then reads the new generation
+// reloads the tables with it.
+func (m *Manager) bumpGeneration(ctx context.Context, c SideConn, sb *Sandbox) error {
+	_, err := c.Exec(ctx, "INSERT INTO "+m.q("generations")+" (sandbox_id, generation) VALUES ("+rewrite.QuoteString(sb.ID)+
+		", 1) ON DUPLICATE KEY UPDATE generation = generation + 1")
+	if err != nil {
+		return fmt.Errorf("count a change of sandbox %s: %w", sb.Name, err)
+	}
+	return nil
+}
+
+// unmapped reports whether a touches a table the sandbox's map leaves to
+// production (information_schema and performance_schema aside: the
+// sandbox's information_schema views read the registry as it is).
+func (s *Session) unmapped(a *rewrite.Analysis) bool {
+	s.sb.mu.Lock()
+	defer s.sb.mu.Unlock()
+	for _, st := range a.Statements {
+		for _, list := range [][]rewrite.Table{st.Reads, st.Writes, st.Names, st.Like} {
+			for _, t := range list {
+				if _, ok := s.sb.tables[s.m.key(t)]; !ok && !skipCatalog(t) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// syncFor checks the registry before a statement analysed as a, when
+// another process may have changed a table it would otherwise read from
+// production (see syncTables).
+func (s *Session) syncFor(ctx context.Context, a *rewrite.Analysis) error {
+	if s.synced || !s.sb.shareable() || !s.unmapped(a) {
+		return nil
+	}
+	return s.m.syncTables(ctx, s.sb)
+}
