@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"net"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -58,10 +59,9 @@ func TestSandboxSysbench(t *testing.T) {
 	}
 	forksBefore := h.srv.Sandboxes().Forks()
 	// A connection holds the sandbox for the whole test (an unkept sandbox
-	// goes with its last connection), and forks both tables up front: a
-	// fork made while other threads of the same sandbox are in writing
-	// transactions fails their next use of it with 1412 (retryable, see
-	// docs/SANDBOXES.md), which sysbench does not retry.
+	// goes with its last connection), and forks both tables up front, so
+	// the runs below share a warm sandbox (TestSandboxSysbenchSharedFromFresh
+	// starts from a fresh one).
 	holder := conn(t, openDB(t, h.userDSN(sandboxUser+"+sysbench", "sbsand")))
 	mustExecC(t, holder, "UPDATE sbtest1 SET k = k WHERE id = 0")
 	mustExecC(t, holder, "UPDATE sbtest2 SET k = k WHERE id = 0")
@@ -104,4 +104,91 @@ func TestSandboxSysbench(t *testing.T) {
 	if prod == mine {
 		t.Errorf("the sandbox reads production's data (%s): its writes are not visible", prod)
 	}
+}
+
+// TestSandboxSysbenchSharedFromFresh runs sysbench oltp_read_write with 16
+// threads through one named sandbox from a fresh start, with the text
+// protocol and with server-side prepared statements: every table is forked
+// by the first transaction that writes it (or prepares a write of it)
+// while the other threads' transactions are open. Every error is counted
+// (--mysql-ignore-errors=all, sysbench retries the transaction) and none
+// is acceptable but a deadlock (1213), which a direct connection gets now
+// and then with these settings too. SQLFORK_TEST_SYSBENCH_SECONDS sets
+// each run's length (default 5).
+func TestSandboxSysbenchSharedFromFresh(t *testing.T) {
+	bin := requireTool(t, "sysbench")
+	db, h := sandboxProxy(t, "transparent", nil)
+	root := openDB(t, db.DSN(""))
+	for _, q := range []string{"DROP DATABASE IF EXISTS sbfresh", "CREATE DATABASE sbfresh",
+		"GRANT SELECT ON sbfresh.* TO '" + sandboxUser + "'@'%'"} {
+		if _, err := root.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _, _ = root.Exec("DROP DATABASE IF EXISTS sbfresh") })
+	seconds := "5"
+	if s := os.Getenv("SQLFORK_TEST_SYSBENCH_SECONDS"); s != "" {
+		seconds = s
+	}
+	run := func(t *testing.T, addr, user, pw, cmd string, extra ...string) string {
+		t.Helper()
+		host, port, _ := net.SplitHostPort(addr)
+		args := append([]string{"oltp_read_write", "--db-driver=mysql", "--mysql-host=" + host, "--mysql-port=" + port,
+			"--mysql-user=" + user, "--mysql-password=" + pw, "--mysql-db=sbfresh", "--mysql-ssl=off",
+			"--tables=4", "--table-size=10000"}, extra...)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, bin, append(args, cmd)...).CombinedOutput()
+		if err != nil || strings.Contains(string(out), "FATAL") || strings.Contains(string(out), "ALERT") {
+			t.Fatalf("sysbench %s: %v\n%s", cmd, err, out)
+		}
+		return string(out)
+	}
+	run(t, db.Addr, db.User, db.Password, "prepare")
+	before := checksum(t, db, "sbfresh.sbtest1") + checksum(t, db, "sbfresh.sbtest3")
+	for _, ps := range []string{"disable", "auto"} {
+		t.Run(ps, func(t *testing.T) {
+			forks := h.srv.Sandboxes().Forks()
+			out := run(t, h.addr, sandboxUser+"+fresh-"+ps, sandboxPassword, "run", "--threads=16", "--time="+seconds,
+				"--report-interval=0", "--db-ps-mode="+ps, "--mysql-ignore-errors=all", "--verbosity=5")
+			s := parseSysbench(t, out)
+			codes := sysbenchErrors(out)
+			t.Logf("ps-mode %s: %d transactions, %d queries, errors by code %v, %d forks, restarts %v", ps, s.transactions,
+				s.queries, codes, h.srv.Sandboxes().Forks()-forks, restarts(t, h))
+			delete(codes, "1213")
+			if s.transactions == 0 || len(codes) > 0 {
+				t.Errorf("transactions %d, errors other than deadlocks: %v", s.transactions, codes)
+			}
+			if n := h.srv.Sandboxes().Forks() - forks; n != 4 {
+				t.Errorf("%d forks, want 4 (one per table)", n)
+			}
+		})
+	}
+	if after := checksum(t, db, "sbfresh.sbtest1") + checksum(t, db, "sbfresh.sbtest3"); after != before {
+		t.Errorf("production checksums changed: %s -> %s", before, after)
+	}
+}
+
+// sysbenchErrors counts the errors a sysbench run at --verbosity=5 ignored,
+// by code.
+func sysbenchErrors(out string) map[string]int {
+	codes := map[string]int{}
+	for _, l := range strings.Split(out, "\n") {
+		if _, rest, ok := strings.Cut(l, "Ignoring error "); ok {
+			code, _, _ := strings.Cut(rest, " ")
+			codes[code]++
+		}
+	}
+	return codes
+}
+
+// restarts are the proxy's transaction restarts past forks so far, by
+// outcome.
+func restarts(t *testing.T, h *proxyHandle) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for _, o := range []string{"restarted", "replayed", "refused"} {
+		out[o] = h.metric(t, "sqlfork_sandbox_transaction_restarts_total", map[string]string{"outcome": o})
+	}
+	return out
 }

@@ -335,11 +335,13 @@ func TestSandboxForkMidTransaction(t *testing.T) {
 		t.Errorf("in the transaction after the fork: %q, want 7.00", got)
 	}
 	mustExecC(t, c1, "COMMIT")
-	// A transaction that has written, when another connection forks a
-	// table it then uses, is rolled back and replayed by the proxy in a
+	// A transaction that has written and read (its read view: from then
+	// on it cannot see a table made later), when another connection forks
+	// a table it then uses, is rolled back and replayed by the proxy in a
 	// new transaction, its writes checked to have the same effect.
 	mustExecC(t, c1, "BEGIN")
 	mustExecC(t, c1, "UPDATE users SET score = 8 WHERE name = 'carol'")
+	readView(t, c1)
 	mustExecC(t, c2, "UPDATE other.things SET label = 'uno' WHERE id = 1")
 	if got := queryString(t, c1, "SELECT label FROM other.things WHERE id = 1"); got != "uno" {
 		t.Errorf("after the replay: %q, want uno", got)
@@ -351,11 +353,27 @@ func TestSandboxForkMidTransaction(t *testing.T) {
 	if got := queryString(t, c2, "SELECT score FROM users WHERE name = 'carol'"); got != "8.00" {
 		t.Errorf("after COMMIT another connection sees %q, want 8.00", got)
 	}
+	// One that has only written holds no read view yet: it uses a table
+	// another connection made after it began as it is, as directly — no
+	// restart, no replay.
+	before := restarts(t, h)
+	mustExecC(t, c1, "BEGIN")
+	mustExecC(t, c1, "UPDATE users SET score = 9 WHERE name = 'carol'")
+	mustExecC(t, c2, "CREATE TABLE app.fresh6 (id INT PRIMARY KEY)")
+	mustExecC(t, c1, "INSERT INTO app.fresh6 VALUES (1)")
+	if got := queryString(t, c1, "SELECT COUNT(*) FROM app.fresh6"); got != "1" {
+		t.Errorf("the transaction's own row in a table made after it began: %s rows", got)
+	}
+	mustExecC(t, c1, "ROLLBACK")
+	if after := restarts(t, h); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("a transaction without a read view was restarted: %v -> %v", before, after)
+	}
 	// An insert is replayed with the AUTO_INCREMENT value it had, even if
 	// another connection took later ones meanwhile.
 	mustExecC(t, c1, "BEGIN")
 	r := mustExecC(t, c1, "INSERT INTO users (name) VALUES ('mid-0')")
 	id0, _ := r.LastInsertId()
+	readView(t, c1)
 	mustExecC(t, c2, "INSERT INTO users (name) VALUES ('mid-2')")
 	mustExecC(t, c2, "CREATE TABLE app.fresh0 (id INT PRIMARY KEY)")
 	if got := queryString(t, c1, "SELECT COUNT(*) FROM app.fresh0"); got != "0" {
@@ -370,6 +388,7 @@ func TestSandboxForkMidTransaction(t *testing.T) {
 	mustExecC(t, c1, "BEGIN")
 	mustExecC(t, c1, "SAVEPOINT s1")
 	mustExecC(t, c1, "INSERT INTO users (name) VALUES ('mid-1')")
+	readView(t, c1)
 	mustExecC(t, c2, "CREATE TABLE app.fresh (id INT PRIMARY KEY)")
 	_, err := c1.ExecContext(context.Background(), "SELECT * FROM app.fresh")
 	if e := mysqlErr(err); !strings.HasPrefix(e, "1412") || !strings.Contains(e, "retry") {
@@ -385,6 +404,7 @@ func TestSandboxForkMidTransaction(t *testing.T) {
 	mustExecC(t, c1, "BEGIN")
 	mustExecC(t, c1, `INSERT INTO users (name) VALUES ('mid\\4')`)
 	mustExecC(t, c1, "SET SESSION sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')")
+	readView(t, c1)
 	mustExecC(t, c2, "CREATE TABLE app.fresh2 (id INT PRIMARY KEY)")
 	_, err = c1.ExecContext(context.Background(), "SELECT * FROM app.fresh2")
 	if e := mysqlErr(err); !strings.HasPrefix(e, "1412") {
@@ -400,6 +420,7 @@ func TestSandboxForkMidTransaction(t *testing.T) {
 	mustExecC(t, c1, "BEGIN")
 	mustExecC(t, c1, "INSERT INTO users (name) VALUES ('mid-5')")
 	mustExecC(t, c1, "USE other")
+	readView(t, c1)
 	mustExecC(t, c2, "CREATE TABLE app.fresh3 (id INT PRIMARY KEY)")
 	_, err = c1.ExecContext(context.Background(), "SELECT * FROM app.fresh3")
 	if e := mysqlErr(err); !strings.HasPrefix(e, "1412") {
@@ -429,6 +450,7 @@ func TestSandboxForkMidTransaction(t *testing.T) {
 	mustExecC(t, c1, "UPDATE users SET score = 30 WHERE name = 'carol'")
 	mustExecC(t, c1, "CREATE TEMPORARY TABLE tmp_mid (id INT)")
 	mustExecC(t, c1, "INSERT INTO users (name) VALUES ('mid-6')")
+	readView(t, c1)
 	mustExecC(t, c2, "CREATE TABLE app.fresh5 (id INT PRIMARY KEY)")
 	_, err = c1.ExecContext(context.Background(), "SELECT * FROM app.fresh5")
 	if e := mysqlErr(err); err != nil && !strings.HasPrefix(e, "1412") {
@@ -445,6 +467,14 @@ func TestSandboxForkMidTransaction(t *testing.T) {
 	if got := queryString(t, c1, "SELECT score FROM users WHERE name = 'carol'"); got != "21.00" {
 		t.Errorf("after ROLLBACK of a transaction with CREATE TEMPORARY TABLE: score %q, want 21.00", got)
 	}
+}
+
+// readView makes c's open transaction take its read view (InnoDB's
+// snapshot, taken at the first plain read): a table made after it is
+// invisible to the transaction, which then needs the proxy to restart it.
+func readView(t *testing.T, c *sql.Conn) {
+	t.Helper()
+	queryString(t, c, "SELECT COUNT(*) FROM app.users")
 }
 
 // TestSandboxSeekDBStrategy runs the seekdb fork strategy against the
