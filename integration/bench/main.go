@@ -39,12 +39,16 @@ type options struct {
 	tableSize  int
 	skipMemory bool
 	skipFork   bool
-	forkSizes  []int
-	forkReps   int
-	memRows    int
-	memRowMiB  int // size of the one large row of the memory test; 0 skips it
-	out        string
-	args       []string // the command line, for the report
+	// sandboxProd adds the target sandbox-prod: a named sandbox that forks
+	// nothing, so every statement reads production and first checks the
+	// sandbox registry (read-your-writes across proxy processes).
+	sandboxProd bool
+	forkSizes   []int
+	forkReps    int
+	memRows     int
+	memRowMiB   int // size of the one large row of the memory test; 0 skips it
+	out         string
+	args        []string // the command line, for the report
 }
 
 func main() {
@@ -58,6 +62,7 @@ func main() {
 	flag.IntVar(&o.tables, "tables", 4, "sysbench --tables")
 	flag.IntVar(&o.tableSize, "table-size", 10000, "sysbench --table-size")
 	flag.BoolVar(&o.skipMemory, "skip-memory", false, "skip the large result set streaming test")
+	flag.BoolVar(&o.sandboxProd, "sandbox-prod", false, "also measure sandbox-prod: the sandbox-mode proxy in a named sandbox that forks nothing (every statement reads production after a registry check)")
 	flag.IntVar(&o.memRows, "mem-rows", 1100000, "rows of ~1 KB streamed by the memory test (1100000 ≈ 1 GiB)")
 	flag.IntVar(&o.memRowMiB, "mem-row-mib", 200, "MiB of the one large row streamed by the memory test (0 skips it)")
 	var forkSizes string
@@ -232,6 +237,9 @@ func run(o options) error {
 		{name: "relay", addr: relayAddr, proc: relay},
 		{name: "proxy", addr: proxyAddr, proc: proxy},
 		{name: "sandbox", addr: sbAddr, proc: sbProxy, user: db.User + "+bench"},
+	}
+	if o.sandboxProd {
+		targets = append(targets, sbTarget{name: "sandbox-prod", addr: sbAddr, proc: sbProxy, user: db.User + "+benchprod"})
 	}
 	proxyErr := func(err error) error {
 		for _, p := range []struct {

@@ -152,7 +152,7 @@ func (r *report) cells() map[string]*cell {
 
 func cellKey(wl string, th int, target string) string { return fmt.Sprintf("%s/%d/%s", wl, th, target) }
 
-var targetNames = []string{"direct", "relay", "proxy", "sandbox"}
+var targetNames = []string{"direct", "relay", "proxy", "sandbox", "sandbox-prod"}
 
 // targetSandboxRatio is issue 4's target: sandbox mode (tables forked)
 // oltp_point_select QPS against the raw relay at 32 threads.
@@ -182,8 +182,15 @@ func (r *report) markdown() string {
 	p("- Command: `go run ./integration/bench %s`\n", strings.Join(r.opts.args, " "))
 	p("- Rounds: %d, each run %s; workloads %s; threads %s; medians over rounds\n",
 		o.rounds, o.duration, strings.Join(o.workloads, ", "), joinInts(o.threads))
-	p("- Order: for each workload × threads, rounds of (direct, relay, proxy, sandbox), interleaved\n")
+	order := "direct, relay, proxy, sandbox"
+	if o.sandboxProd {
+		order += ", sandbox-prod"
+	}
+	p("- Order: for each workload × threads, rounds of (%s), interleaved\n", order)
 	p("- sandbox: a second proxy process in `--mode transparent`; sysbench logs in as `<user>+bench`, so every thread shares one sandbox whose tables were all forked before measuring\n")
+	if o.sandboxProd {
+		p("- sandbox-prod: the same proxy process, logged in as `<user>+benchprod`: a named sandbox that forks nothing, so every statement reads production and, the sandbox being one another proxy process may share, first checks the sandbox's generation in the registry (one query on a side connection; statements waiting meanwhile share the next)\n")
+	}
 	if o.warmup > 0 {
 		p("- Warm-up (not recorded): oltp_read_only, 4 threads, %s, against each target once\n", o.warmup)
 	}
@@ -229,6 +236,7 @@ func (r *report) markdown() string {
 				ratio(median(px.qps), median(d.qps)), ratio(median(rl.qps), median(d.qps)))
 		}
 	}
+	r.prodRatios(p, cs)
 	if len(r.forks) > 0 {
 		p("\n### Fork time (copy strategy)\n\n")
 		p("`forkbench.sbtest1` (sysbench schema: id, k, c CHAR(120), pad CHAR(60), index on k). **proxy**: time of the first write "+
@@ -396,4 +404,23 @@ func (r *report) rssTargets() string {
 			targetRSSMiB, l.name, fmtSize(worst.bytes), peak, worst.path.name(), verdict(peak < targetRSSMiB), strings.Join(parts, "; "))
 	}
 	return b.String()
+}
+
+// prodRatios writes the sandbox-prod target's QPS against the relay's and
+// the sandbox's (tables forked), when it was measured.
+func (r *report) prodRatios(p func(string, ...any), cs map[string]*cell) {
+	if !r.opts.sandboxProd {
+		return
+	}
+	p("\n| workload | threads | sandbox-prod/relay QPS | sandbox-prod/sandbox QPS |\n")
+	p("|---|---:|---:|---:|\n")
+	for _, wl := range r.opts.workloads {
+		for _, th := range r.opts.threads {
+			rl, sx, sp := cs[cellKey(wl, th, "relay")], cs[cellKey(wl, th, "sandbox")], cs[cellKey(wl, th, "sandbox-prod")]
+			if rl == nil || sx == nil || sp == nil {
+				continue
+			}
+			p("| %s | %d | %.2f | %.2f |\n", wl, th, ratio(median(sp.qps), median(rl.qps)), ratio(median(sp.qps), median(sx.qps)))
+		}
+	}
 }

@@ -15,7 +15,7 @@ import (
 
 // sbTarget is where sysbench connects.
 type sbTarget struct {
-	name string // direct, relay, proxy, sandbox
+	name string // direct, relay, proxy, sandbox, sandbox-prod
 	addr string // host:port
 	proc *child // the hop's process, nil for direct
 	user string // login name if not the default (sandbox: user+tag)
