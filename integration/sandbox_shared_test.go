@@ -108,9 +108,23 @@ func rywWrite(c *sql.Conn, i int) ([]rywCheck, error) {
 // fork, a CREATE TABLE, a DROP of the sandbox's own table, a DROP of a
 // production table there and its CREATE again — with reapers that never
 // run in between.
+//
+// With the default sync lease a process trusts its map for a lease and a
+// fork waits until the other's lease ran out; with none, every statement
+// reading production checks the registry.
 func TestSandboxReadYourWritesAcrossProxies(t *testing.T) {
-	db, a := sandboxProxy(t, "transparent", slowReaper)
-	b := startTestProxy(t, db.Addr, db, slowReaper)
+	for _, lease := range []time.Duration{proxy.DefaultConfig().Sandbox.SyncLease, 0} {
+		t.Run("lease="+lease.String(), func(t *testing.T) { readYourWrites(t, lease) })
+	}
+}
+
+func readYourWrites(t *testing.T, lease time.Duration) {
+	cfg := func(c *proxy.Config) {
+		slowReaper(c)
+		c.Sandbox.SyncLease = lease
+	}
+	db, a := sandboxProxy(t, "transparent", cfg)
+	b := startTestProxy(t, db.Addr, db, cfg)
 	root := openDB(t, db.DSN(""))
 	var setup []string
 	for k := range 5 {

@@ -177,6 +177,7 @@ func DefaultConfig() Config {
 		UserSeparator:    "+",
 		Sandbox: session.Config{Prefix: "_sqlfork", Forker: "auto", DefaultTTL: 24 * time.Hour,
 			IdleTTL: 7 * 24 * time.Hour, MaxTTL: 30 * 24 * time.Hour, Grace: DefaultSandboxGrace, ReapInterval: 10 * time.Second,
+			SyncLease:       session.DefaultSyncLease,
 			SideConnections: session.DefaultSideConnections, ForkQueueTimeout: session.DefaultForkQueueTimeout},
 	}
 }

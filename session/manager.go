@@ -85,6 +85,12 @@ type Config struct {
 	// going away without a trace (crash): other processes and the next
 	// start drop it after that.
 	Lease time.Duration
+	// SyncLease is how long a process may trust its table map of a sandbox
+	// another process may share, after checking the registry, before it
+	// checks again (registrysync.go); a process changing where such a
+	// sandbox's table is waits until the other processes' leases ran out.
+	// 0: check before every statement that reads production, no waits.
+	SyncLease time.Duration
 	// ForkTimeout bounds one fork.
 	ForkTimeout time.Duration
 	// SideConnections bounds the side connections (forks, registry,
@@ -97,6 +103,8 @@ type Config struct {
 
 // Defaults of the side connection pool.
 const (
+	// DefaultSyncLease is the proxy's default Config.SyncLease.
+	DefaultSyncLease        = 250 * time.Millisecond
 	DefaultSideConnections  = 8
 	DefaultForkQueueTimeout = 2 * time.Minute
 )
@@ -164,6 +172,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Grace < 0 {
 		return fmt.Errorf("sandbox-grace must not be negative, got %s", c.Grace)
+	}
+	if c.SyncLease < 0 || c.SyncLease > time.Minute {
+		return fmt.Errorf("sandbox-sync-lease must be between 0 and 1m (the default is %s), got %s", DefaultSyncLease, c.SyncLease)
 	}
 	if c.MaxTTL > 0 && (c.DefaultTTL <= 0 || c.DefaultTTL > c.MaxTTL) {
 		return fmt.Errorf("sandbox-ttl %s must be between 0 and max-sandbox-ttl %s (\"until discarded\" needs max-sandbox-ttl 0)", c.DefaultTTL, c.MaxTTL)
@@ -1016,6 +1027,9 @@ func (m *Manager) runFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrit
 		if err := m.saveEntry(ctx, c, sb, e); err != nil {
 			return nil, err
 		}
+		if err := m.awaitReaders(ctx, c, sb); err != nil {
+			return nil, err
+		}
 		m.setEntry(sb, k, e)
 		return e, nil
 	case errors.As(err, &refused):
@@ -1038,6 +1052,9 @@ func (m *Manager) recordFork(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	if err := m.saveEntry(ctx, c, sb, e); err != nil {
 		m.deleteEntry(context.WithoutCancel(ctx), c, sb, t) // it may be recorded, uncounted
 		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+phys.Quoted())
+		return nil, err
+	}
+	if err := m.awaitReaders(ctx, c, sb); err != nil {
 		return nil, err
 	}
 	m.setEntry(sb, k, e)
@@ -1135,6 +1152,9 @@ func (m *Manager) unfork(ctx context.Context, sb *Sandbox, t rewrite.Table) erro
 			return err
 		}
 		if err := m.bumpGeneration(ctx, c, sb); err != nil {
+			return err
+		}
+		if err := m.awaitReaders(ctx, c, sb); err != nil {
 			return err
 		}
 		_, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+e.phys.Quoted())

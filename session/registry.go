@@ -92,6 +92,14 @@ func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
   sandbox_id VARCHAR(16) NOT NULL PRIMARY KEY,
   generation BIGINT NOT NULL DEFAULT 0
 ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+		// Until when each process may read a sandbox's table map without
+		// checking its generation (registrysync.go).
+		"CREATE TABLE IF NOT EXISTS " + m.q("readers") + ` (
+  sandbox_id VARCHAR(16) NOT NULL,
+  proxy_id VARCHAR(32) NOT NULL,
+  valid_until DATETIME(6) NOT NULL,
+  PRIMARY KEY (sandbox_id, proxy_id)
+) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
 		"CREATE TABLE IF NOT EXISTS " + m.q("settings") + ` (
   name VARCHAR(64) NOT NULL PRIMARY KEY,
   value VARCHAR(255) NOT NULL
@@ -360,7 +368,7 @@ func (m *Manager) remember(sb *Sandbox) *Sandbox {
 // that can be attached with its tables gone; schemas a failure leaves
 // behind are orphans, which the reaper's reconciliation drops.
 func (m *Manager) dropSandbox(ctx context.Context, c SideConn, id string) error {
-	for _, t := range []string{"sandboxes", "tables", "holders", "generations"} {
+	for _, t := range []string{"sandboxes", "tables", "holders", "generations", "readers"} {
 		col := "sandbox_id"
 		if t == "sandboxes" {
 			col = "id"

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"go.uber.org/zap"
 )
 
 // Read-your-writes across proxy processes (docs/SANDBOXES.md, "Several
@@ -30,6 +31,18 @@ import (
 // has at most one check in flight per process however many statements
 // wait for it. A check that fails fails the statement: the proxy cannot
 // tell whether the table is still production's.
+//
+// With a sync lease (Config.SyncLease), a check also records in the
+// registry's readers table, before it reads the generation, until when
+// this process will trust its map without checking again; the statements
+// of the lease need no check. A process that changes where a table of the
+// sandbox resolves (a fork, a table recorded missing, a fork undone) bumps
+// the generation and then waits, before the change is used by any
+// statement, until every other process's lease has run out: whatever
+// lease a process took before the bump ends before the change is used,
+// and every check after the bump sees it. Reads then cost one check per
+// lease and sandbox, and a first write of a table costs at most one lease
+// of waiting, only while another process reads the sandbox.
 
 // syncTimeout bounds one registry check: it serves every caller of its
 // round, so no single caller's context ends it.
@@ -48,6 +61,25 @@ type regSync struct {
 	// under its name starts counting afresh) and the generation ("": none
 	// yet).
 	seen string
+	// until is when the lease this process last took on the sandbox's
+	// map (takeLease) stops being trusted: a little before it ends on the
+	// server's clock.
+	until time.Time
+}
+
+// trusted reports whether the map may be used without a check: a lease
+// taken after the last change this process has not seen is running.
+func (rs *regSync) trusted(now time.Time) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return now.Before(rs.until)
+}
+
+// trust records that the map may be used without a check until until.
+func (rs *regSync) trust(until time.Time) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.until = until
 }
 
 // syncRound is one registry check and the callers waiting for it.
@@ -122,6 +154,9 @@ func (sb *Sandbox) markShared() {
 // syncTables brings sb's table map up to the registry: a round that
 // starts after the call, shared with the callers that join it.
 func (m *Manager) syncTables(ctx context.Context, sb *Sandbox) error {
+	if m.cfg.SyncLease > 0 && sb.sync.trusted(time.Now()) {
+		return nil
+	}
 	r, leader := sb.sync.join()
 	if leader {
 		<-r.start // bounded: the round before it ends within syncTimeout
@@ -148,6 +183,10 @@ func (m *Manager) syncOnce(ctx context.Context, sb *Sandbox) error {
 		// Recorded before the query was sent (persisted is set once the
 		// row is in): a row missing then was deleted.
 		start, recorded := m.epoch.Load(), sb.isPersisted()
+		taken, err := m.takeLease(ctx, c, sb)
+		if err != nil {
+			return err
+		}
 		rows, err := c.Query(ctx, "SELECT s.name, s.owner, s.created_at, g.generation FROM "+m.q("sandboxes")+" s LEFT JOIN "+
 			m.q("generations")+" g ON g.sandbox_id = s.id WHERE s.id = "+rewrite.QuoteString(sb.ID))
 		switch {
@@ -156,21 +195,81 @@ func (m *Manager) syncOnce(ctx context.Context, sb *Sandbox) error {
 		case len(rows) == 0:
 			if recorded {
 				m.discardedElsewhere(sb)
+				return nil
 			}
+			// Not recorded yet: whoever records it and forks first
+			// waits out the lease.
+			sb.sync.trust(taken)
 			return nil
 		case str(rows[0][0]) != sb.Name || str(rows[0][1]) != sb.Owner:
 			return nil // another sandbox's id (see sameSandbox)
 		}
 		state := str(rows[0][2]) + "/" + strconv.FormatInt(num(rows[0][3]), 10)
-		if !sb.sync.moved(state) {
-			return nil
+		if sb.sync.moved(state) {
+			if err := m.reloadTables(ctx, c, sb, start); err != nil {
+				return err
+			}
+			sb.sync.saw(state)
 		}
-		if err := m.reloadTables(ctx, c, sb, start); err != nil {
-			return err
-		}
-		sb.sync.saw(state)
+		sb.sync.trust(taken)
 		return nil
 	})
+}
+
+// leaseMargin is the part of a sync lease a process gives up (a tenth), so
+// that it stops trusting its map before the lease ends on the server's
+// clock even when the two clocks run at slightly different rates.
+const leaseMargin = 10
+
+// takeLease records in the registry that this process will use sb's map
+// without checking for the sync lease from now (on the server's clock), and
+// returns when it stops trusting it on its own clock; the zero time without
+// a lease.
+func (m *Manager) takeLease(ctx context.Context, c SideConn, sb *Sandbox) (time.Time, error) {
+	l := m.cfg.SyncLease
+	if l <= 0 {
+		return time.Time{}, nil
+	}
+	sent := time.Now() // the server's UTC_TIMESTAMP below is no earlier
+	if _, err := c.Exec(ctx, "REPLACE INTO "+m.q("readers")+" (sandbox_id, proxy_id, valid_until) VALUES ("+
+		rewrite.QuoteString(sb.ID)+", "+rewrite.QuoteString(m.proxyID)+", UTC_TIMESTAMP(6) + INTERVAL "+
+		strconv.FormatInt(l.Microseconds(), 10)+" MICROSECOND)"); err != nil {
+		return time.Time{}, fmt.Errorf("record a sync lease on sandbox %s: %w", sb.Name, err)
+	}
+	return sent.Add(l - l/leaseMargin), nil
+}
+
+// awaitReaders waits, after a change of sb's tables was counted in its
+// generation and before anything uses it, until the sync leases other
+// processes took on sb have run out: they check the registry before their
+// next statement that reads production, and see the change.
+func (m *Manager) awaitReaders(ctx context.Context, c SideConn, sb *Sandbox) error {
+	l := m.cfg.SyncLease
+	if l <= 0 {
+		return nil
+	}
+	rows, err := c.Query(ctx, "SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MAX(valid_until)) FROM "+m.q("readers")+
+		" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+" AND proxy_id <> "+rewrite.QuoteString(m.proxyID))
+	if err != nil {
+		return fmt.Errorf("read the sync leases of sandbox %s: %w", sb.Name, err)
+	}
+	if len(rows) != 1 || rows[0][0] == nil {
+		return nil
+	}
+	left := time.Duration(num(rows[0][0])) * time.Microsecond
+	if left <= 0 {
+		return nil
+	}
+	left += l / leaseMargin // the clocks' rates may differ a little
+	m.log.Debug("waiting for other proxy processes' sync leases", zap.String("sandbox", sb.Name), zap.Duration("wait", left))
+	t := time.NewTimer(left)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for other proxy processes' sync leases on sandbox %s: %w", sb.Name, ctx.Err())
+	}
 }
 
 // reloadTables brings sb's table map in line with the registry's rows,

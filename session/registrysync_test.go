@@ -285,3 +285,56 @@ func waitRounds(t *testing.T, s *session.Session, n int) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestRegistrySyncLease: with a sync lease, a process checks a shared
+// sandbox's registry once per lease, not before every statement that reads
+// production; a fork through another process then waits until that lease
+// has run out before any statement uses it, so the reader's next
+// statement, which checks again, reads the fork.
+func TestRegistrySyncLease(t *testing.T) {
+	const lease = 2 * time.Second
+	cfg := session.Config{ReapInterval: time.Hour, SyncLease: lease}
+	e := newEnv(t, cfg, nil)
+	m2 := e.start(cfg)
+	t.Cleanup(m2.Close)
+	opts := session.Options{User: "u", Mode: session.Transparent, Sandbox: "leased", DB: "app"}
+	a := e.open(opts)
+	b := openOn(e, m2, opts)
+	t.Cleanup(b.Close)
+	e.up.ClearLog()
+	taken := time.Now() // before b's lease
+	for range 5 {
+		if p := e.mustPlan(b, "SELECT * FROM t"); p.Flags().Changed {
+			t.Fatalf("before any fork, b reads %q", p.SQL)
+		}
+	}
+	if n, l := e.count(generationQuery), e.count(leaseQuery); n != 1 || l != 1 {
+		t.Fatalf("5 reads of production in one lease: %d registry checks and %d leases, want one each", n, l)
+	}
+	e.mustPlan(a, "UPDATE t SET a = 1") // forks app.t through a
+	if waited := time.Since(taken); waited < lease {
+		t.Errorf("a's fork was usable %s after b took its lease of %s", waited, lease)
+	}
+	id := e.sandboxID("leased")
+	e.up.ClearLog()
+	if p := e.mustPlan(b, "SELECT * FROM t"); !reads(p, id) {
+		t.Errorf("after a's fork, b reads %q", p.SQL)
+	}
+	if n := e.count(generationQuery); n != 1 {
+		t.Errorf("%d registry checks once b's lease ran out, want 1", n)
+	}
+
+	// Every fork reads the other processes' leases once (b's own does not
+	// count; a's ran out while a waited).
+	e.mustPlan(b, "UPDATE u SET a = 1")
+	if n := e.count(leaseLeftQuery); n != 1 {
+		t.Errorf("%d reads of other processes' leases, want one per fork", n)
+	}
+}
+
+// leaseQuery and leaseLeftQuery match a sync lease taken and the read of
+// the others' leases before a fork is used.
+const (
+	leaseQuery     = "^REPLACE INTO `_sqlfork_meta`.readers "
+	leaseLeftQuery = `^SELECT TIMESTAMPDIFF\(MICROSECOND, UTC_TIMESTAMP\(6\), MAX\(valid_until\)\) FROM `
+)

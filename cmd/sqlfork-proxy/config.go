@@ -142,6 +142,8 @@ func settingTable() []setting {
 			func(s *settings) any { return &s.Proxy.Sandbox.MaxTTL }},
 		{"sandbox-reap-interval", "how often sandbox expiry is checked and leases renewed",
 			func(s *settings) any { return &s.Proxy.Sandbox.ReapInterval }},
+		{"sandbox-sync-lease", "how long a proxy process reads a sandbox other processes may share (named, kept) without checking the registry for their forks; a first write of a table there waits until the other processes' leases ran out (0: check before every statement that reads production)",
+			func(s *settings) any { return &s.Proxy.Sandbox.SyncLease }},
 		{"max-sandboxes", "maximum sandboxes alive in this process (0: unlimited)",
 			func(s *settings) any { return &s.Proxy.Sandbox.MaxSandboxes }},
 		{"max-fork-bytes", "guardrail: maximum bytes of forked tables per sandbox (0: unlimited)",

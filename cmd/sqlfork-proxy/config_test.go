@@ -164,6 +164,7 @@ func TestNaming(t *testing.T) {
 		"sandbox-idle-ttl":        {"SQLFORK_SANDBOX_IDLE_TTL", "sandbox_idle_ttl"},
 		"sandbox-grace":           {"SQLFORK_SANDBOX_GRACE", "sandbox_grace"},
 		"sandbox-reap-interval":   {"SQLFORK_SANDBOX_REAP_INTERVAL", "sandbox_reap_interval"},
+		"sandbox-sync-lease":      {"SQLFORK_SANDBOX_SYNC_LEASE", "sandbox_sync_lease"},
 		"max-sandboxes":           {"SQLFORK_MAX_SANDBOXES", "max_sandboxes"},
 		"max-sandbox-ttl":         {"SQLFORK_MAX_SANDBOX_TTL", "max_sandbox_ttl"},
 		"max-fork-bytes":          {"SQLFORK_MAX_FORK_BYTES", "max_fork_bytes"},

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // result is a statement's answer, and the schemas it wrote.
@@ -35,6 +36,12 @@ var (
 	// Manager.syncOnce: a sandbox's row with its generation.
 	generation = regexp.MustCompile(`^SELECT s\.name, s\.owner, s\.created_at, g\.generation FROM (\S+) s LEFT JOIN (\S+) g ` +
 		`ON g\.sandbox_id = s\.id WHERE s\.id = ('(?:[^'\\]|\\.)*')$`)
+	// Manager.takeLease: a sync lease, valid_until on the server's clock.
+	leaseWrite = regexp.MustCompile(`^REPLACE INTO (\S+) \(sandbox_id, proxy_id, valid_until\) VALUES \(('(?:[^'\\]|\\.)*'), ('(?:[^'\\]|\\.)*'), ` +
+		`UTC_TIMESTAMP\(6\) \+ INTERVAL (\d+) MICROSECOND\)$`)
+	// Manager.awaitReaders: how long other processes' leases still run.
+	leaseLeft = regexp.MustCompile(`^SELECT TIMESTAMPDIFF\(MICROSECOND, UTC_TIMESTAMP\(6\), MAX\(valid_until\)\) FROM (\S+) ` +
+		`WHERE sandbox_id = ('(?:[^'\\]|\\.)*') AND proxy_id <> ('(?:[^'\\]|\\.)*')$`)
 	// Manager.reconcile: tables in the proxy's schemas no registry row
 	// explains.
 	orphans = regexp.MustCompile(`^SELECT t\.TABLE_SCHEMA, t\.TABLE_NAME FROM information_schema\.TABLES t LEFT JOIN (\S+) r ` +
@@ -83,6 +90,16 @@ func (u *Upstream) emulate(sql string) (result, error) {
 		return u.orphans(orphans.FindStringSubmatch(sql))
 	case generation.MatchString(sql):
 		return u.generation(generation.FindStringSubmatch(sql))
+	case leaseWrite.MatchString(sql):
+		m := leaseWrite.FindStringSubmatch(sql)
+		us, err := strconv.ParseInt(m[4], 10, 64)
+		if err != nil {
+			return result{}, errUnknown
+		}
+		until := time.Now().UTC().Add(time.Duration(us) * time.Microsecond).Format(timeLayout)
+		return u.emulate(fmt.Sprintf("REPLACE INTO %s (sandbox_id, proxy_id, valid_until) VALUES (%s, %s, '%s')", m[1], m[2], m[3], until))
+	case leaseLeft.MatchString(sql):
+		return u.leaseLeft(leaseLeft.FindStringSubmatch(sql))
 	case createView.MatchString(sql):
 		m := createView.FindStringSubmatch(sql)
 		db, name, err := parseQName(m[1])
@@ -255,6 +272,37 @@ func (u *Upstream) generation(m []string) (result, error) {
 		r.rows = append(r.rows, []*string{s["name"], s["owner"], s["created_at"], gen})
 	}
 	return r, nil
+}
+
+// timeLayout is how the registry's DATETIME(6) values read.
+const timeLayout = "2006-01-02 15:04:05.000000"
+
+// leaseLeft answers Manager.awaitReaders's query: the microseconds until
+// the last of the other processes' leases ends, NULL without one.
+func (u *Upstream) leaseLeft(m []string) (result, error) {
+	rows, err := u.storedRows(m[1])
+	if err != nil {
+		return result{}, err
+	}
+	id, _ := parseLiteral(m[2])
+	self, _ := parseLiteral(m[3])
+	var last time.Time
+	for _, r := range rows {
+		if !eq(r["sandbox_id"], id) || eq(r["proxy_id"], self) || r["valid_until"] == nil {
+			continue
+		}
+		t, err := time.Parse(timeLayout, *r["valid_until"])
+		if err != nil {
+			return result{}, fmt.Errorf("sessiontest: valid_until %q: %w", *r["valid_until"], err)
+		}
+		if t.After(last) {
+			last = t
+		}
+	}
+	if last.IsZero() {
+		return rowsResult(Row(nil)), nil
+	}
+	return rowsResult(Row(last.Sub(time.Now().UTC()).Microseconds())), nil
 }
 
 // storedRows returns the rows of the stored table named by qualified name
