@@ -42,6 +42,12 @@ type Proxy struct {
 	SandboxRefusals    *prometheus.CounterVec // label: code
 	GuardrailRefusals  *prometheus.CounterVec // label: guardrail
 	TransactionReplays *prometheus.CounterVec // label: outcome (restarted, replayed, refused)
+	// RegistryChecks counts checks of shared sandboxes' registry rows
+	// before statements (label result: unchanged, reloaded, discarded);
+	// SyncLeaseWait times changes that waited for other processes' sync
+	// leases.
+	RegistryChecks *prometheus.CounterVec
+	SyncLeaseWait  prometheus.Histogram
 	// ProductionWritable is 1 when the upstream account may change
 	// production schemas, 0 when it may not, -1 until checked.
 	ProductionWritable prometheus.Gauge
@@ -156,6 +162,16 @@ func New(reg prometheus.Registerer) *Proxy {
 			Namespace: namespace, Name: "sandbox_transaction_restarts_total",
 			Help: "Client transactions that met a fork made after they began, by outcome: restarted (had only read), replayed (writes replayed), refused (1412).",
 		}, []string{"outcome"}),
+		RegistryChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "sandbox_registry_checks_total",
+			Help: "Checks of a sandbox other proxy processes may share, before a statement reading production, by result: " +
+				"unchanged, reloaded (another process changed its tables), discarded (discarded through another process).",
+		}, []string{"result"}),
+		SyncLeaseWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "sandbox_sync_lease_wait_seconds",
+			Help:    "How long a fork (or a table found missing, or a fork undone) in a shared sandbox waited for other proxy processes' sync leases to run out.",
+			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5},
+		}),
 		Statements: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "statements_total",
 			Help: "Statements (text and prepared) of sandboxing sessions, by class (read, write, ddl, …) and outcome: ok, error (from the upstream) or refused (by the proxy).",
@@ -185,6 +201,7 @@ func New(reg prometheus.Registerer) *Proxy {
 	reg.MustRegister(m.ConnectionsActive, m.ConnectionsTotal, m.ConnectionsRejected, m.AuthFailures,
 		m.UpstreamConnectFails, m.UpstreamLost, m.OrphanKills, m.ConnectionPanics, m.Commands, m.CommandDuration,
 		m.Sandboxes, m.SandboxesDiscarded, m.Forks, m.ForkDuration, m.ForkedBytes, m.ForkedRows, m.ForkFailures, m.SandboxRefusals, m.GuardrailRefusals, m.TransactionReplays,
+		m.RegistryChecks, m.SyncLeaseWait,
 		m.SideConns, m.SideConnTimeouts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -340,6 +340,12 @@ func (o sandboxMetrics) TransactionRestarted(outcome string) {
 	o.m.TransactionReplays.WithLabelValues(outcome).Inc()
 }
 
+func (o sandboxMetrics) RegistryChecked(result string) {
+	o.m.RegistryChecks.WithLabelValues(result).Inc()
+}
+
+func (o sandboxMetrics) LeasesAwaited(took time.Duration) { o.m.SyncLeaseWait.Observe(took.Seconds()) }
+
 func (o sandboxMetrics) Forked(strategy string, schemaOnly bool, took time.Duration, rows, bytes int64) {
 	o.m.ForkedRows.Add(float64(rows))
 	kind := "full"

@@ -214,6 +214,13 @@ type Observer interface {
 	// replayed (its writes were replayed) or refused (it could not be
 	// replayed; the client got 1412).
 	TransactionRestarted(outcome string)
+	// RegistryChecked reports a check of a shared sandbox's registry
+	// before a statement (registrysync.go), by result: unchanged,
+	// reloaded (another process changed its tables) or discarded.
+	RegistryChecked(result string)
+	// LeasesAwaited reports a change of a shared sandbox's tables that
+	// waited for other processes' sync leases to run out, and how long.
+	LeasesAwaited(took time.Duration)
 }
 
 type nopObserver struct{}
@@ -223,6 +230,8 @@ func (nopObserver) Forked(string, bool, time.Duration, int64, int64) {}
 func (nopObserver) ForkFailed(string, string)                        {}
 func (nopObserver) SideConnTimedOut()                                {}
 func (nopObserver) TransactionRestarted(string)                      {}
+func (nopObserver) RegistryChecked(string)                           {}
+func (nopObserver) LeasesAwaited(time.Duration)                      {}
 
 // Manager owns the sandboxes of one proxy process.
 type Manager struct {

@@ -14,10 +14,13 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/session/sessiontest"
 )
 
-// recorder is a session.Observer that keeps the events it is told.
+// recorder is a session.Observer that keeps the events it is told; the
+// registry's checks and lease waits, which come with every statement of a
+// shared sandbox, apart in sync.
 type recorder struct {
 	mu     sync.Mutex
 	events []string
+	sync   []string
 }
 
 func (r *recorder) add(format string, args ...any) {
@@ -33,6 +36,21 @@ func (r *recorder) Forked(strategy string, schemaOnly bool, _ time.Duration, row
 func (r *recorder) ForkFailed(strategy, cause string)   { r.add("fork failed %s %s", strategy, cause) }
 func (r *recorder) SideConnTimedOut()                   { r.add("side connection timed out") }
 func (r *recorder) TransactionRestarted(outcome string) { r.add("transaction %s", outcome) }
+func (r *recorder) RegistryChecked(result string)       { r.addSync("registry " + result) }
+func (r *recorder) LeasesAwaited(time.Duration)         { r.addSync("leases awaited") }
+
+func (r *recorder) addSync(event string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sync = append(r.sync, event)
+}
+
+// syncEvents returns the registry checks and lease waits told so far.
+func (r *recorder) syncEvents() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.sync...)
+}
 
 func (r *recorder) all() []string {
 	r.mu.Lock()

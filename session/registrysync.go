@@ -194,23 +194,28 @@ func (m *Manager) syncOnce(ctx context.Context, sb *Sandbox) error {
 			return fmt.Errorf("read the generation of sandbox %s: %w", sb.Name, err)
 		case len(rows) == 0:
 			if recorded {
+				m.observer().RegistryChecked("discarded")
 				m.discardedElsewhere(sb)
 				return nil
 			}
 			// Not recorded yet: whoever records it and forks first
 			// waits out the lease.
+			m.observer().RegistryChecked("unchanged")
 			sb.sync.trust(taken)
 			return nil
 		case str(rows[0][0]) != sb.Name || str(rows[0][1]) != sb.Owner:
 			return nil // another sandbox's id (see sameSandbox)
 		}
 		state := str(rows[0][2]) + "/" + strconv.FormatInt(num(rows[0][3]), 10)
+		result := "unchanged"
 		if sb.sync.moved(state) {
 			if err := m.reloadTables(ctx, c, sb, start); err != nil {
 				return err
 			}
 			sb.sync.saw(state)
+			result = "reloaded"
 		}
+		m.observer().RegistryChecked(result)
 		sb.sync.trust(taken)
 		return nil
 	})
@@ -266,6 +271,7 @@ func (m *Manager) awaitReaders(ctx context.Context, c SideConn, sb *Sandbox) err
 	defer t.Stop()
 	select {
 	case <-t.C:
+		m.observer().LeasesAwaited(left)
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("wait for other proxy processes' sync leases on sandbox %s: %w", sb.Name, ctx.Err())

@@ -297,6 +297,9 @@ func TestRegistrySyncLease(t *testing.T) {
 	e := newEnv(t, cfg, nil)
 	m2 := e.start(cfg)
 	t.Cleanup(m2.Close)
+	ra, rb := &recorder{}, &recorder{}
+	e.m.SetObserver(ra)
+	m2.SetObserver(rb)
 	opts := session.Options{User: "u", Mode: session.Transparent, Sandbox: "leased", DB: "app"}
 	a := e.open(opts)
 	b := openOn(e, m2, opts)
@@ -329,6 +332,12 @@ func TestRegistrySyncLease(t *testing.T) {
 	e.mustPlan(b, "UPDATE u SET a = 1")
 	if n := e.count(leaseLeftQuery); n != 1 {
 		t.Errorf("%d reads of other processes' leases, want one per fork", n)
+	}
+	if got, want := strings.Join(ra.syncEvents(), ", "), "registry unchanged, leases awaited"; got != want {
+		t.Errorf("a's observer was told %q, want %q", got, want)
+	}
+	if got, want := strings.Join(rb.syncEvents(), ", "), "registry unchanged, registry reloaded"; got != want {
+		t.Errorf("b's observer was told %q, want %q", got, want)
 	}
 }
 
