@@ -1036,6 +1036,9 @@ func (m *Manager) runFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrit
 		if err := m.saveEntry(ctx, c, sb, e); err != nil {
 			return nil, err
 		}
+		if err := m.stillRecorded(ctx, c, sb, e, false); err != nil {
+			return nil, err
+		}
 		if err := m.awaitReaders(ctx, c, sb); err != nil {
 			return nil, err
 		}
@@ -1061,6 +1064,9 @@ func (m *Manager) recordFork(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	if err := m.saveEntry(ctx, c, sb, e); err != nil {
 		m.deleteEntry(context.WithoutCancel(ctx), c, sb, t) // it may be recorded, uncounted
 		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+phys.Quoted())
+		return nil, err
+	}
+	if err := m.stillRecorded(ctx, c, sb, e, true); err != nil {
 		return nil, err
 	}
 	if err := m.awaitReaders(ctx, c, sb); err != nil {

@@ -179,6 +179,9 @@ func (m *Manager) record(ctx context.Context, c SideConn, sb *Sandbox) error {
 	if kept {
 		keptN = "1"
 	}
+	if err := m.clearLeftovers(ctx, c, sb); err != nil {
+		return err
+	}
 	_, err = c.Exec(ctx, "INSERT INTO "+m.q("sandboxes")+" (id, name, owner, kept, created_at, expires_at, last_active, lease_until, proxy_id) VALUES ("+
 		strings.Join([]string{rewrite.QuoteString(sb.ID), rewrite.QuoteString(sb.Name), rewrite.QuoteString(sb.Owner), keptN,
 			sqlTime(sb.Created), sqlTime(expires), sqlTime(last), sqlTime(time.Now().Add(m.cfg.Lease)), rewrite.QuoteString(m.proxyID)}, ", ")+")")
@@ -193,6 +196,64 @@ func (m *Manager) record(ctx context.Context, c SideConn, sb *Sandbox) error {
 	sb.persisted = true
 	sb.mu.Unlock()
 	return m.persist(ctx, c, sb)
+}
+
+// clearLeftovers removes, before a named sandbox is recorded, what an
+// earlier sandbox of the same name (so the same id) left in the registry:
+// rows a process wrote for it while another discarded it (see
+// stillRecorded), which the new one must not take for its own. Under the
+// sandbox's life lock: only when no sandbox row of the id exists.
+func (m *Manager) clearLeftovers(ctx context.Context, c SideConn, sb *Sandbox) error {
+	if sb.anonymous() {
+		return nil // a random id, never reused
+	}
+	id := rewrite.QuoteString(sb.ID)
+	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.q("sandboxes")+" WHERE id = "+id)
+	if err != nil {
+		return fmt.Errorf("read registry: %w", err)
+	}
+	if len(rows) != 1 || num(rows[0][0]) != 0 {
+		return nil
+	}
+	// Not the readers' sync leases: another process may have taken one on
+	// the name before anything was recorded (it is then waited for).
+	for _, t := range []string{"tables", "holders", "generations"} {
+		if _, err := c.Exec(ctx, "DELETE FROM "+m.q(t)+" WHERE sandbox_id = "+id); err != nil {
+			return fmt.Errorf("clear what an earlier sandbox %s left: %w", sb.Name, err)
+		}
+	}
+	return nil
+}
+
+// stillRecorded checks, once the row of e (a fork, or a table found
+// missing) is written, that sb's row and e's row are both in the registry:
+// a discard through another process may have deleted them meanwhile (this
+// process had not noticed it yet). If not, e is undone — its row and its
+// fork phys (when forked) — and sb is discarded here too, so that no row
+// of a discarded sandbox is left for a later sandbox of its name.
+func (m *Manager) stillRecorded(ctx context.Context, c SideConn, sb *Sandbox, e *entry, forked bool) error {
+	id := rewrite.QuoteString(sb.ID)
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM " + m.q("sandboxes") + " WHERE id = " + id,
+		"SELECT COUNT(*) FROM " + m.q("tables") + " WHERE sandbox_id = " + id + " AND db = " + rewrite.QuoteString(e.logical.DB) +
+			" AND tbl = " + rewrite.QuoteString(e.logical.Name),
+	} {
+		rows, err := c.Query(ctx, q)
+		if err != nil {
+			return fmt.Errorf("read registry: %w", err)
+		}
+		if len(rows) == 1 && num(rows[0][0]) == 1 {
+			continue
+		}
+		wctx := context.WithoutCancel(ctx)
+		m.deleteEntry(wctx, c, sb, e.logical)
+		if forked {
+			_, _ = c.Exec(wctx, "DROP TABLE IF EXISTS "+e.phys.Quoted())
+		}
+		m.discardedElsewhere(sb)
+		return refusal(wire.ErUnknown, "HY000", "sandbox %q was discarded through another connection; SANDBOX CREATE or ATTACH another", sb.Name)
+	}
+	return nil
 }
 
 // sameSandbox checks that the registry row of sb's id, which another

@@ -347,3 +347,42 @@ const (
 	leaseQuery     = "^REPLACE INTO `_sqlfork_meta`.readers "
 	leaseLeftQuery = `^SELECT TIMESTAMPDIFF\(MICROSECOND, UTC_TIMESTAMP\(6\), MAX\(valid_until\)\) FROM `
 )
+
+// TestForkAfterDiscardElsewhere: a process that has not noticed yet that
+// another discarded a named sandbox (its sync lease still runs) and forks a
+// table there leaves no row and no fork behind: the statement gets
+// "discarded", the process lets the sandbox go, and the next sandbox of the
+// name starts empty, reading production.
+func TestForkAfterDiscardElsewhere(t *testing.T) {
+	cfg := session.Config{ReapInterval: time.Hour, SyncLease: time.Minute}
+	e := newEnv(t, cfg, nil)
+	m2 := e.start(cfg)
+	t.Cleanup(m2.Close)
+	opts := session.Options{User: "u", Mode: session.Explicit, DB: "app"}
+	a, b := e.open(opts), openOn(e, m2, opts)
+	t.Cleanup(b.Close)
+	e.mustPlan(a, "SANDBOX CREATE x")
+	e.mustPlan(a, "UPDATE u SET a = 1") // recorded, with a fork
+	e.mustPlan(b, "SANDBOX ATTACH x")
+	e.mustPlan(a, "SELECT * FROM t") // a's lease: it checks no more
+	id := e.sandboxID("x")
+	e.mustPlan(b, "SANDBOX DISCARD")
+
+	_, err := plan(e.ctx, a, "UPDATE t SET a = 1")
+	if err == nil || !strings.Contains(err.Error(), `sandbox "x" was discarded`) {
+		t.Fatalf("a's first write after the discard elsewhere: %v, want the sandbox discarded", err)
+	}
+	if kind, _, _ := e.tableRow(id, "app", "t"); kind != "" {
+		t.Errorf("the registry keeps a %q row of the discarded sandbox's t", kind)
+	}
+	if e.up.HasTable(physDB(id, "app"), "t") {
+		t.Errorf("the fork of t made after the discard is left upstream")
+	}
+	// A new sandbox of the name reads production.
+	c := openOn(e, m2, opts)
+	t.Cleanup(c.Close)
+	e.mustPlan(c, "SANDBOX CREATE x")
+	if p := e.mustPlan(c, "SELECT * FROM t"); p.Flags().Changed {
+		t.Errorf("the new sandbox x reads t from %q", p.SQL)
+	}
+}
