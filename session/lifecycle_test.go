@@ -66,6 +66,19 @@ func TestReconcileAtStart(t *testing.T) {
 			id := crashedSandbox(e)
 			return nil, []string{physDB(id, "app")}
 		}},
+		// Its reaper stalled (every side connection busy with long forks):
+		// its leases lapse, but it holds its liveness lock.
+		{name: "unkept sandbox of a live process late renewing its leases", prepare: func(e *env, m *session.Manager) ([]string, []string) {
+			late := e.start(session.Config{ReapInterval: time.Hour})
+			e.t.Cleanup(late.Close)
+			s := openOn(e, late, session.Options{User: "u", Mode: session.Explicit, Sandbox: "late"})
+			e.t.Cleanup(s.Close)
+			e.mustPlan(s, "UPDATE t SET a = 1")
+			id := e.sandboxID("late")
+			mustExec(e, "UPDATE `_sqlfork_meta`.sandboxes SET lease_until = "+longAgo+" WHERE id = '"+id+"'")
+			mustExec(e, "UPDATE `_sqlfork_meta`.holders SET lease_until = "+longAgo+" WHERE sandbox_id = '"+id+"'")
+			return nil, []string{physDB(id, "app")}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, tc.cfg, nil)

@@ -264,6 +264,8 @@ type Manager struct {
 	lockSecret   string // see lockName
 
 	pool *pool
+	// live holds this process's liveness lock (liveness.go).
+	live liveness
 	// prod: the production information_schema views (isolation.go).
 	prod prodViews
 
@@ -386,8 +388,10 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	m.warnTriggerVisibility(ctx, c)
 	m.checkPrivileges(ctx, c)
 	m.put(c)
+	m.keepAlive(ctx)
 	if err := m.reconcile(ctx); err != nil {
 		m.pool.close() // no manager: nobody else would close its connections
+		m.dropAlive()
 		return nil, err
 	}
 	go m.reaper()
@@ -461,6 +465,7 @@ func (m *Manager) Close() {
 	close(m.stop)
 	<-m.done
 	m.pool.close()
+	m.dropAlive()
 }
 
 // Limits are the settings that may change while the manager runs.

@@ -698,8 +698,18 @@ func (m *Manager) expireOne(ctx context.Context, row expiryRow, now time.Time, i
 		if err != nil || cur == nil {
 			return err
 		}
-		if reason, _ = cur.due(now, idle, nil); reason == "" {
+		var force bool
+		if reason, force = cur.due(now, idle, nil); reason == "" {
 			return nil
+		}
+		if !force {
+			// Its leases lapsed: gone, unless a holder is alive and only
+			// late renewing them (liveness.go).
+			alive, err := m.holderAlive(ctx, c, row.id)
+			if err != nil || alive {
+				reason = ""
+				return err
+			}
 		}
 		return m.dropSandbox(ctx, c, row.id)
 	})
@@ -888,6 +898,7 @@ func (m *Manager) reaper() {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.ReapInterval*3)
+		m.keepAlive(ctx)
 		if err := m.renew(ctx); err != nil {
 			m.log.Warn("renew sandbox leases", zap.Error(err))
 		}

@@ -63,6 +63,27 @@ func (u *Upstream) getLock(ctx context.Context, c *FakeSide, sql string) (result
 	}
 }
 
+// usedLock is IS_USED_LOCK(name): the holder's connection number (1 here)
+// when a connection holds it, NULL when none does.
+func (u *Upstream) usedLock(sql string) (result, error) {
+	toks, err := tokenize(sql)
+	if err != nil {
+		return result{}, &UnknownError{SQL: sql}
+	}
+	p := &parser{toks: toks}
+	if !p.word("SELECT", "IS_USED_LOCK") || !p.punct("(") {
+		return result{}, &UnknownError{SQL: sql}
+	}
+	name, ok := p.literal()
+	if !ok || name == nil || !p.punct(")") || !p.end() {
+		return result{}, &UnknownError{SQL: sql}
+	}
+	if l := u.locks[*name]; l != nil && !l.owner.closed {
+		return rowsResult(Row("1")), nil
+	}
+	return rowsResult(Row(nil)), nil
+}
+
 // releaseLock is RELEASE_LOCK(name): 1 when c held it, 0 when another
 // connection does, NULL when nobody does.
 func (u *Upstream) releaseLock(c *FakeSide, sql string) (result, error) {

@@ -21,6 +21,7 @@ var (
 	lockCall     = regexp.MustCompile(`^SELECT GET_LOCK\(`)
 	versionQuery = regexp.MustCompile(`^SELECT VERSION\(\), @@lower_case_table_names$`)
 	releaseLock  = regexp.MustCompile(`^SELECT RELEASE_LOCK\(`)
+	usedLock     = regexp.MustCompile(`^SELECT IS_USED_LOCK\(`)
 	showGrants   = regexp.MustCompile(`^SHOW GRANTS FOR CURRENT_USER\(\)$`)
 	roles        = regexp.MustCompile(`^SELECT ROLE_NAME FROM information_schema\.APPLICABLE_ROLES WHERE GRANTEE = CURRENT_USER\(\)$`)
 	currentRole  = regexp.MustCompile(`^SELECT CURRENT_ROLE\(\)$`)
@@ -53,8 +54,11 @@ var (
 
 // emulateFor runs sql for connection c (u.mu held).
 func (u *Upstream) emulateFor(c *FakeSide, sql string) (result, error) {
-	if releaseLock.MatchString(sql) {
+	switch {
+	case releaseLock.MatchString(sql):
 		return u.releaseLock(c, sql)
+	case usedLock.MatchString(sql):
+		return u.usedLock(sql)
 	}
 	return u.emulate(sql)
 }
