@@ -515,9 +515,13 @@ func cliErrorCode(stderr string) string {
 }
 
 // TestUpstreamTooManyConnections (issue 13): when the server refuses a
-// connection with 1040 in place of its greeting, the client gets that 1040
-// through the proxy, word for word, as it does directly (drivers retry on
-// it; go-sql-driver's TestConcurrent counts on it).
+// connection with 1040, the client gets that 1040 through the proxy as it
+// does directly: after authentication, where the server keeps its last slot
+// for accounts with CONNECTION ADMIN (with SQLSTATE 08004), and in place of
+// the greeting once that slot is taken too — word for word and packet for
+// packet: the server sends that one before it knows the client's
+// capabilities, so without a SQLSTATE (drivers retry on it; go-sql-driver's
+// TestConcurrent compares its text, "Error 1040: Too many connections").
 func TestUpstreamTooManyConnections(t *testing.T) {
 	testdb.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -540,6 +544,29 @@ func TestUpstreamTooManyConnections(t *testing.T) {
 			_ = c.Close()
 		}
 	}()
+	admin, err := openDB(t, db.DSN("")).Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held = append(held, admin)
+	// settle waits until the server has counted every closed connection
+	// out: it frees a slot a moment after the client's close.
+	settle := func() {
+		prev := -1
+		for range 100 {
+			var name string
+			var n int
+			if err := admin.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Threads_connected'").Scan(&name, &n); err != nil {
+				t.Fatal(err)
+			}
+			if n == prev {
+				return
+			}
+			prev = n
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatal("the count of connections never settled")
+	}
 	var direct *mysql.MySQLError
 	for range 10 {
 		c, err := openDB(t, fewDSN(db.Addr)).Conn(ctx)
@@ -550,12 +577,32 @@ func TestUpstreamTooManyConnections(t *testing.T) {
 		}
 		held = append(held, c)
 	}
-	if direct == nil || direct.Number != 1040 {
-		t.Fatalf("directly: want 1040 once the server is full, got %v after %d connections", direct, len(held))
+	if direct == nil || direct.Number != 1040 || direct.SQLState != [5]byte{'0', '8', '0', '0', '4'} {
+		t.Fatalf("directly: want 1040 (08004) after authentication once the server is full, got %v after %d connections", direct, len(held))
 	}
+	settle()
 	err = openDB(t, fewDSN(p.addr)).Ping()
 	var proxied *mysql.MySQLError
-	if !errors.As(err, &proxied) || proxied.Number != direct.Number || proxied.Message != direct.Message {
-		t.Fatalf("through the proxy: %v; directly: %v", err, direct)
+	if !errors.As(err, &proxied) || *proxied != *direct {
+		t.Fatalf("after authentication, through the proxy: %v; directly: %v", err, direct)
+	}
+	// The slot kept for CONNECTION ADMIN taken, the server refuses in place
+	// of its greeting.
+	settle()
+	for range 10 {
+		c, err := openDB(t, db.DSN("")).Conn(ctx)
+		if err != nil {
+			break
+		}
+		held = append(held, c)
+	}
+	settle()
+	err = openDB(t, fewDSN(db.Addr)).Ping()
+	if !errors.As(err, &direct) || direct.Number != 1040 || err.Error() != "Error 1040: Too many connections" {
+		t.Fatalf("directly: want 1040 without SQLSTATE in place of the greeting, got %v", err)
+	}
+	err = openDB(t, fewDSN(p.addr)).Ping()
+	if !errors.As(err, &proxied) || *proxied != *direct || err.Error() != "Error 1040: Too many connections" {
+		t.Fatalf("in place of the greeting, through the proxy: %v; directly: %v", err, direct)
 	}
 }

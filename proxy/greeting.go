@@ -8,6 +8,8 @@ import (
 	"net"
 	"sync/atomic"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
+
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -39,7 +41,7 @@ type greeting struct {
 // parseGreeting decodes a protocol-10 initial handshake payload.
 func parseGreeting(p []byte) (*greeting, error) {
 	if len(p) > 0 && p[0] == wire.ErrHeader {
-		return nil, wire.ParseErr(p)
+		return nil, &refusedGreeting{MyError: wire.ParseErr(p), payload: append([]byte(nil), p...)}
 	}
 	if len(p) < 1 || p[0] != 10 {
 		return nil, fmt.Errorf("%w: unsupported protocol version in server greeting", wire.ErrMalformed)
@@ -110,6 +112,18 @@ func clientCaps(upstreamCaps uint32, tls bool) uint32 {
 	}
 	return c
 }
+
+// refusedGreeting is a server's error in place of its greeting (1040 too
+// many connections, a blocked host), with the packet as it was sent: the
+// server writes it before it knows the client's capabilities, so without
+// the SQLSTATE marker of protocol 4.1, and drivers compare its text
+// ("Error 1040: Too many connections", go-sql-driver's TestConcurrent).
+type refusedGreeting struct {
+	*mysql.MyError
+	payload []byte
+}
+
+func (e *refusedGreeting) Unwrap() error { return e.MyError }
 
 // proxyConnIDBase bounds the thread ids a MySQL/MariaDB server hands out
 // in practice: an id at or above it names no upstream thread.

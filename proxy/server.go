@@ -458,9 +458,13 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 // rejectGreeting answers a new connection with an ERR packet in place of the
 // server greeting, as MySQL does for refused connections.
 func (s *Server) rejectGreeting(nc net.Conn, e *mysql.MyError, reason string) {
+	s.writeGreetingRefusal(nc, wire.AppendErr(nil, e), reason)
+}
+
+// writeGreetingRefusal sends the ERR payload p in place of the greeting.
+func (s *Server) writeGreetingRefusal(nc net.Conn, p []byte, reason string) {
 	s.m.ConnectionsRejected.WithLabelValues(reason).Inc()
 	_ = nc.SetWriteDeadline(time.Now().Add(s.cfg.HandshakeTimeout))
-	p := wire.AppendErr(nil, e)
 	_, _ = nc.Write(append([]byte{byte(len(p)), byte(len(p) >> 8), byte(len(p) >> 16), 0}, p...))
 }
 
@@ -482,14 +486,14 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 	// greeting, as by a server refusing connections; otherwise the client
 	// is greeted with its scramble.
 	pre, err := openBackend(ctx, s.cfg.Upstream, s.cfg.ConnectTimeout)
-	var refused *mysql.MyError
+	var refused *refusedGreeting
 	switch {
 	case errors.As(err, &refused):
 		// The server's own answer in place of its greeting (1040 too many
 		// connections, a blocked host): the client gets it as sent.
 		s.m.UpstreamConnectFails.Inc()
 		log.Info("upstream refused a connection; so is the client", zap.Error(err))
-		s.rejectGreeting(nc, refused, "upstream_refused")
+		s.writeGreetingRefusal(nc, refused.payload, "upstream_refused")
 		return nil, err
 	case err != nil:
 		s.m.UpstreamConnectFails.Inc()
