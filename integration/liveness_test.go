@@ -109,3 +109,55 @@ func TestClientKilledMidStatement(t *testing.T) {
 		})
 	}
 }
+
+// TestClientGoneMidWriteFinishes (issue 13): a write whose client goes away
+// while it runs runs to its end, as on a direct connection, where the
+// server notices the client gone only when it next writes to it:
+// go-sql-driver cancels a statement by closing its connection, and its
+// TestContextCancelExec finds the row of an INSERT … SLEEP(1) cancelled
+// after 250 ms written. Only plain reads are killed (above).
+func TestClientGoneMidWriteFinishes(t *testing.T) {
+	db, _ := env(t)
+	for _, way := range []string{"direct", "passthrough", "transparent"} {
+		t.Run(way, func(t *testing.T) {
+			dsn := directDSN(db, "app")
+			if way != "direct" {
+				p := startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.Mode = way })
+				dsn = p.dsn("app")
+				if way == "transparent" { // a named sandbox, which every connection of the pool shares
+					dsn = fmt.Sprintf("%s+cancelw:%s@tcp(%s)/app", db.User, db.Password, p.addr)
+				}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			pool := openDB(t, dsn)
+			keeper, err := pool.Conn(ctx) // holds the named sandbox
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer keeper.Close()
+			table := "cancel_w_" + way
+			for _, q := range []string{"DROP TABLE IF EXISTS " + table, "CREATE TABLE " + table + " (v INT)"} {
+				if _, err := keeper.ExecContext(ctx, q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if way == "direct" {
+				defer func() { _, _ = keeper.ExecContext(context.Background(), "DROP TABLE "+table) }()
+			}
+			cctx, ccancel := context.WithCancel(ctx)
+			defer time.AfterFunc(250*time.Millisecond, ccancel).Stop()
+			if _, err := pool.ExecContext(cctx, "INSERT INTO "+table+" VALUES (SLEEP(1))"); err != context.Canceled {
+				t.Fatalf("want context.Canceled, got %v", err)
+			}
+			time.Sleep(1500 * time.Millisecond) // the INSERT's second, and the watcher's look
+			var n int
+			if err := keeper.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 1 {
+				t.Errorf("rows after the cancelled INSERT: %d, want 1 as directly", n)
+			}
+		})
+	}
+}

@@ -48,6 +48,31 @@ type connState struct {
 	// killed: the client went away during a statement, which the
 	// liveness watcher killed upstream (once).
 	killed bool
+	// killable says the running statement may be killed should its client
+	// go: a plain read, whose answer is all it makes (session.Plan.
+	// Killable). text is a passthrough COM_QUERY's text, read only then
+	// (session.Killer.PlainRead); noBackslash how to read it. Every
+	// command resets both: anything else runs to its end, as directly,
+	// where the server notices a client gone only when it writes to it.
+	killable    bool
+	text        []byte
+	noBackslash bool
+}
+
+// setKillable records whether the statement about to be sent may be
+// killed should its client go away.
+func (c *connState) setKillable(k bool) {
+	c.mu.Lock()
+	c.killable = k
+	c.mu.Unlock()
+}
+
+// setText keeps a passthrough statement's text, to decide whether it may
+// be killed should its client go away.
+func (c *connState) setText(p []byte, noBackslash bool) {
+	c.mu.Lock()
+	c.text, c.noBackslash = append(c.text[:0], p...), noBackslash
+	c.mu.Unlock()
 }
 
 // deadlineSlack is the fraction of a timeout by which a deadline may be
@@ -85,7 +110,7 @@ func (c *connState) wait(d time.Duration) bool {
 // cuts it short: busy commands are allowed to finish.
 func (c *connState) work(d time.Duration) {
 	c.mu.Lock()
-	c.busy = true
+	c.busy, c.killable, c.text = true, false, c.text[:0]
 	c.extendRead(d)
 	c.mu.Unlock()
 }
@@ -282,6 +307,7 @@ func (c *clientConn) dispatch(cmd byte) error {
 			if handled, err := c.passthroughKill(); handled {
 				return err
 			}
+			c.keepText()
 		}
 		return c.forwardCommand(cmd, info.shape())
 	}

@@ -111,6 +111,26 @@ func (c *clientConn) passthroughKill() (bool, error) {
 	return true, c.kill(stmt, kerr)
 }
 
+// keepText keeps the text of the pending COM_QUERY of a passthrough
+// session, when it fits the read buffer, for the liveness watcher to read
+// should its client go away while it runs (killOrphan): only a plain read
+// is killed then. A longer text, and every other command, runs to its end.
+func (c *clientConn) keepText() {
+	hdr, err := c.cr.Peek(wire.HeaderLen)
+	if err != nil {
+		return
+	}
+	n := wire.PayloadLen(hdr)
+	if n < 2 || wire.HeaderLen+n > c.cr.Size() {
+		return
+	}
+	p, err := c.cr.Peek(wire.HeaderLen + n)
+	if err != nil {
+		return
+	}
+	c.state.setText(p[wire.HeaderLen+1:], c.be.status&wire.StatusNoBackslashEscapes != 0)
+}
+
 // processKill answers COM_PROCESS_KILL: KILL CONNECTION of the 4-byte id.
 func (c *clientConn) processKill() error {
 	p, err := c.readCommand(handshakeLimit)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
 // Connection liveness, both ways. A client waiting between commands does
@@ -21,9 +23,11 @@ import (
 //   - an idle session whose upstream connection has closed (or says
 //     anything unasked) gets its client connection closed, so pools and
 //     drivers react as they do directly;
-//   - a session running a statement whose client has gone gets the
+//   - a session running a plain read whose client has gone gets the
 //     statement killed upstream (KILL QUERY on a connection of its own),
-//     so it does not run on for nobody.
+//     so it does not run on for nobody (directly, the server stops a
+//     SLEEP when its client goes); anything else runs to its end, as
+//     directly.
 //
 // Looking costs one non-blocking peek (recv MSG_PEEK) per connection and
 // interval, and nothing per command.
@@ -93,17 +97,30 @@ func (s *Server) checkConn(ctx context.Context, c *connState) {
 		}
 		return
 	}
-	gone := !c.killed && peekSocket(c.nc) == sockClosed
+	gone := !c.killed && (c.killable || len(c.text) > 0) && peekSocket(c.nc) == sockClosed
 	c.killed = c.killed || gone
-	user := c.user
+	user, killable := c.user, c.killable
+	var text string
+	if gone && !killable {
+		text = string(c.text)
+	}
+	opts := rewrite.Options{NoBackslashEscapes: c.noBackslash}
 	c.mu.Unlock()
 	if gone {
-		go s.killOrphan(ctx, user, be.greeting.connID)
+		go func() {
+			if killable || s.killer.PlainRead(text, opts) {
+				s.killOrphan(ctx, user, be.greeting.connID)
+			}
+		}()
 	}
 }
 
 // killOrphan kills the statement running on upstream thread id, whose
-// client (of proxy user user) has gone, on a connection of its own.
+// client (of proxy user user) has gone, on a connection of its own. Only
+// plain reads are killed (connState.killable): a write, DDL, a call, a
+// locking read runs to its end as on a direct connection, where the server
+// notices a client gone only when it next writes to it (a driver that
+// cancels an INSERT by closing its connection finds the row written).
 func (s *Server) killOrphan(ctx context.Context, user string, id uint32) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
 	defer cancel()

@@ -148,3 +148,62 @@ func TestLivenessLeavesHealthySessionsAlone(t *testing.T) {
 		t.Errorf("upstream got %q", q)
 	}
 }
+
+// TestLivenessClientGoneLetsWritesFinish: only a plain read is killed when
+// its client goes; a write (here INSERT … SLEEP, as go-sql-driver's
+// TestContextCancelExec sends and then cancels by closing its connection),
+// a locking read, a statement the proxy cannot read, a prepared execution
+// run to their end, as directly, where the server notices a client gone
+// only when it next writes to it.
+func TestLivenessClientGoneLetsWritesFinish(t *testing.T) {
+	h := newHarness(t, passthrough)
+	ran := make(chan string, 8)
+	h.up.script = func(c *fakeUpConn, cmd byte, arg []byte) bool {
+		q := string(arg)
+		switch {
+		case cmd == wire.ComQuery && strings.HasPrefix(q, "KILL QUERY "):
+			c.ok(0, 0)
+		case cmd == wire.ComQuery && strings.Contains(q, "SLEEP(1)"):
+			time.Sleep(3 * livenessInterval)
+			ran <- q
+			c.ok(1, 0)
+		default:
+			return false
+		}
+		return true
+	}
+	for _, q := range []string{
+		"INSERT INTO t VALUES (SLEEP(1))",
+		"SELECT SLEEP(1) FROM t FOR UPDATE",
+		"SELECT f(SLEEP(1))", // a stored function may write
+		"SELECT SLEEP(1); DELETE FROM t",
+		"SELECT SLEEP(1) /* unparseable */ FROM WHERE",
+	} {
+		cl := h.client("")
+		cl.send(append([]byte{wire.ComQuery}, q...))
+		waitUntil(t, "the statement to start upstream", func() bool {
+			for _, c := range h.up.commands() {
+				if c == "Q "+q {
+					return true
+				}
+			}
+			return false
+		})
+		_ = cl.conn.Close()
+		select {
+		case got := <-ran:
+			if got != q {
+				t.Fatalf("ran %q, want %q", got, q)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%q did not finish", q)
+		}
+	}
+	time.Sleep(2 * livenessInterval)
+	if k := h.up.queries("KILL"); len(k) != 0 {
+		t.Errorf("upstream got %q for statements that are not plain reads", k)
+	}
+	if v := metricValue(t, h.m.OrphanKills); v != 0 {
+		t.Errorf("orphaned statements killed: %v", v)
+	}
+}

@@ -135,6 +135,7 @@ func (c *clientConn) runStatement(st *statement) (ok bool, err error) {
 	if err := c.sbx.Before(c.ctx(), plan); err != nil {
 		return false, c.refuseStatement(st, plan, err)
 	}
+	c.state.setKillable(plan.Killable())
 	out, err := c.send(st, plan)
 	if err != nil {
 		return false, c.refuseStatement(st, plan, err)

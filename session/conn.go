@@ -347,6 +347,25 @@ type Plan struct {
 	timeout bool
 }
 
+// Killable reports whether the planned input may be killed upstream should
+// its client go away while it runs: plain reads only, whose answer is all
+// they make. Anything else — writes, DDL, sequences, locking reads,
+// transaction control, changes of the session — runs to its end, as on a
+// direct connection (the server notices a client gone only when it next
+// writes to it).
+func (p *Plan) Killable() bool {
+	if p == nil || p.Reply != nil || p.analysis == nil || p.locks || p.ddl || p.begin || p.txControl || p.txEnd ||
+		p.useDB || p.readVars || p.processList != nil || p.diagnostics {
+		return false
+	}
+	for _, st := range p.analysis.Statements {
+		if !plainRead(st) {
+			return false
+		}
+	}
+	return len(p.analysis.Statements) > 0
+}
+
 // label tells an expression column's label back in the client's words:
 // the server labels an expression with its text as sent, in which the
 // rewrite replaced table names (NEXTVAL(`_sqlfork_…`.`seq`)). ok is false

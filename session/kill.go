@@ -159,3 +159,56 @@ func mentionsKill(sql string) bool {
 	}
 	return false
 }
+
+// natives and keywords are the server's own functions (natives.go).
+var natives, keywords = func() (map[string]bool, map[string]bool) {
+	n, k := make(map[string]bool, len(nativeFunctions)), make(map[string]bool, len(keywordFunctions))
+	for _, f := range nativeFunctions {
+		n[f] = true
+	}
+	for _, f := range keywordFunctions {
+		k[f] = true
+	}
+	return n, k
+}()
+
+// plainRead reports whether st is read for sure as a plain read: a
+// statement of class read that writes nothing (no sequence either), takes
+// no locks, reaches nothing outside the tables, and calls no function but
+// the server's own (a stored or loadable function may write).
+func plainRead(st rewrite.Statement) bool {
+	if st.Class != rewrite.ClassRead || len(st.Writes) > 0 || len(st.Locked) > 0 || st.Outside != "" || st.Unprovable != "" {
+		return false
+	}
+	for _, f := range st.Funcs {
+		up := strings.ToUpper(f.Name)
+		if f.Schema != "" || !natives[up] && !(f.Bare && keywords[up]) {
+			return false
+		}
+	}
+	return true
+}
+
+// PlainRead reports whether sql, a passthrough session's statement text, is
+// read for sure as plain reads only (plainRead): only such a statement
+// changes nothing a later connection could see, so only it is killed when
+// its client goes away; anything the proxy cannot read for sure runs to its
+// end, as on a direct connection.
+func (k *Killer) PlainRead(sql string, opts rewrite.Options) bool {
+	if k == nil || sql == "" {
+		return false
+	}
+	a := k.engine.Analyze(sql, opts)
+	if len(a.Statements) == 0 {
+		return false
+	}
+	if _, err := a.Rewrite(mapsNothing{}); err != nil {
+		return false
+	}
+	for _, st := range a.Statements {
+		if !plainRead(st) {
+			return false
+		}
+	}
+	return true
+}
