@@ -160,3 +160,57 @@ func TestCLIKillQueryAsDirect(t *testing.T) {
 			codes["direct"], codes["passthrough"], codes["transparent"])
 	}
 }
+
+// TestKillPassthroughOwnAccount (issue 13): a configured passthrough user
+// mapped to an upstream account of its own shares that account with no
+// other proxy user, so the server decides its KILL, as on a direct
+// connection with those credentials: an account with CONNECTION ADMIN
+// kills another account's connection by its thread id (PyMySQL's
+// test_issue_36: root kills test2's connection), one without gets the
+// server's 1095; users sharing an upstream account (the proxy's own
+// included) stay kept to their own connections (above).
+func TestKillPassthroughOwnAccount(t *testing.T) {
+	db, _ := env(t)
+	admin := openDB(t, directDSN(db, ""))
+	for _, q := range []string{
+		"DROP USER IF EXISTS 'kpo_admin'@'%', 'kpo_plain'@'%'",
+		"CREATE USER 'kpo_admin'@'%' IDENTIFIED BY 'kpo-pw'", "GRANT ALL PRIVILEGES ON *.* TO 'kpo_admin'@'%'",
+		"CREATE USER 'kpo_plain'@'%' IDENTIFIED BY 'kpo-pw'", "GRANT SELECT ON app.* TO 'kpo_plain'@'%'",
+	} {
+		mustExecDB(t, admin, q)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec("DROP USER IF EXISTS 'kpo_admin'@'%', 'kpo_plain'@'%'") })
+	p := startTestProxy(t, db.Addr, db, func(c *proxy.Config) {
+		c.Mode = "passthrough"
+		c.Users = []proxy.User{
+			{Name: "su", Password: sandboxPassword, UpstreamUser: "kpo_admin", UpstreamPassword: "kpo-pw"},
+			{Name: "plain", Password: sandboxPassword, UpstreamUser: "kpo_plain", UpstreamPassword: "kpo-pw"},
+		}
+	})
+	for _, way := range []string{"direct", "proxy"} {
+		t.Run(way, func(t *testing.T) {
+			suDSN, plainDSN := fmt.Sprintf("kpo_admin:kpo-pw@tcp(%s)/", db.Addr), fmt.Sprintf("kpo_plain:kpo-pw@tcp(%s)/", db.Addr)
+			if way == "proxy" {
+				suDSN, plainDSN = p.userDSN("su", ""), p.userDSN("plain", "")
+			}
+			ctx := context.Background()
+			su, victim := conn(t, openDB(t, suDSN)), conn(t, openDB(t, plainDSN))
+			var suID, victimID string
+			if err := su.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&suID); err != nil {
+				t.Fatal(err)
+			}
+			if err := victim.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&victimID); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := victim.ExecContext(ctx, "KILL "+suID); !strings.HasPrefix(mysqlErr(err), "1095") {
+				t.Errorf("the account without CONNECTION ADMIN: KILL of another account's connection: %s, want 1095", mysqlErr(err))
+			}
+			if _, err := su.ExecContext(ctx, "KILL "+victimID); err != nil {
+				t.Fatalf("the account with CONNECTION ADMIN: KILL of another account's connection: %v", err)
+			}
+			if err := victim.PingContext(ctx); err == nil {
+				t.Error("the killed connection still answers")
+			}
+		})
+	}
+}

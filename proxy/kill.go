@@ -60,17 +60,29 @@ func (s *Server) KillTarget(user string, id uint64) (uint32, bool) {
 }
 
 // serverPolices reports whether KILL by user's sessions is left to the
-// server: passthrough sessions of an upstream account the proxy does not
-// configure (a relayed login) are no proxy user sharing an account with
-// others, so the server's own rules apply (1095 without the privilege),
-// as on a direct connection with the same credentials. Configured users,
-// and every user in the sandboxing modes, reach only their own sessions.
+// server, as on a direct connection with the same credentials (1095
+// without the privilege): the user is a proxy user sharing its upstream
+// account with no other, in passthrough mode — an upstream account the
+// proxy does not configure (a relayed login), or a configured passthrough
+// user mapped to an upstream account of its own (no other login of the
+// proxy, the proxy's own account included, maps to it). Other configured
+// users, and every user in the sandboxing modes, reach only their own
+// sessions.
 func (s *Server) serverPolices(user string) bool {
-	if _, configured := s.accounts[user]; configured {
-		return false
+	a, configured := s.accounts[user]
+	if !configured {
+		mode, _ := session.ParseMode(s.cfg.Mode)
+		return mode == session.Passthrough
 	}
-	mode, _ := session.ParseMode(s.cfg.Mode)
-	return mode == session.Passthrough
+	if user == s.cfg.UpstreamUser || s.modeOf(a) != session.Passthrough {
+		return false // the proxy's own account serves every process's own connections too
+	}
+	for name, b := range s.accounts {
+		if name != user && b.upstreamUser == a.upstreamUser {
+			return false
+		}
+	}
+	return true
 }
 
 // passthroughKill answers the pending COM_QUERY of a passthrough session

@@ -404,3 +404,25 @@ func TestRelayedOldAuthSwitch(t *testing.T) {
 		t.Fatalf("answer % x seq %d, %v; want OK as packet 4", ok, seq, err)
 	}
 }
+
+// TestServerPolicesConfiguredOwnAccount: a configured passthrough user
+// mapped to an upstream account no other login maps to is the server's to
+// police; users sharing an upstream account, the proxy's own account, and
+// users of the sandboxing modes are the proxy's.
+func TestServerPolicesConfiguredOwnAccount(t *testing.T) {
+	h := newHarness(t, func(c *Config) {
+		c.Mode = "passthrough"
+		c.Users = []User{
+			{Name: "su", Password: "pw", UpstreamUser: "su_up", UpstreamPassword: "pw"},
+			{Name: "a", Password: "pw", UpstreamUser: "shared", UpstreamPassword: "pw"},
+			{Name: "b", Password: "pw", UpstreamUser: "shared", UpstreamPassword: "pw"},
+			{Name: "c", Password: "pw"}, // the proxy's own account
+			{Name: "sb", Password: "pw", UpstreamUser: "sb_up", UpstreamPassword: "pw", Mode: "transparent"},
+		}
+	})
+	for user, want := range map[string]bool{"su": true, "a": false, "b": false, "c": false, "app": false, "sb": false} {
+		if got := h.srv.serverPolices(user); got != want {
+			t.Errorf("serverPolices(%q) = %v, want %v", user, got, want)
+		}
+	}
+}
