@@ -618,6 +618,39 @@ func TestProcessListLikeServer(t *testing.T) {
 			t.Errorf("%s through the proxy: %s\ndirectly: %s", q, got, want)
 		}
 	}
+	// The caller's own row shows its statement as sent (PyMySQL's
+	// test_issue_36 finds its connection by Info = "show processlist").
+	for _, c := range []*sql.Conn{direct, alice} {
+		var own string
+		if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&own); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range []string{"show processlist", "show full  processlist -- own"} {
+			rows, err := c.QueryContext(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info := "(no row)"
+			for rows.Next() {
+				var f [9]sql.NullString
+				dest := make([]any, 0, 9)
+				cols, _ := rows.Columns()
+				for i := range cols {
+					dest = append(dest, &f[i])
+				}
+				if err := rows.Scan(dest...); err != nil {
+					t.Fatal(err)
+				}
+				if f[0].String == own {
+					info = f[7].String
+				}
+			}
+			rows.Close()
+			if info != q {
+				t.Errorf("%s: the caller's own row has Info %q, want the text as sent", q, info)
+			}
+		}
+	}
 
 	bob := conn(t, openDB(t, p.userDSN("bob", "")))
 	var bobID string

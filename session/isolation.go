@@ -37,11 +37,19 @@ import (
 type ProcessList struct {
 	// Full is SHOW FULL PROCESSLIST (Info not cut at 100 characters).
 	Full bool
+	// Text is the client's statement, run upstream as sent, so that the
+	// caller's own row shows it in Info as a direct connection does
+	// (PyMySQL's test_issue_36 finds its connection by Info = "show
+	// processlist"); "" for COM_PROCESS_INFO.
+	Text string
 }
 
 // SQL is the statement the proxy runs upstream to answer the process list;
 // its rows are then filtered.
 func (p *ProcessList) SQL() string {
+	if p.Text != "" {
+		return p.Text
+	}
 	if p.Full {
 		return "SHOW FULL PROCESSLIST"
 	}

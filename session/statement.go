@@ -161,7 +161,9 @@ func (s *Session) Plan(ctx context.Context, sql string, prepared bool) (*Plan, e
 	p.text = sql // what a prepared statement is planned from again
 	switch {
 	case p.processList != nil:
-		p.Reply, err = s.processList(ctx, p.processList)
+		pl := *p.processList
+		pl.Text = sql // the caller's own row shows the text as sent
+		p.Reply, err = s.processList(ctx, &pl)
 	case p.diagnostics:
 		p.Reply, err = s.diagnostics(ctx, p.SQL)
 	}
