@@ -176,6 +176,20 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 	sql = a.text // from here on, the text as the server reads it
 	stmts, release, err := e.parse(previousAsNext(sql, opts), opts)
 	defer release()
+	rec := masked{junk: -1}
+	if err != nil {
+		// Forms the parser does not know but the proxy reads for sure
+		// (recover.go): masked, the text is parsed again.
+		if m, ok := e.recoverText(sql, sc.toks); ok {
+			stmts2, release2, err2 := e.parse(previousAsNext(m.text, opts), opts)
+			defer release2()
+			if err2 == nil {
+				stmts, err, rec = stmts2, nil, m
+				a.text, sql = m.text, m.text
+				sc.toks = lexInto(sc.toks, sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+			}
+		}
+	}
 	if err != nil {
 		a.parseErr = err
 		funcs, names := e.textNames(sql, opts)
@@ -216,7 +230,14 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		if u, ok := s.(*ast.UseStmt); ok {
 			db = u.DBName
 		}
-		if len(stmts) == 1 {
+		for _, ss := range rec.setStatements {
+			// The statement a blanked SET STATEMENT prefix applies to
+			// starts right after it.
+			if ss.end <= start && strings.TrimSpace(sql[ss.end:start]) == "" {
+				a.Statements[len(a.Statements)-1].SetStatement = ss.vars
+			}
+		}
+		if len(stmts) == 1 && rec.junk < 0 {
 			all = c // the common case: the statement's collector is the input's
 			break
 		}
@@ -230,6 +251,13 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		for k := range c.aliases {
 			setName(&all.aliases, k)
 		}
+	}
+	if rec.junk >= 0 {
+		// The server stops at a syntax error for sure: a statement that
+		// reaches nothing.
+		a.stmtStarts = append(a.stmtStarts, rec.junk)
+		a.stmtDBs = append(a.stmtDBs, db)
+		a.Statements = append(a.Statements, Statement{Class: ClassRead, Kind: "SYNTAX ERROR", DB: db})
 	}
 	a.aliases = all.aliases
 	for name := range all.ctes {

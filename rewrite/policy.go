@@ -31,6 +31,7 @@ type Policy struct {
 const (
 	ReasonDenyStatements      = "deny_statements"
 	ReasonDenyMultiStatements = "deny_multi_statements"
+	ReasonStatementTimeout    = "statement_timeout"
 )
 
 // Check returns a *Refusal when a violates the policy.
@@ -49,6 +50,14 @@ func (p *Policy) Check(a *Analysis) error {
 		return r
 	}
 	for _, st := range a.Statements {
+		for _, v := range st.SetStatement {
+			if v == "max_statement_time" && p.StatementTimeout > 0 {
+				r := refuse(wire.ErOptionPreventsStatement, "the statement-timeout guardrail (%s) sets max_statement_time itself; "+
+					"leave it out of SET STATEMENT", p.StatementTimeout)
+				r.Reason = ReasonStatementTimeout
+				return r
+			}
+		}
 		for _, c := range p.DenyClasses {
 			if st.Class == c {
 				what := strings.ToUpper(c.String())
@@ -142,6 +151,24 @@ func (p *Policy) WithTimeout(sql string, a *Analysis, f Flavor) string {
 	switch f {
 	case MariaDB:
 		secs := strconv.FormatFloat(p.StatementTimeout.Seconds(), 'f', -1, 64)
+		if a.Statements[0].SetStatement != nil {
+			// The client's own SET STATEMENT (which may not set
+			// max_statement_time then, Check): one more setting in it.
+			toks := lex(sql, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes})
+			seen := 0
+			for _, t := range toks {
+				if t.kind == tokComment {
+					continue
+				}
+				if seen++; seen == 2 && t.kind == tokIdent && strings.EqualFold(sql[t.start:t.end], "STATEMENT") {
+					return sql[:t.end] + " max_statement_time=" + secs + "," + sql[t.end:]
+				}
+				if seen == 2 {
+					break
+				}
+			}
+			return sql
+		}
 		return "SET STATEMENT max_statement_time=" + secs + " FOR " + sql
 	case MySQL:
 		if c != ClassRead {

@@ -145,6 +145,10 @@ type Statement struct {
 	// Temporary marks CREATE / DROP TEMPORARY TABLE, the DDL that does not
 	// commit the open transaction.
 	Temporary bool
+	// SetStatement are the variables (lower case) a SET STATEMENT … FOR
+	// prefix of the statement sets, only ones that change neither how the
+	// text is read nor what it locks (see recoverText).
+	SetStatement []string
 }
 
 // Func is a function a statement calls, as written.
@@ -312,6 +316,8 @@ type Engine struct {
 	parsers  sync.Pool
 	scratch  sync.Pool // *scratch
 	reserved map[string]bool
+	// keywords are all the parser's keywords (lower case).
+	keywords map[string]bool
 	cache    *cache
 }
 
@@ -322,10 +328,11 @@ func NewEngine(cacheEntries int) *Engine {
 	if cacheEntries <= 0 {
 		cacheEntries = defaultCacheCapacity
 	}
-	e := &Engine{reserved: map[string]bool{}, cache: newCache(cacheEntries)}
+	e := &Engine{reserved: map[string]bool{}, keywords: map[string]bool{}, cache: newCache(cacheEntries)}
 	e.parsers.New = func() any { return parser.New() }
 	e.scratch.New = func() any { return &scratch{} }
 	for _, k := range parser.Keywords {
+		e.keywords[strings.ToLower(k.Word)] = true
 		if k.Reserved {
 			e.reserved[strings.ToLower(k.Word)] = true
 		}

@@ -39,7 +39,7 @@ type Guardrails struct {
 const (
 	GuardDenyStatements      = rewrite.ReasonDenyStatements
 	GuardDenyMultiStatements = rewrite.ReasonDenyMultiStatements
-	GuardStatementTimeout    = "statement_timeout"
+	GuardStatementTimeout    = rewrite.ReasonStatementTimeout
 	GuardMaxRows             = "max_rows"
 	GuardMaxForkBytes        = "max_fork_bytes"
 	GuardMaxSandboxes        = "max_sandboxes_per_user"

@@ -1,0 +1,228 @@
+package rewrite
+
+import (
+	"strings"
+)
+
+// Texts the parser does not read, but that the proxy still reads for sure.
+//
+// When the parser rejects a text, the engine looks for three MariaDB forms
+// it can read without it, and masks them in the text the parser and every
+// later reading of the input see (a.text: same length, so offsets into the
+// client's text hold); the client's text reaches the server as sent:
+//
+//   - SET STATEMENT var=value[, …] FOR <statement>: the per-statement
+//     settings are blanked when every variable is one that changes neither
+//     how the text is read nor which rows the statement locks
+//     (setStatementVars) and every value is a single literal or word. The
+//     statement that follows is analysed as if sent alone.
+//   - Spatial column types (GEOMETRY, POINT, LINESTRING, …) and SPATIAL
+//     KEY/INDEX, which the parser does not know: a type becomes BLOB and
+//     SPATIAL is blanked. Types name no table, so the statement's tables
+//     are read the same.
+//   - A statement the server rejects for sure as a syntax error: its first
+//     word is no keyword that can start a statement, nor a label. The
+//     server runs the statements before it and stops there with 1064, so
+//     it and everything after it are blanked and it becomes a statement of
+//     its own (Kind "SYNTAX ERROR") that reaches nothing.
+//
+// Each applies only after the parser has rejected the text, and the text is
+// parsed again once masked: what still does not parse is refused as before.
+
+// setStatementVars are the variables SET STATEMENT … FOR may set in a text
+// the proxy reads: none changes how the server reads a text (sql_mode,
+// character sets), which rows a statement locks (isolation), or reaches
+// beyond the session.
+var setStatementVars = map[string]bool{
+	"max_statement_time": true, "long_query_time": true, "lock_wait_timeout": true, "innodb_lock_wait_timeout": true,
+	"optimizer_switch": true, "optimizer_search_depth": true, "optimizer_prune_level": true,
+	"optimizer_use_condition_selectivity": true, "optimizer_max_sel_arg_weight": true, "join_buffer_size": true,
+	"join_cache_level": true, "sort_buffer_size": true, "tmp_table_size": true, "tmp_memory_table_size": true,
+	"max_heap_table_size": true, "max_join_size": true, "sql_select_limit": true, "max_sort_length": true,
+	"max_length_for_sort_data": true, "group_concat_max_len": true, "div_precision_increment": true,
+	"big_tables": true, "sql_big_selects": true, "sql_buffer_result": true, "sql_safe_updates": true,
+	"max_recursive_iterations": true, "in_predicate_conversion_threshold": true, "histogram_size": true,
+	"histogram_type": true, "use_stat_tables": true, "query_cache_type": true, "time_zone": true, "timestamp": true,
+	"lc_time_names": true, "default_week_format": true, "sql_notes": true, "sql_warnings": true,
+	"max_error_count": true, "unique_checks": true, "auto_increment_increment": true, "auto_increment_offset": true,
+	"expensive_subquery_limit": true, "eq_range_index_dive_limit": true, "range_alloc_block_size": true,
+	"read_buffer_size": true, "read_rnd_buffer_size": true, "net_write_timeout": true, "net_read_timeout": true,
+	"wait_timeout": true, "interactive_timeout": true,
+}
+
+// statementStarters are the words a MariaDB (or MySQL) statement can start
+// with, compound statements and labels' keywords included: a statement
+// starting with any other word that is no keyword of the parser either is
+// a syntax error for sure.
+var statementStarters = map[string]bool{
+	"ALTER": true, "ANALYZE": true, "BACKUP": true, "BEGIN": true, "BINLOG": true, "CACHE": true, "CALL": true,
+	"CASE": true, "CHANGE": true, "CHECK": true, "CHECKSUM": true, "CLONE": true, "CLOSE": true, "COMMIT": true,
+	"CREATE": true, "DEALLOCATE": true, "DECLARE": true, "DELETE": true, "DESC": true, "DESCRIBE": true, "DO": true,
+	"DROP": true, "END": true, "EXECUTE": true, "EXPLAIN": true, "FETCH": true, "FLUSH": true, "FOR": true,
+	"GET": true, "GOTO": true, "GRANT": true, "HANDLER": true, "HELP": true, "IF": true, "IMPORT": true,
+	"INSERT": true, "INSTALL": true, "ITERATE": true, "KILL": true, "LEAVE": true, "LOAD": true, "LOCK": true,
+	"LOOP": true, "OPEN": true, "OPTIMIZE": true, "PREPARE": true, "PURGE": true, "RAISE": true, "RELEASE": true,
+	"RENAME": true, "REPAIR": true, "REPEAT": true, "REPLACE": true, "RESET": true, "RESIGNAL": true,
+	"RESTART": true, "RETURN": true, "REVOKE": true, "ROLLBACK": true, "SAVEPOINT": true, "SELECT": true,
+	"SET": true, "SHOW": true, "SHUTDOWN": true, "SIGNAL": true, "START": true, "STOP": true, "TABLE": true,
+	"TRUNCATE": true, "UNINSTALL": true, "UNLOCK": true, "UPDATE": true, "USE": true, "VALUES": true,
+	"WHILE": true, "WITH": true, "XA": true, "SANDBOX": true,
+}
+
+// spatialTypes are MariaDB's spatial column types.
+var spatialTypes = map[string]bool{
+	"GEOMETRY": true, "POINT": true, "LINESTRING": true, "POLYGON": true, "MULTIPOINT": true,
+	"MULTILINESTRING": true, "MULTIPOLYGON": true, "GEOMETRYCOLLECTION": true, "GEOMCOLLECTION": true,
+}
+
+// masked is a text rewritten for the parser by recoverText.
+type masked struct {
+	text string
+	// setStatements are the SET STATEMENT prefixes blanked: where each
+	// ends, and the variables it sets (lower case).
+	setStatements []setStatement
+	// junk is the offset of a statement the server rejects as a syntax
+	// error, blanked with everything after it; -1 when there is none.
+	junk int
+}
+
+type setStatement struct {
+	end  int
+	vars []string
+}
+
+// recoverText masks, in text (normalized, tokens toks), the forms above.
+// ok is false when it finds none.
+func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
+	m.junk = -1
+	var b []byte
+	blank := func(from, to int) {
+		if b == nil {
+			b = []byte(text)
+		}
+		for i := from; i < to; i++ {
+			if b[i] != '\n' {
+				b[i] = ' '
+			}
+		}
+	}
+	word := func(i int) string {
+		if i >= 0 && i < len(toks) && toks[i].kind == tokIdent {
+			return strings.ToUpper(text[toks[i].start:toks[i].end])
+		}
+		return ""
+	}
+	punct := func(i int, c byte) bool {
+		return i >= 0 && i < len(toks) && toks[i].kind == tokPunct && text[toks[i].start] == c
+	}
+	start := true // toks[i] starts a statement
+	for i := 0; i < len(toks); i++ {
+		t := toks[i]
+		if t.kind == tokComment {
+			continue
+		}
+		if start {
+			start = false
+			if e.junkAt(text, toks, i) {
+				blank(int(t.start), len(text))
+				m.junk = int(t.start)
+				break
+			}
+			if word(i) == "SET" && word(i+1) == "STATEMENT" {
+				if end, vars, ok := setStatementPrefix(text, toks, i+2); ok {
+					blank(int(t.start), int(toks[end].end))
+					m.setStatements = append(m.setStatements, setStatement{end: int(toks[end].end), vars: vars})
+					i = end
+					start = true // the statement it applies to
+					continue
+				}
+			}
+		}
+		switch {
+		case punct(i, ';'):
+			start = true
+		case t.kind == tokIdent && spatialTypes[word(i)] && i > 0 && (toks[i-1].kind == tokIdent || toks[i-1].kind == tokQuoted) &&
+			!punct(i+1, '(') && !punct(i+1, '.') && !punct(i-2, '.'):
+			// A column's type: BLOB and blanks, the same length.
+			if b == nil {
+				b = []byte(text)
+			}
+			copy(b[t.start:], "BLOB")
+			blank(int(t.start)+4, int(t.end))
+		case word(i) == "SPATIAL" && (word(i+1) == "KEY" || word(i+1) == "INDEX") && (punct(i-1, ',') || punct(i-1, '(') || word(i-1) == "ADD"):
+			blank(int(t.start), int(t.end))
+		}
+	}
+	if b == nil {
+		return m, false
+	}
+	m.text = string(b)
+	return m, true
+}
+
+// junkAt reports whether the statement starting at toks[i] is a syntax
+// error for sure: it starts with a word that is neither a keyword (of
+// MariaDB's statements or of the parser) nor a label (followed by ':'), or
+// with a number or a string.
+func (e *Engine) junkAt(text string, toks []token, i int) bool {
+	t := toks[i]
+	next := i + 1
+	for next < len(toks) && toks[next].kind == tokComment {
+		next++
+	}
+	label := next < len(toks) && toks[next].kind == tokPunct && text[toks[next].start] == ':'
+	switch t.kind {
+	case tokNumber, tokString:
+		return true
+	case tokQuoted:
+		return !label
+	case tokIdent:
+		w := text[t.start:t.end]
+		return !label && !statementStarters[strings.ToUpper(w)] && !e.keywords[strings.ToLower(w)]
+	}
+	return false
+}
+
+// setStatementPrefix reads the settings of SET STATEMENT from toks[i] to its
+// FOR: var = value pairs separated by commas, each var in setStatementVars,
+// each value one literal or word (a sign allowed before a number). end is
+// the index of FOR.
+func setStatementPrefix(text string, toks []token, i int) (end int, vars []string, ok bool) {
+	punct := func(j int, c byte) bool {
+		return j < len(toks) && toks[j].kind == tokPunct && text[toks[j].start] == c
+	}
+	for {
+		if i >= len(toks) || toks[i].kind != tokIdent {
+			return 0, nil, false
+		}
+		v := strings.ToLower(text[toks[i].start:toks[i].end])
+		if !setStatementVars[v] || !punct(i+1, '=') {
+			return 0, nil, false
+		}
+		vars = append(vars, v)
+		i += 2
+		if punct(i, '-') || punct(i, '+') {
+			i++
+			if i >= len(toks) || toks[i].kind != tokNumber {
+				return 0, nil, false
+			}
+		}
+		if i >= len(toks) {
+			return 0, nil, false
+		}
+		switch toks[i].kind {
+		case tokNumber, tokString, tokIdent:
+		default:
+			return 0, nil, false
+		}
+		i++
+		switch {
+		case punct(i, ','):
+			i++
+		case i < len(toks) && toks[i].kind == tokIdent && strings.EqualFold(text[toks[i].start:toks[i].end], "FOR"):
+			return i, vars, true
+		default:
+			return 0, nil, false
+		}
+	}
+}

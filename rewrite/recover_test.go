@@ -1,0 +1,91 @@
+package rewrite
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRecoveredForms: texts the parser rejects that the engine still reads
+// for sure (recover.go) are rewritten like any other, the client's text
+// otherwise reaching the server as sent; look-alikes stay refused.
+func TestRecoveredForms(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	r := mapResolver{{DB: "app", Name: "t"}: {DB: "sb_app", Name: "t"}}
+	for _, c := range []struct {
+		sql, want string
+		kinds     string // the statements' kinds
+	}{
+		// SET STATEMENT … FOR with settings that change neither reading
+		// nor locking (PyMySQL's test_execution_time_limit).
+		{"SET STATEMENT max_statement_time=2 FOR SELECT data, sleep(0.01) FROM t",
+			"SET STATEMENT max_statement_time=2 FOR SELECT data, sleep(0.01) FROM `sb_app`.`t`", "SELECT"},
+		{"set statement max_statement_time = 0.5, optimizer_switch='index_merge=off' for update t set a = 1",
+			"set statement max_statement_time = 0.5, optimizer_switch='index_merge=off' for update `sb_app`.`t` set a = 1", "UPDATE"},
+		{"SELECT 1; SET STATEMENT max_statement_time=-1 FOR DELETE FROM t",
+			"SELECT 1; SET STATEMENT max_statement_time=-1 FOR DELETE FROM `sb_app`.`t`", "SELECT DELETE"},
+		// Spatial types (PyMySQL's test_issue_363).
+		{"CREATE TABLE t (id INTEGER PRIMARY KEY, geom LINESTRING NOT NULL /*!80003 SRID 0 */, SPATIAL KEY geom (geom)) ENGINE=MyISAM",
+			"CREATE TABLE `sb_app`.`t` (id INTEGER PRIMARY KEY, geom LINESTRING NOT NULL /*!80003 SRID 0 */, SPATIAL KEY geom (geom)) ENGINE=MyISAM", "CREATE TABLE"},
+		{"ALTER TABLE t ADD COLUMN p POINT, ADD SPATIAL INDEX (p)", "ALTER TABLE `sb_app`.`t` ADD COLUMN p POINT, ADD SPATIAL INDEX (p)", "ALTER TABLE"},
+		// A syntax error for sure, alone or after statements the server
+		// runs first (PyMySQL's test_nextset_error, go-mysql's
+		// TestExecuteMultiple).
+		{"xyzzy", "xyzzy", "SYNTAX ERROR"},
+		{"SELECT 1 FROM t; xyzzy;", "SELECT 1 FROM `sb_app`.`t`; xyzzy;", "SELECT SYNTAX ERROR"},
+		{"INSERT INTO t (id, str) VALUES (999, \"x\"); SELECT id FROM t LIMIT 2; DELETE FROM t WHERE id=999; THIS IS BOGUS()",
+			"INSERT INTO `sb_app`.`t` (id, str) VALUES (999, \"x\"); SELECT id FROM `sb_app`.`t` LIMIT 2; DELETE FROM `sb_app`.`t` WHERE id=999; THIS IS BOGUS()",
+			"INSERT SELECT DELETE SYNTAX ERROR"},
+		{"SELECT 1; t IS BOGUS; DELETE FROM t", "SELECT 1; t IS BOGUS; DELETE FROM t", "SELECT SYNTAX ERROR"},
+		{"SELECT 1; 42 FROM t", "SELECT 1; 42 FROM t", "SELECT SYNTAX ERROR"},
+	} {
+		res, err := e.Rewrite(c.sql, opts, r)
+		if err != nil {
+			t.Errorf("%q: %v", c.sql, err)
+			continue
+		}
+		if res.SQL != c.want {
+			t.Errorf("%q\n got %q\nwant %q", c.sql, res.SQL, c.want)
+		}
+		var kinds []string
+		for _, st := range res.Analysis.Statements {
+			kinds = append(kinds, st.Kind)
+		}
+		if k := strings.Join(kinds, " "); k != c.kinds {
+			t.Errorf("%q: kinds %q, want %q", c.sql, k, c.kinds)
+		}
+	}
+	for _, sql := range []string{
+		// Settings that change how the text is read or what it locks.
+		"SET STATEMENT sql_mode='ANSI_QUOTES' FOR SELECT \"a\" FROM t",
+		"SET STATEMENT transaction_isolation='SERIALIZABLE' FOR SELECT * FROM t",
+		"SET STATEMENT character_set_client=gbk FOR SELECT * FROM t",
+		"SET STATEMENT max_statement_time=(SELECT 1) FOR SELECT * FROM t",
+		// Statements that only look like syntax errors: labels, keywords.
+		"lbl: LOOP DELETE FROM t; LEAVE lbl; END LOOP",
+		"SELECT 1; `lbl`: BEGIN NOT ATOMIC DELETE FROM t; END",
+		"SELECT 1; REPLACE INTO t SELECT * FROM t FOR SYSTEM_TIME ALL",
+		"SELECT 1; BEGIN NOT ATOMIC DELETE FROM t; END",
+		"SELECT 1; HANDLER t OPEN",
+		// Not a column's type.
+		"INSERT INTO t VALUES (POINT(1, 2)) RETURNING *, x FROM",
+	} {
+		if res, err := e.Rewrite(sql, opts, r); err == nil {
+			t.Errorf("%q is not refused: %q", sql, res.SQL)
+		}
+	}
+	// The statement-timeout guardrail adds its setting to the client's
+	// SET STATEMENT, and refuses one that sets max_statement_time itself.
+	p := &Policy{StatementTimeout: 3 * time.Second}
+	a := e.Analyze("SET STATEMENT sort_buffer_size=1024 FOR SELECT * FROM t", opts)
+	if err := p.Check(a); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.WithTimeout(a.src, a, MariaDB); got != "SET STATEMENT max_statement_time=3, sort_buffer_size=1024 FOR SELECT * FROM t" {
+		t.Errorf("WithTimeout: %q", got)
+	}
+	if err := p.Check(e.Analyze("SET STATEMENT max_statement_time=100 FOR SELECT * FROM t", opts)); err == nil {
+		t.Error("the client's max_statement_time passed the statement-timeout guardrail")
+	}
+}
