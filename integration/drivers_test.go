@@ -124,3 +124,20 @@ func TestDriverTextsParserRejects(t *testing.T) {
 		"xyzzy",
 	}, "multiStatements=true")
 }
+
+// TestDriverCreateExistingDatabase: CREATE DATABASE of a database the
+// sandbox has reads as directly — with IF NOT EXISTS an OK with Note 1007,
+// without it error 1007 (go-mysql's suites start with CREATE DATABASE IF
+// NOT EXISTS test); a database the sandbox does not have is refused (a
+// sandbox makes no new databases).
+func TestDriverCreateExistingDatabase(t *testing.T) {
+	driverDiff(t, "drv_createdb", []string{"CREATE TABLE t (id INT PRIMARY KEY)"}, []string{
+		"CREATE DATABASE IF NOT EXISTS drv_createdb",
+		"SHOW WARNINGS",
+		"create schema if not exists `drv_createdb` CHARACTER SET utf8mb4",
+		"SHOW WARNINGS",
+		"CREATE DATABASE drv_createdb",
+		"USE drv_createdb",
+		"SELECT COUNT(*) FROM t",
+	})
+}

@@ -496,6 +496,11 @@ func escCases() []escCase {
 			// caller's own as the server does: 1094 Unknown thread id.
 			expect = escRefusedOrServerError
 		}
+		if c.stmts[0] == "CREATE SCHEMA IF NOT EXISTS esc" {
+			// A database the sandbox has: answered as the server answers
+			// it (OK, Note 1007), on the sandbox's own database for esc.
+			expect = escOK
+		}
 		add(escCase{cat: "server", name: fmt.Sprintf("%02d-%s", i+1, escSlug(c.stmts[0])), stmts: c.stmts, at: c.at, expect: expect})
 	}
 

@@ -977,6 +977,8 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 		st.Temporary = x.TemporaryKeyword != ast.TemporaryNone
 	case *ast.DropTableStmt:
 		st.Temporary = x.TemporaryKeyword != ast.TemporaryNone && !x.IsView
+	case *ast.CreateDatabaseStmt:
+		st.Database, st.IfNotExists = x.Name.O, x.IfNotExists
 	case *ast.CallStmt:
 		st.Unprovable = "CALL runs a stored procedure whose statements the proxy cannot see"
 	case *ast.PrepareStmt:

@@ -149,6 +149,10 @@ type Statement struct {
 	// prefix of the statement sets, only ones that change neither how the
 	// text is read nor what it locks (see recoverText).
 	SetStatement []string
+	// Database is the database CREATE DATABASE names, IfNotExists whether
+	// it says IF NOT EXISTS.
+	Database    string
+	IfNotExists bool
 }
 
 // Func is a function a statement calls, as written.

@@ -26,6 +26,9 @@ type Session struct {
 	// mode with --production-writes=allow).
 	allowProd bool
 	sb        *Sandbox
+	// schemas are sandbox databases the session named in a statement of
+	// its own (createExistingDatabase), physical to logical, for unmap.
+	schemas map[string]string
 	// up is the client's own upstream connection (nil in tests that
 	// plan without one).
 	up Upstream
@@ -640,6 +643,18 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 			return s.plan(ctx, q, opts, prepared)
 		}
 	}
+	if one && a.Statements[0].Kind == "CREATE DATABASE" {
+		// CREATE DATABASE of a database the sandbox has changes nothing:
+		// the server's answer (1007, or with IF NOT EXISTS its note).
+		if q, err := s.createExistingDatabase(ctx, a.Statements[0]); err != nil || q != "" {
+			if err != nil {
+				return nil, err
+			}
+			p.SQL, p.changed = q, true
+			p.version = s.current(opts)
+			return p, nil
+		}
+	}
 	if err := s.confined(ctx, a); err != nil {
 		return nil, err
 	}
@@ -672,6 +687,40 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 		}
 	}
 	return p, nil
+}
+
+// createExistingDatabase plans CREATE DATABASE [IF NOT EXISTS] db in a
+// sandbox: when the session's account sees db (a database of production
+// the sandbox copies), the statement runs on the sandbox's own database for
+// db, made first if need be, so the server answers it as directly — error
+// 1007 "Can't create database …; database exists", or with IF NOT EXISTS
+// OK with that note — in db's name (the error relabelled, the note by SHOW
+// WARNINGS). "" when db does not exist: a sandbox makes no new databases.
+func (s *Session) createExistingDatabase(ctx context.Context, st rewrite.Statement) (string, error) {
+	db := st.Database
+	r, err := s.up.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = "+rewrite.QuoteString(db))
+	if err != nil {
+		return "", err
+	}
+	if len(r.Rows) == 0 {
+		return "", nil
+	}
+	phys := SandboxSchema(s.m.cfg.Prefix, s.sb.ID, s.m.norm(rewrite.Table{DB: db}).DB)
+	err = s.m.withConn(ctx, func(c SideConn) error {
+		_, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+rewrite.QuoteIdent(phys))
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	if s.schemas == nil {
+		s.schemas = map[string]string{}
+	}
+	s.schemas[phys] = db
+	if st.IfNotExists {
+		return "CREATE DATABASE IF NOT EXISTS " + rewrite.QuoteIdent(phys), nil
+	}
+	return "CREATE DATABASE " + rewrite.QuoteIdent(phys), nil
 }
 
 // confined refuses, in a sandbox, what no fork can hold or what would
@@ -867,6 +916,9 @@ func (s *Session) unmap(msg string) string {
 	defer s.sb.mu.Unlock()
 	for _, e := range s.sb.tables {
 		msg = strings.ReplaceAll(msg, e.phys.DB, e.logical.DB)
+	}
+	for phys, logical := range s.schemas {
+		msg = strings.ReplaceAll(msg, phys, logical)
 	}
 	return msg
 }
