@@ -141,3 +141,44 @@ func TestDriverCreateExistingDatabase(t *testing.T) {
 		"SELECT COUNT(*) FROM t",
 	})
 }
+
+// TestDriverFieldList: COM_FIELD_LIST of tables the sandbox has its own copy
+// of — created there, forked and altered, dropped — lists them as directly
+// (go-mysql's TestFieldList lists a table its suite created), with the
+// logical database in each definition; the current database stays.
+func TestDriverFieldList(t *testing.T) {
+	db, p := sandboxProxy(t, "transparent", nil)
+	admin := openDB(t, db.DSN("")+"?multiStatements=true")
+	mustExecDB(t, admin, "DROP DATABASE IF EXISTS drv_fields; CREATE DATABASE drv_fields; "+
+		"CREATE TABLE drv_fields.t (a INT DEFAULT 5, b VARCHAR(10)); CREATE TABLE drv_fields.gone (g INT); "+
+		"CREATE TABLE drv_fields.kept (k INT)")
+	mustExecDB(t, admin, fmt.Sprintf("GRANT SELECT, SHOW VIEW ON drv_fields.* TO '%s'@'%%'", sandboxUser))
+	run := func(addr, user, password string) []string {
+		r := dialRaw(t, addr, user, password, "drv_fields")
+		for _, q := range []string{"CREATE TABLE n (x INT NOT NULL DEFAULT 3, y TEXT)", "ALTER TABLE t ADD COLUMN c INT DEFAULT 7", "DROP TABLE gone"} {
+			if _, err := r.c.Execute(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		var out []string
+		for _, table := range []string{"n", "t", "kept", "gone", "missing"} {
+			fields, err := r.c.FieldList(table, "")
+			if err != nil {
+				out = append(out, fmt.Sprintf("%s: error %d", table, errCode(err)))
+				continue
+			}
+			var fs []string
+			for _, f := range fields {
+				fs = append(fs, fmt.Sprintf("%s.%s.%s(%s)/%d default %q", f.Schema, f.Table, f.Name, f.OrgTable, f.Type, f.DefaultValue))
+			}
+			out = append(out, table+": "+strings.Join(fs, " "))
+		}
+		out = append(out, "current database "+r.scalar("SELECT DATABASE()"))
+		return out
+	}
+	sandbox := run(p.addr, sandboxUser+"+fields", sandboxPassword)
+	direct := run(db.Addr, db.User, db.Password)
+	if strings.Join(sandbox, "\n") != strings.Join(direct, "\n") {
+		t.Errorf("COM_FIELD_LIST\n directly:\n%s\n in a sandbox:\n%s", strings.Join(direct, "\n"), strings.Join(sandbox, "\n"))
+	}
+}

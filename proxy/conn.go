@@ -332,6 +332,7 @@ func (c *clientConn) dispatch(cmd byte) error {
 		if e := c.srv.internalDB(c.acct, c.sbx.DB()); e != nil {
 			return c.answerInstead(e)
 		}
+		return c.fieldList()
 	case wire.ComStmtClose, wire.ComStmtReset, wire.ComStmtSendLongData, wire.ComStmtFetch:
 		ps := c.translateStmtID(cmd)
 		if cmd == wire.ComStmtSendLongData {

@@ -3,11 +3,14 @@ package proxy
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/session"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -322,6 +325,55 @@ func (c *clientConn) initDB() error {
 	}
 	if !res.failed && len(res.oks) == 1 {
 		c.sbx.UseDB(name)
+	}
+	return c.out.flush()
+}
+
+// fieldList relays COM_FIELD_LIST of a sandboxing session. A table the
+// sandbox has its own copy of (forked, created, dropped) is listed from
+// there: its physical database is made current upstream for the command
+// (USE on the session's own connection) and the current one restored after,
+// and the answer's schema told back; any other table as sent.
+func (c *clientConn) fieldList() error {
+	p, err := c.readCommand(handshakeLimit)
+	if err != nil {
+		return err
+	}
+	table := string(p[1:])
+	if i := strings.IndexByte(table, 0); i >= 0 {
+		table = table[:i]
+	}
+	physDB, rl, ok, err := c.sbx.FieldList(c.ctx(), table)
+	if err != nil {
+		if err = linkOr(err); !isClientFacing(err) {
+			return err
+		}
+		return c.out.writeErr(clientError(err))
+	}
+	cur := c.sbx.DB()
+	if ok {
+		if _, err := c.be.query(c.ctx(), "USE "+rewrite.QuoteIdent(physDB)); err != nil {
+			if err = linkOr(err); !isClientFacing(err) {
+				return err
+			}
+			return c.out.writeErr(clientError(err))
+		}
+	}
+	if _, err := wire.WritePacket(c.be.w, c.out.seq-1, p); err != nil {
+		return &linkError{side: sideUpstream, write: true, err: err}
+	}
+	if err := c.out.toUpstream.flush(); err != nil {
+		return err
+	}
+	a := c.answer(wire.ShapeFields, false)
+	a.relabel = rl
+	if _, err := c.out.forward(a); err != nil {
+		return err
+	}
+	if ok {
+		if _, err := c.be.query(c.ctx(), "USE "+rewrite.QuoteIdent(cur)); err != nil {
+			return fmt.Errorf("restore the current database %s after COM_FIELD_LIST: %w", cur, err)
+		}
 	}
 	return c.out.flush()
 }

@@ -501,3 +501,30 @@ func (s *Session) diagnostics(ctx context.Context, sql string) (*Reply, error) {
 	}
 	return rep, nil
 }
+
+// FieldList says where COM_FIELD_LIST of table, which names a table of the
+// current database, must be asked in a sandbox: in the physical database of
+// the sandbox's own table (forked, created or dropped there) — the proxy
+// makes it current for the command and then restores the current one —,
+// with rl telling the answer's names back. ok is false when the command
+// goes upstream as sent: outside a sandbox, without a current database, or
+// for a table the sandbox leaves to production.
+func (s *Session) FieldList(ctx context.Context, table string) (physDB string, rl *Relabel, ok bool, err error) {
+	if s.sb == nil || s.db == "" || table == "" {
+		return "", nil, false, nil
+	}
+	t := rewrite.Table{DB: s.db, Name: table}
+	// What other proxy processes did to the sandbox's tables first.
+	if !s.synced && s.sb.shareable() {
+		if _, mapped, _ := (resolver{s}).Resolve(t, false); !mapped {
+			if err := s.m.syncTables(ctx, s.sb); err != nil {
+				return "", nil, false, err
+			}
+		}
+	}
+	e, found := s.sb.resolve(s.m.key(t))
+	if !found {
+		return "", nil, false, nil
+	}
+	return e.phys.DB, &Relabel{s: s, p: &Plan{changed: true}}, true, nil
+}
