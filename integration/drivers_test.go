@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
+	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
 // What drivers' own test suites do (scripts/driver-suites.sh, docs/DRIVERS.md)
@@ -180,5 +183,72 @@ func TestDriverFieldList(t *testing.T) {
 	direct := run(db.Addr, db.User, db.Password)
 	if strings.Join(sandbox, "\n") != strings.Join(direct, "\n") {
 		t.Errorf("COM_FIELD_LIST\n directly:\n%s\n in a sandbox:\n%s", strings.Join(direct, "\n"), strings.Join(sandbox, "\n"))
+	}
+}
+
+// TestDriverConnectionAttributes: a sandbox reads its own connection's
+// attributes from performance_schema.session_account_connect_attrs as
+// directly (go-sql-driver's TestConnectionAttributes), and no other
+// connection's: the proxy's upstream account is shared by every proxy
+// user's connections.
+func TestDriverConnectionAttributes(t *testing.T) {
+	testdb.Require(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	db, err := testdb.Start(ctx, testdb.Options{Logf: t.Logf, ExtraArgs: []string{"--performance-schema=ON"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Stop()
+	mustExecDB(t, openDB(t, db.DSN("")+"?multiStatements=true"), fmt.Sprintf(`CREATE DATABASE app;
+CREATE USER '%[1]s'@'%%' IDENTIFIED BY '%[2]s'; GRANT SELECT, SHOW VIEW ON app.* TO '%[1]s'@'%%';
+GRANT SELECT ON mysql.func TO '%[1]s'@'%%'; GRANT ALL PRIVILEGES ON `+"`\\_sqlfork%%`"+`.* TO '%[1]s'@'%%';`, sandboxUser, sandboxPassword))
+	p := startTestProxy(t, db.Addr, db, func(c *proxy.Config) {
+		c.Mode = "transparent"
+		c.UpstreamUser, c.UpstreamPassword = sandboxUser, sandboxPassword
+	})
+	other := conn(t, openDB(t, p.userDSN(sandboxUser, "app", "connectionAttributes=who:other")))
+	if err := other.PingContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	q := "SELECT ATTR_NAME, ATTR_VALUE FROM performance_schema.session_account_connect_attrs WHERE PROCESSLIST_ID = CONNECTION_ID()"
+	for _, way := range []string{"direct", "sandbox"} {
+		dsn := directDSN(db, "app", "connectionAttributes=attr1:value1,foo:boo")
+		if way == "sandbox" {
+			dsn = p.userDSN(sandboxUser+"+attrs", "app", "connectionAttributes=attr1:value1,foo:boo")
+		}
+		c := conn(t, openDB(t, dsn))
+		queries := []string{q}
+		if way == "sandbox" { // directly, every connection of the account
+			queries = append(queries, "SELECT ATTR_NAME, ATTR_VALUE FROM performance_schema.session_account_connect_attrs")
+		}
+		for _, query := range queries {
+			rows, err := c.QueryContext(ctx, query)
+			if err != nil {
+				t.Fatalf("%s: %s: %s", way, query, mysqlErr(err))
+			}
+			types, _ := rows.ColumnTypes()
+			got := map[string]string{}
+			for rows.Next() {
+				var n, v string
+				if err := rows.Scan(&n, &v); err != nil {
+					t.Fatal(err)
+				}
+				if _, dup := got[n]; dup && way == "sandbox" {
+					t.Errorf("%s: attribute %s listed twice: another connection's rows", query, n)
+				}
+				got[n] = v
+			}
+			rows.Close()
+			if got["attr1"] != "value1" || got["foo"] != "boo" || got["_client_name"] != "Go-MySQL-Driver" {
+				t.Errorf("%s: %s: attributes %v", way, query, got)
+			}
+			if got["who"] != "" {
+				t.Errorf("%s: %s lists another connection's attributes", way, query)
+			}
+			if way == "sandbox" && (len(types) != 2 || types[0].DatabaseTypeName() != "VARCHAR") {
+				t.Errorf("%s: column types %v", query, types)
+			}
+		}
 	}
 }

@@ -667,6 +667,10 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 			s.abandon(ctx, p)
 			return nil, err
 		}
+		if err := s.readOwnConn(ctx, a); err != nil {
+			s.abandon(ctx, p)
+			return nil, err
+		}
 		p.infoIdents = rewrite.Identifiers(sql, opts)
 	}
 	res, err := a.Rewrite(resolver{s})
@@ -730,7 +734,7 @@ func (s *Session) confined(ctx context.Context, a *rewrite.Analysis) error {
 		if st.Outside != "" {
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s", st.Outside)
 		}
-		if why := serverWide(st); why != "" {
+		if why := serverWide(ownConnOnly(st)); why != "" {
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s, which a sandbox must not see; run it on a direct connection", why)
 		}
 		if reason := outsideTables(st); reason != "" {
@@ -1002,6 +1006,9 @@ func (r resolver) Resolve(t rewrite.Table, write bool) (rewrite.Table, bool, err
 		if v, ok := infoViewName(t.Name); ok && r.s.sb.hasInfoViews() {
 			return rewrite.Table{DB: InfoSchema(r.s.m.cfg.Prefix, r.s.sb.ID), Name: v}, true, nil
 		}
+	}
+	if v, ok := ownConnView(t); ok && r.s.sb.hasInfoViews() {
+		return rewrite.Table{DB: InfoSchema(r.s.m.cfg.Prefix, r.s.sb.ID), Name: v}, true, nil
 	}
 	if write {
 		// Every written table is forked before rewriting; one that is not

@@ -52,6 +52,55 @@ var infoViews = []infoView{
 	{name: "SCHEMATA"},
 }
 
+// ownConnViews are performance_schema tables a sandbox reads through a
+// temporary table of the same name in its information_schema database,
+// holding only the reader's own connection's rows (PROCESSLIST_ID =
+// CONNECTION_ID()), made on the session's own connection before each
+// statement that reads it: the rows of every other connection of the
+// upstream account — other proxy users', the proxy's own — stay out.
+// session_account_connect_attrs is what drivers read their connection
+// attributes back from (go-sql-driver's TestConnectionAttributes); any
+// account may read it. (MariaDB refuses views of performance_schema to an
+// account without privileges on it, and temporary tables are the session's
+// own.)
+var ownConnViews = []string{"session_account_connect_attrs"}
+
+// ownConnView is the own-connection view standing for t, if any.
+func ownConnView(t rewrite.Table) (string, bool) {
+	if !strings.EqualFold(t.DB, "performance_schema") {
+		return "", false
+	}
+	for _, v := range ownConnViews {
+		if strings.EqualFold(v, t.Name) {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// ownConnSQL makes the own-connection table v in database db.
+func ownConnSQL(db, v string) string {
+	return "CREATE OR REPLACE TEMPORARY TABLE " + rewrite.QuoteIdent(db) + "." + rewrite.QuoteIdent(v) +
+		" AS SELECT * FROM performance_schema." + rewrite.QuoteIdent(v) + " WHERE PROCESSLIST_ID = CONNECTION_ID()"
+}
+
+// readOwnConn fills, on the session's own connection, the own-connection
+// tables a reads.
+func (s *Session) readOwnConn(ctx context.Context, a *rewrite.Analysis) error {
+	done := map[string]bool{}
+	for _, st := range a.Statements {
+		for _, t := range st.Reads {
+			if v, ok := ownConnView(t); ok && !done[v] {
+				done[v] = true
+				if _, err := s.up.Query(ctx, ownConnSQL(InfoSchema(s.m.cfg.Prefix, s.sb.ID), v)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // InfoSchema is the database holding sandbox id's information_schema
 // views: prefix_<id> (sandbox table databases are prefix_<id>_<db>).
 func InfoSchema(prefix, id string) string { return prefix + "_" + id }
@@ -146,6 +195,9 @@ func usesInfoSchema(a *rewrite.Analysis) bool {
 	for _, st := range a.Statements {
 		for _, t := range st.Reads {
 			if _, ok := infoViewName(t.Name); ok && strings.EqualFold(t.DB, "information_schema") {
+				return true
+			}
+			if _, ok := ownConnView(t); ok {
 				return true
 			}
 		}

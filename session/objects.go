@@ -203,6 +203,20 @@ func serverWide(st rewrite.Statement) string {
 	return ""
 }
 
+// ownConnOnly is st without the reads a sandbox makes through its
+// own-connection views (ownConnViews), which show nothing of other
+// connections.
+func ownConnOnly(st rewrite.Statement) rewrite.Statement {
+	var reads []rewrite.Table
+	for _, t := range st.Reads {
+		if _, ok := ownConnView(t); !ok {
+			reads = append(reads, t)
+		}
+	}
+	st.Reads = reads
+	return st
+}
+
 // infoSchemaSafe are the information_schema tables (lower case) that name
 // nothing of the proxy's databases nor of other connections: server-wide
 // settings and counters, the account's own grants, its own session, and

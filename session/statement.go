@@ -404,6 +404,12 @@ func (r *Relabel) Message(msg string) string { return r.s.unmap(msg) }
 // name spelled as the statement wrote it (the server labels
 // information_schema columns so). changed is false when nothing changes.
 func (r *Relabel) Column(n wire.ColumnNames) (wire.ColumnNames, bool) {
+	if r.s.sb != nil && n.Schema == InfoSchema(r.s.m.cfg.Prefix, r.s.sb.ID) {
+		if _, ok := ownConnView(rewrite.Table{DB: "performance_schema", Name: n.OrgTable}); ok {
+			n.Schema = "performance_schema" // a column of an own-connection view
+			return n, true
+		}
+	}
 	return relabelColumn(n, r.s.logicalDB, r.spelling)
 }
 
