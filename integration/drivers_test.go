@@ -252,3 +252,84 @@ GRANT SELECT ON mysql.func TO '%[1]s'@'%%'; GRANT ALL PRIVILEGES ON `+"`\\_sqlfo
 		}
 	}
 }
+
+// TestDriverProcedures: a sandbox has stored procedures of its own, made,
+// called (text and prepared, with multiple result sets, OUT parameters and
+// SIGNAL) and dropped as directly, reading and writing the sandbox's copies
+// of production's tables (go-sql-driver's TestMultiResultSet,
+// TestErrorInMultiResult and TestInterruptBySignal, go-mysql's
+// TestStmtProcedureMultiResult, PyMySQL's callproc tests); production's
+// rows stay as they were.
+func TestDriverProcedures(t *testing.T) {
+	driverDiff(t, "drv_proc", []string{
+		"CREATE TABLE t (id INT PRIMARY KEY, v INT)", "INSERT INTO t VALUES (1, 10), (2, 20)",
+	}, []string{
+		"DROP PROCEDURE IF EXISTS test_mrss;\nCREATE PROCEDURE test_mrss()\nBEGIN\n\tDO 1;\n\tSELECT 1, 2, 3 UNION SELECT 4, 5, 6;\n\tDO 1;\n\tSELECT 0, 0;\n\tDO 1;\n\tSELECT 7, 8, 9 UNION SELECT 10, 11, 12 UNION SELECT 13, 14, 15;\nEND",
+		"SHOW WARNINGS",
+		"CALL test_mrss()",
+		"CREATE PROCEDURE test_signal(ret INT)\nBEGIN\n\tSELECT ret;\n\tSIGNAL SQLSTATE\n\t\t'45001'\n\tSET\n\t\tMESSAGE_TEXT = \"an error\",\n\t\tMYSQL_ERRNO = 45001;\nEND",
+		"CALL test_signal(42)",
+		"CREATE PROCEDURE test_proc1()\nBEGIN\n\tSELECT 1,2;\n\tSELECT 3,4;\n\tSIGNAL SQLSTATE '10000' SET MESSAGE_TEXT = \"some error\",  MYSQL_ERRNO = 10000;\nEND;",
+		"CALL test_proc1",
+		"create procedure `foo.bar` (arg1 int)\nbegin\n    select arg1*2;\nend\n",
+		"SET @`_foo.bar_0`=123",
+		"CALL `foo.bar`(@`_foo.bar_0`)",
+		"CREATE PROCEDURE rw(IN x INT, OUT n INT) BEGIN DECLARE k INT DEFAULT 1; INSERT INTO t VALUES (x, x * 10); UPDATE t SET v = v + k WHERE id = 1; SELECT COUNT(*) INTO n FROM t; SELECT id, v FROM t ORDER BY id; END",
+		"CALL rw(3, @n)",
+		"SELECT @n",
+		"SELECT id, v FROM t ORDER BY id",
+		"DROP PROCEDURE test_signal",
+		"CALL test_signal(1)",
+		"DROP PROCEDURE test_signal",
+		"DROP PROCEDURE IF EXISTS test_signal",
+		"SHOW WARNINGS",
+		"CALL nosuch()",
+		"DROP PROCEDURE test_mrss; DROP PROCEDURE test_proc1; DROP PROCEDURE `foo.bar`; DROP PROCEDURE rw",
+	}, "multiStatements=true")
+	// Production is as setup left it until the direct run: the sandbox run
+	// came first, and driverDiff compared the two.
+}
+
+// TestDriverPreparedCall: CALL prepared with parameters, as go-sql-driver
+// sends CALL test_signal(?) and go-mysql's TestStmtProcedureMultiResult.
+func TestDriverPreparedCall(t *testing.T) {
+	db, p := sandboxProxy(t, "transparent", nil)
+	admin := openDB(t, db.DSN(""))
+	mustExecDB(t, admin, "CREATE DATABASE IF NOT EXISTS drv_pcall")
+	mustExecDB(t, admin, fmt.Sprintf("GRANT SELECT, SHOW VIEW ON drv_pcall.* TO '%s'@'%%'", sandboxUser))
+	ctx := context.Background()
+	run := func(dsn string) string {
+		c := conn(t, openDB(t, dsn))
+		mustExecC(t, c, "DROP PROCEDURE IF EXISTS two")
+		mustExecC(t, c, "CREATE PROCEDURE two(IN a INT, OUT b INT) BEGIN SELECT a AS first; SELECT a * 2 AS second; SET b = a * 3; END")
+		defer mustExecC(t, c, "DROP PROCEDURE two")
+		var out []string
+		rows, err := c.QueryContext(ctx, "CALL two(?, @b)", 21)
+		if err != nil {
+			return "error " + driverErr(err)
+		}
+		for {
+			for rows.Next() {
+				var v int
+				if err := rows.Scan(&v); err != nil {
+					return err.Error()
+				}
+				out = append(out, fmt.Sprint(v))
+			}
+			if !rows.NextResultSet() {
+				break
+			}
+		}
+		if err := rows.Err(); err != nil {
+			out = append(out, "error "+driverErr(err))
+		}
+		rows.Close()
+		out = append(out, queryString(t, c, "SELECT @b"))
+		return strings.Join(out, " ")
+	}
+	sandbox := run(p.userDSN(sandboxUser+"+pcall", "drv_pcall"))
+	direct := run(directDSN(db, "drv_pcall"))
+	if sandbox != direct {
+		t.Errorf("prepared CALL: directly %q, in a sandbox %q", direct, sandbox)
+	}
+}

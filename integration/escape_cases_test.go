@@ -279,6 +279,32 @@ func escCases() []escCase {
 	} {
 		add(escCase{cat: "routines", name: fmt.Sprintf("%02d-%s", i+1, escSlug(q)), stmts: []string{q}, expect: escRefused})
 	}
+	// A sandbox's own procedures: whatever their body does stays in the
+	// sandbox, and what a sandbox refuses is refused in a body too.
+	add(
+		escCase{cat: "routines", name: "procedure-writes-land-in-sandbox",
+			stmts:  []string{"CREATE PROCEDURE p_sb() BEGIN UPDATE customers SET balance = 999; DELETE FROM audit; INSERT INTO esc2.t2 VALUES (9, 'nine'); END", "CALL p_sb()"},
+			expect: escOK, checks: []escCheck{{"SELECT SUM(balance) FROM customers", "2997"}, {"SELECT COUNT(*) FROM esc2.t2", "3"}}},
+		escCase{cat: "routines", name: "procedure-drops-sandbox-table",
+			stmts:  []string{"CREATE PROCEDURE p_drop() DROP TABLE customers", "CALL p_drop()"},
+			expect: escOK},
+		escCase{cat: "routines", name: "procedure-other-schema",
+			stmts:  []string{"CREATE PROCEDURE esc2.p_o() DELETE FROM t2", "CALL esc2.p_o()"},
+			expect: escOK, checks: []escCheck{{"SELECT COUNT(*) FROM esc2.t2", "0"}}},
+		escCase{cat: "routines", name: "procedure-body-stored-function", stmts: []string{"CREATE PROCEDURE p_f() BEGIN SELECT f_write('p'); END"}, expect: escRefused},
+		escCase{cat: "routines", name: "procedure-body-calls-production", stmts: []string{"CREATE PROCEDURE p_c() BEGIN CALL p_write(); END"}, expect: escRefused},
+		escCase{cat: "routines", name: "procedure-body-registry", stmts: []string{"CREATE PROCEDURE p_r() BEGIN DELETE FROM _sqlfork_meta.sandboxes; END"}, expect: escRefused},
+		escCase{cat: "routines", name: "procedure-body-if", stmts: []string{"CREATE PROCEDURE p_i() BEGIN IF 1 THEN DELETE FROM customers; END IF; END"}, expect: escRefused},
+		escCase{cat: "routines", name: "procedure-body-dynamic", stmts: []string{"CREATE PROCEDURE p_d() BEGIN PREPARE s FROM 'DELETE FROM customers'; EXECUTE s; END"}, expect: escRefused},
+		escCase{cat: "routines", name: "procedure-body-grant", stmts: []string{"CREATE PROCEDURE p_g() SQL SECURITY DEFINER BEGIN GRANT ALL ON *.* TO 'victim'@'%'; END"}, expect: escRefused},
+		escCase{cat: "routines", name: "procedure-body-outfile", stmts: []string{"CREATE PROCEDURE p_o2() SELECT * FROM customers INTO OUTFILE '/tmp/p_o2'"}, expect: escRefused},
+		escCase{cat: "routines", name: "procedure-body-handler", stmts: []string{"CREATE PROCEDURE p_h() BEGIN DECLARE CONTINUE HANDLER FOR SQLEXCEPTION DELETE FROM customers; SELECT 1; END"}, expect: escRefused},
+		escCase{cat: "routines", name: "procedure-body-default-subquery", stmts: []string{"CREATE PROCEDURE p_s() BEGIN DECLARE x INT DEFAULT (SELECT f_write('d')); END"}, expect: escRefused},
+		escCase{cat: "routines", name: "procedure-in-multi-statement-then-write",
+			stmts: []string{"CREATE PROCEDURE p_m() SELECT 1; UPDATE customers SET balance = 5; CALL p_m()"}, params: []string{"multiStatements=true"},
+			expect: escOK, checks: []escCheck{{"SELECT SUM(balance) FROM customers", "15"}}},
+		escCase{cat: "routines", name: "production-procedure-called-by-name-qualified", stmts: []string{"CALL esc.p_write()"}, expect: escRefused},
+	)
 	add(escCase{cat: "routines", name: "use-esc2-unknown-function",
 		stmts:  []string{"USE esc2", "SELECT f_write('x')"},
 		expect: escRefusedOrServerError, why: "esc2 has no f_write: the server's 1305 is fine"})
@@ -496,10 +522,16 @@ func escCases() []escCase {
 			// caller's own as the server does: 1094 Unknown thread id.
 			expect = escRefusedOrServerError
 		}
-		if c.stmts[0] == "CREATE SCHEMA IF NOT EXISTS esc" {
+		switch c.stmts[0] {
+		case "CREATE SCHEMA IF NOT EXISTS esc":
 			// A database the sandbox has: answered as the server answers
 			// it (OK, Note 1007), on the sandbox's own database for esc.
 			expect = escOK
+		case "CREATE PROCEDURE p2() SELECT 1":
+			expect = escOK // the sandbox's own procedure
+		case "DROP PROCEDURE p_write":
+			// The sandbox has no p_write of its own: the server's 1305.
+			expect = escRefusedOrServerError
 		}
 		add(escCase{cat: "server", name: fmt.Sprintf("%02d-%s", i+1, escSlug(c.stmts[0])), stmts: c.stmts, at: c.at, expect: expect})
 	}

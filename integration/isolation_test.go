@@ -784,3 +784,84 @@ func TestIsolationProductionWritesAllow(t *testing.T) {
 		}
 	}
 }
+
+// TestSandboxProceduresIsolated: a sandbox's own procedures are in its
+// databases, which every proxy user's shared upstream account sees: another
+// user finds none of them in information_schema.ROUTINES and PARAMETERS,
+// SHOW PROCEDURE STATUS or mysql.proc, nor calls or drops them; their
+// owner sees them under their logical database. With the ALL PRIVILEGES
+// account (mysql.proc readable) and the least-privilege one.
+func TestSandboxProceduresIsolated(t *testing.T) {
+	users := []proxy.User{{Name: "alice", Password: sandboxPassword}, {Name: "bob", Password: sandboxPassword}}
+	for _, acct := range []string{"all privileges", "least privilege"} {
+		t.Run(acct, func(t *testing.T) {
+			var db *testdb.Server
+			var p *proxyHandle
+			if acct == "least privilege" {
+				db, p = sandboxProxy(t, "transparent", func(c *proxy.Config) { c.Users = users })
+			} else {
+				db, _ = env(t)
+				p = startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.Mode, c.Users = "transparent", users })
+			}
+			ctx := context.Background()
+			alice := conn(t, openDB(t, p.userDSN("alice", "app")))
+			mustExecC(t, alice, "CREATE PROCEDURE alice_secret_proc(IN alice_param INT) SELECT alice_param")
+			if got := queryString(t, alice, "SELECT ROUTINE_SCHEMA FROM information_schema.ROUTINES WHERE ROUTINE_NAME = 'alice_secret_proc'"); got != "app" {
+				t.Errorf("alice's own procedure in information_schema.ROUTINES: schema %q, want app", got)
+			}
+			rows, err := alice.QueryContext(ctx, "SHOW PROCEDURE STATUS LIKE 'alice_secret%'")
+			if err != nil {
+				t.Fatal(mysqlErr(err))
+			}
+			var dbs []string
+			for rows.Next() {
+				vals, err := scanStrings(rows)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dbs = append(dbs, vals[0].String)
+			}
+			rows.Close()
+			if strings.Join(dbs, ",") != "app" {
+				t.Errorf("alice's SHOW PROCEDURE STATUS: databases %v, want [app]", dbs)
+			}
+			root := openDB(t, db.DSN(""))
+			var n int
+			if err := root.QueryRow("SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_NAME = 'alice_secret_proc' AND ROUTINE_SCHEMA LIKE '\\_sqlfork%'").Scan(&n); err != nil || n != 1 {
+				t.Fatalf("control: the procedure upstream: %d, %v", n, err)
+			}
+			bob := conn(t, openDB(t, p.userDSN("bob", "app")))
+			for _, q := range []string{
+				"SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_NAME LIKE 'alice%'",
+				"SELECT COUNT(*) FROM information_schema.PARAMETERS WHERE PARAMETER_NAME LIKE 'alice%'",
+			} {
+				if got := queryString(t, bob, q); got != "0" {
+					t.Errorf("bob: %s = %s", q, got)
+				}
+			}
+			if rows, err := bob.QueryContext(ctx, "SHOW PROCEDURE STATUS"); err != nil {
+				t.Fatal(mysqlErr(err))
+			} else {
+				for rows.Next() {
+					vals, _ := scanStrings(rows)
+					if strings.HasPrefix(vals[1].String, "alice") || strings.HasPrefix(vals[0].String, "_sqlfork") {
+						t.Errorf("bob's SHOW PROCEDURE STATUS lists %s.%s", vals[0].String, vals[1].String)
+					}
+				}
+				rows.Close()
+			}
+			if _, err := bob.ExecContext(ctx, "SELECT * FROM mysql.proc"); !strings.HasPrefix(mysqlErr(err), "1290") && !strings.HasPrefix(mysqlErr(err), "1142") {
+				t.Errorf("bob: mysql.proc: %s, want 1290 (or the server's 1142)", mysqlErr(err))
+			}
+			if _, err := bob.ExecContext(ctx, "CALL alice_secret_proc(1)"); !strings.HasPrefix(mysqlErr(err), "1305") {
+				t.Errorf("bob: CALL of alice's procedure: %s, want 1305", mysqlErr(err))
+			}
+			if _, err := bob.ExecContext(ctx, "DROP PROCEDURE alice_secret_proc"); !strings.HasPrefix(mysqlErr(err), "1305") {
+				t.Errorf("bob: DROP of alice's procedure: %s, want 1305", mysqlErr(err))
+			}
+			if got := queryString(t, alice, "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_NAME = 'alice_secret_proc'"); got != "1" {
+				t.Errorf("alice's procedure after bob: %s", got)
+			}
+		})
+	}
+}

@@ -182,9 +182,12 @@ func TestSandboxTransparent(t *testing.T) {
 
 	// Refusals, with errors that say why.
 	for q, want := range map[string]string{
-		"CREATE DATABASE nope":                   "1290",
-		"SELECT * FROM _sqlfork_meta.sandboxes":  "1044",
-		"CALL two_results()":                     "1290",
+		"CREATE DATABASE nope":                  "1290",
+		"SELECT * FROM _sqlfork_meta.sandboxes": "1044",
+		// The sandbox has no procedure of that name, and production's,
+		// which never run in a sandbox, are invisible to the
+		// least-privilege account: the server's 1305.
+		"CALL two_results()":                     "1305",
 		"GRANT SELECT ON app.* TO 'x'@'%'":       "1290",
 		"SANDBOX FROB":                           "1064",
 		"SET GLOBAL max_connections = 10":        "1290",
@@ -196,8 +199,8 @@ func TestSandboxTransparent(t *testing.T) {
 		}
 	}
 
-	if n := h.metric(t, "sqlfork_sandbox_refusals_total", map[string]string{"code": "1290"}); n < 4 {
-		t.Errorf("sqlfork_sandbox_refusals_total{code=1290} = %v, want >= 4", n)
+	if n := h.metric(t, "sqlfork_sandbox_refusals_total", map[string]string{"code": "1290"}); n < 3 {
+		t.Errorf("sqlfork_sandbox_refusals_total{code=1290} = %v, want >= 3", n)
 	}
 	for _, c := range []struct {
 		class, outcome string

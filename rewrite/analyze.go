@@ -106,6 +106,15 @@ func (m *tableMarker) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 // Enter implements ast.Visitor.
 func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 	switch x := n.(type) {
+	case *ast.CallStmt:
+		// The procedure's name is no function call: only its arguments
+		// are expressions.
+		if x.Procedure != nil {
+			for _, arg := range x.Procedure.Args {
+				arg.Accept(c)
+			}
+		}
+		return n, true
 	case *ast.InsertStmt:
 		if x.Table != nil {
 			c.markTables(x.Table.TableRefs)

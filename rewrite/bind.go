@@ -142,7 +142,7 @@ type occurrence struct {
 // analyze builds an Analysis: parse, classify, then bind every table
 // reference the parser reports to its place in the text.
 func (e *Engine) analyze(sql string, opts Options) *Analysis {
-	a := &Analysis{src: sql, text: sql, opts: opts}
+	a := &Analysis{src: sql, text: sql, opts: opts, endDB: opts.DB}
 	if isSandboxStatement(sql) {
 		st := Statement{Class: ClassSandbox}
 		toks := lex(sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
@@ -174,6 +174,12 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 	}
 	a.text, a.altered = nz.text, nz
 	sql = a.text // from here on, the text as the server reads it
+	if e.hasCreateProcedure(sql, sc.toks) {
+		// The parser does not read MariaDB's procedure bodies: the engine
+		// splits the input and reads them itself (routine.go).
+		e.analyzePieces(a, append([]token(nil), sc.toks...))
+		return a
+	}
 	stmts, release, err := e.parse(previousAsNext(sql, opts), opts)
 	defer release()
 	rec := masked{junk: -1}
@@ -217,6 +223,7 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		s.Accept(c)
 		a.Statements = append(a.Statements, describe(s, c, db))
 		a.markBare(&a.Statements[len(a.Statements)-1], sc.toks)
+		routineStatement(&a.Statements[len(a.Statements)-1], s, sql, sc.toks, start)
 		if st := &a.Statements[len(a.Statements)-1]; st.Show != nil && nz.alteredIn(start, cursor) {
 			// SHOW … LIKE / WHERE is answered with a query built from its
 			// text, which holds characters changed for the parser.
@@ -252,6 +259,7 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 			setName(&all.aliases, k)
 		}
 	}
+	a.endDB = db
 	if rec.junk >= 0 {
 		// The server stops at a syntax error for sure: a statement that
 		// reaches nothing.
@@ -986,9 +994,14 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 			st.Unprovable = "PREPARE ... FROM @variable is dynamic SQL the proxy cannot see"
 		}
 	case *ast.ShowStmt:
-		if x.Tp == ast.ShowTables || x.Tp == ast.ShowTableStatus || x.Tp == ast.ShowDatabases || x.Tp == ast.ShowProcessList {
+		if x.Tp == ast.ShowTables || x.Tp == ast.ShowTableStatus || x.Tp == ast.ShowDatabases || x.Tp == ast.ShowProcessList ||
+			x.Tp == ast.ShowProcedureStatus || x.Tp == ast.ShowFunctionStatus {
 			sh := &Show{What: "TABLES", Full: x.Full, DB: x.DBName}
 			switch x.Tp {
+			case ast.ShowProcedureStatus:
+				sh.What = "PROCEDURE STATUS"
+			case ast.ShowFunctionStatus:
+				sh.What = "FUNCTION STATUS"
 			case ast.ShowTableStatus:
 				sh.What = "TABLE STATUS"
 			case ast.ShowDatabases:
@@ -1147,6 +1160,10 @@ func kindOf(s ast.StmtNode) string {
 		return "DO"
 	case *ast.CallStmt:
 		return "CALL"
+	case *ast.DropProcedureStmt:
+		return "DROP PROCEDURE"
+	case *ast.ProcedureInfo:
+		return "CREATE PROCEDURE"
 	}
 	return ""
 }

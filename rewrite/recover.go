@@ -20,6 +20,9 @@ import (
 //     KEY/INDEX, which the parser does not know: a type becomes BLOB and
 //     SPATIAL is blanked. Types name no table, so the statement's tables
 //     are read the same.
+//   - SELECT … INTO a stored program's local variables (the parser knows
+//     only @variables there): the INTO clause is blanked; variables name
+//     no table.
 //   - A statement the server rejects for sure as a syntax error: its first
 //     word is no keyword that can start a statement, nor a label. The
 //     server runs the statements before it and stops there with 1064, so
@@ -116,6 +119,7 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 		return i >= 0 && i < len(toks) && toks[i].kind == tokPunct && text[toks[i].start] == c
 	}
 	start := true // toks[i] starts a statement
+	selecting := false
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if t.kind == tokComment {
@@ -123,6 +127,7 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 		}
 		if start {
 			start = false
+			selecting = word(i) == "SELECT"
 			if e.junkAt(text, toks, i) {
 				blank(int(t.start), len(text))
 				m.junk = int(t.start)
@@ -141,6 +146,20 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 		switch {
 		case punct(i, ';'):
 			start = true
+		case selecting && word(i) == "INTO" && word(i+1) != "OUTFILE" && word(i+1) != "DUMPFILE" && i+1 < len(toks) && toks[i+1].kind == tokIdent:
+			// SELECT … INTO local variables of a stored program: the
+			// variables name no table.
+			j := i + 1
+			for j < len(toks) && toks[j].kind == tokIdent && !punct(j+1, '.') && !punct(j+1, '(') {
+				if !punct(j+1, ',') {
+					break
+				}
+				j += 2
+			}
+			if j < len(toks) && toks[j].kind == tokIdent && !punct(j+1, '.') && !punct(j+1, '(') {
+				blank(int(t.start), int(toks[j].end))
+				i = j
+			}
 		case t.kind == tokIdent && spatialTypes[word(i)] && i > 0 && (toks[i-1].kind == tokIdent || toks[i-1].kind == tokQuoted) &&
 			!punct(i+1, '(') && !punct(i+1, '.') && !punct(i-2, '.'):
 			// A column's type: BLOB and blanks, the same length.

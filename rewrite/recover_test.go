@@ -39,6 +39,8 @@ func TestRecoveredForms(t *testing.T) {
 			"INSERT SELECT DELETE SYNTAX ERROR"},
 		{"SELECT 1; t IS BOGUS; DELETE FROM t", "SELECT 1; t IS BOGUS; DELETE FROM t", "SELECT SYNTAX ERROR"},
 		{"SELECT 1; 42 FROM t", "SELECT 1; 42 FROM t", "SELECT SYNTAX ERROR"},
+		// SELECT … INTO a stored program's local variables.
+		{"SELECT COUNT(*), MAX(id) INTO n, m FROM t", "SELECT COUNT(*), MAX(id) INTO n, m FROM `sb_app`.`t`", "SELECT"},
 	} {
 		res, err := e.Rewrite(c.sql, opts, r)
 		if err != nil {
@@ -70,6 +72,8 @@ func TestRecoveredForms(t *testing.T) {
 		"SELECT 1; HANDLER t OPEN",
 		// Not a column's type.
 		"INSERT INTO t VALUES (POINT(1, 2)) RETURNING *, x FROM",
+		// Files are no variables.
+		"SELECT * INTO OUTFILE '/tmp/x' FROM t FOR SYSTEM_TIME ALL",
 	} {
 		if res, err := e.Rewrite(sql, opts, r); err == nil {
 			t.Errorf("%q is not refused: %q", sql, res.SQL)

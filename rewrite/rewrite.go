@@ -149,6 +149,9 @@ type Statement struct {
 	// prefix of the statement sets, only ones that change neither how the
 	// text is read nor what it locks (see recoverText).
 	SetStatement []string
+	// Routine is the stored procedure of CREATE PROCEDURE, DROP PROCEDURE
+	// and CALL (nil for other statements).
+	Routine *Routine
 	// Database is the database CREATE DATABASE names, IfNotExists whether
 	// it says IF NOT EXISTS.
 	Database    string
@@ -175,7 +178,8 @@ func (f Func) String() string {
 // Show is a SHOW statement the proxy answers itself or asks as a query:
 // one that lists tables or databases, or the process list.
 type Show struct {
-	// What is "TABLES", "TABLE STATUS", "DATABASES" or "PROCESSLIST".
+	// What is "TABLES", "TABLE STATUS", "DATABASES", "PROCESSLIST",
+	// "PROCEDURE STATUS" or "FUNCTION STATUS".
 	What string
 	Full bool
 	// DB is the database of FROM/IN db, "" for the current one.
@@ -225,6 +229,11 @@ type Analysis struct {
 	// stmtAliases are each statement's table aliases (lower case).
 	stmtAliases []map[string]bool
 	parseErr    error
+	// parts, for an input holding CREATE PROCEDURE, are its statements as
+	// the engine split it (routine.go); sites are then theirs.
+	parts []part
+	// endDB is the current database after the input (a USE changes it).
+	endDB string
 }
 
 // mappedInAnyDB reports whether an unqualified name is mapped in any
@@ -414,6 +423,16 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 	if r == nil {
 		return &Result{SQL: a.src, Analysis: a}, nil
 	}
+	reps, err := a.replacements(r)
+	if err != nil {
+		return nil, err
+	}
+	return a.build(reps), nil
+}
+
+// replacements checks that the input can be rewritten through r and
+// returns what to put where in its text.
+func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 	if a.normErr != nil {
 		return nil, a.normErr
 	}
@@ -421,11 +440,14 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 		return nil, refuse(wire.ErUnknown, "a table is named with a backslash in a \"quoted\" name, which the proxy cannot "+
 			"read back exactly; quote the name with backquotes")
 	}
+	if a.parts != nil {
+		return a.partReps(r)
+	}
 	if a.parseErr != nil {
 		if err := a.refuseUnparseable(r); err != nil {
 			return nil, err
 		}
-		return &Result{SQL: a.src, Analysis: a}, nil
+		return nil, nil
 	}
 	for _, t := range a.unbound {
 		if mapped(r, t) {
@@ -445,13 +467,62 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 				"rename the CTE", QuoteIdent(name))
 		}
 	}
-	for _, st := range a.Statements {
+	rr, _ := r.(RoutineResolver)
+	var routines []replacement
+	for i := range a.Statements {
+		st := &a.Statements[i]
+		if st.Routine != nil && rr != nil && (st.Kind == "CALL" || st.Kind == "DROP PROCEDURE") {
+			reps, err := a.routineReps(st, rr)
+			if err != nil {
+				return nil, err
+			}
+			routines = append(routines, reps...)
+			continue
+		}
 		if st.Unprovable != "" {
 			return nil, refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; "+
 				"run its statements one by one instead", st.Unprovable)
 		}
 	}
-	return a.splice(r)
+	reps, err := a.splice(r)
+	if err != nil {
+		return nil, err
+	}
+	return append(reps, routines...), nil
+}
+
+// partReps are the replacements of an input the engine split itself: each
+// piece's, and each CREATE PROCEDURE's through a RoutineResolver.
+func (a *Analysis) partReps(r Resolver) ([]replacement, error) {
+	rr, _ := r.(RoutineResolver)
+	var reps []replacement
+	for _, p := range a.parts {
+		st := &a.Statements[p.stmt]
+		if st.Unprovable != "" && (p.sub == nil || p.sub.parseErr != nil || p.sub.normErr != nil) {
+			return nil, refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox", st.Unprovable)
+		}
+		if p.sub == nil {
+			if rr == nil {
+				return nil, refuse(wire.ErUnknown, "a stored procedure's definition runs statements the proxy cannot confine here")
+			}
+			rs, err := a.routineReps(st, rr)
+			if err != nil {
+				return nil, err
+			}
+			reps = append(reps, rs...)
+			continue
+		}
+		rs, err := p.sub.replacements(r)
+		if err != nil {
+			return nil, err
+		}
+		for _, rp := range rs {
+			rp.start += p.start
+			rp.end += p.start
+			reps = append(reps, rp)
+		}
+	}
+	return reps, nil
 }
 
 // norm is the lookup key of a table under the session's
@@ -472,7 +543,7 @@ type replacement struct {
 // splice resolves every table (write if any reference writes it), maps
 // qualifiers to the table they name in their statement, rewrites PREPARE
 // literals, and builds the output.
-func (a *Analysis) splice(r Resolver) (*Result, error) {
+func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 	// Sites are few: slices with linear search beat maps here.
 	type resolved struct {
 		key, phys Table
@@ -599,8 +670,13 @@ func (a *Analysis) splice(r Resolver) (*Result, error) {
 			reps = append(reps, replacement{p.start, p.end, quoteString(res.SQL, !a.opts.NoBackslashEscapes)})
 		}
 	}
+	return reps, nil
+}
+
+// build splices reps into the client's text.
+func (a *Analysis) build(reps []replacement) *Result {
 	if len(reps) == 0 {
-		return &Result{SQL: a.src, Analysis: a}, nil
+		return &Result{SQL: a.src, Analysis: a}
 	}
 	for i := 1; i < len(reps); i++ {
 		for j := i; j > 0 && reps[j].start < reps[j-1].start; j-- {
@@ -620,7 +696,7 @@ func (a *Analysis) splice(r Resolver) (*Result, error) {
 		}
 	}
 	b.WriteString(a.src[last:])
-	return &Result{SQL: b.String(), Changed: true, Analysis: a, Renames: renames}, nil
+	return &Result{SQL: b.String(), Changed: true, Analysis: a, Renames: renames}
 }
 
 // mapped reports whether r redirects t. Resolve errors count as mapped:

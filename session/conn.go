@@ -520,8 +520,9 @@ func newPlan(sql string, a *rewrite.Analysis) *Plan {
 		case st.Kind == "USE":
 			p.useDB = true
 		}
-		// CREATE and DROP TEMPORARY TABLE leave the transaction open.
-		p.ddl = p.ddl || st.Class == rewrite.ClassDDL && !st.Temporary
+		// CREATE and DROP TEMPORARY TABLE leave the transaction open;
+		// CREATE and DROP PROCEDURE commit it.
+		p.ddl = p.ddl || st.Class == rewrite.ClassDDL && !st.Temporary || st.Kind == "CREATE PROCEDURE" || st.Kind == "DROP PROCEDURE"
 		p.readVars = p.readVars || st.ChangesLexing || st.ChangesIsolation
 		p.serializable = p.serializable || st.Serializable
 		p.opensView = p.opensView || opensView(st, sql)
@@ -737,9 +738,22 @@ func (s *Session) confined(ctx context.Context, a *rewrite.Analysis) error {
 		if why := serverWide(ownConnOnly(st)); why != "" {
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s, which a sandbox must not see; run it on a direct connection", why)
 		}
-		if reason := outsideTables(st); reason != "" {
+		if reason := outsideTables(st); reason != "" && !sandboxRoutine(st) {
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s changes the server outside any table, which a sandbox cannot contain; "+
 				"it is refused in a sandbox (run it on a direct connection or SANDBOX DETACH in explicit mode)", reason)
+		}
+		if st.Kind == "CALL" && st.Routine != nil {
+			if err := s.checkCall(ctx, st); err != nil {
+				return err
+			}
+		}
+		if st.Kind == "CREATE PROCEDURE" && st.Routine != nil {
+			// The body's statements are the sandbox's statements too.
+			for _, b := range st.Routine.Body {
+				if err := s.confined(ctx, b); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	if why, err := s.objectHazard(ctx, a, s.sb); err != nil {
@@ -755,6 +769,17 @@ func (s *Session) confined(ctx context.Context, a *rewrite.Analysis) error {
 // first, and marks in p what the input locks and which tables DDL changes.
 func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) error {
 	for _, st := range a.Statements {
+		switch {
+		case st.Kind == "CREATE PROCEDURE" && st.Routine != nil:
+			if err := s.forkBody(ctx, st); err != nil {
+				return err
+			}
+			p.locks = true
+			continue
+		case st.Kind == "CALL":
+			p.locks = true // its body may write: kept for a replay
+			continue
+		}
 		mode := forker.Full
 		switch st.Kind {
 		case "DROP TABLE", "TRUNCATE TABLE", "DROP VIEW":
@@ -927,6 +952,13 @@ func (s *Session) unmap(msg string) string {
 	return msg
 }
 
+// schemaOf is the logical database of a sandbox database the session named
+// in a statement of its own (s.schemas).
+func (s *Session) schemaOf(phys string) (string, bool) {
+	db, ok := s.schemas[phys]
+	return db, ok
+}
+
 // logicalDB maps a sandbox database of the session's sandbox to the
 // logical database it stands for.
 func (s *Session) logicalDB(phys string) (string, bool) {
@@ -938,6 +970,9 @@ func (s *Session) logicalDB(phys string) (string, bool) {
 	}
 	if phys == InfoSchema(s.m.cfg.Prefix, s.sb.ID) {
 		return "information_schema", true
+	}
+	if db, ok := s.schemaOf(phys); ok {
+		return db, true
 	}
 	s.sb.mu.Lock()
 	defer s.sb.mu.Unlock()

@@ -36,6 +36,11 @@ type infoView struct {
 	name       string
 	pairs      [][2]string
 	schemaCols []string
+	// routineSchema is, for the views of stored routines, the column of
+	// their database: a sandbox's own procedures are in its databases
+	// (routines.go), which it sees under their logical names; every other
+	// database of the proxy is left out.
+	routineSchema string
 }
 
 var infoViews = []infoView{
@@ -50,6 +55,8 @@ var infoViews = []infoView{
 	{name: "VIEWS", pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}}},
 	{name: "PARTITIONS", pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}}},
 	{name: "SCHEMATA"},
+	{name: "ROUTINES", routineSchema: "ROUTINE_SCHEMA"},
+	{name: "PARAMETERS", routineSchema: "SPECIFIC_SCHEMA"},
 }
 
 // ownConnViews are performance_schema tables a sandbox reads through a
@@ -123,6 +130,9 @@ func binCol(alias, col string) string {
 // viewSQL is the definition of v for sandbox id; cols are the server's
 // columns of information_schema.<v.name>, in order.
 func (m *Manager) viewSQL(v infoView, id string, cols []string) string {
+	if v.routineSchema != "" {
+		return m.routineViewSQL(v, id, cols)
+	}
 	reg := m.q("tables")
 	sid := rewrite.QuoteString(id)
 	live := "('" + kindFork + "', '" + kindSchema + "', '" + kindCreated + "')"
@@ -160,6 +170,27 @@ func (m *Manager) viewSQL(v infoView, id string, cols []string) string {
 	}
 	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, id)) + "." + rewrite.QuoteIdent(v.name) +
 		" AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.name + " i " + strings.Join(joins, " ") + " WHERE " + where
+}
+
+// routineViewSQL is the definition of a view of stored routines for
+// sandbox id: production's routines, and the sandbox's own with their
+// database told back (prefix_<id>_<db> is <db>), nothing of other
+// sandboxes.
+func (m *Manager) routineViewSQL(v infoView, id string, cols []string) string {
+	own := sandboxSchemaPrefix(m.cfg.Prefix, id)
+	col := "i." + rewrite.QuoteIdent(v.routineSchema)
+	mine := col + " LIKE " + rewrite.QuoteString(likeEscape(own)+"%")
+	sel := make([]string, len(cols))
+	for i, c := range cols {
+		if c == v.routineSchema {
+			sel[i] = "CASE WHEN " + mine + " THEN SUBSTRING(" + col + ", " + fmt.Sprint(len(own)+1) + ") ELSE " + col + " END AS " + rewrite.QuoteIdent(c)
+		} else {
+			sel[i] = "i." + rewrite.QuoteIdent(c)
+		}
+	}
+	internal := rewrite.QuoteString(likeEscape(m.cfg.Prefix) + "%")
+	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, id)) + "." + rewrite.QuoteIdent(v.name) +
+		" AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.name + " i WHERE " + col + " NOT LIKE " + internal + " OR " + mine
 }
 
 // ensureInfoViews makes sb's information_schema views once.

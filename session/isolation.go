@@ -72,9 +72,9 @@ func ownOnly(a *rewrite.Analysis, prepared bool) (*ProcessList, error) {
 	}
 	if len(a.Statements) > 1 {
 		for _, st := range a.Statements {
-			if st.Show != nil && st.Show.What == "DATABASES" {
-				return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "the proxy answers SHOW DATABASES without its own databases only "+
-					"when it is sent alone; send it without other statements")
+			if st.Show != nil && (st.Show.What == "DATABASES" || strings.HasSuffix(st.Show.What, " STATUS") && st.Show.What != "TABLE STATUS") {
+				return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "the proxy answers SHOW %s without its own databases only "+
+					"when it is sent alone; send it without other statements", st.Show.What)
 			}
 		}
 	}
@@ -190,7 +190,10 @@ func (m *Manager) prodViewSQL(v infoView, cols []string) string {
 	}
 	internal := rewrite.QuoteString(likeEscape(m.cfg.Prefix) + "%")
 	var conds []string
-	if len(v.pairs) == 0 { // SCHEMATA
+	switch {
+	case v.routineSchema != "":
+		conds = append(conds, "i."+v.routineSchema+" NOT LIKE "+internal)
+	case len(v.pairs) == 0: // SCHEMATA
 		conds = append(conds, "i.SCHEMA_NAME NOT LIKE "+internal)
 	}
 	for _, pr := range v.pairs {
@@ -260,9 +263,15 @@ func (r prodResolver) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, err
 // listings go to the production views. done is false when p goes upstream
 // as it is.
 func (s *Session) outsideSandbox(ctx context.Context, a *rewrite.Analysis, sql string, opts rewrite.Options, prepared bool, p *Plan) (*Plan, bool, error) {
-	if len(a.Statements) == 1 && a.Statements[0].Show != nil && a.Statements[0].Show.What == "DATABASES" {
-		np, err := s.plan(ctx, showDatabasesSQL(a.Statements[0].Show), opts, prepared)
-		return np, true, err
+	if len(a.Statements) == 1 && a.Statements[0].Show != nil {
+		switch sh := a.Statements[0].Show; sh.What {
+		case "DATABASES":
+			np, err := s.plan(ctx, showDatabasesSQL(sh), opts, prepared)
+			return np, true, err
+		case "PROCEDURE STATUS", "FUNCTION STATUS":
+			np, err := s.plan(ctx, showRoutinesSQL(sh), opts, prepared)
+			return np, true, err
+		}
 	}
 	if why, err := s.sharedState(ctx, a); err != nil {
 		return nil, true, err

@@ -52,7 +52,10 @@ func TestProductionInfoViews(t *testing.T) {
 			t.Errorf("%s: %s", v.name, sql)
 		}
 		var cols []string
-		if len(v.pairs) == 0 {
+		switch {
+		case v.routineSchema != "":
+			cols = append(cols, v.routineSchema)
+		case len(v.pairs) == 0:
 			cols = append(cols, "SCHEMA_NAME")
 		}
 		for _, p := range v.pairs {

@@ -220,14 +220,15 @@ func ownConnOnly(st rewrite.Statement) rewrite.Statement {
 // infoSchemaSafe are the information_schema tables (lower case) that name
 // nothing of the proxy's databases nor of other connections: server-wide
 // settings and counters, the account's own grants, its own session, and
-// stored programs, which the proxy's databases never hold. Those that list
+// events and triggers, which the proxy's databases never hold (a sandbox's
+// procedures are in its databases: ROUTINES and PARAMETERS are mirrored). Those that list
 // tables are mirrored (infoViews); the others are refused (fail closed), so
 // a table a newer server adds is refused until it is looked at.
 var infoSchemaSafe = map[string]bool{
 	"all_plugins": true, "applicable_roles": true, "character_sets": true, "collations": true,
 	"collation_character_set_applicability": true, "column_privileges": true, "enabled_roles": true, "engines": true,
 	"events": true, "files": true, "global_status": true, "global_variables": true, "keywords": true, "key_caches": true,
-	"optimizer_trace": true, "parameters": true, "plugins": true, "profiling": true, "routines": true,
+	"optimizer_trace": true, "plugins": true, "profiling": true,
 	"schema_privileges": true, "session_status": true, "session_variables": true, "spatial_ref_sys": true,
 	"sql_functions": true, "system_variables": true, "tablespaces": true, "table_privileges": true,
 	"thread_pool_groups": true, "thread_pool_queues": true, "thread_pool_stats": true, "thread_pool_waits": true,
@@ -248,6 +249,7 @@ func infoSchemaKnown(name string) bool {
 var serverWideTables = map[string]bool{
 	"innodb_table_stats": true, "innodb_index_stats": true, "table_stats": true, "column_stats": true,
 	"index_stats": true, "general_log": true, "slow_log": true,
+	"proc": true, // every sandbox's procedures (routines.go)
 }
 
 // lockedRole says how a statement reads the tables it forks first.

@@ -15,8 +15,11 @@ func showSQL(sh *rewrite.Show, currentDB string) (string, bool, error) {
 	if sh == nil {
 		return "", false, nil
 	}
-	if sh.What == "DATABASES" {
+	switch sh.What {
+	case "DATABASES":
 		return showDatabasesSQL(sh), true, nil
+	case "PROCEDURE STATUS", "FUNCTION STATUS":
+		return showRoutinesSQL(sh), true, nil
 	}
 	db := sh.DB
 	if db == "" {
@@ -73,4 +76,23 @@ func showDatabasesSQL(sh *rewrite.Show) string {
 		q = "SELECT * FROM (" + q + ") AS `show` WHERE " + sh.Where
 	}
 	return q + " ORDER BY 1"
+}
+
+// showRoutinesSQL turns SHOW PROCEDURE STATUS and SHOW FUNCTION STATUS
+// into a query of information_schema.ROUTINES with the same columns, which
+// a sandbox answers with its own procedures and without other sandboxes'
+// (and outside a sandbox, without the proxy's databases).
+func showRoutinesSQL(sh *rewrite.Show) string {
+	typ := strings.TrimSuffix(sh.What, " STATUS")
+	q := "SELECT ROUTINE_SCHEMA AS `Db`, ROUTINE_NAME AS `Name`, ROUTINE_TYPE AS `Type`, DEFINER AS `Definer`, " +
+		"LAST_ALTERED AS `Modified`, CREATED AS `Created`, SECURITY_TYPE AS `Security_type`, ROUTINE_COMMENT AS `Comment`, " +
+		"CHARACTER_SET_CLIENT AS `character_set_client`, COLLATION_CONNECTION AS `collation_connection`, " +
+		"DATABASE_COLLATION AS `Database Collation` FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = " + rewrite.QuoteString(typ)
+	if sh.Like != nil {
+		q += " AND ROUTINE_NAME LIKE " + rewrite.QuoteString(*sh.Like)
+	}
+	if sh.Where != "" {
+		q = "SELECT * FROM (" + q + ") AS `show` WHERE " + sh.Where
+	}
+	return q + " ORDER BY 1, 2"
 }

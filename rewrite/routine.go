@@ -1,0 +1,532 @@
+package rewrite
+
+import (
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
+)
+
+// Stored procedures. The parser reads little of MariaDB's compound
+// statements (no DO, SIGNAL or SELECT … INTO a variable in a body), so the
+// engine reads CREATE PROCEDURE itself: the header (name, parameters,
+// characteristics) by its words, the body by its compound structure —
+// BEGIN … END blocks, DECLARE of variables, conditions and cursors, SIGNAL
+// and RESIGNAL, OPEN, FETCH, CLOSE — and every other statement of the body
+// as a statement of its own, analysed like any input (with the procedure's
+// database current, as the server runs it). What it does not read (IF,
+// CASE, loops, labels, handlers, RETURN) makes the definition unprovable.
+//
+// A resolver that places routines (RoutineResolver) gets CREATE PROCEDURE,
+// DROP PROCEDURE and CALL rewritten to name the routine in the database it
+// chooses, and the body's every table reference to the table it maps; any
+// other resolver refuses them, as before.
+
+// Routine is the stored procedure a CREATE PROCEDURE, DROP PROCEDURE or
+// CALL statement names.
+type Routine struct {
+	// Schema is the procedure's database as written ("" when unqualified:
+	// the statement's current database), Name its name.
+	Schema, Name string
+	// nameStart and nameEnd are where the name (with its qualifier) is in
+	// the text.
+	nameStart, nameEnd int
+	// Body are the statements of a CREATE PROCEDURE's body the engine
+	// reads as statements of their own, each analysed alone, in order.
+	Body []*Analysis
+	// bodyAt are the offsets of Body's texts in the input's.
+	bodyAt []int
+}
+
+// DB is the database the routine is in, for a statement whose current
+// database is current.
+func (r *Routine) DB(current string) string {
+	if r.Schema != "" {
+		return r.Schema
+	}
+	return current
+}
+
+// RoutineResolver is a Resolver that also places stored procedures: the
+// database a CREATE PROCEDURE, DROP PROCEDURE or CALL statement st must
+// name its procedure in (an error refuses the statement). A CREATE
+// PROCEDURE's body is then rewritten through the same resolver, which must
+// map every table it names.
+type RoutineResolver interface {
+	Resolver
+	ResolveRoutine(st *Statement) (db string, err error)
+}
+
+// part is a statement of an input the engine split itself (one holding
+// CREATE PROCEDURE): a piece analysed alone, or a CREATE PROCEDURE.
+type part struct {
+	start int
+	sub   *Analysis // nil for a CREATE PROCEDURE
+	stmt  int       // index of the part's (first) statement
+}
+
+// createRoutineAt reads CREATE [OR REPLACE] [DEFINER = …] [AGGREGATE]
+// PROCEDURE | FUNCTION | TRIGGER | EVENT | PACKAGE at toks[i]: kind is the
+// routine's kind ("" for any other statement), next the index after it.
+func (e *Engine) createRoutineAt(text string, toks []token, i int) (kind string, next int) {
+	w := func(j int) string { return tokWord(text, toks, j) }
+	if w(i) != "CREATE" {
+		return "", 0
+	}
+	j := i + 1
+	if w(j) == "OR" && w(j+1) == "REPLACE" {
+		j += 2
+	}
+	if w(j) == "DEFINER" && punctAt(text, toks, j+1, '=') {
+		j += 2
+		switch {
+		case w(j) == "CURRENT_USER":
+			j++
+			if punctAt(text, toks, j, '(') && punctAt(text, toks, j+1, ')') {
+				j += 2
+			}
+		case j < len(toks) && (toks[j].kind == tokIdent || toks[j].kind == tokString || toks[j].kind == tokQuoted):
+			j++
+			if j < len(toks) && toks[j].kind == tokVariable {
+				j++ // @host
+			}
+		default:
+			return "", 0
+		}
+	}
+	if w(j) == "AGGREGATE" {
+		j++
+	}
+	switch k := w(j); k {
+	case "PROCEDURE", "FUNCTION", "TRIGGER", "EVENT", "PACKAGE":
+		return k, j + 1
+	}
+	return "", 0
+}
+
+// tokWord is the upper-case word of toks[i], "" when it is no bare word.
+func tokWord(text string, toks []token, i int) string {
+	if i >= 0 && i < len(toks) && toks[i].kind == tokIdent {
+		return strings.ToUpper(text[toks[i].start:toks[i].end])
+	}
+	return ""
+}
+
+// punctAt reports whether toks[i] is the punctuation c.
+func punctAt(text string, toks []token, i int, c byte) bool {
+	return i >= 0 && i < len(toks) && toks[i].kind == tokPunct && text[toks[i].start] == c
+}
+
+// hasCreateProcedure reports whether a statement of the input (tokens of
+// its normalized text) is CREATE PROCEDURE.
+func (e *Engine) hasCreateProcedure(text string, toks []token) bool {
+	start := true
+	for i := range toks {
+		if start {
+			if k, _ := e.createRoutineAt(text, toks, i); k == "PROCEDURE" {
+				return true
+			}
+		}
+		start = punctAt(text, toks, i, ';')
+	}
+	return false
+}
+
+// analyzePieces analyses an input holding CREATE PROCEDURE: split at its
+// statements' ends (a CREATE PROCEDURE ends with its body), each piece
+// analysed alone (with the current database a USE before it set), each
+// CREATE PROCEDURE read by analyzeProcedure.
+func (e *Engine) analyzePieces(a *Analysis, toks []token) {
+	text, db := a.text, a.opts.DB
+	for i := 0; i < len(toks); {
+		if punctAt(text, toks, i, ';') {
+			i++
+			continue
+		}
+		start := int(toks[i].start)
+		if k, next := e.createRoutineAt(text, toks, i); k == "PROCEDURE" {
+			st, end := e.analyzeProcedure(a, toks, next, db)
+			st.Kind, st.Class, st.DB = "CREATE PROCEDURE", ClassRoutine, db
+			a.parts = append(a.parts, part{start: start, stmt: len(a.Statements)})
+			a.stmtStarts = append(a.stmtStarts, start)
+			a.stmtDBs = append(a.stmtDBs, db)
+			a.Statements = append(a.Statements, st)
+			if st.Unprovable != "" || end < 0 {
+				return
+			}
+			i = end
+			if i < len(toks) && !punctAt(text, toks, i, ';') {
+				a.Statements[len(a.Statements)-1].Unprovable = "the proxy cannot read where this CREATE PROCEDURE ends"
+				return
+			}
+			continue
+		}
+		end := len(text)
+		j := i
+		if !e.junkAt(text, toks, i) { // a syntax error stops the input: it and the rest are one piece
+			for j < len(toks) && !punctAt(text, toks, j, ';') {
+				j++
+			}
+			if j < len(toks) {
+				end = int(toks[j].start)
+			}
+		} else {
+			j = len(toks)
+		}
+		sub := e.analyze(text[start:end], withDB(a.opts, db))
+		if sub.parseErr != nil || sub.normErr != nil {
+			st := Statement{Class: ClassUnparseable, DB: db,
+				Unprovable: "the proxy cannot parse a statement of this input and it holds a stored procedure's definition, so it cannot tell what the others do; send the statements one at a time"}
+			a.parts = append(a.parts, part{start: start, sub: sub, stmt: len(a.Statements)})
+			a.stmtStarts = append(a.stmtStarts, start)
+			a.stmtDBs = append(a.stmtDBs, db)
+			a.Statements = append(a.Statements, st)
+			return
+		}
+		a.parts = append(a.parts, part{start: start, sub: sub, stmt: len(a.Statements)})
+		for k, st := range sub.Statements {
+			a.stmtStarts = append(a.stmtStarts, start+sub.stmtStarts[min(k, len(sub.stmtStarts)-1)])
+			a.stmtDBs = append(a.stmtDBs, st.DB)
+			a.Statements = append(a.Statements, st)
+		}
+		db = sub.endDB
+		i = j
+	}
+	a.endDB = db
+}
+
+// withDB is opts with another current database.
+func withDB(opts Options, db string) Options {
+	opts.DB = db
+	return opts
+}
+
+// analyzeProcedure reads a CREATE PROCEDURE from its name (toks[i]) to the
+// end of its body. end is the index of the token after the body, -1 when
+// the statement cannot be read (st.Unprovable says why).
+func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string) (st Statement, end int) {
+	text := a.text
+	w := func(j int) string { return tokWord(text, toks, j) }
+	fail := func(why string) (Statement, int) {
+		st.Unprovable = why
+		return st, -1
+	}
+	if w(i) == "IF" && w(i+1) == "NOT" && w(i+2) == "EXISTS" {
+		i += 3
+	}
+	r, j, ok := routineName(text, toks, i)
+	if !ok {
+		return fail("the proxy cannot read the name of this procedure")
+	}
+	st.Routine = r
+	// Parameters: ( … ) with balanced parentheses (types take some).
+	if !punctAt(text, toks, j, '(') {
+		return fail("the proxy cannot read the parameters of this procedure")
+	}
+	depth := 0
+	for ; j < len(toks); j++ {
+		if punctAt(text, toks, j, '(') {
+			depth++
+		} else if punctAt(text, toks, j, ')') {
+			if depth--; depth == 0 {
+				break
+			}
+		} else if punctAt(text, toks, j, ';') {
+			return fail("the proxy cannot read the parameters of this procedure")
+		}
+	}
+	j++
+	// Characteristics.
+	for {
+		switch w(j) {
+		case "COMMENT":
+			if j+1 >= len(toks) || toks[j+1].kind != tokString {
+				return fail("the proxy cannot read the characteristics of this procedure")
+			}
+			j += 2
+			continue
+		case "LANGUAGE":
+			if w(j+1) == "SQL" {
+				j += 2
+				continue
+			}
+		case "DETERMINISTIC":
+			j++
+			continue
+		case "NOT":
+			if w(j+1) == "DETERMINISTIC" {
+				j += 2
+				continue
+			}
+		case "CONTAINS":
+			if w(j+1) == "SQL" {
+				j += 2
+				continue
+			}
+		case "NO":
+			if w(j+1) == "SQL" {
+				j += 2
+				continue
+			}
+		case "READS", "MODIFIES":
+			if w(j+1) == "SQL" && w(j+2) == "DATA" {
+				j += 3
+				continue
+			}
+		case "SQL":
+			if w(j+1) == "SECURITY" && (w(j+2) == "DEFINER" || w(j+2) == "INVOKER") {
+				j += 3
+				continue
+			}
+		}
+		break
+	}
+	body := &bodyReader{e: e, a: a, toks: toks, db: r.DB(db), r: r}
+	end, why := body.statement(j, 0)
+	if why != "" {
+		return fail(why)
+	}
+	for _, b := range r.Body {
+		for _, bs := range b.Statements {
+			st.Reads = append(st.Reads, bs.Reads...)
+			st.Writes = append(st.Writes, bs.Writes...)
+			st.Locked = append(st.Locked, bs.Locked...)
+			st.Funcs = append(st.Funcs, bs.Funcs...)
+			if st.Outside == "" {
+				st.Outside = bs.Outside
+			}
+			if bs.Unprovable != "" && st.Unprovable == "" {
+				st.Unprovable = bs.Unprovable + " (in the body of procedure " + QuoteIdent(r.Name) + ")"
+			}
+		}
+	}
+	return st, end
+}
+
+// routineName reads a routine's name (name or db.name) at toks[i]; next is
+// the index after it.
+func routineName(text string, toks []token, i int) (r *Routine, next int, ok bool) {
+	isName := func(j int) bool { return j < len(toks) && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted) }
+	if !isName(i) {
+		return nil, 0, false
+	}
+	r = &Routine{Name: identText(text, toks[i]), nameStart: int(toks[i].start), nameEnd: int(toks[i].end)}
+	next = i + 1
+	if punctAt(text, toks, next, '.') && isName(next+1) && toks[next].start == toks[i].end && toks[next+1].start == toks[next].end {
+		r.Schema, r.Name = r.Name, identText(text, toks[next+1])
+		r.nameEnd = int(toks[next+1].end)
+		next += 2
+	}
+	return r, next, true
+}
+
+// bodyReader reads a procedure's body.
+type bodyReader struct {
+	e    *Engine
+	a    *Analysis
+	toks []token
+	db   string // the procedure's database: current while its body runs
+	r    *Routine
+}
+
+// statement reads the body statement at toks[i]; end is the index of the
+// token after it. A non-empty why says what the proxy cannot read.
+func (b *bodyReader) statement(i, depth int) (end int, why string) {
+	text, toks := b.a.text, b.toks
+	w := func(j int) string { return tokWord(text, toks, j) }
+	if i >= len(toks) {
+		return 0, "the procedure has no body"
+	}
+	if depth > 64 {
+		return 0, "the procedure's blocks nest too deep"
+	}
+	if j := i + 1; j < len(toks) && punctAt(text, toks, j, ':') {
+		return 0, "the proxy does not read labels in a procedure body yet"
+	}
+	// The end of a simple statement: the next semicolon (a body's
+	// statements all end with one; the body itself may end the input).
+	semi := func(j int) int {
+		for j < len(toks) && !punctAt(text, toks, j, ';') {
+			j++
+		}
+		return j
+	}
+	// onlyWords: the statement reaches no table: words, literals,
+	// variables, '=' and ',' only.
+	onlyWords := func(from, to int) bool {
+		for k := from; k < to; k++ {
+			switch t := toks[k]; t.kind {
+			case tokIdent, tokString, tokNumber, tokVariable, tokQuoted:
+			case tokPunct:
+				if c := text[t.start]; c != '=' && c != ',' && c != '.' && c != '-' && c != '+' {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	switch w(i) {
+	case "BEGIN":
+		j := i + 1
+		if w(j) == "NOT" && w(j+1) == "ATOMIC" {
+			j += 2
+		}
+		for {
+			if j >= len(toks) {
+				return 0, "the procedure's BEGIN has no END"
+			}
+			if w(j) == "END" && (j+1 == len(toks) || punctAt(text, toks, j+1, ';')) {
+				return j + 1, ""
+			}
+			k, why := b.statement(j, depth+1)
+			if why != "" {
+				return 0, why
+			}
+			if !punctAt(text, toks, k, ';') {
+				return 0, "the proxy cannot read where a statement of the procedure's body ends"
+			}
+			j = k + 1
+		}
+	case "DECLARE":
+		end := semi(i)
+		for k := i + 1; k < end; k++ {
+			switch w(k) {
+			case "HANDLER":
+				return 0, "the proxy does not read handlers in a procedure body yet"
+			case "CURSOR":
+				if w(k+1) != "FOR" || k+2 >= end {
+					return 0, "the proxy cannot read this cursor declaration"
+				}
+				return end, b.fragment(k+2, end)
+			case "DEFAULT":
+				// A default must be one literal or variable: an expression
+				// could read tables.
+				if !(k+2 == end || k+3 == end && (punctAt(text, toks, k+1, '-') || punctAt(text, toks, k+1, '+'))) || !onlyWords(k+1, end) {
+					return 0, "the proxy reads only literal defaults of a procedure's variables"
+				}
+			}
+		}
+		if !onlyWordsOrTypes(text, toks, i+1, end) {
+			return 0, "the proxy cannot read this declaration"
+		}
+		return end, ""
+	case "SIGNAL", "RESIGNAL", "OPEN", "CLOSE", "FETCH":
+		end := semi(i)
+		if !onlyWords(i+1, end) {
+			return 0, "the proxy reads only literals and variables in " + w(i) + " in a procedure body"
+		}
+		return end, ""
+	case "IF", "CASE", "LOOP", "WHILE", "REPEAT", "FOR", "LEAVE", "ITERATE", "RETURN", "END", "GET", "ELSE", "ELSEIF",
+		"UNTIL", "WHEN", "THEN":
+		return 0, "the proxy does not read " + w(i) + " in a procedure body yet"
+	}
+	end = semi(i)
+	return end, b.fragment(i, end)
+}
+
+// fragment analyses toks[from:to], a statement of the body, alone.
+func (b *bodyReader) fragment(from, to int) string {
+	if from >= to {
+		return "the proxy cannot read an empty statement in the procedure's body"
+	}
+	start, end := int(b.toks[from].start), int(b.toks[to-1].end)
+	sub := b.e.analyze(b.a.text[start:end], withDB(b.a.opts, b.db))
+	if sub.parseErr != nil || sub.normErr != nil || len(sub.Statements) != 1 {
+		return "the proxy cannot parse the statement " + strings.Join(strings.Fields(firstLine(b.a.text[start:end])), " ") +
+			" of the procedure's body"
+	}
+	b.r.Body = append(b.r.Body, sub)
+	b.r.bodyAt = append(b.r.bodyAt, start)
+	return ""
+}
+
+// onlyWordsOrTypes reports whether toks[from:to] of a declaration are
+// words, literals and the parentheses and commas of types.
+func onlyWordsOrTypes(text string, toks []token, from, to int) bool {
+	for k := from; k < to; k++ {
+		switch t := toks[k]; t.kind {
+		case tokIdent, tokString, tokNumber, tokQuoted, tokVariable:
+		case tokPunct:
+			if c := text[t.start]; c != '(' && c != ')' && c != ',' && c != '-' && c != '+' && c != '.' {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// routineStatement fills st.Routine for DROP PROCEDURE and CALL, whose
+// procedure's name is located in text (tokens toks) from the statement's
+// start.
+func routineStatement(st *Statement, s ast.StmtNode, text string, toks []token, start int) {
+	i := 0
+	for i < len(toks) && int(toks[i].start) < start {
+		i++
+	}
+	w := func(j int) string { return tokWord(text, toks, j) }
+	switch s.(type) {
+	case *ast.DropProcedureStmt:
+		if w(i) != "DROP" || w(i+1) != "PROCEDURE" {
+			return
+		}
+		i += 2
+		if w(i) == "IF" && w(i+1) == "EXISTS" {
+			i += 2
+		}
+	case *ast.CallStmt:
+		if w(i) != "CALL" {
+			return
+		}
+		i++
+	default:
+		return
+	}
+	if r, _, ok := routineName(text, toks, i); ok {
+		st.Routine = r
+	}
+}
+
+// routineReps are the rewrites of a routine statement st (CALL, DROP or
+// CREATE PROCEDURE) through rr: its name in the database rr chooses and,
+// for CREATE PROCEDURE, every table of its body where rr maps it.
+func (a *Analysis) routineReps(st *Statement, rr RoutineResolver) ([]replacement, error) {
+	r := st.Routine
+	db, err := rr.ResolveRoutine(st)
+	if err != nil {
+		return nil, err
+	}
+	if len(db) > maxIdentifierLength {
+		return nil, refuse(wire.ErWrongTableName, "invalid database name %s", QuoteIdent(db))
+	}
+	reps := []replacement{{r.nameStart, r.nameEnd, QuoteIdent(db) + "." + QuoteIdent(r.Name)}}
+	for i, b := range r.Body {
+		// The body runs with the procedure's database current, which is
+		// not the one the resolver places it in: every table it names must
+		// be placed, or it would name nothing of production's.
+		for _, bs := range b.Statements {
+			for _, t := range append(append([]Table{}, bs.Reads...), bs.Writes...) {
+				if _, ok, err := rr.Resolve(t, false); err != nil {
+					return nil, err
+				} else if !ok {
+					return nil, refuse(wire.ErOptionPreventsStatement, "the body of procedure %s names %s, which the proxy "+
+						"cannot place in the sandbox", QuoteIdent(r.Name), t.Quoted())
+				}
+			}
+		}
+		sub, err := b.replacements(rr)
+		if err != nil {
+			return nil, err
+		}
+		for _, rp := range sub {
+			rp.start += r.bodyAt[i]
+			rp.end += r.bodyAt[i]
+			reps = append(reps, rp)
+		}
+	}
+	return reps, nil
+}

@@ -1,0 +1,101 @@
+package rewrite
+
+import (
+	"strings"
+	"testing"
+)
+
+// sandboxRoutines maps every table of db to sb_<db> and places every
+// routine in sb_<db>, as a sandbox does.
+type sandboxRoutines struct{}
+
+func (sandboxRoutines) Resolve(t Table, _ bool) (Table, bool, error) {
+	switch strings.ToLower(t.Name) {
+	case "users", "things", "trees", "t", "u":
+		return Table{DB: "sb_" + t.DB, Name: t.Name}, true, nil
+	}
+	return t, false, nil
+}
+
+func (sandboxRoutines) ResolveRoutine(st *Statement) (string, error) {
+	return "sb_" + st.Routine.DB(st.DB), nil
+}
+
+// TestProcedures: CREATE PROCEDURE is read by the engine itself — its body
+// as statements of their own, run with the procedure's database current —
+// and, through a resolver that places routines, rewritten with its name
+// and every table of its body placed; DROP PROCEDURE and CALL name the
+// placed routine. Any other resolver refuses them, and bodies the engine
+// cannot read are refused.
+func TestProcedures(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	for _, c := range []struct{ sql, want, kinds string }{
+		{"DROP PROCEDURE IF EXISTS test_mrss; CREATE PROCEDURE test_mrss() BEGIN DO 1; SELECT 1, 2, 3 UNION SELECT 4, 5, 6; DO 1; SELECT 0, 0; END",
+			"DROP PROCEDURE IF EXISTS `sb_app`.`test_mrss`; CREATE PROCEDURE `sb_app`.`test_mrss`() BEGIN DO 1; SELECT 1, 2, 3 UNION SELECT 4, 5, 6; DO 1; SELECT 0, 0; END",
+			"DROP PROCEDURE CREATE PROCEDURE"},
+		{"CREATE PROCEDURE test_signal(ret INT)\nBEGIN\n\tSELECT ret;\n\tSIGNAL SQLSTATE\n\t\t'45001'\n\tSET\n\t\tMESSAGE_TEXT = \"an error\",\n\t\tMYSQL_ERRNO = 45001;\nEND",
+			"CREATE PROCEDURE `sb_app`.`test_signal`(ret INT)\nBEGIN\n\tSELECT ret;\n\tSIGNAL SQLSTATE\n\t\t'45001'\n\tSET\n\t\tMESSAGE_TEXT = \"an error\",\n\t\tMYSQL_ERRNO = 45001;\nEND",
+			"CREATE PROCEDURE"},
+		{"CREATE PROCEDURE test_sp(IN t VARCHAR(255)) BEGIN SELECT pos FROM trees WHERE tree = t; END",
+			"CREATE PROCEDURE `sb_app`.`test_sp`(IN t VARCHAR(255)) BEGIN SELECT pos FROM `sb_app`.`trees` WHERE tree = t; END", "CREATE PROCEDURE"},
+		{"create procedure `foo.bar` (arg1 int) begin select arg1*2; end",
+			"create procedure `sb_app`.`foo.bar` (arg1 int) begin select arg1*2; end", "CREATE PROCEDURE"},
+		{"CREATE DEFINER = CURRENT_USER PROCEDURE other.p(OUT n INT) COMMENT 'x' MODIFIES SQL DATA SQL SECURITY INVOKER BEGIN DECLARE k INT DEFAULT 3; DECLARE c CURSOR FOR SELECT id FROM app.users; INSERT INTO things SELECT * FROM app.users; OPEN c; FETCH c INTO k; CLOSE c; BEGIN UPDATE things SET id = id + k; END; END",
+			"CREATE DEFINER = CURRENT_USER PROCEDURE `sb_other`.`p`(OUT n INT) COMMENT 'x' MODIFIES SQL DATA SQL SECURITY INVOKER BEGIN DECLARE k INT DEFAULT 3; DECLARE c CURSOR FOR SELECT id FROM `sb_app`.`users`; INSERT INTO `sb_other`.`things` SELECT * FROM `sb_app`.`users`; OPEN c; FETCH c INTO k; CLOSE c; BEGIN UPDATE `sb_other`.`things` SET id = id + k; END; END",
+			"CREATE PROCEDURE"},
+		{"CREATE PROCEDURE p2() SELECT COUNT(*) FROM users", "CREATE PROCEDURE `sb_app`.`p2`() SELECT COUNT(*) FROM `sb_app`.`users`", "CREATE PROCEDURE"},
+		{"USE other; CREATE PROCEDURE p() DELETE FROM t; CALL p()", "USE other; CREATE PROCEDURE `sb_other`.`p`() DELETE FROM `sb_other`.`t`; CALL `sb_other`.`p`()",
+			"USE CREATE PROCEDURE CALL"},
+		{"CALL `foo.bar`(@`_foo.bar_0`)", "CALL `sb_app`.`foo.bar`(@`_foo.bar_0`)", "CALL"},
+		{"CALL test_signal(?)", "CALL `sb_app`.`test_signal`(?)", "CALL"},
+		{"CALL other.p((SELECT COUNT(*) FROM users), @x)", "CALL `sb_other`.`p`((SELECT COUNT(*) FROM `sb_app`.`users`), @x)", "CALL"},
+		{"DROP PROCEDURE test_signal", "DROP PROCEDURE `sb_app`.`test_signal`", "DROP PROCEDURE"},
+		{"CREATE PROCEDURE p() BEGIN SELECT 1; END; xyzzy; DELETE FROM t", "CREATE PROCEDURE `sb_app`.`p`() BEGIN SELECT 1; END; xyzzy; DELETE FROM t",
+			"CREATE PROCEDURE SYNTAX ERROR"},
+	} {
+		res, err := e.Rewrite(c.sql, opts, sandboxRoutines{})
+		if err != nil {
+			t.Errorf("%q: %v", c.sql, err)
+			continue
+		}
+		if res.SQL != c.want {
+			t.Errorf("%q\n got %q\nwant %q", c.sql, res.SQL, c.want)
+		}
+		var kinds []string
+		for _, st := range res.Analysis.Statements {
+			kinds = append(kinds, st.Kind)
+		}
+		if k := strings.Join(kinds, " "); k != c.kinds {
+			t.Errorf("%q: kinds %q, want %q", c.sql, k, c.kinds)
+		}
+		// Without a resolver that places routines: refused.
+		if res, err := e.Rewrite(c.sql, opts, mapsNothingResolver{}); err == nil && res.Analysis.Statements[len(res.Analysis.Statements)-1].Kind != "DROP PROCEDURE" &&
+			!strings.HasPrefix(c.sql, "DROP") {
+			t.Errorf("%q passes a resolver that places no routines: %q", c.sql, res.SQL)
+		}
+	}
+	// The body's tables are the statement's, for forks and checks.
+	a := e.Analyze("CREATE PROCEDURE p() BEGIN INSERT INTO t SELECT * FROM other.u; SELECT f(1); END", opts)
+	st := a.Statements[0]
+	if tables(st.Writes) != "app.t" || tables(st.Reads) != "other.u" || len(st.Funcs) != 1 || len(st.Routine.Body) != 2 {
+		t.Errorf("writes %v reads %v funcs %v body %d", st.Writes, st.Reads, st.Funcs, len(st.Routine.Body))
+	}
+	for _, sql := range []string{
+		"CREATE PROCEDURE p() BEGIN IF 1 THEN DELETE FROM t; END IF; END",
+		"CREATE PROCEDURE p() BEGIN l: LOOP DELETE FROM t; LEAVE l; END LOOP; END",
+		"CREATE PROCEDURE p() BEGIN DECLARE CONTINUE HANDLER FOR SQLEXCEPTION DELETE FROM t; END",
+		"CREATE PROCEDURE p() BEGIN DECLARE x INT DEFAULT (SELECT COUNT(*) FROM t); END",
+		"CREATE PROCEDURE p() BEGIN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = (SELECT 1); END",
+		"CREATE PROCEDURE p() BEGIN PREPARE s FROM @q; EXECUTE s; END",
+		"CREATE PROCEDURE p() BEGIN SELECT * FROM t FOR SYSTEM_TIME ALL; END",
+		"CREATE PROCEDURE p() BEGIN SELECT 1; END; SELECT * FROM t FOR SYSTEM_TIME ALL",
+		"CREATE PROCEDURE p() BEGIN SELECT 1",
+		"CREATE PROCEDURE p() BEGIN SELECT 1; END SELECT 2",
+		"CREATE FUNCTION f() RETURNS INT RETURN 1",
+	} {
+		if res, err := e.Rewrite(sql, opts, sandboxRoutines{}); err == nil {
+			t.Errorf("%q is not refused: %q", sql, res.SQL)
+		}
+	}
+}

@@ -1,0 +1,128 @@
+package session
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/wire"
+)
+
+// Stored procedures in a sandbox. A sandbox has procedures of its own: CREATE
+// PROCEDURE in a sandbox makes the procedure in the sandbox's database for
+// its logical database (SandboxSchema), its body rewritten to the sandbox's
+// copies of every table it names — all forked (or placed, for tables
+// production does not have) when the procedure is made, reads too, since the
+// body keeps the names it was made with while the sandbox forks more
+// tables; CALL and DROP PROCEDURE name the sandbox's procedure. The body's
+// statements are checked like any statement of the sandbox (rewrite reads
+// them one by one, routine.go). Production's procedures do not run in a
+// sandbox: their statements would reach production.
+
+// sandboxRoutine reports routine statements a sandbox runs on its own
+// procedures.
+func sandboxRoutine(st rewrite.Statement) bool {
+	if st.Routine == nil {
+		return false
+	}
+	switch st.Kind {
+	case "CREATE PROCEDURE", "DROP PROCEDURE", "CALL":
+		return true
+	}
+	return false
+}
+
+// routineDB is the sandbox database holding the procedures of logical
+// database db; it is recorded for telling its name back in messages.
+func (s *Session) routineDB(db string) string {
+	phys := SandboxSchema(s.m.cfg.Prefix, s.sb.ID, s.m.norm(rewrite.Table{DB: db}).DB)
+	if s.schemas == nil {
+		s.schemas = map[string]string{}
+	}
+	s.schemas[phys] = db
+	return phys
+}
+
+// ResolveRoutine implements rewrite.RoutineResolver: a sandbox's
+// procedures are in its database for their logical one.
+func (r resolver) ResolveRoutine(st *rewrite.Statement) (string, error) {
+	db := st.Routine.DB(st.DB)
+	if db == "" {
+		return "", refusal(wire.ErNoDB, "3D000", "No database selected")
+	}
+	return r.s.routineDB(db), nil
+}
+
+// checkCall refuses CALL of a procedure production has and the sandbox has
+// not: its statements would reach production. A procedure neither has is
+// called in the sandbox, where the server says it does not exist, as it
+// would directly.
+func (s *Session) checkCall(ctx context.Context, st rewrite.Statement) error {
+	db := st.Routine.DB(st.DB)
+	if db == "" {
+		return nil // the server's 1046
+	}
+	phys := s.routineDB(db)
+	r, err := s.up.Query(ctx, "SELECT ROUTINE_SCHEMA FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'PROCEDURE' AND ROUTINE_NAME = "+
+		rewrite.QuoteString(st.Routine.Name)+" AND ROUTINE_SCHEMA IN ("+rewrite.QuoteString(phys)+", "+rewrite.QuoteString(db)+")")
+	if err != nil {
+		return err
+	}
+	production := false
+	for _, row := range r.Rows {
+		if len(row) > 0 && row[0] != nil {
+			if *row[0] == phys {
+				return nil
+			}
+			production = true
+		}
+	}
+	if production {
+		return refusal(wire.ErOptionPreventsStatement, "HY000", "procedure %s.%s is production's: its statements would read and write "+
+			"production, so it does not run in a sandbox; create the procedure in the sandbox (CREATE PROCEDURE) to call it here",
+			rewrite.QuoteIdent(db), rewrite.QuoteIdent(st.Routine.Name))
+	}
+	return nil
+}
+
+// forkBody makes ready what CREATE PROCEDURE needs in the sandbox: every
+// table its body names forked whole (or placed, when production does not
+// have it) — so the body, rewritten once, names the sandbox's copies
+// whatever the sandbox forks later —, the sandbox's information_schema
+// views if the body reads them, and the database the procedure goes in,
+// with the sandbox recorded in the registry (which keeps that database
+// from the reaper).
+func (s *Session) forkBody(ctx context.Context, st rewrite.Statement) error {
+	for _, b := range st.Routine.Body {
+		for _, bs := range b.Statements {
+			first, err := s.forkFirst(ctx, bs)
+			if err != nil {
+				return err
+			}
+			for _, t := range append(append(append([]rewrite.Table{}, bs.Writes...), bs.Reads...), first...) {
+				if skipCatalog(t) {
+					continue
+				}
+				if _, _, err := s.m.ensure(ctx, s.sb, t, forker.Full); err != nil {
+					return err
+				}
+			}
+		}
+		if usesInfoSchema(b) {
+			if err := s.m.ensureInfoViews(ctx, s.sb); err != nil {
+				return err
+			}
+		}
+	}
+	phys := s.routineDB(st.Routine.DB(st.DB))
+	return s.m.withConn(ctx, func(c SideConn) error {
+		if err := s.m.persist(ctx, c, s.sb); err != nil {
+			return err
+		}
+		if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+rewrite.QuoteIdent(phys)); err != nil {
+			return fmt.Errorf("create the sandbox's database %s: %w", phys, err)
+		}
+		return nil
+	})
+}
