@@ -82,6 +82,7 @@ func driverDiff(t *testing.T, name string, setup, steps []string, params ...stri
 	admin := openDB(t, db.DSN("")+"?multiStatements=true")
 	mustExecDB(t, admin, "DROP DATABASE IF EXISTS "+name)
 	mustExecDB(t, admin, "CREATE DATABASE "+name)
+	t.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS " + name) })
 	mustExecDB(t, admin, fmt.Sprintf("GRANT SELECT, SHOW VIEW ON %s.* TO '%s'@'%%'", name, sandboxUser))
 	for _, q := range setup {
 		mustExecDB(t, admin, "USE "+name+"; "+q)
@@ -156,6 +157,7 @@ func TestDriverFieldList(t *testing.T) {
 		"CREATE TABLE drv_fields.t (a INT DEFAULT 5, b VARCHAR(10)); CREATE TABLE drv_fields.gone (g INT); "+
 		"CREATE TABLE drv_fields.kept (k INT)")
 	mustExecDB(t, admin, fmt.Sprintf("GRANT SELECT, SHOW VIEW ON drv_fields.* TO '%s'@'%%'", sandboxUser))
+	t.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS drv_fields") })
 	run := func(addr, user, password string) []string {
 		r := dialRaw(t, addr, user, password, "drv_fields")
 		for _, q := range []string{"CREATE TABLE n (x INT NOT NULL DEFAULT 3, y TEXT)", "ALTER TABLE t ADD COLUMN c INT DEFAULT 7", "DROP TABLE gone"} {
@@ -296,6 +298,7 @@ func TestDriverPreparedCall(t *testing.T) {
 	db, p := sandboxProxy(t, "transparent", nil)
 	admin := openDB(t, db.DSN(""))
 	mustExecDB(t, admin, "CREATE DATABASE IF NOT EXISTS drv_pcall")
+	t.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS drv_pcall") })
 	mustExecDB(t, admin, fmt.Sprintf("GRANT SELECT, SHOW VIEW ON drv_pcall.* TO '%s'@'%%'", sandboxUser))
 	ctx := context.Background()
 	run := func(dsn string) string {
