@@ -750,6 +750,9 @@ func (s *Session) confined(ctx context.Context, a *rewrite.Analysis) error {
 		if st.Kind == "CREATE PROCEDURE" && st.Routine != nil {
 			// The body's statements are the sandbox's statements too.
 			for _, b := range st.Routine.Body {
+				if err := s.bodyAllowed(b); err != nil {
+					return err
+				}
 				if err := s.confined(ctx, b); err != nil {
 					return err
 				}
@@ -762,6 +765,34 @@ func (s *Session) confined(ctx context.Context, a *rewrite.Analysis) error {
 		return refusal(wire.ErOptionPreventsStatement, "HY000", "this statement cannot be confined to the sandbox: %s", why)
 	}
 	return nil
+}
+
+// bodyAllowed refuses, in a sandbox's procedure body, what the proxy does
+// for a statement of the client's around the statement itself, which a
+// body's statements never get when the procedure runs: SHOW statements (the
+// proxy answers them itself, without its own databases and other
+// connections), changes of the isolation level (the server keeps them past
+// the CALL, unseen by the proxy, which forks tables read under SERIALIZABLE
+// first), connection attributes (the caller's own are made for each
+// statement reading them), and what the user's guardrails deny.
+func (s *Session) bodyAllowed(b *rewrite.Analysis) error {
+	for _, st := range b.Statements {
+		switch {
+		case st.Show != nil || strings.HasPrefix(st.Kind, "SHOW"):
+			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s in a sandbox's procedure body is not supported: the proxy answers "+
+				"SHOW itself, for the sandbox, when the client sends it; run it outside the procedure", st.Kind)
+		case st.ChangesIsolation || st.Serializable:
+			return refusal(wire.ErOptionPreventsStatement, "HY000", "a sandbox's procedure body may not change the isolation level "+
+				"(the proxy would not see it); set it with SET SESSION TRANSACTION ISOLATION LEVEL before the CALL")
+		}
+		for _, t := range st.Reads {
+			if _, ok := ownConnView(t); ok {
+				return refusal(wire.ErOptionPreventsStatement, "HY000", "%s in a sandbox's procedure body is not supported; "+
+					"read it outside the procedure", t.Quoted())
+			}
+		}
+	}
+	return s.checkGuardrails(b)
 }
 
 // forkFor forks, once per sandbox, the tables the input writes (a DROP or
