@@ -464,14 +464,9 @@ func (h *harness) client(user string) *fakeClient {
 	return &fakeClient{t: h.t, conn: nc, r: bufio.NewReader(nc)}
 }
 
-// loginRaw logs in on nc as a client with mysql_native_password and the
-// capabilities testClientCaps | extra.
-func loginRaw(nc net.Conn, user, password, db string, extra uint32) error {
-	return loginRawExt(nc, user, password, db, extra, 0)
-}
-
-// loginRawExt is loginRaw for a MariaDB client asking for the extended
-// capabilities ext.
+// loginRawExt logs in on nc as a client with mysql_native_password, the
+// capabilities testClientCaps | extra and, as a MariaDB client, the
+// extended capabilities ext.
 func loginRawExt(nc net.Conn, user, password, db string, extra, ext uint32) error {
 	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
 	defer func() { _ = nc.SetDeadline(time.Time{}) }()
