@@ -217,9 +217,22 @@ func (m *Manager) clearLeftovers(ctx context.Context, c SideConn, sb *Sandbox) e
 	}
 	// Not the readers' sync leases: another process may have taken one on
 	// the name before anything was recorded (it is then waited for).
-	for _, t := range []string{"tables", "holders", "generations"} {
-		if _, err := c.Exec(ctx, "DELETE FROM "+m.q(t)+" WHERE sandbox_id = "+id); err != nil {
-			return fmt.Errorf("clear what an earlier sandbox %s left: %w", sb.Name, err)
+	if err := m.deleteRows(ctx, c, sb.ID, "tables", "holders", "generations"); err != nil {
+		return fmt.Errorf("clear what an earlier sandbox %s left: %w", sb.Name, err)
+	}
+	return nil
+}
+
+// deleteRows deletes sandbox id's rows from the registry tables named, in
+// that order.
+func (m *Manager) deleteRows(ctx context.Context, c SideConn, id string, tables ...string) error {
+	for _, t := range tables {
+		col := "sandbox_id"
+		if t == "sandboxes" {
+			col = "id"
+		}
+		if _, err := c.Exec(ctx, "DELETE FROM "+m.q(t)+" WHERE "+col+" = "+rewrite.QuoteString(id)); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -429,14 +442,8 @@ func (m *Manager) remember(sb *Sandbox) *Sandbox {
 // that can be attached with its tables gone; schemas a failure leaves
 // behind are orphans, which the reaper's reconciliation drops.
 func (m *Manager) dropSandbox(ctx context.Context, c SideConn, id string) error {
-	for _, t := range []string{"sandboxes", "tables", "holders", "generations", "readers"} {
-		col := "sandbox_id"
-		if t == "sandboxes" {
-			col = "id"
-		}
-		if _, err := c.Exec(ctx, "DELETE FROM "+m.q(t)+" WHERE "+col+" = "+rewrite.QuoteString(id)); err != nil {
-			return fmt.Errorf("forget sandbox %s: %w", id, err)
-		}
+	if err := m.deleteRows(ctx, c, id, "sandboxes", "tables", "holders", "generations", "readers"); err != nil {
+		return fmt.Errorf("forget sandbox %s: %w", id, err)
 	}
 	schemas, err := m.schemasOf(ctx, c, id)
 	if err != nil {
