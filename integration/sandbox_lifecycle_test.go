@@ -54,10 +54,14 @@ GRANT SELECT, TRIGGER ON shapes.* TO '%[2]s'@'%%'; GRANT SELECT ON %[1]s.* TO '%
 	if got := queryString(t, c, "SELECT label FROM gen WHERE id = 3"); got != "n3" {
 		t.Errorf("virtual column: %q", got)
 	}
-	// The fork of a child table has no foreign key (as with SeekDB's FORK
-	// TABLE): a row whose parent exists only in production goes in.
-	mustExecC(t, c, "INSERT INTO child VALUES (2, 99)")
-	_, err := c.ExecContext(context.Background(), "INSERT INTO trig VALUES (1, 0)")
+	// The fork of a child table keeps its foreign key, to the fork of its
+	// parent (forked with it): an orphan is refused as directly.
+	_, err := c.ExecContext(context.Background(), "INSERT INTO child VALUES (2, 99)")
+	if e := mysqlErr(err); !strings.HasPrefix(e, "1452") || strings.Contains(e, "_sqlfork") {
+		t.Errorf("orphan child row: %s, want 1452 naming logical tables", e)
+	}
+	mustExecC(t, c, "INSERT INTO child VALUES (2, 1)")
+	_, err = c.ExecContext(context.Background(), "INSERT INTO trig VALUES (1, 0)")
 	if e := mysqlErr(err); !strings.HasPrefix(e, "1105") || !strings.Contains(e, "trigger") {
 		t.Errorf("table with a trigger: %s, want 1105 naming the trigger", e)
 	}

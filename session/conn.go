@@ -712,8 +712,7 @@ func (s *Session) createExistingDatabase(ctx context.Context, st rewrite.Stateme
 	}
 	phys := SandboxSchema(s.m.cfg.Prefix, s.sb.ID, s.m.norm(rewrite.Table{DB: db}).DB)
 	err = s.m.withConn(ctx, func(c SideConn) error {
-		_, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+rewrite.QuoteIdent(phys))
-		return err
+		return s.m.createSandboxSchema(ctx, c, db, phys)
 	})
 	if err != nil {
 		return "", err

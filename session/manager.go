@@ -891,7 +891,7 @@ func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode
 	var out *entry
 	err = m.withConn(ctx, func(c SideConn) error {
 		var err error
-		out, err = m.forkLocked(ctx, c, sb, t, k, mode)
+		out, err = m.forkComponent(ctx, c, sb, t, mode)
 		return err
 	})
 	if err != nil {
@@ -925,26 +925,102 @@ func forkFailureCause(err error) string {
 	return "error"
 }
 
-// forkLocked forks t under the sandbox's fork mutex and an upstream lock,
-// so one fork per (sandbox, table) happens across proxy processes too.
-func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string, mode forker.Mode) (*entry, error) {
-	if err := m.persist(ctx, c, sb); err != nil {
+// forkComponent forks t (already normalized) and, when foreign keys connect
+// it to other production tables, every table so connected, either way and
+// transitively: the keys of a fork must point at the sandbox's copies, so
+// that the sandbox refuses and cascades on its own rows what production
+// would on its rows. Then each table this call forked gets the keys its
+// production table has. A table with keys is always forked whole: a
+// schema-only fork would lose the rows its keys check. It returns t's entry.
+func (m *Manager) forkComponent(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, mode forker.Mode) (*entry, error) {
+	fks, err := forker.ForeignKeys(ctx, c, m.isProxySchema)
+	if err != nil {
 		return nil, err
+	}
+	same := func(a, b rewrite.Table) bool { return m.key(a) == m.key(b) }
+	tables, linked := forker.Component(fks, t, same)
+	if linked {
+		mode = forker.Full
+	}
+	var out *entry
+	made := map[string]*entry{}
+	for i, u := range tables {
+		u = m.norm(u)
+		k := m.key(u)
+		if e, ok := sb.resolve(k); i > 0 && ok && e.kind != kindAbsent {
+			continue // in the sandbox already, with its keys
+		}
+		e, fresh, err := m.forkLocked(ctx, c, sb, u, k, mode)
+		if err != nil {
+			if i > 0 {
+				err = fmt.Errorf("fork %s, which a foreign key connects to %s: %w", u, t, err)
+			}
+			return nil, err
+		}
+		if i == 0 {
+			out = e
+		}
+		if fresh && (e.kind == kindFork || e.kind == kindSchema) {
+			made[k] = e
+		}
+	}
+	return out, m.linkForks(ctx, c, sb, fks, made)
+}
+
+// linkForks gives each fork in made (by key) the foreign keys of its
+// production table, referencing the sandbox's table of each parent.
+func (m *Manager) linkForks(ctx context.Context, c SideConn, sb *Sandbox, fks []forker.ForeignKey, made map[string]*entry) error {
+	linked := map[string]*entry{}
+	for _, fk := range fks {
+		k := m.key(fk.Child)
+		child, ok := made[k]
+		if !ok {
+			continue
+		}
+		parent, ok := sb.resolve(m.key(fk.Parent))
+		if !ok || parent.kind == kindAbsent || parent.kind == kindDropped || parent.kind == kindForking {
+			continue // a parent the sandbox dropped: production could not have the key either
+		}
+		if err := forker.AddForeignKey(ctx, c, fk, child.phys, parent.phys); err != nil {
+			return err
+		}
+		linked[k] = child
+	}
+	for _, e := range linked {
+		if err := forker.RestoreIndexNames(ctx, c, e.logical, e.phys); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isProxySchema reports one of the proxy's own databases.
+func (m *Manager) isProxySchema(db string) bool {
+	return strings.HasPrefix(strings.ToLower(db), strings.ToLower(m.cfg.Prefix))
+}
+
+// forkLocked forks t under the sandbox's fork mutex and an upstream lock,
+// so one fork per (sandbox, table) happens across proxy processes too;
+// fresh says this call made it.
+func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string, mode forker.Mode) (e *entry, fresh bool, err error) {
+	if err := m.persist(ctx, c, sb); err != nil {
+		return nil, false, err
 	}
 	release, err := m.lockFork(ctx, c, sb, t, k)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer release()
 	// Another process may have forked it meanwhile.
 	if e, err := m.forkedElsewhere(ctx, c, sb, t, k); err != nil || e != nil {
-		return e, err
+		return e, false, err
 	}
 	phys := m.physical(sb, t)
 	if err := m.prepareFork(ctx, c, sb, t, phys, mode); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return m.runFork(ctx, c, sb, t, k, phys, mode)
+	e, err = m.runFork(ctx, c, sb, t, k, phys, mode)
+	return e, err == nil, err
 }
 
 // lockFork takes the upstream lock for forking t (key k) in sb, waiting
@@ -994,8 +1070,8 @@ func (m *Manager) forkedElsewhere(ctx context.Context, c SideConn, sb *Sandbox, 
 // exists, leftovers of a crash are gone, and a full fork stays within the
 // owner's max-fork-bytes.
 func (m *Manager) prepareFork(ctx context.Context, c SideConn, sb *Sandbox, t, phys rewrite.Table, mode forker.Mode) error {
-	if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+rewrite.QuoteIdent(phys.DB)); err != nil {
-		return fmt.Errorf("create sandbox schema %s: %w", phys.DB, err)
+	if err := m.createSandboxSchema(ctx, c, t.DB, phys.DB); err != nil {
+		return err
 	}
 	// Leftovers of a crash between creating and recording: start from
 	// nothing.
@@ -1015,6 +1091,31 @@ func (m *Manager) prepareFork(ctx context.Context, c SideConn, sb *Sandbox, t, p
 				return r
 			}
 		}
+	}
+	return nil
+}
+
+// createSandboxSchema makes phys, the sandbox's database for the logical
+// database db, when it is missing, with db's default character set and
+// collation, so that what the sandbox creates there gets the defaults it
+// would get in db (a new table's, a new column's).
+func (m *Manager) createSandboxSchema(ctx context.Context, c SideConn, db, phys string) error {
+	rows, err := c.Query(ctx, "SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA "+
+		"WHERE SCHEMA_NAME IN ("+rewrite.QuoteString(db)+", "+rewrite.QuoteString(phys)+")")
+	if err != nil {
+		return fmt.Errorf("read the defaults of database %s: %w", db, err)
+	}
+	stmt := "CREATE DATABASE IF NOT EXISTS " + rewrite.QuoteIdent(phys)
+	for _, r := range rows {
+		switch {
+		case r[0] != nil && *r[0] == phys:
+			return nil
+		case r[1] != nil && r[2] != nil:
+			stmt += " CHARACTER SET " + rewrite.QuoteIdent(*r[1]) + " COLLATE " + rewrite.QuoteIdent(*r[2])
+		}
+	}
+	if _, err := c.Exec(ctx, stmt); err != nil {
+		return fmt.Errorf("create sandbox schema %s: %w", phys, err)
 	}
 	return nil
 }

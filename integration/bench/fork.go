@@ -14,7 +14,9 @@ import (
 // (a first write through a sandbox-mode proxy, so the fork plus a no-op
 // UPDATE) next to the same copy run by hand on a direct connection.
 type forkResult struct {
-	rows      int
+	rows   int
+	linked bool // sbtest1 has a child table of as many rows, joined by a foreign key
+
 	bytes     int64 // DATA_LENGTH + INDEX_LENGTH of the source
 	proxy     time.Duration
 	hand      time.Duration
@@ -34,8 +36,10 @@ func medianDur(ds []time.Duration) time.Duration {
 // measureFork prepares forkbench.sbtest1 with rows rows, then reps times
 // forks it through the sandbox-mode proxy (each time in a new anonymous
 // sandbox, discarded when its connection closes) and copies it by hand.
-func measureFork(ctx context.Context, sb sbConfig, db *testdb.Server, direct *sql.DB, sbAddr string, rows, reps int) (forkResult, error) {
-	res := forkResult{rows: rows, reps: reps}
+// linked adds forkbench.child, as many rows each referencing one of
+// sbtest1's by a foreign key: the proxy forks both, and links the copies.
+func measureFork(ctx context.Context, sb sbConfig, db *testdb.Server, direct *sql.DB, sbAddr string, rows, reps int, linked bool) (forkResult, error) {
+	res := forkResult{rows: rows, reps: reps, linked: linked}
 	for _, q := range []string{"DROP DATABASE IF EXISTS forkbench", "CREATE DATABASE forkbench"} {
 		if _, err := direct.ExecContext(ctx, q); err != nil {
 			return res, fmt.Errorf("%s: %w", q, err)
@@ -52,6 +56,25 @@ func measureFork(ctx context.Context, sb sbConfig, db *testdb.Server, direct *sq
 	if _, err := fb.sysbench(ctx, 30*time.Minute, args); err != nil {
 		return res, err
 	}
+	hand := []string{"CREATE TABLE forkbench.hand LIKE forkbench.sbtest1",
+		"INSERT INTO forkbench.hand SELECT * FROM forkbench.sbtest1"}
+	cleanup := []string{"DROP TABLE forkbench.hand"}
+	if linked {
+		for _, q := range []string{
+			"CREATE TABLE forkbench.child (id INT PRIMARY KEY, sb_id INT NOT NULL, CONSTRAINT fk_sb FOREIGN KEY (sb_id) REFERENCES forkbench.sbtest1 (id))",
+			"INSERT INTO forkbench.child SELECT id, id FROM forkbench.sbtest1",
+			"ANALYZE TABLE forkbench.child",
+		} {
+			if _, err := direct.ExecContext(ctx, q); err != nil {
+				return res, fmt.Errorf("%s: %w", q, err)
+			}
+		}
+		hand = append(hand, "CREATE TABLE forkbench.hand_child LIKE forkbench.child",
+			"INSERT INTO forkbench.hand_child SELECT * FROM forkbench.child",
+			"SET STATEMENT foreign_key_checks = 0 FOR ALTER TABLE forkbench.hand_child ADD CONSTRAINT fk_hand "+
+				"FOREIGN KEY (sb_id) REFERENCES forkbench.hand (id)")
+		cleanup = []string{"DROP TABLE forkbench.hand_child", "DROP TABLE forkbench.hand"}
+	}
 	if _, err := direct.ExecContext(ctx, "ANALYZE TABLE forkbench.sbtest1"); err != nil {
 		return res, err
 	}
@@ -62,15 +85,16 @@ func measureFork(ctx context.Context, sb sbConfig, db *testdb.Server, direct *sq
 	for i := 0; i < reps; i++ {
 		// By hand: the same two statements the copy strategy runs.
 		t0 := time.Now()
-		for _, q := range []string{"CREATE TABLE forkbench.hand LIKE forkbench.sbtest1",
-			"INSERT INTO forkbench.hand SELECT * FROM forkbench.sbtest1"} {
+		for _, q := range hand {
 			if _, err := direct.ExecContext(ctx, q); err != nil {
 				return res, fmt.Errorf("%s: %w", q, err)
 			}
 		}
 		res.handRuns = append(res.handRuns, time.Since(t0))
-		if _, err := direct.ExecContext(ctx, "DROP TABLE forkbench.hand"); err != nil {
-			return res, err
+		for _, q := range cleanup {
+			if _, err := direct.ExecContext(ctx, q); err != nil {
+				return res, err
+			}
 		}
 
 		// Through the proxy: a new connection is a new sandbox; its first
@@ -93,7 +117,7 @@ func measureFork(ctx context.Context, sb sbConfig, db *testdb.Server, direct *sq
 			return res, fmt.Errorf("fork through the proxy: %w", err)
 		}
 		res.proxyRuns = append(res.proxyRuns, d)
-		logf("fork: %d rows: proxy %s, by hand %s", rows, d.Round(time.Millisecond), res.handRuns[i].Round(time.Millisecond))
+		logf("fork: %d rows (linked %v): proxy %s, by hand %s", rows, linked, d.Round(time.Millisecond), res.handRuns[i].Round(time.Millisecond))
 		// The discarded sandbox's schema is dropped as the connection
 		// closes; give it a moment so drops do not overlap the next copy.
 		time.Sleep(500 * time.Millisecond)

@@ -45,6 +45,7 @@ type options struct {
 	sandboxProd bool
 	forkSizes   []int
 	forkReps    int
+	forkLinked  bool
 	memRows     int
 	memRowMiB   int // size of the one large row of the memory test; 0 skips it
 	out         string
@@ -69,6 +70,7 @@ func main() {
 	flag.BoolVar(&o.skipFork, "skip-fork", false, "skip the fork-time measurement")
 	flag.StringVar(&forkSizes, "fork-sizes", "10000,100000,1000000", "comma-separated table sizes (rows) for the fork-time measurement")
 	flag.IntVar(&o.forkReps, "fork-reps", 3, "forks per size (median reported)")
+	flag.BoolVar(&o.forkLinked, "fork-linked", true, "also fork sbtest1 with a child table of as many rows joined by a foreign key (both are forked)")
 	flag.StringVar(&o.out, "out", "", "also write the Markdown report to this file")
 	flag.StringVar(&relay, "relay", "", "internal: run as the TCP relay, LISTEN,UPSTREAM")
 	flag.Parse()
@@ -325,11 +327,16 @@ func run(o options) error {
 
 	if !o.skipFork {
 		for _, size := range o.forkSizes {
-			res, err := measureFork(ctx, sb, db, direct, sbAddr, size, o.forkReps)
-			if err != nil {
-				return proxyErr(err)
+			for _, linked := range []bool{false, true} {
+				if linked && !o.forkLinked {
+					continue
+				}
+				res, err := measureFork(ctx, sb, db, direct, sbAddr, size, o.forkReps, linked)
+				if err != nil {
+					return proxyErr(err)
+				}
+				rep.forks = append(rep.forks, res)
 			}
-			rep.forks = append(rep.forks, res)
 		}
 	}
 

@@ -48,6 +48,13 @@ var (
 	orphans = regexp.MustCompile(`^SELECT t\.TABLE_SCHEMA, t\.TABLE_NAME FROM information_schema\.TABLES t LEFT JOIN (\S+) r ` +
 		`ON r\.phys_db = t\.TABLE_SCHEMA AND r\.phys_tbl = t\.TABLE_NAME WHERE t\.TABLE_SCHEMA LIKE ('(?:[^'\\]|\\.)*') ` +
 		`AND t\.TABLE_SCHEMA <> ('(?:[^'\\]|\\.)*') AND r\.sandbox_id IS NULL$`)
+	// forker.ForeignKeys: the fake's tables have no foreign keys.
+	foreignKeys = regexp.MustCompile(`^SELECT k\.TABLE_SCHEMA, k\.TABLE_NAME, k\.CONSTRAINT_NAME, .* FROM information_schema\.KEY_COLUMN_USAGE k ` +
+		`JOIN information_schema\.REFERENTIAL_CONSTRAINTS r `)
+	// Manager.createSandboxSchema: which of two databases exist, with their
+	// defaults (the fake's have none).
+	schemaDefaults = regexp.MustCompile(`^SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema\.SCHEMATA ` +
+		`WHERE SCHEMA_NAME IN \('((?:[^'\\]|\\.)*)', '((?:[^'\\]|\\.)*)'\)$`)
 	createView = regexp.MustCompile(`^CREATE OR REPLACE (?:SQL SECURITY \w+ )?VIEW ((?:` + "`(?:[^`]|``)+`" + `|\w+)\.(?:` +
 		"`(?:[^`]|``)+`" + `|\w+)) AS (.*)$`)
 )
@@ -74,8 +81,16 @@ func (u *Upstream) emulate(sql string) (result, error) {
 			r.rows = append(r.rows, Row(g))
 		}
 		return r, nil
-	case roles.MatchString(sql):
+	case roles.MatchString(sql), foreignKeys.MatchString(sql):
 		return result{}, nil
+	case schemaDefaults.MatchString(sql):
+		var r result
+		for _, db := range schemaDefaults.FindStringSubmatch(sql)[1:] {
+			if u.schemas[db] {
+				r.rows = append(r.rows, Row(db, nil, nil))
+			}
+		}
+		return r, nil
 	case currentRole.MatchString(sql):
 		return rowsResult(Row(nil)), nil
 	case setStmt.MatchString(sql):

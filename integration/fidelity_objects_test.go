@@ -1,0 +1,236 @@
+package integration
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
+	"github.com/sqlfork/sqlfork-proxy/proxy"
+)
+
+// objCase is one fidelity case over a database's objects: the production
+// schema (made alike on a direct server and behind the proxy, in a
+// database of the case's own), then statements run on each side in one
+// session, whose outcomes must be identical.
+type objCase struct {
+	name   string
+	schema string   // statements making production, run as root
+	steps  []string // the session's statements
+}
+
+// runObjCases runs cases through a sandbox — with the least-privilege
+// upstream account and with an ALL PRIVILEGES one — and directly, requiring
+// identical outcomes step by step (rows and labels, error codes and texts,
+// affected rows, insert ids, warnings), identical final tables, and
+// production unchanged behind the proxy.
+func runObjCases(t *testing.T, cases []objCase) {
+	sandDB, leastPriv := sandboxProxy(t, "transparent", nil)
+	allPriv := startTestProxy(t, sandDB.Addr, sandDB, func(c *proxy.Config) { c.Mode = "transparent" })
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	direct, err := testdb.Start(ctx, testdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = direct.Stop() })
+	for _, acct := range []struct {
+		name string
+		dsn  func(db string) string
+	}{
+		{"least-privilege", func(db string) string { return leastPriv.userDSN(sandboxUser, db) }},
+		{"all-privileges", func(db string) string { return allPriv.dsn(db) }},
+	} {
+		for i, c := range cases {
+			t.Run(acct.name+"/"+c.name, func(t *testing.T) {
+				name := fmt.Sprintf("fx%d", i)
+				objCaseRun(ctx, t, c, name, direct, sandDB, acct.dsn(name))
+			})
+		}
+	}
+}
+
+// objCaseRun runs one case in database name.
+func objCaseRun(ctx context.Context, t *testing.T, c objCase, name string, direct, sandDB *testdb.Server, dsn string) {
+	for _, srv := range []*testdb.Server{direct, sandDB} {
+		root := openDB(t, srv.DSN("")+"?multiStatements=true")
+		if _, err := root.Exec("DROP DATABASE IF EXISTS " + name + "; CREATE DATABASE " + name +
+			" CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci; USE " + name + ";" + c.schema); err != nil {
+			t.Fatalf("schema: %v", err)
+		}
+	}
+	rootSand := openDB(t, sandDB.DSN(""))
+	if _, err := rootSand.Exec("GRANT SELECT, SHOW VIEW ON " + name + ".* TO '" + sandboxUser + "'@'%'"); err != nil {
+		t.Fatal(err)
+	}
+	before := objProduction(ctx, t, rootSand, name)
+	dc := conn(t, openDB(t, direct.DSN(name)))
+	sc := conn(t, openDB(t, dsn))
+	for i, q := range c.steps {
+		want, got := objOutcome(ctx, dc, q), objOutcome(ctx, sc, q)
+		if want != got {
+			t.Errorf("step %d %s\n direct:  %s\n sandbox: %s", i, q, want, got)
+		}
+	}
+	if w, g := objDump(ctx, t, dc), objDump(ctx, t, sc); w != g {
+		t.Errorf("final tables differ:\n direct:\n%s\n sandbox:\n%s", w, g)
+	}
+	if after := objProduction(ctx, t, rootSand, name); after != before {
+		t.Errorf("production changed:\n before: %s\n after:  %s", before, after)
+	}
+}
+
+// objOutcome runs q and says what it did, with its warnings.
+func objOutcome(ctx context.Context, c *sql.Conn, q string) string {
+	w := strings.ToUpper(strings.TrimSpace(q))
+	query := false
+	for _, p := range []string{"SELECT", "SHOW", "WITH", "DESC", "CHECK", "CALL", "VALUES", "TABLE "} {
+		query = query || strings.HasPrefix(w, p)
+	}
+	out := diffOutcome(ctx, c, q, nil, query)
+	if warn := diffOutcome(ctx, c, "SHOW WARNINGS", nil, true); warn != "Level,Code,Message" {
+		out += " warnings: " + warn
+	}
+	return out
+}
+
+// objDump is every table of the session's database with its rows and
+// definition.
+func objDump(ctx context.Context, t *testing.T, c *sql.Conn) string {
+	var names []string
+	rows, err := c.QueryContext(ctx, "SHOW FULL TABLES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var n, typ string
+		_ = rows.Scan(&n, &typ)
+		names = append(names, n+" "+typ)
+	}
+	rows.Close()
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		tbl, typ, _ := strings.Cut(n, " ")
+		b.WriteString(n + ": " + diffOutcome(ctx, c, "SHOW CREATE TABLE `"+tbl+"`", nil, true) + "\n")
+		if typ == "BASE TABLE" || typ == "VIEW" {
+			b.WriteString("  rows: " + diffOutcome(ctx, c, "SELECT * FROM `"+tbl+"` ORDER BY 1", nil, true) + "\n")
+		}
+	}
+	return b.String()
+}
+
+// objProduction is production's database name as root sees it: tables,
+// definitions, checksums.
+func objProduction(ctx context.Context, t *testing.T, root *sql.DB, name string) string {
+	c, err := root.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, "USE "+name); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString(objDump(ctx, t, c))
+	b.WriteString(diffOutcome(ctx, c, "SELECT CONSTRAINT_NAME, TABLE_NAME, REFERENCED_TABLE_NAME FROM information_schema.REFERENTIAL_CONSTRAINTS "+
+		"WHERE CONSTRAINT_SCHEMA = DATABASE() OR UNIQUE_CONSTRAINT_SCHEMA = DATABASE() ORDER BY 1, 2", nil, true))
+	return b.String()
+}
+
+// fkSchema: customers ← orders ← items (ON DELETE CASCADE), customers ←
+// notes (SET NULL / ON UPDATE CASCADE), a self-reference, and a table
+// outside every key.
+const fkSchema = `
+CREATE TABLE customers (id INT PRIMARY KEY, name VARCHAR(20)) ENGINE=InnoDB;
+CREATE TABLE orders (id INT PRIMARY KEY, cust INT, qty INT, CONSTRAINT fk_cust FOREIGN KEY (cust) REFERENCES customers(id));
+CREATE TABLE items (id INT PRIMARY KEY, ord INT, CONSTRAINT fk_ord FOREIGN KEY (ord) REFERENCES orders(id) ON DELETE CASCADE);
+CREATE TABLE notes (id INT PRIMARY KEY, cust INT NULL, CONSTRAINT fk_note FOREIGN KEY (cust) REFERENCES customers(id) ON DELETE SET NULL ON UPDATE CASCADE);
+CREATE TABLE staff (id INT PRIMARY KEY, boss INT NULL, FOREIGN KEY (boss) REFERENCES staff(id) ON DELETE CASCADE);
+CREATE TABLE loose (id INT PRIMARY KEY, v INT);
+INSERT INTO customers VALUES (1,'a'),(2,'b'),(3,'c');
+INSERT INTO orders VALUES (10,1,5),(11,2,6);
+INSERT INTO items VALUES (100,10),(101,11),(102,10);
+INSERT INTO notes VALUES (1,1),(2,3),(3,NULL);
+INSERT INTO staff VALUES (1,NULL),(2,1),(3,2),(4,NULL);
+INSERT INTO loose VALUES (1,1);`
+
+const fkKeys = "SELECT k.TABLE_NAME, k.CONSTRAINT_NAME, k.COLUMN_NAME, k.REFERENCED_TABLE_SCHEMA, k.REFERENCED_TABLE_NAME, k.REFERENCED_COLUMN_NAME, " +
+	"r.UPDATE_RULE, r.DELETE_RULE FROM information_schema.KEY_COLUMN_USAGE k JOIN information_schema.REFERENTIAL_CONSTRAINTS r " +
+	"ON r.CONSTRAINT_SCHEMA = k.CONSTRAINT_SCHEMA AND r.CONSTRAINT_NAME = k.CONSTRAINT_NAME AND r.TABLE_NAME = k.TABLE_NAME " +
+	"WHERE k.TABLE_SCHEMA = DATABASE() ORDER BY 1, 2"
+
+// TestFidelityForeignKeys: keys defined in production hold in a sandbox as
+// on a copy of the database — what production refuses is refused, what it
+// cascades is cascaded on the sandbox's rows — and keys created in the
+// sandbox too; information_schema keeps every key. And tables a sandbox
+// creates get their database's character set.
+func TestFidelityForeignKeys(t *testing.T) {
+	runObjCases(t, []objCase{
+		{name: "restrict", schema: fkSchema, steps: []string{
+			"DELETE FROM customers WHERE id = 1",
+			"UPDATE customers SET id = 9 WHERE id = 2",
+			"INSERT INTO orders VALUES (12, 99, 1)",
+			"UPDATE orders SET cust = 98 WHERE id = 10",
+			"TRUNCATE TABLE customers",
+			"DROP TABLE customers",
+			"DROP TABLE orders",
+			"DELETE FROM customers WHERE id = 3",
+			"SELECT * FROM notes ORDER BY id",
+			fkKeys,
+		}},
+		{name: "child-first", schema: fkSchema, steps: []string{
+			"INSERT INTO items VALUES (103, 77)",
+			"INSERT INTO items VALUES (103, 11)",
+			fkKeys,
+			"SHOW CREATE TABLE items",
+			"DELETE FROM customers WHERE id = 2",
+		}},
+		{name: "cascade", schema: fkSchema, steps: []string{
+			"DELETE FROM orders WHERE id = 10",
+			"SELECT * FROM items ORDER BY id",
+			"UPDATE customers SET id = 30 WHERE id = 3",
+			"SELECT * FROM notes ORDER BY id",
+			"DELETE FROM customers WHERE id = 30",
+			"SELECT * FROM notes ORDER BY id",
+			"DELETE FROM staff WHERE id = 1",
+			"SELECT * FROM staff ORDER BY id",
+			"SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = DATABASE()",
+		}},
+		{name: "transaction", schema: fkSchema, steps: []string{
+			"BEGIN",
+			"SELECT COUNT(*) FROM items",
+			"DELETE FROM orders WHERE id = 11",
+			"SELECT * FROM items ORDER BY id",
+			"ROLLBACK",
+			"SELECT * FROM items ORDER BY id",
+			"DELETE FROM loose",
+			"SELECT COUNT(*) FROM orders",
+		}},
+		{name: "sandbox-keys", schema: fkSchema, steps: []string{
+			"CREATE TABLE refunds (id INT PRIMARY KEY, ord INT, FOREIGN KEY (ord) REFERENCES orders(id) ON DELETE CASCADE)",
+			"INSERT INTO refunds VALUES (1, 11)",
+			"INSERT INTO refunds VALUES (2, 55)",
+			"DELETE FROM orders WHERE id = 11",
+			"SELECT * FROM refunds",
+			"ALTER TABLE loose ADD CONSTRAINT fk_loose FOREIGN KEY (v) REFERENCES customers(id)",
+			"INSERT INTO loose VALUES (2, 42)",
+			"DELETE FROM customers WHERE id = 1",
+			fkKeys,
+		}},
+		{name: "charset", schema: "CREATE TABLE seed (id INT PRIMARY KEY);", steps: []string{
+			"CREATE TABLE jp (id INT PRIMARY KEY, a VARCHAR(10))",
+			"INSERT INTO jp VALUES (1, '日本')",
+			"SELECT a, HEX(a), CHARSET(a), COLLATION(a) FROM jp",
+			"SHOW CREATE TABLE jp",
+			"CREATE TABLE lat (id INT PRIMARY KEY, a VARCHAR(10)) CHARACTER SET latin1",
+			"INSERT INTO lat VALUES (1, '日本')",
+			"SELECT TABLE_NAME, TABLE_COLLATION FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1",
+			"SELECT COLUMN_NAME, CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() ORDER BY TABLE_NAME, 1",
+		}},
+	})
+}
