@@ -229,8 +229,9 @@ func TestSandboxGracePoolAcrossGraceEnd(t *testing.T) {
 	// applies to graces that start afterwards).
 	cfg.Sandbox.Grace = time.Second
 	h.srv.SetSandboxLimits(cfg)
+	// The discard is counted just after its registry row goes.
 	waitForLong(t, "the grace to end with the pool's connections closed", time.Minute, func() bool {
-		return pool.Stats().OpenConnections == 0 && registryRow(t, root, "lifetime") == ""
+		return pool.Stats().OpenConnections == 0 && registryRow(t, root, "lifetime") == "" && discards(t, h)["grace"] >= 1
 	})
 	if d := discards(t, h); d["grace"] < 1 || d["last_connection"] != 0 || d["discarded"] != 0 {
 		t.Errorf("discards %v, want the sandbox's for its grace", d)

@@ -98,7 +98,7 @@ func (sb *Sandbox) info(tables bool) Info {
 		in.Expires = &e
 	}
 	for _, e := range sb.tables {
-		if e.kind == kindAbsent {
+		if e.kind == kindAbsent || e.kind == kindView {
 			continue
 		}
 		if e.kind != kindDropped {

@@ -54,6 +54,18 @@ type object struct {
 	// server holds, every sandbox's objects included: harmless outside a
 	// sandbox, refused in one.
 	wide string
+	// view is a view's definition, nil for anything else (or a view whose
+	// definition the account cannot read).
+	view *viewDef
+}
+
+// viewDef is what information_schema.VIEWS says of a view: what a sandbox
+// needs to make its own copy (views.go).
+type viewDef struct {
+	def         string // VIEW_DEFINITION: the server's text, names qualified
+	checkOption string // NONE, CASCADED, LOCAL
+	algorithm   string // UNDEFINED, MERGE, TEMPTABLE
+	collation   string // COLLATION_CONNECTION at its creation
 }
 
 func newCatalog(m *Manager) *catalog {
@@ -107,6 +119,7 @@ func (c *catalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (obj
 	}
 	var o object
 	var def *string
+	var vd viewDef
 	err := c.m.withConn(ctx, func(sc SideConn) error {
 		rows, err := sc.Query(ctx, "SELECT TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = "+
 			rewrite.QuoteString(t.DB)+" AND TABLE_NAME = "+rewrite.QuoteString(t.Name))
@@ -117,10 +130,11 @@ func (c *catalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (obj
 		if o.kind != "VIEW" {
 			return nil
 		}
-		rows, err = sc.Query(ctx, "SELECT VIEW_DEFINITION FROM information_schema.VIEWS WHERE TABLE_SCHEMA = "+
-			rewrite.QuoteString(t.DB)+" AND TABLE_NAME = "+rewrite.QuoteString(t.Name))
+		rows, err = sc.Query(ctx, "SELECT VIEW_DEFINITION, CHECK_OPTION, ALGORITHM, COLLATION_CONNECTION FROM information_schema.VIEWS "+
+			"WHERE TABLE_SCHEMA = "+rewrite.QuoteString(t.DB)+" AND TABLE_NAME = "+rewrite.QuoteString(t.Name))
 		if err == nil && len(rows) == 1 {
 			def = rows[0][0]
+			vd = viewDef{def: str(rows[0][0]), checkOption: str(rows[0][1]), algorithm: str(rows[0][2]), collation: str(rows[0][3])}
 		}
 		return err
 	})
@@ -130,6 +144,9 @@ func (c *catalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (obj
 	if o.kind == "VIEW" {
 		if o.hazard, o.wide, err = c.viewHazard(ctx, t, def, depth); err != nil {
 			return object{}, err
+		}
+		if vd.def != "" {
+			o.view = &vd
 		}
 	}
 	c.mu.Lock()

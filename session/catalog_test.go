@@ -119,7 +119,7 @@ func TestCatalogLookupFails(t *testing.T) {
 		`^SELECT TABLE_TYPE, ENGINE FROM information_schema\.TABLES`,
 		`^SELECT COUNT\(\*\) FROM information_schema\.ROUTINES`,
 		`^SELECT name FROM mysql\.func`,
-		`^SELECT VIEW_DEFINITION FROM information_schema\.VIEWS`,
+		`^SELECT VIEW_DEFINITION, CHECK_OPTION, ALGORITHM, COLLATION_CONNECTION FROM information_schema\.VIEWS`,
 		`^SELECT COLUMN_NAME, COLUMN_DEFAULT FROM information_schema\.COLUMNS`,
 	} {
 		t.Run(rule, func(t *testing.T) {
@@ -155,8 +155,8 @@ func TestCatalogCache(t *testing.T) {
 		}
 	}
 	for re, want := range map[string]int{
-		"^SELECT VIEW_DEFINITION FROM information_schema.VIEWS WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME = 'v'$": 1,
-		"^SELECT COUNT\\(\\*\\) FROM information_schema.ROUTINES .*'nosuchfn'$":                                  1,
+		"^SELECT VIEW_DEFINITION, CHECK_OPTION, ALGORITHM, COLLATION_CONNECTION FROM information_schema.VIEWS WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME = 'v'$": 1,
+		"^SELECT COUNT\\(\\*\\) FROM information_schema.ROUTINES .*'nosuchfn'$":                                                                                 1,
 		"^SELECT name FROM mysql.func$": 1,
 	} {
 		if n := e.count(re); n != want {

@@ -61,6 +61,39 @@ type Session struct {
 	// SERIALIZABLE, which makes the next transaction lock what it reads;
 	// serializableSet marks the statement that set it.
 	serializableNext, serializableSet bool
+	// refused is the diagnostics area of the last statement when the proxy
+	// answered it with an error of its own (nil when it went upstream):
+	// SHOW WARNINGS and SHOW ERRORS then list it, as the server lists the
+	// errors of the statement before.
+	refused []Diag
+}
+
+// Diag is one row of SHOW WARNINGS.
+type Diag struct {
+	Level   string // Note, Warning, Error
+	Code    uint16
+	Message string
+}
+
+// diagnosed is an error that knows the whole diagnostics area it leaves.
+type diagnosed interface{ diagnostics() []Diag }
+
+// diagnosticsOf is the diagnostics area an error the proxy answers with
+// leaves: the error itself, or what it says it leaves; nil for an error
+// the client does not get as such.
+func diagnosticsOf(err error) []Diag {
+	var d diagnosed
+	if errors.As(err, &d) {
+		return d.diagnostics()
+	}
+	var r interface {
+		MySQLError() (uint16, string, string)
+	}
+	if errors.As(err, &r) {
+		code, _, msg := r.MySQLError()
+		return []Diag{{Level: "Error", Code: code, Message: msg}}
+	}
+	return nil
 }
 
 // Vars are the upstream session variables that decide how the proxy reads
@@ -331,6 +364,10 @@ type Plan struct {
 	// undoOnError are schema-only forks made for a DROP: if the statement
 	// fails they must go, or the sandbox would see an empty table.
 	undoOnError []rewrite.Table
+	// adoptViews are copies of production views the statement drops,
+	// replaces or alters: once it has run, what is left of them is the
+	// sandbox's own (views.go).
+	adoptViews []rewrite.Table
 	// infoIdents are the identifiers of an input that reads the sandbox's
 	// information_schema views, to spell result columns as written.
 	infoIdents []string
@@ -674,7 +711,7 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 		}
 		p.infoIdents = rewrite.Identifiers(sql, opts)
 	}
-	res, err := a.Rewrite(resolver{s})
+	res, err := a.Rewrite(resolver{s: s, productionViews: showCreateView(a)})
 	if err != nil {
 		s.abandon(ctx, p)
 		return nil, err
@@ -815,15 +852,6 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 		case "DROP TABLE", "TRUNCATE TABLE", "DROP VIEW":
 			mode = forker.SchemaOnly
 		}
-		for _, t := range st.Writes {
-			_, made, err := s.m.ensure(ctx, s.sb, t, mode)
-			if err != nil {
-				return err
-			}
-			if made && mode == forker.SchemaOnly && st.Kind != "TRUNCATE TABLE" {
-				p.undoOnError = append(p.undoOnError, t)
-			}
-		}
 		// A foreign key from a sandbox table must point into the sandbox:
 		// one pointing at production would let sandbox rows block
 		// production's deletes and updates. Tables read under locks are
@@ -835,7 +863,27 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 		if err != nil {
 			return err
 		}
+		// Production views are copied, not forked.
+		views, err := s.prepareViews(ctx, st, first, p)
+		if err != nil {
+			return err
+		}
+		for _, t := range st.Writes {
+			if views[s.m.key(s.m.norm(t))] {
+				continue
+			}
+			_, made, err := s.m.ensure(ctx, s.sb, t, mode)
+			if err != nil {
+				return err
+			}
+			if made && mode == forker.SchemaOnly && st.Kind != "TRUNCATE TABLE" {
+				p.undoOnError = append(p.undoOnError, t)
+			}
+		}
 		for _, t := range first {
+			if views[s.m.key(s.m.norm(t))] {
+				continue
+			}
 			if _, _, err := s.m.ensure(ctx, s.sb, t, forker.Full); err != nil {
 				return err
 			}
@@ -921,7 +969,12 @@ func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed b
 		}
 	}
 	if len(p.refresh) > 0 {
-		return s.m.refresh(ctx, s.sb, p.refresh)
+		if err := s.m.refresh(ctx, s.sb, p.refresh); err != nil {
+			return err
+		}
+	}
+	if !failed && len(p.adoptViews) > 0 {
+		return s.m.adoptViews(ctx, s.sb, p.adoptViews)
 	}
 	return nil
 }
@@ -1060,11 +1113,21 @@ func (sb *Sandbox) isDiscarded() bool {
 }
 
 // resolver maps logical tables to the session's sandbox.
-type resolver struct{ s *Session }
+type resolver struct {
+	s *Session
+	// productionViews leaves the sandbox's copies of production views
+	// out: SHOW CREATE VIEW shows production's definition.
+	productionViews bool
+}
+
+// showCreateView reports an input that is SHOW CREATE VIEW.
+func showCreateView(a *rewrite.Analysis) bool {
+	return len(a.Statements) == 1 && a.Statements[0].Kind == "SHOW CREATE VIEW"
+}
 
 // Resolve implements rewrite.Resolver.
 func (r resolver) Resolve(t rewrite.Table, write bool) (rewrite.Table, bool, error) {
-	if e, ok := r.s.sb.resolve(r.s.m.key(t)); ok {
+	if e, ok := r.s.sb.resolve(r.s.m.key(t)); ok && !(r.productionViews && e.kind == kindView) {
 		return e.phys, true, nil
 	}
 	if strings.EqualFold(t.DB, "information_schema") {

@@ -328,7 +328,10 @@ type Sandbox struct {
 type entry struct {
 	logical rewrite.Table
 	phys    rewrite.Table
-	kind    string // fork, schema, created, dropped, absent
+	kind    string // fork, schema, created, dropped, absent, view
+	// def is, for a copy of a production view (kindView), the definition it
+	// was made with in this process ("" when loaded from the registry).
+	def     string
 	rows    int64
 	bytes   int64
 	epoch   uint64

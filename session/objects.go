@@ -148,10 +148,10 @@ func (s *Session) readHazard(ctx context.Context, st rewrite.Statement, sb *Sand
 }
 
 // forkHazard checks the tables a statement in sb would fork (forks: the
-// role each plays, "writes" or "reads under locks"): views, which a sandbox
-// cannot copy, and tables of engines that reach other tables.
+// role each plays, "writes" or "reads under locks"): tables of engines that
+// reach other tables. (Production views are copied, views.go.)
 func (s *Session) forkHazard(ctx context.Context, st rewrite.Statement, sb *Sandbox, forks map[rewrite.Table]string) (string, error) {
-	for t, role := range forks {
+	for t := range forks {
 		if s.holds(sb, t) || skipCatalog(t) {
 			continue
 		}
@@ -160,12 +160,9 @@ func (s *Session) forkHazard(ctx context.Context, st rewrite.Statement, sb *Sand
 			return "", err
 		}
 		switch {
-		case o.kind == "VIEW" && role == "writes":
-			return "it changes the production view " + t.Quoted() + " (a sandbox cannot copy views yet), which " +
-				"would change the view's production tables; change its base tables instead (they are forked into the sandbox)", nil
 		case o.kind == "VIEW":
-			return "it " + lockedRole(st) + " the production view " + t.Quoted() + ", which would lock (or, for " +
-				"CREATE VIEW, keep reading) the view's production tables; name its base tables instead", nil
+			// The sandbox copies it (views.go), after forking what it
+			// reads.
 		case o.kind != "" && o.engine != "" && !rewrite.SafeEngine(o.engine):
 			return t.Quoted() + " is a " + o.engine + " table, which reads and writes other tables, so no fork " +
 				"of it can be kept to the sandbox", nil
@@ -250,14 +247,6 @@ var serverWideTables = map[string]bool{
 	"innodb_table_stats": true, "innodb_index_stats": true, "table_stats": true, "column_stats": true,
 	"index_stats": true, "general_log": true, "slow_log": true,
 	"proc": true, // every sandbox's procedures (routines.go)
-}
-
-// lockedRole says how a statement reads the tables it forks first.
-func lockedRole(st rewrite.Statement) string {
-	if st.Kind == "CREATE VIEW" {
-		return "makes a view of"
-	}
-	return "reads under locks"
 }
 
 // skipCatalog reports databases whose tables the proxy never forks nor

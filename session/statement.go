@@ -148,6 +148,8 @@ func (s *Session) Plan(ctx context.Context, sql string, prepared bool) (*Plan, e
 		return nil, err
 	}
 	opts := s.options()
+	refused := s.refused
+	s.refused = nil
 	if stmt, ok, err := s.m.killer.Statement(s.user, sql, opts, prepared, s.evaluator(ctx)); ok {
 		if err != nil {
 			return nil, err
@@ -156,6 +158,9 @@ func (s *Session) Plan(ctx context.Context, sql string, prepared bool) (*Plan, e
 	}
 	p, err := s.plan(ctx, sql, opts, prepared)
 	if err != nil {
+		if !prepared {
+			s.refused = diagnosticsOf(err)
+		}
 		return nil, err
 	}
 	p.text = sql // what a prepared statement is planned from again
@@ -165,7 +170,7 @@ func (s *Session) Plan(ctx context.Context, sql string, prepared bool) (*Plan, e
 		pl.Text = sql // the caller's own row shows the text as sent
 		p.Reply, err = s.processList(ctx, &pl)
 	case p.diagnostics:
-		p.Reply, err = s.diagnostics(ctx, p.SQL)
+		p.Reply, err = s.diagnostics(ctx, p.SQL, refused)
 	}
 	if err != nil {
 		return nil, err
@@ -488,7 +493,11 @@ func (s *Session) processList(ctx context.Context, pl *ProcessList) (*Reply, err
 
 // diagnostics answers SHOW WARNINGS / SHOW ERRORS (sql) with the sandbox's
 // database names in the messages told back in logical names.
-func (s *Session) diagnostics(ctx context.Context, sql string) (*Reply, error) {
+//
+// After a statement the proxy answered with an error of its own (refused:
+// its diagnostics area), the server's would be an earlier statement's:
+// the rows are refused's.
+func (s *Session) diagnostics(ctx context.Context, sql string, refused []Diag) (*Reply, error) {
 	r, err := s.up.Query(ctx, sql)
 	if err != nil {
 		return nil, err
@@ -497,6 +506,18 @@ func (s *Session) diagnostics(ctx context.Context, sql string) (*Reply, error) {
 	rep := &Reply{Defs: r.Columns}
 	if len(r.Columns) != 3 {
 		rep = &Reply{Columns: []string{"Level", "Code", "Message"}}
+	}
+	if refused != nil {
+		errorsOnly := strings.Contains(strings.ToUpper(sql), "ERRORS")
+		r.Rows = nil
+		for _, d := range refused {
+			if errorsOnly && d.Level != "Error" {
+				continue
+			}
+			code := strconv.Itoa(int(d.Code))
+			level, msg := d.Level, d.Message
+			r.Rows = append(r.Rows, []*string{&level, &code, &msg})
+		}
 	}
 	for _, row := range r.Rows {
 		if len(row) == 3 && row[2] != nil {
@@ -522,7 +543,7 @@ func (s *Session) FieldList(ctx context.Context, table string) (physDB string, r
 	t := rewrite.Table{DB: s.db, Name: table}
 	// What other proxy processes did to the sandbox's tables first.
 	if !s.synced && s.sb.shareable() {
-		if _, mapped, _ := (resolver{s}).Resolve(t, false); !mapped {
+		if _, mapped, _ := (resolver{s: s}).Resolve(t, false); !mapped {
 			if err := s.m.syncTables(ctx, s.sb); err != nil {
 				return "", nil, false, err
 			}

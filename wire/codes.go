@@ -30,6 +30,7 @@ const (
 	ErNotSupportedAuthMode    uint16 = 1251 // ER_NOT_SUPPORTED_AUTH_MODE
 	ErOptionPreventsStatement uint16 = 1290 // ER_OPTION_PREVENTS_STATEMENT
 	ErUnsupportedPS           uint16 = 1295 // ER_UNSUPPORTED_PS
+	ErViewInvalid             uint16 = 1356 // ER_VIEW_INVALID
 	ErTableDefChanged         uint16 = 1412 // ER_TABLE_DEF_CHANGED
 	ErConnectToForeignSource  uint16 = 1429 // ER_CONNECT_TO_FOREIGN_DATA_SOURCE
 	ErStatementTimeout        uint16 = 1969 // ER_STATEMENT_TIMEOUT (MariaDB: max_statement_time)

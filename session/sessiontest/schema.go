@@ -93,7 +93,7 @@ var infoSchemaColumns = map[string][]string{
 	"KEY_COLUMN_USAGE":        {"CONSTRAINT_SCHEMA", "TABLE_SCHEMA", "TABLE_NAME", "REFERENCED_TABLE_SCHEMA", "REFERENCED_TABLE_NAME"},
 	"REFERENTIAL_CONSTRAINTS": {"CONSTRAINT_SCHEMA", "UNIQUE_CONSTRAINT_SCHEMA", "TABLE_NAME", "REFERENCED_TABLE_NAME"},
 	"CHECK_CONSTRAINTS":       {"CONSTRAINT_SCHEMA", "TABLE_NAME", "CONSTRAINT_NAME"},
-	"VIEWS":                   {"TABLE_SCHEMA", "TABLE_NAME", "VIEW_DEFINITION"},
+	"VIEWS":                   {"TABLE_SCHEMA", "TABLE_NAME", "VIEW_DEFINITION", "CHECK_OPTION", "ALGORITHM", "COLLATION_CONNECTION"},
 	"PARTITIONS":              {"TABLE_SCHEMA", "TABLE_NAME", "PARTITION_NAME"},
 	"SCHEMATA":                {"CATALOG_NAME", "SCHEMA_NAME"},
 	"TRIGGERS":                {"EVENT_OBJECT_SCHEMA", "EVENT_OBJECT_TABLE", "TRIGGER_NAME"},
@@ -156,7 +156,8 @@ func (u *Upstream) infoRows(name string) ([]map[string]*string, error) {
 		for _, o := range u.sortedObjects() {
 			if o.Type == "VIEW" {
 				out = append(out, map[string]*string{"table_schema": sp(o.DB), "table_name": sp(o.Name),
-					"view_definition": nullIf(o.Definition)})
+					"view_definition": nullIf(o.Definition), "check_option": sp("NONE"), "algorithm": sp("UNDEFINED"),
+					"collation_connection": sp("utf8mb4_general_ci")})
 			}
 		}
 	case "TRIGGERS":

@@ -83,6 +83,8 @@ func (u *Upstream) emulate(sql string) (result, error) {
 		return r, nil
 	case roles.MatchString(sql), foreignKeys.MatchString(sql):
 		return result{}, nil
+	case sql == "SELECT @@collation_connection":
+		return rowsResult(Row("utf8mb4_general_ci")), nil
 	case schemaDefaults.MatchString(sql):
 		var r result
 		for _, db := range schemaDefaults.FindStringSubmatch(sql)[1:] {

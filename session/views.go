@@ -1,0 +1,309 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/wire"
+)
+
+// A sandbox's copies of production views. A production view read in a
+// sandbox must see the sandbox's tables — its forks, the tables it created
+// or dropped — as the view would on a private copy of the database. So
+// when a view a sandboxed statement names reads (directly or through other
+// views) a table the sandbox holds, the sandbox gets its own copy of the
+// view, in its database for the view's, under the view's name: production's
+// definition (information_schema.VIEWS: names qualified) with every table
+// and view rewritten as the sandbox resolves it, the view's algorithm and
+// check option, SQL SECURITY INVOKER (whoever reads it reads with their own
+// privileges, as on the proxy's other views). The statement is then
+// rewritten to the copy like to a fork. A copy is remade whenever what its
+// definition resolves to changes (a table it reads is forked later), and
+// made whatever the view reads before a statement writes through it or
+// reads it under locks — after every table it reads is forked, so writes
+// and locks land on the sandbox's rows. A statement that drops, replaces or
+// alters the view replaces a stand-in copy, which then is the sandbox's own
+// view (created), as a view the sandbox made is. Copies are registry rows
+// of kind "view": the sandbox's information_schema shows production's view
+// for them (definition, definer, security), SHOW CREATE VIEW reads
+// production's view, and discarding the sandbox drops them with its
+// databases.
+
+// kindView is a table kind: a copy of a production view reading the
+// sandbox's tables.
+const kindView = "view"
+
+// viewMode says what a statement needs of a production view.
+type viewMode int
+
+const (
+	// viewLazy: a copy only when the view reads something the sandbox
+	// holds; production's view otherwise.
+	viewLazy viewMode = iota
+	// viewForce: every table the view reads forked, then a copy (writes
+	// through the view, locking reads, a CREATE VIEW reading it).
+	viewForce
+	// viewAlways: a copy, whatever the view reads (RENAME TABLE of it).
+	viewAlways
+	// viewStandIn: the statement drops or replaces the view: any view of
+	// its name will do.
+	viewStandIn
+)
+
+// standIn is the definition of a copy a statement will drop or replace.
+const standIn = "SELECT 1 AS `1`"
+
+// prepareViews makes the sandbox's copies of the production views st names,
+// as st needs them (first: the tables it would fork before it runs, besides
+// those it writes), and returns, by key, the names that are production
+// views: they are not forked as tables.
+func (s *Session) prepareViews(ctx context.Context, st rewrite.Statement, first []rewrite.Table, p *Plan) (map[string]bool, error) {
+	views := map[string]bool{}
+	if st.Kind == "SHOW CREATE VIEW" {
+		return views, nil // production's definition (the resolver leaves copies out)
+	}
+	one := func(t rewrite.Table, mode viewMode) error {
+		isView, err := s.ensureView(ctx, t, mode, 0)
+		if isView {
+			views[s.m.key(t)] = true
+		}
+		return err
+	}
+	for _, t := range st.Writes {
+		mode := viewForce
+		switch st.Kind {
+		case "DROP VIEW", "CREATE VIEW", "ALTER VIEW":
+			mode = viewStandIn
+		case "RENAME TABLE":
+			mode = viewAlways
+		}
+		if err := one(t, mode); err != nil {
+			return nil, err
+		}
+		if mode == viewStandIn && views[s.m.key(t)] {
+			p.adoptViews = append(p.adoptViews, t)
+		}
+	}
+	for _, t := range first {
+		if err := one(t, viewForce); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range append(append([]rewrite.Table(nil), st.Reads...), st.Names...) {
+		if err := one(t, viewLazy); err != nil {
+			return nil, err
+		}
+	}
+	return views, nil
+}
+
+// ensureView gives the sandbox what mode asks of t when t is a production
+// view (or the sandbox's copy of one), and reports whether it is; anything
+// else is left to the caller.
+func (s *Session) ensureView(ctx context.Context, t rewrite.Table, mode viewMode, depth int) (bool, error) {
+	if skipCatalog(t) || t.DB == "" {
+		return false, nil
+	}
+	t = s.m.norm(t)
+	e, held := s.sb.resolve(s.m.key(t))
+	if held && e.kind != kindView {
+		return false, nil // the sandbox's own table or view, or one it dropped
+	}
+	o, err := s.m.catalog.object(ctx, t)
+	if err != nil || o.kind != "VIEW" {
+		return false, err
+	}
+	if depth >= maxViewDepth {
+		return true, refusal(wire.ErUnknown, "HY000", "the view %s is built on views more than %d deep, which the sandbox "+
+			"cannot copy", t, maxViewDepth)
+	}
+	switch {
+	case o.hazard != "":
+		return true, refusal(wire.ErUnknown, "HY000", "%s", o.hazard)
+	case o.wide != "":
+		return true, refusal(wire.ErUnknown, "HY000", "%s, which a sandbox must not see; run it on a direct connection", o.wide)
+	case o.view == nil:
+		return true, refusal(wire.ErUnknown, "HY000", "the proxy cannot read the definition of the view %s (grant its "+
+			"account SHOW VIEW), so the sandbox cannot copy it", t)
+	}
+	if mode == viewStandIn {
+		if held {
+			return true, nil
+		}
+		return true, s.m.placeView(ctx, s.sb, t, standIn, o.view)
+	}
+	def, changed, err := s.viewDefinition(ctx, t, o.view, mode, depth)
+	if err != nil {
+		return true, err
+	}
+	switch {
+	case !held && mode == viewLazy && !changed:
+		return true, nil // it reads nothing the sandbox holds: production's view is the sandbox's
+	case held && e.def == def:
+		return true, nil
+	}
+	return true, s.m.placeView(ctx, s.sb, t, def, o.view)
+}
+
+// viewDefinition is the definition of view t's copy in the sandbox: what it
+// reads made ready as mode asks (forked, for viewForce; copies of the views
+// it reads), then rewritten as the sandbox resolves it. changed reports a
+// name the sandbox resolves elsewhere.
+func (s *Session) viewDefinition(ctx context.Context, t rewrite.Table, vd *viewDef, mode viewMode, depth int) (def string, changed bool, err error) {
+	a := s.m.engine.Analyze(vd.def, rewrite.Options{DB: t.DB, CaseSensitiveNames: s.m.caseSensitive, Server: s.m.server})
+	inner := viewLazy
+	if mode == viewForce {
+		inner = viewForce
+	}
+	for _, st := range a.Statements {
+		for _, u := range st.Reads {
+			isView, err := s.ensureView(ctx, u, inner, depth+1)
+			var vi *viewInvalid
+			if errors.As(err, &vi) {
+				return "", false, invalidView(t, vi.cause) // the server names the view read
+			}
+			if err != nil {
+				return "", false, err
+			}
+			if !isView && mode == viewForce && !skipCatalog(u) {
+				if _, _, err := s.m.ensure(ctx, s.sb, u, forker.Full); err != nil {
+					return "", false, err
+				}
+			}
+		}
+	}
+	res, err := a.Rewrite(resolver{s: s})
+	if err != nil {
+		return "", false, fmt.Errorf("copy the view %s into the sandbox: %w", t, err)
+	}
+	return res.SQL, res.Changed, nil
+}
+
+// placeView makes (or remakes) sb's copy of the production view t with the
+// definition def, and records it.
+func (m *Manager) placeView(ctx context.Context, sb *Sandbox, t rewrite.Table, def string, vd *viewDef) error {
+	phys := m.physical(sb, t)
+	sb.forkMu.Lock()
+	defer sb.forkMu.Unlock()
+	if sb.isDiscarded() {
+		return refusal(wire.ErUnknown, "HY000", "sandbox %q was discarded; SANDBOX CREATE or ATTACH another", sb.Name)
+	}
+	stmt := "CREATE OR REPLACE"
+	if vd.algorithm == "MERGE" || vd.algorithm == "TEMPTABLE" {
+		stmt += " ALGORITHM = " + vd.algorithm
+	}
+	stmt += " SQL SECURITY INVOKER VIEW " + phys.Quoted() + " AS " + def
+	if vd.checkOption == "CASCADED" || vd.checkOption == "LOCAL" {
+		stmt += " WITH " + vd.checkOption + " CHECK OPTION"
+	}
+	return m.withConn(ctx, func(c SideConn) error {
+		if err := m.persist(ctx, c, sb); err != nil {
+			return err
+		}
+		if err := m.createSandboxSchema(ctx, c, t.DB, phys.DB); err != nil {
+			return err
+		}
+		if err := execWithCollation(ctx, c, vd.collation, stmt); err != nil {
+			var me *mysql.MyError
+			if errors.As(err, &me) {
+				// A table or column it reads is gone in the sandbox (dropped,
+				// altered): reading the view fails as on the server, which
+				// lists why among the statement's errors.
+				return invalidView(t, &Diag{Level: "Error", Code: me.Code, Message: me.Message})
+			}
+			return fmt.Errorf("copy the view %s into the sandbox: %w", t, err)
+		}
+		e := &entry{logical: t, phys: phys, kind: kindView, def: def, epoch: m.epoch.Add(1), created: time.Now().UTC()}
+		if err := m.saveEntry(ctx, c, sb, e); err != nil {
+			return err
+		}
+		m.setEntry(sb, m.key(t), e)
+		return nil
+	})
+}
+
+// viewInvalid is the server's error for reading a view whose tables or
+// columns are gone (1356), with the error that says which (cause; its names
+// physical): SHOW WARNINGS lists both, as the server does.
+type viewInvalid struct {
+	*rewrite.Refusal
+	cause *Diag
+}
+
+// Unwrap returns the refusal the client gets.
+func (e *viewInvalid) Unwrap() error { return e.Refusal }
+
+// diagnostics implements diagnosed.
+func (e *viewInvalid) diagnostics() []Diag {
+	d := []Diag{{Level: "Error", Code: e.Code, Message: e.Message}}
+	if e.cause != nil {
+		d = append([]Diag{*e.cause}, d...)
+	}
+	return d
+}
+
+// invalidView is 1356 for the view t, because of cause.
+func invalidView(t rewrite.Table, cause *Diag) *viewInvalid {
+	return &viewInvalid{Refusal: &rewrite.Refusal{Code: wire.ErViewInvalid, State: "HY000", Message: fmt.Sprintf("View '%s.%s' references "+
+		"invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", t.DB, t.Name)}, cause: cause}
+}
+
+// execWithCollation runs stmt on c with collation_connection set to
+// collation (the view's, which its literals take), then sets back the
+// connection's own.
+func execWithCollation(ctx context.Context, c SideConn, collation, stmt string) error {
+	if collation == "" {
+		_, err := c.Exec(ctx, stmt)
+		return err
+	}
+	rows, err := c.Query(ctx, "SELECT @@collation_connection")
+	if err != nil {
+		return err
+	}
+	own := ""
+	if len(rows) == 1 {
+		own = str(rows[0][0])
+	}
+	if own == collation || own == "" {
+		_, err := c.Exec(ctx, stmt)
+		return err
+	}
+	if _, err := c.Exec(ctx, "SET collation_connection = "+rewrite.QuoteString(collation)); err != nil {
+		return err
+	}
+	_, err = c.Exec(ctx, stmt)
+	if _, rerr := c.Exec(context.WithoutCancel(ctx), "SET collation_connection = "+rewrite.QuoteString(own)); rerr != nil && err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// adoptViews makes the copies a successful statement replaced (CREATE OR
+// REPLACE VIEW, ALTER VIEW of a production view's name) the sandbox's own
+// views: their definition is the sandbox's now, never to be remade from
+// production's.
+func (m *Manager) adoptViews(ctx context.Context, sb *Sandbox, views []rewrite.Table) error {
+	return m.withConn(ctx, func(c SideConn) error {
+		for _, t := range views {
+			t = m.norm(t)
+			k := m.key(t)
+			e, ok := sb.resolve(k)
+			if !ok || e.kind != kindView {
+				continue // dropped meanwhile (refresh saw it gone)
+			}
+			n := *e
+			n.kind, n.def, n.epoch = kindCreated, "", m.epoch.Add(1)
+			if err := m.saveEntry(ctx, c, sb, &n); err != nil {
+				return err
+			}
+			m.setEntry(sb, k, &n)
+		}
+		return nil
+	})
+}
