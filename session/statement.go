@@ -288,6 +288,36 @@ func isRefusal(err error) bool {
 	return errors.As(err, &r)
 }
 
+// commitsImplicitly reports a plan whose statements include one the server
+// commits the open transaction for before running it (DDL).
+func (p *Plan) commitsImplicitly() bool {
+	if p == nil || p.analysis == nil {
+		return false
+	}
+	for _, st := range p.analysis.Statements {
+		if st.Class == rewrite.ClassDDL && !strings.Contains(st.Kind, "TEMPORARY") {
+			return true
+		}
+	}
+	return false
+}
+
+// transactionEnded asks the server whether the session's transaction has
+// ended (MariaDB's @@in_transaction); false when it cannot tell.
+func (s *Session) transactionEnded(ctx context.Context) (bool, error) {
+	if s.m.server.Flavor != rewrite.MariaDB {
+		return false, nil
+	}
+	r, err := s.up.Query(ctx, "SELECT @@in_transaction")
+	switch {
+	case err != nil && !isServerError(err):
+		return false, err
+	case err != nil || len(r.Rows) != 1 || len(r.Rows[0]) != 1 || r.Rows[0][0] == nil:
+		return false, nil
+	}
+	return *r.Rows[0][0] == "0", nil
+}
+
 // After records the outcome of a planned statement: the transaction's
 // record for a replay, transaction tracking, the audit of a prepared
 // write's execution, the sandbox's tables after DDL; and reads back the
@@ -297,6 +327,17 @@ func (s *Session) After(ctx context.Context, p *Plan, o *Outcome) error {
 	status := s.up.Status()
 	if o.Code == wire.ErLockDeadlock {
 		status &^= wire.StatusInTrans // a deadlock rolls the transaction back
+	}
+	if o.Failed && status&wire.StatusInTrans != 0 && p.commitsImplicitly() {
+		// DDL commits the open transaction before it runs, also when it
+		// then fails, and an ERR packet carries no status: ask.
+		ended, err := s.transactionEnded(ctx)
+		if err != nil {
+			return err
+		}
+		if ended {
+			status &^= wire.StatusInTrans
+		}
 	}
 	inTrx := status&wire.StatusInTrans != 0
 	switch {

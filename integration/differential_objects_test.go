@@ -1,0 +1,236 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
+	"github.com/sqlfork/sqlfork-proxy/proxy"
+)
+
+// objDiffSchema is the production the object workload starts from, in a
+// utf8mb4 database: foreign keys with cascades (customers ← orders ←
+// items, tags outside every key), a sequence, views (a join with GROUP
+// BY, an updatable one WITH CHECK OPTION, a view of a view).
+const objDiffSchema = `
+CREATE TABLE customers (id INT PRIMARY KEY, name VARCHAR(40) NOT NULL, UNIQUE KEY (name));
+CREATE TABLE orders (id INT AUTO_INCREMENT PRIMARY KEY, cust INT NOT NULL, qty INT NOT NULL, note VARCHAR(40),
+  CONSTRAINT fk_cust FOREIGN KEY (cust) REFERENCES customers (id) ON DELETE CASCADE ON UPDATE CASCADE);
+CREATE TABLE items (id INT AUTO_INCREMENT PRIMARY KEY, ord INT NULL, label VARCHAR(40),
+  CONSTRAINT fk_ord FOREIGN KEY (ord) REFERENCES orders (id) ON DELETE SET NULL);
+CREATE TABLE tags (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(40));
+CREATE SEQUENCE s1 START WITH 100 INCREMENT BY 5;
+INSERT INTO customers VALUES (1, 'Ada'), (2, 'Bjørn'), (3, '日本'), (4, 'Zoë');
+INSERT INTO orders (cust, qty, note) VALUES (1, 5, 'first'), (2, 7, 'ünïcode'), (3, 2, '😀 emoji'), (1, 9, NULL);
+INSERT INTO items (ord, label) VALUES (1, 'a'), (1, 'b'), (2, 'c'), (3, 'д');
+INSERT INTO tags (v) VALUES ('x'), ('y');
+CREATE VIEW v_tot AS SELECT c.name, COUNT(o.id) AS n, COALESCE(SUM(o.qty), 0) AS q FROM customers c LEFT JOIN orders o ON o.cust = c.id GROUP BY c.name;
+CREATE VIEW v_big AS SELECT id, cust, qty, note FROM orders WHERE qty >= 5 WITH CHECK OPTION;
+CREATE VIEW v_items AS SELECT i.id, i.label, t.name FROM items i LEFT JOIN orders o ON o.id = i.ord LEFT JOIN v_tot t ON t.n = o.qty;`
+
+// objGen makes a seeded random workload over objDiffSchema's objects.
+type objGen struct {
+	r     *rand.Rand
+	inTx  bool
+	views []string // views the workload made
+	procs []string // procedures the workload made
+	next  int
+}
+
+var objWords = []string{"Ada", "Bjørn", "日本", "Zoë", "Ñandú", "straße", "😀", "x", "Ω", "ça"}
+
+func (g *objGen) word() string { return objWords[g.r.Intn(len(objWords))] }
+
+func (g *objGen) next1() diffStmt {
+	r := g.r
+	switch k := r.Intn(100); {
+	case k < 10:
+		return diffStmt{sql: "INSERT INTO orders (cust, qty, note) VALUES (?, ?, ?)",
+			args: []any{1 + r.Intn(6), r.Intn(12), g.word()}, prepare: r.Intn(2) == 0} // cust 5, 6: no such customer
+	case k < 15:
+		return diffStmt{sql: "INSERT INTO items (ord, label) VALUES (?, ?)", args: []any{r.Intn(9), g.word()}}
+	case k < 19:
+		return diffStmt{sql: fmt.Sprintf("INSERT INTO customers VALUES (%d, '%s%d')", 5+r.Intn(6), g.word(), r.Intn(3))}
+	case k < 23:
+		return diffStmt{sql: fmt.Sprintf("UPDATE customers SET id = id + 10 WHERE id = %d", 1+r.Intn(5))}
+	case k < 27:
+		return diffStmt{sql: fmt.Sprintf("DELETE FROM customers WHERE id = %d", 1+r.Intn(16))}
+	case k < 30:
+		return diffStmt{sql: fmt.Sprintf("DELETE FROM orders WHERE qty < %d", r.Intn(6))}
+	case k < 33:
+		return diffStmt{sql: fmt.Sprintf("UPDATE orders SET qty = qty + %d, note = '%s' WHERE id %% 3 = %d", r.Intn(4), g.word(), r.Intn(3))}
+	case k < 37:
+		return diffStmt{sql: fmt.Sprintf("UPDATE v_big SET qty = %d WHERE id = %d", r.Intn(10), 1+r.Intn(8))} // CHECK OPTION below 5
+	case k < 39:
+		return diffStmt{sql: fmt.Sprintf("INSERT INTO v_big (cust, qty, note) VALUES (%d, %d, '%s')", 1+r.Intn(5), r.Intn(10), g.word())}
+	case k < 41:
+		return diffStmt{sql: fmt.Sprintf("DELETE FROM v_big WHERE qty > %d", 6+r.Intn(6))}
+	case k < 47:
+		return diffStmt{sql: "SELECT * FROM v_tot ORDER BY name", query: true}
+	case k < 50:
+		return diffStmt{sql: "SELECT * FROM v_items ORDER BY id", query: true}
+	case k < 53:
+		return diffStmt{sql: "SELECT name, CHAR_LENGTH(name), HEX(name) FROM customers WHERE name LIKE ? ORDER BY name", args: []any{"%" + string([]rune(g.word())[:1]) + "%"}, query: true, prepare: r.Intn(2) == 0}
+	case k < 56:
+		return diffStmt{sql: "SELECT o.id, o.note, c.name, (SELECT COUNT(*) FROM items i WHERE i.ord = o.id) FROM orders o JOIN customers c ON c.id = o.cust ORDER BY o.id", query: true}
+	case k < 59:
+		if g.inTx {
+			return diffStmt{sql: "SELECT LASTVAL(s1)", query: true}
+		}
+		return diffStmt{sql: []string{"SELECT NEXTVAL(s1)", "SELECT NEXT VALUE FOR s1", "SELECT LASTVAL(s1)", "SELECT PREVIOUS VALUE FOR s1"}[r.Intn(4)], query: true}
+	case k < 60:
+		if g.inTx {
+			return diffStmt{sql: "SELECT * FROM s1", query: true}
+		}
+		return diffStmt{sql: fmt.Sprintf("SELECT SETVAL(s1, %d)", 200+r.Intn(50)), query: true}
+	case k < 62:
+		return diffStmt{sql: "SELECT * FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = DATABASE() AND REFERENCED_TABLE_NAME IS NOT NULL ORDER BY TABLE_NAME, CONSTRAINT_NAME", query: true}
+	case k < 64:
+		return diffStmt{sql: "SELECT TABLE_NAME, TABLE_TYPE, TABLE_COLLATION FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1", query: true}
+	case k < 66:
+		return diffStmt{sql: "SHOW CREATE TABLE " + []string{"customers", "orders", "items", "tags", "s1"}[r.Intn(5)], query: true}
+	case k < 73:
+		if g.inTx {
+			g.inTx = false
+			return diffStmt{sql: []string{"COMMIT", "ROLLBACK"}[r.Intn(2)]}
+		}
+		g.inTx = true
+		return diffStmt{sql: "BEGIN"}
+	case k < 76:
+		g.inTx = false // DDL commits
+		g.next++
+		name := fmt.Sprintf("vw%d", g.next)
+		g.views = append(g.views, name)
+		return diffStmt{sql: fmt.Sprintf("CREATE VIEW %s AS SELECT c.name, o.qty, o.note FROM customers c JOIN orders o ON o.cust = c.id WHERE o.qty > %d", name, r.Intn(8))}
+	case k < 79:
+		if len(g.views) == 0 {
+			return diffStmt{sql: "SELECT * FROM v_tot WHERE n > 1 ORDER BY name", query: true}
+		}
+		return diffStmt{sql: "SELECT * FROM " + g.views[r.Intn(len(g.views))] + " ORDER BY name, qty, note", query: true}
+	case k < 80:
+		g.inTx = false
+		return diffStmt{sql: fmt.Sprintf("CREATE OR REPLACE VIEW v_tot AS SELECT c.name, COUNT(o.id) AS n, %d AS q FROM customers c LEFT JOIN orders o ON o.cust = c.id GROUP BY c.name", r.Intn(9))}
+	case k < 82:
+		g.inTx = false
+		g.next++
+		name := fmt.Sprintf("p%d", g.next)
+		g.procs = append(g.procs, name)
+		return diffStmt{sql: "CREATE PROCEDURE " + name + "(IN x VARCHAR(40)) BEGIN INSERT INTO tags (v) VALUES (x); SELECT COUNT(*) AS n FROM tags; END"}
+	case k < 85:
+		if len(g.procs) == 0 {
+			return diffStmt{sql: "SELECT COUNT(*) FROM tags", query: true}
+		}
+		return diffStmt{sql: "CALL " + g.procs[r.Intn(len(g.procs))] + "('" + g.word() + "')", query: true}
+	case k < 87:
+		g.inTx = false
+		return diffStmt{sql: fmt.Sprintf("ALTER TABLE tags ADD COLUMN c%d VARCHAR(10) DEFAULT '%s'", g.next+r.Intn(1000), g.word())}
+	case k < 89:
+		return diffStmt{sql: "INSERT INTO tags (v) VALUES (?)", args: []any{g.word() + g.word()}, prepare: true}
+	case k < 91:
+		return diffStmt{sql: "SELECT v, LENGTH(v), CHAR_LENGTH(v) FROM tags ORDER BY v, id", query: true}
+	case k < 93:
+		g.inTx = false
+		return diffStmt{sql: "TRUNCATE TABLE " + []string{"items", "tags", "orders"}[r.Intn(3)]} // orders: referenced, 1701
+	case k < 95:
+		return diffStmt{sql: "SELECT * FROM v_big ORDER BY id", query: true}
+	case k < 97:
+		return diffStmt{sql: "UPDATE v_tot SET q = 1"} // not updatable
+	default:
+		g.inTx = false
+		return diffStmt{sql: "DROP TABLE " + []string{"customers", "items", "tags"}[r.Intn(3)]} // customers: referenced
+	}
+}
+
+// TestDifferentialObjects runs a seeded random workload over foreign keys
+// with cascades, views (read, written through, made and replaced), a
+// sequence, procedures made in the session and utf8mb4 text directly on
+// one MariaDB and through a sandbox in front of a second one, and requires
+// identical outcomes statement by statement and identical final tables,
+// with production behind the proxy unchanged — with the least-privilege
+// upstream account and with an ALL PRIVILEGES one.
+func TestDifferentialObjects(t *testing.T) {
+	sandDB, leastPriv := sandboxProxy(t, "transparent", nil)
+	allPriv := startTestProxy(t, sandDB.Addr, sandDB, func(c *proxy.Config) { c.Mode = "transparent" })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	direct, err := testdb.Start(ctx, testdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = direct.Stop() })
+	seeds, perSeed := []int64{1, 2, 3, 4, 5}, 1000
+	total, diffs := 0, 0
+	for _, acct := range []struct {
+		name string
+		dsn  func(db string) string
+	}{
+		{"least-privilege", func(db string) string { return leastPriv.userDSN(sandboxUser, db) }},
+		{"all-privileges", func(db string) string { return allPriv.dsn(db) }},
+	} {
+		for _, seed := range seeds {
+			name := fmt.Sprintf("od%d", seed)
+			n, d := objDifferential(ctx, t, acct.name, seed, perSeed, name, direct, sandDB, acct.dsn(name))
+			total, diffs = total+n, diffs+d
+		}
+	}
+	t.Logf("%d statements, %d differences", total, diffs)
+}
+
+// objDifferential runs one seed's workload in database name and returns
+// the statements run and the differences found.
+func objDifferential(ctx context.Context, t *testing.T, acct string, seed int64, n int, name string, direct, sandDB *testdb.Server, dsn string) (int, int) {
+	for _, srv := range []*testdb.Server{direct, sandDB} {
+		root := openDB(t, srv.DSN("")+"?multiStatements=true")
+		if _, err := root.Exec("DROP DATABASE IF EXISTS " + name + "; CREATE DATABASE " + name +
+			" CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci; USE " + name + ";" + objDiffSchema); err != nil {
+			t.Fatalf("schema: %v", err)
+		}
+	}
+	rootSand := openDB(t, sandDB.DSN(""))
+	if _, err := rootSand.Exec("GRANT SELECT, SHOW VIEW ON " + name + ".* TO '" + sandboxUser + "'@'%'"); err != nil {
+		t.Fatal(err)
+	}
+	before := objProduction(ctx, t, rootSand, name)
+	dc := conn(t, openDB(t, direct.DSN(name)))
+	sc := conn(t, openDB(t, dsn))
+	g := &objGen{r: rand.New(rand.NewSource(seed))}
+	diffs := 0
+	var recent []string // the statements before, for a difference's context
+	for i := 0; i < n; i++ {
+		st := g.next1()
+		recent = append(recent, fmt.Sprintf("%d %s %v", i, st.sql, st.args))
+		if len(recent) > 12 {
+			recent = recent[1:]
+		}
+		var want, got string
+		if st.prepare {
+			want, got = preparedOutcome(ctx, dc, st), preparedOutcome(ctx, sc, st)
+		} else {
+			want, got = diffOutcome(ctx, dc, st.sql, st.args, st.query), diffOutcome(ctx, sc, st.sql, st.args, st.query)
+		}
+		if want != got {
+			diffs++
+			if diffs <= 5 {
+				t.Errorf("%s seed %d statement %d %q %v:\n direct:  %s\n sandbox: %s\n after:\n   %s", acct, seed, i, st.sql, st.args,
+					want, got, strings.Join(recent[:len(recent)-1], "\n   "))
+			}
+		}
+	}
+	_, _ = dc.ExecContext(ctx, "COMMIT")
+	_, _ = sc.ExecContext(ctx, "COMMIT")
+	if w, g := objDump(ctx, t, dc), objDump(ctx, t, sc); w != g {
+		t.Errorf("%s seed %d: final tables differ (direct, sandbox):\n%s", acct, seed, lineDiff(w, g))
+	}
+	if after := objProduction(ctx, t, rootSand, name); after != before {
+		t.Errorf("%s seed %d: production changed (before, after):\n%s", acct, seed, lineDiff(before, after))
+	}
+	if strings.Contains(before, "_sqlfork") {
+		t.Errorf("production names a sandbox")
+	}
+	t.Logf("%s seed %d: %d statements, %d differences", acct, seed, n, diffs)
+	return n, diffs
+}
