@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -163,8 +164,6 @@ func TestForkRefused(t *testing.T) {
 		code  uint16
 		msg   string
 	}{
-		{name: "triggers", table: sessiontest.Table{DB: "app", Name: "x", Triggers: 2},
-			sql: "UPDATE x SET id = 1", code: 1105, msg: "it has triggers"},
 		{name: "sequence default", table: sessiontest.Table{DB: "app", Name: "x",
 			Columns: []sessiontest.Column{{Name: "id", Default: "nextval(`app`.`seq`)"}}},
 			sql: "UPDATE x SET id = 1", code: 1105, msg: "names a production sequence"},
@@ -384,5 +383,22 @@ func TestViewCopied(t *testing.T) {
 				t.Errorf("a read of an untouched view: %d copies, sent %q", made, p.SQL)
 			}
 		})
+	}
+}
+
+// TestTriggersCopied: a fork carries its production table's triggers, in
+// their order, on the fork.
+func TestTriggersCopied(t *testing.T) {
+	e := newEnv(t, session.Config{}, func(up *sessiontest.Upstream) {
+		up.AddTable(sessiontest.Table{DB: "app", Name: "x", Triggers: 2})
+	})
+	s := e.transparent("u")
+	id := e.idOf(s)
+	e.mustPlan(s, "UPDATE x SET id = 1")
+	for i := 0; i < 2; i++ {
+		if n := e.count(`^CREATE TRIGGER ` + q(physDB(id, "app")) + `\.` + q(fmt.Sprintf("x_trg%d", i)) + ` BEFORE INSERT ON ` +
+			q(physDB(id, "app")) + `\.` + q("x") + ` FOR EACH ROW SET NEW\.id = NEW\.id$`); n != 1 {
+			t.Errorf("trigger x_trg%d made %d times on the fork; statements: %q", i, n, e.up.Matching(`^CREATE TRIGGER`))
+		}
 	}
 }

@@ -891,12 +891,7 @@ func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.ForkTimeout)
 	defer cancel()
-	var out *entry
-	err = m.withConn(ctx, func(c SideConn) error {
-		var err error
-		out, err = m.forkComponent(ctx, c, sb, t, mode)
-		return err
-	})
+	out, err := m.forkComponent(ctx, sb, t, mode)
 	if err != nil {
 		m.forkFailed(sb, t, err)
 		return nil, false, err
@@ -928,46 +923,84 @@ func forkFailureCause(err error) string {
 	return "error"
 }
 
-// forkComponent forks t (already normalized) and, when foreign keys connect
-// it to other production tables, every table so connected, either way and
-// transitively: the keys of a fork must point at the sandbox's copies, so
-// that the sandbox refuses and cascades on its own rows what production
-// would on its rows. Then each table this call forked gets the keys its
-// production table has. A table with keys is always forked whole: a
-// schema-only fork would lose the rows its keys check. It returns t's entry.
-func (m *Manager) forkComponent(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, mode forker.Mode) (*entry, error) {
-	fks, err := forker.ForeignKeys(ctx, c, m.isProxySchema)
+// forkComponent forks t (already normalized) with every production table
+// its fork needs to behave as t does in production (connected): the tables
+// foreign keys connect to it, either way and transitively — the keys of a
+// fork must point at the sandbox's copies, so that the sandbox refuses and
+// cascades on its own rows what production would on its rows —, and the
+// tables its triggers name, with theirs in turn (triggers.go). Then each
+// table this call forked gets the keys and triggers its production table
+// has. A table with keys is always forked whole: a schema-only fork would
+// lose the rows its keys check. It returns t's entry.
+func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Table, mode forker.Mode) (*entry, error) {
+	cp, err := m.connected(ctx, sb, t)
 	if err != nil {
 		return nil, err
 	}
-	same := func(a, b rewrite.Table) bool { return m.key(a) == m.key(b) }
-	tables, linked := forker.Component(fks, t, same)
-	if linked {
+	if err := m.triggerHazards(ctx, cp); err != nil {
+		return nil, err
+	}
+	if cp.linked {
 		mode = forker.Full
 	}
 	var out *entry
-	made := map[string]*entry{}
-	for i, u := range tables {
-		u = m.norm(u)
-		k := m.key(u)
-		if e, ok := sb.resolve(k); i > 0 && ok && e.kind != kindAbsent {
-			continue // in the sandbox already, with its keys
-		}
-		e, fresh, err := m.forkLocked(ctx, c, sb, u, k, mode)
-		if err != nil {
-			if i > 0 {
-				err = fmt.Errorf("fork %s, which a foreign key connects to %s: %w", u, t, err)
+	err = m.withConn(ctx, func(c SideConn) error {
+		made := map[string]*entry{}
+		for i, u := range cp.tables {
+			k := m.key(u)
+			if e, ok := sb.resolve(k); i > 0 && ok && e.kind != kindAbsent {
+				continue // in the sandbox already, with its keys and triggers
 			}
-			return nil, err
+			e, fresh, err := m.forkLocked(ctx, c, sb, u, k, mode)
+			if err != nil {
+				if i > 0 {
+					err = fmt.Errorf("fork %s, which %s needs: %w", u, t, err)
+				}
+				return err
+			}
+			if i == 0 {
+				out = e
+			}
+			if fresh && (e.kind == kindFork || e.kind == kindSchema) {
+				made[k] = e
+			}
 		}
-		if i == 0 {
-			out = e
+		err := m.linkForks(ctx, c, sb, cp.fks, made)
+		if err == nil {
+			err = m.copyTriggers(ctx, c, sb, cp, made)
 		}
-		if fresh && (e.kind == kindFork || e.kind == kindSchema) {
-			made[k] = e
+		if err != nil {
+			// A fork without its keys or triggers would not do what its
+			// table does: none stays.
+			m.dropForks(context.WithoutCancel(ctx), c, sb, made)
 		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, m.linkForks(ctx, c, sb, fks, made)
+	return out, nil
+}
+
+// dropForks undoes the forks in made (by key): registry rows, tables and
+// map entries.
+func (m *Manager) dropForks(ctx context.Context, c SideConn, sb *Sandbox, made map[string]*entry) {
+	for k, e := range made {
+		m.deleteEntry(ctx, c, sb, e.logical)
+		if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+e.phys.Quoted()); err != nil {
+			m.log.Warn("drop a fork left without its keys or triggers", zap.String("fork", e.phys.String()), zap.Error(err))
+		}
+		sb.mu.Lock()
+		if sb.tables[k] == e {
+			delete(sb.tables, k)
+			sb.bytes -= e.bytes
+			sb.version++
+		}
+		sb.mu.Unlock()
+	}
+	if err := m.bumpGeneration(ctx, c, sb); err != nil {
+		m.log.Warn("count undone forks in the registry", zap.Error(err))
+	}
 }
 
 // linkForks gives each fork in made (by key) the foreign keys of its

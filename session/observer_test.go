@@ -62,7 +62,7 @@ func (r *recorder) all() []string {
 // and reason, for the metrics.
 func TestObserver(t *testing.T) {
 	e := newEnv(t, session.Config{}, func(up *sessiontest.Upstream) {
-		up.AddTable(sessiontest.Table{DB: "app", Name: "trg", Triggers: 1})
+		up.AddTable(sessiontest.Table{DB: "app", Name: "trg", Type: "SYSTEM VERSIONED"})
 	})
 	r := &recorder{}
 	e.m.SetObserver(r)
@@ -70,7 +70,7 @@ func TestObserver(t *testing.T) {
 	e.mustPlan(s, "UPDATE t SET a = 1")
 	e.mustPlan(s, "TRUNCATE TABLE u")
 	if _, err := plan(e.ctx, s, "UPDATE trg SET id = 1"); err == nil {
-		t.Error("a table with triggers was forked")
+		t.Error("a system-versioned table was forked")
 	}
 	e.mustPlan(s, "SANDBOX DISCARD")
 	e.mustPlan(s, "UPDATE t SET a = 1")

@@ -48,6 +48,13 @@ var (
 	orphans = regexp.MustCompile(`^SELECT t\.TABLE_SCHEMA, t\.TABLE_NAME FROM information_schema\.TABLES t LEFT JOIN (\S+) r ` +
 		`ON r\.phys_db = t\.TABLE_SCHEMA AND r\.phys_tbl = t\.TABLE_NAME WHERE t\.TABLE_SCHEMA LIKE ('(?:[^'\\]|\\.)*') ` +
 		`AND t\.TABLE_SCHEMA <> ('(?:[^'\\]|\\.)*') AND r\.sandbox_id IS NULL$`)
+	// forker.Triggers: a table's triggers (the fake's set NEW.id).
+	triggerList = regexp.MustCompile(`^SELECT TRIGGER_NAME, ACTION_TIMING, EVENT_MANIPULATION, ACTION_STATEMENT, SQL_MODE, ` +
+		`CHARACTER_SET_CLIENT, COLLATION_CONNECTION FROM information_schema\.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = ` +
+		`'((?:[^'\\]|\\.)*)' AND EVENT_OBJECT_TABLE = '((?:[^'\\]|\\.)*)' ORDER BY `)
+	// forker.CreateTrigger: counted on its table.
+	createTrigger = regexp.MustCompile(`^CREATE TRIGGER \S+ (?:BEFORE|AFTER) (?:INSERT|UPDATE|DELETE) ON ((?:` + "`(?:[^`]|``)+`" +
+		`|\w+)\.(?:` + "`(?:[^`]|``)+`" + `|\w+)) FOR EACH ROW `)
 	// forker.ForeignKeys: the fake's tables have no foreign keys.
 	foreignKeys = regexp.MustCompile(`^SELECT k\.TABLE_SCHEMA, k\.TABLE_NAME, k\.CONSTRAINT_NAME, .* FROM information_schema\.KEY_COLUMN_USAGE k ` +
 		`JOIN information_schema\.REFERENTIAL_CONSTRAINTS r `)
@@ -85,6 +92,30 @@ func (u *Upstream) emulate(sql string) (result, error) {
 		return result{}, nil
 	case sql == "SELECT @@collation_connection":
 		return rowsResult(Row("utf8mb4_general_ci")), nil
+	case sql == "SELECT @@sql_mode, @@character_set_client, @@collation_connection":
+		return rowsResult(Row("STRICT_TRANS_TABLES", "utf8mb4", "utf8mb4_general_ci")), nil
+	case createTrigger.MatchString(sql):
+		m := createTrigger.FindStringSubmatch(sql)
+		db, name, err := parseQName(m[1])
+		if err != nil {
+			return result{}, err
+		}
+		o := u.objects[objectKey(db, name)]
+		if o == nil {
+			return result{}, errNoTable(db, name)
+		}
+		o.Triggers++
+		return result{}, nil
+	case triggerList.MatchString(sql):
+		m := triggerList.FindStringSubmatch(sql)
+		var r result
+		if o := u.objects[objectKey(m[1], m[2])]; o != nil {
+			for i := range o.Triggers {
+				r.rows = append(r.rows, Row(fmt.Sprintf("%s_trg%d", o.Name, i), "BEFORE", "INSERT", "SET NEW.id = NEW.id",
+					"STRICT_TRANS_TABLES", "utf8mb4", "utf8mb4_general_ci"))
+			}
+		}
+		return r, nil
 	case schemaDefaults.MatchString(sql):
 		var r result
 		for _, db := range schemaDefaults.FindStringSubmatch(sql)[1:] {

@@ -1,0 +1,241 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/wire"
+)
+
+// Triggers in a sandbox. A fork carries its production table's triggers:
+// each is made on the fork, in production's order, with production's
+// timing, event, sql_mode and character set, and its body rewritten to the
+// sandbox — every table the body names is forked with the table (and their
+// triggers and keys in turn, connected), so the body, rewritten once, names
+// the sandbox's copies whatever the sandbox forks later, and a write in the
+// sandbox does there what it does in production, side effects included.
+// A trigger runs with its definer's privileges: the copy's definer is the
+// proxy's upstream account, which may write the sandbox's databases.
+// A body is checked like a procedure body the sandbox makes: one that
+// calls a stored procedure or function, reaches outside the database, or
+// that the engine cannot read refuses the fork, with the reason.
+
+// triggerCopy is a production trigger to make on a table's fork, with its
+// body read as a procedure body (the engine reads NEW.col and OLD.col as
+// column qualifiers).
+type triggerCopy struct {
+	trg forker.Trigger
+	a   *rewrite.Analysis
+}
+
+// triggerPrefix introduces a trigger body for the engine, which reads it
+// as a procedure's.
+const triggerPrefix = "CREATE PROCEDURE `sqlfork_trigger`() "
+
+// connectedSet is what forking a table takes (forkComponent): the tables,
+// the table itself first, whether keys or triggers connect them, the
+// server's foreign keys and the triggers of each table (by key).
+type connectedSet struct {
+	tables   []rewrite.Table
+	linked   bool
+	fks      []forker.ForeignKey
+	triggers map[string][]triggerCopy
+}
+
+// connected finds the tables forking t takes, on a side connection of its
+// own: foreign keys' components and the tables triggers name, until no more
+// are found. Tables sb already holds bring nothing more: they were forked
+// with theirs.
+func (m *Manager) connected(ctx context.Context, sb *Sandbox, t rewrite.Table) (*connectedSet, error) {
+	cp := &connectedSet{tables: []rewrite.Table{t}, triggers: map[string][]triggerCopy{}}
+	err := m.withConn(ctx, func(c SideConn) error {
+		var err error
+		if cp.fks, err = forker.ForeignKeys(ctx, c, m.isProxySchema); err != nil {
+			return err
+		}
+		same := func(a, b rewrite.Table) bool { return m.key(a) == m.key(b) }
+		seen := map[string]bool{m.key(t): true}
+		add := func(u rewrite.Table) {
+			u = m.norm(u)
+			if k := m.key(u); !seen[k] && !skipCatalog(u) && !m.isProxySchema(u.DB) {
+				seen[k] = true
+				cp.tables = append(cp.tables, u)
+			}
+		}
+		for i := 0; i < len(cp.tables); i++ {
+			u := cp.tables[i]
+			if e, ok := sb.resolve(m.key(u)); i > 0 && ok && e.kind != kindAbsent {
+				continue
+			}
+			comp, linked := forker.Component(cp.fks, u, same)
+			cp.linked = cp.linked || linked
+			for _, v := range comp[1:] {
+				add(v)
+			}
+			trs, err := m.readTriggers(ctx, c, u)
+			if err != nil {
+				return err
+			}
+			if len(trs) > 0 {
+				cp.triggers[m.key(u)] = trs
+			}
+			for _, tc := range trs {
+				for _, v := range bodyTables(tc.a) {
+					add(v)
+				}
+			}
+		}
+		return nil
+	})
+	return cp, err
+}
+
+// readTriggers reads t's triggers and their bodies (none for a table
+// production does not have).
+func (m *Manager) readTriggers(ctx context.Context, c SideConn, t rewrite.Table) ([]triggerCopy, error) {
+	trs, err := forker.Triggers(ctx, c, t)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]triggerCopy, 0, len(trs))
+	for _, trg := range trs {
+		mode := strings.ToUpper(trg.SQLMode)
+		a := m.engine.Analyze(triggerPrefix+trg.Body, rewrite.Options{DB: t.DB, CaseSensitiveNames: m.caseSensitive,
+			Server: m.server, ANSIQuotes: strings.Contains(mode, "ANSI_QUOTES"),
+			NoBackslashEscapes: strings.Contains(mode, "NO_BACKSLASH_ESCAPES"), Charset: trg.Charset})
+		out = append(out, triggerCopy{trg: trg, a: a})
+	}
+	return out, nil
+}
+
+// bodyTables are the tables a trigger body names.
+func bodyTables(a *rewrite.Analysis) []rewrite.Table {
+	var out []rewrite.Table
+	for _, st := range a.Statements {
+		if st.Routine == nil {
+			continue
+		}
+		for _, b := range st.Routine.Body {
+			for _, bs := range b.Statements {
+				out = append(out, bs.Writes...)
+				out = append(out, bs.Reads...)
+				out = append(out, bs.Locked...)
+				out = append(out, bs.References...)
+			}
+		}
+	}
+	return out
+}
+
+// triggerHazards refuses a set whose triggers the sandbox cannot hold.
+func (m *Manager) triggerHazards(ctx context.Context, cp *connectedSet) error {
+	for _, u := range cp.tables {
+		for _, tc := range cp.triggers[m.key(u)] {
+			why, err := m.triggerHazard(ctx, u, tc)
+			if err != nil {
+				return err
+			}
+			if why != "" {
+				return refusal(wire.ErUnknown, "HY000", "cannot fork %s: its trigger %s %s, so the fork cannot do what "+
+					"the table does in production; test without the sandbox, or drop or simplify the trigger", u,
+					rewrite.QuoteIdent(tc.trg.Name), why)
+			}
+		}
+	}
+	return nil
+}
+
+// triggerHazard says why the trigger tc of t cannot be copied ("" when it
+// can).
+func (m *Manager) triggerHazard(ctx context.Context, t rewrite.Table, tc triggerCopy) (string, error) {
+	if len(tc.a.Statements) != 1 || tc.a.Statements[0].Routine == nil {
+		return "cannot be read by the proxy", nil
+	}
+	st := tc.a.Statements[0]
+	if st.Unprovable != "" {
+		return "has a body the proxy cannot read (" + st.Unprovable + ")", nil
+	}
+	for _, b := range st.Routine.Body {
+		for _, bs := range b.Statements {
+			switch {
+			case bs.Class == rewrite.ClassUnparseable:
+				return "has a statement the proxy cannot read", nil
+			case bs.Kind == "CALL" || bs.Routine != nil:
+				return "calls a stored procedure, which would run production's statements", nil
+			case bs.Outside != "":
+				return "reaches outside the database (" + bs.Outside + ")", nil
+			case serverWide(bs) != "":
+				return "reads what the whole server holds", nil
+			case usesInfoSchema(b):
+				return "reads information_schema", nil
+			}
+			for _, f := range bs.Funcs {
+				why, err := m.catalog.funcHazard(ctx, f, t.DB)
+				if err != nil || why != "" {
+					return why, err
+				}
+			}
+		}
+	}
+	return "", nil
+}
+
+// copyTriggers makes, on each fork in made (by key), its production
+// table's triggers, their bodies rewritten to the sandbox.
+func (m *Manager) copyTriggers(ctx context.Context, c SideConn, sb *Sandbox, cp *connectedSet, made map[string]*entry) error {
+	for _, u := range cp.tables {
+		k := m.key(u)
+		e, ok := made[k]
+		if !ok {
+			continue
+		}
+		for _, tc := range cp.triggers[k] {
+			body, err := m.triggerBody(sb, e.phys.DB, tc)
+			if err != nil {
+				return err
+			}
+			if err := forker.CreateTrigger(ctx, c, tc.trg, e.phys, body); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// triggerBody is tc's body with every table it names mapped to sb (all
+// forked with the table, or placed when production has none).
+func (m *Manager) triggerBody(sb *Sandbox, db string, tc triggerCopy) (string, error) {
+	res, err := tc.a.Rewrite(sandboxResolver{m: m, sb: sb, db: db})
+	if err != nil {
+		return "", fmt.Errorf("rewrite the trigger %s: %w", tc.trg.Name, err)
+	}
+	prefix := "CREATE PROCEDURE " + rewrite.QuoteIdent(db) + ".`sqlfork_trigger`() "
+	body, ok := strings.CutPrefix(res.SQL, prefix)
+	if !ok {
+		return "", fmt.Errorf("rewrite the trigger %s: unexpected text %.80q", tc.trg.Name, res.SQL)
+	}
+	return body, nil
+}
+
+// sandboxResolver maps every table to sb's (a trigger body, whose tables
+// are all forked before it is rewritten) and places the procedure the
+// engine reads the body as in db.
+type sandboxResolver struct {
+	m  *Manager
+	sb *Sandbox
+	db string
+}
+
+// Resolve implements rewrite.Resolver.
+func (r sandboxResolver) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, error) {
+	if e, ok := r.sb.resolve(r.m.key(t)); ok {
+		return e.phys, true, nil
+	}
+	return t, false, refusal(wire.ErUnknown, "HY000", "a trigger names %s, which is not in the sandbox", t)
+}
+
+// ResolveRoutine implements rewrite.RoutineResolver.
+func (r sandboxResolver) ResolveRoutine(*rewrite.Statement) (string, error) { return r.db, nil }
