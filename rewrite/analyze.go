@@ -56,6 +56,8 @@ type collector struct {
 	// case), collected for DDL and "other" statements only, so their
 	// safety net does not mistake them for tables.
 	columns map[string]bool
+	// vars are the variables the statement reads and sets (replay.go).
+	vars []Var
 }
 
 func newCollector() *collector {
@@ -174,6 +176,9 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		for _, v := range x.Variables {
 			c.set.add(v, c)
 		}
+		c.setVars(x)
+	case *ast.VariableExpr:
+		c.variable(x)
 	case *ast.AlterTableStmt:
 		c.markTables(x)
 	case *ast.DropTableStmt:
