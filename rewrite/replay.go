@@ -167,20 +167,27 @@ func varOfToken(v string) Var {
 // locks (not transactional: a second GET_LOCK takes the lock again) and
 // sequences (not transactional: a rollback does not set them back).
 // CONNECTION_ID() and the like stay: a replay runs on the same connection.
-var volatileFuncs = map[string]string{
-	"now": "the clock", "current_timestamp": "the clock", "localtime": "the clock", "localtimestamp": "the clock",
-	"sysdate": "the clock", "curdate": "the clock", "current_date": "the clock", "curtime": "the clock",
-	"current_time": "the clock", "utc_date": "the clock", "utc_time": "the clock", "utc_timestamp": "the clock",
-	"unix_timestamp": "the clock",
-	"rand":           "randomness", "uuid": "randomness", "uuid_short": "randomness", "sys_guid": "randomness",
-	"uuid_v4": "randomness", "uuid_v7": "randomness", "random_bytes": "randomness", "encrypt": "randomness (a random salt)",
-	"last_insert_id": "the statements before it", "row_count": "the statement before it", "found_rows": "the statement before it",
-	"get_lock": "user-level locks, which a rollback does not release", "release_lock": "user-level locks, which a rollback does not release",
-	"release_all_locks": "user-level locks, which a rollback does not release", "is_free_lock": "user-level locks, which a rollback does not release",
-	"is_used_lock":    "user-level locks, which a rollback does not release",
-	"master_pos_wait": "replication", "master_gtid_wait": "replication", "source_pos_wait": "replication",
-	"nextval": "a sequence, which a rollback does not set back", "setval": "a sequence, which a rollback does not set back",
-	"lastval": "a sequence, which a rollback does not set back",
+var volatileFuncs = volatileGroups(map[string][]string{
+	"the clock": {"now", "current_timestamp", "localtime", "localtimestamp", "sysdate", "curdate", "current_date",
+		"curtime", "current_time", "utc_date", "utc_time", "utc_timestamp", "unix_timestamp"},
+	"randomness":                 {"rand", "uuid", "uuid_short", "sys_guid", "uuid_v4", "uuid_v7", "random_bytes"},
+	"randomness (a random salt)": {"encrypt"},
+	"the statements before it":   {"last_insert_id", "row_count", "found_rows"},
+	"user-level locks, which a rollback does not release": {"get_lock", "release_lock", "release_all_locks",
+		"is_free_lock", "is_used_lock"},
+	"replication": {"master_pos_wait", "master_gtid_wait", "source_pos_wait"},
+	"a sequence, which a rollback does not set back": {"nextval", "setval", "lastval"},
+})
+
+// volatileGroups maps each function of groups to its reason.
+func volatileGroups(groups map[string][]string) map[string]string {
+	out := map[string]string{}
+	for why, names := range groups {
+		for _, n := range names {
+			out[n] = why
+		}
+	}
+	return out
 }
 
 // volatileVars are server variables that change without a SET of the
