@@ -61,6 +61,10 @@ type Session struct {
 	// SERIALIZABLE, which makes the next transaction lock what it reads;
 	// serializableSet marks the statement that set it.
 	serializableNext, serializableSet bool
+	// nextTx is what SET TRANSACTION gave the next transaction, cur how
+	// the open one started (txchars.go).
+	nextTx rewrite.TxChars
+	cur    txStart
 }
 
 // Vars are the upstream session variables that decide how the proxy reads
@@ -70,21 +74,23 @@ type Vars struct {
 	SQLMode   string // @@sql_mode
 	Charset   string // @@character_set_client
 	Isolation string // @@tx_isolation (transaction_isolation on MySQL)
+	ReadOnly  string // @@tx_read_only (transaction_read_only on MySQL): "1" or "0"
 }
 
 // varsQuery reads Vars (in their order) on the session's upstream
 // connection. A server that knows neither isolation variable gets
 // varsFallbackQuery.
 func (s *Session) varsQuery() string {
-	iso := "tx_isolation"
+	iso, ro := "tx_isolation", "tx_read_only"
 	if s.m != nil && s.m.server.Flavor == rewrite.MySQL {
-		iso = "transaction_isolation" // MySQL 8 dropped tx_isolation
+		iso, ro = "transaction_isolation", "transaction_read_only" // MySQL 8 dropped tx_isolation
 	}
-	return "SELECT @@SESSION.sql_mode, @@SESSION.character_set_client, @@SESSION." + iso
+	return "SELECT @@SESSION.sql_mode, @@SESSION.character_set_client, @@SESSION." + iso + ", @@SESSION." + ro
 }
 
-// varsFallbackQuery reads Vars without the isolation level (left empty).
-const varsFallbackQuery = "SELECT @@SESSION.sql_mode, @@SESSION.character_set_client, ''"
+// varsFallbackQuery reads Vars without the isolation level and access
+// mode (left empty).
+const varsFallbackQuery = "SELECT @@SESSION.sql_mode, @@SESSION.character_set_client, '', ''"
 
 // changesLexing reports whether an input holds a statement that changes
 // how the server reads the texts after it.
@@ -348,6 +354,16 @@ type Plan struct {
 	renames []rewrite.Rename
 	// timeout: SQL carries the statement-timeout guardrail.
 	timeout bool
+	// start is what the input's BEGIN starts its transaction with, next
+	// what its SET TRANSACTION gives the next one (txchars.go).
+	start, next *rewrite.TxChars
+	// volatile says why a second run of the input could differ from its
+	// first (rewrite.Statement.Volatile), setsVar names a server variable
+	// it sets: a replay refuses both (transaction.go).
+	volatile, setsVar string
+	// writes are the tables the input writes, whose column defaults a
+	// replay checks.
+	writes []rewrite.Table
 }
 
 // Killable reports whether the planned input may be killed upstream should
@@ -523,7 +539,8 @@ func newPlan(sql string, a *rewrite.Analysis) *Plan {
 		// CREATE and DROP TEMPORARY TABLE leave the transaction open;
 		// CREATE and DROP PROCEDURE commit it.
 		p.ddl = p.ddl || st.Class == rewrite.ClassDDL && !st.Temporary || st.Kind == "CREATE PROCEDURE" || st.Kind == "DROP PROCEDURE"
-		p.readVars = p.readVars || st.ChangesLexing || st.ChangesIsolation
+		p.readVars = p.readVars || st.ChangesLexing || st.ChangesIsolation || setsAccess(st)
+		replayFacts(p, st)
 		p.serializable = p.serializable || st.Serializable
 		p.opensView = p.opensView || opensView(st, sql)
 	}
@@ -897,8 +914,13 @@ func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed b
 	// A statement the proxy did not plan (an EXECUTE of a statement it
 	// does not track) may have written, and read: assume it did.
 	locks := p == nil || p.locks
+	started := now && (!s.inTrx || p != nil && (p.begin || p.txEnd))
+	s.nextTransaction(p, failed, now, started)
+	if started {
+		s.began(p)
+	}
 	switch {
-	case now && (!s.inTrx || p != nil && (p.begin || p.txEnd)):
+	case started:
 		// A transaction started (BEGIN in an open one, or COMMIT AND
 		// CHAIN, ends it and starts another).
 		s.trxLocked, s.view = locks, false
@@ -949,6 +971,7 @@ func (s *Session) Reset() {
 	s.varsKnown = false // the reset sets the session's variables back
 	s.tx.reset()
 	s.serializableNext, s.serializableSet = false, false
+	s.nextTx, s.cur = rewrite.TxChars{}, txStart{}
 }
 
 // touchesNewer reports whether the analysis uses a sandbox table that

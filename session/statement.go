@@ -109,8 +109,8 @@ func (s *Session) sync(ctx context.Context) error {
 	return s.readVars(ctx)
 }
 
-// readVars reads sql_mode, character_set_client and the isolation level
-// on the session's upstream connection.
+// readVars reads sql_mode, character_set_client, the isolation level and
+// the access mode on the session's upstream connection.
 func (s *Session) readVars(ctx context.Context) error {
 	r, err := s.up.Query(ctx, s.varsQuery())
 	var me *mysql.MyError
@@ -120,11 +120,11 @@ func (s *Session) readVars(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(r.Rows) != 1 || len(r.Rows[0]) != 3 {
+	if len(r.Rows) != 1 || len(r.Rows[0]) != 4 {
 		return fmt.Errorf("%w: session variables", wire.ErrMalformed)
 	}
 	v := Vars{}
-	for i, p := range []*string{&v.SQLMode, &v.Charset, &v.Isolation} {
+	for i, p := range []*string{&v.SQLMode, &v.Charset, &v.Isolation, &v.ReadOnly} {
 		if r.Rows[0][i] != nil {
 			*p = *r.Rows[0][i]
 		}
