@@ -171,8 +171,8 @@ func TestReplayRefusedWhenVolatile(t *testing.T) {
 // TestRestartKeepsCharacteristics: a transaction restarted past a fork
 // starts again with its isolation level, access mode and snapshot, as the
 // client started it: from its BEGIN, a SET TRANSACTION before it (pending
-// across autocommit reads, used up by an autocommit write) or the
-// session's settings.
+// across statements that use no table, used up by an autocommit statement
+// that uses one) or the session's settings.
 func TestRestartKeepsCharacteristics(t *testing.T) {
 	cases := []struct {
 		stmts []string // the last one starts the transaction
@@ -185,7 +185,9 @@ func TestRestartKeepsCharacteristics(t *testing.T) {
 			"START TRANSACTION WITH CONSISTENT SNAPSHOT"},
 		{[]string{"SET TRANSACTION ISOLATION LEVEL READ COMMITTED", "BEGIN"}, "SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ WRITE",
 			"START TRANSACTION"},
-		{[]string{"SET TRANSACTION READ ONLY", "SELECT * FROM u", "START TRANSACTION"}, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+		{[]string{"SET TRANSACTION READ ONLY", "SELECT 1", "SET @x = 1", "START TRANSACTION"}, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+			"START TRANSACTION"},
+		{[]string{"SET TRANSACTION READ ONLY", "SELECT * FROM u", "START TRANSACTION"}, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ WRITE",
 			"START TRANSACTION"},
 		{[]string{"SET TRANSACTION READ ONLY", "UPDATE u SET t_id = 2", "START TRANSACTION"},
 			"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ WRITE", "START TRANSACTION"},

@@ -15,8 +15,9 @@ import (
 // CONSISTENT SNAPSHOT when it had one. MariaDB shows none of this for the
 // open transaction, so the session follows it from the statements: SET
 // TRANSACTION (pending until a transaction starts with it, one ends, or a
-// write runs in autocommit mode — measured on 10.11: an autocommit read
-// leaves it pending), and BEGIN / START TRANSACTION with its words.
+// statement using a table runs in autocommit mode — measured on 10.11: one
+// that reads an InnoDB table uses it up, SELECT 1, SET and SHOW WARNINGS
+// do not), and BEGIN / START TRANSACTION with its words.
 
 // txStart is how the open transaction started.
 type txStart struct {
@@ -65,9 +66,29 @@ func (s *Session) nextTransaction(p *Plan, failed, now, started bool) {
 		}
 	case started:
 		// began took it
-	case !now && (p == nil || p.locks || p.txEnd):
-		s.nextTx = rewrite.TxChars{} // an autocommit write, or the end of a transaction, used it up
+	case !now && (p == nil || p.locks || p.txEnd || usesTables(p.analysis)):
+		// The end of a transaction used it up, and so did a statement
+		// that used a table with autocommit on (its own transaction).
+		s.nextTx = rewrite.TxChars{}
 	}
+}
+
+// usesTables reports whether an input reads or writes a table (a view of
+// information_schema or performance_schema aside).
+func usesTables(a *rewrite.Analysis) bool {
+	if a == nil {
+		return false
+	}
+	for _, st := range a.Statements {
+		for _, list := range [][]rewrite.Table{st.Reads, st.Writes, st.Names} {
+			for _, t := range list {
+				if !strings.EqualFold(t.DB, "information_schema") && !strings.EqualFold(t.DB, "performance_schema") {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // startAgain readies the start of the restarted transaction (its last
