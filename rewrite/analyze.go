@@ -281,7 +281,7 @@ func (c *collector) call(x *ast.FuncCallExpr) {
 			c.outsideBecause("LOAD_FILE() reads a file on the database server, outside any sandbox; send the file's contents from the client instead")
 		}
 	}
-	c.funcs = append(c.funcs, Func{Schema: x.Schema.O, Name: x.FnName.O})
+	c.funcs = append(c.funcs, Func{Schema: x.Schema.O, Name: x.FnName.O, Args: len(x.Args)})
 }
 
 func (c *collector) outsideBecause(why string) {

@@ -227,3 +227,34 @@ func (st *Statement) Volatile() string {
 	}
 	return ""
 }
+
+// Previous says what the statement reads that the statement run before it
+// on the connection leaves ("" when nothing): ROW_COUNT(), FOUND_ROWS(),
+// @@warning_count, @@error_count. Anything the proxy runs first on the
+// connection — a restart or replay of the transaction — changes it.
+func (st *Statement) Previous() string {
+	for _, f := range st.Funcs {
+		switch n := strings.ToLower(f.Name); {
+		case f.Schema == "" && (n == "row_count" || n == "found_rows"):
+			return strings.ToUpper(n) + "()"
+		}
+	}
+	for _, v := range st.Vars {
+		if v.System && !v.Global && (v.Name == "warning_count" || v.Name == "error_count") {
+			return "@@" + v.Name
+		}
+	}
+	return ""
+}
+
+// SetsLastInsertID reports whether the statement may call LAST_INSERT_ID
+// with an argument, which sets what LAST_INSERT_ID() returns next (for a
+// statement the parser cannot read: whether it names LAST_INSERT_ID).
+func (st *Statement) SetsLastInsertID() bool {
+	for _, f := range st.Funcs {
+		if f.Schema == "" && strings.EqualFold(f.Name, "last_insert_id") && (f.Args != 0 || st.Class == ClassUnparseable) {
+			return true
+		}
+	}
+	return false
+}

@@ -18,6 +18,8 @@ func TestReplayFacts(t *testing.T) {
 		volatile string // substring of Volatile(), "" for none
 		start    string // %+v of Start
 		next     string // %+v of Next
+		previous string // Previous()
+		setsID   bool   // SetsLastInsertID()
 	}{
 		{sql: "UPDATE t SET a = a + 1 WHERE id = 3"},
 		{sql: "INSERT INTO t (a) VALUES (CONNECTION_ID()), (LENGTH('x')), (COALESCE(NULL, 1))"},
@@ -27,7 +29,8 @@ func TestReplayFacts(t *testing.T) {
 		{sql: "SET @x = 1", vars: "x/u/w", volatile: "user variable @x"},
 		{sql: "SET @x = (SELECT a FROM t)", vars: "x/u/w", volatile: "user variable @x"},
 		{sql: "SELECT a INTO @a FROM t", vars: "a/u/w", volatile: "user variable @a"}, // unparseable: read from the text
-		{sql: "SELECT @@session.last_insert_id, @@warning_count", vars: "last_insert_id/s/r,warning_count/s/r", volatile: "@@last_insert_id"},
+		{sql: "SELECT @@session.last_insert_id, @@warning_count", vars: "last_insert_id/s/r,warning_count/s/r", volatile: "@@last_insert_id",
+			previous: "@@warning_count"},
 		{sql: "SELECT @@sql_mode", vars: "sql_mode/s/r"},
 		{sql: "SELECT @@global.max_connections", vars: "max_connections/s/r/g", volatile: "global variable"},
 		{sql: "SET timestamp = 5, SESSION sql_log_bin = 0", vars: "timestamp/s/w,sql_log_bin/s/w", volatile: "@@timestamp"},
@@ -40,7 +43,11 @@ func TestReplayFacts(t *testing.T) {
 		{sql: "INSERT INTO t VALUES (UNIX_TIMESTAMP())", volatile: "UNIX_TIMESTAMP()"},
 		{sql: "INSERT INTO t VALUES (UUID_SHORT())", volatile: "UUID_SHORT()"},
 		{sql: "INSERT INTO t VALUES (LAST_INSERT_ID())", volatile: "LAST_INSERT_ID()"},
-		{sql: "INSERT INTO t VALUES (ROW_COUNT())", volatile: "ROW_COUNT()"},
+		{sql: "SELECT LAST_INSERT_ID(5)", volatile: "LAST_INSERT_ID()", setsID: true},
+		{sql: "SELECT a FROM t INTO @a WHERE b = LAST_INSERT_ID()", vars: "a/u/w", volatile: "user variable @a", setsID: true}, // unparseable
+		{sql: "INSERT INTO t VALUES (ROW_COUNT())", volatile: "ROW_COUNT()", previous: "ROW_COUNT()"},
+		{sql: "SELECT FOUND_ROWS(), a FROM t", volatile: "FOUND_ROWS()", previous: "FOUND_ROWS()"},
+		{sql: "SELECT @@warning_count", vars: "warning_count/s/r", volatile: "@@warning_count", previous: "@@warning_count"},
 		{sql: "SELECT GET_LOCK('x', 0) FROM t FOR UPDATE", volatile: "GET_LOCK()"},
 		{sql: "SELECT NEXTVAL(s)", volatile: "NEXTVAL()"},
 		{sql: "SELECT NEXT VALUE FOR s", volatile: "NEXTVAL()"},
@@ -89,6 +96,12 @@ func TestReplayFacts(t *testing.T) {
 		}
 		if got := st.Volatile(); c.volatile == "" && got != "" || c.volatile != "" && !strings.Contains(got, c.volatile) {
 			t.Errorf("%q: Volatile() = %q, want %q", c.sql, got, c.volatile)
+		}
+		if got := st.Previous(); got != c.previous {
+			t.Errorf("%q: Previous() = %q, want %q", c.sql, got, c.previous)
+		}
+		if got := st.SetsLastInsertID(); got != c.setsID {
+			t.Errorf("%q: SetsLastInsertID() = %v, want %v", c.sql, got, c.setsID)
 		}
 		if got := chars(st.Start); got != c.start {
 			t.Errorf("%q: Start %s, want %s", c.sql, got, c.start)

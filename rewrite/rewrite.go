@@ -174,6 +174,9 @@ type Func struct {
 	// unquoted and right before "(": MariaDB takes some names (COUNT, NOW,
 	// SUBSTRING) for its own functions only when they are written so.
 	Bare bool
+	// Args is how many arguments the call passes (0 for a name a text the
+	// parser cannot read puts before a parenthesis).
+	Args int
 }
 
 func (f Func) String() string {
