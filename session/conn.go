@@ -364,6 +364,12 @@ type Plan struct {
 	// writes are the tables the input writes, whose column defaults a
 	// replay checks.
 	writes []rewrite.Table
+	// previous names what the input reads that the statement before it
+	// left (ROW_COUNT(), …), which a restart or replay before it would
+	// change; setsInsertID: it may set LAST_INSERT_ID(), which a replay
+	// sets to its last insert's id.
+	previous     string
+	setsInsertID bool
 }
 
 // Killable reports whether the planned input may be killed upstream should

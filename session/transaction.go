@@ -158,6 +158,11 @@ func (t *txLog) record(p *Plan, o *Outcome, inTrx bool) {
 		// under its value.
 		t.breaks("it set @@" + p.setsVar + " after writing, and a replay would run the writes before under the new value")
 		return
+	case p.setsInsertID:
+		// A replay leaves LAST_INSERT_ID() at its last insert's id, which
+		// LAST_INSERT_ID(expr) changed afterwards.
+		t.breaks("it set LAST_INSERT_ID(…), which a replay would not set again")
+		return
 	case !p.locks:
 		return
 	case p.volatile != "":
@@ -362,4 +367,13 @@ func (s *Session) volatileDefault(def, extra *string) string {
 		return "defaults to " + *def + ": " + why
 	}
 	return ""
+}
+
+// restartRefused is the error for a transaction the session cannot end and
+// start again before a statement that needs a table forked after the
+// transaction took its snapshot (why).
+func (s *Session) restartRefused(why string) error {
+	return refusal(wire.ErTableDefChanged, "HY000", "Table definition has changed, please retry transaction: a table this statement "+
+		"uses was forked into sandbox %q after the transaction started, and the proxy cannot start the transaction again "+
+		"before it unseen (%s); ROLLBACK and run the transaction again (the fork now exists, so the retry works)", s.SandboxName(), why)
 }

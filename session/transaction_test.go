@@ -135,6 +135,8 @@ func TestReplayRefusedWhenVolatile(t *testing.T) {
 		{stmts: []string{"UPDATE u SET t_id = LAST_INSERT_ID()"}, why: "LAST_INSERT_ID()"},
 		{stmts: []string{"SET @n = 5", "UPDATE u SET t_id = 1", "SET @n = 6"}}, // plain SETs are not replayed
 		{stmts: []string{"SET div_precision_increment = 8", "UPDATE u SET t_id = 1"}},
+		{stmts: []string{"UPDATE u SET t_id = 1", "SELECT LAST_INSERT_ID()"}},
+		{stmts: []string{"UPDATE u SET t_id = 1", "SELECT LAST_INSERT_ID(7)"}, why: "LAST_INSERT_ID(…)"},
 		{stmts: []string{"UPDATE u SET t_id = 1", "SET div_precision_increment = 8"}, why: "@@div_precision_increment after writing"},
 	}
 	for _, c := range cases {
@@ -215,6 +217,32 @@ func TestRestartKeepsCharacteristics(t *testing.T) {
 			}
 			if want := []string{"COMMIT", c.set, c.start}; !slices.Equal(f.queries, want) {
 				t.Errorf("restarted with %q, want %q", f.queries, want)
+			}
+		})
+	}
+}
+
+// TestRestartRefusedWhenReadingPrevious: a statement that reads what the
+// statement before it left (ROW_COUNT(), FOUND_ROWS(), the warning count)
+// would read what the proxy's restart or replay left instead: the
+// transaction is rolled back and the client gets 1412.
+func TestRestartRefusedWhenReadingPrevious(t *testing.T) {
+	for _, q := range []string{"SELECT ROW_COUNT(), a FROM t", "SELECT FOUND_ROWS() FROM t", "SELECT @@warning_count, a FROM t"} {
+		t.Run(q, func(t *testing.T) {
+			e := newEnv(t, session.Config{}, nil)
+			const autocommit = 0x0002
+			f := &fakeClient{status: autocommit}
+			s := e.open(session.Options{User: "u", Mode: session.Transparent, Sandbox: "prev", Upstream: f, DB: "app"})
+			other := e.open(session.Options{User: "u", Mode: session.Transparent, Sandbox: "prev", Upstream: &fakeClient{}, DB: "app"})
+			runIn(e, s, f, "BEGIN", "SELECT * FROM u")
+			e.mustPlan(other, "UPDATE t SET a = 0") // another connection forks t
+			p := e.mustPlan(s, q)
+			if !p.Flags().Restart {
+				t.Fatalf("not a restart: %+v", p.Flags())
+			}
+			wantCode(t, s.Before(e.ctx, p), wire.ErTableDefChanged, "HY000", "reads "+strings.Fields(q)[1])
+			if f.queries[len(f.queries)-1] != "ROLLBACK" {
+				t.Errorf("the refused transaction was not rolled back: %q", f.queries)
 			}
 		})
 	}

@@ -157,7 +157,8 @@ func setsAccess(st rewrite.Statement) bool {
 
 // replayFacts adds to p what a replay must know of its statement st: the
 // transaction characteristics it sets, why a second run could differ, the
-// server variable it sets, the tables it writes.
+// server variable it sets, the tables it writes, what it reads of the
+// statement before it, whether it sets LAST_INSERT_ID().
 func replayFacts(p *Plan, st rewrite.Statement) {
 	if st.Start != nil {
 		p.start = st.Start
@@ -174,4 +175,8 @@ func replayFacts(p *Plan, st rewrite.Statement) {
 		}
 	}
 	p.writes = append(p.writes, st.Writes...)
+	if p.previous == "" {
+		p.previous = st.Previous()
+	}
+	p.setsInsertID = p.setsInsertID || st.SetsLastInsertID()
 }
