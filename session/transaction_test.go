@@ -177,7 +177,7 @@ func TestReplayRefusedWhenVolatile(t *testing.T) {
 // that uses one) or the session's settings.
 func TestRestartKeepsCharacteristics(t *testing.T) {
 	cases := []struct {
-		stmts []string // the last one starts the transaction
+		stmts []string // the last one starts the transaction (all, for a chained one)
 		set   string   // SET TRANSACTION sent before the restart's START
 		start string
 	}{
@@ -191,6 +191,8 @@ func TestRestartKeepsCharacteristics(t *testing.T) {
 			"START TRANSACTION"},
 		{[]string{"SET TRANSACTION READ ONLY", "SELECT * FROM u", "START TRANSACTION"}, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ WRITE",
 			"START TRANSACTION"},
+		{[]string{"START TRANSACTION READ ONLY", "COMMIT AND CHAIN"}, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+			"START TRANSACTION"},
 		{[]string{"SET TRANSACTION READ ONLY", "UPDATE u SET t_id = 2", "START TRANSACTION"},
 			"SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ WRITE", "START TRANSACTION"},
 	}
@@ -202,11 +204,15 @@ func TestRestartKeepsCharacteristics(t *testing.T) {
 			s := e.open(session.Options{User: "u", Mode: session.Transparent, Sandbox: "chars", Upstream: f, DB: "app"})
 			s.SetVars(session.Vars{Isolation: "REPEATABLE-READ", ReadOnly: "0"})
 			e.mustPlan(s, "UPDATE u SET t_id = 0") // u forked before the transaction
-			for _, q := range c.stmts[:len(c.stmts)-1] {
+			open := len(c.stmts) - 1
+			if strings.HasSuffix(c.stmts[open], "CHAIN") {
+				open = 0
+			}
+			for _, q := range c.stmts[:open] {
 				p := e.mustPlan(s, q)
 				step(e, s, f, p, &session.Outcome{Payload: append([]byte{wire.ComQuery}, p.SQL...), OKs: []wire.OK{{}}}, autocommit)
 			}
-			runIn(e, s, f, c.stmts[len(c.stmts)-1], "SELECT * FROM u")
+			runIn(e, s, f, append(c.stmts[open:], "SELECT * FROM u")...)
 			p := e.mustPlan(s, "UPDATE t SET a = 1") // t forked after the read view
 			if !p.Flags().Restart {
 				t.Fatalf("not a restart: %+v", p.Flags())

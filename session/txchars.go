@@ -31,8 +31,16 @@ type txStart struct {
 
 // began records how the transaction p (nil: a statement the proxy did not
 // plan) started: its BEGIN's words, else what a SET TRANSACTION before it
-// gave it, else the session's settings.
+// gave it, else the session's settings; a chained one keeps those of the
+// transaction before it.
 func (s *Session) began(p *Plan) {
+	if p != nil && p.txEnd && p.start == nil && s.cur != (txStart{}) {
+		// COMMIT / ROLLBACK AND CHAIN (or completion_type CHAIN): the new
+		// transaction has the isolation level and access mode of the one
+		// that ended.
+		s.cur.chars.Snapshot = false
+		return
+	}
 	c := rewrite.TxChars{Isolation: isolationLevel(s.vars.Isolation), Access: accessMode(s.vars.ReadOnly)}
 	if s.nextTx.Isolation != "" {
 		c.Isolation = s.nextTx.Isolation
