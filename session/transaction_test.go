@@ -138,6 +138,7 @@ func TestReplayRefusedWhenVolatile(t *testing.T) {
 		{stmts: []string{"UPDATE u SET t_id = 1", "SELECT LAST_INSERT_ID()"}},
 		{stmts: []string{"UPDATE u SET t_id = 1", "SELECT LAST_INSERT_ID(7)"}, why: "LAST_INSERT_ID(…)"},
 		{stmts: []string{"UPDATE u SET t_id = 1", "SET div_precision_increment = 8"}, why: "@@div_precision_increment after writing"},
+		{stmts: []string{"UPDATE u SET t_id = 1", "SET autocommit = 0, innodb_lock_wait_timeout = 5"}},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.stmts, "; "), func(t *testing.T) {

@@ -163,6 +163,16 @@ func setsAccess(st rewrite.Statement) bool {
 	return false
 }
 
+// effectless are server variables whose value decides whether a
+// statement runs to its end or what it reports, not what it does when it
+// does: a replay under another value has the same effect, or fails (and is
+// refused). autocommit's changes show in the server status.
+var effectless = map[string]bool{
+	"autocommit": true, "profiling": true, "profiling_history_size": true, "sql_notes": true, "sql_warnings": true,
+	"max_statement_time": true, "lock_wait_timeout": true, "innodb_lock_wait_timeout": true, "wait_timeout": true,
+	"interactive_timeout": true, "net_read_timeout": true, "net_write_timeout": true,
+}
+
 // replayFacts adds to p what a replay must know of its statement st: the
 // transaction characteristics it sets, why a second run could differ, the
 // server variable it sets, the tables it writes, what it reads of the
@@ -178,7 +188,7 @@ func replayFacts(p *Plan, st rewrite.Statement) {
 		p.volatile = st.Volatile()
 	}
 	for _, v := range st.Vars {
-		if v.System && v.Set && p.setsVar == "" {
+		if v.System && v.Set && !effectless[v.Name] && p.setsVar == "" {
 			p.setsVar = v.Name
 		}
 	}
