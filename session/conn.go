@@ -890,6 +890,9 @@ func (s *Session) restartFor(a *rewrite.Analysis, p *Plan) restart {
 		return restartNone
 	case s.touchesNewer(a, s.viewEpoch):
 	case p.locks && !s.trxLocked && s.sb.changedSince(s.viewEpoch):
+		if p.previous != "" {
+			return restartNone // a restart now would change what it reads of the statement before it
+		}
 		return restartRead
 	default:
 		return restartNone
