@@ -95,6 +95,9 @@ func TestFidelityReplay(t *testing.T) {
 			r1("COMMIT AND CHAIN"), r1("SELECT * FROM a"), forkB, r1("SELECT * FROM b"), r1("UPDATE c SET v = 1 WHERE id = 1"), r1("COMMIT")}},
 		{name: "read-only-restart", steps: []replayStep{r1("START TRANSACTION READ ONLY"), r1("SELECT * FROM a"), forkB,
 			r1("SELECT * FROM b"), r1("UPDATE c SET v = 1 WHERE id = 1"), r1("SELECT * FROM c"), r1("COMMIT")}},
+		{name: "read-write-in-read-only-session-restart", steps: []replayStep{r1("SET SESSION TRANSACTION READ ONLY"),
+			r1("START TRANSACTION READ WRITE"), r1("SELECT * FROM a"), forkB, r1("SELECT * FROM b"), r1("UPDATE c SET v = 1 WHERE id = 1"),
+			r1("COMMIT"), r1("UPDATE c SET v = 2 WHERE id = 1"), r1("SET SESSION TRANSACTION READ WRITE")}},
 		{name: "set-transaction-read-only-restart", steps: []replayStep{r1("SET TRANSACTION READ ONLY"), r1("SELECT 1"),
 			r1("START TRANSACTION"), r1("SELECT * FROM a"), forkB, r1("SELECT * FROM b"), r1("UPDATE c SET v = 1 WHERE id = 1"), r1("COMMIT"),
 			r1("UPDATE c SET v = 2 WHERE id = 1"), r1("SET TRANSACTION READ ONLY"), r1("SELECT * FROM c"), r1("START TRANSACTION"),
@@ -107,8 +110,9 @@ func TestFidelityReplay(t *testing.T) {
 		{name: "session-isolation-set-inside-restart", steps: []replayStep{r1("BEGIN"), r1("SELECT * FROM a"),
 			r1("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"), forkB, r1("SELECT * FROM b"), r2("UPDATE b SET v = 99 WHERE id = 2"),
 			r1("SELECT * FROM b"), r1("COMMIT"), r2("UPDATE b SET v = 98 WHERE id = 2"), r1("SELECT * FROM b")}},
-		{name: "consistent-snapshot-restart", steps: []replayStep{r1("START TRANSACTION WITH CONSISTENT SNAPSHOT"), r1("SELECT * FROM a"),
-			forkB, r1("SELECT * FROM b"), r2("UPDATE b SET v = 55 WHERE id = 1"), r1("SELECT * FROM b"), r1("COMMIT"), r1("SELECT * FROM b")}},
+		{name: "consistent-snapshot-restart-at-write", steps: []replayStep{r2("UPDATE c SET v = v WHERE 1 = 0"),
+			r1("START TRANSACTION WITH CONSISTENT SNAPSHOT"), forkB, r1("UPDATE b SET v = 5 WHERE id = 1"), r2("UPDATE c SET v = 77 WHERE id = 1"),
+			r1("SELECT * FROM c"), r1("COMMIT"), r1("SELECT * FROM c")}},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
