@@ -344,7 +344,8 @@ func (s *Session) volatileDefaults(ctx context.Context) (string, error) {
 			continue
 		}
 		if why := s.volatileDefault(row[2], row[3]); why != "" {
-			return fmt.Sprintf("it wrote %s, whose column %s %s", rewrite.QuoteIdent(*row[0]), rewrite.QuoteIdent(*row[1]), why), nil
+			// The default names the sandbox's copies: told back in logical names.
+			return s.unmap(fmt.Sprintf("it wrote %s, whose column %s %s", rewrite.QuoteIdent(*row[0]), rewrite.QuoteIdent(*row[1]), why)), nil
 		}
 	}
 	return "", nil
