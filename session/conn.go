@@ -174,9 +174,12 @@ func unreadableMode(mode string) string {
 
 // serializable reports whether the session's reads lock what they read:
 // SERIALIZABLE makes InnoDB read every row of a transaction under a shared
-// lock.
+// lock — the session's level, one SET TRANSACTION gave the next
+// transaction (pending across statements that use no table, txchars.go),
+// or the one the open transaction started with.
 func (s *Session) serializable() bool {
-	return s.serializableNext || strings.EqualFold(strings.ReplaceAll(s.vars.Isolation, "_", "-"), "SERIALIZABLE")
+	return s.serializableNext || strings.EqualFold(strings.ReplaceAll(s.vars.Isolation, "_", "-"), "SERIALIZABLE") ||
+		s.nextTx.Isolation == "SERIALIZABLE" || s.inTrx && s.cur.chars.Isolation == "SERIALIZABLE"
 }
 
 // Options open a Session.

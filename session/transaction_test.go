@@ -263,3 +263,28 @@ func TestRestartRefusedWhenReadingPrevious(t *testing.T) {
 		})
 	}
 }
+
+// TestSerializableNextTransaction: SET TRANSACTION ISOLATION LEVEL
+// SERIALIZABLE stays pending across statements that use no table (as on
+// MariaDB 10.11), so the transaction it then applies to reads under locks
+// and its reads are forked first, never taking locks on production.
+func TestSerializableNextTransaction(t *testing.T) {
+	for _, set := range []bool{false, true} {
+		e := newEnv(t, session.Config{}, nil)
+		const autocommit = 0x0002
+		f := &fakeClient{status: autocommit}
+		s := e.open(session.Options{User: "u", Mode: session.Transparent, Upstream: f, DB: "app"})
+		stmts := []string{"SELECT 1", "SET @z = 1", "SELECT 2"}
+		if set {
+			stmts = append([]string{"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE"}, stmts...)
+		}
+		for _, q := range stmts {
+			p := e.mustPlan(s, q)
+			step(e, s, f, p, &session.Outcome{Payload: append([]byte{wire.ComQuery}, p.SQL...), OKs: []wire.OK{{}}}, autocommit)
+		}
+		runIn(e, s, f, "BEGIN")
+		if p := e.mustPlan(s, "SELECT * FROM t"); p.Flags().Changed != set {
+			t.Errorf("SERIALIZABLE next transaction %v: the read was forked: %v", set, p.Flags().Changed)
+		}
+	}
+}
