@@ -43,6 +43,11 @@ var lockForms = []lockForm{
 		stmts: []string{"SELECT * FROM lk.t WHERE id = 1"}},
 	{name: "serializable-next-transaction", setup: []string{"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE"},
 		stmts: []string{"SELECT * FROM lk.t WHERE id = 1"}},
+	// Statements that use no table leave SET TRANSACTION pending (MariaDB
+	// 10.11).
+	{name: "serializable-next-transaction-after-table-free-statements",
+		setup: []string{"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", "SELECT 1", "SET @z = 1", "SELECT 2"},
+		stmts: []string{"SELECT * FROM lk.t WHERE id = 1"}},
 	{name: "lock-tables-read", noTrx: true, stmts: []string{"LOCK TABLES lk.t READ"}, end: "UNLOCK TABLES"},
 }
 

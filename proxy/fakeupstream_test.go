@@ -210,8 +210,8 @@ func (c *fakeUpConn) answer(cmd byte, arg []byte) {
 	upper := strings.ToUpper(strings.TrimSpace(q))
 	switch {
 	case strings.HasPrefix(upper, "SELECT @@SESSION.SQL_MODE"):
-		c.resultSet([]string{"@@SESSION.sql_mode", "@@SESSION.character_set_client", "@@SESSION.tx_isolation"},
-			[][]*string{{sp("STRICT_TRANS_TABLES"), sp("utf8mb4"), sp("REPEATABLE-READ")}})
+		c.resultSet([]string{"@@SESSION.sql_mode", "@@SESSION.character_set_client", "@@SESSION.tx_isolation", "@@SESSION.tx_read_only"},
+			[][]*string{{sp("STRICT_TRANS_TABLES"), sp("utf8mb4"), sp("REPEATABLE-READ"), sp("0")}})
 	case upper == "SELECT DATABASE()":
 		c.resultSet([]string{"DATABASE()"}, [][]*string{{nullIfEmpty(c.db)}})
 	case upper == "START TRANSACTION" || upper == "BEGIN":

@@ -253,7 +253,10 @@ func TestSandboxTransactionRestart(t *testing.T) {
 	}
 	cmds := h.up.commands()
 	i := slices.IndexFunc(cmds, func(c string) bool { return strings.HasPrefix(c, "Q UPDATE") })
-	if i < 2 || cmds[i-2] != "Q COMMIT" || cmds[i-1] != "Q START TRANSACTION" {
+	// Started again as it began: the session's isolation level and access
+	// mode (read at the start), then START TRANSACTION.
+	if i < 3 || cmds[i-3] != "Q COMMIT" || cmds[i-2] != "Q SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ WRITE" ||
+		cmds[i-1] != "Q START TRANSACTION" {
 		t.Errorf("before the UPDATE the upstream got %q", cmds[:i+1])
 	}
 	if v := metricValue(t, h.m.TransactionReplays.WithLabelValues("restarted")); v != 1 {
@@ -292,7 +295,8 @@ func TestSandboxTransactionReplay(t *testing.T) {
 			// The SELECT took the read view (after t's fork); u's fork is
 			// newer, so the transaction is replayed.
 			i := slices.IndexFunc(cmds, func(c string) bool { return c == "Q ROLLBACK" })
-			if i < 0 || len(cmds) < i+3 || cmds[i+1] != "Q BEGIN" || !strings.Contains(cmds[i+2], ".`t` SET a = 1") {
+			if i < 0 || len(cmds) < i+4 || cmds[i+1] != "Q SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ WRITE" ||
+				cmds[i+2] != "Q BEGIN" || !strings.Contains(cmds[i+3], ".`t` SET a = 1") {
 				t.Fatalf("replay: upstream got %q", cmds)
 			}
 			if !differ {

@@ -56,6 +56,8 @@ type collector struct {
 	// case), collected for DDL and "other" statements only, so their
 	// safety net does not mistake them for tables.
 	columns map[string]bool
+	// vars are the variables the statement reads and sets (replay.go).
+	vars []Var
 }
 
 func newCollector() *collector {
@@ -174,6 +176,9 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		for _, v := range x.Variables {
 			c.set.add(v, c)
 		}
+		c.setVars(x)
+	case *ast.VariableExpr:
+		c.variable(x)
 	case *ast.AlterTableStmt:
 		c.markTables(x)
 	case *ast.DropTableStmt:
@@ -276,7 +281,7 @@ func (c *collector) call(x *ast.FuncCallExpr) {
 			c.outsideBecause("LOAD_FILE() reads a file on the database server, outside any sandbox; send the file's contents from the client instead")
 		}
 	}
-	c.funcs = append(c.funcs, Func{Schema: x.Schema.O, Name: x.FnName.O})
+	c.funcs = append(c.funcs, Func{Schema: x.Schema.O, Name: x.FnName.O, Args: len(x.Args)})
 }
 
 func (c *collector) outsideBecause(why string) {

@@ -200,7 +200,10 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		a.parseErr = err
 		funcs, names := e.textNames(sql, opts)
 		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: "the statement cannot be parsed",
-			Funcs: funcs, Names: names, DB: opts.DB, Kind: textKind(sql, opts)}}
+			Funcs: funcs, Names: names, DB: opts.DB, Kind: textKind(sql, opts), Vars: textVars(sql, sc.toks)}}
+		if a.Statements[0].Kind == "BEGIN" {
+			a.Statements[0].Start = transactionStart(sql, opts)
+		}
 		return a
 	}
 	all := &collector{}
@@ -978,7 +981,10 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 			}
 		}
 	}
-	st.Funcs, st.Outside = c.funcs, c.outside
+	st.Funcs, st.Outside, st.Vars, st.Next = c.funcs, c.outside, c.vars, nextTransaction(s)
+	if st.Kind == "BEGIN" {
+		st.Start = transactionStart(s.Text(), Options{})
+	}
 	st.ChangesLexing, st.ChangesIsolation, st.Serializable = c.set.lexing, c.set.isolation, c.set.serializable
 	switch x := s.(type) {
 	case *ast.CreateTableStmt:

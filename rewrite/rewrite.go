@@ -149,6 +149,14 @@ type Statement struct {
 	// prefix of the statement sets, only ones that change neither how the
 	// text is read nor what it locks (see recoverText).
 	SetStatement []string
+	// Vars are the user and server variables the statement reads or sets
+	// (for a statement the parser cannot read, every one its text names,
+	// taken as set); the variables of SET TRANSACTION are Next instead.
+	Vars []Var
+	// Start is what BEGIN / START TRANSACTION starts its transaction with;
+	// Next what SET TRANSACTION (without SESSION or GLOBAL) gives the next
+	// transaction (nil for other statements).
+	Start, Next *TxChars
 	// Routine is the stored procedure of CREATE PROCEDURE, DROP PROCEDURE
 	// and CALL (nil for other statements).
 	Routine *Routine
@@ -166,6 +174,9 @@ type Func struct {
 	// unquoted and right before "(": MariaDB takes some names (COUNT, NOW,
 	// SUBSTRING) for its own functions only when they are written so.
 	Bare bool
+	// Args is how many arguments the call passes (0 for a name a text the
+	// parser cannot read puts before a parenthesis).
+	Args int
 }
 
 func (f Func) String() string {

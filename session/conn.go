@@ -66,6 +66,10 @@ type Session struct {
 	// SHOW WARNINGS and SHOW ERRORS then list it, as the server lists the
 	// errors of the statement before.
 	refused []Diag
+	// nextTx is what SET TRANSACTION gave the next transaction, cur how
+	// the open one started (txchars.go).
+	nextTx rewrite.TxChars
+	cur    txStart
 }
 
 // Diag is one row of SHOW WARNINGS.
@@ -103,21 +107,23 @@ type Vars struct {
 	SQLMode   string // @@sql_mode
 	Charset   string // @@character_set_client
 	Isolation string // @@tx_isolation (transaction_isolation on MySQL)
+	ReadOnly  string // @@tx_read_only (transaction_read_only on MySQL): "1" or "0"
 }
 
 // varsQuery reads Vars (in their order) on the session's upstream
 // connection. A server that knows neither isolation variable gets
 // varsFallbackQuery.
 func (s *Session) varsQuery() string {
-	iso := "tx_isolation"
+	iso, ro := "tx_isolation", "tx_read_only"
 	if s.m != nil && s.m.server.Flavor == rewrite.MySQL {
-		iso = "transaction_isolation" // MySQL 8 dropped tx_isolation
+		iso, ro = "transaction_isolation", "transaction_read_only" // MySQL 8 dropped tx_isolation
 	}
-	return "SELECT @@SESSION.sql_mode, @@SESSION.character_set_client, @@SESSION." + iso
+	return "SELECT @@SESSION.sql_mode, @@SESSION.character_set_client, @@SESSION." + iso + ", @@SESSION." + ro
 }
 
-// varsFallbackQuery reads Vars without the isolation level (left empty).
-const varsFallbackQuery = "SELECT @@SESSION.sql_mode, @@SESSION.character_set_client, ''"
+// varsFallbackQuery reads Vars without the isolation level and access
+// mode (left empty).
+const varsFallbackQuery = "SELECT @@SESSION.sql_mode, @@SESSION.character_set_client, '', ''"
 
 // changesLexing reports whether an input holds a statement that changes
 // how the server reads the texts after it.
@@ -201,9 +207,12 @@ func unreadableMode(mode string) string {
 
 // serializable reports whether the session's reads lock what they read:
 // SERIALIZABLE makes InnoDB read every row of a transaction under a shared
-// lock.
+// lock — the session's level, one SET TRANSACTION gave the next
+// transaction (pending across statements that use no table, txchars.go),
+// or the one the open transaction started with.
 func (s *Session) serializable() bool {
-	return s.serializableNext || strings.EqualFold(strings.ReplaceAll(s.vars.Isolation, "_", "-"), "SERIALIZABLE")
+	return s.serializableNext || strings.EqualFold(strings.ReplaceAll(s.vars.Isolation, "_", "-"), "SERIALIZABLE") ||
+		s.nextTx.Isolation == "SERIALIZABLE" || s.inTrx && s.cur.chars.Isolation == "SERIALIZABLE"
 }
 
 // Options open a Session.
@@ -385,6 +394,22 @@ type Plan struct {
 	renames []rewrite.Rename
 	// timeout: SQL carries the statement-timeout guardrail.
 	timeout bool
+	// start is what the input's BEGIN starts its transaction with, next
+	// what its SET TRANSACTION gives the next one (txchars.go).
+	start, next *rewrite.TxChars
+	// volatile says why a second run of the input could differ from its
+	// first (rewrite.Statement.Volatile), setsVar names a server variable
+	// it sets: a replay refuses both (transaction.go).
+	volatile, setsVar string
+	// writes are the tables the input writes, whose column defaults a
+	// replay checks.
+	writes []rewrite.Table
+	// previous names what the input reads that the statement before it
+	// left (ROW_COUNT(), …), which a restart or replay before it would
+	// change; setsInsertID: it may set LAST_INSERT_ID(), which a replay
+	// sets to its last insert's id.
+	previous     string
+	setsInsertID bool
 }
 
 // Killable reports whether the planned input may be killed upstream should
@@ -560,7 +585,8 @@ func newPlan(sql string, a *rewrite.Analysis) *Plan {
 		// CREATE and DROP TEMPORARY TABLE leave the transaction open;
 		// CREATE and DROP PROCEDURE commit it.
 		p.ddl = p.ddl || st.Class == rewrite.ClassDDL && !st.Temporary || st.Kind == "CREATE PROCEDURE" || st.Kind == "DROP PROCEDURE"
-		p.readVars = p.readVars || st.ChangesLexing || st.ChangesIsolation
+		p.readVars = p.readVars || st.ChangesLexing || st.ChangesIsolation || setsAccess(st)
+		replayFacts(p, st)
 		p.serializable = p.serializable || st.Serializable
 		p.opensView = p.opensView || opensView(st, sql)
 	}
@@ -914,6 +940,9 @@ func (s *Session) restartFor(a *rewrite.Analysis, p *Plan) restart {
 		return restartNone
 	case s.touchesNewer(a, s.viewEpoch):
 	case p.locks && !s.trxLocked && s.sb.changedSince(s.viewEpoch):
+		if p.previous != "" {
+			return restartNone // a restart now would change what it reads of the statement before it
+		}
 		return restartRead
 	default:
 		return restartNone
@@ -944,8 +973,13 @@ func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed b
 	// A statement the proxy did not plan (an EXECUTE of a statement it
 	// does not track) may have written, and read: assume it did.
 	locks := p == nil || p.locks
+	started := now && (!s.inTrx || p != nil && (p.begin || p.txEnd))
+	s.nextTransaction(p, failed, now, started)
+	if started {
+		s.began(p)
+	}
 	switch {
-	case now && (!s.inTrx || p != nil && (p.begin || p.txEnd)):
+	case started:
 		// A transaction started (BEGIN in an open one, or COMMIT AND
 		// CHAIN, ends it and starts another).
 		s.trxLocked, s.view = locks, false
@@ -1001,6 +1035,7 @@ func (s *Session) Reset() {
 	s.varsKnown = false // the reset sets the session's variables back
 	s.tx.reset()
 	s.serializableNext, s.serializableSet = false, false
+	s.nextTx, s.cur = rewrite.TxChars{}, txStart{}
 }
 
 // touchesNewer reports whether the analysis uses a sandbox table that

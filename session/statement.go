@@ -109,8 +109,8 @@ func (s *Session) sync(ctx context.Context) error {
 	return s.readVars(ctx)
 }
 
-// readVars reads sql_mode, character_set_client and the isolation level
-// on the session's upstream connection.
+// readVars reads sql_mode, character_set_client, the isolation level and
+// the access mode on the session's upstream connection.
 func (s *Session) readVars(ctx context.Context) error {
 	r, err := s.up.Query(ctx, s.varsQuery())
 	var me *mysql.MyError
@@ -120,11 +120,11 @@ func (s *Session) readVars(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(r.Rows) != 1 || len(r.Rows[0]) != 3 {
+	if len(r.Rows) != 1 || len(r.Rows[0]) != 4 {
 		return fmt.Errorf("%w: session variables", wire.ErrMalformed)
 	}
 	v := Vars{}
-	for i, p := range []*string{&v.SQLMode, &v.Charset, &v.Isolation} {
+	for i, p := range []*string{&v.SQLMode, &v.Charset, &v.Isolation, &v.ReadOnly} {
 		if r.Rows[0][i] != nil {
 			*p = *r.Rows[0][i]
 		}
@@ -250,36 +250,47 @@ func (s *Session) Before(ctx context.Context, p *Plan) error {
 	r := p.restart
 	p.restart = restartNone
 	var err error
-	switch r {
-	case restartNone:
+	switch {
+	case r == restartNone:
 		return nil
-	case restartRead:
+	case p.previous != "":
+		// What the statement reads would be what the proxy ran before it.
+		why := "this statement reads " + p.previous + ", which would then be that of the proxy's own statements"
+		err = s.refuseRestart(ctx, why, s.restartRefused(why))
+	case r == restartRead:
 		if err = s.restartTransaction(ctx); err == nil {
 			s.m.observer().TransactionRestarted("restarted")
 			return nil
 		}
-	case restartReplay:
+	case r == restartReplay:
 		var why string
 		if why, err = s.replayTransaction(ctx); err == nil && why == "" {
 			s.m.observer().TransactionRestarted("replayed")
 			return nil
 		}
 		if err == nil {
-			// The client is told to ROLLBACK and retry: roll back now, so
-			// nothing of the transaction survives half-replayed.
-			if _, err = s.up.Query(ctx, "ROLLBACK"); err == nil || isServerError(err) {
-				s.tx.reset()
-				_ = s.executed(ctx, nil, s.up.Status(), false)
-				s.m.observer().TransactionRestarted("refused")
-				s.log.Info("transaction could not be replayed after a fork", zap.String("why", why))
-				err = s.replayRefused(why)
-			}
+			err = s.refuseRestart(ctx, why, s.replayRefused(why))
 		}
 	}
 	if isServerError(err) || isRefusal(err) {
 		s.abandon(ctx, p)
 	}
 	return err
+}
+
+// refuseRestart rolls back the transaction the session could not restart
+// or replay (why) and returns refused, the error telling the client to
+// ROLLBACK and retry: nothing of the transaction survives half-replayed.
+// An error that breaks the connection is returned instead.
+func (s *Session) refuseRestart(ctx context.Context, why string, refused error) error {
+	if _, err := s.up.Query(ctx, "ROLLBACK"); err != nil && !isServerError(err) {
+		return err
+	}
+	s.tx.reset()
+	_ = s.executed(ctx, nil, s.up.Status(), false)
+	s.m.observer().TransactionRestarted("refused")
+	s.log.Info("transaction could not be restarted or replayed after a fork", zap.String("why", why))
+	return refused
 }
 
 // isRefusal reports whether err is a refusal for the client.

@@ -64,8 +64,10 @@ func (s *Session) viewSince() uint64 { return max(s.sendEpoch, s.planEpoch) }
 type txLog struct {
 	entries []txEntry
 	bytes   int
-	// broken: the transaction holds something that cannot be replayed.
+	// broken: the transaction holds something that cannot be replayed;
+	// why says what, when known.
 	broken bool
+	why    string
 }
 
 type txEntry struct {
@@ -78,12 +80,29 @@ type txEntry struct {
 	// COM_STMT_EXECUTE payload executes: the replay prepares it afresh,
 	// since the client may have closed it meanwhile.
 	prepared string
+	// writes are the tables it writes, whose column defaults the replay
+	// checks (volatileDefaults).
+	writes []rewrite.Table
 }
 
 // maxTxLog bounds the bytes of statements kept for replay.
 const maxTxLog = 1 << 20
 
 func (t *txLog) reset() { *t = txLog{} }
+
+// breaks marks the transaction as one that cannot be replayed, for the
+// reason why (the first one given is kept).
+func (t *txLog) breaks(why string) {
+	if !t.broken {
+		t.why = why
+	}
+	t.broken = true
+}
+
+// wrote reports whether the record holds a statement other than BEGIN.
+func (t *txLog) wrote() bool {
+	return slices.ContainsFunc(t.entries, func(e txEntry) bool { return !e.begin })
+}
 
 // record keeps a finished statement in the transaction log when a replay
 // may need it. inTrx is whether a transaction is open after it.
@@ -130,9 +149,24 @@ func (t *txLog) record(p *Plan, o *Outcome, inTrx bool) {
 		// and database of its own time: after a change of sql_mode, the
 		// character set or the database, the earlier ones could read
 		// differently than they did.
-		t.broken = true
+		t.breaks("it changed sql_mode, the character set, the transaction settings or the database, under which a replay " +
+			"would run its statements differently")
+		return
+	case p.setsVar != "" && t.wrote():
+		// The same for any server variable (div_precision_increment,
+		// foreign_key_checks, …): a replay runs the writes before the SET
+		// under its value.
+		t.breaks("it set @@" + p.setsVar + " after writing, and a replay would run the writes before under the new value")
+		return
+	case p.setsInsertID:
+		// A replay leaves LAST_INSERT_ID() at its last insert's id, which
+		// LAST_INSERT_ID(expr) changed afterwards.
+		t.breaks("it set LAST_INSERT_ID(…), which a replay would not set again")
 		return
 	case !p.locks:
+		return
+	case p.volatile != "":
+		t.breaks("a statement of it could have another effect when run again: " + p.volatile)
 		return
 	}
 	if t.bytes+len(o.Payload) > maxTxLog {
@@ -140,7 +174,7 @@ func (t *txLog) record(p *Plan, o *Outcome, inTrx bool) {
 		return
 	}
 	t.entries = append(t.entries, txEntry{payload: slices.Clone(o.Payload), oks: slices.Clone(o.OKs),
-		begin: p.begin, opensView: p.opensView, prepared: o.Prepared})
+		begin: p.begin, opensView: p.opensView, prepared: o.Prepared, writes: p.writes})
 	t.bytes += len(o.Payload)
 }
 
@@ -151,10 +185,8 @@ func (s *Session) restartTransaction(ctx context.Context) error {
 	if _, err := s.up.Query(ctx, "COMMIT"); err != nil {
 		return err
 	}
-	if autocommit {
-		if _, err := s.up.Query(ctx, "START TRANSACTION"); err != nil {
-			return err
-		}
+	if err := s.startAgain(ctx, autocommit || s.cur.explicit); err != nil {
+		return err
 	}
 	s.restarted(false)
 	s.tx.reset()
@@ -168,17 +200,23 @@ func (s *Session) restartTransaction(ctx context.Context) error {
 // rolled back) or an error that broke the connection.
 func (s *Session) replayTransaction(ctx context.Context) (string, error) {
 	t := &s.tx
-	if t.broken || len(t.entries) == 0 {
+	switch {
+	case t.broken && t.why != "":
+		return t.why, nil
+	case t.broken || len(t.entries) == 0:
 		return "its statements were not all recorded for replay", nil
+	}
+	if why, err := s.volatileDefaults(ctx); err != nil || why != "" {
+		return why, err
 	}
 	autocommit := s.up.Status()&wire.StatusAutocommit != 0
 	if _, err := s.up.Query(ctx, "ROLLBACK"); err != nil {
 		return s.replayFailed(ctx, "rollback failed", err, false)
 	}
-	if !t.entries[0].begin && autocommit {
-		if _, err := s.up.Query(ctx, "START TRANSACTION"); err != nil {
-			return s.replayFailed(ctx, "restart failed", err, false)
-		}
+	// The recorded BEGIN, when there is one, is sent again as the client
+	// wrote it, after the settings it started with.
+	if err := s.startAgain(ctx, !t.entries[0].begin && (autocommit || s.cur.explicit)); err != nil {
+		return s.replayFailed(ctx, "restart failed", err, false)
 	}
 	for _, e := range t.entries {
 		if len(e.oks) == 1 && e.oks[0].InsertID != 0 {
@@ -255,7 +293,7 @@ func effects(oks []wire.OK) [][2]uint64 {
 // transaction holds a read view only when a replayed statement may have
 // taken one, and then a view that sees every fork made so far.
 func (s *Session) restarted(replayed bool) {
-	s.trxLocked, s.view, s.viewEpoch = replayed, false, s.m.epoch.Load()
+	s.trxLocked, s.view, s.viewEpoch = replayed, s.cur.chars.Snapshot, s.m.epoch.Load()
 	if replayed {
 		for _, e := range s.tx.entries {
 			s.view = s.view || e.opensView
@@ -269,4 +307,74 @@ func (s *Session) replayRefused(why string) error {
 	return refusal(wire.ErTableDefChanged, "HY000", "Table definition has changed, please retry transaction: a table this statement "+
 		"uses was forked into sandbox %q after the transaction started, and the transaction has already written (%s); "+
 		"ROLLBACK and run the transaction again (the fork now exists, so the retry works)", s.SandboxName(), why)
+}
+
+// volatileDefaults says why replaying the record would write other values
+// than the first run did through the column defaults of the tables it
+// wrote ("" when it would not): a default or ON UPDATE that reads the
+// clock, a sequence or chance (rewrite.Statement.Volatile of the
+// expression), or one the proxy cannot read.
+func (s *Session) volatileDefaults(ctx context.Context) (string, error) {
+	var conds []string
+	seen := map[rewrite.Table]bool{}
+	for _, e := range s.tx.entries {
+		for _, t := range e.writes {
+			phys := t
+			if s.sb != nil {
+				if en, ok := s.sb.resolve(s.m.key(t)); ok {
+					phys = en.phys
+				}
+			}
+			if !seen[phys] {
+				seen[phys] = true
+				conds = append(conds, "(TABLE_SCHEMA = "+rewrite.QuoteString(phys.DB)+" AND TABLE_NAME = "+rewrite.QuoteString(phys.Name)+")")
+			}
+		}
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	r, err := s.up.Query(ctx, "SELECT TABLE_NAME, COLUMN_NAME, COLUMN_DEFAULT, EXTRA FROM information_schema.COLUMNS WHERE ("+
+		strings.Join(conds, " OR ")+") AND (COLUMN_DEFAULT IS NOT NULL OR EXTRA LIKE '%on update%')")
+	if err != nil {
+		return s.replayFailed(ctx, "its tables' column defaults could not be read", err, false)
+	}
+	for _, row := range r.Rows {
+		if len(row) != 4 || row[0] == nil || row[1] == nil {
+			continue
+		}
+		if why := s.volatileDefault(row[2], row[3]); why != "" {
+			// The default names the sandbox's copies: told back in logical names.
+			return s.unmap(fmt.Sprintf("it wrote %s, whose column %s %s", rewrite.QuoteIdent(*row[0]), rewrite.QuoteIdent(*row[1]), why)), nil
+		}
+	}
+	return "", nil
+}
+
+// volatileDefault says why a column's default (def) or its EXTRA (ON
+// UPDATE) gives a second write another value ("" when it would not).
+func (s *Session) volatileDefault(def, extra *string) string {
+	if extra != nil && strings.Contains(strings.ToLower(*extra), "on update") {
+		return "takes the clock on update (" + *extra + "), which a replay would read later"
+	}
+	if def == nil || *def == "NULL" {
+		return ""
+	}
+	a := s.m.engine.Analyze("SELECT "+*def, rewrite.Options{Server: s.m.server})
+	if len(a.Statements) != 1 || a.Statements[0].Class == rewrite.ClassUnparseable {
+		return "has a default the proxy cannot read (" + *def + ")"
+	}
+	if why := a.Statements[0].Volatile(); why != "" {
+		return "defaults to " + *def + ": " + why
+	}
+	return ""
+}
+
+// restartRefused is the error for a transaction the session cannot end and
+// start again before a statement that needs a table forked after the
+// transaction took its snapshot (why).
+func (s *Session) restartRefused(why string) error {
+	return refusal(wire.ErTableDefChanged, "HY000", "Table definition has changed, please retry transaction: a table this statement "+
+		"uses was forked into sandbox %q after the transaction started, and the proxy cannot start the transaction again "+
+		"before it unseen (%s); ROLLBACK and run the transaction again (the fork now exists, so the retry works)", s.SandboxName(), why)
 }
