@@ -64,7 +64,8 @@ func objCaseRun(ctx context.Context, t *testing.T, c objCase, name string, direc
 		}
 	}
 	rootSand := openDB(t, sandDB.DSN(""))
-	if _, err := rootSand.Exec("GRANT SELECT, SHOW VIEW ON " + name + ".* TO '" + sandboxUser + "'@'%'"); err != nil {
+	// TRIGGER: MariaDB shows a table's triggers only to accounts with it.
+	if _, err := rootSand.Exec("GRANT SELECT, SHOW VIEW, TRIGGER ON " + name + ".* TO '" + sandboxUser + "'@'%'"); err != nil {
 		t.Fatal(err)
 	}
 	before := objProduction(ctx, t, rootSand, name)
@@ -359,6 +360,64 @@ func TestFidelityViews(t *testing.T) {
 			"SELECT * FROM big_orders ORDER BY id",
 			"ROLLBACK",
 			"SELECT * FROM order_totals ORDER BY name",
+		}},
+	})
+}
+
+// trigSchema: triggers that change the row (BEFORE), write other tables
+// (AFTER: an audit log, a counter), run in an order (FOLLOWS) and read
+// another table.
+const trigSchema = `
+CREATE TABLE accounts (id INT PRIMARY KEY, balance INT NOT NULL, note VARCHAR(40) NOT NULL DEFAULT '', cap INT);
+CREATE TABLE audit (id INT AUTO_INCREMENT PRIMARY KEY, acct INT, delta INT, what VARCHAR(10));
+CREATE TABLE stats (k VARCHAR(10) PRIMARY KEY, n INT NOT NULL);
+CREATE TABLE limits (k INT PRIMARY KEY, max_balance INT);
+INSERT INTO accounts (id, balance) VALUES (1, 100), (2, 50);
+INSERT INTO stats VALUES ('deleted', 0), ('inserted', 0);
+INSERT INTO limits VALUES (1, 500);
+CREATE TRIGGER acc_bi BEFORE INSERT ON accounts FOR EACH ROW SET NEW.balance = GREATEST(NEW.balance, 0), NEW.cap = (SELECT max_balance FROM limits WHERE k = 1);
+CREATE TRIGGER acc_ai AFTER INSERT ON accounts FOR EACH ROW UPDATE stats SET n = n + 1 WHERE k = 'inserted';
+CREATE TRIGGER acc_au AFTER UPDATE ON accounts FOR EACH ROW INSERT INTO audit (acct, delta, what) VALUES (NEW.id, NEW.balance - OLD.balance, 'update');
+CREATE TRIGGER acc_bu1 BEFORE UPDATE ON accounts FOR EACH ROW SET NEW.note = CONCAT(NEW.note, 'a');
+CREATE TRIGGER acc_bu2 BEFORE UPDATE ON accounts FOR EACH ROW FOLLOWS acc_bu1 SET NEW.note = CONCAT(NEW.note, 'b');
+CREATE TRIGGER acc_ad AFTER DELETE ON accounts FOR EACH ROW BEGIN
+  UPDATE stats SET n = n + 1 WHERE k = 'deleted';
+  INSERT INTO audit (acct, delta, what) VALUES (OLD.id, -OLD.balance, 'delete');
+END;`
+
+// TestFidelityTriggers: a fork carries its table's triggers, so writes in
+// a sandbox do what they do on a copy of the database — rows changed by
+// BEFORE triggers, side effects of AFTER triggers in the sandbox's copies
+// of the tables they write, in production's order — and production's
+// tables never change.
+func TestFidelityTriggers(t *testing.T) {
+	runObjCases(t, []objCase{
+		{name: "row-and-side-effects", schema: trigSchema, steps: []string{
+			"INSERT INTO accounts (id, balance) VALUES (3, -5)",
+			"SELECT * FROM accounts ORDER BY id",
+			"UPDATE accounts SET balance = balance + 10 WHERE id <= 2",
+			"SELECT * FROM accounts ORDER BY id",
+			"SELECT acct, delta, what FROM audit ORDER BY id",
+			"DELETE FROM accounts WHERE id = 2",
+			"SELECT * FROM stats ORDER BY k",
+			"SELECT acct, delta, what FROM audit ORDER BY id",
+		}},
+		{name: "side-table-first", schema: trigSchema, steps: []string{
+			"UPDATE limits SET max_balance = 7",
+			"INSERT INTO accounts (id, balance) VALUES (4, 1)",
+			"SELECT * FROM accounts ORDER BY id",
+			"DELETE FROM audit",
+			"UPDATE accounts SET balance = 0",
+			"SELECT acct, delta, what FROM audit ORDER BY id",
+		}},
+		{name: "transaction", schema: trigSchema, steps: []string{
+			"BEGIN",
+			"SELECT COUNT(*) FROM audit",
+			"UPDATE accounts SET balance = 1 WHERE id = 1",
+			"SELECT acct, delta, what FROM audit ORDER BY id",
+			"ROLLBACK",
+			"SELECT acct, delta, what FROM audit ORDER BY id",
+			"SELECT * FROM accounts ORDER BY id",
 		}},
 	})
 }

@@ -16,10 +16,10 @@ import (
 )
 
 // TestSandboxForkTableShapes forks tables of the shapes the copy strategy
-// must handle: no primary key, generated columns, a foreign key, a very
-// long database name; and refuses one with a trigger (MariaDB shows
-// triggers only to accounts with the TRIGGER privilege, so this schema
-// grants it; see docs/SANDBOXES.md).
+// must handle: no primary key, generated columns, a foreign key, a
+// trigger (MariaDB shows triggers only to accounts with the TRIGGER
+// privilege, so this schema grants it; see docs/SANDBOXES.md), a very long
+// database name; and refuses a system-versioned one.
 func TestSandboxForkTableShapes(t *testing.T) {
 	db, h := sandboxProxy(t, "transparent", nil)
 	longDB := "shapes_" + strings.Repeat("x", 57) // 64 characters
@@ -36,6 +36,7 @@ CREATE TABLE shapes.child (id INT PRIMARY KEY, parent_id INT, FOREIGN KEY (paren
 INSERT INTO shapes.parent VALUES (1); INSERT INTO shapes.child VALUES (1, 1);
 CREATE TABLE shapes.trig (id INT PRIMARY KEY, n INT);
 CREATE TRIGGER shapes.trig_bi BEFORE INSERT ON shapes.trig FOR EACH ROW SET NEW.n = 42;
+CREATE TABLE shapes.sv (id INT PRIMARY KEY) WITH SYSTEM VERSIONING;
 DROP DATABASE IF EXISTS %[1]s; CREATE DATABASE %[1]s; CREATE TABLE %[1]s.t (id INT PRIMARY KEY); INSERT INTO %[1]s.t VALUES (1);
 GRANT SELECT, TRIGGER ON shapes.* TO '%[2]s'@'%%'; GRANT SELECT ON %[1]s.* TO '%[2]s'@'%%';`, longDB, sandboxUser)); err != nil {
 		t.Fatal(err)
@@ -61,9 +62,14 @@ GRANT SELECT, TRIGGER ON shapes.* TO '%[2]s'@'%%'; GRANT SELECT ON %[1]s.* TO '%
 		t.Errorf("orphan child row: %s, want 1452 naming logical tables", e)
 	}
 	mustExecC(t, c, "INSERT INTO child VALUES (2, 1)")
-	_, err = c.ExecContext(context.Background(), "INSERT INTO trig VALUES (1, 0)")
-	if e := mysqlErr(err); !strings.HasPrefix(e, "1105") || !strings.Contains(e, "trigger") {
-		t.Errorf("table with a trigger: %s, want 1105 naming the trigger", e)
+	// The fork carries the trigger.
+	mustExecC(t, c, "INSERT INTO trig VALUES (1, 0)")
+	if got := queryString(t, c, "SELECT n FROM trig WHERE id = 1"); got != "42" {
+		t.Errorf("table with a trigger: n = %s in the fork, want the trigger's 42", got)
+	}
+	_, err = c.ExecContext(context.Background(), "INSERT INTO sv VALUES (1)")
+	if e := mysqlErr(err); !strings.HasPrefix(e, "1105") || !strings.Contains(e, "system-versioned") {
+		t.Errorf("system-versioned table: %s, want 1105 saying why", e)
 	}
 	if n := h.metric(t, "sqlfork_fork_failures_total", map[string]string{"strategy": "copy", "result": "refused"}); n != 1 {
 		t.Errorf("sqlfork_fork_failures_total{result=refused} = %v, want 1", n)

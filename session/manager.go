@@ -422,7 +422,7 @@ func (m *Manager) warnTriggerVisibility(ctx context.Context, c SideConn) {
 		}
 	}
 	m.log.Warn("the upstream account has no TRIGGER privilege on production schemas, so triggers are invisible to it: " +
-		"a table with triggers would be forked without them instead of refused; grant TRIGGER on schemas that use triggers")
+		"a table with triggers would be forked without them, so writes in a sandbox would skip them; grant TRIGGER on schemas that use triggers")
 }
 
 // checkPrivileges finds out whether the upstream account may change

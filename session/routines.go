@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
@@ -115,14 +114,12 @@ func (s *Session) forkBody(ctx context.Context, st rewrite.Statement) error {
 			}
 		}
 	}
-	phys := s.routineDB(st.Routine.DB(st.DB))
+	db := st.Routine.DB(st.DB)
+	phys := s.routineDB(db)
 	return s.m.withConn(ctx, func(c SideConn) error {
 		if err := s.m.persist(ctx, c, s.sb); err != nil {
 			return err
 		}
-		if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+rewrite.QuoteIdent(phys)); err != nil {
-			return fmt.Errorf("create the sandbox's database %s: %w", phys, err)
-		}
-		return nil
+		return s.m.createSandboxSchema(ctx, c, db, phys)
 	})
 }
