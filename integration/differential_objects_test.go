@@ -15,7 +15,8 @@ import (
 // objDiffSchema is the production the object workload starts from, in a
 // utf8mb4 database: foreign keys with cascades (customers ← orders ←
 // items, tags outside every key), a sequence, views (a join with GROUP
-// BY, an updatable one WITH CHECK OPTION, a view of a view).
+// BY, an updatable one WITH CHECK OPTION, a view of a view), triggers (one
+// counting orders per customer in another table, one changing the row).
 const objDiffSchema = `
 CREATE TABLE customers (id INT PRIMARY KEY, name VARCHAR(40) NOT NULL, UNIQUE KEY (name));
 CREATE TABLE orders (id INT AUTO_INCREMENT PRIMARY KEY, cust INT NOT NULL, qty INT NOT NULL, note VARCHAR(40),
@@ -30,6 +31,9 @@ INSERT INTO items (ord, label) VALUES (1, 'a'), (1, 'b'), (2, 'c'), (3, 'д');
 INSERT INTO tags (v) VALUES ('x'), ('y');
 CREATE VIEW v_tot AS SELECT c.name, COUNT(o.id) AS n, COALESCE(SUM(o.qty), 0) AS q FROM customers c LEFT JOIN orders o ON o.cust = c.id GROUP BY c.name;
 CREATE VIEW v_big AS SELECT id, cust, qty, note FROM orders WHERE qty >= 5 WITH CHECK OPTION;
+CREATE TABLE ocount (cust INT PRIMARY KEY, n INT NOT NULL);
+CREATE TRIGGER orders_ai AFTER INSERT ON orders FOR EACH ROW INSERT INTO ocount VALUES (NEW.cust, 1) ON DUPLICATE KEY UPDATE n = n + 1;
+CREATE TRIGGER orders_bu BEFORE UPDATE ON orders FOR EACH ROW SET NEW.note = LEFT(CONCAT(COALESCE(NEW.note, ''), '~'), 40);
 CREATE VIEW v_items AS SELECT i.id, i.label, t.name FROM items i LEFT JOIN orders o ON o.id = i.ord LEFT JOIN v_tot t ON t.n = o.qty;`
 
 // objGen makes a seeded random workload over objDiffSchema's objects.
@@ -130,8 +134,10 @@ func (g *objGen) next1() diffStmt {
 		return diffStmt{sql: fmt.Sprintf("ALTER TABLE tags ADD COLUMN c%d VARCHAR(10) DEFAULT '%s'", g.next+r.Intn(1000), g.word())}
 	case k < 89:
 		return diffStmt{sql: "INSERT INTO tags (v) VALUES (?)", args: []any{g.word() + g.word()}, prepare: true}
-	case k < 91:
+	case k < 90:
 		return diffStmt{sql: "SELECT v, LENGTH(v), CHAR_LENGTH(v) FROM tags ORDER BY v, id", query: true}
+	case k < 91:
+		return diffStmt{sql: "SELECT * FROM ocount ORDER BY cust", query: true}
 	case k < 93:
 		g.inTx = false
 		return diffStmt{sql: "TRUNCATE TABLE " + []string{"items", "tags", "orders"}[r.Intn(3)]} // orders: referenced, 1701
@@ -147,7 +153,7 @@ func (g *objGen) next1() diffStmt {
 
 // TestDifferentialObjects runs a seeded random workload over foreign keys
 // with cascades, views (read, written through, made and replaced), a
-// sequence, procedures made in the session and utf8mb4 text directly on
+// sequence, triggers, procedures made in the session and utf8mb4 text directly on
 // one MariaDB and through a sandbox in front of a second one, and requires
 // identical outcomes statement by statement and identical final tables,
 // with production behind the proxy unchanged — with the least-privilege
@@ -191,7 +197,7 @@ func objDifferential(ctx context.Context, t *testing.T, acct string, seed int64,
 		}
 	}
 	rootSand := openDB(t, sandDB.DSN(""))
-	if _, err := rootSand.Exec("GRANT SELECT, SHOW VIEW ON " + name + ".* TO '" + sandboxUser + "'@'%'"); err != nil {
+	if _, err := rootSand.Exec("GRANT SELECT, SHOW VIEW, TRIGGER ON " + name + ".* TO '" + sandboxUser + "'@'%'"); err != nil {
 		t.Fatal(err)
 	}
 	before := objProduction(ctx, t, rootSand, name)
