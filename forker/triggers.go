@@ -45,28 +45,54 @@ func Triggers(ctx context.Context, c Conn, t rewrite.Table) ([]Trigger, error) {
 func CreateTrigger(ctx context.Context, c Conn, trg Trigger, table rewrite.Table, body string) error {
 	stmt := "CREATE TRIGGER " + rewrite.QuoteIdent(table.DB) + "." + rewrite.QuoteIdent(trg.Name) + " " + trg.Timing + " " +
 		trg.Event + " ON " + table.Quoted() + " FOR EACH ROW " + body
-	rows, err := c.Query(ctx, "SELECT @@sql_mode, @@character_set_client, @@collation_connection")
-	if err != nil || len(rows) != 1 {
-		return fmt.Errorf("create trigger %s on %s: %w", trg.Name, table.Quoted(), err)
-	}
-	own := fmt.Sprintf("SET sql_mode = %s, character_set_client = %s, collation_connection = %s",
-		rewrite.QuoteString(str(rows[0][0])), rewrite.QuoteString(str(rows[0][1])), rewrite.QuoteString(str(rows[0][2])))
-	set := []string{"sql_mode = " + rewrite.QuoteString(trg.SQLMode)}
-	if trg.Charset != "" {
-		set = append(set, "character_set_client = "+rewrite.QuoteString(trg.Charset))
-	}
-	if trg.Collation != "" {
-		set = append(set, "collation_connection = "+rewrite.QuoteString(trg.Collation))
-	}
-	if _, err := c.Exec(ctx, "SET "+strings.Join(set, ", ")); err != nil {
-		return fmt.Errorf("create trigger %s on %s: %w", trg.Name, table.Quoted(), err)
-	}
-	_, err = c.Exec(ctx, stmt)
-	if _, rerr := c.Exec(context.WithoutCancel(ctx), own); rerr != nil && err == nil {
-		err = rerr
-	}
-	if err != nil {
+	if err := ExecWith(ctx, c, Modes{SQLMode: trg.SQLMode, Charset: trg.Charset, Collation: trg.Collation}, stmt); err != nil {
 		return fmt.Errorf("create trigger %s on %s: %w", trg.Name, table.Quoted(), err)
 	}
 	return nil
+}
+
+// Modes are the session settings a stored object is made with, and keeps:
+// how its text is read, and what its literals are. An empty one is left as
+// the connection has it.
+type Modes struct {
+	SQLMode   string
+	Charset   string // character_set_client
+	Collation string // collation_connection
+}
+
+// ExecWith runs stmt on c with the settings in modes, then sets the
+// connection's own back (c is a pooled side connection).
+func ExecWith(ctx context.Context, c Conn, modes Modes, stmt string) error {
+	var set []string
+	for _, v := range [][2]string{{"sql_mode", modes.SQLMode}, {"character_set_client", modes.Charset},
+		{"collation_connection", modes.Collation}} {
+		if v[1] != "" {
+			set = append(set, v[0])
+		}
+	}
+	if len(set) == 0 {
+		_, err := c.Exec(ctx, stmt)
+		return err
+	}
+	rows, err := c.Query(ctx, "SELECT @@"+strings.Join(set, ", @@"))
+	if err != nil {
+		return err
+	}
+	if len(rows) != 1 || len(rows[0]) != len(set) {
+		return fmt.Errorf("read the connection's %s", strings.Join(set, ", "))
+	}
+	want := map[string]string{"sql_mode": modes.SQLMode, "character_set_client": modes.Charset, "collation_connection": modes.Collation}
+	var to, back []string
+	for i, name := range set {
+		to = append(to, name+" = "+rewrite.QuoteString(want[name]))
+		back = append(back, name+" = "+rewrite.QuoteString(str(rows[0][i])))
+	}
+	if _, err := c.Exec(ctx, "SET "+strings.Join(to, ", ")); err != nil {
+		return err
+	}
+	_, err = c.Exec(ctx, stmt)
+	if _, rerr := c.Exec(context.WithoutCancel(ctx), "SET "+strings.Join(back, ", ")); rerr != nil && err == nil {
+		err = rerr
+	}
+	return err
 }

@@ -262,8 +262,6 @@ func escCases() []escCase {
 		"SELECT f_write  ('x')",
 		"SELECT f_write /* c */ ('x')",
 		"SELECT f_read()",
-		"CALL p_write()",
-		"CALL esc.p_write",
 		"SELECT (SELECT f_write('sub'))",
 		"WITH c AS (SELECT f_write('cte') AS x) SELECT * FROM c",
 		"SELECT * FROM (SELECT f_write('dt') AS x) d",
@@ -292,7 +290,15 @@ func escCases() []escCase {
 			stmts:  []string{"CREATE PROCEDURE esc2.p_o() DELETE FROM t2", "CALL esc2.p_o()"},
 			expect: escOK, checks: []escCheck{{"SELECT COUNT(*) FROM esc2.t2", "0"}}},
 		escCase{cat: "routines", name: "procedure-body-stored-function", stmts: []string{"CREATE PROCEDURE p_f() BEGIN SELECT f_write('p'); END"}, expect: escRefused},
-		escCase{cat: "routines", name: "procedure-body-calls-production", stmts: []string{"CREATE PROCEDURE p_c() BEGIN CALL p_write(); END"}, expect: escRefused},
+		// Production's procedures run as the sandbox's copies (production's
+		// definition, its tables forked); to the least-privilege account
+		// they are invisible: the server's 1305.
+		escCase{cat: "routines", name: "procedure-body-calls-production", stmts: []string{"CREATE PROCEDURE p_c() BEGIN CALL p_write(); END", "CALL p_c()"},
+			expect: escOKOrServerError, anyAt: true, why: "CALL runs the sandbox's copy of p_write, whose INSERT lands in the fork of audit"},
+		escCase{cat: "routines", name: "production-procedure-called", stmts: []string{"CALL p_write()"},
+			expect: escOKOrServerError, why: "CALL runs the sandbox's copy of p_write, whose INSERT lands in the fork of audit"},
+		escCase{cat: "routines", name: "production-procedure-called-bare", stmts: []string{"CALL esc.p_write"},
+			expect: escOKOrServerError, why: "CALL runs the sandbox's copy of p_write, whose INSERT lands in the fork of audit"},
 		escCase{cat: "routines", name: "procedure-body-registry", stmts: []string{"CREATE PROCEDURE p_r() BEGIN DELETE FROM _sqlfork_meta.sandboxes; END"}, expect: escRefused},
 		escCase{cat: "routines", name: "procedure-body-if", stmts: []string{"CREATE PROCEDURE p_i() BEGIN IF 1 THEN DELETE FROM customers; END IF; END"}, expect: escRefused},
 		escCase{cat: "routines", name: "procedure-body-dynamic", stmts: []string{"CREATE PROCEDURE p_d() BEGIN PREPARE s FROM 'DELETE FROM customers'; EXECUTE s; END"}, expect: escRefused},
@@ -310,7 +316,8 @@ func escCases() []escCase {
 		escCase{cat: "routines", name: "procedure-in-multi-statement-then-write",
 			stmts: []string{"CREATE PROCEDURE p_m() SELECT 1; UPDATE customers SET balance = 5; CALL p_m()"}, params: []string{"multiStatements=true"},
 			expect: escOK, checks: []escCheck{{"SELECT SUM(balance) FROM customers", "15"}}},
-		escCase{cat: "routines", name: "production-procedure-called-by-name-qualified", stmts: []string{"CALL esc.p_write()"}, expect: escRefused},
+		escCase{cat: "routines", name: "production-procedure-called-by-name-qualified", stmts: []string{"CALL esc.p_write()"},
+			expect: escOKOrServerError, why: "CALL runs the sandbox's copy of p_write, whose INSERT lands in the fork of audit"},
 	)
 	add(escCase{cat: "routines", name: "use-esc2-unknown-function",
 		stmts:  []string{"USE esc2", "SELECT f_write('x')"},

@@ -421,3 +421,57 @@ func TestFidelityTriggers(t *testing.T) {
 		}},
 	})
 }
+
+// procSchema: production procedures that write (with an OUT parameter),
+// read, call each other, and SIGNAL.
+const procSchema = `
+CREATE TABLE acct (id INT PRIMARY KEY, balance INT NOT NULL);
+CREATE TABLE ledger (id INT AUTO_INCREMENT PRIMARY KEY, acct INT, amount INT);
+INSERT INTO acct VALUES (1, 100), (2, 5);
+CREATE PROCEDURE deposit(IN a INT, IN amt INT, OUT nb INT) MODIFIES SQL DATA COMMENT 'adds money'
+BEGIN
+  UPDATE acct SET balance = balance + amt WHERE id = a;
+  INSERT INTO ledger (acct, amount) VALUES (a, amt);
+  SELECT balance INTO nb FROM acct WHERE id = a;
+END;
+CREATE PROCEDURE report() READS SQL DATA SELECT a.id, a.balance, COUNT(l.id) AS n FROM acct a LEFT JOIN ledger l ON l.acct = a.id GROUP BY a.id ORDER BY a.id;
+CREATE PROCEDURE pay_twice(IN a INT) BEGIN CALL deposit(a, 1, @x); CALL deposit(a, 2, @y); SELECT @x, @y; END;
+CREATE PROCEDURE fail_if_poor(IN a INT) BEGIN
+  SELECT balance INTO @b FROM acct WHERE id = a;
+  SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'checked';
+END;`
+
+// TestFidelityProcedures: production's procedures called in a sandbox run
+// there — their writes in forks, their reads of the sandbox's tables, OUT
+// parameters, result sets, procedures they call, SIGNAL — as on a copy of
+// the database, and production never changes. (The least-privilege account
+// reads their definitions with SELECT on mysql.proc.)
+func TestFidelityProcedures(t *testing.T) {
+	db, _ := env(t)
+	leastPrivilegeUser(t, db)
+	root := openDB(t, db.DSN(""))
+	if _, err := root.Exec("GRANT SELECT ON mysql.proc TO '" + sandboxUser + "'@'%'"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'") })
+	runObjCases(t, []objCase{
+		{name: "call", schema: procSchema, steps: []string{
+			"CALL deposit(1, 10, @nb)",
+			"SELECT @nb",
+			"CALL report()",
+			"UPDATE acct SET balance = 0 WHERE id = 2",
+			"CALL report()",
+			"CALL pay_twice(2)",
+			"SELECT * FROM ledger ORDER BY id",
+			"CALL fail_if_poor(2)",
+			"SELECT @b",
+		}},
+		{name: "transaction", schema: procSchema, steps: []string{
+			"BEGIN",
+			"CALL deposit(2, 7, @nb)",
+			"SELECT @nb",
+			"ROLLBACK",
+			"CALL report()",
+		}},
+	})
+}

@@ -53,10 +53,11 @@ func (r resolver) ResolveRoutine(st *rewrite.Statement) (string, error) {
 	return r.s.routineDB(db), nil
 }
 
-// checkCall refuses CALL of a procedure production has and the sandbox has
-// not: its statements would reach production. A procedure neither has is
-// called in the sandbox, where the server says it does not exist, as it
-// would directly.
+// checkCall makes ready CALL of a procedure production has and the sandbox
+// has not: the sandbox gets its own copy first (copyProcedure), which the
+// CALL then runs, as it runs a procedure the sandbox made. A procedure
+// neither has is called in the sandbox, where the server says it does not
+// exist, as it would directly.
 func (s *Session) checkCall(ctx context.Context, st rewrite.Statement) error {
 	db := st.Routine.DB(st.DB)
 	if db == "" {
@@ -78,9 +79,7 @@ func (s *Session) checkCall(ctx context.Context, st rewrite.Statement) error {
 		}
 	}
 	if production {
-		return refusal(wire.ErOptionPreventsStatement, "HY000", "procedure %s.%s is production's: its statements would read and write "+
-			"production, so it does not run in a sandbox; create the procedure in the sandbox (CREATE PROCEDURE) to call it here",
-			rewrite.QuoteIdent(db), rewrite.QuoteIdent(st.Routine.Name))
+		return s.copyProcedure(ctx, db, st.Routine.Name)
 	}
 	return nil
 }

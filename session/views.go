@@ -209,7 +209,7 @@ func (m *Manager) placeView(ctx context.Context, sb *Sandbox, t rewrite.Table, d
 		if err := m.createSandboxSchema(ctx, c, t.DB, phys.DB); err != nil {
 			return err
 		}
-		if err := execWithCollation(ctx, c, vd.collation, stmt); err != nil {
+		if err := forker.ExecWith(ctx, c, forker.Modes{Collation: vd.collation}, stmt); err != nil {
 			var me *mysql.MyError
 			if errors.As(err, &me) {
 				// A table or column it reads is gone in the sandbox (dropped,
@@ -252,36 +252,6 @@ func (e *viewInvalid) diagnostics() []Diag {
 func invalidView(t rewrite.Table, cause *Diag) *viewInvalid {
 	return &viewInvalid{Refusal: &rewrite.Refusal{Code: wire.ErViewInvalid, State: "HY000", Message: fmt.Sprintf("View '%s.%s' references "+
 		"invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", t.DB, t.Name)}, cause: cause}
-}
-
-// execWithCollation runs stmt on c with collation_connection set to
-// collation (the view's, which its literals take), then sets back the
-// connection's own.
-func execWithCollation(ctx context.Context, c SideConn, collation, stmt string) error {
-	if collation == "" {
-		_, err := c.Exec(ctx, stmt)
-		return err
-	}
-	rows, err := c.Query(ctx, "SELECT @@collation_connection")
-	if err != nil {
-		return err
-	}
-	own := ""
-	if len(rows) == 1 {
-		own = str(rows[0][0])
-	}
-	if own == collation || own == "" {
-		_, err := c.Exec(ctx, stmt)
-		return err
-	}
-	if _, err := c.Exec(ctx, "SET collation_connection = "+rewrite.QuoteString(collation)); err != nil {
-		return err
-	}
-	_, err = c.Exec(ctx, stmt)
-	if _, rerr := c.Exec(context.WithoutCancel(ctx), "SET collation_connection = "+rewrite.QuoteString(own)); rerr != nil && err == nil {
-		err = rerr
-	}
-	return err
 }
 
 // adoptViews makes the copies a successful statement replaced (CREATE OR

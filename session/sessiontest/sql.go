@@ -52,6 +52,8 @@ var (
 	triggerList = regexp.MustCompile(`^SELECT TRIGGER_NAME, ACTION_TIMING, EVENT_MANIPULATION, ACTION_STATEMENT, SQL_MODE, ` +
 		`CHARACTER_SET_CLIENT, COLLATION_CONNECTION FROM information_schema\.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = ` +
 		`'((?:[^'\\]|\\.)*)' AND EVENT_OBJECT_TABLE = '((?:[^'\\]|\\.)*)' ORDER BY `)
+	// forker.ExecWith: the settings it sets back.
+	sessionVars = regexp.MustCompile(`^SELECT @@(?:sql_mode|character_set_client|collation_connection)(?:, @@(?:sql_mode|character_set_client|collation_connection))*$`)
 	// forker.CreateTrigger: counted on its table.
 	createTrigger = regexp.MustCompile(`^CREATE TRIGGER \S+ (?:BEFORE|AFTER) (?:INSERT|UPDATE|DELETE) ON ((?:` + "`(?:[^`]|``)+`" +
 		`|\w+)\.(?:` + "`(?:[^`]|``)+`" + `|\w+)) FOR EACH ROW `)
@@ -90,10 +92,14 @@ func (u *Upstream) emulate(sql string) (result, error) {
 		return r, nil
 	case roles.MatchString(sql), foreignKeys.MatchString(sql):
 		return result{}, nil
-	case sql == "SELECT @@collation_connection":
-		return rowsResult(Row("utf8mb4_general_ci")), nil
-	case sql == "SELECT @@sql_mode, @@character_set_client, @@collation_connection":
-		return rowsResult(Row("STRICT_TRANS_TABLES", "utf8mb4", "utf8mb4_general_ci")), nil
+	case sessionVars.MatchString(sql):
+		vals := map[string]string{"sql_mode": "STRICT_TRANS_TABLES", "character_set_client": "utf8mb4",
+			"collation_connection": "utf8mb4_general_ci"}
+		var row []any
+		for _, v := range strings.Split(strings.TrimPrefix(sql, "SELECT @@"), ", @@") {
+			row = append(row, vals[v])
+		}
+		return rowsResult(Row(row...)), nil
 	case createTrigger.MatchString(sql):
 		m := createTrigger.FindStringSubmatch(sql)
 		db, name, err := parseQName(m[1])

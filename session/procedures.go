@@ -1,0 +1,137 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/wire"
+)
+
+// Production's procedures in a sandbox. CALL of a procedure production has
+// and the sandbox has not makes the sandbox's own copy first: production's
+// definition (SHOW CREATE PROCEDURE, without its DEFINER) planned as if the
+// client had sent it — its body checked like any statement of the sandbox,
+// every table it names forked, rewritten to the sandbox's copies — and made
+// in the sandbox's database for the procedure's, under the sql_mode and
+// character set production's was made with. The CALL then runs the copy,
+// so its reads see the sandbox and its writes land in forks; procedures it
+// calls are copied in turn. The copy is the sandbox's from then on (a later
+// change of production's procedure does not reach it). Reading a
+// procedure's definition takes SELECT on mysql.proc (or being its
+// definer): without it the server hides production's procedures from the
+// proxy's account, and CALL gets the server's 1305 in the sandbox.
+
+// errProcedureExists is MariaDB's ER_SP_ALREADY_EXISTS.
+const errProcedureExists = 1304
+
+// copyProcedure makes the sandbox's copy of production's procedure
+// db.name.
+func (s *Session) copyProcedure(ctx context.Context, db, name string) error {
+	var def []*string
+	err := s.m.withConn(ctx, func(c SideConn) error {
+		rows, err := c.Query(ctx, "SHOW CREATE PROCEDURE "+rewrite.QuoteIdent(db)+"."+rewrite.QuoteIdent(name))
+		if err == nil && len(rows) == 1 && len(rows[0]) >= 5 {
+			def = rows[0]
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	qname := rewrite.QuoteIdent(db) + "." + rewrite.QuoteIdent(name)
+	text, ok := "", false
+	if def != nil {
+		text, ok = withoutDefiner(str(def[2]))
+	}
+	if !ok {
+		return refusal(wire.ErOptionPreventsStatement, "HY000", "the proxy cannot read the definition of production's procedure %s "+
+			"(grant its account SELECT ON mysql.proc), so it cannot run a copy of it in the sandbox", qname)
+	}
+	mode := strings.ToUpper(str(def[1]))
+	a := s.m.engine.Analyze(text, rewrite.Options{DB: db, ANSIQuotes: strings.Contains(mode, "ANSI_QUOTES"),
+		NoBackslashEscapes: strings.Contains(mode, "NO_BACKSLASH_ESCAPES"), CaseSensitiveNames: s.m.caseSensitive,
+		Charset: str(def[3]), Server: s.m.server})
+	if len(a.Statements) != 1 || a.Statements[0].Kind != "CREATE PROCEDURE" || a.Statements[0].Routine == nil {
+		return refusal(wire.ErOptionPreventsStatement, "HY000", "the proxy cannot read the definition of production's procedure %s, "+
+			"so it cannot run a copy of it in the sandbox", qname)
+	}
+	st := a.Statements[0]
+	if st.Unprovable != "" {
+		return refusal(wire.ErOptionPreventsStatement, "HY000", "production's procedure %s cannot run in the sandbox: %s", qname, st.Unprovable)
+	}
+	if err := s.confined(ctx, a); err != nil {
+		return err
+	}
+	if err := s.forkBody(ctx, st); err != nil {
+		return err
+	}
+	res, err := a.Rewrite(resolver{s: s})
+	if err != nil {
+		return err
+	}
+	return s.m.withConn(ctx, func(c SideConn) error {
+		err := forker.ExecWith(ctx, c, forker.Modes{SQLMode: str(def[1]), Charset: str(def[3]), Collation: str(def[4])}, res.SQL)
+		var me *mysql.MyError
+		if errors.As(err, &me) && me.Code == errProcedureExists {
+			return nil // another connection of the sandbox made it meanwhile
+		}
+		return err
+	})
+}
+
+// withoutDefiner is a CREATE PROCEDURE text as SHOW CREATE PROCEDURE gives
+// it (CREATE DEFINER=`u`@`h` PROCEDURE …) without its DEFINER clause: the
+// copy's definer is the account that makes it.
+func withoutDefiner(create string) (string, bool) {
+	rest, ok := strings.CutPrefix(create, "CREATE DEFINER=")
+	if !ok {
+		return create, strings.HasPrefix(create, "CREATE ")
+	}
+	for part := 0; part < 2; part++ {
+		var n int
+		if n, ok = quotedPart(rest); !ok {
+			return "", false
+		}
+		rest = rest[n:]
+		if part == 0 {
+			if rest, ok = strings.CutPrefix(rest, "@"); !ok {
+				return "", false
+			}
+		}
+	}
+	if !strings.HasPrefix(rest, " ") {
+		return "", false
+	}
+	return "CREATE" + rest, true
+}
+
+// quotedPart is the length of the user or host name that starts s: a
+// backquoted or single-quoted name (doubled quotes inside) or a bare word.
+func quotedPart(s string) (int, bool) {
+	if s == "" {
+		return 0, false
+	}
+	if q := s[0]; q == '`' || q == '\'' {
+		for i := 1; i < len(s); i++ {
+			if s[i] != q {
+				continue
+			}
+			if i+1 < len(s) && s[i+1] == q {
+				i++
+				continue
+			}
+			return i + 1, true
+		}
+		return 0, false
+	}
+	n := strings.IndexAny(s, "@ ")
+	if n <= 0 {
+		return 0, false
+	}
+	return n, true
+}
