@@ -133,6 +133,15 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 				m.junk = int(t.start)
 				break
 			}
+			if from, end, ok := explainPrefix(text, toks, i); ok {
+				// EXPLAIN EXTENDED / PARTITIONS and ANALYZE [FORMAT=JSON]
+				// of a statement: the modifier (or ANALYZE, which runs
+				// the statement) is blanked.
+				blank(int(toks[from].start), int(toks[end-1].end))
+				i = end - 1
+				start = true
+				continue
+			}
 			if word(i) == "SET" && word(i+1) == "STATEMENT" {
 				if end, vars, ok := setStatementPrefix(text, toks, i+2); ok {
 					blank(int(t.start), int(toks[end].end))
@@ -170,6 +179,17 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 			blank(int(t.start)+4, int(t.end))
 		case word(i) == "SPATIAL" && (word(i+1) == "KEY" || word(i+1) == "INDEX") && (punct(i-1, ',') || punct(i-1, '(') || word(i-1) == "ADD"):
 			blank(int(t.start), int(t.end))
+		case (t.kind == tokIdent || t.kind == tokString) && text[t.start] == '_':
+			// A character set introducer the parser does not take
+			// (_ucs2 'a', _latin2 0x41): the literal keeps its place.
+			if n := introducerLen(text, toks, i); n > 0 {
+				blank(int(t.start), int(t.start)+n)
+			}
+		case dynamicColumnFuncs[word(i)] && punct(i+1, '('):
+			// COLUMN_GET(c, 1 AS CHAR): the types name no table.
+			for _, r := range dynamicColumnTypes(text, toks, i+1) {
+				blank(r[0], r[1])
+			}
 		}
 	}
 	if b == nil {
@@ -244,4 +264,111 @@ func setStatementPrefix(text string, toks []token, i int) (end int, vars []strin
 			return 0, nil, false
 		}
 	}
+}
+
+// explainPrefix reads, at toks[i], EXPLAIN or DESCRIBE followed by EXTENDED
+// or PARTITIONS, or ANALYZE [FORMAT=JSON], followed by a statement the
+// parser reads (SELECT, INSERT, …): toks[from:end] are to be blanked (the
+// modifier of EXPLAIN; all of ANALYZE's prefix) and toks[end] starts the
+// statement.
+func explainPrefix(text string, toks []token, i int) (from, end int, ok bool) {
+	word := func(j int) string { return tokWord(text, toks, j) }
+	from, end = i, i+1
+	switch word(i) {
+	case "EXPLAIN", "DESCRIBE", "DESC":
+		if word(end) != "EXTENDED" && word(end) != "PARTITIONS" {
+			return 0, 0, false
+		}
+		from, end = i+1, i+2
+	case "ANALYZE":
+		if word(end) == "FORMAT" && punctAt(text, toks, end+1, '=') && word(end+2) == "JSON" {
+			end += 3
+		}
+	default:
+		return 0, 0, false
+	}
+	switch word(end) {
+	case "SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE", "WITH", "VALUES", "TABLE":
+		return from, end, true
+	}
+	return from, end, punctAt(text, toks, end, '(')
+}
+
+// parserIntroducers are the character sets the parser takes as an
+// introducer (_utf8mb4'…').
+var parserIntroducers = map[string]bool{"utf8": true, "utf8mb3": true, "utf8mb4": true, "ascii": true, "latin1": true, "binary": true}
+
+// introducerLen is the length of the introducer starting toks[i] when it
+// names one of the server's character sets the parser does not take and
+// it introduces a literal: a string (lexed with it as one token) or the
+// number or string after it; 0 otherwise.
+func introducerLen(text string, toks []token, i int) int {
+	t := toks[i]
+	w := text[t.start:t.end]
+	if t.kind == tokString {
+		q := strings.IndexByte(w, '\'')
+		if q < 0 {
+			return 0
+		}
+		w = w[:q]
+	} else if i+1 >= len(toks) || toks[i+1].kind != tokString && toks[i+1].kind != tokNumber {
+		return 0
+	}
+	cs := strings.ToLower(w[1:])
+	if _, known := serverCollations[cs]; !known || parserIntroducers[cs] {
+		return 0
+	}
+	return len(w)
+}
+
+// dynamicColumnFuncs are MariaDB's dynamic column functions, whose
+// arguments may carry an AS type.
+var dynamicColumnFuncs = map[string]bool{"COLUMN_GET": true, "COLUMN_CREATE": true, "COLUMN_ADD": true}
+
+// dynamicColumnTypes returns the ranges of text holding "AS type" among the
+// arguments of the call whose '(' is toks[open]: from AS up to the next
+// comma or the closing parenthesis at the call's own depth. A range holding
+// anything but words, numbers, strings, parentheses and commas (which a
+// type never does: no subquery, no variable) is not returned, nor is any
+// when the call does not close.
+func dynamicColumnTypes(text string, toks []token, open int) [][2]int {
+	var out [][2]int
+	depth, from := 0, -1
+	for j := open; j < len(toks); j++ {
+		t := toks[j]
+		if t.kind == tokPunct {
+			switch text[t.start] {
+			case '(':
+				depth++
+				continue
+			case ')', ',':
+				if depth == 1 && from >= 0 {
+					out = append(out, [2]int{from, int(toks[j-1].end)})
+					from = -1
+				}
+				if text[t.start] == ')' {
+					depth--
+					if depth == 0 {
+						return out
+					}
+				}
+				continue
+			}
+		}
+		if depth == 1 && from < 0 && t.kind == tokIdent && strings.EqualFold(text[t.start:t.end], "AS") {
+			from = int(t.start)
+			continue
+		}
+		if from >= 0 {
+			switch {
+			case t.kind == tokIdent && strings.EqualFold(text[t.start:t.end], "SELECT"):
+				from = -1
+				return nil
+			case t.kind == tokIdent, t.kind == tokNumber, t.kind == tokString:
+			default:
+				return nil
+			}
+		}
+	}
+	return nil
 }

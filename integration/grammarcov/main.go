@@ -245,6 +245,7 @@ func tableNames(e *rewrite.Engine, stmts []string) map[string]bool {
 type outcome struct {
 	analysed bool   // parsed and every reference located
 	reason   string // the refusal's message, grouped ("" when rewritten)
+	msg      string // the refusal's message
 }
 
 func analyse(e *rewrite.Engine, fork forkAll, s string) outcome {
@@ -263,7 +264,7 @@ func analyse(e *rewrite.Engine, fork forkAll, s string) outcome {
 	if errors.As(err, &r) {
 		msg = r.Message
 	}
-	return outcome{analysed: deliberate(msg), reason: group(msg)}
+	return outcome{analysed: deliberate(msg), reason: group(msg), msg: msg}
 }
 
 // deliberate reports refusals of statements the engine read completely,
@@ -302,6 +303,7 @@ func report(files []string, distinct, nonUTF8, rejected int, codes map[uint16]in
 	e := rewrite.NewEngine(0)
 	r := forkAll{names: tableNames(e, accepted)}
 	reasons := map[string][]string{}
+	msgs := map[string]string{}
 	ok, deliberateN := 0, 0
 	for _, s := range accepted {
 		o := analyse(e, r, s)
@@ -311,8 +313,10 @@ func report(files []string, distinct, nonUTF8, rejected int, codes map[uint16]in
 		case o.analysed:
 			deliberateN++
 			reasons["[by rule] "+o.reason] = append(reasons["[by rule] "+o.reason], s)
+			msgs[s] = o.msg
 		default:
 			reasons[o.reason] = append(reasons[o.reason], s)
+			msgs[s] = o.msg
 		}
 	}
 	n := len(accepted)
@@ -345,7 +349,7 @@ func report(files []string, distinct, nonUTF8, rejected int, codes map[uint16]in
 		for _, k := range keys {
 			if strings.Contains(k, dump) {
 				for _, s := range reasons[k] {
-					fmt.Printf("%s\n", strings.Join(strings.Fields(s), " "))
+					fmt.Printf("%s\t%s\n", strings.Join(strings.Fields(s), " "), msgs[s])
 				}
 			}
 		}
