@@ -53,6 +53,7 @@ func Cases() []Case {
 	all = append(all, useSwitch...)
 	all = append(all, regressions...)
 	all = append(all, extra...)
+	all = append(all, mariadb...)
 	return all
 }
 

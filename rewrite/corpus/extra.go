@@ -988,7 +988,6 @@ var refusalCases = []Case{
 	{SQL: "SET STATEMENT max_statement_time=1 FOR SELECT * FROM users", Class: "read", Reads: "app.users",
 		Want: "SET STATEMENT max_statement_time=1 FOR SELECT * FROM `sbx`.`s1_users`"},
 	{SQL: "SET STATEMENT foreign_key_checks=0 FOR DELETE FROM orders", Class: "unparseable", Refuse: "cannot parse this statement"},
-	{SQL: "ANALYZE SELECT * FROM users", Class: "unparseable", Refuse: "cannot parse this statement"},
 	{SQL: "HANDLER other.things OPEN AS t", Class: "unparseable", Refuse: "cannot parse this statement"},
 	{SQL: "INSERT INTO users (name) SELECT name FROM products RETURNING id", Class: "unparseable", Refuse: "cannot parse this statement"},
 	{SQL: "LOCK TABLES users READ, orders LOW_PRIORITY WRITE", Class: "unparseable", Refuse: "cannot parse this statement"},
