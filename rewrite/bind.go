@@ -196,6 +196,11 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 			}
 		}
 	}
+	if err != nil && e.recognize(a, sql, sc.toks) {
+		// A MariaDB statement the engine reads from its words
+		// (mariadb.go).
+		return a
+	}
 	if err != nil {
 		a.parseErr = err
 		funcs, names := e.textNames(sql, opts)

@@ -156,6 +156,9 @@ type Statement struct {
 	// it says IF NOT EXISTS.
 	Database    string
 	IfNotExists bool
+	// hint is what a refusal for Unprovable tells the client to do
+	// instead ("" for the default).
+	hint string
 }
 
 // Func is a function a statement calls, as written.
@@ -480,8 +483,11 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 			continue
 		}
 		if st.Unprovable != "" {
-			return nil, refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; "+
-				"run its statements one by one instead", st.Unprovable)
+			hint := st.hint
+			if hint == "" {
+				hint = "run its statements one by one instead"
+			}
+			return nil, refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; %s", st.Unprovable, hint)
 		}
 	}
 	reps, err := a.splice(r)

@@ -274,6 +274,10 @@ func deliberate(msg string) bool {
 		"outside any sandbox", "outside the sandbox", "confine to the sandbox (MERGE",
 		"may only name an engine", "changes how the server reads statements",
 		"holds more than one statement; prepare them one at a time",
+		// Statements whose effects happen where the proxy cannot see.
+		"acts on a stored function, trigger, event or package", "is dynamic SQL the proxy cannot see",
+		"EXECUTE runs a statement prepared with SQL PREPARE", "CALL runs a stored procedure whose statements the proxy cannot see",
+		"the proxy must see sent itself",
 	} {
 		if strings.Contains(msg, s) {
 			return true

@@ -1,0 +1,335 @@
+package rewrite
+
+import "strings"
+
+// MariaDB statements the parser does not read at all, read by the engine
+// from their words when every name they hold sits in a place the grammar
+// fixes (sql/sql_yacc.yy):
+//
+//   - stored-program definitions other than procedures, and their drops
+//     (CREATE [OR REPLACE] [DEFINER = …] [AGGREGATE] FUNCTION | TRIGGER |
+//     EVENT | PACKAGE, DROP / ALTER FUNCTION | TRIGGER | EVENT | PACKAGE,
+//     ALTER PROCEDURE): class routine; their bodies are not read, so a
+//     resolver refuses them (the session refuses stored-routine statements
+//     in a sandbox anyway);
+//   - statements that name no table: XA …, GET [CURRENT | STACKED]
+//     DIAGNOSTICS …, SIGNAL / RESIGNAL …, BACKUP STAGE …, SHOW CREATE
+//     FUNCTION | TRIGGER | EVENT | PACKAGE [BODY] name, SHOW FUNCTION |
+//     PROCEDURE | PACKAGE [BODY] CODE name — only when every token is a
+//     word, literal, variable, '=', ',' or '.' (no parenthesis, so no
+//     subquery and no function call);
+//   - the table maintenance statements CHECK, CHECKSUM, REPAIR, ANALYZE and
+//     OPTIMIZE TABLE[S] t[, …] with their option words: each name of the
+//     list is a table;
+//   - EXECUTE IMMEDIATE with anything but a string literal: dynamic SQL.
+//
+// Anything else stays unparseable.
+
+// recognize fills a with the one statement of text (its tokens toks) when
+// it is one of the forms above; ok is false otherwise.
+func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
+	word := func(i int) string { return tokWord(text, toks, i) }
+	// A single statement: a ';' may only end it.
+	n := len(toks)
+	for n > 0 && punctAt(text, toks, n-1, ';') {
+		n--
+	}
+	if n == 0 {
+		return false
+	}
+	db := a.opts.DB
+	st := Statement{DB: db}
+	if kind := storedProgramKind(e, text, toks); kind != "" {
+		// A body may hold ';': the input is refused under a resolver
+		// whatever follows, so where it ends does not matter.
+		st.Class, st.Kind = ClassRoutine, kind
+		st.Unprovable = kind + " acts on a stored function, trigger, event or package, whose statements the proxy does not see"
+		st.hint = "run it on a direct connection"
+		st.Funcs, st.Names = e.textNames(text, a.opts)
+		a.Statements = []Statement{st}
+		a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
+		a.stmtAliases = []map[string]bool{nil}
+		return true
+	}
+	for i := 0; i < n; i++ {
+		if punctAt(text, toks, i, ';') || toks[i].kind == tokComment {
+			return false
+		}
+	}
+	toks = toks[:n]
+	switch w0 := word(0); {
+	case w0 == "EXECUTE" && word(1) == "IMMEDIATE" && immediateLiteral(text, toks):
+		return e.executeImmediate(a, text, toks[2])
+	case w0 == "EXECUTE" && word(1) == "IMMEDIATE":
+		st.Class, st.Kind = ClassSession, "EXECUTE IMMEDIATE"
+		st.Unprovable = "EXECUTE IMMEDIATE of an expression (or with USING values other than literals and variables) " +
+			"is dynamic SQL the proxy cannot see"
+		st.hint = "send the statement itself, or EXECUTE IMMEDIATE a string literal"
+	case tableMaintenance[w0] != "":
+		sites, ok := maintenanceTables(text, toks, db)
+		if !ok {
+			return false
+		}
+		st.Class, st.Kind = ClassOther, tableMaintenance[w0]
+		for _, s := range sites {
+			if s.write {
+				st.Writes = append(st.Writes, s.table)
+			} else {
+				st.Reads = append(st.Reads, s.table)
+			}
+		}
+		a.sites = sites
+	default:
+		kind, class := nameless(text, toks)
+		if kind == "" {
+			return false
+		}
+		st.Class, st.Kind = class, kind
+	}
+	a.Statements = []Statement{st}
+	a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
+	a.stmtAliases = []map[string]bool{nil}
+	return true
+}
+
+// storedProgramKind names the statement at toks[0] when it creates, drops
+// or alters a stored program other than a procedure (ALTER PROCEDURE
+// included): "CREATE FUNCTION", "DROP TRIGGER", …; "" otherwise.
+func storedProgramKind(e *Engine, text string, toks []token) string {
+	word := func(i int) string { return tokWord(text, toks, i) }
+	if k, next := e.createRoutineAt(text, toks, 0); k != "" && k != "PROCEDURE" && next > 0 {
+		return "CREATE " + k
+	}
+	switch word(0) {
+	case "DROP":
+		switch k := word(1); k {
+		case "FUNCTION", "TRIGGER", "EVENT", "PACKAGE":
+			return "DROP " + k
+		}
+	case "ALTER":
+		switch k := word(1); k {
+		case "FUNCTION", "EVENT", "PROCEDURE":
+			return "ALTER " + k
+		}
+		if word(1) == "DEFINER" && punctAt(text, toks, 2, '=') {
+			for i := 3; i < len(toks) && i < 8; i++ {
+				if word(i) == "EVENT" {
+					return "ALTER EVENT"
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// nameless names the statements that can name no table, when toks hold
+// only words, literals, variables, '=', ',', '.' and (for XA's
+// identifiers) nothing else: kind "" when they are not one.
+func nameless(text string, toks []token) (kind string, class Class) {
+	for i, t := range toks {
+		switch t.kind {
+		case tokIdent, tokQuoted, tokString, tokNumber, tokVariable:
+		case tokPunct:
+			switch text[t.start] {
+			case '=', ',', '.':
+			case '-', '+':
+				if i+1 >= len(toks) || toks[i+1].kind != tokNumber {
+					return "", 0
+				}
+			default:
+				return "", 0
+			}
+		default:
+			return "", 0
+		}
+	}
+	word := func(i int) string { return tokWord(text, toks, i) }
+	switch word(0) {
+	case "XA":
+		return "XA", ClassOther
+	case "GET":
+		if word(1) == "DIAGNOSTICS" || (word(1) == "CURRENT" || word(1) == "STACKED") && word(2) == "DIAGNOSTICS" {
+			return "GET DIAGNOSTICS", ClassSession
+		}
+	case "SIGNAL", "RESIGNAL":
+		return word(0), ClassSession
+	case "BACKUP":
+		if word(1) == "STAGE" {
+			return "BACKUP STAGE", ClassOther
+		}
+	case "SHOW":
+		switch {
+		case word(1) == "CREATE" && (word(2) == "FUNCTION" || word(2) == "TRIGGER" || word(2) == "EVENT" || word(2) == "PACKAGE"):
+			return "SHOW CREATE " + word(2), ClassRead
+		case (word(1) == "FUNCTION" || word(1) == "PROCEDURE" || word(1) == "PACKAGE") &&
+			(word(2) == "CODE" || word(2) == "BODY" && word(3) == "CODE"):
+			return "SHOW " + word(1) + " CODE", ClassRead
+		}
+	}
+	return "", 0
+}
+
+// tableMaintenance are the statements of table maintenance, by first word.
+var tableMaintenance = map[string]string{
+	"CHECK": "CHECK TABLE", "CHECKSUM": "CHECKSUM TABLE", "REPAIR": "REPAIR TABLE", "ANALYZE": "ANALYZE TABLE",
+	"OPTIMIZE": "OPTIMIZE TABLE",
+}
+
+// maintenanceOptions are the words that may follow the table list of a
+// maintenance statement (CHECK's FOR UPGRADE, QUICK, FAST, MEDIUM,
+// EXTENDED, CHANGED; REPAIR's QUICK, EXTENDED, USE_FRM, FORCE; CHECKSUM's
+// QUICK, EXTENDED).
+var maintenanceOptions = map[string]bool{
+	"FOR": true, "UPGRADE": true, "QUICK": true, "FAST": true, "MEDIUM": true, "EXTENDED": true, "CHANGED": true,
+	"USE_FRM": true, "FORCE": true,
+}
+
+// maintenanceTables reads CHECK | CHECKSUM TABLE[S] list [options] and
+// REPAIR | ANALYZE | OPTIMIZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE[S] list
+// [options]: the list's names are tables (REPAIR and OPTIMIZE change
+// them). ANALYZE's PERSISTENT FOR … (which names columns and indexes) is
+// not read. ok is false when the text is not that.
+func maintenanceTables(text string, toks []token, db string) (sites []site, ok bool) {
+	word := func(i int) string { return tokWord(text, toks, i) }
+	w0 := word(0)
+	i := 1
+	if (w0 == "REPAIR" || w0 == "ANALYZE" || w0 == "OPTIMIZE") && (word(i) == "NO_WRITE_TO_BINLOG" || word(i) == "LOCAL") {
+		i++
+	}
+	if word(i) != "TABLE" && word(i) != "TABLES" {
+		return nil, false
+	}
+	i++
+	write := w0 == "REPAIR" || w0 == "OPTIMIZE"
+	for {
+		s, next, ok := tableNameAt(text, toks, i, db)
+		if !ok {
+			return nil, false
+		}
+		s.write = write
+		sites = append(sites, s)
+		i = next
+		if !punctAt(text, toks, i, ',') {
+			break
+		}
+		i++
+	}
+	for ; i < len(toks); i++ {
+		if !maintenanceOptions[word(i)] || w0 == "ANALYZE" || w0 == "OPTIMIZE" {
+			return nil, false
+		}
+	}
+	return sites, true
+}
+
+// tableNameAt reads a table name, name or db.name, at toks[i]: its site
+// and the index after it.
+func tableNameAt(text string, toks []token, i int, db string) (s site, next int, ok bool) {
+	isName := func(j int) bool {
+		return j < len(toks) && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted)
+	}
+	if !isName(i) {
+		return site{}, 0, false
+	}
+	t := Table{DB: db, Name: identText(text, toks[i])}
+	end, qualified := toks[i].end, false
+	next = i + 1
+	if punctAt(text, toks, next, '.') {
+		if !isName(next + 1) {
+			return site{}, 0, false
+		}
+		t = Table{DB: identText(text, toks[i]), Name: identText(text, toks[next+1])}
+		end, qualified = toks[next+1].end, true
+		next += 2
+	}
+	if punctAt(text, toks, next, '.') {
+		return site{}, 0, false
+	}
+	return site{start: int(toks[i].start), end: int(end), kind: refTable, table: t, qualified: qualified}, next, true
+}
+
+// immediateLiteral reports whether toks hold EXECUTE IMMEDIATE 'text'
+// [USING v[, …]] with every v a literal or a variable.
+func immediateLiteral(text string, toks []token) bool {
+	if len(toks) < 3 || toks[2].kind != tokString || text[toks[2].start] != '\'' && text[toks[2].start] != '"' {
+		return false
+	}
+	if len(toks) == 3 {
+		return true
+	}
+	if tokWord(text, toks, 3) != "USING" || len(toks) == 4 {
+		return false
+	}
+	arg := true // a value is expected
+	for i := 4; i < len(toks); i++ {
+		switch t := toks[i]; {
+		case arg && (t.kind == tokVariable || t.kind == tokNumber || t.kind == tokString):
+			arg = false
+		case arg && punctAt(text, toks, i, '-') && i+1 < len(toks) && toks[i+1].kind == tokNumber:
+		case !arg && punctAt(text, toks, i, ','):
+			arg = true
+		default:
+			return false
+		}
+	}
+	return !arg
+}
+
+// executeImmediate reads EXECUTE IMMEDIATE 'text' like PREPARE … FROM
+// 'text' (bindPrepared): the text is analysed as a statement of its own and
+// rewritten inside the literal; the statement has the class of the one it
+// runs.
+func (e *Engine) executeImmediate(a *Analysis, text string, lit token) bool {
+	db := a.opts.DB
+	st := Statement{DB: db, Class: ClassSession, Kind: "EXECUTE IMMEDIATE"}
+	a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
+	a.stmtAliases = []map[string]bool{nil}
+	if a.altered != nil && a.altered.alteredIn(int(lit.start), int(lit.end)) {
+		st.Unprovable = "the text of EXECUTE IMMEDIATE '...' holds multi-byte characters the proxy cannot read back exactly (send it in utf8mb4)"
+		a.Statements = []Statement{st}
+		return true
+	}
+	inner := e.analyze(unquoteString(text[lit.start:lit.end], !a.opts.NoBackslashEscapes), a.opts)
+	a.prepared = []preparedSite{{start: int(lit.start), end: int(lit.end), inner: inner}}
+	st.Reads, st.Writes = inner.reads(), inner.writes()
+	if why := immediateRefused(inner); why != "" {
+		st.Unprovable = why
+		st.hint = "send the statement itself"
+	} else {
+		st.Class, st.Temporary = inner.Statements[0].Class, inner.Statements[0].Temporary
+	}
+	for _, is := range inner.Statements {
+		st.Funcs = append(st.Funcs, is.Funcs...)
+		st.Locked = append(st.Locked, is.Locked...)
+		st.Like = append(st.Like, is.Like...)
+		if st.Outside == "" {
+			st.Outside = is.Outside
+		}
+		if st.Unprovable == "" && is.Unprovable != "" {
+			st.Unprovable = is.Unprovable
+		}
+		st.ChangesLexing = st.ChangesLexing || is.ChangesLexing
+		st.ChangesIsolation = st.ChangesIsolation || is.ChangesIsolation
+		st.Serializable = st.Serializable || is.Serializable
+	}
+	a.Statements = []Statement{st}
+	return true
+}
+
+// immediateRefused says why the statement EXECUTE IMMEDIATE runs is not
+// let through ("" when it is): it must be one plain read, write or DDL
+// statement, not one the proxy answers or watches by its kind (SHOW, KILL,
+// USE, SET, transactions, CREATE DATABASE, procedures, SANDBOX), which the
+// session sees only when sent itself.
+func immediateRefused(inner *Analysis) string {
+	if len(inner.Statements) != 1 {
+		return "EXECUTE IMMEDIATE runs more than one statement"
+	}
+	is := inner.Statements[0]
+	switch {
+	case is.Class != ClassRead && is.Class != ClassWrite && is.Class != ClassDDL,
+		strings.HasPrefix(is.Kind, "SHOW"), is.Show != nil, is.Kill != nil, is.Routine != nil, is.Database != "":
+		return "EXECUTE IMMEDIATE runs a " + strings.TrimSpace(is.Kind+" statement") + " the proxy must see sent itself"
+	}
+	return ""
+}

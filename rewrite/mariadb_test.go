@@ -1,0 +1,73 @@
+package rewrite
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestRecognized: MariaDB statements the parser does not read that the
+// engine reads from their words (mariadb.go): rewritten, or refused with
+// the real reason; look-alikes stay unparseable.
+func TestRecognized(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	r := mapResolver{{DB: "app", Name: "t"}: {DB: "sb_app", Name: "t"}, {DB: "db", Name: "u"}: {DB: "sb_db", Name: "u"}}
+	for _, c := range []struct {
+		sql, want, refuse string
+		class             Class
+		kind              string
+	}{
+		{sql: "CHECK TABLE t, db.u FOR UPGRADE QUICK", want: "CHECK TABLE `sb_app`.`t`, `sb_db`.`u` FOR UPGRADE QUICK", class: ClassOther, kind: "CHECK TABLE"},
+		{sql: "checksum tables `t` extended", want: "checksum tables `sb_app`.`t` extended", class: ClassOther, kind: "CHECKSUM TABLE"},
+		{sql: "REPAIR NO_WRITE_TO_BINLOG TABLE db . u USE_FRM", want: "REPAIR NO_WRITE_TO_BINLOG TABLE `sb_db`.`u` USE_FRM", class: ClassOther, kind: "REPAIR TABLE"},
+		{sql: "XA START 'x', 'y', 1", want: "XA START 'x', 'y', 1", class: ClassOther, kind: "XA"},
+		{sql: "GET STACKED DIAGNOSTICS CONDITION 1 @m = MESSAGE_TEXT, @n = MYSQL_ERRNO", want: "GET STACKED DIAGNOSTICS CONDITION 1 @m = MESSAGE_TEXT, @n = MYSQL_ERRNO",
+			class: ClassSession, kind: "GET DIAGNOSTICS"},
+		{sql: "SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'no', MYSQL_ERRNO = 1000", want: "SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'no', MYSQL_ERRNO = 1000",
+			class: ClassSession, kind: "SIGNAL"},
+		{sql: "SHOW CREATE TRIGGER db.tr", want: "SHOW CREATE TRIGGER db.tr", class: ClassRead, kind: "SHOW CREATE TRIGGER"},
+		{sql: "EXECUTE IMMEDIATE 'DELETE FROM t WHERE id = ?' USING 1", want: "EXECUTE IMMEDIATE 'DELETE FROM `sb_app`.`t` WHERE id = ?' USING 1",
+			class: ClassWrite, kind: "EXECUTE IMMEDIATE"},
+		{sql: "EXECUTE IMMEDIATE 'SELECT * FROM t'", want: "EXECUTE IMMEDIATE 'SELECT * FROM `sb_app`.`t`'", class: ClassRead, kind: "EXECUTE IMMEDIATE"},
+		// Refused for what they are.
+		{sql: "CREATE FUNCTION f() RETURNS INT BEGIN DELETE FROM t; RETURN 1; END", refuse: "CREATE FUNCTION acts on a stored function",
+			class: ClassRoutine, kind: "CREATE FUNCTION"},
+		{sql: "CREATE DEFINER=root@localhost TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET NEW.a = 1", refuse: "CREATE TRIGGER acts on",
+			class: ClassRoutine, kind: "CREATE TRIGGER"},
+		{sql: "DROP FUNCTION IF EXISTS f", refuse: "run it on a direct connection", class: ClassRoutine, kind: "DROP FUNCTION"},
+		{sql: "EXECUTE IMMEDIATE CONCAT('DELETE FROM ', 't')", refuse: "dynamic SQL", class: ClassSession, kind: "EXECUTE IMMEDIATE"},
+		{sql: "EXECUTE IMMEDIATE 'SELECT ?' USING (SELECT a FROM t)", refuse: "dynamic SQL", class: ClassSession, kind: "EXECUTE IMMEDIATE"},
+		{sql: "EXECUTE IMMEDIATE 'SHOW PROCESSLIST'", refuse: "must see sent itself", class: ClassSession, kind: "EXECUTE IMMEDIATE"},
+		{sql: "EXECUTE IMMEDIATE 'USE db'", refuse: "must see sent itself", class: ClassSession, kind: "EXECUTE IMMEDIATE"},
+	} {
+		a := e.Analyze(c.sql, opts)
+		if st := a.Statements[0]; st.Class != c.class || st.Kind != c.kind {
+			t.Errorf("%q: class %s kind %q, want %s %q", c.sql, st.Class, st.Kind, c.class, c.kind)
+		}
+		res, err := a.Rewrite(r)
+		switch {
+		case c.refuse != "":
+			if err == nil || !strings.Contains(err.Error(), c.refuse) {
+				t.Errorf("%q: got %v, want a refusal containing %q", c.sql, err, c.refuse)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", c.sql, err)
+		case res.SQL != c.want:
+			t.Errorf("%q\n got %q\nwant %q", c.sql, res.SQL, c.want)
+		}
+	}
+	for _, sql := range []string{
+		"CHECK TABLE t, (SELECT 1)",
+		"CHECK TABLE t; DELETE FROM t",
+		"ANALYZE TABLE t PERSISTENT FOR ALL",
+		"CHECK TABLE a.b.c",
+		"XA START (SELECT a FROM t)",
+		"GET DIAGNOSTICS @a = (SELECT COUNT(*) FROM t)",
+		"SIGNAL SQLSTATE '45000'; DELETE FROM t",
+		"SHOW CREATE TABLE t PARTITION (p)",
+	} {
+		if a := e.Analyze(sql, opts); a.Statements[0].Class != ClassUnparseable {
+			t.Errorf("%q read as %s %q", sql, a.Statements[0].Class, a.Statements[0].Kind)
+		}
+	}
+}
