@@ -166,6 +166,7 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		// The parser's walk does not reach partitions' own options.
 		c.partitionOptions(x.Definitions)
 	case *ast.AlterTableSpec:
+		c.declare(x)
 		c.partitionOptions(x.PartDefinitions)
 		if x.Partition != nil {
 			c.partitionOptions(x.Partition.Definitions)
@@ -184,8 +185,10 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		setTable(&c.writes, x.Table, true)
 	case *ast.CreateIndexStmt:
 		setTable(&c.writes, x.Table, true)
+		c.declare(x)
 	case *ast.DropIndexStmt:
 		setTable(&c.writes, x.Table, true)
+		c.declare(x)
 	case *ast.CreateViewStmt:
 		setTable(&c.writes, x.ViewName, true)
 	case *ast.LockTablesStmt:
@@ -237,6 +240,8 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		if x.Name != nil && c.columns != nil {
 			c.columns[x.Name.Name.L] = true
 		}
+	case *ast.Constraint, *ast.WindowSpec:
+		c.declare(n)
 	case *ast.ColumnName:
 		if c.columns != nil {
 			c.columns[x.Name.L] = true
@@ -245,6 +250,9 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 			c.refs = append(c.refs, astRef{kind: refQualifier, schema: x.Schema.O, name: x.Table.O})
 		}
 	case *ast.SelectField:
+		if c.columns != nil && x.AsName.L != "" {
+			c.columns[x.AsName.L] = true
+		}
 		if x.WildCard != nil && x.WildCard.Table.O != "" {
 			c.refs = append(c.refs, astRef{kind: refQualifier, schema: x.WildCard.Schema.O, name: x.WildCard.Table.O})
 		}
@@ -397,3 +405,29 @@ func exprText(e ast.ExprNode) string {
 
 // Leave implements ast.Visitor.
 func (c *collector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// declare records, for the safety net of DDL and "other" statements, the
+// names the statement gives indexes, constraints, windows and partitions:
+// no table.
+func (c *collector) declare(n ast.Node) {
+	if c.columns == nil {
+		return
+	}
+	switch x := n.(type) {
+	case *ast.Constraint:
+		c.columns[strings.ToLower(x.Name)] = true
+	case *ast.CreateIndexStmt:
+		c.columns[strings.ToLower(x.IndexName)] = true
+	case *ast.DropIndexStmt:
+		c.columns[strings.ToLower(x.IndexName)] = true
+	case *ast.WindowSpec:
+		c.columns[x.Name.L] = true
+	case *ast.AlterTableSpec:
+		for _, name := range []string{strings.ToLower(x.Name), x.IndexName.L, x.FromKey.L, x.ToKey.L} {
+			c.columns[name] = true
+		}
+		for _, p := range x.PartitionNames {
+			c.columns[p.L] = true
+		}
+	}
+}

@@ -421,15 +421,33 @@ func (a *Analysis) collectLoose(toks []token, chains []chain, columns map[string
 		}
 		return false
 	}
-	for _, ch := range chains {
-		if covered(int(toks[ch.first].start)) || ch.n == 1 && columns[strings.ToLower(identText(a.text, toks[ch.first]))] {
+	declared := declaredPositions(a.text, toks, chains)
+	calls := map[string]bool{}
+	for _, st := range a.Statements {
+		for _, f := range st.Funcs {
+			if f.Schema == "" {
+				calls[strings.ToLower(f.Name)] = true
+			}
+		}
+	}
+	for ci, ch := range chains {
+		pos := int(toks[ch.first].start)
+		if covered(pos) || ch.n == 1 && columns[strings.ToLower(identText(a.text, toks[ch.first]))] || declared[ci] {
 			continue
+		}
+		if name := strings.ToLower(identText(a.text, toks[ch.first])); ch.n == 1 && !ch.star && toks[ch.first].kind == tokIdent &&
+			(calls[name] || specialCalls[name]) && punctAt(a.text, toks, ch.first+1, '(') && toks[ch.first+1].start == toks[ch.first].end {
+			continue // a call of a function the statement calls, or of one of the parser's own syntax
+		}
+		si := a.stmtAt(pos)
+		if si < len(a.Statements) && a.Statements[si].Unprovable != "" {
+			continue // refused whatever it names
 		}
 		for _, t := range chainTables(a.text, toks, ch) {
 			if t.DB == "" {
 				t.DB = a.dbAt(int(toks[ch.first].start))
 			}
-			a.loose = append(a.loose, t)
+			a.loose = append(a.loose, looseName{t, si})
 		}
 	}
 }
@@ -1029,6 +1047,11 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 		st.Unprovable = "EXECUTE runs a statement prepared with SQL PREPARE, which the proxy cannot see"
 	case *ast.ProcedureInfo:
 		st.Unprovable = "stored program bodies are not rewritten by the proxy"
+	case *ast.GrantStmt, *ast.RevokeStmt, *ast.GrantRoleStmt, *ast.RevokeRoleStmt, *ast.CreateUserStmt, *ast.AlterUserStmt,
+		*ast.DropUserStmt, *ast.RenameUserStmt, *ast.SetPwdStmt, *ast.SetDefaultRoleStmt, *ast.GrantProxyStmt:
+		// Accounts and privileges are the server's, no sandbox's: the
+		// names they hold (tables of a GRANT too) are not rewritten.
+		st.privileges = true
 	}
 	for _, f := range c.funcs {
 		if f.Schema != "" && st.Unprovable == "" {
@@ -1199,4 +1222,51 @@ func classOf(s ast.StmtNode) Class {
 		return ClassRoutine
 	}
 	return ClassOther
+}
+
+// declaredPositions marks the chains whose place in the text makes them
+// no table for sure: a partition's or subpartition's name (right after
+// PARTITION or SUBPARTITION, or after a comma continuing such a list), and
+// a user's name before its @host.
+func declaredPositions(text string, toks []token, chains []chain) map[int]bool {
+	var out map[int]bool
+	mark := func(ci int) {
+		if out == nil {
+			out = map[int]bool{}
+		}
+		out[ci] = true
+	}
+	prevChain := -1 // the chain before the current one, when declared
+	for ci, ch := range chains {
+		first, last := ch.first, ch.tok(ch.n-1)
+		w := tokWord(text, toks, first-1)
+		switch {
+		case ch.n == 1 && !ch.star && (w == "PARTITION" || w == "SUBPARTITION"):
+			mark(ci)
+		case ch.n == 1 && !ch.star && prevChain == ci-1 && prevChain >= 0 && punctAt(text, toks, first-1, ',') &&
+			chains[prevChain].tok(chains[prevChain].n-1) == first-2:
+			mark(ci) // p1, p2 of a partition list
+		case ch.n == 1 && !ch.star && last+1 < len(toks) && toks[last+1].kind == tokVariable && toks[last+1].start == toks[last].end &&
+			text[toks[last+1].start] == '@' && (toks[last+1].end-toks[last+1].start < 2 || text[toks[last+1].start+1] != '@'):
+			mark(ci) // user@host
+		default:
+			prevChain = -1
+			continue
+		}
+		prevChain = ci
+	}
+	return out
+}
+
+// specialCalls are the functions (and keywords written like one) the
+// parser reads with syntax of their own, so no Func records them: written
+// right before "(", they name no table.
+var specialCalls = map[string]bool{
+	"cast": true, "convert": true, "extract": true, "position": true, "substring": true, "substr": true, "trim": true,
+	"char": true, "date_add": true, "date_sub": true, "adddate": true, "subdate": true, "timestampadd": true,
+	"timestampdiff": true, "get_format": true, "columns": true, "values": true, "value": true, "interval": true,
+	"default": true, "json_objectagg": true, "json_arrayagg": true, "group_concat": true, "count": true, "max": true,
+	"min": true, "sum": true, "avg": true, "weight_string": true, "now": true, "current_timestamp": true,
+	"localtime": true, "localtimestamp": true, "curdate": true, "curtime": true, "sysdate": true, "utc_timestamp": true,
+	"match": true, "json": true,
 }

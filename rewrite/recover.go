@@ -185,6 +185,14 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 			if n := introducerLen(text, toks, i); n > 0 {
 				blank(int(t.start), int(t.start)+n)
 			}
+		case word(i-1) == "AS" && (word(i) == "INT" || word(i) == "INTEGER") && (punct(i+1, ')') || punct(i+1, ',')) &&
+			(b == nil || b[t.start] != ' '): // not blanked already (a dynamic column's type)
+			// CAST(x AS INT[EGER]): a type the parser reads as DEC[IMAL],
+			// the same length; types name no table.
+			if b == nil {
+				b = []byte(text)
+			}
+			copy(b[t.start:], map[string]string{"INT": "DEC", "INTEGER": "DECIMAL"}[word(i)])
 		case dynamicColumnFuncs[word(i)] && punct(i+1, '('):
 			// COLUMN_GET(c, 1 AS CHAR): the types name no table.
 			for _, r := range dynamicColumnTypes(text, toks, i+1) {

@@ -159,6 +159,15 @@ type Statement struct {
 	// hint is what a refusal for Unprovable tells the client to do
 	// instead ("" for the default).
 	hint string
+	// privileges marks account and privilege statements (GRANT, CREATE
+	// USER, …).
+	privileges bool
+}
+
+// looseName is a name of statement stmt that no site covers.
+type looseName struct {
+	t    Table
+	stmt int
 }
 
 // Func is a function a statement calls, as written.
@@ -228,7 +237,7 @@ type Analysis struct {
 	// loose are names in statements of class "other" that no site
 	// covers: the parser may keep table names of admin statements out of
 	// its tree (OPTIMIZE TABLE t), so a mapped one refuses the rewrite.
-	loose []Table
+	loose []looseName
 	// stmtAliases are each statement's table aliases (lower case).
 	stmtAliases []map[string]bool
 	parseErr    error
@@ -458,10 +467,9 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 				"cannot be redirected to the sandbox; simplify the statement (e.g. qualify or backquote the table name)", t.Quoted())
 		}
 	}
-	for _, t := range a.loose {
-		if mapped(r, t) {
-			return nil, refuse(wire.ErUnknown, "the proxy does not know how this statement uses the sandboxed table %s, "+
-				"so it cannot confine it to the sandbox", t.Quoted())
+	for _, l := range a.loose {
+		if mapped(r, l.t) {
+			return nil, a.looseRefusal(l)
 		}
 	}
 	for name := range a.cteShadows {
@@ -853,4 +861,23 @@ func validPhysical(p Table) error {
 		}
 	}
 	return nil
+}
+
+// looseRefusal is the refusal of a statement naming a sandboxed table where
+// no reference accounts for it: for what the statement is when the engine
+// knows a better reason.
+func (a *Analysis) looseRefusal(l looseName) *Refusal {
+	var st Statement
+	if l.stmt < len(a.Statements) {
+		st = a.Statements[l.stmt]
+	}
+	switch {
+	case st.Outside != "":
+		return refuse(wire.ErUnknown, "%s", st.Outside)
+	case st.privileges:
+		return refuse(wire.ErUnknown, "this account or privilege statement names the sandboxed table %s, but privileges are "+
+			"the server's, not the sandbox's: the proxy does not rewrite them; run it on a direct connection", l.t.Quoted())
+	}
+	return refuse(wire.ErUnknown, "the proxy does not know how this statement uses the sandboxed table %s, "+
+		"so it cannot confine it to the sandbox", l.t.Quoted())
 }

@@ -271,13 +271,13 @@ func analyse(e *rewrite.Engine, fork forkAll, s string) outcome {
 // which a sandbox refuses by rule, not for want of reading them.
 func deliberate(msg string) bool {
 	for _, s := range []string{
-		"outside any sandbox", "outside the sandbox", "confine to the sandbox (MERGE",
+		"outside any sandbox", "outside the sandbox", "UNION=(…) makes the table", "confine to the sandbox (MERGE",
 		"may only name an engine", "changes how the server reads statements",
 		"holds more than one statement; prepare them one at a time",
 		// Statements whose effects happen where the proxy cannot see.
 		"acts on a stored function, trigger, event or package", "is dynamic SQL the proxy cannot see",
 		"EXECUTE runs a statement prepared with SQL PREPARE", "CALL runs a stored procedure whose statements the proxy cannot see",
-		"the proxy must see sent itself",
+		"the proxy must see sent itself", "privileges are the server's, not the sandbox's",
 	} {
 		if strings.Contains(msg, s) {
 			return true

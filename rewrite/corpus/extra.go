@@ -990,7 +990,7 @@ var refusalCases = []Case{
 	{SQL: "HANDLER other.things OPEN AS t", Class: "unparseable", Refuse: "cannot parse this statement"},
 	{SQL: "INSERT INTO users (name) SELECT name FROM products RETURNING id", Class: "unparseable", Refuse: "cannot parse this statement"},
 	{SQL: "LOCK TABLES users READ, orders LOW_PRIORITY WRITE", Class: "unparseable", Refuse: "cannot parse this statement"},
-	{SQL: "GRANT SELECT, INSERT ON app.users TO 'writer'@'%'", Class: "other", Refuse: "does not know how this statement uses the sandboxed table"},
+	{SQL: "GRANT SELECT, INSERT ON app.users TO 'writer'@'%'", Class: "other", Refuse: "privileges are the server's, not the sandbox's"},
 	{SQL: "PREPARE stmt FROM 'DELETE FROM orders WHERE id = ?'; PREPARE s2 FROM @q", Class: "session", Writes: "app.orders",
 		Refuse: "PREPARE ... FROM @variable"},
 	{SQL: "SELECT /*M!100500 orders.id, */ users.id FROM users JOIN orders ON orders.user_id = users.id",

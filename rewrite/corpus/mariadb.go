@@ -38,4 +38,14 @@ var mariadb = []Case{
 		Class: "routine", Refuse: "run it on a direct connection"},
 	{SQL: "CREATE FUNCTION app.f() RETURNS INT RETURN (SELECT COUNT(*) FROM users)", Class: "routine", Refuse: "CREATE FUNCTION acts on"},
 	{SQL: "DROP FUNCTION IF EXISTS app.f", Class: "routine", Refuse: "DROP FUNCTION acts on"},
+	// CAST to MariaDB's INT / INTEGER.
+	{SQL: "SELECT CAST(id AS INT), CAST(name AS INTEGER) FROM users", Class: "read", Reads: "app.users",
+		Want: "SELECT CAST(id AS INT), CAST(name AS INTEGER) FROM `sbx`.`s1_users`"},
+	// Names the tree declares are no tables: a partition, an index and a
+	// user spelled like sandboxed tables.
+	{SQL: "CREATE TABLE users (id INT, KEY orders (id)) PARTITION BY RANGE (id) (PARTITION orders VALUES LESS THAN (10), PARTITION p1 VALUES LESS THAN MAXVALUE)",
+		Class: "ddl", Writes: "app.users",
+		Want: "CREATE TABLE `sbx`.`s1_users` (id INT, KEY orders (id)) PARTITION BY RANGE (id) (PARTITION orders VALUES LESS THAN (10), PARTITION p1 VALUES LESS THAN MAXVALUE)"},
+	{SQL: "CREATE USER users@localhost", Class: "other"},
+	{SQL: "GRANT SELECT ON app.products TO users@localhost", Class: "other"},
 }
