@@ -22,6 +22,7 @@ type astRef struct {
 	name    string
 	write   bool
 	aliased bool // a table given an alias where it is named (FROM t AS x)
+	cte     bool // a table name that names a common table expression in scope
 }
 
 // collector walks statements and records table references.
@@ -37,6 +38,8 @@ type collector struct {
 	// identifier chain (SHOW COLUMNS FROM t FROM db).
 	unlocatable []Table
 	ctes        map[string]bool // lower-cased CTE names
+	// cteRefs are the table names that name a CTE in scope (cte.go).
+	cteRefs map[*ast.TableName]bool
 	aliases     map[string]bool // lower-cased table aliases
 	// funcs are the functions the statement calls by name.
 	funcs []Func
@@ -235,7 +238,7 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		}
 		aliased := c.aliased == x
 		c.aliased = nil
-		c.refs = append(c.refs, astRef{kind: kind, schema: x.Schema.O, name: x.Name.O, write: write, aliased: aliased})
+		c.refs = append(c.refs, astRef{kind: kind, schema: x.Schema.O, name: x.Name.O, write: write, aliased: aliased, cte: c.cteRefs[x]})
 	case *ast.ColumnDef:
 		if x.Name != nil && c.columns != nil {
 			c.columns[x.Name.Name.L] = true

@@ -225,6 +225,9 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		if cl := classOf(s); cl == ClassDDL || cl == ClassOther {
 			c.columns = map[string]bool{}
 		}
+		if containsFold(sql, "with") {
+			c.cteRefs = cteRefs([]ast.StmtNode{s}, func(n string) string { return n }, opts.CaseSensitiveNames)
+		}
 		s.Accept(c)
 		a.Statements = append(a.Statements, describe(s, c, db))
 		a.markBare(&a.Statements[len(a.Statements)-1], sc.toks)
@@ -273,16 +276,6 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		a.Statements = append(a.Statements, Statement{Class: ClassRead, Kind: "SYNTAX ERROR", DB: db})
 	}
 	a.aliases = all.aliases
-	for name := range all.ctes {
-		for _, r := range all.refs {
-			if r.kind == refTable && r.schema == "" && strings.EqualFold(r.name, name) {
-				if a.cteShadows == nil {
-					a.cteShadows = map[string]bool{}
-				}
-				a.cteShadows[name] = true
-			}
-		}
-	}
 	e.bind(a, all, sc)
 	return a
 }
@@ -677,7 +670,7 @@ func (a *Analysis) makeSite(toks []token, ch chain, part int, r astRef, c *colle
 	ln := strings.ToLower(r.name)
 	switch r.kind {
 	case refTable:
-		if r.schema == "" && c.ctes[ln] {
+		if r.cte {
 			return site{}, false
 		}
 	case refTarget:
@@ -735,16 +728,17 @@ func (e *Engine) bindByMarkers(a *Analysis, toks []token, chains []chain, names 
 		unboundAll()
 		return
 	}
-	c := newCollector()
-	for _, s := range stmts {
-		s.Accept(c)
-	}
 	orig := func(m string) (string, int, bool) {
 		ti, ok := marked[strings.ToLower(m)]
 		if !ok {
 			return m, -1, false
 		}
 		return identText(a.text, toks[ti]), ti, true
+	}
+	c := newCollector()
+	c.cteRefs = cteRefs(stmts, func(m string) string { n, _, _ := orig(m); return n }, a.opts.CaseSensitiveNames)
+	for _, s := range stmts {
+		s.Accept(c)
 	}
 	origCTE := map[string]bool{}
 	for m := range c.ctes {
@@ -799,6 +793,28 @@ func (e *Engine) bindByMarkers(a *Analysis, toks []token, chains []chain, names 
 		}
 	}
 	a.sites = sortSites(sites)
+	a.cteQualifiers(c.refs, func(m string) string { n, _, _ := orig(m); return n })
+}
+
+// cteQualifiers records as shadowing (refused when mapped) the CTE names
+// that also name a table of the input and qualify a column there: t.col
+// may then name either, and qualifiers are matched to tables by name.
+func (a *Analysis) cteQualifiers(refs []astRef, orig func(string) string) {
+	var ctes, quals map[string]bool
+	for _, r := range refs {
+		k := strings.ToLower(orig(r.name))
+		switch {
+		case r.kind == refTable && r.cte:
+			setName(&ctes, k)
+		case r.kind == refQualifier && r.schema == "":
+			setName(&quals, k)
+		}
+	}
+	for _, s := range a.sites {
+		if k := strings.ToLower(s.table.Name); s.kind != refQualifier && ctes[k] && quals[k] {
+			setName(&a.cteShadows, k)
+		}
+	}
 }
 
 // sortSites orders sites by position (insertion sort: lists are short).
@@ -954,7 +970,7 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 	}
 	uses := make([]use, 0, len(c.refs))
 	for _, r := range c.refs {
-		if r.kind == refQualifier || (r.schema == "" && c.ctes[strings.ToLower(r.name)]) ||
+		if r.kind == refQualifier || r.cte ||
 			(r.kind == refTarget && r.schema == "" && c.aliases[strings.ToLower(r.name)]) {
 			continue
 		}

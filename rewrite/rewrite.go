@@ -223,7 +223,8 @@ type Analysis struct {
 	// unbound are table references whose text could not be located; a
 	// resolver that maps one of them makes the rewrite refuse.
 	unbound []Table
-	// cteShadows are CTE names that hide tables of the same name.
+	// cteShadows are CTE names that are also the names of tables of the
+	// input and qualify columns (see cteQualifiers).
 	cteShadows map[string]bool
 	// aliases are the table aliases the statement defines (lower case).
 	aliases map[string]bool
@@ -474,8 +475,8 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 	}
 	for name := range a.cteShadows {
 		if _, ok := a.mappedInAnyDB(r, name); ok {
-			return nil, refuse(wire.ErUnknown, "the common table expression %s has the name of a sandboxed table; "+
-				"rename the CTE", QuoteIdent(name))
+			return nil, refuse(wire.ErUnknown, "the common table expression %s has the name of a sandboxed table that the "+
+				"statement also reads, and a column qualified with that name could be either; rename the CTE", QuoteIdent(name))
 		}
 	}
 	rr, _ := r.(RoutineResolver)

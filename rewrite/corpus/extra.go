@@ -1001,10 +1001,6 @@ var refusalCases = []Case{
 		Want: "DELETE FROM products /*M! WHERE id IN (SELECT id FROM `sbx`.`s1_users`) */"},
 	{SQL: "SELECT 1 /*M!100100 , (SELECT COUNT(*) FROM orders) */", Class: "read", Reads: "app.orders",
 		Want: "SELECT 1 /*M!100100 , (SELECT COUNT(*) FROM `sbx`.`s1_orders`) */"},
-	{SQL: "WITH users AS (SELECT * FROM products) SELECT * FROM users",
-		Class: "read", Reads: "app.products", Refuse: "common table expression `users`"},
-	{SQL: "WITH RECURSIVE orders(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM orders WHERE n < 3) SELECT * FROM orders",
-		Class: "read", Refuse: "common table expression `orders`"},
 	// A table given an alias can only be named by its alias, so the
 	// qualifier "orders" / "users" below is the alias and stays.
 	{SQL: "SELECT orders.total FROM users AS orders JOIN orders AS o ON o.user_id = orders.id",

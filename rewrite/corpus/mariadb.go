@@ -48,4 +48,24 @@ var mariadb = []Case{
 		Want: "CREATE TABLE `sbx`.`s1_users` (id INT, KEY orders (id)) PARTITION BY RANGE (id) (PARTITION orders VALUES LESS THAN (10), PARTITION p1 VALUES LESS THAN MAXVALUE)"},
 	{SQL: "CREATE USER users@localhost", Class: "other"},
 	{SQL: "GRANT SELECT ON app.products TO users@localhost", Class: "other"},
+	// A CTE shadows a table of its name in its WITH's query expression
+	// (subqueries included); a non-recursive CTE's body sees only the CTEs
+	// before it, so its own name there is the table; a name qualified with
+	// a database is always the table.
+	{SQL: "WITH users AS (SELECT * FROM products) SELECT * FROM users", Class: "read", Reads: "app.products"},
+	{SQL: "WITH RECURSIVE orders(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM orders WHERE n < 3) SELECT * FROM orders", Class: "read"},
+	{SQL: "WITH orders AS (SELECT * FROM orders WHERE total > 10) SELECT o.id, u.name FROM orders o JOIN users u ON u.id = o.user_id",
+		Class: "read", Reads: "app.orders,app.users",
+		Want: "WITH orders AS (SELECT * FROM `sbx`.`s1_orders` WHERE total > 10) SELECT o.id, u.name FROM orders o JOIN `sbx`.`s1_users` u ON u.id = o.user_id"},
+	{SQL: "WITH users AS (SELECT 1 AS id) SELECT * FROM app.users WHERE id IN (SELECT id FROM users)", Class: "read", Reads: "app.users",
+		Want: "WITH users AS (SELECT 1 AS id) SELECT * FROM `sbx`.`s1_users` WHERE id IN (SELECT id FROM users)"},
+	{SQL: "SELECT * FROM users WHERE id IN (WITH users AS (SELECT 1 AS id) SELECT id FROM users)", Class: "read", Reads: "app.users",
+		Want: "SELECT * FROM `sbx`.`s1_users` WHERE id IN (WITH users AS (SELECT 1 AS id) SELECT id FROM users)"},
+	{SQL: "WITH a AS (SELECT * FROM orders), orders AS (SELECT 5 AS id) SELECT * FROM a, orders", Class: "read", Reads: "app.orders",
+		Want: "WITH a AS (SELECT * FROM `sbx`.`s1_orders`), orders AS (SELECT 5 AS id) SELECT * FROM a, orders"},
+	{SQL: "INSERT INTO orders (id) WITH orders AS (SELECT 7 AS id) SELECT id FROM orders", Class: "write", Writes: "app.orders",
+		Want: "INSERT INTO `sbx`.`s1_orders` (id) WITH orders AS (SELECT 7 AS id) SELECT id FROM orders"},
+	// A qualifier spelled like a CTE that is also a table of the statement
+	// could name either.
+	{SQL: "WITH users AS (SELECT * FROM users) SELECT users.id FROM users", Class: "read", Reads: "app.users", Refuse: "could be either; rename the CTE"},
 }
