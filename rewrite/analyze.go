@@ -40,7 +40,7 @@ type collector struct {
 	ctes        map[string]bool // lower-cased CTE names
 	// cteRefs are the table names that name a CTE in scope (cte.go).
 	cteRefs map[*ast.TableName]bool
-	aliases     map[string]bool // lower-cased table aliases
+	aliases map[string]bool // lower-cased table aliases
 	// funcs are the functions the statement calls by name.
 	funcs []Func
 	// locking is set by SELECT … FOR UPDATE / LOCK IN SHARE MODE and
