@@ -33,9 +33,11 @@ import (
 // parsed again once masked: what still does not parse is refused as before.
 
 // setStatementVars are the variables SET STATEMENT … FOR may set in a text
-// the proxy reads: none changes how the server reads a text (sql_mode,
-// character sets), which rows a statement locks (isolation), or reaches
-// beyond the session.
+// the proxy reads: none changes which rows a statement locks (isolation) or
+// reaches beyond the session. sql_mode is one: the server reads the whole
+// statement, under the session's sql_mode, before it sets the variables
+// (SET STATEMENT sql_mode='ANSI_QUOTES' FOR SELECT "a" returns the string
+// 'a' on MariaDB 10.11); character sets cannot be set there.
 var setStatementVars = map[string]bool{
 	"max_statement_time": true, "long_query_time": true, "lock_wait_timeout": true, "innodb_lock_wait_timeout": true,
 	"optimizer_switch": true, "optimizer_search_depth": true, "optimizer_prune_level": true,
@@ -44,7 +46,7 @@ var setStatementVars = map[string]bool{
 	"max_heap_table_size": true, "max_join_size": true, "sql_select_limit": true, "max_sort_length": true,
 	"max_length_for_sort_data": true, "group_concat_max_len": true, "div_precision_increment": true,
 	"big_tables": true, "sql_big_selects": true, "sql_buffer_result": true, "sql_safe_updates": true,
-	"max_recursive_iterations": true, "in_predicate_conversion_threshold": true, "histogram_size": true,
+	"max_recursive_iterations": true, "sql_mode": true, "in_predicate_conversion_threshold": true, "histogram_size": true,
 	"histogram_type": true, "use_stat_tables": true, "query_cache_type": true, "time_zone": true, "timestamp": true,
 	"lc_time_names": true, "default_week_format": true, "sql_notes": true, "sql_warnings": true,
 	"max_error_count": true, "unique_checks": true, "auto_increment_increment": true, "auto_increment_offset": true,
@@ -120,6 +122,7 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 	}
 	start := true // toks[i] starts a statement
 	selecting := false
+	tableDDL := false // the statement is CREATE or ALTER TABLE
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if t.kind == tokComment {
@@ -128,6 +131,25 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 		if start {
 			start = false
 			selecting = word(i) == "SELECT"
+			tableDDL = false
+			if word(i) == "CREATE" || word(i) == "ALTER" {
+				// CREATE OR REPLACE TABLE / INDEX / SEQUENCE / USER /
+				// ROLE and ALTER ONLINE TABLE: the statement without
+				// the words names the same tables (OR REPLACE drops what
+				// it replaces, in the table's place).
+				j := i + 1
+				if word(i) == "CREATE" && word(j) == "OR" && word(j+1) == "REPLACE" && orReplaceable[word(j+2)] {
+					blank(int(toks[j].start), int(toks[j+1].end))
+					j += 2
+				} else if word(i) == "ALTER" && word(j) == "ONLINE" && word(j+1) == "TABLE" {
+					blank(int(toks[j].start), int(toks[j].end))
+					j++
+				}
+				if word(j) == "TEMPORARY" {
+					j++
+				}
+				tableDDL = word(j) == "TABLE"
+			}
 			if e.junkAt(text, toks, i) {
 				blank(int(t.start), len(text))
 				m.junk = int(t.start)
@@ -152,9 +174,41 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 				}
 			}
 		}
+		if n := limitExtension(text, toks, i); n > 0 {
+			// LIMIT … ROWS EXAMINED n, OFFSET n ROWS, FETCH FIRST n ROWS
+			// ONLY / WITH TIES: numbers and words, no name.
+			blank(int(t.start), int(toks[i+n-1].end))
+			i += n - 1
+			continue
+		}
 		switch {
 		case punct(i, ';'):
 			start = true
+		case tableDDL && columnAttributes[word(i)] && i > 0 && (toks[i-1].kind != tokPunct || punct(i-1, ')')) && word(i-1) != "TABLE" &&
+			(punct(i+1, ',') || punct(i+1, ')') || punct(i+1, '=') || word(i+1) == "NOT" || word(i+1) == "NULL" ||
+				word(i+1) == "DEFAULT" || i+1 == len(toks)):
+			// MariaDB's column and index attributes COMPRESSED[=method],
+			// INVISIBLE, IGNORED after a column's type or an index's
+			// columns: they name nothing.
+			end := i
+			if word(i) == "COMPRESSED" && punct(i+1, '=') && i+2 < len(toks) && toks[i+2].kind == tokIdent {
+				end = i + 2
+			}
+			blank(int(t.start), int(toks[end].end))
+			i = end
+		case word(i) == "WITH" && (word(i+1) == "CHECK" && word(i+2) == "OPTION" && statementEnd(text, toks, i+3) ||
+			(word(i+1) == "CASCADED" || word(i+1) == "LOCAL") && word(i+2) == "CHECK" && word(i+3) == "OPTION" && statementEnd(text, toks, i+4)):
+			// A view's WITH [CASCADED | LOCAL] CHECK OPTION.
+			end := i + 2
+			if word(i+1) != "CHECK" {
+				end++
+			}
+			blank(int(t.start), int(toks[end].end))
+			i = end
+		case word(i) == "FOR" && word(i+1) == "EXPORT" && statementEnd(text, toks, i+2):
+			// FLUSH TABLES t FOR EXPORT.
+			blank(int(t.start), int(toks[i+1].end))
+			i++
 		case selecting && word(i) == "INTO" && word(i+1) != "OUTFILE" && word(i+1) != "DUMPFILE" && i+1 < len(toks) && toks[i+1].kind == tokIdent:
 			// SELECT … INTO local variables of a stored program: the
 			// variables name no table.
@@ -379,4 +433,62 @@ func dynamicColumnTypes(text string, toks []token, open int) [][2]int {
 		}
 	}
 	return nil
+}
+
+// orReplaceable are the objects CREATE OR REPLACE is read for by blanking
+// OR REPLACE.
+var orReplaceable = map[string]bool{"TABLE": true, "TEMPORARY": true, "INDEX": true, "UNIQUE": true, "FULLTEXT": true,
+	"SEQUENCE": true, "USER": true, "ROLE": true}
+
+// columnAttributes are MariaDB's attributes of a column or an index the
+// parser does not know.
+var columnAttributes = map[string]bool{"COMPRESSED": true, "INVISIBLE": true, "IGNORED": true}
+
+// statementEnd reports whether toks[i] is past the statement: the end of
+// the input or a ';'.
+func statementEnd(text string, toks []token, i int) bool {
+	return i >= len(toks) || punctAt(text, toks, i, ';')
+}
+
+// limitExtension is the number of tokens from toks[i] of a MariaDB row
+// limit the parser does not know — ROWS EXAMINED n (after LIMIT …), and
+// OFFSET n ROW[S] / FETCH { FIRST | NEXT } [n] ROW[S] { ONLY | WITH TIES }
+// (n a number or a variable) — and of a LIMIT left empty by them; 0 when
+// toks[i] starts none.
+func limitExtension(text string, toks []token, i int) int {
+	word := func(j int) string { return tokWord(text, toks, j) }
+	count := func(j int) bool { return j < len(toks) && (toks[j].kind == tokNumber || toks[j].kind == tokVariable) }
+	switch word(i) {
+	case "LIMIT":
+		if word(i+1) == "ROWS" && word(i+2) == "EXAMINED" && count(i+3) {
+			return 4
+		}
+	case "ROWS":
+		if word(i+1) == "EXAMINED" && count(i+2) && i > 0 && (toks[i-1].kind == tokNumber || toks[i-1].kind == tokVariable) {
+			return 3
+		}
+	case "OFFSET":
+		if count(i+1) && (word(i+2) == "ROW" || word(i+2) == "ROWS") && i > 0 && word(i-1) != "LIMIT" &&
+			!(toks[i-1].kind == tokNumber || toks[i-1].kind == tokVariable) {
+			return 3
+		}
+	case "FETCH":
+		if word(i+1) != "FIRST" && word(i+1) != "NEXT" {
+			return 0
+		}
+		j := i + 2
+		if count(j) {
+			j++
+		}
+		if word(j) != "ROW" && word(j) != "ROWS" {
+			return 0
+		}
+		switch {
+		case word(j+1) == "ONLY":
+			return j + 2 - i
+		case word(j+1) == "WITH" && word(j+2) == "TIES":
+			return j + 3 - i
+		}
+	}
+	return 0
 }

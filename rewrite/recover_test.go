@@ -50,6 +50,20 @@ func TestRecoveredForms(t *testing.T) {
 		// Dynamic columns' types.
 		{"select column_get(str, 4 as char(10) charset utf8) from t", "select column_get(str, 4 as char(10) charset utf8) from `sb_app`.`t`", "SELECT"},
 		{"insert into t values (column_create(1, 'x' as char, 2, 3 as int))", "insert into `sb_app`.`t` values (column_create(1, 'x' as char, 2, 3 as int))", "INSERT"},
+		// CREATE OR REPLACE, ALTER ONLINE, row limits, column attributes,
+		// CHECK OPTION, FOR EXPORT, SET STATEMENT sql_mode (the server
+		// reads the statement before it sets the mode).
+		{"create or replace table t (a int)", "create or replace table `sb_app`.`t` (a int)", "CREATE TABLE"},
+		{"CREATE OR REPLACE INDEX i ON t (a)", "CREATE OR REPLACE INDEX i ON `sb_app`.`t` (a)", "CREATE INDEX"},
+		{"ALTER ONLINE TABLE t ADD COLUMN b INT", "ALTER ONLINE TABLE `sb_app`.`t` ADD COLUMN b INT", "ALTER TABLE"},
+		{"SELECT * FROM t LIMIT 2 ROWS EXAMINED 10", "SELECT * FROM `sb_app`.`t` LIMIT 2 ROWS EXAMINED 10", "SELECT"},
+		{"SELECT * FROM t LIMIT ROWS EXAMINED 10", "SELECT * FROM `sb_app`.`t` LIMIT ROWS EXAMINED 10", "SELECT"},
+		{"select * from t order by a offset 2 rows fetch first 3 rows with ties", "select * from `sb_app`.`t` order by a offset 2 rows fetch first 3 rows with ties", "SELECT"},
+		{"(select a from t order by a fetch next 1 row only) union (select 1)", "(select a from `sb_app`.`t` order by a fetch next 1 row only) union (select 1)", "SELECT"},
+		{"CREATE TABLE t (a BLOB COMPRESSED=zlib NOT NULL, b INT INVISIBLE, KEY (b) IGNORED)", "CREATE TABLE `sb_app`.`t` (a BLOB COMPRESSED=zlib NOT NULL, b INT INVISIBLE, KEY (b) IGNORED)", "CREATE TABLE"},
+		{"CREATE VIEW v AS SELECT a FROM t WITH CASCADED CHECK OPTION", "CREATE VIEW v AS SELECT a FROM `sb_app`.`t` WITH CASCADED CHECK OPTION", "CREATE VIEW"},
+		{"FLUSH TABLES t FOR EXPORT", "FLUSH TABLES `sb_app`.`t` FOR EXPORT", ""},
+		{"SET STATEMENT sql_mode='ANSI_QUOTES' FOR SELECT \"a\" FROM t", "SET STATEMENT sql_mode='ANSI_QUOTES' FOR SELECT \"a\" FROM `sb_app`.`t`", "SELECT"},
 		// SELECT … INTO a stored program's local variables.
 		{"SELECT COUNT(*), MAX(id) INTO n, m FROM t", "SELECT COUNT(*), MAX(id) INTO n, m FROM `sb_app`.`t`", "SELECT"},
 	} {
@@ -70,8 +84,9 @@ func TestRecoveredForms(t *testing.T) {
 		}
 	}
 	for _, sql := range []string{
-		// Settings that change how the text is read or what it locks.
-		"SET STATEMENT sql_mode='ANSI_QUOTES' FOR SELECT \"a\" FROM t",
+		// Settings that change how the text is read or what it locks
+		// (not sql_mode: the server reads the statement before it sets
+		// it, see above).
 		"SET STATEMENT transaction_isolation='SERIALIZABLE' FOR SELECT * FROM t",
 		"SET STATEMENT character_set_client=gbk FOR SELECT * FROM t",
 		"SET STATEMENT max_statement_time=(SELECT 1) FOR SELECT * FROM t",
@@ -91,7 +106,11 @@ func TestRecoveredForms(t *testing.T) {
 		"select column_get(c, 1 as (select a from t)) from t",
 		"select _ucs2 a from t FOR SYSTEM_TIME ALL",
 		"explain extended select * from t FOR SYSTEM_TIME ALL",
-		"analyze table t persistent for all",
+		"analyze table t persistent for all (select 1)",
+		// Look-alikes: a name where the masked words would be.
+		"CREATE TABLE compressed (a INT) FOR SYSTEM_TIME ALL",
+		"SELECT * FROM t LIMIT 1 ROWS EXAMINED (SELECT 1)",
+		"create or replace database t",
 	} {
 		if res, err := e.Rewrite(sql, opts, r); err == nil {
 			t.Errorf("%q is not refused: %q", sql, res.SQL)

@@ -68,4 +68,18 @@ var mariadb = []Case{
 	// A qualifier spelled like a CTE that is also a table of the statement
 	// could name either.
 	{SQL: "WITH users AS (SELECT * FROM users) SELECT users.id FROM users", Class: "read", Reads: "app.users", Refuse: "could be either; rename the CTE"},
+	// CREATE OR REPLACE, ALTER ONLINE, MariaDB's row limits, column
+	// attributes and CHECK OPTION.
+	{SQL: "CREATE OR REPLACE TABLE products (id INT)", Class: "ddl", Writes: "app.products"},
+	{SQL: "CREATE OR REPLACE TABLE users (id INT)", Class: "ddl", Writes: "app.users", Want: "CREATE OR REPLACE TABLE `sbx`.`s1_users` (id INT)"},
+	{SQL: "ALTER ONLINE TABLE users ADD COLUMN nick VARCHAR(20) INVISIBLE", Class: "ddl", Writes: "app.users",
+		Want: "ALTER ONLINE TABLE `sbx`.`s1_users` ADD COLUMN nick VARCHAR(20) INVISIBLE"},
+	{SQL: "SELECT * FROM orders ORDER BY total DESC OFFSET 1 ROWS FETCH FIRST 2 ROWS WITH TIES", Class: "read", Reads: "app.orders",
+		Want: "SELECT * FROM `sbx`.`s1_orders` ORDER BY total DESC OFFSET 1 ROWS FETCH FIRST 2 ROWS WITH TIES"},
+	{SQL: "SELECT * FROM users LIMIT 10 ROWS EXAMINED 1000", Class: "read", Reads: "app.users", Want: "SELECT * FROM `sbx`.`s1_users` LIMIT 10 ROWS EXAMINED 1000"},
+	{SQL: "CREATE VIEW big_orders AS SELECT * FROM orders WHERE total > 100 WITH CASCADED CHECK OPTION", Class: "ddl",
+		Reads: "app.orders", Writes: "app.big_orders",
+		Want: "CREATE VIEW big_orders AS SELECT * FROM `sbx`.`s1_orders` WHERE total > 100 WITH CASCADED CHECK OPTION"},
+	{SQL: "SET STATEMENT sql_mode='' FOR UPDATE users SET name = 'x'", Class: "write", Writes: "app.users",
+		Want: "SET STATEMENT sql_mode='' FOR UPDATE `sbx`.`s1_users` SET name = 'x'"},
 }
