@@ -19,8 +19,9 @@ import "strings"
 //     word, literal, variable, '=', ',' or '.' (no parenthesis, so no
 //     subquery and no function call);
 //   - the table maintenance statements CHECK, CHECKSUM, REPAIR, ANALYZE and
-//     OPTIMIZE TABLE[S] t[, …] with their option words: each name of the
-//     list is a table;
+//     OPTIMIZE TABLE[S] t[, …] with their option words (and ANALYZE's
+//     PERSISTENT FOR column and index lists), CACHE INDEX and LOAD INDEX
+//     INTO CACHE: each name of the list is a table;
 //   - EXECUTE IMMEDIATE with anything but a string literal: dynamic SQL.
 //
 // Anything else stays unparseable.
@@ -65,6 +66,16 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 		st.Unprovable = "EXECUTE IMMEDIATE of an expression (or with USING values other than literals and variables) " +
 			"is dynamic SQL the proxy cannot see"
 		st.hint = "send the statement itself, or EXECUTE IMMEDIATE a string literal"
+	case w0 == "CACHE" && word(1) == "INDEX", w0 == "LOAD" && word(1) == "INDEX":
+		sites, ok := keyCacheTables(text, toks, db)
+		if !ok {
+			return false
+		}
+		st.Class, st.Kind = ClassOther, w0+" INDEX"
+		for _, s := range sites {
+			st.Reads = append(st.Reads, s.table)
+		}
+		a.sites = sites
 	case tableMaintenance[w0] != "":
 		sites, ok := maintenanceTables(text, toks, db)
 		if !ok {
@@ -214,12 +225,101 @@ func maintenanceTables(text string, toks []token, db string) (sites []site, ok b
 		}
 		i++
 	}
+	if w0 == "ANALYZE" && word(i) == "PERSISTENT" && word(i+1) == "FOR" {
+		// PERSISTENT FOR ALL | COLUMNS (…) INDEXES (…): columns and
+		// indexes of the tables.
+		i += 2
+		for ; i < len(toks); i++ {
+			switch w := word(i); {
+			case w == "ALL" || w == "COLUMNS" || w == "INDEXES":
+			case punctAt(text, toks, i, '('):
+				next, ok := parenNames(text, toks, i)
+				if !ok {
+					return nil, false
+				}
+				i = next - 1
+			default:
+				return nil, false
+			}
+		}
+	}
 	for ; i < len(toks); i++ {
 		if !maintenanceOptions[word(i)] || w0 == "ANALYZE" || w0 == "OPTIMIZE" {
 			return nil, false
 		}
 	}
 	return sites, true
+}
+
+// parenNames reads, at toks[i], a parenthesized list of names (or ALL),
+// possibly empty: the index after it.
+func parenNames(text string, toks []token, i int) (next int, ok bool) {
+	if !punctAt(text, toks, i, '(') {
+		return 0, false
+	}
+	i++
+	if punctAt(text, toks, i, ')') {
+		return i + 1, true
+	}
+	for {
+		if i >= len(toks) || toks[i].kind != tokIdent && toks[i].kind != tokQuoted {
+			return 0, false
+		}
+		i++
+		switch {
+		case punctAt(text, toks, i, ')'):
+			return i + 1, true
+		case punctAt(text, toks, i, ','):
+			i++
+		default:
+			return 0, false
+		}
+	}
+}
+
+// keyCacheTables reads CACHE INDEX list IN cache and LOAD INDEX INTO CACHE
+// list, the list's items being table [PARTITION (…)] [INDEX | KEY (…)]
+// (and IGNORE LEAVES for LOAD INDEX): the tables' sites.
+func keyCacheTables(text string, toks []token, db string) (sites []site, ok bool) {
+	word := func(i int) string { return tokWord(text, toks, i) }
+	load := word(0) == "LOAD"
+	i := 2
+	if load {
+		if word(2) != "INTO" || word(3) != "CACHE" {
+			return nil, false
+		}
+		i = 4
+	}
+	for {
+		s, next, ok := tableNameAt(text, toks, i, db)
+		if !ok {
+			return nil, false
+		}
+		sites = append(sites, s)
+		i = next
+		if word(i) == "PARTITION" {
+			if i, ok = parenNames(text, toks, i+1); !ok {
+				return nil, false
+			}
+		}
+		if word(i) == "INDEX" || word(i) == "KEY" {
+			if i, ok = parenNames(text, toks, i+1); !ok {
+				return nil, false
+			}
+		}
+		if load && word(i) == "IGNORE" && word(i+1) == "LEAVES" {
+			i += 2
+		}
+		if !punctAt(text, toks, i, ',') {
+			break
+		}
+		i++
+	}
+	if load {
+		return sites, i == len(toks)
+	}
+	// IN cache_name (a name or DEFAULT).
+	return sites, word(i) == "IN" && i+2 == len(toks) && (toks[i+1].kind == tokIdent || toks[i+1].kind == tokQuoted)
 }
 
 // tableNameAt reads a table name, name or db.name, at toks[i]: its site

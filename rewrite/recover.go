@@ -123,6 +123,7 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 	start := true // toks[i] starts a statement
 	selecting := false
 	tableDDL := false // the statement is CREATE or ALTER TABLE
+	writing := false  // the statement is INSERT, REPLACE or DELETE
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if t.kind == tokComment {
@@ -131,6 +132,7 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 		if start {
 			start = false
 			selecting = word(i) == "SELECT"
+			writing = word(i) == "INSERT" || word(i) == "REPLACE" || word(i) == "DELETE"
 			tableDDL = false
 			if word(i) == "CREATE" || word(i) == "ALTER" {
 				// CREATE OR REPLACE TABLE / INDEX / SEQUENCE / USER /
@@ -205,6 +207,14 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 			}
 			blank(int(t.start), int(toks[end].end))
 			i = end
+		case writing && word(i) == "RETURNING":
+			// INSERT / REPLACE / DELETE … RETURNING columns: unqualified
+			// names, literals and operators only (no call, no subquery,
+			// no qualifier, which would name the table).
+			if end := returningEnd(text, toks, i+1, e.reserved); end > i+1 {
+				blank(int(t.start), int(toks[end-1].end))
+				i = end - 1
+			}
 		case word(i) == "FOR" && word(i+1) == "EXPORT" && statementEnd(text, toks, i+2):
 			// FLUSH TABLES t FOR EXPORT.
 			blank(int(t.start), int(toks[i+1].end))
@@ -491,4 +501,34 @@ func limitExtension(text string, toks []token, i int) int {
 		}
 	}
 	return 0
+}
+
+// returningEnd is the index after the RETURNING list starting at toks[i]
+// when it holds only unqualified names (no reserved word), '*', literals,
+// variables, AS aliases, commas and arithmetic operators up to the
+// statement's end; i otherwise.
+func returningEnd(text string, toks []token, i int, reserved map[string]bool) int {
+	j := i
+	for ; !statementEnd(text, toks, j); j++ {
+		t := toks[j]
+		switch t.kind {
+		case tokIdent, tokQuoted:
+			if punctAt(text, toks, j+1, '(') || punctAt(text, toks, j+1, '.') {
+				return i
+			}
+			if w := tokWord(text, toks, j); w != "AS" && reserved[strings.ToLower(w)] {
+				return i // FROM, SELECT, …
+			}
+		case tokNumber, tokString, tokVariable:
+		case tokPunct:
+			switch text[t.start] {
+			case ',', '*', '+', '-', '/', '%':
+			default:
+				return i
+			}
+		default:
+			return i
+		}
+	}
+	return j
 }

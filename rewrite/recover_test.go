@@ -64,6 +64,9 @@ func TestRecoveredForms(t *testing.T) {
 		{"CREATE VIEW v AS SELECT a FROM t WITH CASCADED CHECK OPTION", "CREATE VIEW v AS SELECT a FROM `sb_app`.`t` WITH CASCADED CHECK OPTION", "CREATE VIEW"},
 		{"FLUSH TABLES t FOR EXPORT", "FLUSH TABLES `sb_app`.`t` FOR EXPORT", ""},
 		{"SET STATEMENT sql_mode='ANSI_QUOTES' FOR SELECT \"a\" FROM t", "SET STATEMENT sql_mode='ANSI_QUOTES' FOR SELECT \"a\" FROM `sb_app`.`t`", "SELECT"},
+		// RETURNING columns.
+		{"REPLACE INTO t (id, a) VALUES (1, 2) RETURNING id, a * 2 AS twice, *", "REPLACE INTO `sb_app`.`t` (id, a) VALUES (1, 2) RETURNING id, a * 2 AS twice, *", "REPLACE"},
+		{"DELETE FROM t WHERE id = 1 RETURNING id; SELECT 1", "DELETE FROM `sb_app`.`t` WHERE id = 1 RETURNING id; SELECT 1", "DELETE SELECT"},
 		// SELECT … INTO a stored program's local variables.
 		{"SELECT COUNT(*), MAX(id) INTO n, m FROM t", "SELECT COUNT(*), MAX(id) INTO n, m FROM `sb_app`.`t`", "SELECT"},
 	} {
@@ -111,6 +114,8 @@ func TestRecoveredForms(t *testing.T) {
 		"CREATE TABLE compressed (a INT) FOR SYSTEM_TIME ALL",
 		"SELECT * FROM t LIMIT 1 ROWS EXAMINED (SELECT 1)",
 		"create or replace database t",
+		"INSERT INTO t VALUES (1) RETURNING t.a FROM x",
+		"INSERT INTO t VALUES (1) RETURNING f(a) FROM x",
 	} {
 		if res, err := e.Rewrite(sql, opts, r); err == nil {
 			t.Errorf("%q is not refused: %q", sql, res.SQL)

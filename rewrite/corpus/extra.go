@@ -987,7 +987,6 @@ var refusalCases = []Case{
 		Want: "SET STATEMENT max_statement_time=1 FOR SELECT * FROM `sbx`.`s1_users`"},
 	{SQL: "SET STATEMENT foreign_key_checks=0 FOR DELETE FROM orders", Class: "unparseable", Refuse: "cannot parse this statement"},
 	{SQL: "HANDLER other.things OPEN AS t", Class: "unparseable", Refuse: "cannot parse this statement"},
-	{SQL: "INSERT INTO users (name) SELECT name FROM products RETURNING id", Class: "unparseable", Refuse: "cannot parse this statement"},
 	{SQL: "LOCK TABLES users READ, orders LOW_PRIORITY WRITE", Class: "unparseable", Refuse: "cannot parse this statement"},
 	{SQL: "GRANT SELECT, INSERT ON app.users TO 'writer'@'%'", Class: "other", Refuse: "privileges are the server's, not the sandbox's"},
 	{SQL: "PREPARE stmt FROM 'DELETE FROM orders WHERE id = ?'; PREPARE s2 FROM @q", Class: "session", Writes: "app.orders",

@@ -82,4 +82,11 @@ var mariadb = []Case{
 		Want: "CREATE VIEW big_orders AS SELECT * FROM `sbx`.`s1_orders` WHERE total > 100 WITH CASCADED CHECK OPTION"},
 	{SQL: "SET STATEMENT sql_mode='' FOR UPDATE users SET name = 'x'", Class: "write", Writes: "app.users",
 		Want: "SET STATEMENT sql_mode='' FOR UPDATE `sbx`.`s1_users` SET name = 'x'"},
+	// RETURNING columns; CACHE INDEX.
+	{SQL: "INSERT INTO users (name) SELECT name FROM products RETURNING id", Class: "write", Reads: "app.products", Writes: "app.users",
+		Want: "INSERT INTO `sbx`.`s1_users` (name) SELECT name FROM products RETURNING id"},
+	{SQL: "REPLACE INTO users (id, name) VALUES (1, 'a') RETURNING id, name", Class: "write", Writes: "app.users",
+		Want: "REPLACE INTO `sbx`.`s1_users` (id, name) VALUES (1, 'a') RETURNING id, name"},
+	{SQL: "ANALYZE TABLE users PERSISTENT FOR COLUMNS (name) INDEXES ()", Class: "other", Reads: "app.users",
+		Want: "ANALYZE TABLE `sbx`.`s1_users` PERSISTENT FOR COLUMNS (name) INDEXES ()"},
 }
