@@ -196,7 +196,9 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 			}
 		}
 	}
-	if err != nil && e.recognize(a, sql, sc.toks) {
+	if (err != nil || tokWord(sql, sc.toks, 0) == "OPTIMIZE") && e.recognize(a, sql, sc.toks) {
+		// OPTIMIZE TABLE: the parser reads it, but leaves its tables out
+		// of its tree.
 		// A MariaDB statement the engine reads from its words
 		// (mariadb.go).
 		return a
@@ -496,11 +498,23 @@ func (e *Engine) bind(a *Analysis, c *collector, sc *scratch) {
 		sc.counts[i].want++
 	}
 	c = &collector{refs: refs, ctes: c.ctes, aliases: c.aliases, columns: c.columns}
+	// CTE names are no tables where no site is: their references and
+	// definitions.
+	declared := c.columns
+	if len(c.ctes) > 0 && c.columns != nil {
+		declared = make(map[string]bool, len(c.columns)+len(c.ctes))
+		for k := range c.columns {
+			declared[k] = true
+		}
+		for k := range c.ctes {
+			declared[k] = true
+		}
+	}
 	if len(sc.counts) == 0 {
-		a.collectLoose(toks, chains, c.columns)
+		a.collectLoose(toks, chains, declared)
 		return
 	}
-	defer a.collectLoose(toks, chains, c.columns)
+	defer a.collectLoose(toks, chains, declared)
 	// Aliases and CTE definitions spelled like a referenced name are
 	// occurrences too, with no reference of their own.
 	for i := range sc.counts {
@@ -1242,8 +1256,9 @@ func classOf(s ast.StmtNode) Class {
 
 // declaredPositions marks the chains whose place in the text makes them
 // no table for sure: a partition's or subpartition's name (right after
-// PARTITION or SUBPARTITION, or after a comma continuing such a list), and
-// a user's name before its @host.
+// PARTITION or SUBPARTITION, or after a comma continuing such a list), a
+// name after ENGINE, TABLESPACE, COLLATE, CHARSET or CHARACTER SET (with
+// or without '='), and a user's name before its @host.
 func declaredPositions(text string, toks []token, chains []chain) map[int]bool {
 	var out map[int]bool
 	mark := func(ci int) {
@@ -1256,7 +1271,12 @@ func declaredPositions(text string, toks []token, chains []chain) map[int]bool {
 	for ci, ch := range chains {
 		first, last := ch.first, ch.tok(ch.n-1)
 		w := tokWord(text, toks, first-1)
+		if punctAt(text, toks, first-1, '=') {
+			w = tokWord(text, toks, first-2)
+		}
 		switch {
+		case ch.n == 1 && !ch.star && namedAfter[w]:
+			mark(ci) // ENGINE [=] name, COLLATE name, …
 		case ch.n == 1 && !ch.star && (w == "PARTITION" || w == "SUBPARTITION"):
 			mark(ci)
 		case ch.n == 1 && !ch.star && prevChain == ci-1 && prevChain >= 0 && punctAt(text, toks, first-1, ',') &&
@@ -1286,3 +1306,7 @@ var specialCalls = map[string]bool{
 	"localtime": true, "localtimestamp": true, "curdate": true, "curtime": true, "sysdate": true, "utc_timestamp": true,
 	"match": true, "json": true,
 }
+
+// namedAfter are the words after which (and an optional '=') a name is an
+// engine's, a tablespace's, a collation's or a character set's.
+var namedAfter = map[string]bool{"ENGINE": true, "TABLESPACE": true, "COLLATE": true, "CHARSET": true, "SET": true}

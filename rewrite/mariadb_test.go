@@ -18,6 +18,7 @@ func TestRecognized(t *testing.T) {
 		kind              string
 	}{
 		{sql: "CHECK TABLE t, db.u FOR UPGRADE QUICK", want: "CHECK TABLE `sb_app`.`t`, `sb_db`.`u` FOR UPGRADE QUICK", class: ClassOther, kind: "CHECK TABLE"},
+		{sql: "OPTIMIZE LOCAL TABLE x, t", want: "OPTIMIZE LOCAL TABLE x, `sb_app`.`t`", class: ClassOther, kind: "OPTIMIZE TABLE"},
 		{sql: "checksum tables `t` extended", want: "checksum tables `sb_app`.`t` extended", class: ClassOther, kind: "CHECKSUM TABLE"},
 		{sql: "REPAIR NO_WRITE_TO_BINLOG TABLE db . u USE_FRM", want: "REPAIR NO_WRITE_TO_BINLOG TABLE `sb_db`.`u` USE_FRM", class: ClassOther, kind: "REPAIR TABLE"},
 		{sql: "ANALYZE TABLE t, db.u PERSISTENT FOR COLUMNS (a, `b`) INDEXES ()", want: "ANALYZE TABLE `sb_app`.`t`, `sb_db`.`u` PERSISTENT FOR COLUMNS (a, `b`) INDEXES ()",
@@ -99,16 +100,18 @@ func TestLooseNames(t *testing.T) {
 		"CREATE TABLE x (a INT, b INT AS (CAST(a AS INT)))",
 		"CREATE USER t@localhost",
 		"CREATE VIEW v AS SELECT max(a) FROM x",
+		"CREATE TABLE x (a INT) ENGINE t TABLESPACE t",
+		"CREATE VIEW v AS WITH t AS (SELECT 1 AS a) SELECT t.a FROM t",
 	} {
 		if _, err := e.Rewrite(sql, opts, r); err != nil {
 			t.Errorf("%q: %v", sql, err)
 		}
 	}
 	for _, sql := range []string{
-		"OPTIMIZE TABLE x, t",
 		"CREATE TABLE x (a INT) ENGINE=MERGE UNION=(t)",
 		"CREATE TABLE x (a INT) ENGINE=MERGE UNION=(max)",
 		"CREATE TABLE x (a INT) PARTITION BY KEY (a) (PARTITION p0 ENGINE = InnoDB) ; OPTIMIZE TABLE t",
+		"OPTIMIZE TABLE t; SELECT 1",
 		"GRANT SELECT ON t TO u@localhost",
 	} {
 		if res, err := e.Rewrite(sql, opts, r); err == nil {
