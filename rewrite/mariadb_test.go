@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -117,5 +118,45 @@ func TestLooseNames(t *testing.T) {
 		if res, err := e.Rewrite(sql, opts, r); err == nil {
 			t.Errorf("%q is not refused: %q", sql, res.SQL)
 		}
+	}
+}
+
+// TestServerCheck: the refusal of a single statement the engine cannot
+// parse asks for the server's own verdict (Refusal.ServerCheck); refusals
+// of what the engine read, or of inputs of several statements, do not.
+func TestServerCheck(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	r := mapResolver{{DB: "app", Name: "t"}: {DB: "sb_app", Name: "t"}}
+	for _, c := range []struct {
+		sql   string
+		check bool
+	}{
+		{"SELECT * FROM t WHERE", true},
+		{"DELETE FROM t WHERE a = 1 ORDER", true},
+		{"SELECT a FROM t COLLATE nonesuch_ci", true},
+		{"SELECT 1; DELETE FROM t WHERE", false},
+		{"CREATE FUNCTION f() RETURNS INT RETURN 1", false},
+		{"CALL p()", false},
+	} {
+		_, err := e.Rewrite(c.sql, opts, r)
+		var ref *Refusal
+		if !errors.As(err, &ref) {
+			t.Errorf("%q: not refused (%v)", c.sql, err)
+			continue
+		}
+		if ref.ServerCheck != c.check {
+			t.Errorf("%q: ServerCheck %v, want %v (%s)", c.sql, ref.ServerCheck, c.check, ref.Message)
+		}
+	}
+	p, d := SyntaxCheck("SELECT 'it''s' \\ FROM t", Options{})
+	if p != `PREPARE __sqlfork_syntax_check FROM 'SELECT ''it''''s'' \\ FROM t'` || d != "DEALLOCATE PREPARE __sqlfork_syntax_check" {
+		t.Errorf("SyntaxCheck: %q, %q", p, d)
+	}
+	if p, _ := SyntaxCheck("SELECT 'it''s' \\", Options{NoBackslashEscapes: true}); p != `PREPARE __sqlfork_syntax_check FROM 'SELECT ''it''''s'' \'` {
+		t.Errorf("SyntaxCheck under NO_BACKSLASH_ESCAPES: %q", p)
+	}
+	if !ServerSyntaxError(1064) || ServerSyntaxError(1146) || ServerSyntaxError(1295) {
+		t.Error("ServerSyntaxError")
 	}
 }

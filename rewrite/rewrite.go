@@ -320,6 +320,14 @@ type Refusal struct {
 	// Reason names the guardrail that refused (Reason* constants), for
 	// counting; empty for the proxy's other refusals.
 	Reason string
+	// ServerCheck marks the refusal of a single statement the engine
+	// cannot parse, which the server may reject as well: the client should
+	// then get the server's own error (a syntax error, an unknown
+	// collation), not this one. The caller asks the server with the
+	// statements SyntaxCheck gives, on the client's own connection, and
+	// answers with the server's error when ServerSyntaxError says it
+	// rejects the text, with this refusal otherwise.
+	ServerCheck bool
 }
 
 func (r *Refusal) Error() string { return fmt.Sprintf("%d (%s): %s", r.Code, r.State, r.Message) }
@@ -809,15 +817,15 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 			hazard = "it shows what the whole server holds, every sandbox's statements included"
 		}
 		if hazard != "" {
-			return refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s) and %s; rewrite it in syntax MySQL 8 "+
-				"also accepts", firstLine(a.parseErr.Error()), hazard)
+			return serverCheck(refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s) and %s; %s",
+				firstLine(a.parseErr.Error()), hazard, unparsedHint))
 		}
 	}
 	if !readLike {
-		return refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s), so it cannot confine its writes "+
-			"to the sandbox; rewrite it in syntax MySQL 8 also accepts", firstLine(a.parseErr.Error()))
+		return serverCheck(refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s), so it cannot confine its writes "+
+			"to the sandbox; %s", firstLine(a.parseErr.Error()), unparsedHint))
 	}
-	hint := "rewrite it in syntax MySQL 8 also accepts"
+	hint := unparsedHint
 	for i := range toks {
 		if word(i) == "PREVIOUS" && word(i+1) == "VALUE" {
 			hint = "write LASTVAL(seq) for PREVIOUS VALUE FOR seq"
@@ -826,8 +834,8 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 	for _, ch := range buildChains(a.text, toks, nil) {
 		for _, t := range chainTables(a.text, toks, ch) {
 			if mt, ok := a.mappedAny(r, t); ok {
-				return refuse(wire.ErUnknown, "this statement names the sandboxed table %s but the proxy cannot parse it "+
-					"(%s), so it cannot be redirected to the sandbox; %s", mt.Quoted(), firstLine(a.parseErr.Error()), hint)
+				return serverCheck(refuse(wire.ErUnknown, "this statement names the sandboxed table %s but the proxy cannot parse it "+
+					"(%s), so it cannot be redirected to the sandbox; %s", mt.Quoted(), firstLine(a.parseErr.Error()), hint))
 			}
 		}
 	}
@@ -881,4 +889,48 @@ func (a *Analysis) looseRefusal(l looseName) *Refusal {
 	}
 	return refuse(wire.ErUnknown, "the proxy does not know how this statement uses the sandboxed table %s, "+
 		"so it cannot confine it to the sandbox", l.t.Quoted())
+}
+
+// unparsedHint is what the refusal of a statement the engine cannot parse
+// tells the client to do.
+const unparsedHint = "the proxy does not read this form of the statement: write it in a form it reads " +
+	"(docs/SANDBOXES.md lists the MariaDB forms it reads) or run it on a direct connection"
+
+// serverCheck marks r as a refusal the server's own error should replace
+// when the server rejects the text too (see Refusal.ServerCheck).
+func serverCheck(r *Refusal) *Refusal {
+	r.ServerCheck = true
+	return r
+}
+
+// checkStatement is the name of the prepared statement SyntaxCheck uses.
+const checkStatement = "__sqlfork_syntax_check"
+
+// SyntaxCheck returns the statements that ask the server whether it reads
+// sql, a text the engine refused with ServerCheck: PREPARE of the text (for
+// a session with opts) and the DEALLOCATE to send after a PREPARE that
+// succeeded. PREPARE runs nothing; it reads the text and resolves its
+// names, taking metadata locks on the tables it names until the
+// transaction ends, so callers should ask only outside a transaction.
+func SyntaxCheck(sql string, opts Options) (prepare, deallocate string) {
+	return "PREPARE " + checkStatement + " FROM " + quoteString(sql, !opts.NoBackslashEscapes),
+		"DEALLOCATE PREPARE " + checkStatement
+}
+
+// ServerSyntaxError reports whether the server's error code in answer to
+// SyntaxCheck's PREPARE means that the server rejects the text itself, as
+// any connection would (a syntax error, an unknown character set or
+// collation, a name too long), and not that a table it names is missing
+// where PREPARE looked (production, not the sandbox) or that PREPARE cannot
+// take the statement.
+func ServerSyntaxError(code uint16) bool {
+	switch code {
+	case wire.ErParse,
+		1149, // ER_SYNTAX_ERROR
+		1115, // ER_UNKNOWN_CHARACTER_SET
+		1273, // ER_UNKNOWN_COLLATION
+		1059: // ER_TOO_LONG_IDENT
+		return true
+	}
+	return false
 }
