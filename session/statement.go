@@ -156,7 +156,7 @@ func (s *Session) Plan(ctx context.Context, sql string, prepared bool) (*Plan, e
 	}
 	p, err := s.plan(ctx, sql, opts, prepared)
 	if err != nil {
-		return nil, err
+		return nil, s.serverVerdict(ctx, sql, opts, err)
 	}
 	p.text = sql // what a prepared statement is planned from again
 	switch {
