@@ -194,6 +194,7 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		c.declare(x)
 	case *ast.CreateViewStmt:
 		setTable(&c.writes, x.ViewName, true)
+		c.declare(x)
 	case *ast.LockTablesStmt:
 		for _, l := range x.TableLocks {
 			if l.Type >= ast.TableLockWrite {
@@ -221,6 +222,7 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		}
 	case *ast.CommonTableExpression:
 		setName(&c.ctes, x.Name.L)
+		c.declare(x)
 	case *ast.TableSource:
 		if x.AsName.L != "" {
 			setName(&c.aliases, x.AsName.L)
@@ -243,7 +245,7 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		if x.Name != nil && c.columns != nil {
 			c.columns[x.Name.Name.L] = true
 		}
-	case *ast.Constraint, *ast.WindowSpec:
+	case *ast.Constraint, *ast.WindowSpec, *ast.CreateDatabaseStmt, *ast.DropDatabaseStmt, *ast.AlterDatabaseStmt:
 		c.declare(n)
 	case *ast.ColumnName:
 		if c.columns != nil {
@@ -432,5 +434,24 @@ func (c *collector) declare(n ast.Node) {
 		for _, p := range x.PartitionNames {
 			c.columns[p.L] = true
 		}
+		for _, col := range []*ast.ColumnName{x.OldColumnName, x.NewColumnName} {
+			if col != nil {
+				c.columns[col.Name.L] = true
+			}
+		}
+	case *ast.CreateViewStmt:
+		for _, col := range x.Cols {
+			c.columns[col.L] = true
+		}
+	case *ast.CommonTableExpression:
+		for _, col := range x.ColNameList {
+			c.columns[col.L] = true
+		}
+	case *ast.CreateDatabaseStmt:
+		c.columns[strings.ToLower(x.Name.O)] = true
+	case *ast.DropDatabaseStmt:
+		c.columns[strings.ToLower(x.Name.O)] = true
+	case *ast.AlterDatabaseStmt:
+		c.columns[strings.ToLower(x.Name.O)] = true
 	}
 }

@@ -240,6 +240,7 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 			st.Unprovable = "the statement holds multi-byte characters the proxy cannot read back exactly (send it in utf8mb4)"
 		}
 		a.stmtAliases = append(a.stmtAliases, c.aliases)
+		a.stmtDeclared = append(a.stmtDeclared, declaredNames(c))
 		a.unbound = append(a.unbound, c.unlocatable...)
 		if p, ok := s.(*ast.PrepareStmt); ok && p.SQLVar == nil {
 			e.bindPrepared(a, p, db)
@@ -427,8 +428,11 @@ func (a *Analysis) collectLoose(toks []token, chains []chain, columns map[string
 	}
 	for ci, ch := range chains {
 		pos := int(toks[ch.first].start)
-		if covered(pos) || ch.n == 1 && columns[strings.ToLower(identText(a.text, toks[ch.first]))] || declared[ci] {
+		if covered(pos) || declared[ci] {
 			continue
+		}
+		if ch.n == 1 && columns[strings.ToLower(identText(a.text, toks[ch.first]))] && len(a.stmtDeclared) != len(a.Statements) {
+			continue // declared somewhere in the input, when statements' own are not known
 		}
 		if name := strings.ToLower(identText(a.text, toks[ch.first])); ch.n == 1 && !ch.star && toks[ch.first].kind == tokIdent &&
 			(calls[name] || specialCalls[name]) && punctAt(a.text, toks, ch.first+1, '(') && toks[ch.first+1].start == toks[ch.first].end {
@@ -437,6 +441,20 @@ func (a *Analysis) collectLoose(toks []token, chains []chain, columns map[string
 		si := a.stmtAt(pos)
 		if si < len(a.Statements) && a.Statements[si].Unprovable != "" {
 			continue // refused whatever it names
+		}
+		if si < len(a.stmtDeclared) && len(a.stmtDeclared) == len(a.Statements) && ch.n == 1 {
+			own := a.stmtDeclared[si]
+			if own[strings.ToLower(identText(a.text, toks[ch.first]))] {
+				continue // declared by its own statement
+			}
+			if prev := ch.first - 1; prev >= 0 && (toks[prev].kind == tokIdent || toks[prev].kind == tokQuoted) &&
+				own[strings.ToLower(identText(a.text, toks[prev]))] && typeWords[strings.ToUpper(identText(a.text, toks[ch.first]))] {
+				continue // a column's type: c JSON
+			}
+		}
+		if ch.n == 1 && tokWord(a.text, toks, ch.first) == "COLUMNS" &&
+			(tokWord(a.text, toks, ch.first-1) == "RANGE" || tokWord(a.text, toks, ch.first-1) == "LIST") {
+			continue // PARTITION BY RANGE COLUMNS (…)
 		}
 		for _, t := range chainTables(a.text, toks, ch) {
 			if t.DB == "" {
@@ -497,19 +515,8 @@ func (e *Engine) bind(a *Analysis, c *collector, sc *scratch) {
 		}
 		sc.counts[i].want++
 	}
+	declared := declaredNames(c)
 	c = &collector{refs: refs, ctes: c.ctes, aliases: c.aliases, columns: c.columns}
-	// CTE names are no tables where no site is: their references and
-	// definitions.
-	declared := c.columns
-	if len(c.ctes) > 0 && c.columns != nil {
-		declared = make(map[string]bool, len(c.columns)+len(c.ctes))
-		for k := range c.columns {
-			declared[k] = true
-		}
-		for k := range c.ctes {
-			declared[k] = true
-		}
-	}
 	if len(sc.counts) == 0 {
 		a.collectLoose(toks, chains, declared)
 		return
@@ -1310,3 +1317,29 @@ var specialCalls = map[string]bool{
 // namedAfter are the words after which (and an optional '=') a name is an
 // engine's, a tablespace's, a collation's or a character set's.
 var namedAfter = map[string]bool{"ENGINE": true, "TABLESPACE": true, "COLLATE": true, "CHARSET": true, "SET": true}
+
+// declaredNames are the names a statement's tree declares or uses as no
+// table (c.columns: columns, indexes, constraints, partitions, aliases of
+// fields, databases, …) with its CTE names and table aliases: where no
+// site is, such a name is no table.
+func declaredNames(c *collector) map[string]bool {
+	if c.columns == nil {
+		return nil
+	}
+	if len(c.ctes) == 0 && len(c.aliases) == 0 {
+		return c.columns
+	}
+	m := make(map[string]bool, len(c.columns)+len(c.ctes)+len(c.aliases))
+	for _, set := range []map[string]bool{c.columns, c.ctes, c.aliases} {
+		for k := range set {
+			m[k] = true
+		}
+	}
+	return m
+}
+
+// typeWords are MariaDB's column types the parser does not reserve, which
+// the lexer can take for names.
+var typeWords = map[string]bool{"JSON": true, "INET4": true, "INET6": true, "UUID": true, "TEXT": true, "DATE": true,
+	"TIME": true, "TIMESTAMP": true, "DATETIME": true, "YEAR": true, "BIT": true, "BOOL": true, "BOOLEAN": true,
+	"ENUM": true, "SERIAL": true, "NATIONAL": true, "NCHAR": true, "FIXED": true}

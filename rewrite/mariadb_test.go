@@ -89,7 +89,8 @@ func TestRecognized(t *testing.T) {
 func TestLooseNames(t *testing.T) {
 	e := NewEngine(0)
 	opts := Options{DB: "app", Server: maria1011}
-	r := mapResolver{{DB: "app", Name: "t"}: {DB: "sb_app", Name: "t"}, {DB: "app", Name: "max"}: {DB: "sb_app", Name: "max"}}
+	r := mapResolver{{DB: "app", Name: "t"}: {DB: "sb_app", Name: "t"}, {DB: "app", Name: "max"}: {DB: "sb_app", Name: "max"},
+		{DB: "app", Name: "json"}: {DB: "sb_app", Name: "json"}, {DB: "app", Name: "columns"}: {DB: "sb_app", Name: "columns"}}
 	for _, sql := range []string{
 		"CREATE TABLE x (a INT) PARTITION BY RANGE (a) (PARTITION t VALUES LESS THAN (10), PARTITION p1 VALUES LESS THAN MAXVALUE)",
 		"ALTER TABLE x DROP PARTITION p0, t",
@@ -103,6 +104,10 @@ func TestLooseNames(t *testing.T) {
 		"CREATE VIEW v AS SELECT max(a) FROM x",
 		"CREATE TABLE x (a INT) ENGINE t TABLESPACE t",
 		"CREATE VIEW v AS WITH t AS (SELECT 1 AS a) SELECT t.a FROM t",
+		"ALTER TABLE x RENAME COLUMN t TO u, RENAME COLUMN v TO t",
+		"CREATE VIEW v (t) AS SELECT * FROM (SELECT 1) t",
+		"CREATE DATABASE t",
+		"CREATE TABLE x (c JSON, d INT) PARTITION BY RANGE COLUMNS (d) (PARTITION p0 VALUES LESS THAN (1))",
 	} {
 		if _, err := e.Rewrite(sql, opts, r); err != nil {
 			t.Errorf("%q: %v", sql, err)
@@ -113,6 +118,9 @@ func TestLooseNames(t *testing.T) {
 		"CREATE TABLE x (a INT) ENGINE=MERGE UNION=(max)",
 		"CREATE TABLE x (a INT) PARTITION BY KEY (a) (PARTITION p0 ENGINE = InnoDB) ; OPTIMIZE TABLE t",
 		"OPTIMIZE TABLE t; SELECT 1",
+		// A name declared by one statement is no table of another.
+		"CREATE TABLE x (t INT); OPTIMIZE TABLE t",
+		"CREATE DATABASE t; OPTIMIZE TABLE t",
 		"GRANT SELECT ON t TO u@localhost",
 	} {
 		if res, err := e.Rewrite(sql, opts, r); err == nil {

@@ -241,6 +241,9 @@ type Analysis struct {
 	loose []looseName
 	// stmtAliases are each statement's table aliases (lower case).
 	stmtAliases []map[string]bool
+	// stmtDeclared are, for each statement, the names its tree declares
+	// as no table (see declaredNames), for the safety net of collectLoose.
+	stmtDeclared []map[string]bool
 	parseErr    error
 	// parts, for an input holding CREATE PROCEDURE, are its statements as
 	// the engine split it (routine.go); sites are then theirs.
