@@ -244,7 +244,7 @@ type Analysis struct {
 	// stmtDeclared are, for each statement, the names its tree declares
 	// as no table (see declaredNames), for the safety net of collectLoose.
 	stmtDeclared []map[string]bool
-	parseErr    error
+	parseErr     error
 	// parts, for an input holding CREATE PROCEDURE, are its statements as
 	// the engine split it (routine.go); sites are then theirs.
 	parts []part
