@@ -22,7 +22,14 @@ import "strings"
 //     OPTIMIZE TABLE[S] t[, …] with their option words (and ANALYZE's
 //     PERSISTENT FOR column and index lists), CACHE INDEX and LOAD INDEX
 //     INTO CACHE: each name of the list is a table;
-//   - EXECUTE IMMEDIATE with anything but a string literal: dynamic SQL.
+//   - CREATE [OR REPLACE] [TEMPORARY] TABLE [IF NOT EXISTS] t … and ALTER
+//     [ONLINE] [IGNORE] TABLE [IF EXISTS] t … in forms the parser does not
+//     know (column and table options of MariaDB's), when nothing after the
+//     table's name can name another table: no SELECT, LIKE, REFERENCES,
+//     UNION, sequence function, RENAME, EXCHANGE, qualified name, second
+//     TABLE, and only engines that keep to their own data;
+//   - EXECUTE IMMEDIATE 'text' (read like PREPARE … FROM 'text'), and with
+//     anything but a string literal: dynamic SQL.
 //
 // Anything else stays unparseable.
 
@@ -76,6 +83,15 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 			st.Reads = append(st.Reads, s.table)
 		}
 		a.sites = sites
+	case w0 == "CREATE" || w0 == "ALTER":
+		s, kind, temporary, ok := tableDDL(text, toks, db)
+		if !ok {
+			return false
+		}
+		st.Class, st.Kind, st.Temporary = ClassDDL, kind, temporary
+		st.Writes = []Table{s.table}
+		st.Funcs, _ = e.textNames(text, a.opts)
+		a.sites = []site{s}
 	case tableMaintenance[w0] != "":
 		sites, ok := maintenanceTables(text, toks, db)
 		if !ok {
@@ -432,4 +448,77 @@ func immediateRefused(inner *Analysis) string {
 		return "EXECUTE IMMEDIATE runs a " + strings.TrimSpace(is.Kind+" statement") + " the proxy must see sent itself"
 	}
 	return ""
+}
+
+// tableDDLStop are the words after which a CREATE or ALTER TABLE the
+// parser does not read may name a table (or a file, another server, a
+// sequence): such a statement is not read from its words.
+var tableDDLStop = map[string]bool{
+	"SELECT": true, "LIKE": true, "REFERENCES": true, "UNION": true, "TABLE": true, "RENAME": true, "EXCHANGE": true,
+	"NEXTVAL": true, "NEXT": true, "LASTVAL": true, "PREVIOUS": true, "SETVAL": true, "CONNECTION": true,
+	"DIRECTORY": true, "IMPORT": true, "DISCARD": true,
+}
+
+// tableDDL reads CREATE [OR REPLACE] [TEMPORARY] TABLE [IF NOT EXISTS] t
+// and ALTER [ONLINE] [IGNORE] TABLE [IF EXISTS] t, followed by anything
+// that names no table (see tableDDLStop): the target's site, the kind and
+// whether the table is temporary.
+func tableDDL(text string, toks []token, db string) (s site, kind string, temporary bool, ok bool) {
+	word := func(i int) string { return tokWord(text, toks, i) }
+	i := 1
+	switch word(0) {
+	case "CREATE":
+		if word(i) == "OR" && word(i+1) == "REPLACE" {
+			i += 2
+		}
+		if word(i) == "TEMPORARY" {
+			temporary = true
+			i++
+		}
+		kind = "CREATE TABLE"
+	case "ALTER":
+		for word(i) == "ONLINE" || word(i) == "IGNORE" {
+			i++
+		}
+		kind = "ALTER TABLE"
+	}
+	if word(i) != "TABLE" {
+		return site{}, "", false, false
+	}
+	i++
+	if word(i) == "IF" && (word(i+1) == "EXISTS" || word(i+1) == "NOT" && word(i+2) == "EXISTS") {
+		i += 2
+		if word(i) == "EXISTS" {
+			i++
+		}
+	}
+	s, next, ok := tableNameAt(text, toks, i, db)
+	if !ok {
+		return site{}, "", false, false
+	}
+	s.write = true
+	for j := next; j < len(toks); j++ {
+		t := toks[j]
+		switch {
+		case t.kind == tokPunct && text[t.start] == '.':
+			return site{}, "", false, false // a qualified name
+		case t.kind == tokVariable:
+			return site{}, "", false, false
+		case t.kind == tokIdent:
+			w := word(j)
+			if tableDDLStop[w] {
+				return site{}, "", false, false
+			}
+			if w == "ENGINE" {
+				v := j + 1
+				if punctAt(text, toks, v, '=') {
+					v++
+				}
+				if v >= len(toks) || !SafeEngine(identText(text, toks[v])) {
+					return site{}, "", false, false
+				}
+			}
+		}
+	}
+	return s, kind, temporary, true
 }

@@ -28,6 +28,12 @@ func TestRecognized(t *testing.T) {
 			class: ClassOther, kind: "CACHE INDEX"},
 		{sql: "LOAD INDEX INTO CACHE t INDEX (i) IGNORE LEAVES, db.u", want: "LOAD INDEX INTO CACHE `sb_app`.`t` INDEX (i) IGNORE LEAVES, `sb_db`.`u`",
 			class: ClassOther, kind: "LOAD INDEX"},
+		// CREATE / ALTER TABLE in forms the parser does not read (YEAR(2)).
+		{sql: "CREATE OR REPLACE TEMPORARY TABLE IF NOT EXISTS t (a YEAR(2) DEFAULT 1, KEY (a)) ENGINE=Aria PARTITION BY RANGE (a) (PARTITION p VALUES LESS THAN (5))",
+			want:  "CREATE OR REPLACE TEMPORARY TABLE IF NOT EXISTS `sb_app`.`t` (a YEAR(2) DEFAULT 1, KEY (a)) ENGINE=Aria PARTITION BY RANGE (a) (PARTITION p VALUES LESS THAN (5))",
+			class: ClassDDL, kind: "CREATE TABLE"},
+		{sql: "ALTER ONLINE IGNORE TABLE db.u ADD COLUMN y YEAR(2) WITH SYSTEM VERSIONING", want: "ALTER ONLINE IGNORE TABLE `sb_db`.`u` ADD COLUMN y YEAR(2) WITH SYSTEM VERSIONING",
+			class: ClassDDL, kind: "ALTER TABLE"},
 		{sql: "XA START 'x', 'y', 1", want: "XA START 'x', 'y', 1", class: ClassOther, kind: "XA"},
 		{sql: "GET STACKED DIAGNOSTICS CONDITION 1 @m = MESSAGE_TEXT, @n = MYSQL_ERRNO", want: "GET STACKED DIAGNOSTICS CONDITION 1 @m = MESSAGE_TEXT, @n = MYSQL_ERRNO",
 			class: ClassSession, kind: "GET DIAGNOSTICS"},
@@ -75,6 +81,19 @@ func TestRecognized(t *testing.T) {
 		"GET DIAGNOSTICS @a = (SELECT COUNT(*) FROM t)",
 		"SIGNAL SQLSTATE '45000'; DELETE FROM t",
 		"SHOW CREATE TABLE t PARTITION (p)",
+		// CREATE / ALTER TABLE naming other tables (or files, engines of
+		// other tables) after the target.
+		"CREATE TABLE x (a YEAR(2)) SELECT * FROM t",
+		"CREATE TABLE x (a YEAR(2), b INT REFERENCES t (a))",
+		"CREATE TABLE x (a YEAR(2)) ENGINE=MERGE UNION=(t)",
+		"CREATE TABLE x (a YEAR(2), b INT DEFAULT NEXTVAL(t))",
+		"CREATE TABLE x (a YEAR(2), b INT DEFAULT (NEXT VALUE FOR t))",
+		"CREATE TABLE x (a YEAR(2)) DATA DIRECTORY = '/tmp'",
+		"ALTER TABLE x ADD y YEAR(2), RENAME TO t",
+		"ALTER TABLE x ADD y YEAR(2), EXCHANGE PARTITION p WITH TABLE t",
+		"ALTER TABLE x ADD y YEAR(2), ORDER BY t.a",
+		"ALTER TABLE x ADD y YEAR(2) DEFAULT @v",
+		"CREATE TABLE x LIKE t FOR SYSTEM_TIME ALL",
 	} {
 		if a := e.Analyze(sql, opts); a.Statements[0].Class != ClassUnparseable {
 			t.Errorf("%q read as %s %q", sql, a.Statements[0].Class, a.Statements[0].Kind)

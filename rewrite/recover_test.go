@@ -111,7 +111,6 @@ func TestRecoveredForms(t *testing.T) {
 		"explain extended select * from t FOR SYSTEM_TIME ALL",
 		"analyze table t persistent for all (select 1)",
 		// Look-alikes: a name where the masked words would be.
-		"CREATE TABLE compressed (a INT) FOR SYSTEM_TIME ALL",
 		"SELECT * FROM t LIMIT 1 ROWS EXAMINED (SELECT 1)",
 		"create or replace database t",
 		"INSERT INTO t VALUES (1) RETURNING t.a FROM x",

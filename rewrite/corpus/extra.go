@@ -981,7 +981,6 @@ var refusalCases = []Case{
 		Class: "unparseable", Refuse: "names the sandboxed table `app`.`users`"},
 	{SQL: "SELECT * FROM products FOR SYSTEM_TIME ALL UNION SELECT * FROM orders",
 		Class: "unparseable", Refuse: "names the sandboxed table `app`.`orders`"},
-	{SQL: "CREATE TABLE users_hist (id INT) WITH SYSTEM VERSIONING", Class: "unparseable", Refuse: "cannot parse this statement"},
 	{SQL: "DELETE HISTORY FROM users BEFORE SYSTEM_TIME '2024-01-01'", Class: "unparseable", Refuse: "cannot parse this statement"},
 	{SQL: "SET STATEMENT max_statement_time=1 FOR SELECT * FROM users", Class: "read", Reads: "app.users",
 		Want: "SET STATEMENT max_statement_time=1 FOR SELECT * FROM `sbx`.`s1_users`"},

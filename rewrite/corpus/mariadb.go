@@ -89,4 +89,9 @@ var mariadb = []Case{
 		Want: "REPLACE INTO `sbx`.`s1_users` (id, name) VALUES (1, 'a') RETURNING id, name"},
 	{SQL: "ANALYZE TABLE users PERSISTENT FOR COLUMNS (name) INDEXES ()", Class: "other", Reads: "app.users",
 		Want: "ANALYZE TABLE `sbx`.`s1_users` PERSISTENT FOR COLUMNS (name) INDEXES ()"},
+	// CREATE / ALTER TABLE in forms only MariaDB knows, read from their
+	// words when nothing after the name can name another table.
+	{SQL: "CREATE TABLE users_hist (id INT) WITH SYSTEM VERSIONING", Class: "ddl", Writes: "app.users_hist"},
+	{SQL: "ALTER TABLE users ADD COLUMN born YEAR(2), ADD COLUMN note BLOB COMPRESSED", Class: "ddl", Writes: "app.users",
+		Want: "ALTER TABLE `sbx`.`s1_users` ADD COLUMN born YEAR(2), ADD COLUMN note BLOB COMPRESSED"},
 }
