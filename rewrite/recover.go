@@ -46,7 +46,11 @@ var setStatementVars = map[string]bool{
 	"max_heap_table_size": true, "max_join_size": true, "sql_select_limit": true, "max_sort_length": true,
 	"max_length_for_sort_data": true, "group_concat_max_len": true, "div_precision_increment": true,
 	"big_tables": true, "sql_big_selects": true, "sql_buffer_result": true, "sql_safe_updates": true,
-	"max_recursive_iterations": true, "sql_mode": true, "in_predicate_conversion_threshold": true, "histogram_size": true,
+	"max_recursive_iterations": true, "sql_mode": true, "myisam_repair_threads": true, "myisam_sort_buffer_size": true,
+	"slow_query_log": true, "log_slow_filter": true, "log_slow_rate_limit": true, "log_slow_verbosity": true,
+	"log_slow_query_time": true, "log_slow_min_examined_row_limit": true, "min_examined_row_limit": true,
+	"profiling": true, "profiling_history_size": true, "optimizer_trace": true, "standard_compliant_cte": true,
+	"optimizer_adjust_secondary_key_costs": true, "in_predicate_conversion_threshold": true, "histogram_size": true,
 	"histogram_type": true, "use_stat_tables": true, "query_cache_type": true, "time_zone": true, "timestamp": true,
 	"lc_time_names": true, "default_week_format": true, "sql_notes": true, "sql_warnings": true,
 	"max_error_count": true, "unique_checks": true, "auto_increment_increment": true, "auto_increment_offset": true,
@@ -124,6 +128,7 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 	selecting := false
 	tableDDL := false // the statement is CREATE or ALTER TABLE
 	writing := false  // the statement is INSERT, REPLACE or DELETE
+	locking := false  // the statement is LOCK TABLE[S]
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if t.kind == tokComment {
@@ -133,6 +138,7 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 			start = false
 			selecting = word(i) == "SELECT"
 			writing = word(i) == "INSERT" || word(i) == "REPLACE" || word(i) == "DELETE"
+			locking = word(i) == "LOCK" && (word(i+1) == "TABLE" || word(i+1) == "TABLES")
 			tableDDL = false
 			if word(i) == "CREATE" || word(i) == "ALTER" {
 				// CREATE OR REPLACE TABLE / INDEX / SEQUENCE / USER /
@@ -207,6 +213,34 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 			}
 			blank(int(t.start), int(toks[end].end))
 			i = end
+		case locking && (t.kind == tokIdent || t.kind == tokQuoted) && lockAliasAt(text, toks, i):
+			// LOCK TABLES t [AS] alias READ: the alias names no table.
+			from := i
+			if word(i-1) == "AS" {
+				from = i - 1
+			}
+			blank(int(toks[from].start), int(t.end))
+		case locking && (word(i) == "CONCURRENT" && word(i-1) == "WRITE" || word(i) == "LOW_PRIORITY" && word(i+1) == "WRITE"):
+			// WRITE CONCURRENT and LOW_PRIORITY WRITE lock for writing,
+			// as WRITE does.
+			blank(int(t.start), int(t.end))
+		case word(i) == "PROCEDURE" && word(i+1) == "ANALYSE" && punct(i+2, '(') && i > 0:
+			// SELECT … PROCEDURE ANALYSE([max [, memory]]): numbers only.
+			j := i + 3
+			for j < len(toks) && (toks[j].kind == tokNumber || punct(j, ',')) {
+				j++
+			}
+			if punct(j, ')') {
+				blank(int(t.start), int(toks[j].end))
+				i = j
+			}
+		case word(i) == "VALUE" && punct(i+1, '(') && !punct(i-1, '.'):
+			// VALUE(col), MariaDB's VALUES(col): read as a call of a
+			// built-in function of the same length (the column stays).
+			if b == nil {
+				b = []byte(text)
+			}
+			copy(b[t.start:], "UPPER")
 		case writing && word(i) == "RETURNING":
 			// INSERT / REPLACE / DELETE … RETURNING columns: unqualified
 			// names, literals and operators only (no call, no subquery,
@@ -531,4 +565,27 @@ func returningEnd(text string, toks []token, i int, reserved map[string]bool) in
 		}
 	}
 	return j
+}
+
+// lockAliasAt reports whether toks[i], in LOCK TABLES, is a table's alias:
+// after AS, or right after a table name (a chain's last part) and before
+// READ, WRITE or LOW_PRIORITY.
+func lockAliasAt(text string, toks []token, i int) bool {
+	word := func(j int) string { return tokWord(text, toks, j) }
+	switch word(i + 1) {
+	case "READ", "WRITE", "LOW_PRIORITY":
+	default:
+		return false
+	}
+	if word(i-1) == "AS" {
+		return i >= 2 && (toks[i-2].kind == tokIdent || toks[i-2].kind == tokQuoted)
+	}
+	if i < 1 || toks[i-1].kind != tokIdent && toks[i-1].kind != tokQuoted {
+		return false
+	}
+	switch word(i - 1) {
+	case "TABLE", "TABLES", "READ", "WRITE", "LOCAL", "CONCURRENT", "LOW_PRIORITY":
+		return false
+	}
+	return true
 }

@@ -94,4 +94,12 @@ var mariadb = []Case{
 	{SQL: "CREATE TABLE users_hist (id INT) WITH SYSTEM VERSIONING", Class: "ddl", Writes: "app.users_hist"},
 	{SQL: "ALTER TABLE users ADD COLUMN born YEAR(2), ADD COLUMN note BLOB COMPRESSED", Class: "ddl", Writes: "app.users",
 		Want: "ALTER TABLE `sbx`.`s1_users` ADD COLUMN born YEAR(2), ADD COLUMN note BLOB COMPRESSED"},
+	// LOCK TABLES with aliases and MariaDB's lock types; VALUE(col).
+	{SQL: "LOCK TABLES users READ, orders LOW_PRIORITY WRITE", Class: "session", Reads: "app.users", Writes: "app.orders",
+		Want: "LOCK TABLES `sbx`.`s1_users` READ, `sbx`.`s1_orders` LOW_PRIORITY WRITE"},
+	{SQL: "LOCK TABLES users AS u READ, orders o WRITE CONCURRENT", Class: "session", Reads: "app.users", Writes: "app.orders",
+		Want: "LOCK TABLES `sbx`.`s1_users` AS u READ, `sbx`.`s1_orders` o WRITE CONCURRENT"},
+	{SQL: "INSERT INTO users (id, name) VALUES (1, 'a') ON DUPLICATE KEY UPDATE name = VALUE(name)", Class: "write", Writes: "app.users",
+		Want: "INSERT INTO `sbx`.`s1_users` (id, name) VALUES (1, 'a') ON DUPLICATE KEY UPDATE name = VALUE(name)"},
+	{SQL: "SELECT * FROM users PROCEDURE ANALYSE()", Class: "read", Reads: "app.users", Want: "SELECT * FROM `sbx`.`s1_users` PROCEDURE ANALYSE()"},
 }
