@@ -66,6 +66,36 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 	}
 	toks = toks[:n]
 	switch w0 := word(0); {
+	case w0 == "EXECUTE" && word(1) != "IMMEDIATE" && len(toks) > 1 && (toks[1].kind == tokIdent || toks[1].kind == tokQuoted) &&
+		(len(toks) == 2 || word(2) == "USING"):
+		// EXECUTE s USING <expressions the parser does not read>.
+		st.Class = ClassSession
+		st.Unprovable = "EXECUTE runs a statement prepared with SQL PREPARE, which the proxy cannot see"
+	case privilegeStatement(text, toks):
+		st.Class, st.Kind, st.privileges = ClassOther, w0+" "+word(1), true
+		if w0 == "GRANT" || w0 == "REVOKE" {
+			st.Kind = w0
+		}
+		a.Statements = []Statement{st}
+		a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
+		a.stmtAliases = []map[string]bool{nil}
+		a.privilegeNames(text, toks)
+		return true
+	case (w0 == "CREATE" || w0 == "ALTER" || w0 == "DROP") && (word(1) == "SERVER" || word(1) == "OR" && word(3) == "SERVER"):
+		st.Class, st.Kind = ClassOther, w0+" SERVER"
+		st.Outside = w0 + " SERVER defines a server FEDERATED and SPIDER tables reach, outside any sandbox; run it on a direct connection"
+		st.Unprovable, st.hint = w0+" SERVER defines a server other tables reach", "run it on a direct connection"
+	case (w0 == "ALTER" || w0 == "CREATE") && e.viewDDL(a, text, toks):
+		return true
+	case (w0 == "CREATE" || w0 == "ALTER") && (word(1) == "DATABASE" || word(1) == "SCHEMA"):
+		name, ifNotExists, ok := databaseDDL(text, toks)
+		if !ok {
+			return false
+		}
+		st.Class, st.Kind = ClassDDL, w0+" DATABASE"
+		if w0 == "CREATE" {
+			st.Database, st.IfNotExists = name, ifNotExists
+		}
 	case w0 == "EXECUTE" && word(1) == "IMMEDIATE" && immediateLiteral(text, toks):
 		return e.executeImmediate(a, text, toks[2])
 	case w0 == "EXECUTE" && word(1) == "IMMEDIATE":
@@ -174,6 +204,14 @@ func nameless(text string, toks []token) (kind string, class Class) {
 	switch word(0) {
 	case "XA":
 		return "XA", ClassOther
+	case "INSTALL", "UNINSTALL":
+		if word(1) == "PLUGIN" || word(1) == "SONAME" {
+			return word(0) + " " + word(1), ClassOther
+		}
+	case "CHANGE":
+		if word(1) == "MASTER" {
+			return "CHANGE MASTER", ClassOther
+		}
 	case "GET":
 		if word(1) == "DIAGNOSTICS" || (word(1) == "CURRENT" || word(1) == "STACKED") && word(2) == "DIAGNOSTICS" {
 			return "GET DIAGNOSTICS", ClassSession
@@ -521,4 +559,137 @@ func tableDDL(text string, toks []token, db string) (s site, kind string, tempor
 		}
 	}
 	return s, kind, temporary, true
+}
+
+// privilegeStatement reports the account and privilege statements: GRANT,
+// REVOKE, CREATE / ALTER / DROP / RENAME USER or ROLE, SET PASSWORD, SET
+// DEFAULT ROLE.
+func privilegeStatement(text string, toks []token) bool {
+	word := func(i int) string { return tokWord(text, toks, i) }
+	switch word(0) {
+	case "GRANT", "REVOKE":
+		return true
+	case "CREATE", "ALTER", "DROP", "RENAME":
+		i := 1
+		if word(0) == "CREATE" && word(1) == "OR" && word(2) == "REPLACE" {
+			i = 3
+		}
+		return word(i) == "USER" || word(i) == "ROLE"
+	case "SET":
+		return word(1) == "PASSWORD" || word(1) == "DEFAULT" && word(2) == "ROLE"
+	}
+	return false
+}
+
+// privilegeNames records every name of an account or privilege statement
+// (but users before @host) as loose: a GRANT may name a table anywhere, and
+// one naming a sandboxed table is refused (see looseRefusal).
+func (a *Analysis) privilegeNames(text string, toks []token) {
+	chains := buildChains(text, toks, nil)
+	declared := declaredPositions(text, toks, chains)
+	for ci, ch := range chains {
+		if declared[ci] {
+			continue
+		}
+		for _, t := range chainTables(text, toks, ch) {
+			if t.DB == "" {
+				t.DB = a.opts.DB
+			}
+			a.loose = append(a.loose, looseName{t, 0})
+		}
+	}
+}
+
+// databaseDDL reads CREATE DATABASE | SCHEMA [IF NOT EXISTS] name and ALTER
+// DATABASE | SCHEMA [name] followed by options (words, literals, '=',
+// DEFAULT): the name and IF NOT EXISTS.
+func databaseDDL(text string, toks []token) (name string, ifNotExists, ok bool) {
+	word := func(i int) string { return tokWord(text, toks, i) }
+	i := 2
+	if word(i) == "IF" && word(i+1) == "NOT" && word(i+2) == "EXISTS" {
+		ifNotExists = true
+		i += 3
+	}
+	if word(0) == "CREATE" || i < len(toks) && toks[i].kind == tokQuoted || i < len(toks) && toks[i].kind == tokIdent &&
+		!databaseOptions[word(i)] {
+		if i >= len(toks) || toks[i].kind != tokIdent && toks[i].kind != tokQuoted {
+			return "", false, false
+		}
+		name = identText(text, toks[i])
+		i++
+	}
+	for ; i < len(toks); i++ {
+		switch t := toks[i]; t.kind {
+		case tokIdent, tokQuoted, tokString, tokNumber:
+		case tokPunct:
+			if text[t.start] != '=' {
+				return "", false, false
+			}
+		default:
+			return "", false, false
+		}
+	}
+	return name, ifNotExists, true
+}
+
+// databaseOptions are the words that start an option of ALTER DATABASE
+// (which may leave out the database's name).
+var databaseOptions = map[string]bool{"DEFAULT": true, "CHARACTER": true, "CHARSET": true, "COLLATE": true, "COMMENT": true,
+	"UPGRADE": true}
+
+// viewDDL reads ALTER | CREATE [OR REPLACE] [ALGORITHM = a] [DEFINER = u]
+// [SQL SECURITY s] VIEW [IF NOT EXISTS] v [(columns)] AS query: the view is
+// written, the query analysed as a statement of its own (its sites moved to
+// their place in the text), and the tables it reads are forked first, as
+// for CREATE VIEW (Locked), so the view stays in the sandbox. ok is false
+// when the query is not one plain read the engine locates completely.
+func (e *Engine) viewDDL(a *Analysis, text string, toks []token) bool {
+	word := func(i int) string { return tokWord(text, toks, i) }
+	i := 1
+	for i < len(toks) && word(i) != "VIEW" {
+		if word(i) == "AS" || punctAt(text, toks, i, '(') || punctAt(text, toks, i, ';') {
+			return false
+		}
+		i++
+	}
+	if word(i) != "VIEW" {
+		return false
+	}
+	db := a.opts.DB
+	if word(i+1) == "IF" && word(i+2) == "NOT" && word(i+3) == "EXISTS" {
+		i += 3
+	}
+	view, next, ok := tableNameAt(text, toks, i+1, db)
+	if !ok {
+		return false
+	}
+	view.write = true
+	if punctAt(text, toks, next, '(') {
+		if next, ok = parenNames(text, toks, next); !ok {
+			return false
+		}
+	}
+	if word(next) != "AS" || next+1 >= len(toks) {
+		return false
+	}
+	start := int(toks[next+1].start)
+	inner := e.analyze(text[start:], a.opts)
+	if len(inner.Statements) != 1 || inner.Statements[0].Class != ClassRead || inner.parseErr != nil || inner.normErr != nil ||
+		inner.alteredName || len(inner.unbound) > 0 || len(inner.loose) > 0 || len(inner.cteShadows) > 0 ||
+		len(inner.prepared) > 0 || inner.parts != nil || inner.Statements[0].Unprovable != "" || inner.Statements[0].Show != nil {
+		return false
+	}
+	is := inner.Statements[0]
+	st := Statement{DB: db, Class: ClassDDL, Kind: word(0) + " VIEW", Writes: []Table{view.table}, Reads: is.Reads, Funcs: is.Funcs,
+		Locked: is.Reads, Outside: is.Outside}
+	a.sites = append(a.sites, view)
+	for _, s := range inner.sites {
+		s.start += start
+		s.end += start
+		a.sites = append(a.sites, s)
+	}
+	a.Statements = []Statement{st}
+	a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
+	a.stmtAliases = inner.stmtAliases
+	return true
 }

@@ -34,6 +34,21 @@ func TestRecognized(t *testing.T) {
 			class: ClassDDL, kind: "CREATE TABLE"},
 		{sql: "ALTER ONLINE IGNORE TABLE db.u ADD COLUMN y YEAR(2) WITH SYSTEM VERSIONING", want: "ALTER ONLINE IGNORE TABLE `sb_db`.`u` ADD COLUMN y YEAR(2) WITH SYSTEM VERSIONING",
 			class: ClassDDL, kind: "ALTER TABLE"},
+		// Views the parser does not read: ALTER VIEW, CREATE VIEW IF NOT
+		// EXISTS; their tables are forked first (Locked).
+		{sql: "ALTER ALGORITHM=MERGE SQL SECURITY INVOKER VIEW v (x) AS SELECT a FROM t WHERE a IN (SELECT b FROM db.u)",
+			want:  "ALTER ALGORITHM=MERGE SQL SECURITY INVOKER VIEW v (x) AS SELECT a FROM `sb_app`.`t` WHERE a IN (SELECT b FROM `sb_db`.`u`)",
+			class: ClassDDL, kind: "ALTER VIEW"},
+		{sql: "CREATE VIEW IF NOT EXISTS v AS SELECT * FROM t", want: "CREATE VIEW IF NOT EXISTS v AS SELECT * FROM `sb_app`.`t`", class: ClassDDL, kind: "CREATE VIEW"},
+		// Accounts, databases, servers, replication, plugins.
+		{sql: "CREATE USER foo@localhost IDENTIFIED VIA ed25519 USING PASSWORD('x')", want: "CREATE USER foo@localhost IDENTIFIED VIA ed25519 USING PASSWORD('x')",
+			class: ClassOther, kind: "CREATE USER"},
+		{sql: "GRANT SELECT ON t TO u@h WITH MAX_QUERIES_PER_HOUR 10 MAX_STATEMENT_TIME 60", refuse: "privileges are the server's", class: ClassOther, kind: "GRANT"},
+		{sql: "CREATE DATABASE IF NOT EXISTS d CHARACTER SET latin1 COLLATE DEFAULT", want: "CREATE DATABASE IF NOT EXISTS d CHARACTER SET latin1 COLLATE DEFAULT",
+			class: ClassDDL, kind: "CREATE DATABASE"},
+		{sql: "CREATE SERVER s FOREIGN DATA WRAPPER mysql OPTIONS (HOST 'h')", refuse: "run it on a direct connection", class: ClassOther, kind: "CREATE SERVER"},
+		{sql: "CHANGE MASTER TO MASTER_HOST='127.0.0.1'", want: "CHANGE MASTER TO MASTER_HOST='127.0.0.1'", class: ClassOther, kind: "CHANGE MASTER"},
+		{sql: "EXECUTE s USING POINT(1, 1)", refuse: "EXECUTE runs a statement prepared", class: ClassSession},
 		{sql: "XA START 'x', 'y', 1", want: "XA START 'x', 'y', 1", class: ClassOther, kind: "XA"},
 		{sql: "GET STACKED DIAGNOSTICS CONDITION 1 @m = MESSAGE_TEXT, @n = MYSQL_ERRNO", want: "GET STACKED DIAGNOSTICS CONDITION 1 @m = MESSAGE_TEXT, @n = MYSQL_ERRNO",
 			class: ClassSession, kind: "GET DIAGNOSTICS"},
@@ -94,6 +109,9 @@ func TestRecognized(t *testing.T) {
 		"ALTER TABLE x ADD y YEAR(2), ORDER BY t.a",
 		"ALTER TABLE x ADD y YEAR(2) DEFAULT @v",
 		"CREATE TABLE x LIKE t FOR SYSTEM_TIME ALL",
+		// A view whose query is not read completely.
+		"ALTER VIEW v AS SELECT * FROM t FOR SYSTEM_TIME ALL",
+		"ALTER VIEW v AS SELECT 1; DELETE FROM t",
 	} {
 		if a := e.Analyze(sql, opts); a.Statements[0].Class != ClassUnparseable {
 			t.Errorf("%q read as %s %q", sql, a.Statements[0].Class, a.Statements[0].Kind)

@@ -102,4 +102,12 @@ var mariadb = []Case{
 	{SQL: "INSERT INTO users (id, name) VALUES (1, 'a') ON DUPLICATE KEY UPDATE name = VALUE(name)", Class: "write", Writes: "app.users",
 		Want: "INSERT INTO `sbx`.`s1_users` (id, name) VALUES (1, 'a') ON DUPLICATE KEY UPDATE name = VALUE(name)"},
 	{SQL: "SELECT * FROM users PROCEDURE ANALYSE()", Class: "read", Reads: "app.users", Want: "SELECT * FROM `sbx`.`s1_users` PROCEDURE ANALYSE()"},
+	// Views the parser does not read; accounts and databases in MariaDB's
+	// forms.
+	{SQL: "ALTER VIEW active_users AS SELECT * FROM users WHERE id IN (SELECT user_id FROM orders)", Class: "ddl",
+		Reads: "app.orders,app.users", Writes: "app.active_users",
+		Want: "ALTER VIEW active_users AS SELECT * FROM `sbx`.`s1_users` WHERE id IN (SELECT user_id FROM `sbx`.`s1_orders`)"},
+	{SQL: "CREATE VIEW IF NOT EXISTS user_names AS SELECT name FROM users", Class: "ddl", Reads: "app.users", Writes: "app.user_names",
+		Want: "CREATE VIEW IF NOT EXISTS user_names AS SELECT name FROM `sbx`.`s1_users`"},
+	{SQL: "CREATE DATABASE IF NOT EXISTS reports CHARACTER SET latin2 COLLATE DEFAULT", Class: "ddl"},
 }
