@@ -180,6 +180,11 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		e.analyzePieces(a, append([]token(nil), sc.toks...))
 		return a
 	}
+	if isCompound(sql, sc.toks) && e.analyzeCompound(a, append([]token(nil), sc.toks...)) {
+		// A compound statement sent as a statement: read like a
+		// procedure's body (routine.go).
+		return a
+	}
 	stmts, release, err := e.parse(previousAsNext(sql, opts), opts)
 	defer release()
 	rec := masked{junk: -1}

@@ -69,6 +69,10 @@ func TestRecoveredForms(t *testing.T) {
 		{"LOCK TABLES t AS a READ, t b WRITE CONCURRENT, t LOW_PRIORITY WRITE", "LOCK TABLES `sb_app`.`t` AS a READ, `sb_app`.`t` b WRITE CONCURRENT, `sb_app`.`t` LOW_PRIORITY WRITE", "LOCK TABLES"},
 		{"SELECT * FROM t PROCEDURE ANALYSE(10, 2000)", "SELECT * FROM `sb_app`.`t` PROCEDURE ANALYSE(10, 2000)", "SELECT"},
 		{"INSERT INTO t (a) VALUES (1) ON DUPLICATE KEY UPDATE a = VALUE(a) + 1", "INSERT INTO `sb_app`.`t` (a) VALUES (1) ON DUPLICATE KEY UPDATE a = VALUE(a) + 1", "INSERT"},
+		// Compound statements sent as statements (routine.go).
+		{"lbl: LOOP DELETE FROM t; LEAVE lbl; END LOOP", "lbl: LOOP DELETE FROM `sb_app`.`t`; LEAVE lbl; END LOOP", "COMPOUND"},
+		{"BEGIN NOT ATOMIC DECLARE n INT DEFAULT (SELECT COUNT(*) FROM t); IF n > 0 THEN INSERT INTO t VALUES (n); END IF; END",
+			"BEGIN NOT ATOMIC DECLARE n INT DEFAULT (SELECT COUNT(*) FROM `sb_app`.`t`); IF n > 0 THEN INSERT INTO `sb_app`.`t` VALUES (n); END IF; END", "COMPOUND"},
 		// RETURNING columns.
 		{"REPLACE INTO t (id, a) VALUES (1, 2) RETURNING id, a * 2 AS twice, *", "REPLACE INTO `sb_app`.`t` (id, a) VALUES (1, 2) RETURNING id, a * 2 AS twice, *", "REPLACE"},
 		{"DELETE FROM t WHERE id = 1 RETURNING id; SELECT 1", "DELETE FROM `sb_app`.`t` WHERE id = 1 RETURNING id; SELECT 1", "DELETE SELECT"},
@@ -99,7 +103,6 @@ func TestRecoveredForms(t *testing.T) {
 		"SET STATEMENT character_set_client=gbk FOR SELECT * FROM t",
 		"SET STATEMENT max_statement_time=(SELECT 1) FOR SELECT * FROM t",
 		// Statements that only look like syntax errors: labels, keywords.
-		"lbl: LOOP DELETE FROM t; LEAVE lbl; END LOOP",
 		"SELECT 1; `lbl`: BEGIN NOT ATOMIC DELETE FROM t; END",
 		"SELECT 1; REPLACE INTO t SELECT * FROM t FOR SYSTEM_TIME ALL",
 		"SELECT 1; BEGIN NOT ATOMIC DELETE FROM t; END",

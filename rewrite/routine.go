@@ -823,3 +823,74 @@ func (a *Analysis) routineReps(st *Statement, rr RoutineResolver) ([]replacement
 	}
 	return reps, nil
 }
+
+// compoundStarters are the words that start a compound statement outside a
+// stored program (MariaDB runs BEGIN NOT ATOMIC, IF, CASE, LOOP, WHILE,
+// REPEAT and FOR blocks sent as statements).
+var compoundStarters = map[string]bool{"IF": true, "CASE": true, "LOOP": true, "WHILE": true, "REPEAT": true, "FOR": true}
+
+// isCompound reports whether the input (tokens toks of text) starts with a
+// compound statement: BEGIN NOT ATOMIC, a block keyword, or a label.
+func isCompound(text string, toks []token) bool {
+	w := func(i int) string { return tokWord(text, toks, i) }
+	switch {
+	case w(0) == "BEGIN" && w(1) == "NOT" && w(2) == "ATOMIC", compoundStarters[w(0)]:
+		return true
+	case len(toks) > 2 && (toks[0].kind == tokIdent || toks[0].kind == tokQuoted) && punctAt(text, toks, 1, ':'):
+		return w(2) == "BEGIN" || compoundStarters[w(2)]
+	}
+	return false
+}
+
+// analyzeCompound reads an input that is one compound statement with the
+// procedure body's reader: each statement and expression of the block is
+// analysed alone and rewritten in place (a part each). It reports false,
+// leaving the input to the parser (which refuses it), when the block holds
+// anything but reads, writes and plain SET of variables — statements the
+// session must see sent alone (DDL, transactions, USE, SHOW, CALL, …) —
+// or is not the whole input.
+func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
+	text := a.text
+	r := &Routine{}
+	b := &bodyReader{e: e, a: a, toks: toks, db: a.opts.DB, r: r}
+	end, why := b.statement(0, 0)
+	if why != "" {
+		return false
+	}
+	for ; end < len(toks); end++ {
+		if !punctAt(text, toks, end, ';') {
+			return false
+		}
+	}
+	st := Statement{DB: a.opts.DB, Class: ClassRead, Kind: "COMPOUND"}
+	for _, sub := range r.Body {
+		for _, bs := range sub.Statements {
+			switch {
+			case bs.Unprovable != "" || bs.Show != nil || bs.Routine != nil || bs.Kind == "SYNTAX ERROR":
+				return false
+			case bs.Class == ClassWrite:
+				st.Class = ClassWrite
+			case bs.Class == ClassRead:
+			case bs.Class == ClassSession && bs.Kind == "SET" && !bs.ChangesLexing && !bs.ChangesIsolation:
+			default:
+				return false
+			}
+			st.Reads = append(st.Reads, bs.Reads...)
+			st.Writes = append(st.Writes, bs.Writes...)
+			st.Locked = append(st.Locked, bs.Locked...)
+			st.Funcs = append(st.Funcs, bs.Funcs...)
+			if st.Outside == "" {
+				st.Outside = bs.Outside
+			}
+		}
+	}
+	if len(st.Writes) > 0 {
+		st.Class = ClassWrite
+	}
+	a.Statements = []Statement{st}
+	a.stmtStarts, a.stmtDBs = []int{0}, []string{a.opts.DB}
+	for i, sub := range r.Body {
+		a.parts = append(a.parts, part{start: r.bodyAt[i], sub: sub})
+	}
+	return true
+}

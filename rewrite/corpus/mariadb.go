@@ -110,4 +110,11 @@ var mariadb = []Case{
 	{SQL: "CREATE VIEW IF NOT EXISTS user_names AS SELECT name FROM users", Class: "ddl", Reads: "app.users", Writes: "app.user_names",
 		Want: "CREATE VIEW IF NOT EXISTS user_names AS SELECT name FROM `sbx`.`s1_users`"},
 	{SQL: "CREATE DATABASE IF NOT EXISTS reports CHARACTER SET latin2 COLLATE DEFAULT", Class: "ddl"},
+	// Compound statements sent as statements, read like a procedure's
+	// body: each statement and expression rewritten in place.
+	{SQL: "BEGIN NOT ATOMIC DECLARE n INT DEFAULT (SELECT COUNT(*) FROM orders); IF n > 0 THEN UPDATE users SET name = 'x' WHERE id = n; END IF; END",
+		Class: "write", Reads: "app.orders", Writes: "app.users",
+		Want: "BEGIN NOT ATOMIC DECLARE n INT DEFAULT (SELECT COUNT(*) FROM `sbx`.`s1_orders`); IF n > 0 THEN UPDATE `sbx`.`s1_users` SET name = 'x' WHERE id = n; END IF; END"},
+	{SQL: "FOR i IN 1..3 DO INSERT INTO orders (id) VALUES (i); END FOR", Class: "write", Writes: "app.orders",
+		Want: "FOR i IN 1..3 DO INSERT INTO `sbx`.`s1_orders` (id) VALUES (i); END FOR"},
 }
