@@ -124,6 +124,8 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 	punct := func(i int, c byte) bool {
 		return i >= 0 && i < len(toks) && toks[i].kind == tokPunct && text[toks[i].start] == c
 	}
+	starts := map[int]bool{} // token indexes that start a statement
+	start0 := func(i int) bool { return starts[i] }
 	start := true // toks[i] starts a statement
 	selecting := false
 	tableDDL := false // the statement is CREATE or ALTER TABLE
@@ -136,6 +138,7 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 		}
 		if start {
 			start = false
+			starts[i] = true
 			selecting = word(i) == "SELECT"
 			writing = word(i) == "INSERT" || word(i) == "REPLACE" || word(i) == "DELETE"
 			locking = word(i) == "LOCK" && (word(i+1) == "TABLE" || word(i+1) == "TABLES")
@@ -234,6 +237,15 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 				blank(int(t.start), int(toks[j].end))
 				i = j
 			}
+		case word(i) == "VALUES" && punct(i+1, '(') && (i == 0 || start0(i) || punct(i-1, '(') ||
+			word(i-1) == "UNION" || word(i-1) == "EXCEPT" || word(i-1) == "INTERSECT" || word(i-1) == "ALL" || word(i-1) == "DISTINCT"):
+			// A table value constructor, VALUES (1, 2), (3, 4), where a
+			// query starts: read as SELECT of row values (the same
+			// length); the rows' expressions are read as they are.
+			if b == nil {
+				b = []byte(text)
+			}
+			copy(b[t.start:], "SELECT")
 		case word(i) == "VALUE" && punct(i+1, '(') && !punct(i-1, '.'):
 			// VALUE(col), MariaDB's VALUES(col): read as a call of a
 			// built-in function of the same length (the column stays).

@@ -73,6 +73,9 @@ func TestRecoveredForms(t *testing.T) {
 		{"lbl: LOOP DELETE FROM t; LEAVE lbl; END LOOP", "lbl: LOOP DELETE FROM `sb_app`.`t`; LEAVE lbl; END LOOP", "COMPOUND"},
 		{"BEGIN NOT ATOMIC DECLARE n INT DEFAULT (SELECT COUNT(*) FROM t); IF n > 0 THEN INSERT INTO t VALUES (n); END IF; END",
 			"BEGIN NOT ATOMIC DECLARE n INT DEFAULT (SELECT COUNT(*) FROM `sb_app`.`t`); IF n > 0 THEN INSERT INTO `sb_app`.`t` VALUES (n); END IF; END", "COMPOUND"},
+		// Table value constructors.
+		{"VALUES (1, 2), (3, 4) UNION ALL SELECT a, b FROM t", "VALUES (1, 2), (3, 4) UNION ALL SELECT a, b FROM `sb_app`.`t`", "SELECT"},
+		{"SELECT * FROM t WHERE a IN (VALUES (1), (2)) AND b = ALL (VALUES (3))", "SELECT * FROM `sb_app`.`t` WHERE a IN (VALUES (1), (2)) AND b = ALL (VALUES (3))", "SELECT"},
 		// RETURNING columns.
 		{"REPLACE INTO t (id, a) VALUES (1, 2) RETURNING id, a * 2 AS twice, *", "REPLACE INTO `sb_app`.`t` (id, a) VALUES (1, 2) RETURNING id, a * 2 AS twice, *", "REPLACE"},
 		{"DELETE FROM t WHERE id = 1 RETURNING id; SELECT 1", "DELETE FROM `sb_app`.`t` WHERE id = 1 RETURNING id; SELECT 1", "DELETE SELECT"},

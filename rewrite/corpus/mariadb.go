@@ -117,4 +117,7 @@ var mariadb = []Case{
 		Want: "BEGIN NOT ATOMIC DECLARE n INT DEFAULT (SELECT COUNT(*) FROM `sbx`.`s1_orders`); IF n > 0 THEN UPDATE `sbx`.`s1_users` SET name = 'x' WHERE id = n; END IF; END"},
 	{SQL: "FOR i IN 1..3 DO INSERT INTO orders (id) VALUES (i); END FOR", Class: "write", Writes: "app.orders",
 		Want: "FOR i IN 1..3 DO INSERT INTO `sbx`.`s1_orders` (id) VALUES (i); END FOR"},
+	// Table value constructors.
+	{SQL: "SELECT * FROM users WHERE id IN (VALUES (1), (2)) UNION VALUES (3, 'x')", Class: "read", Reads: "app.users",
+		Want: "SELECT * FROM `sbx`.`s1_users` WHERE id IN (VALUES (1), (2)) UNION VALUES (3, 'x')"},
 }
