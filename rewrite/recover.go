@@ -246,6 +246,37 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 				b = []byte(text)
 			}
 			copy(b[t.start:], "SELECT")
+		case word(i) == "NOWAIT" && i > 0 || word(i) == "WAIT" && i > 0 && i+1 < len(toks) && toks[i+1].kind == tokNumber:
+			// NOWAIT and WAIT n (seconds to wait for a lock): no name.
+			end := i
+			if word(i) == "WAIT" {
+				end++
+			}
+			blank(int(t.start), int(toks[end].end))
+			i = end
+		case word(i) == "WITHIN" && word(i+1) == "GROUP" && punct(i+2, '(') && word(i+3) == "ORDER" && word(i+4) == "BY":
+			// PERCENTILE_CONT(f) WITHIN GROUP (ORDER BY col [ASC | DESC]):
+			// the ordering names a column of the query (no qualifier, no
+			// call, no subquery).
+			j := i + 5
+			for j < len(toks) && (toks[j].kind == tokIdent && !e.reserved[strings.ToLower(text[toks[j].start:toks[j].end])] ||
+				toks[j].kind == tokQuoted || word(j) == "ASC" || word(j) == "DESC" || punct(j, ',')) {
+				j++
+			}
+			if punct(j, ')') && j > i+5 {
+				blank(int(t.start), int(toks[j].end))
+				i = j
+			}
+		case (word(i) == "PERCENTILE_CONT" || word(i) == "PERCENTILE_DISC" || word(i) == "MEDIAN") && punct(i+1, '(') &&
+			!punct(i-1, '.') && windowCall(text, toks, i+1):
+			// MariaDB's ordered-set aggregates, read as the window
+			// function LAG of the same arguments (the name padded with
+			// blanks): their arguments are expressions like any.
+			if b == nil {
+				b = []byte(text)
+			}
+			copy(b[t.start:], "LAG")
+			blank(int(t.start)+3, int(t.end))
 		case word(i) == "VALUE" && punct(i+1, '(') && !punct(i-1, '.'):
 			// VALUE(col), MariaDB's VALUES(col): read as a call of a
 			// built-in function of the same length (the column stays).
@@ -600,4 +631,22 @@ func lockAliasAt(text string, toks []token, i int) bool {
 		return false
 	}
 	return true
+}
+
+// windowCall reports whether the call whose '(' is toks[open] is followed
+// by WITHIN GROUP or OVER: a window or ordered-set function's call.
+func windowCall(text string, toks []token, open int) bool {
+	depth := 0
+	for j := open; j < len(toks); j++ {
+		switch {
+		case punctAt(text, toks, j, '('):
+			depth++
+		case punctAt(text, toks, j, ')'):
+			if depth--; depth == 0 {
+				w := tokWord(text, toks, j+1)
+				return w == "OVER" || w == "WITHIN" && tokWord(text, toks, j+2) == "GROUP"
+			}
+		}
+	}
+	return false
 }

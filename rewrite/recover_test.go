@@ -76,6 +76,11 @@ func TestRecoveredForms(t *testing.T) {
 		// Table value constructors.
 		{"VALUES (1, 2), (3, 4) UNION ALL SELECT a, b FROM t", "VALUES (1, 2), (3, 4) UNION ALL SELECT a, b FROM `sb_app`.`t`", "SELECT"},
 		{"SELECT * FROM t WHERE a IN (VALUES (1), (2)) AND b = ALL (VALUES (3))", "SELECT * FROM `sb_app`.`t` WHERE a IN (VALUES (1), (2)) AND b = ALL (VALUES (3))", "SELECT"},
+		// Ordered-set aggregates; lock waits.
+		{"SELECT name, PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY score DESC) OVER (PARTITION BY name), MEDIAN(score) OVER () FROM t",
+			"SELECT name, PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY score DESC) OVER (PARTITION BY name), MEDIAN(score) OVER () FROM `sb_app`.`t`", "SELECT"},
+		{"SELECT * FROM t FOR UPDATE WAIT 1", "SELECT * FROM `sb_app`.`t` FOR UPDATE WAIT 1", "SELECT"},
+		{"ALTER TABLE t NOWAIT ADD COLUMN b INT", "ALTER TABLE `sb_app`.`t` NOWAIT ADD COLUMN b INT", "ALTER TABLE"},
 		// RETURNING columns.
 		{"REPLACE INTO t (id, a) VALUES (1, 2) RETURNING id, a * 2 AS twice, *", "REPLACE INTO `sb_app`.`t` (id, a) VALUES (1, 2) RETURNING id, a * 2 AS twice, *", "REPLACE"},
 		{"DELETE FROM t WHERE id = 1 RETURNING id; SELECT 1", "DELETE FROM `sb_app`.`t` WHERE id = 1 RETURNING id; SELECT 1", "DELETE SELECT"},
@@ -125,6 +130,8 @@ func TestRecoveredForms(t *testing.T) {
 		"SELECT * FROM t LIMIT 1 ROWS EXAMINED (SELECT 1)",
 		"create or replace database t",
 		"INSERT INTO t VALUES (1) RETURNING t.a FROM x",
+		"INSERT INTO median(a) VALUES (1) FOR SYSTEM_TIME ALL",
+		"SELECT PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY (SELECT a FROM t)) OVER () FROM t FOR SYSTEM_TIME ALL",
 		"INSERT INTO t VALUES (1) RETURNING f(a) FROM x",
 	} {
 		if res, err := e.Rewrite(sql, opts, r); err == nil {

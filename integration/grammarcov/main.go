@@ -277,7 +277,7 @@ func deliberate(msg string) bool {
 		// Statements whose effects happen where the proxy cannot see.
 		"acts on a stored function, trigger, event or package", "is dynamic SQL the proxy cannot see",
 		"EXECUTE runs a statement prepared with SQL PREPARE", "CALL runs a stored procedure whose statements the proxy cannot see",
-		"the proxy must see sent itself", "SERVER defines a server other tables reach", "privileges are the server's, not the sandbox's",
+		"the proxy must see sent itself", "SERVER defines a server other tables reach", "shows what the whole server holds", "writes a file on the database server", "privileges are the server's, not the sandbox's",
 	} {
 		if strings.Contains(msg, s) {
 			return true

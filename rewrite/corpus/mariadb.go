@@ -120,4 +120,9 @@ var mariadb = []Case{
 	// Table value constructors.
 	{SQL: "SELECT * FROM users WHERE id IN (VALUES (1), (2)) UNION VALUES (3, 'x')", Class: "read", Reads: "app.users",
 		Want: "SELECT * FROM `sbx`.`s1_users` WHERE id IN (VALUES (1), (2)) UNION VALUES (3, 'x')"},
+	// Ordered-set aggregates; lock waits.
+	{SQL: "SELECT name, PERCENTILE_DISC(0.5) WITHIN GROUP (ORDER BY total) OVER (PARTITION BY name) FROM orders", Class: "read", Reads: "app.orders",
+		Want: "SELECT name, PERCENTILE_DISC(0.5) WITHIN GROUP (ORDER BY total) OVER (PARTITION BY name) FROM `sbx`.`s1_orders`"},
+	{SQL: "SELECT * FROM users WHERE id = 1 FOR UPDATE NOWAIT", Class: "read", Reads: "app.users",
+		Want: "SELECT * FROM `sbx`.`s1_users` WHERE id = 1 FOR UPDATE NOWAIT"},
 }
