@@ -451,6 +451,13 @@ func (e *Engine) executeImmediate(a *Analysis, text string, lit token) bool {
 		st.hint = "send the statement itself"
 	} else {
 		st.Class, st.Temporary = inner.Statements[0].Class, inner.Statements[0].Temporary
+		if st.Class == ClassDDL {
+			// The session knows a CREATE VIEW by its kind, which is
+			// EXECUTE IMMEDIATE here: the tables a DDL statement reads
+			// are forked first (Locked) as a CREATE VIEW's are, so a
+			// view made this way stays in the sandbox too.
+			st.Locked = append(st.Locked, st.Reads...)
+		}
 	}
 	for _, is := range inner.Statements {
 		st.Funcs = append(st.Funcs, is.Funcs...)

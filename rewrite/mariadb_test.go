@@ -58,6 +58,7 @@ func TestRecognized(t *testing.T) {
 		{sql: "EXECUTE IMMEDIATE 'DELETE FROM t WHERE id = ?' USING 1", want: "EXECUTE IMMEDIATE 'DELETE FROM `sb_app`.`t` WHERE id = ?' USING 1",
 			class: ClassWrite, kind: "EXECUTE IMMEDIATE"},
 		{sql: "EXECUTE IMMEDIATE 'SELECT * FROM t'", want: "EXECUTE IMMEDIATE 'SELECT * FROM `sb_app`.`t`'", class: ClassRead, kind: "EXECUTE IMMEDIATE"},
+		{sql: "EXECUTE IMMEDIATE 'CREATE VIEW v AS SELECT * FROM t'", want: "EXECUTE IMMEDIATE 'CREATE VIEW v AS SELECT * FROM `sb_app`.`t`'", class: ClassDDL, kind: "EXECUTE IMMEDIATE"},
 		// Refused for what they are.
 		{sql: "CREATE FUNCTION f() RETURNS INT BEGIN DELETE FROM t; RETURN 1; END", refuse: "CREATE FUNCTION acts on a stored function",
 			class: ClassRoutine, kind: "CREATE FUNCTION"},
@@ -83,6 +84,13 @@ func TestRecognized(t *testing.T) {
 			t.Errorf("%q: %v", c.sql, err)
 		case res.SQL != c.want:
 			t.Errorf("%q\n got %q\nwant %q", c.sql, res.SQL, c.want)
+		}
+	}
+	// A view made by EXECUTE IMMEDIATE or ALTER VIEW has its tables forked
+	// first, as a CREATE VIEW's are.
+	for _, sql := range []string{"EXECUTE IMMEDIATE 'CREATE VIEW v AS SELECT * FROM t'", "ALTER VIEW v AS SELECT * FROM t"} {
+		if st := e.Analyze(sql, opts).Statements[0]; tables(st.Locked) != "app.t" {
+			t.Errorf("%q: locked %v", sql, st.Locked)
 		}
 	}
 	for _, sql := range []string{

@@ -277,7 +277,7 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 			}
 			copy(b[t.start:], "LAG")
 			blank(int(t.start)+3, int(t.end))
-		case word(i) == "VALUE" && punct(i+1, '(') && !punct(i-1, '.'):
+		case word(i) == "VALUE" && punct(i+1, '(') && i > 0 && toks[i-1].kind == tokPunct && !punct(i-1, '.') && !punct(i-1, ')'):
 			// VALUE(col), MariaDB's VALUES(col): read as a call of a
 			// built-in function of the same length (the column stays).
 			if b == nil {
