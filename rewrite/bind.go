@@ -447,6 +447,14 @@ func (a *Analysis) collectLoose(toks []token, chains []chain, columns map[string
 		if si < len(a.Statements) && a.Statements[si].Unprovable != "" {
 			continue // refused whatever it names
 		}
+		if si < len(a.stmtDeclared) && len(a.stmtDeclared) == len(a.Statements) && ch.n == 2 && !ch.star {
+			// alias.column: a column of a table or CTE the statement
+			// names another way, both declared by its tree.
+			own := a.stmtDeclared[si]
+			if own[strings.ToLower(identText(a.text, toks[ch.first]))] && own[strings.ToLower(identText(a.text, toks[ch.tok(1)]))] {
+				continue
+			}
+		}
 		if si < len(a.stmtDeclared) && len(a.stmtDeclared) == len(a.Statements) && ch.n == 1 {
 			own := a.stmtDeclared[si]
 			if own[strings.ToLower(identText(a.text, toks[ch.first]))] {
