@@ -889,17 +889,7 @@ func (e *Engine) bindPrepared(a *Analysis, p *ast.PrepareStmt, db string) {
 		a.prepared = append(a.prepared, preparedSite{start: int(t.start), end: int(t.end), inner: inner})
 		st := &a.Statements[len(a.Statements)-1]
 		st.Reads, st.Writes = inner.reads(), inner.writes()
-		for _, is := range inner.Statements {
-			st.Funcs = append(st.Funcs, is.Funcs...)
-			st.Locked = append(st.Locked, is.Locked...)
-			st.Like = append(st.Like, is.Like...)
-			if st.Outside == "" {
-				st.Outside = is.Outside
-			}
-			st.ChangesLexing = st.ChangesLexing || is.ChangesLexing
-			st.ChangesIsolation = st.ChangesIsolation || is.ChangesIsolation
-			st.Serializable = st.Serializable || is.Serializable
-		}
+		st.takeInner(inner)
 		return
 	}
 	a.Statements[len(a.Statements)-1].Unprovable = "the text of PREPARE ... FROM '...' could not be located"
@@ -1356,3 +1346,20 @@ func declaredNames(c *collector) map[string]bool {
 var typeWords = map[string]bool{"JSON": true, "INET4": true, "INET6": true, "UUID": true, "TEXT": true, "DATE": true,
 	"TIME": true, "TIMESTAMP": true, "DATETIME": true, "YEAR": true, "BIT": true, "BOOL": true, "BOOLEAN": true,
 	"ENUM": true, "SERIAL": true, "NATIONAL": true, "NCHAR": true, "FIXED": true}
+
+// takeInner adds to st, a statement that runs another's text (PREPARE …
+// FROM 'text', EXECUTE IMMEDIATE 'text'), what the statements of that
+// text call, lock, copy, reach and change.
+func (st *Statement) takeInner(inner *Analysis) {
+	for _, is := range inner.Statements {
+		st.Funcs = append(st.Funcs, is.Funcs...)
+		st.Locked = append(st.Locked, is.Locked...)
+		st.Like = append(st.Like, is.Like...)
+		if st.Outside == "" {
+			st.Outside = is.Outside
+		}
+		st.ChangesLexing = st.ChangesLexing || is.ChangesLexing
+		st.ChangesIsolation = st.ChangesIsolation || is.ChangesIsolation
+		st.Serializable = st.Serializable || is.Serializable
+	}
+}

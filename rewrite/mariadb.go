@@ -459,19 +459,11 @@ func (e *Engine) executeImmediate(a *Analysis, text string, lit token) bool {
 			st.Locked = append(st.Locked, st.Reads...)
 		}
 	}
+	st.takeInner(inner)
 	for _, is := range inner.Statements {
-		st.Funcs = append(st.Funcs, is.Funcs...)
-		st.Locked = append(st.Locked, is.Locked...)
-		st.Like = append(st.Like, is.Like...)
-		if st.Outside == "" {
-			st.Outside = is.Outside
-		}
 		if st.Unprovable == "" && is.Unprovable != "" {
 			st.Unprovable = is.Unprovable
 		}
-		st.ChangesLexing = st.ChangesLexing || is.ChangesLexing
-		st.ChangesIsolation = st.ChangesIsolation || is.ChangesIsolation
-		st.Serializable = st.Serializable || is.Serializable
 	}
 	a.Statements = []Statement{st}
 	return true

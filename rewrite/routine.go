@@ -290,13 +290,7 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string) (
 	}
 	for _, b := range r.Body {
 		for _, bs := range b.Statements {
-			st.Reads = append(st.Reads, bs.Reads...)
-			st.Writes = append(st.Writes, bs.Writes...)
-			st.Locked = append(st.Locked, bs.Locked...)
-			st.Funcs = append(st.Funcs, bs.Funcs...)
-			if st.Outside == "" {
-				st.Outside = bs.Outside
-			}
+			st.takeBody(bs)
 			if bs.Unprovable != "" && st.Unprovable == "" {
 				st.Unprovable = bs.Unprovable + " (in the body of procedure " + QuoteIdent(r.Name) + ")"
 			}
@@ -380,25 +374,16 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 		if w(j) == "NOT" && w(j+1) == "ATOMIC" {
 			j += 2
 		}
-		for {
-			if j >= len(toks) {
-				return 0, "the procedure's BEGIN has no END"
-			}
-			if w(j) == "END" && (j+1 == len(toks) || punctAt(text, toks, j+1, ';')) {
-				return j + 1, ""
-			}
-			if w(j) == "END" && endLabel(text, toks, j+1) {
-				return j + 2, "" // END label
-			}
-			k, why := b.statement(j, depth+1)
-			if why != "" {
-				return 0, why
-			}
-			if !punctAt(text, toks, k, ';') {
-				return 0, "the proxy cannot read where a statement of the procedure's body ends"
-			}
-			j = k + 1
+		k, why := b.statements(j, depth, "END")
+		switch {
+		case why != "":
+			return 0, why
+		case k+1 == len(toks) || punctAt(text, toks, k+1, ';'):
+			return k + 1, ""
+		case endLabel(text, toks, k+1):
+			return k + 2, "" // END label
 		}
+		return 0, "the proxy cannot read where a BEGIN of the procedure's body ends"
 	case "DECLARE":
 		end := semi(i)
 		for k := i + 1; k < end; k++ {
@@ -546,34 +531,12 @@ func (b *bodyReader) find(i int, w string) int {
 
 // ifStatement reads IF cond THEN … [ELSEIF cond THEN …] [ELSE …] END IF.
 func (b *bodyReader) ifStatement(i, depth int) (int, string) {
-	text, toks := b.a.text, b.toks
-	for {
-		then := b.find(i+1, "THEN")
-		if then < 0 {
-			return 0, "the proxy cannot read this IF in a procedure body"
-		}
-		if why := b.expr(i+1, then); why != "" {
-			return 0, why
-		}
-		k, why := b.statements(then+1, depth, "ELSEIF", "ELSE", "END")
-		if why != "" {
-			return 0, why
-		}
-		switch tokWord(text, toks, k) {
-		case "ELSEIF":
-			i = k
-			continue
-		case "ELSE":
-			k, why = b.statements(k+1, depth, "END")
-		}
-		return b.endOf(k, "IF", why)
-	}
+	return b.branches(i, depth, "IF", "ELSEIF")
 }
 
 // caseStatement reads CASE [value] WHEN v THEN … [WHEN …] [ELSE …] END
 // CASE.
 func (b *bodyReader) caseStatement(i, depth int) (int, string) {
-	text, toks := b.a.text, b.toks
 	when := b.find(i+1, "WHEN")
 	if when < 0 {
 		return 0, "the proxy cannot read this CASE in a procedure body"
@@ -583,26 +546,35 @@ func (b *bodyReader) caseStatement(i, depth int) (int, string) {
 			return 0, why
 		}
 	}
+	return b.branches(when, depth, "CASE", "WHEN")
+}
+
+// branches reads the branches of an IF or a CASE from toks[i], the word
+// opening the first (IF, WHEN): a condition up to THEN and statements up
+// to the next branch's word (next), ELSE or END; then ELSE's statements
+// and END kw.
+func (b *bodyReader) branches(i, depth int, kw, next string) (int, string) {
+	text, toks := b.a.text, b.toks
 	for {
-		then := b.find(when+1, "THEN")
+		then := b.find(i+1, "THEN")
 		if then < 0 {
-			return 0, "the proxy cannot read this CASE in a procedure body"
+			return 0, "the proxy cannot read this " + kw + " in a procedure body"
 		}
-		if why := b.expr(when+1, then); why != "" {
+		if why := b.expr(i+1, then); why != "" {
 			return 0, why
 		}
-		k, why := b.statements(then+1, depth, "WHEN", "ELSE", "END")
+		k, why := b.statements(then+1, depth, next, "ELSE", "END")
 		if why != "" {
 			return 0, why
 		}
 		switch tokWord(text, toks, k) {
-		case "WHEN":
-			when = k
+		case next:
+			i = k
 			continue
 		case "ELSE":
 			k, why = b.statements(k+1, depth, "END")
 		}
-		return b.endOf(k, "CASE", why)
+		return b.endOf(k, kw, why)
 	}
 }
 
@@ -875,13 +847,7 @@ func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 			default:
 				return false
 			}
-			st.Reads = append(st.Reads, bs.Reads...)
-			st.Writes = append(st.Writes, bs.Writes...)
-			st.Locked = append(st.Locked, bs.Locked...)
-			st.Funcs = append(st.Funcs, bs.Funcs...)
-			if st.Outside == "" {
-				st.Outside = bs.Outside
-			}
+			st.takeBody(bs)
 		}
 	}
 	if len(st.Writes) > 0 {
@@ -893,4 +859,17 @@ func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 		a.parts = append(a.parts, part{start: r.bodyAt[i], sub: sub})
 	}
 	return true
+}
+
+// takeBody adds to st, a statement holding a body (a procedure's, a
+// compound statement's), what one statement of the body reads, writes,
+// locks, calls and reaches.
+func (st *Statement) takeBody(bs Statement) {
+	st.Reads = append(st.Reads, bs.Reads...)
+	st.Writes = append(st.Writes, bs.Writes...)
+	st.Locked = append(st.Locked, bs.Locked...)
+	st.Funcs = append(st.Funcs, bs.Funcs...)
+	if st.Outside == "" {
+		st.Outside = bs.Outside
+	}
 }
