@@ -51,7 +51,7 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 		// A body may hold ';': the input is refused under a resolver
 		// whatever follows, so where it ends does not matter.
 		st.Class, st.Kind = ClassRoutine, kind
-		st.Unprovable = kind + " acts on a stored function, trigger, event or package, whose statements the proxy does not see"
+		st.Unprovable = kind + " acts on a stored function, procedure, trigger, event or package, whose statements the proxy does not see"
 		st.hint = "run it on a direct connection"
 		st.Funcs, st.Names = e.textNames(text, a.opts)
 		a.Statements = []Statement{st}
