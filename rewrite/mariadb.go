@@ -28,6 +28,10 @@ import "strings"
 //     table's name can name another table: no SELECT, LIKE, REFERENCES,
 //     UNION, sequence function, RENAME, EXCHANGE, qualified name, second
 //     TABLE, and only engines that keep to their own data;
+//   - HANDLER t OPEN [[AS] name] (t is a table, read, and forked first as
+//     a table read under locks is: the handler's reads then reach the
+//     sandbox's copy), HANDLER name READ … and HANDLER name CLOSE (name is
+//     a handler's, no table; no subquery);
 //   - EXECUTE IMMEDIATE 'text' (read like PREPARE … FROM 'text'), and with
 //     anything but a string literal: dynamic SQL.
 //
@@ -103,6 +107,10 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 		st.Unprovable = "EXECUTE IMMEDIATE of an expression (or with USING values other than literals and variables) " +
 			"is dynamic SQL the proxy cannot see"
 		st.hint = "send the statement itself, or EXECUTE IMMEDIATE a string literal"
+	case w0 == "HANDLER":
+		if !e.handler(a, &st, text, toks) {
+			return false
+		}
 	case w0 == "CACHE" && word(1) == "INDEX", w0 == "LOAD" && word(1) == "INDEX":
 		sites, ok := keyCacheTables(text, toks, db)
 		if !ok {
@@ -691,4 +699,50 @@ func (e *Engine) viewDDL(a *Analysis, text string, toks []token) bool {
 	a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
 	a.stmtAliases = inner.stmtAliases
 	return true
+}
+
+// handler reads HANDLER t OPEN [[AS] name], HANDLER name READ … and
+// HANDLER name CLOSE into st (see above); ok is false for anything else.
+func (e *Engine) handler(a *Analysis, st *Statement, text string, toks []token) bool {
+	word := func(i int) string { return tokWord(text, toks, i) }
+	db := a.opts.DB
+	s, next, ok := tableNameAt(text, toks, 1, db)
+	if !ok {
+		return false
+	}
+	switch word(next) {
+	case "OPEN":
+		rest := toks[next+1:]
+		switch {
+		case len(rest) == 0:
+		case len(rest) == 1 && (rest[0].kind == tokIdent || rest[0].kind == tokQuoted) && word(next+1) != "AS",
+			len(rest) == 2 && word(next+1) == "AS" && (rest[1].kind == tokIdent || rest[1].kind == tokQuoted):
+		default:
+			return false
+		}
+		st.Class, st.Kind = ClassRead, "HANDLER OPEN"
+		st.Reads, st.Locked = []Table{s.table}, []Table{s.table}
+		if len(rest) == 0 {
+			s.aliasAt = int(toks[next].end) // the handler is named after the table
+		}
+		a.sites = []site{s}
+		return true
+	case "READ":
+		for i := next + 1; i < len(toks); i++ {
+			switch {
+			case word(i) == "SELECT":
+				return false
+			case toks[i].kind == tokIdent || toks[i].kind == tokQuoted:
+				if i+1 < len(toks) && punctAt(text, toks, i+1, '(') && !e.keywords[strings.ToLower(text[toks[i].start:toks[i].end])] {
+					return false // a call, which may be a stored function's
+				}
+			}
+		}
+		st.Class, st.Kind = ClassRead, "HANDLER READ"
+		return !s.qualified
+	case "CLOSE":
+		st.Class, st.Kind = ClassSession, "HANDLER CLOSE"
+		return next+1 == len(toks) && !s.qualified
+	}
+	return false
 }

@@ -49,6 +49,11 @@ func TestRecognized(t *testing.T) {
 		{sql: "CREATE SERVER s FOREIGN DATA WRAPPER mysql OPTIONS (HOST 'h')", refuse: "run it on a direct connection", class: ClassOther, kind: "CREATE SERVER"},
 		{sql: "CHANGE MASTER TO MASTER_HOST='127.0.0.1'", want: "CHANGE MASTER TO MASTER_HOST='127.0.0.1'", class: ClassOther, kind: "CHANGE MASTER"},
 		{sql: "EXECUTE s USING POINT(1, 1)", refuse: "EXECUTE runs a statement prepared", class: ClassSession},
+		// HANDLER: the opened table is read and forked first.
+		{sql: "HANDLER db.u OPEN", want: "HANDLER `sb_db`.`u` OPEN", class: ClassRead, kind: "HANDLER OPEN"},
+		{sql: "HANDLER t OPEN AS h", want: "HANDLER `sb_app`.`t` OPEN AS h", class: ClassRead, kind: "HANDLER OPEN"},
+		{sql: "HANDLER h READ a = (5) WHERE b > 2 LIMIT 3", want: "HANDLER h READ a = (5) WHERE b > 2 LIMIT 3", class: ClassRead, kind: "HANDLER READ"},
+		{sql: "HANDLER h CLOSE", want: "HANDLER h CLOSE", class: ClassSession, kind: "HANDLER CLOSE"},
 		{sql: "XA START 'x', 'y', 1", want: "XA START 'x', 'y', 1", class: ClassOther, kind: "XA"},
 		{sql: "GET STACKED DIAGNOSTICS CONDITION 1 @m = MESSAGE_TEXT, @n = MYSQL_ERRNO", want: "GET STACKED DIAGNOSTICS CONDITION 1 @m = MESSAGE_TEXT, @n = MYSQL_ERRNO",
 			class: ClassSession, kind: "GET DIAGNOSTICS"},
@@ -88,13 +93,17 @@ func TestRecognized(t *testing.T) {
 	}
 	// A view made by EXECUTE IMMEDIATE or ALTER VIEW has its tables forked
 	// first, as a CREATE VIEW's are.
-	for _, sql := range []string{"EXECUTE IMMEDIATE 'CREATE VIEW v AS SELECT * FROM t'", "ALTER VIEW v AS SELECT * FROM t"} {
+	for _, sql := range []string{"EXECUTE IMMEDIATE 'CREATE VIEW v AS SELECT * FROM t'", "ALTER VIEW v AS SELECT * FROM t", "HANDLER t OPEN"} {
 		if st := e.Analyze(sql, opts).Statements[0]; tables(st.Locked) != "app.t" {
 			t.Errorf("%q: locked %v", sql, st.Locked)
 		}
 	}
 	for _, sql := range []string{
 		"CHECK TABLE t, (SELECT 1)",
+		"HANDLER h READ a = ((SELECT b FROM t))",
+		"HANDLER h READ a = (f_write(1))",
+		"HANDLER t OPEN AS h, u",
+		"HANDLER db.h CLOSE",
 		"CHECK TABLE t; DELETE FROM t",
 		"ANALYZE TABLE t PERSISTENT FOR COLUMNS ((SELECT 1))",
 		"CACHE INDEX t IN c, d",

@@ -312,6 +312,10 @@ type site struct {
 	write      bool
 	aliased    bool // a table reference given an alias where it is named
 	stmt       int  // index of the statement holding it
+	// aliasAt, when not 0, is where the statement would take an alias
+	// that keeps the table's name as written (HANDLER t OPEN names the
+	// handler t): a physical table of another name gets it there.
+	aliasAt int
 }
 
 // Refusal is a statement the engine will not let through, with the MySQL
@@ -645,6 +649,9 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 				continue
 			}
 			reps = append(reps, replacement{s.start, s.end, QuoteIdent(p.DB) + "." + QuoteIdent(p.Name)})
+			if s.aliasAt > 0 && p.Name != s.table.Name {
+				reps = append(reps, replacement{s.aliasAt, s.aliasAt, " AS " + QuoteIdent(s.table.Name)})
+			}
 		case refQualifier:
 			k := a.norm(s.table)
 			if !s.qualified {

@@ -186,7 +186,6 @@ var admin = []Case{
 	{SQL: "ANALYZE TABLE users", Class: "other", Reads: "app.users", Want: "ANALYZE TABLE `sbx`.`s1_users`"},
 	{SQL: "OPTIMIZE TABLE users", Class: "other", Writes: "app.users", Want: "OPTIMIZE TABLE `sbx`.`s1_users`"},
 	{SQL: "OPTIMIZE TABLE products", Class: "other", Writes: "app.products"},
-	{SQL: "HANDLER users OPEN", Class: "unparseable", Refuse: "cannot parse"},
 	{SQL: "FLUSH TABLES users", Class: "other", Reads: "app.users", Want: "FLUSH TABLES `sbx`.`s1_users`"},
 	{SQL: "SELECT * FROM users INTO OUTFILE '/tmp/sqlfork-x'", Class: "read", Reads: "app.users",
 		Want: "SELECT * FROM `sbx`.`s1_users` INTO OUTFILE '/tmp/sqlfork-x'"},

@@ -985,7 +985,6 @@ var refusalCases = []Case{
 	{SQL: "SET STATEMENT max_statement_time=1 FOR SELECT * FROM users", Class: "read", Reads: "app.users",
 		Want: "SET STATEMENT max_statement_time=1 FOR SELECT * FROM `sbx`.`s1_users`"},
 	{SQL: "SET STATEMENT foreign_key_checks=0 FOR DELETE FROM orders", Class: "unparseable", Refuse: "cannot parse this statement"},
-	{SQL: "HANDLER other.things OPEN AS t", Class: "unparseable", Refuse: "cannot parse this statement"},
 	{SQL: "GRANT SELECT, INSERT ON app.users TO 'writer'@'%'", Class: "other", Refuse: "privileges are the server's, not the sandbox's"},
 	{SQL: "PREPARE stmt FROM 'DELETE FROM orders WHERE id = ?'; PREPARE s2 FROM @q", Class: "session", Writes: "app.orders",
 		Refuse: "PREPARE ... FROM @variable"},

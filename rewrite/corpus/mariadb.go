@@ -125,4 +125,8 @@ var mariadb = []Case{
 		Want: "SELECT name, PERCENTILE_DISC(0.5) WITHIN GROUP (ORDER BY total) OVER (PARTITION BY name) FROM `sbx`.`s1_orders`"},
 	{SQL: "SELECT * FROM users WHERE id = 1 FOR UPDATE NOWAIT", Class: "read", Reads: "app.users",
 		Want: "SELECT * FROM `sbx`.`s1_users` WHERE id = 1 FOR UPDATE NOWAIT"},
+	// HANDLER: the table opened is read (and forked first); a handler
+	// named after its table keeps the logical name.
+	{SQL: "HANDLER users OPEN", Class: "read", Reads: "app.users", Want: "HANDLER `sbx`.`s1_users` OPEN AS `users`"},
+	{SQL: "HANDLER other.things OPEN AS t", Class: "read", Reads: "other.things", Want: "HANDLER `sbx`.`s1_things` OPEN AS t"},
 }
