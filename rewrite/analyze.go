@@ -22,6 +22,7 @@ type astRef struct {
 	name    string
 	write   bool
 	aliased bool // a table given an alias where it is named (FROM t AS x)
+	cte     bool // a table name that names a common table expression in scope
 }
 
 // collector walks statements and records table references.
@@ -37,7 +38,9 @@ type collector struct {
 	// identifier chain (SHOW COLUMNS FROM t FROM db).
 	unlocatable []Table
 	ctes        map[string]bool // lower-cased CTE names
-	aliases     map[string]bool // lower-cased table aliases
+	// cteRefs are the table names that name a CTE in scope (cte.go).
+	cteRefs map[*ast.TableName]bool
+	aliases map[string]bool // lower-cased table aliases
 	// funcs are the functions the statement calls by name.
 	funcs []Func
 	// locking is set by SELECT … FOR UPDATE / LOCK IN SHARE MODE and
@@ -168,6 +171,7 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		// The parser's walk does not reach partitions' own options.
 		c.partitionOptions(x.Definitions)
 	case *ast.AlterTableSpec:
+		c.declare(x)
 		c.partitionOptions(x.PartDefinitions)
 		if x.Partition != nil {
 			c.partitionOptions(x.Partition.Definitions)
@@ -189,10 +193,13 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		setTable(&c.writes, x.Table, true)
 	case *ast.CreateIndexStmt:
 		setTable(&c.writes, x.Table, true)
+		c.declare(x)
 	case *ast.DropIndexStmt:
 		setTable(&c.writes, x.Table, true)
+		c.declare(x)
 	case *ast.CreateViewStmt:
 		setTable(&c.writes, x.ViewName, true)
+		c.declare(x)
 	case *ast.LockTablesStmt:
 		for _, l := range x.TableLocks {
 			if l.Type >= ast.TableLockWrite {
@@ -220,6 +227,7 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		}
 	case *ast.CommonTableExpression:
 		setName(&c.ctes, x.Name.L)
+		c.declare(x)
 	case *ast.TableSource:
 		if x.AsName.L != "" {
 			setName(&c.aliases, x.AsName.L)
@@ -237,11 +245,13 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		}
 		aliased := c.aliased == x
 		c.aliased = nil
-		c.refs = append(c.refs, astRef{kind: kind, schema: x.Schema.O, name: x.Name.O, write: write, aliased: aliased})
+		c.refs = append(c.refs, astRef{kind: kind, schema: x.Schema.O, name: x.Name.O, write: write, aliased: aliased, cte: c.cteRefs[x]})
 	case *ast.ColumnDef:
 		if x.Name != nil && c.columns != nil {
 			c.columns[x.Name.Name.L] = true
 		}
+	case *ast.Constraint, *ast.WindowSpec, *ast.CreateDatabaseStmt, *ast.DropDatabaseStmt, *ast.AlterDatabaseStmt:
+		c.declare(n)
 	case *ast.ColumnName:
 		if c.columns != nil {
 			c.columns[x.Name.L] = true
@@ -250,6 +260,9 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 			c.refs = append(c.refs, astRef{kind: refQualifier, schema: x.Schema.O, name: x.Table.O})
 		}
 	case *ast.SelectField:
+		if c.columns != nil && x.AsName.L != "" {
+			c.columns[x.AsName.L] = true
+		}
 		if x.WildCard != nil && x.WildCard.Table.O != "" {
 			c.refs = append(c.refs, astRef{kind: refQualifier, schema: x.WildCard.Schema.O, name: x.WildCard.Table.O})
 		}
@@ -402,3 +415,48 @@ func exprText(e ast.ExprNode) string {
 
 // Leave implements ast.Visitor.
 func (c *collector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// declare records, for the safety net of DDL and "other" statements, the
+// names the statement gives indexes, constraints, windows and partitions:
+// no table.
+func (c *collector) declare(n ast.Node) {
+	if c.columns == nil {
+		return
+	}
+	switch x := n.(type) {
+	case *ast.Constraint:
+		c.columns[strings.ToLower(x.Name)] = true
+	case *ast.CreateIndexStmt:
+		c.columns[strings.ToLower(x.IndexName)] = true
+	case *ast.DropIndexStmt:
+		c.columns[strings.ToLower(x.IndexName)] = true
+	case *ast.WindowSpec:
+		c.columns[x.Name.L] = true
+	case *ast.AlterTableSpec:
+		for _, name := range []string{strings.ToLower(x.Name), x.IndexName.L, x.FromKey.L, x.ToKey.L} {
+			c.columns[name] = true
+		}
+		for _, p := range x.PartitionNames {
+			c.columns[p.L] = true
+		}
+		for _, col := range []*ast.ColumnName{x.OldColumnName, x.NewColumnName} {
+			if col != nil {
+				c.columns[col.Name.L] = true
+			}
+		}
+	case *ast.CreateViewStmt:
+		for _, col := range x.Cols {
+			c.columns[col.L] = true
+		}
+	case *ast.CommonTableExpression:
+		for _, col := range x.ColNameList {
+			c.columns[col.L] = true
+		}
+	case *ast.CreateDatabaseStmt:
+		c.columns[strings.ToLower(x.Name.O)] = true
+	case *ast.DropDatabaseStmt:
+		c.columns[strings.ToLower(x.Name.O)] = true
+	case *ast.AlterDatabaseStmt:
+		c.columns[strings.ToLower(x.Name.O)] = true
+	}
+}

@@ -123,11 +123,22 @@ func TestUnparseableHazards(t *testing.T) {
 		"SELECT * FROM t FOR SYSTEM_TIME ALL LOCK IN SHARE MODE",
 		"SELECT NEXTVAL(s) FROM t FOR SYSTEM_TIME ALL",
 		"SELECT LOAD_FILE('/etc/passwd') FROM t FOR SYSTEM_TIME ALL",
-		"BEGIN NOT ATOMIC SELECT f_write(1); END",
+		"BEGIN NOT ATOMIC SELECT f_write(1) FROM t FOR SYSTEM_TIME ALL; END",
+		"BEGIN NOT ATOMIC CREATE TABLE t (a INT); END",
+		"BEGIN NOT ATOMIC USE other; DELETE FROM t; END",
+		"BEGIN NOT ATOMIC SET @@session.sql_mode = 'ANSI_QUOTES'; END",
+		"IF 1 THEN CALL p(); END IF",
+		"BEGIN NOT ATOMIC SELECT 1; END; DELETE FROM t",
 	} {
 		if _, err := e.Rewrite(sql, opts, mapsNothingResolver{}); err == nil {
 			t.Errorf("%q is not refused", sql)
 		}
+	}
+	// A block the engine reads: its calls are the statement's, for the
+	// session's checks of stored functions.
+	if a := e.Analyze("BEGIN NOT ATOMIC SELECT f_write(1); END", opts); len(a.Statements) != 1 || len(a.Statements[0].Funcs) != 1 ||
+		a.Statements[0].Funcs[0].Name != "f_write" {
+		t.Errorf("a block's calls: %+v", a.Statements)
 	}
 	if _, err := e.Rewrite("SELECT * FROM t FOR SYSTEM_TIME ALL", opts, mapsNothingResolver{}); err != nil {
 		t.Errorf("a plain unparseable read is refused: %v", err)

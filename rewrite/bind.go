@@ -180,6 +180,11 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		e.analyzePieces(a, append([]token(nil), sc.toks...))
 		return a
 	}
+	if isCompound(sql, sc.toks) && e.analyzeCompound(a, append([]token(nil), sc.toks...)) {
+		// A compound statement sent as a statement: read like a
+		// procedure's body (routine.go).
+		return a
+	}
 	stmts, release, err := e.parse(previousAsNext(sql, opts), opts)
 	defer release()
 	rec := masked{junk: -1}
@@ -195,6 +200,13 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 				sc.toks = lexInto(sc.toks, sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
 			}
 		}
+	}
+	if (err != nil || tokWord(sql, sc.toks, 0) == "OPTIMIZE") && e.recognize(a, sql, sc.toks) {
+		// OPTIMIZE TABLE: the parser reads it, but leaves its tables out
+		// of its tree.
+		// A MariaDB statement the engine reads from its words
+		// (mariadb.go).
+		return a
 	}
 	if err != nil {
 		a.parseErr = err
@@ -223,6 +235,9 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		if cl := classOf(s); cl == ClassDDL || cl == ClassOther {
 			c.columns = map[string]bool{}
 		}
+		if containsFold(sql, "with") {
+			c.cteRefs = cteRefs([]ast.StmtNode{s}, func(n string) string { return n }, opts.CaseSensitiveNames)
+		}
 		s.Accept(c)
 		a.Statements = append(a.Statements, describe(s, c, db))
 		a.markBare(&a.Statements[len(a.Statements)-1], sc.toks)
@@ -233,6 +248,7 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 			st.Unprovable = "the statement holds multi-byte characters the proxy cannot read back exactly (send it in utf8mb4)"
 		}
 		a.stmtAliases = append(a.stmtAliases, c.aliases)
+		a.stmtDeclared = append(a.stmtDeclared, declaredNames(c))
 		a.unbound = append(a.unbound, c.unlocatable...)
 		if p, ok := s.(*ast.PrepareStmt); ok && p.SQLVar == nil {
 			e.bindPrepared(a, p, db)
@@ -271,16 +287,6 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		a.Statements = append(a.Statements, Statement{Class: ClassRead, Kind: "SYNTAX ERROR", DB: db})
 	}
 	a.aliases = all.aliases
-	for name := range all.ctes {
-		for _, r := range all.refs {
-			if r.kind == refTable && r.schema == "" && strings.EqualFold(r.name, name) {
-				if a.cteShadows == nil {
-					a.cteShadows = map[string]bool{}
-				}
-				a.cteShadows[name] = true
-			}
-		}
-	}
 	e.bind(a, all, sc)
 	return a
 }
@@ -419,15 +425,58 @@ func (a *Analysis) collectLoose(toks []token, chains []chain, columns map[string
 		}
 		return false
 	}
-	for _, ch := range chains {
-		if covered(int(toks[ch.first].start)) || ch.n == 1 && columns[strings.ToLower(identText(a.text, toks[ch.first]))] {
+	declared := declaredPositions(a.text, toks, chains)
+	calls := map[string]bool{}
+	for _, st := range a.Statements {
+		for _, f := range st.Funcs {
+			if f.Schema == "" {
+				calls[strings.ToLower(f.Name)] = true
+			}
+		}
+	}
+	for ci, ch := range chains {
+		pos := int(toks[ch.first].start)
+		if covered(pos) || declared[ci] {
 			continue
+		}
+		if ch.n == 1 && columns[strings.ToLower(identText(a.text, toks[ch.first]))] && len(a.stmtDeclared) != len(a.Statements) {
+			continue // declared somewhere in the input, when statements' own are not known
+		}
+		if name := strings.ToLower(identText(a.text, toks[ch.first])); ch.n == 1 && !ch.star && toks[ch.first].kind == tokIdent &&
+			(calls[name] || specialCalls[name]) && punctAt(a.text, toks, ch.first+1, '(') && toks[ch.first+1].start == toks[ch.first].end {
+			continue // a call of a function the statement calls, or of one of the parser's own syntax
+		}
+		si := a.stmtAt(pos)
+		if si < len(a.Statements) && a.Statements[si].Unprovable != "" {
+			continue // refused whatever it names
+		}
+		if si < len(a.stmtDeclared) && len(a.stmtDeclared) == len(a.Statements) && ch.n == 2 && !ch.star {
+			// alias.column: a column of a table or CTE the statement
+			// names another way, both declared by its tree.
+			own := a.stmtDeclared[si]
+			if own[strings.ToLower(identText(a.text, toks[ch.first]))] && own[strings.ToLower(identText(a.text, toks[ch.tok(1)]))] {
+				continue
+			}
+		}
+		if si < len(a.stmtDeclared) && len(a.stmtDeclared) == len(a.Statements) && ch.n == 1 {
+			own := a.stmtDeclared[si]
+			if own[strings.ToLower(identText(a.text, toks[ch.first]))] {
+				continue // declared by its own statement
+			}
+			if prev := ch.first - 1; prev >= 0 && (toks[prev].kind == tokIdent || toks[prev].kind == tokQuoted) &&
+				own[strings.ToLower(identText(a.text, toks[prev]))] && typeWords[strings.ToUpper(identText(a.text, toks[ch.first]))] {
+				continue // a column's type: c JSON
+			}
+		}
+		if ch.n == 1 && tokWord(a.text, toks, ch.first) == "COLUMNS" &&
+			(tokWord(a.text, toks, ch.first-1) == "RANGE" || tokWord(a.text, toks, ch.first-1) == "LIST") {
+			continue // PARTITION BY RANGE COLUMNS (…)
 		}
 		for _, t := range chainTables(a.text, toks, ch) {
 			if t.DB == "" {
 				t.DB = a.dbAt(int(toks[ch.first].start))
 			}
-			a.loose = append(a.loose, t)
+			a.loose = append(a.loose, looseName{t, si})
 		}
 	}
 }
@@ -482,12 +531,13 @@ func (e *Engine) bind(a *Analysis, c *collector, sc *scratch) {
 		}
 		sc.counts[i].want++
 	}
+	declared := declaredNames(c)
 	c = &collector{refs: refs, ctes: c.ctes, aliases: c.aliases, columns: c.columns}
 	if len(sc.counts) == 0 {
-		a.collectLoose(toks, chains, c.columns)
+		a.collectLoose(toks, chains, declared)
 		return
 	}
-	defer a.collectLoose(toks, chains, c.columns)
+	defer a.collectLoose(toks, chains, declared)
 	// Aliases and CTE definitions spelled like a referenced name are
 	// occurrences too, with no reference of their own.
 	for i := range sc.counts {
@@ -657,7 +707,7 @@ func (a *Analysis) makeSite(toks []token, ch chain, part int, r astRef, c *colle
 	ln := strings.ToLower(r.name)
 	switch r.kind {
 	case refTable:
-		if r.schema == "" && c.ctes[ln] {
+		if r.cte {
 			return site{}, false
 		}
 	case refTarget:
@@ -715,16 +765,17 @@ func (e *Engine) bindByMarkers(a *Analysis, toks []token, chains []chain, names 
 		unboundAll()
 		return
 	}
-	c := newCollector()
-	for _, s := range stmts {
-		s.Accept(c)
-	}
 	orig := func(m string) (string, int, bool) {
 		ti, ok := marked[strings.ToLower(m)]
 		if !ok {
 			return m, -1, false
 		}
 		return identText(a.text, toks[ti]), ti, true
+	}
+	c := newCollector()
+	c.cteRefs = cteRefs(stmts, func(m string) string { n, _, _ := orig(m); return n }, a.opts.CaseSensitiveNames)
+	for _, s := range stmts {
+		s.Accept(c)
 	}
 	origCTE := map[string]bool{}
 	for m := range c.ctes {
@@ -779,6 +830,28 @@ func (e *Engine) bindByMarkers(a *Analysis, toks []token, chains []chain, names 
 		}
 	}
 	a.sites = sortSites(sites)
+	a.cteQualifiers(c.refs, func(m string) string { n, _, _ := orig(m); return n })
+}
+
+// cteQualifiers records as shadowing (refused when mapped) the CTE names
+// that also name a table of the input and qualify a column there: t.col
+// may then name either, and qualifiers are matched to tables by name.
+func (a *Analysis) cteQualifiers(refs []astRef, orig func(string) string) {
+	var ctes, quals map[string]bool
+	for _, r := range refs {
+		k := strings.ToLower(orig(r.name))
+		switch {
+		case r.kind == refTable && r.cte:
+			setName(&ctes, k)
+		case r.kind == refQualifier && r.schema == "":
+			setName(&quals, k)
+		}
+	}
+	for _, s := range a.sites {
+		if k := strings.ToLower(s.table.Name); s.kind != refQualifier && ctes[k] && quals[k] {
+			setName(&a.cteShadows, k)
+		}
+	}
 }
 
 // sortSites orders sites by position (insertion sort: lists are short).
@@ -819,17 +892,7 @@ func (e *Engine) bindPrepared(a *Analysis, p *ast.PrepareStmt, db string) {
 		a.prepared = append(a.prepared, preparedSite{start: int(t.start), end: int(t.end), inner: inner})
 		st := &a.Statements[len(a.Statements)-1]
 		st.Reads, st.Writes = inner.reads(), inner.writes()
-		for _, is := range inner.Statements {
-			st.Funcs = append(st.Funcs, is.Funcs...)
-			st.Locked = append(st.Locked, is.Locked...)
-			st.Like = append(st.Like, is.Like...)
-			if st.Outside == "" {
-				st.Outside = is.Outside
-			}
-			st.ChangesLexing = st.ChangesLexing || is.ChangesLexing
-			st.ChangesIsolation = st.ChangesIsolation || is.ChangesIsolation
-			st.Serializable = st.Serializable || is.Serializable
-		}
+		st.takeInner(inner)
 		return
 	}
 	a.Statements[len(a.Statements)-1].Unprovable = "the text of PREPARE ... FROM '...' could not be located"
@@ -934,7 +997,7 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 	}
 	uses := make([]use, 0, len(c.refs))
 	for _, r := range c.refs {
-		if r.kind == refQualifier || (r.schema == "" && c.ctes[strings.ToLower(r.name)]) ||
+		if r.kind == refQualifier || r.cte ||
 			(r.kind == refTarget && r.schema == "" && c.aliases[strings.ToLower(r.name)]) {
 			continue
 		}
@@ -1030,6 +1093,11 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 		st.Unprovable = "EXECUTE runs a statement prepared with SQL PREPARE, which the proxy cannot see"
 	case *ast.ProcedureInfo:
 		st.Unprovable = "stored program bodies are not rewritten by the proxy"
+	case *ast.GrantStmt, *ast.RevokeStmt, *ast.GrantRoleStmt, *ast.RevokeRoleStmt, *ast.CreateUserStmt, *ast.AlterUserStmt,
+		*ast.DropUserStmt, *ast.RenameUserStmt, *ast.SetPwdStmt, *ast.SetDefaultRoleStmt, *ast.GrantProxyStmt:
+		// Accounts and privileges are the server's, no sandbox's: the
+		// names they hold (tables of a GRANT too) are not rewritten.
+		st.privileges = true
 	}
 	for _, f := range c.funcs {
 		if f.Schema != "" && st.Unprovable == "" {
@@ -1202,4 +1270,104 @@ func classOf(s ast.StmtNode) Class {
 		return ClassRoutine
 	}
 	return ClassOther
+}
+
+// declaredPositions marks the chains whose place in the text makes them
+// no table for sure: a partition's or subpartition's name (right after
+// PARTITION or SUBPARTITION, or after a comma continuing such a list), a
+// name after ENGINE, TABLESPACE, COLLATE, CHARSET or CHARACTER SET (with
+// or without '='), and a user's name before its @host.
+func declaredPositions(text string, toks []token, chains []chain) map[int]bool {
+	var out map[int]bool
+	mark := func(ci int) {
+		if out == nil {
+			out = map[int]bool{}
+		}
+		out[ci] = true
+	}
+	prevChain := -1 // the chain before the current one, when declared
+	for ci, ch := range chains {
+		first, last := ch.first, ch.tok(ch.n-1)
+		w := tokWord(text, toks, first-1)
+		if punctAt(text, toks, first-1, '=') {
+			w = tokWord(text, toks, first-2)
+		}
+		switch {
+		case ch.n == 1 && !ch.star && namedAfter[w]:
+			mark(ci) // ENGINE [=] name, COLLATE name, …
+		case ch.n == 1 && !ch.star && (w == "PARTITION" || w == "SUBPARTITION"):
+			mark(ci)
+		case ch.n == 1 && !ch.star && prevChain == ci-1 && prevChain >= 0 && punctAt(text, toks, first-1, ',') &&
+			chains[prevChain].tok(chains[prevChain].n-1) == first-2:
+			mark(ci) // p1, p2 of a partition list
+		case ch.n == 1 && !ch.star && last+1 < len(toks) && toks[last+1].kind == tokVariable && toks[last+1].start == toks[last].end &&
+			text[toks[last+1].start] == '@' && (toks[last+1].end-toks[last+1].start < 2 || text[toks[last+1].start+1] != '@'):
+			mark(ci) // user@host
+		default:
+			prevChain = -1
+			continue
+		}
+		prevChain = ci
+	}
+	return out
+}
+
+// specialCalls are the functions (and keywords written like one) the
+// parser reads with syntax of their own, so no Func records them: written
+// right before "(", they name no table.
+var specialCalls = map[string]bool{
+	"cast": true, "convert": true, "extract": true, "position": true, "substring": true, "substr": true, "trim": true,
+	"char": true, "date_add": true, "date_sub": true, "adddate": true, "subdate": true, "timestampadd": true,
+	"timestampdiff": true, "get_format": true, "columns": true, "values": true, "value": true, "interval": true,
+	"default": true, "json_objectagg": true, "json_arrayagg": true, "group_concat": true, "count": true, "max": true,
+	"min": true, "sum": true, "avg": true, "weight_string": true, "now": true, "current_timestamp": true,
+	"localtime": true, "localtimestamp": true, "curdate": true, "curtime": true, "sysdate": true, "utc_timestamp": true,
+	"match": true, "json": true,
+}
+
+// namedAfter are the words after which (and an optional '=') a name is an
+// engine's, a tablespace's, a collation's or a character set's.
+var namedAfter = map[string]bool{"ENGINE": true, "TABLESPACE": true, "COLLATE": true, "CHARSET": true, "SET": true}
+
+// declaredNames are the names a statement's tree declares or uses as no
+// table (c.columns: columns, indexes, constraints, partitions, aliases of
+// fields, databases, …) with its CTE names and table aliases: where no
+// site is, such a name is no table.
+func declaredNames(c *collector) map[string]bool {
+	if c.columns == nil {
+		return nil
+	}
+	if len(c.ctes) == 0 && len(c.aliases) == 0 {
+		return c.columns
+	}
+	m := make(map[string]bool, len(c.columns)+len(c.ctes)+len(c.aliases))
+	for _, set := range []map[string]bool{c.columns, c.ctes, c.aliases} {
+		for k := range set {
+			m[k] = true
+		}
+	}
+	return m
+}
+
+// typeWords are MariaDB's column types the parser does not reserve, which
+// the lexer can take for names.
+var typeWords = map[string]bool{"JSON": true, "INET4": true, "INET6": true, "UUID": true, "TEXT": true, "DATE": true,
+	"TIME": true, "TIMESTAMP": true, "DATETIME": true, "YEAR": true, "BIT": true, "BOOL": true, "BOOLEAN": true,
+	"ENUM": true, "SERIAL": true, "NATIONAL": true, "NCHAR": true, "FIXED": true}
+
+// takeInner adds to st, a statement that runs another's text (PREPARE …
+// FROM 'text', EXECUTE IMMEDIATE 'text'), what the statements of that
+// text call, lock, copy, reach and change.
+func (st *Statement) takeInner(inner *Analysis) {
+	for _, is := range inner.Statements {
+		st.Funcs = append(st.Funcs, is.Funcs...)
+		st.Locked = append(st.Locked, is.Locked...)
+		st.Like = append(st.Like, is.Like...)
+		if st.Outside == "" {
+			st.Outside = is.Outside
+		}
+		st.ChangesLexing = st.ChangesLexing || is.ChangesLexing
+		st.ChangesIsolation = st.ChangesIsolation || is.ChangesIsolation
+		st.Serializable = st.Serializable || is.Serializable
+	}
 }

@@ -103,6 +103,11 @@ func (a *Analysis) namesSchema(schema string) bool {
 			return true
 		}
 	}
+	for _, p := range a.prepared {
+		if p.inner.namesSchema(schema) {
+			return true
+		}
+	}
 	return false
 }
 
@@ -126,6 +131,12 @@ func (a *Analysis) namesPrefix(prefix string) (string, bool) {
 	}
 	for _, t := range lex(a.text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}) {
 		if s := identText(a.text, t); (t.kind == tokIdent || t.kind == tokQuoted) && has(s) {
+			return s, true
+		}
+	}
+	// The statement of PREPARE … FROM '…' or EXECUTE IMMEDIATE '…'.
+	for _, p := range a.prepared {
+		if s, ok := p.inner.namesPrefix(prefix); ok {
 			return s, true
 		}
 	}

@@ -33,9 +33,11 @@ import (
 // parsed again once masked: what still does not parse is refused as before.
 
 // setStatementVars are the variables SET STATEMENT … FOR may set in a text
-// the proxy reads: none changes how the server reads a text (sql_mode,
-// character sets), which rows a statement locks (isolation), or reaches
-// beyond the session.
+// the proxy reads: none changes which rows a statement locks (isolation) or
+// reaches beyond the session. sql_mode is one: the server reads the whole
+// statement, under the session's sql_mode, before it sets the variables
+// (SET STATEMENT sql_mode='ANSI_QUOTES' FOR SELECT "a" returns the string
+// 'a' on MariaDB 10.11); character sets cannot be set there.
 var setStatementVars = map[string]bool{
 	"max_statement_time": true, "long_query_time": true, "lock_wait_timeout": true, "innodb_lock_wait_timeout": true,
 	"optimizer_switch": true, "optimizer_search_depth": true, "optimizer_prune_level": true,
@@ -44,7 +46,11 @@ var setStatementVars = map[string]bool{
 	"max_heap_table_size": true, "max_join_size": true, "sql_select_limit": true, "max_sort_length": true,
 	"max_length_for_sort_data": true, "group_concat_max_len": true, "div_precision_increment": true,
 	"big_tables": true, "sql_big_selects": true, "sql_buffer_result": true, "sql_safe_updates": true,
-	"max_recursive_iterations": true, "in_predicate_conversion_threshold": true, "histogram_size": true,
+	"max_recursive_iterations": true, "sql_mode": true, "myisam_repair_threads": true, "myisam_sort_buffer_size": true,
+	"slow_query_log": true, "log_slow_filter": true, "log_slow_rate_limit": true, "log_slow_verbosity": true,
+	"log_slow_query_time": true, "log_slow_min_examined_row_limit": true, "min_examined_row_limit": true,
+	"profiling": true, "profiling_history_size": true, "optimizer_trace": true, "standard_compliant_cte": true,
+	"optimizer_adjust_secondary_key_costs": true, "in_predicate_conversion_threshold": true, "histogram_size": true,
 	"histogram_type": true, "use_stat_tables": true, "query_cache_type": true, "time_zone": true, "timestamp": true,
 	"lc_time_names": true, "default_week_format": true, "sql_notes": true, "sql_warnings": true,
 	"max_error_count": true, "unique_checks": true, "auto_increment_increment": true, "auto_increment_offset": true,
@@ -118,8 +124,13 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 	punct := func(i int, c byte) bool {
 		return i >= 0 && i < len(toks) && toks[i].kind == tokPunct && text[toks[i].start] == c
 	}
+	starts := map[int]bool{} // token indexes that start a statement
+	start0 := func(i int) bool { return starts[i] }
 	start := true // toks[i] starts a statement
 	selecting := false
+	tableDDL := false // the statement is CREATE or ALTER TABLE
+	writing := false  // the statement is INSERT, REPLACE or DELETE
+	locking := false  // the statement is LOCK TABLE[S]
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if t.kind == tokComment {
@@ -127,11 +138,42 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 		}
 		if start {
 			start = false
+			starts[i] = true
 			selecting = word(i) == "SELECT"
+			writing = word(i) == "INSERT" || word(i) == "REPLACE" || word(i) == "DELETE"
+			locking = word(i) == "LOCK" && (word(i+1) == "TABLE" || word(i+1) == "TABLES")
+			tableDDL = false
+			if word(i) == "CREATE" || word(i) == "ALTER" {
+				// CREATE OR REPLACE TABLE / INDEX / SEQUENCE / USER /
+				// ROLE and ALTER ONLINE TABLE: the statement without
+				// the words names the same tables (OR REPLACE drops what
+				// it replaces, in the table's place).
+				j := i + 1
+				if word(i) == "CREATE" && word(j) == "OR" && word(j+1) == "REPLACE" && orReplaceable[word(j+2)] {
+					blank(int(toks[j].start), int(toks[j+1].end))
+					j += 2
+				} else if word(i) == "ALTER" && word(j) == "ONLINE" && word(j+1) == "TABLE" {
+					blank(int(toks[j].start), int(toks[j].end))
+					j++
+				}
+				if word(j) == "TEMPORARY" {
+					j++
+				}
+				tableDDL = word(j) == "TABLE"
+			}
 			if e.junkAt(text, toks, i) {
 				blank(int(t.start), len(text))
 				m.junk = int(t.start)
 				break
+			}
+			if from, end, ok := explainPrefix(text, toks, i); ok {
+				// EXPLAIN EXTENDED / PARTITIONS and ANALYZE [FORMAT=JSON]
+				// of a statement: the modifier (or ANALYZE, which runs
+				// the statement) is blanked.
+				blank(int(toks[from].start), int(toks[end-1].end))
+				i = end - 1
+				start = true
+				continue
 			}
 			if word(i) == "SET" && word(i+1) == "STATEMENT" {
 				if end, vars, ok := setStatementPrefix(text, toks, i+2); ok {
@@ -143,9 +185,117 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 				}
 			}
 		}
+		if n := limitExtension(text, toks, i); n > 0 {
+			// LIMIT … ROWS EXAMINED n, OFFSET n ROWS, FETCH FIRST n ROWS
+			// ONLY / WITH TIES: numbers and words, no name.
+			blank(int(t.start), int(toks[i+n-1].end))
+			i += n - 1
+			continue
+		}
 		switch {
 		case punct(i, ';'):
 			start = true
+		case tableDDL && columnAttributes[word(i)] && i > 0 && (toks[i-1].kind != tokPunct || punct(i-1, ')')) && word(i-1) != "TABLE" &&
+			(punct(i+1, ',') || punct(i+1, ')') || punct(i+1, '=') || word(i+1) == "NOT" || word(i+1) == "NULL" ||
+				word(i+1) == "DEFAULT" || i+1 == len(toks)):
+			// MariaDB's column and index attributes COMPRESSED[=method],
+			// INVISIBLE, IGNORED after a column's type or an index's
+			// columns: they name nothing.
+			end := i
+			if word(i) == "COMPRESSED" && punct(i+1, '=') && i+2 < len(toks) && toks[i+2].kind == tokIdent {
+				end = i + 2
+			}
+			blank(int(t.start), int(toks[end].end))
+			i = end
+		case word(i) == "WITH" && (word(i+1) == "CHECK" && word(i+2) == "OPTION" && statementEnd(text, toks, i+3) ||
+			(word(i+1) == "CASCADED" || word(i+1) == "LOCAL") && word(i+2) == "CHECK" && word(i+3) == "OPTION" && statementEnd(text, toks, i+4)):
+			// A view's WITH [CASCADED | LOCAL] CHECK OPTION.
+			end := i + 2
+			if word(i+1) != "CHECK" {
+				end++
+			}
+			blank(int(t.start), int(toks[end].end))
+			i = end
+		case locking && (t.kind == tokIdent || t.kind == tokQuoted) && lockAliasAt(text, toks, i):
+			// LOCK TABLES t [AS] alias READ: the alias names no table.
+			from := i
+			if word(i-1) == "AS" {
+				from = i - 1
+			}
+			blank(int(toks[from].start), int(t.end))
+		case locking && (word(i) == "CONCURRENT" && word(i-1) == "WRITE" || word(i) == "LOW_PRIORITY" && word(i+1) == "WRITE"):
+			// WRITE CONCURRENT and LOW_PRIORITY WRITE lock for writing,
+			// as WRITE does.
+			blank(int(t.start), int(t.end))
+		case word(i) == "PROCEDURE" && word(i+1) == "ANALYSE" && punct(i+2, '(') && i > 0:
+			// SELECT … PROCEDURE ANALYSE([max [, memory]]): numbers only.
+			j := i + 3
+			for j < len(toks) && (toks[j].kind == tokNumber || punct(j, ',')) {
+				j++
+			}
+			if punct(j, ')') {
+				blank(int(t.start), int(toks[j].end))
+				i = j
+			}
+		case word(i) == "VALUES" && punct(i+1, '(') && (i == 0 || start0(i) || punct(i-1, '(') ||
+			word(i-1) == "UNION" || word(i-1) == "EXCEPT" || word(i-1) == "INTERSECT" || word(i-1) == "ALL" || word(i-1) == "DISTINCT"):
+			// A table value constructor, VALUES (1, 2), (3, 4), where a
+			// query starts: read as SELECT of row values (the same
+			// length); the rows' expressions are read as they are.
+			if b == nil {
+				b = []byte(text)
+			}
+			copy(b[t.start:], "SELECT")
+		case word(i) == "NOWAIT" && i > 0 || word(i) == "WAIT" && i > 0 && i+1 < len(toks) && toks[i+1].kind == tokNumber:
+			// NOWAIT and WAIT n (seconds to wait for a lock): no name.
+			end := i
+			if word(i) == "WAIT" {
+				end++
+			}
+			blank(int(t.start), int(toks[end].end))
+			i = end
+		case word(i) == "WITHIN" && word(i+1) == "GROUP" && punct(i+2, '(') && word(i+3) == "ORDER" && word(i+4) == "BY":
+			// PERCENTILE_CONT(f) WITHIN GROUP (ORDER BY col [ASC | DESC]):
+			// the ordering names a column of the query (no qualifier, no
+			// call, no subquery).
+			j := i + 5
+			for j < len(toks) && (toks[j].kind == tokIdent && !e.reserved[strings.ToLower(text[toks[j].start:toks[j].end])] ||
+				toks[j].kind == tokQuoted || word(j) == "ASC" || word(j) == "DESC" || punct(j, ',')) {
+				j++
+			}
+			if punct(j, ')') && j > i+5 {
+				blank(int(t.start), int(toks[j].end))
+				i = j
+			}
+		case (word(i) == "PERCENTILE_CONT" || word(i) == "PERCENTILE_DISC" || word(i) == "MEDIAN") && punct(i+1, '(') &&
+			!punct(i-1, '.') && windowCall(text, toks, i+1):
+			// MariaDB's ordered-set aggregates, read as the window
+			// function LAG of the same arguments (the name padded with
+			// blanks): their arguments are expressions like any.
+			if b == nil {
+				b = []byte(text)
+			}
+			copy(b[t.start:], "LAG")
+			blank(int(t.start)+3, int(t.end))
+		case word(i) == "VALUE" && punct(i+1, '(') && i > 0 && toks[i-1].kind == tokPunct && !punct(i-1, '.') && !punct(i-1, ')'):
+			// VALUE(col), MariaDB's VALUES(col): read as a call of a
+			// built-in function of the same length (the column stays).
+			if b == nil {
+				b = []byte(text)
+			}
+			copy(b[t.start:], "UPPER")
+		case writing && word(i) == "RETURNING":
+			// INSERT / REPLACE / DELETE … RETURNING columns: unqualified
+			// names, literals and operators only (no call, no subquery,
+			// no qualifier, which would name the table).
+			if end := returningEnd(text, toks, i+1, e.reserved); end > i+1 {
+				blank(int(t.start), int(toks[end-1].end))
+				i = end - 1
+			}
+		case word(i) == "FOR" && word(i+1) == "EXPORT" && statementEnd(text, toks, i+2):
+			// FLUSH TABLES t FOR EXPORT.
+			blank(int(t.start), int(toks[i+1].end))
+			i++
 		case selecting && word(i) == "INTO" && word(i+1) != "OUTFILE" && word(i+1) != "DUMPFILE" && i+1 < len(toks) && toks[i+1].kind == tokIdent:
 			// SELECT … INTO local variables of a stored program: the
 			// variables name no table.
@@ -170,6 +320,25 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 			blank(int(t.start)+4, int(t.end))
 		case word(i) == "SPATIAL" && (word(i+1) == "KEY" || word(i+1) == "INDEX") && (punct(i-1, ',') || punct(i-1, '(') || word(i-1) == "ADD"):
 			blank(int(t.start), int(t.end))
+		case (t.kind == tokIdent || t.kind == tokString) && text[t.start] == '_':
+			// A character set introducer the parser does not take
+			// (_ucs2 'a', _latin2 0x41): the literal keeps its place.
+			if n := introducerLen(text, toks, i); n > 0 {
+				blank(int(t.start), int(t.start)+n)
+			}
+		case word(i-1) == "AS" && (word(i) == "INT" || word(i) == "INTEGER") && (punct(i+1, ')') || punct(i+1, ',')) &&
+			(b == nil || b[t.start] != ' '): // not blanked already (a dynamic column's type)
+			// CAST(x AS INT[EGER]): a type the parser reads as DEC[IMAL],
+			// the same length; types name no table.
+			if b == nil {
+				b = []byte(text)
+			}
+			copy(b[t.start:], map[string]string{"INT": "DEC", "INTEGER": "DECIMAL"}[word(i)])
+		case dynamicColumnFuncs[word(i)] && punct(i+1, '('):
+			// COLUMN_GET(c, 1 AS CHAR): the types name no table.
+			for _, r := range dynamicColumnTypes(text, toks, i+1) {
+				blank(r[0], r[1])
+			}
 		}
 	}
 	if b == nil {
@@ -244,4 +413,240 @@ func setStatementPrefix(text string, toks []token, i int) (end int, vars []strin
 			return 0, nil, false
 		}
 	}
+}
+
+// explainPrefix reads, at toks[i], EXPLAIN or DESCRIBE followed by EXTENDED
+// or PARTITIONS, or ANALYZE [FORMAT=JSON], followed by a statement the
+// parser reads (SELECT, INSERT, …): toks[from:end] are to be blanked (the
+// modifier of EXPLAIN; all of ANALYZE's prefix) and toks[end] starts the
+// statement.
+func explainPrefix(text string, toks []token, i int) (from, end int, ok bool) {
+	word := func(j int) string { return tokWord(text, toks, j) }
+	from, end = i, i+1
+	switch word(i) {
+	case "EXPLAIN", "DESCRIBE", "DESC":
+		if word(end) != "EXTENDED" && word(end) != "PARTITIONS" {
+			return 0, 0, false
+		}
+		from, end = i+1, i+2
+	case "ANALYZE":
+		if word(end) == "FORMAT" && punctAt(text, toks, end+1, '=') && word(end+2) == "JSON" {
+			end += 3
+		}
+	default:
+		return 0, 0, false
+	}
+	switch word(end) {
+	case "SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE", "WITH", "VALUES", "TABLE":
+		return from, end, true
+	}
+	return from, end, punctAt(text, toks, end, '(')
+}
+
+// parserIntroducers are the character sets the parser takes as an
+// introducer (_utf8mb4'…').
+var parserIntroducers = map[string]bool{"utf8": true, "utf8mb3": true, "utf8mb4": true, "ascii": true, "latin1": true, "binary": true}
+
+// introducerLen is the length of the introducer starting toks[i] when it
+// names one of the server's character sets the parser does not take and
+// it introduces a literal: a string (lexed with it as one token) or the
+// number or string after it; 0 otherwise.
+func introducerLen(text string, toks []token, i int) int {
+	t := toks[i]
+	w := text[t.start:t.end]
+	if t.kind == tokString {
+		q := strings.IndexByte(w, '\'')
+		if q < 0 {
+			return 0
+		}
+		w = w[:q]
+	} else if i+1 >= len(toks) || toks[i+1].kind != tokString && toks[i+1].kind != tokNumber {
+		return 0
+	}
+	cs := strings.ToLower(w[1:])
+	if _, known := serverCollations[cs]; !known || parserIntroducers[cs] {
+		return 0
+	}
+	return len(w)
+}
+
+// dynamicColumnFuncs are MariaDB's dynamic column functions, whose
+// arguments may carry an AS type.
+var dynamicColumnFuncs = map[string]bool{"COLUMN_GET": true, "COLUMN_CREATE": true, "COLUMN_ADD": true}
+
+// dynamicColumnTypes returns the ranges of text holding "AS type" among the
+// arguments of the call whose '(' is toks[open]: from AS up to the next
+// comma or the closing parenthesis at the call's own depth. A range holding
+// anything but words, numbers, strings, parentheses and commas (which a
+// type never does: no subquery, no variable) is not returned, nor is any
+// when the call does not close.
+func dynamicColumnTypes(text string, toks []token, open int) [][2]int {
+	var out [][2]int
+	depth, from := 0, -1
+	for j := open; j < len(toks); j++ {
+		t := toks[j]
+		if t.kind == tokPunct {
+			switch text[t.start] {
+			case '(':
+				depth++
+				continue
+			case ')', ',':
+				if depth == 1 && from >= 0 {
+					out = append(out, [2]int{from, int(toks[j-1].end)})
+					from = -1
+				}
+				if text[t.start] == ')' {
+					depth--
+					if depth == 0 {
+						return out
+					}
+				}
+				continue
+			}
+		}
+		if depth == 1 && from < 0 && t.kind == tokIdent && strings.EqualFold(text[t.start:t.end], "AS") {
+			from = int(t.start)
+			continue
+		}
+		if from >= 0 {
+			switch {
+			case t.kind == tokIdent && strings.EqualFold(text[t.start:t.end], "SELECT"):
+				from = -1
+				return nil
+			case t.kind == tokIdent, t.kind == tokNumber, t.kind == tokString:
+			default:
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// orReplaceable are the objects CREATE OR REPLACE is read for by blanking
+// OR REPLACE.
+var orReplaceable = map[string]bool{"TABLE": true, "TEMPORARY": true, "INDEX": true, "UNIQUE": true, "FULLTEXT": true,
+	"SEQUENCE": true, "USER": true, "ROLE": true}
+
+// columnAttributes are MariaDB's attributes of a column or an index the
+// parser does not know.
+var columnAttributes = map[string]bool{"COMPRESSED": true, "INVISIBLE": true, "IGNORED": true}
+
+// statementEnd reports whether toks[i] is past the statement: the end of
+// the input or a ';'.
+func statementEnd(text string, toks []token, i int) bool {
+	return i >= len(toks) || punctAt(text, toks, i, ';')
+}
+
+// limitExtension is the number of tokens from toks[i] of a MariaDB row
+// limit the parser does not know — ROWS EXAMINED n (after LIMIT …), and
+// OFFSET n ROW[S] / FETCH { FIRST | NEXT } [n] ROW[S] { ONLY | WITH TIES }
+// (n a number or a variable) — and of a LIMIT left empty by them; 0 when
+// toks[i] starts none.
+func limitExtension(text string, toks []token, i int) int {
+	word := func(j int) string { return tokWord(text, toks, j) }
+	count := func(j int) bool { return j < len(toks) && (toks[j].kind == tokNumber || toks[j].kind == tokVariable) }
+	switch word(i) {
+	case "LIMIT":
+		if word(i+1) == "ROWS" && word(i+2) == "EXAMINED" && count(i+3) {
+			return 4
+		}
+	case "ROWS":
+		if word(i+1) == "EXAMINED" && count(i+2) && i > 0 && (toks[i-1].kind == tokNumber || toks[i-1].kind == tokVariable) {
+			return 3
+		}
+	case "OFFSET":
+		if count(i+1) && (word(i+2) == "ROW" || word(i+2) == "ROWS") && i > 0 && word(i-1) != "LIMIT" &&
+			!(toks[i-1].kind == tokNumber || toks[i-1].kind == tokVariable) {
+			return 3
+		}
+	case "FETCH":
+		if word(i+1) != "FIRST" && word(i+1) != "NEXT" {
+			return 0
+		}
+		j := i + 2
+		if count(j) {
+			j++
+		}
+		if word(j) != "ROW" && word(j) != "ROWS" {
+			return 0
+		}
+		switch {
+		case word(j+1) == "ONLY":
+			return j + 2 - i
+		case word(j+1) == "WITH" && word(j+2) == "TIES":
+			return j + 3 - i
+		}
+	}
+	return 0
+}
+
+// returningEnd is the index after the RETURNING list starting at toks[i]
+// when it holds only unqualified names (no reserved word), '*', literals,
+// variables, AS aliases, commas and arithmetic operators up to the
+// statement's end; i otherwise.
+func returningEnd(text string, toks []token, i int, reserved map[string]bool) int {
+	j := i
+	for ; !statementEnd(text, toks, j); j++ {
+		t := toks[j]
+		switch t.kind {
+		case tokIdent, tokQuoted:
+			if punctAt(text, toks, j+1, '(') || punctAt(text, toks, j+1, '.') {
+				return i
+			}
+			if w := tokWord(text, toks, j); w != "AS" && reserved[strings.ToLower(w)] {
+				return i // FROM, SELECT, …
+			}
+		case tokNumber, tokString, tokVariable:
+		case tokPunct:
+			switch text[t.start] {
+			case ',', '*', '+', '-', '/', '%':
+			default:
+				return i
+			}
+		default:
+			return i
+		}
+	}
+	return j
+}
+
+// lockAliasAt reports whether toks[i], in LOCK TABLES, is a table's alias:
+// after AS, or right after a table name (a chain's last part) and before
+// READ, WRITE or LOW_PRIORITY.
+func lockAliasAt(text string, toks []token, i int) bool {
+	word := func(j int) string { return tokWord(text, toks, j) }
+	switch word(i + 1) {
+	case "READ", "WRITE", "LOW_PRIORITY":
+	default:
+		return false
+	}
+	if word(i-1) == "AS" {
+		return i >= 2 && (toks[i-2].kind == tokIdent || toks[i-2].kind == tokQuoted)
+	}
+	if i < 1 || toks[i-1].kind != tokIdent && toks[i-1].kind != tokQuoted {
+		return false
+	}
+	switch word(i - 1) {
+	case "TABLE", "TABLES", "READ", "WRITE", "LOCAL", "CONCURRENT", "LOW_PRIORITY":
+		return false
+	}
+	return true
+}
+
+// windowCall reports whether the call whose '(' is toks[open] is followed
+// by WITHIN GROUP or OVER: a window or ordered-set function's call.
+func windowCall(text string, toks []token, open int) bool {
+	depth := 0
+	for j := open; j < len(toks); j++ {
+		switch {
+		case punctAt(text, toks, j, '('):
+			depth++
+		case punctAt(text, toks, j, ')'):
+			if depth--; depth == 0 {
+				w := tokWord(text, toks, j+1)
+				return w == "OVER" || w == "WITHIN" && tokWord(text, toks, j+2) == "GROUP"
+			}
+		}
+	}
+	return false
 }

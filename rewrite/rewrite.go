@@ -164,6 +164,18 @@ type Statement struct {
 	// it says IF NOT EXISTS.
 	Database    string
 	IfNotExists bool
+	// hint is what a refusal for Unprovable tells the client to do
+	// instead ("" for the default).
+	hint string
+	// privileges marks account and privilege statements (GRANT, CREATE
+	// USER, …).
+	privileges bool
+}
+
+// looseName is a name of statement stmt that no site covers.
+type looseName struct {
+	t    Table
+	stmt int
 }
 
 // Func is a function a statement calls, as written.
@@ -222,7 +234,8 @@ type Analysis struct {
 	// unbound are table references whose text could not be located; a
 	// resolver that maps one of them makes the rewrite refuse.
 	unbound []Table
-	// cteShadows are CTE names that hide tables of the same name.
+	// cteShadows are CTE names that are also the names of tables of the
+	// input and qualify columns (see cteQualifiers).
 	cteShadows map[string]bool
 	// aliases are the table aliases the statement defines (lower case).
 	aliases map[string]bool
@@ -236,10 +249,13 @@ type Analysis struct {
 	// loose are names in statements of class "other" that no site
 	// covers: the parser may keep table names of admin statements out of
 	// its tree (OPTIMIZE TABLE t), so a mapped one refuses the rewrite.
-	loose []Table
+	loose []looseName
 	// stmtAliases are each statement's table aliases (lower case).
 	stmtAliases []map[string]bool
-	parseErr    error
+	// stmtDeclared are, for each statement, the names its tree declares
+	// as no table (see declaredNames), for the safety net of collectLoose.
+	stmtDeclared []map[string]bool
+	parseErr     error
 	// parts, for an input holding CREATE PROCEDURE, are its statements as
 	// the engine split it (routine.go); sites are then theirs.
 	parts []part
@@ -307,6 +323,10 @@ type site struct {
 	write      bool
 	aliased    bool // a table reference given an alias where it is named
 	stmt       int  // index of the statement holding it
+	// aliasAt, when not 0, is where the statement would take an alias
+	// that keeps the table's name as written (HANDLER t OPEN names the
+	// handler t): a physical table of another name gets it there.
+	aliasAt int
 }
 
 // Refusal is a statement the engine will not let through, with the MySQL
@@ -318,6 +338,14 @@ type Refusal struct {
 	// Reason names the guardrail that refused (Reason* constants), for
 	// counting; empty for the proxy's other refusals.
 	Reason string
+	// ServerCheck marks the refusal of a single statement the engine
+	// cannot parse, which the server may reject as well: the client should
+	// then get the server's own error (a syntax error, an unknown
+	// collation), not this one. The caller asks the server with the
+	// statements SyntaxCheck gives, on the client's own connection, and
+	// answers with the server's error when ServerSyntaxError says it
+	// rejects the text, with this refusal otherwise.
+	ServerCheck bool
 }
 
 func (r *Refusal) Error() string { return fmt.Sprintf("%d (%s): %s", r.Code, r.State, r.Message) }
@@ -466,16 +494,15 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 				"cannot be redirected to the sandbox; simplify the statement (e.g. qualify or backquote the table name)", t.Quoted())
 		}
 	}
-	for _, t := range a.loose {
-		if mapped(r, t) {
-			return nil, refuse(wire.ErUnknown, "the proxy does not know how this statement uses the sandboxed table %s, "+
-				"so it cannot confine it to the sandbox", t.Quoted())
+	for _, l := range a.loose {
+		if mapped(r, l.t) {
+			return nil, a.looseRefusal(l)
 		}
 	}
 	for name := range a.cteShadows {
 		if _, ok := a.mappedInAnyDB(r, name); ok {
-			return nil, refuse(wire.ErUnknown, "the common table expression %s has the name of a sandboxed table; "+
-				"rename the CTE", QuoteIdent(name))
+			return nil, refuse(wire.ErUnknown, "the common table expression %s has the name of a sandboxed table that the "+
+				"statement also reads, and a column qualified with that name could be either; rename the CTE", QuoteIdent(name))
 		}
 	}
 	rr, _ := r.(RoutineResolver)
@@ -491,8 +518,11 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 			continue
 		}
 		if st.Unprovable != "" {
-			return nil, refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; "+
-				"run its statements one by one instead", st.Unprovable)
+			hint := st.hint
+			if hint == "" {
+				hint = "run its statements one by one instead"
+			}
+			return nil, refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; %s", st.Unprovable, hint)
 		}
 	}
 	reps, err := a.splice(r)
@@ -630,6 +660,9 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 				continue
 			}
 			reps = append(reps, replacement{s.start, s.end, QuoteIdent(p.DB) + "." + QuoteIdent(p.Name)})
+			if s.aliasAt > 0 && p.Name != s.table.Name {
+				reps = append(reps, replacement{s.aliasAt, s.aliasAt, " AS " + QuoteIdent(s.table.Name)})
+			}
 		case refQualifier:
 			k := a.norm(s.table)
 			if !s.qualified {
@@ -805,15 +838,15 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 			hazard = "it shows what the whole server holds, every sandbox's statements included"
 		}
 		if hazard != "" {
-			return refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s) and %s; rewrite it in syntax MySQL 8 "+
-				"also accepts", firstLine(a.parseErr.Error()), hazard)
+			return serverCheck(refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s) and %s; %s",
+				firstLine(a.parseErr.Error()), hazard, unparsedHint))
 		}
 	}
 	if !readLike {
-		return refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s), so it cannot confine its writes "+
-			"to the sandbox; rewrite it in syntax MySQL 8 also accepts", firstLine(a.parseErr.Error()))
+		return serverCheck(refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s), so it cannot confine its writes "+
+			"to the sandbox; %s", firstLine(a.parseErr.Error()), unparsedHint))
 	}
-	hint := "rewrite it in syntax MySQL 8 also accepts"
+	hint := unparsedHint
 	for i := range toks {
 		if word(i) == "PREVIOUS" && word(i+1) == "VALUE" {
 			hint = "write LASTVAL(seq) for PREVIOUS VALUE FOR seq"
@@ -822,8 +855,8 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 	for _, ch := range buildChains(a.text, toks, nil) {
 		for _, t := range chainTables(a.text, toks, ch) {
 			if mt, ok := a.mappedAny(r, t); ok {
-				return refuse(wire.ErUnknown, "this statement names the sandboxed table %s but the proxy cannot parse it "+
-					"(%s), so it cannot be redirected to the sandbox; %s", mt.Quoted(), firstLine(a.parseErr.Error()), hint)
+				return serverCheck(refuse(wire.ErUnknown, "this statement names the sandboxed table %s but the proxy cannot parse it "+
+					"(%s), so it cannot be redirected to the sandbox; %s", mt.Quoted(), firstLine(a.parseErr.Error()), hint))
 			}
 		}
 	}
@@ -858,4 +891,67 @@ func validPhysical(p Table) error {
 		}
 	}
 	return nil
+}
+
+// looseRefusal is the refusal of a statement naming a sandboxed table where
+// no reference accounts for it: for what the statement is when the engine
+// knows a better reason.
+func (a *Analysis) looseRefusal(l looseName) *Refusal {
+	var st Statement
+	if l.stmt < len(a.Statements) {
+		st = a.Statements[l.stmt]
+	}
+	switch {
+	case st.Outside != "":
+		return refuse(wire.ErUnknown, "%s", st.Outside)
+	case st.privileges:
+		return refuse(wire.ErUnknown, "this account or privilege statement names the sandboxed table %s, but privileges are "+
+			"the server's, not the sandbox's: the proxy does not rewrite them; run it on a direct connection", l.t.Quoted())
+	}
+	return refuse(wire.ErUnknown, "the proxy does not know how this statement uses the sandboxed table %s, "+
+		"so it cannot confine it to the sandbox", l.t.Quoted())
+}
+
+// unparsedHint is what the refusal of a statement the engine cannot parse
+// tells the client to do.
+const unparsedHint = "the proxy does not read this form of the statement: write it in a form it reads " +
+	"(docs/SANDBOXES.md lists the MariaDB forms it reads) or run it on a direct connection"
+
+// serverCheck marks r as a refusal the server's own error should replace
+// when the server rejects the text too (see Refusal.ServerCheck).
+func serverCheck(r *Refusal) *Refusal {
+	r.ServerCheck = true
+	return r
+}
+
+// checkStatement is the name of the prepared statement SyntaxCheck uses.
+const checkStatement = "__sqlfork_syntax_check"
+
+// SyntaxCheck returns the statements that ask the server whether it reads
+// sql, a text the engine refused with ServerCheck: PREPARE of the text (for
+// a session with opts) and the DEALLOCATE to send after a PREPARE that
+// succeeded. PREPARE runs nothing; it reads the text and resolves its
+// names, taking metadata locks on the tables it names until the
+// transaction ends, so callers should ask only outside a transaction.
+func SyntaxCheck(sql string, opts Options) (prepare, deallocate string) {
+	return "PREPARE " + checkStatement + " FROM " + quoteString(sql, !opts.NoBackslashEscapes),
+		"DEALLOCATE PREPARE " + checkStatement
+}
+
+// ServerSyntaxError reports whether the server's error code in answer to
+// SyntaxCheck's PREPARE means that the server rejects the text itself, as
+// any connection would (a syntax error, an unknown character set or
+// collation, a name too long), and not that a table it names is missing
+// where PREPARE looked (production, not the sandbox) or that PREPARE cannot
+// take the statement.
+func ServerSyntaxError(code uint16) bool {
+	switch code {
+	case wire.ErParse,
+		1149, // ER_SYNTAX_ERROR
+		1115, // ER_UNKNOWN_CHARACTER_SET
+		1273, // ER_UNKNOWN_COLLATION
+		1059: // ER_TOO_LONG_IDENT
+		return true
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -289,13 +290,7 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string) (
 	}
 	for _, b := range r.Body {
 		for _, bs := range b.Statements {
-			st.Reads = append(st.Reads, bs.Reads...)
-			st.Writes = append(st.Writes, bs.Writes...)
-			st.Locked = append(st.Locked, bs.Locked...)
-			st.Funcs = append(st.Funcs, bs.Funcs...)
-			if st.Outside == "" {
-				st.Outside = bs.Outside
-			}
+			st.takeBody(bs)
 			if bs.Unprovable != "" && st.Unprovable == "" {
 				st.Unprovable = bs.Unprovable + " (in the body of procedure " + QuoteIdent(r.Name) + ")"
 			}
@@ -341,8 +336,13 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 	if depth > 64 {
 		return 0, "the procedure's blocks nest too deep"
 	}
-	if j := i + 1; j < len(toks) && punctAt(text, toks, j, ':') {
-		return 0, "the proxy does not read labels in a procedure body yet"
+	if j := i + 1; j < len(toks) && punctAt(text, toks, j, ':') && (toks[i].kind == tokIdent || toks[i].kind == tokQuoted) {
+		// A label: only before a block or a loop.
+		switch w(i + 2) {
+		case "BEGIN", "LOOP", "WHILE", "REPEAT", "FOR":
+			return b.statement(i+2, depth)
+		}
+		return 0, "the proxy reads labels only before BEGIN and loops in a procedure body"
 	}
 	// The end of a simple statement: the next semicolon (a body's
 	// statements all end with one; the body itself may end the input).
@@ -374,39 +374,33 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 		if w(j) == "NOT" && w(j+1) == "ATOMIC" {
 			j += 2
 		}
-		for {
-			if j >= len(toks) {
-				return 0, "the procedure's BEGIN has no END"
-			}
-			if w(j) == "END" && (j+1 == len(toks) || punctAt(text, toks, j+1, ';')) {
-				return j + 1, ""
-			}
-			k, why := b.statement(j, depth+1)
-			if why != "" {
-				return 0, why
-			}
-			if !punctAt(text, toks, k, ';') {
-				return 0, "the proxy cannot read where a statement of the procedure's body ends"
-			}
-			j = k + 1
+		k, why := b.statements(j, depth, "END")
+		switch {
+		case why != "":
+			return 0, why
+		case k+1 == len(toks) || punctAt(text, toks, k+1, ';'):
+			return k + 1, ""
+		case endLabel(text, toks, k+1):
+			return k + 2, "" // END label
 		}
+		return 0, "the proxy cannot read where a BEGIN of the procedure's body ends"
 	case "DECLARE":
 		end := semi(i)
 		for k := i + 1; k < end; k++ {
 			switch w(k) {
 			case "HANDLER":
-				return 0, "the proxy does not read handlers in a procedure body yet"
+				return b.handler(k+1, depth)
 			case "CURSOR":
 				if w(k+1) != "FOR" || k+2 >= end {
 					return 0, "the proxy cannot read this cursor declaration"
 				}
 				return end, b.fragment(k+2, end)
 			case "DEFAULT":
-				// A default must be one literal or variable: an expression
-				// could read tables.
-				if !(k+2 == end || k+3 == end && (punctAt(text, toks, k+1, '-') || punctAt(text, toks, k+1, '+'))) || !onlyWords(k+1, end) {
-					return 0, "the proxy reads only literal defaults of a procedure's variables"
+				// An expression, which may read tables: analysed.
+				if !onlyWordsOrTypes(text, toks, i+1, k) {
+					return 0, "the proxy cannot read this declaration"
 				}
+				return end, b.expr(k+1, end)
 			}
 		}
 		if !onlyWordsOrTypes(text, toks, i+1, end) {
@@ -419,12 +413,283 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 			return 0, "the proxy reads only literals and variables in " + w(i) + " in a procedure body"
 		}
 		return end, ""
-	case "IF", "CASE", "LOOP", "WHILE", "REPEAT", "FOR", "LEAVE", "ITERATE", "RETURN", "END", "GET", "ELSE", "ELSEIF",
-		"UNTIL", "WHEN", "THEN":
-		return 0, "the proxy does not read " + w(i) + " in a procedure body yet"
+	case "LEAVE", "ITERATE", "GET":
+		end := semi(i)
+		if !onlyWords(i+1, end) {
+			return 0, "the proxy cannot read this " + w(i) + " in a procedure body"
+		}
+		return end, ""
+	case "IF":
+		return b.ifStatement(i, depth)
+	case "CASE":
+		return b.caseStatement(i, depth)
+	case "LOOP":
+		k, why := b.statements(i+1, depth, "END")
+		return b.endOf(k, "LOOP", why)
+	case "WHILE":
+		do := b.find(i+1, "DO")
+		if do < 0 {
+			return 0, "the proxy cannot read this WHILE in a procedure body"
+		}
+		if why := b.expr(i+1, do); why != "" {
+			return 0, why
+		}
+		k, why := b.statements(do+1, depth, "END")
+		return b.endOf(k, "WHILE", why)
+	case "REPEAT":
+		k, why := b.statements(i+1, depth, "UNTIL")
+		if why != "" {
+			return 0, why
+		}
+		end := b.find(k+1, "END")
+		if end < 0 || w(end+1) != "REPEAT" {
+			return 0, "the proxy cannot read this REPEAT in a procedure body"
+		}
+		if why := b.expr(k+1, end); why != "" {
+			return 0, why
+		}
+		return b.endOf(end, "REPEAT", "")
+	case "FOR":
+		return b.forStatement(i, depth)
+	case "RETURN", "END", "ELSE", "ELSEIF", "UNTIL", "WHEN", "THEN":
+		return 0, "the proxy does not read " + w(i) + " here in a procedure body"
 	}
 	end = semi(i)
 	return end, b.fragment(i, end)
+}
+
+// statements reads body statements, each ending with ';', from toks[i] up
+// to one of the words stop: the index of that word.
+func (b *bodyReader) statements(i, depth int, stop ...string) (int, string) {
+	text, toks := b.a.text, b.toks
+	for {
+		if i >= len(toks) {
+			return 0, "the proxy cannot read where a block of the procedure's body ends"
+		}
+		if w := tokWord(text, toks, i); slices.Contains(stop, w) {
+			return i, ""
+		}
+		k, why := b.statement(i, depth+1)
+		if why != "" {
+			return 0, why
+		}
+		if !punctAt(text, toks, k, ';') {
+			return 0, "the proxy cannot read where a statement of the procedure's body ends"
+		}
+		i = k + 1
+	}
+}
+
+// endOf reads END kw [label] at toks[i] (after a block read with why):
+// the index after it.
+func (b *bodyReader) endOf(i int, kw, why string) (int, string) {
+	if why != "" {
+		return 0, why
+	}
+	text, toks := b.a.text, b.toks
+	if tokWord(text, toks, i) != "END" || tokWord(text, toks, i+1) != kw {
+		return 0, "the proxy cannot read where this " + kw + " of the procedure's body ends"
+	}
+	if endLabel(text, toks, i+2) {
+		return i + 3, ""
+	}
+	return i + 2, ""
+}
+
+// endLabel reports whether toks[i] is a label closing a block: a name
+// followed by ';' or the end of the input.
+func endLabel(text string, toks []token, i int) bool {
+	if i >= len(toks) || toks[i].kind != tokIdent && toks[i].kind != tokQuoted {
+		return false
+	}
+	switch tokWord(text, toks, i) {
+	case "IF", "LOOP", "WHILE", "REPEAT", "CASE", "FOR":
+		return false
+	}
+	return i+1 == len(toks) || punctAt(text, toks, i+1, ';')
+}
+
+// find is the index of the first word w from toks[i] outside parentheses
+// and before any ';', -1 when there is none.
+func (b *bodyReader) find(i int, w string) int {
+	text, toks := b.a.text, b.toks
+	depth := 0
+	for ; i < len(toks); i++ {
+		switch {
+		case punctAt(text, toks, i, '('):
+			depth++
+		case punctAt(text, toks, i, ')'):
+			depth--
+		case punctAt(text, toks, i, ';'):
+			return -1
+		case depth == 0 && tokWord(text, toks, i) == w:
+			return i
+		}
+	}
+	return -1
+}
+
+// ifStatement reads IF cond THEN … [ELSEIF cond THEN …] [ELSE …] END IF.
+func (b *bodyReader) ifStatement(i, depth int) (int, string) {
+	return b.branches(i, depth, "IF", "ELSEIF")
+}
+
+// caseStatement reads CASE [value] WHEN v THEN … [WHEN …] [ELSE …] END
+// CASE.
+func (b *bodyReader) caseStatement(i, depth int) (int, string) {
+	when := b.find(i+1, "WHEN")
+	if when < 0 {
+		return 0, "the proxy cannot read this CASE in a procedure body"
+	}
+	if when > i+1 {
+		if why := b.expr(i+1, when); why != "" {
+			return 0, why
+		}
+	}
+	return b.branches(when, depth, "CASE", "WHEN")
+}
+
+// branches reads the branches of an IF or a CASE from toks[i], the word
+// opening the first (IF, WHEN): a condition up to THEN and statements up
+// to the next branch's word (next), ELSE or END; then ELSE's statements
+// and END kw.
+func (b *bodyReader) branches(i, depth int, kw, next string) (int, string) {
+	text, toks := b.a.text, b.toks
+	for {
+		then := b.find(i+1, "THEN")
+		if then < 0 {
+			return 0, "the proxy cannot read this " + kw + " in a procedure body"
+		}
+		if why := b.expr(i+1, then); why != "" {
+			return 0, why
+		}
+		k, why := b.statements(then+1, depth, next, "ELSE", "END")
+		if why != "" {
+			return 0, why
+		}
+		switch tokWord(text, toks, k) {
+		case next:
+			i = k
+			continue
+		case "ELSE":
+			k, why = b.statements(k+1, depth, "END")
+		}
+		return b.endOf(k, kw, why)
+	}
+}
+
+// forStatement reads FOR v IN (query) DO … END FOR, FOR v IN cursor DO …
+// and FOR v IN [REVERSE] low .. high DO ….
+func (b *bodyReader) forStatement(i, depth int) (int, string) {
+	text, toks := b.a.text, b.toks
+	w := func(j int) string { return tokWord(text, toks, j) }
+	if w(i+2) != "IN" {
+		return 0, "the proxy cannot read this FOR in a procedure body"
+	}
+	do := b.find(i+3, "DO")
+	if do < 0 {
+		return 0, "the proxy cannot read this FOR in a procedure body"
+	}
+	j := i + 3
+	switch {
+	case punctAt(text, toks, j, '(') && punctAt(text, toks, do-1, ')') && b.find(j+1, "SELECT") >= 0 || w(j+1) == "SELECT" || w(j+1) == "WITH":
+		if why := b.fragment(j+1, do-1); why != "" {
+			return 0, why
+		}
+	case do == j+1 && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted):
+		// A cursor declared before.
+	default:
+		if w(j) == "REVERSE" {
+			j++
+		}
+		// low .. high: the lexer may read "1..3" as numbers "1." and
+		// ".3", so the bounds are split on the text's "..", outside any
+		// string.
+		if j >= do {
+			return 0, "the proxy cannot read this FOR in a procedure body"
+		}
+		from, to := int(toks[j].start), int(toks[do-1].end)
+		dots := strings.Index(text[from:to], "..")
+		for k := j; k < do && dots >= 0; k++ {
+			if t := toks[k]; t.kind != tokNumber && t.kind != tokPunct && t.kind != tokIdent && int(t.start) <= from+dots && from+dots < int(t.end) {
+				dots = -1 // inside a string or a quoted name
+			}
+		}
+		if dots < 0 {
+			return 0, "the proxy cannot read this FOR in a procedure body"
+		}
+		if why := b.exprAt(from, from+dots); why != "" {
+			return 0, why
+		}
+		if why := b.exprAt(from+dots+2, to); why != "" {
+			return 0, why
+		}
+	}
+	k, why := b.statements(do+1, depth, "END")
+	return b.endOf(k, "FOR", why)
+}
+
+// handler reads the rest of DECLARE … HANDLER at toks[i]: FOR and the
+// conditions, then the handler's statement, read as any body statement.
+func (b *bodyReader) handler(i, depth int) (int, string) {
+	text, toks := b.a.text, b.toks
+	w := func(j int) string { return tokWord(text, toks, j) }
+	if w(i) != "FOR" {
+		return 0, "the proxy cannot read this handler declaration"
+	}
+	i++
+	for {
+		switch {
+		case w(i) == "SQLSTATE":
+			i++
+			if w(i) == "VALUE" {
+				i++
+			}
+			if i >= len(toks) || toks[i].kind != tokString {
+				return 0, "the proxy cannot read this handler declaration"
+			}
+			i++
+		case w(i) == "NOT" && w(i+1) == "FOUND":
+			i += 2
+		case i < len(toks) && (toks[i].kind == tokNumber || toks[i].kind == tokIdent || toks[i].kind == tokQuoted):
+			i++ // SQLWARNING, SQLEXCEPTION, an error number or a condition's name
+		default:
+			return 0, "the proxy cannot read this handler declaration"
+		}
+		if !punctAt(text, toks, i, ',') {
+			break
+		}
+		i++
+	}
+	return b.statement(i, depth+1)
+}
+
+// expr analyses toks[from:to], an expression of the body (a condition, a
+// default, a bound), as the query SELECT <expression>: the tables its
+// subqueries read are the body's, rewritten in place.
+func (b *bodyReader) expr(from, to int) string {
+	if from >= to {
+		return "the proxy cannot read an empty expression in the procedure's body"
+	}
+	return b.exprAt(int(b.toks[from].start), int(b.toks[to-1].end))
+}
+
+// exprAt is expr of the text from byte start to end.
+func (b *bodyReader) exprAt(start, end int) string {
+	const prefix = "SELECT "
+	if strings.TrimSpace(b.a.text[start:end]) == "" {
+		return "the proxy cannot read an empty expression in the procedure's body"
+	}
+	sub := b.e.analyze(prefix+b.a.text[start:end], withDB(b.a.opts, b.db))
+	if sub.parseErr != nil || sub.normErr != nil || len(sub.Statements) != 1 || sub.Statements[0].Kind != "SELECT" {
+		return "the proxy cannot parse the expression " + strings.Join(strings.Fields(firstLine(b.a.text[start:end])), " ") +
+			" of the procedure's body"
+	}
+	// Its sites are offsets into prefix+expression: placed so that they
+	// land in the expression's text.
+	b.r.Body = append(b.r.Body, sub)
+	b.r.bodyAt = append(b.r.bodyAt, start-len(prefix))
+	return ""
 }
 
 // fragment analyses toks[from:to], a statement of the body, alone.
@@ -529,4 +794,82 @@ func (a *Analysis) routineReps(st *Statement, rr RoutineResolver) ([]replacement
 		}
 	}
 	return reps, nil
+}
+
+// compoundStarters are the words that start a compound statement outside a
+// stored program (MariaDB runs BEGIN NOT ATOMIC, IF, CASE, LOOP, WHILE,
+// REPEAT and FOR blocks sent as statements).
+var compoundStarters = map[string]bool{"IF": true, "CASE": true, "LOOP": true, "WHILE": true, "REPEAT": true, "FOR": true}
+
+// isCompound reports whether the input (tokens toks of text) starts with a
+// compound statement: BEGIN NOT ATOMIC, a block keyword, or a label.
+func isCompound(text string, toks []token) bool {
+	w := func(i int) string { return tokWord(text, toks, i) }
+	switch {
+	case w(0) == "BEGIN" && w(1) == "NOT" && w(2) == "ATOMIC", compoundStarters[w(0)]:
+		return true
+	case len(toks) > 2 && (toks[0].kind == tokIdent || toks[0].kind == tokQuoted) && punctAt(text, toks, 1, ':'):
+		return w(2) == "BEGIN" || compoundStarters[w(2)]
+	}
+	return false
+}
+
+// analyzeCompound reads an input that is one compound statement with the
+// procedure body's reader: each statement and expression of the block is
+// analysed alone and rewritten in place (a part each). It reports false,
+// leaving the input to the parser (which refuses it), when the block holds
+// anything but reads, writes and plain SET of variables — statements the
+// session must see sent alone (DDL, transactions, USE, SHOW, CALL, …) —
+// or is not the whole input.
+func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
+	text := a.text
+	r := &Routine{}
+	b := &bodyReader{e: e, a: a, toks: toks, db: a.opts.DB, r: r}
+	end, why := b.statement(0, 0)
+	if why != "" {
+		return false
+	}
+	for ; end < len(toks); end++ {
+		if !punctAt(text, toks, end, ';') {
+			return false
+		}
+	}
+	st := Statement{DB: a.opts.DB, Class: ClassRead, Kind: "COMPOUND"}
+	for _, sub := range r.Body {
+		for _, bs := range sub.Statements {
+			switch {
+			case bs.Unprovable != "" || bs.Show != nil || bs.Routine != nil || bs.Kind == "SYNTAX ERROR":
+				return false
+			case bs.Class == ClassWrite:
+				st.Class = ClassWrite
+			case bs.Class == ClassRead:
+			case bs.Class == ClassSession && bs.Kind == "SET" && !bs.ChangesLexing && !bs.ChangesIsolation:
+			default:
+				return false
+			}
+			st.takeBody(bs)
+		}
+	}
+	if len(st.Writes) > 0 {
+		st.Class = ClassWrite
+	}
+	a.Statements = []Statement{st}
+	a.stmtStarts, a.stmtDBs = []int{0}, []string{a.opts.DB}
+	for i, sub := range r.Body {
+		a.parts = append(a.parts, part{start: r.bodyAt[i], sub: sub})
+	}
+	return true
+}
+
+// takeBody adds to st, a statement holding a body (a procedure's, a
+// compound statement's), what one statement of the body reads, writes,
+// locks, calls and reaches.
+func (st *Statement) takeBody(bs Statement) {
+	st.Reads = append(st.Reads, bs.Reads...)
+	st.Writes = append(st.Writes, bs.Writes...)
+	st.Locked = append(st.Locked, bs.Locked...)
+	st.Funcs = append(st.Funcs, bs.Funcs...)
+	if st.Outside == "" {
+		st.Outside = bs.Outside
+	}
 }

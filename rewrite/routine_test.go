@@ -81,11 +81,37 @@ func TestProcedures(t *testing.T) {
 	if tables(st.Writes) != "app.t" || tables(st.Reads) != "other.u" || len(st.Funcs) != 1 || len(st.Routine.Body) != 2 {
 		t.Errorf("writes %v reads %v funcs %v body %d", st.Writes, st.Reads, st.Funcs, len(st.Routine.Body))
 	}
+	// Control flow: each statement of the body, and each expression (as
+	// SELECT <expression>), read alone and rewritten in place.
+	for _, c := range []struct{ sql, want string }{
+		{"CREATE PROCEDURE p() BEGIN IF (SELECT COUNT(*) FROM t) > 0 THEN DELETE FROM t; ELSEIF 1 THEN SELECT 1; ELSE UPDATE u SET a = 1; END IF; END",
+			"CREATE PROCEDURE `sb_app`.`p`() BEGIN IF (SELECT COUNT(*) FROM `sb_app`.`t`) > 0 THEN DELETE FROM `sb_app`.`t`; ELSEIF 1 THEN SELECT 1; ELSE UPDATE `sb_app`.`u` SET a = 1; END IF; END"},
+		{"CREATE PROCEDURE p() BEGIN l: LOOP DELETE FROM t; LEAVE l; END LOOP l; END",
+			"CREATE PROCEDURE `sb_app`.`p`() BEGIN l: LOOP DELETE FROM `sb_app`.`t`; LEAVE l; END LOOP l; END"},
+		{"CREATE PROCEDURE p() BEGIN DECLARE CONTINUE HANDLER FOR SQLSTATE '23000', NOT FOUND, 1062 BEGIN DELETE FROM t; END; END",
+			"CREATE PROCEDURE `sb_app`.`p`() BEGIN DECLARE CONTINUE HANDLER FOR SQLSTATE '23000', NOT FOUND, 1062 BEGIN DELETE FROM `sb_app`.`t`; END; END"},
+		{"CREATE PROCEDURE p() BEGIN DECLARE x INT DEFAULT (SELECT COUNT(*) FROM t); WHILE x > 0 DO SET x = x - 1; END WHILE; END",
+			"CREATE PROCEDURE `sb_app`.`p`() BEGIN DECLARE x INT DEFAULT (SELECT COUNT(*) FROM `sb_app`.`t`); WHILE x > 0 DO SET x = x - 1; END WHILE; END"},
+		{"CREATE PROCEDURE p() BEGIN REPEAT DELETE FROM t LIMIT 1; UNTIL NOT EXISTS (SELECT * FROM u) END REPEAT; END",
+			"CREATE PROCEDURE `sb_app`.`p`() BEGIN REPEAT DELETE FROM `sb_app`.`t` LIMIT 1; UNTIL NOT EXISTS (SELECT * FROM `sb_app`.`u`) END REPEAT; END"},
+		{"CREATE PROCEDURE p(x INT) CASE x WHEN 1 THEN DELETE FROM t; ELSE SELECT 2; END CASE",
+			"CREATE PROCEDURE `sb_app`.`p`(x INT) CASE x WHEN 1 THEN DELETE FROM `sb_app`.`t`; ELSE SELECT 2; END CASE"},
+		{"CREATE PROCEDURE p() b: BEGIN FOR r IN (SELECT a FROM t) DO INSERT INTO u VALUES (r.a); END FOR; FOR i IN 1..3 DO SELECT i; END FOR; END b",
+			"CREATE PROCEDURE `sb_app`.`p`() b: BEGIN FOR r IN (SELECT a FROM `sb_app`.`t`) DO INSERT INTO `sb_app`.`u` VALUES (r.a); END FOR; FOR i IN 1..3 DO SELECT i; END FOR; END b"},
+	} {
+		res, err := e.Rewrite(c.sql, opts, sandboxRoutines{})
+		if err != nil {
+			t.Errorf("%q: %v", c.sql, err)
+		} else if res.SQL != c.want {
+			t.Errorf("%q\n got %q\nwant %q", c.sql, res.SQL, c.want)
+		}
+	}
 	for _, sql := range []string{
-		"CREATE PROCEDURE p() BEGIN IF 1 THEN DELETE FROM t; END IF; END",
-		"CREATE PROCEDURE p() BEGIN l: LOOP DELETE FROM t; LEAVE l; END LOOP; END",
-		"CREATE PROCEDURE p() BEGIN DECLARE CONTINUE HANDLER FOR SQLEXCEPTION DELETE FROM t; END",
-		"CREATE PROCEDURE p() BEGIN DECLARE x INT DEFAULT (SELECT COUNT(*) FROM t); END",
+		"CREATE PROCEDURE p() BEGIN IF 1 THEN DELETE FROM t; END; END",
+		"CREATE PROCEDURE p() BEGIN IF (SELECT * FROM t FOR SYSTEM_TIME ALL) THEN SELECT 1; END IF; END",
+		"CREATE PROCEDURE p() BEGIN l: DELETE FROM t; END",
+		"CREATE PROCEDURE p() BEGIN DECLARE CONTINUE HANDLER FOR (SELECT 1) DELETE FROM t; END",
+		"CREATE PROCEDURE p() BEGIN WHILE 1 DO DELETE FROM t; END LOOP; END",
 		"CREATE PROCEDURE p() BEGIN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = (SELECT 1); END",
 		"CREATE PROCEDURE p() BEGIN PREPARE s FROM @q; EXECUTE s; END",
 		"CREATE PROCEDURE p() BEGIN SELECT * FROM t FOR SYSTEM_TIME ALL; END",

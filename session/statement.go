@@ -158,6 +158,7 @@ func (s *Session) Plan(ctx context.Context, sql string, prepared bool) (*Plan, e
 	}
 	p, err := s.plan(ctx, sql, opts, prepared)
 	if err != nil {
+		err = s.serverVerdict(ctx, sql, opts, err)
 		if !prepared {
 			s.refused = diagnosticsOf(err)
 		}

@@ -1,0 +1,43 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// TestSandboxServerSyntaxError: in a sandbox, a statement the proxy cannot
+// parse gets the server's own error when MariaDB rejects it too (1064 for a
+// syntax error, 1273 for an unknown collation), and the proxy's refusal
+// when MariaDB reads it; in a transaction the server is not asked.
+func TestSandboxServerSyntaxError(t *testing.T) {
+	_, h := sandboxProxy(t, "transparent", nil)
+	pool := openDB(t, h.userDSN(sandboxUser, "app"))
+	c := conn(t, pool)
+	code := func(q string) (uint16, string) {
+		t.Helper()
+		_, err := c.ExecContext(context.Background(), q)
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) {
+			t.Fatalf("%s: %v, want a server error", q, err)
+		}
+		return me.Number, me.Message
+	}
+	if n, msg := code("DELETE FROM users WHERE name = 'x' ORDER"); n != 1064 || !strings.Contains(msg, "SQL syntax") {
+		t.Errorf("a syntax error: %d %s, want MariaDB's 1064", n, msg)
+	}
+	if n, msg := code("UPDATE users SET name = 'x' COLLATE nonesuch_ci WHERE id = 1 FOR SYSTEM_TIME ALL"); n != 1064 && n != 1273 {
+		t.Errorf("a statement the server rejects: %d %s", n, msg)
+	}
+	if n, msg := code("HANDLER users OPEN"); n == 1064 || !strings.Contains(msg, "sqlfork-proxy") {
+		t.Errorf("a statement MariaDB reads: %d %s, want the proxy's refusal", n, msg)
+	}
+	mustExecC(t, c, "BEGIN")
+	if n, msg := code("DELETE FROM users WHERE name = 'x' ORDER"); n == 1064 || !strings.Contains(msg, "sqlfork-proxy") {
+		t.Errorf("in a transaction: %d %s, want the proxy's refusal", n, msg)
+	}
+	mustExecC(t, c, "ROLLBACK")
+}

@@ -1,0 +1,132 @@
+package corpus
+
+// mariadb are MariaDB-only forms the TiDB parser does not read and the
+// engine reads anyway (rewrite/recover.go, rewrite/mariadb.go), each with
+// its exact output.
+var mariadb = []Case{
+	// EXPLAIN's MariaDB modifiers; ANALYZE runs its statement.
+	{SQL: "ANALYZE SELECT * FROM users", Class: "read", Reads: "app.users", Want: "ANALYZE SELECT * FROM `sbx`.`s1_users`"},
+	{SQL: "ANALYZE FORMAT=JSON UPDATE users SET name = 'x' WHERE id = 1", Class: "write", Writes: "app.users",
+		Want: "ANALYZE FORMAT=JSON UPDATE `sbx`.`s1_users` SET name = 'x' WHERE id = 1"},
+	{SQL: "EXPLAIN EXTENDED SELECT u.id FROM users u JOIN orders o ON o.user_id = u.id", Class: "read", Reads: "app.orders,app.users",
+		Want: "EXPLAIN EXTENDED SELECT u.id FROM `sbx`.`s1_users` u JOIN `sbx`.`s1_orders` o ON o.user_id = u.id"},
+	{SQL: "EXPLAIN PARTITIONS SELECT * FROM orders WHERE id = 1", Class: "read", Reads: "app.orders",
+		Want: "EXPLAIN PARTITIONS SELECT * FROM `sbx`.`s1_orders` WHERE id = 1"},
+	// Character sets the parser does not take as introducers.
+	{SQL: "SELECT * FROM users WHERE name = _latin2'x' OR name = _ucs2 0x0041", Class: "read", Reads: "app.users",
+		Want: "SELECT * FROM `sbx`.`s1_users` WHERE name = _latin2'x' OR name = _ucs2 0x0041"},
+	// Dynamic columns.
+	{SQL: "SELECT COLUMN_GET(COLUMN_CREATE(1, name AS CHAR), 1 AS CHAR(10)) FROM users", Class: "read", Reads: "app.users",
+		Want: "SELECT COLUMN_GET(COLUMN_CREATE(1, name AS CHAR), 1 AS CHAR(10)) FROM `sbx`.`s1_users`"},
+	// Statements read from their words (rewrite/mariadb.go).
+	{SQL: "CHECK TABLE users", Class: "other", Reads: "app.users", Want: "CHECK TABLE `sbx`.`s1_users`"},
+	{SQL: "CHECK TABLE users, other.things FOR UPGRADE", Class: "other", Reads: "app.users,other.things",
+		Want: "CHECK TABLE `sbx`.`s1_users`, `sbx`.`s1_things` FOR UPGRADE"},
+	{SQL: "REPAIR TABLE users", Class: "other", Writes: "app.users", Want: "REPAIR TABLE `sbx`.`s1_users`"},
+	{SQL: "CHECKSUM TABLE users, products EXTENDED", Class: "other", Reads: "app.products,app.users",
+		Want: "CHECKSUM TABLE `sbx`.`s1_users`, products EXTENDED"},
+	{SQL: "XA START 'x'", Class: "other"},
+	{SQL: "GET DIAGNOSTICS CONDITION 1 @m = MESSAGE_TEXT", Class: "session"},
+	{SQL: "SHOW CREATE TRIGGER app.tr", Class: "read"},
+	{SQL: "EXECUTE IMMEDIATE 'SELECT 1'", Class: "read"},
+	{SQL: "EXECUTE IMMEDIATE 'DELETE FROM users'", Class: "write", Writes: "app.users", Want: "EXECUTE IMMEDIATE 'DELETE FROM `sbx`.`s1_users`'"},
+	{SQL: "EXECUTE IMMEDIATE 'SELECT * FROM orders WHERE id = ?' USING 1", Class: "read", Reads: "app.orders",
+		Want: "EXECUTE IMMEDIATE 'SELECT * FROM `sbx`.`s1_orders` WHERE id = ?' USING 1"},
+	{SQL: "EXECUTE IMMEDIATE CONCAT('DELETE FROM ', 'users')", Class: "session", Refuse: "dynamic SQL"},
+	{SQL: "CREATE TRIGGER tr BEFORE INSERT ON users FOR EACH ROW SET NEW.name = 'x'", Class: "routine", Refuse: "CREATE TRIGGER acts on a stored function"},
+	{SQL: "CREATE TRIGGER trg_orders AFTER INSERT ON orders FOR EACH ROW UPDATE users SET comments_count = comments_count + 1 WHERE id = NEW.user_id",
+		Class: "routine", Refuse: "run it on a direct connection"},
+	{SQL: "CREATE FUNCTION app.f() RETURNS INT RETURN (SELECT COUNT(*) FROM users)", Class: "routine", Refuse: "CREATE FUNCTION acts on"},
+	{SQL: "DROP FUNCTION IF EXISTS app.f", Class: "routine", Refuse: "DROP FUNCTION acts on"},
+	// CAST to MariaDB's INT / INTEGER.
+	{SQL: "SELECT CAST(id AS INT), CAST(name AS INTEGER) FROM users", Class: "read", Reads: "app.users",
+		Want: "SELECT CAST(id AS INT), CAST(name AS INTEGER) FROM `sbx`.`s1_users`"},
+	// Names the tree declares are no tables: a partition, an index and a
+	// user spelled like sandboxed tables.
+	{SQL: "CREATE TABLE users (id INT, KEY orders (id)) PARTITION BY RANGE (id) (PARTITION orders VALUES LESS THAN (10), PARTITION p1 VALUES LESS THAN MAXVALUE)",
+		Class: "ddl", Writes: "app.users",
+		Want: "CREATE TABLE `sbx`.`s1_users` (id INT, KEY orders (id)) PARTITION BY RANGE (id) (PARTITION orders VALUES LESS THAN (10), PARTITION p1 VALUES LESS THAN MAXVALUE)"},
+	{SQL: "CREATE USER users@localhost", Class: "other"},
+	{SQL: "GRANT SELECT ON app.products TO users@localhost", Class: "other"},
+	// A CTE shadows a table of its name in its WITH's query expression
+	// (subqueries included); a non-recursive CTE's body sees only the CTEs
+	// before it, so its own name there is the table; a name qualified with
+	// a database is always the table.
+	{SQL: "WITH users AS (SELECT * FROM products) SELECT * FROM users", Class: "read", Reads: "app.products"},
+	{SQL: "WITH RECURSIVE orders(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM orders WHERE n < 3) SELECT * FROM orders", Class: "read"},
+	{SQL: "WITH orders AS (SELECT * FROM orders WHERE total > 10) SELECT o.id, u.name FROM orders o JOIN users u ON u.id = o.user_id",
+		Class: "read", Reads: "app.orders,app.users",
+		Want: "WITH orders AS (SELECT * FROM `sbx`.`s1_orders` WHERE total > 10) SELECT o.id, u.name FROM orders o JOIN `sbx`.`s1_users` u ON u.id = o.user_id"},
+	{SQL: "WITH users AS (SELECT 1 AS id) SELECT * FROM app.users WHERE id IN (SELECT id FROM users)", Class: "read", Reads: "app.users",
+		Want: "WITH users AS (SELECT 1 AS id) SELECT * FROM `sbx`.`s1_users` WHERE id IN (SELECT id FROM users)"},
+	{SQL: "SELECT * FROM users WHERE id IN (WITH users AS (SELECT 1 AS id) SELECT id FROM users)", Class: "read", Reads: "app.users",
+		Want: "SELECT * FROM `sbx`.`s1_users` WHERE id IN (WITH users AS (SELECT 1 AS id) SELECT id FROM users)"},
+	{SQL: "WITH a AS (SELECT * FROM orders), orders AS (SELECT 5 AS id) SELECT * FROM a, orders", Class: "read", Reads: "app.orders",
+		Want: "WITH a AS (SELECT * FROM `sbx`.`s1_orders`), orders AS (SELECT 5 AS id) SELECT * FROM a, orders"},
+	{SQL: "INSERT INTO orders (id) WITH orders AS (SELECT 7 AS id) SELECT id FROM orders", Class: "write", Writes: "app.orders",
+		Want: "INSERT INTO `sbx`.`s1_orders` (id) WITH orders AS (SELECT 7 AS id) SELECT id FROM orders"},
+	// A qualifier spelled like a CTE that is also a table of the statement
+	// could name either.
+	{SQL: "WITH users AS (SELECT * FROM users) SELECT users.id FROM users", Class: "read", Reads: "app.users", Refuse: "could be either; rename the CTE"},
+	// CREATE OR REPLACE, ALTER ONLINE, MariaDB's row limits, column
+	// attributes and CHECK OPTION.
+	{SQL: "CREATE OR REPLACE TABLE products (id INT)", Class: "ddl", Writes: "app.products"},
+	{SQL: "CREATE OR REPLACE TABLE users (id INT)", Class: "ddl", Writes: "app.users", Want: "CREATE OR REPLACE TABLE `sbx`.`s1_users` (id INT)"},
+	{SQL: "ALTER ONLINE TABLE users ADD COLUMN nick VARCHAR(20) INVISIBLE", Class: "ddl", Writes: "app.users",
+		Want: "ALTER ONLINE TABLE `sbx`.`s1_users` ADD COLUMN nick VARCHAR(20) INVISIBLE"},
+	{SQL: "SELECT * FROM orders ORDER BY total DESC OFFSET 1 ROWS FETCH FIRST 2 ROWS WITH TIES", Class: "read", Reads: "app.orders",
+		Want: "SELECT * FROM `sbx`.`s1_orders` ORDER BY total DESC OFFSET 1 ROWS FETCH FIRST 2 ROWS WITH TIES"},
+	{SQL: "SELECT * FROM users LIMIT 10 ROWS EXAMINED 1000", Class: "read", Reads: "app.users", Want: "SELECT * FROM `sbx`.`s1_users` LIMIT 10 ROWS EXAMINED 1000"},
+	{SQL: "CREATE VIEW big_orders AS SELECT * FROM orders WHERE total > 100 WITH CASCADED CHECK OPTION", Class: "ddl",
+		Reads: "app.orders", Writes: "app.big_orders",
+		Want: "CREATE VIEW big_orders AS SELECT * FROM `sbx`.`s1_orders` WHERE total > 100 WITH CASCADED CHECK OPTION"},
+	{SQL: "SET STATEMENT sql_mode='' FOR UPDATE users SET name = 'x'", Class: "write", Writes: "app.users",
+		Want: "SET STATEMENT sql_mode='' FOR UPDATE `sbx`.`s1_users` SET name = 'x'"},
+	// RETURNING columns; CACHE INDEX.
+	{SQL: "INSERT INTO users (name) SELECT name FROM products RETURNING id", Class: "write", Reads: "app.products", Writes: "app.users",
+		Want: "INSERT INTO `sbx`.`s1_users` (name) SELECT name FROM products RETURNING id"},
+	{SQL: "REPLACE INTO users (id, name) VALUES (1, 'a') RETURNING id, name", Class: "write", Writes: "app.users",
+		Want: "REPLACE INTO `sbx`.`s1_users` (id, name) VALUES (1, 'a') RETURNING id, name"},
+	{SQL: "ANALYZE TABLE users PERSISTENT FOR COLUMNS (name) INDEXES ()", Class: "other", Reads: "app.users",
+		Want: "ANALYZE TABLE `sbx`.`s1_users` PERSISTENT FOR COLUMNS (name) INDEXES ()"},
+	// CREATE / ALTER TABLE in forms only MariaDB knows, read from their
+	// words when nothing after the name can name another table.
+	{SQL: "CREATE TABLE users_hist (id INT) WITH SYSTEM VERSIONING", Class: "ddl", Writes: "app.users_hist"},
+	{SQL: "ALTER TABLE users ADD COLUMN born YEAR(2), ADD COLUMN note BLOB COMPRESSED", Class: "ddl", Writes: "app.users",
+		Want: "ALTER TABLE `sbx`.`s1_users` ADD COLUMN born YEAR(2), ADD COLUMN note BLOB COMPRESSED"},
+	// LOCK TABLES with aliases and MariaDB's lock types; VALUE(col).
+	{SQL: "LOCK TABLES users READ, orders LOW_PRIORITY WRITE", Class: "session", Reads: "app.users", Writes: "app.orders",
+		Want: "LOCK TABLES `sbx`.`s1_users` READ, `sbx`.`s1_orders` LOW_PRIORITY WRITE"},
+	{SQL: "LOCK TABLES users AS u READ, orders o WRITE CONCURRENT", Class: "session", Reads: "app.users", Writes: "app.orders",
+		Want: "LOCK TABLES `sbx`.`s1_users` AS u READ, `sbx`.`s1_orders` o WRITE CONCURRENT"},
+	{SQL: "INSERT INTO users (id, name) VALUES (1, 'a') ON DUPLICATE KEY UPDATE name = VALUE(name)", Class: "write", Writes: "app.users",
+		Want: "INSERT INTO `sbx`.`s1_users` (id, name) VALUES (1, 'a') ON DUPLICATE KEY UPDATE name = VALUE(name)"},
+	{SQL: "SELECT * FROM users PROCEDURE ANALYSE()", Class: "read", Reads: "app.users", Want: "SELECT * FROM `sbx`.`s1_users` PROCEDURE ANALYSE()"},
+	// Views the parser does not read; accounts and databases in MariaDB's
+	// forms.
+	{SQL: "ALTER VIEW active_users AS SELECT * FROM users WHERE id IN (SELECT user_id FROM orders)", Class: "ddl",
+		Reads: "app.orders,app.users", Writes: "app.active_users",
+		Want: "ALTER VIEW active_users AS SELECT * FROM `sbx`.`s1_users` WHERE id IN (SELECT user_id FROM `sbx`.`s1_orders`)"},
+	{SQL: "CREATE VIEW IF NOT EXISTS user_names AS SELECT name FROM users", Class: "ddl", Reads: "app.users", Writes: "app.user_names",
+		Want: "CREATE VIEW IF NOT EXISTS user_names AS SELECT name FROM `sbx`.`s1_users`"},
+	{SQL: "CREATE DATABASE IF NOT EXISTS reports CHARACTER SET latin2 COLLATE DEFAULT", Class: "ddl"},
+	// Compound statements sent as statements, read like a procedure's
+	// body: each statement and expression rewritten in place.
+	{SQL: "BEGIN NOT ATOMIC DECLARE n INT DEFAULT (SELECT COUNT(*) FROM orders); IF n > 0 THEN UPDATE users SET name = 'x' WHERE id = n; END IF; END",
+		Class: "write", Reads: "app.orders", Writes: "app.users",
+		Want: "BEGIN NOT ATOMIC DECLARE n INT DEFAULT (SELECT COUNT(*) FROM `sbx`.`s1_orders`); IF n > 0 THEN UPDATE `sbx`.`s1_users` SET name = 'x' WHERE id = n; END IF; END"},
+	{SQL: "FOR i IN 1..3 DO INSERT INTO orders (id) VALUES (i); END FOR", Class: "write", Writes: "app.orders",
+		Want: "FOR i IN 1..3 DO INSERT INTO `sbx`.`s1_orders` (id) VALUES (i); END FOR"},
+	// Table value constructors.
+	{SQL: "SELECT id, name FROM users WHERE id IN (VALUES (1), (2)) UNION VALUES (3, 'x')", Class: "read", Reads: "app.users",
+		Want: "SELECT id, name FROM `sbx`.`s1_users` WHERE id IN (VALUES (1), (2)) UNION VALUES (3, 'x')"},
+	// Ordered-set aggregates; lock waits.
+	{SQL: "SELECT name, PERCENTILE_DISC(0.5) WITHIN GROUP (ORDER BY total) OVER (PARTITION BY name) FROM orders", Class: "read", Reads: "app.orders",
+		Want: "SELECT name, PERCENTILE_DISC(0.5) WITHIN GROUP (ORDER BY total) OVER (PARTITION BY name) FROM `sbx`.`s1_orders`"},
+	{SQL: "SELECT * FROM users WHERE id = 1 FOR UPDATE NOWAIT", Class: "read", Reads: "app.users",
+		Want: "SELECT * FROM `sbx`.`s1_users` WHERE id = 1 FOR UPDATE NOWAIT"},
+	// HANDLER: the table opened is read (and forked first); a handler
+	// named after its table keeps the logical name.
+	{SQL: "HANDLER users OPEN", Class: "read", Reads: "app.users", Want: "HANDLER `sbx`.`s1_users` OPEN AS `users`"},
+	{SQL: "HANDLER other.things OPEN AS t", Class: "read", Reads: "other.things", Want: "HANDLER `sbx`.`s1_things` OPEN AS t"},
+}

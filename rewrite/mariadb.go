@@ -1,0 +1,748 @@
+package rewrite
+
+import "strings"
+
+// MariaDB statements the parser does not read at all, read by the engine
+// from their words when every name they hold sits in a place the grammar
+// fixes (sql/sql_yacc.yy):
+//
+//   - stored-program definitions other than procedures, and their drops
+//     (CREATE [OR REPLACE] [DEFINER = …] [AGGREGATE] FUNCTION | TRIGGER |
+//     EVENT | PACKAGE, DROP / ALTER FUNCTION | TRIGGER | EVENT | PACKAGE,
+//     ALTER PROCEDURE): class routine; their bodies are not read, so a
+//     resolver refuses them (the session refuses stored-routine statements
+//     in a sandbox anyway);
+//   - statements that name no table: XA …, GET [CURRENT | STACKED]
+//     DIAGNOSTICS …, SIGNAL / RESIGNAL …, BACKUP STAGE …, SHOW CREATE
+//     FUNCTION | TRIGGER | EVENT | PACKAGE [BODY] name, SHOW FUNCTION |
+//     PROCEDURE | PACKAGE [BODY] CODE name — only when every token is a
+//     word, literal, variable, '=', ',' or '.' (no parenthesis, so no
+//     subquery and no function call);
+//   - the table maintenance statements CHECK, CHECKSUM, REPAIR, ANALYZE and
+//     OPTIMIZE TABLE[S] t[, …] with their option words (and ANALYZE's
+//     PERSISTENT FOR column and index lists), CACHE INDEX and LOAD INDEX
+//     INTO CACHE: each name of the list is a table;
+//   - CREATE [OR REPLACE] [TEMPORARY] TABLE [IF NOT EXISTS] t … and ALTER
+//     [ONLINE] [IGNORE] TABLE [IF EXISTS] t … in forms the parser does not
+//     know (column and table options of MariaDB's), when nothing after the
+//     table's name can name another table: no SELECT, LIKE, REFERENCES,
+//     UNION, sequence function, RENAME, EXCHANGE, qualified name, second
+//     TABLE, and only engines that keep to their own data;
+//   - HANDLER t OPEN [[AS] name] (t is a table, read, and forked first as
+//     a table read under locks is: the handler's reads then reach the
+//     sandbox's copy), HANDLER name READ … and HANDLER name CLOSE (name is
+//     a handler's, no table; no subquery);
+//   - EXECUTE IMMEDIATE 'text' (read like PREPARE … FROM 'text'), and with
+//     anything but a string literal: dynamic SQL.
+//
+// Anything else stays unparseable.
+
+// recognize fills a with the one statement of text (its tokens toks) when
+// it is one of the forms above; ok is false otherwise.
+func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
+	word := func(i int) string { return tokWord(text, toks, i) }
+	// A single statement: a ';' may only end it.
+	n := len(toks)
+	for n > 0 && punctAt(text, toks, n-1, ';') {
+		n--
+	}
+	if n == 0 {
+		return false
+	}
+	db := a.opts.DB
+	st := Statement{DB: db}
+	if kind := storedProgramKind(e, text, toks); kind != "" {
+		// A body may hold ';': the input is refused under a resolver
+		// whatever follows, so where it ends does not matter.
+		st.Class, st.Kind = ClassRoutine, kind
+		st.Unprovable = kind + " acts on a stored function, procedure, trigger, event or package, whose statements the proxy does not see"
+		st.hint = "run it on a direct connection"
+		st.Funcs, st.Names = e.textNames(text, a.opts)
+		a.Statements = []Statement{st}
+		a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
+		a.stmtAliases = []map[string]bool{nil}
+		return true
+	}
+	for i := 0; i < n; i++ {
+		if punctAt(text, toks, i, ';') || toks[i].kind == tokComment {
+			return false
+		}
+	}
+	toks = toks[:n]
+	switch w0 := word(0); {
+	case w0 == "EXECUTE" && word(1) != "IMMEDIATE" && len(toks) > 1 && (toks[1].kind == tokIdent || toks[1].kind == tokQuoted) &&
+		(len(toks) == 2 || word(2) == "USING"):
+		// EXECUTE s USING <expressions the parser does not read>.
+		st.Class = ClassSession
+		st.Unprovable = "EXECUTE runs a statement prepared with SQL PREPARE, which the proxy cannot see"
+	case privilegeStatement(text, toks):
+		st.Class, st.Kind, st.privileges = ClassOther, w0+" "+word(1), true
+		if w0 == "GRANT" || w0 == "REVOKE" {
+			st.Kind = w0
+		}
+		a.Statements = []Statement{st}
+		a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
+		a.stmtAliases = []map[string]bool{nil}
+		a.privilegeNames(text, toks)
+		return true
+	case (w0 == "CREATE" || w0 == "ALTER" || w0 == "DROP") && (word(1) == "SERVER" || word(1) == "OR" && word(3) == "SERVER"):
+		st.Class, st.Kind = ClassOther, w0+" SERVER"
+		st.Outside = w0 + " SERVER defines a server FEDERATED and SPIDER tables reach, outside any sandbox; run it on a direct connection"
+		st.Unprovable, st.hint = w0+" SERVER defines a server other tables reach", "run it on a direct connection"
+	case (w0 == "ALTER" || w0 == "CREATE") && e.viewDDL(a, text, toks):
+		return true
+	case (w0 == "CREATE" || w0 == "ALTER") && (word(1) == "DATABASE" || word(1) == "SCHEMA"):
+		name, ifNotExists, ok := databaseDDL(text, toks)
+		if !ok {
+			return false
+		}
+		st.Class, st.Kind = ClassDDL, w0+" DATABASE"
+		if w0 == "CREATE" {
+			st.Database, st.IfNotExists = name, ifNotExists
+		}
+	case w0 == "EXECUTE" && word(1) == "IMMEDIATE" && immediateLiteral(text, toks):
+		return e.executeImmediate(a, text, toks[2])
+	case w0 == "EXECUTE" && word(1) == "IMMEDIATE":
+		st.Class, st.Kind = ClassSession, "EXECUTE IMMEDIATE"
+		st.Unprovable = "EXECUTE IMMEDIATE of an expression (or with USING values other than literals and variables) " +
+			"is dynamic SQL the proxy cannot see"
+		st.hint = "send the statement itself, or EXECUTE IMMEDIATE a string literal"
+	case w0 == "HANDLER":
+		if !e.handler(a, &st, text, toks) {
+			return false
+		}
+	case w0 == "CACHE" && word(1) == "INDEX", w0 == "LOAD" && word(1) == "INDEX":
+		sites, ok := keyCacheTables(text, toks, db)
+		if !ok {
+			return false
+		}
+		st.Class, st.Kind = ClassOther, w0+" INDEX"
+		for _, s := range sites {
+			st.Reads = append(st.Reads, s.table)
+		}
+		a.sites = sites
+	case w0 == "CREATE" || w0 == "ALTER":
+		s, kind, temporary, ok := tableDDL(text, toks, db)
+		if !ok {
+			return false
+		}
+		st.Class, st.Kind, st.Temporary = ClassDDL, kind, temporary
+		st.Writes = []Table{s.table}
+		st.Funcs, _ = e.textNames(text, a.opts)
+		a.sites = []site{s}
+	case tableMaintenance[w0] != "":
+		sites, ok := maintenanceTables(text, toks, db)
+		if !ok {
+			return false
+		}
+		st.Class, st.Kind = ClassOther, tableMaintenance[w0]
+		for _, s := range sites {
+			if s.write {
+				st.Writes = append(st.Writes, s.table)
+			} else {
+				st.Reads = append(st.Reads, s.table)
+			}
+		}
+		a.sites = sites
+	default:
+		kind, class := nameless(text, toks)
+		if kind == "" {
+			return false
+		}
+		st.Class, st.Kind = class, kind
+	}
+	a.Statements = []Statement{st}
+	a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
+	a.stmtAliases = []map[string]bool{nil}
+	return true
+}
+
+// storedProgramKind names the statement at toks[0] when it creates, drops
+// or alters a stored program other than a procedure (ALTER PROCEDURE
+// included): "CREATE FUNCTION", "DROP TRIGGER", …; "" otherwise.
+func storedProgramKind(e *Engine, text string, toks []token) string {
+	word := func(i int) string { return tokWord(text, toks, i) }
+	if k, next := e.createRoutineAt(text, toks, 0); k != "" && k != "PROCEDURE" && next > 0 {
+		return "CREATE " + k
+	}
+	switch word(0) {
+	case "DROP":
+		switch k := word(1); k {
+		case "FUNCTION", "TRIGGER", "EVENT", "PACKAGE":
+			return "DROP " + k
+		}
+	case "ALTER":
+		switch k := word(1); k {
+		case "FUNCTION", "EVENT", "PROCEDURE":
+			return "ALTER " + k
+		}
+		if word(1) == "DEFINER" && punctAt(text, toks, 2, '=') {
+			for i := 3; i < len(toks) && i < 8; i++ {
+				if word(i) == "EVENT" {
+					return "ALTER EVENT"
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// nameless names the statements that can name no table, when toks hold
+// only words, literals, variables, '=', ',', '.' and (for XA's
+// identifiers) nothing else: kind "" when they are not one.
+func nameless(text string, toks []token) (kind string, class Class) {
+	for i, t := range toks {
+		switch t.kind {
+		case tokIdent, tokQuoted, tokString, tokNumber, tokVariable:
+		case tokPunct:
+			switch text[t.start] {
+			case '=', ',', '.':
+			case '-', '+':
+				if i+1 >= len(toks) || toks[i+1].kind != tokNumber {
+					return "", 0
+				}
+			default:
+				return "", 0
+			}
+		default:
+			return "", 0
+		}
+	}
+	word := func(i int) string { return tokWord(text, toks, i) }
+	switch word(0) {
+	case "XA":
+		return "XA", ClassOther
+	case "INSTALL", "UNINSTALL":
+		if word(1) == "PLUGIN" || word(1) == "SONAME" {
+			return word(0) + " " + word(1), ClassOther
+		}
+	case "CHANGE":
+		if word(1) == "MASTER" {
+			return "CHANGE MASTER", ClassOther
+		}
+	case "GET":
+		if word(1) == "DIAGNOSTICS" || (word(1) == "CURRENT" || word(1) == "STACKED") && word(2) == "DIAGNOSTICS" {
+			return "GET DIAGNOSTICS", ClassSession
+		}
+	case "SIGNAL", "RESIGNAL":
+		return word(0), ClassSession
+	case "BACKUP":
+		if word(1) == "STAGE" {
+			return "BACKUP STAGE", ClassOther
+		}
+	case "SHOW":
+		switch {
+		case word(1) == "CREATE" && (word(2) == "FUNCTION" || word(2) == "TRIGGER" || word(2) == "EVENT" || word(2) == "PACKAGE"):
+			return "SHOW CREATE " + word(2), ClassRead
+		case (word(1) == "FUNCTION" || word(1) == "PROCEDURE" || word(1) == "PACKAGE") &&
+			(word(2) == "CODE" || word(2) == "BODY" && word(3) == "CODE"):
+			return "SHOW " + word(1) + " CODE", ClassRead
+		}
+	}
+	return "", 0
+}
+
+// tableMaintenance are the statements of table maintenance, by first word.
+var tableMaintenance = map[string]string{
+	"CHECK": "CHECK TABLE", "CHECKSUM": "CHECKSUM TABLE", "REPAIR": "REPAIR TABLE", "ANALYZE": "ANALYZE TABLE",
+	"OPTIMIZE": "OPTIMIZE TABLE",
+}
+
+// maintenanceOptions are the words that may follow the table list of a
+// maintenance statement (CHECK's FOR UPGRADE, QUICK, FAST, MEDIUM,
+// EXTENDED, CHANGED; REPAIR's QUICK, EXTENDED, USE_FRM, FORCE; CHECKSUM's
+// QUICK, EXTENDED).
+var maintenanceOptions = map[string]bool{
+	"FOR": true, "UPGRADE": true, "QUICK": true, "FAST": true, "MEDIUM": true, "EXTENDED": true, "CHANGED": true,
+	"USE_FRM": true, "FORCE": true,
+}
+
+// maintenanceTables reads CHECK | CHECKSUM TABLE[S] list [options] and
+// REPAIR | ANALYZE | OPTIMIZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE[S] list
+// [options]: the list's names are tables (REPAIR and OPTIMIZE change
+// them). ANALYZE's PERSISTENT FOR … (which names columns and indexes) is
+// not read. ok is false when the text is not that.
+func maintenanceTables(text string, toks []token, db string) (sites []site, ok bool) {
+	word := func(i int) string { return tokWord(text, toks, i) }
+	w0 := word(0)
+	i := 1
+	if (w0 == "REPAIR" || w0 == "ANALYZE" || w0 == "OPTIMIZE") && (word(i) == "NO_WRITE_TO_BINLOG" || word(i) == "LOCAL") {
+		i++
+	}
+	if word(i) != "TABLE" && word(i) != "TABLES" {
+		return nil, false
+	}
+	i++
+	write := w0 == "REPAIR" || w0 == "OPTIMIZE"
+	for {
+		s, next, ok := tableNameAt(text, toks, i, db)
+		if !ok {
+			return nil, false
+		}
+		s.write = write
+		sites = append(sites, s)
+		i = next
+		if !punctAt(text, toks, i, ',') {
+			break
+		}
+		i++
+	}
+	if w0 == "ANALYZE" && word(i) == "PERSISTENT" && word(i+1) == "FOR" {
+		// PERSISTENT FOR ALL | COLUMNS (…) INDEXES (…): columns and
+		// indexes of the tables.
+		i += 2
+		for ; i < len(toks); i++ {
+			switch w := word(i); {
+			case w == "ALL" || w == "COLUMNS" || w == "INDEXES":
+			case punctAt(text, toks, i, '('):
+				next, ok := parenNames(text, toks, i)
+				if !ok {
+					return nil, false
+				}
+				i = next - 1
+			default:
+				return nil, false
+			}
+		}
+	}
+	for ; i < len(toks); i++ {
+		if !maintenanceOptions[word(i)] || w0 == "ANALYZE" || w0 == "OPTIMIZE" {
+			return nil, false
+		}
+	}
+	return sites, true
+}
+
+// parenNames reads, at toks[i], a parenthesized list of names (or ALL),
+// possibly empty: the index after it.
+func parenNames(text string, toks []token, i int) (next int, ok bool) {
+	if !punctAt(text, toks, i, '(') {
+		return 0, false
+	}
+	i++
+	if punctAt(text, toks, i, ')') {
+		return i + 1, true
+	}
+	for {
+		if i >= len(toks) || toks[i].kind != tokIdent && toks[i].kind != tokQuoted {
+			return 0, false
+		}
+		i++
+		switch {
+		case punctAt(text, toks, i, ')'):
+			return i + 1, true
+		case punctAt(text, toks, i, ','):
+			i++
+		default:
+			return 0, false
+		}
+	}
+}
+
+// keyCacheTables reads CACHE INDEX list IN cache and LOAD INDEX INTO CACHE
+// list, the list's items being table [PARTITION (…)] [INDEX | KEY (…)]
+// (and IGNORE LEAVES for LOAD INDEX): the tables' sites.
+func keyCacheTables(text string, toks []token, db string) (sites []site, ok bool) {
+	word := func(i int) string { return tokWord(text, toks, i) }
+	load := word(0) == "LOAD"
+	i := 2
+	if load {
+		if word(2) != "INTO" || word(3) != "CACHE" {
+			return nil, false
+		}
+		i = 4
+	}
+	for {
+		s, next, ok := tableNameAt(text, toks, i, db)
+		if !ok {
+			return nil, false
+		}
+		sites = append(sites, s)
+		i = next
+		if word(i) == "PARTITION" {
+			if i, ok = parenNames(text, toks, i+1); !ok {
+				return nil, false
+			}
+		}
+		if word(i) == "INDEX" || word(i) == "KEY" {
+			if i, ok = parenNames(text, toks, i+1); !ok {
+				return nil, false
+			}
+		}
+		if load && word(i) == "IGNORE" && word(i+1) == "LEAVES" {
+			i += 2
+		}
+		if !punctAt(text, toks, i, ',') {
+			break
+		}
+		i++
+	}
+	if load {
+		return sites, i == len(toks)
+	}
+	// IN cache_name (a name or DEFAULT).
+	return sites, word(i) == "IN" && i+2 == len(toks) && (toks[i+1].kind == tokIdent || toks[i+1].kind == tokQuoted)
+}
+
+// tableNameAt reads a table name, name or db.name, at toks[i]: its site
+// and the index after it.
+func tableNameAt(text string, toks []token, i int, db string) (s site, next int, ok bool) {
+	isName := func(j int) bool {
+		return j < len(toks) && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted)
+	}
+	if !isName(i) {
+		return site{}, 0, false
+	}
+	t := Table{DB: db, Name: identText(text, toks[i])}
+	end, qualified := toks[i].end, false
+	next = i + 1
+	if punctAt(text, toks, next, '.') {
+		if !isName(next + 1) {
+			return site{}, 0, false
+		}
+		t = Table{DB: identText(text, toks[i]), Name: identText(text, toks[next+1])}
+		end, qualified = toks[next+1].end, true
+		next += 2
+	}
+	if punctAt(text, toks, next, '.') {
+		return site{}, 0, false
+	}
+	return site{start: int(toks[i].start), end: int(end), kind: refTable, table: t, qualified: qualified}, next, true
+}
+
+// immediateLiteral reports whether toks hold EXECUTE IMMEDIATE 'text'
+// [USING v[, …]] with every v a literal or a variable.
+func immediateLiteral(text string, toks []token) bool {
+	if len(toks) < 3 || toks[2].kind != tokString || text[toks[2].start] != '\'' && text[toks[2].start] != '"' {
+		return false
+	}
+	if len(toks) == 3 {
+		return true
+	}
+	if tokWord(text, toks, 3) != "USING" || len(toks) == 4 {
+		return false
+	}
+	arg := true // a value is expected
+	for i := 4; i < len(toks); i++ {
+		switch t := toks[i]; {
+		case arg && (t.kind == tokVariable || t.kind == tokNumber || t.kind == tokString):
+			arg = false
+		case arg && punctAt(text, toks, i, '-') && i+1 < len(toks) && toks[i+1].kind == tokNumber:
+		case !arg && punctAt(text, toks, i, ','):
+			arg = true
+		default:
+			return false
+		}
+	}
+	return !arg
+}
+
+// executeImmediate reads EXECUTE IMMEDIATE 'text' like PREPARE … FROM
+// 'text' (bindPrepared): the text is analysed as a statement of its own and
+// rewritten inside the literal; the statement has the class of the one it
+// runs.
+func (e *Engine) executeImmediate(a *Analysis, text string, lit token) bool {
+	db := a.opts.DB
+	st := Statement{DB: db, Class: ClassSession, Kind: "EXECUTE IMMEDIATE"}
+	a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
+	a.stmtAliases = []map[string]bool{nil}
+	if a.altered != nil && a.altered.alteredIn(int(lit.start), int(lit.end)) {
+		st.Unprovable = "the text of EXECUTE IMMEDIATE '...' holds multi-byte characters the proxy cannot read back exactly (send it in utf8mb4)"
+		a.Statements = []Statement{st}
+		return true
+	}
+	inner := e.analyze(unquoteString(text[lit.start:lit.end], !a.opts.NoBackslashEscapes), a.opts)
+	a.prepared = []preparedSite{{start: int(lit.start), end: int(lit.end), inner: inner}}
+	st.Reads, st.Writes = inner.reads(), inner.writes()
+	if why := immediateRefused(inner); why != "" {
+		st.Unprovable = why
+		st.hint = "send the statement itself"
+	} else {
+		st.Class, st.Temporary = inner.Statements[0].Class, inner.Statements[0].Temporary
+		if st.Class == ClassDDL {
+			// The session knows a CREATE VIEW by its kind, which is
+			// EXECUTE IMMEDIATE here: the tables a DDL statement reads
+			// are forked first (Locked) as a CREATE VIEW's are, so a
+			// view made this way stays in the sandbox too.
+			st.Locked = append(st.Locked, st.Reads...)
+		}
+	}
+	st.takeInner(inner)
+	for _, is := range inner.Statements {
+		if st.Unprovable == "" && is.Unprovable != "" {
+			st.Unprovable = is.Unprovable
+		}
+	}
+	a.Statements = []Statement{st}
+	return true
+}
+
+// immediateRefused says why the statement EXECUTE IMMEDIATE runs is not
+// let through ("" when it is): it must be one plain read, write or DDL
+// statement, not one the proxy answers or watches by its kind (SHOW, KILL,
+// USE, SET, transactions, CREATE DATABASE, procedures, SANDBOX), which the
+// session sees only when sent itself.
+func immediateRefused(inner *Analysis) string {
+	if len(inner.Statements) != 1 {
+		return "EXECUTE IMMEDIATE runs more than one statement"
+	}
+	is := inner.Statements[0]
+	switch {
+	case is.Class != ClassRead && is.Class != ClassWrite && is.Class != ClassDDL,
+		strings.HasPrefix(is.Kind, "SHOW"), is.Show != nil, is.Kill != nil, is.Routine != nil, is.Database != "":
+		return "EXECUTE IMMEDIATE runs a " + strings.TrimSpace(is.Kind+" statement") + " the proxy must see sent itself"
+	}
+	return ""
+}
+
+// tableDDLStop are the words after which a CREATE or ALTER TABLE the
+// parser does not read may name a table (or a file, another server, a
+// sequence): such a statement is not read from its words.
+var tableDDLStop = map[string]bool{
+	"SELECT": true, "LIKE": true, "REFERENCES": true, "UNION": true, "TABLE": true, "RENAME": true, "EXCHANGE": true,
+	"NEXTVAL": true, "NEXT": true, "LASTVAL": true, "PREVIOUS": true, "SETVAL": true, "CONNECTION": true,
+	"DIRECTORY": true, "IMPORT": true, "DISCARD": true,
+}
+
+// tableDDL reads CREATE [OR REPLACE] [TEMPORARY] TABLE [IF NOT EXISTS] t
+// and ALTER [ONLINE] [IGNORE] TABLE [IF EXISTS] t, followed by anything
+// that names no table (see tableDDLStop): the target's site, the kind and
+// whether the table is temporary.
+func tableDDL(text string, toks []token, db string) (s site, kind string, temporary bool, ok bool) {
+	word := func(i int) string { return tokWord(text, toks, i) }
+	i := 1
+	switch word(0) {
+	case "CREATE":
+		if word(i) == "OR" && word(i+1) == "REPLACE" {
+			i += 2
+		}
+		if word(i) == "TEMPORARY" {
+			temporary = true
+			i++
+		}
+		kind = "CREATE TABLE"
+	case "ALTER":
+		for word(i) == "ONLINE" || word(i) == "IGNORE" {
+			i++
+		}
+		kind = "ALTER TABLE"
+	}
+	if word(i) != "TABLE" {
+		return site{}, "", false, false
+	}
+	i++
+	if word(i) == "IF" && (word(i+1) == "EXISTS" || word(i+1) == "NOT" && word(i+2) == "EXISTS") {
+		i += 2
+		if word(i) == "EXISTS" {
+			i++
+		}
+	}
+	s, next, ok := tableNameAt(text, toks, i, db)
+	if !ok {
+		return site{}, "", false, false
+	}
+	s.write = true
+	for j := next; j < len(toks); j++ {
+		t := toks[j]
+		switch {
+		case t.kind == tokPunct && text[t.start] == '.':
+			return site{}, "", false, false // a qualified name
+		case t.kind == tokVariable:
+			return site{}, "", false, false
+		case t.kind == tokIdent:
+			w := word(j)
+			if tableDDLStop[w] {
+				return site{}, "", false, false
+			}
+			if w == "ENGINE" {
+				v := j + 1
+				if punctAt(text, toks, v, '=') {
+					v++
+				}
+				if v >= len(toks) || !SafeEngine(identText(text, toks[v])) {
+					return site{}, "", false, false
+				}
+			}
+		}
+	}
+	return s, kind, temporary, true
+}
+
+// privilegeStatement reports the account and privilege statements: GRANT,
+// REVOKE, CREATE / ALTER / DROP / RENAME USER or ROLE, SET PASSWORD, SET
+// DEFAULT ROLE.
+func privilegeStatement(text string, toks []token) bool {
+	word := func(i int) string { return tokWord(text, toks, i) }
+	switch word(0) {
+	case "GRANT", "REVOKE":
+		return true
+	case "CREATE", "ALTER", "DROP", "RENAME":
+		i := 1
+		if word(0) == "CREATE" && word(1) == "OR" && word(2) == "REPLACE" {
+			i = 3
+		}
+		return word(i) == "USER" || word(i) == "ROLE"
+	case "SET":
+		return word(1) == "PASSWORD" || word(1) == "DEFAULT" && word(2) == "ROLE"
+	}
+	return false
+}
+
+// privilegeNames records every name of an account or privilege statement
+// (but users before @host) as loose: a GRANT may name a table anywhere, and
+// one naming a sandboxed table is refused (see looseRefusal).
+func (a *Analysis) privilegeNames(text string, toks []token) {
+	chains := buildChains(text, toks, nil)
+	declared := declaredPositions(text, toks, chains)
+	for ci, ch := range chains {
+		if declared[ci] {
+			continue
+		}
+		for _, t := range chainTables(text, toks, ch) {
+			if t.DB == "" {
+				t.DB = a.opts.DB
+			}
+			a.loose = append(a.loose, looseName{t, 0})
+		}
+	}
+}
+
+// databaseDDL reads CREATE DATABASE | SCHEMA [IF NOT EXISTS] name and ALTER
+// DATABASE | SCHEMA [name] followed by options (words, literals, '=',
+// DEFAULT): the name and IF NOT EXISTS.
+func databaseDDL(text string, toks []token) (name string, ifNotExists, ok bool) {
+	word := func(i int) string { return tokWord(text, toks, i) }
+	i := 2
+	if word(i) == "IF" && word(i+1) == "NOT" && word(i+2) == "EXISTS" {
+		ifNotExists = true
+		i += 3
+	}
+	if word(0) == "CREATE" || i < len(toks) && toks[i].kind == tokQuoted || i < len(toks) && toks[i].kind == tokIdent &&
+		!databaseOptions[word(i)] {
+		if i >= len(toks) || toks[i].kind != tokIdent && toks[i].kind != tokQuoted {
+			return "", false, false
+		}
+		name = identText(text, toks[i])
+		i++
+	}
+	for ; i < len(toks); i++ {
+		switch t := toks[i]; t.kind {
+		case tokIdent, tokQuoted, tokString, tokNumber:
+		case tokPunct:
+			if text[t.start] != '=' {
+				return "", false, false
+			}
+		default:
+			return "", false, false
+		}
+	}
+	return name, ifNotExists, true
+}
+
+// databaseOptions are the words that start an option of ALTER DATABASE
+// (which may leave out the database's name).
+var databaseOptions = map[string]bool{"DEFAULT": true, "CHARACTER": true, "CHARSET": true, "COLLATE": true, "COMMENT": true,
+	"UPGRADE": true}
+
+// viewDDL reads ALTER | CREATE [OR REPLACE] [ALGORITHM = a] [DEFINER = u]
+// [SQL SECURITY s] VIEW [IF NOT EXISTS] v [(columns)] AS query: the view is
+// written, the query analysed as a statement of its own (its sites moved to
+// their place in the text), and the tables it reads are forked first, as
+// for CREATE VIEW (Locked), so the view stays in the sandbox. ok is false
+// when the query is not one plain read the engine locates completely.
+func (e *Engine) viewDDL(a *Analysis, text string, toks []token) bool {
+	word := func(i int) string { return tokWord(text, toks, i) }
+	i := 1
+	for i < len(toks) && word(i) != "VIEW" {
+		if word(i) == "AS" || punctAt(text, toks, i, '(') || punctAt(text, toks, i, ';') {
+			return false
+		}
+		i++
+	}
+	if word(i) != "VIEW" {
+		return false
+	}
+	db := a.opts.DB
+	if word(i+1) == "IF" && word(i+2) == "NOT" && word(i+3) == "EXISTS" {
+		i += 3
+	}
+	view, next, ok := tableNameAt(text, toks, i+1, db)
+	if !ok {
+		return false
+	}
+	view.write = true
+	if punctAt(text, toks, next, '(') {
+		if next, ok = parenNames(text, toks, next); !ok {
+			return false
+		}
+	}
+	if word(next) != "AS" || next+1 >= len(toks) {
+		return false
+	}
+	start := int(toks[next+1].start)
+	inner := e.analyze(text[start:], a.opts)
+	if len(inner.Statements) != 1 || inner.Statements[0].Class != ClassRead || inner.parseErr != nil || inner.normErr != nil ||
+		inner.alteredName || len(inner.unbound) > 0 || len(inner.loose) > 0 || len(inner.cteShadows) > 0 ||
+		len(inner.prepared) > 0 || inner.parts != nil || inner.Statements[0].Unprovable != "" || inner.Statements[0].Show != nil {
+		return false
+	}
+	is := inner.Statements[0]
+	st := Statement{DB: db, Class: ClassDDL, Kind: word(0) + " VIEW", Writes: []Table{view.table}, Reads: is.Reads, Funcs: is.Funcs,
+		Locked: is.Reads, Outside: is.Outside}
+	a.sites = append(a.sites, view)
+	for _, s := range inner.sites {
+		s.start += start
+		s.end += start
+		a.sites = append(a.sites, s)
+	}
+	a.Statements = []Statement{st}
+	a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
+	a.stmtAliases = inner.stmtAliases
+	return true
+}
+
+// handler reads HANDLER t OPEN [[AS] name], HANDLER name READ … and
+// HANDLER name CLOSE into st (see above); ok is false for anything else.
+func (e *Engine) handler(a *Analysis, st *Statement, text string, toks []token) bool {
+	word := func(i int) string { return tokWord(text, toks, i) }
+	db := a.opts.DB
+	s, next, ok := tableNameAt(text, toks, 1, db)
+	if !ok {
+		return false
+	}
+	switch word(next) {
+	case "OPEN":
+		rest := toks[next+1:]
+		switch {
+		case len(rest) == 0:
+		case len(rest) == 1 && (rest[0].kind == tokIdent || rest[0].kind == tokQuoted) && word(next+1) != "AS",
+			len(rest) == 2 && word(next+1) == "AS" && (rest[1].kind == tokIdent || rest[1].kind == tokQuoted):
+		default:
+			return false
+		}
+		st.Class, st.Kind = ClassRead, "HANDLER OPEN"
+		st.Reads, st.Locked = []Table{s.table}, []Table{s.table}
+		if len(rest) == 0 {
+			s.aliasAt = int(toks[next].end) // the handler is named after the table
+		}
+		a.sites = []site{s}
+		return true
+	case "READ":
+		for i := next + 1; i < len(toks); i++ {
+			switch {
+			case word(i) == "SELECT":
+				return false
+			case toks[i].kind == tokIdent || toks[i].kind == tokQuoted:
+				if i+1 < len(toks) && punctAt(text, toks, i+1, '(') && !e.keywords[strings.ToLower(text[toks[i].start:toks[i].end])] {
+					return false // a call, which may be a stored function's
+				}
+			}
+		}
+		st.Class, st.Kind = ClassRead, "HANDLER READ"
+		return !s.qualified
+	case "CLOSE":
+		st.Class, st.Kind = ClassSession, "HANDLER CLOSE"
+		return next+1 == len(toks) && !s.qualified
+	}
+	return false
+}

@@ -1,0 +1,225 @@
+package rewrite
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestRecognized: MariaDB statements the parser does not read that the
+// engine reads from their words (mariadb.go): rewritten, or refused with
+// the real reason; look-alikes stay unparseable.
+func TestRecognized(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	r := mapResolver{{DB: "app", Name: "t"}: {DB: "sb_app", Name: "t"}, {DB: "db", Name: "u"}: {DB: "sb_db", Name: "u"}}
+	for _, c := range []struct {
+		sql, want, refuse string
+		class             Class
+		kind              string
+	}{
+		{sql: "CHECK TABLE t, db.u FOR UPGRADE QUICK", want: "CHECK TABLE `sb_app`.`t`, `sb_db`.`u` FOR UPGRADE QUICK", class: ClassOther, kind: "CHECK TABLE"},
+		{sql: "OPTIMIZE LOCAL TABLE x, t", want: "OPTIMIZE LOCAL TABLE x, `sb_app`.`t`", class: ClassOther, kind: "OPTIMIZE TABLE"},
+		{sql: "checksum tables `t` extended", want: "checksum tables `sb_app`.`t` extended", class: ClassOther, kind: "CHECKSUM TABLE"},
+		{sql: "REPAIR NO_WRITE_TO_BINLOG TABLE db . u USE_FRM", want: "REPAIR NO_WRITE_TO_BINLOG TABLE `sb_db`.`u` USE_FRM", class: ClassOther, kind: "REPAIR TABLE"},
+		{sql: "ANALYZE TABLE t, db.u PERSISTENT FOR COLUMNS (a, `b`) INDEXES ()", want: "ANALYZE TABLE `sb_app`.`t`, `sb_db`.`u` PERSISTENT FOR COLUMNS (a, `b`) INDEXES ()",
+			class: ClassOther, kind: "ANALYZE TABLE"},
+		{sql: "CACHE INDEX t PARTITION (ALL) KEY (`PRIMARY`, i), db.u IN hot_cache", want: "CACHE INDEX `sb_app`.`t` PARTITION (ALL) KEY (`PRIMARY`, i), `sb_db`.`u` IN hot_cache",
+			class: ClassOther, kind: "CACHE INDEX"},
+		{sql: "LOAD INDEX INTO CACHE t INDEX (i) IGNORE LEAVES, db.u", want: "LOAD INDEX INTO CACHE `sb_app`.`t` INDEX (i) IGNORE LEAVES, `sb_db`.`u`",
+			class: ClassOther, kind: "LOAD INDEX"},
+		// CREATE / ALTER TABLE in forms the parser does not read (YEAR(2)).
+		{sql: "CREATE OR REPLACE TEMPORARY TABLE IF NOT EXISTS t (a YEAR(2) DEFAULT 1, KEY (a)) ENGINE=Aria PARTITION BY RANGE (a) (PARTITION p VALUES LESS THAN (5))",
+			want:  "CREATE OR REPLACE TEMPORARY TABLE IF NOT EXISTS `sb_app`.`t` (a YEAR(2) DEFAULT 1, KEY (a)) ENGINE=Aria PARTITION BY RANGE (a) (PARTITION p VALUES LESS THAN (5))",
+			class: ClassDDL, kind: "CREATE TABLE"},
+		{sql: "ALTER ONLINE IGNORE TABLE db.u ADD COLUMN y YEAR(2) WITH SYSTEM VERSIONING", want: "ALTER ONLINE IGNORE TABLE `sb_db`.`u` ADD COLUMN y YEAR(2) WITH SYSTEM VERSIONING",
+			class: ClassDDL, kind: "ALTER TABLE"},
+		// Views the parser does not read: ALTER VIEW, CREATE VIEW IF NOT
+		// EXISTS; their tables are forked first (Locked).
+		{sql: "ALTER ALGORITHM=MERGE SQL SECURITY INVOKER VIEW v (x) AS SELECT a FROM t WHERE a IN (SELECT b FROM db.u)",
+			want:  "ALTER ALGORITHM=MERGE SQL SECURITY INVOKER VIEW v (x) AS SELECT a FROM `sb_app`.`t` WHERE a IN (SELECT b FROM `sb_db`.`u`)",
+			class: ClassDDL, kind: "ALTER VIEW"},
+		{sql: "CREATE VIEW IF NOT EXISTS v AS SELECT * FROM t", want: "CREATE VIEW IF NOT EXISTS v AS SELECT * FROM `sb_app`.`t`", class: ClassDDL, kind: "CREATE VIEW"},
+		// Accounts, databases, servers, replication, plugins.
+		{sql: "CREATE USER foo@localhost IDENTIFIED VIA ed25519 USING PASSWORD('x')", want: "CREATE USER foo@localhost IDENTIFIED VIA ed25519 USING PASSWORD('x')",
+			class: ClassOther, kind: "CREATE USER"},
+		{sql: "GRANT SELECT ON t TO u@h WITH MAX_QUERIES_PER_HOUR 10 MAX_STATEMENT_TIME 60", refuse: "privileges are the server's", class: ClassOther, kind: "GRANT"},
+		{sql: "CREATE DATABASE IF NOT EXISTS d CHARACTER SET latin1 COLLATE DEFAULT", want: "CREATE DATABASE IF NOT EXISTS d CHARACTER SET latin1 COLLATE DEFAULT",
+			class: ClassDDL, kind: "CREATE DATABASE"},
+		{sql: "CREATE SERVER s FOREIGN DATA WRAPPER mysql OPTIONS (HOST 'h')", refuse: "run it on a direct connection", class: ClassOther, kind: "CREATE SERVER"},
+		{sql: "CHANGE MASTER TO MASTER_HOST='127.0.0.1'", want: "CHANGE MASTER TO MASTER_HOST='127.0.0.1'", class: ClassOther, kind: "CHANGE MASTER"},
+		{sql: "EXECUTE s USING POINT(1, 1)", refuse: "EXECUTE runs a statement prepared", class: ClassSession},
+		// HANDLER: the opened table is read and forked first.
+		{sql: "HANDLER db.u OPEN", want: "HANDLER `sb_db`.`u` OPEN", class: ClassRead, kind: "HANDLER OPEN"},
+		{sql: "HANDLER t OPEN AS h", want: "HANDLER `sb_app`.`t` OPEN AS h", class: ClassRead, kind: "HANDLER OPEN"},
+		{sql: "HANDLER h READ a = (5) WHERE b > 2 LIMIT 3", want: "HANDLER h READ a = (5) WHERE b > 2 LIMIT 3", class: ClassRead, kind: "HANDLER READ"},
+		{sql: "HANDLER h CLOSE", want: "HANDLER h CLOSE", class: ClassSession, kind: "HANDLER CLOSE"},
+		{sql: "XA START 'x', 'y', 1", want: "XA START 'x', 'y', 1", class: ClassOther, kind: "XA"},
+		{sql: "GET STACKED DIAGNOSTICS CONDITION 1 @m = MESSAGE_TEXT, @n = MYSQL_ERRNO", want: "GET STACKED DIAGNOSTICS CONDITION 1 @m = MESSAGE_TEXT, @n = MYSQL_ERRNO",
+			class: ClassSession, kind: "GET DIAGNOSTICS"},
+		{sql: "SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'no', MYSQL_ERRNO = 1000", want: "SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'no', MYSQL_ERRNO = 1000",
+			class: ClassSession, kind: "SIGNAL"},
+		{sql: "SHOW CREATE TRIGGER db.tr", want: "SHOW CREATE TRIGGER db.tr", class: ClassRead, kind: "SHOW CREATE TRIGGER"},
+		{sql: "EXECUTE IMMEDIATE 'DELETE FROM t WHERE id = ?' USING 1", want: "EXECUTE IMMEDIATE 'DELETE FROM `sb_app`.`t` WHERE id = ?' USING 1",
+			class: ClassWrite, kind: "EXECUTE IMMEDIATE"},
+		{sql: "EXECUTE IMMEDIATE 'SELECT * FROM t'", want: "EXECUTE IMMEDIATE 'SELECT * FROM `sb_app`.`t`'", class: ClassRead, kind: "EXECUTE IMMEDIATE"},
+		{sql: "EXECUTE IMMEDIATE 'CREATE VIEW v AS SELECT * FROM t'", want: "EXECUTE IMMEDIATE 'CREATE VIEW v AS SELECT * FROM `sb_app`.`t`'", class: ClassDDL, kind: "EXECUTE IMMEDIATE"},
+		// Refused for what they are.
+		{sql: "CREATE FUNCTION f() RETURNS INT BEGIN DELETE FROM t; RETURN 1; END", refuse: "CREATE FUNCTION acts on a stored function",
+			class: ClassRoutine, kind: "CREATE FUNCTION"},
+		{sql: "CREATE DEFINER=root@localhost TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET NEW.a = 1", refuse: "CREATE TRIGGER acts on",
+			class: ClassRoutine, kind: "CREATE TRIGGER"},
+		{sql: "DROP FUNCTION IF EXISTS f", refuse: "run it on a direct connection", class: ClassRoutine, kind: "DROP FUNCTION"},
+		{sql: "EXECUTE IMMEDIATE CONCAT('DELETE FROM ', 't')", refuse: "dynamic SQL", class: ClassSession, kind: "EXECUTE IMMEDIATE"},
+		{sql: "EXECUTE IMMEDIATE 'SELECT ?' USING (SELECT a FROM t)", refuse: "dynamic SQL", class: ClassSession, kind: "EXECUTE IMMEDIATE"},
+		{sql: "EXECUTE IMMEDIATE 'SHOW PROCESSLIST'", refuse: "must see sent itself", class: ClassSession, kind: "EXECUTE IMMEDIATE"},
+		{sql: "EXECUTE IMMEDIATE 'USE db'", refuse: "must see sent itself", class: ClassSession, kind: "EXECUTE IMMEDIATE"},
+	} {
+		a := e.Analyze(c.sql, opts)
+		if st := a.Statements[0]; st.Class != c.class || st.Kind != c.kind {
+			t.Errorf("%q: class %s kind %q, want %s %q", c.sql, st.Class, st.Kind, c.class, c.kind)
+		}
+		res, err := a.Rewrite(r)
+		switch {
+		case c.refuse != "":
+			if err == nil || !strings.Contains(err.Error(), c.refuse) {
+				t.Errorf("%q: got %v, want a refusal containing %q", c.sql, err, c.refuse)
+			}
+		case err != nil:
+			t.Errorf("%q: %v", c.sql, err)
+		case res.SQL != c.want:
+			t.Errorf("%q\n got %q\nwant %q", c.sql, res.SQL, c.want)
+		}
+	}
+	// A view made by EXECUTE IMMEDIATE or ALTER VIEW has its tables forked
+	// first, as a CREATE VIEW's are.
+	for _, sql := range []string{"EXECUTE IMMEDIATE 'CREATE VIEW v AS SELECT * FROM t'", "ALTER VIEW v AS SELECT * FROM t", "HANDLER t OPEN"} {
+		if st := e.Analyze(sql, opts).Statements[0]; tables(st.Locked) != "app.t" {
+			t.Errorf("%q: locked %v", sql, st.Locked)
+		}
+	}
+	for _, sql := range []string{
+		"CHECK TABLE t, (SELECT 1)",
+		"HANDLER h READ a = ((SELECT b FROM t))",
+		"HANDLER h READ a = (f_write(1))",
+		"HANDLER t OPEN AS h, u",
+		"HANDLER db.h CLOSE",
+		"CHECK TABLE t; DELETE FROM t",
+		"ANALYZE TABLE t PERSISTENT FOR COLUMNS ((SELECT 1))",
+		"CACHE INDEX t IN c, d",
+		"LOAD INDEX INTO CACHE t KEY (SELECT a FROM u)",
+		"CHECK TABLE a.b.c",
+		"XA START (SELECT a FROM t)",
+		"GET DIAGNOSTICS @a = (SELECT COUNT(*) FROM t)",
+		"SIGNAL SQLSTATE '45000'; DELETE FROM t",
+		"SHOW CREATE TABLE t PARTITION (p)",
+		// CREATE / ALTER TABLE naming other tables (or files, engines of
+		// other tables) after the target.
+		"CREATE TABLE x (a YEAR(2)) SELECT * FROM t",
+		"CREATE TABLE x (a YEAR(2), b INT REFERENCES t (a))",
+		"CREATE TABLE x (a YEAR(2)) ENGINE=MERGE UNION=(t)",
+		"CREATE TABLE x (a YEAR(2), b INT DEFAULT NEXTVAL(t))",
+		"CREATE TABLE x (a YEAR(2), b INT DEFAULT (NEXT VALUE FOR t))",
+		"CREATE TABLE x (a YEAR(2)) DATA DIRECTORY = '/tmp'",
+		"ALTER TABLE x ADD y YEAR(2), RENAME TO t",
+		"ALTER TABLE x ADD y YEAR(2), EXCHANGE PARTITION p WITH TABLE t",
+		"ALTER TABLE x ADD y YEAR(2), ORDER BY t.a",
+		"ALTER TABLE x ADD y YEAR(2) DEFAULT @v",
+		"CREATE TABLE x LIKE t FOR SYSTEM_TIME ALL",
+		// A view whose query is not read completely.
+		"ALTER VIEW v AS SELECT * FROM t FOR SYSTEM_TIME ALL",
+		"ALTER VIEW v AS SELECT 1; DELETE FROM t",
+	} {
+		if a := e.Analyze(sql, opts); a.Statements[0].Class != ClassUnparseable {
+			t.Errorf("%q read as %s %q", sql, a.Statements[0].Class, a.Statements[0].Kind)
+		}
+	}
+}
+
+// TestLooseNames: in DDL and administrative statements, names the tree
+// declares (partitions, indexes, constraints, field aliases, users, calls)
+// no longer refuse a statement for sharing a sandboxed table's name; names
+// the parser leaves out of its tree still do.
+func TestLooseNames(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	r := mapResolver{{DB: "app", Name: "t"}: {DB: "sb_app", Name: "t"}, {DB: "app", Name: "max"}: {DB: "sb_app", Name: "max"},
+		{DB: "app", Name: "json"}: {DB: "sb_app", Name: "json"}, {DB: "app", Name: "columns"}: {DB: "sb_app", Name: "columns"}}
+	for _, sql := range []string{
+		"CREATE TABLE x (a INT) PARTITION BY RANGE (a) (PARTITION t VALUES LESS THAN (10), PARTITION p1 VALUES LESS THAN MAXVALUE)",
+		"ALTER TABLE x DROP PARTITION p0, t",
+		"ALTER TABLE x TRUNCATE PARTITION t",
+		"CREATE TABLE x (a INT, KEY t (a), CONSTRAINT t CHECK (a > 0))",
+		"CREATE INDEX t ON x (a)",
+		"ALTER TABLE x RENAME KEY t TO u, DROP KEY v",
+		"CREATE VIEW v AS SELECT a AS t FROM x",
+		"CREATE TABLE x (a INT, b INT AS (CAST(a AS INT)))",
+		"CREATE USER t@localhost",
+		"CREATE VIEW v AS SELECT max(a) FROM x",
+		"CREATE TABLE x (a INT) ENGINE t TABLESPACE t",
+		"CREATE VIEW v AS WITH t AS (SELECT 1 AS a) SELECT t.a FROM t",
+		"ALTER TABLE x RENAME COLUMN t TO u, RENAME COLUMN v TO t",
+		"CREATE VIEW v AS SELECT t.b FROM x t WHERE t.b IN (SELECT b FROM x)",
+		"CREATE VIEW v (t) AS SELECT * FROM (SELECT 1) t",
+		"CREATE DATABASE t",
+		"CREATE TABLE x (c JSON, d INT) PARTITION BY RANGE COLUMNS (d) (PARTITION p0 VALUES LESS THAN (1))",
+	} {
+		if _, err := e.Rewrite(sql, opts, r); err != nil {
+			t.Errorf("%q: %v", sql, err)
+		}
+	}
+	for _, sql := range []string{
+		"CREATE TABLE x (a INT) ENGINE=MERGE UNION=(t)",
+		"CREATE TABLE x (a INT) ENGINE=MERGE UNION=(max)",
+		"CREATE TABLE x (a INT) PARTITION BY KEY (a) (PARTITION p0 ENGINE = InnoDB) ; OPTIMIZE TABLE t",
+		"OPTIMIZE TABLE t; SELECT 1",
+		// A name declared by one statement is no table of another.
+		"CREATE TABLE x (t INT); OPTIMIZE TABLE t",
+		"CREATE DATABASE t; OPTIMIZE TABLE t",
+		"GRANT SELECT ON t TO u@localhost",
+	} {
+		if res, err := e.Rewrite(sql, opts, r); err == nil {
+			t.Errorf("%q is not refused: %q", sql, res.SQL)
+		}
+	}
+}
+
+// TestServerCheck: the refusal of a single statement the engine cannot
+// parse asks for the server's own verdict (Refusal.ServerCheck); refusals
+// of what the engine read, or of inputs of several statements, do not.
+func TestServerCheck(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	r := mapResolver{{DB: "app", Name: "t"}: {DB: "sb_app", Name: "t"}}
+	for _, c := range []struct {
+		sql   string
+		check bool
+	}{
+		{"SELECT * FROM t WHERE", true},
+		{"DELETE FROM t WHERE a = 1 ORDER", true},
+		{"SELECT a FROM t COLLATE nonesuch_ci", true},
+		{"SELECT 1; DELETE FROM t WHERE", false},
+		{"CREATE FUNCTION f() RETURNS INT RETURN 1", false},
+		{"CALL p()", false},
+	} {
+		_, err := e.Rewrite(c.sql, opts, r)
+		var ref *Refusal
+		if !errors.As(err, &ref) {
+			t.Errorf("%q: not refused (%v)", c.sql, err)
+			continue
+		}
+		if ref.ServerCheck != c.check {
+			t.Errorf("%q: ServerCheck %v, want %v (%s)", c.sql, ref.ServerCheck, c.check, ref.Message)
+		}
+	}
+	p, d := SyntaxCheck("SELECT 'it''s' \\ FROM t", Options{})
+	if p != `PREPARE __sqlfork_syntax_check FROM 'SELECT ''it''''s'' \\ FROM t'` || d != "DEALLOCATE PREPARE __sqlfork_syntax_check" {
+		t.Errorf("SyntaxCheck: %q, %q", p, d)
+	}
+	if p, _ := SyntaxCheck("SELECT 'it''s' \\", Options{NoBackslashEscapes: true}); p != `PREPARE __sqlfork_syntax_check FROM 'SELECT ''it''''s'' \'` {
+		t.Errorf("SyntaxCheck under NO_BACKSLASH_ESCAPES: %q", p)
+	}
+	if !ServerSyntaxError(1064) || ServerSyntaxError(1146) || ServerSyntaxError(1295) {
+		t.Error("ServerSyntaxError")
+	}
+}

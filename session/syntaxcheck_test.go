@@ -1,0 +1,106 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/wire"
+)
+
+// serverErr is an error the server answered, as the session's upstream
+// reports one.
+type serverErr struct{ e *mysql.MyError }
+
+func (s serverErr) Error() string     { return s.e.Error() }
+func (s serverErr) ServerError() bool { return true }
+func (s serverErr) Unwrap() error     { return s.e }
+
+// syntaxServer is a client's upstream connection whose server rejects as
+// a syntax error the PREPARE of any text holding "bad".
+type syntaxServer struct {
+	mu      sync.Mutex
+	status  uint16
+	queries []string
+}
+
+func (f *syntaxServer) Query(_ context.Context, sql string) (*session.Result, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.queries = append(f.queries, sql)
+	if strings.HasPrefix(sql, "PREPARE ") && strings.Contains(sql, "bad") {
+		return nil, serverErr{&mysql.MyError{Code: wire.ErParse, State: "42000", Message: "You have an error in your SQL syntax"}}
+	}
+	if strings.HasPrefix(sql, "PREPARE ") || strings.HasPrefix(sql, "DEALLOCATE ") {
+		return &session.Result{}, nil
+	}
+	mode, cs, iso, ro := "", "utf8mb4", "REPEATABLE-READ", "0" // the session's variables
+	return &session.Result{Rows: [][]*string{{&mode, &cs, &iso, &ro}}}, nil
+}
+
+func (f *syntaxServer) Resend(context.Context, []byte, string) ([]wire.OK, error) { return nil, nil }
+
+func (f *syntaxServer) Status() uint16 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.status
+}
+
+func (f *syntaxServer) asked() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for _, q := range f.queries {
+		if strings.HasPrefix(q, "PREPARE __sqlfork") || strings.HasPrefix(q, "DEALLOCATE PREPARE __sqlfork") {
+			out = append(out, q)
+		}
+	}
+	f.queries = nil
+	return out
+}
+
+// TestServerVerdict: a statement the engine cannot parse gets the server's
+// own syntax error when the server rejects it too, and the engine's refusal
+// when the server reads it (or in a transaction, where the server is not
+// asked).
+func TestServerVerdict(t *testing.T) {
+	e := newEnv(t, session.Config{}, nil)
+	f := &syntaxServer{}
+	s := e.open(session.Options{User: "u", Mode: session.Transparent, Sandbox: "syntax", Upstream: f, DB: "app"})
+	code := func(sql string) uint16 {
+		t.Helper()
+		_, err := s.Plan(e.ctx, sql, false)
+		var r *rewrite.Refusal
+		if !errors.As(err, &r) {
+			t.Fatalf("%q: %v, want a refusal", sql, err)
+		}
+		return r.Code
+	}
+	if c := code("DELETE FROM t WHERE bad bad"); c != wire.ErParse {
+		t.Errorf("the server's syntax error: got %d", c)
+	}
+	if q := f.asked(); len(q) != 1 {
+		t.Errorf("asked %q, want one PREPARE", q)
+	}
+	if c := code("DELETE FROM t WHERE a = 1 ORDER"); c != wire.ErUnknown {
+		t.Errorf("a text the server reads: got %d, want the engine's 1105", c)
+	}
+	if q := f.asked(); len(q) != 2 || !strings.HasPrefix(q[1], "DEALLOCATE") {
+		t.Errorf("asked %q, want PREPARE and DEALLOCATE", q)
+	}
+	f.mu.Lock()
+	f.status = inTrans
+	f.mu.Unlock()
+	if c := code("DELETE FROM t WHERE bad bad"); c != wire.ErUnknown {
+		t.Errorf("in a transaction: got %d, want the engine's 1105", c)
+	}
+	if q := f.asked(); len(q) != 0 {
+		t.Errorf("asked %q in a transaction", q)
+	}
+}
