@@ -256,6 +256,11 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		if u, ok := s.(*ast.UseStmt); ok {
 			db = u.DBName
 		}
+		for _, iv := range rec.intoVars {
+			if iv.at >= start && iv.at < cursor {
+				a.Statements[len(a.Statements)-1].Vars = append(a.Statements[len(a.Statements)-1].Vars, iv.v)
+			}
+		}
 		for _, ss := range rec.setStatements {
 			// The statement a blanked SET STATEMENT prefix applies to
 			// starts right after it.

@@ -93,6 +93,15 @@ type masked struct {
 	// junk is the offset of a statement the server rejects as a syntax
 	// error, blanked with everything after it; -1 when there is none.
 	junk int
+	// intoVars are the user variables a blanked SELECT … INTO sets, with
+	// where each is: the statement holding it sets them.
+	intoVars []intoVar
+}
+
+// intoVar is a user variable a blanked INTO list sets, at offset at.
+type intoVar struct {
+	at int
+	v  Var
 }
 
 type setStatement struct {
@@ -296,17 +305,20 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 			// FLUSH TABLES t FOR EXPORT.
 			blank(int(t.start), int(toks[i+1].end))
 			i++
-		case selecting && word(i) == "INTO" && word(i+1) != "OUTFILE" && word(i+1) != "DUMPFILE" && i+1 < len(toks) && toks[i+1].kind == tokIdent:
-			// SELECT … INTO local variables of a stored program: the
-			// variables name no table.
+		case selecting && word(i) == "INTO" && word(i+1) != "OUTFILE" && word(i+1) != "DUMPFILE" && intoTarget(text, toks, i+1):
+			// SELECT … INTO local variables of a stored program or user
+			// variables: the variables name no table. The user variables
+			// are kept for the statement (a replay must know it sets them).
 			j := i + 1
-			for j < len(toks) && toks[j].kind == tokIdent && !punct(j+1, '.') && !punct(j+1, '(') {
-				if !punct(j+1, ',') {
-					break
-				}
+			for intoTarget(text, toks, j) && punct(j+1, ',') {
 				j += 2
 			}
-			if j < len(toks) && toks[j].kind == tokIdent && !punct(j+1, '.') && !punct(j+1, '(') {
+			if intoTarget(text, toks, j) && !punct(j+1, '.') && !punct(j+1, '(') {
+				for k := i + 1; k <= j; k += 2 {
+					if toks[k].kind == tokVariable {
+						m.intoVars = append(m.intoVars, intoVar{at: int(toks[k].start), v: varOfToken(text[toks[k].start:toks[k].end])})
+					}
+				}
 				blank(int(t.start), int(toks[j].end))
 				i = j
 			}
@@ -647,6 +659,24 @@ func windowCall(text string, toks []token, open int) bool {
 				return w == "OVER" || w == "WITHIN" && tokWord(text, toks, j+2) == "GROUP"
 			}
 		}
+	}
+	return false
+}
+
+// intoTarget reports a target of SELECT … INTO at toks[j]: a local
+// variable (a bare word not followed by '.' or '(') or a user variable
+// (@x, not @@x).
+func intoTarget(text string, toks []token, j int) bool {
+	if j >= len(toks) {
+		return false
+	}
+	switch t := toks[j]; t.kind {
+	case tokIdent:
+		next := j + 1
+		return !(next < len(toks) && toks[next].kind == tokPunct && (text[toks[next].start] == '.' || text[toks[next].start] == '('))
+	case tokVariable:
+		v := text[t.start:t.end]
+		return strings.HasPrefix(v, "@") && !strings.HasPrefix(v, "@@")
 	}
 	return false
 }

@@ -1008,7 +1008,10 @@ var refusalCases = []Case{
 		Class: "read", Reads: "app.users,shop.users", Refuse: "could name more than one table"},
 	{SQL: "SHOW INDEX FROM users FROM app", Class: "read", Reads: "app.users", Refuse: "cannot locate every reference"},
 	{SQL: "SELECT * FROM app/**/.users", Class: "read", Reads: "app.users", Want: "SELECT * FROM `sbx`.`s1_users`"},
-	{SQL: "SELECT COUNT(*) INTO @n FROM orders", Class: "unparseable", Refuse: "names the sandboxed table `app`.`orders`"},
+	{SQL: "SELECT COUNT(*) INTO @n FROM orders", Class: "read", Reads: "app.orders",
+		Want: "SELECT COUNT(*) INTO @n FROM `sbx`.`s1_orders`"},
+	{SQL: "SELECT COUNT(*) FROM orders INTO @n, @m", Class: "read", Reads: "app.orders",
+		Want: "SELECT COUNT(*) FROM `sbx`.`s1_orders` INTO @n, @m"},
 	{SQL: "SELECT * FROM users u, JSON_TABLE(u.tags, '$[*]' COLUMNS (tag VARCHAR(20) PATH '$')) AS jt",
 		Class: "unparseable", Refuse: "names the sandboxed table `app`.`users`"},
 }
