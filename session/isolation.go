@@ -183,10 +183,10 @@ type prodViews struct {
 // with the reader's privileges (SQL SECURITY INVOKER): information_schema
 // shows each account what it may see, and a user whose upstream account
 // sees less than the proxy's must not see more through them.
-func (m *Manager) prodViewSQL(v infoView, cols []string) string {
+func (m *Manager) prodViewSQL(v infoView, cols []infoCol) string {
 	sel := make([]string, len(cols))
 	for i, c := range cols {
-		sel[i] = "i." + rewrite.QuoteIdent(c)
+		sel[i] = "i." + rewrite.QuoteIdent(c.name)
 	}
 	internal := rewrite.QuoteString(likeEscape(m.cfg.Prefix) + "%")
 	var conds []string
