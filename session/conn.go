@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap"
@@ -644,6 +645,9 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 			return s.plan(ctx, q, opts, prepared)
 		}
 	}
+	if opts.DB == "" && namesNoDatabase(a) {
+		return nil, errNoDatabase()
+	}
 	if one && a.Statements[0].Kind == "CREATE DATABASE" {
 		// CREATE DATABASE of a database the sandbox has changes nothing:
 		// the server's answer (1007, or with IF NOT EXISTS its note).
@@ -692,6 +696,30 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 		}
 	}
 	return p, nil
+}
+
+// errNoDatabase is the server's own error for a table named without a
+// database when no database is current.
+func errNoDatabase() error {
+	return &rewrite.Refusal{Code: wire.ErNoDB, State: "3D000", Message: "No database selected"}
+}
+
+// namesNoDatabase reports whether a statement of a names a table without
+// its database, read with no current database: the server refuses it with
+// 1046 "No database selected", while a sandbox would place the table in a
+// database of no name. (A FOREIGN KEY's REFERENCES clause is left out: the
+// server takes its table from the database of the table it constrains.)
+func namesNoDatabase(a *rewrite.Analysis) bool {
+	for _, st := range a.Statements {
+		for _, list := range [][]rewrite.Table{st.Reads, st.Writes, st.Like} {
+			for _, t := range list {
+				if t.DB == "" && !slices.Contains(st.References, t) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // createExistingDatabase plans CREATE DATABASE [IF NOT EXISTS] db in a

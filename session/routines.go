@@ -49,7 +49,7 @@ func (s *Session) routineDB(db string) string {
 func (r resolver) ResolveRoutine(st *rewrite.Statement) (string, error) {
 	db := st.Routine.DB(st.DB)
 	if db == "" {
-		return "", refusal(wire.ErNoDB, "3D000", "No database selected")
+		return "", errNoDatabase()
 	}
 	return r.s.routineDB(db), nil
 }

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
-	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // showSQL turns SHOW [FULL] TABLES, SHOW TABLE STATUS and SHOW DATABASES
@@ -26,7 +25,7 @@ func showSQL(sh *rewrite.Show, currentDB string) (string, bool, error) {
 		db = currentDB
 	}
 	if db == "" {
-		return "", false, refusal(wire.ErNoDB, "3D000", "No database selected")
+		return "", false, errNoDatabase()
 	}
 	var cols []string
 	nameCol := "Name"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/session/sessiontest"
 )
 
 // TestInfoSchemaInSandbox: a sandbox reads information_schema's listings
@@ -302,5 +303,41 @@ func TestGuardrailsInPlan(t *testing.T) {
 	}
 	if pass.CheckMultiStatement() != nil {
 		t.Error("passthrough multi-statements refused")
+	}
+}
+
+// TestNoDatabaseInSandbox: with no current database, a statement naming a
+// table without its database gets the server's own 1046 (it would
+// otherwise land in a sandbox database of no name); one that qualifies
+// its tables, names none, or names one only in a REFERENCES clause (the
+// server takes the constrained table's database) is planned.
+func TestNoDatabaseInSandbox(t *testing.T) {
+	e := newEnv(t, session.Config{}, nil)
+	s := e.transparent("u")
+	for _, tc := range []struct {
+		sql    string
+		no1046 bool
+	}{
+		{sql: "CREATE TABLE t1 (a INT)"},
+		{sql: "SELECT * FROM t"},
+		{sql: "INSERT INTO t VALUES (1)"},
+		{sql: "SELECT * FROM app.t WHERE id IN (SELECT id FROM u)"},
+		{sql: "CREATE TABLE app.t2 LIKE t"},
+		{sql: "DROP TABLE IF EXISTS t"},
+		{sql: "SHOW TABLES"},
+		{sql: "CREATE PROCEDURE p() SELECT 1"},
+		{sql: "SELECT * FROM app.t", no1046: true},
+		{sql: "SELECT 1", no1046: true},
+		{sql: "WITH c AS (SELECT 1 AS x) SELECT * FROM c", no1046: true},
+		{sql: "CREATE TABLE app.n (a INT, FOREIGN KEY (a) REFERENCES t (id))", no1046: true},
+	} {
+		_, err := s.PlanWith(e.ctx, tc.sql, rewrite.Options{}, false)
+		code, state, msg, _ := sessiontest.Code(err)
+		switch {
+		case tc.no1046 && code == 1046:
+			t.Errorf("%s: %v, want no 1046", tc.sql, err)
+		case !tc.no1046 && (code != 1046 || state != "3D000" || msg != "No database selected"):
+			t.Errorf("%s: %v, want the server's 1046 (3D000) \"No database selected\"", tc.sql, err)
+		}
 	}
 }
