@@ -335,6 +335,10 @@ type Plan struct {
 	// infoIdents are the identifiers of an input that reads the sandbox's
 	// information_schema views, to spell result columns as written.
 	infoIdents []string
+	// defs are the column definitions of the server's own answer to a
+	// SHOW the proxy asks as a query (see showDefs): the answer's are
+	// replaced by them, in order.
+	defs [][]byte
 	// serializable: the input asks for SERIALIZABLE for the next
 	// transaction.
 	serializable bool
@@ -638,11 +642,8 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 	case one && a.Statements[0].Show != nil:
 		// SHOW TABLES / TABLE STATUS list the sandbox's view of a
 		// database: asked of its information_schema instead.
-		if q, ok, err := showSQL(a.Statements[0].Show, opts.DB); err != nil || ok {
-			if err != nil {
-				return nil, err
-			}
-			return s.plan(ctx, q, opts, prepared)
+		if np, ok, err := s.planShow(ctx, a.Statements[0].Show, opts, prepared); ok {
+			return np, err
 		}
 	}
 	if opts.DB == "" && namesNoDatabase(a) {

@@ -265,12 +265,8 @@ func (r prodResolver) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, err
 func (s *Session) outsideSandbox(ctx context.Context, a *rewrite.Analysis, sql string, opts rewrite.Options, prepared bool, p *Plan) (*Plan, bool, error) {
 	if len(a.Statements) == 1 && a.Statements[0].Show != nil {
 		switch sh := a.Statements[0].Show; sh.What {
-		case "DATABASES":
-			np, err := s.plan(ctx, showDatabasesSQL(sh), opts, prepared)
-			return np, true, err
-		case "PROCEDURE STATUS", "FUNCTION STATUS":
-			np, err := s.plan(ctx, showRoutinesSQL(sh), opts, prepared)
-			return np, true, err
+		case "DATABASES", "PROCEDURE STATUS", "FUNCTION STATUS":
+			return s.planShow(ctx, sh, opts, prepared)
 		}
 	}
 	if why, err := s.sharedState(ctx, a); err != nil {

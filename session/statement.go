@@ -384,6 +384,8 @@ func (s *Session) UseDB(db string) { s.db = db }
 type Relabel struct {
 	s *Session
 	p *Plan
+	// col counts the column definitions of the answer seen so far.
+	col int
 }
 
 // Relabel returns what to tell back in the answer to p: nil when p's text
@@ -393,6 +395,23 @@ func (s *Session) Relabel(p *Plan) *Relabel {
 		return nil
 	}
 	return &Relabel{s: s, p: p}
+}
+
+// Definition is the column definition the client gets in place of the
+// next one of the answer, when the answer must carry the server's own
+// definitions (a SHOW the proxy asks as a query of information_schema);
+// ok is false when the definition is only relabelled (Column). column
+// says it defines a result column (not a parameter).
+func (r *Relabel) Definition(column bool) (def []byte, ok bool) {
+	if !column || len(r.p.defs) == 0 {
+		return nil, false
+	}
+	i := r.col
+	r.col++
+	if i >= len(r.p.defs) {
+		return nil, false
+	}
+	return r.p.defs[i], true
 }
 
 // Message tells the sandbox's physical database names in an error message

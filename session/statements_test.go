@@ -82,15 +82,15 @@ func TestShowInSandbox(t *testing.T) {
 		code    uint16
 	}{
 		{sql: "SHOW TABLES", db: "app",
-			want: "^SELECT TABLE_NAME AS `Tables_in_app` FROM `_sqlfork_[0-9a-f]{8}`.`TABLES` WHERE TABLE_SCHEMA = 'app' ORDER BY 1$"},
+			want: "^SELECT TABLE_NAME AS `Tables_in_app` FROM `_sqlfork_[0-9a-f]{8}`.`TABLES` WHERE TABLE_SCHEMA = 'app' ORDER BY BINARY `Tables_in_app`$"},
 		{sql: "SHOW FULL TABLES FROM other LIKE 't%'",
 			want: "^SELECT TABLE_NAME AS `Tables_in_other \\(t%\\)`, TABLE_TYPE AS `Table_type` FROM `_sqlfork_[0-9a-f]{8}`.`TABLES` " +
-				"WHERE TABLE_SCHEMA = 'other' AND TABLE_NAME LIKE 't%' ORDER BY 1$"},
+				"WHERE TABLE_SCHEMA = 'other' AND TABLE_NAME LIKE 't%' ORDER BY BINARY `Tables_in_other \\(t%\\)`$"},
 		{sql: "SHOW TABLE STATUS WHERE Engine = 'InnoDB'", db: "app",
 			want: "^SELECT \\* FROM \\(SELECT TABLE_NAME AS `Name`, ENGINE AS `Engine`, .* FROM `_sqlfork_[0-9a-f]{8}`.`TABLES` " +
-				"WHERE TABLE_SCHEMA = 'app'\\) AS `show` WHERE Engine = 'InnoDB' ORDER BY 1$"},
+				"WHERE TABLE_SCHEMA = 'app'\\) AS `show` WHERE Engine = 'InnoDB' ORDER BY BINARY `Name`$"},
 		{sql: "SHOW DATABASES LIKE 'a%'",
-			want: "^SELECT SCHEMA_NAME AS `Database \\(a%\\)` FROM `_sqlfork_[0-9a-f]{8}`.`SCHEMATA` WHERE SCHEMA_NAME LIKE 'a%' ORDER BY 1$"},
+			want: "^SELECT SCHEMA_NAME AS `Database \\(a%\\)` FROM `_sqlfork_[0-9a-f]{8}`.`SCHEMATA` WHERE SCHEMA_NAME LIKE 'a%' ORDER BY BINARY `Database \\(a%\\)`$"},
 		{sql: "SHOW TABLES", code: 1046},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
@@ -162,7 +162,7 @@ func TestOutsideSandbox(t *testing.T) {
 			allow: "every user of this proxy share"},
 		{sql: "SELECT table_name FROM information_schema.TABLES",
 			sent: "SELECT table_name FROM `_sqlfork_production`.`TABLES`"},
-		{sql: "SHOW DATABASES", sent: "SELECT SCHEMA_NAME AS `Database` FROM `_sqlfork_production`.`SCHEMATA` ORDER BY 1"},
+		{sql: "SHOW DATABASES", sent: "SELECT SCHEMA_NAME AS `Database` FROM `_sqlfork_production`.`SCHEMATA` ORDER BY BINARY `Database`"},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
 			e := newEnv(t, session.Config{}, nil)
