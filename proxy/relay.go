@@ -132,6 +132,12 @@ func (r *relay) forward(a *answer) (answered, error) {
 			}
 			continue
 		}
+		if kind == wire.KindRow && a.relabel != nil && length < wire.MaxPayload && a.relabel.Rows() {
+			if err := r.rewrite(seq+a.shift, a.relabel.Row); err != nil {
+				return out, err
+			}
+			continue
+		}
 		if err := r.move(a, kind, seq, resp.Done()); err != nil {
 			return out, err
 		}

@@ -1086,6 +1086,8 @@ func kindOf(s ast.StmtNode) string {
 			return "SHOW OPEN TABLES"
 		case x.Tp == ast.ShowProcessList:
 			return "SHOW PROCESSLIST"
+		case x.Tp == ast.ShowCreateView:
+			return "SHOW CREATE VIEW"
 		}
 		return "SHOW"
 	case *ast.ExplainStmt:

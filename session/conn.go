@@ -339,6 +339,14 @@ type Plan struct {
 	// SHOW the proxy asks as a query (see showDefs): the answer's are
 	// replaced by them, in order.
 	defs [][]byte
+	// nameRows marks a text answer whose values may hold the sandbox's
+	// database names, written by the server (SHOW CREATE VIEW, EXPLAIN's
+	// ref, a view's definition in information_schema): the relay tells
+	// them back (Relabel.Row).
+	nameRows bool
+	// viewDB is the current database of SHOW CREATE VIEW, whose tables the
+	// server names without their database (Relabel.Row).
+	viewDB string
 	// serializable: the input asks for SERIALIZABLE for the next
 	// transaction.
 	serializable bool
@@ -685,6 +693,10 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 		return nil, err
 	}
 	p.SQL, p.changed, p.renames = res.SQL, res.Changed, res.Renames
+	p.nameRows = !prepared && writesNames(a)
+	if len(a.Statements) == 1 && a.Statements[0].Kind == "SHOW CREATE VIEW" {
+		p.viewDB = a.Statements[0].DB
+	}
 	p.unmapped = s.unmapped(a)
 	s.injectTimeout(a, p)
 	p.version = s.current(opts)
@@ -697,6 +709,26 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 		}
 	}
 	return p, nil
+}
+
+// writesNames reports whether the answer to a holds names the server
+// writes out itself — definitions (SHOW CREATE …), plans (EXPLAIN, whose
+// ref column is db.table.column), the definitions of views and routines in
+// information_schema — where a sandbox's tables show their physical
+// databases.
+func writesNames(a *rewrite.Analysis) bool {
+	for _, st := range a.Statements {
+		if strings.HasPrefix(st.Kind, "SHOW") || st.Kind == "EXPLAIN" {
+			return true
+		}
+		for _, t := range st.Reads {
+			if strings.EqualFold(t.DB, "information_schema") && (strings.EqualFold(t.Name, "VIEWS") ||
+				strings.EqualFold(t.Name, "ROUTINES") || strings.EqualFold(t.Name, "TRIGGERS")) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // errNoDatabase is the server's own error for a table named without a
@@ -1010,6 +1042,23 @@ func (s *Session) unmap(msg string) string {
 		msg = strings.ReplaceAll(msg, phys, logical)
 	}
 	return msg
+}
+
+// unqualify drops the sandbox's databases for db from the names of text
+// (`_sqlfork_…_db`.`t` becomes `t`): the server writes the tables of the
+// current database without it in SHOW CREATE VIEW.
+func (s *Session) unqualify(text, db string) string {
+	if s.sb == nil || db == "" {
+		return text
+	}
+	s.sb.mu.Lock()
+	defer s.sb.mu.Unlock()
+	for _, e := range s.sb.tables {
+		if e.logical.DB == db {
+			text = strings.ReplaceAll(text, rewrite.QuoteIdent(e.phys.DB)+".", "")
+		}
+	}
+	return text
 }
 
 // schemaOf is the logical database of a sandbox database the session named

@@ -3,6 +3,7 @@ package session
 import (
 	"testing"
 
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -44,4 +45,46 @@ func TestRelabelColumn(t *testing.T) {
 			t.Errorf("relabelColumn(%+v) = %+v, %v; want %+v, %v", c.in, got, ok, c.want, c.ok)
 		}
 	}
+}
+
+// TestRelabelRow: the values of a row whose answer the server writes names
+// into (SHOW CREATE VIEW, EXPLAIN, information_schema.VIEWS) name the
+// logical databases; SHOW CREATE VIEW names the current database's tables
+// without it, as the server does.
+func TestRelabelRow(t *testing.T) {
+	s := &Session{m: &Manager{cfg: Config{Prefix: "_sqlfork"}}, sb: &Sandbox{tables: map[string]*entry{
+		"app.users": {logical: rewrite.Table{DB: "app", Name: "users"}, phys: rewrite.Table{DB: "_sqlfork_0123abcd_app", Name: "users"}},
+		"other.t":   {logical: rewrite.Table{DB: "other", Name: "t"}, phys: rewrite.Table{DB: "_sqlfork_0123abcd_other", Name: "t"}},
+	}}}
+	def := "select `a`.`id` AS `id` from `_sqlfork_0123abcd_app`.`users` `a` join `_sqlfork_0123abcd_other`.`t`"
+	ref := "_sqlfork_0123abcd_app.a.id"
+	for _, c := range []struct {
+		viewDB string
+		in     []*string
+		want   []*string
+	}{
+		{"", []*string{&def, nil, &ref}, []*string{ptr("select `a`.`id` AS `id` from `app`.`users` `a` join `other`.`t`"), nil, ptr("app.a.id")}},
+		{"app", []*string{&def}, []*string{ptr("select `a`.`id` AS `id` from `users` `a` join `other`.`t`")}},
+		{"", []*string{ptr("nothing to tell"), ptr("")}, []*string{ptr("nothing to tell"), ptr("")}},
+	} {
+		r := &Relabel{s: s, p: &Plan{nameRows: true, viewDB: c.viewDB}}
+		got, err := wire.ParseTextRow(r.Row(wire.AppendTextRow(nil, c.in)), len(c.want))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range c.want {
+			if (got[i] == nil) != (c.want[i] == nil) || got[i] != nil && *got[i] != *c.want[i] {
+				t.Errorf("view db %q: value %d = %v, want %q", c.viewDB, i, deref(got[i]), deref(c.want[i]))
+			}
+		}
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+func deref(s *string) string {
+	if s == nil {
+		return "NULL"
+	}
+	return *s
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -412,6 +413,31 @@ func (r *Relabel) Definition(column bool) (def []byte, ok bool) {
 		return nil, false
 	}
 	return r.p.defs[i], true
+}
+
+// Rows reports whether the answer's rows are to go through Row.
+func (r *Relabel) Rows() bool { return r.p.nameRows }
+
+// Row tells the sandbox's physical database names in the values of the
+// text row p back in logical names (p itself when it holds none).
+func (r *Relabel) Row(p []byte) []byte {
+	if !bytes.Contains(p, []byte(r.s.m.cfg.Prefix)) {
+		return p
+	}
+	var vals []*string
+	for rest := p; len(rest) > 0; {
+		if rest[0] == 0xFB {
+			vals, rest = append(vals, nil), rest[1:]
+			continue
+		}
+		v, next, ok := wire.LenEncString(rest)
+		if !ok {
+			return p
+		}
+		s := r.s.unmap(r.s.unqualify(string(v), r.p.viewDB))
+		vals, rest = append(vals, &s), next
+	}
+	return wire.AppendTextRow(nil, vals)
 }
 
 // Message tells the sandbox's physical database names in an error message
