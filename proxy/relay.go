@@ -158,7 +158,7 @@ func (r *relay) move(a *answer, kind wire.Kind, seq uint8, last bool) error {
 	case kind == wire.KindErr && a.relabel != nil:
 		return r.rewrite(seq+a.shift, func(p []byte) []byte {
 			e := wire.ParseErr(p)
-			e.Message = a.relabel.Message(e.Message)
+			e.Message = a.relabel.Error(e.Code, e.Message)
 			return wire.AppendErr(nil, e)
 		})
 	case (kind == wire.KindColumnDef || kind == wire.KindParamDef) && a.relabel != nil:

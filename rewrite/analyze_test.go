@@ -183,3 +183,27 @@ func TestIsolationLevels(t *testing.T) {
 		}
 	}
 }
+
+// TestOriginal: offsets of the text sent map back to the client's text
+// through the splices of a rewrite.
+func TestOriginal(t *testing.T) {
+	e := NewEngine(0)
+	r := mapResolver{{DB: "app", Name: "t"}: {DB: "_sqlfork_0123abcd_app", Name: "t"}, {DB: "app", Name: "u"}: {DB: "_sqlfork_0123abcd_app", Name: "u"}}
+	res, err := e.Rewrite("SELECT * FROM t JOIN u WHERE x", Options{DB: "app", Server: maria1011}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		near, want string
+	}{
+		{"WHERE x", "WHERE x"},
+		{"JOIN " + res.SQL[strings.Index(res.SQL, "JOIN ")+5:], "JOIN u WHERE x"},
+		{"", ""},
+		{res.SQL, "SELECT * FROM t JOIN u WHERE x"},
+	} {
+		off := len(res.SQL) - len(c.near)
+		if got := "SELECT * FROM t JOIN u WHERE x"[Original(res.Splices, off):]; got != c.want {
+			t.Errorf("near %q: client text %q, want %q", c.near, got, c.want)
+		}
+	}
+}

@@ -402,11 +402,37 @@ type Result struct {
 	// the server labels expression columns with their text as sent, so
 	// labels can be told back in the client's words.
 	Renames []Rename
+	// Splices are where the text changed, in order: the server quotes the
+	// text it was sent in some errors, which Original reads back in the
+	// client's.
+	Splices []Splice
 }
 
 // Rename is one name replaced in the text.
 type Rename struct {
 	From, To string
+}
+
+// Splice is one replacement: the client's text[Start:End] became the sent
+// text[SentStart:SentEnd].
+type Splice struct {
+	Start, End, SentStart, SentEnd int
+}
+
+// Original is the offset in the client's text of the offset off of the
+// text sent (after splices); an offset inside a replacement is its start.
+func Original(splices []Splice, off int) int {
+	shift := 0
+	for _, sp := range splices {
+		switch {
+		case off < sp.SentStart:
+			return off - shift
+		case off < sp.SentEnd:
+			return sp.Start
+		}
+		shift = sp.SentEnd - sp.End
+	}
+	return off - shift
 }
 
 // Rewrite analyses sql and passes every table reference through r. A
@@ -687,16 +713,19 @@ func (a *Analysis) build(reps []replacement) *Result {
 	b.Grow(len(a.src) + 32*len(reps))
 	last := 0
 	renames := make([]Rename, 0, len(reps))
+	splices := make([]Splice, 0, len(reps))
 	for _, rp := range reps {
 		b.WriteString(a.src[last:rp.start])
+		at := b.Len()
 		b.WriteString(rp.text)
 		last = rp.end
+		splices = append(splices, Splice{Start: rp.start, End: rp.end, SentStart: at, SentEnd: b.Len()})
 		if from := a.src[rp.start:rp.end]; from != "" && from[0] != '\'' && from[0] != '"' { // not a PREPARE literal
 			renames = append(renames, Rename{From: from, To: rp.text})
 		}
 	}
 	b.WriteString(a.src[last:])
-	return &Result{SQL: b.String(), Changed: true, Analysis: a, Renames: renames}
+	return &Result{SQL: b.String(), Changed: true, Analysis: a, Renames: renames, Splices: splices}
 }
 
 // mapped reports whether r redirects t. Resolve errors count as mapped:

@@ -359,6 +359,10 @@ type Plan struct {
 	unmapped bool
 	// renames are the names the rewrite replaced (see label).
 	renames []rewrite.Rename
+	// rewritten is the rewrite's text, splices where it differs from the
+	// client's (see Relabel.Error).
+	rewritten string
+	splices   []rewrite.Splice
 	// timeout: SQL carries the statement-timeout guardrail.
 	timeout bool
 }
@@ -693,6 +697,7 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 		return nil, err
 	}
 	p.SQL, p.changed, p.renames = res.SQL, res.Changed, res.Renames
+	p.rewritten, p.splices = res.SQL, res.Splices
 	p.nameRows = !prepared && writesNames(a)
 	if len(a.Statements) == 1 && a.Statements[0].Kind == "SHOW CREATE VIEW" {
 		p.viewDB = a.Statements[0].DB

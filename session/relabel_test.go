@@ -1,6 +1,8 @@
 package session
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
@@ -87,4 +89,58 @@ func deref(s *string) string {
 		return "NULL"
 	}
 	return *s
+}
+
+// TestNearClient: a syntax error quoting the rewritten text quotes the
+// client's, cut as the server cuts it (80 bytes, else 77 and "..."), on
+// the client's line.
+func TestNearClient(t *testing.T) {
+	const phys = "`_sqlfork_0123abcd_app`.`users`"
+	long := strings.Repeat("a", 90)
+	const head = "You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near '"
+	for _, c := range []struct {
+		client, near string
+		line         int
+		want         string
+		wantLine     int
+	}{
+		{"TABLE users", "TABLE " + phys, 1, "TABLE users", 1},
+		{"SELECT 1 FROM users WHERE\nWHERE", "WHERE", 2, "WHERE", 2},
+		{"SELECT * FROM users JOIN users x WHERE WHERE '" + long + "'",
+			("JOIN " + phys + " x WHERE WHERE '" + long)[:77] + "...", 1, ("JOIN users x WHERE WHERE '" + long)[:77] + "...", 1},
+		{"SELECT * FROM users WHERE", "", 1, "", 1},
+	} {
+		splices, sent := spliceUsers(c.client, phys)
+		p := &Plan{SQL: sent, text: c.client, rewritten: sent, splices: splices}
+		msg := head + c.near + "' at line " + strconv.Itoa(c.line)
+		got, ok := p.nearClient(msg)
+		if want := head + c.want + "' at line " + strconv.Itoa(c.wantLine); !ok || got != want {
+			t.Errorf("%q:\n got %q, %v\nwant %q", c.client, got, ok, want)
+		}
+	}
+	if _, ok := (&Plan{SQL: "x", text: "x", rewritten: "x"}).nearClient(head + "nowhere' at line 1"); ok {
+		t.Error("a quote not in the text sent was mapped")
+	}
+}
+
+// spliceUsers replaces every word "users" of text by phys, as a rewrite
+// would, and returns the splices and the text sent.
+func spliceUsers(text, phys string) ([]rewrite.Splice, string) {
+	var splices []rewrite.Splice
+	var b strings.Builder
+	last := 0
+	for i := strings.Index(text, "users"); i >= 0; {
+		b.WriteString(text[last:i])
+		at := b.Len()
+		b.WriteString(phys)
+		splices = append(splices, rewrite.Splice{Start: i, End: i + 5, SentStart: at, SentEnd: b.Len()})
+		last = i + 5
+		j := strings.Index(text[last:], "users")
+		if j < 0 {
+			break
+		}
+		i = last + j
+	}
+	b.WriteString(text[last:])
+	return splices, b.String()
 }
