@@ -377,12 +377,12 @@ func (r *relay) replyStatus(more bool) uint16 {
 
 // relabelColumnDef rewrites the names of a ColumnDefinition41 payload
 // through column; ok is false when nothing changes (or p is malformed).
-func relabelColumnDef(p []byte, column func(wire.ColumnNames) (wire.ColumnNames, bool)) ([]byte, bool) {
+func relabelColumnDef(p []byte, column func(wire.ColumnNames, []byte) (wire.ColumnNames, []byte, bool)) ([]byte, bool) {
 	n, rest, ok := wire.ParseColumnDef(p)
 	if !ok {
 		return nil, false
 	}
-	if n, ok = column(n); !ok {
+	if n, rest, ok = column(n, rest); !ok {
 		return nil, false
 	}
 	return wire.AppendColumnDef(make([]byte, 0, len(p)+8), n, rest), true

@@ -122,6 +122,30 @@ func infoViewName(name string) (string, bool) {
 	return "", false
 }
 
+// computedColumn reports whether the sandbox's view name computes column
+// col (it maps the names of tables and their databases).
+func computedColumn(name, col string) bool {
+	for _, v := range infoViews {
+		if v.name != name {
+			continue
+		}
+		if strings.EqualFold(col, v.routineSchema) {
+			return true
+		}
+		for _, pr := range v.pairs {
+			if strings.EqualFold(col, pr[0]) || strings.EqualFold(col, pr[1]) {
+				return true
+			}
+		}
+		for _, c := range v.schemaCols {
+			if strings.EqualFold(col, c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // binCol is an information_schema column comparable with registry columns.
 func binCol(alias, col string) string {
 	return "CONVERT(" + alias + "." + col + " USING utf8mb4) COLLATE utf8mb4_bin"
@@ -135,14 +159,16 @@ type infoCol struct {
 	charset, collation string
 }
 
-// sameAs converts expr to col's character set and collation, so that a
-// column the sandbox's view computes compares, sorts and is described as
-// the server's own (the registry's names are utf8mb4_bin).
-func (col infoCol) sameAs(expr string) string {
-	if col.charset == "" || col.collation == "" {
-		return expr
+// mapped is the column a sandbox's view computes from reg, a registry
+// column of the table's logical name (NULL for rows of production), and
+// the server's column own: converted to col's character set and
+// collation, so that it compares, sorts and is described as the server's
+// own (the registry's names are utf8mb4_bin), and NOT NULL where own is.
+func (col infoCol) mapped(reg, own string) string {
+	if col.charset != "" && col.collation != "" {
+		reg = "CONVERT(" + reg + " USING " + col.charset + ") COLLATE " + col.collation
 	}
-	return "CONVERT(" + expr + " USING " + col.charset + ") COLLATE " + col.collation
+	return "COALESCE(" + reg + ", " + own + ")"
 }
 
 // viewSQL is the definition of v for sandbox id; cols are the server's
@@ -154,14 +180,14 @@ func (m *Manager) viewSQL(v infoView, id string, cols []infoCol) string {
 	reg := m.q("tables")
 	sid := rewrite.QuoteString(id)
 	live := "('" + kindFork + "', '" + kindSchema + "', '" + kindCreated + "')"
-	mapped := map[string]string{}
+	mapped := map[string][2]string{} // column: registry column, own column
 	var joins []string
 	for i, pr := range v.pairs {
 		r := fmt.Sprintf("r%d", i)
 		joins = append(joins, fmt.Sprintf("LEFT JOIN %s %s ON %s.sandbox_id = %s AND %s.kind IN %s AND %s.phys_db = %s AND %s.phys_tbl = %s",
 			reg, r, r, sid, r, live, r, binCol("i", pr[0]), r, binCol("i", pr[1])))
-		mapped[pr[0]] = "COALESCE(" + r + ".db, i." + pr[0] + ")"
-		mapped[pr[1]] = "COALESCE(" + r + ".tbl, i." + pr[1] + ")"
+		mapped[pr[0]] = [2]string{r + ".db", "i." + pr[0]}
+		mapped[pr[1]] = [2]string{r + ".tbl", "i." + pr[1]}
 	}
 	for _, c := range v.schemaCols {
 		mapped[c] = mapped[v.pairs[0][0]]
@@ -169,7 +195,7 @@ func (m *Manager) viewSQL(v infoView, id string, cols []infoCol) string {
 	sel := make([]string, len(cols))
 	for i, c := range cols {
 		if e, ok := mapped[c.name]; ok {
-			sel[i] = c.sameAs(e) + " AS " + rewrite.QuoteIdent(c.name)
+			sel[i] = c.mapped(e[0], e[1]) + " AS " + rewrite.QuoteIdent(c.name)
 		} else {
 			sel[i] = "i." + rewrite.QuoteIdent(c.name)
 		}

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"regexp"
@@ -535,14 +536,76 @@ func nearCut(text string) string {
 // its schema logical, and, for the sandbox's information_schema views, its
 // name spelled as the statement wrote it (the server labels
 // information_schema columns so). changed is false when nothing changes.
-func (r *Relabel) Column(n wire.ColumnNames) (wire.ColumnNames, bool) {
+//
+// A column of those views is described as the server describes its own
+// information_schema column: the table named as the statement wrote it,
+// and for the columns the views compute (the mapped names, which come with
+// no schema) information_schema, the view as org_table and the column's
+// flags and decimals (rest holds the definition's fixed fields).
+func (r *Relabel) Column(n wire.ColumnNames, rest []byte) (wire.ColumnNames, []byte, bool) {
 	if r.s.sb != nil && n.Schema == InfoSchema(r.s.m.cfg.Prefix, r.s.sb.ID) {
 		if _, ok := ownConnView(rewrite.Table{DB: "performance_schema", Name: n.OrgTable}); ok {
 			n.Schema = "performance_schema" // a column of an own-connection view
-			return n, true
+			return n, rest, true
 		}
 	}
-	return relabelColumn(n, r.s.logicalDB, r.spelling)
+	orig := n
+	n, changed := relabelColumn(n, r.s.logicalDB, r.spelling)
+	if len(r.p.infoIdents) == 0 {
+		return n, rest, changed
+	}
+	if v, ok := infoViewName(orig.Table); ok && (orig.Schema == "" || r.s.isInfoSchema(orig.Schema)) {
+		if sp, ok := r.p.columnSpelling(orig.Table); ok && sp != n.Table {
+			n.Table, changed = sp, true // no alias: the table as written
+		}
+		if orig.Schema == "" && computedColumn(v, orig.OrgName) {
+			n.Schema, n.OrgTable, rest, changed = "information_schema", v, asInfoColumn(rest), true
+		}
+	} else if orig.Schema == "" && orig.OrgTable == "" {
+		// Through an alias: the view the statement reads that computes it.
+		if v, ok := r.p.infoViewComputing(orig.OrgName); ok {
+			n.Schema, n.OrgTable, rest, changed = "information_schema", v, asInfoColumn(rest), true
+		}
+	}
+	return n, rest, changed
+}
+
+// infoViewComputing is the first of the sandbox's information_schema
+// views the plan reads that computes column col.
+func (p *Plan) infoViewComputing(col string) (string, bool) {
+	if p.analysis == nil || col == "" {
+		return "", false
+	}
+	for _, st := range p.analysis.Statements {
+		for _, t := range st.Reads {
+			if v, ok := infoViewName(t.Name); ok && strings.EqualFold(t.DB, "information_schema") && computedColumn(v, col) {
+				return v, true
+			}
+		}
+	}
+	return "", false
+}
+
+// Column definition flags and fields (ColumnDefinition41's fixed part:
+// 0x0c, charset, length, type, flags, decimals).
+const (
+	flagNoDefault = 0x1000
+	fixedFlags    = 8
+	fixedDecimals = 10
+)
+
+// asInfoColumn gives the fixed fields rest of a column a sandbox's view
+// computes those of the server's information_schema column: no default
+// value, no decimals (an expression has 39).
+func asInfoColumn(rest []byte) []byte {
+	if len(rest) <= fixedDecimals || rest[0] != 0x0c {
+		return rest
+	}
+	out := append([]byte(nil), rest...)
+	flags := binary.LittleEndian.Uint16(out[fixedFlags:]) | flagNoDefault
+	binary.LittleEndian.PutUint16(out[fixedFlags:], flags)
+	out[fixedDecimals] = 0
+	return out
 }
 
 // relabelColumn is Relabel.Column with the schema told back by logical
