@@ -88,6 +88,19 @@ var fidScript = []fidStep{
 	{sql: "SELECT * FROM Z"},
 	{sql: "INSERT INTO users (id, name) VALUES (1, 'again')"},
 	{sql: "SHOW DATABASES LIKE 'fid'"},
+	{sql: "SELECT EXISTS(SELECT 1 FROM users WHERE id = 1 AND name <> '" + strings.Repeat("x", 240) + "')"},
+	{sql: "SELECT t.TABLE_SCHEMA, t.TABLE_NAME AS n, t.TABLE_TYPE FROM information_schema.TABLES t WHERE t.TABLE_SCHEMA = 'fid' ORDER BY n"},
+	{sql: "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'fid' ORDER BY 1, 2", prepared: true},
+	{sql: "SELECT CONSTRAINT_SCHEMA, TABLE_NAME, REFERENCED_TABLE_NAME, UNIQUE_CONSTRAINT_SCHEMA FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = 'fid'"},
+	{sql: "SHOW COLUMNS FROM users"},
+	{sql: "DESCRIBE made"},
+	{sql: "SHOW INDEX FROM users", mask: []string{"Cardinality"}},
+	{sql: "SHOW CREATE TABLE users"},
+	{sql: "INSERT INTO made VALUES (1, 99)"},
+	{sql: "DELETE FROM users WHERE id = 1"},
+	{sql: "INSERT INTO made VALUES (1, 2)"},
+	{sql: "DELETE FROM users WHERE id = 2"},
+	{sql: "SELECT * FROM made"},
 }
 
 // fidNoDB is run in a session with no current database.

@@ -152,6 +152,13 @@ type Statement struct {
 	// Routine is the stored procedure of CREATE PROCEDURE, DROP PROCEDURE
 	// and CALL (nil for other statements).
 	Routine *Routine
+	// Labels are the spans [start, end) in the text of the select list
+	// expressions the server labels with their text as sent (those
+	// without an alias).
+	Labels [][2]int
+	// AliasedColumns are the select list's columns given an alias: alias,
+	// column name (as written).
+	AliasedColumns [][2]string
 	// Database is the database CREATE DATABASE names, IfNotExists whether
 	// it says IF NOT EXISTS.
 	Database    string
@@ -417,6 +424,23 @@ type Rename struct {
 // text[SentStart:SentEnd].
 type Splice struct {
 	Start, End, SentStart, SentEnd int
+}
+
+// Sent is the offset in the text sent of the offset off of the client's
+// text (see Original); an offset inside a replaced span maps to the start
+// of its replacement.
+func Sent(splices []Splice, off int) int {
+	shift := 0
+	for _, sp := range splices {
+		switch {
+		case off <= sp.Start:
+			return off + shift
+		case off < sp.End:
+			return sp.SentStart
+		}
+		shift = sp.SentEnd - sp.End
+	}
+	return off + shift
 }
 
 // Original is the offset in the client's text of the offset off of the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -391,7 +392,13 @@ func (p *Plan) Killable() bool {
 // rewrite replaced table names (NEXTVAL(`_sqlfork_…`.`seq`)). ok is false
 // when the label holds no replaced name.
 func (p *Plan) label(name string) (string, bool) {
-	if p == nil || len(p.renames) == 0 || !strings.Contains(name, "`") {
+	if p == nil || len(p.renames) == 0 {
+		return "", false
+	}
+	if l, ok := p.labelOfExpr(name); ok {
+		return l, l != name
+	}
+	if !strings.Contains(name, "`") {
 		return "", false
 	}
 	out := name
@@ -399,6 +406,48 @@ func (p *Plan) label(name string) (string, bool) {
 		out = strings.ReplaceAll(out, r.To, r.From)
 	}
 	return out, out != name
+}
+
+// cutLabels is the length from which a label may be the server's cut of
+// a longer expression (it cuts labels at 255 bytes).
+const cutLabels = 250
+
+// labelOfExpr is the label the server gives a select list expression the
+// rewrite changed, had the client's text been sent: its text as the client
+// wrote it, cut where the server cut the text sent (a label cut in the
+// middle of a physical name cannot be told back by replacing names).
+func (p *Plan) labelOfExpr(name string) (string, bool) {
+	if p.analysis == nil || p.rewritten == "" {
+		return "", false
+	}
+	for _, st := range p.analysis.Statements {
+		for _, sp := range st.Labels {
+			start, end := rewrite.Sent(p.splices, sp[0]), rewrite.Sent(p.splices, sp[1])
+			if sp[1] > len(p.text) || end > len(p.rewritten) {
+				continue
+			}
+			sent, client := p.rewritten[start:end], p.text[sp[0]:sp[1]]
+			switch {
+			case sent == client:
+			case name == sent:
+				return client, true
+			case len(name) >= cutLabels && len(name) < len(sent) && strings.HasPrefix(sent, name):
+				return cutText(client, len(name)), true
+			}
+		}
+	}
+	return "", false
+}
+
+// cutText is text cut to at most n bytes, not inside a UTF-8 character.
+func cutText(text string, n int) string {
+	if len(text) <= n {
+		return text
+	}
+	for n > 0 && !utf8.RuneStart(text[n]) {
+		n--
+	}
+	return text[:n]
 }
 
 // Classify names the class of sql for metrics (the analysis is cached).

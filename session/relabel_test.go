@@ -144,3 +144,40 @@ func spliceUsers(text, phys string) ([]rewrite.Splice, string) {
 	b.WriteString(text[last:])
 	return splices, b.String()
 }
+
+// TestLabelOfExpr: an expression's label is the client's text, also when
+// the server cut the text sent (at 255 bytes) in the middle of a physical
+// name.
+func TestLabelOfExpr(t *testing.T) {
+	e := rewrite.NewEngine(0)
+	long := strings.Repeat("x", 240)
+	client := "SELECT EXISTS(SELECT 1 FROM users WHERE name <> '" + long + "'), (SELECT 1 FROM users LIMIT 1)"
+	r := mapOne{rewrite.Table{DB: "app", Name: "users"}: rewrite.Table{DB: "_sqlfork_0123abcd_app", Name: "users"}}
+	res, err := e.Rewrite(client, rewrite.Options{DB: "app"}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Plan{text: client, analysis: res.Analysis, rewritten: res.SQL, splices: res.Splices, renames: res.Renames}
+	exists := client[len("SELECT "):strings.Index(client, "), (")+1]
+	sentExists := res.SQL[len("SELECT "):strings.Index(res.SQL, "), (")+1]
+	for _, c := range []struct{ server, want string }{
+		{sentExists[:255], exists[:255]},
+		{"(SELECT 1 FROM `_sqlfork_0123abcd_app`.`users` LIMIT 1)", "(SELECT 1 FROM users LIMIT 1)"},
+		{"`_sqlfork_0123abcd_app`.`users`", "users"},
+	} {
+		if got, ok := p.label(c.server); !ok || got != c.want {
+			t.Errorf("label(%q) = %q, %v; want %q", c.server, got, ok, c.want)
+		}
+	}
+}
+
+// mapOne is a resolver of a fixed map.
+type mapOne map[rewrite.Table]rewrite.Table
+
+func (m mapOne) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, error) {
+	p, ok := m[t]
+	if !ok {
+		return t, false, nil
+	}
+	return p, true, nil
+}

@@ -562,12 +562,31 @@ func (r *Relabel) Column(n wire.ColumnNames, rest []byte) (wire.ColumnNames, []b
 			n.Schema, n.OrgTable, rest, changed = "information_schema", v, asInfoColumn(rest), true
 		}
 	} else if orig.Schema == "" && orig.OrgTable == "" {
-		// Through an alias: the view the statement reads that computes it.
-		if v, ok := r.p.infoViewComputing(orig.OrgName); ok {
-			n.Schema, n.OrgTable, rest, changed = "information_schema", v, asInfoColumn(rest), true
+		// Through a table alias: the view the statement reads that
+		// computes it; given a column alias, the server names the column
+		// the alias stands for.
+		col := r.p.aliasedColumn(orig.OrgName)
+		if v, ok := r.p.infoViewComputing(col); ok {
+			n.Schema, n.OrgTable, n.OrgName, rest, changed = "information_schema", v, strings.ToUpper(col), asInfoColumn(rest), true
 		}
 	}
 	return n, rest, changed
+}
+
+// aliasedColumn is the column the plan's select list gives the alias
+// name, or name itself.
+func (p *Plan) aliasedColumn(name string) string {
+	if p.analysis == nil {
+		return name
+	}
+	for _, st := range p.analysis.Statements {
+		for _, ac := range st.AliasedColumns {
+			if strings.EqualFold(ac[0], name) {
+				return ac[1]
+			}
+		}
+	}
+	return name
 }
 
 // infoViewComputing is the first of the sandbox's information_schema
