@@ -158,8 +158,8 @@ func TestLabelOfExpr(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := &Plan{text: client, analysis: res.Analysis, rewritten: res.SQL, splices: res.Splices, renames: res.Renames}
-	exists := client[len("SELECT "):strings.Index(client, "), (")+1]
-	sentExists := res.SQL[len("SELECT "):strings.Index(res.SQL, "), (")+1]
+	exists := client[len("SELECT ") : strings.Index(client, "), (")+1]
+	sentExists := res.SQL[len("SELECT ") : strings.Index(res.SQL, "), (")+1]
 	for _, c := range []struct{ server, want string }{
 		{sentExists[:255], exists[:255]},
 		{"(SELECT 1 FROM `_sqlfork_0123abcd_app`.`users` LIMIT 1)", "(SELECT 1 FROM users LIMIT 1)"},
