@@ -80,6 +80,9 @@ var fidScript = []fidStep{
 	{sql: "SELECT * FROM v1 ORDER BY id"},
 	{sql: "EXPLAIN SELECT * FROM users u JOIN orders o ON o.user_id = u.id", mask: []string{"rows", "type", "possible_keys", "key", "key_len", "Extra"}},
 	{sql: "TABLE users"},
+	{sql: "SELECT * FROM users WHERE"},
+	{sql: "SELECT * FROM users u JOIN orders o ON o.user_id = u.id WHERE u.id = 1 GROUP BY u.name HAVING HAVING 1"},
+	{sql: "SELECT * FROM users WHERE id = 1 AND AND name = '" + strings.Repeat("y", 100) + "'"},
 	{sql: "DROP TABLE IF EXISTS never_was"},
 	{sql: "SHOW WARNINGS"},
 	{sql: "SELECT CAST('x' AS SIGNED)"},
@@ -101,6 +104,12 @@ var fidScript = []fidStep{
 	{sql: "INSERT INTO made VALUES (1, 2)"},
 	{sql: "DELETE FROM users WHERE id = 2"},
 	{sql: "SELECT * FROM made"},
+	{sql: "CREATE SEQUENCE s"},
+	{sql: "CREATE TABLE ds (id INT DEFAULT NEXTVAL(s), c INT)"},
+	{sql: "SELECT COLUMN_NAME, COLUMN_DEFAULT FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'fid' AND TABLE_NAME = 'ds' ORDER BY ORDINAL_POSITION"},
+	{sql: "DESCRIBE ds"},
+	{sql: "SHOW CREATE TABLE ds"},
+	{sql: "SHOW FULL TABLES"},
 }
 
 // fidNoDB is run in a session with no current database.

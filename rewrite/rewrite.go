@@ -884,6 +884,28 @@ func QuoteIdent(s string) string {
 	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
 }
 
+// Unparsed reports whether the parser rejected the text.
+func (a *Analysis) Unparsed() bool { return a.parseErr != nil }
+
+// StatementEndBefore reports whether the text has a ';' outside strings,
+// names and comments before offset off or at it: a statement ends there,
+// which the server runs before it reads what follows.
+func (a *Analysis) StatementEndBefore(off int) bool {
+	for _, t := range lex(a.text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}) {
+		if int(t.start) > off {
+			return false
+		}
+		if t.kind == tokPunct && a.text[t.start] == ';' {
+			return true
+		}
+	}
+	return false
+}
+
+// QuoteLiteral encodes s as a single-quoted string literal read as s under
+// the sql_mode NO_BACKSLASH_ESCAPES setting given.
+func QuoteLiteral(s string, noBackslashEscapes bool) string { return quoteString(s, !noBackslashEscapes) }
+
 // QuoteString single-quotes a string literal (backslashes escaped, which is
 // right unless NO_BACKSLASH_ESCAPES is set; the proxy's own connections
 // never set it).

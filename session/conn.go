@@ -743,6 +743,9 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 	res, err := a.Rewrite(resolver{s})
 	if err != nil {
 		s.abandon(ctx, p)
+		if serr := s.serverSyntaxError(ctx, a, sql, opts); serr != nil {
+			return nil, serr
+		}
 		return nil, err
 	}
 	p.SQL, p.changed, p.renames = res.SQL, res.Changed, res.Renames
@@ -767,9 +770,9 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 
 // writesNames reports whether the answer to a holds names the server
 // writes out itself — definitions (SHOW CREATE …), plans (EXPLAIN, whose
-// ref column is db.table.column), the definitions of views and routines in
-// information_schema — where a sandbox's tables show their physical
-// databases.
+// ref column is db.table.column), the definitions of views and routines and
+// the column defaults (NEXTVAL(db.seq)) in information_schema — where a
+// sandbox's tables show their physical databases.
 func writesNames(a *rewrite.Analysis) bool {
 	for _, st := range a.Statements {
 		if strings.HasPrefix(st.Kind, "SHOW") || st.Kind == "EXPLAIN" {
@@ -777,7 +780,7 @@ func writesNames(a *rewrite.Analysis) bool {
 		}
 		for _, t := range st.Reads {
 			if strings.EqualFold(t.DB, "information_schema") && (strings.EqualFold(t.Name, "VIEWS") ||
-				strings.EqualFold(t.Name, "ROUTINES") || strings.EqualFold(t.Name, "TRIGGERS")) {
+				strings.EqualFold(t.Name, "ROUTINES") || strings.EqualFold(t.Name, "TRIGGERS") || strings.EqualFold(t.Name, "COLUMNS")) {
 				return true
 			}
 		}
