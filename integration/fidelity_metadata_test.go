@@ -12,7 +12,6 @@ import (
 	gmysql "github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
-	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
 // fidSchema is the production database both sides start from: names that
@@ -139,18 +138,9 @@ var fidVolatile = []string{"Rows", "Avg_row_length", "Data_length", "Index_lengt
 // production must not change. It runs with the proxy's upstream account
 // holding only SELECT on production and with one holding ALL PRIVILEGES.
 func TestFidelityMetadata(t *testing.T) {
-	sandDB, leastPriv := sandboxProxy(t, "transparent", nil)
-	allPriv := startTestProxy(t, sandDB.Addr, sandDB, func(c *proxy.Config) {
-		c.Mode = "transparent"
-		c.Sandbox.ReapInterval = 500 * time.Millisecond
-	})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	directDB, err := testdb.Start(ctx, testdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = directDB.Stop() })
+	sandDB, leastPriv, allPriv, directDB := directAndSandboxes(ctx, t)
 	for _, srv := range []*testdb.Server{sandDB, directDB} {
 		root := openDB(t, srv.DSN("")+"?multiStatements=true")
 		if _, err := root.Exec("DROP DATABASE IF EXISTS fid;" + fidSchema); err != nil {

@@ -41,14 +41,6 @@ func showView(what string, full bool, nameLabel string) (string, []showColumn) {
 		{"CHECKSUM", "Checksum"}, {"CREATE_OPTIONS", "Create_options"}, {"TABLE_COMMENT", "Comment"}}
 }
 
-// showAnswer is how a sandbox answers a SHOW that lists its tables,
-// databases or routines: the query of its information_schema views and
-// the column definitions of the server's own answer (nil when unknown).
-type showAnswer struct {
-	sql  string
-	defs [][]byte
-}
-
 // showDB is the database a SHOW [FULL] TABLES / TABLE STATUS lists; ""
 // for the SHOWs that list no database's tables. A missing database gives
 // MariaDB's 1046.
