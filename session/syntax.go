@@ -97,7 +97,7 @@ func nearCut(text string) string {
 
 // syntaxCheck is the name of the statement the session prepares to learn
 // the server's syntax error for a text the proxy's parser rejects.
-const syntaxCheck = "sqlfork_syntax_check"
+const syntaxCheck = "sqlfork_proxy_syntax_check_7f3a"
 
 // serverSyntaxError is, for an input the proxy's parser rejects (and so
 // refuses when it names a sandboxed table), the server's own syntax error
