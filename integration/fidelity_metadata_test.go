@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -171,6 +172,8 @@ func TestFidelityMetadata(t *testing.T) {
 			through := func(db string) *client.Conn { return fidConn(t, acc.h.addr, acc.user, acc.password, db) }
 			fidCompare(t, "fid", fidScript, direct("fid"), through("fid"))
 			fidCompare(t, "no database", fidNoDB, direct(""), through(""))
+			fidMulti(t, fmt.Sprintf("%s:%s@tcp(%s)/fid?multiStatements=true", acc.user, acc.directPassword, directDB.Addr),
+				fmt.Sprintf("%s:%s@tcp(%s)/fid?multiStatements=true", acc.user, acc.password, acc.h.addr))
 			sc := through("fid")
 			if out := fidOutcome(sc, fidStep{sql: "SHOW DATABASES"}); strings.Contains(out, "_sqlfork") {
 				t.Errorf("SHOW DATABASES through the proxy lists the proxy's databases:\n%s", out)
@@ -289,6 +292,57 @@ func fidProduction(t *testing.T, db *testdb.Server) string {
 	}
 	for _, tbl := range []string{"users", "orders", "B", "a", "_x", "Z"} {
 		b.WriteString(tbl + "=" + checksum(t, db, "fid.`"+tbl+"`") + ";")
+	}
+	return b.String()
+}
+
+// fidMultiInput is one input of several statements, among them SHOW
+// statements the proxy answers itself.
+const fidMultiInput = "CREATE TABLE multi (a INT); SHOW TABLES LIKE 'mul%'; SHOW FULL TABLES WHERE Tables_in_fid = 'multi'; " +
+	"SHOW TABLE STATUS LIKE 'multi'; SHOW DATABASES LIKE 'fid'; DROP TABLE IF EXISTS nope; SHOW WARNINGS; SELECT COUNT(*) FROM multi"
+
+// fidMulti runs fidMultiInput directly and through the proxy (DSNs with
+// multiStatements=true) and requires the same result sets.
+func fidMulti(t *testing.T, directDSN, proxyDSN string) {
+	t.Helper()
+	want, got := multiOutcome(t, directDSN), multiOutcome(t, proxyDSN)
+	if want != got {
+		t.Errorf("%s:\n direct:\n%s\n sandbox:\n%s", fidMultiInput, want, got)
+	}
+}
+
+// multiOutcome is every result set of fidMultiInput: labels and rows (the
+// times and sizes of SHOW TABLE STATUS left out).
+func multiOutcome(t *testing.T, dsn string) string {
+	t.Helper()
+	c := conn(t, openDB(t, dsn))
+	rows, err := c.QueryContext(context.Background(), fidMultiInput)
+	if err != nil {
+		return "error " + mysqlErr(err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for {
+		cols, _ := rows.Columns()
+		b.WriteString(strings.Join(cols, ",") + "\n")
+		for rows.Next() {
+			vals, err := scanStrings(rows)
+			if err != nil {
+				return "scan: " + err.Error()
+			}
+			for i, v := range vals {
+				if !slices.Contains(fidVolatile, cols[i]) {
+					b.WriteString(" " + v.String)
+				}
+			}
+			b.WriteString("\n")
+		}
+		if !rows.NextResultSet() {
+			break
+		}
+	}
+	if err := rows.Err(); err != nil {
+		b.WriteString("error " + mysqlErr(err))
 	}
 	return b.String()
 }

@@ -190,14 +190,17 @@ func (s *Session) evaluator(ctx context.Context) Evaluator {
 	}
 }
 
-// Split splits a multi-statement input that holds SANDBOX statements
-// (multi says the client may send several statements at once) into the
-// inputs to plan and run in turn: each SANDBOX statement alone, and each
-// run of other statements together. It returns nil for any other input.
-// Each part is planned just before it runs (Plan), after the parts before
-// it.
+// Split splits a multi-statement input that holds SANDBOX statements, or
+// SHOW statements the proxy answers itself (TABLES, TABLE STATUS,
+// DATABASES, PROCEDURE and FUNCTION STATUS, PROCESSLIST, WARNINGS,
+// ERRORS), (multi says the client may send several statements at once)
+// into the inputs to plan and run in turn: each of those statements alone,
+// and each run of other statements together. It returns nil for any other
+// input. Each part is planned just before it runs (Plan), after the parts
+// before it.
 func (s *Session) Split(ctx context.Context, sql string, multi bool) ([]string, error) {
-	if !multi || s.mode == Passthrough || !strings.Contains(strings.ToUpper(sql), "SANDBOX") {
+	upper := strings.ToUpper(sql)
+	if !multi || s.mode == Passthrough || !strings.Contains(upper, "SANDBOX") && !strings.Contains(upper, "SHOW") {
 		return nil, nil
 	}
 	if err := s.sync(ctx); err != nil {
@@ -208,15 +211,19 @@ func (s *Session) Split(ctx context.Context, sql string, multi bool) ([]string, 
 		return nil, nil // Plan refuses it: KILL goes alone
 	}
 	pieces := rewrite.SplitStatements(sql, opts)
-	if len(pieces) < 2 || !slices.ContainsFunc(pieces, rewrite.IsSandboxStatement) {
+	alone := func(p string) bool { return rewrite.IsSandboxStatement(p) || s.answersShow(p, opts) }
+	if len(pieces) < 2 || !slices.ContainsFunc(pieces, alone) {
 		return nil, nil
+	}
+	if !slices.ContainsFunc(pieces, rewrite.IsSandboxStatement) && len(s.m.engine.Analyze(sql, opts).Statements) != len(pieces) {
+		return nil, nil // the cut is not the parser's (a compound statement): not for SHOW alone
 	}
 	if err := s.checkMultiStatement(); err != nil {
 		return nil, err
 	}
 	var groups [][]string
 	for _, p := range pieces {
-		if rewrite.IsSandboxStatement(p) || len(groups) == 0 || rewrite.IsSandboxStatement(groups[len(groups)-1][0]) {
+		if alone(p) || len(groups) == 0 || alone(groups[len(groups)-1][0]) {
 			groups = append(groups, []string{p})
 			continue
 		}
@@ -227,11 +234,28 @@ func (s *Session) Split(ctx context.Context, sql string, multi bool) ([]string, 
 		out[i] = strings.Join(g, ";\n")
 		// The pieces were cut with the settings the input starts with; a
 		// statement that changes how text is read must be the last one.
-		if i < len(groups)-1 && !rewrite.IsSandboxStatement(g[0]) && s.changesLexing(out[i], opts) {
+		if i < len(groups)-1 && !alone(g[0]) && s.changesLexing(out[i], opts) {
 			return nil, s.lexingChangeRefused()
 		}
 	}
 	return out, nil
+}
+
+// answersShow reports whether the statement sql is a SHOW the proxy
+// answers itself, which must come alone.
+func (s *Session) answersShow(sql string, opts rewrite.Options) bool {
+	a := s.m.engine.Analyze(sql, opts)
+	if len(a.Statements) != 1 {
+		return false
+	}
+	st := a.Statements[0]
+	switch {
+	case st.Show != nil && (shows[st.Show.What] || st.Show.What == "PROCESSLIST"):
+		return true
+	case st.Kind == "SHOW WARNINGS" || st.Kind == "SHOW ERRORS" || st.Kind == "SHOW PROCESSLIST":
+		return true
+	}
+	return false
 }
 
 // Before readies the transaction for a plan: when a table the statement
