@@ -217,24 +217,35 @@ func tableDump(ctx context.Context, t *testing.T, c *sql.Conn) string {
 // production (the database then refuses any escape too) and with one
 // holding ALL PRIVILEGES, where the proxy alone keeps production unchanged.
 func TestDifferentialSandbox(t *testing.T) {
-	sandDB, leastPriv := sandboxProxy(t, "transparent", nil)
-	allPriv := startTestProxy(t, sandDB.Addr, sandDB, func(c *proxy.Config) {
-		c.Mode = "transparent"
-		c.Sandbox.ReapInterval = 500 * time.Millisecond
-	})
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	directDB, err := testdb.Start(ctx, testdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = directDB.Stop() })
+	sandDB, leastPriv, allPriv, directDB := directAndSandboxes(ctx, t)
 	t.Run("least-privilege", func(t *testing.T) {
 		differential(ctx, t, sandDB, directDB, leastPriv.userDSN(sandboxUser, "%s"))
 	})
 	t.Run("all-privileges", func(t *testing.T) {
 		differential(ctx, t, sandDB, directDB, allPriv.dsn("%s"))
 	})
+}
+
+// directAndSandboxes starts what a comparison of sandboxes with direct
+// connections needs: the shared server with a transparent proxy logging in
+// with the least-privilege account and one with the ALL PRIVILEGES
+// account, and a second server for the direct side (stopped when the test
+// ends).
+func directAndSandboxes(ctx context.Context, t *testing.T) (sandDB *testdb.Server, leastPriv, allPriv *proxyHandle, directDB *testdb.Server) {
+	t.Helper()
+	sandDB, leastPriv = sandboxProxy(t, "transparent", nil)
+	allPriv = startTestProxy(t, sandDB.Addr, sandDB, func(c *proxy.Config) {
+		c.Mode = "transparent"
+		c.Sandbox.ReapInterval = 500 * time.Millisecond
+	})
+	directDB, err := testdb.Start(ctx, testdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = directDB.Stop() })
+	return sandDB, leastPriv, allPriv, directDB
 }
 
 // differential runs the seeded workloads through the proxy whose DSN (a

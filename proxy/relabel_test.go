@@ -22,16 +22,16 @@ func defNamed(schema, name, orgName string) []byte {
 func TestRelabelColumnDef(t *testing.T) {
 	def := func(schema, name string) []byte { return defNamed(schema, name, name) }
 	// As the session tells back a sandbox's names.
-	column := func(n wire.ColumnNames) (wire.ColumnNames, bool) {
+	column := func(n wire.ColumnNames, rest []byte) (wire.ColumnNames, []byte, bool) {
 		switch {
 		case n.Schema == "_sqlfork_0123abcd_app":
 			n.Schema = "app"
 		case n.Schema == "_sqlfork_0123abcd" && n.Name == "TABLE_NAME", n.Schema == "" && n.Name == "TABLE_NAME":
 			n.Schema, n.Name = "information_schema", "table_name"
 		default:
-			return n, false
+			return n, rest, false
 		}
-		return n, true
+		return n, rest, true
 	}
 	for _, c := range []struct {
 		in, want []byte

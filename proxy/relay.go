@@ -132,6 +132,12 @@ func (r *relay) forward(a *answer) (answered, error) {
 			}
 			continue
 		}
+		if kind == wire.KindRow && a.relabel != nil && length < wire.MaxPayload && a.relabel.Rows() {
+			if err := r.rewrite(seq+a.shift, a.relabel.Row); err != nil {
+				return out, err
+			}
+			continue
+		}
 		if err := r.move(a, kind, seq, resp.Done()); err != nil {
 			return out, err
 		}
@@ -152,11 +158,14 @@ func (r *relay) move(a *answer, kind wire.Kind, seq uint8, last bool) error {
 	case kind == wire.KindErr && a.relabel != nil:
 		return r.rewrite(seq+a.shift, func(p []byte) []byte {
 			e := wire.ParseErr(p)
-			e.Message = a.relabel.Message(e.Message)
+			e.Message = a.relabel.Error(e.Code, e.Message)
 			return wire.AppendErr(nil, e)
 		})
 	case (kind == wire.KindColumnDef || kind == wire.KindParamDef) && a.relabel != nil:
 		return r.rewrite(seq+a.shift, func(p []byte) []byte {
+			if def, ok := a.relabel.Definition(kind == wire.KindColumnDef); ok {
+				return def
+			}
 			if out, ok := relabelColumnDef(p, a.relabel.Column); ok {
 				return out
 			}
@@ -368,12 +377,12 @@ func (r *relay) replyStatus(more bool) uint16 {
 
 // relabelColumnDef rewrites the names of a ColumnDefinition41 payload
 // through column; ok is false when nothing changes (or p is malformed).
-func relabelColumnDef(p []byte, column func(wire.ColumnNames) (wire.ColumnNames, bool)) ([]byte, bool) {
+func relabelColumnDef(p []byte, column func(wire.ColumnNames, []byte) (wire.ColumnNames, []byte, bool)) ([]byte, bool) {
 	n, rest, ok := wire.ParseColumnDef(p)
 	if !ok {
 		return nil, false
 	}
-	if n, ok = column(n); !ok {
+	if n, rest, ok = column(n, rest); !ok {
 		return nil, false
 	}
 	return wire.AppendColumnDef(make([]byte, 0, len(p)+8), n, rest), true

@@ -61,6 +61,18 @@ type collector struct {
 	columns map[string]bool
 	// vars are the variables the statement reads and sets (replay.go).
 	vars []Var
+	// labels are the select list expressions the server labels with
+	// their text (those without an alias): offset and text.
+	labels []labelText
+	// aliased columns are the select list's columns given an alias:
+	// alias, column.
+	aliasedColumns [][2]string
+}
+
+// labelText is a select list expression's offset and text.
+type labelText struct {
+	offset int
+	text   string
 }
 
 func newCollector() *collector {
@@ -265,6 +277,12 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		}
 		if x.WildCard != nil && x.WildCard.Table.O != "" {
 			c.refs = append(c.refs, astRef{kind: refQualifier, schema: x.WildCard.Schema.O, name: x.WildCard.Table.O})
+		}
+		if x.AsName.L == "" && x.WildCard == nil && x.Expr != nil {
+			c.labels = append(c.labels, labelText{x.Offset, x.OriginalText()})
+		}
+		if col, ok := x.Expr.(*ast.ColumnNameExpr); ok && x.AsName.L != "" && col.Name != nil {
+			c.aliasedColumns = append(c.aliasedColumns, [2]string{x.AsName.O, col.Name.Name.O})
 		}
 	case *ast.FuncCallExpr:
 		c.call(x)

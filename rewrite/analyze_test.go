@@ -195,3 +195,52 @@ func TestIsolationLevels(t *testing.T) {
 		}
 	}
 }
+
+// TestOriginal: offsets of the text sent map back to the client's text
+// through the splices of a rewrite.
+func TestOriginal(t *testing.T) {
+	e := NewEngine(0)
+	r := mapResolver{{DB: "app", Name: "t"}: {DB: "_sqlfork_0123abcd_app", Name: "t"}, {DB: "app", Name: "u"}: {DB: "_sqlfork_0123abcd_app", Name: "u"}}
+	res, err := e.Rewrite("SELECT * FROM t JOIN u WHERE x", Options{DB: "app", Server: maria1011}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		near, want string
+	}{
+		{"WHERE x", "WHERE x"},
+		{"JOIN " + res.SQL[strings.Index(res.SQL, "JOIN ")+5:], "JOIN u WHERE x"},
+		{"", ""},
+		{res.SQL, "SELECT * FROM t JOIN u WHERE x"},
+	} {
+		off := len(res.SQL) - len(c.near)
+		if got := "SELECT * FROM t JOIN u WHERE x"[Original(res.Splices, off):]; got != c.want {
+			t.Errorf("near %q: client text %q, want %q", c.near, got, c.want)
+		}
+	}
+}
+
+// TestLabelSpans: the analysis locates the select list expressions the
+// server labels with their text, and names the columns given an alias;
+// Sent maps their offsets into the text sent.
+func TestLabelSpans(t *testing.T) {
+	e := NewEngine(0)
+	sql := "SELECT EXISTS(SELECT 1 FROM t), t2.x AS n, /* c */ 1 + 1 FROM t2"
+	r := mapResolver{{DB: "app", Name: "t"}: {DB: "_sqlfork_0123abcd_app", Name: "t"}}
+	res, err := e.Rewrite(sql, Options{DB: "app", Server: maria1011}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.Analysis.Statements[0]
+	var got []string
+	for _, sp := range st.Labels {
+		got = append(got, sql[sp[0]:sp[1]]+" => "+res.SQL[Sent(res.Splices, sp[0]):Sent(res.Splices, sp[1])])
+	}
+	want := []string{"EXISTS(SELECT 1 FROM t) => EXISTS(SELECT 1 FROM `_sqlfork_0123abcd_app`.`t`)", "1 => 1", "1 + 1 => 1 + 1"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("labels %q, want %q", got, want)
+	}
+	if len(st.AliasedColumns) != 1 || st.AliasedColumns[0] != [2]string{"n", "x"} {
+		t.Errorf("aliased columns %q", st.AliasedColumns)
+	}
+}

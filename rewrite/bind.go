@@ -240,6 +240,8 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		}
 		s.Accept(c)
 		a.Statements = append(a.Statements, describe(s, c, db))
+		a.Statements[len(a.Statements)-1].Labels = labelSpans(c.labels, sql)
+		a.Statements[len(a.Statements)-1].AliasedColumns = c.aliasedColumns
 		a.markBare(&a.Statements[len(a.Statements)-1], sc.toks)
 		routineStatement(&a.Statements[len(a.Statements)-1], s, sql, sc.toks, start)
 		if st := &a.Statements[len(a.Statements)-1]; st.Show != nil && nz.alteredIn(start, cursor) {
@@ -1110,6 +1112,18 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 		}
 	}
 	return st
+}
+
+// labelSpans are the spans of labels in text, those the parser's offsets
+// place exactly (others are left out).
+func labelSpans(labels []labelText, text string) [][2]int {
+	var out [][2]int
+	for _, l := range labels {
+		if end := l.offset + len(l.text); l.text != "" && l.offset >= 0 && end <= len(text) && text[l.offset:end] == l.text {
+			out = append(out, [2]int{l.offset, end})
+		}
+	}
+	return out
 }
 
 // lockingStatement reports statements that read their tables under locks

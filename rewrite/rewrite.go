@@ -160,6 +160,13 @@ type Statement struct {
 	// Routine is the stored procedure of CREATE PROCEDURE, DROP PROCEDURE
 	// and CALL (nil for other statements).
 	Routine *Routine
+	// Labels are the spans [start, end) in the text of the select list
+	// expressions the server labels with their text as sent (those
+	// without an alias).
+	Labels [][2]int
+	// AliasedColumns are the select list's columns given an alias: alias,
+	// column name (as written).
+	AliasedColumns [][2]string
 	// Database is the database CREATE DATABASE names, IfNotExists whether
 	// it says IF NOT EXISTS.
 	Database    string
@@ -441,11 +448,54 @@ type Result struct {
 	// the server labels expression columns with their text as sent, so
 	// labels can be told back in the client's words.
 	Renames []Rename
+	// Splices are where the text changed, in order: the server quotes the
+	// text it was sent in some errors, which Original reads back in the
+	// client's.
+	Splices []Splice
 }
 
 // Rename is one name replaced in the text.
 type Rename struct {
 	From, To string
+}
+
+// Splice is one replacement: the client's text[Start:End] became the sent
+// text[SentStart:SentEnd].
+type Splice struct {
+	Start, End, SentStart, SentEnd int
+}
+
+// Sent is the offset in the text sent of the offset off of the client's
+// text (see Original); an offset inside a replaced span maps to the start
+// of its replacement.
+func Sent(splices []Splice, off int) int {
+	shift := 0
+	for _, sp := range splices {
+		switch {
+		case off <= sp.Start:
+			return off + shift
+		case off < sp.End:
+			return sp.SentStart
+		}
+		shift = sp.SentEnd - sp.End
+	}
+	return off + shift
+}
+
+// Original is the offset in the client's text of the offset off of the
+// text sent (after splices); an offset inside a replacement is its start.
+func Original(splices []Splice, off int) int {
+	shift := 0
+	for _, sp := range splices {
+		switch {
+		case off < sp.SentStart:
+			return off - shift
+		case off < sp.SentEnd:
+			return sp.Start
+		}
+		shift = sp.SentEnd - sp.End
+	}
+	return off - shift
 }
 
 // Rewrite analyses sql and passes every table reference through r. A
@@ -731,16 +781,19 @@ func (a *Analysis) build(reps []replacement) *Result {
 	b.Grow(len(a.src) + 32*len(reps))
 	last := 0
 	renames := make([]Rename, 0, len(reps))
+	splices := make([]Splice, 0, len(reps))
 	for _, rp := range reps {
 		b.WriteString(a.src[last:rp.start])
+		at := b.Len()
 		b.WriteString(rp.text)
 		last = rp.end
+		splices = append(splices, Splice{Start: rp.start, End: rp.end, SentStart: at, SentEnd: b.Len()})
 		if from := a.src[rp.start:rp.end]; from != "" && from[0] != '\'' && from[0] != '"' { // not a PREPARE literal
 			renames = append(renames, Rename{From: from, To: rp.text})
 		}
 	}
 	b.WriteString(a.src[last:])
-	return &Result{SQL: b.String(), Changed: true, Analysis: a, Renames: renames}
+	return &Result{SQL: b.String(), Changed: true, Analysis: a, Renames: renames, Splices: splices}
 }
 
 // mapped reports whether r redirects t. Resolve errors count as mapped:
@@ -874,6 +927,28 @@ func firstLine(s string) string {
 func QuoteIdent(s string) string {
 	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
 }
+
+// Unparsed reports whether the parser rejected the text.
+func (a *Analysis) Unparsed() bool { return a.parseErr != nil }
+
+// StatementEndBefore reports whether the text has a ';' outside strings,
+// names and comments before offset off or at it: a statement ends there,
+// which the server runs before it reads what follows.
+func (a *Analysis) StatementEndBefore(off int) bool {
+	for _, t := range lex(a.text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}) {
+		if int(t.start) > off {
+			return false
+		}
+		if t.kind == tokPunct && a.text[t.start] == ';' {
+			return true
+		}
+	}
+	return false
+}
+
+// QuoteLiteral encodes s as a single-quoted string literal read as s under
+// the sql_mode NO_BACKSLASH_ESCAPES setting given.
+func QuoteLiteral(s string, noBackslashEscapes bool) string { return quoteString(s, !noBackslashEscapes) }
 
 // QuoteString single-quotes a string literal (backslashes escaped, which is
 // right unless NO_BACKSLASH_ESCAPES is set; the proxy's own connections

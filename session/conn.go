@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"go.uber.org/zap"
 
@@ -380,6 +382,18 @@ type Plan struct {
 	// infoIdents are the identifiers of an input that reads the sandbox's
 	// information_schema views, to spell result columns as written.
 	infoIdents []string
+	// defs are the column definitions of the server's own answer to a
+	// SHOW the proxy asks as a query (see showDefs): the answer's are
+	// replaced by them, in order.
+	defs [][]byte
+	// nameRows marks a text answer whose values may hold the sandbox's
+	// database names, written by the server (SHOW CREATE VIEW, EXPLAIN's
+	// ref, a view's definition in information_schema): the relay tells
+	// them back (Relabel.Row).
+	nameRows bool
+	// viewDB is the current database of SHOW CREATE VIEW, whose tables the
+	// server names without their database (Relabel.Row).
+	viewDB string
 	// serializable: the input asks for SERIALIZABLE for the next
 	// transaction.
 	serializable bool
@@ -392,6 +406,10 @@ type Plan struct {
 	unmapped bool
 	// renames are the names the rewrite replaced (see label).
 	renames []rewrite.Rename
+	// rewritten is the rewrite's text, splices where it differs from the
+	// client's (see Relabel.Error).
+	rewritten string
+	splices   []rewrite.Splice
 	// timeout: SQL carries the statement-timeout guardrail.
 	timeout bool
 	// start is what the input's BEGIN starts its transaction with, next
@@ -436,7 +454,13 @@ func (p *Plan) Killable() bool {
 // rewrite replaced table names (NEXTVAL(`_sqlfork_…`.`seq`)). ok is false
 // when the label holds no replaced name.
 func (p *Plan) label(name string) (string, bool) {
-	if p == nil || len(p.renames) == 0 || !strings.Contains(name, "`") {
+	if p == nil || len(p.renames) == 0 {
+		return "", false
+	}
+	if l, ok := p.labelOfExpr(name); ok {
+		return l, l != name
+	}
+	if !strings.Contains(name, "`") {
 		return "", false
 	}
 	out := name
@@ -444,6 +468,48 @@ func (p *Plan) label(name string) (string, bool) {
 		out = strings.ReplaceAll(out, r.To, r.From)
 	}
 	return out, out != name
+}
+
+// cutLabels is the length from which a label may be the server's cut of
+// a longer expression (it cuts labels at 255 bytes).
+const cutLabels = 250
+
+// labelOfExpr is the label the server gives a select list expression the
+// rewrite changed, had the client's text been sent: its text as the client
+// wrote it, cut where the server cut the text sent (a label cut in the
+// middle of a physical name cannot be told back by replacing names).
+func (p *Plan) labelOfExpr(name string) (string, bool) {
+	if p.analysis == nil || p.rewritten == "" {
+		return "", false
+	}
+	for _, st := range p.analysis.Statements {
+		for _, sp := range st.Labels {
+			start, end := rewrite.Sent(p.splices, sp[0]), rewrite.Sent(p.splices, sp[1])
+			if sp[1] > len(p.text) || end > len(p.rewritten) {
+				continue
+			}
+			sent, client := p.rewritten[start:end], p.text[sp[0]:sp[1]]
+			switch {
+			case sent == client:
+			case name == sent:
+				return client, true
+			case len(name) >= cutLabels && len(name) < len(sent) && strings.HasPrefix(sent, name):
+				return cutText(client, len(name)), true
+			}
+		}
+	}
+	return "", false
+}
+
+// cutText is text cut to at most n bytes, not inside a UTF-8 character.
+func cutText(text string, n int) string {
+	if len(text) <= n {
+		return text
+	}
+	for n > 0 && !utf8.RuneStart(text[n]) {
+		n--
+	}
+	return text[:n]
 }
 
 // Classify names the class of sql for metrics (the analysis is cached).
@@ -700,12 +766,12 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 	case one && a.Statements[0].Show != nil:
 		// SHOW TABLES / TABLE STATUS list the sandbox's view of a
 		// database: asked of its information_schema instead.
-		if q, ok, err := showSQL(a.Statements[0].Show, opts.DB); err != nil || ok {
-			if err != nil {
-				return nil, err
-			}
-			return s.plan(ctx, q, opts, prepared)
+		if np, ok, err := s.planShow(ctx, a.Statements[0].Show, opts, prepared); ok {
+			return np, err
 		}
+	}
+	if opts.DB == "" && namesNoDatabase(a) {
+		return nil, errNoDatabase()
 	}
 	if one && a.Statements[0].Kind == "CREATE DATABASE" {
 		// CREATE DATABASE of a database the sandbox has changes nothing:
@@ -743,6 +809,11 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 		return nil, err
 	}
 	p.SQL, p.changed, p.renames = res.SQL, res.Changed, res.Renames
+	p.rewritten, p.splices = res.SQL, res.Splices
+	p.nameRows = !prepared && writesNames(a)
+	if len(a.Statements) == 1 && a.Statements[0].Kind == "SHOW CREATE VIEW" {
+		p.viewDB = a.Statements[0].DB
+	}
 	p.unmapped = s.unmapped(a)
 	s.injectTimeout(a, p)
 	p.version = s.current(opts)
@@ -755,6 +826,50 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 		}
 	}
 	return p, nil
+}
+
+// writesNames reports whether the answer to a holds names the server
+// writes out itself — definitions (SHOW CREATE …), plans (EXPLAIN, whose
+// ref column is db.table.column), the definitions of views and routines and
+// the column defaults (NEXTVAL(db.seq)) in information_schema — where a
+// sandbox's tables show their physical databases.
+func writesNames(a *rewrite.Analysis) bool {
+	for _, st := range a.Statements {
+		if strings.HasPrefix(st.Kind, "SHOW") || st.Kind == "EXPLAIN" {
+			return true
+		}
+		for _, t := range st.Reads {
+			if strings.EqualFold(t.DB, "information_schema") && (strings.EqualFold(t.Name, "VIEWS") ||
+				strings.EqualFold(t.Name, "ROUTINES") || strings.EqualFold(t.Name, "TRIGGERS") || strings.EqualFold(t.Name, "COLUMNS")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// errNoDatabase is the server's own error for a table named without a
+// database when no database is current.
+func errNoDatabase() error {
+	return &rewrite.Refusal{Code: wire.ErNoDB, State: "3D000", Message: "No database selected"}
+}
+
+// namesNoDatabase reports whether a statement of a names a table without
+// its database, read with no current database: the server refuses it with
+// 1046 "No database selected", while a sandbox would place the table in a
+// database of no name. (A FOREIGN KEY's REFERENCES clause is left out: the
+// server takes its table from the database of the table it constrains.)
+func namesNoDatabase(a *rewrite.Analysis) bool {
+	for _, st := range a.Statements {
+		for _, list := range [][]rewrite.Table{st.Reads, st.Writes, st.Like} {
+			for _, t := range list {
+				if t.DB == "" && !slices.Contains(st.References, t) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // createExistingDatabase plans CREATE DATABASE [IF NOT EXISTS] db in a
@@ -1068,6 +1183,23 @@ func (s *Session) unmap(msg string) string {
 		msg = strings.ReplaceAll(msg, phys, logical)
 	}
 	return msg
+}
+
+// unqualify drops the sandbox's databases for db from the names of text
+// (`_sqlfork_…_db`.`t` becomes `t`): the server writes the tables of the
+// current database without it in SHOW CREATE VIEW.
+func (s *Session) unqualify(text, db string) string {
+	if s.sb == nil || db == "" {
+		return text
+	}
+	s.sb.mu.Lock()
+	defer s.sb.mu.Unlock()
+	for _, e := range s.sb.tables {
+		if e.logical.DB == db {
+			text = strings.ReplaceAll(text, rewrite.QuoteIdent(e.phys.DB)+".", "")
+		}
+	}
+	return text
 }
 
 // schemaOf is the logical database of a sandbox database the session named

@@ -49,7 +49,11 @@ func (s *Session) PlanWith(ctx context.Context, sql string, opts rewrite.Options
 	if s.mode == Passthrough {
 		return &Plan{SQL: sql, text: sql}, nil
 	}
-	return s.plan(ctx, sql, s.readWith(opts), prepared)
+	p, err := s.plan(ctx, sql, s.readWith(opts), prepared)
+	if err != nil {
+		return nil, s.serverVerdict(ctx, sql, s.readWith(opts), err)
+	}
+	return p, nil
 }
 
 // Stale reports whether a plan made at v must be made again for a text

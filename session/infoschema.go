@@ -122,38 +122,82 @@ func infoViewName(name string) (string, bool) {
 	return "", false
 }
 
+// computedColumn reports whether the sandbox's view name computes column
+// col (it maps the names of tables and their databases).
+func computedColumn(name, col string) bool {
+	for _, v := range infoViews {
+		if v.name != name {
+			continue
+		}
+		if strings.EqualFold(col, v.routineSchema) {
+			return true
+		}
+		for _, pr := range v.pairs {
+			if strings.EqualFold(col, pr[0]) || strings.EqualFold(col, pr[1]) {
+				return true
+			}
+		}
+		for _, c := range v.schemaCols {
+			if strings.EqualFold(col, c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // binCol is an information_schema column comparable with registry columns.
 func binCol(alias, col string) string {
 	return "CONVERT(" + alias + "." + col + " USING utf8mb4) COLLATE utf8mb4_bin"
 }
 
+// infoCol is a column of one of the server's information_schema views.
+type infoCol struct {
+	name string
+	// charset and collation are the column's ("" for other than
+	// character columns).
+	charset, collation string
+}
+
+// mapped is the column a sandbox's view computes from reg, a registry
+// column of the table's logical name (NULL for rows of production), and
+// the server's column own: converted to col's character set and
+// collation, so that it compares, sorts and is described as the server's
+// own (the registry's names are utf8mb4_bin), and NOT NULL where own is.
+func (col infoCol) mapped(reg, own string) string {
+	if col.charset != "" && col.collation != "" {
+		reg = "CONVERT(" + reg + " USING " + col.charset + ") COLLATE " + col.collation
+	}
+	return "COALESCE(" + reg + ", " + own + ")"
+}
+
 // viewSQL is the definition of v for sandbox id; cols are the server's
 // columns of information_schema.<v.name>, in order.
-func (m *Manager) viewSQL(v infoView, id string, cols []string) string {
+func (m *Manager) viewSQL(v infoView, id string, cols []infoCol) string {
 	if v.routineSchema != "" {
 		return m.routineViewSQL(v, id, cols)
 	}
 	reg := m.q("tables")
 	sid := rewrite.QuoteString(id)
 	live := "('" + kindFork + "', '" + kindSchema + "', '" + kindCreated + "')"
-	mapped := map[string]string{}
+	mapped := map[string][2]string{} // column: registry column, own column
 	var joins []string
 	for i, pr := range v.pairs {
 		r := fmt.Sprintf("r%d", i)
 		joins = append(joins, fmt.Sprintf("LEFT JOIN %s %s ON %s.sandbox_id = %s AND %s.kind IN %s AND %s.phys_db = %s AND %s.phys_tbl = %s",
 			reg, r, r, sid, r, live, r, binCol("i", pr[0]), r, binCol("i", pr[1])))
-		mapped[pr[0]] = "COALESCE(" + r + ".db, i." + pr[0] + ")"
-		mapped[pr[1]] = "COALESCE(" + r + ".tbl, i." + pr[1] + ")"
+		mapped[pr[0]] = [2]string{r + ".db", "i." + pr[0]}
+		mapped[pr[1]] = [2]string{r + ".tbl", "i." + pr[1]}
 	}
 	for _, c := range v.schemaCols {
 		mapped[c] = mapped[v.pairs[0][0]]
 	}
 	sel := make([]string, len(cols))
 	for i, c := range cols {
-		if e, ok := mapped[c]; ok {
-			sel[i] = e + " AS " + rewrite.QuoteIdent(c)
+		if e, ok := mapped[c.name]; ok {
+			sel[i] = c.mapped(e[0], e[1]) + " AS " + rewrite.QuoteIdent(c.name)
 		} else {
-			sel[i] = "i." + rewrite.QuoteIdent(c)
+			sel[i] = "i." + rewrite.QuoteIdent(c.name)
 		}
 	}
 	internal := rewrite.QuoteString(likeEscape(m.cfg.Prefix) + "%")
@@ -176,16 +220,16 @@ func (m *Manager) viewSQL(v infoView, id string, cols []string) string {
 // sandbox id: production's routines, and the sandbox's own with their
 // database told back (prefix_<id>_<db> is <db>), nothing of other
 // sandboxes.
-func (m *Manager) routineViewSQL(v infoView, id string, cols []string) string {
+func (m *Manager) routineViewSQL(v infoView, id string, cols []infoCol) string {
 	own := sandboxSchemaPrefix(m.cfg.Prefix, id)
 	col := "i." + rewrite.QuoteIdent(v.routineSchema)
 	mine := col + " LIKE " + rewrite.QuoteString(likeEscape(own)+"%")
 	sel := make([]string, len(cols))
 	for i, c := range cols {
-		if c == v.routineSchema {
-			sel[i] = "CASE WHEN " + mine + " THEN SUBSTRING(" + col + ", " + fmt.Sprint(len(own)+1) + ") ELSE " + col + " END AS " + rewrite.QuoteIdent(c)
+		if c.name == v.routineSchema {
+			sel[i] = "CASE WHEN " + mine + " THEN SUBSTRING(" + col + ", " + fmt.Sprint(len(own)+1) + ") ELSE " + col + " END AS " + rewrite.QuoteIdent(c.name)
 		} else {
-			sel[i] = "i." + rewrite.QuoteIdent(c)
+			sel[i] = "i." + rewrite.QuoteIdent(c.name)
 		}
 	}
 	internal := rewrite.QuoteString(likeEscape(m.cfg.Prefix) + "%")
@@ -210,7 +254,7 @@ func (m *Manager) ensureInfoViews(ctx context.Context, sb *Sandbox) error {
 		if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, sb.ID))); err != nil {
 			return fmt.Errorf("create the sandbox's information_schema: %w", err)
 		}
-		return createInfoViews(ctx, c, "the sandbox's", func(v infoView, cols []string) string { return m.viewSQL(v, sb.ID, cols) })
+		return createInfoViews(ctx, c, "the sandbox's", func(v infoView, cols []infoCol) string { return m.viewSQL(v, sb.ID, cols) })
 	})
 	if err != nil {
 		return err
@@ -239,19 +283,22 @@ func usesInfoSchema(a *rewrite.Analysis) bool {
 // createInfoViews creates, on c, a view for each of infoViews the server
 // has, with the CREATE statement viewSQL makes from its columns; whose
 // names the views in errors ("the sandbox's").
-func createInfoViews(ctx context.Context, c SideConn, whose string, viewSQL func(v infoView, cols []string) string) error {
+func createInfoViews(ctx context.Context, c SideConn, whose string, viewSQL func(v infoView, cols []infoCol) string) error {
 	for _, v := range infoViews {
-		rows, err := c.Query(ctx, "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'information_schema' AND TABLE_NAME = "+
-			rewrite.QuoteString(v.name)+" ORDER BY ORDINAL_POSITION")
+		rows, err := c.Query(ctx, "SELECT COLUMN_NAME, CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLUMNS "+
+			"WHERE TABLE_SCHEMA = 'information_schema' AND TABLE_NAME = "+rewrite.QuoteString(v.name)+" ORDER BY ORDINAL_POSITION")
 		if err != nil {
 			return fmt.Errorf("columns of information_schema.%s: %w", v.name, err)
 		}
 		if len(rows) == 0 {
 			continue // the server has no such view
 		}
-		cols := make([]string, len(rows))
+		cols := make([]infoCol, len(rows))
 		for i, r := range rows {
-			cols[i] = strings.ToUpper(str(r[0]))
+			cols[i] = infoCol{name: strings.ToUpper(str(r[0]))}
+			if len(r) == 3 {
+				cols[i].charset, cols[i].collation = str(r[1]), str(r[2])
+			}
 		}
 		if _, err := c.Exec(ctx, viewSQL(v, cols)); err != nil {
 			return fmt.Errorf("create %s information_schema.%s: %w", whose, v.name, err)

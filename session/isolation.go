@@ -183,10 +183,10 @@ type prodViews struct {
 // with the reader's privileges (SQL SECURITY INVOKER): information_schema
 // shows each account what it may see, and a user whose upstream account
 // sees less than the proxy's must not see more through them.
-func (m *Manager) prodViewSQL(v infoView, cols []string) string {
+func (m *Manager) prodViewSQL(v infoView, cols []infoCol) string {
 	sel := make([]string, len(cols))
 	for i, c := range cols {
-		sel[i] = "i." + rewrite.QuoteIdent(c)
+		sel[i] = "i." + rewrite.QuoteIdent(c.name)
 	}
 	internal := rewrite.QuoteString(likeEscape(m.cfg.Prefix) + "%")
 	var conds []string
@@ -265,12 +265,8 @@ func (r prodResolver) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, err
 func (s *Session) outsideSandbox(ctx context.Context, a *rewrite.Analysis, sql string, opts rewrite.Options, prepared bool, p *Plan) (*Plan, bool, error) {
 	if len(a.Statements) == 1 && a.Statements[0].Show != nil {
 		switch sh := a.Statements[0].Show; sh.What {
-		case "DATABASES":
-			np, err := s.plan(ctx, showDatabasesSQL(sh), opts, prepared)
-			return np, true, err
-		case "PROCEDURE STATUS", "FUNCTION STATUS":
-			np, err := s.plan(ctx, showRoutinesSQL(sh), opts, prepared)
-			return np, true, err
+		case "DATABASES", "PROCEDURE STATUS", "FUNCTION STATUS":
+			return s.planShow(ctx, sh, opts, prepared)
 		}
 	}
 	if why, err := s.sharedState(ctx, a); err != nil {

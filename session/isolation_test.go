@@ -47,7 +47,7 @@ func TestOwnOnly(t *testing.T) {
 func TestProductionInfoViews(t *testing.T) {
 	m := &Manager{cfg: Config{Prefix: "_sqlfork"}}
 	for _, v := range infoViews {
-		sql := m.prodViewSQL(v, []string{"TABLE_SCHEMA", "TABLE_NAME"})
+		sql := m.prodViewSQL(v, []infoCol{{name: "TABLE_SCHEMA"}, {name: "TABLE_NAME"}})
 		if !strings.HasPrefix(sql, "CREATE OR REPLACE SQL SECURITY INVOKER VIEW `_sqlfork_production`.`"+v.name+"` AS SELECT ") {
 			t.Errorf("%s: %s", v.name, sql)
 		}

@@ -1,8 +1,11 @@
 package session
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -44,4 +47,137 @@ func TestRelabelColumn(t *testing.T) {
 			t.Errorf("relabelColumn(%+v) = %+v, %v; want %+v, %v", c.in, got, ok, c.want, c.ok)
 		}
 	}
+}
+
+// TestRelabelRow: the values of a row whose answer the server writes names
+// into (SHOW CREATE VIEW, EXPLAIN, information_schema.VIEWS) name the
+// logical databases; SHOW CREATE VIEW names the current database's tables
+// without it, as the server does.
+func TestRelabelRow(t *testing.T) {
+	s := &Session{m: &Manager{cfg: Config{Prefix: "_sqlfork"}}, sb: &Sandbox{tables: map[string]*entry{
+		"app.users": {logical: rewrite.Table{DB: "app", Name: "users"}, phys: rewrite.Table{DB: "_sqlfork_0123abcd_app", Name: "users"}},
+		"other.t":   {logical: rewrite.Table{DB: "other", Name: "t"}, phys: rewrite.Table{DB: "_sqlfork_0123abcd_other", Name: "t"}},
+	}}}
+	def := "select `a`.`id` AS `id` from `_sqlfork_0123abcd_app`.`users` `a` join `_sqlfork_0123abcd_other`.`t`"
+	ref := "_sqlfork_0123abcd_app.a.id"
+	for _, c := range []struct {
+		viewDB string
+		in     []*string
+		want   []*string
+	}{
+		{"", []*string{&def, nil, &ref}, []*string{ptr("select `a`.`id` AS `id` from `app`.`users` `a` join `other`.`t`"), nil, ptr("app.a.id")}},
+		{"app", []*string{&def}, []*string{ptr("select `a`.`id` AS `id` from `users` `a` join `other`.`t`")}},
+		{"", []*string{ptr("nothing to tell"), ptr("")}, []*string{ptr("nothing to tell"), ptr("")}},
+	} {
+		r := &Relabel{s: s, p: &Plan{nameRows: true, viewDB: c.viewDB}}
+		got, err := wire.ParseTextRow(r.Row(wire.AppendTextRow(nil, c.in)), len(c.want))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range c.want {
+			if (got[i] == nil) != (c.want[i] == nil) || got[i] != nil && *got[i] != *c.want[i] {
+				t.Errorf("view db %q: value %d = %v, want %q", c.viewDB, i, deref(got[i]), deref(c.want[i]))
+			}
+		}
+	}
+}
+
+func ptr(s string) *string { return &s }
+
+func deref(s *string) string {
+	if s == nil {
+		return "NULL"
+	}
+	return *s
+}
+
+// TestNearClient: a syntax error quoting the rewritten text quotes the
+// client's, cut as the server cuts it (80 bytes, else 77 and "..."), on
+// the client's line.
+func TestNearClient(t *testing.T) {
+	const phys = "`_sqlfork_0123abcd_app`.`users`"
+	long := strings.Repeat("a", 90)
+	const head = "You have an error in your SQL syntax; check the manual that corresponds to your MariaDB server version for the right syntax to use near '"
+	for _, c := range []struct {
+		client, near string
+		line         int
+		want         string
+		wantLine     int
+	}{
+		{"TABLE users", "TABLE " + phys, 1, "TABLE users", 1},
+		{"SELECT 1 FROM users WHERE\nWHERE", "WHERE", 2, "WHERE", 2},
+		{"SELECT * FROM users JOIN users x WHERE WHERE '" + long + "'",
+			("JOIN " + phys + " x WHERE WHERE '" + long)[:77] + "...", 1, ("JOIN users x WHERE WHERE '" + long)[:77] + "...", 1},
+		{"SELECT * FROM users WHERE", "", 1, "", 1},
+	} {
+		splices, sent := spliceUsers(c.client, phys)
+		p := &Plan{SQL: sent, text: c.client, rewritten: sent, splices: splices}
+		msg := head + c.near + "' at line " + strconv.Itoa(c.line)
+		got, ok := p.nearClient(msg)
+		if want := head + c.want + "' at line " + strconv.Itoa(c.wantLine); !ok || got != want {
+			t.Errorf("%q:\n got %q, %v\nwant %q", c.client, got, ok, want)
+		}
+	}
+	if _, ok := (&Plan{SQL: "x", text: "x", rewritten: "x"}).nearClient(head + "nowhere' at line 1"); ok {
+		t.Error("a quote not in the text sent was mapped")
+	}
+}
+
+// spliceUsers replaces every word "users" of text by phys, as a rewrite
+// would, and returns the splices and the text sent.
+func spliceUsers(text, phys string) ([]rewrite.Splice, string) {
+	var splices []rewrite.Splice
+	var b strings.Builder
+	last := 0
+	for i := strings.Index(text, "users"); i >= 0; {
+		b.WriteString(text[last:i])
+		at := b.Len()
+		b.WriteString(phys)
+		splices = append(splices, rewrite.Splice{Start: i, End: i + 5, SentStart: at, SentEnd: b.Len()})
+		last = i + 5
+		j := strings.Index(text[last:], "users")
+		if j < 0 {
+			break
+		}
+		i = last + j
+	}
+	b.WriteString(text[last:])
+	return splices, b.String()
+}
+
+// TestLabelOfExpr: an expression's label is the client's text, also when
+// the server cut the text sent (at 255 bytes) in the middle of a physical
+// name.
+func TestLabelOfExpr(t *testing.T) {
+	e := rewrite.NewEngine(0)
+	long := strings.Repeat("x", 240)
+	client := "SELECT EXISTS(SELECT 1 FROM users WHERE name <> '" + long + "'), (SELECT 1 FROM users LIMIT 1)"
+	r := mapOne{rewrite.Table{DB: "app", Name: "users"}: rewrite.Table{DB: "_sqlfork_0123abcd_app", Name: "users"}}
+	res, err := e.Rewrite(client, rewrite.Options{DB: "app"}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Plan{text: client, analysis: res.Analysis, rewritten: res.SQL, splices: res.Splices, renames: res.Renames}
+	exists := client[len("SELECT ") : strings.Index(client, "), (")+1]
+	sentExists := res.SQL[len("SELECT ") : strings.Index(res.SQL, "), (")+1]
+	for _, c := range []struct{ server, want string }{
+		{sentExists[:255], exists[:255]},
+		{"(SELECT 1 FROM `_sqlfork_0123abcd_app`.`users` LIMIT 1)", "(SELECT 1 FROM users LIMIT 1)"},
+		{"`_sqlfork_0123abcd_app`.`users`", "users"},
+	} {
+		if got, ok := p.label(c.server); !ok || got != c.want {
+			t.Errorf("label(%q) = %q, %v; want %q", c.server, got, ok, c.want)
+		}
+	}
+}
+
+// mapOne is a resolver of a fixed map.
+type mapOne map[rewrite.Table]rewrite.Table
+
+func (m mapOne) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, error) {
+	p, ok := m[t]
+	if !ok {
+		return t, false, nil
+	}
+	return p, true, nil
 }

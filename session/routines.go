@@ -5,7 +5,6 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
-	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // Stored procedures in a sandbox. A sandbox has procedures of its own: CREATE
@@ -48,7 +47,7 @@ func (s *Session) routineDB(db string) string {
 func (r resolver) ResolveRoutine(st *rewrite.Statement) (string, error) {
 	db := st.Routine.DB(st.DB)
 	if db == "" {
-		return "", refusal(wire.ErNoDB, "3D000", "No database selected")
+		return "", errNoDatabase()
 	}
 	return r.s.routineDB(db), nil
 }

@@ -1,98 +1,231 @@
 package session
 
 import (
+	"context"
+	"errors"
 	"strings"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
-// showSQL turns SHOW [FULL] TABLES, SHOW TABLE STATUS and SHOW DATABASES
-// into a query of information_schema.TABLES (SCHEMATA) with the same columns, which the sandbox then
-// answers from its own view of the database. ok is false for other
-// statements; a missing database gives MariaDB's 1046.
-func showSQL(sh *rewrite.Show, currentDB string) (string, bool, error) {
-	if sh == nil {
-		return "", false, nil
-	}
-	switch sh.What {
+// showColumn is one column of a SHOW the sandbox answers from its
+// information_schema views: the view's column and the SHOW's label.
+type showColumn struct{ col, label string }
+
+// showView is the information_schema view a SHOW of what lists, and the
+// columns the server's own SHOW has when the proxy cannot ask it (see
+// showDefs).
+func showView(what string, full bool, nameLabel string) (string, []showColumn) {
+	switch what {
 	case "DATABASES":
-		return showDatabasesSQL(sh), true, nil
+		return "SCHEMATA", []showColumn{{"SCHEMA_NAME", nameLabel}}
 	case "PROCEDURE STATUS", "FUNCTION STATUS":
-		return showRoutinesSQL(sh), true, nil
+		return "ROUTINES", []showColumn{{"ROUTINE_SCHEMA", "Db"}, {"ROUTINE_NAME", "Name"}, {"ROUTINE_TYPE", "Type"},
+			{"DEFINER", "Definer"}, {"LAST_ALTERED", "Modified"}, {"CREATED", "Created"}, {"SECURITY_TYPE", "Security_type"},
+			{"ROUTINE_COMMENT", "Comment"}, {"CHARACTER_SET_CLIENT", "character_set_client"},
+			{"COLLATION_CONNECTION", "collation_connection"}, {"DATABASE_COLLATION", "Database Collation"}}
+	case "TABLES":
+		cols := []showColumn{{"TABLE_NAME", nameLabel}}
+		if full {
+			cols = append(cols, showColumn{"TABLE_TYPE", "Table_type"})
+		}
+		return "TABLES", cols
+	}
+	return "TABLES", []showColumn{{"TABLE_NAME", "Name"}, {"ENGINE", "Engine"}, {"VERSION", "Version"},
+		{"ROW_FORMAT", "Row_format"}, {"TABLE_ROWS", "Rows"}, {"AVG_ROW_LENGTH", "Avg_row_length"},
+		{"DATA_LENGTH", "Data_length"}, {"MAX_DATA_LENGTH", "Max_data_length"}, {"INDEX_LENGTH", "Index_length"},
+		{"DATA_FREE", "Data_free"}, {"AUTO_INCREMENT", "Auto_increment"}, {"CREATE_TIME", "Create_time"},
+		{"UPDATE_TIME", "Update_time"}, {"CHECK_TIME", "Check_time"}, {"TABLE_COLLATION", "Collation"},
+		{"CHECKSUM", "Checksum"}, {"CREATE_OPTIONS", "Create_options"}, {"TABLE_COMMENT", "Comment"}}
+}
+
+// showDB is the database a SHOW [FULL] TABLES / TABLE STATUS lists; ""
+// for the SHOWs that list no database's tables. A missing database gives
+// MariaDB's 1046.
+func showDB(sh *rewrite.Show, currentDB string) (string, error) {
+	switch sh.What {
+	case "TABLES", "TABLE STATUS":
+	default:
+		return "", nil
 	}
 	db := sh.DB
 	if db == "" {
 		db = currentDB
 	}
 	if db == "" {
-		return "", false, refusal(wire.ErNoDB, "3D000", "No database selected")
+		return "", errNoDatabase()
 	}
-	var cols []string
-	nameCol := "Name"
-	switch sh.What {
-	case "TABLES":
-		nameCol = "Tables_in_" + db
-		if sh.Like != nil {
-			nameCol += " (" + *sh.Like + ")"
-		}
-		cols = []string{"TABLE_NAME AS " + rewrite.QuoteIdent(nameCol)}
-		if sh.Full {
-			cols = append(cols, "TABLE_TYPE AS `Table_type`")
-		}
-	case "TABLE STATUS":
-		cols = []string{"TABLE_NAME AS `Name`", "ENGINE AS `Engine`", "VERSION AS `Version`", "ROW_FORMAT AS `Row_format`",
-			"TABLE_ROWS AS `Rows`", "AVG_ROW_LENGTH AS `Avg_row_length`", "DATA_LENGTH AS `Data_length`",
-			"MAX_DATA_LENGTH AS `Max_data_length`", "INDEX_LENGTH AS `Index_length`", "DATA_FREE AS `Data_free`",
-			"AUTO_INCREMENT AS `Auto_increment`", "CREATE_TIME AS `Create_time`", "UPDATE_TIME AS `Update_time`",
-			"CHECK_TIME AS `Check_time`", "TABLE_COLLATION AS `Collation`", "CHECKSUM AS `Checksum`",
-			"CREATE_OPTIONS AS `Create_options`", "TABLE_COMMENT AS `Comment`"}
-	default:
-		return "", false, nil
-	}
-	q := "SELECT " + strings.Join(cols, ", ") + " FROM information_schema.TABLES WHERE TABLE_SCHEMA = " + rewrite.QuoteString(db)
-	if sh.Like != nil {
-		q += " AND TABLE_NAME LIKE " + rewrite.QuoteString(*sh.Like)
-	}
-	if sh.Where != "" {
-		q = "SELECT * FROM (" + q + ") AS `show` WHERE " + sh.Where
-	}
-	return q + " ORDER BY 1", true, nil
+	return db, nil
 }
 
-// showDatabasesSQL turns SHOW DATABASES into a query of
-// information_schema.SCHEMATA, which a sandbox answers without the proxy's
-// own databases.
-func showDatabasesSQL(sh *rewrite.Show) string {
+// shows are the SHOW statements a sandbox answers from its views.
+var shows = map[string]bool{"TABLES": true, "TABLE STATUS": true, "DATABASES": true, "PROCEDURE STATUS": true, "FUNCTION STATUS": true}
+
+// nameLabel is the label the server gives the name column of SHOW TABLES
+// and SHOW DATABASES.
+func nameLabel(sh *rewrite.Show, db string) string {
 	name := "Database"
+	if sh.What == "TABLES" {
+		name = "Tables_in_" + db
+	}
 	if sh.Like != nil {
 		name += " (" + *sh.Like + ")"
 	}
-	q := "SELECT SCHEMA_NAME AS " + rewrite.QuoteIdent(name) + " FROM information_schema.SCHEMATA"
-	if sh.Like != nil {
-		q += " WHERE SCHEMA_NAME LIKE " + rewrite.QuoteString(*sh.Like)
-	}
-	if sh.Where != "" {
-		q = "SELECT * FROM (" + q + ") AS `show` WHERE " + sh.Where
-	}
-	return q + " ORDER BY 1"
+	return name
 }
 
-// showRoutinesSQL turns SHOW PROCEDURE STATUS and SHOW FUNCTION STATUS
-// into a query of information_schema.ROUTINES with the same columns, which
-// a sandbox answers with its own procedures and without other sandboxes'
-// (and outside a sandbox, without the proxy's databases).
-func showRoutinesSQL(sh *rewrite.Show) string {
-	typ := strings.TrimSuffix(sh.What, " STATUS")
-	q := "SELECT ROUTINE_SCHEMA AS `Db`, ROUTINE_NAME AS `Name`, ROUTINE_TYPE AS `Type`, DEFINER AS `Definer`, " +
-		"LAST_ALTERED AS `Modified`, CREATED AS `Created`, SECURITY_TYPE AS `Security_type`, ROUTINE_COMMENT AS `Comment`, " +
-		"CHARACTER_SET_CLIENT AS `character_set_client`, COLLATION_CONNECTION AS `collation_connection`, " +
-		"DATABASE_COLLATION AS `Database Collation` FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = " + rewrite.QuoteString(typ)
-	if sh.Like != nil {
-		q += " AND ROUTINE_NAME LIKE " + rewrite.QuoteString(*sh.Like)
+// showSQL turns SHOW [FULL] TABLES, SHOW TABLE STATUS, SHOW DATABASES and
+// SHOW PROCEDURE / FUNCTION STATUS into a query of information_schema with
+// the same columns (the server's, defs, when known: their org names are
+// the columns of information_schema they show), which the sandbox then
+// answers from its own view of the database. ok is false for other
+// statements; a missing database gives MariaDB's 1046.
+func showSQL(sh *rewrite.Show, currentDB string, defs [][]byte) (string, bool, error) {
+	if sh == nil || !shows[sh.What] {
+		return "", false, nil
+	}
+	db, err := showDB(sh, currentDB)
+	if err != nil {
+		return "", false, err
+	}
+	view, cols := showView(sh.What, sh.Full, nameLabel(sh, db))
+	if named, ok := defColumns(defs, cols[0].label); ok {
+		cols = named
+	}
+	sel := make([]string, len(cols))
+	for i, c := range cols {
+		sel[i] = c.col + " AS " + rewrite.QuoteIdent(c.label)
+	}
+	q := "SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + view
+	var conds []string
+	// The server lists tables and databases in the byte order of their
+	// names ('B' before 'a'), not in the collation of information_schema.
+	order := " ORDER BY BINARY " + rewrite.QuoteIdent(cols[0].label)
+	switch view {
+	case "TABLES":
+		conds = append(conds, "TABLE_SCHEMA = "+rewrite.QuoteString(db))
+		if sh.Like != nil {
+			conds = append(conds, "TABLE_NAME LIKE "+rewrite.QuoteString(*sh.Like))
+		}
+	case "SCHEMATA":
+		if sh.Like != nil {
+			conds = append(conds, "SCHEMA_NAME LIKE "+rewrite.QuoteString(*sh.Like))
+		}
+	case "ROUTINES":
+		conds = append(conds, "ROUTINE_TYPE = "+rewrite.QuoteString(strings.TrimSuffix(sh.What, " STATUS")))
+		if sh.Like != nil {
+			conds = append(conds, "ROUTINE_NAME LIKE "+rewrite.QuoteString(*sh.Like))
+		}
+		order = " ORDER BY 1, 2"
+	}
+	if len(conds) > 0 {
+		q += " WHERE " + strings.Join(conds, " AND ")
 	}
 	if sh.Where != "" {
 		q = "SELECT * FROM (" + q + ") AS `show` WHERE " + sh.Where
 	}
-	return q + " ORDER BY 1, 2"
+	return q + order, true, nil
+}
+
+// defColumns are the columns of the server's definitions defs: each
+// definition's org name is the information_schema column it shows, its
+// name the label (the first one's is first, which a probe of the server
+// spells with another pattern). ok is false without definitions.
+func defColumns(defs [][]byte, first string) ([]showColumn, bool) {
+	if len(defs) == 0 {
+		return nil, false
+	}
+	cols := make([]showColumn, len(defs))
+	for i, d := range defs {
+		n, _, ok := wire.ParseColumnDef(d)
+		if !ok || n.OrgName == "" {
+			return nil, false
+		}
+		cols[i] = showColumn{rewrite.QuoteIdent(n.OrgName), n.Name}
+	}
+	cols[0].label = first
+	return cols, true
+}
+
+// noSuchName is a LIKE pattern no table, database or routine name
+// matches (names have at most 64 characters), which the server looks up
+// as a name: a SHOW with it costs nothing and returns only its column
+// definitions.
+var noSuchName = strings.Repeat("x", 65)
+
+// showProbe is the SHOW the server answers with the column definitions
+// (and no rows) of its own answer to sh, which lists db.
+func showProbe(sh *rewrite.Show, db string) string {
+	q := "SHOW "
+	switch {
+	case sh.What == "TABLES" && sh.Full:
+		q += "FULL TABLES"
+	default:
+		q += sh.What
+	}
+	if db != "" {
+		q += " FROM " + rewrite.QuoteIdent(db)
+	}
+	return q + " LIKE '" + noSuchName + "'"
+}
+
+// showDefs asks the server, on the session's connection, for the column
+// definitions of its own answer to sh — names, types, lengths, flags,
+// character sets as the client gets them — with the name column labelled
+// as sh's. A server error (an unknown database, a denied one) is the
+// client's answer, as it would be on the server.
+func (s *Session) showDefs(ctx context.Context, sh *rewrite.Show, currentDB string) ([][]byte, error) {
+	if s.up == nil {
+		return nil, nil
+	}
+	db, err := showDB(sh, currentDB)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.up.Query(ctx, showProbe(sh, db))
+	var me *mysql.MyError
+	if isServerError(err) && errors.As(err, &me) {
+		return nil, &rewrite.Refusal{Code: me.Code, State: me.State, Message: me.Message}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(r.Columns) == 0 {
+		return nil, nil
+	}
+	defs := make([][]byte, len(r.Columns))
+	copy(defs, r.Columns)
+	if sh.What == "TABLES" || sh.What == "DATABASES" {
+		n, rest, ok := wire.ParseColumnDef(defs[0])
+		if !ok {
+			return nil, nil
+		}
+		n.Name = nameLabel(sh, db)
+		defs[0] = wire.AppendColumnDef(nil, n, rest)
+	}
+	return defs, nil
+}
+
+// planShow plans a SHOW the proxy answers with a query of information_schema
+// (showSQL), whose answer carries the server's own column definitions
+// (showDefs). ok is false for other SHOW statements.
+func (s *Session) planShow(ctx context.Context, sh *rewrite.Show, opts rewrite.Options, prepared bool) (p *Plan, ok bool, err error) {
+	if !shows[sh.What] {
+		return nil, false, nil
+	}
+	defs, err := s.showDefs(ctx, sh, opts.DB)
+	if err != nil {
+		return nil, true, err
+	}
+	q, _, err := showSQL(sh, opts.DB, defs)
+	if err != nil {
+		return nil, true, err
+	}
+	if p, err = s.plan(ctx, q, opts, prepared); err != nil {
+		return nil, true, err
+	}
+	p.defs = defs
+	return p, true, nil
 }

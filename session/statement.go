@@ -1,7 +1,9 @@
 package session
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -194,14 +196,17 @@ func (s *Session) evaluator(ctx context.Context) Evaluator {
 	}
 }
 
-// Split splits a multi-statement input that holds SANDBOX statements
-// (multi says the client may send several statements at once) into the
-// inputs to plan and run in turn: each SANDBOX statement alone, and each
-// run of other statements together. It returns nil for any other input.
-// Each part is planned just before it runs (Plan), after the parts before
-// it.
+// Split splits a multi-statement input that holds SANDBOX statements, or
+// SHOW statements the proxy answers itself (TABLES, TABLE STATUS,
+// DATABASES, PROCEDURE and FUNCTION STATUS, PROCESSLIST, WARNINGS,
+// ERRORS), (multi says the client may send several statements at once)
+// into the inputs to plan and run in turn: each of those statements alone,
+// and each run of other statements together. It returns nil for any other
+// input. Each part is planned just before it runs (Plan), after the parts
+// before it.
 func (s *Session) Split(ctx context.Context, sql string, multi bool) ([]string, error) {
-	if !multi || s.mode == Passthrough || !strings.Contains(strings.ToUpper(sql), "SANDBOX") {
+	upper := strings.ToUpper(sql)
+	if !multi || s.mode == Passthrough || !strings.Contains(upper, "SANDBOX") && !strings.Contains(upper, "SHOW") {
 		return nil, nil
 	}
 	if err := s.sync(ctx); err != nil {
@@ -212,15 +217,19 @@ func (s *Session) Split(ctx context.Context, sql string, multi bool) ([]string, 
 		return nil, nil // Plan refuses it: KILL goes alone
 	}
 	pieces := rewrite.SplitStatements(sql, opts)
-	if len(pieces) < 2 || !slices.ContainsFunc(pieces, rewrite.IsSandboxStatement) {
+	alone := func(p string) bool { return rewrite.IsSandboxStatement(p) || s.answersShow(p, opts) }
+	if len(pieces) < 2 || !slices.ContainsFunc(pieces, alone) {
 		return nil, nil
+	}
+	if !slices.ContainsFunc(pieces, rewrite.IsSandboxStatement) && len(s.m.engine.Analyze(sql, opts).Statements) != len(pieces) {
+		return nil, nil // the cut is not the parser's (a compound statement): not for SHOW alone
 	}
 	if err := s.checkMultiStatement(); err != nil {
 		return nil, err
 	}
 	var groups [][]string
 	for _, p := range pieces {
-		if rewrite.IsSandboxStatement(p) || len(groups) == 0 || rewrite.IsSandboxStatement(groups[len(groups)-1][0]) {
+		if alone(p) || len(groups) == 0 || alone(groups[len(groups)-1][0]) {
 			groups = append(groups, []string{p})
 			continue
 		}
@@ -231,11 +240,28 @@ func (s *Session) Split(ctx context.Context, sql string, multi bool) ([]string, 
 		out[i] = strings.Join(g, ";\n")
 		// The pieces were cut with the settings the input starts with; a
 		// statement that changes how text is read must be the last one.
-		if i < len(groups)-1 && !rewrite.IsSandboxStatement(g[0]) && s.changesLexing(out[i], opts) {
+		if i < len(groups)-1 && !alone(g[0]) && s.changesLexing(out[i], opts) {
 			return nil, s.lexingChangeRefused()
 		}
 	}
 	return out, nil
+}
+
+// answersShow reports whether the statement sql is a SHOW the proxy
+// answers itself, which must come alone.
+func (s *Session) answersShow(sql string, opts rewrite.Options) bool {
+	a := s.m.engine.Analyze(sql, opts)
+	if len(a.Statements) != 1 {
+		return false
+	}
+	st := a.Statements[0]
+	switch {
+	case st.Show != nil && (shows[st.Show.What] || st.Show.What == "PROCESSLIST"):
+		return true
+	case st.Kind == "SHOW WARNINGS" || st.Kind == "SHOW ERRORS" || st.Kind == "SHOW PROCESSLIST":
+		return true
+	}
+	return false
 }
 
 // Before readies the transaction for a plan: when a table the statement
@@ -442,6 +468,8 @@ func (s *Session) UseDB(db string) { s.db = db }
 type Relabel struct {
 	s *Session
 	p *Plan
+	// col counts the column definitions of the answer seen so far.
+	col int
 }
 
 // Relabel returns what to tell back in the answer to p: nil when p's text
@@ -453,22 +481,153 @@ func (s *Session) Relabel(p *Plan) *Relabel {
 	return &Relabel{s: s, p: p}
 }
 
-// Message tells the sandbox's physical database names in an error message
-// back in logical names.
-func (r *Relabel) Message(msg string) string { return r.s.unmap(msg) }
+// Definition is the column definition the client gets in place of the
+// next one of the answer, when the answer must carry the server's own
+// definitions (a SHOW the proxy asks as a query of information_schema);
+// ok is false when the definition is only relabelled (Column). column
+// says it defines a result column (not a parameter).
+func (r *Relabel) Definition(column bool) (def []byte, ok bool) {
+	if !column || len(r.p.defs) == 0 {
+		return nil, false
+	}
+	i := r.col
+	r.col++
+	if i >= len(r.p.defs) {
+		return nil, false
+	}
+	return r.p.defs[i], true
+}
+
+// Rows reports whether the answer's rows are to go through Row.
+func (r *Relabel) Rows() bool { return r.p.nameRows }
+
+// Row tells the sandbox's physical database names in the values of the
+// text row p back in logical names (p itself when it holds none).
+func (r *Relabel) Row(p []byte) []byte {
+	if !bytes.Contains(p, []byte(r.s.m.cfg.Prefix)) {
+		return p
+	}
+	var vals []*string
+	for rest := p; len(rest) > 0; {
+		if rest[0] == 0xFB {
+			vals, rest = append(vals, nil), rest[1:]
+			continue
+		}
+		v, next, ok := wire.LenEncString(rest)
+		if !ok {
+			return p
+		}
+		s := r.s.unmap(r.s.unqualify(string(v), r.p.viewDB))
+		vals, rest = append(vals, &s), next
+	}
+	return wire.AppendTextRow(nil, vals)
+}
+
+// Error tells the sandbox's physical database names in the message of an
+// error of code back in logical names; a syntax error quotes the client's
+// text where the server quoted the rewritten one.
+func (r *Relabel) Error(code uint16, msg string) string {
+	if code == wire.ErParse {
+		if m, ok := r.p.nearClient(msg); ok {
+			return m
+		}
+	}
+	return r.s.unmap(msg)
+}
 
 // Column tells a column definition's names back as on the real database:
 // its schema logical, and, for the sandbox's information_schema views, its
 // name spelled as the statement wrote it (the server labels
 // information_schema columns so). changed is false when nothing changes.
-func (r *Relabel) Column(n wire.ColumnNames) (wire.ColumnNames, bool) {
+//
+// A column of those views is described as the server describes its own
+// information_schema column: the table named as the statement wrote it,
+// and for the columns the views compute (the mapped names, which come with
+// no schema) information_schema, the view as org_table and the column's
+// flags and decimals (rest holds the definition's fixed fields).
+func (r *Relabel) Column(n wire.ColumnNames, rest []byte) (wire.ColumnNames, []byte, bool) {
 	if r.s.sb != nil && n.Schema == InfoSchema(r.s.m.cfg.Prefix, r.s.sb.ID) {
 		if _, ok := ownConnView(rewrite.Table{DB: "performance_schema", Name: n.OrgTable}); ok {
 			n.Schema = "performance_schema" // a column of an own-connection view
-			return n, true
+			return n, rest, true
 		}
 	}
-	return relabelColumn(n, r.s.logicalDB, r.spelling)
+	orig := n
+	n, changed := relabelColumn(n, r.s.logicalDB, r.spelling)
+	if len(r.p.infoIdents) == 0 {
+		return n, rest, changed
+	}
+	if v, ok := infoViewName(orig.Table); ok && (orig.Schema == "" || r.s.isInfoSchema(orig.Schema)) {
+		if sp, ok := r.p.columnSpelling(orig.Table); ok && sp != n.Table {
+			n.Table, changed = sp, true // no alias: the table as written
+		}
+		if orig.Schema == "" && computedColumn(v, orig.OrgName) {
+			n.Schema, n.OrgTable, rest, changed = "information_schema", v, asInfoColumn(rest), true
+		}
+	} else if orig.Schema == "" && orig.OrgTable == "" {
+		// Through a table alias: the view the statement reads that
+		// computes it; given a column alias, the server names the column
+		// the alias stands for.
+		col := r.p.aliasedColumn(orig.OrgName)
+		if v, ok := r.p.infoViewComputing(col); ok {
+			n.Schema, n.OrgTable, n.OrgName, rest, changed = "information_schema", v, strings.ToUpper(col), asInfoColumn(rest), true
+		}
+	}
+	return n, rest, changed
+}
+
+// aliasedColumn is the column the plan's select list gives the alias
+// name, or name itself.
+func (p *Plan) aliasedColumn(name string) string {
+	if p.analysis == nil {
+		return name
+	}
+	for _, st := range p.analysis.Statements {
+		for _, ac := range st.AliasedColumns {
+			if strings.EqualFold(ac[0], name) {
+				return ac[1]
+			}
+		}
+	}
+	return name
+}
+
+// infoViewComputing is the first of the sandbox's information_schema
+// views the plan reads that computes column col.
+func (p *Plan) infoViewComputing(col string) (string, bool) {
+	if p.analysis == nil || col == "" {
+		return "", false
+	}
+	for _, st := range p.analysis.Statements {
+		for _, t := range st.Reads {
+			if v, ok := infoViewName(t.Name); ok && strings.EqualFold(t.DB, "information_schema") && computedColumn(v, col) {
+				return v, true
+			}
+		}
+	}
+	return "", false
+}
+
+// Column definition flags and fields (ColumnDefinition41's fixed part:
+// 0x0c, charset, length, type, flags, decimals).
+const (
+	flagNoDefault = 0x1000
+	fixedFlags    = 8
+	fixedDecimals = 10
+)
+
+// asInfoColumn gives the fixed fields rest of a column a sandbox's view
+// computes those of the server's information_schema column: no default
+// value, no decimals (an expression has 39).
+func asInfoColumn(rest []byte) []byte {
+	if len(rest) <= fixedDecimals || rest[0] != 0x0c {
+		return rest
+	}
+	out := append([]byte(nil), rest...)
+	flags := binary.LittleEndian.Uint16(out[fixedFlags:]) | flagNoDefault
+	binary.LittleEndian.PutUint16(out[fixedFlags:], flags)
+	out[fixedDecimals] = 0
+	return out
 }
 
 // relabelColumn is Relabel.Column with the schema told back by logical

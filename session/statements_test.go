@@ -9,6 +9,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/session/sessiontest"
 )
 
 // TestInfoSchemaInSandbox: a sandbox reads information_schema's listings
@@ -81,15 +82,15 @@ func TestShowInSandbox(t *testing.T) {
 		code    uint16
 	}{
 		{sql: "SHOW TABLES", db: "app",
-			want: "^SELECT TABLE_NAME AS `Tables_in_app` FROM `_sqlfork_[0-9a-f]{8}`.`TABLES` WHERE TABLE_SCHEMA = 'app' ORDER BY 1$"},
+			want: "^SELECT TABLE_NAME AS `Tables_in_app` FROM `_sqlfork_[0-9a-f]{8}`.`TABLES` WHERE TABLE_SCHEMA = 'app' ORDER BY BINARY `Tables_in_app`$"},
 		{sql: "SHOW FULL TABLES FROM other LIKE 't%'",
 			want: "^SELECT TABLE_NAME AS `Tables_in_other \\(t%\\)`, TABLE_TYPE AS `Table_type` FROM `_sqlfork_[0-9a-f]{8}`.`TABLES` " +
-				"WHERE TABLE_SCHEMA = 'other' AND TABLE_NAME LIKE 't%' ORDER BY 1$"},
+				"WHERE TABLE_SCHEMA = 'other' AND TABLE_NAME LIKE 't%' ORDER BY BINARY `Tables_in_other \\(t%\\)`$"},
 		{sql: "SHOW TABLE STATUS WHERE Engine = 'InnoDB'", db: "app",
 			want: "^SELECT \\* FROM \\(SELECT TABLE_NAME AS `Name`, ENGINE AS `Engine`, .* FROM `_sqlfork_[0-9a-f]{8}`.`TABLES` " +
-				"WHERE TABLE_SCHEMA = 'app'\\) AS `show` WHERE Engine = 'InnoDB' ORDER BY 1$"},
+				"WHERE TABLE_SCHEMA = 'app'\\) AS `show` WHERE Engine = 'InnoDB' ORDER BY BINARY `Name`$"},
 		{sql: "SHOW DATABASES LIKE 'a%'",
-			want: "^SELECT SCHEMA_NAME AS `Database \\(a%\\)` FROM `_sqlfork_[0-9a-f]{8}`.`SCHEMATA` WHERE SCHEMA_NAME LIKE 'a%' ORDER BY 1$"},
+			want: "^SELECT SCHEMA_NAME AS `Database \\(a%\\)` FROM `_sqlfork_[0-9a-f]{8}`.`SCHEMATA` WHERE SCHEMA_NAME LIKE 'a%' ORDER BY BINARY `Database \\(a%\\)`$"},
 		{sql: "SHOW TABLES", code: 1046},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
@@ -161,7 +162,7 @@ func TestOutsideSandbox(t *testing.T) {
 			allow: "every user of this proxy share"},
 		{sql: "SELECT table_name FROM information_schema.TABLES",
 			sent: "SELECT table_name FROM `_sqlfork_production`.`TABLES`"},
-		{sql: "SHOW DATABASES", sent: "SELECT SCHEMA_NAME AS `Database` FROM `_sqlfork_production`.`SCHEMATA` ORDER BY 1"},
+		{sql: "SHOW DATABASES", sent: "SELECT SCHEMA_NAME AS `Database` FROM `_sqlfork_production`.`SCHEMATA` ORDER BY BINARY `Database`"},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
 			e := newEnv(t, session.Config{}, nil)
@@ -302,5 +303,41 @@ func TestGuardrailsInPlan(t *testing.T) {
 	}
 	if pass.CheckMultiStatement() != nil {
 		t.Error("passthrough multi-statements refused")
+	}
+}
+
+// TestNoDatabaseInSandbox: with no current database, a statement naming a
+// table without its database gets the server's own 1046 (it would
+// otherwise land in a sandbox database of no name); one that qualifies
+// its tables, names none, or names one only in a REFERENCES clause (the
+// server takes the constrained table's database) is planned.
+func TestNoDatabaseInSandbox(t *testing.T) {
+	e := newEnv(t, session.Config{}, nil)
+	s := e.transparent("u")
+	for _, tc := range []struct {
+		sql    string
+		no1046 bool
+	}{
+		{sql: "CREATE TABLE t1 (a INT)"},
+		{sql: "SELECT * FROM t"},
+		{sql: "INSERT INTO t VALUES (1)"},
+		{sql: "SELECT * FROM app.t WHERE id IN (SELECT id FROM u)"},
+		{sql: "CREATE TABLE app.t2 LIKE t"},
+		{sql: "DROP TABLE IF EXISTS t"},
+		{sql: "SHOW TABLES"},
+		{sql: "CREATE PROCEDURE p() SELECT 1"},
+		{sql: "SELECT * FROM app.t", no1046: true},
+		{sql: "SELECT 1", no1046: true},
+		{sql: "WITH c AS (SELECT 1 AS x) SELECT * FROM c", no1046: true},
+		{sql: "CREATE TABLE app.n (a INT, FOREIGN KEY (a) REFERENCES t (id))", no1046: true},
+	} {
+		_, err := s.PlanWith(e.ctx, tc.sql, rewrite.Options{}, false)
+		code, state, msg, _ := sessiontest.Code(err)
+		switch {
+		case tc.no1046 && code == 1046:
+			t.Errorf("%s: %v, want no 1046", tc.sql, err)
+		case !tc.no1046 && (code != 1046 || state != "3D000" || msg != "No database selected"):
+			t.Errorf("%s: %v, want the server's 1046 (3D000) \"No database selected\"", tc.sql, err)
+		}
 	}
 }

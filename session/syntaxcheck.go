@@ -21,7 +21,7 @@ import (
 // no such refusal.
 func (s *Session) serverVerdict(ctx context.Context, sql string, opts rewrite.Options, err error) error {
 	var r *rewrite.Refusal
-	if !errors.As(err, &r) || !r.ServerCheck || s.up == nil || s.up.Status()&wire.StatusInTrans != 0 {
+	if !errors.As(err, &r) || !r.ServerCheck || s.up == nil || s.up.Status()&wire.StatusInTrans != 0 || !literalSafe(opts.Charset) {
 		return err
 	}
 	prepare, deallocate := rewrite.SyntaxCheck(sql, opts)
