@@ -946,12 +946,6 @@ func (a *Analysis) StatementEndBefore(off int) bool {
 	return false
 }
 
-// QuoteLiteral encodes s as a single-quoted string literal read as s under
-// the sql_mode NO_BACKSLASH_ESCAPES setting given.
-func QuoteLiteral(s string, noBackslashEscapes bool) string {
-	return quoteString(s, !noBackslashEscapes)
-}
-
 // QuoteString single-quotes a string literal (backslashes escaped, which is
 // right unless NO_BACKSLASH_ESCAPES is set; the proxy's own connections
 // never set it).
