@@ -465,6 +465,8 @@ func TestFidelityProcedures(t *testing.T) {
 			"SELECT * FROM ledger ORDER BY id",
 			"CALL fail_if_poor(2)",
 			"SELECT @b",
+			"SELECT ROUTINE_NAME, ROUTINE_TYPE, SQL_DATA_ACCESS, ROUTINE_COMMENT FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() ORDER BY 1",
+			"SELECT SPECIFIC_NAME, PARAMETER_MODE, PARAMETER_NAME, DATA_TYPE FROM information_schema.PARAMETERS WHERE SPECIFIC_SCHEMA = DATABASE() ORDER BY 1, ORDINAL_POSITION",
 		}},
 		{name: "transaction", schema: procSchema, steps: []string{
 			"BEGIN",

@@ -41,6 +41,10 @@ type infoView struct {
 	// (routines.go), which it sees under their logical names; every other
 	// database of the proxy is left out.
 	routineSchema string
+	// routineName is the column of their name: a production routine the
+	// sandbox has its own of the same name and type (a copy made at its
+	// CALL, procedures.go) is left out, the sandbox's stands for it.
+	routineName string
 }
 
 var infoViews = []infoView{
@@ -55,8 +59,8 @@ var infoViews = []infoView{
 	{name: "VIEWS", pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}}},
 	{name: "PARTITIONS", pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}}},
 	{name: "SCHEMATA"},
-	{name: "ROUTINES", routineSchema: "ROUTINE_SCHEMA"},
-	{name: "PARAMETERS", routineSchema: "SPECIFIC_SCHEMA"},
+	{name: "ROUTINES", routineSchema: "ROUTINE_SCHEMA", routineName: "ROUTINE_NAME"},
+	{name: "PARAMETERS", routineSchema: "SPECIFIC_SCHEMA", routineName: "SPECIFIC_NAME"},
 }
 
 // ownConnViews are performance_schema tables a sandbox reads through a
@@ -233,8 +237,12 @@ func (m *Manager) routineViewSQL(v infoView, id string, cols []infoCol) string {
 		}
 	}
 	internal := rewrite.QuoteString(likeEscape(m.cfg.Prefix) + "%")
+	name := rewrite.QuoteIdent(v.routineName)
+	shadowed := "EXISTS (SELECT 1 FROM information_schema." + v.name + " j WHERE j." + rewrite.QuoteIdent(v.routineSchema) +
+		" = CONCAT(" + rewrite.QuoteString(own) + ", " + col + ") AND j." + name + " = i." + name + " AND j.ROUTINE_TYPE = i.ROUTINE_TYPE)"
 	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, id)) + "." + rewrite.QuoteIdent(v.name) +
-		" AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.name + " i WHERE " + col + " NOT LIKE " + internal + " OR " + mine
+		" AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.name + " i WHERE (" + col + " NOT LIKE " + internal +
+		" AND NOT " + shadowed + ") OR " + mine
 }
 
 // ensureInfoViews makes sb's information_schema views once.
