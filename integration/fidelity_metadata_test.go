@@ -172,8 +172,10 @@ func TestFidelityMetadata(t *testing.T) {
 			through := func(db string) *client.Conn { return fidConn(t, acc.h.addr, acc.user, acc.password, db) }
 			fidCompare(t, "fid", fidScript, direct("fid"), through("fid"))
 			fidCompare(t, "no database", fidNoDB, direct(""), through(""))
-			fidMulti(t, fmt.Sprintf("%s:%s@tcp(%s)/fid?multiStatements=true", acc.user, acc.directPassword, directDB.Addr),
-				fmt.Sprintf("%s:%s@tcp(%s)/fid?multiStatements=true", acc.user, acc.password, acc.h.addr))
+			for db, input := range map[string]string{"fid": fidMultiInput, "": fidMultiNoDB} {
+				fidMulti(t, input, fmt.Sprintf("%s:%s@tcp(%s)/%s?multiStatements=true", acc.user, acc.directPassword, directDB.Addr, db),
+					fmt.Sprintf("%s:%s@tcp(%s)/%s?multiStatements=true", acc.user, acc.password, acc.h.addr, db))
+			}
 			sc := through("fid")
 			if out := fidOutcome(sc, fidStep{sql: "SHOW DATABASES"}); strings.Contains(out, "_sqlfork") {
 				t.Errorf("SHOW DATABASES through the proxy lists the proxy's databases:\n%s", out)
@@ -301,22 +303,27 @@ func fidProduction(t *testing.T, db *testdb.Server) string {
 const fidMultiInput = "CREATE TABLE multi (a INT); SHOW TABLES LIKE 'mul%'; SHOW FULL TABLES WHERE Tables_in_fid = 'multi'; " +
 	"SHOW TABLE STATUS LIKE 'multi'; SHOW DATABASES LIKE 'fid'; DROP TABLE IF EXISTS nope; SHOW WARNINGS; SELECT COUNT(*) FROM multi"
 
-// fidMulti runs fidMultiInput directly and through the proxy (DSNs with
+// fidMultiNoDB is an input of several statements with no current
+// database: the statement naming a table without its database fails after
+// the one before it ran.
+const fidMultiNoDB = "SELECT COUNT(*) FROM fid.orders; CREATE TABLE t1 (a INT); SELECT 2"
+
+// fidMulti runs input directly and through the proxy (DSNs with
 // multiStatements=true) and requires the same result sets.
-func fidMulti(t *testing.T, directDSN, proxyDSN string) {
+func fidMulti(t *testing.T, input, directDSN, proxyDSN string) {
 	t.Helper()
-	want, got := multiOutcome(t, directDSN), multiOutcome(t, proxyDSN)
+	want, got := multiOutcome(t, input, directDSN), multiOutcome(t, input, proxyDSN)
 	if want != got {
-		t.Errorf("%s:\n direct:\n%s\n sandbox:\n%s", fidMultiInput, want, got)
+		t.Errorf("%s:\n direct:\n%s\n sandbox:\n%s", input, want, got)
 	}
 }
 
-// multiOutcome is every result set of fidMultiInput: labels and rows (the
-// times and sizes of SHOW TABLE STATUS left out).
-func multiOutcome(t *testing.T, dsn string) string {
+// multiOutcome is every result set of input: labels and rows (the times
+// and sizes of SHOW TABLE STATUS left out), and the error that ended it.
+func multiOutcome(t *testing.T, input, dsn string) string {
 	t.Helper()
 	c := conn(t, openDB(t, dsn))
-	rows, err := c.QueryContext(context.Background(), fidMultiInput)
+	rows, err := c.QueryContext(context.Background(), input)
 	if err != nil {
 		return "error " + mysqlErr(err)
 	}

@@ -190,17 +190,19 @@ func (s *Session) evaluator(ctx context.Context) Evaluator {
 	}
 }
 
-// Split splits a multi-statement input that holds SANDBOX statements, or
+// Split splits a multi-statement input that holds SANDBOX statements,
 // SHOW statements the proxy answers itself (TABLES, TABLE STATUS,
 // DATABASES, PROCEDURE and FUNCTION STATUS, PROCESSLIST, WARNINGS,
-// ERRORS), (multi says the client may send several statements at once)
+// ERRORS), or, with no current database, statements naming a table
+// without its database (multi says the client may send several statements
+// at once)
 // into the inputs to plan and run in turn: each of those statements alone,
 // and each run of other statements together. It returns nil for any other
 // input. Each part is planned just before it runs (Plan), after the parts
 // before it.
 func (s *Session) Split(ctx context.Context, sql string, multi bool) ([]string, error) {
 	upper := strings.ToUpper(sql)
-	if !multi || s.mode == Passthrough || !strings.Contains(upper, "SANDBOX") && !strings.Contains(upper, "SHOW") {
+	if !multi || s.mode == Passthrough || !strings.Contains(upper, "SANDBOX") && !strings.Contains(upper, "SHOW") && (s.db != "" || s.sb == nil) {
 		return nil, nil
 	}
 	if err := s.sync(ctx); err != nil {
@@ -211,7 +213,7 @@ func (s *Session) Split(ctx context.Context, sql string, multi bool) ([]string, 
 		return nil, nil // Plan refuses it: KILL goes alone
 	}
 	pieces := rewrite.SplitStatements(sql, opts)
-	alone := func(p string) bool { return rewrite.IsSandboxStatement(p) || s.answersShow(p, opts) }
+	alone := func(p string) bool { return rewrite.IsSandboxStatement(p) || s.answersShow(p, opts) || s.needsDatabase(p, opts) }
 	if len(pieces) < 2 || !slices.ContainsFunc(pieces, alone) {
 		return nil, nil
 	}
@@ -239,6 +241,14 @@ func (s *Session) Split(ctx context.Context, sql string, multi bool) ([]string, 
 		}
 	}
 	return out, nil
+}
+
+// needsDatabase reports whether the statement sql, in a sandbox with no
+// current database, names a table without its database: planned alone, in
+// its turn, it gets the server's 1046 after the statements before it ran,
+// as on the server.
+func (s *Session) needsDatabase(sql string, opts rewrite.Options) bool {
+	return s.sb != nil && opts.DB == "" && namesNoDatabase(s.m.engine.Analyze(sql, opts))
 }
 
 // answersShow reports whether the statement sql is a SHOW the proxy
