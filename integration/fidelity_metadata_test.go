@@ -72,6 +72,9 @@ var fidScript = []fidStep{
 	{sql: "SELECT table_name FROM information_schema.tables WHERE table_schema = 'fid' ORDER BY table_name"},
 	{sql: "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'fid' ORDER BY TABLE_NAME DESC"},
 	{sql: "SHOW CREATE VIEW v1"},
+	{sql: "SHOW CREATE VIEW v1", prepared: true},
+	{sql: "SELECT TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS WHERE TABLE_SCHEMA = 'fid' ORDER BY TABLE_NAME", prepared: true},
+	{sql: "EXPLAIN SELECT * FROM users u JOIN orders o ON o.user_id = u.id", prepared: true, mask: []string{"rows", "type", "possible_keys", "key", "key_len", "Extra"}},
 	{sql: "SELECT TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS WHERE TABLE_SCHEMA = 'fid' ORDER BY TABLE_NAME"},
 	{sql: "SHOW CREATE TABLE made"},
 	{sql: "SELECT TABLE_NAME, REFERENCED_TABLE_SCHEMA, REFERENCED_TABLE_NAME FROM information_schema.KEY_COLUMN_USAGE " +

@@ -420,8 +420,10 @@ func (s *Session) UseDB(db string) { s.db = db }
 type Relabel struct {
 	s *Session
 	p *Plan
-	// col counts the column definitions of the answer seen so far.
-	col int
+	// col counts the column definitions of the answer seen so far, types
+	// are their types (for a prepared statement's binary rows).
+	col   int
+	types []byte
 }
 
 // Relabel returns what to tell back in the answer to p: nil when p's text
@@ -438,8 +440,15 @@ func (s *Session) Relabel(p *Plan) *Relabel {
 // definitions (a SHOW the proxy asks as a query of information_schema);
 // ok is false when the definition is only relabelled (Column). column
 // says it defines a result column (not a parameter).
-func (r *Relabel) Definition(column bool) (def []byte, ok bool) {
-	if !column || len(r.p.defs) == 0 {
+func (r *Relabel) Definition(p []byte, column bool) (def []byte, ok bool) {
+	if !column {
+		return nil, false
+	}
+	if r.p.binaryRows {
+		typ, _ := wire.ColumnType(p)
+		r.types = append(r.types, typ)
+	}
+	if len(r.p.defs) == 0 {
 		return nil, false
 	}
 	i := r.col
@@ -454,9 +463,18 @@ func (r *Relabel) Definition(column bool) (def []byte, ok bool) {
 func (r *Relabel) Rows() bool { return r.p.nameRows }
 
 // Row tells the sandbox's physical database names in the values of the
-// text row p back in logical names (p itself when it holds none).
+// row p back in logical names (p itself when it holds none): a text row,
+// or for a prepared statement's execution a binary one, of the columns
+// whose definitions the answer gave (Definition).
 func (r *Relabel) Row(p []byte) []byte {
 	if !bytes.Contains(p, []byte(r.s.m.cfg.Prefix)) {
+		return p
+	}
+	tell := func(v string) string { return r.s.unmap(r.s.unqualify(v, r.p.viewDB)) }
+	if r.p.binaryRows {
+		if out, ok := wire.MapBinaryRowStrings(p, r.types, tell); ok {
+			return out
+		}
 		return p
 	}
 	var vals []*string
@@ -469,7 +487,7 @@ func (r *Relabel) Row(p []byte) []byte {
 		if !ok {
 			return p
 		}
-		s := r.s.unmap(r.s.unqualify(string(v), r.p.viewDB))
+		s := tell(string(v))
 		vals, rest = append(vals, &s), next
 	}
 	return wire.AppendTextRow(nil, vals)
