@@ -904,7 +904,9 @@ func (a *Analysis) StatementEndBefore(off int) bool {
 
 // QuoteLiteral encodes s as a single-quoted string literal read as s under
 // the sql_mode NO_BACKSLASH_ESCAPES setting given.
-func QuoteLiteral(s string, noBackslashEscapes bool) string { return quoteString(s, !noBackslashEscapes) }
+func QuoteLiteral(s string, noBackslashEscapes bool) string {
+	return quoteString(s, !noBackslashEscapes)
+}
 
 // QuoteString single-quotes a string literal (backslashes escaped, which is
 // right unless NO_BACKSLASH_ESCAPES is set; the proxy's own connections

@@ -213,7 +213,9 @@ func (s *Session) Split(ctx context.Context, sql string, multi bool) ([]string, 
 		return nil, nil // Plan refuses it: KILL goes alone
 	}
 	pieces := rewrite.SplitStatements(sql, opts)
-	alone := func(p string) bool { return rewrite.IsSandboxStatement(p) || s.answersShow(p, opts) || s.needsDatabase(p, opts) }
+	alone := func(p string) bool {
+		return rewrite.IsSandboxStatement(p) || s.answersShow(p, opts) || s.needsDatabase(p, opts)
+	}
 	if len(pieces) < 2 || !slices.ContainsFunc(pieces, alone) {
 		return nil, nil
 	}
