@@ -533,19 +533,48 @@ func (r *Relabel) Column(n wire.ColumnNames, rest []byte) (wire.ColumnNames, []b
 		if sp, ok := r.p.columnSpelling(orig.Table); ok && sp != n.Table {
 			n.Table, changed = sp, true // no alias: the table as written
 		}
-		if orig.Schema == "" && computedColumn(v, orig.OrgName) {
-			n.Schema, n.OrgTable, rest, changed = "information_schema", v, asInfoColumn(rest), true
+		// Given a column alias, the server names the column the alias
+		// stands for.
+		if col := r.p.aliasedColumn(orig.OrgName); orig.Schema == "" && computedColumn(v, col) {
+			n.Schema, n.OrgTable, n.OrgName, rest, changed = "information_schema", v, strings.ToUpper(col), asInfoColumn(rest), true
 		}
-	} else if orig.Schema == "" && orig.OrgTable == "" {
+	} else if orig.Schema == "" && orig.OrgTable == "" && orig.Table != "" {
 		// Through a table alias: the view the statement reads that
-		// computes it; given a column alias, the server names the column
-		// the alias stands for.
+		// computes it.
 		col := r.p.aliasedColumn(orig.OrgName)
 		if v, ok := r.p.infoViewComputing(col); ok {
 			n.Schema, n.OrgTable, n.OrgName, rest, changed = "information_schema", v, strings.ToUpper(col), asInfoColumn(rest), true
 		}
+	} else if orig.Schema == "" && orig.OrgTable == "" && orig.Table == "" {
+		// An expression: over a view's column MariaDB echoes its label as
+		// org_name and describes it otherwise than over the server's own
+		// information_schema column.
+		if orig.OrgName == orig.Name {
+			n.OrgName = ""
+		}
+		rest, changed = asExpression(rest), true
 	}
 	return n, rest, changed
+}
+
+// asExpression gives the fixed fields rest of an expression's column those
+// MariaDB gives an expression over information_schema's own columns: a
+// binary (numeric, temporal) result is flagged binary, a string has
+// decimals 39 (NOT_FIXED_DEC).
+func asExpression(rest []byte) []byte {
+	if len(rest) <= fixedDecimals || rest[0] != 0x0c {
+		return rest
+	}
+	out := append([]byte(nil), rest...)
+	if binary.LittleEndian.Uint16(out[1:]) == charsetBinary {
+		binary.LittleEndian.PutUint16(out[fixedFlags:], binary.LittleEndian.Uint16(out[fixedFlags:])|flagBinary)
+		return out
+	}
+	switch out[fixedType] {
+	case typeVarString, typeString, typeBlob, typeVarchar:
+		out[fixedDecimals] = notFixedDec
+	}
+	return out
 }
 
 // aliasedColumn is the column the plan's select list gives the alias
@@ -584,8 +613,16 @@ func (p *Plan) infoViewComputing(col string) (string, bool) {
 // 0x0c, charset, length, type, flags, decimals).
 const (
 	flagNoDefault = 0x1000
+	flagBinary    = 0x80
+	fixedType     = 7
 	fixedFlags    = 8
 	fixedDecimals = 10
+	charsetBinary = 63
+	notFixedDec   = 39
+	typeVarchar   = 15
+	typeBlob      = 252
+	typeVarString = 253
+	typeString    = 254
 )
 
 // asInfoColumn gives the fixed fields rest of a column a sandbox's view
