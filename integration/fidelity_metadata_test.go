@@ -28,7 +28,10 @@ CREATE TABLE fid.B (a INT);
 CREATE TABLE fid.a (a INT);
 CREATE TABLE fid._x (a INT);
 CREATE TABLE fid.Z (a INT);
-CREATE VIEW fid.pv AS SELECT id FROM fid.users;`
+CREATE VIEW fid.pv AS SELECT id FROM fid.users;
+CREATE DATABASE fid2;
+CREATE TABLE fid2.kids (id INT PRIMARY KEY);
+INSERT INTO fid2.kids VALUES (1);`
 
 // fidStep is one statement of a fidelity script: run through a sandbox
 // and on a direct copy, its outcomes must be equal.
@@ -135,6 +138,11 @@ var fidScript = []fidStep{
 	{sql: "SHOW CREATE TABLE users"},
 	{sql: "UPDATE users SET name = 'x' WHERE id = 99"},
 	{sql: "SELECT UPPER(table_name) FROM information_schema.tables WHERE table_schema = 'fid' ORDER BY 1"},
+	{sql: "CREATE TABLE fid2.child (id INT PRIMARY KEY, kid INT, FOREIGN KEY (kid) REFERENCES kids (id))"},
+	{sql: "SHOW CREATE TABLE fid2.child"},
+	{sql: "INSERT INTO fid2.child VALUES (1, 99)"},
+	{sql: "INSERT INTO fid2.child VALUES (1, 1)"},
+	{sql: "SELECT TABLE_SCHEMA, TABLE_NAME, REFERENCED_TABLE_SCHEMA, REFERENCED_TABLE_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = 'fid2' AND REFERENCED_TABLE_NAME IS NOT NULL"},
 	{sql: "SELECT TABLE_NAME AS n, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'fid' ORDER BY n"},
 	{sql: "SELECT CONCAT(table_schema, '.', table_name) AS q, LENGTH(table_name) FROM information_schema.tables WHERE table_schema = 'fid' ORDER BY 1"},
 	{sql: "SELECT COUNT(*), MAX(table_name), MIN(create_time) IS NOT NULL FROM information_schema.tables WHERE table_schema = 'fid'"},
@@ -175,18 +183,20 @@ func TestFidelityMetadata(t *testing.T) {
 	sandDB, leastPriv, allPriv, directDB := directAndSandboxes(ctx, t)
 	for _, srv := range []*testdb.Server{sandDB, directDB} {
 		root := openDB(t, srv.DSN("")+"?multiStatements=true")
-		if _, err := root.Exec("DROP DATABASE IF EXISTS fid;" + fidSchema); err != nil {
+		if _, err := root.Exec("DROP DATABASE IF EXISTS fid; DROP DATABASE IF EXISTS fid2;" + fidSchema); err != nil {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { _, _ = openDB(t, sandDB.DSN("")).Exec("DROP DATABASE IF EXISTS fid") })
+	t.Cleanup(func() {
+		_, _ = openDB(t, sandDB.DSN("")+"?multiStatements=true").Exec("DROP DATABASE IF EXISTS fid; DROP DATABASE IF EXISTS fid2")
+	})
 	root := openDB(t, sandDB.DSN("")+"?multiStatements=true")
-	if _, err := root.Exec("GRANT SELECT, SHOW VIEW ON fid.* TO '" + sandboxUser + "'@'%'"); err != nil {
+	if _, err := root.Exec("GRANT SELECT, SHOW VIEW ON fid.* TO '" + sandboxUser + "'@'%'; GRANT SELECT, SHOW VIEW ON fid2.* TO '" + sandboxUser + "'@'%'"); err != nil {
 		t.Fatal(err)
 	}
 	// The direct copy's account of the same name may write its copy.
 	directRoot := openDB(t, directDB.DSN("")+"?multiStatements=true")
-	if _, err := directRoot.Exec(fmt.Sprintf("CREATE USER '%[1]s'@'%%' IDENTIFIED BY '%[2]s'; GRANT ALL PRIVILEGES ON fid.* TO '%[1]s'@'%%'; "+
+	if _, err := directRoot.Exec(fmt.Sprintf("CREATE USER '%[1]s'@'%%' IDENTIFIED BY '%[2]s'; GRANT ALL PRIVILEGES ON fid.* TO '%[1]s'@'%%'; GRANT ALL PRIVILEGES ON fid2.* TO '%[1]s'@'%%'; "+
 		"GRANT SELECT ON mysql.func TO '%[1]s'@'%%'", sandboxUser, sandboxPassword)); err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +225,7 @@ func TestFidelityMetadata(t *testing.T) {
 				t.Errorf("production changed:\n before: %s\n after:  %s", before, after)
 			}
 			// The direct copy starts afresh for the next account.
-			if _, err := directRoot.Exec("DROP DATABASE fid;" + fidSchema); err != nil {
+			if _, err := directRoot.Exec("DROP DATABASE fid; DROP DATABASE fid2;" + fidSchema); err != nil {
 				t.Fatal(err)
 			}
 		})

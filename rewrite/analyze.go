@@ -22,6 +22,10 @@ type astRef struct {
 	name    string
 	write   bool
 	aliased bool // a table given an alias where it is named (FROM t AS x)
+	// defaultDB is the database of an unqualified name that the statement
+	// does not take from the current one: a FOREIGN KEY's REFERENCES
+	// table is in the constrained table's database.
+	defaultDB string
 }
 
 // collector walks statements and records table references.
@@ -62,6 +66,11 @@ type collector struct {
 	// aliased columns are the select list's columns given an alias:
 	// alias, column.
 	aliasedColumns [][2]string
+	// refDB is the database the CREATE or ALTER TABLE being walked names
+	// its table in ("" for the current one), refTables the tables of its
+	// REFERENCES clauses, which are in that database unless qualified.
+	refDB     string
+	refTables map[*ast.TableName]bool
 }
 
 // labelText is a select list expression's offset and text.
@@ -169,6 +178,7 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		}
 	case *ast.CreateTableStmt:
 		setTable(&c.writes, x.Table, true)
+		c.refDB = x.Table.Schema.O
 		if x.ReferTable != nil {
 			c.like = append(c.like, Table{DB: x.ReferTable.Schema.O, Name: x.ReferTable.Name.O})
 		}
@@ -188,6 +198,7 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		}
 	case *ast.AlterTableStmt:
 		c.markTables(x)
+		c.refDB = x.Table.Schema.O
 	case *ast.DropTableStmt:
 		c.markTables(x)
 	case *ast.RenameTableStmt:
@@ -223,7 +234,12 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		}
 	case *ast.ReferenceDef:
 		if x.Table != nil {
-			c.references = append(c.references, Table{DB: x.Table.Schema.O, Name: x.Table.Name.O})
+			db := x.Table.Schema.O
+			if db == "" {
+				db = c.refDB
+			}
+			c.references = append(c.references, Table{DB: db, Name: x.Table.Name.O})
+			setTable(&c.refTables, x.Table, true)
 		}
 	case *ast.CommonTableExpression:
 		setName(&c.ctes, x.Name.L)
@@ -244,7 +260,11 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		}
 		aliased := c.aliased == x
 		c.aliased = nil
-		c.refs = append(c.refs, astRef{kind: kind, schema: x.Schema.O, name: x.Name.O, write: write, aliased: aliased})
+		r := astRef{kind: kind, schema: x.Schema.O, name: x.Name.O, write: write, aliased: aliased}
+		if c.refTables[x] {
+			r.defaultDB = c.refDB
+		}
+		c.refs = append(c.refs, r)
 	case *ast.ColumnDef:
 		if x.Name != nil && c.columns != nil {
 			c.columns[x.Name.Name.L] = true
