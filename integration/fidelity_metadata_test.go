@@ -28,7 +28,10 @@ CREATE TABLE fid.B (a INT);
 CREATE TABLE fid.a (a INT);
 CREATE TABLE fid._x (a INT);
 CREATE TABLE fid.Z (a INT);
-CREATE VIEW fid.pv AS SELECT id FROM fid.users;`
+CREATE VIEW fid.pv AS SELECT id FROM fid.users;
+CREATE DATABASE fid2;
+CREATE TABLE fid2.kids (id INT PRIMARY KEY);
+INSERT INTO fid2.kids VALUES (1);`
 
 // fidStep is one statement of a fidelity script: run through a sandbox
 // and on a direct copy, its outcomes must be equal.
@@ -72,6 +75,9 @@ var fidScript = []fidStep{
 	{sql: "SELECT table_name FROM information_schema.tables WHERE table_schema = 'fid' ORDER BY table_name"},
 	{sql: "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'fid' ORDER BY TABLE_NAME DESC"},
 	{sql: "SHOW CREATE VIEW v1"},
+	{sql: "SHOW CREATE VIEW v1", prepared: true},
+	{sql: "SELECT TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS WHERE TABLE_SCHEMA = 'fid' ORDER BY TABLE_NAME", prepared: true},
+	{sql: "EXPLAIN SELECT * FROM users u JOIN orders o ON o.user_id = u.id", prepared: true, mask: []string{"rows", "type", "possible_keys", "key", "key_len", "Extra"}},
 	{sql: "SELECT TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS WHERE TABLE_SCHEMA = 'fid' ORDER BY TABLE_NAME"},
 	{sql: "SHOW CREATE TABLE made"},
 	{sql: "SELECT TABLE_NAME, REFERENCED_TABLE_SCHEMA, REFERENCED_TABLE_NAME FROM information_schema.KEY_COLUMN_USAGE " +
@@ -110,6 +116,39 @@ var fidScript = []fidStep{
 	{sql: "DESCRIBE ds"},
 	{sql: "SHOW CREATE TABLE ds"},
 	{sql: "SHOW FULL TABLES"},
+	{sql: "SELECT table_name, table_rows IS NOT NULL FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY 1"},
+	{sql: "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'fid'"},
+	{sql: "SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = 'fid' AND TABLE_NAME = 'made' ORDER BY 1, 2"},
+	{sql: "SELECT CONSTRAINT_NAME, CONSTRAINT_TYPE FROM information_schema.TABLE_CONSTRAINTS WHERE TABLE_SCHEMA = 'fid' ORDER BY TABLE_NAME, 1"},
+	{sql: "SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'fid'"},
+	{sql: "SHOW INDEX FROM made", mask: []string{"Cardinality"}},
+	{sql: "SHOW COLUMNS FROM made LIKE 'u%'"},
+	{sql: "SHOW TABLES FROM fid LIKE 'm%'"},
+	{sql: "SHOW FULL TABLES IN fid"},
+	{sql: "SHOW TABLE STATUS FROM fid LIKE 'B'", mask: fidVolatile},
+	{sql: "SELECT DATABASE(), SCHEMA()"},
+	{sql: "CREATE TABLE IF NOT EXISTS made (a INT)"},
+	{sql: "DROP TABLE IF EXISTS Z"},
+	{sql: "RENAME TABLE made TO made2"},
+	{sql: "SHOW CREATE TABLE made2"},
+	{sql: "SHOW TABLES"},
+	{sql: "ALTER TABLE users ADD CONSTRAINT chk CHECK (id < 1000)"},
+	{sql: "INSERT INTO users (id, name) VALUES (2000, 'z')"},
+	{sql: "SELECT CONSTRAINT_SCHEMA, TABLE_NAME, CONSTRAINT_NAME, CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = 'fid'"},
+	{sql: "SHOW CREATE TABLE users"},
+	{sql: "UPDATE users SET name = 'x' WHERE id = 99"},
+	{sql: "SELECT UPPER(table_name) FROM information_schema.tables WHERE table_schema = 'fid' ORDER BY 1"},
+	{sql: "CREATE TABLE fid2.child (id INT PRIMARY KEY, kid INT, FOREIGN KEY (kid) REFERENCES kids (id))"},
+	{sql: "SHOW CREATE TABLE fid2.child"},
+	{sql: "INSERT INTO fid2.child VALUES (1, 99)"},
+	{sql: "INSERT INTO fid2.child VALUES (1, 1)"},
+	{sql: "SELECT TABLE_SCHEMA, TABLE_NAME, REFERENCED_TABLE_SCHEMA, REFERENCED_TABLE_NAME FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = 'fid2' AND REFERENCED_TABLE_NAME IS NOT NULL"},
+	{sql: "SELECT TABLE_NAME AS n, TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'fid' ORDER BY n"},
+	{sql: "SELECT CONCAT(table_schema, '.', table_name) AS q, LENGTH(table_name) FROM information_schema.tables WHERE table_schema = 'fid' ORDER BY 1"},
+	{sql: "SELECT COUNT(*), MAX(table_name), MIN(create_time) IS NOT NULL FROM information_schema.tables WHERE table_schema = 'fid'"},
+	{sql: "SELECT c.table_name, c.column_name, k.referenced_table_name FROM information_schema.columns c LEFT JOIN information_schema.key_column_usage k " +
+		"ON k.table_schema = c.table_schema AND k.table_name = c.table_name AND k.column_name = c.column_name " +
+		"WHERE c.table_schema = 'fid' ORDER BY 1, 2"},
 }
 
 // fidNoDB is run in a session with no current database.
@@ -144,18 +183,20 @@ func TestFidelityMetadata(t *testing.T) {
 	sandDB, leastPriv, allPriv, directDB := directAndSandboxes(ctx, t)
 	for _, srv := range []*testdb.Server{sandDB, directDB} {
 		root := openDB(t, srv.DSN("")+"?multiStatements=true")
-		if _, err := root.Exec("DROP DATABASE IF EXISTS fid;" + fidSchema); err != nil {
+		if _, err := root.Exec("DROP DATABASE IF EXISTS fid; DROP DATABASE IF EXISTS fid2;" + fidSchema); err != nil {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { _, _ = openDB(t, sandDB.DSN("")).Exec("DROP DATABASE IF EXISTS fid") })
+	t.Cleanup(func() {
+		_, _ = openDB(t, sandDB.DSN("")+"?multiStatements=true").Exec("DROP DATABASE IF EXISTS fid; DROP DATABASE IF EXISTS fid2")
+	})
 	root := openDB(t, sandDB.DSN("")+"?multiStatements=true")
-	if _, err := root.Exec("GRANT SELECT, SHOW VIEW ON fid.* TO '" + sandboxUser + "'@'%'"); err != nil {
+	if _, err := root.Exec("GRANT SELECT, SHOW VIEW ON fid.* TO '" + sandboxUser + "'@'%'; GRANT SELECT, SHOW VIEW ON fid2.* TO '" + sandboxUser + "'@'%'"); err != nil {
 		t.Fatal(err)
 	}
 	// The direct copy's account of the same name may write its copy.
 	directRoot := openDB(t, directDB.DSN("")+"?multiStatements=true")
-	if _, err := directRoot.Exec(fmt.Sprintf("CREATE USER '%[1]s'@'%%' IDENTIFIED BY '%[2]s'; GRANT ALL PRIVILEGES ON fid.* TO '%[1]s'@'%%'; "+
+	if _, err := directRoot.Exec(fmt.Sprintf("CREATE USER '%[1]s'@'%%' IDENTIFIED BY '%[2]s'; GRANT ALL PRIVILEGES ON fid.* TO '%[1]s'@'%%'; GRANT ALL PRIVILEGES ON fid2.* TO '%[1]s'@'%%'; "+
 		"GRANT SELECT ON mysql.func TO '%[1]s'@'%%'", sandboxUser, sandboxPassword)); err != nil {
 		t.Fatal(err)
 	}
@@ -172,8 +213,10 @@ func TestFidelityMetadata(t *testing.T) {
 			through := func(db string) *client.Conn { return fidConn(t, acc.h.addr, acc.user, acc.password, db) }
 			fidCompare(t, "fid", fidScript, direct("fid"), through("fid"))
 			fidCompare(t, "no database", fidNoDB, direct(""), through(""))
-			fidMulti(t, fmt.Sprintf("%s:%s@tcp(%s)/fid?multiStatements=true", acc.user, acc.directPassword, directDB.Addr),
-				fmt.Sprintf("%s:%s@tcp(%s)/fid?multiStatements=true", acc.user, acc.password, acc.h.addr))
+			for db, input := range map[string]string{"fid": fidMultiInput, "": fidMultiNoDB} {
+				fidMulti(t, input, fmt.Sprintf("%s:%s@tcp(%s)/%s?multiStatements=true", acc.user, acc.directPassword, directDB.Addr, db),
+					fmt.Sprintf("%s:%s@tcp(%s)/%s?multiStatements=true", acc.user, acc.password, acc.h.addr, db))
+			}
 			sc := through("fid")
 			if out := fidOutcome(sc, fidStep{sql: "SHOW DATABASES"}); strings.Contains(out, "_sqlfork") {
 				t.Errorf("SHOW DATABASES through the proxy lists the proxy's databases:\n%s", out)
@@ -182,7 +225,7 @@ func TestFidelityMetadata(t *testing.T) {
 				t.Errorf("production changed:\n before: %s\n after:  %s", before, after)
 			}
 			// The direct copy starts afresh for the next account.
-			if _, err := directRoot.Exec("DROP DATABASE fid;" + fidSchema); err != nil {
+			if _, err := directRoot.Exec("DROP DATABASE fid; DROP DATABASE fid2;" + fidSchema); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -301,22 +344,27 @@ func fidProduction(t *testing.T, db *testdb.Server) string {
 const fidMultiInput = "CREATE TABLE multi (a INT); SHOW TABLES LIKE 'mul%'; SHOW FULL TABLES WHERE Tables_in_fid = 'multi'; " +
 	"SHOW TABLE STATUS LIKE 'multi'; SHOW DATABASES LIKE 'fid'; DROP TABLE IF EXISTS nope; SHOW WARNINGS; SELECT COUNT(*) FROM multi"
 
-// fidMulti runs fidMultiInput directly and through the proxy (DSNs with
+// fidMultiNoDB is an input of several statements with no current
+// database: the statement naming a table without its database fails after
+// the one before it ran.
+const fidMultiNoDB = "SELECT COUNT(*) FROM fid.orders; CREATE TABLE t1 (a INT); SELECT 2"
+
+// fidMulti runs input directly and through the proxy (DSNs with
 // multiStatements=true) and requires the same result sets.
-func fidMulti(t *testing.T, directDSN, proxyDSN string) {
+func fidMulti(t *testing.T, input, directDSN, proxyDSN string) {
 	t.Helper()
-	want, got := multiOutcome(t, directDSN), multiOutcome(t, proxyDSN)
+	want, got := multiOutcome(t, input, directDSN), multiOutcome(t, input, proxyDSN)
 	if want != got {
-		t.Errorf("%s:\n direct:\n%s\n sandbox:\n%s", fidMultiInput, want, got)
+		t.Errorf("%s:\n direct:\n%s\n sandbox:\n%s", input, want, got)
 	}
 }
 
-// multiOutcome is every result set of fidMultiInput: labels and rows (the
-// times and sizes of SHOW TABLE STATUS left out).
-func multiOutcome(t *testing.T, dsn string) string {
+// multiOutcome is every result set of input: labels and rows (the times
+// and sizes of SHOW TABLE STATUS left out), and the error that ended it.
+func multiOutcome(t *testing.T, input, dsn string) string {
 	t.Helper()
 	c := conn(t, openDB(t, dsn))
-	rows, err := c.QueryContext(context.Background(), fidMultiInput)
+	rows, err := c.QueryContext(context.Background(), input)
 	if err != nil {
 		return "error " + mysqlErr(err)
 	}

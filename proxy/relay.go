@@ -163,7 +163,7 @@ func (r *relay) move(a *answer, kind wire.Kind, seq uint8, last bool) error {
 		})
 	case (kind == wire.KindColumnDef || kind == wire.KindParamDef) && a.relabel != nil:
 		return r.rewrite(seq+a.shift, func(p []byte) []byte {
-			if def, ok := a.relabel.Definition(kind == wire.KindColumnDef); ok {
+			if def, ok := a.relabel.Definition(p, kind == wire.KindColumnDef); ok {
 				return def
 			}
 			if out, ok := relabelColumnDef(p, a.relabel.Column); ok {

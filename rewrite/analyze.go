@@ -23,6 +23,10 @@ type astRef struct {
 	write   bool
 	aliased bool // a table given an alias where it is named (FROM t AS x)
 	cte     bool // a table name that names a common table expression in scope
+	// defaultDB is the database of an unqualified name that the statement
+	// does not take from the current one: a FOREIGN KEY's REFERENCES
+	// table is in the constrained table's database.
+	defaultDB string
 }
 
 // collector walks statements and records table references.
@@ -67,6 +71,11 @@ type collector struct {
 	// aliased columns are the select list's columns given an alias:
 	// alias, column.
 	aliasedColumns [][2]string
+	// refDB is the database the CREATE or ALTER TABLE being walked names
+	// its table in ("" for the current one), refTables the tables of its
+	// REFERENCES clauses, which are in that database unless qualified.
+	refDB     string
+	refTables map[*ast.TableName]bool
 }
 
 // labelText is a select list expression's offset and text.
@@ -174,6 +183,7 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		}
 	case *ast.CreateTableStmt:
 		setTable(&c.writes, x.Table, true)
+		c.refDB = x.Table.Schema.O
 		if x.ReferTable != nil {
 			c.like = append(c.like, Table{DB: x.ReferTable.Schema.O, Name: x.ReferTable.Name.O})
 		}
@@ -197,6 +207,7 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		c.variable(x)
 	case *ast.AlterTableStmt:
 		c.markTables(x)
+		c.refDB = x.Table.Schema.O
 	case *ast.DropTableStmt:
 		c.markTables(x)
 	case *ast.RenameTableStmt:
@@ -235,7 +246,12 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		}
 	case *ast.ReferenceDef:
 		if x.Table != nil {
-			c.references = append(c.references, Table{DB: x.Table.Schema.O, Name: x.Table.Name.O})
+			db := x.Table.Schema.O
+			if db == "" {
+				db = c.refDB
+			}
+			c.references = append(c.references, Table{DB: db, Name: x.Table.Name.O})
+			setTable(&c.refTables, x.Table, true)
 		}
 	case *ast.CommonTableExpression:
 		setName(&c.ctes, x.Name.L)
@@ -257,7 +273,11 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		}
 		aliased := c.aliased == x
 		c.aliased = nil
-		c.refs = append(c.refs, astRef{kind: kind, schema: x.Schema.O, name: x.Name.O, write: write, aliased: aliased, cte: c.cteRefs[x]})
+		r := astRef{kind: kind, schema: x.Schema.O, name: x.Name.O, write: write, aliased: aliased, cte: c.cteRefs[x]}
+		if c.refTables[x] {
+			r.defaultDB = c.refDB
+		}
+		c.refs = append(c.refs, r)
 	case *ast.ColumnDef:
 		if x.Name != nil && c.columns != nil {
 			c.columns[x.Name.Name.L] = true

@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -242,5 +243,33 @@ func TestLabelSpans(t *testing.T) {
 	}
 	if len(st.AliasedColumns) != 1 || st.AliasedColumns[0] != [2]string{"n", "x"} {
 		t.Errorf("aliased columns %q", st.AliasedColumns)
+	}
+}
+
+// TestReferencesDatabase: the table of a FOREIGN KEY's REFERENCES clause
+// written without a database is in the constrained table's database, not
+// the current one, as the server reads it.
+func TestReferencesDatabase(t *testing.T) {
+	e := NewEngine(0)
+	r := mapResolver{{DB: "app", Name: "users"}: {DB: "sbx_app", Name: "users"}, {DB: "app", Name: "t3"}: {DB: "sbx_app", Name: "t3"}}
+	for _, c := range []struct{ sql, want string }{
+		{"CREATE TABLE app.t3 (a INT, FOREIGN KEY (a) REFERENCES users (id))",
+			"CREATE TABLE `sbx_app`.`t3` (a INT, FOREIGN KEY (a) REFERENCES `sbx_app`.`users` (id))"},
+		{"CREATE TABLE app.t3 (a INT REFERENCES users (id))", "CREATE TABLE `sbx_app`.`t3` (a INT REFERENCES `sbx_app`.`users` (id))"},
+		{"ALTER TABLE app.t3 ADD FOREIGN KEY (a) REFERENCES users (id)", "ALTER TABLE `sbx_app`.`t3` ADD FOREIGN KEY (a) REFERENCES `sbx_app`.`users` (id)"},
+		{"CREATE TABLE t3 (a INT, FOREIGN KEY (a) REFERENCES users (id))", "CREATE TABLE t3 (a INT, FOREIGN KEY (a) REFERENCES users (id))"},
+	} {
+		a := e.Analyze(c.sql, Options{DB: "other", Server: maria1011})
+		res, err := a.Rewrite(r)
+		if err != nil {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+		if res.SQL != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.sql, res.SQL, c.want)
+		}
+	}
+	st := e.Analyze("CREATE TABLE app.t3 (a INT, FOREIGN KEY (a) REFERENCES users (id))", Options{DB: "other", Server: maria1011}).Statements[0]
+	if len(st.References) != 1 || st.References[0] != (Table{DB: "app", Name: "users"}) || !slices.Contains(st.Reads, Table{DB: "app", Name: "users"}) {
+		t.Errorf("references %v, reads %v: want app.users", st.References, st.Reads)
 	}
 }

@@ -724,6 +724,9 @@ func (a *Analysis) makeSite(toks []token, ch chain, part int, r astRef, c *colle
 	}
 	db := r.schema
 	if db == "" {
+		db = r.defaultDB
+	}
+	if db == "" {
 		db = a.dbAt(int(tok.start))
 	}
 	if a.altered != nil && a.altered.alteredIn(int(start), int(tok.end)) {
@@ -1009,6 +1012,9 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 			continue
 		}
 		t := Table{DB: r.schema, Name: r.name}
+		if t.DB == "" {
+			t.DB = r.defaultDB
+		}
 		if t.DB == "" {
 			t.DB = db
 		}

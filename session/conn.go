@@ -391,6 +391,9 @@ type Plan struct {
 	// ref, a view's definition in information_schema): the relay tells
 	// them back (Relabel.Row).
 	nameRows bool
+	// binaryRows: the rows of the answers to execute it are binary (a
+	// prepared statement's).
+	binaryRows bool
 	// viewDB is the current database of SHOW CREATE VIEW, whose tables the
 	// server names without their database (Relabel.Row).
 	viewDB string
@@ -810,7 +813,7 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 	}
 	p.SQL, p.changed, p.renames = res.SQL, res.Changed, res.Renames
 	p.rewritten, p.splices = res.SQL, res.Splices
-	p.nameRows = !prepared && writesNames(a)
+	p.nameRows, p.binaryRows = writesNames(a), prepared
 	if len(a.Statements) == 1 && a.Statements[0].Kind == "SHOW CREATE VIEW" {
 		p.viewDB = a.Statements[0].DB
 	}

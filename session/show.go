@@ -219,6 +219,9 @@ func (s *Session) planShow(ctx context.Context, sh *rewrite.Show, opts rewrite.O
 	if err != nil {
 		return nil, true, err
 	}
+	if _, ok := defColumns(defs, ""); !ok {
+		defs = nil // definitions that do not name their columns: the proxy's own
+	}
 	q, _, err := showSQL(sh, opts.DB, defs)
 	if err != nil {
 		return nil, true, err

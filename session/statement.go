@@ -1,9 +1,7 @@
 package session
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -196,17 +194,18 @@ func (s *Session) evaluator(ctx context.Context) Evaluator {
 	}
 }
 
-// Split splits a multi-statement input that holds SANDBOX statements, or
-// SHOW statements the proxy answers itself (TABLES, TABLE STATUS,
-// DATABASES, PROCEDURE and FUNCTION STATUS, PROCESSLIST, WARNINGS,
-// ERRORS), (multi says the client may send several statements at once)
-// into the inputs to plan and run in turn: each of those statements alone,
-// and each run of other statements together. It returns nil for any other
+// Split splits a multi-statement input (multi says the client may send
+// several statements at once) that holds SANDBOX statements, SHOW
+// statements the proxy answers itself (TABLES, TABLE STATUS, DATABASES,
+// PROCEDURE and FUNCTION STATUS, PROCESSLIST, WARNINGS, ERRORS) or, with no
+// current database, statements naming a table without its database into
+// the inputs to plan and run in turn: each of those statements alone, and
+// each run of other statements together. It returns nil for any other
 // input. Each part is planned just before it runs (Plan), after the parts
 // before it.
 func (s *Session) Split(ctx context.Context, sql string, multi bool) ([]string, error) {
 	upper := strings.ToUpper(sql)
-	if !multi || s.mode == Passthrough || !strings.Contains(upper, "SANDBOX") && !strings.Contains(upper, "SHOW") {
+	if !multi || s.mode == Passthrough || !strings.Contains(upper, "SANDBOX") && !strings.Contains(upper, "SHOW") && (s.db != "" || s.sb == nil) {
 		return nil, nil
 	}
 	if err := s.sync(ctx); err != nil {
@@ -217,7 +216,9 @@ func (s *Session) Split(ctx context.Context, sql string, multi bool) ([]string, 
 		return nil, nil // Plan refuses it: KILL goes alone
 	}
 	pieces := rewrite.SplitStatements(sql, opts)
-	alone := func(p string) bool { return rewrite.IsSandboxStatement(p) || s.answersShow(p, opts) }
+	alone := func(p string) bool {
+		return rewrite.IsSandboxStatement(p) || s.answersShow(p, opts) || s.needsDatabase(p, opts)
+	}
 	if len(pieces) < 2 || !slices.ContainsFunc(pieces, alone) {
 		return nil, nil
 	}
@@ -245,6 +246,14 @@ func (s *Session) Split(ctx context.Context, sql string, multi bool) ([]string, 
 		}
 	}
 	return out, nil
+}
+
+// needsDatabase reports whether the statement sql, in a sandbox with no
+// current database, names a table without its database: planned alone, in
+// its turn, it gets the server's 1046 after the statements before it ran,
+// as on the server.
+func (s *Session) needsDatabase(sql string, opts rewrite.Options) bool {
+	return s.sb != nil && opts.DB == "" && namesNoDatabase(s.m.engine.Analyze(sql, opts))
 }
 
 // answersShow reports whether the statement sql is a SHOW the proxy
@@ -462,204 +471,6 @@ func (s *Session) DB() string { return s.db }
 
 // UseDB records the current database a COM_INIT_DB set.
 func (s *Session) UseDB(db string) { s.db = db }
-
-// Relabel is what the relay changes in the answer to a statement whose
-// text the session rewrote, so that it reads as on the real database.
-type Relabel struct {
-	s *Session
-	p *Plan
-	// col counts the column definitions of the answer seen so far.
-	col int
-}
-
-// Relabel returns what to tell back in the answer to p: nil when p's text
-// went upstream as the client wrote it.
-func (s *Session) Relabel(p *Plan) *Relabel {
-	if p == nil || !p.changed {
-		return nil
-	}
-	return &Relabel{s: s, p: p}
-}
-
-// Definition is the column definition the client gets in place of the
-// next one of the answer, when the answer must carry the server's own
-// definitions (a SHOW the proxy asks as a query of information_schema);
-// ok is false when the definition is only relabelled (Column). column
-// says it defines a result column (not a parameter).
-func (r *Relabel) Definition(column bool) (def []byte, ok bool) {
-	if !column || len(r.p.defs) == 0 {
-		return nil, false
-	}
-	i := r.col
-	r.col++
-	if i >= len(r.p.defs) {
-		return nil, false
-	}
-	return r.p.defs[i], true
-}
-
-// Rows reports whether the answer's rows are to go through Row.
-func (r *Relabel) Rows() bool { return r.p.nameRows }
-
-// Row tells the sandbox's physical database names in the values of the
-// text row p back in logical names (p itself when it holds none).
-func (r *Relabel) Row(p []byte) []byte {
-	if !bytes.Contains(p, []byte(r.s.m.cfg.Prefix)) {
-		return p
-	}
-	var vals []*string
-	for rest := p; len(rest) > 0; {
-		if rest[0] == 0xFB {
-			vals, rest = append(vals, nil), rest[1:]
-			continue
-		}
-		v, next, ok := wire.LenEncString(rest)
-		if !ok {
-			return p
-		}
-		s := r.s.unmap(r.s.unqualify(string(v), r.p.viewDB))
-		vals, rest = append(vals, &s), next
-	}
-	return wire.AppendTextRow(nil, vals)
-}
-
-// Error tells the sandbox's physical database names in the message of an
-// error of code back in logical names; a syntax error quotes the client's
-// text where the server quoted the rewritten one.
-func (r *Relabel) Error(code uint16, msg string) string {
-	if code == wire.ErParse {
-		if m, ok := r.p.nearClient(msg); ok {
-			return m
-		}
-	}
-	return r.s.unmap(msg)
-}
-
-// Column tells a column definition's names back as on the real database:
-// its schema logical, and, for the sandbox's information_schema views, its
-// name spelled as the statement wrote it (the server labels
-// information_schema columns so). changed is false when nothing changes.
-//
-// A column of those views is described as the server describes its own
-// information_schema column: the table named as the statement wrote it,
-// and for the columns the views compute (the mapped names, which come with
-// no schema) information_schema, the view as org_table and the column's
-// flags and decimals (rest holds the definition's fixed fields).
-func (r *Relabel) Column(n wire.ColumnNames, rest []byte) (wire.ColumnNames, []byte, bool) {
-	if r.s.sb != nil && n.Schema == InfoSchema(r.s.m.cfg.Prefix, r.s.sb.ID) {
-		if _, ok := ownConnView(rewrite.Table{DB: "performance_schema", Name: n.OrgTable}); ok {
-			n.Schema = "performance_schema" // a column of an own-connection view
-			return n, rest, true
-		}
-	}
-	orig := n
-	n, changed := relabelColumn(n, r.s.logicalDB, r.spelling)
-	if len(r.p.infoIdents) == 0 {
-		return n, rest, changed
-	}
-	if v, ok := infoViewName(orig.Table); ok && (orig.Schema == "" || r.s.isInfoSchema(orig.Schema)) {
-		if sp, ok := r.p.columnSpelling(orig.Table); ok && sp != n.Table {
-			n.Table, changed = sp, true // no alias: the table as written
-		}
-		if orig.Schema == "" && computedColumn(v, orig.OrgName) {
-			n.Schema, n.OrgTable, rest, changed = "information_schema", v, asInfoColumn(rest), true
-		}
-	} else if orig.Schema == "" && orig.OrgTable == "" {
-		// Through a table alias: the view the statement reads that
-		// computes it; given a column alias, the server names the column
-		// the alias stands for.
-		col := r.p.aliasedColumn(orig.OrgName)
-		if v, ok := r.p.infoViewComputing(col); ok {
-			n.Schema, n.OrgTable, n.OrgName, rest, changed = "information_schema", v, strings.ToUpper(col), asInfoColumn(rest), true
-		}
-	}
-	return n, rest, changed
-}
-
-// aliasedColumn is the column the plan's select list gives the alias
-// name, or name itself.
-func (p *Plan) aliasedColumn(name string) string {
-	if p.analysis == nil {
-		return name
-	}
-	for _, st := range p.analysis.Statements {
-		for _, ac := range st.AliasedColumns {
-			if strings.EqualFold(ac[0], name) {
-				return ac[1]
-			}
-		}
-	}
-	return name
-}
-
-// infoViewComputing is the first of the sandbox's information_schema
-// views the plan reads that computes column col.
-func (p *Plan) infoViewComputing(col string) (string, bool) {
-	if p.analysis == nil || col == "" {
-		return "", false
-	}
-	for _, st := range p.analysis.Statements {
-		for _, t := range st.Reads {
-			if v, ok := infoViewName(t.Name); ok && strings.EqualFold(t.DB, "information_schema") && computedColumn(v, col) {
-				return v, true
-			}
-		}
-	}
-	return "", false
-}
-
-// Column definition flags and fields (ColumnDefinition41's fixed part:
-// 0x0c, charset, length, type, flags, decimals).
-const (
-	flagNoDefault = 0x1000
-	fixedFlags    = 8
-	fixedDecimals = 10
-)
-
-// asInfoColumn gives the fixed fields rest of a column a sandbox's view
-// computes those of the server's information_schema column: no default
-// value, no decimals (an expression has 39).
-func asInfoColumn(rest []byte) []byte {
-	if len(rest) <= fixedDecimals || rest[0] != 0x0c {
-		return rest
-	}
-	out := append([]byte(nil), rest...)
-	flags := binary.LittleEndian.Uint16(out[fixedFlags:]) | flagNoDefault
-	binary.LittleEndian.PutUint16(out[fixedFlags:], flags)
-	out[fixedDecimals] = 0
-	return out
-}
-
-// relabelColumn is Relabel.Column with the schema told back by logical
-// and the name by spell (given the physical schema).
-func relabelColumn(n wire.ColumnNames, logical func(string) (string, bool), spell func(schema, name string) (string, bool)) (wire.ColumnNames, bool) {
-	schema, changed := n.Schema, false
-	if db, ok := logical(schema); ok {
-		n.Schema, changed = db, true
-	}
-	// The label as the query wrote it; org_name keeps the column's own.
-	if sp, ok := spell(schema, n.Name); ok && sp != n.Name {
-		n.Name, changed = sp, true
-		if schema == "" && strings.EqualFold(sp, n.OrgName) {
-			n.Schema = "information_schema" // a column the view maps: it is information_schema's
-		}
-	}
-	return n, changed
-}
-
-// spelling renames a column of the sandbox's information_schema views as
-// the statement spelled it. Columns the views compute (the mapped names)
-// come with no schema, others with information_schema or the views'
-// database.
-func (r *Relabel) spelling(schema, name string) (string, bool) {
-	if l, ok := r.p.label(name); ok {
-		return l, true
-	}
-	if schema != "" && schema != "information_schema" && !r.s.isInfoSchema(schema) {
-		return "", false
-	}
-	return r.p.columnSpelling(name)
-}
 
 // ProcessInfo answers COM_PROCESS_INFO as SHOW PROCESSLIST.
 func (s *Session) ProcessInfo(ctx context.Context) (*Reply, error) {

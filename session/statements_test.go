@@ -341,3 +341,29 @@ func TestNoDatabaseInSandbox(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitShows: SHOW statements the proxy answers, and with no current
+// database statements naming a table without it, are split off an input of
+// several statements; other inputs, and inputs whose statements the cut at
+// semicolons does not give (a compound statement), are not split.
+func TestSplitShows(t *testing.T) {
+	e := newEnv(t, session.Config{}, nil)
+	for _, c := range []struct {
+		db, sql string
+		want    []string
+	}{
+		{"app", "CREATE TABLE x (a INT); SHOW TABLES; SELECT 1; SELECT 2", []string{"CREATE TABLE x (a INT)", "SHOW TABLES", "SELECT 1;\nSELECT 2"}},
+		{"app", "SELECT 1; SHOW DATABASES; DROP TABLE IF EXISTS n; SHOW WARNINGS", []string{"SELECT 1", "SHOW DATABASES", "DROP TABLE IF EXISTS n", "SHOW WARNINGS"}},
+		{"app", "SELECT 1; SHOW VARIABLES LIKE 'x'", nil},
+		{"app", "SELECT 1; SELECT 2", nil},
+		{"app", "CREATE PROCEDURE p() BEGIN SHOW TABLES; END", nil},
+		{"", "SELECT 1; CREATE TABLE t1 (a INT); SELECT 2", []string{"SELECT 1", "CREATE TABLE t1 (a INT)", "SELECT 2"}},
+		{"", "SELECT 1; SELECT * FROM app.t", nil},
+	} {
+		s := e.open(session.Options{User: "u", Mode: session.Transparent, DB: c.db})
+		got, err := s.Split(e.ctx, c.sql, true)
+		if err != nil || strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("%q in %q: %q, %v; want %q", c.sql, c.db, got, err, c.want)
+		}
+	}
+}
