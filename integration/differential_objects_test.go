@@ -189,18 +189,7 @@ func TestDifferentialObjects(t *testing.T) {
 // objDifferential runs one seed's workload in database name and returns
 // the statements run and the differences found.
 func objDifferential(ctx context.Context, t *testing.T, acct string, seed int64, n int, name string, direct, sandDB *testdb.Server, dsn string) (int, int) {
-	for _, srv := range []*testdb.Server{direct, sandDB} {
-		root := openDB(t, srv.DSN("")+"?multiStatements=true")
-		if _, err := root.Exec("DROP DATABASE IF EXISTS " + name + "; CREATE DATABASE " + name +
-			" CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci; USE " + name + ";" + objDiffSchema); err != nil {
-			t.Fatalf("schema: %v", err)
-		}
-	}
-	rootSand := openDB(t, sandDB.DSN(""))
-	if _, err := rootSand.Exec("GRANT SELECT, SHOW VIEW, TRIGGER ON " + name + ".* TO '" + sandboxUser + "'@'%'"); err != nil {
-		t.Fatal(err)
-	}
-	before := objProduction(ctx, t, rootSand, name)
+	rootSand, before := objDatabase(ctx, t, name, objDiffSchema, direct, sandDB)
 	dc := conn(t, openDB(t, direct.DSN(name)))
 	sc := conn(t, openDB(t, dsn))
 	g := &objGen{r: rand.New(rand.NewSource(seed))}
@@ -212,12 +201,7 @@ func objDifferential(ctx context.Context, t *testing.T, acct string, seed int64,
 		if len(recent) > 12 {
 			recent = recent[1:]
 		}
-		var want, got string
-		if st.prepare {
-			want, got = preparedOutcome(ctx, dc, st), preparedOutcome(ctx, sc, st)
-		} else {
-			want, got = diffOutcome(ctx, dc, st.sql, st.args, st.query), diffOutcome(ctx, sc, st.sql, st.args, st.query)
-		}
+		want, got := bothOutcomes(ctx, dc, sc, st)
 		if want != got {
 			diffs++
 			if diffs <= 5 {

@@ -272,12 +272,7 @@ func differential(ctx context.Context, t *testing.T, sandDB, directDB *testdb.Se
 		diffs := 0
 		for i := 0; i < perSeed; i++ {
 			st := g.next1()
-			var want, got string
-			if st.prepare {
-				want, got = preparedOutcome(ctx, dc, st), preparedOutcome(ctx, sc, st)
-			} else {
-				want, got = diffOutcome(ctx, dc, st.sql, st.args, st.query), diffOutcome(ctx, sc, st.sql, st.args, st.query)
-			}
+			want, got := bothOutcomes(ctx, dc, sc, st)
 			if want != got {
 				diffs++
 				if diffs <= 5 {
@@ -302,6 +297,14 @@ func differential(ctx context.Context, t *testing.T, sandDB, directDB *testdb.Se
 		dc.Close()
 		sc.Close()
 	}
+}
+
+// bothOutcomes runs st directly (dc) and through the sandbox (sc).
+func bothOutcomes(ctx context.Context, dc, sc *sql.Conn, st diffStmt) (direct, sandbox string) {
+	if st.prepare {
+		return preparedOutcome(ctx, dc, st), preparedOutcome(ctx, sc, st)
+	}
+	return diffOutcome(ctx, dc, st.sql, st.args, st.query), diffOutcome(ctx, sc, st.sql, st.args, st.query)
 }
 
 // preparedOutcome runs a statement as a server-side prepared statement.

@@ -56,19 +56,7 @@ func runObjCases(t *testing.T, cases []objCase) {
 
 // objCaseRun runs one case in database name.
 func objCaseRun(ctx context.Context, t *testing.T, c objCase, name string, direct, sandDB *testdb.Server, dsn string) {
-	for _, srv := range []*testdb.Server{direct, sandDB} {
-		root := openDB(t, srv.DSN("")+"?multiStatements=true")
-		if _, err := root.Exec("DROP DATABASE IF EXISTS " + name + "; CREATE DATABASE " + name +
-			" CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci; USE " + name + ";" + c.schema); err != nil {
-			t.Fatalf("schema: %v", err)
-		}
-	}
-	rootSand := openDB(t, sandDB.DSN(""))
-	// TRIGGER: MariaDB shows a table's triggers only to accounts with it.
-	if _, err := rootSand.Exec("GRANT SELECT, SHOW VIEW, TRIGGER ON " + name + ".* TO '" + sandboxUser + "'@'%'"); err != nil {
-		t.Fatal(err)
-	}
-	before := objProduction(ctx, t, rootSand, name)
+	rootSand, before := objDatabase(ctx, t, name, c.schema, direct, sandDB)
 	dc := conn(t, openDB(t, direct.DSN(name)))
 	sc := conn(t, openDB(t, dsn))
 	for i, q := range c.steps {
@@ -107,6 +95,26 @@ func lineDiff(a, b string) string {
 	from := max(i-2, 0)
 	part := func(l []string) string { return strings.Join(l[min(from, len(l)):min(i+4, len(l))], "\n   ") }
 	return fmt.Sprintf("  from line %d:\n - %s\n + %s", from+1, part(al), part(bl))
+}
+
+// objDatabase makes the database name from schema on the direct server
+// and behind the proxy (production), lets the proxy's least-privilege
+// account read it, and returns a root connection behind the proxy with
+// production as it is before the session.
+func objDatabase(ctx context.Context, t *testing.T, name, schema string, direct, sandDB *testdb.Server) (*sql.DB, string) {
+	for _, srv := range []*testdb.Server{direct, sandDB} {
+		root := openDB(t, srv.DSN("")+"?multiStatements=true")
+		if _, err := root.Exec("DROP DATABASE IF EXISTS " + name + "; CREATE DATABASE " + name +
+			" CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci; USE " + name + ";" + schema); err != nil {
+			t.Fatalf("schema: %v", err)
+		}
+	}
+	rootSand := openDB(t, sandDB.DSN(""))
+	// TRIGGER: MariaDB shows a table's triggers only to accounts with it.
+	if _, err := rootSand.Exec("GRANT SELECT, SHOW VIEW, TRIGGER ON " + name + ".* TO '" + sandboxUser + "'@'%'"); err != nil {
+		t.Fatal(err)
+	}
+	return rootSand, objProduction(ctx, t, rootSand, name)
 }
 
 // objOutcome runs q and says what it did, with its warnings.
