@@ -485,3 +485,62 @@ func TestFidelityProcedures(t *testing.T) {
 		}},
 	})
 }
+
+// TestFidelitySQLPrepare: statements prepared with SQL PREPARE run in the
+// sandbox at EXECUTE — prepared again when the sandbox forked a table they
+// read since — as on a copy of the database.
+func TestFidelitySQLPrepare(t *testing.T) {
+	runObjCases(t, []objCase{
+		{name: "prepare-execute", schema: "CREATE TABLE t (id INT PRIMARY KEY, v INT); INSERT INTO t VALUES (1, 1), (2, 2);", steps: []string{
+			"PREPARE s FROM 'SELECT * FROM t WHERE id > ? ORDER BY id'",
+			"SET @a = 0",
+			"EXECUTE s USING @a",
+			"UPDATE t SET v = v + 10",
+			"EXECUTE s USING @a",
+			"PREPARE w FROM 'INSERT INTO t VALUES (?, ?)'",
+			"SET @i = 10, @v = 5",
+			"EXECUTE w USING @i, @v",
+			"EXECUTE w USING @i, @v",
+			"SELECT * FROM t ORDER BY id",
+			"DEALLOCATE PREPARE w",
+			"EXECUTE w USING @i, @v",
+			"PREPARE s FROM 'SELECT COUNT(*) FROM t'",
+			"EXECUTE s",
+			"BEGIN",
+			"EXECUTE s",
+			"DELETE FROM t WHERE id = 10",
+			"EXECUTE s",
+			"ROLLBACK",
+			"EXECUTE s",
+		}},
+	})
+}
+
+// TestSQLPrepareOutsideThenInSandbox: a statement prepared on production
+// (explicit mode, production writes allowed) is production's: EXECUTE of
+// it after SANDBOX CREATE is refused, never run on production from the
+// sandbox; prepared again in the sandbox, it writes the fork.
+func TestSQLPrepareOutsideThenInSandbox(t *testing.T) {
+	users := []proxy.User{{Name: "carol", Password: sandboxPassword}}
+	db, _ := env(t) // the account must be able to write production
+	p := startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.Mode, c.Users, c.ProductionWrites = "explicit", users, "allow" })
+	root := openDB(t, directDSN(db, ""))
+	mustExecDB(t, root, "CREATE TABLE IF NOT EXISTS app.prep_w (id INT)")
+	t.Cleanup(func() { _, _ = root.Exec("DROP TABLE IF EXISTS app.prep_w") })
+	c := conn(t, openDB(t, p.userDSN("carol", "app")))
+	mustExecC(t, c, "PREPARE w FROM 'INSERT INTO prep_w VALUES (1)'")
+	mustExecC(t, c, "SANDBOX CREATE")
+	_, err := c.ExecContext(context.Background(), "EXECUTE w")
+	if e := mysqlErr(err); !strings.HasPrefix(e, "1105") {
+		t.Errorf("EXECUTE in a sandbox of a statement prepared on production: %s, want 1105", e)
+	}
+	mustExecC(t, c, "PREPARE w FROM 'INSERT INTO prep_w VALUES (2)'")
+	mustExecC(t, c, "EXECUTE w")
+	if got := queryString(t, c, "SELECT GROUP_CONCAT(id) FROM prep_w"); got != "2" {
+		t.Errorf("the sandbox's prep_w: %q, want 2", got)
+	}
+	var n int
+	if err := root.QueryRow("SELECT COUNT(*) FROM app.prep_w").Scan(&n); err != nil || n != 0 {
+		t.Errorf("production's prep_w has %d rows (%v), want 0", n, err)
+	}
+}

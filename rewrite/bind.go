@@ -903,6 +903,7 @@ func (e *Engine) bindPrepared(a *Analysis, p *ast.PrepareStmt, db string) {
 		st := &a.Statements[len(a.Statements)-1]
 		st.Reads, st.Writes = inner.reads(), inner.writes()
 		st.takeInner(inner)
+		st.Inner = inner
 		return
 	}
 	a.Statements[len(a.Statements)-1].Unprovable = "the text of PREPARE ... FROM '...' could not be located"
@@ -1072,9 +1073,12 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 	case *ast.CallStmt:
 		st.Unprovable = "CALL runs a stored procedure whose statements the proxy cannot see"
 	case *ast.PrepareStmt:
+		st.Handle, st.HandleOp = strings.ToLower(x.Name), "PREPARE"
 		if x.SQLVar != nil {
 			st.Unprovable = "PREPARE ... FROM @variable is dynamic SQL the proxy cannot see"
 		}
+	case *ast.DeallocateStmt:
+		st.Handle, st.HandleOp = strings.ToLower(x.Name), "DEALLOCATE"
 	case *ast.ShowStmt:
 		if x.Tp == ast.ShowTables || x.Tp == ast.ShowTableStatus || x.Tp == ast.ShowDatabases || x.Tp == ast.ShowProcessList ||
 			x.Tp == ast.ShowProcedureStatus || x.Tp == ast.ShowFunctionStatus {
@@ -1103,6 +1107,7 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 			st.Show = sh
 		}
 	case *ast.ExecuteStmt:
+		st.Handle, st.HandleOp = strings.ToLower(x.Name), "EXECUTE"
 		st.Unprovable = "EXECUTE runs a statement prepared with SQL PREPARE, which the proxy cannot see"
 	case *ast.ProcedureInfo:
 		st.Unprovable = "stored program bodies are not rewritten by the proxy"

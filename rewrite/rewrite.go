@@ -157,6 +157,12 @@ type Statement struct {
 	// Next what SET TRANSACTION (without SESSION or GLOBAL) gives the next
 	// transaction (nil for other statements).
 	Start, Next *TxChars
+	// Handle is the name (lower case) of the SQL prepared statement a
+	// PREPARE, EXECUTE or DEALLOCATE PREPARE statement names, and HandleOp
+	// which of the three it is ("" for any other statement). Inner is, for
+	// PREPARE … FROM 'text', the analysis of the text.
+	Handle, HandleOp string
+	Inner            *Analysis
 	// Routine is the stored procedure of CREATE PROCEDURE, DROP PROCEDURE
 	// and CALL (nil for other statements).
 	Routine *Routine

@@ -68,6 +68,12 @@ type Session struct {
 	// SHOW WARNINGS and SHOW ERRORS then list it, as the server lists the
 	// errors of the statement before.
 	refused []Diag
+	// sqlStmts are the SQL prepared statements the session keeps, by
+	// lower-case name (sqlprepare.go).
+	sqlStmts map[string]*sqlStmt
+	// prepNames are the names the connection's PREPAREs named since each
+	// was last dropped: the server may have statements of them.
+	prepNames map[string]bool
 	// nextTx is what SET TRANSACTION gave the next transaction, cur how
 	// the open one started (txchars.go).
 	nextTx rewrite.TxChars
@@ -379,6 +385,16 @@ type Plan struct {
 	// replaces or alters: once it has run, what is left of them is the
 	// sandbox's own (views.go).
 	adoptViews []rewrite.Table
+	// keepStmt is a SQL prepared statement (keepName) the session keeps
+	// once the PREPARE ran; forgetStmts are the names of those the input
+	// prepares or drops otherwise (sqlprepare.go).
+	keepStmt    *sqlStmt
+	keepName    string
+	forgetStmts []string
+	dropped     string // a DEALLOCATE PREPARE sent alone: its name
+	// noReplay: the transaction that runs the input cannot be replayed
+	// (an EXECUTE, whose USING values may have changed).
+	noReplay bool
 	// infoIdents are the identifiers of an input that reads the sandbox's
 	// information_schema views, to spell result columns as written.
 	infoIdents []string
@@ -812,6 +828,7 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 		return nil, err
 	}
 	p.SQL, p.changed, p.renames = res.SQL, res.Changed, res.Renames
+	s.keepPrepare(a, sql, opts, prepared, p)
 	p.rewritten, p.splices = res.SQL, res.Splices
 	p.nameRows, p.binaryRows = writesNames(a), prepared
 	if len(a.Statements) == 1 && a.Statements[0].Kind == "SHOW CREATE VIEW" {
@@ -1154,6 +1171,7 @@ func (s *Session) Reset() {
 	s.tx.reset()
 	s.serializableNext, s.serializableSet = false, false
 	s.nextTx, s.cur = rewrite.TxChars{}, txStart{}
+	s.sqlStmts, s.prepNames = nil, nil // the reset drops the connection's prepared statements
 }
 
 // touchesNewer reports whether the analysis uses a sandbox table that

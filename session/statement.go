@@ -156,7 +156,10 @@ func (s *Session) Plan(ctx context.Context, sql string, prepared bool) (*Plan, e
 		}
 		return &Plan{SQL: stmt, text: sql, statements: 1}, nil
 	}
-	p, err := s.plan(ctx, sql, opts, prepared)
+	p, ok, err := s.planExecute(ctx, sql, opts, prepared)
+	if !ok {
+		p, err = s.plan(ctx, sql, opts, prepared)
+	}
 	if err != nil {
 		err = s.serverVerdict(ctx, sql, opts, err)
 		if !prepared {
@@ -165,6 +168,7 @@ func (s *Session) Plan(ctx context.Context, sql string, prepared bool) (*Plan, e
 		return nil, err
 	}
 	p.text = sql // what a prepared statement is planned from again
+	s.notePrepares(p.analysis)
 	switch {
 	case p.processList != nil:
 		pl := *p.processList
@@ -389,8 +393,8 @@ func (s *Session) After(ctx context.Context, p *Plan, o *Outcome) error {
 	inTrx := status&wire.StatusInTrans != 0
 	switch {
 	case o.Prepare:
-	case o.Part && inTrx:
-		s.tx.broken = true // parts of a split input are not recorded for a replay
+	case o.Part && inTrx, p.noReplay && inTrx:
+		s.tx.broken = true // parts of a split input, EXECUTE: not recorded for a replay
 	case o.Part:
 		s.tx.reset()
 	default:
@@ -399,6 +403,7 @@ func (s *Session) After(ctx context.Context, p *Plan, o *Outcome) error {
 	if o.Execution {
 		s.auditExecution(p) // every execution sent, as every statement is audited when planned
 	}
+	s.keptStatements(p, o.Failed)
 	if err := s.executed(ctx, p, status, o.Failed); err != nil {
 		s.log.Warn("sandbox bookkeeping after DDL failed", zap.Error(err))
 	}

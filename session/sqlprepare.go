@@ -1,0 +1,138 @@
+package session
+
+import (
+	"context"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/wire"
+)
+
+// SQL prepared statements in a sandbox. PREPARE name FROM 'text' is planned
+// like the statement it holds (its tables forked, the text rewritten); the
+// session keeps it, so that EXECUTE name can run: before each EXECUTE the
+// PREPARE is planned again and, when what its text resolves to has changed
+// meanwhile (a table it reads forked since), prepared again upstream under
+// the same name, so the server never runs a text that reads production
+// where the sandbox has its own table. Kept are only a PREPARE sent alone,
+// of a single read or write, in this sandbox: any other EXECUTE is refused
+// as before (the proxy cannot see what it runs), and so is one whose own
+// text names a table (USING a subquery) — but for a name no PREPARE of the
+// connection has named since it was last dropped, which the server has
+// not, so EXECUTE goes to it for its own error (1243). A transaction that
+// EXECUTEs is not replayed past a fork (1412): its USING values may have
+// changed.
+
+// sqlStmt is a SQL prepared statement the session keeps.
+type sqlStmt struct {
+	text string // the client's PREPARE statement
+	sent string // the PREPARE sent upstream
+	db   string // the current database it was prepared in
+	sb   *Sandbox
+}
+
+// keepPrepare marks on p a PREPARE of a single read or write, sent alone,
+// for After to keep once the server prepared it; any other PREPARE or
+// DEALLOCATE of a name makes the session forget it.
+func (s *Session) keepPrepare(a *rewrite.Analysis, sql string, opts rewrite.Options, prepared bool, p *Plan) {
+	for _, st := range a.Statements {
+		if st.HandleOp == "PREPARE" || st.HandleOp == "DEALLOCATE" {
+			p.forgetStmts = append(p.forgetStmts, st.Handle)
+		}
+	}
+	if len(a.Statements) != 1 || prepared {
+		return
+	}
+	st := a.Statements[0]
+	if st.HandleOp == "DEALLOCATE" {
+		p.dropped = st.Handle
+	}
+	if st.HandleOp != "PREPARE" || st.Inner == nil || len(st.Inner.Statements) != 1 {
+		return
+	}
+	if c := st.Inner.Statements[0].Class; c != rewrite.ClassRead && c != rewrite.ClassWrite {
+		return
+	}
+	p.keepStmt = &sqlStmt{text: sql, sent: p.SQL, db: opts.DB, sb: s.sb}
+	p.keepName = st.Handle
+}
+
+// notePrepares records the names the PREPAREs of a planned input name: the
+// server may have statements of those names from then on.
+func (s *Session) notePrepares(a *rewrite.Analysis) {
+	if a == nil {
+		return
+	}
+	for _, st := range a.Statements {
+		if st.HandleOp == "PREPARE" {
+			if s.prepNames == nil {
+				s.prepNames = map[string]bool{}
+			}
+			s.prepNames[st.Handle] = true
+		}
+	}
+}
+
+// keptStatements records, after p ran, the SQL prepared statements it
+// made or dropped.
+func (s *Session) keptStatements(p *Plan, failed bool) {
+	for _, name := range p.forgetStmts {
+		delete(s.sqlStmts, name)
+	}
+	if p.dropped != "" {
+		// Dropped, or there was none (1243): the server has none now.
+		delete(s.prepNames, p.dropped)
+	}
+	if p.keepStmt != nil && !failed {
+		if s.sqlStmts == nil {
+			s.sqlStmts = map[string]*sqlStmt{}
+		}
+		s.sqlStmts[p.keepName] = p.keepStmt
+	}
+}
+
+// planExecute plans EXECUTE name [USING @v, …] of a statement the session
+// keeps; ok is false for any other input (planned as before: the engine
+// refuses an EXECUTE).
+func (s *Session) planExecute(ctx context.Context, sql string, opts rewrite.Options, prepared bool) (p *Plan, ok bool, err error) {
+	if s.sb == nil || prepared {
+		return nil, false, nil
+	}
+	a := s.m.engine.Analyze(sql, opts)
+	if len(a.Statements) != 1 || a.Statements[0].HandleOp != "EXECUTE" {
+		return nil, false, nil
+	}
+	st := a.Statements[0]
+	if !s.prepNames[st.Handle] {
+		// No statement of that name on the server: its error, as directly.
+		return &Plan{SQL: sql, text: sql, statements: 1, analysis: a}, true, nil
+	}
+	kept := s.sqlStmts[st.Handle]
+	if kept == nil || kept.sb != s.sb {
+		return nil, false, nil
+	}
+	if len(st.Reads)+len(st.Writes)+len(st.Names)+len(st.Funcs) > 0 {
+		return nil, true, refusal(wire.ErOptionPreventsStatement, "HY000", "EXECUTE … USING reads tables or calls functions the "+
+			"proxy would have to rewrite; set user variables first and EXECUTE … USING them")
+	}
+	at := opts
+	at.DB = kept.db
+	pp, err := s.plan(ctx, kept.text, at, false)
+	if err != nil {
+		return nil, true, err
+	}
+	if pp.SQL != kept.sent {
+		if opts.DB != kept.db {
+			return nil, true, refusal(wire.ErOptionPreventsStatement, "HY000", "the statement %s was prepared in database %s and "+
+				"the sandbox has changed the tables it names since; USE %s again or PREPARE it again", rewrite.QuoteIdent(st.Handle),
+				rewrite.QuoteIdent(kept.db), rewrite.QuoteIdent(kept.db))
+		}
+		if _, err := s.up.Query(ctx, pp.SQL); err != nil {
+			return nil, true, err
+		}
+		kept.sent = pp.SQL
+	}
+	np := *pp
+	np.SQL, np.text, np.statements = sql, sql, 1
+	np.keepStmt, np.forgetStmts, np.noReplay = nil, nil, true
+	return &np, true, nil
+}
