@@ -102,6 +102,10 @@ func (s *Session) planExecute(ctx context.Context, sql string, opts rewrite.Opti
 		return nil, false, nil
 	}
 	st := a.Statements[0]
+	if len(st.Reads)+len(st.Writes)+len(st.Names)+len(st.Funcs) > 0 {
+		return nil, true, refusal(wire.ErOptionPreventsStatement, "HY000", "EXECUTE … USING reads tables or calls functions the "+
+			"proxy would have to rewrite; set user variables first and EXECUTE … USING them")
+	}
 	if !s.prepNames[st.Handle] {
 		// No statement of that name on the server: its error, as directly.
 		return &Plan{SQL: sql, text: sql, statements: 1, analysis: a}, true, nil
@@ -109,10 +113,6 @@ func (s *Session) planExecute(ctx context.Context, sql string, opts rewrite.Opti
 	kept := s.sqlStmts[st.Handle]
 	if kept == nil || kept.sb != s.sb {
 		return nil, false, nil
-	}
-	if len(st.Reads)+len(st.Writes)+len(st.Names)+len(st.Funcs) > 0 {
-		return nil, true, refusal(wire.ErOptionPreventsStatement, "HY000", "EXECUTE … USING reads tables or calls functions the "+
-			"proxy would have to rewrite; set user variables first and EXECUTE … USING them")
 	}
 	at := opts
 	at.DB = kept.db
