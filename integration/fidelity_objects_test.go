@@ -544,3 +544,23 @@ func TestSQLPrepareOutsideThenInSandbox(t *testing.T) {
 		t.Errorf("production's prep_w has %d rows (%v), want 0", n, err)
 	}
 }
+
+// TestFidelityRecursiveProcedure: a production procedure that calls itself
+// is copied once and runs in the sandbox as on a copy of the database.
+func TestFidelityRecursiveProcedure(t *testing.T) {
+	db, _ := env(t)
+	leastPrivilegeUser(t, db)
+	root := openDB(t, db.DSN(""))
+	if _, err := root.Exec("GRANT SELECT ON mysql.proc TO '" + sandboxUser + "'@'%'"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'") })
+	runObjCases(t, []objCase{
+		{name: "recursion", schema: `CREATE TABLE n (i INT);
+CREATE PROCEDURE fill(IN x INT) BEGIN IF x > 0 THEN INSERT INTO n VALUES (x); CALL fill(x - 1); END IF; END;`, steps: []string{
+			"SET max_sp_recursion_depth = 10",
+			"CALL fill(3)",
+			"SELECT * FROM n ORDER BY i",
+		}},
+	})
+}

@@ -74,6 +74,9 @@ type Session struct {
 	// prepNames are the names the connection's PREPAREs named since each
 	// was last dropped: the server may have statements of them.
 	prepNames map[string]bool
+	// copying are the production procedures (lower-case db NUL name) whose
+	// copies are being made (procedures.go): one that calls itself.
+	copying map[string]bool
 	// nextTx is what SET TRANSACTION gave the next transaction, cur how
 	// the open one started (txchars.go).
 	nextTx rewrite.TxChars

@@ -32,6 +32,15 @@ const errProcedureExists = 1304
 // copyProcedure makes the sandbox's copy of production's procedure
 // db.name.
 func (s *Session) copyProcedure(ctx context.Context, db, name string) error {
+	key := strings.ToLower(db) + "\x00" + strings.ToLower(name)
+	if s.copying[key] {
+		return nil // it calls itself: the CALL names the copy being made
+	}
+	if s.copying == nil {
+		s.copying = map[string]bool{}
+	}
+	s.copying[key] = true
+	defer delete(s.copying, key)
 	var def []*string
 	err := s.m.withConn(ctx, func(c SideConn) error {
 		rows, err := c.Query(ctx, "SHOW CREATE PROCEDURE "+rewrite.QuoteIdent(db)+"."+rewrite.QuoteIdent(name))
