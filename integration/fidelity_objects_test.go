@@ -121,7 +121,7 @@ func objDatabase(ctx context.Context, t *testing.T, name, schema string, direct,
 func objOutcome(ctx context.Context, c *sql.Conn, q string) string {
 	w := strings.ToUpper(strings.TrimSpace(q))
 	query := false
-	for _, p := range []string{"SELECT", "SHOW", "WITH", "DESC", "CHECK", "CALL", "VALUES", "TABLE "} {
+	for _, p := range []string{"SELECT", "SHOW", "WITH", "DESC", "CHECK", "CALL", "VALUES", "TABLE ", "EXPLAIN", "ANALYZE"} {
 		query = query || strings.HasPrefix(w, p)
 	}
 	out := diffOutcome(ctx, c, q, nil, query)
@@ -561,6 +561,22 @@ CREATE PROCEDURE fill(IN x INT) BEGIN IF x > 0 THEN INSERT INTO n VALUES (x); CA
 			"SET max_sp_recursion_depth = 10",
 			"CALL fill(3)",
 			"SELECT * FROM n ORDER BY i",
+		}},
+	})
+}
+
+// TestFidelityExplainJSON: EXPLAIN FORMAT=JSON of a statement reading the
+// sandbox's forks names their columns as the server does for tables of the
+// current database (no database), and other databases' with theirs.
+func TestFidelityExplainJSON(t *testing.T) {
+	runObjCases(t, []objCase{
+		{name: "explain-json", schema: "CREATE TABLE t1 (a INT, b INT, KEY (a)); CREATE TABLE t2 (a INT PRIMARY KEY, c INT); " +
+			"INSERT INTO t1 VALUES (1, 1), (2, 2), (3, 3); INSERT INTO t2 VALUES (1, 1), (2, 2);", steps: []string{
+			"UPDATE t1 SET b = b WHERE a = 0",
+			"UPDATE t2 SET c = c WHERE a = 0",
+			"EXPLAIN FORMAT=JSON SELECT * FROM t1 WHERE t1.b = 1 AND t1.a IN (1, 2)",
+			"EXPLAIN FORMAT=JSON SELECT * FROM t1 JOIN t2 ON t2.a = t1.a WHERE t1.b > 0",
+			"EXPLAIN SELECT * FROM t1 JOIN t2 ON t2.a = t1.a WHERE t1.b > 0",
 		}},
 	})
 }

@@ -416,6 +416,10 @@ type Plan struct {
 	// viewDB is the current database of SHOW CREATE VIEW, whose tables the
 	// server names without their database (Relabel.Row).
 	viewDB string
+	// explainDB is the current database of an EXPLAIN, whose JSON form
+	// writes conditions' columns without the database for its tables
+	// (Relabel.Row).
+	explainDB string
 	// serializable: the input asks for SERIALIZABLE for the next
 	// transaction.
 	serializable bool
@@ -837,6 +841,9 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 	if len(a.Statements) == 1 && a.Statements[0].Kind == "SHOW CREATE VIEW" {
 		p.viewDB = a.Statements[0].DB
 	}
+	if len(a.Statements) == 1 && a.Statements[0].Kind == "EXPLAIN" {
+		p.explainDB = a.Statements[0].DB
+	}
 	p.unmapped = s.unmapped(a)
 	s.injectTimeout(a, p)
 	p.version = s.current(opts)
@@ -1224,6 +1231,40 @@ func (s *Session) unqualify(text, db string) string {
 		}
 	}
 	return text
+}
+
+// unqualifyJSON takes, in the JSON text of an EXPLAIN run in database db,
+// the sandbox's physical database of db off the columns its conditions
+// name (`_sqlfork_…_db.t.a` → `t.a`), as the server writes columns of the
+// current database's tables; "ref" lists, which the server writes with
+// the database, keep it (told back as db by unmap).
+func (s *Session) unqualifyJSON(text, db string) string {
+	if s.sb == nil || db == "" || !strings.HasPrefix(strings.TrimSpace(text), "{") {
+		return text
+	}
+	prefix := SandboxSchema(s.m.cfg.Prefix, s.sb.ID, s.m.norm(rewrite.Table{DB: db}).DB) + "."
+	if !strings.Contains(text, prefix) {
+		return text
+	}
+	var b strings.Builder
+	for {
+		ref := strings.Index(text, `"ref": [`)
+		head := text
+		if ref >= 0 {
+			head = text[:ref]
+		}
+		b.WriteString(strings.ReplaceAll(head, prefix, ""))
+		if ref < 0 {
+			return b.String()
+		}
+		end := strings.Index(text[ref:], "]")
+		if end < 0 {
+			b.WriteString(text[ref:])
+			return b.String()
+		}
+		b.WriteString(text[ref : ref+end+1])
+		text = text[ref+end+1:]
+	}
 }
 
 // schemaOf is the logical database of a sandbox database the session named

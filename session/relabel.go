@@ -64,7 +64,9 @@ func (r *Relabel) Row(p []byte) []byte {
 	if !bytes.Contains(p, []byte(r.s.m.cfg.Prefix)) {
 		return p
 	}
-	tell := func(v string) string { return r.s.unmap(r.s.unqualify(v, r.p.viewDB)) }
+	tell := func(v string) string {
+		return r.s.unmap(r.s.unqualify(r.s.unqualifyJSON(v, r.p.explainDB), r.p.viewDB))
+	}
 	if r.p.binaryRows {
 		if out, ok := wire.MapBinaryRowStrings(p, r.types, tell); ok {
 			return out
