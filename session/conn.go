@@ -773,6 +773,9 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 		p.diagnostics = true
 		return p, nil
 	}
+	if ep, ok, err := s.planExecute(ctx, a, sql, opts, prepared, p); ok {
+		return ep, err
+	}
 	// What other proxy processes did to the sandbox's tables, before
 	// anything is decided about them.
 	if err := s.syncFor(ctx, a); err != nil {

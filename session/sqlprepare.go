@@ -90,15 +90,12 @@ func (s *Session) keptStatements(p *Plan, failed bool) {
 	}
 }
 
-// planExecute plans EXECUTE name [USING @v, …] of a statement the session
-// keeps; ok is false for any other input (planned as before: the engine
-// refuses an EXECUTE).
-func (s *Session) planExecute(ctx context.Context, sql string, opts rewrite.Options, prepared bool) (p *Plan, ok bool, err error) {
-	if s.sb == nil || prepared {
-		return nil, false, nil
-	}
-	a := s.m.engine.Analyze(sql, opts)
-	if len(a.Statements) != 1 || a.Statements[0].HandleOp != "EXECUTE" {
+// planExecute plans, in a sandbox, EXECUTE name [USING @v, …] (sql,
+// analysed as a; sent as it is, p) of a statement the session keeps; ok is
+// false for any other input (planned as before: the engine refuses an
+// EXECUTE).
+func (s *Session) planExecute(ctx context.Context, a *rewrite.Analysis, sql string, opts rewrite.Options, prepared bool, p *Plan) (*Plan, bool, error) {
+	if prepared || len(a.Statements) != 1 || a.Statements[0].HandleOp != "EXECUTE" {
 		return nil, false, nil
 	}
 	st := a.Statements[0]
@@ -108,7 +105,7 @@ func (s *Session) planExecute(ctx context.Context, sql string, opts rewrite.Opti
 	}
 	if !s.prepNames[st.Handle] {
 		// No statement of that name on the server: its error, as directly.
-		return &Plan{SQL: sql, text: sql, statements: 1, analysis: a}, true, nil
+		return p, true, nil
 	}
 	kept := s.sqlStmts[st.Handle]
 	if kept == nil || kept.sb != s.sb {

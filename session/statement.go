@@ -156,10 +156,7 @@ func (s *Session) Plan(ctx context.Context, sql string, prepared bool) (*Plan, e
 		}
 		return &Plan{SQL: stmt, text: sql, statements: 1}, nil
 	}
-	p, ok, err := s.planExecute(ctx, sql, opts, prepared)
-	if !ok {
-		p, err = s.plan(ctx, sql, opts, prepared)
-	}
+	p, err := s.plan(ctx, sql, opts, prepared)
 	if err != nil {
 		err = s.serverVerdict(ctx, sql, opts, err)
 		if !prepared {
