@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
-	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
 // objDiffSchema is the production the object workload starts from, in a
@@ -159,24 +158,12 @@ func (g *objGen) next1() diffStmt {
 // with production behind the proxy unchanged — with the least-privilege
 // upstream account and with an ALL PRIVILEGES one.
 func TestDifferentialObjects(t *testing.T) {
-	sandDB, leastPriv := sandboxProxy(t, "transparent", nil)
-	allPriv := startTestProxy(t, sandDB.Addr, sandDB, func(c *proxy.Config) { c.Mode = "transparent" })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	direct, err := testdb.Start(ctx, testdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = direct.Stop() })
+	sandDB, direct, accts := objServers(ctx, t)
 	seeds, perSeed := []int64{1, 2, 3, 4, 5}, 1000
 	total, diffs := 0, 0
-	for _, acct := range []struct {
-		name string
-		dsn  func(db string) string
-	}{
-		{"least-privilege", func(db string) string { return leastPriv.userDSN(sandboxUser, db) }},
-		{"all-privileges", func(db string) string { return allPriv.dsn(db) }},
-	} {
+	for _, acct := range accts {
 		for _, seed := range seeds {
 			name := fmt.Sprintf("od%d", seed)
 			n, d := objDifferential(ctx, t, acct.name, seed, perSeed, name, direct, sandDB, acct.dsn(name))

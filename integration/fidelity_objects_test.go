@@ -29,28 +29,41 @@ type objCase struct {
 // affected rows, insert ids, warnings), identical final tables, and
 // production unchanged behind the proxy.
 func runObjCases(t *testing.T, cases []objCase) {
-	sandDB, leastPriv := sandboxProxy(t, "transparent", nil)
-	allPriv := startTestProxy(t, sandDB.Addr, sandDB, func(c *proxy.Config) { c.Mode = "transparent" })
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	direct, err := testdb.Start(ctx, testdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = direct.Stop() })
-	for _, acct := range []struct {
-		name string
-		dsn  func(db string) string
-	}{
-		{"least-privilege", func(db string) string { return leastPriv.userDSN(sandboxUser, db) }},
-		{"all-privileges", func(db string) string { return allPriv.dsn(db) }},
-	} {
+	sandDB, direct, accts := objServers(ctx, t)
+	for _, acct := range accts {
 		for i, c := range cases {
 			t.Run(acct.name+"/"+c.name, func(t *testing.T) {
 				name := fmt.Sprintf("fx%d", i)
 				objCaseRun(ctx, t, c, name, direct, sandDB, acct.dsn(name))
 			})
 		}
+	}
+}
+
+// objAccount is a way through a sandbox: a name, and the DSN of database
+// db.
+type objAccount struct {
+	name string
+	dsn  func(db string) string
+}
+
+// objServers starts what the object fidelity tests compare: the shared
+// server behind a transparent proxy with the least-privilege upstream
+// account and another with an ALL PRIVILEGES one (accts), and a direct
+// server of its own.
+func objServers(ctx context.Context, t *testing.T) (sandDB, direct *testdb.Server, accts []objAccount) {
+	sandDB, leastPriv := sandboxProxy(t, "transparent", nil)
+	allPriv := startTestProxy(t, sandDB.Addr, sandDB, func(c *proxy.Config) { c.Mode = "transparent" })
+	direct, err := testdb.Start(ctx, testdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = direct.Stop() })
+	return sandDB, direct, []objAccount{
+		{"least-privilege", func(db string) string { return leastPriv.userDSN(sandboxUser, db) }},
+		{"all-privileges", func(db string) string { return allPriv.dsn(db) }},
 	}
 }
 
@@ -451,8 +464,8 @@ END;`
 
 // TestFidelityProcedures: production's procedures called in a sandbox run
 // there — their writes in forks, their reads of the sandbox's tables, OUT
-// parameters, result sets, procedures they call, SIGNAL — as on a copy of
-// the database, and production never changes. (The least-privilege account
+// parameters, result sets, procedures they call (themselves too), SIGNAL —
+// as on a copy of the database, and production never changes. (The least-privilege account
 // reads their definitions with SELECT on mysql.proc.)
 func TestFidelityProcedures(t *testing.T) {
 	db, _ := env(t)
@@ -475,6 +488,13 @@ func TestFidelityProcedures(t *testing.T) {
 			"SELECT @b",
 			"SELECT ROUTINE_NAME, ROUTINE_TYPE, SQL_DATA_ACCESS, ROUTINE_COMMENT FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() ORDER BY 1",
 			"SELECT SPECIFIC_NAME, PARAMETER_MODE, PARAMETER_NAME, DATA_TYPE FROM information_schema.PARAMETERS WHERE SPECIFIC_SCHEMA = DATABASE() ORDER BY 1, ORDINAL_POSITION",
+		}},
+		// A procedure that calls itself is copied once.
+		{name: "recursion", schema: `CREATE TABLE n (i INT);
+CREATE PROCEDURE fill(IN x INT) BEGIN IF x > 0 THEN INSERT INTO n VALUES (x); CALL fill(x - 1); END IF; END;`, steps: []string{
+			"SET max_sp_recursion_depth = 10",
+			"CALL fill(3)",
+			"SELECT * FROM n ORDER BY i",
 		}},
 		{name: "transaction", schema: procSchema, steps: []string{
 			"BEGIN",
@@ -543,26 +563,6 @@ func TestSQLPrepareOutsideThenInSandbox(t *testing.T) {
 	if err := root.QueryRow("SELECT COUNT(*) FROM app.prep_w").Scan(&n); err != nil || n != 0 {
 		t.Errorf("production's prep_w has %d rows (%v), want 0", n, err)
 	}
-}
-
-// TestFidelityRecursiveProcedure: a production procedure that calls itself
-// is copied once and runs in the sandbox as on a copy of the database.
-func TestFidelityRecursiveProcedure(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
-	root := openDB(t, db.DSN(""))
-	if _, err := root.Exec("GRANT SELECT ON mysql.proc TO '" + sandboxUser + "'@'%'"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'") })
-	runObjCases(t, []objCase{
-		{name: "recursion", schema: `CREATE TABLE n (i INT);
-CREATE PROCEDURE fill(IN x INT) BEGIN IF x > 0 THEN INSERT INTO n VALUES (x); CALL fill(x - 1); END IF; END;`, steps: []string{
-			"SET max_sp_recursion_depth = 10",
-			"CALL fill(3)",
-			"SELECT * FROM n ORDER BY i",
-		}},
-	})
 }
 
 // TestFidelityExplainJSON: EXPLAIN FORMAT=JSON of a statement reading the

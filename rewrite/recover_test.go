@@ -1,7 +1,6 @@
 package rewrite
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
@@ -87,21 +86,7 @@ func TestRecoveredForms(t *testing.T) {
 		// SELECT … INTO a stored program's local variables.
 		{"SELECT COUNT(*), MAX(id) INTO n, m FROM t", "SELECT COUNT(*), MAX(id) INTO n, m FROM `sb_app`.`t`", "SELECT"},
 	} {
-		res, err := e.Rewrite(c.sql, opts, r)
-		if err != nil {
-			t.Errorf("%q: %v", c.sql, err)
-			continue
-		}
-		if res.SQL != c.want {
-			t.Errorf("%q\n got %q\nwant %q", c.sql, res.SQL, c.want)
-		}
-		var kinds []string
-		for _, st := range res.Analysis.Statements {
-			kinds = append(kinds, st.Kind)
-		}
-		if k := strings.Join(kinds, " "); k != c.kinds {
-			t.Errorf("%q: kinds %q, want %q", c.sql, k, c.kinds)
-		}
+		wantRewrite(t, e, c.sql, opts, r, c.want, c.kinds)
 	}
 	for _, sql := range []string{
 		// Settings that change how the text is read or what it locks

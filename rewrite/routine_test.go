@@ -54,20 +54,8 @@ func TestProcedures(t *testing.T) {
 		{"CREATE PROCEDURE p() BEGIN SELECT 1; END; xyzzy; DELETE FROM t", "CREATE PROCEDURE `sb_app`.`p`() BEGIN SELECT 1; END; xyzzy; DELETE FROM t",
 			"CREATE PROCEDURE SYNTAX ERROR"},
 	} {
-		res, err := e.Rewrite(c.sql, opts, sandboxRoutines{})
-		if err != nil {
-			t.Errorf("%q: %v", c.sql, err)
+		if !wantRewrite(t, e, c.sql, opts, sandboxRoutines{}, c.want, c.kinds) {
 			continue
-		}
-		if res.SQL != c.want {
-			t.Errorf("%q\n got %q\nwant %q", c.sql, res.SQL, c.want)
-		}
-		var kinds []string
-		for _, st := range res.Analysis.Statements {
-			kinds = append(kinds, st.Kind)
-		}
-		if k := strings.Join(kinds, " "); k != c.kinds {
-			t.Errorf("%q: kinds %q, want %q", c.sql, k, c.kinds)
 		}
 		// Without a resolver that places routines: refused.
 		if res, err := e.Rewrite(c.sql, opts, mapsNothingResolver{}); err == nil && res.Analysis.Statements[len(res.Analysis.Statements)-1].Kind != "DROP PROCEDURE" &&
@@ -124,4 +112,27 @@ func TestProcedures(t *testing.T) {
 			t.Errorf("%q is not refused: %q", sql, res.SQL)
 		}
 	}
+}
+
+// wantRewrite checks that e rewrites sql (read with opts, through r) to
+// want, with statements of the kinds given (space-separated); false when
+// the rewrite failed.
+func wantRewrite(t *testing.T, e *Engine, sql string, opts Options, r Resolver, want, kinds string) bool {
+	t.Helper()
+	res, err := e.Rewrite(sql, opts, r)
+	if err != nil {
+		t.Errorf("%q: %v", sql, err)
+		return false
+	}
+	if res.SQL != want {
+		t.Errorf("%q\n got %q\nwant %q", sql, res.SQL, want)
+	}
+	var got []string
+	for _, st := range res.Analysis.Statements {
+		got = append(got, st.Kind)
+	}
+	if k := strings.Join(got, " "); k != kinds {
+		t.Errorf("%q: kinds %q, want %q", sql, k, kinds)
+	}
+	return true
 }
