@@ -118,8 +118,7 @@ func (c *catalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (obj
 		return e.v, nil
 	}
 	var o object
-	var def *string
-	var vd viewDef
+	var vd viewDef // its definition "" when the account cannot read it
 	err := c.m.withConn(ctx, func(sc SideConn) error {
 		rows, err := sc.Query(ctx, "SELECT TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = "+
 			rewrite.QuoteString(t.DB)+" AND TABLE_NAME = "+rewrite.QuoteString(t.Name))
@@ -133,7 +132,6 @@ func (c *catalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (obj
 		rows, err = sc.Query(ctx, "SELECT VIEW_DEFINITION, CHECK_OPTION, ALGORITHM, COLLATION_CONNECTION FROM information_schema.VIEWS "+
 			"WHERE TABLE_SCHEMA = "+rewrite.QuoteString(t.DB)+" AND TABLE_NAME = "+rewrite.QuoteString(t.Name))
 		if err == nil && len(rows) == 1 {
-			def = rows[0][0]
 			vd = viewDef{def: str(rows[0][0]), checkOption: str(rows[0][1]), algorithm: str(rows[0][2]), collation: str(rows[0][3])}
 		}
 		return err
@@ -142,7 +140,7 @@ func (c *catalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (obj
 		return object{}, fmt.Errorf("look up %s: %w", t, err)
 	}
 	if o.kind == "VIEW" {
-		if o.hazard, o.wide, err = c.viewHazard(ctx, t, def, depth); err != nil {
+		if o.hazard, o.wide, err = c.viewHazard(ctx, t, vd.def, depth); err != nil {
 			return object{}, err
 		}
 		if vd.def != "" {
@@ -155,25 +153,26 @@ func (c *catalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (obj
 	return o, nil
 }
 
-// viewHazard says why reading the view t, defined as def, would reach
+// viewHazard says why reading the view t, defined as def ("" when the
+// proxy cannot read the definition), would reach
 // beyond reading production (a function it calls, a sequence it advances,
 // a view it reads that does, or a definition the proxy cannot see), and
 // why it would show a sandbox what the whole server holds (it reads
 // information_schema, performance_schema or the server's statistics and
 // logs, directly or through other views).
-func (c *catalog) viewHazard(ctx context.Context, t rewrite.Table, def *string, depth int) (hazard, wide string, err error) {
+func (c *catalog) viewHazard(ctx context.Context, t rewrite.Table, def string, depth int) (hazard, wide string, err error) {
 	if trustedSchema(t.DB) {
 		return "", "", nil
 	}
 	name := t.Quoted()
-	if def == nil || *def == "" {
+	if def == "" {
 		return "the proxy cannot read the definition of the view " + name + " (grant its account SHOW VIEW), " +
 			"so it cannot tell what reading the view runs", "", nil
 	}
 	if depth >= maxViewDepth {
 		return "the view " + name + " is built on views more than " + fmt.Sprint(maxViewDepth) + " deep", "", nil
 	}
-	a := c.m.engine.Analyze(*def, rewrite.Options{DB: t.DB, CaseSensitiveNames: c.m.caseSensitive, Server: c.m.server})
+	a := c.m.engine.Analyze(def, rewrite.Options{DB: t.DB, CaseSensitiveNames: c.m.caseSensitive, Server: c.m.server})
 	if _, err := a.Rewrite(mapsNothing{}); err != nil {
 		return "the proxy cannot analyse the definition of the view " + name, "", nil
 	}
