@@ -15,7 +15,8 @@ import (
 // utf8mb4 database: foreign keys with cascades (customers ← orders ←
 // items, tags outside every key), a sequence, views (a join with GROUP
 // BY, an updatable one WITH CHECK OPTION, a view of a view), triggers (one
-// counting orders per customer in another table, one changing the row).
+// counting orders per customer in another table, one changing the row),
+// stored functions (one reading orders, one writing tags) and a procedure.
 const objDiffSchema = `
 CREATE TABLE customers (id INT PRIMARY KEY, name VARCHAR(40) NOT NULL, UNIQUE KEY (name));
 CREATE TABLE orders (id INT AUTO_INCREMENT PRIMARY KEY, cust INT NOT NULL, qty INT NOT NULL, note VARCHAR(40),
@@ -33,7 +34,13 @@ CREATE VIEW v_big AS SELECT id, cust, qty, note FROM orders WHERE qty >= 5 WITH 
 CREATE TABLE ocount (cust INT PRIMARY KEY, n INT NOT NULL);
 CREATE TRIGGER orders_ai AFTER INSERT ON orders FOR EACH ROW INSERT INTO ocount VALUES (NEW.cust, 1) ON DUPLICATE KEY UPDATE n = n + 1;
 CREATE TRIGGER orders_bu BEFORE UPDATE ON orders FOR EACH ROW SET NEW.note = LEFT(CONCAT(COALESCE(NEW.note, ''), '~'), 40);
-CREATE VIEW v_items AS SELECT i.id, i.label, t.name FROM items i LEFT JOIN orders o ON o.id = i.ord LEFT JOIN v_tot t ON t.n = o.qty;`
+CREATE VIEW v_items AS SELECT i.id, i.label, t.name FROM items i LEFT JOIN orders o ON o.id = i.ord LEFT JOIN v_tot t ON t.n = o.qty;
+CREATE FUNCTION cust_qty(c INT) RETURNS INT READS SQL DATA RETURN (SELECT COALESCE(SUM(qty), 0) FROM orders WHERE cust = c);
+CREATE FUNCTION tag_it(x VARCHAR(40)) RETURNS INT MODIFIES SQL DATA BEGIN
+  INSERT INTO tags (v) VALUES (x);
+  RETURN (SELECT COUNT(*) FROM tags);
+END;
+CREATE PROCEDURE add_order(IN c INT, IN q INT) INSERT INTO orders (cust, qty, note) VALUES (c, q, 'proc');`
 
 // objGen makes a seeded random workload over objDiffSchema's objects.
 type objGen struct {
@@ -41,6 +48,7 @@ type objGen struct {
 	inTx  bool
 	views []string // views the workload made
 	procs []string // procedures the workload made
+	funcs []string // functions the workload made
 	next  int
 }
 
@@ -72,8 +80,10 @@ func (g *objGen) next1() diffStmt {
 		return diffStmt{sql: fmt.Sprintf("INSERT INTO v_big (cust, qty, note) VALUES (%d, %d, '%s')", 1+r.Intn(5), r.Intn(10), g.word())}
 	case k < 41:
 		return diffStmt{sql: fmt.Sprintf("DELETE FROM v_big WHERE qty > %d", 6+r.Intn(6))}
-	case k < 47:
+	case k < 44:
 		return diffStmt{sql: "SELECT * FROM v_tot ORDER BY name", query: true}
+	case k < 47:
+		return g.routine()
 	case k < 50:
 		return diffStmt{sql: "SELECT * FROM v_items ORDER BY id", query: true}
 	case k < 53:
@@ -150,17 +160,47 @@ func (g *objGen) next1() diffStmt {
 	}
 }
 
+// routine calls production's stored functions and procedure, or makes and
+// calls functions of the session's own.
+func (g *objGen) routine() diffStmt {
+	r := g.r
+	switch k := r.Intn(6); {
+	case k == 0:
+		return diffStmt{sql: "SELECT id, name, cust_qty(id) FROM customers ORDER BY id", query: true}
+	case k == 1 && !g.inTx: // a write whose replay would differ: kept out of transactions, as NEXTVAL is
+		return diffStmt{sql: "SELECT tag_it(?)", args: []any{g.word()}, query: true, prepare: r.Intn(2) == 0}
+	case k == 2 && !g.inTx:
+		return diffStmt{sql: fmt.Sprintf("CALL add_order(%d, %d)", 1+r.Intn(6), r.Intn(12))}
+	case k == 3 && !g.inTx:
+		g.next++
+		name := fmt.Sprintf("f%d", g.next)
+		g.funcs = append(g.funcs, name)
+		return diffStmt{sql: fmt.Sprintf("CREATE FUNCTION %s(x INT) RETURNS INT RETURN x * %d + cust_qty(x)", name, 1+r.Intn(5))}
+	case len(g.funcs) > 0:
+		f := g.funcs[r.Intn(len(g.funcs))]
+		return diffStmt{sql: "SELECT id, " + f + "(id) AS v FROM customers WHERE " + f + "(id) > ? ORDER BY id", args: []any{r.Intn(20)}, query: true}
+	}
+	return diffStmt{sql: "SELECT cust_qty(?)", args: []any{1 + r.Intn(4)}, query: true, prepare: true}
+}
+
 // TestDifferentialObjects runs a seeded random workload over foreign keys
 // with cascades, views (read, written through, made and replaced), a
-// sequence, triggers, procedures made in the session and utf8mb4 text directly on
-// one MariaDB and through a sandbox in front of a second one, and requires
-// identical outcomes statement by statement and identical final tables,
-// with production behind the proxy unchanged — with the least-privilege
-// upstream account and with an ALL PRIVILEGES one.
+// sequence, triggers, production's stored functions and procedure,
+// functions and procedures made in the session, and utf8mb4 text directly
+// on one MariaDB and through a sandbox in front of a second one, and
+// requires identical outcomes statement by statement and identical final
+// tables, with production behind the proxy unchanged — with the
+// least-privilege upstream account (which reads routines' definitions
+// with SELECT on mysql.proc) and with an ALL PRIVILEGES one.
 func TestDifferentialObjects(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	sandDB, direct, accts := objServers(ctx, t)
+	root := openDB(t, sandDB.DSN(""))
+	if _, err := root.Exec("GRANT SELECT ON mysql.proc TO '" + sandboxUser + "'@'%'"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'") })
 	seeds, perSeed := []int64{1, 2, 3, 4, 5}, 1000
 	total, diffs := 0, 0
 	for _, acct := range accts {

@@ -506,6 +506,90 @@ CREATE PROCEDURE fill(IN x INT) BEGIN IF x > 0 THEN INSERT INTO n VALUES (x); CA
 	})
 }
 
+// funcSchema: stored functions that read, write (a function may, when
+// called from a statement), call each other and return text.
+const funcSchema = `CREATE TABLE acct (id INT PRIMARY KEY, balance INT, owner VARCHAR(20));
+CREATE TABLE audit (id INT AUTO_INCREMENT PRIMARY KEY, what VARCHAR(40));
+INSERT INTO acct VALUES (1, 100, 'ann'), (2, 5, 'bob');
+CREATE FUNCTION balance_of(a INT) RETURNS INT READS SQL DATA RETURN (SELECT balance FROM acct WHERE id = a);
+CREATE FUNCTION total() RETURNS INT READS SQL DATA RETURN (SELECT SUM(balance) FROM acct);
+CREATE FUNCTION rich(a INT) RETURNS VARCHAR(10) CHARSET utf8mb4 DETERMINISTIC RETURN IF(balance_of(a) > 50, 'rich', 'poor');
+CREATE FUNCTION logged(w VARCHAR(40)) RETURNS INT MODIFIES SQL DATA BEGIN
+  INSERT INTO audit (what) VALUES (w);
+  RETURN LAST_INSERT_ID();
+END;
+CREATE FUNCTION greet(n VARCHAR(20)) RETURNS VARCHAR(40) CHARSET utf8mb4 RETURN CONCAT('héllo ', n);
+CREATE PROCEDURE show_total() SELECT total() AS t, rich(1) AS r;`
+
+// TestFidelityFunctions: production's stored functions called in a
+// sandbox run sandbox copies — their reads see the sandbox's tables,
+// their writes land in forks, functions they call too — and functions
+// the sandbox creates, replaces and drops live there only, as on a copy
+// of the database; production never changes.
+func TestFidelityFunctions(t *testing.T) {
+	db, _ := env(t)
+	leastPrivilegeUser(t, db)
+	root := openDB(t, db.DSN(""))
+	if _, err := root.Exec("GRANT SELECT ON mysql.proc TO '" + sandboxUser + "'@'%'"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'") })
+	runObjCases(t, []objCase{
+		{name: "calls", schema: funcSchema, steps: []string{
+			"SELECT balance_of(1), total(), rich(2), greet(owner) FROM acct ORDER BY id",
+			"UPDATE acct SET balance = 70 WHERE id = 2",
+			"SELECT balance_of(2), total(), rich(2)",
+			"SELECT id FROM acct WHERE rich(id) = 'rich' ORDER BY id",
+			"SELECT logged('first'), logged('second')",
+			"SELECT * FROM audit ORDER BY id",
+			"INSERT INTO audit (what) VALUES (greet('x'))",
+			"UPDATE acct SET owner = greet(owner) WHERE id = 1",
+			"SELECT `balance_of`(1), DATABASE()",
+			"SELECT ROUTINE_NAME, ROUTINE_TYPE, DATA_TYPE, SQL_DATA_ACCESS FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() ORDER BY 1",
+		}},
+		{name: "define", schema: funcSchema, steps: []string{
+			"CREATE FUNCTION twice(x INT) RETURNS INT DETERMINISTIC RETURN x * 2",
+			"SELECT twice(balance) FROM acct ORDER BY id",
+			"CREATE FUNCTION twice(x INT) RETURNS INT RETURN x",
+			"CREATE OR REPLACE FUNCTION twice(x INT) RETURNS INT RETURN x * 3 + total()",
+			"SELECT twice(1)",
+			"CREATE FUNCTION count_audit() RETURNS INT RETURN (SELECT COUNT(*) FROM audit)",
+			"INSERT INTO audit (what) VALUES ('x')",
+			"SELECT count_audit()",
+			"DROP FUNCTION twice",
+			"SELECT twice(1)",
+			"DROP FUNCTION IF EXISTS twice",
+			"CREATE PROCEDURE use_fn(OUT r INT) SET r = twice(2) + balance_of(1)",
+			"CREATE FUNCTION twice(x INT) RETURNS INT RETURN x * 2",
+			"CALL use_fn(@r)",
+			"SELECT @r",
+		}},
+		// Production's routines dropped in the sandbox are gone there only.
+		{name: "drop", schema: funcSchema, steps: []string{
+			"CALL show_total()",
+			"DROP FUNCTION rich",
+			"SELECT rich(1)",
+			"CALL show_total()",
+			"SELECT balance_of(1)",
+			"DROP PROCEDURE show_total",
+			"CALL show_total()",
+			"DROP FUNCTION IF EXISTS rich",
+			"CREATE FUNCTION rich(a INT) RETURNS INT RETURN a",
+			"SELECT rich(5)",
+			"CREATE FUNCTION greet(n INT) RETURNS INT RETURN n",
+			"SELECT greet('x')",
+			"SELECT ROUTINE_NAME, ROUTINE_TYPE FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() ORDER BY 1",
+		}},
+		{name: "transaction", schema: funcSchema, steps: []string{
+			"BEGIN",
+			"SELECT logged('in trx')",
+			"ROLLBACK",
+			"SELECT COUNT(*) FROM audit",
+			"SELECT balance_of(1)",
+		}},
+	})
+}
+
 // TestFidelitySQLPrepare: statements prepared with SQL PREPARE run in the
 // sandbox at EXECUTE — prepared again when the sandbox forked a table they
 // read since — as on a copy of the database.

@@ -1117,11 +1117,6 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 		// names they hold (tables of a GRANT too) are not rewritten.
 		st.privileges = true
 	}
-	for _, f := range c.funcs {
-		if f.Schema != "" && st.Unprovable == "" {
-			st.Unprovable = "the statement calls the stored function " + f.String() + ", whose statements the proxy cannot see"
-		}
-	}
 	return st
 }
 
@@ -1391,6 +1386,7 @@ var typeWords = map[string]bool{"JSON": true, "INET4": true, "INET6": true, "UUI
 func (st *Statement) takeInner(inner *Analysis) {
 	for _, is := range inner.Statements {
 		st.Funcs = append(st.Funcs, is.Funcs...)
+		st.innerFuncs += len(is.Funcs)
 		st.Locked = append(st.Locked, is.Locked...)
 		st.Like = append(st.Like, is.Like...)
 		if st.Outside == "" {

@@ -51,6 +51,13 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 	}
 	db := a.opts.DB
 	st := Statement{DB: db}
+	if r := dropFunction(text, toks[:n]); r != nil {
+		st.Class, st.Kind, st.Routine = ClassRoutine, "DROP FUNCTION", r
+		a.Statements = []Statement{st}
+		a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
+		a.stmtAliases = []map[string]bool{nil}
+		return true
+	}
 	if kind := storedProgramKind(e, text, toks); kind != "" {
 		// A body may hold ';': the input is refused under a resolver
 		// whatever follows, so where it ends does not matter.
@@ -155,6 +162,23 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 	a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
 	a.stmtAliases = []map[string]bool{nil}
 	return true
+}
+
+// dropFunction reads DROP FUNCTION [IF EXISTS] [db.]name, the whole of
+// toks: the function it names, nil for any other statement.
+func dropFunction(text string, toks []token) *Routine {
+	if tokWord(text, toks, 0) != "DROP" || tokWord(text, toks, 1) != "FUNCTION" {
+		return nil
+	}
+	i := 2
+	if tokWord(text, toks, i) == "IF" && tokWord(text, toks, i+1) == "EXISTS" {
+		i += 2
+	}
+	r, next, ok := routineName(text, toks, i)
+	if !ok || next != len(toks) {
+		return nil
+	}
+	return r
 }
 
 // storedProgramKind names the statement at toks[0] when it creates, drops

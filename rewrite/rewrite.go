@@ -163,6 +163,9 @@ type Statement struct {
 	// PREPARE … FROM 'text', the analysis of the text.
 	Handle, HandleOp string
 	Inner            *Analysis
+	// innerFuncs is how many of Funcs, the last ones, the text another
+	// statement's text calls (takeInner): its own analysis places them.
+	innerFuncs int
 	// Routine is the stored procedure of CREATE PROCEDURE, DROP PROCEDURE
 	// and CALL (nil for other statements).
 	Routine *Routine
@@ -565,13 +568,16 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 	var routines []replacement
 	for i := range a.Statements {
 		st := &a.Statements[i]
-		if st.Routine != nil && rr != nil && (st.Kind == "CALL" || st.Kind == "DROP PROCEDURE") {
+		if st.Routine != nil && rr != nil && (st.Kind == "CALL" || st.Kind == "DROP PROCEDURE" || st.Kind == "DROP FUNCTION") {
 			reps, err := a.routineReps(st, rr)
 			if err != nil {
 				return nil, err
 			}
 			routines = append(routines, reps...)
 			continue
+		}
+		if st.Kind == "DROP FUNCTION" && rr == nil {
+			return nil, refuse(wire.ErUnknown, "DROP FUNCTION acts on a stored function the proxy cannot place here; run it on a direct connection")
 		}
 		if st.Unprovable != "" {
 			hint := st.hint
@@ -585,6 +591,11 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 	if err != nil {
 		return nil, err
 	}
+	calls, err := a.callReps(r)
+	if err != nil {
+		return nil, err
+	}
+	reps = append(reps, calls...)
 	return append(reps, routines...), nil
 }
 
@@ -600,7 +611,7 @@ func (a *Analysis) partReps(r Resolver) ([]replacement, error) {
 		}
 		if p.sub == nil {
 			if rr == nil {
-				return nil, refuse(wire.ErUnknown, "a stored procedure's definition runs statements the proxy cannot confine here")
+				return nil, refuse(wire.ErUnknown, "a stored routine's definition runs statements the proxy cannot confine here")
 			}
 			rs, err := a.routineReps(st, rr)
 			if err != nil {

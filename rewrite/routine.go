@@ -120,18 +120,30 @@ func punctAt(text string, toks []token, i int, c byte) bool {
 }
 
 // hasCreateProcedure reports whether a statement of the input (tokens of
-// its normalized text) is CREATE PROCEDURE.
+// its normalized text) is CREATE PROCEDURE or CREATE FUNCTION (of a stored
+// function, not an aggregate one).
 func (e *Engine) hasCreateProcedure(text string, toks []token) bool {
 	start := true
 	for i := range toks {
-		if start {
-			if k, _ := e.createRoutineAt(text, toks, i); k == "PROCEDURE" {
-				return true
-			}
+		if start && e.createdRoutine(text, toks, i) != "" {
+			return true
 		}
 		start = punctAt(text, toks, i, ';')
 	}
 	return false
+}
+
+// createdRoutine is "PROCEDURE" or "FUNCTION" when toks[i] starts a CREATE
+// PROCEDURE or a CREATE FUNCTION the engine reads (not an AGGREGATE one,
+// whose body fetches rows of the group), "" otherwise.
+func (e *Engine) createdRoutine(text string, toks []token, i int) string {
+	switch k, next := e.createRoutineAt(text, toks, i); {
+	case k == "PROCEDURE":
+		return k
+	case k == "FUNCTION" && tokWord(text, toks, next-2) != "AGGREGATE":
+		return k
+	}
+	return ""
 }
 
 // analyzePieces analyses an input holding CREATE PROCEDURE: split at its
@@ -146,9 +158,10 @@ func (e *Engine) analyzePieces(a *Analysis, toks []token) {
 			continue
 		}
 		start := int(toks[i].start)
-		if k, next := e.createRoutineAt(text, toks, i); k == "PROCEDURE" {
-			st, end := e.analyzeProcedure(a, toks, next, db)
-			st.Kind, st.Class, st.DB = "CREATE PROCEDURE", ClassRoutine, db
+		if k := e.createdRoutine(text, toks, i); k != "" {
+			_, next := e.createRoutineAt(text, toks, i)
+			st, end := e.analyzeProcedure(a, toks, next, db, k == "FUNCTION")
+			st.Kind, st.Class, st.DB = "CREATE "+k, ClassRoutine, db
 			a.parts = append(a.parts, part{start: start, stmt: len(a.Statements)})
 			a.stmtStarts = append(a.stmtStarts, start)
 			a.stmtDBs = append(a.stmtDBs, db)
@@ -203,12 +216,17 @@ func withDB(opts Options, db string) Options {
 	return opts
 }
 
-// analyzeProcedure reads a CREATE PROCEDURE from its name (toks[i]) to the
-// end of its body. end is the index of the token after the body, -1 when
-// the statement cannot be read (st.Unprovable says why).
-func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string) (st Statement, end int) {
+// analyzeProcedure reads a CREATE PROCEDURE (or, with function, a CREATE
+// FUNCTION) from its name (toks[i]) to the end of its body. end is the
+// index of the token after the body, -1 when the statement cannot be read
+// (st.Unprovable says why).
+func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, function bool) (st Statement, end int) {
 	text := a.text
 	w := func(j int) string { return tokWord(text, toks, j) }
+	what := "procedure"
+	if function {
+		what = "function"
+	}
 	fail := func(why string) (Statement, int) {
 		st.Unprovable = why
 		return st, -1
@@ -218,12 +236,12 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string) (
 	}
 	r, j, ok := routineName(text, toks, i)
 	if !ok {
-		return fail("the proxy cannot read the name of this procedure")
+		return fail("the proxy cannot read the name of this " + what)
 	}
 	st.Routine = r
 	// Parameters: ( … ) with balanced parentheses (types take some).
 	if !punctAt(text, toks, j, '(') {
-		return fail("the proxy cannot read the parameters of this procedure")
+		return fail("the proxy cannot read the parameters of this " + what)
 	}
 	depth := 0
 	for ; j < len(toks); j++ {
@@ -234,16 +252,21 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string) (
 				break
 			}
 		} else if punctAt(text, toks, j, ';') {
-			return fail("the proxy cannot read the parameters of this procedure")
+			return fail("the proxy cannot read the parameters of this " + what)
 		}
 	}
 	j++
+	if function {
+		if j = returnType(text, toks, j); j < 0 {
+			return fail("the proxy cannot read the return type of this function")
+		}
+	}
 	// Characteristics.
 	for {
 		switch w(j) {
 		case "COMMENT":
 			if j+1 >= len(toks) || toks[j+1].kind != tokString {
-				return fail("the proxy cannot read the characteristics of this procedure")
+				return fail("the proxy cannot read the characteristics of this " + what)
 			}
 			j += 2
 			continue
@@ -283,7 +306,7 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string) (
 		}
 		break
 	}
-	body := &bodyReader{e: e, a: a, toks: toks, db: r.DB(db), r: r}
+	body := &bodyReader{e: e, a: a, toks: toks, db: r.DB(db), r: r, function: function}
 	end, why := body.statement(j, 0)
 	if why != "" {
 		return fail(why)
@@ -295,7 +318,7 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string) (
 			// RoutineResolver a CREATE PROCEDURE needs names where its
 			// procedure is, and checks it there.
 			if bs.Unprovable != "" && st.Unprovable == "" && !(bs.Kind == "CALL" && bs.Routine != nil) {
-				st.Unprovable = bs.Unprovable + " (in the body of procedure " + QuoteIdent(r.Name) + ")"
+				st.Unprovable = bs.Unprovable + " (in the body of " + what + " " + QuoteIdent(r.Name) + ")"
 			}
 		}
 	}
@@ -326,6 +349,9 @@ type bodyReader struct {
 	toks []token
 	db   string // the procedure's database: current while its body runs
 	r    *Routine
+	// function is set for a stored function's body, which returns its
+	// value with RETURN.
+	function bool
 }
 
 // statement reads the body statement at toks[i]; end is the index of the
@@ -454,7 +480,13 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 		return b.endOf(end, "REPEAT", "")
 	case "FOR":
 		return b.forStatement(i, depth)
-	case "RETURN", "END", "ELSE", "ELSEIF", "UNTIL", "WHEN", "THEN":
+	case "RETURN":
+		if b.function {
+			end := semi(i)
+			return end, b.expr(i+1, end)
+		}
+		return 0, "the proxy does not read RETURN here in a procedure body"
+	case "END", "ELSE", "ELSEIF", "UNTIL", "WHEN", "THEN":
 		return 0, "the proxy does not read " + w(i) + " here in a procedure body"
 	}
 	end = semi(i)
@@ -876,3 +908,50 @@ func (st *Statement) takeBody(bs Statement) {
 		st.Outside = bs.Outside
 	}
 }
+
+// returnType reads RETURNS type at toks[i] (a CREATE FUNCTION's, after its
+// parameters): the index after the type, -1 when it is not one the engine
+// reads — a type name, its length or values in parentheses, and the words
+// of signs, character sets and collations (TYPE OF and ROW TYPE OF name a
+// table's columns: not read).
+func returnType(text string, toks []token, i int) int {
+	w := func(j int) string { return tokWord(text, toks, j) }
+	if w(i) != "RETURNS" || w(i+1) == "" || w(i+1) == "TYPE" || w(i+1) == "ROW" {
+		return -1
+	}
+	j := i + 2
+	name := func(k int) bool {
+		return k < len(toks) && (toks[k].kind == tokIdent || toks[k].kind == tokQuoted || toks[k].kind == tokString)
+	}
+	for j < len(toks) {
+		switch word := w(j); {
+		case punctAt(text, toks, j, '('):
+			depth := 0
+			for ; j < len(toks); j++ {
+				if punctAt(text, toks, j, '(') {
+					depth++
+				} else if punctAt(text, toks, j, ')') {
+					if depth--; depth == 0 {
+						break
+					}
+				} else if punctAt(text, toks, j, ';') {
+					return -1
+				}
+			}
+			j++
+		case word == "CHARACTER" && w(j+1) == "SET" && name(j+2):
+			j += 3
+		case (word == "CHARSET" || word == "COLLATE") && name(j+1):
+			j += 2
+		case returnTypeWords[word]:
+			j++
+		default:
+			return j
+		}
+	}
+	return j
+}
+
+// returnTypeWords are the words a return type may hold after its name.
+var returnTypeWords = map[string]bool{"UNSIGNED": true, "SIGNED": true, "ZEROFILL": true, "BINARY": true, "ASCII": true, "UNICODE": true,
+	"BYTE": true, "PRECISION": true, "VARYING": true, "VARCHAR": true, "CHAR": true, "VARBINARY": true, "NATIONAL": true}

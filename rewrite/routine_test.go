@@ -106,9 +106,13 @@ func TestProcedures(t *testing.T) {
 		"CREATE PROCEDURE p() BEGIN SELECT 1; END; SELECT * FROM t FOR SYSTEM_TIME ALL",
 		"CREATE PROCEDURE p() BEGIN SELECT 1",
 		"CREATE PROCEDURE p() BEGIN SELECT 1; END SELECT 2",
-		"CREATE FUNCTION f() RETURNS INT RETURN 1",
+		"CREATE FUNCTION f() RETURNS TYPE OF t.a RETURN 1",
+		"CREATE FUNCTION f() RETURNS INT BEGIN RETURN (SELECT * FROM t FOR SYSTEM_TIME ALL); END",
+		"CREATE AGGREGATE FUNCTION f(x INT) RETURNS INT BEGIN DECLARE s INT DEFAULT 0; LOOP FETCH GROUP NEXT ROW; SET s = s + x; END LOOP; END",
+		"CREATE FUNCTION f RETURNS STRING SONAME 'udf.so'",
+		"CREATE PROCEDURE p() BEGIN RETURN 1; END",
 	} {
-		if res, err := e.Rewrite(sql, opts, sandboxRoutines{}); err == nil {
+		if res, err := e.Rewrite(sql, opts, mapsNothingResolver{}); err == nil {
 			t.Errorf("%q is not refused: %q", sql, res.SQL)
 		}
 	}
@@ -135,4 +139,59 @@ func wantRewrite(t *testing.T, e *Engine, sql string, opts Options, r Resolver, 
 		t.Errorf("%q: kinds %q, want %q", sql, k, kinds)
 	}
 	return true
+}
+
+// sandboxFunctions places routines and tables as sandboxRoutines does,
+// and every function but the server's UPPER, CONCAT and COUNT in sb_<db>.
+type sandboxFunctions struct{ sandboxRoutines }
+
+func (sandboxFunctions) ResolveFunction(f Func, db string) (string, bool, error) {
+	if n := strings.ToUpper(f.Name); f.Schema == "" && (n == "UPPER" || n == "CONCAT" || n == "COUNT") {
+		return "", false, nil
+	}
+	if f.Schema != "" {
+		db = f.Schema
+	}
+	return "sb_" + db, true, nil
+}
+
+// TestFunctions: CREATE FUNCTION is read like CREATE PROCEDURE (its
+// return type, and RETURN in its body), DROP FUNCTION names the placed
+// function, and calls of functions a FunctionResolver places name them
+// there — in statements, bodies and expressions; other resolvers refuse
+// calls qualified with a database (a stored function's).
+func TestFunctions(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	for _, c := range []struct{ sql, want, kinds string }{
+		{"CREATE FUNCTION f(x INT) RETURNS INT DETERMINISTIC RETURN x + (SELECT COUNT(*) FROM t)",
+			"CREATE FUNCTION `sb_app`.`f`(x INT) RETURNS INT DETERMINISTIC RETURN x + (SELECT COUNT(*) FROM `sb_app`.`t`)", "CREATE FUNCTION"},
+		{"CREATE DEFINER=`root`@`localhost` FUNCTION `g`(a varchar(10)) RETURNS varchar(20) CHARSET utf8mb4 COLLATE utf8mb4_general_ci\n    READS SQL DATA\nBEGIN\n  DECLARE n INT;\n  SET n = f(1);\n  INSERT INTO u VALUES (n);\n  RETURN CONCAT(a, UPPER(a), n);\nEND",
+			"CREATE DEFINER=`root`@`localhost` FUNCTION `sb_app`.`g`(a varchar(10)) RETURNS varchar(20) CHARSET utf8mb4 COLLATE utf8mb4_general_ci\n    READS SQL DATA\nBEGIN\n  DECLARE n INT;\n  SET n = `sb_app`.`f`(1);\n  INSERT INTO `sb_app`.`u` VALUES (n);\n  RETURN CONCAT(a, UPPER(a), n);\nEND",
+			"CREATE FUNCTION"},
+		{"CREATE FUNCTION h() RETURNS DOUBLE PRECISION UNSIGNED RETURN 1", "CREATE FUNCTION `sb_app`.`h`() RETURNS DOUBLE PRECISION UNSIGNED RETURN 1", "CREATE FUNCTION"},
+		{"DROP FUNCTION IF EXISTS other.f", "DROP FUNCTION IF EXISTS `sb_other`.`f`", "DROP FUNCTION"},
+		{"SELECT f(id), other . g (1), `f` (2), UPPER(name) FROM users WHERE other.g(id) > 0",
+			"SELECT `sb_app`.`f`(id), other . g (1), `sb_app`.`f` (2), UPPER(name) FROM `sb_app`.`users` WHERE `sb_other`.`g`(id) > 0", "refused"},
+		{"UPDATE t SET a = f(a)", "UPDATE `sb_app`.`t` SET a = `sb_app`.`f`(a)", "UPDATE"},
+		{"PREPARE s FROM 'SELECT f(a) FROM t'", "PREPARE s FROM 'SELECT `sb_app`.`f`(a) FROM `sb_app`.`t`'", ""},
+		{"EXECUTE IMMEDIATE 'SELECT f(1)'", "EXECUTE IMMEDIATE 'SELECT `sb_app`.`f`(1)'", "EXECUTE IMMEDIATE"},
+		{"INSERT INTO t (a) VALUES (f(1))", "INSERT INTO `sb_app`.`t` (a) VALUES (`sb_app`.`f`(1))", "INSERT"},
+		{"CREATE PROCEDURE p() BEGIN IF f(1) THEN DELETE FROM t; END IF; END",
+			"CREATE PROCEDURE `sb_app`.`p`() BEGIN IF `sb_app`.`f`(1) THEN DELETE FROM `sb_app`.`t`; END IF; END", "CREATE PROCEDURE"},
+	} {
+		if c.kinds == "refused" {
+			res, err := e.Rewrite(c.sql, opts, sandboxFunctions{})
+			if err == nil {
+				t.Errorf("%q is not refused: %q (a spaced qualified call is not located)", c.sql, res.SQL)
+			}
+			continue
+		}
+		wantRewrite(t, e, c.sql, opts, sandboxFunctions{}, c.want, c.kinds)
+	}
+	for _, sql := range []string{"SELECT app.f(1)", "DROP FUNCTION f"} {
+		if res, err := e.Rewrite(sql, opts, mapsNothingResolver{}); err == nil {
+			t.Errorf("%q passes a resolver that places no functions: %q", sql, res.SQL)
+		}
+	}
 }

@@ -241,21 +241,11 @@ func (c *catalog) funcHazard(ctx context.Context, f rewrite.Func, db string) (st
 		return "it calls the stored function " + f.String() + ", which cannot run in a sandbox yet (its statements " +
 			"would read and write production)", nil
 	}
-	// The server's own functions come first: a stored or loadable function
-	// of the same name is never called without a schema.
-	c.mu.Lock()
-	upper := strings.ToUpper(f.Name)
-	native := c.natives[upper] || f.Bare && c.keywords[upper]
-	c.mu.Unlock()
-	if native {
+	if c.native(f) {
 		return "", nil
 	}
-	udfs, err := c.udfList(ctx)
-	if err != nil {
-		return "", err
-	}
-	if udfs != nil && udfs[strings.ToLower(f.Name)] {
-		return "it calls the loadable function (UDF) " + f.Name + ", whose effects the proxy cannot confine to the sandbox", nil
+	if why, err := c.udfHazard(ctx, f); err != nil || why != "" {
+		return why, err
 	}
 	stored, err := c.storedFunction(ctx, db, f.Name)
 	if err != nil {
@@ -265,11 +255,53 @@ func (c *catalog) funcHazard(ctx context.Context, f rewrite.Func, db string) (st
 		return "it calls the stored function " + rewrite.QuoteIdent(db) + "." + rewrite.QuoteIdent(f.Name) +
 			", which cannot run in a sandbox yet (its statements would read and write production)", nil
 	}
+	return "", nil
+}
+
+// native reports whether an unqualified call of f calls one of the
+// server's own functions, which come first: a stored or loadable function
+// of the same name is never called without a schema.
+func (c *catalog) native(f rewrite.Func) bool {
+	if f.Schema != "" {
+		return false
+	}
+	upper := strings.ToUpper(f.Name)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.natives[upper] || f.Bare && c.keywords[upper] || grammarFunctions[upper]
+}
+
+// grammarFunctions are calls the server's grammar reads itself, which its
+// list of functions lacks: sequence functions (NEXTVAL(s) is NEXT VALUE
+// FOR s) and MATCH … AGAINST.
+var grammarFunctions = map[string]bool{"NEXTVAL": true, "LASTVAL": true, "SETVAL": true, "AGAINST": true}
+
+// udfHazard says why a call of f, no function of the server's own, may
+// call a loadable function (UDF), whose effects the proxy cannot confine:
+// it names one, or the account cannot read mysql.func.
+func (c *catalog) udfHazard(ctx context.Context, f rewrite.Func) (string, error) {
+	udfs, err := c.udfList(ctx)
+	if err != nil {
+		return "", err
+	}
+	if udfs != nil && udfs[strings.ToLower(f.Name)] {
+		return "it calls the loadable function (UDF) " + f.Name + ", whose effects the proxy cannot confine to the sandbox", nil
+	}
 	if udfs == nil {
 		return "it calls " + f.Name + "(), which the proxy cannot tell from a loadable function (UDF) because its " +
 			"account cannot read mysql.func (grant it SELECT ON mysql.func)", nil
 	}
 	return "", nil
+}
+
+// sandboxFuncHazard is funcHazard in a sandbox, where stored functions are
+// the sandbox's (placedFunction): only a loadable function reaches beyond
+// it.
+func (c *catalog) sandboxFuncHazard(ctx context.Context, f rewrite.Func) (string, error) {
+	if f.Schema != "" || c.native(f) {
+		return "", nil
+	}
+	return c.udfHazard(ctx, f)
 }
 
 // storedFunction reports whether db has a stored function called name.
@@ -302,6 +334,14 @@ func (c *catalog) storedFunction(ctx context.Context, db, name string) (bool, er
 	c.funcs[k] = cached[bool]{v: found, at: now}
 	c.mu.Unlock()
 	return found, nil
+}
+
+// forgetFunction drops what the catalog knows of db.name as a stored
+// function.
+func (c *catalog) forgetFunction(db, name string) {
+	c.mu.Lock()
+	delete(c.funcs, strings.ToLower(db)+"\x00"+strings.ToLower(name))
+	c.mu.Unlock()
 }
 
 // udfList returns the loadable functions (lower case), or nil when the

@@ -30,6 +30,9 @@ func catalogData(up *sessiontest.Upstream) {
 		up.AddView("app", fmt.Sprintf("deep%d", i), fmt.Sprintf("select `x` AS `x` from `app`.`deep%d`", i+1))
 	}
 	up.AddTable(sessiontest.Table{DB: "app", Name: "deep12"})
+	up.On("^SELECT ROUTINE_SCHEMA FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'FUNCTION' AND ROUTINE_NAME = 'price'").
+		Rows(sessiontest.Row("app"))
+	up.On("^SHOW CREATE FUNCTION `app`.`price`$").Fail(1305, "42000", "FUNCTION app.price does not exist")
 	up.AddTable(sessiontest.Table{DB: "app", Name: "m", Engine: "MRG_MyISAM"})
 	up.AddTable(sessiontest.Table{DB: "app", Name: "my", Engine: "MyISAM", Rows: 5})
 	up.AddTable(sessiontest.Table{DB: "app", Name: "seq", Type: "SEQUENCE"})
@@ -47,7 +50,9 @@ func TestCatalogRefusals(t *testing.T) {
 		// denied): "" runs, else the refusal (1290) contains it.
 		sandbox, production string
 	}{
-		{sql: "SELECT price(1)", sandbox: "calls the stored function `app`.`price`",
+		// In a sandbox a stored function is copied; this account cannot
+		// read its definition.
+		{sql: "SELECT price(1)", sandbox: "cannot read the definition of production's function `app`.`price` (grant its account SELECT ON mysql.proc)",
 			production: "calls the stored function `app`.`price`"},
 		{sql: "SELECT myudf(1)", sandbox: "calls the loadable function (UDF) myudf",
 			production: "calls the loadable function (UDF) myudf"},

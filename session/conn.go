@@ -676,7 +676,7 @@ func newPlan(sql string, a *rewrite.Analysis) *Plan {
 		}
 		// CREATE and DROP TEMPORARY TABLE leave the transaction open;
 		// CREATE and DROP PROCEDURE commit it.
-		p.ddl = p.ddl || st.Class == rewrite.ClassDDL && !st.Temporary || st.Kind == "CREATE PROCEDURE" || st.Kind == "DROP PROCEDURE"
+		p.ddl = p.ddl || st.Class == rewrite.ClassDDL && !st.Temporary || st.Class == rewrite.ClassRoutine && st.Kind != "CALL"
 		p.readVars = p.readVars || st.ChangesLexing || st.ChangesIsolation || setsAccess(st)
 		replayFacts(p, st)
 		p.serializable = p.serializable || st.Serializable
@@ -957,7 +957,7 @@ func (s *Session) confined(ctx context.Context, a *rewrite.Analysis) error {
 				return err
 			}
 		}
-		if st.Kind == "CREATE PROCEDURE" && st.Routine != nil {
+		if (st.Kind == "CREATE PROCEDURE" || st.Kind == "CREATE FUNCTION") && st.Routine != nil {
 			// The body's statements are the sandbox's statements too.
 			for _, b := range st.Routine.Body {
 				if err := s.bodyAllowed(b); err != nil {
@@ -1011,7 +1011,10 @@ func (s *Session) bodyAllowed(b *rewrite.Analysis) error {
 func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) error {
 	for _, st := range a.Statements {
 		switch {
-		case st.Kind == "CREATE PROCEDURE" && st.Routine != nil:
+		case (st.Kind == "CREATE PROCEDURE" || st.Kind == "CREATE FUNCTION") && st.Routine != nil:
+			if err := s.routineChanging(ctx, st); err != nil {
+				return err
+			}
 			if err := s.forkBody(ctx, st); err != nil {
 				return err
 			}
@@ -1020,6 +1023,19 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 		case st.Kind == "CALL":
 			p.locks = true // its body may write: kept for a replay
 			continue
+		case (st.Kind == "DROP FUNCTION" || st.Kind == "DROP PROCEDURE") && st.Routine != nil:
+			if err := s.routineChanging(ctx, st); err != nil {
+				return err
+			}
+			continue
+		}
+		if calls, err := s.placeFunctions(ctx, st); err != nil {
+			return err
+		} else if calls {
+			p.locks = true // its functions may write: kept for a replay
+			if p.volatile == "" {
+				p.volatile = "it calls a stored function, whose statements the proxy does not check for a second run"
+			}
 		}
 		mode := forker.Full
 		switch st.Kind {

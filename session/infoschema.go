@@ -240,9 +240,33 @@ func (m *Manager) routineViewSQL(v infoView, id string, cols []infoCol) string {
 	name := rewrite.QuoteIdent(v.routineName)
 	shadowed := "EXISTS (SELECT 1 FROM information_schema." + v.name + " j WHERE j." + rewrite.QuoteIdent(v.routineSchema) +
 		" = CONCAT(" + rewrite.QuoteString(own) + ", " + col + ") AND j." + name + " = i." + name + " AND j.ROUTINE_TYPE = i.ROUTINE_TYPE)"
+	dropped := "EXISTS (SELECT 1 FROM " + rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, id)) + "." + rewrite.QuoteIdent(droppedRoutines) +
+		" d WHERE d.db = " + col + " AND d.name = i." + name + " AND d.type = i.ROUTINE_TYPE)"
 	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, id)) + "." + rewrite.QuoteIdent(v.name) +
 		" AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.name + " i WHERE (" + col + " NOT LIKE " + internal +
-		" AND NOT " + shadowed + ") OR " + mine
+		" AND NOT " + shadowed + " AND NOT " + dropped + ") OR " + mine
+}
+
+// droppedRoutines is the table, in a sandbox's information_schema
+// database, of production's routines the sandbox dropped: its views of
+// routines leave them out.
+const droppedRoutines = "dropped_routines"
+
+// noteDroppedRoutine records in the sandbox's information_schema database
+// that it dropped production's routine db.name of kind (PROCEDURE or
+// FUNCTION).
+func (m *Manager) noteDroppedRoutine(ctx context.Context, sb *Sandbox, kind, db, name string) error {
+	if err := m.ensureInfoViews(ctx, sb); err != nil {
+		return err
+	}
+	return m.withConn(ctx, func(c SideConn) error {
+		_, err := c.Exec(ctx, "INSERT IGNORE INTO "+rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, sb.ID))+"."+rewrite.QuoteIdent(droppedRoutines)+
+			" VALUES ("+rewrite.QuoteString(db)+", "+rewrite.QuoteString(name)+", "+rewrite.QuoteString(kind)+")")
+		if err != nil {
+			return fmt.Errorf("record the dropped %s %s.%s: %w", strings.ToLower(kind), db, name, err)
+		}
+		return nil
+	})
 }
 
 // ensureInfoViews makes sb's information_schema views once.
@@ -261,6 +285,12 @@ func (m *Manager) ensureInfoViews(ctx context.Context, sb *Sandbox) error {
 		}
 		if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, sb.ID))); err != nil {
 			return fmt.Errorf("create the sandbox's information_schema: %w", err)
+		}
+		// Names compare as information_schema's do.
+		if _, err := c.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, sb.ID))+"."+
+			rewrite.QuoteIdent(droppedRoutines)+" (db VARCHAR(64) NOT NULL, name VARCHAR(64) NOT NULL, type VARCHAR(13) NOT NULL, "+
+			"PRIMARY KEY (db, name, type)) CHARACTER SET utf8mb3 COLLATE utf8mb3_general_ci"); err != nil {
+			return fmt.Errorf("create the sandbox's table of dropped routines: %w", err)
 		}
 		return createInfoViews(ctx, c, "the sandbox's", func(v infoView, cols []infoCol) string { return m.viewSQL(v, sb.ID, cols) })
 	})

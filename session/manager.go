@@ -315,6 +315,10 @@ type Sandbox struct {
 	changed   uint64 // the newest epoch of its tables' entries
 	forkMu    sync.Mutex
 	infoViews bool // its information_schema views exist
+	// routines are the routines this process knows the sandbox has made,
+	// copied or dropped (routineKey): production's are not copied for
+	// them.
+	routines map[string]bool
 	// shared: another proxy process may use the sandbox (claimed from
 	// the registry, or found held elsewhere); named and kept sandboxes
 	// are shareable anyway (see shareable).
@@ -322,6 +326,24 @@ type Sandbox struct {
 	// sync checks the registry for changes other processes made
 	// (registrysync.go).
 	sync regSync
+}
+
+// routineKnown reports whether the sandbox's routine key (routineKey) is
+// its own.
+func (sb *Sandbox) routineKnown(key string) bool {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	return sb.routines[key]
+}
+
+// noteRoutine records that the sandbox's routine key is its own.
+func (sb *Sandbox) noteRoutine(key string) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if sb.routines == nil {
+		sb.routines = map[string]bool{}
+	}
+	sb.routines[key] = true
 }
 
 // entry is a logical table's state in a sandbox.

@@ -26,7 +26,13 @@ func (s *Session) objectHazard(ctx context.Context, a *rewrite.Analysis, sb *San
 // statementHazard is objectHazard for one statement.
 func (s *Session) statementHazard(ctx context.Context, st rewrite.Statement, sb *Sandbox) (string, error) {
 	for _, f := range st.Funcs {
-		if why, err := s.m.catalog.funcHazard(ctx, f, st.DB); err != nil || why != "" {
+		check := s.m.catalog.funcHazard
+		if sb != nil {
+			check = func(ctx context.Context, f rewrite.Func, _ string) (string, error) {
+				return s.m.catalog.sandboxFuncHazard(ctx, f)
+			}
+		}
+		if why, err := check(ctx, f, st.DB); err != nil || why != "" {
 			return why, err
 		}
 	}

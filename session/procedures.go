@@ -26,13 +26,17 @@ import (
 // definer): without it the server hides production's procedures from the
 // proxy's account, and CALL gets the server's 1305 in the sandbox.
 
-// errProcedureExists is MariaDB's ER_SP_ALREADY_EXISTS.
-const errProcedureExists = 1304
+// errProcedureExists is MariaDB's ER_SP_ALREADY_EXISTS, errNoSuchRoutine
+// its ER_SP_DOES_NOT_EXIST.
+const (
+	errProcedureExists = 1304
+	errNoSuchRoutine   = 1305
+)
 
-// copyProcedure makes the sandbox's copy of production's procedure
-// db.name.
-func (s *Session) copyProcedure(ctx context.Context, db, name string) error {
-	key := strings.ToLower(db) + "\x00" + strings.ToLower(name)
+// copyRoutine makes the sandbox's copy of production's routine db.name,
+// of kind PROCEDURE or FUNCTION.
+func (s *Session) copyRoutine(ctx context.Context, kind, db, name string) error {
+	key := kind + "\x00" + strings.ToLower(db) + "\x00" + strings.ToLower(name)
 	if s.copying[key] {
 		return nil // it calls itself: the CALL names the copy being made
 	}
@@ -43,7 +47,11 @@ func (s *Session) copyProcedure(ctx context.Context, db, name string) error {
 	defer delete(s.copying, key)
 	var def []*string
 	err := s.m.withConn(ctx, func(c SideConn) error {
-		rows, err := c.Query(ctx, "SHOW CREATE PROCEDURE "+rewrite.QuoteIdent(db)+"."+rewrite.QuoteIdent(name))
+		rows, err := c.Query(ctx, "SHOW CREATE "+kind+" "+rewrite.QuoteIdent(db)+"."+rewrite.QuoteIdent(name))
+		var me *mysql.MyError
+		if errors.As(err, &me) && me.Code == errNoSuchRoutine {
+			return nil // listed in information_schema, hidden from SHOW CREATE: not readable
+		}
 		if err == nil && len(rows) == 1 && len(rows[0]) >= 5 {
 			def = rows[0]
 		}
@@ -53,25 +61,26 @@ func (s *Session) copyProcedure(ctx context.Context, db, name string) error {
 		return err
 	}
 	qname := rewrite.QuoteIdent(db) + "." + rewrite.QuoteIdent(name)
+	what := strings.ToLower(kind)
 	text, ok := "", false
 	if def != nil {
 		text, ok = withoutDefiner(str(def[2]))
 	}
 	if !ok {
-		return refusal(wire.ErOptionPreventsStatement, "HY000", "the proxy cannot read the definition of production's procedure %s "+
-			"(grant its account SELECT ON mysql.proc), so it cannot run a copy of it in the sandbox", qname)
+		return refusal(wire.ErOptionPreventsStatement, "HY000", "the proxy cannot read the definition of production's %s %s "+
+			"(grant its account SELECT ON mysql.proc), so it cannot run a copy of it in the sandbox", what, qname)
 	}
 	mode := strings.ToUpper(str(def[1]))
 	a := s.m.engine.Analyze(text, rewrite.Options{DB: db, ANSIQuotes: strings.Contains(mode, "ANSI_QUOTES"),
 		NoBackslashEscapes: strings.Contains(mode, "NO_BACKSLASH_ESCAPES"), CaseSensitiveNames: s.m.caseSensitive,
 		Charset: str(def[3]), Server: s.m.server})
-	if len(a.Statements) != 1 || a.Statements[0].Kind != "CREATE PROCEDURE" || a.Statements[0].Routine == nil {
-		return refusal(wire.ErOptionPreventsStatement, "HY000", "the proxy cannot read the definition of production's procedure %s, "+
-			"so it cannot run a copy of it in the sandbox", qname)
+	if len(a.Statements) != 1 || a.Statements[0].Kind != "CREATE "+kind || a.Statements[0].Routine == nil {
+		return refusal(wire.ErOptionPreventsStatement, "HY000", "the proxy cannot read the definition of production's %s %s, "+
+			"so it cannot run a copy of it in the sandbox", what, qname)
 	}
 	st := a.Statements[0]
 	if st.Unprovable != "" {
-		return refusal(wire.ErOptionPreventsStatement, "HY000", "production's procedure %s cannot run in the sandbox: %s", qname, st.Unprovable)
+		return refusal(wire.ErOptionPreventsStatement, "HY000", "production's %s %s cannot run in the sandbox: %s", what, qname, st.Unprovable)
 	}
 	if err := s.confined(ctx, a); err != nil {
 		return err

@@ -2,6 +2,8 @@ package session
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
@@ -25,7 +27,7 @@ func sandboxRoutine(st rewrite.Statement) bool {
 		return false
 	}
 	switch st.Kind {
-	case "CREATE PROCEDURE", "DROP PROCEDURE", "CALL":
+	case "CREATE PROCEDURE", "DROP PROCEDURE", "CALL", "CREATE FUNCTION", "DROP FUNCTION":
 		return true
 	}
 	return false
@@ -53,7 +55,7 @@ func (r resolver) ResolveRoutine(st *rewrite.Statement) (string, error) {
 }
 
 // checkCall makes ready CALL of a procedure production has and the sandbox
-// has not: the sandbox gets its own copy first (copyProcedure), which the
+// has not: the sandbox gets its own copy first (copyRoutine), which the
 // CALL then runs, as it runs a procedure the sandbox made. A procedure
 // neither has is called in the sandbox, where the server says it does not
 // exist, as it would directly.
@@ -62,25 +64,37 @@ func (s *Session) checkCall(ctx context.Context, st rewrite.Statement) error {
 	if db == "" {
 		return nil // the server's 1046
 	}
+	_, err := s.sandboxRoutine(ctx, "PROCEDURE", db, st.Routine.Name)
+	return err
+}
+
+// ensureRoutine makes sure the sandbox has its copy of production's
+// routine db.name of kind PROCEDURE or FUNCTION, when production has one
+// and the sandbox has not. here reports whether the sandbox has it then.
+func (s *Session) ensureRoutine(ctx context.Context, kind, db, name string) (here bool, err error) {
 	phys := s.routineDB(db)
-	r, err := s.up.Query(ctx, "SELECT ROUTINE_SCHEMA FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'PROCEDURE' AND ROUTINE_NAME = "+
-		rewrite.QuoteString(st.Routine.Name)+" AND ROUTINE_SCHEMA IN ("+rewrite.QuoteString(phys)+", "+rewrite.QuoteString(db)+")")
-	if err != nil {
+	var rows [][]*string
+	err = s.m.withConn(ctx, func(c SideConn) error {
+		rows, err = c.Query(ctx, "SELECT ROUTINE_SCHEMA FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = "+rewrite.QuoteString(kind)+
+			" AND ROUTINE_NAME = "+rewrite.QuoteString(name)+" AND ROUTINE_SCHEMA IN ("+rewrite.QuoteString(phys)+", "+rewrite.QuoteString(db)+")")
 		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("look up %s %s.%s: %w", strings.ToLower(kind), db, name, err)
 	}
 	production := false
-	for _, row := range r.Rows {
+	for _, row := range rows {
 		if len(row) > 0 && row[0] != nil {
 			if *row[0] == phys {
-				return nil
+				return true, nil
 			}
 			production = true
 		}
 	}
-	if production {
-		return s.copyProcedure(ctx, db, st.Routine.Name)
+	if !production {
+		return false, nil
 	}
-	return nil
+	return true, s.copyRoutine(ctx, kind, db, name)
 }
 
 // forkBody makes ready what CREATE PROCEDURE needs in the sandbox: every
@@ -93,6 +107,9 @@ func (s *Session) checkCall(ctx context.Context, st rewrite.Statement) error {
 func (s *Session) forkBody(ctx context.Context, st rewrite.Statement) error {
 	for _, b := range st.Routine.Body {
 		for _, bs := range b.Statements {
+			if _, err := s.placeFunctions(ctx, bs); err != nil {
+				return err
+			}
 			first, err := s.forkFirst(ctx, bs)
 			if err != nil {
 				return err

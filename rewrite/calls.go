@@ -1,0 +1,137 @@
+package rewrite
+
+import (
+	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
+)
+
+// Stored functions. A call names its function as a table is named, by an
+// identifier chain (f or db.f) right before "(": a resolver that places
+// functions (FunctionResolver) gets each call of a function it places
+// rewritten to name the database it chooses, the way table references
+// are. Calls are located in the text only when such a resolver asks, by
+// their tokens: every chain of one or two names before "(" that no table
+// reference covers and that names a function the statement calls. A
+// statement whose calls of a placed function the engine cannot all locate
+// is refused.
+
+// FunctionResolver is a Resolver that also places stored functions: the
+// database a call of f must name, in a statement whose current database is
+// db; ok false leaves the call as written (one of the server's own
+// functions, say).
+type FunctionResolver interface {
+	Resolver
+	ResolveFunction(f Func, db string) (phys string, ok bool, err error)
+}
+
+// callSite is where a call's function name (with its qualifier) is in the
+// text, and what it names.
+type callSite struct {
+	start, end int
+	f          Func
+	stmt       int
+}
+
+// callSites locates the calls of the analysis's functions in its text.
+func (a *Analysis) callSites() []callSite {
+	toks := lex(a.text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes})
+	isName := func(i int) bool {
+		return i >= 0 && i < len(toks) && (toks[i].kind == tokIdent || toks[i].kind == tokQuoted)
+	}
+	adjacentDot := func(i int) bool { // toks[i] is a '.' touching the names on both sides
+		return punctAt(a.text, toks, i, '.') && i > 0 && i+1 < len(toks) && toks[i-1].end == toks[i].start && toks[i].end == toks[i+1].start
+	}
+	covered := func(pos int) bool {
+		for _, s := range a.sites {
+			if pos >= s.start && pos < s.end {
+				return true
+			}
+		}
+		return false
+	}
+	var out []callSite
+	for i := range toks {
+		if !isName(i) || adjacentDot(i-1) {
+			continue // not a chain's first name
+		}
+		f, next := Func{Name: identText(a.text, toks[i])}, i+1
+		if adjacentDot(next) && isName(next+1) {
+			f.Schema, f.Name = f.Name, identText(a.text, toks[next+1])
+			next += 2
+		}
+		if !punctAt(a.text, toks, next, '(') || adjacentDot(next) || covered(int(toks[i].start)) {
+			continue
+		}
+		out = append(out, callSite{start: int(toks[i].start), end: int(toks[next-1].end), f: f, stmt: a.stmtAt(int(toks[i].start))})
+	}
+	return out
+}
+
+// callReps are the rewrites of the calls of functions r places, when it
+// is a FunctionResolver. Any other resolver cannot place a function the
+// statement names with its database, which is a stored one: refused.
+func (a *Analysis) callReps(r Resolver) ([]replacement, error) {
+	fr, ok := r.(FunctionResolver)
+	if !ok {
+		for _, st := range a.Statements {
+			for _, f := range st.Funcs {
+				if f.Schema != "" {
+					return nil, refuse(wire.ErUnknown, "the statement calls the stored function %s, whose statements the proxy "+
+						"cannot see, so its effects cannot be confined to the sandbox", f.String())
+				}
+			}
+		}
+		return nil, nil
+	}
+	type placed struct {
+		f     Func
+		stmt  int
+		calls int // how many calls of it the statement makes
+		phys  string
+	}
+	var want []placed
+	same := func(x, y Func) bool {
+		return strings.EqualFold(x.Schema, y.Schema) && strings.EqualFold(x.Name, y.Name)
+	}
+	for si, st := range a.Statements {
+	funcs:
+		for _, f := range st.Funcs[:len(st.Funcs)-st.innerFuncs] {
+			for i := range want {
+				if want[i].stmt == si && same(want[i].f, f) {
+					want[i].calls++
+					continue funcs
+				}
+			}
+			phys, ok, err := fr.ResolveFunction(f, st.DB)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				if len(phys) > maxIdentifierLength {
+					return nil, refuse(wire.ErWrongTableName, "invalid database name %s", QuoteIdent(phys))
+				}
+				want = append(want, placed{f: f, stmt: si, calls: 1, phys: phys})
+			}
+		}
+	}
+	if len(want) == 0 {
+		return nil, nil
+	}
+	sites := a.callSites()
+	var reps []replacement
+	for _, w := range want {
+		found := 0
+		for _, c := range sites {
+			if c.stmt == w.stmt && same(c.f, w.f) {
+				found++
+				reps = append(reps, replacement{c.start, c.end, QuoteIdent(w.phys) + "." + QuoteIdent(w.f.Name)})
+			}
+		}
+		if found < w.calls {
+			return nil, refuse(wire.ErUnknown, "cannot locate every call of the function %s in the statement text, so it cannot "+
+				"be redirected to the sandbox; write the call as name(…) or db.name(…)", QuoteIdent(w.f.Name))
+		}
+	}
+	return reps, nil
+}

@@ -1,0 +1,146 @@
+package session
+
+import (
+	"context"
+	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+)
+
+// Stored functions in a sandbox. A call of a stored function in a sandbox
+// names the sandbox's function: the call is rewritten to the sandbox's
+// database for the function's (rewrite.FunctionResolver), like a table
+// reference. A function production has and the sandbox has not is copied
+// first, as a CALLed procedure is (copyRoutine): production's definition
+// planned as a sandbox's CREATE FUNCTION, its body's tables forked and its
+// text rewritten, functions it calls copied in turn. So the function's
+// reads see the sandbox and its writes land in forks. CREATE, DROP and the
+// calls of functions the sandbox made act on the sandbox's database only;
+// a function neither has gets the server's 1305 there, as it would
+// directly. The server's own functions are never placed, and loadable
+// functions (UDF), which the proxy cannot confine, are refused.
+
+// placedFunction is the sandbox database a call of f, in a statement whose
+// current database is db, may name: ok false for the server's own
+// functions (and MariaDB's pseudo-schemas' spellings of them) and with no
+// database. Only calls of a function the sandbox has are placed
+// (placeFunctions): any other call is the server's to answer.
+func (s *Session) placedFunction(f rewrite.Func, db string) (phys, logical string, ok bool) {
+	switch {
+	case f.Schema != "":
+		if pseudoSchema(f.Schema) {
+			return "", "", false
+		}
+		db = f.Schema
+	case s.m.catalog.native(f):
+		return "", "", false
+	}
+	if db == "" {
+		return "", "", false // the server's 1046
+	}
+	return s.routineDB(db), db, true
+}
+
+// routineKey is the key of the sandbox's routine name of kind PROCEDURE
+// or FUNCTION in sandbox database phys.
+func routineKey(kind, phys, name string) string {
+	return kind + "\x00" + phys + "\x00" + strings.ToLower(name)
+}
+
+// ResolveFunction implements rewrite.FunctionResolver: calls of the
+// functions the sandbox has (or had: dropped, the call gets the server's
+// 1305 there) name them in its database.
+func (r resolver) ResolveFunction(f rewrite.Func, db string) (string, bool, error) {
+	phys, _, ok := r.s.placedFunction(f, db)
+	if !ok || !r.s.sb.routineKnown(routineKey("FUNCTION", phys, f.Name)) {
+		return "", false, nil
+	}
+	return phys, true, nil
+}
+
+// placeFunctions makes ready the stored functions st calls in the sandbox:
+// production's are copied into it when the sandbox has none of that name.
+// It reports whether st calls a function of the sandbox's (whose
+// statements the proxy does not check for a second run: a replay is
+// refused).
+func (s *Session) placeFunctions(ctx context.Context, st rewrite.Statement) (bool, error) {
+	placed := false
+	for _, f := range st.Funcs {
+		_, db, ok := s.placedFunction(f, st.DB)
+		if !ok {
+			continue
+		}
+		here, err := s.sandboxRoutine(ctx, "FUNCTION", db, f.Name)
+		if err != nil {
+			return placed, err
+		}
+		placed = placed || here
+	}
+	return placed, nil
+}
+
+// sandboxRoutine reports whether the routine name of kind PROCEDURE or
+// FUNCTION of logical database db is the sandbox's: one it made, copied
+// or dropped, or production's, copied now. Once it is, production's is
+// never copied for it again (a routine the sandbox dropped stays dropped
+// there), for this proxy process's connections of the sandbox.
+func (s *Session) sandboxRoutine(ctx context.Context, kind, db, name string) (bool, error) {
+	key := routineKey(kind, s.routineDB(db), name)
+	if s.sb.routineKnown(key) {
+		return true, nil
+	}
+	var here bool
+	var err error
+	if kind == "FUNCTION" {
+		here, err = s.hasFunction(ctx, db, name)
+	} else {
+		here, err = s.ensureRoutine(ctx, kind, db, name)
+	}
+	if err != nil || !here {
+		return false, err
+	}
+	s.sb.noteRoutine(key)
+	return true, nil
+}
+
+// routineChanging makes ready CREATE or DROP of a routine in the sandbox:
+// production's routine of that name is copied first, so that the
+// statement meets it as on a copy of the database (CREATE without OR
+// REPLACE gets 1304, DROP drops it), and the name is the sandbox's from
+// then on.
+func (s *Session) routineChanging(ctx context.Context, st rewrite.Statement) error {
+	kind := strings.TrimPrefix(strings.TrimPrefix(st.Kind, "CREATE "), "DROP ")
+	db := st.Routine.DB(st.DB)
+	if db == "" {
+		return nil // the server's 1046
+	}
+	here, err := s.sandboxRoutine(ctx, kind, db, st.Routine.Name)
+	if err != nil {
+		return err
+	}
+	if here && strings.HasPrefix(st.Kind, "DROP ") {
+		if err := s.m.noteDroppedRoutine(ctx, s.sb, kind, db, st.Routine.Name); err != nil {
+			return err
+		}
+	}
+	if kind == "FUNCTION" {
+		s.m.catalog.forgetFunction(s.routineDB(db), st.Routine.Name)
+	}
+	s.sb.noteRoutine(routineKey(kind, s.routineDB(db), st.Routine.Name))
+	return nil
+}
+
+// hasFunction reports whether the sandbox has the function name of
+// logical database db, copying production's first when the sandbox has
+// none. Names production has no function of are looked up in the
+// catalog, which keeps what it found for a while.
+func (s *Session) hasFunction(ctx context.Context, db, name string) (bool, error) {
+	prod, err := s.m.catalog.storedFunction(ctx, db, name)
+	if err != nil {
+		return false, err
+	}
+	if prod {
+		return s.ensureRoutine(ctx, "FUNCTION", db, name)
+	}
+	return s.m.catalog.storedFunction(ctx, s.routineDB(db), name)
+}
