@@ -564,6 +564,22 @@ func TestFidelityFunctions(t *testing.T) {
 			"CALL use_fn(@r)",
 			"SELECT @r",
 		}},
+		// Views calling stored functions read the sandbox's copies.
+		{name: "views", schema: funcSchema + `
+CREATE VIEW v_rich AS SELECT id, rich(id) AS r, balance_of(id) AS b FROM acct;
+CREATE VIEW v_over AS SELECT id, r FROM v_rich WHERE b > 10;`, steps: []string{
+			"SELECT * FROM v_rich ORDER BY id",
+			"UPDATE acct SET balance = 99 WHERE id = 2",
+			"SELECT * FROM v_rich ORDER BY id",
+			"SELECT * FROM v_over ORDER BY id",
+			"CREATE OR REPLACE FUNCTION rich(a INT) RETURNS VARCHAR(10) CHARSET utf8mb4 RETURN 'changed'",
+			"SELECT * FROM v_over ORDER BY id",
+			"CREATE VIEW v_mine AS SELECT total() AS t, greet('z') AS g",
+			"SELECT * FROM v_mine",
+			// (v_mine's definition names its functions with their database:
+			// the server qualifies calls of another database's functions.)
+			"SELECT TABLE_NAME, IF(TABLE_NAME = 'v_mine', '', VIEW_DEFINITION) FROM information_schema.VIEWS WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1",
+		}},
 		// Production's routines dropped in the sandbox are gone there only.
 		{name: "drop", schema: funcSchema, steps: []string{
 			"CALL show_total()",

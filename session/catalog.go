@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,8 +49,10 @@ type object struct {
 	kind   string
 	engine string
 	// hazard says why reading the object reaches beyond production's
-	// rows (a view calling a stored function, say); "" when it does not.
+	// rows (a view calling a loadable function, say); "" when it does not.
 	hazard string
+	// calls says which stored function a view calls (viewFacts).
+	calls string
 	// wide says why reading the object (a view) shows what the whole
 	// server holds, every sandbox's objects included: harmless outside a
 	// sandbox, refused in one.
@@ -140,9 +143,11 @@ func (c *catalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (obj
 		return object{}, fmt.Errorf("look up %s: %w", t, err)
 	}
 	if o.kind == "VIEW" {
-		if o.hazard, o.wide, err = c.viewHazard(ctx, t, vd.def, depth); err != nil {
+		vf, err := c.viewHazard(ctx, t, vd.def, depth)
+		if err != nil {
 			return object{}, err
 		}
+		o.hazard, o.wide, o.calls = vf.hazard, vf.wide, vf.calls
 		if vd.def != "" {
 			o.view = &vd
 		}
@@ -153,71 +158,110 @@ func (c *catalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (obj
 	return o, nil
 }
 
-// viewHazard says why reading the view t, defined as def ("" when the
-// proxy cannot read the definition), would reach
-// beyond reading production (a function it calls, a sequence it advances,
-// a view it reads that does, or a definition the proxy cannot see), and
-// why it would show a sandbox what the whole server holds (it reads
-// information_schema, performance_schema or the server's statistics and
-// logs, directly or through other views).
-func (c *catalog) viewHazard(ctx context.Context, t rewrite.Table, def string, depth int) (hazard, wide string, err error) {
+// viewFacts are what reading a view reaches beyond production's rows.
+type viewFacts struct {
+	// hazard says why reading the view would reach beyond reading
+	// production (a loadable function it calls, a sequence it advances, a
+	// view it reads that does, or a definition the proxy cannot see).
+	hazard string
+	// wide says why it would show a sandbox what the whole server holds
+	// (it reads information_schema, performance_schema or the server's
+	// statistics and logs, directly or through other views).
+	wide string
+	// calls says which stored function it calls (directly or through other
+	// views): outside a sandbox a hazard, in a sandbox a reason to read
+	// the sandbox's copy of the view, which calls the sandbox's function.
+	calls string
+}
+
+// viewHazard tells the facts of the view t, defined as def ("" when the
+// proxy cannot read the definition).
+func (c *catalog) viewHazard(ctx context.Context, t rewrite.Table, def string, depth int) (viewFacts, error) {
+	var vf viewFacts
 	if trustedSchema(t.DB) {
-		return "", "", nil
+		return vf, nil
 	}
 	name := t.Quoted()
 	if def == "" {
-		return "the proxy cannot read the definition of the view " + name + " (grant its account SHOW VIEW), " +
-			"so it cannot tell what reading the view runs", "", nil
+		vf.hazard = "the proxy cannot read the definition of the view " + name + " (grant its account SHOW VIEW), " +
+			"so it cannot tell what reading the view runs"
+		return vf, nil
 	}
 	if depth >= maxViewDepth {
-		return "the view " + name + " is built on views more than " + fmt.Sprint(maxViewDepth) + " deep", "", nil
+		vf.hazard = "the view " + name + " is built on views more than " + fmt.Sprint(maxViewDepth) + " deep"
+		return vf, nil
 	}
 	a := c.m.engine.Analyze(def, rewrite.Options{DB: t.DB, CaseSensitiveNames: c.m.caseSensitive, Server: c.m.server})
-	if _, err := a.Rewrite(mapsNothing{}); err != nil {
-		return "the proxy cannot analyse the definition of the view " + name, "", nil
+	if _, err := a.Rewrite(placesNothing{}); err != nil {
+		vf.hazard = "the proxy cannot analyse the definition of the view " + name
+		return vf, nil
 	}
 	for _, st := range a.Statements {
-		if st.Outside != "" {
-			return "the view " + name + " reaches outside the database: " + st.Outside, "", nil
-		}
-		if len(st.Writes) > 0 {
-			return "reading the view " + name + " changes " + st.Writes[0].Quoted() + " (a sequence)", "", nil
-		}
-		for _, f := range st.Funcs {
-			why, err := c.funcHazard(ctx, f, t.DB)
-			if err != nil || why != "" {
-				return nameView(why, name), "", err
-			}
-		}
-		if w := serverWide(st); w != "" && wide == "" {
-			wide = nameView(w, name)
-		}
-		// For a definition the parser cannot read, every name it could
-		// hold for a table is followed.
-		for _, r := range append(st.Reads, st.Names...) {
-			if skipCatalog(r) {
-				// The server's information_schema lists every database's
-				// objects, the proxy's own included; a sandbox's statements
-				// see their own (rewritten) information_schema, which a
-				// view cannot.
-				if wide == "" {
-					wide = nameView(r.Quoted()+" lists what the whole server holds, every sandbox's objects included", name)
-				}
-				continue
-			}
-			o, err := c.objectAt(ctx, r, depth+1)
-			if err != nil {
-				return "", "", err
-			}
-			if o.hazard != "" {
-				return nameView(o.hazard, name), "", nil
-			}
-			if o.wide != "" && wide == "" {
-				wide = nameView(o.wide, name)
-			}
+		if err := c.statementFacts(ctx, st, t, depth, &vf); err != nil || vf.hazard != "" {
+			return vf, err
 		}
 	}
-	return "", wide, nil
+	return vf, nil
+}
+
+// statementFacts adds to vf what the statement st of view t's definition
+// reaches.
+func (c *catalog) statementFacts(ctx context.Context, st rewrite.Statement, t rewrite.Table, depth int, vf *viewFacts) error {
+	name := t.Quoted()
+	if st.Outside != "" {
+		vf.hazard = "the view " + name + " reaches outside the database: " + st.Outside
+		return nil
+	}
+	if len(st.Writes) > 0 {
+		vf.hazard = "reading the view " + name + " changes " + st.Writes[0].Quoted() + " (a sequence)"
+		return nil
+	}
+	for _, f := range st.Funcs {
+		why, stored, err := c.funcHazard(ctx, f, t.DB)
+		switch {
+		case err != nil:
+			return err
+		case stored:
+			vf.calls = cmp.Or(vf.calls, nameView(why, name))
+		case why != "":
+			vf.hazard = nameView(why, name)
+			return nil
+		}
+	}
+	if w := serverWide(st); w != "" {
+		vf.wide = cmp.Or(vf.wide, nameView(w, name))
+	}
+	// For a definition the parser cannot read, every name it could hold
+	// for a table is followed.
+	for _, r := range append(st.Reads, st.Names...) {
+		if skipCatalog(r) {
+			// The server's information_schema lists every database's
+			// objects, the proxy's own included; a sandbox's statements see
+			// their own (rewritten) information_schema, which a view cannot.
+			vf.wide = cmp.Or(vf.wide, nameView(r.Quoted()+" lists what the whole server holds, every sandbox's objects included", name))
+			continue
+		}
+		o, err := c.objectAt(ctx, r, depth+1)
+		if err != nil {
+			return err
+		}
+		if o.hazard != "" {
+			vf.hazard = nameView(o.hazard, name)
+			return nil
+		}
+		vf.wide = cmp.Or(vf.wide, nameView(o.wide, name))
+		vf.calls = cmp.Or(vf.calls, nameView(o.calls, name))
+	}
+	return nil
+}
+
+// placesNothing is mapsNothing that also places no function: with it the
+// engine checks a text without refusing calls qualified with a database.
+type placesNothing struct{ mapsNothing }
+
+// ResolveFunction implements rewrite.FunctionResolver.
+func (placesNothing) ResolveFunction(rewrite.Func, string) (string, bool, error) {
+	return "", false, nil
 }
 
 func nameView(why, view string) string {
@@ -228,34 +272,29 @@ func nameView(why, view string) string {
 }
 
 // funcHazard says why calling f (from a statement whose current database
-// is db) would reach production: a stored function (which runs statements
-// the proxy does not see, with its definer's privileges), a loadable
-// function (UDF), or a name the proxy cannot tell is neither. "" means f is
-// one of the server's own functions, or exists nowhere (the server then
-// reports the error).
-func (c *catalog) funcHazard(ctx context.Context, f rewrite.Func, db string) (string, error) {
+// is db) would reach production: a stored function (stored set: it runs
+// statements the proxy does not see, with its definer's privileges, unless
+// a sandbox runs its copy), a loadable function (UDF), or a name the proxy
+// cannot tell is neither. "" means f is one of the server's own functions,
+// or exists nowhere (the server then reports the error).
+func (c *catalog) funcHazard(ctx context.Context, f rewrite.Func, db string) (why string, stored bool, err error) {
+	const cannot = ", whose statements would read and write production"
 	if f.Schema != "" {
 		if pseudoSchema(f.Schema) {
-			return "", nil
+			return "", false, nil
 		}
-		return "it calls the stored function " + f.String() + ", which cannot run in a sandbox yet (its statements " +
-			"would read and write production)", nil
+		return "it calls the stored function " + f.String() + cannot, true, nil
 	}
 	if c.native(f) {
-		return "", nil
+		return "", false, nil
 	}
 	if why, err := c.udfHazard(ctx, f); err != nil || why != "" {
-		return why, err
+		return why, false, err
 	}
-	stored, err := c.storedFunction(ctx, db, f.Name)
-	if err != nil {
-		return "", err
+	if stored, err = c.storedFunction(ctx, db, f.Name); err != nil || !stored {
+		return "", false, err
 	}
-	if stored {
-		return "it calls the stored function " + rewrite.QuoteIdent(db) + "." + rewrite.QuoteIdent(f.Name) +
-			", which cannot run in a sandbox yet (its statements would read and write production)", nil
-	}
-	return "", nil
+	return "it calls the stored function " + rewrite.QuoteIdent(db) + "." + rewrite.QuoteIdent(f.Name) + cannot, true, nil
 }
 
 // native reports whether an unqualified call of f calls one of the

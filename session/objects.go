@@ -26,13 +26,11 @@ func (s *Session) objectHazard(ctx context.Context, a *rewrite.Analysis, sb *San
 // statementHazard is objectHazard for one statement.
 func (s *Session) statementHazard(ctx context.Context, st rewrite.Statement, sb *Sandbox) (string, error) {
 	for _, f := range st.Funcs {
-		check := s.m.catalog.funcHazard
 		if sb != nil {
-			check = func(ctx context.Context, f rewrite.Func, _ string) (string, error) {
-				return s.m.catalog.sandboxFuncHazard(ctx, f)
+			if why, err := s.m.catalog.sandboxFuncHazard(ctx, f); err != nil || why != "" {
+				return why, err
 			}
-		}
-		if why, err := check(ctx, f, st.DB); err != nil || why != "" {
+		} else if why, _, err := s.m.catalog.funcHazard(ctx, f, st.DB); err != nil || why != "" {
 			return why, err
 		}
 	}
@@ -145,6 +143,9 @@ func (s *Session) readHazard(ctx context.Context, st rewrite.Statement, sb *Sand
 		}
 		if o.hazard != "" {
 			return o.hazard, nil
+		}
+		if sb == nil && o.calls != "" {
+			return o.calls, nil // a sandbox reads its copy of the view, calling its copy of the function
 		}
 		if sb != nil && o.wide != "" {
 			return o.wide + ", which a sandbox must not see; run it on a direct connection", nil

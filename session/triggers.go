@@ -173,7 +173,7 @@ func (m *Manager) triggerHazard(ctx context.Context, t rewrite.Table, tc trigger
 				return "reads information_schema", nil
 			}
 			for _, f := range bs.Funcs {
-				why, err := m.catalog.funcHazard(ctx, f, t.DB)
+				why, _, err := m.catalog.funcHazard(ctx, f, t.DB)
 				if err != nil || why != "" {
 					return why, err
 				}

@@ -144,7 +144,7 @@ func (s *Session) ensureView(ctx context.Context, t rewrite.Table, mode viewMode
 	}
 	switch {
 	case !held && mode == viewLazy && !changed:
-		return true, nil // it reads nothing the sandbox holds: production's view is the sandbox's
+		return true, nil // it reads and calls nothing the sandbox holds: production's view is the sandbox's
 	case held && e.def == def:
 		return true, nil
 	}
@@ -162,6 +162,10 @@ func (s *Session) viewDefinition(ctx context.Context, t rewrite.Table, vd *viewD
 		inner = viewForce
 	}
 	for _, st := range a.Statements {
+		// The stored functions it calls are the sandbox's.
+		if _, err := s.placeFunctions(ctx, st); err != nil {
+			return "", false, err
+		}
 		for _, u := range st.Reads {
 			isView, err := s.ensureView(ctx, u, inner, depth+1)
 			var vi *viewInvalid
