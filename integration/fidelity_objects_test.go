@@ -633,6 +633,23 @@ func TestFidelitySQLPrepare(t *testing.T) {
 			"ROLLBACK",
 			"EXECUTE s",
 		}},
+		// Dynamic SQL: the text computed from variables and literals.
+		{name: "dynamic", schema: "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20)); INSERT INTO t VALUES (1, 'a'), (2, 'b');", steps: []string{
+			"SET @q = 'UPDATE t SET v = CONCAT(v, ''!'') WHERE id = ?', @id = 1",
+			"PREPARE u FROM @q",
+			"EXECUTE u USING @id",
+			"SELECT * FROM t ORDER BY id",
+			"SET @tbl = 't'",
+			"EXECUTE IMMEDIATE CONCAT('SELECT COUNT(*), MAX(v) FROM ', @tbl)",
+			"EXECUTE IMMEDIATE CONCAT('INSERT INTO ', @tbl, ' VALUES (?, ?)') USING 3, 'ç日'",
+			"SELECT * FROM t ORDER BY id",
+			"PREPARE n FROM @nosuch",
+			"SET @bad = 'SELEC 1'",
+			"PREPARE b FROM @bad",
+			"EXECUTE IMMEDIATE @bad",
+			"SET @two = 'SELECT 1; SELECT 2'",
+			"PREPARE b FROM @two",
+		}},
 	})
 }
 

@@ -223,3 +223,44 @@ func TestServerCheck(t *testing.T) {
 		t.Error("ServerSyntaxError")
 	}
 }
+
+// TestDynamicSQL: PREPARE … FROM and EXECUTE IMMEDIATE of an expression
+// the proxy may compute first (variables, literals, pure string
+// functions) are located, and the value takes the expression's place as a
+// literal; anything else is not.
+func TestDynamicSQL(t *testing.T) {
+	e := NewEngine(0)
+	v := "SELECT 'it''s' FROM t WHERE a = '\\\\'"
+	for _, c := range []struct {
+		sql, expr, with string
+		nbe             bool
+	}{
+		{sql: "PREPARE s FROM @q", expr: "@q", with: `PREPARE s FROM 'SELECT ''it''''s'' FROM t WHERE a = ''\\\\'''`},
+		{sql: "PREPARE `s` FROM CONCAT('SELECT ', @c, ' FROM t');", expr: "CONCAT('SELECT ', @c, ' FROM t')",
+			with: "PREPARE `s` FROM 'SELECT ''it''''s'' FROM t WHERE a = ''\\\\\\\\''';"},
+		{sql: "EXECUTE IMMEDIATE @q USING 1, @x", expr: "@q", with: `EXECUTE IMMEDIATE 'SELECT ''it''''s'' FROM t WHERE a = ''\\\\''' USING 1, @x`},
+		{sql: "EXECUTE IMMEDIATE @q", expr: "@q", nbe: true, with: `EXECUTE IMMEDIATE 'SELECT ''it''''s'' FROM t WHERE a = ''\\'''`},
+	} {
+		d, ok := e.DynamicSQL(c.sql, Options{NoBackslashEscapes: c.nbe})
+		if !ok {
+			t.Errorf("%q: not read", c.sql)
+			continue
+		}
+		if d.Expr != c.expr {
+			t.Errorf("%q: expression %q, want %q", c.sql, d.Expr, c.expr)
+		}
+		if got := d.With(&v); got != c.with {
+			t.Errorf("%q: with the value %q\n got %s\nwant %s", c.sql, v, got, c.with)
+		}
+	}
+	for _, sql := range []string{
+		"PREPARE s FROM 'SELECT 1'", "EXECUTE IMMEDIATE 'SELECT 1'", "PREPARE s FROM (SELECT q FROM t)",
+		"EXECUTE IMMEDIATE CONCAT('SELECT ', f(1))", "EXECUTE IMMEDIATE CONCAT('SELECT ', RAND())", "PREPARE s FROM @q; SELECT 1",
+		"EXECUTE IMMEDIATE /* x */ @q", "PREPARE s FROM", "EXECUTE s USING @q", "SELECT @q", "PREPARE s FROM NULL",
+		"EXECUTE IMMEDIATE (@q",
+	} {
+		if _, ok := e.DynamicSQL(sql, Options{}); ok {
+			t.Errorf("%q: read as dynamic SQL the proxy may compute", sql)
+		}
+	}
+}

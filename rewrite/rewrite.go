@@ -362,6 +362,9 @@ type Refusal struct {
 	// answers with the server's error when ServerSyntaxError says it
 	// rejects the text, with this refusal otherwise.
 	ServerCheck bool
+	// CheckText, when set, is the text to ask the server about instead of
+	// the input: the text a PREPARE … FROM '…' holds.
+	CheckText string
 }
 
 func (r *Refusal) Error() string { return fmt.Sprintf("%d (%s): %s", r.Code, r.State, r.Message) }
@@ -771,7 +774,11 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 	}
 	for _, p := range a.prepared {
 		if len(p.inner.Statements) != 1 {
-			return nil, refuse(wire.ErUnknown, "PREPARE ... FROM '...' holds more than one statement; prepare them one at a time")
+			// The server prepares one statement only: its own error, when
+			// it rejects the text as the proxy expects.
+			r := serverCheck(refuse(wire.ErUnknown, "PREPARE ... FROM '...' holds more than one statement; prepare them one at a time"))
+			r.CheckText = p.inner.src
+			return nil, r
 		}
 		res, err := p.inner.Rewrite(r)
 		if err != nil {

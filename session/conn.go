@@ -625,6 +625,21 @@ func (s *Session) plan(ctx context.Context, sql string, opts rewrite.Options, pr
 			"follow, so it cannot keep them away from production; SET sql_mode without %s", m, m)
 	}
 	a := s.m.engine.Analyze(sql, opts)
+	if !prepared {
+		// Dynamic SQL whose text the proxy may compute first: planned with
+		// that text in place.
+		if text, ok, err := s.dynamicText(ctx, a, sql, opts); err != nil || ok {
+			if err != nil {
+				return nil, err
+			}
+			if text == sql {
+				p := newPlan(sql, a)
+				p.version = s.current(opts)
+				return p, nil
+			}
+			return s.plan(ctx, text, opts, false)
+		}
+	}
 	for _, st := range a.Statements {
 		if st.Class == rewrite.ClassSandbox {
 			if prepared {

@@ -24,6 +24,9 @@ func (s *Session) serverVerdict(ctx context.Context, sql string, opts rewrite.Op
 	if !errors.As(err, &r) || !r.ServerCheck || s.up == nil || s.up.Status()&wire.StatusInTrans != 0 || !literalSafe(opts.Charset) {
 		return err
 	}
+	if r.CheckText != "" {
+		sql = r.CheckText
+	}
 	prepare, deallocate := rewrite.SyntaxCheck(sql, opts)
 	_, qerr := s.up.Query(ctx, prepare)
 	if qerr == nil {

@@ -1,0 +1,89 @@
+package rewrite
+
+// Dynamic SQL. PREPARE name FROM <expression> and EXECUTE IMMEDIATE
+// <expression> run a text the server computes: the proxy cannot see it in
+// the input. When the expression is one the proxy may compute first with
+// the same result — user and system variables, literals, and the server's
+// pure string functions of them, nothing that reads a table, calls a
+// stored function or changes from one evaluation to the next — the session
+// asks the server for its value (SELECT <expression>, on the same
+// connection just before) and sends the statement with that value as a
+// string literal in the expression's place, which the engine then reads
+// like any PREPARE … FROM 'text'.
+
+// Dynamic is a PREPARE or EXECUTE IMMEDIATE input whose text is computed
+// by an expression the proxy may compute first.
+type Dynamic struct {
+	// Expr is the expression's text, as written.
+	Expr       string
+	src        string
+	start, end int
+	backslash  bool
+}
+
+// pureStringFuncs are the server's functions a dynamic text's expression
+// may call: their value depends on their arguments only.
+var pureStringFuncs = map[string]bool{"CONCAT": true, "CONCAT_WS": true, "REPLACE": true, "REPEAT": true, "LOWER": true,
+	"UPPER": true, "LCASE": true, "UCASE": true, "TRIM": true, "LTRIM": true, "RTRIM": true, "SUBSTRING": true, "SUBSTR": true,
+	"LEFT": true, "RIGHT": true, "LPAD": true, "RPAD": true, "IF": true, "IFNULL": true, "COALESCE": true, "SPACE": true,
+	"QUOTE": true}
+
+// DynamicSQL reads sql, a single statement, as PREPARE name FROM
+// <expression> or EXECUTE IMMEDIATE <expression> [USING …] whose
+// expression (not a string literal) the proxy may compute first; ok is
+// false for any other input.
+func (e *Engine) DynamicSQL(sql string, opts Options) (*Dynamic, bool) {
+	toks := lex(sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	n := len(toks)
+	for n > 0 && punctAt(sql, toks, n-1, ';') {
+		n--
+	}
+	toks = toks[:n]
+	w := func(i int) string { return tokWord(sql, toks, i) }
+	var from int
+	switch {
+	case w(0) == "PREPARE" && len(toks) > 3 && (toks[1].kind == tokIdent || toks[1].kind == tokQuoted) && w(2) == "FROM":
+		from = 3
+	case w(0) == "EXECUTE" && w(1) == "IMMEDIATE" && len(toks) > 2:
+		from = 2
+	default:
+		return nil, false
+	}
+	to, depth, computed := from, 0, false
+	for ; to < len(toks); to++ {
+		t := toks[to]
+		computed = computed || t.kind == tokVariable || t.kind == tokIdent && w(to) != "NULL"
+		switch {
+		case t.kind == tokComment || punctAt(sql, toks, to, ';'):
+			return nil, false
+		case depth == 0 && from == 2 && w(to) == "USING":
+			goto found
+		case punctAt(sql, toks, to, '('):
+			depth++
+		case punctAt(sql, toks, to, ')'):
+			depth--
+		case t.kind == tokVariable || t.kind == tokString || t.kind == tokNumber || w(to) == "NULL":
+		case t.kind == tokIdent && pureStringFuncs[w(to)] && punctAt(sql, toks, to+1, '('):
+		case t.kind == tokPunct && (sql[t.start] == ',' || sql[t.start] == '+' || sql[t.start] == '-'):
+		default:
+			return nil, false
+		}
+	}
+found:
+	if !computed || depth != 0 {
+		return nil, false // literals only (read as they are), or unbalanced
+	}
+	d := &Dynamic{src: sql, start: int(toks[from].start), end: int(toks[to-1].end), backslash: !opts.NoBackslashEscapes}
+	d.Expr = sql[d.start:d.end]
+	return d, true
+}
+
+// With is the input with the string value (nil: NULL) in the expression's
+// place, as a literal the server reads back as value.
+func (d *Dynamic) With(value *string) string {
+	lit := "NULL"
+	if value != nil {
+		lit = quoteString(*value, d.backslash)
+	}
+	return d.src[:d.start] + lit + d.src[d.end:]
+}

@@ -1,0 +1,49 @@
+package session
+
+import (
+	"context"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+)
+
+// Dynamic SQL (rewrite/dynamic.go). PREPARE name FROM <expression> and
+// EXECUTE IMMEDIATE <expression>, which the engine cannot see through,
+// run the text the expression computes: when the proxy may compute it
+// first, the session asks the server for its value on the client's own
+// connection, just before, and plans the statement with that value as a
+// string literal in the expression's place — what the server would have
+// run. It does so only when the value comes back in the character set the
+// client's text is read in (character_set_results is
+// character_set_client), so the literal reads back as the same text.
+
+// dynamicText is the input sql (analysed as a) with its dynamic text's
+// expression replaced by the expression's value — sql itself when the
+// value is NULL, which runs nothing; ok is false when sql is no such
+// input, or one the engine reads anyway, or its value cannot be sent back
+// as the same text.
+func (s *Session) dynamicText(ctx context.Context, a *rewrite.Analysis, sql string, opts rewrite.Options) (string, bool, error) {
+	if s.up == nil || len(a.Statements) != 1 || a.Statements[0].Unprovable == "" {
+		return "", false, nil
+	}
+	d, ok := s.m.engine.DynamicSQL(sql, opts)
+	if !ok {
+		return "", false, nil
+	}
+	r, err := s.up.Query(ctx, "SELECT "+d.Expr+", @@character_set_client, @@character_set_results")
+	if err != nil {
+		return "", false, err
+	}
+	if len(r.Rows) != 1 || len(r.Rows[0]) != 3 {
+		return "", false, nil
+	}
+	row := r.Rows[0]
+	if row[1] == nil || row[2] == nil || *row[1] != *row[2] {
+		return "", false, nil
+	}
+	if row[0] == nil {
+		// NULL: no statement to run; the server answers with its syntax
+		// error, as directly.
+		return sql, true, nil
+	}
+	return d.With(row[0]), true, nil
+}
