@@ -51,8 +51,8 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 	}
 	db := a.opts.DB
 	st := Statement{DB: db}
-	if r := dropFunction(text, toks[:n]); r != nil {
-		st.Class, st.Kind, st.Routine = ClassRoutine, "DROP FUNCTION", r
+	if kind, r := routineChange(text, toks[:n]); r != nil {
+		st.Class, st.Kind, st.Routine = ClassRoutine, kind, r
 		a.Statements = []Statement{st}
 		a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
 		a.stmtAliases = []map[string]bool{nil}
@@ -164,21 +164,34 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 	return true
 }
 
-// dropFunction reads DROP FUNCTION [IF EXISTS] [db.]name, the whole of
-// toks: the function it names, nil for any other statement.
-func dropFunction(text string, toks []token) *Routine {
-	if tokWord(text, toks, 0) != "DROP" || tokWord(text, toks, 1) != "FUNCTION" {
-		return nil
+// routineChange reads DROP FUNCTION [IF EXISTS] [db.]name and ALTER
+// {FUNCTION | PROCEDURE} [db.]name characteristics, the whole of toks: the
+// statement's kind and the routine it names, nil for any other statement.
+func routineChange(text string, toks []token) (string, *Routine) {
+	w0, w1 := tokWord(text, toks, 0), tokWord(text, toks, 1)
+	switch {
+	case w0 == "DROP" && w1 == "FUNCTION":
+		i := 2
+		if tokWord(text, toks, i) == "IF" && tokWord(text, toks, i+1) == "EXISTS" {
+			i += 2
+		}
+		if r, next, ok := routineName(text, toks, i); ok && next == len(toks) {
+			return "DROP FUNCTION", r
+		}
+	case w0 == "ALTER" && (w1 == "FUNCTION" || w1 == "PROCEDURE"):
+		r, next, ok := routineName(text, toks, 2)
+		if !ok {
+			return "", nil
+		}
+		// Characteristics: words and a COMMENT's string only.
+		for _, t := range toks[next:] {
+			if t.kind != tokIdent && t.kind != tokString {
+				return "", nil
+			}
+		}
+		return "ALTER " + w1, r
 	}
-	i := 2
-	if tokWord(text, toks, i) == "IF" && tokWord(text, toks, i+1) == "EXISTS" {
-		i += 2
-	}
-	r, next, ok := routineName(text, toks, i)
-	if !ok || next != len(toks) {
-		return nil
-	}
-	return r
+	return "", nil
 }
 
 // storedProgramKind names the statement at toks[0] when it creates, drops

@@ -571,7 +571,8 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 	var routines []replacement
 	for i := range a.Statements {
 		st := &a.Statements[i]
-		if st.Routine != nil && rr != nil && (st.Kind == "CALL" || st.Kind == "DROP PROCEDURE" || st.Kind == "DROP FUNCTION") {
+		if st.Routine != nil && rr != nil && (st.Kind == "CALL" || st.Kind == "DROP PROCEDURE" || st.Kind == "DROP FUNCTION" ||
+			st.Kind == "ALTER FUNCTION" || st.Kind == "ALTER PROCEDURE") {
 			reps, err := a.routineReps(st, rr)
 			if err != nil {
 				return nil, err
@@ -579,8 +580,8 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 			routines = append(routines, reps...)
 			continue
 		}
-		if st.Kind == "DROP FUNCTION" && rr == nil {
-			return nil, refuse(wire.ErUnknown, "DROP FUNCTION acts on a stored function the proxy cannot place here; run it on a direct connection")
+		if (st.Kind == "DROP FUNCTION" || strings.HasPrefix(st.Kind, "ALTER ")) && st.Routine != nil && rr == nil {
+			return nil, refuse(wire.ErUnknown, "%s acts on a stored routine the proxy cannot place here; run it on a direct connection", st.Kind)
 		}
 		if st.Unprovable != "" {
 			hint := st.hint

@@ -171,6 +171,8 @@ func TestFunctions(t *testing.T) {
 			"CREATE FUNCTION"},
 		{"CREATE FUNCTION h() RETURNS DOUBLE PRECISION UNSIGNED RETURN 1", "CREATE FUNCTION `sb_app`.`h`() RETURNS DOUBLE PRECISION UNSIGNED RETURN 1", "CREATE FUNCTION"},
 		{"DROP FUNCTION IF EXISTS other.f", "DROP FUNCTION IF EXISTS `sb_other`.`f`", "DROP FUNCTION"},
+		{"ALTER FUNCTION f COMMENT 'x' READS SQL DATA", "ALTER FUNCTION `sb_app`.`f` COMMENT 'x' READS SQL DATA", "ALTER FUNCTION"},
+		{"ALTER PROCEDURE other.p SQL SECURITY INVOKER", "ALTER PROCEDURE `sb_other`.`p` SQL SECURITY INVOKER", "ALTER PROCEDURE"},
 		{"SELECT f(id), other . g (1), `f` (2), UPPER(name) FROM users WHERE other.g(id) > 0",
 			"SELECT `sb_app`.`f`(id), other . g (1), `sb_app`.`f` (2), UPPER(name) FROM `sb_app`.`users` WHERE `sb_other`.`g`(id) > 0", "refused"},
 		{"UPDATE t SET a = f(a)", "UPDATE `sb_app`.`t` SET a = `sb_app`.`f`(a)", "UPDATE"},
@@ -189,7 +191,7 @@ func TestFunctions(t *testing.T) {
 		}
 		wantRewrite(t, e, c.sql, opts, sandboxFunctions{}, c.want, c.kinds)
 	}
-	for _, sql := range []string{"SELECT app.f(1)", "DROP FUNCTION f"} {
+	for _, sql := range []string{"SELECT app.f(1)", "DROP FUNCTION f", "ALTER FUNCTION f COMMENT 'x'"} {
 		if res, err := e.Rewrite(sql, opts, mapsNothingResolver{}); err == nil {
 			t.Errorf("%q passes a resolver that places no functions: %q", sql, res.SQL)
 		}

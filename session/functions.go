@@ -103,13 +103,13 @@ func (s *Session) sandboxRoutine(ctx context.Context, kind, db, name string) (bo
 	return true, nil
 }
 
-// routineChanging makes ready CREATE or DROP of a routine in the sandbox:
-// production's routine of that name is copied first, so that the
+// routineChanging makes ready CREATE, ALTER or DROP of a routine in the
+// sandbox: production's routine of that name is copied first, so that the
 // statement meets it as on a copy of the database (CREATE without OR
-// REPLACE gets 1304, DROP drops it), and the name is the sandbox's from
-// then on.
+// REPLACE gets 1304, ALTER changes and DROP drops the copy), and the name
+// is the sandbox's from then on.
 func (s *Session) routineChanging(ctx context.Context, st rewrite.Statement) error {
-	kind := strings.TrimPrefix(strings.TrimPrefix(st.Kind, "CREATE "), "DROP ")
+	_, kind, _ := strings.Cut(st.Kind, " ") // CREATE, DROP or ALTER of a PROCEDURE or FUNCTION
 	db := st.Routine.DB(st.DB)
 	if db == "" {
 		return nil // the server's 1046

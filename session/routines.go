@@ -27,7 +27,7 @@ func sandboxRoutine(st rewrite.Statement) bool {
 		return false
 	}
 	switch st.Kind {
-	case "CREATE PROCEDURE", "DROP PROCEDURE", "CALL", "CREATE FUNCTION", "DROP FUNCTION":
+	case "CREATE PROCEDURE", "DROP PROCEDURE", "CALL", "CREATE FUNCTION", "DROP FUNCTION", "ALTER PROCEDURE", "ALTER FUNCTION":
 		return true
 	}
 	return false
