@@ -342,3 +342,48 @@ func firstWrite(ctx context.Context, pool *sql.DB, i, round int, beginPrepared b
 	}
 	return err
 }
+
+// TestRoutinesAcrossProxies: a production routine one proxy process drops
+// in a named sandbox stays dropped there for another process's
+// connections of it — that process does not copy production's again —
+// while production keeps it.
+func TestRoutinesAcrossProxies(t *testing.T) {
+	db, a := sandboxProxy(t, "transparent", slowReaper)
+	b := startTestProxy(t, db.Addr, db, slowReaper)
+	root := openDB(t, db.DSN(""))
+	for _, q := range []string{
+		"CREATE FUNCTION app.rt_f(x INT) RETURNS INT DETERMINISTIC RETURN x + 1",
+		"CREATE PROCEDURE app.rt_p() SELECT 42 AS answer",
+		"GRANT SELECT ON mysql.proc TO '" + sandboxUser + "'@'%'",
+	} {
+		if _, err := root.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_, _ = root.Exec("DROP FUNCTION IF EXISTS app.rt_f")
+		_, _ = root.Exec("DROP PROCEDURE IF EXISTS app.rt_p")
+		_, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'")
+	})
+	ca := conn(t, openDB(t, a.userDSN(sandboxUser+"+rt", "app")))
+	cb := conn(t, openDB(t, b.userDSN(sandboxUser+"+rt", "app")))
+	ctx := context.Background()
+	var v int
+	if err := cb.QueryRowContext(ctx, "SELECT rt_f(1)").Scan(&v); err != nil || v != 2 {
+		t.Fatalf("rt_f(1) through b: %d, %v", v, err)
+	}
+	mustExecC(t, ca, "DROP FUNCTION rt_f")
+	mustExecC(t, ca, "DROP PROCEDURE rt_p")
+	for _, q := range []string{"SELECT rt_f(1)", "CALL rt_p()"} {
+		for name, c := range map[string]*sql.Conn{"a": ca, "b": cb} {
+			_, err := c.ExecContext(ctx, q)
+			var me *mysql.MySQLError
+			if !errors.As(err, &me) || me.Number != 1305 {
+				t.Errorf("%s through %s after the sandbox dropped it: %v, want 1305", q, name, err)
+			}
+		}
+	}
+	if err := root.QueryRow("SELECT app.rt_f(1)").Scan(&v); err != nil || v != 2 {
+		t.Errorf("production's rt_f: %d, %v", v, err)
+	}
+}

@@ -33,6 +33,7 @@ func catalogData(up *sessiontest.Upstream) {
 	up.On("^SELECT ROUTINE_SCHEMA FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'FUNCTION' AND ROUTINE_NAME = 'price'").
 		Rows(sessiontest.Row("app"))
 	up.On("^SHOW CREATE FUNCTION `app`.`price`$").Fail(1305, "42000", "FUNCTION app.price does not exist")
+	up.On("dropped_routines").Fail(1146, "42S02", "Table 'x.dropped_routines' doesn't exist")
 	up.AddTable(sessiontest.Table{DB: "app", Name: "m", Engine: "MRG_MyISAM"})
 	up.AddTable(sessiontest.Table{DB: "app", Name: "my", Engine: "MyISAM", Rows: 5})
 	up.AddTable(sessiontest.Table{DB: "app", Name: "seq", Type: "SEQUENCE"})

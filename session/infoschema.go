@@ -2,9 +2,11 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
@@ -251,6 +253,26 @@ func (m *Manager) routineViewSQL(v infoView, id string, cols []infoCol) string {
 // database, of production's routines the sandbox dropped: its views of
 // routines leave them out.
 const droppedRoutines = "dropped_routines"
+
+// droppedRoutine reports whether sb dropped production's routine db.name
+// of kind (noteDroppedRoutine), as any proxy process recorded it.
+func (m *Manager) droppedRoutine(ctx context.Context, sb *Sandbox, kind, db, name string) (bool, error) {
+	var dropped bool
+	err := m.withConn(ctx, func(c SideConn) error {
+		rows, err := c.Query(ctx, "SELECT 1 FROM "+rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, sb.ID))+"."+rewrite.QuoteIdent(droppedRoutines)+
+			" WHERE db = "+rewrite.QuoteString(db)+" AND name = "+rewrite.QuoteString(name)+" AND type = "+rewrite.QuoteString(kind))
+		var me *mysql.MyError
+		if errors.As(err, &me) && (me.Code == mysql.ER_NO_SUCH_TABLE || me.Code == mysql.ER_BAD_DB_ERROR) {
+			return nil // none recorded yet
+		}
+		dropped = len(rows) > 0
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("look up the dropped %s %s.%s: %w", strings.ToLower(kind), db, name, err)
+	}
+	return dropped, nil
+}
 
 // noteDroppedRoutine records in the sandbox's information_schema database
 // that it dropped production's routine db.name of kind (PROCEDURE or

@@ -70,7 +70,8 @@ func (s *Session) checkCall(ctx context.Context, st rewrite.Statement) error {
 
 // ensureRoutine makes sure the sandbox has its copy of production's
 // routine db.name of kind PROCEDURE or FUNCTION, when production has one
-// and the sandbox has not. here reports whether the sandbox has it then.
+// and the sandbox has not (nor dropped it). here reports whether the name
+// is the sandbox's then.
 func (s *Session) ensureRoutine(ctx context.Context, kind, db, name string) (here bool, err error) {
 	phys := s.routineDB(db)
 	var rows [][]*string
@@ -93,6 +94,10 @@ func (s *Session) ensureRoutine(ctx context.Context, kind, db, name string) (her
 	}
 	if !production {
 		return false, nil
+	}
+	dropped, err := s.m.droppedRoutine(ctx, s.sb, kind, db, name)
+	if err != nil || dropped {
+		return dropped, err // dropped in the sandbox (by another proxy process, say): gone there
 	}
 	return true, s.copyRoutine(ctx, kind, db, name)
 }
