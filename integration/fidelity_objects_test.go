@@ -701,3 +701,59 @@ func TestFidelityExplainJSON(t *testing.T) {
 		}},
 	})
 }
+
+// TestShowCreateSandboxRoutine: SHOW CREATE FUNCTION | PROCEDURE shows the
+// sandbox's own routines (made, altered there; 1305 once dropped there)
+// with logical names, and production's for routines the sandbox did not
+// change (a copy it runs included).
+func TestShowCreateSandboxRoutine(t *testing.T) {
+	db, p := sandboxProxy(t, "transparent", nil)
+	root := openDB(t, db.DSN(""))
+	for _, q := range []string{
+		"CREATE FUNCTION app.sc_f(x INT) RETURNS INT DETERMINISTIC RETURN x + 1",
+		"CREATE PROCEDURE app.sc_p() SELECT sc_f(1) AS v",
+		"GRANT SELECT ON mysql.proc TO '" + sandboxUser + "'@'%'",
+	} {
+		if _, err := root.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_, _ = root.Exec("DROP FUNCTION IF EXISTS app.sc_f")
+		_, _ = root.Exec("DROP PROCEDURE IF EXISTS app.sc_p")
+		_, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'")
+	})
+	ctx := context.Background()
+	c := conn(t, openDB(t, p.userDSN(sandboxUser, "app")))
+	show := func(c interface {
+		QueryRowContext(context.Context, string, ...any) *sql.Row
+	}, what string) (string, error) {
+		var name, mode, text, cs, coll, dbColl sql.NullString
+		err := c.QueryRowContext(ctx, "SHOW CREATE "+what).Scan(&name, &mode, &text, &cs, &coll, &dbColl)
+		return text.String, err
+	}
+	prodF, err := show(root, "FUNCTION app.sc_f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExecC(t, c, "CALL sc_p()") // copies both
+	if got, err := show(c, "FUNCTION sc_f"); err != nil || got != prodF {
+		t.Errorf("an untouched copy: %q, %v; want production's %q", got, err, prodF)
+	}
+	mustExecC(t, c, "CREATE FUNCTION sc_g(x INT) RETURNS INT RETURN sc_f(x) * 2")
+	mustExecC(t, c, "ALTER PROCEDURE sc_p COMMENT 'mine'")
+	for what, want := range map[string]string{"FUNCTION sc_g": "FUNCTION `sc_g`(x INT) RETURNS int(11)\nRETURN `app`.`sc_f`(x) * 2",
+		"PROCEDURE sc_p": "COMMENT 'mine'"} {
+		got, err := show(c, what)
+		if err != nil || !strings.Contains(got, want) || strings.Contains(got, "_sqlfork") {
+			t.Errorf("SHOW CREATE %s: %q, %v; want it to hold %q and no physical name", what, got, err, want)
+		}
+	}
+	mustExecC(t, c, "DROP FUNCTION sc_f")
+	if _, err := show(c, "FUNCTION sc_f"); err == nil || !strings.Contains(err.Error(), "1305") || strings.Contains(err.Error(), "_sqlfork") {
+		t.Errorf("SHOW CREATE of a function the sandbox dropped: %v, want 1305 naming app", err)
+	}
+	if got, err := show(root, "FUNCTION app.sc_f"); err != nil || got != prodF {
+		t.Errorf("production's function changed: %q, %v", got, err)
+	}
+}

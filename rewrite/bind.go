@@ -1187,6 +1187,8 @@ func kindOf(s ast.StmtNode) string {
 			return "SHOW PROCESSLIST"
 		case x.Tp == ast.ShowCreateView:
 			return "SHOW CREATE VIEW"
+		case x.Tp == ast.ShowCreateProcedure:
+			return "SHOW CREATE PROCEDURE"
 		}
 		return "SHOW"
 	case *ast.ExplainStmt:

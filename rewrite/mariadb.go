@@ -157,6 +157,11 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 			return false
 		}
 		st.Class, st.Kind = class, kind
+		if kind == "SHOW CREATE FUNCTION" {
+			if r, next, ok := routineName(text, toks, 3); ok && next == len(toks) {
+				st.Routine = r
+			}
+		}
 	}
 	a.Statements = []Statement{st}
 	a.stmtStarts, a.stmtDBs = []int{0}, []string{db}

@@ -572,7 +572,7 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 	for i := range a.Statements {
 		st := &a.Statements[i]
 		if st.Routine != nil && rr != nil && (st.Kind == "CALL" || st.Kind == "DROP PROCEDURE" || st.Kind == "DROP FUNCTION" ||
-			st.Kind == "ALTER FUNCTION" || st.Kind == "ALTER PROCEDURE") {
+			st.Kind == "ALTER FUNCTION" || st.Kind == "ALTER PROCEDURE" || st.Kind == "SHOW CREATE FUNCTION" || st.Kind == "SHOW CREATE PROCEDURE") {
 			reps, err := a.routineReps(st, rr)
 			if err != nil {
 				return nil, err

@@ -51,7 +51,9 @@ func (r *Routine) DB(current string) string {
 
 // RoutineResolver is a Resolver that also places stored procedures: the
 // database a CREATE PROCEDURE, DROP PROCEDURE or CALL statement st must
-// name its procedure in (an error refuses the statement). A CREATE
+// name its procedure in (an error refuses the statement; "" leaves the
+// name as written, for SHOW CREATE of a routine the resolver does not
+// place). A CREATE
 // PROCEDURE's body is then rewritten through the same resolver, which must
 // map every table it names.
 type RoutineResolver interface {
@@ -760,7 +762,8 @@ func onlyWordsOrTypes(text string, toks []token, from, to int) bool {
 	return true
 }
 
-// routineStatement fills st.Routine for DROP PROCEDURE and CALL, whose
+// routineStatement fills st.Routine for DROP PROCEDURE, CALL and SHOW
+// CREATE PROCEDURE, whose
 // procedure's name is located in text (tokens toks) from the statement's
 // start.
 func routineStatement(st *Statement, s ast.StmtNode, text string, toks []token, start int) {
@@ -783,6 +786,11 @@ func routineStatement(st *Statement, s ast.StmtNode, text string, toks []token, 
 			return
 		}
 		i++
+	case *ast.ShowStmt:
+		if w(i) != "SHOW" || w(i+1) != "CREATE" || w(i+2) != "PROCEDURE" {
+			return
+		}
+		i += 3
 	default:
 		return
 	}
@@ -797,8 +805,8 @@ func routineStatement(st *Statement, s ast.StmtNode, text string, toks []token, 
 func (a *Analysis) routineReps(st *Statement, rr RoutineResolver) ([]replacement, error) {
 	r := st.Routine
 	db, err := rr.ResolveRoutine(st)
-	if err != nil {
-		return nil, err
+	if err != nil || db == "" {
+		return nil, err // "": the routine stays where it is named
 	}
 	if len(db) > maxIdentifierLength {
 		return nil, refuse(wire.ErWrongTableName, "invalid database name %s", QuoteIdent(db))

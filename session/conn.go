@@ -1038,6 +1038,11 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 		case st.Kind == "CALL":
 			p.locks = true // its body may write: kept for a replay
 			continue
+		case (st.Kind == "SHOW CREATE FUNCTION" || st.Kind == "SHOW CREATE PROCEDURE") && st.Routine != nil:
+			if err := s.showsOwnRoutine(ctx, st); err != nil {
+				return err
+			}
+			continue
 		case (st.Kind == "DROP FUNCTION" || st.Kind == "DROP PROCEDURE" || st.Kind == "ALTER FUNCTION" || st.Kind == "ALTER PROCEDURE") &&
 			st.Routine != nil:
 			if err := s.routineChanging(ctx, st); err != nil {

@@ -52,7 +52,10 @@ func routineKey(kind, phys, name string) string {
 // 1305 there) name them in its database.
 func (r resolver) ResolveFunction(f rewrite.Func, db string) (string, bool, error) {
 	phys, _, ok := r.s.placedFunction(f, db)
-	if !ok || !r.s.sb.routineKnown(routineKey("FUNCTION", phys, f.Name)) {
+	if !ok {
+		return "", false, nil
+	}
+	if known, _ := r.s.sb.routineKnown(routineKey("FUNCTION", phys, f.Name)); !known {
 		return "", false, nil
 	}
 	return phys, true, nil
@@ -86,21 +89,56 @@ func (s *Session) placeFunctions(ctx context.Context, st rewrite.Statement) (boo
 // there), for this proxy process's connections of the sandbox.
 func (s *Session) sandboxRoutine(ctx context.Context, kind, db, name string) (bool, error) {
 	key := routineKey(kind, s.routineDB(db), name)
-	if s.sb.routineKnown(key) {
+	if known, _ := s.sb.routineKnown(key); known {
 		return true, nil
 	}
-	var here bool
+	var st routineState
 	var err error
 	if kind == "FUNCTION" {
-		here, err = s.hasFunction(ctx, db, name)
+		st, err = s.hasFunction(ctx, db, name)
 	} else {
-		here, err = s.ensureRoutine(ctx, kind, db, name)
+		st, err = s.ensureRoutine(ctx, kind, db, name)
 	}
-	if err != nil || !here {
+	if err != nil || st == routineNone {
 		return false, err
 	}
-	s.sb.noteRoutine(key)
+	s.sb.noteRoutine(key, st != routineCopied)
 	return true, nil
+}
+
+// routineState is what the sandbox has of a routine name.
+type routineState int
+
+const (
+	routineNone    routineState = iota // nothing: the name is production's, or nobody's
+	routineCopied                      // production's, copied now
+	routineOwn                         // its own (made there, or dropped: gone there)
+)
+
+// showsOwnRoutine makes ready SHOW CREATE FUNCTION | PROCEDURE st: it
+// shows the sandbox's routine when the sandbox made, altered or dropped
+// it (ResolveRoutine), production's otherwise (an untouched copy is
+// production's routine).
+func (s *Session) showsOwnRoutine(ctx context.Context, st rewrite.Statement) error {
+	kind := strings.TrimPrefix(st.Kind, "SHOW CREATE ")
+	db := st.Routine.DB(st.DB)
+	if db == "" {
+		return nil
+	}
+	phys := s.routineDB(db)
+	key := routineKey(kind, phys, st.Routine.Name)
+	if known, _ := s.sb.routineKnown(key); known {
+		return nil
+	}
+	here, err := s.inSandbox(ctx, kind, phys, st.Routine.Name)
+	if err == nil && !here {
+		here, err = s.m.droppedRoutine(ctx, s.sb, kind, db, st.Routine.Name)
+	}
+	if err != nil || !here {
+		return err
+	}
+	s.sb.noteRoutine(key, true)
+	return nil
 }
 
 // routineChanging makes ready CREATE, ALTER or DROP of a routine in the
@@ -126,7 +164,7 @@ func (s *Session) routineChanging(ctx context.Context, st rewrite.Statement) err
 	if kind == "FUNCTION" {
 		s.m.catalog.forgetFunction(s.routineDB(db), st.Routine.Name)
 	}
-	s.sb.noteRoutine(routineKey(kind, s.routineDB(db), st.Routine.Name))
+	s.sb.noteRoutine(routineKey(kind, s.routineDB(db), st.Routine.Name), true)
 	return nil
 }
 
@@ -134,13 +172,16 @@ func (s *Session) routineChanging(ctx context.Context, st rewrite.Statement) err
 // logical database db, copying production's first when the sandbox has
 // none. Names production has no function of are looked up in the
 // catalog, which keeps what it found for a while.
-func (s *Session) hasFunction(ctx context.Context, db, name string) (bool, error) {
+func (s *Session) hasFunction(ctx context.Context, db, name string) (routineState, error) {
 	prod, err := s.m.catalog.storedFunction(ctx, db, name)
-	if err != nil {
-		return false, err
-	}
-	if prod {
+	if err != nil || prod {
+		if err != nil {
+			return routineNone, err
+		}
 		return s.ensureRoutine(ctx, "FUNCTION", db, name)
 	}
-	return s.m.catalog.storedFunction(ctx, s.routineDB(db), name)
+	if here, err := s.m.catalog.storedFunction(ctx, s.routineDB(db), name); err != nil || !here {
+		return routineNone, err
+	}
+	return routineOwn, nil
 }

@@ -317,7 +317,8 @@ type Sandbox struct {
 	infoViews bool // its information_schema views exist
 	// routines are the routines this process knows the sandbox has made,
 	// copied or dropped (routineKey): production's are not copied for
-	// them.
+	// them. The value is set for the sandbox's own (made, altered or
+	// dropped there), unset for untouched copies of production's.
 	routines map[string]bool
 	// shared: another proxy process may use the sandbox (claimed from
 	// the registry, or found held elsewhere); named and kept sandboxes
@@ -328,22 +329,24 @@ type Sandbox struct {
 	sync regSync
 }
 
-// routineKnown reports whether the sandbox's routine key (routineKey) is
-// its own.
-func (sb *Sandbox) routineKnown(key string) bool {
+// routineKnown reports whether the routine key (routineKey) is the
+// sandbox's, and whether it is its own (not an untouched copy).
+func (sb *Sandbox) routineKnown(key string) (known, own bool) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	return sb.routines[key]
+	own, known = sb.routines[key]
+	return known, own
 }
 
-// noteRoutine records that the sandbox's routine key is its own.
-func (sb *Sandbox) noteRoutine(key string) {
+// noteRoutine records that the routine key is the sandbox's (own: made,
+// altered or dropped there).
+func (sb *Sandbox) noteRoutine(key string, own bool) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	if sb.routines == nil {
 		sb.routines = map[string]bool{}
 	}
-	sb.routines[key] = true
+	sb.routines[key] = sb.routines[key] || own
 }
 
 // entry is a logical table's state in a sandbox.

@@ -45,13 +45,20 @@ func (s *Session) routineDB(db string) string {
 }
 
 // ResolveRoutine implements rewrite.RoutineResolver: a sandbox's
-// procedures are in its database for their logical one.
+// procedures are in its database for their logical one. SHOW CREATE shows
+// the sandbox's own routines there, production's otherwise.
 func (r resolver) ResolveRoutine(st *rewrite.Statement) (string, error) {
 	db := st.Routine.DB(st.DB)
 	if db == "" {
 		return "", errNoDatabase()
 	}
-	return r.s.routineDB(db), nil
+	phys := r.s.routineDB(db)
+	if kind, ok := strings.CutPrefix(st.Kind, "SHOW CREATE "); ok {
+		if _, own := r.s.sb.routineKnown(routineKey(kind, phys, st.Routine.Name)); !own {
+			return "", nil
+		}
+	}
+	return phys, nil
 }
 
 // checkCall makes ready CALL of a procedure production has and the sandbox
@@ -72,34 +79,55 @@ func (s *Session) checkCall(ctx context.Context, st rewrite.Statement) error {
 // routine db.name of kind PROCEDURE or FUNCTION, when production has one
 // and the sandbox has not (nor dropped it). here reports whether the name
 // is the sandbox's then.
-func (s *Session) ensureRoutine(ctx context.Context, kind, db, name string) (here bool, err error) {
+func (s *Session) ensureRoutine(ctx context.Context, kind, db, name string) (routineState, error) {
 	phys := s.routineDB(db)
-	var rows [][]*string
-	err = s.m.withConn(ctx, func(c SideConn) error {
-		rows, err = c.Query(ctx, "SELECT ROUTINE_SCHEMA FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = "+rewrite.QuoteString(kind)+
-			" AND ROUTINE_NAME = "+rewrite.QuoteString(name)+" AND ROUTINE_SCHEMA IN ("+rewrite.QuoteString(phys)+", "+rewrite.QuoteString(db)+")")
-		return err
-	})
-	if err != nil {
-		return false, fmt.Errorf("look up %s %s.%s: %w", strings.ToLower(kind), db, name, err)
-	}
-	production := false
-	for _, row := range rows {
-		if len(row) > 0 && row[0] != nil {
-			if *row[0] == phys {
-				return true, nil
-			}
-			production = true
-		}
-	}
-	if !production {
-		return false, nil
+	schemas, err := s.routineSchemas(ctx, kind, name, phys, db)
+	switch {
+	case err != nil:
+		return routineNone, err
+	case schemas[phys]:
+		return routineOwn, nil // the sandbox's (made there, or copied by another process)
+	case !schemas[db]:
+		return routineNone, nil
 	}
 	dropped, err := s.m.droppedRoutine(ctx, s.sb, kind, db, name)
 	if err != nil || dropped {
-		return dropped, err // dropped in the sandbox (by another proxy process, say): gone there
+		return routineOwn, err // dropped in the sandbox (by another proxy process, say): gone there
 	}
-	return true, s.copyRoutine(ctx, kind, db, name)
+	return routineCopied, s.copyRoutine(ctx, kind, db, name)
+}
+
+// routineSchemas are the databases among dbs that have a routine name of
+// kind.
+func (s *Session) routineSchemas(ctx context.Context, kind, name string, dbs ...string) (map[string]bool, error) {
+	in := make([]string, len(dbs))
+	for i, db := range dbs {
+		in[i] = rewrite.QuoteString(db)
+	}
+	var rows [][]*string
+	err := s.m.withConn(ctx, func(c SideConn) error {
+		var err error
+		rows, err = c.Query(ctx, "SELECT ROUTINE_SCHEMA FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = "+rewrite.QuoteString(kind)+
+			" AND ROUTINE_NAME = "+rewrite.QuoteString(name)+" AND ROUTINE_SCHEMA IN ("+strings.Join(in, ", ")+")")
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("look up %s %s: %w", strings.ToLower(kind), name, err)
+	}
+	out := map[string]bool{}
+	for _, row := range rows {
+		if len(row) > 0 && row[0] != nil {
+			out[*row[0]] = true
+		}
+	}
+	return out, nil
+}
+
+// inSandbox reports whether the sandbox's database phys has a routine name
+// of kind.
+func (s *Session) inSandbox(ctx context.Context, kind, phys, name string) (bool, error) {
+	schemas, err := s.routineSchemas(ctx, kind, name, phys)
+	return schemas[phys], err
 }
 
 // forkBody makes ready what CREATE PROCEDURE needs in the sandbox: every
