@@ -110,9 +110,9 @@ func (s *Session) sandboxRoutine(ctx context.Context, kind, db, name string) (bo
 type routineState int
 
 const (
-	routineNone    routineState = iota // nothing: the name is production's, or nobody's
-	routineCopied                      // production's, copied now
-	routineOwn                         // its own (made there, or dropped: gone there)
+	routineNone   routineState = iota // nothing: the name is production's, or nobody's
+	routineCopied                     // production's, copied now
+	routineOwn                        // its own (made there, or dropped: gone there)
 )
 
 // showsOwnRoutine makes ready SHOW CREATE FUNCTION | PROCEDURE st: it
