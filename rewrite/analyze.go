@@ -194,6 +194,13 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		c.partitionOptions(x.Definitions)
 	case *ast.AlterTableSpec:
 		c.declare(x)
+		// ALTER TABLE … ORDER BY [t.]col: the parser's walk does not
+		// reach its columns; a qualifier names the table.
+		for _, o := range x.OrderByList {
+			if o.Column != nil && o.Column.Table.O != "" {
+				c.refs = append(c.refs, astRef{kind: refQualifier, schema: o.Column.Schema.O, name: o.Column.Table.O})
+			}
+		}
 		c.partitionOptions(x.PartDefinitions)
 		if x.Partition != nil {
 			c.partitionOptions(x.Partition.Definitions)
@@ -480,6 +487,11 @@ func (c *collector) declare(n ast.Node) {
 		for _, col := range []*ast.ColumnName{x.OldColumnName, x.NewColumnName} {
 			if col != nil {
 				c.columns[col.Name.L] = true
+			}
+		}
+		for _, o := range x.OrderByList {
+			if o.Column != nil {
+				c.columns[o.Column.Name.L] = true
 			}
 		}
 	case *ast.CreateViewStmt:

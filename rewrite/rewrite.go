@@ -5,6 +5,7 @@
 package rewrite
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"sync"
@@ -547,6 +548,18 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 	if a.parseErr != nil {
 		if err := a.refuseUnparseable(r); err != nil {
 			return nil, err
+		}
+		// A call the resolver would place cannot be located for sure in a
+		// text the parser rejects: the call would run what is not placed.
+		if fr, ok := r.(FunctionResolver); ok {
+			for _, st := range a.Statements {
+				for _, f := range st.Funcs {
+					if _, placed, err := fr.ResolveFunction(f, st.DB); err != nil || placed {
+						return nil, cmp.Or(err, error(refuse(wire.ErUnknown, "this statement calls the stored function %s but the proxy "+
+							"cannot parse it, so it cannot redirect the call to the sandbox; %s", QuoteIdent(f.Name), unparsedHint)))
+					}
+				}
+			}
 		}
 		return nil, nil
 	}

@@ -255,6 +255,13 @@ func (c *catalog) statementFacts(ctx context.Context, st rewrite.Statement, t re
 	return nil
 }
 
+// calls reports whether the view t calls a stored function (directly or
+// through views), as far as the catalog knows.
+func (c *catalog) calls(ctx context.Context, t rewrite.Table) bool {
+	o, err := c.object(ctx, t)
+	return err != nil || o.calls != ""
+}
+
 // placesNothing is mapsNothing that also places no function: with it the
 // engine checks a text without refusing calls qualified with a database.
 type placesNothing struct{ mapsNothing }

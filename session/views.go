@@ -143,7 +143,7 @@ func (s *Session) ensureView(ctx context.Context, t rewrite.Table, mode viewMode
 		return true, err
 	}
 	switch {
-	case !held && mode == viewLazy && !changed:
+	case !held && mode == viewLazy && !changed && o.calls == "":
 		return true, nil // it reads and calls nothing the sandbox holds: production's view is the sandbox's
 	case held && e.def == def:
 		return true, nil
@@ -162,6 +162,12 @@ func (s *Session) viewDefinition(ctx context.Context, t rewrite.Table, vd *viewD
 		inner = viewForce
 	}
 	for _, st := range a.Statements {
+		if st.Class == rewrite.ClassUnparseable && s.m.catalog.calls(ctx, t) {
+			// What it reads that calls a stored function cannot be told
+			// for sure: it would call production's.
+			return "", false, refusal(wire.ErOptionPreventsStatement, "HY000", "the view %s calls stored functions through a "+
+				"definition the proxy cannot read, so the sandbox cannot copy it", t)
+		}
 		// The stored functions it calls are the sandbox's.
 		if _, err := s.placeFunctions(ctx, st); err != nil {
 			return "", false, err
