@@ -432,6 +432,9 @@ type Plan struct {
 	unmapped bool
 	// renames are the names the rewrite replaced (see label).
 	renames []rewrite.Rename
+	// productionTrigger marks SHOW CREATE TRIGGER of production's trigger
+	// (triggerddl.go).
+	productionTrigger bool
 	// rewritten is the rewrite's text, splices where it differs from the
 	// client's (see Relabel.Error).
 	rewritten string
@@ -675,8 +678,9 @@ func newPlan(sql string, a *rewrite.Analysis) *Plan {
 			p.useDB = true
 		}
 		// CREATE and DROP TEMPORARY TABLE leave the transaction open;
-		// CREATE and DROP PROCEDURE commit it.
-		p.ddl = p.ddl || st.Class == rewrite.ClassDDL && !st.Temporary || st.Kind == "CREATE PROCEDURE" || st.Kind == "DROP PROCEDURE"
+		// CREATE and DROP PROCEDURE and TRIGGER commit it.
+		p.ddl = p.ddl || st.Class == rewrite.ClassDDL && !st.Temporary || st.Kind == "CREATE PROCEDURE" || st.Kind == "DROP PROCEDURE" ||
+			sandboxTrigger(st)
 		p.readVars = p.readVars || st.ChangesLexing || st.ChangesIsolation || setsAccess(st)
 		replayFacts(p, st)
 		p.serializable = p.serializable || st.Serializable
@@ -832,7 +836,7 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 		}
 		p.infoIdents = rewrite.Identifiers(sql, opts)
 	}
-	res, err := a.Rewrite(resolver{s: s, productionViews: showCreateView(a)})
+	res, err := a.Rewrite(resolver{s: s, productionViews: showCreateView(a), productionTrigger: p.productionTrigger})
 	if err != nil {
 		s.abandon(ctx, p)
 		return nil, err
@@ -948,7 +952,7 @@ func (s *Session) confined(ctx context.Context, a *rewrite.Analysis) error {
 		if why := serverWide(ownConnOnly(st)); why != "" {
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s, which a sandbox must not see; run it on a direct connection", why)
 		}
-		if reason := outsideTables(st); reason != "" && !sandboxRoutine(st) {
+		if reason := outsideTables(st); reason != "" && !sandboxRoutine(st) && !sandboxTrigger(st) {
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s changes the server outside any table, which a sandbox cannot contain; "+
 				"it is refused in a sandbox (run it on a direct connection or SANDBOX DETACH in explicit mode)", reason)
 		}
@@ -956,6 +960,9 @@ func (s *Session) confined(ctx context.Context, a *rewrite.Analysis) error {
 			if err := s.checkCall(ctx, st); err != nil {
 				return err
 			}
+		}
+		if err := s.confinedTrigger(ctx, st); err != nil {
+			return err
 		}
 		if st.Kind == "CREATE PROCEDURE" && st.Routine != nil {
 			// The body's statements are the sandbox's statements too.
@@ -1019,6 +1026,11 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 			continue
 		case st.Kind == "CALL":
 			p.locks = true // its body may write: kept for a replay
+			continue
+		case st.Trigger != nil && st.Routine != nil:
+			if err := s.forkTrigger(ctx, st, p); err != nil {
+				return err
+			}
 			continue
 		}
 		mode := forker.Full
@@ -1353,6 +1365,9 @@ type resolver struct {
 	// productionViews leaves the sandbox's copies of production views
 	// out: SHOW CREATE VIEW shows production's definition.
 	productionViews bool
+	// productionTrigger leaves the trigger SHOW CREATE TRIGGER names as
+	// written: production's (triggerddl.go).
+	productionTrigger bool
 }
 
 // showCreateView reports an input that is SHOW CREATE VIEW.
