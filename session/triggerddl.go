@@ -53,8 +53,12 @@ func (s *Session) confinedTrigger(ctx context.Context, st rewrite.Statement) err
 		return nil
 	}
 	if st.Unprovable != "" {
-		return refusal(wire.ErOptionPreventsStatement, "HY000", "%s, so its effects cannot be confined to the sandbox; "+
-			"run it on a direct connection", st.Unprovable)
+		// The server's own error when it rejects the text too (a syntax
+		// error; serverVerdict).
+		r := refusal(wire.ErOptionPreventsStatement, "HY000", "%s, so its effects cannot be confined to the sandbox; "+
+			"send it alone in a form the proxy reads, or run it on a direct connection", st.Unprovable)
+		r.ServerCheck = true
+		return r
 	}
 	if st.Kind != "CREATE TRIGGER" {
 		return nil
