@@ -591,6 +591,7 @@ CREATE PROCEDURE note(IN w VARCHAR(20)) INSERT INTO log (what) VALUES (w);`
 				"CREATE TRIGGER r2 BEFORE INSERT ON t FOR EACH ROW SET NEW.v = twice(NEW.v)":                                             "stored function",
 				"CREATE TRIGGER r3 AFTER INSERT ON t FOR EACH ROW INSERT INTO log (what) SELECT COUNT(*) FROM information_schema.TABLES": "information_schema",
 				"CREATE TRIGGER r4 AFTER INSERT ON t FOR EACH ROW INSERT INTO log (what) SELECT LOAD_FILE('/etc/passwd')":                "",
+				"CREATE TRIGGER r6 AFTER INSERT ON t FOR EACH ROW SET @a = 1; INSERT INTO log (what) VALUES ('x')":                       "sent alone",
 			} {
 				_, err := sc.ExecContext(ctx, q)
 				if e := mysqlErr(err); !strings.HasPrefix(e, "1290") || !strings.Contains(e, why) {

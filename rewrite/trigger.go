@@ -38,6 +38,9 @@ type Trigger struct {
 	Order, Other string
 	// OrReplace, IfNotExists and IfExists are the statement's clauses.
 	OrReplace, IfNotExists, IfExists bool
+	// Followed marks a CREATE TRIGGER the input follows with other
+	// statements (refused: Statement.Unprovable).
+	Followed bool
 	// Definer is the DEFINER clause's account as written ("" without one).
 	Definer string
 	// tableStart and tableEnd are where Table's name is in the text,
@@ -208,6 +211,7 @@ func (e *Engine) triggerBody(a *Analysis, st *Statement, toks []token, i int, db
 	case why != "":
 		return why + " (in the body of trigger " + QuoteIdent(r.Name) + ")"
 	case !onlyEnd(a.text, toks, end):
+		st.Trigger.Followed = true
 		return "the proxy reads CREATE TRIGGER sent alone, not with other statements"
 	}
 	st.Writes = append(st.Writes, st.Trigger.Table)

@@ -54,10 +54,10 @@ func (s *Session) confinedTrigger(ctx context.Context, st rewrite.Statement) err
 	}
 	if st.Unprovable != "" {
 		// The server's own error when it rejects the text too (a syntax
-		// error; serverVerdict).
+		// error; serverVerdict), if the text is the one statement.
 		r := refusal(wire.ErOptionPreventsStatement, "HY000", "%s, so its effects cannot be confined to the sandbox; "+
 			"send it alone in a form the proxy reads, or run it on a direct connection", st.Unprovable)
-		r.ServerCheck = true
+		r.ServerCheck = !st.Trigger.Followed
 		return r
 	}
 	if st.Kind != "CREATE TRIGGER" {
