@@ -570,6 +570,10 @@ func escCases() []escCase {
 			// The table is forked first: the handler (and its lock) is
 			// on the sandbox's copy, never on production's.
 			expect = escOK
+		case "CREATE TRIGGER trg2 BEFORE INSERT ON customers FOR EACH ROW SET NEW.balance = 0", "DROP TRIGGER trg_t_ai":
+			// The sandbox's trigger, on its fork of the table (a production
+			// trigger dropped on the fork, production's kept).
+			expect = escOK
 		}
 		add(escCase{cat: "server", name: fmt.Sprintf("%02d-%s", i+1, escSlug(c.stmts[0])), stmts: c.stmts, at: c.at, expect: expect})
 	}

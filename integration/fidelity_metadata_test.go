@@ -149,7 +149,33 @@ var fidScript = []fidStep{
 	{sql: "SELECT c.table_name, c.column_name, k.referenced_table_name FROM information_schema.columns c LEFT JOIN information_schema.key_column_usage k " +
 		"ON k.table_schema = c.table_schema AND k.table_name = c.table_name AND k.column_name = c.column_name " +
 		"WHERE c.table_schema = 'fid' ORDER BY 1, 2"},
+	// Triggers the sandbox makes, listed as the server lists them.
+	{sql: "CREATE TRIGGER users_bi BEFORE INSERT ON users FOR EACH ROW SET NEW.name = LOWER(NEW.name)"},
+	{sql: "CREATE TRIGGER a_ai AFTER INSERT ON a FOR EACH ROW INSERT INTO B VALUES (NEW.a)"},
+	{sql: "CREATE TRIGGER users_bd BEFORE DELETE ON users FOR EACH ROW SET @d = OLD.id"},
+	{sql: "CREATE TRIGGER users_bi2 BEFORE INSERT ON users FOR EACH ROW PRECEDES users_bi SET @i = NEW.id"},
+	{sql: "CREATE TRIGGER users_au AFTER UPDATE ON users FOR EACH ROW SET @u = NEW.id", prepared: true},
+	{sql: "DROP TRIGGER users_au", prepared: true},
+	{sql: "DROP TRIGGER users_au", prepared: true},
+	{sql: "SHOW TRIGGERS", mask: fidTriggerVolatile},
+	{sql: "SHOW TRIGGERS", prepared: true, mask: fidTriggerVolatile},
+	{sql: "SHOW TRIGGERS LIKE 'u%'", mask: fidTriggerVolatile},
+	{sql: "SHOW TRIGGERS FROM fid WHERE `Event` = 'INSERT'", mask: fidTriggerVolatile},
+	{sql: "SHOW TRIGGERS FROM nonexist"},
+	{sql: "SHOW CREATE TRIGGER users_bi", mask: []string{"SQL Original Statement", "Created"}},
+	{sql: "SHOW CREATE TRIGGER fid.a_ai", mask: []string{"SQL Original Statement", "Created"}},
+	{sql: "SELECT TRIGGER_SCHEMA, TRIGGER_NAME, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, ACTION_ORDER, ACTION_STATEMENT FROM information_schema.TRIGGERS " +
+		"WHERE TRIGGER_SCHEMA = 'fid' AND TRIGGER_NAME LIKE 'users%' ORDER BY 1, 2"},
+	{sql: "INSERT INTO a VALUES (5)"},
+	{sql: "SELECT * FROM B"},
+	{sql: "DROP TRIGGER users_bd"},
+	{sql: "SHOW TRIGGERS LIKE 'users'", mask: fidTriggerVolatile},
 }
+
+// fidTriggerVolatile are SHOW TRIGGERS columns a sandbox shows otherwise:
+// when the trigger was made, its definer (the proxy's upstream account),
+// and its statement, whose tables the sandbox's copy names qualified.
+var fidTriggerVolatile = []string{"Created", "Definer", "Statement"}
 
 // fidNoDB is run in a session with no current database.
 var fidNoDB = []fidStep{

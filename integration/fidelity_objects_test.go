@@ -171,8 +171,16 @@ func objDump(ctx context.Context, t *testing.T, c *sql.Conn) string {
 			b.WriteString("  rows: " + sortedRows(diffOutcome(ctx, c, "SELECT * FROM `"+tbl+"`", nil, true)) + "\n")
 		}
 	}
+	b.WriteString("triggers: " + diffOutcome(ctx, c, objTriggers, nil, true) + "\n")
 	return b.String()
 }
+
+// objTriggers lists the triggers of the current database and the order
+// they run in (not their definer, made in a sandbox by the proxy's
+// account, nor their statement, whose tables a sandbox's copy names
+// qualified).
+const objTriggers = "SELECT TRIGGER_SCHEMA, TRIGGER_NAME, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, ACTION_TIMING, EVENT_MANIPULATION, " +
+	"ACTION_ORDER, ACTION_ORIENTATION, SQL_MODE FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() ORDER BY 2, 4"
 
 // objProduction is production's database name as root sees it: tables,
 // definitions, checksums.
@@ -187,6 +195,7 @@ func objProduction(ctx context.Context, t *testing.T, root *sql.DB, name string)
 	}
 	var b strings.Builder
 	b.WriteString(objDump(ctx, t, c))
+	b.WriteString(diffOutcome(ctx, c, "SELECT TRIGGER_NAME, ACTION_STATEMENT, DEFINER FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() ORDER BY 1", nil, true) + "\n")
 	b.WriteString(diffOutcome(ctx, c, "SELECT CONSTRAINT_NAME, TABLE_NAME, REFERENCED_TABLE_NAME FROM information_schema.REFERENTIAL_CONSTRAINTS "+
 		"WHERE CONSTRAINT_SCHEMA = DATABASE() OR UNIQUE_CONSTRAINT_SCHEMA = DATABASE() ORDER BY 1, 2", nil, true))
 	return b.String()
@@ -441,6 +450,165 @@ func TestFidelityTriggers(t *testing.T) {
 			"SELECT * FROM accounts ORDER BY id",
 		}},
 	})
+}
+
+// trigDDLSchema: a table with a production trigger, a side-effect table,
+// another table with a trigger, a view.
+const trigDDLSchema = `
+CREATE TABLE t (id INT PRIMARY KEY, v INT);
+CREATE TABLE log (id INT AUTO_INCREMENT PRIMARY KEY, what VARCHAR(20), tid INT);
+CREATE TABLE other (id INT PRIMARY KEY);
+INSERT INTO t VALUES (1, 10), (2, 20);
+INSERT INTO log (what, tid) VALUES ('seed', 0);
+CREATE TRIGGER t_bu BEFORE UPDATE ON t FOR EACH ROW SET NEW.v = NEW.v + 1;
+CREATE TRIGGER other_ai AFTER INSERT ON other FOR EACH ROW INSERT INTO log (what, tid) VALUES ('other', NEW.id);
+CREATE VIEW tv AS SELECT id, v FROM t;`
+
+const logRows = "SELECT id, what, tid FROM log ORDER BY id"
+
+// TestFidelityTriggerDDL: CREATE and DROP TRIGGER in a sandbox act on the
+// sandbox's tables as on a copy of the database — a trigger made on a
+// production table runs on its fork and writes the sandbox's copies of
+// what its body names, a production trigger dropped in the sandbox no
+// longer runs there (production keeps it), names clash with production's
+// as on the server, the server's errors are the same — and production
+// never gets or loses a trigger.
+func TestFidelityTriggerDDL(t *testing.T) {
+	runObjCases(t, []objCase{
+		{name: "create-on-production", schema: trigDDLSchema, steps: []string{
+			"CREATE TRIGGER t_ai AFTER INSERT ON t FOR EACH ROW INSERT INTO log (what, tid) VALUES ('insert', NEW.id)",
+			"INSERT INTO t VALUES (3, 30)",
+			logRows,
+			"UPDATE t SET v = 0 WHERE id = 3",
+			"SELECT * FROM t ORDER BY id",
+			"CREATE TRIGGER t_bu2 BEFORE UPDATE ON t FOR EACH ROW PRECEDES t_bu SET NEW.v = NEW.v * 10",
+			"UPDATE t SET v = 1 WHERE id = 1",
+			"SELECT * FROM t ORDER BY id",
+			"CREATE OR REPLACE DEFINER = CURRENT_USER TRIGGER t_ai AFTER INSERT ON t FOR EACH ROW INSERT INTO log (what, tid) VALUES ('again', NEW.id)",
+			"INSERT INTO t VALUES (4, 40)",
+			logRows,
+			objTriggers,
+			"INSERT INTO other VALUES (1)",
+			logRows,
+		}},
+		{name: "drop-production", schema: trigDDLSchema, steps: []string{
+			"DROP TRIGGER t_bu",
+			"UPDATE t SET v = 5 WHERE id = 1",
+			"SELECT * FROM t ORDER BY id",
+			"DROP TRIGGER t_bu",
+			"DROP TRIGGER IF EXISTS t_bu",
+			"SHOW CREATE TRIGGER t_bu",
+			"BEGIN",
+			"INSERT INTO log (what, tid) VALUES ('in-trx', 1)",
+			"DROP TRIGGER other_ai",
+			"ROLLBACK",
+			"INSERT INTO other VALUES (2)",
+			logRows,
+			objTriggers,
+		}},
+		{name: "sandbox-table", schema: trigDDLSchema, steps: []string{
+			"CREATE TABLE mine (id INT PRIMARY KEY, n INT, note VARCHAR(20))",
+			"CREATE TRIGGER mine_bi BEFORE INSERT ON mine FOR EACH ROW BEGIN\n  SET NEW.n = (SELECT COUNT(*) FROM t);\n  IF NEW.id > 1 THEN SET NEW.note = 'big'; END IF;\nEND",
+			"CREATE TRIGGER mine_ad AFTER DELETE ON mine FOR EACH ROW INSERT INTO log (what, tid) VALUES ('mine', OLD.id)",
+			"INSERT INTO mine (id) VALUES (1), (2)",
+			"SELECT * FROM mine ORDER BY id",
+			"DELETE FROM mine WHERE id = 1",
+			logRows,
+			objTriggers,
+			"DROP TRIGGER mine_bi",
+			"INSERT INTO mine (id) VALUES (3)",
+			"SELECT * FROM mine ORDER BY id",
+			"DROP TABLE mine",
+			objTriggers,
+			"DROP TRIGGER mine_ad",
+		}},
+		{name: "errors", schema: trigDDLSchema, steps: []string{
+			"CREATE TRIGGER x AFTER INSERT ON nosuch FOR EACH ROW SET @a = 1",
+			"CREATE TRIGGER x AFTER INSERT ON tv FOR EACH ROW SET @a = 1",
+			"CREATE TRIGGER x AFTER INSERT ON t FOR EACH ROW FOLLOWS nosuch SET @a = 1",
+			"CREATE TRIGGER x BEFORE INSERT ON t FOR EACH ROW FOLLOWS t_bu SET @a = 1",
+			"CREATE TRIGGER t_bu AFTER INSERT ON log FOR EACH ROW SET @a = 1",
+			"CREATE TRIGGER IF NOT EXISTS other_ai AFTER INSERT ON other FOR EACH ROW SET @a = 1",
+			"CREATE OR REPLACE TRIGGER other_ai AFTER INSERT ON t FOR EACH ROW SET @a = 1",
+			"CREATE OR REPLACE TRIGGER IF NOT EXISTS x AFTER INSERT ON t FOR EACH ROW SET @a = 1",
+			"CREATE TRIGGER x AFTER INSERT ON mysql.user FOR EACH ROW SET @a = 1",
+			"CREATE TRIGGER mysql.x AFTER INSERT ON t FOR EACH ROW SET @a = 1",
+			"CREATE TRIGGER x AFTER INSERT ON t FOR EACH ROW xyzzy",
+			"CREATE TRIGGER x AFTER INSERT ON t FOR EACH ROW FOLLOWS",
+			"CREATE TRIGGER x DURING INSERT ON t FOR EACH ROW SET @a = 1",
+			"DROP TRIGGER x, y",
+			"CREATE TRIGGER x AFTER INSERT ON t FOR EACH ROW INSERT INTO nosuch VALUES (1)",
+			"INSERT INTO t VALUES (9, 9)",
+			"CREATE TRIGGER x AFTER INSERT ON t FOR EACH ROW SET NEW.v = 1",
+			"CREATE TEMPORARY TABLE tmp (a INT)",
+			"CREATE TRIGGER y AFTER INSERT ON tmp FOR EACH ROW SET @a = 1",
+			"DROP TRIGGER nosuch",
+			"DROP TRIGGER IF EXISTS nosuch",
+			"SHOW CREATE TRIGGER nosuch",
+			objTriggers,
+		}},
+	})
+}
+
+// TestTriggerDDLShown: what a sandbox shows of its triggers — SHOW
+// TRIGGERS, SHOW CREATE TRIGGER, information_schema.TRIGGERS — names its
+// tables by their logical databases, never the proxy's; SHOW CREATE
+// TRIGGER of a production trigger whose table the sandbox does not hold
+// shows production's. Triggers whose bodies would reach beyond the sandbox
+// (a CALL, a stored function, information_schema) are refused with 1290
+// saying why; production never changes.
+func TestTriggerDDLShown(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	sandDB, direct, accts := objServers(ctx, t)
+	root := openDB(t, sandDB.DSN(""))
+	// The least-privilege account sees stored functions with it.
+	mustExecDB(t, root, "GRANT SELECT ON mysql.proc TO '"+sandboxUser+"'@'%'")
+	t.Cleanup(func() { _, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'") })
+	const schema = trigDDLSchema + `
+CREATE FUNCTION twice(x INT) RETURNS INT DETERMINISTIC RETURN x * 2;
+CREATE PROCEDURE note(IN w VARCHAR(20)) INSERT INTO log (what) VALUES (w);`
+	for i, acct := range accts {
+		t.Run(acct.name, func(t *testing.T) {
+			name := fmt.Sprintf("fs%d", i)
+			rootSand, before := objDatabase(ctx, t, name, schema, direct, sandDB)
+			sc := conn(t, openDB(t, acct.dsn(name)))
+			shown := func(q, want string) {
+				t.Helper()
+				out := diffOutcome(ctx, sc, q, nil, true)
+				if strings.Contains(out, "_sqlfork") || !strings.Contains(out, want) {
+					t.Errorf("%s: %s\n want no _sqlfork and %q", q, out, want)
+				}
+			}
+			shown("SHOW CREATE TRIGGER t_bu", "TRIGGER t_bu BEFORE UPDATE ON t FOR EACH ROW SET NEW.v = NEW.v + 1")
+			mustExecC(t, sc, "CREATE TRIGGER t_ai AFTER INSERT ON t FOR EACH ROW INSERT INTO log (what, tid) VALUES ('ins', NEW.id)")
+			shown("SHOW TRIGGERS", "t_ai,INSERT,t,INSERT INTO `"+name+"`.`log` (what, tid) VALUES ('ins', NEW.id),AFTER")
+			shown("SHOW CREATE TRIGGER t_ai", "TRIGGER `"+name+"`.`t_ai` AFTER INSERT ON `"+name+"`.`t` FOR EACH ROW")
+			shown("SELECT TRIGGER_SCHEMA, EVENT_OBJECT_SCHEMA, ACTION_STATEMENT FROM information_schema.TRIGGERS WHERE TRIGGER_NAME = 't_ai'",
+				name+","+name+",INSERT INTO `"+name+"`.`log`")
+			shown("SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA LIKE '%sqlfork%'", "COUNT(*)|0")
+			for q, why := range map[string]string{
+				"CREATE TRIGGER r1 AFTER INSERT ON t FOR EACH ROW CALL note('x')":                                                        "calls a stored procedure",
+				"CREATE TRIGGER r2 BEFORE INSERT ON t FOR EACH ROW SET NEW.v = twice(NEW.v)":                                             "stored function",
+				"CREATE TRIGGER r3 AFTER INSERT ON t FOR EACH ROW INSERT INTO log (what) SELECT COUNT(*) FROM information_schema.TABLES": "information_schema",
+				"CREATE TRIGGER r4 AFTER INSERT ON t FOR EACH ROW INSERT INTO log (what) SELECT LOAD_FILE('/etc/passwd')":                "",
+				"CREATE TRIGGER r6 AFTER INSERT ON t FOR EACH ROW SET @a = 1; INSERT INTO log (what) VALUES ('x')":                       "sent alone",
+			} {
+				_, err := sc.ExecContext(ctx, q)
+				if e := mysqlErr(err); !strings.HasPrefix(e, "1290") || !strings.Contains(e, why) {
+					t.Errorf("%s: %s, want 1290 saying %q", q, e, why)
+				}
+			}
+			// information_schema: the server's 1044 for the account.
+			_, err := sc.ExecContext(ctx, "CREATE TRIGGER r5 AFTER INSERT ON information_schema.TABLES FOR EACH ROW SET @a = 1")
+			if e := mysqlErr(err); !strings.HasPrefix(e, "1044 (42000) Access denied for user '") || !strings.HasSuffix(e, "to database 'information_schema'") {
+				t.Errorf("a trigger on information_schema: %s, want the server's 1044", e)
+			}
+			if after := objProduction(ctx, t, rootSand, name); after != before {
+				t.Errorf("production changed (before, after):\n%s", lineDiff(before, after))
+			}
+		})
+	}
 }
 
 // procSchema: production procedures that write (with an OUT parameter),

@@ -1081,9 +1081,11 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 		st.Handle, st.HandleOp = strings.ToLower(x.Name), "DEALLOCATE"
 	case *ast.ShowStmt:
 		if x.Tp == ast.ShowTables || x.Tp == ast.ShowTableStatus || x.Tp == ast.ShowDatabases || x.Tp == ast.ShowProcessList ||
-			x.Tp == ast.ShowProcedureStatus || x.Tp == ast.ShowFunctionStatus {
+			x.Tp == ast.ShowProcedureStatus || x.Tp == ast.ShowFunctionStatus || x.Tp == ast.ShowTriggers {
 			sh := &Show{What: "TABLES", Full: x.Full, DB: x.DBName}
 			switch x.Tp {
+			case ast.ShowTriggers:
+				sh.What = "TRIGGERS"
 			case ast.ShowProcedureStatus:
 				sh.What = "PROCEDURE STATUS"
 			case ast.ShowFunctionStatus:

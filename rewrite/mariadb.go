@@ -6,12 +6,13 @@ import "strings"
 // from their words when every name they hold sits in a place the grammar
 // fixes (sql/sql_yacc.yy):
 //
-//   - stored-program definitions other than procedures, and their drops
-//     (CREATE [OR REPLACE] [DEFINER = …] [AGGREGATE] FUNCTION | TRIGGER |
-//     EVENT | PACKAGE, DROP / ALTER FUNCTION | TRIGGER | EVENT | PACKAGE,
-//     ALTER PROCEDURE): class routine; their bodies are not read, so a
-//     resolver refuses them (the session refuses stored-routine statements
-//     in a sandbox anyway);
+//   - CREATE TRIGGER, DROP TRIGGER and SHOW CREATE TRIGGER (trigger.go);
+//   - stored-program definitions other than procedures and triggers, and
+//     their drops (CREATE [OR REPLACE] [DEFINER = …] [AGGREGATE] FUNCTION |
+//     EVENT | PACKAGE, DROP / ALTER FUNCTION | EVENT | PACKAGE, ALTER
+//     PROCEDURE): class routine; their bodies are not read, so a resolver
+//     refuses them (the session refuses stored-routine statements in a
+//     sandbox anyway);
 //   - statements that name no table: XA …, GET [CURRENT | STACKED]
 //     DIAGNOSTICS …, SIGNAL / RESIGNAL …, BACKUP STAGE …, SHOW CREATE
 //     FUNCTION | TRIGGER | EVENT | PACKAGE [BODY] name, SHOW FUNCTION |
@@ -48,6 +49,9 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 	}
 	if n == 0 {
 		return false
+	}
+	if e.triggerStatement(a, text, toks) {
+		return true // trigger.go
 	}
 	db := a.opts.DB
 	st := Statement{DB: db}

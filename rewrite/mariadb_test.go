@@ -67,8 +67,9 @@ func TestRecognized(t *testing.T) {
 		// Refused for what they are.
 		{sql: "CREATE FUNCTION f() RETURNS INT BEGIN DELETE FROM t; RETURN 1; END", refuse: "definition runs statements the proxy cannot confine",
 			class: ClassRoutine, kind: "CREATE FUNCTION"},
-		{sql: "CREATE DEFINER=root@localhost TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET NEW.a = 1", refuse: "CREATE TRIGGER acts on",
+		{sql: "CREATE DEFINER=root@localhost TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET NEW.a = 1", refuse: "CREATE TRIGGER acts on a trigger",
 			class: ClassRoutine, kind: "CREATE TRIGGER"},
+		{sql: "DROP TRIGGER IF EXISTS db.tr", refuse: "DROP TRIGGER acts on a trigger", class: ClassRoutine, kind: "DROP TRIGGER"},
 		{sql: "DROP FUNCTION IF EXISTS f", refuse: "run it on a direct connection", class: ClassRoutine, kind: "DROP FUNCTION"},
 		{sql: "EXECUTE IMMEDIATE CONCAT('DELETE FROM ', 't')", refuse: "dynamic SQL", class: ClassSession, kind: "EXECUTE IMMEDIATE"},
 		{sql: "EXECUTE IMMEDIATE 'SELECT ?' USING (SELECT a FROM t)", refuse: "dynamic SQL", class: ClassSession, kind: "EXECUTE IMMEDIATE"},

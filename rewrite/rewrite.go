@@ -170,6 +170,9 @@ type Statement struct {
 	// Routine is the stored procedure of CREATE PROCEDURE, DROP PROCEDURE
 	// and CALL (nil for other statements).
 	Routine *Routine
+	// Trigger is the rest of what CREATE TRIGGER, DROP TRIGGER and SHOW
+	// CREATE TRIGGER say of their trigger, named in Routine (trigger.go).
+	Trigger *Trigger
 	// Labels are the spans [start, end) in the text of the select list
 	// expressions the server labels with their text as sent (those
 	// without an alias).
@@ -219,7 +222,7 @@ func (f Func) String() string {
 // one that lists tables or databases, or the process list.
 type Show struct {
 	// What is "TABLES", "TABLE STATUS", "DATABASES", "PROCESSLIST",
-	// "PROCEDURE STATUS" or "FUNCTION STATUS".
+	// "PROCEDURE STATUS", "FUNCTION STATUS" or "TRIGGERS".
 	What string
 	Full bool
 	// DB is the database of FROM/IN db, "" for the current one.
@@ -584,6 +587,14 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 	var routines []replacement
 	for i := range a.Statements {
 		st := &a.Statements[i]
+		if st.Trigger != nil {
+			reps, err := a.triggerReps(st, r)
+			if err != nil {
+				return nil, err
+			}
+			routines = append(routines, reps...)
+			continue
+		}
 		if st.Routine != nil && rr != nil && (st.Kind == "CALL" || st.Kind == "DROP PROCEDURE" || st.Kind == "DROP FUNCTION" ||
 			st.Kind == "ALTER FUNCTION" || st.Kind == "ALTER PROCEDURE" || st.Kind == "SHOW CREATE FUNCTION" || st.Kind == "SHOW CREATE PROCEDURE") {
 			reps, err := a.routineReps(st, rr)

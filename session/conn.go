@@ -432,6 +432,9 @@ type Plan struct {
 	unmapped bool
 	// renames are the names the rewrite replaced (see label).
 	renames []rewrite.Rename
+	// productionTrigger marks SHOW CREATE TRIGGER of production's trigger
+	// (triggerddl.go).
+	productionTrigger bool
 	// rewritten is the rewrite's text, splices where it differs from the
 	// client's (see Relabel.Error).
 	rewritten string
@@ -690,8 +693,9 @@ func newPlan(sql string, a *rewrite.Analysis) *Plan {
 			p.useDB = true
 		}
 		// CREATE and DROP TEMPORARY TABLE leave the transaction open;
-		// CREATE and DROP PROCEDURE commit it.
-		p.ddl = p.ddl || st.Class == rewrite.ClassDDL && !st.Temporary || st.Class == rewrite.ClassRoutine && st.Kind != "CALL"
+		// CREATE, ALTER and DROP of routines and triggers commit it.
+		p.ddl = p.ddl || st.Class == rewrite.ClassDDL && !st.Temporary || st.Class == rewrite.ClassRoutine && st.Kind != "CALL" ||
+			sandboxTrigger(st)
 		p.readVars = p.readVars || st.ChangesLexing || st.ChangesIsolation || setsAccess(st)
 		replayFacts(p, st)
 		p.serializable = p.serializable || st.Serializable
@@ -847,7 +851,7 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 		}
 		p.infoIdents = rewrite.Identifiers(sql, opts)
 	}
-	res, err := a.Rewrite(resolver{s: s, productionViews: showCreateView(a)})
+	res, err := a.Rewrite(resolver{s: s, productionViews: showCreateView(a), productionTrigger: p.productionTrigger})
 	if err != nil {
 		s.abandon(ctx, p)
 		return nil, err
@@ -963,7 +967,7 @@ func (s *Session) confined(ctx context.Context, a *rewrite.Analysis) error {
 		if why := serverWide(ownConnOnly(st)); why != "" {
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s, which a sandbox must not see; run it on a direct connection", why)
 		}
-		if reason := outsideTables(st); reason != "" && !sandboxRoutine(st) {
+		if reason := outsideTables(st); reason != "" && !sandboxRoutine(st) && !sandboxTrigger(st) {
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s changes the server outside any table, which a sandbox cannot contain; "+
 				"it is refused in a sandbox (run it on a direct connection or SANDBOX DETACH in explicit mode)", reason)
 		}
@@ -971,6 +975,9 @@ func (s *Session) confined(ctx context.Context, a *rewrite.Analysis) error {
 			if err := s.checkCall(ctx, st); err != nil {
 				return err
 			}
+		}
+		if err := s.confinedTrigger(ctx, st); err != nil {
+			return err
 		}
 		if (st.Kind == "CREATE PROCEDURE" || st.Kind == "CREATE FUNCTION") && st.Routine != nil {
 			// The body's statements are the sandbox's statements too.
@@ -1037,6 +1044,11 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 			continue
 		case st.Kind == "CALL":
 			p.locks = true // its body may write: kept for a replay
+			continue
+		case st.Trigger != nil && st.Routine != nil:
+			if err := s.forkTrigger(ctx, st, p); err != nil {
+				return err
+			}
 			continue
 		case (st.Kind == "SHOW CREATE FUNCTION" || st.Kind == "SHOW CREATE PROCEDURE") && st.Routine != nil:
 			if err := s.showsOwnRoutine(ctx, st); err != nil {
@@ -1390,6 +1402,9 @@ type resolver struct {
 	// productionViews leaves the sandbox's copies of production views
 	// out: SHOW CREATE VIEW shows production's definition.
 	productionViews bool
+	// productionTrigger leaves the trigger SHOW CREATE TRIGGER names as
+	// written: production's (triggerddl.go).
+	productionTrigger bool
 }
 
 // showCreateView reports an input that is SHOW CREATE VIEW.

@@ -60,6 +60,9 @@ var infoViews = []infoView{
 	{name: "CHECK_CONSTRAINTS", pairs: [][2]string{{"CONSTRAINT_SCHEMA", "TABLE_NAME"}}},
 	{name: "VIEWS", pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}}},
 	{name: "PARTITIONS", pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}}},
+	// A trigger is in its table's database: forks carry production's,
+	// and a sandbox makes its own (triggerddl.go).
+	{name: "TRIGGERS", pairs: [][2]string{{"EVENT_OBJECT_SCHEMA", "EVENT_OBJECT_TABLE"}}, schemaCols: []string{"TRIGGER_SCHEMA"}},
 	{name: "SCHEMATA"},
 	{name: "ROUTINES", routineSchema: "ROUTINE_SCHEMA", routineName: "ROUTINE_NAME"},
 	{name: "PARAMETERS", routineSchema: "SPECIFIC_SCHEMA", routineName: "SPECIFIC_NAME"},

@@ -226,8 +226,9 @@ func ownConnOnly(st rewrite.Statement) rewrite.Statement {
 // infoSchemaSafe are the information_schema tables (lower case) that name
 // nothing of the proxy's databases nor of other connections: server-wide
 // settings and counters, the account's own grants, its own session, and
-// events and triggers, which the proxy's databases never hold (a sandbox's
-// procedures are in its databases: ROUTINES and PARAMETERS are mirrored). Those that list
+// events, which the proxy's databases never hold (a sandbox's procedures
+// and triggers are in its databases: ROUTINES, PARAMETERS and TRIGGERS are
+// mirrored). Those that list
 // tables are mirrored (infoViews); the others are refused (fail closed), so
 // a table a newer server adds is refused until it is looked at.
 var infoSchemaSafe = map[string]bool{
@@ -238,7 +239,7 @@ var infoSchemaSafe = map[string]bool{
 	"schema_privileges": true, "session_status": true, "session_variables": true, "spatial_ref_sys": true,
 	"sql_functions": true, "system_variables": true, "tablespaces": true, "table_privileges": true,
 	"thread_pool_groups": true, "thread_pool_queues": true, "thread_pool_stats": true, "thread_pool_waits": true,
-	"triggers": true, "user_privileges": true, "user_variables": true,
+	"user_privileges": true, "user_variables": true,
 }
 
 // infoSchemaKnown reports information_schema tables (any case) a sandboxing

@@ -26,6 +26,11 @@ func showView(what string, full bool, nameLabel string) (string, []showColumn) {
 			{"DEFINER", "Definer"}, {"LAST_ALTERED", "Modified"}, {"CREATED", "Created"}, {"SECURITY_TYPE", "Security_type"},
 			{"ROUTINE_COMMENT", "Comment"}, {"CHARACTER_SET_CLIENT", "character_set_client"},
 			{"COLLATION_CONNECTION", "collation_connection"}, {"DATABASE_COLLATION", "Database Collation"}}
+	case "TRIGGERS":
+		return "TRIGGERS", []showColumn{{"TRIGGER_NAME", "Trigger"}, {"EVENT_MANIPULATION", "Event"}, {"EVENT_OBJECT_TABLE", "Table"},
+			{"ACTION_STATEMENT", "Statement"}, {"ACTION_TIMING", "Timing"}, {"CREATED", "Created"}, {"SQL_MODE", "sql_mode"},
+			{"DEFINER", "Definer"}, {"CHARACTER_SET_CLIENT", "character_set_client"},
+			{"COLLATION_CONNECTION", "collation_connection"}, {"DATABASE_COLLATION", "Database Collation"}}
 	case "TABLES":
 		cols := []showColumn{{"TABLE_NAME", nameLabel}}
 		if full {
@@ -41,12 +46,12 @@ func showView(what string, full bool, nameLabel string) (string, []showColumn) {
 		{"CHECKSUM", "Checksum"}, {"CREATE_OPTIONS", "Create_options"}, {"TABLE_COMMENT", "Comment"}}
 }
 
-// showDB is the database a SHOW [FULL] TABLES / TABLE STATUS lists; ""
-// for the SHOWs that list no database's tables. A missing database gives
-// MariaDB's 1046.
+// showDB is the database a SHOW [FULL] TABLES / TABLE STATUS / TRIGGERS
+// lists; "" for the SHOWs that list no database's tables. A missing
+// database gives MariaDB's 1046.
 func showDB(sh *rewrite.Show, currentDB string) (string, error) {
 	switch sh.What {
-	case "TABLES", "TABLE STATUS":
+	case "TABLES", "TABLE STATUS", "TRIGGERS":
 	default:
 		return "", nil
 	}
@@ -61,7 +66,8 @@ func showDB(sh *rewrite.Show, currentDB string) (string, error) {
 }
 
 // shows are the SHOW statements a sandbox answers from its views.
-var shows = map[string]bool{"TABLES": true, "TABLE STATUS": true, "DATABASES": true, "PROCEDURE STATUS": true, "FUNCTION STATUS": true}
+var shows = map[string]bool{"TABLES": true, "TABLE STATUS": true, "DATABASES": true, "PROCEDURE STATUS": true, "FUNCTION STATUS": true,
+	"TRIGGERS": true}
 
 // nameLabel is the label the server gives the name column of SHOW TABLES
 // and SHOW DATABASES.
@@ -76,8 +82,9 @@ func nameLabel(sh *rewrite.Show, db string) string {
 	return name
 }
 
-// showSQL turns SHOW [FULL] TABLES, SHOW TABLE STATUS, SHOW DATABASES and
-// SHOW PROCEDURE / FUNCTION STATUS into a query of information_schema with
+// showSQL turns SHOW [FULL] TABLES, SHOW TABLE STATUS, SHOW DATABASES,
+// SHOW PROCEDURE / FUNCTION STATUS and SHOW TRIGGERS into a query of
+// information_schema with
 // the same columns (the server's, defs, when known: their org names are
 // the columns of information_schema they show), which the sandbox then
 // answers from its own view of the database. ok is false for other
@@ -97,6 +104,9 @@ func showSQL(sh *rewrite.Show, currentDB string, defs [][]byte) (string, bool, e
 	sel := make([]string, len(cols))
 	for i, c := range cols {
 		sel[i] = c.col + " AS " + rewrite.QuoteIdent(c.label)
+	}
+	if view == "TRIGGERS" {
+		return triggersSQL(sh, db, cols, sel), true, nil
 	}
 	q := "SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + view
 	var conds []string
@@ -127,6 +137,30 @@ func showSQL(sh *rewrite.Show, currentDB string, defs [][]byte) (string, bool, e
 		q = "SELECT * FROM (" + q + ") AS `show` WHERE " + sh.Where
 	}
 	return q + order, true, nil
+}
+
+// triggersSQL is SHOW TRIGGERS [FROM db] [LIKE … | WHERE …] as a query of
+// information_schema.TRIGGERS selecting sel (the columns cols): the
+// triggers of db's tables (LIKE matches the table's name) in the server's
+// order — by table name in byte order, then event, timing and the order
+// the triggers of one event and timing run in (ACTION_ORDER, which the
+// answer does not show).
+func triggersSQL(sh *rewrite.Show, db string, cols []showColumn, sel []string) string {
+	inner := "SELECT " + strings.Join(sel, ", ") + ", EVENT_OBJECT_TABLE AS `sqlfork_t`, EVENT_MANIPULATION AS `sqlfork_e`, " +
+		"ACTION_TIMING AS `sqlfork_w`, ACTION_ORDER AS `sqlfork_o` FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = " +
+		rewrite.QuoteString(db)
+	if sh.Like != nil {
+		inner += " AND EVENT_OBJECT_TABLE LIKE " + rewrite.QuoteString(*sh.Like)
+	}
+	labels := make([]string, len(cols))
+	for i, c := range cols {
+		labels[i] = "`show`." + rewrite.QuoteIdent(c.label)
+	}
+	q := "SELECT " + strings.Join(labels, ", ") + " FROM (" + inner + ") AS `show`"
+	if sh.Where != "" {
+		q += " WHERE " + sh.Where
+	}
+	return q + " ORDER BY BINARY `sqlfork_t`, FIELD(`sqlfork_e`, 'INSERT', 'UPDATE', 'DELETE'), FIELD(`sqlfork_w`, 'BEFORE', 'AFTER'), `sqlfork_o`"
 }
 
 // defColumns are the columns of the server's definitions defs: each

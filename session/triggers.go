@@ -154,7 +154,14 @@ func (m *Manager) triggerHazard(ctx context.Context, t rewrite.Table, tc trigger
 	if len(tc.a.Statements) != 1 || tc.a.Statements[0].Routine == nil {
 		return "cannot be read by the proxy", nil
 	}
-	st := tc.a.Statements[0]
+	return m.bodyHazard(ctx, t.DB, tc.a.Statements[0])
+}
+
+// bodyHazard says why the trigger whose body st holds (st.Routine.Body,
+// run with db current) cannot be made in a sandbox ("" when it can): a
+// body the proxy cannot read, a CALL, what reaches outside the database or
+// reads information_schema, a stored or loadable function.
+func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statement) (string, error) {
 	if st.Unprovable != "" {
 		return "has a body the proxy cannot read (" + st.Unprovable + ")", nil
 	}
@@ -173,7 +180,7 @@ func (m *Manager) triggerHazard(ctx context.Context, t rewrite.Table, tc trigger
 				return "reads information_schema", nil
 			}
 			for _, f := range bs.Funcs {
-				why, _, err := m.catalog.funcHazard(ctx, f, t.DB)
+				why, _, err := m.catalog.funcHazard(ctx, f, db)
 				if err != nil || why != "" {
 					return why, err
 				}

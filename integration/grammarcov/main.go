@@ -275,7 +275,7 @@ func deliberate(msg string) bool {
 		"may only name an engine", "changes how the server reads statements",
 		"holds more than one statement; prepare them one at a time",
 		// Statements whose effects happen where the proxy cannot see.
-		"acts on a stored function, procedure, trigger, event or package", "is dynamic SQL the proxy cannot see",
+		"acts on a stored function, procedure, trigger, event or package", "acts on a trigger, whose statements", "is dynamic SQL the proxy cannot see",
 		"EXECUTE runs a statement prepared with SQL PREPARE", "CALL runs a stored procedure whose statements the proxy cannot see", "whose statements the proxy cannot see, so",
 		"the proxy must see sent itself", "SERVER defines a server other tables reach", "shows what the whole server holds", "writes a file on the database server", "privileges are the server's, not the sandbox's",
 	} {
