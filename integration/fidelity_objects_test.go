@@ -452,6 +452,46 @@ func TestFidelityTriggers(t *testing.T) {
 	})
 }
 
+// TestFidelityTriggerFunctions: production's triggers that call stored
+// functions are carried by forks, and triggers a sandbox makes may call
+// them too — the sandbox's copies of the functions run, their writes in
+// forks — as on a copy of the database.
+func TestFidelityTriggerFunctions(t *testing.T) {
+	db, _ := env(t)
+	leastPrivilegeUser(t, db)
+	root := openDB(t, db.DSN(""))
+	if _, err := root.Exec("GRANT SELECT ON mysql.proc TO '" + sandboxUser + "'@'%'"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'") })
+	schema := `CREATE TABLE acct (id INT PRIMARY KEY, balance INT);
+CREATE TABLE log (id INT AUTO_INCREMENT PRIMARY KEY, what VARCHAR(40));
+CREATE FUNCTION note(w VARCHAR(40)) RETURNS INT MODIFIES SQL DATA BEGIN INSERT INTO log (what) VALUES (w); RETURN 1; END;
+CREATE FUNCTION clamp(x INT) RETURNS INT DETERMINISTIC RETURN GREATEST(0, LEAST(x, 100));
+CREATE TRIGGER acct_bu BEFORE UPDATE ON acct FOR EACH ROW SET NEW.balance = clamp(NEW.balance);
+CREATE TRIGGER acct_ai AFTER INSERT ON acct FOR EACH ROW SET @n = note(CONCAT('ins ', NEW.id));
+INSERT INTO acct VALUES (1, 50);`
+	runObjCases(t, []objCase{
+		{name: "carried", schema: schema, steps: []string{
+			"UPDATE acct SET balance = 500 WHERE id = 1",
+			"SELECT * FROM acct ORDER BY id",
+			"INSERT INTO acct VALUES (2, -3)",
+			"SELECT what FROM log ORDER BY id",
+			"SELECT @n",
+		}},
+		{name: "made", schema: schema, steps: []string{
+			"CREATE TRIGGER acct_bd BEFORE DELETE ON acct FOR EACH ROW SET @d = note(CONCAT('del ', OLD.id))",
+			"DELETE FROM acct WHERE id = 1",
+			"SELECT what FROM log ORDER BY id",
+			"CREATE FUNCTION twice(x INT) RETURNS INT DETERMINISTIC RETURN x * 2",
+			"CREATE TRIGGER acct_bi BEFORE INSERT ON acct FOR EACH ROW SET NEW.balance = twice(NEW.balance)",
+			"INSERT INTO acct VALUES (3, 7)",
+			"SELECT * FROM acct ORDER BY id",
+			"SELECT what FROM log ORDER BY id",
+		}},
+	})
+}
+
 // trigDDLSchema: a table with a production trigger, a side-effect table,
 // another table with a trigger, a view.
 const trigDDLSchema = `

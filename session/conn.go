@@ -1095,7 +1095,7 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 			if views[s.m.key(s.m.norm(t))] {
 				continue
 			}
-			_, made, err := s.m.ensure(ctx, s.sb, t, mode)
+			_, made, err := s.ensure(ctx, t, mode)
 			if err != nil {
 				return err
 			}
@@ -1107,7 +1107,7 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 			if views[s.m.key(s.m.norm(t))] {
 				continue
 			}
-			if _, _, err := s.m.ensure(ctx, s.sb, t, forker.Full); err != nil {
+			if _, _, err := s.ensure(ctx, t, forker.Full); err != nil {
 				return err
 			}
 		}

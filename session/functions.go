@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
@@ -166,6 +167,31 @@ func (s *Session) routineChanging(ctx context.Context, st rewrite.Statement) err
 	}
 	s.sb.noteRoutine(routineKey(kind, s.routineDB(db), st.Routine.Name), true)
 	return nil
+}
+
+// placeNeeded copies into the sandbox the stored functions its copies of
+// production's triggers call (Sandbox.needFunctions). Those it could not
+// copy stay listed: until they are, a write firing such a trigger gets the
+// server's 1305 in the sandbox.
+func (s *Session) placeNeeded(ctx context.Context) error {
+	fs := s.sb.takeNeeded()
+	for i, f := range fs {
+		if _, err := s.sandboxRoutine(ctx, "FUNCTION", f.Schema, f.Name); err != nil {
+			s.sb.needFunctions(fs[i:])
+			return err
+		}
+	}
+	return nil
+}
+
+// ensure is Manager.ensure of t in the session's sandbox, with the stored
+// functions the triggers it copied call placed there.
+func (s *Session) ensure(ctx context.Context, t rewrite.Table, mode forker.Mode) (*entry, bool, error) {
+	e, made, err := s.m.ensure(ctx, s.sb, t, mode)
+	if err == nil {
+		err = s.placeNeeded(ctx)
+	}
+	return e, made, err
 }
 
 // hasFunction reports whether the sandbox has the function name of

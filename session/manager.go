@@ -320,6 +320,9 @@ type Sandbox struct {
 	// them. The value is set for the sandbox's own (made, altered or
 	// dropped there), unset for untouched copies of production's.
 	routines map[string]bool
+	// needed are stored functions copies of triggers call, for a session
+	// to copy into the sandbox (needFunctions).
+	needed []rewrite.Func
 	// shared: another proxy process may use the sandbox (claimed from
 	// the registry, or found held elsewhere); named and kept sandboxes
 	// are shareable anyway (see shareable).
@@ -327,6 +330,24 @@ type Sandbox struct {
 	// sync checks the registry for changes other processes made
 	// (registrysync.go).
 	sync regSync
+}
+
+// needFunctions records stored functions (Schema set) the sandbox's
+// copies of triggers call, which the next session to use the sandbox
+// copies into it (Session.placeNeeded).
+func (sb *Sandbox) needFunctions(fs []rewrite.Func) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sb.needed = append(sb.needed, fs...)
+}
+
+// takeNeeded returns and forgets the functions needFunctions recorded.
+func (sb *Sandbox) takeNeeded() []rewrite.Func {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	fs := sb.needed
+	sb.needed = nil
+	return fs
 }
 
 // routineKnown reports whether the routine key (routineKey) is the
@@ -993,6 +1014,9 @@ func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Tabl
 		err := m.linkForks(ctx, c, sb, cp.fks, made)
 		if err == nil {
 			err = m.copyTriggers(ctx, c, sb, cp, made)
+		}
+		if err == nil && len(made) > 0 {
+			sb.needFunctions(cp.funcs)
 		}
 		if err != nil {
 			// A fork without its keys or triggers would not do what its

@@ -151,7 +151,7 @@ func (s *Session) forkBody(ctx context.Context, st rewrite.Statement) error {
 				if skipCatalog(t) {
 					continue
 				}
-				if _, _, err := s.m.ensure(ctx, s.sb, t, forker.Full); err != nil {
+				if _, _, err := s.ensure(ctx, t, forker.Full); err != nil {
 					return err
 				}
 			}

@@ -66,7 +66,7 @@ func (s *Session) confinedTrigger(ctx context.Context, st rewrite.Statement) err
 	if err := s.systemTable(ctx, st.Trigger.Table); err != nil {
 		return err
 	}
-	why, err := s.m.bodyHazard(ctx, st.Routine.DB(st.DB), st)
+	why, _, err := s.m.bodyHazard(ctx, st.Routine.DB(st.DB), st) // its functions are placed with its tables (forkBody)
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (s *Session) forkTrigger(ctx context.Context, st rewrite.Statement, p *Plan
 	}
 	p.locks = true
 	for _, u := range prod {
-		if _, _, err := s.m.ensure(ctx, s.sb, u, forker.Full); err != nil {
+		if _, _, err := s.ensure(ctx, u, forker.Full); err != nil {
 			return err
 		}
 	}
@@ -145,7 +145,7 @@ func (s *Session) forkTrigger(ctx context.Context, st rewrite.Statement, p *Plan
 		return err
 	}
 	if !isView {
-		if _, _, err := s.m.ensure(ctx, s.sb, t, forker.Full); err != nil {
+		if _, _, err := s.ensure(ctx, t, forker.Full); err != nil {
 			return err
 		}
 	}

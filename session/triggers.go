@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -20,8 +21,11 @@ import (
 // A trigger runs with its definer's privileges: the copy's definer is the
 // proxy's upstream account, which may write the sandbox's databases.
 // A body is checked like a procedure body the sandbox makes: one that
-// calls a stored procedure or function, reaches outside the database, or
-// that the engine cannot read refuses the fork, with the reason.
+// calls a stored procedure or a loadable function, reaches outside the
+// database, or that the engine cannot read refuses the fork, with the
+// reason. The stored functions it calls are the sandbox's: the trigger,
+// made in the sandbox's database, calls that database's, where the session
+// that forked the table copies production's (Session.placeNeeded).
 
 // triggerCopy is a production trigger to make on a table's fork, with its
 // body read as a procedure body (the engine reads NEW.col and OLD.col as
@@ -43,6 +47,8 @@ type connectedSet struct {
 	linked   bool
 	fks      []forker.ForeignKey
 	triggers map[string][]triggerCopy
+	// funcs are the stored functions the triggers call (triggerHazards).
+	funcs []rewrite.Func
 }
 
 // connected finds the tables forking t takes, on a side connection of its
@@ -130,14 +136,16 @@ func bodyTables(a *rewrite.Analysis) []rewrite.Table {
 	return out
 }
 
-// triggerHazards refuses a set whose triggers the sandbox cannot hold.
+// triggerHazards refuses a set whose triggers the sandbox cannot hold, and
+// lists in cp the stored functions they call.
 func (m *Manager) triggerHazards(ctx context.Context, cp *connectedSet) error {
 	for _, u := range cp.tables {
 		for _, tc := range cp.triggers[m.key(u)] {
-			why, err := m.triggerHazard(ctx, u, tc)
+			why, funcs, err := m.triggerHazard(ctx, u, tc)
 			if err != nil {
 				return err
 			}
+			cp.funcs = append(cp.funcs, funcs...)
 			if why != "" {
 				return refusal(wire.ErUnknown, "HY000", "cannot fork %s: its trigger %s %s, so the fork cannot do what "+
 					"the table does in production; test without the sandbox, or drop or simplify the trigger", u,
@@ -150,9 +158,9 @@ func (m *Manager) triggerHazards(ctx context.Context, cp *connectedSet) error {
 
 // triggerHazard says why the trigger tc of t cannot be copied ("" when it
 // can).
-func (m *Manager) triggerHazard(ctx context.Context, t rewrite.Table, tc triggerCopy) (string, error) {
+func (m *Manager) triggerHazard(ctx context.Context, t rewrite.Table, tc triggerCopy) (string, []rewrite.Func, error) {
 	if len(tc.a.Statements) != 1 || tc.a.Statements[0].Routine == nil {
-		return "cannot be read by the proxy", nil
+		return "cannot be read by the proxy", nil, nil
 	}
 	return m.bodyHazard(ctx, t.DB, tc.a.Statements[0])
 }
@@ -160,34 +168,41 @@ func (m *Manager) triggerHazard(ctx context.Context, t rewrite.Table, tc trigger
 // bodyHazard says why the trigger whose body st holds (st.Routine.Body,
 // run with db current) cannot be made in a sandbox ("" when it can): a
 // body the proxy cannot read, a CALL, what reaches outside the database or
-// reads information_schema, a stored or loadable function.
-func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statement) (string, error) {
+// reads information_schema, a loadable function. funcs are the stored
+// functions it calls (Schema set), which the sandbox must have: the
+// trigger, made in the sandbox's database, calls the sandbox's.
+func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statement) (why string, funcs []rewrite.Func, err error) {
 	if st.Unprovable != "" {
-		return "has a body the proxy cannot read (" + st.Unprovable + ")", nil
+		return "has a body the proxy cannot read (" + st.Unprovable + ")", nil, nil
 	}
 	for _, b := range st.Routine.Body {
 		for _, bs := range b.Statements {
 			switch {
 			case bs.Class == rewrite.ClassUnparseable:
-				return "has a statement the proxy cannot read", nil
+				return "has a statement the proxy cannot read", nil, nil
 			case bs.Kind == "CALL" || bs.Routine != nil:
-				return "calls a stored procedure, which would run production's statements", nil
+				return "calls a stored procedure, which would run production's statements", nil, nil
 			case bs.Outside != "":
-				return "reaches outside the database (" + bs.Outside + ")", nil
+				return "reaches outside the database (" + bs.Outside + ")", nil, nil
 			case serverWide(bs) != "":
-				return "reads what the whole server holds", nil
+				return "reads what the whole server holds", nil, nil
 			case usesInfoSchema(b):
-				return "reads information_schema", nil
+				return "reads information_schema", nil, nil
 			}
 			for _, f := range bs.Funcs {
-				why, _, err := m.catalog.funcHazard(ctx, f, db)
-				if err != nil || why != "" {
-					return why, err
+				why, stored, err := m.catalog.funcHazard(ctx, f, db)
+				switch {
+				case err != nil:
+					return "", nil, err
+				case stored:
+					funcs = append(funcs, rewrite.Func{Schema: cmp.Or(f.Schema, db), Name: f.Name})
+				case why != "":
+					return why, nil, nil
 				}
 			}
 		}
 	}
-	return "", nil
+	return "", funcs, nil
 }
 
 // copyTriggers makes, on each fork in made (by key), its production
@@ -246,3 +261,14 @@ func (r sandboxResolver) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, 
 
 // ResolveRoutine implements rewrite.RoutineResolver.
 func (r sandboxResolver) ResolveRoutine(*rewrite.Statement) (string, error) { return r.db, nil }
+
+// ResolveFunction implements rewrite.FunctionResolver: a call naming its
+// function's database names the sandbox's (the session copies production's
+// there, placeNeeded); an unqualified one stays, for the trigger, made in
+// the sandbox's database, calls that database's.
+func (r sandboxResolver) ResolveFunction(f rewrite.Func, _ string) (string, bool, error) {
+	if f.Schema == "" || pseudoSchema(f.Schema) {
+		return "", false, nil
+	}
+	return SandboxSchema(r.m.cfg.Prefix, r.sb.ID, r.m.norm(rewrite.Table{DB: f.Schema}).DB), true, nil
+}

@@ -182,7 +182,7 @@ func (s *Session) viewDefinition(ctx context.Context, t rewrite.Table, vd *viewD
 				return "", false, err
 			}
 			if !isView && mode == viewForce && !skipCatalog(u) {
-				if _, _, err := s.m.ensure(ctx, s.sb, u, forker.Full); err != nil {
+				if _, _, err := s.ensure(ctx, u, forker.Full); err != nil {
 					return "", false, err
 				}
 			}
