@@ -286,7 +286,8 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 			}
 			copy(b[t.start:], "LAG")
 			blank(int(t.start)+3, int(t.end))
-		case word(i) == "VALUE" && punct(i+1, '(') && i > 0 && toks[i-1].kind == tokPunct && !punct(i-1, '.') && !punct(i-1, ')'):
+		case word(i) == "VALUE" && punct(i+1, '(') && i > 0 && (toks[i-1].kind == tokPunct && !punct(i-1, '.') && !punct(i-1, ')') ||
+			word(i-1) == "SELECT" || word(i-1) == "DISTINCT"):
 			// VALUE(col), MariaDB's VALUES(col): read as a call of a
 			// built-in function of the same length (the column stays).
 			if b == nil {
@@ -346,6 +347,24 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 				b = []byte(text)
 			}
 			copy(b[t.start:], map[string]string{"INT": "DEC", "INTEGER": "DECIMAL"}[word(i)])
+		case windowCountArg[word(i)] > 0 && punct(i+1, '(') && !punct(i-1, '.') && windowCall(text, toks, i+1):
+			// LAG / LEAD offsets and NTILE / NTH_VALUE counts: MariaDB
+			// takes an expression, the parser a number only. One of
+			// literals and operators (no name, no call) is read as the
+			// number 1, padded with blanks.
+			if from, to, ok := numberArg(text, toks, i+1, windowCountArg[word(i)]-1); ok {
+				blank(int(toks[from].start), int(toks[to-1].end))
+				b[toks[from].start] = '1'
+			}
+		case word(i) == "INTERVAL" && word(i-1) == "AS" && intervalUnits[word(i+1)]:
+			// CAST(x AS INTERVAL unit[(n)]): a type, naming no table, read
+			// as CHAR.
+			end := i + 1
+			if punct(end+1, '(') && end+3 < len(toks) && toks[end+2].kind == tokNumber && punct(end+3, ')') {
+				end += 3
+			}
+			blank(int(t.start), int(toks[end].end))
+			copy(b[t.start:], "CHAR")
 		case dynamicColumnFuncs[word(i)] && punct(i+1, '('):
 			// COLUMN_GET(c, 1 AS CHAR): the types name no table.
 			for _, r := range dynamicColumnTypes(text, toks, i+1) {
@@ -679,4 +698,62 @@ func intoTarget(text string, toks []token, j int) bool {
 		return strings.HasPrefix(v, "@") && !strings.HasPrefix(v, "@@")
 	}
 	return false
+}
+
+// windowCountArg are the window functions whose argument (1-based) the
+// parser takes as a number only.
+var windowCountArg = map[string]int{"LAG": 2, "LEAD": 2, "NTILE": 1, "NTH_VALUE": 2}
+
+// intervalUnits are MariaDB's INTERVAL units.
+var intervalUnits = map[string]bool{"MICROSECOND": true, "SECOND": true, "MINUTE": true, "HOUR": true, "DAY": true, "WEEK": true,
+	"MONTH": true, "QUARTER": true, "YEAR": true, "SECOND_MICROSECOND": true, "MINUTE_MICROSECOND": true, "MINUTE_SECOND": true,
+	"HOUR_MICROSECOND": true, "HOUR_SECOND": true, "HOUR_MINUTE": true, "DAY_MICROSECOND": true, "DAY_SECOND": true,
+	"DAY_MINUTE": true, "DAY_HOUR": true, "YEAR_MONTH": true}
+
+// numberArg finds the argument n (from 0) of the call whose '(' is
+// toks[open]: its tokens toks[from:to], ok when it is an expression of
+// numbers and operators only, not a number alone (which the parser reads).
+func numberArg(text string, toks []token, open, n int) (from, to int, ok bool) {
+	depth, arg := 0, 0
+	from = open + 1
+	for j := open; j < len(toks); j++ {
+		switch {
+		case punctAt(text, toks, j, '('):
+			depth++
+			continue
+		case punctAt(text, toks, j, ')'):
+			depth--
+		case depth == 1 && punctAt(text, toks, j, ','):
+		default:
+			continue
+		}
+		if depth == 0 || depth == 1 && punctAt(text, toks, j, ',') {
+			if arg == n {
+				return from, j, numbersOnly(text, toks[from:j])
+			}
+			arg++
+			from = j + 1
+		}
+		if depth == 0 {
+			break
+		}
+	}
+	return 0, 0, false
+}
+
+// numbersOnly reports whether toks are numbers, parentheses and arithmetic
+// operators, and not a single unsigned number.
+func numbersOnly(text string, toks []token) bool {
+	if len(toks) == 0 || len(toks) == 1 && toks[0].kind == tokNumber {
+		return false
+	}
+	for _, t := range toks {
+		switch {
+		case t.kind == tokNumber:
+		case t.kind == tokPunct && strings.IndexByte("+-*/()", text[t.start]) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
 }

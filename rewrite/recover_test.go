@@ -24,6 +24,13 @@ func TestRecoveredForms(t *testing.T) {
 			"set statement max_statement_time = 0.5, optimizer_switch='index_merge=off' for update `sb_app`.`t` set a = 1", "UPDATE"},
 		{"SELECT 1; SET STATEMENT max_statement_time=-1 FOR DELETE FROM t",
 			"SELECT 1; SET STATEMENT max_statement_time=-1 FOR DELETE FROM `sb_app`.`t`", "SELECT DELETE"},
+		// Window functions' counts and offsets as expressions, CAST to an
+		// INTERVAL, VALUE(col) in a select list (MariaDB's main suite).
+		{"SELECT a, LEAD(a, -1) OVER (ORDER BY a), LAG(a, 1 + 1, 0) OVER w, NTILE((2 * 2)) OVER w FROM t WINDOW w AS (ORDER BY a)",
+			"SELECT a, LEAD(a, -1) OVER (ORDER BY a), LAG(a, 1 + 1, 0) OVER w, NTILE((2 * 2)) OVER w FROM `sb_app`.`t` WINDOW w AS (ORDER BY a)", "SELECT"},
+		{"SELECT CAST(a AS INTERVAL DAY_SECOND(2)), CAST('1' AS INTERVAL HOUR) FROM t",
+			"SELECT CAST(a AS INTERVAL DAY_SECOND(2)), CAST('1' AS INTERVAL HOUR) FROM `sb_app`.`t`", "SELECT"},
+		{"SELECT VALUE(a) FROM t", "SELECT VALUE(a) FROM `sb_app`.`t`", "SELECT"},
 		// Spatial types (PyMySQL's test_issue_363).
 		{"CREATE TABLE t (id INTEGER PRIMARY KEY, geom LINESTRING NOT NULL /*!80003 SRID 0 */, SPATIAL KEY geom (geom)) ENGINE=MyISAM",
 			"CREATE TABLE `sb_app`.`t` (id INTEGER PRIMARY KEY, geom LINESTRING NOT NULL /*!80003 SRID 0 */, SPATIAL KEY geom (geom)) ENGINE=MyISAM", "CREATE TABLE"},
@@ -89,6 +96,9 @@ func TestRecoveredForms(t *testing.T) {
 		wantRewrite(t, e, c.sql, opts, r, c.want, c.kinds)
 	}
 	for _, sql := range []string{
+		"SELECT LEAD(a, (SELECT COUNT(*) FROM t)) OVER (ORDER BY a) FROM t",
+		"SELECT NTILE(a + 1) OVER (ORDER BY a) FROM t",
+		"SELECT CAST(a AS INTERVAL t) FROM t",
 		// Settings that change how the text is read or what it locks
 		// (not sql_mode: the server reads the statement before it sets
 		// it, see above).
