@@ -347,6 +347,14 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 				b = []byte(text)
 			}
 			copy(b[t.start:], map[string]string{"INT": "DEC", "INTEGER": "DECIMAL"}[word(i)])
+		case tableDDL && punct(i, '(') && word(i+1) == "SELECT" && i >= 2 && (toks[i-1].kind == tokIdent || toks[i-1].kind == tokQuoted) &&
+			(word(i-2) == "TABLE" || word(i-2) == "EXISTS" || punct(i-2, '.')):
+			// CREATE TABLE t (SELECT …) [UNION …]: the query in
+			// parentheses, read without them (the same query).
+			if end := closing(text, toks, i); end > 0 {
+				blank(int(t.start), int(t.end))
+				blank(int(toks[end].start), int(toks[end].end))
+			}
 		case windowCountArg[word(i)] > 0 && punct(i+1, '(') && !punct(i-1, '.') && windowCall(text, toks, i+1):
 			// LAG / LEAD offsets and NTILE / NTH_VALUE counts: MariaDB
 			// takes an expression, the parser a number only. One of
@@ -756,4 +764,23 @@ func numbersOnly(text string, toks []token) bool {
 		}
 	}
 	return true
+}
+
+// closing is the index of the ')' closing the '(' at toks[open], 0 when
+// there is none.
+func closing(text string, toks []token, open int) int {
+	depth := 0
+	for j := open; j < len(toks); j++ {
+		switch {
+		case punctAt(text, toks, j, '('):
+			depth++
+		case punctAt(text, toks, j, ')'):
+			if depth--; depth == 0 {
+				return j
+			}
+		case punctAt(text, toks, j, ';'):
+			return 0
+		}
+	}
+	return 0
 }

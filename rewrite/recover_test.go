@@ -11,7 +11,7 @@ import (
 func TestRecoveredForms(t *testing.T) {
 	e := NewEngine(0)
 	opts := Options{DB: "app", Server: maria1011}
-	r := mapResolver{{DB: "app", Name: "t"}: {DB: "sb_app", Name: "t"}}
+	r := mapResolver{{DB: "app", Name: "t"}: {DB: "sb_app", Name: "t"}, {DB: "app", Name: "u"}: {DB: "sb_app", Name: "u"}}
 	for _, c := range []struct {
 		sql, want string
 		kinds     string // the statements' kinds
@@ -31,6 +31,8 @@ func TestRecoveredForms(t *testing.T) {
 		{"SELECT CAST(a AS INTERVAL DAY_SECOND(2)), CAST('1' AS INTERVAL HOUR) FROM t",
 			"SELECT CAST(a AS INTERVAL DAY_SECOND(2)), CAST('1' AS INTERVAL HOUR) FROM `sb_app`.`t`", "SELECT"},
 		{"SELECT VALUE(a) FROM t", "SELECT VALUE(a) FROM `sb_app`.`t`", "SELECT"},
+		{"CREATE TABLE u (SELECT a FROM t) UNION (SELECT a FROM t)", "CREATE TABLE `sb_app`.`u` (SELECT a FROM `sb_app`.`t`) UNION (SELECT a FROM `sb_app`.`t`)",
+			"CREATE TABLE"},
 		// Spatial types (PyMySQL's test_issue_363).
 		{"CREATE TABLE t (id INTEGER PRIMARY KEY, geom LINESTRING NOT NULL /*!80003 SRID 0 */, SPATIAL KEY geom (geom)) ENGINE=MyISAM",
 			"CREATE TABLE `sb_app`.`t` (id INTEGER PRIMARY KEY, geom LINESTRING NOT NULL /*!80003 SRID 0 */, SPATIAL KEY geom (geom)) ENGINE=MyISAM", "CREATE TABLE"},
