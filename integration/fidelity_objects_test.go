@@ -629,7 +629,6 @@ CREATE PROCEDURE note(IN w VARCHAR(20)) INSERT INTO log (what) VALUES (w);`
 			shown("SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA LIKE '%sqlfork%'", "COUNT(*)|0")
 			for q, why := range map[string]string{
 				"CREATE TRIGGER r1 AFTER INSERT ON t FOR EACH ROW CALL note('x')":                                                        "calls a stored procedure",
-				"CREATE TRIGGER r2 BEFORE INSERT ON t FOR EACH ROW SET NEW.v = twice(NEW.v)":                                             "stored function",
 				"CREATE TRIGGER r3 AFTER INSERT ON t FOR EACH ROW INSERT INTO log (what) SELECT COUNT(*) FROM information_schema.TABLES": "information_schema",
 				"CREATE TRIGGER r4 AFTER INSERT ON t FOR EACH ROW INSERT INTO log (what) SELECT LOAD_FILE('/etc/passwd')":                "",
 				"CREATE TRIGGER r6 AFTER INSERT ON t FOR EACH ROW SET @a = 1; INSERT INTO log (what) VALUES ('x')":                       "sent alone",
