@@ -817,6 +817,24 @@ CREATE VIEW v_over AS SELECT id, r FROM v_rich WHERE b > 10;`, steps: []string{
 	})
 }
 
+// TestFidelitySequenceEngine: the Sequence engine's tables (seq_1_to_N),
+// which every database has, are read as production's — in INSERT …
+// SELECT and locking reads too — and never forked. (A multi-table UPDATE
+// or DELETE joining one is refused: the proxy takes every table it joins
+// for written.)
+func TestFidelitySequenceEngine(t *testing.T) {
+	runObjCases(t, []objCase{
+		{name: "seq", schema: "CREATE TABLE t (a INT);", steps: []string{
+			"INSERT INTO t SELECT seq FROM seq_1_to_5",
+			"SELECT SUM(a) FROM t",
+			"SELECT * FROM seq_0_to_9_step_3",
+			"SELECT * FROM seq_1_to_3 FOR UPDATE",
+			"UPDATE t SET a = a * 10 WHERE a IN (SELECT seq FROM seq_1_to_2)",
+			"SELECT * FROM t ORDER BY a",
+		}},
+	})
+}
+
 // TestFidelitySQLPrepare: statements prepared with SQL PREPARE run in the
 // sandbox at EXECUTE — prepared again when the sandbox forked a table they
 // read since — as on a copy of the database.

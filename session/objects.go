@@ -172,6 +172,8 @@ func (s *Session) forkHazard(ctx context.Context, st rewrite.Statement, sb *Sand
 		case o.kind == "VIEW":
 			// The sandbox copies it (views.go), after forking what it
 			// reads.
+		case virtualTable(o):
+			return t.Quoted() + " is a table of the Sequence engine, whose rows are made as it is read: it cannot be written", nil
 		case o.kind != "" && o.engine != "" && !rewrite.SafeEngine(o.engine):
 			return t.Quoted() + " is a " + o.engine + " table, which reads and writes other tables, so no fork " +
 				"of it can be kept to the sandbox", nil
@@ -282,10 +284,19 @@ func (s *Session) forkFirst(ctx context.Context, st rewrite.Statement) ([]rewrit
 		}
 		return out, nil
 	}
-	out = append(out, st.Locked...)
 	locked := map[rewrite.Table]bool{}
 	for _, t := range st.Locked {
 		locked[t] = true
+		if !skipCatalog(t) && t.DB != "" && !s.holds(s.sb, t) {
+			o, err := s.m.catalog.object(ctx, t)
+			if err != nil {
+				return nil, err
+			}
+			if virtualTable(o) {
+				continue // nothing to lock, nothing to fork
+			}
+		}
+		out = append(out, t)
 	}
 	for _, t := range st.Reads {
 		if locked[t] || skipCatalog(t) || s.sb != nil && s.own(t) {
@@ -309,12 +320,22 @@ func (s *Session) own(t rewrite.Table) bool {
 }
 
 // rowLocking reports engines whose reads take no table lock: InnoDB (and
-// XtraDB) and RocksDB read a snapshot. Others (MyISAM, Aria, MEMORY, CSV,
-// ARCHIVE, …) lock the table for the read, which blocks its writers.
+// XtraDB) and RocksDB read a snapshot, and the Sequence engine's tables
+// are numbers made as they are read (virtualTable). Others (MyISAM, Aria,
+// MEMORY, CSV, ARCHIVE, …) lock the table for the read, which blocks its
+// writers.
 func rowLocking(engine string) bool {
 	switch strings.ToLower(engine) {
-	case "innodb", "xtradb", "rocksdb":
+	case "innodb", "xtradb", "rocksdb", "sequence":
 		return true
 	}
 	return false
+}
+
+// virtualTable reports a table of MariaDB's Sequence engine (seq_1_to_10,
+// seq_0_to_99_step_3), which every database has: its rows are numbers made
+// as it is read, it holds and locks nothing, and it cannot be written. A
+// sandbox reads production's.
+func virtualTable(o object) bool {
+	return o.kind == "BASE TABLE" && strings.EqualFold(o.engine, "SEQUENCE")
 }
