@@ -878,6 +878,8 @@ func TestFidelitySQLPrepare(t *testing.T) {
 			"EXECUTE IMMEDIATE @bad",
 			"SET @two = 'SELECT 1; SELECT 2'",
 			"PREPARE b FROM @two",
+			"PREPARE b FROM ' ? v FROM t WHERE id = 1 '",
+			"PREPARE b FROM 'SELECT v FROM t WHERE'",
 		}},
 	})
 }

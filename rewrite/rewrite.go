@@ -6,6 +6,7 @@ package rewrite
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -806,6 +807,12 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 			return nil, r
 		}
 		res, err := p.inner.Rewrite(r)
+		var rf *Refusal
+		if errors.As(err, &rf) && rf.ServerCheck && rf.CheckText == "" {
+			// The server checks the text it prepares: that text, not the
+			// PREPARE statement, is the one to ask it about.
+			rf.CheckText = p.inner.src
+		}
 		if err != nil {
 			return nil, err
 		}
