@@ -355,6 +355,12 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 				blank(int(t.start), int(t.end))
 				blank(int(toks[end].start), int(toks[end].end))
 			}
+		case t.kind == tokNumber && t.end-t.start > maxParsedNumber && text[t.start] >= '0' && text[t.start] <= '9':
+			// A number longer than the parser reads (MariaDB's DECIMAL
+			// takes 65 digits, its literals more): read as 0; numbers name
+			// no table.
+			blank(int(t.start), int(t.end))
+			b[t.start] = '0'
 		case windowCountArg[word(i)] > 0 && punct(i+1, '(') && !punct(i-1, '.') && windowCall(text, toks, i+1):
 			// LAG / LEAD offsets and NTILE / NTH_VALUE counts: MariaDB
 			// takes an expression, the parser a number only. One of
@@ -784,3 +790,7 @@ func closing(text string, toks []token, open int) int {
 	}
 	return 0
 }
+
+// maxParsedNumber is the length past which the parser may not read a
+// number literal.
+const maxParsedNumber = 60

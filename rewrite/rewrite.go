@@ -755,6 +755,12 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 			if p == s.table {
 				continue
 			}
+			if src := a.text[s.start:s.end]; s.end < len(a.text) && a.text[s.end] == '(' && functionKeywords[strings.ToUpper(src)] {
+				// The server reads a function's keyword right before "("
+				// as the function: a syntax error the rewrite would mend.
+				return nil, serverCheck(refuse(wire.ErUnknown, "%s right before \"(\" is the server's function, not a table; "+
+					"quote the name", src))
+			}
 			reps = append(reps, replacement{s.start, s.end, QuoteIdent(p.DB) + "." + QuoteIdent(p.Name)})
 			if s.aliasAt > 0 && p.Name != s.table.Name {
 				reps = append(reps, replacement{s.aliasAt, s.aliasAt, " AS " + QuoteIdent(s.table.Name)})
@@ -1082,3 +1088,14 @@ func ServerSyntaxError(code uint16) bool {
 	}
 	return false
 }
+
+// functionKeywords are the names MariaDB's lexer reads as a function's
+// keyword when "(" follows them at once (sql_functions of its lex.h).
+var functionKeywords = map[string]bool{"ADDDATE": true, "BIT_AND": true, "BIT_OR": true, "BIT_XOR": true, "CAST": true,
+	"COUNT": true, "CUME_DIST": true, "CURDATE": true, "CURTIME": true, "DATE_ADD": true, "DATE_SUB": true, "DENSE_RANK": true,
+	"EXTRACT": true, "FIRST_VALUE": true, "GROUP_CONCAT": true, "JSON_ARRAYAGG": true, "JSON_OBJECTAGG": true, "LAG": true,
+	"LAST_VALUE": true, "LEAD": true, "MAX": true, "MEDIAN": true, "MID": true, "MIN": true, "NOW": true, "NTH_VALUE": true,
+	"NTILE": true, "POSITION": true, "PERCENT_RANK": true, "PERCENTILE_CONT": true, "PERCENTILE_DISC": true, "RANK": true,
+	"ROW_NUMBER": true, "SESSION_USER": true, "STD": true, "STDDEV": true, "STDDEV_POP": true, "STDDEV_SAMP": true,
+	"SUBDATE": true, "SUBSTR": true, "SUBSTRING": true, "SUM": true, "SYSDATE": true, "SYSTEM_USER": true, "TRIM": true,
+	"TRIM_ORACLE": true, "VARIANCE": true, "VAR_POP": true, "VAR_SAMP": true}
