@@ -265,3 +265,25 @@ func TestDynamicSQL(t *testing.T) {
 		}
 	}
 }
+
+// TestQualifiersOfKeptNames: a column qualifier that could name a table
+// or a CTE or alias of the same name needs no rewrite when the table keeps
+// its name where the resolver maps it (as a sandbox's forks do): read,
+// rather than refused; with a table renamed, refused as before.
+func TestQualifiersOfKeptNames(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	keep := mapResolver{{DB: "app", Name: "t1"}: {DB: "sb_app", Name: "t1"}, {DB: "app", Name: "t2"}: {DB: "sb_app", Name: "t2"}}
+	rename := mapResolver{{DB: "app", Name: "t1"}: {DB: "sb_app", Name: "s_t1"}, {DB: "app", Name: "t2"}: {DB: "sb_app", Name: "s_t2"}}
+	for _, c := range []struct{ sql, want string }{
+		{"with t1 as (select a from t2 where t2.a=3 union select t2.a from t1,t2 where t1.a+1=t2.a) select * from t1",
+			"with t1 as (select a from `sb_app`.`t2` where t2.a=3 union select t2.a from `sb_app`.`t1`,`sb_app`.`t2` where t1.a+1=t2.a) select * from t1"},
+		{"select * from (select t1.*, t2.a as t2a from t1,t2 where t1.a=t2.a) t1",
+			"select * from (select t1.*, t2.a as t2a from `sb_app`.`t1`,`sb_app`.`t2` where t1.a=t2.a) t1"},
+	} {
+		wantRewrite(t, e, c.sql, opts, keep, c.want, "SELECT")
+		if res, err := e.Rewrite(c.sql, opts, rename); err == nil {
+			t.Errorf("%q passes a resolver that renames the tables: %q", c.sql, res.SQL)
+		}
+	}
+}

@@ -579,7 +579,10 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 		}
 	}
 	for name := range a.cteShadows {
-		if _, ok := a.mappedInAnyDB(r, name); ok {
+		// A column qualifier that could name either needs no rewrite when
+		// the table keeps its name in the sandbox: either way it still
+		// names what it did.
+		if t, ok := a.mappedInAnyDB(r, name); ok && !keepsName(r, t) {
 			return nil, refuse(wire.ErUnknown, "the common table expression %s has the name of a sandboxed table that the "+
 				"statement also reads, and a column qualified with that name could be either; rename the CTE", QuoteIdent(name))
 		}
@@ -747,6 +750,16 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 		}
 		return out
 	}
+	// allKeepName reports whether every table of ts keeps its name where r
+	// maps it: a qualifier naming any of them, or an alias, stays valid.
+	allKeepName := func(ts []Table) bool {
+		for _, t := range ts {
+			if p, found := physOf(t); !found || !strings.EqualFold(p.Name, t.Name) {
+				return false
+			}
+		}
+		return true
+	}
 	reps := make([]replacement, 0, len(a.sites)+len(a.prepared))
 	for _, s := range a.sites {
 		switch s.kind {
@@ -771,7 +784,7 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 				ln := k.Name
 				cands := candidates(s.stmt, ln)
 				if s.stmt < len(a.stmtAliases) && a.stmtAliases[s.stmt][strings.ToLower(ln)] {
-					if len(cands) > 0 {
+					if len(cands) > 0 && !allKeepName(cands) {
 						return nil, refuse(wire.ErUnknown, "%s is both a table and a table alias in this statement, so the "+
 							"column qualifier %s is ambiguous; give the table a different alias", QuoteIdent(s.table.Name), QuoteIdent(s.table.Name))
 					}
@@ -827,6 +840,13 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 		}
 	}
 	return reps, nil
+}
+
+// keepsName reports whether r maps t to a table of the same name (in
+// another database), which an unqualified column qualifier still names.
+func keepsName(r Resolver, t Table) bool {
+	p, _, err := r.Resolve(t, false)
+	return err == nil && strings.EqualFold(p.Name, t.Name)
 }
 
 // build splices reps into the client's text.
