@@ -32,6 +32,7 @@ func TestRecoveredForms(t *testing.T) {
 		{"SELECT CAST(a AS INTERVAL DAY_SECOND(2)), CAST('1' AS INTERVAL HOUR) FROM t",
 			"SELECT CAST(a AS INTERVAL DAY_SECOND(2)), CAST('1' AS INTERVAL HOUR) FROM `sb_app`.`t`", "SELECT"},
 		{"SELECT VALUE(a) FROM t", "SELECT VALUE(a) FROM `sb_app`.`t`", "SELECT"},
+		{"SELECT @n := @n + 1 AS row, a FROM t", "SELECT @n := @n + 1 AS row, a FROM `sb_app`.`t`", "SELECT"},
 		{"INSERT INTO t VALUES (" + strings.Repeat("9", 90) + ")", "INSERT INTO `sb_app`.`t` VALUES (" + strings.Repeat("9", 90) + ")", "INSERT"},
 		{"CREATE TABLE u (SELECT a FROM t) UNION (SELECT a FROM t)", "CREATE TABLE `sb_app`.`u` (SELECT a FROM `sb_app`.`t`) UNION (SELECT a FROM `sb_app`.`t`)",
 			"CREATE TABLE"},
