@@ -836,6 +836,8 @@ func TestFidelitySequenceEngine(t *testing.T) {
 			"create table BIT_AND(a int)",
 			"create table `BIT_AND`(a int)",
 			"SHOW TABLES",
+			// HELP reads the server's help tables only.
+			"HELP 'function_of_my_dream'",
 		}},
 	})
 }

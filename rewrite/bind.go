@@ -1195,6 +1195,8 @@ func kindOf(s ast.StmtNode) string {
 		return "SHOW"
 	case *ast.ExplainStmt:
 		return "EXPLAIN"
+	case *ast.HelpStmt:
+		return "HELP"
 	case *ast.InsertStmt:
 		if x.IsReplace {
 			return "REPLACE"
@@ -1276,7 +1278,8 @@ func kindOf(s ast.StmtNode) string {
 // classOf maps a statement node to its class.
 func classOf(s ast.StmtNode) Class {
 	switch x := s.(type) {
-	case *ast.SelectStmt, *ast.SetOprStmt, *ast.ShowStmt:
+	case *ast.SelectStmt, *ast.SetOprStmt, *ast.ShowStmt, *ast.HelpStmt:
+		// HELP reads the server's help tables (mysql.help_*) only.
 		return ClassRead
 	case *ast.ExplainStmt:
 		if x.Analyze {
