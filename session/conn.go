@@ -416,10 +416,13 @@ type Plan struct {
 	// viewDB is the current database of SHOW CREATE VIEW, whose tables the
 	// server names without their database (Relabel.Row).
 	viewDB string
-	// explainDB is the current database of an EXPLAIN, whose JSON form
-	// writes conditions' columns without the database for its tables
-	// (Relabel.Row).
+	// explainDB is the current database of an EXPLAIN (or ANALYZE, or a
+	// read of the optimizer trace), whose JSON form writes conditions'
+	// columns without the database for its tables (Relabel.Row).
 	explainDB string
+	// planJSON: the answer is a plan (answersPlan), whose JSON arrays the
+	// server writes on one line when they fit (Relabel.Row).
+	planJSON bool
 	// serializable: the input asks for SERIALIZABLE for the next
 	// transaction.
 	serializable bool
@@ -844,8 +847,8 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 	if len(a.Statements) == 1 && a.Statements[0].Kind == "SHOW CREATE VIEW" {
 		p.viewDB = a.Statements[0].DB
 	}
-	if len(a.Statements) == 1 && a.Statements[0].Kind == "EXPLAIN" {
-		p.explainDB = a.Statements[0].DB
+	if answersPlan(a, sql) {
+		p.nameRows, p.planJSON, p.explainDB = true, true, a.Statements[0].DB
 	}
 	p.unmapped = s.unmapped(a)
 	s.injectTimeout(a, p)
@@ -859,6 +862,26 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 		}
 	}
 	return p, nil
+}
+
+// answersPlan reports whether the answer to a, one statement (the
+// client's text sql), is a plan the server writes with the names of the
+// tables it reads, in a table or in JSON: EXPLAIN, ANALYZE of a statement,
+// or a read of the optimizer trace of the statement before.
+func answersPlan(a *rewrite.Analysis, sql string) bool {
+	if len(a.Statements) != 1 {
+		return false
+	}
+	st := a.Statements[0]
+	if st.Kind == "EXPLAIN" || rewrite.Analyzes(sql) {
+		return true
+	}
+	for _, t := range st.Reads {
+		if strings.EqualFold(t.DB, "information_schema") && strings.EqualFold(t.Name, "OPTIMIZER_TRACE") {
+			return true
+		}
+	}
+	return false
 }
 
 // writesNames reports whether the answer to a holds names the server
@@ -1242,7 +1265,7 @@ func (s *Session) unqualify(text, db string) string {
 // current database's tables; "ref" lists, which the server writes with
 // the database, keep it (told back as db by unmap).
 func (s *Session) unqualifyJSON(text, db string) string {
-	if s.sb == nil || db == "" || !strings.HasPrefix(strings.TrimSpace(text), "{") {
+	if t := strings.TrimSpace(text); s.sb == nil || db == "" || !strings.HasPrefix(t, "{") && !strings.HasPrefix(t, "[") {
 		return text
 	}
 	prefix := SandboxSchema(s.m.cfg.Prefix, s.sb.ID, s.m.norm(rewrite.Table{DB: db}).DB) + "."
