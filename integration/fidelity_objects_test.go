@@ -610,3 +610,31 @@ func TestFidelityPlans(t *testing.T) {
 			}},
 	})
 }
+
+// TestFidelityMaintenance: CHECK, ANALYZE, OPTIMIZE, REPAIR and CHECKSUM
+// TABLE in a sandbox run on its copies of production's tables (which stay
+// as they are) and on its own, and answer as directly, tables named by
+// their logical databases; those of the server's own schemas stay refused.
+func TestFidelityMaintenance(t *testing.T) {
+	runObjCases(t, []objCase{
+		{name: "maintenance", schema: "CREATE TABLE t1 (a INT, b INT, KEY (a)) ENGINE=MyISAM; CREATE TABLE t2 (a INT PRIMARY KEY, c INT) ENGINE=InnoDB; " +
+			"INSERT INTO t1 VALUES (1, 1), (2, 2), (3, 3); INSERT INTO t2 VALUES (1, 1), (2, 2);",
+			steps: []string{
+				"CHECK TABLE t1",
+				"CHECKSUM TABLE t1, t2",
+				"ANALYZE TABLE t1, t2",
+				"SELECT a FROM t1 WHERE a > 1",
+				"OPTIMIZE TABLE t2",
+				"REPAIR TABLE t1 QUICK",
+				"CHECK TABLE t1, t2 EXTENDED",
+				"CREATE TABLE t3 (a INT, KEY (a)) ENGINE=Aria",
+				"INSERT INTO t3 VALUES (1), (2)",
+				"CHECK TABLE t3",
+				"ANALYZE TABLE t3 PERSISTENT FOR ALL",
+				"ANALYZE NO_WRITE_TO_BINLOG TABLE t3",
+				"OPTIMIZE TABLE t3",
+				"CHECK TABLE no_such_table",
+				"CHECKSUM TABLE t3 EXTENDED",
+			}},
+	})
+}

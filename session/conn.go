@@ -886,13 +886,14 @@ func answersPlan(a *rewrite.Analysis, sql string) bool {
 
 // writesNames reports whether the answer to a holds names the server
 // writes out itself — definitions (SHOW CREATE …), plans (EXPLAIN, whose
-// ref column is db.table.column), the definitions of views and routines and
-// the column defaults (NEXTVAL(db.seq)) in information_schema — where a
+// ref column is db.table.column), the answers of table maintenance (whose
+// Table column is db.table), the definitions of views and routines and the
+// column defaults (NEXTVAL(db.seq)) in information_schema — where a
 // sandbox's tables show their physical databases.
 func writesNames(a *rewrite.Analysis) bool {
-	for _, st := range a.Statements {
-		if strings.HasPrefix(st.Kind, "SHOW") || st.Kind == "EXPLAIN" {
-			return true
+	for i, st := range a.Statements {
+		if strings.HasPrefix(st.Kind, "SHOW") || st.Kind == "EXPLAIN" || maintains(a, i) {
+			return true // maintenance answers name each table db.table
 		}
 		for _, t := range st.Reads {
 			if strings.EqualFold(t.DB, "information_schema") && (strings.EqualFold(t.Name, "VIEWS") ||
@@ -964,14 +965,21 @@ func (s *Session) createExistingDatabase(ctx context.Context, st rewrite.Stateme
 // confined refuses, in a sandbox, what no fork can hold or what would
 // show or reach beyond the sandbox.
 func (s *Session) confined(ctx context.Context, a *rewrite.Analysis) error {
-	for _, st := range a.Statements {
+	return s.confinedIn(ctx, a, false)
+}
+
+// confinedIn is confined for the statements of a client's input, or of a
+// sandbox procedure's body (body), where table maintenance stays refused:
+// the tables a body names are forked as the body's reads and writes.
+func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool) error {
+	for i, st := range a.Statements {
 		if st.Outside != "" {
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s", st.Outside)
 		}
 		if why := serverWide(ownConnOnly(st)); why != "" {
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s, which a sandbox must not see; run it on a direct connection", why)
 		}
-		if reason := outsideTables(st); reason != "" && !sandboxRoutine(st) {
+		if reason := outsideTables(st); reason != "" && !sandboxRoutine(st) && (body || !maintains(a, i)) {
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s changes the server outside any table, which a sandbox cannot contain; "+
 				"it is refused in a sandbox (run it on a direct connection or SANDBOX DETACH in explicit mode)", reason)
 		}
@@ -986,7 +994,7 @@ func (s *Session) confined(ctx context.Context, a *rewrite.Analysis) error {
 				if err := s.bodyAllowed(b); err != nil {
 					return err
 				}
-				if err := s.confined(ctx, b); err != nil {
+				if err := s.confinedIn(ctx, b, true); err != nil {
 					return err
 				}
 			}
@@ -1032,7 +1040,7 @@ func (s *Session) bodyAllowed(b *rewrite.Analysis) error {
 // TRUNCATE only their definition) and those that must be in the sandbox
 // first, and marks in p what the input locks and which tables DDL changes.
 func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) error {
-	for _, st := range a.Statements {
+	for i, st := range a.Statements {
 		switch {
 		case st.Kind == "CREATE PROCEDURE" && st.Routine != nil:
 			if err := s.forkBody(ctx, st); err != nil {
@@ -1059,6 +1067,11 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 		first, err := s.forkFirst(ctx, st)
 		if err != nil {
 			return err
+		}
+		if maintains(a, i) && a.Maintenance(i) != "CHECKSUM TABLE" {
+			// Checked, analysed (statistics) on the sandbox's copies,
+			// never on production's tables.
+			first = append(first, st.Reads...)
 		}
 		// Production views are copied, not forked.
 		views, err := s.prepareViews(ctx, st, first, p)
@@ -1427,6 +1440,26 @@ func mutates(st rewrite.Statement) string {
 		return r
 	}
 	return ""
+}
+
+// maintains reports whether the i-th statement of a is table maintenance
+// — CHECK, ANALYZE, OPTIMIZE, REPAIR or CHECKSUM TABLE — of tables a
+// sandbox can hold (none of the server's own schemas): in a sandbox it runs
+// on the sandbox's copies of them (forkFor), and changes nothing outside
+// them.
+func maintains(a *rewrite.Analysis, i int) bool {
+	if a.Maintenance(i) == "" {
+		return false
+	}
+	st := a.Statements[i]
+	for _, list := range [][]rewrite.Table{st.Reads, st.Writes} {
+		for _, t := range list {
+			if skipCatalog(t) || strings.EqualFold(t.DB, "mysql") || strings.EqualFold(t.DB, "sys") {
+				return false
+			}
+		}
+	}
+	return len(st.Reads)+len(st.Writes) > 0
 }
 
 // outsideTables says why a statement changes state no fork can hold.

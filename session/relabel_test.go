@@ -254,3 +254,30 @@ func TestAnswersPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestMaintains: table maintenance of tables a sandbox can hold runs in
+// it; of the server's own schemas, and other statements, it does not.
+func TestMaintains(t *testing.T) {
+	e := rewrite.NewEngine(0)
+	for _, c := range []struct {
+		sql  string
+		want bool
+	}{
+		{"CHECK TABLE t1", true},
+		{"ANALYZE TABLE t1, app.t2", true},
+		{"OPTIMIZE TABLE t1", true},
+		{"REPAIR TABLE t1 QUICK", true},
+		{"CHECKSUM TABLE t1", true},
+		{"CHECK TABLE mysql.user", false},
+		{"ANALYZE TABLE t1, mysql.db", false},
+		{"CHECK TABLE information_schema.tables", false},
+		{"ALTER TABLE t1 ANALYZE PARTITION p0", false},
+		{"ANALYZE SELECT * FROM t1", false},
+		{"FLUSH TABLES", false},
+	} {
+		a := e.Analyze(c.sql, rewrite.Options{DB: "test"})
+		if got := maintains(a, 0); got != c.want {
+			t.Errorf("maintains(%q) = %v, want %v", c.sql, got, c.want)
+		}
+	}
+}
