@@ -137,10 +137,15 @@ func objDatabase(ctx context.Context, t *testing.T, name, schema string, direct,
 	return rootSand, objProduction(ctx, t, rootSand, name)
 }
 
+// rowsStep marks a step whose rows are compared although its first word
+// does not say it returns any (EXECUTE of a prepared query): objOutcome
+// runs the rest of the step as a query.
+const rowsStep = "(rows) "
+
 // objOutcome runs q and says what it did, with its warnings.
 func objOutcome(ctx context.Context, c *sql.Conn, q string) string {
+	q, query := strings.CutPrefix(q, rowsStep)
 	w := strings.ToUpper(strings.TrimSpace(q))
-	query := false
 	for _, p := range []string{"SELECT", "SHOW", "WITH", "DESC", "CHECK", "CALL", "VALUES", "TABLE ", "EXPLAIN", "ANALYZE"} {
 		query = query || strings.HasPrefix(w, p)
 	}
@@ -590,8 +595,9 @@ func TestFidelityExplainJSON(t *testing.T) {
 
 // TestFidelityPlans: the plans of ANALYZE (in a table and in JSON, its
 // timings aside), of EXPLAIN FORMAT=JSON with a "ref" list that the
-// sandbox's longer names would break across lines, and the optimizer
-// trace read after a statement on the sandbox's forks read as directly.
+// sandbox's longer names would break across lines, of EXECUTE of a
+// prepared EXPLAIN or ANALYZE, and the optimizer trace read after a
+// statement on the sandbox's forks read as directly.
 func TestFidelityPlans(t *testing.T) {
 	runObjCases(t, []objCase{
 		{name: "plans", schema: "CREATE TABLE t1 (a INT, b INT, c INT, KEY (a)); CREATE TABLE t2 (a INT, b INT, c INT, d INT, KEY (a, b, c)); " +
@@ -607,6 +613,19 @@ func TestFidelityPlans(t *testing.T) {
 				"SET optimizer_trace = 'enabled=on'",
 				"SELECT COUNT(DISTINCT a), SUM(DISTINCT b) FROM t1",
 				"SELECT JSON_DETAILED(JSON_EXTRACT(trace, '$**.prepare_sum_aggregators')) FROM INFORMATION_SCHEMA.OPTIMIZER_TRACE",
+				"SET optimizer_trace = 'enabled=off'",
+				"PREPARE s FROM 'EXPLAIN SELECT * FROM t1 JOIN t2 ON t2.a = t1.a AND t2.b = t1.b AND t2.c = t1.c'",
+				rowsStep + "EXECUTE s",
+				"PREPARE s FROM 'ANALYZE FORMAT=JSON SELECT * FROM t1 JOIN t2 ON t2.a = t1.a AND t2.b = t1.b AND t2.c = t1.c WHERE t1.b > 1'",
+				rowsStep + "EXECUTE s",
+				"CREATE TABLE t3 (a INT PRIMARY KEY)",
+				"CREATE TABLE t4 (a INT PRIMARY KEY)",
+				"INSERT INTO t3 VALUES (1), (2)",
+				"INSERT INTO t4 VALUES (1), (2)",
+				"CREATE VIEW v4 AS SELECT * FROM t4",
+				"PREPARE s FROM \"\nEXPLAIN\nSELECT a\nFROM t3\nWHERE a IN (SELECT * FROM v4)\n\"",
+				rowsStep + "EXECUTE s",
+				rowsStep + "EXECUTE s",
 			}},
 	})
 }

@@ -449,6 +449,12 @@ func Analyzes(sql string) bool {
 	return ok
 }
 
+// Analyzes reports whether the input is one statement that ANALYZE runs
+// and explains (see Analyzes): the text of a PREPARE's Inner included.
+func (a *Analysis) Analyzes() bool {
+	return len(a.Statements) == 1 && Analyzes(a.src)
+}
+
 // explainPrefix reads, at toks[i], EXPLAIN or DESCRIBE followed by EXTENDED
 // or PARTITIONS, or ANALYZE [FORMAT=JSON], followed by a statement the
 // parser reads (SELECT, INSERT, …): toks[from:end] are to be blanked (the

@@ -847,7 +847,7 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 	if len(a.Statements) == 1 && a.Statements[0].Kind == "SHOW CREATE VIEW" {
 		p.viewDB = a.Statements[0].DB
 	}
-	if answersPlan(a, sql) {
+	if answersPlan(a) {
 		p.nameRows, p.planJSON, p.explainDB = true, true, a.Statements[0].DB
 	}
 	p.unmapped = s.unmapped(a)
@@ -864,16 +864,16 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 	return p, nil
 }
 
-// answersPlan reports whether the answer to a, one statement (the
-// client's text sql), is a plan the server writes with the names of the
-// tables it reads, in a table or in JSON: EXPLAIN, ANALYZE of a statement,
-// or a read of the optimizer trace of the statement before.
-func answersPlan(a *rewrite.Analysis, sql string) bool {
+// answersPlan reports whether the answer to a, one statement, is a plan
+// the server writes with the names of the tables it reads, in a table or
+// in JSON: EXPLAIN, ANALYZE of a statement, or a read of the optimizer
+// trace of the statement before.
+func answersPlan(a *rewrite.Analysis) bool {
 	if len(a.Statements) != 1 {
 		return false
 	}
 	st := a.Statements[0]
-	if st.Kind == "EXPLAIN" || rewrite.Analyzes(sql) {
+	if st.Kind == "EXPLAIN" || a.Analyzes() {
 		return true
 	}
 	for _, t := range st.Reads {

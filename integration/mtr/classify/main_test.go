@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParseMessage(t *testing.T) {
 	cases := []struct {
@@ -74,5 +77,21 @@ func TestShorten(t *testing.T) {
 	}
 	if got := []rune(shorten("0123456789012345678901234567890123456789", 20)); len(got) != 20 {
 		t.Errorf("long: got %q (%d runes)", string(got), len(got))
+	}
+}
+
+func TestCompare(t *testing.T) {
+	list := "test\tcategory\ts\td\treason\na\tby-design\tflush tables\t1290: x\tFLUSH: y\nb\tnot-yet\tselect 1\t-row 1 +row 2\tanswer: z\n"
+	if d := compare(list, strings.Replace(list, "-row 1 +row 2", "-row 3 +row 1", 1)); len(d) != 0 {
+		t.Errorf("another difference of the same failure: %q", d)
+	}
+	if d := compare(list, strings.Replace(list, "\tanswer: z", "\tanswer: w", 1)); len(d) != 1 {
+		t.Errorf("another reason: %q", d)
+	}
+	if d := compare(list, "test\tcategory\ts\td\treason\na\tby-design\tflush tables\t1290: x\tFLUSH: y\n"); len(d) != 1 || !strings.Contains(d[0], "no longer lost: b") {
+		t.Errorf("a test no longer lost: %q", d)
+	}
+	if d := compare("test\tcategory\ts\td\treason\n", list); len(d) != 2 {
+		t.Errorf("newly lost: %q", d)
 	}
 }
