@@ -631,7 +631,7 @@ func TestFidelityPlans(t *testing.T) {
 }
 
 // TestFidelityMaintenance: CHECK, ANALYZE, OPTIMIZE, REPAIR and CHECKSUM
-// TABLE in a sandbox run on its copies of production's tables (which stay
+// TABLE, and ALTER TABLE … ANALYZE PARTITION, in a sandbox run on its copies of production's tables (which stay
 // as they are) and on its own, and answer as directly, tables named by
 // their logical databases; those of the server's own schemas stay refused.
 func TestFidelityMaintenance(t *testing.T) {
@@ -654,6 +654,11 @@ func TestFidelityMaintenance(t *testing.T) {
 				"OPTIMIZE TABLE t3",
 				"CHECK TABLE no_such_table",
 				"CHECKSUM TABLE t3 EXTENDED",
+				"ALTER TABLE t1 ANALYZE PARTITION p1",
+				"CREATE TABLE t5 (a INT) PARTITION BY HASH (a) PARTITIONS 2",
+				"INSERT INTO t5 VALUES (1), (2), (3)",
+				"ALTER TABLE t5 ANALYZE PARTITION p0, p1",
+				"ALTER TABLE t5 CHECK PARTITION ALL",
 			}},
 	})
 }

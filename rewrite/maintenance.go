@@ -2,8 +2,10 @@ package rewrite
 
 // Maintenance names the table maintenance statement the input's i-th
 // statement is — "CHECK TABLE", "CHECKSUM TABLE", "ANALYZE TABLE",
-// "OPTIMIZE TABLE" or "REPAIR TABLE" — whichever reader read it (the
-// parser's leaves its kind empty); "" for any other statement.
+// "OPTIMIZE TABLE" or "REPAIR TABLE", or ALTER TABLE's "ANALYZE PARTITION"
+// — whichever reader read it (the parser's leaves its kind empty); "" for
+// any other statement (ALTER TABLE … CHECK | OPTIMIZE | REPAIR PARTITION
+// is read as ALTER TABLE).
 func (a *Analysis) Maintenance(i int) string {
 	if i < 0 || i >= len(a.Statements) || i >= len(a.stmtStarts) || a.stmtStarts[i] > len(a.text) {
 		return ""
@@ -20,11 +22,14 @@ func (a *Analysis) Maintenance(i int) string {
 		if t.kind != tokComment {
 			toks = append(toks, t)
 		}
-		if len(toks) == 3 {
+		if len(toks) == 8 {
 			break
 		}
 	}
 	word := func(j int) string { return tokWord(text, toks, j) }
+	if word(0) == "ALTER" {
+		return partitionMaintenance(text, toks)
+	}
 	kind, j := tableMaintenance[word(0)], 1
 	if (word(0) == "REPAIR" || word(0) == "ANALYZE" || word(0) == "OPTIMIZE") && (word(j) == "NO_WRITE_TO_BINLOG" || word(j) == "LOCAL") {
 		j++
@@ -33,6 +38,30 @@ func (a *Analysis) Maintenance(i int) string {
 		return ""
 	}
 	return kind
+}
+
+// partitionMaintenance names ALTER [ONLINE] [IGNORE] TABLE t ANALYZE |
+// CHECK | OPTIMIZE | REPAIR PARTITION (toks, the statement's first
+// tokens): "ANALYZE PARTITION" …, or "". Only the first is read with no
+// kind.
+func partitionMaintenance(text string, toks []token) string {
+	word := func(j int) string { return tokWord(text, toks, j) }
+	j := 1
+	for word(j) == "ONLINE" || word(j) == "IGNORE" {
+		j++
+	}
+	if word(j) != "TABLE" {
+		return ""
+	}
+	j += 2 // the table's name: t or db.t
+	if punctAt(text, toks, j, '.') {
+		j += 2
+	}
+	switch op := word(j); {
+	case (op == "ANALYZE" || op == "CHECK" || op == "OPTIMIZE" || op == "REPAIR") && word(j+1) == "PARTITION":
+		return op + " PARTITION"
+	}
+	return ""
 }
 
 // firstWord is s up to its first space.
