@@ -662,3 +662,22 @@ func TestFidelityMaintenance(t *testing.T) {
 			}},
 	})
 }
+
+// TestFidelityColumnsOrder: information_schema.COLUMNS read without an
+// ORDER BY lists a table's columns by their position, and the tables of a
+// database (the sandbox's own, its forks and production's) in order, as
+// the server lists them.
+func TestFidelityColumnsOrder(t *testing.T) {
+	long := strings.Repeat("abcdefghij", 30)
+	runObjCases(t, []objCase{
+		{name: "columns-order", schema: "CREATE TABLE p1 (a INT, b INT); CREATE TABLE p2 (z INT, y INT, x INT);", steps: []string{
+			"CREATE TABLE t1 (c1 VARCHAR(10) NOT NULL COMMENT 'A" + long + "', c2 INTEGER COMMENT 'a" + long + "', c3 INTEGER COMMENT '0" +
+				long + "', c4 INTEGER, c5 INTEGER, c6 INTEGER, c7 INTEGER, c8 VARCHAR(100), c9 CHAR(50), c10 DATETIME, INDEX i1 (c1), INDEX i2 (c2))",
+			"SELECT column_name, char_length(column_comment) FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = 't1'",
+			"SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = DATABASE()",
+			"UPDATE p2 SET x = 1",
+			"SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = DATABASE()",
+			"SELECT column_name FROM information_schema.columns WHERE table_schema = DATABASE() ORDER BY column_name DESC",
+		}},
+	})
+}
