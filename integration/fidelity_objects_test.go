@@ -631,7 +631,8 @@ func TestFidelityPlans(t *testing.T) {
 }
 
 // TestFidelityMaintenance: CHECK, ANALYZE, OPTIMIZE, REPAIR and CHECKSUM
-// TABLE, and ALTER TABLE … ANALYZE PARTITION, in a sandbox run on its copies of production's tables (which stay
+// TABLE, and ALTER TABLE … ANALYZE | CHECK | OPTIMIZE | REPAIR PARTITION,
+// in a sandbox run on its copies of production's tables (which stay
 // as they are) and on its own, and answer as directly, tables named by
 // their logical databases; those of the server's own schemas stay refused.
 func TestFidelityMaintenance(t *testing.T) {
@@ -654,11 +655,14 @@ func TestFidelityMaintenance(t *testing.T) {
 				"OPTIMIZE TABLE t3",
 				"CHECK TABLE no_such_table",
 				"CHECKSUM TABLE t3 EXTENDED",
-				"ALTER TABLE t1 ANALYZE PARTITION p1",
+				rowsStep + "ALTER TABLE t1 ANALYZE PARTITION p1",
 				"CREATE TABLE t5 (a INT) PARTITION BY HASH (a) PARTITIONS 2",
 				"INSERT INTO t5 VALUES (1), (2), (3)",
-				"ALTER TABLE t5 ANALYZE PARTITION p0, p1",
-				"ALTER TABLE t5 CHECK PARTITION ALL",
+				rowsStep + "ALTER TABLE t5 ANALYZE PARTITION p0, p1",
+				rowsStep + "ALTER TABLE t5 CHECK PARTITION ALL",
+				rowsStep + "alter table t5 check partition all for upgrade",
+				rowsStep + "ALTER TABLE t5 OPTIMIZE PARTITION p0",
+				rowsStep + "ALTER TABLE t5 REPAIR PARTITION p0, p1",
 			}},
 	})
 }

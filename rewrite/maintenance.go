@@ -2,18 +2,20 @@ package rewrite
 
 // Maintenance names the table maintenance statement the input's i-th
 // statement is — "CHECK TABLE", "CHECKSUM TABLE", "ANALYZE TABLE",
-// "OPTIMIZE TABLE" or "REPAIR TABLE", or ALTER TABLE's "ANALYZE PARTITION"
-// — whichever reader read it (the parser's leaves its kind empty); "" for
-// any other statement (ALTER TABLE … CHECK | OPTIMIZE | REPAIR PARTITION
-// is read as ALTER TABLE).
+// "OPTIMIZE TABLE" or "REPAIR TABLE", or ALTER TABLE's "ANALYZE PARTITION",
+// "CHECK PARTITION", "OPTIMIZE PARTITION" or "REPAIR PARTITION" —
+// whichever reader read it (the parser's leaves ANALYZE's kind empty, and
+// reads the other partition forms as ALTER TABLE); "" for any other
+// statement. Each answers a row per table, named db.table.
 func (a *Analysis) Maintenance(i int) string {
 	if i < 0 || i >= len(a.Statements) || i >= len(a.stmtStarts) || a.stmtStarts[i] > len(a.text) {
 		return ""
 	}
-	if k := a.Statements[i].Kind; k != "" {
-		if tableMaintenance[firstWord(k)] == k {
-			return k
-		}
+	k := a.Statements[i].Kind
+	if k != "" && tableMaintenance[firstWord(k)] == k {
+		return k
+	}
+	if k != "" && k != "ALTER TABLE" {
 		return ""
 	}
 	text := a.text[a.stmtStarts[i]:]
@@ -42,8 +44,7 @@ func (a *Analysis) Maintenance(i int) string {
 
 // partitionMaintenance names ALTER [ONLINE] [IGNORE] TABLE t ANALYZE |
 // CHECK | OPTIMIZE | REPAIR PARTITION (toks, the statement's first
-// tokens): "ANALYZE PARTITION" …, or "". Only the first is read with no
-// kind.
+// tokens): "ANALYZE PARTITION" …, or "".
 func partitionMaintenance(text string, toks []token) string {
 	word := func(j int) string { return tokWord(text, toks, j) }
 	j := 1

@@ -20,11 +20,11 @@ func TestMaintenance(t *testing.T) {
 		{"CHECKSUM TABLE t1, t2", []string{"CHECKSUM TABLE"}},
 		{"SELECT 1; ANALYZE TABLE t1", []string{"", "ANALYZE TABLE"}},
 		{"ALTER TABLE t1 ANALYZE PARTITION p0, p1", []string{"ANALYZE PARTITION"}},
-		{"alter online table app.t1 analyze partition all", []string{""}}, // read as ALTER TABLE
-		// Read as ALTER TABLE, which a sandbox runs on its fork.
-		{"ALTER TABLE t1 CHECK PARTITION p0", []string{""}},
-		{"ALTER TABLE `t1` OPTIMIZE PARTITION p0", []string{""}},
-		{"ALTER IGNORE TABLE t1 REPAIR PARTITION p0", []string{""}},
+		{"alter online table app.t1 analyze partition all", []string{"ANALYZE PARTITION"}},
+		{"ALTER TABLE t1 CHECK PARTITION p0", []string{"CHECK PARTITION"}},
+		{"alter table t1 check partition all for upgrade", []string{"CHECK PARTITION"}},
+		{"ALTER TABLE `t1` OPTIMIZE PARTITION p0", []string{"OPTIMIZE PARTITION"}},
+		{"ALTER IGNORE TABLE t1 REPAIR PARTITION p0", []string{"REPAIR PARTITION"}},
 		{"ALTER TABLE t1 ADD COLUMN c INT", []string{""}},
 		{"ALTER TABLE t1 REBUILD PARTITION p0", []string{""}},
 		{"ANALYZE SELECT * FROM t1", []string{""}},
