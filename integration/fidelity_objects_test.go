@@ -638,7 +638,7 @@ func TestFidelityPlans(t *testing.T) {
 func TestFidelityMaintenance(t *testing.T) {
 	runObjCases(t, []objCase{
 		{name: "maintenance", schema: "CREATE TABLE t1 (a INT, b INT, KEY (a)) ENGINE=MyISAM; CREATE TABLE t2 (a INT PRIMARY KEY, c INT) ENGINE=InnoDB; " +
-			"INSERT INTO t1 VALUES (1, 1), (2, 2), (3, 3); INSERT INTO t2 VALUES (1, 1), (2, 2);",
+			"INSERT INTO t1 VALUES (1, 1), (2, 2), (3, 3); INSERT INTO t2 VALUES (1, 1), (2, 2); CREATE VIEW pv AS SELECT a FROM t1;",
 			steps: []string{
 				"CHECK TABLE t1",
 				"CHECKSUM TABLE t1, t2",
@@ -654,6 +654,13 @@ func TestFidelityMaintenance(t *testing.T) {
 				"ANALYZE NO_WRITE_TO_BINLOG TABLE t3",
 				"OPTIMIZE TABLE t3",
 				"CHECK TABLE no_such_table",
+				"CREATE TEMPORARY TABLE tt (a INT)",
+				"INSERT INTO tt VALUES (1)",
+				"CHECK TABLE tt",
+				"ANALYZE TABLE tt",
+				"CHECK TABLE pv",
+				"CHECK TABLE t1, tt, pv",
+				"REPAIR TABLE pv",
 				"CHECKSUM TABLE t3 EXTENDED",
 				rowsStep + "ALTER TABLE t1 ANALYZE PARTITION p1",
 				"CREATE TABLE t5 (a INT) PARTITION BY HASH (a) PARTITIONS 2",

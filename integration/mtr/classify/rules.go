@@ -30,9 +30,8 @@ const (
 	connections = "several connections: the test uses more than one connection on one database (connect, send/reap, or a client " +
 		"program it runs), and the runner's transparent mode gives each connection a sandbox of its own, so one does not see " +
 		"the tables another made (a named sandbox, user+tag, would share them)"
-	maintenance = "table maintenance: CHECK / ANALYZE / OPTIMIZE / REPAIR TABLE are refused as administrative statements " +
-		"(outsideTables, Class other); on a sandbox's fork they change nothing outside it, but the proxy neither forks the " +
-		"tables they name nor tells the physical names in their answers back yet"
+	maintenance = "table maintenance: a CHECK / ANALYZE / OPTIMIZE / REPAIR of tables the sandbox cannot hold (the " +
+		"server's own schemas, a procedure's body) is refused as an administrative statement"
 	storedFunction = "stored function: CREATE / DROP FUNCTION is refused (Class routine, not a sandbox procedure): a sandbox " +
 		"cannot define or copy stored functions yet"
 	trigger = "trigger: CREATE TRIGGER is refused (Class routine): a sandbox cannot define triggers on its forks yet"
@@ -87,6 +86,8 @@ var rules = []rule{
 	{diff: re(`LOAD DATA INFILE reads a file|INTO OUTFILE writes a file|writes a file on the database server`),
 		category: byDesign, reason: "server files: LOAD DATA INFILE / SELECT … INTO OUTFILE read or write files on the " +
 			"database server, outside any sandbox"},
+	{diff: re(`DATA DIRECTORY / INDEX DIRECTORY place files outside`), category: byDesign, reason: "server files: " +
+		"DATA / INDEX DIRECTORY place a table's files outside the server's data directory and the sandbox"},
 	{diff: re("`mysql`\\.`\\w+` holds what the whole server holds"), category: byDesign, reason: "server-wide tables: " +
 		"the mysql schema's tables (mysql.proc …) describe every sandbox's objects"},
 	{diff: re(`is not an engine the proxy can confine|@@default_storage_engine may only name`), category: byDesign,
