@@ -692,3 +692,19 @@ func TestFidelityColumnsOrder(t *testing.T) {
 		}},
 	})
 }
+
+// TestFidelityCompoundSyntax: a compound statement with a syntax error,
+// which the engine reads as several statements, gets the server's own
+// syntax error (MariaDB's sp-memory-leak); a valid one the engine cannot
+// read stays refused.
+func TestFidelityCompoundSyntax(t *testing.T) {
+	runObjCases(t, []objCase{
+		{name: "compound-syntax", schema: "CREATE TABLE t1 (a INT);", steps: []string{
+			"BEGIN NOT ATOMIC\n  IF SCALAR() expected_THEN_here;\nEND",
+			"BEGIN NOT ATOMIC\n  WHILE SCALAR() expected_DO_here;\nEND",
+			"BEGIN NOT ATOMIC\n  REPEAT SELECT 1; UNTIL SCALAR() expected_END_here;\nEND",
+			"BEGIN NOT ATOMIC\n  DECLARE cur CURSOR (a INT) FOR SELECT a+1;\n  OPEN cur(1,sp_followed_by_syntax_error();\n  CLOSE cur;\nEND;",
+			"SELECT * FROM t1",
+		}},
+	})
+}

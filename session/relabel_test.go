@@ -282,3 +282,25 @@ func TestMaintains(t *testing.T) {
 		}
 	}
 }
+
+// TestCompoundStatement: an anonymous compound statement sent alone is one
+// statement for the server; inputs holding others are not.
+func TestCompoundStatement(t *testing.T) {
+	for _, c := range []struct {
+		sql  string
+		want bool
+	}{
+		{"BEGIN NOT ATOMIC\n  IF SCALAR() expected_THEN_here;\nEND", true},
+		{"begin not atomic select 1; end;", true},
+		{"lbl: BEGIN NOT ATOMIC SELECT 1; END lbl", true},
+		{"BEGIN NOT ATOMIC DECLARE cur CURSOR (a INT) FOR SELECT a+1; OPEN cur(1,f(); CLOSE cur; END;\n", true},
+		{"SELECT 1; BEGIN NOT ATOMIC SELECT 1; END", false},
+		{"BEGIN NOT ATOMIC SELECT 1; END; SELECT 2", false},
+		{"BEGIN; SELECT 1; END", false},
+		{"BEGIN WORK", false},
+	} {
+		if got := compoundStatement(c.sql); got != c.want {
+			t.Errorf("compoundStatement(%q) = %v, want %v", c.sql, got, c.want)
+		}
+	}
+}
