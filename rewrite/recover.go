@@ -467,6 +467,34 @@ func setStatementPrefix(text string, toks []token, i int) (end int, vars []strin
 	}
 }
 
+// Analyzes reports whether sql starts with MariaDB's ANALYZE [FORMAT=JSON]
+// of a statement (ANALYZE SELECT …, ANALYZE FORMAT=JSON UPDATE …), which
+// runs the statement and answers its plan, as EXPLAIN does, with what
+// running it measured. The engine reads the statement without the prefix,
+// as of the statement's own kind.
+func Analyzes(sql string) bool {
+	toks := lex(sql, lexOptions{})
+	n := 0
+	for _, t := range toks {
+		if t.kind != tokComment {
+			toks[n] = t
+			n++
+		}
+	}
+	toks = toks[:n]
+	if w := tokWord(sql, toks, 1); tokWord(sql, toks, 0) != "ANALYZE" || w == "TABLE" || w == "TABLES" {
+		return false // ANALYZE TABLE is table maintenance
+	}
+	_, _, ok := explainPrefix(sql, toks, 0)
+	return ok
+}
+
+// Analyzes reports whether the input is one statement that ANALYZE runs
+// and explains (see Analyzes): the text of a PREPARE's Inner included.
+func (a *Analysis) Analyzes() bool {
+	return len(a.Statements) == 1 && Analyzes(a.src)
+}
+
 // explainPrefix reads, at toks[i], EXPLAIN or DESCRIBE followed by EXTENDED
 // or PARTITIONS, or ANALYZE [FORMAT=JSON], followed by a statement the
 // parser reads (SELECT, INSERT, …): toks[from:end] are to be blanked (the

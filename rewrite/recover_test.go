@@ -152,3 +152,27 @@ func TestRecoveredForms(t *testing.T) {
 		t.Error("the client's max_statement_time passed the statement-timeout guardrail")
 	}
 }
+
+// TestAnalyzes: ANALYZE [FORMAT=JSON] of a statement answers a plan;
+// ANALYZE TABLE and other statements do not.
+func TestAnalyzes(t *testing.T) {
+	for _, c := range []struct {
+		sql  string
+		want bool
+	}{
+		{"ANALYZE SELECT * FROM t", true},
+		{"analyze format=json select * from t where a in (2,3,4)", true},
+		{"/* c */ ANALYZE FORMAT = JSON UPDATE t SET a = 1", true},
+		{"ANALYZE (SELECT 1) UNION (SELECT 2)", true},
+		{"ANALYZE DELETE FROM t", true},
+		{"ANALYZE TABLE t", false},
+		{"ANALYZE NO_WRITE_TO_BINLOG TABLE t", false},
+		{"EXPLAIN SELECT * FROM t", false},
+		{"SELECT 'ANALYZE SELECT'", false},
+		{"", false},
+	} {
+		if got := Analyzes(c.sql); got != c.want {
+			t.Errorf("Analyzes(%q) = %v, want %v", c.sql, got, c.want)
+		}
+	}
+}

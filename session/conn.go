@@ -416,10 +416,13 @@ type Plan struct {
 	// viewDB is the current database of SHOW CREATE VIEW, whose tables the
 	// server names without their database (Relabel.Row).
 	viewDB string
-	// explainDB is the current database of an EXPLAIN, whose JSON form
-	// writes conditions' columns without the database for its tables
-	// (Relabel.Row).
+	// explainDB is the current database of an EXPLAIN (or ANALYZE, or a
+	// read of the optimizer trace), whose JSON form writes conditions'
+	// columns without the database for its tables (Relabel.Row).
 	explainDB string
+	// planJSON: the answer is a plan (answersPlan), whose JSON arrays the
+	// server writes on one line when they fit (Relabel.Row).
+	planJSON bool
 	// serializable: the input asks for SERIALIZABLE for the next
 	// transaction.
 	serializable bool
@@ -863,8 +866,8 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 	if len(a.Statements) == 1 && a.Statements[0].Kind == "SHOW CREATE VIEW" {
 		p.viewDB = a.Statements[0].DB
 	}
-	if len(a.Statements) == 1 && a.Statements[0].Kind == "EXPLAIN" {
-		p.explainDB = a.Statements[0].DB
+	if answersPlan(a) {
+		p.nameRows, p.planJSON, p.explainDB = true, true, a.Statements[0].DB
 	}
 	p.unmapped = s.unmapped(a)
 	s.injectTimeout(a, p)
@@ -880,15 +883,36 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 	return p, nil
 }
 
+// answersPlan reports whether the answer to a, one statement, is a plan
+// the server writes with the names of the tables it reads, in a table or
+// in JSON: EXPLAIN, ANALYZE of a statement, or a read of the optimizer
+// trace of the statement before.
+func answersPlan(a *rewrite.Analysis) bool {
+	if len(a.Statements) != 1 {
+		return false
+	}
+	st := a.Statements[0]
+	if st.Kind == "EXPLAIN" || a.Analyzes() {
+		return true
+	}
+	for _, t := range st.Reads {
+		if strings.EqualFold(t.DB, "information_schema") && strings.EqualFold(t.Name, "OPTIMIZER_TRACE") {
+			return true
+		}
+	}
+	return false
+}
+
 // writesNames reports whether the answer to a holds names the server
 // writes out itself — definitions (SHOW CREATE …), plans (EXPLAIN, whose
-// ref column is db.table.column), the definitions of views and routines and
-// the column defaults (NEXTVAL(db.seq)) in information_schema — where a
+// ref column is db.table.column), the answers of table maintenance (whose
+// Table column is db.table), the definitions of views and routines and the
+// column defaults (NEXTVAL(db.seq)) in information_schema — where a
 // sandbox's tables show their physical databases.
 func writesNames(a *rewrite.Analysis) bool {
-	for _, st := range a.Statements {
-		if strings.HasPrefix(st.Kind, "SHOW") || st.Kind == "EXPLAIN" {
-			return true
+	for i, st := range a.Statements {
+		if strings.HasPrefix(st.Kind, "SHOW") || st.Kind == "EXPLAIN" || maintains(a, i) {
+			return true // maintenance answers name each table db.table
 		}
 		for _, t := range st.Reads {
 			if strings.EqualFold(t.DB, "information_schema") && (strings.EqualFold(t.Name, "VIEWS") ||
@@ -960,14 +984,21 @@ func (s *Session) createExistingDatabase(ctx context.Context, st rewrite.Stateme
 // confined refuses, in a sandbox, what no fork can hold or what would
 // show or reach beyond the sandbox.
 func (s *Session) confined(ctx context.Context, a *rewrite.Analysis) error {
-	for _, st := range a.Statements {
+	return s.confinedIn(ctx, a, false)
+}
+
+// confinedIn is confined for the statements of a client's input, or of a
+// sandbox procedure's body (body), where table maintenance stays refused:
+// the tables a body names are forked as the body's reads and writes.
+func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool) error {
+	for i, st := range a.Statements {
 		if st.Outside != "" {
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s", st.Outside)
 		}
 		if why := serverWide(ownConnOnly(st)); why != "" {
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s, which a sandbox must not see; run it on a direct connection", why)
 		}
-		if reason := outsideTables(st); reason != "" && !sandboxRoutine(st) && !sandboxTrigger(st) {
+		if reason := outsideTables(st); reason != "" && !sandboxRoutine(st) && !sandboxTrigger(st) && (body || !maintains(a, i)) {
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s changes the server outside any table, which a sandbox cannot contain; "+
 				"it is refused in a sandbox (run it on a direct connection or SANDBOX DETACH in explicit mode)", reason)
 		}
@@ -985,7 +1016,7 @@ func (s *Session) confined(ctx context.Context, a *rewrite.Analysis) error {
 				if err := s.bodyAllowed(b); err != nil {
 					return err
 				}
-				if err := s.confined(ctx, b); err != nil {
+				if err := s.confinedIn(ctx, b, true); err != nil {
 					return err
 				}
 			}
@@ -1031,7 +1062,7 @@ func (s *Session) bodyAllowed(b *rewrite.Analysis) error {
 // TRUNCATE only their definition) and those that must be in the sandbox
 // first, and marks in p what the input locks and which tables DDL changes.
 func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) error {
-	for _, st := range a.Statements {
+	for i, st := range a.Statements {
 		switch {
 		case (st.Kind == "CREATE PROCEDURE" || st.Kind == "CREATE FUNCTION") && st.Routine != nil:
 			if err := s.routineChanging(ctx, st); err != nil {
@@ -1085,6 +1116,11 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 		first, err := s.forkFirst(ctx, st)
 		if err != nil {
 			return err
+		}
+		if maintains(a, i) && a.Maintenance(i) != "CHECKSUM TABLE" {
+			// Checked, analysed (statistics) on the sandbox's copies,
+			// never on production's tables.
+			first = append(first, st.Reads...)
 		}
 		// Production views are copied, not forked.
 		views, err := s.prepareViews(ctx, st, first, p)
@@ -1291,7 +1327,7 @@ func (s *Session) unqualify(text, db string) string {
 // current database's tables; "ref" lists, which the server writes with
 // the database, keep it (told back as db by unmap).
 func (s *Session) unqualifyJSON(text, db string) string {
-	if s.sb == nil || db == "" || !strings.HasPrefix(strings.TrimSpace(text), "{") {
+	if t := strings.TrimSpace(text); s.sb == nil || db == "" || !strings.HasPrefix(t, "{") && !strings.HasPrefix(t, "[") {
 		return text
 	}
 	prefix := SandboxSchema(s.m.cfg.Prefix, s.sb.ID, s.m.norm(rewrite.Table{DB: db}).DB) + "."
@@ -1456,6 +1492,26 @@ func mutates(st rewrite.Statement) string {
 		return r
 	}
 	return ""
+}
+
+// maintains reports whether the i-th statement of a is table maintenance
+// — CHECK, ANALYZE, OPTIMIZE, REPAIR or CHECKSUM TABLE — of tables a
+// sandbox can hold (none of the server's own schemas): in a sandbox it runs
+// on the sandbox's copies of them (forkFor), and changes nothing outside
+// them.
+func maintains(a *rewrite.Analysis, i int) bool {
+	if a.Maintenance(i) == "" {
+		return false
+	}
+	st := a.Statements[i]
+	for _, list := range [][]rewrite.Table{st.Reads, st.Writes} {
+		for _, t := range list {
+			if skipCatalog(t) || strings.EqualFold(t.DB, "mysql") || strings.EqualFold(t.DB, "sys") {
+				return false
+			}
+		}
+	}
+	return len(st.Reads)+len(st.Writes) > 0
 }
 
 // outsideTables says why a statement changes state no fork can hold.

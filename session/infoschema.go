@@ -47,11 +47,15 @@ type infoView struct {
 	// sandbox has its own of the same name and type (a copy made at its
 	// CALL, procedures.go) is left out, the sandbox's stands for it.
 	routineName string
+	// order is the order of the view's rows, as the server lists its own
+	// table's (columns by their position in their table); the view's
+	// joins would otherwise list them in any order.
+	order []string
 }
 
 var infoViews = []infoView{
 	{name: "TABLES", pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}}},
-	{name: "COLUMNS", pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}}},
+	{name: "COLUMNS", pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}}, order: []string{"TABLE_SCHEMA", "TABLE_NAME", "ORDINAL_POSITION"}},
 	{name: "STATISTICS", pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}}, schemaCols: []string{"INDEX_SCHEMA"}},
 	{name: "TABLE_CONSTRAINTS", pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}}, schemaCols: []string{"CONSTRAINT_SCHEMA"}},
 	{name: "KEY_COLUMN_USAGE", pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}, {"REFERENCED_TABLE_SCHEMA", "REFERENCED_TABLE_NAME"}},
@@ -222,7 +226,22 @@ func (m *Manager) viewSQL(v infoView, id string, cols []infoCol) string {
 			"') AND h.db = " + binCol("i", s) + " AND h.tbl = " + binCol("i", t) + "))"
 	}
 	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, id)) + "." + rewrite.QuoteIdent(v.name) +
-		" AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.name + " i " + strings.Join(joins, " ") + " WHERE " + where
+		" AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.name + " i " + strings.Join(joins, " ") + " WHERE " + where +
+		orderBy(v.order)
+}
+
+// orderBy is the ORDER BY clause of a view whose rows come in the order
+// of the columns cols of its select list ("" for none): a query of the
+// view without an ORDER BY of its own gets them so.
+func orderBy(cols []string) string {
+	if len(cols) == 0 {
+		return ""
+	}
+	q := make([]string, len(cols))
+	for i, c := range cols {
+		q[i] = rewrite.QuoteIdent(c)
+	}
+	return " ORDER BY " + strings.Join(q, ", ")
 }
 
 // routineViewSQL is the definition of a view of stored routines for

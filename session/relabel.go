@@ -21,9 +21,11 @@ type Relabel struct {
 }
 
 // Relabel returns what to tell back in the answer to p: nil when p's text
-// went upstream as the client wrote it.
+// went upstream as the client wrote it, unless its answer is a plan, which
+// may name the sandbox's tables as it is (the optimizer trace of the
+// statement before).
 func (s *Session) Relabel(p *Plan) *Relabel {
-	if p == nil || !p.changed {
+	if p == nil || !p.changed && !(p.planJSON && s.sb != nil) {
 		return nil
 	}
 	return &Relabel{s: s, p: p}
@@ -65,7 +67,11 @@ func (r *Relabel) Row(p []byte) []byte {
 		return p
 	}
 	tell := func(v string) string {
-		return r.s.unmap(r.s.unqualify(r.s.unqualifyJSON(v, r.p.explainDB), r.p.viewDB))
+		v = r.s.unmap(r.s.unqualify(r.s.unqualifyJSON(v, r.p.explainDB), r.p.viewDB))
+		if r.p.planJSON {
+			v = joinJSONArrays(v)
+		}
+		return v
 	}
 	if r.p.binaryRows {
 		if out, ok := wire.MapBinaryRowStrings(p, r.types, tell); ok {
@@ -262,4 +268,69 @@ func (r *Relabel) spelling(schema, name string) (string, bool) {
 		return "", false
 	}
 	return r.p.columnSpelling(name)
+}
+
+// jsonLineWidth is the width up to which MariaDB's JSON writer puts an
+// array of values on the line of its member (Single_line_formatting_helper,
+// MAX_LINE_LEN).
+const jsonLineWidth = 80
+
+// joinJSONArrays puts back on one line, in JSON text the server wrote (a
+// plan), the arrays of strings it broke across lines because the sandbox's
+// physical names made them too long, when their logical names fit: the
+// server writes `"name": [` and then its values on one line when its
+// indentation, the name and one more character, and each value with four
+// more (quotes, comma, space) stay within jsonLineWidth, else one value a
+// line.
+func joinJSONArrays(text string) string {
+	if !strings.Contains(text, "\": [\n") {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	out := make([]string, 0, len(lines))
+	for i := 0; i < len(lines); i++ {
+		if joined, end, ok := joinedArray(lines, i); ok {
+			out = append(out, joined)
+			i = end
+			continue
+		}
+		out = append(out, lines[i])
+	}
+	return strings.Join(out, "\n")
+}
+
+// joinedArray reads, at lines[i], a member whose value is an array of
+// strings written one a line, and returns it on one line with the index of
+// its closing line, when the server would write it so.
+func joinedArray(lines []string, i int) (joined string, end int, ok bool) {
+	head := lines[i]
+	body := strings.TrimLeft(head, " ")
+	indent := len(head) - len(body)
+	if !strings.HasPrefix(body, "\"") || !strings.HasSuffix(body, "\": [") {
+		return "", 0, false
+	}
+	name := body[1 : len(body)-4]
+	if strings.ContainsAny(name, "\"\\") {
+		return "", 0, false
+	}
+	width := indent + len(name) + 1
+	var values []string
+	for j := i + 1; j < len(lines); j++ {
+		v := strings.TrimSpace(lines[j])
+		if v == "]" || v == "]," {
+			if len(values) == 0 {
+				return "", 0, false
+			}
+			return head + strings.Join(values, ", ") + v, j, true
+		}
+		v = strings.TrimSuffix(v, ",")
+		if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || strings.ContainsAny(v[1:len(v)-1], "\"\\") {
+			return "", 0, false
+		}
+		if width += len(v) - 2 + 4; width > jsonLineWidth {
+			return "", 0, false
+		}
+		values = append(values, v)
+	}
+	return "", 0, false
 }

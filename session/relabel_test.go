@@ -181,3 +181,126 @@ func (m mapOne) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, error) {
 	}
 	return p, true, nil
 }
+
+// TestJoinJSONArrays: an array of strings the server broke across lines
+// for the sandbox's longer names is put back on one line when the logical
+// names fit the server's line width (its indentation, the member's name
+// and one character, and each value with four more, at most 80), as the
+// server writes it.
+func TestJoinJSONArrays(t *testing.T) {
+	for _, c := range []struct{ name, in, want string }{
+		{"fits", "{\n  \"t\": {\n          \"ref\": [\n            \"test.t1.a\",\n            \"test.t1.b\",\n            \"test.t1.c\"\n          ],\n  \"rows\": 1\n}",
+			"{\n  \"t\": {\n          \"ref\": [\"test.t1.a\", \"test.t1.b\", \"test.t1.c\"],\n  \"rows\": 1\n}"},
+		{"last member", "{\n  \"ref\": [\n    \"a.b.c\"\n  ]\n}", "{\n  \"ref\": [\"a.b.c\"]\n}"},
+		// 10 + 3 + 1 + 4 × (14 + 4) = 86: too wide, as the server left it.
+		{"too wide", "          \"ref\": [\n            \"db_long.t1.aaa\",\n            \"db_long.t1.bbb\",\n            \"db_long.t1.ccc\",\n            \"db_long.t1.ddd\"\n          ],",
+			"          \"ref\": [\n            \"db_long.t1.aaa\",\n            \"db_long.t1.bbb\",\n            \"db_long.t1.ccc\",\n            \"db_long.t1.ddd\"\n          ],"},
+		// 10 + 3 + 1 + 3 × (18 + 4) = 80: fits exactly.
+		{"exactly 80", "          \"ref\": [\n            \"db_longer.t1.aaaaa\",\n            \"db_longer.t1.bbbbb\",\n            \"db_longer.t1.ccccc\"\n          ]",
+			"          \"ref\": [\"db_longer.t1.aaaaa\", \"db_longer.t1.bbbbb\", \"db_longer.t1.ccccc\"]"},
+		{"objects stay", "  \"nested_loop\": [\n    {\n      \"table\": 1\n    }\n  ]", "  \"nested_loop\": [\n    {\n      \"table\": 1\n    }\n  ]"},
+		{"numbers stay", "  \"r\": [\n    1,\n    2\n  ]", "  \"r\": [\n    1,\n    2\n  ]"},
+		{"not JSON", "a\nb", "a\nb"},
+	} {
+		if got := joinJSONArrays(c.in); got != c.want {
+			t.Errorf("%s: got\n%s\nwant\n%s", c.name, got, c.want)
+		}
+	}
+}
+
+// TestRelabelPlanJSON: the JSON plan of an EXPLAIN or ANALYZE names the
+// current database's columns without the database, "ref" lists with the
+// logical one, and a "ref" list the physical names broke across lines is
+// on one line again.
+func TestRelabelPlanJSON(t *testing.T) {
+	s := &Session{m: &Manager{cfg: Config{Prefix: "_sqlfork"}}, sb: &Sandbox{ID: "0123abcd", tables: map[string]*entry{
+		"test.t1": {logical: rewrite.Table{DB: "test", Name: "t1"}, phys: rewrite.Table{DB: "_sqlfork_0123abcd_test", Name: "t1"}},
+	}}}
+	in := "{\n  \"query_block\": {\n    \"table\": {\n          \"ref\": [\n            \"_sqlfork_0123abcd_test.t1.a\",\n" +
+		"            \"_sqlfork_0123abcd_test.t1.b\",\n            \"_sqlfork_0123abcd_test.t1.c\"\n          ],\n" +
+		"      \"attached_condition\": \"_sqlfork_0123abcd_test.t1.a in (2,3,4)\"\n    }\n  }\n}"
+	want := "{\n  \"query_block\": {\n    \"table\": {\n          \"ref\": [\"test.t1.a\", \"test.t1.b\", \"test.t1.c\"],\n" +
+		"      \"attached_condition\": \"t1.a in (2,3,4)\"\n    }\n  }\n}"
+	r := &Relabel{s: s, p: &Plan{nameRows: true, planJSON: true, explainDB: "test"}}
+	got, err := wire.ParseTextRow(r.Row(wire.AppendTextRow(nil, []*string{ptr("1"), &in})), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *got[1] != want {
+		t.Errorf("got\n%s\nwant\n%s", *got[1], want)
+	}
+}
+
+// TestAnswersPlan: EXPLAIN, ANALYZE of a statement and reads of the
+// optimizer trace answer plans whose names are told back; ANALYZE TABLE
+// and plain statements do not.
+func TestAnswersPlan(t *testing.T) {
+	e := rewrite.NewEngine(0)
+	for _, c := range []struct {
+		sql  string
+		want bool
+	}{
+		{"EXPLAIN FORMAT=JSON SELECT * FROM t1", true},
+		{"ANALYZE FORMAT=JSON SELECT * FROM t1 WHERE a IN (2, 3)", true},
+		{"analyze select * from t1", true},
+		{"ANALYZE UPDATE t1 SET a = 1", true},
+		{"SELECT JSON_DETAILED(JSON_EXTRACT(trace, '$**.x')) FROM INFORMATION_SCHEMA.OPTIMIZER_TRACE", true},
+		{"SELECT * FROM t1", false},
+		{"ANALYZE TABLE t1", false},
+		{"SELECT 1; EXPLAIN SELECT * FROM t1", false},
+	} {
+		if got := answersPlan(e.Analyze(c.sql, rewrite.Options{DB: "test"})); got != c.want {
+			t.Errorf("answersPlan(%q) = %v, want %v", c.sql, got, c.want)
+		}
+	}
+}
+
+// TestMaintains: table maintenance of tables a sandbox can hold runs in
+// it; of the server's own schemas, and other statements, it does not.
+func TestMaintains(t *testing.T) {
+	e := rewrite.NewEngine(0)
+	for _, c := range []struct {
+		sql  string
+		want bool
+	}{
+		{"CHECK TABLE t1", true},
+		{"ANALYZE TABLE t1, app.t2", true},
+		{"OPTIMIZE TABLE t1", true},
+		{"REPAIR TABLE t1 QUICK", true},
+		{"CHECKSUM TABLE t1", true},
+		{"CHECK TABLE mysql.user", false},
+		{"ANALYZE TABLE t1, mysql.db", false},
+		{"CHECK TABLE information_schema.tables", false},
+		{"ALTER TABLE t1 ANALYZE PARTITION p0", true},
+		{"ALTER TABLE mysql.db ANALYZE PARTITION p0", false},
+		{"ANALYZE SELECT * FROM t1", false},
+		{"FLUSH TABLES", false},
+	} {
+		a := e.Analyze(c.sql, rewrite.Options{DB: "test"})
+		if got := maintains(a, 0); got != c.want {
+			t.Errorf("maintains(%q) = %v, want %v", c.sql, got, c.want)
+		}
+	}
+}
+
+// TestCompoundStatement: an anonymous compound statement sent alone is one
+// statement for the server; inputs holding others are not.
+func TestCompoundStatement(t *testing.T) {
+	for _, c := range []struct {
+		sql  string
+		want bool
+	}{
+		{"BEGIN NOT ATOMIC\n  IF SCALAR() expected_THEN_here;\nEND", true},
+		{"begin not atomic select 1; end;", true},
+		{"lbl: BEGIN NOT ATOMIC SELECT 1; END lbl", true},
+		{"BEGIN NOT ATOMIC DECLARE cur CURSOR (a INT) FOR SELECT a+1; OPEN cur(1,f(); CLOSE cur; END;\n", true},
+		{"SELECT 1; BEGIN NOT ATOMIC SELECT 1; END", false},
+		{"BEGIN NOT ATOMIC SELECT 1; END; SELECT 2", false},
+		{"BEGIN; SELECT 1; END", false},
+		{"BEGIN WORK", false},
+	} {
+		if got := compoundStatement(c.sql); got != c.want {
+			t.Errorf("compoundStatement(%q) = %v, want %v", c.sql, got, c.want)
+		}
+	}
+}

@@ -129,7 +129,20 @@ func (s *Session) planExecute(ctx context.Context, a *rewrite.Analysis, sql stri
 		kept.sent = pp.SQL
 	}
 	np := *pp
+	if in := preparedInner(pp); in != nil && answersPlan(in) {
+		// The answer is the plan of the prepared statement's text.
+		np.nameRows, np.planJSON, np.explainDB = true, true, in.Statements[0].DB
+	}
 	np.SQL, np.text, np.statements = sql, sql, 1
 	np.keepStmt, np.forgetStmts, np.noReplay = nil, nil, true
 	return &np, true, nil
+}
+
+// preparedInner is the analysis of the text a PREPARE planned as p
+// prepares (nil if p is no such plan).
+func preparedInner(p *Plan) *rewrite.Analysis {
+	if p.analysis == nil || len(p.analysis.Statements) != 1 {
+		return nil
+	}
+	return p.analysis.Statements[0].Inner
 }

@@ -94,6 +94,22 @@ func TestServerVerdict(t *testing.T) {
 	if q := f.asked(); len(q) != 2 || !strings.HasPrefix(q[1], "DEALLOCATE") {
 		t.Errorf("asked %q, want PREPARE and DEALLOCATE", q)
 	}
+	// One compound statement the engine reads as several: the server is
+	// asked too.
+	if c := code("BEGIN NOT ATOMIC\n  IF SCALAR() bad;\nEND"); c != wire.ErParse {
+		t.Errorf("a compound statement the server rejects: got %d", c)
+	}
+	if q := f.asked(); len(q) != 1 {
+		t.Errorf("asked %q, want one PREPARE", q)
+	}
+	// Several statements, one of them compound: the server is not asked
+	// (PREPARE takes one statement).
+	if c := code("SELECT 1; BEGIN NOT ATOMIC IF SCALAR() bad; END"); c != wire.ErUnknown {
+		t.Errorf("several statements: got %d, want the engine's 1105", c)
+	}
+	if q := f.asked(); len(q) != 0 {
+		t.Errorf("asked %q for several statements", q)
+	}
 	f.mu.Lock()
 	f.status = inTrans
 	f.mu.Unlock()

@@ -1,0 +1,76 @@
+package rewrite
+
+// Maintenance names the table maintenance statement the input's i-th
+// statement is — "CHECK TABLE", "CHECKSUM TABLE", "ANALYZE TABLE",
+// "OPTIMIZE TABLE" or "REPAIR TABLE", or ALTER TABLE's "ANALYZE PARTITION",
+// "CHECK PARTITION", "OPTIMIZE PARTITION" or "REPAIR PARTITION" —
+// whichever reader read it (the parser's leaves ANALYZE's kind empty, and
+// reads the other partition forms as ALTER TABLE); "" for any other
+// statement. Each answers a row per table, named db.table.
+func (a *Analysis) Maintenance(i int) string {
+	if i < 0 || i >= len(a.Statements) || i >= len(a.stmtStarts) || a.stmtStarts[i] > len(a.text) {
+		return ""
+	}
+	k := a.Statements[i].Kind
+	if k != "" && tableMaintenance[firstWord(k)] == k {
+		return k
+	}
+	if k != "" && k != "ALTER TABLE" {
+		return ""
+	}
+	text := a.text[a.stmtStarts[i]:]
+	var toks []token
+	for _, t := range lex(text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}) {
+		if t.kind != tokComment {
+			toks = append(toks, t)
+		}
+		if len(toks) == 8 {
+			break
+		}
+	}
+	word := func(j int) string { return tokWord(text, toks, j) }
+	if word(0) == "ALTER" {
+		return partitionMaintenance(text, toks)
+	}
+	kind, j := tableMaintenance[word(0)], 1
+	if (word(0) == "REPAIR" || word(0) == "ANALYZE" || word(0) == "OPTIMIZE") && (word(j) == "NO_WRITE_TO_BINLOG" || word(j) == "LOCAL") {
+		j++
+	}
+	if kind == "" || word(j) != "TABLE" && word(j) != "TABLES" {
+		return ""
+	}
+	return kind
+}
+
+// partitionMaintenance names ALTER [ONLINE] [IGNORE] TABLE t ANALYZE |
+// CHECK | OPTIMIZE | REPAIR PARTITION (toks, the statement's first
+// tokens): "ANALYZE PARTITION" …, or "".
+func partitionMaintenance(text string, toks []token) string {
+	word := func(j int) string { return tokWord(text, toks, j) }
+	j := 1
+	for word(j) == "ONLINE" || word(j) == "IGNORE" {
+		j++
+	}
+	if word(j) != "TABLE" {
+		return ""
+	}
+	j += 2 // the table's name: t or db.t
+	if punctAt(text, toks, j, '.') {
+		j += 2
+	}
+	switch op := word(j); {
+	case (op == "ANALYZE" || op == "CHECK" || op == "OPTIMIZE" || op == "REPAIR") && word(j+1) == "PARTITION":
+		return op + " PARTITION"
+	}
+	return ""
+}
+
+// firstWord is s up to its first space.
+func firstWord(s string) string {
+	for i := range len(s) {
+		if s[i] == ' ' {
+			return s[:i]
+		}
+	}
+	return s
+}
