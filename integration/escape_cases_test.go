@@ -566,6 +566,8 @@ func escCases() []escCase {
 			// Production's routine is copied into the sandbox first: the
 			// copy is dropped or altered, production keeps its own.
 			expect = escOK
+		case "FLUSH TABLES customers":
+			expect = escOK // a no-op in a sandbox: production's table is not closed
 		case "HANDLER customers OPEN":
 			// The table is forked first: the handler (and its lock) is
 			// on the sandbox's copy, never on production's.

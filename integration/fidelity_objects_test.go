@@ -854,6 +854,32 @@ func TestFidelitySequenceEngine(t *testing.T) {
 	})
 }
 
+// TestFidelityFlushTables: FLUSH TABLE[S] of named tables, which shows a
+// client nothing, is a no-op in a sandbox (production's tables are not
+// closed, no RELOAD privilege needed), in a statement and in a procedure
+// body (MariaDB's test runner's mtr.add_suppression runs one).
+func TestFidelityFlushTables(t *testing.T) {
+	db, _ := env(t)
+	leastPrivilegeUser(t, db)
+	root := openDB(t, db.DSN(""))
+	if _, err := root.Exec("GRANT SELECT ON mysql.proc TO '" + sandboxUser + "'@'%'"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'") })
+	runObjCases(t, []objCase{
+		{name: "flush", schema: "CREATE TABLE t (a INT); CREATE TABLE sup (p VARCHAR(40)); INSERT INTO t VALUES (1);" +
+			"CREATE PROCEDURE add_sup(x VARCHAR(40)) BEGIN INSERT INTO sup VALUES (x); FLUSH NO_WRITE_TO_BINLOG TABLE sup; END;", steps: []string{
+			"FLUSH TABLES t",
+			"FLUSH LOCAL TABLE t, sup",
+			"CALL add_sup('a pattern')",
+			"SELECT * FROM sup",
+			"INSERT INTO t VALUES (2)",
+			"FLUSH TABLE t",
+			"SELECT * FROM t ORDER BY a",
+		}},
+	})
+}
+
 // TestFidelitySQLPrepare: statements prepared with SQL PREPARE run in the
 // sandbox at EXECUTE — prepared again when the sandbox forked a table they
 // read since — as on a copy of the database.

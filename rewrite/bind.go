@@ -244,6 +244,7 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		a.Statements[len(a.Statements)-1].AliasedColumns = c.aliasedColumns
 		a.markBare(&a.Statements[len(a.Statements)-1], sc.toks)
 		routineStatement(&a.Statements[len(a.Statements)-1], s, sql, sc.toks, start)
+		flushTables(&a.Statements[len(a.Statements)-1], s, a.src[min(start, len(a.src)):])
 		if st := &a.Statements[len(a.Statements)-1]; st.Show != nil && nz.alteredIn(start, cursor) {
 			// SHOW … LIKE / WHERE is answered with a query built from its
 			// text, which holds characters changed for the parser.
@@ -1403,4 +1404,37 @@ func (st *Statement) takeInner(inner *Analysis) {
 		st.ChangesIsolation = st.ChangesIsolation || is.ChangesIsolation
 		st.Serializable = st.Serializable || is.Serializable
 	}
+}
+
+// flushTables reads FLUSH [NO_WRITE_TO_BINLOG | LOCAL] TABLE[S] t[, …]
+// (text: the client's text from the statement on, read up to its first
+// ';'), which only closes the
+// tables it names and writes their changes to disk: a read of them under
+// locks (Kind "FLUSH TABLES"), so that a sandbox flushes its own copies.
+// Any other FLUSH (of every table, WITH READ LOCK, FOR EXPORT, of logs,
+// privileges, status, …) acts on the server and stays an "other"
+// statement.
+func flushTables(st *Statement, s ast.StmtNode, text string) {
+	f, ok := s.(*ast.FlushStmt)
+	if !ok || f.Tp != ast.FlushTables || len(f.Tables) == 0 || f.ReadLock || len(st.Reads) == 0 {
+		return
+	}
+	for _, t := range lex(text, lexOptions{}) {
+		if t.kind == tokPunct && text[t.start] == ';' {
+			break // the statement's end
+		}
+		switch {
+		case t.kind == tokQuoted || t.kind == tokComment:
+		case t.kind == tokPunct && (text[t.start] == ',' || text[t.start] == '.'):
+		case t.kind == tokIdent:
+			switch strings.ToUpper(text[t.start:t.end]) {
+			case "WITH", "READ", "LOCK", "FOR", "EXPORT", "AND", "DISABLE", "CHECKPOINT":
+				return
+			}
+		default:
+			return
+		}
+	}
+	// A sandbox runs it as a no-op (replacements): nothing to fork first.
+	st.Kind, st.Class, st.Locked = "FLUSH TABLES", ClassRead, nil
 }

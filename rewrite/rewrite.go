@@ -588,6 +588,11 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 		}
 	}
 	rr, _ := r.(RoutineResolver)
+	if rr != nil {
+		if reps, ok, err := a.flushNoOp(); ok {
+			return reps, err
+		}
+	}
 	var routines []replacement
 	for i := range a.Statements {
 		st := &a.Statements[i]
@@ -629,6 +634,24 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 	}
 	reps = append(reps, calls...)
 	return append(reps, routines...), nil
+}
+
+// flushNoOp is, in a sandbox (a RoutineResolver places routines), the
+// rewrite of FLUSH TABLE[S] t[, …]: DO 0, which does what the client can
+// see of it — nothing — without closing production's tables or needing
+// the RELOAD privilege. ok is false for an input without one; one among
+// other statements is refused.
+func (a *Analysis) flushNoOp() ([]replacement, bool, error) {
+	for _, st := range a.Statements {
+		if st.Kind != "FLUSH TABLES" {
+			continue
+		}
+		if len(a.Statements) > 1 {
+			return nil, true, refuse(wire.ErUnknown, "FLUSH TABLES is answered alone in a sandbox; send it as a statement of its own")
+		}
+		return []replacement{{0, len(a.src), "DO 0"}}, true, nil
+	}
+	return nil, false, nil
 }
 
 // partReps are the replacements of an input the engine split itself: each

@@ -186,7 +186,7 @@ var admin = []Case{
 	{SQL: "ANALYZE TABLE users", Class: "other", Reads: "app.users", Want: "ANALYZE TABLE `sbx`.`s1_users`"},
 	{SQL: "OPTIMIZE TABLE users", Class: "other", Writes: "app.users", Want: "OPTIMIZE TABLE `sbx`.`s1_users`"},
 	{SQL: "OPTIMIZE TABLE products", Class: "other", Writes: "app.products"},
-	{SQL: "FLUSH TABLES users", Class: "other", Reads: "app.users", Want: "FLUSH TABLES `sbx`.`s1_users`"},
+	{SQL: "FLUSH TABLES users", Class: "read", Reads: "app.users", Want: "FLUSH TABLES `sbx`.`s1_users`"},
 	{SQL: "SELECT * FROM users INTO OUTFILE '/tmp/sqlfork-x'", Class: "read", Reads: "app.users",
 		Want: "SELECT * FROM `sbx`.`s1_users` INTO OUTFILE '/tmp/sqlfork-x'"},
 	{SQL: "DO (SELECT COUNT(*) FROM users)", Class: "other", Reads: "app.users", Want: "DO (SELECT COUNT(*) FROM `sbx`.`s1_users`)"},

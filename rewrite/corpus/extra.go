@@ -848,7 +848,7 @@ var formCases = []Case{
 	{SQL: "SELECT * FROM orders PARTITION (p0, p1) WHERE id > 10",
 		Class: "read", Reads: "app.orders", NoServer: "the test tables are not partitioned",
 		Want: "SELECT * FROM `sbx`.`s1_orders` PARTITION (p0, p1) WHERE id > 10"},
-	{SQL: "FLUSH TABLES users, orders", Class: "other", Reads: "app.orders,app.users", Want: "FLUSH TABLES `sbx`.`s1_users`, `sbx`.`s1_orders`"},
+	{SQL: "FLUSH TABLES users, orders", Class: "read", Reads: "app.orders,app.users", Want: "FLUSH TABLES `sbx`.`s1_users`, `sbx`.`s1_orders`"},
 	{SQL: "ANALYZE TABLE orders, products", Class: "other", Reads: "app.orders,app.products", Want: "ANALYZE TABLE `sbx`.`s1_orders`, products"},
 	// Aliases and columns spelled like tables.
 	{SQL: "SELECT orders.id FROM users AS orders WHERE orders.id = 1",
