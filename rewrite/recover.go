@@ -716,19 +716,12 @@ func lockAliasAt(text string, toks []token, i int) bool {
 // windowCall reports whether the call whose '(' is toks[open] is followed
 // by WITHIN GROUP or OVER: a window or ordered-set function's call.
 func windowCall(text string, toks []token, open int) bool {
-	depth := 0
-	for j := open; j < len(toks); j++ {
-		switch {
-		case punctAt(text, toks, j, '('):
-			depth++
-		case punctAt(text, toks, j, ')'):
-			if depth--; depth == 0 {
-				w := tokWord(text, toks, j+1)
-				return w == "OVER" || w == "WITHIN" && tokWord(text, toks, j+2) == "GROUP"
-			}
-		}
+	j := closing(text, toks, open)
+	if j == 0 {
+		return false
 	}
-	return false
+	w := tokWord(text, toks, j+1)
+	return w == "OVER" || w == "WITHIN" && tokWord(text, toks, j+2) == "GROUP"
 }
 
 // intoTarget reports a target of SELECT … INTO at toks[j]: a local

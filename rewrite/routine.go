@@ -245,17 +245,8 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, f
 	if !punctAt(text, toks, j, '(') {
 		return fail("the proxy cannot read the parameters of this " + what)
 	}
-	depth := 0
-	for ; j < len(toks); j++ {
-		if punctAt(text, toks, j, '(') {
-			depth++
-		} else if punctAt(text, toks, j, ')') {
-			if depth--; depth == 0 {
-				break
-			}
-		} else if punctAt(text, toks, j, ';') {
-			return fail("the proxy cannot read the parameters of this " + what)
-		}
+	if j = closing(text, toks, j); j == 0 {
+		return fail("the proxy cannot read the parameters of this " + what)
 	}
 	j++
 	if function {
@@ -934,17 +925,8 @@ func returnType(text string, toks []token, i int) int {
 	for j < len(toks) {
 		switch word := w(j); {
 		case punctAt(text, toks, j, '('):
-			depth := 0
-			for ; j < len(toks); j++ {
-				if punctAt(text, toks, j, '(') {
-					depth++
-				} else if punctAt(text, toks, j, ')') {
-					if depth--; depth == 0 {
-						break
-					}
-				} else if punctAt(text, toks, j, ';') {
-					return -1
-				}
+			if j = closing(text, toks, j); j == 0 {
+				return -1
 			}
 			j++
 		case word == "CHARACTER" && w(j+1) == "SET" && name(j+2):
