@@ -1,5 +1,7 @@
 package rewrite
 
+import "strings"
+
 // Dynamic SQL. PREPARE name FROM <expression> and EXECUTE IMMEDIATE
 // <expression> run a text the server computes: the proxy cannot see it in
 // the input. When the expression is one the proxy may compute first with
@@ -26,7 +28,12 @@ type Dynamic struct {
 var pureStringFuncs = map[string]bool{"CONCAT": true, "CONCAT_WS": true, "REPLACE": true, "REPEAT": true, "LOWER": true,
 	"UPPER": true, "LCASE": true, "UCASE": true, "TRIM": true, "LTRIM": true, "RTRIM": true, "SUBSTRING": true, "SUBSTR": true,
 	"LEFT": true, "RIGHT": true, "LPAD": true, "RPAD": true, "IF": true, "IFNULL": true, "COALESCE": true, "SPACE": true,
-	"QUOTE": true}
+	"QUOTE": true, "SFORMAT": true, "CHAR_LENGTH": true, "LENGTH": true, "HEX": true, "UNHEX": true, "CAST": true, "CONVERT": true}
+
+// operatorWords are the words a dynamic text's expression may hold between
+// its values.
+var operatorWords = map[string]bool{"AND": true, "OR": true, "NOT": true, "XOR": true, "IS": true, "NULL": true, "TRUE": true,
+	"FALSE": true, "DIV": true, "MOD": true, "AS": true, "CHAR": true, "BINARY": true, "USING": false}
 
 // DynamicSQL reads sql, a single statement, as PREPARE name FROM
 // <expression> or EXECUTE IMMEDIATE <expression> [USING …] whose
@@ -52,7 +59,7 @@ func (e *Engine) DynamicSQL(sql string, opts Options) (*Dynamic, bool) {
 	to, depth, computed := from, 0, false
 	for ; to < len(toks); to++ {
 		t := toks[to]
-		computed = computed || t.kind == tokVariable || t.kind == tokIdent && w(to) != "NULL"
+		computed = computed || t.kind == tokVariable || t.kind == tokIdent && pureStringFuncs[w(to)]
 		switch {
 		case t.kind == tokComment || punctAt(sql, toks, to, ';'):
 			return nil, false
@@ -62,9 +69,9 @@ func (e *Engine) DynamicSQL(sql string, opts Options) (*Dynamic, bool) {
 			depth++
 		case punctAt(sql, toks, to, ')'):
 			depth--
-		case t.kind == tokVariable || t.kind == tokString || t.kind == tokNumber || w(to) == "NULL":
+		case t.kind == tokVariable || t.kind == tokString || t.kind == tokNumber || operatorWords[w(to)]:
 		case t.kind == tokIdent && pureStringFuncs[w(to)] && punctAt(sql, toks, to+1, '('):
-		case t.kind == tokPunct && (sql[t.start] == ',' || sql[t.start] == '+' || sql[t.start] == '-'):
+		case t.kind == tokPunct && strings.IndexByte(",+-*/=<>!|&", sql[t.start]) >= 0:
 		default:
 			return nil, false
 		}

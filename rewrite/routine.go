@@ -178,17 +178,24 @@ func (e *Engine) analyzePieces(a *Analysis, toks []token) {
 			}
 			continue
 		}
+		if e.junkAt(text, toks, i) {
+			// A syntax error for sure stops the input: it and the rest are
+			// one statement that reaches nothing (not analysed again, as
+			// the rest may hold the CREATE PROCEDURE that brought it here).
+			a.parts = append(a.parts, part{start: start, sub: junkAnalysis(text[start:], withDB(a.opts, db)), stmt: len(a.Statements)})
+			a.stmtStarts = append(a.stmtStarts, start)
+			a.stmtDBs = append(a.stmtDBs, db)
+			a.Statements = append(a.Statements, Statement{Class: ClassRead, Kind: "SYNTAX ERROR", DB: db})
+			a.endDB = db
+			return
+		}
 		end := len(text)
 		j := i
-		if !e.junkAt(text, toks, i) { // a syntax error stops the input: it and the rest are one piece
-			for j < len(toks) && !punctAt(text, toks, j, ';') {
-				j++
-			}
-			if j < len(toks) {
-				end = int(toks[j].start)
-			}
-		} else {
-			j = len(toks)
+		for j < len(toks) && !punctAt(text, toks, j, ';') {
+			j++
+		}
+		if j < len(toks) {
+			end = int(toks[j].start)
 		}
 		sub := e.analyze(text[start:end], withDB(a.opts, db))
 		if sub.parseErr != nil || sub.normErr != nil {
@@ -210,6 +217,14 @@ func (e *Engine) analyzePieces(a *Analysis, toks []token) {
 		i = j
 	}
 	a.endDB = db
+}
+
+// junkAnalysis is the analysis of text, a syntax error for sure and what
+// follows it: one statement that reaches nothing.
+func junkAnalysis(text string, opts Options) *Analysis {
+	return &Analysis{src: text, text: text, opts: opts, endDB: opts.DB,
+		Statements: []Statement{{Class: ClassRead, Kind: "SYNTAX ERROR", DB: opts.DB}},
+		stmtStarts: []int{0}, stmtDBs: []string{opts.DB}, stmtAliases: []map[string]bool{nil}}
 }
 
 // withDB is opts with another current database.

@@ -197,3 +197,20 @@ func TestFunctions(t *testing.T) {
 		}
 	}
 }
+
+// TestProcedureAfterSyntaxError: an input holding a syntax error for sure
+// before a CREATE PROCEDURE is one piece up to the error and one syntax
+// error after it (the server stops there), not analysed again and again.
+func TestProcedureAfterSyntaxError(t *testing.T) {
+	e := NewEngine(0)
+	for _, sql := range []string{"a |;\ncreate procedure p1() begin select 1; end", "SELECT 1; xyzzy; CREATE PROCEDURE p() BEGIN DELETE FROM t; END"} {
+		a := e.Analyze(sql, Options{DB: "app", Server: maria1011})
+		last := a.Statements[len(a.Statements)-1]
+		if last.Kind != "SYNTAX ERROR" {
+			t.Errorf("%q: last statement %q, want a syntax error", sql, last.Kind)
+		}
+		if res, err := a.Rewrite(sandboxRoutines{}); err != nil || res.SQL != sql {
+			t.Errorf("%q: %v, %v; want it sent as it is (the server stops at the error)", sql, res, err)
+		}
+	}
+}

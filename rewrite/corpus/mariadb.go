@@ -42,6 +42,9 @@ var mariadb = []Case{
 	{SQL: "CREATE FUNCTION app.f() RETURNS INT RETURN (SELECT COUNT(*) FROM users)", Class: "routine", Reads: "app.users",
 		Refuse: "definition runs statements the proxy cannot confine"},
 	{SQL: "DROP FUNCTION IF EXISTS app.f", Class: "routine", Refuse: "DROP FUNCTION acts on"},
+	// A syntax error before a CREATE PROCEDURE stops the input (it once
+	// made the engine analyse the same text without end).
+	{SQL: "a |;\ncreate procedure p1() begin select 1; end", Class: "read"},
 	// CAST to MariaDB's INT / INTEGER.
 	{SQL: "SELECT CAST(id AS INT), CAST(name AS INTEGER) FROM users", Class: "read", Reads: "app.users",
 		Want: "SELECT CAST(id AS INT), CAST(name AS INTEGER) FROM `sbx`.`s1_users`"},
