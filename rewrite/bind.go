@@ -314,6 +314,7 @@ func (a *Analysis) markBare(st *Statement, toks []token) {
 			if (t.kind == tokIdent || t.kind == tokQuoted) && next.kind == tokPunct && a.text[next.start] == '(' &&
 				strings.EqualFold(identText(a.text, t), f.Name) && (t.kind == tokQuoted || t.end != next.start) {
 				f.Bare = false
+				f.Quoted = f.Quoted || t.kind == tokQuoted
 			}
 		}
 	}

@@ -355,6 +355,14 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 				blank(int(t.start), int(t.end))
 				blank(int(toks[end].start), int(toks[end].end))
 			}
+		case word(i) == "LIMIT" && groupConcatLimit(text, toks, i):
+			// GROUP_CONCAT(… LIMIT n [OFFSET m | , m]): numbers only.
+			end := i + 1
+			for end+1 < len(toks) && (toks[end+1].kind == tokNumber || punct(end+1, ',') || word(end+1) == "OFFSET") {
+				end++
+			}
+			blank(int(t.start), int(toks[end].end))
+			i = end
 		case t.kind == tokNumber && t.end-t.start > maxParsedNumber && text[t.start] >= '0' && text[t.start] <= '9':
 			// A number longer than the parser reads (MariaDB's DECIMAL
 			// takes 65 digits, its literals more): read as 0; numbers name
@@ -373,7 +381,7 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 			// takes an expression, the parser a number only. One of
 			// literals and operators (no name, no call) is read as the
 			// number 1, padded with blanks.
-			if from, to, ok := numberArg(text, toks, i+1, windowCountArg[word(i)]-1); ok {
+			if from, to, ok := numberArg(text, toks, i+1, windowCountArg[word(i)]-1, e.reserved); ok {
 				blank(int(toks[from].start), int(toks[to-1].end))
 				b[toks[from].start] = '1'
 			}
@@ -754,8 +762,10 @@ var intervalUnits = map[string]bool{"MICROSECOND": true, "SECOND": true, "MINUTE
 
 // numberArg finds the argument n (from 0) of the call whose '(' is
 // toks[open]: its tokens toks[from:to], ok when it is an expression of
-// numbers and operators only, not a number alone (which the parser reads).
-func numberArg(text string, toks []token, open, n int) (from, to int, ok bool) {
+// numbers, columns and operators only (no call, no qualified name, no
+// reserved word such as a subquery's SELECT), not a number alone (which
+// the parser reads).
+func numberArg(text string, toks []token, open, n int, reserved map[string]bool) (from, to int, ok bool) {
 	depth, arg := 0, 0
 	from = open + 1
 	for j := open; j < len(toks); j++ {
@@ -771,7 +781,7 @@ func numberArg(text string, toks []token, open, n int) (from, to int, ok bool) {
 		}
 		if depth == 0 || depth == 1 && punctAt(text, toks, j, ',') {
 			if arg == n {
-				return from, j, numbersOnly(text, toks[from:j])
+				return from, j, numbersOnly(text, toks[from:j], reserved)
 			}
 			arg++
 			from = j + 1
@@ -783,16 +793,19 @@ func numberArg(text string, toks []token, open, n int) (from, to int, ok bool) {
 	return 0, 0, false
 }
 
-// numbersOnly reports whether toks are numbers, parentheses and arithmetic
+// numbersOnly reports whether toks are numbers, column names (a name
+// neither reserved nor next to '.' or '('), parentheses and arithmetic
 // operators, and not a single unsigned number.
-func numbersOnly(text string, toks []token) bool {
+func numbersOnly(text string, toks []token, reserved map[string]bool) bool {
 	if len(toks) == 0 || len(toks) == 1 && toks[0].kind == tokNumber {
 		return false
 	}
-	for _, t := range toks {
+	for k, t := range toks {
 		switch {
 		case t.kind == tokNumber:
 		case t.kind == tokPunct && strings.IndexByte("+-*/()", text[t.start]) >= 0:
+		case (t.kind == tokIdent && !reserved[strings.ToLower(text[t.start:t.end])] || t.kind == tokQuoted) &&
+			!punctAt(text, toks, k+1, '(') && !punctAt(text, toks, k+1, '.') && !punctAt(text, toks, k-1, '.'):
 		default:
 			return false
 		}
@@ -822,3 +835,31 @@ func closing(text string, toks []token, open int) int {
 // maxParsedNumber is the length past which the parser may not read a
 // number literal.
 const maxParsedNumber = 60
+
+// groupConcatLimit reports whether the LIMIT at toks[i] ends a
+// GROUP_CONCAT's arguments: numbers, commas and OFFSET up to its ')', in
+// the parentheses of a call of GROUP_CONCAT.
+func groupConcatLimit(text string, toks []token, i int) bool {
+	j := i + 1
+	for j < len(toks) && (toks[j].kind == tokNumber || punctAt(text, toks, j, ',') || tokWord(text, toks, j) == "OFFSET") {
+		j++
+	}
+	if j == i+1 || !punctAt(text, toks, j, ')') {
+		return false
+	}
+	depth := 0
+	for k := i - 1; k > 0; k-- {
+		switch {
+		case punctAt(text, toks, k, ')'):
+			depth++
+		case punctAt(text, toks, k, '('):
+			if depth == 0 {
+				return tokWord(text, toks, k-1) == "GROUP_CONCAT"
+			}
+			depth--
+		case punctAt(text, toks, k, ';'):
+			return false
+		}
+	}
+	return false
+}

@@ -32,6 +32,8 @@ func TestRecoveredForms(t *testing.T) {
 		{"SELECT CAST(a AS INTERVAL DAY_SECOND(2)), CAST('1' AS INTERVAL HOUR) FROM t",
 			"SELECT CAST(a AS INTERVAL DAY_SECOND(2)), CAST('1' AS INTERVAL HOUR) FROM `sb_app`.`t`", "SELECT"},
 		{"SELECT VALUE(a) FROM t", "SELECT VALUE(a) FROM `sb_app`.`t`", "SELECT"},
+		{"SELECT a, LAG(a, a - 2) OVER (ORDER BY a), GROUP_CONCAT(a ORDER BY a LIMIT 1, 2) FROM t GROUP BY a",
+			"SELECT a, LAG(a, a - 2) OVER (ORDER BY a), GROUP_CONCAT(a ORDER BY a LIMIT 1, 2) FROM `sb_app`.`t` GROUP BY a", "SELECT"},
 		{"SELECT @n := @n + 1 AS row, a FROM t", "SELECT @n := @n + 1 AS row, a FROM `sb_app`.`t`", "SELECT"},
 		{"INSERT INTO t VALUES (" + strings.Repeat("9", 90) + ")", "INSERT INTO `sb_app`.`t` VALUES (" + strings.Repeat("9", 90) + ")", "INSERT"},
 		{"CREATE TABLE u (SELECT a FROM t) UNION (SELECT a FROM t)", "CREATE TABLE `sb_app`.`u` (SELECT a FROM `sb_app`.`t`) UNION (SELECT a FROM `sb_app`.`t`)",
@@ -102,7 +104,7 @@ func TestRecoveredForms(t *testing.T) {
 	}
 	for _, sql := range []string{
 		"SELECT LEAD(a, (SELECT COUNT(*) FROM t)) OVER (ORDER BY a) FROM t",
-		"SELECT NTILE(a + 1) OVER (ORDER BY a) FROM t",
+		"SELECT NTILE(t.a + 1) OVER (ORDER BY a) FROM t",
 		"SELECT CAST(a AS INTERVAL t) FROM t",
 		// Settings that change how the text is read or what it locks
 		// (not sql_mode: the server reads the statement before it sets

@@ -207,6 +207,10 @@ type Func struct {
 	// unquoted and right before "(": MariaDB takes some names (COUNT, NOW,
 	// SUBSTRING) for its own functions only when they are written so.
 	Bare bool
+	// Quoted is set when a call of the name in the text is written quoted
+	// (`point`(1, 1)): MariaDB then takes it for a name, never for one of
+	// its grammar's keywords.
+	Quoted bool
 	// Args is how many arguments the call passes (0 for a name a text the
 	// parser cannot read puts before a parenthesis).
 	Args int

@@ -314,13 +314,29 @@ func (c *catalog) native(f rewrite.Func) bool {
 	upper := strings.ToUpper(f.Name)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.natives[upper] || f.Bare && c.keywords[upper] || grammarFunctions[upper]
+	return c.natives[upper] || f.Bare && c.keywords[upper] || !f.Quoted && grammarFunctions[upper]
 }
 
-// grammarFunctions are calls the server's grammar reads itself, which its
-// list of functions lacks: sequence functions (NEXTVAL(s) is NEXT VALUE
-// FOR s) and MATCH … AGAINST.
-var grammarFunctions = map[string]bool{"NEXTVAL": true, "LASTVAL": true, "SETVAL": true, "AGAINST": true}
+// grammarFunctions are calls MariaDB's grammar reads by keyword, however
+// spaced (but not quoted), which its registry of functions lacks: the
+// keywords of the rules function_call_keyword, function_call_nonkeyword,
+// function_call_conflict and geometry_function of sql_yacc.yy, sequence
+// functions (NEXTVAL(s) is NEXT VALUE FOR s) and MATCH … AGAINST. (Names
+// its lexer takes for a keyword only right before "(" — NOW, SUBSTRING,
+// CAST, … — are keywordFunctions, native only when written so.)
+var grammarFunctions = map[string]bool{"NEXTVAL": true, "LASTVAL": true, "SETVAL": true, "AGAINST": true,
+	"CHAR": true, "CURRENT_USER": true, "CURRENT_ROLE": true, "DATE": true, "DAY": true, "HOUR": true, "INSERT": true,
+	"INTERVAL": true, "LEFT": true, "MINUTE": true, "MONTH": true, "RIGHT": true, "SECOND": true, "TIME": true,
+	"TIMESTAMP": true, "USER": true, "YEAR": true,
+	"GET_FORMAT":   true,
+	"TIMESTAMPADD": true, "TIMESTAMPDIFF": true, "UTC_DATE": true, "UTC_TIME": true,
+	"UTC_TIMESTAMP": true, "COLUMN_ADD": true, "COLUMN_CHECK": true, "COLUMN_CREATE": true, "COLUMN_DELETE": true,
+	"COLUMN_GET": true, "ASCII": true, "CHARSET": true, "COALESCE": true, "COLLATION": true, "DATABASE": true, "IF": true,
+	"FORMAT": true, "MICROSECOND": true, "MOD": true, "OLD_PASSWORD": true, "PASSWORD": true, "QUARTER": true,
+	"REPEAT": true, "REPLACE": true, "REVERSE": true, "ROW_COUNT": true, "TRUNCATE": true, "WEEK": true,
+	"WEIGHT_STRING": true, "CONTAINS": true, "GEOMETRYCOLLECTION": true, "LINESTRING": true, "MULTILINESTRING": true,
+	"MULTIPOINT": true, "MULTIPOLYGON": true, "POINT": true, "POLYGON": true, "WITHIN": true, "VALUE": true, "VALUES": true,
+	"CONVERT": true, "DEFAULT": true, "EXISTS": true, "MATCH": true, "ROW": true}
 
 // udfHazard says why a call of f, no function of the server's own, may
 // call a loadable function (UDF), whose effects the proxy cannot confine:
