@@ -841,6 +841,8 @@ func TestFidelitySequenceEngine(t *testing.T) {
 			"SELECT SUM(a) FROM t",
 			"SELECT * FROM seq_0_to_9_step_3",
 			"SELECT * FROM seq_1_to_3 FOR UPDATE",
+			"CREATE VIEW v AS SELECT seq FROM seq_1_to_4",
+			"SELECT SUM(seq) FROM v",
 			"UPDATE t SET a = a * 10 WHERE a IN (SELECT seq FROM seq_1_to_2)",
 			"SELECT * FROM t ORDER BY a",
 			// A function's keyword right before "(" is the function: the
@@ -895,6 +897,7 @@ func TestFidelitySQLPrepare(t *testing.T) {
 			"SET @i = 10, @v = 5",
 			"EXECUTE w USING @i, @v",
 			"EXECUTE w USING @i, @v",
+			"EXECUTE w USING 20, ABS(-7)",
 			"SELECT * FROM t ORDER BY id",
 			"DEALLOCATE PREPARE w",
 			"EXECUTE w USING @i, @v",

@@ -83,9 +83,14 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 	switch w0 := word(0); {
 	case w0 == "EXECUTE" && word(1) != "IMMEDIATE" && len(toks) > 1 && (toks[1].kind == tokIdent || toks[1].kind == tokQuoted) &&
 		(len(toks) == 2 || word(2) == "USING"):
-		// EXECUTE s USING <expressions the parser does not read>.
+		// EXECUTE s USING <expressions the parser does not read>: the
+		// names its values could hold are the statement's.
 		st.Class = ClassSession
 		st.Unprovable = "EXECUTE runs a statement prepared with SQL PREPARE, which the proxy cannot see"
+		st.Handle, st.HandleOp = strings.ToLower(identText(text, toks[1])), "EXECUTE"
+		if len(toks) > 3 {
+			st.Funcs, st.Names = e.textNames(text[toks[3].end:], a.opts)
+		}
 	case privilegeStatement(text, toks):
 		st.Class, st.Kind, st.privileges = ClassOther, w0+" "+word(1), true
 		if w0 == "GRANT" || w0 == "REVOKE" {

@@ -278,7 +278,12 @@ func (s *Session) forkFirst(ctx context.Context, st rewrite.Statement) ([]rewrit
 	out := append([]rewrite.Table(nil), st.References...)
 	if st.Kind == "CREATE VIEW" || s.serializable() {
 		for _, t := range st.Reads {
-			if !skipCatalog(t) {
+			if skipCatalog(t) {
+				continue
+			}
+			if virtual, err := s.virtual(ctx, t); err != nil {
+				return nil, err
+			} else if !virtual {
 				out = append(out, t)
 			}
 		}
@@ -287,16 +292,11 @@ func (s *Session) forkFirst(ctx context.Context, st rewrite.Statement) ([]rewrit
 	locked := map[rewrite.Table]bool{}
 	for _, t := range st.Locked {
 		locked[t] = true
-		if !skipCatalog(t) && t.DB != "" && !s.holds(s.sb, t) {
-			o, err := s.m.catalog.object(ctx, t)
-			if err != nil {
-				return nil, err
-			}
-			if virtualTable(o) {
-				continue // nothing to lock, nothing to fork
-			}
+		if virtual, err := s.virtual(ctx, t); err != nil {
+			return nil, err
+		} else if !virtual {
+			out = append(out, t)
 		}
-		out = append(out, t)
 	}
 	for _, t := range st.Reads {
 		if locked[t] || skipCatalog(t) || s.sb != nil && s.own(t) {
@@ -330,6 +330,16 @@ func rowLocking(engine string) bool {
 		return true
 	}
 	return false
+}
+
+// virtual reports whether t, which the sandbox does not hold, is a table
+// of the Sequence engine (virtualTable): nothing to lock, nothing to fork.
+func (s *Session) virtual(ctx context.Context, t rewrite.Table) (bool, error) {
+	if skipCatalog(t) || t.DB == "" || s.holds(s.sb, t) {
+		return false, nil
+	}
+	o, err := s.m.catalog.object(ctx, t)
+	return virtualTable(o), err
 }
 
 // virtualTable reports a table of MariaDB's Sequence engine (seq_1_to_10,

@@ -99,7 +99,11 @@ func (s *Session) planExecute(ctx context.Context, a *rewrite.Analysis, sql stri
 		return nil, false, nil
 	}
 	st := a.Statements[0]
-	if len(st.Reads)+len(st.Writes)+len(st.Names)+len(st.Funcs) > 0 {
+	stored := false
+	for _, f := range st.Funcs {
+		stored = stored || !s.m.catalog.native(f)
+	}
+	if len(st.Reads)+len(st.Writes)+len(st.Names) > 0 || stored {
 		return nil, true, refusal(wire.ErOptionPreventsStatement, "HY000", "EXECUTE … USING reads tables or calls functions the "+
 			"proxy would have to rewrite; set user variables first and EXECUTE … USING them")
 	}
