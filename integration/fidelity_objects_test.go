@@ -898,6 +898,8 @@ func TestFidelitySQLPrepare(t *testing.T) {
 			"EXECUTE w USING @i, @v",
 			"EXECUTE w USING @i, @v",
 			"EXECUTE w USING 20, ABS(-7)",
+			"PREPARE f FROM 'SELECT SFORMAT(\"={:d}=\", ?)'",
+			"EXECUTE f USING 100",
 			"SELECT * FROM t ORDER BY id",
 			"DEALLOCATE PREPARE w",
 			"EXECUTE w USING @i, @v",

@@ -49,7 +49,12 @@ func (s *Session) keepPrepare(a *rewrite.Analysis, sql string, opts rewrite.Opti
 	if st.HandleOp != "PREPARE" || st.Inner == nil || len(st.Inner.Statements) != 1 {
 		return
 	}
-	if c := st.Inner.Statements[0].Class; c != rewrite.ClassRead && c != rewrite.ClassWrite {
+	switch is := st.Inner.Statements[0]; {
+	case is.Class == rewrite.ClassRead || is.Class == rewrite.ClassWrite:
+	case is.Class == rewrite.ClassUnparseable && len(is.Names)+len(is.Reads)+len(is.Writes) == 0:
+		// A text the parser rejects that names no table (a function the
+		// parser does not know, say): nothing in it to rewrite, ever.
+	default:
 		return
 	}
 	p.keepStmt = &sqlStmt{text: sql, sent: p.SQL, db: opts.DB, sb: s.sb}
