@@ -51,6 +51,9 @@ func (s *Session) keepPrepare(a *rewrite.Analysis, sql string, opts rewrite.Opti
 	}
 	switch is := st.Inner.Statements[0]; {
 	case is.Class == rewrite.ClassRead || is.Class == rewrite.ClassWrite:
+	case is.Kind == "CREATE TABLE" && !is.Temporary:
+		// CREATE TABLE [… AS SELECT]: planned again at each EXECUTE, its
+		// table placed in the sandbox as for the statement itself.
 	case is.Class == rewrite.ClassUnparseable && len(is.Names)+len(is.Reads)+len(is.Writes) == 0:
 		// A text the parser rejects that names no table (a function the
 		// parser does not know, say): nothing in it to rewrite, ever.
@@ -144,6 +147,12 @@ func (s *Session) planExecute(ctx context.Context, a *rewrite.Analysis, sql stri
 	}
 	np.SQL, np.text, np.statements = sql, sql, 1
 	np.keepStmt, np.forgetStmts, np.noReplay = nil, nil, true
+	if in := preparedInner(pp); in != nil && in.Statements[0].Class == rewrite.ClassDDL {
+		// It commits the transaction, and makes the table it names, as the
+		// statement itself would.
+		np.ddl = true
+		np.refresh = append(append([]rewrite.Table(nil), np.refresh...), in.Statements[0].Writes...)
+	}
 	return &np, true, nil
 }
 
