@@ -36,6 +36,15 @@ func runObjCases(t *testing.T, cases []objCase) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	sandDB, direct, accts := objServers(ctx, t)
+	// The cases' databases go with the test: views and functions left in
+	// them would be read by later tests' information_schema queries.
+	t.Cleanup(func() {
+		for i := range cases {
+			for _, srv := range []*testdb.Server{direct, sandDB} {
+				_, _ = openDB(t, srv.DSN("")).Exec(fmt.Sprintf("DROP DATABASE IF EXISTS fx%d", i))
+			}
+		}
+	})
 	for _, acct := range accts {
 		for i, c := range cases {
 			t.Run(acct.name+"/"+c.name, func(t *testing.T) {
