@@ -937,6 +937,14 @@ func escCases() []escCase {
 			checks: []escCheck{{"SELECT COUNT(*) > 2 FROM esc.audit", "1"}}},
 		escCase{cat: "review", name: "stored-now-with-space", db: "esc2", stmts: []string{"SELECT now ()"}, expect: escRefused,
 			why: "the parser rejects now (): a call in a text it cannot read is not placed"},
+		// POINT(x, y) is the server's; POINT() a stored function of the
+		// name: refused while one exists, whichever the call reaches.
+		escCase{cat: "review", name: "keyword-function-shadowed", db: "esc2",
+			setup:  []string{"CREATE OR REPLACE FUNCTION esc2.point() RETURNS INT MODIFIES SQL DATA BEGIN INSERT INTO esc.audit (msg) VALUES ('esc2.point'); RETURN 1; END"},
+			stmts:  []string{"SELECT point()"},
+			expect: escRefused, anyAt: true},
+		escCase{cat: "review", name: "keyword-function-native", db: "esc",
+			stmts: []string{"SELECT ST_AsText(POINT(1, 2)), IF(1, 'a', 'b'), REPLACE('x', 'x', 'y')"}, expect: escOK},
 		escCase{cat: "review", name: "native-count-bare", db: "esc2", stmts: []string{"SELECT COUNT(*) FROM esc.customers"},
 			expect: escOK, why: "written bare, COUNT is the server's own"},
 		escCase{cat: "review", name: "view-the-parser-cannot-read", stmts: []string{"SELECT * FROM esc2.vj"}, expect: escRefused,

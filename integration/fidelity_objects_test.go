@@ -791,6 +791,9 @@ func TestFidelityFunctions(t *testing.T) {
 			"CREATE FUNCTION twice(x INT) RETURNS INT RETURN x * 2",
 			"CALL use_fn(@r)",
 			"SELECT @r",
+			// An error quoting the call as sent: told back as written.
+			"CREATE FUNCTION g1() RETURNS POINT RETURN 1",
+			"SELECT g1()",
 		}},
 		// Views calling stored functions read the sandbox's copies.
 		{name: "views", schema: funcSchema + `

@@ -295,6 +295,10 @@ func (c *catalog) funcHazard(ctx context.Context, f rewrite.Func, db string) (wh
 	if c.native(f) {
 		return "", false, nil
 	}
+	if keywordCall(f) {
+		why, err := c.keywordHazard(ctx, f, db)
+		return why, why != "", err
+	}
 	if why, err := c.udfHazard(ctx, f); err != nil || why != "" {
 		return why, false, err
 	}
@@ -314,7 +318,29 @@ func (c *catalog) native(f rewrite.Func) bool {
 	upper := strings.ToUpper(f.Name)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.natives[upper] || f.Bare && c.keywords[upper] || !f.Quoted && grammarFunctions[upper]
+	return c.natives[upper] || f.Bare && c.keywords[upper]
+}
+
+// keywordCall reports whether an unqualified call of f is written like one
+// of the calls MariaDB's grammar reads by keyword (grammarFunctions): the
+// server's own function, unless its arguments do not fit it, when the
+// server calls a stored function of the name instead.
+func keywordCall(f rewrite.Func) bool {
+	return f.Schema == "" && !f.Quoted && grammarFunctions[strings.ToUpper(f.Name)]
+}
+
+// keywordHazard says why a keyword call of f (keywordCall) may reach a
+// stored function: one of its name exists in one of dbs.
+func (c *catalog) keywordHazard(ctx context.Context, f rewrite.Func, dbs ...string) (string, error) {
+	for _, db := range dbs {
+		stored, err := c.storedFunction(ctx, db, f.Name)
+		if err != nil || stored {
+			return "it calls " + strings.ToUpper(f.Name) + "(), the name of one of the server's own functions and of the stored " +
+				"function " + rewrite.QuoteIdent(db) + "." + rewrite.QuoteIdent(f.Name) + ": which one runs depends on its " +
+				"arguments; qualify the stored function's name with its database, or rename it", err
+		}
+	}
+	return "", nil
 }
 
 // grammarFunctions are calls MariaDB's grammar reads by keyword, however
@@ -356,15 +382,7 @@ func (c *catalog) udfHazard(ctx context.Context, f rewrite.Func) (string, error)
 	return "", nil
 }
 
-// sandboxFuncHazard is funcHazard in a sandbox, where stored functions are
-// the sandbox's (placedFunction): only a loadable function reaches beyond
-// it.
-func (c *catalog) sandboxFuncHazard(ctx context.Context, f rewrite.Func) (string, error) {
-	if f.Schema != "" || c.native(f) {
-		return "", nil
-	}
-	return c.udfHazard(ctx, f)
-}
+
 
 // storedFunction reports whether db has a stored function called name.
 func (c *catalog) storedFunction(ctx context.Context, db, name string) (bool, error) {

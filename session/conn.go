@@ -77,6 +77,9 @@ type Session struct {
 	// copying are the production procedures (lower-case db NUL name) whose
 	// copies are being made (procedures.go): one that calls itself.
 	copying map[string]bool
+	// lastRenames are the names the last statement's rewrite replaced,
+	// for telling its diagnostics back (SHOW WARNINGS).
+	lastRenames []rewrite.Rename
 	// nextTx is what SET TRANSACTION gave the next transaction, cur how
 	// the open one started (txchars.go).
 	nextTx rewrite.TxChars

@@ -33,7 +33,7 @@ func (s *Session) placedFunction(f rewrite.Func, db string) (phys, logical strin
 			return "", "", false
 		}
 		db = f.Schema
-	case s.m.catalog.native(f):
+	case s.m.catalog.native(f), keywordCall(f):
 		return "", "", false
 	}
 	if db == "" {
@@ -192,6 +192,23 @@ func (s *Session) ensure(ctx context.Context, t rewrite.Table, mode forker.Mode)
 		err = s.placeNeeded(ctx)
 	}
 	return e, made, err
+}
+
+// sandboxFuncHazard is funcHazard in a sandbox, where stored functions are
+// the sandbox's (placedFunction): a loadable function reaches beyond it,
+// and a call of one of the server's keyword functions may reach a stored
+// function of the name (production's or the sandbox's).
+func (s *Session) sandboxFuncHazard(ctx context.Context, f rewrite.Func, db string) (string, error) {
+	switch {
+	case f.Schema != "" || s.m.catalog.native(f):
+		return "", nil
+	case keywordCall(f):
+		if db == "" {
+			return "", nil
+		}
+		return s.m.catalog.keywordHazard(ctx, f, db, s.routineDB(db))
+	}
+	return s.m.catalog.udfHazard(ctx, f)
 }
 
 // hasFunction reports whether the sandbox has the function name of

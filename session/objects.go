@@ -29,7 +29,7 @@ func (s *Session) statementHazard(ctx context.Context, st rewrite.Statement, sb 
 		if sb != nil && st.Class != rewrite.ClassUnparseable {
 			// The sandbox's copies run in its place (functions.go); in a
 			// statement the parser rejects the proxy cannot place a call.
-			if why, err := s.m.catalog.sandboxFuncHazard(ctx, f); err != nil || why != "" {
+			if why, err := s.sandboxFuncHazard(ctx, f, st.DB); err != nil || why != "" {
 				return why, err
 			}
 		} else if why, _, err := s.m.catalog.funcHazard(ctx, f, st.DB); err != nil || why != "" {

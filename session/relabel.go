@@ -104,7 +104,7 @@ func (r *Relabel) Error(code uint16, msg string) string {
 			return m
 		}
 	}
-	return r.s.unmap(msg)
+	return r.s.unmap(unquoteRenames(msg, r.p.renames))
 }
 
 // Column tells a column definition's names back as on the real database:

@@ -401,6 +401,9 @@ func (s *Session) After(ctx context.Context, p *Plan, o *Outcome) error {
 		s.auditExecution(p) // every execution sent, as every statement is audited when planned
 	}
 	s.keptStatements(p, o.Failed)
+	if !p.diagnostics {
+		s.lastRenames = p.renames // for the diagnostics a SHOW WARNINGS reads next
+	}
 	if err := s.executed(ctx, p, status, o.Failed); err != nil {
 		s.log.Warn("sandbox bookkeeping after DDL failed", zap.Error(err))
 	}
@@ -546,12 +549,24 @@ func (s *Session) diagnostics(ctx context.Context, sql string, refused []Diag) (
 	}
 	for _, row := range r.Rows {
 		if len(row) == 3 && row[2] != nil {
-			m := s.unmap(*row[2])
+			m := s.unmap(unquoteRenames(*row[2], s.lastRenames))
 			row[2] = &m
 		}
 		rep.Rows = append(rep.Rows, row)
 	}
 	return rep, nil
+}
+
+// unquoteRenames tells back, in a server message, an expression the
+// message quotes as a name (`f1()` of a cast's error): the rewritten text
+// with its backquotes doubled becomes the client's.
+func unquoteRenames(msg string, renames []rewrite.Rename) string {
+	for _, rn := range renames {
+		if strings.Contains(rn.To, "`") {
+			msg = strings.ReplaceAll(msg, strings.ReplaceAll(rn.To, "`", "``"), rn.From)
+		}
+	}
+	return msg
 }
 
 // FieldList says where COM_FIELD_LIST of table, which names a table of the
