@@ -382,8 +382,6 @@ func (c *catalog) udfHazard(ctx context.Context, f rewrite.Func) (string, error)
 	return "", nil
 }
 
-
-
 // storedFunction reports whether db has a stored function called name.
 func (c *catalog) storedFunction(ctx context.Context, db, name string) (bool, error) {
 	if db == "" {
