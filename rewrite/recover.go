@@ -347,7 +347,7 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 				b = []byte(text)
 			}
 			copy(b[t.start:], map[string]string{"INT": "DEC", "INTEGER": "DECIMAL"}[word(i)])
-		case tableDDL && punct(i, '(') && word(i+1) == "SELECT" && i >= 2 && (toks[i-1].kind == tokIdent || toks[i-1].kind == tokQuoted) &&
+		case tableDDL && punct(i, '(') && (word(i+1) == "SELECT" || word(i+1) == "WITH") && i >= 2 && (toks[i-1].kind == tokIdent || toks[i-1].kind == tokQuoted) &&
 			(word(i-2) == "TABLE" || word(i-2) == "EXISTS" || punct(i-2, '.')):
 			// CREATE TABLE t (SELECT …) [UNION …]: the query in
 			// parentheses, read without them (the same query).
@@ -358,7 +358,7 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 		case word(i) == "LIMIT" && groupConcatLimit(text, toks, i):
 			// GROUP_CONCAT(… LIMIT n [OFFSET m | , m]): numbers only.
 			end := i + 1
-			for end+1 < len(toks) && (toks[end+1].kind == tokNumber || punct(end+1, ',') || word(end+1) == "OFFSET") {
+			for end+1 < len(toks) && (toks[end+1].kind == tokNumber || toks[end+1].kind == tokVariable || punct(end+1, ',') || word(end+1) == "OFFSET") {
 				end++
 			}
 			blank(int(t.start), int(toks[end].end))
@@ -632,14 +632,19 @@ func statementEnd(text string, toks []token, i int) bool {
 // toks[i] starts none.
 func limitExtension(text string, toks []token, i int) int {
 	word := func(j int) string { return tokWord(text, toks, j) }
-	count := func(j int) bool { return j < len(toks) && (toks[j].kind == tokNumber || toks[j].kind == tokVariable) }
+	// A count: a number, a variable, or a stored program's local variable
+	// (a bare name, which names no table there).
+	count := func(j int) bool {
+		return j < len(toks) && (toks[j].kind == tokNumber || toks[j].kind == tokVariable ||
+			toks[j].kind == tokIdent && !punctAt(text, toks, j+1, '.') && !punctAt(text, toks, j+1, '(') && !punctAt(text, toks, j-1, '.'))
+	}
 	switch word(i) {
 	case "LIMIT":
 		if word(i+1) == "ROWS" && word(i+2) == "EXAMINED" && count(i+3) {
 			return 4
 		}
 	case "ROWS":
-		if word(i+1) == "EXAMINED" && count(i+2) && i > 0 && (toks[i-1].kind == tokNumber || toks[i-1].kind == tokVariable) {
+		if word(i+1) == "EXAMINED" && count(i+2) && i > 0 && count(i-1) {
 			return 3
 		}
 	case "OFFSET":
@@ -841,7 +846,8 @@ const maxParsedNumber = 60
 // the parentheses of a call of GROUP_CONCAT.
 func groupConcatLimit(text string, toks []token, i int) bool {
 	j := i + 1
-	for j < len(toks) && (toks[j].kind == tokNumber || punctAt(text, toks, j, ',') || tokWord(text, toks, j) == "OFFSET") {
+	for j < len(toks) && (toks[j].kind == tokNumber || toks[j].kind == tokVariable || punctAt(text, toks, j, ',') ||
+		tokWord(text, toks, j) == "OFFSET") {
 		j++
 	}
 	if j == i+1 || !punctAt(text, toks, j, ')') {

@@ -49,6 +49,8 @@ func TestProcedures(t *testing.T) {
 			"USE CREATE PROCEDURE CALL"},
 		{"CALL `foo.bar`(@`_foo.bar_0`)", "CALL `sb_app`.`foo.bar`(@`_foo.bar_0`)", "CALL"},
 		{"CALL test_signal(?)", "CALL `sb_app`.`test_signal`(?)", "CALL"},
+		{"CREATE PROCEDURE p(l INT) BEGIN SELECT * FROM t LIMIT ROWS EXAMINED l; END",
+			"CREATE PROCEDURE `sb_app`.`p`(l INT) BEGIN SELECT * FROM `sb_app`.`t` LIMIT ROWS EXAMINED l; END", "CREATE PROCEDURE"},
 		{"CALL other.p((SELECT COUNT(*) FROM users), @x)", "CALL `sb_other`.`p`((SELECT COUNT(*) FROM `sb_app`.`users`), @x)", "CALL"},
 		{"DROP PROCEDURE test_signal", "DROP PROCEDURE `sb_app`.`test_signal`", "DROP PROCEDURE"},
 		{"CREATE PROCEDURE p() BEGIN SELECT 1; END; xyzzy; DELETE FROM t", "CREATE PROCEDURE `sb_app`.`p`() BEGIN SELECT 1; END; xyzzy; DELETE FROM t",
