@@ -474,9 +474,9 @@ func TestFidelityTriggers(t *testing.T) {
 }
 
 // TestFidelityTriggerFunctions: production's triggers that call stored
-// functions are carried by forks, and triggers a sandbox makes may call
-// them too — the sandbox's copies of the functions run, their writes in
-// forks — as on a copy of the database.
+// functions and procedures are carried by forks, and triggers a sandbox
+// makes may call them too — the sandbox's copies of the routines run,
+// their writes in forks — as on a copy of the database.
 func TestFidelityTriggerFunctions(t *testing.T) {
 	db, _ := env(t)
 	leastPrivilegeUser(t, db)
@@ -491,6 +491,8 @@ CREATE FUNCTION note(w VARCHAR(40)) RETURNS INT MODIFIES SQL DATA BEGIN INSERT I
 CREATE FUNCTION clamp(x INT) RETURNS INT DETERMINISTIC RETURN GREATEST(0, LEAST(x, 100));
 CREATE TRIGGER acct_bu BEFORE UPDATE ON acct FOR EACH ROW SET NEW.balance = clamp(NEW.balance);
 CREATE TRIGGER acct_ai AFTER INSERT ON acct FOR EACH ROW SET @n = note(CONCAT('ins ', NEW.id));
+CREATE PROCEDURE log_del(IN i INT) INSERT INTO log (what) VALUES (CONCAT('proc del ', i));
+CREATE TRIGGER acct_ad AFTER DELETE ON acct FOR EACH ROW CALL log_del(OLD.id);
 INSERT INTO acct VALUES (1, 50);`
 	runObjCases(t, []objCase{
 		{name: "carried", schema: schema, steps: []string{
@@ -499,6 +501,8 @@ INSERT INTO acct VALUES (1, 50);`
 			"INSERT INTO acct VALUES (2, -3)",
 			"SELECT what FROM log ORDER BY id",
 			"SELECT @n",
+			"DELETE FROM acct WHERE id = 2",
+			"SELECT what FROM log ORDER BY id",
 		}},
 		{name: "made", schema: schema, steps: []string{
 			"CREATE TRIGGER acct_bd BEFORE DELETE ON acct FOR EACH ROW SET @d = note(CONCAT('del ', OLD.id))",
@@ -508,6 +512,9 @@ INSERT INTO acct VALUES (1, 50);`
 			"CREATE TRIGGER acct_bi BEFORE INSERT ON acct FOR EACH ROW SET NEW.balance = twice(NEW.balance)",
 			"INSERT INTO acct VALUES (3, 7)",
 			"SELECT * FROM acct ORDER BY id",
+			"SELECT what FROM log ORDER BY id",
+			"CREATE TRIGGER acct_bu2 BEFORE UPDATE ON acct FOR EACH ROW CALL log_del(-NEW.id)",
+			"UPDATE acct SET balance = 1 WHERE id = 3",
 			"SELECT what FROM log ORDER BY id",
 		}},
 	})
@@ -649,7 +656,6 @@ CREATE PROCEDURE note(IN w VARCHAR(20)) INSERT INTO log (what) VALUES (w);`
 				name+","+name+",INSERT INTO `"+name+"`.`log`")
 			shown("SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA LIKE '%sqlfork%'", "COUNT(*)|0")
 			for q, why := range map[string]string{
-				"CREATE TRIGGER r1 AFTER INSERT ON t FOR EACH ROW CALL note('x')":                                                        "calls a stored procedure",
 				"CREATE TRIGGER r3 AFTER INSERT ON t FOR EACH ROW INSERT INTO log (what) SELECT COUNT(*) FROM information_schema.TABLES": "information_schema",
 				"CREATE TRIGGER r4 AFTER INSERT ON t FOR EACH ROW INSERT INTO log (what) SELECT LOAD_FILE('/etc/passwd')":                "",
 				"CREATE TRIGGER r6 AFTER INSERT ON t FOR EACH ROW SET @a = 1; INSERT INTO log (what) VALUES ('x')":                       "sent alone",

@@ -95,6 +95,9 @@ func (a *Analysis) callReps(r Resolver) ([]replacement, error) {
 		return strings.EqualFold(x.Schema, y.Schema) && strings.EqualFold(x.Name, y.Name)
 	}
 	for si, st := range a.Statements {
+		if st.Routine != nil && len(st.Routine.Body) > 0 {
+			continue // a body's calls are its statements', placed with them (routineReps)
+		}
 	funcs:
 		for _, f := range st.Funcs[:len(st.Funcs)-st.innerFuncs] {
 			for i := range want {

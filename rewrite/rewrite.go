@@ -537,6 +537,9 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := overlapping(reps); err != nil {
+		return nil, err
+	}
 	return a.build(reps), nil
 }
 
@@ -874,6 +877,25 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 func keepsName(r Resolver, t Table) bool {
 	p, _, err := r.Resolve(t, false)
 	return err == nil && strings.EqualFold(p.Name, t.Name)
+}
+
+// overlapping refuses replacements that overlap (two rewrites of one
+// place): the engine's own mistake, never to reach the text sent.
+// It sorts reps by position, as build does (insertion sort: lists are
+// short).
+func overlapping(reps []replacement) error {
+	for i := 1; i < len(reps); i++ {
+		for j := i; j > 0 && reps[j].start < reps[j-1].start; j-- {
+			reps[j], reps[j-1] = reps[j-1], reps[j]
+		}
+	}
+	for i := 1; i < len(reps); i++ {
+		if reps[i].start < reps[i-1].end {
+			return refuse(wire.ErUnknown, "the proxy would rewrite one part of this statement twice, so it cannot confine it "+
+				"to the sandbox; simplify the statement")
+		}
+	}
+	return nil
 }
 
 // build splices reps into the client's text.

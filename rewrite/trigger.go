@@ -246,14 +246,6 @@ func (a *Analysis) triggerReps(st *Statement, r Resolver) ([]replacement, error)
 	if err != nil || !ok {
 		return nil, err
 	}
-	for _, b := range st.Routine.Body {
-		for _, bs := range b.Statements {
-			if bs.Kind == "CALL" {
-				return nil, refuse(wire.ErOptionPreventsStatement, "the body of trigger %s calls a stored procedure, whose "+
-					"statements would run outside the sandbox's tables; run it on a direct connection", QuoteIdent(st.Routine.Name))
-			}
-		}
-	}
 	reps, err := a.routineReps(st, placedRoutine{Resolver: r, db: db})
 	if err != nil || st.Kind != "CREATE TRIGGER" {
 		return reps, err
@@ -283,5 +275,21 @@ type placedRoutine struct {
 	db string
 }
 
-// ResolveRoutine implements RoutineResolver.
-func (p placedRoutine) ResolveRoutine(*Statement) (string, error) { return p.db, nil }
+// ResolveRoutine implements RoutineResolver: the trigger in db, and a
+// procedure its body calls where the resolver places it (or, for a
+// resolver that places none, in db).
+func (p placedRoutine) ResolveRoutine(st *Statement) (string, error) {
+	if rr, ok := p.Resolver.(RoutineResolver); ok && st.Kind == "CALL" {
+		return rr.ResolveRoutine(st)
+	}
+	return p.db, nil
+}
+
+// ResolveFunction implements FunctionResolver: the functions the body
+// calls where the resolver places them.
+func (p placedRoutine) ResolveFunction(f Func, db string) (string, bool, error) {
+	if fr, ok := p.Resolver.(FunctionResolver); ok {
+		return fr.ResolveFunction(f, db)
+	}
+	return "", false, nil
+}

@@ -169,15 +169,15 @@ func (s *Session) routineChanging(ctx context.Context, st rewrite.Statement) err
 	return nil
 }
 
-// placeNeeded copies into the sandbox the stored functions its copies of
-// production's triggers call (Sandbox.needFunctions). Those it could not
+// placeNeeded copies into the sandbox the stored routines its copies of
+// production's triggers call (Sandbox.needRoutines). Those it could not
 // copy stay listed: until they are, a write firing such a trigger gets the
 // server's 1305 in the sandbox.
 func (s *Session) placeNeeded(ctx context.Context) error {
-	fs := s.sb.takeNeeded()
-	for i, f := range fs {
-		if _, err := s.sandboxRoutine(ctx, "FUNCTION", f.Schema, f.Name); err != nil {
-			s.sb.needFunctions(fs[i:])
+	rs := s.sb.takeNeeded()
+	for i, r := range rs {
+		if _, err := s.sandboxRoutine(ctx, r.kind, r.db, r.name); err != nil {
+			s.sb.needRoutines(rs[i:])
 			return err
 		}
 	}

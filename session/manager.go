@@ -320,9 +320,9 @@ type Sandbox struct {
 	// them. The value is set for the sandbox's own (made, altered or
 	// dropped there), unset for untouched copies of production's.
 	routines map[string]bool
-	// needed are stored functions copies of triggers call, for a session
-	// to copy into the sandbox (needFunctions).
-	needed []rewrite.Func
+	// needed are the stored routines copies of triggers call, for a
+	// session to copy into the sandbox (needRoutines).
+	needed []routineRef
 	// shared: another proxy process may use the sandbox (claimed from
 	// the registry, or found held elsewhere); named and kept sandboxes
 	// are shareable anyway (see shareable).
@@ -332,17 +332,21 @@ type Sandbox struct {
 	sync regSync
 }
 
-// needFunctions records stored functions (Schema set) the sandbox's
-// copies of triggers call, which the next session to use the sandbox
-// copies into it (Session.placeNeeded).
-func (sb *Sandbox) needFunctions(fs []rewrite.Func) {
+// routineRef names a stored routine: kind PROCEDURE or FUNCTION, its
+// database and name.
+type routineRef struct{ kind, db, name string }
+
+// needRoutines records stored routines the sandbox's copies of triggers
+// call, which the next session to use the sandbox copies into it
+// (Session.placeNeeded).
+func (sb *Sandbox) needRoutines(rs []routineRef) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	sb.needed = append(sb.needed, fs...)
+	sb.needed = append(sb.needed, rs...)
 }
 
-// takeNeeded returns and forgets the functions needFunctions recorded.
-func (sb *Sandbox) takeNeeded() []rewrite.Func {
+// takeNeeded returns and forgets the routines needRoutines recorded.
+func (sb *Sandbox) takeNeeded() []routineRef {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	fs := sb.needed
@@ -1016,7 +1020,7 @@ func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Tabl
 			err = m.copyTriggers(ctx, c, sb, cp, made)
 		}
 		if err == nil && len(made) > 0 {
-			sb.needFunctions(cp.funcs)
+			sb.needRoutines(cp.routines)
 		}
 		if err != nil {
 			// A fork without its keys or triggers would not do what its

@@ -47,8 +47,8 @@ type connectedSet struct {
 	linked   bool
 	fks      []forker.ForeignKey
 	triggers map[string][]triggerCopy
-	// funcs are the stored functions the triggers call (triggerHazards).
-	funcs []rewrite.Func
+	// routines are the stored routines the triggers call (triggerHazards).
+	routines []routineRef
 }
 
 // connected finds the tables forking t takes, on a side connection of its
@@ -141,11 +141,11 @@ func bodyTables(a *rewrite.Analysis) []rewrite.Table {
 func (m *Manager) triggerHazards(ctx context.Context, cp *connectedSet) error {
 	for _, u := range cp.tables {
 		for _, tc := range cp.triggers[m.key(u)] {
-			why, funcs, err := m.triggerHazard(ctx, u, tc)
+			why, routines, err := m.triggerHazard(ctx, u, tc)
 			if err != nil {
 				return err
 			}
-			cp.funcs = append(cp.funcs, funcs...)
+			cp.routines = append(cp.routines, routines...)
 			if why != "" {
 				return refusal(wire.ErUnknown, "HY000", "cannot fork %s: its trigger %s %s, so the fork cannot do what "+
 					"the table does in production; test without the sandbox, or drop or simplify the trigger", u,
@@ -158,7 +158,7 @@ func (m *Manager) triggerHazards(ctx context.Context, cp *connectedSet) error {
 
 // triggerHazard says why the trigger tc of t cannot be copied ("" when it
 // can).
-func (m *Manager) triggerHazard(ctx context.Context, t rewrite.Table, tc triggerCopy) (string, []rewrite.Func, error) {
+func (m *Manager) triggerHazard(ctx context.Context, t rewrite.Table, tc triggerCopy) (string, []routineRef, error) {
 	if len(tc.a.Statements) != 1 || tc.a.Statements[0].Routine == nil {
 		return "cannot be read by the proxy", nil, nil
 	}
@@ -168,10 +168,10 @@ func (m *Manager) triggerHazard(ctx context.Context, t rewrite.Table, tc trigger
 // bodyHazard says why the trigger whose body st holds (st.Routine.Body,
 // run with db current) cannot be made in a sandbox ("" when it can): a
 // body the proxy cannot read, a CALL, what reaches outside the database or
-// reads information_schema, a loadable function. funcs are the stored
-// functions it calls (Schema set), which the sandbox must have: the
+// reads information_schema, a loadable function. routines are the stored
+// procedures and functions it calls, which the sandbox must have: the
 // trigger, made in the sandbox's database, calls the sandbox's.
-func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statement) (why string, funcs []rewrite.Func, err error) {
+func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statement) (why string, routines []routineRef, err error) {
 	if st.Unprovable != "" {
 		return "has a body the proxy cannot read (" + st.Unprovable + ")", nil, nil
 	}
@@ -180,8 +180,10 @@ func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statemen
 			switch {
 			case bs.Class == rewrite.ClassUnparseable:
 				return "has a statement the proxy cannot read", nil, nil
-			case bs.Kind == "CALL" || bs.Routine != nil:
-				return "calls a stored procedure, which would run production's statements", nil, nil
+			case bs.Kind == "CALL" && bs.Routine != nil:
+				routines = append(routines, routineRef{"PROCEDURE", bs.Routine.DB(db), bs.Routine.Name})
+			case bs.Routine != nil:
+				return "defines or drops a stored routine", nil, nil
 			case bs.Outside != "":
 				return "reaches outside the database (" + bs.Outside + ")", nil, nil
 			case serverWide(bs) != "":
@@ -195,14 +197,14 @@ func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statemen
 				case err != nil:
 					return "", nil, err
 				case stored:
-					funcs = append(funcs, rewrite.Func{Schema: cmp.Or(f.Schema, db), Name: f.Name})
+					routines = append(routines, routineRef{"FUNCTION", cmp.Or(f.Schema, db), f.Name})
 				case why != "":
 					return why, nil, nil
 				}
 			}
 		}
 	}
-	return "", funcs, nil
+	return "", routines, nil
 }
 
 // copyTriggers makes, on each fork in made (by key), its production
@@ -259,8 +261,16 @@ func (r sandboxResolver) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, 
 	return t, false, refusal(wire.ErUnknown, "HY000", "a trigger names %s, which is not in the sandbox", t)
 }
 
-// ResolveRoutine implements rewrite.RoutineResolver.
-func (r sandboxResolver) ResolveRoutine(*rewrite.Statement) (string, error) { return r.db, nil }
+// ResolveRoutine implements rewrite.RoutineResolver: the body (read as a
+// procedure's) is placed in the trigger's sandbox database, and a CALL
+// naming another database names the sandbox's for it (the session copies
+// production's procedure there, placeNeeded).
+func (r sandboxResolver) ResolveRoutine(st *rewrite.Statement) (string, error) {
+	if st.Kind == "CALL" && st.Routine != nil && st.Routine.Schema != "" {
+		return SandboxSchema(r.m.cfg.Prefix, r.sb.ID, r.m.norm(rewrite.Table{DB: st.Routine.Schema}).DB), nil
+	}
+	return r.db, nil
+}
 
 // ResolveFunction implements rewrite.FunctionResolver: a call naming its
 // function's database names the sandbox's (the session copies production's
