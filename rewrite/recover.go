@@ -369,13 +369,18 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 			// no table.
 			blank(int(t.start), int(t.end))
 			b[t.start] = '0'
-		case word(i) == "ROW" && word(i-1) == "AS" && !punct(i+1, '(') && !punct(i+1, '.'):
-			// MariaDB takes ROW for a column's alias; the parser reserves
-			// it. An alias names no table: read as another name.
+		case word(i-1) == "AS" && t.kind == tokIdent && e.reserved[strings.ToLower(text[t.start:t.end])] &&
+			(punct(i+1, ',') || punct(i+1, ';') || word(i+1) == "FROM" || i+1 == len(toks)) &&
+			(b == nil || b[t.start] != ' ') && !typeWords[word(i)] && !castTypes[word(i)]:
+			// A column's alias the parser reserves and MariaDB does not
+			// (ROW, RANK, …): an alias names no table; read as another
+			// name of the same length.
 			if b == nil {
 				b = []byte(text)
 			}
-			copy(b[t.start:], "r_w")
+			for k := t.start; k < t.end; k++ {
+				b[k] = 'x'
+			}
 		case windowCountArg[word(i)] > 0 && punct(i+1, '(') && !punct(i-1, '.') && windowCall(text, toks, i+1):
 			// LAG / LEAD offsets and NTILE / NTH_VALUE counts: MariaDB
 			// takes an expression, the parser a number only. One of
@@ -869,3 +874,9 @@ func groupConcatLimit(text string, toks []token, i int) bool {
 	}
 	return false
 }
+
+// castTypes are the types a CAST or CONVERT takes that the parser
+// reserves: AS before them names a type, no alias.
+var castTypes = map[string]bool{"CHAR": true, "BINARY": true, "DATE": true, "DATETIME": true, "TIME": true, "DECIMAL": true,
+	"SIGNED": true, "UNSIGNED": true, "INT": true, "INTEGER": true, "DOUBLE": true, "FLOAT": true, "JSON": true, "NCHAR": true,
+	"INTERVAL": true}

@@ -38,7 +38,7 @@ func TestRecoveredForms(t *testing.T) {
 		{"SELECT GROUP_CONCAT(a LIMIT ?) FROM t", "SELECT GROUP_CONCAT(a LIMIT ?) FROM `sb_app`.`t`", "SELECT"},
 		{"SELECT a, LAG(a, a - 2) OVER (ORDER BY a), GROUP_CONCAT(a ORDER BY a LIMIT 1, 2) FROM t GROUP BY a",
 			"SELECT a, LAG(a, a - 2) OVER (ORDER BY a), GROUP_CONCAT(a ORDER BY a LIMIT 1, 2) FROM `sb_app`.`t` GROUP BY a", "SELECT"},
-		{"SELECT @n := @n + 1 AS row, a FROM t", "SELECT @n := @n + 1 AS row, a FROM `sb_app`.`t`", "SELECT"},
+		{"SELECT @n := @n + 1 AS row, a AS rank FROM t", "SELECT @n := @n + 1 AS row, a AS rank FROM `sb_app`.`t`", "SELECT"},
 		{"INSERT INTO t VALUES (" + strings.Repeat("9", 90) + ")", "INSERT INTO `sb_app`.`t` VALUES (" + strings.Repeat("9", 90) + ")", "INSERT"},
 		{"CREATE TABLE u (SELECT a FROM t) UNION (SELECT a FROM t)", "CREATE TABLE `sb_app`.`u` (SELECT a FROM `sb_app`.`t`) UNION (SELECT a FROM `sb_app`.`t`)",
 			"CREATE TABLE"},
