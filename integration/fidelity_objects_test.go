@@ -813,9 +813,14 @@ CREATE VIEW v_over AS SELECT id, r FROM v_rich WHERE b > 10;`, steps: []string{
 			"SELECT * FROM v_over ORDER BY id",
 			"CREATE VIEW v_mine AS SELECT total() AS t, greet('z') AS g",
 			"SELECT * FROM v_mine",
+			// Columns named after their expressions keep the client's text.
+			"CREATE VIEW v_lab AS SELECT balance_of(1), greet( 'x' ), id FROM acct",
+			"SELECT * FROM v_lab ORDER BY id",
+			"CREATE TABLE t_lab AS SELECT balance_of(id), id FROM acct",
+			"SELECT * FROM t_lab ORDER BY id",
 			// (v_mine's definition names its functions with their database:
 			// the server qualifies calls of another database's functions.)
-			"SELECT TABLE_NAME, IF(TABLE_NAME = 'v_mine', '', VIEW_DEFINITION) FROM information_schema.VIEWS WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1",
+			"SELECT TABLE_NAME, IF(TABLE_NAME IN ('v_mine', 'v_lab'), '', VIEW_DEFINITION) FROM information_schema.VIEWS WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1",
 		}},
 		// Production's routines dropped in the sandbox are gone there only.
 		{name: "drop", schema: funcSchema, steps: []string{

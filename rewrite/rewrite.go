@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -640,7 +641,34 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 		return nil, err
 	}
 	reps = append(reps, calls...)
+	reps = append(reps, a.namedColumns(reps)...)
 	return append(reps, routines...), nil
+}
+
+// namedColumns keeps the names of the columns a view or a table made from
+// a query gets from its select list's expressions: the server names such a
+// column with the expression's text as sent, so an expression the rewrite
+// changes gets its text as the client wrote it as an alias (but for a text
+// longer than a name may be, which the server names Name_exp_N either way).
+func (a *Analysis) namedColumns(reps []replacement) []replacement {
+	var out []replacement
+	for _, st := range a.Statements {
+		switch st.Kind {
+		case "CREATE VIEW", "ALTER VIEW", "CREATE TABLE":
+		default:
+			continue
+		}
+		for _, l := range st.Labels {
+			changed := false
+			for _, rp := range reps {
+				changed = changed || rp.start >= l[0] && rp.end <= l[1] && rp.end > rp.start
+			}
+			if text := a.src[l[0]:l[1]]; changed && utf8.RuneCountInString(text) <= maxIdentifierLength && !strings.HasSuffix(text, " ") {
+				out = append(out, replacement{l[1], l[1], " AS " + QuoteIdent(text)})
+			}
+		}
+	}
+	return out
 }
 
 // flushNoOp is, in a sandbox (a RoutineResolver places routines), the

@@ -32,8 +32,8 @@ const (
 		"the tables another made (a named sandbox, user+tag, would share them)"
 	maintenance = "table maintenance: a CHECK / ANALYZE / OPTIMIZE / REPAIR of tables the sandbox cannot hold (the " +
 		"server's own schemas, a procedure's body) is refused as an administrative statement"
-	storedFunction = "stored function: CREATE / DROP FUNCTION is refused (Class routine, not a sandbox procedure): a sandbox " +
-		"cannot define or copy stored functions yet"
+	storedFunction = "stored function: CREATE AGGREGATE FUNCTION is refused (its body fetches the group's rows, which the " +
+		"proxy does not read)"
 	trigger = "trigger: CREATE TRIGGER is refused (Class routine): a sandbox cannot define triggers on its forks yet"
 	dynamic = "dynamic SQL: PREPARE … FROM @variable, EXECUTE IMMEDIATE of an expression and EXECUTE of a statement the " +
 		"proxy did not see prepared are refused: the proxy cannot read the text the server will run"
@@ -65,9 +65,16 @@ var rules = []rule{
 	{test: "mysqldump-order-by-size", stmt: re(`^ANALYZE TABLE t1, t2, t3, t4;$`), category: byDesign, reason: connections},
 	{test: "create_not_windows", category: byDesign, reason: "server files: the test removes a table's .frm in the data " +
 		"directory (test/t1.frm); a sandbox's fork lives in the sandbox's database directory"},
-	{test: "parser", category: notYet, reason: "parser gap: `create table BIT_AND(a int)` is a syntax error (a function " +
-		"name before '('), but the rewritten `create table `_sqlfork_…_test`.`BIT_AND`(a int)` is valid, so the sandbox " +
-		"creates the table where the server refuses"},
+	{test: "parser", category: notYet, reason: "error code: `create table ADDDATE(a int)` is a syntax error (a function's " +
+		"keyword before '('); the proxy refuses it (the rewritten name would mend it) with 1105, as the test's latin1 " +
+		"text cannot be checked with the server"},
+	{test: "default", category: byDesign, reason: connections},
+	{test: "information_schema_tables", category: byDesign, reason: connections},
+	{test: "sp_gis", category: byDesign, reason: "keyword function: the test makes a stored function POINT and calls " +
+		"point(); which one the server runs depends on the arguments, so the proxy refuses calls of the name while " +
+		"both exist"},
+	{test: "ps_4heap", category: notYet, reason: "answer: the warning of an EXECUTE of a prepared EXPLAIN EXTENDED names " +
+		"the sandbox's physical database"},
 
 	// By design.
 	{diff: re(`privilege statement`), stmt: re(`^\s*(create|drop|alter|rename)\s+(user|role)\b|^\s*(grant|revoke)\b|` +
@@ -98,23 +105,29 @@ var rules = []rule{
 	// Not yet.
 	{stmt: re(`^\s*(check|analyze|optimize|repair)\s+(no_write_to_binlog\s+|local\s+)?tables?\b|` +
 		`^\s*alter\s+table\s+\S+\s+(analyze|check|optimize|repair)\s+partition`), category: notYet, reason: maintenance},
-	{stmt: re(`^\s*help\b`), category: notYet, reason: "HELP: HELP is refused as an administrative statement " +
-		"(Class other, no kind); it reads the server's help tables (mysql.help_*), which this test first writes " +
-		"(forked into the sandbox), and the server's HELP would not read the forks"},
+	{stmt: re(`^\s*help\b`), category: notYet, reason: "HELP: HELP reads the server's help tables (mysql.help_*), " +
+		"which this test first writes (forked into the sandbox); the server's HELP does not read the forks"},
 	{stmt: re(`^\s*(create|drop)\s+(definer\s*=\s*\S+\s+)?(aggregate\s+)?function\b|^\s*create\s+or\s+replace\s+function\b`),
 		diff: re(`stored-routine statement`), category: notYet, reason: storedFunction},
-	{stmt: re(`^\s*create\s+(definer\s*=\s*\S+\s+)?trigger\b`), diff: re(`stored-routine statement`), category: notYet,
-		reason: trigger},
-	{diff: re(`PREPARE \.\.\. FROM @variable|EXECUTE IMMEDIATE of an expression|EXECUTE runs a statement prepared`),
-		category: notYet, reason: dynamic},
+
+	{diff: re(`PREPARE \.\.\. FROM @variable|EXECUTE IMMEDIATE of an expression|EXECUTE runs a statement prepared|` +
+		`EXECUTE IMMEDIATE runs a statement the proxy`), category: notYet, reason: dynamic},
 	{diff: re(`SHOW in a sandbox's procedure body`), category: notYet, reason: "procedure body: a procedure whose body " +
 		"holds SHOW is refused (bodyAllowed): the proxy answers SHOW itself when the client sends it, and a body's " +
 		"SHOW would answer for the physical tables"},
 	{diff: re(`is a SEQUENCE table`), category: notYet, reason: "Sequence engine: the Sequence engine's virtual tables " +
 		"(seq_1_to_N) are taken for SEQUENCE objects, which the proxy will not fork; they read nothing but numbers"},
 	{diff: re(`body of procedure .* names .information_schema.\.\S+, which the proxy cannot place`), category: notYet,
-		reason: "procedure body: a procedure body reading information_schema.SESSION_STATUS is refused (the sandbox " +
-			"has no view of it for a body)"},
+		reason: "procedure body: a routine body reading information_schema (SESSION_STATUS, CHARACTER_SETS) is refused " +
+			"(the sandbox has no view of it for a body)"},
+	{diff: re(`cannot parse this statement.*near "HANDLER`), category: notYet, reason: "error code: HANDLER … READ with " +
+		"a subquery is not read, and the proxy answers 1105 where the server gives its own error"},
+	{stmt: re(`^\s*set\s+statement\s.*\sfor\s+create\s+procedure`), category: notYet, reason: "parser gap: SET " +
+		"STATEMENT … FOR CREATE PROCEDURE is not read"},
+	{stmt: re(`ntile\(\(select`), category: notYet, reason: "parser gap: a window function's count as a subquery is " +
+		"not read"},
+	{stmt: re(`exists \(\(select .* intersect`), category: notYet, reason: "parser gap: parenthesized INTERSECT " +
+		"queries with HAVING in EXISTS are not read"},
 	{diff: re(`procedure's blocks nest too deep|cannot read this cursor declaration`), category: notYet,
 		reason: "procedure body: the proxy does not read this procedure body (deeply nested blocks, a cursor with " +
 			"parameters)"},
