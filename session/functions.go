@@ -86,8 +86,8 @@ func (s *Session) placeFunctions(ctx context.Context, st rewrite.Statement) (boo
 // sandboxRoutine reports whether the routine name of kind PROCEDURE or
 // FUNCTION of logical database db is the sandbox's: one it made, copied
 // or dropped, or production's, copied now. Once it is, production's is
-// never copied for it again (a routine the sandbox dropped stays dropped
-// there), for this proxy process's connections of the sandbox.
+// never copied for it again: a routine the sandbox dropped stays dropped
+// there (for other proxy processes too: noteDroppedRoutine).
 func (s *Session) sandboxRoutine(ctx context.Context, kind, db, name string) (bool, error) {
 	key := routineKey(kind, s.routineDB(db), name)
 	if known, _ := s.sb.routineKnown(key); known {
@@ -185,7 +185,7 @@ func (s *Session) placeNeeded(ctx context.Context) error {
 }
 
 // ensure is Manager.ensure of t in the session's sandbox, with the stored
-// functions the triggers it copied call placed there.
+// routines the triggers it copied call placed there.
 func (s *Session) ensure(ctx context.Context, t rewrite.Table, mode forker.Mode) (*entry, bool, error) {
 	e, made, err := s.m.ensure(ctx, s.sb, t, mode)
 	if err == nil {
