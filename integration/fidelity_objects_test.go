@@ -797,6 +797,12 @@ func TestFidelityFunctions(t *testing.T) {
 			"CREATE FUNCTION twice(x INT) RETURNS INT RETURN x * 2",
 			"CALL use_fn(@r)",
 			"SELECT @r",
+			// A body may read what lists no database's objects.
+			"CREATE FUNCTION cs_max(cs VARCHAR(64)) RETURNS INT RETURN (SELECT MAXLEN FROM information_schema.CHARACTER_SETS WHERE CHARACTER_SET_NAME = cs)",
+			"SELECT cs_max('utf8mb4'), cs_max('latin1')",
+			"CREATE PROCEDURE st_q(OUT n INT) SELECT COUNT(*) > 0 INTO n FROM information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'QUESTIONS'",
+			"CALL st_q(@q)",
+			"SELECT @q",
 			// An error quoting the call as sent: told back as written.
 			"CREATE FUNCTION g1() RETURNS POINT RETURN 1",
 			"SELECT g1()",
