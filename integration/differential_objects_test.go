@@ -196,11 +196,7 @@ func TestDifferentialObjects(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	sandDB, direct, accts := objServers(ctx, t)
-	root := openDB(t, sandDB.DSN(""))
-	if _, err := root.Exec("GRANT SELECT ON mysql.proc TO '" + sandboxUser + "'@'%'"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'") })
+	grantProcRead(t, sandDB)
 	seeds, perSeed := []int64{1, 2, 3, 4, 5}, 1000
 	total, diffs := 0, 0
 	for _, acct := range accts {

@@ -80,6 +80,15 @@ func objServers(ctx context.Context, t *testing.T) (sandDB, direct *testdb.Serve
 	}
 }
 
+// grantProcRead lets the proxy's least-privilege account read routines'
+// definitions (SELECT on mysql.proc, docs/OPERATIONS.md) for the test.
+func grantProcRead(t *testing.T, db *testdb.Server) {
+	t.Helper()
+	root := openDB(t, db.DSN(""))
+	mustExecDB(t, root, "GRANT SELECT ON mysql.proc TO '"+sandboxUser+"'@'%'")
+	t.Cleanup(func() { _, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'") })
+}
+
 // objCaseRun runs one case in database name.
 func objCaseRun(ctx context.Context, t *testing.T, c objCase, name string, direct, sandDB *testdb.Server, dsn string) {
 	rootSand, before := objDatabase(ctx, t, name, c.schema, direct, sandDB)
@@ -480,11 +489,7 @@ func TestFidelityTriggers(t *testing.T) {
 func TestFidelityTriggerFunctions(t *testing.T) {
 	db, _ := env(t)
 	leastPrivilegeUser(t, db)
-	root := openDB(t, db.DSN(""))
-	if _, err := root.Exec("GRANT SELECT ON mysql.proc TO '" + sandboxUser + "'@'%'"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'") })
+	grantProcRead(t, db)
 	schema := `CREATE TABLE acct (id INT PRIMARY KEY, balance INT);
 CREATE TABLE log (id INT AUTO_INCREMENT PRIMARY KEY, what VARCHAR(40));
 CREATE FUNCTION note(w VARCHAR(40)) RETURNS INT MODIFIES SQL DATA BEGIN INSERT INTO log (what) VALUES (w); RETURN 1; END;
@@ -623,16 +628,13 @@ func TestFidelityTriggerDDL(t *testing.T) {
 // tables by their logical databases, never the proxy's; SHOW CREATE
 // TRIGGER of a production trigger whose table the sandbox does not hold
 // shows production's. Triggers whose bodies would reach beyond the sandbox
-// (a CALL, a stored function, information_schema) are refused with 1290
-// saying why; production never changes.
+// (information_schema, a server file) are refused with 1290 saying why;
+// production never changes.
 func TestTriggerDDLShown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	sandDB, direct, accts := objServers(ctx, t)
-	root := openDB(t, sandDB.DSN(""))
-	// The least-privilege account sees stored functions with it.
-	mustExecDB(t, root, "GRANT SELECT ON mysql.proc TO '"+sandboxUser+"'@'%'")
-	t.Cleanup(func() { _, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'") })
+	grantProcRead(t, sandDB) // the least-privilege account sees stored functions with it
 	const schema = trigDDLSchema + `
 CREATE FUNCTION twice(x INT) RETURNS INT DETERMINISTIC RETURN x * 2;
 CREATE PROCEDURE note(IN w VARCHAR(20)) INSERT INTO log (what) VALUES (w);`
@@ -704,11 +706,7 @@ END;`
 func TestFidelityProcedures(t *testing.T) {
 	db, _ := env(t)
 	leastPrivilegeUser(t, db)
-	root := openDB(t, db.DSN(""))
-	if _, err := root.Exec("GRANT SELECT ON mysql.proc TO '" + sandboxUser + "'@'%'"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'") })
+	grantProcRead(t, db)
 	runObjCases(t, []objCase{
 		{name: "call", schema: procSchema, steps: []string{
 			"CALL deposit(1, 10, @nb)",
@@ -763,11 +761,7 @@ CREATE PROCEDURE show_total() SELECT total() AS t, rich(1) AS r;`
 func TestFidelityFunctions(t *testing.T) {
 	db, _ := env(t)
 	leastPrivilegeUser(t, db)
-	root := openDB(t, db.DSN(""))
-	if _, err := root.Exec("GRANT SELECT ON mysql.proc TO '" + sandboxUser + "'@'%'"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'") })
+	grantProcRead(t, db)
 	runObjCases(t, []objCase{
 		{name: "calls", schema: funcSchema, steps: []string{
 			"SELECT balance_of(1), total(), rich(2), greet(owner) FROM acct ORDER BY id",
@@ -892,11 +886,7 @@ func TestFidelitySequenceEngine(t *testing.T) {
 func TestFidelityFlushTables(t *testing.T) {
 	db, _ := env(t)
 	leastPrivilegeUser(t, db)
-	root := openDB(t, db.DSN(""))
-	if _, err := root.Exec("GRANT SELECT ON mysql.proc TO '" + sandboxUser + "'@'%'"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'") })
+	grantProcRead(t, db)
 	runObjCases(t, []objCase{
 		{name: "flush", schema: "CREATE TABLE t (a INT); CREATE TABLE sup (p VARCHAR(40)); INSERT INTO t VALUES (1);" +
 			"CREATE PROCEDURE add_sup(x VARCHAR(40)) BEGIN INSERT INTO sup VALUES (x); FLUSH NO_WRITE_TO_BINLOG TABLE sup; END;", steps: []string{
