@@ -1012,11 +1012,11 @@ func TestFidelityExplainJSON(t *testing.T) {
 // change (a copy it runs included).
 func TestShowCreateSandboxRoutine(t *testing.T) {
 	db, p := sandboxProxy(t, "transparent", nil)
+	grantProcRead(t, db)
 	root := openDB(t, db.DSN(""))
 	for _, q := range []string{
 		"CREATE FUNCTION app.sc_f(x INT) RETURNS INT DETERMINISTIC RETURN x + 1",
 		"CREATE PROCEDURE app.sc_p() SELECT sc_f(1) AS v",
-		"GRANT SELECT ON mysql.proc TO '" + sandboxUser + "'@'%'",
 	} {
 		if _, err := root.Exec(q); err != nil {
 			t.Fatal(err)
@@ -1025,7 +1025,6 @@ func TestShowCreateSandboxRoutine(t *testing.T) {
 	t.Cleanup(func() {
 		_, _ = root.Exec("DROP FUNCTION IF EXISTS app.sc_f")
 		_, _ = root.Exec("DROP PROCEDURE IF EXISTS app.sc_p")
-		_, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'")
 	})
 	ctx := context.Background()
 	c := conn(t, openDB(t, p.userDSN(sandboxUser, "app")))

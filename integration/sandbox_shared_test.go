@@ -350,11 +350,11 @@ func firstWrite(ctx context.Context, pool *sql.DB, i, round int, beginPrepared b
 func TestRoutinesAcrossProxies(t *testing.T) {
 	db, a := sandboxProxy(t, "transparent", slowReaper)
 	b := startTestProxy(t, db.Addr, db, slowReaper)
+	grantProcRead(t, db)
 	root := openDB(t, db.DSN(""))
 	for _, q := range []string{
 		"CREATE FUNCTION app.rt_f(x INT) RETURNS INT DETERMINISTIC RETURN x + 1",
 		"CREATE PROCEDURE app.rt_p() SELECT 42 AS answer",
-		"GRANT SELECT ON mysql.proc TO '" + sandboxUser + "'@'%'",
 	} {
 		if _, err := root.Exec(q); err != nil {
 			t.Fatal(err)
@@ -363,7 +363,6 @@ func TestRoutinesAcrossProxies(t *testing.T) {
 	t.Cleanup(func() {
 		_, _ = root.Exec("DROP FUNCTION IF EXISTS app.rt_f")
 		_, _ = root.Exec("DROP PROCEDURE IF EXISTS app.rt_p")
-		_, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'")
 	})
 	ca := conn(t, openDB(t, a.userDSN(sandboxUser+"+rt", "app")))
 	cb := conn(t, openDB(t, b.userDSN(sandboxUser+"+rt", "app")))

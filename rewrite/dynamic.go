@@ -33,7 +33,7 @@ var pureStringFuncs = map[string]bool{"CONCAT": true, "CONCAT_WS": true, "REPLAC
 // operatorWords are the words a dynamic text's expression may hold between
 // its values.
 var operatorWords = map[string]bool{"AND": true, "OR": true, "NOT": true, "XOR": true, "IS": true, "NULL": true, "TRUE": true,
-	"FALSE": true, "DIV": true, "MOD": true, "AS": true, "CHAR": true, "BINARY": true, "USING": false}
+	"FALSE": true, "DIV": true, "MOD": true, "AS": true, "CHAR": true, "BINARY": true}
 
 // DynamicSQL reads sql, a single statement, as PREPARE name FROM
 // <expression> or EXECUTE IMMEDIATE <expression> [USING …] whose

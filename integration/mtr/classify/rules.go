@@ -34,7 +34,6 @@ const (
 		"server's own schemas, a procedure's body) is refused as an administrative statement"
 	storedFunction = "stored function: CREATE AGGREGATE FUNCTION is refused (its body fetches the group's rows, which the " +
 		"proxy does not read)"
-	trigger = "trigger: CREATE TRIGGER is refused (Class routine): a sandbox cannot define triggers on its forks yet"
 	dynamic = "dynamic SQL: PREPARE … FROM @variable, EXECUTE IMMEDIATE of an expression and EXECUTE of a statement the " +
 		"proxy did not see prepared are refused: the proxy cannot read the text the server will run"
 	mtrSuppression = "FLUSH / administrative: CALL mtr.add_suppression runs, in its body, FLUSH NO_WRITE_TO_BINLOG TABLE " +
