@@ -305,7 +305,7 @@ func TestDiscardFailureIsLogged(t *testing.T) {
 // sandboxes, merges tables other processes forked into a sandbox both
 // hold, notices sandboxes discarded elsewhere, and drops expired ones.
 func TestReaper(t *testing.T) {
-	cfg := session.Config{ReapInterval: 5 * time.Millisecond}
+	cfg := session.Config{ReapInterval: 5 * time.Millisecond, Lease: time.Minute} // a reap has a lease's time
 	e := newEnv(t, cfg, nil)
 	other := e.start(cfg)
 	defer other.Close()
@@ -364,7 +364,7 @@ func afterReap(e *env, cond func() bool) {
 // two proxies) share its forks within a reap interval, as when one of them
 // attaches it later.
 func TestSharedSandboxOpenedBeforeFirstFork(t *testing.T) {
-	cfg := session.Config{ReapInterval: 5 * time.Millisecond}
+	cfg := session.Config{ReapInterval: 5 * time.Millisecond, Lease: time.Minute} // a reap has a lease's time
 	e := newEnv(t, cfg, nil)
 	other := e.start(cfg)
 	defer other.Close()

@@ -44,7 +44,22 @@ const lifeLockWait = time.Minute
 // up to lifeLockWait, or with try not at all: ok is false when another
 // connection holds it.
 func (m *Manager) lockLife(ctx context.Context, c SideConn, name string, try bool) (release func(), ok bool, err error) {
-	lock := rewrite.QuoteString(m.lockName(name, "life"))
+	return m.lockSandbox(ctx, c, name, "life", try)
+}
+
+// lockSchemas takes the lock of the schemas of the sandbox with id on c,
+// as lockLife does: a sandbox is recorded under it, and schemas the
+// registry does not know are dropped under it, so that the reaper never
+// drops the schemas of a sandbox recorded (with the id a name gives)
+// after it read the registry.
+func (m *Manager) lockSchemas(ctx context.Context, c SideConn, id string, try bool) (release func(), ok bool, err error) {
+	return m.lockSandbox(ctx, c, id, "schemas", try)
+}
+
+// lockSandbox takes the upstream lock k of the sandbox called (or with
+// id) name on c, waiting up to lifeLockWait, or with try not at all.
+func (m *Manager) lockSandbox(ctx context.Context, c SideConn, name, k string, try bool) (release func(), ok bool, err error) {
+	lock := rewrite.QuoteString(m.lockName(name, k))
 	wait := int(lifeLockWait.Seconds())
 	if try {
 		wait = 0

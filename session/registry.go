@@ -172,6 +172,11 @@ func (m *Manager) record(ctx context.Context, c SideConn, sb *Sandbox) error {
 		return err
 	}
 	defer release()
+	unlock, _, err := m.lockSchemas(ctx, c, sb.ID, false)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	sb.mu.Lock()
 	kept, expires, last := sb.kept, sb.expires, sb.lastActive
 	sb.mu.Unlock()
@@ -457,6 +462,32 @@ func (m *Manager) dropSandbox(ctx context.Context, c SideConn, id string) error 
 	return nil
 }
 
+// dropOrphan drops schemas, those of sandbox id, which the registry did
+// not know, unless the registry knows id under the schemas' lock: a named
+// sandbox's id comes back when the name is used again, and its new
+// schemas must not go with the old ones (a busy lock: the next reap).
+func (m *Manager) dropOrphan(ctx context.Context, c SideConn, id string, schemas []string) error {
+	release, ok, err := m.lockSchemas(ctx, c, id, true)
+	if err != nil || !ok {
+		return err
+	}
+	defer release()
+	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.q("sandboxes")+" WHERE id = "+rewrite.QuoteString(id))
+	if err != nil {
+		return fmt.Errorf("read registry: %w", err)
+	}
+	if len(rows) != 1 || str(rows[0][0]) != "0" {
+		return nil
+	}
+	for _, s := range schemas {
+		m.log.Info("dropping orphaned sandbox schema", zap.String("schema", s))
+		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+rewrite.QuoteIdent(s)); err != nil {
+			return fmt.Errorf("drop orphaned schema %s: %w", s, err)
+		}
+	}
+	return nil
+}
+
 // likeEscape escapes s for a LIKE pattern.
 func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
@@ -550,6 +581,8 @@ func (m *Manager) reconcile(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("list sandbox schemas: %w", err)
 		}
+		orphans := map[string][]string{}
+		var ids []string
 		for _, r := range srows {
 			s := str(r[0])
 			rest := strings.TrimPrefix(s, m.cfg.Prefix+"_")
@@ -557,9 +590,14 @@ func (m *Manager) reconcile(ctx context.Context) error {
 			if !isSandboxID(id) || known[id] {
 				continue
 			}
-			m.log.Info("dropping orphaned sandbox schema", zap.String("schema", s))
-			if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+rewrite.QuoteIdent(s)); err != nil {
-				return fmt.Errorf("drop orphaned schema %s: %w", s, err)
+			if orphans[id] == nil {
+				ids = append(ids, id)
+			}
+			orphans[id] = append(orphans[id], s)
+		}
+		for _, id := range ids {
+			if err := m.dropOrphan(ctx, c, id, orphans[id]); err != nil {
+				return err
 			}
 		}
 		// Forks a crash interrupted after writing their marker row. A fork
@@ -904,7 +942,8 @@ func (m *Manager) reaper() {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.ReapInterval*3)
+		// A reap has a lease's time: past it, the leases it renews lapse.
+		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.Lease)
 		m.keepAlive(ctx)
 		if err := m.renew(ctx); err != nil {
 			m.log.Warn("renew sandbox leases", zap.Error(err))

@@ -122,7 +122,7 @@ func TestRegistrySyncOnlyWhenNeeded(t *testing.T) {
 // through a second process is checked there at once, and in the first
 // process from its next reaper round on, which finds the other holder.
 func TestRegistrySyncAttachedAnonymous(t *testing.T) {
-	e := newEnv(t, session.Config{ReapInterval: 20 * time.Millisecond}, func(up *sessiontest.Upstream) {
+	e := newEnv(t, session.Config{ReapInterval: 20 * time.Millisecond, Lease: time.Minute}, func(up *sessiontest.Upstream) {
 		up.AddTable(sessiontest.Table{DB: "app", Name: "w", Rows: 1})
 	})
 	a := e.open(session.Options{User: "u", Mode: session.Explicit, DB: "app"})
