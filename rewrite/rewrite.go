@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -189,6 +190,12 @@ type Statement struct {
 	// hint is what a refusal for Unprovable tells the client to do
 	// instead ("" for the default).
 	hint string
+	// serverCheck marks a statement whose text the server may reject
+	// itself (EXECUTE IMMEDIATE of an expression, a routine whose body
+	// the proxy cannot read): the refusal for Unprovable of an input that
+	// is this one statement asks for the server's own verdict
+	// (Refusal.ServerCheck).
+	serverCheck bool
 	// privileges marks account and privilege statements (GRANT, CREATE
 	// USER, …).
 	privileges bool
@@ -375,6 +382,19 @@ type Refusal struct {
 	// CheckText, when set, is the text to ask the server about instead of
 	// the input: the text a PREPARE … FROM '…' holds.
 	CheckText string
+	// ServerErrors are the server's error codes, besides those
+	// ServerSyntaxError lists, by which it rejects this text whatever any
+	// sandbox holds: ER_BAD_FIELD_ERROR for GET DIAGNOSTICS, which names
+	// no table, so a name it holds is a column of none (see
+	// unparsedServerErrors).
+	ServerErrors []uint16
+}
+
+// ServerRejects reports whether the server's error code in answer to
+// SyntaxCheck's PREPARE of the text r refused means that the server
+// rejects the text itself (ServerSyntaxError, ServerErrors).
+func (r *Refusal) ServerRejects(code uint16) bool {
+	return ServerSyntaxError(code) || slices.Contains(r.ServerErrors, code)
 }
 
 func (r *Refusal) Error() string { return fmt.Sprintf("%d (%s): %s", r.Code, r.State, r.Message) }
@@ -629,7 +649,11 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 			if hint == "" {
 				hint = "run its statements one by one instead"
 			}
-			return nil, refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; %s", st.Unprovable, hint)
+			rf := refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; %s", st.Unprovable, hint)
+			if st.serverCheck && len(a.Statements) == 1 {
+				serverCheck(rf)
+			}
+			return nil, rf
 		}
 	}
 	reps, err := a.splice(r)
@@ -697,7 +721,11 @@ func (a *Analysis) partReps(r Resolver) ([]replacement, error) {
 	for _, p := range a.parts {
 		st := &a.Statements[p.stmt]
 		if st.Unprovable != "" && (p.sub == nil || p.sub.parseErr != nil || p.sub.normErr != nil) {
-			return nil, refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox", st.Unprovable)
+			rf := refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox", st.Unprovable)
+			if st.serverCheck {
+				serverCheck(rf)
+			}
+			return nil, rf
 		}
 		if p.sub == nil {
 			if rr == nil {
@@ -1055,8 +1083,10 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 		}
 	}
 	if !readLike {
-		return serverCheck(refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s), so it cannot confine its writes "+
+		rf := serverCheck(refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s), so it cannot confine its writes "+
 			"to the sandbox; %s", firstLine(a.parseErr.Error()), unparsedHint))
+		rf.ServerErrors = unparsedServerErrors(a.text, toks)
+		return rf
 	}
 	hint := unparsedHint
 	for i := range toks {
@@ -1073,6 +1103,42 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 		}
 	}
 	return nil
+}
+
+// unparsedServerErrors are the server's error codes besides
+// ServerSyntaxError's by which it rejects text (its tokens toks), a
+// statement the engine cannot parse, whatever any sandbox holds
+// (Refusal.ServerErrors):
+//
+//   - GET DIAGNOSTICS names no table, so a name the server resolves in it
+//     (GET DIAGNOSTICS CONDITION f()) is a column of none: 1054;
+//   - SET without parentheses (no subquery, no function call) gives a
+//     system variable a name, literal or variable, whose type does not
+//     depend on any table's (SET default_storage_engine = .a.MyISAM):
+//     1232.
+func unparsedServerErrors(text string, toks []token) []uint16 {
+	switch {
+	case getDiagnostics(text, toks):
+		return []uint16{wire.ErBadField}
+	case tokWord(text, toks, 0) == "SET" && tokWord(text, toks, 1) != "STATEMENT":
+		for _, t := range toks {
+			if t.kind == tokComment || t.kind == tokPunct && text[t.start] == '(' {
+				return nil
+			}
+		}
+		return []uint16{wire.ErWrongTypeForVar}
+	}
+	return nil
+}
+
+// getDiagnostics reports whether text (its tokens toks) is GET [CURRENT |
+// STACKED] DIAGNOSTICS …, with nothing before GET.
+func getDiagnostics(text string, toks []token) bool {
+	if tokWord(text, toks, 0) != "GET" {
+		return false
+	}
+	w := tokWord(text, toks, 1)
+	return w == "DIAGNOSTICS" || (w == "CURRENT" || w == "STACKED") && tokWord(text, toks, 2) == "DIAGNOSTICS"
 }
 
 func firstLine(s string) string {
@@ -1171,16 +1237,19 @@ func SyntaxCheck(sql string, opts Options) (prepare, deallocate string) {
 // ServerSyntaxError reports whether the server's error code in answer to
 // SyntaxCheck's PREPARE means that the server rejects the text itself, as
 // any connection would (a syntax error, an unknown character set or
-// collation, a name too long), and not that a table it names is missing
-// where PREPARE looked (production, not the sandbox) or that PREPARE cannot
-// take the statement.
+// collation, a name too long, a subquery or stored function where the
+// statement takes none — HANDLER … READ, EXECUTE … USING, which its
+// parser refuses whatever the names), and not that a table it names is
+// missing where PREPARE looked (production, not the sandbox) or that
+// PREPARE cannot take the statement.
 func ServerSyntaxError(code uint16) bool {
 	switch code {
 	case wire.ErParse,
 		1149, // ER_SYNTAX_ERROR
 		1115, // ER_UNKNOWN_CHARACTER_SET
 		1273, // ER_UNKNOWN_COLLATION
-		1059: // ER_TOO_LONG_IDENT
+		1059, // ER_TOO_LONG_IDENT
+		wire.ErSubqueriesNotSupported:
 		return true
 	}
 	return false

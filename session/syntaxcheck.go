@@ -41,7 +41,7 @@ func (s *Session) serverVerdict(ctx context.Context, sql string, opts rewrite.Op
 	if !isServerError(qerr) || !errors.As(qerr, &me) {
 		return qerr // the connection broke
 	}
-	if rewrite.ServerSyntaxError(me.Code) {
+	if r.ServerRejects(me.Code) {
 		return &rewrite.Refusal{Code: me.Code, State: me.State, Message: me.Message}
 	}
 	return err

@@ -23,10 +23,13 @@ func (s serverErr) ServerError() bool { return true }
 func (s serverErr) Unwrap() error     { return s.e }
 
 // syntaxServer is a client's upstream connection whose server rejects as
-// a syntax error the PREPARE of any text holding "bad".
+// a syntax error the PREPARE of any text holding "bad", with
+// ER_BAD_FIELD_ERROR one holding "nocol" and with
+// ER_SUBQUERIES_NOT_SUPPORTED one holding "subq". Its sql_mode is mode.
 type syntaxServer struct {
 	mu      sync.Mutex
 	status  uint16
+	mode    string
 	queries []string
 }
 
@@ -34,13 +37,21 @@ func (f *syntaxServer) Query(_ context.Context, sql string) (*session.Result, er
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.queries = append(f.queries, sql)
-	if strings.HasPrefix(sql, "PREPARE ") && strings.Contains(sql, "bad") {
-		return nil, serverErr{&mysql.MyError{Code: wire.ErParse, State: "42000", Message: "You have an error in your SQL syntax"}}
+	if strings.HasPrefix(sql, "PREPARE ") {
+		switch {
+		case strings.Contains(sql, "bad"):
+			return nil, serverErr{&mysql.MyError{Code: wire.ErParse, State: "42000", Message: "You have an error in your SQL syntax"}}
+		case strings.Contains(sql, "nocol"):
+			return nil, serverErr{&mysql.MyError{Code: wire.ErBadField, State: "42S22", Message: "Unknown column 'nocol'"}}
+		case strings.Contains(sql, "subq"):
+			return nil, serverErr{&mysql.MyError{Code: wire.ErSubqueriesNotSupported, State: "42000",
+				Message: "HANDLER..READ does not support subqueries or stored functions"}}
+		}
 	}
 	if strings.HasPrefix(sql, "PREPARE ") || strings.HasPrefix(sql, "DEALLOCATE ") {
 		return &session.Result{}, nil
 	}
-	mode, cs, iso, ro := "", "utf8mb4", "REPEATABLE-READ", "0" // the session's variables
+	mode, cs, iso, ro := f.mode, "utf8mb4", "REPEATABLE-READ", "0" // the session's variables
 	return &session.Result{Rows: [][]*string{{&mode, &cs, &iso, &ro}}}, nil
 }
 
@@ -109,6 +120,21 @@ func TestServerVerdict(t *testing.T) {
 	}
 	if q := f.asked(); len(q) != 0 {
 		t.Errorf("asked %q for several statements", q)
+	}
+	// Errors besides syntax errors by which the server rejects the text
+	// whatever the sandbox holds: a subquery where the statement takes
+	// none; a column named in GET DIAGNOSTICS, which names no table — but
+	// not in a statement that names one, where production's table may
+	// lack what the sandbox's has.
+	for sql, want := range map[string]uint16{
+		"HANDLER h READ a=((SELECT subq))":                    wire.ErSubqueriesNotSupported,
+		"GET DIAGNOSTICS CONDITION nocol() @v = CLASS_ORIGIN": wire.ErBadField,
+		"DELETE FROM t WHERE a = nocol ORDER":                 wire.ErUnknown,
+	} {
+		if c := code(sql); c != want {
+			t.Errorf("%q: got %d, want %d", sql, c, want)
+		}
+		f.asked()
 	}
 	f.mu.Lock()
 	f.status = inTrans
