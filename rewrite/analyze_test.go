@@ -164,6 +164,26 @@ func TestLabelsRenames(t *testing.T) {
 	}
 }
 
+// TestLabelsRenamesInLiteral: the names replaced in the statement a
+// PREPARE or EXECUTE IMMEDIATE literal holds are the rewrite's too (the
+// server labels that statement's columns with its text as sent).
+func TestLabelsRenamesInLiteral(t *testing.T) {
+	e := NewEngine(0)
+	r := mapResolver{{DB: "app", Name: "t1"}: {DB: "sbx", Name: "t1"}}
+	for _, sql := range []string{
+		"EXECUTE IMMEDIATE 'SELECT ROW(1, 7) IN (SELECT id, id1 FROM t1 WHERE id1= 8)'",
+		"PREPARE s FROM 'SELECT 1 IN (SELECT id FROM t1)'",
+	} {
+		res, err := e.Rewrite(sql, Options{DB: "app", Server: maria1011}, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Renames) != 1 || res.Renames[0] != (Rename{From: "t1", To: "`sbx`.`t1`"}) {
+			t.Errorf("%q: renames %+v", sql, res.Renames)
+		}
+	}
+}
+
 // TestIsolationLevels checks which isolation SETs count as SERIALIZABLE:
 // any but a literal weaker level.
 func TestIsolationLevels(t *testing.T) {

@@ -486,9 +486,10 @@ type Result struct {
 	SQL      string
 	Changed  bool
 	Analysis *Analysis
-	// Renames are the names the rewrite replaced, as written and as sent:
-	// the server labels expression columns with their text as sent, so
-	// labels can be told back in the client's words.
+	// Renames are the names the rewrite replaced, as written and as sent
+	// (those of the statement a PREPARE or EXECUTE IMMEDIATE literal holds
+	// included): the server labels expression columns with their text as
+	// sent, so labels can be told back in the client's words.
 	Renames []Rename
 	// Splices are where the text changed, in order: the server quotes the
 	// text it was sent in some errors, which Original reads back in the
@@ -688,7 +689,7 @@ func (a *Analysis) namedColumns(reps []replacement) []replacement {
 				changed = changed || rp.start >= l[0] && rp.end <= l[1] && rp.end > rp.start
 			}
 			if text := a.src[l[0]:l[1]]; changed && utf8.RuneCountInString(text) <= maxIdentifierLength && !strings.HasSuffix(text, " ") {
-				out = append(out, replacement{l[1], l[1], " AS " + QuoteIdent(text)})
+				out = append(out, replacement{start: l[1], end: l[1], text: " AS " + QuoteIdent(text)})
 			}
 		}
 	}
@@ -708,7 +709,7 @@ func (a *Analysis) flushNoOp() ([]replacement, bool, error) {
 		if len(a.Statements) > 1 {
 			return nil, true, refuse(wire.ErUnknown, "FLUSH TABLES is answered alone in a sandbox; send it as a statement of its own")
 		}
-		return []replacement{{0, len(a.src), "DO 0"}}, true, nil
+		return []replacement{{start: 0, end: len(a.src), text: "DO 0"}}, true, nil
 	}
 	return nil, false, nil
 }
@@ -764,6 +765,11 @@ func (a *Analysis) norm(t Table) Table {
 type replacement struct {
 	start, end int
 	text       string
+	// renames are the names replaced inside text, a PREPARE's or EXECUTE
+	// IMMEDIATE's literal rewritten (its Result.Renames): the server
+	// labels the columns of the statement it holds, and quotes it in its
+	// errors, with those.
+	renames []Rename
 }
 
 // splice resolves every table (write if any reference writes it), maps
@@ -860,9 +866,9 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 				return nil, serverCheck(refuse(wire.ErUnknown, "%s right before \"(\" is the server's function, not a table; "+
 					"quote the name", src))
 			}
-			reps = append(reps, replacement{s.start, s.end, QuoteIdent(p.DB) + "." + QuoteIdent(p.Name)})
+			reps = append(reps, replacement{start: s.start, end: s.end, text: QuoteIdent(p.DB) + "." + QuoteIdent(p.Name)})
 			if s.aliasAt > 0 && p.Name != s.table.Name {
-				reps = append(reps, replacement{s.aliasAt, s.aliasAt, " AS " + QuoteIdent(s.table.Name)})
+				reps = append(reps, replacement{start: s.aliasAt, end: s.aliasAt, text: " AS " + QuoteIdent(s.table.Name)})
 			}
 		case refQualifier:
 			k := a.norm(s.table)
@@ -900,7 +906,7 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 			if s.qualified {
 				text = QuoteIdent(p.DB) + "." + text
 			}
-			reps = append(reps, replacement{s.start, s.end, text})
+			reps = append(reps, replacement{start: s.start, end: s.end, text: text})
 		}
 	}
 	for _, p := range a.prepared {
@@ -922,7 +928,8 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 			return nil, err
 		}
 		if res.Changed {
-			reps = append(reps, replacement{p.start, p.end, quoteString(res.SQL, !a.opts.NoBackslashEscapes)})
+			reps = append(reps, replacement{start: p.start, end: p.end, text: quoteString(res.SQL, !a.opts.NoBackslashEscapes),
+				renames: res.Renames})
 		}
 	}
 	return reps, nil
@@ -978,6 +985,7 @@ func (a *Analysis) build(reps []replacement) *Result {
 		if from := a.src[rp.start:rp.end]; from != "" && from[0] != '\'' && from[0] != '"' { // not a PREPARE literal
 			renames = append(renames, Rename{From: from, To: rp.text})
 		}
+		renames = append(renames, rp.renames...)
 	}
 	b.WriteString(a.src[last:])
 	return &Result{SQL: b.String(), Changed: true, Analysis: a, Renames: renames, Splices: splices}

@@ -832,7 +832,7 @@ func (a *Analysis) routineReps(st *Statement, rr RoutineResolver) ([]replacement
 	if len(db) > maxIdentifierLength {
 		return nil, refuse(wire.ErWrongTableName, "invalid database name %s", QuoteIdent(db))
 	}
-	reps := []replacement{{r.nameStart, r.nameEnd, QuoteIdent(db) + "." + QuoteIdent(r.Name)}}
+	reps := []replacement{{start: r.nameStart, end: r.nameEnd, text: QuoteIdent(db) + "." + QuoteIdent(r.Name)}}
 	for i, b := range r.Body {
 		// The body runs with the procedure's database current, which is
 		// not the one the resolver places it in: every table it names must

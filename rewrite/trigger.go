@@ -259,11 +259,11 @@ func (a *Analysis) triggerReps(st *Statement, r Resolver) ([]replacement, error)
 		return nil, refuse(wire.ErOptionPreventsStatement, "the trigger %s is on %s, which the proxy cannot place in the sandbox",
 			QuoteIdent(st.Routine.Name), t.Table.Quoted())
 	}
-	reps = append(reps, replacement{t.tableStart, t.tableEnd, phys.Quoted()})
+	reps = append(reps, replacement{start: t.tableStart, end: t.tableEnd, text: phys.Quoted()})
 	if t.definerEnd > t.definerStart {
 		// The account that makes the trigger is its definer, as without
 		// the clause (a replacement is never empty: see Result.Renames).
-		reps = append(reps, replacement{t.definerStart, t.definerEnd, "DEFINER = CURRENT_USER "})
+		reps = append(reps, replacement{start: t.definerStart, end: t.definerEnd, text: "DEFINER = CURRENT_USER "})
 	}
 	return reps, nil
 }
