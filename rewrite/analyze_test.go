@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -180,6 +181,56 @@ func TestLabelsRenamesInLiteral(t *testing.T) {
 		}
 		if len(res.Renames) != 1 || res.Renames[0] != (Rename{From: "t1", To: "`sbx`.`t1`"}) {
 			t.Errorf("%q: renames %+v", sql, res.Renames)
+		}
+	}
+}
+
+// TestFunctionKeywordTables: a table named by one of the function
+// keywords MariaDB's grammar takes for no name, right before "(" (or
+// after whitespace under IGNORE_SPACE), is the server's syntax error,
+// which the rewritten name would mend: refused for the server's verdict.
+// Other keywords of its function list are names there.
+func TestFunctionKeywordTables(t *testing.T) {
+	e := NewEngine(0)
+	r := mapResolver{}
+	for _, n := range []string{"count", "adddate", "sysdate", "bit_and", "row_number"} {
+		r[Table{DB: "app", Name: n}] = Table{DB: "sbx", Name: n}
+	}
+	for _, c := range []struct {
+		sql, want   string
+		ignoreSpace bool
+	}{
+		{"CREATE TABLE count(a INT)", "", false},
+		{"create table BIT_AND(a int)", "", false},
+		{"CREATE TABLE count (a INT)", "CREATE TABLE `sbx`.`count` (a INT)", false},
+		{"CREATE TABLE `count`(a INT)", "CREATE TABLE `sbx`.`count`(a INT)", false},
+		{"create table ADDDATE(a int)", "create table `sbx`.`adddate`(a int)", false},
+		{"CREATE TABLE sysdate(a INT)", "CREATE TABLE `sbx`.`sysdate`(a INT)", false},
+		// IGNORE_SPACE: whitespace, not a comment, may come between.
+		{"CREATE TABLE count (a INT)", "", true},
+		{"CREATE TABLE count\n\t(a INT)", "", true},
+		{"CREATE TABLE count /* c */ (a INT)", "CREATE TABLE `sbx`.`count` /* c */ (a INT)", true},
+		{"CREATE TABLE `count` (a INT)", "CREATE TABLE `sbx`.`count` (a INT)", true},
+		{"create table ADDDATE (a int)", "create table `sbx`.`adddate` (a int)", true},
+	} {
+		res, err := e.Rewrite(c.sql, Options{DB: "app", Server: maria1011, IgnoreSpace: c.ignoreSpace}, r)
+		var ref *Refusal
+		switch {
+		case c.want == "" && (!errors.As(err, &ref) || !ref.ServerCheck):
+			t.Errorf("%q (IGNORE_SPACE %v): %v, want a refusal for the server's verdict", c.sql, c.ignoreSpace, err)
+		case c.want != "" && err != nil:
+			t.Errorf("%q (IGNORE_SPACE %v): %v", c.sql, c.ignoreSpace, err)
+		case c.want != "" && res.SQL != c.want:
+			t.Errorf("%q (IGNORE_SPACE %v): %q, want %q", c.sql, c.ignoreSpace, res.SQL, c.want)
+		}
+	}
+	// A call with whitespace before "(" is written bare (the server's
+	// function, for a function's keyword) under IGNORE_SPACE only; one
+	// with a comment between never is.
+	for _, ignoreSpace := range []bool{false, true} {
+		a := e.Analyze("SELECT f (1), g(2), h/**/(3)", Options{DB: "app", Server: maria1011, IgnoreSpace: ignoreSpace})
+		if fs := a.Statements[0].Funcs; len(fs) != 3 || fs[0].Bare != ignoreSpace || !fs[1].Bare || fs[2].Bare {
+			t.Errorf("IGNORE_SPACE %v: %#v", ignoreSpace, fs)
 		}
 	}
 }

@@ -312,7 +312,7 @@ func (a *Analysis) markBare(st *Statement, toks []token) {
 		for i := 0; i+1 < len(toks); i++ {
 			t, next := toks[i], toks[i+1]
 			if (t.kind == tokIdent || t.kind == tokQuoted) && next.kind == tokPunct && a.text[next.start] == '(' &&
-				strings.EqualFold(identText(a.text, t), f.Name) && (t.kind == tokQuoted || t.end != next.start) {
+				strings.EqualFold(identText(a.text, t), f.Name) && (t.kind == tokQuoted || !callParen(a.src, int(t.end), a.opts.IgnoreSpace)) {
 				f.Bare = false
 				f.Quoted = f.Quoted || t.kind == tokQuoted
 			}

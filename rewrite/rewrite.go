@@ -73,6 +73,10 @@ type Options struct {
 	// ANSIQuotes and NoBackslashEscapes mirror those sql_mode flags.
 	ANSIQuotes         bool
 	NoBackslashEscapes bool
+	// IgnoreSpace mirrors sql_mode's IGNORE_SPACE (which ANSI implies):
+	// the server reads a function's name followed by whitespace and "("
+	// as it reads one right before "(".
+	IgnoreSpace bool
 	// CaseSensitiveNames is lower_case_table_names=0: table and database
 	// names that differ in case are different tables. Otherwise (1 or 2)
 	// they are the same table.
@@ -212,8 +216,9 @@ type Func struct {
 	Schema string // "" when unqualified
 	Name   string
 	// Bare is set when every call of the name in the text is written
-	// unquoted and right before "(": MariaDB takes some names (COUNT, NOW,
-	// SUBSTRING) for its own functions only when they are written so.
+	// unquoted and right before "(" (or with whitespace only between under
+	// IGNORE_SPACE): MariaDB takes some names (COUNT, NOW, SUBSTRING) for
+	// its own functions only when they are written so.
 	Bare bool
 	// Quoted is set when a call of the name in the text is written quoted
 	// (`point`(1, 1)): MariaDB then takes it for a name, never for one of
@@ -860,7 +865,7 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 			if p == s.table {
 				continue
 			}
-			if src := a.text[s.start:s.end]; s.end < len(a.text) && a.text[s.end] == '(' && functionKeywords[strings.ToUpper(src)] {
+			if src := a.text[s.start:s.end]; callParen(a.src, s.end, a.opts.IgnoreSpace) && functionKeywords[strings.ToUpper(src)] {
 				// The server reads a function's keyword right before "("
 				// as the function: a syntax error the rewrite would mend.
 				return nil, serverCheck(refuse(wire.ErUnknown, "%s right before \"(\" is the server's function, not a table; "+
@@ -1264,12 +1269,31 @@ func ServerSyntaxError(code uint16) bool {
 }
 
 // functionKeywords are the names MariaDB's lexer reads as a function's
-// keyword when "(" follows them at once (sql_functions of its lex.h).
-var functionKeywords = map[string]bool{"ADDDATE": true, "BIT_AND": true, "BIT_OR": true, "BIT_XOR": true, "CAST": true,
+// keyword when "(" follows them at once (sql_functions of its lex.h), or
+// after spaces only under IGNORE_SPACE, and its grammar then takes for no
+// table's name: `CREATE TABLE count(a INT)` is a syntax error. The other
+// names of sql_functions (ADDDATE, LAST_VALUE, SESSION_USER, SUBDATE,
+// SYSDATE, SYSTEM_USER, TRIM_ORACLE) are keywords the grammar also takes
+// for a name, so `CREATE TABLE adddate(a INT)` makes a table (MariaDB
+// 10.11, main.parser).
+var functionKeywords = map[string]bool{"BIT_AND": true, "BIT_OR": true, "BIT_XOR": true, "CAST": true,
 	"COUNT": true, "CUME_DIST": true, "CURDATE": true, "CURTIME": true, "DATE_ADD": true, "DATE_SUB": true, "DENSE_RANK": true,
 	"EXTRACT": true, "FIRST_VALUE": true, "GROUP_CONCAT": true, "JSON_ARRAYAGG": true, "JSON_OBJECTAGG": true, "LAG": true,
-	"LAST_VALUE": true, "LEAD": true, "MAX": true, "MEDIAN": true, "MID": true, "MIN": true, "NOW": true, "NTH_VALUE": true,
+	"LEAD": true, "MAX": true, "MEDIAN": true, "MID": true, "MIN": true, "NOW": true, "NTH_VALUE": true,
 	"NTILE": true, "POSITION": true, "PERCENT_RANK": true, "PERCENTILE_CONT": true, "PERCENTILE_DISC": true, "RANK": true,
-	"ROW_NUMBER": true, "SESSION_USER": true, "STD": true, "STDDEV": true, "STDDEV_POP": true, "STDDEV_SAMP": true,
-	"SUBDATE": true, "SUBSTR": true, "SUBSTRING": true, "SUM": true, "SYSDATE": true, "SYSTEM_USER": true, "TRIM": true,
-	"TRIM_ORACLE": true, "VARIANCE": true, "VAR_POP": true, "VAR_SAMP": true}
+	"ROW_NUMBER": true, "STD": true, "STDDEV": true, "STDDEV_POP": true, "STDDEV_SAMP": true,
+	"SUBSTR": true, "SUBSTRING": true, "SUM": true, "TRIM": true, "VARIANCE": true, "VAR_POP": true, "VAR_SAMP": true}
+
+// callParen reports whether the server reads "(" as following the word
+// that ends at text[end] at once, as its lexer does to tell a function's
+// keyword (functionKeywords) from a name: right there, or, under
+// IGNORE_SPACE (ignoreSpace), after whitespace only — not after a comment,
+// so text is the client's, not the normalized one.
+func callParen(text string, end int, ignoreSpace bool) bool {
+	if ignoreSpace {
+		for end < len(text) && isSpace(text[end]) { // the lexer's MY_LEX_SKIP bytes
+			end++
+		}
+	}
+	return end < len(text) && text[end] == '('
+}

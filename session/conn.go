@@ -34,12 +34,13 @@ type Session struct {
 	// up is the client's own upstream connection (nil in tests that
 	// plan without one).
 	up Upstream
-	// db is the current database, and ansiQuotes whether sql_mode has
-	// ANSI_QUOTES; varsKnown says vars (and ansiQuotes) were read since
-	// the session started or was reset.
-	db         string
-	ansiQuotes bool
-	varsKnown  bool
+	// db is the current database, ansiQuotes and ignoreSpace whether
+	// sql_mode has ANSI_QUOTES and IGNORE_SPACE; varsKnown says vars (and
+	// the flags) were read since the session started or was reset.
+	db          string
+	ansiQuotes  bool
+	ignoreSpace bool
+	varsKnown   bool
 	// tx records the open transaction's writes, for a replay.
 	tx txLog
 
@@ -612,14 +613,15 @@ type Version struct {
 
 // reading are the settings that decide how a text is read.
 type reading struct {
-	charset, db string
-	ansi, nbe   bool
+	charset, db       string
+	ansi, nbe, ignore bool
 }
 
 // current is the session's present binding, for texts read with opts
 // (completed by Options).
 func (s *Session) current(opts rewrite.Options) Version {
-	v := Version{reading: reading{charset: opts.Charset, db: opts.DB, ansi: opts.ANSIQuotes, nbe: opts.NoBackslashEscapes},
+	v := Version{reading: reading{charset: opts.Charset, db: opts.DB, ansi: opts.ANSIQuotes, nbe: opts.NoBackslashEscapes,
+		ignore: opts.IgnoreSpace},
 		guard: s.m.guard(s.user)}
 	if s.sb != nil {
 		v.sb, v.ver, v.serializable = s.sb, s.sb.snapshotVersion(), s.serializable()

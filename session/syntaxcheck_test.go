@@ -146,3 +146,30 @@ func TestServerVerdict(t *testing.T) {
 		t.Errorf("asked %q in a transaction", q)
 	}
 }
+
+// TestIgnoreSpace: under the session's sql_mode IGNORE_SPACE (or ANSI),
+// a function's keyword, whitespace and "(" is the function for the server,
+// so a table so named is its syntax error, which the rewritten name would
+// mend: the server's verdict is asked for.
+func TestIgnoreSpace(t *testing.T) {
+	for _, c := range []struct {
+		mode string
+		want uint16 // 0: planned
+	}{
+		{"", 0},
+		{"IGNORE_SPACE", wire.ErParse},
+		{"REAL_AS_FLOAT,PIPES_AS_CONCAT,ANSI_QUOTES,IGNORE_SPACE,ANSI", wire.ErParse},
+	} {
+		e := newEnv(t, session.Config{}, nil)
+		f := &syntaxServer{mode: c.mode}
+		s := e.open(session.Options{User: "u", Mode: session.Transparent, Sandbox: "space", Upstream: f, DB: "app"})
+		_, err := s.Plan(e.ctx, "CREATE TABLE count (a INT) -- bad", false)
+		var r *rewrite.Refusal
+		switch {
+		case c.want == 0 && err != nil:
+			t.Errorf("sql_mode %q: %v", c.mode, err)
+		case c.want != 0 && (!errors.As(err, &r) || r.Code != c.want):
+			t.Errorf("sql_mode %q: %v, want %d", c.mode, err, c.want)
+		}
+	}
+}
