@@ -240,7 +240,13 @@ func (a *Analysis) triggerReps(st *Statement, r Resolver) ([]replacement, error)
 			"run it on a direct connection", st.Kind)
 	}
 	if st.Unprovable != "" {
-		return nil, refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; %s", st.Unprovable, st.hint)
+		rf := refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; %s", st.Unprovable, st.hint)
+		if !st.Trigger.Followed {
+			// The text's one statement: the server's own error when it
+			// rejects it too (a syntax error in the body).
+			serverCheck(rf)
+		}
+		return nil, rf
 	}
 	db, ok, err := tr.ResolveTrigger(st)
 	if err != nil || !ok {
