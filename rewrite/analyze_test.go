@@ -235,6 +235,28 @@ func TestFunctionKeywordTables(t *testing.T) {
 	}
 }
 
+// TestEngineNamed: a SET of an engine variable the proxy refuses records
+// the engine it names as a literal or a bare name, for the server's own
+// error when it knows no such engine (Statement.Engine).
+func TestEngineNamed(t *testing.T) {
+	e := NewEngine(0)
+	for sql, want := range map[string]string{
+		`set default_storage_engine = "a.MYISAM"`:              "a.MYISAM",
+		"set default_storage_engine = 'a.MYISAM'":              "a.MYISAM",
+		"set default_storage_engine = `a.MYISAM`":              "a.MYISAM",
+		"SET SESSION default_tmp_storage_engine = FEDERATED":   "FEDERATED",
+		"SET default_storage_engine = InnoDB":                  "",
+		"SET default_storage_engine = CONCAT('FEDER', 'ATED')": "",
+		"SET default_storage_engine = 'x', @a = 1":             "",
+		"SET storage_engine = 5":                               "",
+	} {
+		a := e.Analyze(sql, Options{Server: maria1011})
+		if len(a.Statements) != 1 || a.Statements[0].Engine != want || want != "" && a.Statements[0].Outside == "" {
+			t.Errorf("%s: %+v, want engine %q", sql, a.Statements, want)
+		}
+	}
+}
+
 // TestIsolationLevels checks which isolation SETs count as SERIALIZABLE:
 // any but a literal weaker level.
 func TestIsolationLevels(t *testing.T) {

@@ -1065,6 +1065,7 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 		st.Start = transactionStart(s.Text(), Options{})
 	}
 	st.ChangesLexing, st.ChangesIsolation, st.Serializable = c.set.lexing, c.set.isolation, c.set.serializable
+	st.Engine = c.set.engine
 	switch x := s.(type) {
 	case *ast.CreateTableStmt:
 		st.Temporary = x.TemporaryKeyword != ast.TemporaryNone

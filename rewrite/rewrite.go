@@ -144,6 +144,11 @@ type Statement struct {
 	// files on the server, other servers, engines that write other
 	// tables ("" when it does not).
 	Outside string
+	// Engine is the storage engine a SET of default_storage_engine (or
+	// another engine variable) names, as a literal or a bare name, when
+	// Outside refuses it: "" otherwise. The server rejects a name it knows
+	// no engine by (ER_UNKNOWN_STORAGE_ENGINE) whatever the proxy says.
+	Engine string
 	// ChangesLexing marks SET statements that change how the server reads
 	// the texts that follow (sql_mode, character_set_client, NAMES).
 	ChangesLexing bool

@@ -759,6 +759,9 @@ func (s *Session) provesNoWrite(ctx context.Context, a *rewrite.Analysis) error 
 	const deny = "(--production-writes=deny)"
 	for _, st := range a.Statements {
 		if st.Outside != "" {
+			if err := s.unknownEngine(ctx, st); err != nil {
+				return err
+			}
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s", st.Outside)
 		}
 		if reason := mutates(st); reason != "" {
@@ -998,6 +1001,11 @@ func (s *Session) confined(ctx context.Context, a *rewrite.Analysis) error {
 func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool) error {
 	for i, st := range a.Statements {
 		if st.Outside != "" {
+			if !body { // a body's SET is the server's to check when it runs
+				if err := s.unknownEngine(ctx, st); err != nil {
+					return err
+				}
+			}
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s", st.Outside)
 		}
 		if why := serverWide(ownConnOnly(st)); why != "" {

@@ -51,6 +51,13 @@ func (f *syntaxServer) Query(_ context.Context, sql string) (*session.Result, er
 	if strings.HasPrefix(sql, "PREPARE ") || strings.HasPrefix(sql, "DEALLOCATE ") {
 		return &session.Result{}, nil
 	}
+	if strings.HasPrefix(sql, "SELECT COUNT(*) FROM information_schema.ENGINES WHERE ENGINE = ") {
+		n := "0" // the engines it has: MyISAM, FEDERATED
+		if strings.HasSuffix(sql, "= 'MyISAM'") || strings.HasSuffix(sql, "= 'FEDERATED'") {
+			n = "1"
+		}
+		return &session.Result{Rows: [][]*string{{&n}}}, nil
+	}
 	mode, cs, iso, ro := f.mode, "utf8mb4", "REPEATABLE-READ", "0" // the session's variables
 	return &session.Result{Rows: [][]*string{{&mode, &cs, &iso, &ro}}}, nil
 }
@@ -170,6 +177,34 @@ func TestIgnoreSpace(t *testing.T) {
 			t.Errorf("sql_mode %q: %v", c.mode, err)
 		case c.want != 0 && (!errors.As(err, &r) || r.Code != c.want):
 			t.Errorf("sql_mode %q: %v, want %d", c.mode, err, c.want)
+		}
+	}
+}
+
+// TestUnknownEngine: a SET naming a storage engine the proxy cannot
+// confine gets the server's own ER_UNKNOWN_STORAGE_ENGINE when the server
+// has no such engine (main.parser), the proxy's refusal when it has one
+// or the name is an alias of one.
+func TestUnknownEngine(t *testing.T) {
+	e := newEnv(t, session.Config{}, nil)
+	f := &syntaxServer{}
+	s := e.open(session.Options{User: "u", Mode: session.Transparent, Sandbox: "engine", Upstream: f, DB: "app"})
+	for sql, want := range map[string]uint16{
+		`set default_storage_engine = "a.MYISAM"`:       wire.ErUnknownStorageEngine,
+		"set default_storage_engine = `a.MYISAM`":       wire.ErUnknownStorageEngine,
+		"SET default_storage_engine = FEDERATED":        wire.ErOptionPreventsStatement,
+		"SET default_storage_engine = 'merge'":          wire.ErOptionPreventsStatement,
+		"SET default_storage_engine = 'it''s'":          wire.ErOptionPreventsStatement,
+		"SET default_storage_engine = 'x', @a = 1":      wire.ErOptionPreventsStatement,
+		"SET default_storage_engine = CONCAT('a', 'b')": wire.ErOptionPreventsStatement,
+	} {
+		_, err := s.Plan(e.ctx, sql, false)
+		var r *rewrite.Refusal
+		if !errors.As(err, &r) || r.Code != want {
+			t.Errorf("%s: %v, want %d", sql, err, want)
+		}
+		if want == wire.ErUnknownStorageEngine && r != nil && r.Message != "Unknown storage engine 'a.MYISAM'" {
+			t.Errorf("%s: message %q", sql, r.Message)
 		}
 	}
 }

@@ -30,6 +30,7 @@ const (
 	ErUserLimitReached        uint16 = 1226 // ER_USER_LIMIT_REACHED
 	ErUnknownStmtHandler      uint16 = 1243 // ER_UNKNOWN_STMT_HANDLER
 	ErNotSupportedAuthMode    uint16 = 1251 // ER_NOT_SUPPORTED_AUTH_MODE
+	ErUnknownStorageEngine    uint16 = 1286 // ER_UNKNOWN_STORAGE_ENGINE
 	ErOptionPreventsStatement uint16 = 1290 // ER_OPTION_PREVENTS_STATEMENT
 	ErUnsupportedPS           uint16 = 1295 // ER_UNSUPPORTED_PS
 	ErViewInvalid             uint16 = 1356 // ER_VIEW_INVALID
