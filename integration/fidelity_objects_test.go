@@ -872,6 +872,18 @@ func TestFidelitySequenceEngine(t *testing.T) {
 			// server's 1064, though the rewritten name would be a table.
 			"create table BIT_AND(a int)",
 			"create table `BIT_AND`(a int)",
+			// Keywords of the server's function list its grammar also
+			// takes for a name: tables.
+			"create table ADDDATE(a int)",
+			"create table SYSDATE(a int)",
+			"SHOW TABLES",
+			// Under IGNORE_SPACE, whitespace before "(" too.
+			"SET sql_mode = 'IGNORE_SPACE'",
+			"create table COUNT (a int)",
+			"create table COUNT\n(a int)",
+			"create table COUNT /* c */ (a int)",
+			"create table SUBDATE (a int)",
+			"SET sql_mode = DEFAULT",
 			"SHOW TABLES",
 			// HELP reads the server's help tables only.
 			"HELP 'function_of_my_dream'",

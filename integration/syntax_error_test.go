@@ -42,3 +42,47 @@ func TestSandboxServerSyntaxError(t *testing.T) {
 	}
 	mustExecC(t, c, "ROLLBACK")
 }
+
+// TestSandboxServerErrors: in a sandbox, statements the proxy refuses
+// unread get the server's own error when MariaDB rejects their text
+// whatever the sandbox holds, as it does on a direct connection: a
+// subquery where the statement takes none (1970), a name in GET
+// DIAGNOSTICS (1054), a system variable given a qualified name (1232), a
+// syntax error in a function's or a prepared trigger's body (1064), an
+// engine the server does not have (1286).
+func TestSandboxServerErrors(t *testing.T) {
+	_, h := sandboxProxy(t, "transparent", nil)
+	pool := openDB(t, h.userDSN(sandboxUser, "app"))
+	c := conn(t, pool)
+	mustExecC(t, c, "UPDATE users SET name = name WHERE id = 0") // users is the sandbox's
+	for _, q := range []struct {
+		sql  string
+		code uint16
+	}{
+		{"HANDLER users READ `PRIMARY` = ((SELECT 1))", 1970},
+		{"EXECUTE IMMEDIATE 'SELECT ?' USING (1 IN (SELECT id FROM users))", 1970},
+		{"GET DIAGNOSTICS CONDITION p1() @var = CLASS_ORIGIN", 1054},
+		{"SET default_storage_engine = .a.MyISAM", 1232},
+		{"CREATE FUNCTION f1 (lo INT, hi INT) RETURNS INT\nBEGIN\n  FOR i IN lo . . hi\n  DO\n    NULL\n  END FOR;\n  RETURN 0;\nEND", 1064},
+		{`PREPARE stmt FROM 'CREATE TRIGGER tr AFTER DELETE ON users FOR EACH ROW SET @a = 1\\'`, 1064},
+		// An engine the server does not have: its 1286, not the proxy's
+		// refusal of an engine it cannot confine.
+		{`set default_storage_engine = "a.MYISAM"`, 1286},
+	} {
+		_, err := c.ExecContext(context.Background(), q.sql)
+		var me *mysql.MySQLError
+		if !errors.As(err, &me) || me.Number != q.code || strings.Contains(me.Message, "sqlfork") {
+			t.Errorf("%s: %v, want MariaDB's %d", q.sql, err, q.code)
+		}
+	}
+	// An engine the server has (MERGE, MRG_MyISAM's alias) is the proxy's
+	// refusal.
+	if _, err := c.ExecContext(context.Background(), "SET default_storage_engine = MERGE"); err == nil || !strings.Contains(err.Error(), "sqlfork-proxy") {
+		t.Errorf("an engine the proxy cannot confine: %v", err)
+	}
+	// A function's body the server reads is still refused by the proxy.
+	_, err := c.ExecContext(context.Background(), "CREATE FUNCTION f2 () RETURNS INT\nBEGIN\n  FOR i IN 1 .. (SELECT 2) DO SET @x = i; END FOR;\n  RETURN 0;\nEND")
+	if err != nil && !strings.Contains(err.Error(), "sqlfork-proxy") {
+		t.Errorf("a body MariaDB reads: %v", err)
+	}
+}

@@ -209,6 +209,9 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		for _, v := range x.Variables {
 			c.set.add(v, c)
 		}
+		if len(x.Variables) != 1 {
+			c.set.engine = "" // the server may reject another value first
+		}
 		c.setVars(x)
 	case *ast.VariableExpr:
 		c.variable(x)
@@ -397,6 +400,10 @@ func SafeEngine(name string) bool { return safeEngines[strings.ToLower(strings.T
 // proxy.
 type setFlags struct {
 	lexing, isolation, serializable bool
+	// engine is the storage engine, written as a literal or a bare name,
+	// a SET of an engine variable names that the proxy refuses
+	// (Statement.Engine).
+	engine string
 }
 
 func (f *setFlags) add(v *ast.VariableAssignment, c *collector) {
@@ -420,6 +427,9 @@ func (f *setFlags) add(v *ast.VariableAssignment, c *collector) {
 	case "default_storage_engine", "storage_engine", "default_tmp_storage_engine", "enforce_storage_engine":
 		if _, isDefault := v.Value.(*ast.DefaultExpr); !isDefault && !SafeEngine(exprText(v.Value)) {
 			c.outsideBecause("@@" + name + " may only name an engine the proxy can confine to the sandbox; use InnoDB, Aria or MyISAM")
+			if col, ok := v.Value.(*ast.ColumnNameExpr); !ok || col.Name.Table.O == "" && col.Name.Schema.O == "" {
+				f.engine = exprText(v.Value)
+			}
 		}
 	}
 }

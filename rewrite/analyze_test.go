@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -161,6 +162,98 @@ func TestLabelsRenames(t *testing.T) {
 	}
 	if len(res.Renames) != 1 || res.Renames[0] != (Rename{From: "seq1", To: "`sbx`.`seq1`"}) {
 		t.Fatalf("renames %+v", res.Renames)
+	}
+}
+
+// TestLabelsRenamesInLiteral: the names replaced in the statement a
+// PREPARE or EXECUTE IMMEDIATE literal holds are the rewrite's too (the
+// server labels that statement's columns with its text as sent).
+func TestLabelsRenamesInLiteral(t *testing.T) {
+	e := NewEngine(0)
+	r := mapResolver{{DB: "app", Name: "t1"}: {DB: "sbx", Name: "t1"}}
+	for _, sql := range []string{
+		"EXECUTE IMMEDIATE 'SELECT ROW(1, 7) IN (SELECT id, id1 FROM t1 WHERE id1= 8)'",
+		"PREPARE s FROM 'SELECT 1 IN (SELECT id FROM t1)'",
+	} {
+		res, err := e.Rewrite(sql, Options{DB: "app", Server: maria1011}, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Renames) != 1 || res.Renames[0] != (Rename{From: "t1", To: "`sbx`.`t1`"}) {
+			t.Errorf("%q: renames %+v", sql, res.Renames)
+		}
+	}
+}
+
+// TestFunctionKeywordTables: a table named by one of the function
+// keywords MariaDB's grammar takes for no name, right before "(" (or
+// after whitespace under IGNORE_SPACE), is the server's syntax error,
+// which the rewritten name would mend: refused for the server's verdict.
+// Other keywords of its function list are names there.
+func TestFunctionKeywordTables(t *testing.T) {
+	e := NewEngine(0)
+	r := mapResolver{}
+	for _, n := range []string{"count", "adddate", "sysdate", "bit_and", "row_number"} {
+		r[Table{DB: "app", Name: n}] = Table{DB: "sbx", Name: n}
+	}
+	for _, c := range []struct {
+		sql, want   string
+		ignoreSpace bool
+	}{
+		{"CREATE TABLE count(a INT)", "", false},
+		{"create table BIT_AND(a int)", "", false},
+		{"CREATE TABLE count (a INT)", "CREATE TABLE `sbx`.`count` (a INT)", false},
+		{"CREATE TABLE `count`(a INT)", "CREATE TABLE `sbx`.`count`(a INT)", false},
+		{"create table ADDDATE(a int)", "create table `sbx`.`adddate`(a int)", false},
+		{"CREATE TABLE sysdate(a INT)", "CREATE TABLE `sbx`.`sysdate`(a INT)", false},
+		// IGNORE_SPACE: whitespace, not a comment, may come between.
+		{"CREATE TABLE count (a INT)", "", true},
+		{"CREATE TABLE count\n\t(a INT)", "", true},
+		{"CREATE TABLE count /* c */ (a INT)", "CREATE TABLE `sbx`.`count` /* c */ (a INT)", true},
+		{"CREATE TABLE `count` (a INT)", "CREATE TABLE `sbx`.`count` (a INT)", true},
+		{"create table ADDDATE (a int)", "create table `sbx`.`adddate` (a int)", true},
+	} {
+		res, err := e.Rewrite(c.sql, Options{DB: "app", Server: maria1011, IgnoreSpace: c.ignoreSpace}, r)
+		var ref *Refusal
+		switch {
+		case c.want == "" && (!errors.As(err, &ref) || !ref.ServerCheck):
+			t.Errorf("%q (IGNORE_SPACE %v): %v, want a refusal for the server's verdict", c.sql, c.ignoreSpace, err)
+		case c.want != "" && err != nil:
+			t.Errorf("%q (IGNORE_SPACE %v): %v", c.sql, c.ignoreSpace, err)
+		case c.want != "" && res.SQL != c.want:
+			t.Errorf("%q (IGNORE_SPACE %v): %q, want %q", c.sql, c.ignoreSpace, res.SQL, c.want)
+		}
+	}
+	// A call with whitespace before "(" is written bare (the server's
+	// function, for a function's keyword) under IGNORE_SPACE only; one
+	// with a comment between never is.
+	for _, ignoreSpace := range []bool{false, true} {
+		a := e.Analyze("SELECT f (1), g(2), h/**/(3)", Options{DB: "app", Server: maria1011, IgnoreSpace: ignoreSpace})
+		if fs := a.Statements[0].Funcs; len(fs) != 3 || fs[0].Bare != ignoreSpace || !fs[1].Bare || fs[2].Bare {
+			t.Errorf("IGNORE_SPACE %v: %#v", ignoreSpace, fs)
+		}
+	}
+}
+
+// TestEngineNamed: a SET of an engine variable the proxy refuses records
+// the engine it names as a literal or a bare name, for the server's own
+// error when it knows no such engine (Statement.Engine).
+func TestEngineNamed(t *testing.T) {
+	e := NewEngine(0)
+	for sql, want := range map[string]string{
+		`set default_storage_engine = "a.MYISAM"`:              "a.MYISAM",
+		"set default_storage_engine = 'a.MYISAM'":              "a.MYISAM",
+		"set default_storage_engine = `a.MYISAM`":              "a.MYISAM",
+		"SET SESSION default_tmp_storage_engine = FEDERATED":   "FEDERATED",
+		"SET default_storage_engine = InnoDB":                  "",
+		"SET default_storage_engine = CONCAT('FEDER', 'ATED')": "",
+		"SET default_storage_engine = 'x', @a = 1":             "",
+		"SET storage_engine = 5":                               "",
+	} {
+		a := e.Analyze(sql, Options{Server: maria1011})
+		if len(a.Statements) != 1 || a.Statements[0].Engine != want || want != "" && a.Statements[0].Outside == "" {
+			t.Errorf("%s: %+v, want engine %q", sql, a.Statements, want)
+		}
 	}
 }
 

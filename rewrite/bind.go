@@ -312,7 +312,7 @@ func (a *Analysis) markBare(st *Statement, toks []token) {
 		for i := 0; i+1 < len(toks); i++ {
 			t, next := toks[i], toks[i+1]
 			if (t.kind == tokIdent || t.kind == tokQuoted) && next.kind == tokPunct && a.text[next.start] == '(' &&
-				strings.EqualFold(identText(a.text, t), f.Name) && (t.kind == tokQuoted || t.end != next.start) {
+				strings.EqualFold(identText(a.text, t), f.Name) && (t.kind == tokQuoted || !callParen(a.src, int(t.end), a.opts.IgnoreSpace)) {
 				f.Bare = false
 				f.Quoted = f.Quoted || t.kind == tokQuoted
 			}
@@ -1065,6 +1065,7 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 		st.Start = transactionStart(s.Text(), Options{})
 	}
 	st.ChangesLexing, st.ChangesIsolation, st.Serializable = c.set.lexing, c.set.isolation, c.set.serializable
+	st.Engine = c.set.engine
 	switch x := s.(type) {
 	case *ast.CreateTableStmt:
 		st.Temporary = x.TemporaryKeyword != ast.TemporaryNone

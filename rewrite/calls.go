@@ -128,7 +128,7 @@ func (a *Analysis) callReps(r Resolver) ([]replacement, error) {
 		for _, c := range sites {
 			if c.stmt == w.stmt && same(c.f, w.f) {
 				found++
-				reps = append(reps, replacement{c.start, c.end, QuoteIdent(w.phys) + "." + QuoteIdent(w.f.Name)})
+				reps = append(reps, replacement{start: c.start, end: c.end, text: QuoteIdent(w.phys) + "." + QuoteIdent(w.f.Name)})
 			}
 		}
 		if found < w.calls {

@@ -123,6 +123,7 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 		st.Unprovable = "EXECUTE IMMEDIATE of an expression (or with USING values other than literals and variables) " +
 			"is dynamic SQL the proxy cannot see"
 		st.hint = "send the statement itself, or EXECUTE IMMEDIATE a string literal"
+		st.serverCheck = true // USING (SELECT …): the server's parser refuses it
 	case w0 == "HANDLER":
 		if !e.handler(a, &st, text, toks) {
 			return false
@@ -272,7 +273,7 @@ func nameless(text string, toks []token) (kind string, class Class) {
 			return "CHANGE MASTER", ClassOther
 		}
 	case "GET":
-		if word(1) == "DIAGNOSTICS" || (word(1) == "CURRENT" || word(1) == "STACKED") && word(2) == "DIAGNOSTICS" {
+		if getDiagnostics(text, toks) {
 			return "GET DIAGNOSTICS", ClassSession
 		}
 	case "SIGNAL", "RESIGNAL":

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // TestRecognized: MariaDB statements the parser does not read that the
@@ -192,16 +194,37 @@ func TestServerCheck(t *testing.T) {
 	e := NewEngine(0)
 	opts := Options{DB: "app", Server: maria1011}
 	r := mapResolver{{DB: "app", Name: "t"}: {DB: "sb_app", Name: "t"}}
+	forLoop := "CREATE FUNCTION f1 (lo INT, hi INT) RETURNS INT\nBEGIN\n  FOR i IN lo . . hi\n  DO\n    NULL\n  END FOR;\n  RETURN 0;\nEND;\n"
 	for _, c := range []struct {
 		sql   string
 		check bool
+		// also is the server's error besides the syntax errors that
+		// rejects the text (Refusal.ServerRejects), 0 for none.
+		also uint16
 	}{
-		{"SELECT * FROM t WHERE", true},
-		{"DELETE FROM t WHERE a = 1 ORDER", true},
-		{"SELECT a FROM t COLLATE nonesuch_ci", true},
-		{"SELECT 1; DELETE FROM t WHERE", false},
-		{"CREATE FUNCTION f() RETURNS INT RETURN 1", false},
-		{"CALL p()", false},
+		{"SELECT * FROM t WHERE", true, 0},
+		{"DELETE FROM t WHERE a = 1 ORDER", true, 0},
+		{"SELECT a FROM t COLLATE nonesuch_ci", true, 0},
+		{"SELECT 1; DELETE FROM t WHERE", false, 0},
+		{"CREATE FUNCTION f() RETURNS INT RETURN 1", false, 0},
+		{"CALL p()", false, 0},
+		// The server's parser refuses a subquery there: 1970.
+		{"HANDLER h READ a=((SELECT 1))", true, 0},
+		{"EXECUTE IMMEDIATE 'SELECT ?' USING (1 IN (SELECT * FROM t))", true, 0},
+		{"EXECUTE IMMEDIATE CONCAT('SELECT ', (SELECT a FROM t))", true, 0},
+		// A name in GET DIAGNOSTICS is a column of no table: 1054.
+		{"GET DIAGNOSTICS CONDITION p1() @var = CLASS_ORIGIN", true, wire.ErBadField},
+		{"GET CURRENT DIAGNOSTICS CONDITION ABS(2) @var = CLASS_ORIGIN", true, wire.ErBadField},
+		// A system variable given a qualified name: 1232, unless a
+		// subquery or call could give the value its type.
+		{"SET default_storage_engine = .a.MyISAM", true, wire.ErWrongTypeForVar},
+		{"SET default_storage_engine = .a.MyISAM, @b = (SELECT a FROM t)", true, 0},
+		{"SET STATEMENT default_storage_engine = .a.MyISAM FOR SELECT 1", true, 0},
+		// A body the proxy cannot read, the input's one statement.
+		{forLoop, true, 0},
+		{"CREATE PROCEDURE p1 () FOR i IN 1 . . 3 DO SELECT i; END FOR", true, 0},
+		{forLoop + "; SELECT 1", false, 0},
+		{"SELECT 1;\n" + forLoop, false, 0},
 	} {
 		_, err := e.Rewrite(c.sql, opts, r)
 		var ref *Refusal
@@ -212,6 +235,14 @@ func TestServerCheck(t *testing.T) {
 		if ref.ServerCheck != c.check {
 			t.Errorf("%q: ServerCheck %v, want %v (%s)", c.sql, ref.ServerCheck, c.check, ref.Message)
 		}
+		for _, code := range []uint16{wire.ErBadField, wire.ErWrongTypeForVar} {
+			if got := ref.ServerRejects(code); got != (code == c.also) {
+				t.Errorf("%q: ServerRejects(%d) %v", c.sql, code, got)
+			}
+		}
+		if !ref.ServerRejects(wire.ErParse) || !ref.ServerRejects(wire.ErSubqueriesNotSupported) || ref.ServerRejects(wire.ErUnsupportedPS) {
+			t.Errorf("%q: ServerRejects of the server's syntax errors", c.sql)
+		}
 	}
 	p, d := SyntaxCheck("SELECT 'it''s' \\ FROM t", Options{})
 	if p != `PREPARE __sqlfork_syntax_check FROM 'SELECT ''it''''s'' \\ FROM t'` || d != "DEALLOCATE PREPARE __sqlfork_syntax_check" {
@@ -220,7 +251,7 @@ func TestServerCheck(t *testing.T) {
 	if p, _ := SyntaxCheck("SELECT 'it''s' \\", Options{NoBackslashEscapes: true}); p != `PREPARE __sqlfork_syntax_check FROM 'SELECT ''it''''s'' \'` {
 		t.Errorf("SyntaxCheck under NO_BACKSLASH_ESCAPES: %q", p)
 	}
-	if !ServerSyntaxError(1064) || ServerSyntaxError(1146) || ServerSyntaxError(1295) {
+	if !ServerSyntaxError(1064) || !ServerSyntaxError(1970) || ServerSyntaxError(1146) || ServerSyntaxError(1295) || ServerSyntaxError(1054) {
 		t.Error("ServerSyntaxError")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -72,6 +73,10 @@ type Options struct {
 	// ANSIQuotes and NoBackslashEscapes mirror those sql_mode flags.
 	ANSIQuotes         bool
 	NoBackslashEscapes bool
+	// IgnoreSpace mirrors sql_mode's IGNORE_SPACE (which ANSI implies):
+	// the server reads a function's name followed by whitespace and "("
+	// as it reads one right before "(".
+	IgnoreSpace bool
 	// CaseSensitiveNames is lower_case_table_names=0: table and database
 	// names that differ in case are different tables. Otherwise (1 or 2)
 	// they are the same table.
@@ -139,6 +144,11 @@ type Statement struct {
 	// files on the server, other servers, engines that write other
 	// tables ("" when it does not).
 	Outside string
+	// Engine is the storage engine a SET of default_storage_engine (or
+	// another engine variable) names, as a literal or a bare name, when
+	// Outside refuses it: "" otherwise. The server rejects a name it knows
+	// no engine by (ER_UNKNOWN_STORAGE_ENGINE) whatever the proxy says.
+	Engine string
 	// ChangesLexing marks SET statements that change how the server reads
 	// the texts that follow (sql_mode, character_set_client, NAMES).
 	ChangesLexing bool
@@ -189,6 +199,12 @@ type Statement struct {
 	// hint is what a refusal for Unprovable tells the client to do
 	// instead ("" for the default).
 	hint string
+	// serverCheck marks a statement whose text the server may reject
+	// itself (EXECUTE IMMEDIATE of an expression, a routine whose body
+	// the proxy cannot read): the refusal for Unprovable of an input that
+	// is this one statement asks for the server's own verdict
+	// (Refusal.ServerCheck).
+	serverCheck bool
 	// privileges marks account and privilege statements (GRANT, CREATE
 	// USER, …).
 	privileges bool
@@ -205,8 +221,9 @@ type Func struct {
 	Schema string // "" when unqualified
 	Name   string
 	// Bare is set when every call of the name in the text is written
-	// unquoted and right before "(": MariaDB takes some names (COUNT, NOW,
-	// SUBSTRING) for its own functions only when they are written so.
+	// unquoted and right before "(" (or with whitespace only between under
+	// IGNORE_SPACE): MariaDB takes some names (COUNT, NOW, SUBSTRING) for
+	// its own functions only when they are written so.
 	Bare bool
 	// Quoted is set when a call of the name in the text is written quoted
 	// (`point`(1, 1)): MariaDB then takes it for a name, never for one of
@@ -375,6 +392,19 @@ type Refusal struct {
 	// CheckText, when set, is the text to ask the server about instead of
 	// the input: the text a PREPARE … FROM '…' holds.
 	CheckText string
+	// ServerErrors are the server's error codes, besides those
+	// ServerSyntaxError lists, by which it rejects this text whatever any
+	// sandbox holds: ER_BAD_FIELD_ERROR for GET DIAGNOSTICS, which names
+	// no table, so a name it holds is a column of none (see
+	// unparsedServerErrors).
+	ServerErrors []uint16
+}
+
+// ServerRejects reports whether the server's error code in answer to
+// SyntaxCheck's PREPARE of the text r refused means that the server
+// rejects the text itself (ServerSyntaxError, ServerErrors).
+func (r *Refusal) ServerRejects(code uint16) bool {
+	return ServerSyntaxError(code) || slices.Contains(r.ServerErrors, code)
 }
 
 func (r *Refusal) Error() string { return fmt.Sprintf("%d (%s): %s", r.Code, r.State, r.Message) }
@@ -466,9 +496,10 @@ type Result struct {
 	SQL      string
 	Changed  bool
 	Analysis *Analysis
-	// Renames are the names the rewrite replaced, as written and as sent:
-	// the server labels expression columns with their text as sent, so
-	// labels can be told back in the client's words.
+	// Renames are the names the rewrite replaced, as written and as sent
+	// (those of the statement a PREPARE or EXECUTE IMMEDIATE literal holds
+	// included): the server labels expression columns with their text as
+	// sent, so labels can be told back in the client's words.
 	Renames []Rename
 	// Splices are where the text changed, in order: the server quotes the
 	// text it was sent in some errors, which Original reads back in the
@@ -629,7 +660,11 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 			if hint == "" {
 				hint = "run its statements one by one instead"
 			}
-			return nil, refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; %s", st.Unprovable, hint)
+			rf := refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; %s", st.Unprovable, hint)
+			if st.serverCheck && len(a.Statements) == 1 {
+				serverCheck(rf)
+			}
+			return nil, rf
 		}
 	}
 	reps, err := a.splice(r)
@@ -664,7 +699,7 @@ func (a *Analysis) namedColumns(reps []replacement) []replacement {
 				changed = changed || rp.start >= l[0] && rp.end <= l[1] && rp.end > rp.start
 			}
 			if text := a.src[l[0]:l[1]]; changed && utf8.RuneCountInString(text) <= maxIdentifierLength && !strings.HasSuffix(text, " ") {
-				out = append(out, replacement{l[1], l[1], " AS " + QuoteIdent(text)})
+				out = append(out, replacement{start: l[1], end: l[1], text: " AS " + QuoteIdent(text)})
 			}
 		}
 	}
@@ -684,7 +719,7 @@ func (a *Analysis) flushNoOp() ([]replacement, bool, error) {
 		if len(a.Statements) > 1 {
 			return nil, true, refuse(wire.ErUnknown, "FLUSH TABLES is answered alone in a sandbox; send it as a statement of its own")
 		}
-		return []replacement{{0, len(a.src), "DO 0"}}, true, nil
+		return []replacement{{start: 0, end: len(a.src), text: "DO 0"}}, true, nil
 	}
 	return nil, false, nil
 }
@@ -697,7 +732,11 @@ func (a *Analysis) partReps(r Resolver) ([]replacement, error) {
 	for _, p := range a.parts {
 		st := &a.Statements[p.stmt]
 		if st.Unprovable != "" && (p.sub == nil || p.sub.parseErr != nil || p.sub.normErr != nil) {
-			return nil, refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox", st.Unprovable)
+			rf := refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox", st.Unprovable)
+			if st.serverCheck {
+				serverCheck(rf)
+			}
+			return nil, rf
 		}
 		if p.sub == nil {
 			if rr == nil {
@@ -736,6 +775,11 @@ func (a *Analysis) norm(t Table) Table {
 type replacement struct {
 	start, end int
 	text       string
+	// renames are the names replaced inside text, a PREPARE's or EXECUTE
+	// IMMEDIATE's literal rewritten (its Result.Renames): the server
+	// labels the columns of the statement it holds, and quotes it in its
+	// errors, with those.
+	renames []Rename
 }
 
 // splice resolves every table (write if any reference writes it), maps
@@ -826,15 +870,15 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 			if p == s.table {
 				continue
 			}
-			if src := a.text[s.start:s.end]; s.end < len(a.text) && a.text[s.end] == '(' && functionKeywords[strings.ToUpper(src)] {
+			if src := a.text[s.start:s.end]; callParen(a.src, s.end, a.opts.IgnoreSpace) && functionKeywords[strings.ToUpper(src)] {
 				// The server reads a function's keyword right before "("
 				// as the function: a syntax error the rewrite would mend.
 				return nil, serverCheck(refuse(wire.ErUnknown, "%s right before \"(\" is the server's function, not a table; "+
 					"quote the name", src))
 			}
-			reps = append(reps, replacement{s.start, s.end, QuoteIdent(p.DB) + "." + QuoteIdent(p.Name)})
+			reps = append(reps, replacement{start: s.start, end: s.end, text: QuoteIdent(p.DB) + "." + QuoteIdent(p.Name)})
 			if s.aliasAt > 0 && p.Name != s.table.Name {
-				reps = append(reps, replacement{s.aliasAt, s.aliasAt, " AS " + QuoteIdent(s.table.Name)})
+				reps = append(reps, replacement{start: s.aliasAt, end: s.aliasAt, text: " AS " + QuoteIdent(s.table.Name)})
 			}
 		case refQualifier:
 			k := a.norm(s.table)
@@ -872,7 +916,7 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 			if s.qualified {
 				text = QuoteIdent(p.DB) + "." + text
 			}
-			reps = append(reps, replacement{s.start, s.end, text})
+			reps = append(reps, replacement{start: s.start, end: s.end, text: text})
 		}
 	}
 	for _, p := range a.prepared {
@@ -894,7 +938,8 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 			return nil, err
 		}
 		if res.Changed {
-			reps = append(reps, replacement{p.start, p.end, quoteString(res.SQL, !a.opts.NoBackslashEscapes)})
+			reps = append(reps, replacement{start: p.start, end: p.end, text: quoteString(res.SQL, !a.opts.NoBackslashEscapes),
+				renames: res.Renames})
 		}
 	}
 	return reps, nil
@@ -950,6 +995,7 @@ func (a *Analysis) build(reps []replacement) *Result {
 		if from := a.src[rp.start:rp.end]; from != "" && from[0] != '\'' && from[0] != '"' { // not a PREPARE literal
 			renames = append(renames, Rename{From: from, To: rp.text})
 		}
+		renames = append(renames, rp.renames...)
 	}
 	b.WriteString(a.src[last:])
 	return &Result{SQL: b.String(), Changed: true, Analysis: a, Renames: renames, Splices: splices}
@@ -1055,8 +1101,10 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 		}
 	}
 	if !readLike {
-		return serverCheck(refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s), so it cannot confine its writes "+
+		rf := serverCheck(refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s), so it cannot confine its writes "+
 			"to the sandbox; %s", firstLine(a.parseErr.Error()), unparsedHint))
+		rf.ServerErrors = unparsedServerErrors(a.text, toks)
+		return rf
 	}
 	hint := unparsedHint
 	for i := range toks {
@@ -1073,6 +1121,42 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 		}
 	}
 	return nil
+}
+
+// unparsedServerErrors are the server's error codes besides
+// ServerSyntaxError's by which it rejects text (its tokens toks), a
+// statement the engine cannot parse, whatever any sandbox holds
+// (Refusal.ServerErrors):
+//
+//   - GET DIAGNOSTICS names no table, so a name the server resolves in it
+//     (GET DIAGNOSTICS CONDITION f()) is a column of none: 1054;
+//   - SET without parentheses (no subquery, no function call) gives a
+//     system variable a name, literal or variable, whose type does not
+//     depend on any table's (SET default_storage_engine = .a.MyISAM):
+//     1232.
+func unparsedServerErrors(text string, toks []token) []uint16 {
+	switch {
+	case getDiagnostics(text, toks):
+		return []uint16{wire.ErBadField}
+	case tokWord(text, toks, 0) == "SET" && tokWord(text, toks, 1) != "STATEMENT":
+		for _, t := range toks {
+			if t.kind == tokComment || t.kind == tokPunct && text[t.start] == '(' {
+				return nil
+			}
+		}
+		return []uint16{wire.ErWrongTypeForVar}
+	}
+	return nil
+}
+
+// getDiagnostics reports whether text (its tokens toks) is GET [CURRENT |
+// STACKED] DIAGNOSTICS …, with nothing before GET.
+func getDiagnostics(text string, toks []token) bool {
+	if tokWord(text, toks, 0) != "GET" {
+		return false
+	}
+	w := tokWord(text, toks, 1)
+	return w == "DIAGNOSTICS" || (w == "CURRENT" || w == "STACKED") && tokWord(text, toks, 2) == "DIAGNOSTICS"
 }
 
 func firstLine(s string) string {
@@ -1171,28 +1255,50 @@ func SyntaxCheck(sql string, opts Options) (prepare, deallocate string) {
 // ServerSyntaxError reports whether the server's error code in answer to
 // SyntaxCheck's PREPARE means that the server rejects the text itself, as
 // any connection would (a syntax error, an unknown character set or
-// collation, a name too long), and not that a table it names is missing
-// where PREPARE looked (production, not the sandbox) or that PREPARE cannot
-// take the statement.
+// collation, a name too long, a subquery or stored function where the
+// statement takes none — HANDLER … READ, EXECUTE … USING, which its
+// parser refuses whatever the names), and not that a table it names is
+// missing where PREPARE looked (production, not the sandbox) or that
+// PREPARE cannot take the statement.
 func ServerSyntaxError(code uint16) bool {
 	switch code {
 	case wire.ErParse,
 		1149, // ER_SYNTAX_ERROR
 		1115, // ER_UNKNOWN_CHARACTER_SET
 		1273, // ER_UNKNOWN_COLLATION
-		1059: // ER_TOO_LONG_IDENT
+		1059, // ER_TOO_LONG_IDENT
+		wire.ErSubqueriesNotSupported:
 		return true
 	}
 	return false
 }
 
 // functionKeywords are the names MariaDB's lexer reads as a function's
-// keyword when "(" follows them at once (sql_functions of its lex.h).
-var functionKeywords = map[string]bool{"ADDDATE": true, "BIT_AND": true, "BIT_OR": true, "BIT_XOR": true, "CAST": true,
+// keyword when "(" follows them at once (sql_functions of its lex.h), or
+// after spaces only under IGNORE_SPACE, and its grammar then takes for no
+// table's name: `CREATE TABLE count(a INT)` is a syntax error. The other
+// names of sql_functions (ADDDATE, LAST_VALUE, SESSION_USER, SUBDATE,
+// SYSDATE, SYSTEM_USER, TRIM_ORACLE) are keywords the grammar also takes
+// for a name, so `CREATE TABLE adddate(a INT)` makes a table (MariaDB
+// 10.11, main.parser).
+var functionKeywords = map[string]bool{"BIT_AND": true, "BIT_OR": true, "BIT_XOR": true, "CAST": true,
 	"COUNT": true, "CUME_DIST": true, "CURDATE": true, "CURTIME": true, "DATE_ADD": true, "DATE_SUB": true, "DENSE_RANK": true,
 	"EXTRACT": true, "FIRST_VALUE": true, "GROUP_CONCAT": true, "JSON_ARRAYAGG": true, "JSON_OBJECTAGG": true, "LAG": true,
-	"LAST_VALUE": true, "LEAD": true, "MAX": true, "MEDIAN": true, "MID": true, "MIN": true, "NOW": true, "NTH_VALUE": true,
+	"LEAD": true, "MAX": true, "MEDIAN": true, "MID": true, "MIN": true, "NOW": true, "NTH_VALUE": true,
 	"NTILE": true, "POSITION": true, "PERCENT_RANK": true, "PERCENTILE_CONT": true, "PERCENTILE_DISC": true, "RANK": true,
-	"ROW_NUMBER": true, "SESSION_USER": true, "STD": true, "STDDEV": true, "STDDEV_POP": true, "STDDEV_SAMP": true,
-	"SUBDATE": true, "SUBSTR": true, "SUBSTRING": true, "SUM": true, "SYSDATE": true, "SYSTEM_USER": true, "TRIM": true,
-	"TRIM_ORACLE": true, "VARIANCE": true, "VAR_POP": true, "VAR_SAMP": true}
+	"ROW_NUMBER": true, "STD": true, "STDDEV": true, "STDDEV_POP": true, "STDDEV_SAMP": true,
+	"SUBSTR": true, "SUBSTRING": true, "SUM": true, "TRIM": true, "VARIANCE": true, "VAR_POP": true, "VAR_SAMP": true}
+
+// callParen reports whether the server reads "(" as following the word
+// that ends at text[end] at once, as its lexer does to tell a function's
+// keyword (functionKeywords) from a name: right there, or, under
+// IGNORE_SPACE (ignoreSpace), after whitespace only — not after a comment,
+// so text is the client's, not the normalized one.
+func callParen(text string, end int, ignoreSpace bool) bool {
+	if ignoreSpace {
+		for end < len(text) && isSpace(text[end]) { // the lexer's MY_LEX_SKIP bytes
+			end++
+		}
+	}
+	return end < len(text) && text[end] == '('
+}

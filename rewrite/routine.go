@@ -164,6 +164,10 @@ func (e *Engine) analyzePieces(a *Analysis, toks []token) {
 			_, next := e.createRoutineAt(text, toks, i)
 			st, end := e.analyzeProcedure(a, toks, next, db, k == "FUNCTION")
 			st.Kind, st.Class, st.DB = "CREATE "+k, ClassRoutine, db
+			// A body the proxy cannot read may be the server's syntax
+			// error: asked when the input is this one statement as far as
+			// the text tells (it starts the input and ends with END).
+			st.serverCheck = end < 0 && len(a.Statements) == 0 && endsWithEnd(text, toks)
 			a.parts = append(a.parts, part{start: start, stmt: len(a.Statements)})
 			a.stmtStarts = append(a.stmtStarts, start)
 			a.stmtDBs = append(a.stmtDBs, db)
@@ -217,6 +221,17 @@ func (e *Engine) analyzePieces(a *Analysis, toks []token) {
 		i = j
 	}
 	a.endDB = db
+}
+
+// endsWithEnd reports whether toks, without the ';' that end them, end
+// with END or END and a word (a label, FOR, LOOP, …): where a body BEGIN
+// … END ends.
+func endsWithEnd(text string, toks []token) bool {
+	n := len(toks)
+	for n > 0 && punctAt(text, toks, n-1, ';') {
+		n--
+	}
+	return tokWord(text, toks, n-1) == "END" || n > 1 && toks[n-1].kind == tokIdent && tokWord(text, toks, n-2) == "END"
 }
 
 // junkAnalysis is the analysis of text, a syntax error for sure and what
@@ -817,7 +832,7 @@ func (a *Analysis) routineReps(st *Statement, rr RoutineResolver) ([]replacement
 	if len(db) > maxIdentifierLength {
 		return nil, refuse(wire.ErWrongTableName, "invalid database name %s", QuoteIdent(db))
 	}
-	reps := []replacement{{r.nameStart, r.nameEnd, QuoteIdent(db) + "." + QuoteIdent(r.Name)}}
+	reps := []replacement{{start: r.nameStart, end: r.nameEnd, text: QuoteIdent(db) + "." + QuoteIdent(r.Name)}}
 	for i, b := range r.Body {
 		// The body runs with the procedure's database current, which is
 		// not the one the resolver places it in: every table it names must

@@ -240,7 +240,13 @@ func (a *Analysis) triggerReps(st *Statement, r Resolver) ([]replacement, error)
 			"run it on a direct connection", st.Kind)
 	}
 	if st.Unprovable != "" {
-		return nil, refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; %s", st.Unprovable, st.hint)
+		rf := refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; %s", st.Unprovable, st.hint)
+		if !st.Trigger.Followed {
+			// The text's one statement: the server's own error when it
+			// rejects it too (a syntax error in the body).
+			serverCheck(rf)
+		}
+		return nil, rf
 	}
 	db, ok, err := tr.ResolveTrigger(st)
 	if err != nil || !ok {
@@ -259,11 +265,11 @@ func (a *Analysis) triggerReps(st *Statement, r Resolver) ([]replacement, error)
 		return nil, refuse(wire.ErOptionPreventsStatement, "the trigger %s is on %s, which the proxy cannot place in the sandbox",
 			QuoteIdent(st.Routine.Name), t.Table.Quoted())
 	}
-	reps = append(reps, replacement{t.tableStart, t.tableEnd, phys.Quoted()})
+	reps = append(reps, replacement{start: t.tableStart, end: t.tableEnd, text: phys.Quoted()})
 	if t.definerEnd > t.definerStart {
 		// The account that makes the trigger is its definer, as without
 		// the clause (a replacement is never empty: see Result.Renames).
-		reps = append(reps, replacement{t.definerStart, t.definerEnd, "DEFINER = CURRENT_USER "})
+		reps = append(reps, replacement{start: t.definerStart, end: t.definerEnd, text: "DEFINER = CURRENT_USER "})
 	}
 	return reps, nil
 }

@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"cmp"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -176,6 +177,30 @@ func TestShowTriggers(t *testing.T) {
 		if sh == nil || sh.What != "TRIGGERS" || sh.DB != c.db || sh.Where != c.where || (sh.Like == nil) != (c.like == "") ||
 			sh.Like != nil && *sh.Like != c.like {
 			t.Errorf("%q: %+v", c.sql, sh)
+		}
+	}
+}
+
+// TestTriggerServerCheck: a trigger statement the engine cannot read that
+// is its text's one statement — sent alone or held by PREPARE … FROM '…' —
+// is refused for the server's own verdict (a syntax error in its body is
+// the server's 1064); one after other statements is not (main.parser).
+func TestTriggerServerCheck(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	body := `CREATE TRIGGER tr AFTER DELETE ON t FOR EACH ROW SET @a = 1\`
+	for _, c := range []struct {
+		sql, checkText string
+		check          bool
+	}{
+		{body, "", true},
+		{`PREPARE stmt FROM 'CREATE TRIGGER tr AFTER DELETE ON t FOR EACH ROW SET @a = 1\\'`, body, true},
+		{"SELECT 1; " + body, "", false},
+	} {
+		_, err := e.Rewrite(c.sql, opts, sandboxTriggers{})
+		var r *Refusal
+		if !errors.As(err, &r) || r.ServerCheck != c.check || r.CheckText != c.checkText {
+			t.Errorf("%q: %+v, want ServerCheck %v CheckText %q", c.sql, err, c.check, c.checkText)
 		}
 	}
 }

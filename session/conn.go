@@ -34,12 +34,13 @@ type Session struct {
 	// up is the client's own upstream connection (nil in tests that
 	// plan without one).
 	up Upstream
-	// db is the current database, and ansiQuotes whether sql_mode has
-	// ANSI_QUOTES; varsKnown says vars (and ansiQuotes) were read since
-	// the session started or was reset.
-	db         string
-	ansiQuotes bool
-	varsKnown  bool
+	// db is the current database, ansiQuotes and ignoreSpace whether
+	// sql_mode has ANSI_QUOTES and IGNORE_SPACE; varsKnown says vars (and
+	// the flags) were read since the session started or was reset.
+	db          string
+	ansiQuotes  bool
+	ignoreSpace bool
+	varsKnown   bool
 	// tx records the open transaction's writes, for a replay.
 	tx txLog
 
@@ -612,14 +613,15 @@ type Version struct {
 
 // reading are the settings that decide how a text is read.
 type reading struct {
-	charset, db string
-	ansi, nbe   bool
+	charset, db       string
+	ansi, nbe, ignore bool
 }
 
 // current is the session's present binding, for texts read with opts
 // (completed by Options).
 func (s *Session) current(opts rewrite.Options) Version {
-	v := Version{reading: reading{charset: opts.Charset, db: opts.DB, ansi: opts.ANSIQuotes, nbe: opts.NoBackslashEscapes},
+	v := Version{reading: reading{charset: opts.Charset, db: opts.DB, ansi: opts.ANSIQuotes, nbe: opts.NoBackslashEscapes,
+		ignore: opts.IgnoreSpace},
 		guard: s.m.guard(s.user)}
 	if s.sb != nil {
 		v.sb, v.ver, v.serializable = s.sb, s.sb.snapshotVersion(), s.serializable()
@@ -757,6 +759,9 @@ func (s *Session) provesNoWrite(ctx context.Context, a *rewrite.Analysis) error 
 	const deny = "(--production-writes=deny)"
 	for _, st := range a.Statements {
 		if st.Outside != "" {
+			if err := s.unknownEngine(ctx, st); err != nil {
+				return err
+			}
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s", st.Outside)
 		}
 		if reason := mutates(st); reason != "" {
@@ -996,6 +1001,11 @@ func (s *Session) confined(ctx context.Context, a *rewrite.Analysis) error {
 func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool) error {
 	for i, st := range a.Statements {
 		if st.Outside != "" {
+			if !body { // a body's SET is the server's to check when it runs
+				if err := s.unknownEngine(ctx, st); err != nil {
+					return err
+				}
+			}
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s", st.Outside)
 		}
 		if why := serverWide(ownConnOnly(st)); why != "" {

@@ -171,6 +171,24 @@ func TestLabelOfExpr(t *testing.T) {
 	}
 }
 
+// TestLabelInLiteral: the columns of the statement an EXECUTE IMMEDIATE
+// literal holds are labelled with its text as sent, told back in the
+// client's names (main.statement-expr).
+func TestLabelInLiteral(t *testing.T) {
+	e := rewrite.NewEngine(0)
+	client := "EXECUTE IMMEDIATE 'SELECT ROW(1, 7) IN (SELECT id, id1 FROM t1 WHERE id1= 8)'"
+	r := mapOne{rewrite.Table{DB: "test", Name: "t1"}: rewrite.Table{DB: "_sqlfork_0123abcd_test", Name: "t1"}}
+	res, err := e.Rewrite(client, rewrite.Options{DB: "test"}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Plan{text: client, analysis: res.Analysis, rewritten: res.SQL, splices: res.Splices, renames: res.Renames}
+	server := "ROW(1, 7) IN (SELECT id, id1 FROM `_sqlfork_0123abcd_test`.`t1` WHERE id1= 8)"
+	if got, ok := p.label(server); !ok || got != "ROW(1, 7) IN (SELECT id, id1 FROM t1 WHERE id1= 8)" {
+		t.Errorf("label(%q) = %q, %v", server, got, ok)
+	}
+}
+
 // mapOne is a resolver of a fixed map.
 type mapOne map[rewrite.Table]rewrite.Table
 

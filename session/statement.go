@@ -89,7 +89,7 @@ type Outcome struct {
 
 // options are the text-reading settings of the session's next input.
 func (s *Session) options() rewrite.Options {
-	o := rewrite.Options{DB: s.db, ANSIQuotes: s.ansiQuotes, Charset: s.vars.Charset}
+	o := rewrite.Options{DB: s.db, ANSIQuotes: s.ansiQuotes, IgnoreSpace: s.ignoreSpace, Charset: s.vars.Charset}
 	if s.up != nil {
 		o.NoBackslashEscapes = s.up.Status()&wire.StatusNoBackslashEscapes != 0
 	}
@@ -131,6 +131,7 @@ func (s *Session) readVars(ctx context.Context) error {
 	}
 	m := "," + strings.ToUpper(v.SQLMode) + ","
 	s.ansiQuotes = strings.Contains(m, ",ANSI_QUOTES,") || strings.Contains(m, ",ANSI,")
+	s.ignoreSpace = strings.Contains(m, ",IGNORE_SPACE,") || strings.Contains(m, ",ANSI,")
 	s.vars, s.varsKnown = v, true
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
@@ -41,7 +42,7 @@ func (s *Session) serverVerdict(ctx context.Context, sql string, opts rewrite.Op
 	if !isServerError(qerr) || !errors.As(qerr, &me) {
 		return qerr // the connection broke
 	}
-	if rewrite.ServerSyntaxError(me.Code) {
+	if r.ServerRejects(me.Code) {
 		return &rewrite.Refusal{Code: me.Code, State: me.State, Message: me.Message}
 	}
 	return err
@@ -57,4 +58,38 @@ var compound = regexp.MustCompile(`(?is)^\s*(?:\w+\s*:\s*)?BEGIN\s+NOT\s+ATOMIC\
 // as several.
 func compoundStatement(sql string) bool {
 	return compound.MatchString(sql)
+}
+
+// engineAliases are the names MariaDB's handler resolves to another
+// engine's (sys_table_aliases), and DEFAULT, the default engine: known
+// whatever information_schema.ENGINES lists.
+var engineAliases = map[string]bool{"INNOBASE": true, "HEAP": true, "MERGE": true, "MARIA": true, "NDB": true, "DEFAULT": true}
+
+// plainEngineName matches the engine names unknownEngine asks the server
+// about: quoted the same under any sql_mode and character set.
+var plainEngineName = regexp.MustCompile(`^[A-Za-z0-9_. -]{1,64}$`)
+
+// unknownEngine is the server's own error for a statement refused for the
+// storage engine a SET names (rewrite.Statement.Engine) when the server
+// knows no engine by that name, as it would answer itself
+// (ER_UNKNOWN_STORAGE_ENGINE), asked with a read of
+// information_schema.ENGINES on the session's connection; nil when it
+// knows the name, or may (an alias), or cannot be asked. An error that is
+// not a refusal means the connection broke.
+func (s *Session) unknownEngine(ctx context.Context, st rewrite.Statement) error {
+	name := st.Engine
+	if name == "" || s.up == nil || !plainEngineName.MatchString(name) || engineAliases[strings.ToUpper(name)] {
+		return nil
+	}
+	r, err := s.up.Query(ctx, "SELECT COUNT(*) FROM information_schema.ENGINES WHERE ENGINE = "+rewrite.QuoteString(name))
+	if err != nil {
+		if isServerError(err) {
+			return nil
+		}
+		return err
+	}
+	if len(r.Rows) != 1 || len(r.Rows[0]) != 1 || r.Rows[0][0] == nil || *r.Rows[0][0] != "0" {
+		return nil
+	}
+	return &rewrite.Refusal{Code: wire.ErUnknownStorageEngine, State: "42000", Message: "Unknown storage engine '" + name + "'"}
 }

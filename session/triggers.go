@@ -110,7 +110,7 @@ func (m *Manager) readTriggers(ctx context.Context, c SideConn, t rewrite.Table)
 	for _, trg := range trs {
 		mode := strings.ToUpper(trg.SQLMode)
 		a := m.engine.Analyze(triggerPrefix+trg.Body, rewrite.Options{DB: t.DB, CaseSensitiveNames: m.caseSensitive,
-			Server: m.server, ANSIQuotes: strings.Contains(mode, "ANSI_QUOTES"),
+			Server: m.server, ANSIQuotes: strings.Contains(mode, "ANSI_QUOTES"), IgnoreSpace: strings.Contains(mode, "IGNORE_SPACE"),
 			NoBackslashEscapes: strings.Contains(mode, "NO_BACKSLASH_ESCAPES"), Charset: trg.Charset})
 		out = append(out, triggerCopy{trg: trg, a: a})
 	}

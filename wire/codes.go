@@ -13,6 +13,7 @@ const (
 	ErConCount                uint16 = 1040 // ER_CON_COUNT_ERROR
 	ErHandshake               uint16 = 1043 // ER_HANDSHAKE_ERROR
 	ErServerShutdown          uint16 = 1053 // ER_SERVER_SHUTDOWN
+	ErBadField                uint16 = 1054 // ER_BAD_FIELD_ERROR
 	ErDupEntry                uint16 = 1062 // ER_DUP_ENTRY
 	ErParse                   uint16 = 1064 // ER_PARSE_ERROR
 	ErNoSuchThread            uint16 = 1094 // ER_NO_SUCH_THREAD
@@ -24,10 +25,12 @@ const (
 	ErCantDoThisDuringTrx     uint16 = 1179 // ER_CANT_DO_THIS_DURING_AN_TRANSACTION
 	ErUnknownSystemVariable   uint16 = 1193 // ER_UNKNOWN_SYSTEM_VARIABLE
 	ErLockWaitTimeout         uint16 = 1205 // ER_LOCK_WAIT_TIMEOUT
+	ErWrongTypeForVar         uint16 = 1232 // ER_WRONG_TYPE_FOR_VAR
 	ErLockDeadlock            uint16 = 1213 // ER_LOCK_DEADLOCK
 	ErUserLimitReached        uint16 = 1226 // ER_USER_LIMIT_REACHED
 	ErUnknownStmtHandler      uint16 = 1243 // ER_UNKNOWN_STMT_HANDLER
 	ErNotSupportedAuthMode    uint16 = 1251 // ER_NOT_SUPPORTED_AUTH_MODE
+	ErUnknownStorageEngine    uint16 = 1286 // ER_UNKNOWN_STORAGE_ENGINE
 	ErOptionPreventsStatement uint16 = 1290 // ER_OPTION_PREVENTS_STATEMENT
 	ErUnsupportedPS           uint16 = 1295 // ER_UNSUPPORTED_PS
 	ErViewInvalid             uint16 = 1356 // ER_VIEW_INVALID
@@ -35,7 +38,7 @@ const (
 	ErNoTriggersOnSystem      uint16 = 1465 // ER_NO_TRIGGERS_ON_SYSTEM_SCHEMA
 	ErConnectToForeignSource  uint16 = 1429 // ER_CONNECT_TO_FOREIGN_DATA_SOURCE
 	ErStatementTimeout        uint16 = 1969 // ER_STATEMENT_TIMEOUT (MariaDB: max_statement_time)
-	ErSubqueriesNotSupported  uint16 = 1970 // ER_SUBQUERIES_NOT_SUPPORTED (MariaDB: KILL)
+	ErSubqueriesNotSupported  uint16 = 1970 // ER_SUBQUERIES_NOT_SUPPORTED (MariaDB: KILL, HANDLER … READ, EXECUTE … USING)
 	ErQueryTimeout            uint16 = 3024 // ER_QUERY_TIMEOUT (MySQL: MAX_EXECUTION_TIME)
 	ErSecureTransportRequired uint16 = 3159 // ER_SECURE_TRANSPORT_REQUIRED (MySQL)
 )
