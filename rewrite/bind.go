@@ -174,7 +174,7 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 	}
 	a.text, a.altered = nz.text, nz
 	sql = a.text // from here on, the text as the server reads it
-	if e.hasCreateProcedure(sql, sc.toks) {
+	if e.hasCreateProcedure(sql, sc.toks, opts) {
 		// The parser does not read MariaDB's procedure bodies: the engine
 		// splits the input and reads them itself (routine.go).
 		e.analyzePieces(a, append([]token(nil), sc.toks...))
