@@ -237,7 +237,7 @@ func TestServerCheck(t *testing.T) {
 	if p, _ := SyntaxCheck("SELECT 'it''s' \\", Options{NoBackslashEscapes: true}); p != `PREPARE __sqlfork_syntax_check FROM 'SELECT ''it''''s'' \'` {
 		t.Errorf("SyntaxCheck under NO_BACKSLASH_ESCAPES: %q", p)
 	}
-	if !ServerSyntaxError(1064) || !ServerSyntaxError(1193) || ServerSyntaxError(1146) || ServerSyntaxError(1295) {
+	if !ServerSyntaxError(1064) || !ServerSyntaxError(1193) || !ServerSyntaxError(1221) || ServerSyntaxError(1146) || ServerSyntaxError(1295) {
 		t.Error("ServerSyntaxError")
 	}
 }

@@ -1171,9 +1171,10 @@ func SyntaxCheck(sql string, opts Options) (prepare, deallocate string) {
 // ServerSyntaxError reports whether the server's error code in answer to
 // SyntaxCheck's PREPARE means that the server rejects the text itself, as
 // any connection would (a syntax error, an unknown character set or
-// collation, a name too long, a system variable it does not have), and not
-// that a table it names is missing where PREPARE looked (production, not
-// the sandbox) or that PREPARE cannot take the statement.
+// collation, a name too long, a system variable it does not have, words
+// that do not go together), and not that a table it names is missing where
+// PREPARE looked (production, not the sandbox) or that PREPARE cannot take
+// the statement.
 func ServerSyntaxError(code uint16) bool {
 	switch code {
 	case wire.ErParse,
@@ -1181,7 +1182,8 @@ func ServerSyntaxError(code uint16) bool {
 		1115, // ER_UNKNOWN_CHARACTER_SET
 		1273, // ER_UNKNOWN_COLLATION
 		1059, // ER_TOO_LONG_IDENT
-		1193: // ER_UNKNOWN_SYSTEM_VARIABLE
+		1193, // ER_UNKNOWN_SYSTEM_VARIABLE
+		1221: // ER_WRONG_USAGE (SELECT ALL DISTINCT, UNION and ORDER BY, …)
 		return true
 	}
 	return false
