@@ -238,12 +238,13 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 			// without FROM, not after FROM DUAL, which names no table.
 			blank(int(t.start), int(toks[i+1].end))
 			i++
-		case word(i) == "IS" && i > first && operandEnd(text, toks, i-1, e.reserved) && truthTests[word(i+1)] ||
-			word(i) == "IS" && i > first && operandEnd(text, toks, i-1, e.reserved) && word(i+1) == "NOT" && truthTests[word(i+2)]:
+		case word(i) == "IS" && i > first && word(first) != "SHOW" && operandEnd(text, toks, i-1, e.reserved) &&
+			(truthTests[word(i+1)] || word(i+1) == "NOT" && truthTests[word(i+2)]):
 			// x IS [NOT] TRUE | FALSE | UNKNOWN | NULL, which MariaDB
 			// chains (x IS TRUE IS FALSE, x IS NULL = 3) and the parser
 			// does not: blanked, the operand it tests stays; the words
-			// name nothing.
+			// name nothing. Not in SHOW … WHERE, whose condition the
+			// proxy may answer with.
 			end := i + 1
 			if word(end) == "NOT" {
 				end++
@@ -535,8 +536,8 @@ func operandStart(text string, toks []token, j int, reserved map[string]bool) bo
 
 // tableAliasEquals reports whether the '=' at toks[i] gives a table its
 // alias: it follows FROM, JOIN, STRAIGHT_JOIN or UPDATE and a table's name
-// (db.t or t), and precedes a name that is no reserved word, a function or
-// a qualifier.
+// (db.t or t), outside a call's parentheses, and precedes a name that is no
+// reserved word, a function or a qualifier.
 func tableAliasEquals(text string, toks []token, i int, reserved map[string]bool) bool {
 	name := func(j int) bool {
 		return j >= 0 && j < len(toks) && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted)
@@ -558,6 +559,22 @@ func tableAliasEquals(text string, toks []token, i int, reserved map[string]bool
 	}
 	if !name(i+1) || punctAt(text, toks, i+2, '(') || punctAt(text, toks, i+2, '.') {
 		return false
+	}
+	// FROM in a call (TRIM(… FROM a = b), EXTRACT(DAY FROM a = b)) is
+	// no table's: the parentheses around FROM, if any, hold a query.
+	depth := 0
+	for j := k - 1; j >= 0 && !punctAt(text, toks, j, ';'); j-- {
+		switch {
+		case punctAt(text, toks, j, ')'):
+			depth++
+		case punctAt(text, toks, j, '('):
+			if depth--; depth < 0 {
+				if w := tokWord(text, toks, j+1); w != "SELECT" && w != "WITH" && !punctAt(text, toks, j+1, '(') {
+					return false
+				}
+				j = 0 // the enclosing parenthesis decides
+			}
+		}
 	}
 	return toks[i+1].kind == tokQuoted || !reserved[strings.ToLower(text[toks[i+1].start:toks[i+1].end])]
 }

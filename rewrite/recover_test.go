@@ -122,6 +122,9 @@ func TestRecoveredForms(t *testing.T) {
 		// A table's alias after '=' (select): FROM u = t is u AS t.
 		{"select t.period from u = t limit 1", "select t.period from `sb_app`.`u` = t limit 1", "SELECT"},
 		{"SELECT x.a FROM t JOIN app.u = x ON x.a = t.a", "SELECT x.a FROM `sb_app`.`t` JOIN `sb_app`.`u` = x ON x.a = t.a", "SELECT"},
+		// FROM in a call is no table's: its '=' stays an operator.
+		{"SELECT TRIM(BOTH 'x' FROM a = b) FROM t LIMIT 1 ROWS EXAMINED 5", "SELECT TRIM(BOTH 'x' FROM a = b) FROM `sb_app`.`t` LIMIT 1 ROWS EXAMINED 5", "SELECT"},
+		{"SELECT * FROM t WHERE EXISTS (SELECT 1 FROM u = x WHERE x.a = t.a)", "SELECT * FROM `sb_app`.`t` WHERE EXISTS (SELECT 1 FROM `sb_app`.`u` = x WHERE x.a = t.a)", "SELECT"},
 	} {
 		wantRewrite(t, e, c.sql, opts, r, c.want, c.kinds)
 	}
@@ -171,6 +174,11 @@ func TestRecoveredForms(t *testing.T) {
 		if res, err := e.Rewrite(sql, opts, r); err == nil {
 			t.Errorf("%q is not refused: %q", sql, res.SQL)
 		}
+	}
+	// SHOW … WHERE, whose condition the proxy may answer with, is not
+	// masked.
+	if !e.Analyze("SHOW TABLES WHERE Tables_in_app IS TRUE IS FALSE", opts).Unparsed() {
+		t.Error("SHOW … WHERE … IS TRUE IS FALSE was masked")
 	}
 	// The statement-timeout guardrail adds its setting to the client's
 	// SET STATEMENT, and refuses one that sets max_statement_time itself.
