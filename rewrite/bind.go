@@ -174,7 +174,7 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 	}
 	a.text, a.altered = nz.text, nz
 	sql = a.text // from here on, the text as the server reads it
-	if e.hasCreateProcedure(sql, sc.toks) {
+	if e.hasCreateProcedure(sql, sc.toks, opts) {
 		// The parser does not read MariaDB's procedure bodies: the engine
 		// splits the input and reads them itself (routine.go).
 		e.analyzePieces(a, append([]token(nil), sc.toks...))
@@ -220,6 +220,7 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 	}
 	all := &collector{}
 	db, cursor := opts.DB, 0
+	var showSites []site
 	for _, s := range stmts {
 		// Statement texts come in order as (trimmed) slices of sql.
 		start := cursor
@@ -252,7 +253,19 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		}
 		a.stmtAliases = append(a.stmtAliases, c.aliases)
 		a.stmtDeclared = append(a.stmtDeclared, declaredNames(c))
-		a.unbound = append(a.unbound, c.unlocatable...)
+		for _, u := range c.unlocatable {
+			if sh, ok := s.(*ast.ShowStmt); ok && len(stmts) == 1 {
+				if site, ok := showFromSite(sql, sc.toks, sh, u); ok {
+					// SHOW … FROM t FROM db: one site spans both names.
+					showSites = append(showSites, site)
+					st := &a.Statements[len(a.Statements)-1]
+					st.Reads = append(st.Reads, site.table)
+					sortTables(st.Reads)
+					continue
+				}
+			}
+			a.unbound = append(a.unbound, u)
+		}
 		if p, ok := s.(*ast.PrepareStmt); ok && p.SQLVar == nil {
 			e.bindPrepared(a, p, db)
 		}
@@ -295,8 +308,36 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		a.Statements = append(a.Statements, Statement{Class: ClassRead, Kind: "SYNTAX ERROR", DB: db})
 	}
 	a.aliases = all.aliases
+	a.sites = showSites // bind adds the sites it locates
 	e.bind(a, all, sc)
 	return a
+}
+
+// showFromSite locates, in the single statement sh of text (tokens toks),
+// the table u that SHOW [FULL] COLUMNS … {FROM | IN} t {FROM | IN} db names
+// in two places: one site from t to db, which a rewrite replaces with the
+// qualified name. ok is false unless the tokens appear exactly once, each
+// name unqualified. (The parser reads SHOW INDEX FROM t FROM db as of
+// db.t, which the text does not spell: still refused.)
+func showFromSite(text string, toks []token, sh *ast.ShowStmt, u Table) (site, bool) {
+	if sh.Tp != ast.ShowColumns {
+		return site{}, false
+	}
+	in := func(j int) bool { w := tokWord(text, toks, j); return w == "FROM" || w == "IN" }
+	name := func(j int, n string) bool {
+		return j < len(toks) && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted) && identText(text, toks[j]) == n
+	}
+	var found site
+	n := 0
+	for i := range toks {
+		if !in(i-1) || !name(i, u.Name) || !in(i+1) || !name(i+2, u.DB) || punctAt(text, toks, i-2, '.') ||
+			punctAt(text, toks, i+3, '.') {
+			continue
+		}
+		n++
+		found = site{start: int(toks[i].start), end: int(toks[i+2].end), kind: refTable, table: u, qualified: true}
+	}
+	return found, n == 1
 }
 
 // markBare sets Func.Bare for the calls of st (see Func), looking at every
@@ -696,7 +737,7 @@ func (e *Engine) bindByCount(a *Analysis, c *collector, toks []token, chains []c
 			sites = append(sites, s)
 		}
 	}
-	a.sites = sortSites(sites)
+	a.sites = sortSites(append(a.sites, sites...))
 	return true
 }
 
@@ -841,7 +882,7 @@ func (e *Engine) bindByMarkers(a *Analysis, toks []token, chains []chain, names 
 			sites = append(sites, s)
 		}
 	}
-	a.sites = sortSites(sites)
+	a.sites = sortSites(append(a.sites, sites...))
 	a.cteQualifiers(c.refs, func(m string) string { n, _, _ := orig(m); return n })
 }
 

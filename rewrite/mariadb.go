@@ -23,6 +23,9 @@ import "strings"
 //     OPTIMIZE TABLE[S] t[, …] with their option words (and ANALYZE's
 //     PERSISTENT FOR column and index lists), CACHE INDEX and LOAD INDEX
 //     INTO CACHE: each name of the list is a table;
+//   - DROP [TEMPORARY] TABLE[S] [IF EXISTS] t[, …] [WAIT n | NOWAIT]
+//     [RESTRICT | CASCADE] whose names are words MariaDB does not reserve
+//     and the parser does (DROP TABLE option): each name is a table;
 //   - CREATE [OR REPLACE] [TEMPORARY] TABLE [IF NOT EXISTS] t … and ALTER
 //     [ONLINE] [IGNORE] TABLE [IF EXISTS] t … in forms the parser does not
 //     know (column and table options of MariaDB's), when nothing after the
@@ -136,6 +139,16 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 		st.Class, st.Kind = ClassOther, w0+" INDEX"
 		for _, s := range sites {
 			st.Reads = append(st.Reads, s.table)
+		}
+		a.sites = sites
+	case w0 == "DROP" && (word(1) == "TABLE" || word(1) == "TABLES" || word(1) == "TEMPORARY"):
+		sites, temporary, ok := e.dropTables(text, toks, db)
+		if !ok {
+			return false
+		}
+		st.Class, st.Kind, st.Temporary = ClassDDL, "DROP TABLE", temporary
+		for _, s := range sites {
+			st.Writes = append(st.Writes, s.table)
 		}
 		a.sites = sites
 	case w0 == "CREATE" || w0 == "ALTER":
@@ -594,15 +607,26 @@ func tableDDL(text string, toks []token, db string) (s site, kind string, tempor
 		return site{}, "", false, false
 	}
 	s.write = true
+	depth := 0
 	for j := next; j < len(toks); j++ {
 		t := toks[j]
 		switch {
+		case punctAt(text, toks, j, '('):
+			depth++
+		case punctAt(text, toks, j, ')'):
+			depth--
 		case t.kind == tokPunct && text[t.start] == '.':
 			return site{}, "", false, false // a qualified name
 		case t.kind == tokVariable:
 			return site{}, "", false, false
 		case t.kind == tokIdent:
 			w := word(j)
+			if w == "LIKE" && depth > 0 && !punctAt(text, toks, j-1, '(') {
+				// An operator in a column's DEFAULT or CHECK expression
+				// (a LIKE 'x%'), not the LIKE of a table to copy, which
+				// comes first in the parentheses.
+				continue
+			}
 			if tableDDLStop[w] {
 				return site{}, "", false, false
 			}
@@ -618,6 +642,68 @@ func tableDDL(text string, toks []token, db string) (s site, kind string, tempor
 		}
 	}
 	return s, kind, temporary, true
+}
+
+// unreservedWords are words the parser reserves that MariaDB 10.11 takes
+// as a table's name unquoted (checked with PREPARE of DROP TABLE word).
+var unreservedWords = map[string]bool{"OPTION": true, "ARRAY": true, "LATERAL": true, "RANK": true, "DENSE_RANK": true,
+	"CUME_DIST": true, "PERCENT_RANK": true, "NTILE": true, "LAG": true, "LEAD": true, "FIRST_VALUE": true,
+	"LAST_VALUE": true, "NTH_VALUE": true, "GROUPS": true, "ROW": true, "OF": true, "WINDOW": true, "GENERATED": true,
+	"STORED": true, "VIRTUAL": true, "UNTIL": true, "TABLESAMPLE": true, "ILIKE": true}
+
+// dropTables reads DROP [TEMPORARY] TABLE[S] [IF EXISTS] t[, …] [WAIT n |
+// NOWAIT] [RESTRICT | CASCADE], the whole of toks: the tables' sites, each
+// written (dropped), and whether TEMPORARY is given. A name must be quoted
+// or a word MariaDB does not reserve: one the parser does not reserve
+// either, or one of unreservedWords (a reserved one is the server's syntax
+// error, not a table).
+func (e *Engine) dropTables(text string, toks []token, db string) (sites []site, temporary, ok bool) {
+	word := func(i int) string { return tokWord(text, toks, i) }
+	i := 1
+	if word(i) == "TEMPORARY" {
+		temporary = true
+		i++
+	}
+	if word(i) != "TABLE" && word(i) != "TABLES" {
+		return nil, false, false
+	}
+	i++
+	if word(i) == "IF" && word(i+1) == "EXISTS" {
+		i += 2
+	}
+	name := func(j int) bool {
+		if j >= len(toks) {
+			return false
+		}
+		t := toks[j]
+		return t.kind == tokQuoted || t.kind == tokIdent && (unreservedWords[word(j)] || !e.reserved[strings.ToLower(text[t.start:t.end])])
+	}
+	for {
+		if !name(i) || punctAt(text, toks, i+1, '.') && !name(i+2) {
+			return nil, false, false
+		}
+		s, next, ok := tableNameAt(text, toks, i, db)
+		if !ok {
+			return nil, false, false
+		}
+		s.write = true
+		sites = append(sites, s)
+		i = next
+		if !punctAt(text, toks, i, ',') {
+			break
+		}
+		i++
+	}
+	switch {
+	case word(i) == "WAIT" && i+1 < len(toks) && toks[i+1].kind == tokNumber:
+		i += 2
+	case word(i) == "NOWAIT":
+		i++
+	}
+	if word(i) == "RESTRICT" || word(i) == "CASCADE" {
+		i++
+	}
+	return sites, temporary, i == len(toks)
 }
 
 // privilegeStatement reports the account and privilege statements: GRANT,

@@ -14,7 +14,8 @@ import (
 func TestRecognized(t *testing.T) {
 	e := NewEngine(0)
 	opts := Options{DB: "app", Server: maria1011}
-	r := mapResolver{{DB: "app", Name: "t"}: {DB: "sb_app", Name: "t"}, {DB: "db", Name: "u"}: {DB: "sb_db", Name: "u"}}
+	r := mapResolver{{DB: "app", Name: "t"}: {DB: "sb_app", Name: "t"}, {DB: "db", Name: "u"}: {DB: "sb_db", Name: "u"},
+		{DB: "app", Name: "option"}: {DB: "sb_app", Name: "option"}}
 	for _, c := range []struct {
 		sql, want, refuse string
 		class             Class
@@ -36,6 +37,15 @@ func TestRecognized(t *testing.T) {
 			class: ClassDDL, kind: "CREATE TABLE"},
 		{sql: "ALTER ONLINE IGNORE TABLE db.u ADD COLUMN y YEAR(2) WITH SYSTEM VERSIONING", want: "ALTER ONLINE IGNORE TABLE `sb_db`.`u` ADD COLUMN y YEAR(2) WITH SYSTEM VERSIONING",
 			class: ClassDDL, kind: "ALTER TABLE"},
+		// LIKE in a column's DEFAULT expression is an operator, no table
+		// to copy (MariaDB's func_like).
+		{sql: "CREATE TABLE t (a VARCHAR(10), b INT DEFAULT (a LIKE '%f\\_' ESCAPE ''), CHECK (a NOT LIKE 'x'))",
+			want:  "CREATE TABLE `sb_app`.`t` (a VARCHAR(10), b INT DEFAULT (a LIKE '%f\\_' ESCAPE ''), CHECK (a NOT LIKE 'x'))",
+			class: ClassDDL, kind: "CREATE TABLE"},
+		// DROP TABLE of words MariaDB does not reserve (keywords).
+		{sql: "drop table option", want: "drop table `sb_app`.`option`", class: ClassDDL, kind: "DROP TABLE"},
+		{sql: "DROP TEMPORARY TABLES IF EXISTS db.u, `x`, rank WAIT 2 RESTRICT", want: "DROP TEMPORARY TABLES IF EXISTS `sb_db`.`u`, `x`, rank WAIT 2 RESTRICT",
+			class: ClassDDL, kind: "DROP TABLE"},
 		// Views the parser does not read: ALTER VIEW, CREATE VIEW IF NOT
 		// EXISTS; their tables are forked first (Locked).
 		{sql: "ALTER ALGORITHM=MERGE SQL SECURITY INVOKER VIEW v (x) AS SELECT a FROM t WHERE a IN (SELECT b FROM db.u)",
@@ -129,6 +139,13 @@ func TestRecognized(t *testing.T) {
 		"ALTER TABLE x ADD y YEAR(2), ORDER BY t.a",
 		"ALTER TABLE x ADD y YEAR(2) DEFAULT @v",
 		"CREATE TABLE x LIKE t FOR SYSTEM_TIME ALL",
+		"CREATE TABLE x (LIKE t) WITH SYSTEM VERSIONING",
+		// DROP TABLE of a word MariaDB reserves (its syntax error), or
+		// with more than names.
+		"DROP TABLE option, select",
+		"DROP TABLE option, t.over",
+		"DROP TABLE option (SELECT 1)",
+		"DROP TABLE option; DELETE FROM t",
 		// A view whose query is not read completely.
 		"ALTER VIEW v AS SELECT * FROM t FOR SYSTEM_TIME ALL",
 		"ALTER VIEW v AS SELECT 1; DELETE FROM t",
@@ -251,7 +268,7 @@ func TestServerCheck(t *testing.T) {
 	if p, _ := SyntaxCheck("SELECT 'it''s' \\", Options{NoBackslashEscapes: true}); p != `PREPARE __sqlfork_syntax_check FROM 'SELECT ''it''''s'' \'` {
 		t.Errorf("SyntaxCheck under NO_BACKSLASH_ESCAPES: %q", p)
 	}
-	if !ServerSyntaxError(1064) || !ServerSyntaxError(1970) || ServerSyntaxError(1146) || ServerSyntaxError(1295) || ServerSyntaxError(1054) {
+	if !ServerSyntaxError(1064) || !ServerSyntaxError(1970) || !ServerSyntaxError(1193) || !ServerSyntaxError(1221) || ServerSyntaxError(1146) || ServerSyntaxError(1295) || ServerSyntaxError(1054) {
 		t.Error("ServerSyntaxError")
 	}
 }

@@ -23,6 +23,13 @@ import (
 //   - SELECT … INTO a stored program's local variables (the parser knows
 //     only @variables there): the INTO clause is blanked; variables name
 //     no table.
+//   - Operators whose operands MariaDB takes more freely than the parser:
+//     LIKE, REGEXP and RLIKE (any operand, chained: 2 LIKE 3 IN (0,1)) and
+//     ESCAPE (any operand: ?, a call, a subquery) are read as '=', and
+//     x IS [NOT] TRUE | FALSE | UNKNOWN | NULL (chained: x IS TRUE = 1) is
+//     read as x: every operand keeps its place, so its names are read.
+//   - FROM DUAL before HAVING (blanked: the parser takes HAVING without
+//     FROM) and a table's alias after '=' (FROM t = a, read as FROM t a).
 //   - A statement the server rejects for sure as a syntax error: its first
 //     word is no keyword that can start a statement, nor a label. The
 //     server runs the statements before it and stops there with 1064, so
@@ -140,6 +147,8 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 	tableDDL := false // the statement is CREATE or ALTER TABLE
 	writing := false  // the statement is INSERT, REPLACE or DELETE
 	locking := false  // the statement is LOCK TABLE[S]
+	first := 0        // the index of the statement's first token
+	liking := false   // a LIKE of the statement was read as '='
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if t.kind == tokComment {
@@ -148,6 +157,7 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 		if start {
 			start = false
 			starts[i] = true
+			first, liking = i, false
 			selecting = word(i) == "SELECT"
 			writing = word(i) == "INSERT" || word(i) == "REPLACE" || word(i) == "DELETE"
 			locking = word(i) == "LOCK" && (word(i+1) == "TABLE" || word(i+1) == "TABLES")
@@ -204,6 +214,43 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 		switch {
 		case punct(i, ';'):
 			start = true
+		case (word(i) == "LIKE" || word(i) == "REGEXP" || word(i) == "RLIKE" || word(i) == "ESCAPE" && liking) &&
+			predicateOperator(text, toks, first, i, tableDDL, e.reserved):
+			// MariaDB's LIKE, REGEXP and ESCAPE take any operand (an
+			// expression after ESCAPE, a '?'), and LIKE … IN (…) chains;
+			// the parser takes a simple one after LIKE and REGEXP and a
+			// string after ESCAPE. Each is read as '=' (NOT before LIKE
+			// or REGEXP blanked), which the parser takes between any
+			// operands: every operand keeps its place, so every name in
+			// them (a subquery's tables) is read as it is.
+			if word(i-1) == "NOT" {
+				blank(int(toks[i-1].start), int(toks[i-1].end))
+			}
+			blank(int(t.start), int(t.end))
+			b[t.start] = '='
+			liking = liking || word(i) == "LIKE"
+		case punct(i, '=') && tableAliasEquals(text, toks, i, e.reserved):
+			// FROM t = a: MariaDB's alias after '=' (table_alias), which
+			// the parser does not take; read as FROM t a.
+			blank(int(t.start), int(t.end))
+		case word(i) == "FROM" && word(i+1) == "DUAL" && word(i+2) == "HAVING":
+			// SELECT … FROM DUAL HAVING …: the parser takes HAVING
+			// without FROM, not after FROM DUAL, which names no table.
+			blank(int(t.start), int(toks[i+1].end))
+			i++
+		case word(i) == "IS" && i > first && word(first) != "SHOW" && operandEnd(text, toks, i-1, e.reserved) &&
+			(truthTests[word(i+1)] || word(i+1) == "NOT" && truthTests[word(i+2)]):
+			// x IS [NOT] TRUE | FALSE | UNKNOWN | NULL, which MariaDB
+			// chains (x IS TRUE IS FALSE, x IS NULL = 3) and the parser
+			// does not: blanked, the operand it tests stays; the words
+			// name nothing. Not in SHOW … WHERE, whose condition the
+			// proxy may answer with.
+			end := i + 1
+			if word(end) == "NOT" {
+				end++
+			}
+			blank(int(t.start), int(toks[end].end))
+			i = end
 		case tableDDL && columnAttributes[word(i)] && i > 0 && (toks[i-1].kind != tokPunct || punct(i-1, ')')) && word(i-1) != "TABLE" &&
 			(punct(i+1, ',') || punct(i+1, ')') || punct(i+1, '=') || word(i+1) == "NOT" || word(i+1) == "NULL" ||
 				word(i+1) == "DEFAULT" || i+1 == len(toks)):
@@ -412,6 +459,134 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 	m.text = string(b)
 	return m, true
 }
+
+// predicateOperator reports whether toks[i] (LIKE, REGEXP, RLIKE or
+// ESCAPE, possibly after NOT) is the operator of an expression in the
+// statement starting at toks[first]: between an operand's end (a name, a
+// literal, a variable or '?', a ')') and the start of another, not in a
+// SHOW statement (SHOW … LIKE 'pattern'), and not CREATE TABLE's LIKE of the
+// table to copy (at the top level of a CREATE or ALTER TABLE, or right
+// after '(').
+func predicateOperator(text string, toks []token, first, i int, tableDDL bool, reserved map[string]bool) bool {
+	if tokWord(text, toks, first) == "SHOW" || i == first {
+		return false
+	}
+	prev := i - 1
+	if w := tokWord(text, toks, prev); w == "NOT" && tokWord(text, toks, i) != "ESCAPE" {
+		prev--
+	}
+	if prev < first || !operandEnd(text, toks, prev, reserved) || !operandStart(text, toks, i+1, reserved) {
+		return false
+	}
+	if tableDDL {
+		depth := 0
+		for j := first; j < i; j++ {
+			switch {
+			case punctAt(text, toks, j, '('):
+				depth++
+			case punctAt(text, toks, j, ')'):
+				depth--
+			}
+		}
+		if depth <= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// operandEnd reports whether toks[j] can end an operand of an expression:
+// a name or a word no statement's grammar reserves (NULL, TRUE, … are), a
+// literal, a variable or '?', a ')'.
+func operandEnd(text string, toks []token, j int, reserved map[string]bool) bool {
+	if j < 0 || j >= len(toks) {
+		return false
+	}
+	switch t := toks[j]; t.kind {
+	case tokQuoted, tokString, tokNumber, tokVariable:
+		return true
+	case tokPunct:
+		return text[t.start] == ')'
+	case tokIdent:
+		w := strings.ToUpper(text[t.start:t.end])
+		return operandWords[w] || !reserved[strings.ToLower(w)]
+	}
+	return false
+}
+
+// operandStart reports whether toks[j] can start an operand: a name, a
+// literal, a variable or '?', '(' or a unary operator, or a reserved word
+// that starts an expression (NULL, a CASE, a call of a keyword function).
+func operandStart(text string, toks []token, j int, reserved map[string]bool) bool {
+	if j >= len(toks) {
+		return false
+	}
+	switch t := toks[j]; t.kind {
+	case tokQuoted, tokString, tokNumber, tokVariable:
+		return true
+	case tokPunct:
+		return strings.IndexByte("(-+~!", text[t.start]) >= 0
+	case tokIdent:
+		w := strings.ToUpper(text[t.start:t.end])
+		return !reserved[strings.ToLower(w)] || operandWords[w] || punctAt(text, toks, j+1, '(') ||
+			w == "CASE" || w == "BINARY" || w == "INTERVAL" || w == "EXISTS" || w == "NOT"
+	}
+	return false
+}
+
+// tableAliasEquals reports whether the '=' at toks[i] gives a table its
+// alias: it follows FROM, JOIN, STRAIGHT_JOIN or UPDATE and a table's name
+// (db.t or t), outside a call's parentheses, and precedes a name that is no
+// reserved word, a function or a qualifier.
+func tableAliasEquals(text string, toks []token, i int, reserved map[string]bool) bool {
+	name := func(j int) bool {
+		return j >= 0 && j < len(toks) && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted)
+	}
+	k := i - 2
+	if !name(i - 1) {
+		return false
+	}
+	if punctAt(text, toks, i-2, '.') {
+		if !name(i - 3) {
+			return false
+		}
+		k = i - 4
+	}
+	switch tokWord(text, toks, k) {
+	case "FROM", "JOIN", "STRAIGHT_JOIN", "UPDATE":
+	default:
+		return false
+	}
+	if !name(i+1) || punctAt(text, toks, i+2, '(') || punctAt(text, toks, i+2, '.') {
+		return false
+	}
+	// FROM in a call (TRIM(… FROM a = b), EXTRACT(DAY FROM a = b)) is
+	// no table's: the parentheses around FROM, if any, hold a query.
+	depth := 0
+	for j := k - 1; j >= 0 && !punctAt(text, toks, j, ';'); j-- {
+		switch {
+		case punctAt(text, toks, j, ')'):
+			depth++
+		case punctAt(text, toks, j, '('):
+			if depth--; depth < 0 {
+				if w := tokWord(text, toks, j+1); w != "SELECT" && w != "WITH" && !punctAt(text, toks, j+1, '(') {
+					return false
+				}
+				j = 0 // the enclosing parenthesis decides
+			}
+		}
+	}
+	return toks[i+1].kind == tokQuoted || !reserved[strings.ToLower(text[toks[i+1].start:toks[i+1].end])]
+}
+
+// truthTests are the words IS [NOT] tests an operand against.
+var truthTests = map[string]bool{"TRUE": true, "FALSE": true, "UNKNOWN": true, "NULL": true}
+
+// operandWords are reserved words that are operands: literals and
+// functions called without parentheses.
+var operandWords = map[string]bool{"NULL": true, "TRUE": true, "FALSE": true, "END": true, "CURRENT_DATE": true,
+	"CURRENT_TIME": true, "CURRENT_TIMESTAMP": true, "CURRENT_USER": true, "LOCALTIME": true, "LOCALTIMESTAMP": true,
+	"UTC_DATE": true, "UTC_TIME": true, "UTC_TIMESTAMP": true, "DEFAULT": true}
 
 // junkAt reports whether the statement starting at toks[i] is a syntax
 // error for sure: it starts with a word that is neither a keyword (of

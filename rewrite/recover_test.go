@@ -103,6 +103,28 @@ func TestRecoveredForms(t *testing.T) {
 		{"DELETE FROM t WHERE id = 1 RETURNING id; SELECT 1", "DELETE FROM `sb_app`.`t` WHERE id = 1 RETURNING id; SELECT 1", "DELETE SELECT"},
 		// SELECT … INTO a stored program's local variables.
 		{"SELECT COUNT(*), MAX(id) INTO n, m FROM t", "SELECT COUNT(*), MAX(id) INTO n, m FROM `sb_app`.`t`", "SELECT"},
+		// LIKE … ESCAPE of any operand, LIKE and REGEXP chained, IS tests
+		// chained (MariaDB's func_like, precedence, subselect4): a
+		// subquery in an operand keeps its tables.
+		{"select * from t where a like 'a\\%' escape ?", "select * from `sb_app`.`t` where a like 'a\\%' escape ?", "SELECT"},
+		{"SELECT '' LIKE '1' ESCAPE COUNT(1) FROM t", "SELECT '' LIKE '1' ESCAPE COUNT(1) FROM `sb_app`.`t`", "SELECT"},
+		{"CREATE VIEW v2 AS SELECT 1 LIKE '%' ESCAPE ( 1 IN ( SELECT a FROM u ) )",
+			"CREATE VIEW v2 AS SELECT 1 LIKE '%' ESCAPE ( 1 IN ( SELECT a FROM `sb_app`.`u` ) ) AS `1 LIKE '%' ESCAPE ( 1 IN ( SELECT a FROM u ) )`", "CREATE VIEW"},
+		{"create or replace view v1 as select 2 LIKE 3 IN (0,1), 2 NOT LIKE (3 IN (0,1)), (2 LIKE 3) IN (0,1), a REGEXP b + 1, 1 RLIKE 2 LIKE 3 FROM t",
+			"create or replace view v1 as select 2 LIKE 3 IN (0,1), 2 NOT LIKE (3 IN (0,1)), (2 LIKE 3) IN (0,1), a REGEXP b + 1, 1 RLIKE 2 LIKE 3 FROM `sb_app`.`t`",
+			"CREATE VIEW"},
+		{"SELECT 2 LIKE 1 ESCAPE 3 IN (SELECT a FROM t), a NOT REGEXP 'x' BETWEEN 1 AND 3 FROM u",
+			"SELECT 2 LIKE 1 ESCAPE 3 IN (SELECT a FROM `sb_app`.`t`), a NOT REGEXP 'x' BETWEEN 1 AND 3 FROM `sb_app`.`u`", "SELECT"},
+		{"SELECT a IS TRUE IS FALSE, a IS NOT NULL = 3, ISNULL(a) = 1 FROM t", "SELECT a IS TRUE IS FALSE, a IS NOT NULL = 3, ISNULL(a) = 1 FROM `sb_app`.`t`", "SELECT"},
+		// HAVING after FROM DUAL (intersect).
+		{"select i from t where exists ((select 6 as r from dual having t.i <> 6) intersect (select 3 from dual having t.i <> 3))",
+			"select i from `sb_app`.`t` where exists ((select 6 as r from dual having t.i <> 6) intersect (select 3 from dual having t.i <> 3))", "SELECT"},
+		// A table's alias after '=' (select): FROM u = t is u AS t.
+		{"select t.period from u = t limit 1", "select t.period from `sb_app`.`u` = t limit 1", "SELECT"},
+		{"SELECT x.a FROM t JOIN app.u = x ON x.a = t.a", "SELECT x.a FROM `sb_app`.`t` JOIN `sb_app`.`u` = x ON x.a = t.a", "SELECT"},
+		// FROM in a call is no table's: its '=' stays an operator.
+		{"SELECT TRIM(BOTH 'x' FROM a = b) FROM t LIMIT 1 ROWS EXAMINED 5", "SELECT TRIM(BOTH 'x' FROM a = b) FROM `sb_app`.`t` LIMIT 1 ROWS EXAMINED 5", "SELECT"},
+		{"SELECT * FROM t WHERE EXISTS (SELECT 1 FROM u = x WHERE x.a = t.a)", "SELECT * FROM `sb_app`.`t` WHERE EXISTS (SELECT 1 FROM `sb_app`.`u` = x WHERE x.a = t.a)", "SELECT"},
 	} {
 		wantRewrite(t, e, c.sql, opts, r, c.want, c.kinds)
 	}
@@ -139,10 +161,24 @@ func TestRecoveredForms(t *testing.T) {
 		"INSERT INTO median(a) VALUES (1) FOR SYSTEM_TIME ALL",
 		"SELECT PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY (SELECT a FROM t)) OVER () FROM t FOR SYSTEM_TIME ALL",
 		"INSERT INTO t VALUES (1) RETURNING f(a) FROM x",
+		// CREATE TABLE's LIKE names a table to copy; SHOW … LIKE a
+		// pattern.
+		"CREATE TABLE x LIKE t FOR SYSTEM_TIME ALL",
+		"CREATE TABLE x (LIKE t) FOR SYSTEM_TIME ALL",
+		"SHOW TABLES FROM t LIKE 'x' FOR SYSTEM_TIME ALL",
+		// '=' between names elsewhere than after a table's name.
+		"SELECT * FROM t WHERE u = x FOR SYSTEM_TIME ALL",
+		"SELECT * FROM t = x.a",
+		"SELECT * FROM t = f(x)",
 	} {
 		if res, err := e.Rewrite(sql, opts, r); err == nil {
 			t.Errorf("%q is not refused: %q", sql, res.SQL)
 		}
+	}
+	// SHOW … WHERE, whose condition the proxy may answer with, is not
+	// masked.
+	if !e.Analyze("SHOW TABLES WHERE Tables_in_app IS TRUE IS FALSE", opts).Unparsed() {
+		t.Error("SHOW … WHERE … IS TRUE IS FALSE was masked")
 	}
 	// The statement-timeout guardrail adds its setting to the client's
 	// SET STATEMENT, and refuses one that sets max_statement_time itself.

@@ -1255,7 +1255,8 @@ func SyntaxCheck(sql string, opts Options) (prepare, deallocate string) {
 // ServerSyntaxError reports whether the server's error code in answer to
 // SyntaxCheck's PREPARE means that the server rejects the text itself, as
 // any connection would (a syntax error, an unknown character set or
-// collation, a name too long, a subquery or stored function where the
+// collation, a name too long, a system variable it does not have, words
+// that do not go together, a subquery or stored function where the
 // statement takes none — HANDLER … READ, EXECUTE … USING, which its
 // parser refuses whatever the names), and not that a table it names is
 // missing where PREPARE looked (production, not the sandbox) or that
@@ -1267,6 +1268,8 @@ func ServerSyntaxError(code uint16) bool {
 		1115, // ER_UNKNOWN_CHARACTER_SET
 		1273, // ER_UNKNOWN_COLLATION
 		1059, // ER_TOO_LONG_IDENT
+		1193, // ER_UNKNOWN_SYSTEM_VARIABLE
+		1221, // ER_WRONG_USAGE (SELECT ALL DISTINCT, UNION and ORDER BY, …)
 		wire.ErSubqueriesNotSupported:
 		return true
 	}

@@ -124,16 +124,66 @@ func punctAt(text string, toks []token, i int, c byte) bool {
 // hasCreateProcedure reports whether a statement of the input (tokens of
 // its normalized text) is CREATE PROCEDURE or CREATE FUNCTION (of a stored
 // function, not an aggregate one).
-func (e *Engine) hasCreateProcedure(text string, toks []token) bool {
+func (e *Engine) hasCreateProcedure(text string, toks []token, opts Options) bool {
 	start := true
 	for i := range toks {
-		if start && e.createdRoutine(text, toks, i) != "" {
+		if at, _ := routineSettings(text, toks, i, opts); start && e.createdRoutine(text, toks, at) != "" {
 			return true
 		}
 		start = punctAt(text, toks, i, ';')
 	}
 	return false
 }
+
+// routineSettings reads, at toks[i], SET STATEMENT var = value[, …] FOR
+// before a CREATE (setStatementPrefix): at is the index of the statement
+// it applies to and vars the variables it sets; at is i and vars nil when
+// there is no such prefix, or when it sets sql_mode to a value under which
+// the server would read a routine's body otherwise than the proxy does.
+// The server reads the CREATE under the session's sql_mode, but stores the
+// routine with the one SET STATEMENT gives, and reads the body again under
+// it on every call: that value may hold no mode that changes how a text is
+// lexed or parsed, and the session may have none either.
+func routineSettings(text string, toks []token, i int, opts Options) (at int, vars []string) {
+	if tokWord(text, toks, i) != "SET" || tokWord(text, toks, i+1) != "STATEMENT" {
+		return i, nil
+	}
+	end, vars, ok := setStatementPrefix(text, toks, i+2)
+	if !ok || tokWord(text, toks, end+1) != "CREATE" {
+		return i, nil
+	}
+	for j := i + 2; j < end; j++ {
+		if tokWord(text, toks, j) != "SQL_MODE" {
+			continue
+		}
+		v := toks[j+2] // setStatementPrefix: the name, '=', one literal or word
+		mode := ""
+		switch v.kind {
+		case tokString:
+			mode = unquoteString(text[v.start:v.end], !opts.NoBackslashEscapes)
+		case tokIdent:
+			mode = text[v.start:v.end]
+		default:
+			return i, nil
+		}
+		if opts.ANSIQuotes || opts.NoBackslashEscapes || strings.EqualFold(mode, "DEFAULT") {
+			return i, nil
+		}
+		for _, m := range strings.Split(strings.ToUpper(mode), ",") {
+			if readingModes[strings.TrimSpace(m)] {
+				return i, nil
+			}
+		}
+	}
+	return end + 1, vars
+}
+
+// readingModes are the sql_mode flags (and the modes that include them)
+// under which the server lexes or parses a text otherwise than under the
+// default mode.
+var readingModes = map[string]bool{"ANSI_QUOTES": true, "NO_BACKSLASH_ESCAPES": true, "IGNORE_SPACE": true,
+	"PIPES_AS_CONCAT": true, "HIGH_NOT_PRECEDENCE": true, "ANSI": true, "ORACLE": true, "MSSQL": true, "DB2": true,
+	"POSTGRESQL": true, "MAXDB": true, "SIMULTANEOUS_ASSIGNMENT": true}
 
 // createdRoutine is "PROCEDURE" or "FUNCTION" when toks[i] starts a CREATE
 // PROCEDURE or a CREATE FUNCTION the engine reads (not an AGGREGATE one,
@@ -160,10 +210,11 @@ func (e *Engine) analyzePieces(a *Analysis, toks []token) {
 			continue
 		}
 		start := int(toks[i].start)
-		if k := e.createdRoutine(text, toks, i); k != "" {
-			_, next := e.createRoutineAt(text, toks, i)
+		at, settings := routineSettings(text, toks, i, a.opts)
+		if k := e.createdRoutine(text, toks, at); k != "" {
+			_, next := e.createRoutineAt(text, toks, at)
 			st, end := e.analyzeProcedure(a, toks, next, db, k == "FUNCTION")
-			st.Kind, st.Class, st.DB = "CREATE "+k, ClassRoutine, db
+			st.Kind, st.Class, st.DB, st.SetStatement = "CREATE "+k, ClassRoutine, db, settings
 			// A body the proxy cannot read may be the server's syntax
 			// error: asked when the input is this one statement as far as
 			// the text tells (it starts the input and ends with END).

@@ -55,6 +55,14 @@ func TestProcedures(t *testing.T) {
 		{"DROP PROCEDURE test_signal", "DROP PROCEDURE `sb_app`.`test_signal`", "DROP PROCEDURE"},
 		{"CREATE PROCEDURE p() BEGIN SELECT 1; END; xyzzy; DELETE FROM t", "CREATE PROCEDURE `sb_app`.`p`() BEGIN SELECT 1; END; xyzzy; DELETE FROM t",
 			"CREATE PROCEDURE SYNTAX ERROR"},
+		// SET STATEMENT … FOR CREATE PROCEDURE (MariaDB's lotofstack),
+		// with an sql_mode that reads the body as the session does.
+		{"set statement sql_mode = '' for create procedure p(prm int) begin if prm > 1 then call p(prm - 1); end if; delete from t; end",
+			"set statement sql_mode = '' for create procedure `sb_app`.`p`(prm int) begin if prm > 1 then call `sb_app`.`p`(prm - 1); end if; delete from `sb_app`.`t`; end",
+			"CREATE PROCEDURE"},
+		{"SET STATEMENT max_statement_time = 5, sql_mode = TRADITIONAL FOR CREATE FUNCTION f() RETURNS INT RETURN (SELECT COUNT(*) FROM t)",
+			"SET STATEMENT max_statement_time = 5, sql_mode = TRADITIONAL FOR CREATE FUNCTION `sb_app`.`f`() RETURNS INT RETURN (SELECT COUNT(*) FROM `sb_app`.`t`)",
+			"CREATE FUNCTION"},
 	} {
 		if !wantRewrite(t, e, c.sql, opts, sandboxRoutines{}, c.want, c.kinds) {
 			continue
@@ -63,6 +71,25 @@ func TestProcedures(t *testing.T) {
 		if res, err := e.Rewrite(c.sql, opts, mapsNothingResolver{}); err == nil && res.Analysis.Statements[len(res.Analysis.Statements)-1].Kind != "DROP PROCEDURE" &&
 			!strings.HasPrefix(c.sql, "DROP") {
 			t.Errorf("%q passes a resolver that places no routines: %q", c.sql, res.SQL)
+		}
+	}
+	if st := e.Analyze("SET STATEMENT sql_mode='' FOR CREATE PROCEDURE p() SELECT 1", opts).Statements[0]; strings.Join(st.SetStatement, ",") != "sql_mode" {
+		t.Errorf("SET STATEMENT … FOR CREATE PROCEDURE sets %v", st.SetStatement)
+	}
+	// An sql_mode under which the server reads the body on each call
+	// otherwise than the proxy read it.
+	for _, c := range []struct {
+		sql  string
+		opts Options
+	}{
+		{"SET STATEMENT sql_mode='ANSI_QUOTES' FOR CREATE PROCEDURE p() BEGIN SELECT \"a\" FROM t; END", opts},
+		{"SET STATEMENT sql_mode='traditional,ansi' FOR CREATE PROCEDURE p() BEGIN SELECT 1; END", opts},
+		{"SET STATEMENT sql_mode=DEFAULT FOR CREATE PROCEDURE p() BEGIN DELETE FROM t; END", opts},
+		{"SET STATEMENT sql_mode='' FOR CREATE PROCEDURE p() BEGIN SELECT \"a\" FROM t; END", Options{DB: "app", Server: maria1011, ANSIQuotes: true}},
+		{"SET STATEMENT transaction_isolation='SERIALIZABLE' FOR CREATE PROCEDURE p() BEGIN DELETE FROM t; END", opts},
+	} {
+		if res, err := e.Rewrite(c.sql, c.opts, sandboxRoutines{}); err == nil {
+			t.Errorf("%q is not refused: %q", c.sql, res.SQL)
 		}
 	}
 	// The body's tables are the statement's, for forks and checks.

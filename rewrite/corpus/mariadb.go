@@ -89,6 +89,17 @@ var mariadb = []Case{
 		Want: "CREATE VIEW big_orders AS SELECT * FROM `sbx`.`s1_orders` WHERE total > 100 WITH CASCADED CHECK OPTION"},
 	{SQL: "SET STATEMENT sql_mode='' FOR UPDATE users SET name = 'x'", Class: "write", Writes: "app.users",
 		Want: "SET STATEMENT sql_mode='' FOR UPDATE `sbx`.`s1_users` SET name = 'x'"},
+	// Operands MariaDB takes more freely (LIKE … ESCAPE of any operand,
+	// LIKE … IN chains, IS tests chained), FROM DUAL HAVING, FROM t = a.
+	{SQL: "SELECT * FROM users WHERE name LIKE 'a|%' ESCAPE (SELECT MIN('|') FROM orders) IN (1)", Class: "read",
+		Reads: "app.orders,app.users",
+		Want:  "SELECT * FROM `sbx`.`s1_users` WHERE name LIKE 'a|%' ESCAPE (SELECT MIN('|') FROM `sbx`.`s1_orders`) IN (1)"},
+	{SQL: "SELECT name REGEXP 'a' LIKE 1, name IS NULL IS FALSE FROM users", Class: "read", Reads: "app.users",
+		Want: "SELECT name REGEXP 'a' LIKE 1, name IS NULL IS FALSE FROM `sbx`.`s1_users`"},
+	{SQL: "SELECT id FROM users WHERE EXISTS ((SELECT 1 FROM DUAL HAVING users.id > 1) INTERSECT (SELECT 1 FROM DUAL HAVING users.id < 9))",
+		Class: "read", Reads: "app.users",
+		Want: "SELECT id FROM `sbx`.`s1_users` WHERE EXISTS ((SELECT 1 FROM DUAL HAVING `s1_users`.id > 1) INTERSECT (SELECT 1 FROM DUAL HAVING `s1_users`.id < 9))"},
+	{SQL: "SELECT u.name FROM users = u LIMIT 1", Class: "read", Reads: "app.users", Want: "SELECT u.name FROM `sbx`.`s1_users` = u LIMIT 1"},
 	// RETURNING columns; CACHE INDEX.
 	{SQL: "INSERT INTO users (name) SELECT name FROM products RETURNING id", Class: "write", Reads: "app.products", Writes: "app.users",
 		Want: "INSERT INTO `sbx`.`s1_users` (name) SELECT name FROM products RETURNING id"},
