@@ -122,8 +122,8 @@ func punctAt(text string, toks []token, i int, c byte) bool {
 }
 
 // hasCreateProcedure reports whether a statement of the input (tokens of
-// its normalized text) is CREATE PROCEDURE or CREATE FUNCTION (of a stored
-// function, not an aggregate one).
+// its normalized text) is CREATE PROCEDURE or CREATE [AGGREGATE] FUNCTION
+// (of a stored function).
 func (e *Engine) hasCreateProcedure(text string, toks []token) bool {
 	start := true
 	for i := range toks {
@@ -136,13 +136,13 @@ func (e *Engine) hasCreateProcedure(text string, toks []token) bool {
 }
 
 // createdRoutine is "PROCEDURE" or "FUNCTION" when toks[i] starts a CREATE
-// PROCEDURE or a CREATE FUNCTION the engine reads (not an AGGREGATE one,
-// whose body fetches rows of the group), "" otherwise.
+// PROCEDURE or a CREATE [AGGREGATE] FUNCTION the engine reads, "" otherwise.
+// An aggregate function is a stored function of the same name space whose
+// body fetches the group's rows (FETCH GROUP NEXT ROW, a statement that
+// reaches no table): read, placed and called like any stored function.
 func (e *Engine) createdRoutine(text string, toks []token, i int) string {
-	switch k, next := e.createRoutineAt(text, toks, i); {
-	case k == "PROCEDURE":
-		return k
-	case k == "FUNCTION" && tokWord(text, toks, next-2) != "AGGREGATE":
+	switch k, _ := e.createRoutineAt(text, toks, i); k {
+	case "PROCEDURE", "FUNCTION":
 		return k
 	}
 	return ""
@@ -162,7 +162,17 @@ func (e *Engine) analyzePieces(a *Analysis, toks []token) {
 		start := int(toks[i].start)
 		if k := e.createdRoutine(text, toks, i); k != "" {
 			_, next := e.createRoutineAt(text, toks, i)
-			st, end := e.analyzeProcedure(a, toks, next, db, k == "FUNCTION")
+			st, end, junk := e.analyzeProcedure(a, toks, next, db, k == "FUNCTION")
+			if junk {
+				// Nested too deep for the server's parser: a syntax error
+				// for sure, sent as it is (with the rest of the input).
+				a.parts = append(a.parts, part{start: start, sub: junkAnalysis(text[start:], withDB(a.opts, db)), stmt: len(a.Statements)})
+				a.stmtStarts = append(a.stmtStarts, start)
+				a.stmtDBs = append(a.stmtDBs, db)
+				a.Statements = append(a.Statements, Statement{Class: ClassRead, Kind: "SYNTAX ERROR", DB: db})
+				a.endDB = db
+				return
+			}
 			st.Kind, st.Class, st.DB = "CREATE "+k, ClassRoutine, db
 			a.parts = append(a.parts, part{start: start, stmt: len(a.Statements)})
 			a.stmtStarts = append(a.stmtStarts, start)
@@ -236,17 +246,18 @@ func withDB(opts Options, db string) Options {
 // analyzeProcedure reads a CREATE PROCEDURE (or, with function, a CREATE
 // FUNCTION) from its name (toks[i]) to the end of its body. end is the
 // index of the token after the body, -1 when the statement cannot be read
-// (st.Unprovable says why).
-func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, function bool) (st Statement, end int) {
+// (st.Unprovable says why); junk is set when the server's parser surely
+// refuses the statement (its body nests too deep for it).
+func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, function bool) (st Statement, end int, junk bool) {
 	text := a.text
 	w := func(j int) string { return tokWord(text, toks, j) }
 	what := "procedure"
 	if function {
 		what = "function"
 	}
-	fail := func(why string) (Statement, int) {
+	fail := func(why string) (Statement, int, bool) {
 		st.Unprovable = why
-		return st, -1
+		return st, -1, false
 	}
 	if w(i) == "IF" && w(i+1) == "NOT" && w(i+2) == "EXISTS" {
 		i += 3
@@ -316,6 +327,9 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, f
 	}
 	body := &bodyReader{e: e, a: a, toks: toks, db: r.DB(db), r: r, function: function}
 	end, why := body.statement(j, 0)
+	if body.tooDeep {
+		return st, -1, true
+	}
 	if why != "" {
 		return fail(why)
 	}
@@ -330,7 +344,7 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, f
 			}
 		}
 	}
-	return st, end
+	return st, end, false
 }
 
 // routineName reads a routine's name (name or db.name) at toks[i]; next is
@@ -360,7 +374,21 @@ type bodyReader struct {
 	// function is set for a stored function's body, which returns its
 	// value with RETURN.
 	function bool
+	// tooDeep is set when the body nests deeper than serverMaxNesting:
+	// a syntax error for sure.
+	tooDeep bool
 }
+
+// serverMaxNesting is a nesting of the body's compound statements (blocks,
+// IF, CASE, loops, handlers) past which the server's parser surely refuses
+// the definition: its stack (bison's, grown by my_yyoverflow up to
+// MY_YACC_MAX, 32000 entries, in sql_parse.cc) holds at least the opening
+// word of every enclosing statement while it reads the innermost, and it
+// answers "memory exhausted" (ER_PARSE_ERROR) when it needs more. Bodies
+// nested less deeply are read (the server accepts some 6,000 nested BEGIN
+// … END blocks); deeper ones are sent to the server unchanged as the
+// syntax error they are, so that the client gets the server's own error.
+const serverMaxNesting = 32000
 
 // statement reads the body statement at toks[i]; end is the index of the
 // token after it. A non-empty why says what the proxy cannot read.
@@ -370,8 +398,9 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 	if i >= len(toks) {
 		return 0, "the procedure has no body"
 	}
-	if depth > 64 {
-		return 0, "the procedure's blocks nest too deep"
+	if depth > serverMaxNesting {
+		b.tooDeep = true
+		return 0, "the body's blocks nest too deep for the server's parser"
 	}
 	if j := i + 1; j < len(toks) && punctAt(text, toks, j, ':') && (toks[i].kind == tokIdent || toks[i].kind == tokQuoted) {
 		// A label: only before a block or a loop.
@@ -428,10 +457,20 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 			case "HANDLER":
 				return b.handler(k+1, depth)
 			case "CURSOR":
-				if w(k+1) != "FOR" || k+2 >= end {
+				f := k + 1
+				if punctAt(text, toks, f, '(') {
+					// MariaDB's cursor parameters, ([IN] name type, …):
+					// names and types only.
+					c := closing(text, toks, f)
+					if c == 0 || c >= end || !cursorParams(text, toks, f+1, c) {
+						return 0, "the proxy cannot read this cursor declaration"
+					}
+					f = c + 1
+				}
+				if w(f) != "FOR" || f+1 >= end {
 					return 0, "the proxy cannot read this cursor declaration"
 				}
-				return end, b.fragment(k+2, end)
+				return end, b.fragment(f+1, end)
 			case "DEFAULT":
 				// An expression, which may read tables: analysed.
 				if !onlyWordsOrTypes(text, toks, i+1, k) {
@@ -446,6 +485,11 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 		return end, ""
 	case "SIGNAL", "RESIGNAL", "OPEN", "CLOSE", "FETCH":
 		end := semi(i)
+		if w(i) == "OPEN" && b.cursorArgs(i+1, end) {
+			// OPEN cursor(expression, …): MariaDB's actual parameters,
+			// expressions that may read tables.
+			return end, b.expr(i+3, end-1)
+		}
 		if !onlyWords(i+1, end) {
 			return 0, "the proxy reads only literals and variables in " + w(i) + " in a procedure body"
 		}
@@ -641,6 +685,11 @@ func (b *bodyReader) forStatement(i, depth int) (int, string) {
 		}
 	case do == j+1 && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted):
 		// A cursor declared before.
+	case b.cursorArgs(j, do):
+		// A cursor declared before, opened with parameters.
+		if why := b.expr(j+2, do-1); why != "" {
+			return 0, why
+		}
 	default:
 		if w(j) == "REVERSE" {
 			j++
@@ -670,6 +719,14 @@ func (b *bodyReader) forStatement(i, depth int) (int, string) {
 	}
 	k, why := b.statements(do+1, depth, "END")
 	return b.endOf(k, "FOR", why)
+}
+
+// cursorArgs reports whether toks[i:end] is a cursor's name and its
+// actual parameters: name ( expression, … ), the list not empty.
+func (b *bodyReader) cursorArgs(i, end int) bool {
+	text, toks := b.a.text, b.toks
+	return i+3 < end && (toks[i].kind == tokIdent || toks[i].kind == tokQuoted) &&
+		punctAt(text, toks, i+1, '(') && closing(text, toks, i+1) == end-1
 }
 
 // handler reads the rest of DECLARE … HANDLER at toks[i]: FOR and the
@@ -749,6 +806,31 @@ func (b *bodyReader) fragment(from, to int) string {
 	b.r.Body = append(b.r.Body, sub)
 	b.r.bodyAt = append(b.r.bodyAt, start)
 	return ""
+}
+
+// cursorParams reports whether toks[from:to] are a cursor's formal
+// parameters as the proxy reads them: names and types, whose parentheses
+// hold only literals (VARCHAR(32), DECIMAL(10,2), ENUM('a','b')), and no
+// default value (an expression).
+func cursorParams(text string, toks []token, from, to int) bool {
+	if !onlyWordsOrTypes(text, toks, from, to) {
+		return false
+	}
+	inner := false
+	for k := from; k < to; k++ {
+		switch t := toks[k]; {
+		case punctAt(text, toks, k, '('):
+			if inner {
+				return false
+			}
+			inner = true
+		case punctAt(text, toks, k, ')'):
+			inner = false
+		case t.kind == tokIdent && (inner || tokWord(text, toks, k) == "DEFAULT"):
+			return false
+		}
+	}
+	return true
 }
 
 // onlyWordsOrTypes reports whether toks[from:to] of a declaration are
