@@ -737,6 +737,10 @@ func TestFidelityProcedures(t *testing.T) {
 			"SELECT * FROM t2 ORDER BY a, b",
 			"CREATE PROCEDURE bad_count() BEGIN DECLARE c CURSOR (p INT) FOR SELECT a FROM t1 WHERE a = p; OPEN c(1, 2); END",
 			"CREATE PROCEDURE bad_out() BEGIN DECLARE c CURSOR (OUT p INT) FOR SELECT a FROM t1; OPEN c(1); END",
+			// SHOW STATUS and SHOW VARIABLES name no table: a body may hold them.
+			"CREATE PROCEDURE settings() BEGIN SET max_sp_recursion_depth = 3; SHOW VARIABLES LIKE 'max_sp_recursion_depth'; " +
+				"SHOW SESSION STATUS LIKE 'no_such_status'; IF (SELECT COUNT(*) FROM t2) > 100 THEN SHOW STATUS LIKE 'Memory_used'; END IF; END",
+			"CALL settings()",
 		}},
 		// Blocks nested deeper than the engine once read; nested deeper
 		// than the server's parser reads, the server's own error.
