@@ -742,6 +742,23 @@ func TestFidelityProcedures(t *testing.T) {
 				"SHOW SESSION STATUS LIKE 'no_such_status'; IF (SELECT COUNT(*) FROM t2) > 100 THEN SHOW STATUS LIKE 'Memory_used'; END IF; END",
 			"CALL settings()",
 		}},
+		// Anchored types read the sandbox's definitions of their tables:
+		// in procedures made there and in production's, copied.
+		{name: "anchored-types", schema: cursorSchema + `
+CREATE PROCEDURE anchored(OUT o TYPE OF t1.b) BEGIN
+  DECLARE v TYPE OF t1.b DEFAULT 'a text longer than ten';
+  DECLARE r ROW TYPE OF t1;
+  SET r.b = 'a row text longer than ten', o = v;
+  SELECT v, r.b;
+END;`, steps: []string{
+			"ALTER TABLE t1 MODIFY b VARCHAR(40)",
+			"CALL anchored(@o)",
+			"SELECT @o",
+			"CREATE PROCEDURE mine(x TYPE OF t1.b) BEGIN DECLARE c CURSOR (k TYPE OF t1.a) FOR SELECT b FROM t1 WHERE a = k; " +
+				"BEGIN DECLARE r ROW TYPE OF c; DECLARE s ROW TYPE OF t2; OPEN c(1); FETCH c INTO r; CLOSE c; SET s.b = x; SELECT r.b, s.b; END; END",
+			"ALTER TABLE t2 MODIFY b VARCHAR(40)",
+			"CALL mine('a parameter longer than ten')",
+		}},
 		// Blocks nested deeper than the engine once read; nested deeper
 		// than the server's parser reads, the server's own error.
 		{name: "nesting", schema: cursorSchema, steps: []string{

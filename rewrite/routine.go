@@ -271,6 +271,7 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, f
 	if !punctAt(text, toks, j, '(') {
 		return fail("the proxy cannot read the parameters of this " + what)
 	}
+	params := j
 	if j = closing(text, toks, j); j == 0 {
 		return fail("the proxy cannot read the parameters of this " + what)
 	}
@@ -326,6 +327,10 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, f
 		break
 	}
 	body := &bodyReader{e: e, a: a, toks: toks, db: r.DB(db), r: r, function: function}
+	// Parameters of anchored types name tables too.
+	if why := body.anchors(params+1, j-1); why != "" {
+		return fail(why)
+	}
 	end, why := body.statement(j, 0)
 	if body.tooDeep {
 		return st, -1, true
@@ -377,6 +382,90 @@ type bodyReader struct {
 	// tooDeep is set when the body nests deeper than serverMaxNesting:
 	// a syntax error for sure.
 	tooDeep bool
+	// cursors are the names of the cursors declared in each block around
+	// the statement read (innermost last).
+	cursors [][]string
+}
+
+// declareCursor notes the cursor named at toks[i] in the innermost block.
+func (b *bodyReader) declareCursor(i int) {
+	if n := len(b.cursors); n > 0 && i < len(b.toks) {
+		b.cursors[n-1] = append(b.cursors[n-1], identText(b.a.text, b.toks[i]))
+	}
+}
+
+// isCursor reports whether a cursor called name is declared in a block
+// around the statement read.
+func (b *bodyReader) isCursor(name string) bool {
+	for _, scope := range b.cursors {
+		for _, c := range scope {
+			if strings.EqualFold(c, name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// anchors reads the anchored types of toks[from:to], a declaration's (or
+// parameters') names and types: TYPE OF table.column (or db.table.column)
+// and ROW TYPE OF table (or db.table, or a cursor declared before) name a
+// table, whose definition the server reads when the routine runs; each is
+// analysed as the query SELECT * FROM <table>, so that it is the body's
+// and rewritten in place. TYPE OF variable names none.
+func (b *bodyReader) anchors(from, to int) string {
+	text, toks := b.a.text, b.toks
+	w := func(j int) string { return tokWord(text, toks, j) }
+	isName := func(j int) bool { return j < to && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted) }
+	for k := from; k < to; k++ {
+		if w(k) != "TYPE" || w(k+1) != "OF" {
+			continue
+		}
+		row := k > from && w(k-1) == "ROW"
+		// The name: one to three parts.
+		parts, last := 0, -1 // the name's parts, and the index of its last
+		for n := k + 2; isName(n); n += 2 {
+			parts, last = parts+1, n
+			if !punctAt(text, toks, n+1, '.') {
+				break
+			}
+		}
+		if parts == 0 || parts > 3 || punctAt(text, toks, last+1, '.') {
+			return "the proxy cannot read this anchored type (TYPE OF) in a body"
+		}
+		tableEnd := last // ROW TYPE OF [db.]table
+		switch {
+		case row && parts == 3:
+			return "the proxy cannot read this anchored type (ROW TYPE OF) in a body"
+		case row && parts == 1 && b.isCursor(identText(text, toks[k+2])):
+			k = last
+			continue // a cursor's row
+		case !row && parts == 1:
+			k = last
+			continue // a variable's type
+		case !row:
+			tableEnd = last - 2 // TYPE OF [db.]table.column
+		}
+		if why := b.tableAt(int(toks[k+2].start), int(toks[tableEnd].end)); why != "" {
+			return why
+		}
+		k = last
+	}
+	return ""
+}
+
+// tableAt analyses the table name text[start:end] as the query SELECT *
+// FROM <name>: the table is the body's, rewritten in place.
+func (b *bodyReader) tableAt(start, end int) string {
+	const prefix = "SELECT * FROM "
+	sub := b.e.analyze(prefix+b.a.text[start:end], withDB(b.a.opts, b.db))
+	if sub.parseErr != nil || sub.normErr != nil || len(sub.Statements) != 1 || len(sub.Statements[0].Reads) != 1 {
+		return "the proxy cannot read the table " + strings.Join(strings.Fields(firstLine(b.a.text[start:end])), " ") +
+			" of an anchored type in the body"
+	}
+	b.r.Body = append(b.r.Body, sub)
+	b.r.bodyAt = append(b.r.bodyAt, start-len(prefix))
+	return ""
 }
 
 // serverMaxNesting is a nesting of the body's compound statements (blocks,
@@ -440,7 +529,9 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 		if w(j) == "NOT" && w(j+1) == "ATOMIC" {
 			j += 2
 		}
+		b.cursors = append(b.cursors, nil) // the block's scope
 		k, why := b.statements(j, depth, "END")
+		b.cursors = b.cursors[:len(b.cursors)-1]
 		switch {
 		case why != "":
 			return 0, why
@@ -470,11 +561,23 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 				if w(f) != "FOR" || f+1 >= end {
 					return 0, "the proxy cannot read this cursor declaration"
 				}
-				return end, b.fragment(f+1, end)
+				if f > k+1 {
+					if why := b.anchors(k+2, f-1); why != "" {
+						return 0, why
+					}
+				}
+				if why := b.fragment(f+1, end); why != "" {
+					return 0, why
+				}
+				b.declareCursor(i + 1)
+				return end, ""
 			case "DEFAULT":
 				// An expression, which may read tables: analysed.
 				if !onlyWordsOrTypes(text, toks, i+1, k) {
 					return 0, "the proxy cannot read this declaration"
+				}
+				if why := b.anchors(i+1, k); why != "" {
+					return 0, why
 				}
 				return end, b.expr(k+1, end)
 			}
@@ -482,7 +585,7 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 		if !onlyWordsOrTypes(text, toks, i+1, end) {
 			return 0, "the proxy cannot read this declaration"
 		}
-		return end, ""
+		return end, b.anchors(i+1, end)
 	case "SIGNAL", "RESIGNAL", "OPEN", "CLOSE", "FETCH":
 		end := semi(i)
 		if w(i) == "OPEN" && b.cursorArgs(i+1, end) {

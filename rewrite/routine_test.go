@@ -289,3 +289,43 @@ func TestProcedureAfterSyntaxError(t *testing.T) {
 		}
 	}
 }
+
+// TestAnchoredTypes: TYPE OF table.column and ROW TYPE OF table, in
+// declarations, cursor parameters and routine parameters, name a table
+// whose definition the server reads when the routine runs: placed like
+// any table of the body. TYPE OF a variable and ROW TYPE OF a cursor
+// declared in a block around name none.
+func TestAnchoredTypes(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	for _, c := range []struct{ sql, want string }{
+		{"CREATE PROCEDURE p() BEGIN DECLARE v TYPE OF t.a; DECLARE w TYPE OF v DEFAULT 1; DECLARE r ROW TYPE OF other.u; SELECT v; END",
+			"CREATE PROCEDURE `sb_app`.`p`() BEGIN DECLARE v TYPE OF `sb_app`.`t`.a; DECLARE w TYPE OF v DEFAULT 1; DECLARE r ROW TYPE OF `sb_other`.`u`; SELECT v; END"},
+		{"CREATE PROCEDURE p(x TYPE OF app.t.a, OUT y ROW TYPE OF t) BEGIN DECLARE v TYPE OF t . a DEFAULT x; END",
+			"CREATE PROCEDURE `sb_app`.`p`(x TYPE OF `sb_app`.`t`.a, OUT y ROW TYPE OF `sb_app`.`t`) BEGIN DECLARE v TYPE OF `sb_app`.`t` . a DEFAULT x; END"},
+		{"CREATE PROCEDURE p() BEGIN DECLARE c CURSOR (k TYPE OF t.a) FOR SELECT a FROM u WHERE a = k; BEGIN DECLARE r ROW TYPE OF c; DECLARE s ROW TYPE OF u; END; END",
+			"CREATE PROCEDURE `sb_app`.`p`() BEGIN DECLARE c CURSOR (k TYPE OF `sb_app`.`t`.a) FOR SELECT a FROM `sb_app`.`u` WHERE a = k; BEGIN DECLARE r ROW TYPE OF c; DECLARE s ROW TYPE OF `sb_app`.`u`; END; END"},
+		// A cursor of a block closed before is no longer in scope: the
+		// name is a table's.
+		{"CREATE PROCEDURE p() BEGIN BEGIN DECLARE t CURSOR FOR SELECT 1; END; BEGIN DECLARE r ROW TYPE OF t; END; END",
+			"CREATE PROCEDURE `sb_app`.`p`() BEGIN BEGIN DECLARE t CURSOR FOR SELECT 1; END; BEGIN DECLARE r ROW TYPE OF `sb_app`.`t`; END; END"},
+		{"CREATE FUNCTION f(x TYPE OF t.a) RETURNS INT RETURN x", "CREATE FUNCTION `sb_app`.`f`(x TYPE OF `sb_app`.`t`.a) RETURNS INT RETURN x"},
+	} {
+		res, err := e.Rewrite(c.sql, opts, sandboxRoutines{})
+		if err != nil {
+			t.Errorf("%q: %v", c.sql, err)
+		} else if res.SQL != c.want {
+			t.Errorf("%q\n got %q\nwant %q", c.sql, res.SQL, c.want)
+		}
+	}
+	for _, sql := range []string{
+		"CREATE PROCEDURE p() BEGIN DECLARE r ROW TYPE OF a.b.c; END",
+		"CREATE PROCEDURE p() BEGIN DECLARE v TYPE OF a.b.c.d; END",
+		"CREATE PROCEDURE p() BEGIN DECLARE v TYPE OF; END",
+		"CREATE PROCEDURE p(v TYPE OF t.) BEGIN END",
+	} {
+		if res, err := e.Rewrite(sql, opts, sandboxRoutines{}); err == nil {
+			t.Errorf("%q is not refused: %q", sql, res.SQL)
+		}
+	}
+}
