@@ -382,30 +382,40 @@ type bodyReader struct {
 	// tooDeep is set when the body nests deeper than serverMaxNesting:
 	// a syntax error for sure.
 	tooDeep bool
-	// cursors are the names of the cursors declared in each block around
-	// the statement read (innermost last).
-	cursors [][]string
+	// blocks are the names (lower case) of the cursors declared in each
+	// block around the statement read (innermost last), cursors how many
+	// of those blocks declare each name.
+	blocks  [][]string
+	cursors map[string]int
+}
+
+// enterBlock opens a block's scope of cursors.
+func (b *bodyReader) enterBlock() { b.blocks = append(b.blocks, nil) }
+
+// leaveBlock closes the innermost block's scope: its cursors are gone.
+func (b *bodyReader) leaveBlock() {
+	n := len(b.blocks) - 1
+	for _, c := range b.blocks[n] {
+		b.cursors[c]--
+	}
+	b.blocks = b.blocks[:n]
 }
 
 // declareCursor notes the cursor named at toks[i] in the innermost block.
 func (b *bodyReader) declareCursor(i int) {
-	if n := len(b.cursors); n > 0 && i < len(b.toks) {
-		b.cursors[n-1] = append(b.cursors[n-1], identText(b.a.text, b.toks[i]))
+	if n := len(b.blocks); n > 0 && i < len(b.toks) {
+		name := strings.ToLower(identText(b.a.text, b.toks[i]))
+		if b.cursors == nil {
+			b.cursors = map[string]int{}
+		}
+		b.blocks[n-1] = append(b.blocks[n-1], name)
+		b.cursors[name]++
 	}
 }
 
 // isCursor reports whether a cursor called name is declared in a block
 // around the statement read.
-func (b *bodyReader) isCursor(name string) bool {
-	for _, scope := range b.cursors {
-		for _, c := range scope {
-			if strings.EqualFold(c, name) {
-				return true
-			}
-		}
-	}
-	return false
-}
+func (b *bodyReader) isCursor(name string) bool { return b.cursors[strings.ToLower(name)] > 0 }
 
 // anchors reads the anchored types of toks[from:to], a declaration's (or
 // parameters') names and types: TYPE OF table.column (or db.table.column)
@@ -529,9 +539,9 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 		if w(j) == "NOT" && w(j+1) == "ATOMIC" {
 			j += 2
 		}
-		b.cursors = append(b.cursors, nil) // the block's scope
+		b.enterBlock()
 		k, why := b.statements(j, depth, "END")
-		b.cursors = b.cursors[:len(b.cursors)-1]
+		b.leaveBlock()
 		switch {
 		case why != "":
 			return 0, why
