@@ -721,6 +721,53 @@ func TestFidelityProcedures(t *testing.T) {
 			"SELECT ROUTINE_NAME, ROUTINE_TYPE, SQL_DATA_ACCESS, ROUTINE_COMMENT FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() ORDER BY 1",
 			"SELECT SPECIFIC_NAME, PARAMETER_MODE, PARAMETER_NAME, DATA_TYPE FROM information_schema.PARAMETERS WHERE SPECIFIC_SCHEMA = DATABASE() ORDER BY 1, ORDINAL_POSITION",
 		}},
+		// MariaDB's cursors with parameters: the cursor's query reads the
+		// sandbox's tables, and so do OPEN's and FOR's actual parameters.
+		{name: "cursor-parameters", schema: cursorSchema, steps: []string{
+			"CALL copy_range(1, 2)",
+			"SELECT * FROM t2 ORDER BY a, b",
+			"UPDATE t1 SET b = 'z' WHERE a = 2",
+			"INSERT INTO t1 VALUES (4, 'd')",
+			"CALL copy_range(2, 9)",
+			"SELECT * FROM t2 ORDER BY a, b",
+			"CREATE PROCEDURE sum_from(lo INT, OUT s INT) BEGIN DECLARE c CURSOR (IN p INT) FOR SELECT a FROM t1 WHERE a >= p; " +
+				"SET s = 0; FOR r IN c((SELECT MIN(a) FROM t1 WHERE a >= lo)) DO SET s = s + r.a; INSERT INTO t2 VALUES (r.a, 'for'); END FOR; END",
+			"CALL sum_from(2, @s)",
+			"SELECT @s",
+			"SELECT * FROM t2 ORDER BY a, b",
+			"CREATE PROCEDURE bad_count() BEGIN DECLARE c CURSOR (p INT) FOR SELECT a FROM t1 WHERE a = p; OPEN c(1, 2); END",
+			"CREATE PROCEDURE bad_out() BEGIN DECLARE c CURSOR (OUT p INT) FOR SELECT a FROM t1; OPEN c(1); END",
+			// SHOW STATUS and SHOW VARIABLES name no table: a body may hold them.
+			"CREATE PROCEDURE settings() BEGIN SET max_sp_recursion_depth = 3; SHOW VARIABLES LIKE 'max_sp_recursion_depth'; " +
+				"SHOW SESSION STATUS LIKE 'no_such_status'; IF (SELECT COUNT(*) FROM t2) > 100 THEN SHOW STATUS LIKE 'Memory_used'; END IF; END",
+			"CALL settings()",
+		}},
+		// Anchored types read the sandbox's definitions of their tables:
+		// in procedures made there and in production's, copied.
+		{name: "anchored-types", schema: cursorSchema + `
+CREATE PROCEDURE anchored(OUT o TYPE OF t1.b) BEGIN
+  DECLARE v TYPE OF t1.b DEFAULT 'a text longer than ten';
+  DECLARE r ROW TYPE OF t1;
+  SET r.b = 'a row text longer than ten', o = v;
+  SELECT v, r.b;
+END;`, steps: []string{
+			"ALTER TABLE t1 MODIFY b VARCHAR(40)",
+			"CALL anchored(@o)",
+			"SELECT @o",
+			"CREATE PROCEDURE mine(x TYPE OF t1.b) BEGIN DECLARE c CURSOR (k TYPE OF t1.a) FOR SELECT b FROM t1 WHERE a = k; " +
+				"BEGIN DECLARE r ROW TYPE OF c; DECLARE s ROW TYPE OF t2; OPEN c(1); FETCH c INTO r; CLOSE c; SET s.b = x; SELECT r.b, s.b; END; END",
+			"ALTER TABLE t2 MODIFY b VARCHAR(40)",
+			"CALL mine('a parameter longer than ten')",
+		}},
+		// Blocks nested deeper than the engine once read; nested deeper
+		// than the server's parser reads, the server's own error.
+		{name: "nesting", schema: cursorSchema, steps: []string{
+			"CREATE PROCEDURE deep() BEGIN " + strings.Repeat("BEGIN ", 150) + "INSERT INTO t2 SELECT a, 'deep' FROM t1; " + strings.Repeat("END; ", 150) + "END",
+			"CALL deep()",
+			"SELECT * FROM t2 ORDER BY a, b",
+			"CREATE PROCEDURE too_deep() BEGIN " + strings.Repeat("BEGIN ", 33000) + "INSERT INTO t2 VALUES (0, 'x'); " + strings.Repeat("END; ", 33000) + "END",
+			"CALL too_deep()",
+		}},
 		// A procedure that calls itself is copied once.
 		{name: "recursion", schema: `CREATE TABLE n (i INT);
 CREATE PROCEDURE fill(IN x INT) BEGIN IF x > 0 THEN INSERT INTO n VALUES (x); CALL fill(x - 1); END IF; END;`, steps: []string{
@@ -738,6 +785,26 @@ CREATE PROCEDURE fill(IN x INT) BEGIN IF x > 0 THEN INSERT INTO n VALUES (x); CA
 	})
 }
 
+// cursorSchema: a procedure reading a table through a cursor with
+// parameters (MariaDB's), and writing another.
+const cursorSchema = `CREATE TABLE t1 (a INT, b VARCHAR(10));
+CREATE TABLE t2 (a INT, b VARCHAR(10));
+INSERT INTO t1 VALUES (1, 'a'), (2, 'b'), (3, 'c');
+CREATE PROCEDURE copy_range(lo INT, hi INT) BEGIN
+  DECLARE done INT DEFAULT FALSE;
+  DECLARE va INT;
+  DECLARE vb VARCHAR(10);
+  DECLARE cur CURSOR (pmin INT, pmax INT) FOR SELECT a, b FROM t1 WHERE a BETWEEN pmin AND pmax ORDER BY a;
+  DECLARE CONTINUE HANDLER FOR NOT FOUND SET done = TRUE;
+  OPEN cur(lo, (SELECT MAX(a) FROM t1 WHERE a <= hi));
+  l: LOOP
+    FETCH cur INTO va, vb;
+    IF done THEN LEAVE l; END IF;
+    INSERT INTO t2 VALUES (va, vb);
+  END LOOP;
+  CLOSE cur;
+END;`
+
 // funcSchema: stored functions that read, write (a function may, when
 // called from a statement), call each other and return text.
 const funcSchema = `CREATE TABLE acct (id INT PRIMARY KEY, balance INT, owner VARCHAR(20));
@@ -752,6 +819,21 @@ CREATE FUNCTION logged(w VARCHAR(40)) RETURNS INT MODIFIES SQL DATA BEGIN
 END;
 CREATE FUNCTION greet(n VARCHAR(20)) RETURNS VARCHAR(40) CHARSET utf8mb4 RETURN CONCAT('héllo ', n);
 CREATE PROCEDURE show_total() SELECT total() AS t, rich(1) AS r;`
+
+// aggSchema: an aggregate function that sums its group and writes each
+// row it fetches.
+const aggSchema = `CREATE TABLE emp (id INT, dept INT, sal INT);
+CREATE TABLE seen (sal INT);
+INSERT INTO emp VALUES (1, 1, 10), (2, 1, 20), (3, 2, 5);
+CREATE AGGREGATE FUNCTION total_sal(x INT) RETURNS INT BEGIN
+  DECLARE s INT DEFAULT 0;
+  DECLARE CONTINUE HANDLER FOR NOT FOUND RETURN s;
+  LOOP
+    FETCH GROUP NEXT ROW;
+    SET s = s + x;
+    INSERT INTO seen VALUES (x);
+  END LOOP;
+END;`
 
 // TestFidelityFunctions: production's stored functions called in a
 // sandbox run sandbox copies — their reads see the sandbox's tables,
@@ -841,6 +923,26 @@ CREATE VIEW v_over AS SELECT id, r FROM v_rich WHERE b > 10;`, steps: []string{
 			"CREATE FUNCTION greet(n INT) RETURNS INT RETURN n",
 			"SELECT greet('x')",
 			"SELECT ROUTINE_NAME, ROUTINE_TYPE FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() ORDER BY 1",
+		}},
+		// Aggregate functions: their bodies fetch the group's rows; calls
+		// in grouping queries run the sandbox's copies, whose writes land
+		// in forks.
+		{name: "aggregate", schema: aggSchema, steps: []string{
+			"SELECT dept, total_sal(sal) FROM emp GROUP BY dept ORDER BY dept",
+			"SELECT * FROM seen ORDER BY sal",
+			"UPDATE emp SET sal = 100 WHERE id = 3",
+			"SELECT total_sal(sal), total_sal(id) FROM emp",
+			"SELECT dept FROM emp GROUP BY dept HAVING total_sal(sal) > 25 ORDER BY total_sal(sal)",
+			"SELECT total_sal(sal) FROM emp WHERE 1 = 0",
+			"CREATE AGGREGATE FUNCTION cnt(x INT) RETURNS INT BEGIN DECLARE n INT DEFAULT 0; DECLARE CONTINUE HANDLER FOR NOT FOUND RETURN n; " +
+				"LOOP FETCH GROUP NEXT ROW; SET n = n + 1; END LOOP; END",
+			"SELECT dept, cnt(id), total_sal(sal) FROM emp GROUP BY dept ORDER BY dept",
+			"SELECT * FROM seen ORDER BY sal",
+			"CREATE FUNCTION not_agg(x INT) RETURNS INT BEGIN FETCH GROUP NEXT ROW; RETURN x; END",
+			"CREATE AGGREGATE FUNCTION no_fetch(x INT) RETURNS INT RETURN x",
+			"SELECT ROUTINE_NAME, ROUTINE_TYPE FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() ORDER BY 1",
+			"DROP FUNCTION total_sal",
+			"SELECT total_sal(sal) FROM emp",
 		}},
 		{name: "transaction", schema: funcSchema, steps: []string{
 			"BEGIN",

@@ -1235,6 +1235,10 @@ func kindOf(s ast.StmtNode) string {
 			return "SHOW CREATE VIEW"
 		case x.Tp == ast.ShowCreateProcedure:
 			return "SHOW CREATE PROCEDURE"
+		case x.Tp == ast.ShowStatus:
+			return "SHOW STATUS"
+		case x.Tp == ast.ShowVariables:
+			return "SHOW VARIABLES"
 		}
 		return "SHOW"
 	case *ast.ExplainStmt:

@@ -204,6 +204,13 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 				}
 			}
 		}
+		if n := limitVariables(text, toks, i); n > 0 {
+			// LIMIT with a stored program's local variables: names of
+			// variables, not of tables or columns.
+			blank(int(t.start), int(toks[i+n-1].end))
+			i += n - 1
+			continue
+		}
 		if n := limitExtension(text, toks, i); n > 0 {
 			// LIMIT … ROWS EXAMINED n, OFFSET n ROWS, FETCH FIRST n ROWS
 			// ONLY / WITH TIES: numbers and words, no name.
@@ -852,6 +859,46 @@ func limitExtension(text string, toks []token, i int) int {
 	}
 	return 0
 }
+
+// limitVariables is the number of tokens from toks[i] of a row limit
+// that names a stored program's local variable, which the parser does not
+// read — LIMIT c, LIMIT c, c and LIMIT c OFFSET c, c a number, a '?' or a
+// bare name (the server reads a name there as a variable of the program,
+// or refuses it) and one of them a name —; 0 when toks[i] starts none.
+func limitVariables(text string, toks []token, i int) int {
+	named := false
+	count := func(j int) bool {
+		if j >= len(toks) || punctAt(text, toks, j+1, '.') || punctAt(text, toks, j+1, '(') {
+			return false
+		}
+		switch t := toks[j]; {
+		case t.kind == tokNumber, punctAt(text, toks, j, '?'):
+			return true
+		case t.kind == tokQuoted, t.kind == tokIdent && !limitWords[tokWord(text, toks, j)]:
+			named = true
+			return true
+		}
+		return false
+	}
+	if tokWord(text, toks, i) != "LIMIT" || !count(i+1) {
+		return 0
+	}
+	n := 2
+	if punctAt(text, toks, i+2, ',') || tokWord(text, toks, i+2) == "OFFSET" {
+		if !count(i + 3) {
+			return 0
+		}
+		n = 4
+	}
+	if !named {
+		return 0
+	}
+	return n
+}
+
+// limitWords are the words that may follow LIMIT and are no variable's
+// name.
+var limitWords = map[string]bool{"ROWS": true, "OFFSET": true, "ALL": true, "NULL": true, "DEFAULT": true}
 
 // returningEnd is the index after the RETURNING list starting at toks[i]
 // when it holds only unqualified names (no reserved word), '*', literals,

@@ -75,6 +75,11 @@ func TestRecoveredForms(t *testing.T) {
 		{"ALTER ONLINE TABLE t ADD COLUMN b INT", "ALTER ONLINE TABLE `sb_app`.`t` ADD COLUMN b INT", "ALTER TABLE"},
 		{"SELECT * FROM t LIMIT 2 ROWS EXAMINED 10", "SELECT * FROM `sb_app`.`t` LIMIT 2 ROWS EXAMINED 10", "SELECT"},
 		{"SELECT * FROM t LIMIT ROWS EXAMINED 10", "SELECT * FROM `sb_app`.`t` LIMIT ROWS EXAMINED 10", "SELECT"},
+		// Row limits naming a stored program's local variables.
+		{"SELECT a,b FROM t ORDER BY a LIMIT p_a", "SELECT a,b FROM `sb_app`.`t` ORDER BY a LIMIT p_a", "SELECT"},
+		{"DELETE FROM t WHERE a IN (SELECT a FROM u LIMIT 1) LIMIT `n`", "DELETE FROM `sb_app`.`t` WHERE a IN (SELECT a FROM `sb_app`.`u` LIMIT 1) LIMIT `n`", "DELETE"},
+		{"SELECT * FROM t LIMIT 2, cnt", "SELECT * FROM `sb_app`.`t` LIMIT 2, cnt", "SELECT"},
+		{"SELECT * FROM t LIMIT cnt OFFSET skip ROWS EXAMINED lim", "SELECT * FROM `sb_app`.`t` LIMIT cnt OFFSET skip ROWS EXAMINED lim", "SELECT"},
 		{"select * from t order by a offset 2 rows fetch first 3 rows with ties", "select * from `sb_app`.`t` order by a offset 2 rows fetch first 3 rows with ties", "SELECT"},
 		{"(select a from t order by a fetch next 1 row only) union (select 1)", "(select a from `sb_app`.`t` order by a fetch next 1 row only) union (select 1)", "SELECT"},
 		{"CREATE TABLE t (a BLOB COMPRESSED=zlib NOT NULL, b INT INVISIBLE, KEY (b) IGNORED)", "CREATE TABLE `sb_app`.`t` (a BLOB COMPRESSED=zlib NOT NULL, b INT INVISIBLE, KEY (b) IGNORED)", "CREATE TABLE"},
@@ -156,6 +161,9 @@ func TestRecoveredForms(t *testing.T) {
 		"analyze table t persistent for all (select 1)",
 		// Look-alikes: a name where the masked words would be.
 		"SELECT * FROM t LIMIT 1 ROWS EXAMINED (SELECT 1)",
+		"SELECT * FROM t LIMIT v, (SELECT 1)",
+		"SELECT * FROM t LIMIT f(1)",
+		"SELECT * FROM t LIMIT v FOR SYSTEM_TIME ALL",
 		"create or replace database t",
 		"INSERT INTO t VALUES (1) RETURNING t.a FROM x",
 		"INSERT INTO median(a) VALUES (1) FOR SYSTEM_TIME ALL",

@@ -122,8 +122,8 @@ func punctAt(text string, toks []token, i int, c byte) bool {
 }
 
 // hasCreateProcedure reports whether a statement of the input (tokens of
-// its normalized text) is CREATE PROCEDURE or CREATE FUNCTION (of a stored
-// function, not an aggregate one).
+// its normalized text) is CREATE PROCEDURE or CREATE [AGGREGATE] FUNCTION
+// (of a stored function).
 func (e *Engine) hasCreateProcedure(text string, toks []token, opts Options) bool {
 	start := true
 	for i := range toks {
@@ -186,13 +186,13 @@ var readingModes = map[string]bool{"ANSI_QUOTES": true, "NO_BACKSLASH_ESCAPES": 
 	"POSTGRESQL": true, "MAXDB": true, "SIMULTANEOUS_ASSIGNMENT": true}
 
 // createdRoutine is "PROCEDURE" or "FUNCTION" when toks[i] starts a CREATE
-// PROCEDURE or a CREATE FUNCTION the engine reads (not an AGGREGATE one,
-// whose body fetches rows of the group), "" otherwise.
+// PROCEDURE or a CREATE [AGGREGATE] FUNCTION the engine reads, "" otherwise.
+// An aggregate function is a stored function of the same name space whose
+// body fetches the group's rows (FETCH GROUP NEXT ROW, a statement that
+// reaches no table): read, placed and called like any stored function.
 func (e *Engine) createdRoutine(text string, toks []token, i int) string {
-	switch k, next := e.createRoutineAt(text, toks, i); {
-	case k == "PROCEDURE":
-		return k
-	case k == "FUNCTION" && tokWord(text, toks, next-2) != "AGGREGATE":
+	switch k, _ := e.createRoutineAt(text, toks, i); k {
+	case "PROCEDURE", "FUNCTION":
 		return k
 	}
 	return ""
@@ -213,7 +213,17 @@ func (e *Engine) analyzePieces(a *Analysis, toks []token) {
 		at, settings := routineSettings(text, toks, i, a.opts)
 		if k := e.createdRoutine(text, toks, at); k != "" {
 			_, next := e.createRoutineAt(text, toks, at)
-			st, end := e.analyzeProcedure(a, toks, next, db, k == "FUNCTION")
+			st, end, junk := e.analyzeProcedure(a, toks, next, db, k == "FUNCTION")
+			if junk {
+				// Nested too deep for the server's parser: a syntax error
+				// for sure, sent as it is (with the rest of the input).
+				a.parts = append(a.parts, part{start: start, sub: junkAnalysis(text[start:], withDB(a.opts, db)), stmt: len(a.Statements)})
+				a.stmtStarts = append(a.stmtStarts, start)
+				a.stmtDBs = append(a.stmtDBs, db)
+				a.Statements = append(a.Statements, Statement{Class: ClassRead, Kind: "SYNTAX ERROR", DB: db})
+				a.endDB = db
+				return
+			}
 			st.Kind, st.Class, st.DB, st.SetStatement = "CREATE "+k, ClassRoutine, db, settings
 			// A body the proxy cannot read may be the server's syntax
 			// error: asked when the input is this one statement as far as
@@ -302,17 +312,18 @@ func withDB(opts Options, db string) Options {
 // analyzeProcedure reads a CREATE PROCEDURE (or, with function, a CREATE
 // FUNCTION) from its name (toks[i]) to the end of its body. end is the
 // index of the token after the body, -1 when the statement cannot be read
-// (st.Unprovable says why).
-func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, function bool) (st Statement, end int) {
+// (st.Unprovable says why); junk is set when the server's parser surely
+// refuses the statement (its body nests too deep for it).
+func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, function bool) (st Statement, end int, junk bool) {
 	text := a.text
 	w := func(j int) string { return tokWord(text, toks, j) }
 	what := "procedure"
 	if function {
 		what = "function"
 	}
-	fail := func(why string) (Statement, int) {
+	fail := func(why string) (Statement, int, bool) {
 		st.Unprovable = why
-		return st, -1
+		return st, -1, false
 	}
 	if w(i) == "IF" && w(i+1) == "NOT" && w(i+2) == "EXISTS" {
 		i += 3
@@ -326,6 +337,7 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, f
 	if !punctAt(text, toks, j, '(') {
 		return fail("the proxy cannot read the parameters of this " + what)
 	}
+	params := j
 	if j = closing(text, toks, j); j == 0 {
 		return fail("the proxy cannot read the parameters of this " + what)
 	}
@@ -381,7 +393,14 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, f
 		break
 	}
 	body := &bodyReader{e: e, a: a, toks: toks, db: r.DB(db), r: r, function: function}
+	// Parameters of anchored types name tables too.
+	if why := body.anchors(params+1, j-1); why != "" {
+		return fail(why)
+	}
 	end, why := body.statement(j, 0)
+	if body.tooDeep {
+		return st, -1, true
+	}
 	if why != "" {
 		return fail(why)
 	}
@@ -396,7 +415,7 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, f
 			}
 		}
 	}
-	return st, end
+	return st, end, false
 }
 
 // routineName reads a routine's name (name or db.name) at toks[i]; next is
@@ -426,7 +445,115 @@ type bodyReader struct {
 	// function is set for a stored function's body, which returns its
 	// value with RETURN.
 	function bool
+	// tooDeep is set when the body nests deeper than serverMaxNesting:
+	// a syntax error for sure.
+	tooDeep bool
+	// blocks are the names (lower case) of the cursors declared in each
+	// block around the statement read (innermost last), cursors how many
+	// of those blocks declare each name.
+	blocks  [][]string
+	cursors map[string]int
 }
+
+// enterBlock opens a block's scope of cursors.
+func (b *bodyReader) enterBlock() { b.blocks = append(b.blocks, nil) }
+
+// leaveBlock closes the innermost block's scope: its cursors are gone.
+func (b *bodyReader) leaveBlock() {
+	n := len(b.blocks) - 1
+	for _, c := range b.blocks[n] {
+		b.cursors[c]--
+	}
+	b.blocks = b.blocks[:n]
+}
+
+// declareCursor notes the cursor named at toks[i] in the innermost block.
+func (b *bodyReader) declareCursor(i int) {
+	if n := len(b.blocks); n > 0 && i < len(b.toks) {
+		name := strings.ToLower(identText(b.a.text, b.toks[i]))
+		if b.cursors == nil {
+			b.cursors = map[string]int{}
+		}
+		b.blocks[n-1] = append(b.blocks[n-1], name)
+		b.cursors[name]++
+	}
+}
+
+// isCursor reports whether a cursor called name is declared in a block
+// around the statement read.
+func (b *bodyReader) isCursor(name string) bool { return b.cursors[strings.ToLower(name)] > 0 }
+
+// anchors reads the anchored types of toks[from:to], a declaration's (or
+// parameters') names and types: TYPE OF table.column (or db.table.column)
+// and ROW TYPE OF table (or db.table, or a cursor declared before) name a
+// table, whose definition the server reads when the routine runs; each is
+// analysed as the query SELECT * FROM <table>, so that it is the body's
+// and rewritten in place. TYPE OF variable names none.
+func (b *bodyReader) anchors(from, to int) string {
+	text, toks := b.a.text, b.toks
+	w := func(j int) string { return tokWord(text, toks, j) }
+	isName := func(j int) bool { return j < to && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted) }
+	for k := from; k < to; k++ {
+		if w(k) != "TYPE" || w(k+1) != "OF" {
+			continue
+		}
+		row := k > from && w(k-1) == "ROW"
+		// The name: one to three parts.
+		parts, last := 0, -1 // the name's parts, and the index of its last
+		for n := k + 2; isName(n); n += 2 {
+			parts, last = parts+1, n
+			if !punctAt(text, toks, n+1, '.') {
+				break
+			}
+		}
+		if parts == 0 || parts > 3 || punctAt(text, toks, last+1, '.') {
+			return "the proxy cannot read this anchored type (TYPE OF) in a body"
+		}
+		tableEnd := last // ROW TYPE OF [db.]table
+		switch {
+		case row && parts == 3:
+			return "the proxy cannot read this anchored type (ROW TYPE OF) in a body"
+		case row && parts == 1 && b.isCursor(identText(text, toks[k+2])):
+			k = last
+			continue // a cursor's row
+		case !row && parts == 1:
+			k = last
+			continue // a variable's type
+		case !row:
+			tableEnd = last - 2 // TYPE OF [db.]table.column
+		}
+		if why := b.tableAt(int(toks[k+2].start), int(toks[tableEnd].end)); why != "" {
+			return why
+		}
+		k = last
+	}
+	return ""
+}
+
+// tableAt analyses the table name text[start:end] as the query SELECT *
+// FROM <name>: the table is the body's, rewritten in place.
+func (b *bodyReader) tableAt(start, end int) string {
+	const prefix = "SELECT * FROM "
+	sub := b.e.analyze(prefix+b.a.text[start:end], withDB(b.a.opts, b.db))
+	if sub.parseErr != nil || sub.normErr != nil || len(sub.Statements) != 1 || len(sub.Statements[0].Reads) != 1 {
+		return "the proxy cannot read the table " + strings.Join(strings.Fields(firstLine(b.a.text[start:end])), " ") +
+			" of an anchored type in the body"
+	}
+	b.r.Body = append(b.r.Body, sub)
+	b.r.bodyAt = append(b.r.bodyAt, start-len(prefix))
+	return ""
+}
+
+// serverMaxNesting is a nesting of the body's compound statements (blocks,
+// IF, CASE, loops, handlers) past which the server's parser surely refuses
+// the definition: its stack (bison's, grown by my_yyoverflow up to
+// MY_YACC_MAX, 32000 entries, in sql_parse.cc) holds at least the opening
+// word of every enclosing statement while it reads the innermost, and it
+// answers "memory exhausted" (ER_PARSE_ERROR) when it needs more. Bodies
+// nested less deeply are read (the server accepts some 6,000 nested BEGIN
+// … END blocks); deeper ones are sent to the server unchanged as the
+// syntax error they are, so that the client gets the server's own error.
+const serverMaxNesting = 32000
 
 // statement reads the body statement at toks[i]; end is the index of the
 // token after it. A non-empty why says what the proxy cannot read.
@@ -436,8 +563,9 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 	if i >= len(toks) {
 		return 0, "the procedure has no body"
 	}
-	if depth > 64 {
-		return 0, "the procedure's blocks nest too deep"
+	if depth > serverMaxNesting {
+		b.tooDeep = true
+		return 0, "the body's blocks nest too deep for the server's parser"
 	}
 	if j := i + 1; j < len(toks) && punctAt(text, toks, j, ':') && (toks[i].kind == tokIdent || toks[i].kind == tokQuoted) {
 		// A label: only before a block or a loop.
@@ -477,7 +605,9 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 		if w(j) == "NOT" && w(j+1) == "ATOMIC" {
 			j += 2
 		}
+		b.enterBlock()
 		k, why := b.statements(j, depth, "END")
+		b.leaveBlock()
 		switch {
 		case why != "":
 			return 0, why
@@ -494,14 +624,36 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 			case "HANDLER":
 				return b.handler(k+1, depth)
 			case "CURSOR":
-				if w(k+1) != "FOR" || k+2 >= end {
+				f := k + 1
+				if punctAt(text, toks, f, '(') {
+					// MariaDB's cursor parameters, ([IN] name type, …):
+					// names and types only.
+					c := closing(text, toks, f)
+					if c == 0 || c >= end || !cursorParams(text, toks, f+1, c) {
+						return 0, "the proxy cannot read this cursor declaration"
+					}
+					f = c + 1
+				}
+				if w(f) != "FOR" || f+1 >= end {
 					return 0, "the proxy cannot read this cursor declaration"
 				}
-				return end, b.fragment(k+2, end)
+				if f > k+1 {
+					if why := b.anchors(k+2, f-1); why != "" {
+						return 0, why
+					}
+				}
+				if why := b.fragment(f+1, end); why != "" {
+					return 0, why
+				}
+				b.declareCursor(i + 1)
+				return end, ""
 			case "DEFAULT":
 				// An expression, which may read tables: analysed.
 				if !onlyWordsOrTypes(text, toks, i+1, k) {
 					return 0, "the proxy cannot read this declaration"
+				}
+				if why := b.anchors(i+1, k); why != "" {
+					return 0, why
 				}
 				return end, b.expr(k+1, end)
 			}
@@ -509,9 +661,14 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 		if !onlyWordsOrTypes(text, toks, i+1, end) {
 			return 0, "the proxy cannot read this declaration"
 		}
-		return end, ""
+		return end, b.anchors(i+1, end)
 	case "SIGNAL", "RESIGNAL", "OPEN", "CLOSE", "FETCH":
 		end := semi(i)
+		if w(i) == "OPEN" && b.cursorArgs(i+1, end) {
+			// OPEN cursor(expression, …): MariaDB's actual parameters,
+			// expressions that may read tables.
+			return end, b.expr(i+3, end-1)
+		}
 		if !onlyWords(i+1, end) {
 			return 0, "the proxy reads only literals and variables in " + w(i) + " in a procedure body"
 		}
@@ -707,6 +864,11 @@ func (b *bodyReader) forStatement(i, depth int) (int, string) {
 		}
 	case do == j+1 && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted):
 		// A cursor declared before.
+	case b.cursorArgs(j, do):
+		// A cursor declared before, opened with parameters.
+		if why := b.expr(j+2, do-1); why != "" {
+			return 0, why
+		}
 	default:
 		if w(j) == "REVERSE" {
 			j++
@@ -736,6 +898,14 @@ func (b *bodyReader) forStatement(i, depth int) (int, string) {
 	}
 	k, why := b.statements(do+1, depth, "END")
 	return b.endOf(k, "FOR", why)
+}
+
+// cursorArgs reports whether toks[i:end] is a cursor's name and its
+// actual parameters: name ( expression, … ), the list not empty.
+func (b *bodyReader) cursorArgs(i, end int) bool {
+	text, toks := b.a.text, b.toks
+	return i+3 < end && (toks[i].kind == tokIdent || toks[i].kind == tokQuoted) &&
+		punctAt(text, toks, i+1, '(') && closing(text, toks, i+1) == end-1
 }
 
 // handler reads the rest of DECLARE … HANDLER at toks[i]: FOR and the
@@ -815,6 +985,31 @@ func (b *bodyReader) fragment(from, to int) string {
 	b.r.Body = append(b.r.Body, sub)
 	b.r.bodyAt = append(b.r.bodyAt, start)
 	return ""
+}
+
+// cursorParams reports whether toks[from:to] are a cursor's formal
+// parameters as the proxy reads them: names and types, whose parentheses
+// hold only literals (VARCHAR(32), DECIMAL(10,2), ENUM('a','b')), and no
+// default value (an expression).
+func cursorParams(text string, toks []token, from, to int) bool {
+	if !onlyWordsOrTypes(text, toks, from, to) {
+		return false
+	}
+	inner := false
+	for k := from; k < to; k++ {
+		switch t := toks[k]; {
+		case punctAt(text, toks, k, '('):
+			if inner {
+				return false
+			}
+			inner = true
+		case punctAt(text, toks, k, ')'):
+			inner = false
+		case t.kind == tokIdent && (inner || tokWord(text, toks, k) == "DEFAULT"):
+			return false
+		}
+	}
+	return true
 }
 
 // onlyWordsOrTypes reports whether toks[from:to] of a declaration are

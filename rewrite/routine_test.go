@@ -115,6 +115,15 @@ func TestProcedures(t *testing.T) {
 			"CREATE PROCEDURE `sb_app`.`p`(x INT) CASE x WHEN 1 THEN DELETE FROM `sb_app`.`t`; ELSE SELECT 2; END CASE"},
 		{"CREATE PROCEDURE p() b: BEGIN FOR r IN (SELECT a FROM t) DO INSERT INTO u VALUES (r.a); END FOR; FOR i IN 1..3 DO SELECT i; END FOR; END b",
 			"CREATE PROCEDURE `sb_app`.`p`() b: BEGIN FOR r IN (SELECT a FROM `sb_app`.`t`) DO INSERT INTO `sb_app`.`u` VALUES (r.a); END FOR; FOR i IN 1..3 DO SELECT i; END FOR; END b"},
+		// MariaDB's cursors with parameters: the declaration's query and
+		// the actual parameters of OPEN and FOR (expressions) are read.
+		{"CREATE PROCEDURE p(min INT, max INT) BEGIN DECLARE cur CURSOR(pmin INT, pmax VARCHAR(32) CHARACTER SET utf8) FOR SELECT a FROM t WHERE a BETWEEN pmin AND pmax; OPEN cur(min, (SELECT MAX(a) FROM u)); CLOSE cur; END",
+			"CREATE PROCEDURE `sb_app`.`p`(min INT, max INT) BEGIN DECLARE cur CURSOR(pmin INT, pmax VARCHAR(32) CHARACTER SET utf8) FOR SELECT a FROM `sb_app`.`t` WHERE a BETWEEN pmin AND pmax; OPEN cur(min, (SELECT MAX(a) FROM `sb_app`.`u`)); CLOSE cur; END"},
+		{"CREATE PROCEDURE p() BEGIN DECLARE c CURSOR (IN v INT) FOR SELECT a FROM t WHERE a >= v; FOR r IN c((SELECT COUNT(*) FROM u)) DO SELECT r.a; END FOR; END",
+			"CREATE PROCEDURE `sb_app`.`p`() BEGIN DECLARE c CURSOR (IN v INT) FOR SELECT a FROM `sb_app`.`t` WHERE a >= v; FOR r IN c((SELECT COUNT(*) FROM `sb_app`.`u`)) DO SELECT r.a; END FOR; END"},
+		// Blocks nested deeper than 64 levels (the server reads thousands).
+		{"CREATE PROCEDURE p() BEGIN " + strings.Repeat("BEGIN ", 200) + "DELETE FROM t; " + strings.Repeat("END; ", 200) + "END",
+			"CREATE PROCEDURE `sb_app`.`p`() BEGIN " + strings.Repeat("BEGIN ", 200) + "DELETE FROM `sb_app`.`t`; " + strings.Repeat("END; ", 200) + "END"},
 	} {
 		res, err := e.Rewrite(c.sql, opts, sandboxRoutines{})
 		if err != nil {
@@ -137,13 +146,67 @@ func TestProcedures(t *testing.T) {
 		"CREATE PROCEDURE p() BEGIN SELECT 1; END SELECT 2",
 		"CREATE FUNCTION f() RETURNS TYPE OF t.a RETURN 1",
 		"CREATE FUNCTION f() RETURNS INT BEGIN RETURN (SELECT * FROM t FOR SYSTEM_TIME ALL); END",
-		"CREATE AGGREGATE FUNCTION f(x INT) RETURNS INT BEGIN DECLARE s INT DEFAULT 0; LOOP FETCH GROUP NEXT ROW; SET s = s + x; END LOOP; END",
 		"CREATE FUNCTION f RETURNS STRING SONAME 'udf.so'",
 		"CREATE PROCEDURE p() BEGIN RETURN 1; END",
 	} {
 		if res, err := e.Rewrite(sql, opts, mapsNothingResolver{}); err == nil {
 			t.Errorf("%q is not refused: %q", sql, res.SQL)
 		}
+	}
+}
+
+// TestCursorParameters: MariaDB's cursors with parameters are read — the
+// parameters' names and types, the query, the actual parameters of OPEN
+// and FOR — and refused when any part of them is not.
+func TestCursorParameters(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	for _, sql := range []string{
+		"CREATE PROCEDURE p() BEGIN DECLARE c CURSOR (v INT DEFAULT (SELECT 1)) FOR SELECT 1; END",
+		"CREATE PROCEDURE p() BEGIN DECLARE c CURSOR (v INT FOR SELECT 1; END",
+		"CREATE PROCEDURE p() BEGIN DECLARE c CURSOR (v INT) SELECT 1; END",
+		"CREATE PROCEDURE p() BEGIN DECLARE c CURSOR (v INT) FOR; END",
+		"CREATE PROCEDURE p() BEGIN DECLARE c CURSOR (v INT) FOR SELECT * FROM t FOR SYSTEM_TIME ALL; END",
+		"CREATE PROCEDURE p() BEGIN DECLARE c CURSOR (v INT) FOR SELECT v; OPEN c((SELECT * FROM t FOR SYSTEM_TIME ALL)); END",
+		"CREATE PROCEDURE p() BEGIN DECLARE c CURSOR (v INT) FOR SELECT v; OPEN c(1) x; END",
+		"CREATE PROCEDURE p() BEGIN DECLARE c CURSOR (v INT) FOR SELECT v; OPEN c(); END",
+		"CREATE PROCEDURE p() BEGIN DECLARE c CURSOR (v INT) FOR SELECT v; FOR r IN c((SELECT * FROM t FOR SYSTEM_TIME ALL)) DO SELECT 1; END FOR; END",
+	} {
+		if res, err := e.Rewrite(sql, opts, sandboxRoutines{}); err == nil {
+			t.Errorf("%q is not refused: %q", sql, res.SQL)
+		}
+	}
+}
+
+// TestNestingDepth: bodies nested as deep as the server's parser may read
+// are read; deeper ones are a syntax error for sure, sent as they are (one
+// statement that reaches nothing) for the server to refuse.
+func TestNestingDepth(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	nested := func(n int) string {
+		return "CREATE PROCEDURE p() BEGIN " + strings.Repeat("BEGIN ", n) + "DELETE FROM t; " + strings.Repeat("END; ", n) + "END"
+	}
+	sql := nested(serverMaxNesting - 1)
+	res, err := e.Rewrite(sql, opts, sandboxRoutines{})
+	if err != nil {
+		t.Fatalf("%d levels: %v", serverMaxNesting, err)
+	}
+	if !strings.Contains(res.SQL, "DELETE FROM `sb_app`.`t`;") || !strings.HasPrefix(res.SQL, "CREATE PROCEDURE `sb_app`.`p`()") {
+		t.Errorf("%d levels: not rewritten", serverMaxNesting)
+	}
+	sql = "SELECT 1; " + nested(serverMaxNesting+1)
+	res, err = e.Rewrite(sql, opts, sandboxRoutines{})
+	if err != nil {
+		t.Fatalf("%d levels: %v", serverMaxNesting+2, err)
+	}
+	if res.SQL != sql || len(res.Analysis.Statements) != 2 || res.Analysis.Statements[1].Kind != "SYNTAX ERROR" {
+		t.Errorf("%d levels: not sent as a syntax error (%d statements)", serverMaxNesting+2, len(res.Analysis.Statements))
+	}
+	// A trigger's body nested as deep: refused.
+	sql = "CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW BEGIN " + strings.Repeat("BEGIN ", serverMaxNesting+1) + "SET @a = 1; " + strings.Repeat("END; ", serverMaxNesting+1) + "END"
+	if _, err := e.Rewrite(sql, opts, sandboxRoutines{}); err == nil {
+		t.Errorf("a trigger nested %d levels deep is not refused", serverMaxNesting+2)
 	}
 }
 
@@ -198,6 +261,16 @@ func TestFunctions(t *testing.T) {
 		{"CREATE DEFINER=`root`@`localhost` FUNCTION `g`(a varchar(10)) RETURNS varchar(20) CHARSET utf8mb4 COLLATE utf8mb4_general_ci\n    READS SQL DATA\nBEGIN\n  DECLARE n INT;\n  SET n = f(1);\n  INSERT INTO u VALUES (n);\n  RETURN CONCAT(a, UPPER(a), n);\nEND",
 			"CREATE DEFINER=`root`@`localhost` FUNCTION `sb_app`.`g`(a varchar(10)) RETURNS varchar(20) CHARSET utf8mb4 COLLATE utf8mb4_general_ci\n    READS SQL DATA\nBEGIN\n  DECLARE n INT;\n  SET n = `sb_app`.`f`(1);\n  INSERT INTO `sb_app`.`u` VALUES (n);\n  RETURN CONCAT(a, UPPER(a), n);\nEND",
 			"CREATE FUNCTION"},
+		// An aggregate function: its body fetches the group's rows;
+		// calls of it in grouping queries name the placed function.
+		{"create aggregate function agg(x INT) returns int begin declare continue handler for not found return 0; loop fetch group next row; insert into t (a) values (x); end loop; end",
+			"create aggregate function `sb_app`.`agg`(x INT) returns int begin declare continue handler for not found return 0; loop fetch group next row; insert into `sb_app`.`t` (a) values (x); end loop; end",
+			"CREATE FUNCTION"},
+		{"CREATE DEFINER=`root`@`localhost` AGGREGATE FUNCTION `agg`(x INT) RETURNS int(11)\nBEGIN DECLARE s INT DEFAULT 0; DECLARE CONTINUE HANDLER FOR NOT FOUND RETURN s; LOOP FETCH GROUP NEXT ROW; SET s = s + x; END LOOP; END",
+			"CREATE DEFINER=`root`@`localhost` AGGREGATE FUNCTION `sb_app`.`agg`(x INT) RETURNS int(11)\nBEGIN DECLARE s INT DEFAULT 0; DECLARE CONTINUE HANDLER FOR NOT FOUND RETURN s; LOOP FETCH GROUP NEXT ROW; SET s = s + x; END LOOP; END",
+			"CREATE FUNCTION"},
+		{"SELECT id, agg(sal) FROM users WHERE id >= 1 GROUP BY counter HAVING agg(sal) > 0 ORDER BY agg(sal)",
+			"SELECT id, `sb_app`.`agg`(sal) FROM `sb_app`.`users` WHERE id >= 1 GROUP BY counter HAVING `sb_app`.`agg`(sal) > 0 ORDER BY `sb_app`.`agg`(sal)", "SELECT"},
 		{"CREATE FUNCTION h() RETURNS DOUBLE PRECISION UNSIGNED RETURN 1", "CREATE FUNCTION `sb_app`.`h`() RETURNS DOUBLE PRECISION UNSIGNED RETURN 1", "CREATE FUNCTION"},
 		{"DROP FUNCTION IF EXISTS other.f", "DROP FUNCTION IF EXISTS `sb_other`.`f`", "DROP FUNCTION"},
 		{"ALTER FUNCTION f COMMENT 'x' READS SQL DATA", "ALTER FUNCTION `sb_app`.`f` COMMENT 'x' READS SQL DATA", "ALTER FUNCTION"},
@@ -240,6 +313,46 @@ func TestProcedureAfterSyntaxError(t *testing.T) {
 		}
 		if res, err := a.Rewrite(sandboxRoutines{}); err != nil || res.SQL != sql {
 			t.Errorf("%q: %v, %v; want it sent as it is (the server stops at the error)", sql, res, err)
+		}
+	}
+}
+
+// TestAnchoredTypes: TYPE OF table.column and ROW TYPE OF table, in
+// declarations, cursor parameters and routine parameters, name a table
+// whose definition the server reads when the routine runs: placed like
+// any table of the body. TYPE OF a variable and ROW TYPE OF a cursor
+// declared in a block around name none.
+func TestAnchoredTypes(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	for _, c := range []struct{ sql, want string }{
+		{"CREATE PROCEDURE p() BEGIN DECLARE v TYPE OF t.a; DECLARE w TYPE OF v DEFAULT 1; DECLARE r ROW TYPE OF other.u; SELECT v; END",
+			"CREATE PROCEDURE `sb_app`.`p`() BEGIN DECLARE v TYPE OF `sb_app`.`t`.a; DECLARE w TYPE OF v DEFAULT 1; DECLARE r ROW TYPE OF `sb_other`.`u`; SELECT v; END"},
+		{"CREATE PROCEDURE p(x TYPE OF app.t.a, OUT y ROW TYPE OF t) BEGIN DECLARE v TYPE OF t . a DEFAULT x; END",
+			"CREATE PROCEDURE `sb_app`.`p`(x TYPE OF `sb_app`.`t`.a, OUT y ROW TYPE OF `sb_app`.`t`) BEGIN DECLARE v TYPE OF `sb_app`.`t` . a DEFAULT x; END"},
+		{"CREATE PROCEDURE p() BEGIN DECLARE c CURSOR (k TYPE OF t.a) FOR SELECT a FROM u WHERE a = k; BEGIN DECLARE r ROW TYPE OF c; DECLARE s ROW TYPE OF u; END; END",
+			"CREATE PROCEDURE `sb_app`.`p`() BEGIN DECLARE c CURSOR (k TYPE OF `sb_app`.`t`.a) FOR SELECT a FROM `sb_app`.`u` WHERE a = k; BEGIN DECLARE r ROW TYPE OF c; DECLARE s ROW TYPE OF `sb_app`.`u`; END; END"},
+		// A cursor of a block closed before is no longer in scope: the
+		// name is a table's.
+		{"CREATE PROCEDURE p() BEGIN BEGIN DECLARE t CURSOR FOR SELECT 1; END; BEGIN DECLARE r ROW TYPE OF t; END; END",
+			"CREATE PROCEDURE `sb_app`.`p`() BEGIN BEGIN DECLARE t CURSOR FOR SELECT 1; END; BEGIN DECLARE r ROW TYPE OF `sb_app`.`t`; END; END"},
+		{"CREATE FUNCTION f(x TYPE OF t.a) RETURNS INT RETURN x", "CREATE FUNCTION `sb_app`.`f`(x TYPE OF `sb_app`.`t`.a) RETURNS INT RETURN x"},
+	} {
+		res, err := e.Rewrite(c.sql, opts, sandboxRoutines{})
+		if err != nil {
+			t.Errorf("%q: %v", c.sql, err)
+		} else if res.SQL != c.want {
+			t.Errorf("%q\n got %q\nwant %q", c.sql, res.SQL, c.want)
+		}
+	}
+	for _, sql := range []string{
+		"CREATE PROCEDURE p() BEGIN DECLARE r ROW TYPE OF a.b.c; END",
+		"CREATE PROCEDURE p() BEGIN DECLARE v TYPE OF a.b.c.d; END",
+		"CREATE PROCEDURE p() BEGIN DECLARE v TYPE OF; END",
+		"CREATE PROCEDURE p(v TYPE OF t.) BEGIN END",
+	} {
+		if res, err := e.Rewrite(sql, opts, sandboxRoutines{}); err == nil {
+			t.Errorf("%q is not refused: %q", sql, res.SQL)
 		}
 	}
 }

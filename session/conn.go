@@ -1047,13 +1047,15 @@ func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool
 // for a statement of the client's around the statement itself, which a
 // body's statements never get when the procedure runs: SHOW statements (the
 // proxy answers them itself, without its own databases and other
-// connections), changes of the isolation level (the server keeps them past
+// connections) but SHOW STATUS and SHOW VARIABLES (which name no table or
+// database, and which the server answers for the client's too), changes of the isolation level (the server keeps them past
 // the CALL, unseen by the proxy, which forks tables read under SERIALIZABLE
 // first), connection attributes (the caller's own are made for each
 // statement reading them), and what the user's guardrails deny.
 func (s *Session) bodyAllowed(b *rewrite.Analysis) error {
 	for _, st := range b.Statements {
 		switch {
+		case st.Kind == "SHOW STATUS" || st.Kind == "SHOW VARIABLES":
 		case st.Show != nil || strings.HasPrefix(st.Kind, "SHOW"):
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s in a sandbox's procedure body is not supported: the proxy answers "+
 				"SHOW itself, for the sandbox, when the client sends it; run it outside the procedure", st.Kind)
