@@ -249,6 +249,10 @@ type Analysis struct {
 	src  string
 	text string
 	opts Options
+	// client is set when the client's text is in a single-byte character
+	// set the engine reads decoded (decode.go): src and text are then the
+	// decoded texts, and rewrites are spliced into client.orig.
+	client *clientText
 	// altered says where text differs from src inside literals; normErr
 	// is set when the proxy cannot be sure how the server reads src.
 	altered *normalized
@@ -532,16 +536,68 @@ func (e *Engine) Rewrite(sql string, opts Options, r Resolver) (*Result, error) 
 // passes through unchanged.
 func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 	if r == nil {
-		return &Result{SQL: a.src, Analysis: a}, nil
+		return &Result{SQL: a.clientSrc(), Analysis: a}, nil
 	}
 	reps, err := a.replacements(r)
 	if err != nil {
-		return nil, err
+		return nil, a.clientRefusal(err)
 	}
 	if err := overlapping(reps); err != nil {
 		return nil, err
 	}
+	if a.client != nil {
+		return a.buildClient(reps)
+	}
 	return a.build(reps), nil
+}
+
+// clientSrc is the client's text as it sent it.
+func (a *Analysis) clientSrc() string {
+	if a.client != nil {
+		return a.client.orig
+	}
+	return a.src
+}
+
+// clientRefusal turns the text a refusal of a decoded text asks the server
+// about (CheckText, decoded) back into the client's character set: the
+// server reads it in that one. Without such a text the refusal stands
+// without the server's check.
+func (a *Analysis) clientRefusal(err error) error {
+	var rf *Refusal
+	if a.client == nil || !errors.As(err, &rf) || rf.CheckText == "" {
+		return err
+	}
+	text, encErr := a.client.encode(rf.CheckText)
+	if encErr != nil {
+		rf.CheckText, rf.ServerCheck = "", false
+		return err
+	}
+	rf.CheckText = text
+	return err
+}
+
+// buildClient is build for a decoded text: reps, at offsets of the decoded
+// text, are spliced into the client's bytes, their texts written in its
+// character set.
+func (a *Analysis) buildClient(reps []replacement) (*Result, error) {
+	ct := a.client
+	for i, rp := range reps {
+		text, err := ct.encode(rp.text)
+		if err != nil {
+			return nil, refuse(wire.ErUnknown, "the rewritten statement cannot be sent in the connection's character set: %v; "+
+				"send it in utf8mb4", err)
+		}
+		start, end := ct.original(rp.start), ct.original(rp.end)
+		if ct.offs[start] != rp.start || ct.offs[end] != rp.end {
+			return nil, refuse(wire.ErUnknown, "the proxy would rewrite part of a character of this statement; send it in utf8mb4")
+		}
+		reps[i] = replacement{start, end, text}
+	}
+	b := &Analysis{src: ct.orig}
+	res := b.build(reps)
+	res.Analysis = a
+	return res, nil
 }
 
 // replacements checks that the input can be rewritten through r and
