@@ -167,9 +167,13 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 		var ct *clientText
 		var text string
 		if ct, text, nerr = decodeClient(sql, nz, opts); ct != nil {
+			// What is spliced in is written in the client's character set.
+			a.client = ct
+		}
+		if ct != nil && ct.offs != nil {
 			// Read decoded, as UTF-8: the texts of PREPARE and of routine
 			// bodies within are UTF-8 too.
-			a.client, a.src = ct, ct.decoded()
+			a.src = ct.decoded()
 			a.opts.Charset, opts.Charset = "utf8mb4", "utf8mb4"
 			nz, nerr = normalize(text, opts)
 		}

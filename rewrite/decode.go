@@ -20,7 +20,9 @@ type clientText struct {
 	orig string
 	cs   *charsetInfo
 	// offs[i] is the offset in the decoded text of byte i of orig;
-	// offs[len(orig)] is the decoded text's length. It only grows.
+	// offs[len(orig)] is the decoded text's length. It only grows. nil
+	// for an ASCII text, which is its own decoding: only what is spliced
+	// into it is written in cs.
 	offs []int
 }
 
@@ -32,14 +34,18 @@ func (cs *charsetInfo) decodes() bool { return cs.mb == mbNone && cs.uni != nil 
 // decodeClient returns, for a text sql in a single-byte client character
 // set holding bytes 0x80..0xFF (nz is its normalized form, read in that
 // character set), the decoded client text and the decoded text as the
-// server reads it, which share offsets; nil for any other text. A byte
+// server reads it, which share offsets; for an ASCII text in such a set, a
+// clientText without offsets (and no text); nil for any other text. A byte
 // outside string literals that stands for no character, or that the server
 // does not read as part of a name, refuses the text: names are read in
 // Unicode, and such a byte has none the server would use.
 func decodeClient(sql string, nz *normalized, opts Options) (ct *clientText, text string, err *Refusal) {
 	cs, ok := lookupCharset(opts.Charset)
-	if !ok || !cs.decodes() || !hasHighByte(sql) {
+	if !ok || !cs.decodes() {
 		return nil, "", nil
+	}
+	if !hasHighByte(sql) {
+		return &clientText{orig: sql, cs: cs}, "", nil
 	}
 	ct = &clientText{orig: sql, cs: cs, offs: make([]int, len(sql)+1)}
 	var out strings.Builder
@@ -112,6 +118,9 @@ func decodeRefusal(at int, format string, args ...any) *Refusal {
 
 // decoded returns the decoded client text.
 func (ct *clientText) decoded() string {
+	if ct.offs == nil {
+		return ct.orig
+	}
 	var b strings.Builder
 	b.Grow(ct.offs[len(ct.orig)])
 	for i := 0; i < len(ct.orig); i++ {
@@ -127,6 +136,9 @@ func (ct *clientText) decoded() string {
 // original is the offset in the client's bytes of off, an offset of the
 // decoded text (the byte holding it when off is inside a character).
 func (ct *clientText) original(off int) int {
+	if ct.offs == nil {
+		return off
+	}
 	lo, hi := 0, len(ct.orig)
 	for lo < hi {
 		m := (lo + hi + 1) / 2

@@ -91,14 +91,37 @@ func TestDecodedCharsets(t *testing.T) {
 	}
 }
 
-// TestDecodedNotEncodable: a physical name the connection's character set
-// cannot write refuses the statement rather than sending other bytes.
+// TestDecodedNotEncodable: a physical name is written in the connection's
+// character set, in ASCII texts too; one the set cannot write refuses the
+// statement rather than sending other bytes.
 func TestDecodedNotEncodable(t *testing.T) {
+	cases := []struct {
+		name, sql, db string
+		want, refuse  string
+	}{
+		{name: "ASCII text, Cyrillic database", sql: "SELECT 1 FROM t1", db: "_sqlfork_1_тест",
+			want: "SELECT 1 FROM `_sqlfork_1_\xd4\xc5\xd3\xd4`.`t1`"},
+		{name: "ASCII text, database koi8r cannot write", sql: "SELECT 1 FROM t1", db: "_sqlfork_1_ǆ", refuse: "character set koi8r"},
+		{name: "decoded text, database koi8r cannot write", sql: "SELECT '\xd4' FROM t1", db: "_sqlfork_1_ǆ", refuse: "character set koi8r"},
+	}
 	e := NewEngine(0)
-	r := mapResolver{{DB: "test", Name: "t1"}: {DB: "_sqlfork_1_ǆ", Name: "t1"}}
-	_, err := e.Rewrite("SELECT '\xd4' FROM t1", Options{DB: "test", Server: maria1011, Charset: "koi8r"}, r)
-	if err == nil || !strings.Contains(err.Error(), "character set koi8r") {
-		t.Fatalf("got %v, want a refusal naming koi8r", err)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := mapResolver{{DB: "test", Name: "t1"}: {DB: c.db, Name: "t1"}}
+			res, err := e.Rewrite(c.sql, Options{DB: "test", Server: maria1011, Charset: "koi8r"}, r)
+			if c.refuse != "" {
+				if err == nil || !strings.Contains(err.Error(), c.refuse) {
+					t.Fatalf("got %v, want a refusal with %q", err, c.refuse)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.SQL != c.want {
+				t.Errorf("rewritten %q, want %q", res.SQL, c.want)
+			}
+		})
 	}
 }
 
@@ -136,4 +159,49 @@ func TestClientOriginal(t *testing.T) {
 			t.Errorf("original(%d) = %d, want %d", off, got, want)
 		}
 	}
+}
+
+// FuzzDecodedRewrite runs any input through Engine.Rewrite as koi8r and
+// latin1 text, with a resolver mapping Cyrillic and Latin names. It must
+// not panic, and an accepted rewrite must keep every byte of the client's
+// text outside its splices, which must cover the text in order.
+func FuzzDecodedRewrite(f *testing.F) {
+	for _, s := range []string{
+		"DROP TABLE IF EXISTS \xd4\xc1\xc2\xcc\xc9\xc3\xc1, t1, t2",
+		"create table \xd4\xc1\xc2 (\xcb\xcf\xcc0 int, key \xc9\xce\xc4 (\xcb\xcf\xcc0))",
+		"SELECT '\xff', `\xd4\xc1\xc2`.a FROM \xd4\xc1\xc2 /* \xc1 */ -- \xd4\n",
+		"PREPARE s FROM 'INSERT INTO \xd4\xc1\xc2 VALUES (1)'",
+		"INSERT INTO caf\xe9 SELECT * FROM t1\xa0WHERE 1",
+	} {
+		f.Add(s, true)
+		f.Add(s, false)
+	}
+	r := mapResolver{
+		{DB: "test", Name: "таб"}:  {DB: "_sqlfork_1_test", Name: "таб"},
+		{DB: "test", Name: "café"}: {DB: "_sqlfork_1_test", Name: "café"},
+		{DB: "test", Name: "t1"}:   {DB: "_sqlfork_1_test", Name: "t1"},
+	}
+	e := NewEngine(0)
+	f.Fuzz(func(t *testing.T, sql string, koi bool) {
+		defer watchdog(sql)()
+		opts := Options{DB: "test", Server: maria1011, Charset: "latin1"}
+		if koi {
+			opts.Charset = "koi8r"
+		}
+		res, err := e.Rewrite(sql, opts, r)
+		if err != nil {
+			return
+		}
+		last, sent := 0, 0
+		for _, sp := range res.Splices {
+			if sp.Start < last || sp.End < sp.Start || sp.End > len(sql) || sp.SentStart-sent != sp.Start-last ||
+				res.SQL[sent:sp.SentStart] != sql[last:sp.Start] {
+				t.Fatalf("splice %+v breaks the client's text:\n in  %q\n out %q", sp, sql, res.SQL)
+			}
+			last, sent = sp.End, sp.SentEnd
+		}
+		if res.SQL[sent:] != sql[last:] {
+			t.Fatalf("the end of the client's text changed:\n in  %q\n out %q", sql, res.SQL)
+		}
+	})
 }

@@ -589,7 +589,7 @@ func (a *Analysis) buildClient(reps []replacement) (*Result, error) {
 				"send it in utf8mb4", err)
 		}
 		start, end := ct.original(rp.start), ct.original(rp.end)
-		if ct.offs[start] != rp.start || ct.offs[end] != rp.end {
+		if ct.offs != nil && (ct.offs[start] != rp.start || ct.offs[end] != rp.end) {
 			return nil, refuse(wire.ErUnknown, "the proxy would rewrite part of a character of this statement; send it in utf8mb4")
 		}
 		reps[i] = replacement{start, end, text}
@@ -1150,6 +1150,9 @@ func (a *Analysis) Unparsed() bool { return a.parseErr != nil }
 // names and comments before offset off or at it: a statement ends there,
 // which the server runs before it reads what follows.
 func (a *Analysis) StatementEndBefore(off int) bool {
+	if ct := a.client; ct != nil && ct.offs != nil {
+		off = ct.offs[min(max(off, 0), len(ct.orig))] // off is in the client's bytes
+	}
 	for _, t := range lex(a.text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}) {
 		if int(t.start) > off {
 			return false
