@@ -205,3 +205,18 @@ func FuzzDecodedRewrite(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodedCheckText: the text a refusal asks the server about is in the
+// client's character set, as the server reads it, every time.
+func TestDecodedCheckText(t *testing.T) {
+	e := NewEngine(0)
+	sql := "PREPARE s FROM 'SELECT 1 FROM \xd4\xc1\xc2; SELECT 2'"
+	r := mapResolver{{DB: "test", Name: "таб"}: {DB: "_sqlfork_1_test", Name: "таб"}}
+	for i := 0; i < 2; i++ {
+		_, err := e.Rewrite(sql, Options{DB: "test", Server: maria1011, Charset: "koi8r"}, r)
+		rf, ok := err.(*Refusal)
+		if !ok || !rf.ServerCheck || rf.CheckText != "SELECT 1 FROM \xd4\xc1\xc2; SELECT 2" {
+			t.Fatalf("try %d: got %#v, want a server check of the koi8r text", i, err)
+		}
+	}
+}

@@ -562,19 +562,21 @@ func (a *Analysis) clientSrc() string {
 // clientRefusal turns the text a refusal of a decoded text asks the server
 // about (CheckText, decoded) back into the client's character set: the
 // server reads it in that one. Without such a text the refusal stands
-// without the server's check.
+// without the server's check. The refusal is copied: analyses, and the
+// refusals they keep, are shared through the cache.
 func (a *Analysis) clientRefusal(err error) error {
-	var rf *Refusal
-	if a.client == nil || !errors.As(err, &rf) || rf.CheckText == "" {
+	rf, ok := err.(*Refusal)
+	if a.client == nil || !ok || rf.CheckText == "" {
 		return err
 	}
+	c := *rf
 	text, encErr := a.client.encode(rf.CheckText)
 	if encErr != nil {
-		rf.CheckText, rf.ServerCheck = "", false
-		return err
+		c.CheckText, c.ServerCheck = "", false
+	} else {
+		c.CheckText = text
 	}
-	rf.CheckText = text
-	return err
+	return &c
 }
 
 // buildClient is build for a decoded text: reps, at offsets of the decoded
