@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"go/format"
@@ -16,6 +17,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -44,6 +46,13 @@ import (
 //     The comment loop also stops at NUL, so NUL is probed as the last byte
 //     of the statement, "SELECT 5 --\x00": a comment ends right before the
 //     NUL, which the lexer then takes as the end of the input.
+//
+// The space probe's failures also tell, for bytes 0x80..0xFF of single-byte
+// sets, which bytes the lexer reads as part of a name (1054, unknown
+// column: ident) and which are tokens of their own (1064). And for every
+// single-byte set but binary, "SELECT HEX(CONVERT(_cs X'80…FF' USING
+// utf8mb4))" gives the character each byte stands for (Unicode), with which
+// rewrite reads texts sent in the set.
 //
 // For multi-byte character sets it checks rewrite's CharLen against the
 // server: for every lead byte 0x80..0xFF and a set of trail bytes it predicts
@@ -204,6 +213,13 @@ type cpResult struct {
 	fatal    error  // the probes themselves failed
 
 	space, dashEnd [256]bool
+	// ident are the bytes 0x80..0xFF the lexer reads as part of a plain
+	// identifier (the space probe's 1054, unknown column: any other such
+	// byte is a token of its own, a syntax error).
+	ident [256]bool
+	// uni is, for a single-byte character set, the character each byte
+	// 0x80..0xFF stands for (0 where the server has none); nil otherwise.
+	uni []rune
 	// unexpected are odd (but not contradictory) probe answers, logged.
 	unexpected []string
 	// charlenDiffs are multi-byte probes where the server did not do what
@@ -371,6 +387,7 @@ func cpProbeCharset(ctx context.Context, pool *sql.DB, set cpSet) *cpResult {
 			return r
 		}
 		r.space[b] = o.err == 0 && slices.Equal(o.cols, []string{"b"}) && slices.Equal(o.row, []string{"1"})
+		r.ident[b] = b >= 0x80 && o.err == cpErrBadField // below, operators make the probe an expression
 		if !r.space[b] && o.err != cpErrBadField && o.err != cpErrParse {
 			r.unexpected = append(r.unexpected, fmt.Sprintf("space probe 0x%02x: %v", b, o))
 		}
@@ -405,6 +422,14 @@ func cpProbeCharset(ctx context.Context, pool *sql.DB, set cpSet) *cpResult {
 		}
 	}
 
+	if set.maxlen == 1 && r.client != "binary" {
+		uni, err := cpUnicode(ctx, conn, r.client)
+		if err != nil {
+			r.fatal = err
+			return r
+		}
+		r.uni = uni
+	}
 	if set.maxlen > 1 {
 		if d, ok := rewrite.DescribeCharset(r.client); ok && d.MultiByte {
 			if err := cpCharLenProbes(ctx, conn, r, d); err != nil {
@@ -414,6 +439,35 @@ func cpProbeCharset(ctx context.Context, pool *sql.DB, set cpSet) *cpResult {
 		}
 	}
 	return r
+}
+
+// cpUnicode asks the server which character each byte 0x80..0xFF of the
+// single-byte character set cs stands for: CONVERT to utf8mb4 uses the
+// table that turns identifiers into the system character set too. A byte
+// with no character comes back as '?' and is recorded as 0.
+func cpUnicode(ctx context.Context, conn *sql.Conn, cs string) ([]rune, error) {
+	var hexBytes strings.Builder
+	for c := 0x80; c < 0x100; c++ {
+		fmt.Fprintf(&hexBytes, "%02X", c)
+	}
+	o, err := cpRun(ctx, conn, "SELECT HEX(CONVERT(_"+cs+" X'"+hexBytes.String()+"' USING utf8mb4))")
+	if err != nil || o.err != 0 || len(o.row) != 1 {
+		return nil, fmt.Errorf("unicode probe of %s: %v %v", cs, o, err)
+	}
+	raw, err := hex.DecodeString(o.row[0])
+	if err != nil {
+		return nil, fmt.Errorf("unicode probe of %s: %w", cs, err)
+	}
+	uni := []rune(string(raw))
+	if len(uni) != 0x80 {
+		return nil, fmt.Errorf("unicode probe of %s: %d characters for 128 bytes", cs, len(uni))
+	}
+	for i, u := range uni {
+		if u == '?' || u == utf8.RuneError {
+			uni[i] = 0
+		}
+	}
+	return uni, nil
 }
 
 // cpTrails are the trail bytes whose pairing with a lead byte matters: the
@@ -710,9 +764,15 @@ func cpCompare(report func(format string, args ...any), accepted []*cpResult) {
 		if d.MultiByte != (r.set.maxlen > 1) {
 			report("charset %s: MultiByte = %v, server maxlen %d", r.client, d.MultiByte, r.set.maxlen)
 		}
+		if !slices.Equal(d.Unicode, r.uni) {
+			report("charset %s: Unicode = %U, server %U", r.client, d.Unicode, r.uni)
+		}
 		for c := 0; c < 256; c++ {
 			if d.Space[c] != r.space[c] {
 				report("charset %s byte 0x%02X field space: rewrite %v, server %v", r.client, c, d.Space[c], r.space[c])
+			}
+			if !d.MultiByte && d.Ident[c] != r.ident[c] {
+				report("charset %s byte 0x%02X field ident: rewrite %v, server %v", r.client, c, d.Ident[c], r.ident[c])
 			}
 			if d.DashEnd[c] != r.dashEnd[c] {
 				report("charset %s byte 0x%02X field dashEnd: rewrite %v, server %v", r.client, c, d.DashEnd[c], r.dashEnd[c])
@@ -772,8 +832,22 @@ func cpWriteTable(t *testing.T, accepted []*cpResult, version string) (string, [
 	b.WriteString("// character set, as integration/charset_probe_test.go measured it.\n")
 	b.WriteString("var charsetTable = map[string]*charsetInfo{\n")
 	for _, r := range accepted {
-		fmt.Fprintf(&b, "\t%q: {name: %q, mb: %s, space: %s, dashEnd: %s},\n",
+		fmt.Fprintf(&b, "\t%q: {name: %q, mb: %s, space: %s, dashEnd: %s",
 			r.client, r.client, cpScheme(r.client), cpByteSet(&r.space), cpByteSet(&r.dashEnd))
+		if r.set.maxlen == 1 {
+			fmt.Fprintf(&b, ", ident: %s", cpByteSet(&r.ident))
+		}
+		if r.uni != nil {
+			b.WriteString(", uni: &[128]rune{")
+			for i, u := range r.uni {
+				if i%8 == 0 {
+					b.WriteString("\n")
+				}
+				fmt.Fprintf(&b, "0x%04X, ", u)
+			}
+			b.WriteString("\n}")
+		}
+		b.WriteString("},\n")
 	}
 	b.WriteString("}\n")
 	src, err := format.Source(b.Bytes())

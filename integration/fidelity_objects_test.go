@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
 // objCase is one fidelity case over a database's objects: the production
@@ -1288,5 +1290,70 @@ func TestFidelityCompoundSyntax(t *testing.T) {
 			"BEGIN NOT ATOMIC\n  DECLARE cur CURSOR (a INT) FOR SELECT a+1;\n  OPEN cur(1,sp_followed_by_syntax_error();\n  CLOSE cur;\nEND;",
 			"SELECT * FROM t1",
 		}},
+	})
+}
+
+// inCharset writes s, UTF-8, in the single-byte character set cs, with the
+// table rewrite decodes it with (TestCharsetBytes checks it against the
+// server).
+func inCharset(t *testing.T, cs, s string) string {
+	t.Helper()
+	d, ok := rewrite.DescribeCharset(cs)
+	if !ok || d.Unicode == nil {
+		t.Fatalf("no decoding table for %s", cs)
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if r < 0x80 {
+			b.WriteRune(r)
+			continue
+		}
+		i := slices.Index(d.Unicode, r)
+		if i < 0 {
+			t.Fatalf("%q has no byte in %s", r, cs)
+		}
+		b.WriteByte(byte(0x80 + i))
+	}
+	return b.String()
+}
+
+// TestFidelityClientCharsetNames: names written in a single-byte client
+// character set (koi8r, cp1251) name the tables whose names the catalog
+// holds in Unicode, in a sandbox as on a copy — reads of production's
+// table, its fork on the first write, tables the sandbox creates and
+// drops, SHOW and EXPLAIN — and bytes of another character set name
+// another table.
+func TestFidelityClientCharsetNames(t *testing.T) {
+	schema := "CREATE TABLE `таблица` (id INT PRIMARY KEY, `поле` VARCHAR(20)) CHARACTER SET utf8mb4;" +
+		"INSERT INTO `таблица` VALUES (1, 'один'), (2, 'два');"
+	steps := func(cs, set string) []string {
+		e := func(s string) string { return inCharset(t, cs, s) }
+		return []string{
+			set,
+			e("SELECT id, поле, HEX(поле) FROM таблица ORDER BY id"),
+			e("INSERT INTO таблица VALUES (3, 'три')"),
+			e("UPDATE таблица SET поле = 'ноль' WHERE id = 1"),
+			e("SELECT id, поле FROM `таблица` WHERE поле <> 'два' ORDER BY id"),
+			e("SELECT COUNT(*) FROM таблица AS т"),
+			e("create table таб (кол0 int, кол1 int, key индекс0 (кол0), key индекс01 (кол0,кол1))"),
+			e("insert into таб (кол0) values (1)"),
+			e("insert into таб (кол0) values (2)"),
+			e("explain select кол0 from таб where кол0=1"),
+			"SHOW TABLES",
+			e("SHOW CREATE TABLE таблица"),
+			e("SHOW COLUMNS FROM таб"),
+			e("SHOW TABLES LIKE 'таб%'"),
+			e("SHOW FULL TABLES WHERE Table_type = 'BASE TABLE' AND 1 IN (SELECT 1 FROM таблица WHERE id = 3)"),
+			e("SHOW COLUMNS FROM таблица LIKE 'по%'"),
+			e("SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME LIKE 'таб%' ORDER BY 1"),
+			inCharset(t, map[string]string{"koi8r": "cp1251", "cp1251": "koi8r"}[cs], "SELECT * FROM таблица"),
+			e("DROP TABLE IF EXISTS таб, t1, t2"),
+			e("SELECT * FROM таб"),
+			"SET NAMES utf8mb4",
+		}
+	}
+	runObjCases(t, []objCase{
+		{name: "koi8r", schema: schema, steps: steps("koi8r", "SET NAMES koi8r")},
+		{name: "cp1251", schema: schema, steps: steps("cp1251", "SET CHARACTER SET cp1251")},
 	})
 }

@@ -142,6 +142,14 @@ type occurrence struct {
 // analyze builds an Analysis: parse, classify, then bind every table
 // reference the parser reports to its place in the text.
 func (e *Engine) analyze(sql string, opts Options) *Analysis {
+	a := e.analyzeText(sql, opts)
+	if a.client != nil {
+		a.toClient()
+	}
+	return a
+}
+
+func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 	a := &Analysis{src: sql, text: sql, opts: opts, endDB: opts.DB}
 	if isSandboxStatement(sql) {
 		st := Statement{Class: ClassSandbox}
@@ -155,6 +163,21 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 		return a
 	}
 	nz, nerr := normalize(sql, opts)
+	if nerr == nil {
+		var ct *clientText
+		var text string
+		if ct, text, nerr = decodeClient(sql, nz, opts); ct != nil {
+			// What is spliced in is written in the client's character set.
+			a.client = ct
+		}
+		if ct != nil && ct.offs != nil {
+			// Read decoded, as UTF-8: the texts of PREPARE and of routine
+			// bodies within are UTF-8 too.
+			a.src = ct.decoded()
+			a.opts.Charset, opts.Charset = "utf8mb4", "utf8mb4"
+			nz, nerr = normalize(text, opts)
+		}
+	}
 	if nerr != nil {
 		a.normErr = nerr
 		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: nerr.Message, DB: opts.DB}}

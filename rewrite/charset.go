@@ -36,6 +36,14 @@ type charsetInfo struct {
 	// dashEnd are the bytes that, right after "--", make it a comment
 	// (my_isspace or my_iscntrl for the character set).
 	dashEnd byteSet
+	// ident are, for a single-byte character set, the bytes 0x80..0xFF
+	// the lexer reads as part of a plain (unquoted) identifier; any other
+	// byte of them outside quotes is a syntax error to the server.
+	ident byteSet
+	// uni is, for a single-byte character set other than binary, the
+	// character each byte 0x80..0xFF stands for, as the server converts
+	// identifiers to its own character set; 0 marks a byte with none.
+	uni *[128]rune
 }
 
 // asciiTrail reports whether a multi-byte character of cs can hold a byte
@@ -149,6 +157,12 @@ type CharsetBytes struct {
 	// CharLen is the length of the valid character at the start of s, or
 	// 0 for a broken or cut sequence.
 	CharLen func(s string) int
+	// Ident are, for a single-byte character set, the bytes 0x80..0xFF
+	// read as part of a plain identifier.
+	Ident [256]bool
+	// Unicode is, for a single-byte character set the proxy decodes, the
+	// character of each byte 0x80..0xFF (0 for none); nil otherwise.
+	Unicode []rune
 }
 
 // DescribeCharset returns what the proxy knows of a client character set.
@@ -159,7 +173,10 @@ func DescribeCharset(name string) (CharsetBytes, bool) {
 	}
 	d := CharsetBytes{Name: cs.name, MultiByte: cs.mb != mbNone, CharLen: cs.charlen}
 	for c := 0; c < 256; c++ {
-		d.Space[c], d.DashEnd[c] = cs.space.has(byte(c)), cs.dashEnd.has(byte(c))
+		d.Space[c], d.DashEnd[c], d.Ident[c] = cs.space.has(byte(c)), cs.dashEnd.has(byte(c)), cs.ident.has(byte(c))
+	}
+	if cs.uni != nil {
+		d.Unicode = slices.Clone(cs.uni[:])
 	}
 	return d, true
 }

@@ -266,6 +266,10 @@ type Analysis struct {
 	src  string
 	text string
 	opts Options
+	// client is set when the client's text is in a single-byte character
+	// set the engine reads decoded (decode.go): src and text are then the
+	// decoded texts, and rewrites are spliced into client.orig.
+	client *clientText
 	// altered says where text differs from src inside literals; normErr
 	// is set when the proxy cannot be sure how the server reads src.
 	altered *normalized
@@ -563,16 +567,70 @@ func (e *Engine) Rewrite(sql string, opts Options, r Resolver) (*Result, error) 
 // passes through unchanged.
 func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 	if r == nil {
-		return &Result{SQL: a.src, Analysis: a}, nil
+		return &Result{SQL: a.clientSrc(), Analysis: a}, nil
 	}
 	reps, err := a.replacements(r)
 	if err != nil {
-		return nil, err
+		return nil, a.clientRefusal(err)
 	}
 	if err := overlapping(reps); err != nil {
 		return nil, err
 	}
+	if a.client != nil {
+		return a.buildClient(reps)
+	}
 	return a.build(reps), nil
+}
+
+// clientSrc is the client's text as it sent it.
+func (a *Analysis) clientSrc() string {
+	if a.client != nil {
+		return a.client.orig
+	}
+	return a.src
+}
+
+// clientRefusal turns the text a refusal of a decoded text asks the server
+// about (CheckText, decoded) back into the client's character set: the
+// server reads it in that one. Without such a text the refusal stands
+// without the server's check. The refusal is copied: analyses, and the
+// refusals they keep, are shared through the cache.
+func (a *Analysis) clientRefusal(err error) error {
+	rf, ok := err.(*Refusal)
+	if a.client == nil || !ok || rf.CheckText == "" {
+		return err
+	}
+	c := *rf
+	text, encErr := a.client.encode(rf.CheckText)
+	if encErr != nil {
+		c.CheckText, c.ServerCheck = "", false
+	} else {
+		c.CheckText = text
+	}
+	return &c
+}
+
+// buildClient is build for a decoded text: reps, at offsets of the decoded
+// text, are spliced into the client's bytes, their texts written in its
+// character set.
+func (a *Analysis) buildClient(reps []replacement) (*Result, error) {
+	ct := a.client
+	for i, rp := range reps {
+		text, err := ct.encode(rp.text)
+		if err != nil {
+			return nil, refuse(wire.ErUnknown, "the rewritten statement cannot be sent in the connection's character set: %v; "+
+				"send it in utf8mb4", err)
+		}
+		start, end := ct.original(rp.start), ct.original(rp.end)
+		if ct.offs != nil && (ct.offs[start] != rp.start || ct.offs[end] != rp.end) {
+			return nil, refuse(wire.ErUnknown, "the proxy would rewrite part of a character of this statement; send it in utf8mb4")
+		}
+		reps[i] = replacement{start, end, text}
+	}
+	b := &Analysis{src: ct.orig}
+	res := b.build(reps)
+	res.Analysis = a
+	return res, nil
 }
 
 // replacements checks that the input can be rewritten through r and
@@ -1178,6 +1236,9 @@ func (a *Analysis) Unparsed() bool { return a.parseErr != nil }
 // names and comments before offset off or at it: a statement ends there,
 // which the server runs before it reads what follows.
 func (a *Analysis) StatementEndBefore(off int) bool {
+	if ct := a.client; ct != nil && ct.offs != nil {
+		off = ct.offs[min(max(off, 0), len(ct.orig))] // off is in the client's bytes
+	}
 	for _, t := range lex(a.text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}) {
 		if int(t.start) > off {
 			return false
