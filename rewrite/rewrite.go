@@ -625,7 +625,7 @@ func (a *Analysis) buildClient(reps []replacement) (*Result, error) {
 		if ct.offs != nil && (ct.offs[start] != rp.start || ct.offs[end] != rp.end) {
 			return nil, refuse(wire.ErUnknown, "the proxy would rewrite part of a character of this statement; send it in utf8mb4")
 		}
-		reps[i] = replacement{start, end, text}
+		reps[i] = replacement{start: start, end: end, text: text, renames: rp.renames}
 	}
 	b := &Analysis{src: ct.orig}
 	res := b.build(reps)
