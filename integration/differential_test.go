@@ -38,25 +38,40 @@ func diffOutcome(ctx context.Context, c *sql.Conn, q string, args []any, query b
 	if err != nil {
 		return errOutcome(err)
 	}
+	return rowsOutcome(rows)
+}
+
+// rowsOutcome is the outcome of a query's rows: the labels and rows of
+// each result set (a CALL's answer has one for each SELECT or SHOW of the
+// body, the next after "||"), or the error that ended them.
+func rowsOutcome(rows *sql.Rows) string {
 	defer rows.Close()
-	cols, _ := rows.Columns()
 	var b strings.Builder
-	b.WriteString(strings.Join(cols, ","))
-	for rows.Next() {
-		vals, err := scanStrings(rows)
-		if err != nil {
-			return "scan: " + err.Error()
+	for set := 0; ; set++ {
+		if set > 0 {
+			b.WriteString("||")
 		}
-		b.WriteString("|")
-		for i, v := range vals {
-			if i > 0 {
-				b.WriteString(",")
+		cols, _ := rows.Columns()
+		b.WriteString(strings.Join(cols, ","))
+		for rows.Next() {
+			vals, err := scanStrings(rows)
+			if err != nil {
+				return "scan: " + err.Error()
 			}
-			if v.Valid {
-				b.WriteString(v.String)
-			} else {
-				b.WriteString("NULL")
+			b.WriteString("|")
+			for i, v := range vals {
+				if i > 0 {
+					b.WriteString(",")
+				}
+				if v.Valid {
+					b.WriteString(v.String)
+				} else {
+					b.WriteString("NULL")
+				}
 			}
+		}
+		if !rows.NextResultSet() {
+			break
 		}
 	}
 	if err := rows.Err(); err != nil {

@@ -162,8 +162,33 @@ func objDatabase(ctx context.Context, t *testing.T, name, schema string, direct,
 // runs the rest of the step as a query.
 const rowsStep = "(rows) "
 
+// binaryStep marks a step run as a prepared statement (COM_STMT_PREPARE,
+// then EXECUTE with binary rows).
+const binaryStep = "(binary) "
+
+// binaryOutcome is objOutcome of q run as a prepared statement.
+func binaryOutcome(ctx context.Context, c *sql.Conn, q string) string {
+	st, err := c.PrepareContext(ctx, q)
+	if err != nil {
+		return errOutcome(err)
+	}
+	defer st.Close()
+	rows, err := st.QueryContext(ctx)
+	if err != nil {
+		return errOutcome(err)
+	}
+	out := rowsOutcome(rows)
+	if warn := diffOutcome(ctx, c, "SHOW WARNINGS", nil, true); warn != "Level,Code,Message" {
+		out += " warnings: " + warn
+	}
+	return out
+}
+
 // objOutcome runs q and says what it did, with its warnings.
 func objOutcome(ctx context.Context, c *sql.Conn, q string) string {
+	if q, ok := strings.CutPrefix(q, binaryStep); ok {
+		return binaryOutcome(ctx, c, q)
+	}
 	q, query := strings.CutPrefix(q, rowsStep)
 	w := strings.ToUpper(strings.TrimSpace(q))
 	for _, p := range []string{"SELECT", "SHOW", "WITH", "DESC", "CHECK", "CALL", "VALUES", "TABLE ", "EXPLAIN", "ANALYZE"} {
@@ -760,6 +785,27 @@ END;`, steps: []string{
 				"BEGIN DECLARE r ROW TYPE OF c; DECLARE s ROW TYPE OF t2; OPEN c(1); FETCH c INTO r; CLOSE c; SET s.b = x; SELECT r.b, s.b; END; END",
 			"ALTER TABLE t2 MODIFY b VARCHAR(40)",
 			"CALL mine('a parameter longer than ten')",
+		}},
+		// SHOW statements in a body whose answers the CALL's answer tells
+		// back: tables forked, made in the body and production's, and the
+		// server's warnings naming them; in text and binary rows.
+		{name: "body-show", schema: cursorSchema + `
+CREATE PROCEDURE described() BEGIN
+  SHOW CREATE TABLE t1;
+  SHOW COLUMNS FROM t2 LIKE 'b';
+  DROP TABLE IF EXISTS gone;
+  SHOW WARNINGS;
+END;`, steps: []string{
+			"CALL described()",
+			"UPDATE t1 SET b = 'z' WHERE a = 1",
+			"ALTER TABLE t1 ADD KEY kb (b)",
+			"CALL described()",
+			"CREATE PROCEDURE made(x DATETIME) BEGIN CREATE TABLE t3 SELECT x, a FROM t1; SHOW CREATE TABLE t3; " +
+				"SHOW INDEX FROM t1; SHOW FULL COLUMNS FROM t3; DROP TABLE t3; DROP TABLE IF EXISTS t3; SHOW WARNINGS; " +
+				"SHOW COUNT(*) WARNINGS; SHOW ERRORS; SELECT * FROM t1 ORDER BY a; END",
+			"CALL made('2026-01-02 03:04:05')",
+			"(binary) CALL made('2026-01-02 03:04:05')",
+			"(binary) CALL described()",
 		}},
 		// Blocks nested deeper than the engine once read; nested deeper
 		// than the server's parser reads, the server's own error.

@@ -111,6 +111,9 @@ func (r *relay) forward(a *answer) (answered, error) {
 			if a.rows != nil {
 				*a.rows = 0
 			}
+			if a.relabel != nil {
+				a.relabel.NextResult()
+			}
 		case wire.KindRow:
 			if a.maxRows > 0 && !cut {
 				if *a.rows >= a.maxRows {

@@ -1250,6 +1250,8 @@ func kindOf(s ast.StmtNode) string {
 			return "SHOW WARNINGS"
 		case x.Tp == ast.ShowErrors && !x.CountWarningsOrErrors:
 			return "SHOW ERRORS"
+		case x.Tp == ast.ShowWarnings || x.Tp == ast.ShowErrors:
+			return "SHOW COUNT(*)"
 		case x.Tp == ast.ShowOpenTables:
 			return "SHOW OPEN TABLES"
 		case x.Tp == ast.ShowProcessList:
@@ -1262,6 +1264,12 @@ func kindOf(s ast.StmtNode) string {
 			return "SHOW STATUS"
 		case x.Tp == ast.ShowVariables:
 			return "SHOW VARIABLES"
+		case x.Tp == ast.ShowCreateTable:
+			return "SHOW CREATE TABLE"
+		case x.Tp == ast.ShowColumns:
+			return "SHOW COLUMNS"
+		case x.Tp == ast.ShowIndex:
+			return "SHOW INDEX"
 		}
 		return "SHOW"
 	case *ast.ExplainStmt:

@@ -863,32 +863,50 @@ func limitExtension(text string, toks []token, i int) int {
 // limitVariables is the number of tokens from toks[i] of a row limit
 // that names a stored program's local variable, which the parser does not
 // read — LIMIT c, LIMIT c, c and LIMIT c OFFSET c, c a number, a '?' or a
-// bare name (the server reads a name there as a variable of the program,
-// or refuses it) and one of them a name —; 0 when toks[i] starts none.
+// bare name or a ROW variable's field, r.f (the server reads a name there
+// as a variable of the program, or refuses it: never a column) and one of
+// them a name —; 0 when toks[i] starts none.
 func limitVariables(text string, toks []token, i int) int {
 	named := false
-	count := func(j int) bool {
-		if j >= len(toks) || punctAt(text, toks, j+1, '.') || punctAt(text, toks, j+1, '(') {
-			return false
+	// count is the number of tokens of the count at toks[j], 0 for none.
+	count := func(j int) int {
+		name := func(j int) bool {
+			t := toks[j]
+			return t.kind == tokQuoted || t.kind == tokIdent && !limitWords[tokWord(text, toks, j)]
 		}
-		switch t := toks[j]; {
-		case t.kind == tokNumber, punctAt(text, toks, j, '?'):
-			return true
-		case t.kind == tokQuoted, t.kind == tokIdent && !limitWords[tokWord(text, toks, j)]:
-			named = true
-			return true
-		}
-		return false
-	}
-	if tokWord(text, toks, i) != "LIMIT" || !count(i+1) {
-		return 0
-	}
-	n := 2
-	if punctAt(text, toks, i+2, ',') || tokWord(text, toks, i+2) == "OFFSET" {
-		if !count(i + 3) {
+		if j >= len(toks) || punctAt(text, toks, j+1, '(') {
 			return 0
 		}
-		n = 4
+		if punctAt(text, toks, j+1, '.') {
+			if j+2 < len(toks) && name(j) && name(j+2) && !punctAt(text, toks, j+3, '.') && !punctAt(text, toks, j+3, '(') {
+				named = true
+				return 3
+			}
+			return 0
+		}
+		switch {
+		case toks[j].kind == tokNumber, punctAt(text, toks, j, '?'):
+			return 1
+		case name(j):
+			named = true
+			return 1
+		}
+		return 0
+	}
+	w := 0
+	if tokWord(text, toks, i) != "LIMIT" {
+		return 0
+	}
+	if w = count(i + 1); w == 0 {
+		return 0
+	}
+	n := 1 + w
+	if punctAt(text, toks, i+n, ',') || tokWord(text, toks, i+n) == "OFFSET" {
+		w2 := count(i + n + 1)
+		if w2 == 0 {
+			return 0
+		}
+		n += 1 + w2
 	}
 	if !named {
 		return 0

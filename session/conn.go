@@ -922,6 +922,9 @@ func writesNames(a *rewrite.Analysis) bool {
 		if strings.HasPrefix(st.Kind, "SHOW") || st.Kind == "EXPLAIN" || maintains(a, i) {
 			return true // maintenance answers name each table db.table
 		}
+		if st.Kind == "CALL" {
+			return true // its body's SHOW and warnings may name the sandbox's tables
+		}
 		for _, t := range st.Reads {
 			if strings.EqualFold(t.DB, "information_schema") && (strings.EqualFold(t.Name, "VIEWS") ||
 				strings.EqualFold(t.Name, "ROUTINES") || strings.EqualFold(t.Name, "TRIGGERS") || strings.EqualFold(t.Name, "COLUMNS")) {
@@ -1043,6 +1046,15 @@ func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool
 	return nil
 }
 
+// bodyShows are the SHOW statements a sandbox's procedure body may hold:
+// the server's answer names a table without its database, or with the
+// sandbox's physical one, which the answer to the CALL tells back
+// (writesNames), and the proxy adds nothing to it when the client sends
+// them. SHOW STATUS and SHOW VARIABLES name no table.
+var bodyShows = map[string]bool{"SHOW STATUS": true, "SHOW VARIABLES": true, "SHOW CREATE TABLE": true,
+	"SHOW COLUMNS": true, "SHOW INDEX": true, "SHOW WARNINGS": true, "SHOW ERRORS": true,
+	"SHOW COUNT(*)": true}
+
 // bodyAllowed refuses, in a sandbox's procedure body, what the proxy does
 // for a statement of the client's around the statement itself, which a
 // body's statements never get when the procedure runs: SHOW statements (the
@@ -1055,7 +1067,7 @@ func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool
 func (s *Session) bodyAllowed(b *rewrite.Analysis) error {
 	for _, st := range b.Statements {
 		switch {
-		case st.Kind == "SHOW STATUS" || st.Kind == "SHOW VARIABLES":
+		case st.Show == nil && bodyShows[st.Kind]:
 		case st.Show != nil || strings.HasPrefix(st.Kind, "SHOW"):
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s in a sandbox's procedure body is not supported: the proxy answers "+
 				"SHOW itself, for the sandbox, when the client sends it; run it outside the procedure", st.Kind)

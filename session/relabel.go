@@ -55,6 +55,11 @@ func (r *Relabel) Definition(p []byte, column bool) (def []byte, ok bool) {
 	return r.p.defs[i], true
 }
 
+// NextResult starts the next result set of the answer (a CALL's answer
+// holds one for each SELECT or SHOW of the body): its column definitions
+// and binary row types are counted afresh.
+func (r *Relabel) NextResult() { r.col, r.types = 0, r.types[:0] }
+
 // Rows reports whether the answer's rows are to go through Row.
 func (r *Relabel) Rows() bool { return r.p.nameRows }
 
