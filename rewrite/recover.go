@@ -245,6 +245,17 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 			// without FROM, not after FROM DUAL, which names no table.
 			blank(int(t.start), int(toks[i+1].end))
 			i++
+		case word(i) == "FROM" && word(i+1) == "DUAL":
+			// SELECT … FROM DUAL WHERE … [GROUP BY …] HAVING …: the
+			// parser takes no HAVING after FROM DUAL's other clauses.
+			// HAVING's condition is read as one more GROUP BY item (',')
+			// or, without GROUP BY, as one more WHERE term (AND): it keeps
+			// its place, so its names are read as they are.
+			if h, sep := dualHaving(text, toks, i+2); h > 0 {
+				blank(int(toks[h].start), int(toks[h].end))
+				copy(b[toks[h].start:], sep)
+			}
+			i++
 		case word(i) == "IS" && i > first && word(first) != "SHOW" && operandEnd(text, toks, i-1, e.reserved) &&
 			(truthTests[word(i+1)] || word(i+1) == "NOT" && truthTests[word(i+2)]):
 			// x IS [NOT] TRUE | FALSE | UNKNOWN | NULL, which MariaDB
@@ -584,6 +595,47 @@ func tableAliasEquals(text string, toks []token, i int, reserved map[string]bool
 		}
 	}
 	return toks[i+1].kind == tokQuoted || !reserved[strings.ToLower(text[toks[i+1].start:toks[i+1].end])]
+}
+
+// dualHaving finds, in the clauses of a SELECT … FROM DUAL from toks[i]
+// (after DUAL) to the end of that SELECT, a HAVING after WHERE or GROUP
+// BY: h is its index (0 for none), sep what it is read as — "," after
+// GROUP BY, "AND" after WHERE alone.
+func dualHaving(text string, toks []token, i int) (h int, sep string) {
+	depth := 0
+	where, group := false, false
+	for ; i < len(toks); i++ {
+		switch {
+		case punctAt(text, toks, i, '('):
+			depth++
+		case punctAt(text, toks, i, ')'):
+			if depth == 0 {
+				return 0, ""
+			}
+			depth--
+		case punctAt(text, toks, i, ';'):
+			return 0, ""
+		case depth > 0:
+		default:
+			switch tokWord(text, toks, i) {
+			case "UNION", "EXCEPT", "INTERSECT":
+				return 0, ""
+			case "WHERE":
+				where = true
+			case "GROUP":
+				group = true
+			case "HAVING":
+				switch {
+				case group:
+					return i, ","
+				case where:
+					return i, "AND"
+				}
+				return 0, ""
+			}
+		}
+	}
+	return 0, ""
 }
 
 // truthTests are the words IS [NOT] tests an operand against.

@@ -124,6 +124,12 @@ func TestRecoveredForms(t *testing.T) {
 		// HAVING after FROM DUAL (intersect).
 		{"select i from t where exists ((select 6 as r from dual having t.i <> 6) intersect (select 3 from dual having t.i <> 3))",
 			"select i from `sb_app`.`t` where exists ((select 6 as r from dual having t.i <> 6) intersect (select 3 from dual having t.i <> 3))", "SELECT"},
+		// HAVING after FROM DUAL's WHERE or GROUP BY (parser): read as one
+		// more WHERE term or GROUP BY item, its subqueries' tables kept.
+		{"SELECT 1 FROM DUAL WHERE 1 GROUP BY 1 HAVING 1 ORDER BY 1 FOR UPDATE", "SELECT 1 FROM DUAL WHERE 1 GROUP BY 1 HAVING 1 ORDER BY 1 FOR UPDATE", "SELECT"},
+		{"SELECT 1 FROM DUAL WHERE 1 HAVING (SELECT COUNT(*) FROM t) > 0 LIMIT 1", "SELECT 1 FROM DUAL WHERE 1 HAVING (SELECT COUNT(*) FROM `sb_app`.`t`) > 0 LIMIT 1", "SELECT"},
+		{"select i from t where exists ((select 6 from dual where 1 having t.i <> 6) intersect (select 3 from dual group by 1 having t.i in (select a from u)))",
+			"select i from `sb_app`.`t` where exists ((select 6 from dual where 1 having t.i <> 6) intersect (select 3 from dual group by 1 having t.i in (select a from `sb_app`.`u`)))", "SELECT"},
 		// A table's alias after '=' (select): FROM u = t is u AS t.
 		{"select t.period from u = t limit 1", "select t.period from `sb_app`.`u` = t limit 1", "SELECT"},
 		{"SELECT x.a FROM t JOIN app.u = x ON x.a = t.a", "SELECT x.a FROM `sb_app`.`t` JOIN `sb_app`.`u` = x ON x.a = t.a", "SELECT"},
