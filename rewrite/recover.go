@@ -245,6 +245,19 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 			// without FROM, not after FROM DUAL, which names no table.
 			blank(int(t.start), int(toks[i+1].end))
 			i++
+		case word(i) == "JSON_TABLE" && punct(i+1, '(') && (word(i-1) == "FROM" || word(i-1) == "JOIN" || punct(i-1, ',')):
+			// JSON_TABLE(document, path COLUMNS (…)) alias, a table
+			// function the parser does not know: read as the derived
+			// table (SELECT document) alias. The document, an expression,
+			// keeps its place (its subqueries' tables are read); the
+			// path and the columns, words, literals and types, name
+			// nothing.
+			if comma, end := jsonTableColumns(text, toks, i+1); comma > 0 {
+				blank(int(t.start), int(toks[i+1].end))
+				copy(b[t.start:], "(SELECT")
+				blank(int(toks[comma].start), int(toks[end-1].end))
+				i = end
+			}
 		case word(i) == "FROM" && word(i+1) == "DUAL":
 			// SELECT … FROM DUAL WHERE … [GROUP BY …] HAVING …: the
 			// parser takes no HAVING after FROM DUAL's other clauses.
@@ -595,6 +608,53 @@ func tableAliasEquals(text string, toks []token, i int, reserved map[string]bool
 		}
 	}
 	return toks[i+1].kind == tokQuoted || !reserved[strings.ToLower(text[toks[i+1].start:toks[i+1].end])]
+}
+
+// jsonTableColumns reads JSON_TABLE's arguments from their '(' at
+// toks[open]: comma is the index of the ',' after the document (0 when the
+// arguments are not read), end the index of the closing ')'. What follows
+// the document — the path and COLUMNS (…) — must hold only words,
+// literals, quoted names and the parentheses, commas and signs of types:
+// no expression that could name a table.
+func jsonTableColumns(text string, toks []token, open int) (comma, end int) {
+	end = closing(text, toks, open)
+	if end == 0 {
+		return 0, 0
+	}
+	depth := 0
+	for j := open + 1; j < end; j++ {
+		switch {
+		case punctAt(text, toks, j, '('):
+			depth++
+		case punctAt(text, toks, j, ')'):
+			depth--
+		case depth == 0 && punctAt(text, toks, j, ','):
+			comma = j
+		}
+		if comma > 0 {
+			break
+		}
+	}
+	if comma == 0 || comma == open+1 || tokWord(text, toks, comma+1) == "" && (comma+1 >= end || toks[comma+1].kind != tokString) {
+		return 0, 0
+	}
+	for j := comma + 1; j < end; j++ {
+		switch t := toks[j]; t.kind {
+		case tokString, tokNumber, tokQuoted, tokComment:
+		case tokIdent:
+			switch tokWord(text, toks, j) {
+			case "SELECT", "WITH", "VALUES", "TABLE":
+				return 0, 0
+			}
+		case tokPunct:
+			if c := text[t.start]; c != '(' && c != ')' && c != ',' && c != '-' && c != '+' && c != '.' {
+				return 0, 0
+			}
+		default:
+			return 0, 0
+		}
+	}
+	return comma, end
 }
 
 // dualHaving finds, in the clauses of a SELECT … FROM DUAL from toks[i]

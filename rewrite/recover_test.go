@@ -130,6 +130,13 @@ func TestRecoveredForms(t *testing.T) {
 		{"SELECT 1 FROM DUAL WHERE 1 HAVING (SELECT COUNT(*) FROM t) > 0 LIMIT 1", "SELECT 1 FROM DUAL WHERE 1 HAVING (SELECT COUNT(*) FROM `sb_app`.`t`) > 0 LIMIT 1", "SELECT"},
 		{"select i from t where exists ((select 6 from dual where 1 having t.i <> 6) intersect (select 3 from dual group by 1 having t.i in (select a from u)))",
 			"select i from `sb_app`.`t` where exists ((select 6 from dual where 1 having t.i <> 6) intersect (select 3 from dual group by 1 having t.i in (select a from `sb_app`.`u`)))", "SELECT"},
+		// JSON_TABLE, read as a derived table of its document: the
+		// document's subqueries name tables, the path and columns none.
+		{"SELECT * FROM json_table((SELECT a FROM t), '$' COLUMNS(a CHAR(1) path '$.*')) tmp",
+			"SELECT * FROM json_table((SELECT a FROM `sb_app`.`t`), '$' COLUMNS(a CHAR(1) path '$.*')) tmp", "SELECT"},
+		{"SELECT * FROM t, JSON_TABLE(t.j, '$[*]' COLUMNS(id FOR ORDINALITY, a INT PATH '$.a' DEFAULT '0' ON EMPTY, NESTED PATH '$.b[*]' COLUMNS (b VARCHAR(10) PATH '$'))) AS jt",
+			"SELECT * FROM `sb_app`.`t`, JSON_TABLE(t.j, '$[*]' COLUMNS(id FOR ORDINALITY, a INT PATH '$.a' DEFAULT '0' ON EMPTY, NESTED PATH '$.b[*]' COLUMNS (b VARCHAR(10) PATH '$'))) AS jt", "SELECT"},
+		{"INSERT INTO u SELECT a FROM json_table('[1]', '$[*]' COLUMNS(a INT path '$')) AS x", "INSERT INTO `sb_app`.`u` SELECT a FROM json_table('[1]', '$[*]' COLUMNS(a INT path '$')) AS x", "INSERT"},
 		// A table's alias after '=' (select): FROM u = t is u AS t.
 		{"select t.period from u = t limit 1", "select t.period from `sb_app`.`u` = t limit 1", "SELECT"},
 		{"SELECT x.a FROM t JOIN app.u = x ON x.a = t.a", "SELECT x.a FROM `sb_app`.`t` JOIN `sb_app`.`u` = x ON x.a = t.a", "SELECT"},
@@ -154,6 +161,8 @@ func TestRecoveredForms(t *testing.T) {
 		"SELECT 1; REPLACE INTO t SELECT * FROM t FOR SYSTEM_TIME ALL",
 		"SELECT 1; BEGIN NOT ATOMIC DELETE FROM t; END",
 		"SELECT 1; HANDLER t OPEN",
+		// JSON_TABLE's columns hold no expression the proxy reads.
+		"SELECT * FROM json_table('[1]', '$' COLUMNS(a INT path '$.a' DEFAULT (SELECT 1 FROM t) ON EMPTY)) tmp",
 		// Not a column's type.
 		"INSERT INTO t VALUES (POINT(1, 2)) RETURNING *, x FROM",
 		// Files are no variables.
