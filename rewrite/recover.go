@@ -29,7 +29,12 @@ import (
 //     x IS [NOT] TRUE | FALSE | UNKNOWN | NULL (chained: x IS TRUE = 1) is
 //     read as x: every operand keeps its place, so its names are read.
 //   - FROM DUAL before HAVING (blanked: the parser takes HAVING without
-//     FROM) and a table's alias after '=' (FROM t = a, read as FROM t a).
+//     FROM), HAVING after FROM DUAL's WHERE or GROUP BY (read as AND or
+//     ',': one more WHERE term or GROUP BY item) and a table's alias
+//     after '=' (FROM t = a, read as FROM t a).
+//   - JSON_TABLE(document, path COLUMNS (…)) alias, read as the derived
+//     table (SELECT document) alias: the path and columns, which name
+//     nothing, are blanked.
 //   - A statement the server rejects for sure as a syntax error: its first
 //     word is no keyword that can start a statement, nor a label. The
 //     server runs the statements before it and stops there with 1064, so

@@ -453,6 +453,9 @@ type bodyReader struct {
 	// of those blocks declare each name.
 	blocks  [][]string
 	cursors map[string]int
+	// dynamic says why the first statement of dynamic SQL read (PREPARE
+	// or EXECUTE of a text built at run time) cannot be seen through.
+	dynamic string
 }
 
 // enterBlock opens a block's scope of cursors.
@@ -978,9 +981,21 @@ func (b *bodyReader) fragment(from, to int) string {
 	}
 	start, end := int(b.toks[from].start), int(b.toks[to-1].end)
 	sub := b.e.analyze(b.a.text[start:end], withDB(b.a.opts, b.db))
+	w := func(j int) string { return tokWord(b.a.text, b.toks, j) }
+	if sub.parseErr != nil && w(from) == "PREPARE" && w(from+2) == "FROM" && from+3 < to && b.toks[from+3].kind != tokString {
+		// PREPARE name FROM a local variable or an expression (MariaDB
+		// takes any): a text the server builds at run time.
+		b.dynamic = "PREPARE ... FROM " + strings.Join(strings.Fields(firstLine(b.a.text[b.toks[from+3].start:end])), " ") +
+			" prepares a text built at run time (dynamic SQL), which the proxy cannot see"
+		return b.dynamic
+	}
 	if sub.parseErr != nil || sub.normErr != nil || len(sub.Statements) != 1 {
 		return "the proxy cannot parse the statement " + strings.Join(strings.Fields(firstLine(b.a.text[start:end])), " ") +
 			" of the procedure's body"
+	}
+	if st := sub.Statements[0]; st.Unprovable != "" && (w(from) == "PREPARE" || w(from) == "EXECUTE") && b.dynamic == "" {
+		// PREPARE … FROM @variable, EXECUTE [IMMEDIATE]: dynamic SQL.
+		b.dynamic = st.Unprovable
 	}
 	b.r.Body = append(b.r.Body, sub)
 	b.r.bodyAt = append(b.r.bodyAt, start)
@@ -1136,6 +1151,17 @@ func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 	r := &Routine{}
 	b := &bodyReader{e: e, a: a, toks: toks, db: a.opts.DB, r: r}
 	end, why := b.statement(0, 0)
+	if b.dynamic != "" {
+		// Dynamic SQL: refused as such, whatever else the block holds
+		// (the session has the server check the block's syntax first).
+		a.Statements = []Statement{{DB: a.opts.DB, Class: ClassWrite, Kind: "COMPOUND",
+			Unprovable: "this compound statement (BEGIN NOT ATOMIC … END, or a block sent as a statement) runs dynamic SQL: " +
+				b.dynamic,
+			hint: "dynamic SQL inside a compound statement or stored program is refused in a sandbox, as the proxy cannot " +
+				"rewrite a text the server builds at run time; send the statements it would run one by one instead"}}
+		a.stmtStarts, a.stmtDBs = []int{0}, []string{a.opts.DB}
+		return true
+	}
 	if why != "" {
 		return false
 	}
