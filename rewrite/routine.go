@@ -1197,6 +1197,24 @@ func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 	return true
 }
 
+// CompoundBody is, for an input that is one compound statement sent as a
+// statement (Kind "COMPOUND"), the analyses of its statements and
+// expressions in the order they are written — each a statement of the
+// block, or an expression read as SELECT expression — and nil for any
+// other input.
+func (a *Analysis) CompoundBody() []*Analysis {
+	if len(a.Statements) != 1 || a.Statements[0].Kind != "COMPOUND" {
+		return nil
+	}
+	var body []*Analysis
+	for _, p := range a.parts {
+		if p.sub != nil {
+			body = append(body, p.sub)
+		}
+	}
+	return body
+}
+
 // takeBody adds to st, a statement holding a body (a procedure's, a
 // compound statement's), what one statement of the body reads, writes,
 // locks, calls and reaches.
