@@ -1309,7 +1309,14 @@ func TestFidelityAnonymousBlocks(t *testing.T) {
 			"UPDATE t1 SET b = 'z' WHERE a = 3",
 			"BEGIN NOT ATOMIC DECLARE n INT DEFAULT (SELECT COUNT(*) FROM t2); WHILE n > 0 DO UPDATE t2 SET b = CONCAT(b, n) WHERE a = n + 1; SET n = n - 1; END WHILE; END;",
 			"SELECT * FROM t2 ORDER BY a, b",
-			"lbl: BEGIN NOT ATOMIC DECLARE i INT DEFAULT 0; REPEAT SET i = i + 1; INSERT INTO t1 SELECT a + 10 * i, b FROM t1 WHERE a = 1; UNTIL i >= 3 END REPEAT; END lbl",
+			"BEGIN NOT ATOMIC DECLARE i INT DEFAULT 0; lbl: REPEAT SET i = i + 1; INSERT INTO t1 SELECT a + 10 * i, b FROM t1 WHERE a = 1; UNTIL i >= 3 END REPEAT lbl; END",
+			"WHILE (SELECT COUNT(*) FROM t1) < 7 DO INSERT INTO t1 SELECT MAX(a) + 1, 'w' FROM t1; END WHILE",
+			// No label outside a stored program: the server's 1064, on
+			// the text as sent.
+			"lbl: WHILE (SELECT COUNT(*) FROM t1) < 7 DO INSERT INTO t1 SELECT MAX(a) + 1, 'w' FROM t1; END WHILE lbl",
+			"lbl: LOOP DELETE FROM t2; LEAVE lbl; END LOOP",
+			"lbl: BEGIN NOT ATOMIC DELETE FROM t2; END lbl",
+			"SHOW WARNINGS",
 			"SELECT * FROM t1 ORDER BY a",
 			"BEGIN NOT ATOMIC FOR r IN (SELECT a, b FROM t1 WHERE a > 10 ORDER BY a) DO INSERT INTO t2 VALUES (r.a, r.b); END FOR; " +
 				"BEGIN DELETE FROM t1 WHERE a > 20; END; SELECT COUNT(*) AS n FROM t1; END",

@@ -92,7 +92,11 @@ func TestRecoveredForms(t *testing.T) {
 		{"SELECT * FROM t PROCEDURE ANALYSE(10, 2000)", "SELECT * FROM `sb_app`.`t` PROCEDURE ANALYSE(10, 2000)", "SELECT"},
 		{"INSERT INTO t (a) VALUES (1) ON DUPLICATE KEY UPDATE a = VALUE(a) + 1", "INSERT INTO `sb_app`.`t` (a) VALUES (1) ON DUPLICATE KEY UPDATE a = VALUE(a) + 1", "INSERT"},
 		// Compound statements sent as statements (routine.go).
-		{"lbl: LOOP DELETE FROM t; LEAVE lbl; END LOOP", "lbl: LOOP DELETE FROM `sb_app`.`t`; LEAVE lbl; END LOOP", "COMPOUND"},
+		{"LOOP DELETE FROM t; LEAVE; END LOOP", "LOOP DELETE FROM `sb_app`.`t`; LEAVE; END LOOP", "COMPOUND"},
+		// A label: the server takes none outside a stored program, the
+		// text goes as it is for its 1064.
+		{"lbl: LOOP DELETE FROM t; LEAVE lbl; END LOOP", "lbl: LOOP DELETE FROM t; LEAVE lbl; END LOOP", "SYNTAX ERROR"},
+		{"lbl: BEGIN NOT ATOMIC DELETE FROM t; END lbl", "lbl: BEGIN NOT ATOMIC DELETE FROM t; END lbl", "SYNTAX ERROR"},
 		{"BEGIN NOT ATOMIC DECLARE n INT DEFAULT (SELECT COUNT(*) FROM t); IF n > 0 THEN INSERT INTO t VALUES (n); END IF; END",
 			"BEGIN NOT ATOMIC DECLARE n INT DEFAULT (SELECT COUNT(*) FROM `sb_app`.`t`); IF n > 0 THEN INSERT INTO `sb_app`.`t` VALUES (n); END IF; END", "COMPOUND"},
 		// Table value constructors.

@@ -1141,26 +1141,38 @@ func isCompound(text string, toks []token) bool {
 
 // analyzeCompound reads an input that is one compound statement with the
 // procedure body's reader: each statement and expression of the block is
-// analysed alone and rewritten in place (a part each). It reports false,
-// leaving the input to the parser (which refuses it), when the block holds
-// anything but reads, writes and plain SET of variables — statements the
-// session must see sent alone (DDL, transactions, USE, SHOW, CALL, …) —
-// or is not the whole input.
+// analysed alone and rewritten in place (a part each). A block that runs
+// dynamic SQL, or holds anything but reads, writes and plain SET of
+// variables — statements the session must see sent alone (DDL,
+// transactions, USE, SHOW, CALL, …) — is one statement refused for it. It
+// reports false, leaving the input to the parser (which refuses it), when
+// the reader cannot read the block, or it is not the whole input.
 func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 	text := a.text
+	if punctAt(text, toks, 1, ':') {
+		// MariaDB runs compound statements outside a stored program
+		// unlabelled only (sp_proc_stmt_compound_ok): a label there is a
+		// syntax error for sure. The input goes as it is, for the
+		// server's own 1064.
+		a.Statements = []Statement{{Class: ClassRead, Kind: "SYNTAX ERROR", DB: a.opts.DB}}
+		a.stmtStarts, a.stmtDBs, a.stmtAliases = []int{0}, []string{a.opts.DB}, []map[string]bool{nil}
+		return true
+	}
 	r := &Routine{}
 	b := &bodyReader{e: e, a: a, toks: toks, db: a.opts.DB, r: r}
 	end, why := b.statement(0, 0)
-	if b.dynamic != "" {
-		// Dynamic SQL: refused as such, whatever else the block holds
-		// (the session has the server check the block's syntax first).
+	// refused makes the input one compound statement refused for why
+	// (the session has the server check a block's syntax first).
+	refused := func(why, hint string) bool {
 		a.Statements = []Statement{{DB: a.opts.DB, Class: ClassWrite, Kind: "COMPOUND",
-			Unprovable: "this compound statement (BEGIN NOT ATOMIC … END, or a block sent as a statement) runs dynamic SQL: " +
-				b.dynamic,
-			hint: "dynamic SQL inside a compound statement or stored program is refused in a sandbox, as the proxy cannot " +
-				"rewrite a text the server builds at run time; send the statements it would run one by one instead"}}
+			Unprovable: "this compound statement (BEGIN NOT ATOMIC … END, or a block sent as a statement) " + why, hint: hint}}
 		a.stmtStarts, a.stmtDBs = []int{0}, []string{a.opts.DB}
 		return true
+	}
+	if b.dynamic != "" {
+		// Dynamic SQL: refused as such, whatever else the block holds.
+		return refused("runs dynamic SQL: "+b.dynamic, "dynamic SQL inside a compound statement or stored program is refused "+
+			"in a sandbox, as the proxy cannot rewrite a text the server builds at run time; send the statements it would run one by one instead")
 	}
 	if why != "" {
 		return false
@@ -1174,14 +1186,25 @@ func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 	for _, sub := range r.Body {
 		for _, bs := range sub.Statements {
 			switch {
-			case bs.Unprovable != "" || bs.Show != nil || bs.Routine != nil || bs.Kind == "SYNTAX ERROR":
+			case bs.Kind == "SYNTAX ERROR":
 				return false
-			case bs.Class == ClassWrite:
+			case bs.Unprovable != "":
+				return refused("holds a statement the proxy cannot see through: "+bs.Unprovable,
+					"send the block's statements one by one instead")
+			case bs.Class == ClassWrite && bs.Show == nil && bs.Routine == nil:
 				st.Class = ClassWrite
-			case bs.Class == ClassRead:
+			case bs.Class == ClassRead && bs.Show == nil && bs.Routine == nil:
 			case bs.Class == ClassSession && bs.Kind == "SET" && !bs.ChangesLexing && !bs.ChangesIsolation:
 			default:
-				return false
+				// Statements the session must see sent alone: DDL,
+				// transactions, USE, SHOW, CALL, settings that change how
+				// texts are read or what they lock.
+				what := bs.Kind
+				if what == "" {
+					what = "a statement"
+				}
+				return refused("holds "+what+", which the proxy runs in a sandbox only when it is sent as a statement of its own "+
+					"(a block may hold reads, writes and SET of variables)", "send that statement outside the block")
 			}
 			st.takeBody(bs)
 		}
