@@ -199,6 +199,13 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 				start = true
 				continue
 			}
+			if end := bracketedLockingRead(text, toks, i); end > 0 {
+				// (SELECT …) FOR UPDATE: the parser takes the locking
+				// clause after a SELECT, not after its brackets; without
+				// them the SELECT reads and locks the same tables.
+				blank(int(t.start), int(t.end))
+				blank(int(toks[end].start), int(toks[end].end))
+			}
 			if word(i) == "SET" && word(i+1) == "STATEMENT" {
 				if end, vars, ok := setStatementPrefix(text, toks, i+2); ok {
 					blank(int(t.start), int(toks[end].end))
@@ -660,6 +667,52 @@ func jsonTableColumns(text string, toks []token, open int) (comma, end int) {
 		}
 	}
 	return comma, end
+}
+
+// bracketedLockingRead reports, for a statement starting at toks[i] with
+// '(' around one SELECT (no UNION, EXCEPT or INTERSECT at its top level)
+// followed by FOR UPDATE, FOR SHARE or LOCK IN SHARE MODE and the
+// statement's end, the index of the closing ')'; 0 for any other.
+func bracketedLockingRead(text string, toks []token, i int) int {
+	word := func(j int) string { return tokWord(text, toks, j) }
+	if !punctAt(text, toks, i, '(') || word(i+1) != "SELECT" {
+		return 0
+	}
+	end := closing(text, toks, i)
+	if end == 0 {
+		return 0
+	}
+	depth := 0
+	for j := i + 1; j < end; j++ {
+		switch {
+		case punctAt(text, toks, j, '('):
+			depth++
+		case punctAt(text, toks, j, ')'):
+			depth--
+		case depth == 0 && (word(j) == "UNION" || word(j) == "EXCEPT" || word(j) == "INTERSECT" ||
+			word(j) == "FOR" && (word(j+1) == "UPDATE" || word(j+1) == "SHARE") || word(j) == "LOCK" && word(j+1) == "IN"):
+			return 0
+		}
+	}
+	k := end + 1
+	switch {
+	case word(k) == "FOR" && (word(k+1) == "UPDATE" || word(k+1) == "SHARE"):
+		k += 2
+	case word(k) == "LOCK" && word(k+1) == "IN" && word(k+2) == "SHARE" && word(k+3) == "MODE":
+		k += 4
+	default:
+		return 0
+	}
+	switch {
+	case word(k) == "NOWAIT":
+		k++
+	case word(k) == "SKIP" && word(k+1) == "LOCKED", word(k) == "WAIT" && k+1 < len(toks) && toks[k+1].kind == tokNumber:
+		k += 2
+	}
+	if !statementEnd(text, toks, k) {
+		return 0
+	}
+	return end
 }
 
 // dualHaving finds, in the clauses of a SELECT … FROM DUAL from toks[i]

@@ -141,6 +141,10 @@ func TestRecoveredForms(t *testing.T) {
 		{"SELECT * FROM t, JSON_TABLE(t.j, '$[*]' COLUMNS(id FOR ORDINALITY, a INT PATH '$.a' DEFAULT '0' ON EMPTY, NESTED PATH '$.b[*]' COLUMNS (b VARCHAR(10) PATH '$'))) AS jt",
 			"SELECT * FROM `sb_app`.`t`, JSON_TABLE(t.j, '$[*]' COLUMNS(id FOR ORDINALITY, a INT PATH '$.a' DEFAULT '0' ON EMPTY, NESTED PATH '$.b[*]' COLUMNS (b VARCHAR(10) PATH '$'))) AS jt", "SELECT"},
 		{"INSERT INTO u SELECT a FROM json_table('[1]', '$[*]' COLUMNS(a INT path '$')) AS x", "INSERT INTO `sb_app`.`u` SELECT a FROM json_table('[1]', '$[*]' COLUMNS(a INT path '$')) AS x", "INSERT"},
+		// A locking clause after a bracketed SELECT (parser).
+		{"(select * from t) for update", "(select * from `sb_app`.`t`) for update", "SELECT"},
+		{"(select a from t where a in (select a from u)) lock in share mode; delete from u",
+			"(select a from `sb_app`.`t` where a in (select a from `sb_app`.`u`)) lock in share mode; delete from `sb_app`.`u`", "SELECT DELETE"},
 		// A table's alias after '=' (select): FROM u = t is u AS t.
 		{"select t.period from u = t limit 1", "select t.period from `sb_app`.`u` = t limit 1", "SELECT"},
 		{"SELECT x.a FROM t JOIN app.u = x ON x.a = t.a", "SELECT x.a FROM `sb_app`.`t` JOIN `sb_app`.`u` = x ON x.a = t.a", "SELECT"},
@@ -165,6 +169,10 @@ func TestRecoveredForms(t *testing.T) {
 		"SELECT 1; REPLACE INTO t SELECT * FROM t FOR SYSTEM_TIME ALL",
 		"SELECT 1; BEGIN NOT ATOMIC DELETE FROM t; END",
 		"SELECT 1; HANDLER t OPEN",
+		// A bracketed union locks through its brackets, which the server
+		// refuses (1221), or locks what the parser would not tell.
+		"(select * from t) union (select * from t) for update",
+		"(select 1 union select a from t) for update",
 		// JSON_TABLE's columns hold no expression the proxy reads.
 		"SELECT * FROM json_table('[1]', '$' COLUMNS(a INT path '$.a' DEFAULT (SELECT 1 FROM t) ON EMPTY)) tmp",
 		// Not a column's type.
@@ -242,6 +250,27 @@ func TestAnalyzes(t *testing.T) {
 	} {
 		if got := Analyzes(c.sql); got != c.want {
 			t.Errorf("Analyzes(%q) = %v, want %v", c.sql, got, c.want)
+		}
+	}
+}
+
+// TestRecoveredLocks: a masked locking read locks what it reads, as the
+// server does: its tables are forked first.
+func TestRecoveredLocks(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	for _, c := range []struct{ sql, locked string }{
+		{"(select * from t) for update", "app.t"},
+		{"(select * from t join u using (a)) lock in share mode", "app.t,app.u"},
+		{"SELECT 1 FROM DUAL WHERE 1 GROUP BY 1 HAVING 1 ORDER BY 1 FOR UPDATE", ""},
+	} {
+		a := e.Analyze(c.sql, opts)
+		if len(a.Statements) != 1 || a.Statements[0].Unprovable != "" {
+			t.Errorf("%q: not read: %+v", c.sql, a.Statements)
+			continue
+		}
+		if got := tables(uniqueTables(a.Statements[0].Locked)); got != sortedList(c.locked) {
+			t.Errorf("%q: locked %q, want %q", c.sql, got, sortedList(c.locked))
 		}
 	}
 }

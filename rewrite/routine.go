@@ -1185,6 +1185,10 @@ func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 	st := Statement{DB: a.opts.DB, Class: ClassRead, Kind: "COMPOUND"}
 	for _, sub := range r.Body {
 		for _, bs := range sub.Statements {
+			what := bs.Kind
+			if f := strings.Fields(sub.text); what == "" && len(f) > 0 {
+				what = strings.ToUpper(f[0])
+			}
 			switch {
 			case bs.Kind == "SYNTAX ERROR":
 				return false
@@ -1199,10 +1203,6 @@ func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 				// Statements the session must see sent alone: DDL,
 				// transactions, USE, SHOW, CALL, settings that change how
 				// texts are read or what they lock.
-				what := bs.Kind
-				if what == "" {
-					what = "a statement"
-				}
 				return refused("holds "+what+", which the proxy runs in a sandbox only when it is sent as a statement of its own "+
 					"(a block may hold reads, writes and SET of variables)", "send that statement outside the block")
 			}
