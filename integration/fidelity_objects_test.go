@@ -1339,6 +1339,56 @@ func TestFidelityCompoundSyntax(t *testing.T) {
 	})
 }
 
+// TestFidelityAnonymousBlocks: anonymous compound statements (BEGIN NOT
+// ATOMIC … END, labelled loops sent as statements) run at once and read
+// and write the sandbox's tables — production's forked on the block's
+// first write, before it runs — through cursors, handlers, loops and
+// nested blocks, as on a copy; JSON_TABLE's document may be a subquery.
+func TestFidelityAnonymousBlocks(t *testing.T) {
+	runObjCases(t, []objCase{
+		{name: "cursor-handler-loop", schema: cursorSchema, steps: []string{
+			"BEGIN NOT ATOMIC\n  DECLARE done INT DEFAULT FALSE;\n  DECLARE va INT;\n  DECLARE vb VARCHAR(10);\n" +
+				"  DECLARE cur CURSOR FOR SELECT a, b FROM t1 WHERE a >= 2 ORDER BY a;\n" +
+				"  DECLARE CONTINUE HANDLER FOR NOT FOUND SET done = TRUE;\n  OPEN cur;\n  l: LOOP\n    FETCH cur INTO va, vb;\n" +
+				"    IF done THEN LEAVE l; END IF;\n    INSERT INTO t2 VALUES (va, CONCAT(vb, '!'));\n  END LOOP;\n  CLOSE cur;\nEND",
+			"SELECT * FROM t2 ORDER BY a, b",
+			"UPDATE t1 SET b = 'z' WHERE a = 3",
+			"BEGIN NOT ATOMIC DECLARE n INT DEFAULT (SELECT COUNT(*) FROM t2); WHILE n > 0 DO UPDATE t2 SET b = CONCAT(b, n) WHERE a = n + 1; SET n = n - 1; END WHILE; END;",
+			"SELECT * FROM t2 ORDER BY a, b",
+			"BEGIN NOT ATOMIC DECLARE i INT DEFAULT 0; lbl: REPEAT SET i = i + 1; INSERT INTO t1 SELECT a + 10 * i, b FROM t1 WHERE a = 1; UNTIL i >= 3 END REPEAT lbl; END",
+			"WHILE (SELECT COUNT(*) FROM t1) < 7 DO INSERT INTO t1 SELECT MAX(a) + 1, 'w' FROM t1; END WHILE",
+			// No label outside a stored program: the server's 1064, on
+			// the text as sent.
+			"lbl: WHILE (SELECT COUNT(*) FROM t1) < 7 DO INSERT INTO t1 SELECT MAX(a) + 1, 'w' FROM t1; END WHILE lbl",
+			"lbl: LOOP DELETE FROM t2; LEAVE lbl; END LOOP",
+			"lbl: BEGIN NOT ATOMIC DELETE FROM t2; END lbl",
+			"SHOW WARNINGS",
+			"SELECT * FROM t1 ORDER BY a",
+			"BEGIN NOT ATOMIC FOR r IN (SELECT a, b FROM t1 WHERE a > 10 ORDER BY a) DO INSERT INTO t2 VALUES (r.a, r.b); END FOR; " +
+				"BEGIN DELETE FROM t1 WHERE a > 20; END; SELECT COUNT(*) AS n FROM t1; END",
+			"SELECT * FROM t2 ORDER BY a, b",
+		}},
+		// A handler that catches the block's error, and one that does not:
+		// the rows written before the error stay, as on the server.
+		{name: "handlers", schema: "CREATE TABLE k (id INT PRIMARY KEY, v INT); INSERT INTO k VALUES (1, 10);", steps: []string{
+			"BEGIN NOT ATOMIC DECLARE EXIT HANDLER FOR SQLEXCEPTION SELECT 'caught' AS what; INSERT INTO k VALUES (2, 20); INSERT INTO k VALUES (1, 0); INSERT INTO k VALUES (3, 30); END",
+			"SELECT * FROM k ORDER BY id",
+			"BEGIN NOT ATOMIC INSERT INTO k VALUES (4, 40); INSERT INTO k VALUES (1, 0); END",
+			"SELECT * FROM k ORDER BY id",
+			"IF (SELECT COUNT(*) FROM k) > 2 THEN DELETE FROM k WHERE id = 4; ELSE DELETE FROM k; END IF",
+			"SELECT * FROM k ORDER BY id",
+			"BEGIN NOT ATOMIC DECLARE s INT; SELECT SUM(v) INTO s FROM k; UPDATE k SET v = s WHERE id = 1; SELECT s; END",
+			"SELECT * FROM k ORDER BY id",
+		}},
+		{name: "json-table", schema: "CREATE TABLE docs (id INT, j TEXT); CREATE TABLE out1 (a INT); INSERT INTO docs VALUES (1, '[1,2,3]');", steps: []string{
+			"BEGIN NOT ATOMIC INSERT INTO out1 SELECT x FROM JSON_TABLE((SELECT j FROM docs WHERE id = 1), '$[*]' COLUMNS (x INT PATH '$')) AS jt; END",
+			"UPDATE docs SET j = '[7]'",
+			"SELECT d.id, jt.x FROM docs d, JSON_TABLE(d.j, '$[*]' COLUMNS (x INT PATH '$')) AS jt ORDER BY 1, 2",
+			"SELECT * FROM out1 ORDER BY a",
+		}},
+	})
+}
+
 // inCharset writes s, UTF-8, in the single-byte character set cs, with the
 // table rewrite decodes it with (TestCharsetBytes checks it against the
 // server).

@@ -29,7 +29,12 @@ import (
 //     x IS [NOT] TRUE | FALSE | UNKNOWN | NULL (chained: x IS TRUE = 1) is
 //     read as x: every operand keeps its place, so its names are read.
 //   - FROM DUAL before HAVING (blanked: the parser takes HAVING without
-//     FROM) and a table's alias after '=' (FROM t = a, read as FROM t a).
+//     FROM), HAVING after FROM DUAL's WHERE or GROUP BY (read as AND or
+//     ',': one more WHERE term or GROUP BY item) and a table's alias
+//     after '=' (FROM t = a, read as FROM t a).
+//   - JSON_TABLE(document, path COLUMNS (…)) alias, read as the derived
+//     table (SELECT document) alias: the path and columns, which name
+//     nothing, are blanked.
 //   - A statement the server rejects for sure as a syntax error: its first
 //     word is no keyword that can start a statement, nor a label. The
 //     server runs the statements before it and stops there with 1064, so
@@ -194,6 +199,13 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 				start = true
 				continue
 			}
+			if end := bracketedLockingRead(text, toks, i); end > 0 {
+				// (SELECT …) FOR UPDATE: the parser takes the locking
+				// clause after a SELECT, not after its brackets; without
+				// them the SELECT reads and locks the same tables.
+				blank(int(t.start), int(t.end))
+				blank(int(toks[end].start), int(toks[end].end))
+			}
 			if word(i) == "SET" && word(i+1) == "STATEMENT" {
 				if end, vars, ok := setStatementPrefix(text, toks, i+2); ok {
 					blank(int(t.start), int(toks[end].end))
@@ -244,6 +256,30 @@ func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
 			// SELECT … FROM DUAL HAVING …: the parser takes HAVING
 			// without FROM, not after FROM DUAL, which names no table.
 			blank(int(t.start), int(toks[i+1].end))
+			i++
+		case word(i) == "JSON_TABLE" && punct(i+1, '(') && (word(i-1) == "FROM" || word(i-1) == "JOIN" || punct(i-1, ',')):
+			// JSON_TABLE(document, path COLUMNS (…)) alias, a table
+			// function the parser does not know: read as the derived
+			// table (SELECT document) alias. The document, an expression,
+			// keeps its place (its subqueries' tables are read); the
+			// path and the columns, words, literals and types, name
+			// nothing.
+			if comma, end := jsonTableColumns(text, toks, i+1); comma > 0 {
+				blank(int(t.start), int(toks[i+1].end))
+				copy(b[t.start:], "(SELECT")
+				blank(int(toks[comma].start), int(toks[end-1].end))
+				i = end
+			}
+		case word(i) == "FROM" && word(i+1) == "DUAL":
+			// SELECT … FROM DUAL WHERE … [GROUP BY …] HAVING …: the
+			// parser takes no HAVING after FROM DUAL's other clauses.
+			// HAVING's condition is read as one more GROUP BY item (',')
+			// or, without GROUP BY, as one more WHERE term (AND): it keeps
+			// its place, so its names are read as they are.
+			if h, sep := dualHaving(text, toks, i+2); h > 0 {
+				blank(int(toks[h].start), int(toks[h].end))
+				copy(b[toks[h].start:], sep)
+			}
 			i++
 		case word(i) == "IS" && i > first && word(first) != "SHOW" && operandEnd(text, toks, i-1, e.reserved) &&
 			(truthTests[word(i+1)] || word(i+1) == "NOT" && truthTests[word(i+2)]):
@@ -584,6 +620,140 @@ func tableAliasEquals(text string, toks []token, i int, reserved map[string]bool
 		}
 	}
 	return toks[i+1].kind == tokQuoted || !reserved[strings.ToLower(text[toks[i+1].start:toks[i+1].end])]
+}
+
+// jsonTableColumns reads JSON_TABLE's arguments from their '(' at
+// toks[open]: comma is the index of the ',' after the document (0 when the
+// arguments are not read), end the index of the closing ')'. What follows
+// the document — the path and COLUMNS (…) — must hold only words,
+// literals, quoted names and the parentheses, commas and signs of types:
+// no expression that could name a table.
+func jsonTableColumns(text string, toks []token, open int) (comma, end int) {
+	end = closing(text, toks, open)
+	if end == 0 {
+		return 0, 0
+	}
+	depth := 0
+	for j := open + 1; j < end; j++ {
+		switch {
+		case punctAt(text, toks, j, '('):
+			depth++
+		case punctAt(text, toks, j, ')'):
+			depth--
+		case depth == 0 && punctAt(text, toks, j, ','):
+			comma = j
+		}
+		if comma > 0 {
+			break
+		}
+	}
+	if comma == 0 || comma == open+1 || tokWord(text, toks, comma+1) == "" && (comma+1 >= end || toks[comma+1].kind != tokString) {
+		return 0, 0
+	}
+	for j := comma + 1; j < end; j++ {
+		switch t := toks[j]; t.kind {
+		case tokString, tokNumber, tokQuoted, tokComment:
+		case tokIdent:
+			switch tokWord(text, toks, j) {
+			case "SELECT", "WITH", "VALUES", "TABLE":
+				return 0, 0
+			}
+		case tokPunct:
+			if c := text[t.start]; c != '(' && c != ')' && c != ',' && c != '-' && c != '+' && c != '.' {
+				return 0, 0
+			}
+		default:
+			return 0, 0
+		}
+	}
+	return comma, end
+}
+
+// bracketedLockingRead reports, for a statement starting at toks[i] with
+// '(' around one SELECT (no UNION, EXCEPT or INTERSECT at its top level)
+// followed by FOR UPDATE, FOR SHARE or LOCK IN SHARE MODE and the
+// statement's end, the index of the closing ')'; 0 for any other.
+func bracketedLockingRead(text string, toks []token, i int) int {
+	word := func(j int) string { return tokWord(text, toks, j) }
+	if !punctAt(text, toks, i, '(') || word(i+1) != "SELECT" {
+		return 0
+	}
+	end := closing(text, toks, i)
+	if end == 0 {
+		return 0
+	}
+	depth := 0
+	for j := i + 1; j < end; j++ {
+		switch {
+		case punctAt(text, toks, j, '('):
+			depth++
+		case punctAt(text, toks, j, ')'):
+			depth--
+		case depth == 0 && (word(j) == "UNION" || word(j) == "EXCEPT" || word(j) == "INTERSECT" ||
+			word(j) == "FOR" && (word(j+1) == "UPDATE" || word(j+1) == "SHARE") || word(j) == "LOCK" && word(j+1) == "IN"):
+			return 0
+		}
+	}
+	k := end + 1
+	switch {
+	case word(k) == "FOR" && (word(k+1) == "UPDATE" || word(k+1) == "SHARE"):
+		k += 2
+	case word(k) == "LOCK" && word(k+1) == "IN" && word(k+2) == "SHARE" && word(k+3) == "MODE":
+		k += 4
+	default:
+		return 0
+	}
+	switch {
+	case word(k) == "NOWAIT":
+		k++
+	case word(k) == "SKIP" && word(k+1) == "LOCKED", word(k) == "WAIT" && k+1 < len(toks) && toks[k+1].kind == tokNumber:
+		k += 2
+	}
+	if !statementEnd(text, toks, k) {
+		return 0
+	}
+	return end
+}
+
+// dualHaving finds, in the clauses of a SELECT … FROM DUAL from toks[i]
+// (after DUAL) to the end of that SELECT, a HAVING after WHERE or GROUP
+// BY: h is its index (0 for none), sep what it is read as — "," after
+// GROUP BY, "AND" after WHERE alone.
+func dualHaving(text string, toks []token, i int) (h int, sep string) {
+	depth := 0
+	where, group := false, false
+	for ; i < len(toks); i++ {
+		switch {
+		case punctAt(text, toks, i, '('):
+			depth++
+		case punctAt(text, toks, i, ')'):
+			if depth == 0 {
+				return 0, ""
+			}
+			depth--
+		case punctAt(text, toks, i, ';'):
+			return 0, ""
+		case depth > 0:
+		default:
+			switch tokWord(text, toks, i) {
+			case "UNION", "EXCEPT", "INTERSECT":
+				return 0, ""
+			case "WHERE":
+				where = true
+			case "GROUP":
+				group = true
+			case "HAVING":
+				switch {
+				case group:
+					return i, ","
+				case where:
+					return i, "AND"
+				}
+				return 0, ""
+			}
+		}
+	}
+	return 0, ""
 }
 
 // truthTests are the words IS [NOT] tests an operand against.

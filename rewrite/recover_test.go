@@ -94,7 +94,11 @@ func TestRecoveredForms(t *testing.T) {
 		{"SELECT * FROM t PROCEDURE ANALYSE(10, 2000)", "SELECT * FROM `sb_app`.`t` PROCEDURE ANALYSE(10, 2000)", "SELECT"},
 		{"INSERT INTO t (a) VALUES (1) ON DUPLICATE KEY UPDATE a = VALUE(a) + 1", "INSERT INTO `sb_app`.`t` (a) VALUES (1) ON DUPLICATE KEY UPDATE a = VALUE(a) + 1", "INSERT"},
 		// Compound statements sent as statements (routine.go).
-		{"lbl: LOOP DELETE FROM t; LEAVE lbl; END LOOP", "lbl: LOOP DELETE FROM `sb_app`.`t`; LEAVE lbl; END LOOP", "COMPOUND"},
+		{"LOOP DELETE FROM t; LEAVE; END LOOP", "LOOP DELETE FROM `sb_app`.`t`; LEAVE; END LOOP", "COMPOUND"},
+		// A label: the server takes none outside a stored program, the
+		// text goes as it is for its 1064.
+		{"lbl: LOOP DELETE FROM t; LEAVE lbl; END LOOP", "lbl: LOOP DELETE FROM t; LEAVE lbl; END LOOP", "SYNTAX ERROR"},
+		{"lbl: BEGIN NOT ATOMIC DELETE FROM t; END lbl", "lbl: BEGIN NOT ATOMIC DELETE FROM t; END lbl", "SYNTAX ERROR"},
 		{"BEGIN NOT ATOMIC DECLARE n INT DEFAULT (SELECT COUNT(*) FROM t); IF n > 0 THEN INSERT INTO t VALUES (n); END IF; END",
 			"BEGIN NOT ATOMIC DECLARE n INT DEFAULT (SELECT COUNT(*) FROM `sb_app`.`t`); IF n > 0 THEN INSERT INTO `sb_app`.`t` VALUES (n); END IF; END", "COMPOUND"},
 		// Table value constructors.
@@ -126,6 +130,23 @@ func TestRecoveredForms(t *testing.T) {
 		// HAVING after FROM DUAL (intersect).
 		{"select i from t where exists ((select 6 as r from dual having t.i <> 6) intersect (select 3 from dual having t.i <> 3))",
 			"select i from `sb_app`.`t` where exists ((select 6 as r from dual having t.i <> 6) intersect (select 3 from dual having t.i <> 3))", "SELECT"},
+		// HAVING after FROM DUAL's WHERE or GROUP BY (parser): read as one
+		// more WHERE term or GROUP BY item, its subqueries' tables kept.
+		{"SELECT 1 FROM DUAL WHERE 1 GROUP BY 1 HAVING 1 ORDER BY 1 FOR UPDATE", "SELECT 1 FROM DUAL WHERE 1 GROUP BY 1 HAVING 1 ORDER BY 1 FOR UPDATE", "SELECT"},
+		{"SELECT 1 FROM DUAL WHERE 1 HAVING (SELECT COUNT(*) FROM t) > 0 LIMIT 1", "SELECT 1 FROM DUAL WHERE 1 HAVING (SELECT COUNT(*) FROM `sb_app`.`t`) > 0 LIMIT 1", "SELECT"},
+		{"select i from t where exists ((select 6 from dual where 1 having t.i <> 6) intersect (select 3 from dual group by 1 having t.i in (select a from u)))",
+			"select i from `sb_app`.`t` where exists ((select 6 from dual where 1 having t.i <> 6) intersect (select 3 from dual group by 1 having t.i in (select a from `sb_app`.`u`)))", "SELECT"},
+		// JSON_TABLE, read as a derived table of its document: the
+		// document's subqueries name tables, the path and columns none.
+		{"SELECT * FROM json_table((SELECT a FROM t), '$' COLUMNS(a CHAR(1) path '$.*')) tmp",
+			"SELECT * FROM json_table((SELECT a FROM `sb_app`.`t`), '$' COLUMNS(a CHAR(1) path '$.*')) tmp", "SELECT"},
+		{"SELECT * FROM t, JSON_TABLE(t.j, '$[*]' COLUMNS(id FOR ORDINALITY, a INT PATH '$.a' DEFAULT '0' ON EMPTY, NESTED PATH '$.b[*]' COLUMNS (b VARCHAR(10) PATH '$'))) AS jt",
+			"SELECT * FROM `sb_app`.`t`, JSON_TABLE(t.j, '$[*]' COLUMNS(id FOR ORDINALITY, a INT PATH '$.a' DEFAULT '0' ON EMPTY, NESTED PATH '$.b[*]' COLUMNS (b VARCHAR(10) PATH '$'))) AS jt", "SELECT"},
+		{"INSERT INTO u SELECT a FROM json_table('[1]', '$[*]' COLUMNS(a INT path '$')) AS x", "INSERT INTO `sb_app`.`u` SELECT a FROM json_table('[1]', '$[*]' COLUMNS(a INT path '$')) AS x", "INSERT"},
+		// A locking clause after a bracketed SELECT (parser).
+		{"(select * from t) for update", "(select * from `sb_app`.`t`) for update", "SELECT"},
+		{"(select a from t where a in (select a from u)) lock in share mode; delete from u",
+			"(select a from `sb_app`.`t` where a in (select a from `sb_app`.`u`)) lock in share mode; delete from `sb_app`.`u`", "SELECT DELETE"},
 		// A table's alias after '=' (select): FROM u = t is u AS t.
 		{"select t.period from u = t limit 1", "select t.period from `sb_app`.`u` = t limit 1", "SELECT"},
 		{"SELECT x.a FROM t JOIN app.u = x ON x.a = t.a", "SELECT x.a FROM `sb_app`.`t` JOIN `sb_app`.`u` = x ON x.a = t.a", "SELECT"},
@@ -150,6 +171,12 @@ func TestRecoveredForms(t *testing.T) {
 		"SELECT 1; REPLACE INTO t SELECT * FROM t FOR SYSTEM_TIME ALL",
 		"SELECT 1; BEGIN NOT ATOMIC DELETE FROM t; END",
 		"SELECT 1; HANDLER t OPEN",
+		// A bracketed union locks through its brackets, which the server
+		// refuses (1221), or locks what the parser would not tell.
+		"(select * from t) union (select * from t) for update",
+		"(select 1 union select a from t) for update",
+		// JSON_TABLE's columns hold no expression the proxy reads.
+		"SELECT * FROM json_table('[1]', '$' COLUMNS(a INT path '$.a' DEFAULT (SELECT 1 FROM t) ON EMPTY)) tmp",
 		// Not a column's type.
 		"INSERT INTO t VALUES (POINT(1, 2)) RETURNING *, x FROM",
 		// Files are no variables.
@@ -227,6 +254,27 @@ func TestAnalyzes(t *testing.T) {
 	} {
 		if got := Analyzes(c.sql); got != c.want {
 			t.Errorf("Analyzes(%q) = %v, want %v", c.sql, got, c.want)
+		}
+	}
+}
+
+// TestRecoveredLocks: a masked locking read locks what it reads, as the
+// server does: its tables are forked first.
+func TestRecoveredLocks(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	for _, c := range []struct{ sql, locked string }{
+		{"(select * from t) for update", "app.t"},
+		{"(select * from t join u using (a)) lock in share mode", "app.t,app.u"},
+		{"SELECT 1 FROM DUAL WHERE 1 GROUP BY 1 HAVING 1 ORDER BY 1 FOR UPDATE", ""},
+	} {
+		a := e.Analyze(c.sql, opts)
+		if len(a.Statements) != 1 || a.Statements[0].Unprovable != "" {
+			t.Errorf("%q: not read: %+v", c.sql, a.Statements)
+			continue
+		}
+		if got := tables(uniqueTables(a.Statements[0].Locked)); got != sortedList(c.locked) {
+			t.Errorf("%q: locked %q, want %q", c.sql, got, sortedList(c.locked))
 		}
 	}
 }

@@ -453,6 +453,9 @@ type bodyReader struct {
 	// of those blocks declare each name.
 	blocks  [][]string
 	cursors map[string]int
+	// dynamic says why the first statement of dynamic SQL read (PREPARE
+	// or EXECUTE of a text built at run time) cannot be seen through.
+	dynamic string
 }
 
 // enterBlock opens a block's scope of cursors.
@@ -978,9 +981,21 @@ func (b *bodyReader) fragment(from, to int) string {
 	}
 	start, end := int(b.toks[from].start), int(b.toks[to-1].end)
 	sub := b.e.analyze(b.a.text[start:end], withDB(b.a.opts, b.db))
+	w := func(j int) string { return tokWord(b.a.text, b.toks, j) }
+	if sub.parseErr != nil && w(from) == "PREPARE" && w(from+2) == "FROM" && from+3 < to && b.toks[from+3].kind != tokString {
+		// PREPARE name FROM a local variable or an expression (MariaDB
+		// takes any): a text the server builds at run time.
+		b.dynamic = "PREPARE ... FROM " + strings.Join(strings.Fields(firstLine(b.a.text[b.toks[from+3].start:end])), " ") +
+			" prepares a text built at run time (dynamic SQL), which the proxy cannot see"
+		return b.dynamic
+	}
 	if sub.parseErr != nil || sub.normErr != nil || len(sub.Statements) != 1 {
 		return "the proxy cannot parse the statement " + strings.Join(strings.Fields(firstLine(b.a.text[start:end])), " ") +
 			" of the procedure's body"
+	}
+	if st := sub.Statements[0]; st.Unprovable != "" && (w(from) == "PREPARE" || w(from) == "EXECUTE") && b.dynamic == "" {
+		// PREPARE … FROM @variable, EXECUTE [IMMEDIATE]: dynamic SQL.
+		b.dynamic = st.Unprovable
 	}
 	b.r.Body = append(b.r.Body, sub)
 	b.r.bodyAt = append(b.r.bodyAt, start)
@@ -1126,16 +1141,39 @@ func isCompound(text string, toks []token) bool {
 
 // analyzeCompound reads an input that is one compound statement with the
 // procedure body's reader: each statement and expression of the block is
-// analysed alone and rewritten in place (a part each). It reports false,
-// leaving the input to the parser (which refuses it), when the block holds
-// anything but reads, writes and plain SET of variables — statements the
-// session must see sent alone (DDL, transactions, USE, SHOW, CALL, …) —
-// or is not the whole input.
+// analysed alone and rewritten in place (a part each). A block that runs
+// dynamic SQL, or holds anything but reads, writes and plain SET of
+// variables — statements the session must see sent alone (DDL,
+// transactions, USE, SHOW, CALL, …) — is one statement refused for it. It
+// reports false, leaving the input to the parser (which refuses it), when
+// the reader cannot read the block, or it is not the whole input.
 func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 	text := a.text
+	if punctAt(text, toks, 1, ':') {
+		// MariaDB runs compound statements outside a stored program
+		// unlabelled only (sp_proc_stmt_compound_ok): a label there is a
+		// syntax error for sure. The input goes as it is, for the
+		// server's own 1064.
+		a.Statements = []Statement{{Class: ClassRead, Kind: "SYNTAX ERROR", DB: a.opts.DB}}
+		a.stmtStarts, a.stmtDBs, a.stmtAliases = []int{0}, []string{a.opts.DB}, []map[string]bool{nil}
+		return true
+	}
 	r := &Routine{}
 	b := &bodyReader{e: e, a: a, toks: toks, db: a.opts.DB, r: r}
 	end, why := b.statement(0, 0)
+	// refused makes the input one compound statement refused for why
+	// (the session has the server check a block's syntax first).
+	refused := func(why, hint string) bool {
+		a.Statements = []Statement{{DB: a.opts.DB, Class: ClassWrite, Kind: "COMPOUND",
+			Unprovable: "this compound statement (BEGIN NOT ATOMIC … END, or a block sent as a statement) " + why, hint: hint}}
+		a.stmtStarts, a.stmtDBs = []int{0}, []string{a.opts.DB}
+		return true
+	}
+	if b.dynamic != "" {
+		// Dynamic SQL: refused as such, whatever else the block holds.
+		return refused("runs dynamic SQL: "+b.dynamic, "dynamic SQL inside a compound statement or stored program is refused "+
+			"in a sandbox, as the proxy cannot rewrite a text the server builds at run time; send the statements it would run one by one instead")
+	}
 	if why != "" {
 		return false
 	}
@@ -1147,15 +1185,26 @@ func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 	st := Statement{DB: a.opts.DB, Class: ClassRead, Kind: "COMPOUND"}
 	for _, sub := range r.Body {
 		for _, bs := range sub.Statements {
+			what := bs.Kind
+			if f := strings.Fields(sub.text); what == "" && len(f) > 0 {
+				what = strings.ToUpper(f[0])
+			}
 			switch {
-			case bs.Unprovable != "" || bs.Show != nil || bs.Routine != nil || bs.Kind == "SYNTAX ERROR":
+			case bs.Kind == "SYNTAX ERROR":
 				return false
-			case bs.Class == ClassWrite:
+			case bs.Unprovable != "":
+				return refused("holds a statement the proxy cannot see through: "+bs.Unprovable,
+					"send the block's statements one by one instead")
+			case bs.Class == ClassWrite && bs.Show == nil && bs.Routine == nil:
 				st.Class = ClassWrite
-			case bs.Class == ClassRead:
+			case bs.Class == ClassRead && bs.Show == nil && bs.Routine == nil:
 			case bs.Class == ClassSession && bs.Kind == "SET" && !bs.ChangesLexing && !bs.ChangesIsolation:
 			default:
-				return false
+				// Statements the session must see sent alone: DDL,
+				// transactions, USE, SHOW, CALL, settings that change how
+				// texts are read or what they lock.
+				return refused("holds "+what+", which the proxy runs in a sandbox only when it is sent as a statement of its own "+
+					"(a block may hold reads, writes and SET of variables)", "send that statement outside the block")
 			}
 			st.takeBody(bs)
 		}
@@ -1169,6 +1218,24 @@ func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 		a.parts = append(a.parts, part{start: r.bodyAt[i], sub: sub})
 	}
 	return true
+}
+
+// CompoundBody is, for an input that is one compound statement sent as a
+// statement (Kind "COMPOUND"), the analyses of its statements and
+// expressions in the order they are written — each a statement of the
+// block, or an expression read as SELECT expression — and nil for any
+// other input.
+func (a *Analysis) CompoundBody() []*Analysis {
+	if len(a.Statements) != 1 || a.Statements[0].Kind != "COMPOUND" {
+		return nil
+	}
+	var body []*Analysis
+	for _, p := range a.parts {
+		if p.sub != nil {
+			body = append(body, p.sub)
+		}
+	}
+	return body
 }
 
 // takeBody adds to st, a statement holding a body (a procedure's, a

@@ -356,3 +356,48 @@ func TestAnchoredTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestCompoundBlocks: a compound statement sent as a statement is read
+// like a procedure's body — its statements and expressions are the
+// analyses CompoundBody lists, its tables rewritten in place — and one
+// that runs dynamic SQL (PREPARE … FROM a variable or an expression,
+// EXECUTE) is refused for its dynamic SQL, whatever else it holds.
+func TestCompoundBlocks(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	r := mapResolver{{DB: "app", Name: "t"}: {DB: "sb_app", Name: "t"}, {DB: "app", Name: "u"}: {DB: "sb_app", Name: "u"}}
+	for _, c := range []struct {
+		sql, want string
+		body      int // how many analyses CompoundBody lists
+	}{
+		{"BEGIN NOT ATOMIC DECLARE done INT DEFAULT 0; DECLARE x INT; DECLARE c CURSOR FOR SELECT a FROM t; " +
+			"DECLARE CONTINUE HANDLER FOR NOT FOUND SET done = 1; OPEN c; l: LOOP FETCH c INTO x; IF done THEN LEAVE l; END IF; " +
+			"INSERT INTO u VALUES (x); END LOOP; CLOSE c; END",
+			"BEGIN NOT ATOMIC DECLARE done INT DEFAULT 0; DECLARE x INT; DECLARE c CURSOR FOR SELECT a FROM `sb_app`.`t`; " +
+				"DECLARE CONTINUE HANDLER FOR NOT FOUND SET done = 1; OPEN c; l: LOOP FETCH c INTO x; IF done THEN LEAVE l; END IF; " +
+				"INSERT INTO `sb_app`.`u` VALUES (x); END LOOP; CLOSE c; END", 5},
+		{"BEGIN NOT ATOMIC SELECT * FROM json_table((SELECT j FROM t), '$' COLUMNS(a CHAR(1) path '$.*')) tmp; END;",
+			"BEGIN NOT ATOMIC SELECT * FROM json_table((SELECT j FROM `sb_app`.`t`), '$' COLUMNS(a CHAR(1) path '$.*')) tmp; END;", 1},
+	} {
+		if !wantRewrite(t, e, c.sql, opts, r, c.want, "COMPOUND") {
+			continue
+		}
+		if n := len(e.Analyze(c.sql, opts).CompoundBody()); n != c.body {
+			t.Errorf("%q: %d analyses in its body, want %d", c.sql, n, c.body)
+		}
+	}
+	if b := e.Analyze("SELECT * FROM t", opts).CompoundBody(); b != nil {
+		t.Errorf("a SELECT's compound body: %v", b)
+	}
+	for _, sql := range []string{
+		"BEGIN NOT ATOMIC DECLARE q TEXT DEFAULT 'SELECT 1'; WHILE q IS NOT NULL DO PREPARE s FROM q; EXECUTE s; SET q = NULL; END WHILE; END",
+		"BEGIN NOT ATOMIC SET @q = 'DELETE FROM t'; PREPARE s FROM @q; EXECUTE s; DEALLOCATE PREPARE s; END",
+		"BEGIN NOT ATOMIC EXECUTE IMMEDIATE CONCAT('DELETE FROM ', 't'); END",
+		"BEGIN NOT ATOMIC DELETE FROM u; PREPARE s FROM CONCAT('SELECT ', 1); END",
+	} {
+		_, err := e.Rewrite(sql, opts, r)
+		if err == nil || !strings.Contains(err.Error(), "runs dynamic SQL") {
+			t.Errorf("%q: %v, want a refusal of its dynamic SQL", sql, err)
+		}
+	}
+}

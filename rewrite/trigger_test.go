@@ -53,6 +53,14 @@ func TestTriggers(t *testing.T) {
 		// goes as it is, for the server's 1064.
 		{"CREATE /* x */ TRIGGER tr AFTER INSERT ON t FOR EACH ROW -- y\n xyzzy",
 			"CREATE /* x */ TRIGGER `sb_app`.`tr` AFTER INSERT ON `sb_app`.`t` FOR EACH ROW -- y\n xyzzy", "CREATE TRIGGER", "app.t", ""},
+		// JSON_TABLE in a body (sp-cursor): its document's subqueries
+		// name tables.
+		{"CREATE TRIGGER tr AFTER INSERT ON t FOR EACH ROW FOR x IN (SELECT * FROM json_table(NULL, '$' COLUMNS(a CHAR(1) path '$.*')) tmp) DO set @a=1; END FOR",
+			"CREATE TRIGGER `sb_app`.`tr` AFTER INSERT ON `sb_app`.`t` FOR EACH ROW FOR x IN (SELECT * FROM json_table(NULL, '$' COLUMNS(a CHAR(1) path '$.*')) tmp) DO set @a=1; END FOR",
+			"CREATE TRIGGER", "app.t", ""},
+		{"CREATE TRIGGER tr AFTER INSERT ON t FOR EACH ROW INSERT INTO log SELECT a FROM json_table((SELECT j FROM u LIMIT 1), '$[*]' COLUMNS(a INT PATH '$')) AS jt",
+			"CREATE TRIGGER `sb_app`.`tr` AFTER INSERT ON `sb_app`.`t` FOR EACH ROW INSERT INTO `sb_app`.`log` SELECT a FROM json_table((SELECT j FROM `sb_app`.`u` LIMIT 1), '$[*]' COLUMNS(a INT PATH '$')) AS jt",
+			"CREATE TRIGGER", "app.t,app.log", "app.u"},
 		{"DROP TRIGGER IF EXISTS tr", "DROP TRIGGER IF EXISTS `sb_app`.`tr`", "DROP TRIGGER", "", ""},
 		{"DROP TRIGGER other.`tr`;", "DROP TRIGGER `sb_other`.`tr`;", "DROP TRIGGER", "", ""},
 		{"SHOW CREATE TRIGGER tr", "SHOW CREATE TRIGGER `sb_app`.`tr`", "SHOW CREATE TRIGGER", "", ""},

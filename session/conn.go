@@ -1026,6 +1026,18 @@ func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool
 		if err := s.confinedTrigger(ctx, st); err != nil {
 			return err
 		}
+		if st.Kind == "COMPOUND" && !body {
+			// An anonymous block's statements run at once, under the
+			// rules of a sandbox procedure's body.
+			for _, b := range a.CompoundBody() {
+				if err := s.bodyAllowed(b); err != nil {
+					return err
+				}
+				if err := s.confinedIn(ctx, b, true); err != nil {
+					return err
+				}
+			}
+		}
 		if (st.Kind == "CREATE PROCEDURE" || st.Kind == "CREATE FUNCTION") && st.Routine != nil {
 			// The body's statements are the sandbox's statements too.
 			for _, b := range st.Routine.Body {

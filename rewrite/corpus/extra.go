@@ -1013,7 +1013,14 @@ var refusalCases = []Case{
 	{SQL: "SELECT COUNT(*) FROM orders INTO @n, @m", Class: "read", Reads: "app.orders",
 		Want: "SELECT COUNT(*) FROM `sbx`.`s1_orders` INTO @n, @m"},
 	{SQL: "SELECT * FROM users u, JSON_TABLE(u.tags, '$[*]' COLUMNS (tag VARCHAR(20) PATH '$')) AS jt",
-		Class: "unparseable", Refuse: "names the sandboxed table `app`.`users`"},
+		Class: "read", Reads: "app.users",
+		Want: "SELECT * FROM `sbx`.`s1_users` u, JSON_TABLE(u.tags, '$[*]' COLUMNS (tag VARCHAR(20) PATH '$')) AS jt"},
+	{SQL: "SELECT jt.tag FROM users, JSON_TABLE(users.tags, '$[*]' COLUMNS (tag VARCHAR(20) PATH '$')) AS jt",
+		Class: "read", Reads: "app.users",
+		Want: "SELECT jt.tag FROM `sbx`.`s1_users`, JSON_TABLE(`s1_users`.tags, '$[*]' COLUMNS (tag VARCHAR(20) PATH '$')) AS jt"},
+	{SQL: "SELECT * FROM JSON_TABLE((SELECT tags FROM users LIMIT 1), '$[*]' COLUMNS (tag VARCHAR(20) PATH '$')) AS jt",
+		Class: "read", Reads: "app.users",
+		Want: "SELECT * FROM JSON_TABLE((SELECT tags FROM `sbx`.`s1_users` LIMIT 1), '$[*]' COLUMNS (tag VARCHAR(20) PATH '$')) AS jt"},
 }
 
 // classCases are statements that name no table: only their class matters,
