@@ -1,6 +1,9 @@
 package rewrite
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // Dynamic SQL. PREPARE name FROM <expression> and EXECUTE IMMEDIATE
 // <expression> run a text the server computes: the proxy cannot see it in
@@ -93,4 +96,53 @@ func (d *Dynamic) With(value *string) string {
 		lit = quoteString(*value, d.backslash)
 	}
 	return d.src[:d.start] + lit + d.src[d.end:]
+}
+
+// ImmediateText reads sql, a single statement, as EXECUTE IMMEDIATE
+// 'text' with no USING values, and returns the text it runs, when the
+// server runs that text as it would run the text sent itself: the text is
+// ASCII (read the same whatever the connection's character set), holds
+// no placeholder (the server counts its ? against the USING values,
+// 1210) — but for the statements the server will not prepare (1295), which
+// the caller tells with UnpreparableText. ok is false for any other input.
+func (e *Engine) ImmediateText(sql string, opts Options) (string, bool) {
+	lo := lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes}
+	toks := lex(sql, lo)
+	n := len(toks)
+	for n > 0 && punctAt(sql, toks, n-1, ';') {
+		n--
+	}
+	if n != 3 || tokWord(sql, toks, 0) != "EXECUTE" || tokWord(sql, toks, 1) != "IMMEDIATE" || toks[2].kind != tokString ||
+		sql[toks[2].start] != '\'' && sql[toks[2].start] != '"' {
+		return "", false
+	}
+	text := unquoteString(sql[toks[2].start:toks[2].end], !opts.NoBackslashEscapes)
+	for i := 0; i < len(text); i++ {
+		if text[i] >= utf8.RuneSelf {
+			return "", false
+		}
+	}
+	for _, t := range lex(text, lo) {
+		if t.kind == tokVariable && text[t.start:t.end] == "?" {
+			return "", false
+		}
+	}
+	return text, true
+}
+
+// UnpreparableText reports whether text is a statement the server will not
+// prepare (1295, ER_UNSUPPORTED_PS): PREPARE, EXECUTE [IMMEDIATE] and
+// DEALLOCATE | DROP PREPARE.
+func UnpreparableText(text string, opts Options) bool {
+	toks := lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	if len(toks) > 0 && toks[0].kind == tokComment {
+		return true // not read here: left to the caller's refusal
+	}
+	switch tokWord(text, toks, 0) {
+	case "PREPARE", "EXECUTE", "DEALLOCATE":
+		return true
+	case "DROP":
+		return tokWord(text, toks, 1) == "PREPARE"
+	}
+	return false
 }
