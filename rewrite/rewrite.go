@@ -724,6 +724,11 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 			rf := refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; %s", st.Unprovable, hint)
 			if st.serverCheck && len(a.Statements) == 1 {
 				serverCheck(rf)
+				if st.Kind == "EXECUTE IMMEDIATE" && len(a.prepared) == 1 {
+					// The server checks the text it runs (more than one
+					// statement, a ? where the grammar takes none).
+					rf.CheckText = a.prepared[0].inner.src
+				}
 			}
 			return nil, rf
 		}

@@ -654,6 +654,11 @@ func (s *Session) plan(ctx context.Context, sql string, opts rewrite.Options, pr
 			if err != nil {
 				return nil, err
 			}
+			if text == sql {
+				p := newPlan(sql, a)
+				p.version = s.current(opts)
+				return p, nil
+			}
 			return s.plan(ctx, text, opts, false)
 		}
 	}

@@ -55,9 +55,9 @@ func (s *Session) dynamicText(ctx context.Context, a *rewrite.Analysis, sql stri
 // watches by its kind (SHOW, USE, SET, transactions, routines, CREATE
 // DATABASE, …) or one it does not read — and the server runs the text as
 // it runs it sent itself (rewrite.ImmediateText): same rows, warnings,
-// affected rows and effects (MariaDB 10.11 prepares every other
-// statement). A text the server will not prepare is refused with its error
-// (1295). ok is false for any other input.
+// affected rows and effects. A text the server will not prepare is sent as
+// it is (text is sql): the server refuses it with 1295 and runs nothing.
+// ok is false for any other input.
 func (s *Session) immediateItself(a *rewrite.Analysis, sql string, opts rewrite.Options) (string, bool, error) {
 	if len(a.Statements) != 1 || a.Statements[0].Kind != "EXECUTE IMMEDIATE" || a.Statements[0].Unprovable == "" {
 		return "", false, nil
@@ -67,7 +67,7 @@ func (s *Session) immediateItself(a *rewrite.Analysis, sql string, opts rewrite.
 		return "", false, nil
 	}
 	if rewrite.UnpreparableText(text, opts) {
-		return "", false, refusal(wire.ErUnsupportedPS, "HY000", "This command is not supported in the prepared statement protocol yet")
+		return sql, true, nil
 	}
 	in := s.m.engine.Analyze(text, opts)
 	if len(in.Statements) != 1 {
