@@ -19,8 +19,13 @@ import (
 func TestServerCollations(t *testing.T) {
 	db, _ := env(t)
 	root := openDB(t, db.DSN(""))
-	rows, err := root.Query("SELECT CHARACTER_SET_NAME, COLLATION_NAME, IS_DEFAULT FROM information_schema.COLLATIONS " +
-		"WHERE CHARACTER_SET_NAME IS NOT NULL ORDER BY CHARACTER_SET_NAME, IS_DEFAULT DESC, COLLATION_NAME")
+	// COLLATION_CHARACTER_SET_APPLICABILITY lists every collation under
+	// its full name, the character set's own (utf8mb4_uca1400_ai_ci) too,
+	// which COLLATIONS lists only once, bare (uca1400_ai_ci), since
+	// MariaDB 10.10.
+	rows, err := root.Query("SELECT CHARACTER_SET_NAME, FULL_COLLATION_NAME, IS_DEFAULT " +
+		"FROM information_schema.COLLATION_CHARACTER_SET_APPLICABILITY " +
+		"ORDER BY CHARACTER_SET_NAME, IS_DEFAULT DESC, FULL_COLLATION_NAME")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1120,6 +1120,83 @@ func TestFidelitySQLPrepare(t *testing.T) {
 			"PREPARE b FROM ' ? v FROM t WHERE id = 1 '",
 			"PREPARE b FROM 'SELECT v FROM t WHERE'",
 		}},
+		// EXECUTE IMMEDIATE of a statement the proxy answers or watches by
+		// its kind runs as that statement sent itself.
+		{name: "immediate-itself", schema: "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20)); INSERT INTO t VALUES (1, 'a'), (2, 'b');", steps: []string{
+			"SET @tbl = 't', @coll = 'utf8mb4_uca1400_ai_ci'",
+			"EXECUTE IMMEDIATE 'SHOW TABLES'",
+			"EXECUTE IMMEDIATE CONCAT('SHOW CREATE TABLE ', @tbl)",
+			"EXECUTE IMMEDIATE CONCAT('SHOW COLUMNS FROM ', @tbl)",
+			"EXECUTE IMMEDIATE 'SET @x = 5'",
+			"SELECT @x",
+			"EXECUTE IMMEDIATE SFORMAT('CREATE VIEW v AS SELECT id, CONVERT(v USING utf8mb4) COLLATE {} AS c FROM {} WHERE id > 1', @coll, @tbl)",
+			"SELECT id, c, COLLATION(c) FROM v",
+			"SHOW FULL TABLES",
+			"EXECUTE IMMEDIATE 'BEGIN'",
+			"INSERT INTO t VALUES (5, 'e')",
+			"EXECUTE IMMEDIATE 'ROLLBACK'",
+			"SELECT * FROM t ORDER BY id",
+			"EXECUTE IMMEDIATE CONCAT('CREATE PROCEDURE p() SELECT COUNT(*) FROM ', @tbl)",
+			"EXECUTE IMMEDIATE 'CALL p()'",
+			"EXECUTE IMMEDIATE 'DROP PROCEDURE p'",
+			"SELECT 1/0",
+			"EXECUTE IMMEDIATE 'SHOW WARNINGS'",
+			"EXECUTE IMMEDIATE 'PREPARE s FROM ''SELECT 1'''",
+			"EXECUTE IMMEDIATE CONCAT('DEALLOCATE PREPARE ', 's')",
+			"EXECUTE IMMEDIATE 'SELEC 1'",
+			"EXECUTE IMMEDIATE 'SHOW TABLES; SELECT 1'",
+			"EXECUTE IMMEDIATE 'SHOW TABLES LIKE ?'",
+			"DROP VIEW v",
+		}},
+		// PREPARE of such a statement, then EXECUTE.
+		{name: "prepare-itself", schema: "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20)); INSERT INTO t VALUES (1, 'a'), (2, 'b');", steps: []string{
+			"PREPARE s FROM 'SHOW TABLES'",
+			"EXECUTE s",
+			"SET @q = 'CREATE VIEW v AS SELECT * FROM t WHERE id > 1'",
+			"PREPARE c FROM @q",
+			"EXECUTE c",
+			"SELECT * FROM v",
+			"EXECUTE c",
+			"PREPARE z FROM 'SET @z = 3'",
+			"EXECUTE z",
+			"SELECT @z",
+			"EXECUTE z USING 1",
+			"PREPARE d FROM CONCAT('SHOW CREATE VIEW ', 'v')",
+			"EXECUTE d",
+			"PREPARE p FROM 'CREATE PROCEDURE p() SELECT COUNT(*) FROM t'",
+			"EXECUTE p",
+			"CALL p()",
+			"PREPARE b FROM 'BEGIN'",
+			"EXECUTE b",
+			"INSERT INTO t VALUES (7, 'g')",
+			"ROLLBACK",
+			"SELECT * FROM t ORDER BY id",
+			"DROP PROCEDURE p",
+			"DROP VIEW v",
+		}},
+	})
+}
+
+// TestFidelityInfoSchemaTables: a table made from a query of
+// information_schema names its columns as the query wrote them, and the
+// query lists the table being made, as on the server.
+func TestFidelityInfoSchemaTables(t *testing.T) {
+	runObjCases(t, []objCase{
+		{name: "ctas", schema: "CREATE TABLE t1 (x INT); CREATE TABLE t2 (x INT);", steps: []string{
+			"CREATE TABLE t3 (x INT)",
+			"CREATE TABLE t4 AS SELECT table_name FROM information_schema.TABLES WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE'",
+			"DELETE FROM t4 WHERE table_name NOT IN (SELECT table_name FROM information_schema.TABLES WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE')",
+			"SELECT * FROM t4 ORDER BY table_name",
+			"SHOW CREATE TABLE t4",
+			"CREATE TABLE t5 SELECT i.`Table_Name`, i.table_type, table_rows + 0 FROM information_schema.TABLES i WHERE table_schema = DATABASE() AND table_name = 't1'",
+			"SHOW CREATE TABLE t5",
+			"CREATE VIEW v AS SELECT table_name FROM information_schema.TABLES WHERE table_schema = DATABASE() AND table_name LIKE 't%'",
+			"SELECT * FROM v ORDER BY 1",
+			"DROP TABLE t4",
+			"CREATE TABLE t4 AS SELECT table_name FROM information_schema.TABLES WHERE table_schema = DATABASE() AND table_name = 't4'",
+			"SELECT * FROM t4",
+			"DROP VIEW v",
+		}},
 	})
 }
 

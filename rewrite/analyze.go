@@ -78,10 +78,12 @@ type collector struct {
 	refTables map[*ast.TableName]bool
 }
 
-// labelText is a select list expression's offset and text.
+// labelText is a select list expression's offset and text; column is
+// whether the expression is a column reference.
 type labelText struct {
 	offset int
 	text   string
+	column bool
 }
 
 func newCollector() *collector {
@@ -309,7 +311,8 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 			c.refs = append(c.refs, astRef{kind: refQualifier, schema: x.WildCard.Schema.O, name: x.WildCard.Table.O})
 		}
 		if x.AsName.L == "" && x.WildCard == nil && x.Expr != nil {
-			c.labels = append(c.labels, labelText{x.Offset, x.OriginalText()})
+			_, column := x.Expr.(*ast.ColumnNameExpr)
+			c.labels = append(c.labels, labelText{x.Offset, x.OriginalText(), column})
 		}
 		if col, ok := x.Expr.(*ast.ColumnNameExpr); ok && x.AsName.L != "" && col.Name != nil {
 			c.aliasedColumns = append(c.aliasedColumns, [2]string{x.AsName.O, col.Name.Name.O})

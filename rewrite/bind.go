@@ -264,7 +264,7 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 		}
 		s.Accept(c)
 		a.Statements = append(a.Statements, describe(s, c, db))
-		a.Statements[len(a.Statements)-1].Labels = labelSpans(c.labels, sql)
+		a.Statements[len(a.Statements)-1].Labels, a.Statements[len(a.Statements)-1].labelColumns = labelSpans(c.labels, sql)
 		a.Statements[len(a.Statements)-1].AliasedColumns = c.aliasedColumns
 		a.markBare(&a.Statements[len(a.Statements)-1], sc.toks)
 		routineStatement(&a.Statements[len(a.Statements)-1], s, sql, sc.toks, start)
@@ -1190,15 +1190,16 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 }
 
 // labelSpans are the spans of labels in text, those the parser's offsets
-// place exactly (others are left out).
-func labelSpans(labels []labelText, text string) [][2]int {
-	var out [][2]int
+// place exactly (others are left out), and for each whether it is a
+// column reference.
+func labelSpans(labels []labelText, text string) (spans [][2]int, columns []bool) {
 	for _, l := range labels {
 		if end := l.offset + len(l.text); l.text != "" && l.offset >= 0 && end <= len(text) && text[l.offset:end] == l.text {
-			out = append(out, [2]int{l.offset, end})
+			spans = append(spans, [2]int{l.offset, end})
+			columns = append(columns, l.column)
 		}
 	}
-	return out
+	return spans, columns
 }
 
 // lockingStatement reports statements that read their tables under locks

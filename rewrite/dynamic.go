@@ -1,6 +1,9 @@
 package rewrite
 
-import "strings"
+import (
+	"strings"
+	"unicode/utf8"
+)
 
 // Dynamic SQL. PREPARE name FROM <expression> and EXECUTE IMMEDIATE
 // <expression> run a text the server computes: the proxy cannot see it in
@@ -93,4 +96,83 @@ func (d *Dynamic) With(value *string) string {
 		lit = quoteString(*value, d.backslash)
 	}
 	return d.src[:d.start] + lit + d.src[d.end:]
+}
+
+// ImmediateText reads sql, a single statement, as EXECUTE IMMEDIATE
+// 'text' with no USING values, and returns the text it runs, when the
+// server runs that text as it would run the text sent itself: the text is
+// ASCII (read the same whatever the connection's character set), holds
+// no placeholder (the server counts its ? against the USING values,
+// 1210) and starts with no comment (an executable one may hold its first
+// word) — but for the statements the server will not prepare (1295), which
+// the caller tells with UnpreparableText. ok is false for any other input.
+func (e *Engine) ImmediateText(sql string, opts Options) (string, bool) {
+	return literalText(sql, opts, "EXECUTE", "IMMEDIATE")
+}
+
+// PreparedText is ImmediateText for PREPARE name FROM 'text': the text
+// EXECUTE name (with no USING values) runs as if sent itself.
+func (e *Engine) PreparedText(sql string, opts Options) (string, bool) {
+	return literalText(sql, opts, "PREPARE", "", "FROM")
+}
+
+// BareExecute reports whether sql is EXECUTE name, with no USING values.
+func (e *Engine) BareExecute(sql string, opts Options) bool {
+	toks := lex(sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	n := len(toks)
+	for n > 0 && punctAt(sql, toks, n-1, ';') {
+		n--
+	}
+	return n == 2 && tokWord(sql, toks, 0) == "EXECUTE" && (toks[1].kind == tokIdent || toks[1].kind == tokQuoted) &&
+		tokWord(sql, toks, 1) != "IMMEDIATE"
+}
+
+// literalText reads sql as the words head ("" for a name) followed by one
+// string literal (see ImmediateText) and returns the literal's text.
+func literalText(sql string, opts Options, head ...string) (string, bool) {
+	lo := lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes}
+	toks := lex(sql, lo)
+	n := len(toks)
+	for n > 0 && punctAt(sql, toks, n-1, ';') {
+		n--
+	}
+	if n != len(head)+1 {
+		return "", false
+	}
+	for i, w := range head {
+		if w == "" && toks[i].kind != tokIdent && toks[i].kind != tokQuoted || w != "" && tokWord(sql, toks, i) != w {
+			return "", false
+		}
+	}
+	lit := toks[len(head)]
+	if lit.kind != tokString || sql[lit.start] != '\'' && sql[lit.start] != '"' {
+		return "", false
+	}
+	text := unquoteString(sql[lit.start:lit.end], !opts.NoBackslashEscapes)
+	for i := 0; i < len(text); i++ {
+		if text[i] >= utf8.RuneSelf {
+			return "", false
+		}
+	}
+	for i, t := range lex(text, lo) {
+		if t.kind == tokVariable && text[t.start:t.end] == "?" || i == 0 && t.kind == tokComment {
+			return "", false
+		}
+	}
+	return text, true
+}
+
+// UnpreparableText reports whether text is a statement the server will not
+// prepare (1295, ER_UNSUPPORTED_PS): PREPARE, EXECUTE [IMMEDIATE] and
+// DEALLOCATE | DROP PREPARE (MariaDB 10.11 prepares any other). The server
+// refuses it before it runs anything.
+func UnpreparableText(text string, opts Options) bool {
+	toks := lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	switch tokWord(text, toks, 0) {
+	case "PREPARE", "EXECUTE", "DEALLOCATE":
+		return true
+	case "DROP":
+		return tokWord(text, toks, 1) == "PREPARE"
+	}
+	return false
 }

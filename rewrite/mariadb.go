@@ -522,6 +522,8 @@ func (e *Engine) executeImmediate(a *Analysis, text string, lit token) bool {
 	if why := immediateRefused(inner); why != "" {
 		st.Unprovable = why
 		st.hint = "send the statement itself"
+		// The server's error when it rejects the text (a syntax error).
+		st.serverCheck = true
 	} else {
 		st.Class, st.Temporary = inner.Statements[0].Class, inner.Statements[0].Temporary
 		if st.Class == ClassDDL {

@@ -335,3 +335,43 @@ func TestQualifiersOfKeptNames(t *testing.T) {
 		}
 	}
 }
+
+// TestImmediateText: EXECUTE IMMEDIATE 'text' without USING gives the
+// text it runs when the server runs it as the text sent itself; texts the
+// server will not prepare are told apart.
+func TestImmediateText(t *testing.T) {
+	e := NewEngine(0)
+	for _, c := range []struct {
+		sql, text  string
+		nbe, ok    bool
+		unprepared bool
+	}{
+		{sql: "EXECUTE IMMEDIATE 'SHOW TABLES';", text: "SHOW TABLES", ok: true},
+		{sql: `EXECUTE IMMEDIATE "SET @a = 'it''s\\\\'"`, text: `SET @a = 'it''s\\'`, ok: true},
+		{sql: `EXECUTE IMMEDIATE 'SET @a = ''\'''`, text: `SET @a = '\'`, nbe: true, ok: true},
+		{sql: "execute immediate 'PREPARE s FROM ''SELECT 1'''", text: "PREPARE s FROM 'SELECT 1'", ok: true, unprepared: true},
+		{sql: "EXECUTE IMMEDIATE ' drop prepare s'", text: " drop prepare s", ok: true, unprepared: true},
+		{sql: "EXECUTE IMMEDIATE 'EXECUTE IMMEDIATE ''SELECT 1'''", text: "EXECUTE IMMEDIATE 'SELECT 1'", ok: true, unprepared: true},
+		{sql: "EXECUTE IMMEDIATE 'DROP TABLE t'", text: "DROP TABLE t", ok: true},
+		// Placeholders, USING, comments, non-ASCII texts, expressions.
+		{sql: "EXECUTE IMMEDIATE 'SHOW TABLES LIKE ?'"},
+		{sql: "EXECUTE IMMEDIATE 'SET @a = ?' USING 1"},
+		{sql: "EXECUTE IMMEDIATE '/*!PREPARE s FROM 1 */'"},
+		{sql: "EXECUTE IMMEDIATE /* x */ 'SHOW TABLES'"},
+		{sql: "EXECUTE IMMEDIATE 'SET @a = ''é'''"},
+		{sql: "EXECUTE IMMEDIATE CONCAT('SHOW ', 'TABLES')"},
+		{sql: "EXECUTE IMMEDIATE 'SHOW TABLES' 'x'"},
+		{sql: "EXECUTE IMMEDIATE _latin1'SHOW TABLES'"},
+		{sql: "EXECUTE IMMEDIATE 'SHOW TABLES'; SELECT 1"},
+		{sql: "PREPARE s FROM 'SHOW TABLES'"},
+	} {
+		opts := Options{NoBackslashEscapes: c.nbe}
+		text, ok := e.ImmediateText(c.sql, opts)
+		if text != c.text || ok != c.ok {
+			t.Errorf("%q: %q, %v; want %q, %v", c.sql, text, ok, c.text, c.ok)
+		}
+		if ok && UnpreparableText(text, opts) != c.unprepared {
+			t.Errorf("%q: unpreparable %v, want %v", c.sql, !c.unprepared, c.unprepared)
+		}
+	}
+}

@@ -189,6 +189,9 @@ type Statement struct {
 	// expressions the server labels with their text as sent (those
 	// without an alias).
 	Labels [][2]int
+	// labelColumns says, for each of Labels, whether the expression is a
+	// column reference.
+	labelColumns []bool
 	// AliasedColumns are the select list's columns given an alias: alias,
 	// column name (as written).
 	AliasedColumns [][2]string
@@ -721,6 +724,11 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 			rf := refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; %s", st.Unprovable, hint)
 			if st.serverCheck && len(a.Statements) == 1 {
 				serverCheck(rf)
+				if st.Kind == "EXECUTE IMMEDIATE" && len(a.prepared) == 1 {
+					// The server checks the text it runs (more than one
+					// statement, a ? where the grammar takes none).
+					rf.CheckText = a.prepared[0].inner.src
+				}
 			}
 			return nil, rf
 		}
@@ -743,6 +751,12 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 // column with the expression's text as sent, so an expression the rewrite
 // changes gets its text as the client wrote it as an alias (but for a text
 // longer than a name may be, which the server names Name_exp_N either way).
+//
+// A column of information_schema is named as the select list writes it
+// (table_name, not TABLE_NAME), unlike a view's, which has its view's name
+// for it: when the rewrite sends a query of information_schema only to the
+// sandbox's views of it, each column reference gets the name as written as
+// an alias too.
 func (a *Analysis) namedColumns(reps []replacement) []replacement {
 	var out []replacement
 	for _, st := range a.Statements {
@@ -751,17 +765,60 @@ func (a *Analysis) namedColumns(reps []replacement) []replacement {
 		default:
 			continue
 		}
-		for _, l := range st.Labels {
+		info := len(reps) > 0 && readsInfoSchemaOnly(st)
+		for i, l := range st.Labels {
 			changed := false
 			for _, rp := range reps {
 				changed = changed || rp.start >= l[0] && rp.end <= l[1] && rp.end > rp.start
 			}
-			if text := a.src[l[0]:l[1]]; changed && utf8.RuneCountInString(text) <= maxIdentifierLength && !strings.HasSuffix(text, " ") {
+			text := a.src[l[0]:l[1]]
+			if i < len(st.labelColumns) && st.labelColumns[i] {
+				// A column is named by its name (t.a is a), as written
+				// for a table's or information_schema's.
+				if name, ok := columnName(text, a.opts.ANSIQuotes); ok && (changed || info) {
+					out = append(out, replacement{start: l[1], end: l[1], text: " AS " + QuoteIdent(name)})
+				}
+				continue
+			}
+			if changed && utf8.RuneCountInString(text) <= maxIdentifierLength && !strings.HasSuffix(text, " ") {
 				out = append(out, replacement{start: l[1], end: l[1], text: " AS " + QuoteIdent(text)})
 			}
 		}
 	}
 	return out
+}
+
+// readsInfoSchemaOnly reports whether every table st reads, at least one,
+// is one of information_schema's.
+func readsInfoSchemaOnly(st Statement) bool {
+	for _, t := range st.Reads {
+		if !strings.EqualFold(t.DB, "information_schema") {
+			return false
+		}
+	}
+	return len(st.Reads) > 0
+}
+
+// columnName is the name of the column a column reference's text (name,
+// t.name or db.t.name, any quoted) names, when the text is ASCII, as
+// information_schema's names are.
+func columnName(text string, ansiQuotes bool) (string, bool) {
+	for i := 0; i < len(text); i++ {
+		if text[i] >= utf8.RuneSelf {
+			return "", false
+		}
+	}
+	toks := lex(text, lexOptions{ansiQuotes: ansiQuotes})
+	for i, t := range toks {
+		name := t.kind == tokIdent || t.kind == tokQuoted
+		if i%2 == 0 && !name || i%2 == 1 && !punctAt(text, toks, i, '.') {
+			return "", false
+		}
+	}
+	if len(toks)%2 == 0 {
+		return "", false
+	}
+	return identText(text, toks[len(toks)-1]), true
 }
 
 // flushNoOp is, in a sandbox (a RoutineResolver places routines), the

@@ -650,6 +650,17 @@ func (s *Session) plan(ctx context.Context, sql string, opts rewrite.Options, pr
 			}
 			return s.plan(ctx, text, opts, false)
 		}
+		if text, ok, err := s.immediateItself(a, sql, opts); err != nil || ok {
+			if err != nil {
+				return nil, err
+			}
+			if text == sql {
+				p := newPlan(sql, a)
+				p.version = s.current(opts)
+				return p, nil
+			}
+			return s.plan(ctx, text, opts, false)
+		}
 	}
 	for _, st := range a.Statements {
 		if st.Class == rewrite.ClassSandbox {

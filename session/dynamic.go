@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // Dynamic SQL (rewrite/dynamic.go). PREPARE name FROM <expression> and
@@ -46,4 +47,35 @@ func (s *Session) dynamicText(ctx context.Context, a *rewrite.Analysis, sql stri
 		return sql, true, nil
 	}
 	return d.With(row[0]), true, nil
+}
+
+// immediateItself is the text an EXECUTE IMMEDIATE 'text' input (sql,
+// analysed as a) runs, to be planned as if the client had sent it, when
+// the engine refuses the input as it is — a statement the proxy answers or
+// watches by its kind (SHOW, USE, SET, transactions, routines, CREATE
+// DATABASE, …) or one it does not read — and the server runs the text as
+// it runs it sent itself (rewrite.ImmediateText): same rows, warnings,
+// affected rows and effects. A text the server will not prepare is sent as
+// it is (text is sql): the server refuses it with 1295 and runs nothing.
+// ok is false for any other input.
+func (s *Session) immediateItself(a *rewrite.Analysis, sql string, opts rewrite.Options) (string, bool, error) {
+	if len(a.Statements) != 1 || a.Statements[0].Kind != "EXECUTE IMMEDIATE" || a.Statements[0].Unprovable == "" {
+		return "", false, nil
+	}
+	text, ok := s.m.engine.ImmediateText(sql, opts)
+	if !ok {
+		return "", false, nil
+	}
+	if rewrite.UnpreparableText(text, opts) {
+		return sql, true, nil
+	}
+	in := s.m.engine.Analyze(text, opts)
+	if len(in.Statements) != 1 {
+		// More than one: the server's syntax error, or the proxy's refusal.
+		return "", false, nil
+	}
+	if in.Statements[0].Class == rewrite.ClassSandbox {
+		return "", false, refusal(wire.ErUnsupportedPS, "HY000", "SANDBOX statements cannot be prepared; send them as plain queries")
+	}
+	return text, true, nil
 }

@@ -192,7 +192,11 @@ func (m *Manager) viewSQL(v infoView, id string, cols []infoCol) string {
 	}
 	reg := m.q("tables")
 	sid := rewrite.QuoteString(id)
-	live := "('" + kindFork + "', '" + kindSchema + "', '" + kindCreated + "')"
+	// A table the registry records absent or dropped whose physical table
+	// exists is one being made, by the statement that reads the view (a
+	// CREATE TABLE … SELECT FROM information_schema.TABLES lists its own
+	// table, as on the server) or one not refreshed yet: it is there.
+	live := "('" + kindFork + "', '" + kindSchema + "', '" + kindCreated + "', '" + kindAbsent + "', '" + kindDropped + "')"
 	mapped := map[string][2]string{} // column: registry column, own column
 	var joins []string
 	for i, pr := range v.pairs {

@@ -28,6 +28,9 @@ type sqlStmt struct {
 	sent string // the PREPARE sent upstream
 	db   string // the current database it was prepared in
 	sb   *Sandbox
+	// itself, for a statement the proxy answers or watches by its kind,
+	// is its text: EXECUTE name is planned as that text sent itself.
+	itself string
 }
 
 // keepPrepare marks on p a PREPARE of a single read or write, sent alone,
@@ -58,6 +61,15 @@ func (s *Session) keepPrepare(a *rewrite.Analysis, sql string, opts rewrite.Opti
 		// A text the parser rejects that names no table (a function the
 		// parser does not know, say): nothing in it to rewrite, ever.
 	default:
+		// Any other (SHOW, SET, CREATE VIEW, a procedure's DDL, …): its
+		// EXECUTE runs as the text sent itself, when the server runs the
+		// text so (rewrite.PreparedText, as for EXECUTE IMMEDIATE).
+		text, ok := s.m.engine.PreparedText(sql, opts)
+		if !ok || rewrite.UnpreparableText(text, opts) {
+			return
+		}
+		p.keepStmt = &sqlStmt{text: sql, sent: p.SQL, db: opts.DB, sb: s.sb, itself: text}
+		p.keepName = st.Handle
 		return
 	}
 	p.keepStmt = &sqlStmt{text: sql, sent: p.SQL, db: opts.DB, sb: s.sb}
@@ -122,6 +134,19 @@ func (s *Session) planExecute(ctx context.Context, a *rewrite.Analysis, sql stri
 	kept := s.sqlStmts[st.Handle]
 	if kept == nil || kept.sb != s.sb {
 		return nil, false, nil
+	}
+	if kept.itself != "" {
+		// Run as the text sent itself, in the database the server runs
+		// it in (the one it was prepared in); with USING values, the
+		// server's 1210 (the text has no placeholder) and nothing run.
+		switch {
+		case !s.m.engine.BareExecute(sql, opts):
+			return p, true, nil
+		case opts.DB != kept.db:
+			return nil, false, nil
+		}
+		pp, err := s.plan(ctx, kept.itself, opts, false)
+		return pp, true, err
 	}
 	at := opts
 	at.DB = kept.db

@@ -58,9 +58,6 @@ var rules = []rule{
 	{test: "in_subq_cond_pushdown", category: notYet, reason: "answer: EXPLAIN FORMAT=JSON writes a \"ref\" list on one line " +
 		"only while it fits the server's line width; with the sandbox's longer physical names the server breaks it " +
 		"across lines, and telling the names back does not join them"},
-	{test: "information_schema2", category: notYet, reason: "answer: CREATE TABLE … AS SELECT table_name FROM " +
-		"information_schema.TABLES names the new column as the sandbox's view does (TABLE_NAME, not table_name as " +
-		"written), and the view does not list the table being created"},
 	{test: "type_geometry_mix_int", category: notYet, reason: dynamic},
 	{test: "mysql-interactive", category: byDesign, reason: "CREATE / DROP DATABASE: the mariadb client the test runs " +
 		"creates a database production lacks (create database db1), which a sandbox refuses"},
