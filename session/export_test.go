@@ -138,3 +138,6 @@ func (s *Session) SyncWaiters() int {
 	}
 	return rs.pending.callers
 }
+
+// NameID is nameID: the id of the named sandbox name in every process.
+func NameID(name string) string { return nameID(name) }

@@ -491,3 +491,34 @@ func sandboxName(e *env, s *session.Session) string {
 	p := e.mustPlan(s, "SANDBOX STATUS")
 	return *p.Reply.Rows[0][1]
 }
+
+// TestReapSparesSandboxRecordedMeanwhile: schemas of an id the registry
+// does not know (a discard's leftovers) are orphans, but a named sandbox
+// gets that id back when its name is used again; one recorded after a
+// reap read the registry keeps the schemas it made then, though the reap
+// lists them among the orphans.
+func TestReapSparesSandboxRecordedMeanwhile(t *testing.T) {
+	listing := newGate()
+	defer listing.open()
+	e := newEnv(t, graceCfg(), nil)
+	id := session.NameID("pool")
+	// The next reap's list of sandbox schemas, which comes after its read
+	// of the registry's ids (the orphans are the schemas it lists of ids
+	// it did not read).
+	e.up.On(`^SELECT SCHEMA_NAME FROM information_schema\.SCHEMATA WHERE SCHEMA_NAME LIKE '\\\\_sqlfork\\\\_%'$`).Nth(1).Before(listing.hook)
+	e.up.AddTable(sessiontest.Table{DB: physDB(id, "old"), Name: "left"})
+	listing.reached(t)
+	s := e.open(tagged("pool"))
+	e.mustPlan(s, "UPDATE t SET a = 1")
+	if e.sandboxID("pool") != id || !e.up.HasTable(physDB(id, "app"), "t") {
+		t.Fatalf("no fork of app.t in sandbox %s", id)
+	}
+	listing.open()
+	reaps(e, 1)
+	if !e.up.HasTable(physDB(id, "app"), "t") {
+		t.Error("the reap dropped the fork of a sandbox recorded after it read the registry")
+	}
+	if p := e.mustPlan(s, "SELECT * FROM t"); !p.Flags().Changed {
+		t.Errorf("the sandbox no longer reads its fork: %s", p.SQL)
+	}
+}
