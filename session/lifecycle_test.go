@@ -389,3 +389,26 @@ func TestSharedSandboxOpenedBeforeFirstFork(t *testing.T) {
 	afterReap(e, func() bool { _, err = plan(e.ctx, b, "SELECT 1"); return err != nil })
 	wantCode(t, err, 1105, "HY000", `sandbox "shared" was discarded`)
 }
+
+// TestRenewalKeepsOthersExpiry: a renewal writes back no expiry it read
+// before another process recorded a new one (SANDBOX KEEP TTL there, or
+// the admin API): the registry keeps the new one.
+func TestRenewalKeepsOthersExpiry(t *testing.T) {
+	renewing := newGate()
+	defer renewing.open()
+	e := newEnv(t, graceCfg(), nil)
+	s := e.open(session.Options{User: "u", Mode: session.Explicit})
+	e.mustPlan(s, "SANDBOX CREATE short TTL 1h")
+	e.mustPlan(s, "UPDATE t SET a = 1")
+	id := e.sandboxID("short")
+	// The next renewal's write, after its read of kept and expiry.
+	e.up.On("^UPDATE `_sqlfork_meta`.sandboxes SET .*last_active = .* WHERE id = '" + id + "'$").Nth(1).Before(renewing.hook)
+	renewing.reached(t)
+	const later = "2100-01-01 00:00:00.000000"
+	mustExec(e, "UPDATE `_sqlfork_meta`.sandboxes SET expires_at = '"+later+"' WHERE id = '"+id+"'")
+	renewing.open()
+	reaps(e, 2)
+	if exp, _ := e.registryExpiry(id); exp != later {
+		t.Errorf("registry expiry %q, want %q (kept through another process)", exp, later)
+	}
+}

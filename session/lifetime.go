@@ -255,9 +255,7 @@ func (m *Manager) holdClaimed(ctx context.Context, c SideConn, sb *Sandbox) erro
 	if err := m.hold(ctx, c, sb); err != nil {
 		return err
 	}
-	_, err := c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET expires_at = NULL, last_active = "+sqlTime(time.Now())+
-		" WHERE id = "+rewrite.QuoteString(sb.ID)+" AND kept = 0")
-	if err != nil {
+	if err := m.clearGrace(ctx, c, sb, ", last_active = "+sqlTime(time.Now())); err != nil {
 		return fmt.Errorf("record the use of sandbox %s: %w", sb.Name, err)
 	}
 	return nil
@@ -302,7 +300,7 @@ func (m *Manager) detach(sb *Sandbox) {
 	if graced {
 		m.log.Debug("sandbox in its grace", zap.String("sandbox", sb.Name), zap.Time("until", until))
 		if persisted {
-			m.recordGrace(ctx, sb, until)
+			m.recordGrace(ctx, sb)
 		}
 		return
 	}
@@ -317,8 +315,21 @@ func (m *Manager) detach(sb *Sandbox) {
 // processes read it: after a crash of this one, the sandbox lasts until
 // then (and its lease); SANDBOX LIST shows it. A connection that uses the
 // sandbox again clears it (claim, or the next renewal of its lease).
-func (m *Manager) recordGrace(ctx context.Context, sb *Sandbox, until time.Time) {
+// Under sb.graceMu (see clearGrace), as memory has it then: nothing when
+// a connection came back meanwhile (it clears the grace, or has).
+func (m *Manager) recordGrace(ctx context.Context, sb *Sandbox) {
 	err := m.withConn(ctx, func(c SideConn) error {
+		sb.graceMu.Lock()
+		defer sb.graceMu.Unlock()
+		sb.mu.Lock()
+		until := sb.graceUntil
+		if sb.attached > 0 {
+			until = time.Time{}
+		}
+		sb.mu.Unlock()
+		if until.IsZero() {
+			return nil
+		}
 		_, err := c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET expires_at = "+sqlTime(until)+
 			" WHERE id = "+rewrite.QuoteString(sb.ID)+" AND kept = 0")
 		return err

@@ -73,7 +73,7 @@ func (s *Session) create(ctx context.Context, c Command) (*Reply, error) {
 		if c.TTL > 0 {
 			sb.expires = time.Now().UTC().Add(c.TTL)
 		}
-		if err := s.m.withConn(ctx, func(conn SideConn) error { return s.m.persist(ctx, conn, sb) }); err != nil {
+		if err := s.m.withConn(ctx, func(conn SideConn) error { return s.m.persistKeep(ctx, conn, sb) }); err != nil {
 			s.m.forget(sb)
 			return nil, err
 		}
@@ -146,7 +146,7 @@ func (s *Session) keep(ctx context.Context, c Command) (*Reply, error) {
 		exp = time.Now().UTC().Add(ttl)
 	}
 	sb.keepAs(exp)
-	if err := s.m.withConn(ctx, func(conn SideConn) error { return s.m.persist(ctx, conn, sb) }); err != nil {
+	if err := s.m.withConn(ctx, func(conn SideConn) error { return s.m.persistKeep(ctx, conn, sb) }); err != nil {
 		return nil, err
 	}
 	msg := fmt.Sprintf("sandbox %s kept", sb.Name)
