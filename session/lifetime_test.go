@@ -522,3 +522,53 @@ func TestReapSparesSandboxRecordedMeanwhile(t *testing.T) {
 		t.Errorf("the sandbox no longer reads its fork: %s", p.SQL)
 	}
 }
+
+// TestGraceNotClearedByRenewal: a renewal of the lease that saw the
+// sandbox in use, and clears the grace in the registry as it writes, does
+// not clear the grace its last connection, closing meanwhile, recorded:
+// after a crash the registry must say the sandbox lasts until its grace
+// ends, not until its lease does.
+func TestGraceNotClearedByRenewal(t *testing.T) {
+	clearing := newGate()
+	defer clearing.open()
+	e := newEnv(t, graceCfg(), nil)
+	s := e.open(tagged("pool"))
+	e.mustPlan(s, "UPDATE t SET a = 1")
+	id := e.sandboxID("pool")
+	// The next renewal's "in no grace", written after it saw s attached.
+	e.up.On("^UPDATE `_sqlfork_meta`.sandboxes SET expires_at = NULL WHERE id = '" + id + "' AND kept = 0$").Nth(1).Before(clearing.hook)
+	clearing.reached(t)
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }()
+	// The close records the grace now, or waits for the renewal to have
+	// written; either way it has decided once it returns or waits.
+	waitClosedOrBlockedIn(t, "(*Manager).recordGrace", closed)
+	clearing.open()
+	await(t, closed, "the close")
+	reaps(e, 2)
+	if exp, ok := e.registryExpiry(id); !ok || exp == "" {
+		t.Errorf("registry expiry %q (row %v), want the end of the grace", exp, ok)
+	}
+}
+
+// waitClosedOrBlockedIn waits (at most 10 s) until done is closed or a
+// goroutine waits for a lock in the function fn.
+func waitClosedOrBlockedIn(t *testing.T, fn string, done <-chan struct{}) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	buf := make([]byte, 1<<20)
+	for time.Now().Before(deadline) {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+			if strings.Contains(g, fn) && strings.Contains(g, "sync.(*Mutex).Lock") {
+				return
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("neither done nor waiting in %s", fn)
+}
