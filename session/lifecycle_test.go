@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -388,6 +389,31 @@ func TestSharedSandboxOpenedBeforeFirstFork(t *testing.T) {
 	var err error
 	afterReap(e, func() bool { _, err = plan(e.ctx, b, "SELECT 1"); return err != nil })
 	wantCode(t, err, 1105, "HY000", `sandbox "shared" was discarded`)
+}
+
+// TestCreateNotLetGoWhileRecorded: a sandbox SANDBOX CREATE … TTL makes is
+// not idle while it is recorded (the record may wait for its life lock
+// past a reap interval): the reaper does not let go of it, and the
+// session gets it.
+func TestCreateNotLetGoWhileRecorded(t *testing.T) {
+	recording := newGate()
+	defer recording.open()
+	e := newEnv(t, graceCfg(), nil)
+	id := session.NameID("short")
+	// Its row is written (the reaper reads it), the rest not yet.
+	e.up.On("^UPDATE `_sqlfork_meta`.sandboxes SET .*last_active = .* WHERE id = '" + id + "'$").Nth(1).Before(recording.hook)
+	s := e.open(session.Options{User: "u", Mode: session.Explicit})
+	created := make(chan error, 1)
+	go func() { _, err := plan(e.ctx, s, "SANDBOX CREATE short TTL 1h"); created <- err }()
+	recording.reached(t)
+	reaps(e, 2)
+	recording.open()
+	if err := await(t, created, "the create"); err != nil {
+		t.Fatalf("SANDBOX CREATE: %v", err)
+	}
+	if p := e.mustPlan(s, "UPDATE t SET a = 1"); !strings.Contains(p.SQL, physDB(id, "app")) {
+		t.Errorf("SQL %q, want the sandbox's fork", p.SQL)
+	}
 }
 
 // TestRenewalKeepsOthersExpiry: a renewal writes back no expiry it read
