@@ -290,6 +290,9 @@ func (m *Manager) detach(sb *Sandbox) {
 	if graced {
 		sb.graceUntil = now.Add(grace)
 	}
+	if last && !graced {
+		sb.ending = true
+	}
 	persisted, until := sb.persisted, sb.graceUntil
 	sb.mu.Unlock()
 	if !last {
@@ -304,7 +307,11 @@ func (m *Manager) detach(sb *Sandbox) {
 		}
 		return
 	}
-	if err := m.discard(ctx, sb, false, false, "last_connection"); err != nil {
+	err := m.discard(ctx, sb, false, false, "last_connection")
+	sb.mu.Lock()
+	sb.ending = false // idle again: after a failure, the reaper lets go of it
+	sb.mu.Unlock()
+	if err != nil {
 		// Its lease runs out and the reaper (here or in another
 		// process) drops it later.
 		m.log.Warn("discard sandbox after last connection", zap.String("sandbox", sb.Name), zap.Error(err))
@@ -535,7 +542,7 @@ func (sb *Sandbox) graceOver(now time.Time) bool {
 func (sb *Sandbox) idle(now time.Time, d time.Duration) bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	return sb.attached <= 0 && sb.graceUntil.IsZero() && now.Sub(sb.lastActive) > d
+	return !sb.ending && sb.attached <= 0 && sb.graceUntil.IsZero() && now.Sub(sb.lastActive) > d
 }
 
 func (sb *Sandbox) isPersisted() bool {

@@ -542,7 +542,7 @@ func TestGraceNotClearedByRenewal(t *testing.T) {
 	go func() { s.Close(); close(closed) }()
 	// The close records the grace now, or waits for the renewal to have
 	// written; either way it has decided once it returns or waits.
-	waitClosedOrBlockedIn(t, "(*Manager).recordGrace", closed)
+	waitClosedOrBlockedIn(t, "(*Manager).recordGrace", "sync.(*Mutex).Lock", closed)
 	clearing.open()
 	await(t, closed, "the close")
 	reaps(e, 2)
@@ -552,8 +552,8 @@ func TestGraceNotClearedByRenewal(t *testing.T) {
 }
 
 // waitClosedOrBlockedIn waits (at most 10 s) until done is closed or a
-// goroutine waits for a lock in the function fn.
-func waitClosedOrBlockedIn(t *testing.T, fn string, done <-chan struct{}) {
+// goroutine in the function fn waits in the function on (for a lock).
+func waitClosedOrBlockedIn(t *testing.T, fn, on string, done <-chan struct{}) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	buf := make([]byte, 1<<20)
@@ -564,11 +564,46 @@ func waitClosedOrBlockedIn(t *testing.T, fn string, done <-chan struct{}) {
 		default:
 		}
 		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-			if strings.Contains(g, fn) && strings.Contains(g, "sync.(*Mutex).Lock") {
+			if strings.Contains(g, fn) && strings.Contains(g, on) {
 				return
 			}
 		}
 		time.Sleep(time.Millisecond)
 	}
 	t.Fatalf("neither done nor waiting in %s", fn)
+}
+
+// TestLastConnectionDiscardNotLetGo: the reaper does not let go of a
+// sandbox whose last connection is discarding it (waiting for its life
+// lock, held by another connection): the discard is not made a no-op that
+// leaves the forks to the lease.
+func TestLastConnectionDiscardNotLetGo(t *testing.T) {
+	e := newEnv(t, graceCfg(), nil)
+	r := &recorder{}
+	e.m.SetObserver(r)
+	s := e.transparent("u")
+	e.mustPlan(s, "UPDATE t SET a = 1")
+	id := e.idOf(s)
+	// Another connection (a claim through another process) holds the
+	// sandbox's life lock.
+	other, err := e.up.Dial(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if rows, err := other.Query(e.ctx, "SELECT GET_LOCK('"+e.m.LifeLock("sb-"+id)+"', 0)"); err != nil || *rows[0][0] != "1" {
+		t.Fatalf("take the life lock: %v", err)
+	}
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }()
+	waitClosedOrBlockedIn(t, "(*Manager).discardRecorded", "(*Upstream).getLock", closed)
+	reaps(e, 2) // idle for longer than a reap interval
+	other.Close()
+	await(t, closed, "the close")
+	if e.up.HasSchema(physDB(id, "app")) {
+		t.Error("the sandbox outlived its last connection")
+	}
+	if got := r.all(); !slices.Contains(got, "discarded last_connection") {
+		t.Errorf("events %q, want a discard for the last connection", got)
+	}
 }
