@@ -149,7 +149,7 @@ func (m *Manager) Keep(ctx context.Context, name string, keep *time.Duration) (I
 	sb.mu.Lock()
 	sb.lastActive = time.Now().UTC()
 	sb.mu.Unlock()
-	if err := m.withConn(ctx, func(c SideConn) error { return m.persist(ctx, c, sb) }); err != nil {
+	if err := m.withConn(ctx, func(c SideConn) error { return m.persistKeep(ctx, c, sb) }); err != nil {
 		return Info{}, err
 	}
 	return sb.info(true), nil

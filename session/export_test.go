@@ -138,3 +138,10 @@ func (s *Session) SyncWaiters() int {
 	}
 	return rs.pending.callers
 }
+
+// NameID is nameID: the id of the named sandbox name in every process.
+func NameID(name string) string { return nameID(name) }
+
+// LifeLock is the name of the upstream life lock of the sandbox called
+// name (lockLife).
+func (m *Manager) LifeLock(name string) string { return m.lockName(name, "life") }

@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -343,18 +344,25 @@ func TestReaper(t *testing.T) {
 }
 
 // afterReap waits, reap after reap, until cond holds (for at most 10 s).
+//
+// Reaps are counted by their expiry step, which every reap of every
+// process runs. Not by a renewal's read of a sandbox's row: a process
+// reads none once it has no sandbox in memory, and the renewal that made
+// cond true (a discard noticed, the sandbox forgotten) may have run just
+// before the log was cleared — there would be no next one to wait for.
 func afterReap(e *env, cond func() bool) {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
 	defer cancel()
 	for !cond() {
-		// A whole reap (renew, then expiry) after this point.
-		e.up.ClearLog()
-		for _, re := range []string{`^SELECT kept, expires_at`, `^SELECT s\.id, s\.name, s\.kept`} {
-			if err := e.up.Wait(ctx, re); err != nil {
+		// Two expiry steps after this point: when both are one
+		// process's, a whole reap of it (renew, then expiry) ran after
+		// it; else the next round waits again.
+		for range 2 {
+			e.up.ClearLog()
+			if err := e.up.Wait(ctx, `^SELECT s\.id, s\.name, s\.kept`); err != nil {
 				e.t.Fatalf("the condition did not hold after the reaps of 10 s (%v)", err)
 			}
-			e.up.ClearLog()
 		}
 	}
 }
@@ -381,4 +389,52 @@ func TestSharedSandboxOpenedBeforeFirstFork(t *testing.T) {
 	var err error
 	afterReap(e, func() bool { _, err = plan(e.ctx, b, "SELECT 1"); return err != nil })
 	wantCode(t, err, 1105, "HY000", `sandbox "shared" was discarded`)
+}
+
+// TestCreateNotLetGoWhileRecorded: a sandbox SANDBOX CREATE … TTL makes is
+// not idle while it is recorded (the record may wait for its life lock
+// past a reap interval): the reaper does not let go of it, and the
+// session gets it.
+func TestCreateNotLetGoWhileRecorded(t *testing.T) {
+	recording := newGate()
+	defer recording.open()
+	e := newEnv(t, graceCfg(), nil)
+	id := session.NameID("short")
+	// Its row is written (the reaper reads it), the rest not yet.
+	e.up.On("^UPDATE `_sqlfork_meta`.sandboxes SET .*last_active = .* WHERE id = '" + id + "'$").Nth(1).Before(recording.hook)
+	s := e.open(session.Options{User: "u", Mode: session.Explicit})
+	created := make(chan error, 1)
+	go func() { _, err := plan(e.ctx, s, "SANDBOX CREATE short TTL 1h"); created <- err }()
+	recording.reached(t)
+	reaps(e, 2)
+	recording.open()
+	if err := await(t, created, "the create"); err != nil {
+		t.Fatalf("SANDBOX CREATE: %v", err)
+	}
+	if p := e.mustPlan(s, "UPDATE t SET a = 1"); !strings.Contains(p.SQL, physDB(id, "app")) {
+		t.Errorf("SQL %q, want the sandbox's fork", p.SQL)
+	}
+}
+
+// TestRenewalKeepsOthersExpiry: a renewal writes back no expiry it read
+// before another process recorded a new one (SANDBOX KEEP TTL there, or
+// the admin API): the registry keeps the new one.
+func TestRenewalKeepsOthersExpiry(t *testing.T) {
+	renewing := newGate()
+	defer renewing.open()
+	e := newEnv(t, graceCfg(), nil)
+	s := e.open(session.Options{User: "u", Mode: session.Explicit})
+	e.mustPlan(s, "SANDBOX CREATE short TTL 1h")
+	e.mustPlan(s, "UPDATE t SET a = 1")
+	id := e.sandboxID("short")
+	// The next renewal's write, after its read of kept and expiry.
+	e.up.On("^UPDATE `_sqlfork_meta`.sandboxes SET .*last_active = .* WHERE id = '" + id + "'$").Nth(1).Before(renewing.hook)
+	renewing.reached(t)
+	const later = "2100-01-01 00:00:00.000000"
+	mustExec(e, "UPDATE `_sqlfork_meta`.sandboxes SET expires_at = '"+later+"' WHERE id = '"+id+"'")
+	renewing.open()
+	reaps(e, 2)
+	if exp, _ := e.registryExpiry(id); exp != later {
+		t.Errorf("registry expiry %q, want %q (kept through another process)", exp, later)
+	}
 }

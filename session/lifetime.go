@@ -255,9 +255,7 @@ func (m *Manager) holdClaimed(ctx context.Context, c SideConn, sb *Sandbox) erro
 	if err := m.hold(ctx, c, sb); err != nil {
 		return err
 	}
-	_, err := c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET expires_at = NULL, last_active = "+sqlTime(time.Now())+
-		" WHERE id = "+rewrite.QuoteString(sb.ID)+" AND kept = 0")
-	if err != nil {
+	if err := m.clearGrace(ctx, c, sb, ", last_active = "+sqlTime(time.Now())); err != nil {
 		return fmt.Errorf("record the use of sandbox %s: %w", sb.Name, err)
 	}
 	return nil
@@ -292,6 +290,9 @@ func (m *Manager) detach(sb *Sandbox) {
 	if graced {
 		sb.graceUntil = now.Add(grace)
 	}
+	if last && !graced {
+		sb.ending = true
+	}
 	persisted, until := sb.persisted, sb.graceUntil
 	sb.mu.Unlock()
 	if !last {
@@ -302,11 +303,15 @@ func (m *Manager) detach(sb *Sandbox) {
 	if graced {
 		m.log.Debug("sandbox in its grace", zap.String("sandbox", sb.Name), zap.Time("until", until))
 		if persisted {
-			m.recordGrace(ctx, sb, until)
+			m.recordGrace(ctx, sb)
 		}
 		return
 	}
-	if err := m.discard(ctx, sb, false, false, "last_connection"); err != nil {
+	err := m.discard(ctx, sb, false, false, "last_connection")
+	sb.mu.Lock()
+	sb.ending = false // idle again: after a failure, the reaper lets go of it
+	sb.mu.Unlock()
+	if err != nil {
 		// Its lease runs out and the reaper (here or in another
 		// process) drops it later.
 		m.log.Warn("discard sandbox after last connection", zap.String("sandbox", sb.Name), zap.Error(err))
@@ -317,8 +322,21 @@ func (m *Manager) detach(sb *Sandbox) {
 // processes read it: after a crash of this one, the sandbox lasts until
 // then (and its lease); SANDBOX LIST shows it. A connection that uses the
 // sandbox again clears it (claim, or the next renewal of its lease).
-func (m *Manager) recordGrace(ctx context.Context, sb *Sandbox, until time.Time) {
+// Under sb.graceMu (see clearGrace), as memory has it then: nothing when
+// a connection came back meanwhile (it clears the grace, or has).
+func (m *Manager) recordGrace(ctx context.Context, sb *Sandbox) {
 	err := m.withConn(ctx, func(c SideConn) error {
+		sb.graceMu.Lock()
+		defer sb.graceMu.Unlock()
+		sb.mu.Lock()
+		until := sb.graceUntil
+		if sb.attached > 0 {
+			until = time.Time{}
+		}
+		sb.mu.Unlock()
+		if until.IsZero() {
+			return nil
+		}
 		_, err := c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET expires_at = "+sqlTime(until)+
 			" WHERE id = "+rewrite.QuoteString(sb.ID)+" AND kept = 0")
 		return err
@@ -524,7 +542,7 @@ func (sb *Sandbox) graceOver(now time.Time) bool {
 func (sb *Sandbox) idle(now time.Time, d time.Duration) bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	return sb.attached <= 0 && sb.graceUntil.IsZero() && now.Sub(sb.lastActive) > d
+	return !sb.ending && sb.attached <= 0 && sb.graceUntil.IsZero() && now.Sub(sb.lastActive) > d
 }
 
 func (sb *Sandbox) isPersisted() bool {

@@ -491,3 +491,119 @@ func sandboxName(e *env, s *session.Session) string {
 	p := e.mustPlan(s, "SANDBOX STATUS")
 	return *p.Reply.Rows[0][1]
 }
+
+// TestReapSparesSandboxRecordedMeanwhile: schemas of an id the registry
+// does not know (a discard's leftovers) are orphans, but a named sandbox
+// gets that id back when its name is used again; one recorded after a
+// reap read the registry keeps the schemas it made then, though the reap
+// lists them among the orphans.
+func TestReapSparesSandboxRecordedMeanwhile(t *testing.T) {
+	listing := newGate()
+	defer listing.open()
+	e := newEnv(t, graceCfg(), nil)
+	id := session.NameID("pool")
+	// The next reap's list of sandbox schemas, which comes after its read
+	// of the registry's ids (the orphans are the schemas it lists of ids
+	// it did not read).
+	e.up.On(`^SELECT SCHEMA_NAME FROM information_schema\.SCHEMATA WHERE SCHEMA_NAME LIKE '\\\\_sqlfork\\\\_%'$`).Nth(1).Before(listing.hook)
+	e.up.AddTable(sessiontest.Table{DB: physDB(id, "old"), Name: "left"})
+	listing.reached(t)
+	s := e.open(tagged("pool"))
+	e.mustPlan(s, "UPDATE t SET a = 1")
+	if e.sandboxID("pool") != id || !e.up.HasTable(physDB(id, "app"), "t") {
+		t.Fatalf("no fork of app.t in sandbox %s", id)
+	}
+	listing.open()
+	reaps(e, 1)
+	if !e.up.HasTable(physDB(id, "app"), "t") {
+		t.Error("the reap dropped the fork of a sandbox recorded after it read the registry")
+	}
+	if p := e.mustPlan(s, "SELECT * FROM t"); !p.Flags().Changed {
+		t.Errorf("the sandbox no longer reads its fork: %s", p.SQL)
+	}
+}
+
+// TestGraceNotClearedByRenewal: a renewal of the lease that saw the
+// sandbox in use, and clears the grace in the registry as it writes, does
+// not clear the grace its last connection, closing meanwhile, recorded:
+// after a crash the registry must say the sandbox lasts until its grace
+// ends, not until its lease does.
+func TestGraceNotClearedByRenewal(t *testing.T) {
+	clearing := newGate()
+	defer clearing.open()
+	e := newEnv(t, graceCfg(), nil)
+	s := e.open(tagged("pool"))
+	e.mustPlan(s, "UPDATE t SET a = 1")
+	id := e.sandboxID("pool")
+	// The next renewal's "in no grace", written after it saw s attached.
+	e.up.On("^UPDATE `_sqlfork_meta`.sandboxes SET expires_at = NULL WHERE id = '" + id + "' AND kept = 0$").Nth(1).Before(clearing.hook)
+	clearing.reached(t)
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }()
+	// The close records the grace now, or waits for the renewal to have
+	// written; either way it has decided once it returns or waits.
+	waitClosedOrBlockedIn(t, "(*Manager).recordGrace", "sync.(*Mutex).Lock", closed)
+	clearing.open()
+	await(t, closed, "the close")
+	reaps(e, 2)
+	if exp, ok := e.registryExpiry(id); !ok || exp == "" {
+		t.Errorf("registry expiry %q (row %v), want the end of the grace", exp, ok)
+	}
+}
+
+// waitClosedOrBlockedIn waits (at most 10 s) until done is closed or a
+// goroutine in the function fn waits in the function on (for a lock).
+func waitClosedOrBlockedIn(t *testing.T, fn, on string, done <-chan struct{}) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	buf := make([]byte, 1<<20)
+	for time.Now().Before(deadline) {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+			if strings.Contains(g, fn) && strings.Contains(g, on) {
+				return
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("neither done nor waiting in %s", fn)
+}
+
+// TestLastConnectionDiscardNotLetGo: the reaper does not let go of a
+// sandbox whose last connection is discarding it (waiting for its life
+// lock, held by another connection): the discard is not made a no-op that
+// leaves the forks to the lease.
+func TestLastConnectionDiscardNotLetGo(t *testing.T) {
+	e := newEnv(t, graceCfg(), nil)
+	r := &recorder{}
+	e.m.SetObserver(r)
+	s := e.transparent("u")
+	e.mustPlan(s, "UPDATE t SET a = 1")
+	id := e.idOf(s)
+	// Another connection (a claim through another process) holds the
+	// sandbox's life lock.
+	other, err := e.up.Dial(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if rows, err := other.Query(e.ctx, "SELECT GET_LOCK('"+e.m.LifeLock("sb-"+id)+"', 0)"); err != nil || *rows[0][0] != "1" {
+		t.Fatalf("take the life lock: %v", err)
+	}
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }()
+	waitClosedOrBlockedIn(t, "(*Manager).discardRecorded", "(*Upstream).getLock", closed)
+	reaps(e, 2) // idle for longer than a reap interval
+	other.Close()
+	await(t, closed, "the close")
+	if e.up.HasSchema(physDB(id, "app")) {
+		t.Error("the sandbox outlived its last connection")
+	}
+	if got := r.all(); !slices.Contains(got, "discarded last_connection") {
+		t.Errorf("events %q, want a discard for the last connection", got)
+	}
+}

@@ -299,6 +299,13 @@ type Sandbox struct {
 	// graceUntil is when an unkept named sandbox that no connection of
 	// this process uses ends (zero: in use, kept, or no grace).
 	graceUntil time.Time
+	// graceMu orders the registry writes of the grace (recordGrace,
+	// clearGrace), each made from what memory says under it.
+	graceMu sync.Mutex
+	// ending: its last connection here is discarding it (detach), so it
+	// is not idle — the reaper letting go of it meanwhile made the discard
+	// a no-op, and its forks lasted until its lease ran out.
+	ending bool
 	// held: this process has a row among the registry's holders, so no
 	// other process discards the sandbox unless forced.
 	held bool

@@ -76,6 +76,9 @@ type pool struct {
 	// open); dialErr is that dial's error.
 	backoffUntil time.Time
 	dialErr      error
+	// backoff is dialBackoff (tests that must see a back-off last set
+	// a longer one: theirs may not end while a loaded machine runs them).
+	backoff time.Duration
 }
 
 // grant is what a waiter is handed: a connection, a slot to dial one in
@@ -88,7 +91,7 @@ type grant struct {
 type waiter struct{ ch chan grant }
 
 func newPool(size int, timeout time.Duration, dial func(ctx context.Context) (SideConn, error)) *pool {
-	return &pool{dial: dial, size: max(size, 1), timeout: timeout}
+	return &pool{dial: dial, size: max(size, 1), timeout: timeout, backoff: dialBackoff}
 }
 
 // resize changes the bound and the wait timeout. A larger bound serves
@@ -243,11 +246,11 @@ func (p *pool) dialSlot(ctx context.Context) (SideConn, error) {
 	}
 	p.open--
 	if p.open > 0 && ctx.Err() == nil && !p.closed {
-		p.backoffUntil, p.dialErr = time.Now().Add(dialBackoff), err
+		p.backoffUntil, p.dialErr = time.Now().Add(p.backoff), err
 		// When the back-off ends, free slots go to the waiters again
 		// (nothing else may come to hand them out: the open connections
 		// can be held for as long as a fork runs).
-		time.AfterFunc(dialBackoff, func() {
+		time.AfterFunc(p.backoff, func() {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			p.handSlotsLocked()

@@ -128,31 +128,26 @@ func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
 
 // persist writes sb's row: the first time under its life lock (record),
 // so that a discard of the same name in flight in any process is done
-// first; later calls renew its lease and activity, record kept and expiry,
-// and, while a connection uses it, that it is in no grace. While this
-// process uses the sandbox (connections, or its grace) it is recorded
-// among its holders too.
+// first; later calls renew its lease and activity and, while a connection
+// uses it, record that it is in no grace. While this process uses the
+// sandbox (connections, or its grace) it is recorded among its holders
+// too. Kept and expiry are a keep's to write (persistKeep): written here
+// from memory, they would undo a keep or expiry another process recorded
+// since this one last read the registry.
 func (m *Manager) persist(ctx context.Context, c SideConn, sb *Sandbox) error {
 	sb.mu.Lock()
-	kept, expires, last, done := sb.kept, sb.expires, sb.lastActive, sb.persisted
+	kept, last, done := sb.kept, sb.lastActive, sb.persisted
 	using := sb.attached > 0 || !sb.graceUntil.IsZero()
-	attached := sb.attached > 0
 	sb.mu.Unlock()
 	if !done {
 		return m.record(ctx, c, sb)
 	}
-	// Never kept = 0: no sandbox is unkept, and another process may have
-	// kept it since this one last read the registry.
-	set := ""
-	if kept {
-		set = "kept = 1, expires_at = " + sqlTime(expires) + ", "
-	}
 	id := rewrite.QuoteString(sb.ID)
-	_, err := c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET "+set+"last_active = "+sqlTime(last)+
+	_, err := c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET last_active = "+sqlTime(last)+
 		", lease_until = "+sqlTime(time.Now().Add(m.cfg.Lease))+" WHERE id = "+id)
-	if err == nil && !kept && attached {
+	if err == nil && !kept {
 		// In use: in no grace, whatever a process recorded.
-		_, err = c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET expires_at = NULL WHERE id = "+id+" AND kept = 0")
+		err = m.clearGrace(ctx, c, sb, "")
 	}
 	if err != nil {
 		return fmt.Errorf("record sandbox %s: %w", sb.Name, err)
@@ -161,6 +156,44 @@ func (m *Manager) persist(ctx context.Context, c SideConn, sb *Sandbox) error {
 		return m.hold(ctx, c, sb)
 	}
 	return nil
+}
+
+// persistKeep is persist for a keep of sb (SANDBOX KEEP, CREATE … TTL, the
+// admin API): it records sb kept until its expiry too. Never kept = 0: no
+// sandbox is unkept, and another process may have kept it since this one
+// last read the registry.
+func (m *Manager) persistKeep(ctx context.Context, c SideConn, sb *Sandbox) error {
+	if err := m.persist(ctx, c, sb); err != nil {
+		return err
+	}
+	sb.mu.Lock()
+	kept, expires := sb.kept, sb.expires
+	sb.mu.Unlock()
+	if !kept {
+		return nil
+	}
+	if _, err := c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET kept = 1, expires_at = "+sqlTime(expires)+
+		" WHERE id = "+rewrite.QuoteString(sb.ID)); err != nil {
+		return fmt.Errorf("record sandbox %s kept: %w", sb.Name, err)
+	}
+	return nil
+}
+
+// clearGrace records in the registry that the unkept sandbox sb is in no
+// grace (with the assignments set, ", col = value…", besides), if a
+// connection here uses it. Under sb.graceMu, as recordGrace: whichever of
+// the two writes second decides from what memory says then, so a renewal
+// that saw sb in use does not clear a grace its last connection, closing
+// meanwhile, recorded — after a crash of this process the registry would
+// say the sandbox ends with the lease, not the grace.
+func (m *Manager) clearGrace(ctx context.Context, c SideConn, sb *Sandbox, set string) error {
+	sb.graceMu.Lock()
+	defer sb.graceMu.Unlock()
+	if !sb.isAttached() {
+		return nil // its grace was recorded, or will be
+	}
+	_, err := c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET expires_at = NULL"+set+" WHERE id = "+rewrite.QuoteString(sb.ID)+" AND kept = 0")
+	return err
 }
 
 // record writes sb's first row under its life lock, or, when another

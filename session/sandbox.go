@@ -68,18 +68,23 @@ func (s *Session) create(ctx context.Context, c Command) (*Reply, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Attached before it is recorded: a sandbox in memory that no
+	// connection uses is idle, and the reaper lets go of an idle one
+	// that is recorded — a record that waits for the life lock outlasts
+	// a reap interval, and this one would then end "discarded".
+	if err := s.m.attach(sb); err != nil {
+		return nil, err
+	}
 	if c.HasTTL {
-		sb.kept = true
+		var exp time.Time
 		if c.TTL > 0 {
-			sb.expires = time.Now().UTC().Add(c.TTL)
+			exp = time.Now().UTC().Add(c.TTL)
 		}
-		if err := s.m.withConn(ctx, func(conn SideConn) error { return s.m.persist(ctx, conn, sb) }); err != nil {
+		sb.keepAs(exp)
+		if err := s.m.withConn(ctx, func(conn SideConn) error { return s.m.persistKeep(ctx, conn, sb) }); err != nil {
 			s.m.forget(sb)
 			return nil, err
 		}
-	}
-	if err := s.m.attach(sb); err != nil {
-		return nil, err
 	}
 	s.unbind()
 	s.sb = sb
@@ -146,7 +151,7 @@ func (s *Session) keep(ctx context.Context, c Command) (*Reply, error) {
 		exp = time.Now().UTC().Add(ttl)
 	}
 	sb.keepAs(exp)
-	if err := s.m.withConn(ctx, func(conn SideConn) error { return s.m.persist(ctx, conn, sb) }); err != nil {
+	if err := s.m.withConn(ctx, func(conn SideConn) error { return s.m.persistKeep(ctx, conn, sb) }); err != nil {
 		return nil, err
 	}
 	msg := fmt.Sprintf("sandbox %s kept", sb.Name)
