@@ -1344,6 +1344,7 @@ func TestFidelityCompoundSyntax(t *testing.T) {
 // and write the sandbox's tables — production's forked on the block's
 // first write, before it runs — through cursors, handlers, loops and
 // nested blocks, as on a copy; JSON_TABLE's document may be a subquery.
+// A block may hold DDL of tables and views, which a procedure's body may.
 func TestFidelityAnonymousBlocks(t *testing.T) {
 	runObjCases(t, []objCase{
 		{name: "cursor-handler-loop", schema: cursorSchema, steps: []string{
@@ -1379,6 +1380,39 @@ func TestFidelityAnonymousBlocks(t *testing.T) {
 			"SELECT * FROM k ORDER BY id",
 			"BEGIN NOT ATOMIC DECLARE s INT; SELECT SUM(v) INTO s FROM k; UPDATE k SET v = s WHERE id = 1; SELECT s; END",
 			"SELECT * FROM k ORDER BY id",
+		}},
+		// DDL in a block, as in a procedure's body: its tables are forked
+		// or placed before it runs, and read as made after it; a block
+		// may read a table's rows and then drop it; its DDL commits the
+		// open transaction; its failing DDL is the server's error.
+		{name: "ddl", schema: "CREATE TABLE k (id INT PRIMARY KEY, v INT); INSERT INTO k VALUES (1, 10), (2, 20);", steps: []string{
+			"BEGIN NOT ATOMIC\n  DECLARE var TINYTEXT CHARACTER SET utf8 DEFAULT 'x';\n  CREATE TABLE n1 AS SELECT var;\n  INSERT INTO n1 VALUES ('y');\nEND;",
+			"SHOW CREATE TABLE n1",
+			"SELECT * FROM n1 ORDER BY var",
+			"BEGIN NOT ATOMIC ALTER TABLE k ADD w INT DEFAULT 7; UPDATE k SET w = v + 1 WHERE id = 1; CREATE TABLE k2 LIKE k; " +
+				"INSERT INTO k2 SELECT * FROM k; DROP TABLE n1; END",
+			"SELECT * FROM k ORDER BY id",
+			"SHOW CREATE TABLE k2",
+			"SELECT * FROM k2 ORDER BY id",
+			"SELECT * FROM n1",
+			"SHOW TABLES",
+			"BEGIN NOT ATOMIC CREATE TABLE k2 (a INT); END",
+			"BEGIN NOT ATOMIC CREATE VIEW kv AS SELECT id, w FROM k2; CREATE INDEX kw ON k2 (w); END",
+			"SELECT * FROM kv ORDER BY id",
+			"SHOW INDEX FROM k2",
+			"START TRANSACTION",
+			"INSERT INTO k VALUES (5, 50, 0)",
+			"BEGIN NOT ATOMIC CREATE TABLE k3 (a INT); INSERT INTO k3 VALUES (1); END",
+			"ROLLBACK",
+			"SELECT * FROM k ORDER BY id",
+			"SELECT * FROM k3",
+			"BEGIN NOT ATOMIC INSERT INTO k2 SELECT id + 100, v, w FROM k; DROP TABLE k; RENAME TABLE k3 TO k4; END",
+			"SELECT * FROM k2 ORDER BY id",
+			"SELECT * FROM k",
+			"SELECT * FROM k4",
+			"IF (SELECT COUNT(*) FROM k4) > 0 THEN TRUNCATE TABLE k4; DROP VIEW kv; END IF",
+			"SELECT COUNT(*) FROM k4",
+			"SELECT * FROM kv",
 		}},
 		{name: "json-table", schema: "CREATE TABLE docs (id INT, j TEXT); CREATE TABLE out1 (a INT); INSERT INTO docs VALUES (1, '[1,2,3]');", steps: []string{
 			"BEGIN NOT ATOMIC INSERT INTO out1 SELECT x FROM JSON_TABLE((SELECT j FROM docs WHERE id = 1), '$[*]' COLUMNS (x INT PATH '$')) AS jt; END",

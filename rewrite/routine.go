@@ -1142,9 +1142,11 @@ func isCompound(text string, toks []token) bool {
 // analyzeCompound reads an input that is one compound statement with the
 // procedure body's reader: each statement and expression of the block is
 // analysed alone and rewritten in place (a part each). A block that runs
-// dynamic SQL, or holds anything but reads, writes and plain SET of
-// variables — statements the session must see sent alone (DDL,
-// transactions, USE, SHOW, CALL, …) — is one statement refused for it. It
+// dynamic SQL, or holds anything but reads, writes, DDL of tables and
+// views (as a sandbox procedure's body holds them: the session prepares
+// their tables before the block runs, see CompoundDDL) and plain SET of
+// variables — statements the session must see sent alone (transactions,
+// USE, SHOW, CALL, triggers, …) — is one statement refused for it. It
 // reports false, leaving the input to the parser (which refuses it), when
 // the reader cannot read the block, or it is not the whole input.
 func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
@@ -1199,12 +1201,17 @@ func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 				st.Class = ClassWrite
 			case bs.Class == ClassRead && bs.Show == nil && bs.Routine == nil:
 			case bs.Class == ClassSession && bs.Kind == "SET" && !bs.ChangesLexing && !bs.ChangesIsolation:
+			case bs.Class == ClassDDL && bs.Show == nil && bs.Routine == nil && bs.Trigger == nil && !bs.ChangesLexing:
+				// DDL of tables and views, as a procedure's body holds
+				// it: the session forks or places its tables first.
+				st.Class = ClassWrite
 			default:
-				// Statements the session must see sent alone: DDL,
-				// transactions, USE, SHOW, CALL, settings that change how
-				// texts are read or what they lock.
+				// Statements the session must see sent alone:
+				// transactions, USE, SHOW, CALL, DDL of routines and
+				// triggers, settings that change how texts are read or
+				// what they lock.
 				return refused("holds "+what+", which the proxy runs in a sandbox only when it is sent as a statement of its own "+
-					"(a block may hold reads, writes and SET of variables)", "send that statement outside the block")
+					"(a block may hold reads, writes, DDL of tables and views and SET of variables)", "send that statement outside the block")
 			}
 			st.takeBody(bs)
 		}
@@ -1236,6 +1243,20 @@ func (a *Analysis) CompoundBody() []*Analysis {
 		}
 	}
 	return body
+}
+
+// CompoundDDL reports whether an input that is one compound statement
+// sent as a statement holds DDL (which commits the open transaction where
+// it runs, in the middle of the block).
+func (a *Analysis) CompoundDDL() bool {
+	for _, b := range a.CompoundBody() {
+		for _, st := range b.Statements {
+			if st.Class == ClassDDL {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // takeBody adds to st, a statement holding a body (a procedure's, a
