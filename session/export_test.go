@@ -138,3 +138,6 @@ func (s *Session) SyncWaiters() int {
 	}
 	return rs.pending.callers
 }
+
+// UnquoteRenames is unquoteRenames.
+var UnquoteRenames = unquoteRenames
