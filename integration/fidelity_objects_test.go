@@ -27,6 +27,9 @@ type objCase struct {
 	// mask, when set, matches what may differ between two runs of a step
 	// (ANALYZE's timings): it is blanked in both outcomes.
 	mask *regexp.Regexp
+	// multi: the session's connections send several statements in one
+	// input (multiStatements=true).
+	multi bool
 }
 
 // runObjCases runs cases through a sandbox — with the least-privilege
@@ -94,7 +97,11 @@ func grantProcRead(t *testing.T, db *testdb.Server) {
 // objCaseRun runs one case in database name.
 func objCaseRun(ctx context.Context, t *testing.T, c objCase, name string, direct, sandDB *testdb.Server, dsn string) {
 	rootSand, before := objDatabase(ctx, t, name, c.schema, direct, sandDB)
-	dc := conn(t, openDB(t, direct.DSN(name)))
+	ddsn := direct.DSN(name)
+	if c.multi {
+		ddsn, dsn = withParams(ddsn, []string{"multiStatements=true"}), withParams(dsn, []string{"multiStatements=true"})
+	}
+	dc := conn(t, openDB(t, ddsn))
 	sc := conn(t, openDB(t, dsn))
 	for i, q := range c.steps {
 		want, got := objOutcome(ctx, dc, q), objOutcome(ctx, sc, q)
@@ -622,6 +629,20 @@ func TestFidelityTriggerDDL(t *testing.T) {
 			objTriggers,
 			"DROP TRIGGER mine_ad",
 		}},
+		// CREATE TRIGGER with other statements in one input (main.parser):
+		// split as the server reads it — a body that is one statement
+		// ends at its ';' — each trigger made as when sent alone.
+		{name: "with-other-statements", schema: trigDDLSchema, multi: true, steps: []string{
+			"CREATE TRIGGER t_ai AFTER INSERT ON t FOR EACH ROW SET @a := NEW.id;SELECT 2",
+			"INSERT INTO t VALUES (3, 30); SELECT @a",
+			"DROP TRIGGER IF EXISTS t_ai; CREATE TRIGGER t_ai AFTER INSERT ON t FOR EACH ROW BEGIN\n  INSERT INTO log (what, tid) VALUES ('multi', NEW.id);\nEND; " +
+				"INSERT INTO t VALUES (4, 40)",
+			logRows,
+			"CREATE TABLE mine (id INT); CREATE TRIGGER mine_bi BEFORE INSERT ON mine FOR EACH ROW SET NEW.id = NEW.id * 2; INSERT INTO mine VALUES (5)",
+			"SELECT * FROM mine",
+			"CREATE TRIGGER mine_bi BEFORE INSERT ON mine FOR EACH ROW SET @b = 1; SELECT 3",
+			objTriggers,
+		}},
 		{name: "errors", schema: trigDDLSchema, steps: []string{
 			"CREATE TRIGGER x AFTER INSERT ON nosuch FOR EACH ROW SET @a = 1",
 			"CREATE TRIGGER x AFTER INSERT ON tv FOR EACH ROW SET @a = 1",
@@ -687,7 +708,6 @@ CREATE PROCEDURE note(IN w VARCHAR(20)) INSERT INTO log (what) VALUES (w);`
 			for q, why := range map[string]string{
 				"CREATE TRIGGER r3 AFTER INSERT ON t FOR EACH ROW INSERT INTO log (what) SELECT COUNT(*) FROM information_schema.TABLES": "information_schema",
 				"CREATE TRIGGER r4 AFTER INSERT ON t FOR EACH ROW INSERT INTO log (what) SELECT LOAD_FILE('/etc/passwd')":                "",
-				"CREATE TRIGGER r6 AFTER INSERT ON t FOR EACH ROW SET @a = 1; INSERT INTO log (what) VALUES ('x')":                       "sent alone",
 			} {
 				_, err := sc.ExecContext(ctx, q)
 				if e := mysqlErr(err); !strings.HasPrefix(e, "1290") || !strings.Contains(e, why) {
@@ -1421,6 +1441,7 @@ func TestFidelityCompoundSyntax(t *testing.T) {
 // and write the sandbox's tables — production's forked on the block's
 // first write, before it runs — through cursors, handlers, loops and
 // nested blocks, as on a copy; JSON_TABLE's document may be a subquery.
+// A block may hold DDL of tables and views, which a procedure's body may.
 func TestFidelityAnonymousBlocks(t *testing.T) {
 	runObjCases(t, []objCase{
 		{name: "cursor-handler-loop", schema: cursorSchema, steps: []string{
@@ -1456,6 +1477,39 @@ func TestFidelityAnonymousBlocks(t *testing.T) {
 			"SELECT * FROM k ORDER BY id",
 			"BEGIN NOT ATOMIC DECLARE s INT; SELECT SUM(v) INTO s FROM k; UPDATE k SET v = s WHERE id = 1; SELECT s; END",
 			"SELECT * FROM k ORDER BY id",
+		}},
+		// DDL in a block, as in a procedure's body: its tables are forked
+		// or placed before it runs, and read as made after it; a block
+		// may read a table's rows and then drop it; its DDL commits the
+		// open transaction; its failing DDL is the server's error.
+		{name: "ddl", schema: "CREATE TABLE k (id INT PRIMARY KEY, v INT); INSERT INTO k VALUES (1, 10), (2, 20);", steps: []string{
+			"BEGIN NOT ATOMIC\n  DECLARE var TINYTEXT CHARACTER SET utf8 DEFAULT 'x';\n  CREATE TABLE n1 AS SELECT var;\n  INSERT INTO n1 VALUES ('y');\nEND;",
+			"SHOW CREATE TABLE n1",
+			"SELECT * FROM n1 ORDER BY var",
+			"BEGIN NOT ATOMIC ALTER TABLE k ADD w INT DEFAULT 7; UPDATE k SET w = v + 1 WHERE id = 1; CREATE TABLE k2 LIKE k; " +
+				"INSERT INTO k2 SELECT * FROM k; DROP TABLE n1; END",
+			"SELECT * FROM k ORDER BY id",
+			"SHOW CREATE TABLE k2",
+			"SELECT * FROM k2 ORDER BY id",
+			"SELECT * FROM n1",
+			"SHOW TABLES",
+			"BEGIN NOT ATOMIC CREATE TABLE k2 (a INT); END",
+			"BEGIN NOT ATOMIC CREATE VIEW kv AS SELECT id, w FROM k2; CREATE INDEX kw ON k2 (w); END",
+			"SELECT * FROM kv ORDER BY id",
+			"SHOW INDEX FROM k2",
+			"START TRANSACTION",
+			"INSERT INTO k VALUES (5, 50, 0)",
+			"BEGIN NOT ATOMIC CREATE TABLE k3 (a INT); INSERT INTO k3 VALUES (1); END",
+			"ROLLBACK",
+			"SELECT * FROM k ORDER BY id",
+			"SELECT * FROM k3",
+			"BEGIN NOT ATOMIC INSERT INTO k2 SELECT id + 100, v, w FROM k; DROP TABLE k; RENAME TABLE k3 TO k4; END",
+			"SELECT * FROM k2 ORDER BY id",
+			"SELECT * FROM k",
+			"SELECT * FROM k4",
+			"IF (SELECT COUNT(*) FROM k4) > 0 THEN TRUNCATE TABLE k4; DROP VIEW kv; END IF",
+			"SELECT COUNT(*) FROM k4",
+			"SELECT * FROM kv",
 		}},
 		{name: "json-table", schema: "CREATE TABLE docs (id INT, j TEXT); CREATE TABLE out1 (a INT); INSERT INTO docs VALUES (1, '[1,2,3]');", steps: []string{
 			"BEGIN NOT ATOMIC INSERT INTO out1 SELECT x FROM JSON_TABLE((SELECT j FROM docs WHERE id = 1), '$[*]' COLUMNS (x INT PATH '$')) AS jt; END",

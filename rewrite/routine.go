@@ -123,16 +123,30 @@ func punctAt(text string, toks []token, i int, c byte) bool {
 
 // hasCreateProcedure reports whether a statement of the input (tokens of
 // its normalized text) is CREATE PROCEDURE or CREATE [AGGREGATE] FUNCTION
-// (of a stored function).
+// (of a stored function), or CREATE TRIGGER with other statements before
+// or after it (a CREATE TRIGGER alone is read by triggerStatement).
 func (e *Engine) hasCreateProcedure(text string, toks []token, opts Options) bool {
 	start := true
 	for i := range toks {
 		if at, _ := routineSettings(text, toks, i, opts); start && e.createdRoutine(text, toks, at) != "" {
 			return true
 		}
+		if start && e.createdTrigger(text, toks, i) {
+			if i > 0 {
+				return true
+			}
+			end, ok := e.triggerEnd(text, toks, i, opts)
+			return ok && !onlyEnd(text, toks, end)
+		}
 		start = punctAt(text, toks, i, ';')
 	}
 	return false
+}
+
+// createdTrigger reports whether toks[i] starts a CREATE TRIGGER.
+func (e *Engine) createdTrigger(text string, toks []token, i int) bool {
+	k, _ := e.createRoutineAt(text, toks, i)
+	return k == "TRIGGER"
 }
 
 // routineSettings reads, at toks[i], SET STATEMENT var = value[, …] FOR
@@ -198,10 +212,11 @@ func (e *Engine) createdRoutine(text string, toks []token, i int) string {
 	return ""
 }
 
-// analyzePieces analyses an input holding CREATE PROCEDURE: split at its
-// statements' ends (a CREATE PROCEDURE ends with its body), each piece
-// analysed alone (with the current database a USE before it set), each
-// CREATE PROCEDURE read by analyzeProcedure.
+// analyzePieces analyses an input holding CREATE PROCEDURE (or CREATE
+// TRIGGER with other statements): split at its statements' ends (a CREATE
+// PROCEDURE or TRIGGER ends with its body), each piece analysed alone
+// (with the current database a USE before it set), each CREATE PROCEDURE
+// read by analyzeProcedure, each CREATE TRIGGER as when it is sent alone.
 func (e *Engine) analyzePieces(a *Analysis, toks []token) {
 	text, db := a.text, a.opts.DB
 	for i := 0; i < len(toks); {
@@ -241,6 +256,40 @@ func (e *Engine) analyzePieces(a *Analysis, toks []token) {
 				a.Statements[len(a.Statements)-1].Unprovable = "the proxy cannot read where this CREATE PROCEDURE ends"
 				return
 			}
+			continue
+		}
+		if at == i && e.createdTrigger(text, toks, i) {
+			// A CREATE TRIGGER piece: to the end of its body, read as
+			// when it is sent alone.
+			tend, ok := e.triggerEnd(text, toks, i, withDB(a.opts, db))
+			if !ok {
+				a.parts = append(a.parts, part{start: start, stmt: len(a.Statements)})
+				a.stmtStarts = append(a.stmtStarts, start)
+				a.stmtDBs = append(a.stmtDBs, db)
+				a.Statements = append(a.Statements, Statement{Class: ClassRoutine, Kind: "CREATE TRIGGER", DB: db, Trigger: &Trigger{Followed: true},
+					Unprovable: "the proxy cannot read where this CREATE TRIGGER ends", hint: "send it alone, or run it on a direct connection"})
+				return
+			}
+			if tend < len(toks) && !punctAt(text, toks, tend, ';') {
+				// Something after the body but before a ';': the server's
+				// syntax error, the trigger read alone refuses it.
+				tend = len(toks)
+			}
+			end := len(text)
+			if tend < len(toks) {
+				end = int(toks[tend].start)
+			}
+			sub := e.analyze(text[start:end], withDB(a.opts, db))
+			a.parts = append(a.parts, part{start: start, sub: sub, stmt: len(a.Statements)})
+			for _, st := range sub.Statements {
+				if st.Trigger != nil && st.Unprovable != "" {
+					st.Trigger.Followed = true // not the input's one statement
+				}
+				a.stmtStarts = append(a.stmtStarts, start)
+				a.stmtDBs = append(a.stmtDBs, st.DB)
+				a.Statements = append(a.Statements, st)
+			}
+			i = tend
 			continue
 		}
 		if e.junkAt(text, toks, i) {
@@ -1142,9 +1191,11 @@ func isCompound(text string, toks []token) bool {
 // analyzeCompound reads an input that is one compound statement with the
 // procedure body's reader: each statement and expression of the block is
 // analysed alone and rewritten in place (a part each). A block that runs
-// dynamic SQL, or holds anything but reads, writes and plain SET of
-// variables — statements the session must see sent alone (DDL,
-// transactions, USE, SHOW, CALL, …) — is one statement refused for it. It
+// dynamic SQL, or holds anything but reads, writes, DDL of tables and
+// views (as a sandbox procedure's body holds them: the session prepares
+// their tables before the block runs, see CompoundDDL) and plain SET of
+// variables — statements the session must see sent alone (transactions,
+// USE, SHOW, CALL, triggers, …) — is one statement refused for it. It
 // reports false, leaving the input to the parser (which refuses it), when
 // the reader cannot read the block, or it is not the whole input.
 func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
@@ -1199,12 +1250,17 @@ func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 				st.Class = ClassWrite
 			case bs.Class == ClassRead && bs.Show == nil && bs.Routine == nil:
 			case bs.Class == ClassSession && bs.Kind == "SET" && !bs.ChangesLexing && !bs.ChangesIsolation:
+			case bs.Class == ClassDDL && bs.Show == nil && bs.Routine == nil && bs.Trigger == nil && !bs.ChangesLexing:
+				// DDL of tables and views, as a procedure's body holds
+				// it: the session forks or places its tables first.
+				st.Class = ClassWrite
 			default:
-				// Statements the session must see sent alone: DDL,
-				// transactions, USE, SHOW, CALL, settings that change how
-				// texts are read or what they lock.
+				// Statements the session must see sent alone:
+				// transactions, USE, SHOW, CALL, DDL of routines and
+				// triggers, settings that change how texts are read or
+				// what they lock.
 				return refused("holds "+what+", which the proxy runs in a sandbox only when it is sent as a statement of its own "+
-					"(a block may hold reads, writes and SET of variables)", "send that statement outside the block")
+					"(a block may hold reads, writes, DDL of tables and views and SET of variables)", "send that statement outside the block")
 			}
 			st.takeBody(bs)
 		}
@@ -1236,6 +1292,20 @@ func (a *Analysis) CompoundBody() []*Analysis {
 		}
 	}
 	return body
+}
+
+// CompoundDDL reports whether an input that is one compound statement
+// sent as a statement holds DDL (which commits the open transaction where
+// it runs, in the middle of the block).
+func (a *Analysis) CompoundDDL() bool {
+	for _, b := range a.CompoundBody() {
+		for _, st := range b.Statements {
+			if st.Class == ClassDDL {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // takeBody adds to st, a statement holding a body (a procedure's, a

@@ -378,6 +378,11 @@ func TestCompoundBlocks(t *testing.T) {
 				"INSERT INTO `sb_app`.`u` VALUES (x); END LOOP; CLOSE c; END", 5},
 		{"BEGIN NOT ATOMIC SELECT * FROM json_table((SELECT j FROM t), '$' COLUMNS(a CHAR(1) path '$.*')) tmp; END;",
 			"BEGIN NOT ATOMIC SELECT * FROM json_table((SELECT j FROM `sb_app`.`t`), '$' COLUMNS(a CHAR(1) path '$.*')) tmp; END;", 1},
+		// DDL of tables, as a procedure's body holds it.
+		{"BEGIN NOT ATOMIC DECLARE v TINYTEXT CHARACTER SET utf8; CREATE TABLE t AS SELECT v; ALTER TABLE t ADD b INT; " +
+			"INSERT INTO t VALUES ('x', 1); DROP TABLE u; END;",
+			"BEGIN NOT ATOMIC DECLARE v TINYTEXT CHARACTER SET utf8; CREATE TABLE `sb_app`.`t` AS SELECT v; ALTER TABLE `sb_app`.`t` ADD b INT; " +
+				"INSERT INTO `sb_app`.`t` VALUES ('x', 1); DROP TABLE `sb_app`.`u`; END;", 4},
 	} {
 		if !wantRewrite(t, e, c.sql, opts, r, c.want, "COMPOUND") {
 			continue
@@ -388,6 +393,26 @@ func TestCompoundBlocks(t *testing.T) {
 	}
 	if b := e.Analyze("SELECT * FROM t", opts).CompoundBody(); b != nil {
 		t.Errorf("a SELECT's compound body: %v", b)
+	}
+	for sql, want := range map[string]bool{
+		"BEGIN NOT ATOMIC CREATE TABLE t (a INT); END":                   true,
+		"BEGIN NOT ATOMIC IF 1 THEN DROP TABLE IF EXISTS t; END IF; END": true,
+		"BEGIN NOT ATOMIC INSERT INTO t VALUES (1); END":                 false,
+		"DROP TABLE t": false,
+	} {
+		if got := e.Analyze(sql, opts).CompoundDDL(); got != want {
+			t.Errorf("%q: CompoundDDL %v, want %v", sql, got, want)
+		}
+	}
+	// What the session runs only sent alone stays refused in a block.
+	for _, sql := range []string{
+		"BEGIN NOT ATOMIC START TRANSACTION; INSERT INTO t VALUES (1); COMMIT; END",
+		"BEGIN NOT ATOMIC CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW SET @a = 1; END",
+		"BEGIN NOT ATOMIC SHOW TABLES; END",
+	} {
+		if _, err := e.Rewrite(sql, opts, r); err == nil || !strings.Contains(err.Error(), "statement of its own") {
+			t.Errorf("%q: %v, want a refusal", sql, err)
+		}
 	}
 	for _, sql := range []string{
 		"BEGIN NOT ATOMIC DECLARE q TEXT DEFAULT 'SELECT 1'; WHILE q IS NOT NULL DO PREPARE s FROM q; EXECUTE s; SET q = NULL; END WHILE; END",

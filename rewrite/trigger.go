@@ -38,11 +38,17 @@ type Trigger struct {
 	Order, Other string
 	// OrReplace, IfNotExists and IfExists are the statement's clauses.
 	OrReplace, IfNotExists, IfExists bool
-	// Followed marks a CREATE TRIGGER the input follows with other
-	// statements (refused: Statement.Unprovable).
+	// Followed marks a CREATE TRIGGER that is not its input's one
+	// statement, when the engine cannot read it (Statement.Unprovable):
+	// its refusal is not the server's to check. (An input holding a
+	// CREATE TRIGGER the engine reads and other statements is split,
+	// analyzePieces.)
 	Followed bool
 	// Definer is the DEFINER clause's account as written ("" without one).
 	Definer string
+	// bodyEnd is the index of the token after the body of a CREATE
+	// TRIGGER the engine read (in the tokens it was read from).
+	bodyEnd int
 	// tableStart and tableEnd are where Table's name is in the text,
 	// definerStart and definerEnd the DEFINER clause and the space after
 	// it (0, 0 without one).
@@ -157,6 +163,21 @@ func (e *Engine) createTrigger(a *Analysis, st *Statement, text string, toks []t
 	return e.triggerBody(a, st, toks, j, db)
 }
 
+// triggerEnd is, for a CREATE TRIGGER at toks[i] (the statement's first
+// token) read with db current, the index of the token after its body; ok
+// is false when the engine cannot read the trigger, and so where it ends.
+// The server reads a body that is one statement to its ';': in
+// `… FOR EACH ROW SET @a = 1; SELECT 2` the SELECT is a statement of its
+// own.
+func (e *Engine) triggerEnd(text string, toks []token, i int, opts Options) (end int, ok bool) {
+	a := &Analysis{src: text, text: text, opts: opts}
+	st := Statement{DB: opts.DB, Trigger: &Trigger{}}
+	if why := e.createTrigger(a, &st, text, toks[i:]); why != "" && !st.Trigger.Followed {
+		return 0, false
+	}
+	return i + st.Trigger.bodyEnd, true
+}
+
 // header reads CREATE [OR REPLACE] [DEFINER = user] TRIGGER [IF NOT
 // EXISTS]: the index of the trigger's name.
 func (tr *Trigger) header(text string, toks []token) (int, string) {
@@ -207,6 +228,7 @@ func (e *Engine) triggerBody(a *Analysis, st *Statement, toks []token, i int, db
 	r := st.Routine
 	body := &bodyReader{e: e, a: a, toks: toks, db: db, r: r}
 	end, why := body.statement(i, 0)
+	st.Trigger.bodyEnd = end
 	switch {
 	case why != "":
 		return why + " (in the body of trigger " + QuoteIdent(r.Name) + ")"

@@ -144,7 +144,8 @@ func TestTriggersRefused(t *testing.T) {
 	e := NewEngine(0)
 	opts := Options{DB: "app", Server: maria1011}
 	for _, c := range []struct{ sql, refuse string }{
-		{"CREATE TRIGGER tr AFTER INSERT ON t FOR EACH ROW INSERT INTO log VALUES (1); DELETE FROM u", "sent alone"},
+		{"CREATE TRIGGER tr AFTER INSERT ON t FOR EACH ROW SET @a = 1 junk; SELECT 1", "cannot parse the statement SET @a = 1 junk"},
+		{`SELECT 1; CREATE TRIGGER tr AFTER DELETE ON t FOR EACH ROW SET @a = 1\`, "cannot read where this CREATE TRIGGER ends"},
 		{"CREATE TRIGGER tr DURING INSERT ON t FOR EACH ROW SET @a = 1", "when this trigger runs"},
 		{"CREATE TRIGGER tr AFTER INSERT ON t FOR ROW SET @a = 1", "table of this trigger"},
 		{"CREATE TRIGGER tr AFTER INSERT ON t FOR EACH ROW FOLLOWS (x) SET @a = 1", "the trigger this one FOLLOWS"},
@@ -153,6 +154,42 @@ func TestTriggersRefused(t *testing.T) {
 		_, err := e.Rewrite(c.sql, opts, sandboxTriggers{})
 		if err == nil || !strings.Contains(err.Error(), c.refuse) {
 			t.Errorf("%q: %v, want a refusal containing %q", c.sql, err, c.refuse)
+		}
+	}
+}
+
+// TestTriggerPieces: CREATE TRIGGER with other statements before or after
+// it in one input is split as the server reads it — a body that is one
+// statement ends at its ';' — and each piece read as when sent alone.
+func TestTriggerPieces(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	for _, c := range []struct{ sql, want, kinds string }{
+		{"create trigger a before insert on t for each row set @a:=1;select 2",
+			"create trigger `sb_app`.`a` before insert on `sb_app`.`t` for each row set @a:=1;select 2", "CREATE TRIGGER,SELECT"},
+		{"DROP TRIGGER IF EXISTS tr; CREATE TRIGGER tr AFTER INSERT ON t FOR EACH ROW BEGIN INSERT INTO log VALUES (1); DELETE FROM u; END; INSERT INTO t VALUES (1)",
+			"DROP TRIGGER IF EXISTS `sb_app`.`tr`; CREATE TRIGGER `sb_app`.`tr` AFTER INSERT ON `sb_app`.`t` FOR EACH ROW BEGIN INSERT INTO `sb_app`.`log` VALUES (1); " +
+				"DELETE FROM `sb_app`.`u`; END; INSERT INTO `sb_app`.`t` VALUES (1)", "DROP TRIGGER,CREATE TRIGGER,INSERT"},
+		{"USE other; CREATE TRIGGER tr AFTER DELETE ON t FOR EACH ROW DELETE FROM u; CREATE TRIGGER tr2 AFTER INSERT ON t FOR EACH ROW SET @b = 2;",
+			"USE other; CREATE TRIGGER `sb_other`.`tr` AFTER DELETE ON `sb_other`.`t` FOR EACH ROW DELETE FROM `sb_other`.`u`; " +
+				"CREATE TRIGGER `sb_other`.`tr2` AFTER INSERT ON `sb_other`.`t` FOR EACH ROW SET @b = 2;", "USE,CREATE TRIGGER,CREATE TRIGGER"},
+		// Alone, with its ';': read as before.
+		{"CREATE TRIGGER tr AFTER INSERT ON t FOR EACH ROW SET @a = 1; ",
+			"CREATE TRIGGER `sb_app`.`tr` AFTER INSERT ON `sb_app`.`t` FOR EACH ROW SET @a = 1; ", "CREATE TRIGGER"},
+	} {
+		a := e.Analyze(c.sql, opts)
+		var kinds []string
+		for _, st := range a.Statements {
+			kinds = append(kinds, st.Kind)
+		}
+		if k := strings.Join(kinds, ","); k != c.kinds {
+			t.Errorf("%q: statements %s, want %s", c.sql, k, c.kinds)
+		}
+		res, err := a.Rewrite(sandboxTriggers{})
+		if err != nil {
+			t.Errorf("%q: %v", c.sql, err)
+		} else if res.SQL != c.want {
+			t.Errorf("%q\n got %q\nwant %q", c.sql, res.SQL, c.want)
 		}
 	}
 }

@@ -1126,6 +1126,11 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 		case st.Kind == "CALL":
 			p.locks = true // its body may write: kept for a replay
 			continue
+		case st.Kind == "COMPOUND" && a.CompoundDDL():
+			if err := s.forkBlock(ctx, a, p); err != nil {
+				return err
+			}
+			continue
 		case st.Trigger != nil && st.Routine != nil:
 			if err := s.forkTrigger(ctx, st, p); err != nil {
 				return err
@@ -1203,6 +1208,56 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 		if st.Class == rewrite.ClassWrite || st.Class == rewrite.ClassDDL || st.Kind == "LOCK TABLES" ||
 			st.Class == rewrite.ClassTransaction && st.Kind == "" || len(st.Locked) > 0 || len(st.Writes) > 0 {
 			p.locks = true
+		}
+	}
+	return nil
+}
+
+// forkBlock makes ready, before it runs, what an anonymous block holding
+// DDL (a, one COMPOUND statement) needs in the sandbox, as forkBody does
+// for a procedure's body: each of its statements' tables forked whole —
+// never schema only, as a statement before a DROP may read the rows — or
+// placed when production does not have them, with the tables that must be
+// in the sandbox first and the copies of production views, so that the
+// block, rewritten once, names the sandbox's tables all through. The
+// tables its DDL changes are re-read once it has run (p.refresh), as after
+// the client's own DDL. Its DDL commits the open transaction in the middle
+// of the block, where a replay could not tell what belonged to which
+// transaction: a transaction left open after it is not replayed (1412).
+func (s *Session) forkBlock(ctx context.Context, a *rewrite.Analysis, p *Plan) error {
+	p.locks = true
+	if p.volatile == "" {
+		p.volatile = "it ran a compound statement holding DDL, which commits the open transaction in the middle of the block"
+	}
+	for _, b := range a.CompoundBody() {
+		for _, bs := range b.Statements {
+			if _, err := s.placeFunctions(ctx, bs); err != nil {
+				return err
+			}
+			first, err := s.forkFirst(ctx, bs)
+			if err != nil {
+				return err
+			}
+			views, err := s.prepareViews(ctx, bs, first, p)
+			if err != nil {
+				return err
+			}
+			for _, t := range append(append([]rewrite.Table{}, bs.Writes...), first...) {
+				if skipCatalog(t) || views[s.m.key(s.m.norm(t))] {
+					continue
+				}
+				if _, _, err := s.ensure(ctx, t, forker.Full); err != nil {
+					return err
+				}
+			}
+			if bs.Class == rewrite.ClassDDL {
+				p.refresh = append(p.refresh, bs.Writes...)
+			}
+		}
+		if usesInfoSchema(b) {
+			if err := s.m.ensureInfoViews(ctx, s.sb); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

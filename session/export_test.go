@@ -145,3 +145,6 @@ func NameID(name string) string { return nameID(name) }
 // LifeLock is the name of the upstream life lock of the sandbox called
 // name (lockLife).
 func (m *Manager) LifeLock(name string) string { return m.lockName(name, "life") }
+
+// UnquoteRenames is unquoteRenames.
+var UnquoteRenames = unquoteRenames

@@ -559,12 +559,14 @@ func (s *Session) diagnostics(ctx context.Context, sql string, refused []Diag) (
 }
 
 // unquoteRenames tells back, in a server message, an expression the
-// message quotes as a name (`f1()` of a cast's error): the rewritten text
-// with its backquotes doubled becomes the client's.
+// message quotes as a name (`f1()` of a cast's error) or as written (the
+// column of an out-of-range value, an expression's label): the rewritten
+// text, with its backquotes doubled or as sent, becomes the client's.
 func unquoteRenames(msg string, renames []rewrite.Rename) string {
 	for _, rn := range renames {
 		if strings.Contains(rn.To, "`") {
 			msg = strings.ReplaceAll(msg, strings.ReplaceAll(rn.To, "`", "``"), rn.From)
+			msg = strings.ReplaceAll(msg, rn.To, rn.From)
 		}
 	}
 	return msg

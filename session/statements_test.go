@@ -367,3 +367,41 @@ func TestSplitShows(t *testing.T) {
 		}
 	}
 }
+
+// TestUnquoteRenames: a server message quoting the rewritten text — with
+// its backquotes doubled, or as sent — reads in the client's words.
+func TestUnquoteRenames(t *testing.T) {
+	rn := []rewrite.Rename{{From: "f", To: "`_sqlfork_1_test`.`f`"}, {From: "t", To: "t"}}
+	for msg, want := range map[string]string{
+		"Out of range value for column '`_sqlfork_1_test`.`f`()' at row 0":   "Out of range value for column 'f()' at row 0",
+		"Incorrect integer value for column '```_sqlfork_1_test``.``f``()`'": "Incorrect integer value for column '`f()`'",
+		"Table 't' doesn't exist": "Table 't' doesn't exist",
+	} {
+		if got := session.UnquoteRenames(msg, rn); got != want {
+			t.Errorf("%q: %q, want %q", msg, got, want)
+		}
+	}
+}
+
+// TestBlockWithDDLPlanned: an anonymous block holding DDL places the tables
+// it creates and forks those it changes before it runs, is kept for a
+// replay's refusal (stateful), and is not DDL the session commits around.
+func TestBlockWithDDLPlanned(t *testing.T) {
+	e := newEnv(t, session.Config{}, nil)
+	s := e.transparent("u")
+	id := e.idOf(s)
+	db := "`" + physDB(id, "app") + "`"
+	p := e.mustPlan(s, "BEGIN NOT ATOMIC CREATE TABLE n (a INT); INSERT INTO n SELECT id FROM t; DROP TABLE u; END")
+	if want := "BEGIN NOT ATOMIC CREATE TABLE " + db + ".`n` (a INT); INSERT INTO " + db + ".`n` SELECT id FROM " + db + ".`t`; DROP TABLE " +
+		db + ".`u`; END"; p.SQL != want {
+		t.Errorf("SQL %q, want %q", p.SQL, want)
+	}
+	if f := p.Flags(); !f.Stateful || f.DDL {
+		t.Errorf("flags %+v, want stateful, not DDL", f)
+	}
+	for tbl, want := range map[string]string{"n": "absent", "u": "fork"} {
+		if kind, _, _ := e.tableRow(id, "app", tbl); kind != want {
+			t.Errorf("registry row of %s: %q, want %q", tbl, kind, want)
+		}
+	}
+}

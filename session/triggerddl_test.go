@@ -39,6 +39,12 @@ func TestCreateTriggerPlanned(t *testing.T) {
 		"CREATE TRIGGER "+db+".`m_bi` BEFORE INSERT ON "+db+".`mine` FOR EACH ROW SET NEW.id = 1" {
 		t.Errorf("SQL %q", p.SQL)
 	}
+	// With other statements in one input: each trigger made as when sent
+	// alone, the body that is one statement ending at its ';'.
+	if p := e.mustPlan(s, "DROP TRIGGER IF EXISTS m_bi; CREATE TRIGGER m_bi BEFORE INSERT ON mine FOR EACH ROW SET NEW.id = 2;SELECT 2"); p.SQL !=
+		"DROP TRIGGER IF EXISTS "+db+".`m_bi`; CREATE TRIGGER "+db+".`m_bi` BEFORE INSERT ON "+db+".`mine` FOR EACH ROW SET NEW.id = 2;SELECT 2" {
+		t.Errorf("SQL %q", p.SQL)
+	}
 }
 
 // TestDropTriggerPlanned: DROP TRIGGER of a production trigger forks its
@@ -86,7 +92,7 @@ func TestTriggerDDLRefused(t *testing.T) {
 		{"CREATE TRIGGER r AFTER INSERT ON t FOR EACH ROW INSERT INTO u SELECT COUNT(*) FROM information_schema.TABLES", "HY000",
 			"reads information_schema", 1290},
 		{"CREATE TRIGGER r AFTER INSERT ON t FOR EACH ROW BEGIN SHOW TABLES; END", "HY000", "SHOW", 1290},
-		{"CREATE TRIGGER r AFTER INSERT ON t FOR EACH ROW INSERT INTO u VALUES (1); DELETE FROM u", "HY000", "sent alone", 1290},
+		{"SELECT 1; CREATE TRIGGER r AFTER INSERT ON t FOR EACH ROW INSERT INTO u VALUES (1) junk; DELETE FROM u", "HY000", "CREATE TRIGGER", 1290},
 		{"CREATE TRIGGER r AFTER INSERT ON mysql.user FOR EACH ROW SET @a = 1", "HY000", "Triggers can not be created on system tables", 1465},
 	} {
 		_, err := plan(e.ctx, s, c.sql)
