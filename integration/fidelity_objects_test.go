@@ -1354,6 +1354,17 @@ func TestFidelityPlans(t *testing.T) {
 				rowsStep + "EXECUTE s",
 				rowsStep + "EXECUTE s",
 			}},
+		// Warnings and notes naming a forked table's column or the table in
+		// the server's own words (`db`.`t`.`col`): the logical database,
+		// not the statement's text.
+		{name: "warning-names", schema: "CREATE TABLE tw (a TIME, b VARCHAR(10)); INSERT INTO tw VALUES ('10:00:00', '');",
+			steps: []string{
+				"UPDATE tw SET b = b WHERE a IS NULL",
+				"SELECT * FROM tw WHERE a = b",
+				"EXPLAIN EXTENDED SELECT a FROM tw WHERE 1 XOR 1",
+				"ALTER TABLE tw RENAME TO tw2, DISABLE KEYS",
+				"SELECT * FROM tw2",
+			}},
 	})
 }
 

@@ -566,7 +566,10 @@ func unquoteRenames(msg string, renames []rewrite.Rename) string {
 	for _, rn := range renames {
 		if strings.Contains(rn.To, "`") {
 			msg = strings.ReplaceAll(msg, strings.ReplaceAll(rn.To, "`", "``"), rn.From)
-			msg = strings.ReplaceAll(msg, rn.To, rn.From)
+			// As sent, only a call's: a table the server names in its own
+			// words (`db`.`t`.`col`), which telling the physical database
+			// back makes right (unmap); the client's text would be wrong.
+			msg = strings.ReplaceAll(msg, rn.To+"(", rn.From+"(")
 		}
 	}
 	return msg

@@ -371,11 +371,13 @@ func TestSplitShows(t *testing.T) {
 // TestUnquoteRenames: a server message quoting the rewritten text — with
 // its backquotes doubled, or as sent — reads in the client's words.
 func TestUnquoteRenames(t *testing.T) {
-	rn := []rewrite.Rename{{From: "f", To: "`_sqlfork_1_test`.`f`"}, {From: "t", To: "t"}}
+	rn := []rewrite.Rename{{From: "f", To: "`_sqlfork_1_test`.`f`"}, {From: "t", To: "t"}, {From: "t1", To: "`_sqlfork_1_test`.`t1`"}}
 	for msg, want := range map[string]string{
 		"Out of range value for column '`_sqlfork_1_test`.`f`()' at row 0":   "Out of range value for column 'f()' at row 0",
 		"Incorrect integer value for column '```_sqlfork_1_test``.``f``()`'": "Incorrect integer value for column '`f()`'",
 		"Table 't' doesn't exist": "Table 't' doesn't exist",
+		// The server's own rendering of a table's name: unmap's to tell.
+		"Incorrect time value: '' for column `_sqlfork_1_test`.`t1`.`a` at row 1": "Incorrect time value: '' for column `_sqlfork_1_test`.`t1`.`a` at row 1",
 	} {
 		if got := session.UnquoteRenames(msg, rn); got != want {
 			t.Errorf("%q: %q, want %q", msg, got, want)
