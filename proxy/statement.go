@@ -324,7 +324,9 @@ func (c *clientConn) initDB() error {
 		return err
 	}
 	if !res.failed && len(res.oks) == 1 {
-		c.sbx.UseDB(name)
+		if err := c.sbx.UseDB(c.ctx(), name); err != nil {
+			return err
+		}
 	}
 	return c.out.flush()
 }

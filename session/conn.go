@@ -258,6 +258,9 @@ func (m *Manager) Open(ctx context.Context, o Options) (*Session, error) {
 	if o.Mode == Passthrough {
 		return s, nil
 	}
+	if err := s.UseDB(ctx, o.DB); err != nil { // the handshake's database, in the client's bytes
+		return nil, err
+	}
 	if o.Sandbox != "" {
 		if err := ValidName(o.Sandbox); err != nil {
 			return nil, refusal(wire.ErUnknown, "HY000", "%v", err)

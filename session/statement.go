@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -409,13 +410,10 @@ func (s *Session) After(ctx context.Context, p *Plan, o *Outcome) error {
 		s.log.Warn("sandbox bookkeeping after DDL failed", zap.Error(err))
 	}
 	if p.useDB {
-		r, err := s.up.Query(ctx, "SELECT DATABASE()")
+		db, ok, err := s.serverDB(ctx)
 		switch {
-		case err == nil && len(r.Rows) == 1 && len(r.Rows[0]) == 1:
-			s.db = ""
-			if v := r.Rows[0][0]; v != nil {
-				s.db = *v
-			}
+		case err == nil && ok:
+			s.db = db
 		case err != nil && !isServerError(err):
 			return err
 		}
@@ -475,8 +473,59 @@ func (s *Session) NotReplayable() {
 // DB is the session's current database.
 func (s *Session) DB() string { return s.db }
 
-// UseDB records the current database a COM_INIT_DB set.
-func (s *Session) UseDB(db string) { s.db = db }
+// UseDB records the current database a COM_INIT_DB set, named db in the
+// client's bytes: a name that is not ASCII is read back from the server.
+func (s *Session) UseDB(ctx context.Context, db string) error {
+	if isASCII(db) {
+		s.db = db
+		return nil
+	}
+	name, ok, err := s.serverDB(ctx)
+	if err == nil && !ok {
+		err = errors.New("no answer")
+	}
+	if err != nil {
+		return fmt.Errorf("read the current database: %w", err)
+	}
+	s.db = name
+	return nil
+}
+
+// serverDB reads the current database of the session's upstream
+// connection, in UTF-8 as the catalogs and the engine compare names: the
+// server answers DATABASE() in the connection's result character set, and
+// a client names it (USE, COM_INIT_DB, the handshake) in its own, which for
+// a name that is not ASCII are other bytes (koi8r, latin1, …) that would
+// name another database. ok is false for an answer of no row.
+func (s *Session) serverDB(ctx context.Context) (db string, ok bool, err error) {
+	r, err := s.up.Query(ctx, "SELECT HEX(CONVERT(DATABASE() USING utf8mb4))")
+	if err != nil {
+		return "", false, err
+	}
+	if len(r.Rows) != 1 || len(r.Rows[0]) != 1 {
+		return "", false, nil
+	}
+	v := r.Rows[0][0]
+	if v == nil {
+		return "", true, nil
+	}
+	b, err := hex.DecodeString(*v)
+	if err != nil {
+		return "", false, fmt.Errorf("current database %q: %w", *v, err)
+	}
+	return string(b), true, nil
+}
+
+// isASCII reports whether s is ASCII: the same bytes in every character
+// set a client may use.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
 
 // ProcessInfo answers COM_PROCESS_INFO as SHOW PROCESSLIST.
 func (s *Session) ProcessInfo(ctx context.Context) (*Reply, error) {

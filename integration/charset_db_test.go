@@ -1,0 +1,69 @@
+package integration
+
+import (
+	"context"
+	"testing"
+
+	"github.com/sqlfork/sqlfork-proxy/proxy"
+)
+
+// TestSandboxNonASCIICurrentDatabase: a current database whose name is not
+// ASCII, made current by USE or by the handshake in a single-byte client
+// character set, is the database the server makes current. The client's
+// latin1 bytes C3 A4 name `Ã¤` on the server; read as UTF-8 they would name
+// `ä`, where the proxy would find no stored function f and send the call
+// unrewritten, to production's f, which writes production. The sandbox runs
+// its copy of f instead, and production stays as it is.
+func TestSandboxNonASCIICurrentDatabase(t *testing.T) {
+	db, least := sandboxProxy(t, "transparent", nil)
+	all := startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.Mode = "transparent" })
+	grantProcRead(t, db)
+	root := openDB(t, directDSN(db, "", "multiStatements=true"))
+	mustExecDB(t, root, "DROP DATABASE IF EXISTS `Ã¤`; DROP DATABASE IF EXISTS `ä`")
+	mustExecDB(t, root, "CREATE DATABASE `Ã¤`; CREATE TABLE `Ã¤`.t1 (a INT) ENGINE=InnoDB; INSERT INTO `Ã¤`.t1 VALUES (1);"+
+		"CREATE FUNCTION `Ã¤`.f() RETURNS INT MODIFIES SQL DATA BEGIN UPDATE t1 SET a = a + 1000; RETURN 1; END")
+	// The least-privilege account reads production, as it does app's.
+	mustExecDB(t, root, "GRANT SELECT, EXECUTE ON `Ã¤`.* TO '"+sandboxUser+"'@'%'")
+	t.Cleanup(func() {
+		_, _ = root.Exec("REVOKE SELECT, EXECUTE ON `Ã¤`.* FROM '" + sandboxUser + "'@'%'")
+		_, _ = root.Exec("DROP DATABASE IF EXISTS `Ã¤`")
+	})
+	production := func(t *testing.T) {
+		t.Helper()
+		var a int
+		if err := root.QueryRow("SELECT a FROM `Ã¤`.t1").Scan(&a); err != nil || a != 1 {
+			t.Fatalf("production's `Ã¤`.t1: a = %d (%v), want 1", a, err)
+		}
+	}
+	ctx := context.Background()
+	for _, acct := range []struct{ name, dsn string }{
+		{"all-privileges", all.dsn("")}, {"least-privilege", least.userDSN(sandboxUser, "")},
+	} {
+		for _, how := range []string{"use", "handshake"} {
+			t.Run(acct.name+"/"+how, func(t *testing.T) {
+				dsn := withParams(acct.dsn, []string{"charset=latin1"})
+				if how == "handshake" {
+					dsn = withParams(acct.dsn+"\xc3\xa4", []string{"charset=latin1", "collation=latin1_swedish_ci"})
+				}
+				c := conn(t, openDB(t, dsn))
+				if how == "use" {
+					if _, err := c.ExecContext(ctx, "USE `\xc3\xa4`"); err != nil {
+						t.Fatalf("USE: %v", err)
+					}
+				}
+				var got string
+				if err := c.QueryRowContext(ctx, "SELECT HEX(CONVERT(DATABASE() USING utf8mb4))").Scan(&got); err != nil || got != "C383C2A4" {
+					t.Fatalf("DATABASE() in UTF-8: %q (%v), want C383C2A4 (`Ã¤`)", got, err)
+				}
+				var one, a int
+				if err := c.QueryRowContext(ctx, "SELECT f()").Scan(&one); err != nil {
+					t.Fatalf("SELECT f(): %v", err)
+				}
+				production(t)
+				if err := c.QueryRowContext(ctx, "SELECT a FROM t1").Scan(&a); err != nil || a != 1001 {
+					t.Errorf("the sandbox's t1: a = %d (%v), want 1001", a, err)
+				}
+			})
+		}
+	}
+}
