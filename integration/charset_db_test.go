@@ -36,6 +36,7 @@ func TestSandboxNonASCIICurrentDatabase(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
+	direct := conn(t, openDB(t, directDSN(db, "\xc3\xa4", "charset=latin1", "collation=latin1_swedish_ci")))
 	for _, acct := range []struct{ name, dsn string }{
 		{"all-privileges", all.dsn("")}, {"least-privilege", least.userDSN(sandboxUser, "")},
 	} {
@@ -62,6 +63,15 @@ func TestSandboxNonASCIICurrentDatabase(t *testing.T) {
 				production(t)
 				if err := c.QueryRowContext(ctx, "SELECT a FROM t1").Scan(&a); err != nil || a != 1001 {
 					t.Errorf("the sandbox's t1: a = %d (%v), want 1001", a, err)
+				}
+				// The server's errors name the sandbox's database in the
+				// results' latin1: told back as on a direct connection.
+				for _, q := range []string{"INSERT INTO nosuch VALUES (1)", "CALL nosuch()", "SELECT * FROM t1 WHERE nosuch = 1"} {
+					_, err := c.ExecContext(ctx, q)
+					_, want := direct.ExecContext(ctx, q)
+					if err == nil || want == nil || err.Error() != want.Error() {
+						t.Errorf("%s: %v, directly %v", q, err, want)
+					}
 				}
 			})
 		}

@@ -1409,7 +1409,11 @@ func (s *Session) unmap(msg string) string {
 	for phys, logical := range s.schemas {
 		msg = strings.ReplaceAll(msg, phys, logical)
 	}
-	return msg
+	// A physical name the server wrote in another character set than
+	// UTF-8 (the results' latin1, koi8r, …: a database name that is not
+	// ASCII) is its prefix, which is ASCII, and the logical name in that
+	// set: without the prefix, the logical name as the server writes it.
+	return strings.ReplaceAll(msg, sandboxSchemaPrefix(s.m.cfg.Prefix, s.sb.ID), "")
 }
 
 // unqualify drops the sandbox's databases for db from the names of text
