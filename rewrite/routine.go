@@ -108,6 +108,49 @@ func (e *Engine) createRoutineAt(text string, toks []token, i int) (kind string,
 	return "", 0
 }
 
+// OneCompound reports whether sql holds no statement after the compound
+// statement it starts with (BEGIN NOT ATOMIC … END [label]): its BEGIN …
+// END and CASE … END [CASE] pairs, counted in its tokens (quotes and
+// comments skipped), close at its last END. An input of two blocks is no
+// one statement for the server. A text it cannot lex is not one.
+func OneCompound(sql string, opts Options) bool {
+	text, err := Normalize(sql, opts)
+	if err != nil {
+		return false
+	}
+	toks := lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	depth := 0
+	for i := range toks {
+		switch tokWord(text, toks, i) {
+		case "BEGIN", "CASE":
+			if tokWord(text, toks, i-1) != "END" { // END CASE closes a CASE
+				depth++
+			}
+		case "END":
+			switch tokWord(text, toks, i+1) {
+			case "IF", "LOOP", "WHILE", "REPEAT", "FOR":
+				continue // closes what is not counted
+			}
+			if depth--; depth == 0 {
+				j := i + 1
+				if toks := toks[j:]; len(toks) > 0 && toks[0].kind == tokIdent && tokWord(text, toks, 0) != "" {
+					j++ // END label, END CASE
+				}
+				for ; j < len(toks); j++ {
+					if !punctAt(text, toks, j, ';') {
+						return false
+					}
+				}
+				return true
+			}
+			if depth < 0 {
+				return false
+			}
+		}
+	}
+	return false
+}
+
 // tokWord is the upper-case word of toks[i], "" when it is no bare word.
 func tokWord(text string, toks []token, i int) string {
 	if i >= 0 && i < len(toks) && toks[i].kind == tokIdent {

@@ -316,8 +316,12 @@ func TestCompoundStatement(t *testing.T) {
 		{"BEGIN NOT ATOMIC SELECT 1; END; SELECT 2", false},
 		{"BEGIN; SELECT 1; END", false},
 		{"BEGIN WORK", false},
+		{"BEGIN NOT ATOMIC SET sql_mode=''; END; BEGIN NOT ATOMIC SELECT 1; END", false},
+		{"BEGIN NOT ATOMIC BEGIN SELECT 1; END; SELECT CASE WHEN 1 THEN 2 END; CASE WHEN 1 THEN SELECT 1; END CASE; " +
+			"IF 1 THEN SELECT 'END; BEGIN'; END IF; l: LOOP LEAVE l; END LOOP; END;", true},
+		{"BEGIN NOT ATOMIC SELECT 1; END; BEGIN NOT ATOMIC SELECT 2; END lbl", false},
 	} {
-		if got := compoundStatement(c.sql); got != c.want {
+		if got := compoundStatement(c.sql, rewrite.Options{}); got != c.want {
 			t.Errorf("compoundStatement(%q) = %v, want %v", c.sql, got, c.want)
 		}
 	}

@@ -24,7 +24,7 @@ import (
 // no such refusal.
 func (s *Session) serverVerdict(ctx context.Context, sql string, opts rewrite.Options, err error) error {
 	var r *rewrite.Refusal
-	if !errors.As(err, &r) || !r.ServerCheck && !compoundStatement(sql) || s.up == nil || s.up.Status()&wire.StatusInTrans != 0 || !literalSafe(opts.Charset) {
+	if !errors.As(err, &r) || !r.ServerCheck && !compoundStatement(sql, opts) || s.up == nil || s.up.Status()&wire.StatusInTrans != 0 || !literalSafe(opts.Charset) {
 		return err
 	}
 	if r.CheckText != "" {
@@ -55,9 +55,10 @@ var compound = regexp.MustCompile(`(?is)^\s*(?:\w+\s*:\s*)?BEGIN\s+NOT\s+ATOMIC\
 // compoundStatement reports whether sql is one compound statement (BEGIN
 // NOT ATOMIC … END), which the server reads as one statement and PREPARE
 // takes (running nothing), whatever its body holds; the engine reads it
-// as several.
-func compoundStatement(sql string) bool {
-	return compound.MatchString(sql)
+// as several. The pattern takes the input's first BEGIN to its last END:
+// two blocks in one input are two statements (rewrite.OneCompound).
+func compoundStatement(sql string, opts rewrite.Options) bool {
+	return compound.MatchString(sql) && rewrite.OneCompound(sql, opts)
 }
 
 // engineAliases are the names MariaDB's handler resolves to another
