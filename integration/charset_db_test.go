@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/sqlfork/sqlfork-proxy/proxy"
@@ -21,7 +22,8 @@ func TestSandboxNonASCIICurrentDatabase(t *testing.T) {
 	root := openDB(t, directDSN(db, "", "multiStatements=true"))
 	mustExecDB(t, root, "DROP DATABASE IF EXISTS `Ã¤`; DROP DATABASE IF EXISTS `ä`")
 	mustExecDB(t, root, "CREATE DATABASE `Ã¤`; CREATE TABLE `Ã¤`.t1 (a INT) ENGINE=InnoDB; INSERT INTO `Ã¤`.t1 VALUES (1);"+
-		"CREATE FUNCTION `Ã¤`.f() RETURNS INT MODIFIES SQL DATA BEGIN UPDATE t1 SET a = a + 1000; RETURN 1; END")
+		"CREATE FUNCTION `Ã¤`.f() RETURNS INT MODIFIES SQL DATA BEGIN UPDATE t1 SET a = a + 1000; RETURN 1; END;"+
+		"CREATE TABLE `Ã¤`.`Ã¶` (a INT)")
 	// The least-privilege account reads production, as it does app's.
 	mustExecDB(t, root, "GRANT SELECT, EXECUTE ON `Ã¤`.* TO '"+sandboxUser+"'@'%'")
 	t.Cleanup(func() {
@@ -35,6 +37,27 @@ func TestSandboxNonASCIICurrentDatabase(t *testing.T) {
 			t.Fatalf("production's `Ã¤`.t1: a = %d (%v), want 1", a, err)
 		}
 	}
+	// COM_FIELD_LIST names its table in the client's bytes too: the
+	// sandbox's copy, altered, is listed, not production's table.
+	t.Run("field-list", func(t *testing.T) {
+		r := dialRaw(t, least.addr, sandboxUser, sandboxPassword, "")
+		for _, q := range []string{"SET NAMES latin1", "USE `\xc3\xa4`", "ALTER TABLE `\xc3\xb6` ADD COLUMN b INT"} {
+			if _, err := r.c.Execute(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		fields, err := r.c.FieldList("\xc3\xb6", "")
+		if err != nil {
+			t.Fatalf("COM_FIELD_LIST: %v", err)
+		}
+		var names []string
+		for _, f := range fields {
+			names = append(names, string(f.Name))
+		}
+		if strings.Join(names, ",") != "a,b" {
+			t.Errorf("COM_FIELD_LIST of the altered table: %v, want a,b (the sandbox's)", names)
+		}
+	})
 	ctx := context.Background()
 	direct := conn(t, openDB(t, directDSN(db, "\xc3\xa4", "charset=latin1", "collation=latin1_swedish_ci")))
 	for _, acct := range []struct{ name, dsn string }{

@@ -352,9 +352,15 @@ func (c *clientConn) fieldList() error {
 		}
 		return c.out.writeErr(clientError(err))
 	}
-	cur := c.sbx.DB()
+	// The names go on the client's connection, in its character set.
+	cur, curOK := c.sbx.ClientName(c.sbx.DB())
+	phys, physOK := c.sbx.ClientName(physDB)
+	if ok && (!curOK || !physOK) {
+		return c.out.writeErr(newError(wire.ErUnknown, "HY000", "sqlfork-proxy: the connection's character set cannot write "+
+			"the sandbox's database name; use utf8mb4"))
+	}
 	if ok {
-		if _, err := c.be.query(c.ctx(), "USE "+rewrite.QuoteIdent(physDB)); err != nil {
+		if _, err := c.be.query(c.ctx(), "USE "+rewrite.QuoteIdent(phys)); err != nil {
 			if err = linkOr(err); !isClientFacing(err) {
 				return err
 			}

@@ -213,3 +213,61 @@ func (a *Analysis) toClient() {
 		}
 	}
 }
+
+// DecodeName is name, sent by the client in its character set
+// (opts.Charset) outside any statement text (COM_FIELD_LIST's table), as
+// the server reads it: in UTF-8. ok is false when the engine cannot read
+// it so: bytes 0x80..0xFF in a character set it does not decode (gbk,
+// sjis, …), one that stands for no character, or a name that is no UTF-8
+// in a UTF-8 set.
+func DecodeName(name string, opts Options) (string, bool) {
+	if !hasHighByte(name) {
+		return name, true
+	}
+	cs, ok := lookupCharset(opts.Charset)
+	switch {
+	case !ok:
+		return "", false
+	case cs.mb == mbUTF8:
+		if !utf8.ValidString(name) {
+			return "", false
+		}
+		return name, true
+	case !cs.decodes():
+		return "", false
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c < 0x80 {
+			b.WriteByte(c)
+			continue
+		}
+		r := cs.char(c)
+		if r == utf8.RuneError {
+			return "", false
+		}
+		b.WriteRune(r)
+	}
+	return b.String(), true
+}
+
+// EncodeName is name (UTF-8) written in the client's character set
+// (opts.Charset), as a statement sent on its connection names it: the
+// inverse of DecodeName. ok is false when the set cannot write it.
+func EncodeName(name string, opts Options) (string, bool) {
+	if !hasHighByte(name) {
+		return name, true
+	}
+	cs, ok := lookupCharset(opts.Charset)
+	switch {
+	case !ok:
+		return "", false
+	case cs.mb == mbUTF8:
+		return name, true
+	case !cs.decodes():
+		return "", false
+	}
+	s, err := (&clientText{cs: cs}).encode(name)
+	return s, err == nil
+}

@@ -220,3 +220,35 @@ func TestDecodedCheckText(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeEncodeName: a name sent outside a statement (COM_FIELD_LIST's
+// table) is read in the client's character set, and a name the proxy
+// sends on the client's connection is written in it.
+func TestDecodeEncodeName(t *testing.T) {
+	for _, c := range []struct {
+		cs, sent, name string
+		ok             bool
+	}{
+		{"latin1", "t1", "t1", true},
+		{"latin1", "\xc3\xa4", "Ã¤", true},
+		{"koi8r", "\xd4\xc1\xc2", "таб", true},
+		{"utf8mb4", "таб", "таб", true},
+		{"utf8mb4", "\xff", "", false},
+		{"sjis", "\x83\x5c", "", false},
+		{"cp1251", "\x98", "", false}, // a byte of no character
+	} {
+		name, ok := DecodeName(c.sent, Options{Charset: c.cs})
+		if name != c.name || ok != c.ok {
+			t.Errorf("DecodeName(%q, %s) = %q, %v; want %q, %v", c.sent, c.cs, name, ok, c.name, c.ok)
+		}
+		if !c.ok {
+			continue
+		}
+		if sent, ok := EncodeName(c.name, Options{Charset: c.cs}); sent != c.sent || !ok {
+			t.Errorf("EncodeName(%q, %s) = %q, %v; want %q", c.name, c.cs, sent, ok, c.sent)
+		}
+	}
+	if _, ok := EncodeName("日本", Options{Charset: "latin1"}); ok {
+		t.Error("EncodeName wrote 日本 in latin1")
+	}
+}

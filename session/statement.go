@@ -470,6 +470,13 @@ func (s *Session) NotReplayable() {
 	}
 }
 
+// ClientName is name (UTF-8) as a statement on the client's connection
+// writes it, in the connection's character set; ok is false when that set
+// cannot write it.
+func (s *Session) ClientName(name string) (string, bool) {
+	return rewrite.EncodeName(name, rewrite.Options{Charset: s.vars.Charset})
+}
+
 // DB is the session's current database.
 func (s *Session) DB() string { return s.db }
 
@@ -635,7 +642,12 @@ func (s *Session) FieldList(ctx context.Context, table string) (physDB string, r
 	if s.sb == nil || s.db == "" || table == "" {
 		return "", nil, false, nil
 	}
-	t := rewrite.Table{DB: s.db, Name: table}
+	name, ok := rewrite.DecodeName(table, rewrite.Options{Charset: s.vars.Charset})
+	if !ok { // the sandbox's copy of the table could be missed
+		return "", nil, false, refusal(wire.ErUnknown, "HY000", "the proxy cannot read this table name in the connection's "+
+			"character set %s; name the table in utf8mb4, or read information_schema.COLUMNS", s.vars.Charset)
+	}
+	t := rewrite.Table{DB: s.db, Name: name}
 	// What other proxy processes did to the sandbox's tables first.
 	if !s.synced && s.sb.shareable() {
 		if _, mapped, _ := (resolver{s: s}).Resolve(t, false); !mapped {
