@@ -87,6 +87,20 @@ func TestSandboxNonASCIICurrentDatabase(t *testing.T) {
 				if err := c.QueryRowContext(ctx, "SELECT a FROM t1").Scan(&a); err != nil || a != 1001 {
 					t.Errorf("the sandbox's t1: a = %d (%v), want 1001", a, err)
 				}
+				// Answers the proxy makes itself name the database too.
+				for _, q := range []string{"SHOW TABLES", "SHOW FULL TABLES", "SHOW TABLES LIKE '%'", "SHOW TABLE STATUS", "SHOW TRIGGERS",
+					"SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() ORDER BY 1"} {
+					got, want := diffOutcome(ctx, c, q, nil, true), diffOutcome(ctx, direct, q, nil, true)
+					if q == "SHOW TABLE STATUS" { // sizes and times differ
+						if g, w := strings.Count(got, "|"), strings.Count(want, "|"); g != w {
+							t.Errorf("%s: %d rows, directly %d", q, g, w)
+						}
+						continue
+					}
+					if got != want {
+						t.Errorf("%s:\n got    %s\n direct %s", q, got, want)
+					}
+				}
 				// The server's errors name the sandbox's database in the
 				// results' latin1: told back as on a direct connection.
 				for _, q := range []string{"INSERT INTO nosuch VALUES (1)", "CALL nosuch()", "SELECT * FROM t1 WHERE nosuch = 1"} {
