@@ -352,14 +352,16 @@ func (c *clientConn) fieldList() error {
 		}
 		return c.out.writeErr(clientError(err))
 	}
-	// The names go on the client's connection, in its character set.
-	cur, curOK := c.sbx.ClientName(c.sbx.DB())
-	phys, physOK := c.sbx.ClientName(physDB)
-	if ok && (!curOK || !physOK) {
-		return c.out.writeErr(newError(wire.ErUnknown, "HY000", "sqlfork-proxy: the connection's character set cannot write "+
-			"the sandbox's database name; use utf8mb4"))
-	}
+	var cur string
 	if ok {
+		// The names go on the client's connection, in its character set.
+		var phys string
+		if cur, err = c.sbx.ClientName(c.sbx.DB()); err == nil {
+			phys, err = c.sbx.ClientName(physDB)
+		}
+		if err != nil {
+			return c.out.writeErr(clientError(err))
+		}
 		if _, err := c.be.query(c.ctx(), "USE "+rewrite.QuoteIdent(phys)); err != nil {
 			if err = linkOr(err); !isClientFacing(err) {
 				return err

@@ -218,7 +218,7 @@ func (s *Session) showDefs(ctx context.Context, sh *rewrite.Show, currentDB stri
 	if err != nil {
 		return nil, err
 	}
-	if db, err = s.onConn(db); err != nil {
+	if db, err = s.ClientName(db); err != nil {
 		return nil, err
 	}
 	r, err := s.up.Query(ctx, showProbe(sh, db))
@@ -263,7 +263,7 @@ func (s *Session) planShow(ctx context.Context, sh *rewrite.Show, opts rewrite.O
 	// of the text (its LIKE pattern and WHERE condition are the client's).
 	onConn := *sh
 	if db, err := showDB(sh, opts.DB); err == nil && db != "" {
-		if onConn.DB, err = s.onConn(db); err != nil {
+		if onConn.DB, err = s.ClientName(db); err != nil {
 			return nil, true, err
 		}
 	}
@@ -276,17 +276,4 @@ func (s *Session) planShow(ctx context.Context, sh *rewrite.Show, opts rewrite.O
 	}
 	p.defs = defs
 	return p, true, nil
-}
-
-// onConn is a name (UTF-8) as a statement on the client's connection
-// writes it: in the connection's character set, which the server reads it
-// in (a current database whose name is not ASCII, in latin1, say); refused
-// when that set cannot write it.
-func (s *Session) onConn(text string) (string, error) {
-	out, ok := s.ClientName(text)
-	if !ok {
-		return "", refusal(wire.ErUnknown, "HY000", "the connection's character set %s cannot write the names this SHOW "+
-			"is answered with; use utf8mb4", s.vars.Charset)
-	}
-	return out, nil
 }

@@ -470,11 +470,17 @@ func (s *Session) NotReplayable() {
 	}
 }
 
-// ClientName is name (UTF-8) as a statement on the client's connection
-// writes it, in the connection's character set; ok is false when that set
-// cannot write it.
-func (s *Session) ClientName(name string) (string, bool) {
-	return rewrite.EncodeName(name, rewrite.Options{Charset: s.vars.Charset})
+// ClientName is name (UTF-8) as a statement the proxy sends on the
+// client's connection writes it: in the connection's character set, which
+// the server reads it in (a current database whose name is not ASCII, in
+// latin1, say); refused when that set cannot write it.
+func (s *Session) ClientName(name string) (string, error) {
+	out, ok := rewrite.EncodeName(name, rewrite.Options{Charset: s.vars.Charset})
+	if !ok {
+		return "", refusal(wire.ErUnknown, "HY000", "the connection's character set %s cannot write the name %s, which the "+
+			"proxy sends for the sandbox; use utf8mb4", s.vars.Charset, rewrite.QuoteIdent(name))
+	}
+	return out, nil
 }
 
 // DB is the session's current database.
