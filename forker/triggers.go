@@ -17,6 +17,9 @@ type Trigger struct {
 	SQLMode   string // the sql_mode it was made (and runs) with
 	Charset   string // CHARACTER_SET_CLIENT at its creation
 	Collation string // COLLATION_CONNECTION at its creation
+	// Precedes, when set, is a trigger of the same timing and event the
+	// copy must run before (CreateTrigger).
+	Precedes string
 }
 
 // Triggers lists t's triggers in the order the server runs them (per event
@@ -44,7 +47,11 @@ func Triggers(ctx context.Context, c Conn, t rewrite.Table) ([]Trigger, error) {
 // fork's triggers run in production's order.
 func CreateTrigger(ctx context.Context, c Conn, trg Trigger, table rewrite.Table, body string) error {
 	stmt := "CREATE TRIGGER " + rewrite.QuoteIdent(table.DB) + "." + rewrite.QuoteIdent(trg.Name) + " " + trg.Timing + " " +
-		trg.Event + " ON " + table.Quoted() + " FOR EACH ROW " + body
+		trg.Event + " ON " + table.Quoted() + " FOR EACH ROW "
+	if trg.Precedes != "" {
+		stmt += "PRECEDES " + rewrite.QuoteIdent(trg.Precedes) + " "
+	}
+	stmt += body
 	if err := ExecWith(ctx, c, Modes{SQLMode: trg.SQLMode, Charset: trg.Charset, Collation: trg.Collation}, stmt); err != nil {
 		return fmt.Errorf("create trigger %s on %s: %w", trg.Name, table.Quoted(), err)
 	}

@@ -48,6 +48,14 @@ type Proxy struct {
 	// leases.
 	RegistryChecks *prometheus.CounterVec
 	SyncLeaseWait  prometheus.Histogram
+	// Promotes counts SANDBOX PROMOTE runs (labels strategy, outcome:
+	// committed, refused, failed, partial); PromoteConflicts the rows
+	// production had changed since the fork that they met; Diffs times
+	// DIFF, EXPORT and PROMOTE's diffs (label kind: summary, detail,
+	// export, promote).
+	Promotes         *prometheus.CounterVec
+	PromoteConflicts *prometheus.CounterVec
+	Diffs            *prometheus.HistogramVec
 	// ProductionWritable is 1 when the upstream account may change
 	// production schemas, 0 when it may not, -1 until checked.
 	ProductionWritable prometheus.Gauge
@@ -162,6 +170,20 @@ func New(reg prometheus.Registerer) *Proxy {
 			Namespace: namespace, Name: "sandbox_transaction_restarts_total",
 			Help: "Client transactions that met a fork made after they began, by outcome: restarted (had only read), replayed (writes replayed), refused (1412).",
 		}, []string{"outcome"}),
+		Promotes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "sandbox_promotes_total",
+			Help: "SANDBOX PROMOTE runs, by strategy (fail, ours, theirs) and outcome: committed, refused (conflicts, or nothing it may apply), " +
+				"failed (production unchanged), partial (DDL applied, rows not).",
+		}, []string{"strategy", "outcome"}),
+		PromoteConflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "sandbox_promote_conflicts_total",
+			Help: "Rows SANDBOX PROMOTE found changed in production since the fork and changed differently in the sandbox, by strategy.",
+		}, []string{"strategy"}),
+		Diffs: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "sandbox_diff_seconds",
+			Help:    "Time to read a sandbox's diff, by kind: summary, detail, export, promote.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 9),
+		}, []string{"kind"}),
 		RegistryChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "sandbox_registry_checks_total",
 			Help: "Checks of a sandbox other proxy processes may share, before a statement reading production, by result: " +
@@ -201,7 +223,7 @@ func New(reg prometheus.Registerer) *Proxy {
 	reg.MustRegister(m.ConnectionsActive, m.ConnectionsTotal, m.ConnectionsRejected, m.AuthFailures,
 		m.UpstreamConnectFails, m.UpstreamLost, m.OrphanKills, m.ConnectionPanics, m.Commands, m.CommandDuration,
 		m.Sandboxes, m.SandboxesDiscarded, m.Forks, m.ForkDuration, m.ForkedBytes, m.ForkedRows, m.ForkFailures, m.SandboxRefusals, m.GuardrailRefusals, m.TransactionReplays,
-		m.RegistryChecks, m.SyncLeaseWait,
+		m.RegistryChecks, m.SyncLeaseWait, m.Promotes, m.PromoteConflicts, m.Diffs,
 		m.SideConns, m.SideConnTimeouts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -109,6 +109,10 @@ type Config struct {
 	// client may log in to the proxy with the same name and password.
 	UpstreamUser     string
 	UpstreamPassword string
+	// PromoteUser and PromotePassword are the upstream account SANDBOX
+	// PROMOTE writes production with ("": PROMOTE is refused).
+	PromoteUser     string
+	PromotePassword string
 	// Users are extra proxy accounts, each mapped to upstream credentials.
 	Users []User
 	// AuthPlugin is the auth method for the default account.

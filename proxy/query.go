@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -260,6 +261,18 @@ func (s *Server) dialSide(ctx context.Context) (session.SideConn, error) {
 	return &sideConn{be: be}, nil
 }
 
+// dialPromote opens a connection with the promote account, which SANDBOX
+// PROMOTE writes production with.
+func (s *Server) dialPromote(ctx context.Context) (session.SideConn, error) {
+	a := &account{upstreamUser: s.cfg.PromoteUser, upstreamPassword: s.cfg.PromotePassword}
+	be, err := dialBackend(ctx, s.dialParams(a, "", 45, sideCaps, map[string]string{"_proxy": "sqlfork-proxy", "_proxy_role": "promote"}))
+	if err != nil {
+		s.m.UpstreamConnectFails.Inc()
+		return nil, err
+	}
+	return &sideConn{be: be}, nil
+}
+
 // sandboxes returns the sandbox manager, starting it on first use (the
 // upstream need not be up when the proxy starts).
 func (s *Server) sandboxes(ctx context.Context) (*session.Manager, error) {
@@ -277,6 +290,9 @@ func (s *Server) sandboxes(ctx context.Context) (*session.Manager, error) {
 		return nil, err
 	}
 	m.SetObserver(sandboxMetrics{s.m})
+	if s.cfg.PromoteUser != "" {
+		m.SetPromoteDialer(s.dialPromote)
+	}
 	m.SetDirectory(s)
 	s.m.Sandboxes.SetSource(m.Counts)
 	s.m.SideConns.SetSource(func() metrics.PoolStats {
@@ -345,6 +361,17 @@ func (o sandboxMetrics) RegistryChecked(result string) {
 }
 
 func (o sandboxMetrics) LeasesAwaited(took time.Duration) { o.m.SyncLeaseWait.Observe(took.Seconds()) }
+
+func (o sandboxMetrics) Diffed(kind string, took time.Duration) {
+	o.m.Diffs.WithLabelValues(kind).Observe(took.Seconds())
+}
+
+func (o sandboxMetrics) Promoted(strategy, outcome string, conflicts int) {
+	o.m.Promotes.WithLabelValues(strings.ToLower(strategy), outcome).Inc()
+	if conflicts > 0 {
+		o.m.PromoteConflicts.WithLabelValues(strings.ToLower(strategy)).Add(float64(conflicts))
+	}
+}
 
 func (o sandboxMetrics) Forked(strategy string, schemaOnly bool, took time.Duration, rows, bytes int64) {
 	o.m.ForkedRows.Add(float64(rows))

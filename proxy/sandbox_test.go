@@ -32,6 +32,7 @@ func newSandboxHarness(t *testing.T, edit func(*Config)) *sandboxHarness {
 	side.AddTable(sessiontest.Table{DB: "app", Name: "u", Rows: 2, Bytes: 16384, Columns: []sessiontest.Column{{Name: "id"}}})
 	h := startHarness(t, func(c *Config) {
 		c.Mode = "transparent"
+		c.Sandbox.NoDiffCapture = true // it needs a real server (integration/diff_test.go)
 		if edit != nil {
 			edit(c)
 		}

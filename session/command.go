@@ -21,6 +21,9 @@ const (
 	VerbDiscard Verb = "DISCARD"
 	VerbStatus  Verb = "STATUS"
 	VerbList    Verb = "LIST"
+	VerbDiff    Verb = "DIFF"
+	VerbExport  Verb = "EXPORT"
+	VerbPromote Verb = "PROMOTE"
 )
 
 // Command is a parsed SANDBOX pseudo-statement.
@@ -31,11 +34,19 @@ type Command struct {
 	// given at all.
 	TTL    time.Duration
 	HasTTL bool
+	// Summary is DIFF SUMMARY.
+	Summary bool
+	// ForDB and ForTable are DIFF's FOR [db.]table (ForDB "" for the
+	// current database).
+	ForDB, ForTable string
+	// Strategy is PROMOTE's: FAIL (default), OURS or THEIRS.
+	Strategy string
 }
 
 // syntaxHelp is appended to every SANDBOX syntax error.
 const syntaxHelp = "use SANDBOX CREATE [name] [TTL <duration>] | ATTACH <name> | DETACH | KEEP [TTL <duration>] | " +
-	"DISCARD [<name>] | STATUS | LIST (durations like 30m, 2h, 7d or seconds)"
+	"DISCARD [<name>] | STATUS | LIST | DIFF [SUMMARY] [<name>] [FOR [db.]table] | EXPORT [<name>] | " +
+	"PROMOTE [<name>] [STRATEGY FAIL|OURS|THEIRS] (durations like 30m, 2h, 7d or seconds)"
 
 // ParseCommand parses a SANDBOX pseudo-statement: case-insensitive, with an
 // optional trailing semicolon. Names are identifiers, optionally
@@ -84,6 +95,46 @@ func ParseCommand(sql string) (Command, error) {
 	case VerbDiscard:
 		if len(rest) > 0 {
 			c.Name, rest = rest[0], rest[1:]
+		}
+	case VerbDiff:
+		if len(rest) > 0 && strings.EqualFold(rest[0], "SUMMARY") {
+			c.Summary, rest = true, rest[1:]
+		}
+		if len(rest) > 0 && !strings.EqualFold(rest[0], "FOR") {
+			c.Name, rest = rest[0], rest[1:]
+		}
+		if len(rest) > 0 && strings.EqualFold(rest[0], "FOR") {
+			if len(rest) < 2 {
+				return Command{}, fmt.Errorf("FOR needs a table; %s", syntaxHelp)
+			}
+			name := strings.Join(rest[1:], "")
+			rest = nil
+			if db, t, ok := strings.Cut(name, "."); ok {
+				c.ForDB, c.ForTable = db, t
+			} else {
+				c.ForTable = name
+			}
+			if c.ForTable == "" {
+				return Command{}, fmt.Errorf("FOR needs a table; %s", syntaxHelp)
+			}
+		}
+	case VerbExport:
+		if len(rest) > 0 {
+			c.Name, rest = rest[0], rest[1:]
+		}
+	case VerbPromote:
+		if len(rest) > 0 && !strings.EqualFold(rest[0], "STRATEGY") {
+			c.Name, rest = rest[0], rest[1:]
+		}
+		c.Strategy = "FAIL"
+		if len(rest) > 0 && strings.EqualFold(rest[0], "STRATEGY") {
+			if len(rest) < 2 {
+				return Command{}, fmt.Errorf("STRATEGY needs FAIL, OURS or THEIRS; %s", syntaxHelp)
+			}
+			c.Strategy, rest = strings.ToUpper(rest[1]), rest[2:]
+			if c.Strategy != "FAIL" && c.Strategy != "OURS" && c.Strategy != "THEIRS" {
+				return Command{}, fmt.Errorf("unknown strategy %q: use FAIL, OURS or THEIRS", c.Strategy)
+			}
 		}
 	case VerbDetach, VerbStatus, VerbList:
 	default:

@@ -1207,6 +1207,9 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 		}
 		if st.Class == rewrite.ClassDDL {
 			p.refresh = append(p.refresh, st.Writes...)
+			if err := s.stopCapturesFor(ctx, st); err != nil {
+				return err
+			}
 		}
 		if st.Class == rewrite.ClassWrite || st.Class == rewrite.ClassDDL || st.Kind == "LOCK TABLES" ||
 			st.Class == rewrite.ClassTransaction && st.Kind == "" || len(st.Locked) > 0 || len(st.Writes) > 0 {
@@ -1255,6 +1258,9 @@ func (s *Session) forkBlock(ctx context.Context, a *rewrite.Analysis, p *Plan) e
 			}
 			if bs.Class == rewrite.ClassDDL {
 				p.refresh = append(p.refresh, bs.Writes...)
+				if err := s.stopCapturesFor(ctx, bs); err != nil {
+					return err
+				}
 			}
 		}
 		if usesInfoSchema(b) {
@@ -1346,6 +1352,15 @@ func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed b
 	if len(p.refresh) > 0 {
 		if err := s.m.refresh(ctx, s.sb, p.refresh); err != nil {
 			return err
+		}
+	}
+	if !failed && p.analysis != nil {
+		for _, st := range p.analysis.Statements {
+			if st.Kind == "CREATE TRIGGER" && st.Trigger != nil && st.Trigger.Timing == "AFTER" {
+				if err := s.m.lastCapture(ctx, s.sb, st.Trigger.Table, st.Trigger.Event); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	if !failed && len(p.adoptViews) > 0 {

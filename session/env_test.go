@@ -75,6 +75,8 @@ func (e *env) start(cfg session.Config) *session.Manager {
 	e.t.Helper()
 	core, logs := observer.New(zap.InfoLevel)
 	e.logs = logs
+	// Change capture needs a real server (integration/diff_test.go).
+	cfg.NoDiffCapture = true
 	m, err := session.New(e.ctx, cfg, e.up.Dialer(), zap.New(core))
 	if err != nil {
 		e.t.Fatalf("session.New: %v", err)

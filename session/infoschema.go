@@ -229,6 +229,10 @@ func (m *Manager) viewSQL(v infoView, id string, cols []infoCol) string {
 			" h WHERE h.sandbox_id = " + sid + " AND h.kind IN ('" + kindFork + "', '" + kindSchema + "', '" + kindCreated + "', '" + kindDropped +
 			"') AND h.db = " + binCol("i", s) + " AND h.tbl = " + binCol("i", t) + "))"
 	}
+	if v.name == "TRIGGERS" {
+		// The proxy's capture triggers (capture.go) are not the sandbox's.
+		where = "(" + where + ") AND i.TRIGGER_NAME NOT LIKE " + internal
+	}
 	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, id)) + "." + rewrite.QuoteIdent(v.name) +
 		" AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.name + " i " + strings.Join(joins, " ") + " WHERE " + where +
 		orderBy(v.order)

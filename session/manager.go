@@ -99,6 +99,9 @@ type Config struct {
 	// ForkQueueTimeout bounds the wait for a free side connection (default
 	// 2m, at most ForkTimeout); past it the statement gets error 1205.
 	ForkQueueTimeout time.Duration
+	// NoDiffCapture turns off the capture of each fork's changed rows
+	// (capture.go): SANDBOX DIFF then compares every table whole.
+	NoDiffCapture bool
 }
 
 // Defaults of the side connection pool.
@@ -221,6 +224,12 @@ type Observer interface {
 	// LeasesAwaited reports a change of a shared sandbox's tables that
 	// waited for other processes' sync leases to run out, and how long.
 	LeasesAwaited(took time.Duration)
+	// Diffed reports a diff read, by kind (summary, detail, export,
+	// promote), and how long it took.
+	Diffed(kind string, took time.Duration)
+	// Promoted reports a SANDBOX PROMOTE, by strategy and outcome
+	// (committed, refused, failed, partial), with the conflicts it met.
+	Promoted(strategy, outcome string, conflicts int)
 }
 
 type nopObserver struct{}
@@ -232,10 +241,15 @@ func (nopObserver) SideConnTimedOut()                                {}
 func (nopObserver) TransactionRestarted(string)                      {}
 func (nopObserver) RegistryChecked(string)                           {}
 func (nopObserver) LeasesAwaited(time.Duration)                      {}
+func (nopObserver) Diffed(string, time.Duration)                     {}
+func (nopObserver) Promoted(string, string, int)                     {}
 
 // Manager owns the sandboxes of one proxy process.
 type Manager struct {
-	obs Observer
+	// promoteDial opens connections with the promote account (nil: PROMOTE
+	// is refused).
+	promoteDial Dialer
+	obs         Observer
 	// dir finds the proxy's live connections, and killer answers KILL
 	// with it (SetDirectory).
 	dir      Directory
@@ -623,6 +637,10 @@ func (m *Manager) SetObserver(o Observer) {
 		m.lmu.Unlock()
 	}
 }
+
+// SetPromoteDialer installs what opens connections with the promote
+// account, which SANDBOX PROMOTE writes production with.
+func (m *Manager) SetPromoteDialer(d Dialer) { m.promoteDial = d }
 
 // SetDirectory installs the directory of the proxy's live connections,
 // for KILL and the process list; call it before the first Open.
@@ -1249,6 +1267,13 @@ func (m *Manager) runFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrit
 	case errors.As(err, &refused):
 		return nil, refusal(wire.ErUnknown, "HY000", "%s", refused.Error())
 	case err != nil:
+		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+phys.Quoted())
+		return nil, fmt.Errorf("fork %s: %w", t, err)
+	}
+	// Before the fork is recorded, so no statement of the sandbox can
+	// change a row of it uncaptured.
+	if err := m.startCapture(ctx, c, sb, t, phys, mode); err != nil {
+		m.deleteEntry(context.WithoutCancel(ctx), c, sb, t)
 		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+phys.Quoted())
 		return nil, fmt.Errorf("fork %s: %w", t, err)
 	}

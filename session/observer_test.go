@@ -38,6 +38,8 @@ func (r *recorder) SideConnTimedOut()                   { r.add("side connection
 func (r *recorder) TransactionRestarted(outcome string) { r.add("transaction %s", outcome) }
 func (r *recorder) RegistryChecked(result string)       { r.addSync("registry " + result) }
 func (r *recorder) LeasesAwaited(time.Duration)         { r.addSync("leases awaited") }
+func (r *recorder) Diffed(string, time.Duration)        {}
+func (r *recorder) Promoted(string, string, int)        {}
 
 func (r *recorder) addSync(event string) {
 	r.mu.Lock()

@@ -100,6 +100,42 @@ func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
   valid_until DATETIME(6) NOT NULL,
   PRIMARY KEY (sandbox_id, proxy_id)
 ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+		// How each fork's changes are captured (capture.go).
+		"CREATE TABLE IF NOT EXISTS " + m.q("captures") + ` (
+  sandbox_id VARCHAR(16) NOT NULL,
+  db VARCHAR(64) NOT NULL,
+  tbl VARCHAR(64) NOT NULL,
+  state VARCHAR(16) NOT NULL,
+  reason VARCHAR(1024) NOT NULL DEFAULT '',
+  key_kind VARCHAR(80) NOT NULL,
+  key_cols TEXT NOT NULL,
+  side_db VARCHAR(64) NOT NULL,
+  side_tbl VARCHAR(64) NOT NULL,
+  trg VARCHAR(64) NOT NULL,
+  created_at DATETIME(6) NOT NULL,
+  PRIMARY KEY (sandbox_id, db, tbl)
+) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+		// Every SANDBOX PROMOTE, with its outcome (promote.go).
+		"CREATE TABLE IF NOT EXISTS " + m.q("promotes") + ` (
+  id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  sandbox_id VARCHAR(16) NOT NULL,
+  name VARCHAR(64) NOT NULL,
+  owner VARCHAR(128) NOT NULL,
+  user VARCHAR(128) NOT NULL,
+  via VARCHAR(16) NOT NULL,
+  strategy VARCHAR(8) NOT NULL,
+  started_at DATETIME(6) NOT NULL,
+  finished_at DATETIME(6) NULL,
+  outcome VARCHAR(16) NOT NULL,
+  tables INT NOT NULL DEFAULT 0,
+  inserted BIGINT NOT NULL DEFAULT 0,
+  updated BIGINT NOT NULL DEFAULT 0,
+  deleted BIGINT NOT NULL DEFAULT 0,
+  conflicts BIGINT NOT NULL DEFAULT 0,
+  export_sha256 VARCHAR(64) NOT NULL DEFAULT '',
+  error TEXT NULL,
+  KEY (sandbox_id)
+) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
 		"CREATE TABLE IF NOT EXISTS " + m.q("settings") + ` (
   name VARCHAR(64) NOT NULL PRIMARY KEY,
   value VARCHAR(255) NOT NULL
@@ -255,7 +291,7 @@ func (m *Manager) clearLeftovers(ctx context.Context, c SideConn, sb *Sandbox) e
 	}
 	// Not the readers' sync leases: another process may have taken one on
 	// the name before anything was recorded (it is then waited for).
-	if err := m.deleteRows(ctx, c, sb.ID, "tables", "holders", "generations"); err != nil {
+	if err := m.deleteRows(ctx, c, sb.ID, "tables", "captures", "holders", "generations"); err != nil {
 		return fmt.Errorf("clear what an earlier sandbox %s left: %w", sb.Name, err)
 	}
 	return nil
@@ -480,7 +516,7 @@ func (m *Manager) remember(sb *Sandbox) *Sandbox {
 // that can be attached with its tables gone; schemas a failure leaves
 // behind are orphans, which the reaper's reconciliation drops.
 func (m *Manager) dropSandbox(ctx context.Context, c SideConn, id string) error {
-	if err := m.deleteRows(ctx, c, id, "sandboxes", "tables", "holders", "generations", "readers"); err != nil {
+	if err := m.deleteRows(ctx, c, id, "sandboxes", "tables", "captures", "holders", "generations", "readers"); err != nil {
 		return fmt.Errorf("forget sandbox %s: %w", id, err)
 	}
 	schemas, err := m.schemasOf(ctx, c, id)

@@ -155,6 +155,10 @@ func (s *Session) forkBody(ctx context.Context, st rewrite.Statement) error {
 					return err
 				}
 			}
+			// The body may change the tables' structure when it runs.
+			if err := s.stopCapturesFor(ctx, bs); err != nil {
+				return err
+			}
 		}
 		if usesInfoSchema(b) {
 			if err := s.m.ensureInfoViews(ctx, s.sb); err != nil {

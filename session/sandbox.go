@@ -35,6 +35,12 @@ func (s *Session) sandboxStatement(ctx context.Context, sql string) (*Plan, erro
 		r, err = s.status()
 	case VerbList:
 		r, err = s.list(ctx)
+	case VerbDiff:
+		r, err = s.diffCmd(ctx, c)
+	case VerbExport:
+		r, err = s.exportCmd(ctx, c)
+	case VerbPromote:
+		r, err = s.promoteCmd(ctx, c)
 	}
 	if err != nil {
 		return nil, err

@@ -216,12 +216,26 @@ func (m *Manager) copyTriggers(ctx context.Context, c SideConn, sb *Sandbox, cp 
 		if !ok {
 			continue
 		}
-		for _, tc := range cp.triggers[k] {
+		trgs := cp.triggers[k]
+		if len(trgs) == 0 {
+			continue
+		}
+		capture, err := m.captureTrigger(ctx, c, sb.ID, u)
+		if err != nil {
+			return err
+		}
+		for _, tc := range trgs {
 			body, err := m.triggerBody(sb, e.phys.DB, tc)
 			if err != nil {
 				return err
 			}
-			if err := forker.CreateTrigger(ctx, c, tc.trg, e.phys, body); err != nil {
+			trg := tc.trg
+			if capture != "" && strings.EqualFold(trg.Timing, "AFTER") {
+				// The capture's trigger stays the last of its event: the
+				// copies keep production's order (ACTION_ORDER).
+				trg.Precedes = capture + captureSuffix(trg.Event)
+			}
+			if err := forker.CreateTrigger(ctx, c, trg, e.phys, body); err != nil {
 				return err
 			}
 		}

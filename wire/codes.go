@@ -32,6 +32,7 @@ const (
 	ErNotSupportedAuthMode    uint16 = 1251 // ER_NOT_SUPPORTED_AUTH_MODE
 	ErUnknownStorageEngine    uint16 = 1286 // ER_UNKNOWN_STORAGE_ENGINE
 	ErOptionPreventsStatement uint16 = 1290 // ER_OPTION_PREVENTS_STATEMENT
+	ErSpecificAccessDenied    uint16 = 1227 // ER_SPECIFIC_ACCESS_DENIED_ERROR
 	ErUnsupportedPS           uint16 = 1295 // ER_UNSUPPORTED_PS
 	ErViewInvalid             uint16 = 1356 // ER_VIEW_INVALID
 	ErTableDefChanged         uint16 = 1412 // ER_TABLE_DEF_CHANGED

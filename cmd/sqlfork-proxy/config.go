@@ -51,6 +51,9 @@ type settings struct {
 	// MemoryLimit is the Go runtime's soft memory limit in bytes
 	// (runtime/debug.SetMemoryLimit); 0 leaves GOMEMLIMIT, or no limit.
 	MemoryLimit byteSize
+	// DiffCapture captures each fork's changed rows for SANDBOX DIFF,
+	// EXPORT and PROMOTE (on by default).
+	DiffCapture bool
 }
 
 // defaultSettings takes the proxy defaults from proxy.DefaultConfig, the one
@@ -61,6 +64,7 @@ func defaultSettings() settings {
 		MetricsListen: defaultMetrics,
 		LogFormat:     "console",
 		LogLevel:      "info",
+		DiffCapture:   true,
 	}
 }
 
@@ -164,6 +168,12 @@ func settingTable() []setting {
 			func(s *settings) any { return &s.Proxy.Sandbox.ForkQueueTimeout }},
 		{"sandbox-admins", "comma-separated proxy users who may list, attach and discard every sandbox",
 			func(s *settings) any { return &s.Proxy.Sandbox.Admins }},
+		{"promote-user", "upstream account SANDBOX PROMOTE writes production with (without it PROMOTE is refused); the everyday account can stay read-only",
+			func(s *settings) any { return &s.Proxy.PromoteUser }},
+		{"promote-password", "password of promote-user",
+			func(s *settings) any { return &s.Proxy.PromotePassword }},
+		{"diff-capture", "capture each fork's changed rows (triggers on the fork), so SANDBOX DIFF, EXPORT and PROMOTE read only what changed; off, they compare whole tables",
+			func(s *settings) any { return &s.DiffCapture }},
 		{"admin-token", "bearer token of the admin API on the metrics listener (required to serve it beyond loopback)",
 			func(s *settings) any { return &s.AdminToken }},
 		{"admin-tokenless-changes", "without admin-token, let the loopback admin API keep and discard sandboxes (any local process could)",

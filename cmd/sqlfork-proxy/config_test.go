@@ -41,7 +41,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := settings{Proxy: proxy.DefaultConfig(), MetricsListen: "127.0.0.1:9104", LogFormat: "console", LogLevel: "info"}
+	want := settings{Proxy: proxy.DefaultConfig(), MetricsListen: "127.0.0.1:9104", LogFormat: "console", LogLevel: "info", DiffCapture: true}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", got, want)
 	}
@@ -142,6 +142,9 @@ func TestNaming(t *testing.T) {
 		"upstream":                {"SQLFORK_UPSTREAM", "upstream"},
 		"upstream-user":           {"SQLFORK_UPSTREAM_USER", "upstream_user"},
 		"upstream-password":       {"SQLFORK_UPSTREAM_PASSWORD", "upstream_password"},
+		"promote-user":            {"SQLFORK_PROMOTE_USER", "promote_user"},
+		"promote-password":        {"SQLFORK_PROMOTE_PASSWORD", "promote_password"},
+		"diff-capture":            {"SQLFORK_DIFF_CAPTURE", "diff_capture"},
 		"auth-plugin":             {"SQLFORK_AUTH_PLUGIN", "auth_plugin"},
 		"metrics-listen":          {"SQLFORK_METRICS_LISTEN", "metrics_listen"},
 		"tls-cert":                {"SQLFORK_TLS_CERT", "tls_cert"},
@@ -231,9 +234,9 @@ func TestEveryConfigFieldHasASetting(t *testing.T) {
 		}
 	}
 	// Sandbox is a struct of settings; Lease and ForkTimeout are internal,
-	// UserGuardrails come from Users.
+	// UserGuardrails come from Users, NoDiffCapture from diff-capture.
 	check("proxy.Config", reflect.ValueOf(&def.Proxy).Elem(), "Users", "Sandbox")
-	check("proxy.Config.Sandbox", reflect.ValueOf(&def.Proxy.Sandbox).Elem(), "Lease", "ForkTimeout", "Guardrails", "UserGuardrails")
+	check("proxy.Config.Sandbox", reflect.ValueOf(&def.Proxy.Sandbox).Elem(), "Lease", "ForkTimeout", "Guardrails", "UserGuardrails", "NoDiffCapture")
 	check("proxy.Config.Sandbox.Guardrails", reflect.ValueOf(&def.Proxy.Sandbox.Guardrails).Elem())
 }
 

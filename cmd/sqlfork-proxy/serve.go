@@ -53,6 +53,7 @@ func runServe(ctx context.Context, s settings, logOut io.Writer, reload func() (
 	m := metrics.New(reg)
 	ver, rev := buildVersion()
 	m.SetBuildInfo(ver, rev, runtime.Version())
+	s.Proxy.Sandbox.NoDiffCapture = !s.DiffCapture
 	srv, err := proxy.New(s.Proxy, log, m)
 	if err != nil {
 		return fmt.Errorf("starting proxy: %w", err)

@@ -1,0 +1,294 @@
+package forker
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+)
+
+// Change capture. A fork keeps, for every row its sandbox changes, the row
+// as it was when the table was forked: three triggers on the fork write
+// the first pre-image of each key into a side table (a key the fork did not
+// have is written with its marker 0 and no columns), and later changes of
+// the key leave it (INSERT … ON DUPLICATE KEY UPDATE of nothing). What a
+// sandbox changed is then the side table joined with the fork, and with
+// production for what production changed meanwhile: as many rows as were
+// changed, whatever the table's size.
+
+// Column is a table column as a capture copies it.
+type Column struct {
+	Name string
+	// Type is the column's full type (COLUMN_TYPE), with its character
+	// set and collation for character types.
+	Type string
+	// DataType is information_schema's DATA_TYPE (lower case).
+	DataType string
+	// Generated columns are computed by the server: never copied.
+	Generated bool
+}
+
+// Binary reports a column whose values are bytes, not text: JSON shows
+// them in base64, and literals write them in hexadecimal.
+func (c Column) Binary() bool {
+	switch c.DataType {
+	case "binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "bit", "geometry", "point", "linestring",
+		"polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection":
+		return true
+	}
+	return strings.Contains(strings.ToLower(c.Type), "character set binary")
+}
+
+// Float reports a FLOAT column, whose text form does not give its value
+// back (it is compared and written as a DOUBLE).
+func (c Column) Float() bool { return c.DataType == "float" }
+
+// Shape is what a capture needs of a table: its columns in order, the key
+// it captures rows by and whether its engine is transactional.
+type Shape struct {
+	Columns []Column
+	// Key are the capture key's columns: the primary key, else the first
+	// unique key (by name) whose columns are all NOT NULL, whole and not
+	// generated; nil when the table has none (keyless: compared by whole
+	// rows).
+	Key []string
+	// KeyKind is "primary", "unique:<index name>" or "row".
+	KeyKind       string
+	Transactional bool
+	// Engine is the table's storage engine.
+	Engine string
+}
+
+// Stored are the columns that are not generated.
+func (s Shape) Stored() []Column {
+	out := make([]Column, 0, len(s.Columns))
+	for _, c := range s.Columns {
+		if !c.Generated {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Column returns the column called name (names compare case-insensitively).
+func (s Shape) Column(name string) (Column, bool) {
+	for _, c := range s.Columns {
+		if strings.EqualFold(c.Name, name) {
+			return c, true
+		}
+	}
+	return Column{}, false
+}
+
+// ReadShape reads t's shape from information_schema (ErrNoSource when t
+// does not exist).
+func ReadShape(ctx context.Context, c Conn, t rewrite.Table) (Shape, error) {
+	var s Shape
+	where := " WHERE TABLE_SCHEMA = " + rewrite.QuoteString(t.DB) + " AND TABLE_NAME = " + rewrite.QuoteString(t.Name)
+	rows, err := c.Query(ctx, "SELECT t.ENGINE, e.TRANSACTIONS FROM information_schema.TABLES t LEFT JOIN information_schema.ENGINES e "+
+		"ON e.ENGINE = t.ENGINE"+strings.Replace(where, "TABLE_", "t.TABLE_", 2))
+	if err != nil {
+		return s, fmt.Errorf("read the engine of %s: %w", t.Quoted(), err)
+	}
+	if len(rows) == 0 {
+		return s, ErrNoSource
+	}
+	s.Engine, s.Transactional = str(rows[0][0]), str(rows[0][1]) == "YES"
+	rows, err = c.Query(ctx, "SELECT COLUMN_NAME, COLUMN_TYPE, LOWER(DATA_TYPE), CHARACTER_SET_NAME, COLLATION_NAME, EXTRA, IS_NULLABLE "+
+		"FROM information_schema.COLUMNS"+where+" ORDER BY ORDINAL_POSITION")
+	if err != nil {
+		return s, fmt.Errorf("read the columns of %s: %w", t.Quoted(), err)
+	}
+	nullable := map[string]bool{}
+	for _, r := range rows {
+		col := Column{Name: str(r[0]), Type: str(r[1]), DataType: str(r[2]),
+			Generated: strings.Contains(strings.ToUpper(str(r[5])), "GENERATED")}
+		if cs, co := str(r[3]), str(r[4]); cs != "" && co != "" {
+			col.Type += " CHARACTER SET " + cs + " COLLATE " + co
+		}
+		nullable[strings.ToLower(col.Name)] = str(r[6]) == "YES"
+		s.Columns = append(s.Columns, col)
+	}
+	rows, err = c.Query(ctx, "SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART FROM information_schema.STATISTICS"+where+
+		" ORDER BY INDEX_NAME <> 'PRIMARY', INDEX_NAME, SEQ_IN_INDEX")
+	if err != nil {
+		return s, fmt.Errorf("read the keys of %s: %w", t.Quoted(), err)
+	}
+	type index struct {
+		name string
+		cols []string
+		ok   bool
+	}
+	var idx []*index
+	for _, r := range rows {
+		name := str(r[0])
+		if str(r[1]) != "0" {
+			continue
+		}
+		if len(idx) == 0 || idx[len(idx)-1].name != name {
+			idx = append(idx, &index{name: name, ok: true})
+		}
+		in := idx[len(idx)-1]
+		col := str(r[2])
+		cc, found := s.Column(col)
+		if !found || cc.Generated || r[3] != nil || nullable[strings.ToLower(col)] {
+			in.ok = false
+		}
+		in.cols = append(in.cols, col)
+	}
+	s.KeyKind = "row"
+	for _, in := range idx {
+		if in.ok {
+			s.Key = in.cols
+			s.KeyKind = "unique:" + in.name
+			if in.name == "PRIMARY" {
+				s.KeyKind = "primary"
+			}
+			break
+		}
+	}
+	return s, nil
+}
+
+// Capture is how the changes of one fork are captured.
+type Capture struct {
+	// Fork is the captured table; Side the table its pre-images go to.
+	Fork, Side rewrite.Table
+	// Trigger starts the names of the capture triggers (Trigger+"_ai",
+	// "_au", "_ad"), made in Fork's database.
+	Trigger string
+	// Marker is the side table's column that says whether the key was in
+	// the fork when it was made (1, with its row) or not (0).
+	Marker string
+	Shape
+}
+
+// Triggers are the names of the capture triggers.
+func (cp Capture) Triggers() []string {
+	return []string{cp.Trigger + "_ai", cp.Trigger + "_au", cp.Trigger + "_ad"}
+}
+
+// SideDDL creates the side table: the key's columns (NOT NULL, its
+// primary key), the marker, then every stored column of the fork with its
+// type, NULL allowed, and nothing else (no defaults, AUTO_INCREMENT or
+// checks), in the engine class of the fork so that a rollback keeps both
+// in step.
+func (cp Capture) SideDDL() string {
+	var defs []string
+	for _, k := range cp.Key {
+		c, _ := cp.Column(k)
+		def := rewrite.QuoteIdent(c.Name) + " " + c.Type + " NOT NULL"
+		if strings.HasPrefix(strings.ToLower(c.Type), "timestamp") {
+			def += " DEFAULT 0" // no implicit ON UPDATE CURRENT_TIMESTAMP
+		}
+		defs = append(defs, def)
+	}
+	defs = append(defs, rewrite.QuoteIdent(cp.Marker)+" TINYINT NOT NULL")
+	for _, c := range cp.Stored() {
+		if cp.isKey(c.Name) {
+			continue
+		}
+		defs = append(defs, rewrite.QuoteIdent(c.Name)+" "+c.Type+" NULL DEFAULT NULL")
+	}
+	defs = append(defs, "PRIMARY KEY ("+quoteList(cp.Key)+")")
+	engine := "InnoDB"
+	if !cp.Transactional {
+		engine = "MyISAM"
+	}
+	return "CREATE TABLE " + cp.Side.Quoted() + " (" + strings.Join(defs, ", ") + ") ENGINE=" + engine
+}
+
+func (cp Capture) isKey(name string) bool {
+	return slices.ContainsFunc(cp.Key, func(k string) bool { return strings.EqualFold(k, name) })
+}
+
+// TriggerDDL creates the capture triggers on the fork. They are made with
+// an empty sql_mode (InstallCapture), so any value the fork holds copies.
+func (cp Capture) TriggerDDL() []string {
+	odku := " ON DUPLICATE KEY UPDATE " + rewrite.QuoteIdent(cp.Marker) + " = " + rewrite.QuoteIdent(cp.Marker)
+	image := func(row string) string {
+		cols := []string{}
+		vals := []string{}
+		for _, k := range cp.Key {
+			cols = append(cols, rewrite.QuoteIdent(k))
+			vals = append(vals, row+"."+rewrite.QuoteIdent(k))
+		}
+		cols = append(cols, rewrite.QuoteIdent(cp.Marker))
+		vals = append(vals, "1")
+		for _, c := range cp.Stored() {
+			if cp.isKey(c.Name) {
+				continue
+			}
+			cols = append(cols, rewrite.QuoteIdent(c.Name))
+			vals = append(vals, row+"."+rewrite.QuoteIdent(c.Name))
+		}
+		return "INSERT INTO " + cp.Side.Quoted() + " (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(vals, ", ") + ")" + odku
+	}
+	absent := func(row string) string {
+		vals := []string{}
+		for _, k := range cp.Key {
+			vals = append(vals, row+"."+rewrite.QuoteIdent(k))
+		}
+		return "INSERT INTO " + cp.Side.Quoted() + " (" + quoteList(cp.Key) + ", " + rewrite.QuoteIdent(cp.Marker) + ") VALUES (" +
+			strings.Join(vals, ", ") + ", 0)" + odku
+	}
+	var same []string
+	for _, k := range cp.Key {
+		same = append(same, "NEW."+rewrite.QuoteIdent(k)+" <=> OLD."+rewrite.QuoteIdent(k))
+	}
+	names := cp.Triggers()
+	head := func(name, event string) string {
+		return "CREATE TRIGGER " + rewrite.QuoteIdent(cp.Fork.DB) + "." + rewrite.QuoteIdent(name) + " AFTER " + event + " ON " +
+			cp.Fork.Quoted() + " FOR EACH ROW "
+	}
+	return []string{
+		head(names[0], "INSERT") + absent("NEW"),
+		head(names[1], "UPDATE") + "BEGIN " + image("OLD") + "; IF NOT (" + strings.Join(same, " AND ") + ") THEN " + absent("NEW") +
+			"; END IF; END",
+		head(names[2], "DELETE") + image("OLD"),
+	}
+}
+
+// DropTriggersDDL drops the capture triggers (each if it exists).
+func (cp Capture) DropTriggersDDL() []string {
+	var out []string
+	for _, n := range cp.Triggers() {
+		out = append(out, "DROP TRIGGER IF EXISTS "+rewrite.QuoteIdent(cp.Fork.DB)+"."+rewrite.QuoteIdent(n))
+	}
+	return out
+}
+
+// InstallCapture makes cp's side table and triggers (the side table's
+// database must exist); on error nothing of it is left.
+func InstallCapture(ctx context.Context, c Conn, cp Capture) error {
+	stmts := append([]string{"DROP TABLE IF EXISTS " + cp.Side.Quoted(), cp.SideDDL()}, cp.TriggerDDL()...)
+	for _, s := range stmts {
+		if err := ExecWith(ctx, c, Modes{SQLMode: "NO_ENGINE_SUBSTITUTION"}, s); err != nil {
+			RemoveCapture(context.WithoutCancel(ctx), c, cp)
+			return fmt.Errorf("capture the changes of %s: %w", cp.Fork.Quoted(), err)
+		}
+	}
+	return nil
+}
+
+// RemoveCapture drops cp's triggers, best effort; the side table stays
+// (its pre-images still tell what the fork was).
+func RemoveCapture(ctx context.Context, c Conn, cp Capture) error {
+	var first error
+	for _, s := range cp.DropTriggersDDL() {
+		if _, err := c.Exec(ctx, s); err != nil && first == nil {
+			first = fmt.Errorf("drop the capture triggers of %s: %w", cp.Fork.Quoted(), err)
+		}
+	}
+	return first
+}
+
+func quoteList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = rewrite.QuoteIdent(n)
+	}
+	return strings.Join(q, ", ")
+}

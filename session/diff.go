@@ -1,0 +1,635 @@
+package session
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/wire"
+)
+
+// SANDBOX DIFF: what a sandbox changed, against production as of each
+// table's fork. A captured fork (capture.go) is diffed three ways, by its
+// key: the row at fork time (the side table), the sandbox's row (the fork)
+// and production's row now. Only the rows the sandbox changed are read.
+// Other tables are compared whole with production (method "compare"):
+// forks without capture, tables without a key (compared as multisets of
+// whole rows), tables the sandbox altered; a table the sandbox created has
+// every row inserted. All is read on one side connection in one
+// consistent snapshot.
+
+// Diff methods, as DIFF shows them.
+const (
+	methodCapture = "capture"
+	methodCompare = "compare"
+	methodCreated = "created"
+	methodDropped = "dropped"
+)
+
+// maxDiffRows bounds the rows of one DIFF or EXPORT answer, which the
+// proxy holds in memory.
+const maxDiffRows = 200000
+
+// diffTable is one table of a sandbox's diff and how it is diffed.
+type diffTable struct {
+	logical rewrite.Table
+	e       *entry
+	capture captureInfo
+	// fork is the shape of the sandbox's table, prod production's (prodOK
+	// when production has the table).
+	fork, prod forker.Shape
+	prodOK     bool
+	change     string // forked, created, dropped, altered
+	method     string
+	// key is the key rows are matched by (nil: whole rows), keyKind its
+	// kind as DIFF shows it.
+	key     []string
+	keyKind string
+	note    string
+}
+
+// diffRow is one changed row of a table (or one DDL statement).
+type diffRow struct {
+	op, conflictOp                 string // op: insert, update, delete, ddl; conflictOp "conflict" when production changed it too
+	key, before, after, production *string
+	// lits are, for EXPORT, the row's SQL literals: the key's (keyLits)
+	// and every column's of the sandbox's row (afterLits, in the order of
+	// the fork's stored columns).
+	keyLits, afterLits []string
+	// beforeLits are, for a captured fork, the literals of the row at fork
+	// time (PROMOTE compares production's with them).
+	beforeLits []string
+	count      int // keyless: how many such rows (1 otherwise)
+}
+
+// tableDiff is a table's changes.
+type tableDiff struct {
+	t                             *diffTable
+	ins, upd, del, conflicts, ddl int64
+	rows                          []diffRow
+}
+
+// differ reads diffs on one side connection.
+type differ struct {
+	m  *Manager
+	c  SideConn
+	sb *Sandbox
+	// export asks for the rows' literals too.
+	export bool
+	// budget is the rows still allowed in the answer.
+	budget int
+}
+
+// diffTables lists the tables of sb that a diff looks at (only: just that
+// one, if set), ordered by name.
+func (d *differ) diffTables(ctx context.Context, only *rewrite.Table) ([]*diffTable, error) {
+	caps, err := d.m.loadCaptures(ctx, d.c, d.sb.ID)
+	if err != nil {
+		return nil, err
+	}
+	d.sb.mu.Lock()
+	var entries []*entry
+	for _, e := range d.sb.tables {
+		entries = append(entries, e)
+	}
+	d.sb.mu.Unlock()
+	slices.SortFunc(entries, func(a, b *entry) int {
+		return cmp.Or(cmp.Compare(a.logical.DB, b.logical.DB), cmp.Compare(a.logical.Name, b.logical.Name))
+	})
+	var out []*diffTable
+	for _, e := range entries {
+		switch e.kind {
+		case kindFork, kindSchema, kindCreated, kindDropped:
+		default:
+			continue
+		}
+		if only != nil && d.m.key(e.logical) != d.m.key(d.m.norm(*only)) {
+			continue
+		}
+		dt, err := d.plan(ctx, e, caps[d.m.key(e.logical)])
+		if err != nil {
+			return nil, err
+		}
+		if dt != nil {
+			out = append(out, dt)
+		}
+	}
+	return out, nil
+}
+
+// plan decides how e's table is diffed (nil: it has nothing to diff, as a
+// table created then dropped in the sandbox).
+func (d *differ) plan(ctx context.Context, e *entry, ci captureInfo) (*diffTable, error) {
+	dt := &diffTable{logical: e.logical, e: e, capture: ci, change: "forked"}
+	var err error
+	dt.prod, err = forker.ReadShape(ctx, d.c, e.logical)
+	switch {
+	case err == nil:
+		dt.prodOK = true
+	case err != forker.ErrNoSource:
+		return nil, err
+	}
+	if e.kind == kindDropped {
+		if !dt.prodOK {
+			return nil, nil
+		}
+		dt.change, dt.method, dt.keyKind = "dropped", methodDropped, dt.prod.KeyKind
+		return dt, nil
+	}
+	dt.fork, err = forker.ReadShape(ctx, d.c, e.phys)
+	if err == forker.ErrNoSource {
+		return nil, nil // dropped by a statement not refreshed yet
+	} else if err != nil {
+		return nil, err
+	}
+	if e.kind == kindCreated || !dt.prodOK {
+		dt.change, dt.method = "created", methodCreated
+		dt.key, dt.keyKind = dt.fork.Key, dt.fork.KeyKind
+		return dt, nil
+	}
+	if !sameColumns(dt.fork, dt.prod) {
+		// The sandbox's DDL, or production's since the fork.
+		if strings.HasPrefix(ci.reason, sandboxDDL) {
+			dt.change = "altered"
+		} else {
+			dt.note = "production's table changed since the fork; "
+		}
+	}
+	if ci.state == captureRows {
+		dt.method, dt.key, dt.keyKind = methodCapture, ci.key, ci.keyKind
+		return dt, nil
+	}
+	dt.method = methodCompare
+	dt.note += cmp.Or(ci.reason, "forked before changes were captured")
+	// Rows are matched by a key both tables have: production's index makes
+	// the match a join by key, not a scan per row.
+	if len(dt.fork.Key) > 0 && slices.EqualFunc(dt.fork.Key, dt.prod.Key, strings.EqualFold) {
+		dt.key, dt.keyKind = dt.fork.Key, dt.fork.KeyKind
+	} else {
+		dt.keyKind = "row"
+	}
+	return dt, nil
+}
+
+// sameColumns reports whether two shapes have the same columns, types and
+// key.
+func sameColumns(a, b forker.Shape) bool {
+	return slices.EqualFunc(a.Columns, b.Columns, func(x, y forker.Column) bool {
+		return strings.EqualFold(x.Name, y.Name) && x.Type == y.Type && x.Generated == y.Generated
+	}) && slices.EqualFunc(a.Key, b.Key, strings.EqualFold)
+}
+
+// shared are the stored columns of a that b has too.
+func shared(a, b forker.Shape) []forker.Column {
+	var out []forker.Column
+	for _, c := range a.Stored() {
+		if bc, ok := b.Column(c.Name); ok && !bc.Generated {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// col is alias.`name`.
+func col(alias, name string) string { return alias + "." + rewrite.QuoteIdent(name) }
+
+// eqSQL is true when rows x and y hold the same values in cols: bytes for
+// character columns (a change of case is a change), typed otherwise.
+func eqSQL(x, y string, cols []forker.Column) string {
+	if len(cols) == 0 {
+		return "TRUE"
+	}
+	parts := make([]string, len(cols))
+	for i, c := range cols {
+		a, b := col(x, c.Name), col(y, c.Name)
+		if strings.Contains(c.Type, " CHARACTER SET ") {
+			a, b = "BINARY "+a, "BINARY "+b
+		}
+		parts[i] = a + " <=> " + b
+	}
+	return "(" + strings.Join(parts, " AND ") + ")"
+}
+
+// onSQL joins y to x by key.
+func onSQL(x, y string, key []string) string {
+	parts := make([]string, len(key))
+	for i, k := range key {
+		parts[i] = col(y, k) + " = " + col(x, k)
+	}
+	return strings.Join(parts, " AND ")
+}
+
+// jsonValue is column c of alias as a JSON value: bytes in base64, BIT
+// as a number.
+func jsonValue(alias string, c forker.Column) string {
+	v := col(alias, c.Name)
+	switch {
+	case c.DataType == "bit":
+		return "CAST(" + v + " AS UNSIGNED)"
+	case c.Binary():
+		return "TO_BASE64(" + v + ")"
+	}
+	return v
+}
+
+// jsonSQL is the JSON object of cols of alias.
+func jsonSQL(alias string, cols []forker.Column) string {
+	parts := make([]string, 0, 2*len(cols))
+	for _, c := range cols {
+		parts = append(parts, rewrite.QuoteString(c.Name), jsonValue(alias, c))
+	}
+	return "JSON_OBJECT(" + strings.Join(parts, ", ") + ")"
+}
+
+// litSQL is column c of alias as an SQL literal that gives its value back:
+// hexadecimal for bytes, a DOUBLE's digits for FLOAT, NULL for NULL.
+func litSQL(alias string, c forker.Column) string {
+	v := col(alias, c.Name)
+	switch {
+	case c.DataType == "bit":
+		return "IFNULL(CAST(" + v + " AS UNSIGNED), 'NULL')"
+	case c.Binary():
+		return "IF(" + v + " IS NULL, 'NULL', CONCAT('X''', HEX(" + v + "), ''''))"
+	case c.Float():
+		return "QUOTE(CAST(" + v + " AS DOUBLE))"
+	}
+	return "QUOTE(" + v + ")"
+}
+
+// keyColumns are the columns of key in shape s.
+func keyColumns(s forker.Shape, key []string) []forker.Column {
+	out := make([]forker.Column, 0, len(key))
+	for _, k := range key {
+		if c, ok := s.Column(k); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// selectList builds a query's select list: the op, key, before, after and
+// production JSON, then (export) the key's and the sandbox row's literals.
+type selectList struct {
+	exprs []string
+}
+
+func (l *selectList) add(e ...string) { l.exprs = append(l.exprs, e...) }
+
+func (l *selectList) String() string { return strings.Join(l.exprs, ", ") }
+
+// diffOne reads the changes of one table.
+func (d *differ) diffOne(ctx context.Context, dt *diffTable, detail bool) (*tableDiff, error) {
+	td := &tableDiff{t: dt}
+	switch dt.method {
+	case methodDropped:
+		td.ddl = 1
+		return td, nil
+	case methodCreated:
+		td.ddl = 1
+		return td, d.created(ctx, td, detail)
+	case methodCapture:
+		return td, d.captured(ctx, td, detail)
+	}
+	if dt.change == "altered" {
+		td.ddl = 1
+	}
+	if dt.key == nil {
+		return td, d.rowsCompared(ctx, td, detail)
+	}
+	return td, d.keysCompared(ctx, td, detail)
+}
+
+// query runs q and counts its rows against the answer's budget.
+func (d *differ) query(ctx context.Context, q string, limited bool) ([][]*string, error) {
+	if limited {
+		q += " LIMIT " + strconv.Itoa(d.budget+1)
+	}
+	rows, err := d.c.Query(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if limited {
+		if len(rows) > d.budget {
+			return nil, refusal(wire.ErUnknown, "HY000", "the diff has more than %d rows; use SANDBOX DIFF SUMMARY, "+
+				"SANDBOX DIFF … FOR db.table, or the admin API", maxDiffRows)
+		}
+		d.budget -= len(rows)
+	}
+	return rows, nil
+}
+
+// rowTail adds, for export, the literals of the key (from alias ka) and of
+// the sandbox's row (alias fa; NULLs when it has none).
+func (d *differ) rowTail(l *selectList, dt *diffTable, ka, fa string) {
+	if !d.export {
+		return
+	}
+	for _, c := range keyColumns(dt.fork, dt.key) {
+		l.add(litSQL(ka, c))
+	}
+	for _, c := range dt.fork.Stored() {
+		l.add(litSQL(fa, c))
+	}
+	if dt.method == methodCapture {
+		for _, c := range dt.fork.Stored() {
+			l.add(litSQL("c", c))
+		}
+	}
+}
+
+// scan turns a query's rows (op, key, before, after, production, then
+// the literals of rowTail) into td's rows.
+func (d *differ) scan(td *tableDiff, rows [][]*string, conflictCol bool) {
+	nk := len(keyColumns(td.t.fork, td.t.key))
+	for _, r := range rows {
+		dr := diffRow{op: str(r[0]), key: r[1], before: r[2], after: r[3], production: r[4], count: 1}
+		i := 5
+		if conflictCol {
+			if str(r[5]) == "1" {
+				dr.conflictOp = "conflict"
+			}
+			i = 6
+		}
+		if d.export {
+			for j := range nk {
+				dr.keyLits = append(dr.keyLits, str(r[i+j]))
+			}
+			ns := len(td.t.fork.Stored())
+			for _, v := range r[i+nk : i+nk+ns] {
+				dr.afterLits = append(dr.afterLits, str(v))
+			}
+			for _, v := range r[i+nk+ns:] {
+				dr.beforeLits = append(dr.beforeLits, str(v))
+			}
+		}
+		td.count(dr)
+		td.rows = append(td.rows, dr)
+	}
+}
+
+func (td *tableDiff) count(dr diffRow) {
+	n := int64(dr.count)
+	switch dr.op {
+	case "insert":
+		td.ins += n
+	case "update":
+		td.upd += n
+	case "delete":
+		td.del += n
+	}
+	if dr.conflictOp != "" {
+		td.conflicts++
+	}
+}
+
+// captured diffs a captured fork three ways.
+func (d *differ) captured(ctx context.Context, td *tableDiff, detail bool) error {
+	dt := td.t
+	side := dt.capture.side.Quoted()
+	marker := col("c", d.m.cfg.Prefix+"_existed")
+	cols := dt.fork.Stored()
+	if len(dt.fork.Key) == 0 || keyColumns(dt.fork, dt.key) == nil {
+		return fmt.Errorf("the capture key of %s is gone", dt.logical)
+	}
+	k0 := dt.key[0]
+	// Production's table, or an empty one like the fork when production
+	// no longer has the key (dropped, or altered since the fork).
+	prod := dt.logical.Quoted()
+	rcols := shared(dt.fork, dt.prod)
+	if len(keyColumns(dt.prod, dt.key)) != len(dt.key) {
+		prod, rcols = "(SELECT * FROM "+dt.e.phys.Quoted()+" LIMIT 0)", cols
+	}
+	ourOp := "CASE WHEN " + marker + " = 0 THEN 'insert' WHEN " + col("f", k0) + " IS NULL THEN 'delete' ELSE 'update' END"
+	theirsChanged := "IF(" + marker + " = 1, " + col("r", k0) + " IS NULL OR NOT " + eqSQL("c", "r", rcols) + ", " + col("r", k0) + " IS NOT NULL)"
+	oursDiffer := "NOT ((" + col("f", k0) + " IS NULL AND " + col("r", k0) + " IS NULL) OR (" + col("f", k0) + " IS NOT NULL AND " +
+		col("r", k0) + " IS NOT NULL AND " + eqSQL("f", "r", rcols) + "))"
+	conflict := "(" + theirsChanged + " AND " + oursDiffer + ")"
+	from := " FROM " + side + " c LEFT JOIN " + dt.e.phys.Quoted() + " f ON " + onSQL("c", "f", dt.key) +
+		" LEFT JOIN " + prod + " r ON " + onSQL("c", "r", dt.key) +
+		" WHERE (" + marker + " = 0 AND " + col("f", k0) + " IS NOT NULL) OR (" + marker + " = 1 AND (" + col("f", k0) +
+		" IS NULL OR NOT " + eqSQL("c", "f", cols) + "))"
+	if !detail {
+		rows, err := d.query(ctx, "SELECT op, SUM(cf), COUNT(*) FROM (SELECT "+ourOp+" op, "+conflict+" cf"+from+") d GROUP BY op", false)
+		if err != nil {
+			return fmt.Errorf("diff %s: %w", dt.logical, err)
+		}
+		for _, r := range rows {
+			n, cf := num(r[2]), num(r[1])
+			switch str(r[0]) {
+			case "insert":
+				td.ins = n
+			case "update":
+				td.upd = n
+			case "delete":
+				td.del = n
+			}
+			td.conflicts += cf
+		}
+		return nil
+	}
+	l := &selectList{}
+	l.add(ourOp, jsonSQL("c", keyColumns(dt.fork, dt.key)), "IF("+marker+" = 1, "+jsonSQL("c", cols)+", NULL)",
+		"IF("+col("f", k0)+" IS NULL, NULL, "+jsonSQL("f", cols)+")",
+		"IF("+conflict+" AND "+col("r", k0)+" IS NOT NULL, "+jsonSQL("r", rcols)+", NULL)", conflict)
+	d.rowTail(l, dt, "c", "f")
+	order := make([]string, len(dt.key))
+	for i, k := range dt.key {
+		order[i] = col("c", k)
+	}
+	rows, err := d.query(ctx, "SELECT "+l.String()+from+" ORDER BY "+strings.Join(order, ", "), true)
+	if err != nil {
+		return fmt.Errorf("diff %s: %w", dt.logical, err)
+	}
+	d.scan(td, rows, true)
+	return nil
+}
+
+// created lists every row of a table the sandbox created as inserted.
+func (d *differ) created(ctx context.Context, td *tableDiff, detail bool) error {
+	dt := td.t
+	if !detail {
+		rows, err := d.query(ctx, "SELECT COUNT(*) FROM "+dt.e.phys.Quoted(), false)
+		if err != nil {
+			return fmt.Errorf("diff %s: %w", dt.logical, err)
+		}
+		td.ins = num(rows[0][0])
+		return nil
+	}
+	cols := dt.fork.Stored()
+	keyCols := keyColumns(dt.fork, dt.key)
+	if len(keyCols) == 0 {
+		keyCols = cols
+	}
+	l := &selectList{}
+	l.add("'insert'", jsonSQL("f", keyCols), "NULL", jsonSQL("f", cols), "NULL")
+	d.rowTail(l, dt, "f", "f")
+	rows, err := d.query(ctx, "SELECT "+l.String()+" FROM "+dt.e.phys.Quoted()+" f"+orderByCols("f", keyCols), true)
+	if err != nil {
+		return fmt.Errorf("diff %s: %w", dt.logical, err)
+	}
+	d.scan(td, rows, false)
+	return nil
+}
+
+func orderByCols(alias string, cols []forker.Column) string {
+	if len(cols) == 0 {
+		return ""
+	}
+	o := make([]string, len(cols))
+	for i, c := range cols {
+		o[i] = col(alias, c.Name)
+	}
+	return " ORDER BY " + strings.Join(o, ", ")
+}
+
+// keysCompared compares a fork with production by a key both have: rows
+// only the fork has are inserted, rows only production has deleted, rows
+// whose shared columns differ updated.
+func (d *differ) keysCompared(ctx context.Context, td *tableDiff, detail bool) error {
+	dt := td.t
+	cols, rcols := dt.fork.Stored(), shared(dt.fork, dt.prod)
+	k0 := dt.key[0]
+	f, r := dt.e.phys.Quoted(), dt.logical.Quoted()
+	keyCols := keyColumns(dt.fork, dt.key)
+	if !detail {
+		q := "SELECT (SELECT COUNT(*) FROM " + f + " f LEFT JOIN " + r + " r ON " + onSQL("f", "r", dt.key) + " WHERE " + col("r", k0) + " IS NULL), " +
+			"(SELECT COUNT(*) FROM " + f + " f JOIN " + r + " r ON " + onSQL("f", "r", dt.key) + " WHERE NOT " + eqSQL("f", "r", rcols) + "), " +
+			"(SELECT COUNT(*) FROM " + r + " r LEFT JOIN " + f + " f ON " + onSQL("r", "f", dt.key) + " WHERE " + col("f", k0) + " IS NULL)"
+		rows, err := d.query(ctx, q, false)
+		if err != nil {
+			return fmt.Errorf("diff %s: %w", dt.logical, err)
+		}
+		td.ins, td.upd, td.del = num(rows[0][0]), num(rows[0][1]), num(rows[0][2])
+		return nil
+	}
+	part := func(op, from, ka, before, after, fa string) string {
+		l := &selectList{}
+		l.add("'"+op+"'", jsonSQL(ka, keyCols), before, after, "NULL")
+		d.rowTail(l, dt, ka, fa)
+		return "SELECT " + l.String() + from
+	}
+	rjson := jsonSQL("r", rcols)
+	q := part("insert", " FROM "+f+" f LEFT JOIN "+r+" r ON "+onSQL("f", "r", dt.key)+" WHERE "+col("r", k0)+" IS NULL", "f", "NULL", jsonSQL("f", cols), "f") +
+		" UNION ALL " + part("update", " FROM "+f+" f JOIN "+r+" r ON "+onSQL("f", "r", dt.key)+" WHERE NOT "+eqSQL("f", "r", rcols), "f", rjson, jsonSQL("f", cols), "f") +
+		" UNION ALL " + part("delete", " FROM "+r+" r LEFT JOIN "+f+" f ON "+onSQL("r", "f", dt.key)+" WHERE "+col("f", k0)+" IS NULL", "r", rjson, "NULL", "f")
+	rows, err := d.query(ctx, q+" ORDER BY 2", true)
+	if err != nil {
+		return fmt.Errorf("diff %s: %w", dt.logical, err)
+	}
+	d.scan(td, rows, false)
+	return nil
+}
+
+// rowsCompared compares a table without a key both have as multisets of
+// whole rows (their shared columns): a row more in the fork is inserted,
+// a row more in production deleted.
+func (d *differ) rowsCompared(ctx context.Context, td *tableDiff, detail bool) error {
+	dt := td.t
+	cols := shared(dt.fork, dt.prod)
+	if len(cols) == 0 {
+		return fmt.Errorf("diff %s: the sandbox's table and production's share no column", dt.logical)
+	}
+	names := make([]string, len(cols))
+	group := make([]string, len(cols))
+	pick := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = rewrite.QuoteIdent(c.Name)
+		group[i] = col("x", c.Name)
+		if strings.Contains(c.Type, " CHARACTER SET ") {
+			group[i] = "BINARY " + group[i]
+		}
+		pick[i] = "MIN(" + col("x", c.Name) + ") AS " + rewrite.QuoteIdent(c.Name)
+	}
+	list := strings.Join(names, ", ")
+	inner := "SELECT " + strings.Join(pick, ", ") + ", SUM(x.`sqlfork_n`) AS `sqlfork_n` FROM (SELECT " + list + ", 1 AS `sqlfork_n` FROM " +
+		dt.e.phys.Quoted() + " UNION ALL SELECT " + list + ", -1 FROM " + dt.logical.Quoted() + ") x GROUP BY " + strings.Join(group, ", ") +
+		" HAVING SUM(x.`sqlfork_n`) <> 0"
+	if !detail {
+		rows, err := d.query(ctx, "SELECT SUM(GREATEST(`sqlfork_n`, 0)), SUM(GREATEST(-`sqlfork_n`, 0)) FROM ("+inner+") d", false)
+		if err != nil {
+			return fmt.Errorf("diff %s: %w", dt.logical, err)
+		}
+		td.ins, td.del = num(rows[0][0]), num(rows[0][1])
+		return nil
+	}
+	l := &selectList{}
+	l.add("IF(d.`sqlfork_n` > 0, 'insert', 'delete')", jsonSQL("d", cols), "IF(d.`sqlfork_n` < 0, "+jsonSQL("d", cols)+", NULL)",
+		"IF(d.`sqlfork_n` > 0, "+jsonSQL("d", cols)+", NULL)", "NULL", "ABS(d.`sqlfork_n`)")
+	if d.export {
+		for _, c := range cols {
+			l.add(litSQL("d", c))
+		}
+	}
+	rows, err := d.query(ctx, "SELECT "+l.String()+" FROM ("+inner+") d ORDER BY 2", true)
+	if err != nil {
+		return fmt.Errorf("diff %s: %w", dt.logical, err)
+	}
+	for _, r := range rows {
+		n, _ := strconv.Atoi(str(r[5]))
+		dr := diffRow{op: str(r[0]), key: r[1], before: r[2], after: r[3], count: n}
+		if d.export {
+			for _, v := range r[6:] {
+				dr.afterLits = append(dr.afterLits, str(v))
+			}
+		}
+		td.count(dr)
+		td.rows = append(td.rows, dr)
+	}
+	return nil
+}
+
+// ddl is the statement that makes production's table what the sandbox's
+// is, for a created, dropped or altered table ("" for none).
+func (d *differ) ddl(ctx context.Context, dt *diffTable) (string, error) {
+	switch dt.change {
+	case "dropped":
+		return "DROP TABLE IF EXISTS " + dt.logical.Quoted(), nil
+	case "created":
+		text, err := d.createTable(ctx, dt.e.phys)
+		if err != nil {
+			return "", err
+		}
+		name := rewrite.QuoteIdent(dt.e.phys.Name)
+		rest, ok := strings.CutPrefix(text, "CREATE TABLE "+name)
+		if !ok {
+			return "", fmt.Errorf("read the definition of %s: unexpected %.60q", dt.logical, text)
+		}
+		return "CREATE TABLE IF NOT EXISTS " + dt.logical.Quoted() + d.logicalNames(rest), nil
+	case "altered":
+		return d.alter(ctx, dt)
+	}
+	return "", nil
+}
+
+// createTable is SHOW CREATE TABLE t's text.
+func (d *differ) createTable(ctx context.Context, t rewrite.Table) (string, error) {
+	rows, err := d.c.Query(ctx, "SHOW CREATE TABLE "+t.Quoted())
+	if err != nil {
+		return "", fmt.Errorf("read the definition of %s: %w", t, err)
+	}
+	if len(rows) != 1 || len(rows[0]) < 2 {
+		return "", fmt.Errorf("read the definition of %s: no row", t)
+	}
+	return str(rows[0][1]), nil
+}
+
+// logicalNames tells the sandbox's databases in text back as the
+// databases they stand for.
+func (d *differ) logicalNames(text string) string {
+	d.sb.mu.Lock()
+	defer d.sb.mu.Unlock()
+	seen := map[string]bool{}
+	for _, e := range d.sb.tables {
+		if seen[e.phys.DB] {
+			continue
+		}
+		seen[e.phys.DB] = true
+		text = strings.ReplaceAll(text, rewrite.QuoteIdent(e.phys.DB)+".", rewrite.QuoteIdent(e.logical.DB)+".")
+	}
+	return text
+}

@@ -1,0 +1,371 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+)
+
+// SANDBOX EXPORT: the statements that turn production into the sandbox's
+// state, from its diff, in an order foreign keys allow:
+//
+//  1. a header fixing how the text is read (utf8mb4, UTC, a sql_mode that
+//     takes every value back and keeps AUTO_INCREMENT values as given);
+//  2. CREATE TABLE IF NOT EXISTS of the tables the sandbox created, parents
+//     first, and the first ALTER TABLE of altered tables (drops, columns);
+//  3. rows: inserts (INSERT … ON DUPLICATE KEY UPDATE, parents first),
+//     updates (by key, parents first), deletes (by key, children first);
+//     an altered table has all its rows written (by key: upserted, and the
+//     keys it no longer has deleted; without a key: emptied and filled);
+//  4. the keys and constraints altered tables gained, then DROP TABLE IF
+//     EXISTS of the tables the sandbox dropped, children first.
+//
+// Keyed statements are idempotent: run twice, they leave the same rows.
+// Rows of tables without a key are deleted one at a time (LIMIT 1) and
+// inserted plainly: not idempotent, which the header says.
+
+// exportBatch is how many rows one INSERT or DELETE statement carries.
+const exportBatch = 100
+
+// exportTable is one table of an export, with its diff.
+type exportTable struct {
+	td  *tableDiff
+	ddl string
+	// pre and post are an altered table's ALTER statements.
+	pre, post []string
+	// all are, for an altered table, every row of the sandbox's table
+	// (afterLits), and gone the keys of production rows it no longer has.
+	all, gone []diffRow
+}
+
+// exportPlan reads the diff of every table with what its export needs,
+// parents first.
+func (d *differ) exportPlan(ctx context.Context, tables []*diffTable) ([]*exportTable, error) {
+	var ets []*exportTable
+	for _, dt := range tables {
+		td, err := d.diffOne(ctx, dt, true)
+		if err != nil {
+			return nil, err
+		}
+		et := &exportTable{td: td}
+		switch dt.change {
+		case "created", "dropped":
+			if et.ddl, err = d.ddl(ctx, dt); err != nil {
+				return nil, err
+			}
+		case "altered":
+			if et.pre, et.post, err = d.alterStatements(ctx, dt); err != nil {
+				return nil, err
+			}
+			if err := d.allRows(ctx, et); err != nil {
+				return nil, err
+			}
+		}
+		ets = append(ets, et)
+	}
+	return d.fkOrder(ctx, ets)
+}
+
+// exportNotes are the comments an export starts with: what in it is not
+// idempotent or not checked against production.
+func exportNotes(order []*exportTable) []string {
+	var notes []string
+	for _, et := range order {
+		dt := et.td.t
+		switch {
+		case dt.key == nil && dt.change != "dropped" && len(et.td.rows)+len(et.all) > 0:
+			notes = append(notes, dt.logical.String()+" has no key: its rows are written by value, and running this twice writes them twice")
+		case dt.note != "" && dt.method == methodCompare && len(et.td.rows) > 0:
+			notes = append(notes, dt.logical.String()+" was compared whole with production ("+dt.note+"): rows production changed since the fork are put back")
+		}
+		if et.td.conflicts > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %d rows changed in production since the fork are overwritten (SANDBOX PROMOTE checks them)",
+				dt.logical, et.td.conflicts))
+		}
+	}
+	for i, n := range notes {
+		notes[i] = "-- " + strings.ReplaceAll(n, "\n", " ")
+	}
+	return notes
+}
+
+// exportHeader sets how an export's text is read.
+var exportHeader = []string{
+	"SET NAMES utf8mb4",
+	"SET time_zone = '+00:00'",
+	"SET sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION'",
+}
+
+// exportSteps are an export's statements in its steps: DDL before the
+// rows, the rows, DDL after them.
+type exportSteps struct {
+	pre, rows, post []string
+}
+
+// steps builds the statements of order (parents first).
+func (d *differ) steps(order []*exportTable) exportSteps {
+	var st exportSteps
+	rev := slices.Clone(order)
+	slices.Reverse(rev)
+	for _, et := range order {
+		if et.td.t.change == "created" {
+			st.pre = append(st.pre, et.ddl)
+		}
+		st.pre = append(st.pre, et.pre...)
+	}
+	for _, op := range []string{"insert", "update"} {
+		for _, et := range order {
+			st.rows = append(st.rows, d.dml(et, op)...)
+		}
+	}
+	for _, et := range rev {
+		st.rows = append(st.rows, d.dml(et, "delete")...)
+	}
+	for _, et := range order {
+		st.post = append(st.post, et.post...)
+	}
+	for _, et := range rev {
+		if et.td.t.change == "dropped" {
+			st.post = append(st.post, et.ddl)
+		}
+	}
+	return st
+}
+
+// exportStatements are the statements of an export of tables.
+func (d *differ) exportStatements(ctx context.Context, tables []*diffTable) ([]string, error) {
+	order, err := d.exportPlan(ctx, tables)
+	if err != nil {
+		return nil, err
+	}
+	st := d.steps(order)
+	out := append(slices.Clone(exportHeader), exportNotes(order)...)
+	return append(append(append(out, st.pre...), st.rows...), st.post...), nil
+}
+
+// allRows reads every row of an altered table's fork, and (by key) the
+// keys only production has.
+func (d *differ) allRows(ctx context.Context, et *exportTable) error {
+	dt := et.td.t
+	cols := dt.fork.Stored()
+	lits := make([]string, len(cols))
+	for i, c := range cols {
+		lits[i] = litSQL("f", c)
+	}
+	rows, err := d.query(ctx, "SELECT "+strings.Join(lits, ", ")+" FROM "+dt.e.phys.Quoted()+" f", true)
+	if err != nil {
+		return fmt.Errorf("export %s: %w", dt.logical, err)
+	}
+	for _, r := range rows {
+		dr := diffRow{op: "insert", count: 1}
+		for _, v := range r {
+			dr.afterLits = append(dr.afterLits, str(v))
+		}
+		et.all = append(et.all, dr)
+	}
+	if dt.key == nil {
+		return nil
+	}
+	keyCols := keyColumns(dt.prod, dt.key)
+	klits := make([]string, len(keyCols))
+	for i, c := range keyCols {
+		klits[i] = litSQL("r", c)
+	}
+	rows, err = d.query(ctx, "SELECT "+strings.Join(klits, ", ")+" FROM "+dt.logical.Quoted()+" r LEFT JOIN "+dt.e.phys.Quoted()+
+		" f ON "+onSQL("r", "f", dt.key)+" WHERE "+col("f", dt.key[0])+" IS NULL", true)
+	if err != nil {
+		return fmt.Errorf("export %s: %w", dt.logical, err)
+	}
+	for _, r := range rows {
+		dr := diffRow{op: "delete", count: 1}
+		for _, v := range r {
+			dr.keyLits = append(dr.keyLits, str(v))
+		}
+		et.gone = append(et.gone, dr)
+	}
+	return nil
+}
+
+// fkOrder orders the tables parents first, by the foreign keys between
+// them in the sandbox and in production (a cycle is cut where met).
+func (d *differ) fkOrder(ctx context.Context, ets []*exportTable) ([]*exportTable, error) {
+	byKey := map[string]*exportTable{}
+	phys := map[string]string{} // physical key -> logical key
+	for _, et := range ets {
+		k := d.m.key(et.td.t.logical)
+		byKey[k] = et
+		phys[d.m.key(et.td.t.e.phys)] = k
+	}
+	fks, err := forker.ForeignKeys(ctx, d.c, func(db string) bool { return false })
+	if err != nil {
+		return nil, err
+	}
+	parents := map[string][]string{}
+	for _, fk := range fks {
+		c, p := d.m.key(fk.Child), d.m.key(fk.Parent)
+		if l, ok := phys[c]; ok {
+			c = l
+		}
+		if l, ok := phys[p]; ok {
+			p = l
+		}
+		if _, ok := byKey[c]; !ok || c == p {
+			continue
+		}
+		if _, ok := byKey[p]; ok {
+			parents[c] = append(parents[c], p)
+		}
+	}
+	var out []*exportTable
+	state := map[string]int{} // 1 visiting, 2 done
+	var visit func(k string)
+	visit = func(k string) {
+		if state[k] != 0 {
+			return
+		}
+		state[k] = 1
+		for _, p := range parents[k] {
+			visit(p)
+		}
+		state[k] = 2
+		out = append(out, byKey[k])
+	}
+	for _, et := range ets {
+		visit(d.m.key(et.td.t.logical))
+	}
+	return out, nil
+}
+
+// dml is et's statements of one kind: insert, update or delete.
+func (d *differ) dml(et *exportTable, op string) []string {
+	dt := et.td.t
+	if dt.change == "dropped" {
+		return nil
+	}
+	cols := dt.fork.Stored()
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = rewrite.QuoteIdent(c.Name)
+	}
+	rows := et.td.rows
+	if dt.change == "altered" {
+		rows = et.all
+		if op == "delete" {
+			rows = et.gone
+		}
+	}
+	var out []string
+	switch op {
+	case "insert":
+		var vals []string
+		for _, r := range rows {
+			if r.op != "insert" && !(r.op == "update" && dt.change == "altered") {
+				continue
+			}
+			for range max(r.count, 1) {
+				vals = append(vals, "("+strings.Join(r.afterLits, ", ")+")")
+			}
+		}
+		if dt.change == "altered" && dt.key == nil && len(vals) > 0 {
+			out = append(out, "DELETE FROM "+dt.logical.Quoted())
+		}
+		upd := make([]string, len(names))
+		for i, n := range names {
+			upd[i] = n + " = VALUES(" + n + ")"
+		}
+		for b := range slices.Chunk(vals, exportBatch) {
+			stmt := "INSERT INTO " + dt.logical.Quoted() + " (" + strings.Join(names, ", ") + ") VALUES " + strings.Join(b, ", ")
+			if dt.key != nil {
+				stmt += " ON DUPLICATE KEY UPDATE " + strings.Join(upd, ", ")
+			}
+			out = append(out, stmt)
+		}
+	case "update":
+		if dt.change == "altered" {
+			return nil
+		}
+		keyIdx := keyIndexes(cols, dt.key)
+		for _, r := range rows {
+			if r.op != "update" {
+				continue
+			}
+			var set []string
+			for i, n := range names {
+				if !slices.Contains(keyIdx, i) {
+					set = append(set, n+" = "+r.afterLits[i])
+				}
+			}
+			if len(set) == 0 {
+				continue
+			}
+			out = append(out, "UPDATE "+dt.logical.Quoted()+" SET "+strings.Join(set, ", ")+" WHERE "+keyWhere(dt.key, r.keyLits))
+		}
+	case "delete":
+		if dt.key == nil {
+			for _, r := range rows {
+				if r.op != "delete" {
+					continue
+				}
+				conds := make([]string, len(cols))
+				for i, n := range names {
+					conds[i] = n + " <=> " + r.afterLits[i]
+				}
+				for range max(r.count, 1) {
+					out = append(out, "DELETE FROM "+dt.logical.Quoted()+" WHERE "+strings.Join(conds, " AND ")+" LIMIT 1")
+				}
+			}
+			return out
+		}
+		var keys []string
+		for i := len(rows) - 1; i >= 0; i-- { // children of a tree before their parents
+			if rows[i].op == "delete" {
+				keys = append(keys, keyTuple(rows[i].keyLits))
+			}
+		}
+		for b := range slices.Chunk(keys, exportBatch) {
+			out = append(out, "DELETE FROM "+dt.logical.Quoted()+" WHERE "+keyList(dt.key)+" IN ("+strings.Join(b, ", ")+")")
+		}
+	}
+	return out
+}
+
+// keyIndexes are the positions of key's columns in cols.
+func keyIndexes(cols []forker.Column, key []string) []int {
+	var out []int
+	for i, c := range cols {
+		if slices.ContainsFunc(key, func(k string) bool { return strings.EqualFold(k, c.Name) }) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func keyWhere(key, lits []string) string {
+	parts := make([]string, len(key))
+	for i, k := range key {
+		parts[i] = rewrite.QuoteIdent(k) + " = " + lits[i]
+	}
+	return strings.Join(parts, " AND ")
+}
+
+func keyList(key []string) string {
+	q := make([]string, len(key))
+	for i, k := range key {
+		q[i] = rewrite.QuoteIdent(k)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return "(" + strings.Join(q, ", ") + ")"
+}
+
+func keyTuple(lits []string) string {
+	if len(lits) == 1 {
+		return lits[0]
+	}
+	return "(" + strings.Join(lits, ", ") + ")"
+}

@@ -1,0 +1,441 @@
+package session
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/wire"
+)
+
+// SANDBOX PROMOTE applies a sandbox's export to production with the
+// promote account (the everyday account may stay read-only), checking
+// first, then again under lock, the rows production changed since the
+// fork:
+//
+//  1. the diff is read in one snapshot (as EXPORT);
+//  2. what cannot be checked is refused unless OURS says to apply it
+//     anyway: tables compared whole (no capture) and tables the sandbox
+//     dropped; a captured table whose columns production changed since the
+//     fork is refused whatever the strategy;
+//  3. a first check of conflicts, without locks: with FAIL, any refuses
+//     the promote before production is touched;
+//  4. DDL before the rows (each statement commits: it cannot share the
+//     rows' transaction);
+//  5. in one transaction: the changed keys of captured tables are locked
+//     (SELECT … FOR UPDATE, parents first; missing keys lock their gap)
+//     and checked again; FAIL rolls back on a conflict, THEIRS leaves the
+//     conflicting rows as production has them, OURS writes the sandbox's;
+//     then the rows are written and the transaction committed;
+//  6. DDL after the rows (keys and constraints, dropped tables).
+//
+// A conflict is a row production changed since the fork (it differs from
+// the fork-time image) to something other than the sandbox's row. Every
+// promote is logged ("audit") and recorded in the registry's promotes
+// table, with its outcome: committed, refused, failed (production
+// unchanged) or partial (DDL of step 4 applied, the rows not).
+
+// promoteLockWait bounds the wait for the promote lock and row locks.
+const promoteLockWait = 10
+
+// conflict is a row production changed since the fork.
+type conflict struct {
+	et *exportTable
+	i  int // index in et.td.rows
+}
+
+// Promote applies sb's changes to production for user, by strategy FAIL,
+// OURS or THEIRS; via says where it was asked (sql, api).
+func (m *Manager) Promote(ctx context.Context, sb *Sandbox, user, strategy, via string) (*Reply, error) {
+	strategy = strings.ToUpper(cmpOr(strategy, "FAIL"))
+	if m.promoteDial == nil {
+		return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "SANDBOX PROMOTE needs a promote account: start the proxy with "+
+			"--promote-user and --promote-password (an upstream account that may write production); SANDBOX EXPORT gives the statements to review and run")
+	}
+	if sb.Owner != user && !m.isAdmin(user) {
+		return nil, refusal(wire.ErSpecificAccessDenied, "42000", "only the owner of sandbox %q (%s) or a sandbox admin may promote it", sb.Name, sb.Owner)
+	}
+	p := &promotion{m: m, sb: sb, user: user, strategy: strategy, via: via, started: time.Now().UTC()}
+	r, err := p.run(ctx)
+	p.finish(context.WithoutCancel(ctx), err)
+	return r, err
+}
+
+// promotion is one run of PROMOTE.
+type promotion struct {
+	m                  *Manager
+	sb                 *Sandbox
+	user, strategy     string
+	via                string
+	started            time.Time
+	order              []*exportTable
+	outcome            string
+	ddlDone            bool
+	ins, upd, del      int64
+	conflicts          int
+	exportSum          string
+	auditID            string
+	tables             int
+	conflictList       []string
+	skippedConflicting int
+}
+
+func (p *promotion) run(ctx context.Context) (*Reply, error) {
+	p.outcome = "failed"
+	t0 := time.Now()
+	err := p.m.withSnapshot(ctx, p.sb, true, func(d *differ) error {
+		tables, err := d.diffTables(ctx, nil)
+		if err != nil {
+			return err
+		}
+		p.order, err = d.exportPlan(ctx, tables)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.m.observer().Diffed("promote", time.Since(t0))
+	for _, et := range p.order {
+		if len(et.td.rows)+len(et.all)+len(et.gone) > 0 || et.td.t.change != "forked" {
+			p.tables++
+		}
+	}
+	if err := p.checkable(); err != nil {
+		p.outcome = "refused"
+		return nil, err
+	}
+	pc, err := p.m.promoteDial(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("connect with the promote account: %w", err)
+	}
+	defer pc.Close()
+	for _, s := range append(slices.Clone(exportHeader), fmt.Sprintf("SET SESSION innodb_lock_wait_timeout = %d", promoteLockWait)) {
+		if _, err := pc.Exec(ctx, s); err != nil {
+			return nil, fmt.Errorf("prepare the promote connection (%s): %w", s, err)
+		}
+	}
+	lock := p.m.lockName(p.sb.ID, "\x00promote")
+	rows, err := pc.Query(ctx, fmt.Sprintf("SELECT GET_LOCK(%s, %d)", rewrite.QuoteString(lock), promoteLockWait))
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) != 1 || str(rows[0][0]) != "1" {
+		p.outcome = "refused"
+		return nil, refusal(wire.ErLockWaitTimeout, "HY000", "another PROMOTE of sandbox %q is running; retry when it is done", p.sb.Name)
+	}
+	defer func() {
+		_, _ = pc.Query(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+rewrite.QuoteString(lock)+")")
+	}()
+	// A first look, without locks: FAIL refuses before touching anything.
+	found, err := p.findConflicts(ctx, pc, false)
+	if err != nil {
+		return nil, err
+	}
+	if p.strategy == "FAIL" && len(found) > 0 {
+		p.outcome = "refused"
+		return nil, p.conflictRefusal(found)
+	}
+	p.startAudit(ctx)
+	d := &differ{m: p.m, sb: p.sb}
+	st := d.steps(p.order)
+	for _, s := range st.pre {
+		if _, err := pc.Exec(ctx, s); err != nil {
+			return nil, p.failed(fmt.Errorf("promote: %s: %w", abbreviate(s), err))
+		}
+		p.ddlDone = true
+	}
+	if _, err := pc.Exec(ctx, "START TRANSACTION"); err != nil {
+		return nil, p.failed(err)
+	}
+	rollback := func() { _, _ = pc.Exec(context.WithoutCancel(ctx), "ROLLBACK") }
+	found, err = p.findConflicts(ctx, pc, true)
+	if err != nil {
+		rollback()
+		return nil, p.failed(err)
+	}
+	if p.strategy == "FAIL" && len(found) > 0 {
+		rollback()
+		p.outcome = "refused"
+		if p.ddlDone {
+			p.outcome = "partial"
+		}
+		return nil, p.conflictRefusal(found)
+	}
+	p.conflicts = len(found)
+	if p.strategy == "THEIRS" {
+		p.dropConflicting(found)
+	}
+	st = d.steps(p.order)
+	p.count()
+	sum := sha256.New()
+	for _, s := range st.rows {
+		if _, err := pc.Exec(ctx, s); err != nil {
+			rollback()
+			return nil, p.failed(fmt.Errorf("promote: %s: %w", abbreviate(s), err))
+		}
+		sum.Write([]byte(s + ";\n"))
+	}
+	if _, err := pc.Exec(ctx, "COMMIT"); err != nil {
+		rollback()
+		return nil, p.failed(err)
+	}
+	p.outcome = "committed"
+	for _, s := range st.post {
+		if _, err := pc.Exec(ctx, s); err != nil {
+			p.outcome = "partial"
+			return nil, fmt.Errorf("promote: the rows are committed, but %s failed: %w", abbreviate(s), err)
+		}
+	}
+	p.exportSum = hex.EncodeToString(sum.Sum(nil))
+	info := fmt.Sprintf("promoted sandbox %s: %d rows inserted, %d updated, %d deleted in %d tables", p.sb.Name, p.ins, p.upd, p.del, p.tables)
+	switch {
+	case p.conflicts > 0 && p.strategy == "OURS":
+		info += fmt.Sprintf("; %d rows production had changed took the sandbox's values", p.conflicts)
+	case p.conflicts > 0:
+		info += fmt.Sprintf("; %d rows production had changed kept production's values", p.conflicts)
+	}
+	return &Reply{Info: info, Affected: uint64(p.ins + p.upd + p.del)}, nil
+}
+
+// failed records a failure: partial once DDL was applied.
+func (p *promotion) failed(err error) error {
+	p.outcome = "failed"
+	if p.ddlDone {
+		p.outcome = "partial"
+		return fmt.Errorf("%w (the DDL before the rows was applied; production's rows are unchanged)", err)
+	}
+	return err
+}
+
+// checkable refuses what PROMOTE cannot check under the strategy.
+func (p *promotion) checkable() error {
+	for _, et := range p.order {
+		dt := et.td.t
+		changed := len(et.td.rows)+len(et.all)+len(et.gone) > 0 || dt.change != "forked"
+		if !changed {
+			continue
+		}
+		switch {
+		case dt.method == methodCapture && !sameColumns(dt.fork, dt.prod):
+			return refusal(wire.ErUnknown, "HY000", "production's table %s changed its columns or key since the sandbox forked it; "+
+				"SANDBOX EXPORT gives the statements to adapt and run", dt.logical)
+		case p.strategy == "OURS":
+		case dt.method == methodCompare:
+			return refusal(wire.ErUnknown, "HY000", "the rows of %s cannot be checked for production's changes since the fork (%s); "+
+				"STRATEGY OURS applies the sandbox's rows anyway", dt.logical, dt.note)
+		case dt.method == methodDropped:
+			return refusal(wire.ErUnknown, "HY000", "the sandbox dropped %s, and production's changes to it since cannot be checked; "+
+				"STRATEGY OURS drops it anyway", dt.logical)
+		case dt.method == methodCreated && dt.prodOK:
+			return refusal(wire.ErUnknown, "HY000", "the sandbox created %s, which production has too now; STRATEGY OURS writes the sandbox's rows into it",
+				dt.logical)
+		}
+	}
+	return nil
+}
+
+// findConflicts reads production's rows of the keys captured tables
+// changed (under lock: FOR UPDATE) and lists the conflicts.
+func (p *promotion) findConflicts(ctx context.Context, pc SideConn, lock bool) ([]conflict, error) {
+	var out []conflict
+	p.conflictList = p.conflictList[:0]
+	for _, et := range p.order {
+		dt := et.td.t
+		if dt.method != methodCapture || len(et.td.rows) == 0 {
+			continue
+		}
+		cols := dt.fork.Stored()
+		var sel []string
+		for _, c := range keyColumns(dt.fork, dt.key) {
+			sel = append(sel, litSQL("r", c))
+		}
+		for _, c := range cols {
+			sel = append(sel, litSQL("r", c))
+		}
+		nk := len(dt.key)
+		theirs := map[string][]string{}
+		var keys []string
+		for _, dr := range et.td.rows {
+			keys = append(keys, keyTuple(dr.keyLits))
+		}
+		for b := range slices.Chunk(keys, 500) {
+			q := "SELECT " + strings.Join(sel, ", ") + " FROM " + dt.logical.Quoted() + " r WHERE " + keyListAs("r", dt.key) + " IN (" + strings.Join(b, ", ") + ")"
+			if lock {
+				q += " FOR UPDATE"
+			}
+			rows, err := pc.Query(ctx, q)
+			if err != nil {
+				return nil, fmt.Errorf("promote: read production's rows of %s: %w", dt.logical, err)
+			}
+			for _, r := range rows {
+				lits := make([]string, len(r))
+				for i, v := range r {
+					lits[i] = str(v)
+				}
+				theirs[strings.Join(lits[:nk], "\x00")] = lits[nk:]
+			}
+		}
+		for i, dr := range et.td.rows {
+			th, ok := theirs[strings.Join(dr.keyLits, "\x00")]
+			existed := dr.op != "insert"
+			theirsChanged := ok
+			if existed {
+				theirsChanged = !ok || !slices.Equal(th, dr.beforeLits)
+			}
+			ours := dr.op != "delete"
+			same := !ours && !ok || ours && ok && slices.Equal(th, dr.afterLits)
+			if theirsChanged && !same {
+				out = append(out, conflict{et: et, i: i})
+				if len(p.conflictList) < 20 {
+					p.conflictList = append(p.conflictList, tableName(dt.logical)+" "+str(dr.key))
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// conflictRefusal is FAIL's refusal, listing the conflicting keys.
+func (p *promotion) conflictRefusal(found []conflict) error {
+	p.conflicts = len(found)
+	list := strings.Join(p.conflictList, ", ")
+	if len(found) > len(p.conflictList) {
+		list += fmt.Sprintf(" and %d more", len(found)-len(p.conflictList))
+	}
+	return refusal(wire.ErUnknown, "HY000", "PROMOTE refused: %d rows changed in production since the fork and differently in the sandbox: %s; "+
+		"SANDBOX DIFF shows them (op conflict); STRATEGY OURS takes the sandbox's rows, THEIRS keeps production's", len(found), list)
+}
+
+// dropConflicting leaves the conflicting rows out (THEIRS).
+func (p *promotion) dropConflicting(found []conflict) {
+	skip := map[*exportTable][]int{}
+	for _, c := range found {
+		skip[c.et] = append(skip[c.et], c.i)
+	}
+	for et, idx := range skip {
+		var keep []diffRow
+		for i, dr := range et.td.rows {
+			if !slices.Contains(idx, i) {
+				keep = append(keep, dr)
+			}
+		}
+		et.td.rows = keep
+	}
+}
+
+// count sums the rows the promote writes.
+func (p *promotion) count() {
+	p.ins, p.upd, p.del = 0, 0, 0
+	for _, et := range p.order {
+		rows := et.td.rows
+		if et.td.t.change == "altered" {
+			p.upd += int64(len(et.all))
+			p.del += int64(len(et.gone))
+			continue
+		}
+		for _, dr := range rows {
+			n := int64(max(dr.count, 1))
+			switch dr.op {
+			case "insert":
+				p.ins += n
+			case "update":
+				p.upd += n
+			case "delete":
+				p.del += n
+			}
+		}
+	}
+}
+
+// startAudit records the promote in the registry before production is
+// touched.
+func (p *promotion) startAudit(ctx context.Context) {
+	err := p.m.withConn(ctx, func(c SideConn) error {
+		if _, err := c.Exec(ctx, "INSERT INTO "+p.m.q("promotes")+" (sandbox_id, name, owner, user, via, strategy, started_at, outcome) VALUES ("+
+			strings.Join([]string{rewrite.QuoteString(p.sb.ID), rewrite.QuoteString(p.sb.Name), rewrite.QuoteString(p.sb.Owner),
+				rewrite.QuoteString(p.user), rewrite.QuoteString(p.via), rewrite.QuoteString(p.strategy), sqlTime(p.started), "'running'"}, ", ")+")"); err != nil {
+			return err
+		}
+		rows, err := c.Query(ctx, "SELECT LAST_INSERT_ID()")
+		if err == nil && len(rows) == 1 {
+			p.auditID = str(rows[0][0])
+		}
+		return err
+	})
+	if err != nil {
+		p.m.log.Warn("record a promote in the registry", zap.Error(err))
+	}
+}
+
+// finish logs the promote, records its outcome and counts it.
+func (p *promotion) finish(ctx context.Context, err error) {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+		var r *rewrite.Refusal
+		if errors.As(err, &r) {
+			msg = r.Message
+		}
+	}
+	p.m.observer().Promoted(p.strategy, p.outcome, p.conflicts)
+	p.m.log.Info("sandbox promote", zap.String("audit", "promote"), zap.String("sandbox", p.sb.Name), zap.String("owner", p.sb.Owner),
+		zap.String("user", p.user), zap.String("via", p.via), zap.String("strategy", p.strategy), zap.String("outcome", p.outcome),
+		zap.Int("tables", p.tables), zap.Int64("inserted", p.ins), zap.Int64("updated", p.upd), zap.Int64("deleted", p.del),
+		zap.Int("conflicts", p.conflicts), zap.String("export_sha256", p.exportSum), zap.Duration("took", time.Since(p.started)),
+		zap.String("error", msg))
+	set := "finished_at = " + sqlTime(time.Now().UTC()) + ", outcome = " + rewrite.QuoteString(p.outcome) +
+		fmt.Sprintf(", tables = %d, inserted = %d, updated = %d, deleted = %d, conflicts = %d", p.tables, p.ins, p.upd, p.del, p.conflicts) +
+		", export_sha256 = " + rewrite.QuoteString(p.exportSum) + ", error = " + rewrite.QuoteString(msg)
+	werr := p.m.withConn(ctx, func(c SideConn) error {
+		if p.auditID != "" {
+			_, err := c.Exec(ctx, "UPDATE "+p.m.q("promotes")+" SET "+set+" WHERE id = "+p.auditID)
+			return err
+		}
+		_, err := c.Exec(ctx, "INSERT INTO "+p.m.q("promotes")+" (sandbox_id, name, owner, user, via, strategy, started_at, outcome) VALUES ("+
+			strings.Join([]string{rewrite.QuoteString(p.sb.ID), rewrite.QuoteString(p.sb.Name), rewrite.QuoteString(p.sb.Owner),
+				rewrite.QuoteString(p.user), rewrite.QuoteString(p.via), rewrite.QuoteString(p.strategy), sqlTime(p.started), "'running'"}, ", ")+")")
+		if err != nil {
+			return err
+		}
+		_, err = c.Exec(ctx, "UPDATE "+p.m.q("promotes")+" SET "+set+" WHERE id = LAST_INSERT_ID()")
+		return err
+	})
+	if werr != nil {
+		p.m.log.Warn("record a promote's outcome in the registry", zap.Error(werr))
+	}
+}
+
+// keyListAs is key's columns of alias, as one value or a row.
+func keyListAs(alias string, key []string) string {
+	q := make([]string, len(key))
+	for i, k := range key {
+		q[i] = col(alias, k)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return "(" + strings.Join(q, ", ") + ")"
+}
+
+// abbreviate shortens a statement for a message.
+func abbreviate(s string) string {
+	if len(s) > 120 {
+		return s[:120] + "…"
+	}
+	return s
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
