@@ -1,20 +1,27 @@
 // Package adminapi is the admin HTTP API of sqlfork-proxy: the types of its
 // JSON answers, the handler the proxy serves on its metrics listener, and
-// the Client that `sqlfork-proxy sandbox list|show|keep|discard` calls it
-// with.
+// the Client that `sqlfork-proxy sandbox list|show|keep|discard|diff|export|promote`
+// calls it with.
 //
-//	GET    /api/v1/sandboxes              list: []Sandbox
-//	GET    /api/v1/sandboxes/{name}       one, with its tables: Sandbox
-//	POST   /api/v1/sandboxes/{name}/keep  keep (?ttl=2h, 7d…): Sandbox
-//	DELETE /api/v1/sandboxes/{name}       discard: Discarded
+//	GET    /api/v1/sandboxes                 list: []Sandbox
+//	GET    /api/v1/sandboxes/{name}          one, with its tables: Sandbox
+//	POST   /api/v1/sandboxes/{name}/keep     keep (?ttl=2h, 7d…): Sandbox
+//	DELETE /api/v1/sandboxes/{name}          discard: Discarded
+//	GET    /api/v1/sandboxes/{name}/diff     SANDBOX DIFF (?summary=1: []DiffTable;
+//	                                         else []DiffChange; ?table=db.t: that table)
+//	GET    /api/v1/sandboxes/{name}/export   SANDBOX EXPORT: SQL text (text/plain, ExportText)
+//	POST   /api/v1/sandboxes/{name}/promote  SANDBOX PROMOTE (?strategy=fail|ours|theirs): Promoted
 //
-// Errors are an ErrorBody with 400, 401, 403, 404 or 500. The package knows
-// nothing of the proxy: the proxy implements Sandboxes.
+// Errors are an ErrorBody with 400, 401, 403, 404, 409 or 500. Promote
+// writes production: it needs the bearer token even with TokenlessChanges.
+// The package knows nothing of the proxy: the proxy implements Sandboxes.
 package adminapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -54,6 +61,102 @@ type Discarded struct {
 	Discarded string `json:"discarded"`
 }
 
+// DiffOptions say what a diff shows.
+type DiffOptions struct {
+	// Summary asks for one DiffTable per changed table instead of one
+	// DiffChange per changed row.
+	Summary bool
+	// Table, as db.table, restricts the diff to that table ("": every
+	// table). The database is the part before the first dot.
+	Table string
+}
+
+// TableName splits Table into its database and table, at the first dot; ok
+// is false (and both "") when Table is not of the form db.table.
+func (o DiffOptions) TableName() (db, table string, ok bool) {
+	db, table, ok = strings.Cut(o.Table, ".")
+	if !ok || db == "" || table == "" {
+		return "", "", false
+	}
+	return db, table, true
+}
+
+// Diff is a sandbox's diff against production: Summary with
+// DiffOptions.Summary, else Changes.
+type Diff struct {
+	Summary []DiffTable
+	Changes []DiffChange
+}
+
+// DiffTable is one changed table of a summary diff (SANDBOX DIFF SUMMARY).
+// Its JSON keys are the statement's column names.
+type DiffTable struct {
+	Table  string `json:"table_name"` // logical db.table
+	Change string `json:"change"`     // forked, created, altered or dropped
+	// Inserted, Updated and Deleted count the sandbox's changed rows;
+	// Conflicts those of them production changed too since the fork.
+	Inserted  int64 `json:"rows_inserted"`
+	Updated   int64 `json:"rows_updated"`
+	Deleted   int64 `json:"rows_deleted"`
+	Conflicts int64 `json:"conflicts"`
+	// KeyKind is what rows are matched by (the kind of key; row: whole
+	// rows), Method how the table is diffed (capture, compare, created,
+	// dropped).
+	KeyKind string `json:"key_kind"`
+	Method  string `json:"method"`
+	// Note says why a table is compared whole, or that production changed
+	// its columns since the fork ("": nothing to say).
+	Note string `json:"note"`
+}
+
+// DiffChange is one changed row, or one DDL statement, of a detailed diff
+// (SANDBOX DIFF). Key, Before, After and Production are JSON (objects of
+// column values; null when the row has none), except for op ddl, whose After
+// is a JSON string holding the statement.
+type DiffChange struct {
+	Table string `json:"table"` // logical db.table
+	// Op is insert, update, delete, conflict (a row production changed
+	// since the fork, differently) or ddl.
+	Op         string          `json:"op"`
+	Key        json.RawMessage `json:"key"`
+	Before     json.RawMessage `json:"before"`     // the row at fork time
+	After      json.RawMessage `json:"after"`      // the sandbox's row
+	Production json.RawMessage `json:"production"` // production's row now
+}
+
+// ExportText is an export's statements as the export endpoint answers
+// them: a script for the mysql client, each statement followed by ";\n"
+// and each comment line ("-- …") by "\n".
+func ExportText(statements []string) string {
+	var b strings.Builder
+	for _, s := range statements {
+		b.WriteString(s)
+		if !strings.HasPrefix(s, "-- ") {
+			b.WriteByte(';')
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// The strategies of a promote.
+const (
+	StrategyFail   = "fail"   // refuse if production changed a row the sandbox changed
+	StrategyOurs   = "ours"   // write the sandbox's rows anyway
+	StrategyTheirs = "theirs" // leave such rows as production has them
+)
+
+// Promoted is the answer to a promote that committed.
+type Promoted struct {
+	Sandbox  string `json:"sandbox"`
+	Strategy string `json:"strategy"` // fail, ours or theirs
+	Outcome  string `json:"outcome"`  // committed
+	// Info is the proxy's account of it (as SANDBOX PROMOTE's OK packet
+	// says it); Rows counts the rows inserted, updated and deleted.
+	Info string `json:"info"`
+	Rows int64  `json:"rows"`
+}
+
 // ErrorBody is the answer to a request that failed.
 type ErrorBody struct {
 	Error string `json:"error"`
@@ -72,6 +175,19 @@ type Sandboxes interface {
 	Keep(ctx context.Context, name string, ttl *time.Duration) (Sandbox, error)
 	// Discard drops the sandbox called name and its forks.
 	Discard(ctx context.Context, name string) error
+	// Diff returns the diff of the sandbox called name against production,
+	// as a sandbox admin reads it. A diff too large to answer is an
+	// ErrConflict.
+	Diff(ctx context.Context, name string, o DiffOptions) (Diff, error)
+	// Export returns the statements that turn production into the sandbox
+	// called name's state, as ExportText writes them.
+	Export(ctx context.Context, name string) (string, error)
+	// Promote applies the sandbox called name's changes to production by
+	// strategy (StrategyFail, StrategyOurs or StrategyTheirs), as a sandbox
+	// admin. A promote refused as things stand (conflicts, tables it cannot
+	// check under the strategy, another promote running) is an ErrConflict;
+	// one the proxy may not do (no promote account) an ErrForbidden.
+	Promote(ctx context.Context, name, strategy string) (Promoted, error)
 }
 
 // ErrBadRequest marks an error for a request refused as asked (a TTL that
@@ -80,3 +196,11 @@ var ErrBadRequest = errors.New("bad request")
 
 // ErrNotFound marks an error for a sandbox that does not exist: HTTP 404.
 var ErrNotFound = errors.New("not found")
+
+// ErrForbidden marks an error for a request the proxy may not carry out
+// (a promote without a promote account): HTTP 403.
+var ErrForbidden = errors.New("forbidden")
+
+// ErrConflict marks an error for a request refused as the sandbox or
+// production stand (a promote's conflicts): HTTP 409.
+var ErrConflict = errors.New("conflict")

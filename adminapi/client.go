@@ -13,8 +13,10 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/duration"
 )
 
-// maxAnswer bounds the answer the Client reads.
-const maxAnswer = 16 << 20
+// maxAnswer bounds the answer the Client reads: a larger one is an error,
+// never cut short (an export cut short would be a script that does part of
+// the job).
+const maxAnswer = 256 << 20
 
 // Client calls a running proxy's admin API. It implements Sandboxes, so
 // what a Client returns is what the proxy's Sandboxes returned.
@@ -31,9 +33,9 @@ type Client struct {
 var _ Sandboxes = (*Client)(nil)
 
 // StatusError is an answer of the admin API other than 200 OK. One with an
-// ErrorBody wraps ErrNotFound for a 404 and ErrBadRequest for a 400 (a 404
-// without one is a path the server does not serve, e.g. an admin API that
-// is disabled).
+// ErrorBody wraps ErrNotFound for a 404, ErrBadRequest for a 400,
+// ErrForbidden for a 403 and ErrConflict for a 409 (a 404 without one is a
+// path the server does not serve, e.g. an admin API that is disabled).
 type StatusError struct {
 	StatusCode int
 	// Message is the answer's ErrorBody.Error ("" if it had none).
@@ -58,6 +60,10 @@ func (e *StatusError) Unwrap() error {
 		return ErrNotFound
 	case http.StatusBadRequest:
 		return ErrBadRequest
+	case http.StatusForbidden:
+		return ErrForbidden
+	case http.StatusConflict:
+		return ErrConflict
 	}
 	return nil
 }
@@ -97,13 +103,68 @@ func (c *Client) Discard(ctx context.Context, name string) error {
 	return c.do(ctx, http.MethodDelete, sandboxPath(name), &out)
 }
 
+// Diff implements Sandboxes: GET /api/v1/sandboxes/{name}/diff, with
+// ?summary=1 and ?table= as o asks. It fills the Summary of the Diff with
+// o.Summary, else its Changes.
+func (c *Client) Diff(ctx context.Context, name string, o DiffOptions) (Diff, error) {
+	q := url.Values{}
+	if o.Summary {
+		q.Set("summary", "1")
+	}
+	if o.Table != "" {
+		q.Set("table", o.Table)
+	}
+	path := sandboxPath(name) + "/diff"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var d Diff
+	if o.Summary {
+		err := c.do(ctx, http.MethodGet, path, &d.Summary)
+		return d, err
+	}
+	err := c.do(ctx, http.MethodGet, path, &d.Changes)
+	return d, err
+}
+
+// Export implements Sandboxes: GET /api/v1/sandboxes/{name}/export.
+func (c *Client) Export(ctx context.Context, name string) (string, error) {
+	body, err := c.send(ctx, http.MethodGet, sandboxPath(name)+"/export")
+	return string(body), err
+}
+
+// Promote implements Sandboxes: POST /api/v1/sandboxes/{name}/promote,
+// with ?strategy= unless strategy is "" (the API's default, fail).
+func (c *Client) Promote(ctx context.Context, name, strategy string) (Promoted, error) {
+	path := sandboxPath(name) + "/promote"
+	if strategy != "" {
+		path += "?strategy=" + url.QueryEscape(strategy)
+	}
+	var out Promoted
+	err := c.do(ctx, http.MethodPost, path, &out)
+	return out, err
+}
+
 func sandboxPath(name string) string { return "/api/v1/sandboxes/" + url.PathEscape(name) }
 
 // do sends a request without a body and decodes a 200 answer into out.
 func (c *Client) do(ctx context.Context, method, path string, out any) error {
+	body, err := c.send(ctx, method, path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("admin API at %s: reading the answer to %s %s: %w", c.BaseURL, method, path, err)
+	}
+	return nil
+}
+
+// send sends a request without a body and returns the body of a 200
+// answer; any other answer is a StatusError.
+func (c *Client) send(ctx context.Context, method, path string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.BaseURL, "/")+path, nil)
 	if err != nil {
-		return fmt.Errorf("admin API at %s: %w", c.BaseURL, err)
+		return nil, fmt.Errorf("admin API at %s: %w", c.BaseURL, err)
 	}
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
@@ -114,20 +175,20 @@ func (c *Client) do(ctx context.Context, method, path string, out any) error {
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("admin API at %s: %w", c.BaseURL, err)
+		return nil, fmt.Errorf("admin API at %s: %w", c.BaseURL, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
-		return fmt.Errorf("admin API at %s: %w", c.BaseURL, err)
+		return nil, fmt.Errorf("admin API at %s: %w", c.BaseURL, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e ErrorBody
 		_ = json.Unmarshal(body, &e) // a body that is not an ErrorBody leaves Message empty
-		return &StatusError{StatusCode: resp.StatusCode, Message: e.Error}
+		return nil, &StatusError{StatusCode: resp.StatusCode, Message: e.Error}
 	}
-	if err := json.Unmarshal(body, out); err != nil {
-		return fmt.Errorf("admin API at %s: reading the answer to %s %s: %w", c.BaseURL, method, path, err)
+	if len(body) > maxAnswer {
+		return nil, fmt.Errorf("admin API at %s: the answer to %s %s is larger than %d MiB", c.BaseURL, method, path, maxAnswer>>20)
 	}
-	return nil
+	return body, nil
 }

@@ -2,6 +2,7 @@ package adminapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -45,13 +46,52 @@ func TestClient(t *testing.T) {
 	if err := c.Discard(ctx, "other"); err != nil {
 		t.Errorf("Discard: %v", err)
 	}
-	if got := strings.Join(f.changes, "; "); got != "keep box 168h0m0s; discard other" {
+	summary, err := c.Diff(ctx, "box", DiffOptions{Summary: true})
+	if err != nil || !reflect.DeepEqual(summary, Diff{Summary: fakeSummary}) {
+		t.Errorf("Diff summary = %+v, %v; want %+v", summary, err, fakeSummary)
+	}
+	// The detail's JSON columns come back as the API wrote them (indented;
+	// null for none): the same JSON.
+	detail, err := c.Diff(ctx, "box", DiffOptions{})
+	if got, want := mustJSON(t, detail.Changes), mustJSON(t, fakeChanges); err != nil || got != want || detail.Summary != nil {
+		t.Errorf("Diff = %+v, %v:\n%s\nwant:\n%s", detail, err, got, want)
+	}
+	one, err := c.Diff(ctx, "box", DiffOptions{Table: "app.orders"})
+	if err != nil || len(one.Changes) != 1 || one.Changes[0].Op != "ddl" || string(one.Changes[0].After) != `"ALTER TABLE app.orders ADD note TEXT"` {
+		t.Errorf("Diff of app.orders = %+v, %v", one, err)
+	}
+	none, err := c.Diff(ctx, "box", DiffOptions{Summary: true, Table: "app.none"})
+	if err != nil || none.Summary == nil || len(none.Summary) != 0 || none.Changes != nil {
+		t.Errorf("Diff of a table without changes = %#v, %v; want an empty Summary", none, err)
+	}
+	text, err := c.Export(ctx, "box")
+	if err != nil || text != ExportText(fakeExport) {
+		t.Errorf("Export = %q, %v", text, err)
+	}
+	p, err := c.Promote(ctx, "box", StrategyTheirs)
+	wantP := Promoted{Sandbox: "box", Strategy: "theirs", Outcome: "committed", Rows: 2,
+		Info: "promoted sandbox box: 1 rows inserted, 1 updated, 0 deleted in 1 tables"}
+	if err != nil || p != wantP {
+		t.Errorf("Promote = %+v, %v; want %+v", p, err, wantP)
+	}
+	if got := strings.Join(f.changes, "; "); got != "keep box 168h0m0s; discard other; promote box theirs" {
 		t.Errorf("changes made: %q", got)
 	}
 }
 
+// mustJSON is v's JSON, compact.
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // TestClientErrors: each refusal of the API is a StatusError with the
-// API's message and status, wrapping ErrNotFound and ErrBadRequest.
+// API's message and status, wrapping ErrNotFound, ErrBadRequest,
+// ErrForbidden and ErrConflict.
 func TestClientErrors(t *testing.T) {
 	_, tokenURL := serve(t, Options{Token: "s3cret"})
 	_, tokenlessURL := serve(t, Options{})
@@ -73,7 +113,33 @@ func TestClientErrors(t *testing.T) {
 		{"tokenless change", &Client{BaseURL: tokenlessURL},
 			func(c *Client) error { _, err := c.Keep(ctx, "box", ttl(time.Hour)); return err },
 			"admin API: keeping and discarding sandboxes needs admin-token (or admin-tokenless-changes on a host whose local processes are all trusted) (HTTP 403)",
-			403, nil},
+			403, ErrForbidden},
+		{"tokenless promote", &Client{BaseURL: tokenlessURL},
+			func(c *Client) error { _, err := c.Promote(ctx, "box", StrategyOurs); return err },
+			"admin API: promoting a sandbox writes production: it needs admin-token (admin-tokenless-changes does not cover it) (HTTP 403)",
+			403, ErrForbidden},
+		{"promote with conflicts", &Client{BaseURL: tokenURL, Token: "s3cret"},
+			func(c *Client) error { _, err := c.Promote(ctx, "box", ""); return err },
+			`admin API: conflict: PROMOTE refused: 1 rows changed in production since the fork and differently in the sandbox: app.users {"id": 1} (HTTP 409)`,
+			409, ErrConflict},
+		{"promote without a promote account", &Client{BaseURL: tokenURL, Token: "s3cret"},
+			func(c *Client) error { _, err := c.Promote(ctx, "other", StrategyFail); return err },
+			"admin API: forbidden: SANDBOX PROMOTE needs a promote account (HTTP 403)", 403, ErrForbidden},
+		{"promote by an unknown strategy", &Client{BaseURL: tokenURL, Token: "s3cret"},
+			func(c *Client) error { _, err := c.Promote(ctx, "box", "mine"); return err },
+			`admin API: bad request: strategy: "mine" is not fail, ours or theirs (HTTP 400)`, 400, ErrBadRequest},
+		{"diff of a missing sandbox", &Client{BaseURL: tokenURL, Token: "s3cret"},
+			func(c *Client) error { _, err := c.Diff(ctx, "nosuch", DiffOptions{Summary: true}); return err },
+			`admin API: not found: no such sandbox: "nosuch" (HTTP 404)`, 404, ErrNotFound},
+		{"diff of a table without its database", &Client{BaseURL: tokenURL, Token: "s3cret"},
+			func(c *Client) error { _, err := c.Diff(ctx, "box", DiffOptions{Table: "users"}); return err },
+			`admin API: bad request: table: "users" is not db.table (HTTP 400)`, 400, ErrBadRequest},
+		{"export failing", &Client{BaseURL: tokenURL, Token: "s3cret"},
+			func(c *Client) error { _, err := c.Export(ctx, "broken"); return err },
+			"admin API: upstream 127.0.0.1:3306 unreachable (HTTP 500)", 500, nil},
+		{"export, not the API", &Client{BaseURL: tokenURL + "/elsewhere", Token: "s3cret"},
+			func(c *Client) error { _, err := c.Export(ctx, "box"); return err },
+			"admin API: HTTP 404", 404, nil},
 		{"missing sandbox", &Client{BaseURL: tokenURL, Token: "s3cret"},
 			func(c *Client) error { _, err := c.Show(ctx, "nosuch"); return err },
 			`admin API: not found: no such sandbox: "nosuch" (HTTP 404)`, 404, ErrNotFound},
@@ -100,7 +166,7 @@ func TestClientErrors(t *testing.T) {
 			if !errors.As(err, &se) || se.StatusCode != tt.status {
 				t.Errorf("error %#v is not a StatusError with HTTP %d", err, tt.status)
 			}
-			for _, sentinel := range []error{ErrNotFound, ErrBadRequest} {
+			for _, sentinel := range []error{ErrNotFound, ErrBadRequest, ErrForbidden, ErrConflict} {
 				if got := errors.Is(err, sentinel); got != (sentinel == tt.wrapped) {
 					t.Errorf("errors.Is(err, %v) = %v", sentinel, got)
 				}
@@ -119,6 +185,10 @@ func TestClientRequests(t *testing.T) {
 			_, _ = w.Write([]byte("[]"))
 		case r.Method == http.MethodDelete:
 			_, _ = w.Write([]byte(`{"discarded": "x"}`))
+		case strings.HasSuffix(r.URL.Path, "/diff"):
+			_, _ = w.Write([]byte("[]"))
+		case strings.HasSuffix(r.URL.Path, "/export"):
+			_, _ = w.Write([]byte("SELECT 1;\n"))
 		default:
 			_, _ = w.Write([]byte("{}"))
 		}
@@ -133,6 +203,13 @@ func TestClientRequests(t *testing.T) {
 	_, _ = c.Keep(ctx, "box", ttl(90*time.Second))
 	_, _ = c.Keep(ctx, "box", ttl(0))
 	_ = c.Discard(ctx, "box")
+	_, _ = c.Diff(ctx, "box", DiffOptions{})
+	_, _ = c.Diff(ctx, "box", DiffOptions{Summary: true})
+	_, _ = c.Diff(ctx, "a/b", DiffOptions{Summary: true, Table: "app.my table"})
+	_, _ = c.Diff(ctx, "box", DiffOptions{Table: "app.t&x=1"})
+	_, _ = c.Export(ctx, "box")
+	_, _ = c.Promote(ctx, "box", "")
+	_, _ = c.Promote(ctx, "box", StrategyOurs)
 	_, _ = (&Client{BaseURL: srv.URL}).List(ctx)
 	want := []string{
 		"GET /api/v1/sandboxes Bearer t0k",
@@ -142,6 +219,13 @@ func TestClientRequests(t *testing.T) {
 		"POST /api/v1/sandboxes/box/keep?ttl=1m30s Bearer t0k",
 		"POST /api/v1/sandboxes/box/keep?ttl=0s Bearer t0k",
 		"DELETE /api/v1/sandboxes/box Bearer t0k",
+		"GET /api/v1/sandboxes/box/diff Bearer t0k",
+		"GET /api/v1/sandboxes/box/diff?summary=1 Bearer t0k",
+		"GET /api/v1/sandboxes/a%2Fb/diff?summary=1&table=app.my+table Bearer t0k",
+		"GET /api/v1/sandboxes/box/diff?table=app.t%26x%3D1 Bearer t0k",
+		"GET /api/v1/sandboxes/box/export Bearer t0k",
+		"POST /api/v1/sandboxes/box/promote Bearer t0k",
+		"POST /api/v1/sandboxes/box/promote?strategy=ours Bearer t0k",
 		"GET /api/v1/sandboxes ",
 	}
 	if !reflect.DeepEqual(got, want) {

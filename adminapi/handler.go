@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,7 +24,8 @@ type Options struct {
 	// TokenlessChanges lets requests keep and discard sandboxes when no
 	// Token is set. Without it a tokenless API only reads (keep and discard
 	// are 403): any local process could otherwise keep or drop anyone's
-	// sandbox.
+	// sandbox. Promote, which writes production, needs the Token whatever
+	// this says.
 	TokenlessChanges bool
 }
 
@@ -31,6 +34,8 @@ const (
 	msgUnauthorized = "missing or wrong bearer token"
 	msgReadOnly     = "keeping and discarding sandboxes needs admin-token " +
 		"(or admin-tokenless-changes on a host whose local processes are all trusted)"
+	msgTokenOnly = "promoting a sandbox writes production: it needs admin-token " +
+		"(admin-tokenless-changes does not cover it)"
 )
 
 // NewHandler returns a handler serving the admin API alone; Register adds
@@ -42,17 +47,22 @@ func NewHandler(o Options) http.Handler {
 }
 
 // Register adds the admin API's routes (see the package documentation) to
-// mux. Answers are JSON (indented); a failed request gets an ErrorBody with
-// 401 (token missing or wrong), 403 (a change without a token, unless
-// TokenlessChanges), 400 (ErrBadRequest, or a ttl that does not parse),
-// 404 (ErrNotFound) or 500 (any other error of Sandboxes). The ttl of keep
-// is read with duration.Parse, as SANDBOX KEEP TTL reads it.
+// mux. Answers are JSON (indented), but for export's text; a failed request
+// gets an ErrorBody with 401 (token missing or wrong), 403 (a change without
+// a token, unless TokenlessChanges; a promote without a token; or
+// ErrForbidden), 400 (ErrBadRequest, or a parameter that does not parse),
+// 404 (ErrNotFound), 409 (ErrConflict) or 500 (any other error of
+// Sandboxes). The ttl of keep is read with duration.Parse, as SANDBOX KEEP
+// TTL reads it.
 func Register(mux *http.ServeMux, o Options) {
 	h := handler{o}
 	mux.HandleFunc("GET /api/v1/sandboxes", h.read(h.list))
 	mux.HandleFunc("GET /api/v1/sandboxes/{name}", h.read(h.show))
 	mux.HandleFunc("POST /api/v1/sandboxes/{name}/keep", h.change(h.keep))
 	mux.HandleFunc("DELETE /api/v1/sandboxes/{name}", h.change(h.discard))
+	mux.HandleFunc("GET /api/v1/sandboxes/{name}/diff", h.read(h.diff))
+	mux.HandleFunc("GET /api/v1/sandboxes/{name}/export", h.read(h.export))
+	mux.HandleFunc("POST /api/v1/sandboxes/{name}/promote", h.tokenOnly(h.promote))
 }
 
 // handler serves the routes of Register.
@@ -79,6 +89,18 @@ func (h handler) change(next http.HandlerFunc) http.HandlerFunc {
 	return h.read(func(w http.ResponseWriter, r *http.Request) {
 		if h.o.Token == "" && !h.o.TokenlessChanges {
 			writeJSON(w, http.StatusForbidden, ErrorBody{Error: msgReadOnly})
+			return
+		}
+		next(w, r)
+	})
+}
+
+// tokenOnly guards a request that writes production: the token, which must
+// be set (TokenlessChanges does not cover it).
+func (h handler) tokenOnly(next http.HandlerFunc) http.HandlerFunc {
+	return h.read(func(w http.ResponseWriter, r *http.Request) {
+		if h.o.Token == "" {
+			writeJSON(w, http.StatusForbidden, ErrorBody{Error: msgTokenOnly})
 			return
 		}
 		next(w, r)
@@ -113,6 +135,43 @@ func (h handler) discard(w http.ResponseWriter, r *http.Request) {
 	answer(w, Discarded{Discarded: name}, h.o.Sandboxes.Discard(r.Context(), name))
 }
 
+func (h handler) diff(w http.ResponseWriter, r *http.Request) {
+	o, err := parseDiff(r.URL.Query())
+	if err != nil {
+		answer(w, nil, err)
+		return
+	}
+	d, err := h.o.Sandboxes.Diff(r.Context(), r.PathValue("name"), o)
+	switch {
+	case err != nil:
+		answer(w, nil, err)
+	case o.Summary:
+		answer(w, orEmpty(d.Summary), nil)
+	default:
+		answer(w, orEmpty(d.Changes), nil)
+	}
+}
+
+func (h handler) export(w http.ResponseWriter, r *http.Request) {
+	text, err := h.o.Sandboxes.Export(r.Context(), r.PathValue("name"))
+	if err != nil {
+		answer(w, nil, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte(text))
+}
+
+func (h handler) promote(w http.ResponseWriter, r *http.Request) {
+	strategy, err := parseStrategy(r.URL.Query().Get("strategy"))
+	if err != nil {
+		answer(w, nil, err)
+		return
+	}
+	v, err := h.o.Sandboxes.Promote(r.Context(), r.PathValue("name"), strategy)
+	answer(w, v, err)
+}
+
 // answer writes v, or the error err with the status it calls for.
 func answer(w http.ResponseWriter, v any, err error) {
 	switch {
@@ -120,6 +179,10 @@ func answer(w http.ResponseWriter, v any, err error) {
 		writeJSON(w, http.StatusNotFound, ErrorBody{Error: err.Error()})
 	case errors.Is(err, ErrBadRequest):
 		writeJSON(w, http.StatusBadRequest, ErrorBody{Error: err.Error()})
+	case errors.Is(err, ErrForbidden):
+		writeJSON(w, http.StatusForbidden, ErrorBody{Error: err.Error()})
+	case errors.Is(err, ErrConflict):
+		writeJSON(w, http.StatusConflict, ErrorBody{Error: err.Error()})
 	case err != nil:
 		writeJSON(w, http.StatusInternalServerError, ErrorBody{Error: err.Error()})
 	default:
@@ -137,6 +200,47 @@ func parseTTL(text string) (*time.Duration, error) {
 		return nil, fmt.Errorf("%w: ttl: %w", ErrBadRequest, err)
 	}
 	return &d, nil
+}
+
+// parseDiff reads the options of a diff request: summary (a boolean; given
+// without a value, true) and table (db.table).
+func parseDiff(q url.Values) (DiffOptions, error) {
+	var o DiffOptions
+	if q.Has("summary") {
+		o.Summary = true
+		if s := q.Get("summary"); s != "" {
+			v, err := strconv.ParseBool(s)
+			if err != nil {
+				return DiffOptions{}, fmt.Errorf("%w: summary: %q is not 1, 0, true or false", ErrBadRequest, s)
+			}
+			o.Summary = v
+		}
+	}
+	o.Table = q.Get("table")
+	if _, _, ok := o.TableName(); o.Table != "" && !ok {
+		return DiffOptions{}, fmt.Errorf("%w: table: %q is not db.table", ErrBadRequest, o.Table)
+	}
+	return o, nil
+}
+
+// parseStrategy reads the strategy of a promote, in any case: "" is
+// StrategyFail.
+func parseStrategy(text string) (string, error) {
+	switch s := strings.ToLower(text); s {
+	case "":
+		return StrategyFail, nil
+	case StrategyFail, StrategyOurs, StrategyTheirs:
+		return s, nil
+	}
+	return "", fmt.Errorf("%w: strategy: %q is not fail, ours or theirs", ErrBadRequest, text)
+}
+
+// orEmpty is s, or an empty slice for nil: JSON [] rather than null.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

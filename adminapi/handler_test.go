@@ -2,6 +2,7 @@ package adminapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -73,6 +74,67 @@ func (f *fakeSandboxes) Discard(_ context.Context, name string) error {
 	}
 	f.changes = append(f.changes, "discard "+name)
 	return nil
+}
+
+// fakeSummary and fakeChanges are the diff of "box" (of any sandbox the
+// fake has).
+var (
+	fakeSummary = []DiffTable{
+		{Table: "app.orders", Change: "altered", KeyKind: "primary", Method: "compare", Note: "the sandbox altered it"},
+		{Table: "app.users", Change: "forked", Inserted: 1, Updated: 1, Conflicts: 1, KeyKind: "primary", Method: "capture"},
+	}
+	fakeChanges = []DiffChange{
+		{Table: "app.orders", Op: "ddl", After: json.RawMessage(`"ALTER TABLE app.orders ADD note TEXT"`)},
+		{Table: "app.users", Op: "conflict", Key: json.RawMessage(`{"id": 1}`), Before: json.RawMessage(`{"id": 1, "score": 5}`),
+			After: json.RawMessage(`{"id": 1, "score": 0}`), Production: json.RawMessage(`{"id": 1, "score": 7}`)},
+		{Table: "app.users", Op: "insert", Key: json.RawMessage(`{"id": 4}`), After: json.RawMessage(`{"id": 4, "score": 1}`)},
+	}
+	fakeExport = []string{"SET NAMES utf8mb4", "-- app.orders was compared whole with production",
+		"ALTER TABLE `app`.`orders` ADD COLUMN `note` text", "INSERT INTO `app`.`users` (`id`, `score`) VALUES (4, 1)"}
+)
+
+// Diff answers fakeSummary or fakeChanges, those of o.Table alone if set.
+func (f *fakeSandboxes) Diff(_ context.Context, name string, o DiffOptions) (Diff, error) {
+	if _, err := f.find(name); err != nil {
+		return Diff{}, err
+	}
+	var d Diff
+	for _, t := range fakeSummary {
+		if o.Summary && (o.Table == "" || o.Table == t.Table) {
+			d.Summary = append(d.Summary, t)
+		}
+	}
+	for _, c := range fakeChanges {
+		if !o.Summary && (o.Table == "" || o.Table == c.Table) {
+			d.Changes = append(d.Changes, c)
+		}
+	}
+	return d, nil
+}
+
+// Export answers fakeExport.
+func (f *fakeSandboxes) Export(_ context.Context, name string) (string, error) {
+	if _, err := f.find(name); err != nil {
+		return "", err
+	}
+	return ExportText(fakeExport), nil
+}
+
+// Promote promotes "box" with ours or theirs; with fail, it has conflicts.
+// For "other" it has no promote account.
+func (f *fakeSandboxes) Promote(_ context.Context, name, strategy string) (Promoted, error) {
+	if _, err := f.find(name); err != nil {
+		return Promoted{}, err
+	}
+	switch {
+	case name == "other":
+		return Promoted{}, fmt.Errorf("%w: SANDBOX PROMOTE needs a promote account", ErrForbidden)
+	case strategy == StrategyFail:
+		return Promoted{}, fmt.Errorf("%w: PROMOTE refused: 1 rows changed in production since the fork and differently in the sandbox: app.users {\"id\": 1}", ErrConflict)
+	}
+	f.changes = append(f.changes, "promote "+name+" "+strategy)
+	return Promoted{Sandbox: name, Strategy: strategy, Outcome: "committed", Rows: 2,
+		Info: "promoted sandbox " + name + ": 1 rows inserted, 1 updated, 0 deleted in 1 tables"}, nil
 }
 
 // The answers of the fake, as the wire format has them (session.Info's
@@ -250,7 +312,7 @@ func TestHandlerEmptyList(t *testing.T) {
 	}
 }
 
-// TestHandlerRoutes: only the four routes are served; other methods get
+// TestHandlerRoutes: only the seven routes are served; other methods get
 // 405 and other paths 404, as from any mux.
 func TestHandlerRoutes(t *testing.T) {
 	tests := []struct {
@@ -263,6 +325,10 @@ func TestHandlerRoutes(t *testing.T) {
 		{"DELETE", "/api/v1/sandboxes", 405},
 		{"GET", "/api/v1/sandboxes/", 404},
 		{"GET", "/api/v1/sandboxes/box/tables", 404},
+		{"GET", "/api/v1/sandboxes/box/promote", 405},
+		{"POST", "/api/v1/sandboxes/box/diff", 405},
+		{"DELETE", "/api/v1/sandboxes/box/export", 405},
+		{"PUT", "/api/v1/sandboxes/box/promote", 405},
 		{"GET", "/api/v2/sandboxes", 404},
 		{"GET", "/metrics", 404},
 		{"HEAD", "/api/v1/sandboxes", 200},
@@ -292,6 +358,232 @@ func TestRegister(t *testing.T) {
 		mux.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
 		if rec.Code != 200 || rec.Body.String() != want {
 			t.Errorf("GET %s: HTTP %d %q", path, rec.Code, rec.Body)
+		}
+	}
+}
+
+// The answers of the fake's diff, export and promote.
+const (
+	summaryJSON = `[
+  {
+    "table_name": "app.orders",
+    "change": "altered",
+    "rows_inserted": 0,
+    "rows_updated": 0,
+    "rows_deleted": 0,
+    "conflicts": 0,
+    "key_kind": "primary",
+    "method": "compare",
+    "note": "the sandbox altered it"
+  },
+  {
+    "table_name": "app.users",
+    "change": "forked",
+    "rows_inserted": 1,
+    "rows_updated": 1,
+    "rows_deleted": 0,
+    "conflicts": 1,
+    "key_kind": "primary",
+    "method": "capture",
+    "note": ""
+  }
+]
+`
+	ddlJSON = `  {
+    "table": "app.orders",
+    "op": "ddl",
+    "key": null,
+    "before": null,
+    "after": "ALTER TABLE app.orders ADD note TEXT",
+    "production": null
+  }`
+	changesJSON = "[\n" + ddlJSON + `,
+  {
+    "table": "app.users",
+    "op": "conflict",
+    "key": {
+      "id": 1
+    },
+    "before": {
+      "id": 1,
+      "score": 5
+    },
+    "after": {
+      "id": 1,
+      "score": 0
+    },
+    "production": {
+      "id": 1,
+      "score": 7
+    }
+  },
+  {
+    "table": "app.users",
+    "op": "insert",
+    "key": {
+      "id": 4
+    },
+    "before": null,
+    "after": {
+      "id": 4,
+      "score": 1
+    },
+    "production": null
+  }
+]
+`
+	exportText = "SET NAMES utf8mb4;\n-- app.orders was compared whole with production\n" +
+		"ALTER TABLE `app`.`orders` ADD COLUMN `note` text;\nINSERT INTO `app`.`users` (`id`, `score`) VALUES (4, 1);\n"
+	promotedJSON = `{
+  "sandbox": "box",
+  "strategy": "ours",
+  "outcome": "committed",
+  "info": "promoted sandbox box: 1 rows inserted, 1 updated, 0 deleted in 1 tables",
+  "rows": 2
+}
+`
+)
+
+// TestHandlerDiffExportPromote: diff and export read as show does; promote
+// needs the token whatever TokenlessChanges says; the parameters, the
+// statuses and the exact answers.
+func TestHandlerDiffExportPromote(t *testing.T) {
+	const (
+		tokenOnly = "promoting a sandbox writes production: it needs admin-token (admin-tokenless-changes does not cover it)"
+		badToken  = "missing or wrong bearer token"
+		conflicts = `conflict: PROMOTE refused: 1 rows changed in production since the fork and differently in the sandbox: app.users {"id": 1}`
+		missing   = `not found: no such sandbox: "nosuch"`
+	)
+	const (
+		jsonType = "application/json"
+		textType = "text/plain; charset=utf-8"
+	)
+	tokenless, tokenlessChanges, withToken := Options{}, Options{TokenlessChanges: true}, Options{Token: "s3cret"}
+	bearer := "Bearer s3cret"
+	tests := []struct {
+		name       string
+		opts       Options
+		method     string
+		path       string
+		auth       string
+		wantStatus int
+		wantType   string
+		wantBody   string
+		wantChange string
+	}{
+		// Diff and export read: tokenless, or with the token when one is set.
+		{"diff summary", tokenless, "GET", "/api/v1/sandboxes/box/diff?summary=1", "", 200, jsonType, summaryJSON, ""},
+		{"diff summary=true", tokenless, "GET", "/api/v1/sandboxes/box/diff?summary=true", "", 200, jsonType, summaryJSON, ""},
+		{"diff summary without a value", tokenless, "GET", "/api/v1/sandboxes/box/diff?summary", "", 200, jsonType, summaryJSON, ""},
+		{"diff summary=0 is the detail", tokenless, "GET", "/api/v1/sandboxes/box/diff?summary=0", "", 200, jsonType, changesJSON, ""},
+		{"diff detail", withToken, "GET", "/api/v1/sandboxes/box/diff", bearer, 200, jsonType, changesJSON, ""},
+		{"diff of one table", withToken, "GET", "/api/v1/sandboxes/box/diff?table=app.orders", bearer, 200, jsonType, "[\n" + ddlJSON + "\n]\n", ""},
+		{"diff summary of one table", withToken, "GET", "/api/v1/sandboxes/box/diff?summary=1&table=app.users", bearer, 200, jsonType,
+			"[\n" + strings.SplitN(summaryJSON, "},\n", 2)[1], ""},
+		{"diff of a table without changes", withToken, "GET", "/api/v1/sandboxes/box/diff?table=app.none", bearer, 200, jsonType, "[]\n", ""},
+		{"diff summary without changes", withToken, "GET", "/api/v1/sandboxes/box/diff?summary=1&table=app.none", bearer, 200, jsonType, "[]\n", ""},
+		{"diff of a table without its database", withToken, "GET", "/api/v1/sandboxes/box/diff?table=users", bearer, 400, jsonType,
+			errorJSON(`bad request: table: "users" is not db.table`), ""},
+		{"diff of a table without a name", withToken, "GET", "/api/v1/sandboxes/box/diff?table=app.", bearer, 400, jsonType,
+			errorJSON(`bad request: table: "app." is not db.table`), ""},
+		{"diff summary that does not parse", withToken, "GET", "/api/v1/sandboxes/box/diff?summary=maybe", bearer, 400, jsonType,
+			errorJSON(`bad request: summary: "maybe" is not 1, 0, true or false`), ""},
+		{"diff without the token", withToken, "GET", "/api/v1/sandboxes/box/diff", "", 401, jsonType, errorJSON(badToken), ""},
+		{"diff missing", withToken, "GET", "/api/v1/sandboxes/nosuch/diff", bearer, 404, jsonType, errorJSON(missing), ""},
+		{"diff failing", withToken, "GET", "/api/v1/sandboxes/broken/diff?summary=1", bearer, 500, jsonType, errorJSON(errBroken.Error()), ""},
+		{"export", tokenless, "GET", "/api/v1/sandboxes/box/export", "", 200, textType, exportText, ""},
+		{"export with the token", withToken, "GET", "/api/v1/sandboxes/box/export", bearer, 200, textType, exportText, ""},
+		{"export without the token", withToken, "GET", "/api/v1/sandboxes/box/export", "", 401, jsonType, errorJSON(badToken), ""},
+		{"export missing", tokenless, "GET", "/api/v1/sandboxes/nosuch/export", "", 404, jsonType, errorJSON(missing), ""},
+		{"export failing", tokenless, "GET", "/api/v1/sandboxes/broken/export", "", 500, jsonType, errorJSON(errBroken.Error()), ""},
+		// Promote writes production: the token, always.
+		{"tokenless promote", tokenless, "POST", "/api/v1/sandboxes/box/promote?strategy=ours", "", 403, jsonType, errorJSON(tokenOnly), ""},
+		{"tokenless changes do not promote", tokenlessChanges, "POST", "/api/v1/sandboxes/box/promote?strategy=ours", "", 403, jsonType,
+			errorJSON(tokenOnly), ""},
+		{"tokenless promote ignores a bearer", tokenlessChanges, "POST", "/api/v1/sandboxes/box/promote?strategy=ours", bearer, 403, jsonType,
+			errorJSON(tokenOnly), ""},
+		{"tokenless promote of a missing one", tokenlessChanges, "POST", "/api/v1/sandboxes/nosuch/promote", "", 403, jsonType, errorJSON(tokenOnly), ""},
+		{"promote without the token", withToken, "POST", "/api/v1/sandboxes/box/promote?strategy=ours", "", 401, jsonType, errorJSON(badToken), ""},
+		{"promote with a wrong token", Options{Token: "s3cret", TokenlessChanges: true}, "POST", "/api/v1/sandboxes/box/promote?strategy=ours",
+			"Bearer nope", 401, jsonType, errorJSON(badToken), ""},
+		{"promote ours", withToken, "POST", "/api/v1/sandboxes/box/promote?strategy=ours", bearer, 200, jsonType, promotedJSON, "promote box ours"},
+		{"promote OURS", withToken, "POST", "/api/v1/sandboxes/box/promote?strategy=OURS", bearer, 200, jsonType, promotedJSON, "promote box ours"},
+		{"promote theirs", withToken, "POST", "/api/v1/sandboxes/box/promote?strategy=theirs", bearer, 200, jsonType,
+			strings.Replace(promotedJSON, `"ours"`, `"theirs"`, 1), "promote box theirs"},
+		{"promote with conflicts", withToken, "POST", "/api/v1/sandboxes/box/promote?strategy=fail", bearer, 409, jsonType, errorJSON(conflicts), ""},
+		{"promote: fail by default", withToken, "POST", "/api/v1/sandboxes/box/promote", bearer, 409, jsonType, errorJSON(conflicts), ""},
+		{"promote by a strategy it does not know", withToken, "POST", "/api/v1/sandboxes/box/promote?strategy=mine", bearer, 400, jsonType,
+			errorJSON(`bad request: strategy: "mine" is not fail, ours or theirs`), ""},
+		{"promote without a promote account", withToken, "POST", "/api/v1/sandboxes/other/promote?strategy=ours", bearer, 403, jsonType,
+			errorJSON("forbidden: SANDBOX PROMOTE needs a promote account"), ""},
+		{"promote missing", withToken, "POST", "/api/v1/sandboxes/nosuch/promote", bearer, 404, jsonType, errorJSON(missing), ""},
+		{"promote failing", withToken, "POST", "/api/v1/sandboxes/broken/promote", bearer, 500, jsonType, errorJSON(errBroken.Error()), ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake()
+			tt.opts.Sandboxes = f
+			req := httptest.NewRequest(tt.method, tt.path, nil)
+			if tt.auth != "" {
+				req.Header.Set("Authorization", tt.auth)
+			}
+			rec := httptest.NewRecorder()
+			NewHandler(tt.opts).ServeHTTP(rec, req)
+			if rec.Code != tt.wantStatus {
+				t.Errorf("HTTP %d, want %d: %s", rec.Code, tt.wantStatus, rec.Body)
+			}
+			if got := rec.Body.String(); got != tt.wantBody {
+				t.Errorf("body:\n%s\nwant:\n%s", got, tt.wantBody)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != tt.wantType {
+				t.Errorf("Content-Type %q, want %q", ct, tt.wantType)
+			}
+			if got := strings.Join(f.changes, "; "); got != tt.wantChange {
+				t.Errorf("changes made: %q, want %q", got, tt.wantChange)
+			}
+		})
+	}
+}
+
+// TestExportText: statements end with ";" and a line, comments with a line.
+func TestExportText(t *testing.T) {
+	tests := []struct {
+		name  string
+		stmts []string
+		want  string
+	}{
+		{"none", nil, ""},
+		{"statements", []string{"SET NAMES utf8mb4", "DELETE FROM `a`.`t` WHERE `id` = 1"}, "SET NAMES utf8mb4;\nDELETE FROM `a`.`t` WHERE `id` = 1;\n"},
+		{"comments", []string{"-- note", "SELECT 1", "-- last"}, "-- note\nSELECT 1;\n-- last\n"},
+		{"multi-line statement", []string{"CREATE TABLE `a`.`t` (\n  `id` int\n)"}, "CREATE TABLE `a`.`t` (\n  `id` int\n);\n"},
+		{"a statement starting with --", []string{"--x"}, "--x;\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ExportText(tt.stmts); got != tt.want {
+				t.Errorf("ExportText = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestDiffOptionsTableName: db.table splits at the first dot.
+func TestDiffOptionsTableName(t *testing.T) {
+	tests := []struct {
+		table, db, name string
+		ok              bool
+	}{
+		{"app.users", "app", "users", true},
+		{"app.my.table", "app", "my.table", true},
+		{"users", "", "", false},
+		{".users", "", "", false},
+		{"app.", "", "", false},
+		{"", "", "", false},
+	}
+	for _, tt := range tests {
+		db, name, ok := DiffOptions{Table: tt.table}.TableName()
+		if db != tt.db || name != tt.name || ok != tt.ok {
+			t.Errorf("TableName(%q) = %q, %q, %v; want %q, %q, %v", tt.table, db, name, ok, tt.db, tt.name, tt.ok)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/adminapi"
 )
 
 // TestAdminCLI: `sqlfork-proxy sandbox list|show|keep|discard` against a
@@ -117,6 +121,176 @@ func TestAdminCLI(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("admin API without the token: HTTP %d, want 401", resp.StatusCode)
 	}
+}
+
+// TestAdminDiffExportPromote: `sqlfork-proxy sandbox diff|export|promote`
+// and their endpoints against a running proxy: the diff and the export are
+// SANDBOX DIFF's and SANDBOX EXPORT's; promote needs the token, refuses
+// production's conflicting change with 409 under FAIL, and with OURS writes
+// the sandbox's rows to production, recorded as the admin API's.
+func TestAdminDiffExportPromote(t *testing.T) {
+	db, _ := env(t)
+	leastPrivilegeUser(t, db)
+	root := openDB(t, db.DSN("")+"?multiStatements=true")
+	mustExecC(t, root, `DROP DATABASE IF EXISTS admin_promote;
+CREATE DATABASE admin_promote;
+CREATE TABLE admin_promote.t (id INT PRIMARY KEY, label VARCHAR(20)) ENGINE=InnoDB;
+INSERT INTO admin_promote.t VALUES (1, 'a'), (2, 'b'), (3, 'c');
+GRANT SELECT, SHOW VIEW ON admin_promote.* TO '`+sandboxUser+`'@'%';`)
+	t.Cleanup(func() {
+		_, _ = root.Exec("DROP DATABASE IF EXISTS admin_promote; REVOKE SELECT, SHOW VIEW ON admin_promote.* FROM '" + sandboxUser + "'@'%'")
+	})
+	metricsAddr := freeAddr(t)
+	p := startProxyProcess(t, db, "--mode", "explicit", "--metrics-listen", metricsAddr, "--admin-token", "s3cret",
+		"--promote-user", db.User, "--promote-password", db.Password)
+	c := conn(t, openDB(t, "sbx:"+sandboxPassword+"@tcp("+p.addr+")/admin_promote"))
+	mustExecC(t, c, "SANDBOX CREATE promobox")
+	mustExecC(t, c, "UPDATE t SET label = 'A' WHERE id = 1")
+	mustExecC(t, c, "INSERT INTO t VALUES (4, 'd')")
+	mustExecC(t, c, "DELETE FROM t WHERE id = 3")
+
+	cli := func(args ...string) (string, string, error) {
+		cmd := exec.Command(proxyBinary(t), append([]string{"sandbox", "--admin-url", "http://" + metricsAddr}, args...)...)
+		cmd.Env = append(cmd.Environ(), "SQLFORK_ADMIN_TOKEN=s3cret")
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+	// The summary: SANDBOX DIFF SUMMARY's, numbers as numbers.
+	out, errOut, err := cli("diff", "promobox", "--summary", "-o", "json")
+	var summary []adminapi.DiffTable
+	if err != nil || json.Unmarshal([]byte(out), &summary) != nil {
+		t.Fatalf("sandbox diff --summary -o json: %v\n%s%s", err, out, errOut)
+	}
+	sqlSummary := rowsOf(t, c, "SANDBOX DIFF SUMMARY")
+	if len(summary) != 1 || len(sqlSummary) != 1 ||
+		fmt.Sprintf("%s %s %d %d %d %d %s %s", summary[0].Table, summary[0].Change, summary[0].Inserted, summary[0].Updated,
+			summary[0].Deleted, summary[0].Conflicts, summary[0].KeyKind, summary[0].Method) != strings.Join(sqlSummary[0][:8], " ") ||
+		summary[0].Table != "admin_promote.t" || summary[0].Inserted != 1 || summary[0].Updated != 1 || summary[0].Deleted != 1 {
+		t.Errorf("diff summary %+v; SANDBOX DIFF SUMMARY %q", summary, sqlSummary)
+	}
+	out, errOut, err = cli("diff", "promobox", "--summary")
+	if err != nil || !strings.HasPrefix(out, "TABLE ") || !strings.Contains(out, "admin_promote.t") {
+		t.Errorf("sandbox diff --summary: %v\n%s%s", err, out, errOut)
+	}
+	// The detail: SANDBOX DIFF's rows, JSON embedded.
+	out, errOut, err = cli("diff", "promobox", "--table", "admin_promote.t", "-o", "json")
+	var changes []adminapi.DiffChange
+	if err != nil || json.Unmarshal([]byte(out), &changes) != nil {
+		t.Fatalf("sandbox diff -o json: %v\n%s%s", err, out, errOut)
+	}
+	sqlChanges := rowsOf(t, c, "SANDBOX DIFF FOR admin_promote.t")
+	if len(changes) != 3 || len(sqlChanges) != 3 {
+		t.Fatalf("diff %s; SANDBOX DIFF %q", out, sqlChanges)
+	}
+	for i, ch := range changes {
+		want := sqlChanges[i]
+		for j, v := range []json.RawMessage{ch.Key, ch.Before, ch.After, ch.Production} {
+			if !sameJSON(t, v, want[2+j]) {
+				t.Errorf("diff row %d column %d: %s, SANDBOX DIFF has %q", i, 2+j, v, want[2+j])
+			}
+		}
+		if ch.Table != want[0] || ch.Op != want[1] {
+			t.Errorf("diff row %d: %s %s, SANDBOX DIFF has %q", i, ch.Table, ch.Op, want)
+		}
+	}
+	// The export: SANDBOX EXPORT's statements, as a script.
+	out, errOut, err = cli("export", "promobox")
+	if err != nil || out != adminapi.ExportText(column(t, c, "SANDBOX EXPORT")) || !strings.Contains(out, "INSERT INTO `admin_promote`.`t`") {
+		t.Errorf("sandbox export: %v\n%s%s\nSANDBOX EXPORT: %q", err, out, errOut, column(t, c, "SANDBOX EXPORT"))
+	}
+	// Promote needs the token.
+	resp, err := http.Post("http://"+metricsAddr+"/api/v1/sandboxes/promobox/promote?strategy=ours", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("promote without the token: HTTP %d, want 401", resp.StatusCode)
+	}
+	// Production changes the row the sandbox changed: FAIL refuses (409).
+	mustExecC(t, root, "UPDATE admin_promote.t SET label = 'Z' WHERE id = 1")
+	out, errOut, err = cli("diff", "promobox", "-o", "json")
+	changes = nil
+	if err != nil || json.Unmarshal([]byte(out), &changes) != nil || len(changes) != 3 || changes[0].Op != "conflict" ||
+		!sameJSON(t, changes[0].Production, `{"id": 1, "label": "Z"}`) || !sameJSON(t, changes[0].After, `{"id": 1, "label": "A"}`) {
+		t.Errorf("sandbox diff after production changed the row: %v\n%s%s", err, out, errOut)
+	}
+	out, errOut, err = cli("promote", "promobox")
+	if err == nil || !strings.Contains(errOut, "admin API: conflict: PROMOTE refused: 1 rows changed in production since the fork") ||
+		!strings.Contains(errOut, "(HTTP 409)") {
+		t.Errorf("sandbox promote with a conflict: %v\n%s%s", err, out, errOut)
+	}
+	if got := strings.Join(column(t, root, "SELECT CONCAT(id, label) FROM admin_promote.t ORDER BY id"), ","); got != "1Z,2b,3c" {
+		t.Errorf("production after a refused promote: %s", got)
+	}
+	out, errOut, err = cli("promote", "promobox", "--strategy", "ours", "-o", "json")
+	var promoted adminapi.Promoted
+	if err != nil || json.Unmarshal([]byte(out), &promoted) != nil || promoted.Outcome != "committed" || promoted.Strategy != "ours" ||
+		promoted.Sandbox != "promobox" || promoted.Rows != 3 {
+		t.Fatalf("sandbox promote --strategy ours: %v\n%s%s", err, out, errOut)
+	}
+	if got := strings.Join(column(t, root, "SELECT CONCAT(id, label) FROM admin_promote.t ORDER BY id"), ","); got != "1A,2b,4d" {
+		t.Errorf("production after the promote: %s, want the sandbox's rows", got)
+	}
+	audit := rowsOf(t, root, "SELECT user, via, strategy, outcome FROM _sqlfork_meta.promotes WHERE name = 'promobox' ORDER BY id")
+	if fmt.Sprint(audit) != "[[admin-api api FAIL refused] [admin-api api OURS committed]]" {
+		t.Errorf("promotes recorded: %v", audit)
+	}
+	if _, errOut, err = cli("diff", "nosuch"); err == nil || !strings.Contains(errOut, "HTTP 404") {
+		t.Errorf("diff of a missing sandbox: %v\n%s", err, errOut)
+	}
+}
+
+// rowsOf reads every row of q as strings ("NULL" for NULL).
+func rowsOf(t *testing.T, c interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, q string) [][]string {
+	t.Helper()
+	rows, err := c.QueryContext(context.Background(), q)
+	if err != nil {
+		t.Fatalf("%s: %s", q, mysqlErr(err))
+	}
+	defer rows.Close()
+	var out [][]string
+	for rows.Next() {
+		vals, err := scanStrings(rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := make([]string, len(vals))
+		for i, v := range vals {
+			row[i] = v.String
+			if !v.Valid {
+				row[i] = "NULL"
+			}
+		}
+		out = append(out, row)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sameJSON reports whether got (the API's) is the JSON text want (SQL's;
+// "NULL": null).
+func sameJSON(t *testing.T, got json.RawMessage, want string) bool {
+	t.Helper()
+	if want == "NULL" {
+		want = "null"
+	}
+	var a, b any
+	if err := json.Unmarshal(got, &a); err != nil {
+		t.Errorf("%s: %v", got, err)
+		return false
+	}
+	if err := json.Unmarshal([]byte(want), &b); err != nil {
+		t.Errorf("%s: %v", want, err)
+		return false
+	}
+	return fmt.Sprint(a) == fmt.Sprint(b)
 }
 
 // TestSIGHUPReload: SIGHUP re-reads the config file, applies the log level

@@ -1,12 +1,18 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sqlfork/sqlfork-proxy/adminapi"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/session"
 )
 
@@ -69,16 +75,178 @@ func (a adminSandboxes) Discard(ctx context.Context, name string) error {
 	return apiError(m.Discard(ctx, name))
 }
 
+// Diff implements adminapi.Sandboxes.
+func (a adminSandboxes) Diff(ctx context.Context, name string, o adminapi.DiffOptions) (adminapi.Diff, error) {
+	m, err := a.s.sandboxes(ctx)
+	if err != nil {
+		return adminapi.Diff{}, err
+	}
+	var only *rewrite.Table
+	if o.Table != "" {
+		db, table, ok := o.TableName()
+		if !ok {
+			return adminapi.Diff{}, fmt.Errorf("%w: table: %q is not db.table", adminapi.ErrBadRequest, o.Table)
+		}
+		only = &rewrite.Table{DB: db, Name: table}
+	}
+	r, err := m.DiffNamed(ctx, name, o.Summary, only)
+	if err != nil {
+		return adminapi.Diff{}, apiError(err)
+	}
+	if o.Summary {
+		s, err := apiDiffSummary(r)
+		return adminapi.Diff{Summary: s}, err
+	}
+	return adminapi.Diff{Changes: apiDiffChanges(r)}, nil
+}
+
+// Export implements adminapi.Sandboxes.
+func (a adminSandboxes) Export(ctx context.Context, name string) (string, error) {
+	m, err := a.s.sandboxes(ctx)
+	if err != nil {
+		return "", err
+	}
+	stmts, err := m.ExportNamed(ctx, name)
+	if err != nil {
+		return "", apiError(err)
+	}
+	return adminapi.ExportText(stmts), nil
+}
+
+// Promote implements adminapi.Sandboxes.
+func (a adminSandboxes) Promote(ctx context.Context, name, strategy string) (adminapi.Promoted, error) {
+	m, err := a.s.sandboxes(ctx)
+	if err != nil {
+		return adminapi.Promoted{}, err
+	}
+	r, err := m.PromoteNamed(ctx, name, strategy)
+	if err != nil {
+		return adminapi.Promoted{}, apiError(err)
+	}
+	return adminapi.Promoted{Sandbox: name, Strategy: cmp.Or(strings.ToLower(strategy), adminapi.StrategyFail), Outcome: "committed",
+		Info: r.Info, Rows: int64(r.Affected)}, nil
+}
+
 // apiError marks the manager's errors the admin API answers with their own
-// status: a missing sandbox (404) and a TTL beyond max-sandbox-ttl (400).
+// status: a missing sandbox (404), a TTL beyond max-sandbox-ttl or an
+// unknown strategy (400), a promote the proxy may not do (403) and a
+// refusal as things stand, such as a promote's conflicts (409).
 func apiError(err error) error {
 	switch {
 	case errors.Is(err, session.ErrNoSandbox):
 		return fmt.Errorf("%w: %w", adminapi.ErrNotFound, err)
-	case errors.Is(err, session.ErrTTL):
+	case errors.Is(err, session.ErrTTL), errors.Is(err, session.ErrStrategy):
 		return fmt.Errorf("%w: %w", adminapi.ErrBadRequest, err)
+	case errors.Is(err, session.ErrForbidden):
+		return fmt.Errorf("%w: %w", adminapi.ErrForbidden, err)
+	case errors.Is(err, session.ErrRefused):
+		return fmt.Errorf("%w: %w", adminapi.ErrConflict, err)
 	}
 	return err
+}
+
+// replyRow is one row of a reply, read by column name.
+type replyRow struct {
+	idx map[string]int
+	row []*string
+}
+
+// rowsOf are r's rows, read by column name.
+func rowsOf(r *session.Reply) []replyRow {
+	idx := make(map[string]int, len(r.Columns))
+	for i, c := range r.Columns {
+		idx[c] = i
+	}
+	out := make([]replyRow, 0, len(r.Rows))
+	for _, row := range r.Rows {
+		out = append(out, replyRow{idx: idx, row: row})
+	}
+	return out
+}
+
+// value is column c (nil for NULL, or a column the reply lacks).
+func (r replyRow) value(c string) *string {
+	if i, ok := r.idx[c]; ok && i < len(r.row) {
+		return r.row[i]
+	}
+	return nil
+}
+
+// text is column c ("" for NULL).
+func (r replyRow) text(c string) string {
+	if v := r.value(c); v != nil {
+		return *v
+	}
+	return ""
+}
+
+// number is column c as an integer (NULL is 0).
+func (r replyRow) number(c string) (int64, error) {
+	n, err := strconv.ParseInt(cmp.Or(r.text(c), "0"), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("diff of %s: %s: %w", r.text("table_name"), c, err)
+	}
+	return n, nil
+}
+
+// apiDiffSummary is the rows of SANDBOX DIFF SUMMARY's reply r as the admin
+// API shows them.
+func apiDiffSummary(r *session.Reply) ([]adminapi.DiffTable, error) {
+	var out []adminapi.DiffTable
+	for _, row := range rowsOf(r) {
+		t := adminapi.DiffTable{Table: row.text("table_name"), Change: row.text("change"),
+			KeyKind: row.text("key_kind"), Method: row.text("method"), Note: row.text("note")}
+		for _, f := range []struct {
+			col string
+			n   *int64
+		}{{"rows_inserted", &t.Inserted}, {"rows_updated", &t.Updated}, {"rows_deleted", &t.Deleted}, {"conflicts", &t.Conflicts}} {
+			v, err := row.number(f.col)
+			if err != nil {
+				return nil, err
+			}
+			*f.n = v
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// apiDiffChanges is the rows of SANDBOX DIFF's reply r as the admin API
+// shows them: the JSON columns embedded, a DDL statement as a JSON string.
+func apiDiffChanges(r *session.Reply) []adminapi.DiffChange {
+	var out []adminapi.DiffChange
+	for _, row := range rowsOf(r) {
+		ch := adminapi.DiffChange{Table: row.text("table_name"), Op: row.text("op"),
+			Key: rawJSON(row.value("key")), Before: rawJSON(row.value("before")), After: rawJSON(row.value("after")),
+			Production: rawJSON(row.value("production"))}
+		if ch.Op == "ddl" {
+			ch.After = jsonString(row.value("after"))
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+// rawJSON embeds JSON text v: nil (null) for NULL; text that is not valid
+// JSON in UTF-8 goes in as a JSON string (the encoder would fail on it,
+// cutting the answer short).
+func rawJSON(v *string) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	if utf8.ValidString(*v) && json.Valid([]byte(*v)) {
+		return json.RawMessage(*v)
+	}
+	return jsonString(v)
+}
+
+// jsonString is v as a JSON string (nil: null).
+func jsonString(v *string) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	b, _ := json.Marshal(*v) // a string always marshals
+	return b
 }
 
 // apiSandbox is in as the admin API shows it.

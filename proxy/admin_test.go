@@ -66,6 +66,12 @@ func TestAPIError(t *testing.T) {
 		{"missing", fmt.Errorf("%w: %q", session.ErrNoSandbox, "x"), `not found: no such sandbox: "x"`, adminapi.ErrNotFound},
 		{"ttl", fmt.Errorf("%w: a kept sandbox may live at most 720h0m0s", session.ErrTTL),
 			"bad request: TTL beyond max-sandbox-ttl: a kept sandbox may live at most 720h0m0s", adminapi.ErrBadRequest},
+		{"strategy", fmt.Errorf("%w: %q (FAIL, OURS or THEIRS)", session.ErrStrategy, "MINE"),
+			`bad request: unknown PROMOTE strategy: "MINE" (FAIL, OURS or THEIRS)`, adminapi.ErrBadRequest},
+		{"no promote account", fmt.Errorf("%w: SANDBOX PROMOTE needs a promote account", session.ErrForbidden),
+			"forbidden: not allowed: SANDBOX PROMOTE needs a promote account", adminapi.ErrForbidden},
+		{"conflicts", fmt.Errorf("%w: PROMOTE refused: 2 rows changed", session.ErrRefused),
+			"conflict: refused: PROMOTE refused: 2 rows changed", adminapi.ErrConflict},
 		{"other", other, "registry unreachable", nil},
 	}
 	for _, tc := range tests {
@@ -77,7 +83,7 @@ func TestAPIError(t *testing.T) {
 			if !errors.Is(got, tc.err) {
 				t.Errorf("apiError(%v) does not wrap it", tc.err)
 			}
-			for _, s := range []error{adminapi.ErrNotFound, adminapi.ErrBadRequest} {
+			for _, s := range []error{adminapi.ErrNotFound, adminapi.ErrBadRequest, adminapi.ErrForbidden, adminapi.ErrConflict} {
 				if errors.Is(got, s) != (s == tc.sentinel) {
 					t.Errorf("errors.Is(%v, %v) = %v", got, s, !(s == tc.sentinel))
 				}
@@ -86,5 +92,46 @@ func TestAPIError(t *testing.T) {
 	}
 	if apiError(nil) != nil {
 		t.Error("apiError(nil) != nil")
+	}
+}
+
+// TestAPIDiff: SANDBOX DIFF's replies as the admin API shows them: counts
+// as numbers, JSON columns embedded (null for NULL), a DDL statement as a
+// JSON string, text that is not JSON as a string.
+func TestAPIDiff(t *testing.T) {
+	sp := func(s string) *string { return &s }
+	summary := &session.Reply{Columns: session.DiffSummaryColumns, Rows: [][]*string{
+		{sp("app.t"), sp("forked"), sp("3"), sp("2"), sp("1"), sp("1"), sp("primary"), sp("capture"), nil},
+		{sp("app.k"), sp("forked"), sp("0"), sp("0"), sp("12"), sp("0"), sp("row"), sp("compare"), sp("no key")},
+	}}
+	got, err := apiDiffSummary(summary)
+	want := []adminapi.DiffTable{
+		{Table: "app.t", Change: "forked", Inserted: 3, Updated: 2, Deleted: 1, Conflicts: 1, KeyKind: "primary", Method: "capture"},
+		{Table: "app.k", Change: "forked", Deleted: 12, KeyKind: "row", Method: "compare", Note: "no key"},
+	}
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("apiDiffSummary = %+v, %v; want %+v", got, err, want)
+	}
+	summary.Rows[0][2] = sp("many")
+	if _, err := apiDiffSummary(summary); err == nil || err.Error() != `diff of app.t: rows_inserted: strconv.ParseInt: parsing "many": invalid syntax` {
+		t.Errorf("apiDiffSummary of a count that is not a number: %v", err)
+	}
+
+	detail := &session.Reply{Columns: session.DiffColumns, Rows: [][]*string{
+		{sp("app.t"), sp("ddl"), nil, nil, sp("ALTER TABLE `app`.`t` ADD `c` int"), nil},
+		{sp("app.t"), sp("update"), sp(`{"id": 1}`), sp(`{"id": 1, "a": "x"}`), sp(`{"id": 1, "a": "y"}`), nil},
+		{sp("app.t"), sp("conflict"), sp(`{"id": 2}`), sp(`{"id": 2, "a": 1.50}`), nil, sp(`{"id": 2, "a": 2}`)},
+		{sp("app.t"), sp("insert"), sp("not json"), nil, sp("{\"a\": \"\xff\"}"), nil},
+	}}
+	b, err := json.Marshal(apiDiffChanges(detail))
+	wantJSON := `[{"table":"app.t","op":"ddl","key":null,"before":null,"after":"ALTER TABLE ` + "`app`.`t`" + ` ADD ` + "`c`" + ` int","production":null},` +
+		`{"table":"app.t","op":"update","key":{"id":1},"before":{"id":1,"a":"x"},"after":{"id":1,"a":"y"},"production":null},` +
+		`{"table":"app.t","op":"conflict","key":{"id":2},"before":{"id":2,"a":1.50},"after":null,"production":{"id":2,"a":2}},` +
+		`{"table":"app.t","op":"insert","key":"not json","before":null,"after":"{\"a\": \"\ufffd\"}","production":null}]`
+	if err != nil || string(b) != wantJSON {
+		t.Errorf("apiDiffChanges JSON:\n%s (%v)\nwant:\n%s", b, err, wantJSON)
+	}
+	if got := apiDiffChanges(&session.Reply{Columns: session.DiffColumns}); got != nil {
+		t.Errorf("apiDiffChanges of no rows = %#v, want nil (the handler answers [])", got)
 	}
 }

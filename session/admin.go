@@ -2,9 +2,15 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // Info describes a sandbox for operators (the admin API and CLI).
@@ -35,6 +41,24 @@ var ErrNoSandbox = fmt.Errorf("no such sandbox")
 
 // ErrTTL marks a lifetime beyond max-sandbox-ttl asked of Keep.
 var ErrTTL = fmt.Errorf("TTL beyond max-sandbox-ttl")
+
+// ErrForbidden marks a request of the admin API the proxy may not carry
+// out: a PROMOTE without a promote account (or by a user who may not
+// promote the sandbox).
+var ErrForbidden = errors.New("not allowed")
+
+// ErrRefused marks a request of the admin API refused as the sandbox or
+// production stand: a PROMOTE's conflicts (its message starts "PROMOTE
+// refused:"), a table PROMOTE cannot check under its strategy, another
+// PROMOTE of the sandbox running, a diff too large to answer.
+var ErrRefused = errors.New("refused")
+
+// ErrStrategy marks a PROMOTE strategy other than FAIL, OURS and THEIRS.
+var ErrStrategy = errors.New("unknown PROMOTE strategy")
+
+// AdminUser is who the admin API acts as: a sandbox admin, named in
+// PROMOTE's audit (via "api").
+const AdminUser = "admin-api"
 
 // List returns every sandbox: those of this process and those in the
 // registry (kept, or held by other processes), sorted by name.
@@ -114,12 +138,9 @@ func (sb *Sandbox) info(tables bool) Info {
 
 // Show describes the sandbox called name with its tables.
 func (m *Manager) Show(ctx context.Context, name string) (Info, error) {
-	sb, err := m.lookup(ctx, name)
+	sb, err := m.named(ctx, name)
 	if err != nil {
 		return Info{}, err
-	}
-	if sb == nil {
-		return Info{}, fmt.Errorf("%w: %q", ErrNoSandbox, name)
 	}
 	return sb.info(true), nil
 }
@@ -133,12 +154,9 @@ func (m *Manager) Keep(ctx context.Context, name string, keep *time.Duration) (I
 	if err := m.limits().checkTTL(ttl); err != nil {
 		return Info{}, fmt.Errorf("%w: %v", ErrTTL, err)
 	}
-	sb, err := m.lookup(ctx, name)
+	sb, err := m.named(ctx, name)
 	if err != nil {
 		return Info{}, err
-	}
-	if sb == nil {
-		return Info{}, fmt.Errorf("%w: %q", ErrNoSandbox, name)
 	}
 	sb = m.remember(sb)
 	var exp time.Time
@@ -158,12 +176,122 @@ func (m *Manager) Keep(ctx context.Context, name string, keep *time.Duration) (I
 // Discard drops the sandbox called name and its forks; connections in it
 // get "sandbox was discarded" on their next statement.
 func (m *Manager) Discard(ctx context.Context, name string) error {
-	sb, err := m.lookup(ctx, name)
+	sb, err := m.named(ctx, name)
 	if err != nil {
 		return err
 	}
-	if sb == nil {
-		return fmt.Errorf("%w: %q", ErrNoSandbox, name)
-	}
 	return m.discard(ctx, m.remember(sb), true, false, "discarded")
 }
+
+// named is the sandbox called name, in memory or in the registry; an
+// ErrNoSandbox when there is none.
+func (m *Manager) named(ctx context.Context, name string) (*Sandbox, error) {
+	sb, err := m.lookup(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if sb == nil {
+		return nil, fmt.Errorf("%w: %q", ErrNoSandbox, name)
+	}
+	return sb, nil
+}
+
+// DiffNamed is SANDBOX DIFF [SUMMARY] [FOR only] of the sandbox called
+// name, whoever owns it (the admin API's): a Reply with DiffSummaryColumns
+// or DiffColumns. Refusals are ErrRefused (see adminRefusal).
+func (m *Manager) DiffNamed(ctx context.Context, name string, summary bool, only *rewrite.Table) (*Reply, error) {
+	sb, err := m.named(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	r, err := m.Diff(ctx, sb, summary, only)
+	if err != nil {
+		return nil, adminRefusal(err)
+	}
+	return r, nil
+}
+
+// ExportNamed is SANDBOX EXPORT of the sandbox called name, whoever owns it
+// (the admin API's): its statements, without semicolons, comments ("-- …")
+// among them.
+func (m *Manager) ExportNamed(ctx context.Context, name string) ([]string, error) {
+	sb, err := m.named(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	r, err := m.Export(ctx, sb)
+	if err != nil {
+		return nil, adminRefusal(err)
+	}
+	out := make([]string, 0, len(r.Rows))
+	for _, row := range r.Rows {
+		out = append(out, str(row[0]))
+	}
+	return out, nil
+}
+
+// PromoteNamed is SANDBOX PROMOTE of the sandbox called name by strategy
+// (FAIL, OURS or THEIRS in any case; "" is FAIL) by the admin API: as
+// AdminUser, a sandbox admin, via "api". Refusals are ErrForbidden or
+// ErrRefused (see adminRefusal); a strategy it does not know an
+// ErrStrategy.
+func (m *Manager) PromoteNamed(ctx context.Context, name, strategy string) (*Reply, error) {
+	strategy = strings.ToUpper(cmpOr(strategy, "FAIL"))
+	if !slices.Contains([]string{"FAIL", "OURS", "THEIRS"}, strategy) {
+		return nil, fmt.Errorf("%w: %q (FAIL, OURS or THEIRS)", ErrStrategy, strategy)
+	}
+	sb, err := m.named(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	r, err := m.promoteAsAdmin(ctx, sb, strategy)
+	if err != nil {
+		return nil, adminRefusal(err)
+	}
+	return r, nil
+}
+
+// promoteAsAdmin is Promote by AdminUser via "api". Promote lets only the
+// sandbox's owner and the users of --sandbox-admins through; the admin API,
+// behind its bearer token, is a sandbox admin whatever the sandbox, so this
+// runs Promote's promotion without that check.
+func (m *Manager) promoteAsAdmin(ctx context.Context, sb *Sandbox, strategy string) (*Reply, error) {
+	if m.promoteDial == nil {
+		// Promote's refusal: no promote account (checked before the owner).
+		return m.Promote(ctx, sb, AdminUser, strategy, "api")
+	}
+	p := &promotion{m: m, sb: sb, user: AdminUser, strategy: strategy, via: "api", started: time.Now().UTC()}
+	r, err := p.run(ctx)
+	p.finish(context.WithoutCancel(ctx), err)
+	return r, err
+}
+
+// adminRefusal marks err, if it is a refusal (*rewrite.Refusal), for the
+// admin API: ErrForbidden for those of who may promote (no promote account,
+// not the owner), ErrRefused for the others. A refusal's text is its
+// message without the "sqlfork-proxy: " a client's error starts with; the
+// refusal stays in the chain. Other errors are returned as they are.
+func adminRefusal(err error) error {
+	var r *rewrite.Refusal
+	if !errors.As(err, &r) {
+		return err
+	}
+	kind := ErrRefused
+	if r.Code == wire.ErOptionPreventsStatement || r.Code == wire.ErSpecificAccessDenied {
+		kind = ErrForbidden
+	}
+	msg := err.Error()
+	if err == error(r) {
+		msg = strings.TrimPrefix(r.Message, "sqlfork-proxy: ")
+	}
+	return &refusedError{kind: kind, err: err, msg: msg}
+}
+
+// refusedError is a refusal marked for the admin API (adminRefusal).
+type refusedError struct {
+	kind, err error
+	msg       string
+}
+
+func (e *refusedError) Error() string   { return e.msg }
+func (e *refusedError) Unwrap() []error { return []error{e.kind, e.err} }

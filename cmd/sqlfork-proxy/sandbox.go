@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -22,15 +25,26 @@ func fmtTime(t *time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// newSandboxCmd is `sqlfork-proxy sandbox list|show|keep|discard`.
+// apiClient returns the admin API client of a `sandbox` subcommand, or a
+// usage error in its shared flags.
+type apiClient func() (*adminapi.Client, error)
+
+// printJSON writes v as the admin API writes its answers (indented).
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// newSandboxCmd is `sqlfork-proxy sandbox list|show|keep|discard|diff|export|promote`.
 func newSandboxCmd(e env, ran *bool) *cobra.Command {
 	var base, token, output string
 	cmd := &cobra.Command{
 		Use:   "sandbox",
-		Short: "List, show, keep and discard the sandboxes of a running proxy (through its admin API)",
-		Long: `List, show, keep and discard the sandboxes of a running proxy through the admin API
-on its metrics listener (--admin-url, env SQLFORK_ADMIN_URL; default http://127.0.0.1:9104).
-The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN.`,
+		Short: "List, show, keep, discard, diff, export and promote the sandboxes of a running proxy (through its admin API)",
+		Long: `List, show, keep, discard, diff, export and promote the sandboxes of a running proxy through
+the admin API on its metrics listener (--admin-url, env SQLFORK_ADMIN_URL; default http://127.0.0.1:9104).
+The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN; promote always needs it.`,
 	}
 	cmd.PersistentFlags().StringVar(&base, "admin-url", "", "base URL of the proxy's admin API (env SQLFORK_ADMIN_URL; default http://"+defaultMetrics+")")
 	cmd.PersistentFlags().StringVar(&token, "admin-token", "", "bearer token of the admin API (env SQLFORK_ADMIN_TOKEN)")
@@ -52,11 +66,6 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN.`,
 			token, _ = e.lookupEnv("SQLFORK_ADMIN_TOKEN")
 		}
 		return &adminapi.Client{BaseURL: base, Token: token, HTTP: &http.Client{Timeout: 2 * time.Minute}}, nil
-	}
-	printJSON := func(w io.Writer, v any) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
 	}
 	list := &cobra.Command{
 		Use: "list", Short: "List sandboxes", Args: cobra.NoArgs,
@@ -155,6 +164,151 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN.`,
 			return err
 		},
 	}
-	cmd.AddCommand(list, show, keep, discard)
+	cmd.AddCommand(list, show, keep, discard, newDiffCmd(ran, client, &output), newExportCmd(ran, client, &output),
+		newPromoteCmd(ran, client, &output))
+	return cmd
+}
+
+// newDiffCmd is `sqlfork-proxy sandbox diff NAME [--summary] [--table db.t]`.
+func newDiffCmd(ran *bool, client apiClient, output *string) *cobra.Command {
+	var o adminapi.DiffOptions
+	cmd := &cobra.Command{
+		Use: "diff NAME", Short: "Show a sandbox's changes against production, row by row or (--summary) table by table", Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			*ran = true
+			a, err := client()
+			if err != nil {
+				return err
+			}
+			if _, _, ok := o.TableName(); o.Table != "" && !ok {
+				return &exitError{code: exitUsage, err: fmt.Errorf("--table: %q is not db.table", o.Table)}
+			}
+			d, err := a.Diff(c.Context(), args[0], o)
+			if err != nil {
+				return err
+			}
+			return writeDiff(c.OutOrStdout(), d, o.Summary, *output == "json")
+		},
+	}
+	cmd.Flags().BoolVar(&o.Summary, "summary", false, "one line per changed table, with counts, instead of one per changed row")
+	cmd.Flags().StringVar(&o.Table, "table", "", "only this table, as db.table")
+	return cmd
+}
+
+// writeDiff writes d: as JSON (the API's answer), or as aligned columns.
+func writeDiff(w io.Writer, d adminapi.Diff, summary, asJSON bool) error {
+	switch {
+	case asJSON && summary:
+		return printJSON(w, orEmpty(d.Summary))
+	case asJSON:
+		return printJSON(w, orEmpty(d.Changes))
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if summary {
+		fmt.Fprintln(tw, "TABLE\tCHANGE\tINSERTED\tUPDATED\tDELETED\tCONFLICTS\tKEY\tMETHOD\tNOTE")
+		for _, t := range d.Summary {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", t.Table, t.Change, t.Inserted, t.Updated, t.Deleted, t.Conflicts,
+				orDash(t.KeyKind), orDash(t.Method), orDash(flatten(t.Note)))
+		}
+		return tw.Flush()
+	}
+	fmt.Fprintln(tw, "TABLE\tOP\tKEY\tBEFORE\tAFTER\tPRODUCTION")
+	for _, ch := range d.Changes {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ch.Table, ch.Op, jsonCell(ch.Key), jsonCell(ch.Before), jsonCell(ch.After), jsonCell(ch.Production))
+	}
+	return tw.Flush()
+}
+
+// jsonCell is a JSON value of a diff on one line: compact, a string as its
+// text (a DDL statement), "-" for null.
+func jsonCell(v json.RawMessage) string {
+	var s string
+	switch {
+	case len(v) == 0 || string(v) == "null":
+		return "-"
+	case json.Unmarshal(v, &s) == nil:
+		return orDash(flatten(s))
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, v); err != nil {
+		return flatten(string(v))
+	}
+	return b.String()
+}
+
+// flatten is s with its runs of white space (line ends, tabs) as one space.
+func flatten(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// orDash is s, or "-" for "".
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// orEmpty is s, or an empty slice for nil: JSON [] rather than null.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// newExportCmd is `sqlfork-proxy sandbox export NAME`: the SQL script on
+// stdout.
+func newExportCmd(ran *bool, client apiClient, output *string) *cobra.Command {
+	return &cobra.Command{
+		Use: "export NAME", Short: "Write the SQL that turns production into the sandbox's state (to review, or run with the mysql client)",
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			*ran = true
+			a, err := client()
+			if err != nil {
+				return err
+			}
+			if *output == "json" {
+				return &exitError{code: exitUsage, err: errors.New("--output json: export writes SQL text")}
+			}
+			text, err := a.Export(c.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			_, err = io.WriteString(c.OutOrStdout(), text)
+			return err
+		},
+	}
+}
+
+// newPromoteCmd is `sqlfork-proxy sandbox promote NAME [--strategy fail|ours|theirs]`.
+func newPromoteCmd(ran *bool, client apiClient, output *string) *cobra.Command {
+	var strategy string
+	cmd := &cobra.Command{
+		Use: "promote NAME", Short: "Apply a sandbox's changes to production (needs the proxy's promote account and --admin-token)",
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			*ran = true
+			a, err := client()
+			if err != nil {
+				return err
+			}
+			s := strings.ToLower(strategy)
+			if s != adminapi.StrategyFail && s != adminapi.StrategyOurs && s != adminapi.StrategyTheirs {
+				return &exitError{code: exitUsage, err: fmt.Errorf("--strategy: %q is not fail, ours or theirs", strategy)}
+			}
+			p, err := a.Promote(c.Context(), args[0], s)
+			if err != nil {
+				return err
+			}
+			if *output == "json" {
+				return printJSON(c.OutOrStdout(), p)
+			}
+			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintf(tw, "sandbox:\t%s\nstrategy:\t%s\noutcome:\t%s\nrows:\t%d\ninfo:\t%s\n", p.Sandbox, p.Strategy, p.Outcome, p.Rows, p.Info)
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&strategy, "strategy", adminapi.StrategyFail,
+		"rows production changed since the fork: fail (refuse the promote), ours (write the sandbox's) or theirs (keep production's)")
 	return cmd
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -61,6 +62,42 @@ func (f *cliSandboxes) Discard(_ context.Context, name string) error {
 	return nil
 }
 
+func (f *cliSandboxes) Diff(_ context.Context, name string, o adminapi.DiffOptions) (adminapi.Diff, error) {
+	f.asked = append(f.asked, fmt.Sprintf("diff %s summary=%v table=%s", name, o.Summary, o.Table))
+	if name != "box" {
+		return adminapi.Diff{}, fmt.Errorf("%w: no such sandbox: %q", adminapi.ErrNotFound, name)
+	}
+	if o.Summary {
+		return adminapi.Diff{Summary: []adminapi.DiffTable{
+			{Table: "app.orders", Change: "altered", KeyKind: "primary", Method: "compare", Note: "the sandbox\naltered it"},
+			{Table: "app.users", Change: "forked", Inserted: 1, Updated: 12, Conflicts: 1, KeyKind: "primary", Method: "capture"},
+		}}, nil
+	}
+	return adminapi.Diff{Changes: []adminapi.DiffChange{
+		{Table: "app.orders", Op: "ddl", After: json.RawMessage(`"ALTER TABLE ` + "`app`.`orders`" + `\n  ADD COLUMN ` + "`note`" + ` text"`)},
+		{Table: "app.users", Op: "conflict", Key: json.RawMessage(`{"id": 1}`), Before: json.RawMessage(`{"id": 1, "score": 5}`),
+			After: json.RawMessage(`{"id": 1, "score": 0}`), Production: json.RawMessage(`{"id": 1, "score": 7}`)},
+		{Table: "app.users", Op: "insert", Key: json.RawMessage(`{"id": 4}`), After: json.RawMessage(`{"id": 4, "score": 1}`)},
+	}}, nil
+}
+
+// cliExport is the export of "box".
+const cliExport = "SET NAMES utf8mb4;\n-- app.t has no key\nINSERT INTO `app`.`users` (`id`, `score`) VALUES (4, 1);\n"
+
+func (f *cliSandboxes) Export(_ context.Context, name string) (string, error) {
+	f.asked = append(f.asked, "export "+name)
+	return cliExport, nil
+}
+
+func (f *cliSandboxes) Promote(_ context.Context, name, strategy string) (adminapi.Promoted, error) {
+	f.asked = append(f.asked, "promote "+name+" "+strategy)
+	if strategy == adminapi.StrategyFail {
+		return adminapi.Promoted{}, fmt.Errorf("%w: PROMOTE refused: 1 rows changed in production since the fork", adminapi.ErrConflict)
+	}
+	return adminapi.Promoted{Sandbox: name, Strategy: strategy, Outcome: "committed", Rows: 13,
+		Info: "promoted sandbox " + name + ": 1 rows inserted, 12 updated, 0 deleted in 1 tables"}, nil
+}
+
 // TestSandboxCLI: `sqlfork-proxy sandbox …` against the real admin API
 // handler: what each command asks, prints and exits with.
 func TestSandboxCLI(t *testing.T) {
@@ -101,6 +138,41 @@ func TestSandboxCLI(t *testing.T) {
 			"sqlfork-proxy: admin API: missing or wrong bearer token (HTTP 401)"},
 		{"token flag", []string{"list", "--admin-token", "s3cret"}, map[string]string{"SQLFORK_ADMIN_TOKEN": ""}, 0, "list", "box", true, ""},
 		{"bad output", []string{"list", "-o", "yaml"}, nil, 2, "", "", false, `sqlfork-proxy: --output: "yaml" is not table or json`},
+		// diff, export and promote.
+		{"diff summary", []string{"diff", "box", "--summary"}, nil, 0, "diff box summary=true table=",
+			"TABLE       CHANGE   INSERTED  UPDATED  DELETED  CONFLICTS  KEY      METHOD   NOTE\n" +
+				"app.orders  altered  0         0        0        0          primary  compare  the sandbox altered it\n" +
+				"app.users   forked   1         12       0        1          primary  capture  -\n", false, ""},
+		{"diff summary json", []string{"diff", "box", "--summary", "-o", "json"}, nil, 0, "diff box summary=true table=",
+			"  {\n    \"table_name\": \"app.users\",\n    \"change\": \"forked\",\n    \"rows_inserted\": 1,\n    \"rows_updated\": 12,\n", true, ""},
+		{"diff", []string{"diff", "box"}, nil, 0, "diff box summary=false table=",
+			"TABLE       OP        KEY       BEFORE              AFTER                                              PRODUCTION\n" +
+				"app.orders  ddl       -         -                   ALTER TABLE `app`.`orders` ADD COLUMN `note` text  -\n" +
+				"app.users   conflict  {\"id\":1}  {\"id\":1,\"score\":5}  {\"id\":1,\"score\":0}                                 {\"id\":1,\"score\":7}\n" +
+				"app.users   insert    {\"id\":4}  -                   {\"id\":4,\"score\":1}                                 -\n", false, ""},
+		{"diff json", []string{"diff", "box", "-o", "json"}, nil, 0, "diff box summary=false table=",
+			"    \"op\": \"insert\",\n    \"key\": {\n      \"id\": 4\n    },\n    \"before\": null,\n", true, ""},
+		{"diff of one table", []string{"diff", "box", "--table", "app.users", "--summary"}, nil, 0, "diff box summary=true table=app.users",
+			"app.users", true, ""},
+		{"diff of a table without its database", []string{"diff", "box", "--table", "users"}, nil, 2, "", "", false,
+			`sqlfork-proxy: --table: "users" is not db.table`},
+		{"diff missing", []string{"diff", "nosuch"}, nil, 1, "diff nosuch summary=false table=", "", false,
+			`sqlfork-proxy: admin API: not found: no such sandbox: "nosuch" (HTTP 404)`},
+		{"diff without a name", []string{"diff"}, nil, 2, "", "", false, "accepts 1 arg(s), received 0"},
+		{"export", []string{"export", "box"}, nil, 0, "export box", cliExport, false, ""},
+		{"export json", []string{"export", "box", "-o", "json"}, nil, 2, "", "", false, "sqlfork-proxy: --output json: export writes SQL text"},
+		{"promote: fail by default", []string{"promote", "box"}, nil, 1, "promote box fail", "", false,
+			"sqlfork-proxy: admin API: conflict: PROMOTE refused: 1 rows changed in production since the fork (HTTP 409)"},
+		{"promote ours", []string{"promote", "box", "--strategy", "ours"}, nil, 0, "promote box ours",
+			"sandbox:   box\nstrategy:  ours\noutcome:   committed\nrows:      13\n" +
+				"info:      promoted sandbox box: 1 rows inserted, 12 updated, 0 deleted in 1 tables\n", false, ""},
+		{"promote THEIRS json", []string{"promote", "box", "--strategy", "THEIRS", "-o", "json"}, nil, 0, "promote box theirs",
+			"{\n  \"sandbox\": \"box\",\n  \"strategy\": \"theirs\",\n  \"outcome\": \"committed\",\n" +
+				"  \"info\": \"promoted sandbox box: 1 rows inserted, 12 updated, 0 deleted in 1 tables\",\n  \"rows\": 13\n}\n", false, ""},
+		{"promote by an unknown strategy", []string{"promote", "box", "--strategy", "mine"}, nil, 2, "", "", false,
+			`sqlfork-proxy: --strategy: "mine" is not fail, ours or theirs`},
+		{"promote without the token", []string{"promote", "box", "--strategy", "ours"}, map[string]string{"SQLFORK_ADMIN_TOKEN": ""}, 1, "", "", false,
+			"sqlfork-proxy: admin API: missing or wrong bearer token (HTTP 401)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -137,29 +209,39 @@ func TestMetricsListenerMux(t *testing.T) {
 		want               int
 	}
 	tests := []struct {
-		name     string
-		listen   string
-		token    string
-		reqs     []req
-		disabled bool // the admin API is off, and a warning says so
+		name      string
+		listen    string
+		token     string
+		tokenless bool // admin-tokenless-changes
+		reqs      []req
+		disabled  bool // the admin API is off, and a warning says so
 	}{
-		{"loopback without token", "127.0.0.1:9104", "", []req{
+		{"loopback without token", "127.0.0.1:9104", "", false, []req{
 			{"GET", "/healthz", "", 200}, {"GET", "/metrics", "", 200},
 			{"GET", "/api/v1/sandboxes", "", 200}, {"POST", "/api/v1/sandboxes/box/keep?ttl=1h", "", 403},
+			{"GET", "/api/v1/sandboxes/box/diff?summary=1", "", 200}, {"GET", "/api/v1/sandboxes/box/export", "", 200},
+			{"POST", "/api/v1/sandboxes/box/promote?strategy=ours", "", 403},
 		}, false},
-		{"localhost without token", "localhost:9104", "", []req{{"GET", "/api/v1/sandboxes/box", "", 200}}, false},
-		{"beyond loopback without token", "0.0.0.0:9104", "", []req{
+		{"loopback with tokenless changes", "127.0.0.1:9104", "", true, []req{
+			{"POST", "/api/v1/sandboxes/box/keep?ttl=1h", "", 200}, {"POST", "/api/v1/sandboxes/box/promote?strategy=ours", "", 403},
+		}, false},
+		{"localhost without token", "localhost:9104", "", false, []req{{"GET", "/api/v1/sandboxes/box", "", 200}}, false},
+		{"beyond loopback without token", "0.0.0.0:9104", "", false, []req{
 			{"GET", "/healthz", "", 200}, {"GET", "/api/v1/sandboxes", "", 404}, {"DELETE", "/api/v1/sandboxes/box", "", 404},
+			{"GET", "/api/v1/sandboxes/box/export", "", 404}, {"POST", "/api/v1/sandboxes/box/promote", "", 404},
 		}, true},
-		{"beyond loopback with token", ":9104", "s3cret", []req{
+		{"beyond loopback with token", ":9104", "s3cret", false, []req{
 			{"GET", "/healthz", "", 200}, {"GET", "/api/v1/sandboxes", "", 401},
 			{"GET", "/api/v1/sandboxes", "Bearer s3cret", 200}, {"DELETE", "/api/v1/sandboxes/box", "Bearer s3cret", 200},
+			{"GET", "/api/v1/sandboxes/box/diff", "", 401}, {"GET", "/api/v1/sandboxes/box/diff", "Bearer s3cret", 200},
+			{"POST", "/api/v1/sandboxes/box/promote?strategy=ours", "", 401},
+			{"POST", "/api/v1/sandboxes/box/promote?strategy=ours", "Bearer s3cret", 200},
 		}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := defaultSettings()
-			s.MetricsListen, s.AdminToken = tc.listen, tc.token
+			s.MetricsListen, s.AdminToken, s.AdminTokenlessChanges = tc.listen, tc.token, tc.tokenless
 			core, logs := observer.New(zap.WarnLevel)
 			mux := metricsListenerMux(s, prometheus.NewRegistry(), nil, &cliSandboxes{}, zap.New(core))
 			for _, r := range tc.reqs {

@@ -1,0 +1,56 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/wire"
+)
+
+// TestAdminRefusal: the refusals of DIFF, EXPORT and PROMOTE are marked for
+// the admin API, their text without the prefix of a client's error; other
+// errors are left as they are.
+func TestAdminRefusal(t *testing.T) {
+	conflicts := refusal(wire.ErUnknown, "HY000", "PROMOTE refused: 2 rows changed in production since the fork")
+	noAccount := refusal(wire.ErOptionPreventsStatement, "HY000", "SANDBOX PROMOTE needs a promote account")
+	notOwner := refusal(wire.ErSpecificAccessDenied, "42000", "only the owner of sandbox %q (%s) or a sandbox admin may promote it", "ops", "alice")
+	other := errors.New("connect with the promote account: refused")
+	tests := []struct {
+		name string
+		err  error
+		want string
+		kind error // nil: not marked
+	}{
+		{"conflicts", conflicts, "PROMOTE refused: 2 rows changed in production since the fork", ErrRefused},
+		{"no promote account", noAccount, "SANDBOX PROMOTE needs a promote account", ErrForbidden},
+		{"not the owner", notOwner, `only the owner of sandbox "ops" (alice) or a sandbox admin may promote it`, ErrForbidden},
+		{"a wrapped refusal keeps its context", fmt.Errorf("promote: %w", conflicts),
+			"promote: 1105 (HY000): sqlfork-proxy: PROMOTE refused: 2 rows changed in production since the fork", ErrRefused},
+		{"not a refusal", other, other.Error(), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := adminRefusal(tt.err)
+			if got.Error() != tt.want {
+				t.Errorf("text %q, want %q", got, tt.want)
+			}
+			if !errors.Is(got, tt.err) {
+				t.Error("the error is not in the chain")
+			}
+			for _, kind := range []error{ErrRefused, ErrForbidden} {
+				if errors.Is(got, kind) != (kind == tt.kind) {
+					t.Errorf("errors.Is(%v) = %v", kind, !(kind == tt.kind))
+				}
+			}
+			var r *rewrite.Refusal
+			if errors.As(tt.err, &r) != errors.As(got, &r) {
+				t.Error("the refusal is lost")
+			}
+		})
+	}
+	if adminRefusal(nil) != nil {
+		t.Error("adminRefusal(nil) != nil")
+	}
+}
