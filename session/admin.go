@@ -251,19 +251,10 @@ func (m *Manager) PromoteNamed(ctx context.Context, name, strategy string) (*Rep
 	return r, nil
 }
 
-// promoteAsAdmin is Promote by AdminUser via "api". Promote lets only the
-// sandbox's owner and the users of --sandbox-admins through; the admin API,
-// behind its bearer token, is a sandbox admin whatever the sandbox, so this
-// runs Promote's promotion without that check.
+// promoteAsAdmin is Promote by AdminUser via "api": the admin API, behind
+// its bearer token, is a sandbox admin whatever the sandbox.
 func (m *Manager) promoteAsAdmin(ctx context.Context, sb *Sandbox, strategy string) (*Reply, error) {
-	if m.promoteDial == nil {
-		// Promote's refusal: no promote account (checked before the owner).
-		return m.Promote(ctx, sb, AdminUser, strategy, "api")
-	}
-	p := &promotion{m: m, sb: sb, user: AdminUser, strategy: strategy, via: "api", started: time.Now().UTC()}
-	r, err := p.run(ctx)
-	p.finish(context.WithoutCancel(ctx), err)
-	return r, err
+	return m.promote(ctx, sb, AdminUser, strategy, "api", true)
 }
 
 // adminRefusal marks err, if it is a refusal (*rewrite.Refusal), for the

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -111,15 +112,25 @@ func alterSpecs(from, to tableDef) (pre, post []string) {
 			pre = append(pre, "DROP INDEX IF EXISTS "+quote(l.name))
 		}
 	}
-	prevFrom := map[string]string{}
-	prev := ""
+	// The columns' order as the ALTER leaves it, to move only those not
+	// where the sandbox has them.
+	var order []string
 	for _, l := range from.lines {
-		if l.kind == "column" {
-			prevFrom[strings.ToLower(l.name)] = prev
-			prev = strings.ToLower(l.name)
+		if _, ok := to.find("column", l.name); l.kind == "column" && ok {
+			order = append(order, strings.ToLower(l.name))
 		}
 	}
-	prev = ""
+	place := func(name, after string) {
+		if i := slices.Index(order, name); i >= 0 {
+			order = slices.Delete(order, i, i+1)
+		}
+		i := 0
+		if after != "" {
+			i = slices.Index(order, after) + 1
+		}
+		order = slices.Insert(order, i, name)
+	}
+	prev := ""
 	for _, l := range to.lines {
 		if l.kind != "column" {
 			continue
@@ -128,13 +139,17 @@ func alterSpecs(from, to tableDef) (pre, post []string) {
 		if prev != "" {
 			where = " AFTER " + quote(prev)
 		}
+		name, after := strings.ToLower(l.name), strings.ToLower(prev)
 		old, ok := from.find("column", l.name)
+		i := slices.Index(order, name)
+		moved := i < 0 || i == 0 && after != "" || i > 0 && order[i-1] != after
 		switch {
 		case !ok:
 			pre = append(pre, "ADD COLUMN IF NOT EXISTS "+l.text+where)
-		case old.text != l.text || prevFrom[strings.ToLower(l.name)] != strings.ToLower(prev):
+		case old.text != l.text || moved:
 			pre = append(pre, "MODIFY COLUMN IF EXISTS "+l.text+where)
 		}
+		place(name, after)
 		prev = l.name
 	}
 	for _, l := range from.lines {

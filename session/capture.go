@@ -148,8 +148,11 @@ func (m *Manager) loadCaptures(ctx context.Context, c SideConn, id string) (map[
 // stopCaptures drops the capture triggers of the sandbox's forks of
 // tables, which DDL is about to change, and records them "full" with why
 // (sandboxDDL starts it: DIFF then takes a change of the table's columns
-// for the sandbox's).
-func (m *Manager) stopCaptures(ctx context.Context, sb *Sandbox, tables []rewrite.Table, why string) error {
+// for the sandbox's). The triggers are dropped on on, the connection of the
+// client whose DDL it is: its open transaction or LOCK TABLES may hold the
+// table, which would make a side connection wait on it for ever (its DDL
+// commits that transaction anyway).
+func (m *Manager) stopCaptures(ctx context.Context, sb *Sandbox, tables []rewrite.Table, why string, on forker.Conn) error {
 	var forks []*entry
 	for _, t := range tables {
 		if e, ok := sb.resolve(m.key(m.norm(t))); ok && (e.kind == kindFork || e.kind == kindSchema) {
@@ -166,7 +169,7 @@ func (m *Manager) stopCaptures(ctx context.Context, sb *Sandbox, tables []rewrit
 				return err
 			}
 			if trg != "" {
-				if err := forker.RemoveCapture(ctx, c, forker.Capture{Fork: e.phys, Trigger: trg}); err != nil {
+				if err := forker.RemoveCapture(ctx, cmp.Or[forker.Conn](on, c), forker.Capture{Fork: e.phys, Trigger: trg}); err != nil {
 					return err
 				}
 			}
@@ -187,12 +190,41 @@ func (s *Session) stopCapturesFor(ctx context.Context, st rewrite.Statement) err
 		return nil
 	}
 	why := sandboxDDL + cmp.Or(st.Kind, "DDL") + " in the sandbox"
-	return s.m.stopCaptures(ctx, s.sb, st.Writes, why)
+	return s.m.stopCaptures(ctx, s.sb, st.Writes, why, s.ownConn())
 }
 
-// isCaptureTrigger reports a trigger name of the proxy's capture.
-func (m *Manager) isCaptureTrigger(name string) bool {
-	return strings.HasPrefix(strings.ToLower(name), strings.ToLower(m.cfg.Prefix)+"_")
+// ownConn is the client's own upstream connection as a forker.Conn (nil
+// when the session has none: tests).
+func (s *Session) ownConn() forker.Conn {
+	if s.up == nil {
+		return nil
+	}
+	return upstreamConn{s.up}
+}
+
+// upstreamConn runs the proxy's own statements on a client's connection.
+type upstreamConn struct{ up Upstream }
+
+// Exec implements forker.Conn.
+func (u upstreamConn) Exec(ctx context.Context, sql string) (uint64, error) {
+	r, err := u.up.Query(ctx, sql)
+	if err != nil {
+		return 0, err
+	}
+	var n uint64
+	for _, ok := range r.OKs {
+		n += ok.Affected
+	}
+	return n, nil
+}
+
+// Query implements forker.Conn.
+func (u upstreamConn) Query(ctx context.Context, sql string) ([][]*string, error) {
+	r, err := u.up.Query(ctx, sql)
+	if err != nil {
+		return nil, err
+	}
+	return r.Rows, nil
 }
 
 // captureTrigger is the start of the names of the capture triggers of t's
@@ -224,7 +256,7 @@ func captureSuffix(event string) string {
 // its event again, after the sandbox made an AFTER trigger there: dropped
 // and made again, so that the sandbox's triggers have the order
 // (ACTION_ORDER) they would have on a copy of the database.
-func (m *Manager) lastCapture(ctx context.Context, sb *Sandbox, t rewrite.Table, event string) error {
+func (m *Manager) lastCapture(ctx context.Context, sb *Sandbox, t rewrite.Table, event string, on forker.Conn) error {
 	e, ok := sb.resolve(m.key(m.norm(t)))
 	if !ok || e.kind != kindFork {
 		return nil
@@ -243,10 +275,25 @@ func (m *Manager) lastCapture(ctx context.Context, sb *Sandbox, t rewrite.Table,
 		if i < 0 {
 			return nil
 		}
-		if _, err := c.Exec(ctx, cp.DropTriggersDDL()[i]); err != nil {
+		// Most often it still is (CREATE TRIGGER IF NOT EXISTS of one that
+		// exists, FOLLOWS or PRECEDES another): left alone, with the
+		// client's warnings, which a statement on its connection would clear.
+		last, err := c.Query(ctx, "SELECT TRIGGER_NAME FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = "+
+			rewrite.QuoteString(e.phys.DB)+" AND EVENT_OBJECT_TABLE = "+rewrite.QuoteString(e.phys.Name)+" AND ACTION_TIMING = 'AFTER' AND "+
+			"EVENT_MANIPULATION = "+rewrite.QuoteString(strings.ToUpper(event))+" ORDER BY ACTION_ORDER DESC LIMIT 1")
+		if err != nil {
+			return fmt.Errorf("read the triggers of %s: %w", e.logical, err)
+		}
+		if len(last) == 1 && str(last[0][0]) == cp.Triggers()[i] {
+			return nil
+		}
+		// On the client's connection, which may hold the table (LOCK TABLES).
+		run := cmp.Or[forker.Conn](on, c)
+		if _, err := run.Exec(ctx, cp.DropTriggersDDL()[i]); err != nil {
 			return fmt.Errorf("reorder the capture of %s: %w", e.logical, err)
 		}
-		if err := forker.ExecWith(ctx, c, forker.Modes{SQLMode: "NO_ENGINE_SUBSTITUTION"}, cp.TriggerDDL()[i]); err != nil {
+		if err := forker.ExecWith(ctx, run, forker.Modes{SQLMode: "NO_ENGINE_SUBSTITUTION"}, cp.TriggerDDL()[i]); err != nil {
+
 			return fmt.Errorf("reorder the capture of %s: %w", e.logical, err)
 		}
 		return nil

@@ -257,8 +257,19 @@ func litSQL(alias string, c forker.Column) string {
 		return "IF(" + v + " IS NULL, 'NULL', CONCAT('X''', HEX(" + v + "), ''''))"
 	case c.Float():
 		return "QUOTE(CAST(" + v + " AS DOUBLE))"
+	case exactNumber(c.DataType):
+		return "IFNULL(CAST(" + v + " AS CHAR), 'NULL')"
 	}
 	return "QUOTE(" + v + ")"
+}
+
+// exactNumber reports integer and DECIMAL types, whose text is their value.
+func exactNumber(dataType string) bool {
+	switch dataType {
+	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint", "decimal", "numeric":
+		return true
+	}
+	return false
 }
 
 // keyColumns are the columns of key in shape s.

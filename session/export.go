@@ -273,9 +273,15 @@ func (d *differ) dml(et *exportTable, op string) []string {
 		if dt.change == "altered" && dt.key == nil && len(vals) > 0 {
 			out = append(out, "DELETE FROM "+dt.logical.Quoted())
 		}
-		upd := make([]string, len(names))
+		var upd []string
+		keyIdx := keyIndexes(cols, dt.key)
 		for i, n := range names {
-			upd[i] = n + " = VALUES(" + n + ")"
+			if !slices.Contains(keyIdx, i) {
+				upd = append(upd, n+" = VALUES("+n+")")
+			}
+		}
+		if len(upd) == 0 { // every column is the key's
+			upd = []string{names[0] + " = VALUES(" + names[0] + ")"}
 		}
 		for b := range slices.Chunk(vals, exportBatch) {
 			stmt := "INSERT INTO " + dt.logical.Quoted() + " (" + strings.Join(names, ", ") + ") VALUES " + strings.Join(b, ", ")

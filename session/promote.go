@@ -53,15 +53,24 @@ type conflict struct {
 }
 
 // Promote applies sb's changes to production for user, by strategy FAIL,
-// OURS or THEIRS; via says where it was asked (sql, api).
+// OURS or THEIRS; via says where it was asked (sql, api). Only sb's owner
+// and sandbox admins may.
 func (m *Manager) Promote(ctx context.Context, sb *Sandbox, user, strategy, via string) (*Reply, error) {
+	return m.promote(ctx, sb, user, strategy, via, m.isAdmin(user))
+}
+
+// promote is Promote; admin lets user promote any sandbox (the admin API).
+func (m *Manager) promote(ctx context.Context, sb *Sandbox, user, strategy, via string, admin bool) (*Reply, error) {
 	strategy = strings.ToUpper(cmpOr(strategy, "FAIL"))
 	if m.promoteDial == nil {
 		return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "SANDBOX PROMOTE needs a promote account: start the proxy with "+
 			"--promote-user and --promote-password (an upstream account that may write production); SANDBOX EXPORT gives the statements to review and run")
 	}
-	if sb.Owner != user && !m.isAdmin(user) {
+	if sb.Owner != user && !admin {
 		return nil, refusal(wire.ErSpecificAccessDenied, "42000", "only the owner of sandbox %q (%s) or a sandbox admin may promote it", sb.Name, sb.Owner)
+	}
+	if !slices.Contains([]string{"FAIL", "OURS", "THEIRS"}, strategy) {
+		return nil, refusal(wire.ErParse, "42000", "unknown strategy %q: use FAIL, OURS or THEIRS", strategy)
 	}
 	p := &promotion{m: m, sb: sb, user: user, strategy: strategy, via: via, started: time.Now().UTC()}
 	r, err := p.run(ctx)
@@ -71,21 +80,20 @@ func (m *Manager) Promote(ctx context.Context, sb *Sandbox, user, strategy, via 
 
 // promotion is one run of PROMOTE.
 type promotion struct {
-	m                  *Manager
-	sb                 *Sandbox
-	user, strategy     string
-	via                string
-	started            time.Time
-	order              []*exportTable
-	outcome            string
-	ddlDone            bool
-	ins, upd, del      int64
-	conflicts          int
-	exportSum          string
-	auditID            string
-	tables             int
-	conflictList       []string
-	skippedConflicting int
+	m              *Manager
+	sb             *Sandbox
+	user, strategy string
+	via            string
+	started        time.Time
+	order          []*exportTable
+	outcome        string
+	ddlDone        bool
+	ins, upd, del  int64
+	conflicts      int
+	exportSum      string
+	auditID        string
+	tables         int
+	conflictList   []string
 }
 
 func (p *promotion) run(ctx context.Context) (*Reply, error) {

@@ -1,0 +1,73 @@
+package session
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestAlterSpecs(t *testing.T) {
+	prod := "CREATE TABLE `t` (\n" +
+		"  `id` int(11) NOT NULL AUTO_INCREMENT,\n" +
+		"  `a` int(11) DEFAULT NULL,\n" +
+		"  `b` varchar(10) DEFAULT NULL,\n" +
+		"  `p` int(11) DEFAULT NULL,\n" +
+		"  PRIMARY KEY (`id`),\n" +
+		"  KEY `ka` (`a`),\n" +
+		"  KEY `fk_p` (`p`),\n" +
+		"  CONSTRAINT `fk_p` FOREIGN KEY (`p`) REFERENCES `parent` (`id`),\n" +
+		"  CONSTRAINT `chk` CHECK (`a` > 0)\n" +
+		") ENGINE=InnoDB AUTO_INCREMENT=7 DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci"
+	for _, c := range []struct {
+		name      string
+		sandbox   string
+		pre, post []string
+	}{
+		{name: "same but AUTO_INCREMENT", sandbox: prod[:len(prod)-len(" AUTO_INCREMENT=7 DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci")] +
+			" AUTO_INCREMENT=90 DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci"},
+		{name: "column added, one modified, one dropped, index swapped",
+			sandbox: "CREATE TABLE `t` (\n" +
+				"  `id` int(11) NOT NULL AUTO_INCREMENT,\n" +
+				"  `a` bigint(20) DEFAULT NULL,\n" +
+				"  `c` int(11) NOT NULL DEFAULT 3,\n" +
+				"  `p` int(11) DEFAULT NULL,\n" +
+				"  PRIMARY KEY (`id`),\n" +
+				"  UNIQUE KEY `uc` (`c`),\n" +
+				"  KEY `fk_p` (`p`),\n" +
+				"  CONSTRAINT `fk_p` FOREIGN KEY (`p`) REFERENCES `parent` (`id`) ON DELETE CASCADE,\n" +
+				"  CONSTRAINT `chk` CHECK (`a` > 0)\n" +
+				") ENGINE=InnoDB AUTO_INCREMENT=7 DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
+			pre: []string{"DROP INDEX IF EXISTS `ka`", "DROP FOREIGN KEY IF EXISTS `fk_p`",
+				"MODIFY COLUMN IF EXISTS `a` bigint(20) DEFAULT NULL AFTER `id`",
+				"ADD COLUMN IF NOT EXISTS `c` int(11) NOT NULL DEFAULT 3 AFTER `a`",
+				"DROP COLUMN IF EXISTS `b`"},
+			post: []string{"ADD UNIQUE KEY IF NOT EXISTS `uc` (`c`)",
+				"ADD CONSTRAINT `fk_p` FOREIGN KEY IF NOT EXISTS (`p`) REFERENCES `parent` (`id`) ON DELETE CASCADE"}},
+		{name: "engine and primary key",
+			sandbox: "CREATE TABLE `t` (\n" +
+				"  `id` int(11) NOT NULL AUTO_INCREMENT,\n" +
+				"  `a` int(11) DEFAULT NULL,\n" +
+				"  `b` varchar(10) DEFAULT NULL,\n" +
+				"  `p` int(11) DEFAULT NULL,\n" +
+				"  PRIMARY KEY (`id`,`a`),\n" +
+				"  KEY `ka` (`a`),\n" +
+				"  KEY `fk_p` (`p`),\n" +
+				"  CONSTRAINT `fk_p` FOREIGN KEY (`p`) REFERENCES `parent` (`id`),\n" +
+				"  CONSTRAINT `chk` CHECK (`a` > 0)\n" +
+				") ENGINE=Aria DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
+			pre:  []string{"DROP PRIMARY KEY", "ENGINE=Aria DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci"},
+			post: []string{"ADD PRIMARY KEY (`id`,`a`)"}},
+	} {
+		pre, post := alterSpecs(readDef(prod), readDef(c.sandbox))
+		if !slices.Equal(pre, c.pre) || !slices.Equal(post, c.post) {
+			t.Errorf("%s:\n pre  %q\n want %q\n post %q\n want %q", c.name, pre, c.pre, post, c.post)
+		}
+	}
+}
+
+func TestFirstIdent(t *testing.T) {
+	for in, want := range map[string]string{"`a` int": "a", "`a``b` x": "a`b", "x": "", "`open": "open"} {
+		if got := firstIdent(in); got != want {
+			t.Errorf("firstIdent(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
