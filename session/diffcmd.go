@@ -41,6 +41,12 @@ func (m *Manager) sandboxNamed(ctx context.Context, name, user string, cur *Sand
 // withSnapshot runs f on a side connection in one consistent snapshot,
 // read in UTC (the connection's time zone is set back after).
 func (m *Manager) withSnapshot(ctx context.Context, sb *Sandbox, export bool, f func(d *differ) error) error {
+	if sb.shareable() {
+		// Forks another process made since this one last looked.
+		if err := m.syncTables(ctx, sb); err != nil {
+			return err
+		}
+	}
 	return m.withConn(ctx, func(c SideConn) error {
 		rows, err := c.Query(ctx, "SELECT @@session.time_zone")
 		if err != nil {
@@ -94,6 +100,9 @@ func (m *Manager) Diff(ctx context.Context, sb *Sandbox, summary bool, only *rew
 				ddl, err := d.ddl(ctx, dt)
 				if err != nil {
 					return err
+				}
+				if dt.change == "created" && dt.prodOK {
+					ddl = "DROP TABLE IF EXISTS " + dt.logical.Quoted() + ";\n" + ddl // made again in the sandbox
 				}
 				if ddl != "" {
 					r.Rows = append(r.Rows, []*string{name, sp("ddl"), nil, nil, sp(ddl), nil})

@@ -57,6 +57,10 @@ func (d *differ) exportPlan(ctx context.Context, tables []*diffTable) ([]*export
 			if et.ddl, err = d.ddl(ctx, dt); err != nil {
 				return nil, err
 			}
+			if dt.change == "created" && dt.prodOK {
+				// Dropped and made again in the sandbox: production's goes.
+				et.pre = []string{"DROP TABLE IF EXISTS " + dt.logical.Quoted()}
+			}
 		case "altered":
 			if et.pre, et.post, err = d.alterStatements(ctx, dt); err != nil {
 				return nil, err
@@ -112,10 +116,10 @@ func (d *differ) steps(order []*exportTable) exportSteps {
 	rev := slices.Clone(order)
 	slices.Reverse(rev)
 	for _, et := range order {
+		st.pre = append(st.pre, et.pre...)
 		if et.td.t.change == "created" {
 			st.pre = append(st.pre, et.ddl)
 		}
-		st.pre = append(st.pre, et.pre...)
 	}
 	for _, op := range []string{"insert", "update"} {
 		for _, et := range order {
