@@ -9,12 +9,16 @@
 // one 200 MiB row along each path (direct, the relay, the passthrough
 // proxy, and the sandbox-mode proxy as a single statement, inside a
 // multi-statement input with SANDBOX statements and as a prepared
-// statement) while sampling the hop's RSS. The result is a Markdown report
-// on stdout (and in -out FILE). See docs/BENCHMARKS.md.
+// statement) while sampling the hop's RSS. With -diff (after all that) or
+// -diff-only (alone) it measures SANDBOX DIFF and EXPORT of a sandbox's
+// fork of a 1M-row table, with change capture on and off (diff.go). The
+// result is a Markdown report on stdout (and in -out FILE). See
+// docs/BENCHMARKS.md.
 package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -50,6 +54,16 @@ type options struct {
 	memRowMiB   int // size of the one large row of the memory test; 0 skips it
 	out         string
 	args        []string // the command line, for the report
+	bufferPool  string   // MariaDB's --innodb-buffer-pool-size
+
+	// The diff benchmark (diff.go): -diff adds it, -diff-only runs it alone.
+	diff, diffOnly   bool
+	diffRows         int   // rows of the production table
+	diffRuns         int   // runs of each DIFF / EXPORT measurement
+	diffSweep        []int // changed rows of the sweep, ascending; the first is the main scenario's 100
+	diffReps         int   // forks and bulk UPDATEs per capture setting
+	diffBulkRows     int   // rows of the bulk UPDATE
+	diffFallbackRuns int   // runs of DIFF SUMMARY without capture (whole-table compare)
 }
 
 func main() {
@@ -72,6 +86,16 @@ func main() {
 	flag.IntVar(&o.forkReps, "fork-reps", 3, "forks per size (median reported)")
 	flag.BoolVar(&o.forkLinked, "fork-linked", true, "also fork sbtest1 with a child table of as many rows joined by a foreign key (both are forked)")
 	flag.StringVar(&o.out, "out", "", "also write the Markdown report to this file")
+	flag.StringVar(&o.bufferPool, "innodb-buffer-pool-size", "256M", "the throwaway MariaDB's --innodb-buffer-pool-size")
+	var diffSweep string
+	flag.BoolVar(&o.diff, "diff", false, "also run the diff benchmark: SANDBOX DIFF / EXPORT of a -diff-rows fork, change capture on and off (several minutes)")
+	flag.BoolVar(&o.diffOnly, "diff-only", false, "run only the diff benchmark (no sysbench, fork-time or memory test)")
+	flag.IntVar(&o.diffRows, "diff-rows", 1000000, "rows of the diff benchmark's production table")
+	flag.IntVar(&o.diffRuns, "diff-runs", 20, "runs of each DIFF / EXPORT measurement (median and p95 over them)")
+	flag.StringVar(&diffSweep, "diff-sweep", "100,10000,100000", "changed rows (40% UPDATE, 30% INSERT, 30% DELETE) at which DIFF SUMMARY and DIFF are measured; starts at 100")
+	flag.IntVar(&o.diffReps, "diff-reps", 3, "forks and bulk UPDATEs per capture setting (on, off), interleaved")
+	flag.IntVar(&o.diffBulkRows, "diff-bulk-rows", 100000, "rows of the bulk UPDATE measured with capture on and off")
+	flag.IntVar(&o.diffFallbackRuns, "diff-fallback-runs", 5, "runs of DIFF SUMMARY with capture off (a whole-table compare)")
 	flag.StringVar(&relay, "relay", "", "internal: run as the TCP relay, LISTEN,UPSTREAM")
 	flag.Parse()
 
@@ -88,6 +112,9 @@ func main() {
 	if o.forkSizes, err = parseInts(forkSizes); err != nil {
 		fatalf("-fork-sizes: %v", err)
 	}
+	if o.diffSweep, err = parseInts(diffSweep); err != nil {
+		fatalf("-diff-sweep: %v", err)
+	}
 	o.workloads = splitList(workloads)
 	switch {
 	case len(o.workloads) == 0:
@@ -102,6 +129,11 @@ func main() {
 		fatalf("-mem-rows must be positive")
 	case o.memRowMiB < 0 || o.memRowMiB > maxRowMiB:
 		fatalf("-mem-row-mib must be between 0 and %d", maxRowMiB)
+	case o.diffRuns < 1 || o.diffReps < 1 || o.diffFallbackRuns < 1:
+		fatalf("-diff-runs, -diff-reps and -diff-fallback-runs must be positive")
+	}
+	if err := checkDiffSizes(o); err != nil {
+		fatalf("%v", err)
 	}
 	if err := run(o); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -143,6 +175,14 @@ func parseInts(s string) ([]int, error) {
 	return out, nil
 }
 
+// env is what every part of the benchmark shares: the throwaway MariaDB,
+// a direct connection to it and the proxy binary.
+type env struct {
+	root, tmp, proxyBin, sbBin string
+	db                         *testdb.Server
+	direct                     *sql.DB
+}
+
 // run does the whole benchmark. Every child process and temp dir it creates
 // is released by its defers, on success, error and Ctrl-C alike (a second
 // Ctrl-C aborts at once; the children then die through Pdeathsig).
@@ -159,52 +199,86 @@ func run(o options) error {
 	}()
 
 	start := time.Now()
-	sbBin, err := exec.LookPath("sysbench")
-	if err != nil {
+	var e env
+	var err error
+	if e.sbBin, err = exec.LookPath("sysbench"); err != nil && !o.diffOnly {
 		return errors.New("sysbench not found in $PATH (apt-get install sysbench)")
 	}
-	root, err := repoRoot()
-	if err != nil {
+	if e.root, err = repoRoot(); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp("", "sqlfork-bench-")
-	if err != nil {
+	if e.tmp, err = os.MkdirTemp("", "sqlfork-bench-"); err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer os.RemoveAll(e.tmp)
 
-	logf("building ./cmd/sqlfork-proxy in %s", root)
-	proxyBin, err := buildProxy(ctx, root, tmp)
-	if err != nil {
+	logf("building ./cmd/sqlfork-proxy in %s", e.root)
+	if e.proxyBin, err = buildProxy(ctx, e.root, e.tmp); err != nil {
 		return err
 	}
 
-	mariadbArgs := []string{"--innodb-buffer-pool-size=256M", "--max-connections=500",
+	mariadbArgs := []string{"--innodb-buffer-pool-size=" + o.bufferPool, "--max-connections=500",
 		// The memory test: a row of -mem-row-mib, and a recursive CTE of
 		// -mem-rows rows (the default bound, 1000, would cut it).
 		fmt.Sprintf("--max-allowed-packet=%dM", maxPacketMiB(o.memRowMiB)), "--max-recursive-iterations=4294967295"}
 	logf("starting throwaway MariaDB (%s)", strings.Join(mariadbArgs, " "))
-	db, err := testdb.Start(ctx, testdb.Options{ExtraArgs: mariadbArgs})
-	if err != nil {
+	if e.db, err = testdb.Start(ctx, testdb.Options{ExtraArgs: mariadbArgs}); err != nil {
 		return err
 	}
 	defer func() {
 		logf("stopping MariaDB")
-		if err := db.Stop(); err != nil {
+		if err := e.db.Stop(); err != nil {
 			logf("stopping MariaDB: %v", err)
 		}
 	}()
-	logf("MariaDB on %s", db.Addr)
+	logf("MariaDB on %s", e.db.Addr)
 
-	direct, err := openMySQL(db.Addr, db.User, db.Password, "")
-	if err != nil {
+	if e.direct, err = openMySQL(e.db.Addr, e.db.User, e.db.Password, ""); err != nil {
 		return err
 	}
-	defer direct.Close()
+	defer e.direct.Close()
 	var mariadbVersion string
-	if err := direct.QueryRowContext(ctx, "SELECT VERSION()").Scan(&mariadbVersion); err != nil {
+	if err := e.direct.QueryRowContext(ctx, "SELECT VERSION()").Scan(&mariadbVersion); err != nil {
 		return fmt.Errorf("SELECT VERSION(): %w", err)
 	}
+	rep := &report{
+		opts:        o,
+		started:     start.UTC(),
+		machine:     describeMachine(ctx, e.root, e.sbBin, mariadbVersion),
+		mariadbArgs: mariadbArgs,
+		clkTck:      clkTck(),
+	}
+	if !o.diffOnly {
+		if err := runHop(ctx, o, e, rep); err != nil {
+			return err
+		}
+	}
+	if o.diff || o.diffOnly {
+		if rep.loadStart == "" {
+			rep.loadStart = loadavg()
+		}
+		if rep.diff, err = measureDiff(ctx, o, e); err != nil {
+			return err
+		}
+	}
+	rep.loadEnd = loadavg()
+	rep.elapsed = time.Since(start)
+
+	md := rep.markdown()
+	fmt.Print(md)
+	if o.out != "" {
+		if err := os.WriteFile(o.out, []byte(md), 0o644); err != nil {
+			return err
+		}
+		logf("report written to %s", o.out)
+	}
+	return nil
+}
+
+// runHop is the benchmark of the hop: sysbench through the relay and the
+// proxies, fork times and the memory test.
+func runHop(ctx context.Context, o options, e env, rep *report) error {
+	db, direct := e.db, e.direct
 	for _, q := range []string{"DROP DATABASE IF EXISTS sbtest", "CREATE DATABASE sbtest"} {
 		if _, err := direct.ExecContext(ctx, q); err != nil {
 			return fmt.Errorf("%s: %w", q, err)
@@ -221,13 +295,13 @@ func run(o options) error {
 	}
 	logf("relay (pid %d) on %s", relay.pid(), relayAddr)
 
-	proxy, proxyAddr, proxyLog, err := startProxy(ctx, proxyBin, tmp, db.Addr, db.User, db.Password, "passthrough")
+	proxy, proxyAddr, proxyLog, err := startProxy(ctx, e.proxyBin, e.tmp, db.Addr, db.User, db.Password, "passthrough", "passthrough")
 	if err != nil {
 		return err
 	}
 	defer proxy.stop(10 * time.Second)
 	logf("proxy (pid %d) on %s", proxy.pid(), proxyAddr)
-	sbProxy, sbAddr, sbLog, err := startProxy(ctx, proxyBin, tmp, db.Addr, db.User, db.Password, "transparent")
+	sbProxy, sbAddr, sbLog, err := startProxy(ctx, e.proxyBin, e.tmp, db.Addr, db.User, db.Password, "transparent", "transparent")
 	if err != nil {
 		return err
 	}
@@ -255,7 +329,7 @@ func run(o options) error {
 		return err
 	}
 
-	sb := sbConfig{bin: sbBin, user: db.User, password: db.Password, tables: o.tables, tableSize: o.tableSize}
+	sb := sbConfig{bin: e.sbBin, user: db.User, password: db.Password, tables: o.tables, tableSize: o.tableSize}
 	logf("sysbench prepare: %d tables × %d rows", o.tables, o.tableSize)
 	if err := sb.prepare(ctx, db.Addr); err != nil {
 		return err
@@ -282,16 +356,8 @@ func run(o options) error {
 	}
 	logf("sandbox: forked %d tables × %d rows in %s", o.tables, o.tableSize, time.Since(forkStart).Round(time.Millisecond))
 
-	rep := &report{
-		opts:         o,
-		started:      start.UTC(),
-		machine:      describeMachine(ctx, root, sbBin, mariadbVersion),
-		mariadbArgs:  mariadbArgs,
-		clkTck:       clkTck(),
-		sbArgsSample: sbArgsSample(sb, o),
-	}
+	rep.sbArgsSample = sbArgsSample(sb, o)
 	rep.loadStart = loadavg()
-
 	if o.warmup > 0 {
 		secs := max(1, int(o.warmup.Round(time.Second)/time.Second))
 		for _, t := range targets {
@@ -355,17 +421,6 @@ func run(o options) error {
 	}
 	rep.proxyHWMKB, _ = procStatusKB(proxy.pid(), "VmHWM")
 	rep.relayHWMKB, _ = procStatusKB(relay.pid(), "VmHWM")
-	rep.loadEnd = loadavg()
-	rep.elapsed = time.Since(start)
-
-	md := rep.markdown()
-	fmt.Print(md)
-	if o.out != "" {
-		if err := os.WriteFile(o.out, []byte(md), 0o644); err != nil {
-			return err
-		}
-		logf("report written to %s", o.out)
-	}
 	return nil
 }
 

@@ -52,9 +52,10 @@ func buildProxy(ctx context.Context, root, dir string) (string, error) {
 // and waits until it completes a MySQL handshake. The port is picked by
 // binding :0 and closing it, so it is retried if another process takes it.
 // startProxy starts the proxy binary in mode (passthrough for the hop
-// itself, transparent for sandbox mode).
-func startProxy(ctx context.Context, bin, dir, upstream, user, password, mode string) (*child, string, string, error) {
-	logPath := filepath.Join(dir, "proxy-"+mode+".log")
+// itself, transparent for sandbox mode), with extra flags after the
+// others; its output goes to proxy-NAME.log in dir.
+func startProxy(ctx context.Context, bin, dir, upstream, user, password, name, mode string, extra ...string) (*child, string, string, error) {
+	logPath := filepath.Join(dir, "proxy-"+name+".log")
 	var lastErr error
 	for attempt := 1; attempt <= 3; attempt++ {
 		addr, err := freeAddr()
@@ -65,14 +66,14 @@ func startProxy(ctx context.Context, bin, dir, upstream, user, password, mode st
 		if err != nil {
 			return nil, "", "", err
 		}
-		cmd := exec.Command(bin, "serve",
-			"--listen="+addr,
-			"--upstream="+upstream,
-			"--upstream-user="+user,
-			"--upstream-password="+password,
+		cmd := exec.Command(bin, append([]string{"serve",
+			"--listen=" + addr,
+			"--upstream=" + upstream,
+			"--upstream-user=" + user,
+			"--upstream-password=" + password,
 			"--metrics-listen=",
-			"--mode="+mode,
-			"--log-level=warn")
+			"--mode=" + mode,
+			"--log-level=warn"}, extra...)...)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		// Keep settings from the caller's environment out of the benchmark.
 		cmd.Env = cleanEnv("SQLFORK_")

@@ -46,6 +46,7 @@ type report struct {
 	forks        []forkResult
 	proxyHWMKB   int64
 	relayHWMKB   int64
+	diff         *diffResult
 }
 
 func describeMachine(ctx context.Context, root, sbBin, mariadbVersion string) machine {
@@ -178,6 +179,15 @@ func (r *report) markdown() string {
 	p("- Proxy source: %s\n", m.proxyRev)
 	p("- Load average (1/5/15 min) at start of measurements: %s; at end: %s\n\n", r.loadStart, r.loadEnd)
 
+	if o.diffOnly {
+		p("### Parameters\n\n")
+		p("- Command: `go run ./integration/bench %s`\n", strings.Join(r.opts.args, " "))
+		p("- MariaDB: throwaway server from integration/testdb with %s\n", strings.Join(r.mariadbArgs, " "))
+		p("- Proxy: `sqlfork-proxy serve --mode=transparent --metrics-listen= --log-level=warn` (separate processes, default GOMAXPROCS), upstream account root\n")
+		b.WriteString(r.diffSection())
+		return b.String()
+	}
+
 	p("### Parameters\n\n")
 	p("- Command: `go run ./integration/bench %s`\n", strings.Join(r.opts.args, " "))
 	p("- Rounds: %d, each run %s; workloads %s; threads %s; medians over rounds\n",
@@ -264,6 +274,9 @@ func (r *report) markdown() string {
 
 	if len(r.streams) > 0 {
 		b.WriteString(r.memorySection())
+	}
+	if r.diff != nil {
+		b.WriteString(r.diffSection())
 	}
 
 	p("\n### Targets\n\n")
