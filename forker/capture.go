@@ -234,9 +234,16 @@ func (cp Capture) TriggerDDL() []string {
 		return "INSERT INTO " + cp.Side.Quoted() + " (" + quoteList(cp.Key) + ", " + rewrite.QuoteIdent(cp.Marker) + ") VALUES (" +
 			strings.Join(vals, ", ") + ", 0)" + odku
 	}
-	var same []string
+	var same, kept []string
 	for _, k := range cp.Key {
 		same = append(same, "NEW."+rewrite.QuoteIdent(k)+" <=> OLD."+rewrite.QuoteIdent(k))
+		kept = append(kept, rewrite.QuoteIdent(k)+" = OLD."+rewrite.QuoteIdent(k))
+	}
+	// A key changed before keeps its first image: looked up by its primary
+	// key, cheaper than the insert's duplicate-key path (which stays, for a
+	// row another transaction captured since this one's snapshot).
+	once := func(stmt string) string {
+		return "IF NOT EXISTS (SELECT 1 FROM " + cp.Side.Quoted() + " WHERE " + strings.Join(kept, " AND ") + ") THEN " + stmt + "; END IF"
 	}
 	names := cp.Triggers()
 	head := func(name, event string) string {
@@ -245,9 +252,9 @@ func (cp Capture) TriggerDDL() []string {
 	}
 	return []string{
 		head(names[0], "INSERT") + absent("NEW"),
-		head(names[1], "UPDATE") + "BEGIN " + image("OLD") + "; IF NOT (" + strings.Join(same, " AND ") + ") THEN " + absent("NEW") +
+		head(names[1], "UPDATE") + "BEGIN " + once(image("OLD")) + "; IF NOT (" + strings.Join(same, " AND ") + ") THEN " + absent("NEW") +
 			"; END IF; END",
-		head(names[2], "DELETE") + image("OLD"),
+		head(names[2], "DELETE") + "BEGIN " + once(image("OLD")) + "; END",
 	}
 }
 

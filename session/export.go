@@ -204,7 +204,12 @@ func (d *differ) fkOrder(ctx context.Context, ets []*exportTable) ([]*exportTabl
 		byKey[k] = et
 		phys[d.m.key(et.td.t.e.phys)] = k
 	}
-	fks, err := forker.ForeignKeys(ctx, d.c, func(db string) bool { return false })
+	// Production's databases and this sandbox's: not the registry's nor
+	// other sandboxes' (the read costs what the databases hold).
+	own := strings.ToLower(sandboxSchemaPrefix(d.m.cfg.Prefix, d.sb.ID))
+	fks, err := forker.ForeignKeys(ctx, d.c, func(db string) bool {
+		return d.m.isProxySchema(db) && !strings.HasPrefix(strings.ToLower(db), own)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -246,6 +246,9 @@ func (nopObserver) Promoted(string, string, int)                     {}
 
 // Manager owns the sandboxes of one proxy process.
 type Manager struct {
+	// undroppable are the orphaned schemas the server would not drop that
+	// were logged (once each).
+	undroppable sync.Map
 	// promoteDial opens connections with the promote account (nil: PROMOTE
 	// is refused).
 	promoteDial Dialer
@@ -1415,4 +1418,15 @@ func (m *Manager) unfork(ctx context.Context, sb *Sandbox, t rewrite.Table) erro
 // refusal is a MySQL error for the client.
 func refusal(code uint16, state, format string, args ...any) *rewrite.Refusal {
 	return &rewrite.Refusal{Code: code, State: state, Message: "sqlfork-proxy: " + fmt.Sprintf(format, args...)}
+}
+
+// warnOrphan logs, once per schema, orphaned schemas the server would not
+// drop.
+func (m *Manager) warnOrphan(schemas []string, err error) {
+	for _, s := range schemas {
+		if _, seen := m.undroppable.LoadOrStore(s, true); !seen {
+			m.log.Warn("an orphaned sandbox schema could not be dropped; the reaper retries it, and an operator may remove what the server left in its directory",
+				zap.String("schema", s), zap.Error(err))
+		}
+	}
 }

@@ -666,7 +666,14 @@ func (m *Manager) reconcile(ctx context.Context) error {
 		}
 		for _, id := range ids {
 			if err := m.dropOrphan(ctx, c, id, orphans[id]); err != nil {
-				return err
+				var se interface{ ServerError() bool }
+				if !errors.As(err, &se) || !se.ServerError() {
+					return err
+				}
+				// A schema the server cannot drop (a file a killed DDL left
+				// in its directory: 1010) must not stop the manager; the
+				// next reap tries again.
+				m.warnOrphan(orphans[id], err)
 			}
 		}
 		// Forks a crash interrupted after writing their marker row. A fork
