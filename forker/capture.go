@@ -59,6 +59,8 @@ type Shape struct {
 	Transactional bool
 	// Engine is the table's storage engine.
 	Engine string
+	// View: the name is a view's, with no rows of its own.
+	View bool
 }
 
 // Stored are the columns that are not generated.
@@ -87,7 +89,7 @@ func (s Shape) Column(name string) (Column, bool) {
 func ReadShape(ctx context.Context, c Conn, t rewrite.Table) (Shape, error) {
 	var s Shape
 	where := " WHERE TABLE_SCHEMA = " + rewrite.QuoteString(t.DB) + " AND TABLE_NAME = " + rewrite.QuoteString(t.Name)
-	rows, err := c.Query(ctx, "SELECT t.ENGINE, e.TRANSACTIONS FROM information_schema.TABLES t LEFT JOIN information_schema.ENGINES e "+
+	rows, err := c.Query(ctx, "SELECT t.ENGINE, e.TRANSACTIONS, t.TABLE_TYPE FROM information_schema.TABLES t LEFT JOIN information_schema.ENGINES e "+
 		"ON e.ENGINE = t.ENGINE"+strings.Replace(where, "TABLE_", "t.TABLE_", 2))
 	if err != nil {
 		return s, fmt.Errorf("read the engine of %s: %w", t.Quoted(), err)
@@ -95,7 +97,7 @@ func ReadShape(ctx context.Context, c Conn, t rewrite.Table) (Shape, error) {
 	if len(rows) == 0 {
 		return s, ErrNoSource
 	}
-	s.Engine, s.Transactional = str(rows[0][0]), str(rows[0][1]) == "YES"
+	s.Engine, s.Transactional, s.View = str(rows[0][0]), str(rows[0][1]) == "YES", str(rows[0][2]) == "VIEW"
 	rows, err = c.Query(ctx, "SELECT COLUMN_NAME, COLUMN_TYPE, LOWER(DATA_TYPE), CHARACTER_SET_NAME, COLLATION_NAME, EXTRA, IS_NULLABLE "+
 		"FROM information_schema.COLUMNS"+where+" ORDER BY ORDINAL_POSITION")
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,6 +30,7 @@ const (
 	methodCompare = "compare"
 	methodCreated = "created"
 	methodDropped = "dropped"
+	methodView    = "view" // a view: DDL only
 )
 
 // maxDiffRows bounds the rows of one DIFF or EXPORT answer, which the
@@ -139,6 +141,9 @@ func (d *differ) plan(ctx context.Context, e *entry, ci captureInfo) (*diffTable
 			return nil, nil
 		}
 		dt.change, dt.method, dt.keyKind = "dropped", methodDropped, dt.prod.KeyKind
+		if dt.prod.View {
+			dt.method, dt.keyKind = methodView, "view"
+		}
 		return dt, nil
 	}
 	dt.fork, err = forker.ReadShape(ctx, d.c, e.phys)
@@ -146,6 +151,14 @@ func (d *differ) plan(ctx context.Context, e *entry, ci captureInfo) (*diffTable
 		return nil, nil // dropped by a statement not refreshed yet
 	} else if err != nil {
 		return nil, err
+	}
+	if dt.fork.View {
+		// A view the sandbox made (or made again): its definition only.
+		dt.change, dt.method, dt.keyKind = "created", methodView, "view"
+		if dt.prodOK {
+			dt.change = "altered"
+		}
+		return dt, nil
 	}
 	if e.kind == kindCreated || !dt.prodOK {
 		dt.change, dt.method = "created", methodCreated
@@ -297,7 +310,7 @@ func (l *selectList) String() string { return strings.Join(l.exprs, ", ") }
 func (d *differ) diffOne(ctx context.Context, dt *diffTable, detail bool) (*tableDiff, error) {
 	td := &tableDiff{t: dt}
 	switch dt.method {
-	case methodDropped:
+	case methodDropped, methodView:
 		td.ddl = 1
 		return td, nil
 	case methodCreated:
@@ -597,6 +610,12 @@ func (d *differ) rowsCompared(ctx context.Context, td *tableDiff, detail bool) e
 // ddl is the statement that makes production's table what the sandbox's
 // is, for a created, dropped or altered table ("" for none).
 func (d *differ) ddl(ctx context.Context, dt *diffTable) (string, error) {
+	switch {
+	case dt.method == methodView && dt.change == "dropped":
+		return "DROP VIEW IF EXISTS " + dt.logical.Quoted(), nil
+	case dt.method == methodView:
+		return d.createView(ctx, dt)
+	}
 	switch dt.change {
 	case "dropped":
 		return "DROP TABLE IF EXISTS " + dt.logical.Quoted(), nil
@@ -643,4 +662,27 @@ func (d *differ) logicalNames(text string) string {
 		text = strings.ReplaceAll(text, rewrite.QuoteIdent(e.phys.DB)+".", rewrite.QuoteIdent(e.logical.DB)+".")
 	}
 	return text
+}
+
+// viewHead is what SHOW CREATE VIEW writes before VIEW: ALGORITHM, DEFINER
+// and SQL SECURITY clauses.
+var viewHead = regexp.MustCompile("^CREATE (ALGORITHM=\\w+ )?(DEFINER=`(?:[^`]|``)*`@`(?:[^`]|``)*` )?(SQL SECURITY \\w+ )?VIEW ")
+
+// createView is CREATE OR REPLACE VIEW of the sandbox's view, its names
+// told back, without its DEFINER (the account that runs the export's).
+func (d *differ) createView(ctx context.Context, dt *diffTable) (string, error) {
+	rows, err := d.c.Query(ctx, "SHOW CREATE VIEW "+dt.e.phys.Quoted())
+	if err != nil {
+		return "", fmt.Errorf("read the definition of %s: %w", dt.logical, err)
+	}
+	if len(rows) != 1 || len(rows[0]) < 2 {
+		return "", fmt.Errorf("read the definition of %s: no row", dt.logical)
+	}
+	text := str(rows[0][1])
+	m := viewHead.FindStringSubmatch(text)
+	if m == nil {
+		return "", fmt.Errorf("read the definition of %s: unexpected %.60q", dt.logical, text)
+	}
+	rest := strings.TrimPrefix(text[len(m[0]):], dt.e.phys.Quoted())
+	return "CREATE OR REPLACE " + m[1] + m[3] + "VIEW " + dt.logical.Quoted() + d.logicalNames(rest), nil
 }

@@ -52,6 +52,13 @@ func (d *differ) exportPlan(ctx context.Context, tables []*diffTable) ([]*export
 			return nil, err
 		}
 		et := &exportTable{td: td}
+		if dt.method == methodView {
+			if et.ddl, err = d.ddl(ctx, dt); err != nil {
+				return nil, err
+			}
+			ets = append(ets, et)
+			continue
+		}
 		switch dt.change {
 		case "created", "dropped":
 			if et.ddl, err = d.ddl(ctx, dt); err != nil {
@@ -117,7 +124,7 @@ func (d *differ) steps(order []*exportTable) exportSteps {
 	slices.Reverse(rev)
 	for _, et := range order {
 		st.pre = append(st.pre, et.pre...)
-		if et.td.t.change == "created" {
+		if et.td.t.change == "created" && et.td.t.method != methodView {
 			st.pre = append(st.pre, et.ddl)
 		}
 	}
@@ -132,8 +139,19 @@ func (d *differ) steps(order []*exportTable) exportSteps {
 	for _, et := range order {
 		st.post = append(st.post, et.post...)
 	}
+	// Views once their tables are there, and gone before tables go.
+	for _, et := range order {
+		if et.td.t.method == methodView && et.td.t.change != "dropped" {
+			st.post = append(st.post, et.ddl)
+		}
+	}
 	for _, et := range rev {
-		if et.td.t.change == "dropped" {
+		if et.td.t.method == methodView && et.td.t.change == "dropped" {
+			st.post = append(st.post, et.ddl)
+		}
+	}
+	for _, et := range rev {
+		if et.td.t.change == "dropped" && et.td.t.method != methodView {
 			st.post = append(st.post, et.ddl)
 		}
 	}
@@ -252,7 +270,7 @@ func (d *differ) fkOrder(ctx context.Context, ets []*exportTable) ([]*exportTabl
 // dml is et's statements of one kind: insert, update or delete.
 func (d *differ) dml(et *exportTable, op string) []string {
 	dt := et.td.t
-	if dt.change == "dropped" {
+	if dt.change == "dropped" || dt.method == methodView {
 		return nil
 	}
 	cols := dt.fork.Stored()

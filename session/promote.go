@@ -232,6 +232,7 @@ func (p *promotion) checkable() error {
 			continue
 		}
 		switch {
+		case dt.method == methodView:
 		case dt.method == methodCapture && !sameColumns(dt.fork, dt.prod):
 			return refusal(wire.ErUnknown, "HY000", "production's table %s changed its columns or key since the sandbox forked it; "+
 				"SANDBOX EXPORT gives the statements to adapt and run", dt.logical)
