@@ -165,7 +165,11 @@ func (d *differ) exportStatements(ctx context.Context, tables []*diffTable) ([]s
 		return nil, err
 	}
 	st := d.steps(order)
-	out := append(slices.Clone(exportHeader), exportNotes(order)...)
+	objects, err := d.ownObjects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := append(append(slices.Clone(exportHeader), exportNotes(order)...), objects...)
 	return append(append(append(out, st.pre...), st.rows...), st.post...), nil
 }
 
@@ -401,4 +405,50 @@ func keyTuple(lits []string) string {
 		return lits[0]
 	}
 	return "(" + strings.Join(lits, ", ") + ")"
+}
+
+// ownObjects are notes naming the stored routines and triggers the sandbox
+// made that production does not have: an export does not carry them yet
+// (nor routines and triggers it replaced), which the note says.
+func (d *differ) ownObjects(ctx context.Context) ([]string, error) {
+	own := likeEscape(sandboxSchemaPrefix(d.m.cfg.Prefix, d.sb.ID)) + "%"
+	rows, err := d.c.Query(ctx, "SELECT s.ROUTINE_TYPE, s.ROUTINE_SCHEMA, s.ROUTINE_NAME FROM information_schema.ROUTINES s "+
+		"WHERE s.ROUTINE_SCHEMA LIKE "+rewrite.QuoteString(own)+
+		" UNION ALL SELECT 'TRIGGER', t.TRIGGER_SCHEMA, t.TRIGGER_NAME FROM information_schema.TRIGGERS t WHERE t.TRIGGER_SCHEMA LIKE "+
+		rewrite.QuoteString(own)+" AND t.TRIGGER_NAME NOT LIKE "+rewrite.QuoteString(likeEscape(d.m.cfg.Prefix)+"%")+" ORDER BY 1, 2, 3")
+	if err != nil {
+		return nil, fmt.Errorf("list the sandbox's routines and triggers: %w", err)
+	}
+	logical := map[string]string{}
+	d.sb.mu.Lock()
+	for _, e := range d.sb.tables {
+		logical[e.phys.DB] = e.logical.DB
+	}
+	d.sb.mu.Unlock()
+	var names []string
+	for _, r := range rows {
+		kind, db, name := str(r[0]), str(r[1]), str(r[2])
+		if l, ok := logical[db]; ok {
+			db = l
+		}
+		var q string
+		if kind == "TRIGGER" {
+			q = "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = " + rewrite.QuoteString(db) + " AND TRIGGER_NAME = " + rewrite.QuoteString(name)
+		} else {
+			q = "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = " + rewrite.QuoteString(kind) + " AND ROUTINE_SCHEMA = " +
+				rewrite.QuoteString(db) + " AND ROUTINE_NAME = " + rewrite.QuoteString(name)
+		}
+		n, err := d.c.Query(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("look up %s %s.%s in production: %w", kind, db, name, err)
+		}
+		if len(n) == 1 && str(n[0][0]) == "0" {
+			names = append(names, strings.ToLower(kind)+" "+rewrite.QuoteIdent(db)+"."+rewrite.QuoteIdent(name))
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	return []string{"-- not exported: stored routines and triggers the sandbox made (" + strings.Join(names, ", ") +
+		"), or replaced: run their CREATE statements on production yourself"}, nil
 }
