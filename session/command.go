@@ -107,8 +107,12 @@ func ParseCommand(sql string) (Command, error) {
 			if len(rest) < 2 {
 				return Command{}, fmt.Errorf("FOR needs a table; %s", syntaxHelp)
 			}
-			name := strings.Join(rest[1:], "")
-			rest = nil
+			// One name: db.t may come as several words (`db`.`t`).
+			name := rest[1]
+			rest = rest[2:]
+			for len(rest) > 0 && (strings.HasPrefix(rest[0], ".") || strings.HasSuffix(name, ".")) {
+				name, rest = name+rest[0], rest[1:]
+			}
 			if db, t, ok := strings.Cut(name, "."); ok {
 				c.ForDB, c.ForTable = db, t
 			} else {

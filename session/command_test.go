@@ -31,6 +31,8 @@ func TestParseCommand(t *testing.T) {
 		{in: "SANDBOX DIFF box FOR t", want: Command{Verb: VerbDiff, Name: "box", ForTable: "t"}},
 		{in: "SANDBOX DIFF FOR", err: "FOR needs a table"},
 		{in: "SANDBOX DIFF a b", err: "unexpected"},
+		{in: "SANDBOX DIFF SUMMARY a FOR x extra", err: "unexpected"},
+		{in: "SANDBOX DIFF FOR `d` . `t`", want: Command{Verb: VerbDiff, ForDB: "d", ForTable: "t"}},
 		{in: "SANDBOX EXPORT", want: Command{Verb: VerbExport}},
 		{in: "SANDBOX EXPORT box;", want: Command{Verb: VerbExport, Name: "box"}},
 		{in: "SANDBOX PROMOTE", want: Command{Verb: VerbPromote, Strategy: "FAIL"}},

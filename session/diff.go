@@ -165,13 +165,19 @@ func (d *differ) plan(ctx context.Context, e *entry, ci captureInfo) (*diffTable
 		dt.key, dt.keyKind = dt.fork.Key, dt.fork.KeyKind
 		return dt, nil
 	}
-	if !sameColumns(dt.fork, dt.prod) {
-		// The sandbox's DDL, or production's since the fork.
-		if strings.HasPrefix(ci.reason, sandboxDDL) {
-			dt.change = "altered"
-		} else {
-			dt.note = "production's table changed since the fork; "
+	switch {
+	case strings.HasPrefix(ci.reason, sandboxDDL):
+		// The sandbox's DDL: altered when its definition is not
+		// production's (columns, keys, constraints, table options).
+		pre, post, err := d.alterStatements(ctx, dt)
+		if err != nil {
+			return nil, err
 		}
+		if len(pre)+len(post) > 0 {
+			dt.change = "altered"
+		}
+	case !sameColumns(dt.fork, dt.prod):
+		dt.note = "production's table changed since the fork; "
 	}
 	if ci.state == captureRows {
 		dt.method, dt.key, dt.keyKind = methodCapture, ci.key, ci.keyKind

@@ -291,28 +291,28 @@ func (d *differ) dml(et *exportTable, op string) []string {
 	}
 	var out []string
 	switch op {
-	case "insert":
+	case "insert", "update":
+		// An update is written as an upsert too: a row production deleted
+		// since the fork comes back, and a key that changed only in case
+		// (a _ci collation) is written with the sandbox's spelling.
 		var vals []string
 		for _, r := range rows {
-			if r.op != "insert" && !(r.op == "update" && dt.change == "altered") {
+			switch {
+			case dt.change == "altered" && op == "insert":
+			case dt.change == "altered" || r.op != op:
 				continue
 			}
 			for range max(r.count, 1) {
 				vals = append(vals, "("+strings.Join(r.afterLits, ", ")+")")
 			}
 		}
-		if dt.change == "altered" && dt.key == nil && len(vals) > 0 {
+		if dt.change == "altered" && dt.key == nil && op == "insert" {
+			// Emptied, then filled with every row the sandbox has.
 			out = append(out, "DELETE FROM "+dt.logical.Quoted())
 		}
-		var upd []string
-		keyIdx := keyIndexes(cols, dt.key)
+		upd := make([]string, len(names))
 		for i, n := range names {
-			if !slices.Contains(keyIdx, i) {
-				upd = append(upd, n+" = VALUES("+n+")")
-			}
-		}
-		if len(upd) == 0 { // every column is the key's
-			upd = []string{names[0] + " = VALUES(" + names[0] + ")"}
+			upd[i] = n + " = VALUES(" + n + ")"
 		}
 		for b := range slices.Chunk(vals, exportBatch) {
 			stmt := "INSERT INTO " + dt.logical.Quoted() + " (" + strings.Join(names, ", ") + ") VALUES " + strings.Join(b, ", ")
@@ -320,26 +320,6 @@ func (d *differ) dml(et *exportTable, op string) []string {
 				stmt += " ON DUPLICATE KEY UPDATE " + strings.Join(upd, ", ")
 			}
 			out = append(out, stmt)
-		}
-	case "update":
-		if dt.change == "altered" {
-			return nil
-		}
-		keyIdx := keyIndexes(cols, dt.key)
-		for _, r := range rows {
-			if r.op != "update" {
-				continue
-			}
-			var set []string
-			for i, n := range names {
-				if !slices.Contains(keyIdx, i) {
-					set = append(set, n+" = "+r.afterLits[i])
-				}
-			}
-			if len(set) == 0 {
-				continue
-			}
-			out = append(out, "UPDATE "+dt.logical.Quoted()+" SET "+strings.Join(set, ", ")+" WHERE "+keyWhere(dt.key, r.keyLits))
 		}
 	case "delete":
 		if dt.key == nil {
