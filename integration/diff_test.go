@@ -1777,13 +1777,31 @@ func TestDiffORMWorkloadExport(t *testing.T) {
 	e := newDiffEnv(t, "transparent", true, nil)
 	prodRoot := openDB(t, e.prod.DSN(""))
 	replicaRoot := openDB(t, e.replica.DSN(""))
+	// Every ORM workload of orm_test.go: required with CI=true (as there),
+	// otherwise those whose runtime is installed.
+	ci := os.Getenv("CI") == "true"
 	workloads := []ormWorkload{{"gorm", runGorm}}
-	if _, err := os.Stat("/usr/bin/python3"); err == nil && exec.Command("/usr/bin/python3", "-c", "import sqlalchemy, pymysql").Run() == nil {
+	if _, err := os.Stat("/usr/bin/python3"); ci || err == nil && exec.Command("/usr/bin/python3", "-c", "import sqlalchemy, pymysql").Run() == nil {
+		py := requireSQLAlchemy(t)
 		workloads = append(workloads, ormWorkload{"sqlalchemy", func(t *testing.T, tg ormTarget, n int) string {
-			return runSQLAlchemy(t, "/usr/bin/python3", tg, n)
+			return runSQLAlchemy(t, py, tg, n)
 		}})
 	} else {
-		t.Log("no SQLAlchemy: the GORM workload only")
+		t.Log("no SQLAlchemy")
+	}
+	if _, err := exec.LookPath("npm"); ci || err == nil {
+		requireMysql2(t)
+		workloads = append(workloads, ormWorkload{"mysql2", runMysql2})
+	} else {
+		t.Log("no node")
+	}
+	if _, err := exec.LookPath("javac"); ci || err == nil {
+		cp := requireConnectorJ(t, "orm/java/Workload.java")
+		workloads = append(workloads, ormWorkload{"connj", func(t *testing.T, tg ormTarget, n int) string {
+			return runConnectorJ(t, cp, tg, n)
+		}})
+	} else {
+		t.Log("no javac")
 	}
 	for _, acct := range e.accts {
 		for _, w := range workloads {

@@ -1133,6 +1133,7 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 	switch x := s.(type) {
 	case *ast.CreateTableStmt:
 		st.Temporary = x.TemporaryKeyword != ast.TemporaryNone
+		st.IfNotExists = x.IfNotExists
 	case *ast.DropTableStmt:
 		st.Temporary = x.TemporaryKeyword != ast.TemporaryNone && !x.IsView
 	case *ast.CreateDatabaseStmt:

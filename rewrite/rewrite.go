@@ -196,7 +196,7 @@ type Statement struct {
 	// column name (as written).
 	AliasedColumns [][2]string
 	// Database is the database CREATE DATABASE names, IfNotExists whether
-	// it says IF NOT EXISTS.
+	// it (or a CREATE TABLE) says IF NOT EXISTS.
 	Database    string
 	IfNotExists bool
 	// hint is what a refusal for Unprovable tells the client to do
