@@ -273,11 +273,9 @@ func (cp Capture) DropTriggersDDL() []string {
 // database must exist); on error nothing of it is left.
 func InstallCapture(ctx context.Context, c Conn, cp Capture) error {
 	stmts := append([]string{"DROP TABLE IF EXISTS " + cp.Side.Quoted(), cp.SideDDL()}, cp.TriggerDDL()...)
-	for _, s := range stmts {
-		if err := ExecWith(ctx, c, Modes{SQLMode: "NO_ENGINE_SUBSTITUTION"}, s); err != nil {
-			RemoveCapture(context.WithoutCancel(ctx), c, cp)
-			return fmt.Errorf("capture the changes of %s: %w", cp.Fork.Quoted(), err)
-		}
+	if _, err := ExecAllWith(ctx, c, Modes{SQLMode: "NO_ENGINE_SUBSTITUTION"}, stmts...); err != nil {
+		_ = RemoveCapture(context.WithoutCancel(ctx), c, cp)
+		return fmt.Errorf("capture the changes of %s: %w", cp.Fork.Quoted(), err)
 	}
 	return nil
 }

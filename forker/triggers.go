@@ -70,6 +70,14 @@ type Modes struct {
 // ExecWith runs stmt on c with the settings in modes, then sets the
 // connection's own back (c is a pooled side connection).
 func ExecWith(ctx context.Context, c Conn, modes Modes, stmt string) error {
+	_, err := ExecAllWith(ctx, c, modes, stmt)
+	return err
+}
+
+// ExecAllWith runs stmts on c in turn with the settings in modes, then sets
+// the connection's own back; it stops at the first error, and returns how
+// many ran.
+func ExecAllWith(ctx context.Context, c Conn, modes Modes, stmts ...string) (int, error) {
 	var set []string
 	for _, v := range [][2]string{{"sql_mode", modes.SQLMode}, {"character_set_client", modes.Charset},
 		{"collation_connection", modes.Collation}} {
@@ -77,16 +85,23 @@ func ExecWith(ctx context.Context, c Conn, modes Modes, stmt string) error {
 			set = append(set, v[0])
 		}
 	}
+	run := func() (int, error) {
+		for i, stmt := range stmts {
+			if _, err := c.Exec(ctx, stmt); err != nil {
+				return i, err
+			}
+		}
+		return len(stmts), nil
+	}
 	if len(set) == 0 {
-		_, err := c.Exec(ctx, stmt)
-		return err
+		return run()
 	}
 	rows, err := c.Query(ctx, "SELECT @@"+strings.Join(set, ", @@"))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if len(rows) != 1 || len(rows[0]) != len(set) {
-		return fmt.Errorf("read the connection's %s", strings.Join(set, ", "))
+		return 0, fmt.Errorf("read the connection's %s", strings.Join(set, ", "))
 	}
 	want := map[string]string{"sql_mode": modes.SQLMode, "character_set_client": modes.Charset, "collation_connection": modes.Collation}
 	var to, back []string
@@ -95,11 +110,11 @@ func ExecWith(ctx context.Context, c Conn, modes Modes, stmt string) error {
 		back = append(back, name+" = "+rewrite.QuoteString(str(rows[0][i])))
 	}
 	if _, err := c.Exec(ctx, "SET "+strings.Join(to, ", ")); err != nil {
-		return err
+		return 0, err
 	}
-	_, err = c.Exec(ctx, stmt)
+	n, err := run()
 	if _, rerr := c.Exec(context.WithoutCancel(ctx), "SET "+strings.Join(back, ", ")); rerr != nil && err == nil {
 		err = rerr
 	}
-	return err
+	return n, err
 }
