@@ -92,3 +92,33 @@ func TestParseMode(t *testing.T) {
 		t.Error("unknown mode accepted")
 	}
 }
+
+// FuzzParseCommand: any text parses or is refused with an error, never a
+// panic; what parses names a known verb, a valid name and a strategy
+// PROMOTE knows.
+func FuzzParseCommand(f *testing.F) {
+	for _, s := range []string{"SANDBOX DIFF SUMMARY box FOR `a`.`b`", "SANDBOX PROMOTE x STRATEGY ours;", "SANDBOX EXPORT",
+		"SANDBOX CREATE a TTL 2h", "sandbox diff for a . b", "SANDBOX DIFF FOR .", "SANDBOX DIFF FOR `"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		c, err := ParseCommand(s)
+		if err != nil {
+			return
+		}
+		switch c.Verb {
+		case VerbCreate, VerbAttach, VerbDetach, VerbKeep, VerbDiscard, VerbStatus, VerbList, VerbDiff, VerbExport, VerbPromote:
+		default:
+			t.Fatalf("%q: verb %q", s, c.Verb)
+		}
+		if c.Name != "" && ValidName(c.Name) != nil {
+			t.Fatalf("%q: name %q", s, c.Name)
+		}
+		if c.Verb == VerbPromote && c.Strategy != "FAIL" && c.Strategy != "OURS" && c.Strategy != "THEIRS" {
+			t.Fatalf("%q: strategy %q", s, c.Strategy)
+		}
+		if c.Verb == VerbDiff && c.ForDB != "" && c.ForTable == "" {
+			t.Fatalf("%q: FOR %q.%q", s, c.ForDB, c.ForTable)
+		}
+	})
+}
