@@ -94,6 +94,55 @@ type promotion struct {
 	auditID        string
 	tables         int
 	conflictList   []string
+	// echoes are production triggers on changed tables that write other
+	// changed tables (findEchoes).
+	echoes []string
+}
+
+// changes reports whether et has rows or DDL to apply.
+func (et *exportTable) changes() bool {
+	return len(et.td.rows)+len(et.all)+len(et.gone) > 0 || et.td.t.change != "forked"
+}
+
+// findEchoes lists production's triggers on the tables the promote writes
+// that write other tables it writes: in the sandbox their copies wrote
+// those rows already, which the diff holds, and in production they would
+// write them again.
+func (p *promotion) findEchoes(ctx context.Context, d *differ) error {
+	changed := map[string]bool{}
+	for _, et := range p.order {
+		if et.changes() {
+			changed[p.m.key(et.td.t.logical)] = true
+		}
+	}
+	for _, et := range p.order {
+		t := et.td.t.logical
+		if !et.changes() || !et.td.t.prodOK || et.td.t.prod.View {
+			continue
+		}
+		trs, err := p.m.readTriggers(ctx, d.c, t)
+		if err != nil {
+			return err
+		}
+		for _, tc := range trs {
+			for _, st := range tc.a.Statements {
+				if st.Routine == nil {
+					continue
+				}
+				for _, b := range st.Routine.Body {
+					for _, bs := range b.Statements {
+						for _, w := range bs.Writes {
+							w = p.m.norm(w)
+							if k := p.m.key(w); changed[k] && k != p.m.key(t) {
+								p.echoes = append(p.echoes, fmt.Sprintf("trigger %s on %s writes %s", rewrite.QuoteIdent(tc.trg.Name), t, w))
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 func (p *promotion) run(ctx context.Context) (*Reply, error) {
@@ -104,15 +153,17 @@ func (p *promotion) run(ctx context.Context) (*Reply, error) {
 		if err != nil {
 			return err
 		}
-		p.order, err = d.exportPlan(ctx, tables)
-		return err
+		if p.order, err = d.exportPlan(ctx, tables); err != nil {
+			return err
+		}
+		return p.findEchoes(ctx, d)
 	})
 	if err != nil {
 		return nil, err
 	}
 	p.m.observer().Diffed("promote", time.Since(t0))
 	for _, et := range p.order {
-		if len(et.td.rows)+len(et.all)+len(et.gone) > 0 || et.td.t.change != "forked" {
+		if et.changes() {
 			p.tables++
 		}
 	}
@@ -225,10 +276,13 @@ func (p *promotion) failed(err error) error {
 
 // checkable refuses what PROMOTE cannot check under the strategy.
 func (p *promotion) checkable() error {
+	if len(p.echoes) > 0 && p.strategy != "OURS" {
+		return refusal(wire.ErUnknown, "HY000", "production's triggers would write again rows the sandbox's changes hold (%s): "+
+			"promoting would write them twice; review SANDBOX EXPORT, or STRATEGY OURS to apply it anyway", strings.Join(p.echoes, "; "))
+	}
 	for _, et := range p.order {
 		dt := et.td.t
-		changed := len(et.td.rows)+len(et.all)+len(et.gone) > 0 || dt.change != "forked"
-		if !changed {
+		if !et.changes() {
 			continue
 		}
 		switch {
