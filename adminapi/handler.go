@@ -36,6 +36,8 @@ const (
 		"(or admin-tokenless-changes on a host whose local processes are all trusted)"
 	msgTokenOnly = "promoting a sandbox writes production: it needs admin-token " +
 		"(admin-tokenless-changes does not cover it)"
+	msgRowsNeedToken = "a sandbox's diff and export show rows, production's too: they need admin-token " +
+		"(or admin-tokenless-changes on a host whose local processes are all trusted)"
 )
 
 // NewHandler returns a handler serving the admin API alone; Register adds
@@ -60,8 +62,8 @@ func Register(mux *http.ServeMux, o Options) {
 	mux.HandleFunc("GET /api/v1/sandboxes/{name}", h.read(h.show))
 	mux.HandleFunc("POST /api/v1/sandboxes/{name}/keep", h.change(h.keep))
 	mux.HandleFunc("DELETE /api/v1/sandboxes/{name}", h.change(h.discard))
-	mux.HandleFunc("GET /api/v1/sandboxes/{name}/diff", h.read(h.diff))
-	mux.HandleFunc("GET /api/v1/sandboxes/{name}/export", h.read(h.export))
+	mux.HandleFunc("GET /api/v1/sandboxes/{name}/diff", h.rows(h.diff))
+	mux.HandleFunc("GET /api/v1/sandboxes/{name}/export", h.rows(h.export))
 	mux.HandleFunc("POST /api/v1/sandboxes/{name}/promote", h.tokenOnly(h.promote))
 }
 
@@ -89,6 +91,19 @@ func (h handler) change(next http.HandlerFunc) http.HandlerFunc {
 	return h.read(func(w http.ResponseWriter, r *http.Request) {
 		if h.o.Token == "" && !h.o.TokenlessChanges {
 			writeJSON(w, http.StatusForbidden, ErrorBody{Error: msgReadOnly})
+			return
+		}
+		next(w, r)
+	})
+}
+
+// rows guards a request that reads rows (production's among them): the
+// token, or without one, TokenlessChanges — any local process can reach a
+// tokenless loopback API, which otherwise shows metadata only.
+func (h handler) rows(next http.HandlerFunc) http.HandlerFunc {
+	return h.read(func(w http.ResponseWriter, r *http.Request) {
+		if h.o.Token == "" && !h.o.TokenlessChanges {
+			writeJSON(w, http.StatusForbidden, ErrorBody{Error: msgRowsNeedToken})
 			return
 		}
 		next(w, r)

@@ -449,7 +449,9 @@ const (
 // statuses and the exact answers.
 func TestHandlerDiffExportPromote(t *testing.T) {
 	const (
-		tokenOnly = "promoting a sandbox writes production: it needs admin-token (admin-tokenless-changes does not cover it)"
+		tokenOnly     = "promoting a sandbox writes production: it needs admin-token (admin-tokenless-changes does not cover it)"
+		rowsNeedToken = "a sandbox's diff and export show rows, production's too: they need admin-token " +
+			"(or admin-tokenless-changes on a host whose local processes are all trusted)"
 		badToken  = "missing or wrong bearer token"
 		conflicts = `conflict: PROMOTE refused: 1 rows changed in production since the fork and differently in the sandbox: app.users {"id": 1}`
 		missing   = `not found: no such sandbox: "nosuch"`
@@ -471,11 +473,13 @@ func TestHandlerDiffExportPromote(t *testing.T) {
 		wantBody   string
 		wantChange string
 	}{
-		// Diff and export read: tokenless, or with the token when one is set.
-		{"diff summary", tokenless, "GET", "/api/v1/sandboxes/box/diff?summary=1", "", 200, jsonType, summaryJSON, ""},
-		{"diff summary=true", tokenless, "GET", "/api/v1/sandboxes/box/diff?summary=true", "", 200, jsonType, summaryJSON, ""},
-		{"diff summary without a value", tokenless, "GET", "/api/v1/sandboxes/box/diff?summary", "", 200, jsonType, summaryJSON, ""},
-		{"diff summary=0 is the detail", tokenless, "GET", "/api/v1/sandboxes/box/diff?summary=0", "", 200, jsonType, changesJSON, ""},
+		// Diff and export show rows: the token, or without one tokenless changes.
+		{"tokenless diff", tokenless, "GET", "/api/v1/sandboxes/box/diff?summary=1", "", 403, jsonType, errorJSON(rowsNeedToken), ""},
+		{"tokenless export", tokenless, "GET", "/api/v1/sandboxes/box/export", "", 403, jsonType, errorJSON(rowsNeedToken), ""},
+		{"diff summary", tokenlessChanges, "GET", "/api/v1/sandboxes/box/diff?summary=1", "", 200, jsonType, summaryJSON, ""},
+		{"diff summary=true", tokenlessChanges, "GET", "/api/v1/sandboxes/box/diff?summary=true", "", 200, jsonType, summaryJSON, ""},
+		{"diff summary without a value", tokenlessChanges, "GET", "/api/v1/sandboxes/box/diff?summary", "", 200, jsonType, summaryJSON, ""},
+		{"diff summary=0 is the detail", tokenlessChanges, "GET", "/api/v1/sandboxes/box/diff?summary=0", "", 200, jsonType, changesJSON, ""},
 		{"diff detail", withToken, "GET", "/api/v1/sandboxes/box/diff", bearer, 200, jsonType, changesJSON, ""},
 		{"diff of one table", withToken, "GET", "/api/v1/sandboxes/box/diff?table=app.orders", bearer, 200, jsonType, "[\n" + ddlJSON + "\n]\n", ""},
 		{"diff summary of one table", withToken, "GET", "/api/v1/sandboxes/box/diff?summary=1&table=app.users", bearer, 200, jsonType,
@@ -491,11 +495,11 @@ func TestHandlerDiffExportPromote(t *testing.T) {
 		{"diff without the token", withToken, "GET", "/api/v1/sandboxes/box/diff", "", 401, jsonType, errorJSON(badToken), ""},
 		{"diff missing", withToken, "GET", "/api/v1/sandboxes/nosuch/diff", bearer, 404, jsonType, errorJSON(missing), ""},
 		{"diff failing", withToken, "GET", "/api/v1/sandboxes/broken/diff?summary=1", bearer, 500, jsonType, errorJSON(errBroken.Error()), ""},
-		{"export", tokenless, "GET", "/api/v1/sandboxes/box/export", "", 200, textType, exportText, ""},
+		{"export", tokenlessChanges, "GET", "/api/v1/sandboxes/box/export", "", 200, textType, exportText, ""},
 		{"export with the token", withToken, "GET", "/api/v1/sandboxes/box/export", bearer, 200, textType, exportText, ""},
 		{"export without the token", withToken, "GET", "/api/v1/sandboxes/box/export", "", 401, jsonType, errorJSON(badToken), ""},
-		{"export missing", tokenless, "GET", "/api/v1/sandboxes/nosuch/export", "", 404, jsonType, errorJSON(missing), ""},
-		{"export failing", tokenless, "GET", "/api/v1/sandboxes/broken/export", "", 500, jsonType, errorJSON(errBroken.Error()), ""},
+		{"export missing", tokenlessChanges, "GET", "/api/v1/sandboxes/nosuch/export", "", 404, jsonType, errorJSON(missing), ""},
+		{"export failing", tokenlessChanges, "GET", "/api/v1/sandboxes/broken/export", "", 500, jsonType, errorJSON(errBroken.Error()), ""},
 		// Promote writes production: the token, always.
 		{"tokenless promote", tokenless, "POST", "/api/v1/sandboxes/box/promote?strategy=ours", "", 403, jsonType, errorJSON(tokenOnly), ""},
 		{"tokenless changes do not promote", tokenlessChanges, "POST", "/api/v1/sandboxes/box/promote?strategy=ours", "", 403, jsonType,

@@ -59,8 +59,9 @@ type Shape struct {
 	Transactional bool
 	// Engine is the table's storage engine.
 	Engine string
-	// View: the name is a view's, with no rows of its own.
-	View bool
+	// View: the name is a view's, with no rows of its own; Sequence: a
+	// sequence's (MariaDB).
+	View, Sequence bool
 }
 
 // Stored are the columns that are not generated.
@@ -97,7 +98,8 @@ func ReadShape(ctx context.Context, c Conn, t rewrite.Table) (Shape, error) {
 	if len(rows) == 0 {
 		return s, ErrNoSource
 	}
-	s.Engine, s.Transactional, s.View = str(rows[0][0]), str(rows[0][1]) == "YES", str(rows[0][2]) == "VIEW"
+	s.Engine, s.Transactional = str(rows[0][0]), str(rows[0][1]) == "YES"
+	s.View, s.Sequence = str(rows[0][2]) == "VIEW", str(rows[0][2]) == "SEQUENCE"
 	rows, err = c.Query(ctx, "SELECT COLUMN_NAME, COLUMN_TYPE, LOWER(DATA_TYPE), CHARACTER_SET_NAME, COLLATION_NAME, EXTRA, IS_NULLABLE "+
 		"FROM information_schema.COLUMNS"+where+" ORDER BY ORDINAL_POSITION")
 	if err != nil {
@@ -236,17 +238,14 @@ func (cp Capture) TriggerDDL() []string {
 		return "INSERT INTO " + cp.Side.Quoted() + " (" + quoteList(cp.Key) + ", " + rewrite.QuoteIdent(cp.Marker) + ") VALUES (" +
 			strings.Join(vals, ", ") + ", 0)" + odku
 	}
-	var same, kept []string
+	var same []string
 	for _, k := range cp.Key {
 		same = append(same, "NEW."+rewrite.QuoteIdent(k)+" <=> OLD."+rewrite.QuoteIdent(k))
-		kept = append(kept, rewrite.QuoteIdent(k)+" = OLD."+rewrite.QuoteIdent(k))
 	}
-	// A key changed before keeps its first image: looked up by its primary
-	// key, cheaper than the insert's duplicate-key path (which stays, for a
-	// row another transaction captured since this one's snapshot).
-	once := func(stmt string) string {
-		return "IF NOT EXISTS (SELECT 1 FROM " + cp.Side.Quoted() + " WHERE " + strings.Join(kept, " AND ") + ") THEN " + stmt + "; END IF"
-	}
+	// No lookup of the side table before the insert: in a trigger of a
+	// write a read locks (next-key), and would make transactions changing
+	// other rows wait on each other; a duplicate key's insert locks its
+	// row only.
 	names := cp.Triggers()
 	head := func(name, event string) string {
 		return "CREATE TRIGGER " + rewrite.QuoteIdent(cp.Fork.DB) + "." + rewrite.QuoteIdent(name) + " AFTER " + event + " ON " +
@@ -254,9 +253,9 @@ func (cp Capture) TriggerDDL() []string {
 	}
 	return []string{
 		head(names[0], "INSERT") + absent("NEW"),
-		head(names[1], "UPDATE") + "BEGIN " + once(image("OLD")) + "; IF NOT (" + strings.Join(same, " AND ") + ") THEN " + absent("NEW") +
+		head(names[1], "UPDATE") + "BEGIN " + image("OLD") + "; IF NOT (" + strings.Join(same, " AND ") + ") THEN " + absent("NEW") +
 			"; END IF; END",
-		head(names[2], "DELETE") + "BEGIN " + once(image("OLD")) + "; END",
+		head(names[2], "DELETE") + image("OLD"),
 	}
 }
 
@@ -273,7 +272,7 @@ func (cp Capture) DropTriggersDDL() []string {
 // database must exist); on error nothing of it is left.
 func InstallCapture(ctx context.Context, c Conn, cp Capture) error {
 	stmts := append([]string{"DROP TABLE IF EXISTS " + cp.Side.Quoted(), cp.SideDDL()}, cp.TriggerDDL()...)
-	if _, err := ExecAllWith(ctx, c, Modes{SQLMode: "NO_ENGINE_SUBSTITUTION"}, stmts...); err != nil {
+	if _, err := ExecAllWith(ctx, c, captureModes(), stmts...); err != nil {
 		_ = RemoveCapture(context.WithoutCancel(ctx), c, cp)
 		return fmt.Errorf("capture the changes of %s: %w", cp.Fork.Quoted(), err)
 	}
@@ -283,13 +282,31 @@ func InstallCapture(ctx context.Context, c Conn, cp Capture) error {
 // RemoveCapture drops cp's triggers, best effort; the side table stays
 // (its pre-images still tell what the fork was).
 func RemoveCapture(ctx context.Context, c Conn, cp Capture) error {
-	var first error
-	for _, s := range cp.DropTriggersDDL() {
-		if _, err := c.Exec(ctx, s); err != nil && first == nil {
-			first = fmt.Errorf("drop the capture triggers of %s: %w", cp.Fork.Quoted(), err)
-		}
+	if _, err := ExecAllWith(ctx, c, captureModes(), cp.DropTriggersDDL()...); err != nil {
+		return fmt.Errorf("drop the capture triggers of %s: %w", cp.Fork.Quoted(), err)
 	}
-	return first
+	return nil
+}
+
+// ReplaceTrigger makes the capture trigger i of cp (0 insert, 1 update, 2
+// delete) again, in one statement (CREATE OR REPLACE: no write meets the
+// table without it), which puts it last among its event's triggers.
+func ReplaceTrigger(ctx context.Context, c Conn, cp Capture, i int) error {
+	stmt, ok := strings.CutPrefix(cp.TriggerDDL()[i], "CREATE TRIGGER ")
+	if !ok {
+		return fmt.Errorf("replace the capture trigger of %s: unexpected %.40q", cp.Fork.Quoted(), stmt)
+	}
+	if _, err := ExecAllWith(ctx, c, captureModes(), "CREATE OR REPLACE TRIGGER "+stmt); err != nil {
+		return fmt.Errorf("replace the capture trigger of %s: %w", cp.Fork.Quoted(), err)
+	}
+	return nil
+}
+
+// captureModes are the settings the capture's statements run with: its
+// triggers copy any value the fork holds (no strict mode), and its text,
+// names included, is UTF-8 whatever the connection (a client's) reads.
+func captureModes() Modes {
+	return Modes{SQLMode: "NO_ENGINE_SUBSTITUTION", Charset: "utf8mb4", Collation: "utf8mb4_general_ci"}
 }
 
 func quoteList(names []string) string {

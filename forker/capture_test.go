@@ -50,12 +50,11 @@ func TestCaptureTriggerDDL(t *testing.T) {
 	absent := func(row string) string {
 		return "INSERT INTO `_sqlfork_1`.`c_ab` (`a`, `ts`, `_sqlfork_existed`) VALUES (" + row + ".`a`, " + row + ".`ts`, 0)" + odku
 	}
-	once := "IF NOT EXISTS (SELECT 1 FROM `_sqlfork_1`.`c_ab` WHERE `a` = OLD.`a` AND `ts` = OLD.`ts`) THEN " + image + "; END IF"
 	want := []string{
 		"CREATE TRIGGER `_sqlfork_1_app`.`_sqlfork_ab_ai` AFTER INSERT ON `_sqlfork_1_app`.`t` FOR EACH ROW " + absent("NEW"),
-		"CREATE TRIGGER `_sqlfork_1_app`.`_sqlfork_ab_au` AFTER UPDATE ON `_sqlfork_1_app`.`t` FOR EACH ROW BEGIN " + once +
+		"CREATE TRIGGER `_sqlfork_1_app`.`_sqlfork_ab_au` AFTER UPDATE ON `_sqlfork_1_app`.`t` FOR EACH ROW BEGIN " + image +
 			"; IF NOT (NEW.`a` <=> OLD.`a` AND NEW.`ts` <=> OLD.`ts`) THEN " + absent("NEW") + "; END IF; END",
-		"CREATE TRIGGER `_sqlfork_1_app`.`_sqlfork_ab_ad` AFTER DELETE ON `_sqlfork_1_app`.`t` FOR EACH ROW BEGIN " + once + "; END",
+		"CREATE TRIGGER `_sqlfork_1_app`.`_sqlfork_ab_ad` AFTER DELETE ON `_sqlfork_1_app`.`t` FOR EACH ROW " + image,
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d statements, want %d", len(got), len(want))

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -236,7 +237,7 @@ func (m *Manager) ExportNamed(ctx context.Context, name string) ([]string, error
 // ErrRefused (see adminRefusal); a strategy it does not know an
 // ErrStrategy.
 func (m *Manager) PromoteNamed(ctx context.Context, name, strategy string) (*Reply, error) {
-	strategy = strings.ToUpper(cmpOr(strategy, "FAIL"))
+	strategy = strings.ToUpper(cmp.Or(strategy, "FAIL"))
 	if !slices.Contains([]string{"FAIL", "OURS", "THEIRS"}, strategy) {
 		return nil, fmt.Errorf("%w: %q (FAIL, OURS or THEIRS)", ErrStrategy, strategy)
 	}

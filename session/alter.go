@@ -158,7 +158,11 @@ func alterSpecs(from, to tableDef) (pre, post []string) {
 		}
 	}
 	if from.options != to.options && to.options != "" {
-		pre = append(pre, to.options)
+		if strings.Contains(to.options, "PARTITION BY") {
+			post = append(post, to.options) // repartitioned once the rows are the sandbox's
+		} else {
+			pre = append(pre, to.options)
+		}
 	}
 	for _, l := range to.lines {
 		o, same := from.find(l.kind, l.name)
@@ -167,7 +171,7 @@ func alterSpecs(from, to tableDef) (pre, post []string) {
 		}
 		switch {
 		case l.kind == "primary":
-			post = append(post, "ADD "+l.text)
+			pre = append(pre, "ADD "+l.text) // with the DROP: the rows are written by it
 		case isKey(l.kind):
 			post = append(post, "ADD "+ifNotExistsAfter(l.text, "KEY "))
 		case l.kind == "foreign":

@@ -54,8 +54,7 @@ func TestAlterSpecs(t *testing.T) {
 				"  CONSTRAINT `fk_p` FOREIGN KEY (`p`) REFERENCES `parent` (`id`),\n" +
 				"  CONSTRAINT `chk` CHECK (`a` > 0)\n" +
 				") ENGINE=Aria DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
-			pre:  []string{"DROP PRIMARY KEY", "ENGINE=Aria DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci"},
-			post: []string{"ADD PRIMARY KEY (`id`,`a`)"}},
+			pre: []string{"DROP PRIMARY KEY", "ENGINE=Aria DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci", "ADD PRIMARY KEY (`id`,`a`)"}},
 	} {
 		pre, post := alterSpecs(readDef(prod), readDef(c.sandbox))
 		if !slices.Equal(pre, c.pre) || !slices.Equal(post, c.post) {

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,8 +14,10 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // Change capture (forker/capture.go) in a sandbox. Every full fork gets,
@@ -169,7 +172,7 @@ func (m *Manager) stopCaptures(ctx context.Context, sb *Sandbox, tables []rewrit
 				return err
 			}
 			if trg != "" {
-				if err := forker.RemoveCapture(ctx, cmp.Or[forker.Conn](on, c), forker.Capture{Fork: e.phys, Trigger: trg}); err != nil {
+				if err := m.removeCapture(ctx, c, on, forker.Capture{Fork: e.phys, Trigger: trg}); err != nil {
 					return err
 				}
 			}
@@ -183,9 +186,43 @@ func (m *Manager) stopCaptures(ctx context.Context, sb *Sandbox, tables []rewrit
 	})
 }
 
+// removeCapture drops cp's triggers on on, or (nil) on the side connection
+// c, waiting a few seconds at most for the table: a client's open
+// transaction may hold it (a CALL or an anonymous block, which do not
+// commit it, may hold DDL). Triggers it could not drop stay, capturing
+// still; the fork is compared whole anyway.
+func (m *Manager) removeCapture(ctx context.Context, c SideConn, on forker.Conn, cp forker.Capture) error {
+	if on != nil {
+		return forker.RemoveCapture(ctx, on, cp)
+	}
+	rows, err := c.Query(ctx, "SELECT @@session.lock_wait_timeout")
+	if err != nil {
+		return err
+	}
+	if _, err := c.Exec(ctx, "SET SESSION lock_wait_timeout = 5"); err != nil {
+		return err
+	}
+	defer func() {
+		if len(rows) == 1 {
+			_, _ = c.Exec(context.WithoutCancel(ctx), "SET SESSION lock_wait_timeout = "+str(rows[0][0]))
+		}
+	}()
+	err = forker.RemoveCapture(ctx, c, cp)
+	var me *mysql.MyError
+	if errors.As(err, &me) && me.Code == wire.ErLockWaitTimeout {
+		m.log.Warn("the capture triggers of a fork stay: a transaction holds the table; a DDL of a stored program may then fail on them (1054)",
+			zap.String("fork", cp.Fork.String()))
+		return nil
+	}
+	return err
+}
+
 // stopCapturesFor stops the captures of the forks st, DDL, changes (a
-// trigger's DDL leaves them).
-func (s *Session) stopCapturesFor(ctx context.Context, st rewrite.Statement) error {
+// trigger's DDL leaves them): on the client's connection when st is the
+// client's statement (its DDL commits the open transaction anyway),
+// otherwise (a statement of a body, which runs later or not at all) on a
+// side connection.
+func (s *Session) stopCapturesFor(ctx context.Context, st rewrite.Statement, own bool) error {
 	if st.Class != rewrite.ClassDDL || strings.Contains(st.Kind, "TRIGGER") || st.Temporary || s.sb == nil {
 		return nil
 	}
@@ -193,7 +230,11 @@ func (s *Session) stopCapturesFor(ctx context.Context, st rewrite.Statement) err
 		return nil // of a table the sandbox has: it changes nothing (rows a SELECT adds fire the triggers)
 	}
 	why := sandboxDDL + cmp.Or(st.Kind, "DDL") + " in the sandbox"
-	return s.m.stopCaptures(ctx, s.sb, st.Writes, why, s.ownConn())
+	var on forker.Conn
+	if own {
+		on = s.ownConn()
+	}
+	return s.m.stopCaptures(ctx, s.sb, st.Writes, why, on)
 }
 
 // ownConn is the client's own upstream connection as a forker.Conn (nil
@@ -291,15 +332,7 @@ func (m *Manager) lastCapture(ctx context.Context, sb *Sandbox, t rewrite.Table,
 			return nil
 		}
 		// On the client's connection, which may hold the table (LOCK TABLES).
-		run := cmp.Or[forker.Conn](on, c)
-		if _, err := run.Exec(ctx, cp.DropTriggersDDL()[i]); err != nil {
-			return fmt.Errorf("reorder the capture of %s: %w", e.logical, err)
-		}
-		if err := forker.ExecWith(ctx, run, forker.Modes{SQLMode: "NO_ENGINE_SUBSTITUTION"}, cp.TriggerDDL()[i]); err != nil {
-
-			return fmt.Errorf("reorder the capture of %s: %w", e.logical, err)
-		}
-		return nil
+		return forker.ReplaceTrigger(ctx, cmp.Or[forker.Conn](on, c), cp, i)
 	})
 }
 

@@ -1121,7 +1121,7 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 			if err := s.routineChanging(ctx, st); err != nil {
 				return err
 			}
-			if err := s.forkBody(ctx, st); err != nil {
+			if err := s.forkBody(ctx, st, true); err != nil {
 				return err
 			}
 			p.locks = true
@@ -1207,7 +1207,7 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 		}
 		if st.Class == rewrite.ClassDDL {
 			p.refresh = append(p.refresh, st.Writes...)
-			if err := s.stopCapturesFor(ctx, st); err != nil {
+			if err := s.stopCapturesFor(ctx, st, true); err != nil {
 				return err
 			}
 		}
@@ -1258,7 +1258,7 @@ func (s *Session) forkBlock(ctx context.Context, a *rewrite.Analysis, p *Plan) e
 			}
 			if bs.Class == rewrite.ClassDDL {
 				p.refresh = append(p.refresh, bs.Writes...)
-				if err := s.stopCapturesFor(ctx, bs); err != nil {
+				if err := s.stopCapturesFor(ctx, bs, false); err != nil {
 					return err
 				}
 			}

@@ -31,6 +31,8 @@ const (
 	methodCreated = "created"
 	methodDropped = "dropped"
 	methodView    = "view" // a view: DDL only
+	// methodSequence: a sequence the sandbox used; not diffed.
+	methodSequence = "sequence"
 )
 
 // maxDiffRows bounds the rows of one DIFF or EXPORT answer, which the
@@ -67,6 +69,9 @@ type diffRow struct {
 	// time (PROMOTE compares production's with them).
 	beforeLits []string
 	count      int // keyless: how many such rows (1 otherwise)
+	// prodMissing: production has no row of the key (an update of a row
+	// production deleted since the fork is written as an insert).
+	prodMissing bool
 }
 
 // tableDiff is a table's changes.
@@ -85,6 +90,9 @@ type differ struct {
 	export bool
 	// budget is the rows still allowed in the answer.
 	budget int
+	// fkLoop: a foreign key references its own table, or tables reference
+	// each other (exportPlan).
+	fkLoop bool
 }
 
 // diffTables lists the tables of sb that a diff looks at (only: just that
@@ -151,6 +159,11 @@ func (d *differ) plan(ctx context.Context, e *entry, ci captureInfo) (*diffTable
 		return nil, nil // dropped by a statement not refreshed yet
 	} else if err != nil {
 		return nil, err
+	}
+	if dt.fork.Sequence || dt.prodOK && dt.prod.Sequence {
+		// Its values are not rows to diff: an export says so.
+		dt.method, dt.keyKind, dt.note = methodSequence, "sequence", "a sequence: its next value is not exported"
+		return dt, nil
 	}
 	if dt.fork.View {
 		// A view the sandbox made (or made again): its definition only.
@@ -316,6 +329,8 @@ func (l *selectList) String() string { return strings.Join(l.exprs, ", ") }
 func (d *differ) diffOne(ctx context.Context, dt *diffTable, detail bool) (*tableDiff, error) {
 	td := &tableDiff{t: dt}
 	switch dt.method {
+	case methodSequence:
+		return td, nil
 	case methodDropped, methodView:
 		td.ddl = 1
 		return td, nil
@@ -345,8 +360,8 @@ func (d *differ) query(ctx context.Context, q string, limited bool) ([][]*string
 	}
 	if limited {
 		if len(rows) > d.budget {
-			return nil, refusal(wire.ErUnknown, "HY000", "the diff has more than %d rows; use SANDBOX DIFF SUMMARY, "+
-				"SANDBOX DIFF … FOR db.table, or the admin API", maxDiffRows)
+			return nil, refusal(wire.ErUnknown, "HY000", "the diff has more than %d rows; use SANDBOX DIFF SUMMARY or "+
+				"SANDBOX DIFF … FOR db.table", maxDiffRows)
 		}
 		d.budget -= len(rows)
 	}
@@ -383,7 +398,8 @@ func (d *differ) scan(td *tableDiff, rows [][]*string, conflictCol bool) {
 			if str(r[5]) == "1" {
 				dr.conflictOp = "conflict"
 			}
-			i = 6
+			dr.prodMissing = str(r[6]) == "1"
+			i = 7
 		}
 		if d.export {
 			for j := range nk {
@@ -465,7 +481,7 @@ func (d *differ) captured(ctx context.Context, td *tableDiff, detail bool) error
 	l := &selectList{}
 	l.add(ourOp, jsonSQL("c", keyColumns(dt.fork, dt.key)), "IF("+marker+" = 1, "+jsonSQL("c", cols)+", NULL)",
 		"IF("+col("f", k0)+" IS NULL, NULL, "+jsonSQL("f", cols)+")",
-		"IF("+conflict+" AND "+col("r", k0)+" IS NOT NULL, "+jsonSQL("r", rcols)+", NULL)", conflict)
+		"IF("+conflict+" AND "+col("r", k0)+" IS NOT NULL, "+jsonSQL("r", rcols)+", NULL)", conflict, col("r", k0)+" IS NULL")
 	d.rowTail(l, dt, "c", "f")
 	order := make([]string, len(dt.key))
 	for i, k := range dt.key {
@@ -601,6 +617,9 @@ func (d *differ) rowsCompared(ctx context.Context, td *tableDiff, detail bool) e
 	}
 	for _, r := range rows {
 		n, _ := strconv.Atoi(str(r[5]))
+		if d.budget -= n - 1; d.budget < 0 { // each of the n rows is one of the answer's
+			return refusal(wire.ErUnknown, "HY000", "the diff has more than %d rows; use SANDBOX DIFF SUMMARY or SANDBOX DIFF … FOR db.table", maxDiffRows)
+		}
 		dr := diffRow{op: str(r[0]), key: r[1], before: r[2], after: r[3], count: n}
 		if d.export {
 			for _, v := range r[6:] {

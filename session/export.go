@@ -93,6 +93,13 @@ func exportNotes(order []*exportTable) []string {
 		case dt.note != "" && dt.method == methodCompare && len(et.td.rows) > 0:
 			notes = append(notes, dt.logical.String()+" was compared whole with production ("+dt.note+"): rows production changed since the fork are put back")
 		}
+		if dt.method == methodSequence {
+			notes = append(notes, "sequence "+dt.logical.String()+" was used in the sandbox: its next value is not exported")
+			continue
+		}
+		if dt.change == "created" && dt.prodOK && dt.method != methodView {
+			notes = append(notes, dt.logical.String()+": production has a table of this name, which the sandbox did not have or dropped: it is dropped and made again as the sandbox's")
+		}
 		if et.td.conflicts > 0 {
 			notes = append(notes, fmt.Sprintf("%s: %d rows changed in production since the fork are overwritten (SANDBOX PROMOTE checks them)",
 				dt.logical, et.td.conflicts))
@@ -108,7 +115,7 @@ func exportNotes(order []*exportTable) []string {
 var exportHeader = []string{
 	"SET NAMES utf8mb4",
 	"SET time_zone = '+00:00'",
-	"SET sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION'",
+	"SET sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION,ALLOW_INVALID_DATES'",
 }
 
 // exportSteps are an export's statements in its steps: DDL before the
@@ -135,6 +142,12 @@ func (d *differ) steps(order []*exportTable) exportSteps {
 	}
 	for _, et := range rev {
 		st.rows = append(st.rows, d.dml(et, "delete")...)
+	}
+	if d.fkLoop && len(st.rows) > 0 {
+		// Rows of a self-referencing table (or tables referencing each
+		// other) cannot be ordered by table: their foreign keys are checked
+		// once the rows are all written, as the sandbox had them.
+		st.rows = append(append([]string{"SET foreign_key_checks = 0"}, st.rows...), "SET foreign_key_checks = 1")
 	}
 	for _, et := range order {
 		st.post = append(st.post, et.post...)
@@ -244,7 +257,11 @@ func (d *differ) fkOrder(ctx context.Context, ets []*exportTable) ([]*exportTabl
 		if l, ok := phys[p]; ok {
 			p = l
 		}
-		if _, ok := byKey[c]; !ok || c == p {
+		if _, ok := byKey[c]; !ok {
+			continue
+		}
+		if c == p {
+			d.fkLoop = true // a tree: its rows' order is not the keys'
 			continue
 		}
 		if _, ok := byKey[p]; ok {
@@ -255,6 +272,9 @@ func (d *differ) fkOrder(ctx context.Context, ets []*exportTable) ([]*exportTabl
 	state := map[string]int{} // 1 visiting, 2 done
 	var visit func(k string)
 	visit = func(k string) {
+		if state[k] == 1 {
+			d.fkLoop = true // a cycle between tables
+		}
 		if state[k] != 0 {
 			return
 		}
@@ -274,10 +294,13 @@ func (d *differ) fkOrder(ctx context.Context, ets []*exportTable) ([]*exportTabl
 // dml is et's statements of one kind: insert, update or delete.
 func (d *differ) dml(et *exportTable, op string) []string {
 	dt := et.td.t
-	if dt.change == "dropped" || dt.method == methodView {
+	if dt.change == "dropped" || dt.method == methodView || dt.method == methodSequence {
 		return nil
 	}
 	cols := dt.fork.Stored()
+	if dt.key == nil && dt.method == methodCompare && dt.change != "altered" {
+		cols = shared(dt.fork, dt.prod) // the columns rowsCompared wrote the rows with
+	}
 	names := make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = rewrite.QuoteIdent(c.Name)
@@ -292,14 +315,16 @@ func (d *differ) dml(et *exportTable, op string) []string {
 	var out []string
 	switch op {
 	case "insert", "update":
-		// An update is written as an upsert too: a row production deleted
-		// since the fork comes back, and a key that changed only in case
-		// (a _ci collation) is written with the sandbox's spelling.
+		// An update of a row production no longer has is an insert (an
+		// upsert, as inserts are); the others are UPDATEs by key, below.
 		var vals []string
 		for _, r := range rows {
 			switch {
 			case dt.change == "altered" && op == "insert":
-			case dt.change == "altered" || r.op != op:
+			case dt.change == "altered":
+				continue
+			case op == "update" && r.op == "update" && r.prodMissing:
+			case r.op != op || op == "update":
 				continue
 			}
 			for range max(r.count, 1) {
@@ -321,6 +346,22 @@ func (d *differ) dml(et *exportTable, op string) []string {
 			}
 			out = append(out, stmt)
 		}
+		if op == "update" && dt.change != "altered" {
+			// Every column, the key's too: a key that changed only in
+			// case (a _ci collation) is written with the sandbox's
+			// spelling. An UPDATE fires production's UPDATE triggers only,
+			// as the sandbox's change did.
+			for _, r := range rows {
+				if r.op != "update" || r.prodMissing {
+					continue
+				}
+				set := make([]string, len(names))
+				for i, n := range names {
+					set[i] = n + " = " + r.afterLits[i]
+				}
+				out = append(out, "UPDATE "+dt.logical.Quoted()+" SET "+strings.Join(set, ", ")+" WHERE "+keyWhere(dt.key, r.keyLits))
+			}
+		}
 	case "delete":
 		if dt.key == nil {
 			for _, r := range rows {
@@ -330,6 +371,9 @@ func (d *differ) dml(et *exportTable, op string) []string {
 				conds := make([]string, len(cols))
 				for i, n := range names {
 					conds[i] = n + " <=> " + r.afterLits[i]
+					if strings.Contains(cols[i].Type, " CHARACTER SET ") {
+						conds[i] = "BINARY " + n + " <=> BINARY " + r.afterLits[i] // the row's bytes, not its collation's equal
+					}
 				}
 				for range max(r.count, 1) {
 					out = append(out, "DELETE FROM "+dt.logical.Quoted()+" WHERE "+strings.Join(conds, " AND ")+" LIMIT 1")
@@ -345,17 +389,6 @@ func (d *differ) dml(et *exportTable, op string) []string {
 		}
 		for b := range slices.Chunk(keys, exportBatch) {
 			out = append(out, "DELETE FROM "+dt.logical.Quoted()+" WHERE "+keyList(dt.key)+" IN ("+strings.Join(b, ", ")+")")
-		}
-	}
-	return out
-}
-
-// keyIndexes are the positions of key's columns in cols.
-func keyIndexes(cols []forker.Column, key []string) []int {
-	var out []int
-	for i, c := range cols {
-		if slices.ContainsFunc(key, func(k string) bool { return strings.EqualFold(k, c.Name) }) {
-			out = append(out, i)
 		}
 	}
 	return out

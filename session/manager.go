@@ -750,7 +750,14 @@ func (m *Manager) withConn(ctx context.Context, f func(SideConn) error) error {
 	if err != nil {
 		return err
 	}
+	done := false
+	defer func() {
+		if !done { // f panicked: the connection goes back to the pool's count, closed
+			m.drop(c)
+		}
+	}()
 	err = f(c)
+	done = true
 	var se interface{ ServerError() bool }
 	var r *rewrite.Refusal
 	if err != nil && !(errors.As(err, &se) && se.ServerError()) && !errors.As(err, &r) {

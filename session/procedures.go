@@ -85,7 +85,7 @@ func (s *Session) copyRoutine(ctx context.Context, kind, db, name string) error 
 	if err := s.confined(ctx, a); err != nil {
 		return err
 	}
-	if err := s.forkBody(ctx, st); err != nil {
+	if err := s.forkBody(ctx, st, false); err != nil { // a copy: no DDL of the client's
 		return err
 	}
 	res, err := a.Rewrite(resolver{s: s})

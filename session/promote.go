@@ -1,17 +1,20 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -61,7 +64,7 @@ func (m *Manager) Promote(ctx context.Context, sb *Sandbox, user, strategy, via 
 
 // promote is Promote; admin lets user promote any sandbox (the admin API).
 func (m *Manager) promote(ctx context.Context, sb *Sandbox, user, strategy, via string, admin bool) (*Reply, error) {
-	strategy = strings.ToUpper(cmpOr(strategy, "FAIL"))
+	strategy = strings.ToUpper(cmp.Or(strategy, "FAIL"))
 	if m.promoteDial == nil {
 		return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "SANDBOX PROMOTE needs a promote account: start the proxy with "+
 			"--promote-user and --promote-password (an upstream account that may write production); SANDBOX EXPORT gives the statements to review and run")
@@ -97,6 +100,23 @@ type promotion struct {
 	// echoes are production triggers on changed tables that write other
 	// changed tables (findEchoes).
 	echoes []string
+	// rowsStarted: the rows' statements began; nonTx names the tables
+	// written without transactions (nonTransactional).
+	rowsStarted bool
+	nonTx       []string
+}
+
+// nonTransactional reports whether the promote writes rows of a table
+// whose engine has no transactions (MyISAM, Aria…): a rollback keeps them,
+// and SELECT … FOR UPDATE does not lock them.
+func (p *promotion) nonTransactional() bool {
+	p.nonTx = p.nonTx[:0]
+	for _, et := range p.order {
+		if t := et.td.t; t.prodOK && !t.prod.Transactional && !t.prod.View && len(et.td.rows)+len(et.all)+len(et.gone) > 0 {
+			p.nonTx = append(p.nonTx, t.logical.String())
+		}
+	}
+	return len(p.nonTx) > 0
 }
 
 // changes reports whether et has rows or DDL to apply.
@@ -236,6 +256,7 @@ func (p *promotion) run(ctx context.Context) (*Reply, error) {
 	p.count()
 	sum := sha256.New()
 	for _, s := range st.rows {
+		p.rowsStarted = true
 		if _, err := pc.Exec(ctx, s); err != nil {
 			rollback()
 			return nil, p.failed(fmt.Errorf("promote: %s: %w", abbreviate(s), err))
@@ -264,9 +285,14 @@ func (p *promotion) run(ctx context.Context) (*Reply, error) {
 	return &Reply{Info: info, Affected: uint64(p.ins + p.upd + p.del)}, nil
 }
 
-// failed records a failure: partial once DDL was applied.
+// failed records a failure: partial once DDL was applied, or rows were
+// written to a table without transactions (a rollback leaves them).
 func (p *promotion) failed(err error) error {
 	p.outcome = "failed"
+	if p.rowsStarted && p.nonTransactional() {
+		p.outcome = "partial"
+		return fmt.Errorf("%w (rows already written to tables without transactions stay: %s)", err, strings.Join(p.nonTx, ", "))
+	}
 	if p.ddlDone {
 		p.outcome = "partial"
 		return fmt.Errorf("%w (the DDL before the rows was applied; production's rows are unchanged)", err)
@@ -286,7 +312,7 @@ func (p *promotion) checkable() error {
 			continue
 		}
 		switch {
-		case dt.method == methodView:
+		case dt.method == methodView, dt.method == methodSequence:
 		case dt.method == methodCapture && !sameColumns(dt.fork, dt.prod):
 			return refusal(wire.ErUnknown, "HY000", "production's table %s changed its columns or key since the sandbox forked it; "+
 				"SANDBOX EXPORT gives the statements to adapt and run", dt.logical)
@@ -315,22 +341,35 @@ func (p *promotion) findConflicts(ctx context.Context, pc SideConn, lock bool) (
 		if dt.method != methodCapture || len(et.td.rows) == 0 {
 			continue
 		}
-		cols := dt.fork.Stored()
-		var sel []string
-		for _, c := range keyColumns(dt.fork, dt.key) {
+		// Production's rows of the changed keys, matched as the server
+		// matches keys (a key spelled in another case is the same key in
+		// a _ci collation): each key is a row of a derived table, with its
+		// index, in the column's character set and collation.
+		keyCols := keyColumns(dt.fork, dt.key)
+		sel := []string{"d.`sqlfork_i`"}
+		for _, c := range dt.fork.Stored() {
 			sel = append(sel, litSQL("r", c))
 		}
-		for _, c := range cols {
-			sel = append(sel, litSQL("r", c))
+		on := make([]string, len(keyCols))
+		for j, c := range keyCols {
+			on[j] = col("r", c.Name) + " = " + col("d", c.Name)
 		}
-		nk := len(dt.key)
-		theirs := map[string][]string{}
-		var keys []string
-		for _, dr := range et.td.rows {
-			keys = append(keys, keyTuple(dr.keyLits))
+		theirs := map[int][]string{}
+		idx := make([]int, len(et.td.rows))
+		for i := range idx {
+			idx[i] = i
 		}
-		for b := range slices.Chunk(keys, 500) {
-			q := "SELECT " + strings.Join(sel, ", ") + " FROM " + dt.logical.Quoted() + " r WHERE " + keyListAs("r", dt.key) + " IN (" + strings.Join(b, ", ") + ")"
+		for b := range slices.Chunk(idx, 500) {
+			parts := make([]string, len(b))
+			for j, i := range b {
+				vals := []string{fmt.Sprint(i) + " AS `sqlfork_i`"}
+				for k, c := range keyCols {
+					vals = append(vals, keyLiteral(c, et.td.rows[i].keyLits[k])+" AS "+rewrite.QuoteIdent(c.Name))
+				}
+				parts[j] = "SELECT " + strings.Join(vals, ", ")
+			}
+			q := "SELECT " + strings.Join(sel, ", ") + " FROM (" + strings.Join(parts, " UNION ALL ") + ") d JOIN " + dt.logical.Quoted() +
+				" r ON " + strings.Join(on, " AND ")
 			if lock {
 				q += " FOR UPDATE"
 			}
@@ -339,15 +378,20 @@ func (p *promotion) findConflicts(ctx context.Context, pc SideConn, lock bool) (
 				return nil, fmt.Errorf("promote: read production's rows of %s: %w", dt.logical, err)
 			}
 			for _, r := range rows {
-				lits := make([]string, len(r))
-				for i, v := range r {
-					lits[i] = str(v)
+				lits := make([]string, len(r)-1)
+				for j, v := range r[1:] {
+					lits[j] = str(v)
 				}
-				theirs[strings.Join(lits[:nk], "\x00")] = lits[nk:]
+				i, err := strconv.Atoi(str(r[0]))
+				if err != nil {
+					return nil, fmt.Errorf("promote: read production's rows of %s: %w", dt.logical, err)
+				}
+				theirs[i] = lits
 			}
 		}
 		for i, dr := range et.td.rows {
-			th, ok := theirs[strings.Join(dr.keyLits, "\x00")]
+			th, ok := theirs[i]
+			et.td.rows[i].prodMissing = !ok // as production has it now (under lock, the last look)
 			existed := dr.op != "insert"
 			theirsChanged := ok
 			if existed {
@@ -476,18 +520,6 @@ func (p *promotion) finish(ctx context.Context, err error) {
 	}
 }
 
-// keyListAs is key's columns of alias, as one value or a row.
-func keyListAs(alias string, key []string) string {
-	q := make([]string, len(key))
-	for i, k := range key {
-		q[i] = col(alias, k)
-	}
-	if len(q) == 1 {
-		return q[0]
-	}
-	return "(" + strings.Join(q, ", ") + ")"
-}
-
 // abbreviate shortens a statement for a message.
 func abbreviate(s string) string {
 	if len(s) > 120 {
@@ -496,9 +528,16 @@ func abbreviate(s string) string {
 	return s
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
+// keyLiteral is lit, a literal of column c, in c's character set and
+// collation (a character column), so that it compares as c's values do.
+func keyLiteral(c forker.Column, lit string) string {
+	i := strings.Index(c.Type, " CHARACTER SET ")
+	if i < 0 || lit == "NULL" || c.Binary() {
+		return lit
 	}
-	return b
+	cs, co, ok := strings.Cut(strings.TrimPrefix(c.Type[i:], " CHARACTER SET "), " COLLATE ")
+	if !ok {
+		return lit
+	}
+	return "CONVERT(" + lit + " USING " + cs + ") COLLATE " + co
 }

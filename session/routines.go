@@ -137,7 +137,7 @@ func (s *Session) inSandbox(ctx context.Context, kind, phys, name string) (bool,
 // views if the body reads them, and the database the procedure goes in,
 // with the sandbox recorded in the registry (which keeps that database
 // from the reaper).
-func (s *Session) forkBody(ctx context.Context, st rewrite.Statement) error {
+func (s *Session) forkBody(ctx context.Context, st rewrite.Statement, ddl bool) error {
 	for _, b := range st.Routine.Body {
 		for _, bs := range b.Statements {
 			if _, err := s.placeFunctions(ctx, bs); err != nil {
@@ -156,7 +156,7 @@ func (s *Session) forkBody(ctx context.Context, st rewrite.Statement) error {
 				}
 			}
 			// The body may change the tables' structure when it runs.
-			if err := s.stopCapturesFor(ctx, bs); err != nil {
+			if err := s.stopCapturesFor(ctx, bs, ddl); err != nil {
 				return err
 			}
 		}

@@ -177,7 +177,7 @@ func (s *Session) planExecute(ctx context.Context, a *rewrite.Analysis, sql stri
 		// statement itself would.
 		np.ddl = true
 		np.refresh = append(append([]rewrite.Table(nil), np.refresh...), in.Statements[0].Writes...)
-		if err := s.stopCapturesFor(ctx, in.Statements[0]); err != nil {
+		if err := s.stopCapturesFor(ctx, in.Statements[0], true); err != nil {
 			return nil, true, err
 		}
 	}

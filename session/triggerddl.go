@@ -149,7 +149,7 @@ func (s *Session) forkTrigger(ctx context.Context, st rewrite.Statement, p *Plan
 			return err
 		}
 	}
-	return s.forkBody(ctx, st)
+	return s.forkBody(ctx, st, true)
 }
 
 // productionTriggers are the tables of production's triggers called name

@@ -219,11 +219,12 @@ func TestMetricsListenerMux(t *testing.T) {
 		{"loopback without token", "127.0.0.1:9104", "", false, []req{
 			{"GET", "/healthz", "", 200}, {"GET", "/metrics", "", 200},
 			{"GET", "/api/v1/sandboxes", "", 200}, {"POST", "/api/v1/sandboxes/box/keep?ttl=1h", "", 403},
-			{"GET", "/api/v1/sandboxes/box/diff?summary=1", "", 200}, {"GET", "/api/v1/sandboxes/box/export", "", 200},
+			{"GET", "/api/v1/sandboxes/box/diff?summary=1", "", 403}, {"GET", "/api/v1/sandboxes/box/export", "", 403},
 			{"POST", "/api/v1/sandboxes/box/promote?strategy=ours", "", 403},
 		}, false},
 		{"loopback with tokenless changes", "127.0.0.1:9104", "", true, []req{
 			{"POST", "/api/v1/sandboxes/box/keep?ttl=1h", "", 200}, {"POST", "/api/v1/sandboxes/box/promote?strategy=ours", "", 403},
+			{"GET", "/api/v1/sandboxes/box/diff?summary=1", "", 200}, {"GET", "/api/v1/sandboxes/box/export", "", 200},
 		}, false},
 		{"localhost without token", "localhost:9104", "", false, []req{{"GET", "/api/v1/sandboxes/box", "", 200}}, false},
 		{"beyond loopback without token", "0.0.0.0:9104", "", false, []req{
