@@ -192,6 +192,9 @@ func (m *Manager) stopCaptures(ctx context.Context, sb *Sandbox, tables []rewrit
 // commit it, may hold DDL). Triggers it could not drop stay, capturing
 // still; the fork is compared whole anyway.
 func (m *Manager) removeCapture(ctx context.Context, c SideConn, on forker.Conn, cp forker.Capture) error {
+	if _, keep := on.(keepTriggers); keep {
+		return nil
+	}
 	if on != nil {
 		return forker.RemoveCapture(ctx, on, cp)
 	}
@@ -231,8 +234,14 @@ func (s *Session) stopCapturesFor(ctx context.Context, st rewrite.Statement, own
 	}
 	why := sandboxDDL + cmp.Or(st.Kind, "DDL") + " in the sandbox"
 	var on forker.Conn
-	if own {
+	switch {
+	case own:
 		on = s.ownConn()
+	case s.inTrx:
+		// The client's transaction may hold the table: a side connection
+		// would wait for it. The triggers stay (capturing still); the fork
+		// is compared whole.
+		on = keepTriggers{}
 	}
 	return s.m.stopCaptures(ctx, s.sb, st.Writes, why, on)
 }
@@ -245,6 +254,16 @@ func (s *Session) ownConn() forker.Conn {
 	}
 	return upstreamConn{s.up}
 }
+
+// keepTriggers, as stopCaptures' connection, leaves the capture triggers
+// in place.
+type keepTriggers struct{}
+
+// Exec implements forker.Conn (never called).
+func (keepTriggers) Exec(context.Context, string) (uint64, error) { return 0, nil }
+
+// Query implements forker.Conn (never called).
+func (keepTriggers) Query(context.Context, string) ([][]*string, error) { return nil, nil }
 
 // upstreamConn runs the proxy's own statements on a client's connection.
 type upstreamConn struct{ up Upstream }
