@@ -70,3 +70,23 @@ func TestFirstIdent(t *testing.T) {
 		}
 	}
 }
+
+func TestBatches(t *testing.T) {
+	big := string(make([]byte, exportBytes-10))
+	for _, c := range []struct {
+		vals []string
+		want []int
+	}{
+		{nil, nil},
+		{make([]string, 250), []int{100, 100, 50}},
+		{[]string{"a", big, "b", big, big}, []int{3, 1, 1}},
+	} {
+		var got []int
+		for _, b := range batches(c.vals) {
+			got = append(got, len(b))
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("batches of %d values: %v, want %v", len(c.vals), got, c.want)
+		}
+	}
+}

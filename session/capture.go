@@ -171,15 +171,17 @@ func (m *Manager) stopCaptures(ctx context.Context, sb *Sandbox, tables []rewrit
 			if err != nil {
 				return err
 			}
-			if trg != "" {
-				if err := m.removeCapture(ctx, c, on, forker.Capture{Fork: e.phys, Trigger: trg}); err != nil {
-					return err
-				}
-			}
+			// Recorded first: triggers gone while the registry still said
+			// "rows" would make DIFF trust an incomplete side table.
 			if _, err := c.Exec(ctx, "UPDATE "+m.q("captures")+" SET state = "+rewrite.QuoteString(captureFull)+", reason = "+
 				rewrite.QuoteString(why)+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+" AND db = "+rewrite.QuoteString(e.logical.DB)+
 				" AND tbl = "+rewrite.QuoteString(e.logical.Name)); err != nil {
 				return fmt.Errorf("record the end of the capture of %s: %w", e.logical, err)
+			}
+			if trg != "" {
+				if err := m.removeCapture(ctx, c, on, forker.Capture{Fork: e.phys, Trigger: trg}); err != nil {
+					return err
+				}
 			}
 		}
 		return nil

@@ -28,8 +28,33 @@ import (
 // Rows of tables without a key are deleted one at a time (LIMIT 1) and
 // inserted plainly: not idempotent, which the header says.
 
-// exportBatch is how many rows one INSERT or DELETE statement carries.
-const exportBatch = 100
+// exportBatch is how many rows one INSERT or DELETE statement carries at
+// most, and exportBytes about how many bytes (max_allowed_packet is 16 MiB
+// by default: rows of large BLOBs go a few at a time).
+const (
+	exportBatch = 100
+	exportBytes = 1 << 20
+)
+
+// batches cuts vals into runs of at most exportBatch values and about
+// exportBytes bytes (a longer value alone).
+func batches(vals []string) [][]string {
+	var out [][]string
+	var cur []string
+	size := 0
+	for _, v := range vals {
+		if len(cur) > 0 && (len(cur) == exportBatch || size+len(v) > exportBytes) {
+			out = append(out, cur)
+			cur, size = nil, 0
+		}
+		cur = append(cur, v)
+		size += len(v)
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
 
 // exportTable is one table of an export, with its diff.
 type exportTable struct {
@@ -339,7 +364,7 @@ func (d *differ) dml(et *exportTable, op string) []string {
 		for i, n := range names {
 			upd[i] = n + " = VALUES(" + n + ")"
 		}
-		for b := range slices.Chunk(vals, exportBatch) {
+		for _, b := range batches(vals) {
 			stmt := "INSERT INTO " + dt.logical.Quoted() + " (" + strings.Join(names, ", ") + ") VALUES " + strings.Join(b, ", ")
 			if dt.key != nil {
 				stmt += " ON DUPLICATE KEY UPDATE " + strings.Join(upd, ", ")
@@ -387,7 +412,7 @@ func (d *differ) dml(et *exportTable, op string) []string {
 				keys = append(keys, keyTuple(rows[i].keyLits))
 			}
 		}
-		for b := range slices.Chunk(keys, exportBatch) {
+		for _, b := range batches(keys) {
 			out = append(out, "DELETE FROM "+dt.logical.Quoted()+" WHERE "+keyList(dt.key)+" IN ("+strings.Join(b, ", ")+")")
 		}
 	}

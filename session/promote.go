@@ -324,8 +324,8 @@ func (p *promotion) checkable() error {
 			return refusal(wire.ErUnknown, "HY000", "the sandbox dropped %s, and production's changes to it since cannot be checked; "+
 				"STRATEGY OURS drops it anyway", dt.logical)
 		case dt.method == methodCreated && dt.prodOK:
-			return refusal(wire.ErUnknown, "HY000", "the sandbox created %s, which production has too now; STRATEGY OURS writes the sandbox's rows into it",
-				dt.logical)
+			return refusal(wire.ErUnknown, "HY000", "the sandbox created %s, and production has a table of that name (made since the fork, "+
+				"or the one the sandbox dropped); STRATEGY OURS drops production's and makes the sandbox's", dt.logical)
 		}
 	}
 	return nil
