@@ -288,16 +288,14 @@ func RemoveCapture(ctx context.Context, c Conn, cp Capture) error {
 	return nil
 }
 
-// ReplaceTrigger makes the capture trigger i of cp (0 insert, 1 update, 2
-// delete) again, in one statement (CREATE OR REPLACE: no write meets the
-// table without it), which puts it last among its event's triggers.
-func ReplaceTrigger(ctx context.Context, c Conn, cp Capture, i int) error {
-	stmt, ok := strings.CutPrefix(cp.TriggerDDL()[i], "CREATE TRIGGER ")
-	if !ok {
-		return fmt.Errorf("replace the capture trigger of %s: unexpected %.40q", cp.Fork.Quoted(), stmt)
-	}
-	if _, err := ExecAllWith(ctx, c, captureModes(), "CREATE OR REPLACE TRIGGER "+stmt); err != nil {
-		return fmt.Errorf("replace the capture trigger of %s: %w", cp.Fork.Quoted(), err)
+// ReplaceTriggerAs makes trg (its name, timing, event and body) again on
+// table in one CREATE OR REPLACE TRIGGER, which puts it last among its
+// event's triggers.
+func ReplaceTriggerAs(ctx context.Context, c Conn, trg Trigger, table rewrite.Table) error {
+	stmt := "CREATE OR REPLACE TRIGGER " + rewrite.QuoteIdent(table.DB) + "." + rewrite.QuoteIdent(trg.Name) + " " + trg.Timing + " " +
+		trg.Event + " ON " + table.Quoted() + " FOR EACH ROW " + trg.Body
+	if _, err := ExecAllWith(ctx, c, captureModes(), stmt); err != nil {
+		return fmt.Errorf("make the trigger %s on %s last: %w", trg.Name, table.Quoted(), err)
 	}
 	return nil
 }
@@ -315,4 +313,79 @@ func quoteList(names []string) string {
 		q[i] = rewrite.QuoteIdent(n)
 	}
 	return strings.Join(q, ", ")
+}
+
+// Modifies reports a foreign key action that changes the child's rows
+// (CASCADE, SET NULL, SET DEFAULT), which fires no trigger.
+func Modifies(action string) bool {
+	switch strings.ToUpper(action) {
+	case "CASCADE", "SET NULL", "SET DEFAULT":
+		return true
+	}
+	return false
+}
+
+// CascadeDDL creates, on parent (the fork of fk's parent table), the
+// triggers that keep in cp's side table the images of cp's rows (cp's table
+// is fk's child) that fk's actions are about to change, before the parent's
+// row is deleted or its referenced columns updated: the cascade itself
+// fires no trigger on the child. name starts the triggers' names ("_bd",
+// "_bu"); they are BEFORE triggers, so they see the child's rows as they
+// are.
+func (cp Capture) CascadeDDL(parent rewrite.Table, fk ForeignKey, name string) (names, stmts []string) {
+	var cols, vals, match, same []string
+	for _, k := range cp.Key {
+		cols = append(cols, rewrite.QuoteIdent(k))
+		vals = append(vals, "c."+rewrite.QuoteIdent(k))
+	}
+	cols = append(cols, rewrite.QuoteIdent(cp.Marker))
+	vals = append(vals, "1")
+	for _, c := range cp.Stored() {
+		if cp.isKey(c.Name) {
+			continue
+		}
+		cols = append(cols, rewrite.QuoteIdent(c.Name))
+		vals = append(vals, "c."+rewrite.QuoteIdent(c.Name))
+	}
+	for i, col := range fk.Columns {
+		match = append(match, "c."+rewrite.QuoteIdent(col)+" = OLD."+rewrite.QuoteIdent(fk.RefColumns[i]))
+		same = append(same, "NEW."+rewrite.QuoteIdent(fk.RefColumns[i])+" <=> OLD."+rewrite.QuoteIdent(fk.RefColumns[i]))
+	}
+	images := "INSERT INTO " + cp.Side.Quoted() + " (" + strings.Join(cols, ", ") + ") SELECT " + strings.Join(vals, ", ") + " FROM " +
+		cp.Fork.Quoted() + " c WHERE " + strings.Join(match, " AND ") + " ON DUPLICATE KEY UPDATE " + rewrite.QuoteIdent(cp.Marker) +
+		" = " + rewrite.QuoteIdent(cp.Marker)
+	head := func(n, event string) string {
+		return "CREATE TRIGGER " + rewrite.QuoteIdent(parent.DB) + "." + rewrite.QuoteIdent(n) + " BEFORE " + event + " ON " + parent.Quoted() +
+			" FOR EACH ROW "
+	}
+	if Modifies(fk.OnDelete) {
+		names = append(names, name+"_bd")
+		stmts = append(stmts, head(name+"_bd", "DELETE")+images)
+	}
+	if Modifies(fk.OnUpdate) {
+		names = append(names, name+"_bu")
+		stmts = append(stmts, head(name+"_bu", "UPDATE")+"BEGIN IF NOT ("+strings.Join(same, " AND ")+") THEN "+images+"; END IF; END")
+	}
+	return names, stmts
+}
+
+// InstallCascade makes the triggers of CascadeDDL; on error none is left.
+func InstallCascade(ctx context.Context, c Conn, parent rewrite.Table, names, stmts []string) error {
+	if _, err := ExecAllWith(ctx, c, captureModes(), stmts...); err != nil {
+		_ = DropTriggers(context.WithoutCancel(ctx), c, parent.DB, names)
+		return fmt.Errorf("capture the changes %s's foreign keys make: %w", parent.Quoted(), err)
+	}
+	return nil
+}
+
+// DropTriggers drops the triggers names of database db (each if it exists).
+func DropTriggers(ctx context.Context, c Conn, db string, names []string) error {
+	var stmts []string
+	for _, n := range names {
+		stmts = append(stmts, "DROP TRIGGER IF EXISTS "+rewrite.QuoteIdent(db)+"."+rewrite.QuoteIdent(n))
+	}
+	if _, err := ExecAllWith(ctx, c, captureModes(), stmts...); err != nil {
+		return fmt.Errorf("drop the triggers %s of %s: %w", strings.Join(names, ", "), db, err)
+	}
+	return nil
 }

@@ -53,6 +53,17 @@ type captureInfo struct {
 	key           []string
 	side          rewrite.Table
 	trigger       string
+	// cascades are the foreign keys of the table whose actions change its
+	// rows, each with the triggers on its parent's fork that capture them.
+	cascades []cascade
+}
+
+// cascade is a foreign key of a captured table whose ON DELETE or ON UPDATE
+// action changes its rows, and the triggers that capture what it changes,
+// on the fork of its parent (Parent is the logical table).
+type cascade struct {
+	FK       forker.ForeignKey
+	Triggers []string `json:",omitempty"`
 }
 
 // captureOf is the capture of sb's fork phys: its side table and trigger
@@ -86,15 +97,15 @@ func (m *Manager) startCapture(ctx context.Context, c SideConn, sb *Sandbox, t, 
 	case len(shape.Key) == 0:
 		info.reason = "no primary key or unique key of NOT NULL columns"
 	default:
-		cascaded, err := cascadedInto(ctx, c, t)
+		cascades, why, err := m.cascadesOf(ctx, c, t, shape)
 		if err != nil {
 			return err
 		}
-		if cascaded {
-			// Rows a foreign key's action changes fire no triggers.
-			info.reason = "a foreign key's ON DELETE / ON UPDATE action changes its rows, which fires no trigger"
+		if why != "" {
+			info.reason = why
 			break
 		}
+		info.cascades = cascades
 		if _, ok := shape.Column(cp.Marker); ok {
 			info.reason = "a column is named " + cp.Marker
 			break
@@ -118,11 +129,15 @@ func (m *Manager) saveCapture(ctx context.Context, c SideConn, id string, t rewr
 	if info.key == nil {
 		key = []byte("[]")
 	}
-	_, err := c.Exec(ctx, "REPLACE INTO "+m.q("captures")+" (sandbox_id, db, tbl, state, reason, key_kind, key_cols, side_db, side_tbl, trg, created_at) VALUES ("+
+	cascades, err := json.Marshal(info.cascades)
+	if err != nil {
+		return fmt.Errorf("record the capture of %s: %w", t, err)
+	}
+	_, err = c.Exec(ctx, "REPLACE INTO "+m.q("captures")+" (sandbox_id, db, tbl, state, reason, key_kind, key_cols, side_db, side_tbl, trg, cascades, created_at) VALUES ("+
 		strings.Join([]string{rewrite.QuoteString(id), rewrite.QuoteString(t.DB), rewrite.QuoteString(t.Name), rewrite.QuoteString(info.state),
 			rewrite.QuoteString(info.reason), rewrite.QuoteString(info.keyKind), rewrite.QuoteString(string(key)),
 			rewrite.QuoteString(info.side.DB), rewrite.QuoteString(info.side.Name), rewrite.QuoteString(info.trigger),
-			sqlTime(time.Now().UTC())}, ", ")+")")
+			rewrite.QuoteString(string(cascades)), sqlTime(time.Now().UTC())}, ", ")+")")
 	if err != nil {
 		return fmt.Errorf("record the capture of %s: %w", t, err)
 	}
@@ -131,7 +146,7 @@ func (m *Manager) saveCapture(ctx context.Context, c SideConn, id string, t rewr
 
 // loadCaptures reads the captures of sandbox id, by logical table key.
 func (m *Manager) loadCaptures(ctx context.Context, c SideConn, id string) (map[string]captureInfo, error) {
-	rows, err := c.Query(ctx, "SELECT db, tbl, state, reason, key_kind, key_cols, side_db, side_tbl, trg FROM "+m.q("captures")+
+	rows, err := c.Query(ctx, "SELECT db, tbl, state, reason, key_kind, key_cols, side_db, side_tbl, trg, cascades FROM "+m.q("captures")+
 		" WHERE sandbox_id = "+rewrite.QuoteString(id))
 	if err != nil {
 		return nil, fmt.Errorf("read the captures of the sandbox: %w", err)
@@ -142,6 +157,11 @@ func (m *Manager) loadCaptures(ctx context.Context, c SideConn, id string) (map[
 			side: rewrite.Table{DB: str(r[6]), Name: str(r[7])}, trigger: str(r[8])}
 		if err := json.Unmarshal([]byte(str(r[5])), &info.key); err != nil {
 			return nil, fmt.Errorf("read the capture key of %s.%s: %w", str(r[0]), str(r[1]), err)
+		}
+		if v := str(r[9]); v != "" {
+			if err := json.Unmarshal([]byte(v), &info.cascades); err != nil {
+				return nil, fmt.Errorf("read the cascades of %s.%s: %w", str(r[0]), str(r[1]), err)
+			}
 		}
 		out[m.key(rewrite.Table{DB: str(r[0]), Name: str(r[1])})] = info
 	}
@@ -183,9 +203,53 @@ func (m *Manager) stopCaptures(ctx context.Context, sb *Sandbox, tables []rewrit
 					return err
 				}
 			}
+			if err := m.stopCascades(ctx, c, sb, e, why, on); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
+}
+
+// stopCascades drops the capture triggers of foreign key actions that
+// involve e's fork, which DDL is about to change: those of its own foreign
+// keys, on its parents' forks, and those on it of its children's, whose
+// forks are then recorded "full" (their cascaded rows are no longer
+// captured).
+func (m *Manager) stopCascades(ctx context.Context, c SideConn, sb *Sandbox, e *entry, why string, on forker.Conn) error {
+	caps, err := m.loadCaptures(ctx, c, sb.ID)
+	if err != nil {
+		return err
+	}
+	k := m.key(e.logical)
+	for ck, info := range caps {
+		var here []string // cascade triggers on e's fork
+		for _, cs := range info.cascades {
+			if m.key(m.norm(cs.FK.Parent)) == k {
+				here = append(here, cs.Triggers...)
+			}
+		}
+		_, keep := on.(keepTriggers)
+		switch {
+		case ck == k && !keep:
+			m.dropCascades(ctx, cmp.Or[forker.Conn](on, c), sb, info)
+		case ck != k && len(here) > 0:
+			child, ok := sb.resolve(ck)
+			if !ok {
+				continue
+			}
+			info.state, info.reason = captureFull, "its parent "+e.logical.String()+" was "+strings.TrimPrefix(why, sandboxDDL)
+			if err := m.saveCapture(ctx, c, sb.ID, child.logical, info); err != nil {
+				return err
+			}
+			if !keep {
+				if err := forker.DropTriggers(ctx, cmp.Or[forker.Conn](on, c), e.phys.DB, here); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // removeCapture drops cp's triggers on on, or (nil) on the side connection
@@ -317,44 +381,96 @@ func captureSuffix(event string) string {
 	return "_ad"
 }
 
-// lastCapture makes the capture trigger of event on t's fork the last of
-// its event again, after the sandbox made an AFTER trigger there: dropped
-// and made again, so that the sandbox's triggers have the order
-// (ACTION_ORDER) they would have on a copy of the database.
-func (m *Manager) lastCapture(ctx context.Context, sb *Sandbox, t rewrite.Table, event string, on forker.Conn) error {
+// lastCapture puts the proxy's triggers of timing and event on t's fork
+// last among that event's triggers again, after the sandbox made a trigger
+// there that went after them: each made again, in one CREATE OR REPLACE
+// TRIGGER (no write meets the table without it), with the body it has, so
+// that the sandbox's triggers have the order (ACTION_ORDER) they would
+// have on a copy of the database. Most often they still are last (CREATE
+// TRIGGER IF NOT EXISTS of one that exists, FOLLOWS or PRECEDES another):
+// nothing is then run on the client's connection, which would clear its
+// warnings.
+func (m *Manager) lastCapture(ctx context.Context, sb *Sandbox, t rewrite.Table, timing, event string, on forker.Conn) error {
 	e, ok := sb.resolve(m.key(m.norm(t)))
-	if !ok || e.kind != kindFork {
+	if !ok || e.kind != kindFork && e.kind != kindSchema && e.kind != kindCreated {
 		return nil
 	}
 	return m.withConn(ctx, func(c SideConn) error {
-		trg, err := m.captureTrigger(ctx, c, sb.ID, e.logical)
-		if err != nil || trg == "" {
-			return err
-		}
-		shape, err := forker.ReadShape(ctx, c, e.phys)
-		if err != nil {
-			return err
-		}
-		cp := m.captureOf(sb.ID, e.phys, shape)
-		i := slices.Index(cp.Triggers(), trg+captureSuffix(event))
-		if i < 0 {
-			return nil
-		}
-		// Most often it still is (CREATE TRIGGER IF NOT EXISTS of one that
-		// exists, FOLLOWS or PRECEDES another): left alone, with the
-		// client's warnings, which a statement on its connection would clear.
-		last, err := c.Query(ctx, "SELECT TRIGGER_NAME FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = "+
-			rewrite.QuoteString(e.phys.DB)+" AND EVENT_OBJECT_TABLE = "+rewrite.QuoteString(e.phys.Name)+" AND ACTION_TIMING = 'AFTER' AND "+
-			"EVENT_MANIPULATION = "+rewrite.QuoteString(strings.ToUpper(event))+" ORDER BY ACTION_ORDER DESC LIMIT 1")
+		rows, err := c.Query(ctx, "SELECT TRIGGER_NAME, ACTION_STATEMENT FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = "+
+			rewrite.QuoteString(e.phys.DB)+" AND EVENT_OBJECT_TABLE = "+rewrite.QuoteString(e.phys.Name)+" AND ACTION_TIMING = "+
+			rewrite.QuoteString(strings.ToUpper(timing))+" AND EVENT_MANIPULATION = "+rewrite.QuoteString(strings.ToUpper(event))+
+			" ORDER BY ACTION_ORDER")
 		if err != nil {
 			return fmt.Errorf("read the triggers of %s: %w", e.logical, err)
 		}
-		if len(last) == 1 && str(last[0][0]) == cp.Triggers()[i] {
+		prefix := strings.ToLower(m.cfg.Prefix) + "_"
+		var ours []forker.Trigger
+		misplaced := false
+		for _, r := range rows {
+			if strings.HasPrefix(strings.ToLower(str(r[0])), prefix) {
+				ours = append(ours, forker.Trigger{Name: str(r[0]), Timing: strings.ToUpper(timing), Event: strings.ToUpper(event), Body: str(r[1])})
+			} else if len(ours) > 0 {
+				misplaced = true
+			}
+		}
+		if !misplaced {
 			return nil
 		}
 		// On the client's connection, which may hold the table (LOCK TABLES).
-		return forker.ReplaceTrigger(ctx, cmp.Or[forker.Conn](on, c), cp, i)
+		for _, trg := range ours {
+			if err := forker.ReplaceTriggerAs(ctx, cmp.Or[forker.Conn](on, c), trg, e.phys); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
+}
+
+// cascadesOf lists t's foreign keys whose actions change its rows, which
+// triggers on their parents' forks capture (installCascades), or says why
+// they cannot be: a parent whose own rows a foreign key's action changes
+// (its triggers do not fire then), t itself as parent, or an ON UPDATE
+// action that changes t's capture key.
+func (m *Manager) cascadesOf(ctx context.Context, c SideConn, t rewrite.Table, shape forker.Shape) ([]cascade, string, error) {
+	rows, err := c.Query(ctx, "SELECT k.CONSTRAINT_NAME, k.COLUMN_NAME, k.REFERENCED_TABLE_SCHEMA, k.REFERENCED_TABLE_NAME, k.REFERENCED_COLUMN_NAME, "+
+		"r.UPDATE_RULE, r.DELETE_RULE FROM information_schema.KEY_COLUMN_USAGE k JOIN information_schema.REFERENTIAL_CONSTRAINTS r "+
+		"ON r.CONSTRAINT_SCHEMA = k.CONSTRAINT_SCHEMA AND r.TABLE_NAME = k.TABLE_NAME AND r.CONSTRAINT_NAME = k.CONSTRAINT_NAME "+
+		"WHERE k.TABLE_SCHEMA = "+rewrite.QuoteString(t.DB)+" AND k.TABLE_NAME = "+rewrite.QuoteString(t.Name)+
+		" AND r.CONSTRAINT_SCHEMA = "+rewrite.QuoteString(t.DB)+" AND k.REFERENCED_TABLE_NAME IS NOT NULL ORDER BY k.CONSTRAINT_NAME, k.ORDINAL_POSITION")
+	if err != nil {
+		return nil, "", fmt.Errorf("read the foreign keys of %s: %w", t, err)
+	}
+	var out []cascade
+	for _, r := range rows {
+		if n := len(out); n == 0 || out[n-1].FK.Name != str(r[0]) {
+			out = append(out, cascade{FK: forker.ForeignKey{Name: str(r[0]), Child: t, Parent: rewrite.Table{DB: str(r[2]), Name: str(r[3])},
+				OnUpdate: str(r[5]), OnDelete: str(r[6])}})
+		}
+		fk := &out[len(out)-1].FK
+		fk.Columns, fk.RefColumns = append(fk.Columns, str(r[1])), append(fk.RefColumns, str(r[4]))
+	}
+	var kept []cascade
+	for _, cs := range out {
+		fk := cs.FK
+		if !forker.Modifies(fk.OnDelete) && !forker.Modifies(fk.OnUpdate) {
+			continue
+		}
+		why := "its foreign key " + rewrite.QuoteIdent(fk.Name) + "'s action changes its rows, which fires no trigger, and "
+		switch parentCascaded, err := cascadedInto(ctx, c, fk.Parent); {
+		case err != nil:
+			return nil, "", err
+		case m.key(fk.Parent) == m.key(t):
+			return nil, why + "the table is its own parent", nil
+		case parentCascaded:
+			return nil, why + "the rows of its parent " + fk.Parent.String() + " are changed by a foreign key's action too", nil
+		case forker.Modifies(fk.OnUpdate) && slices.ContainsFunc(fk.Columns, func(col string) bool {
+			return slices.ContainsFunc(shape.Key, func(k string) bool { return strings.EqualFold(k, col) })
+		}):
+			return nil, why + "ON UPDATE changes its key", nil
+		}
+		kept = append(kept, cs)
+	}
+	return kept, "", nil
 }
 
 // cascadedInto reports whether a foreign key of t has an action (CASCADE,
@@ -367,4 +483,68 @@ func cascadedInto(ctx context.Context, c SideConn, t rewrite.Table) (bool, error
 		return false, fmt.Errorf("read the foreign keys of %s: %w", t, err)
 	}
 	return len(rows) == 1 && str(rows[0][0]) != "0", nil
+}
+
+// installCascades makes, for each fork in made (fresh, by key) whose
+// foreign keys' actions change its rows, the triggers on its parents' forks
+// that capture those rows (forker.CascadeDDL), once the forks are all made.
+// A fork whose triggers cannot be made is compared whole.
+func (m *Manager) installCascades(ctx context.Context, c SideConn, sb *Sandbox, made map[string]*entry) error {
+	if m.cfg.NoDiffCapture || len(made) == 0 {
+		return nil
+	}
+	caps, err := m.loadCaptures(ctx, c, sb.ID)
+	if err != nil {
+		return err
+	}
+	for k, e := range made {
+		info, ok := caps[k]
+		if !ok || info.state != captureRows || len(info.cascades) == 0 {
+			continue
+		}
+		shape, err := forker.ReadShape(ctx, c, e.phys)
+		if err != nil {
+			return err
+		}
+		cp := m.captureOf(sb.ID, e.phys, shape)
+		failed := ""
+		for i, cs := range info.cascades {
+			parent, ok := sb.resolve(m.key(m.norm(cs.FK.Parent)))
+			if !ok || parent.kind == kindAbsent || parent.kind == kindDropped || parent.kind == kindForking || parent.kind == kindView {
+				continue // no parent row in the sandbox to change the child's
+			}
+			sum := sha256.Sum256([]byte(e.phys.DB + "\x00" + e.phys.Name + "\x00" + cs.FK.Name))
+			names, stmts := cp.CascadeDDL(parent.phys, cs.FK, m.cfg.Prefix+"_"+hex.EncodeToString(sum[:8]))
+			if err := forker.InstallCascade(ctx, c, parent.phys, names, stmts); err != nil {
+				m.log.Warn("change capture of a foreign key's actions failed: the sandbox's diff compares the table whole",
+					zap.String("fork", e.phys.String()), zap.Error(err))
+				failed = "the capture of its foreign key " + cs.FK.Name + "'s actions could not be made: " + err.Error()
+				break
+			}
+			info.cascades[i].Triggers = names
+		}
+		if failed != "" {
+			_ = forker.RemoveCapture(ctx, c, cp)
+			m.dropCascades(ctx, c, sb, info)
+			info.state, info.reason = captureFull, failed
+		}
+		if err := m.saveCapture(ctx, c, sb.ID, e.logical, info); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropCascades drops, best effort, the triggers info's cascades made on
+// their parents' forks (on on, or c).
+func (m *Manager) dropCascades(ctx context.Context, c forker.Conn, sb *Sandbox, info captureInfo) {
+	for _, cs := range info.cascades {
+		parent, ok := sb.resolve(m.key(m.norm(cs.FK.Parent)))
+		if !ok || len(cs.Triggers) == 0 {
+			continue
+		}
+		if err := forker.DropTriggers(ctx, c, parent.phys.DB, cs.Triggers); err != nil {
+			m.log.Warn("drop the capture triggers of a foreign key", zap.String("parent", parent.phys.String()), zap.Error(err))
+		}
+	}
 }

@@ -1054,6 +1054,9 @@ func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Tabl
 		if err == nil {
 			err = m.copyTriggers(ctx, c, sb, cp, made)
 		}
+		if err == nil {
+			err = m.installCascades(ctx, c, sb, made)
+		}
 		if err == nil && len(made) > 0 {
 			sb.needRoutines(cp.routines)
 		}

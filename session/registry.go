@@ -112,6 +112,7 @@ func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
   side_db VARCHAR(64) NOT NULL,
   side_tbl VARCHAR(64) NOT NULL,
   trg VARCHAR(64) NOT NULL,
+  cascades TEXT NULL,
   created_at DATETIME(6) NOT NULL,
   PRIMARY KEY (sandbox_id, db, tbl)
 ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
