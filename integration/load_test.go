@@ -223,7 +223,11 @@ func spike(t *testing.T, addr string, n int, warm func(*sql.Conn)) spikeResult {
 	t.Helper()
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = sandboxUser, sandboxPassword, "tcp", addr, "loadapp"
-	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = 30*time.Second, 90*time.Second, 90*time.Second
+	// The last of 2000 forks queued behind 8 side connections waits for
+	// all the others (each a copy plus its change capture's side table and
+	// three triggers: about 75 s with -race on 2 cores alone, more beside
+	// other tests).
+	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = 30*time.Second, 180*time.Second, 180*time.Second
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -110,8 +110,16 @@ func (m *Manager) startCapture(ctx context.Context, c SideConn, sb *Sandbox, t, 
 			info.reason = "a column is named " + cp.Marker
 			break
 		}
-		if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+rewrite.QuoteIdent(cp.Side.DB)); err != nil {
-			return fmt.Errorf("create the sandbox's own database: %w", err)
+		sb.mu.Lock()
+		made := sb.sideDB
+		sb.mu.Unlock()
+		if !made {
+			if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+rewrite.QuoteIdent(cp.Side.DB)); err != nil {
+				return fmt.Errorf("create the sandbox's own database: %w", err)
+			}
+			sb.mu.Lock()
+			sb.sideDB = true
+			sb.mu.Unlock()
 		}
 		if err := forker.InstallCapture(ctx, c, cp); err != nil {
 			m.log.Warn("change capture failed: the sandbox's diff compares the table whole", zap.String("fork", phys.String()), zap.Error(err))

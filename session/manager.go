@@ -344,6 +344,9 @@ type Sandbox struct {
 	// them. The value is set for the sandbox's own (made, altered or
 	// dropped there), unset for untouched copies of production's.
 	routines map[string]bool
+	// sideDB: this process made sure the sandbox's own database, where the
+	// capture's side tables go, exists.
+	sideDB bool
 	// needed are the stored routines copies of triggers call, for a
 	// session to copy into the sandbox (needRoutines).
 	needed []routineRef
