@@ -87,23 +87,22 @@ func (h handler) read(next http.HandlerFunc) http.HandlerFunc {
 
 // change guards a request that keeps or discards: the token, or without
 // one, TokenlessChanges.
-func (h handler) change(next http.HandlerFunc) http.HandlerFunc {
-	return h.read(func(w http.ResponseWriter, r *http.Request) {
-		if h.o.Token == "" && !h.o.TokenlessChanges {
-			writeJSON(w, http.StatusForbidden, ErrorBody{Error: msgReadOnly})
-			return
-		}
-		next(w, r)
-	})
+func (h handler) change(next http.HandlerFunc) http.HandlerFunc { return h.trusted(msgReadOnly, next) }
+
+// rows guards a request that reads rows (production's among them): as
+// change — any local process can reach a tokenless loopback API, which
+// otherwise shows metadata only.
+func (h handler) rows(next http.HandlerFunc) http.HandlerFunc {
+	return h.trusted(msgRowsNeedToken, next)
 }
 
-// rows guards a request that reads rows (production's among them): the
-// token, or without one, TokenlessChanges — any local process can reach a
-// tokenless loopback API, which otherwise shows metadata only.
-func (h handler) rows(next http.HandlerFunc) http.HandlerFunc {
+// trusted lets next through with the token, or without one when
+// TokenlessChanges says every local process is trusted; otherwise it
+// answers 403 with refused.
+func (h handler) trusted(refused string, next http.HandlerFunc) http.HandlerFunc {
 	return h.read(func(w http.ResponseWriter, r *http.Request) {
 		if h.o.Token == "" && !h.o.TokenlessChanges {
-			writeJSON(w, http.StatusForbidden, ErrorBody{Error: msgRowsNeedToken})
+			writeJSON(w, http.StatusForbidden, ErrorBody{Error: refused})
 			return
 		}
 		next(w, r)

@@ -1,15 +1,12 @@
 package integration
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/sqlfork/sqlfork-proxy/integration/seekdbshim"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
@@ -29,18 +26,8 @@ GRANT SELECT, SHOW VIEW ON sdiff.* TO '` + sandboxUser + `'@'%';`); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = root.Exec("DROP DATABASE IF EXISTS sdiff") })
-	addr, user, pw := os.Getenv("SQLFORK_TEST_SEEKDB_ADDR"), sandboxUser, sandboxPassword
-	real := addr != ""
-	if !real {
-		shim, err := seekdbshim.Start(context.Background(), db.Addr, seekdbshim.Options{BusyFor: 100 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { shim.Close() })
-		addr = shim.Addr()
-	} else {
-		user, pw = os.Getenv("SQLFORK_TEST_SEEKDB_USER"), os.Getenv("SQLFORK_TEST_SEEKDB_PASSWORD")
-	}
+	addr, user, pw, shim := seekdbUpstream(t, db, 100*time.Millisecond)
+	real := shim == nil
 	h := startTestProxy(t, addr, db, func(c *proxy.Config) {
 		c.Mode = "transparent"
 		c.UpstreamUser, c.UpstreamPassword = user, pw

@@ -489,19 +489,7 @@ func readView(t *testing.T, c *sql.Conn) {
 func TestSandboxSeekDBStrategy(t *testing.T) {
 	db, _ := env(t)
 	leastPrivilegeUser(t, db)
-	addr, user, pw := os.Getenv("SQLFORK_TEST_SEEKDB_ADDR"), sandboxUser, sandboxPassword
-	var shim *seekdbshim.Shim
-	if addr == "" {
-		var err error
-		shim, err = seekdbshim.Start(context.Background(), db.Addr, seekdbshim.Options{BusyFor: 300 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { shim.Close() })
-		addr = shim.Addr()
-	} else {
-		user, pw = os.Getenv("SQLFORK_TEST_SEEKDB_USER"), os.Getenv("SQLFORK_TEST_SEEKDB_PASSWORD")
-	}
+	addr, user, pw, shim := seekdbUpstream(t, db, 300*time.Millisecond)
 	h := startTestProxy(t, addr, db, func(c *proxy.Config) {
 		c.Mode = "transparent"
 		c.UpstreamUser, c.UpstreamPassword = user, pw
@@ -525,6 +513,24 @@ func TestSandboxSeekDBStrategy(t *testing.T) {
 			t.Errorf("production changed: %q", got)
 		}
 	}
+}
+
+// seekdbUpstream is the SeekDB the seekdb strategy's tests run against:
+// a real one when SQLFORK_TEST_SEEKDB_ADDR is set (with its account,
+// SQLFORK_TEST_SEEKDB_USER and _PASSWORD), otherwise the shim emulating
+// FORK TABLE in front of db (its FORK TABLE busy for busy), logged in with
+// the least-privilege account; shim is nil for a real SeekDB.
+func seekdbUpstream(t *testing.T, db *testdb.Server, busy time.Duration) (addr, user, pw string, shim *seekdbshim.Shim) {
+	t.Helper()
+	if addr = os.Getenv("SQLFORK_TEST_SEEKDB_ADDR"); addr != "" {
+		return addr, os.Getenv("SQLFORK_TEST_SEEKDB_USER"), os.Getenv("SQLFORK_TEST_SEEKDB_PASSWORD"), nil
+	}
+	shim, err := seekdbshim.Start(context.Background(), db.Addr, seekdbshim.Options{BusyFor: busy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { shim.Close() })
+	return shim.Addr(), sandboxUser, sandboxPassword, shim
 }
 
 // TestSandboxStatementsInMultiStatements: SANDBOX statements mixed with SQL
