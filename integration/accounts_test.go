@@ -115,7 +115,16 @@ func TestRelayedAccounts(t *testing.T) {
 func checkWrongPassword(t *testing.T, db *testdb.Server, addr, user string) {
 	t.Helper()
 	bad := func(a string) *mysql.MySQLError {
-		err := openDB(t, fmt.Sprintf("%s:wrong@tcp(%s)/", user, a)).Ping()
+		var err error
+		// MariaDB now and then ends a failed ed25519 login with a packet
+		// go-sql-driver reads as malformed, directly as through the proxy
+		// (5 of 300 on MariaDB 10.11.19): another try gets the error.
+		for try := 0; try < 5; try++ {
+			err = openDB(t, fmt.Sprintf("%s:wrong@tcp(%s)/", user, a)).Ping()
+			if !errors.Is(err, mysql.ErrMalformPkt) {
+				break
+			}
+		}
 		var me *mysql.MySQLError
 		if !errors.As(err, &me) {
 			t.Fatalf("%s with a wrong password via %s: %v", user, a, err)
