@@ -465,21 +465,23 @@ func (p *promotion) count() {
 // startAudit records the promote in the registry before production is
 // touched.
 func (p *promotion) startAudit(ctx context.Context) {
-	err := p.m.withConn(ctx, func(c SideConn) error {
-		if _, err := c.Exec(ctx, "INSERT INTO "+p.m.q("promotes")+" (sandbox_id, name, owner, user, via, strategy, started_at, outcome) VALUES ("+
-			strings.Join([]string{rewrite.QuoteString(p.sb.ID), rewrite.QuoteString(p.sb.Name), rewrite.QuoteString(p.sb.Owner),
-				rewrite.QuoteString(p.user), rewrite.QuoteString(p.via), rewrite.QuoteString(p.strategy), sqlTime(p.started), "'running'"}, ", ")+")"); err != nil {
-			return err
-		}
-		rows, err := c.Query(ctx, "SELECT LAST_INSERT_ID()")
-		if err == nil && len(rows) == 1 {
-			p.auditID = str(rows[0][0])
-		}
-		return err
-	})
-	if err != nil {
+	if err := p.m.withConn(ctx, func(c SideConn) error { return p.insertAudit(ctx, c) }); err != nil {
 		p.m.log.Warn("record a promote in the registry", zap.Error(err))
 	}
+}
+
+// insertAudit writes the promote's row, "running", and keeps its id.
+func (p *promotion) insertAudit(ctx context.Context, c SideConn) error {
+	if _, err := c.Exec(ctx, "INSERT INTO "+p.m.q("promotes")+" (sandbox_id, name, owner, user, via, strategy, started_at, outcome) VALUES ("+
+		strings.Join([]string{rewrite.QuoteString(p.sb.ID), rewrite.QuoteString(p.sb.Name), rewrite.QuoteString(p.sb.Owner),
+			rewrite.QuoteString(p.user), rewrite.QuoteString(p.via), rewrite.QuoteString(p.strategy), sqlTime(p.started), "'running'"}, ", ")+")"); err != nil {
+		return err
+	}
+	rows, err := c.Query(ctx, "SELECT LAST_INSERT_ID()")
+	if err == nil && len(rows) == 1 {
+		p.auditID = str(rows[0][0])
+	}
+	return err
 }
 
 // finish logs the promote, records its outcome and counts it.
@@ -502,17 +504,12 @@ func (p *promotion) finish(ctx context.Context, err error) {
 		fmt.Sprintf(", tables = %d, inserted = %d, updated = %d, deleted = %d, conflicts = %d", p.tables, p.ins, p.upd, p.del, p.conflicts) +
 		", export_sha256 = " + rewrite.QuoteString(p.exportSum) + ", error = " + rewrite.QuoteString(msg)
 	werr := p.m.withConn(ctx, func(c SideConn) error {
-		if p.auditID != "" {
-			_, err := c.Exec(ctx, "UPDATE "+p.m.q("promotes")+" SET "+set+" WHERE id = "+p.auditID)
-			return err
+		if p.auditID == "" { // refused before production was touched: recorded now
+			if err := p.insertAudit(ctx, c); err != nil {
+				return err
+			}
 		}
-		_, err := c.Exec(ctx, "INSERT INTO "+p.m.q("promotes")+" (sandbox_id, name, owner, user, via, strategy, started_at, outcome) VALUES ("+
-			strings.Join([]string{rewrite.QuoteString(p.sb.ID), rewrite.QuoteString(p.sb.Name), rewrite.QuoteString(p.sb.Owner),
-				rewrite.QuoteString(p.user), rewrite.QuoteString(p.via), rewrite.QuoteString(p.strategy), sqlTime(p.started), "'running'"}, ", ")+")")
-		if err != nil {
-			return err
-		}
-		_, err = c.Exec(ctx, "UPDATE "+p.m.q("promotes")+" SET "+set+" WHERE id = LAST_INSERT_ID()")
+		_, err := c.Exec(ctx, "UPDATE "+p.m.q("promotes")+" SET "+set+" WHERE id = "+p.auditID)
 		return err
 	})
 	if werr != nil {
