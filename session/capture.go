@@ -194,10 +194,14 @@ func (m *Manager) stopCaptures(ctx context.Context, sb *Sandbox, tables []rewrit
 		return nil
 	}
 	return m.withConn(ctx, func(c SideConn) error {
+		caps, err := m.loadCaptures(ctx, c, sb.ID)
+		if err != nil {
+			return err
+		}
 		for _, e := range forks {
-			trg, err := m.captureTrigger(ctx, c, sb.ID, e.logical)
-			if err != nil {
-				return err
+			var trg string
+			if info := caps[m.key(e.logical)]; info.state == captureRows {
+				trg = info.trigger
 			}
 			// Recorded first: triggers gone while the registry still said
 			// "rows" would make DIFF trust an incomplete side table.
@@ -211,7 +215,7 @@ func (m *Manager) stopCaptures(ctx context.Context, sb *Sandbox, tables []rewrit
 					return err
 				}
 			}
-			if err := m.stopCascades(ctx, c, sb, e, why, on); err != nil {
+			if err := m.stopCascades(ctx, c, sb, caps, e, why, on); err != nil {
 				return err
 			}
 		}
@@ -219,16 +223,12 @@ func (m *Manager) stopCaptures(ctx context.Context, sb *Sandbox, tables []rewrit
 	})
 }
 
-// stopCascades drops the capture triggers of foreign key actions that
-// involve e's fork, which DDL is about to change: those of its own foreign
+// stopCascades drops (caps are the sandbox's captures) the capture triggers
+// of foreign key actions that involve e's fork, which DDL is about to change: those of its own foreign
 // keys, on its parents' forks, and those on it of its children's, whose
 // forks are then recorded "full" (their cascaded rows are no longer
 // captured).
-func (m *Manager) stopCascades(ctx context.Context, c SideConn, sb *Sandbox, e *entry, why string, on forker.Conn) error {
-	caps, err := m.loadCaptures(ctx, c, sb.ID)
-	if err != nil {
-		return err
-	}
+func (m *Manager) stopCascades(ctx context.Context, c SideConn, sb *Sandbox, caps map[string]captureInfo, e *entry, why string, on forker.Conn) error {
 	k := m.key(e.logical)
 	for ck, info := range caps {
 		var here []string // cascade triggers on e's fork
@@ -250,6 +250,7 @@ func (m *Manager) stopCascades(ctx context.Context, c SideConn, sb *Sandbox, e *
 			if err := m.saveCapture(ctx, c, sb.ID, child.logical, info); err != nil {
 				return err
 			}
+			caps[ck] = info
 			if !keep {
 				if err := forker.DropTriggers(ctx, cmp.Or[forker.Conn](on, c), e.phys.DB, here); err != nil {
 					return err
