@@ -196,12 +196,8 @@ func quote(name string) string { return "`" + strings.ReplaceAll(name, "`", "``"
 
 // alter is the DDL of an altered table as DIFF shows it: its ALTER TABLE
 // statements, before and after the rows, joined.
-func (d *differ) alter(ctx context.Context, dt *diffTable) (string, error) {
-	pre, post, err := d.alterStatements(ctx, dt)
-	if err != nil {
-		return "", err
-	}
-	return strings.Join(append(pre, post...), ";\n"), nil
+func (d *differ) alter(dt *diffTable) string {
+	return strings.Join(append(slices.Clone(dt.alterPre), dt.alterPost...), ";\n")
 }
 
 // alterStatements are the ALTER TABLE statements of an altered table: pre

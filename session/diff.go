@@ -55,6 +55,9 @@ type diffTable struct {
 	key     []string
 	keyKind string
 	note    string
+	// alterPre and alterPost are an altered table's ALTER TABLE
+	// statements, before and after its rows (alterStatements).
+	alterPre, alterPost []string
 }
 
 // diffRow is one changed row of a table (or one DDL statement).
@@ -182,11 +185,11 @@ func (d *differ) plan(ctx context.Context, e *entry, ci captureInfo) (*diffTable
 	case strings.HasPrefix(ci.reason, sandboxDDL):
 		// The sandbox's DDL: altered when its definition is not
 		// production's (columns, keys, constraints, table options).
-		pre, post, err := d.alterStatements(ctx, dt)
-		if err != nil {
+		var err error
+		if dt.alterPre, dt.alterPost, err = d.alterStatements(ctx, dt); err != nil {
 			return nil, err
 		}
-		if len(pre)+len(post) > 0 {
+		if len(dt.alterPre)+len(dt.alterPost) > 0 {
 			dt.change = "altered"
 		}
 	case !sameColumns(dt.fork, dt.prod):
@@ -656,7 +659,7 @@ func (d *differ) ddl(ctx context.Context, dt *diffTable) (string, error) {
 		}
 		return "CREATE TABLE IF NOT EXISTS " + dt.logical.Quoted() + d.logicalNames(rest), nil
 	case "altered":
-		return d.alter(ctx, dt)
+		return d.alter(dt), nil
 	}
 	return "", nil
 }

@@ -94,9 +94,7 @@ func (d *differ) exportPlan(ctx context.Context, tables []*diffTable) ([]*export
 				et.pre = []string{"DROP TABLE IF EXISTS " + dt.logical.Quoted()}
 			}
 		case "altered":
-			if et.pre, et.post, err = d.alterStatements(ctx, dt); err != nil {
-				return nil, err
-			}
+			et.pre, et.post = dt.alterPre, dt.alterPost
 			if err := d.allRows(ctx, et); err != nil {
 				return nil, err
 			}
