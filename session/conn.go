@@ -1205,11 +1205,8 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 				return err
 			}
 		}
-		if st.Class == rewrite.ClassDDL {
-			p.refresh = append(p.refresh, st.Writes...)
-			if err := s.stopCapturesFor(ctx, st, true); err != nil {
-				return err
-			}
+		if err := s.plannedDDL(ctx, p, st, true); err != nil {
+			return err
 		}
 		if st.Class == rewrite.ClassWrite || st.Class == rewrite.ClassDDL || st.Kind == "LOCK TABLES" ||
 			st.Class == rewrite.ClassTransaction && st.Kind == "" || len(st.Locked) > 0 || len(st.Writes) > 0 {
@@ -1217,6 +1214,17 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 		}
 	}
 	return nil
+}
+
+// plannedDDL marks in p the tables st, when DDL, changes (re-read once it
+// has run) and stops their captures (own: st is the client's statement;
+// see stopCapturesFor).
+func (s *Session) plannedDDL(ctx context.Context, p *Plan, st rewrite.Statement, own bool) error {
+	if st.Class != rewrite.ClassDDL {
+		return nil
+	}
+	p.refresh = append(p.refresh, st.Writes...)
+	return s.stopCapturesFor(ctx, st, own)
 }
 
 // forkBlock makes ready, before it runs, what an anonymous block holding
@@ -1256,11 +1264,8 @@ func (s *Session) forkBlock(ctx context.Context, a *rewrite.Analysis, p *Plan) e
 					return err
 				}
 			}
-			if bs.Class == rewrite.ClassDDL {
-				p.refresh = append(p.refresh, bs.Writes...)
-				if err := s.stopCapturesFor(ctx, bs, false); err != nil {
-					return err
-				}
+			if err := s.plannedDDL(ctx, p, bs, false); err != nil {
+				return err
 			}
 		}
 		if usesInfoSchema(b) {

@@ -145,18 +145,11 @@ func (p *promotion) findEchoes(ctx context.Context, d *differ) error {
 			return err
 		}
 		for _, tc := range trs {
-			for _, st := range tc.a.Statements {
-				if st.Routine == nil {
-					continue
-				}
-				for _, b := range st.Routine.Body {
-					for _, bs := range b.Statements {
-						for _, w := range bs.Writes {
-							w = p.m.norm(w)
-							if k := p.m.key(w); changed[k] && k != p.m.key(t) {
-								p.echoes = append(p.echoes, fmt.Sprintf("trigger %s on %s writes %s", rewrite.QuoteIdent(tc.trg.Name), t, w))
-							}
-						}
+			for _, bs := range bodyStatements(tc.a) {
+				for _, w := range bs.Writes {
+					w = p.m.norm(w)
+					if k := p.m.key(w); changed[k] && k != p.m.key(t) {
+						p.echoes = append(p.echoes, fmt.Sprintf("trigger %s on %s writes %s", rewrite.QuoteIdent(tc.trg.Name), t, w))
 					}
 				}
 			}

@@ -120,17 +120,24 @@ func (m *Manager) readTriggers(ctx context.Context, c SideConn, t rewrite.Table)
 // bodyTables are the tables a trigger body names.
 func bodyTables(a *rewrite.Analysis) []rewrite.Table {
 	var out []rewrite.Table
+	for _, bs := range bodyStatements(a) {
+		out = append(out, bs.Writes...)
+		out = append(out, bs.Reads...)
+		out = append(out, bs.Locked...)
+		out = append(out, bs.References...)
+	}
+	return out
+}
+
+// bodyStatements are the statements of the routine bodies a reads.
+func bodyStatements(a *rewrite.Analysis) []rewrite.Statement {
+	var out []rewrite.Statement
 	for _, st := range a.Statements {
 		if st.Routine == nil {
 			continue
 		}
 		for _, b := range st.Routine.Body {
-			for _, bs := range b.Statements {
-				out = append(out, bs.Writes...)
-				out = append(out, bs.Reads...)
-				out = append(out, bs.Locked...)
-				out = append(out, bs.References...)
-			}
+			out = append(out, b.Statements...)
 		}
 	}
 	return out
