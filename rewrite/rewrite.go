@@ -18,6 +18,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/mysql"
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // value expressions for the parser
 
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -1281,10 +1282,9 @@ func firstLine(s string) string {
 	return s
 }
 
-// QuoteIdent back-quotes an identifier, doubling embedded backquotes.
-func QuoteIdent(s string) string {
-	return "`" + strings.ReplaceAll(s, "`", "``") + "`"
-}
+// QuoteIdent back-quotes an identifier, doubling embedded backquotes
+// (quote.Ident).
+func QuoteIdent(s string) string { return quote.Ident(s) }
 
 // Unparsed reports whether the parser rejected the text.
 func (a *Analysis) Unparsed() bool { return a.parseErr != nil }
@@ -1307,13 +1307,9 @@ func (a *Analysis) StatementEndBefore(off int) bool {
 	return false
 }
 
-// QuoteString single-quotes a string literal (backslashes escaped, which is
-// right unless NO_BACKSLASH_ESCAPES is set; the proxy's own connections
-// never set it).
-func QuoteString(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\x00", `\0`)
-	return "'" + r.Replace(s) + "'"
-}
+// QuoteString is a string literal of s that reads the same in every
+// sql_mode and character set (quote.String).
+func QuoteString(s string) string { return quote.String(s) }
 
 // validPhysical checks a resolver's answer is a usable identifier pair.
 func validPhysical(p Table) error {

@@ -447,11 +447,11 @@ func keyTuple(lits []string) string {
 // made that production does not have: an export does not carry them yet
 // (nor routines and triggers it replaced), which the note says.
 func (d *differ) ownObjects(ctx context.Context) ([]string, error) {
-	own := likeEscape(sandboxSchemaPrefix(d.m.cfg.Prefix, d.sb.ID)) + "%"
+	own := likePrefix(sandboxSchemaPrefix(d.m.cfg.Prefix, d.sb.ID))
 	rows, err := d.c.Query(ctx, "SELECT s.ROUTINE_TYPE, s.ROUTINE_SCHEMA, s.ROUTINE_NAME FROM information_schema.ROUTINES s "+
-		"WHERE s.ROUTINE_SCHEMA LIKE "+rewrite.QuoteString(own)+
+		"WHERE s.ROUTINE_SCHEMA LIKE "+own+
 		" UNION ALL SELECT 'TRIGGER', t.TRIGGER_SCHEMA, t.TRIGGER_NAME FROM information_schema.TRIGGERS t WHERE t.TRIGGER_SCHEMA LIKE "+
-		rewrite.QuoteString(own)+" AND t.TRIGGER_NAME NOT LIKE "+rewrite.QuoteString(likeEscape(d.m.cfg.Prefix)+"%")+" ORDER BY 1, 2, 3")
+		own+" AND t.TRIGGER_NAME NOT LIKE "+likePrefix(d.m.cfg.Prefix)+" ORDER BY 1, 2, 3")
 	if err != nil {
 		return nil, fmt.Errorf("list the sandbox's routines and triggers: %w", err)
 	}

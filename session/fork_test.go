@@ -142,7 +142,7 @@ func TestForkSeekDB(t *testing.T) {
 	fork := q(physDB(id, "app")) + `\.` + q("c")
 	e.mustPlan(s, "UPDATE c SET id = 1")
 	inOrder(t, e.up.Log(), []string{`^FORK TABLE ` + q("app") + `\.` + q("c") + ` TO ` + fork + `$`})
-	if n := e.count(`^ALTER TABLE ` + fork + ` COMMENT = 'it\\'s c'$`); n != 2 {
+	if n := e.count(`^ALTER TABLE ` + fork + ` COMMENT = 'it''s c'$`); n != 2 {
 		t.Errorf("%d probes of the fork, want 2 (one busy, one through)", n)
 	}
 	if kind, rows, _ := e.tableRow(id, "app", "c"); kind != "fork" || rows != "7" {

@@ -217,7 +217,7 @@ func (m *Manager) viewSQL(v infoView, id string, cols []infoCol) string {
 			sel[i] = "i." + rewrite.QuoteIdent(c.name)
 		}
 	}
-	internal := rewrite.QuoteString(likeEscape(m.cfg.Prefix) + "%")
+	internal := likePrefix(m.cfg.Prefix)
 	var where string
 	if len(v.pairs) == 0 { // SCHEMATA
 		where = "i.SCHEMA_NAME NOT LIKE " + internal
@@ -259,7 +259,7 @@ func orderBy(cols []string) string {
 func (m *Manager) routineViewSQL(v infoView, id string, cols []infoCol) string {
 	own := sandboxSchemaPrefix(m.cfg.Prefix, id)
 	col := "i." + rewrite.QuoteIdent(v.routineSchema)
-	mine := col + " LIKE " + rewrite.QuoteString(likeEscape(own)+"%")
+	mine := col + " LIKE " + likePrefix(own)
 	sel := make([]string, len(cols))
 	for i, c := range cols {
 		if c.name == v.routineSchema {
@@ -268,7 +268,7 @@ func (m *Manager) routineViewSQL(v infoView, id string, cols []infoCol) string {
 			sel[i] = "i." + rewrite.QuoteIdent(c.name)
 		}
 	}
-	internal := rewrite.QuoteString(likeEscape(m.cfg.Prefix) + "%")
+	internal := likePrefix(m.cfg.Prefix)
 	name := rewrite.QuoteIdent(v.routineName)
 	shadowed := "EXISTS (SELECT 1 FROM information_schema." + v.name + " j WHERE j." + rewrite.QuoteIdent(v.routineSchema) +
 		" = CONCAT(" + rewrite.QuoteString(own) + ", " + col + ") AND j." + name + " = i." + name + " AND j.ROUTINE_TYPE = i.ROUTINE_TYPE)"

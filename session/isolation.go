@@ -188,7 +188,7 @@ func (m *Manager) prodViewSQL(v infoView, cols []infoCol) string {
 	for i, c := range cols {
 		sel[i] = "i." + rewrite.QuoteIdent(c.name)
 	}
-	internal := rewrite.QuoteString(likeEscape(m.cfg.Prefix) + "%")
+	internal := likePrefix(m.cfg.Prefix)
 	var conds []string
 	switch {
 	case v.routineSchema != "":

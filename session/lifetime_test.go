@@ -505,7 +505,7 @@ func TestReapSparesSandboxRecordedMeanwhile(t *testing.T) {
 	// The next reap's list of sandbox schemas, which comes after its read
 	// of the registry's ids (the orphans are the schemas it lists of ids
 	// it did not read).
-	e.up.On(`^SELECT SCHEMA_NAME FROM information_schema\.SCHEMATA WHERE SCHEMA_NAME LIKE '\\\\_sqlfork\\\\_%'$`).Nth(1).Before(listing.hook)
+	e.up.On(`^SELECT SCHEMA_NAME FROM information_schema\.SCHEMATA WHERE SCHEMA_NAME LIKE '!_sqlfork!_%' ESCAPE '!'$`).Nth(1).Before(listing.hook)
 	e.up.AddTable(sessiontest.Table{DB: physDB(id, "old"), Name: "left"})
 	listing.reached(t)
 	s := e.open(tagged("pool"))

@@ -518,7 +518,7 @@ func (m *Manager) checkPrivileges(ctx context.Context, c SideConn) {
 	if writable {
 		m.log.Warn("the upstream account can change production schemas: only the proxy keeps sandboxes from writing "+
 			"production; grant it SELECT (and SHOW VIEW) on production schemas and ALL on "+
-			rewrite.QuoteIdent(likeEscape(m.cfg.Prefix)+"%")+".* instead (docs/SANDBOXES.md)", zap.Strings("grants", why))
+			rewrite.QuoteIdent(GrantPattern(m.cfg.Prefix))+".* instead (docs/SANDBOXES.md)", zap.Strings("grants", why))
 		return
 	}
 	m.log.Info("the upstream account cannot change production schemas")
@@ -707,7 +707,46 @@ func (m *Manager) dialSide(ctx context.Context) (SideConn, error) {
 		_ = c.Close()
 		return nil, &DialError{Err: err, Size: m.limits().SideConnections}
 	}
+	if err := plainTextMode(ctx, c); err != nil {
+		_ = c.Close()
+		return nil, &DialError{Err: err, Size: m.limits().SideConnections}
+	}
 	return c, nil
+}
+
+// textModes are the sql_mode flags that change how the server reads a
+// statement's text or writes a definition (SHOW CREATE …): a side
+// connection, which inherits the server's global sql_mode, drops them, so
+// that the proxy's statements read as written and the definitions it reads
+// back are whole. The combination modes (ANSI, ORACLE, …) stand for some
+// of them.
+var textModes = map[string]bool{
+	"ANSI_QUOTES": true, "NO_BACKSLASH_ESCAPES": true, "PIPES_AS_CONCAT": true, "IGNORE_SPACE": true,
+	"HIGH_NOT_PRECEDENCE": true, "EMPTY_STRING_IS_NULL": true, "SIMULTANEOUS_ASSIGNMENT": true,
+	"NO_KEY_OPTIONS": true, "NO_TABLE_OPTIONS": true, "NO_FIELD_OPTIONS": true, "MYSQL323": true, "MYSQL40": true,
+	"ANSI": true, "ORACLE": true, "MSSQL": true, "DB2": true, "POSTGRESQL": true, "MAXDB": true,
+}
+
+// plainTextMode takes textModes out of c's sql_mode.
+func plainTextMode(ctx context.Context, c SideConn) error {
+	rows, err := c.Query(ctx, "SELECT @@sql_mode")
+	if err != nil || len(rows) != 1 || len(rows[0]) != 1 {
+		return err
+	}
+	var keep []string
+	changed := false
+	for _, f := range strings.Split(str(rows[0][0]), ",") {
+		if textModes[strings.ToUpper(f)] {
+			changed = true
+			continue
+		}
+		keep = append(keep, f)
+	}
+	if !changed {
+		return nil
+	}
+	_, err = c.Exec(ctx, "SET SESSION sql_mode = "+rewrite.QuoteString(strings.Join(keep, ",")))
+	return err
 }
 
 // DialError is a side connection that could not be opened (the upstream

@@ -558,15 +558,26 @@ func (m *Manager) dropOrphan(ctx context.Context, c SideConn, id string, schemas
 	return nil
 }
 
-// likeEscape escapes s for a LIKE pattern.
+// likeEscape escapes s for a LIKE pattern whose escape character is '!'
+// (likeSuffix): a backslash would mean another thing under
+// NO_BACKSLASH_ESCAPES, where LIKE has no escape character by default.
 func likeEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+	return strings.NewReplacer(`!`, `!!`, `%`, `!%`, `_`, `!_`).Replace(s)
 }
+
+// likePrefix is the pattern and ESCAPE clause of LIKE matching the names
+// that start with prefix.
+func likePrefix(prefix string) string {
+	return rewrite.QuoteString(likeEscape(prefix)+"%") + likeSuffix
+}
+
+// likeSuffix is the ESCAPE clause of likeEscape's patterns.
+const likeSuffix = " ESCAPE '!'"
 
 // schemasOf lists the databases of sandbox id.
 func (m *Manager) schemasOf(ctx context.Context, c SideConn, id string) ([]string, error) {
 	rows, err := c.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE "+
-		rewrite.QuoteString(likeEscape(sandboxSchemaPrefix(m.cfg.Prefix, id))+"%"))
+		likePrefix(sandboxSchemaPrefix(m.cfg.Prefix, id)))
 	if err != nil {
 		return nil, fmt.Errorf("list sandbox schemas: %w", err)
 	}
@@ -647,7 +658,7 @@ func (m *Manager) reconcile(ctx context.Context) error {
 			known[str(r[0])] = true
 		}
 		srows, err := c.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE "+
-			rewrite.QuoteString(likeEscape(m.cfg.Prefix+"_")+"%"))
+			likePrefix(m.cfg.Prefix+"_"))
 		if err != nil {
 			return fmt.Errorf("list sandbox schemas: %w", err)
 		}
@@ -698,7 +709,7 @@ func (m *Manager) reconcile(ctx context.Context) error {
 		// Tables no registry row explains: left by a crash (or by hand).
 		trows, err := c.Query(ctx, "SELECT t.TABLE_SCHEMA, t.TABLE_NAME FROM information_schema.TABLES t LEFT JOIN "+
 			m.q("tables")+" r ON r.phys_db = t.TABLE_SCHEMA AND r.phys_tbl = t.TABLE_NAME WHERE t.TABLE_SCHEMA LIKE "+
-			rewrite.QuoteString(likeEscape(m.cfg.Prefix+"_")+"%")+" AND t.TABLE_SCHEMA <> "+rewrite.QuoteString(m.meta)+
+			likePrefix(m.cfg.Prefix+"_")+" AND t.TABLE_SCHEMA <> "+rewrite.QuoteString(m.meta)+
 			" AND r.sandbox_id IS NULL")
 		if err != nil {
 			return fmt.Errorf("list sandbox tables: %w", err)

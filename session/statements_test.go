@@ -44,9 +44,9 @@ func TestInfoSchemaInSandbox(t *testing.T) {
 	for _, v := range made {
 		routines := strings.Contains(v, ".`ROUTINES`")              // the sandbox's own procedures by their database
 		listing := !strings.Contains(v, ".`SCHEMATA`") && !routines // the other views map tables through the registry
-		if !strings.Contains(v, " FROM information_schema.") || !strings.Contains(v, `NOT LIKE '\\_sqlfork%'`) ||
+		if !strings.Contains(v, " FROM information_schema.") || !strings.Contains(v, `NOT LIKE '!_sqlfork%' ESCAPE '!'`) ||
 			listing && (!strings.Contains(v, "`_sqlfork_meta`.tables") || !strings.Contains(v, "'"+id+"'")) ||
-			routines && !strings.Contains(v, `LIKE '\\_sqlfork\\_`+id+`\\_%'`) {
+			routines && !strings.Contains(v, `LIKE '!_sqlfork!_`+id+`!_%' ESCAPE '!'`) {
 			t.Errorf("view %s", v)
 		}
 	}
@@ -205,7 +205,7 @@ func TestProductionViews(t *testing.T) {
 		t.Errorf("%d production views made, want 12", len(made))
 	}
 	for _, v := range made {
-		if !strings.Contains(v, "NOT LIKE '\\\\_sqlfork%'") {
+		if !strings.Contains(v, "NOT LIKE '!_sqlfork%' ESCAPE '!'") {
 			t.Errorf("view %s does not leave out the proxy's databases", v)
 		}
 	}

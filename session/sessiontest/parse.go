@@ -1,9 +1,15 @@
 package sessiontest
 
 import (
+	"encoding/hex"
 	"fmt"
+	"regexp"
 	"strings"
 )
+
+// hexLiteral is a string as quote.String writes what is not plain ASCII:
+// an introducer and hexadecimal digits.
+var hexLiteral = regexp.MustCompile(`^_(?:utf8mb4|binary) X'([0-9A-F]*)'`)
 
 // token is a word, a back-quoted name ('q'), a string ('s'), a number
 // ('n') or punctuation ('p'); text is unquoted.
@@ -23,6 +29,14 @@ func tokenize(sql string) ([]token, error) {
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			i++
+		case hexLiteral.MatchString(sql[i:]):
+			m := hexLiteral.FindStringSubmatch(sql[i:])
+			b, err := hex.DecodeString(m[1])
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, token{'s', string(b)})
+			i += len(m[0])
 		case c == '`' || c == '\'':
 			text, n, err := unquote(sql[i:])
 			if err != nil {
@@ -317,7 +331,15 @@ func (p *parser) where() ([]cond, bool) {
 		if !ok {
 			return nil, false
 		}
-		out = append(out, cond{col: col, op: op, lit: v})
+		c := cond{col: col, op: op, lit: v, esc: '\\'}
+		if op == "LIKE" && p.word("ESCAPE") {
+			e, ok := p.literal()
+			if !ok {
+				return nil, false
+			}
+			c.esc = escapeOf(e)
+		}
+		out = append(out, c)
 		if !p.word("AND") {
 			return out, true
 		}

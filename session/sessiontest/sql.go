@@ -15,6 +15,10 @@ type result struct {
 	changed  []string
 }
 
+// lit is a string literal as rewrite.QuoteString writes it: quoted, or
+// hexadecimal with an introducer (parseLiteral reads both).
+const lit = `'(?:[^'\\]|\\.|'')*'|_(?:utf8mb4|binary) X'[0-9A-F]*'`
+
 // Statements the fake answers by their whole text: those that are not a
 // plain single-table statement, in the forms the manager sends.
 var (
@@ -36,22 +40,22 @@ var (
 		`COALESCE\(SUM\(t\.bytes\), 0\) FROM (\S+) s LEFT JOIN (\S+) t ON t\.sandbox_id = s\.id AND t\.kind IN \(([^)]*)\) GROUP BY `)
 	// Manager.syncOnce: a sandbox's row with its generation.
 	generation = regexp.MustCompile(`^SELECT s\.name, s\.owner, s\.created_at, g\.generation FROM (\S+) s LEFT JOIN (\S+) g ` +
-		`ON g\.sandbox_id = s\.id WHERE s\.id = ('(?:[^'\\]|\\.)*')$`)
+		`ON g\.sandbox_id = s\.id WHERE s\.id = (` + lit + `)$`)
 	// Manager.takeLease: a sync lease, valid_until on the server's clock.
-	leaseWrite = regexp.MustCompile(`^REPLACE INTO (\S+) \(sandbox_id, proxy_id, valid_until\) VALUES \(('(?:[^'\\]|\\.)*'), ('(?:[^'\\]|\\.)*'), ` +
+	leaseWrite = regexp.MustCompile(`^REPLACE INTO (\S+) \(sandbox_id, proxy_id, valid_until\) VALUES \((` + lit + `), (` + lit + `), ` +
 		`UTC_TIMESTAMP\(6\) \+ INTERVAL (\d+) MICROSECOND\)$`)
 	// Manager.awaitReaders: how long other processes' leases still run.
 	leaseLeft = regexp.MustCompile(`^SELECT TIMESTAMPDIFF\(MICROSECOND, UTC_TIMESTAMP\(6\), MAX\(valid_until\)\) FROM (\S+) ` +
-		`WHERE sandbox_id = ('(?:[^'\\]|\\.)*') AND proxy_id <> ('(?:[^'\\]|\\.)*')$`)
+		`WHERE sandbox_id = (` + lit + `) AND proxy_id <> (` + lit + `)$`)
 	// Manager.reconcile: tables in the proxy's schemas no registry row
 	// explains.
 	orphans = regexp.MustCompile(`^SELECT t\.TABLE_SCHEMA, t\.TABLE_NAME FROM information_schema\.TABLES t LEFT JOIN (\S+) r ` +
-		`ON r\.phys_db = t\.TABLE_SCHEMA AND r\.phys_tbl = t\.TABLE_NAME WHERE t\.TABLE_SCHEMA LIKE ('(?:[^'\\]|\\.)*') ` +
-		`AND t\.TABLE_SCHEMA <> ('(?:[^'\\]|\\.)*') AND r\.sandbox_id IS NULL$`)
+		`ON r\.phys_db = t\.TABLE_SCHEMA AND r\.phys_tbl = t\.TABLE_NAME WHERE t\.TABLE_SCHEMA LIKE (` + lit + `)(?: ESCAPE (` + lit + `))? ` +
+		`AND t\.TABLE_SCHEMA <> (` + lit + `) AND r\.sandbox_id IS NULL$`)
 	// forker.Triggers: a table's triggers (the fake's set NEW.id).
 	triggerList = regexp.MustCompile(`^SELECT TRIGGER_NAME, ACTION_TIMING, EVENT_MANIPULATION, ACTION_STATEMENT, SQL_MODE, ` +
 		`CHARACTER_SET_CLIENT, COLLATION_CONNECTION FROM information_schema\.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = ` +
-		`'((?:[^'\\]|\\.)*)' AND EVENT_OBJECT_TABLE = '((?:[^'\\]|\\.)*)' ORDER BY `)
+		`(` + lit + `) AND EVENT_OBJECT_TABLE = (` + lit + `) ORDER BY `)
 	// forker.ExecWith: the settings it sets back.
 	sessionVars = regexp.MustCompile(`^SELECT @@(?:sql_mode|character_set_client|collation_connection)(?:, @@(?:sql_mode|character_set_client|collation_connection))*$`)
 	// forker.CreateTrigger: counted on its table.
@@ -63,7 +67,7 @@ var (
 	// Manager.createSandboxSchema: which of two databases exist, with their
 	// defaults (the fake's have none).
 	schemaDefaults = regexp.MustCompile(`^SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema\.SCHEMATA ` +
-		`WHERE SCHEMA_NAME IN \('((?:[^'\\]|\\.)*)', '((?:[^'\\]|\\.)*)'\)$`)
+		`WHERE SCHEMA_NAME IN \((` + lit + `), (` + lit + `)\)$`)
 	createView = regexp.MustCompile(`^CREATE OR REPLACE (?:SQL SECURITY \w+ )?VIEW ((?:` + "`(?:[^`]|``)+`" + `|\w+)\.(?:` +
 		"`(?:[^`]|``)+`" + `|\w+)) AS (.*)$`)
 )
@@ -115,7 +119,9 @@ func (u *Upstream) emulate(sql string) (result, error) {
 	case triggerList.MatchString(sql):
 		m := triggerList.FindStringSubmatch(sql)
 		var r result
-		if o := u.objects[objectKey(m[1], m[2])]; o != nil {
+		db, _ := parseLiteral(m[1])
+		name, _ := parseLiteral(m[2])
+		if o := u.objects[objectKey(deref(db), deref(name))]; o != nil {
 			for i := range o.Triggers {
 				r.rows = append(r.rows, Row(fmt.Sprintf("%s_trg%d", o.Name, i), "BEFORE", "INSERT", "SET NEW.id = NEW.id",
 					"STRICT_TRANS_TABLES", "utf8mb4", "utf8mb4_general_ci"))
@@ -124,9 +130,9 @@ func (u *Upstream) emulate(sql string) (result, error) {
 		return r, nil
 	case schemaDefaults.MatchString(sql):
 		var r result
-		for _, db := range schemaDefaults.FindStringSubmatch(sql)[1:] {
-			if u.schemas[db] {
-				r.rows = append(r.rows, Row(db, nil, nil))
+		for _, l := range schemaDefaults.FindStringSubmatch(sql)[1:] {
+			if db, _ := parseLiteral(l); db != nil && u.schemas[*db] {
+				r.rows = append(r.rows, Row(*db, nil, nil))
 			}
 		}
 		return r, nil
@@ -286,10 +292,11 @@ func (u *Upstream) orphans(m []string) (result, error) {
 		return result{}, err
 	}
 	like, _ := parseLiteral(m[2])
-	not, _ := parseLiteral(m[3])
+	esc, _ := parseLiteral(m[3])
+	not, _ := parseLiteral(m[4])
 	var r result
 	for _, o := range u.sortedObjects() {
-		if !matchLike(o.DB, *like) || o.DB == *not {
+		if !matchLike(o.DB, *like, escapeOf(esc)) || o.DB == *not {
 			continue
 		}
 		explained := false
@@ -386,6 +393,7 @@ type selectItem struct {
 type cond struct {
 	col, op string
 	lit     *string
+	esc     byte // LIKE's escape character
 }
 
 // selectRows runs SELECT items FROM db.t [alias] [WHERE …] [ORDER BY col].
@@ -495,7 +503,7 @@ func matches(row map[string]*string, conds []cond) bool {
 		case ">":
 			ok = compare(*v, *c.lit) > 0
 		case "LIKE":
-			ok = matchLike(*v, *c.lit)
+			ok = matchLike(*v, *c.lit, c.esc)
 		}
 		if !ok {
 			return false
@@ -530,13 +538,22 @@ func deref(v *string) string {
 	return *v
 }
 
-// matchLike is LIKE with % and _ and backslash escapes (case-sensitive).
-func matchLike(s, pat string) bool {
+// escapeOf is LIKE's escape character: ESCAPE's (esc), else backslash.
+func escapeOf(esc *string) byte {
+	if esc != nil && len(*esc) == 1 {
+		return (*esc)[0]
+	}
+	return '\\'
+}
+
+// matchLike is LIKE with % and _ and the escape character esc
+// (case-sensitive).
+func matchLike(s, pat string, esc byte) bool {
 	var b strings.Builder
 	b.WriteString("^")
 	for i := 0; i < len(pat); i++ {
 		switch c := pat[i]; {
-		case c == '\\' && i+1 < len(pat):
+		case c == esc && i+1 < len(pat):
 			i++
 			b.WriteString(regexp.QuoteMeta(pat[i : i+1]))
 		case c == '%':
