@@ -13,9 +13,11 @@ package quote
 
 import (
 	"encoding/hex"
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -117,6 +119,27 @@ func displayable(s string) bool {
 // non-printing character.
 func hidden(r rune) bool {
 	return r >= 0x80 && (!unicode.IsPrint(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r))
+}
+
+// JSONSafe is JSON text (as encoding/json writes it: valid UTF-8, C0
+// controls escaped inside strings) with the characters Display escapes
+// written as \u escapes, which JSON reads back as the same characters.
+// Line ends and tabs, which stand only between tokens there, are kept.
+func JSONSafe(text string) string {
+	var b strings.Builder
+	for _, r := range text {
+		switch {
+		case r == '\n' || r == '\t' || r == '\r':
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f || hidden(r):
+			for _, u := range utf16.Encode([]rune{r}) {
+				fmt.Fprintf(&b, `\u%04x`, u)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func hex2(c byte) string {

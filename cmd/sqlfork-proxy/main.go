@@ -18,6 +18,8 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sqlfork/sqlfork-proxy/quote"
 )
 
 // Build information, set with
@@ -77,7 +79,7 @@ func run(ctx context.Context, args []string, e env) int {
 	} else if !ran {
 		code = exitUsage
 	}
-	fmt.Fprintf(e.stderr, "%s: %v\n", progName, err)
+	fmt.Fprintf(e.stderr, "%s: %s\n", progName, quote.Display(err.Error())) // it may name what a sandbox made
 	if !ran {
 		fmt.Fprintf(e.stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/adminapi"
 	"github.com/sqlfork/sqlfork-proxy/duration"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 )
 
 func fmtTime(t *time.Time) string {
@@ -29,12 +30,25 @@ func fmtTime(t *time.Time) string {
 // usage error in its shared flags.
 type apiClient func() (*adminapi.Client, error)
 
-// printJSON writes v as the admin API writes its answers (indented).
+// printJSON writes v as the admin API writes its answers (indented), with
+// the characters a terminal would act on or hide written as \u escapes:
+// encoding/json escapes C0 controls but leaves C1 controls (U+009B starts
+// an escape sequence on some terminals) and bidirectional overrides raw,
+// through which a name a sandbox made could make its output read otherwise.
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, quote.JSONSafe(b.String()))
+	return err
 }
+
+// cell is a value of a table the CLI prints: on one line, with what a
+// terminal would act on or not show escaped (quote.Display).
+func cell(s string) string { return quote.Display(flatten(s)) }
 
 // newSandboxCmd is `sqlfork-proxy sandbox list|show|keep|discard|diff|export|promote`.
 func newSandboxCmd(e env, ran *bool) *cobra.Command {
@@ -85,7 +99,7 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN; promote always needs i
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tID\tSTATE\tOWNER\tCREATED\tEXPIRES\tCONNECTIONS\tTABLES\tBYTES")
 			for _, s := range out {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", s.Name, s.ID, s.State, s.Owner, fmtTime(&s.Created),
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", cell(s.Name), cell(s.ID), s.State, cell(s.Owner), fmtTime(&s.Created),
 					fmtTime(s.Expires), s.Connections, s.TableCount, s.Bytes)
 			}
 			return tw.Flush()
@@ -108,10 +122,10 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN; promote always needs i
 			}
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintf(tw, "name:\t%s\nid:\t%s\nstate:\t%s\nowner:\t%s\ncreated:\t%s\nexpires:\t%s\nconnections:\t%d\n",
-				s.Name, s.ID, s.State, s.Owner, fmtTime(&s.Created), fmtTime(s.Expires), s.Connections)
+				cell(s.Name), cell(s.ID), s.State, cell(s.Owner), fmtTime(&s.Created), fmtTime(s.Expires), s.Connections)
 			fmt.Fprintln(tw, "\nTABLE\tSTATE\tROWS\tBYTES")
 			for _, t := range s.Tables {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", t.Table, t.State, t.Rows, t.Bytes)
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", cell(t.Table), t.State, t.Rows, t.Bytes)
 			}
 			return tw.Flush()
 		},
@@ -141,7 +155,7 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN; promote always needs i
 			if output == "json" {
 				return printJSON(c.OutOrStdout(), s)
 			}
-			_, err = fmt.Fprintf(c.OutOrStdout(), "sandbox %s kept until %s\n", s.Name, fmtTime(s.Expires))
+			_, err = fmt.Fprintf(c.OutOrStdout(), "sandbox %s kept until %s\n", cell(s.Name), fmtTime(s.Expires))
 			return err
 		},
 	}
@@ -160,7 +174,7 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN; promote always needs i
 			if output == "json" {
 				return printJSON(c.OutOrStdout(), adminapi.Discarded{Discarded: args[0]})
 			}
-			_, err = fmt.Fprintf(c.OutOrStdout(), "sandbox %s discarded\n", args[0])
+			_, err = fmt.Fprintf(c.OutOrStdout(), "sandbox %s discarded\n", cell(args[0]))
 			return err
 		},
 	}
@@ -207,14 +221,14 @@ func writeDiff(w io.Writer, d adminapi.Diff, summary, asJSON bool) error {
 	if summary {
 		fmt.Fprintln(tw, "TABLE\tCHANGE\tINSERTED\tUPDATED\tDELETED\tCONFLICTS\tKEY\tMETHOD\tNOTE")
 		for _, t := range d.Summary {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", t.Table, t.Change, t.Inserted, t.Updated, t.Deleted, t.Conflicts,
-				orDash(t.KeyKind), orDash(t.Method), orDash(flatten(t.Note)))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", cell(t.Table), cell(t.Change), t.Inserted, t.Updated, t.Deleted, t.Conflicts,
+				orDash(cell(t.KeyKind)), orDash(cell(t.Method)), orDash(cell(t.Note)))
 		}
 		return tw.Flush()
 	}
 	fmt.Fprintln(tw, "TABLE\tOP\tKEY\tBEFORE\tAFTER\tPRODUCTION")
 	for _, ch := range d.Changes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ch.Table, ch.Op, jsonCell(ch.Key), jsonCell(ch.Before), jsonCell(ch.After), jsonCell(ch.Production))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cell(ch.Table), cell(ch.Op), jsonCell(ch.Key), jsonCell(ch.Before), jsonCell(ch.After), jsonCell(ch.Production))
 	}
 	return tw.Flush()
 }
@@ -227,13 +241,13 @@ func jsonCell(v json.RawMessage) string {
 	case len(v) == 0 || string(v) == "null":
 		return "-"
 	case json.Unmarshal(v, &s) == nil:
-		return orDash(flatten(s))
+		return orDash(cell(s))
 	}
 	var b bytes.Buffer
 	if err := json.Compact(&b, v); err != nil {
-		return flatten(string(v))
+		return cell(string(v))
 	}
-	return b.String()
+	return quote.JSONSafe(b.String())
 }
 
 // flatten is s with its runs of white space (line ends, tabs) as one space.
@@ -304,7 +318,8 @@ func newPromoteCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 				return printJSON(c.OutOrStdout(), p)
 			}
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "sandbox:\t%s\nstrategy:\t%s\noutcome:\t%s\nrows:\t%d\ninfo:\t%s\n", p.Sandbox, p.Strategy, p.Outcome, p.Rows, p.Info)
+			fmt.Fprintf(tw, "sandbox:\t%s\nstrategy:\t%s\noutcome:\t%s\nrows:\t%d\ninfo:\t%s\n", cell(p.Sandbox), cell(p.Strategy), cell(p.Outcome), p.Rows,
+				cell(p.Info))
 			return tw.Flush()
 		},
 	}
