@@ -74,7 +74,7 @@ type handler struct{ o Options }
 func (h handler) read(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if h.o.Token != "" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			got, ok := bearer(r.Header.Get("Authorization"))
 			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(h.o.Token)) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="sqlfork-proxy"`)
 				writeJSON(w, http.StatusUnauthorized, ErrorBody{Error: msgUnauthorized})
@@ -83,6 +83,18 @@ func (h handler) read(next http.HandlerFunc) http.HandlerFunc {
 		}
 		next(w, r)
 	}
+}
+
+// bearer is the token of an Authorization header of the Bearer scheme,
+// whose name is case-insensitive (RFC 9110 11.1), as is the white space
+// after it.
+func bearer(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimLeft(header, " "), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.Trim(token, " ")
+	return token, token != ""
 }
 
 // change guards a request that keeps or discards: the token, or without
