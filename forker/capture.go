@@ -26,6 +26,10 @@ type Column struct {
 	Type string
 	// DataType is information_schema's DATA_TYPE (lower case).
 	DataType string
+	// Charset and Collation are a character column's character set and
+	// collation ("" for other columns). Read them here, not from Type,
+	// whose ENUM and SET values may hold any text.
+	Charset, Collation string
 	// Generated columns are computed by the server: never copied.
 	Generated bool
 }
@@ -38,7 +42,7 @@ func (c Column) Binary() bool {
 		"polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection":
 		return true
 	}
-	return strings.Contains(strings.ToLower(c.Type), "character set binary")
+	return strings.EqualFold(c.Charset, "binary")
 }
 
 // Float reports a FLOAT column, whose text form does not give its value
@@ -111,6 +115,7 @@ func ReadShape(ctx context.Context, c Conn, t rewrite.Table) (Shape, error) {
 			Generated: strings.Contains(strings.ToUpper(str(r[5])), "GENERATED")}
 		if cs, co := str(r[3]), str(r[4]); cs != "" && co != "" {
 			col.Type += " CHARACTER SET " + cs + " COLLATE " + co
+			col.Charset, col.Collation = cs, co
 		}
 		nullable[strings.ToLower(col.Name)] = str(r[6]) == "YES"
 		s.Columns = append(s.Columns, col)

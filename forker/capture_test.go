@@ -76,7 +76,8 @@ func TestColumnKinds(t *testing.T) {
 		binary, float bool
 	}{
 		{Column{DataType: "varbinary", Type: "varbinary(4)"}, true, false},
-		{Column{DataType: "char", Type: "char(4) CHARACTER SET binary COLLATE binary"}, true, false},
+		{Column{DataType: "char", Type: "char(4) CHARACTER SET binary COLLATE binary", Charset: "binary", Collation: "binary"}, true, false},
+		{Column{DataType: "enum", Type: "enum('character set binary') CHARACTER SET latin1 COLLATE latin1_bin", Charset: "latin1", Collation: "latin1_bin"}, false, false},
 		{Column{DataType: "point", Type: "point"}, true, false},
 		{Column{DataType: "float", Type: "float"}, false, true},
 		{Column{DataType: "varchar", Type: "varchar(3) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"}, false, false},

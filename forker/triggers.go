@@ -65,6 +65,7 @@ type Modes struct {
 	SQLMode   string
 	Charset   string // character_set_client
 	Collation string // collation_connection
+	Results   string // character_set_results
 }
 
 // ExecWith runs stmt on c with the settings in modes, then sets the
@@ -78,43 +79,52 @@ func ExecWith(ctx context.Context, c Conn, modes Modes, stmt string) error {
 // the connection's own back; it stops at the first error, and returns how
 // many ran.
 func ExecAllWith(ctx context.Context, c Conn, modes Modes, stmts ...string) (int, error) {
+	n := 0
+	err := WithModes(ctx, c, modes, func() error {
+		for _, stmt := range stmts {
+			if _, err := c.Exec(ctx, stmt); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// WithModes runs f with c's settings those of modes, then sets the
+// connection's own back.
+func WithModes(ctx context.Context, c Conn, modes Modes, f func() error) error {
 	var set []string
 	for _, v := range [][2]string{{"sql_mode", modes.SQLMode}, {"character_set_client", modes.Charset},
-		{"collation_connection", modes.Collation}} {
+		{"collation_connection", modes.Collation}, {"character_set_results", modes.Results}} {
 		if v[1] != "" {
 			set = append(set, v[0])
 		}
 	}
-	run := func() (int, error) {
-		for i, stmt := range stmts {
-			if _, err := c.Exec(ctx, stmt); err != nil {
-				return i, err
-			}
-		}
-		return len(stmts), nil
-	}
 	if len(set) == 0 {
-		return run()
+		return f()
 	}
 	rows, err := c.Query(ctx, "SELECT @@"+strings.Join(set, ", @@"))
 	if err != nil {
-		return 0, err
+		return err
 	}
 	if len(rows) != 1 || len(rows[0]) != len(set) {
-		return 0, fmt.Errorf("read the connection's %s", strings.Join(set, ", "))
+		return fmt.Errorf("read the connection's %s", strings.Join(set, ", "))
 	}
-	want := map[string]string{"sql_mode": modes.SQLMode, "character_set_client": modes.Charset, "collation_connection": modes.Collation}
+	want := map[string]string{"sql_mode": modes.SQLMode, "character_set_client": modes.Charset, "collation_connection": modes.Collation,
+		"character_set_results": modes.Results}
 	var to, back []string
 	for i, name := range set {
 		to = append(to, name+" = "+rewrite.QuoteString(want[name]))
 		back = append(back, name+" = "+rewrite.QuoteString(str(rows[0][i])))
 	}
 	if _, err := c.Exec(ctx, "SET "+strings.Join(to, ", ")); err != nil {
-		return 0, err
+		return err
 	}
-	n, err := run()
+	err = f()
 	if _, rerr := c.Exec(context.WithoutCancel(ctx), "SET "+strings.Join(back, ", ")); rerr != nil && err == nil {
 		err = rerr
 	}
-	return n, err
+	return err
 }

@@ -51,6 +51,7 @@ INSERT INTO notes VALUES (1, 10, 'x'), (2, 20, 'y'), (3, 30, 'z');`
 			}
 			// Production changed a row the cascade deleted in the sandbox.
 			mustExecDB(t, root, "UPDATE `"+name+"`.items SET qty = 99 WHERE id = 2")
+			promoteRights(t, root, acct, sb, name)
 			if _, err := sb.ExecContext(t.Context(), "SANDBOX PROMOTE"); err == nil || !strings.Contains(err.Error(), `items {"id": 2}`) {
 				t.Errorf("PROMOTE: %v, want the conflict on items 2 refused", err)
 			}

@@ -71,6 +71,7 @@ GRANT SELECT, SHOW VIEW ON sdiff.* TO '` + sandboxUser + `'@'%';`); err != nil {
 	if real {
 		return
 	}
+	promoteRights(t, openDB(t, db.DSN("")), diffAccount{name: "least-privilege"}, c, "sdiff")
 	mustExecC(t, c, "SANDBOX PROMOTE")
 	if got, want := allRows(t, root, "SELECT id, name, qty FROM sdiff.items ORDER BY id"), "1 a 1|2 b 20|4 d 4|5 e 5"; got != want {
 		t.Errorf("production after PROMOTE: %s, want %s", got, want)

@@ -108,6 +108,49 @@ func (e *diffEnv) database(t *testing.T, name, schema string) {
 	t.Cleanup(func() { _, _ = root.Exec("REVOKE ALL PRIVILEGES ON `" + name + "`.* FROM '" + sandboxUser + "'@'%'") })
 }
 
+// promoteRights: SANDBOX PROMOTE applies only what the promoting user's
+// own account may do on production. The least-privilege account, which
+// only reads production, is refused (1142, naming what it lacks) and
+// production's tables of dbs stay as they were; it is then given the
+// rights of a writer on dbs, for the rest of the test. The ALL PRIVILEGES
+// account has them already.
+func promoteRights(t *testing.T, root *sql.DB, acct diffAccount, c interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, dbs ...string) {
+	t.Helper()
+	if acct.name != "least-privilege" {
+		return
+	}
+	before := map[string]string{}
+	for _, d := range dbs {
+		before[d] = strings.Join(tableNames(t, root, d), ",") + ":" + databaseChecksum(t, root, d)
+	}
+	_, err := c.ExecContext(context.Background(), "SANDBOX PROMOTE STRATEGY OURS")
+	if e := mysqlErr(err); !strings.HasPrefix(e, "1142 (42000)") || !strings.Contains(e, "may not do on production") {
+		t.Errorf("PROMOTE by an account that only reads production: %s, want 1142 naming what it lacks", e)
+	}
+	for _, d := range dbs {
+		if after := strings.Join(tableNames(t, root, d), ",") + ":" + databaseChecksum(t, root, d); after != before[d] {
+			t.Errorf("a PROMOTE refused for its rights changed production's %s", d)
+		}
+		grant := "INSERT, UPDATE, DELETE, CREATE, DROP, ALTER, INDEX, CREATE VIEW ON `" + d + "`.* TO '" + sandboxUser + "'@'%'"
+		mustExecDB(t, root, "GRANT "+grant)
+		t.Cleanup(func() { _, _ = root.Exec("REVOKE " + strings.Replace(grant, " TO ", " FROM ", 1)) })
+	}
+}
+
+// databaseChecksum is CHECKSUM TABLE of every base table of db, in order.
+func databaseChecksum(t *testing.T, root *sql.DB, db string) string {
+	t.Helper()
+	_, rows := queryRows(t, root, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = '"+db+"' AND TABLE_TYPE = 'BASE TABLE' ORDER BY TABLE_NAME")
+	var sums []string
+	for _, r := range rows {
+		_, cs := queryRows(t, root, "CHECKSUM TABLE `"+db+"`.`"+r[0].String+"`")
+		sums = append(sums, r[0].String+"="+cs[0][1].String)
+	}
+	return strings.Join(sums, " ")
+}
+
 // rowQuerier is a connection or pool.
 type rowQuerier interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
@@ -1052,6 +1095,7 @@ func TestDiffRandomDML(t *testing.T) {
 				for _, s := range dmlSpecs {
 					compared = compared || s.method == "compare" && sum[name+"."+s.name] != (sumRow{})
 				}
+				promoteRights(t, prodRoot, acct, c, name)
 				_, err := c.ExecContext(context.Background(), "SANDBOX PROMOTE STRATEGY FAIL")
 				switch e := mysqlErr(err); {
 				case compared && (!strings.HasPrefix(e, "1105") || !strings.Contains(e, "cannot be checked")):
@@ -1212,6 +1256,7 @@ func runDDLCase(t *testing.T, e *diffEnv, acct diffAccount, db string, c ddlCase
 	if after := strings.Join(tableNames(t, prodRoot, db), ","); after != before {
 		t.Errorf("a refused PROMOTE changed production's tables: %s, then %s", before, after)
 	}
+	promoteRights(t, prodRoot, acct, sc, db, db2)
 	if _, err := sc.ExecContext(context.Background(), "SANDBOX PROMOTE STRATEGY OURS"); err != nil {
 		t.Errorf("PROMOTE STRATEGY OURS: %s", mysqlErr(err))
 	}
@@ -1605,6 +1650,7 @@ func TestPromoteStrategies(t *testing.T) {
 				for _, q := range promoteProduction {
 					mustExecDB(t, direct, q)
 				}
+				promoteRights(t, root, acct, sc, name)
 				// DIFF shows the conflicts, with production's rows.
 				sum := diffSummary(t, sc, "SANDBOX DIFF SUMMARY")
 				if got, want := sum[name+".items"], (sumRow{change: "forked", ins: 3, upd: 4, del: 3, conflicts: 4, keyKind: "primary", method: "capture"}); got != want {
@@ -1693,10 +1739,17 @@ func TestPromoteStrategies(t *testing.T) {
 				// The audit, and the metrics.
 				_, audit := queryRows(t, root, "SELECT user, via, strategy, outcome, conflicts, inserted, updated, deleted, IFNULL(error, ''), "+
 					"finished_at IS NOT NULL FROM _sqlfork_meta.promotes WHERE name = '"+name+"' ORDER BY id")
-				if len(audit) != 1 {
-					t.Fatalf("%d audit rows for %s, want 1: %v", len(audit), name, audit)
+				rows := 1
+				if acct.name == "least-privilege" { // refused first for its rights (promoteRights)
+					rows = 2
+					if r := audit[0]; r[2].String != "OURS" || r[3].String != "refused" || !strings.Contains(r[8].String, "may not do on production") {
+						t.Errorf("audit of the promote refused for its rights: %v", r)
+					}
 				}
-				a := audit[0]
+				if len(audit) != rows {
+					t.Fatalf("%d audit rows for %s, want %d: %v", len(audit), name, rows, audit)
+				}
+				a := audit[rows-1]
 				if user == "" { // the owner
 					user, _, _ = strings.Cut(acct.dsn("", ""), ":")
 				}

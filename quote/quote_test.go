@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/sqlfork/sqlfork-proxy/quote/model"
 )
 
 func TestIdent(t *testing.T) {
@@ -101,16 +103,16 @@ func FuzzQuote(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		for _, m := range allModes {
-			if got, n, ok := readString(String(s), m); !ok || n != len(String(s)) || got != s {
+		for _, m := range model.Modes {
+			if got, n, ok := model.ReadString(String(s), m); !ok || n != len(String(s)) || got != s {
 				t.Fatalf("String(%q) = %s reads as %q (%d of %d bytes, %v) under %+v", s, String(s), got, n, len(String(s)), ok, m)
 			}
-			if got, n, ok := readIdent(Ident(s)); !ok || n != len(Ident(s)) || got != s {
+			if got, n, ok := model.ReadIdent(Ident(s)); !ok || n != len(Ident(s)) || got != s {
 				t.Fatalf("Ident(%q) = %s reads as %q", s, Ident(s), got)
 			}
 		}
 		script := "-- " + Comment(s) + "\nSELECT 1;\n"
-		if cmds, stmts := cliRead(script, false); len(cmds) > 0 || len(stmts) != 1 || strings.TrimSpace(stmts[0]) != "SELECT 1" {
+		if cmds, stmts := model.CLIRead(script, false); len(cmds) > 0 || len(stmts) != 1 || strings.TrimSpace(stmts[0]) != "SELECT 1" {
 			t.Fatalf("the mariadb CLI reads %q as commands %q, statements %q", script, cmds, stmts)
 		}
 		if strings.ContainsAny(Comment(s), "\n\r") || !printable(Display(s)) || !utf8.ValidString(Display(s)) {
@@ -118,7 +120,7 @@ func FuzzQuote(f *testing.F) {
 		}
 		line := "INSERT INTO " + Qualified(s, s) + " (" + Ident(s) + ") VALUES (" + String(s) + ");\n"
 		for _, nbe := range []bool{false, true} {
-			if cmds, stmts := cliRead(line, nbe); len(cmds) > 0 || len(stmts) != 1 || stmts[0]+";\n" != line {
+			if cmds, stmts := model.CLIRead(line, nbe); len(cmds) > 0 || len(stmts) != 1 || stmts[0]+";\n" != line {
 				t.Fatalf("the mariadb CLI reads %q as commands %q, statements %q", line, cmds, stmts)
 			}
 		}

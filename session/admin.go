@@ -253,9 +253,11 @@ func (m *Manager) PromoteNamed(ctx context.Context, name, strategy string) (*Rep
 }
 
 // promoteAsAdmin is Promote by AdminUser via "api": the admin API, behind
-// its bearer token, is a sandbox admin whatever the sandbox.
+// its bearer token, is a sandbox admin whatever the sandbox — the operator,
+// who reviews and applies with the promote account's rights, not a
+// sandbox's user, whose own grants bound SANDBOX PROMOTE.
 func (m *Manager) promoteAsAdmin(ctx context.Context, sb *Sandbox, strategy string) (*Reply, error) {
-	return m.promote(ctx, sb, AdminUser, strategy, "api", true)
+	return m.promote(ctx, sb, AdminUser, strategy, "api", true, nil)
 }
 
 // adminRefusal marks err, if it is a refusal (*rewrite.Refusal), for the

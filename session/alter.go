@@ -2,121 +2,93 @@ package session
 
 import (
 	"context"
-	"regexp"
+	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
 // The ALTER TABLE that turns production's table into the sandbox's, from
-// the two SHOW CREATE TABLE texts, line by line (a line is a column, a key
-// or a constraint; the server writes each the same way for the same
-// definition). A column renamed shows as one dropped and one added: the
-// export then writes every row of an altered table, so no value is lost.
-
-// defLine is one line of a CREATE TABLE body.
-type defLine struct {
-	kind string // column, primary, index, foreign, check
-	name string
-	text string
-}
-
-// tableDef is a CREATE TABLE text read into lines and table options.
-type tableDef struct {
-	lines   []defLine
-	options string
-}
-
-var autoIncOption = regexp.MustCompile(` AUTO_INCREMENT=\d+`)
-
-// readDef reads a SHOW CREATE TABLE text.
-func readDef(text string) tableDef {
-	var td tableDef
-	open := strings.Index(text, "(\n")
-	end := strings.LastIndex(text, "\n)")
-	if open < 0 || end < open {
-		return td
-	}
-	td.options = strings.TrimSpace(autoIncOption.ReplaceAllString(text[end+2:], ""))
-	for _, l := range strings.Split(text[open+2:end], "\n") {
-		l = strings.TrimSuffix(strings.TrimSpace(l), ",")
-		dl := defLine{text: l}
-		switch {
-		case strings.HasPrefix(l, "`"):
-			dl.kind, dl.name = "column", firstIdent(l)
-		case strings.HasPrefix(l, "PRIMARY KEY"):
-			dl.kind, dl.name = "primary", "PRIMARY"
-		case strings.HasPrefix(l, "CONSTRAINT "):
-			dl.name = firstIdent(strings.TrimPrefix(l, "CONSTRAINT "))
-			dl.kind = "check"
-			if strings.Contains(l, " FOREIGN KEY ") {
-				dl.kind = "foreign"
-			}
-		default:
-			dl.kind = "index"
-			if i := strings.Index(l, "`"); i >= 0 {
-				dl.name = firstIdent(l[i:])
-			}
-		}
-		td.lines = append(td.lines, dl)
-	}
-	return td
-}
-
-// firstIdent is the back-quoted identifier s starts with.
-func firstIdent(s string) string {
-	if !strings.HasPrefix(s, "`") {
-		return ""
-	}
-	var b strings.Builder
-	for i := 1; i < len(s); i++ {
-		if s[i] == '`' {
-			if i+1 < len(s) && s[i+1] == '`' {
-				b.WriteByte('`')
-				i++
-				continue
-			}
-			return b.String()
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-func (td tableDef) find(kind, name string) (defLine, bool) {
-	for _, l := range td.lines {
-		if l.kind == kind && strings.EqualFold(l.name, name) {
-			return l, true
-		}
-	}
-	return defLine{}, false
-}
+// the two SHOW CREATE TABLE texts read whole (tabledef.go): each column,
+// key or constraint that differs is dropped, added or modified with the
+// server's own text of it. A column renamed shows as one dropped and one
+// added: the export then writes every row of an altered table, so no value
+// is lost.
 
 // alterSpecs are the ALTER TABLE specifications that turn from into to:
 // pre before the rows are written (drops, columns, options), post after
-// (keys and constraints, which the rows must meet).
-func alterSpecs(from, to tableDef) (pre, post []string) {
-	isKey := func(k string) bool { return k == "primary" || k == "index" }
-	for _, l := range from.lines {
-		n, same := to.find(l.kind, l.name)
-		if same && n.text == l.text {
-			continue
-		}
-		switch {
-		case l.kind == "foreign":
-			pre = append(pre, "DROP FOREIGN KEY IF EXISTS "+quote(l.name))
-		case l.kind == "check":
-			pre = append(pre, "DROP CONSTRAINT IF EXISTS "+quote(l.name))
-		case l.kind == "primary":
-			pre = append(pre, "DROP PRIMARY KEY")
-		case l.kind == "index":
-			pre = append(pre, "DROP INDEX IF EXISTS "+quote(l.name))
+// (keys and constraints, which the rows must meet); part is the
+// partitioning, an ALTER TABLE of its own after the rows ("" when it is
+// production's).
+func alterSpecs(from, to tableDef) (pre, post []string, part string) {
+	pre = dropSpecs(from, to)
+	pre = append(pre, columnSpecs(from, to)...)
+	for _, l := range from.items {
+		if _, ok := to.find(defColumn, l.name); l.kind == defColumn && !ok {
+			pre = append(pre, "DROP COLUMN IF EXISTS "+rewrite.QuoteIdent(l.name))
 		}
 	}
+	if from.options != to.options && to.options != "" {
+		pre = append(pre, to.options)
+	}
+	for _, l := range to.items {
+		o, same := from.find(l.kind, l.name)
+		if l.kind == defColumn || same && o.text == l.text {
+			continue
+		}
+		switch l.kind {
+		case defPrimary:
+			pre = append(pre, "ADD "+l.text) // with the DROP: the rows are written by it
+		case defIndex:
+			post = append(post, "ADD "+ifNotExistsAfter(l.text, "KEY "))
+		case defForeign:
+			post = append(post, "ADD "+ifNotExistsAfter(l.text, "FOREIGN KEY "))
+		default:
+			post = append(post, "ADD "+l.text)
+		}
+	}
+	switch {
+	case from.partition == to.partition:
+	case to.partition != "":
+		part = to.partition // repartitioned once the rows are the sandbox's
+	default:
+		part = "REMOVE PARTITIONING"
+	}
+	return pre, post, part
+}
+
+// dropSpecs drop the keys and constraints of from that to has not, or has
+// otherwise.
+func dropSpecs(from, to tableDef) []string {
+	var pre []string
+	for _, l := range from.items {
+		if n, same := to.find(l.kind, l.name); same && n.text == l.text {
+			continue
+		}
+		switch l.kind {
+		case defForeign:
+			pre = append(pre, "DROP FOREIGN KEY IF EXISTS "+rewrite.QuoteIdent(l.name))
+		case defCheck:
+			pre = append(pre, "DROP CONSTRAINT IF EXISTS "+rewrite.QuoteIdent(l.name))
+		case defPrimary:
+			pre = append(pre, "DROP PRIMARY KEY")
+		case defIndex:
+			pre = append(pre, "DROP INDEX IF EXISTS "+rewrite.QuoteIdent(l.name))
+		}
+	}
+	return pre
+}
+
+// columnSpecs add the columns to has and from has not, and modify those
+// that differ or stand elsewhere, each placed where to has it.
+func columnSpecs(from, to tableDef) []string {
+	var pre []string
 	// The columns' order as the ALTER leaves it, to move only those not
 	// where the sandbox has them.
 	var order []string
-	for _, l := range from.lines {
-		if _, ok := to.find("column", l.name); l.kind == "column" && ok {
+	for _, l := range from.items {
+		if _, ok := to.find(defColumn, l.name); l.kind == defColumn && ok {
 			order = append(order, strings.ToLower(l.name))
 		}
 	}
@@ -131,16 +103,16 @@ func alterSpecs(from, to tableDef) (pre, post []string) {
 		order = slices.Insert(order, i, name)
 	}
 	prev := ""
-	for _, l := range to.lines {
-		if l.kind != "column" {
+	for _, l := range to.items {
+		if l.kind != defColumn {
 			continue
 		}
 		where := " FIRST"
 		if prev != "" {
-			where = " AFTER " + quote(prev)
+			where = " AFTER " + rewrite.QuoteIdent(prev)
 		}
 		name, after := strings.ToLower(l.name), strings.ToLower(prev)
-		old, ok := from.find("column", l.name)
+		old, ok := from.find(defColumn, l.name)
 		i := slices.Index(order, name)
 		moved := i < 0 || i == 0 && after != "" || i > 0 && order[i-1] != after
 		switch {
@@ -152,38 +124,11 @@ func alterSpecs(from, to tableDef) (pre, post []string) {
 		place(name, after)
 		prev = l.name
 	}
-	for _, l := range from.lines {
-		if _, ok := to.find("column", l.name); l.kind == "column" && !ok {
-			pre = append(pre, "DROP COLUMN IF EXISTS "+quote(l.name))
-		}
-	}
-	if from.options != to.options && to.options != "" {
-		if strings.Contains(to.options, "PARTITION BY") {
-			post = append(post, to.options) // repartitioned once the rows are the sandbox's
-		} else {
-			pre = append(pre, to.options)
-		}
-	}
-	for _, l := range to.lines {
-		o, same := from.find(l.kind, l.name)
-		if l.kind == "column" || same && o.text == l.text {
-			continue
-		}
-		switch {
-		case l.kind == "primary":
-			pre = append(pre, "ADD "+l.text) // with the DROP: the rows are written by it
-		case isKey(l.kind):
-			post = append(post, "ADD "+ifNotExistsAfter(l.text, "KEY "))
-		case l.kind == "foreign":
-			post = append(post, "ADD "+ifNotExistsAfter(l.text, "FOREIGN KEY "))
-		default:
-			post = append(post, "ADD "+l.text)
-		}
-	}
-	return pre, post
+	return pre
 }
 
-// ifNotExistsAfter puts IF NOT EXISTS after the first word in text.
+// ifNotExistsAfter puts IF NOT EXISTS after the first word in text (a key
+// or constraint the server wrote, which starts with its kind and name).
 func ifNotExistsAfter(text, word string) string {
 	i := strings.Index(text, word)
 	if i < 0 {
@@ -191,8 +136,6 @@ func ifNotExistsAfter(text, word string) string {
 	}
 	return text[:i+len(word)] + "IF NOT EXISTS " + text[i+len(word):]
 }
-
-func quote(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
 
 // alter is the DDL of an altered table as DIFF shows it: its ALTER TABLE
 // statements, before and after the rows, joined.
@@ -211,13 +154,24 @@ func (d *differ) alterStatements(ctx context.Context, dt *diffTable) (pre, post 
 	if err != nil {
 		return nil, nil, err
 	}
-	preSpecs, postSpecs := alterSpecs(readDef(ptext), readDef(d.logicalNames(ftext)))
+	from, err := parseCreateTable(ptext)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the definition of %s: %w", dt.logical, err)
+	}
+	to, err := parseCreateTable(d.logicalNames(ftext))
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the sandbox's definition of %s: %w", dt.logical, err)
+	}
+	preSpecs, postSpecs, part := alterSpecs(from, to)
 	head := "ALTER TABLE " + dt.logical.Quoted() + " "
 	if len(preSpecs) > 0 {
 		pre = []string{head + strings.Join(preSpecs, ", ")}
 	}
 	if len(postSpecs) > 0 {
 		post = []string{head + strings.Join(postSpecs, ", ")}
+	}
+	if part != "" {
+		post = append(post, head+part)
 	}
 	return pre, post, nil
 }

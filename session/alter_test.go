@@ -56,17 +56,17 @@ func TestAlterSpecs(t *testing.T) {
 				") ENGINE=Aria DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
 			pre: []string{"DROP PRIMARY KEY", "ENGINE=Aria DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci", "ADD PRIMARY KEY (`id`,`a`)"}},
 	} {
-		pre, post := alterSpecs(readDef(prod), readDef(c.sandbox))
+		from, err := parseCreateTable(prod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		to, err := parseCreateTable(c.sandbox)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		pre, post, _ := alterSpecs(from, to)
 		if !slices.Equal(pre, c.pre) || !slices.Equal(post, c.post) {
 			t.Errorf("%s:\n pre  %q\n want %q\n post %q\n want %q", c.name, pre, c.pre, post, c.post)
-		}
-	}
-}
-
-func TestFirstIdent(t *testing.T) {
-	for in, want := range map[string]string{"`a` int": "a", "`a``b` x": "a`b", "x": "", "`open": "open"} {
-		if got := firstIdent(in); got != want {
-			t.Errorf("firstIdent(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -87,6 +87,45 @@ func TestBatches(t *testing.T) {
 		}
 		if !slices.Equal(got, c.want) {
 			t.Errorf("batches of %d values: %v, want %v", len(c.vals), got, c.want)
+		}
+	}
+}
+
+// TestParseCreateTable: definitions are read whole, by quoting, not by
+// lines: names and comments holding line ends, commas, parentheses, quotes
+// and what looks like more definitions stay inside their definition.
+func TestParseCreateTable(t *testing.T) {
+	text := "CREATE TABLE `a``b\n(` (\n" +
+		"  `id` int(11) NOT NULL,\n" +
+		"  `INT#` int(11) DEFAULT NULL,\n" +
+		"  `msg\nCOLUMN z INT PARTITION BY HASH(id)(PARTITION a/*` int(11) DEFAULT NULL,\n" +
+		"  `msg\n*/DATA DIRECTORY='/var/tmp/evil',PARTITION b)#` int(11) DEFAULT NULL COMMENT 'it''s, (a) \\' ) x\n  KEY `k` (`id`)',\n" +
+		"  PRIMARY KEY (`id`),\n" +
+		"  KEY `k,\n(x)` (`INT#`),\n" +
+		"  CONSTRAINT `c)\n` CHECK (`id` <> ',)')\n" +
+		") ENGINE=InnoDB AUTO_INCREMENT=3 DEFAULT CHARSET=latin1 COMMENT='PARTITION BY HASH (x) PARTITIONS 2'\n" +
+		" PARTITION BY HASH (`id`)\nPARTITIONS 2"
+	td, err := parseCreateTable(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range td.items {
+		got = append(got, it.kind+":"+it.name)
+	}
+	want := []string{"column:id", "column:INT#", "column:msg\nCOLUMN z INT PARTITION BY HASH(id)(PARTITION a/*",
+		"column:msg\n*/DATA DIRECTORY='/var/tmp/evil',PARTITION b)#", "primary:PRIMARY", "index:k,\n(x)", "check:c)\n"}
+	if !slices.Equal(got, want) {
+		t.Errorf("items %q\nwant  %q", got, want)
+	}
+	if td.options != "ENGINE=InnoDB DEFAULT CHARSET=latin1 COMMENT='PARTITION BY HASH (x) PARTITIONS 2'" ||
+		td.partition != "PARTITION BY HASH (`id`)\nPARTITIONS 2" {
+		t.Errorf("options %q, partition %q", td.options, td.partition)
+	}
+	for _, bad := range []string{"CREATE VIEW `v` AS SELECT 1", "CREATE TABLE `t` (\n  `a` int,\n  PERIOD FOR p (`a`, `b`)\n)",
+		"CREATE TABLE `t` (\n  `a` int COMMENT 'open\n)", "CREATE TABLE `t"} {
+		if _, err := parseCreateTable(bad); err == nil {
+			t.Errorf("parseCreateTable(%q) read it", bad)
 		}
 	}
 }

@@ -1028,6 +1028,10 @@ func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool
 		if why := serverWide(ownConnOnly(st)); why != "" {
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s, which a sandbox must not see; run it on a direct connection", why)
 		}
+		if t, ok := systemDDL(st); ok {
+			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s changes %s, a table of the server's own schema %s, whose "+
+				"definitions a sandbox does not hold; it is refused in a sandbox (run it on a direct connection)", st.Kind, t, rewrite.QuoteIdent(t.DB))
+		}
 		if reason := outsideTables(st); reason != "" && !sandboxRoutine(st) && !sandboxTrigger(st) && (body || !maintains(a, i)) {
 			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s changes the server outside any table, which a sandbox cannot contain; "+
 				"it is refused in a sandbox (run it on a direct connection or SANDBOX DETACH in explicit mode)", reason)
@@ -1649,6 +1653,20 @@ func maintains(a *rewrite.Analysis, i int) bool {
 		}
 	}
 	return len(st.Reads)+len(st.Writes) > 0
+}
+
+// systemDDL returns the table of the server's own schemas (mysql, sys,
+// performance_schema, information_schema) that st, DDL, changes.
+func systemDDL(st rewrite.Statement) (rewrite.Table, bool) {
+	if st.Class != rewrite.ClassDDL {
+		return rewrite.Table{}, false
+	}
+	for _, t := range st.Writes {
+		if t = withDB(t, st.DB); isSystemSchema(t.DB) {
+			return t, true
+		}
+	}
+	return rewrite.Table{}, false
 }
 
 // outsideTables says why a statement changes state no fork can hold.

@@ -93,9 +93,6 @@ type differ struct {
 	export bool
 	// budget is the rows still allowed in the answer.
 	budget int
-	// fkLoop: a foreign key references its own table, or tables reference
-	// each other (exportPlan).
-	fkLoop bool
 }
 
 // diffTables lists the tables of sb that a diff looks at (only: just that
@@ -242,7 +239,7 @@ func eqSQL(x, y string, cols []forker.Column) string {
 	parts := make([]string, len(cols))
 	for i, c := range cols {
 		a, b := col(x, c.Name), col(y, c.Name)
-		if strings.Contains(c.Type, " CHARACTER SET ") {
+		if c.Charset != "" {
 			a, b = "BINARY "+a, "BINARY "+b
 		}
 		parts[i] = a + " <=> " + b
@@ -260,7 +257,8 @@ func onSQL(x, y string, key []string) string {
 }
 
 // jsonValue is column c of alias as a JSON value: bytes in base64, BIT
-// as a number.
+// as a number, text in UTF-8 (JSON_OBJECT refuses text of character sets
+// it cannot mix, sjis beside latin1 say: 1271).
 func jsonValue(alias string, c forker.Column) string {
 	v := col(alias, c.Name)
 	switch {
@@ -268,6 +266,8 @@ func jsonValue(alias string, c forker.Column) string {
 		return "CAST(" + v + " AS UNSIGNED)"
 	case c.Binary():
 		return "TO_BASE64(" + v + ")"
+	case c.Charset != "" && c.DataType != "json" && !strings.EqualFold(c.Charset, "utf8mb4"):
+		return "CONVERT(" + v + " USING utf8mb4)"
 	}
 	return v
 }
@@ -281,8 +281,13 @@ func jsonSQL(alias string, cols []forker.Column) string {
 	return "JSON_OBJECT(" + strings.Join(parts, ", ") + ")"
 }
 
-// litSQL is column c of alias as an SQL literal that gives its value back:
-// hexadecimal for bytes, a DOUBLE's digits for FLOAT, NULL for NULL.
+// litSQL is column c of alias as an SQL literal that gives its value back
+// whatever the sql_mode and character set it is read in (as quote.String):
+// text of printable ASCII but quotes and backslashes quoted, any other text
+// in hexadecimal with its character set's introducer (its own bytes, so
+// that every character set round-trips), bytes in hexadecimal, a DOUBLE's
+// digits for FLOAT, NULL for NULL. checkLiterals checks what the server
+// gave.
 func litSQL(alias string, c forker.Column) string {
 	v := col(alias, c.Name)
 	switch {
@@ -294,8 +299,34 @@ func litSQL(alias string, c forker.Column) string {
 		return "QUOTE(CAST(" + v + " AS DOUBLE))"
 	case exactNumber(c.DataType):
 		return "IFNULL(CAST(" + v + " AS CHAR), 'NULL')"
+	case c.Charset != "" && introducer.MatchString(c.Charset):
+		return "IF(" + v + " IS NULL, 'NULL', IF(HEX(" + v + ") REGEXP '" + plainHex + "', CONCAT('''', " + v + ", ''''), " +
+			"CONCAT('_" + c.Charset + " X''', HEX(" + v + "), '''')))"
 	}
 	return "QUOTE(" + v + ")"
+}
+
+// plainHex matches the HEX() of text whose bytes are printable ASCII but
+// the quote (27) and the backslash (5C): quoted as they are, they read the
+// same in every sql_mode.
+const plainHex = "^(2[0-689A-F]|[346][0-9A-F]|5[0-9ABD-F]|7[0-9A-E])*$"
+
+// introducer matches the character set names that are an introducer's.
+var introducer = regexp.MustCompile(`^[a-z0-9]+$`)
+
+// safeLiteral matches the literals litSQL gives: NULL, a number, plain
+// quoted text, bytes or text in hexadecimal. A value the proxy writes into
+// SQL is data only if it has one of these forms; anything else is refused.
+var safeLiteral = regexp.MustCompile(`^(NULL|-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?|'[ -&(-\[\]-~]*'|(_[a-z0-9]+ )?X'[0-9A-F]*')$`)
+
+// checkLiterals refuses a row whose literals are not all safeLiteral's.
+func checkLiterals(t rewrite.Table, lits []string) error {
+	for _, l := range lits {
+		if !safeLiteral.MatchString(l) {
+			return fmt.Errorf("diff %s: a value the server gave as %.40q is not a literal the proxy writes: refused", t, l)
+		}
+	}
+	return nil
 }
 
 // exactNumber reports integer and DECIMAL types, whose text is their value.
@@ -392,7 +423,7 @@ func (d *differ) rowTail(l *selectList, dt *diffTable, ka, fa string) {
 
 // scan turns a query's rows (op, key, before, after, production, then
 // the literals of rowTail) into td's rows.
-func (d *differ) scan(td *tableDiff, rows [][]*string, conflictCol bool) {
+func (d *differ) scan(td *tableDiff, rows [][]*string, conflictCol bool) error {
 	nk := len(keyColumns(td.t.fork, td.t.key))
 	for _, r := range rows {
 		dr := diffRow{op: str(r[0]), key: r[1], before: r[2], after: r[3], production: r[4], count: 1}
@@ -416,9 +447,13 @@ func (d *differ) scan(td *tableDiff, rows [][]*string, conflictCol bool) {
 				dr.beforeLits = append(dr.beforeLits, str(v))
 			}
 		}
+		if err := checkLiterals(td.t.logical, slices.Concat(dr.keyLits, dr.afterLits, dr.beforeLits)); err != nil {
+			return err
+		}
 		td.count(dr)
 		td.rows = append(td.rows, dr)
 	}
+	return nil
 }
 
 func (td *tableDiff) count(dr diffRow) {
@@ -494,8 +529,7 @@ func (d *differ) captured(ctx context.Context, td *tableDiff, detail bool) error
 	if err != nil {
 		return fmt.Errorf("diff %s: %w", dt.logical, err)
 	}
-	d.scan(td, rows, true)
-	return nil
+	return d.scan(td, rows, true)
 }
 
 // created lists every row of a table the sandbox created as inserted.
@@ -521,8 +555,7 @@ func (d *differ) created(ctx context.Context, td *tableDiff, detail bool) error 
 	if err != nil {
 		return fmt.Errorf("diff %s: %w", dt.logical, err)
 	}
-	d.scan(td, rows, false)
-	return nil
+	return d.scan(td, rows, false)
 }
 
 func orderByCols(alias string, cols []forker.Column) string {
@@ -570,8 +603,7 @@ func (d *differ) keysCompared(ctx context.Context, td *tableDiff, detail bool) e
 	if err != nil {
 		return fmt.Errorf("diff %s: %w", dt.logical, err)
 	}
-	d.scan(td, rows, false)
-	return nil
+	return d.scan(td, rows, false)
 }
 
 // rowsCompared compares a table without a key both have as multisets of
@@ -589,7 +621,7 @@ func (d *differ) rowsCompared(ctx context.Context, td *tableDiff, detail bool) e
 	for i, c := range cols {
 		names[i] = rewrite.QuoteIdent(c.Name)
 		group[i] = col("x", c.Name)
-		if strings.Contains(c.Type, " CHARACTER SET ") {
+		if c.Charset != "" {
 			group[i] = "BINARY " + group[i]
 		}
 		pick[i] = "MIN(" + col("x", c.Name) + ") AS " + rewrite.QuoteIdent(c.Name)
@@ -627,6 +659,9 @@ func (d *differ) rowsCompared(ctx context.Context, td *tableDiff, detail bool) e
 		if d.export {
 			for _, v := range r[6:] {
 				dr.afterLits = append(dr.afterLits, str(v))
+			}
+			if err := checkLiterals(dt.logical, dr.afterLits); err != nil {
+				return err
 			}
 		}
 		td.count(dr)
@@ -697,7 +732,9 @@ func (d *differ) logicalNames(text string) string {
 var viewHead = regexp.MustCompile("^CREATE (ALGORITHM=\\w+ )?(DEFINER=`(?:[^`]|``)*`@`(?:[^`]|``)*` )?(SQL SECURITY \\w+ )?VIEW ")
 
 // createView is CREATE OR REPLACE VIEW of the sandbox's view, its names
-// told back, without its DEFINER (the account that runs the export's).
+// told back, without its DEFINER and with SQL SECURITY INVOKER: it reads
+// with the rights of whoever reads it, never with those of the account that
+// ran the export (the promote account, say).
 func (d *differ) createView(ctx context.Context, dt *diffTable) (string, error) {
 	rows, err := d.c.Query(ctx, "SHOW CREATE VIEW "+dt.e.phys.Quoted())
 	if err != nil {
@@ -712,5 +749,5 @@ func (d *differ) createView(ctx context.Context, dt *diffTable) (string, error) 
 		return "", fmt.Errorf("read the definition of %s: unexpected %.60q", dt.logical, text)
 	}
 	rest := strings.TrimPrefix(text[len(m[0]):], dt.e.phys.Quoted())
-	return "CREATE OR REPLACE " + m[1] + m[3] + "VIEW " + dt.logical.Quoted() + d.logicalNames(rest), nil
+	return "CREATE OR REPLACE " + m[1] + "SQL SECURITY INVOKER VIEW " + dt.logical.Quoted() + d.logicalNames(rest), nil
 }

@@ -192,7 +192,7 @@ func (s *Session) promoteCmd(ctx context.Context, c Command) (*Reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.m.Promote(ctx, sb, s.user, c.Strategy, "sql")
+	return s.m.Promote(ctx, sb, s.user, c.Strategy, "sql", s.promoteCheck())
 }
 
 // tableName is db.t as DIFF shows it.

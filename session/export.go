@@ -2,11 +2,13 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
@@ -60,11 +62,19 @@ func batches(vals []string) [][]string {
 type exportTable struct {
 	td  *tableDiff
 	ddl string
+	// skip says why the table (a view) is left out: it names the proxy's
+	// databases or the server's own schemas.
+	skip string
 	// pre and post are an altered table's ALTER statements.
 	pre, post []string
 	// all are, for an altered table, every row of the sandbox's table
 	// (afterLits), and gone the keys of production rows it no longer has.
 	all, gone []diffRow
+	// selfFKs are the foreign keys from the table to itself (rowOrder);
+	// cycle marks a table in a cycle of foreign keys between tables, whose
+	// order cannot put every parent first.
+	selfFKs []forker.ForeignKey
+	cycle   bool
 }
 
 // exportPlan reads the diff of every table with what its export needs,
@@ -77,31 +87,76 @@ func (d *differ) exportPlan(ctx context.Context, tables []*diffTable) ([]*export
 			return nil, err
 		}
 		et := &exportTable{td: td}
-		if dt.method == methodView {
-			if et.ddl, err = d.ddl(ctx, dt); err != nil {
-				return nil, err
-			}
+		if why := d.m.reservedSchema(dt.logical.DB); why != "" {
+			et.skip = dt.logical.String() + " is in " + why + ", which is never exported or promoted"
 			ets = append(ets, et)
 			continue
 		}
-		switch dt.change {
-		case "created", "dropped":
-			if et.ddl, err = d.ddl(ctx, dt); err != nil {
-				return nil, err
-			}
-			if dt.change == "created" && dt.prodOK {
-				// Dropped and made again in the sandbox: production's goes.
-				et.pre = []string{"DROP TABLE IF EXISTS " + dt.logical.Quoted()}
-			}
-		case "altered":
-			et.pre, et.post = dt.alterPre, dt.alterPost
-			if err := d.allRows(ctx, et); err != nil {
-				return nil, err
-			}
+		if err := d.exportDDL(ctx, et); err != nil {
+			return nil, err
+		}
+		if err := d.checkTable(et); err != nil {
+			return nil, err
 		}
 		ets = append(ets, et)
 	}
 	return d.fkOrder(ctx, ets)
+}
+
+// exportDDL reads what the export of et's table needs besides its changed
+// rows: its DDL, and for an altered table every row.
+func (d *differ) exportDDL(ctx context.Context, et *exportTable) error {
+	dt := et.td.t
+	var err error
+	switch {
+	case dt.method == methodView, dt.change == "created", dt.change == "dropped":
+		if et.ddl, err = d.ddl(ctx, dt); err != nil {
+			return err
+		}
+		if dt.method != methodView && dt.change == "created" && dt.prodOK {
+			// Dropped and made again in the sandbox: production's goes.
+			et.pre = []string{"DROP TABLE IF EXISTS " + dt.logical.Quoted()}
+		}
+	case dt.change == "altered":
+		et.pre, et.post = dt.alterPre, dt.alterPost
+		return d.allRows(ctx, et)
+	}
+	return nil
+}
+
+// checkTable reads back every DDL statement of et as the server will
+// (checkGenerated). A view naming a reserved database is left out (skip);
+// any other statement that is not what it was built as fails the export.
+func (d *differ) checkTable(et *exportTable) error {
+	dt := et.td.t
+	check := func(stmt string, kinds ...string) error {
+		err := d.m.checkGenerated(stmt, dt.logical, kinds...)
+		var ge *generatedError
+		if errors.As(err, &ge) && ge.names && dt.method == methodView {
+			et.skip = ge.what
+			return nil
+		}
+		return err
+	}
+	switch {
+	case et.ddl == "":
+	case dt.method == methodView && dt.change == "dropped":
+		return check(et.ddl, "DROP VIEW")
+	case dt.method == methodView:
+		return check(et.ddl, "CREATE VIEW")
+	case dt.change == "dropped":
+		return check(et.ddl, "DROP TABLE")
+	default:
+		if err := check(et.ddl, "CREATE TABLE"); err != nil {
+			return err
+		}
+	}
+	for _, s := range append(slices.Clone(et.pre), et.post...) {
+		if err := check(s, "ALTER TABLE", "DROP TABLE"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // exportNotes are the comments an export starts with: what in it is not
@@ -110,6 +165,12 @@ func exportNotes(order []*exportTable) []string {
 	var notes []string
 	for _, et := range order {
 		dt := et.td.t
+		if et.skip != "" {
+			if et.changes() {
+				notes = append(notes, "not exported: "+et.skip)
+			}
+			continue
+		}
 		switch {
 		case dt.key == nil && dt.change != "dropped" && len(et.td.rows)+len(et.all) > 0:
 			notes = append(notes, dt.logical.String()+" has no key: its rows are written by value, and running this twice writes them twice")
@@ -123,15 +184,27 @@ func exportNotes(order []*exportTable) []string {
 		if dt.change == "created" && dt.prodOK && dt.method != methodView {
 			notes = append(notes, dt.logical.String()+": production has a table of this name, which the sandbox did not have or dropped: it is dropped and made again as the sandbox's")
 		}
+		if et.cycle && et.changes() {
+			notes = append(notes, dt.logical.String()+" is in a cycle of foreign keys between tables: a row whose parent comes later fails its check (1452); "+
+				"the checks stay on")
+		}
 		if et.td.conflicts > 0 {
 			notes = append(notes, fmt.Sprintf("%s: %d rows changed in production since the fork are overwritten (SANDBOX PROMOTE checks them)",
 				dt.logical, et.td.conflicts))
 		}
 	}
-	for i, n := range notes {
-		notes[i] = "-- " + strings.ReplaceAll(n, "\n", " ")
-	}
 	return notes
+}
+
+// commentLines are notes as the comment lines of an export: whatever names
+// they hold, each stays one comment line (quote.Comment), which neither the
+// server nor a client reading the script (the mariadb CLI) leaves early.
+func commentLines(notes []string) []string {
+	out := make([]string, len(notes))
+	for i, n := range notes {
+		out[i] = "-- " + quote.Comment(n)
+	}
+	return out
 }
 
 // exportHeader sets how an export's text is read.
@@ -147,9 +220,11 @@ type exportSteps struct {
 	pre, rows, post []string
 }
 
-// steps builds the statements of order (parents first).
+// steps builds the statements of order (parents first), but of the tables
+// left out (skip).
 func (d *differ) steps(order []*exportTable) exportSteps {
 	var st exportSteps
+	order = slices.DeleteFunc(slices.Clone(order), func(et *exportTable) bool { return et.skip != "" })
 	rev := slices.Clone(order)
 	slices.Reverse(rev)
 	for _, et := range order {
@@ -165,12 +240,6 @@ func (d *differ) steps(order []*exportTable) exportSteps {
 	}
 	for _, et := range rev {
 		st.rows = append(st.rows, d.dml(et, "delete")...)
-	}
-	if d.fkLoop && len(st.rows) > 0 {
-		// Rows of a self-referencing table (or tables referencing each
-		// other) cannot be ordered by table: their foreign keys are checked
-		// once the rows are all written, as the sandbox had them.
-		st.rows = append(append([]string{"SET foreign_key_checks = 0"}, st.rows...), "SET foreign_key_checks = 1")
 	}
 	for _, et := range order {
 		st.post = append(st.post, et.post...)
@@ -205,7 +274,7 @@ func (d *differ) exportStatements(ctx context.Context, tables []*diffTable) ([]s
 	if err != nil {
 		return nil, err
 	}
-	out := append(append(slices.Clone(exportHeader), exportNotes(order)...), objects...)
+	out := append(slices.Clone(exportHeader), commentLines(append(exportNotes(order), objects...))...)
 	return append(append(append(out, st.pre...), st.rows...), st.post...), nil
 }
 
@@ -227,6 +296,9 @@ func (d *differ) allRows(ctx context.Context, et *exportTable) error {
 		for _, v := range r {
 			dr.afterLits = append(dr.afterLits, str(v))
 		}
+		if err := checkLiterals(dt.logical, dr.afterLits); err != nil {
+			return err
+		}
 		et.all = append(et.all, dr)
 	}
 	if dt.key == nil {
@@ -246,6 +318,9 @@ func (d *differ) allRows(ctx context.Context, et *exportTable) error {
 		dr := diffRow{op: "delete", count: 1}
 		for _, v := range r {
 			dr.keyLits = append(dr.keyLits, str(v))
+		}
+		if err := checkLiterals(dt.logical, dr.keyLits); err != nil {
+			return err
 		}
 		et.gone = append(et.gone, dr)
 	}
@@ -284,7 +359,7 @@ func (d *differ) fkOrder(ctx context.Context, ets []*exportTable) ([]*exportTabl
 			continue
 		}
 		if c == p {
-			d.fkLoop = true // a tree: its rows' order is not the keys'
+			byKey[c].addSelfFK(fk) // a tree: its rows are ordered by it (rowOrder)
 			continue
 		}
 		if _, ok := byKey[p]; ok {
@@ -296,7 +371,7 @@ func (d *differ) fkOrder(ctx context.Context, ets []*exportTable) ([]*exportTabl
 	var visit func(k string)
 	visit = func(k string) {
 		if state[k] == 1 {
-			d.fkLoop = true // a cycle between tables
+			byKey[k].cycle = true // a cycle between tables: cut here
 		}
 		if state[k] != 0 {
 			return
@@ -335,84 +410,121 @@ func (d *differ) dml(et *exportTable, op string) []string {
 			rows = et.gone
 		}
 	}
+	switch {
+	case op != "delete":
+		rows, _ = parentsFirst(rows, cols, et.selfFKs, func(r diffRow) []string { return r.afterLits })
+		return et.upserts(op, names, rows)
+	case dt.key == nil:
+		return keylessDeletes(dt, cols, names, rows)
+	}
+	return et.deletes(rows)
+}
+
+// upserts are et's inserts (op insert), or its updates: INSERT … ON
+// DUPLICATE KEY UPDATE of the rows inserted, of every row of an altered
+// table, and of those updated that production no longer has; UPDATE by key
+// of the other updated rows.
+func (et *exportTable) upserts(op string, names []string, rows []diffRow) []string {
+	dt := et.td.t
 	var out []string
-	switch op {
-	case "insert", "update":
-		// An update of a row production no longer has is an insert (an
-		// upsert, as inserts are); the others are UPDATEs by key, below.
-		var vals []string
-		for _, r := range rows {
-			switch {
-			case dt.change == "altered" && op == "insert":
-			case dt.change == "altered":
-				continue
-			case op == "update" && r.op == "update" && r.prodMissing:
-			case r.op != op || op == "update":
-				continue
-			}
-			for range max(r.count, 1) {
-				vals = append(vals, "("+strings.Join(r.afterLits, ", ")+")")
-			}
+	var vals []string
+	for _, r := range rows {
+		switch {
+		case dt.change == "altered" && op == "insert":
+		case dt.change == "altered":
+			continue
+		case op == "update" && r.op == "update" && r.prodMissing:
+		case r.op != op || op == "update":
+			continue
 		}
-		if dt.change == "altered" && dt.key == nil && op == "insert" {
-			// Emptied, then filled with every row the sandbox has.
-			out = append(out, "DELETE FROM "+dt.logical.Quoted())
+		for range max(r.count, 1) {
+			vals = append(vals, "("+strings.Join(r.afterLits, ", ")+")")
 		}
-		upd := make([]string, len(names))
+	}
+	if dt.change == "altered" && dt.key == nil && op == "insert" {
+		// Emptied, then filled with every row the sandbox has.
+		out = append(out, "DELETE FROM "+dt.logical.Quoted())
+	}
+	upd := make([]string, len(names))
+	for i, n := range names {
+		upd[i] = n + " = VALUES(" + n + ")"
+	}
+	for _, b := range batches(vals) {
+		stmt := "INSERT INTO " + dt.logical.Quoted() + " (" + strings.Join(names, ", ") + ") VALUES " + strings.Join(b, ", ")
+		if dt.key != nil {
+			stmt += " ON DUPLICATE KEY UPDATE " + strings.Join(upd, ", ")
+		}
+		out = append(out, stmt)
+	}
+	if op != "update" || dt.change == "altered" {
+		return out
+	}
+	// Every column, the key's too: a key that changed only in case (a _ci
+	// collation) is written with the sandbox's spelling. An UPDATE fires
+	// production's UPDATE triggers only, as the sandbox's change did.
+	for _, r := range rows {
+		if r.op != "update" || r.prodMissing {
+			continue
+		}
+		set := make([]string, len(names))
 		for i, n := range names {
-			upd[i] = n + " = VALUES(" + n + ")"
+			set[i] = n + " = " + r.afterLits[i]
 		}
-		for _, b := range batches(vals) {
-			stmt := "INSERT INTO " + dt.logical.Quoted() + " (" + strings.Join(names, ", ") + ") VALUES " + strings.Join(b, ", ")
-			if dt.key != nil {
-				stmt += " ON DUPLICATE KEY UPDATE " + strings.Join(upd, ", ")
-			}
-			out = append(out, stmt)
+		out = append(out, "UPDATE "+dt.logical.Quoted()+" SET "+strings.Join(set, ", ")+" WHERE "+keyWhere(dt.key, r.keyLits))
+	}
+	return out
+}
+
+// keylessDeletes delete, one at a time, the rows of a table without a key
+// that the sandbox has fewer of.
+func keylessDeletes(dt *diffTable, cols []forker.Column, names []string, rows []diffRow) []string {
+	var out []string
+	for _, r := range rows {
+		if r.op != "delete" {
+			continue
 		}
-		if op == "update" && dt.change != "altered" {
-			// Every column, the key's too: a key that changed only in
-			// case (a _ci collation) is written with the sandbox's
-			// spelling. An UPDATE fires production's UPDATE triggers only,
-			// as the sandbox's change did.
-			for _, r := range rows {
-				if r.op != "update" || r.prodMissing {
-					continue
-				}
-				set := make([]string, len(names))
-				for i, n := range names {
-					set[i] = n + " = " + r.afterLits[i]
-				}
-				out = append(out, "UPDATE "+dt.logical.Quoted()+" SET "+strings.Join(set, ", ")+" WHERE "+keyWhere(dt.key, r.keyLits))
+		conds := make([]string, len(cols))
+		for i, n := range names {
+			conds[i] = n + " <=> " + r.afterLits[i]
+			if cols[i].Charset != "" {
+				conds[i] = "BINARY " + n + " <=> BINARY " + r.afterLits[i] // the row's bytes, not its collation's equal
 			}
 		}
-	case "delete":
-		if dt.key == nil {
-			for _, r := range rows {
-				if r.op != "delete" {
-					continue
-				}
-				conds := make([]string, len(cols))
-				for i, n := range names {
-					conds[i] = n + " <=> " + r.afterLits[i]
-					if strings.Contains(cols[i].Type, " CHARACTER SET ") {
-						conds[i] = "BINARY " + n + " <=> BINARY " + r.afterLits[i] // the row's bytes, not its collation's equal
-					}
-				}
-				for range max(r.count, 1) {
-					out = append(out, "DELETE FROM "+dt.logical.Quoted()+" WHERE "+strings.Join(conds, " AND ")+" LIMIT 1")
-				}
-			}
-			return out
+		for range max(r.count, 1) {
+			out = append(out, "DELETE FROM "+dt.logical.Quoted()+" WHERE "+strings.Join(conds, " AND ")+" LIMIT 1")
 		}
+	}
+	return out
+}
+
+// deletes delete by key the rows of et the sandbox deleted: in batches, or
+// for a table referencing itself one row at a time, children first (by
+// their fork-time images when the diff has them).
+func (et *exportTable) deletes(rows []diffRow) []string {
+	dt := et.td.t
+	var del []diffRow
+	for i := len(rows) - 1; i >= 0; i-- { // children of a tree before their parents, when nothing better is known
+		if rows[i].op == "delete" {
+			del = append(del, rows[i])
+		}
+	}
+	if len(et.selfFKs) == 0 {
 		var keys []string
-		for i := len(rows) - 1; i >= 0; i-- { // children of a tree before their parents
-			if rows[i].op == "delete" {
-				keys = append(keys, keyTuple(rows[i].keyLits))
-			}
+		for _, r := range del {
+			keys = append(keys, keyTuple(r.keyLits))
 		}
+		var out []string
 		for _, b := range batches(keys) {
 			out = append(out, "DELETE FROM "+dt.logical.Quoted()+" WHERE "+keyList(dt.key)+" IN ("+strings.Join(b, ", ")+")")
 		}
+		return out
+	}
+	slices.Reverse(del)
+	del, _ = parentsFirst(del, dt.fork.Stored(), et.selfFKs, func(r diffRow) []string { return r.beforeLits })
+	slices.Reverse(del)
+	out := make([]string, len(del))
+	for i, r := range del {
+		out[i] = "DELETE FROM " + dt.logical.Quoted() + " WHERE " + keyWhere(dt.key, r.keyLits)
 	}
 	return out
 }
@@ -485,6 +597,6 @@ func (d *differ) ownObjects(ctx context.Context) ([]string, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
-	return []string{"-- not exported: stored routines and triggers the sandbox made (" + strings.Join(names, ", ") +
+	return []string{"not exported: stored routines and triggers the sandbox made (" + strings.Join(names, ", ") +
 		"), or replaced: run their CREATE statements on production yourself"}, nil
 }

@@ -997,7 +997,7 @@ func (m *Manager) physical(sb *Sandbox, t rewrite.Table) rewrite.Table {
 // a fork (full or schema only) of the production table, or, for a table
 // production does not have, a name in the sandbox schema. It returns the
 // entry and whether this call made it.
-func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode forker.Mode) (e *entry, made bool, err error) {
+func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode forker.Mode, rd readCheck) (e *entry, made bool, err error) {
 	t = m.norm(t)
 	k := m.key(t)
 	// Any state but "absent" is final: a schema-only fork is the table as
@@ -1018,7 +1018,7 @@ func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.ForkTimeout)
 	defer cancel()
-	out, err := m.forkComponent(ctx, sb, t, mode)
+	out, err := m.forkComponent(ctx, sb, t, mode, rd)
 	if err != nil {
 		m.forkFailed(sb, t, err)
 		return nil, false, err
@@ -1058,14 +1058,26 @@ func forkFailureCause(err error) string {
 // tables its triggers name, with theirs in turn (triggers.go). Then each
 // table this call forked gets the keys and triggers its production table
 // has. A table with keys is always forked whole: a schema-only fork would
-// lose the rows its keys check. It returns t's entry.
-func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Table, mode forker.Mode) (*entry, error) {
+// lose the rows its keys check. Each table it would copy must pass rd
+// first (the session's account may read it). It returns t's entry.
+func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Table, mode forker.Mode, rd readCheck) (*entry, error) {
 	cp, err := m.connected(ctx, sb, t)
 	if err != nil {
 		return nil, err
 	}
 	if err := m.triggerHazards(ctx, cp); err != nil {
 		return nil, err
+	}
+	if rd != nil {
+		var todo []rewrite.Table
+		for i, u := range cp.tables {
+			if e, ok := sb.resolve(m.key(u)); i == 0 || !ok || e.kind == kindAbsent {
+				todo = append(todo, u)
+			}
+		}
+		if err := rd(ctx, t, todo); err != nil {
+			return nil, err
+		}
 	}
 	if cp.linked {
 		mode = forker.Full

@@ -57,13 +57,14 @@ type conflict struct {
 
 // Promote applies sb's changes to production for user, by strategy FAIL,
 // OURS or THEIRS; via says where it was asked (sql, api). Only sb's owner
-// and sandbox admins may.
-func (m *Manager) Promote(ctx context.Context, sb *Sandbox, user, strategy, via string) (*Reply, error) {
-	return m.promote(ctx, sb, user, strategy, via, m.isAdmin(user))
+// and sandbox admins may, and only what check (the user's own account)
+// allows.
+func (m *Manager) Promote(ctx context.Context, sb *Sandbox, user, strategy, via string, check promoteCheck) (*Reply, error) {
+	return m.promote(ctx, sb, user, strategy, via, m.isAdmin(user), check)
 }
 
 // promote is Promote; admin lets user promote any sandbox (the admin API).
-func (m *Manager) promote(ctx context.Context, sb *Sandbox, user, strategy, via string, admin bool) (*Reply, error) {
+func (m *Manager) promote(ctx context.Context, sb *Sandbox, user, strategy, via string, admin bool, check promoteCheck) (*Reply, error) {
 	strategy = strings.ToUpper(cmp.Or(strategy, "FAIL"))
 	if m.promoteDial == nil {
 		return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "SANDBOX PROMOTE needs a promote account: start the proxy with "+
@@ -75,7 +76,7 @@ func (m *Manager) promote(ctx context.Context, sb *Sandbox, user, strategy, via 
 	if !slices.Contains([]string{"FAIL", "OURS", "THEIRS"}, strategy) {
 		return nil, refusal(wire.ErParse, "42000", "unknown strategy %q: use FAIL, OURS or THEIRS", strategy)
 	}
-	p := &promotion{m: m, sb: sb, user: user, strategy: strategy, via: via, started: time.Now().UTC()}
+	p := &promotion{m: m, sb: sb, user: user, strategy: strategy, via: via, started: time.Now().UTC(), check: check}
 	r, err := p.run(ctx)
 	p.finish(context.WithoutCancel(ctx), err)
 	return r, err
@@ -104,6 +105,8 @@ type promotion struct {
 	// written without transactions (nonTransactional).
 	rowsStarted bool
 	nonTx       []string
+	// check refuses what the promoting user's own account could not do.
+	check promoteCheck
 }
 
 // nonTransactional reports whether the promote writes rows of a table
@@ -183,6 +186,12 @@ func (p *promotion) run(ctx context.Context) (*Reply, error) {
 	if err := p.checkable(); err != nil {
 		p.outcome = "refused"
 		return nil, err
+	}
+	if p.check != nil {
+		if err := p.check(ctx, p.needs()); err != nil {
+			p.outcome = "refused"
+			return nil, err
+		}
 	}
 	pc, err := p.m.promoteDial(ctx)
 	if err != nil {
@@ -304,6 +313,10 @@ func (p *promotion) checkable() error {
 		if !et.changes() {
 			continue
 		}
+		if et.skip != "" {
+			return refusal(wire.ErOptionPreventsStatement, "HY000", "PROMOTE refused: %s; discard that change in the sandbox "+
+				"(SANDBOX DIFF shows it) or apply it yourself", et.skip)
+		}
 		switch {
 		case dt.method == methodView, dt.method == methodSequence:
 		case dt.method == methodCapture && !sameColumns(dt.fork, dt.prod):
@@ -374,6 +387,9 @@ func (p *promotion) findConflicts(ctx context.Context, pc SideConn, lock bool) (
 				lits := make([]string, len(r)-1)
 				for j, v := range r[1:] {
 					lits[j] = str(v)
+				}
+				if err := checkLiterals(dt.logical, lits); err != nil {
+					return nil, err
 				}
 				i, err := strconv.Atoi(str(r[0]))
 				if err != nil {
@@ -521,13 +537,8 @@ func abbreviate(s string) string {
 // keyLiteral is lit, a literal of column c, in c's character set and
 // collation (a character column), so that it compares as c's values do.
 func keyLiteral(c forker.Column, lit string) string {
-	i := strings.Index(c.Type, " CHARACTER SET ")
-	if i < 0 || lit == "NULL" || c.Binary() {
+	if c.Charset == "" || c.Collation == "" || lit == "NULL" || c.Binary() {
 		return lit
 	}
-	cs, co, ok := strings.Cut(strings.TrimPrefix(c.Type[i:], " CHARACTER SET "), " COLLATE ")
-	if !ok {
-		return lit
-	}
-	return "CONVERT(" + lit + " USING " + cs + ") COLLATE " + co
+	return "CONVERT(" + lit + " USING " + rewrite.QuoteIdent(c.Charset) + ") COLLATE " + rewrite.QuoteIdent(c.Collation)
 }

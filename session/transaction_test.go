@@ -27,9 +27,16 @@ func (f *fakeClient) Query(_ context.Context, sql string) (*session.Result, erro
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.queries = append(f.queries, sql)
-	if strings.HasPrefix(sql, "SELECT @@SESSION.sql_mode") {
+	switch {
+	case strings.HasPrefix(sql, "SELECT @@SESSION.sql_mode"):
 		v := []string{"", "utf8mb4", "REPEATABLE-READ", "0"}
 		return &session.Result{Rows: [][]*string{{&v[0], &v[1], &v[2], &v[3]}}}, nil
+	case strings.HasPrefix(sql, "SELECT @@"): // settings read before a change (forker.WithModes)
+		row := make([]*string, strings.Count(sql, "@@"))
+		for i := range row {
+			row[i] = new(string)
+		}
+		return &session.Result{Rows: [][]*string{row}}, nil
 	}
 	return &session.Result{}, nil
 }

@@ -20,6 +20,9 @@ const (
 	ErKillDenied              uint16 = 1095 // ER_KILL_DENIED_ERROR
 	ErWrongTableName          uint16 = 1103 // ER_WRONG_TABLE_NAME
 	ErUnknown                 uint16 = 1105 // ER_UNKNOWN_ERROR
+	ErTableAccessDenied       uint16 = 1142 // ER_TABLEACCESS_DENIED_ERROR
+	ErColumnAccessDenied      uint16 = 1143 // ER_COLUMNACCESS_DENIED_ERROR
+	ErNoSuchTable             uint16 = 1146 // ER_NO_SUCH_TABLE
 	ErRecordFileFull          uint16 = 1114 // ER_RECORD_FILE_FULL
 	ErMalformedPacket         uint16 = 1835 // ER_MALFORMED_PACKET
 	ErCantDoThisDuringTrx     uint16 = 1179 // ER_CANT_DO_THIS_DURING_AN_TRANSACTION

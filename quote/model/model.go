@@ -1,23 +1,23 @@
-package quote
+// Package model holds, for tests, models of how MariaDB reads a literal or
+// a name and of how the mariadb CLI (client/mysql.cc: add_line and
+// read_and_execute, MariaDB 10.11, reading UTF-8 or a single-byte
+// character set) splits a script into statements and its own commands.
+package model
 
 import (
 	"encoding/hex"
 	"strings"
 )
 
-// Models, for the tests, of how the server reads a literal or a name and how
-// the mariadb CLI (client/mysql.cc, add_line and read_and_execute of
-// MariaDB 10.11, reading UTF-8 or a single-byte character set) splits a
-// script into statements and its own commands.
+// Mode is the part of sql_mode that changes how text is read.
+type Mode struct{ ANSIQuotes, NoBackslashEscapes bool }
 
-// mode is the part of sql_mode that changes how text is read.
-type mode struct{ ansiQuotes, noBackslashEscapes bool }
+// Modes are every combination.
+var Modes = []Mode{{}, {ANSIQuotes: true}, {NoBackslashEscapes: true}, {true, true}}
 
-var allModes = []mode{{}, {ansiQuotes: true}, {noBackslashEscapes: true}, {true, true}}
-
-// readString reads the string literal text starts with as the server reads
+// ReadString reads the string literal text starts with as the server reads
 // it in mode m: its value, its length in text, and whether it is one.
-func readString(text string, m mode) (string, int, bool) {
+func ReadString(text string, m Mode) (string, int, bool) {
 	for _, intro := range []string{"_utf8mb4 X'", "_binary X'"} {
 		if rest, ok := strings.CutPrefix(text, intro); ok {
 			end := strings.IndexByte(rest, '\'')
@@ -36,7 +36,7 @@ func readString(text string, m mode) (string, int, bool) {
 			i++
 		case c == '\'':
 			return b.String(), i + 1, true
-		case c == '\\' && !m.noBackslashEscapes && i+1 < len(text):
+		case c == '\\' && !m.NoBackslashEscapes && i+1 < len(text):
 			i++
 			b.WriteByte(unescape(text[i]))
 		default:
@@ -65,8 +65,8 @@ func unescape(c byte) byte {
 	return c
 }
 
-// readIdent reads the back-quoted name text starts with.
-func readIdent(text string) (string, int, bool) {
+// ReadIdent reads the back-quoted name text starts with.
+func ReadIdent(text string) (string, int, bool) {
 	if !strings.HasPrefix(text, "`") {
 		return "", 0, false
 	}
@@ -90,11 +90,11 @@ func readIdent(text string) (string, int, bool) {
 var cliCommands = []string{"?", "clear", "connect", "delimiter", "edit", "ego", "exit", "go", "help", "nopager", "notee",
 	"nowarning", "pager", "print", "prompt", "quit", "rehash", "source", "status", "system", "tee", "use", "charset", "warnings"}
 
-// cliRead splits script as the mariadb CLI does (delimiter ';', the server
+// CLIRead splits script as the mariadb CLI does (delimiter ';', the server
 // status flag NO_BACKSLASH_ESCAPES as nbe): the client commands it would
 // run (a `\` command, or a command word starting a statement) and the
 // statements it would send.
-func cliRead(script string, nbe bool) (cmds, stmts []string) {
+func CLIRead(script string, nbe bool) (cmds, stmts []string) {
 	var buf strings.Builder
 	var inString byte
 	mlComment := false
@@ -163,4 +163,6 @@ func isCommand(w string) bool {
 	return false
 }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f' }
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'
+}

@@ -1,0 +1,95 @@
+package session
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+)
+
+// What a sandbox holds is data, never code: every DDL statement the review
+// path builds from what the server says of the sandbox's tables and views
+// (SHOW CREATE …, names, definitions) is read back by the rewrite engine,
+// as the server will read it, before EXPORT shows it or PROMOTE runs it. It
+// must be the one statement it was built as, of its kind, changing only its
+// table, reaching nothing outside the database (files, other servers), and
+// naming neither the proxy's databases nor the server's own schemas.
+
+// systemSchemas are the server's own databases: nothing that names them is
+// exported or promoted, and a sandbox's DDL may not change them.
+var systemSchemas = map[string]bool{"mysql": true, "sys": true, "performance_schema": true, "information_schema": true}
+
+// isSystemSchema reports one of the server's own databases (any case).
+func isSystemSchema(db string) bool { return systemSchemas[strings.ToLower(db)] }
+
+// reservedSchema says why db may not be named by generated SQL ("" when
+// it may).
+func (m *Manager) reservedSchema(db string) string {
+	switch {
+	case isSystemSchema(db):
+		return "the server's own schema " + rewrite.QuoteIdent(db)
+	case m.isProxySchema(db):
+		return "the proxy's database " + rewrite.QuoteIdent(db)
+	}
+	return ""
+}
+
+// generatedError is a generated statement that is not what it was built
+// as; names says it names a reserved database (a view over
+// information_schema, say), which an export leaves out with a note.
+type generatedError struct {
+	what  string
+	names bool
+}
+
+func (e *generatedError) Error() string { return e.what }
+
+// checkGenerated reads stmt, a statement built for target, as the server
+// will read it (the export's settings: no ANSI_QUOTES, backslash escapes,
+// utf8mb4) and refuses it unless it is one statement of one of kinds that
+// writes target alone and reaches nothing else that it may not.
+func (m *Manager) checkGenerated(stmt string, target rewrite.Table, kinds ...string) error {
+	a := m.engine.Analyze(stmt, rewrite.Options{CaseSensitiveNames: m.caseSensitive, Server: m.server})
+	if len(a.Statements) != 1 {
+		return &generatedError{what: fmt.Sprintf("the statement built for %s reads as %d statements: refused", target, len(a.Statements))}
+	}
+	st := a.Statements[0]
+	switch {
+	case !slices.Contains(kinds, st.Kind):
+		return &generatedError{what: fmt.Sprintf("the statement built for %s reads as %s, not %s: refused", target, orUnknown(st.Kind),
+			strings.Join(kinds, " or "))}
+	case st.Outside != "":
+		return &generatedError{what: fmt.Sprintf("the statement built for %s reaches outside the database (%s): refused", target, st.Outside)}
+	}
+	for _, w := range st.Writes {
+		if k := m.key(m.norm(withDB(w, target.DB))); k != m.key(m.norm(target)) && !slices.ContainsFunc(st.References, func(r rewrite.Table) bool {
+			return m.key(m.norm(withDB(r, target.DB))) == k // a foreign key's parent, which it reads
+		}) {
+			return &generatedError{what: fmt.Sprintf("the statement built for %s writes %s: refused", target, w)}
+		}
+	}
+	for _, list := range [][]rewrite.Table{st.Reads, st.Writes, st.References, st.Like, st.Names} {
+		for _, t := range list {
+			if why := m.reservedSchema(withDB(t, target.DB).DB); why != "" {
+				return &generatedError{what: fmt.Sprintf("%s names %s (%s), which is never exported or promoted", target, t, why), names: true}
+			}
+		}
+	}
+	return nil
+}
+
+// withDB is t in db when t names no database.
+func withDB(t rewrite.Table, db string) rewrite.Table {
+	if t.DB == "" {
+		t.DB = db
+	}
+	return t
+}
+
+func orUnknown(kind string) string {
+	if kind == "" {
+		return "a statement the proxy does not know"
+	}
+	return kind
+}

@@ -1,0 +1,159 @@
+package session
+
+import (
+	"slices"
+	"strings"
+)
+
+// What an account may do to a table, read from its SHOW GRANTS lines (the
+// account's, its current role's, PUBLIC's): the question PROMOTE asks of
+// the promoting user's own account before the promote account carries out
+// anything. The answer errs on the side of "no": where the server would
+// pick one of several schema patterns matching a database (the first in
+// its order), the privilege must be in all of them.
+
+// grantSet is the grants of one account, as SHOW GRANTS lists them.
+type grantSet struct {
+	grants []*parsedGrant
+	// caseSensitive: database and table names of different case are
+	// different (lower_case_table_names=0).
+	caseSensitive bool
+}
+
+// newGrantSet reads SHOW GRANTS lines; lines it cannot read grant nothing.
+func newGrantSet(lines []string, caseSensitive bool) grantSet {
+	gs := grantSet{caseSensitive: caseSensitive}
+	for _, l := range lines {
+		if g := parseGrant(l); g != nil && g.unparsable == "" && g.roles == nil && g.kind == "" {
+			gs.grants = append(gs.grants, g)
+		}
+	}
+	return gs
+}
+
+// holds reports whether p lists priv (or ALL PRIVILEGES) for the whole of
+// its target, or, with cols, for each of cols.
+func holds(g *parsedGrant, priv string, cols []string) bool {
+	var colsHeld []string
+	for _, p := range g.privs {
+		switch {
+		case p.name != priv && p.name != "ALL PRIVILEGES" && p.name != "ALL":
+		case len(p.columns) == 0:
+			return true
+		default:
+			colsHeld = append(colsHeld, p.columns...)
+		}
+	}
+	if len(cols) == 0 || len(colsHeld) == 0 {
+		return false
+	}
+	for _, c := range cols {
+		if !slices.ContainsFunc(colsHeld, func(h string) bool { return strings.EqualFold(h, c) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// allows reports whether the account may use priv on table db.table (and,
+// for SELECT, INSERT, UPDATE and REFERENCES, on each of cols: a column
+// grant covers only its columns; nil cols asks for the table as a whole).
+func (gs grantSet) allows(priv, db, table string, cols []string) bool {
+	byGrantee := map[string][]*parsedGrant{}
+	var colGrants []*parsedGrant
+	for _, g := range gs.grants {
+		switch {
+		case g.db == "*":
+			if holds(g, priv, nil) {
+				return true
+			}
+		case g.table == "*":
+			if gs.matchDB(g.db, db) {
+				byGrantee[g.to.String()] = append(byGrantee[g.to.String()], g)
+			}
+		case gs.same(g.db, db) && gs.same(g.table, table):
+			if holds(g, priv, nil) {
+				return true
+			}
+			colGrants = append(colGrants, g)
+		}
+	}
+	for _, matching := range byGrantee {
+		// The server takes one schema grant matching db: one naming db
+		// without wildcards, which sorts first, else one of the patterns,
+		// unknown which here, so every one must hold priv.
+		if i := slices.IndexFunc(matching, func(g *parsedGrant) bool { return !hasWildcard(g.db) }); i >= 0 {
+			matching = matching[i : i+1]
+		}
+		if !slices.ContainsFunc(matching, func(g *parsedGrant) bool { return !holds(g, priv, nil) }) {
+			return true
+		}
+	}
+	if len(cols) == 0 {
+		return false
+	}
+	for _, c := range cols {
+		if !slices.ContainsFunc(colGrants, func(g *parsedGrant) bool { return holds(g, priv, []string{c}) }) {
+			return false
+		}
+	}
+	return true
+}
+
+// same compares two names as the server compares database and table
+// names.
+func (gs grantSet) same(a, b string) bool {
+	if gs.caseSensitive {
+		return a == b
+	}
+	return strings.EqualFold(a, b)
+}
+
+// matchDB reports whether the schema pattern pat of a schema-level grant
+// (LIKE: % any run, _ any character, \ escapes the next) matches db.
+func (gs grantSet) matchDB(pat, db string) bool {
+	if !gs.caseSensitive {
+		pat, db = strings.ToLower(pat), strings.ToLower(db)
+	}
+	return likeMatch([]rune(pat), []rune(db))
+}
+
+// hasWildcard reports an unescaped % or _ in a schema pattern.
+func hasWildcard(pat string) bool {
+	for i := 0; i < len(pat); i++ {
+		switch pat[i] {
+		case '\\':
+			i++
+		case '%', '_':
+			return true
+		}
+	}
+	return false
+}
+
+// likeMatch is LIKE with backslash escapes.
+func likeMatch(pat, s []rune) bool {
+	for len(pat) > 0 {
+		switch c := pat[0]; {
+		case c == '%':
+			for i := 0; i <= len(s); i++ {
+				if likeMatch(pat[1:], s[i:]) {
+					return true
+				}
+			}
+			return false
+		case len(s) == 0:
+			return false
+		case c == '_':
+		case c == '\\' && len(pat) > 1:
+			pat = pat[1:]
+			if pat[0] != s[0] {
+				return false
+			}
+		case c != s[0]:
+			return false
+		}
+		pat, s = pat[1:], s[1:]
+	}
+	return len(s) == 0
+}

@@ -1,0 +1,70 @@
+package session
+
+import "testing"
+
+func TestGrantSetAllows(t *testing.T) {
+	lines := []string{
+		"GRANT USAGE ON *.* TO `bob`@`%` IDENTIFIED BY PASSWORD '*X'",
+		"GRANT SELECT, INSERT ON `app`.* TO `bob`@`%`",
+		"GRANT UPDATE (`name`, `email`), SELECT (`id`) ON `app`.`users` TO `bob`@`%`",
+		"GRANT DELETE ON `app`.`Orders` TO `bob`@`%`",
+		"GRANT ALL PRIVILEGES ON `scratch\\_%`.* TO `bob`@`%`",
+		"GRANT SELECT ON `s%`.* TO `bob`@`%`",
+		"GRANT ALTER ON `shop`.* TO `bob`@`%`",
+		"GRANT SELECT ON `sh%`.* TO `bob`@`%`",
+		"GRANT CREATE ON `rolled`.* TO `r1`",
+		"GRANT DROP ON `pub`.* TO PUBLIC",
+		"GRANT `r1` TO `bob`@`%`",
+		"GRANT EXECUTE ON PROCEDURE `app`.`p` TO `bob`@`%`",
+		"not a grant",
+	}
+	for _, c := range []struct {
+		priv, db, table string
+		cols            []string
+		cs, want        bool
+	}{
+		{"SELECT", "app", "users", nil, true, true},
+		{"INSERT", "app", "anything", []string{"a"}, true, true},
+		{"UPDATE", "app", "users", nil, true, false},
+		{"UPDATE", "app", "users", []string{"name"}, true, true},
+		{"UPDATE", "app", "users", []string{"NAME", "email"}, true, true},
+		{"UPDATE", "app", "users", []string{"name", "role"}, true, false},
+		{"DELETE", "app", "users", nil, true, false},
+		{"DELETE", "app", "Orders", nil, true, true},
+		{"DELETE", "app", "orders", nil, true, false},
+		{"DELETE", "app", "orders", nil, false, true},
+		{"DROP", "scratch_1", "t", nil, true, false}, // `s%` matches too, without DROP
+		{"SELECT", "scratch_1", "t", nil, true, true},
+		{"DROP", "scratchx1", "t", nil, true, false},
+		{"ALTER", "shop", "t", nil, true, true},   // `shop` sorts before `sh%`: the server takes it
+		{"SELECT", "shop", "t", nil, true, false}, // … and not `sh%`'s SELECT
+		{"SELECT", "shore", "t", nil, true, true},
+		{"SELECT", "app", "t", nil, true, true},
+		{"CREATE", "rolled", "t", nil, true, true},
+		{"DROP", "pub", "t", nil, true, true},
+		{"DROP", "App", "t", nil, true, false},
+		{"EXECUTE", "app", "p", nil, true, false},
+	} {
+		gs := newGrantSet(lines, c.cs)
+		if got := gs.allows(c.priv, c.db, c.table, c.cols); got != c.want {
+			t.Errorf("%s on %s.%s %v (case-sensitive %v) = %v, want %v", c.priv, c.db, c.table, c.cols, c.cs, got, c.want)
+		}
+	}
+	if !newGrantSet([]string{"GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost` WITH GRANT OPTION"}, true).allows("DROP", "x", "y", nil) {
+		t.Error("ALL PRIVILEGES ON *.*")
+	}
+}
+
+func TestLikeMatch(t *testing.T) {
+	for _, c := range []struct {
+		pat, s string
+		want   bool
+	}{
+		{"a%", "abc", true}, {"a_c", "abc", true}, {`a\_c`, "abc", false}, {`a\_c`, "a_c", true},
+		{"%", "", true}, {"_", "", false}, {"%b%", "abc", true}, {"中%", "中文", true}, {"a", "ab", false},
+	} {
+		if got := likeMatch([]rune(c.pat), []rune(c.s)); got != c.want {
+			t.Errorf("likeMatch(%q, %q) = %v", c.pat, c.s, got)
+		}
+	}
+}

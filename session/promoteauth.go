@@ -1,0 +1,190 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/wire"
+)
+
+// PROMOTE applies only what the promoting user's own account could do on
+// production: the promote account carries the changes out, but each
+// statement's privileges — on the table, its columns, its schema — must be
+// the user's own, read from the grants of the session's connection (its
+// account, its current role, PUBLIC; grantSet). What is missing is refused
+// by name before production is touched.
+
+// need is one privilege a promote needs: priv on table t, or, with cols,
+// on those columns.
+type need struct {
+	priv string
+	t    rewrite.Table
+	cols []string
+}
+
+func (n need) String() string {
+	s := n.priv + " on " + n.t.Quoted()
+	if len(n.cols) > 0 {
+		q := make([]string, len(n.cols))
+		for i, c := range n.cols {
+			q[i] = rewrite.QuoteIdent(c)
+		}
+		s += " (" + strings.Join(q, ", ") + ")"
+	}
+	return s
+}
+
+// promoteCheck refuses needs the promoting user's account lacks; nil
+// checks nothing (the admin API: an operator's promote).
+type promoteCheck func(ctx context.Context, needs []need) error
+
+// needs are the privileges the promote's statements need on production.
+func (p *promotion) needs() []need {
+	var out []need
+	add := func(priv string, t rewrite.Table, cols ...string) {
+		n := need{priv: priv, t: t, cols: cols}
+		if !slices.ContainsFunc(out, func(o need) bool { return o.String() == n.String() }) {
+			out = append(out, n)
+		}
+	}
+	for _, et := range p.order {
+		if !et.changes() || et.skip != "" {
+			continue
+		}
+		dt := et.td.t
+		t := dt.logical
+		switch {
+		case dt.method == methodView && dt.change == "dropped":
+			add("DROP", t)
+			continue
+		case dt.method == methodView:
+			add("CREATE VIEW", t)
+			if dt.prodOK {
+				add("DROP", t)
+			}
+			continue
+		case dt.method == methodSequence:
+			continue
+		case dt.change == "dropped":
+			add("DROP", t)
+			continue
+		case dt.change == "created":
+			add("CREATE", t)
+			if dt.prodOK {
+				add("DROP", t)
+			}
+		case dt.change == "altered":
+			add("ALTER", t) // all MariaDB asks of ALTER TABLE on a table (keys, options and partitions too)
+		}
+		et.rowNeeds(add)
+	}
+	return out
+}
+
+// rowNeeds adds the privileges et's rows need: INSERT (with UPDATE for the
+// upsert of a keyed table) of every column written, UPDATE of the columns
+// and SELECT of the key read, DELETE.
+func (et *exportTable) rowNeeds(add func(string, rewrite.Table, ...string)) {
+	dt := et.td.t
+	t := dt.logical
+	names := columnNames(dt.fork.Stored())
+	if dt.key == nil && dt.method == methodCompare && dt.change != "altered" {
+		names = columnNames(shared(dt.fork, dt.prod))
+	}
+	keyCols := dt.key
+	if dt.key == nil {
+		keyCols = names // keyless rows are deleted by every value
+	}
+	inserts := dt.change == "altered" && len(et.all) > 0
+	var updates, deletes bool
+	for _, r := range et.td.rows {
+		switch {
+		case r.op == "insert", r.op == "update" && r.prodMissing:
+			inserts = true
+		case r.op == "update":
+			updates = true
+		case r.op == "delete":
+			deletes = true
+		}
+	}
+	deletes = deletes || len(et.gone) > 0 || dt.change == "altered" && dt.key == nil
+	if inserts {
+		add("INSERT", t, names...)
+		if dt.key != nil {
+			add("UPDATE", t, names...) // ON DUPLICATE KEY UPDATE
+		}
+	}
+	if updates {
+		add("UPDATE", t, names...)
+		add("SELECT", t, keyCols...)
+	}
+	if deletes {
+		add("DELETE", t)
+		add("SELECT", t, keyCols...)
+	}
+	if dt.method == methodCapture && len(et.td.rows) > 0 {
+		add("SELECT", t, names...) // production's rows read under lock for conflicts
+	}
+}
+
+func columnNames(cols []forker.Column) []string {
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// promoteCheck is the session's check of a promote's needs against its own
+// account's grants (nil without a connection).
+func (s *Session) promoteCheck() promoteCheck {
+	c := s.ownConn()
+	if c == nil {
+		return nil
+	}
+	return func(ctx context.Context, needs []need) error {
+		var lines []string
+		var account string
+		err := forker.WithModes(ctx, c, resultModes, func() error {
+			rows, err := c.Query(ctx, "SELECT CURRENT_USER()")
+			if err != nil {
+				return err
+			}
+			if len(rows) == 1 && len(rows[0]) == 1 {
+				account = str(rows[0][0])
+			}
+			lines, err = showGrants(ctx, c, "SHOW GRANTS")
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("read your account's grants for PROMOTE: %w", err)
+		}
+		return missingPrivileges(newGrantSet(lines, s.m.caseSensitive), account, needs)
+	}
+}
+
+// resultModes read names in UTF-8 from the client's connection.
+var resultModes = forker.Modes{Charset: "utf8mb4", Collation: "utf8mb4_general_ci", Results: "utf8mb4"}
+
+// missingPrivileges refuses the needs gs does not allow, naming them.
+func missingPrivileges(gs grantSet, account string, needs []need) error {
+	var missing []string
+	for _, n := range needs {
+		if !gs.allows(n.priv, n.t.DB, n.t.Name, n.cols) {
+			missing = append(missing, n.String())
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if len(missing) > 10 {
+		missing = append(missing[:10], fmt.Sprintf("and %d more", len(missing)-10))
+	}
+	return refusal(wire.ErTableAccessDenied, "42000", "SANDBOX PROMOTE refused: your account %s may not do on production what the "+
+		"sandbox changed: it lacks %s (the promote account carries out only what your own account could do; ask for the grants, "+
+		"or have someone who holds them promote)", account, strings.Join(missing, ", "))
+}
