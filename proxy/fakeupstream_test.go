@@ -214,6 +214,17 @@ func (c *fakeUpConn) answer(cmd byte, arg []byte) {
 			[][]*string{{sp("STRICT_TRANS_TABLES"), sp("utf8mb4"), sp("REPEATABLE-READ"), sp("0")}})
 	case upper == "SELECT DATABASE()":
 		c.resultSet([]string{"DATABASE()"}, [][]*string{{nullIfEmpty(c.db)}})
+	case strings.HasPrefix(upper, "SELECT @@"): // settings read before the proxy sets its own (forker.WithModes)
+		row := make([]*string, strings.Count(upper, "@@"))
+		names := make([]string, len(row))
+		for i := range row {
+			row[i], names[i] = sp(""), fmt.Sprintf("c%d", i)
+		}
+		c.resultSet(names, [][]*string{row})
+	case upper == "SELECT CURRENT_USER()":
+		c.resultSet([]string{"CURRENT_USER()"}, [][]*string{{sp("app@%")}})
+	case upper == "SHOW GRANTS": // the account's grants, which forks and promotes check
+		c.resultSet([]string{"Grants for app@%"}, [][]*string{{sp("GRANT ALL PRIVILEGES ON *.* TO `app`@`%`")}})
 	case upper == "START TRANSACTION" || upper == "BEGIN":
 		c.status |= wire.StatusInTrans
 		c.ok(0, 0)

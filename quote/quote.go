@@ -40,14 +40,19 @@ func Qualified(db, name string) string { return Ident(db) + "." + Ident(name) }
 // (utf8mb4 when s is valid UTF-8, binary otherwise), which no mode or
 // character set reads differently.
 func String(s string) string {
+	if !utf8.ValidString(s) {
+		return StringIn(s, "binary")
+	}
+	return StringIn(s, "utf8mb4")
+}
+
+// StringIn is String for text whose bytes are in character set charset
+// (a client's, say): its introducer says so.
+func StringIn(s, charset string) string {
 	if plain(s) {
 		return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 	}
-	cs := "_utf8mb4"
-	if !utf8.ValidString(s) {
-		cs = "_binary"
-	}
-	return cs + " X'" + strings.ToUpper(hex.EncodeToString([]byte(s))) + "'"
+	return "_" + charset + " X'" + strings.ToUpper(hex.EncodeToString([]byte(s))) + "'"
 }
 
 // plain reports printable ASCII without a backslash.

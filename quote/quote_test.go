@@ -44,6 +44,15 @@ func TestString(t *testing.T) {
 	}
 }
 
+func TestStringIn(t *testing.T) {
+	if got := StringIn("\xe4", "latin1"); got != "_latin1 X'E4'" {
+		t.Errorf("StringIn = %s", got)
+	}
+	if got := StringIn("it's", "koi8r"); got != "'it''s'" {
+		t.Errorf("StringIn = %s", got)
+	}
+}
+
 func TestDisplay(t *testing.T) {
 	for in, want := range map[string]string{
 		"plain":             "plain",

@@ -85,6 +85,9 @@ type Session struct {
 	// the open one started (txchars.go).
 	nextTx rewrite.TxChars
 	cur    txStart
+	// account is CURRENT_USER() of the session's connection, once read
+	// (ownAccount).
+	account string
 }
 
 // Diag is one row of SHOW WARNINGS.
@@ -1402,6 +1405,7 @@ func (s *Session) Reset() {
 	s.serializableNext, s.serializableSet = false, false
 	s.nextTx, s.cur = rewrite.TxChars{}, txStart{}
 	s.sqlStmts, s.prepNames = nil, nil // the reset drops the connection's prepared statements
+	s.account = ""
 }
 
 // touchesNewer reports whether the analysis uses a sandbox table that

@@ -75,6 +75,13 @@ type exportTable struct {
 	// order cannot put every parent first.
 	selfFKs []forker.ForeignKey
 	cycle   bool
+	// deferFKs are the foreign keys to tables written after this one (a
+	// cycle of foreign keys between tables, cut): its rows are inserted with
+	// them NULL, and given their values after the other tables' rows
+	// (deferredUpdates).
+	deferFKs []forker.ForeignKey
+	// reads are the tables a view reads (checkTable).
+	reads []rewrite.Table
 }
 
 // exportPlan reads the diff of every table with what its export needs,
@@ -100,7 +107,54 @@ func (d *differ) exportPlan(ctx context.Context, tables []*diffTable) ([]*export
 		}
 		ets = append(ets, et)
 	}
+	d.skipReaders(ets)
 	return d.fkOrder(ctx, ets)
+}
+
+// skipReaders leaves out the views that read a view or table left out
+// (skip), in turn: made without it they would fail, or read production's.
+func (d *differ) skipReaders(ets []*exportTable) {
+	for changed := true; changed; {
+		changed = false
+		skipped := map[string]string{}
+		for _, et := range ets {
+			if et.skip != "" {
+				skipped[d.m.key(et.td.t.logical)] = et.td.t.logical.String()
+			}
+		}
+		for _, et := range ets {
+			if et.skip != "" || et.td.t.method != methodView {
+				continue
+			}
+			for _, r := range et.reads {
+				if name, ok := skipped[d.m.key(d.m.norm(withDB(r, et.td.t.logical.DB)))]; ok {
+					et.skip = fmt.Sprintf("%s reads %s, which is not exported", et.td.t.logical, name)
+					changed = true
+					break
+				}
+			}
+		}
+	}
+}
+
+// label is a table as a message of the sandbox's names it: information_schema
+// for the sandbox's views of it, a table the sandbox holds by its logical
+// name, any other database of the proxy's unnamed.
+func (d *differ) label(t rewrite.Table) string {
+	switch {
+	case strings.EqualFold(t.DB, InfoSchema(d.m.cfg.Prefix, d.sb.ID)):
+		return "information_schema." + t.Name
+	case !d.m.isProxySchema(t.DB):
+		return t.String()
+	}
+	d.sb.mu.Lock()
+	defer d.sb.mu.Unlock()
+	for _, e := range d.sb.tables {
+		if strings.EqualFold(e.phys.DB, t.DB) {
+			return e.logical.DB + "." + t.Name
+		}
+	}
+	return "a database of the proxy's"
 }
 
 // exportDDL reads what the export of et's table needs besides its changed
@@ -130,12 +184,13 @@ func (d *differ) exportDDL(ctx context.Context, et *exportTable) error {
 func (d *differ) checkTable(et *exportTable) error {
 	dt := et.td.t
 	check := func(stmt string, kinds ...string) error {
-		err := d.m.checkGenerated(stmt, dt.logical, kinds...)
+		g, err := d.m.checkGenerated(stmt, dt.logical, d.label, kinds...)
 		var ge *generatedError
 		if errors.As(err, &ge) && ge.names && dt.method == methodView {
 			et.skip = ge.what
 			return nil
 		}
+		et.reads = g.reads
 		return err
 	}
 	switch {
@@ -185,8 +240,8 @@ func exportNotes(order []*exportTable) []string {
 			notes = append(notes, dt.logical.String()+": production has a table of this name, which the sandbox did not have or dropped: it is dropped and made again as the sandbox's")
 		}
 		if et.cycle && et.changes() {
-			notes = append(notes, dt.logical.String()+" is in a cycle of foreign keys between tables: a row whose parent comes later fails its check (1452); "+
-				"the checks stay on")
+			notes = append(notes, dt.logical.String()+" is in a cycle of foreign keys between tables: rows are inserted with the keys to tables written "+
+				"later NULL and given them after; rows that reference each other cannot be deleted with the checks on (1451)")
 		}
 		if et.td.conflicts > 0 {
 			notes = append(notes, fmt.Sprintf("%s: %d rows changed in production since the fork are overwritten (SANDBOX PROMOTE checks them)",
@@ -236,6 +291,12 @@ func (d *differ) steps(order []*exportTable) exportSteps {
 	for _, op := range []string{"insert", "update"} {
 		for _, et := range order {
 			st.rows = append(st.rows, d.dml(et, op)...)
+		}
+	}
+	for _, et := range order {
+		if et.writesRows() {
+			cols, names, rows := et.rowShape("insert")
+			st.rows = append(st.rows, et.deferredUpdates(cols, names, rows)...)
 		}
 	}
 	for _, et := range rev {
@@ -347,6 +408,11 @@ func (d *differ) fkOrder(ctx context.Context, ets []*exportTable) ([]*exportTabl
 		return nil, err
 	}
 	parents := map[string][]string{}
+	type link struct {
+		fk   forker.ForeignKey
+		c, p string
+	}
+	var links []link
 	for _, fk := range fks {
 		c, p := d.m.key(fk.Child), d.m.key(fk.Parent)
 		if l, ok := phys[c]; ok {
@@ -364,6 +430,7 @@ func (d *differ) fkOrder(ctx context.Context, ets []*exportTable) ([]*exportTabl
 		}
 		if _, ok := byKey[p]; ok {
 			parents[c] = append(parents[c], p)
+			links = append(links, link{fk, c, p})
 		}
 	}
 	var out []*exportTable
@@ -386,34 +453,66 @@ func (d *differ) fkOrder(ctx context.Context, ets []*exportTable) ([]*exportTabl
 	for _, et := range ets {
 		visit(d.m.key(et.td.t.logical))
 	}
+	// A cycle cut: a child written before its parent writes its
+	// foreign key NULL first, and its value once the parent's rows are in.
+	pos := map[*exportTable]int{}
+	for i, et := range out {
+		pos[et] = i
+	}
+	for _, l := range links {
+		if child := byKey[l.c]; pos[byKey[l.p]] > pos[child] {
+			child.deferFKs = addFK(child.deferFKs, l.fk)
+		}
+	}
 	return out, nil
 }
 
-// dml is et's statements of one kind: insert, update or delete.
-func (d *differ) dml(et *exportTable, op string) []string {
+// writesRows reports whether et's table has rows an export writes.
+func (et *exportTable) writesRows() bool {
 	dt := et.td.t
-	if dt.change == "dropped" || dt.method == methodView || dt.method == methodSequence {
-		return nil
-	}
-	cols := dt.fork.Stored()
+	return dt.change != "dropped" && dt.method != methodView && dt.method != methodSequence
+}
+
+// rowShape is what et's statements of kind op write: the columns, their
+// names quoted, and the rows.
+func (et *exportTable) rowShape(op string) (cols []forker.Column, names []string, rows []diffRow) {
+	dt := et.td.t
+	cols = dt.fork.Stored()
 	if dt.key == nil && dt.method == methodCompare && dt.change != "altered" {
 		cols = shared(dt.fork, dt.prod) // the columns rowsCompared wrote the rows with
 	}
-	names := make([]string, len(cols))
+	names = make([]string, len(cols))
 	for i, c := range cols {
 		names[i] = rewrite.QuoteIdent(c.Name)
 	}
-	rows := et.td.rows
+	rows = et.td.rows
 	if dt.change == "altered" {
 		rows = et.all
 		if op == "delete" {
 			rows = et.gone
 		}
 	}
+	return cols, names, rows
+}
+
+// inserts reports whether r is written by an insert (an upsert): a row
+// the sandbox inserted, every row of an altered table, an update of a row
+// production no longer has.
+func (et *exportTable) inserts(r diffRow) bool {
+	return et.td.t.change == "altered" || r.op == "insert" || r.op == "update" && r.prodMissing
+}
+
+// dml is et's statements of one kind: insert, update or delete.
+func (d *differ) dml(et *exportTable, op string) []string {
+	if !et.writesRows() {
+		return nil
+	}
+	dt := et.td.t
+	cols, names, rows := et.rowShape(op)
 	switch {
 	case op != "delete":
 		rows, _ = parentsFirst(rows, cols, et.selfFKs, func(r diffRow) []string { return r.afterLits })
-		return et.upserts(op, names, rows)
+		return et.upserts(op, names, rows, et.deferredColumns(cols))
 	case dt.key == nil:
 		return keylessDeletes(dt, cols, names, rows)
 	}
@@ -424,7 +523,7 @@ func (d *differ) dml(et *exportTable, op string) []string {
 // DUPLICATE KEY UPDATE of the rows inserted, of every row of an altered
 // table, and of those updated that production no longer has; UPDATE by key
 // of the other updated rows.
-func (et *exportTable) upserts(op string, names []string, rows []diffRow) []string {
+func (et *exportTable) upserts(op string, names []string, rows []diffRow, deferred []int) []string {
 	dt := et.td.t
 	var out []string
 	var vals []string
@@ -438,7 +537,7 @@ func (et *exportTable) upserts(op string, names []string, rows []diffRow) []stri
 			continue
 		}
 		for range max(r.count, 1) {
-			vals = append(vals, "("+strings.Join(r.afterLits, ", ")+")")
+			vals = append(vals, "("+strings.Join(withoutDeferred(r.afterLits, deferred), ", ")+")")
 		}
 	}
 	if dt.change == "altered" && dt.key == nil && op == "insert" {
@@ -459,18 +558,37 @@ func (et *exportTable) upserts(op string, names []string, rows []diffRow) []stri
 	if op != "update" || dt.change == "altered" {
 		return out
 	}
-	// Every column, the key's too: a key that changed only in case (a _ci
-	// collation) is written with the sandbox's spelling. An UPDATE fires
-	// production's UPDATE triggers only, as the sandbox's change did.
+	// The columns the sandbox changed (every column when the row's image at
+	// the fork is unknown), the key's too: a key that changed only in case
+	// (a _ci collation) is written with the sandbox's spelling. An UPDATE
+	// fires production's UPDATE triggers only, as the sandbox's change did.
 	for _, r := range rows {
 		if r.op != "update" || r.prodMissing {
 			continue
 		}
-		set := make([]string, len(names))
-		for i, n := range names {
-			set[i] = n + " = " + r.afterLits[i]
+		var set []string
+		for _, i := range changedColumns(r) {
+			set = append(set, names[i]+" = "+r.afterLits[i])
 		}
 		out = append(out, "UPDATE "+dt.logical.Quoted()+" SET "+strings.Join(set, ", ")+" WHERE "+keyWhere(dt.key, r.keyLits))
+	}
+	return out
+}
+
+// changedColumns are the indexes of the columns an updated row's values
+// differ in from its image at the fork; every column when that image is
+// unknown (a table compared whole) or equal.
+func changedColumns(r diffRow) []int {
+	var out []int
+	for i := range r.afterLits {
+		if len(r.beforeLits) != len(r.afterLits) || r.afterLits[i] != r.beforeLits[i] {
+			out = append(out, i)
+		}
+	}
+	if len(out) == 0 {
+		for i := range r.afterLits {
+			out = append(out, i)
+		}
 	}
 	return out
 }

@@ -30,7 +30,7 @@ func (m *Manager) reservedSchema(db string) string {
 	case isSystemSchema(db):
 		return "the server's own schema " + rewrite.QuoteIdent(db)
 	case m.isProxySchema(db):
-		return "the proxy's database " + rewrite.QuoteIdent(db)
+		return "a database of the proxy's"
 	}
 	return ""
 }
@@ -43,40 +43,49 @@ type generatedError struct {
 	names bool
 }
 
+// generated is what checkGenerated read of a statement: the tables it
+// reads (a view's, which an export leaves out when they are).
+type generated struct {
+	reads []rewrite.Table
+}
+
 func (e *generatedError) Error() string { return e.what }
 
 // checkGenerated reads stmt, a statement built for target, as the server
 // will read it (the export's settings: no ANSI_QUOTES, backslash escapes,
 // utf8mb4) and refuses it unless it is one statement of one of kinds that
-// writes target alone and reaches nothing else that it may not.
-func (m *Manager) checkGenerated(stmt string, target rewrite.Table, kinds ...string) error {
+// writes target alone and reaches nothing else that it may not. label
+// names a table in a message as the sandbox's user knows it (never a
+// physical database of the proxy's).
+func (m *Manager) checkGenerated(stmt string, target rewrite.Table, label func(rewrite.Table) string, kinds ...string) (generated, error) {
 	a := m.engine.Analyze(stmt, rewrite.Options{CaseSensitiveNames: m.caseSensitive, Server: m.server})
 	if len(a.Statements) != 1 {
-		return &generatedError{what: fmt.Sprintf("the statement built for %s reads as %d statements: refused", target, len(a.Statements))}
+		return generated{}, &generatedError{what: fmt.Sprintf("the statement built for %s reads as %d statements: refused", target, len(a.Statements))}
 	}
 	st := a.Statements[0]
 	switch {
 	case !slices.Contains(kinds, st.Kind):
-		return &generatedError{what: fmt.Sprintf("the statement built for %s reads as %s, not %s: refused", target, orUnknown(st.Kind),
+		return generated{}, &generatedError{what: fmt.Sprintf("the statement built for %s reads as %s, not %s: refused", target, orUnknown(st.Kind),
 			strings.Join(kinds, " or "))}
 	case st.Outside != "":
-		return &generatedError{what: fmt.Sprintf("the statement built for %s reaches outside the database (%s): refused", target, st.Outside)}
+		return generated{}, &generatedError{what: fmt.Sprintf("the statement built for %s reaches outside the database (%s): refused", target, st.Outside)}
 	}
 	for _, w := range st.Writes {
 		if k := m.key(m.norm(withDB(w, target.DB))); k != m.key(m.norm(target)) && !slices.ContainsFunc(st.References, func(r rewrite.Table) bool {
 			return m.key(m.norm(withDB(r, target.DB))) == k // a foreign key's parent, which it reads
 		}) {
-			return &generatedError{what: fmt.Sprintf("the statement built for %s writes %s: refused", target, w)}
+			return generated{}, &generatedError{what: fmt.Sprintf("the statement built for %s writes %s: refused", target, label(w))}
 		}
 	}
 	for _, list := range [][]rewrite.Table{st.Reads, st.Writes, st.References, st.Like, st.Names} {
 		for _, t := range list {
-			if why := m.reservedSchema(withDB(t, target.DB).DB); why != "" {
-				return &generatedError{what: fmt.Sprintf("%s names %s (%s), which is never exported or promoted", target, t, why), names: true}
+			if m.reservedSchema(withDB(t, target.DB).DB) != "" {
+				return generated{}, &generatedError{what: fmt.Sprintf("%s reads %s, which is never exported or promoted", target, label(withDB(t, target.DB))),
+					names: true}
 			}
 		}
 	}
-	return nil
+	return generated{reads: st.Reads}, nil
 }
 
 // withDB is t in db when t names no database.

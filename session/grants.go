@@ -24,11 +24,34 @@ type grantSet struct {
 func newGrantSet(lines []string, caseSensitive bool) grantSet {
 	gs := grantSet{caseSensitive: caseSensitive}
 	for _, l := range lines {
-		if g := parseGrant(l); g != nil && g.unparsable == "" && g.roles == nil && g.kind == "" {
+		if g := parseGrant(l); g != nil && g.unparsable == "" && g.roles == nil && (g.kind == "" || g.kind == "PROCEDURE" || g.kind == "FUNCTION") {
 			gs.grants = append(gs.grants, g)
 		}
 	}
 	return gs
+}
+
+// allowsRoutine reports whether the account may EXECUTE the stored
+// routine db.name of kind PROCEDURE or FUNCTION: granted on it, on its
+// schema or on every schema.
+func (gs grantSet) allowsRoutine(kind, db, name string) bool {
+	var schema []*parsedGrant
+	for _, g := range gs.grants {
+		switch {
+		case g.kind == kind:
+			if gs.same(g.db, db) && strings.EqualFold(g.table, name) && holds(g, "EXECUTE", nil) {
+				return true // routine names are not case-sensitive
+			}
+		case g.kind != "":
+		case g.db == "*":
+			if holds(g, "EXECUTE", nil) {
+				return true
+			}
+		case g.table == "*" && gs.matchDB(g.db, db):
+			schema = append(schema, g)
+		}
+	}
+	return gs.schemaHolds(schema, "EXECUTE")
 }
 
 // holds reports whether p lists priv (or ALL PRIVILEGES) for the whole of
@@ -59,17 +82,17 @@ func holds(g *parsedGrant, priv string, cols []string) bool {
 // for SELECT, INSERT, UPDATE and REFERENCES, on each of cols: a column
 // grant covers only its columns; nil cols asks for the table as a whole).
 func (gs grantSet) allows(priv, db, table string, cols []string) bool {
-	byGrantee := map[string][]*parsedGrant{}
-	var colGrants []*parsedGrant
+	var schema, colGrants []*parsedGrant
 	for _, g := range gs.grants {
 		switch {
+		case g.kind != "": // a routine's
 		case g.db == "*":
 			if holds(g, priv, nil) {
 				return true
 			}
 		case g.table == "*":
 			if gs.matchDB(g.db, db) {
-				byGrantee[g.to.String()] = append(byGrantee[g.to.String()], g)
+				schema = append(schema, g)
 			}
 		case gs.same(g.db, db) && gs.same(g.table, table):
 			if holds(g, priv, nil) {
@@ -78,16 +101,8 @@ func (gs grantSet) allows(priv, db, table string, cols []string) bool {
 			colGrants = append(colGrants, g)
 		}
 	}
-	for _, matching := range byGrantee {
-		// The server takes one schema grant matching db: one naming db
-		// without wildcards, which sorts first, else one of the patterns,
-		// unknown which here, so every one must hold priv.
-		if i := slices.IndexFunc(matching, func(g *parsedGrant) bool { return !hasWildcard(g.db) }); i >= 0 {
-			matching = matching[i : i+1]
-		}
-		if !slices.ContainsFunc(matching, func(g *parsedGrant) bool { return !holds(g, priv, nil) }) {
-			return true
-		}
+	if gs.schemaHolds(schema, priv) {
+		return true
 	}
 	if len(cols) == 0 {
 		return false
@@ -98,6 +113,27 @@ func (gs grantSet) allows(priv, db, table string, cols []string) bool {
 		}
 	}
 	return true
+}
+
+// schemaHolds reports whether the schema grants matching a database give
+// priv. For each grantee (the account, a role, PUBLIC, whose privileges
+// add up) the server takes one of its grants matching the database: one
+// naming it without wildcards, which sorts first, else one of the
+// patterns, unknown which here, so every one must hold priv.
+func (gs grantSet) schemaHolds(matching []*parsedGrant, priv string) bool {
+	byGrantee := map[string][]*parsedGrant{}
+	for _, g := range matching {
+		byGrantee[g.to.String()] = append(byGrantee[g.to.String()], g)
+	}
+	for _, gg := range byGrantee {
+		if i := slices.IndexFunc(gg, func(g *parsedGrant) bool { return !hasWildcard(g.db) }); i >= 0 {
+			gg = gg[i : i+1]
+		}
+		if !slices.ContainsFunc(gg, func(g *parsedGrant) bool { return !holds(g, priv, nil) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // same compares two names as the server compares database and table

@@ -43,7 +43,7 @@ func TestGrantSetAllows(t *testing.T) {
 		{"CREATE", "rolled", "t", nil, true, true},
 		{"DROP", "pub", "t", nil, true, true},
 		{"DROP", "App", "t", nil, true, false},
-		{"EXECUTE", "app", "p", nil, true, false},
+		{"EXECUTE", "app", "p", nil, true, false}, // a routine's grant is not a table's
 	} {
 		gs := newGrantSet(lines, c.cs)
 		if got := gs.allows(c.priv, c.db, c.table, c.cols); got != c.want {
@@ -52,6 +52,26 @@ func TestGrantSetAllows(t *testing.T) {
 	}
 	if !newGrantSet([]string{"GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost` WITH GRANT OPTION"}, true).allows("DROP", "x", "y", nil) {
 		t.Error("ALL PRIVILEGES ON *.*")
+	}
+}
+
+func TestGrantSetAllowsRoutine(t *testing.T) {
+	gs := newGrantSet([]string{
+		"GRANT EXECUTE ON PROCEDURE `app`.`p` TO `bob`@`%`",
+		"GRANT EXECUTE ON `lib`.* TO `bob`@`%`",
+		"GRANT ALTER ROUTINE ON FUNCTION `app`.`f` TO `bob`@`%`",
+		"GRANT SELECT ON `app`.* TO `bob`@`%`",
+	}, true)
+	for _, c := range []struct {
+		kind, db, name string
+		want           bool
+	}{
+		{"PROCEDURE", "app", "p", true}, {"PROCEDURE", "app", "P", true}, {"FUNCTION", "app", "p", false},
+		{"FUNCTION", "app", "f", false}, {"FUNCTION", "lib", "anything", true}, {"PROCEDURE", "other", "p", false},
+	} {
+		if got := gs.allowsRoutine(c.kind, c.db, c.name); got != c.want {
+			t.Errorf("EXECUTE %s %s.%s = %v", c.kind, c.db, c.name, got)
+		}
 	}
 }
 

@@ -276,9 +276,12 @@ type Manager struct {
 	privMu       sync.Mutex
 	privKnown    bool
 	prodWritable bool
-	prodWhy      []string
-	proxyID      string
-	lockSecret   string // see lockName
+	// account is the proxy's upstream account (CURRENT_USER(), user@host):
+	// the definer of what a side connection makes, and the reader of forks.
+	account    string
+	prodWhy    []string
+	proxyID    string
+	lockSecret string // see lockName
 
 	pool *pool
 	// live holds this process's liveness lock (liveness.go).
@@ -508,8 +511,12 @@ func (m *Manager) warnTriggerVisibility(ctx context.Context, c SideConn) {
 // account may do, but least privilege is a second wall.
 func (m *Manager) checkPrivileges(ctx context.Context, c SideConn) {
 	writable, why, err := productionWritable(ctx, c, m.cfg.Prefix)
+	rows, aerr := c.Query(ctx, "SELECT CURRENT_USER()")
 	m.privMu.Lock()
 	defer m.privMu.Unlock()
+	if aerr == nil && len(rows) == 1 && len(rows[0]) == 1 {
+		m.account = str(rows[0][0])
+	}
 	if err != nil {
 		m.log.Warn("could not tell whether the upstream account can write production", zap.Error(err))
 		return
@@ -522,6 +529,13 @@ func (m *Manager) checkPrivileges(ctx context.Context, c SideConn) {
 		return
 	}
 	m.log.Info("the upstream account cannot change production schemas")
+}
+
+// proxyAccount is the proxy's upstream account ("" when unknown).
+func (m *Manager) proxyAccount() string {
+	m.privMu.Lock()
+	defer m.privMu.Unlock()
+	return m.account
 }
 
 // ProductionWritable reports what the start-up check found: whether the
@@ -1068,22 +1082,30 @@ func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Tabl
 	if err := m.triggerHazards(ctx, cp); err != nil {
 		return nil, err
 	}
+	var rg *readGrants
 	if rd != nil {
-		var todo []rewrite.Table
-		for i, u := range cp.tables {
-			if e, ok := sb.resolve(m.key(u)); i == 0 || !ok || e.kind == kindAbsent {
-				todo = append(todo, u)
-			}
-		}
-		if err := rd(ctx, t, todo); err != nil {
+		g, err := rd(ctx)
+		if err != nil {
 			return nil, err
 		}
+		rg = &g
 	}
 	if cp.linked {
 		mode = forker.Full
 	}
 	var out *entry
 	err = m.withConn(ctx, func(c SideConn) error {
+		if rg != nil {
+			var todo []rewrite.Table
+			for i, u := range cp.tables {
+				if e, ok := sb.resolve(m.key(u)); i == 0 || !ok || e.kind == kindAbsent {
+					todo = append(todo, u)
+				}
+			}
+			if err := m.mayRead(ctx, c, *rg, t, todo); err != nil {
+				return err
+			}
+		}
 		made := map[string]*entry{}
 		for i, u := range cp.tables {
 			k := m.key(u)

@@ -45,6 +45,9 @@ func (s *Session) copyRoutine(ctx context.Context, kind, db, name string) error 
 	}
 	s.copying[key] = true
 	defer delete(s.copying, key)
+	if err := s.mayExecute(ctx, kind, db, name); err != nil {
+		return err
+	}
 	var def []*string
 	err := s.m.withConn(ctx, func(c SideConn) error {
 		rows, err := c.Query(ctx, "SHOW CREATE "+kind+" "+rewrite.QuoteIdent(db)+"."+rewrite.QuoteIdent(name))

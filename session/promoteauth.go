@@ -100,13 +100,18 @@ func (et *exportTable) rowNeeds(add func(string, rewrite.Table, ...string)) {
 		keyCols = names // keyless rows are deleted by every value
 	}
 	inserts := dt.change == "altered" && len(et.all) > 0
-	var updates, deletes bool
+	var deletes bool
+	var updated []string // the columns UPDATEs set
 	for _, r := range et.td.rows {
 		switch {
 		case r.op == "insert", r.op == "update" && r.prodMissing:
 			inserts = true
 		case r.op == "update":
-			updates = true
+			for _, i := range changedColumns(r) {
+				if i < len(names) && !slices.Contains(updated, names[i]) {
+					updated = append(updated, names[i])
+				}
+			}
 		case r.op == "delete":
 			deletes = true
 		}
@@ -115,11 +120,11 @@ func (et *exportTable) rowNeeds(add func(string, rewrite.Table, ...string)) {
 	if inserts {
 		add("INSERT", t, names...)
 		if dt.key != nil {
-			add("UPDATE", t, names...) // ON DUPLICATE KEY UPDATE
+			add("UPDATE", t, names...) // ON DUPLICATE KEY UPDATE, and deferred foreign keys
 		}
 	}
-	if updates {
-		add("UPDATE", t, names...)
+	if len(updated) > 0 {
+		add("UPDATE", t, updated...)
 		add("SELECT", t, keyCols...)
 	}
 	if deletes {
@@ -147,28 +152,57 @@ func (s *Session) promoteCheck() promoteCheck {
 		return nil
 	}
 	return func(ctx context.Context, needs []need) error {
-		var lines []string
-		var account string
-		err := forker.WithModes(ctx, c, resultModes, func() error {
-			rows, err := c.Query(ctx, "SELECT CURRENT_USER()")
-			if err != nil {
-				return err
-			}
-			if len(rows) == 1 && len(rows[0]) == 1 {
-				account = str(rows[0][0])
-			}
-			lines, err = showGrants(ctx, c, "SHOW GRANTS")
-			return err
-		})
+		gs, account, err := s.accountGrants(ctx, c)
 		if err != nil {
 			return fmt.Errorf("read your account's grants for PROMOTE: %w", err)
 		}
-		return missingPrivileges(newGrantSet(lines, s.m.caseSensitive), account, needs)
+		return missingPrivileges(gs, account, needs)
 	}
 }
 
 // resultModes read names in UTF-8 from the client's connection.
 var resultModes = forker.Modes{Charset: "utf8mb4", Collation: "utf8mb4_general_ci", Results: "utf8mb4"}
+
+// accountGrants reads the grants of the account c is logged in as (its
+// own, its current role's, PUBLIC's) and its name (CURRENT_USER()).
+func (s *Session) accountGrants(ctx context.Context, c forker.Conn) (gs grantSet, account string, err error) {
+	var lines []string
+	err = forker.WithModes(ctx, c, resultModes, func() error {
+		rows, err := c.Query(ctx, "SELECT CURRENT_USER()")
+		if err != nil {
+			return err
+		}
+		if len(rows) == 1 && len(rows[0]) == 1 {
+			account = str(rows[0][0])
+		}
+		lines, err = showGrants(ctx, c, "SHOW GRANTS")
+		return err
+	})
+	return newGrantSet(lines, s.m.caseSensitive), account, err
+}
+
+// mayExecute refuses, as the server refuses a CALL (1370), the copy of
+// production's routine db.name of kind PROCEDURE or FUNCTION for a
+// session whose own account may not EXECUTE it: the copy runs with the
+// proxy's account as its definer.
+func (s *Session) mayExecute(ctx context.Context, kind, db, name string) error {
+	c := s.ownConn()
+	if c == nil || s.isProxyAccount(ctx) {
+		return nil // the copy's definer is the session's own account
+	}
+	gs, account, err := s.accountGrants(ctx, c)
+	if err != nil {
+		return fmt.Errorf("read your account's grants for a copy of %s %s: %w", strings.ToLower(kind), rewrite.QuoteIdent(db)+"."+rewrite.QuoteIdent(name), err)
+	}
+	if gs.allowsRoutine(kind, db, name) {
+		return nil
+	}
+	user, host, _ := strings.Cut(account, "@")
+	return refusal(errProcAccessDenied, "42000", "execute command denied to user '%s'@'%s' for routine '%s.%s'", user, host, db, name)
+}
+
+// errProcAccessDenied is MariaDB's ER_PROCACCESS_DENIED_ERROR.
+const errProcAccessDenied = 1370
 
 // missingPrivileges refuses the needs gs does not allow, naming them.
 func missingPrivileges(gs grantSet, account string, needs []need) error {

@@ -20,7 +20,7 @@ func TestPromoteNeeds(t *testing.T) {
 	}
 	p := &promotion{order: []*exportTable{
 		tbl("ins", "forked", methodCapture, diffRow{op: "insert"}),
-		tbl("upd", "forked", methodCapture, diffRow{op: "update"}),
+		tbl("upd", "forked", methodCapture, diffRow{op: "update", afterLits: []string{"1", "'b'"}, beforeLits: []string{"1", "'a'"}}),
 		tbl("del", "forked", methodCompare, diffRow{op: "delete"}),
 		tbl("new", "created", methodCreated, diffRow{op: "insert"}),
 		tbl("alt", "altered", methodCompare),
@@ -34,7 +34,7 @@ func TestPromoteNeeds(t *testing.T) {
 	}
 	want := []string{
 		"INSERT on `app`.`ins` (`id`, `v`)", "UPDATE on `app`.`ins` (`id`, `v`)", "SELECT on `app`.`ins` (`id`, `v`)",
-		"UPDATE on `app`.`upd` (`id`, `v`)", "SELECT on `app`.`upd` (`id`)", "SELECT on `app`.`upd` (`id`, `v`)",
+		"UPDATE on `app`.`upd` (`v`)", "SELECT on `app`.`upd` (`id`)", "SELECT on `app`.`upd` (`id`, `v`)",
 		"DELETE on `app`.`del`", "SELECT on `app`.`del` (`id`)",
 		"CREATE on `app`.`new`", "INSERT on `app`.`new` (`id`, `v`)", "UPDATE on `app`.`new` (`id`, `v`)",
 		"ALTER on `app`.`alt`",

@@ -2,112 +2,101 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
-
-	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // A sandbox can do no more than its user's own account: a fork copies a
 // production table with the proxy's account, so before anything is copied
-// the session's own account (the client's upstream connection) must be
-// able to read all of it. The server itself answers: PREPARE of SELECT *
-// of the table on the client's connection checks the account's privileges
-// (table and column grants, roles, PUBLIC) without reading a row or holding
-// a lock past the PREPARE, and a refusal reaches the client as the server
-// words it (1142, 1143), as a direct SELECT would get it.
+// the session's own account must be able to read all of it. The answer is
+// read from the account's grants (SHOW GRANTS on the client's connection:
+// the account, its current role, PUBLIC; grantSet), which leaves the
+// connection's warnings and state as they were, against the table's
+// columns as the proxy's account sees them (on the fork's side
+// connection), and a refusal reaches the client worded as the server words
+// a denied SELECT (1142).
 
-// readCheck checks that the session's account may read tables whole, the
-// tables a fork of target copies; nil means no check (the manager's own
-// work, tests without a connection).
-type readCheck func(ctx context.Context, target rewrite.Table, tables []rewrite.Table) error
+// readCheck reads the grants of the session's account (nil: no check, the
+// manager's own work, tests without a connection).
+type readCheck func(ctx context.Context) (readGrants, error)
 
-// readPrepared is the name of the statement the check prepares.
-const readPrepared = "`_sqlfork_read_check`"
+// readGrants are an account's grants and name, as a fork checks them;
+// all: the account is the proxy's, which reads whatever it copies.
+type readGrants struct {
+	gs      grantSet
+	account string // user@host
+	all     bool
+}
 
-// checkModes are the settings the check runs with on the client's
-// connection: its text, names included, is UTF-8 and read without
-// ANSI_QUOTES or NO_BACKSLASH_ESCAPES, whatever the client set.
-var checkModes = forker.Modes{SQLMode: "NO_ENGINE_SUBSTITUTION", Charset: "utf8mb4", Collation: "utf8mb4_general_ci"}
+// isProxyAccount reports whether the session's connection is logged in as
+// the proxy's own upstream account (what its side connections do is then
+// what the session's account may do).
+func (s *Session) isProxyAccount(ctx context.Context) bool {
+	proxy := s.m.proxyAccount()
+	if proxy == "" || s.up == nil {
+		return false
+	}
+	if s.account == "" {
+		r, err := s.up.Query(ctx, "SELECT CURRENT_USER()")
+		if err != nil || len(r.Rows) != 1 || len(r.Rows[0]) != 1 {
+			return false
+		}
+		s.account = str(r.Rows[0][0])
+	}
+	return s.account == proxy
+}
 
-// readable is the session's readCheck (nil without an upstream connection).
+// readable is the session's readCheck: nil without an upstream
+// connection, or when the session's account is the proxy's own, which
+// copies nothing it could not read itself.
 func (s *Session) readable() readCheck {
 	c := s.ownConn()
 	if c == nil {
 		return nil
 	}
-	return func(ctx context.Context, target rewrite.Table, tables []rewrite.Table) error {
-		if len(tables) == 0 {
-			return nil
+	return func(ctx context.Context) (readGrants, error) {
+		if s.isProxyAccount(ctx) {
+			return readGrants{all: true}, nil
 		}
-		return forker.WithModes(ctx, c, checkModes, func() error {
-			for _, t := range tables {
-				err := s.canRead(ctx, c, t)
-				var r *rewrite.Refusal
-				if errors.As(err, &r) && s.m.key(t) != s.m.key(target) {
-					r.Message += fmt.Sprintf(" (the sandbox copies it with %s, which a foreign key or trigger connects it to; "+
-						"a sandbox copies only what your account may read)", target)
-				}
-				if err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-	}
-}
-
-// canRead checks that the connection c's account may SELECT every column of
-// t, and that no temporary table of the connection hides t (the check would
-// then be of the temporary table).
-func (s *Session) canRead(ctx context.Context, c forker.Conn, t rewrite.Table) error {
-	_, err := c.Exec(ctx, "PREPARE "+readPrepared+" FROM "+rewrite.QuoteString("SELECT * FROM "+t.Quoted()))
-	if err == nil {
-		if _, err := c.Exec(ctx, "DEALLOCATE PREPARE "+readPrepared); err != nil {
-			return err
-		}
-		rows, err := c.Query(ctx, "SHOW CREATE TABLE "+t.Quoted())
+		gs, account, err := s.accountGrants(ctx, c)
 		if err != nil {
-			return err
+			return readGrants{}, fmt.Errorf("read your account's grants before a fork: %w", err)
 		}
-		if len(rows) == 1 && len(rows[0]) > 1 && strings.HasPrefix(str(rows[0][1]), "CREATE TEMPORARY TABLE") {
-			return refusal(wire.ErOptionPreventsStatement, "HY000", "a temporary table of this connection hides %s, which the "+
-				"sandbox must copy: the proxy cannot tell whether your account may read it; drop the temporary table first", t)
-		}
-		return nil
+		return readGrants{gs: gs, account: account}, nil
 	}
-	var me *mysql.MyError
-	if !isServerError(err) || !errors.As(err, &me) {
-		return err // the connection broke
-	}
-	if me.Code == wire.ErNoSuchTable {
-		return nil // nothing to copy: the sandbox has no such table either
-	}
-	if exists, xerr := s.m.inProduction(ctx, t); xerr != nil || !exists {
-		return xerr // not in production (the server refuses names the account has no rights in): nothing is copied
-	}
-	return &rewrite.Refusal{Code: me.Code, State: me.State, Message: me.Message}
 }
 
-// inProduction reports whether production has a table or view t, as the
-// proxy's account sees it.
-func (m *Manager) inProduction(ctx context.Context, t rewrite.Table) (bool, error) {
-	exists := false
-	err := m.withConn(ctx, func(c SideConn) error {
-		_, _, err := forker.Size(ctx, c, t)
-		switch {
-		case err == nil:
-			exists = true
-		case errors.Is(err, forker.ErrNoSource):
-		default:
-			return err
-		}
+// mayRead refuses the first of tables, which a fork of target copies, that
+// production has and the account may not read whole; c is a side
+// connection.
+func (m *Manager) mayRead(ctx context.Context, c SideConn, rg readGrants, target rewrite.Table, tables []rewrite.Table) error {
+	if rg.all {
 		return nil
-	})
-	return exists, err
+	}
+	for _, t := range tables {
+		rows, err := c.Query(ctx, "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "+rewrite.QuoteString(t.DB)+
+			" AND TABLE_NAME = "+rewrite.QuoteString(t.Name)+" ORDER BY ORDINAL_POSITION")
+		if err != nil {
+			return fmt.Errorf("read the columns of %s: %w", t, err)
+		}
+		cols := make([]string, len(rows))
+		for i, r := range rows {
+			cols[i] = str(r[0])
+		}
+		if len(cols) == 0 || rg.gs.allows("SELECT", t.DB, t.Name, cols) {
+			continue // production has no such table (nothing is copied), or it may be read
+		}
+		user, host, _ := strings.Cut(rg.account, "@")
+		r := &rewrite.Refusal{Code: wire.ErTableAccessDenied, State: "42000", // as the server words it
+			Message: fmt.Sprintf("SELECT command denied to user '%s'@'%s' for table %s", user, host, t.Quoted())}
+		if m.key(t) != m.key(target) {
+			r.Message += fmt.Sprintf(" (the sandbox copies it with %s, which a foreign key or trigger connects it to; "+
+				"a sandbox copies only what your account may read)", target)
+		}
+		return r
+	}
+	return nil
 }

@@ -13,15 +13,78 @@ import (
 // for in too): inserts parents first, deletes children first, a DELETE per
 // row (InnoDB checks each row as the statement reaches it).
 
-// addSelfFK records fk, a foreign key from et's table to itself, once per
-// pair of column lists (production's and the sandbox's table both have it).
-func (et *exportTable) addSelfFK(fk forker.ForeignKey) {
-	for _, have := range et.selfFKs {
+// addSelfFK records fk, a foreign key from et's table to itself.
+func (et *exportTable) addSelfFK(fk forker.ForeignKey) { et.selfFKs = addFK(et.selfFKs, fk) }
+
+// addFK adds fk to fks once per pair of column lists (production's and the
+// sandbox's table both have it).
+func addFK(fks []forker.ForeignKey, fk forker.ForeignKey) []forker.ForeignKey {
+	for _, have := range fks {
 		if slices.EqualFunc(have.Columns, fk.Columns, strings.EqualFold) && slices.EqualFunc(have.RefColumns, fk.RefColumns, strings.EqualFold) {
-			return
+			return fks
 		}
 	}
-	et.selfFKs = append(et.selfFKs, fk)
+	return append(fks, fk)
+}
+
+// deferredColumns are the positions in cols of et's deferred foreign key
+// columns.
+func (et *exportTable) deferredColumns(cols []forker.Column) []int {
+	var out []int
+	for _, fk := range et.deferFKs {
+		for _, n := range fk.Columns {
+			if i := slices.IndexFunc(cols, func(c forker.Column) bool { return strings.EqualFold(c.Name, n) }); i >= 0 && !slices.Contains(out, i) {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
+}
+
+// withoutDeferred is lits with the deferred columns (at idx) NULL.
+func withoutDeferred(lits []string, idx []int) []string {
+	if len(idx) == 0 {
+		return lits
+	}
+	out := slices.Clone(lits)
+	for _, i := range idx {
+		out[i] = "NULL"
+	}
+	return out
+}
+
+// deferredUpdates give the rows et inserted with their deferred foreign
+// key columns NULL the values of those columns, by key, once the rows of
+// the tables they reference are in.
+func (et *exportTable) deferredUpdates(cols []forker.Column, names []string, rows []diffRow) []string {
+	idx := et.deferredColumns(cols)
+	dt := et.td.t
+	if len(idx) == 0 || dt.key == nil {
+		return nil
+	}
+	var keyIdx []int
+	for _, k := range dt.key {
+		keyIdx = append(keyIdx, slices.IndexFunc(cols, func(c forker.Column) bool { return strings.EqualFold(c.Name, k) }))
+	}
+	var out []string
+	for _, r := range rows {
+		if !et.inserts(r) || slices.Contains(keyIdx, -1) {
+			continue
+		}
+		var set, where []string
+		for _, i := range idx {
+			if r.afterLits[i] != "NULL" {
+				set = append(set, names[i]+" = "+r.afterLits[i])
+			}
+		}
+		for _, i := range keyIdx {
+			where = append(where, names[i]+" = "+r.afterLits[i])
+		}
+		if len(set) > 0 {
+			out = append(out, "UPDATE "+dt.logical.Quoted()+" SET "+strings.Join(set, ", ")+" WHERE "+strings.Join(where, " AND "))
+		}
+	}
+	return out
 }
 
 // parentsFirst orders rows so that each comes after the row of the set its

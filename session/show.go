@@ -1,11 +1,14 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -89,7 +92,8 @@ func nameLabel(sh *rewrite.Show, db string) string {
 // the columns of information_schema they show), which the sandbox then
 // answers from its own view of the database. ok is false for other
 // statements; a missing database gives MariaDB's 1046.
-func showSQL(sh *rewrite.Show, currentDB string, defs [][]byte) (string, bool, error) {
+func showSQL(sh *rewrite.Show, currentDB, charset string, defs [][]byte) (string, bool, error) {
+	lit := func(s string) string { return quote.StringIn(s, cmp.Or(charset, "utf8mb4")) } // sh's names are in the client's bytes
 	if sh == nil || !shows[sh.What] {
 		return "", false, nil
 	}
@@ -106,7 +110,7 @@ func showSQL(sh *rewrite.Show, currentDB string, defs [][]byte) (string, bool, e
 		sel[i] = c.col + " AS " + rewrite.QuoteIdent(c.label)
 	}
 	if view == "TRIGGERS" {
-		return triggersSQL(sh, db, cols, sel), true, nil
+		return triggersSQL(sh, db, cols, sel, lit), true, nil
 	}
 	q := "SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + view
 	var conds []string
@@ -115,18 +119,18 @@ func showSQL(sh *rewrite.Show, currentDB string, defs [][]byte) (string, bool, e
 	order := " ORDER BY BINARY " + rewrite.QuoteIdent(cols[0].label)
 	switch view {
 	case "TABLES":
-		conds = append(conds, "TABLE_SCHEMA = "+rewrite.QuoteString(db))
+		conds = append(conds, "TABLE_SCHEMA = "+lit(db))
 		if sh.Like != nil {
-			conds = append(conds, "TABLE_NAME LIKE "+rewrite.QuoteString(*sh.Like))
+			conds = append(conds, "TABLE_NAME LIKE "+lit(*sh.Like))
 		}
 	case "SCHEMATA":
 		if sh.Like != nil {
-			conds = append(conds, "SCHEMA_NAME LIKE "+rewrite.QuoteString(*sh.Like))
+			conds = append(conds, "SCHEMA_NAME LIKE "+lit(*sh.Like))
 		}
 	case "ROUTINES":
-		conds = append(conds, "ROUTINE_TYPE = "+rewrite.QuoteString(strings.TrimSuffix(sh.What, " STATUS")))
+		conds = append(conds, "ROUTINE_TYPE = "+lit(strings.TrimSuffix(sh.What, " STATUS")))
 		if sh.Like != nil {
-			conds = append(conds, "ROUTINE_NAME LIKE "+rewrite.QuoteString(*sh.Like))
+			conds = append(conds, "ROUTINE_NAME LIKE "+lit(*sh.Like))
 		}
 		order = " ORDER BY 1, 2"
 	}
@@ -145,12 +149,12 @@ func showSQL(sh *rewrite.Show, currentDB string, defs [][]byte) (string, bool, e
 // order — by table name in byte order, then event, timing and the order
 // the triggers of one event and timing run in (ACTION_ORDER, which the
 // answer does not show).
-func triggersSQL(sh *rewrite.Show, db string, cols []showColumn, sel []string) string {
+func triggersSQL(sh *rewrite.Show, db string, cols []showColumn, sel []string, lit func(string) string) string {
 	inner := "SELECT " + strings.Join(sel, ", ") + ", EVENT_OBJECT_TABLE AS `sqlfork_t`, EVENT_MANIPULATION AS `sqlfork_e`, " +
 		"ACTION_TIMING AS `sqlfork_w`, ACTION_ORDER AS `sqlfork_o` FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = " +
-		rewrite.QuoteString(db)
+		lit(db)
 	if sh.Like != nil {
-		inner += " AND EVENT_OBJECT_TABLE LIKE " + rewrite.QuoteString(*sh.Like)
+		inner += " AND EVENT_OBJECT_TABLE LIKE " + lit(*sh.Like)
 	}
 	labels := make([]string, len(cols))
 	for i, c := range cols {
@@ -267,7 +271,7 @@ func (s *Session) planShow(ctx context.Context, sh *rewrite.Show, opts rewrite.O
 			return nil, true, err
 		}
 	}
-	q, _, err := showSQL(&onConn, opts.DB, defs)
+	q, _, err := showSQL(&onConn, opts.DB, s.vars.Charset, defs)
 	if err != nil {
 		return nil, true, err
 	}

@@ -41,14 +41,14 @@ func TestShowSQLWithDefs(t *testing.T) {
 			OrgTable: "TABLES", Name: name, OrgName: org}, []byte{0x0c, 8, 0, 64, 0, 0, 0, 253, 1, 0x10, 0, 0, 0})
 	}
 	defs := [][]byte{def("Name", "TABLE_NAME"), def("Engine", "ENGINE"), def("Max_index_length", "MAX_INDEX_LENGTH"), def("Temporary", "TEMPORARY")}
-	q, ok, err := showSQL(&rewrite.Show{What: "TABLE STATUS"}, "app", defs)
+	q, ok, err := showSQL(&rewrite.Show{What: "TABLE STATUS"}, "app", "", defs)
 	want := "SELECT `TABLE_NAME` AS `Name`, `ENGINE` AS `Engine`, `MAX_INDEX_LENGTH` AS `Max_index_length`, `TEMPORARY` AS `Temporary` " +
 		"FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'app' ORDER BY BINARY `Name`"
 	if !ok || err != nil || q != want {
 		t.Errorf("got %q, %v, %v\nwant %q", q, ok, err, want)
 	}
 	like := "o%"
-	q, _, _ = showSQL(&rewrite.Show{What: "TABLES", Like: &like}, "app", [][]byte{def("Tables_in_app (xxx)", "TABLE_NAME")})
+	q, _, _ = showSQL(&rewrite.Show{What: "TABLES", Like: &like}, "app", "", [][]byte{def("Tables_in_app (xxx)", "TABLE_NAME")})
 	if want := "SELECT `TABLE_NAME` AS `Tables_in_app (o%)` FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME LIKE 'o%' " +
 		"ORDER BY BINARY `Tables_in_app (o%)`"; q != want {
 		t.Errorf("got %q\nwant %q", q, want)

@@ -19,7 +19,7 @@ type syntaxClient struct {
 }
 
 func (f *syntaxClient) Query(ctx context.Context, sql string) (*session.Result, error) {
-	if strings.HasPrefix(sql, "PREPARE ") && !f.reads && !strings.Contains(sql, "_sqlfork_read_check") {
+	if strings.HasPrefix(sql, "PREPARE ") && !f.reads {
 		_, _ = f.fakeClient.Query(ctx, sql)
 		return nil, sessiontest.Err(1064, "42000", "You have an error in your SQL syntax; check the manual that corresponds to "+
 			"your MariaDB server version for the right syntax to use near '%s' at line 1", f.near)

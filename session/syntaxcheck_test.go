@@ -37,7 +37,7 @@ func (f *syntaxServer) Query(_ context.Context, sql string) (*session.Result, er
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.queries = append(f.queries, sql)
-	if strings.HasPrefix(sql, "PREPARE ") && !strings.Contains(sql, "_sqlfork_read_check") {
+	if strings.HasPrefix(sql, "PREPARE ") {
 		switch {
 		case strings.Contains(sql, "bad"):
 			return nil, serverErr{&mysql.MyError{Code: wire.ErParse, State: "42000", Message: "You have an error in your SQL syntax"}}
@@ -58,9 +58,16 @@ func (f *syntaxServer) Query(_ context.Context, sql string) (*session.Result, er
 		}
 		return &session.Result{Rows: [][]*string{{&n}}}, nil
 	}
-	if strings.HasPrefix(sql, "SELECT @@sql_mode, ") || strings.HasPrefix(sql, "SHOW CREATE TABLE ") { // forker.WithModes, the read check
-		mode, cs, co := f.mode, "utf8mb4", "utf8mb4_general_ci"
-		return &session.Result{Rows: [][]*string{{&mode, &cs, &co}}}, nil
+	if sql == "SHOW GRANTS" {
+		g := "GRANT ALL PRIVILEGES ON *.* TO `u`@`%`"
+		return &session.Result{Rows: [][]*string{{&g}}}, nil
+	}
+	if strings.HasPrefix(sql, "SELECT @@") && !strings.HasPrefix(sql, "SELECT @@SESSION.sql_mode") { // forker.WithModes
+		row := make([]*string, strings.Count(sql, "@@"))
+		for i := range row {
+			row[i] = new(string)
+		}
+		return &session.Result{Rows: [][]*string{row}}, nil
 	}
 	mode, cs, iso, ro := f.mode, "utf8mb4", "REPEATABLE-READ", "0" // the session's variables
 	return &session.Result{Rows: [][]*string{{&mode, &cs, &iso, &ro}}}, nil

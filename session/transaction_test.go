@@ -28,6 +28,9 @@ func (f *fakeClient) Query(_ context.Context, sql string) (*session.Result, erro
 	defer f.mu.Unlock()
 	f.queries = append(f.queries, sql)
 	switch {
+	case sql == "SHOW GRANTS":
+		g := "GRANT ALL PRIVILEGES ON *.* TO `u`@`%`"
+		return &session.Result{Rows: [][]*string{{&g}}}, nil
 	case strings.HasPrefix(sql, "SELECT @@SESSION.sql_mode"):
 		v := []string{"", "utf8mb4", "REPEATABLE-READ", "0"}
 		return &session.Result{Rows: [][]*string{{&v[0], &v[1], &v[2], &v[3]}}}, nil

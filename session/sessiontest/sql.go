@@ -29,6 +29,7 @@ var (
 	showGrants   = regexp.MustCompile(`^SHOW GRANTS FOR CURRENT_USER\(\)$`)
 	roles        = regexp.MustCompile(`^SELECT ROLE_NAME FROM information_schema\.APPLICABLE_ROLES WHERE GRANTEE = CURRENT_USER\(\)$`)
 	currentRole  = regexp.MustCompile(`^SELECT CURRENT_ROLE\(\)$`)
+	currentUser  = regexp.MustCompile(`^SELECT CURRENT_USER\(\)$`)
 	setStmt      = regexp.MustCompile(`^SET `)
 	triggerPrivs = regexp.MustCompile(`^SELECT '\*' FROM information_schema\.USER_PRIVILEGES WHERE PRIVILEGE_TYPE = 'TRIGGER' ` +
 		`UNION ALL SELECT TABLE_SCHEMA FROM information_schema\.SCHEMA_PRIVILEGES WHERE PRIVILEGE_TYPE = 'TRIGGER'$`)
@@ -138,6 +139,8 @@ func (u *Upstream) emulate(sql string) (result, error) {
 		return r, nil
 	case currentRole.MatchString(sql):
 		return rowsResult(Row(nil)), nil
+	case currentUser.MatchString(sql): // the proxy's account
+		return rowsResult(Row("sqlfork@%")), nil
 	case setStmt.MatchString(sql):
 		return result{}, nil
 	case triggerPrivs.MatchString(sql):
