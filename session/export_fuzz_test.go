@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/sqlfork/sqlfork-proxy/adminapi"
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/quote/model"
@@ -36,7 +37,7 @@ func FuzzExportText(f *testing.F) {
 		}
 		target := rewrite.Table{DB: db, Name: table}
 		stmts, notes := fuzzExport(t, target, column, value)
-		script := exportScript(append(commentLines(notes), stmts...))
+		script := adminapi.ExportText(append(commentLines(notes), stmts...))
 		for _, nbe := range []bool{false, true} {
 			cmds, read := model.CLIRead(script, nbe)
 			if len(cmds) > 0 || len(read) != len(stmts) {
@@ -105,18 +106,4 @@ func fuzzExport(t *testing.T, target rewrite.Table, column, value string) (stmts
 func serverString(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `'`, `''`, "\x00", `\0`, "\n", `\n`, "\r", `\r`, "\x1a", `\Z`)
 	return "'" + r.Replace(s) + "'"
-}
-
-// exportScript is statements as `sqlfork-proxy sandbox export` writes them
-// (adminapi.ExportText): each ended by ';' but comment lines, one a line.
-func exportScript(stmts []string) string {
-	var b strings.Builder
-	for _, s := range stmts {
-		b.WriteString(s)
-		if !strings.HasPrefix(s, "-- ") {
-			b.WriteByte(';')
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
