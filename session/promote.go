@@ -161,8 +161,10 @@ func (p *promotion) findEchoes(ctx context.Context, d *differ) error {
 	return nil
 }
 
-func (p *promotion) run(ctx context.Context) (*Reply, error) {
-	p.outcome = "failed"
+// plan reads the diff in one snapshot, as EXPORT, and refuses what cannot
+// be checked under the strategy or what the promoting user's own account
+// could not do.
+func (p *promotion) plan(ctx context.Context) error {
 	t0 := time.Now()
 	err := p.m.withSnapshot(ctx, p.sb, true, func(d *differ) error {
 		tables, err := d.diffTables(ctx, nil)
@@ -175,7 +177,7 @@ func (p *promotion) run(ctx context.Context) (*Reply, error) {
 		return p.findEchoes(ctx, d)
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	p.m.observer().Diffed("promote", time.Since(t0))
 	for _, et := range p.order {
@@ -183,15 +185,20 @@ func (p *promotion) run(ctx context.Context) (*Reply, error) {
 			p.tables++
 		}
 	}
-	if err := p.checkable(); err != nil {
-		p.outcome = "refused"
-		return nil, err
+	err = p.checkable()
+	if err == nil && p.check != nil {
+		err = p.check(ctx, p.needs())
 	}
-	if p.check != nil {
-		if err := p.check(ctx, p.needs()); err != nil {
-			p.outcome = "refused"
-			return nil, err
-		}
+	if err != nil {
+		p.outcome = "refused"
+	}
+	return err
+}
+
+func (p *promotion) run(ctx context.Context) (*Reply, error) {
+	p.outcome = "failed"
+	if err := p.plan(ctx); err != nil {
+		return nil, err
 	}
 	pc, err := p.m.promoteDial(ctx)
 	if err != nil {
