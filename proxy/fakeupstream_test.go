@@ -222,9 +222,9 @@ func (c *fakeUpConn) answer(cmd byte, arg []byte) {
 		}
 		c.resultSet(names, [][]*string{row})
 	case upper == "SELECT CURRENT_USER()":
-		c.resultSet([]string{"CURRENT_USER()"}, [][]*string{{sp("app@%")}})
+		c.resultSet([]string{"CURRENT_USER()"}, [][]*string{{sp(c.user + "@%")}})
 	case upper == "SHOW GRANTS": // the account's grants, which forks and promotes check
-		c.resultSet([]string{"Grants for app@%"}, [][]*string{{sp("GRANT ALL PRIVILEGES ON *.* TO `app`@`%`")}})
+		c.resultSet([]string{"Grants for " + c.user + "@%"}, [][]*string{{sp("GRANT ALL PRIVILEGES ON *.* TO `" + c.user + "`@`%`")}})
 	case upper == "START TRANSACTION" || upper == "BEGIN":
 		c.status |= wire.StatusInTrans
 		c.ok(0, 0)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/session"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -244,6 +245,27 @@ func (s *Server) relayedAccount(login string) (*account, string) {
 	return &account{name: name, upstreamUser: name, relayed: true}, tag
 }
 
+// sameAccount refuses a relayed login the server authenticated as another
+// account than its name says: an anonymous account (an empty user name,
+// which takes any name) or a proxied one. Sessions and sandboxes belong to the login's
+// name, so the session would take over that user's sandboxes.
+func sameAccount(ctx context.Context, a *account, be *backend) *mysql.MyError {
+	r, err := be.query(ctx, "SELECT CURRENT_USER()")
+	if err != nil || len(r.rows) != 1 || len(r.rows[0]) != 1 || r.rows[0][0] == nil {
+		return newError(wire.ErAccessDenied, "28000", "sqlfork-proxy: could not read which account user '%s' logged in as (%v)", a.name, err)
+	}
+	cur := *r.rows[0][0]
+	if i := strings.LastIndexByte(cur, '@'); i >= 0 {
+		cur = cur[:i]
+	}
+	if cur == a.name {
+		return nil
+	}
+	return newError(wire.ErAccessDenied, "28000", "sqlfork-proxy: user '%s' logged in as the account '%s', whose sessions and sandboxes "+
+		"would be taken for those of '%s': log in with an account of that name (the server's anonymous account takes any name)",
+		a.name, quote.Display(cur), a.name)
+}
+
 // checkSandboxGrants refuses a relayed account in a sandboxing mode whose
 // grants (SHOW GRANTS on its own connection be: the account and its
 // enabled roles) lack what its sessions need on the proxy's databases:
@@ -256,6 +278,9 @@ func (s *Server) checkSandboxGrants(ctx context.Context, a *account, be *backend
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ConnectTimeout)
 	defer cancel()
+	if e := sameAccount(ctx, a, be); e != nil {
+		return e
+	}
 	prefix := s.cfg.Sandbox.Prefix
 	pattern := session.GrantPattern(prefix)
 	r, err := be.query(ctx, "SHOW GRANTS")

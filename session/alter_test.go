@@ -3,6 +3,8 @@ package session
 import (
 	"slices"
 	"testing"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
 func TestAlterSpecs(t *testing.T) {
@@ -126,6 +128,47 @@ func TestParseCreateTable(t *testing.T) {
 		"CREATE TABLE `t` (\n  `a` int COMMENT 'open\n)", "CREATE TABLE `t"} {
 		if _, err := parseCreateTable(bad); err == nil {
 			t.Errorf("parseCreateTable(%q) read it", bad)
+		}
+	}
+}
+
+// TestReplaceQualifiers: only back-quoted names that qualify another are
+// mapped, never bytes inside a string or a longer name.
+func TestReplaceQualifiers(t *testing.T) {
+	dbs := map[string]string{"_sqlfork_1_app": "app", "_sqlfork_1_x": "obrien'+"}
+	for in, want := range map[string]string{
+		"REFERENCES `_sqlfork_1_app`.`p` (`id`)":                           "REFERENCES `app`.`p` (`id`)",
+		"CHECK ('`_sqlfork_1_x`.x' IS NULL)":                               "CHECK ('`_sqlfork_1_x`.x' IS NULL)",
+		"`a``_sqlfork_1_app`.`b`":                                          "`a``_sqlfork_1_app`.`b`",
+		"select `_sqlfork_1_x`.`t`.`c` AS `c` from `_sqlfork_1_x`.`t`":     "select `obrien'+`.`t`.`c` AS `c` from `obrien'+`.`t`",
+		"`_sqlfork_1_app` AS x":                                            "`_sqlfork_1_app` AS x",
+		"COMMENT 'it''s `_sqlfork_1_app`.t \\\\' and `_sqlfork_1_app`.`t`": "COMMENT 'it''s `_sqlfork_1_app`.t \\\\' and `app`.`t`",
+	} {
+		if got := replaceQualifiers(in, dbs); got != want {
+			t.Errorf("replaceQualifiers(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestCheckGenerated: a generated statement is refused unless it is the one
+// statement of its kind it was built as, on its table alone.
+func TestCheckGenerated(t *testing.T) {
+	m := &Manager{engine: rewrite.NewEngine(16), cfg: Config{Prefix: "_sqlfork"}, caseSensitive: true}
+	target := rewrite.Table{DB: "app", Name: "t"}
+	label := func(t rewrite.Table) string { return t.String() }
+	for stmt, ok := range map[string]bool{
+		"CREATE TABLE IF NOT EXISTS `app`.`t` (`id` int(11) NOT NULL, `p` int(11), CONSTRAINT `f` FOREIGN KEY (`p`) REFERENCES `parent` (`id`))": true,
+		"CREATE TABLE IF NOT EXISTS `app`.`t` (`id` int) SELECT * FROM `app`.`secret`":                                                           false,
+		"CREATE TABLE IF NOT EXISTS `app`.`t` LIKE `app`.`secret`":                                                                               false,
+		"CREATE TABLE IF NOT EXISTS `app`.`t` (`id` int); DROP TABLE `app`.`u`":                                                                  false,
+		"CREATE TABLE IF NOT EXISTS `app`.`t` (`id` int) DATA DIRECTORY = '/tmp/x'":                                                              false,
+		"CREATE TABLE IF NOT EXISTS `app`.`u` (`id` int)":                                                                                        false,
+		"CREATE TABLE IF NOT EXISTS `app`.`t` (`id` int, CONSTRAINT `f` FOREIGN KEY (`id`) REFERENCES `mysql`.`user` (`id`))":                    false,
+		"DROP TABLE IF EXISTS `app`.`t`":                                                                                                         false,
+	} {
+		_, err := m.checkGenerated(stmt, target, label, "CREATE TABLE")
+		if (err == nil) != ok {
+			t.Errorf("checkGenerated(%q) = %v, want ok %v", stmt, err, ok)
 		}
 	}
 }

@@ -299,6 +299,8 @@ func litSQL(alias string, c forker.Column) string {
 		return "QUOTE(CAST(" + v + " AS DOUBLE))"
 	case exactNumber(c.DataType):
 		return "IFNULL(CAST(" + v + " AS CHAR), 'NULL')"
+	case c.Charset != "" && introducer.MatchString(c.Charset) && notASCII[c.Charset]:
+		return "IF(" + v + " IS NULL, 'NULL', CONCAT('_" + c.Charset + " X''', HEX(" + v + "), ''''))"
 	case c.Charset != "" && introducer.MatchString(c.Charset):
 		return "IF(" + v + " IS NULL, 'NULL', IF(HEX(" + v + ") REGEXP '" + plainHex + "', CONCAT('''', " + v + ", ''''), " +
 			"CONCAT('_" + c.Charset + " X''', HEX(" + v + "), '''')))"
@@ -310,6 +312,20 @@ func litSQL(alias string, c forker.Column) string {
 // the quote (27) and the backslash (5C): quoted as they are, they read the
 // same in every sql_mode.
 const plainHex = "^(2[0-689A-F]|[346][0-9A-F]|5[0-9ABD-F]|7[0-9A-E])*$"
+
+// freeAlias is base, with underscores after it until no column of cols
+// has the name: an alias of the proxy's own beside the table's columns.
+func freeAlias(base string, cols []forker.Column) string {
+	for slices.ContainsFunc(cols, func(c forker.Column) bool { return strings.EqualFold(c.Name, base) }) {
+		base += "_"
+	}
+	return base
+}
+
+// notASCII are the character sets whose bytes of printable ASCII are not
+// all ASCII's characters (swe7 has letters at [ \ ] { | }): their text is
+// always written in hexadecimal.
+var notASCII = map[string]bool{"swe7": true}
 
 // introducer matches the character set names that are an introducer's.
 var introducer = regexp.MustCompile(`^[a-z0-9]+$`)
@@ -627,11 +643,12 @@ func (d *differ) rowsCompared(ctx context.Context, td *tableDiff, detail bool) e
 		pick[i] = "MIN(" + col("x", c.Name) + ") AS " + rewrite.QuoteIdent(c.Name)
 	}
 	list := strings.Join(names, ", ")
-	inner := "SELECT " + strings.Join(pick, ", ") + ", SUM(x.`sqlfork_n`) AS `sqlfork_n` FROM (SELECT " + list + ", 1 AS `sqlfork_n` FROM " +
+	n := rewrite.QuoteIdent(freeAlias("sqlfork_n", cols)) // the rows' count, named as no column is
+	inner := "SELECT " + strings.Join(pick, ", ") + ", SUM(x." + n + ") AS " + n + " FROM (SELECT " + list + ", 1 AS " + n + " FROM " +
 		dt.e.phys.Quoted() + " UNION ALL SELECT " + list + ", -1 FROM " + dt.logical.Quoted() + ") x GROUP BY " + strings.Join(group, ", ") +
-		" HAVING SUM(x.`sqlfork_n`) <> 0"
+		" HAVING SUM(x." + n + ") <> 0"
 	if !detail {
-		rows, err := d.query(ctx, "SELECT SUM(GREATEST(`sqlfork_n`, 0)), SUM(GREATEST(-`sqlfork_n`, 0)) FROM ("+inner+") d", false)
+		rows, err := d.query(ctx, "SELECT SUM(GREATEST("+n+", 0)), SUM(GREATEST(-"+n+", 0)) FROM ("+inner+") d", false)
 		if err != nil {
 			return fmt.Errorf("diff %s: %w", dt.logical, err)
 		}
@@ -639,8 +656,8 @@ func (d *differ) rowsCompared(ctx context.Context, td *tableDiff, detail bool) e
 		return nil
 	}
 	l := &selectList{}
-	l.add("IF(d.`sqlfork_n` > 0, 'insert', 'delete')", jsonSQL("d", cols), "IF(d.`sqlfork_n` < 0, "+jsonSQL("d", cols)+", NULL)",
-		"IF(d.`sqlfork_n` > 0, "+jsonSQL("d", cols)+", NULL)", "NULL", "ABS(d.`sqlfork_n`)")
+	l.add("IF(d."+n+" > 0, 'insert', 'delete')", jsonSQL("d", cols), "IF(d."+n+" < 0, "+jsonSQL("d", cols)+", NULL)",
+		"IF(d."+n+" > 0, "+jsonSQL("d", cols)+", NULL)", "NULL", "ABS(d."+n+")")
 	if d.export {
 		for _, c := range cols {
 			l.add(litSQL("d", c))
@@ -715,16 +732,12 @@ func (d *differ) createTable(ctx context.Context, t rewrite.Table) (string, erro
 // databases they stand for.
 func (d *differ) logicalNames(text string) string {
 	d.sb.mu.Lock()
-	defer d.sb.mu.Unlock()
-	seen := map[string]bool{}
+	dbs := map[string]string{}
 	for _, e := range d.sb.tables {
-		if seen[e.phys.DB] {
-			continue
-		}
-		seen[e.phys.DB] = true
-		text = strings.ReplaceAll(text, rewrite.QuoteIdent(e.phys.DB)+".", rewrite.QuoteIdent(e.logical.DB)+".")
+		dbs[e.phys.DB] = e.logical.DB
 	}
-	return text
+	d.sb.mu.Unlock()
+	return replaceQualifiers(text, dbs)
 }
 
 // viewHead is what SHOW CREATE VIEW writes before VIEW: ALGORITHM, DEFINER

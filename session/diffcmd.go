@@ -163,6 +163,9 @@ func (s *Session) diffCmd(ctx context.Context, c Command) (*Reply, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.mayReadSandbox(ctx, sb); err != nil {
+		return nil, err
+	}
 	var only *rewrite.Table
 	if c.ForTable != "" {
 		db := c.ForDB
@@ -183,6 +186,9 @@ func (s *Session) exportCmd(ctx context.Context, c Command) (*Reply, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.mayReadSandbox(ctx, sb); err != nil {
+		return nil, err
+	}
 	return s.m.Export(ctx, sb)
 }
 
@@ -190,6 +196,9 @@ func (s *Session) exportCmd(ctx context.Context, c Command) (*Reply, error) {
 func (s *Session) promoteCmd(ctx context.Context, c Command) (*Reply, error) {
 	sb, err := s.m.sandboxNamed(ctx, c.Name, s.user, s.sb)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.mayReadSandbox(ctx, sb); err != nil {
 		return nil, err
 	}
 	return s.m.Promote(ctx, sb, s.user, c.Strategy, "sql", s.promoteCheck())

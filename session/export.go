@@ -288,6 +288,9 @@ func (d *differ) steps(order []*exportTable) exportSteps {
 			st.pre = append(st.pre, et.ddl)
 		}
 	}
+	for _, et := range order {
+		et.deferCycles()
+	}
 	for _, op := range []string{"insert", "update"} {
 		for _, et := range order {
 			st.rows = append(st.rows, d.dml(et, op)...)

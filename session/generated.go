@@ -70,11 +70,23 @@ func (m *Manager) checkGenerated(stmt string, target rewrite.Table, label func(r
 	case st.Outside != "":
 		return generated{}, &generatedError{what: fmt.Sprintf("the statement built for %s reaches outside the database (%s): refused", target, st.Outside)}
 	}
+	// What it writes, and for a table's DDL what it reads, is the table
+	// and its foreign keys' parents (a CREATE TABLE … SELECT would copy
+	// another table's rows with the promote account's rights).
+	own := func(t rewrite.Table) bool {
+		k := m.key(m.norm(withDB(t, target.DB)))
+		return k == m.key(m.norm(target)) || slices.ContainsFunc(st.References, func(r rewrite.Table) bool {
+			return m.key(m.norm(withDB(r, target.DB))) == k
+		})
+	}
 	for _, w := range st.Writes {
-		if k := m.key(m.norm(withDB(w, target.DB))); k != m.key(m.norm(target)) && !slices.ContainsFunc(st.References, func(r rewrite.Table) bool {
-			return m.key(m.norm(withDB(r, target.DB))) == k // a foreign key's parent, which it reads
-		}) {
+		if !own(w) {
 			return generated{}, &generatedError{what: fmt.Sprintf("the statement built for %s writes %s: refused", target, label(w))}
+		}
+	}
+	for _, r := range append(slices.Clone(st.Reads), st.Like...) {
+		if !own(r) && st.Kind != "CREATE VIEW" {
+			return generated{}, &generatedError{what: fmt.Sprintf("the statement built for %s reads %s: refused", target, label(r))}
 		}
 	}
 	for _, list := range [][]rewrite.Table{st.Reads, st.Writes, st.References, st.Like, st.Names} {

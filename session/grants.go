@@ -2,7 +2,6 @@ package session
 
 import (
 	"slices"
-	"strings"
 )
 
 // What an account may do to a table, read from its SHOW GRANTS lines (the
@@ -39,7 +38,7 @@ func (gs grantSet) allowsRoutine(kind, db, name string) bool {
 	for _, g := range gs.grants {
 		switch {
 		case g.kind == kind:
-			if gs.same(g.db, db) && strings.EqualFold(g.table, name) && holds(g, "EXECUTE", nil) {
+			if gs.same(g.db, db) && sameColumn(g.table, name) && holds(g, "EXECUTE", nil) {
 				return true // routine names are not case-sensitive
 			}
 		case g.kind != "":
@@ -71,7 +70,7 @@ func holds(g *parsedGrant, priv string, cols []string) bool {
 		return false
 	}
 	for _, c := range cols {
-		if !slices.ContainsFunc(colsHeld, func(h string) bool { return strings.EqualFold(h, c) }) {
+		if !slices.ContainsFunc(colsHeld, func(h string) bool { return sameColumn(h, c) }) {
 			return false
 		}
 	}
@@ -136,22 +135,39 @@ func (gs grantSet) schemaHolds(matching []*parsedGrant, priv string) bool {
 	return false
 }
 
-// same compares two names as the server compares database and table
-// names.
+// same compares two database or table names as the server compares them,
+// or errs towards "different": without lower_case_table_names=0, letters
+// of another case are the same, and so are non-ASCII names only when
+// their bytes are (Go's case folding is not the server's).
 func (gs grantSet) same(a, b string) bool {
 	if gs.caseSensitive {
 		return a == b
 	}
-	return strings.EqualFold(a, b)
+	return asciiLower(a) == asciiLower(b)
+}
+
+// sameColumn compares column (and routine) names as the server does,
+// case-insensitively, or errs towards "different" beyond ASCII.
+func sameColumn(a, b string) bool { return asciiLower(a) == asciiLower(b) }
+
+// asciiLower is s with its ASCII letters in lower case.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // matchDB reports whether the schema pattern pat of a schema-level grant
 // (LIKE: % any run, _ any character, \ escapes the next) matches db.
 func (gs grantSet) matchDB(pat, db string) bool {
 	if !gs.caseSensitive {
-		pat, db = strings.ToLower(pat), strings.ToLower(db)
+		pat, db = asciiLower(pat), asciiLower(db)
 	}
-	return likeMatch([]rune(pat), []rune(db))
+	return likeMatch([]byte(pat), []byte(db))
 }
 
 // hasWildcard reports an unescaped % or _ in a schema pattern.
@@ -167,8 +183,10 @@ func hasWildcard(pat string) bool {
 	return false
 }
 
-// likeMatch is LIKE with backslash escapes.
-func likeMatch(pat, s []rune) bool {
+// likeMatch is LIKE with backslash escapes as the server matches a
+// grant's schema pattern: _ is one byte (it matches no character of
+// several bytes), names compare bytes.
+func likeMatch(pat, s []byte) bool {
 	for len(pat) > 0 {
 		switch c := pat[0]; {
 		case c == '%':

@@ -43,6 +43,7 @@ func TestGrantSetAllows(t *testing.T) {
 		{"CREATE", "rolled", "t", nil, true, true},
 		{"DROP", "pub", "t", nil, true, true},
 		{"DROP", "App", "t", nil, true, false},
+		{"SELECT", "APP", "users", nil, false, true},
 		{"EXECUTE", "app", "p", nil, true, false}, // a routine's grant is not a table's
 	} {
 		gs := newGrantSet(lines, c.cs)
@@ -82,9 +83,19 @@ func TestLikeMatch(t *testing.T) {
 	}{
 		{"a%", "abc", true}, {"a_c", "abc", true}, {`a\_c`, "abc", false}, {`a\_c`, "a_c", true},
 		{"%", "", true}, {"_", "", false}, {"%b%", "abc", true}, {"中%", "中文", true}, {"a", "ab", false},
+		{"a_b", "aéb", false}, {"a__b", "aéb", true}, // the server's _ is one byte
 	} {
-		if got := likeMatch([]rune(c.pat), []rune(c.s)); got != c.want {
+		if got := likeMatch([]byte(c.pat), []byte(c.s)); got != c.want {
 			t.Errorf("likeMatch(%q, %q) = %v", c.pat, c.s, got)
 		}
+	}
+}
+
+// TestGrantSetUnderANSIQuotes: under ANSI_QUOTES SHOW GRANTS writes names
+// in double quotes; they are names all the same.
+func TestGrantSetUnderANSIQuotes(t *testing.T) {
+	gs := newGrantSet([]string{`GRANT SELECT, UPDATE ("v") ON "app"."pub" TO "alice"@"%"`, `GRANT ALL PRIVILEGES ON "\_sqlfork%".* TO "alice"@"%"`}, true)
+	if !gs.allows("SELECT", "app", "pub", nil) || !gs.allows("UPDATE", "app", "pub", []string{"v"}) || !gs.allows("DROP", "_sqlfork_1_app", "t", nil) {
+		t.Error("names in double quotes were not read as names")
 	}
 }

@@ -584,8 +584,8 @@ func shortenGrant(line string) string {
 // Tokens of a SHOW GRANTS line.
 const (
 	gtWord   = iota // unquoted: GRANT, SELECT, PUBLIC, db names
-	gtIdent         // `back-quoted`, unescaped
-	gtString        // 'single' or "double" quoted, unescaped
+	gtIdent         // `back-quoted` (or "double-quoted", under ANSI_QUOTES), unescaped
+	gtString        // 'single'-quoted, unescaped
 	gtPunct         // one of ( ) , . * @ =
 	gtEOF
 )
@@ -616,8 +616,10 @@ func tokenizeGrant(line string) (toks []grantToken, ok bool) {
 			if err != nil {
 				return toks, false
 			}
+			// SHOW GRANTS quotes strings (passwords) with ' and names with
+			// ` — or with " under ANSI_QUOTES.
 			kind := gtString
-			if c == '`' {
+			if c == '`' || c == '"' {
 				kind = gtIdent
 			}
 			toks = append(toks, grantToken{kind, s})
@@ -646,7 +648,7 @@ func grantWordByte(c byte) bool {
 }
 
 // unquoteGrant reads the quoted token at the start of s; n is its length in s.
-// Back-quoted identifiers double the quote; strings also take backslash
+// Quoted identifiers double the quote; strings also take backslash
 // escapes.
 func unquoteGrant(s string) (text string, n int, err error) {
 	q := s[0]
@@ -659,7 +661,7 @@ func unquoteGrant(s string) (text string, n int, err error) {
 			i++
 		case c == q:
 			return b.String(), i + 1, nil
-		case c == '\\' && q != '`' && i+1 < len(s):
+		case c == '\\' && q == '\'' && i+1 < len(s):
 			i++
 			b.WriteByte(s[i])
 		default:

@@ -200,28 +200,11 @@ func (p *promotion) run(ctx context.Context) (*Reply, error) {
 	if err := p.plan(ctx); err != nil {
 		return nil, err
 	}
-	pc, err := p.m.promoteDial(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("connect with the promote account: %w", err)
-	}
-	defer pc.Close()
-	for _, s := range append(slices.Clone(exportHeader), fmt.Sprintf("SET SESSION innodb_lock_wait_timeout = %d", promoteLockWait)) {
-		if _, err := pc.Exec(ctx, s); err != nil {
-			return nil, fmt.Errorf("prepare the promote connection (%s): %w", s, err)
-		}
-	}
-	lock := p.m.lockName(p.sb.ID, "\x00promote")
-	rows, err := pc.Query(ctx, fmt.Sprintf("SELECT GET_LOCK(%s, %d)", rewrite.QuoteString(lock), promoteLockWait))
+	pc, release, err := p.connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if len(rows) != 1 || str(rows[0][0]) != "1" {
-		p.outcome = "refused"
-		return nil, refusal(wire.ErLockWaitTimeout, "HY000", "another PROMOTE of sandbox %q is running; retry when it is done", p.sb.Name)
-	}
-	defer func() {
-		_, _ = pc.Query(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+rewrite.QuoteString(lock)+")")
-	}()
+	defer release()
 	// A first look, without locks: FAIL refuses before touching anything.
 	found, err := p.findConflicts(ctx, pc, false)
 	if err != nil {
@@ -233,48 +216,15 @@ func (p *promotion) run(ctx context.Context) (*Reply, error) {
 	}
 	p.startAudit(ctx)
 	d := &differ{m: p.m, sb: p.sb}
-	st := d.steps(p.order)
-	for _, s := range st.pre {
+	for _, s := range d.steps(p.order).pre {
 		if _, err := pc.Exec(ctx, s); err != nil {
 			return nil, p.failed(fmt.Errorf("promote: %s: %w", abbreviate(s), err))
 		}
 		p.ddlDone = true
 	}
-	if _, err := pc.Exec(ctx, "START TRANSACTION"); err != nil {
-		return nil, p.failed(err)
-	}
-	rollback := func() { _, _ = pc.Exec(context.WithoutCancel(ctx), "ROLLBACK") }
-	found, err = p.findConflicts(ctx, pc, true)
+	st, err := p.writeRows(ctx, pc, d)
 	if err != nil {
-		rollback()
-		return nil, p.failed(err)
-	}
-	if p.strategy == "FAIL" && len(found) > 0 {
-		rollback()
-		p.outcome = "refused"
-		if p.ddlDone {
-			p.outcome = "partial"
-		}
-		return nil, p.conflictRefusal(found)
-	}
-	p.conflicts = len(found)
-	if p.strategy == "THEIRS" {
-		p.dropConflicting(found)
-	}
-	st = d.steps(p.order)
-	p.count()
-	sum := sha256.New()
-	for _, s := range st.rows {
-		p.rowsStarted = true
-		if _, err := pc.Exec(ctx, s); err != nil {
-			rollback()
-			return nil, p.failed(fmt.Errorf("promote: %s: %w", abbreviate(s), err))
-		}
-		sum.Write([]byte(s + ";\n"))
-	}
-	if _, err := pc.Exec(ctx, "COMMIT"); err != nil {
-		rollback()
-		return nil, p.failed(err)
+		return nil, err
 	}
 	p.outcome = "committed"
 	for _, s := range st.post {
@@ -283,7 +233,95 @@ func (p *promotion) run(ctx context.Context) (*Reply, error) {
 			return nil, fmt.Errorf("promote: the rows are committed, but %s failed: %w", abbreviate(s), err)
 		}
 	}
+	return p.reply(), nil
+}
+
+// connect opens the promote account's connection, set as an export's
+// header sets a session, and takes the sandbox's promote lock; release
+// gives both back.
+func (p *promotion) connect(ctx context.Context) (pc SideConn, release func(), err error) {
+	if pc, err = p.m.promoteDial(ctx); err != nil {
+		return nil, nil, fmt.Errorf("connect with the promote account: %w", err)
+	}
+	for _, s := range append(slices.Clone(exportHeader), fmt.Sprintf("SET SESSION innodb_lock_wait_timeout = %d", promoteLockWait)) {
+		if _, err := pc.Exec(ctx, s); err != nil {
+			_ = pc.Close()
+			return nil, nil, fmt.Errorf("prepare the promote connection (%s): %w", s, err)
+		}
+	}
+	lock := p.m.lockName(p.sb.ID, "\x00promote")
+	rows, err := pc.Query(ctx, fmt.Sprintf("SELECT GET_LOCK(%s, %d)", rewrite.QuoteString(lock), promoteLockWait))
+	if err == nil && (len(rows) != 1 || str(rows[0][0]) != "1") {
+		p.outcome = "refused"
+		err = refusal(wire.ErLockWaitTimeout, "HY000", "another PROMOTE of sandbox %q is running; retry when it is done", p.sb.Name)
+	}
+	if err != nil {
+		_ = pc.Close()
+		return nil, nil, err
+	}
+	return pc, func() {
+		_, _ = pc.Query(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+rewrite.QuoteString(lock)+")")
+		_ = pc.Close()
+	}, nil
+}
+
+// writeRows writes the rows in one transaction: the changed keys locked
+// and checked again (FAIL rolls back on a conflict, THEIRS leaves those
+// rows out), the user's rights asked again for what the locked look
+// changed, the rows written, COMMIT. It returns the steps written.
+func (p *promotion) writeRows(ctx context.Context, pc SideConn, d *differ) (exportSteps, error) {
+	if _, err := pc.Exec(ctx, "START TRANSACTION"); err != nil {
+		return exportSteps{}, p.failed(err)
+	}
+	rollback := func() { _, _ = pc.Exec(context.WithoutCancel(ctx), "ROLLBACK") }
+	refused := func(err error) (exportSteps, error) {
+		rollback()
+		p.outcome = "refused"
+		if p.ddlDone {
+			p.outcome = "partial"
+		}
+		return exportSteps{}, err
+	}
+	found, err := p.findConflicts(ctx, pc, true)
+	if err != nil {
+		rollback()
+		return exportSteps{}, p.failed(err)
+	}
+	if p.strategy == "FAIL" && len(found) > 0 {
+		return refused(p.conflictRefusal(found))
+	}
+	p.conflicts = len(found)
+	if p.strategy == "THEIRS" {
+		p.dropConflicting(found)
+	}
+	if p.check != nil {
+		// Under lock, an update of a row production deleted meanwhile is
+		// written as an insert: the user's rights are asked again.
+		if err := p.check(ctx, p.needs()); err != nil {
+			return refused(err)
+		}
+	}
+	st := d.steps(p.order)
+	p.count()
+	sum := sha256.New()
+	for _, s := range st.rows {
+		p.rowsStarted = true
+		if _, err := pc.Exec(ctx, s); err != nil {
+			rollback()
+			return exportSteps{}, p.failed(fmt.Errorf("promote: %s: %w", abbreviate(s), err))
+		}
+		sum.Write([]byte(s + ";\n"))
+	}
+	if _, err := pc.Exec(ctx, "COMMIT"); err != nil {
+		rollback()
+		return exportSteps{}, p.failed(err)
+	}
 	p.exportSum = hex.EncodeToString(sum.Sum(nil))
+	return st, nil
+}
+
+// reply is a committed promote's answer.
+func (p *promotion) reply() *Reply {
 	info := fmt.Sprintf("promoted sandbox %s: %d rows inserted, %d updated, %d deleted in %d tables", p.sb.Name, p.ins, p.upd, p.del, p.tables)
 	switch {
 	case p.conflicts > 0 && p.strategy == "OURS":
@@ -291,7 +329,7 @@ func (p *promotion) run(ctx context.Context) (*Reply, error) {
 	case p.conflicts > 0:
 		info += fmt.Sprintf("; %d rows production had changed kept production's values", p.conflicts)
 	}
-	return &Reply{Info: info, Affected: uint64(p.ins + p.upd + p.del)}, nil
+	return &Reply{Info: info, Affected: uint64(p.ins + p.upd + p.del)}
 }
 
 // failed records a failure: partial once DDL was applied, or rows were
@@ -359,7 +397,8 @@ func (p *promotion) findConflicts(ctx context.Context, pc SideConn, lock bool) (
 		// a _ci collation): each key is a row of a derived table, with its
 		// index, in the column's character set and collation.
 		keyCols := keyColumns(dt.fork, dt.key)
-		sel := []string{"d.`sqlfork_i`"}
+		pos := rewrite.QuoteIdent(freeAlias("sqlfork_i", keyCols)) // the row's index, named as no key column is
+		sel := []string{"d." + pos}
 		for _, c := range dt.fork.Stored() {
 			sel = append(sel, litSQL("r", c))
 		}
@@ -375,7 +414,7 @@ func (p *promotion) findConflicts(ctx context.Context, pc SideConn, lock bool) (
 		for b := range slices.Chunk(idx, 500) {
 			parts := make([]string, len(b))
 			for j, i := range b {
-				vals := []string{fmt.Sprint(i) + " AS `sqlfork_i`"}
+				vals := []string{fmt.Sprint(i) + " AS " + pos}
 				for k, c := range keyCols {
 					vals = append(vals, keyLiteral(c, et.td.rows[i].keyLits[k])+" AS "+rewrite.QuoteIdent(c.Name))
 				}

@@ -92,11 +92,36 @@ func (m *Manager) mayRead(ctx context.Context, c SideConn, rg readGrants, target
 		user, host, _ := strings.Cut(rg.account, "@")
 		r := &rewrite.Refusal{Code: wire.ErTableAccessDenied, State: "42000", // as the server words it
 			Message: fmt.Sprintf("SELECT command denied to user '%s'@'%s' for table %s", user, host, t.Quoted())}
-		if m.key(t) != m.key(target) {
+		if target != (rewrite.Table{}) && m.key(t) != m.key(target) {
 			r.Message += fmt.Sprintf(" (the sandbox copies it with %s, which a foreign key or trigger connects it to; "+
 				"a sandbox copies only what your account may read)", target)
 		}
 		return r
 	}
 	return nil
+}
+
+// mayReadSandbox refuses SANDBOX DIFF, EXPORT and PROMOTE, which read
+// production's rows of the sandbox's tables with the proxy's account, when
+// the session's own account may not read one of those tables whole (any
+// more: grants may have been taken back since the fork).
+func (s *Session) mayReadSandbox(ctx context.Context, sb *Sandbox) error {
+	rd := s.readable()
+	if rd == nil {
+		return nil
+	}
+	rg, err := rd(ctx)
+	if err != nil || rg.all {
+		return err
+	}
+	var tables []rewrite.Table
+	sb.mu.Lock()
+	for _, e := range sb.tables {
+		switch e.kind {
+		case kindFork, kindSchema, kindDropped:
+			tables = append(tables, e.logical)
+		}
+	}
+	sb.mu.Unlock()
+	return s.m.withConn(ctx, func(c SideConn) error { return s.m.mayRead(ctx, c, rg, rewrite.Table{}, tables) })
 }

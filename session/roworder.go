@@ -27,6 +27,27 @@ func addFK(fks []forker.ForeignKey, fk forker.ForeignKey) []forker.ForeignKey {
 	return append(fks, fk)
 }
 
+// deferCycles defers, for rows of a table referencing itself that
+// reference each other in a cycle (no order puts every parent first), its
+// self-referencing foreign keys as a cycle between tables defers its keys.
+func (et *exportTable) deferCycles() {
+	if len(et.selfFKs) == 0 || !et.writesRows() {
+		return
+	}
+	cols, _, rows := et.rowShape("insert")
+	var inserted []diffRow
+	for _, r := range rows {
+		if et.inserts(r) {
+			inserted = append(inserted, r)
+		}
+	}
+	if _, cyclic := parentsFirst(inserted, cols, et.selfFKs, func(r diffRow) []string { return r.afterLits }); cyclic {
+		for _, fk := range et.selfFKs {
+			et.deferFKs = addFK(et.deferFKs, fk)
+		}
+	}
+}
+
 // deferredColumns are the positions in cols of et's deferred foreign key
 // columns.
 func (et *exportTable) deferredColumns(cols []forker.Column) []int {

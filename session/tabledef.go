@@ -166,6 +166,31 @@ func splitDepth0(text string, from int) (parts []string, end int, err error) {
 	return nil, 0, fmt.Errorf("the definitions are not closed")
 }
 
+// replaceQualifiers is text, a definition the server wrote, with each
+// back-quoted name that qualifies another (is followed by a dot) and that
+// dbs maps replaced by its mapping, back-quoted: the names are read as the
+// server reads them, so a name or string that merely holds the same bytes
+// is left alone (a blind replace could end a string early).
+func replaceQualifiers(text string, dbs map[string]string) string {
+	var b strings.Builder
+	for i := 0; i < len(text); {
+		next, err := skipQuoted(text, i)
+		if err != nil {
+			b.WriteString(text[i:])
+			break
+		}
+		tok := text[i:next]
+		if tok[0] == '`' && next < len(text) && text[next] == '.' {
+			if l, ok := dbs[strings.ReplaceAll(tok[1:len(tok)-1], "``", "`")]; ok {
+				tok = rewrite.QuoteIdent(l)
+			}
+		}
+		b.WriteString(tok)
+		i = next
+	}
+	return b.String()
+}
+
 // readItem classifies one definition by its first words.
 func readItem(text string) (defItem, error) {
 	it := defItem{text: text}
