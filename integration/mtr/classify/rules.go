@@ -95,6 +95,9 @@ var rules = []rule{
 		"DATA / INDEX DIRECTORY place a table's files outside the server's data directory and the sandbox"},
 	{diff: re("`mysql`\\.`\\w+` holds what the whole server holds"), category: byDesign, reason: "server-wide tables: " +
 		"the mysql schema's tables (mysql.proc …) describe every sandbox's objects"},
+	{diff: re(`a table of the server's own schema`), category: byDesign, reason: "system schema DDL: the definitions of " +
+		"the tables of mysql, sys, performance_schema and information_schema are the server's; a sandbox does not hold " +
+		"them, and its DDL of them is refused (it would be exported and promoted)"},
 	{diff: re(`is not an engine the proxy can confine|@@default_storage_engine may only name`), category: byDesign,
 		reason: "engines: MERGE (MRG_MyISAM) tables and a default engine other than InnoDB, Aria or MyISAM read or " +
 			"write tables the proxy cannot confine"},
