@@ -443,9 +443,9 @@ func (m *Manager) lastCapture(ctx context.Context, sb *Sandbox, t rewrite.Table,
 func (m *Manager) cascadesOf(ctx context.Context, c SideConn, t rewrite.Table, shape forker.Shape) ([]cascade, string, error) {
 	rows, err := c.Query(ctx, "SELECT k.CONSTRAINT_NAME, k.COLUMN_NAME, k.REFERENCED_TABLE_SCHEMA, k.REFERENCED_TABLE_NAME, k.REFERENCED_COLUMN_NAME, "+
 		"r.UPDATE_RULE, r.DELETE_RULE FROM information_schema.KEY_COLUMN_USAGE k JOIN information_schema.REFERENTIAL_CONSTRAINTS r "+
-		"ON r.CONSTRAINT_SCHEMA = k.CONSTRAINT_SCHEMA AND r.TABLE_NAME = k.TABLE_NAME AND r.CONSTRAINT_NAME = k.CONSTRAINT_NAME "+
+		"ON r.CONSTRAINT_SCHEMA = "+rewrite.QuoteString(t.DB)+" AND r.TABLE_NAME = "+rewrite.QuoteString(t.Name)+" AND r.CONSTRAINT_NAME = k.CONSTRAINT_NAME "+
 		"WHERE k.TABLE_SCHEMA = "+rewrite.QuoteString(t.DB)+" AND k.TABLE_NAME = "+rewrite.QuoteString(t.Name)+
-		" AND r.CONSTRAINT_SCHEMA = "+rewrite.QuoteString(t.DB)+" AND k.REFERENCED_TABLE_NAME IS NOT NULL ORDER BY k.CONSTRAINT_NAME, k.ORDINAL_POSITION")
+		" AND k.REFERENCED_TABLE_NAME IS NOT NULL ORDER BY k.CONSTRAINT_NAME, k.ORDINAL_POSITION")
 	if err != nil {
 		return nil, "", fmt.Errorf("read the foreign keys of %s: %w", t, err)
 	}

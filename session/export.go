@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -680,20 +681,28 @@ func keyTuple(lits []string) string {
 // made that production does not have: an export does not carry them yet
 // (nor routines and triggers it replaced), which the note says.
 func (d *differ) ownObjects(ctx context.Context) ([]string, error) {
-	own := likePrefix(sandboxSchemaPrefix(d.m.cfg.Prefix, d.sb.ID))
-	rows, err := d.c.Query(ctx, "SELECT s.ROUTINE_TYPE, s.ROUTINE_SCHEMA, s.ROUTINE_NAME FROM information_schema.ROUTINES s "+
-		"WHERE s.ROUTINE_SCHEMA LIKE "+own+
-		" UNION ALL SELECT 'TRIGGER', t.TRIGGER_SCHEMA, t.TRIGGER_NAME FROM information_schema.TRIGGERS t WHERE t.TRIGGER_SCHEMA LIKE "+
-		own+" AND t.TRIGGER_NAME NOT LIKE "+likePrefix(d.m.cfg.Prefix)+" ORDER BY 1, 2, 3")
-	if err != nil {
-		return nil, fmt.Errorf("list the sandbox's routines and triggers: %w", err)
-	}
 	logical := map[string]string{}
 	d.sb.mu.Lock()
 	for _, e := range d.sb.tables {
 		logical[e.phys.DB] = e.logical.DB
 	}
 	d.sb.mu.Unlock()
+	// Routines live in one table (mysql.proc); triggers are read per
+	// database by name (their table's, which the sandbox's tables name):
+	// a pattern makes MariaDB read every database's directory.
+	own := sandboxSchemaPrefix(d.m.cfg.Prefix, d.sb.ID)
+	q := "SELECT s.ROUTINE_TYPE, s.ROUTINE_SCHEMA, s.ROUTINE_NAME FROM information_schema.ROUTINES s WHERE s.ROUTINE_SCHEMA LIKE " + likePrefix(own)
+	for _, db := range slices.Sorted(maps.Keys(logical)) {
+		if !strings.HasPrefix(db, own) {
+			continue
+		}
+		q += " UNION ALL SELECT 'TRIGGER', t.TRIGGER_SCHEMA, t.TRIGGER_NAME FROM information_schema.TRIGGERS t WHERE t.EVENT_OBJECT_SCHEMA = " +
+			rewrite.QuoteString(db) + " AND t.TRIGGER_NAME NOT LIKE " + likePrefix(d.m.cfg.Prefix)
+	}
+	rows, err := d.c.Query(ctx, q+" ORDER BY 1, 2, 3")
+	if err != nil {
+		return nil, fmt.Errorf("list the sandbox's routines and triggers: %w", err)
+	}
 	var names []string
 	for _, r := range rows {
 		kind, db, name := str(r[0]), str(r[1]), str(r[2])
@@ -702,7 +711,7 @@ func (d *differ) ownObjects(ctx context.Context) ([]string, error) {
 		}
 		var q string
 		if kind == "TRIGGER" {
-			q = "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = " + rewrite.QuoteString(db) + " AND TRIGGER_NAME = " + rewrite.QuoteString(name)
+			q = "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = " + rewrite.QuoteString(db) + " AND TRIGGER_NAME = " + rewrite.QuoteString(name)
 		} else {
 			q = "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = " + rewrite.QuoteString(kind) + " AND ROUTINE_SCHEMA = " +
 				rewrite.QuoteString(db) + " AND ROUTINE_NAME = " + rewrite.QuoteString(name)

@@ -1303,8 +1303,10 @@ func (m *Manager) prepareFork(ctx context.Context, c SideConn, sb *Sandbox, t, p
 // collation, so that what the sandbox creates there gets the defaults it
 // would get in db (a new table's, a new column's).
 func (m *Manager) createSandboxSchema(ctx context.Context, c SideConn, db, phys string) error {
-	rows, err := c.Query(ctx, "SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA "+
-		"WHERE SCHEMA_NAME IN ("+rewrite.QuoteString(db)+", "+rewrite.QuoteString(phys)+")")
+	// Two lookups by name: MariaDB reads every database's directory for an
+	// IN list (measured: 56 ms a fork beside 4,000 sandbox databases).
+	const q = "SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = "
+	rows, err := c.Query(ctx, q+rewrite.QuoteString(db)+" UNION ALL "+q+rewrite.QuoteString(phys))
 	if err != nil {
 		return fmt.Errorf("read the defaults of database %s: %w", db, err)
 	}

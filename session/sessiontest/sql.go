@@ -68,7 +68,8 @@ var (
 	// Manager.createSandboxSchema: which of two databases exist, with their
 	// defaults (the fake's have none).
 	schemaDefaults = regexp.MustCompile(`^SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema\.SCHEMATA ` +
-		`WHERE SCHEMA_NAME IN \((` + lit + `), (` + lit + `)\)$`)
+		`WHERE SCHEMA_NAME = (` + lit + `) UNION ALL SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME ` +
+		`FROM information_schema\.SCHEMATA WHERE SCHEMA_NAME = (` + lit + `)$`)
 	createView = regexp.MustCompile(`^CREATE OR REPLACE (?:SQL SECURITY \w+ )?VIEW ((?:` + "`(?:[^`]|``)+`" + `|\w+)\.(?:` +
 		"`(?:[^`]|``)+`" + `|\w+)) AS (.*)$`)
 )
