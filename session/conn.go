@@ -1548,7 +1548,7 @@ func (s *Session) audit(a *rewrite.Analysis, sql string, prepared bool) {
 		}
 	}
 	s.log.Info("sandbox write", zap.String("audit", "write"), zap.String("sandbox", s.sb.Name), zap.String("user", s.user),
-		zap.Uint64("conn", s.connID), zap.Strings("tables", logical), zap.Strings("physical", phys), zap.Int("bytes", len(sql)),
+		zap.Uint64("thread_id", s.connID), zap.Strings("tables", logical), zap.Strings("physical", phys), zap.Int("bytes", len(sql)),
 		zap.Bool("prepared", prepared))
 }
 

@@ -208,6 +208,16 @@ func TestPlanPrepared(t *testing.T) {
 	for _, l := range e.logs.All() {
 		if l.Message == "sandbox write" && l.ContextMap()["prepared"] == true {
 			found = true
+			seen := map[string]bool{}
+			for _, f := range l.Context {
+				if seen[f.Key] {
+					t.Errorf("the audit entry has the key %q twice", f.Key)
+				}
+				seen[f.Key] = true
+			}
+			if !seen["thread_id"] {
+				t.Errorf("the audit entry has no thread_id: %v", l.ContextMap())
+			}
 		}
 	}
 	if !found {
