@@ -61,7 +61,7 @@ func (s *Server) internalDB(a *account, db string) *mysql.MyError {
 	if prefix == "" || s.modeOf(a) == session.Passthrough || len(db) < len(prefix) || !strings.EqualFold(db[:len(prefix)], prefix) {
 		return nil
 	}
-	return newError(wire.ErDBAccessDenied, "42000", "sqlfork-proxy: access to the proxy's internal database %s is denied", rewrite.QuoteIdent(db))
+	return wire.Error(wire.ErDBAccessDenied, "sqlfork-proxy: access to the proxy's internal database %s is denied", rewrite.QuoteIdent(db))
 }
 
 // lookupAccount finds the account of a login name, which may carry a
@@ -102,14 +102,14 @@ func (s *Server) openSandbox(ctx context.Context, a *account, tag string, attrs 
 	}
 	if mode == session.Passthrough {
 		if tag != "" {
-			return nil, newError(wire.ErAccessDenied, "28000", "sqlfork-proxy: user %s is in passthrough mode and cannot use sandbox %q", a.name, tag)
+			return nil, wire.Error(wire.ErAccessDenied, "sqlfork-proxy: user %s is in passthrough mode and cannot use sandbox %q", a.name, tag)
 		}
 		return nil, nil
 	}
 	m, err := s.sandboxes(ctx)
 	if err != nil {
 		s.log.Warn("sandbox manager unavailable", zap.Error(err))
-		return nil, newError(wire.ErConnectToForeignSource, "HY000", "sqlfork-proxy: sandboxes are unavailable (%v)", err)
+		return nil, wire.Error(wire.ErConnectToForeignSource, "sqlfork-proxy: sandboxes are unavailable (%v)", err)
 	}
 	sbx, err := m.Open(ctx, session.Options{User: a.name, ConnID: uint64(connID), Mode: mode, Sandbox: tag,
 		AllowProductionWrites: s.cfg.ProductionWrites == "allow", Log: log, Upstream: clientUpstream{be}, DB: db})
@@ -130,7 +130,7 @@ func upstreamDown(addr string, err error) *mysql.MyError {
 	case errors.As(err, &oe) && oe.Err != nil:
 		reason = oe.Err.Error()
 	}
-	return newError(wire.ErConnectToForeignSource, "HY000", "Can't connect to upstream server on '%s' (sqlfork-proxy: %s)", addr, reason)
+	return wire.Error(wire.ErConnectToForeignSource, "Can't connect to upstream server on '%s' (sqlfork-proxy: %s)", addr, reason)
 }
 
 // attrSource is anything with a remote address (a net.Conn or go-mysql conn).

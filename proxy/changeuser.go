@@ -25,11 +25,11 @@ func (c *clientConn) changeUser() error {
 	}
 	req, err := parseChangeUser(p, c.caps)
 	if err != nil {
-		_ = c.out.writeErr(newError(wire.ErHandshake, "08S01", "sqlfork-proxy: malformed COM_CHANGE_USER: %v", err))
+		_ = c.out.writeErr(wire.Error(wire.ErHandshake, "sqlfork-proxy: malformed COM_CHANGE_USER: %v", err))
 		return errSessionEnd
 	}
 	if c.caps&wire.CapPluginAuth == 0 {
-		_ = c.out.writeErr(newError(wire.ErNotSupportedAuthMode, "08004",
+		_ = c.out.writeErr(wire.Error(wire.ErNotSupportedAuthMode,
 			"Client does not support authentication protocol requested by server; consider upgrading MariaDB client"))
 		return errSessionEnd
 	}
@@ -169,7 +169,7 @@ func (c *clientConn) checkChangeUser(req *changeUserReq) (acct *account, tag str
 		if len(reply) == 0 {
 			using = "NO"
 		}
-		_ = c.out.writeErr(newError(wire.ErAccessDenied, "28000", "Access denied for user '%s'@'%s' (using password: %s)",
+		_ = c.out.writeErr(wire.Error(wire.ErAccessDenied, "Access denied for user '%s'@'%s' (using password: %s)",
 			req.user, hostAddr{c.client.RemoteAddr()}.String(), using))
 		return nil, "", false, errSessionEnd
 	}

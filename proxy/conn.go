@@ -280,7 +280,7 @@ func (c *clientConn) nextCommand() (byte, error) {
 	if wire.PayloadLen(hdr) == 0 {
 		_, _ = c.cr.Discard(wire.HeaderLen)
 		c.out.seq = hdr[3] + 1
-		_ = c.out.writeErr(newError(wire.ErHandshake, "08S01", "sqlfork-proxy: empty command packet"))
+		_ = c.out.writeErr(wire.Error(wire.ErHandshake, "sqlfork-proxy: empty command packet"))
 		return 0, errSessionEnd
 	}
 	hdr, err = c.cr.Peek(wire.HeaderLen + 1)
@@ -398,7 +398,7 @@ func (c *clientConn) refuse(cmd byte) error {
 	if cmd == wire.ComShutdown {
 		msg = "sqlfork-proxy: COM_SHUTDOWN is refused; the proxy never shuts down its upstream"
 	}
-	return c.answerInstead(newError(wire.ErUnknownCom, "08S01", "%s", msg))
+	return c.answerInstead(wire.Error(wire.ErUnknownCom, "%s", msg))
 }
 
 // answerInstead drops the pending command packet and answers it with e.

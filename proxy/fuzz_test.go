@@ -21,7 +21,7 @@ func FuzzParseGreeting(f *testing.F) {
 	notSecure := mariaDBSpec()
 	notSecure.caps &^= wire.CapSecureConnection | wire.CapPluginAuth
 	f.Add(notSecure.bytes())
-	f.Add(wire.AppendErr(nil, newError(1040, "08004", "Too many connections")))
+	f.Add(wire.AppendErr(nil, wire.Error(wire.ErConCount, "Too many connections")))
 	f.Add([]byte{10, '4', 0, 1, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0x2C, 0})
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, p []byte) {

@@ -150,7 +150,7 @@ func (c *clientConn) processKill() error {
 		return err
 	}
 	if len(p) < 5 {
-		return c.out.writeErr(newError(wire.ErMalformedPacket, "08S01", "Malformed communication packet"))
+		return c.out.writeErr(wire.Error(wire.ErMalformedPacket, "Malformed communication packet"))
 	}
 	stmt, err := c.srv.killer.ID(c.acct.name, uint64(binary.LittleEndian.Uint32(p[1:5])), false)
 	return c.kill(stmt, err)

@@ -152,7 +152,7 @@ func (l *clientLogin) requireTLS() error {
 	if !l.srv.cfg.TLSRequired || l.tls {
 		return nil
 	}
-	return l.fail(newError(wire.ErSecureTransportRequired, "HY000",
+	return l.fail(wire.Error(wire.ErSecureTransportRequired,
 		"Connections using insecure transport are prohibited while --tls-required is set on sqlfork-proxy"))
 }
 
@@ -205,7 +205,7 @@ func (l *clientLogin) authLocal() error {
 	salt := l.scramble()
 	if plugin != a.plugin {
 		if l.resp.caps&wire.CapPluginAuth == 0 {
-			return l.fail(newError(wire.ErNotSupportedAuthMode, "08004",
+			return l.fail(wire.Error(wire.ErNotSupportedAuthMode,
 				"Client does not support authentication protocol requested by server; consider upgrading MariaDB client"))
 		}
 		if err := l.send(authSwitchRequest(a.plugin, salt)); err != nil {
@@ -285,7 +285,7 @@ func accessDenied(user, host string, usingPassword bool) *mysql.MyError {
 	if usingPassword {
 		using = "YES"
 	}
-	return newError(wire.ErAccessDenied, "28000", "Access denied for user '%s'@'%s' (using password: %s)", user, host, using)
+	return wire.Error(wire.ErAccessDenied, "Access denied for user '%s'@'%s' (using password: %s)", user, host, using)
 }
 
 // checkPassword verifies a client's auth data for plugin (one a configured

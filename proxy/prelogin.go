@@ -141,6 +141,6 @@ func cutAttrs(rest []byte) (map[string]string, error) {
 // badHandshake is the "Bad handshake" ERR packet, header included, that
 // answers a malformed handshake response.
 func badHandshake(seq byte, why error) []byte {
-	e := wire.AppendErr(nil, newError(wire.ErHandshake, "08S01", "Bad handshake (sqlfork-proxy: %v)", why))
+	e := wire.AppendErr(nil, wire.Error(wire.ErHandshake, "Bad handshake (sqlfork-proxy: %v)", why))
 	return append([]byte{byte(len(e)), byte(len(e) >> 8), byte(len(e) >> 16), seq}, e...)
 }

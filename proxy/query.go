@@ -327,7 +327,7 @@ func clientError(err error) *mysql.MyError {
 		// its code, say what the proxy was doing.
 		return &mysql.MyError{Code: me.Code, State: me.State, Message: "sqlfork-proxy: " + err.Error()}
 	}
-	return newError(wire.ErUnknown, "HY000", "sqlfork-proxy: %v", err)
+	return wire.Error(wire.ErUnknown, "sqlfork-proxy: %v", err)
 }
 
 // countGuardrail counts err in sqlfork_guardrail_refusals_total when a

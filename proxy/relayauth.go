@@ -152,7 +152,7 @@ func (b *backend) authSwitch(p []byte) (plugin string, salt []byte, err error) {
 		salt = salt[:n-1]
 	}
 	if (plugin == authClearPassword || plugin == authDialog) && !b.usingTLS {
-		return "", nil, newError(wire.ErNotSupportedAuthMode, "08004",
+		return "", nil, wire.Error(wire.ErNotSupportedAuthMode,
 			"sqlfork-proxy: the upstream asks for the password in clear (%s) over a connection without TLS; enable upstream-tls", plugin)
 	}
 	return plugin, append([]byte(nil), salt...), nil
@@ -223,7 +223,7 @@ func clientFullAuth(peer authPeer, reply, salt []byte, key *rsa.PrivateKey) (str
 		}
 		plain, err := rsa.DecryptOAEP(sha1.New(), rand.Reader, key, reply, nil)
 		if err != nil {
-			return "", newError(wire.ErAccessDenied, "28000", "sqlfork-proxy: the client's encrypted password could not be read (%v)", err)
+			return "", wire.Error(wire.ErAccessDenied, "sqlfork-proxy: the client's encrypted password could not be read (%v)", err)
 		}
 		reply = mysql.Xor(plain, salt)
 	}
@@ -252,7 +252,7 @@ func (s *Server) relayedAccount(login string) (*account, string) {
 func sameAccount(ctx context.Context, a *account, be *backend) *mysql.MyError {
 	r, err := be.query(ctx, "SELECT CURRENT_USER()")
 	if err != nil || len(r.rows) != 1 || len(r.rows[0]) != 1 || r.rows[0][0] == nil {
-		return newError(wire.ErAccessDenied, "28000", "sqlfork-proxy: could not read which account user '%s' logged in as (%v)", a.name, err)
+		return wire.Error(wire.ErAccessDenied, "sqlfork-proxy: could not read which account user '%s' logged in as (%v)", a.name, err)
 	}
 	cur := *r.rows[0][0]
 	if i := strings.LastIndexByte(cur, '@'); i >= 0 {
@@ -261,7 +261,7 @@ func sameAccount(ctx context.Context, a *account, be *backend) *mysql.MyError {
 	if cur == a.name {
 		return nil
 	}
-	return newError(wire.ErAccessDenied, "28000", "sqlfork-proxy: user '%s' logged in as the account '%s', whose sessions and sandboxes "+
+	return wire.Error(wire.ErAccessDenied, "sqlfork-proxy: user '%s' logged in as the account '%s', whose sessions and sandboxes "+
 		"would be taken for those of '%s': log in with an account of that name (the server's anonymous account takes any name)",
 		a.name, quote.Display(cur), a.name)
 }
@@ -285,7 +285,7 @@ func (s *Server) checkSandboxGrants(ctx context.Context, a *account, be *backend
 	pattern := session.GrantPattern(prefix)
 	r, err := be.query(ctx, "SHOW GRANTS")
 	if err != nil {
-		return newError(wire.ErDBAccessDenied, "42000",
+		return wire.Error(wire.ErDBAccessDenied,
 			"sqlfork-proxy: could not read the grants of user '%s' to check its privileges on the proxy's databases `%s`.* (%v)", a.name, pattern, err)
 	}
 	var lines []string
@@ -298,7 +298,7 @@ func (s *Server) checkSandboxGrants(ctx context.Context, a *account, be *backend
 	if len(missing) == 0 {
 		return nil
 	}
-	return newError(wire.ErDBAccessDenied, "42000",
+	return wire.Error(wire.ErDBAccessDenied,
 		"sqlfork-proxy: user '%s' lacks %s ON `%s`.*, which its sandboxed sessions need (they read and write the proxy's sandbox databases "+
 			"with the account's own privileges): GRANT ALL PRIVILEGES ON `%s`.* TO the account, or log in as one of the proxy's users",
 		a.name, strings.Join(missing, ", "), pattern, pattern)

@@ -420,11 +420,11 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 		s.trim.closed(left)
 	}()
 	if stopping {
-		s.rejectGreeting(nc, newError(wire.ErServerShutdown, "08S01", "sqlfork-proxy is shutting down"), "shutdown")
+		s.rejectGreeting(nc, wire.Error(wire.ErServerShutdown, "sqlfork-proxy is shutting down"), "shutdown")
 		return
 	}
 	if s.cfg.MaxConnections > 0 && n > s.cfg.MaxConnections {
-		s.rejectGreeting(nc, newError(wire.ErConCount, "08004", "Too many connections (sqlfork-proxy max-connections=%d)", s.cfg.MaxConnections), "max_connections")
+		s.rejectGreeting(nc, wire.Error(wire.ErConCount, "Too many connections (sqlfork-proxy max-connections=%d)", s.cfg.MaxConnections), "max_connections")
 		return
 	}
 	// Shutdown reaches sessions through connState, not ctx: a login in

@@ -98,10 +98,10 @@ func (c *clientConn) execute(cmd byte) error {
 		// none, or is MariaDB's -1, "the last one prepared", which the
 		// server may read again with other settings than the proxy did.
 		if id == 0xFFFFFFFF {
-			return c.answerInstead(newError(wire.ErUnknownStmtHandler, "HY000", "sqlfork-proxy: statement id -1 "+
+			return c.answerInstead(wire.Error(wire.ErUnknownStmtHandler, "sqlfork-proxy: statement id -1 "+
 				"(the last statement prepared) is not accepted through the proxy; execute the id COM_STMT_PREPARE returned"))
 		}
-		return c.answerInstead(newError(wire.ErUnknownStmtHandler, "HY000",
+		return c.answerInstead(wire.Error(wire.ErUnknownStmtHandler,
 			"Unknown prepared statement handler (%d) given to %s", id, executeFunc(cmd)))
 	}
 	_, err = c.runStatement(&statement{cmd: cmd, ps: ps})

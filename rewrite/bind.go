@@ -189,7 +189,7 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 	defer e.scratch.Put(sc)
 	sc.toks = lexInto(sc.toks, nz.text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
 	if at, ok := nz.agreesWith(sc.toks); !ok {
-		nerr = refuse(wire.ErUnknown, "the proxy's readers of this statement disagree on where a quoted text starts or ends "+
+		nerr = Refuse(wire.ErUnknown, "the proxy's readers of this statement disagree on where a quoted text starts or ends "+
 			"(at byte %d), so it cannot be sure how the server reads it; rewrite the quoted parts more simply", at)
 		a.normErr = nerr
 		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: nerr.Message, DB: opts.DB}}

@@ -77,7 +77,7 @@ func (a *Analysis) callReps(r Resolver) ([]replacement, error) {
 		for _, st := range a.Statements {
 			for _, f := range st.Funcs {
 				if f.Schema != "" {
-					return nil, refuse(wire.ErUnknown, "the statement calls the stored function %s, whose statements the proxy "+
+					return nil, Refuse(wire.ErUnknown, "the statement calls the stored function %s, whose statements the proxy "+
 						"cannot see, so its effects cannot be confined to the sandbox", f.String())
 				}
 			}
@@ -112,7 +112,7 @@ func (a *Analysis) callReps(r Resolver) ([]replacement, error) {
 			}
 			if ok {
 				if len(phys) > maxIdentifierLength {
-					return nil, refuse(wire.ErWrongTableName, "invalid database name %s", QuoteIdent(phys))
+					return nil, Refuse(wire.ErWrongTableName, "invalid database name %s", QuoteIdent(phys))
 				}
 				want = append(want, placed{f: f, stmt: si, calls: 1, phys: phys})
 			}
@@ -132,7 +132,7 @@ func (a *Analysis) callReps(r Resolver) ([]replacement, error) {
 			}
 		}
 		if found < w.calls {
-			return nil, refuse(wire.ErUnknown, "cannot locate every call of the function %s in the statement text, so it cannot "+
+			return nil, Refuse(wire.ErUnknown, "cannot locate every call of the function %s in the statement text, so it cannot "+
 				"be redirected to the sandbox; write the call as name(…) or db.name(…)", QuoteIdent(w.f.Name))
 		}
 	}

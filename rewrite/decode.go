@@ -112,7 +112,7 @@ func hasHighByte(s string) bool {
 }
 
 func decodeRefusal(at int, format string, args ...any) *Refusal {
-	return refuse(wire.ErUnknown, "%s (at byte %d), so the proxy cannot be sure how the server reads this statement; "+
+	return Refuse(wire.ErUnknown, "%s (at byte %d), so the proxy cannot be sure how the server reads this statement; "+
 		"quote the name with backquotes or send it in utf8mb4", fmt.Sprintf(format, args...), at)
 }
 

@@ -81,7 +81,7 @@ func normalize(sql string, opts Options) (*normalized, *Refusal) {
 		// ASCII bytes only (SET NAMES utf8mb4, say) reads the same in all.
 		for i := 0; i < len(sql); i++ {
 			if sql[i] >= 0x80 {
-				return nil, refuse(wire.ErUnknown, "the connection's character set %s is one the proxy cannot read "+
+				return nil, Refuse(wire.ErUnknown, "the connection's character set %s is one the proxy cannot read "+
 					"statements in; use SET NAMES utf8mb4 (or another common character set)", quoteString(name, true))
 			}
 		}
@@ -123,7 +123,7 @@ func (s *scanner) blank(i, j int) {
 }
 
 func (s *scanner) fail(at int, format string, args ...any) *Refusal {
-	return refuse(wire.ErUnknown, "%s (at byte %d), so the proxy cannot be sure how the server reads this statement; %s",
+	return Refuse(wire.ErUnknown, "%s (at byte %d), so the proxy cannot be sure how the server reads this statement; %s",
 		fmt.Sprintf(format, args...), at, "rewrite it without that construct")
 }
 

@@ -1,7 +1,6 @@
 package rewrite
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -45,14 +44,14 @@ func (p *Policy) Check(a *Analysis) error {
 		return a.normErr
 	}
 	if p.DenyMultiStatements && len(a.Statements) > 1 {
-		r := refuse(wire.ErOptionPreventsStatement, "multi-statement input is denied by the deny-multi-statements guardrail; send the statements one at a time")
+		r := Refuse(wire.ErOptionPreventsStatement, "multi-statement input is denied by the deny-multi-statements guardrail; send the statements one at a time")
 		r.Reason = ReasonDenyMultiStatements
 		return r
 	}
 	for _, st := range a.Statements {
 		for _, v := range st.SetStatement {
 			if v == "max_statement_time" && p.StatementTimeout > 0 {
-				r := refuse(wire.ErOptionPreventsStatement, "the statement-timeout guardrail (%s) sets max_statement_time itself; "+
+				r := Refuse(wire.ErOptionPreventsStatement, "the statement-timeout guardrail (%s) sets max_statement_time itself; "+
 					"leave it out of SET STATEMENT", p.StatementTimeout)
 				r.Reason = ReasonStatementTimeout
 				return r
@@ -64,7 +63,7 @@ func (p *Policy) Check(a *Analysis) error {
 				if st.Kind != "" {
 					what = st.Kind + " (" + c.String() + ")"
 				}
-				r := refuse(wire.ErOptionPreventsStatement, "%s statements are denied by the deny-statements guardrail; ask the operator if you need them", what)
+				r := Refuse(wire.ErOptionPreventsStatement, "%s statements are denied by the deny-statements guardrail; ask the operator if you need them", what)
 				r.Reason = ReasonDenyStatements
 				return r
 			}
@@ -72,8 +71,7 @@ func (p *Policy) Check(a *Analysis) error {
 	}
 	if p.InternalPrefix != "" {
 		if s, ok := a.namesPrefix(p.InternalPrefix); ok {
-			return &Refusal{Code: wire.ErDBAccessDenied, State: "42000", Message: fmt.Sprintf(
-				"sqlfork-proxy: access to the proxy's internal database %s is denied", QuoteIdent(s))}
+			return Refuse(wire.ErDBAccessDenied, "access to the proxy's internal database %s is denied", QuoteIdent(s))
 		}
 	}
 	for _, schema := range p.InternalSchemas {
@@ -81,8 +79,7 @@ func (p *Policy) Check(a *Analysis) error {
 			continue
 		}
 		if strings.EqualFold(a.opts.DB, schema) || containsFold(a.text, schema) && a.namesSchema(schema) {
-			return &Refusal{Code: wire.ErDBAccessDenied, State: "42000", Message: fmt.Sprintf(
-				"sqlfork-proxy: access to the proxy's internal database %s is denied", QuoteIdent(schema))}
+			return Refuse(wire.ErDBAccessDenied, "access to the proxy's internal database %s is denied", QuoteIdent(schema))
 		}
 	}
 	return nil

@@ -426,8 +426,16 @@ const (
 	defaultCacheCapacity = 4096
 )
 
-func refuse(code uint16, format string, args ...any) *Refusal {
-	return &Refusal{Code: code, State: "HY000", Message: "sqlfork-proxy: " + fmt.Sprintf(format, args...)}
+// Refuse is the proxy's refusal with code, the server's SQLSTATE for it
+// and a message that says the proxy refused.
+func Refuse(code uint16, format string, args ...any) *Refusal {
+	return &Refusal{Code: code, State: wire.State(code), Message: "sqlfork-proxy: " + fmt.Sprintf(format, args...)}
+}
+
+// ServerRefusal is a refusal worded as the server words the error (code,
+// its SQLSTATE, message): what the client would get from the server.
+func ServerRefusal(code uint16, format string, args ...any) *Refusal {
+	return &Refusal{Code: code, State: wire.State(code), Message: fmt.Sprintf(format, args...)}
 }
 
 // Engine analyses and rewrites statements. It is safe for concurrent use.
@@ -622,12 +630,12 @@ func (a *Analysis) buildClient(reps []replacement) (*Result, error) {
 	for i, rp := range reps {
 		text, err := ct.encode(rp.text)
 		if err != nil {
-			return nil, refuse(wire.ErUnknown, "the rewritten statement cannot be sent in the connection's character set: %v; "+
+			return nil, Refuse(wire.ErUnknown, "the rewritten statement cannot be sent in the connection's character set: %v; "+
 				"send it in utf8mb4", err)
 		}
 		start, end := ct.original(rp.start), ct.original(rp.end)
 		if ct.offs != nil && (ct.offs[start] != rp.start || ct.offs[end] != rp.end) {
-			return nil, refuse(wire.ErUnknown, "the proxy would rewrite part of a character of this statement; send it in utf8mb4")
+			return nil, Refuse(wire.ErUnknown, "the proxy would rewrite part of a character of this statement; send it in utf8mb4")
 		}
 		reps[i] = replacement{start: start, end: end, text: text, renames: rp.renames}
 	}
@@ -644,7 +652,7 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 		return nil, a.normErr
 	}
 	if a.alteredName {
-		return nil, refuse(wire.ErUnknown, "a table is named with a backslash in a \"quoted\" name, which the proxy cannot "+
+		return nil, Refuse(wire.ErUnknown, "a table is named with a backslash in a \"quoted\" name, which the proxy cannot "+
 			"read back exactly; quote the name with backquotes")
 	}
 	if a.parts != nil {
@@ -660,7 +668,7 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 			for _, st := range a.Statements {
 				for _, f := range st.Funcs {
 					if _, placed, err := fr.ResolveFunction(f, st.DB); err != nil || placed {
-						return nil, cmp.Or(err, error(refuse(wire.ErUnknown, "this statement calls the stored function %s but the proxy "+
+						return nil, cmp.Or(err, error(Refuse(wire.ErUnknown, "this statement calls the stored function %s but the proxy "+
 							"cannot parse it, so it cannot redirect the call to the sandbox; %s", QuoteIdent(f.Name), unparsedHint)))
 					}
 				}
@@ -670,7 +678,7 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 	}
 	for _, t := range a.unbound {
 		if mapped(r, t) {
-			return nil, refuse(wire.ErUnknown, "cannot locate every reference to %s in the statement text, so it "+
+			return nil, Refuse(wire.ErUnknown, "cannot locate every reference to %s in the statement text, so it "+
 				"cannot be redirected to the sandbox; simplify the statement (e.g. qualify or backquote the table name)", t.Quoted())
 		}
 	}
@@ -684,7 +692,7 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 		// the table keeps its name in the sandbox: either way it still
 		// names what it did.
 		if t, ok := a.mappedInAnyDB(r, name); ok && !keepsName(r, t) {
-			return nil, refuse(wire.ErUnknown, "the common table expression %s has the name of a sandboxed table that the "+
+			return nil, Refuse(wire.ErUnknown, "the common table expression %s has the name of a sandboxed table that the "+
 				"statement also reads, and a column qualified with that name could be either; rename the CTE", QuoteIdent(name))
 		}
 	}
@@ -715,14 +723,14 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 			continue
 		}
 		if (st.Kind == "DROP FUNCTION" || strings.HasPrefix(st.Kind, "ALTER ")) && st.Routine != nil && rr == nil {
-			return nil, refuse(wire.ErUnknown, "%s acts on a stored routine the proxy cannot place here; run it on a direct connection", st.Kind)
+			return nil, Refuse(wire.ErUnknown, "%s acts on a stored routine the proxy cannot place here; run it on a direct connection", st.Kind)
 		}
 		if st.Unprovable != "" {
 			hint := st.hint
 			if hint == "" {
 				hint = "run its statements one by one instead"
 			}
-			rf := refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; %s", st.Unprovable, hint)
+			rf := Refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; %s", st.Unprovable, hint)
 			if st.serverCheck && len(a.Statements) == 1 {
 				serverCheck(rf)
 				if st.Kind == "EXECUTE IMMEDIATE" && len(a.prepared) == 1 {
@@ -833,7 +841,7 @@ func (a *Analysis) flushNoOp() ([]replacement, bool, error) {
 			continue
 		}
 		if len(a.Statements) > 1 {
-			return nil, true, refuse(wire.ErUnknown, "FLUSH TABLES is answered alone in a sandbox; send it as a statement of its own")
+			return nil, true, Refuse(wire.ErUnknown, "FLUSH TABLES is answered alone in a sandbox; send it as a statement of its own")
 		}
 		return []replacement{{start: 0, end: len(a.src), text: "DO 0"}}, true, nil
 	}
@@ -848,7 +856,7 @@ func (a *Analysis) partReps(r Resolver) ([]replacement, error) {
 	for _, p := range a.parts {
 		st := &a.Statements[p.stmt]
 		if st.Unprovable != "" && (p.sub == nil || p.sub.parseErr != nil || p.sub.normErr != nil) {
-			rf := refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox", st.Unprovable)
+			rf := Refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox", st.Unprovable)
 			if st.serverCheck {
 				serverCheck(rf)
 			}
@@ -856,7 +864,7 @@ func (a *Analysis) partReps(r Resolver) ([]replacement, error) {
 		}
 		if p.sub == nil {
 			if rr == nil {
-				return nil, refuse(wire.ErUnknown, "a stored routine's definition runs statements the proxy cannot confine here")
+				return nil, Refuse(wire.ErUnknown, "a stored routine's definition runs statements the proxy cannot confine here")
 			}
 			rs, err := a.routineReps(st, rr)
 			if err != nil {
@@ -989,7 +997,7 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 			if src := a.text[s.start:s.end]; callParen(a.src, s.end, a.opts.IgnoreSpace) && functionKeywords[strings.ToUpper(src)] {
 				// The server reads a function's keyword right before "("
 				// as the function: a syntax error the rewrite would mend.
-				return nil, serverCheck(refuse(wire.ErUnknown, "%s right before \"(\" is the server's function, not a table; "+
+				return nil, serverCheck(Refuse(wire.ErUnknown, "%s right before \"(\" is the server's function, not a table; "+
 					"quote the name", src))
 			}
 			reps = append(reps, replacement{start: s.start, end: s.end, text: QuoteIdent(p.DB) + "." + QuoteIdent(p.Name)})
@@ -1003,7 +1011,7 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 				cands := candidates(s.stmt, ln)
 				if s.stmt < len(a.stmtAliases) && a.stmtAliases[s.stmt][strings.ToLower(ln)] {
 					if len(cands) > 0 && !allKeepName(cands) {
-						return nil, refuse(wire.ErUnknown, "%s is both a table and a table alias in this statement, so the "+
+						return nil, Refuse(wire.ErUnknown, "%s is both a table and a table alias in this statement, so the "+
 							"column qualifier %s is ambiguous; give the table a different alias", QuoteIdent(s.table.Name), QuoteIdent(s.table.Name))
 					}
 					continue // the alias stays valid after its table is renamed
@@ -1014,7 +1022,7 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 				case 1:
 					k = cands[0]
 				default:
-					return nil, refuse(wire.ErUnknown, "the column qualifier %s could name more than one table; "+
+					return nil, Refuse(wire.ErUnknown, "the column qualifier %s could name more than one table; "+
 						"qualify it with the database or use table aliases", QuoteIdent(s.table.Name))
 				}
 			}
@@ -1039,7 +1047,7 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 		if len(p.inner.Statements) != 1 {
 			// The server prepares one statement only: its own error, when
 			// it rejects the text as the proxy expects.
-			r := serverCheck(refuse(wire.ErUnknown, "PREPARE ... FROM '...' holds more than one statement; prepare them one at a time"))
+			r := serverCheck(Refuse(wire.ErUnknown, "PREPARE ... FROM '...' holds more than one statement; prepare them one at a time"))
 			r.CheckText = p.inner.src
 			return nil, r
 		}
@@ -1080,7 +1088,7 @@ func overlapping(reps []replacement) error {
 	}
 	for i := 1; i < len(reps); i++ {
 		if reps[i].start < reps[i-1].end {
-			return refuse(wire.ErUnknown, "the proxy would rewrite one part of this statement twice, so it cannot confine it "+
+			return Refuse(wire.ErUnknown, "the proxy would rewrite one part of this statement twice, so it cannot confine it "+
 				"to the sandbox; simplify the statement")
 		}
 	}
@@ -1181,7 +1189,7 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 	}
 	for i, t := range toks {
 		if t.kind == tokPunct && a.text[t.start] == ';' && i < len(toks)-1 {
-			return refuse(wire.ErUnknown, "the proxy cannot parse this input (%s) and it holds more than one statement, "+
+			return Refuse(wire.ErUnknown, "the proxy cannot parse this input (%s) and it holds more than one statement, "+
 				"so it cannot tell what the others do; send the statements one at a time", firstLine(a.parseErr.Error()))
 		}
 	}
@@ -1212,12 +1220,12 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 			hazard = "it shows what the whole server holds, every sandbox's statements included"
 		}
 		if hazard != "" {
-			return serverCheck(refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s) and %s; %s",
+			return serverCheck(Refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s) and %s; %s",
 				firstLine(a.parseErr.Error()), hazard, unparsedHint))
 		}
 	}
 	if !readLike {
-		rf := serverCheck(refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s), so it cannot confine its writes "+
+		rf := serverCheck(Refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s), so it cannot confine its writes "+
 			"to the sandbox; %s", firstLine(a.parseErr.Error()), unparsedHint))
 		rf.ServerErrors = unparsedServerErrors(a.text, toks)
 		return rf
@@ -1231,7 +1239,7 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 	for _, ch := range buildChains(a.text, toks, nil) {
 		for _, t := range chainTables(a.text, toks, ch) {
 			if mt, ok := a.mappedAny(r, t); ok {
-				return serverCheck(refuse(wire.ErUnknown, "this statement names the sandboxed table %s but the proxy cannot parse it "+
+				return serverCheck(Refuse(wire.ErUnknown, "this statement names the sandboxed table %s but the proxy cannot parse it "+
 					"(%s), so it cannot be redirected to the sandbox; %s", mt.Quoted(), firstLine(a.parseErr.Error()), hint))
 			}
 		}
@@ -1315,7 +1323,7 @@ func QuoteString(s string) string { return quote.String(s) }
 func validPhysical(p Table) error {
 	for _, s := range []string{p.DB, p.Name} {
 		if s == "" || len(s) > maxIdentifierLength || strings.HasSuffix(s, " ") || strings.ContainsRune(s, 0) {
-			return refuse(wire.ErWrongTableName, "invalid physical table name %s", p.Quoted())
+			return Refuse(wire.ErWrongTableName, "invalid physical table name %s", p.Quoted())
 		}
 	}
 	return nil
@@ -1331,12 +1339,12 @@ func (a *Analysis) looseRefusal(l looseName) *Refusal {
 	}
 	switch {
 	case st.Outside != "":
-		return refuse(wire.ErUnknown, "%s", st.Outside)
+		return Refuse(wire.ErUnknown, "%s", st.Outside)
 	case st.privileges:
-		return refuse(wire.ErUnknown, "this account or privilege statement names the sandboxed table %s, but privileges are "+
+		return Refuse(wire.ErUnknown, "this account or privilege statement names the sandboxed table %s, but privileges are "+
 			"the server's, not the sandbox's: the proxy does not rewrite them; run it on a direct connection", l.t.Quoted())
 	}
-	return refuse(wire.ErUnknown, "the proxy does not know how this statement uses the sandboxed table %s, "+
+	return Refuse(wire.ErUnknown, "the proxy does not know how this statement uses the sandboxed table %s, "+
 		"so it cannot confine it to the sandbox", l.t.Quoted())
 }
 

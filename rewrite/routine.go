@@ -1183,7 +1183,7 @@ func (a *Analysis) routineReps(st *Statement, rr RoutineResolver) ([]replacement
 		return nil, err // "": the routine stays where it is named
 	}
 	if len(db) > maxIdentifierLength {
-		return nil, refuse(wire.ErWrongTableName, "invalid database name %s", QuoteIdent(db))
+		return nil, Refuse(wire.ErWrongTableName, "invalid database name %s", QuoteIdent(db))
 	}
 	reps := []replacement{{start: r.nameStart, end: r.nameEnd, text: QuoteIdent(db) + "." + QuoteIdent(r.Name)}}
 	for i, b := range r.Body {
@@ -1195,7 +1195,7 @@ func (a *Analysis) routineReps(st *Statement, rr RoutineResolver) ([]replacement
 				if _, ok, err := rr.Resolve(t, false); err != nil {
 					return nil, err
 				} else if !ok {
-					return nil, refuse(wire.ErOptionPreventsStatement, "the body of procedure %s names %s, which the proxy "+
+					return nil, Refuse(wire.ErOptionPreventsStatement, "the body of procedure %s names %s, which the proxy "+
 						"cannot place in the sandbox", QuoteIdent(r.Name), t.Quoted())
 				}
 			}

@@ -258,11 +258,11 @@ func (a *Analysis) triggerReps(st *Statement, r Resolver) ([]replacement, error)
 		return nil, nil // names no table: as written
 	}
 	if tr == nil {
-		return nil, refuse(wire.ErUnknown, "%s acts on a trigger, whose statements the proxy cannot confine here; "+
+		return nil, Refuse(wire.ErUnknown, "%s acts on a trigger, whose statements the proxy cannot confine here; "+
 			"run it on a direct connection", st.Kind)
 	}
 	if st.Unprovable != "" {
-		rf := refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; %s", st.Unprovable, st.hint)
+		rf := Refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; %s", st.Unprovable, st.hint)
 		if !st.Trigger.Followed {
 			// The text's one statement: the server's own error when it
 			// rejects it too (a syntax error in the body).
@@ -284,7 +284,7 @@ func (a *Analysis) triggerReps(st *Statement, r Resolver) ([]replacement, error)
 		return nil, err
 	}
 	if !ok {
-		return nil, refuse(wire.ErOptionPreventsStatement, "the trigger %s is on %s, which the proxy cannot place in the sandbox",
+		return nil, Refuse(wire.ErOptionPreventsStatement, "the trigger %s is on %s, which the proxy cannot place in the sandbox",
 			QuoteIdent(st.Routine.Name), t.Table.Quoted())
 	}
 	reps = append(reps, replacement{start: t.tableStart, end: t.tableEnd, text: phys.Quoted()})

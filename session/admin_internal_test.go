@@ -13,9 +13,9 @@ import (
 // the admin API, their text without the prefix of a client's error; other
 // errors are left as they are.
 func TestAdminRefusal(t *testing.T) {
-	conflicts := refusal(wire.ErUnknown, "HY000", "PROMOTE refused: 2 rows changed in production since the fork")
-	noAccount := refusal(wire.ErOptionPreventsStatement, "HY000", "SANDBOX PROMOTE needs a promote account")
-	notOwner := refusal(wire.ErSpecificAccessDenied, "42000", "only the owner of sandbox %q (%s) or a sandbox admin may promote it", "ops", "alice")
+	conflicts := rewrite.Refuse(wire.ErUnknown, "PROMOTE refused: 2 rows changed in production since the fork")
+	noAccount := rewrite.Refuse(wire.ErOptionPreventsStatement, "SANDBOX PROMOTE needs a promote account")
+	notOwner := rewrite.Refuse(wire.ErSpecificAccessDenied, "only the owner of sandbox %q (%s) or a sandbox admin may promote it", "ops", "alice")
 	other := errors.New("connect with the promote account: refused")
 	tests := []struct {
 		name string

@@ -188,7 +188,7 @@ func mustComeLast(st rewrite.Statement) bool {
 // lexingChangeRefused is the error for an input in which a statement that
 // changes how text is read is followed by more statements.
 func (s *Session) lexingChangeRefused() error {
-	return refusal(wire.ErOptionPreventsStatement, "HY000", "a statement that changes how the server reads text (SET NAMES, SET CHARACTER SET, "+
+	return rewrite.Refuse(wire.ErOptionPreventsStatement, "a statement that changes how the server reads text (SET NAMES, SET CHARACTER SET, "+
 		"character_set_client, sql_mode) or makes reads lock (SERIALIZABLE) must be sent on its own or last in a "+
 		"multi-statement input; send the statements after it separately")
 }
@@ -202,10 +202,10 @@ func (s *Session) ServerCommand(name string, changes bool) error {
 	case s.mode == Passthrough:
 		return nil
 	case s.sb != nil:
-		return refusal(wire.ErOptionPreventsStatement, "HY000", "%s acts on or shows the server as a whole, every sandbox's sessions included; "+
+		return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s acts on or shows the server as a whole, every sandbox's sessions included; "+
 			"it is refused in a sandbox (run it on a direct connection)", name)
 	case changes && s.mode == Explicit && !s.allowProd:
-		return refusal(wire.ErOptionPreventsStatement, "HY000", "%s outside a sandbox would change the server, which this proxy does not allow "+
+		return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s outside a sandbox would change the server, which this proxy does not allow "+
 			"(--production-writes=deny)", name)
 	}
 	return nil
@@ -266,7 +266,7 @@ func (m *Manager) Open(ctx context.Context, o Options) (*Session, error) {
 	}
 	if o.Sandbox != "" {
 		if err := ValidName(o.Sandbox); err != nil {
-			return nil, refusal(wire.ErUnknown, "HY000", "%v", err)
+			return nil, rewrite.Refuse(wire.ErUnknown, "%v", err)
 		}
 		// Connections of a pool arrive together: the first creates the
 		// sandbox, the others join it; one that comes back within the
@@ -638,7 +638,7 @@ func (s *Session) current(opts rewrite.Options) Version {
 // plan decides what to do with an input read with opts (see Plan).
 func (s *Session) plan(ctx context.Context, sql string, opts rewrite.Options, prepared bool) (*Plan, error) {
 	if m := unreadableMode(s.vars.SQLMode); m != "" {
-		return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "sql_mode %s changes how the server reads statements in ways the proxy does not "+
+		return nil, rewrite.Refuse(wire.ErOptionPreventsStatement, "sql_mode %s changes how the server reads statements in ways the proxy does not "+
 			"follow, so it cannot keep them away from production; SET sql_mode without %s", m, m)
 	}
 	a := s.m.engine.Analyze(sql, opts)
@@ -671,7 +671,7 @@ func (s *Session) plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	for _, st := range a.Statements {
 		if st.Class == rewrite.ClassSandbox {
 			if prepared {
-				return nil, refusal(wire.ErUnsupportedPS, "HY000", "SANDBOX statements cannot be prepared; send them as plain queries")
+				return nil, rewrite.Refuse(wire.ErUnsupportedPS, "SANDBOX statements cannot be prepared; send them as plain queries")
 			}
 			return s.sandboxStatement(ctx, sql)
 		}
@@ -737,7 +737,7 @@ func (s *Session) keepTransparent() error {
 		return nil
 	}
 	if err := s.fresh(); err != nil {
-		return refusal(wire.ErUnknown, "HY000", "this connection has no sandbox and cannot get one (%s); "+
+		return rewrite.Refuse(wire.ErUnknown, "this connection has no sandbox and cannot get one (%s); "+
 			"nothing runs outside a sandbox in transparent mode: reconnect later or SANDBOX ATTACH one of yours", refusalText(err))
 	}
 	return nil
@@ -779,14 +779,14 @@ func (s *Session) provesNoWrite(ctx context.Context, a *rewrite.Analysis) error 
 			if err := s.unknownEngine(ctx, st); err != nil {
 				return err
 			}
-			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s", st.Outside)
+			return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s", st.Outside)
 		}
 		if reason := mutates(st); reason != "" {
-			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s outside a sandbox would change production, which this proxy does not "+
+			return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s outside a sandbox would change production, which this proxy does not "+
 				"allow %s; run SANDBOX CREATE first", reason, deny)
 		}
 		if reason := blocksProduction(st, s.serializable()); reason != "" {
-			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s outside a sandbox would hold locks on production rows and block its "+
+			return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s outside a sandbox would hold locks on production rows and block its "+
 				"writers, which this proxy does not allow %s; run SANDBOX CREATE first "+
 				"(a sandbox takes such locks on its own copies)", reason, deny)
 		}
@@ -803,7 +803,7 @@ func (s *Session) provesNoWrite(ctx context.Context, a *rewrite.Analysis) error 
 		}
 	}
 	if why != "" {
-		return refusal(wire.ErOptionPreventsStatement, "HY000", "outside a sandbox the proxy must prove a statement does not change "+
+		return rewrite.Refuse(wire.ErOptionPreventsStatement, "outside a sandbox the proxy must prove a statement does not change "+
 			"production %s, and cannot: %s; run SANDBOX CREATE first", deny, why)
 	}
 	return nil
@@ -837,7 +837,7 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 				return nil, err
 			}
 		}
-		return nil, refusal(wire.ErUnknown, "HY000", "sandbox %q was discarded (by SANDBOX DISCARD elsewhere or expiry); this connection "+
+		return nil, rewrite.Refuse(wire.ErUnknown, "sandbox %q was discarded (by SANDBOX DISCARD elsewhere or expiry); this connection "+
 			"is now in %s; retry", name, s.where())
 	case one && a.Statements[0].Show != nil:
 		// SHOW TABLES / TABLE STATUS list the sandbox's view of a
@@ -955,7 +955,7 @@ func writesNames(a *rewrite.Analysis) bool {
 // errNoDatabase is the server's own error for a table named without a
 // database when no database is current.
 func errNoDatabase() error {
-	return &rewrite.Refusal{Code: wire.ErNoDB, State: "3D000", Message: "No database selected"}
+	return rewrite.ServerRefusal(wire.ErNoDB, "No database selected")
 }
 
 // namesNoDatabase reports whether a statement of a names a table without
@@ -1026,17 +1026,17 @@ func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool
 					return err
 				}
 			}
-			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s", st.Outside)
+			return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s", st.Outside)
 		}
 		if why := serverWide(ownConnOnly(st)); why != "" {
-			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s, which a sandbox must not see; run it on a direct connection", why)
+			return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s, which a sandbox must not see; run it on a direct connection", why)
 		}
 		if t, ok := systemDDL(st); ok {
-			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s changes %s, a table of the server's own schema %s, whose "+
+			return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s changes %s, a table of the server's own schema %s, whose "+
 				"definitions a sandbox does not hold; it is refused in a sandbox (run it on a direct connection)", st.Kind, t, rewrite.QuoteIdent(t.DB))
 		}
 		if reason := outsideTables(st); reason != "" && !sandboxRoutine(st) && !sandboxTrigger(st) && (body || !maintains(a, i)) {
-			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s changes the server outside any table, which a sandbox cannot contain; "+
+			return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s changes the server outside any table, which a sandbox cannot contain; "+
 				"it is refused in a sandbox (run it on a direct connection or SANDBOX DETACH in explicit mode)", reason)
 		}
 		if st.Kind == "CALL" && st.Routine != nil {
@@ -1074,7 +1074,7 @@ func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool
 	if why, err := s.objectHazard(ctx, a, s.sb); err != nil {
 		return err
 	} else if why != "" {
-		return refusal(wire.ErOptionPreventsStatement, "HY000", "this statement cannot be confined to the sandbox: %s", why)
+		return rewrite.Refuse(wire.ErOptionPreventsStatement, "this statement cannot be confined to the sandbox: %s", why)
 	}
 	return nil
 }
@@ -1102,15 +1102,15 @@ func (s *Session) bodyAllowed(b *rewrite.Analysis) error {
 		switch {
 		case st.Show == nil && bodyShows[st.Kind]:
 		case st.Show != nil || strings.HasPrefix(st.Kind, "SHOW"):
-			return refusal(wire.ErOptionPreventsStatement, "HY000", "%s in a sandbox's procedure body is not supported: the proxy answers "+
+			return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s in a sandbox's procedure body is not supported: the proxy answers "+
 				"SHOW itself, for the sandbox, when the client sends it; run it outside the procedure", st.Kind)
 		case st.ChangesIsolation || st.Serializable:
-			return refusal(wire.ErOptionPreventsStatement, "HY000", "a sandbox's procedure body may not change the isolation level "+
+			return rewrite.Refuse(wire.ErOptionPreventsStatement, "a sandbox's procedure body may not change the isolation level "+
 				"(the proxy would not see it); set it with SET SESSION TRANSACTION ISOLATION LEVEL before the CALL")
 		}
 		for _, t := range st.Reads {
 			if _, ok := ownConnView(t); ok {
-				return refusal(wire.ErOptionPreventsStatement, "HY000", "%s in a sandbox's procedure body is not supported; "+
+				return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s in a sandbox's procedure body is not supported; "+
 					"read it outside the procedure", t.Quoted())
 			}
 		}
@@ -1609,7 +1609,7 @@ func (r resolver) Resolve(t rewrite.Table, write bool) (rewrite.Table, bool, err
 	if write {
 		// Every written table is forked before rewriting; one that is not
 		// was missed by the analysis. Fail closed.
-		return t, false, refusal(wire.ErUnknown, "HY000", "the statement writes %s, which is not in the sandbox; "+
+		return t, false, rewrite.Refuse(wire.ErUnknown, "the statement writes %s, which is not in the sandbox; "+
 			"the proxy refuses rather than write production (simplify the statement)", t)
 	}
 	return t, false, nil

@@ -410,7 +410,7 @@ func (d *differ) query(ctx context.Context, q string, limited bool) ([][]*string
 	}
 	if limited {
 		if len(rows) > d.budget {
-			return nil, refusal(wire.ErUnknown, "HY000", "the diff has more than %d rows; use SANDBOX DIFF SUMMARY or "+
+			return nil, rewrite.Refuse(wire.ErUnknown, "the diff has more than %d rows; use SANDBOX DIFF SUMMARY or "+
 				"SANDBOX DIFF … FOR db.table", maxDiffRows)
 		}
 		d.budget -= len(rows)
@@ -670,7 +670,7 @@ func (d *differ) rowsCompared(ctx context.Context, td *tableDiff, detail bool) e
 	for _, r := range rows {
 		n, _ := strconv.Atoi(str(r[5]))
 		if d.budget -= n - 1; d.budget < 0 { // each of the n rows is one of the answer's
-			return refusal(wire.ErUnknown, "HY000", "the diff has more than %d rows; use SANDBOX DIFF SUMMARY or SANDBOX DIFF … FOR db.table", maxDiffRows)
+			return rewrite.Refuse(wire.ErUnknown, "the diff has more than %d rows; use SANDBOX DIFF SUMMARY or SANDBOX DIFF … FOR db.table", maxDiffRows)
 		}
 		dr := diffRow{op: str(r[0]), key: r[1], before: r[2], after: r[3], count: n}
 		if d.export {

@@ -24,7 +24,7 @@ var ExportColumns = []string{"statement"}
 func (m *Manager) sandboxNamed(ctx context.Context, name, user string, cur *Sandbox) (*Sandbox, error) {
 	if name == "" || cur != nil && cur.Name == name && !cur.isRetired() {
 		if cur == nil {
-			return nil, refusal(wire.ErUnknown, "HY000", "not in a sandbox; name one (SANDBOX LIST shows yours) or SANDBOX ATTACH first")
+			return nil, rewrite.Refuse(wire.ErUnknown, "not in a sandbox; name one (SANDBOX LIST shows yours) or SANDBOX ATTACH first")
 		}
 		return cur, nil
 	}
@@ -33,7 +33,7 @@ func (m *Manager) sandboxNamed(ctx context.Context, name, user string, cur *Sand
 		return nil, err
 	}
 	if sb == nil || sb.Owner != user && !m.isAdmin(user) {
-		return nil, refusal(wire.ErUnknown, "HY000", "no sandbox named %q; SANDBOX LIST shows yours", name)
+		return nil, rewrite.Refuse(wire.ErUnknown, "no sandbox named %q; SANDBOX LIST shows yours", name)
 	}
 	return sb, nil
 }

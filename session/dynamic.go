@@ -75,7 +75,7 @@ func (s *Session) immediateItself(a *rewrite.Analysis, sql string, opts rewrite.
 		return "", false, nil
 	}
 	if in.Statements[0].Class == rewrite.ClassSandbox {
-		return "", false, refusal(wire.ErUnsupportedPS, "HY000", "SANDBOX statements cannot be prepared; send them as plain queries")
+		return "", false, rewrite.Refuse(wire.ErUnsupportedPS, "SANDBOX statements cannot be prepared; send them as plain queries")
 	}
 	return text, true, nil
 }

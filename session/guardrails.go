@@ -131,7 +131,7 @@ func (s *Session) checkGuardrails(a *rewrite.Analysis) error {
 		return err
 	}
 	if g.StatementTimeout > 0 && len(a.Statements) > 1 {
-		r := refusal(wire.ErOptionPreventsStatement, "HY000", "the statement-timeout guardrail (%s) bounds one statement at a time, and this input "+
+		r := rewrite.Refuse(wire.ErOptionPreventsStatement, "the statement-timeout guardrail (%s) bounds one statement at a time, and this input "+
 			"holds %d; send them one at a time", g.StatementTimeout, len(a.Statements))
 		r.Reason = GuardStatementTimeout
 		return r
@@ -146,7 +146,7 @@ func (s *Session) checkMultiStatement() error {
 	if s.mode == Passthrough || !s.m.guard(s.user).DenyMultiStatements {
 		return nil
 	}
-	r := refusal(wire.ErOptionPreventsStatement, "HY000", "multi-statement input is denied by the deny-multi-statements guardrail; "+
+	r := rewrite.Refuse(wire.ErOptionPreventsStatement, "multi-statement input is denied by the deny-multi-statements guardrail; "+
 		"send the statements one at a time")
 	r.Reason = GuardDenyMultiStatements
 	return r
@@ -174,7 +174,7 @@ func (p *Plan) TimedOut(code uint16) bool {
 // RowCapError is the error that ends a result set longer than the
 // max-rows guardrail.
 func (s *Session) RowCapError(limit int64) *rewrite.Refusal {
-	r := refusal(wire.ErUserLimitReached, "42000", "User '%s' has exceeded the 'max_rows' resource (current value: %s): the result has more "+
+	r := rewrite.Refuse(wire.ErUserLimitReached, "User '%s' has exceeded the 'max_rows' resource (current value: %s): the result has more "+
 		"rows than the max-rows guardrail lets through, so it was cut after %s rows; add a LIMIT or a narrower WHERE",
 		s.user, strconv.FormatInt(limit, 10), strconv.FormatInt(limit, 10))
 	r.Reason = GuardMaxRows

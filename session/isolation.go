@@ -73,7 +73,7 @@ func ownOnly(a *rewrite.Analysis, prepared bool) (*ProcessList, error) {
 	if len(a.Statements) > 1 {
 		for _, st := range a.Statements {
 			if st.Show != nil && (st.Show.What == "DATABASES" || strings.HasSuffix(st.Show.What, " STATUS") && st.Show.What != "TABLE STATUS") {
-				return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "the proxy answers SHOW %s without its own databases only "+
+				return nil, rewrite.Refuse(wire.ErOptionPreventsStatement, "the proxy answers SHOW %s without its own databases only "+
 					"when it is sent alone; send it without other statements", st.Show.What)
 			}
 		}
@@ -94,10 +94,10 @@ func processList(a *rewrite.Analysis, prepared bool) (*ProcessList, error) {
 	case pl == nil:
 		return nil, nil
 	case len(a.Statements) > 1:
-		return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "the proxy answers SHOW PROCESSLIST itself (with your own connections only) "+
+		return nil, rewrite.Refuse(wire.ErOptionPreventsStatement, "the proxy answers SHOW PROCESSLIST itself (with your own connections only) "+
 			"and only when it is sent alone; send it without other statements")
 	case prepared:
-		return nil, refusal(wire.ErUnsupportedPS, "HY000", "the proxy answers SHOW PROCESSLIST itself (with your own connections only), "+
+		return nil, rewrite.Refuse(wire.ErUnsupportedPS, "the proxy answers SHOW PROCESSLIST itself (with your own connections only), "+
 			"which cannot be prepared; send it as a plain statement")
 	}
 	return pl, nil
@@ -162,7 +162,7 @@ func (s *Session) sharedState(ctx context.Context, a *rewrite.Analysis) (string,
 
 // refuseShared is the error for a statement sharedState found.
 func refuseShared(why string) error {
-	return refusal(wire.ErOptionPreventsStatement, "HY000", "%s, which the sessions of every user of this proxy share; it is refused through the "+
+	return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s, which the sessions of every user of this proxy share; it is refused through the "+
 		"proxy (run it on a direct connection)", why)
 }
 
@@ -284,7 +284,7 @@ func (s *Session) outsideSandbox(ctx context.Context, a *rewrite.Analysis, sql s
 			if errors.As(err, &r) {
 				msg = strings.TrimPrefix(r.Message, "sqlfork-proxy: ")
 			}
-			return nil, true, refusal(wire.ErOptionPreventsStatement, "HY000", "the proxy must see what a statement reads, since the sessions of "+
+			return nil, true, rewrite.Refuse(wire.ErOptionPreventsStatement, "the proxy must see what a statement reads, since the sessions of "+
 				"every user of this proxy share the server, and cannot: %s; run it on a direct connection", msg)
 		}
 	}

@@ -57,9 +57,9 @@ func (k *Killer) Statement(user, sql string, opts rewrite.Options, prepared bool
 	case kills == 0:
 		return "", false, nil
 	case len(a.Statements) > 1:
-		return "", true, refusal(wire.ErUnknown, "HY000", "send KILL alone, not with other statements")
+		return "", true, rewrite.Refuse(wire.ErUnknown, "send KILL alone, not with other statements")
 	case prepared:
-		return "", true, refusal(wire.ErUnknown, "HY000", "KILL cannot be prepared through the proxy; send it as a statement")
+		return "", true, rewrite.Refuse(wire.ErUnknown, "KILL cannot be prepared through the proxy; send it as a statement")
 	case target == nil:
 		if target, err = k.evaluate(sql, opts, eval); err != nil {
 			return "", true, err
@@ -81,7 +81,7 @@ var killExpr = regexp.MustCompile(`(?is)^\s*KILL\s+(?:(?:HARD|SOFT)\s+)?(?:(CONN
 // could reach other proxy users' connections.
 func (k *Killer) evaluate(sql string, opts rewrite.Options, eval Evaluator) (*rewrite.Kill, error) {
 	m := killExpr.FindStringSubmatch(sql)
-	unsupported := refusal(wire.ErUnknown, "HY000", "only KILL [CONNECTION | QUERY] <connection id or expression> is supported "+
+	unsupported := rewrite.Refuse(wire.ErUnknown, "only KILL [CONNECTION | QUERY] <connection id or expression> is supported "+
 		"through the proxy (KILL USER and KILL QUERY ID could reach other users' connections)")
 	if m == nil || m[2] == "" || eval == nil {
 		return nil, unsupported
@@ -96,8 +96,7 @@ func (k *Killer) evaluate(sql string, opts rewrite.Options, eval Evaluator) (*re
 		return nil, unsupported
 	}
 	if st := a.Statements[0]; len(st.Reads) > 0 || st.Unprovable != "" || !builtinsOnly(st.Funcs) {
-		return nil, &rewrite.Refusal{Code: wire.ErSubqueriesNotSupported, State: "42000",
-			Message: "KILL does not support subqueries or stored functions"}
+		return nil, rewrite.ServerRefusal(wire.ErSubqueriesNotSupported, "KILL does not support subqueries or stored functions")
 	}
 	v, err := eval(query)
 	if err != nil {
@@ -141,7 +140,7 @@ func (k *Killer) ID(user string, id uint64, query bool) (string, error) {
 		up, ok = k.dir.KillTarget(user, id)
 	}
 	if !ok {
-		return "", &rewrite.Refusal{Code: wire.ErNoSuchThread, State: "HY000", Message: fmt.Sprintf("Unknown thread id: %d", id)}
+		return "", rewrite.ServerRefusal(wire.ErNoSuchThread, "Unknown thread id: %d", id)
 	}
 	if query {
 		return fmt.Sprintf("KILL QUERY %d", up), nil

@@ -72,7 +72,7 @@ func (m *Manager) lockSandbox(ctx context.Context, c SideConn, name, k string, t
 		if try {
 			return nil, false, nil
 		}
-		return nil, false, refusal(wire.ErLockWaitTimeout, "HY000", "timed out after %s waiting for another connection "+
+		return nil, false, rewrite.Refuse(wire.ErLockWaitTimeout, "timed out after %s waiting for another connection "+
 			"to finish claiming or discarding sandbox %q; retry", lifeLockWait, name)
 	}
 	return func() { _, _ = c.Query(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+lock+")") }, true, nil
@@ -84,14 +84,14 @@ func (m *Manager) authorize(user string, sb *Sandbox) error {
 	if sb.Owner == user || m.isAdmin(user) {
 		return nil
 	}
-	return refusal(wire.ErUnknown, "HY000", "no sandbox named %q; SANDBOX LIST shows yours", sb.Name)
+	return rewrite.Refuse(wire.ErUnknown, "no sandbox named %q; SANDBOX LIST shows yours", sb.Name)
 }
 
 // attach binds one more connection to sb, a sandbox the caller has just
 // made.
 func (m *Manager) attach(sb *Sandbox) error {
 	if !sb.attachIfLive() {
-		return refusal(wire.ErUnknown, "HY000", "sandbox %q was discarded", sb.Name)
+		return rewrite.Refuse(wire.ErUnknown, "sandbox %q was discarded", sb.Name)
 	}
 	return nil
 }

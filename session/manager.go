@@ -587,7 +587,7 @@ func (l Limits) checkTTL(ttl time.Duration) error {
 	if ttl > 0 {
 		asked = ttl.String()
 	}
-	return refusal(wire.ErUnknown, "HY000", "a kept sandbox may live at most %s (max-sandbox-ttl), not %s; give a shorter TTL", l.MaxTTL, asked)
+	return rewrite.Refuse(wire.ErUnknown, "a kept sandbox may live at most %s (max-sandbox-ttl), not %s; give a shorter TTL", l.MaxTTL, asked)
 }
 
 // limits returns the current limits.
@@ -778,7 +778,7 @@ func (e *DialError) Error() string { return "open a side connection to the upstr
 func (e *DialError) MySQLError() (uint16, string, string) {
 	var me *mysql.MyError
 	if !errors.As(e.Err, &me) {
-		return wire.ErUnknown, "HY000", "sqlfork-proxy: could not open a side connection (for forks and the sandbox registry) to the upstream: " +
+		return wire.ErUnknown, wire.State(wire.ErUnknown), "sqlfork-proxy: could not open a side connection (for forks and the sandbox registry) to the upstream: " +
 			e.Err.Error() + "; retry the statement"
 	}
 	msg := "sqlfork-proxy: the upstream refused a side connection (for forks and the sandbox registry): " + me.Message
@@ -886,7 +886,7 @@ func (m *Manager) newSandbox(name, owner string) (*Sandbox, error) {
 		id = nameID(name)
 	}
 	if _, ok := m.byName[name]; ok {
-		return nil, refusal(wire.ErUnknown, "HY000", "a sandbox named %q already exists; ATTACH it or choose another name", name)
+		return nil, rewrite.Refuse(wire.ErUnknown, "a sandbox named %q already exists; ATTACH it or choose another name", name)
 	}
 	now := time.Now().UTC()
 	sb := &Sandbox{ID: id, Name: name, Owner: owner, Created: now, lastActive: now, tables: map[string]*entry{},
@@ -900,7 +900,7 @@ func (m *Manager) newSandbox(name, owner string) (*Sandbox, error) {
 // count: they still hold their forks.
 func (m *Manager) checkRoom(owner string) error {
 	if max := m.limits().MaxSandboxes; max > 0 && len(m.byID) >= max {
-		return refusal(wire.ErConCount, "08004", "the proxy already holds %d sandboxes (its limit); discard some with SANDBOX DISCARD or ask the operator to raise --max-sandboxes", len(m.byID))
+		return rewrite.Refuse(wire.ErConCount, "the proxy already holds %d sandboxes (its limit); discard some with SANDBOX DISCARD or ask the operator to raise --max-sandboxes", len(m.byID))
 	}
 	max := m.guard(owner).MaxSandboxes
 	if max <= 0 {
@@ -915,7 +915,7 @@ func (m *Manager) checkRoom(owner string) error {
 	if n < max {
 		return nil
 	}
-	r := refusal(wire.ErUserLimitReached, "42000", "User '%s' has exceeded the 'max_sandboxes' resource (current value: %d): the "+
+	r := rewrite.Refuse(wire.ErUserLimitReached, "User '%s' has exceeded the 'max_sandboxes' resource (current value: %d): the "+
 		"max-sandboxes-per-user guardrail lets a user own %d sandboxes at once in this proxy; SANDBOX DISCARD "+
 		"one, or close connections (each transparent-mode connection has its own; a named sandbox outlives its last "+
 		"connection for sandbox-grace)", owner, max, max)
@@ -1028,7 +1028,7 @@ func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode
 	discarded := sb.discarded
 	sb.mu.Unlock()
 	if discarded {
-		return nil, false, refusal(wire.ErUnknown, "HY000", "sandbox %q was discarded; SANDBOX CREATE or ATTACH another", sb.Name)
+		return nil, false, rewrite.Refuse(wire.ErUnknown, "sandbox %q was discarded; SANDBOX CREATE or ATTACH another", sb.Name)
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.ForkTimeout)
 	defer cancel()
@@ -1235,7 +1235,7 @@ func (m *Manager) lockFork(ctx context.Context, c SideConn, sb *Sandbox, t rewri
 		return nil, fmt.Errorf("lock fork of %s: %w", t, err)
 	}
 	if len(rows) != 1 || rows[0][0] == nil || *rows[0][0] != "1" {
-		return nil, refusal(wire.ErLockWaitTimeout, "HY000", "timed out waiting for another proxy to fork %s; retry", t)
+		return nil, rewrite.Refuse(wire.ErLockWaitTimeout, "timed out waiting for another proxy to fork %s; retry", t)
 	}
 	return func() {
 		_, _ = c.Query(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+rewrite.QuoteString(lock)+")")
@@ -1288,7 +1288,7 @@ func (m *Manager) prepareFork(ctx context.Context, c SideConn, sb *Sandbox, t, p
 			used := sb.bytes
 			sb.mu.Unlock()
 			if used+size > maxBytes {
-				r := refusal(wire.ErRecordFileFull, "HY000", "forking %s (%d bytes) would take sandbox %q past its limit of %d forked bytes (%d used); "+
+				r := rewrite.Refuse(wire.ErRecordFileFull, "forking %s (%d bytes) would take sandbox %q past its limit of %d forked bytes (%d used); "+
 					"discard the sandbox or ask the operator to raise --max-fork-bytes", t, size, sb.Name, maxBytes, used)
 				r.Reason = GuardMaxForkBytes
 				return r
@@ -1356,7 +1356,7 @@ func (m *Manager) runFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrit
 		m.setEntry(sb, k, e)
 		return e, nil
 	case errors.As(err, &refused):
-		return nil, refusal(wire.ErUnknown, "HY000", "%s", refused.Error())
+		return nil, rewrite.Refuse(wire.ErUnknown, "%s", refused.Error())
 	case err != nil:
 		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+phys.Quoted())
 		return nil, fmt.Errorf("fork %s: %w", t, err)
@@ -1501,11 +1501,6 @@ func (m *Manager) unfork(ctx context.Context, sb *Sandbox, t rewrite.Table) erro
 	sb.version++
 	sb.mu.Unlock()
 	return nil
-}
-
-// refusal is a MySQL error for the client.
-func refusal(code uint16, state, format string, args ...any) *rewrite.Refusal {
-	return &rewrite.Refusal{Code: code, State: state, Message: "sqlfork-proxy: " + fmt.Sprintf(format, args...)}
 }
 
 // warnOrphan logs, once per schema, orphaned schemas the server would not

@@ -46,7 +46,7 @@ func (e *PoolTimeoutError) Unwrap() error { return ErrPoolTimeout }
 // MySQLError is the error a client gets: 1205 (as for a lock wait
 // timeout, which drivers and ORMs retry), saying what to do.
 func (e *PoolTimeoutError) MySQLError() (uint16, string, string) {
-	return wire.ErLockWaitTimeout, "HY000", fmt.Sprintf("sqlfork-proxy: timed out after %s waiting for one of the proxy's %d side connections "+
+	return wire.ErLockWaitTimeout, wire.State(wire.ErLockWaitTimeout), fmt.Sprintf("sqlfork-proxy: timed out after %s waiting for one of the proxy's %d side connections "+
 		"(used for forks and the sandbox registry; all busy)%s; retry the statement, or ask the operator to raise "+
 		"--side-connections (and the upstream's max_connections with it) or --fork-queue-timeout", e.Waited, e.Size, e.refused())
 }

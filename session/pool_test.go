@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // These tests drive the pool's bookkeeping with in-memory connections: the
@@ -384,7 +387,7 @@ func TestForkFailureCauseAndDialError(t *testing.T) {
 	}{
 		{fmt.Errorf("fork: %w", &PoolTimeoutError{Size: 8}), "queue_timeout"},
 		{&DialError{Err: refused, Size: 8}, "connect"},
-		{refusal(1114, "HY000", "too big"), "refused"},
+		{rewrite.Refuse(wire.ErRecordFileFull, "too big"), "refused"},
 		{fmt.Errorf("fork t: %w", refused), "error"},
 		{context.DeadlineExceeded, "error"},
 	} {
@@ -433,7 +436,7 @@ func TestWithConnKeepsConnectionOnRefusal(t *testing.T) {
 	d := &countingDialer{}
 	m := &Manager{pool: newPool(2, time.Second, d.dial)}
 	ctx := context.Background()
-	_ = m.withConn(ctx, func(SideConn) error { return refusal(1114, "HY000", "over the limit") })
+	_ = m.withConn(ctx, func(SideConn) error { return rewrite.Refuse(wire.ErRecordFileFull, "over the limit") })
 	if st := m.pool.stats(); st.Idle != 1 {
 		t.Errorf("after a refusal: %+v, want the connection idle in the pool", st)
 	}

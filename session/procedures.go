@@ -70,7 +70,7 @@ func (s *Session) copyRoutine(ctx context.Context, kind, db, name string) error 
 		text, ok = withoutDefiner(str(def[2]))
 	}
 	if !ok {
-		return refusal(wire.ErOptionPreventsStatement, "HY000", "the proxy cannot read the definition of production's %s %s "+
+		return rewrite.Refuse(wire.ErOptionPreventsStatement, "the proxy cannot read the definition of production's %s %s "+
 			"(grant its account SELECT ON mysql.proc), so it cannot run a copy of it in the sandbox", what, qname)
 	}
 	mode := strings.ToUpper(str(def[1]))
@@ -78,12 +78,12 @@ func (s *Session) copyRoutine(ctx context.Context, kind, db, name string) error 
 		NoBackslashEscapes: strings.Contains(mode, "NO_BACKSLASH_ESCAPES"), CaseSensitiveNames: s.m.caseSensitive,
 		Charset: str(def[3]), Server: s.m.server})
 	if len(a.Statements) != 1 || a.Statements[0].Kind != "CREATE "+kind || a.Statements[0].Routine == nil {
-		return refusal(wire.ErOptionPreventsStatement, "HY000", "the proxy cannot read the definition of production's %s %s, "+
+		return rewrite.Refuse(wire.ErOptionPreventsStatement, "the proxy cannot read the definition of production's %s %s, "+
 			"so it cannot run a copy of it in the sandbox", what, qname)
 	}
 	st := a.Statements[0]
 	if st.Unprovable != "" {
-		return refusal(wire.ErOptionPreventsStatement, "HY000", "production's %s %s cannot run in the sandbox: %s", what, qname, st.Unprovable)
+		return rewrite.Refuse(wire.ErOptionPreventsStatement, "production's %s %s cannot run in the sandbox: %s", what, qname, st.Unprovable)
 	}
 	if err := s.confined(ctx, a); err != nil {
 		return err

@@ -67,14 +67,14 @@ func (m *Manager) Promote(ctx context.Context, sb *Sandbox, user, strategy, via 
 func (m *Manager) promote(ctx context.Context, sb *Sandbox, user, strategy, via string, admin bool, check promoteCheck) (*Reply, error) {
 	strategy = strings.ToUpper(cmp.Or(strategy, "FAIL"))
 	if m.promoteDial == nil {
-		return nil, refusal(wire.ErOptionPreventsStatement, "HY000", "SANDBOX PROMOTE needs a promote account: start the proxy with "+
+		return nil, rewrite.Refuse(wire.ErOptionPreventsStatement, "SANDBOX PROMOTE needs a promote account: start the proxy with "+
 			"--promote-user and --promote-password (an upstream account that may write production); SANDBOX EXPORT gives the statements to review and run")
 	}
 	if sb.Owner != user && !admin {
-		return nil, refusal(wire.ErSpecificAccessDenied, "42000", "only the owner of sandbox %q (%s) or a sandbox admin may promote it", sb.Name, sb.Owner)
+		return nil, rewrite.Refuse(wire.ErSpecificAccessDenied, "only the owner of sandbox %q (%s) or a sandbox admin may promote it", sb.Name, sb.Owner)
 	}
 	if !slices.Contains([]string{"FAIL", "OURS", "THEIRS"}, strategy) {
-		return nil, refusal(wire.ErParse, "42000", "unknown strategy %q: use FAIL, OURS or THEIRS", strategy)
+		return nil, rewrite.Refuse(wire.ErParse, "unknown strategy %q: use FAIL, OURS or THEIRS", strategy)
 	}
 	p := &promotion{m: m, sb: sb, user: user, strategy: strategy, via: via, started: time.Now().UTC(), check: check}
 	r, err := p.run(ctx)
@@ -253,7 +253,7 @@ func (p *promotion) connect(ctx context.Context) (pc SideConn, release func(), e
 	rows, err := pc.Query(ctx, fmt.Sprintf("SELECT GET_LOCK(%s, %d)", rewrite.QuoteString(lock), promoteLockWait))
 	if err == nil && (len(rows) != 1 || str(rows[0][0]) != "1") {
 		p.outcome = "refused"
-		err = refusal(wire.ErLockWaitTimeout, "HY000", "another PROMOTE of sandbox %q is running; retry when it is done", p.sb.Name)
+		err = rewrite.Refuse(wire.ErLockWaitTimeout, "another PROMOTE of sandbox %q is running; retry when it is done", p.sb.Name)
 	}
 	if err != nil {
 		_ = pc.Close()
@@ -350,7 +350,7 @@ func (p *promotion) failed(err error) error {
 // checkable refuses what PROMOTE cannot check under the strategy.
 func (p *promotion) checkable() error {
 	if len(p.echoes) > 0 && p.strategy != "OURS" {
-		return refusal(wire.ErUnknown, "HY000", "production's triggers would write again rows the sandbox's changes hold (%s): "+
+		return rewrite.Refuse(wire.ErUnknown, "production's triggers would write again rows the sandbox's changes hold (%s): "+
 			"promoting would write them twice; review SANDBOX EXPORT, or STRATEGY OURS to apply it anyway", strings.Join(p.echoes, "; "))
 	}
 	for _, et := range p.order {
@@ -359,23 +359,23 @@ func (p *promotion) checkable() error {
 			continue
 		}
 		if et.skip != "" {
-			return refusal(wire.ErOptionPreventsStatement, "HY000", "PROMOTE refused: %s; discard that change in the sandbox "+
+			return rewrite.Refuse(wire.ErOptionPreventsStatement, "PROMOTE refused: %s; discard that change in the sandbox "+
 				"(SANDBOX DIFF shows it) or apply it yourself", et.skip)
 		}
 		switch {
 		case dt.method == methodView, dt.method == methodSequence:
 		case dt.method == methodCapture && !sameColumns(dt.fork, dt.prod):
-			return refusal(wire.ErUnknown, "HY000", "production's table %s changed its columns or key since the sandbox forked it; "+
+			return rewrite.Refuse(wire.ErUnknown, "production's table %s changed its columns or key since the sandbox forked it; "+
 				"SANDBOX EXPORT gives the statements to adapt and run", dt.logical)
 		case p.strategy == "OURS":
 		case dt.method == methodCompare:
-			return refusal(wire.ErUnknown, "HY000", "the rows of %s cannot be checked for production's changes since the fork (%s); "+
+			return rewrite.Refuse(wire.ErUnknown, "the rows of %s cannot be checked for production's changes since the fork (%s); "+
 				"STRATEGY OURS applies the sandbox's rows anyway", dt.logical, dt.note)
 		case dt.method == methodDropped:
-			return refusal(wire.ErUnknown, "HY000", "the sandbox dropped %s, and production's changes to it since cannot be checked; "+
+			return rewrite.Refuse(wire.ErUnknown, "the sandbox dropped %s, and production's changes to it since cannot be checked; "+
 				"STRATEGY OURS drops it anyway", dt.logical)
 		case dt.method == methodCreated && dt.prodOK:
-			return refusal(wire.ErUnknown, "HY000", "the sandbox created %s, and production has a table of that name (made since the fork, "+
+			return rewrite.Refuse(wire.ErUnknown, "the sandbox created %s, and production has a table of that name (made since the fork, "+
 				"or the one the sandbox dropped); STRATEGY OURS drops production's and makes the sandbox's", dt.logical)
 		}
 	}
@@ -472,7 +472,7 @@ func (p *promotion) conflictRefusal(found []conflict) error {
 	if len(found) > len(p.conflictList) {
 		list += fmt.Sprintf(" and %d more", len(found)-len(p.conflictList))
 	}
-	return refusal(wire.ErUnknown, "HY000", "PROMOTE refused: %d rows changed in production since the fork and differently in the sandbox: %s; "+
+	return rewrite.Refuse(wire.ErUnknown, "PROMOTE refused: %d rows changed in production since the fork and differently in the sandbox: %s; "+
 		"SANDBOX DIFF shows them (op conflict); STRATEGY OURS takes the sandbox's rows, THEIRS keeps production's", len(found), list)
 }
 

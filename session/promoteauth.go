@@ -198,7 +198,7 @@ func (s *Session) mayExecute(ctx context.Context, kind, db, name string) error {
 		return nil
 	}
 	user, host, _ := strings.Cut(account, "@")
-	return refusal(errProcAccessDenied, "42000", "execute command denied to user '%s'@'%s' for routine '%s.%s'", user, host, db, name)
+	return rewrite.Refuse(errProcAccessDenied, "execute command denied to user '%s'@'%s' for routine '%s.%s'", user, host, db, name)
 }
 
 // errProcAccessDenied is MariaDB's ER_PROCACCESS_DENIED_ERROR.
@@ -218,7 +218,7 @@ func missingPrivileges(gs grantSet, account string, needs []need) error {
 	if len(missing) > 10 {
 		missing = append(missing[:10], fmt.Sprintf("and %d more", len(missing)-10))
 	}
-	return refusal(wire.ErTableAccessDenied, "42000", "SANDBOX PROMOTE refused: your account %s may not do on production what the "+
+	return rewrite.Refuse(wire.ErTableAccessDenied, "SANDBOX PROMOTE refused: your account %s may not do on production what the "+
 		"sandbox changed: it lacks %s (the promote account carries out only what your own account could do; ask for the grants, "+
 		"or have someone who holds them promote)", account, strings.Join(missing, ", "))
 }

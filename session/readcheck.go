@@ -90,8 +90,7 @@ func (m *Manager) mayRead(ctx context.Context, c SideConn, rg readGrants, target
 			continue // production has no such table (nothing is copied), or it may be read
 		}
 		user, host, _ := strings.Cut(rg.account, "@")
-		r := &rewrite.Refusal{Code: wire.ErTableAccessDenied, State: "42000", // as the server words it
-			Message: fmt.Sprintf("SELECT command denied to user '%s'@'%s' for table %s", user, host, t.Quoted())}
+		r := rewrite.ServerRefusal(wire.ErTableAccessDenied, "SELECT command denied to user '%s'@'%s' for table %s", user, host, t.Quoted())
 		if target != (rewrite.Table{}) && m.key(t) != m.key(target) {
 			r.Message += fmt.Sprintf(" (the sandbox copies it with %s, which a foreign key or trigger connects it to; "+
 				"a sandbox copies only what your account may read)", target)

@@ -339,7 +339,7 @@ func (m *Manager) stillRecorded(ctx context.Context, c SideConn, sb *Sandbox, e 
 			_, _ = c.Exec(wctx, "DROP TABLE IF EXISTS "+e.phys.Quoted())
 		}
 		m.discardedElsewhere(sb)
-		return refusal(wire.ErUnknown, "HY000", "sandbox %q was discarded through another connection; SANDBOX CREATE or ATTACH another", sb.Name)
+		return rewrite.Refuse(wire.ErUnknown, "sandbox %q was discarded through another connection; SANDBOX CREATE or ATTACH another", sb.Name)
 	}
 	return nil
 }
@@ -353,7 +353,7 @@ func (m *Manager) sameSandbox(ctx context.Context, c SideConn, sb *Sandbox) erro
 		return err
 	}
 	if len(rows) != 1 || str(rows[0][0]) != sb.Name || str(rows[0][1]) != sb.Owner {
-		return refusal(wire.ErUnknown, "HY000", "sandbox name %q clashes with another sandbox (of this or another user); choose another name", sb.Name)
+		return rewrite.Refuse(wire.ErUnknown, "sandbox name %q clashes with another sandbox (of this or another user); choose another name", sb.Name)
 	}
 	if str(rows[0][2]) == "1" {
 		sb.keepAs(parseTime(rows[0][3]))

@@ -13,11 +13,11 @@ import (
 // sandboxStatement runs a SANDBOX pseudo-statement.
 func (s *Session) sandboxStatement(ctx context.Context, sql string) (*Plan, error) {
 	if s.inTrx {
-		return nil, refusal(wire.ErCantDoThisDuringTrx, "25000", "SANDBOX statements are not allowed in a transaction; COMMIT or ROLLBACK first")
+		return nil, rewrite.Refuse(wire.ErCantDoThisDuringTrx, "SANDBOX statements are not allowed in a transaction; COMMIT or ROLLBACK first")
 	}
 	c, err := ParseCommand(sql)
 	if err != nil {
-		return nil, refusal(wire.ErParse, "42000", "%v", err)
+		return nil, rewrite.Refuse(wire.ErParse, "%v", err)
 	}
 	var r *Reply
 	switch c.Verb {
@@ -62,7 +62,7 @@ func (s *Session) create(ctx context.Context, c Command) (*Reply, error) {
 		if sb, err := s.m.lookup(ctx, c.Name); err != nil {
 			return nil, err
 		} else if sb != nil {
-			return nil, refusal(wire.ErUnknown, "HY000", "a sandbox named %q already exists; ATTACH it or choose another name", c.Name)
+			return nil, rewrite.Refuse(wire.ErUnknown, "a sandbox named %q already exists; ATTACH it or choose another name", c.Name)
 		}
 	}
 	if c.HasTTL {
@@ -109,7 +109,7 @@ func (s *Session) attachTo(ctx context.Context, name string) (*Reply, error) {
 		return nil, err
 	}
 	if sb == nil {
-		return nil, refusal(wire.ErUnknown, "HY000", "no sandbox named %q; SANDBOX LIST shows yours", name)
+		return nil, rewrite.Refuse(wire.ErUnknown, "no sandbox named %q; SANDBOX LIST shows yours", name)
 	}
 	s.unbind()
 	s.sb = sb
@@ -145,7 +145,7 @@ func (s *Session) detachCmd() (*Reply, error) {
 // keep makes the current sandbox survive disconnects and restarts.
 func (s *Session) keep(ctx context.Context, c Command) (*Reply, error) {
 	if s.sb == nil {
-		return nil, refusal(wire.ErUnknown, "HY000", "not in a sandbox; SANDBOX CREATE or ATTACH first")
+		return nil, rewrite.Refuse(wire.ErUnknown, "not in a sandbox; SANDBOX CREATE or ATTACH first")
 	}
 	ttl := s.ttlOrDefault(c)
 	if err := s.m.limits().checkTTL(ttl); err != nil {
@@ -175,7 +175,7 @@ func (s *Session) discardCmd(ctx context.Context, name string) (*Reply, error) {
 			return nil, err
 		}
 		if sb == nil {
-			return nil, refusal(wire.ErUnknown, "HY000", "no sandbox named %q; SANDBOX LIST shows yours", name)
+			return nil, rewrite.Refuse(wire.ErUnknown, "no sandbox named %q; SANDBOX LIST shows yours", name)
 		}
 		if err := s.authorize(sb); err != nil {
 			return nil, err
@@ -183,7 +183,7 @@ func (s *Session) discardCmd(ctx context.Context, name string) (*Reply, error) {
 		sb = s.m.remember(sb)
 	}
 	if sb == nil {
-		return nil, refusal(wire.ErUnknown, "HY000", "not in a sandbox; name the sandbox to discard")
+		return nil, rewrite.Refuse(wire.ErUnknown, "not in a sandbox; name the sandbox to discard")
 	}
 	// Discarded before the session leaves it, which would otherwise
 	// discard an unkept sandbox as its last connection's.

@@ -124,7 +124,7 @@ func (s *Session) planExecute(ctx context.Context, a *rewrite.Analysis, sql stri
 		stored = stored || !s.m.catalog.native(f)
 	}
 	if len(st.Reads)+len(st.Writes)+len(st.Names) > 0 || stored {
-		return nil, true, refusal(wire.ErOptionPreventsStatement, "HY000", "EXECUTE … USING reads tables or calls functions the "+
+		return nil, true, rewrite.Refuse(wire.ErOptionPreventsStatement, "EXECUTE … USING reads tables or calls functions the "+
 			"proxy would have to rewrite; set user variables first and EXECUTE … USING them")
 	}
 	if !s.prepNames[st.Handle] {
@@ -156,7 +156,7 @@ func (s *Session) planExecute(ctx context.Context, a *rewrite.Analysis, sql stri
 	}
 	if pp.SQL != kept.sent {
 		if opts.DB != kept.db {
-			return nil, true, refusal(wire.ErOptionPreventsStatement, "HY000", "the statement %s was prepared in database %s and "+
+			return nil, true, rewrite.Refuse(wire.ErOptionPreventsStatement, "the statement %s was prepared in database %s and "+
 				"the sandbox has changed the tables it names since; USE %s again or PREPARE it again", rewrite.QuoteIdent(st.Handle),
 				rewrite.QuoteIdent(kept.db), rewrite.QuoteIdent(kept.db))
 		}

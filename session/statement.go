@@ -477,7 +477,7 @@ func (s *Session) NotReplayable() {
 func (s *Session) ClientName(name string) (string, error) {
 	out, ok := rewrite.EncodeName(name, rewrite.Options{Charset: s.vars.Charset})
 	if !ok {
-		return "", refusal(wire.ErUnknown, "HY000", "the connection's character set %s cannot write the name %s, which the "+
+		return "", rewrite.Refuse(wire.ErUnknown, "the connection's character set %s cannot write the name %s, which the "+
 			"proxy sends for the sandbox; use utf8mb4", s.vars.Charset, rewrite.QuoteIdent(name))
 	}
 	return out, nil
@@ -555,7 +555,7 @@ func (s *Session) processList(ctx context.Context, pl *ProcessList) (*Reply, err
 		return nil, err
 	}
 	if len(r.Columns) < 8 {
-		return nil, refusal(wire.ErUnknown, "HY000", "the server's answer to %s has %d columns, not the 8 or more the proxy "+
+		return nil, rewrite.Refuse(wire.ErUnknown, "the server's answer to %s has %d columns, not the 8 or more the proxy "+
 			"filters; run it on a direct connection", pl.SQL(), len(r.Columns))
 	}
 	own := map[uint32]bool{}
@@ -650,7 +650,7 @@ func (s *Session) FieldList(ctx context.Context, table string) (physDB string, r
 	}
 	name, ok := rewrite.DecodeName(table, rewrite.Options{Charset: s.vars.Charset})
 	if !ok { // the sandbox's copy of the table could be missed
-		return "", nil, false, refusal(wire.ErUnknown, "HY000", "the proxy cannot read this table name in the connection's "+
+		return "", nil, false, rewrite.Refuse(wire.ErUnknown, "the proxy cannot read this table name in the connection's "+
 			"character set %s; name the table in utf8mb4, or read information_schema.COLUMNS", s.vars.Charset)
 	}
 	t := rewrite.Table{DB: s.db, Name: name}

@@ -92,5 +92,5 @@ func (s *Session) unknownEngine(ctx context.Context, st rewrite.Statement) error
 	if len(r.Rows) != 1 || len(r.Rows[0]) != 1 || r.Rows[0][0] == nil || *r.Rows[0][0] != "0" {
 		return nil
 	}
-	return &rewrite.Refusal{Code: wire.ErUnknownStorageEngine, State: "42000", Message: "Unknown storage engine '" + name + "'"}
+	return rewrite.ServerRefusal(wire.ErUnknownStorageEngine, "Unknown storage engine '%s'", name)
 }

@@ -304,7 +304,7 @@ func (s *Session) restarted(replayed bool) {
 // replayRefused is the error for a transaction that has written and now
 // needs a table forked after it began, when the session cannot replay it.
 func (s *Session) replayRefused(why string) error {
-	return refusal(wire.ErTableDefChanged, "HY000", "Table definition has changed, please retry transaction: a table this statement "+
+	return rewrite.Refuse(wire.ErTableDefChanged, "Table definition has changed, please retry transaction: a table this statement "+
 		"uses was forked into sandbox %q after the transaction started, and the transaction has already written (%s); "+
 		"ROLLBACK and run the transaction again (the fork now exists, so the retry works)", s.SandboxName(), why)
 }
@@ -374,7 +374,7 @@ func (s *Session) volatileDefault(def, extra *string) string {
 // start again before a statement that needs a table forked after the
 // transaction took its snapshot (why).
 func (s *Session) restartRefused(why string) error {
-	return refusal(wire.ErTableDefChanged, "HY000", "Table definition has changed, please retry transaction: a table this statement "+
+	return rewrite.Refuse(wire.ErTableDefChanged, "Table definition has changed, please retry transaction: a table this statement "+
 		"uses was forked into sandbox %q after the transaction started, and the proxy cannot start the transaction again "+
 		"before it unseen (%s); ROLLBACK and run the transaction again (the fork now exists, so the retry works)", s.SandboxName(), why)
 }

@@ -55,7 +55,7 @@ func (s *Session) confinedTrigger(ctx context.Context, st rewrite.Statement) err
 	if st.Unprovable != "" {
 		// The server's own error when it rejects the text too (a syntax
 		// error; serverVerdict), if the text is the one statement.
-		r := refusal(wire.ErOptionPreventsStatement, "HY000", "%s, so its effects cannot be confined to the sandbox; "+
+		r := rewrite.Refuse(wire.ErOptionPreventsStatement, "%s, so its effects cannot be confined to the sandbox; "+
 			"send it alone in a form the proxy reads, or run it on a direct connection", st.Unprovable)
 		r.ServerCheck = !st.Trigger.Followed
 		return r
@@ -71,7 +71,7 @@ func (s *Session) confinedTrigger(ctx context.Context, st rewrite.Statement) err
 		return err
 	}
 	if why != "" {
-		return refusal(wire.ErOptionPreventsStatement, "HY000", "the trigger %s cannot be made in the sandbox: its body %s; "+
+		return rewrite.Refuse(wire.ErOptionPreventsStatement, "the trigger %s cannot be made in the sandbox: its body %s; "+
 			"test it on a direct connection, or simplify its body", rewrite.QuoteIdent(st.Routine.Name), strings.TrimPrefix(why, "it "))
 	}
 	// The body's statements are the sandbox's statements too.
@@ -92,7 +92,7 @@ func (s *Session) confinedTrigger(ctx context.Context, st rewrite.Statement) err
 func (s *Session) systemTable(ctx context.Context, t rewrite.Table) error {
 	switch {
 	case s.m.norm(t).DB == "mysql":
-		return &rewrite.Refusal{Code: wire.ErNoTriggersOnSystem, State: "HY000", Message: "Triggers can not be created on system tables"}
+		return rewrite.ServerRefusal(wire.ErNoTriggersOnSystem, "Triggers can not be created on system tables")
 	case !skipCatalog(t):
 		return nil
 	}
@@ -106,8 +106,7 @@ func (s *Session) systemTable(ctx context.Context, t rewrite.Table) error {
 			who = "'" + str(r.Rows[0][0]) + "'@'" + str(r.Rows[0][1]) + "'"
 		}
 	}
-	return &rewrite.Refusal{Code: wire.ErDBAccessDenied, State: "42000", Message: "Access denied for user " + who +
-		" to database '" + strings.ToLower(t.DB) + "'"}
+	return rewrite.ServerRefusal(wire.ErDBAccessDenied, "Access denied for user %s to database '%s'", who, strings.ToLower(t.DB))
 }
 
 // forkTrigger makes ready what a trigger statement needs in the sandbox

@@ -154,7 +154,7 @@ func (m *Manager) triggerHazards(ctx context.Context, cp *connectedSet) error {
 			}
 			cp.routines = append(cp.routines, routines...)
 			if why != "" {
-				return refusal(wire.ErUnknown, "HY000", "cannot fork %s: its trigger %s %s, so the fork cannot do what "+
+				return rewrite.Refuse(wire.ErUnknown, "cannot fork %s: its trigger %s %s, so the fork cannot do what "+
 					"the table does in production; test without the sandbox, or drop or simplify the trigger", u,
 					rewrite.QuoteIdent(tc.trg.Name), why)
 			}
@@ -279,7 +279,7 @@ func (r sandboxResolver) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, 
 	if e, ok := r.sb.resolve(r.m.key(t)); ok {
 		return e.phys, true, nil
 	}
-	return t, false, refusal(wire.ErUnknown, "HY000", "a trigger names %s, which is not in the sandbox", t)
+	return t, false, rewrite.Refuse(wire.ErUnknown, "a trigger names %s, which is not in the sandbox", t)
 }
 
 // ResolveRoutine implements rewrite.RoutineResolver: the body (read as a

@@ -126,16 +126,16 @@ func (s *Session) ensureView(ctx context.Context, t rewrite.Table, mode viewMode
 		return false, err
 	}
 	if depth >= maxViewDepth {
-		return true, refusal(wire.ErUnknown, "HY000", "the view %s is built on views more than %d deep, which the sandbox "+
+		return true, rewrite.Refuse(wire.ErUnknown, "the view %s is built on views more than %d deep, which the sandbox "+
 			"cannot copy", t, maxViewDepth)
 	}
 	switch {
 	case o.hazard != "":
-		return true, refusal(wire.ErUnknown, "HY000", "%s", o.hazard)
+		return true, rewrite.Refuse(wire.ErUnknown, "%s", o.hazard)
 	case o.wide != "":
-		return true, refusal(wire.ErUnknown, "HY000", "%s, which a sandbox must not see; run it on a direct connection", o.wide)
+		return true, rewrite.Refuse(wire.ErUnknown, "%s, which a sandbox must not see; run it on a direct connection", o.wide)
 	case o.view == nil:
-		return true, refusal(wire.ErUnknown, "HY000", "the proxy cannot read the definition of the view %s (grant its "+
+		return true, rewrite.Refuse(wire.ErUnknown, "the proxy cannot read the definition of the view %s (grant its "+
 			"account SHOW VIEW), so the sandbox cannot copy it", t)
 	}
 	if mode == viewStandIn {
@@ -171,7 +171,7 @@ func (s *Session) viewDefinition(ctx context.Context, t rewrite.Table, vd *viewD
 		if st.Class == rewrite.ClassUnparseable && s.m.catalog.calls(ctx, t) {
 			// What it reads that calls a stored function cannot be told
 			// for sure: it would call production's.
-			return "", false, refusal(wire.ErOptionPreventsStatement, "HY000", "the view %s calls stored functions through a "+
+			return "", false, rewrite.Refuse(wire.ErOptionPreventsStatement, "the view %s calls stored functions through a "+
 				"definition the proxy cannot read, so the sandbox cannot copy it", t)
 		}
 		// The stored functions it calls are the sandbox's.
@@ -208,7 +208,7 @@ func (m *Manager) placeView(ctx context.Context, sb *Sandbox, t rewrite.Table, d
 	sb.forkMu.Lock()
 	defer sb.forkMu.Unlock()
 	if sb.isDiscarded() {
-		return refusal(wire.ErUnknown, "HY000", "sandbox %q was discarded; SANDBOX CREATE or ATTACH another", sb.Name)
+		return rewrite.Refuse(wire.ErUnknown, "sandbox %q was discarded; SANDBOX CREATE or ATTACH another", sb.Name)
 	}
 	stmt := "CREATE OR REPLACE"
 	if vd.algorithm == "MERGE" || vd.algorithm == "TEMPTABLE" {
@@ -266,8 +266,8 @@ func (e *viewInvalid) diagnostics() []Diag {
 
 // invalidView is 1356 for the view t, because of cause.
 func invalidView(t rewrite.Table, cause *Diag) *viewInvalid {
-	return &viewInvalid{Refusal: &rewrite.Refusal{Code: wire.ErViewInvalid, State: "HY000", Message: fmt.Sprintf("View '%s.%s' references "+
-		"invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", t.DB, t.Name)}, cause: cause}
+	return &viewInvalid{Refusal: rewrite.ServerRefusal(wire.ErViewInvalid, "View '%s.%s' references "+
+		"invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", t.DB, t.Name), cause: cause}
 }
 
 // adoptViews makes the copies a successful statement replaced (CREATE OR
