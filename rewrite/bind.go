@@ -236,7 +236,7 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 		funcs, names := e.textNames(sql, opts)
 		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: "the statement cannot be parsed",
 			Funcs: funcs, Names: names, DB: opts.DB, Kind: textKind(sql, opts), Vars: textVars(sql, sc.toks)}}
-		if a.Statements[0].Kind == "BEGIN" {
+		if a.Statements[0].Kind == KindBegin {
 			a.Statements[0].Start = transactionStart(sql, opts)
 		}
 		return a
@@ -328,7 +328,7 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 		// reaches nothing.
 		a.stmtStarts = append(a.stmtStarts, rec.junk)
 		a.stmtDBs = append(a.stmtDBs, db)
-		a.Statements = append(a.Statements, Statement{Class: ClassRead, Kind: "SYNTAX ERROR", DB: db})
+		a.Statements = append(a.Statements, Statement{Class: ClassRead, Kind: KindSyntaxError, DB: db})
 	}
 	a.aliases = all.aliases
 	a.sites = showSites // bind adds the sites it locates
@@ -414,7 +414,7 @@ func previousAsNext(text string, opts Options) string {
 // textKind names a statement the parser cannot read by its first words,
 // for the kinds callers act on ("SHOW BINLOG EVENTS", "SHOW RELAYLOG
 // EVENTS"); "" for others.
-func textKind(text string, opts Options) string {
+func textKind(text string, opts Options) Kind {
 	var words []string
 	for _, t := range lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes}) {
 		if t.kind != tokIdent || len(words) == 3 {
@@ -423,7 +423,7 @@ func textKind(text string, opts Options) string {
 		words = append(words, strings.ToUpper(text[t.start:t.end]))
 	}
 	if len(words) == 3 && words[0] == "SHOW" && (words[1] == "BINLOG" || words[1] == "RELAYLOG") && words[2] == "EVENTS" {
-		return strings.Join(words, " ")
+		return Kind(strings.Join(words, " "))
 	}
 	// Transaction statements in forms the parser does not know (only
 	// their own words are let through; see unparseable): what they do to
@@ -431,9 +431,9 @@ func textKind(text string, opts Options) string {
 	if len(words) > 0 {
 		switch {
 		case words[0] == "BEGIN", words[0] == "START" && len(words) > 1 && words[1] == "TRANSACTION":
-			return "BEGIN"
+			return KindBegin
 		case words[0] == "COMMIT", words[0] == "ROLLBACK", words[0] == "KILL":
-			return words[0]
+			return Kind(words[0])
 		}
 	}
 	return ""
@@ -1125,7 +1125,7 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 		}
 	}
 	st.Funcs, st.Outside, st.Vars, st.Next = c.funcs, c.outside, c.vars, nextTransaction(s)
-	if st.Kind == "BEGIN" {
+	if st.Kind == KindBegin {
 		st.Start = transactionStart(s.Text(), Options{})
 	}
 	st.ChangesLexing, st.ChangesIsolation, st.Serializable = c.set.lexing, c.set.isolation, c.set.serializable
@@ -1242,116 +1242,116 @@ func whereText(text string) string {
 }
 
 // kindOf names a statement node for callers that act on its kind.
-func kindOf(s ast.StmtNode) string {
+func kindOf(s ast.StmtNode) Kind {
 	switch x := s.(type) {
 	case *ast.SelectStmt, *ast.SetOprStmt:
-		return "SELECT"
+		return KindSelect
 	case *ast.ShowStmt:
 		switch {
 		case x.Tp == ast.ShowWarnings && !x.CountWarningsOrErrors:
-			return "SHOW WARNINGS"
+			return KindShowWarnings
 		case x.Tp == ast.ShowErrors && !x.CountWarningsOrErrors:
-			return "SHOW ERRORS"
+			return KindShowErrors
 		case x.Tp == ast.ShowWarnings || x.Tp == ast.ShowErrors:
-			return "SHOW COUNT(*)"
+			return KindShowCount
 		case x.Tp == ast.ShowOpenTables:
-			return "SHOW OPEN TABLES"
+			return KindShowOpenTables
 		case x.Tp == ast.ShowProcessList:
-			return "SHOW PROCESSLIST"
+			return KindShowProcesslist
 		case x.Tp == ast.ShowCreateView:
-			return "SHOW CREATE VIEW"
+			return KindShowCreateView
 		case x.Tp == ast.ShowCreateProcedure:
-			return "SHOW CREATE PROCEDURE"
+			return KindShowCreateProcedure
 		case x.Tp == ast.ShowStatus:
-			return "SHOW STATUS"
+			return KindShowStatus
 		case x.Tp == ast.ShowVariables:
-			return "SHOW VARIABLES"
+			return KindShowVariables
 		case x.Tp == ast.ShowCreateTable:
-			return "SHOW CREATE TABLE"
+			return KindShowCreateTable
 		case x.Tp == ast.ShowColumns:
-			return "SHOW COLUMNS"
+			return KindShowColumns
 		case x.Tp == ast.ShowIndex:
-			return "SHOW INDEX"
+			return KindShowIndex
 		}
-		return "SHOW"
+		return KindShow
 	case *ast.ExplainStmt:
-		return "EXPLAIN"
+		return KindExplain
 	case *ast.HelpStmt:
-		return "HELP"
+		return KindHelp
 	case *ast.InsertStmt:
 		if x.IsReplace {
-			return "REPLACE"
+			return KindReplace
 		}
-		return "INSERT"
+		return KindInsert
 	case *ast.UpdateStmt:
-		return "UPDATE"
+		return KindUpdate
 	case *ast.DeleteStmt:
-		return "DELETE"
+		return KindDelete
 	case *ast.LoadDataStmt:
-		return "LOAD DATA"
+		return KindLoadData
 	case *ast.CreateTableStmt:
-		return "CREATE TABLE"
+		return KindCreateTable
 	case *ast.AlterTableStmt:
-		return "ALTER TABLE"
+		return KindAlterTable
 	case *ast.DropTableStmt:
 		if x.IsView {
-			return "DROP VIEW"
+			return KindDropView
 		}
-		return "DROP TABLE"
+		return KindDropTable
 	case *ast.RenameTableStmt:
-		return "RENAME TABLE"
+		return KindRenameTable
 	case *ast.TruncateTableStmt:
-		return "TRUNCATE TABLE"
+		return KindTruncateTable
 	case *ast.CreateIndexStmt:
-		return "CREATE INDEX"
+		return KindCreateIndex
 	case *ast.DropIndexStmt:
-		return "DROP INDEX"
+		return KindDropIndex
 	case *ast.CreateViewStmt:
-		return "CREATE VIEW"
+		return KindCreateView
 	case *ast.CreateDatabaseStmt:
-		return "CREATE DATABASE"
+		return KindCreateDatabase
 	case *ast.DropDatabaseStmt:
-		return "DROP DATABASE"
+		return KindDropDatabase
 	case *ast.AlterDatabaseStmt:
-		return "ALTER DATABASE"
+		return KindAlterDatabase
 	case *ast.CreateSequenceStmt:
-		return "CREATE SEQUENCE"
+		return KindCreateSequence
 	case *ast.DropSequenceStmt:
-		return "DROP SEQUENCE"
+		return KindDropSequence
 	case *ast.AlterSequenceStmt:
-		return "ALTER SEQUENCE"
+		return KindAlterSequence
 	case *ast.BeginStmt:
-		return "BEGIN"
+		return KindBegin
 	case *ast.CommitStmt:
-		return "COMMIT"
+		return KindCommit
 	case *ast.RollbackStmt:
 		if x.SavepointName != "" {
-			return "ROLLBACK TO SAVEPOINT"
+			return KindRollbackToSavepoint
 		}
-		return "ROLLBACK"
+		return KindRollback
 	case *ast.SetStmt:
 		for _, v := range x.Variables {
 			if v.IsGlobal || v.IsInstance {
-				return "SET GLOBAL"
+				return KindSetGlobal
 			}
 		}
-		return "SET"
+		return KindSet
 	case *ast.UseStmt:
-		return "USE"
+		return KindUse
 	case *ast.LockTablesStmt:
-		return "LOCK TABLES"
+		return KindLockTables
 	case *ast.UnlockTablesStmt:
-		return "UNLOCK TABLES"
+		return KindUnlockTables
 	case *ast.KillStmt:
-		return "KILL"
+		return KindKill
 	case *ast.DoStmt:
-		return "DO"
+		return KindDo
 	case *ast.CallStmt:
-		return "CALL"
+		return KindCall
 	case *ast.DropProcedureStmt:
-		return "DROP PROCEDURE"
+		return KindDropProcedure
 	case *ast.ProcedureInfo:
-		return "CREATE PROCEDURE"
+		return KindCreateProcedure
 	}
 	return ""
 }
@@ -1516,5 +1516,5 @@ func flushTables(st *Statement, s ast.StmtNode, text string) {
 		}
 	}
 	// A sandbox runs it as a no-op (replacements): nothing to fork first.
-	st.Kind, st.Class, st.Locked = "FLUSH TABLES", ClassRead, nil
+	st.Kind, st.Class, st.Locked = KindFlushTables, ClassRead, nil
 }

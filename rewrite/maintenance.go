@@ -7,15 +7,15 @@ package rewrite
 // whichever reader read it (the parser's leaves ANALYZE's kind empty, and
 // reads the other partition forms as ALTER TABLE); "" for any other
 // statement. Each answers a row per table, named db.table.
-func (a *Analysis) Maintenance(i int) string {
+func (a *Analysis) Maintenance(i int) Kind {
 	if i < 0 || i >= len(a.Statements) || i >= len(a.stmtStarts) || a.stmtStarts[i] > len(a.text) {
 		return ""
 	}
 	k := a.Statements[i].Kind
-	if k != "" && tableMaintenance[firstWord(k)] == k {
+	if k != "" && tableMaintenance[firstWord(string(k))] == k {
 		return k
 	}
-	if k != "" && k != "ALTER TABLE" {
+	if k != "" && k != KindAlterTable {
 		return ""
 	}
 	text := a.text[a.stmtStarts[i]:]
@@ -45,7 +45,7 @@ func (a *Analysis) Maintenance(i int) string {
 // partitionMaintenance names ALTER [ONLINE] [IGNORE] TABLE t ANALYZE |
 // CHECK | OPTIMIZE | REPAIR PARTITION (toks, the statement's first
 // tokens): "ANALYZE PARTITION" …, or "".
-func partitionMaintenance(text string, toks []token) string {
+func partitionMaintenance(text string, toks []token) Kind {
 	word := func(j int) string { return tokWord(text, toks, j) }
 	j := 1
 	for word(j) == "ONLINE" || word(j) == "IGNORE" {
@@ -60,7 +60,7 @@ func partitionMaintenance(text string, toks []token) string {
 	}
 	switch op := word(j); {
 	case (op == "ANALYZE" || op == "CHECK" || op == "OPTIMIZE" || op == "REPAIR") && word(j+1) == "PARTITION":
-		return op + " PARTITION"
+		return Kind(op + " PARTITION")
 	}
 	return ""
 }

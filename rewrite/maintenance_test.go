@@ -36,7 +36,7 @@ func TestMaintenance(t *testing.T) {
 			continue
 		}
 		for i, w := range c.want {
-			if got := a.Maintenance(i); got != w {
+			if got := a.Maintenance(i); string(got) != w {
 				t.Errorf("%q: statement %d is %q, want %q", c.sql, i, got, w)
 			}
 		}

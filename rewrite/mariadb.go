@@ -69,7 +69,7 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 		// A body may hold ';': the input is refused under a resolver
 		// whatever follows, so where it ends does not matter.
 		st.Class, st.Kind = ClassRoutine, kind
-		st.Unprovable = kind + " acts on a stored function, procedure, trigger, event or package, whose statements the proxy does not see"
+		st.Unprovable = string(kind) + " acts on a stored function, procedure, trigger, event or package, whose statements the proxy does not see"
 		st.hint = "run it on a direct connection"
 		st.Funcs, st.Names = e.textNames(text, a.opts)
 		a.Statements = []Statement{st}
@@ -95,9 +95,9 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 			st.Funcs, st.Names = e.textNames(text[toks[3].end:], a.opts)
 		}
 	case privilegeStatement(text, toks):
-		st.Class, st.Kind, st.privileges = ClassOther, w0+" "+word(1), true
+		st.Class, st.Kind, st.privileges = ClassOther, Kind(w0+" "+word(1)), true
 		if w0 == "GRANT" || w0 == "REVOKE" {
-			st.Kind = w0
+			st.Kind = Kind(w0)
 		}
 		a.Statements = []Statement{st}
 		a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
@@ -105,7 +105,7 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 		a.privilegeNames(text, toks)
 		return true
 	case (w0 == "CREATE" || w0 == "ALTER" || w0 == "DROP") && (word(1) == "SERVER" || word(1) == "OR" && word(3) == "SERVER"):
-		st.Class, st.Kind = ClassOther, w0+" SERVER"
+		st.Class, st.Kind = ClassOther, Kind(w0+" SERVER")
 		st.Outside = w0 + " SERVER defines a server FEDERATED and SPIDER tables reach, outside any sandbox; run it on a direct connection"
 		st.Unprovable, st.hint = w0+" SERVER defines a server other tables reach", "run it on a direct connection"
 	case (w0 == "ALTER" || w0 == "CREATE") && e.viewDDL(a, text, toks):
@@ -115,14 +115,14 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 		if !ok {
 			return false
 		}
-		st.Class, st.Kind = ClassDDL, w0+" DATABASE"
+		st.Class, st.Kind = ClassDDL, Kind(w0+" DATABASE")
 		if w0 == "CREATE" {
 			st.Database, st.IfNotExists = name, ifNotExists
 		}
 	case w0 == "EXECUTE" && word(1) == "IMMEDIATE" && immediateLiteral(text, toks):
 		return e.executeImmediate(a, text, toks[2])
 	case w0 == "EXECUTE" && word(1) == "IMMEDIATE":
-		st.Class, st.Kind = ClassSession, "EXECUTE IMMEDIATE"
+		st.Class, st.Kind = ClassSession, KindExecuteImmediate
 		st.Unprovable = "EXECUTE IMMEDIATE of an expression (or with USING values other than literals and variables) " +
 			"is dynamic SQL the proxy cannot see"
 		st.hint = "send the statement itself, or EXECUTE IMMEDIATE a string literal"
@@ -136,7 +136,7 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 		if !ok {
 			return false
 		}
-		st.Class, st.Kind = ClassOther, w0+" INDEX"
+		st.Class, st.Kind = ClassOther, Kind(w0+" INDEX")
 		for _, s := range sites {
 			st.Reads = append(st.Reads, s.table)
 		}
@@ -146,7 +146,7 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 		if !ok {
 			return false
 		}
-		st.Class, st.Kind, st.Temporary = ClassDDL, "DROP TABLE", temporary
+		st.Class, st.Kind, st.Temporary = ClassDDL, KindDropTable, temporary
 		for _, s := range sites {
 			st.Writes = append(st.Writes, s.table)
 		}
@@ -180,7 +180,7 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 			return false
 		}
 		st.Class, st.Kind = class, kind
-		if kind == "SHOW CREATE FUNCTION" {
+		if kind == KindShowCreateFunction {
 			if r, next, ok := routineName(text, toks, 3); ok && next == len(toks) {
 				st.Routine = r
 			}
@@ -195,7 +195,7 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 // routineChange reads DROP FUNCTION [IF EXISTS] [db.]name and ALTER
 // {FUNCTION | PROCEDURE} [db.]name characteristics, the whole of toks: the
 // statement's kind and the routine it names, nil for any other statement.
-func routineChange(text string, toks []token) (string, *Routine) {
+func routineChange(text string, toks []token) (Kind, *Routine) {
 	w0, w1 := tokWord(text, toks, 0), tokWord(text, toks, 1)
 	switch {
 	case w0 == "DROP" && w1 == "FUNCTION":
@@ -204,7 +204,7 @@ func routineChange(text string, toks []token) (string, *Routine) {
 			i += 2
 		}
 		if r, next, ok := routineName(text, toks, i); ok && next == len(toks) {
-			return "DROP FUNCTION", r
+			return KindDropFunction, r
 		}
 	case w0 == "ALTER" && (w1 == "FUNCTION" || w1 == "PROCEDURE"):
 		r, next, ok := routineName(text, toks, 2)
@@ -217,7 +217,7 @@ func routineChange(text string, toks []token) (string, *Routine) {
 				return "", nil
 			}
 		}
-		return "ALTER " + w1, r
+		return Kind("ALTER " + w1), r
 	}
 	return "", nil
 }
@@ -225,26 +225,26 @@ func routineChange(text string, toks []token) (string, *Routine) {
 // storedProgramKind names the statement at toks[0] when it creates, drops
 // or alters a stored program other than a procedure (ALTER PROCEDURE
 // included): "CREATE FUNCTION", "DROP TRIGGER", …; "" otherwise.
-func storedProgramKind(e *Engine, text string, toks []token) string {
+func storedProgramKind(e *Engine, text string, toks []token) Kind {
 	word := func(i int) string { return tokWord(text, toks, i) }
 	if k, next := e.createRoutineAt(text, toks, 0); k != "" && k != "PROCEDURE" && next > 0 {
-		return "CREATE " + k
+		return Kind("CREATE " + k)
 	}
 	switch word(0) {
 	case "DROP":
 		switch k := word(1); k {
 		case "FUNCTION", "TRIGGER", "EVENT", "PACKAGE":
-			return "DROP " + k
+			return Kind("DROP " + k)
 		}
 	case "ALTER":
 		switch k := word(1); k {
 		case "FUNCTION", "EVENT", "PROCEDURE":
-			return "ALTER " + k
+			return Kind("ALTER " + k)
 		}
 		if word(1) == "DEFINER" && punctAt(text, toks, 2, '=') {
 			for i := 3; i < len(toks) && i < 8; i++ {
 				if word(i) == "EVENT" {
-					return "ALTER EVENT"
+					return KindAlterEvent
 				}
 			}
 		}
@@ -255,7 +255,7 @@ func storedProgramKind(e *Engine, text string, toks []token) string {
 // nameless names the statements that can name no table, when toks hold
 // only words, literals, variables, '=', ',', '.' and (for XA's
 // identifiers) nothing else: kind "" when they are not one.
-func nameless(text string, toks []token) (kind string, class Class) {
+func nameless(text string, toks []token) (kind Kind, class Class) {
 	for i, t := range toks {
 		switch t.kind {
 		case tokIdent, tokQuoted, tokString, tokNumber, tokVariable:
@@ -276,41 +276,41 @@ func nameless(text string, toks []token) (kind string, class Class) {
 	word := func(i int) string { return tokWord(text, toks, i) }
 	switch word(0) {
 	case "XA":
-		return "XA", ClassOther
+		return KindXa, ClassOther
 	case "INSTALL", "UNINSTALL":
 		if word(1) == "PLUGIN" || word(1) == "SONAME" {
-			return word(0) + " " + word(1), ClassOther
+			return Kind(word(0) + " " + word(1)), ClassOther
 		}
 	case "CHANGE":
 		if word(1) == "MASTER" {
-			return "CHANGE MASTER", ClassOther
+			return KindChangeMaster, ClassOther
 		}
 	case "GET":
 		if getDiagnostics(text, toks) {
-			return "GET DIAGNOSTICS", ClassSession
+			return KindGetDiagnostics, ClassSession
 		}
 	case "SIGNAL", "RESIGNAL":
-		return word(0), ClassSession
+		return Kind(word(0)), ClassSession
 	case "BACKUP":
 		if word(1) == "STAGE" {
-			return "BACKUP STAGE", ClassOther
+			return KindBackupStage, ClassOther
 		}
 	case "SHOW":
 		switch {
 		case word(1) == "CREATE" && (word(2) == "FUNCTION" || word(2) == "TRIGGER" || word(2) == "EVENT" || word(2) == "PACKAGE"):
-			return "SHOW CREATE " + word(2), ClassRead
+			return Kind("SHOW CREATE " + word(2)), ClassRead
 		case (word(1) == "FUNCTION" || word(1) == "PROCEDURE" || word(1) == "PACKAGE") &&
 			(word(2) == "CODE" || word(2) == "BODY" && word(3) == "CODE"):
-			return "SHOW " + word(1) + " CODE", ClassRead
+			return Kind("SHOW " + word(1) + " CODE"), ClassRead
 		}
 	}
 	return "", 0
 }
 
 // tableMaintenance are the statements of table maintenance, by first word.
-var tableMaintenance = map[string]string{
-	"CHECK": "CHECK TABLE", "CHECKSUM": "CHECKSUM TABLE", "REPAIR": "REPAIR TABLE", "ANALYZE": "ANALYZE TABLE",
-	"OPTIMIZE": "OPTIMIZE TABLE",
+var tableMaintenance = map[string]Kind{
+	"CHECK": KindCheckTable, "CHECKSUM": KindChecksumTable, "REPAIR": KindRepairTable, "ANALYZE": KindAnalyzeTable,
+	"OPTIMIZE": KindOptimizeTable,
 }
 
 // maintenanceOptions are the words that may follow the table list of a
@@ -508,7 +508,7 @@ func immediateLiteral(text string, toks []token) bool {
 // runs.
 func (e *Engine) executeImmediate(a *Analysis, text string, lit token) bool {
 	db := a.opts.DB
-	st := Statement{DB: db, Class: ClassSession, Kind: "EXECUTE IMMEDIATE"}
+	st := Statement{DB: db, Class: ClassSession, Kind: KindExecuteImmediate}
 	a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
 	a.stmtAliases = []map[string]bool{nil}
 	if a.altered != nil && a.altered.alteredIn(int(lit.start), int(lit.end)) {
@@ -556,8 +556,8 @@ func immediateRefused(inner *Analysis) string {
 	is := inner.Statements[0]
 	switch {
 	case is.Class != ClassRead && is.Class != ClassWrite && is.Class != ClassDDL,
-		strings.HasPrefix(is.Kind, "SHOW"), is.Show != nil, is.Kill != nil, is.Routine != nil, is.Database != "":
-		return "EXECUTE IMMEDIATE runs a " + strings.TrimSpace(is.Kind+" statement") + " the proxy must see sent itself"
+		is.Kind.IsShow(), is.Show != nil, is.Kill != nil, is.Routine != nil, is.Database != "":
+		return "EXECUTE IMMEDIATE runs a " + strings.TrimSpace(string(is.Kind)+" statement") + " the proxy must see sent itself"
 	}
 	return ""
 }
@@ -575,7 +575,7 @@ var tableDDLStop = map[string]bool{
 // and ALTER [ONLINE] [IGNORE] TABLE [IF EXISTS] t, followed by anything
 // that names no table (see tableDDLStop): the target's site, the kind and
 // whether the table is temporary.
-func tableDDL(text string, toks []token, db string) (s site, kind string, temporary bool, ok bool) {
+func tableDDL(text string, toks []token, db string) (s site, kind Kind, temporary bool, ok bool) {
 	word := func(i int) string { return tokWord(text, toks, i) }
 	i := 1
 	switch word(0) {
@@ -587,12 +587,12 @@ func tableDDL(text string, toks []token, db string) (s site, kind string, tempor
 			temporary = true
 			i++
 		}
-		kind = "CREATE TABLE"
+		kind = KindCreateTable
 	case "ALTER":
 		for word(i) == "ONLINE" || word(i) == "IGNORE" {
 			i++
 		}
-		kind = "ALTER TABLE"
+		kind = KindAlterTable
 	}
 	if word(i) != "TABLE" {
 		return site{}, "", false, false
@@ -827,7 +827,7 @@ func (e *Engine) viewDDL(a *Analysis, text string, toks []token) bool {
 		return false
 	}
 	is := inner.Statements[0]
-	st := Statement{DB: db, Class: ClassDDL, Kind: word(0) + " VIEW", Writes: []Table{view.table}, Reads: is.Reads, Funcs: is.Funcs,
+	st := Statement{DB: db, Class: ClassDDL, Kind: Kind(word(0) + " VIEW"), Writes: []Table{view.table}, Reads: is.Reads, Funcs: is.Funcs,
 		Locked: is.Reads, Outside: is.Outside}
 	a.sites = append(a.sites, view)
 	for _, s := range inner.sites {
@@ -860,7 +860,7 @@ func (e *Engine) handler(a *Analysis, st *Statement, text string, toks []token) 
 		default:
 			return false
 		}
-		st.Class, st.Kind = ClassRead, "HANDLER OPEN"
+		st.Class, st.Kind = ClassRead, KindHandlerOpen
 		st.Reads, st.Locked = []Table{s.table}, []Table{s.table}
 		if len(rest) == 0 {
 			s.aliasAt = int(toks[next].end) // the handler is named after the table
@@ -878,10 +878,10 @@ func (e *Engine) handler(a *Analysis, st *Statement, text string, toks []token) 
 				}
 			}
 		}
-		st.Class, st.Kind = ClassRead, "HANDLER READ"
+		st.Class, st.Kind = ClassRead, KindHandlerRead
 		return !s.qualified
 	case "CLOSE":
-		st.Class, st.Kind = ClassSession, "HANDLER CLOSE"
+		st.Class, st.Kind = ClassSession, KindHandlerClose
 		return next+1 == len(toks) && !s.qualified
 	}
 	return false

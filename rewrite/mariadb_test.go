@@ -89,7 +89,7 @@ func TestRecognized(t *testing.T) {
 		{sql: "EXECUTE IMMEDIATE 'USE db'", refuse: "must see sent itself", class: ClassSession, kind: "EXECUTE IMMEDIATE"},
 	} {
 		a := e.Analyze(c.sql, opts)
-		if st := a.Statements[0]; st.Class != c.class || st.Kind != c.kind {
+		if st := a.Statements[0]; st.Class != c.class || string(st.Kind) != c.kind {
 			t.Errorf("%q: class %s kind %q, want %s %q", c.sql, st.Class, st.Kind, c.class, c.kind)
 		}
 		res, err := a.Rewrite(r)

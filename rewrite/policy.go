@@ -61,7 +61,7 @@ func (p *Policy) Check(a *Analysis) error {
 			if st.Class == c {
 				what := strings.ToUpper(c.String())
 				if st.Kind != "" {
-					what = st.Kind + " (" + c.String() + ")"
+					what = string(st.Kind) + " (" + c.String() + ")"
 				}
 				r := Refuse(wire.ErOptionPreventsStatement, "%s statements are denied by the deny-statements guardrail; ask the operator if you need them", what)
 				r.Reason = ReasonDenyStatements

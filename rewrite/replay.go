@@ -222,7 +222,7 @@ func (st *Statement) Volatile() string {
 			return "it calls " + strings.ToUpper(f.Name) + "(), whose value depends on " + why
 		}
 	}
-	if st.Kind == "CALL" {
+	if st.Kind == KindCall {
 		return "it runs a procedure, whose statements the proxy does not check for a second run"
 	}
 	return ""

@@ -112,7 +112,7 @@ type Statement struct {
 	// Kind names the statement more finely than Class, in upper case:
 	// "CREATE TABLE", "DROP TABLE", "TRUNCATE TABLE", "RENAME TABLE",
 	// "ALTER TABLE", "INSERT", "SET GLOBAL", "KILL", … ("" when unknown).
-	Kind string
+	Kind Kind
 	// Show details SHOW [FULL] TABLES and SHOW TABLE STATUS (nil for
 	// other statements).
 	Show *Show
@@ -713,8 +713,8 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 			routines = append(routines, reps...)
 			continue
 		}
-		if st.Routine != nil && rr != nil && (st.Kind == "CALL" || st.Kind == "DROP PROCEDURE" || st.Kind == "DROP FUNCTION" ||
-			st.Kind == "ALTER FUNCTION" || st.Kind == "ALTER PROCEDURE" || st.Kind == "SHOW CREATE FUNCTION" || st.Kind == "SHOW CREATE PROCEDURE") {
+		if st.Routine != nil && rr != nil && (st.Kind == KindCall || st.Kind == KindDropProcedure || st.Kind == KindDropFunction ||
+			st.Kind == KindAlterFunction || st.Kind == KindAlterProcedure || st.Kind == KindShowCreateFunction || st.Kind == KindShowCreateProcedure) {
 			reps, err := a.routineReps(st, rr)
 			if err != nil {
 				return nil, err
@@ -722,7 +722,7 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 			routines = append(routines, reps...)
 			continue
 		}
-		if (st.Kind == "DROP FUNCTION" || strings.HasPrefix(st.Kind, "ALTER ")) && st.Routine != nil && rr == nil {
+		if (st.Kind == KindDropFunction || strings.HasPrefix(string(st.Kind), "ALTER ")) && st.Routine != nil && rr == nil {
 			return nil, Refuse(wire.ErUnknown, "%s acts on a stored routine the proxy cannot place here; run it on a direct connection", st.Kind)
 		}
 		if st.Unprovable != "" {
@@ -733,7 +733,7 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 			rf := Refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; %s", st.Unprovable, hint)
 			if st.serverCheck && len(a.Statements) == 1 {
 				serverCheck(rf)
-				if st.Kind == "EXECUTE IMMEDIATE" && len(a.prepared) == 1 {
+				if st.Kind == KindExecuteImmediate && len(a.prepared) == 1 {
 					// The server checks the text it runs (more than one
 					// statement, a ? where the grammar takes none).
 					rf.CheckText = a.prepared[0].inner.src
@@ -770,7 +770,7 @@ func (a *Analysis) namedColumns(reps []replacement) []replacement {
 	var out []replacement
 	for _, st := range a.Statements {
 		switch st.Kind {
-		case "CREATE VIEW", "ALTER VIEW", "CREATE TABLE":
+		case KindCreateView, KindAlterView, KindCreateTable:
 		default:
 			continue
 		}
@@ -837,7 +837,7 @@ func columnName(text string, ansiQuotes bool) (string, bool) {
 // other statements is refused.
 func (a *Analysis) flushNoOp() ([]replacement, bool, error) {
 	for _, st := range a.Statements {
-		if st.Kind != "FLUSH TABLES" {
+		if st.Kind != KindFlushTables {
 			continue
 		}
 		if len(a.Statements) > 1 {

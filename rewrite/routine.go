@@ -278,11 +278,11 @@ func (e *Engine) analyzePieces(a *Analysis, toks []token) {
 				a.parts = append(a.parts, part{start: start, sub: junkAnalysis(text[start:], withDB(a.opts, db)), stmt: len(a.Statements)})
 				a.stmtStarts = append(a.stmtStarts, start)
 				a.stmtDBs = append(a.stmtDBs, db)
-				a.Statements = append(a.Statements, Statement{Class: ClassRead, Kind: "SYNTAX ERROR", DB: db})
+				a.Statements = append(a.Statements, Statement{Class: ClassRead, Kind: KindSyntaxError, DB: db})
 				a.endDB = db
 				return
 			}
-			st.Kind, st.Class, st.DB, st.SetStatement = "CREATE "+k, ClassRoutine, db, settings
+			st.Kind, st.Class, st.DB, st.SetStatement = Kind("CREATE "+k), ClassRoutine, db, settings
 			// A body the proxy cannot read may be the server's syntax
 			// error: asked when the input is this one statement as far as
 			// the text tells (it starts the input and ends with END).
@@ -309,7 +309,7 @@ func (e *Engine) analyzePieces(a *Analysis, toks []token) {
 				a.parts = append(a.parts, part{start: start, stmt: len(a.Statements)})
 				a.stmtStarts = append(a.stmtStarts, start)
 				a.stmtDBs = append(a.stmtDBs, db)
-				a.Statements = append(a.Statements, Statement{Class: ClassRoutine, Kind: "CREATE TRIGGER", DB: db, Trigger: &Trigger{Followed: true},
+				a.Statements = append(a.Statements, Statement{Class: ClassRoutine, Kind: KindCreateTrigger, DB: db, Trigger: &Trigger{Followed: true},
 					Unprovable: "the proxy cannot read where this CREATE TRIGGER ends", hint: "send it alone, or run it on a direct connection"})
 				return
 			}
@@ -342,7 +342,7 @@ func (e *Engine) analyzePieces(a *Analysis, toks []token) {
 			a.parts = append(a.parts, part{start: start, sub: junkAnalysis(text[start:], withDB(a.opts, db)), stmt: len(a.Statements)})
 			a.stmtStarts = append(a.stmtStarts, start)
 			a.stmtDBs = append(a.stmtDBs, db)
-			a.Statements = append(a.Statements, Statement{Class: ClassRead, Kind: "SYNTAX ERROR", DB: db})
+			a.Statements = append(a.Statements, Statement{Class: ClassRead, Kind: KindSyntaxError, DB: db})
 			a.endDB = db
 			return
 		}
@@ -391,7 +391,7 @@ func endsWithEnd(text string, toks []token) bool {
 // follows it: one statement that reaches nothing.
 func junkAnalysis(text string, opts Options) *Analysis {
 	return &Analysis{src: text, text: text, opts: opts, endDB: opts.DB,
-		Statements: []Statement{{Class: ClassRead, Kind: "SYNTAX ERROR", DB: opts.DB}},
+		Statements: []Statement{{Class: ClassRead, Kind: KindSyntaxError, DB: opts.DB}},
 		stmtStarts: []int{0}, stmtDBs: []string{opts.DB}, stmtAliases: []map[string]bool{nil}}
 }
 
@@ -502,7 +502,7 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, f
 			// A CALL in a body is placed like a CALL of the client's: the
 			// RoutineResolver a CREATE PROCEDURE needs names where its
 			// procedure is, and checks it there.
-			if bs.Unprovable != "" && st.Unprovable == "" && !(bs.Kind == "CALL" && bs.Routine != nil) {
+			if bs.Unprovable != "" && st.Unprovable == "" && !(bs.Kind == KindCall && bs.Routine != nil) {
 				st.Unprovable = bs.Unprovable + " (in the body of " + what + " " + QuoteIdent(r.Name) + ")"
 			}
 		}
@@ -1055,7 +1055,7 @@ func (b *bodyReader) exprAt(start, end int) string {
 		return "the proxy cannot read an empty expression in the procedure's body"
 	}
 	sub := b.e.analyze(prefix+b.a.text[start:end], withDB(b.a.opts, b.db))
-	if sub.parseErr != nil || sub.normErr != nil || len(sub.Statements) != 1 || sub.Statements[0].Kind != "SELECT" {
+	if sub.parseErr != nil || sub.normErr != nil || len(sub.Statements) != 1 || sub.Statements[0].Kind != KindSelect {
 		return "the proxy cannot parse the expression " + strings.Join(strings.Fields(firstLine(b.a.text[start:end])), " ") +
 			" of the procedure's body"
 	}
@@ -1248,7 +1248,7 @@ func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 		// unlabelled only (sp_proc_stmt_compound_ok): a label there is a
 		// syntax error for sure. The input goes as it is, for the
 		// server's own 1064.
-		a.Statements = []Statement{{Class: ClassRead, Kind: "SYNTAX ERROR", DB: a.opts.DB}}
+		a.Statements = []Statement{{Class: ClassRead, Kind: KindSyntaxError, DB: a.opts.DB}}
 		a.stmtStarts, a.stmtDBs, a.stmtAliases = []int{0}, []string{a.opts.DB}, []map[string]bool{nil}
 		return true
 	}
@@ -1258,7 +1258,7 @@ func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 	// refused makes the input one compound statement refused for why
 	// (the session has the server check a block's syntax first).
 	refused := func(why, hint string) bool {
-		a.Statements = []Statement{{DB: a.opts.DB, Class: ClassWrite, Kind: "COMPOUND",
+		a.Statements = []Statement{{DB: a.opts.DB, Class: ClassWrite, Kind: KindCompound,
 			Unprovable: "this compound statement (BEGIN NOT ATOMIC … END, or a block sent as a statement) " + why, hint: hint}}
 		a.stmtStarts, a.stmtDBs = []int{0}, []string{a.opts.DB}
 		return true
@@ -1276,15 +1276,15 @@ func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 			return false
 		}
 	}
-	st := Statement{DB: a.opts.DB, Class: ClassRead, Kind: "COMPOUND"}
+	st := Statement{DB: a.opts.DB, Class: ClassRead, Kind: KindCompound}
 	for _, sub := range r.Body {
 		for _, bs := range sub.Statements {
-			what := bs.Kind
+			what := string(bs.Kind)
 			if f := strings.Fields(sub.text); what == "" && len(f) > 0 {
 				what = strings.ToUpper(f[0])
 			}
 			switch {
-			case bs.Kind == "SYNTAX ERROR":
+			case bs.Kind == KindSyntaxError:
 				return false
 			case bs.Unprovable != "":
 				return refused("holds a statement the proxy cannot see through: "+bs.Unprovable,
@@ -1292,7 +1292,7 @@ func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 			case bs.Class == ClassWrite && bs.Show == nil && bs.Routine == nil:
 				st.Class = ClassWrite
 			case bs.Class == ClassRead && bs.Show == nil && bs.Routine == nil:
-			case bs.Class == ClassSession && bs.Kind == "SET" && !bs.ChangesLexing && !bs.ChangesIsolation:
+			case bs.Class == ClassSession && bs.Kind == KindSet && !bs.ChangesLexing && !bs.ChangesIsolation:
 			case bs.Class == ClassDDL && bs.Show == nil && bs.Routine == nil && bs.Trigger == nil && !bs.ChangesLexing:
 				// DDL of tables and views, as a procedure's body holds
 				// it: the session forks or places its tables first.
@@ -1325,7 +1325,7 @@ func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 // block, or an expression read as SELECT expression — and nil for any
 // other input.
 func (a *Analysis) CompoundBody() []*Analysis {
-	if len(a.Statements) != 1 || a.Statements[0].Kind != "COMPOUND" {
+	if len(a.Statements) != 1 || a.Statements[0].Kind != KindCompound {
 		return nil
 	}
 	var body []*Analysis

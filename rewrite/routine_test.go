@@ -225,7 +225,7 @@ func wantRewrite(t *testing.T, e *Engine, sql string, opts Options, r Resolver, 
 	}
 	var got []string
 	for _, st := range res.Analysis.Statements {
-		got = append(got, st.Kind)
+		got = append(got, string(st.Kind))
 	}
 	if k := strings.Join(got, " "); k != kinds {
 		t.Errorf("%q: kinds %q, want %q", sql, k, kinds)

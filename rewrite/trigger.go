@@ -77,16 +77,16 @@ func (e *Engine) triggerStatement(a *Analysis, text string, toks []token) bool {
 	var why string
 	switch {
 	case w(0) == "SHOW" && w(1) == "CREATE" && w(2) == "TRIGGER":
-		st.Class, st.Kind = ClassRead, "SHOW CREATE TRIGGER"
+		st.Class, st.Kind = ClassRead, KindShowCreateTrigger
 		why = st.triggerName(text, toks, 3, false)
 	case w(0) == "DROP" && w(1) == "TRIGGER":
-		st.Class, st.Kind = ClassRoutine, "DROP TRIGGER"
+		st.Class, st.Kind = ClassRoutine, KindDropTrigger
 		why = st.triggerName(text, toks, 2, true)
 	default:
 		if k, _ := e.createRoutineAt(text, toks, 0); k != "TRIGGER" {
 			return false
 		}
-		st.Class, st.Kind = ClassRoutine, "CREATE TRIGGER"
+		st.Class, st.Kind = ClassRoutine, KindCreateTrigger
 		why = e.createTrigger(a, &st, text, toks)
 	}
 	if why != "" {
@@ -108,7 +108,7 @@ func (st *Statement) triggerName(text string, toks []token, i int, ifExists bool
 	}
 	r, next, ok := routineName(text, toks, i)
 	if !ok || !onlyEnd(text, toks, next) {
-		return "the proxy cannot read the name of the trigger " + st.Kind + " names"
+		return "the proxy cannot read the name of the trigger " + string(st.Kind) + " names"
 	}
 	st.Routine = r
 	return ""
@@ -242,7 +242,7 @@ func (e *Engine) triggerBody(a *Analysis, st *Statement, toks []token, i int, db
 			st.takeBody(bs)
 			// A CALL is refused by the rewrite (triggerReps), as a
 			// statement that would run a procedure's statements.
-			if bs.Unprovable != "" && st.Unprovable == "" && !(bs.Kind == "CALL" && bs.Routine != nil) {
+			if bs.Unprovable != "" && st.Unprovable == "" && !(bs.Kind == KindCall && bs.Routine != nil) {
 				return bs.Unprovable + " (in the body of trigger " + QuoteIdent(r.Name) + ")"
 			}
 		}
@@ -254,7 +254,7 @@ func (e *Engine) triggerBody(a *Analysis, st *Statement, toks []token, i int, db
 // above).
 func (a *Analysis) triggerReps(st *Statement, r Resolver) ([]replacement, error) {
 	tr, _ := r.(TriggerResolver)
-	if st.Kind == "SHOW CREATE TRIGGER" && (tr == nil || st.Unprovable != "") {
+	if st.Kind == KindShowCreateTrigger && (tr == nil || st.Unprovable != "") {
 		return nil, nil // names no table: as written
 	}
 	if tr == nil {
@@ -275,7 +275,7 @@ func (a *Analysis) triggerReps(st *Statement, r Resolver) ([]replacement, error)
 		return nil, err
 	}
 	reps, err := a.routineReps(st, placedRoutine{Resolver: r, db: db})
-	if err != nil || st.Kind != "CREATE TRIGGER" {
+	if err != nil || st.Kind != KindCreateTrigger {
 		return reps, err
 	}
 	t := st.Trigger
@@ -307,7 +307,7 @@ type placedRoutine struct {
 // procedure its body calls where the resolver places it (or, for a
 // resolver that places none, in db).
 func (p placedRoutine) ResolveRoutine(st *Statement) (string, error) {
-	if rr, ok := p.Resolver.(RoutineResolver); ok && st.Kind == "CALL" {
+	if rr, ok := p.Resolver.(RoutineResolver); ok && st.Kind == KindCall {
 		return rr.ResolveRoutine(st)
 	}
 	return p.db, nil

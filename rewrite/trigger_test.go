@@ -68,7 +68,7 @@ func TestTriggers(t *testing.T) {
 	} {
 		a := e.Analyze(c.sql, opts)
 		st := a.Statements[0]
-		if st.Kind != c.kind || st.Trigger == nil || st.Routine == nil {
+		if string(st.Kind) != c.kind || st.Trigger == nil || st.Routine == nil {
 			t.Errorf("%q: kind %q, trigger %v", c.sql, st.Kind, st.Trigger)
 			continue
 		}
@@ -180,7 +180,7 @@ func TestTriggerPieces(t *testing.T) {
 		a := e.Analyze(c.sql, opts)
 		var kinds []string
 		for _, st := range a.Statements {
-			kinds = append(kinds, st.Kind)
+			kinds = append(kinds, string(st.Kind))
 		}
 		if k := strings.Join(kinds, ","); k != c.kinds {
 			t.Errorf("%q: statements %s, want %s", c.sql, k, c.kinds)

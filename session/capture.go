@@ -301,13 +301,13 @@ func (m *Manager) removeCapture(ctx context.Context, c SideConn, on forker.Conn,
 // otherwise (a statement of a body, which runs later or not at all) on a
 // side connection.
 func (s *Session) stopCapturesFor(ctx context.Context, st rewrite.Statement, own bool) error {
-	if st.Class != rewrite.ClassDDL || strings.Contains(st.Kind, "TRIGGER") || st.Temporary || s.sb == nil {
+	if st.Class != rewrite.ClassDDL || strings.Contains(string(st.Kind), "TRIGGER") || st.Temporary || s.sb == nil {
 		return nil
 	}
-	if st.Kind == "CREATE TABLE" && st.IfNotExists {
+	if st.Kind == rewrite.KindCreateTable && st.IfNotExists {
 		return nil // of a table the sandbox has: it changes nothing (rows a SELECT adds fire the triggers)
 	}
-	why := sandboxDDL + cmp.Or(st.Kind, "DDL") + " in the sandbox"
+	why := sandboxDDL + cmp.Or(string(st.Kind), "DDL") + " in the sandbox"
 	var on forker.Conn
 	switch {
 	case own:

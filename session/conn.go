@@ -707,19 +707,19 @@ func newPlan(sql string, a *rewrite.Analysis) *Plan {
 	p := &Plan{SQL: sql, text: sql, analysis: a, statements: len(a.Statements)}
 	for i, st := range a.Statements {
 		switch {
-		case st.Kind == "BEGIN":
+		case st.Kind == rewrite.KindBegin:
 			p.begin = true
 			p.txEnd = p.txEnd || i > 0
-		case st.Kind == "COMMIT" || st.Kind == "ROLLBACK":
+		case st.Kind == rewrite.KindCommit || st.Kind == rewrite.KindRollback:
 			p.txEnd = true
 		case st.Class == rewrite.ClassTransaction:
 			p.txControl = true
-		case st.Kind == "USE":
+		case st.Kind == rewrite.KindUse:
 			p.useDB = true
 		}
 		// CREATE and DROP TEMPORARY TABLE leave the transaction open;
 		// CREATE, ALTER and DROP of routines and triggers commit it.
-		p.ddl = p.ddl || st.Class == rewrite.ClassDDL && !st.Temporary || st.Class == rewrite.ClassRoutine && st.Kind != "CALL" ||
+		p.ddl = p.ddl || st.Class == rewrite.ClassDDL && !st.Temporary || st.Class == rewrite.ClassRoutine && st.Kind != rewrite.KindCall ||
 			sandboxTrigger(st)
 		p.readVars = p.readVars || st.ChangesLexing || st.ChangesIsolation || setsAccess(st)
 		replayFacts(p, st)
@@ -814,7 +814,7 @@ func (s *Session) provesNoWrite(ctx context.Context, a *rewrite.Analysis) error 
 // writes (and what it reads under locks).
 func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql string, opts rewrite.Options, prepared bool, p *Plan) (*Plan, error) {
 	one := len(a.Statements) == 1
-	if one && !prepared && (a.Statements[0].Kind == "SHOW WARNINGS" || a.Statements[0].Kind == "SHOW ERRORS") {
+	if one && !prepared && (a.Statements[0].Kind == rewrite.KindShowWarnings || a.Statements[0].Kind == rewrite.KindShowErrors) {
 		// The proxy runs it and tells the sandbox's database names in the
 		// messages back.
 		p.diagnostics = true
@@ -849,7 +849,7 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 	if opts.DB == "" && namesNoDatabase(a) {
 		return nil, errNoDatabase()
 	}
-	if one && a.Statements[0].Kind == "CREATE DATABASE" {
+	if one && a.Statements[0].Kind == rewrite.KindCreateDatabase {
 		// CREATE DATABASE of a database the sandbox has changes nothing:
 		// the server's answer (1007, or with IF NOT EXISTS its note).
 		if q, err := s.createExistingDatabase(ctx, a.Statements[0]); err != nil || q != "" {
@@ -888,7 +888,7 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 	s.keepPrepare(a, sql, opts, prepared, p)
 	p.rewritten, p.splices = res.SQL, res.Splices
 	p.nameRows, p.binaryRows = writesNames(a), prepared
-	if len(a.Statements) == 1 && a.Statements[0].Kind == "SHOW CREATE VIEW" {
+	if len(a.Statements) == 1 && a.Statements[0].Kind == rewrite.KindShowCreateView {
 		p.viewDB = a.Statements[0].DB
 	}
 	if answersPlan(a) {
@@ -917,7 +917,7 @@ func answersPlan(a *rewrite.Analysis) bool {
 		return false
 	}
 	st := a.Statements[0]
-	if st.Kind == "EXPLAIN" || a.Analyzes() {
+	if st.Kind == rewrite.KindExplain || a.Analyzes() {
 		return true
 	}
 	for _, t := range st.Reads {
@@ -936,10 +936,10 @@ func answersPlan(a *rewrite.Analysis) bool {
 // sandbox's tables show their physical databases.
 func writesNames(a *rewrite.Analysis) bool {
 	for i, st := range a.Statements {
-		if strings.HasPrefix(st.Kind, "SHOW") || st.Kind == "EXPLAIN" || maintains(a, i) {
+		if st.Kind.IsShow() || st.Kind == rewrite.KindExplain || maintains(a, i) {
 			return true // maintenance answers name each table db.table
 		}
-		if st.Kind == "CALL" {
+		if st.Kind == rewrite.KindCall {
 			return true // its body's SHOW and warnings may name the sandbox's tables
 		}
 		for _, t := range st.Reads {
@@ -1039,7 +1039,7 @@ func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool
 			return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s changes the server outside any table, which a sandbox cannot contain; "+
 				"it is refused in a sandbox (run it on a direct connection or SANDBOX DETACH in explicit mode)", reason)
 		}
-		if st.Kind == "CALL" && st.Routine != nil {
+		if st.Kind == rewrite.KindCall && st.Routine != nil {
 			if err := s.checkCall(ctx, st); err != nil {
 				return err
 			}
@@ -1047,7 +1047,7 @@ func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool
 		if err := s.confinedTrigger(ctx, st); err != nil {
 			return err
 		}
-		if st.Kind == "COMPOUND" && !body {
+		if st.Kind == rewrite.KindCompound && !body {
 			// An anonymous block's statements run at once, under the
 			// rules of a sandbox procedure's body.
 			for _, b := range a.CompoundBody() {
@@ -1059,7 +1059,7 @@ func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool
 				}
 			}
 		}
-		if (st.Kind == "CREATE PROCEDURE" || st.Kind == "CREATE FUNCTION") && st.Routine != nil {
+		if (st.Kind == rewrite.KindCreateProcedure || st.Kind == rewrite.KindCreateFunction) && st.Routine != nil {
 			// The body's statements are the sandbox's statements too.
 			for _, b := range st.Routine.Body {
 				if err := s.bodyAllowed(b); err != nil {
@@ -1084,9 +1084,9 @@ func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool
 // sandbox's physical one, which the answer to the CALL tells back
 // (writesNames), and the proxy adds nothing to it when the client sends
 // them. SHOW STATUS and SHOW VARIABLES name no table.
-var bodyShows = map[string]bool{"SHOW STATUS": true, "SHOW VARIABLES": true, "SHOW CREATE TABLE": true,
-	"SHOW COLUMNS": true, "SHOW INDEX": true, "SHOW WARNINGS": true, "SHOW ERRORS": true,
-	"SHOW COUNT(*)": true}
+var bodyShows = map[rewrite.Kind]bool{rewrite.KindShowStatus: true, rewrite.KindShowVariables: true, rewrite.KindShowCreateTable: true,
+	rewrite.KindShowColumns: true, rewrite.KindShowIndex: true, rewrite.KindShowWarnings: true, rewrite.KindShowErrors: true,
+	rewrite.KindShowCount: true}
 
 // bodyAllowed refuses, in a sandbox's procedure body, what the proxy does
 // for a statement of the client's around the statement itself, which a
@@ -1101,7 +1101,7 @@ func (s *Session) bodyAllowed(b *rewrite.Analysis) error {
 	for _, st := range b.Statements {
 		switch {
 		case st.Show == nil && bodyShows[st.Kind]:
-		case st.Show != nil || strings.HasPrefix(st.Kind, "SHOW"):
+		case st.Show != nil || st.Kind.IsShow():
 			return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s in a sandbox's procedure body is not supported: the proxy answers "+
 				"SHOW itself, for the sandbox, when the client sends it; run it outside the procedure", st.Kind)
 		case st.ChangesIsolation || st.Serializable:
@@ -1124,7 +1124,7 @@ func (s *Session) bodyAllowed(b *rewrite.Analysis) error {
 func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) error {
 	for i, st := range a.Statements {
 		switch {
-		case (st.Kind == "CREATE PROCEDURE" || st.Kind == "CREATE FUNCTION") && st.Routine != nil:
+		case (st.Kind == rewrite.KindCreateProcedure || st.Kind == rewrite.KindCreateFunction) && st.Routine != nil:
 			if err := s.routineChanging(ctx, st); err != nil {
 				return err
 			}
@@ -1133,10 +1133,10 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 			}
 			p.locks = true
 			continue
-		case st.Kind == "CALL":
+		case st.Kind == rewrite.KindCall:
 			p.locks = true // its body may write: kept for a replay
 			continue
-		case st.Kind == "COMPOUND" && a.CompoundDDL():
+		case st.Kind == rewrite.KindCompound && a.CompoundDDL():
 			if err := s.forkBlock(ctx, a, p); err != nil {
 				return err
 			}
@@ -1146,12 +1146,12 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 				return err
 			}
 			continue
-		case (st.Kind == "SHOW CREATE FUNCTION" || st.Kind == "SHOW CREATE PROCEDURE") && st.Routine != nil:
+		case (st.Kind == rewrite.KindShowCreateFunction || st.Kind == rewrite.KindShowCreateProcedure) && st.Routine != nil:
 			if err := s.showsOwnRoutine(ctx, st); err != nil {
 				return err
 			}
 			continue
-		case (st.Kind == "DROP FUNCTION" || st.Kind == "DROP PROCEDURE" || st.Kind == "ALTER FUNCTION" || st.Kind == "ALTER PROCEDURE") &&
+		case (st.Kind == rewrite.KindDropFunction || st.Kind == rewrite.KindDropProcedure || st.Kind == rewrite.KindAlterFunction || st.Kind == rewrite.KindAlterProcedure) &&
 			st.Routine != nil:
 			if err := s.routineChanging(ctx, st); err != nil {
 				return err
@@ -1168,7 +1168,7 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 		}
 		mode := forker.Full
 		switch st.Kind {
-		case "DROP TABLE", "TRUNCATE TABLE", "DROP VIEW":
+		case rewrite.KindDropTable, rewrite.KindTruncateTable, rewrite.KindDropView:
 			mode = forker.SchemaOnly
 		}
 		// A foreign key from a sandbox table must point into the sandbox:
@@ -1182,7 +1182,7 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 		if err != nil {
 			return err
 		}
-		if maintains(a, i) && a.Maintenance(i) != "CHECKSUM TABLE" {
+		if maintains(a, i) && a.Maintenance(i) != rewrite.KindChecksumTable {
 			// Checked, analysed (statistics) on the sandbox's copies,
 			// never on production's tables.
 			first = append(first, st.Reads...)
@@ -1200,7 +1200,7 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 			if err != nil {
 				return err
 			}
-			if made && mode == forker.SchemaOnly && st.Kind != "TRUNCATE TABLE" {
+			if made && mode == forker.SchemaOnly && st.Kind != rewrite.KindTruncateTable {
 				p.undoOnError = append(p.undoOnError, t)
 			}
 		}
@@ -1215,7 +1215,7 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 		if err := s.plannedDDL(ctx, p, st, true); err != nil {
 			return err
 		}
-		if st.Class == rewrite.ClassWrite || st.Class == rewrite.ClassDDL || st.Kind == "LOCK TABLES" ||
+		if st.Class == rewrite.ClassWrite || st.Class == rewrite.ClassDDL || st.Kind == rewrite.KindLockTables ||
 			st.Class == rewrite.ClassTransaction && st.Kind == "" || len(st.Locked) > 0 || len(st.Writes) > 0 {
 			p.locks = true
 		}
@@ -1368,7 +1368,7 @@ func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed b
 	}
 	if !failed && p.analysis != nil {
 		for _, st := range p.analysis.Statements {
-			if st.Kind == "CREATE TRIGGER" && st.Trigger != nil {
+			if st.Kind == rewrite.KindCreateTrigger && st.Trigger != nil {
 				if err := s.m.lastCapture(ctx, s.sb, st.Trigger.Table, st.Trigger.Timing, st.Trigger.Event, s.ownConn()); err != nil {
 					return err
 				}
@@ -1585,7 +1585,7 @@ type resolver struct {
 
 // showCreateView reports an input that is SHOW CREATE VIEW.
 func showCreateView(a *rewrite.Analysis) bool {
-	return len(a.Statements) == 1 && a.Statements[0].Kind == "SHOW CREATE VIEW"
+	return len(a.Statements) == 1 && a.Statements[0].Kind == rewrite.KindShowCreateView
 }
 
 // Resolve implements rewrite.Resolver.
@@ -1629,7 +1629,7 @@ func (mapsNothing) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, error)
 func mutates(st rewrite.Statement) string {
 	switch {
 	case st.Class == rewrite.ClassWrite || st.Class == rewrite.ClassDDL:
-		return st.Kind + " (a " + st.Class.String() + " statement)"
+		return string(st.Kind) + " (a " + st.Class.String() + " statement)"
 	case len(st.Writes) > 0:
 		return "a statement that writes " + st.Writes[0].String()
 	}
@@ -1676,15 +1676,15 @@ func systemDDL(st rewrite.Statement) (rewrite.Table, bool) {
 // outsideTables says why a statement changes state no fork can hold.
 func outsideTables(st rewrite.Statement) string {
 	switch {
-	case st.Kind == "KILL":
+	case st.Kind == rewrite.KindKill:
 		return "KILL"
-	case st.Class == rewrite.ClassOther && st.Kind != "DO":
+	case st.Class == rewrite.ClassOther && st.Kind != rewrite.KindDo:
 		return "this statement (administrative or privilege statement)"
 	case st.Class == rewrite.ClassRoutine:
 		return "a stored-routine statement"
 	case st.Class == rewrite.ClassDDL && len(st.Writes) == 0:
-		return st.Kind
-	case st.Kind == "SET GLOBAL":
+		return string(st.Kind)
+	case st.Kind == rewrite.KindSetGlobal:
 		return "SET GLOBAL"
 	}
 	return ""

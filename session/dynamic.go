@@ -59,7 +59,7 @@ func (s *Session) dynamicText(ctx context.Context, a *rewrite.Analysis, sql stri
 // it is (text is sql): the server refuses it with 1295 and runs nothing.
 // ok is false for any other input.
 func (s *Session) immediateItself(a *rewrite.Analysis, sql string, opts rewrite.Options) (string, bool, error) {
-	if len(a.Statements) != 1 || a.Statements[0].Kind != "EXECUTE IMMEDIATE" || a.Statements[0].Unprovable == "" {
+	if len(a.Statements) != 1 || a.Statements[0].Kind != rewrite.KindExecuteImmediate || a.Statements[0].Unprovable == "" {
 		return "", false, nil
 	}
 	text, ok := s.m.engine.ImmediateText(sql, opts)

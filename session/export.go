@@ -184,7 +184,7 @@ func (d *differ) exportDDL(ctx context.Context, et *exportTable) error {
 // any other statement that is not what it was built as fails the export.
 func (d *differ) checkTable(et *exportTable) error {
 	dt := et.td.t
-	check := func(stmt string, kinds ...string) error {
+	check := func(stmt string, kinds ...rewrite.Kind) error {
 		g, err := d.m.checkGenerated(stmt, dt.logical, d.label, kinds...)
 		var ge *generatedError
 		if errors.As(err, &ge) && ge.names && dt.method == methodView {
@@ -197,18 +197,18 @@ func (d *differ) checkTable(et *exportTable) error {
 	switch {
 	case et.ddl == "":
 	case dt.method == methodView && dt.change == "dropped":
-		return check(et.ddl, "DROP VIEW")
+		return check(et.ddl, rewrite.KindDropView)
 	case dt.method == methodView:
-		return check(et.ddl, "CREATE VIEW")
+		return check(et.ddl, rewrite.KindCreateView)
 	case dt.change == "dropped":
-		return check(et.ddl, "DROP TABLE")
+		return check(et.ddl, rewrite.KindDropTable)
 	default:
-		if err := check(et.ddl, "CREATE TABLE"); err != nil {
+		if err := check(et.ddl, rewrite.KindCreateTable); err != nil {
 			return err
 		}
 	}
 	for _, s := range append(slices.Clone(et.pre), et.post...) {
-		if err := check(s, "ALTER TABLE", "DROP TABLE"); err != nil {
+		if err := check(s, rewrite.KindAlterTable, rewrite.KindDropTable); err != nil {
 			return err
 		}
 	}

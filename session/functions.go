@@ -121,7 +121,7 @@ const (
 // it (ResolveRoutine), production's otherwise (an untouched copy is
 // production's routine).
 func (s *Session) showsOwnRoutine(ctx context.Context, st rewrite.Statement) error {
-	kind := strings.TrimPrefix(st.Kind, "SHOW CREATE ")
+	kind := strings.TrimPrefix(string(st.Kind), "SHOW CREATE ")
 	db := st.Routine.DB(st.DB)
 	if db == "" {
 		return nil
@@ -148,7 +148,7 @@ func (s *Session) showsOwnRoutine(ctx context.Context, st rewrite.Statement) err
 // REPLACE gets 1304, ALTER changes and DROP drops the copy), and the name
 // is the sandbox's from then on.
 func (s *Session) routineChanging(ctx context.Context, st rewrite.Statement) error {
-	_, kind, _ := strings.Cut(st.Kind, " ") // CREATE, DROP or ALTER of a PROCEDURE or FUNCTION
+	_, kind, _ := strings.Cut(string(st.Kind), " ") // CREATE, DROP or ALTER of a PROCEDURE or FUNCTION
 	db := st.Routine.DB(st.DB)
 	if db == "" {
 		return nil // the server's 1046
@@ -157,7 +157,7 @@ func (s *Session) routineChanging(ctx context.Context, st rewrite.Statement) err
 	if err != nil {
 		return err
 	}
-	if here && strings.HasPrefix(st.Kind, "DROP ") {
+	if here && strings.HasPrefix(string(st.Kind), "DROP ") {
 		if err := s.m.noteDroppedRoutine(ctx, s.sb, kind, db, st.Routine.Name); err != nil {
 			return err
 		}

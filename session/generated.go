@@ -57,7 +57,7 @@ func (e *generatedError) Error() string { return e.what }
 // writes target alone and reaches nothing else that it may not. label
 // names a table in a message as the sandbox's user knows it (never a
 // physical database of the proxy's).
-func (m *Manager) checkGenerated(stmt string, target rewrite.Table, label func(rewrite.Table) string, kinds ...string) (generated, error) {
+func (m *Manager) checkGenerated(stmt string, target rewrite.Table, label func(rewrite.Table) string, kinds ...rewrite.Kind) (generated, error) {
 	a := m.engine.Analyze(stmt, rewrite.Options{CaseSensitiveNames: m.caseSensitive, Server: m.server})
 	if len(a.Statements) != 1 {
 		return generated{}, &generatedError{what: fmt.Sprintf("the statement built for %s reads as %d statements: refused", target, len(a.Statements))}
@@ -65,8 +65,8 @@ func (m *Manager) checkGenerated(stmt string, target rewrite.Table, label func(r
 	st := a.Statements[0]
 	switch {
 	case !slices.Contains(kinds, st.Kind):
-		return generated{}, &generatedError{what: fmt.Sprintf("the statement built for %s reads as %s, not %s: refused", target, orUnknown(st.Kind),
-			strings.Join(kinds, " or "))}
+		return generated{}, &generatedError{what: fmt.Sprintf("the statement built for %s reads as %s, not %s: refused", target, orUnknown(string(st.Kind)),
+			kindList(kinds))}
 	case st.Outside != "":
 		return generated{}, &generatedError{what: fmt.Sprintf("the statement built for %s reaches outside the database (%s): refused", target, st.Outside)}
 	}
@@ -85,7 +85,7 @@ func (m *Manager) checkGenerated(stmt string, target rewrite.Table, label func(r
 		}
 	}
 	for _, r := range append(slices.Clone(st.Reads), st.Like...) {
-		if !own(r) && st.Kind != "CREATE VIEW" {
+		if !own(r) && st.Kind != rewrite.KindCreateView {
 			return generated{}, &generatedError{what: fmt.Sprintf("the statement built for %s reads %s: refused", target, label(r))}
 		}
 	}
@@ -113,4 +113,13 @@ func orUnknown(kind string) string {
 		return "a statement the proxy does not know"
 	}
 	return kind
+}
+
+// kindList names kinds for a message: "A or B".
+func kindList(kinds []rewrite.Kind) string {
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, " or ")
 }

@@ -157,7 +157,7 @@ func (s *Session) checkMultiStatement() error {
 // WARNINGS must see the statement before it).
 func (s *Session) injectTimeout(a *rewrite.Analysis, p *Plan) {
 	g := s.m.guard(s.user)
-	if g.StatementTimeout <= 0 || len(a.Statements) != 1 || strings.HasPrefix(a.Statements[0].Kind, "SHOW") {
+	if g.StatementTimeout <= 0 || len(a.Statements) != 1 || a.Statements[0].Kind.IsShow() {
 		return
 	}
 	sql := g.policy.WithTimeout(p.SQL, a, s.m.server.Flavor)

@@ -86,7 +86,7 @@ func ownOnly(a *rewrite.Analysis, prepared bool) (*ProcessList, error) {
 func processList(a *rewrite.Analysis, prepared bool) (*ProcessList, error) {
 	var pl *ProcessList
 	for _, st := range a.Statements {
-		if st.Kind == "SHOW PROCESSLIST" {
+		if st.Kind == rewrite.KindShowProcesslist {
 			pl = &ProcessList{Full: st.Show != nil && st.Show.Full}
 		}
 	}

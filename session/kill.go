@@ -48,7 +48,7 @@ func (k *Killer) Statement(user, sql string, opts rewrite.Options, prepared bool
 	kills := 0
 	var target *rewrite.Kill
 	for _, st := range a.Statements {
-		if st.Kind == "KILL" {
+		if st.Kind == rewrite.KindKill {
 			kills++
 			target = st.Kill
 		}
@@ -92,7 +92,7 @@ func (k *Killer) evaluate(sql string, opts rewrite.Options, eval Evaluator) (*re
 	}
 	query := "SELECT CAST((" + m[2] + ") AS SIGNED)"
 	a := k.engine.Analyze(query, opts)
-	if len(a.Statements) != 1 || a.Statements[0].Kind != "SELECT" {
+	if len(a.Statements) != 1 || a.Statements[0].Kind != rewrite.KindSelect {
 		return nil, unsupported
 	}
 	if st := a.Statements[0]; len(st.Reads) > 0 || st.Unprovable != "" || !builtinsOnly(st.Funcs) {

@@ -188,8 +188,8 @@ func (s *Session) forkHazard(ctx context.Context, st rewrite.Statement, sb *Sand
 // in tables, performance_schema ("" when it does not).
 func serverWide(st rewrite.Statement) string {
 	switch st.Kind {
-	case "SHOW BINLOG EVENTS", "SHOW RELAYLOG EVENTS", "SHOW OPEN TABLES", "SHOW PROCESSLIST":
-		return st.Kind + " shows what the whole server holds, every sandbox's tables and statements included"
+	case rewrite.KindShowBinlogEvents, rewrite.KindShowRelaylogEvents, rewrite.KindShowOpenTables, rewrite.KindShowProcesslist:
+		return string(st.Kind) + " shows what the whole server holds, every sandbox's tables and statements included"
 	}
 	for _, t := range append(st.Reads, st.Names...) {
 		db, name := strings.ToLower(t.DB), strings.ToLower(t.Name)
@@ -276,7 +276,7 @@ func skipCatalog(t rewrite.Table) bool {
 // VIEW reads (so the view, and writes through it, stay in the sandbox).
 func (s *Session) forkFirst(ctx context.Context, st rewrite.Statement) ([]rewrite.Table, error) {
 	out := append([]rewrite.Table(nil), st.References...)
-	if st.Kind == "CREATE VIEW" || s.serializable() {
+	if st.Kind == rewrite.KindCreateView || s.serializable() {
 		for _, t := range st.Reads {
 			if skipCatalog(t) {
 				continue

@@ -77,7 +77,7 @@ func (s *Session) copyRoutine(ctx context.Context, kind, db, name string) error 
 	a := s.m.engine.Analyze(text, rewrite.Options{DB: db, ANSIQuotes: strings.Contains(mode, "ANSI_QUOTES"), IgnoreSpace: strings.Contains(mode, "IGNORE_SPACE"),
 		NoBackslashEscapes: strings.Contains(mode, "NO_BACKSLASH_ESCAPES"), CaseSensitiveNames: s.m.caseSensitive,
 		Charset: str(def[3]), Server: s.m.server})
-	if len(a.Statements) != 1 || a.Statements[0].Kind != "CREATE "+kind || a.Statements[0].Routine == nil {
+	if len(a.Statements) != 1 || a.Statements[0].Kind != rewrite.Kind("CREATE "+kind) || a.Statements[0].Routine == nil {
 		return rewrite.Refuse(wire.ErOptionPreventsStatement, "the proxy cannot read the definition of production's %s %s, "+
 			"so it cannot run a copy of it in the sandbox", what, qname)
 	}

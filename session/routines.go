@@ -27,7 +27,7 @@ func sandboxRoutine(st rewrite.Statement) bool {
 		return false
 	}
 	switch st.Kind {
-	case "CREATE PROCEDURE", "DROP PROCEDURE", "CALL", "CREATE FUNCTION", "DROP FUNCTION", "ALTER PROCEDURE", "ALTER FUNCTION":
+	case rewrite.KindCreateProcedure, rewrite.KindDropProcedure, rewrite.KindCall, rewrite.KindCreateFunction, rewrite.KindDropFunction, rewrite.KindAlterProcedure, rewrite.KindAlterFunction:
 		return true
 	}
 	return false
@@ -53,7 +53,7 @@ func (r resolver) ResolveRoutine(st *rewrite.Statement) (string, error) {
 		return "", errNoDatabase()
 	}
 	phys := r.s.routineDB(db)
-	if kind, ok := strings.CutPrefix(st.Kind, "SHOW CREATE "); ok {
+	if kind, ok := strings.CutPrefix(string(st.Kind), "SHOW CREATE "); ok {
 		if _, own := r.s.sb.routineKnown(routineKey(kind, phys, st.Routine.Name)); !own {
 			return "", nil
 		}

@@ -54,7 +54,7 @@ func (s *Session) keepPrepare(a *rewrite.Analysis, sql string, opts rewrite.Opti
 	}
 	switch is := st.Inner.Statements[0]; {
 	case is.Class == rewrite.ClassRead || is.Class == rewrite.ClassWrite:
-	case is.Kind == "CREATE TABLE" && !is.Temporary:
+	case is.Kind == rewrite.KindCreateTable && !is.Temporary:
 		// CREATE TABLE [… AS SELECT]: planned again at each EXECUTE, its
 		// table placed in the sandbox as for the statement itself.
 	case is.Class == rewrite.ClassUnparseable && len(is.Names)+len(is.Reads)+len(is.Writes) == 0:

@@ -270,7 +270,7 @@ func (s *Session) answersShow(sql string, opts rewrite.Options) bool {
 	switch {
 	case st.Show != nil && (shows[st.Show.What] || st.Show.What == "PROCESSLIST"):
 		return true
-	case st.Kind == "SHOW WARNINGS" || st.Kind == "SHOW ERRORS" || st.Kind == "SHOW PROCESSLIST":
+	case st.Kind == rewrite.KindShowWarnings || st.Kind == rewrite.KindShowErrors || st.Kind == rewrite.KindShowProcesslist:
 		return true
 	}
 	return false
@@ -345,7 +345,7 @@ func (p *Plan) commitsImplicitly() bool {
 		return false
 	}
 	for _, st := range p.analysis.Statements {
-		if st.Class == rewrite.ClassDDL && !strings.Contains(st.Kind, "TEMPORARY") {
+		if st.Class == rewrite.ClassDDL && !strings.Contains(string(st.Kind), "TEMPORARY") {
 			return true
 		}
 	}

@@ -42,9 +42,9 @@ import (
 // but a plain SELECT).
 func opensView(st rewrite.Statement, sql string) bool {
 	switch {
-	case st.Kind == "BEGIN":
+	case st.Kind == rewrite.KindBegin:
 		return strings.Contains(strings.ToUpper(sql), "CONSISTENT")
-	case st.Kind == "CALL":
+	case st.Kind == rewrite.KindCall:
 		return true // its body may read
 	case st.Class == rewrite.ClassWrite || st.Class == rewrite.ClassDDL:
 		return false

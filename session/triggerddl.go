@@ -42,7 +42,7 @@ import (
 // sandboxTrigger reports the trigger statements a sandbox runs on its own
 // tables.
 func sandboxTrigger(st rewrite.Statement) bool {
-	return st.Trigger != nil && (st.Kind == "CREATE TRIGGER" || st.Kind == "DROP TRIGGER")
+	return st.Trigger != nil && (st.Kind == rewrite.KindCreateTrigger || st.Kind == rewrite.KindDropTrigger)
 }
 
 // confinedTrigger refuses, in a sandbox, a trigger statement the sandbox
@@ -60,7 +60,7 @@ func (s *Session) confinedTrigger(ctx context.Context, st rewrite.Statement) err
 		r.ServerCheck = !st.Trigger.Followed
 		return r
 	}
-	if st.Kind != "CREATE TRIGGER" {
+	if st.Kind != rewrite.KindCreateTrigger {
 		return nil
 	}
 	if err := s.systemTable(ctx, st.Trigger.Table); err != nil {
@@ -121,7 +121,7 @@ func (s *Session) forkTrigger(ctx context.Context, st rewrite.Statement, p *Plan
 	if err != nil {
 		return err
 	}
-	if st.Kind == "SHOW CREATE TRIGGER" {
+	if st.Kind == rewrite.KindShowCreateTrigger {
 		for _, u := range prod {
 			if e, ok := s.sb.resolve(s.m.key(u)); !ok || e.kind == kindAbsent {
 				p.productionTrigger = true
@@ -135,7 +135,7 @@ func (s *Session) forkTrigger(ctx context.Context, st rewrite.Statement, p *Plan
 			return err
 		}
 	}
-	if st.Kind != "CREATE TRIGGER" {
+	if st.Kind != rewrite.KindCreateTrigger {
 		return nil
 	}
 	t := st.Trigger.Table
@@ -184,7 +184,7 @@ func (r resolver) ResolveTrigger(st *rewrite.Statement) (string, bool, error) {
 	switch {
 	case db == "":
 		return "", false, errNoDatabase()
-	case st.Kind == "SHOW CREATE TRIGGER" && r.productionTrigger:
+	case st.Kind == rewrite.KindShowCreateTrigger && r.productionTrigger:
 		return "", false, nil
 	}
 	return r.s.routineDB(db), true, nil

@@ -187,7 +187,7 @@ func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statemen
 			switch {
 			case bs.Class == rewrite.ClassUnparseable:
 				return "has a statement the proxy cannot read", nil, nil
-			case bs.Kind == "CALL" && bs.Routine != nil:
+			case bs.Kind == rewrite.KindCall && bs.Routine != nil:
 				routines = append(routines, routineRef{"PROCEDURE", bs.Routine.DB(db), bs.Routine.Name})
 			case bs.Routine != nil:
 				return "defines or drops a stored routine", nil, nil
@@ -287,7 +287,7 @@ func (r sandboxResolver) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, 
 // naming another database names the sandbox's for it (the session copies
 // production's procedure there, placeNeeded).
 func (r sandboxResolver) ResolveRoutine(st *rewrite.Statement) (string, error) {
-	if st.Kind == "CALL" && st.Routine != nil && st.Routine.Schema != "" {
+	if st.Kind == rewrite.KindCall && st.Routine != nil && st.Routine.Schema != "" {
 		return SandboxSchema(r.m.cfg.Prefix, r.sb.ID, r.m.norm(rewrite.Table{DB: st.Routine.Schema}).DB), nil
 	}
 	return r.db, nil

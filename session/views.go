@@ -65,7 +65,7 @@ const standIn = "SELECT 1 AS `1`"
 // views: they are not forked as tables.
 func (s *Session) prepareViews(ctx context.Context, st rewrite.Statement, first []rewrite.Table, p *Plan) (map[string]bool, error) {
 	views := map[string]bool{}
-	if st.Kind == "SHOW CREATE VIEW" {
+	if st.Kind == rewrite.KindShowCreateView {
 		return views, nil // production's definition (the resolver leaves copies out)
 	}
 	one := func(t rewrite.Table, mode viewMode) error {
@@ -84,9 +84,9 @@ func (s *Session) prepareViews(ctx context.Context, st rewrite.Statement, first 
 	for _, t := range st.Writes {
 		mode := viewForce
 		switch st.Kind {
-		case "DROP VIEW", "CREATE VIEW", "ALTER VIEW":
+		case rewrite.KindDropView, rewrite.KindCreateView, rewrite.KindAlterView:
 			mode = viewStandIn
-		case "RENAME TABLE":
+		case rewrite.KindRenameTable:
 			mode = viewAlways
 		}
 		if err := one(t, mode); err != nil {

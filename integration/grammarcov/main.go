@@ -253,7 +253,7 @@ func analyse(e *rewrite.Engine, fork forkAll, s string) outcome {
 	_, err := a.Rewrite(fork)
 	if err == nil {
 		for _, st := range a.Statements {
-			if st.Class == rewrite.ClassUnparseable && st.Kind != "SYNTAX ERROR" {
+			if st.Class == rewrite.ClassUnparseable && st.Kind != rewrite.KindSyntaxError {
 				return outcome{reason: "the parser rejects it; it passes unchanged as it names no sandboxed table"}
 			}
 		}
