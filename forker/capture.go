@@ -6,7 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/sqlname"
 )
 
 // Change capture. A fork keeps, for every row its sandbox changes, the row
@@ -91,9 +92,9 @@ func (s Shape) Column(name string) (Column, bool) {
 
 // ReadShape reads t's shape from information_schema (ErrNoSource when t
 // does not exist).
-func ReadShape(ctx context.Context, c Conn, t rewrite.Table) (Shape, error) {
+func ReadShape(ctx context.Context, c Conn, t sqlname.Table) (Shape, error) {
 	var s Shape
-	where := " WHERE TABLE_SCHEMA = " + rewrite.QuoteString(t.DB) + " AND TABLE_NAME = " + rewrite.QuoteString(t.Name)
+	where := " WHERE TABLE_SCHEMA = " + quote.String(t.DB) + " AND TABLE_NAME = " + quote.String(t.Name)
 	rows, err := c.Query(ctx, "SELECT t.ENGINE, e.TRANSACTIONS, t.TABLE_TYPE FROM information_schema.TABLES t LEFT JOIN information_schema.ENGINES e "+
 		"ON e.ENGINE = t.ENGINE"+strings.Replace(where, "TABLE_", "t.TABLE_", 2))
 	if err != nil {
@@ -164,7 +165,7 @@ func ReadShape(ctx context.Context, c Conn, t rewrite.Table) (Shape, error) {
 // Capture is how the changes of one fork are captured.
 type Capture struct {
 	// Fork is the captured table; Side the table its pre-images go to.
-	Fork, Side rewrite.Table
+	Fork, Side sqlname.Table
 	// Trigger starts the names of the capture triggers (Trigger+"_ai",
 	// "_au", "_ad"), made in Fork's database.
 	Trigger string
@@ -188,18 +189,18 @@ func (cp Capture) SideDDL() string {
 	var defs []string
 	for _, k := range cp.Key {
 		c, _ := cp.Column(k)
-		def := rewrite.QuoteIdent(c.Name) + " " + c.Type + " NOT NULL"
+		def := quote.Ident(c.Name) + " " + c.Type + " NOT NULL"
 		if strings.HasPrefix(strings.ToLower(c.Type), "timestamp") {
 			def += " DEFAULT 0" // no implicit ON UPDATE CURRENT_TIMESTAMP
 		}
 		defs = append(defs, def)
 	}
-	defs = append(defs, rewrite.QuoteIdent(cp.Marker)+" TINYINT NOT NULL")
+	defs = append(defs, quote.Ident(cp.Marker)+" TINYINT NOT NULL")
 	for _, c := range cp.Stored() {
 		if cp.isKey(c.Name) {
 			continue
 		}
-		defs = append(defs, rewrite.QuoteIdent(c.Name)+" "+c.Type+" NULL DEFAULT NULL")
+		defs = append(defs, quote.Ident(c.Name)+" "+c.Type+" NULL DEFAULT NULL")
 	}
 	defs = append(defs, "PRIMARY KEY ("+quoteList(cp.Key)+")")
 	engine := "InnoDB"
@@ -216,36 +217,36 @@ func (cp Capture) isKey(name string) bool {
 // TriggerDDL creates the capture triggers on the fork. They are made with
 // an empty sql_mode (InstallCapture), so any value the fork holds copies.
 func (cp Capture) TriggerDDL() []string {
-	odku := " ON DUPLICATE KEY UPDATE " + rewrite.QuoteIdent(cp.Marker) + " = " + rewrite.QuoteIdent(cp.Marker)
+	odku := " ON DUPLICATE KEY UPDATE " + quote.Ident(cp.Marker) + " = " + quote.Ident(cp.Marker)
 	image := func(row string) string {
 		cols := []string{}
 		vals := []string{}
 		for _, k := range cp.Key {
-			cols = append(cols, rewrite.QuoteIdent(k))
-			vals = append(vals, row+"."+rewrite.QuoteIdent(k))
+			cols = append(cols, quote.Ident(k))
+			vals = append(vals, row+"."+quote.Ident(k))
 		}
-		cols = append(cols, rewrite.QuoteIdent(cp.Marker))
+		cols = append(cols, quote.Ident(cp.Marker))
 		vals = append(vals, "1")
 		for _, c := range cp.Stored() {
 			if cp.isKey(c.Name) {
 				continue
 			}
-			cols = append(cols, rewrite.QuoteIdent(c.Name))
-			vals = append(vals, row+"."+rewrite.QuoteIdent(c.Name))
+			cols = append(cols, quote.Ident(c.Name))
+			vals = append(vals, row+"."+quote.Ident(c.Name))
 		}
 		return "INSERT INTO " + cp.Side.Quoted() + " (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(vals, ", ") + ")" + odku
 	}
 	absent := func(row string) string {
 		vals := []string{}
 		for _, k := range cp.Key {
-			vals = append(vals, row+"."+rewrite.QuoteIdent(k))
+			vals = append(vals, row+"."+quote.Ident(k))
 		}
-		return "INSERT INTO " + cp.Side.Quoted() + " (" + quoteList(cp.Key) + ", " + rewrite.QuoteIdent(cp.Marker) + ") VALUES (" +
+		return "INSERT INTO " + cp.Side.Quoted() + " (" + quoteList(cp.Key) + ", " + quote.Ident(cp.Marker) + ") VALUES (" +
 			strings.Join(vals, ", ") + ", 0)" + odku
 	}
 	var same []string
 	for _, k := range cp.Key {
-		same = append(same, "NEW."+rewrite.QuoteIdent(k)+" <=> OLD."+rewrite.QuoteIdent(k))
+		same = append(same, "NEW."+quote.Ident(k)+" <=> OLD."+quote.Ident(k))
 	}
 	// No lookup of the side table before the insert: in a trigger of a
 	// write a read locks (next-key), and would make transactions changing
@@ -253,7 +254,7 @@ func (cp Capture) TriggerDDL() []string {
 	// row only.
 	names := cp.Triggers()
 	head := func(name, event string) string {
-		return "CREATE TRIGGER " + rewrite.QuoteIdent(cp.Fork.DB) + "." + rewrite.QuoteIdent(name) + " AFTER " + event + " ON " +
+		return "CREATE TRIGGER " + quote.Ident(cp.Fork.DB) + "." + quote.Ident(name) + " AFTER " + event + " ON " +
 			cp.Fork.Quoted() + " FOR EACH ROW "
 	}
 	return []string{
@@ -268,7 +269,7 @@ func (cp Capture) TriggerDDL() []string {
 func (cp Capture) DropTriggersDDL() []string {
 	var out []string
 	for _, n := range cp.Triggers() {
-		out = append(out, "DROP TRIGGER IF EXISTS "+rewrite.QuoteIdent(cp.Fork.DB)+"."+rewrite.QuoteIdent(n))
+		out = append(out, "DROP TRIGGER IF EXISTS "+quote.Ident(cp.Fork.DB)+"."+quote.Ident(n))
 	}
 	return out
 }
@@ -296,8 +297,8 @@ func RemoveCapture(ctx context.Context, c Conn, cp Capture) error {
 // ReplaceTriggerAs makes trg (its name, timing, event and body) again on
 // table in one CREATE OR REPLACE TRIGGER, which puts it last among its
 // event's triggers.
-func ReplaceTriggerAs(ctx context.Context, c Conn, trg Trigger, table rewrite.Table) error {
-	stmt := "CREATE OR REPLACE TRIGGER " + rewrite.QuoteIdent(table.DB) + "." + rewrite.QuoteIdent(trg.Name) + " " + trg.Timing + " " +
+func ReplaceTriggerAs(ctx context.Context, c Conn, trg Trigger, table sqlname.Table) error {
+	stmt := "CREATE OR REPLACE TRIGGER " + quote.Ident(table.DB) + "." + quote.Ident(trg.Name) + " " + trg.Timing + " " +
 		trg.Event + " ON " + table.Quoted() + " FOR EACH ROW " + trg.Body
 	if _, err := ExecAllWith(ctx, c, captureModes(), stmt); err != nil {
 		return fmt.Errorf("make the trigger %s on %s last: %w", trg.Name, table.Quoted(), err)
@@ -315,7 +316,7 @@ func captureModes() Modes {
 func quoteList(names []string) string {
 	q := make([]string, len(names))
 	for i, n := range names {
-		q[i] = rewrite.QuoteIdent(n)
+		q[i] = quote.Ident(n)
 	}
 	return strings.Join(q, ", ")
 }
@@ -337,30 +338,30 @@ func Modifies(action string) bool {
 // fires no trigger on the child. name starts the triggers' names ("_bd",
 // "_bu"); they are BEFORE triggers, so they see the child's rows as they
 // are.
-func (cp Capture) CascadeDDL(parent rewrite.Table, fk ForeignKey, name string) (names, stmts []string) {
+func (cp Capture) CascadeDDL(parent sqlname.Table, fk ForeignKey, name string) (names, stmts []string) {
 	var cols, vals, match, same []string
 	for _, k := range cp.Key {
-		cols = append(cols, rewrite.QuoteIdent(k))
-		vals = append(vals, "c."+rewrite.QuoteIdent(k))
+		cols = append(cols, quote.Ident(k))
+		vals = append(vals, "c."+quote.Ident(k))
 	}
-	cols = append(cols, rewrite.QuoteIdent(cp.Marker))
+	cols = append(cols, quote.Ident(cp.Marker))
 	vals = append(vals, "1")
 	for _, c := range cp.Stored() {
 		if cp.isKey(c.Name) {
 			continue
 		}
-		cols = append(cols, rewrite.QuoteIdent(c.Name))
-		vals = append(vals, "c."+rewrite.QuoteIdent(c.Name))
+		cols = append(cols, quote.Ident(c.Name))
+		vals = append(vals, "c."+quote.Ident(c.Name))
 	}
 	for i, col := range fk.Columns {
-		match = append(match, "c."+rewrite.QuoteIdent(col)+" = OLD."+rewrite.QuoteIdent(fk.RefColumns[i]))
-		same = append(same, "NEW."+rewrite.QuoteIdent(fk.RefColumns[i])+" <=> OLD."+rewrite.QuoteIdent(fk.RefColumns[i]))
+		match = append(match, "c."+quote.Ident(col)+" = OLD."+quote.Ident(fk.RefColumns[i]))
+		same = append(same, "NEW."+quote.Ident(fk.RefColumns[i])+" <=> OLD."+quote.Ident(fk.RefColumns[i]))
 	}
 	images := "INSERT INTO " + cp.Side.Quoted() + " (" + strings.Join(cols, ", ") + ") SELECT " + strings.Join(vals, ", ") + " FROM " +
-		cp.Fork.Quoted() + " c WHERE " + strings.Join(match, " AND ") + " ON DUPLICATE KEY UPDATE " + rewrite.QuoteIdent(cp.Marker) +
-		" = " + rewrite.QuoteIdent(cp.Marker)
+		cp.Fork.Quoted() + " c WHERE " + strings.Join(match, " AND ") + " ON DUPLICATE KEY UPDATE " + quote.Ident(cp.Marker) +
+		" = " + quote.Ident(cp.Marker)
 	head := func(n, event string) string {
-		return "CREATE TRIGGER " + rewrite.QuoteIdent(parent.DB) + "." + rewrite.QuoteIdent(n) + " BEFORE " + event + " ON " + parent.Quoted() +
+		return "CREATE TRIGGER " + quote.Ident(parent.DB) + "." + quote.Ident(n) + " BEFORE " + event + " ON " + parent.Quoted() +
 			" FOR EACH ROW "
 	}
 	if Modifies(fk.OnDelete) {
@@ -375,7 +376,7 @@ func (cp Capture) CascadeDDL(parent rewrite.Table, fk ForeignKey, name string) (
 }
 
 // InstallCascade makes the triggers of CascadeDDL; on error none is left.
-func InstallCascade(ctx context.Context, c Conn, parent rewrite.Table, names, stmts []string) error {
+func InstallCascade(ctx context.Context, c Conn, parent sqlname.Table, names, stmts []string) error {
 	if _, err := ExecAllWith(ctx, c, captureModes(), stmts...); err != nil {
 		_ = DropTriggers(context.WithoutCancel(ctx), c, parent.DB, names)
 		return fmt.Errorf("capture the changes %s's foreign keys make: %w", parent.Quoted(), err)
@@ -387,7 +388,7 @@ func InstallCascade(ctx context.Context, c Conn, parent rewrite.Table, names, st
 func DropTriggers(ctx context.Context, c Conn, db string, names []string) error {
 	var stmts []string
 	for _, n := range names {
-		stmts = append(stmts, "DROP TRIGGER IF EXISTS "+rewrite.QuoteIdent(db)+"."+rewrite.QuoteIdent(n))
+		stmts = append(stmts, "DROP TRIGGER IF EXISTS "+quote.Ident(db)+"."+quote.Ident(n))
 	}
 	if _, err := ExecAllWith(ctx, c, captureModes(), stmts...); err != nil {
 		return fmt.Errorf("drop the triggers %s of %s: %w", strings.Join(names, ", "), db, err)

@@ -4,13 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sqlname"
 )
 
 func testCapture(transactional bool) Capture {
 	return Capture{
-		Fork:    rewrite.Table{DB: "_sqlfork_1_app", Name: "t"},
-		Side:    rewrite.Table{DB: "_sqlfork_1", Name: "c_ab"},
+		Fork:    sqlname.Table{DB: "_sqlfork_1_app", Name: "t"},
+		Side:    sqlname.Table{DB: "_sqlfork_1", Name: "c_ab"},
 		Trigger: "_sqlfork_ab",
 		Marker:  "_sqlfork_existed",
 		Shape: Shape{

@@ -6,15 +6,16 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/sqlname"
 )
 
 // ForeignKey is one foreign key of a table: Child's Columns reference
 // Parent's RefColumns.
 type ForeignKey struct {
 	Name       string
-	Child      rewrite.Table
-	Parent     rewrite.Table
+	Child      sqlname.Table
+	Parent     sqlname.Table
 	Columns    []string
 	RefColumns []string
 	OnUpdate   string // RESTRICT, CASCADE, SET NULL, NO ACTION, SET DEFAULT
@@ -39,7 +40,7 @@ func ForeignKeys(ctx context.Context, c Conn, skip func(db string) bool) ([]Fore
 		if systemSchema(db) || skip != nil && skip(db) {
 			continue
 		}
-		q := rewrite.QuoteString(db)
+		q := quote.String(db)
 		parts = append(parts, "SELECT k.TABLE_SCHEMA, k.TABLE_NAME, k.CONSTRAINT_NAME, k.COLUMN_NAME, "+
 			"k.REFERENCED_TABLE_SCHEMA, k.REFERENCED_TABLE_NAME, k.REFERENCED_COLUMN_NAME, r.UPDATE_RULE, r.DELETE_RULE, k.ORDINAL_POSITION "+
 			"FROM information_schema.KEY_COLUMN_USAGE k JOIN information_schema.REFERENTIAL_CONSTRAINTS r "+
@@ -55,7 +56,7 @@ func ForeignKeys(ctx context.Context, c Conn, skip func(db string) bool) ([]Fore
 	}
 	var out []ForeignKey
 	for _, r := range rows {
-		child := rewrite.Table{DB: str(r[0]), Name: str(r[1])}
+		child := sqlname.Table{DB: str(r[0]), Name: str(r[1])}
 		if skip != nil && (skip(child.DB) || skip(str(r[4]))) {
 			continue
 		}
@@ -66,7 +67,7 @@ func ForeignKeys(ctx context.Context, c Conn, skip func(db string) bool) ([]Fore
 			continue
 		}
 		out = append(out, ForeignKey{
-			Name: name, Child: child, Parent: rewrite.Table{DB: str(r[4]), Name: str(r[5])},
+			Name: name, Child: child, Parent: sqlname.Table{DB: str(r[4]), Name: str(r[5])},
 			Columns: []string{str(r[3])}, RefColumns: []string{str(r[6])},
 			OnUpdate: str(r[7]), OnDelete: str(r[8]),
 		})
@@ -78,9 +79,9 @@ func ForeignKeys(ctx context.Context, c Conn, skip func(db string) bool) ([]Fore
 // and transitively, t first and the rest in name order, and whether any key
 // connects them (a table referencing itself included). same says whether
 // two names are one table (the server's case rules).
-func Component(fks []ForeignKey, t rewrite.Table, same func(a, b rewrite.Table) bool) (tables []rewrite.Table, linked bool) {
-	tables = []rewrite.Table{t}
-	in := func(x rewrite.Table) bool {
+func Component(fks []ForeignKey, t sqlname.Table, same func(a, b sqlname.Table) bool) (tables []sqlname.Table, linked bool) {
+	tables = []sqlname.Table{t}
+	in := func(x sqlname.Table) bool {
 		for _, y := range tables {
 			if same(x, y) {
 				return true
@@ -114,13 +115,13 @@ func Component(fks []ForeignKey, t rewrite.Table, same func(a, b rewrite.Table) 
 // column) with one named after the constraint; renaming it back keeps SHOW
 // CREATE TABLE and information_schema as production's. An index is renamed
 // when it is on exactly the columns of a src index whose name dst lacks.
-func RestoreIndexNames(ctx context.Context, c Conn, src, dst rewrite.Table) error {
+func RestoreIndexNames(ctx context.Context, c Conn, src, dst sqlname.Table) error {
 	// One lookup by name each: for an OR of names MariaDB reads every
 	// database's directory.
-	indexes := func(t rewrite.Table) string {
+	indexes := func(t sqlname.Table) string {
 		return "SELECT TABLE_SCHEMA, INDEX_NAME, GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX SEPARATOR ',') " +
-			"FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = " + rewrite.QuoteString(t.DB) +
-			" AND TABLE_NAME = " + rewrite.QuoteString(t.Name) + " GROUP BY TABLE_SCHEMA, INDEX_NAME"
+			"FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = " + quote.String(t.DB) +
+			" AND TABLE_NAME = " + quote.String(t.Name) + " GROUP BY TABLE_SCHEMA, INDEX_NAME"
 	}
 	rows, err := c.Query(ctx, indexes(src)+" UNION ALL "+indexes(dst)+" ORDER BY 1, 2")
 	if err != nil {
@@ -141,7 +142,7 @@ func RestoreIndexNames(ctx context.Context, c Conn, src, dst rewrite.Table) erro
 		}
 		for _, other := range sortedKeys(dstIdx) {
 			if _, inSrc := srcIdx[other]; !inSrc && dstIdx[other] == srcIdx[name] {
-				renames = append(renames, "RENAME INDEX "+rewrite.QuoteIdent(other)+" TO "+rewrite.QuoteIdent(name))
+				renames = append(renames, "RENAME INDEX "+quote.Ident(other)+" TO "+quote.Ident(name))
 				delete(dstIdx, other)
 				break
 			}
@@ -169,8 +170,8 @@ func sortedKeys(m map[string]string) []string {
 // fork of fk.Parent): the constraint production's table has, pointing into
 // the sandbox. The rows are not checked (foreign_key_checks off for the
 // statement): they are production's, copied.
-func AddForeignKey(ctx context.Context, c Conn, fk ForeignKey, child, parent rewrite.Table) error {
-	stmt := "ALTER TABLE " + child.Quoted() + " ADD CONSTRAINT " + rewrite.QuoteIdent(fk.Name) + " FOREIGN KEY (" +
+func AddForeignKey(ctx context.Context, c Conn, fk ForeignKey, child, parent sqlname.Table) error {
+	stmt := "ALTER TABLE " + child.Quoted() + " ADD CONSTRAINT " + quote.Ident(fk.Name) + " FOREIGN KEY (" +
 		identList(fk.Columns) + ") REFERENCES " + parent.Quoted() + " (" + identList(fk.RefColumns) + ")"
 	if r := rule(fk.OnDelete); r != "" {
 		stmt += " ON DELETE " + r
@@ -216,7 +217,7 @@ func systemSchema(db string) bool {
 func identList(cols []string) string {
 	q := make([]string, len(cols))
 	for i, c := range cols {
-		q[i] = rewrite.QuoteIdent(c)
+		q[i] = quote.Ident(c)
 	}
 	return strings.Join(q, ", ")
 }

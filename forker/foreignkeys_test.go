@@ -4,12 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sqlname"
 )
 
-func tbl(s string) rewrite.Table {
+func tbl(s string) sqlname.Table {
 	db, name, _ := strings.Cut(s, ".")
-	return rewrite.Table{DB: db, Name: name}
+	return sqlname.Table{DB: db, Name: name}
 }
 
 func fk(child, parent string) ForeignKey {
@@ -25,7 +25,7 @@ func TestComponent(t *testing.T) {
 		fk("a.staff", "a.staff"), // itself
 		fk("a.x", "a.y"),
 	}
-	same := func(p, q rewrite.Table) bool { return strings.EqualFold(p.String(), q.String()) }
+	same := func(p, q sqlname.Table) bool { return strings.EqualFold(p.String(), q.String()) }
 	for _, c := range []struct {
 		t      string
 		want   string

@@ -12,7 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/sqlname"
 )
 
 // Conn is a side connection to the upstream.
@@ -46,7 +47,7 @@ type Strategy interface {
 	// Name is "copy" or "seekdb".
 	Name() string
 	// Fork creates dst from src. dst must not exist; its database must.
-	Fork(ctx context.Context, c Conn, src, dst rewrite.Table, mode Mode) (Stats, error)
+	Fork(ctx context.Context, c Conn, src, dst sqlname.Table, mode Mode) (Stats, error)
 }
 
 // ErrNoSource is returned when the source table does not exist.
@@ -55,7 +56,7 @@ var ErrNoSource = errors.New("source table does not exist")
 // Refused is a table the strategy will not fork, with the reason and what
 // to do instead.
 type Refused struct {
-	Table  rewrite.Table
+	Table  sqlname.Table
 	Reason string
 }
 
@@ -90,9 +91,9 @@ type sourceInfo struct {
 	autoIncrement string
 }
 
-func describe(ctx context.Context, c Conn, t rewrite.Table) (*sourceInfo, error) {
+func describe(ctx context.Context, c Conn, t sqlname.Table) (*sourceInfo, error) {
 	rows, err := c.Query(ctx, "SELECT TABLE_TYPE, AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = "+
-		rewrite.QuoteString(t.DB)+" AND TABLE_NAME = "+rewrite.QuoteString(t.Name))
+		quote.String(t.DB)+" AND TABLE_NAME = "+quote.String(t.Name))
 	if err != nil {
 		return nil, fmt.Errorf("describe %s: %w", t.Quoted(), err)
 	}
@@ -110,9 +111,9 @@ func describe(ctx context.Context, c Conn, t rewrite.Table) (*sourceInfo, error)
 }
 
 // Size returns the rows (estimated) and bytes (data and indexes) of t.
-func Size(ctx context.Context, c Conn, t rewrite.Table) (rows, bytes int64, err error) {
+func Size(ctx context.Context, c Conn, t sqlname.Table) (rows, bytes int64, err error) {
 	res, err := c.Query(ctx, "SELECT TABLE_ROWS, DATA_LENGTH + INDEX_LENGTH FROM information_schema.TABLES WHERE TABLE_SCHEMA = "+
-		rewrite.QuoteString(t.DB)+" AND TABLE_NAME = "+rewrite.QuoteString(t.Name))
+		quote.String(t.DB)+" AND TABLE_NAME = "+quote.String(t.Name))
 	if err != nil {
 		return 0, 0, fmt.Errorf("size of %s: %w", t.Quoted(), err)
 	}
@@ -142,7 +143,7 @@ type Copy struct{}
 func (Copy) Name() string { return "copy" }
 
 // Fork implements Strategy.
-func (Copy) Fork(ctx context.Context, c Conn, src, dst rewrite.Table, mode Mode) (Stats, error) {
+func (Copy) Fork(ctx context.Context, c Conn, src, dst sqlname.Table, mode Mode) (Stats, error) {
 	start := time.Now()
 	info, err := describe(ctx, c, src)
 	if err != nil {
@@ -189,17 +190,17 @@ func (Copy) Fork(ctx context.Context, c Conn, src, dst rewrite.Table, mode Mode)
 // insertableColumns lists src's columns that take values: all but
 // generated ones. A column whose default advances a sequence is refused:
 // the fork's default would still name the production sequence.
-func insertableColumns(ctx context.Context, c Conn, src rewrite.Table) (string, error) {
+func insertableColumns(ctx context.Context, c Conn, src sqlname.Table) (string, error) {
 	rows, err := c.Query(ctx, "SELECT COLUMN_NAME, COALESCE(GENERATION_EXPRESSION, ''), COALESCE(COLUMN_DEFAULT, '')"+
-		" FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "+rewrite.QuoteString(src.DB)+" AND TABLE_NAME = "+
-		rewrite.QuoteString(src.Name)+" ORDER BY ORDINAL_POSITION")
+		" FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "+quote.String(src.DB)+" AND TABLE_NAME = "+
+		quote.String(src.Name)+" ORDER BY ORDINAL_POSITION")
 	if err != nil {
 		return "", fmt.Errorf("columns of %s: %w", src.Quoted(), err)
 	}
 	var b strings.Builder
 	for _, r := range rows {
 		if r[2] != nil && callsSequence(*r[2]) {
-			return "", &Refused{Table: src, Reason: "the default of its column " + rewrite.QuoteIdent(str(r[0])) + " is " + *r[2] +
+			return "", &Refused{Table: src, Reason: "the default of its column " + quote.Ident(str(r[0])) + " is " + *r[2] +
 				", which names a production sequence that the fork would advance; give the column an explicit value " +
 				"or test without the sandbox"}
 		}
@@ -209,7 +210,7 @@ func insertableColumns(ctx context.Context, c Conn, src rewrite.Table) (string, 
 		if b.Len() > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(rewrite.QuoteIdent(*r[0]))
+		b.WriteString(quote.Ident(*r[0]))
 	}
 	if b.Len() == 0 {
 		return "", &Refused{Table: src, Reason: "it has no columns that can be copied"}
@@ -220,9 +221,9 @@ func insertableColumns(ctx context.Context, c Conn, src rewrite.Table) (string, 
 // SequenceDefault returns the first column of t whose default uses a
 // sequence, with that default ("" when none does): a copy of t, or a table
 // made LIKE it, would advance the production sequence.
-func SequenceDefault(ctx context.Context, c Conn, t rewrite.Table) (column, def string, err error) {
+func SequenceDefault(ctx context.Context, c Conn, t sqlname.Table) (column, def string, err error) {
 	rows, err := c.Query(ctx, "SELECT COLUMN_NAME, COLUMN_DEFAULT FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "+
-		rewrite.QuoteString(t.DB)+" AND TABLE_NAME = "+rewrite.QuoteString(t.Name)+" ORDER BY ORDINAL_POSITION")
+		quote.String(t.DB)+" AND TABLE_NAME = "+quote.String(t.Name)+" ORDER BY ORDINAL_POSITION")
 	if err != nil {
 		return "", "", fmt.Errorf("columns of %s: %w", t.Quoted(), err)
 	}
@@ -261,7 +262,7 @@ type SeekDB struct {
 func (SeekDB) Name() string { return "seekdb" }
 
 // Fork implements Strategy.
-func (s SeekDB) Fork(ctx context.Context, c Conn, src, dst rewrite.Table, mode Mode) (Stats, error) {
+func (s SeekDB) Fork(ctx context.Context, c Conn, src, dst sqlname.Table, mode Mode) (Stats, error) {
 	start := time.Now()
 	if _, err := describe(ctx, c, src); err != nil {
 		return Stats{}, err
@@ -286,9 +287,9 @@ func (s SeekDB) Fork(ctx context.Context, c Conn, src, dst rewrite.Table, mode M
 
 // waitReady retries a no-op DDL on dst until the fork's background task
 // lets DDL through.
-func (s SeekDB) waitReady(ctx context.Context, c Conn, dst rewrite.Table) error {
+func (s SeekDB) waitReady(ctx context.Context, c Conn, dst sqlname.Table) error {
 	rows, err := c.Query(ctx, "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = "+
-		rewrite.QuoteString(dst.DB)+" AND TABLE_NAME = "+rewrite.QuoteString(dst.Name))
+		quote.String(dst.DB)+" AND TABLE_NAME = "+quote.String(dst.Name))
 	if err != nil {
 		return fmt.Errorf("probe fork %s: %w", dst.Quoted(), err)
 	}
@@ -297,7 +298,7 @@ func (s SeekDB) waitReady(ctx context.Context, c Conn, dst rewrite.Table) error 
 		comment = *rows[0][0]
 	}
 	// Setting the comment it already has changes nothing but is DDL.
-	probe := "ALTER TABLE " + dst.Quoted() + " COMMENT = " + rewrite.QuoteString(comment)
+	probe := "ALTER TABLE " + dst.Quoted() + " COMMENT = " + quote.String(comment)
 	deadline := time.Now().Add(s.RetryFor)
 	delay := 10 * time.Millisecond
 	for {

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/sqlname"
 )
 
 // Trigger is a table's trigger as information_schema.TRIGGERS describes it.
@@ -25,10 +26,10 @@ type Trigger struct {
 // Triggers lists t's triggers in the order the server runs them (per event
 // and timing, by ACTION_ORDER). The server shows a table's triggers only to
 // an account with the TRIGGER privilege on it.
-func Triggers(ctx context.Context, c Conn, t rewrite.Table) ([]Trigger, error) {
+func Triggers(ctx context.Context, c Conn, t sqlname.Table) ([]Trigger, error) {
 	rows, err := c.Query(ctx, "SELECT TRIGGER_NAME, ACTION_TIMING, EVENT_MANIPULATION, ACTION_STATEMENT, SQL_MODE, "+
 		"CHARACTER_SET_CLIENT, COLLATION_CONNECTION FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = "+
-		rewrite.QuoteString(t.DB)+" AND EVENT_OBJECT_TABLE = "+rewrite.QuoteString(t.Name)+
+		quote.String(t.DB)+" AND EVENT_OBJECT_TABLE = "+quote.String(t.Name)+
 		" ORDER BY EVENT_MANIPULATION, ACTION_TIMING, ACTION_ORDER")
 	if err != nil {
 		return nil, fmt.Errorf("triggers of %s: %w", t.Quoted(), err)
@@ -45,11 +46,11 @@ func Triggers(ctx context.Context, c Conn, t rewrite.Table) ([]Trigger, error) {
 // the sandbox), under the sql_mode and character set trg was made with,
 // which it keeps and runs with. Made in the order Triggers lists them, a
 // fork's triggers run in production's order.
-func CreateTrigger(ctx context.Context, c Conn, trg Trigger, table rewrite.Table, body string) error {
-	stmt := "CREATE TRIGGER " + rewrite.QuoteIdent(table.DB) + "." + rewrite.QuoteIdent(trg.Name) + " " + trg.Timing + " " +
+func CreateTrigger(ctx context.Context, c Conn, trg Trigger, table sqlname.Table, body string) error {
+	stmt := "CREATE TRIGGER " + quote.Ident(table.DB) + "." + quote.Ident(trg.Name) + " " + trg.Timing + " " +
 		trg.Event + " ON " + table.Quoted() + " FOR EACH ROW "
 	if trg.Precedes != "" {
-		stmt += "PRECEDES " + rewrite.QuoteIdent(trg.Precedes) + " "
+		stmt += "PRECEDES " + quote.Ident(trg.Precedes) + " "
 	}
 	stmt += body
 	if err := ExecWith(ctx, c, Modes{SQLMode: trg.SQLMode, Charset: trg.Charset, Collation: trg.Collation}, stmt); err != nil {
@@ -116,8 +117,8 @@ func WithModes(ctx context.Context, c Conn, modes Modes, f func() error) error {
 		"character_set_results": modes.Results}
 	var to, back []string
 	for i, name := range set {
-		to = append(to, name+" = "+rewrite.QuoteString(want[name]))
-		back = append(back, name+" = "+rewrite.QuoteString(str(rows[0][i])))
+		to = append(to, name+" = "+quote.String(want[name]))
+		back = append(back, name+" = "+quote.String(str(rows[0][i])))
 	}
 	if _, err := c.Exec(ctx, "SET "+strings.Join(to, ", ")); err != nil {
 		return err

@@ -10,7 +10,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
 
-	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/session"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -61,7 +61,7 @@ func (s *Server) internalDB(a *account, db string) *mysql.MyError {
 	if prefix == "" || s.modeOf(a) == session.Passthrough || len(db) < len(prefix) || !strings.EqualFold(db[:len(prefix)], prefix) {
 		return nil
 	}
-	return wire.Error(wire.ErDBAccessDenied, "sqlfork-proxy: access to the proxy's internal database %s is denied", rewrite.QuoteIdent(db))
+	return wire.Error(wire.ErDBAccessDenied, "sqlfork-proxy: access to the proxy's internal database %s is denied", quote.Ident(db))
 }
 
 // lookupAccount finds the account of a login name, which may carry a

@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/session"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -362,7 +362,7 @@ func (c *clientConn) fieldList() error {
 		if err != nil {
 			return c.out.writeErr(clientError(err))
 		}
-		if _, err := c.be.query(c.ctx(), "USE "+rewrite.QuoteIdent(phys)); err != nil {
+		if _, err := c.be.query(c.ctx(), "USE "+quote.Ident(phys)); err != nil {
 			if err = linkOr(err); !isClientFacing(err) {
 				return err
 			}
@@ -381,7 +381,7 @@ func (c *clientConn) fieldList() error {
 		return err
 	}
 	if ok {
-		if _, err := c.be.query(c.ctx(), "USE "+rewrite.QuoteIdent(cur)); err != nil {
+		if _, err := c.be.query(c.ctx(), "USE "+quote.Ident(cur)); err != nil {
 			return fmt.Errorf("restore the current database %s after COM_FIELD_LIST: %w", cur, err)
 		}
 	}

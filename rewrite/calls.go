@@ -3,6 +3,7 @@ package rewrite
 import (
 	"strings"
 
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -112,7 +113,7 @@ func (a *Analysis) callReps(r Resolver) ([]replacement, error) {
 			}
 			if ok {
 				if len(phys) > maxIdentifierLength {
-					return nil, Refuse(wire.ErWrongTableName, "invalid database name %s", QuoteIdent(phys))
+					return nil, Refuse(wire.ErWrongTableName, "invalid database name %s", quote.Ident(phys))
 				}
 				want = append(want, placed{f: f, stmt: si, calls: 1, phys: phys})
 			}
@@ -128,12 +129,12 @@ func (a *Analysis) callReps(r Resolver) ([]replacement, error) {
 		for _, c := range sites {
 			if c.stmt == w.stmt && same(c.f, w.f) {
 				found++
-				reps = append(reps, replacement{start: c.start, end: c.end, text: QuoteIdent(w.phys) + "." + QuoteIdent(w.f.Name)})
+				reps = append(reps, replacement{start: c.start, end: c.end, text: quote.Ident(w.phys) + "." + quote.Ident(w.f.Name)})
 			}
 		}
 		if found < w.calls {
 			return nil, Refuse(wire.ErUnknown, "cannot locate every call of the function %s in the statement text, so it cannot "+
-				"be redirected to the sandbox; write the call as name(…) or db.name(…)", QuoteIdent(w.f.Name))
+				"be redirected to the sandbox; write the call as name(…) or db.name(…)", quote.Ident(w.f.Name))
 		}
 	}
 	return reps, nil

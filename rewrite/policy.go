@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -71,7 +72,7 @@ func (p *Policy) Check(a *Analysis) error {
 	}
 	if p.InternalPrefix != "" {
 		if s, ok := a.namesPrefix(p.InternalPrefix); ok {
-			return Refuse(wire.ErDBAccessDenied, "access to the proxy's internal database %s is denied", QuoteIdent(s))
+			return Refuse(wire.ErDBAccessDenied, "access to the proxy's internal database %s is denied", quote.Ident(s))
 		}
 	}
 	for _, schema := range p.InternalSchemas {
@@ -79,7 +80,7 @@ func (p *Policy) Check(a *Analysis) error {
 			continue
 		}
 		if strings.EqualFold(a.opts.DB, schema) || containsFold(a.text, schema) && a.namesSchema(schema) {
-			return Refuse(wire.ErDBAccessDenied, "access to the proxy's internal database %s is denied", QuoteIdent(schema))
+			return Refuse(wire.ErDBAccessDenied, "access to the proxy's internal database %s is denied", quote.Ident(schema))
 		}
 	}
 	return nil

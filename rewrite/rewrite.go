@@ -19,6 +19,7 @@ import (
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // value expressions for the parser
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/sqlname"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -47,16 +48,9 @@ func (c Class) String() string {
 	return fmt.Sprintf("class(%d)", int(c))
 }
 
-// Table is a database-qualified table name.
-type Table struct {
-	DB   string
-	Name string
-}
-
-func (t Table) String() string { return t.DB + "." + t.Name }
-
-// Quoted is the table's name as SQL writes it: `db`.`name`.
-func (t Table) Quoted() string { return QuoteIdent(t.DB) + "." + QuoteIdent(t.Name) }
+// Table is a database-qualified table name (sqlfork/sqlname's, which the
+// layers below rewrite share).
+type Table = sqlname.Table
 
 // Resolver maps logical tables to physical ones.
 type Resolver interface {
@@ -669,7 +663,7 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 				for _, f := range st.Funcs {
 					if _, placed, err := fr.ResolveFunction(f, st.DB); err != nil || placed {
 						return nil, cmp.Or(err, error(Refuse(wire.ErUnknown, "this statement calls the stored function %s but the proxy "+
-							"cannot parse it, so it cannot redirect the call to the sandbox; %s", QuoteIdent(f.Name), unparsedHint)))
+							"cannot parse it, so it cannot redirect the call to the sandbox; %s", quote.Ident(f.Name), unparsedHint)))
 					}
 				}
 			}
@@ -693,7 +687,7 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 		// names what it did.
 		if t, ok := a.mappedInAnyDB(r, name); ok && !keepsName(r, t) {
 			return nil, Refuse(wire.ErUnknown, "the common table expression %s has the name of a sandboxed table that the "+
-				"statement also reads, and a column qualified with that name could be either; rename the CTE", QuoteIdent(name))
+				"statement also reads, and a column qualified with that name could be either; rename the CTE", quote.Ident(name))
 		}
 	}
 	rr, _ := r.(RoutineResolver)
@@ -785,12 +779,12 @@ func (a *Analysis) namedColumns(reps []replacement) []replacement {
 				// A column is named by its name (t.a is a), as written
 				// for a table's or information_schema's.
 				if name, ok := columnName(text, a.opts.ANSIQuotes); ok && (changed || info) {
-					out = append(out, replacement{start: l[1], end: l[1], text: " AS " + QuoteIdent(name)})
+					out = append(out, replacement{start: l[1], end: l[1], text: " AS " + quote.Ident(name)})
 				}
 				continue
 			}
 			if changed && utf8.RuneCountInString(text) <= maxIdentifierLength && !strings.HasSuffix(text, " ") {
-				out = append(out, replacement{start: l[1], end: l[1], text: " AS " + QuoteIdent(text)})
+				out = append(out, replacement{start: l[1], end: l[1], text: " AS " + quote.Ident(text)})
 			}
 		}
 	}
@@ -1000,9 +994,9 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 				return nil, serverCheck(Refuse(wire.ErUnknown, "%s right before \"(\" is the server's function, not a table; "+
 					"quote the name", src))
 			}
-			reps = append(reps, replacement{start: s.start, end: s.end, text: QuoteIdent(p.DB) + "." + QuoteIdent(p.Name)})
+			reps = append(reps, replacement{start: s.start, end: s.end, text: quote.Ident(p.DB) + "." + quote.Ident(p.Name)})
 			if s.aliasAt > 0 && p.Name != s.table.Name {
-				reps = append(reps, replacement{start: s.aliasAt, end: s.aliasAt, text: " AS " + QuoteIdent(s.table.Name)})
+				reps = append(reps, replacement{start: s.aliasAt, end: s.aliasAt, text: " AS " + quote.Ident(s.table.Name)})
 			}
 		case refQualifier:
 			k := a.norm(s.table)
@@ -1012,7 +1006,7 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 				if s.stmt < len(a.stmtAliases) && a.stmtAliases[s.stmt][strings.ToLower(ln)] {
 					if len(cands) > 0 && !allKeepName(cands) {
 						return nil, Refuse(wire.ErUnknown, "%s is both a table and a table alias in this statement, so the "+
-							"column qualifier %s is ambiguous; give the table a different alias", QuoteIdent(s.table.Name), QuoteIdent(s.table.Name))
+							"column qualifier %s is ambiguous; give the table a different alias", quote.Ident(s.table.Name), quote.Ident(s.table.Name))
 					}
 					continue // the alias stays valid after its table is renamed
 				}
@@ -1023,22 +1017,22 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 					k = cands[0]
 				default:
 					return nil, Refuse(wire.ErUnknown, "the column qualifier %s could name more than one table; "+
-						"qualify it with the database or use table aliases", QuoteIdent(s.table.Name))
+						"qualify it with the database or use table aliases", quote.Ident(s.table.Name))
 				}
 			}
 			p, found := physOf(k)
 			if !found || a.norm(p) == k {
 				continue
 			}
-			if src := a.text[s.start:s.end]; !s.qualified && (src == p.Name || src == QuoteIdent(p.Name)) {
+			if src := a.text[s.start:s.end]; !s.qualified && (src == p.Name || src == quote.Ident(p.Name)) {
 				// The table keeps its name in its new database: the
 				// qualifier still names it, and expression labels such as
 				// COUNT(t.id) stay as the client wrote them.
 				continue
 			}
-			text := QuoteIdent(p.Name)
+			text := quote.Ident(p.Name)
 			if s.qualified {
-				text = QuoteIdent(p.DB) + "." + text
+				text = quote.Ident(p.DB) + "." + text
 			}
 			reps = append(reps, replacement{start: s.start, end: s.end, text: text})
 		}
@@ -1290,10 +1284,6 @@ func firstLine(s string) string {
 	return s
 }
 
-// QuoteIdent back-quotes an identifier, doubling embedded backquotes
-// (quote.Ident).
-func QuoteIdent(s string) string { return quote.Ident(s) }
-
 // Unparsed reports whether the parser rejected the text.
 func (a *Analysis) Unparsed() bool { return a.parseErr != nil }
 
@@ -1314,10 +1304,6 @@ func (a *Analysis) StatementEndBefore(off int) bool {
 	}
 	return false
 }
-
-// QuoteString is a string literal of s that reads the same in every
-// sql_mode and character set (quote.String).
-func QuoteString(s string) string { return quote.String(s) }
 
 // validPhysical checks a resolver's answer is a usable identifier pair.
 func validPhysical(p Table) error {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -503,7 +504,7 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, f
 			// RoutineResolver a CREATE PROCEDURE needs names where its
 			// procedure is, and checks it there.
 			if bs.Unprovable != "" && st.Unprovable == "" && !(bs.Kind == KindCall && bs.Routine != nil) {
-				st.Unprovable = bs.Unprovable + " (in the body of " + what + " " + QuoteIdent(r.Name) + ")"
+				st.Unprovable = bs.Unprovable + " (in the body of " + what + " " + quote.Ident(r.Name) + ")"
 			}
 		}
 	}
@@ -1183,9 +1184,9 @@ func (a *Analysis) routineReps(st *Statement, rr RoutineResolver) ([]replacement
 		return nil, err // "": the routine stays where it is named
 	}
 	if len(db) > maxIdentifierLength {
-		return nil, Refuse(wire.ErWrongTableName, "invalid database name %s", QuoteIdent(db))
+		return nil, Refuse(wire.ErWrongTableName, "invalid database name %s", quote.Ident(db))
 	}
-	reps := []replacement{{start: r.nameStart, end: r.nameEnd, text: QuoteIdent(db) + "." + QuoteIdent(r.Name)}}
+	reps := []replacement{{start: r.nameStart, end: r.nameEnd, text: quote.Ident(db) + "." + quote.Ident(r.Name)}}
 	for i, b := range r.Body {
 		// The body runs with the procedure's database current, which is
 		// not the one the resolver places it in: every table it names must
@@ -1196,7 +1197,7 @@ func (a *Analysis) routineReps(st *Statement, rr RoutineResolver) ([]replacement
 					return nil, err
 				} else if !ok {
 					return nil, Refuse(wire.ErOptionPreventsStatement, "the body of procedure %s names %s, which the proxy "+
-						"cannot place in the sandbox", QuoteIdent(r.Name), t.Quoted())
+						"cannot place in the sandbox", quote.Ident(r.Name), t.Quoted())
 				}
 			}
 		}

@@ -1,6 +1,9 @@
 package rewrite
 
-import "github.com/sqlfork/sqlfork-proxy/wire"
+import (
+	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/wire"
+)
 
 // Triggers. The parser does not read MariaDB's trigger statements; the
 // engine reads them by their words, where the grammar (sql_yacc.yy,
@@ -231,7 +234,7 @@ func (e *Engine) triggerBody(a *Analysis, st *Statement, toks []token, i int, db
 	st.Trigger.bodyEnd = end
 	switch {
 	case why != "":
-		return why + " (in the body of trigger " + QuoteIdent(r.Name) + ")"
+		return why + " (in the body of trigger " + quote.Ident(r.Name) + ")"
 	case !onlyEnd(a.text, toks, end):
 		st.Trigger.Followed = true
 		return "the proxy reads CREATE TRIGGER sent alone, not with other statements"
@@ -243,7 +246,7 @@ func (e *Engine) triggerBody(a *Analysis, st *Statement, toks []token, i int, db
 			// A CALL is refused by the rewrite (triggerReps), as a
 			// statement that would run a procedure's statements.
 			if bs.Unprovable != "" && st.Unprovable == "" && !(bs.Kind == KindCall && bs.Routine != nil) {
-				return bs.Unprovable + " (in the body of trigger " + QuoteIdent(r.Name) + ")"
+				return bs.Unprovable + " (in the body of trigger " + quote.Ident(r.Name) + ")"
 			}
 		}
 	}
@@ -285,7 +288,7 @@ func (a *Analysis) triggerReps(st *Statement, r Resolver) ([]replacement, error)
 	}
 	if !ok {
 		return nil, Refuse(wire.ErOptionPreventsStatement, "the trigger %s is on %s, which the proxy cannot place in the sandbox",
-			QuoteIdent(st.Routine.Name), t.Table.Quoted())
+			quote.Ident(st.Routine.Name), t.Table.Quoted())
 	}
 	reps = append(reps, replacement{start: t.tableStart, end: t.tableEnd, text: phys.Quoted()})
 	if t.definerEnd > t.definerStart {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 )
 
 // The ALTER TABLE that turns production's table into the sandbox's, from
@@ -26,7 +26,7 @@ func alterSpecs(from, to tableDef) (pre, post []string, part string) {
 	pre = append(pre, columnSpecs(from, to)...)
 	for _, l := range from.items {
 		if _, ok := to.find(defColumn, l.name); l.kind == defColumn && !ok {
-			pre = append(pre, "DROP COLUMN IF EXISTS "+rewrite.QuoteIdent(l.name))
+			pre = append(pre, "DROP COLUMN IF EXISTS "+quote.Ident(l.name))
 		}
 	}
 	if from.options != to.options && to.options != "" {
@@ -68,13 +68,13 @@ func dropSpecs(from, to tableDef) []string {
 		}
 		switch l.kind {
 		case defForeign:
-			pre = append(pre, "DROP FOREIGN KEY IF EXISTS "+rewrite.QuoteIdent(l.name))
+			pre = append(pre, "DROP FOREIGN KEY IF EXISTS "+quote.Ident(l.name))
 		case defCheck:
-			pre = append(pre, "DROP CONSTRAINT IF EXISTS "+rewrite.QuoteIdent(l.name))
+			pre = append(pre, "DROP CONSTRAINT IF EXISTS "+quote.Ident(l.name))
 		case defPrimary:
 			pre = append(pre, "DROP PRIMARY KEY")
 		case defIndex:
-			pre = append(pre, "DROP INDEX IF EXISTS "+rewrite.QuoteIdent(l.name))
+			pre = append(pre, "DROP INDEX IF EXISTS "+quote.Ident(l.name))
 		}
 	}
 	return pre
@@ -109,7 +109,7 @@ func columnSpecs(from, to tableDef) []string {
 		}
 		where := " FIRST"
 		if prev != "" {
-			where = " AFTER " + rewrite.QuoteIdent(prev)
+			where = " AFTER " + quote.Ident(prev)
 		}
 		name, after := strings.ToLower(l.name), strings.ToLower(prev)
 		old, ok := from.find(defColumn, l.name)

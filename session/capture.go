@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -114,7 +115,7 @@ func (m *Manager) startCapture(ctx context.Context, c SideConn, sb *Sandbox, t, 
 		made := sb.sideDB
 		sb.mu.Unlock()
 		if !made {
-			if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+rewrite.QuoteIdent(cp.Side.DB)); err != nil {
+			if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quote.Ident(cp.Side.DB)); err != nil {
 				return fmt.Errorf("create the sandbox's own database: %w", err)
 			}
 			sb.mu.Lock()
@@ -142,10 +143,10 @@ func (m *Manager) saveCapture(ctx context.Context, c SideConn, id string, t rewr
 		return fmt.Errorf("record the capture of %s: %w", t, err)
 	}
 	_, err = c.Exec(ctx, "REPLACE INTO "+m.q("captures")+" (sandbox_id, db, tbl, state, reason, key_kind, key_cols, side_db, side_tbl, trg, cascades, created_at) VALUES ("+
-		strings.Join([]string{rewrite.QuoteString(id), rewrite.QuoteString(t.DB), rewrite.QuoteString(t.Name), rewrite.QuoteString(info.state),
-			rewrite.QuoteString(info.reason), rewrite.QuoteString(info.keyKind), rewrite.QuoteString(string(key)),
-			rewrite.QuoteString(info.side.DB), rewrite.QuoteString(info.side.Name), rewrite.QuoteString(info.trigger),
-			rewrite.QuoteString(string(cascades)), sqlTime(time.Now().UTC())}, ", ")+")")
+		strings.Join([]string{quote.String(id), quote.String(t.DB), quote.String(t.Name), quote.String(info.state),
+			quote.String(info.reason), quote.String(info.keyKind), quote.String(string(key)),
+			quote.String(info.side.DB), quote.String(info.side.Name), quote.String(info.trigger),
+			quote.String(string(cascades)), sqlTime(time.Now().UTC())}, ", ")+")")
 	if err != nil {
 		return fmt.Errorf("record the capture of %s: %w", t, err)
 	}
@@ -155,7 +156,7 @@ func (m *Manager) saveCapture(ctx context.Context, c SideConn, id string, t rewr
 // loadCaptures reads the captures of sandbox id, by logical table key.
 func (m *Manager) loadCaptures(ctx context.Context, c SideConn, id string) (map[string]captureInfo, error) {
 	rows, err := c.Query(ctx, "SELECT db, tbl, state, reason, key_kind, key_cols, side_db, side_tbl, trg, cascades FROM "+m.q("captures")+
-		" WHERE sandbox_id = "+rewrite.QuoteString(id))
+		" WHERE sandbox_id = "+quote.String(id))
 	if err != nil {
 		return nil, fmt.Errorf("read the captures of the sandbox: %w", err)
 	}
@@ -205,9 +206,9 @@ func (m *Manager) stopCaptures(ctx context.Context, sb *Sandbox, tables []rewrit
 			}
 			// Recorded first: triggers gone while the registry still said
 			// "rows" would make DIFF trust an incomplete side table.
-			if _, err := c.Exec(ctx, "UPDATE "+m.q("captures")+" SET state = "+rewrite.QuoteString(captureFull)+", reason = "+
-				rewrite.QuoteString(why)+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+" AND db = "+rewrite.QuoteString(e.logical.DB)+
-				" AND tbl = "+rewrite.QuoteString(e.logical.Name)); err != nil {
+			if _, err := c.Exec(ctx, "UPDATE "+m.q("captures")+" SET state = "+quote.String(captureFull)+", reason = "+
+				quote.String(why)+" WHERE sandbox_id = "+quote.String(sb.ID)+" AND db = "+quote.String(e.logical.DB)+
+				" AND tbl = "+quote.String(e.logical.Name)); err != nil {
 				return fmt.Errorf("record the end of the capture of %s: %w", e.logical, err)
 			}
 			if trg != "" {
@@ -368,8 +369,8 @@ func (u upstreamConn) Query(ctx context.Context, sql string) ([][]*string, error
 // captureTrigger is the start of the names of the capture triggers of t's
 // fork in sandbox id ("" when its changes are not captured by triggers).
 func (m *Manager) captureTrigger(ctx context.Context, c SideConn, id string, t rewrite.Table) (string, error) {
-	rows, err := c.Query(ctx, "SELECT state, trg FROM "+m.q("captures")+" WHERE sandbox_id = "+rewrite.QuoteString(id)+
-		" AND db = "+rewrite.QuoteString(t.DB)+" AND tbl = "+rewrite.QuoteString(t.Name))
+	rows, err := c.Query(ctx, "SELECT state, trg FROM "+m.q("captures")+" WHERE sandbox_id = "+quote.String(id)+
+		" AND db = "+quote.String(t.DB)+" AND tbl = "+quote.String(t.Name))
 	if err != nil {
 		return "", fmt.Errorf("read the capture of %s: %w", t, err)
 	}
@@ -406,8 +407,8 @@ func (m *Manager) lastCapture(ctx context.Context, sb *Sandbox, t rewrite.Table,
 	}
 	return m.withConn(ctx, func(c SideConn) error {
 		rows, err := c.Query(ctx, "SELECT TRIGGER_NAME, ACTION_STATEMENT FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = "+
-			rewrite.QuoteString(e.phys.DB)+" AND EVENT_OBJECT_TABLE = "+rewrite.QuoteString(e.phys.Name)+" AND ACTION_TIMING = "+
-			rewrite.QuoteString(strings.ToUpper(timing))+" AND EVENT_MANIPULATION = "+rewrite.QuoteString(strings.ToUpper(event))+
+			quote.String(e.phys.DB)+" AND EVENT_OBJECT_TABLE = "+quote.String(e.phys.Name)+" AND ACTION_TIMING = "+
+			quote.String(strings.ToUpper(timing))+" AND EVENT_MANIPULATION = "+quote.String(strings.ToUpper(event))+
 			" ORDER BY ACTION_ORDER")
 		if err != nil {
 			return fmt.Errorf("read the triggers of %s: %w", e.logical, err)
@@ -443,8 +444,8 @@ func (m *Manager) lastCapture(ctx context.Context, sb *Sandbox, t rewrite.Table,
 func (m *Manager) cascadesOf(ctx context.Context, c SideConn, t rewrite.Table, shape forker.Shape) ([]cascade, string, error) {
 	rows, err := c.Query(ctx, "SELECT k.CONSTRAINT_NAME, k.COLUMN_NAME, k.REFERENCED_TABLE_SCHEMA, k.REFERENCED_TABLE_NAME, k.REFERENCED_COLUMN_NAME, "+
 		"r.UPDATE_RULE, r.DELETE_RULE FROM information_schema.KEY_COLUMN_USAGE k JOIN information_schema.REFERENTIAL_CONSTRAINTS r "+
-		"ON r.CONSTRAINT_SCHEMA = "+rewrite.QuoteString(t.DB)+" AND r.TABLE_NAME = "+rewrite.QuoteString(t.Name)+" AND r.CONSTRAINT_NAME = k.CONSTRAINT_NAME "+
-		"WHERE k.TABLE_SCHEMA = "+rewrite.QuoteString(t.DB)+" AND k.TABLE_NAME = "+rewrite.QuoteString(t.Name)+
+		"ON r.CONSTRAINT_SCHEMA = "+quote.String(t.DB)+" AND r.TABLE_NAME = "+quote.String(t.Name)+" AND r.CONSTRAINT_NAME = k.CONSTRAINT_NAME "+
+		"WHERE k.TABLE_SCHEMA = "+quote.String(t.DB)+" AND k.TABLE_NAME = "+quote.String(t.Name)+
 		" AND k.REFERENCED_TABLE_NAME IS NOT NULL ORDER BY k.CONSTRAINT_NAME, k.ORDINAL_POSITION")
 	if err != nil {
 		return nil, "", fmt.Errorf("read the foreign keys of %s: %w", t, err)
@@ -464,7 +465,7 @@ func (m *Manager) cascadesOf(ctx context.Context, c SideConn, t rewrite.Table, s
 		if !forker.Modifies(fk.OnDelete) && !forker.Modifies(fk.OnUpdate) {
 			continue
 		}
-		why := "its foreign key " + rewrite.QuoteIdent(fk.Name) + "'s action changes its rows, which fires no trigger, and "
+		why := "its foreign key " + quote.Ident(fk.Name) + "'s action changes its rows, which fires no trigger, and "
 		switch parentCascaded, err := cascadedInto(ctx, c, fk.Parent); {
 		case err != nil:
 			return nil, "", err
@@ -486,7 +487,7 @@ func (m *Manager) cascadesOf(ctx context.Context, c SideConn, t rewrite.Table, s
 // SET NULL, SET DEFAULT) that changes t's rows when its parent changes.
 func cascadedInto(ctx context.Context, c SideConn, t rewrite.Table) (bool, error) {
 	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = "+
-		rewrite.QuoteString(t.DB)+" AND TABLE_NAME = "+rewrite.QuoteString(t.Name)+
+		quote.String(t.DB)+" AND TABLE_NAME = "+quote.String(t.Name)+
 		" AND (DELETE_RULE NOT IN ('RESTRICT', 'NO ACTION') OR UPDATE_RULE NOT IN ('RESTRICT', 'NO ACTION'))")
 	if err != nil {
 		return false, fmt.Errorf("read the foreign keys of %s: %w", t, err)

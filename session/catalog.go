@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
@@ -124,7 +125,7 @@ func (c *catalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (obj
 	var vd viewDef // its definition "" when the account cannot read it
 	err := c.m.withConn(ctx, func(sc SideConn) error {
 		rows, err := sc.Query(ctx, "SELECT TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = "+
-			rewrite.QuoteString(t.DB)+" AND TABLE_NAME = "+rewrite.QuoteString(t.Name))
+			quote.String(t.DB)+" AND TABLE_NAME = "+quote.String(t.Name))
 		if err != nil || len(rows) == 0 {
 			return err
 		}
@@ -133,7 +134,7 @@ func (c *catalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (obj
 			return nil
 		}
 		rows, err = sc.Query(ctx, "SELECT VIEW_DEFINITION, CHECK_OPTION, ALGORITHM, COLLATION_CONNECTION FROM information_schema.VIEWS "+
-			"WHERE TABLE_SCHEMA = "+rewrite.QuoteString(t.DB)+" AND TABLE_NAME = "+rewrite.QuoteString(t.Name))
+			"WHERE TABLE_SCHEMA = "+quote.String(t.DB)+" AND TABLE_NAME = "+quote.String(t.Name))
 		if err == nil && len(rows) == 1 {
 			vd = viewDef{def: str(rows[0][0]), checkOption: str(rows[0][1]), algorithm: str(rows[0][2]), collation: str(rows[0][3])}
 		}
@@ -305,7 +306,7 @@ func (c *catalog) funcHazard(ctx context.Context, f rewrite.Func, db string) (wh
 	if stored, err = c.storedFunction(ctx, db, f.Name); err != nil || !stored {
 		return "", false, err
 	}
-	return "it calls the stored function " + rewrite.QuoteIdent(db) + "." + rewrite.QuoteIdent(f.Name) + cannot, true, nil
+	return "it calls the stored function " + quote.Ident(db) + "." + quote.Ident(f.Name) + cannot, true, nil
 }
 
 // native reports whether an unqualified call of f calls one of the
@@ -336,7 +337,7 @@ func (c *catalog) keywordHazard(ctx context.Context, f rewrite.Func, dbs ...stri
 		stored, err := c.storedFunction(ctx, db, f.Name)
 		if err != nil || stored {
 			return "it calls " + strings.ToUpper(f.Name) + "(), the name of one of the server's own functions and of the stored " +
-				"function " + rewrite.QuoteIdent(db) + "." + rewrite.QuoteIdent(f.Name) + ": which one runs depends on its " +
+				"function " + quote.Ident(db) + "." + quote.Ident(f.Name) + ": which one runs depends on its " +
 				"arguments; qualify the stored function's name with its database, or rename it", err
 		}
 	}
@@ -398,7 +399,7 @@ func (c *catalog) storedFunction(ctx context.Context, db, name string) (bool, er
 	var found bool
 	err := c.m.withConn(ctx, func(sc SideConn) error {
 		rows, err := sc.Query(ctx, "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'FUNCTION'"+
-			" AND ROUTINE_SCHEMA = "+rewrite.QuoteString(db)+" AND ROUTINE_NAME = "+rewrite.QuoteString(name))
+			" AND ROUTINE_SCHEMA = "+quote.String(db)+" AND ROUTINE_NAME = "+quote.String(name))
 		if err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -985,7 +986,7 @@ func namesNoDatabase(a *rewrite.Analysis) bool {
 // WARNINGS). "" when db does not exist: a sandbox makes no new databases.
 func (s *Session) createExistingDatabase(ctx context.Context, st rewrite.Statement) (string, error) {
 	db := st.Database
-	r, err := s.up.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = "+rewrite.QuoteString(db))
+	r, err := s.up.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = "+quote.String(db))
 	if err != nil {
 		return "", err
 	}
@@ -1004,9 +1005,9 @@ func (s *Session) createExistingDatabase(ctx context.Context, st rewrite.Stateme
 	}
 	s.schemas[phys] = db
 	if st.IfNotExists {
-		return "CREATE DATABASE IF NOT EXISTS " + rewrite.QuoteIdent(phys), nil
+		return "CREATE DATABASE IF NOT EXISTS " + quote.Ident(phys), nil
 	}
-	return "CREATE DATABASE " + rewrite.QuoteIdent(phys), nil
+	return "CREATE DATABASE " + quote.Ident(phys), nil
 }
 
 // confined refuses, in a sandbox, what no fork can hold or what would
@@ -1033,7 +1034,7 @@ func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool
 		}
 		if t, ok := systemDDL(st); ok {
 			return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s changes %s, a table of the server's own schema %s, whose "+
-				"definitions a sandbox does not hold; it is refused in a sandbox (run it on a direct connection)", st.Kind, t, rewrite.QuoteIdent(t.DB))
+				"definitions a sandbox does not hold; it is refused in a sandbox (run it on a direct connection)", st.Kind, t, quote.Ident(t.DB))
 		}
 		if reason := outsideTables(st); reason != "" && !sandboxRoutine(st) && !sandboxTrigger(st) && (body || !maintains(a, i)) {
 			return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s changes the server outside any table, which a sandbox cannot contain; "+
@@ -1455,7 +1456,7 @@ func (s *Session) unqualify(text, db string) string {
 	defer s.sb.mu.Unlock()
 	for _, e := range s.sb.tables {
 		if e.logical.DB == db {
-			text = strings.ReplaceAll(text, rewrite.QuoteIdent(e.phys.DB)+".", "")
+			text = strings.ReplaceAll(text, quote.Ident(e.phys.DB)+".", "")
 		}
 	}
 	return text

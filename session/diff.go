@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -228,7 +229,7 @@ func shared(a, b forker.Shape) []forker.Column {
 }
 
 // col is alias.`name`.
-func col(alias, name string) string { return alias + "." + rewrite.QuoteIdent(name) }
+func col(alias, name string) string { return alias + "." + quote.Ident(name) }
 
 // eqSQL is true when rows x and y hold the same values in cols: bytes for
 // character columns (a change of case is a change), typed otherwise.
@@ -276,7 +277,7 @@ func jsonValue(alias string, c forker.Column) string {
 func jsonSQL(alias string, cols []forker.Column) string {
 	parts := make([]string, 0, 2*len(cols))
 	for _, c := range cols {
-		parts = append(parts, rewrite.QuoteString(c.Name), jsonValue(alias, c))
+		parts = append(parts, quote.String(c.Name), jsonValue(alias, c))
 	}
 	return "JSON_OBJECT(" + strings.Join(parts, ", ") + ")"
 }
@@ -635,15 +636,15 @@ func (d *differ) rowsCompared(ctx context.Context, td *tableDiff, detail bool) e
 	group := make([]string, len(cols))
 	pick := make([]string, len(cols))
 	for i, c := range cols {
-		names[i] = rewrite.QuoteIdent(c.Name)
+		names[i] = quote.Ident(c.Name)
 		group[i] = col("x", c.Name)
 		if c.Charset != "" {
 			group[i] = "BINARY " + group[i]
 		}
-		pick[i] = "MIN(" + col("x", c.Name) + ") AS " + rewrite.QuoteIdent(c.Name)
+		pick[i] = "MIN(" + col("x", c.Name) + ") AS " + quote.Ident(c.Name)
 	}
 	list := strings.Join(names, ", ")
-	n := rewrite.QuoteIdent(freeAlias("sqlfork_n", cols)) // the rows' count, named as no column is
+	n := quote.Ident(freeAlias("sqlfork_n", cols)) // the rows' count, named as no column is
 	inner := "SELECT " + strings.Join(pick, ", ") + ", SUM(x." + n + ") AS " + n + " FROM (SELECT " + list + ", 1 AS " + n + " FROM " +
 		dt.e.phys.Quoted() + " UNION ALL SELECT " + list + ", -1 FROM " + dt.logical.Quoted() + ") x GROUP BY " + strings.Join(group, ", ") +
 		" HAVING SUM(x." + n + ") <> 0"
@@ -704,7 +705,7 @@ func (d *differ) ddl(ctx context.Context, dt *diffTable) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		name := rewrite.QuoteIdent(dt.e.phys.Name)
+		name := quote.Ident(dt.e.phys.Name)
 		rest, ok := strings.CutPrefix(text, "CREATE TABLE "+name)
 		if !ok {
 			return "", fmt.Errorf("read the definition of %s: unexpected %.60q", dt.logical, text)

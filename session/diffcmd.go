@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -59,7 +60,7 @@ func (m *Manager) withSnapshot(ctx context.Context, sb *Sandbox, export bool, f 
 		if _, err := c.Exec(ctx, "SET time_zone = '+00:00'"); err != nil {
 			return err
 		}
-		defer func() { _, _ = c.Exec(context.WithoutCancel(ctx), "SET time_zone = "+rewrite.QuoteString(tz)) }()
+		defer func() { _, _ = c.Exec(context.WithoutCancel(ctx), "SET time_zone = "+quote.String(tz)) }()
 		if _, err := c.Exec(ctx, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
 			return err
 		}

@@ -487,7 +487,7 @@ func (et *exportTable) rowShape(op string) (cols []forker.Column, names []string
 	}
 	names = make([]string, len(cols))
 	for i, c := range cols {
-		names[i] = rewrite.QuoteIdent(c.Name)
+		names[i] = quote.Ident(c.Name)
 	}
 	rows = et.td.rows
 	if dt.change == "altered" {
@@ -654,7 +654,7 @@ func (et *exportTable) deletes(rows []diffRow) []string {
 func keyWhere(key, lits []string) string {
 	parts := make([]string, len(key))
 	for i, k := range key {
-		parts[i] = rewrite.QuoteIdent(k) + " = " + lits[i]
+		parts[i] = quote.Ident(k) + " = " + lits[i]
 	}
 	return strings.Join(parts, " AND ")
 }
@@ -662,7 +662,7 @@ func keyWhere(key, lits []string) string {
 func keyList(key []string) string {
 	q := make([]string, len(key))
 	for i, k := range key {
-		q[i] = rewrite.QuoteIdent(k)
+		q[i] = quote.Ident(k)
 	}
 	if len(q) == 1 {
 		return q[0]
@@ -697,7 +697,7 @@ func (d *differ) ownObjects(ctx context.Context) ([]string, error) {
 			continue
 		}
 		q += " UNION ALL SELECT 'TRIGGER', t.TRIGGER_SCHEMA, t.TRIGGER_NAME FROM information_schema.TRIGGERS t WHERE t.EVENT_OBJECT_SCHEMA = " +
-			rewrite.QuoteString(db) + " AND t.TRIGGER_NAME NOT LIKE " + likePrefix(d.m.cfg.Prefix)
+			quote.String(db) + " AND t.TRIGGER_NAME NOT LIKE " + likePrefix(d.m.cfg.Prefix)
 	}
 	rows, err := d.c.Query(ctx, q+" ORDER BY 1, 2, 3")
 	if err != nil {
@@ -711,17 +711,17 @@ func (d *differ) ownObjects(ctx context.Context) ([]string, error) {
 		}
 		var q string
 		if kind == "TRIGGER" {
-			q = "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = " + rewrite.QuoteString(db) + " AND TRIGGER_NAME = " + rewrite.QuoteString(name)
+			q = "SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = " + quote.String(db) + " AND TRIGGER_NAME = " + quote.String(name)
 		} else {
-			q = "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = " + rewrite.QuoteString(kind) + " AND ROUTINE_SCHEMA = " +
-				rewrite.QuoteString(db) + " AND ROUTINE_NAME = " + rewrite.QuoteString(name)
+			q = "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = " + quote.String(kind) + " AND ROUTINE_SCHEMA = " +
+				quote.String(db) + " AND ROUTINE_NAME = " + quote.String(name)
 		}
 		n, err := d.c.Query(ctx, q)
 		if err != nil {
 			return nil, fmt.Errorf("look up %s %s.%s in production: %w", kind, db, name, err)
 		}
 		if len(n) == 1 && str(n[0][0]) == "0" {
-			names = append(names, strings.ToLower(kind)+" "+rewrite.QuoteIdent(db)+"."+rewrite.QuoteIdent(name))
+			names = append(names, strings.ToLower(kind)+" "+quote.Ident(db)+"."+quote.Ident(name))
 		}
 	}
 	if len(names) == 0 {

@@ -78,11 +78,11 @@ func fuzzExport(t *testing.T, target rewrite.Table, column, value string) (stmts
 		{op: "update", keyLits: []string{"2"}, afterLits: []string{"2", lit}},
 		{op: "delete", keyLits: []string{"3"}},
 	}}}
-	from, err := parseCreateTable("CREATE TABLE " + rewrite.QuoteIdent(target.Name) + " (\n  `id` int(11) NOT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB")
+	from, err := parseCreateTable("CREATE TABLE " + quote.Ident(target.Name) + " (\n  `id` int(11) NOT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB")
 	if err != nil {
 		t.Fatal(err)
 	}
-	to, err := parseCreateTable("CREATE TABLE " + rewrite.QuoteIdent(target.Name) + " (\n  `id` int(11) NOT NULL,\n  " + rewrite.QuoteIdent(column) +
+	to, err := parseCreateTable("CREATE TABLE " + quote.Ident(target.Name) + " (\n  `id` int(11) NOT NULL,\n  " + quote.Ident(column) +
 		" varchar(10) DEFAULT NULL COMMENT " + serverString(value) + ",\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB COMMENT=" + serverString(value))
 	if err != nil {
 		t.Fatalf("the server's CREATE TABLE text: %v", err)

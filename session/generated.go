@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
@@ -28,7 +29,7 @@ func isSystemSchema(db string) bool { return systemSchemas[strings.ToLower(db)] 
 func (m *Manager) reservedSchema(db string) string {
 	switch {
 	case isSystemSchema(db):
-		return "the server's own schema " + rewrite.QuoteIdent(db)
+		return "the server's own schema " + quote.Ident(db)
 	case m.isProxySchema(db):
 		return "a database of the proxy's"
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
@@ -100,8 +101,8 @@ func ownConnView(t rewrite.Table) (string, bool) {
 
 // ownConnSQL makes the own-connection table v in database db.
 func ownConnSQL(db, v string) string {
-	return "CREATE OR REPLACE TEMPORARY TABLE " + rewrite.QuoteIdent(db) + "." + rewrite.QuoteIdent(v) +
-		" AS SELECT * FROM performance_schema." + rewrite.QuoteIdent(v) + " WHERE PROCESSLIST_ID = CONNECTION_ID()"
+	return "CREATE OR REPLACE TEMPORARY TABLE " + quote.Ident(db) + "." + quote.Ident(v) +
+		" AS SELECT * FROM performance_schema." + quote.Ident(v) + " WHERE PROCESSLIST_ID = CONNECTION_ID()"
 }
 
 // readOwnConn fills, on the session's own connection, the own-connection
@@ -191,7 +192,7 @@ func (m *Manager) viewSQL(v infoView, id string, cols []infoCol) string {
 		return m.routineViewSQL(v, id, cols)
 	}
 	reg := m.q("tables")
-	sid := rewrite.QuoteString(id)
+	sid := quote.String(id)
 	// A table the registry records absent or dropped whose physical table
 	// exists is one being made, by the statement that reads the view (a
 	// CREATE TABLE … SELECT FROM information_schema.TABLES lists its own
@@ -212,9 +213,9 @@ func (m *Manager) viewSQL(v infoView, id string, cols []infoCol) string {
 	sel := make([]string, len(cols))
 	for i, c := range cols {
 		if e, ok := mapped[c.name]; ok {
-			sel[i] = c.mapped(e[0], e[1]) + " AS " + rewrite.QuoteIdent(c.name)
+			sel[i] = c.mapped(e[0], e[1]) + " AS " + quote.Ident(c.name)
 		} else {
-			sel[i] = "i." + rewrite.QuoteIdent(c.name)
+			sel[i] = "i." + quote.Ident(c.name)
 		}
 	}
 	internal := likePrefix(m.cfg.Prefix)
@@ -233,7 +234,7 @@ func (m *Manager) viewSQL(v infoView, id string, cols []infoCol) string {
 		// The proxy's capture triggers (capture.go) are not the sandbox's.
 		where = "(" + where + ") AND i.TRIGGER_NAME NOT LIKE " + internal
 	}
-	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, id)) + "." + rewrite.QuoteIdent(v.name) +
+	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + quote.Ident(InfoSchema(m.cfg.Prefix, id)) + "." + quote.Ident(v.name) +
 		" AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.name + " i " + strings.Join(joins, " ") + " WHERE " + where +
 		orderBy(v.order)
 }
@@ -247,7 +248,7 @@ func orderBy(cols []string) string {
 	}
 	q := make([]string, len(cols))
 	for i, c := range cols {
-		q[i] = rewrite.QuoteIdent(c)
+		q[i] = quote.Ident(c)
 	}
 	return " ORDER BY " + strings.Join(q, ", ")
 }
@@ -258,23 +259,23 @@ func orderBy(cols []string) string {
 // sandboxes.
 func (m *Manager) routineViewSQL(v infoView, id string, cols []infoCol) string {
 	own := sandboxSchemaPrefix(m.cfg.Prefix, id)
-	col := "i." + rewrite.QuoteIdent(v.routineSchema)
+	col := "i." + quote.Ident(v.routineSchema)
 	mine := col + " LIKE " + likePrefix(own)
 	sel := make([]string, len(cols))
 	for i, c := range cols {
 		if c.name == v.routineSchema {
-			sel[i] = "CASE WHEN " + mine + " THEN SUBSTRING(" + col + ", " + fmt.Sprint(len(own)+1) + ") ELSE " + col + " END AS " + rewrite.QuoteIdent(c.name)
+			sel[i] = "CASE WHEN " + mine + " THEN SUBSTRING(" + col + ", " + fmt.Sprint(len(own)+1) + ") ELSE " + col + " END AS " + quote.Ident(c.name)
 		} else {
-			sel[i] = "i." + rewrite.QuoteIdent(c.name)
+			sel[i] = "i." + quote.Ident(c.name)
 		}
 	}
 	internal := likePrefix(m.cfg.Prefix)
-	name := rewrite.QuoteIdent(v.routineName)
-	shadowed := "EXISTS (SELECT 1 FROM information_schema." + v.name + " j WHERE j." + rewrite.QuoteIdent(v.routineSchema) +
-		" = CONCAT(" + rewrite.QuoteString(own) + ", " + col + ") AND j." + name + " = i." + name + " AND j.ROUTINE_TYPE = i.ROUTINE_TYPE)"
-	dropped := "EXISTS (SELECT 1 FROM " + rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, id)) + "." + rewrite.QuoteIdent(droppedRoutines) +
+	name := quote.Ident(v.routineName)
+	shadowed := "EXISTS (SELECT 1 FROM information_schema." + v.name + " j WHERE j." + quote.Ident(v.routineSchema) +
+		" = CONCAT(" + quote.String(own) + ", " + col + ") AND j." + name + " = i." + name + " AND j.ROUTINE_TYPE = i.ROUTINE_TYPE)"
+	dropped := "EXISTS (SELECT 1 FROM " + quote.Ident(InfoSchema(m.cfg.Prefix, id)) + "." + quote.Ident(droppedRoutines) +
 		" d WHERE d.db = " + col + " AND d.name = i." + name + " AND d.type = i.ROUTINE_TYPE)"
-	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, id)) + "." + rewrite.QuoteIdent(v.name) +
+	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + quote.Ident(InfoSchema(m.cfg.Prefix, id)) + "." + quote.Ident(v.name) +
 		" AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.name + " i WHERE (" + col + " NOT LIKE " + internal +
 		" AND NOT " + shadowed + " AND NOT " + dropped + ") OR " + mine
 }
@@ -289,8 +290,8 @@ const droppedRoutines = "dropped_routines"
 func (m *Manager) droppedRoutine(ctx context.Context, sb *Sandbox, kind, db, name string) (bool, error) {
 	var dropped bool
 	err := m.withConn(ctx, func(c SideConn) error {
-		rows, err := c.Query(ctx, "SELECT 1 FROM "+rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, sb.ID))+"."+rewrite.QuoteIdent(droppedRoutines)+
-			" WHERE db = "+rewrite.QuoteString(db)+" AND name = "+rewrite.QuoteString(name)+" AND type = "+rewrite.QuoteString(kind))
+		rows, err := c.Query(ctx, "SELECT 1 FROM "+quote.Ident(InfoSchema(m.cfg.Prefix, sb.ID))+"."+quote.Ident(droppedRoutines)+
+			" WHERE db = "+quote.String(db)+" AND name = "+quote.String(name)+" AND type = "+quote.String(kind))
 		var me *mysql.MyError
 		if errors.As(err, &me) && (me.Code == mysql.ER_NO_SUCH_TABLE || me.Code == mysql.ER_BAD_DB_ERROR) {
 			return nil // none recorded yet
@@ -312,8 +313,8 @@ func (m *Manager) noteDroppedRoutine(ctx context.Context, sb *Sandbox, kind, db,
 		return err
 	}
 	return m.withConn(ctx, func(c SideConn) error {
-		_, err := c.Exec(ctx, "INSERT IGNORE INTO "+rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, sb.ID))+"."+rewrite.QuoteIdent(droppedRoutines)+
-			" VALUES ("+rewrite.QuoteString(db)+", "+rewrite.QuoteString(name)+", "+rewrite.QuoteString(kind)+")")
+		_, err := c.Exec(ctx, "INSERT IGNORE INTO "+quote.Ident(InfoSchema(m.cfg.Prefix, sb.ID))+"."+quote.Ident(droppedRoutines)+
+			" VALUES ("+quote.String(db)+", "+quote.String(name)+", "+quote.String(kind)+")")
 		if err != nil {
 			return fmt.Errorf("record the dropped %s %s.%s: %w", strings.ToLower(kind), db, name, err)
 		}
@@ -335,12 +336,12 @@ func (m *Manager) ensureInfoViews(ctx context.Context, sb *Sandbox) error {
 		if err := m.persist(ctx, c, sb); err != nil {
 			return err
 		}
-		if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, sb.ID))); err != nil {
+		if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quote.Ident(InfoSchema(m.cfg.Prefix, sb.ID))); err != nil {
 			return fmt.Errorf("create the sandbox's information_schema: %w", err)
 		}
 		// Names compare as information_schema's do.
-		if _, err := c.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+rewrite.QuoteIdent(InfoSchema(m.cfg.Prefix, sb.ID))+"."+
-			rewrite.QuoteIdent(droppedRoutines)+" (db VARCHAR(64) NOT NULL, name VARCHAR(64) NOT NULL, type VARCHAR(13) NOT NULL, "+
+		if _, err := c.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+quote.Ident(InfoSchema(m.cfg.Prefix, sb.ID))+"."+
+			quote.Ident(droppedRoutines)+" (db VARCHAR(64) NOT NULL, name VARCHAR(64) NOT NULL, type VARCHAR(13) NOT NULL, "+
 			"PRIMARY KEY (db, name, type)) CHARACTER SET utf8mb3 COLLATE utf8mb3_general_ci"); err != nil {
 			return fmt.Errorf("create the sandbox's table of dropped routines: %w", err)
 		}
@@ -376,7 +377,7 @@ func usesInfoSchema(a *rewrite.Analysis) bool {
 func createInfoViews(ctx context.Context, c SideConn, whose string, viewSQL func(v infoView, cols []infoCol) string) error {
 	for _, v := range infoViews {
 		rows, err := c.Query(ctx, "SELECT COLUMN_NAME, CHARACTER_SET_NAME, COLLATION_NAME FROM information_schema.COLUMNS "+
-			"WHERE TABLE_SCHEMA = 'information_schema' AND TABLE_NAME = "+rewrite.QuoteString(v.name)+" ORDER BY ORDINAL_POSITION")
+			"WHERE TABLE_SCHEMA = 'information_schema' AND TABLE_NAME = "+quote.String(v.name)+" ORDER BY ORDINAL_POSITION")
 		if err != nil {
 			return fmt.Errorf("columns of information_schema.%s: %w", v.name, err)
 		}

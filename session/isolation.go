@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -186,7 +187,7 @@ type prodViews struct {
 func (m *Manager) prodViewSQL(v infoView, cols []infoCol) string {
 	sel := make([]string, len(cols))
 	for i, c := range cols {
-		sel[i] = "i." + rewrite.QuoteIdent(c.name)
+		sel[i] = "i." + quote.Ident(c.name)
 	}
 	internal := likePrefix(m.cfg.Prefix)
 	var conds []string
@@ -202,8 +203,8 @@ func (m *Manager) prodViewSQL(v infoView, cols []infoCol) string {
 	for _, c := range v.schemaCols {
 		conds = append(conds, "(i."+c+" IS NULL OR i."+c+" NOT LIKE "+internal+")")
 	}
-	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + rewrite.QuoteIdent(ProductionInfoSchema(m.cfg.Prefix)) + "." +
-		rewrite.QuoteIdent(v.name) + " AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.name +
+	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + quote.Ident(ProductionInfoSchema(m.cfg.Prefix)) + "." +
+		quote.Ident(v.name) + " AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.name +
 		" i WHERE " + strings.Join(conds, " AND ")
 }
 
@@ -216,7 +217,7 @@ func (m *Manager) ensureProdViews(ctx context.Context) error {
 		return nil
 	}
 	err := m.withConn(ctx, func(c SideConn) error {
-		db := rewrite.QuoteIdent(ProductionInfoSchema(m.cfg.Prefix))
+		db := quote.Ident(ProductionInfoSchema(m.cfg.Prefix))
 		if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+db); err != nil {
 			return fmt.Errorf("create the production information_schema: %w", err)
 		}

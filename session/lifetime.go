@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -59,7 +60,7 @@ func (m *Manager) lockSchemas(ctx context.Context, c SideConn, id string, try bo
 // lockSandbox takes the upstream lock k of the sandbox called (or with
 // id) name on c, waiting up to lifeLockWait, or with try not at all.
 func (m *Manager) lockSandbox(ctx context.Context, c SideConn, name, k string, try bool) (release func(), ok bool, err error) {
-	lock := rewrite.QuoteString(m.lockName(name, k))
+	lock := quote.String(m.lockName(name, k))
 	wait := int(lifeLockWait.Seconds())
 	if try {
 		wait = 0
@@ -338,7 +339,7 @@ func (m *Manager) recordGrace(ctx context.Context, sb *Sandbox) {
 			return nil
 		}
 		_, err := c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET expires_at = "+sqlTime(until)+
-			" WHERE id = "+rewrite.QuoteString(sb.ID)+" AND kept = 0")
+			" WHERE id = "+quote.String(sb.ID)+" AND kept = 0")
 		return err
 	})
 	if err != nil {
@@ -411,7 +412,7 @@ func (m *Manager) discardRecorded(ctx context.Context, c SideConn, sb *Sandbox, 
 // (then sb is kept here too). A sandbox gone from the registry was
 // discarded through another process.
 func (m *Manager) carriedOn(ctx context.Context, c SideConn, sb *Sandbox) (bool, error) {
-	rows, err := c.Query(ctx, "SELECT kept, expires_at FROM "+m.q("sandboxes")+" WHERE id = "+rewrite.QuoteString(sb.ID))
+	rows, err := c.Query(ctx, "SELECT kept, expires_at FROM "+m.q("sandboxes")+" WHERE id = "+quote.String(sb.ID))
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("read registry: %w", err)

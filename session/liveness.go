@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"go.uber.org/zap"
-
-	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
 // Each process holds a liveness lock (an upstream GET_LOCK named after its
@@ -36,7 +35,7 @@ func (m *Manager) aliveLock(id string) string { return m.lockName(id, "alive") }
 func (m *Manager) keepAlive(ctx context.Context) {
 	m.live.mu.Lock()
 	defer m.live.mu.Unlock()
-	lock := rewrite.QuoteString(m.aliveLock(m.proxyID))
+	lock := quote.String(m.aliveLock(m.proxyID))
 	if c := m.live.conn; c != nil {
 		rows, err := c.Query(ctx, "SELECT IS_USED_LOCK("+lock+")")
 		if err == nil && len(rows) == 1 && rows[0][0] != nil {
@@ -72,7 +71,7 @@ func (m *Manager) dropAlive() {
 // holderAlive reports whether a process recorded among the holders of
 // sandbox id, other than this one, still holds its liveness lock.
 func (m *Manager) holderAlive(ctx context.Context, c SideConn, id string) (bool, error) {
-	rows, err := c.Query(ctx, "SELECT proxy_id FROM "+m.q("holders")+" WHERE sandbox_id = "+rewrite.QuoteString(id))
+	rows, err := c.Query(ctx, "SELECT proxy_id FROM "+m.q("holders")+" WHERE sandbox_id = "+quote.String(id))
 	if err != nil {
 		return false, fmt.Errorf("read registry: %w", err)
 	}
@@ -81,7 +80,7 @@ func (m *Manager) holderAlive(ctx context.Context, c SideConn, id string) (bool,
 		if p == m.proxyID {
 			continue
 		}
-		used, err := c.Query(ctx, "SELECT IS_USED_LOCK("+rewrite.QuoteString(m.aliveLock(p))+")")
+		used, err := c.Query(ctx, "SELECT IS_USED_LOCK("+quote.String(m.aliveLock(p))+")")
 		if err != nil {
 			return false, fmt.Errorf("check whether proxy process %s is alive: %w", p, err)
 		}

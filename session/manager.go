@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -525,7 +526,7 @@ func (m *Manager) checkPrivileges(ctx context.Context, c SideConn) {
 	if writable {
 		m.log.Warn("the upstream account can change production schemas: only the proxy keeps sandboxes from writing "+
 			"production; grant it SELECT (and SHOW VIEW) on production schemas and ALL on "+
-			rewrite.QuoteIdent(GrantPattern(m.cfg.Prefix))+".* instead (docs/SANDBOXES.md)", zap.Strings("grants", why))
+			quote.Ident(GrantPattern(m.cfg.Prefix))+".* instead (docs/SANDBOXES.md)", zap.Strings("grants", why))
 		return
 	}
 	m.log.Info("the upstream account cannot change production schemas")
@@ -759,7 +760,7 @@ func plainTextMode(ctx context.Context, c SideConn) error {
 	if !changed {
 		return nil
 	}
-	_, err = c.Exec(ctx, "SET SESSION sql_mode = "+rewrite.QuoteString(strings.Join(keep, ",")))
+	_, err = c.Exec(ctx, "SET SESSION sql_mode = "+quote.String(strings.Join(keep, ",")))
 	return err
 }
 
@@ -1230,7 +1231,7 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 // up to the fork timeout, and returns what releases it.
 func (m *Manager) lockFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string) (release func(), err error) {
 	lock := m.lockName(sb.ID, k)
-	rows, err := c.Query(ctx, "SELECT GET_LOCK("+rewrite.QuoteString(lock)+", "+fmt.Sprint(int(m.cfg.ForkTimeout.Seconds()))+")")
+	rows, err := c.Query(ctx, "SELECT GET_LOCK("+quote.String(lock)+", "+fmt.Sprint(int(m.cfg.ForkTimeout.Seconds()))+")")
 	if err != nil {
 		return nil, fmt.Errorf("lock fork of %s: %w", t, err)
 	}
@@ -1238,7 +1239,7 @@ func (m *Manager) lockFork(ctx context.Context, c SideConn, sb *Sandbox, t rewri
 		return nil, rewrite.Refuse(wire.ErLockWaitTimeout, "timed out waiting for another proxy to fork %s; retry", t)
 	}
 	return func() {
-		_, _ = c.Query(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+rewrite.QuoteString(lock)+")")
+		_, _ = c.Query(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+quote.String(lock)+")")
 	}, nil
 }
 
@@ -1306,17 +1307,17 @@ func (m *Manager) createSandboxSchema(ctx context.Context, c SideConn, db, phys 
 	// Two lookups by name: MariaDB reads every database's directory for an
 	// IN list (measured: 56 ms a fork beside 4,000 sandbox databases).
 	const q = "SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = "
-	rows, err := c.Query(ctx, q+rewrite.QuoteString(db)+" UNION ALL "+q+rewrite.QuoteString(phys))
+	rows, err := c.Query(ctx, q+quote.String(db)+" UNION ALL "+q+quote.String(phys))
 	if err != nil {
 		return fmt.Errorf("read the defaults of database %s: %w", db, err)
 	}
-	stmt := "CREATE DATABASE IF NOT EXISTS " + rewrite.QuoteIdent(phys)
+	stmt := "CREATE DATABASE IF NOT EXISTS " + quote.Ident(phys)
 	for _, r := range rows {
 		switch {
 		case r[0] != nil && *r[0] == phys:
 			return nil
 		case r[1] != nil && r[2] != nil:
-			stmt += " CHARACTER SET " + rewrite.QuoteIdent(*r[1]) + " COLLATE " + rewrite.QuoteIdent(*r[2])
+			stmt += " CHARACTER SET " + quote.Ident(*r[1]) + " COLLATE " + quote.Ident(*r[2])
 		}
 	}
 	if _, err := c.Exec(ctx, stmt); err != nil {
@@ -1480,8 +1481,8 @@ func (m *Manager) unfork(ctx context.Context, sb *Sandbox, t rewrite.Table) erro
 		} else if err != nil {
 			return err
 		}
-		if _, err := c.Exec(ctx, "DELETE FROM "+m.q("tables")+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+
-			" AND db = "+rewrite.QuoteString(t.DB)+" AND tbl = "+rewrite.QuoteString(t.Name)); err != nil {
+		if _, err := c.Exec(ctx, "DELETE FROM "+m.q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+
+			" AND db = "+quote.String(t.DB)+" AND tbl = "+quote.String(t.Name)); err != nil {
 			return err
 		}
 		if err := m.bumpGeneration(ctx, c, sb); err != nil {

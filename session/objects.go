@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
@@ -98,7 +99,7 @@ func (s *Session) likeHazard(ctx context.Context, st rewrite.Statement, sb *Sand
 		}); err != nil {
 			return "", err
 		} else if col != "" {
-			return "CREATE TABLE … LIKE " + t.Quoted() + " would copy the default of its column " + rewrite.QuoteIdent(col) +
+			return "CREATE TABLE … LIKE " + t.Quoted() + " would copy the default of its column " + quote.Ident(col) +
 				" (" + def + "), which advances a production sequence; give the new table its own definition", nil
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
-	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 )
 
 // This file answers one question about the proxy's upstream account: can it
@@ -172,7 +172,7 @@ func roleGrants(ctx context.Context, c forker.Conn, r grantee, sw *roleSwitcher)
 	if err := sw.enable(ctx, c, r); err != nil {
 		return nil, err
 	}
-	return showGrants(ctx, c, "SHOW GRANTS FOR "+rewrite.QuoteIdent(r.user))
+	return showGrants(ctx, c, "SHOW GRANTS FOR "+quote.Ident(r.user))
 }
 
 // unshownRoles are the roles granted in a role's grant lines whose own
@@ -215,7 +215,7 @@ func (sw *roleSwitcher) enable(ctx context.Context, c forker.Conn, r grantee) er
 		}
 		sw.switched = true
 	}
-	if _, err := c.Exec(ctx, "SET ROLE "+rewrite.QuoteIdent(r.user)); err != nil {
+	if _, err := c.Exec(ctx, "SET ROLE "+quote.Ident(r.user)); err != nil {
 		return fmt.Errorf("enabling role %s to read its grants: %w", r, err)
 	}
 	return nil
@@ -229,7 +229,7 @@ func (sw *roleSwitcher) restore(ctx context.Context, c forker.Conn) error {
 	}
 	restore := "SET ROLE NONE"
 	if sw.previous != nil && *sw.previous != "" && !strings.EqualFold(*sw.previous, "NONE") {
-		restore = "SET ROLE " + rewrite.QuoteIdent(*sw.previous)
+		restore = "SET ROLE " + quote.Ident(*sw.previous)
 	}
 	if _, err := c.Exec(ctx, restore); err != nil {
 		return fmt.Errorf("restoring the current role: %w", err)
@@ -265,9 +265,9 @@ func (g grantee) String() string {
 	if g.bare && g.host == nil {
 		return g.user
 	}
-	s := rewrite.QuoteIdent(g.user)
+	s := quote.Ident(g.user)
 	if g.host != nil {
-		s += "@" + rewrite.QuoteIdent(*g.host)
+		s += "@" + quote.Ident(*g.host)
 	}
 	return s
 }
@@ -299,7 +299,7 @@ func (p grantPriv) String() string {
 	}
 	cs := make([]string, len(p.columns))
 	for i, c := range p.columns {
-		cs[i] = rewrite.QuoteIdent(c)
+		cs[i] = quote.Ident(c)
 	}
 	return p.name + " (" + strings.Join(cs, ", ") + ")"
 }
@@ -313,7 +313,7 @@ func (g *parsedGrant) targetString() string {
 		if s == "*" {
 			return s
 		}
-		return rewrite.QuoteIdent(s)
+		return quote.Ident(s)
 	}
 	t := part(g.db) + "." + part(g.table)
 	if g.kind != "" {

@@ -8,6 +8,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -50,7 +51,7 @@ func (s *Session) copyRoutine(ctx context.Context, kind, db, name string) error 
 	}
 	var def []*string
 	err := s.m.withConn(ctx, func(c SideConn) error {
-		rows, err := c.Query(ctx, "SHOW CREATE "+kind+" "+rewrite.QuoteIdent(db)+"."+rewrite.QuoteIdent(name))
+		rows, err := c.Query(ctx, "SHOW CREATE "+kind+" "+quote.Ident(db)+"."+quote.Ident(name))
 		var me *mysql.MyError
 		if errors.As(err, &me) && me.Code == errNoSuchRoutine {
 			return nil // listed in information_schema, hidden from SHOW CREATE: not readable
@@ -63,7 +64,7 @@ func (s *Session) copyRoutine(ctx context.Context, kind, db, name string) error 
 	if err != nil {
 		return err
 	}
-	qname := rewrite.QuoteIdent(db) + "." + rewrite.QuoteIdent(name)
+	qname := quote.Ident(db) + "." + quote.Ident(name)
 	what := strings.ToLower(kind)
 	text, ok := "", false
 	if def != nil {

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -152,7 +153,7 @@ func (p *promotion) findEchoes(ctx context.Context, d *differ) error {
 				for _, w := range bs.Writes {
 					w = p.m.norm(w)
 					if k := p.m.key(w); changed[k] && k != p.m.key(t) {
-						p.echoes = append(p.echoes, fmt.Sprintf("trigger %s on %s writes %s", rewrite.QuoteIdent(tc.trg.Name), t, w))
+						p.echoes = append(p.echoes, fmt.Sprintf("trigger %s on %s writes %s", quote.Ident(tc.trg.Name), t, w))
 					}
 				}
 			}
@@ -250,7 +251,7 @@ func (p *promotion) connect(ctx context.Context) (pc SideConn, release func(), e
 		}
 	}
 	lock := p.m.lockName(p.sb.ID, "\x00promote")
-	rows, err := pc.Query(ctx, fmt.Sprintf("SELECT GET_LOCK(%s, %d)", rewrite.QuoteString(lock), promoteLockWait))
+	rows, err := pc.Query(ctx, fmt.Sprintf("SELECT GET_LOCK(%s, %d)", quote.String(lock), promoteLockWait))
 	if err == nil && (len(rows) != 1 || str(rows[0][0]) != "1") {
 		p.outcome = "refused"
 		err = rewrite.Refuse(wire.ErLockWaitTimeout, "another PROMOTE of sandbox %q is running; retry when it is done", p.sb.Name)
@@ -260,7 +261,7 @@ func (p *promotion) connect(ctx context.Context) (pc SideConn, release func(), e
 		return nil, nil, err
 	}
 	return pc, func() {
-		_, _ = pc.Query(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+rewrite.QuoteString(lock)+")")
+		_, _ = pc.Query(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+quote.String(lock)+")")
 		_ = pc.Close()
 	}, nil
 }
@@ -397,7 +398,7 @@ func (p *promotion) findConflicts(ctx context.Context, pc SideConn, lock bool) (
 		// a _ci collation): each key is a row of a derived table, with its
 		// index, in the column's character set and collation.
 		keyCols := keyColumns(dt.fork, dt.key)
-		pos := rewrite.QuoteIdent(freeAlias("sqlfork_i", keyCols)) // the row's index, named as no key column is
+		pos := quote.Ident(freeAlias("sqlfork_i", keyCols)) // the row's index, named as no key column is
 		sel := []string{"d." + pos}
 		for _, c := range dt.fork.Stored() {
 			sel = append(sel, litSQL("r", c))
@@ -416,7 +417,7 @@ func (p *promotion) findConflicts(ctx context.Context, pc SideConn, lock bool) (
 			for j, i := range b {
 				vals := []string{fmt.Sprint(i) + " AS " + pos}
 				for k, c := range keyCols {
-					vals = append(vals, keyLiteral(c, et.td.rows[i].keyLits[k])+" AS "+rewrite.QuoteIdent(c.Name))
+					vals = append(vals, keyLiteral(c, et.td.rows[i].keyLits[k])+" AS "+quote.Ident(c.Name))
 				}
 				parts[j] = "SELECT " + strings.Join(vals, ", ")
 			}
@@ -528,8 +529,8 @@ func (p *promotion) startAudit(ctx context.Context) {
 // insertAudit writes the promote's row, "running", and keeps its id.
 func (p *promotion) insertAudit(ctx context.Context, c SideConn) error {
 	if _, err := c.Exec(ctx, "INSERT INTO "+p.m.q("promotes")+" (sandbox_id, name, owner, user, via, strategy, started_at, outcome) VALUES ("+
-		strings.Join([]string{rewrite.QuoteString(p.sb.ID), rewrite.QuoteString(p.sb.Name), rewrite.QuoteString(p.sb.Owner),
-			rewrite.QuoteString(p.user), rewrite.QuoteString(p.via), rewrite.QuoteString(p.strategy), sqlTime(p.started), "'running'"}, ", ")+")"); err != nil {
+		strings.Join([]string{quote.String(p.sb.ID), quote.String(p.sb.Name), quote.String(p.sb.Owner),
+			quote.String(p.user), quote.String(p.via), quote.String(p.strategy), sqlTime(p.started), "'running'"}, ", ")+")"); err != nil {
 		return err
 	}
 	rows, err := c.Query(ctx, "SELECT LAST_INSERT_ID()")
@@ -555,9 +556,9 @@ func (p *promotion) finish(ctx context.Context, err error) {
 		zap.Int("tables", p.tables), zap.Int64("inserted", p.ins), zap.Int64("updated", p.upd), zap.Int64("deleted", p.del),
 		zap.Int("conflicts", p.conflicts), zap.String("export_sha256", p.exportSum), zap.Duration("took", time.Since(p.started)),
 		zap.String("error", msg))
-	set := "finished_at = " + sqlTime(time.Now().UTC()) + ", outcome = " + rewrite.QuoteString(p.outcome) +
+	set := "finished_at = " + sqlTime(time.Now().UTC()) + ", outcome = " + quote.String(p.outcome) +
 		fmt.Sprintf(", tables = %d, inserted = %d, updated = %d, deleted = %d, conflicts = %d", p.tables, p.ins, p.upd, p.del, p.conflicts) +
-		", export_sha256 = " + rewrite.QuoteString(p.exportSum) + ", error = " + rewrite.QuoteString(msg)
+		", export_sha256 = " + quote.String(p.exportSum) + ", error = " + quote.String(msg)
 	werr := p.m.withConn(ctx, func(c SideConn) error {
 		if p.auditID == "" { // refused before production was touched: recorded now
 			if err := p.insertAudit(ctx, c); err != nil {
@@ -586,5 +587,5 @@ func keyLiteral(c forker.Column, lit string) string {
 	if c.Charset == "" || c.Collation == "" || lit == "NULL" || c.Binary() {
 		return lit
 	}
-	return "CONVERT(" + lit + " USING " + rewrite.QuoteIdent(c.Charset) + ") COLLATE " + rewrite.QuoteIdent(c.Collation)
+	return "CONVERT(" + lit + " USING " + quote.Ident(c.Charset) + ") COLLATE " + quote.Ident(c.Collation)
 }

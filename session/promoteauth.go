@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -31,7 +32,7 @@ func (n need) String() string {
 	if len(n.cols) > 0 {
 		q := make([]string, len(n.cols))
 		for i, c := range n.cols {
-			q[i] = rewrite.QuoteIdent(c)
+			q[i] = quote.Ident(c)
 		}
 		s += " (" + strings.Join(q, ", ") + ")"
 	}
@@ -192,7 +193,7 @@ func (s *Session) mayExecute(ctx context.Context, kind, db, name string) error {
 	}
 	gs, account, err := s.accountGrants(ctx, c)
 	if err != nil {
-		return fmt.Errorf("read your account's grants for a copy of %s %s: %w", strings.ToLower(kind), rewrite.QuoteIdent(db)+"."+rewrite.QuoteIdent(name), err)
+		return fmt.Errorf("read your account's grants for a copy of %s %s: %w", strings.ToLower(kind), quote.Ident(db)+"."+quote.Ident(name), err)
 	}
 	if gs.allowsRoutine(kind, db, name) {
 		return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -77,8 +78,8 @@ func (m *Manager) mayRead(ctx context.Context, c SideConn, rg readGrants, target
 		return nil
 	}
 	for _, t := range tables {
-		rows, err := c.Query(ctx, "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "+rewrite.QuoteString(t.DB)+
-			" AND TABLE_NAME = "+rewrite.QuoteString(t.Name)+" ORDER BY ORDINAL_POSITION")
+		rows, err := c.Query(ctx, "SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = "+quote.String(t.DB)+
+			" AND TABLE_NAME = "+quote.String(t.Name)+" ORDER BY ORDINAL_POSITION")
 		if err != nil {
 			return fmt.Errorf("read the columns of %s: %w", t, err)
 		}

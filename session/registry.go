@@ -11,6 +11,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
 
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -52,12 +53,12 @@ func num(v *string) int64 {
 	return n
 }
 
-func (m *Manager) q(name string) string { return rewrite.QuoteIdent(m.meta) + "." + name }
+func (m *Manager) q(name string) string { return quote.Ident(m.meta) + "." + name }
 
 // initRegistry creates the metadata schema and tables.
 func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
 	stmts := []string{
-		"CREATE DATABASE IF NOT EXISTS " + rewrite.QuoteIdent(m.meta),
+		"CREATE DATABASE IF NOT EXISTS " + quote.Ident(m.meta),
 		"CREATE TABLE IF NOT EXISTS " + m.q("sandboxes") + ` (
   id VARCHAR(16) NOT NULL PRIMARY KEY,
   name VARCHAR(64) NOT NULL UNIQUE,
@@ -144,7 +145,7 @@ func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
 		// The first process to start makes the secret of the upstream
 		// lock names (see lockName); the others read it.
 		"INSERT IGNORE INTO " + m.q("settings") + " (name, value) VALUES ('lock_secret', " +
-			rewrite.QuoteString(randomID(32)) + ")",
+			quote.String(randomID(32)) + ")",
 	}
 	for _, s := range stmts {
 		if _, err := c.Exec(ctx, s); err != nil {
@@ -179,7 +180,7 @@ func (m *Manager) persist(ctx context.Context, c SideConn, sb *Sandbox) error {
 	if !done {
 		return m.record(ctx, c, sb)
 	}
-	id := rewrite.QuoteString(sb.ID)
+	id := quote.String(sb.ID)
 	_, err := c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET last_active = "+sqlTime(last)+
 		", lease_until = "+sqlTime(time.Now().Add(m.cfg.Lease))+" WHERE id = "+id)
 	if err == nil && !kept {
@@ -210,7 +211,7 @@ func (m *Manager) persistKeep(ctx context.Context, c SideConn, sb *Sandbox) erro
 		return nil
 	}
 	if _, err := c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET kept = 1, expires_at = "+sqlTime(expires)+
-		" WHERE id = "+rewrite.QuoteString(sb.ID)); err != nil {
+		" WHERE id = "+quote.String(sb.ID)); err != nil {
 		return fmt.Errorf("record sandbox %s kept: %w", sb.Name, err)
 	}
 	return nil
@@ -229,7 +230,7 @@ func (m *Manager) clearGrace(ctx context.Context, c SideConn, sb *Sandbox, set s
 	if !sb.isAttached() {
 		return nil // its grace was recorded, or will be
 	}
-	_, err := c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET expires_at = NULL"+set+" WHERE id = "+rewrite.QuoteString(sb.ID)+" AND kept = 0")
+	_, err := c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET expires_at = NULL"+set+" WHERE id = "+quote.String(sb.ID)+" AND kept = 0")
 	return err
 }
 
@@ -258,8 +259,8 @@ func (m *Manager) record(ctx context.Context, c SideConn, sb *Sandbox) error {
 		return err
 	}
 	_, err = c.Exec(ctx, "INSERT INTO "+m.q("sandboxes")+" (id, name, owner, kept, created_at, expires_at, last_active, lease_until, proxy_id) VALUES ("+
-		strings.Join([]string{rewrite.QuoteString(sb.ID), rewrite.QuoteString(sb.Name), rewrite.QuoteString(sb.Owner), keptN,
-			sqlTime(sb.Created), sqlTime(expires), sqlTime(last), sqlTime(time.Now().Add(m.cfg.Lease)), rewrite.QuoteString(m.proxyID)}, ", ")+")")
+		strings.Join([]string{quote.String(sb.ID), quote.String(sb.Name), quote.String(sb.Owner), keptN,
+			sqlTime(sb.Created), sqlTime(expires), sqlTime(last), sqlTime(time.Now().Add(m.cfg.Lease)), quote.String(m.proxyID)}, ", ")+")")
 	var me *mysql.MyError
 	if errors.As(err, &me) && me.Code == wire.ErDupEntry {
 		err = m.sameSandbox(ctx, c, sb)
@@ -282,7 +283,7 @@ func (m *Manager) clearLeftovers(ctx context.Context, c SideConn, sb *Sandbox) e
 	if sb.anonymous() {
 		return nil // a random id, never reused
 	}
-	id := rewrite.QuoteString(sb.ID)
+	id := quote.String(sb.ID)
 	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.q("sandboxes")+" WHERE id = "+id)
 	if err != nil {
 		return fmt.Errorf("read registry: %w", err)
@@ -306,7 +307,7 @@ func (m *Manager) deleteRows(ctx context.Context, c SideConn, id string, tables 
 		if t == "sandboxes" {
 			col = "id"
 		}
-		if _, err := c.Exec(ctx, "DELETE FROM "+m.q(t)+" WHERE "+col+" = "+rewrite.QuoteString(id)); err != nil {
+		if _, err := c.Exec(ctx, "DELETE FROM "+m.q(t)+" WHERE "+col+" = "+quote.String(id)); err != nil {
 			return err
 		}
 	}
@@ -320,11 +321,11 @@ func (m *Manager) deleteRows(ctx context.Context, c SideConn, id string, tables 
 // fork phys (when forked) — and sb is discarded here too, so that no row
 // of a discarded sandbox is left for a later sandbox of its name.
 func (m *Manager) stillRecorded(ctx context.Context, c SideConn, sb *Sandbox, e *entry, forked bool) error {
-	id := rewrite.QuoteString(sb.ID)
+	id := quote.String(sb.ID)
 	for _, q := range []string{
 		"SELECT COUNT(*) FROM " + m.q("sandboxes") + " WHERE id = " + id,
-		"SELECT COUNT(*) FROM " + m.q("tables") + " WHERE sandbox_id = " + id + " AND db = " + rewrite.QuoteString(e.logical.DB) +
-			" AND tbl = " + rewrite.QuoteString(e.logical.Name),
+		"SELECT COUNT(*) FROM " + m.q("tables") + " WHERE sandbox_id = " + id + " AND db = " + quote.String(e.logical.DB) +
+			" AND tbl = " + quote.String(e.logical.Name),
 	} {
 		rows, err := c.Query(ctx, q)
 		if err != nil {
@@ -348,7 +349,7 @@ func (m *Manager) stillRecorded(ctx context.Context, c SideConn, sb *Sandbox, e 
 // process recorded first, is sb: the same name and owner. It takes its
 // kept flag and expiry (a KEEP through the other process).
 func (m *Manager) sameSandbox(ctx context.Context, c SideConn, sb *Sandbox) error {
-	rows, err := c.Query(ctx, "SELECT name, owner, kept, expires_at FROM "+m.q("sandboxes")+" WHERE id = "+rewrite.QuoteString(sb.ID))
+	rows, err := c.Query(ctx, "SELECT name, owner, kept, expires_at FROM "+m.q("sandboxes")+" WHERE id = "+quote.String(sb.ID))
 	if err != nil {
 		return err
 	}
@@ -369,7 +370,7 @@ func (m *Manager) hold(ctx context.Context, c SideConn, sb *Sandbox) error {
 		return nil
 	}
 	_, err := c.Exec(ctx, "REPLACE INTO "+m.q("holders")+" (sandbox_id, proxy_id, lease_until) VALUES ("+
-		rewrite.QuoteString(sb.ID)+", "+rewrite.QuoteString(m.proxyID)+", "+sqlTime(time.Now().Add(m.cfg.Lease))+")")
+		quote.String(sb.ID)+", "+quote.String(m.proxyID)+", "+sqlTime(time.Now().Add(m.cfg.Lease))+")")
 	if err != nil {
 		return fmt.Errorf("record holder of sandbox %s: %w", sb.Name, err)
 	}
@@ -384,8 +385,8 @@ func (m *Manager) release(ctx context.Context, c SideConn, sb *Sandbox) error {
 	sb.mu.Lock()
 	sb.held = false
 	sb.mu.Unlock()
-	_, err := c.Exec(ctx, "DELETE FROM "+m.q("holders")+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+
-		" AND proxy_id = "+rewrite.QuoteString(m.proxyID))
+	_, err := c.Exec(ctx, "DELETE FROM "+m.q("holders")+" WHERE sandbox_id = "+quote.String(sb.ID)+
+		" AND proxy_id = "+quote.String(m.proxyID))
 	if err != nil {
 		return fmt.Errorf("forget holder of sandbox %s: %w", sb.Name, err)
 	}
@@ -394,8 +395,8 @@ func (m *Manager) release(ctx context.Context, c SideConn, sb *Sandbox) error {
 
 // heldElsewhere reports whether another live proxy process holds sb.
 func (m *Manager) heldElsewhere(ctx context.Context, c SideConn, sb *Sandbox) (bool, error) {
-	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.q("holders")+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+
-		" AND proxy_id <> "+rewrite.QuoteString(m.proxyID)+" AND lease_until > "+sqlTime(time.Now()))
+	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.q("holders")+" WHERE sandbox_id = "+quote.String(sb.ID)+
+		" AND proxy_id <> "+quote.String(m.proxyID)+" AND lease_until > "+sqlTime(time.Now()))
 	if err != nil {
 		return false, fmt.Errorf("read registry: %w", err)
 	}
@@ -406,8 +407,8 @@ func (m *Manager) heldElsewhere(ctx context.Context, c SideConn, sb *Sandbox) (b
 // marker), then counts the change in the sandbox's generation.
 func (m *Manager) saveEntry(ctx context.Context, c SideConn, sb *Sandbox, e *entry) error {
 	_, err := c.Exec(ctx, "REPLACE INTO "+m.q("tables")+" (sandbox_id, db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at) VALUES ("+
-		strings.Join([]string{rewrite.QuoteString(sb.ID), rewrite.QuoteString(e.logical.DB), rewrite.QuoteString(e.logical.Name),
-			rewrite.QuoteString(e.kind), rewrite.QuoteString(e.phys.DB), rewrite.QuoteString(e.phys.Name),
+		strings.Join([]string{quote.String(sb.ID), quote.String(e.logical.DB), quote.String(e.logical.Name),
+			quote.String(e.kind), quote.String(e.phys.DB), quote.String(e.phys.Name),
 			strconv.FormatInt(e.rows, 10), strconv.FormatInt(e.bytes, 10), sqlTime(e.created)}, ", ")+")")
 	if err != nil {
 		return fmt.Errorf("record table %s of sandbox %s: %w", e.logical, sb.Name, err)
@@ -420,8 +421,8 @@ func (m *Manager) saveEntry(ctx context.Context, c SideConn, sb *Sandbox, e *ent
 
 // deleteEntry removes the registry row of t in sb (best effort).
 func (m *Manager) deleteEntry(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table) {
-	_, _ = c.Exec(ctx, "DELETE FROM "+m.q("tables")+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+
-		" AND db = "+rewrite.QuoteString(t.DB)+" AND tbl = "+rewrite.QuoteString(t.Name))
+	_, _ = c.Exec(ctx, "DELETE FROM "+m.q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+
+		" AND db = "+quote.String(t.DB)+" AND tbl = "+quote.String(t.Name))
 }
 
 const entryCols = "db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at"
@@ -438,8 +439,8 @@ func (m *Manager) rowEntry(r []*string) *entry {
 
 // loadEntry reads the registry row of t in sb, if any.
 func (m *Manager) loadEntry(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table) (*entry, error) {
-	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+
-		" AND db = "+rewrite.QuoteString(t.DB)+" AND tbl = "+rewrite.QuoteString(t.Name))
+	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+
+		" AND db = "+quote.String(t.DB)+" AND tbl = "+quote.String(t.Name))
 	if err != nil {
 		return nil, fmt.Errorf("read registry: %w", err)
 	}
@@ -468,7 +469,7 @@ func (m *Manager) load(ctx context.Context, name string) (*Sandbox, error) {
 // An unkept one's expiry is the end of its grace in the process that last
 // used it.
 func (m *Manager) loadOn(ctx context.Context, c SideConn, name string) (*Sandbox, error) {
-	rows, err := c.Query(ctx, "SELECT "+sandboxCols+" FROM "+m.q("sandboxes")+" WHERE name = "+rewrite.QuoteString(name))
+	rows, err := c.Query(ctx, "SELECT "+sandboxCols+" FROM "+m.q("sandboxes")+" WHERE name = "+quote.String(name))
 	if err != nil {
 		return nil, fmt.Errorf("read registry: %w", err)
 	}
@@ -483,7 +484,7 @@ func (m *Manager) loadOn(ctx context.Context, c SideConn, name string) (*Sandbox
 	} else {
 		sb.graceUntil = parseTime(r[5])
 	}
-	trows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+usable)
+	trows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+usable)
 	if err != nil {
 		return nil, fmt.Errorf("read registry: %w", err)
 	}
@@ -525,7 +526,7 @@ func (m *Manager) dropSandbox(ctx context.Context, c SideConn, id string) error 
 		return err
 	}
 	for _, s := range append(schemas, InfoSchema(m.cfg.Prefix, id)) {
-		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+rewrite.QuoteIdent(s)); err != nil {
+		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+quote.Ident(s)); err != nil {
 			return fmt.Errorf("drop sandbox schema %s: %w", s, err)
 		}
 	}
@@ -542,7 +543,7 @@ func (m *Manager) dropOrphan(ctx context.Context, c SideConn, id string, schemas
 		return err
 	}
 	defer release()
-	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.q("sandboxes")+" WHERE id = "+rewrite.QuoteString(id))
+	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.q("sandboxes")+" WHERE id = "+quote.String(id))
 	if err != nil {
 		return fmt.Errorf("read registry: %w", err)
 	}
@@ -551,7 +552,7 @@ func (m *Manager) dropOrphan(ctx context.Context, c SideConn, id string, schemas
 	}
 	for _, s := range schemas {
 		m.log.Info("dropping orphaned sandbox schema", zap.String("schema", s))
-		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+rewrite.QuoteIdent(s)); err != nil {
+		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+quote.Ident(s)); err != nil {
 			return fmt.Errorf("drop orphaned schema %s: %w", s, err)
 		}
 	}
@@ -568,7 +569,7 @@ func likeEscape(s string) string {
 // likePrefix is the pattern and ESCAPE clause of LIKE matching the names
 // that start with prefix.
 func likePrefix(prefix string) string {
-	return rewrite.QuoteString(likeEscape(prefix)+"%") + likeSuffix
+	return quote.String(likeEscape(prefix)+"%") + likeSuffix
 }
 
 // likeSuffix is the ESCAPE clause of likeEscape's patterns.
@@ -606,10 +607,10 @@ func isSandboxID(s string) bool {
 // live fork holds its lock (a marker older than any fork may take, stale,
 // goes regardless).
 func (m *Manager) dropInterruptedFork(ctx context.Context, c SideConn, id, db, tbl string, phys rewrite.Table, stale bool) error {
-	where := " WHERE sandbox_id = " + rewrite.QuoteString(id) + " AND db = " + rewrite.QuoteString(db) +
-		" AND tbl = " + rewrite.QuoteString(tbl) + " AND kind = 'forking'"
+	where := " WHERE sandbox_id = " + quote.String(id) + " AND db = " + quote.String(db) +
+		" AND tbl = " + quote.String(tbl) + " AND kind = 'forking'"
 	if !stale {
-		lock := rewrite.QuoteString(m.lockName(id, m.key(rewrite.Table{DB: db, Name: tbl})))
+		lock := quote.String(m.lockName(id, m.key(rewrite.Table{DB: db, Name: tbl})))
 		rows, err := c.Query(ctx, "SELECT GET_LOCK("+lock+", 0)")
 		if err != nil {
 			return fmt.Errorf("lock interrupted fork %s: %w", phys.Quoted(), err)
@@ -709,7 +710,7 @@ func (m *Manager) reconcile(ctx context.Context) error {
 		// Tables no registry row explains: left by a crash (or by hand).
 		trows, err := c.Query(ctx, "SELECT t.TABLE_SCHEMA, t.TABLE_NAME FROM information_schema.TABLES t LEFT JOIN "+
 			m.q("tables")+" r ON r.phys_db = t.TABLE_SCHEMA AND r.phys_tbl = t.TABLE_NAME WHERE t.TABLE_SCHEMA LIKE "+
-			likePrefix(m.cfg.Prefix+"_")+" AND t.TABLE_SCHEMA <> "+rewrite.QuoteString(m.meta)+
+			likePrefix(m.cfg.Prefix+"_")+" AND t.TABLE_SCHEMA <> "+quote.String(m.meta)+
 			" AND r.sandbox_id IS NULL")
 		if err != nil {
 			return fmt.Errorf("list sandbox tables: %w", err)
@@ -855,14 +856,14 @@ func (m *Manager) expireOne(ctx context.Context, row expiryRow, now time.Time, i
 // readExpiry reads sandbox id as expire does, or nil when it is gone.
 func (m *Manager) readExpiry(ctx context.Context, c SideConn, id string, now time.Time) (*expiryRow, error) {
 	rows, err := c.Query(ctx, "SELECT id, name, kept, expires_at, last_active, lease_until FROM "+m.q("sandboxes")+
-		" WHERE id = "+rewrite.QuoteString(id))
+		" WHERE id = "+quote.String(id))
 	if err != nil {
 		return nil, fmt.Errorf("read registry: %w", err)
 	}
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	holders, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.q("holders")+" WHERE sandbox_id = "+rewrite.QuoteString(id)+
+	holders, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.q("holders")+" WHERE sandbox_id = "+quote.String(id)+
 		" AND lease_until > "+sqlTime(now))
 	if err != nil {
 		return nil, fmt.Errorf("read registry: %w", err)
@@ -928,7 +929,7 @@ func (m *Manager) renewOne(ctx context.Context, c SideConn, sb *Sandbox) (graceO
 			return err == nil && sb.graceOver(now), err
 		}
 	}
-	rows, err := c.Query(ctx, "SELECT kept, expires_at FROM "+m.q("sandboxes")+" WHERE id = "+rewrite.QuoteString(sb.ID))
+	rows, err := c.Query(ctx, "SELECT kept, expires_at FROM "+m.q("sandboxes")+" WHERE id = "+quote.String(sb.ID))
 	if err != nil {
 		return false, fmt.Errorf("read registry: %w", err)
 	}
@@ -987,7 +988,7 @@ func (m *Manager) recordedElsewhere(ctx context.Context, c SideConn, sb *Sandbox
 	if sb.anonymous() {
 		return false, nil
 	}
-	rows, err := c.Query(ctx, "SELECT name, owner FROM "+m.q("sandboxes")+" WHERE id = "+rewrite.QuoteString(sb.ID))
+	rows, err := c.Query(ctx, "SELECT name, owner FROM "+m.q("sandboxes")+" WHERE id = "+quote.String(sb.ID))
 	if err != nil {
 		return false, fmt.Errorf("read registry: %w", err)
 	}
@@ -1004,7 +1005,7 @@ func (m *Manager) recordedElsewhere(ctx context.Context, c SideConn, sb *Sandbox
 // (a sandbox attached through several processes), so reads here go to
 // forks made there within one reap interval.
 func (m *Manager) adopt(ctx context.Context, c SideConn, sb *Sandbox) error {
-	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+usable)
+	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+usable)
 	if err != nil {
 		return fmt.Errorf("read registry: %w", err)
 	}

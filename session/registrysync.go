@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"go.uber.org/zap"
 )
@@ -188,7 +189,7 @@ func (m *Manager) syncOnce(ctx context.Context, sb *Sandbox) error {
 			return err
 		}
 		rows, err := c.Query(ctx, "SELECT s.name, s.owner, s.created_at, g.generation FROM "+m.q("sandboxes")+" s LEFT JOIN "+
-			m.q("generations")+" g ON g.sandbox_id = s.id WHERE s.id = "+rewrite.QuoteString(sb.ID))
+			m.q("generations")+" g ON g.sandbox_id = s.id WHERE s.id = "+quote.String(sb.ID))
 		switch {
 		case err != nil:
 			return fmt.Errorf("read the generation of sandbox %s: %w", sb.Name, err)
@@ -237,7 +238,7 @@ func (m *Manager) takeLease(ctx context.Context, c SideConn, sb *Sandbox) (time.
 	}
 	sent := time.Now() // the server's UTC_TIMESTAMP below is no earlier
 	if _, err := c.Exec(ctx, "REPLACE INTO "+m.q("readers")+" (sandbox_id, proxy_id, valid_until) VALUES ("+
-		rewrite.QuoteString(sb.ID)+", "+rewrite.QuoteString(m.proxyID)+", UTC_TIMESTAMP(6) + INTERVAL "+
+		quote.String(sb.ID)+", "+quote.String(m.proxyID)+", UTC_TIMESTAMP(6) + INTERVAL "+
 		strconv.FormatInt(l.Microseconds(), 10)+" MICROSECOND)"); err != nil {
 		return time.Time{}, fmt.Errorf("record a sync lease on sandbox %s: %w", sb.Name, err)
 	}
@@ -254,7 +255,7 @@ func (m *Manager) awaitReaders(ctx context.Context, c SideConn, sb *Sandbox) err
 		return nil
 	}
 	rows, err := c.Query(ctx, "SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MAX(valid_until)) FROM "+m.q("readers")+
-		" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+" AND proxy_id <> "+rewrite.QuoteString(m.proxyID))
+		" WHERE sandbox_id = "+quote.String(sb.ID)+" AND proxy_id <> "+quote.String(m.proxyID))
 	if err != nil {
 		return fmt.Errorf("read the sync leases of sandbox %s: %w", sb.Name, err)
 	}
@@ -285,7 +286,7 @@ func (m *Manager) awaitReaders(ctx context.Context, c SideConn, sb *Sandbox) err
 // lists (a schema-only fork undone elsewhere) go, unless this process
 // changed them since start.
 func (m *Manager) reloadTables(ctx context.Context, c SideConn, sb *Sandbox, start uint64) error {
-	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+rewrite.QuoteString(sb.ID)+usable)
+	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+usable)
 	if err != nil {
 		return fmt.Errorf("read registry: %w", err)
 	}
@@ -324,7 +325,7 @@ func (sb *Sandbox) forgetMissing(seen map[string]bool, start uint64) {
 // change is recorded there: a process that then reads the new generation
 // reloads the tables with it.
 func (m *Manager) bumpGeneration(ctx context.Context, c SideConn, sb *Sandbox) error {
-	_, err := c.Exec(ctx, "INSERT INTO "+m.q("generations")+" (sandbox_id, generation) VALUES ("+rewrite.QuoteString(sb.ID)+
+	_, err := c.Exec(ctx, "INSERT INTO "+m.q("generations")+" (sandbox_id, generation) VALUES ("+quote.String(sb.ID)+
 		", 1) ON DUPLICATE KEY UPDATE generation = generation + 1")
 	if err != nil {
 		return fmt.Errorf("count a change of sandbox %s: %w", sb.Name, err)

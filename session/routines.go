@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
@@ -102,13 +103,13 @@ func (s *Session) ensureRoutine(ctx context.Context, kind, db, name string) (rou
 func (s *Session) routineSchemas(ctx context.Context, kind, name string, dbs ...string) (map[string]bool, error) {
 	in := make([]string, len(dbs))
 	for i, db := range dbs {
-		in[i] = rewrite.QuoteString(db)
+		in[i] = quote.String(db)
 	}
 	var rows [][]*string
 	err := s.m.withConn(ctx, func(c SideConn) error {
 		var err error
-		rows, err = c.Query(ctx, "SELECT ROUTINE_SCHEMA FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = "+rewrite.QuoteString(kind)+
-			" AND ROUTINE_NAME = "+rewrite.QuoteString(name)+" AND ROUTINE_SCHEMA IN ("+strings.Join(in, ", ")+")")
+		rows, err = c.Query(ctx, "SELECT ROUTINE_SCHEMA FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = "+quote.String(kind)+
+			" AND ROUTINE_NAME = "+quote.String(name)+" AND ROUTINE_SCHEMA IN ("+strings.Join(in, ", ")+")")
 		return err
 	})
 	if err != nil {

@@ -107,7 +107,7 @@ func showSQL(sh *rewrite.Show, currentDB, charset string, defs [][]byte) (string
 	}
 	sel := make([]string, len(cols))
 	for i, c := range cols {
-		sel[i] = c.col + " AS " + rewrite.QuoteIdent(c.label)
+		sel[i] = c.col + " AS " + quote.Ident(c.label)
 	}
 	if view == "TRIGGERS" {
 		return triggersSQL(sh, db, cols, sel, lit), true, nil
@@ -116,7 +116,7 @@ func showSQL(sh *rewrite.Show, currentDB, charset string, defs [][]byte) (string
 	var conds []string
 	// The server lists tables and databases in the byte order of their
 	// names ('B' before 'a'), not in the collation of information_schema.
-	order := " ORDER BY BINARY " + rewrite.QuoteIdent(cols[0].label)
+	order := " ORDER BY BINARY " + quote.Ident(cols[0].label)
 	switch view {
 	case "TABLES":
 		conds = append(conds, "TABLE_SCHEMA = "+lit(db))
@@ -158,7 +158,7 @@ func triggersSQL(sh *rewrite.Show, db string, cols []showColumn, sel []string, l
 	}
 	labels := make([]string, len(cols))
 	for i, c := range cols {
-		labels[i] = "`show`." + rewrite.QuoteIdent(c.label)
+		labels[i] = "`show`." + quote.Ident(c.label)
 	}
 	q := "SELECT " + strings.Join(labels, ", ") + " FROM (" + inner + ") AS `show`"
 	if sh.Where != "" {
@@ -181,7 +181,7 @@ func defColumns(defs [][]byte, first string) ([]showColumn, bool) {
 		if !ok || n.OrgName == "" {
 			return nil, false
 		}
-		cols[i] = showColumn{rewrite.QuoteIdent(n.OrgName), n.Name}
+		cols[i] = showColumn{quote.Ident(n.OrgName), n.Name}
 	}
 	cols[0].label = first
 	return cols, true
@@ -204,7 +204,7 @@ func showProbe(sh *rewrite.Show, db string) string {
 		q += sh.What
 	}
 	if db != "" {
-		q += " FROM " + rewrite.QuoteIdent(db)
+		q += " FROM " + quote.Ident(db)
 	}
 	return q + " LIKE '" + noSuchName + "'"
 }

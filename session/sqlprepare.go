@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -157,8 +158,8 @@ func (s *Session) planExecute(ctx context.Context, a *rewrite.Analysis, sql stri
 	if pp.SQL != kept.sent {
 		if opts.DB != kept.db {
 			return nil, true, rewrite.Refuse(wire.ErOptionPreventsStatement, "the statement %s was prepared in database %s and "+
-				"the sandbox has changed the tables it names since; USE %s again or PREPARE it again", rewrite.QuoteIdent(st.Handle),
-				rewrite.QuoteIdent(kept.db), rewrite.QuoteIdent(kept.db))
+				"the sandbox has changed the tables it names since; USE %s again or PREPARE it again", quote.Ident(st.Handle),
+				quote.Ident(kept.db), quote.Ident(kept.db))
 		}
 		if _, err := s.up.Query(ctx, pp.SQL); err != nil {
 			return nil, true, err

@@ -12,6 +12,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
 
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -478,7 +479,7 @@ func (s *Session) ClientName(name string) (string, error) {
 	out, ok := rewrite.EncodeName(name, rewrite.Options{Charset: s.vars.Charset})
 	if !ok {
 		return "", rewrite.Refuse(wire.ErUnknown, "the connection's character set %s cannot write the name %s, which the "+
-			"proxy sends for the sandbox; use utf8mb4", s.vars.Charset, rewrite.QuoteIdent(name))
+			"proxy sends for the sandbox; use utf8mb4", s.vars.Charset, quote.Ident(name))
 	}
 	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -82,7 +83,7 @@ func (s *Session) unknownEngine(ctx context.Context, st rewrite.Statement) error
 	if name == "" || s.up == nil || !plainEngineName.MatchString(name) || engineAliases[strings.ToUpper(name)] {
 		return nil
 	}
-	r, err := s.up.Query(ctx, "SELECT COUNT(*) FROM information_schema.ENGINES WHERE ENGINE = "+rewrite.QuoteString(name))
+	r, err := s.up.Query(ctx, "SELECT COUNT(*) FROM information_schema.ENGINES WHERE ENGINE = "+quote.String(name))
 	if err != nil {
 		if isServerError(err) {
 			return nil

@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 )
 
 // A CREATE TABLE text as the server writes it (SHOW CREATE TABLE on a side
@@ -182,7 +182,7 @@ func replaceQualifiers(text string, dbs map[string]string) string {
 		tok := text[i:next]
 		if tok[0] == '`' && next < len(text) && text[next] == '.' {
 			if l, ok := dbs[strings.ReplaceAll(tok[1:len(tok)-1], "``", "`")]; ok {
-				tok = rewrite.QuoteIdent(l)
+				tok = quote.Ident(l)
 			}
 		}
 		b.WriteString(tok)
@@ -216,7 +216,7 @@ func readItem(text string) (defItem, error) {
 	case strings.HasPrefix(upper, "CONSTRAINT "):
 		it.name, err = name("CONSTRAINT ")
 		it.kind = defCheck
-		rest := strings.ToUpper(strings.TrimLeft(text[len("CONSTRAINT ")+len(rewrite.QuoteIdent(it.name)):], " "))
+		rest := strings.ToUpper(strings.TrimLeft(text[len("CONSTRAINT ")+len(quote.Ident(it.name)):], " "))
 		if strings.HasPrefix(rest, "FOREIGN KEY") {
 			it.kind = defForeign
 		} else if !strings.HasPrefix(rest, "CHECK") {

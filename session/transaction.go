@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -327,7 +328,7 @@ func (s *Session) volatileDefaults(ctx context.Context) (string, error) {
 			}
 			if !seen[phys] {
 				seen[phys] = true
-				conds = append(conds, "(TABLE_SCHEMA = "+rewrite.QuoteString(phys.DB)+" AND TABLE_NAME = "+rewrite.QuoteString(phys.Name)+")")
+				conds = append(conds, "(TABLE_SCHEMA = "+quote.String(phys.DB)+" AND TABLE_NAME = "+quote.String(phys.Name)+")")
 			}
 		}
 	}
@@ -345,7 +346,7 @@ func (s *Session) volatileDefaults(ctx context.Context) (string, error) {
 		}
 		if why := s.volatileDefault(row[2], row[3]); why != "" {
 			// The default names the sandbox's copies: told back in logical names.
-			return s.unmap(fmt.Sprintf("it wrote %s, whose column %s %s", rewrite.QuoteIdent(*row[0]), rewrite.QuoteIdent(*row[1]), why)), nil
+			return s.unmap(fmt.Sprintf("it wrote %s, whose column %s %s", quote.Ident(*row[0]), quote.Ident(*row[1]), why)), nil
 		}
 	}
 	return "", nil

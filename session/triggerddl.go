@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -72,7 +73,7 @@ func (s *Session) confinedTrigger(ctx context.Context, st rewrite.Statement) err
 	}
 	if why != "" {
 		return rewrite.Refuse(wire.ErOptionPreventsStatement, "the trigger %s cannot be made in the sandbox: its body %s; "+
-			"test it on a direct connection, or simplify its body", rewrite.QuoteIdent(st.Routine.Name), strings.TrimPrefix(why, "it "))
+			"test it on a direct connection, or simplify its body", quote.Ident(st.Routine.Name), strings.TrimPrefix(why, "it "))
 	}
 	// The body's statements are the sandbox's statements too.
 	for _, b := range st.Routine.Body {
@@ -163,7 +164,7 @@ func (m *Manager) productionTriggers(ctx context.Context, db, name string) ([]re
 	var out []rewrite.Table
 	err := m.withConn(ctx, func(c SideConn) error {
 		rows, err := c.Query(ctx, "SELECT EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = "+
-			rewrite.QuoteString(db)+" AND TRIGGER_NAME = "+rewrite.QuoteString(name))
+			quote.String(db)+" AND TRIGGER_NAME = "+quote.String(name))
 		for _, r := range rows {
 			out = append(out, rewrite.Table{DB: str(r[0]), Name: str(r[1])})
 		}

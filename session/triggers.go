@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -156,7 +157,7 @@ func (m *Manager) triggerHazards(ctx context.Context, cp *connectedSet) error {
 			if why != "" {
 				return rewrite.Refuse(wire.ErUnknown, "cannot fork %s: its trigger %s %s, so the fork cannot do what "+
 					"the table does in production; test without the sandbox, or drop or simplify the trigger", u,
-					rewrite.QuoteIdent(tc.trg.Name), why)
+					quote.Ident(tc.trg.Name), why)
 			}
 		}
 	}
@@ -257,7 +258,7 @@ func (m *Manager) triggerBody(sb *Sandbox, db string, tc triggerCopy) (string, e
 	if err != nil {
 		return "", fmt.Errorf("rewrite the trigger %s: %w", tc.trg.Name, err)
 	}
-	prefix := "CREATE PROCEDURE " + rewrite.QuoteIdent(db) + ".`sqlfork_trigger`() "
+	prefix := "CREATE PROCEDURE " + quote.Ident(db) + ".`sqlfork_trigger`() "
 	body, ok := strings.CutPrefix(res.SQL, prefix)
 	if !ok {
 		return "", fmt.Errorf("rewrite the trigger %s: unexpected text %.80q", tc.trg.Name, res.SQL)

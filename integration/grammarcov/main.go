@@ -31,6 +31,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
@@ -181,7 +182,7 @@ func serverVerdicts(stmts []string, cachePath string) (verdicts, error) {
 func prepare(conn *sql.Conn, s string) (uint16, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := conn.ExecContext(ctx, "PREPARE grammarcov_s FROM "+rewrite.QuoteString(s))
+	_, err := conn.ExecContext(ctx, "PREPARE grammarcov_s FROM "+quote.String(s))
 	if err == nil {
 		return 0, nil
 	}
