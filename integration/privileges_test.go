@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/grants"
 )
 
 // privConn is a forker.Conn over one database/sql connection.
@@ -135,7 +135,7 @@ CREATE ROLE pw_outer; GRANT SELECT ON pw_app.* TO pw_outer; GRANT pw_inner TO pw
 			if r := currentRole(); r != tc.role {
 				t.Fatalf("current role before: %q, want %q", r, tc.role)
 			}
-			writable, why, err := session.ProductionWritable(ctx, privConn{c}, "_sqlfork")
+			writable, why, err := grants.ProductionWritable(ctx, privConn{c}, "_sqlfork")
 			if err != nil {
 				t.Fatalf("ProductionWritable: %v", err)
 			}

@@ -22,9 +22,9 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/sqlfork/sqlfork-proxy/adminapi"
+	"github.com/sqlfork/sqlfork-proxy/grants"
 	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
-	"github.com/sqlfork/sqlfork-proxy/session"
 )
 
 // The harness of the review-path attack suite (review_attack_test.go):
@@ -70,7 +70,7 @@ func newRVEnv(t *testing.T, tag string, prod *testdb.Server, replica bool) *rvEn
 	rvExec(t, e.root, fmt.Sprintf("CREATE USER IF NOT EXISTS '%[1]s'@'%%' IDENTIFIED BY '%[2]s'; "+
 		"GRANT SELECT ON mysql.func TO '%[1]s'@'%%'; GRANT SELECT ON mysql.proc TO '%[1]s'@'%%'; "+
 		"GRANT ALL PRIVILEGES ON `%[3]s`.* TO '%[1]s'@'%%'",
-		sandboxUser, sandboxPassword, session.GrantPattern("_sqlfork")))
+		sandboxUser, sandboxPassword, grants.SandboxPattern("_sqlfork")))
 	for _, a := range []rvAcct{
 		{name: "least-privilege", short: "l", user: sandboxUser, password: sandboxPassword},
 		{name: "all-privileges", short: "a", user: prod.User, password: prod.Password},
@@ -311,10 +311,10 @@ func (r *rvRun) account(t *testing.T, name string, grants ...string) string {
 // connection through the run's proxy (relayed login; in the sandbox named
 // tag, "" an anonymous one) and one straight to production, both in the
 // run's database.
-func (r *rvRun) relayed(t *testing.T, name, tag string, grants ...string) (user string, proxied, direct *sql.Conn) {
+func (r *rvRun) relayed(t *testing.T, name, tag string, privileges ...string) (user string, proxied, direct *sql.Conn) {
 	t.Helper()
-	grants = append(slices.Clone(grants), "ALL PRIVILEGES ON `"+session.GrantPattern("_sqlfork")+"`.*")
-	user = r.account(t, name, grants...)
+	privileges = append(slices.Clone(privileges), "ALL PRIVILEGES ON `"+grants.SandboxPattern("_sqlfork")+"`.*")
+	user = r.account(t, name, privileges...)
 	login := user
 	if tag != "" {
 		login += "+" + tag

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/sqlfork/sqlfork-proxy/grants"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/session"
 	"github.com/sqlfork/sqlfork-proxy/wire"
@@ -282,7 +283,7 @@ func (s *Server) checkSandboxGrants(ctx context.Context, a *account, be *backend
 		return e
 	}
 	prefix := s.cfg.Sandbox.Prefix
-	pattern := session.GrantPattern(prefix)
+	pattern := grants.SandboxPattern(prefix)
 	r, err := be.query(ctx, "SHOW GRANTS")
 	if err != nil {
 		return wire.Error(wire.ErDBAccessDenied,
@@ -294,7 +295,7 @@ func (s *Server) checkSandboxGrants(ctx context.Context, a *account, be *backend
 			lines = append(lines, *row[0])
 		}
 	}
-	missing := session.SandboxGrantsMissing(lines, prefix)
+	missing := grants.SandboxGrantsMissing(lines, prefix)
 	if len(missing) == 0 {
 		return nil
 	}

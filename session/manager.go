@@ -23,6 +23,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/grants"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
@@ -498,7 +499,7 @@ func (m *Manager) warnTriggerVisibility(ctx context.Context, c SideConn) {
 	}
 	for _, r := range rows {
 		// TABLE_SCHEMA is the grant's pattern (`\_sqlfork%`), not a name.
-		if s := str(r[0]); s == "*" || !patternInside(s, m.cfg.Prefix) {
+		if s := str(r[0]); s == "*" || !grants.PatternInside(s, m.cfg.Prefix) {
 			return
 		}
 	}
@@ -511,7 +512,7 @@ func (m *Manager) warnTriggerVisibility(ctx context.Context, c SideConn) {
 // when it may: the proxy keeps sandboxes away from production whatever the
 // account may do, but least privilege is a second wall.
 func (m *Manager) checkPrivileges(ctx context.Context, c SideConn) {
-	writable, why, err := productionWritable(ctx, c, m.cfg.Prefix)
+	writable, why, err := grants.ProductionWritable(ctx, c, m.cfg.Prefix)
 	rows, aerr := c.Query(ctx, "SELECT CURRENT_USER()")
 	m.privMu.Lock()
 	defer m.privMu.Unlock()
@@ -526,7 +527,7 @@ func (m *Manager) checkPrivileges(ctx context.Context, c SideConn) {
 	if writable {
 		m.log.Warn("the upstream account can change production schemas: only the proxy keeps sandboxes from writing "+
 			"production; grant it SELECT (and SHOW VIEW) on production schemas and ALL on "+
-			quote.Ident(GrantPattern(m.cfg.Prefix))+".* instead (docs/SANDBOXES.md)", zap.Strings("grants", why))
+			quote.Ident(grants.SandboxPattern(m.cfg.Prefix))+".* instead (docs/SANDBOXES.md)", zap.Strings("grants", why))
 		return
 	}
 	m.log.Info("the upstream account cannot change production schemas")

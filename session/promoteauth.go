@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/grants"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
@@ -16,7 +17,7 @@ import (
 // production: the promote account carries the changes out, but each
 // statement's privileges — on the table, its columns, its schema — must be
 // the user's own, read from the grants of the session's connection (its
-// account, its current role, PUBLIC; grantSet). What is missing is refused
+// account, its current role, PUBLIC; grants.Set). What is missing is refused
 // by name before production is touched.
 
 // need is one privilege a promote needs: priv on table t, or, with cols,
@@ -166,7 +167,7 @@ var resultModes = forker.Modes{Charset: "utf8mb4", Collation: "utf8mb4_general_c
 
 // accountGrants reads the grants of the account c is logged in as (its
 // own, its current role's, PUBLIC's) and its name (CURRENT_USER()).
-func (s *Session) accountGrants(ctx context.Context, c forker.Conn) (gs grantSet, account string, err error) {
+func (s *Session) accountGrants(ctx context.Context, c forker.Conn) (gs grants.Set, account string, err error) {
 	var lines []string
 	err = forker.WithModes(ctx, c, resultModes, func() error {
 		rows, err := c.Query(ctx, "SELECT CURRENT_USER()")
@@ -176,10 +177,10 @@ func (s *Session) accountGrants(ctx context.Context, c forker.Conn) (gs grantSet
 		if len(rows) == 1 && len(rows[0]) == 1 {
 			account = str(rows[0][0])
 		}
-		lines, err = showGrants(ctx, c, "SHOW GRANTS")
+		lines, err = grants.Show(ctx, c, "SHOW GRANTS")
 		return err
 	})
-	return newGrantSet(lines, s.m.caseSensitive), account, err
+	return grants.NewSet(lines, s.m.caseSensitive), account, err
 }
 
 // mayExecute refuses, as the server refuses a CALL (1370), the copy of
@@ -195,7 +196,7 @@ func (s *Session) mayExecute(ctx context.Context, kind, db, name string) error {
 	if err != nil {
 		return fmt.Errorf("read your account's grants for a copy of %s %s: %w", strings.ToLower(kind), quote.Ident(db)+"."+quote.Ident(name), err)
 	}
-	if gs.allowsRoutine(kind, db, name) {
+	if gs.AllowsRoutine(kind, db, name) {
 		return nil
 	}
 	user, host, _ := strings.Cut(account, "@")
@@ -206,10 +207,10 @@ func (s *Session) mayExecute(ctx context.Context, kind, db, name string) error {
 const errProcAccessDenied = 1370
 
 // missingPrivileges refuses the needs gs does not allow, naming them.
-func missingPrivileges(gs grantSet, account string, needs []need) error {
+func missingPrivileges(gs grants.Set, account string, needs []need) error {
 	var missing []string
 	for _, n := range needs {
-		if !gs.allows(n.priv, n.t.DB, n.t.Name, n.cols) {
+		if !gs.Allows(n.priv, n.t.DB, n.t.Name, n.cols) {
 			missing = append(missing, n.String())
 		}
 	}

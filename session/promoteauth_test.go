@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/grants"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
@@ -44,12 +45,12 @@ func TestPromoteNeeds(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("needs:\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
 	}
-	gs := newGrantSet([]string{"GRANT SELECT, INSERT, UPDATE ON `app`.* TO `bob`@`%`"}, true)
+	gs := grants.NewSet([]string{"GRANT SELECT, INSERT, UPDATE ON `app`.* TO `bob`@`%`"}, true)
 	err := missingPrivileges(gs, "bob@%", p.needs())
 	if err == nil || !strings.Contains(err.Error(), "DELETE on `app`.`del`, CREATE on `app`.`new`, ALTER on `app`.`alt`, DROP on `app`.`gone`, CREATE VIEW on `app`.`v`") {
 		t.Errorf("refusal: %v", err)
 	}
-	if err := missingPrivileges(newGrantSet([]string{"GRANT ALL PRIVILEGES ON `app`.* TO `bob`@`%`"}, true), "bob@%", p.needs()); err != nil {
+	if err := missingPrivileges(grants.NewSet([]string{"GRANT ALL PRIVILEGES ON `app`.* TO `bob`@`%`"}, true), "bob@%", p.needs()); err != nil {
 		t.Errorf("ALL PRIVILEGES ON app.*: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sqlfork/sqlfork-proxy/grants"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
@@ -14,7 +15,7 @@ import (
 // production table with the proxy's account, so before anything is copied
 // the session's own account must be able to read all of it. The answer is
 // read from the account's grants (SHOW GRANTS on the client's connection:
-// the account, its current role, PUBLIC; grantSet), which leaves the
+// the account, its current role, PUBLIC; grants.Set), which leaves the
 // connection's warnings and state as they were, against the table's
 // columns as the proxy's account sees them (on the fork's side
 // connection), and a refusal reaches the client worded as the server words
@@ -27,7 +28,7 @@ type readCheck func(ctx context.Context) (readGrants, error)
 // readGrants are an account's grants and name, as a fork checks them;
 // all: the account is the proxy's, which reads whatever it copies.
 type readGrants struct {
-	gs      grantSet
+	gs      grants.Set
 	account string // user@host
 	all     bool
 }
@@ -87,7 +88,7 @@ func (m *Manager) mayRead(ctx context.Context, c SideConn, rg readGrants, target
 		for i, r := range rows {
 			cols[i] = str(r[0])
 		}
-		if len(cols) == 0 || rg.gs.allows("SELECT", t.DB, t.Name, cols) {
+		if len(cols) == 0 || rg.gs.Allows("SELECT", t.DB, t.Name, cols) {
 			continue // production has no such table (nothing is copied), or it may be read
 		}
 		user, host, _ := strings.Cut(rg.account, "@")

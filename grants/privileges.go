@@ -1,4 +1,4 @@
-package session
+package grants
 
 import (
 	"context"
@@ -89,16 +89,11 @@ func grantsWriteProduction(grants []string, prefix string) (writable bool, why [
 // offending grants in a short form, fit for a log line. On MariaDB it
 // enables each role in turn (SET ROLE, which SHOW GRANTS FOR a role needs)
 // and restores the connection's current role before returning.
-func ProductionWritable(ctx context.Context, c forker.Conn, prefix string) (bool, []string, error) {
-	return productionWritable(ctx, c, prefix)
-}
-
-// productionWritable implements ProductionWritable.
-func productionWritable(ctx context.Context, c forker.Conn, prefix string) (writable bool, why []string, err error) {
+func ProductionWritable(ctx context.Context, c forker.Conn, prefix string) (writable bool, why []string, err error) {
 	// FOR CURRENT_USER() lists the account's own grants and, on MariaDB ≥
 	// 10.11, PUBLIC's, but not those of its current role (plain SHOW GRANTS
 	// would add the current role's only).
-	lines, err := showGrants(ctx, c, "SHOW GRANTS FOR CURRENT_USER()")
+	lines, err := Show(ctx, c, "SHOW GRANTS FOR CURRENT_USER()")
 	if err != nil {
 		return false, nil, err
 	}
@@ -167,12 +162,12 @@ func accountRoles(ctx context.Context, c forker.Conn, lines []string) *roleQueue
 // MariaDB r is enabled (sw) and its own grants read.
 func roleGrants(ctx context.Context, c forker.Conn, r grantee, sw *roleSwitcher) ([]string, error) {
 	if r.host != nil {
-		return showGrants(ctx, c, "SHOW GRANTS FOR CURRENT_USER() USING "+r.String())
+		return Show(ctx, c, "SHOW GRANTS FOR CURRENT_USER() USING "+r.String())
 	}
 	if err := sw.enable(ctx, c, r); err != nil {
 		return nil, err
 	}
-	return showGrants(ctx, c, "SHOW GRANTS FOR "+quote.Ident(r.user))
+	return Show(ctx, c, "SHOW GRANTS FOR "+quote.Ident(r.user))
 }
 
 // unshownRoles are the roles granted in a role's grant lines whose own
@@ -237,8 +232,8 @@ func (sw *roleSwitcher) restore(ctx context.Context, c forker.Conn) error {
 	return nil
 }
 
-// showGrants runs a SHOW GRANTS statement and returns its lines.
-func showGrants(ctx context.Context, c forker.Conn, stmt string) ([]string, error) {
+// Show runs a SHOW GRANTS statement and returns its lines.
+func Show(ctx context.Context, c forker.Conn, stmt string) ([]string, error) {
 	rows, err := c.Query(ctx, stmt)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", stmt, err)
@@ -332,7 +327,7 @@ func (g *parsedGrant) inside(prefix string) bool {
 	case g.kind == "PROXY", g.db == "*":
 		return false
 	case g.kind == "" && g.table == "*":
-		return patternInside(g.db, prefix)
+		return PatternInside(g.db, prefix)
 	default: // a table, a column or a routine: the schema is named literally
 		return strings.HasPrefix(g.db, prefix)
 	}
@@ -370,10 +365,10 @@ func (g *parsedGrant) offending(prefix string) string {
 	return strings.Join(bad, ", ") + " ON " + g.targetString() + " TO " + g.to.String()
 }
 
-// patternInside reports whether every name the schema pattern pat of a
+// PatternInside reports whether every name the schema pattern pat of a
 // schema-level grant (LIKE syntax: % any run, _ any character, \ escapes)
 // matches starts with prefix.
-func patternInside(pat, prefix string) bool {
+func PatternInside(pat, prefix string) bool {
 	i := 0
 	for j := 0; j < len(prefix); j++ {
 		if i >= len(pat) {

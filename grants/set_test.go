@@ -1,4 +1,4 @@
-package session
+package grants
 
 import "testing"
 
@@ -46,18 +46,18 @@ func TestGrantSetAllows(t *testing.T) {
 		{"SELECT", "APP", "users", nil, false, true},
 		{"EXECUTE", "app", "p", nil, true, false}, // a routine's grant is not a table's
 	} {
-		gs := newGrantSet(lines, c.cs)
-		if got := gs.allows(c.priv, c.db, c.table, c.cols); got != c.want {
+		gs := NewSet(lines, c.cs)
+		if got := gs.Allows(c.priv, c.db, c.table, c.cols); got != c.want {
 			t.Errorf("%s on %s.%s %v (case-sensitive %v) = %v, want %v", c.priv, c.db, c.table, c.cols, c.cs, got, c.want)
 		}
 	}
-	if !newGrantSet([]string{"GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost` WITH GRANT OPTION"}, true).allows("DROP", "x", "y", nil) {
+	if !NewSet([]string{"GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost` WITH GRANT OPTION"}, true).Allows("DROP", "x", "y", nil) {
 		t.Error("ALL PRIVILEGES ON *.*")
 	}
 }
 
 func TestGrantSetAllowsRoutine(t *testing.T) {
-	gs := newGrantSet([]string{
+	gs := NewSet([]string{
 		"GRANT EXECUTE ON PROCEDURE `app`.`p` TO `bob`@`%`",
 		"GRANT EXECUTE ON `lib`.* TO `bob`@`%`",
 		"GRANT ALTER ROUTINE ON FUNCTION `app`.`f` TO `bob`@`%`",
@@ -70,7 +70,7 @@ func TestGrantSetAllowsRoutine(t *testing.T) {
 		{"PROCEDURE", "app", "p", true}, {"PROCEDURE", "app", "P", true}, {"FUNCTION", "app", "p", false},
 		{"FUNCTION", "app", "f", false}, {"FUNCTION", "lib", "anything", true}, {"PROCEDURE", "other", "p", false},
 	} {
-		if got := gs.allowsRoutine(c.kind, c.db, c.name); got != c.want {
+		if got := gs.AllowsRoutine(c.kind, c.db, c.name); got != c.want {
 			t.Errorf("EXECUTE %s %s.%s = %v", c.kind, c.db, c.name, got)
 		}
 	}
@@ -94,8 +94,8 @@ func TestLikeMatch(t *testing.T) {
 // TestGrantSetUnderANSIQuotes: under ANSI_QUOTES SHOW GRANTS writes names
 // in double quotes; they are names all the same.
 func TestGrantSetUnderANSIQuotes(t *testing.T) {
-	gs := newGrantSet([]string{`GRANT SELECT, UPDATE ("v") ON "app"."pub" TO "alice"@"%"`, `GRANT ALL PRIVILEGES ON "\_sqlfork%".* TO "alice"@"%"`}, true)
-	if !gs.allows("SELECT", "app", "pub", nil) || !gs.allows("UPDATE", "app", "pub", []string{"v"}) || !gs.allows("DROP", "_sqlfork_1_app", "t", nil) {
+	gs := NewSet([]string{`GRANT SELECT, UPDATE ("v") ON "app"."pub" TO "alice"@"%"`, `GRANT ALL PRIVILEGES ON "\_sqlfork%".* TO "alice"@"%"`}, true)
+	if !gs.Allows("SELECT", "app", "pub", nil) || !gs.Allows("UPDATE", "app", "pub", []string{"v"}) || !gs.Allows("DROP", "_sqlfork_1_app", "t", nil) {
 		t.Error("names in double quotes were not read as names")
 	}
 }

@@ -1,4 +1,4 @@
-package session
+package grants
 
 import (
 	"slices"
@@ -45,10 +45,10 @@ func TestPatternCovers(t *testing.T) {
 			t.Errorf("patternCovers(%q) = %v, want %v", pat, got, want)
 		}
 	}
-	if got := GrantPattern("_sqlfork"); got != `\_sqlfork%` {
-		t.Errorf("GrantPattern = %q", got)
+	if got := SandboxPattern("_sqlfork"); got != `\_sqlfork%` {
+		t.Errorf("SandboxPattern = %q", got)
 	}
-	if got := GrantPattern(`a%b\`); got != `a\%b\\%` {
-		t.Errorf("GrantPattern = %q", got)
+	if got := SandboxPattern(`a%b\`); got != `a\%b\\%` {
+		t.Errorf("SandboxPattern = %q", got)
 	}
 }

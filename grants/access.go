@@ -1,4 +1,4 @@
-package session
+package grants
 
 import (
 	"strings"
@@ -77,10 +77,10 @@ func patternCovers(pat, prefix string) bool {
 	return i < len(pat) && strings.Trim(pat[i:], "%") == ""
 }
 
-// GrantPattern is the schema pattern of the proxy's databases for a GRANT
+// SandboxPattern is the schema pattern of the proxy's databases for a GRANT
 // statement: prefix with its LIKE wildcards escaped, then %
 // (`\_sqlfork%` for the default prefix).
-func GrantPattern(prefix string) string {
+func SandboxPattern(prefix string) string {
 	r := strings.NewReplacer(`\`, `\\`, "_", `\_`, "%", `\%`)
 	return r.Replace(prefix) + "%"
 }

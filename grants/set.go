@@ -1,4 +1,4 @@
-package session
+package grants
 
 import (
 	"slices"
@@ -11,17 +11,17 @@ import (
 // pick one of several schema patterns matching a database (the first in
 // its order), the privilege must be in all of them.
 
-// grantSet is the grants of one account, as SHOW GRANTS lists them.
-type grantSet struct {
+// Set is the grants of one account, as SHOW GRANTS lists them.
+type Set struct {
 	grants []*parsedGrant
 	// caseSensitive: database and table names of different case are
 	// different (lower_case_table_names=0).
 	caseSensitive bool
 }
 
-// newGrantSet reads SHOW GRANTS lines; lines it cannot read grant nothing.
-func newGrantSet(lines []string, caseSensitive bool) grantSet {
-	gs := grantSet{caseSensitive: caseSensitive}
+// NewSet reads SHOW GRANTS lines; lines it cannot read grant nothing.
+func NewSet(lines []string, caseSensitive bool) Set {
+	gs := Set{caseSensitive: caseSensitive}
 	for _, l := range lines {
 		if g := parseGrant(l); g != nil && g.unparsable == "" && g.roles == nil && (g.kind == "" || g.kind == "PROCEDURE" || g.kind == "FUNCTION") {
 			gs.grants = append(gs.grants, g)
@@ -33,7 +33,7 @@ func newGrantSet(lines []string, caseSensitive bool) grantSet {
 // allowsRoutine reports whether the account may EXECUTE the stored
 // routine db.name of kind PROCEDURE or FUNCTION: granted on it, on its
 // schema or on every schema.
-func (gs grantSet) allowsRoutine(kind, db, name string) bool {
+func (gs Set) AllowsRoutine(kind, db, name string) bool {
 	var schema []*parsedGrant
 	for _, g := range gs.grants {
 		switch {
@@ -80,7 +80,7 @@ func holds(g *parsedGrant, priv string, cols []string) bool {
 // allows reports whether the account may use priv on table db.table (and,
 // for SELECT, INSERT, UPDATE and REFERENCES, on each of cols: a column
 // grant covers only its columns; nil cols asks for the table as a whole).
-func (gs grantSet) allows(priv, db, table string, cols []string) bool {
+func (gs Set) Allows(priv, db, table string, cols []string) bool {
 	var schema, colGrants []*parsedGrant
 	for _, g := range gs.grants {
 		switch {
@@ -119,7 +119,7 @@ func (gs grantSet) allows(priv, db, table string, cols []string) bool {
 // add up) the server takes one of its grants matching the database: one
 // naming it without wildcards, which sorts first, else one of the
 // patterns, unknown which here, so every one must hold priv.
-func (gs grantSet) schemaHolds(matching []*parsedGrant, priv string) bool {
+func (gs Set) schemaHolds(matching []*parsedGrant, priv string) bool {
 	byGrantee := map[string][]*parsedGrant{}
 	for _, g := range matching {
 		byGrantee[g.to.String()] = append(byGrantee[g.to.String()], g)
@@ -139,7 +139,7 @@ func (gs grantSet) schemaHolds(matching []*parsedGrant, priv string) bool {
 // or errs towards "different": without lower_case_table_names=0, letters
 // of another case are the same, and so are non-ASCII names only when
 // their bytes are (Go's case folding is not the server's).
-func (gs grantSet) same(a, b string) bool {
+func (gs Set) same(a, b string) bool {
 	if gs.caseSensitive {
 		return a == b
 	}
@@ -163,7 +163,7 @@ func asciiLower(s string) string {
 
 // matchDB reports whether the schema pattern pat of a schema-level grant
 // (LIKE: % any run, _ any character, \ escapes the next) matches db.
-func (gs grantSet) matchDB(pat, db string) bool {
+func (gs Set) matchDB(pat, db string) bool {
 	if !gs.caseSensitive {
 		pat, db = asciiLower(pat), asciiLower(db)
 	}

@@ -1,4 +1,4 @@
-package session
+package grants
 
 import (
 	"context"
@@ -348,8 +348,8 @@ func TestPrivilegePatternInside(t *testing.T) {
 		`x\_sqlfork%`:   false,
 		`\_sqlfork%\`:   true,
 	} {
-		if got := patternInside(pat, "_sqlfork"); got != want {
-			t.Errorf("patternInside(%q) = %v, want %v", pat, got, want)
+		if got := PatternInside(pat, "_sqlfork"); got != want {
+			t.Errorf("PatternInside(%q) = %v, want %v", pat, got, want)
 		}
 	}
 }
