@@ -12,6 +12,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/tabledef"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -738,7 +739,7 @@ func (d *differ) logicalNames(text string) string {
 		dbs[e.phys.DB] = e.logical.DB
 	}
 	d.sb.mu.Unlock()
-	return replaceQualifiers(text, dbs)
+	return tabledef.ReplaceQualifiers(text, dbs)
 }
 
 // viewHead is what SHOW CREATE VIEW writes before VIEW: ALGORITHM, DEFINER

@@ -10,6 +10,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/quote/model"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/tabledef"
 )
 
 // FuzzExportText: whatever names and values a sandbox holds — a database,
@@ -78,16 +79,16 @@ func fuzzExport(t *testing.T, target rewrite.Table, column, value string) (stmts
 		{op: "update", keyLits: []string{"2"}, afterLits: []string{"2", lit}},
 		{op: "delete", keyLits: []string{"3"}},
 	}}}
-	from, err := parseCreateTable("CREATE TABLE " + quote.Ident(target.Name) + " (\n  `id` int(11) NOT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB")
+	from, err := tabledef.Parse("CREATE TABLE " + quote.Ident(target.Name) + " (\n  `id` int(11) NOT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB")
 	if err != nil {
 		t.Fatal(err)
 	}
-	to, err := parseCreateTable("CREATE TABLE " + quote.Ident(target.Name) + " (\n  `id` int(11) NOT NULL,\n  " + quote.Ident(column) +
+	to, err := tabledef.Parse("CREATE TABLE " + quote.Ident(target.Name) + " (\n  `id` int(11) NOT NULL,\n  " + quote.Ident(column) +
 		" varchar(10) DEFAULT NULL COMMENT " + serverString(value) + ",\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB COMMENT=" + serverString(value))
 	if err != nil {
 		t.Fatalf("the server's CREATE TABLE text: %v", err)
 	}
-	pre, post, _ := alterSpecs(from, to)
+	pre, post, _ := tabledef.Alter(from, to)
 	if len(pre) == 0 {
 		t.Fatal("no ALTER for a column added")
 	}

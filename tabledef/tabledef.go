@@ -1,4 +1,4 @@
-package session
+package tabledef
 
 import (
 	"fmt"
@@ -17,35 +17,39 @@ import (
 // Each definition is kept as the server's own text: taken whole into an
 // ALTER TABLE, it says exactly what the server wrote.
 
-// tableDef is a CREATE TABLE text read into its definitions, its table
+// Def is a CREATE TABLE text read into its definitions, its table
 // options and its partitioning.
-type tableDef struct {
-	items     []defItem
-	options   string
-	partition string
+type Def struct {
+	Items     []Item
+	Options   string // the table options, AUTO_INCREMENT left out
+	Partition string // PARTITION BY …, "" when there is none
 }
 
-// defItem is one definition of the body: a column, a key or a constraint.
-type defItem struct {
-	kind string // column, primary, index, foreign, check
-	name string
-	text string
+// Item is one definition of the body: a column, a key or a constraint,
+// with the server's text of it.
+type Item struct {
+	Kind ItemKind
+	Name string
+	Text string
 }
+
+// ItemKind is what a definition defines.
+type ItemKind string
 
 // Kinds of definitions.
 const (
-	defColumn  = "column"
-	defPrimary = "primary"
-	defIndex   = "index"
-	defForeign = "foreign"
-	defCheck   = "check"
+	Column  ItemKind = "column"
+	Primary ItemKind = "primary"
+	Index   ItemKind = "index"
+	Foreign ItemKind = "foreign"
+	Check   ItemKind = "check"
 )
 
 var autoIncOption = regexp.MustCompile(`(^| )AUTO_INCREMENT=\d+`)
 
-// parseCreateTable reads text, SHOW CREATE TABLE's statement.
-func parseCreateTable(text string) (tableDef, error) {
-	var td tableDef
+// Parse reads text, SHOW CREATE TABLE's statement.
+func Parse(text string) (Def, error) {
+	var td Def
 	open, err := bodyStart(text)
 	if err != nil {
 		return td, err
@@ -59,10 +63,15 @@ func parseCreateTable(text string) (tableDef, error) {
 		if err != nil {
 			return td, err
 		}
-		td.items = append(td.items, it)
+		// The server never writes a name twice: a text that does is not
+		// its, and which of the two an ALTER would mean is unknown.
+		if _, dup := td.Find(it.Kind, it.Name); dup {
+			return td, fmt.Errorf("%s %s defined twice in %.60q", it.Kind, quote.Ident(it.Name), text)
+		}
+		td.Items = append(td.Items, it)
 	}
-	td.options, td.partition = splitOptions(strings.TrimSpace(text[end+1:]))
-	td.options = strings.TrimSpace(autoIncOption.ReplaceAllString(td.options, ""))
+	td.Options, td.Partition = splitOptions(strings.TrimSpace(text[end+1:]))
+	td.Options = strings.TrimSpace(autoIncOption.ReplaceAllString(td.Options, ""))
 	return td, nil
 }
 
@@ -166,12 +175,12 @@ func splitDepth0(text string, from int) (parts []string, end int, err error) {
 	return nil, 0, fmt.Errorf("the definitions are not closed")
 }
 
-// replaceQualifiers is text, a definition the server wrote, with each
+// ReplaceQualifiers is text, a definition the server wrote, with each
 // back-quoted name that qualifies another (is followed by a dot) and that
 // dbs maps replaced by its mapping, back-quoted: the names are read as the
 // server reads them, so a name or string that merely holds the same bytes
 // is left alone (a blind replace could end a string early).
-func replaceQualifiers(text string, dbs map[string]string) string {
+func ReplaceQualifiers(text string, dbs map[string]string) string {
 	var b strings.Builder
 	for i := 0; i < len(text); {
 		next, err := skipQuoted(text, i)
@@ -192,41 +201,46 @@ func replaceQualifiers(text string, dbs map[string]string) string {
 }
 
 // readItem classifies one definition by its first words.
-func readItem(text string) (defItem, error) {
-	it := defItem{text: text}
+func readItem(text string) (Item, error) {
+	it := Item{Text: text}
 	upper := strings.ToUpper(text)
-	name := func(after string) (string, error) {
+	// name reads the back-quoted name after the words after, and what
+	// follows it.
+	name := func(after string) (string, string, error) {
 		rest := strings.TrimLeft(text[len(after):], " ")
 		if !strings.HasPrefix(rest, "`") {
-			return "", nil
+			return "", rest, nil
 		}
 		n, ok := identEnd(rest[1:])
 		if !ok {
-			return "", fmt.Errorf("unterminated name in %.60q", text)
+			return "", "", fmt.Errorf("unterminated name in %.60q", text)
 		}
-		return strings.ReplaceAll(rest[1:n], "``", "`"), nil
+		return strings.ReplaceAll(rest[1:n], "``", "`"), rest[n+1:], nil
 	}
 	var err error
 	switch {
 	case strings.HasPrefix(text, "`"):
-		it.kind = defColumn
-		it.name, err = name("")
+		it.Kind = Column
+		it.Name, _, err = name("")
 	case strings.HasPrefix(upper, "PRIMARY KEY"):
-		it.kind, it.name = defPrimary, "PRIMARY"
+		it.Kind, it.Name = Primary, "PRIMARY"
 	case strings.HasPrefix(upper, "CONSTRAINT "):
-		it.name, err = name("CONSTRAINT ")
-		it.kind = defCheck
-		rest := strings.ToUpper(strings.TrimLeft(text[len("CONSTRAINT ")+len(quote.Ident(it.name)):], " "))
+		var rest string
+		it.Kind = Check
+		if it.Name, rest, err = name("CONSTRAINT "); err != nil {
+			return it, err
+		}
+		rest = strings.ToUpper(strings.TrimLeft(rest, " "))
 		if strings.HasPrefix(rest, "FOREIGN KEY") {
-			it.kind = defForeign
+			it.Kind = Foreign
 		} else if !strings.HasPrefix(rest, "CHECK") {
 			return it, fmt.Errorf("a constraint the proxy does not read: %.60q", text)
 		}
 	default:
 		for _, k := range []string{"UNIQUE KEY", "FULLTEXT KEY", "SPATIAL KEY", "VECTOR KEY", "KEY"} {
 			if strings.HasPrefix(upper, k+" ") {
-				it.kind = defIndex
-				it.name, err = name(k)
+				it.Kind = Index
+				it.Name, _, err = name(k)
 				return it, err
 			}
 		}
@@ -261,11 +275,11 @@ func splitOptions(text string) (options, partition string) {
 }
 
 // find is the definition of kind named name (names of any case).
-func (td tableDef) find(kind, name string) (defItem, bool) {
-	for _, l := range td.items {
-		if l.kind == kind && strings.EqualFold(l.name, name) {
+func (td Def) Find(kind ItemKind, name string) (Item, bool) {
+	for _, l := range td.Items {
+		if l.Kind == kind && strings.EqualFold(l.Name, name) {
 			return l, true
 		}
 	}
-	return defItem{}, false
+	return Item{}, false
 }
