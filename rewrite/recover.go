@@ -6,7 +6,7 @@ import (
 
 // Texts the parser does not read, but that the proxy still reads for sure.
 //
-// When the parser rejects a text, the engine looks for three MariaDB forms
+// When the parser rejects a text, the engine looks for MariaDB forms
 // it can read without it, and masks them in the text the parser and every
 // later reading of the input see (a.text: same length, so offsets into the
 // client's text hold); the client's text reaches the server as sent:
@@ -121,386 +121,33 @@ type setStatement struct {
 	vars []string
 }
 
-// recoverText masks, in text (normalized, tokens toks), the forms above.
-// ok is false when it finds none.
-func (e *Engine) recoverText(text string, toks []token) (m masked, ok bool) {
-	m.junk = -1
-	var b []byte
-	blank := func(from, to int) {
-		if b == nil {
-			b = []byte(text)
-		}
-		for i := from; i < to; i++ {
-			if b[i] != '\n' {
-				b[i] = ' '
-			}
-		}
-	}
-	word := func(i int) string {
-		if i >= 0 && i < len(toks) && toks[i].kind == tokIdent {
-			return strings.ToUpper(text[toks[i].start:toks[i].end])
-		}
-		return ""
-	}
-	punct := func(i int, c byte) bool {
-		return i >= 0 && i < len(toks) && toks[i].kind == tokPunct && text[toks[i].start] == c
-	}
-	starts := map[int]bool{} // token indexes that start a statement
-	start0 := func(i int) bool { return starts[i] }
-	start := true // toks[i] starts a statement
-	selecting := false
-	tableDDL := false // the statement is CREATE or ALTER TABLE
-	writing := false  // the statement is INSERT, REPLACE or DELETE
-	locking := false  // the statement is LOCK TABLE[S]
-	first := 0        // the index of the statement's first token
-	liking := false   // a LIKE of the statement was read as '='
+// recoverText masks, in text (normalized, tokens toks), the forms above:
+// statementStart those that start a statement, maskAt the others, one
+// masker each (recovery.go). ok is false when it finds none.
+func (e *Engine) recoverText(text string, toks []token) (masked, bool) {
+	r := &recovery{e: e, text: text, toks: toks, starts: map[int]bool{}, start: true}
+	r.m.junk = -1
 	for i := 0; i < len(toks); i++ {
-		t := toks[i]
-		if t.kind == tokComment {
+		if toks[i].kind == tokComment {
 			continue
 		}
-		if start {
-			start = false
-			starts[i] = true
-			first, liking = i, false
-			selecting = word(i) == "SELECT"
-			writing = word(i) == "INSERT" || word(i) == "REPLACE" || word(i) == "DELETE"
-			locking = word(i) == "LOCK" && (word(i+1) == "TABLE" || word(i+1) == "TABLES")
-			tableDDL = false
-			if word(i) == "CREATE" || word(i) == "ALTER" {
-				// CREATE OR REPLACE TABLE / INDEX / SEQUENCE / USER /
-				// ROLE and ALTER ONLINE TABLE: the statement without
-				// the words names the same tables (OR REPLACE drops what
-				// it replaces, in the table's place).
-				j := i + 1
-				if word(i) == "CREATE" && word(j) == "OR" && word(j+1) == "REPLACE" && orReplaceable[word(j+2)] {
-					blank(int(toks[j].start), int(toks[j+1].end))
-					j += 2
-				} else if word(i) == "ALTER" && word(j) == "ONLINE" && word(j+1) == "TABLE" {
-					blank(int(toks[j].start), int(toks[j].end))
-					j++
-				}
-				if word(j) == "TEMPORARY" {
-					j++
-				}
-				tableDDL = word(j) == "TABLE"
-			}
-			if e.junkAt(text, toks, i) {
-				blank(int(t.start), len(text))
-				m.junk = int(t.start)
+		if r.start {
+			next, done, stop := r.statementStart(i)
+			if stop {
 				break
 			}
-			if from, end, ok := explainPrefix(text, toks, i); ok {
-				// EXPLAIN EXTENDED / PARTITIONS and ANALYZE [FORMAT=JSON]
-				// of a statement: the modifier (or ANALYZE, which runs
-				// the statement) is blanked.
-				blank(int(toks[from].start), int(toks[end-1].end))
-				i = end - 1
-				start = true
+			if done {
+				i = next
 				continue
 			}
-			if end := bracketedLockingRead(text, toks, i); end > 0 {
-				// (SELECT …) FOR UPDATE: the parser takes the locking
-				// clause after a SELECT, not after its brackets; without
-				// them the SELECT reads and locks the same tables.
-				blank(int(t.start), int(t.end))
-				blank(int(toks[end].start), int(toks[end].end))
-			}
-			if word(i) == "SET" && word(i+1) == "STATEMENT" {
-				if end, vars, ok := setStatementPrefix(text, toks, i+2); ok {
-					blank(int(t.start), int(toks[end].end))
-					m.setStatements = append(m.setStatements, setStatement{end: int(toks[end].end), vars: vars})
-					i = end
-					start = true // the statement it applies to
-					continue
-				}
-			}
 		}
-		if n := limitVariables(text, toks, i); n > 0 {
-			// LIMIT with a stored program's local variables: names of
-			// variables, not of tables or columns.
-			blank(int(t.start), int(toks[i+n-1].end))
-			i += n - 1
-			continue
-		}
-		if n := limitExtension(text, toks, i); n > 0 {
-			// LIMIT … ROWS EXAMINED n, OFFSET n ROWS, FETCH FIRST n ROWS
-			// ONLY / WITH TIES: numbers and words, no name.
-			blank(int(t.start), int(toks[i+n-1].end))
-			i += n - 1
-			continue
-		}
-		switch {
-		case punct(i, ';'):
-			start = true
-		case (word(i) == "LIKE" || word(i) == "REGEXP" || word(i) == "RLIKE" || word(i) == "ESCAPE" && liking) &&
-			predicateOperator(text, toks, first, i, tableDDL, e.reserved):
-			// MariaDB's LIKE, REGEXP and ESCAPE take any operand (an
-			// expression after ESCAPE, a '?'), and LIKE … IN (…) chains;
-			// the parser takes a simple one after LIKE and REGEXP and a
-			// string after ESCAPE. Each is read as '=' (NOT before LIKE
-			// or REGEXP blanked), which the parser takes between any
-			// operands: every operand keeps its place, so every name in
-			// them (a subquery's tables) is read as it is.
-			if word(i-1) == "NOT" {
-				blank(int(toks[i-1].start), int(toks[i-1].end))
-			}
-			blank(int(t.start), int(t.end))
-			b[t.start] = '='
-			liking = liking || word(i) == "LIKE"
-		case punct(i, '=') && tableAliasEquals(text, toks, i, e.reserved):
-			// FROM t = a: MariaDB's alias after '=' (table_alias), which
-			// the parser does not take; read as FROM t a.
-			blank(int(t.start), int(t.end))
-		case word(i) == "FROM" && word(i+1) == "DUAL" && word(i+2) == "HAVING":
-			// SELECT … FROM DUAL HAVING …: the parser takes HAVING
-			// without FROM, not after FROM DUAL, which names no table.
-			blank(int(t.start), int(toks[i+1].end))
-			i++
-		case word(i) == "JSON_TABLE" && punct(i+1, '(') && (word(i-1) == "FROM" || word(i-1) == "JOIN" || punct(i-1, ',')):
-			// JSON_TABLE(document, path COLUMNS (…)) alias, a table
-			// function the parser does not know: read as the derived
-			// table (SELECT document) alias. The document, an expression,
-			// keeps its place (its subqueries' tables are read); the
-			// path and the columns, words, literals and types, name
-			// nothing.
-			if comma, end := jsonTableColumns(text, toks, i+1); comma > 0 {
-				blank(int(t.start), int(toks[i+1].end))
-				copy(b[t.start:], "(SELECT")
-				blank(int(toks[comma].start), int(toks[end-1].end))
-				i = end
-			}
-		case word(i) == "FROM" && word(i+1) == "DUAL":
-			// SELECT … FROM DUAL WHERE … [GROUP BY …] HAVING …: the
-			// parser takes no HAVING after FROM DUAL's other clauses.
-			// HAVING's condition is read as one more GROUP BY item (',')
-			// or, without GROUP BY, as one more WHERE term (AND): it keeps
-			// its place, so its names are read as they are.
-			if h, sep := dualHaving(text, toks, i+2); h > 0 {
-				blank(int(toks[h].start), int(toks[h].end))
-				copy(b[toks[h].start:], sep)
-			}
-			i++
-		case word(i) == "IS" && i > first && word(first) != "SHOW" && operandEnd(text, toks, i-1, e.reserved) &&
-			(truthTests[word(i+1)] || word(i+1) == "NOT" && truthTests[word(i+2)]):
-			// x IS [NOT] TRUE | FALSE | UNKNOWN | NULL, which MariaDB
-			// chains (x IS TRUE IS FALSE, x IS NULL = 3) and the parser
-			// does not: blanked, the operand it tests stays; the words
-			// name nothing. Not in SHOW … WHERE, whose condition the
-			// proxy may answer with.
-			end := i + 1
-			if word(end) == "NOT" {
-				end++
-			}
-			blank(int(t.start), int(toks[end].end))
-			i = end
-		case tableDDL && columnAttributes[word(i)] && i > 0 && (toks[i-1].kind != tokPunct || punct(i-1, ')')) && word(i-1) != "TABLE" &&
-			(punct(i+1, ',') || punct(i+1, ')') || punct(i+1, '=') || word(i+1) == "NOT" || word(i+1) == "NULL" ||
-				word(i+1) == "DEFAULT" || i+1 == len(toks)):
-			// MariaDB's column and index attributes COMPRESSED[=method],
-			// INVISIBLE, IGNORED after a column's type or an index's
-			// columns: they name nothing.
-			end := i
-			if word(i) == "COMPRESSED" && punct(i+1, '=') && i+2 < len(toks) && toks[i+2].kind == tokIdent {
-				end = i + 2
-			}
-			blank(int(t.start), int(toks[end].end))
-			i = end
-		case word(i) == "WITH" && (word(i+1) == "CHECK" && word(i+2) == "OPTION" && statementEnd(text, toks, i+3) ||
-			(word(i+1) == "CASCADED" || word(i+1) == "LOCAL") && word(i+2) == "CHECK" && word(i+3) == "OPTION" && statementEnd(text, toks, i+4)):
-			// A view's WITH [CASCADED | LOCAL] CHECK OPTION.
-			end := i + 2
-			if word(i+1) != "CHECK" {
-				end++
-			}
-			blank(int(t.start), int(toks[end].end))
-			i = end
-		case locking && (t.kind == tokIdent || t.kind == tokQuoted) && lockAliasAt(text, toks, i):
-			// LOCK TABLES t [AS] alias READ: the alias names no table.
-			from := i
-			if word(i-1) == "AS" {
-				from = i - 1
-			}
-			blank(int(toks[from].start), int(t.end))
-		case locking && (word(i) == "CONCURRENT" && word(i-1) == "WRITE" || word(i) == "LOW_PRIORITY" && word(i+1) == "WRITE"):
-			// WRITE CONCURRENT and LOW_PRIORITY WRITE lock for writing,
-			// as WRITE does.
-			blank(int(t.start), int(t.end))
-		case word(i) == "PROCEDURE" && word(i+1) == "ANALYSE" && punct(i+2, '(') && i > 0:
-			// SELECT … PROCEDURE ANALYSE([max [, memory]]): numbers only.
-			j := i + 3
-			for j < len(toks) && (toks[j].kind == tokNumber || punct(j, ',')) {
-				j++
-			}
-			if punct(j, ')') {
-				blank(int(t.start), int(toks[j].end))
-				i = j
-			}
-		case word(i) == "VALUES" && punct(i+1, '(') && (i == 0 || start0(i) || punct(i-1, '(') ||
-			word(i-1) == "UNION" || word(i-1) == "EXCEPT" || word(i-1) == "INTERSECT" || word(i-1) == "ALL" || word(i-1) == "DISTINCT"):
-			// A table value constructor, VALUES (1, 2), (3, 4), where a
-			// query starts: read as SELECT of row values (the same
-			// length); the rows' expressions are read as they are.
-			if b == nil {
-				b = []byte(text)
-			}
-			copy(b[t.start:], "SELECT")
-		case word(i) == "NOWAIT" && i > 0 || word(i) == "WAIT" && i > 0 && i+1 < len(toks) && toks[i+1].kind == tokNumber:
-			// NOWAIT and WAIT n (seconds to wait for a lock): no name.
-			end := i
-			if word(i) == "WAIT" {
-				end++
-			}
-			blank(int(t.start), int(toks[end].end))
-			i = end
-		case word(i) == "WITHIN" && word(i+1) == "GROUP" && punct(i+2, '(') && word(i+3) == "ORDER" && word(i+4) == "BY":
-			// PERCENTILE_CONT(f) WITHIN GROUP (ORDER BY col [ASC | DESC]):
-			// the ordering names a column of the query (no qualifier, no
-			// call, no subquery).
-			j := i + 5
-			for j < len(toks) && (toks[j].kind == tokIdent && !e.reserved[strings.ToLower(text[toks[j].start:toks[j].end])] ||
-				toks[j].kind == tokQuoted || word(j) == "ASC" || word(j) == "DESC" || punct(j, ',')) {
-				j++
-			}
-			if punct(j, ')') && j > i+5 {
-				blank(int(t.start), int(toks[j].end))
-				i = j
-			}
-		case (word(i) == "PERCENTILE_CONT" || word(i) == "PERCENTILE_DISC" || word(i) == "MEDIAN") && punct(i+1, '(') &&
-			!punct(i-1, '.') && windowCall(text, toks, i+1):
-			// MariaDB's ordered-set aggregates, read as the window
-			// function LAG of the same arguments (the name padded with
-			// blanks): their arguments are expressions like any.
-			if b == nil {
-				b = []byte(text)
-			}
-			copy(b[t.start:], "LAG")
-			blank(int(t.start)+3, int(t.end))
-		case word(i) == "VALUE" && punct(i+1, '(') && i > 0 && (toks[i-1].kind == tokPunct && !punct(i-1, '.') && !punct(i-1, ')') ||
-			word(i-1) == "SELECT" || word(i-1) == "DISTINCT"):
-			// VALUE(col), MariaDB's VALUES(col): read as a call of a
-			// built-in function of the same length (the column stays).
-			if b == nil {
-				b = []byte(text)
-			}
-			copy(b[t.start:], "UPPER")
-		case writing && word(i) == "RETURNING":
-			// INSERT / REPLACE / DELETE … RETURNING columns: unqualified
-			// names, literals and operators only (no call, no subquery,
-			// no qualifier, which would name the table).
-			if end := returningEnd(text, toks, i+1, e.reserved); end > i+1 {
-				blank(int(t.start), int(toks[end-1].end))
-				i = end - 1
-			}
-		case word(i) == "FOR" && word(i+1) == "EXPORT" && statementEnd(text, toks, i+2):
-			// FLUSH TABLES t FOR EXPORT.
-			blank(int(t.start), int(toks[i+1].end))
-			i++
-		case selecting && word(i) == "INTO" && word(i+1) != "OUTFILE" && word(i+1) != "DUMPFILE" && intoTarget(text, toks, i+1):
-			// SELECT … INTO local variables of a stored program or user
-			// variables: the variables name no table. The user variables
-			// are kept for the statement (a replay must know it sets them).
-			j := i + 1
-			for intoTarget(text, toks, j) && punct(j+1, ',') {
-				j += 2
-			}
-			if intoTarget(text, toks, j) && !punct(j+1, '.') && !punct(j+1, '(') {
-				for k := i + 1; k <= j; k += 2 {
-					if toks[k].kind == tokVariable {
-						m.intoVars = append(m.intoVars, intoVar{at: int(toks[k].start), v: varOfToken(text[toks[k].start:toks[k].end])})
-					}
-				}
-				blank(int(t.start), int(toks[j].end))
-				i = j
-			}
-		case t.kind == tokIdent && spatialTypes[word(i)] && i > 0 && (toks[i-1].kind == tokIdent || toks[i-1].kind == tokQuoted) &&
-			!punct(i+1, '(') && !punct(i+1, '.') && !punct(i-2, '.'):
-			// A column's type: BLOB and blanks, the same length.
-			if b == nil {
-				b = []byte(text)
-			}
-			copy(b[t.start:], "BLOB")
-			blank(int(t.start)+4, int(t.end))
-		case word(i) == "SPATIAL" && (word(i+1) == "KEY" || word(i+1) == "INDEX") && (punct(i-1, ',') || punct(i-1, '(') || word(i-1) == "ADD"):
-			blank(int(t.start), int(t.end))
-		case (t.kind == tokIdent || t.kind == tokString) && text[t.start] == '_':
-			// A character set introducer the parser does not take
-			// (_ucs2 'a', _latin2 0x41): the literal keeps its place.
-			if n := introducerLen(text, toks, i); n > 0 {
-				blank(int(t.start), int(t.start)+n)
-			}
-		case word(i-1) == "AS" && (word(i) == "INT" || word(i) == "INTEGER") && (punct(i+1, ')') || punct(i+1, ',')) &&
-			(b == nil || b[t.start] != ' '): // not blanked already (a dynamic column's type)
-			// CAST(x AS INT[EGER]): a type the parser reads as DEC[IMAL],
-			// the same length; types name no table.
-			if b == nil {
-				b = []byte(text)
-			}
-			copy(b[t.start:], map[string]string{"INT": "DEC", "INTEGER": "DECIMAL"}[word(i)])
-		case tableDDL && punct(i, '(') && (word(i+1) == "SELECT" || word(i+1) == "WITH") && i >= 2 && (toks[i-1].kind == tokIdent || toks[i-1].kind == tokQuoted) &&
-			(word(i-2) == "TABLE" || word(i-2) == "EXISTS" || punct(i-2, '.')):
-			// CREATE TABLE t (SELECT …) [UNION …]: the query in
-			// parentheses, read without them (the same query).
-			if end := closing(text, toks, i); end > 0 {
-				blank(int(t.start), int(t.end))
-				blank(int(toks[end].start), int(toks[end].end))
-			}
-		case word(i) == "LIMIT" && groupConcatLimit(text, toks, i):
-			// GROUP_CONCAT(… LIMIT n [OFFSET m | , m]): numbers only.
-			end := i + 1
-			for end+1 < len(toks) && (toks[end+1].kind == tokNumber || toks[end+1].kind == tokVariable || punct(end+1, ',') || word(end+1) == "OFFSET") {
-				end++
-			}
-			blank(int(t.start), int(toks[end].end))
-			i = end
-		case t.kind == tokNumber && t.end-t.start > maxParsedNumber && text[t.start] >= '0' && text[t.start] <= '9':
-			// A number longer than the parser reads (MariaDB's DECIMAL
-			// takes 65 digits, its literals more): read as 0; numbers name
-			// no table.
-			blank(int(t.start), int(t.end))
-			b[t.start] = '0'
-		case word(i-1) == "AS" && t.kind == tokIdent && e.reserved[strings.ToLower(text[t.start:t.end])] &&
-			(punct(i+1, ',') || punct(i+1, ';') || word(i+1) == "FROM" || i+1 == len(toks)) &&
-			(b == nil || b[t.start] != ' ') && !typeWords[word(i)] && !castTypes[word(i)]:
-			// A column's alias the parser reserves and MariaDB does not
-			// (ROW, RANK, …): an alias names no table; read as another
-			// name of the same length.
-			if b == nil {
-				b = []byte(text)
-			}
-			for k := t.start; k < t.end; k++ {
-				b[k] = 'x'
-			}
-		case windowCountArg[word(i)] > 0 && punct(i+1, '(') && !punct(i-1, '.') && windowCall(text, toks, i+1):
-			// LAG / LEAD offsets and NTILE / NTH_VALUE counts: MariaDB
-			// takes an expression, the parser a number only. One of
-			// literals and operators (no name, no call) is read as the
-			// number 1, padded with blanks.
-			if from, to, ok := numberArg(text, toks, i+1, windowCountArg[word(i)]-1, e.reserved); ok {
-				blank(int(toks[from].start), int(toks[to-1].end))
-				b[toks[from].start] = '1'
-			}
-		case word(i) == "INTERVAL" && word(i-1) == "AS" && intervalUnits[word(i+1)]:
-			// CAST(x AS INTERVAL unit[(n)]): a type, naming no table, read
-			// as CHAR.
-			end := i + 1
-			if punct(end+1, '(') && end+3 < len(toks) && toks[end+2].kind == tokNumber && punct(end+3, ')') {
-				end += 3
-			}
-			blank(int(t.start), int(toks[end].end))
-			copy(b[t.start:], "CHAR")
-		case dynamicColumnFuncs[word(i)] && punct(i+1, '('):
-			// COLUMN_GET(c, 1 AS CHAR): the types name no table.
-			for _, r := range dynamicColumnTypes(text, toks, i+1) {
-				blank(r[0], r[1])
-			}
-		}
+		i = r.maskAt(i)
 	}
-	if b == nil {
-		return m, false
+	if r.b == nil {
+		return r.m, false
 	}
-	m.text = string(b)
-	return m, true
+	r.m.text = string(r.b)
+	return r.m, true
 }
 
 // predicateOperator reports whether toks[i] (LIKE, REGEXP, RLIKE or
