@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -198,15 +199,29 @@ func TestDifferentialObjects(t *testing.T) {
 	sandDB, direct, accts := objServers(ctx, t)
 	grantProcRead(t, sandDB)
 	seeds, perSeed := []int64{1, 2, 3, 4, 5}, 1000
-	total, diffs := 0, 0
-	for _, acct := range accts {
-		for _, seed := range seeds {
-			name := fmt.Sprintf("od%d", seed)
-			n, d := objDifferential(ctx, t, acct.name, seed, perSeed, name, direct, sandDB, acct.dsn(name))
-			total, diffs = total+n, diffs+d
+	var total, diffs atomic.Int64
+	// Each seed and account has a database of its own: they run side by
+	// side (go test's -parallel, GOMAXPROCS by default), each statement
+	// waiting on two servers' round trips.
+	t.Run("seeds", func(t *testing.T) {
+		for a, acct := range accts {
+			for _, seed := range seeds {
+				t.Run(fmt.Sprintf("%s/%d", acct.name, seed), func(t *testing.T) {
+					t.Parallel()
+					name := fmt.Sprintf("od%d_%d", seed, a)
+					t.Cleanup(func() {
+						for _, srv := range []*testdb.Server{direct, sandDB} {
+							_, _ = openDB(t, srv.DSN("")).Exec("DROP DATABASE IF EXISTS " + name)
+						}
+					})
+					n, d := objDifferential(ctx, t, acct.name, seed, perSeed, name, direct, sandDB, acct.dsn(name))
+					total.Add(int64(n))
+					diffs.Add(int64(d))
+				})
+			}
 		}
-	}
-	t.Logf("%d statements, %d differences", total, diffs)
+	})
+	t.Logf("%d statements, %d differences", total.Load(), diffs.Load())
 }
 
 // objDifferential runs one seed's workload in database name and returns
