@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/adminapi"
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 )
 
 // TestAdminCLI: `sqlfork-proxy sandbox list|show|keep|discard` against a
@@ -315,7 +316,7 @@ func TestSIGHUPReload(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the reload to be logged", func() bool { return strings.Contains(p.logs.String(), "SIGHUP: settings reloaded") })
+	testkit.Eventually(t, "the reload to be logged", func() bool { return strings.Contains(p.logs.String(), "SIGHUP: settings reloaded") })
 	logs := p.logs.String()
 	if !strings.Contains(logs, `"applied":["max-sandboxes","log-level"]`) && !strings.Contains(logs, `"applied":["log-level","max-sandboxes"]`) {
 		t.Errorf("reload did not apply log-level and max-sandboxes:\n%s", logs)
@@ -330,5 +331,5 @@ func TestSIGHUPReload(t *testing.T) {
 	// Debug logging is on now.
 	c2 := conn(t, openDB(t, "sbx:"+sandboxPassword+"@tcp("+p.addr+")/app"))
 	mustExecC(t, c2, "SELECT 1")
-	waitFor(t, "a debug line", func() bool { return strings.Contains(p.logs.String(), `"level":"debug"`) })
+	testkit.Eventually(t, "a debug line", func() bool { return strings.Contains(p.logs.String(), `"level":"debug"`) })
 }

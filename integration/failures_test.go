@@ -16,6 +16,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
@@ -82,7 +83,7 @@ func TestUpstreamKilledMidQuery(t *testing.T) {
 	cli := mariadbCLI(t)
 	direct, proxied := cliAsync(cli, db.Addr, db.User, db.Password, "SELECT SLEEP(61)"),
 		cliAsync(cli, p.addr, db.User, db.Password, "SELECT SLEEP(62)")
-	waitFor(t, "queries to start", func() bool {
+	testkit.Eventually(t, "queries to start", func() bool {
 		var n int
 		admin, err := sql.Open("mysql", db.DSN(""))
 		if err != nil {
@@ -137,17 +138,6 @@ func TestUpstreamKilledMidQuery(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func openFDs(t *testing.T) int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc/self/fd")
@@ -180,7 +170,7 @@ func TestClientGoneMidResult(t *testing.T) {
 		r.c.Close()
 		waitUpstreamGone(t, db, id)
 	}
-	waitFor(t, "goroutines and descriptors to return to baseline", func() bool {
+	testkit.Eventually(t, "goroutines and descriptors to return to baseline", func() bool {
 		return runtime.NumGoroutine() <= goroutines && openFDs(t) <= fds
 	})
 	if n := p.metric(t, "sqlfork_client_connections", nil); n != 0 {
@@ -360,7 +350,7 @@ func TestMaxConnections(t *testing.T) {
 		t.Fatalf("third connection: want 1040, got %v", err)
 	}
 	a.c.Close()
-	waitFor(t, "a slot to free up", func() bool { return c.Ping() == nil })
+	testkit.Eventually(t, "a slot to free up", func() bool { return c.Ping() == nil })
 	_ = b
 }
 
@@ -413,7 +403,7 @@ func TestShutdownGraceEnforced(t *testing.T) {
 	r := dialRaw(t, p.addr, db.User, db.Password, "")
 	id := r.scalar("SELECT CONNECTION_ID()")
 	r.send(append([]byte{0x03}, "SELECT SLEEP(30)"...)...)
-	waitFor(t, "statement to run", func() bool {
+	testkit.Eventually(t, "statement to run", func() bool {
 		admin, err := sql.Open("mysql", db.DSN(""))
 		if err != nil {
 			return false

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 )
 
 // TestInterruptedForkCleanedAtOnce: the registry row a fork writes before it
@@ -60,7 +62,7 @@ func TestInterruptedForkCleanedAtOnce(t *testing.T) {
 		return markers, tables
 	}
 	start := time.Now()
-	waitFor(t, "the dead fork's marker and copy to go", func() bool { m, n := left("users"); return m == 0 && n == 0 })
+	testkit.Eventually(t, "the dead fork's marker and copy to go", func() bool { m, n := left("users"); return m == 0 && n == 0 })
 	t.Logf("dead fork cleaned after %s", time.Since(start).Round(time.Millisecond))
 	time.Sleep(1500 * time.Millisecond) // three reconciliations
 	if m, n := left("orders"); m != 1 || n != 1 {
@@ -69,7 +71,7 @@ func TestInterruptedForkCleanedAtOnce(t *testing.T) {
 	if _, err := holder.ExecContext(context.Background(), "DO RELEASE_LOCK(?)", lock); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the marker whose lock was released to go", func() bool { m, n := left("orders"); return m == 0 && n == 0 })
+	testkit.Eventually(t, "the marker whose lock was released to go", func() bool { m, n := left("orders"); return m == 0 && n == 0 })
 	mustExecC(t, c, "SANDBOX DISCARD crashbox")
-	waitFor(t, "the sandbox's schemas to go", func() bool { return len(sandboxSchemas(t, root)) == 0 })
+	testkit.Eventually(t, "the sandbox's schemas to go", func() bool { return len(sandboxSchemas(t, root)) == 0 })
 }

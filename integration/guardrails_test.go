@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
@@ -125,7 +126,7 @@ users:
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the reload to be logged", func() bool { return strings.Contains(p.logs.String(), "SIGHUP: settings reloaded") })
+	testkit.Eventually(t, "the reload to be logged", func() bool { return strings.Contains(p.logs.String(), "SIGHUP: settings reloaded") })
 	if logs := p.logs.String(); !strings.Contains(logs, "users[].guardrails") || strings.Contains(logs, `"settings":["users"]`) {
 		t.Errorf("reload did not apply the users' guardrails alone:\n%s", logs)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
@@ -118,7 +119,7 @@ func isolationSuite(t *testing.T, db *testdb.Server, p *proxyHandle, upstream *s
 		_, err := sleeper.c.Execute("SELECT SLEEP(60), COUNT(*) FROM alice_secret /*alice-marker-4*/")
 		sleepDone <- err
 	}()
-	waitFor(t, "alice's statement to run", func() bool {
+	testkit.Eventually(t, "alice's statement to run", func() bool {
 		var n int
 		_ = root.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE '%alice-marker-4%' AND ID = ?", aUp).Scan(&n)
 		return n == 1

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
@@ -51,7 +52,7 @@ func TestKillOnlyOwnConnections(t *testing.T) {
 				_, err := victim.c.Execute("SELECT SLEEP(30) /*victim*/")
 				done <- err
 			}()
-			waitFor(t, "the victim's statement to run", func() bool { return running("victim") })
+			testkit.Eventually(t, "the victim's statement to run", func() bool { return running("victim") })
 
 			// A direct connection of the same upstream account: not the
 			// proxy's to kill.
@@ -136,7 +137,7 @@ func TestCLIKillQueryAsDirect(t *testing.T) {
 			cancel()
 			t.Fatal(err)
 		}
-		waitFor(t, "the CLI's statement to run", func() bool {
+		testkit.Eventually(t, "the CLI's statement to run", func() bool {
 			var n int
 			_ = admin.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO = ?", stmt).Scan(&n)
 			return n == 1

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
@@ -40,9 +41,9 @@ func TestIdleUpstreamCloseReachesPool(t *testing.T) {
 			if _, err := admin.Exec(fmt.Sprintf("KILL CONNECTION %d", first)); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, "the server to end the connection", func() bool { return !threadAlive(t, admin, first) })
+			testkit.Eventually(t, "the server to end the connection", func() bool { return !threadAlive(t, admin, first) })
 			if p != nil {
-				waitFor(t, "the proxy to close the client connection", func() bool {
+				testkit.Eventually(t, "the proxy to close the client connection", func() bool {
 					return p.metric(t, "sqlfork_upstream_connections_lost_total", nil) == 1
 				})
 			}
@@ -91,13 +92,13 @@ func TestClientKilledMidStatement(t *testing.T) {
 				}
 				return n
 			}
-			waitFor(t, "the statement to run upstream", func() bool { return running() == 1 })
+			testkit.Eventually(t, "the statement to run upstream", func() bool { return running() == 1 })
 			killed := time.Now()
 			if err := cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
 			}
 			_ = cmd.Wait()
-			waitFor(t, "the statement to end upstream", func() bool { return running() == 0 })
+			testkit.Eventually(t, "the statement to end upstream", func() bool { return running() == 0 })
 			if took := time.Since(killed); took > 2*time.Second {
 				t.Errorf("the statement ran %v after its client was killed (want < 2s)", took)
 			} else {

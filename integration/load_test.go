@@ -19,6 +19,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 )
 
 // The load test: a spike of transparent-mode clients that each fork a table
@@ -78,7 +79,7 @@ GRANT ALL PRIVILEGES ON `+"`\\_sqlfork%%`"+`.* TO '%[1]s'@'%%';`, sandboxUser, s
 			"--fork-queue-timeout", loadQueueTimeout.String(),
 			"--sandbox-reap-interval", "10s", "--log-format", "json")
 		pid := p.cmd.Process.Pid
-		waitFor(t, "the sandbox manager", func() bool {
+		testkit.Eventually(t, "the sandbox manager", func() bool {
 			m, err := tryScrape(metricsAddr)
 			return err == nil && m["sqlfork_side_connections_max"] == loadSide
 		})
@@ -120,7 +121,7 @@ GRANT ALL PRIVILEGES ON `+"`\\_sqlfork%%`"+`.* TO '%[1]s'@'%%';`, sandboxUser, s
 		}
 
 		res.close()
-		waitForLong(t, "every sandbox discarded and client gone", loadQueueTimeout, func() bool {
+		testkit.EventuallyWithin(t, "every sandbox discarded and client gone", loadQueueTimeout, func() bool {
 			m := scrape(t, metricsAddr)
 			return m["sqlfork_client_connections"] == 0 && m[`sqlfork_sandboxes{state="active"}`] == 0
 		})
@@ -129,7 +130,7 @@ GRANT ALL PRIVILEGES ON `+"`\\_sqlfork%%`"+`.* TO '%[1]s'@'%%';`, sandboxUser, s
 		// GC after the spike the memory stays the runtime's (measured:
 		// ~320 MiB for 30 s and more without the trimmer and no limit).
 		var after int64
-		waitForLong(t, "proxy RSS back under half the memory limit", 20*time.Second, func() bool {
+		testkit.EventuallyWithin(t, "proxy RSS back under half the memory limit", 20*time.Second, func() bool {
 			after = rss(t, pid)
 			return after < loadMemoryLimit/2
 		})
@@ -148,7 +149,7 @@ GRANT ALL PRIVILEGES ON `+"`\\_sqlfork%%`"+`.* TO '%[1]s'@'%%';`, sandboxUser, s
 		p := startProxyProcess(t, db, "--mode", "transparent", "--metrics-listen", metricsAddr,
 			"--side-connections", strconv.Itoa(loadSide), "--fork-queue-timeout", "250ms",
 			"--sandbox-reap-interval", "10s", "--log-format", "json")
-		waitFor(t, "the sandbox manager", func() bool {
+		testkit.Eventually(t, "the sandbox manager", func() bool {
 			m, err := tryScrape(metricsAddr)
 			return err == nil && m["sqlfork_side_connections_max"] == loadSide
 		})
@@ -442,18 +443,6 @@ func tryScrape(addr string) (metricValues, error) {
 	return out, nil
 }
 
-// waitForLong is waitFor with its own limit.
-func waitForLong(t *testing.T, what string, limit time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", limit, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // TestSIGHUPResizesSidePool: side-connections, fork-queue-timeout and
 // memory-limit apply on SIGHUP.
 func TestSIGHUPResizesSidePool(t *testing.T) {
@@ -469,7 +458,7 @@ func TestSIGHUPResizesSidePool(t *testing.T) {
 	write(8, "30s", "0")
 	metricsAddr := freeAddr(t)
 	p := startProxyProcess(t, db, "--mode", "transparent", "--config", cfg, "--metrics-listen", metricsAddr)
-	waitFor(t, "the sandbox manager", func() bool {
+	testkit.Eventually(t, "the sandbox manager", func() bool {
 		m, err := tryScrape(metricsAddr)
 		return err == nil && m["sqlfork_side_connections_max"] == 8
 	})
@@ -480,7 +469,7 @@ func TestSIGHUPResizesSidePool(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the reload to be logged", func() bool { return strings.Contains(p.logs.String(), "SIGHUP: settings reloaded") })
+	testkit.Eventually(t, "the reload to be logged", func() bool { return strings.Contains(p.logs.String(), "SIGHUP: settings reloaded") })
 	logs := p.logs.String()
 	for _, want := range []string{`"side-connections"`, `"fork-queue-timeout"`, `"memory-limit"`} {
 		if !strings.Contains(logs, want) || strings.Contains(logs, "take effect only after a restart") {

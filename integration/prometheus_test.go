@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/metrics"
 )
 
@@ -81,7 +82,7 @@ scrape_configs:
 			t.Logf("prometheus output:\n%s", out.String())
 		}
 	})
-	waitFor(t, "prometheus to scrape the proxy", func() bool {
+	testkit.Eventually(t, "prometheus to scrape the proxy", func() bool {
 		v, ok := promQuery(t, paddr, `up{job="sqlfork-proxy"}`)
 		return ok && v == 1
 	})
@@ -155,7 +156,7 @@ scrape_configs:
 		// failed (deadlocks it retries) or its connection set-up.
 		settle := func() (float64, float64) {
 			var r, w float64
-			waitFor(t, "prometheus to catch up", func() bool {
+			testkit.Eventually(t, "prometheus to catch up", func() bool {
 				r1, ok1 := promQuery(t, paddr, `sum(sqlfork_statements_total{class="read",outcome="ok"})`)
 				w1, ok2 := promQuery(t, paddr, `sum(sqlfork_statements_total{class="write",outcome="ok"})`)
 				time.Sleep(1500 * time.Millisecond)

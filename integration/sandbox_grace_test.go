@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
@@ -122,7 +123,7 @@ func TestSandboxNoGraceReconnects(t *testing.T) {
 	}
 	// A cycle whose login comes before the proxy has seen the previous
 	// one's connection close shares its sandbox, so there are 1 to n.
-	waitForLong(t, "the last cycle's sandbox to be discarded", time.Minute, func() bool {
+	testkit.EventuallyWithin(t, "the last cycle's sandbox to be discarded", time.Minute, func() bool {
 		return sandboxesIn(t, h, "active")+sandboxesIn(t, h, "grace") == 0
 	})
 	if d := discards(t, h)["last_connection"]; d < 1 {
@@ -217,7 +218,7 @@ func TestSandboxGracePoolAcrossGraceEnd(t *testing.T) {
 	}
 	write("life-1")
 	made := registryRow(t, root, "lifetime")
-	waitForLong(t, "the pool to close its connections, leaving the sandbox in its grace", time.Minute, func() bool {
+	testkit.EventuallyWithin(t, "the pool to close its connections, leaving the sandbox in its grace", time.Minute, func() bool {
 		return pool.Stats().OpenConnections == 0 && sandboxesIn(t, h, "grace") == 1
 	})
 	if got := rows(); got != "1" {
@@ -230,7 +231,7 @@ func TestSandboxGracePoolAcrossGraceEnd(t *testing.T) {
 	cfg.Sandbox.Grace = time.Second
 	h.srv.SetSandboxLimits(cfg)
 	// The discard is counted just after its registry row goes.
-	waitForLong(t, "the grace to end with the pool's connections closed", time.Minute, func() bool {
+	testkit.EventuallyWithin(t, "the grace to end with the pool's connections closed", time.Minute, func() bool {
 		return pool.Stats().OpenConnections == 0 && registryRow(t, root, "lifetime") == "" && discards(t, h)["grace"] >= 1
 	})
 	if d := discards(t, h); d["grace"] < 1 || d["last_connection"] != 0 || d["discarded"] != 0 {
@@ -264,7 +265,7 @@ func TestSandboxGraceAcrossProxies(t *testing.T) {
 	if failed := cycles(t, a, "across", "across-a", 1); len(failed) > 0 {
 		t.Fatal(failed)
 	}
-	waitFor(t, "the sandbox in its grace in proxy A", func() bool { return sandboxesIn(t, a, "grace") == 1 })
+	testkit.Eventually(t, "the sandbox in its grace in proxy A", func() bool { return sandboxesIn(t, a, "grace") == 1 })
 	made := registryRow(t, root, "across")
 
 	held := conn(t, openDB(t, b.userDSN(sandboxUser+"+across", "app")))
@@ -280,7 +281,7 @@ func TestSandboxGraceAcrossProxies(t *testing.T) {
 	if failed := cycles(t, a, "across", "across-a2", 1); len(failed) > 0 {
 		t.Fatal(failed)
 	}
-	waitFor(t, "proxy A to let go of the sandbox", func() bool {
+	testkit.Eventually(t, "proxy A to let go of the sandbox", func() bool {
 		return sandboxesIn(t, a, "grace")+sandboxesIn(t, a, "active") == 0
 	})
 	if row := registryRow(t, root, "across"); row != made {

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
@@ -120,7 +121,7 @@ func TestSandboxExpiryAndReconcile(t *testing.T) {
 	mustExecC(t, c, "SANDBOX CREATE shortlived TTL 1s")
 	mustExecC(t, c, "UPDATE users SET score = 5 WHERE id = 2")
 	mustExecC(t, c, "SANDBOX DETACH")
-	waitFor(t, "the expired sandbox to be dropped", func() bool {
+	testkit.Eventually(t, "the expired sandbox to be dropped", func() bool {
 		var n int
 		_ = root.QueryRow("SELECT COUNT(*) FROM _sqlfork_meta.sandboxes WHERE name = 'shortlived'").Scan(&n)
 		return n == 0 && len(sandboxSchemas(t, root)) == 0

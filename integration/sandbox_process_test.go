@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 )
 
 // proxyProcess is the sqlfork-proxy binary running as a child process.
@@ -39,7 +40,7 @@ func startProxyProcess(t *testing.T, db *testdb.Server, args ...string) *proxyPr
 			t.Logf("proxy %s log:\n%s", p.addr, p.logs.String())
 		}
 	})
-	waitFor(t, "proxy to listen", func() bool {
+	testkit.Eventually(t, "proxy to listen", func() bool {
 		c, err := net.Dial("tcp", p.addr)
 		if err == nil {
 			c.Close()

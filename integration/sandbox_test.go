@@ -12,6 +12,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/integration/seekdbshim"
 	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
@@ -245,7 +246,7 @@ func TestSandboxTransparent(t *testing.T) {
 	c1.Close()
 	c2.Close()
 	pool.Close() // no connection is left in the sandbox
-	waitFor(t, "sandbox schemas dropped", func() bool { return len(sandboxSchemas(t, root)) == 0 })
+	testkit.Eventually(t, "sandbox schemas dropped", func() bool { return len(sandboxSchemas(t, root)) == 0 })
 }
 
 func TestSandboxPooledTagForksOnce(t *testing.T) {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 )
 
 var builtBinary struct {
@@ -66,7 +68,7 @@ func TestSIGTERMDrainsInFlight(t *testing.T) {
 			t.Logf("proxy log:\n%s", logs.String())
 		}
 	})
-	waitFor(t, "proxy to listen", func() bool {
+	testkit.Eventually(t, "proxy to listen", func() bool {
 		c, err := net.Dial("tcp", listen)
 		if err == nil {
 			c.Close()
@@ -93,7 +95,7 @@ func TestSIGTERMDrainsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close()
-	waitFor(t, "statement to run", func() bool {
+	testkit.Eventually(t, "statement to run", func() bool {
 		var n int
 		_ = admin.QueryRow("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(2)'").Scan(&n)
 		return n == 1
@@ -102,7 +104,7 @@ func TestSIGTERMDrainsInFlight(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "listener to close", func() bool {
+	testkit.Eventually(t, "listener to close", func() bool {
 		c, err := net.DialTimeout("tcp", listen, time.Second)
 		if err == nil {
 			c.Close()

@@ -3,20 +3,14 @@ package integration
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha1"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"database/sql"
 	"encoding/binary"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -29,6 +23,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
@@ -39,53 +34,19 @@ type testPKI struct {
 	pool                      *x509.CertPool // holds the CA
 	leaf                      *x509.Certificate
 
-	cn    string
-	ca    *x509.Certificate
-	caKey *ecdsa.PrivateKey
+	cn string
+	ca *testkit.PKI
 }
-
-func newKey(t testing.TB) *ecdsa.PrivateKey {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-func writePEM(t testing.TB, path, typ string, der []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-var serialCounter atomic.Int64
 
 // newTestPKI writes ca.pem, server.pem and server-key.pem into a new temp
 // dir; the server certificate is for 127.0.0.1 and localhost.
 func newTestPKI(t testing.TB, cn string) *testPKI {
 	t.Helper()
+	ca, err := testkit.NewPKI(cn, false)
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	now := time.Now()
-	caKey := newKey(t)
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(serialCounter.Add(1) + now.UnixNano()),
-		Subject:               pkix.Name{CommonName: cn + " test CA", Organization: []string{"sqlfork tests"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := &testPKI{
 		caFile:   filepath.Join(dir, "ca.pem"),
 		certFile: filepath.Join(dir, "server.pem"),
@@ -93,10 +54,9 @@ func newTestPKI(t testing.TB, cn string) *testPKI {
 		pool:     x509.NewCertPool(),
 		cn:       cn,
 		ca:       ca,
-		caKey:    caKey,
 	}
-	p.pool.AddCert(ca)
-	writePEM(t, p.caFile, "CERTIFICATE", caDER)
+	p.pool.AddCert(ca.CA)
+	writeFile(t, p.caFile, ca.CAPEM)
 	p.issue(t, []net.IP{net.ParseIP("127.0.0.1")}, []string{"localhost"})
 	return p
 }
@@ -104,31 +64,20 @@ func newTestPKI(t testing.TB, cn string) *testPKI {
 // issue (re)writes the server certificate and key, for the given names.
 func (p *testPKI) issue(t testing.TB, ips []net.IP, dnsNames []string) {
 	t.Helper()
-	now := time.Now()
-	srvKey := newKey(t)
-	srvTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serialCounter.Add(1) + now.UnixNano()),
-		Subject:      pkix.Name{CommonName: p.cn, Organization: []string{"sqlfork tests"}},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  ips,
-		DNSNames:     dnsNames,
-	}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, p.ca, &srvKey.PublicKey, p.caKey)
+	c, err := p.ca.Issue(p.cn, ips, dnsNames)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.leaf, err = x509.ParseCertificate(srvDER); err != nil {
+	p.leaf = c.Leaf
+	writeFile(t, p.certFile, c.CertPEM)
+	writeFile(t, p.keyFile, c.KeyPEM)
+}
+
+func writeFile(t testing.TB, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(srvKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writePEM(t, p.certFile, "CERTIFICATE", srvDER)
-	writePEM(t, p.keyFile, "PRIVATE KEY", keyDER)
 }
 
 var tlsConfigSeq atomic.Int64

@@ -8,6 +8,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -20,9 +21,9 @@ func TestCompressedRoundTrip(t *testing.T) {
 	var wire0 bytes.Buffer
 	w := &compWriter{dst: &wire0, seq: seq}
 	plain := [][]byte{
-		testPacket(1, []byte("short")),
-		testPacket(2, bytes.Repeat([]byte("row data "), 1000)),
-		testPayload(wire.MaxPayload+100, 7), // the bytes of a packet of 16 MiB and more
+		testkit.Packet(1, []byte("short")),
+		testkit.Packet(2, bytes.Repeat([]byte("row data "), 1000)),
+		testkit.Payload(wire.MaxPayload+100, 7), // the bytes of a packet of 16 MiB and more
 	}
 	var want []byte
 	for _, p := range plain {

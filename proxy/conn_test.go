@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -115,7 +116,7 @@ func checkChangeUser(t *testing.T, got, want *changeUserReq) {
 }
 
 func TestParseChangeUserMalformed(t *testing.T) {
-	full := changeUserSpec{user: "app", auth: testPayload(20, 1), secure: true, db: strp("shop"), collation: []byte{45, 0},
+	full := changeUserSpec{user: "app", auth: testkit.Payload(20, 1), secure: true, db: strp("shop"), collation: []byte{45, 0},
 		plugin: strp(AuthNativePassword), attrs: appendAttrs(nil, map[string]string{"a": "b"})}.bytes()
 	tests := []struct {
 		name string

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/metrics"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -146,7 +147,7 @@ func (c *fakeUpConn) serve() {
 	spec.connID = c.id
 	c.salt = scrambleBytes(20)
 	spec.salt1, spec.salt2 = c.salt[:8], c.salt[8:]
-	if _, err := c.conn.Write(testPacket(0, spec.bytes())); err != nil {
+	if _, err := c.conn.Write(testkit.Packet(0, spec.bytes())); err != nil {
 		return
 	}
 	if !c.login() {
@@ -344,7 +345,7 @@ type fakeClient struct {
 // cmd sends one command packet (sequence 0) without reading an answer.
 func (f *fakeClient) send(payload []byte) {
 	f.t.Helper()
-	if _, err := f.conn.Write(testPacket(0, payload)); err != nil {
+	if _, err := f.conn.Write(testkit.Packet(0, payload)); err != nil {
 		f.t.Fatalf("send: %v", err)
 	}
 }
@@ -496,7 +497,7 @@ func loginRawExt(nc net.Conn, user, password, db string, extra, ext uint32) erro
 	}
 	resp := handshakeResponse(testClientCaps|extra, user, auth, db, AuthNativePassword, wire.AppendLenEnc(nil, 0))
 	binary.LittleEndian.PutUint32(resp[28:], ext)
-	if _, err := nc.Write(testPacket(1, resp)); err != nil {
+	if _, err := nc.Write(testkit.Packet(1, resp)); err != nil {
 		return err
 	}
 	reply, _, err := wire.ReadPacket(r, nil, 1<<16)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -76,9 +77,9 @@ func FuzzParseGreeting(f *testing.F) {
 
 func FuzzParseChangeUser(f *testing.F) {
 	attrs := appendAttrs(nil, map[string]string{"_client_name": "libmariadb", "_pid": "1"})
-	f.Add(changeUserSpec{user: "app", auth: testPayload(20, 1), secure: true, db: strp("shop"), collation: []byte{45, 0},
+	f.Add(changeUserSpec{user: "app", auth: testkit.Payload(20, 1), secure: true, db: strp("shop"), collation: []byte{45, 0},
 		plugin: strp(AuthNativePassword), attrs: attrs}.bytes(), allClientCaps)
-	f.Add(changeUserSpec{user: "app", auth: testPayload(20, 1), secure: true}.bytes(), allClientCaps)
+	f.Add(changeUserSpec{user: "app", auth: testkit.Payload(20, 1), secure: true}.bytes(), allClientCaps)
 	f.Add(changeUserSpec{user: "old", auth: []byte("x"), db: strp("d")}.bytes(), uint32(0))
 	f.Add(changeUserSpec{user: "u", secure: true, db: strp("d"), collation: []byte{8, 0}, attrs: attrs}.bytes(), allClientCaps&^wire.CapPluginAuth)
 	f.Add([]byte{wire.ComChangeUser}, uint32(0xFFFFFFFF))
@@ -112,7 +113,7 @@ func FuzzParseAttrs(f *testing.F) {
 	f.Add([]byte{0})
 	f.Add([]byte{4, 1, 'k', 1, 'v'})
 	f.Add(appendAttrs(nil, map[string]string{"_client_name": "libmariadb", "_os": "Linux", "program_name": "mysql"}))
-	f.Add(appendAttrs(nil, map[string]string{"long": string(testPayload(300, 3))}))
+	f.Add(appendAttrs(nil, map[string]string{"long": string(testkit.Payload(300, 3))}))
 	f.Add([]byte{0xFC, 0x04, 0x00, 1, 'k', 1, 'v'})
 	f.Add([]byte{0xFB})
 	f.Fuzz(func(t *testing.T, p []byte) {
@@ -144,13 +145,13 @@ func FuzzParseAttrs(f *testing.F) {
 func FuzzPipeForward(f *testing.F) {
 	var stream []byte
 	for i, n := range []int{0, 1, 5, 40, 100, 300} {
-		stream = append(stream, testPacket(uint8(i), testPayload(n, byte(i)))...)
+		stream = append(stream, testkit.Packet(uint8(i), testkit.Payload(n, byte(i)))...)
 	}
 	f.Add(stream, uint8(0))
 	f.Add(stream, uint8(1))
 	f.Add(stream, uint8(6))
 	f.Add(stream[:len(stream)-7], uint8(2))
-	f.Add(testPacket(0, []byte{0xFE, 0, 0, 2, 0}), uint8(3))
+	f.Add(testkit.Packet(0, []byte{0xFE, 0, 0, 2, 0}), uint8(3))
 	f.Add([]byte{0xFF, 0xFF, 0xFF, 0x00, 1, 2, 3}, uint8(4))
 	f.Add([]byte{}, uint8(5))
 	f.Fuzz(func(t *testing.T, in []byte, mode uint8) {

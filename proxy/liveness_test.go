@@ -6,20 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
-
-// waitUntil polls cond for up to 10 s.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
 
 // TestLivenessUpstreamClosedWhileIdle: when the upstream closes a
 // connection whose client is idle, the proxy closes the client's, as the
@@ -57,7 +46,7 @@ func TestLivenessUpstreamSpeaksWhileIdle(t *testing.T) {
 	up := h.up.conns[len(h.up.conns)-1]
 	h.up.mu.Unlock()
 	last := wire.AppendErr(nil, errorFor(4031))
-	if _, err := up.conn.Write(testPacket(0, last)); err != nil {
+	if _, err := up.conn.Write(testkit.Packet(0, last)); err != nil {
 		t.Fatal(err)
 	}
 	if !cl.closed() {
@@ -93,7 +82,7 @@ func TestLivenessClientGoneKillsStatement(t *testing.T) {
 	cl := h.client("")
 	cl.send(append([]byte{wire.ComQuery}, "SELECT SLEEP(30)"...))
 	var target uint32
-	waitUntil(t, "the statement to start upstream", func() bool {
+	testkit.Eventually(t, "the statement to start upstream", func() bool {
 		for _, c := range h.up.commands() {
 			if c == "Q SELECT SLEEP(30)" {
 				h.up.mu.Lock()
@@ -115,7 +104,7 @@ func TestLivenessClientGoneKillsStatement(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the statement of a client that went away was not killed")
 	}
-	waitUntil(t, "the kill to be counted", func() bool { return metricValue(t, h.m.OrphanKills) == 1 })
+	testkit.Eventually(t, "the kill to be counted", func() bool { return metricValue(t, h.m.OrphanKills) == 1 })
 }
 
 // TestLivenessLeavesHealthySessionsAlone: sessions that are idle or busy
@@ -181,7 +170,7 @@ func TestLivenessClientGoneLetsWritesFinish(t *testing.T) {
 	} {
 		cl := h.client("")
 		cl.send(append([]byte{wire.ComQuery}, q...))
-		waitUntil(t, "the statement to start upstream", func() bool {
+		testkit.Eventually(t, "the statement to start upstream", func() bool {
 			for _, c := range h.up.commands() {
 				if c == "Q "+q {
 					return true

@@ -14,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap"
 
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/metrics"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -67,7 +68,7 @@ func greetingOnlyUpstream(t *testing.T) string {
 			}
 			go func() {
 				defer c.Close()
-				_, _ = c.Write(testPacket(0, mariaDBSpec().bytes()))
+				_, _ = c.Write(testkit.Packet(0, mariaDBSpec().bytes()))
 				_, _ = io.Copy(io.Discard, c)
 			}()
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -32,7 +33,7 @@ func TestPacketHead(t *testing.T) {
 	if h.isEOF() {
 		t.Error("9-byte 0xFE packet (a row / lenenc) counted as EOF")
 	}
-	set(1000, testPayload(prefixLen, 1))
+	set(1000, testkit.Payload(prefixLen, 1))
 	if len(h.payload()) != prefixLen {
 		t.Errorf("payload len %d, want %d", len(h.payload()), prefixLen)
 	}
@@ -65,7 +66,7 @@ func TestPipeForward(t *testing.T) {
 			for _, chunky := range []bool{false, true} {
 				var in []byte
 				for i, n := range sizes {
-					in = append(in, testPacket(uint8(i*7), testPayload(n, byte(i)))...)
+					in = append(in, testkit.Packet(uint8(i*7), testkit.Payload(n, byte(i)))...)
 				}
 				var r io.Reader = bytes.NewReader(in)
 				if chunky {
@@ -78,7 +79,7 @@ func TestPipeForward(t *testing.T) {
 					if err := p.forward(&h); err != nil {
 						t.Fatalf("readBuf %d writeBuf %d chunky %v: packet %d (%d bytes): %v", readBuf, writeBuf, chunky, i, n, err)
 					}
-					checkHead(t, &h, testPayload(n, byte(i)), uint8(i*7))
+					checkHead(t, &h, testkit.Payload(n, byte(i)), uint8(i*7))
 				}
 				// The stream is over: a clean EOF between packets is reported
 				// as a read error on the source side, nothing partial.
@@ -113,7 +114,7 @@ func (c *chunkReader) Read(b []byte) (int, error) {
 }
 
 func TestPipeForwardLeavesNextPacket(t *testing.T) {
-	in := append(testPacket(1, testPayload(500, 1)), testPacket(2, []byte{0xFE, 0, 0, 2, 0})...)
+	in := append(testkit.Packet(1, testkit.Payload(500, 1)), testkit.Packet(2, []byte{0xFE, 0, 0, 2, 0})...)
 	var out bytes.Buffer
 	p := newTestPipe(bytes.NewReader(in), 64, &out, 4096)
 	var h packetHead
@@ -134,13 +135,13 @@ func TestPipeForwardLeavesNextPacket(t *testing.T) {
 }
 
 func TestPipeForwardLogical(t *testing.T) {
-	big := testPayload(2*wire.MaxPayload+10, 9)
+	big := testkit.Payload(2*wire.MaxPayload+10, 9)
 	tests := []struct {
 		name    string
 		packets [][]byte // physical payloads of one logical packet
 	}{
-		{"single small", [][]byte{testPayload(10, 1)}},
-		{"single large", [][]byte{testPayload(5000, 2)}},
+		{"single small", [][]byte{testkit.Payload(10, 1)}},
+		{"single large", [][]byte{testkit.Payload(5000, 2)}},
 		{"one below max", [][]byte{big[:wire.MaxPayload-1]}},
 		{"exactly max, empty continuation", [][]byte{big[:wire.MaxPayload], {}}},
 		{"max plus 10", [][]byte{big[:wire.MaxPayload], big[wire.MaxPayload : wire.MaxPayload+10]}},
@@ -150,11 +151,11 @@ func TestPipeForwardLogical(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var in []byte
 			for i, pl := range tt.packets {
-				in = append(in, testPacket(uint8(3+i), pl)...)
+				in = append(in, testkit.Packet(uint8(3+i), pl)...)
 			}
 			logicalEnd := len(in)
 			// A following packet must be left for the next call.
-			next := testPacket(uint8(3+len(tt.packets)), []byte{0x00, 0x00, 0x00, 0x02, 0x00})
+			next := testkit.Packet(uint8(3+len(tt.packets)), []byte{0x00, 0x00, 0x00, 0x02, 0x00})
 			in = append(in, next...)
 			readBufs := []int{64, 4096}
 			if len(in) > 2*wire.MaxPayload {
@@ -204,7 +205,7 @@ func (r *failReader) Read(b []byte) (int, error) {
 
 func TestPipeForwardReadErrors(t *testing.T) {
 	boom := errors.New("boom")
-	pkt := testPacket(4, testPayload(200, 4))
+	pkt := testkit.Packet(4, testkit.Payload(200, 4))
 	tests := []struct {
 		name        string
 		in          []byte
@@ -261,8 +262,8 @@ func TestPipeForwardReadErrors(t *testing.T) {
 // be partial (otherwise session.fail writes an ERR packet that the client
 // takes as the continuation).
 func TestPipeForwardLogicalContinuationReadError(t *testing.T) {
-	first := testPacket(0, testPayload(wire.MaxPayload, 7))
-	second := testPacket(1, testPayload(100, 8))
+	first := testkit.Packet(0, testkit.Payload(wire.MaxPayload, 7))
+	second := testkit.Packet(1, testkit.Payload(100, 8))
 	tests := []struct {
 		name string
 		in   []byte
@@ -292,26 +293,4 @@ func TestPipeForwardLogicalContinuationReadError(t *testing.T) {
 			}
 		}
 	}
-}
-
-// testPacket frames payload as one physical packet with sequence seq. The
-// payload must be shorter than 1<<24 bytes.
-func testPacket(seq uint8, payload []byte) []byte {
-	n := len(payload)
-	b := make([]byte, 0, wire.HeaderLen+n)
-	b = append(b, byte(n), byte(n>>8), byte(n>>16), seq)
-	return append(b, payload...)
-}
-
-// testPayload is n deterministic, non-repeating-looking bytes.
-func testPayload(n int, seed byte) []byte {
-	b := make([]byte, n)
-	x := uint32(seed)*2654435761 + 1
-	for i := range b {
-		x ^= x << 13
-		x ^= x >> 17
-		x ^= x << 5
-		b[i] = byte(x)
-	}
-	return b
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -140,7 +141,7 @@ func TestRelayLocalInfile(t *testing.T) {
 		t.Fatalf("request % x seq %d", req, seq)
 	}
 	for i, part := range []string{"1,a\n", "2,b\n", ""} {
-		if _, err := cl.conn.Write(testPacket(uint8(2+i), []byte(part))); err != nil {
+		if _, err := cl.conn.Write(testkit.Packet(uint8(2+i), []byte(part))); err != nil {
 			t.Fatal(err)
 		}
 	}

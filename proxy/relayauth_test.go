@@ -14,6 +14,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -45,7 +46,7 @@ func rawLogin(t *testing.T, h *harness, user, password, db string) (*fakeClient,
 		auth = nativeScramble(g.salt, password)
 	}
 	resp := handshakeResponse(testClientCaps|wire.CapMultiStatements|wire.CapMultiResults, user, auth, db, AuthNativePassword, wire.AppendLenEnc(nil, 0))
-	if _, err := nc.Write(testPacket(1, resp)); err != nil {
+	if _, err := nc.Write(testkit.Packet(1, resp)); err != nil {
 		t.Fatal(err)
 	}
 	reply, seq, err := wire.ReadPacket(r, nil, 1<<16)
@@ -226,7 +227,7 @@ func TestRelayedChangeUser(t *testing.T) {
 		t.Fatalf("change to carol: % x, want the proxy's auth switch", sw)
 	}
 	swSalt := sw[1+len(AuthNativePassword)+1 : len(sw)-1]
-	if _, err := cl.conn.Write(testPacket(2, nativeScramble(swSalt, "c-pw"))); err != nil {
+	if _, err := cl.conn.Write(testkit.Packet(2, nativeScramble(swSalt, "c-pw"))); err != nil {
 		t.Fatal(err)
 	}
 	if p, _ := cl.packet(); p[0] != wire.OKHeader {
@@ -391,13 +392,13 @@ func TestRelayedOldAuthSwitch(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp := handshakeResponse(testClientCaps, "old", nativeScramble(g.salt, "o-pw"), "", AuthNativePassword, nil)
-	if _, err := nc.Write(testPacket(1, resp)); err != nil {
+	if _, err := nc.Write(testkit.Packet(1, resp)); err != nil {
 		t.Fatal(err)
 	}
 	if sw, seq, err := wire.ReadPacket(r, nil, 1<<16); err != nil || seq != 2 || len(sw) != 1 || sw[0] != wire.EOFHeader {
 		t.Fatalf("switch % x seq %d, %v; want the one-byte request as packet 2", sw, seq, err)
 	}
-	if _, err := nc.Write(testPacket(3, oldScrambleStub(g.salt, "o-pw"))); err != nil {
+	if _, err := nc.Write(testkit.Packet(3, oldScrambleStub(g.salt, "o-pw"))); err != nil {
 		t.Fatal(err)
 	}
 	if ok, seq, err := wire.ReadPacket(r, nil, 1<<16); err != nil || seq != 4 || ok[0] != wire.OKHeader {

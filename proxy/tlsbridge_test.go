@@ -3,17 +3,10 @@ package proxy
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha1"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/binary"
-	"encoding/pem"
 	"errors"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -25,34 +18,28 @@ import (
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
-// testTLSFiles writes a self-signed certificate and key for the proxy's
-// client TLS.
+// testTLSFiles writes a certificate and key for the proxy's client TLS
+// (for the name sqlfork-proxy.test, from a throwaway CA).
 func testTLSFiles(t testing.TB) (certFile, keyFile string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := testkit.NewPKI("sqlfork-proxy.test", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sqlfork-proxy.test"},
-		DNSNames: []string{"sqlfork-proxy.test"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	c, err := ca.Issue("sqlfork-proxy.test", nil, []string{"sqlfork-proxy.test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	keyDER, err := x509MarshalKey(key)
-	if err != nil {
+	if err := os.WriteFile(certFile, c.CertPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(certFile, pemBlock("CERTIFICATE", der), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pemBlock("PRIVATE KEY", keyDER), 0o600); err != nil {
+	if err := os.WriteFile(keyFile, c.KeyPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return certFile, keyFile
@@ -74,7 +61,7 @@ func clientTLSHello(t testing.TB, nc net.Conn) (*tls.Conn, []byte) {
 	if g.caps&wire.CapSSL == 0 {
 		t.Fatal("greeting does not offer SSL")
 	}
-	if _, err := nc.Write(testPacket(1, handshakeHead(testClientCaps|wire.CapSSL, 45))); err != nil {
+	if _, err := nc.Write(testkit.Packet(1, handshakeHead(testClientCaps|wire.CapSSL, 45))); err != nil {
 		t.Fatal(err)
 	}
 	tc := tls.Client(nc, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // test
@@ -112,7 +99,7 @@ func TestTLSMalformedHandshake(t *testing.T) {
 			s.wg.Add(1)
 			go func() { defer close(done); s.handle(context.Background(), srvEnd) }()
 			tc, _ := clientTLSHello(t, cliEnd)
-			if _, err := tc.Write(testPacket(2, c.p)); err != nil {
+			if _, err := tc.Write(testkit.Packet(2, c.p)); err != nil {
 				t.Fatal(err)
 			}
 			pkt, err := readWhole(tc, 1<<16)
@@ -256,7 +243,7 @@ func TestTLSPipelinedCommand(t *testing.T) {
 	resp := handshakeResponse(caps, "native", nativeScramble(salt, "n-secret"), "", AuthNativePassword, nil)
 	binary.LittleEndian.PutUint32(resp, caps)
 	query := append([]byte{wire.ComQuery}, "SELECT 1"...)
-	if _, err := tc.Write(append(testPacket(2, resp), testPacket(0, query)...)); err != nil {
+	if _, err := tc.Write(append(testkit.Packet(2, resp), testkit.Packet(0, query)...)); err != nil {
 		t.Fatal(err)
 	}
 	pkt, err := readWhole(tc, 1<<16)
@@ -290,12 +277,6 @@ func BenchmarkTLSLogin(b *testing.B) {
 	}
 }
 
-func x509MarshalKey(k any) ([]byte, error) { return x509.MarshalPKCS8PrivateKey(k) }
-
-func pemBlock(typ string, der []byte) []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
-}
-
 // FuzzTLSHandshakeResponse is FuzzHandshakeResponse under client TLS: the
 // response is read inside the proxy's TLS. Nothing panics, and a response
 // the check refuses gets "Bad handshake" as packet 3.
@@ -315,7 +296,7 @@ func FuzzTLSHandshakeResponse(f *testing.F) {
 		}
 		defer cli.Close()
 		tc, _ := clientTLSHello(t, cli)
-		if _, err := tc.Write(testPacket(2, p)); err != nil {
+		if _, err := tc.Write(testkit.Packet(2, p)); err != nil {
 			t.Fatal(err)
 		}
 		reply, rerr := readWhole(tc, 1<<16)

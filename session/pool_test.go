@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -52,17 +53,6 @@ func (d *countingDialer) dial(ctx context.Context) (SideConn, error) {
 		}
 	}
 	return &memConn{d: d}, nil
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
 }
 
 // The pool never has more than size connections open, however many callers
@@ -145,7 +135,7 @@ func TestPoolServesWaitersInOrder(t *testing.T) {
 			p.put(c)
 		}()
 		// The next waiter starts only once this one is queued.
-		waitUntil(t, fmt.Sprintf("waiter %d to queue", i), func() bool { return p.stats().Waiting == i+1 })
+		testkit.Eventually(t, fmt.Sprintf("waiter %d to queue", i), func() bool { return p.stats().Waiting == i+1 })
 	}
 	p.put(first)
 	wg.Wait()
@@ -253,7 +243,7 @@ func TestPoolResize(t *testing.T) {
 		}
 		got <- c
 	}()
-	waitUntil(t, "the waiter to queue", func() bool { return p.stats().Waiting == 1 })
+	testkit.Eventually(t, "the waiter to queue", func() bool { return p.stats().Waiting == 1 })
 	p.resize(2, time.Minute)
 	b := <-got
 	if b == nil || b == a || d.open.Load() != 2 {
@@ -277,7 +267,7 @@ func TestPoolCloseEndsWaits(t *testing.T) {
 		_, err := p.get(context.Background())
 		errc <- err
 	}()
-	waitUntil(t, "the waiter to queue", func() bool { return p.stats().Waiting == 1 })
+	testkit.Eventually(t, "the waiter to queue", func() bool { return p.stats().Waiting == 1 })
 	p.close()
 	if err := <-errc; !errors.Is(err, ErrPoolClosed) {
 		t.Fatalf("waiter got %v, want ErrPoolClosed", err)
@@ -305,7 +295,7 @@ func TestPoolDialFailureWaitsForOpenConnection(t *testing.T) {
 		}
 		got <- c
 	}()
-	waitUntil(t, "the refused caller to queue", func() bool { return p.stats().Waiting == 1 })
+	testkit.Eventually(t, "the refused caller to queue", func() bool { return p.stats().Waiting == 1 })
 	// A later caller queues behind it rather than dialling again.
 	got2 := make(chan SideConn)
 	go func() {
@@ -315,7 +305,7 @@ func TestPoolDialFailureWaitsForOpenConnection(t *testing.T) {
 		}
 		got2 <- c
 	}()
-	waitUntil(t, "the second caller to queue", func() bool { return p.stats().Waiting == 2 })
+	testkit.Eventually(t, "the second caller to queue", func() bool { return p.stats().Waiting == 2 })
 	if n := d.dials.Load(); n != 1 {
 		t.Fatalf("%d successful dials, want 1 (no dial while backing off)", n)
 	}
@@ -364,7 +354,7 @@ func TestPoolDropDuringBackoffDials(t *testing.T) {
 		}
 		got <- c
 	}()
-	waitUntil(t, "the refused caller to queue", func() bool { return p.stats().Waiting == 1 })
+	testkit.Eventually(t, "the refused caller to queue", func() bool { return p.stats().Waiting == 1 })
 	p.drop(a) // the upstream killed it: nothing left to wait for
 	select {
 	case c := <-got:

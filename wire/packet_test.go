@@ -7,27 +7,9 @@ import (
 	"io"
 	"math"
 	"testing"
+
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 )
-
-func testPacket(seq uint8, payload []byte) []byte {
-	n := len(payload)
-	b := make([]byte, 0, HeaderLen+n)
-	b = append(b, byte(n), byte(n>>8), byte(n>>16), seq)
-	return append(b, payload...)
-}
-
-// testPayload is n deterministic, non-repeating-looking bytes.
-func testPayload(n int, seed byte) []byte {
-	b := make([]byte, n)
-	x := uint32(seed)*2654435761 + 1
-	for i := range b {
-		x ^= x << 13
-		x ^= x >> 17
-		x ^= x << 5
-		b[i] = byte(x)
-	}
-	return b
-}
 
 // --- length-encoded integers ------------------------------------------------
 
@@ -209,7 +191,7 @@ func (w *failWriter) Write(b []byte) (int, error) {
 // --- ReadPacket / WritePacket ------------------------------------------------
 
 func TestReadPacket(t *testing.T) {
-	big := testPayload(2*MaxPayload+3, 5)
+	big := testkit.Payload(2*MaxPayload+3, 5)
 	tests := []struct {
 		name    string
 		in      []byte
@@ -218,25 +200,25 @@ func TestReadPacket(t *testing.T) {
 		wantSeq uint8
 		wantErr error
 	}{
-		{"empty payload", testPacket(0, nil), 100, []byte{}, 0, nil},
-		{"small", testPacket(7, []byte("hello")), 100, []byte("hello"), 7, nil},
-		{"exactly limit", testPacket(1, testPayload(100, 1)), 100, testPayload(100, 1), 1, nil},
-		{"over limit", testPacket(1, testPayload(101, 1)), 100, nil, 0, ErrMalformed},
-		{"continuation joined", append(testPacket(3, big[:MaxPayload]), testPacket(4, big[MaxPayload:MaxPayload+3])...),
+		{"empty payload", testkit.Packet(0, nil), 100, []byte{}, 0, nil},
+		{"small", testkit.Packet(7, []byte("hello")), 100, []byte("hello"), 7, nil},
+		{"exactly limit", testkit.Packet(1, testkit.Payload(100, 1)), 100, testkit.Payload(100, 1), 1, nil},
+		{"over limit", testkit.Packet(1, testkit.Payload(101, 1)), 100, nil, 0, ErrMalformed},
+		{"continuation joined", append(testkit.Packet(3, big[:MaxPayload]), testkit.Packet(4, big[MaxPayload:MaxPayload+3])...),
 			1 << 25, big[:MaxPayload+3], 4, nil},
-		{"exact max, empty continuation", append(testPacket(250, big[:MaxPayload]), testPacket(251, nil)...),
+		{"exact max, empty continuation", append(testkit.Packet(250, big[:MaxPayload]), testkit.Packet(251, nil)...),
 			MaxPayload, big[:MaxPayload], 251, nil},
-		{"two continuations", append(append(testPacket(255, big[:MaxPayload]), testPacket(0, big[MaxPayload:2*MaxPayload])...),
-			testPacket(1, big[2*MaxPayload:])...), 1 << 26, big, 1, nil},
-		{"continuation over limit", append(testPacket(0, big[:MaxPayload]), testPacket(1, big[MaxPayload:MaxPayload+3])...),
+		{"two continuations", append(append(testkit.Packet(255, big[:MaxPayload]), testkit.Packet(0, big[MaxPayload:2*MaxPayload])...),
+			testkit.Packet(1, big[2*MaxPayload:])...), 1 << 26, big, 1, nil},
+		{"continuation over limit", append(testkit.Packet(0, big[:MaxPayload]), testkit.Packet(1, big[MaxPayload:MaxPayload+3])...),
 			MaxPayload + 2, nil, 0, ErrMalformed},
 		{"no input", nil, 100, nil, 0, io.EOF},
 		{"short header", []byte{5, 0}, 100, nil, 0, io.ErrUnexpectedEOF},
-		{"short payload", testPacket(0, []byte("hello"))[:7], 100, nil, 0, io.ErrUnexpectedEOF},
-		{"header without payload", testPacket(0, []byte("hello"))[:4], 100, nil, 0, io.ErrUnexpectedEOF},
+		{"short payload", testkit.Packet(0, []byte("hello"))[:7], 100, nil, 0, io.ErrUnexpectedEOF},
+		{"header without payload", testkit.Packet(0, []byte("hello"))[:4], 100, nil, 0, io.ErrUnexpectedEOF},
 		// The stream ends where a continuation must follow. (ReadPacket
 		// reports this as plain io.EOF today; either EOF is acceptable.)
-		{"missing continuation", testPacket(0, big[:MaxPayload]), 1 << 25, nil, 0, io.ErrUnexpectedEOF},
+		{"missing continuation", testkit.Packet(0, big[:MaxPayload]), 1 << 25, nil, 0, io.ErrUnexpectedEOF},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -263,7 +245,7 @@ func TestReadPacket(t *testing.T) {
 func TestReadPacketReusesBuffer(t *testing.T) {
 	buf := make([]byte, 3, 64)
 	copy(buf, "xyz")
-	got, _, err := ReadPacket(bufio.NewReader(bytes.NewReader(testPacket(0, []byte("abc")))), buf, 100)
+	got, _, err := ReadPacket(bufio.NewReader(bytes.NewReader(testkit.Packet(0, []byte("abc")))), buf, 100)
 	if err != nil || string(got) != "abc" {
 		t.Fatalf("got %q, %v", got, err)
 	}
@@ -273,7 +255,7 @@ func TestReadPacketReusesBuffer(t *testing.T) {
 }
 
 func TestWritePacket(t *testing.T) {
-	big := testPayload(2*MaxPayload+1, 3)
+	big := testkit.Payload(2*MaxPayload+1, 3)
 	tests := []struct {
 		name     string
 		payload  []byte
@@ -334,7 +316,7 @@ func TestWritePacketError(t *testing.T) {
 	broken := errors.New("broken")
 	for _, limit := range []int{0, 2, 10} {
 		w := bufio.NewWriterSize(&failWriter{limit: limit, err: broken}, 16)
-		seq, err := WritePacket(w, 3, testPayload(100, 1))
+		seq, err := WritePacket(w, 3, testkit.Payload(100, 1))
 		if !errors.Is(err, broken) || seq != 3 {
 			t.Errorf("limit %d: seq %d err %v, want 3 broken", limit, seq, err)
 		}

@@ -12,20 +12,15 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"encoding/xml"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -33,7 +28,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"time"
 
 	_ "github.com/go-sql-driver/mysql"
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,6 +35,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/metrics"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
@@ -308,46 +303,25 @@ func copyTree(src, dst string) error {
 }
 
 // makeCerts writes a CA and a server certificate for 127.0.0.1 and
-// localhost (the server's and the proxy's).
+// localhost (the server's and the proxy's), with RSA keys.
 func makeCerts(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	key := func() (*rsa.PrivateKey, error) { return rsa.GenerateKey(rand.Reader, 2048) }
-	caKey, err := key()
+	ca, err := testkit.NewPKI("sqlfork driver suites", true)
 	if err != nil {
 		return err
 	}
-	now := time.Now()
-	ca := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sqlfork driver suites CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.AddDate(1, 0, 0), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	caDER, err := x509.CreateCertificate(rand.Reader, ca, ca, &caKey.PublicKey, caKey)
+	srv, err := ca.Loopback("127.0.0.1")
 	if err != nil {
 		return err
 	}
-	srvKey, err := key()
-	if err != nil {
-		return err
+	for name, b := range map[string][]byte{"ca.pem": ca.CAPEM, "server-cert.pem": srv.CertPEM, "server-key.pem": srv.KeyPEM} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			return err
+		}
 	}
-	srv := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.AddDate(1, 0, 0), DNSNames: []string{"localhost"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	srvDER, err := x509.CreateCertificate(rand.Reader, srv, ca, &srvKey.PublicKey, caKey)
-	if err != nil {
-		return err
-	}
-	write := func(name, typ string, der []byte) error {
-		return os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600)
-	}
-	if err := write("ca.pem", "CERTIFICATE", caDER); err != nil {
-		return err
-	}
-	if err := write("server-cert.pem", "CERTIFICATE", srvDER); err != nil {
-		return err
-	}
-	return write("server-key.pem", "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(srvKey))
+	return nil
 }
 
 // setupServer makes the databases and accounts the drivers' CI make, and

@@ -1,0 +1,78 @@
+package testkit
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"net"
+	"testing"
+	"time"
+)
+
+func TestPKI(t *testing.T) {
+	for _, useRSA := range []bool{false, true} {
+		p, err := NewPKI("kit", useRSA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := p.Loopback("server")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := p.Loopback("server")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Leaf.SerialNumber.Cmp(b.Leaf.SerialNumber) == 0 {
+			t.Error("two certificates share a serial number")
+		}
+		if _, err := tls.X509KeyPair(a.CertPEM, a.KeyPEM); err != nil {
+			t.Errorf("rsa %v: the issued pair does not load: %v", useRSA, err)
+		}
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(p.CAPEM)
+		for _, name := range []string{"127.0.0.1", "localhost"} {
+			if _, err := a.Leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: name}); err != nil {
+				t.Errorf("rsa %v: %s does not verify: %v", useRSA, name, err)
+			}
+		}
+		other, _ := p.Issue("x", []net.IP{net.ParseIP("10.0.0.1")}, nil)
+		if _, err := other.Leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: "localhost"}); err == nil {
+			t.Error("a certificate for another address verifies for localhost")
+		}
+	}
+}
+
+func TestPacketPayload(t *testing.T) {
+	if got := Packet(3, []byte("ab")); string(got) != "\x02\x00\x00\x03ab" {
+		t.Errorf("Packet = %q", got)
+	}
+	a, b := Payload(64, 1), Payload(64, 2)
+	if string(a) == string(b) || string(a) != string(Payload(64, 1)) || len(a) != 64 {
+		t.Error("Payload is not deterministic per seed and distinct across seeds")
+	}
+}
+
+func TestEventually(t *testing.T) {
+	n := 0
+	Eventually(t, "three polls", func() bool { n++; return n == 3 })
+	ft := &fakeTB{TB: t}
+	func() {
+		defer func() { _ = recover() }()
+		EventuallyWithin(ft, "never", 5*time.Millisecond, func() bool { return false })
+	}()
+	if !ft.failed {
+		t.Error("a condition that never holds did not fail the test")
+	}
+}
+
+// fakeTB records Fatalf instead of stopping the test.
+type fakeTB struct {
+	testing.TB
+	failed bool
+}
+
+func (f *fakeTB) Helper() {}
+func (f *fakeTB) Fatalf(string, ...any) {
+	f.failed = true
+	panic("fatal")
+}
