@@ -141,6 +141,8 @@ func (c *clientConn) runStatement(st *statement) (ok bool, err error) {
 	c.state.setKillable(plan.Killable())
 	out, err := c.send(st, plan)
 	if err != nil {
+		// The statement never ran: what planning made for it goes.
+		c.sbx.Abandon(c.ctx(), plan)
 		return false, c.refuseStatement(st, plan, err)
 	}
 	a := c.answer(wire.ShapeResults, out.cursor)

@@ -865,7 +865,7 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 	if err := s.confined(ctx, a); err != nil {
 		return nil, err
 	}
-	if err := s.forkFor(ctx, a, p); err != nil {
+	if err := s.forkFor(ctx, a, p, prepared); err != nil {
 		s.abandon(ctx, p)
 		return nil, err
 	}
@@ -1120,9 +1120,10 @@ func (s *Session) bodyAllowed(b *rewrite.Analysis) error {
 }
 
 // forkFor forks, once per sandbox, the tables the input writes (a DROP or
-// TRUNCATE only their definition) and those that must be in the sandbox
+// TRUNCATE only their definition, unless it is prepared: it runs later or
+// never) and those that must be in the sandbox
 // first, and marks in p what the input locks and which tables DDL changes.
-func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) error {
+func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan, prepared bool) error {
 	for i, st := range a.Statements {
 		switch {
 		case (st.Kind == rewrite.KindCreateProcedure || st.Kind == rewrite.KindCreateFunction) && st.Routine != nil:
@@ -1167,10 +1168,15 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan) err
 				p.volatile = "it calls a stored function, whose statements the proxy does not check for a second run"
 			}
 		}
+		// DROP and TRUNCATE need only the table's structure, when they run
+		// now: a prepared one runs later or never, and until then the
+		// table keeps its rows in the sandbox as in production.
 		mode := forker.Full
 		switch st.Kind {
 		case rewrite.KindDropTable, rewrite.KindTruncateTable, rewrite.KindDropView:
-			mode = forker.SchemaOnly
+			if !prepared {
+				mode = forker.SchemaOnly
+			}
 		}
 		// A foreign key from a sandbox table must point into the sandbox:
 		// one pointing at production would let sandbox rows block
@@ -1381,6 +1387,10 @@ func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed b
 	}
 	return nil
 }
+
+// Abandon undoes what planning p did, for a statement that was planned
+// and readied but could not be sent (the proxy's step after Before).
+func (s *Session) Abandon(ctx context.Context, p *Plan) { s.abandon(ctx, p) }
 
 // abandon undoes what planning p did for a statement that will not run:
 // schema-only forks made for a DROP would otherwise leave the sandbox an
