@@ -73,7 +73,6 @@ func (s *Session) Restarted(replayed bool) { s.restarted(replayed) }
 // ReplayRefused is s.replayRefused.
 func (s *Session) ReplayRefused(why string) error { return s.replayRefused(why) }
 
-
 // ChangesLexing is s.changesLexing with the session's options.
 func (s *Session) ChangesLexing(sql string, opts rewrite.Options) bool {
 	return s.changesLexing(sql, s.readWith(opts))
