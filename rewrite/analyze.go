@@ -133,8 +133,7 @@ func (m *tableMarker) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // Enter implements ast.Visitor.
 func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
-	switch x := n.(type) {
-	case *ast.CallStmt:
+	if x, ok := n.(*ast.CallStmt); ok {
 		// The procedure's name is no function call: only its arguments
 		// are expressions.
 		if x.Procedure != nil {
@@ -143,6 +142,14 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 			}
 		}
 		return n, true
+	}
+	_ = c.enterWrite(n) || c.enterRead(n) || c.enterDefinition(n) || c.enterName(n)
+	return n, false
+}
+
+// enterWrite notes the tables a writing statement (or DDL) names as written. It reports whether n is one of the nodes it reads.
+func (c *collector) enterWrite(n ast.Node) bool {
+	switch x := n.(type) {
 	case *ast.InsertStmt:
 		if x.Table != nil {
 			c.markTables(x.Table.TableRefs)
@@ -171,52 +178,12 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		if x.FileLocRef != ast.FileLocClient {
 			c.outsideBecause("LOAD DATA INFILE reads a file on the database server, outside any sandbox; send the file from the client with LOAD DATA LOCAL INFILE instead")
 		}
-	case *ast.SelectStmt:
-		if x.LockInfo != nil {
-			for _, t := range x.LockInfo.Tables {
-				setTable(&c.targets, t, false) // FOR UPDATE OF t locks, it does not write
-			}
-			if x.LockInfo.LockType != ast.SelectLockNone {
-				c.locking = true
-			}
-		}
-		if x.SelectIntoOpt != nil && x.SelectIntoOpt.Tp != ast.SelectIntoVars {
-			c.outsideBecause("SELECT … INTO OUTFILE writes a file on the database server, outside any sandbox; fetch the rows and write the file on the client instead")
-		}
 	case *ast.CreateTableStmt:
 		setTable(&c.writes, x.Table, true)
 		c.refDB = x.Table.Schema.O
 		if x.ReferTable != nil {
 			c.like = append(c.like, Table{DB: x.ReferTable.Schema.O, Name: x.ReferTable.Name.O})
 		}
-	case *ast.TableOption:
-		c.tableOption(x)
-	case *ast.PartitionOptions:
-		// The parser's walk does not reach partitions' own options.
-		c.partitionOptions(x.Definitions)
-	case *ast.AlterTableSpec:
-		c.declare(x)
-		// ALTER TABLE … ORDER BY [t.]col: the parser's walk does not
-		// reach its columns; a qualifier names the table.
-		for _, o := range x.OrderByList {
-			if o.Column != nil && o.Column.Table.O != "" {
-				c.refs = append(c.refs, astRef{kind: refQualifier, schema: o.Column.Schema.O, name: o.Column.Table.O})
-			}
-		}
-		c.partitionOptions(x.PartDefinitions)
-		if x.Partition != nil {
-			c.partitionOptions(x.Partition.Definitions)
-		}
-	case *ast.SetStmt:
-		for _, v := range x.Variables {
-			c.set.add(v, c)
-		}
-		if len(x.Variables) != 1 {
-			c.set.engine = "" // the server may reject another value first
-		}
-		c.setVars(x)
-	case *ast.VariableExpr:
-		c.variable(x)
 	case *ast.AlterTableStmt:
 		c.markTables(x)
 		c.refDB = x.Table.Schema.O
@@ -245,16 +212,84 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		}
 	case *ast.CreateSequenceStmt, *ast.DropSequenceStmt, *ast.AlterSequenceStmt:
 		c.markTables(x)
+	default:
+		return false
+	}
+	return true
+}
+
+// enterRead notes what a read, a SHOW, a SET and a call name: locks, files,
+// variables, functions. It reports whether n is one of the nodes it reads.
+func (c *collector) enterRead(n ast.Node) bool {
+	switch x := n.(type) {
+	case *ast.SelectStmt:
+		if x.LockInfo != nil {
+			for _, t := range x.LockInfo.Tables {
+				setTable(&c.targets, t, false) // FOR UPDATE OF t locks, it does not write
+			}
+			if x.LockInfo.LockType != ast.SelectLockNone {
+				c.locking = true
+			}
+		}
+		if x.SelectIntoOpt != nil && x.SelectIntoOpt.Tp != ast.SelectIntoVars {
+			c.outsideBecause("SELECT … INTO OUTFILE writes a file on the database server, outside any sandbox; fetch the rows and write the file on the client instead")
+		}
+	case *ast.SetStmt:
+		for _, v := range x.Variables {
+			c.set.add(v, c)
+		}
+		if len(x.Variables) != 1 {
+			c.set.engine = "" // the server may reject another value first
+		}
+		c.setVars(x)
+	case *ast.VariableExpr:
+		c.variable(x)
+	case *ast.ShowStmt:
+		if x.DBName != "" && x.Table != nil && x.Table.Schema.O == "" {
+			c.unlocatable = append(c.unlocatable, Table{DB: x.DBName, Name: x.Table.Name.O})
+			setTable(&c.skip, x.Table, true)
+		}
+	case *ast.FuncCallExpr:
+		c.call(x)
+	case *ast.AggregateFuncExpr:
+		// COUNT (1) or `count`(1) calls a stored function called count
+		// if there is one: aggregates are calls by name too.
+		c.funcs = append(c.funcs, Func{Name: x.F})
+	case *ast.WindowFuncExpr:
+		c.funcs = append(c.funcs, Func{Name: x.Name})
+	default:
+		return false
+	}
+	return true
+}
+
+// enterDefinition notes what a table's, a column's or a partition's definition
+// names (options, references, declared names). It reports whether n is one of the nodes it reads.
+func (c *collector) enterDefinition(n ast.Node) bool {
+	switch x := n.(type) {
+	case *ast.TableOption:
+		c.tableOption(x)
+	case *ast.PartitionOptions:
+		// The parser's walk does not reach partitions' own options.
+		c.partitionOptions(x.Definitions)
+	case *ast.AlterTableSpec:
+		c.declare(x)
+		// ALTER TABLE … ORDER BY [t.]col: the parser's walk does not
+		// reach its columns; a qualifier names the table.
+		for _, o := range x.OrderByList {
+			if o.Column != nil && o.Column.Table.O != "" {
+				c.refs = append(c.refs, astRef{kind: refQualifier, schema: o.Column.Schema.O, name: o.Column.Table.O})
+			}
+		}
+		c.partitionOptions(x.PartDefinitions)
+		if x.Partition != nil {
+			c.partitionOptions(x.Partition.Definitions)
+		}
 	case *ast.ColumnOption:
 		// The parser's visitor does not descend into a column's
 		// REFERENCES clause; visit it here.
 		if x.Refer != nil {
 			x.Refer.Accept(c)
-		}
-	case *ast.ShowStmt:
-		if x.DBName != "" && x.Table != nil && x.Table.Schema.O == "" {
-			c.unlocatable = append(c.unlocatable, Table{DB: x.DBName, Name: x.Table.Name.O})
-			setTable(&c.skip, x.Table, true)
 		}
 	case *ast.ReferenceDef:
 		if x.Table != nil {
@@ -268,6 +303,21 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 	case *ast.CommonTableExpression:
 		setName(&c.ctes, x.Name.L)
 		c.declare(x)
+	case *ast.ColumnDef:
+		if x.Name != nil && c.columns != nil {
+			c.columns[x.Name.Name.L] = true
+		}
+	case *ast.Constraint, *ast.WindowSpec, *ast.CreateDatabaseStmt, *ast.DropDatabaseStmt, *ast.AlterDatabaseStmt:
+		c.declare(n)
+	default:
+		return false
+	}
+	return true
+}
+
+// enterName notes a table, column or alias name. It reports whether n is one of the nodes it reads.
+func (c *collector) enterName(n ast.Node) bool {
+	switch x := n.(type) {
 	case *ast.TableSource:
 		if x.AsName.L != "" {
 			setName(&c.aliases, x.AsName.L)
@@ -277,7 +327,7 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		}
 	case *ast.TableName:
 		if c.skip[x] {
-			return n, false
+			return true
 		}
 		kind, write := refTable, c.writes[x]
 		if w, ok := c.targets[x]; ok {
@@ -290,12 +340,6 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 			r.defaultDB = c.refDB
 		}
 		c.refs = append(c.refs, r)
-	case *ast.ColumnDef:
-		if x.Name != nil && c.columns != nil {
-			c.columns[x.Name.Name.L] = true
-		}
-	case *ast.Constraint, *ast.WindowSpec, *ast.CreateDatabaseStmt, *ast.DropDatabaseStmt, *ast.AlterDatabaseStmt:
-		c.declare(n)
 	case *ast.ColumnName:
 		if c.columns != nil {
 			c.columns[x.Name.L] = true
@@ -317,16 +361,10 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 		if col, ok := x.Expr.(*ast.ColumnNameExpr); ok && x.AsName.L != "" && col.Name != nil {
 			c.aliasedColumns = append(c.aliasedColumns, [2]string{x.AsName.O, col.Name.Name.O})
 		}
-	case *ast.FuncCallExpr:
-		c.call(x)
-	case *ast.AggregateFuncExpr:
-		// COUNT (1) or `count`(1) calls a stored function called count
-		// if there is one: aggregates are calls by name too.
-		c.funcs = append(c.funcs, Func{Name: x.F})
-	case *ast.WindowFuncExpr:
-		c.funcs = append(c.funcs, Func{Name: x.Name})
+	default:
+		return false
 	}
-	return n, false
+	return true
 }
 
 // call records a function call. Sequence functions name their sequence
