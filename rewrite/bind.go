@@ -149,19 +149,100 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 	return a
 }
 
+// analyzeText reads sql: a SANDBOX statement, or the text normalized as
+// the server reads it, parsed (masked first when the parser needs it,
+// recover.go) or read by the engine's own readers, then every statement
+// described and every table reference bound to its place in the text.
 func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 	a := &Analysis{src: sql, text: sql, opts: opts, endDB: opts.DB}
 	if isSandboxStatement(sql) {
-		st := Statement{Class: ClassSandbox}
-		toks := lex(sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
-		for i, t := range toks {
-			if t.kind == tokPunct && sql[t.start] == ';' && i+1 < len(toks) {
-				st.Unprovable = "SANDBOX statements must be sent alone, not with other statements"
-			}
-		}
-		a.Statements = []Statement{st}
+		a.Statements = []Statement{sandboxStatement(sql, opts)}
 		return a
 	}
+	nz, opts, ok := a.normalizeInput(sql, opts)
+	if !ok {
+		return a
+	}
+	// The text's tokens serve the cross-check and then bind; the pooled
+	// buffer spares the garbage collector on every uncached statement.
+	sc := e.scratch.Get().(*scratch)
+	defer e.scratch.Put(sc)
+	sc.toks = lexInto(sc.toks, nz.text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	if at, ok := nz.agreesWith(sc.toks); !ok {
+		a.unparseable(Refuse(wire.ErUnknown, "the proxy's readers of this statement disagree on where a quoted text starts or ends "+
+			"(at byte %d), so it cannot be sure how the server reads it; rewrite the quoted parts more simply", at))
+		return a
+	}
+	a.text, a.altered = nz.text, nz
+	sql = a.text // from here on, the text as the server reads it
+	if e.hasCreateProcedure(sql, sc.toks, opts) {
+		// The parser does not read MariaDB's procedure bodies: the engine
+		// splits the input and reads them itself (routine.go).
+		e.analyzePieces(a, append([]token(nil), sc.toks...))
+		return a
+	}
+	if isCompound(sql, sc.toks) && e.analyzeCompound(a, append([]token(nil), sc.toks...)) {
+		// A compound statement sent as a statement: read like a
+		// procedure's body (routine.go).
+		return a
+	}
+	stmts, rec, release, err := e.parseInput(a, sc, opts)
+	defer release()
+	sql = a.text
+	if (err != nil || tokWord(sql, sc.toks, 0) == "OPTIMIZE") && e.recognize(a, sql, sc.toks) {
+		// A MariaDB statement the engine reads from its words
+		// (mariadb.go); OPTIMIZE TABLE too: the parser reads it, but
+		// leaves its tables out of its tree.
+		return a
+	}
+	if err != nil {
+		a.parseErr = err
+		funcs, names := e.textNames(sql, opts)
+		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: "the statement cannot be parsed",
+			Funcs: funcs, Names: names, DB: opts.DB, Kind: textKind(sql, opts), Vars: textVars(sql, sc.toks)}}
+		if a.Statements[0].Kind == KindBegin {
+			a.Statements[0].Start = transactionStart(sql, opts)
+		}
+		return a
+	}
+	r := &reading{a: a, e: e, sc: sc, nz: nz, rec: rec, stmts: stmts, db: opts.DB, all: &collector{}}
+	for _, s := range stmts {
+		if !r.statement(s) {
+			break
+		}
+	}
+	a.endDB = r.db
+	if rec.junk >= 0 {
+		// The server stops at a syntax error for sure: a statement that
+		// reaches nothing.
+		a.stmtStarts = append(a.stmtStarts, rec.junk)
+		a.stmtDBs = append(a.stmtDBs, r.db)
+		a.Statements = append(a.Statements, Statement{Class: ClassRead, Kind: KindSyntaxError, DB: r.db})
+	}
+	a.aliases = r.all.aliases
+	a.sites = r.showSites // bind adds the sites it locates
+	e.bind(a, r.all, sc)
+	return a
+}
+
+// sandboxStatement is the statement a SANDBOX text is: sent with others, it
+// cannot be proved to run alone.
+func sandboxStatement(sql string, opts Options) Statement {
+	st := Statement{Class: ClassSandbox}
+	toks := lex(sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	for i, t := range toks {
+		if t.kind == tokPunct && sql[t.start] == ';' && i+1 < len(toks) {
+			st.Unprovable = "SANDBOX statements must be sent alone, not with other statements"
+		}
+	}
+	return st
+}
+
+// normalizeInput normalizes sql as the server reads it, decoded to UTF-8
+// when the client's character set is another (a.client, a.src). It
+// returns the options to read it with; ok is false when the text cannot
+// be read (a holds why).
+func (a *Analysis) normalizeInput(sql string, opts Options) (nz *normalized, _ Options, ok bool) {
 	nz, nerr := normalize(sql, opts)
 	if nerr == nil {
 		var ct *clientText
@@ -179,161 +260,39 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 		}
 	}
 	if nerr != nil {
-		a.normErr = nerr
-		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: nerr.Message, DB: opts.DB}}
-		return a
+		a.unparseable(nerr)
+		return nil, opts, false
 	}
-	// The text's tokens serve the cross-check and then bind; the pooled
-	// buffer spares the garbage collector on every uncached statement.
-	sc := e.scratch.Get().(*scratch)
-	defer e.scratch.Put(sc)
-	sc.toks = lexInto(sc.toks, nz.text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
-	if at, ok := nz.agreesWith(sc.toks); !ok {
-		nerr = Refuse(wire.ErUnknown, "the proxy's readers of this statement disagree on where a quoted text starts or ends "+
-			"(at byte %d), so it cannot be sure how the server reads it; rewrite the quoted parts more simply", at)
-		a.normErr = nerr
-		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: nerr.Message, DB: opts.DB}}
-		return a
-	}
-	a.text, a.altered = nz.text, nz
-	sql = a.text // from here on, the text as the server reads it
-	if e.hasCreateProcedure(sql, sc.toks, opts) {
-		// The parser does not read MariaDB's procedure bodies: the engine
-		// splits the input and reads them itself (routine.go).
-		e.analyzePieces(a, append([]token(nil), sc.toks...))
-		return a
-	}
-	if isCompound(sql, sc.toks) && e.analyzeCompound(a, append([]token(nil), sc.toks...)) {
-		// A compound statement sent as a statement: read like a
-		// procedure's body (routine.go).
-		return a
-	}
-	stmts, release, err := e.parse(previousAsNext(sql, opts), opts)
-	defer release()
+	return nz, opts, true
+}
+
+// unparseable makes a one statement the proxy cannot read, for err.
+func (a *Analysis) unparseable(err *Refusal) {
+	a.normErr = err
+	a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: err.Message, DB: a.opts.DB}}
+}
+
+// parseInput parses a.text; when the parser rejects it, the forms it does
+// not know but the proxy reads for sure (recover.go) are masked and the
+// text parsed again (a.text and sc.toks are then the masked text's).
+func (e *Engine) parseInput(a *Analysis, sc *scratch, opts Options) ([]ast.StmtNode, masked, func(), error) {
+	stmts, release, err := e.parse(previousAsNext(a.text, opts), opts)
 	rec := masked{junk: -1}
-	if err != nil {
-		// Forms the parser does not know but the proxy reads for sure
-		// (recover.go): masked, the text is parsed again.
-		if m, ok := e.recoverText(sql, sc.toks); ok {
-			stmts2, release2, err2 := e.parse(previousAsNext(m.text, opts), opts)
-			defer release2()
-			if err2 == nil {
-				stmts, err, rec = stmts2, nil, m
-				a.text, sql = m.text, m.text
-				sc.toks = lexInto(sc.toks, sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
-			}
-		}
+	if err == nil {
+		return stmts, rec, release, nil
 	}
-	if (err != nil || tokWord(sql, sc.toks, 0) == "OPTIMIZE") && e.recognize(a, sql, sc.toks) {
-		// OPTIMIZE TABLE: the parser reads it, but leaves its tables out
-		// of its tree.
-		// A MariaDB statement the engine reads from its words
-		// (mariadb.go).
-		return a
+	m, ok := e.recoverText(a.text, sc.toks)
+	if !ok {
+		return stmts, rec, release, err
 	}
-	if err != nil {
-		a.parseErr = err
-		funcs, names := e.textNames(sql, opts)
-		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: "the statement cannot be parsed",
-			Funcs: funcs, Names: names, DB: opts.DB, Kind: textKind(sql, opts), Vars: textVars(sql, sc.toks)}}
-		if a.Statements[0].Kind == KindBegin {
-			a.Statements[0].Start = transactionStart(sql, opts)
-		}
-		return a
+	stmts2, release2, err2 := e.parse(previousAsNext(m.text, opts), opts)
+	both := func() { release2(); release() }
+	if err2 != nil {
+		return stmts, rec, both, err
 	}
-	all := &collector{}
-	db, cursor := opts.DB, 0
-	var showSites []site
-	for _, s := range stmts {
-		// Statement texts come in order as (trimmed) slices of sql.
-		start := cursor
-		if text := strings.TrimSpace(s.Text()); text != "" {
-			if i := strings.Index(sql[cursor:], text); i >= 0 {
-				start = cursor + i
-				cursor = start + len(text)
-			}
-		}
-		a.stmtStarts = append(a.stmtStarts, start)
-		a.stmtDBs = append(a.stmtDBs, db)
-		c := newCollector()
-		if cl := classOf(s); cl == ClassDDL || cl == ClassOther {
-			c.columns = map[string]bool{}
-		}
-		if containsFold(sql, "with") {
-			c.cteRefs = cteRefs([]ast.StmtNode{s}, func(n string) string { return n }, opts.CaseSensitiveNames)
-		}
-		s.Accept(c)
-		a.Statements = append(a.Statements, describe(s, c, db))
-		a.Statements[len(a.Statements)-1].Labels, a.Statements[len(a.Statements)-1].labelColumns = labelSpans(c.labels, sql)
-		a.Statements[len(a.Statements)-1].AliasedColumns = c.aliasedColumns
-		a.markBare(&a.Statements[len(a.Statements)-1], sc.toks)
-		routineStatement(&a.Statements[len(a.Statements)-1], s, sql, sc.toks, start)
-		flushTables(&a.Statements[len(a.Statements)-1], s, a.src[min(start, len(a.src)):])
-		if st := &a.Statements[len(a.Statements)-1]; st.Show != nil && nz.alteredIn(start, cursor) {
-			// SHOW … LIKE / WHERE is answered with a query built from its
-			// text, which holds characters changed for the parser.
-			st.Unprovable = "the statement holds multi-byte characters the proxy cannot read back exactly (send it in utf8mb4)"
-		}
-		a.stmtAliases = append(a.stmtAliases, c.aliases)
-		a.stmtDeclared = append(a.stmtDeclared, declaredNames(c))
-		for _, u := range c.unlocatable {
-			if sh, ok := s.(*ast.ShowStmt); ok && len(stmts) == 1 {
-				if site, ok := showFromSite(sql, sc.toks, sh, u); ok {
-					// SHOW … FROM t FROM db: one site spans both names.
-					showSites = append(showSites, site)
-					st := &a.Statements[len(a.Statements)-1]
-					st.Reads = append(st.Reads, site.table)
-					sortTables(st.Reads)
-					continue
-				}
-			}
-			a.unbound = append(a.unbound, u)
-		}
-		if p, ok := s.(*ast.PrepareStmt); ok && p.SQLVar == nil {
-			e.bindPrepared(a, p, db)
-		}
-		if u, ok := s.(*ast.UseStmt); ok {
-			db = u.DBName
-		}
-		for _, iv := range rec.intoVars {
-			if iv.at >= start && iv.at < cursor {
-				a.Statements[len(a.Statements)-1].Vars = append(a.Statements[len(a.Statements)-1].Vars, iv.v)
-			}
-		}
-		for _, ss := range rec.setStatements {
-			// The statement a blanked SET STATEMENT prefix applies to
-			// starts right after it.
-			if ss.end <= start && strings.TrimSpace(sql[ss.end:start]) == "" {
-				a.Statements[len(a.Statements)-1].SetStatement = ss.vars
-			}
-		}
-		if len(stmts) == 1 && rec.junk < 0 {
-			all = c // the common case: the statement's collector is the input's
-			break
-		}
-		all.refs = append(all.refs, c.refs...)
-		for k := range c.columns {
-			setName(&all.columns, k)
-		}
-		for k := range c.ctes {
-			setName(&all.ctes, k)
-		}
-		for k := range c.aliases {
-			setName(&all.aliases, k)
-		}
-	}
-	a.endDB = db
-	if rec.junk >= 0 {
-		// The server stops at a syntax error for sure: a statement that
-		// reaches nothing.
-		a.stmtStarts = append(a.stmtStarts, rec.junk)
-		a.stmtDBs = append(a.stmtDBs, db)
-		a.Statements = append(a.Statements, Statement{Class: ClassRead, Kind: KindSyntaxError, DB: db})
-	}
-	a.aliases = all.aliases
-	a.sites = showSites // bind adds the sites it locates
-	e.bind(a, all, sc)
-	return a
+	a.text = m.text
+	sc.toks = lexInto(sc.toks, m.text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	return stmts2, m, both, nil
 }
 
 // showFromSite locates, in the single statement sh of text (tokens toks),
@@ -1517,4 +1476,116 @@ func flushTables(st *Statement, s ast.StmtNode, text string) {
 	}
 	// A sandbox runs it as a no-op (replacements): nothing to fork first.
 	st.Kind, st.Class, st.Locked = KindFlushTables, ClassRead, nil
+}
+
+// reading is analyzeText's walk over the parsed statements: where in the
+// text the next one starts, the current database, and what the input's
+// statements name all together.
+type reading struct {
+	a         *Analysis
+	e         *Engine
+	sc        *scratch
+	nz        *normalized
+	rec       masked
+	stmts     []ast.StmtNode
+	db        string
+	cursor    int
+	showSites []site
+	all       *collector
+}
+
+// statement describes s, the next statement, and adds what it names to
+// the input's; false when it was the input's only statement (its
+// collector is then the input's).
+func (r *reading) statement(s ast.StmtNode) bool {
+	a, sql := r.a, r.a.text
+	// Statement texts come in order as (trimmed) slices of sql.
+	start := r.cursor
+	if text := strings.TrimSpace(s.Text()); text != "" {
+		if i := strings.Index(sql[r.cursor:], text); i >= 0 {
+			start = r.cursor + i
+			r.cursor = start + len(text)
+		}
+	}
+	a.stmtStarts = append(a.stmtStarts, start)
+	a.stmtDBs = append(a.stmtDBs, r.db)
+	c := newCollector()
+	if cl := classOf(s); cl == ClassDDL || cl == ClassOther {
+		c.columns = map[string]bool{}
+	}
+	if containsFold(sql, "with") {
+		c.cteRefs = cteRefs([]ast.StmtNode{s}, func(n string) string { return n }, a.opts.CaseSensitiveNames)
+	}
+	s.Accept(c)
+	a.Statements = append(a.Statements, describe(s, c, r.db))
+	st := &a.Statements[len(a.Statements)-1]
+	st.Labels, st.labelColumns = labelSpans(c.labels, sql)
+	st.AliasedColumns = c.aliasedColumns
+	a.markBare(st, r.sc.toks)
+	routineStatement(st, s, sql, r.sc.toks, start)
+	flushTables(st, s, a.src[min(start, len(a.src)):])
+	if st.Show != nil && r.nz.alteredIn(start, r.cursor) {
+		// SHOW … LIKE / WHERE is answered with a query built from its
+		// text, which holds characters changed for the parser.
+		st.Unprovable = "the statement holds multi-byte characters the proxy cannot read back exactly (send it in utf8mb4)"
+	}
+	a.stmtAliases = append(a.stmtAliases, c.aliases)
+	a.stmtDeclared = append(a.stmtDeclared, declaredNames(c))
+	r.unlocatable(s, st, c)
+	if p, ok := s.(*ast.PrepareStmt); ok && p.SQLVar == nil {
+		r.e.bindPrepared(a, p, r.db)
+		st = &a.Statements[len(a.Statements)-1]
+	}
+	if u, ok := s.(*ast.UseStmt); ok {
+		r.db = u.DBName
+	}
+	r.masked(st, start)
+	if len(r.stmts) == 1 && r.rec.junk < 0 {
+		r.all = c // the common case: the statement's collector is the input's
+		return false
+	}
+	r.all.refs = append(r.all.refs, c.refs...)
+	for k := range c.columns {
+		setName(&r.all.columns, k)
+	}
+	for k := range c.ctes {
+		setName(&r.all.ctes, k)
+	}
+	for k := range c.aliases {
+		setName(&r.all.aliases, k)
+	}
+	return true
+}
+
+// unlocatable handles the tables the parser names without a place in the
+// text: SHOW … FROM t FROM db gets one site spanning both names; any
+// other is left for bind to refuse.
+func (r *reading) unlocatable(s ast.StmtNode, st *Statement, c *collector) {
+	for _, u := range c.unlocatable {
+		if sh, ok := s.(*ast.ShowStmt); ok && len(r.stmts) == 1 {
+			if site, ok := showFromSite(r.a.text, r.sc.toks, sh, u); ok {
+				r.showSites = append(r.showSites, site)
+				st.Reads = append(st.Reads, site.table)
+				sortTables(st.Reads)
+				continue
+			}
+		}
+		r.a.unbound = append(r.a.unbound, u)
+	}
+}
+
+// masked gives st, starting at start, what masking its text took out: the
+// user variables of a blanked SELECT … INTO, and the settings of a blanked
+// SET STATEMENT prefix (which applies to the statement right after it).
+func (r *reading) masked(st *Statement, start int) {
+	for _, iv := range r.rec.intoVars {
+		if iv.at >= start && iv.at < r.cursor {
+			st.Vars = append(st.Vars, iv.v)
+		}
+	}
+	for _, ss := range r.rec.setStatements {
+		if ss.end <= start && strings.TrimSpace(r.a.text[ss.end:start]) == "" {
+			st.SetStatement = ss.vars
+		}
+	}
 }
