@@ -904,139 +904,178 @@ type replacement struct {
 // qualifiers to the table they name in their statement, rewrites PREPARE
 // literals, and builds the output.
 func (a *Analysis) splice(r Resolver) ([]replacement, error) {
-	// Sites are few: slices with linear search beat maps here.
-	type resolved struct {
-		key, phys Table
-		first     site
-		write     bool
+	sp, err := a.resolveSites(r)
+	if err != nil {
+		return nil, err
 	}
-	tabs := make([]resolved, 0, len(a.sites))
-	find := func(k Table) int {
-		for i := range tabs {
-			if tabs[i].key == k {
-				return i
-			}
+	reps := make([]replacement, 0, len(a.sites)+len(a.prepared))
+	for _, s := range a.sites {
+		var err error
+		switch s.kind {
+		case refTable, refTarget:
+			reps, err = sp.table(reps, s)
+		case refQualifier:
+			reps, err = sp.qualifier(reps, s)
 		}
-		return -1
+		if err != nil {
+			return nil, err
+		}
 	}
+	return a.preparedReplacements(reps, r)
+}
+
+// resolvedTable is a table the input names, where r maps it, and its first
+// site.
+type resolvedTable struct {
+	key, phys Table
+	first     site
+	write     bool
+}
+
+// splicing is the input's tables resolved. Sites are few: slices with
+// linear search beat maps here.
+type splicing struct {
+	a    *Analysis
+	tabs []resolvedTable
+}
+
+// resolveSites resolves each table the sites name once (for writing if
+// any site writes it).
+func (a *Analysis) resolveSites(r Resolver) (*splicing, error) {
+	sp := &splicing{a: a, tabs: make([]resolvedTable, 0, len(a.sites))}
 	for _, s := range a.sites {
 		if s.kind == refQualifier {
 			continue
 		}
 		k := a.norm(s.table)
-		if i := find(k); i >= 0 {
-			tabs[i].write = tabs[i].write || s.write
+		if i := sp.find(k); i >= 0 {
+			sp.tabs[i].write = sp.tabs[i].write || s.write
 			continue
 		}
-		tabs = append(tabs, resolved{key: k, first: s, write: s.write})
+		sp.tabs = append(sp.tabs, resolvedTable{key: k, first: s, write: s.write})
 	}
-	for i := range tabs {
-		p, ok, err := r.Resolve(tabs[i].first.table, tabs[i].write)
+	for i := range sp.tabs {
+		p, ok, err := r.Resolve(sp.tabs[i].first.table, sp.tabs[i].write)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			p = tabs[i].first.table
+			p = sp.tabs[i].first.table
 		} else if err := validPhysical(p); err != nil {
 			return nil, err
 		}
-		tabs[i].phys = p
+		sp.tabs[i].phys = p
 	}
-	physOf := func(k Table) (Table, bool) {
-		if i := find(k); i >= 0 {
-			return tabs[i].phys, true
-		}
-		return Table{}, false
-	}
-	// candidates are the distinct unaliased tables of statement stmt
-	// whose name is ln: what an unqualified column qualifier can name.
-	candidates := func(stmt int, ln string) []Table {
-		var out []Table
-		for _, s := range a.sites {
-			if s.kind == refQualifier || s.aliased || s.stmt != stmt {
-				continue
-			}
-			k := a.norm(s.table)
-			if k.Name != ln {
-				continue
-			}
-			dup := false
-			for _, t := range out {
-				dup = dup || t == k
-			}
-			if !dup {
-				out = append(out, k)
-			}
-		}
-		return out
-	}
-	// allKeepName reports whether every table of ts keeps its name where r
-	// maps it: a qualifier naming any of them, or an alias, stays valid.
-	allKeepName := func(ts []Table) bool {
-		for _, t := range ts {
-			if p, found := physOf(t); !found || !strings.EqualFold(p.Name, t.Name) {
-				return false
-			}
-		}
-		return true
-	}
-	reps := make([]replacement, 0, len(a.sites)+len(a.prepared))
-	for _, s := range a.sites {
-		switch s.kind {
-		case refTable, refTarget:
-			p, _ := physOf(a.norm(s.table))
-			if p == s.table {
-				continue
-			}
-			if src := a.text[s.start:s.end]; callParen(a.src, s.end, a.opts.IgnoreSpace) && functionKeywords[strings.ToUpper(src)] {
-				// The server reads a function's keyword right before "("
-				// as the function: a syntax error the rewrite would mend.
-				return nil, serverCheck(Refuse(wire.ErUnknown, "%s right before \"(\" is the server's function, not a table; "+
-					"quote the name", src))
-			}
-			reps = append(reps, replacement{start: s.start, end: s.end, text: quote.Ident(p.DB) + "." + quote.Ident(p.Name)})
-			if s.aliasAt > 0 && p.Name != s.table.Name {
-				reps = append(reps, replacement{start: s.aliasAt, end: s.aliasAt, text: " AS " + quote.Ident(s.table.Name)})
-			}
-		case refQualifier:
-			k := a.norm(s.table)
-			if !s.qualified {
-				ln := k.Name
-				cands := candidates(s.stmt, ln)
-				if s.stmt < len(a.stmtAliases) && a.stmtAliases[s.stmt][strings.ToLower(ln)] {
-					if len(cands) > 0 && !allKeepName(cands) {
-						return nil, Refuse(wire.ErUnknown, "%s is both a table and a table alias in this statement, so the "+
-							"column qualifier %s is ambiguous; give the table a different alias", quote.Ident(s.table.Name), quote.Ident(s.table.Name))
-					}
-					continue // the alias stays valid after its table is renamed
-				}
-				switch len(cands) {
-				case 0:
-					continue // an outer table or a name the server will reject anyway
-				case 1:
-					k = cands[0]
-				default:
-					return nil, Refuse(wire.ErUnknown, "the column qualifier %s could name more than one table; "+
-						"qualify it with the database or use table aliases", quote.Ident(s.table.Name))
-				}
-			}
-			p, found := physOf(k)
-			if !found || a.norm(p) == k {
-				continue
-			}
-			if src := a.text[s.start:s.end]; !s.qualified && (src == p.Name || src == quote.Ident(p.Name)) {
-				// The table keeps its name in its new database: the
-				// qualifier still names it, and expression labels such as
-				// COUNT(t.id) stay as the client wrote them.
-				continue
-			}
-			text := quote.Ident(p.Name)
-			if s.qualified {
-				text = quote.Ident(p.DB) + "." + text
-			}
-			reps = append(reps, replacement{start: s.start, end: s.end, text: text})
+	return sp, nil
+}
+
+func (sp *splicing) find(k Table) int {
+	for i := range sp.tabs {
+		if sp.tabs[i].key == k {
+			return i
 		}
 	}
+	return -1
+}
+
+func (sp *splicing) physOf(k Table) (Table, bool) {
+	if i := sp.find(k); i >= 0 {
+		return sp.tabs[i].phys, true
+	}
+	return Table{}, false
+}
+
+// candidates are the distinct unaliased tables of statement stmt whose
+// name is ln: what an unqualified column qualifier can name.
+func (sp *splicing) candidates(stmt int, ln string) []Table {
+	var out []Table
+	for _, s := range sp.a.sites {
+		if s.kind == refQualifier || s.aliased || s.stmt != stmt {
+			continue
+		}
+		if k := sp.a.norm(s.table); k.Name == ln && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// allKeepName reports whether every table of ts keeps its name where r
+// maps it: a qualifier naming any of them, or an alias, stays valid.
+func (sp *splicing) allKeepName(ts []Table) bool {
+	for _, t := range ts {
+		if p, found := sp.physOf(t); !found || !strings.EqualFold(p.Name, t.Name) {
+			return false
+		}
+	}
+	return true
+}
+
+// table replaces a table's name with where it maps (keeping its name as
+// an alias when the physical name differs).
+func (sp *splicing) table(reps []replacement, s site) ([]replacement, error) {
+	a := sp.a
+	p, _ := sp.physOf(a.norm(s.table))
+	if p == s.table {
+		return reps, nil
+	}
+	if src := a.text[s.start:s.end]; callParen(a.src, s.end, a.opts.IgnoreSpace) && functionKeywords[strings.ToUpper(src)] {
+		// The server reads a function's keyword right before "(" as the
+		// function: a syntax error the rewrite would mend.
+		return nil, serverCheck(Refuse(wire.ErUnknown, "%s right before \"(\" is the server's function, not a table; "+
+			"quote the name", src))
+	}
+	reps = append(reps, replacement{start: s.start, end: s.end, text: quote.Ident(p.DB) + "." + quote.Ident(p.Name)})
+	if s.aliasAt > 0 && p.Name != s.table.Name {
+		reps = append(reps, replacement{start: s.aliasAt, end: s.aliasAt, text: " AS " + quote.Ident(s.table.Name)})
+	}
+	return reps, nil
+}
+
+// qualifier maps a column qualifier to the table it names in its
+// statement, where that table maps.
+func (sp *splicing) qualifier(reps []replacement, s site) ([]replacement, error) {
+	a := sp.a
+	k := a.norm(s.table)
+	if !s.qualified {
+		ln := k.Name
+		cands := sp.candidates(s.stmt, ln)
+		if s.stmt < len(a.stmtAliases) && a.stmtAliases[s.stmt][strings.ToLower(ln)] {
+			if len(cands) > 0 && !sp.allKeepName(cands) {
+				return nil, Refuse(wire.ErUnknown, "%s is both a table and a table alias in this statement, so the "+
+					"column qualifier %s is ambiguous; give the table a different alias", quote.Ident(s.table.Name), quote.Ident(s.table.Name))
+			}
+			return reps, nil // the alias stays valid after its table is renamed
+		}
+		switch len(cands) {
+		case 0:
+			return reps, nil // an outer table or a name the server will reject anyway
+		case 1:
+			k = cands[0]
+		default:
+			return nil, Refuse(wire.ErUnknown, "the column qualifier %s could name more than one table; "+
+				"qualify it with the database or use table aliases", quote.Ident(s.table.Name))
+		}
+	}
+	p, found := sp.physOf(k)
+	if !found || a.norm(p) == k {
+		return reps, nil
+	}
+	if src := a.text[s.start:s.end]; !s.qualified && (src == p.Name || src == quote.Ident(p.Name)) {
+		// The table keeps its name in its new database: the qualifier
+		// still names it, and expression labels such as COUNT(t.id) stay
+		// as the client wrote them.
+		return reps, nil
+	}
+	text := quote.Ident(p.Name)
+	if s.qualified {
+		text = quote.Ident(p.DB) + "." + text
+	}
+	return append(reps, replacement{start: s.start, end: s.end, text: text}), nil
+}
+
+// preparedReplacements rewrites the texts PREPARE … FROM '…' holds.
+func (a *Analysis) preparedReplacements(reps []replacement, r Resolver) ([]replacement, error) {
 	for _, p := range a.prepared {
 		if len(p.inner.Statements) != 1 {
 			// The server prepares one statement only: its own error, when
