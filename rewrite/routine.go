@@ -671,110 +671,13 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 		}
 		return 0, "the proxy reads labels only before BEGIN and loops in a procedure body"
 	}
-	// The end of a simple statement: the next semicolon (a body's
-	// statements all end with one; the body itself may end the input).
-	semi := func(j int) int {
-		for j < len(toks) && !punctAt(text, toks, j, ';') {
-			j++
-		}
-		return j
-	}
-	// onlyWords: the statement reaches no table: words, literals,
-	// variables, '=' and ',' only.
-	onlyWords := func(from, to int) bool {
-		for k := from; k < to; k++ {
-			switch t := toks[k]; t.kind {
-			case tokIdent, tokString, tokNumber, tokVariable, tokQuoted:
-			case tokPunct:
-				if c := text[t.start]; c != '=' && c != ',' && c != '.' && c != '-' && c != '+' {
-					return false
-				}
-			default:
-				return false
-			}
-		}
-		return true
-	}
 	switch w(i) {
 	case "BEGIN":
-		j := i + 1
-		if w(j) == "NOT" && w(j+1) == "ATOMIC" {
-			j += 2
-		}
-		b.enterBlock()
-		k, why := b.statements(j, depth, "END")
-		b.leaveBlock()
-		switch {
-		case why != "":
-			return 0, why
-		case k+1 == len(toks) || punctAt(text, toks, k+1, ';'):
-			return k + 1, ""
-		case endLabel(text, toks, k+1):
-			return k + 2, "" // END label
-		}
-		return 0, "the proxy cannot read where a BEGIN of the procedure's body ends"
+		return b.block(i, depth)
 	case "DECLARE":
-		end := semi(i)
-		for k := i + 1; k < end; k++ {
-			switch w(k) {
-			case "HANDLER":
-				return b.handler(k+1, depth)
-			case "CURSOR":
-				f := k + 1
-				if punctAt(text, toks, f, '(') {
-					// MariaDB's cursor parameters, ([IN] name type, …):
-					// names and types only.
-					c := closing(text, toks, f)
-					if c == 0 || c >= end || !cursorParams(text, toks, f+1, c) {
-						return 0, "the proxy cannot read this cursor declaration"
-					}
-					f = c + 1
-				}
-				if w(f) != "FOR" || f+1 >= end {
-					return 0, "the proxy cannot read this cursor declaration"
-				}
-				if f > k+1 {
-					if why := b.anchors(k+2, f-1); why != "" {
-						return 0, why
-					}
-				}
-				if why := b.fragment(f+1, end); why != "" {
-					return 0, why
-				}
-				b.declareCursor(i + 1)
-				return end, ""
-			case "DEFAULT":
-				// An expression, which may read tables: analysed.
-				if !onlyWordsOrTypes(text, toks, i+1, k) {
-					return 0, "the proxy cannot read this declaration"
-				}
-				if why := b.anchors(i+1, k); why != "" {
-					return 0, why
-				}
-				return end, b.expr(k+1, end)
-			}
-		}
-		if !onlyWordsOrTypes(text, toks, i+1, end) {
-			return 0, "the proxy cannot read this declaration"
-		}
-		return end, b.anchors(i+1, end)
-	case "SIGNAL", "RESIGNAL", "OPEN", "CLOSE", "FETCH":
-		end := semi(i)
-		if w(i) == "OPEN" && b.cursorArgs(i+1, end) {
-			// OPEN cursor(expression, …): MariaDB's actual parameters,
-			// expressions that may read tables.
-			return end, b.expr(i+3, end-1)
-		}
-		if !onlyWords(i+1, end) {
-			return 0, "the proxy reads only literals and variables in " + w(i) + " in a procedure body"
-		}
-		return end, ""
-	case "LEAVE", "ITERATE", "GET":
-		end := semi(i)
-		if !onlyWords(i+1, end) {
-			return 0, "the proxy cannot read this " + w(i) + " in a procedure body"
-		}
-		return end, ""
+		return b.declare(i, depth)
+	case "SIGNAL", "RESIGNAL", "OPEN", "CLOSE", "FETCH", "LEAVE", "ITERATE", "GET":
+		return b.simple(i)
 	case "IF":
 		return b.ifStatement(i, depth)
 	case "CASE":
@@ -783,41 +686,175 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 		k, why := b.statements(i+1, depth, "END")
 		return b.endOf(k, "LOOP", why)
 	case "WHILE":
-		do := b.find(i+1, "DO")
-		if do < 0 {
-			return 0, "the proxy cannot read this WHILE in a procedure body"
-		}
-		if why := b.expr(i+1, do); why != "" {
-			return 0, why
-		}
-		k, why := b.statements(do+1, depth, "END")
-		return b.endOf(k, "WHILE", why)
+		return b.whileStatement(i, depth)
 	case "REPEAT":
-		k, why := b.statements(i+1, depth, "UNTIL")
-		if why != "" {
-			return 0, why
-		}
-		end := b.find(k+1, "END")
-		if end < 0 || w(end+1) != "REPEAT" {
-			return 0, "the proxy cannot read this REPEAT in a procedure body"
-		}
-		if why := b.expr(k+1, end); why != "" {
-			return 0, why
-		}
-		return b.endOf(end, "REPEAT", "")
+		return b.repeatStatement(i, depth)
 	case "FOR":
 		return b.forStatement(i, depth)
 	case "RETURN":
 		if b.function {
-			end := semi(i)
+			end := b.semi(i)
 			return end, b.expr(i+1, end)
 		}
 		return 0, "the proxy does not read RETURN here in a procedure body"
 	case "END", "ELSE", "ELSEIF", "UNTIL", "WHEN", "THEN":
 		return 0, "the proxy does not read " + w(i) + " here in a procedure body"
 	}
-	end = semi(i)
+	end = b.semi(i)
 	return end, b.fragment(i, end)
+}
+
+// semi is the end of a simple statement from toks[j]: the next semicolon
+// (a body's statements all end with one; the body itself may end the
+// input).
+func (b *bodyReader) semi(j int) int {
+	for j < len(b.toks) && !punctAt(b.a.text, b.toks, j, ';') {
+		j++
+	}
+	return j
+}
+
+// onlyWords reports whether toks[from:to] reach no table: words, literals,
+// variables, '=' and ',' only.
+func (b *bodyReader) onlyWords(from, to int) bool {
+	for k := from; k < to; k++ {
+		switch t := b.toks[k]; t.kind {
+		case tokIdent, tokString, tokNumber, tokVariable, tokQuoted:
+		case tokPunct:
+			if c := b.a.text[t.start]; c != '=' && c != ',' && c != '.' && c != '-' && c != '+' {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// block reads BEGIN [NOT ATOMIC] … END [label] at toks[i].
+func (b *bodyReader) block(i, depth int) (int, string) {
+	text, toks := b.a.text, b.toks
+	j := i + 1
+	if tokWord(text, toks, j) == "NOT" && tokWord(text, toks, j+1) == "ATOMIC" {
+		j += 2
+	}
+	b.enterBlock()
+	k, why := b.statements(j, depth, "END")
+	b.leaveBlock()
+	switch {
+	case why != "":
+		return 0, why
+	case k+1 == len(toks) || punctAt(text, toks, k+1, ';'):
+		return k + 1, ""
+	case endLabel(text, toks, k+1):
+		return k + 2, "" // END label
+	}
+	return 0, "the proxy cannot read where a BEGIN of the procedure's body ends"
+}
+
+// declare reads a DECLARE at toks[i]: of a handler, a cursor, or
+// variables (with a DEFAULT expression, which may read tables).
+func (b *bodyReader) declare(i, depth int) (int, string) {
+	text, toks := b.a.text, b.toks
+	end := b.semi(i)
+	for k := i + 1; k < end; k++ {
+		switch tokWord(text, toks, k) {
+		case "HANDLER":
+			return b.handler(k+1, depth)
+		case "CURSOR":
+			return b.cursor(i, k, end)
+		case "DEFAULT":
+			// An expression, which may read tables: analysed.
+			if !onlyWordsOrTypes(text, toks, i+1, k) {
+				return 0, "the proxy cannot read this declaration"
+			}
+			if why := b.anchors(i+1, k); why != "" {
+				return 0, why
+			}
+			return end, b.expr(k+1, end)
+		}
+	}
+	if !onlyWordsOrTypes(text, toks, i+1, end) {
+		return 0, "the proxy cannot read this declaration"
+	}
+	return end, b.anchors(i+1, end)
+}
+
+// cursor reads DECLARE name CURSOR [(params)] FOR query (DECLARE at
+// toks[i], CURSOR at toks[k], ending at toks[end]).
+func (b *bodyReader) cursor(i, k, end int) (int, string) {
+	text, toks := b.a.text, b.toks
+	f := k + 1
+	if punctAt(text, toks, f, '(') {
+		// MariaDB's cursor parameters, ([IN] name type, …): names and
+		// types only.
+		c := closing(text, toks, f)
+		if c == 0 || c >= end || !cursorParams(text, toks, f+1, c) {
+			return 0, "the proxy cannot read this cursor declaration"
+		}
+		f = c + 1
+	}
+	if tokWord(text, toks, f) != "FOR" || f+1 >= end {
+		return 0, "the proxy cannot read this cursor declaration"
+	}
+	if f > k+1 {
+		if why := b.anchors(k+2, f-1); why != "" {
+			return 0, why
+		}
+	}
+	if why := b.fragment(f+1, end); why != "" {
+		return 0, why
+	}
+	b.declareCursor(i + 1)
+	return end, ""
+}
+
+// simple reads SIGNAL, RESIGNAL, OPEN, CLOSE, FETCH, LEAVE, ITERATE and
+// GET: literals and variables only, but for OPEN's actual parameters
+// (expressions that may read tables).
+func (b *bodyReader) simple(i int) (int, string) {
+	w := tokWord(b.a.text, b.toks, i)
+	end := b.semi(i)
+	if w == "OPEN" && b.cursorArgs(i+1, end) {
+		return end, b.expr(i+3, end-1)
+	}
+	if b.onlyWords(i+1, end) {
+		return end, ""
+	}
+	switch w {
+	case "LEAVE", "ITERATE", "GET":
+		return 0, "the proxy cannot read this " + w + " in a procedure body"
+	}
+	return 0, "the proxy reads only literals and variables in " + w + " in a procedure body"
+}
+
+// whileStatement reads WHILE condition DO … END WHILE at toks[i].
+func (b *bodyReader) whileStatement(i, depth int) (int, string) {
+	do := b.find(i+1, "DO")
+	if do < 0 {
+		return 0, "the proxy cannot read this WHILE in a procedure body"
+	}
+	if why := b.expr(i+1, do); why != "" {
+		return 0, why
+	}
+	k, why := b.statements(do+1, depth, "END")
+	return b.endOf(k, "WHILE", why)
+}
+
+// repeatStatement reads REPEAT … UNTIL condition END REPEAT at toks[i].
+func (b *bodyReader) repeatStatement(i, depth int) (int, string) {
+	k, why := b.statements(i+1, depth, "UNTIL")
+	if why != "" {
+		return 0, why
+	}
+	end := b.find(k+1, "END")
+	if end < 0 || tokWord(b.a.text, b.toks, end+1) != "REPEAT" {
+		return 0, "the proxy cannot read this REPEAT in a procedure body"
+	}
+	if why := b.expr(k+1, end); why != "" {
+		return 0, why
+	}
+	return b.endOf(end, "REPEAT", "")
 }
 
 // statements reads body statements, each ending with ';', from toks[i] up
