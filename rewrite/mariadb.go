@@ -44,7 +44,6 @@ import "strings"
 // recognize fills a with the one statement of text (its tokens toks) when
 // it is one of the forms above; ok is false otherwise.
 func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
-	word := func(i int) string { return tokWord(text, toks, i) }
 	// A single statement: a ';' may only end it.
 	n := len(toks)
 	for n > 0 && punctAt(text, toks, n-1, ';') {
@@ -56,25 +55,8 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 	if e.triggerStatement(a, text, toks) {
 		return true // trigger.go
 	}
-	db := a.opts.DB
-	st := Statement{DB: db}
-	if kind, r := routineChange(text, toks[:n]); r != nil {
-		st.Class, st.Kind, st.Routine = ClassRoutine, kind, r
-		a.Statements = []Statement{st}
-		a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
-		a.stmtAliases = []map[string]bool{nil}
-		return true
-	}
-	if kind := storedProgramKind(e, text, toks); kind != "" {
-		// A body may hold ';': the input is refused under a resolver
-		// whatever follows, so where it ends does not matter.
-		st.Class, st.Kind = ClassRoutine, kind
-		st.Unprovable = string(kind) + " acts on a stored function, procedure, trigger, event or package, whose statements the proxy does not see"
-		st.hint = "run it on a direct connection"
-		st.Funcs, st.Names = e.textNames(text, a.opts)
-		a.Statements = []Statement{st}
-		a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
-		a.stmtAliases = []map[string]bool{nil}
+	if st, ok := e.routineStatement(a, text, toks, n); ok {
+		a.one(st)
 		return true
 	}
 	for i := 0; i < n; i++ {
@@ -83,6 +65,67 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 		}
 	}
 	toks = toks[:n]
+	st := &Statement{DB: a.opts.DB}
+	for _, form := range [...]func(*Engine, *Analysis, *Statement, string, []token) formResult{
+		(*Engine).sessionForm, (*Engine).tableForm, (*Engine).namelessForm,
+	} {
+		switch form(e, a, st, text, toks) {
+		case formNone:
+			continue
+		case formFails:
+			return false
+		case formBuilt:
+			a.one(*st)
+		}
+		return true
+	}
+	return false
+}
+
+// formResult is what a reader of MariaDB forms made of a text.
+type formResult int
+
+const (
+	formNone  formResult = iota // not its form: the next reader's
+	formFails                   // its form, unreadable: the text stays unparseable
+	formBuilt                   // the statement it filled in is the input's
+	formDone                    // it filled in the analysis itself
+)
+
+// one makes st the input's one statement.
+func (a *Analysis) one(st Statement) {
+	a.Statements = []Statement{st}
+	a.stmtStarts, a.stmtDBs = []int{0}, []string{st.DB}
+	a.stmtAliases = []map[string]bool{nil}
+}
+
+// routineStatement reads DROP / ALTER of a routine, and statements that
+// define a stored program, whose body the proxy does not read (toks[:n]
+// the statement without its final ';').
+func (e *Engine) routineStatement(a *Analysis, text string, toks []token, n int) (Statement, bool) {
+	st := Statement{DB: a.opts.DB}
+	if kind, r := routineChange(text, toks[:n]); r != nil {
+		st.Class, st.Kind, st.Routine = ClassRoutine, kind, r
+		return st, true
+	}
+	kind := storedProgramKind(e, text, toks)
+	if kind == "" {
+		return st, false
+	}
+	// A body may hold ';': the input is refused under a resolver whatever
+	// follows, so where it ends does not matter.
+	st.Class, st.Kind = ClassRoutine, kind
+	st.Unprovable = string(kind) + " acts on a stored function, procedure, trigger, event or package, whose statements the proxy does not see"
+	st.hint = "run it on a direct connection"
+	st.Funcs, st.Names = e.textNames(text, a.opts)
+	return st, true
+}
+
+// sessionForm reads EXECUTE … USING, privilege statements, CREATE / ALTER
+// / DROP SERVER, view DDL, CREATE / ALTER DATABASE, EXECUTE IMMEDIATE and
+// HANDLER.
+func (e *Engine) sessionForm(a *Analysis, st *Statement, text string, toks []token) formResult {
+	word := func(i int) string { return tokWord(text, toks, i) }
 	switch w0 := word(0); {
 	case w0 == "EXECUTE" && word(1) != "IMMEDIATE" && len(toks) > 1 && (toks[1].kind == tokIdent || toks[1].kind == tokQuoted) &&
 		(len(toks) == 2 || word(2) == "USING"):
@@ -99,28 +142,29 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 		if w0 == "GRANT" || w0 == "REVOKE" {
 			st.Kind = Kind(w0)
 		}
-		a.Statements = []Statement{st}
-		a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
-		a.stmtAliases = []map[string]bool{nil}
+		a.one(*st)
 		a.privilegeNames(text, toks)
-		return true
+		return formDone
 	case (w0 == "CREATE" || w0 == "ALTER" || w0 == "DROP") && (word(1) == "SERVER" || word(1) == "OR" && word(3) == "SERVER"):
 		st.Class, st.Kind = ClassOther, Kind(w0+" SERVER")
 		st.Outside = w0 + " SERVER defines a server FEDERATED and SPIDER tables reach, outside any sandbox; run it on a direct connection"
 		st.Unprovable, st.hint = w0+" SERVER defines a server other tables reach", "run it on a direct connection"
 	case (w0 == "ALTER" || w0 == "CREATE") && e.viewDDL(a, text, toks):
-		return true
+		return formDone
 	case (w0 == "CREATE" || w0 == "ALTER") && (word(1) == "DATABASE" || word(1) == "SCHEMA"):
 		name, ifNotExists, ok := databaseDDL(text, toks)
 		if !ok {
-			return false
+			return formFails
 		}
 		st.Class, st.Kind = ClassDDL, Kind(w0+" DATABASE")
 		if w0 == "CREATE" {
 			st.Database, st.IfNotExists = name, ifNotExists
 		}
 	case w0 == "EXECUTE" && word(1) == "IMMEDIATE" && immediateLiteral(text, toks):
-		return e.executeImmediate(a, text, toks[2])
+		if e.executeImmediate(a, text, toks[2]) {
+			return formDone
+		}
+		return formFails
 	case w0 == "EXECUTE" && word(1) == "IMMEDIATE":
 		st.Class, st.Kind = ClassSession, KindExecuteImmediate
 		st.Unprovable = "EXECUTE IMMEDIATE of an expression (or with USING values other than literals and variables) " +
@@ -128,13 +172,25 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 		st.hint = "send the statement itself, or EXECUTE IMMEDIATE a string literal"
 		st.serverCheck = true // USING (SELECT …): the server's parser refuses it
 	case w0 == "HANDLER":
-		if !e.handler(a, &st, text, toks) {
-			return false
+		if !e.handler(a, st, text, toks) {
+			return formFails
 		}
+	default:
+		return formNone
+	}
+	return formBuilt
+}
+
+// tableForm reads CACHE / LOAD INDEX, DROP TABLE, CREATE / ALTER TABLE and
+// table maintenance.
+func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []token) formResult {
+	word := func(i int) string { return tokWord(text, toks, i) }
+	db := a.opts.DB
+	switch w0 := word(0); {
 	case w0 == "CACHE" && word(1) == "INDEX", w0 == "LOAD" && word(1) == "INDEX":
 		sites, ok := keyCacheTables(text, toks, db)
 		if !ok {
-			return false
+			return formFails
 		}
 		st.Class, st.Kind = ClassOther, Kind(w0+" INDEX")
 		for _, s := range sites {
@@ -144,7 +200,7 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 	case w0 == "DROP" && (word(1) == "TABLE" || word(1) == "TABLES" || word(1) == "TEMPORARY"):
 		sites, temporary, ok := e.dropTables(text, toks, db)
 		if !ok {
-			return false
+			return formFails
 		}
 		st.Class, st.Kind, st.Temporary = ClassDDL, KindDropTable, temporary
 		for _, s := range sites {
@@ -154,7 +210,7 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 	case w0 == "CREATE" || w0 == "ALTER":
 		s, kind, temporary, ok := tableDDL(text, toks, db)
 		if !ok {
-			return false
+			return formFails
 		}
 		st.Class, st.Kind, st.Temporary = ClassDDL, kind, temporary
 		st.Writes = []Table{s.table}
@@ -163,7 +219,7 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 	case tableMaintenance[w0] != "":
 		sites, ok := maintenanceTables(text, toks, db)
 		if !ok {
-			return false
+			return formFails
 		}
 		st.Class, st.Kind = ClassOther, tableMaintenance[w0]
 		for _, s := range sites {
@@ -175,21 +231,24 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 		}
 		a.sites = sites
 	default:
-		kind, class := nameless(text, toks)
-		if kind == "" {
-			return false
-		}
-		st.Class, st.Kind = class, kind
-		if kind == KindShowCreateFunction {
-			if r, next, ok := routineName(text, toks, 3); ok && next == len(toks) {
-				st.Routine = r
-			}
+		return formNone
+	}
+	return formBuilt
+}
+
+// namelessForm reads the statements that name no table (nameless).
+func (e *Engine) namelessForm(_ *Analysis, st *Statement, text string, toks []token) formResult {
+	kind, class := nameless(text, toks)
+	if kind == "" {
+		return formFails
+	}
+	st.Class, st.Kind = class, kind
+	if kind == KindShowCreateFunction {
+		if r, next, ok := routineName(text, toks, 3); ok && next == len(toks) {
+			st.Routine = r
 		}
 	}
-	a.Statements = []Statement{st}
-	a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
-	a.stmtAliases = []map[string]bool{nil}
-	return true
+	return formBuilt
 }
 
 // routineChange reads DROP FUNCTION [IF EXISTS] [db.]name and ALTER
