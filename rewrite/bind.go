@@ -1025,8 +1025,39 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 	if k, ok := s.(*ast.KillStmt); ok && k.Expr == nil && !k.TiDBExtension {
 		st.Kill = &Kill{Query: k.Query, ID: k.ConnectionID}
 	}
-	// Sort the references by table, then take each table once: written if
-	// any reference writes it.
+	st.Reads, st.Writes = usedTables(c, db)
+	for _, t := range c.references {
+		if t.DB == "" {
+			t.DB = db
+		}
+		st.References = append(st.References, t)
+	}
+	for _, t := range c.like {
+		if t.DB == "" {
+			t.DB = db
+		}
+		st.Like = append(st.Like, t)
+	}
+	if c.locking || lockingStatement(s) {
+		for _, t := range st.Reads {
+			if !strings.EqualFold(t.DB, "information_schema") && !strings.EqualFold(t.DB, "performance_schema") {
+				st.Locked = append(st.Locked, t)
+			}
+		}
+	}
+	st.Funcs, st.Outside, st.Vars, st.Next = c.funcs, c.outside, c.vars, nextTransaction(s)
+	if st.Kind == KindBegin {
+		st.Start = transactionStart(s.Text(), Options{})
+	}
+	st.ChangesLexing, st.ChangesIsolation, st.Serializable = c.set.lexing, c.set.isolation, c.set.serializable
+	st.Engine = c.set.engine
+	describeKind(&st, s)
+	return st
+}
+
+// usedTables are the tables c's references name, sorted, each once:
+// written if any reference writes it.
+func usedTables(c *collector, db string) (reads, writes []Table) {
 	type use struct {
 		t     Table
 		write bool
@@ -1058,37 +1089,19 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 			write = write || uses[j].write
 		}
 		if write {
-			st.Writes = append(st.Writes, uses[i].t)
+			writes = append(writes, uses[i].t)
 		} else {
-			st.Reads = append(st.Reads, uses[i].t)
+			reads = append(reads, uses[i].t)
 		}
 		i = j
 	}
-	for _, t := range c.references {
-		if t.DB == "" {
-			t.DB = db
-		}
-		st.References = append(st.References, t)
-	}
-	for _, t := range c.like {
-		if t.DB == "" {
-			t.DB = db
-		}
-		st.Like = append(st.Like, t)
-	}
-	if c.locking || lockingStatement(s) {
-		for _, t := range st.Reads {
-			if !strings.EqualFold(t.DB, "information_schema") && !strings.EqualFold(t.DB, "performance_schema") {
-				st.Locked = append(st.Locked, t)
-			}
-		}
-	}
-	st.Funcs, st.Outside, st.Vars, st.Next = c.funcs, c.outside, c.vars, nextTransaction(s)
-	if st.Kind == KindBegin {
-		st.Start = transactionStart(s.Text(), Options{})
-	}
-	st.ChangesLexing, st.ChangesIsolation, st.Serializable = c.set.lexing, c.set.isolation, c.set.serializable
-	st.Engine = c.set.engine
+	return reads, writes
+}
+
+// describeKind fills in what the kind of statement s says: temporary
+// tables, the database created, prepared statements' handles, SHOW's
+// listing, what the proxy cannot see through, privilege statements.
+func describeKind(st *Statement, s ast.StmtNode) {
 	switch x := s.(type) {
 	case *ast.CreateTableStmt:
 		st.Temporary = x.TemporaryKeyword != ast.TemporaryNone
@@ -1107,34 +1120,7 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 	case *ast.DeallocateStmt:
 		st.Handle, st.HandleOp = strings.ToLower(x.Name), "DEALLOCATE"
 	case *ast.ShowStmt:
-		if x.Tp == ast.ShowTables || x.Tp == ast.ShowTableStatus || x.Tp == ast.ShowDatabases || x.Tp == ast.ShowProcessList ||
-			x.Tp == ast.ShowProcedureStatus || x.Tp == ast.ShowFunctionStatus || x.Tp == ast.ShowTriggers {
-			sh := &Show{What: "TABLES", Full: x.Full, DB: x.DBName}
-			switch x.Tp {
-			case ast.ShowTriggers:
-				sh.What = "TRIGGERS"
-			case ast.ShowProcedureStatus:
-				sh.What = "PROCEDURE STATUS"
-			case ast.ShowFunctionStatus:
-				sh.What = "FUNCTION STATUS"
-			case ast.ShowTableStatus:
-				sh.What = "TABLE STATUS"
-			case ast.ShowDatabases:
-				sh.What = "DATABASES"
-			case ast.ShowProcessList:
-				sh.What = "PROCESSLIST"
-			}
-			if x.Pattern != nil {
-				if v, ok := x.Pattern.Pattern.(interface{ GetString() string }); ok {
-					like := v.GetString()
-					sh.Like = &like
-				}
-			}
-			if x.Where != nil {
-				sh.Where = whereText(x.Text())
-			}
-			st.Show = sh
-		}
+		st.Show = showListing(x)
 	case *ast.ExecuteStmt:
 		st.Handle, st.HandleOp = strings.ToLower(x.Name), "EXECUTE"
 		st.Unprovable = "EXECUTE runs a statement prepared with SQL PREPARE, which the proxy cannot see"
@@ -1146,7 +1132,40 @@ func describe(s ast.StmtNode, c *collector, db string) Statement {
 		// names they hold (tables of a GRANT too) are not rewritten.
 		st.privileges = true
 	}
-	return st
+}
+
+// showListing is the listing a SHOW answers with from the sandbox's view
+// (TABLES, TABLE STATUS, DATABASES, …), nil for other SHOWs.
+func showListing(x *ast.ShowStmt) *Show {
+	if x.Tp == ast.ShowTables || x.Tp == ast.ShowTableStatus || x.Tp == ast.ShowDatabases || x.Tp == ast.ShowProcessList ||
+		x.Tp == ast.ShowProcedureStatus || x.Tp == ast.ShowFunctionStatus || x.Tp == ast.ShowTriggers {
+		sh := &Show{What: "TABLES", Full: x.Full, DB: x.DBName}
+		switch x.Tp {
+		case ast.ShowTriggers:
+			sh.What = "TRIGGERS"
+		case ast.ShowProcedureStatus:
+			sh.What = "PROCEDURE STATUS"
+		case ast.ShowFunctionStatus:
+			sh.What = "FUNCTION STATUS"
+		case ast.ShowTableStatus:
+			sh.What = "TABLE STATUS"
+		case ast.ShowDatabases:
+			sh.What = "DATABASES"
+		case ast.ShowProcessList:
+			sh.What = "PROCESSLIST"
+		}
+		if x.Pattern != nil {
+			if v, ok := x.Pattern.Pattern.(interface{ GetString() string }); ok {
+				like := v.GetString()
+				sh.Like = &like
+			}
+		}
+		if x.Where != nil {
+			sh.Where = whereText(x.Text())
+		}
+		return sh
+	}
+	return nil
 }
 
 // labelSpans are the spans of labels in text, those the parser's offsets
