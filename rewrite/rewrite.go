@@ -653,42 +653,10 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 		return a.partReps(r)
 	}
 	if a.parseErr != nil {
-		if err := a.refuseUnparseable(r); err != nil {
-			return nil, err
-		}
-		// A call the resolver would place cannot be located for sure in a
-		// text the parser rejects: the call would run what is not placed.
-		if fr, ok := r.(FunctionResolver); ok {
-			for _, st := range a.Statements {
-				for _, f := range st.Funcs {
-					if _, placed, err := fr.ResolveFunction(f, st.DB); err != nil || placed {
-						return nil, cmp.Or(err, error(Refuse(wire.ErUnknown, "this statement calls the stored function %s but the proxy "+
-							"cannot parse it, so it cannot redirect the call to the sandbox; %s", quote.Ident(f.Name), unparsedHint)))
-					}
-				}
-			}
-		}
-		return nil, nil
+		return nil, a.unparsedThrough(r)
 	}
-	for _, t := range a.unbound {
-		if mapped(r, t) {
-			return nil, Refuse(wire.ErUnknown, "cannot locate every reference to %s in the statement text, so it "+
-				"cannot be redirected to the sandbox; simplify the statement (e.g. qualify or backquote the table name)", t.Quoted())
-		}
-	}
-	for _, l := range a.loose {
-		if mapped(r, l.t) {
-			return nil, a.looseRefusal(l)
-		}
-	}
-	for name := range a.cteShadows {
-		// A column qualifier that could name either needs no rewrite when
-		// the table keeps its name in the sandbox: either way it still
-		// names what it did.
-		if t, ok := a.mappedInAnyDB(r, name); ok && !keepsName(r, t) {
-			return nil, Refuse(wire.ErUnknown, "the common table expression %s has the name of a sandboxed table that the "+
-				"statement also reads, and a column qualified with that name could be either; rename the CTE", quote.Ident(name))
-		}
+	if err := a.locatable(r); err != nil {
+		return nil, err
 	}
 	rr, _ := r.(RoutineResolver)
 	if rr != nil {
@@ -696,45 +664,9 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 			return reps, err
 		}
 	}
-	var routines []replacement
-	for i := range a.Statements {
-		st := &a.Statements[i]
-		if st.Trigger != nil {
-			reps, err := a.triggerReps(st, r)
-			if err != nil {
-				return nil, err
-			}
-			routines = append(routines, reps...)
-			continue
-		}
-		if st.Routine != nil && rr != nil && (st.Kind == KindCall || st.Kind == KindDropProcedure || st.Kind == KindDropFunction ||
-			st.Kind == KindAlterFunction || st.Kind == KindAlterProcedure || st.Kind == KindShowCreateFunction || st.Kind == KindShowCreateProcedure) {
-			reps, err := a.routineReps(st, rr)
-			if err != nil {
-				return nil, err
-			}
-			routines = append(routines, reps...)
-			continue
-		}
-		if (st.Kind == KindDropFunction || strings.HasPrefix(string(st.Kind), "ALTER ")) && st.Routine != nil && rr == nil {
-			return nil, Refuse(wire.ErUnknown, "%s acts on a stored routine the proxy cannot place here; run it on a direct connection", st.Kind)
-		}
-		if st.Unprovable != "" {
-			hint := st.hint
-			if hint == "" {
-				hint = "run its statements one by one instead"
-			}
-			rf := Refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; %s", st.Unprovable, hint)
-			if st.serverCheck && len(a.Statements) == 1 {
-				serverCheck(rf)
-				if st.Kind == KindExecuteImmediate && len(a.prepared) == 1 {
-					// The server checks the text it runs (more than one
-					// statement, a ? where the grammar takes none).
-					rf.CheckText = a.prepared[0].inner.src
-				}
-			}
-			return nil, rf
-		}
+	routines, err := a.statementReps(r, rr)
+	if err != nil {
+		return nil, err
 	}
 	reps, err := a.splice(r)
 	if err != nil {
@@ -747,6 +679,104 @@ func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
 	reps = append(reps, calls...)
 	reps = append(reps, a.namedColumns(reps)...)
 	return append(reps, routines...), nil
+}
+
+// unparsedThrough decides about a text the parser rejected: it passes
+// unchanged only when it names nothing r maps and calls no function r
+// would place (a call cannot be located for sure in such a text: it would
+// run what is not placed).
+func (a *Analysis) unparsedThrough(r Resolver) error {
+	if err := a.refuseUnparseable(r); err != nil {
+		return err
+	}
+	fr, ok := r.(FunctionResolver)
+	if !ok {
+		return nil
+	}
+	for _, st := range a.Statements {
+		for _, f := range st.Funcs {
+			if _, placed, err := fr.ResolveFunction(f, st.DB); err != nil || placed {
+				return cmp.Or(err, error(Refuse(wire.ErUnknown, "this statement calls the stored function %s but the proxy "+
+					"cannot parse it, so it cannot redirect the call to the sandbox; %s", quote.Ident(f.Name), unparsedHint)))
+			}
+		}
+	}
+	return nil
+}
+
+// locatable refuses an input one of whose tables r maps but whose every
+// reference to it the engine cannot place in the text: names it could not
+// locate, loose names, and a CTE that shadows a mapped table.
+func (a *Analysis) locatable(r Resolver) error {
+	for _, t := range a.unbound {
+		if mapped(r, t) {
+			return Refuse(wire.ErUnknown, "cannot locate every reference to %s in the statement text, so it "+
+				"cannot be redirected to the sandbox; simplify the statement (e.g. qualify or backquote the table name)", t.Quoted())
+		}
+	}
+	for _, l := range a.loose {
+		if mapped(r, l.t) {
+			return a.looseRefusal(l)
+		}
+	}
+	for name := range a.cteShadows {
+		// A column qualifier that could name either needs no rewrite when
+		// the table keeps its name in the sandbox: either way it still
+		// names what it did.
+		if t, ok := a.mappedInAnyDB(r, name); ok && !keepsName(r, t) {
+			return Refuse(wire.ErUnknown, "the common table expression %s has the name of a sandboxed table that the "+
+				"statement also reads, and a column qualified with that name could be either; rename the CTE", quote.Ident(name))
+		}
+	}
+	return nil
+}
+
+// statementReps are the replacements of the input's trigger and routine
+// statements (rr, nil when r places no routine); it refuses a statement
+// whose effects the proxy cannot prove.
+func (a *Analysis) statementReps(r Resolver, rr RoutineResolver) ([]replacement, error) {
+	var routines []replacement
+	for i := range a.Statements {
+		st := &a.Statements[i]
+		var reps []replacement
+		var err error
+		switch {
+		case st.Trigger != nil:
+			reps, err = a.triggerReps(st, r)
+		case st.Routine != nil && rr != nil && (st.Kind == KindCall || st.Kind == KindDropProcedure || st.Kind == KindDropFunction ||
+			st.Kind == KindAlterFunction || st.Kind == KindAlterProcedure || st.Kind == KindShowCreateFunction || st.Kind == KindShowCreateProcedure):
+			reps, err = a.routineReps(st, rr)
+		case (st.Kind == KindDropFunction || strings.HasPrefix(string(st.Kind), "ALTER ")) && st.Routine != nil && rr == nil:
+			err = Refuse(wire.ErUnknown, "%s acts on a stored routine the proxy cannot place here; run it on a direct connection", st.Kind)
+		case st.Unprovable != "":
+			err = a.unprovable(st)
+		}
+		if err != nil {
+			return nil, err
+		}
+		routines = append(routines, reps...)
+	}
+	return routines, nil
+}
+
+// unprovable is the refusal of a statement whose effects the proxy cannot
+// confine to the sandbox (a question for the server when it may reject
+// the text first).
+func (a *Analysis) unprovable(st *Statement) error {
+	hint := st.hint
+	if hint == "" {
+		hint = "run its statements one by one instead"
+	}
+	rf := Refuse(wire.ErUnknown, "%s, so its effects cannot be confined to the sandbox; %s", st.Unprovable, hint)
+	if st.serverCheck && len(a.Statements) == 1 {
+		serverCheck(rf)
+		if st.Kind == KindExecuteImmediate && len(a.prepared) == 1 {
+			// The server checks the text it runs (more than one
+			// statement, a ? where the grammar takes none).
+			rf.CheckText = a.prepared[0].inner.src
+		}
+	}
+	return rf
 }
 
 // namedColumns keeps the names of the columns a view or a table made from
