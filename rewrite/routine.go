@@ -262,119 +262,153 @@ func (e *Engine) createdRoutine(text string, toks []token, i int) string {
 // (with the current database a USE before it set), each CREATE PROCEDURE
 // read by analyzeProcedure, each CREATE TRIGGER as when it is sent alone.
 func (e *Engine) analyzePieces(a *Analysis, toks []token) {
-	text, db := a.text, a.opts.DB
+	ps := &pieces{e: e, a: a, toks: toks, db: a.opts.DB}
 	for i := 0; i < len(toks); {
-		if punctAt(text, toks, i, ';') {
+		if punctAt(a.text, toks, i, ';') {
 			i++
 			continue
 		}
-		start := int(toks[i].start)
-		at, settings := routineSettings(text, toks, i, a.opts)
-		if k := e.createdRoutine(text, toks, at); k != "" {
-			_, next := e.createRoutineAt(text, toks, at)
-			st, end, junk := e.analyzeProcedure(a, toks, next, db, k == "FUNCTION")
-			if junk {
-				// Nested too deep for the server's parser: a syntax error
-				// for sure, sent as it is (with the rest of the input).
-				a.parts = append(a.parts, part{start: start, sub: junkAnalysis(text[start:], withDB(a.opts, db)), stmt: len(a.Statements)})
-				a.stmtStarts = append(a.stmtStarts, start)
-				a.stmtDBs = append(a.stmtDBs, db)
-				a.Statements = append(a.Statements, Statement{Class: ClassRead, Kind: KindSyntaxError, DB: db})
-				a.endDB = db
-				return
-			}
-			st.Kind, st.Class, st.DB, st.SetStatement = Kind("CREATE "+k), ClassRoutine, db, settings
-			// A body the proxy cannot read may be the server's syntax
-			// error: asked when the input is this one statement as far as
-			// the text tells (it starts the input and ends with END).
-			st.serverCheck = end < 0 && len(a.Statements) == 0 && endsWithEnd(text, toks)
-			a.parts = append(a.parts, part{start: start, stmt: len(a.Statements)})
-			a.stmtStarts = append(a.stmtStarts, start)
-			a.stmtDBs = append(a.stmtDBs, db)
-			a.Statements = append(a.Statements, st)
-			if st.Unprovable != "" || end < 0 {
-				return
-			}
-			i = end
-			if i < len(toks) && !punctAt(text, toks, i, ';') {
-				a.Statements[len(a.Statements)-1].Unprovable = "the proxy cannot read where this CREATE PROCEDURE ends"
-				return
-			}
-			continue
-		}
-		if at == i && e.createdTrigger(text, toks, i) {
-			// A CREATE TRIGGER piece: to the end of its body, read as
-			// when it is sent alone.
-			tend, ok := e.triggerEnd(text, toks, i, withDB(a.opts, db))
-			if !ok {
-				a.parts = append(a.parts, part{start: start, stmt: len(a.Statements)})
-				a.stmtStarts = append(a.stmtStarts, start)
-				a.stmtDBs = append(a.stmtDBs, db)
-				a.Statements = append(a.Statements, Statement{Class: ClassRoutine, Kind: KindCreateTrigger, DB: db, Trigger: &Trigger{Followed: true},
-					Unprovable: "the proxy cannot read where this CREATE TRIGGER ends", hint: "send it alone, or run it on a direct connection"})
-				return
-			}
-			if tend < len(toks) && !punctAt(text, toks, tend, ';') {
-				// Something after the body but before a ';': the server's
-				// syntax error, the trigger read alone refuses it.
-				tend = len(toks)
-			}
-			end := len(text)
-			if tend < len(toks) {
-				end = int(toks[tend].start)
-			}
-			sub := e.analyze(text[start:end], withDB(a.opts, db))
-			a.parts = append(a.parts, part{start: start, sub: sub, stmt: len(a.Statements)})
-			for _, st := range sub.Statements {
-				if st.Trigger != nil && st.Unprovable != "" {
-					st.Trigger.Followed = true // not the input's one statement
-				}
-				a.stmtStarts = append(a.stmtStarts, start)
-				a.stmtDBs = append(a.stmtDBs, st.DB)
-				a.Statements = append(a.Statements, st)
-			}
-			i = tend
-			continue
-		}
-		if e.junkAt(text, toks, i) {
-			// A syntax error for sure stops the input: it and the rest are
-			// one statement that reaches nothing (not analysed again, as
-			// the rest may hold the CREATE PROCEDURE that brought it here).
-			a.parts = append(a.parts, part{start: start, sub: junkAnalysis(text[start:], withDB(a.opts, db)), stmt: len(a.Statements)})
-			a.stmtStarts = append(a.stmtStarts, start)
-			a.stmtDBs = append(a.stmtDBs, db)
-			a.Statements = append(a.Statements, Statement{Class: ClassRead, Kind: KindSyntaxError, DB: db})
-			a.endDB = db
+		next, stop := ps.piece(i)
+		if stop {
 			return
 		}
-		end := len(text)
-		j := i
-		for j < len(toks) && !punctAt(text, toks, j, ';') {
-			j++
-		}
-		if j < len(toks) {
-			end = int(toks[j].start)
-		}
-		sub := e.analyze(text[start:end], withDB(a.opts, db))
-		if sub.parseErr != nil || sub.normErr != nil {
-			st := Statement{Class: ClassUnparseable, DB: db,
-				Unprovable: "the proxy cannot parse a statement of this input and it holds a stored procedure's definition, so it cannot tell what the others do; send the statements one at a time"}
-			a.parts = append(a.parts, part{start: start, sub: sub, stmt: len(a.Statements)})
-			a.stmtStarts = append(a.stmtStarts, start)
-			a.stmtDBs = append(a.stmtDBs, db)
-			a.Statements = append(a.Statements, st)
-			return
-		}
-		a.parts = append(a.parts, part{start: start, sub: sub, stmt: len(a.Statements)})
-		for k, st := range sub.Statements {
-			a.stmtStarts = append(a.stmtStarts, start+sub.stmtStarts[min(k, len(sub.stmtStarts)-1)])
-			a.stmtDBs = append(a.stmtDBs, st.DB)
-			a.Statements = append(a.Statements, st)
-		}
-		db = sub.endDB
-		i = j
+		i = next
 	}
-	a.endDB = db
+	a.endDB = ps.db
+}
+
+// pieces is analyzePieces' walk: the input's tokens and the current
+// database.
+type pieces struct {
+	e    *Engine
+	a    *Analysis
+	toks []token
+	db   string
+}
+
+// piece reads the piece at toks[i]; next is where the next starts, stop
+// is true when nothing after it is read.
+func (ps *pieces) piece(i int) (next int, stop bool) {
+	a, text, toks := ps.a, ps.a.text, ps.toks
+	start := int(toks[i].start)
+	at, settings := routineSettings(text, toks, i, a.opts)
+	if k := ps.e.createdRoutine(text, toks, at); k != "" {
+		return ps.routine(start, at, k, settings)
+	}
+	if at == i && ps.e.createdTrigger(text, toks, i) {
+		return ps.trigger(i, start)
+	}
+	if ps.e.junkAt(text, toks, i) {
+		// A syntax error for sure stops the input: it and the rest are
+		// one statement that reaches nothing (not analysed again, as the
+		// rest may hold the CREATE PROCEDURE that brought it here).
+		ps.junk(start)
+		return 0, true
+	}
+	return ps.plain(i, start)
+}
+
+// add appends st, at offset start, with its piece's analysis sub.
+func (ps *pieces) add(start int, sub *Analysis, st Statement) {
+	a := ps.a
+	a.parts = append(a.parts, part{start: start, sub: sub, stmt: len(a.Statements)})
+	a.stmtStarts = append(a.stmtStarts, start)
+	a.stmtDBs = append(a.stmtDBs, st.DB)
+	a.Statements = append(a.Statements, st)
+}
+
+// junk makes the text from start one statement that reaches nothing.
+func (ps *pieces) junk(start int) {
+	ps.add(start, junkAnalysis(ps.a.text[start:], withDB(ps.a.opts, ps.db)), Statement{Class: ClassRead, Kind: KindSyntaxError, DB: ps.db})
+	ps.a.endDB = ps.db
+}
+
+// routine reads CREATE [OR REPLACE] {PROCEDURE | FUNCTION} (k) at toks[at],
+// its body with analyzeProcedure.
+func (ps *pieces) routine(start, at int, k string, settings []string) (int, bool) {
+	a, text, toks := ps.a, ps.a.text, ps.toks
+	_, next := ps.e.createRoutineAt(text, toks, at)
+	st, end, junk := ps.e.analyzeProcedure(a, toks, next, ps.db, k == "FUNCTION")
+	if junk {
+		// Nested too deep for the server's parser: a syntax error for
+		// sure, sent as it is (with the rest of the input).
+		ps.junk(start)
+		return 0, true
+	}
+	st.Kind, st.Class, st.DB, st.SetStatement = Kind("CREATE "+k), ClassRoutine, ps.db, settings
+	// A body the proxy cannot read may be the server's syntax error: asked
+	// when the input is this one statement as far as the text tells (it
+	// starts the input and ends with END).
+	st.serverCheck = end < 0 && len(a.Statements) == 0 && endsWithEnd(text, toks)
+	ps.add(start, nil, st)
+	if st.Unprovable != "" || end < 0 {
+		return 0, true
+	}
+	if end < len(toks) && !punctAt(text, toks, end, ';') {
+		a.Statements[len(a.Statements)-1].Unprovable = "the proxy cannot read where this CREATE PROCEDURE ends"
+		return 0, true
+	}
+	return end, false
+}
+
+// trigger reads a CREATE TRIGGER piece at toks[i]: to the end of its
+// body, read as when it is sent alone.
+func (ps *pieces) trigger(i, start int) (int, bool) {
+	a, text, toks := ps.a, ps.a.text, ps.toks
+	tend, ok := ps.e.triggerEnd(text, toks, i, withDB(a.opts, ps.db))
+	if !ok {
+		ps.add(start, nil, Statement{Class: ClassRoutine, Kind: KindCreateTrigger, DB: ps.db, Trigger: &Trigger{Followed: true},
+			Unprovable: "the proxy cannot read where this CREATE TRIGGER ends", hint: "send it alone, or run it on a direct connection"})
+		return 0, true
+	}
+	if tend < len(toks) && !punctAt(text, toks, tend, ';') {
+		// Something after the body but before a ';': the server's syntax
+		// error, the trigger read alone refuses it.
+		tend = len(toks)
+	}
+	end := len(text)
+	if tend < len(toks) {
+		end = int(toks[tend].start)
+	}
+	sub := ps.e.analyze(text[start:end], withDB(a.opts, ps.db))
+	a.parts = append(a.parts, part{start: start, sub: sub, stmt: len(a.Statements)})
+	for _, st := range sub.Statements {
+		if st.Trigger != nil && st.Unprovable != "" {
+			st.Trigger.Followed = true // not the input's one statement
+		}
+		a.stmtStarts = append(a.stmtStarts, start)
+		a.stmtDBs = append(a.stmtDBs, st.DB)
+		a.Statements = append(a.Statements, st)
+	}
+	return tend, false
+}
+
+// plain reads any other statement at toks[i], to its ';', as when it is
+// sent alone; a USE there changes the database of the pieces after it.
+func (ps *pieces) plain(i, start int) (int, bool) {
+	a, text, toks := ps.a, ps.a.text, ps.toks
+	end := len(text)
+	j := i
+	for j < len(toks) && !punctAt(text, toks, j, ';') {
+		j++
+	}
+	if j < len(toks) {
+		end = int(toks[j].start)
+	}
+	sub := ps.e.analyze(text[start:end], withDB(a.opts, ps.db))
+	if sub.parseErr != nil || sub.normErr != nil {
+		ps.add(start, sub, Statement{Class: ClassUnparseable, DB: ps.db,
+			Unprovable: "the proxy cannot parse a statement of this input and it holds a stored procedure's definition, so it cannot tell what the others do; send the statements one at a time"})
+		return 0, true
+	}
+	a.parts = append(a.parts, part{start: start, sub: sub, stmt: len(a.Statements)})
+	for k, st := range sub.Statements {
+		a.stmtStarts = append(a.stmtStarts, start+sub.stmtStarts[min(k, len(sub.stmtStarts)-1)])
+		a.stmtDBs = append(a.stmtDBs, st.DB)
+		a.Statements = append(a.Statements, st)
+	}
+	ps.db = sub.endDB
+	return j, false
 }
 
 // endsWithEnd reports whether toks, without the ';' that end them, end
