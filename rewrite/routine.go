@@ -474,50 +474,8 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, f
 			return fail("the proxy cannot read the return type of this function")
 		}
 	}
-	// Characteristics.
-	for {
-		switch w(j) {
-		case "COMMENT":
-			if j+1 >= len(toks) || toks[j+1].kind != tokString {
-				return fail("the proxy cannot read the characteristics of this " + what)
-			}
-			j += 2
-			continue
-		case "LANGUAGE":
-			if w(j+1) == "SQL" {
-				j += 2
-				continue
-			}
-		case "DETERMINISTIC":
-			j++
-			continue
-		case "NOT":
-			if w(j+1) == "DETERMINISTIC" {
-				j += 2
-				continue
-			}
-		case "CONTAINS":
-			if w(j+1) == "SQL" {
-				j += 2
-				continue
-			}
-		case "NO":
-			if w(j+1) == "SQL" {
-				j += 2
-				continue
-			}
-		case "READS", "MODIFIES":
-			if w(j+1) == "SQL" && w(j+2) == "DATA" {
-				j += 3
-				continue
-			}
-		case "SQL":
-			if w(j+1) == "SECURITY" && (w(j+2) == "DEFINER" || w(j+2) == "INVOKER") {
-				j += 3
-				continue
-			}
-		}
-		break
+	if j = characteristics(text, toks, j); j < 0 {
+		return fail("the proxy cannot read the characteristics of this " + what)
 	}
 	body := &bodyReader{e: e, a: a, toks: toks, db: r.DB(db), r: r, function: function}
 	// Parameters of anchored types name tables too.
@@ -543,6 +501,44 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, f
 		}
 	}
 	return st, end, false
+}
+
+// characteristics skips a routine's characteristics from toks[j]: the
+// index after them, -1 when a COMMENT has no string.
+func characteristics(text string, toks []token, j int) int {
+	w := func(j int) string { return tokWord(text, toks, j) }
+	for {
+		n := 0 // the words of the characteristic at j
+		switch w(j) {
+		case "COMMENT":
+			if j+1 >= len(toks) || toks[j+1].kind != tokString {
+				return -1
+			}
+			n = 2
+		case "DETERMINISTIC":
+			n = 1
+		case "LANGUAGE", "CONTAINS", "NO":
+			if w(j+1) == "SQL" {
+				n = 2
+			}
+		case "NOT":
+			if w(j+1) == "DETERMINISTIC" {
+				n = 2
+			}
+		case "READS", "MODIFIES":
+			if w(j+1) == "SQL" && w(j+2) == "DATA" {
+				n = 3
+			}
+		case "SQL":
+			if w(j+1) == "SECURITY" && (w(j+2) == "DEFINER" || w(j+2) == "INVOKER") {
+				n = 3
+			}
+		}
+		if n == 0 {
+			return j
+		}
+		j += n
+	}
 }
 
 // routineName reads a routine's name (name or db.name) at toks[i]; next is
