@@ -1212,77 +1212,23 @@ func isWriteKeyword(w string) bool {
 // pass only if it names no table r maps and cannot write (it starts like a
 // read). Anything else is refused: a sandbox needs its writes rewritten.
 func (a *Analysis) refuseUnparseable(r Resolver) error {
-	toks := lex(a.text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes})
-	first := ""
-	for _, t := range toks {
-		if t.kind == tokIdent {
-			first = strings.ToUpper(a.text[t.start:t.end])
-			break
-		}
-		if t.kind != tokComment && !(t.kind == tokPunct && a.text[t.start] == '(') {
-			break
-		}
-	}
-	word := func(i int) string {
-		if i < len(toks) && toks[i].kind == tokIdent {
-			return strings.ToUpper(a.text[toks[i].start:toks[i].end])
-		}
-		return ""
-	}
-	// Only single statements that read: the parser cannot say where the
-	// statements of an input it rejects begin, nor what the others do.
-	readLike := false
-	switch first {
-	case "SELECT", "SHOW", "DESC", "DESCRIBE", "EXPLAIN", "HELP", "WITH", "VALUES", "TABLE":
-		readLike = true
-	case "BEGIN", "COMMIT", "ROLLBACK", "START":
-		// Transaction statements in forms the parser does not know.
-		readLike = true
-		for i, t := range toks {
-			if t.kind == tokPunct && a.text[t.start] == ',' {
-				continue
-			}
-			switch word(i) {
-			case "BEGIN", "WORK", "COMMIT", "ROLLBACK", "AND", "NO", "CHAIN", "RELEASE", "START", "TRANSACTION",
-				"READ", "ONLY", "WRITE", "WITH", "CONSISTENT", "SNAPSHOT":
-				continue
-			}
-			readLike = false
-		}
-	}
-	for i, t := range toks {
-		if t.kind == tokPunct && a.text[t.start] == ';' && i < len(toks)-1 {
+	u := unparsed{a: a, toks: lex(a.text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes})}
+	u.first = u.firstWord()
+	readLike := u.readLike()
+	for i, t := range u.toks {
+		if t.kind == tokPunct && a.text[t.start] == ';' && i < len(u.toks)-1 {
 			return Refuse(wire.ErUnknown, "the proxy cannot parse this input (%s) and it holds more than one statement, "+
 				"so it cannot tell what the others do; send the statements one at a time", firstLine(a.parseErr.Error()))
 		}
 	}
-	for i, t := range toks {
+	for i, t := range u.toks {
 		if t.kind != tokIdent {
 			continue
 		}
-		w := word(i)
-		if isWriteKeyword(w) {
+		if isWriteKeyword(u.word(i)) {
 			readLike = false
 		}
-		// Reads that reach further than the tables they name: the proxy
-		// cannot see which tables they lock or what they change.
-		hazard := ""
-		switch {
-		case w == "OUTFILE" || w == "DUMPFILE":
-			hazard = "it writes a file on the database server"
-		case w == "FOR" && (word(i+1) == "UPDATE" || word(i+1) == "SHARE"), w == "SHARE" && word(i+1) == "MODE":
-			hazard = "it is a locking read, which must first fork the tables it locks"
-		case w == "NEXT" && word(i+1) == "VALUE", (w == "NEXTVAL" || w == "SETVAL") && i+1 < len(toks) && a.text[toks[i+1].start] == '(':
-			hazard = "it changes a sequence"
-		case w == "LOAD_FILE":
-			hazard = "it reads a file on the database server"
-		case w == "ATOMIC":
-			hazard = "it is a compound statement"
-		case w == "EVENTS" && first == "SHOW", w == "PROCESSLIST", w == "ENGINE" && first == "SHOW",
-			w == "EXPLAIN" && first == "SHOW", w == "ANALYZE" && first == "SHOW":
-			hazard = "it shows what the whole server holds, every sandbox's statements included"
-		}
-		if hazard != "" {
+		if hazard := u.hazard(i); hazard != "" {
 			return serverCheck(Refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s) and %s; %s",
 				firstLine(a.parseErr.Error()), hazard, unparsedHint))
 		}
@@ -1290,17 +1236,17 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 	if !readLike {
 		rf := serverCheck(Refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s), so it cannot confine its writes "+
 			"to the sandbox; %s", firstLine(a.parseErr.Error()), unparsedHint))
-		rf.ServerErrors = unparsedServerErrors(a.text, toks)
+		rf.ServerErrors = unparsedServerErrors(a.text, u.toks)
 		return rf
 	}
 	hint := unparsedHint
-	for i := range toks {
-		if word(i) == "PREVIOUS" && word(i+1) == "VALUE" {
+	for i := range u.toks {
+		if u.word(i) == "PREVIOUS" && u.word(i+1) == "VALUE" {
 			hint = "write LASTVAL(seq) for PREVIOUS VALUE FOR seq"
 		}
 	}
-	for _, ch := range buildChains(a.text, toks, nil) {
-		for _, t := range chainTables(a.text, toks, ch) {
+	for _, ch := range buildChains(a.text, u.toks, nil) {
+		for _, t := range chainTables(a.text, u.toks, ch) {
 			if mt, ok := a.mappedAny(r, t); ok {
 				return serverCheck(Refuse(wire.ErUnknown, "this statement names the sandboxed table %s but the proxy cannot parse it "+
 					"(%s), so it cannot be redirected to the sandbox; %s", mt.Quoted(), firstLine(a.parseErr.Error()), hint))
@@ -1308,6 +1254,83 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 		}
 	}
 	return nil
+}
+
+// unparsed is a text the parser rejected, as its tokens, and its first
+// word (after opening parentheses), in upper case.
+type unparsed struct {
+	a     *Analysis
+	toks  []token
+	first string
+}
+
+func (u *unparsed) word(i int) string {
+	if i < len(u.toks) && u.toks[i].kind == tokIdent {
+		return strings.ToUpper(u.a.text[u.toks[i].start:u.toks[i].end])
+	}
+	return ""
+}
+
+func (u *unparsed) firstWord() string {
+	for _, t := range u.toks {
+		if t.kind == tokIdent {
+			return strings.ToUpper(u.a.text[t.start:t.end])
+		}
+		if t.kind != tokComment && !(t.kind == tokPunct && u.a.text[t.start] == '(') {
+			break
+		}
+	}
+	return ""
+}
+
+// readLike reports whether the text starts like a single statement that
+// reads: the parser cannot say where the statements of an input it
+// rejects begin, nor what the others do. Transaction statements in forms
+// the parser does not know count, when they hold only their own words.
+func (u *unparsed) readLike() bool {
+	switch u.first {
+	case "SELECT", "SHOW", "DESC", "DESCRIBE", "EXPLAIN", "HELP", "WITH", "VALUES", "TABLE":
+		return true
+	case "BEGIN", "COMMIT", "ROLLBACK", "START":
+	default:
+		return false
+	}
+	readLike := true
+	for i, t := range u.toks {
+		if t.kind == tokPunct && u.a.text[t.start] == ',' {
+			continue
+		}
+		switch u.word(i) {
+		case "BEGIN", "WORK", "COMMIT", "ROLLBACK", "AND", "NO", "CHAIN", "RELEASE", "START", "TRANSACTION",
+			"READ", "ONLY", "WRITE", "WITH", "CONSISTENT", "SNAPSHOT":
+			continue
+		}
+		readLike = false
+	}
+	return readLike
+}
+
+// hazard says why the word at toks[i] makes a read reach further than the
+// tables it names (the proxy cannot see which tables it locks or what it
+// changes), "" when it does not.
+func (u *unparsed) hazard(i int) string {
+	w, first := u.word(i), u.first
+	switch {
+	case w == "OUTFILE" || w == "DUMPFILE":
+		return "it writes a file on the database server"
+	case w == "FOR" && (u.word(i+1) == "UPDATE" || u.word(i+1) == "SHARE"), w == "SHARE" && u.word(i+1) == "MODE":
+		return "it is a locking read, which must first fork the tables it locks"
+	case w == "NEXT" && u.word(i+1) == "VALUE", (w == "NEXTVAL" || w == "SETVAL") && i+1 < len(u.toks) && u.a.text[u.toks[i+1].start] == '(':
+		return "it changes a sequence"
+	case w == "LOAD_FILE":
+		return "it reads a file on the database server"
+	case w == "ATOMIC":
+		return "it is a compound statement"
+	case w == "EVENTS" && first == "SHOW", w == "PROCESSLIST", w == "ENGINE" && first == "SHOW",
+		w == "EXPLAIN" && first == "SHOW", w == "ANALYZE" && first == "SHOW":
+		return "it shows what the whole server holds, every sandbox's statements included"
+	}
+	return ""
 }
 
 // unparsedServerErrors are the server's error codes besides
