@@ -519,11 +519,38 @@ func (a *Analysis) collectLoose(toks []token, chains []chain, columns map[string
 func (e *Engine) bind(a *Analysis, c *collector, sc *scratch) {
 	sc.chains = buildChainsInto(sc.chains, a.text, sc.toks, e.reserved)
 	toks, chains := sc.toks, sc.chains
-
-	// Names that matter: tables, qualifiers, DELETE/FOR UPDATE targets.
-	// A name used only as an alias is never renamed, so its qualifiers
-	// and targets need no place in the text.
 	sc.reset()
+	refs := sc.namesThatMatter(c)
+	declared := declaredNames(c)
+	c = &collector{refs: refs, ctes: c.ctes, aliases: c.aliases, columns: c.columns}
+	if len(sc.counts) == 0 {
+		a.collectLoose(toks, chains, declared)
+		return
+	}
+	defer a.collectLoose(toks, chains, declared)
+	// Aliases and CTE definitions spelled like a referenced name are
+	// occurrences too, with no reference of their own.
+	for i := range sc.counts {
+		n := sc.counts[i].name
+		if c.aliases[n] {
+			sc.counts[i].want += countAliasDefs(a.text, toks, chains, n)
+		}
+		if c.ctes[n] {
+			sc.counts[i].want++
+		}
+	}
+	sc.occurrences(a.text)
+	if e.bindByCount(a, c, toks, chains, sc) {
+		return
+	}
+	e.bindByMarkers(a, toks, chains, sc.names)
+}
+
+// namesThatMatter are c's references to place (tables, qualifiers,
+// DELETE/FOR UPDATE targets), each name counted in sc: a name used only
+// as an alias is never renamed, so its qualifiers and targets need no
+// place in the text.
+func (sc *scratch) namesThatMatter(c *collector) []astRef {
 	for _, r := range c.refs {
 		if r.kind == refTable {
 			sc.tableNames[strings.ToLower(r.name)] = true
@@ -563,31 +590,20 @@ func (e *Engine) bind(a *Analysis, c *collector, sc *scratch) {
 		}
 		sc.counts[i].want++
 	}
-	declared := declaredNames(c)
-	c = &collector{refs: refs, ctes: c.ctes, aliases: c.aliases, columns: c.columns}
-	if len(sc.counts) == 0 {
-		a.collectLoose(toks, chains, declared)
-		return
-	}
-	defer a.collectLoose(toks, chains, declared)
-	// Aliases and CTE definitions spelled like a referenced name are
-	// occurrences too, with no reference of their own.
-	for i := range sc.counts {
-		n := sc.counts[i].name
-		if c.aliases[n] {
-			sc.counts[i].want += countAliasDefs(a.text, toks, chains, n)
-		}
-		if c.ctes[n] {
-			sc.counts[i].want++
-		}
-	}
-	for ci, ch := range chains {
+	return refs
+}
+
+// occurrences finds, in every chain of names in text, the parts spelled
+// like a name that matters, counts them and notes each with its role.
+func (sc *scratch) occurrences(text string) {
+	toks := sc.toks
+	for ci, ch := range sc.chains {
 		for pi := 0; pi < ch.n; pi++ {
 			ti := ch.tok(pi)
 			var buf [64]byte
-			w, ok := lowerInto(&buf, identText(a.text, toks[ti]))
+			w, ok := lowerInto(&buf, identText(text, toks[ti]))
 			if !ok {
-				w = []byte(strings.ToLower(identText(a.text, toks[ti])))
+				w = []byte(strings.ToLower(identText(text, toks[ti])))
 			}
 			if sc.lens&(1<<(len(w)&63)) == 0 || len(w) > 0 && sc.firsts[w[0]>>6]&(1<<(w[0]&63)) == 0 {
 				continue // no referenced name has this length or first byte
@@ -598,14 +614,10 @@ func (e *Engine) bind(a *Analysis, c *collector, sc *scratch) {
 			}
 			sc.counts[ni].got++
 			o := occurrence{name: ni, chain: ci, part: pi}
-			o.role, o.roleOK, o.schema = roleAt(a.text, toks, ch, pi)
+			o.role, o.roleOK, o.schema = roleAt(text, toks, ch, pi)
 			sc.occs = append(sc.occs, o)
 		}
 	}
-	if e.bindByCount(a, c, toks, chains, sc) {
-		return
-	}
-	e.bindByMarkers(a, toks, chains, sc.names)
 }
 
 // lowerInto lower-cases an ASCII s into buf without allocating; ok is
