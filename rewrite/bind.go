@@ -782,87 +782,40 @@ func (a *Analysis) makeSite(toks []token, ch chain, part int, r astRef, c *colle
 // off the tree. A marker text that does not parse leaves every reference
 // unbound, which refuses the rewrite if any is mapped.
 func (e *Engine) bindByMarkers(a *Analysis, toks []token, chains []chain, names map[string]int32) {
-	var b strings.Builder
-	last := 0
-	marked := map[string]int{} // marker -> token index
-	for _, ch := range chains {
-		for pi := 0; pi < ch.n; pi++ {
-			ti := ch.tok(pi)
-			t := toks[ti]
-			if _, ok := names[strings.ToLower(identText(a.text, t))]; !ok {
-				continue
-			}
-			m := markerPrefix + strconv.Itoa(ti)
-			marked[strings.ToLower(m)] = ti
-			b.WriteString(a.text[last:t.start])
-			b.WriteString("`" + m + "`")
-			last = int(t.end)
-		}
-	}
-	b.WriteString(a.text[last:])
-	unboundAll := func() {
+	mk := markedText(a.text, toks, chains, names)
+	stmts, release, err := e.parse(mk.text, a.opts)
+	defer release()
+	if err != nil {
 		for _, st := range a.Statements {
 			a.unbound = append(a.unbound, st.Reads...)
 			a.unbound = append(a.unbound, st.Writes...)
 		}
-	}
-	stmts, release, err := e.parse(b.String(), a.opts)
-	defer release()
-	if err != nil {
-		unboundAll()
 		return
 	}
-	orig := func(m string) (string, int, bool) {
-		ti, ok := marked[strings.ToLower(m)]
-		if !ok {
-			return m, -1, false
-		}
-		return identText(a.text, toks[ti]), ti, true
-	}
 	c := newCollector()
-	c.cteRefs = cteRefs(stmts, func(m string) string { n, _, _ := orig(m); return n }, a.opts.CaseSensitiveNames)
+	c.cteRefs = cteRefs(stmts, mk.name, a.opts.CaseSensitiveNames)
 	for _, s := range stmts {
 		s.Accept(c)
 	}
-	origCTE := map[string]bool{}
-	for m := range c.ctes {
-		n, _, _ := orig(m)
-		origCTE[strings.ToLower(n)] = true
-	}
-	origAlias := map[string]bool{}
-	for m := range c.aliases {
-		n, _, _ := orig(m)
-		origAlias[strings.ToLower(n)] = true
-	}
-	oc := &collector{ctes: origCTE, aliases: origAlias}
-	chainOf := map[int]struct {
+	oc := &collector{ctes: mk.names(c.ctes), aliases: mk.names(c.aliases)}
+	type place struct {
 		ch   chain
 		part int
-	}{}
+	}
+	chainOf := map[int]place{}
 	for _, ch := range chains {
 		for pi := 0; pi < ch.n; pi++ {
-			ti := ch.tok(pi)
-			chainOf[ti] = struct {
-				ch   chain
-				part int
-			}{ch, pi}
+			chainOf[ch.tok(pi)] = place{ch, pi}
 		}
 	}
 	var sites []site
 	for _, r := range c.refs {
-		name, ti, ok := orig(r.name)
-		schema, _, _ := orig(r.schema)
+		name, ti, ok := mk.orig(r.name)
+		schema := mk.name(r.schema)
 		if !ok {
 			// A reference the text did not show where the lexer looked.
 			if r.kind != refQualifier {
-				db := schema
-				if db == "" {
-					db = a.opts.DB
-					for _, d := range a.stmtDBs {
-						a.unbound = append(a.unbound, Table{DB: d, Name: name})
-					}
-				}
-				a.unbound = append(a.unbound, Table{DB: db, Name: name})
+				a.unboundRef(schema, name)
 			}
 			continue
 		}
@@ -877,7 +830,76 @@ func (e *Engine) bindByMarkers(a *Analysis, toks []token, chains []chain, names 
 		}
 	}
 	a.sites = sortSites(append(a.sites, sites...))
-	a.cteQualifiers(c.refs, func(m string) string { n, _, _ := orig(m); return n })
+	a.cteQualifiers(c.refs, mk.name)
+}
+
+// unboundRef records a table the engine could not place: db.name, or name
+// in every database a statement of the input ran in.
+func (a *Analysis) unboundRef(db, name string) {
+	if db == "" {
+		db = a.opts.DB
+		for _, d := range a.stmtDBs {
+			a.unbound = append(a.unbound, Table{DB: d, Name: name})
+		}
+	}
+	a.unbound = append(a.unbound, Table{DB: db, Name: name})
+}
+
+// marked is a text with every token spelled like a referenced name
+// replaced by a unique backquoted marker.
+type marked struct {
+	text   string
+	src    string
+	toks   []token
+	tokens map[string]int // marker, in lower case -> token index
+}
+
+func markedText(text string, toks []token, chains []chain, names map[string]int32) *marked {
+	var b strings.Builder
+	last := 0
+	mk := &marked{src: text, toks: toks, tokens: map[string]int{}}
+	for _, ch := range chains {
+		for pi := 0; pi < ch.n; pi++ {
+			ti := ch.tok(pi)
+			t := toks[ti]
+			if _, ok := names[strings.ToLower(identText(text, t))]; !ok {
+				continue
+			}
+			m := markerPrefix + strconv.Itoa(ti)
+			mk.tokens[strings.ToLower(m)] = ti
+			b.WriteString(text[last:t.start])
+			b.WriteString("`" + m + "`")
+			last = int(t.end)
+		}
+	}
+	b.WriteString(text[last:])
+	mk.text = b.String()
+	return mk
+}
+
+// orig is the name marker m stands for, with its token's index; ok is
+// false when m is no marker (m itself is returned).
+func (mk *marked) orig(m string) (string, int, bool) {
+	ti, ok := mk.tokens[strings.ToLower(m)]
+	if !ok {
+		return m, -1, false
+	}
+	return identText(mk.src, mk.toks[ti]), ti, true
+}
+
+// name is the name m stands for.
+func (mk *marked) name(m string) string {
+	n, _, _ := mk.orig(m)
+	return n
+}
+
+// names are the set of markers' names, in lower case.
+func (mk *marked) names(markers map[string]bool) map[string]bool {
+	out := map[string]bool{}
+	for m := range markers {
+		out[strings.ToLower(mk.name(m))] = true
+	}
+	return out
 }
 
 // cteQualifiers records as shadowing (refused when mapped) the CTE names
