@@ -1125,106 +1125,125 @@ func (s *Session) bodyAllowed(b *rewrite.Analysis) error {
 // first, and marks in p what the input locks and which tables DDL changes.
 func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan, prepared bool) error {
 	for i, st := range a.Statements {
-		switch {
-		case (st.Kind == rewrite.KindCreateProcedure || st.Kind == rewrite.KindCreateFunction) && st.Routine != nil:
-			if err := s.routineChanging(ctx, st); err != nil {
-				return err
-			}
-			if err := s.forkBody(ctx, st, true); err != nil {
-				return err
-			}
-			p.locks = true
-			continue
-		case st.Kind == rewrite.KindCall:
-			p.locks = true // its body may write: kept for a replay
-			continue
-		case st.Kind == rewrite.KindCompound && a.CompoundDDL():
-			if err := s.forkBlock(ctx, a, p); err != nil {
-				return err
-			}
-			continue
-		case st.Trigger != nil && st.Routine != nil:
-			if err := s.forkTrigger(ctx, st, p); err != nil {
-				return err
-			}
-			continue
-		case (st.Kind == rewrite.KindShowCreateFunction || st.Kind == rewrite.KindShowCreateProcedure) && st.Routine != nil:
-			if err := s.showsOwnRoutine(ctx, st); err != nil {
-				return err
-			}
-			continue
-		case (st.Kind == rewrite.KindDropFunction || st.Kind == rewrite.KindDropProcedure || st.Kind == rewrite.KindAlterFunction || st.Kind == rewrite.KindAlterProcedure) &&
-			st.Routine != nil:
-			if err := s.routineChanging(ctx, st); err != nil {
-				return err
-			}
-			continue
-		}
-		if calls, err := s.placeFunctions(ctx, st); err != nil {
-			return err
-		} else if calls {
-			p.locks = true // its functions may write: kept for a replay
-			if p.volatile == "" {
-				p.volatile = "it calls a stored function, whose statements the proxy does not check for a second run"
-			}
-		}
-		// DROP and TRUNCATE need only the table's structure, when they run
-		// now: a prepared one runs later or never, and until then the
-		// table keeps its rows in the sandbox as in production.
-		mode := forker.Full
-		switch st.Kind {
-		case rewrite.KindDropTable, rewrite.KindTruncateTable, rewrite.KindDropView:
-			if !prepared {
-				mode = forker.SchemaOnly
-			}
-		}
-		// A foreign key from a sandbox table must point into the sandbox:
-		// one pointing at production would let sandbox rows block
-		// production's deletes and updates. Tables read under locks are
-		// forked first too, so that the locks are taken in the sandbox,
-		// never on production rows; and a view made in the sandbox must
-		// read the sandbox's tables, or writes through it would reach
-		// production.
-		first, err := s.forkFirst(ctx, st)
-		if err != nil {
-			return err
-		}
-		if maintains(a, i) && a.Maintenance(i) != rewrite.KindChecksumTable {
-			// Checked, analysed (statistics) on the sandbox's copies,
-			// never on production's tables.
-			first = append(first, st.Reads...)
-		}
-		// Production views are copied, not forked.
-		views, err := s.prepareViews(ctx, st, first, p)
-		if err != nil {
-			return err
-		}
-		for _, t := range st.Writes {
-			if views[s.m.key(s.m.norm(t))] {
-				continue
-			}
-			_, made, err := s.ensure(ctx, t, mode)
+		if done, err := s.routineFor(ctx, a, p, st); done || err != nil {
 			if err != nil {
 				return err
 			}
-			if made && mode == forker.SchemaOnly && st.Kind != rewrite.KindTruncateTable {
-				p.undoOnError = append(p.undoOnError, t)
-			}
+			continue
 		}
-		for _, t := range first {
-			if views[s.m.key(s.m.norm(t))] {
-				continue
-			}
-			if _, _, err := s.ensure(ctx, t, forker.Full); err != nil {
-				return err
-			}
-		}
-		if err := s.plannedDDL(ctx, p, st, true); err != nil {
+		if err := s.tablesFor(ctx, a, i, p, prepared); err != nil {
 			return err
 		}
-		if st.Class == rewrite.ClassWrite || st.Class == rewrite.ClassDDL || st.Kind == rewrite.KindLockTables ||
-			st.Class == rewrite.ClassTransaction && st.Kind == "" || len(st.Locked) > 0 || len(st.Writes) > 0 {
-			p.locks = true
+	}
+	return nil
+}
+
+// routineFor readies what a statement of routines, triggers or a compound
+// block needs; done is true when st was one (nothing else to fork for it).
+func (s *Session) routineFor(ctx context.Context, a *rewrite.Analysis, p *Plan, st rewrite.Statement) (done bool, err error) {
+	switch {
+	case (st.Kind == rewrite.KindCreateProcedure || st.Kind == rewrite.KindCreateFunction) && st.Routine != nil:
+		if err := s.routineChanging(ctx, st); err != nil {
+			return true, err
+		}
+		if err := s.forkBody(ctx, st, true); err != nil {
+			return true, err
+		}
+		p.locks = true
+		return true, nil
+	case st.Kind == rewrite.KindCall:
+		p.locks = true // its body may write: kept for a replay
+		return true, nil
+	case st.Kind == rewrite.KindCompound && a.CompoundDDL():
+		return true, s.forkBlock(ctx, a, p)
+	case st.Trigger != nil && st.Routine != nil:
+		return true, s.forkTrigger(ctx, st, p)
+	case (st.Kind == rewrite.KindShowCreateFunction || st.Kind == rewrite.KindShowCreateProcedure) && st.Routine != nil:
+		return true, s.showsOwnRoutine(ctx, st)
+	case (st.Kind == rewrite.KindDropFunction || st.Kind == rewrite.KindDropProcedure || st.Kind == rewrite.KindAlterFunction ||
+		st.Kind == rewrite.KindAlterProcedure) && st.Routine != nil:
+		return true, s.routineChanging(ctx, st)
+	}
+	return false, nil
+}
+
+// tablesFor forks what statement i of a writes and what must be in the
+// sandbox first, places the functions it calls, and marks in p what it
+// locks.
+func (s *Session) tablesFor(ctx context.Context, a *rewrite.Analysis, i int, p *Plan, prepared bool) error {
+	st := a.Statements[i]
+	if calls, err := s.placeFunctions(ctx, st); err != nil {
+		return err
+	} else if calls {
+		p.locks = true // its functions may write: kept for a replay
+		if p.volatile == "" {
+			p.volatile = "it calls a stored function, whose statements the proxy does not check for a second run"
+		}
+	}
+	// A foreign key from a sandbox table must point into the sandbox: one
+	// pointing at production would let sandbox rows block production's
+	// deletes and updates. Tables read under locks are forked first too,
+	// so that the locks are taken in the sandbox, never on production
+	// rows; and a view made in the sandbox must read the sandbox's
+	// tables, or writes through it would reach production.
+	first, err := s.forkFirst(ctx, st)
+	if err != nil {
+		return err
+	}
+	if maintains(a, i) && a.Maintenance(i) != rewrite.KindChecksumTable {
+		// Checked, analysed (statistics) on the sandbox's copies, never on
+		// production's tables.
+		first = append(first, st.Reads...)
+	}
+	// Production views are copied, not forked.
+	views, err := s.prepareViews(ctx, st, first, p)
+	if err != nil {
+		return err
+	}
+	if err := s.forkWrites(ctx, st, p, views, prepared); err != nil {
+		return err
+	}
+	for _, t := range first {
+		if views[s.m.key(s.m.norm(t))] {
+			continue
+		}
+		if _, _, err := s.ensure(ctx, t, forker.Full); err != nil {
+			return err
+		}
+	}
+	if err := s.plannedDDL(ctx, p, st, true); err != nil {
+		return err
+	}
+	if st.Class == rewrite.ClassWrite || st.Class == rewrite.ClassDDL || st.Kind == rewrite.KindLockTables ||
+		st.Class == rewrite.ClassTransaction && st.Kind == "" || len(st.Locked) > 0 || len(st.Writes) > 0 {
+		p.locks = true
+	}
+	return nil
+}
+
+// forkWrites forks the tables st writes (not the production views it
+// copies). DROP and TRUNCATE need only the table's structure, when they
+// run now: a prepared one runs later or never, and until then the table
+// keeps its rows in the sandbox as in production. A schema-only fork a
+// DROP made goes if the statement fails (p.undoOnError).
+func (s *Session) forkWrites(ctx context.Context, st rewrite.Statement, p *Plan, views map[string]bool, prepared bool) error {
+	mode := forker.Full
+	switch st.Kind {
+	case rewrite.KindDropTable, rewrite.KindTruncateTable, rewrite.KindDropView:
+		if !prepared {
+			mode = forker.SchemaOnly
+		}
+	}
+	for _, t := range st.Writes {
+		if views[s.m.key(s.m.norm(t))] {
+			continue
+		}
+		_, made, err := s.ensure(ctx, t, mode)
+		if err != nil {
+			return err
+		}
+		if made && mode == forker.SchemaOnly && st.Kind != rewrite.KindTruncateTable {
+			p.undoOnError = append(p.undoOnError, t)
 		}
 	}
 	return nil
