@@ -814,74 +814,12 @@ func (s *Session) provesNoWrite(ctx context.Context, a *rewrite.Analysis) error 
 // by the proxy, or rewritten to the sandbox's tables after forking what it
 // writes (and what it reads under locks).
 func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql string, opts rewrite.Options, prepared bool, p *Plan) (*Plan, error) {
-	one := len(a.Statements) == 1
-	if one && !prepared && (a.Statements[0].Kind == rewrite.KindShowWarnings || a.Statements[0].Kind == rewrite.KindShowErrors) {
-		// The proxy runs it and tells the sandbox's database names in the
-		// messages back.
-		p.diagnostics = true
-		return p, nil
-	}
-	if ep, ok, err := s.planExecute(ctx, a, sql, opts, prepared, p); ok {
+	if ep, ok, err := s.answeredFirst(ctx, a, sql, opts, prepared, p); ok || err != nil {
 		return ep, err
 	}
-	// What other proxy processes did to the sandbox's tables, before
-	// anything is decided about them.
-	if err := s.syncFor(ctx, a); err != nil {
-		return nil, err
-	}
-	switch {
-	case s.sb.isDiscarded():
-		name := s.sb.Name
-		s.unbind()
-		if s.mode == Transparent {
-			if err := s.fresh(); err != nil {
-				return nil, err
-			}
-		}
-		return nil, rewrite.Refuse(wire.ErUnknown, "sandbox %q was discarded (by SANDBOX DISCARD elsewhere or expiry); this connection "+
-			"is now in %s; retry", name, s.where())
-	case one && a.Statements[0].Show != nil:
-		// SHOW TABLES / TABLE STATUS list the sandbox's view of a
-		// database: asked of its information_schema instead.
-		if np, ok, err := s.planShow(ctx, a.Statements[0].Show, opts, prepared); ok {
-			return np, err
-		}
-	}
-	if opts.DB == "" && namesNoDatabase(a) {
-		return nil, errNoDatabase()
-	}
-	if one && a.Statements[0].Kind == rewrite.KindCreateDatabase {
-		// CREATE DATABASE of a database the sandbox has changes nothing:
-		// the server's answer (1007, or with IF NOT EXISTS its note).
-		if q, err := s.createExistingDatabase(ctx, a.Statements[0]); err != nil || q != "" {
-			if err != nil {
-				return nil, err
-			}
-			p.SQL, p.changed = q, true
-			p.version = s.current(opts)
-			return p, nil
-		}
-	}
-	if err := s.confined(ctx, a); err != nil {
-		return nil, err
-	}
-	if err := s.forkFor(ctx, a, p, prepared); err != nil {
-		s.abandon(ctx, p)
-		return nil, err
-	}
-	if usesInfoSchema(a) {
-		if err := s.m.ensureInfoViews(ctx, s.sb); err != nil {
-			s.abandon(ctx, p)
-			return nil, err
-		}
-		if err := s.readOwnConn(ctx, a); err != nil {
-			s.abandon(ctx, p)
-			return nil, err
-		}
-		p.infoIdents = rewrite.Identifiers(sql, opts)
-	}
-	res, err := a.Rewrite(resolver{s: s, productionViews: showCreateView(a), productionTrigger: p.productionTrigger})
+	res, err := s.forkAndRewrite(ctx, a, sql, opts, prepared, p)
 	if err != nil {
+		// What planning made for a statement that will not run goes.
 		s.abandon(ctx, p)
 		return nil, err
 	}
@@ -907,6 +845,85 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 		}
 	}
 	return p, nil
+}
+
+// answeredFirst plans the inputs decided before any fork: SHOW WARNINGS
+// and ERRORS, an EXECUTE of an SQL PREPARE, a sandbox discarded
+// elsewhere, SHOW TABLES and its kind, a table named with no current
+// database, CREATE DATABASE of one the sandbox has. ok is false for any
+// other input (after the sandbox's tables are synced with other proxies').
+func (s *Session) answeredFirst(ctx context.Context, a *rewrite.Analysis, sql string, opts rewrite.Options, prepared bool, p *Plan) (*Plan, bool, error) {
+	one := len(a.Statements) == 1
+	if one && !prepared && (a.Statements[0].Kind == rewrite.KindShowWarnings || a.Statements[0].Kind == rewrite.KindShowErrors) {
+		// The proxy runs it and tells the sandbox's database names in the
+		// messages back.
+		p.diagnostics = true
+		return p, true, nil
+	}
+	if ep, ok, err := s.planExecute(ctx, a, sql, opts, prepared, p); ok {
+		return ep, true, err
+	}
+	// What other proxy processes did to the sandbox's tables, before
+	// anything is decided about them.
+	if err := s.syncFor(ctx, a); err != nil {
+		return nil, true, err
+	}
+	switch {
+	case s.sb.isDiscarded():
+		name := s.sb.Name
+		s.unbind()
+		if s.mode == Transparent {
+			if err := s.fresh(); err != nil {
+				return nil, true, err
+			}
+		}
+		return nil, true, rewrite.Refuse(wire.ErUnknown, "sandbox %q was discarded (by SANDBOX DISCARD elsewhere or expiry); this connection "+
+			"is now in %s; retry", name, s.where())
+	case one && a.Statements[0].Show != nil:
+		// SHOW TABLES / TABLE STATUS list the sandbox's view of a
+		// database: asked of its information_schema instead.
+		if np, ok, err := s.planShow(ctx, a.Statements[0].Show, opts, prepared); ok {
+			return np, true, err
+		}
+	}
+	if opts.DB == "" && namesNoDatabase(a) {
+		return nil, true, errNoDatabase()
+	}
+	if one && a.Statements[0].Kind == rewrite.KindCreateDatabase {
+		// CREATE DATABASE of a database the sandbox has changes nothing:
+		// the server's answer (1007, or with IF NOT EXISTS its note).
+		if q, err := s.createExistingDatabase(ctx, a.Statements[0]); err != nil || q != "" {
+			if err != nil {
+				return nil, true, err
+			}
+			p.SQL, p.changed = q, true
+			p.version = s.current(opts)
+			return p, true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// forkAndRewrite forks what the input needs in the sandbox (forkFor), its
+// information_schema views when it reads them, and rewrites it to the
+// sandbox's tables.
+func (s *Session) forkAndRewrite(ctx context.Context, a *rewrite.Analysis, sql string, opts rewrite.Options, prepared bool, p *Plan) (*rewrite.Result, error) {
+	if err := s.confined(ctx, a); err != nil {
+		return nil, err
+	}
+	if err := s.forkFor(ctx, a, p, prepared); err != nil {
+		return nil, err
+	}
+	if usesInfoSchema(a) {
+		if err := s.m.ensureInfoViews(ctx, s.sb); err != nil {
+			return nil, err
+		}
+		if err := s.readOwnConn(ctx, a); err != nil {
+			return nil, err
+		}
+		p.infoIdents = rewrite.Identifiers(sql, opts)
+	}
+	return a.Rewrite(resolver{s: s, productionViews: showCreateView(a), productionTrigger: p.productionTrigger})
 }
 
 // answersPlan reports whether the answer to a, one statement, is a plan
