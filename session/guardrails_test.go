@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 )
 
 func TestGuardrailsValidate(t *testing.T) {
@@ -39,7 +40,7 @@ func TestGuardrailsValidate(t *testing.T) {
 // the sandboxes-per-user cap counts the owner's sandboxes only.
 func TestGuardrailsPerUser(t *testing.T) {
 	m := &Manager{byID: map[string]*Sandbox{}, byName: map[string]*Sandbox{}, cfg: Config{Prefix: "_sqlfork"},
-		pool: newPool(1, time.Second, nil)}
+		pool: sideconn.NewPool(1, time.Second, nil)}
 	m.SetLimits(Config{Guardrails: Guardrails{MaxRows: 10, MaxSandboxes: 1},
 		UserGuardrails: map[string]Guardrails{"alice": {MaxRows: 3, MaxSandboxes: 2}}})
 	if g := m.guard("bob"); g.MaxRows != 10 {

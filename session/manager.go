@@ -26,6 +26,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/grants"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -189,13 +190,13 @@ func (c *Config) Validate() error {
 
 // SideConn is a connection the manager owns for forks and the registry,
 // logged in with the proxy's own upstream account.
-type SideConn interface {
-	forker.Conn
-	Close() error
-}
+type SideConn = sideconn.Conn
 
 // Dialer opens side connections.
-type Dialer func(ctx context.Context) (SideConn, error)
+type Dialer = sideconn.Dialer
+
+// PoolStats is the side connection pool's state (sideconn.Stats).
+type PoolStats = sideconn.Stats
 
 // Observer is told about sandbox events, for metrics.
 type Observer interface {
@@ -285,7 +286,7 @@ type Manager struct {
 	proxyID    string
 	lockSecret string // see lockName
 
-	pool *pool
+	pool *sideconn.Pool
 	// live holds this process's liveness lock (liveness.go).
 	live liveness
 	// prod: the production information_schema views (isolation.go).
@@ -443,7 +444,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	m := &Manager{cfg: cfg, log: log, dial: dial, meta: MetaSchema(cfg.Prefix), engine: rewrite.NewEngine(0),
 		byID: map[string]*Sandbox{}, byName: map[string]*Sandbox{},
 		proxyID: randomID(6), stop: make(chan struct{}), done: make(chan struct{}), obs: nopObserver{}}
-	m.pool = newPool(cfg.SideConnections, cfg.ForkQueueTimeout, m.dialSide)
+	m.pool = sideconn.NewPool(cfg.SideConnections, cfg.ForkQueueTimeout, m.dialSide)
 	m.SetLimits(cfg)
 	c, err := m.conn(ctx)
 	if err != nil {
@@ -475,7 +476,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	m.put(c)
 	m.keepAlive(ctx)
 	if err := m.reconcile(ctx); err != nil {
-		m.pool.close() // no manager: nobody else would close its connections
+		m.pool.Close() // no manager: nobody else would close its connections
 		m.dropAlive()
 		return nil, err
 	}
@@ -560,7 +561,7 @@ func (m *Manager) Close() {
 	}
 	close(m.stop)
 	<-m.done
-	m.pool.close()
+	m.pool.Close()
 	m.dropAlive()
 }
 
@@ -623,13 +624,13 @@ func (m *Manager) SetLimits(c Config) {
 	}
 	m.lim = Limits{MaxSandboxes: c.MaxSandboxes, DefaultTTL: c.DefaultTTL, IdleTTL: c.IdleTTL, MaxTTL: c.MaxTTL,
 		Grace: c.Grace, SideConnections: size, ForkQueueTimeout: wait}
-	m.pool.resize(size, wait)
+	m.pool.Resize(size, wait)
 	m.guards.Store(&guards)
 }
 
 // PoolStats reports the side connection pool: its size, connections in use
 // and idle, and callers waiting for one.
-func (m *Manager) PoolStats() PoolStats { return m.pool.stats() }
+func (m *Manager) PoolStats() PoolStats { return m.pool.Stats() }
 
 // Counts returns how many sandboxes this process holds, by state.
 func (m *Manager) Counts() map[string]int {
@@ -694,12 +695,12 @@ func (m *Manager) Prefix() string { return m.cfg.Prefix }
 // one must not ask for another before giving it back: with every
 // connection held that way, each would wait on the others.
 func (m *Manager) conn(ctx context.Context) (SideConn, error) {
-	c, err := m.pool.get(ctx)
+	c, err := m.pool.Get(ctx)
 	if err != nil {
-		var te *PoolTimeoutError
+		var te *sideconn.TimeoutError
 		if errors.As(err, &te) {
 			m.observer().SideConnTimedOut()
-			st := m.pool.stats()
+			st := m.pool.Stats()
 			m.log.Warn("no side connection free in time", zap.Int("side_connections", te.Size),
 				zap.Duration("waited", te.Waited), zap.Int("waiting", st.Waiting))
 		}
@@ -712,7 +713,7 @@ func (m *Manager) conn(ctx context.Context) (SideConn, error) {
 func (m *Manager) dialSide(ctx context.Context) (SideConn, error) {
 	c, err := m.dial(ctx)
 	if err != nil {
-		st := m.pool.stats()
+		st := m.pool.Stats()
 		m.log.Warn("could not open a side connection; waiting for an open one, if any", zap.Error(err),
 			zap.Int("side_connections_open", st.InUse+st.Idle-1), zap.Int("side_connections", st.Size))
 		return nil, &DialError{Err: err, Size: m.limits().SideConnections}
@@ -796,10 +797,10 @@ func (e *DialError) MySQLError() (uint16, string, string) {
 func (e *DialError) Unwrap() error { return e.Err }
 
 // put returns a healthy connection to the pool.
-func (m *Manager) put(c SideConn) { m.pool.put(c) }
+func (m *Manager) put(c SideConn) { m.pool.Put(c) }
 
 // drop closes a connection that failed.
-func (m *Manager) drop(c SideConn) { m.pool.drop(c) }
+func (m *Manager) drop(c SideConn) { m.pool.Drop(c) }
 
 // withConn runs f on a side connection, dropping the connection when f
 // fails with anything but a server error or a refusal of the proxy's own.
@@ -1052,7 +1053,7 @@ func (m *Manager) forkFailed(sb *Sandbox, t rewrite.Table, err error) {
 
 // forkFailureCause classifies a fork error for the fork failure counter.
 func forkFailureCause(err error) string {
-	var te *PoolTimeoutError
+	var te *sideconn.TimeoutError
 	var de *DialError
 	var r *rewrite.Refusal
 	switch {

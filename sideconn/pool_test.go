@@ -1,4 +1,4 @@
-package session
+package sideconn
 
 import (
 	"context"
@@ -10,11 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
-
 	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
-	"github.com/sqlfork/sqlfork-proxy/rewrite"
-	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // These tests drive the pool's bookkeeping with in-memory connections: the
@@ -40,7 +36,7 @@ func (c *memConn) Close() error {
 	return nil
 }
 
-func (d *countingDialer) dial(ctx context.Context) (SideConn, error) {
+func (d *countingDialer) dial(ctx context.Context) (Conn, error) {
 	if d.fail.Add(-1) >= 0 {
 		return nil, errors.New("refused")
 	}
@@ -59,7 +55,7 @@ func (d *countingDialer) dial(ctx context.Context) (SideConn, error) {
 // want one, and ends with every slot accounted for.
 func TestPoolBoundUnderConcurrency(t *testing.T) {
 	d := &countingDialer{}
-	p := newPool(3, time.Minute, d.dial)
+	p := NewPool(3, time.Minute, d.dial)
 	var wg sync.WaitGroup
 	var held, peakHeld atomic.Int64
 	for g := range 40 {
@@ -67,7 +63,7 @@ func TestPoolBoundUnderConcurrency(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 25 {
-				c, err := p.get(context.Background())
+				c, err := p.Get(context.Background())
 				if err != nil {
 					t.Error(err)
 					return
@@ -84,9 +80,9 @@ func TestPoolBoundUnderConcurrency(t *testing.T) {
 				}
 				held.Add(-1)
 				if (g+i)%7 == 0 {
-					p.drop(c) // a failed connection: its slot is dialled again
+					p.Drop(c) // a failed connection: its slot is dialled again
 				} else {
-					p.put(c)
+					p.Put(c)
 				}
 			}
 		}()
@@ -98,14 +94,14 @@ func TestPoolBoundUnderConcurrency(t *testing.T) {
 	if pk := peakHeld.Load(); pk > 3 {
 		t.Errorf("peak connections handed out %d, want at most 3", pk)
 	}
-	st := p.stats()
+	st := p.Stats()
 	if st.InUse != 0 || st.Waiting != 0 || int64(st.Idle) != d.open.Load() || st.Idle > 3 {
 		t.Errorf("after the run: %+v with %d open", st, d.open.Load())
 	}
 	if d.dials.Load() <= 3 {
 		t.Errorf("only %d dials: dropped connections were not replaced", d.dials.Load())
 	}
-	p.close()
+	p.Close()
 	if n := d.open.Load(); n != 0 {
 		t.Errorf("%d connections open after close", n)
 	}
@@ -114,8 +110,8 @@ func TestPoolBoundUnderConcurrency(t *testing.T) {
 // Waiters are served in the order they queued.
 func TestPoolServesWaitersInOrder(t *testing.T) {
 	d := &countingDialer{}
-	p := newPool(1, time.Minute, d.dial)
-	first, err := p.get(context.Background())
+	p := NewPool(1, time.Minute, d.dial)
+	first, err := p.Get(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,18 +122,18 @@ func TestPoolServesWaitersInOrder(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := p.get(context.Background())
+			c, err := p.Get(context.Background())
 			if err != nil {
 				t.Error(err)
 				return
 			}
 			order <- i
-			p.put(c)
+			p.Put(c)
 		}()
 		// The next waiter starts only once this one is queued.
-		testkit.Eventually(t, fmt.Sprintf("waiter %d to queue", i), func() bool { return p.stats().Waiting == i+1 })
+		testkit.Eventually(t, fmt.Sprintf("waiter %d to queue", i), func() bool { return p.Stats().Waiting == i+1 })
 	}
-	p.put(first)
+	p.Put(first)
 	wg.Wait()
 	close(order)
 	want := 0
@@ -159,36 +155,36 @@ func TestPoolServesWaitersInOrder(t *testing.T) {
 // what to do, leaves the queue, and the pool works on.
 func TestPoolTimeout(t *testing.T) {
 	d := &countingDialer{}
-	p := newPool(2, 30*time.Millisecond, d.dial)
-	a, _ := p.get(context.Background())
-	b, _ := p.get(context.Background())
+	p := NewPool(2, 30*time.Millisecond, d.dial)
+	a, _ := p.Get(context.Background())
+	b, _ := p.Get(context.Background())
 	start := time.Now()
-	c, err := p.get(context.Background())
+	c, err := p.Get(context.Background())
 	if c != nil || err == nil {
 		t.Fatalf("got %v, %v; want a timeout", c, err)
 	}
 	if waited := time.Since(start); waited < 30*time.Millisecond {
 		t.Errorf("gave up after %s, before the 30ms timeout", waited)
 	}
-	var te *PoolTimeoutError
-	if !errors.As(err, &te) || !errors.Is(err, ErrPoolTimeout) || te.Size != 2 {
-		t.Fatalf("error %v (%T), want a *PoolTimeoutError of size 2", err, err)
+	var te *TimeoutError
+	if !errors.As(err, &te) || !errors.Is(err, ErrTimeout) || te.Size != 2 {
+		t.Fatalf("error %v (%T), want a *TimeoutError of size 2", err, err)
 	}
 	code, state, msg := te.MySQLError()
 	if code != 1205 || state != "HY000" || !strings.Contains(msg, "2 side connections") ||
 		!strings.Contains(msg, "retry") || !strings.Contains(msg, "--side-connections") {
 		t.Errorf("client error %d %s %q", code, state, msg)
 	}
-	if st := p.stats(); st.Waiting != 0 || st.InUse != 2 {
+	if st := p.Stats(); st.Waiting != 0 || st.InUse != 2 {
 		t.Errorf("after the timeout: %+v", st)
 	}
-	p.put(a)
-	got, err := p.get(context.Background())
+	p.Put(a)
+	got, err := p.Get(context.Background())
 	if err != nil || got != a {
 		t.Fatalf("after a put: %v, %v; want the connection given back", got, err)
 	}
-	p.put(got)
-	p.put(b)
+	p.Put(got)
+	p.Put(b)
 	if d.dials.Load() != 2 {
 		t.Errorf("%d dials, want 2", d.dials.Load())
 	}
@@ -197,15 +193,15 @@ func TestPoolTimeout(t *testing.T) {
 // A cancelled context ends the wait with its error.
 func TestPoolContextCancel(t *testing.T) {
 	d := &countingDialer{}
-	p := newPool(1, time.Minute, d.dial)
-	a, _ := p.get(context.Background())
+	p := NewPool(1, time.Minute, d.dial)
+	a, _ := p.Get(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := p.get(ctx); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := p.Get(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want the context's error", err)
 	}
-	p.put(a)
-	if st := p.stats(); st.Waiting != 0 || st.Idle != 1 {
+	p.Put(a)
+	if st := p.Stats(); st.Waiting != 0 || st.Idle != 1 {
 		t.Errorf("after the cancelled wait: %+v", st)
 	}
 }
@@ -215,16 +211,16 @@ func TestPoolContextCancel(t *testing.T) {
 func TestPoolDialFailureFreesSlot(t *testing.T) {
 	d := &countingDialer{}
 	d.fail.Store(1)
-	p := newPool(1, time.Minute, d.dial)
-	if _, err := p.get(context.Background()); err == nil {
+	p := NewPool(1, time.Minute, d.dial)
+	if _, err := p.Get(context.Background()); err == nil {
 		t.Fatal("the first dial should fail")
 	}
-	c, err := p.get(context.Background())
+	c, err := p.Get(context.Background())
 	if err != nil {
 		t.Fatalf("after a failed dial: %v", err)
 	}
-	p.put(c)
-	if st := p.stats(); st.Idle != 1 || st.InUse != 0 {
+	p.Put(c)
+	if st := p.Stats(); st.Idle != 1 || st.InUse != 0 {
 		t.Errorf("stats %+v", st)
 	}
 }
@@ -233,25 +229,25 @@ func TestPoolDialFailureFreesSlot(t *testing.T) {
 // past the new size as they come back.
 func TestPoolResize(t *testing.T) {
 	d := &countingDialer{}
-	p := newPool(1, time.Minute, d.dial)
-	a, _ := p.get(context.Background())
-	got := make(chan SideConn)
+	p := NewPool(1, time.Minute, d.dial)
+	a, _ := p.Get(context.Background())
+	got := make(chan Conn)
 	go func() {
-		c, err := p.get(context.Background())
+		c, err := p.Get(context.Background())
 		if err != nil {
 			t.Error(err)
 		}
 		got <- c
 	}()
-	testkit.Eventually(t, "the waiter to queue", func() bool { return p.stats().Waiting == 1 })
-	p.resize(2, time.Minute)
+	testkit.Eventually(t, "the waiter to queue", func() bool { return p.Stats().Waiting == 1 })
+	p.Resize(2, time.Minute)
 	b := <-got
 	if b == nil || b == a || d.open.Load() != 2 {
 		t.Fatalf("after growing: got %v with %d open", b, d.open.Load())
 	}
-	p.resize(1, time.Minute)
-	p.put(a)
-	p.put(b)
+	p.Resize(1, time.Minute)
+	p.Put(a)
+	p.Put(b)
 	if n := d.open.Load(); n != 1 {
 		t.Errorf("%d connections open after shrinking to 1", n)
 	}
@@ -260,19 +256,19 @@ func TestPoolResize(t *testing.T) {
 // Close ends every wait.
 func TestPoolCloseEndsWaits(t *testing.T) {
 	d := &countingDialer{}
-	p := newPool(1, time.Minute, d.dial)
-	a, _ := p.get(context.Background())
+	p := NewPool(1, time.Minute, d.dial)
+	a, _ := p.Get(context.Background())
 	errc := make(chan error)
 	go func() {
-		_, err := p.get(context.Background())
+		_, err := p.Get(context.Background())
 		errc <- err
 	}()
-	testkit.Eventually(t, "the waiter to queue", func() bool { return p.stats().Waiting == 1 })
-	p.close()
-	if err := <-errc; !errors.Is(err, ErrPoolClosed) {
-		t.Fatalf("waiter got %v, want ErrPoolClosed", err)
+	testkit.Eventually(t, "the waiter to queue", func() bool { return p.Stats().Waiting == 1 })
+	p.Close()
+	if err := <-errc; !errors.Is(err, ErrClosed) {
+		t.Fatalf("waiter got %v, want ErrClosed", err)
 	}
-	p.put(a)
+	p.Put(a)
 	if n := d.open.Load(); n != 0 {
 		t.Errorf("%d connections open after close", n)
 	}
@@ -283,116 +279,87 @@ func TestPoolCloseEndsWaits(t *testing.T) {
 // connection, and no other dial is tried meanwhile.
 func TestPoolDialFailureWaitsForOpenConnection(t *testing.T) {
 	d := &countingDialer{}
-	p := newPool(4, time.Minute, d.dial)
+	p := NewPool(4, time.Minute, d.dial)
 	p.backoff = time.Hour // not over before the second caller queues, however slow
-	a, _ := p.get(context.Background())
+	a, _ := p.Get(context.Background())
 	d.fail.Store(1)
-	got := make(chan SideConn)
+	got := make(chan Conn)
 	go func() {
-		c, err := p.get(context.Background())
+		c, err := p.Get(context.Background())
 		if err != nil {
 			t.Error(err)
 		}
 		got <- c
 	}()
-	testkit.Eventually(t, "the refused caller to queue", func() bool { return p.stats().Waiting == 1 })
+	testkit.Eventually(t, "the refused caller to queue", func() bool { return p.Stats().Waiting == 1 })
 	// A later caller queues behind it rather than dialling again.
-	got2 := make(chan SideConn)
+	got2 := make(chan Conn)
 	go func() {
-		c, err := p.get(context.Background())
+		c, err := p.Get(context.Background())
 		if err != nil {
 			t.Error(err)
 		}
 		got2 <- c
 	}()
-	testkit.Eventually(t, "the second caller to queue", func() bool { return p.stats().Waiting == 2 })
+	testkit.Eventually(t, "the second caller to queue", func() bool { return p.Stats().Waiting == 2 })
 	if n := d.dials.Load(); n != 1 {
 		t.Fatalf("%d successful dials, want 1 (no dial while backing off)", n)
 	}
-	p.put(a)
+	p.Put(a)
 	if c := <-got; c != a {
 		t.Fatalf("the refused caller got %v, want the open connection", c)
 	}
-	p.put(a)
+	p.Put(a)
 	if c := <-got2; c != a {
 		t.Fatalf("the second caller got %v, want the open connection", c)
 	}
-	p.put(a)
+	p.Put(a)
 }
 
 // A wait that runs out after a refused dial says why the pool did not grow.
 func TestPoolTimeoutAfterRefusedDial(t *testing.T) {
 	d := &countingDialer{}
-	p := newPool(4, 50*time.Millisecond, d.dial)
+	p := NewPool(4, 50*time.Millisecond, d.dial)
 	p.backoff = time.Hour // the wait runs out first, however late its timer fires
-	a, _ := p.get(context.Background())
+	a, _ := p.Get(context.Background())
 	d.fail.Store(1)
-	_, err := p.get(context.Background())
-	var te *PoolTimeoutError
+	_, err := p.Get(context.Background())
+	var te *TimeoutError
 	if !errors.As(err, &te) || te.DialErr == nil {
 		t.Fatalf("got %v, want a timeout naming the refused dial", err)
 	}
 	if _, _, msg := te.MySQLError(); !strings.Contains(msg, "the upstream refused more: refused") {
 		t.Errorf("message %q", msg)
 	}
-	p.put(a)
+	p.Put(a)
 }
 
 // When the connections a refused caller waits for are dropped, it dials
 // again at once rather than wait out the back-off.
 func TestPoolDropDuringBackoffDials(t *testing.T) {
 	d := &countingDialer{}
-	p := newPool(2, time.Minute, d.dial)
+	p := NewPool(2, time.Minute, d.dial)
 	p.backoff = time.Hour // only the drop can end the wait within the test
-	a, _ := p.get(context.Background())
+	a, _ := p.Get(context.Background())
 	d.fail.Store(1)
-	got := make(chan SideConn)
+	got := make(chan Conn)
 	go func() {
-		c, err := p.get(context.Background())
+		c, err := p.Get(context.Background())
 		if err != nil {
 			t.Error(err)
 		}
 		got <- c
 	}()
-	testkit.Eventually(t, "the refused caller to queue", func() bool { return p.stats().Waiting == 1 })
-	p.drop(a) // the upstream killed it: nothing left to wait for
+	testkit.Eventually(t, "the refused caller to queue", func() bool { return p.Stats().Waiting == 1 })
+	p.Drop(a) // the upstream killed it: nothing left to wait for
 	select {
 	case c := <-got:
 		if c == nil || c == a {
 			t.Fatalf("got %v", c)
 		}
-		p.put(c)
+		p.Put(c)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the caller still waits after the last open connection was dropped")
-	}
-}
-
-// Fork failures are counted by cause, and a refused side dial reaches the
-// client as the upstream's code with what to size.
-func TestForkFailureCauseAndDialError(t *testing.T) {
-	refused := &mysql.MyError{Code: 1040, State: "08004", Message: "Too many connections"}
-	for _, tt := range []struct {
-		err  error
-		want string
-	}{
-		{fmt.Errorf("fork: %w", &PoolTimeoutError{Size: 8}), "queue_timeout"},
-		{&DialError{Err: refused, Size: 8}, "connect"},
-		{rewrite.Refuse(wire.ErRecordFileFull, "too big"), "refused"},
-		{fmt.Errorf("fork t: %w", refused), "error"},
-		{context.DeadlineExceeded, "error"},
-	} {
-		if got := forkFailureCause(tt.err); got != tt.want {
-			t.Errorf("cause of %v = %s, want %s", tt.err, got, tt.want)
-		}
-	}
-	code, state, msg := (&DialError{Err: refused, Size: 8}).MySQLError()
-	if code != 1040 || state != "08004" || !strings.Contains(msg, "Too many connections") ||
-		!strings.Contains(msg, "plus the proxy's 8 side connections (side-connections)") || !strings.Contains(msg, "retry the statement") {
-		t.Errorf("refused dial: %d %s %q", code, state, msg)
-	}
-	code, _, msg = (&DialError{Err: errors.New("connection refused"), Size: 8}).MySQLError()
-	if code != 1105 || !strings.Contains(msg, "connection refused") {
-		t.Errorf("unreachable upstream: %d %q", code, msg)
 	}
 }
 
@@ -403,35 +370,18 @@ func TestPoolRetriesAfterBackoff(t *testing.T) {
 	d := &countingDialer{}
 	// The wait outlasts the back-off many times over: only a retry that
 	// never comes runs it out.
-	p := newPool(4, 10*time.Second, d.dial)
+	p := NewPool(4, 10*time.Second, d.dial)
 	p.backoff = 10 * time.Millisecond
-	held, err := p.get(context.Background())
+	held, err := p.Get(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.put(held)
+	defer p.Put(held)
 	d.fail.Store(1) // the next dial is refused, later ones succeed
 	start := time.Now()
-	c, err := p.get(context.Background())
+	c, err := p.Get(context.Background())
 	if err != nil {
 		t.Fatalf("waited %s for a side connection with 3 free slots and the upstream accepting again: %v", time.Since(start), err)
 	}
-	p.put(c)
-}
-
-// TestWithConnKeepsConnectionOnRefusal: a refusal of the proxy's own (a
-// limit, a lock wait) leaves a healthy side connection in the pool; any
-// other failure but a server error closes it.
-func TestWithConnKeepsConnectionOnRefusal(t *testing.T) {
-	d := &countingDialer{}
-	m := &Manager{pool: newPool(2, time.Second, d.dial)}
-	ctx := context.Background()
-	_ = m.withConn(ctx, func(SideConn) error { return rewrite.Refuse(wire.ErRecordFileFull, "over the limit") })
-	if st := m.pool.stats(); st.Idle != 1 {
-		t.Errorf("after a refusal: %+v, want the connection idle in the pool", st)
-	}
-	_ = m.withConn(ctx, func(SideConn) error { return errors.New("broken pipe") })
-	if st := m.pool.stats(); st.Idle != 0 || st.InUse != 0 {
-		t.Errorf("after a connection error: %+v, want the connection closed", st)
-	}
+	p.Put(c)
 }

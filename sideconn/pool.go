@@ -1,4 +1,4 @@
-package session
+package sideconn
 
 import (
 	"context"
@@ -10,16 +10,16 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
-// ErrPoolTimeout is wrapped by the error of a side connection wait that
-// ran out (see PoolTimeoutError).
-var ErrPoolTimeout = errors.New("no side connection free in time")
+// ErrTimeout is wrapped by the error of a side connection wait that
+// ran out (see TimeoutError).
+var ErrTimeout = errors.New("no side connection free in time")
 
-// ErrPoolClosed is returned by a pool that was closed.
-var ErrPoolClosed = errors.New("side connection pool closed")
+// ErrClosed is returned by a pool that was closed.
+var ErrClosed = errors.New("side connection pool closed")
 
-// PoolTimeoutError is a side connection wait that ran out: every one of
+// TimeoutError is a side connection wait that ran out: every one of
 // the Size connections was busy for Waited.
-type PoolTimeoutError struct {
+type TimeoutError struct {
 	Size   int
 	Waited time.Duration
 	// DialErr is why the pool could not open more connections than it
@@ -28,48 +28,48 @@ type PoolTimeoutError struct {
 }
 
 // Error describes the timeout.
-func (e *PoolTimeoutError) Error() string {
-	return fmt.Sprintf("%v: all %d side connections (side-connections) stayed busy for %s%s", ErrPoolTimeout, e.Size, e.Waited, e.refused())
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("%v: all %d side connections (side-connections) stayed busy for %s%s", ErrTimeout, e.Size, e.Waited, e.refused())
 }
 
 // refused says why fewer than Size connections were open, if a dial failed.
-func (e *PoolTimeoutError) refused() string {
+func (e *TimeoutError) refused() string {
 	if e.DialErr == nil {
 		return ""
 	}
 	return " (the upstream refused more: " + e.DialErr.Error() + ")"
 }
 
-// Unwrap makes errors.Is(err, ErrPoolTimeout) hold.
-func (e *PoolTimeoutError) Unwrap() error { return ErrPoolTimeout }
+// Unwrap makes errors.Is(err, ErrTimeout) hold.
+func (e *TimeoutError) Unwrap() error { return ErrTimeout }
 
 // MySQLError is the error a client gets: 1205 (as for a lock wait
 // timeout, which drivers and ORMs retry), saying what to do.
-func (e *PoolTimeoutError) MySQLError() (uint16, string, string) {
+func (e *TimeoutError) MySQLError() (uint16, string, string) {
 	return wire.ErLockWaitTimeout, wire.State(wire.ErLockWaitTimeout), fmt.Sprintf("sqlfork-proxy: timed out after %s waiting for one of the proxy's %d side connections "+
 		"(used for forks and the sandbox registry; all busy)%s; retry the statement, or ask the operator to raise "+
 		"--side-connections (and the upstream's max_connections with it) or --fork-queue-timeout", e.Waited, e.Size, e.refused())
 }
 
-// PoolStats is a snapshot of a side connection pool.
-type PoolStats struct {
+// Stats is a snapshot of a side connection pool.
+type Stats struct {
 	Size    int // most connections open at once
 	InUse   int // handed out
 	Idle    int // open, not handed out
 	Waiting int // callers queued for one
 }
 
-// pool bounds the side connections of a Manager: at most size are open at
+// Pool bounds the proxy's side connections: at most size are open at
 // once (idle or in use, dials in progress included); callers beyond that
 // queue and are served in arrival order, each for at most the wait timeout.
-type pool struct {
-	dial func(ctx context.Context) (SideConn, error)
+type Pool struct {
+	dial Dialer
 
 	mu      sync.Mutex
 	size    int
 	timeout time.Duration
 	open    int // connections open or being dialled
-	idle    []SideConn
+	idle    []Conn
 	queue   []*waiter
 	closed  bool
 	// backoffUntil: no dial until then (a dial failed while others were
@@ -84,23 +84,25 @@ type pool struct {
 // grant is what a waiter is handed: a connection, a slot to dial one in
 // (conn and err nil), or the error ending its wait.
 type grant struct {
-	conn SideConn
+	conn Conn
 	err  error
 }
 
 type waiter struct{ ch chan grant }
 
-func newPool(size int, timeout time.Duration, dial func(ctx context.Context) (SideConn, error)) *pool {
-	return &pool{dial: dial, size: max(size, 1), timeout: timeout, backoff: dialBackoff}
+// NewPool is a pool of at most size connections that dial opens, whose
+// callers wait at most timeout for one.
+func NewPool(size int, timeout time.Duration, dial Dialer) *Pool {
+	return &Pool{dial: dial, size: max(size, 1), timeout: timeout, backoff: dialBackoff}
 }
 
-// resize changes the bound and the wait timeout. A larger bound serves
+// Resize changes the bound and the wait timeout. A larger bound serves
 // waiters at once; with a smaller one, connections past it are closed as
 // they come back.
-func (p *pool) resize(size int, timeout time.Duration) {
+func (p *Pool) Resize(size int, timeout time.Duration) {
 	p.mu.Lock()
 	p.size, p.timeout = max(size, 1), timeout
-	var extra []SideConn
+	var extra []Conn
 	for p.open > p.size && len(p.idle) > 0 {
 		extra = append(extra, p.idle[len(p.idle)-1])
 		p.idle = p.idle[:len(p.idle)-1]
@@ -114,7 +116,7 @@ func (p *pool) resize(size int, timeout time.Duration) {
 }
 
 // handSlotsLocked gives free slots to waiters, first come first served.
-func (p *pool) handSlotsLocked() {
+func (p *Pool) handSlotsLocked() {
 	if p.backingOffLocked() {
 		return
 	}
@@ -126,22 +128,22 @@ func (p *pool) handSlotsLocked() {
 	}
 }
 
-// get returns a connection: an idle one, a new one if fewer than size are
+// Get returns a connection: an idle one, a new one if fewer than size are
 // open, or else the first one given back after every caller queued before.
 // When a dial fails while other side connections are open (the upstream
 // is full: 1040), the caller keeps its place at the head of the queue and
 // waits for one of them, and no new dial is tried for dialBackoff; with
 // none open, the dial's error is returned. It gives up with a
-// *PoolTimeoutError once the wait timeout has passed since the call, or
+// *TimeoutError once the wait timeout has passed since the call, or
 // with ctx's error.
-func (p *pool) get(ctx context.Context) (SideConn, error) {
+func (p *Pool) Get(ctx context.Context) (Conn, error) {
 	start := time.Now()
 	retry := false // a dial of ours failed: wait at the head of the queue
 	for {
 		p.mu.Lock()
 		if p.closed {
 			p.mu.Unlock()
-			return nil, ErrPoolClosed
+			return nil, ErrClosed
 		}
 		if retry || len(p.queue) == 0 {
 			if n := len(p.idle); n > 0 {
@@ -181,7 +183,7 @@ func (p *pool) get(ctx context.Context) (SideConn, error) {
 		select {
 		case g = <-w.ch:
 		case <-expired:
-			cause = &PoolTimeoutError{Waited: time.Since(start).Round(time.Millisecond)}
+			cause = &TimeoutError{Waited: time.Since(start).Round(time.Millisecond)}
 		case <-ctx.Done():
 			cause = fmt.Errorf("wait for a side connection: %w", ctx.Err())
 		}
@@ -190,7 +192,7 @@ func (p *pool) get(ctx context.Context) (SideConn, error) {
 		}
 		if cause != nil {
 			p.mu.Lock()
-			if te, ok := cause.(*PoolTimeoutError); ok {
+			if te, ok := cause.(*TimeoutError); ok {
 				te.Size, te.DialErr = p.size, p.dialErr
 			}
 			queued := false
@@ -229,14 +231,14 @@ const dialBackoff = time.Second
 // backingOffLocked reports whether no dial should be tried now: a dial
 // failed less than dialBackoff ago and other connections are open to wait
 // for (with none open there is nothing else to wait for).
-func (p *pool) backingOffLocked() bool {
+func (p *Pool) backingOffLocked() bool {
 	return p.open > 0 && !p.backoffUntil.IsZero() && time.Now().Before(p.backoffUntil)
 }
 
 // dialSlot dials in a slot already counted in open. A failed dial frees
 // the slot; with other connections open it returns errWaitForOthers (and
 // backs off), else the dial's error, and hands the slot to the next waiter.
-func (p *pool) dialSlot(ctx context.Context) (SideConn, error) {
+func (p *Pool) dialSlot(ctx context.Context) (Conn, error) {
 	c, err := p.dial(ctx)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -261,9 +263,9 @@ func (p *pool) dialSlot(ctx context.Context) (SideConn, error) {
 	return nil, err
 }
 
-// put gives back a healthy connection: to the first waiter, else to the
+// Put gives back a healthy connection: to the first waiter, else to the
 // idle list (or closes it when the pool shrank or closed).
-func (p *pool) put(c SideConn) {
+func (p *Pool) Put(c Conn) {
 	p.mu.Lock()
 	if p.closed || p.open > p.size {
 		p.open--
@@ -283,8 +285,8 @@ func (p *pool) put(c SideConn) {
 	p.mu.Unlock()
 }
 
-// drop closes a connection that failed and frees its slot.
-func (p *pool) drop(c SideConn) {
+// Drop closes a connection that failed and frees its slot.
+func (p *Pool) Drop(c Conn) {
 	_ = c.Close()
 	p.mu.Lock()
 	p.open--
@@ -292,16 +294,16 @@ func (p *pool) drop(c SideConn) {
 	p.mu.Unlock()
 }
 
-// close closes the idle connections and ends every wait with
-// ErrPoolClosed; connections in use are closed as they come back.
-func (p *pool) close() {
+// Close closes the idle connections and ends every wait with
+// ErrClosed; connections in use are closed as they come back.
+func (p *Pool) Close() {
 	p.mu.Lock()
 	p.closed = true
 	idle := p.idle
 	p.idle = nil
 	p.open -= len(idle)
 	for _, w := range p.queue {
-		w.ch <- grant{err: ErrPoolClosed}
+		w.ch <- grant{err: ErrClosed}
 	}
 	p.queue = nil
 	p.mu.Unlock()
@@ -310,9 +312,9 @@ func (p *pool) close() {
 	}
 }
 
-// stats reports the pool's state.
-func (p *pool) stats() PoolStats {
+// Stats reports the pool's state.
+func (p *Pool) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return PoolStats{Size: p.size, InUse: p.open - len(p.idle), Idle: len(p.idle), Waiting: len(p.queue)}
+	return Stats{Size: p.size, InUse: p.open - len(p.idle), Idle: len(p.idle), Waiting: len(p.queue)}
 }
