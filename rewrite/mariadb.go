@@ -55,7 +55,7 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 	if e.triggerStatement(a, text, toks) {
 		return true // trigger.go
 	}
-	if st, ok := e.routineStatement(a, text, toks, n); ok {
+	if st, ok := e.storedProgram(a, text, toks, n); ok {
 		a.one(st)
 		return true
 	}
@@ -99,10 +99,10 @@ func (a *Analysis) one(st Statement) {
 	a.stmtAliases = []map[string]bool{nil}
 }
 
-// routineStatement reads DROP / ALTER of a routine, and statements that
+// storedProgram reads DROP / ALTER of a routine, and statements that
 // define a stored program, whose body the proxy does not read (toks[:n]
 // the statement without its final ';').
-func (e *Engine) routineStatement(a *Analysis, text string, toks []token, n int) (Statement, bool) {
+func (e *Engine) storedProgram(a *Analysis, text string, toks []token, n int) (Statement, bool) {
 	st := Statement{DB: a.opts.DB}
 	if kind, r := routineChange(text, toks[:n]); r != nil {
 		st.Class, st.Kind, st.Routine = ClassRoutine, kind, r

@@ -95,9 +95,7 @@ func (e *Engine) triggerStatement(a *Analysis, text string, toks []token) bool {
 	if why != "" {
 		st.Unprovable, st.hint = why, "run it on a direct connection"
 	}
-	a.Statements = []Statement{st}
-	a.stmtStarts, a.stmtDBs = []int{0}, []string{a.opts.DB}
-	a.stmtAliases = []map[string]bool{nil}
+	a.one(st)
 	return true
 }
 
