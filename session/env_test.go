@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/session"
 	"github.com/sqlfork/sqlfork-proxy/session/sessiontest"
@@ -185,10 +186,10 @@ func (e *env) count(re string) int { return e.up.Count(re) }
 // q quotes a name for regular expressions of logged statements: `name`.
 func q(name string) string { return regexp.QuoteMeta("`" + name + "`") }
 
-// wait waits (at most 10 s) for a statement matching re.
+// wait waits (at most testkit.WaitLimit) for a statement matching re.
 func (e *env) wait(re string) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(e.ctx, testkit.WaitLimit)
 	defer cancel()
 	if err := e.up.Wait(ctx, re); err != nil {
 		e.t.Fatal(err)
@@ -205,13 +206,13 @@ func (e *env) logged(msg string) bool {
 	return false
 }
 
-// await waits (at most 10 s) for a value from ch.
+// await waits (at most testkit.WaitLimit) for a value from ch.
 func await[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()
 	select {
 	case v := <-ch:
 		return v
-	case <-time.After(10 * time.Second):
+	case <-time.After(testkit.WaitLimit):
 		t.Fatalf("timed out waiting for %s", what)
 	}
 	var zero T

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/session"
 	"github.com/sqlfork/sqlfork-proxy/session/sessiontest"
 )
@@ -343,7 +344,7 @@ func TestReaper(t *testing.T) {
 	wantCode(t, err, 1105, "HY000", `sandbox "short" was discarded`)
 }
 
-// afterReap waits, reap after reap, until cond holds (for at most 10 s).
+// afterReap waits, reap after reap, until cond holds (for at most testkit.WaitLimit).
 //
 // Reaps are counted by their expiry step, which every reap of every
 // process runs. Not by a renewal's read of a sandbox's row: a process
@@ -352,7 +353,7 @@ func TestReaper(t *testing.T) {
 // before the log was cleared — there would be no next one to wait for.
 func afterReap(e *env, cond func() bool) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(e.ctx, testkit.WaitLimit)
 	defer cancel()
 	for !cond() {
 		// Two expiry steps after this point: when both are one
@@ -361,7 +362,7 @@ func afterReap(e *env, cond func() bool) {
 		for range 2 {
 			e.up.ClearLog()
 			if err := e.up.Wait(ctx, `^SELECT s\.id, s\.name, s\.kept`); err != nil {
-				e.t.Fatalf("the condition did not hold after the reaps of 10 s (%v)", err)
+				e.t.Fatalf("the condition did not hold after the reaps of testkit.WaitLimit (%v)", err)
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/session"
 	"github.com/sqlfork/sqlfork-proxy/session/sessiontest"
 )
@@ -30,7 +31,7 @@ func tagged(name string) session.Options {
 }
 
 // reaps waits until n whole reaps of any process have run (their expiry
-// step, the last of a reap, started after this call; at most 10 s each).
+// step, the last of a reap, started after this call; at most testkit.WaitLimit each).
 func reaps(e *env, n int) {
 	e.t.Helper()
 	for range n + 1 {
@@ -39,15 +40,15 @@ func reaps(e *env, n int) {
 	}
 }
 
-// waitEvent waits (reap after reap, at most 10 s) until r was told want.
+// waitEvent waits (reap after reap, at most testkit.WaitLimit) until r was told want.
 func waitEvent(e *env, r *recorder, want string) {
 	e.t.Helper()
-	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(e.ctx, testkit.WaitLimit)
 	defer cancel()
 	for !slices.Contains(r.all(), want) {
 		e.up.ClearLog()
 		if err := e.up.Wait(ctx, `^SELECT s\.id, s\.name, s\.kept`); err != nil {
-			e.t.Fatalf("no %q after the reaps of 10 s (events %q)", want, r.all())
+			e.t.Fatalf("no %q after the reaps of testkit.WaitLimit (events %q)", want, r.all())
 		}
 	}
 }
@@ -69,12 +70,12 @@ func (e *env) registryExpiry(id string) (string, bool) {
 	return *rows[0][0], true
 }
 
-// waitBlockedIn waits (at most 10 s) until a goroutine is blocked in the
+// waitBlockedIn waits (at most testkit.WaitLimit) until a goroutine is blocked in the
 // function fn, called by session's acquire — a login or attach waiting —
 // and fails the test if done is ready first (it did not wait).
 func waitBlockedIn[T any](t *testing.T, fn string, done <-chan T) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testkit.WaitLimit)
 	buf := make([]byte, 1<<20)
 	for time.Now().Before(deadline) {
 		select {
@@ -551,11 +552,11 @@ func TestGraceNotClearedByRenewal(t *testing.T) {
 	}
 }
 
-// waitClosedOrBlockedIn waits (at most 10 s) until done is closed or a
+// waitClosedOrBlockedIn waits (at most testkit.WaitLimit) until done is closed or a
 // goroutine in the function fn waits in the function on (for a lock).
 func waitClosedOrBlockedIn(t *testing.T, fn, on string, done <-chan struct{}) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testkit.WaitLimit)
 	buf := make([]byte, 1<<20)
 	for time.Now().Before(deadline) {
 		select {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/session"
 	"github.com/sqlfork/sqlfork-proxy/session/sessiontest"
@@ -148,7 +149,7 @@ func TestRegistrySyncAttachedAnonymous(t *testing.T) {
 	if e.mustPlan(b, "SELECT * FROM w"); e.count(generationQuery) != 1 {
 		t.Errorf("b, which claimed the sandbox from the registry, checked it %d times", e.count(generationQuery))
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testkit.WaitLimit)
 	for {
 		e.up.ClearLog()
 		e.mustPlan(a, "SELECT * FROM w")
@@ -277,7 +278,7 @@ func m2Open(e *env, like *session.Session) (*session.Session, error) {
 // s's sandbox.
 func waitRounds(t *testing.T, s *session.Session, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testkit.WaitLimit)
 	for s.SyncWaiters() < n {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d callers wait for the next registry check, want %d", s.SyncWaiters(), n)

@@ -358,7 +358,7 @@ func TestPoolDropDuringBackoffDials(t *testing.T) {
 			t.Fatalf("got %v", c)
 		}
 		p.Put(c)
-	case <-time.After(10 * time.Second):
+	case <-time.After(testkit.WaitLimit):
 		t.Fatal("the caller still waits after the last open connection was dropped")
 	}
 }
@@ -370,7 +370,7 @@ func TestPoolRetriesAfterBackoff(t *testing.T) {
 	d := &countingDialer{}
 	// The wait outlasts the back-off many times over: only a retry that
 	// never comes runs it out.
-	p := NewPool(4, 10*time.Second, d.dial)
+	p := NewPool(4, testkit.WaitLimit, d.dial)
 	p.backoff = 10 * time.Millisecond
 	held, err := p.Get(context.Background())
 	if err != nil {

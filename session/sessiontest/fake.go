@@ -401,8 +401,10 @@ func (u *Upstream) Unknown() []string {
 // Rule scripts the answer to statements whose text matches a regular
 // expression; rules are tried in the order they were added, before the
 // emulation, and the first that answers wins. Set when it fires (Nth,
-// Times) first, then what it does (Fail, Rows, Affected, Break, Before).
-// A rule counts every statement it matches, also one an earlier rule
+// Times) first, then what it does (Fail, Rows, Affected, Break, Before):
+// the action arms the rule, which counts no match before it (a statement
+// another goroutine runs while the rule is being set is not its nth). An
+// armed rule counts every statement it matches, also one an earlier rule
 // answered.
 type Rule struct {
 	u      *Upstream
@@ -469,8 +471,12 @@ func (r *Rule) set(act func(c *FakeSide) (result, error)) {
 	r.u.mu.Unlock()
 }
 
-// fires counts a match and reports whether the rule acts on it.
+// fires counts a match of an armed rule and reports whether the rule acts
+// on it.
 func (r *Rule) fires() bool {
+	if r.act == nil && r.before == nil {
+		return false // not armed yet
+	}
 	r.seen++
 	switch {
 	case r.nth > 0:

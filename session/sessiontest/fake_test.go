@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 )
 
 func cellsOf(rows [][]*string) [][]string {
@@ -165,6 +167,27 @@ func TestRules(t *testing.T) {
 	}
 }
 
+// TestRuleArmedByItsAction: a statement matched while a rule is being set
+// (by another goroutine: a reaper) is not counted, so Nth(1) is the first
+// match after the action is set, not one before it.
+func TestRuleArmedByItsAction(t *testing.T) {
+	u := NewUpstream()
+	r := u.On("^SELECT 1$")
+	u.On("^SELECT 1$").Rows(Row("one"))
+	c, _ := u.Dial(context.Background())
+	ctx := context.Background()
+	var hooked []string
+	for _, set := range []func(){func() {}, func() { r.Nth(1) }, func() { r.Before(func(string) { hooked = append(hooked, "x") }) }} {
+		set()
+		if _, err := c.Query(ctx, "SELECT 1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(hooked) != 1 {
+		t.Errorf("hook ran %d times on the first match after the rule was armed, want 1", len(hooked))
+	}
+}
+
 func flatten(rows [][]string) []string {
 	var out []string
 	for _, r := range rows {
@@ -217,7 +240,7 @@ func TestLocks(t *testing.T) {
 		if got != "1" {
 			t.Errorf("waited GET_LOCK = %s", got)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(testkit.WaitLimit):
 		t.Fatal("GET_LOCK still waiting after its holder closed")
 	}
 }
