@@ -10,7 +10,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
-	"github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 )
 
 // TestReviewAttackAnonymousAccount: a login is relayed to the server,
@@ -77,7 +77,7 @@ func TestReviewAttackLongDatabaseName(t *testing.T) {
 	})
 	frank := conn(t, openDB(t, fmt.Sprintf("frank+inj:fpw@tcp(%s)/", h.addr)))
 	rows := rowsOf(t, frank, "SANDBOX STATUS")
-	phys := session.SandboxSchema("_sqlfork", rows[0][0], db)
+	phys := sandbox.Schema("_sqlfork", rows[0][0], db)
 	if _, err := frank.ExecContext(context.Background(), "CREATE TABLE `"+db+"`.t (id INT, `.x` INT, s VARCHAR(50), CONSTRAINT ck CHECK ('`"+
 		phys+"`.x` IS NULL)) SELECT s FROM `app`.`secret` /*' <> '')) COMMENT='*/ #'"); err != nil {
 		t.Logf("refused in the sandbox: %s", mysqlErr(err))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -76,7 +77,7 @@ func (m *Manager) List(ctx context.Context) ([]Info, error) {
 	}
 	err := m.withConn(ctx, func(c SideConn) error {
 		rows, err := c.Query(ctx, "SELECT s.id, s.name, s.kept, s.owner, s.created_at, s.expires_at, COUNT(t.tbl), COALESCE(SUM(t.bytes), 0)"+
-			" FROM "+m.q("sandboxes")+" s LEFT JOIN "+m.q("tables")+" t ON t.sandbox_id = s.id AND t.kind IN ('fork', 'schema', 'created')"+
+			" FROM "+m.names.Q("sandboxes")+" s LEFT JOIN "+m.names.Q("tables")+" t ON t.sandbox_id = s.id AND t.kind IN ('fork', 'schema', 'created')"+
 			" GROUP BY s.id, s.name, s.kept, s.owner, s.created_at, s.expires_at")
 		if err != nil {
 			return fmt.Errorf("read registry: %w", err)
@@ -123,14 +124,14 @@ func (sb *Sandbox) info(tables bool) Info {
 		in.Expires = &e
 	}
 	for _, e := range sb.tables {
-		if e.kind == kindAbsent || e.kind == kindView {
+		if e.Kind == sandbox.KindAbsent || e.Kind == sandbox.KindView {
 			continue
 		}
-		if e.kind != kindDropped {
+		if e.Kind != sandbox.KindDropped {
 			in.TableCount++
 		}
 		if tables {
-			in.Tables = append(in.Tables, TableInfo{Table: e.logical.DB + "." + e.logical.Name, State: e.kind, Rows: e.rows, Bytes: e.bytes})
+			in.Tables = append(in.Tables, TableInfo{Table: e.Logical.DB + "." + e.Logical.Name, State: string(e.Kind), Rows: e.Rows, Bytes: e.Bytes})
 		}
 	}
 	sort.Slice(in.Tables, func(i, j int) bool { return in.Tables[i].Table < in.Tables[j].Table })

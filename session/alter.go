@@ -18,7 +18,7 @@ func (d *differ) alter(dt *diffTable) string {
 // alterStatements are the ALTER TABLE statements of an altered table: pre
 // before its rows are written, post after ("" when there is none).
 func (d *differ) alterStatements(ctx context.Context, dt *diffTable) (pre, post []string, err error) {
-	ftext, err := d.createTable(ctx, dt.e.phys)
+	ftext, err := d.createTable(ctx, dt.e.Phys)
 	if err != nil {
 		return nil, nil, err
 	}

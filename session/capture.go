@@ -18,6 +18,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -142,7 +143,7 @@ func (m *Manager) saveCapture(ctx context.Context, c SideConn, id string, t rewr
 	if err != nil {
 		return fmt.Errorf("record the capture of %s: %w", t, err)
 	}
-	_, err = c.Exec(ctx, "REPLACE INTO "+m.q("captures")+" (sandbox_id, db, tbl, state, reason, key_kind, key_cols, side_db, side_tbl, trg, cascades, created_at) VALUES ("+
+	_, err = c.Exec(ctx, "REPLACE INTO "+m.names.Q("captures")+" (sandbox_id, db, tbl, state, reason, key_kind, key_cols, side_db, side_tbl, trg, cascades, created_at) VALUES ("+
 		strings.Join([]string{quote.String(id), quote.String(t.DB), quote.String(t.Name), quote.String(info.state),
 			quote.String(info.reason), quote.String(info.keyKind), quote.String(string(key)),
 			quote.String(info.side.DB), quote.String(info.side.Name), quote.String(info.trigger),
@@ -155,7 +156,7 @@ func (m *Manager) saveCapture(ctx context.Context, c SideConn, id string, t rewr
 
 // loadCaptures reads the captures of sandbox id, by logical table key.
 func (m *Manager) loadCaptures(ctx context.Context, c SideConn, id string) (map[string]captureInfo, error) {
-	rows, err := c.Query(ctx, "SELECT db, tbl, state, reason, key_kind, key_cols, side_db, side_tbl, trg, cascades FROM "+m.q("captures")+
+	rows, err := c.Query(ctx, "SELECT db, tbl, state, reason, key_kind, key_cols, side_db, side_tbl, trg, cascades FROM "+m.names.Q("captures")+
 		" WHERE sandbox_id = "+quote.String(id))
 	if err != nil {
 		return nil, fmt.Errorf("read the captures of the sandbox: %w", err)
@@ -172,7 +173,7 @@ func (m *Manager) loadCaptures(ctx context.Context, c SideConn, id string) (map[
 				return nil, fmt.Errorf("read the cascades of %s.%s: %w", str(r[0]), str(r[1]), err)
 			}
 		}
-		out[m.key(rewrite.Table{DB: str(r[0]), Name: str(r[1])})] = info
+		out[m.names.Key(rewrite.Table{DB: str(r[0]), Name: str(r[1])})] = info
 	}
 	return out, nil
 }
@@ -185,9 +186,9 @@ func (m *Manager) loadCaptures(ctx context.Context, c SideConn, id string) (map[
 // table, which would make a side connection wait on it for ever (its DDL
 // commits that transaction anyway).
 func (m *Manager) stopCaptures(ctx context.Context, sb *Sandbox, tables []rewrite.Table, why string, on forker.Conn) error {
-	var forks []*entry
+	var forks []*sandbox.Entry
 	for _, t := range tables {
-		if e, ok := sb.resolve(m.key(m.norm(t))); ok && (e.kind == kindFork || e.kind == kindSchema) {
+		if e, ok := sb.resolve(m.names.Key(m.names.Norm(t))); ok && (e.Kind == sandbox.KindFork || e.Kind == sandbox.KindSchema) {
 			forks = append(forks, e)
 		}
 	}
@@ -201,18 +202,18 @@ func (m *Manager) stopCaptures(ctx context.Context, sb *Sandbox, tables []rewrit
 		}
 		for _, e := range forks {
 			var trg string
-			if info := caps[m.key(e.logical)]; info.state == captureRows {
+			if info := caps[m.names.Key(e.Logical)]; info.state == captureRows {
 				trg = info.trigger
 			}
 			// Recorded first: triggers gone while the registry still said
 			// "rows" would make DIFF trust an incomplete side table.
-			if _, err := c.Exec(ctx, "UPDATE "+m.q("captures")+" SET state = "+quote.String(captureFull)+", reason = "+
-				quote.String(why)+" WHERE sandbox_id = "+quote.String(sb.ID)+" AND db = "+quote.String(e.logical.DB)+
-				" AND tbl = "+quote.String(e.logical.Name)); err != nil {
-				return fmt.Errorf("record the end of the capture of %s: %w", e.logical, err)
+			if _, err := c.Exec(ctx, "UPDATE "+m.names.Q("captures")+" SET state = "+quote.String(captureFull)+", reason = "+
+				quote.String(why)+" WHERE sandbox_id = "+quote.String(sb.ID)+" AND db = "+quote.String(e.Logical.DB)+
+				" AND tbl = "+quote.String(e.Logical.Name)); err != nil {
+				return fmt.Errorf("record the end of the capture of %s: %w", e.Logical, err)
 			}
 			if trg != "" {
-				if err := m.removeCapture(ctx, c, on, forker.Capture{Fork: e.phys, Trigger: trg}); err != nil {
+				if err := m.removeCapture(ctx, c, on, forker.Capture{Fork: e.Phys, Trigger: trg}); err != nil {
 					return err
 				}
 			}
@@ -229,12 +230,12 @@ func (m *Manager) stopCaptures(ctx context.Context, sb *Sandbox, tables []rewrit
 // keys, on its parents' forks, and those on it of its children's, whose
 // forks are then recorded "full" (their cascaded rows are no longer
 // captured).
-func (m *Manager) stopCascades(ctx context.Context, c SideConn, sb *Sandbox, caps map[string]captureInfo, e *entry, why string, on forker.Conn) error {
-	k := m.key(e.logical)
+func (m *Manager) stopCascades(ctx context.Context, c SideConn, sb *Sandbox, caps map[string]captureInfo, e *sandbox.Entry, why string, on forker.Conn) error {
+	k := m.names.Key(e.Logical)
 	for ck, info := range caps {
 		var here []string // cascade triggers on e's fork
 		for _, cs := range info.cascades {
-			if m.key(m.norm(cs.FK.Parent)) == k {
+			if m.names.Key(m.names.Norm(cs.FK.Parent)) == k {
 				here = append(here, cs.Triggers...)
 			}
 		}
@@ -247,13 +248,13 @@ func (m *Manager) stopCascades(ctx context.Context, c SideConn, sb *Sandbox, cap
 			if !ok {
 				continue
 			}
-			info.state, info.reason = captureFull, "its parent "+e.logical.String()+" was "+strings.TrimPrefix(why, sandboxDDL)
-			if err := m.saveCapture(ctx, c, sb.ID, child.logical, info); err != nil {
+			info.state, info.reason = captureFull, "its parent "+e.Logical.String()+" was "+strings.TrimPrefix(why, sandboxDDL)
+			if err := m.saveCapture(ctx, c, sb.ID, child.Logical, info); err != nil {
 				return err
 			}
 			caps[ck] = info
 			if !keep {
-				if err := forker.DropTriggers(ctx, cmp.Or[forker.Conn](on, c), e.phys.DB, here); err != nil {
+				if err := forker.DropTriggers(ctx, cmp.Or[forker.Conn](on, c), e.Phys.DB, here); err != nil {
 					return err
 				}
 			}
@@ -369,7 +370,7 @@ func (u upstreamConn) Query(ctx context.Context, sql string) ([][]*string, error
 // captureTrigger is the start of the names of the capture triggers of t's
 // fork in sandbox id ("" when its changes are not captured by triggers).
 func (m *Manager) captureTrigger(ctx context.Context, c SideConn, id string, t rewrite.Table) (string, error) {
-	rows, err := c.Query(ctx, "SELECT state, trg FROM "+m.q("captures")+" WHERE sandbox_id = "+quote.String(id)+
+	rows, err := c.Query(ctx, "SELECT state, trg FROM "+m.names.Q("captures")+" WHERE sandbox_id = "+quote.String(id)+
 		" AND db = "+quote.String(t.DB)+" AND tbl = "+quote.String(t.Name))
 	if err != nil {
 		return "", fmt.Errorf("read the capture of %s: %w", t, err)
@@ -401,17 +402,17 @@ func captureSuffix(event string) string {
 // nothing is then run on the client's connection, which would clear its
 // warnings.
 func (m *Manager) lastCapture(ctx context.Context, sb *Sandbox, t rewrite.Table, timing, event string, on forker.Conn) error {
-	e, ok := sb.resolve(m.key(m.norm(t)))
-	if !ok || e.kind != kindFork && e.kind != kindSchema && e.kind != kindCreated {
+	e, ok := sb.resolve(m.names.Key(m.names.Norm(t)))
+	if !ok || e.Kind != sandbox.KindFork && e.Kind != sandbox.KindSchema && e.Kind != sandbox.KindCreated {
 		return nil
 	}
 	return m.withConn(ctx, func(c SideConn) error {
 		rows, err := c.Query(ctx, "SELECT TRIGGER_NAME, ACTION_STATEMENT FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = "+
-			quote.String(e.phys.DB)+" AND EVENT_OBJECT_TABLE = "+quote.String(e.phys.Name)+" AND ACTION_TIMING = "+
+			quote.String(e.Phys.DB)+" AND EVENT_OBJECT_TABLE = "+quote.String(e.Phys.Name)+" AND ACTION_TIMING = "+
 			quote.String(strings.ToUpper(timing))+" AND EVENT_MANIPULATION = "+quote.String(strings.ToUpper(event))+
 			" ORDER BY ACTION_ORDER")
 		if err != nil {
-			return fmt.Errorf("read the triggers of %s: %w", e.logical, err)
+			return fmt.Errorf("read the triggers of %s: %w", e.Logical, err)
 		}
 		prefix := strings.ToLower(m.cfg.Prefix) + "_"
 		var ours []forker.Trigger
@@ -428,7 +429,7 @@ func (m *Manager) lastCapture(ctx context.Context, sb *Sandbox, t rewrite.Table,
 		}
 		// On the client's connection, which may hold the table (LOCK TABLES).
 		for _, trg := range ours {
-			if err := forker.ReplaceTriggerAs(ctx, cmp.Or[forker.Conn](on, c), trg, e.phys); err != nil {
+			if err := forker.ReplaceTriggerAs(ctx, cmp.Or[forker.Conn](on, c), trg, e.Phys); err != nil {
 				return err
 			}
 		}
@@ -469,7 +470,7 @@ func (m *Manager) cascadesOf(ctx context.Context, c SideConn, t rewrite.Table, s
 		switch parentCascaded, err := cascadedInto(ctx, c, fk.Parent); {
 		case err != nil:
 			return nil, "", err
-		case m.key(fk.Parent) == m.key(t):
+		case m.names.Key(fk.Parent) == m.names.Key(t):
 			return nil, why + "the table is its own parent", nil
 		case parentCascaded:
 			return nil, why + "the rows of its parent " + fk.Parent.String() + " are changed by a foreign key's action too", nil
@@ -499,7 +500,7 @@ func cascadedInto(ctx context.Context, c SideConn, t rewrite.Table) (bool, error
 // foreign keys' actions change its rows, the triggers on its parents' forks
 // that capture those rows (forker.CascadeDDL), once the forks are all made.
 // A fork whose triggers cannot be made is compared whole.
-func (m *Manager) installCascades(ctx context.Context, c SideConn, sb *Sandbox, made map[string]*entry) error {
+func (m *Manager) installCascades(ctx context.Context, c SideConn, sb *Sandbox, made map[string]*sandbox.Entry) error {
 	if m.cfg.NoDiffCapture || len(made) == 0 {
 		return nil
 	}
@@ -512,22 +513,22 @@ func (m *Manager) installCascades(ctx context.Context, c SideConn, sb *Sandbox, 
 		if !ok || info.state != captureRows || len(info.cascades) == 0 {
 			continue
 		}
-		shape, err := forker.ReadShape(ctx, c, e.phys)
+		shape, err := forker.ReadShape(ctx, c, e.Phys)
 		if err != nil {
 			return err
 		}
-		cp := m.captureOf(sb.ID, e.phys, shape)
+		cp := m.captureOf(sb.ID, e.Phys, shape)
 		failed := ""
 		for i, cs := range info.cascades {
-			parent, ok := sb.resolve(m.key(m.norm(cs.FK.Parent)))
-			if !ok || parent.kind == kindAbsent || parent.kind == kindDropped || parent.kind == kindForking || parent.kind == kindView {
+			parent, ok := sb.resolve(m.names.Key(m.names.Norm(cs.FK.Parent)))
+			if !ok || parent.Kind == sandbox.KindAbsent || parent.Kind == sandbox.KindDropped || parent.Kind == sandbox.KindForking || parent.Kind == sandbox.KindView {
 				continue // no parent row in the sandbox to change the child's
 			}
-			sum := sha256.Sum256([]byte(e.phys.DB + "\x00" + e.phys.Name + "\x00" + cs.FK.Name))
-			names, stmts := cp.CascadeDDL(parent.phys, cs.FK, m.cfg.Prefix+"_"+hex.EncodeToString(sum[:8]))
-			if err := forker.InstallCascade(ctx, c, parent.phys, names, stmts); err != nil {
+			sum := sha256.Sum256([]byte(e.Phys.DB + "\x00" + e.Phys.Name + "\x00" + cs.FK.Name))
+			names, stmts := cp.CascadeDDL(parent.Phys, cs.FK, m.cfg.Prefix+"_"+hex.EncodeToString(sum[:8]))
+			if err := forker.InstallCascade(ctx, c, parent.Phys, names, stmts); err != nil {
 				m.log.Warn("change capture of a foreign key's actions failed: the sandbox's diff compares the table whole",
-					zap.String("fork", e.phys.String()), zap.Error(err))
+					zap.String("fork", e.Phys.String()), zap.Error(err))
 				failed = "the capture of its foreign key " + cs.FK.Name + "'s actions could not be made: " + err.Error()
 				break
 			}
@@ -538,7 +539,7 @@ func (m *Manager) installCascades(ctx context.Context, c SideConn, sb *Sandbox, 
 			m.dropCascades(ctx, c, sb, info)
 			info.state, info.reason = captureFull, failed
 		}
-		if err := m.saveCapture(ctx, c, sb.ID, e.logical, info); err != nil {
+		if err := m.saveCapture(ctx, c, sb.ID, e.Logical, info); err != nil {
 			return err
 		}
 	}
@@ -549,12 +550,12 @@ func (m *Manager) installCascades(ctx context.Context, c SideConn, sb *Sandbox, 
 // their parents' forks (on on, or c).
 func (m *Manager) dropCascades(ctx context.Context, c forker.Conn, sb *Sandbox, info captureInfo) {
 	for _, cs := range info.cascades {
-		parent, ok := sb.resolve(m.key(m.norm(cs.FK.Parent)))
+		parent, ok := sb.resolve(m.names.Key(m.names.Norm(cs.FK.Parent)))
 		if !ok || len(cs.Triggers) == 0 {
 			continue
 		}
-		if err := forker.DropTriggers(ctx, c, parent.phys.DB, cs.Triggers); err != nil {
-			m.log.Warn("drop the capture triggers of a foreign key", zap.String("parent", parent.phys.String()), zap.Error(err))
+		if err := forker.DropTriggers(ctx, c, parent.Phys.DB, cs.Triggers); err != nil {
+			m.log.Warn("drop the capture triggers of a foreign key", zap.String("parent", parent.Phys.String()), zap.Error(err))
 		}
 	}
 }

@@ -113,7 +113,7 @@ func (c *catalog) object(ctx context.Context, t rewrite.Table) (object, error) {
 }
 
 func (c *catalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (object, error) {
-	k := c.m.key(t)
+	k := c.m.names.Key(t)
 	now := time.Now()
 	c.mu.Lock()
 	e, ok := c.objects[k]
@@ -192,7 +192,7 @@ func (c *catalog) viewHazard(ctx context.Context, t rewrite.Table, def string, d
 		vf.hazard = "the view " + name + " is built on views more than " + fmt.Sprint(maxViewDepth) + " deep"
 		return vf, nil
 	}
-	a := c.m.engine.Analyze(def, rewrite.Options{DB: t.DB, CaseSensitiveNames: c.m.caseSensitive, Server: c.m.server})
+	a := c.m.engine.Analyze(def, rewrite.Options{DB: t.DB, CaseSensitiveNames: c.m.names.CaseSensitive, Server: c.m.server})
 	if _, err := a.Rewrite(placesNothing{}); err != nil {
 		vf.hazard = "the proxy cannot analyse the definition of the view " + name
 		return vf, nil

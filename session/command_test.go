@@ -64,24 +64,6 @@ func TestParseCommand(t *testing.T) {
 	}
 }
 
-func TestSandboxSchema(t *testing.T) {
-	if got := SandboxSchema("_sqlfork", "0123abcd", "app"); got != "_sqlfork_0123abcd_app" {
-		t.Errorf("got %q", got)
-	}
-	long := strings.Repeat("é", 40) // 80 bytes
-	a, b := SandboxSchema("_sqlfork", "0123abcd", long), SandboxSchema("_sqlfork", "0123abcd", long+"x")
-	for _, s := range []string{a, b} {
-		if len(s) > maxIdent || !strings.HasPrefix(s, "_sqlfork_0123abcd_") || !isValidUTF8(s) {
-			t.Errorf("long db gives %q (%d bytes)", s, len(s))
-		}
-	}
-	if a == b {
-		t.Error("different long names map to the same schema")
-	}
-}
-
-func isValidUTF8(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
-
 func TestParseMode(t *testing.T) {
 	for _, m := range []string{"transparent", "EXPLICIT", "passthrough"} {
 		if _, err := ParseMode(m); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -1010,7 +1011,7 @@ func (s *Session) createExistingDatabase(ctx context.Context, st rewrite.Stateme
 	if len(r.Rows) == 0 {
 		return "", nil
 	}
-	phys := SandboxSchema(s.m.cfg.Prefix, s.sb.ID, s.m.norm(rewrite.Table{DB: db}).DB)
+	phys := sandbox.Schema(s.m.cfg.Prefix, s.sb.ID, s.m.names.Norm(rewrite.Table{DB: db}).DB)
 	err = s.m.withConn(ctx, func(c SideConn) error {
 		return s.m.createSandboxSchema(ctx, c, db, phys)
 	})
@@ -1221,7 +1222,7 @@ func (s *Session) tablesFor(ctx context.Context, a *rewrite.Analysis, i int, p *
 		return err
 	}
 	for _, t := range first {
-		if views[s.m.key(s.m.norm(t))] {
+		if views[s.m.names.Key(s.m.names.Norm(t))] {
 			continue
 		}
 		if _, _, err := s.ensure(ctx, t, forker.Full); err != nil {
@@ -1252,7 +1253,7 @@ func (s *Session) forkWrites(ctx context.Context, st rewrite.Statement, p *Plan,
 		}
 	}
 	for _, t := range st.Writes {
-		if views[s.m.key(s.m.norm(t))] {
+		if views[s.m.names.Key(s.m.names.Norm(t))] {
 			continue
 		}
 		_, made, err := s.ensure(ctx, t, mode)
@@ -1307,7 +1308,7 @@ func (s *Session) forkBlock(ctx context.Context, a *rewrite.Analysis, p *Plan) e
 				return err
 			}
 			for _, t := range append(append([]rewrite.Table{}, bs.Writes...), first...) {
-				if skipCatalog(t) || views[s.m.key(s.m.norm(t))] {
+				if skipCatalog(t) || views[s.m.names.Key(s.m.names.Norm(t))] {
 					continue
 				}
 				if _, _, err := s.ensure(ctx, t, forker.Full); err != nil {
@@ -1461,7 +1462,7 @@ func (s *Session) touchesNewer(a *rewrite.Analysis, epoch uint64) bool {
 	for _, st := range a.Statements {
 		for _, list := range [][]rewrite.Table{st.Reads, st.Writes, st.Names, st.Like} {
 			for _, t := range list {
-				if e, ok := s.sb.resolve(s.m.key(t)); ok && e.epoch > epoch {
+				if e, ok := s.sb.resolve(s.m.names.Key(t)); ok && e.Epoch > epoch {
 					return true
 				}
 			}
@@ -1479,7 +1480,7 @@ func (s *Session) unmap(msg string) string {
 	s.sb.mu.Lock()
 	defer s.sb.mu.Unlock()
 	for _, e := range s.sb.tables {
-		msg = strings.ReplaceAll(msg, e.phys.DB, e.logical.DB)
+		msg = strings.ReplaceAll(msg, e.Phys.DB, e.Logical.DB)
 	}
 	for phys, logical := range s.schemas {
 		msg = strings.ReplaceAll(msg, phys, logical)
@@ -1488,7 +1489,7 @@ func (s *Session) unmap(msg string) string {
 	// UTF-8 (the results' latin1, koi8r, …: a database name that is not
 	// ASCII) is its prefix, which is ASCII, and the logical name in that
 	// set: without the prefix, the logical name as the server writes it.
-	return strings.ReplaceAll(msg, sandboxSchemaPrefix(s.m.cfg.Prefix, s.sb.ID), "")
+	return strings.ReplaceAll(msg, sandbox.SchemaPrefix(s.m.cfg.Prefix, s.sb.ID), "")
 }
 
 // unqualify drops the sandbox's databases for db from the names of text
@@ -1501,8 +1502,8 @@ func (s *Session) unqualify(text, db string) string {
 	s.sb.mu.Lock()
 	defer s.sb.mu.Unlock()
 	for _, e := range s.sb.tables {
-		if e.logical.DB == db {
-			text = strings.ReplaceAll(text, quote.Ident(e.phys.DB)+".", "")
+		if e.Logical.DB == db {
+			text = strings.ReplaceAll(text, quote.Ident(e.Phys.DB)+".", "")
 		}
 	}
 	return text
@@ -1517,7 +1518,7 @@ func (s *Session) unqualifyJSON(text, db string) string {
 	if t := strings.TrimSpace(text); s.sb == nil || db == "" || !strings.HasPrefix(t, "{") && !strings.HasPrefix(t, "[") {
 		return text
 	}
-	prefix := SandboxSchema(s.m.cfg.Prefix, s.sb.ID, s.m.norm(rewrite.Table{DB: db}).DB) + "."
+	prefix := sandbox.Schema(s.m.cfg.Prefix, s.sb.ID, s.m.names.Norm(rewrite.Table{DB: db}).DB) + "."
 	if !strings.Contains(text, prefix) {
 		return text
 	}
@@ -1567,8 +1568,8 @@ func (s *Session) logicalDB(phys string) (string, bool) {
 	s.sb.mu.Lock()
 	defer s.sb.mu.Unlock()
 	for _, e := range s.sb.tables {
-		if e.phys.DB == phys {
-			return e.logical.DB, true
+		if e.Phys.DB == phys {
+			return e.Logical.DB, true
 		}
 	}
 	return "", false
@@ -1589,8 +1590,8 @@ func (s *Session) audit(a *rewrite.Analysis, sql string, prepared bool) {
 	for _, st := range a.Statements {
 		for _, t := range st.Writes {
 			logical = append(logical, t.String())
-			if e, ok := s.sb.resolve(s.m.key(t)); ok {
-				phys = append(phys, e.phys.String())
+			if e, ok := s.sb.resolve(s.m.names.Key(t)); ok {
+				phys = append(phys, e.Phys.String())
 			}
 		}
 	}
@@ -1637,8 +1638,8 @@ func showCreateView(a *rewrite.Analysis) bool {
 
 // Resolve implements rewrite.Resolver.
 func (r resolver) Resolve(t rewrite.Table, write bool) (rewrite.Table, bool, error) {
-	if e, ok := r.s.sb.resolve(r.s.m.key(t)); ok && !(r.productionViews && e.kind == kindView) {
-		return e.phys, true, nil
+	if e, ok := r.s.sb.resolve(r.s.m.names.Key(t)); ok && !(r.productionViews && e.Kind == sandbox.KindView) {
+		return e.Phys, true, nil
 	}
 	if strings.EqualFold(t.DB, "information_schema") {
 		if v, ok := infoViewName(t.Name); ok && r.s.sb.hasInfoViews() {

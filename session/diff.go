@@ -12,6 +12,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/tabledef"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -44,7 +45,7 @@ const maxDiffRows = 200000
 // diffTable is one table of a sandbox's diff and how it is diffed.
 type diffTable struct {
 	logical rewrite.Table
-	e       *entry
+	e       *sandbox.Entry
 	capture captureInfo
 	// fork is the shape of the sandbox's table, prod production's (prodOK
 	// when production has the table).
@@ -105,25 +106,25 @@ func (d *differ) diffTables(ctx context.Context, only *rewrite.Table) ([]*diffTa
 		return nil, err
 	}
 	d.sb.mu.Lock()
-	var entries []*entry
+	var entries []*sandbox.Entry
 	for _, e := range d.sb.tables {
 		entries = append(entries, e)
 	}
 	d.sb.mu.Unlock()
-	slices.SortFunc(entries, func(a, b *entry) int {
-		return cmp.Or(cmp.Compare(a.logical.DB, b.logical.DB), cmp.Compare(a.logical.Name, b.logical.Name))
+	slices.SortFunc(entries, func(a, b *sandbox.Entry) int {
+		return cmp.Or(cmp.Compare(a.Logical.DB, b.Logical.DB), cmp.Compare(a.Logical.Name, b.Logical.Name))
 	})
 	var out []*diffTable
 	for _, e := range entries {
-		switch e.kind {
-		case kindFork, kindSchema, kindCreated, kindDropped:
+		switch e.Kind {
+		case sandbox.KindFork, sandbox.KindSchema, sandbox.KindCreated, sandbox.KindDropped:
 		default:
 			continue
 		}
-		if only != nil && d.m.key(e.logical) != d.m.key(d.m.norm(*only)) {
+		if only != nil && d.m.names.Key(e.Logical) != d.m.names.Key(d.m.names.Norm(*only)) {
 			continue
 		}
-		dt, err := d.plan(ctx, e, caps[d.m.key(e.logical)])
+		dt, err := d.plan(ctx, e, caps[d.m.names.Key(e.Logical)])
 		if err != nil {
 			return nil, err
 		}
@@ -136,17 +137,17 @@ func (d *differ) diffTables(ctx context.Context, only *rewrite.Table) ([]*diffTa
 
 // plan decides how e's table is diffed (nil: it has nothing to diff, as a
 // table created then dropped in the sandbox).
-func (d *differ) plan(ctx context.Context, e *entry, ci captureInfo) (*diffTable, error) {
-	dt := &diffTable{logical: e.logical, e: e, capture: ci, change: "forked"}
+func (d *differ) plan(ctx context.Context, e *sandbox.Entry, ci captureInfo) (*diffTable, error) {
+	dt := &diffTable{logical: e.Logical, e: e, capture: ci, change: "forked"}
 	var err error
-	dt.prod, err = forker.ReadShape(ctx, d.c, e.logical)
+	dt.prod, err = forker.ReadShape(ctx, d.c, e.Logical)
 	switch {
 	case err == nil:
 		dt.prodOK = true
 	case err != forker.ErrNoSource:
 		return nil, err
 	}
-	if e.kind == kindDropped {
+	if e.Kind == sandbox.KindDropped {
 		if !dt.prodOK {
 			return nil, nil
 		}
@@ -156,7 +157,7 @@ func (d *differ) plan(ctx context.Context, e *entry, ci captureInfo) (*diffTable
 		}
 		return dt, nil
 	}
-	dt.fork, err = forker.ReadShape(ctx, d.c, e.phys)
+	dt.fork, err = forker.ReadShape(ctx, d.c, e.Phys)
 	if err == forker.ErrNoSource {
 		return nil, nil // dropped by a statement not refreshed yet
 	} else if err != nil {
@@ -175,7 +176,7 @@ func (d *differ) plan(ctx context.Context, e *entry, ci captureInfo) (*diffTable
 		}
 		return dt, nil
 	}
-	if e.kind == kindCreated || !dt.prodOK {
+	if e.Kind == sandbox.KindCreated || !dt.prodOK {
 		dt.change, dt.method = "created", methodCreated
 		dt.key, dt.keyKind = dt.fork.Key, dt.fork.KeyKind
 		return dt, nil
@@ -504,14 +505,14 @@ func (d *differ) captured(ctx context.Context, td *tableDiff, detail bool) error
 	prod := dt.logical.Quoted()
 	rcols := shared(dt.fork, dt.prod)
 	if len(keyColumns(dt.prod, dt.key)) != len(dt.key) {
-		prod, rcols = "(SELECT * FROM "+dt.e.phys.Quoted()+" LIMIT 0)", cols
+		prod, rcols = "(SELECT * FROM "+dt.e.Phys.Quoted()+" LIMIT 0)", cols
 	}
 	ourOp := "CASE WHEN " + marker + " = 0 THEN 'insert' WHEN " + col("f", k0) + " IS NULL THEN 'delete' ELSE 'update' END"
 	theirsChanged := "IF(" + marker + " = 1, " + col("r", k0) + " IS NULL OR NOT " + eqSQL("c", "r", rcols) + ", " + col("r", k0) + " IS NOT NULL)"
 	oursDiffer := "NOT ((" + col("f", k0) + " IS NULL AND " + col("r", k0) + " IS NULL) OR (" + col("f", k0) + " IS NOT NULL AND " +
 		col("r", k0) + " IS NOT NULL AND " + eqSQL("f", "r", rcols) + "))"
 	conflict := "(" + theirsChanged + " AND " + oursDiffer + ")"
-	from := " FROM " + side + " c LEFT JOIN " + dt.e.phys.Quoted() + " f ON " + onSQL("c", "f", dt.key) +
+	from := " FROM " + side + " c LEFT JOIN " + dt.e.Phys.Quoted() + " f ON " + onSQL("c", "f", dt.key) +
 		" LEFT JOIN " + prod + " r ON " + onSQL("c", "r", dt.key) +
 		" WHERE (" + marker + " = 0 AND " + col("f", k0) + " IS NOT NULL) OR (" + marker + " = 1 AND (" + col("f", k0) +
 		" IS NULL OR NOT " + eqSQL("c", "f", cols) + "))"
@@ -554,7 +555,7 @@ func (d *differ) captured(ctx context.Context, td *tableDiff, detail bool) error
 func (d *differ) created(ctx context.Context, td *tableDiff, detail bool) error {
 	dt := td.t
 	if !detail {
-		rows, err := d.query(ctx, "SELECT COUNT(*) FROM "+dt.e.phys.Quoted(), false)
+		rows, err := d.query(ctx, "SELECT COUNT(*) FROM "+dt.e.Phys.Quoted(), false)
 		if err != nil {
 			return fmt.Errorf("diff %s: %w", dt.logical, err)
 		}
@@ -569,7 +570,7 @@ func (d *differ) created(ctx context.Context, td *tableDiff, detail bool) error 
 	l := &selectList{}
 	l.add("'insert'", jsonSQL("f", keyCols), "NULL", jsonSQL("f", cols), "NULL")
 	d.rowTail(l, dt, "f", "f")
-	rows, err := d.query(ctx, "SELECT "+l.String()+" FROM "+dt.e.phys.Quoted()+" f"+orderByCols("f", keyCols), true)
+	rows, err := d.query(ctx, "SELECT "+l.String()+" FROM "+dt.e.Phys.Quoted()+" f"+orderByCols("f", keyCols), true)
 	if err != nil {
 		return fmt.Errorf("diff %s: %w", dt.logical, err)
 	}
@@ -594,7 +595,7 @@ func (d *differ) keysCompared(ctx context.Context, td *tableDiff, detail bool) e
 	dt := td.t
 	cols, rcols := dt.fork.Stored(), shared(dt.fork, dt.prod)
 	k0 := dt.key[0]
-	f, r := dt.e.phys.Quoted(), dt.logical.Quoted()
+	f, r := dt.e.Phys.Quoted(), dt.logical.Quoted()
 	keyCols := keyColumns(dt.fork, dt.key)
 	if !detail {
 		q := "SELECT (SELECT COUNT(*) FROM " + f + " f LEFT JOIN " + r + " r ON " + onSQL("f", "r", dt.key) + " WHERE " + col("r", k0) + " IS NULL), " +
@@ -647,7 +648,7 @@ func (d *differ) rowsCompared(ctx context.Context, td *tableDiff, detail bool) e
 	list := strings.Join(names, ", ")
 	n := quote.Ident(freeAlias("sqlfork_n", cols)) // the rows' count, named as no column is
 	inner := "SELECT " + strings.Join(pick, ", ") + ", SUM(x." + n + ") AS " + n + " FROM (SELECT " + list + ", 1 AS " + n + " FROM " +
-		dt.e.phys.Quoted() + " UNION ALL SELECT " + list + ", -1 FROM " + dt.logical.Quoted() + ") x GROUP BY " + strings.Join(group, ", ") +
+		dt.e.Phys.Quoted() + " UNION ALL SELECT " + list + ", -1 FROM " + dt.logical.Quoted() + ") x GROUP BY " + strings.Join(group, ", ") +
 		" HAVING SUM(x." + n + ") <> 0"
 	if !detail {
 		rows, err := d.query(ctx, "SELECT SUM(GREATEST("+n+", 0)), SUM(GREATEST(-"+n+", 0)) FROM ("+inner+") d", false)
@@ -702,11 +703,11 @@ func (d *differ) ddl(ctx context.Context, dt *diffTable) (string, error) {
 	case "dropped":
 		return "DROP TABLE IF EXISTS " + dt.logical.Quoted(), nil
 	case "created":
-		text, err := d.createTable(ctx, dt.e.phys)
+		text, err := d.createTable(ctx, dt.e.Phys)
 		if err != nil {
 			return "", err
 		}
-		name := quote.Ident(dt.e.phys.Name)
+		name := quote.Ident(dt.e.Phys.Name)
 		rest, ok := strings.CutPrefix(text, "CREATE TABLE "+name)
 		if !ok {
 			return "", fmt.Errorf("read the definition of %s: unexpected %.60q", dt.logical, text)
@@ -736,7 +737,7 @@ func (d *differ) logicalNames(text string) string {
 	d.sb.mu.Lock()
 	dbs := map[string]string{}
 	for _, e := range d.sb.tables {
-		dbs[e.phys.DB] = e.logical.DB
+		dbs[e.Phys.DB] = e.Logical.DB
 	}
 	d.sb.mu.Unlock()
 	return tabledef.ReplaceQualifiers(text, dbs)
@@ -751,7 +752,7 @@ var viewHead = regexp.MustCompile("^CREATE (ALGORITHM=\\w+ )?(DEFINER=`(?:[^`]|`
 // with the rights of whoever reads it, never with those of the account that
 // ran the export (the promote account, say).
 func (d *differ) createView(ctx context.Context, dt *diffTable) (string, error) {
-	rows, err := d.c.Query(ctx, "SHOW CREATE VIEW "+dt.e.phys.Quoted())
+	rows, err := d.c.Query(ctx, "SHOW CREATE VIEW "+dt.e.Phys.Quoted())
 	if err != nil {
 		return "", fmt.Errorf("read the definition of %s: %w", dt.logical, err)
 	}
@@ -763,6 +764,6 @@ func (d *differ) createView(ctx context.Context, dt *diffTable) (string, error) 
 	if m == nil {
 		return "", fmt.Errorf("read the definition of %s: unexpected %.60q", dt.logical, text)
 	}
-	rest := strings.TrimPrefix(text[len(m[0]):], dt.e.phys.Quoted())
+	rest := strings.TrimPrefix(text[len(m[0]):], dt.e.Phys.Quoted())
 	return "CREATE OR REPLACE " + m[1] + "SQL SECURITY INVOKER VIEW " + dt.logical.Quoted() + d.logicalNames(rest), nil
 }

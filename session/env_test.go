@@ -13,6 +13,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/session"
 	"github.com/sqlfork/sqlfork-proxy/session/sessiontest"
 )
@@ -143,7 +144,7 @@ func wantCode(t *testing.T, err error, code uint16, state, msg string) {
 }
 
 // physDB is the schema holding sandbox id's tables of database db.
-func physDB(id, db string) string { return session.SandboxSchema(prefix, id, db) }
+func physDB(id, db string) string { return sandbox.Schema(prefix, id, db) }
 
 // sandboxID reads the id of the sandbox called name from the registry.
 func (e *env) sandboxID(name string) string {

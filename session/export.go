@@ -11,6 +11,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 )
 
 // SANDBOX EXPORT: the statements that turn production into the sandbox's
@@ -120,7 +121,7 @@ func (d *differ) skipReaders(ets []*exportTable) {
 		skipped := map[string]string{}
 		for _, et := range ets {
 			if et.skip != "" {
-				skipped[d.m.key(et.td.t.logical)] = et.td.t.logical.String()
+				skipped[d.m.names.Key(et.td.t.logical)] = et.td.t.logical.String()
 			}
 		}
 		for _, et := range ets {
@@ -128,7 +129,7 @@ func (d *differ) skipReaders(ets []*exportTable) {
 				continue
 			}
 			for _, r := range et.reads {
-				if name, ok := skipped[d.m.key(d.m.norm(withDB(r, et.td.t.logical.DB)))]; ok {
+				if name, ok := skipped[d.m.names.Key(d.m.names.Norm(withDB(r, et.td.t.logical.DB)))]; ok {
 					et.skip = fmt.Sprintf("%s reads %s, which is not exported", et.td.t.logical, name)
 					changed = true
 					break
@@ -145,14 +146,14 @@ func (d *differ) label(t rewrite.Table) string {
 	switch {
 	case strings.EqualFold(t.DB, InfoSchema(d.m.cfg.Prefix, d.sb.ID)):
 		return "information_schema." + t.Name
-	case !d.m.isProxySchema(t.DB):
+	case !d.m.names.IsProxySchema(t.DB):
 		return t.String()
 	}
 	d.sb.mu.Lock()
 	defer d.sb.mu.Unlock()
 	for _, e := range d.sb.tables {
-		if strings.EqualFold(e.phys.DB, t.DB) {
-			return e.logical.DB + "." + t.Name
+		if strings.EqualFold(e.Phys.DB, t.DB) {
+			return e.Logical.DB + "." + t.Name
 		}
 	}
 	return "a database of the proxy's"
@@ -352,7 +353,7 @@ func (d *differ) allRows(ctx context.Context, et *exportTable) error {
 	for i, c := range cols {
 		lits[i] = litSQL("f", c)
 	}
-	rows, err := d.query(ctx, "SELECT "+strings.Join(lits, ", ")+" FROM "+dt.e.phys.Quoted()+" f", true)
+	rows, err := d.query(ctx, "SELECT "+strings.Join(lits, ", ")+" FROM "+dt.e.Phys.Quoted()+" f", true)
 	if err != nil {
 		return fmt.Errorf("export %s: %w", dt.logical, err)
 	}
@@ -374,7 +375,7 @@ func (d *differ) allRows(ctx context.Context, et *exportTable) error {
 	for i, c := range keyCols {
 		klits[i] = litSQL("r", c)
 	}
-	rows, err = d.query(ctx, "SELECT "+strings.Join(klits, ", ")+" FROM "+dt.logical.Quoted()+" r LEFT JOIN "+dt.e.phys.Quoted()+
+	rows, err = d.query(ctx, "SELECT "+strings.Join(klits, ", ")+" FROM "+dt.logical.Quoted()+" r LEFT JOIN "+dt.e.Phys.Quoted()+
 		" f ON "+onSQL("r", "f", dt.key)+" WHERE "+col("f", dt.key[0])+" IS NULL", true)
 	if err != nil {
 		return fmt.Errorf("export %s: %w", dt.logical, err)
@@ -398,15 +399,15 @@ func (d *differ) fkOrder(ctx context.Context, ets []*exportTable) ([]*exportTabl
 	byKey := map[string]*exportTable{}
 	phys := map[string]string{} // physical key -> logical key
 	for _, et := range ets {
-		k := d.m.key(et.td.t.logical)
+		k := d.m.names.Key(et.td.t.logical)
 		byKey[k] = et
-		phys[d.m.key(et.td.t.e.phys)] = k
+		phys[d.m.names.Key(et.td.t.e.Phys)] = k
 	}
 	// Production's databases and this sandbox's: not the registry's nor
 	// other sandboxes' (the read costs what the databases hold).
-	own := strings.ToLower(sandboxSchemaPrefix(d.m.cfg.Prefix, d.sb.ID))
+	own := strings.ToLower(sandbox.SchemaPrefix(d.m.cfg.Prefix, d.sb.ID))
 	fks, err := forker.ForeignKeys(ctx, d.c, func(db string) bool {
-		return d.m.isProxySchema(db) && !strings.HasPrefix(strings.ToLower(db), own)
+		return d.m.names.IsProxySchema(db) && !strings.HasPrefix(strings.ToLower(db), own)
 	})
 	if err != nil {
 		return nil, err
@@ -418,7 +419,7 @@ func (d *differ) fkOrder(ctx context.Context, ets []*exportTable) ([]*exportTabl
 	}
 	var links []link
 	for _, fk := range fks {
-		c, p := d.m.key(fk.Child), d.m.key(fk.Parent)
+		c, p := d.m.names.Key(fk.Child), d.m.names.Key(fk.Parent)
 		if l, ok := phys[c]; ok {
 			c = l
 		}
@@ -455,7 +456,7 @@ func (d *differ) fkOrder(ctx context.Context, ets []*exportTable) ([]*exportTabl
 		out = append(out, byKey[k])
 	}
 	for _, et := range ets {
-		visit(d.m.key(et.td.t.logical))
+		visit(d.m.names.Key(et.td.t.logical))
 	}
 	// A cycle cut: a child written before its parent writes its
 	// foreign key NULL first, and its value once the parent's rows are in.
@@ -684,13 +685,13 @@ func (d *differ) ownObjects(ctx context.Context) ([]string, error) {
 	logical := map[string]string{}
 	d.sb.mu.Lock()
 	for _, e := range d.sb.tables {
-		logical[e.phys.DB] = e.logical.DB
+		logical[e.Phys.DB] = e.Logical.DB
 	}
 	d.sb.mu.Unlock()
 	// Routines live in one table (mysql.proc); triggers are read per
 	// database by name (their table's, which the sandbox's tables name):
 	// a pattern makes MariaDB read every database's directory.
-	own := sandboxSchemaPrefix(d.m.cfg.Prefix, d.sb.ID)
+	own := sandbox.SchemaPrefix(d.m.cfg.Prefix, d.sb.ID)
 	q := "SELECT s.ROUTINE_TYPE, s.ROUTINE_SCHEMA, s.ROUTINE_NAME FROM information_schema.ROUTINES s WHERE s.ROUTINE_SCHEMA LIKE " + likePrefix(own)
 	for _, db := range slices.Sorted(maps.Keys(logical)) {
 		if !strings.HasPrefix(db, own) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 )
 
 // Stored functions in a sandbox. A call of a stored function in a sandbox
@@ -186,7 +187,7 @@ func (s *Session) placeNeeded(ctx context.Context) error {
 
 // ensure is Manager.ensure of t in the session's sandbox, with the stored
 // routines the triggers it copied call placed there.
-func (s *Session) ensure(ctx context.Context, t rewrite.Table, mode forker.Mode) (*entry, bool, error) {
+func (s *Session) ensure(ctx context.Context, t rewrite.Table, mode forker.Mode) (*sandbox.Entry, bool, error) {
 	e, made, err := s.m.ensure(ctx, s.sb, t, mode, s.readable())
 	if err == nil {
 		err = s.placeNeeded(ctx)

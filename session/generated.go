@@ -30,7 +30,7 @@ func (m *Manager) reservedSchema(db string) string {
 	switch {
 	case isSystemSchema(db):
 		return "the server's own schema " + quote.Ident(db)
-	case m.isProxySchema(db):
+	case m.names.IsProxySchema(db):
 		return "a database of the proxy's"
 	}
 	return ""
@@ -59,7 +59,7 @@ func (e *generatedError) Error() string { return e.what }
 // names a table in a message as the sandbox's user knows it (never a
 // physical database of the proxy's).
 func (m *Manager) checkGenerated(stmt string, target rewrite.Table, label func(rewrite.Table) string, kinds ...rewrite.Kind) (generated, error) {
-	a := m.engine.Analyze(stmt, rewrite.Options{CaseSensitiveNames: m.caseSensitive, Server: m.server})
+	a := m.engine.Analyze(stmt, rewrite.Options{CaseSensitiveNames: m.names.CaseSensitive, Server: m.server})
 	if len(a.Statements) != 1 {
 		return generated{}, &generatedError{what: fmt.Sprintf("the statement built for %s reads as %d statements: refused", target, len(a.Statements))}
 	}
@@ -75,9 +75,9 @@ func (m *Manager) checkGenerated(stmt string, target rewrite.Table, label func(r
 	// and its foreign keys' parents (a CREATE TABLE … SELECT would copy
 	// another table's rows with the promote account's rights).
 	own := func(t rewrite.Table) bool {
-		k := m.key(m.norm(withDB(t, target.DB)))
-		return k == m.key(m.norm(target)) || slices.ContainsFunc(st.References, func(r rewrite.Table) bool {
-			return m.key(m.norm(withDB(r, target.DB))) == k
+		k := m.names.Key(m.names.Norm(withDB(t, target.DB)))
+		return k == m.names.Key(m.names.Norm(target)) || slices.ContainsFunc(st.References, func(r rewrite.Table) bool {
+			return m.names.Key(m.names.Norm(withDB(r, target.DB))) == k
 		})
 	}
 	for _, w := range st.Writes {

@@ -9,6 +9,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 )
 
 // A sandbox's information_schema: for each view below the proxy keeps a
@@ -191,13 +192,13 @@ func (m *Manager) viewSQL(v infoView, id string, cols []infoCol) string {
 	if v.routineSchema != "" {
 		return m.routineViewSQL(v, id, cols)
 	}
-	reg := m.q("tables")
+	reg := m.names.Q("tables")
 	sid := quote.String(id)
 	// A table the registry records absent or dropped whose physical table
 	// exists is one being made, by the statement that reads the view (a
 	// CREATE TABLE … SELECT FROM information_schema.TABLES lists its own
 	// table, as on the server) or one not refreshed yet: it is there.
-	live := "('" + kindFork + "', '" + kindSchema + "', '" + kindCreated + "', '" + kindAbsent + "', '" + kindDropped + "')"
+	live := "('" + string(sandbox.KindFork) + "', '" + string(sandbox.KindSchema) + "', '" + string(sandbox.KindCreated) + "', '" + string(sandbox.KindAbsent) + "', '" + string(sandbox.KindDropped) + "')"
 	mapped := map[string][2]string{} // column: registry column, own column
 	var joins []string
 	for i, pr := range v.pairs {
@@ -227,7 +228,7 @@ func (m *Manager) viewSQL(v infoView, id string, cols []infoCol) string {
 		// Either a row of this sandbox's table, or a production row the
 		// sandbox has not replaced or hidden.
 		where = "r0.sandbox_id IS NOT NULL OR (i." + s + " NOT LIKE " + internal + " AND NOT EXISTS (SELECT 1 FROM " + reg +
-			" h WHERE h.sandbox_id = " + sid + " AND h.kind IN ('" + kindFork + "', '" + kindSchema + "', '" + kindCreated + "', '" + kindDropped +
+			" h WHERE h.sandbox_id = " + sid + " AND h.kind IN ('" + string(sandbox.KindFork) + "', '" + string(sandbox.KindSchema) + "', '" + string(sandbox.KindCreated) + "', '" + string(sandbox.KindDropped) +
 			"') AND h.db = " + binCol("i", s) + " AND h.tbl = " + binCol("i", t) + "))"
 	}
 	if v.name == "TRIGGERS" {
@@ -258,7 +259,7 @@ func orderBy(cols []string) string {
 // database told back (prefix_<id>_<db> is <db>), nothing of other
 // sandboxes.
 func (m *Manager) routineViewSQL(v infoView, id string, cols []infoCol) string {
-	own := sandboxSchemaPrefix(m.cfg.Prefix, id)
+	own := sandbox.SchemaPrefix(m.cfg.Prefix, id)
 	col := "i." + quote.Ident(v.routineSchema)
 	mine := col + " LIKE " + likePrefix(own)
 	sel := make([]string, len(cols))

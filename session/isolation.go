@@ -126,7 +126,7 @@ func (s *Session) UnmapOwn(text string) string {
 	for _, sb := range own {
 		sb.mu.Lock()
 		for _, e := range sb.tables {
-			text = strings.ReplaceAll(text, e.phys.DB, e.logical.DB)
+			text = strings.ReplaceAll(text, e.Phys.DB, e.Logical.DB)
 		}
 		sb.mu.Unlock()
 	}

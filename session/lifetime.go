@@ -242,7 +242,7 @@ func (m *Manager) merge(found *Sandbox) *Sandbox {
 	}
 	cur.mu.Unlock()
 	for k, e := range found.tables {
-		if have, ok := cur.resolve(k); !ok || have.kind != e.kind {
+		if have, ok := cur.resolve(k); !ok || have.Kind != e.Kind {
 			m.setEntry(cur, k, e)
 		}
 	}
@@ -338,7 +338,7 @@ func (m *Manager) recordGrace(ctx context.Context, sb *Sandbox) {
 		if until.IsZero() {
 			return nil
 		}
-		_, err := c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET expires_at = "+sqlTime(until)+
+		_, err := c.Exec(ctx, "UPDATE "+m.names.Q("sandboxes")+" SET expires_at = "+sqlTime(until)+
 			" WHERE id = "+quote.String(sb.ID)+" AND kept = 0")
 		return err
 	})
@@ -412,7 +412,7 @@ func (m *Manager) discardRecorded(ctx context.Context, c SideConn, sb *Sandbox, 
 // (then sb is kept here too). A sandbox gone from the registry was
 // discarded through another process.
 func (m *Manager) carriedOn(ctx context.Context, c SideConn, sb *Sandbox) (bool, error) {
-	rows, err := c.Query(ctx, "SELECT kept, expires_at FROM "+m.q("sandboxes")+" WHERE id = "+quote.String(sb.ID))
+	rows, err := c.Query(ctx, "SELECT kept, expires_at FROM "+m.names.Q("sandboxes")+" WHERE id = "+quote.String(sb.ID))
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("read registry: %w", err)

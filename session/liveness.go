@@ -71,7 +71,7 @@ func (m *Manager) dropAlive() {
 // holderAlive reports whether a process recorded among the holders of
 // sandbox id, other than this one, still holds its liveness lock.
 func (m *Manager) holderAlive(ctx context.Context, c SideConn, id string) (bool, error) {
-	rows, err := c.Query(ctx, "SELECT proxy_id FROM "+m.q("holders")+" WHERE sandbox_id = "+quote.String(id))
+	rows, err := c.Query(ctx, "SELECT proxy_id FROM "+m.names.Q("holders")+" WHERE sandbox_id = "+quote.String(id))
 	if err != nil {
 		return false, fmt.Errorf("read registry: %w", err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/grants"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -267,10 +268,9 @@ type Manager struct {
 	log      *zap.Logger
 	dial     Dialer
 	strategy forker.Strategy
-	meta     string
-	// caseSensitive mirrors lower_case_table_names=0.
-	caseSensitive bool
-	version       string
+	// names maps logical tables to keys and sandbox schemas.
+	names   sandbox.Names
+	version string
 	// server is version as the rewrite engine needs it.
 	server  rewrite.Server
 	engine  *rewrite.Engine
@@ -339,7 +339,7 @@ type Sandbox struct {
 	gone      chan struct{}
 	forgotten bool
 	discarded bool
-	tables    map[string]*entry
+	tables    map[string]*sandbox.Entry
 	bytes     int64
 	version   uint64 // bumped by every change of tables
 	changed   uint64 // the newest epoch of its tables' entries
@@ -407,33 +407,6 @@ func (sb *Sandbox) noteRoutine(key string, own bool) {
 	sb.routines[key] = sb.routines[key] || own
 }
 
-// entry is a logical table's state in a sandbox.
-type entry struct {
-	logical rewrite.Table
-	phys    rewrite.Table
-	kind    string // fork, schema, created, dropped, absent, view
-	// def is, for a copy of a production view (kindView), the definition it
-	// was made with in this process ("" when loaded from the registry).
-	def     string
-	rows    int64
-	bytes   int64
-	epoch   uint64
-	created time.Time
-}
-
-// Table kinds in a sandbox.
-const (
-	kindFork    = "fork"    // a copy of the production table
-	kindSchema  = "schema"  // the structure only (before TRUNCATE or DROP)
-	kindCreated = "created" // made in the sandbox
-	kindDropped = "dropped" // dropped in the sandbox: hidden there
-	kindAbsent  = "absent"  // not in production; sandbox statements see it missing
-	// kindForking is a registry row written before a fork starts, so that
-	// reconciliation (in any process) never takes the half-made fork for
-	// an orphan; a crash leaves it behind, and it is redone or reaped.
-	kindForking = "forking"
-)
-
 // New connects to the upstream, creates the registry if needed, reconciles
 // it with the schemas present and starts the reaper.
 func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manager, error) {
@@ -441,7 +414,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Manager{cfg: cfg, log: log, dial: dial, meta: MetaSchema(cfg.Prefix), engine: rewrite.NewEngine(0),
+	m := &Manager{cfg: cfg, log: log, dial: dial, names: sandbox.Names{Prefix: cfg.Prefix}, engine: rewrite.NewEngine(0),
 		byID: map[string]*Sandbox{}, byName: map[string]*Sandbox{},
 		proxyID: randomID(6), stop: make(chan struct{}), done: make(chan struct{}), obs: nopObserver{}}
 	m.pool = sideconn.NewPool(cfg.SideConnections, cfg.ForkQueueTimeout, m.dialSide)
@@ -457,7 +430,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	}
 	m.version = *rows[0][0]
 	m.server = rewrite.ParseServer(m.version)
-	m.caseSensitive = rows[0][1] != nil && *rows[0][1] == "0"
+	m.names.CaseSensitive = rows[0][1] != nil && *rows[0][1] == "0"
 	m.catalog = newCatalog(m)
 	name := cfg.Forker
 	if name == "auto" {
@@ -482,7 +455,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	}
 	go m.reaper()
 	log.Info("sandbox manager ready", zap.String("forker", m.strategy.Name()), zap.String("upstream_version", m.version),
-		zap.String("prefix", cfg.Prefix), zap.Bool("case_sensitive_names", m.caseSensitive))
+		zap.String("prefix", cfg.Prefix), zap.Bool("case_sensitive_names", m.names.CaseSensitive))
 	return m, nil
 }
 
@@ -685,7 +658,7 @@ func (m *Manager) Strategy() string { return m.strategy.Name() }
 func (m *Manager) Forks() int64 { return m.forks.Load() }
 
 // CaseSensitive reports lower_case_table_names=0 on the upstream.
-func (m *Manager) CaseSensitive() bool { return m.caseSensitive }
+func (m *Manager) CaseSensitive() bool { return m.names.CaseSensitive }
 
 // Prefix is the prefix of the proxy's databases.
 func (m *Manager) Prefix() string { return m.cfg.Prefix }
@@ -839,25 +812,6 @@ func randomID(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// norm is t as the registry and the sandbox databases hold it: as written
-// with lower_case_table_names=0, else in lower case (the server stores and
-// compares such names in lower case, so spellings must not make two
-// entries for one table).
-func (m *Manager) norm(t rewrite.Table) rewrite.Table {
-	if m.caseSensitive {
-		return t
-	}
-	return rewrite.Table{DB: strings.ToLower(t.DB), Name: strings.ToLower(t.Name)}
-}
-
-// key normalizes a logical table for lookups.
-func (m *Manager) key(t rewrite.Table) string {
-	if m.caseSensitive {
-		return t.DB + "\x00" + t.Name
-	}
-	return strings.ToLower(t.DB) + "\x00" + strings.ToLower(t.Name)
-}
-
 // isAdmin reports whether user may manage every sandbox.
 func (m *Manager) isAdmin(user string) bool { return slices.Contains(m.cfg.Admins, user) }
 
@@ -892,7 +846,7 @@ func (m *Manager) newSandbox(name, owner string) (*Sandbox, error) {
 		return nil, rewrite.Refuse(wire.ErUnknown, "a sandbox named %q already exists; ATTACH it or choose another name", name)
 	}
 	now := time.Now().UTC()
-	sb := &Sandbox{ID: id, Name: name, Owner: owner, Created: now, lastActive: now, tables: map[string]*entry{},
+	sb := &Sandbox{ID: id, Name: name, Owner: owner, Created: now, lastActive: now, tables: map[string]*sandbox.Entry{},
 		gone: make(chan struct{})}
 	m.byID[id], m.byName[name] = sb, sb
 	return sb, nil
@@ -990,7 +944,7 @@ func (m *Manager) lookup(ctx context.Context, name string) (*Sandbox, error) {
 // ---- resolution ----
 
 // resolve maps t in sb: ok=false leaves it to production.
-func (sb *Sandbox) resolve(k string) (*entry, bool) {
+func (sb *Sandbox) resolve(k string) (*sandbox.Entry, bool) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	e, ok := sb.tables[k]
@@ -1004,27 +958,21 @@ func (sb *Sandbox) snapshotVersion() uint64 {
 	return sb.version
 }
 
-// physical names the table t would have in sb.
-func (m *Manager) physical(sb *Sandbox, t rewrite.Table) rewrite.Table {
-	t = m.norm(t)
-	return rewrite.Table{DB: SandboxSchema(m.cfg.Prefix, sb.ID, t.DB), Name: t.Name}
-}
-
 // ensure makes sure t has a place in sb for a statement of the given kind:
 // a fork (full or schema only) of the production table, or, for a table
 // production does not have, a name in the sandbox schema. It returns the
 // entry and whether this call made it.
-func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode forker.Mode, rd readCheck) (e *entry, made bool, err error) {
-	t = m.norm(t)
-	k := m.key(t)
+func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode forker.Mode, rd readCheck) (e *sandbox.Entry, made bool, err error) {
+	t = m.names.Norm(t)
+	k := m.names.Key(t)
 	// Any state but "absent" is final: a schema-only fork is the table as
 	// TRUNCATE left it, a dropped one stays dropped until created again.
-	if e, ok := sb.resolve(k); ok && e.kind != kindAbsent {
+	if e, ok := sb.resolve(k); ok && e.Kind != sandbox.KindAbsent {
 		return e, false, nil
 	}
 	sb.forkMu.Lock()
 	defer sb.forkMu.Unlock()
-	if e, ok := sb.resolve(k); ok && e.kind != kindAbsent {
+	if e, ok := sb.resolve(k); ok && e.Kind != sandbox.KindAbsent {
 		return e, false, nil // forked by another connection while we waited
 	}
 	sb.mu.Lock()
@@ -1077,7 +1025,7 @@ func forkFailureCause(err error) string {
 // has. A table with keys is always forked whole: a schema-only fork would
 // lose the rows its keys check. Each table it would copy must pass rd
 // first (the session's account may read it). It returns t's entry.
-func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Table, mode forker.Mode, rd readCheck) (*entry, error) {
+func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Table, mode forker.Mode, rd readCheck) (*sandbox.Entry, error) {
 	cp, err := m.connected(ctx, sb, t)
 	if err != nil {
 		return nil, err
@@ -1096,12 +1044,12 @@ func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Tabl
 	if cp.linked {
 		mode = forker.Full
 	}
-	var out *entry
+	var out *sandbox.Entry
 	err = m.withConn(ctx, func(c SideConn) error {
 		if rg != nil {
 			var todo []rewrite.Table
 			for i, u := range cp.tables {
-				if e, ok := sb.resolve(m.key(u)); i == 0 || !ok || e.kind == kindAbsent {
+				if e, ok := sb.resolve(m.names.Key(u)); i == 0 || !ok || e.Kind == sandbox.KindAbsent {
 					todo = append(todo, u)
 				}
 			}
@@ -1109,10 +1057,10 @@ func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Tabl
 				return err
 			}
 		}
-		made := map[string]*entry{}
+		made := map[string]*sandbox.Entry{}
 		for i, u := range cp.tables {
-			k := m.key(u)
-			if e, ok := sb.resolve(k); i > 0 && ok && e.kind != kindAbsent {
+			k := m.names.Key(u)
+			if e, ok := sb.resolve(k); i > 0 && ok && e.Kind != sandbox.KindAbsent {
 				continue // in the sandbox already, with its keys and triggers
 			}
 			e, fresh, err := m.forkLocked(ctx, c, sb, u, k, mode)
@@ -1125,7 +1073,7 @@ func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Tabl
 			if i == 0 {
 				out = e
 			}
-			if fresh && (e.kind == kindFork || e.kind == kindSchema) {
+			if fresh && (e.Kind == sandbox.KindFork || e.Kind == sandbox.KindSchema) {
 				made[k] = e
 			}
 		}
@@ -1154,16 +1102,16 @@ func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Tabl
 
 // dropForks undoes the forks in made (by key): registry rows, tables and
 // map entries.
-func (m *Manager) dropForks(ctx context.Context, c SideConn, sb *Sandbox, made map[string]*entry) {
+func (m *Manager) dropForks(ctx context.Context, c SideConn, sb *Sandbox, made map[string]*sandbox.Entry) {
 	for k, e := range made {
-		m.deleteEntry(ctx, c, sb, e.logical)
-		if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+e.phys.Quoted()); err != nil {
-			m.log.Warn("drop a fork left without its keys or triggers", zap.String("fork", e.phys.String()), zap.Error(err))
+		m.deleteEntry(ctx, c, sb, e.Logical)
+		if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+e.Phys.Quoted()); err != nil {
+			m.log.Warn("drop a fork left without its keys or triggers", zap.String("fork", e.Phys.String()), zap.Error(err))
 		}
 		sb.mu.Lock()
 		if sb.tables[k] == e {
 			delete(sb.tables, k)
-			sb.bytes -= e.bytes
+			sb.bytes -= e.Bytes
 			sb.version++
 		}
 		sb.mu.Unlock()
@@ -1175,40 +1123,35 @@ func (m *Manager) dropForks(ctx context.Context, c SideConn, sb *Sandbox, made m
 
 // linkForks gives each fork in made (by key) the foreign keys of its
 // production table, referencing the sandbox's table of each parent.
-func (m *Manager) linkForks(ctx context.Context, c SideConn, sb *Sandbox, fks []forker.ForeignKey, made map[string]*entry) error {
-	linked := map[string]*entry{}
+func (m *Manager) linkForks(ctx context.Context, c SideConn, sb *Sandbox, fks []forker.ForeignKey, made map[string]*sandbox.Entry) error {
+	linked := map[string]*sandbox.Entry{}
 	for _, fk := range fks {
-		k := m.key(fk.Child)
+		k := m.names.Key(fk.Child)
 		child, ok := made[k]
 		if !ok {
 			continue
 		}
-		parent, ok := sb.resolve(m.key(fk.Parent))
-		if !ok || parent.kind == kindAbsent || parent.kind == kindDropped || parent.kind == kindForking {
+		parent, ok := sb.resolve(m.names.Key(fk.Parent))
+		if !ok || parent.Kind == sandbox.KindAbsent || parent.Kind == sandbox.KindDropped || parent.Kind == sandbox.KindForking {
 			continue // a parent the sandbox dropped: production could not have the key either
 		}
-		if err := forker.AddForeignKey(ctx, c, fk, child.phys, parent.phys); err != nil {
+		if err := forker.AddForeignKey(ctx, c, fk, child.Phys, parent.Phys); err != nil {
 			return err
 		}
 		linked[k] = child
 	}
 	for _, e := range linked {
-		if err := forker.RestoreIndexNames(ctx, c, e.logical, e.phys); err != nil {
+		if err := forker.RestoreIndexNames(ctx, c, e.Logical, e.Phys); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// isProxySchema reports one of the proxy's own databases.
-func (m *Manager) isProxySchema(db string) bool {
-	return strings.HasPrefix(strings.ToLower(db), strings.ToLower(m.cfg.Prefix))
-}
-
 // forkLocked forks t under the sandbox's fork mutex and an upstream lock,
 // so one fork per (sandbox, table) happens across proxy processes too;
 // fresh says this call made it.
-func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string, mode forker.Mode) (e *entry, fresh bool, err error) {
+func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string, mode forker.Mode) (e *sandbox.Entry, fresh bool, err error) {
 	if err := m.persist(ctx, c, sb); err != nil {
 		return nil, false, err
 	}
@@ -1221,7 +1164,7 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	if e, err := m.forkedElsewhere(ctx, c, sb, t, k); err != nil || e != nil {
 		return e, false, err
 	}
-	phys := m.physical(sb, t)
+	phys := m.names.Physical(sb.ID, t)
 	if err := m.prepareFork(ctx, c, sb, t, phys, mode); err != nil {
 		return nil, false, err
 	}
@@ -1249,23 +1192,23 @@ func (m *Manager) lockFork(ctx context.Context, c SideConn, sb *Sandbox, t rewri
 // has one in place, made by another connection or process before this one
 // took the lock; nil when t is still to be forked (no row, or the marker
 // of a fork a crash interrupted).
-func (m *Manager) forkedElsewhere(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string) (*entry, error) {
+func (m *Manager) forkedElsewhere(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string) (*sandbox.Entry, error) {
 	e, err := m.loadEntry(ctx, c, sb, t)
 	switch {
 	case err != nil:
 		return nil, err
-	case e != nil && e.kind == kindAbsent:
+	case e != nil && e.Kind == sandbox.KindAbsent:
 		// Recorded as not in production: a statement of this sandbox (in
 		// this process or another) may have created it since.
-		if _, _, err := forker.Size(ctx, c, e.phys); err == nil {
-			e.kind = kindCreated
+		if _, _, err := forker.Size(ctx, c, e.Phys); err == nil {
+			e.Kind = sandbox.KindCreated
 			if err := m.saveEntry(ctx, c, sb, e); err != nil {
 				return nil, err
 			}
 		}
 		m.setEntry(sb, k, e)
 		return e, nil
-	case e != nil && e.kind != kindForking:
+	case e != nil && e.Kind != sandbox.KindForking:
 		m.setEntry(sb, k, e)
 		return e, nil
 	}
@@ -1331,8 +1274,8 @@ func (m *Manager) createSandboxSchema(ctx context.Context, c SideConn, db, phys 
 // runFork forks t (key k) to phys with the strategy, under a marker row in
 // the registry, and records what came of it: the fork, or t missing from
 // production.
-func (m *Manager) runFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string, phys rewrite.Table, mode forker.Mode) (*entry, error) {
-	marker := &entry{logical: t, phys: phys, kind: kindForking, created: time.Now().UTC()}
+func (m *Manager) runFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string, phys rewrite.Table, mode forker.Mode) (*sandbox.Entry, error) {
+	marker := &sandbox.Entry{Logical: t, Phys: phys, Kind: sandbox.KindForking, Created: time.Now().UTC()}
 	if err := m.saveEntry(ctx, c, sb, marker); err != nil {
 		return nil, err
 	}
@@ -1346,7 +1289,7 @@ func (m *Manager) runFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrit
 		// Not in production: the sandbox sees it missing until it creates
 		// it. Recorded (replacing the marker), so that a table the
 		// statement creates is never taken for an orphan.
-		e := &entry{logical: t, phys: phys, kind: kindAbsent, epoch: m.epoch.Add(1), created: time.Now().UTC()}
+		e := &sandbox.Entry{Logical: t, Phys: phys, Kind: sandbox.KindAbsent, Epoch: m.epoch.Add(1), Created: time.Now().UTC()}
 		if err := m.saveEntry(ctx, c, sb, e); err != nil {
 			return nil, err
 		}
@@ -1376,12 +1319,12 @@ func (m *Manager) runFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrit
 
 // recordFork records a finished fork phys of t (key k) in the registry and
 // in memory, or drops it when it cannot be recorded.
-func (m *Manager) recordFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string, phys rewrite.Table, mode forker.Mode, st forker.Stats) (*entry, error) {
-	kind := kindFork
+func (m *Manager) recordFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string, phys rewrite.Table, mode forker.Mode, st forker.Stats) (*sandbox.Entry, error) {
+	kind := sandbox.KindFork
 	if mode == forker.SchemaOnly {
-		kind = kindSchema
+		kind = sandbox.KindSchema
 	}
-	e := &entry{logical: t, phys: phys, kind: kind, rows: st.Rows, bytes: st.Bytes, epoch: m.epoch.Add(1), created: time.Now().UTC()}
+	e := &sandbox.Entry{Logical: t, Phys: phys, Kind: kind, Rows: st.Rows, Bytes: st.Bytes, Epoch: m.epoch.Add(1), Created: time.Now().UTC()}
 	if err := m.saveEntry(ctx, c, sb, e); err != nil {
 		m.deleteEntry(context.WithoutCancel(ctx), c, sb, t) // it may be recorded, uncounted
 		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+phys.Quoted())
@@ -1399,22 +1342,22 @@ func (m *Manager) recordFork(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	}
 	m.observer().Forked(m.strategy.Name(), mode == forker.SchemaOnly, st.Duration, st.Rows, st.Bytes)
 	m.log.Info("forked table", zap.String("sandbox", sb.Name), zap.String("table", t.String()),
-		zap.String("fork", phys.String()), zap.String("strategy", m.strategy.Name()), zap.String("kind", kind),
+		zap.String("fork", phys.String()), zap.String("strategy", m.strategy.Name()), zap.String("kind", string(kind)),
 		zap.Int64("rows", st.Rows), zap.Int64("bytes", st.Bytes), zap.Duration("took", st.Duration))
 	return e, nil
 }
 
 // setEntry records e in memory.
-func (m *Manager) setEntry(sb *Sandbox, k string, e *entry) {
+func (m *Manager) setEntry(sb *Sandbox, k string, e *sandbox.Entry) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	if old := sb.tables[k]; old != nil {
-		sb.bytes -= old.bytes
+		sb.bytes -= old.Bytes
 	}
 	sb.tables[k] = e
-	sb.bytes += e.bytes
+	sb.bytes += e.Bytes
 	sb.version++
-	sb.changed = max(sb.changed, e.epoch)
+	sb.changed = max(sb.changed, e.Epoch)
 }
 
 // changedSince reports whether a table of sb changed after epoch.
@@ -1429,29 +1372,29 @@ func (sb *Sandbox) changedSince(epoch uint64) bool {
 func (m *Manager) refresh(ctx context.Context, sb *Sandbox, tables []rewrite.Table) error {
 	return m.withConn(ctx, func(c SideConn) error {
 		for _, t := range tables {
-			t = m.norm(t)
-			k := m.key(t)
+			t = m.names.Norm(t)
+			k := m.names.Key(t)
 			e, ok := sb.resolve(k)
 			if !ok {
 				continue
 			}
-			rows, bytes, err := forker.Size(ctx, c, e.phys)
+			rows, bytes, err := forker.Size(ctx, c, e.Phys)
 			n := *e
 			switch {
 			case errors.Is(err, forker.ErrNoSource):
-				if e.kind == kindAbsent {
+				if e.Kind == sandbox.KindAbsent {
 					continue
 				}
-				n.kind, n.rows, n.bytes = kindDropped, 0, 0
+				n.Kind, n.Rows, n.Bytes = sandbox.KindDropped, 0, 0
 			case err != nil:
 				return err
 			default:
-				if e.kind == kindAbsent || e.kind == kindDropped {
-					n.kind = kindCreated
+				if e.Kind == sandbox.KindAbsent || e.Kind == sandbox.KindDropped {
+					n.Kind = sandbox.KindCreated
 				}
-				n.rows, n.bytes = rows, bytes
+				n.Rows, n.Bytes = rows, bytes
 			}
-			n.epoch = m.epoch.Add(1)
+			n.Epoch = m.epoch.Add(1)
 			if err := m.persist(ctx, c, sb); err != nil {
 				return err
 			}
@@ -1467,23 +1410,23 @@ func (m *Manager) refresh(ctx context.Context, sb *Sandbox, tables []rewrite.Tab
 // unfork removes a schema-only fork made for a DROP that then failed, so
 // the sandbox sees the production table again rather than an empty one.
 func (m *Manager) unfork(ctx context.Context, sb *Sandbox, t rewrite.Table) error {
-	t = m.norm(t)
-	k := m.key(t)
+	t = m.names.Norm(t)
+	k := m.names.Key(t)
 	e, ok := sb.resolve(k)
-	if !ok || e.kind != kindSchema {
+	if !ok || e.Kind != sandbox.KindSchema {
 		return nil
 	}
 	sb.forkMu.Lock()
 	defer sb.forkMu.Unlock()
 	gone := false
 	err := m.withConn(ctx, func(c SideConn) error {
-		if _, _, err := forker.Size(ctx, c, e.phys); errors.Is(err, forker.ErrNoSource) {
+		if _, _, err := forker.Size(ctx, c, e.Phys); errors.Is(err, forker.ErrNoSource) {
 			gone = true // the DROP took it despite the error: refresh marks it dropped
 			return nil
 		} else if err != nil {
 			return err
 		}
-		if _, err := c.Exec(ctx, "DELETE FROM "+m.q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+
+		if _, err := c.Exec(ctx, "DELETE FROM "+m.names.Q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+
 			" AND db = "+quote.String(t.DB)+" AND tbl = "+quote.String(t.Name)); err != nil {
 			return err
 		}
@@ -1493,7 +1436,7 @@ func (m *Manager) unfork(ctx context.Context, sb *Sandbox, t rewrite.Table) erro
 		if err := m.awaitReaders(ctx, c, sb); err != nil {
 			return err
 		}
-		_, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+e.phys.Quoted())
+		_, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+e.Phys.Quoted())
 		return err
 	})
 	if err != nil || gone {

@@ -9,6 +9,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
 
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/session"
 	"github.com/sqlfork/sqlfork-proxy/session/sessiontest"
 )
@@ -70,7 +71,7 @@ func TestNewStartsManager(t *testing.T) {
 			if e.m.Prefix() != pfx {
 				t.Errorf("prefix %q", e.m.Prefix())
 			}
-			meta := q(session.MetaSchema(pfx))
+			meta := q(sandbox.MetaSchema(pfx))
 			for _, re := range []string{
 				"^SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED$",
 				"^CREATE DATABASE IF NOT EXISTS " + meta + "$",

@@ -71,7 +71,7 @@ func (s *Session) holds(sb *Sandbox, t rewrite.Table) bool {
 	if sb == nil {
 		return false
 	}
-	_, ok := sb.resolve(s.m.key(t))
+	_, ok := sb.resolve(s.m.names.Key(t))
 	return ok
 }
 
@@ -316,7 +316,7 @@ func (s *Session) forkFirst(ctx context.Context, st rewrite.Statement) ([]rewrit
 
 // own reports whether the session's sandbox holds t.
 func (s *Session) own(t rewrite.Table) bool {
-	_, ok := s.sb.resolve(s.m.key(t))
+	_, ok := s.sb.resolve(s.m.names.Key(t))
 	return ok
 }
 

@@ -76,7 +76,7 @@ func (s *Session) copyRoutine(ctx context.Context, kind, db, name string) error 
 	}
 	mode := strings.ToUpper(str(def[1]))
 	a := s.m.engine.Analyze(text, rewrite.Options{DB: db, ANSIQuotes: strings.Contains(mode, "ANSI_QUOTES"), IgnoreSpace: strings.Contains(mode, "IGNORE_SPACE"),
-		NoBackslashEscapes: strings.Contains(mode, "NO_BACKSLASH_ESCAPES"), CaseSensitiveNames: s.m.caseSensitive,
+		NoBackslashEscapes: strings.Contains(mode, "NO_BACKSLASH_ESCAPES"), CaseSensitiveNames: s.m.names.CaseSensitive,
 		Charset: str(def[3]), Server: s.m.server})
 	if len(a.Statements) != 1 || a.Statements[0].Kind != rewrite.Kind("CREATE "+kind) || a.Statements[0].Routine == nil {
 		return rewrite.Refuse(wire.ErOptionPreventsStatement, "the proxy cannot read the definition of production's %s %s, "+

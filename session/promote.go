@@ -136,7 +136,7 @@ func (p *promotion) findEchoes(ctx context.Context, d *differ) error {
 	changed := map[string]bool{}
 	for _, et := range p.order {
 		if et.changes() {
-			changed[p.m.key(et.td.t.logical)] = true
+			changed[p.m.names.Key(et.td.t.logical)] = true
 		}
 	}
 	for _, et := range p.order {
@@ -151,8 +151,8 @@ func (p *promotion) findEchoes(ctx context.Context, d *differ) error {
 		for _, tc := range trs {
 			for _, bs := range bodyStatements(tc.a) {
 				for _, w := range bs.Writes {
-					w = p.m.norm(w)
-					if k := p.m.key(w); changed[k] && k != p.m.key(t) {
+					w = p.m.names.Norm(w)
+					if k := p.m.names.Key(w); changed[k] && k != p.m.names.Key(t) {
 						p.echoes = append(p.echoes, fmt.Sprintf("trigger %s on %s writes %s", quote.Ident(tc.trg.Name), t, w))
 					}
 				}
@@ -528,7 +528,7 @@ func (p *promotion) startAudit(ctx context.Context) {
 
 // insertAudit writes the promote's row, "running", and keeps its id.
 func (p *promotion) insertAudit(ctx context.Context, c SideConn) error {
-	if _, err := c.Exec(ctx, "INSERT INTO "+p.m.q("promotes")+" (sandbox_id, name, owner, user, via, strategy, started_at, outcome) VALUES ("+
+	if _, err := c.Exec(ctx, "INSERT INTO "+p.m.names.Q("promotes")+" (sandbox_id, name, owner, user, via, strategy, started_at, outcome) VALUES ("+
 		strings.Join([]string{quote.String(p.sb.ID), quote.String(p.sb.Name), quote.String(p.sb.Owner),
 			quote.String(p.user), quote.String(p.via), quote.String(p.strategy), sqlTime(p.started), "'running'"}, ", ")+")"); err != nil {
 		return err
@@ -565,7 +565,7 @@ func (p *promotion) finish(ctx context.Context, err error) {
 				return err
 			}
 		}
-		_, err := c.Exec(ctx, "UPDATE "+p.m.q("promotes")+" SET "+set+" WHERE id = "+p.auditID)
+		_, err := c.Exec(ctx, "UPDATE "+p.m.names.Q("promotes")+" SET "+set+" WHERE id = "+p.auditID)
 		return err
 	})
 	if werr != nil {

@@ -180,7 +180,7 @@ func (s *Session) accountGrants(ctx context.Context, c forker.Conn) (gs grants.S
 		lines, err = grants.Show(ctx, c, "SHOW GRANTS")
 		return err
 	})
-	return grants.NewSet(lines, s.m.caseSensitive), account, err
+	return grants.NewSet(lines, s.m.names.CaseSensitive), account, err
 }
 
 // mayExecute refuses, as the server refuses a CALL (1370), the copy of

@@ -8,6 +8,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/grants"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -93,7 +94,7 @@ func (m *Manager) mayRead(ctx context.Context, c SideConn, rg readGrants, target
 		}
 		user, host, _ := strings.Cut(rg.account, "@")
 		r := rewrite.ServerRefusal(wire.ErTableAccessDenied, "SELECT command denied to user '%s'@'%s' for table %s", user, host, t.Quoted())
-		if target != (rewrite.Table{}) && m.key(t) != m.key(target) {
+		if target != (rewrite.Table{}) && m.names.Key(t) != m.names.Key(target) {
 			r.Message += fmt.Sprintf(" (the sandbox copies it with %s, which a foreign key or trigger connects it to; "+
 				"a sandbox copies only what your account may read)", target)
 		}
@@ -118,9 +119,9 @@ func (s *Session) mayReadSandbox(ctx context.Context, sb *Sandbox) error {
 	var tables []rewrite.Table
 	sb.mu.Lock()
 	for _, e := range sb.tables {
-		switch e.kind {
-		case kindFork, kindSchema, kindDropped:
-			tables = append(tables, e.logical)
+		switch e.Kind {
+		case sandbox.KindFork, sandbox.KindSchema, sandbox.KindDropped:
+			tables = append(tables, e.Logical)
 		}
 	}
 	sb.mu.Unlock()

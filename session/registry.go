@@ -13,10 +13,11 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
-// The registry lives in the upstream, in MetaSchema(prefix):
+// The registry lives in the upstream, in sandbox.MetaSchema(prefix):
 //
 //	sandboxes: one row per sandbox that has forked a table or was kept
 //	tables:    one row per table a sandbox forked, created or dropped
@@ -53,13 +54,11 @@ func num(v *string) int64 {
 	return n
 }
 
-func (m *Manager) q(name string) string { return quote.Ident(m.meta) + "." + name }
-
 // initRegistry creates the metadata schema and tables.
 func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
 	stmts := []string{
-		"CREATE DATABASE IF NOT EXISTS " + quote.Ident(m.meta),
-		"CREATE TABLE IF NOT EXISTS " + m.q("sandboxes") + ` (
+		"CREATE DATABASE IF NOT EXISTS " + quote.Ident(m.names.Meta()),
+		"CREATE TABLE IF NOT EXISTS " + m.names.Q("sandboxes") + ` (
   id VARCHAR(16) NOT NULL PRIMARY KEY,
   name VARCHAR(64) NOT NULL UNIQUE,
   owner VARCHAR(128) NOT NULL,
@@ -70,7 +69,7 @@ func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
   lease_until DATETIME(6) NULL,
   proxy_id VARCHAR(32) NOT NULL
 ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
-		"CREATE TABLE IF NOT EXISTS " + m.q("tables") + ` (
+		"CREATE TABLE IF NOT EXISTS " + m.names.Q("tables") + ` (
   sandbox_id VARCHAR(16) NOT NULL,
   db VARCHAR(64) NOT NULL,
   tbl VARCHAR(64) NOT NULL,
@@ -82,27 +81,27 @@ func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
   created_at DATETIME(6) NOT NULL,
   PRIMARY KEY (sandbox_id, db, tbl)
 ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
-		"CREATE TABLE IF NOT EXISTS " + m.q("holders") + ` (
+		"CREATE TABLE IF NOT EXISTS " + m.names.Q("holders") + ` (
   sandbox_id VARCHAR(16) NOT NULL,
   proxy_id VARCHAR(32) NOT NULL,
   lease_until DATETIME(6) NOT NULL,
   PRIMARY KEY (sandbox_id, proxy_id)
 ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
 		// Counts the changes of each sandbox's tables (registrysync.go).
-		"CREATE TABLE IF NOT EXISTS " + m.q("generations") + ` (
+		"CREATE TABLE IF NOT EXISTS " + m.names.Q("generations") + ` (
   sandbox_id VARCHAR(16) NOT NULL PRIMARY KEY,
   generation BIGINT NOT NULL DEFAULT 0
 ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
 		// Until when each process may read a sandbox's table map without
 		// checking its generation (registrysync.go).
-		"CREATE TABLE IF NOT EXISTS " + m.q("readers") + ` (
+		"CREATE TABLE IF NOT EXISTS " + m.names.Q("readers") + ` (
   sandbox_id VARCHAR(16) NOT NULL,
   proxy_id VARCHAR(32) NOT NULL,
   valid_until DATETIME(6) NOT NULL,
   PRIMARY KEY (sandbox_id, proxy_id)
 ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
 		// How each fork's changes are captured (capture.go).
-		"CREATE TABLE IF NOT EXISTS " + m.q("captures") + ` (
+		"CREATE TABLE IF NOT EXISTS " + m.names.Q("captures") + ` (
   sandbox_id VARCHAR(16) NOT NULL,
   db VARCHAR(64) NOT NULL,
   tbl VARCHAR(64) NOT NULL,
@@ -118,7 +117,7 @@ func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
   PRIMARY KEY (sandbox_id, db, tbl)
 ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
 		// Every SANDBOX PROMOTE, with its outcome (promote.go).
-		"CREATE TABLE IF NOT EXISTS " + m.q("promotes") + ` (
+		"CREATE TABLE IF NOT EXISTS " + m.names.Q("promotes") + ` (
   id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
   sandbox_id VARCHAR(16) NOT NULL,
   name VARCHAR(64) NOT NULL,
@@ -138,27 +137,27 @@ func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
   error TEXT NULL,
   KEY (sandbox_id)
 ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
-		"CREATE TABLE IF NOT EXISTS " + m.q("settings") + ` (
+		"CREATE TABLE IF NOT EXISTS " + m.names.Q("settings") + ` (
   name VARCHAR(64) NOT NULL PRIMARY KEY,
   value VARCHAR(255) NOT NULL
 ) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
 		// The first process to start makes the secret of the upstream
 		// lock names (see lockName); the others read it.
-		"INSERT IGNORE INTO " + m.q("settings") + " (name, value) VALUES ('lock_secret', " +
+		"INSERT IGNORE INTO " + m.names.Q("settings") + " (name, value) VALUES ('lock_secret', " +
 			quote.String(randomID(32)) + ")",
 	}
 	for _, s := range stmts {
 		if _, err := c.Exec(ctx, s); err != nil {
 			return fmt.Errorf("create sandbox registry in %s (the upstream account needs all privileges on `%s%%`): %q: %w",
-				m.meta, strings.ReplaceAll(m.cfg.Prefix, "_", `\_`), s, err)
+				m.names.Meta(), strings.ReplaceAll(m.cfg.Prefix, "_", `\_`), s, err)
 		}
 	}
-	rows, err := c.Query(ctx, "SELECT value FROM "+m.q("settings")+" WHERE name = 'lock_secret'")
+	rows, err := c.Query(ctx, "SELECT value FROM "+m.names.Q("settings")+" WHERE name = 'lock_secret'")
 	if err != nil {
 		return fmt.Errorf("read the registry's lock secret: %w", err)
 	}
 	if len(rows) != 1 || str(rows[0][0]) == "" {
-		return fmt.Errorf("the registry's lock secret is missing from %s", m.q("settings"))
+		return fmt.Errorf("the registry's lock secret is missing from %s", m.names.Q("settings"))
 	}
 	m.lockSecret = str(rows[0][0])
 	return nil
@@ -181,7 +180,7 @@ func (m *Manager) persist(ctx context.Context, c SideConn, sb *Sandbox) error {
 		return m.record(ctx, c, sb)
 	}
 	id := quote.String(sb.ID)
-	_, err := c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET last_active = "+sqlTime(last)+
+	_, err := c.Exec(ctx, "UPDATE "+m.names.Q("sandboxes")+" SET last_active = "+sqlTime(last)+
 		", lease_until = "+sqlTime(time.Now().Add(m.cfg.Lease))+" WHERE id = "+id)
 	if err == nil && !kept {
 		// In use: in no grace, whatever a process recorded.
@@ -210,7 +209,7 @@ func (m *Manager) persistKeep(ctx context.Context, c SideConn, sb *Sandbox) erro
 	if !kept {
 		return nil
 	}
-	if _, err := c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET kept = 1, expires_at = "+sqlTime(expires)+
+	if _, err := c.Exec(ctx, "UPDATE "+m.names.Q("sandboxes")+" SET kept = 1, expires_at = "+sqlTime(expires)+
 		" WHERE id = "+quote.String(sb.ID)); err != nil {
 		return fmt.Errorf("record sandbox %s kept: %w", sb.Name, err)
 	}
@@ -230,7 +229,7 @@ func (m *Manager) clearGrace(ctx context.Context, c SideConn, sb *Sandbox, set s
 	if !sb.isAttached() {
 		return nil // its grace was recorded, or will be
 	}
-	_, err := c.Exec(ctx, "UPDATE "+m.q("sandboxes")+" SET expires_at = NULL"+set+" WHERE id = "+quote.String(sb.ID)+" AND kept = 0")
+	_, err := c.Exec(ctx, "UPDATE "+m.names.Q("sandboxes")+" SET expires_at = NULL"+set+" WHERE id = "+quote.String(sb.ID)+" AND kept = 0")
 	return err
 }
 
@@ -258,7 +257,7 @@ func (m *Manager) record(ctx context.Context, c SideConn, sb *Sandbox) error {
 	if err := m.clearLeftovers(ctx, c, sb); err != nil {
 		return err
 	}
-	_, err = c.Exec(ctx, "INSERT INTO "+m.q("sandboxes")+" (id, name, owner, kept, created_at, expires_at, last_active, lease_until, proxy_id) VALUES ("+
+	_, err = c.Exec(ctx, "INSERT INTO "+m.names.Q("sandboxes")+" (id, name, owner, kept, created_at, expires_at, last_active, lease_until, proxy_id) VALUES ("+
 		strings.Join([]string{quote.String(sb.ID), quote.String(sb.Name), quote.String(sb.Owner), keptN,
 			sqlTime(sb.Created), sqlTime(expires), sqlTime(last), sqlTime(time.Now().Add(m.cfg.Lease)), quote.String(m.proxyID)}, ", ")+")")
 	var me *mysql.MyError
@@ -284,7 +283,7 @@ func (m *Manager) clearLeftovers(ctx context.Context, c SideConn, sb *Sandbox) e
 		return nil // a random id, never reused
 	}
 	id := quote.String(sb.ID)
-	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.q("sandboxes")+" WHERE id = "+id)
+	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.names.Q("sandboxes")+" WHERE id = "+id)
 	if err != nil {
 		return fmt.Errorf("read registry: %w", err)
 	}
@@ -307,7 +306,7 @@ func (m *Manager) deleteRows(ctx context.Context, c SideConn, id string, tables 
 		if t == "sandboxes" {
 			col = "id"
 		}
-		if _, err := c.Exec(ctx, "DELETE FROM "+m.q(t)+" WHERE "+col+" = "+quote.String(id)); err != nil {
+		if _, err := c.Exec(ctx, "DELETE FROM "+m.names.Q(t)+" WHERE "+col+" = "+quote.String(id)); err != nil {
 			return err
 		}
 	}
@@ -320,12 +319,12 @@ func (m *Manager) deleteRows(ctx context.Context, c SideConn, id string, tables 
 // process had not noticed it yet). If not, e is undone — its row and its
 // fork phys (when forked) — and sb is discarded here too, so that no row
 // of a discarded sandbox is left for a later sandbox of its name.
-func (m *Manager) stillRecorded(ctx context.Context, c SideConn, sb *Sandbox, e *entry, forked bool) error {
+func (m *Manager) stillRecorded(ctx context.Context, c SideConn, sb *Sandbox, e *sandbox.Entry, forked bool) error {
 	id := quote.String(sb.ID)
 	for _, q := range []string{
-		"SELECT COUNT(*) FROM " + m.q("sandboxes") + " WHERE id = " + id,
-		"SELECT COUNT(*) FROM " + m.q("tables") + " WHERE sandbox_id = " + id + " AND db = " + quote.String(e.logical.DB) +
-			" AND tbl = " + quote.String(e.logical.Name),
+		"SELECT COUNT(*) FROM " + m.names.Q("sandboxes") + " WHERE id = " + id,
+		"SELECT COUNT(*) FROM " + m.names.Q("tables") + " WHERE sandbox_id = " + id + " AND db = " + quote.String(e.Logical.DB) +
+			" AND tbl = " + quote.String(e.Logical.Name),
 	} {
 		rows, err := c.Query(ctx, q)
 		if err != nil {
@@ -335,9 +334,9 @@ func (m *Manager) stillRecorded(ctx context.Context, c SideConn, sb *Sandbox, e 
 			continue
 		}
 		wctx := context.WithoutCancel(ctx)
-		m.deleteEntry(wctx, c, sb, e.logical)
+		m.deleteEntry(wctx, c, sb, e.Logical)
 		if forked {
-			_, _ = c.Exec(wctx, "DROP TABLE IF EXISTS "+e.phys.Quoted())
+			_, _ = c.Exec(wctx, "DROP TABLE IF EXISTS "+e.Phys.Quoted())
 		}
 		m.discardedElsewhere(sb)
 		return rewrite.Refuse(wire.ErUnknown, "sandbox %q was discarded through another connection; SANDBOX CREATE or ATTACH another", sb.Name)
@@ -349,7 +348,7 @@ func (m *Manager) stillRecorded(ctx context.Context, c SideConn, sb *Sandbox, e 
 // process recorded first, is sb: the same name and owner. It takes its
 // kept flag and expiry (a KEEP through the other process).
 func (m *Manager) sameSandbox(ctx context.Context, c SideConn, sb *Sandbox) error {
-	rows, err := c.Query(ctx, "SELECT name, owner, kept, expires_at FROM "+m.q("sandboxes")+" WHERE id = "+quote.String(sb.ID))
+	rows, err := c.Query(ctx, "SELECT name, owner, kept, expires_at FROM "+m.names.Q("sandboxes")+" WHERE id = "+quote.String(sb.ID))
 	if err != nil {
 		return err
 	}
@@ -369,7 +368,7 @@ func (m *Manager) hold(ctx context.Context, c SideConn, sb *Sandbox) error {
 	if sb.isRetired() {
 		return nil
 	}
-	_, err := c.Exec(ctx, "REPLACE INTO "+m.q("holders")+" (sandbox_id, proxy_id, lease_until) VALUES ("+
+	_, err := c.Exec(ctx, "REPLACE INTO "+m.names.Q("holders")+" (sandbox_id, proxy_id, lease_until) VALUES ("+
 		quote.String(sb.ID)+", "+quote.String(m.proxyID)+", "+sqlTime(time.Now().Add(m.cfg.Lease))+")")
 	if err != nil {
 		return fmt.Errorf("record holder of sandbox %s: %w", sb.Name, err)
@@ -385,7 +384,7 @@ func (m *Manager) release(ctx context.Context, c SideConn, sb *Sandbox) error {
 	sb.mu.Lock()
 	sb.held = false
 	sb.mu.Unlock()
-	_, err := c.Exec(ctx, "DELETE FROM "+m.q("holders")+" WHERE sandbox_id = "+quote.String(sb.ID)+
+	_, err := c.Exec(ctx, "DELETE FROM "+m.names.Q("holders")+" WHERE sandbox_id = "+quote.String(sb.ID)+
 		" AND proxy_id = "+quote.String(m.proxyID))
 	if err != nil {
 		return fmt.Errorf("forget holder of sandbox %s: %w", sb.Name, err)
@@ -395,7 +394,7 @@ func (m *Manager) release(ctx context.Context, c SideConn, sb *Sandbox) error {
 
 // heldElsewhere reports whether another live proxy process holds sb.
 func (m *Manager) heldElsewhere(ctx context.Context, c SideConn, sb *Sandbox) (bool, error) {
-	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.q("holders")+" WHERE sandbox_id = "+quote.String(sb.ID)+
+	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.names.Q("holders")+" WHERE sandbox_id = "+quote.String(sb.ID)+
 		" AND proxy_id <> "+quote.String(m.proxyID)+" AND lease_until > "+sqlTime(time.Now()))
 	if err != nil {
 		return false, fmt.Errorf("read registry: %w", err)
@@ -405,15 +404,15 @@ func (m *Manager) heldElsewhere(ctx context.Context, c SideConn, sb *Sandbox) (b
 
 // saveEntry writes a table row and, for a table in place (not a fork's
 // marker), then counts the change in the sandbox's generation.
-func (m *Manager) saveEntry(ctx context.Context, c SideConn, sb *Sandbox, e *entry) error {
-	_, err := c.Exec(ctx, "REPLACE INTO "+m.q("tables")+" (sandbox_id, db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at) VALUES ("+
-		strings.Join([]string{quote.String(sb.ID), quote.String(e.logical.DB), quote.String(e.logical.Name),
-			quote.String(e.kind), quote.String(e.phys.DB), quote.String(e.phys.Name),
-			strconv.FormatInt(e.rows, 10), strconv.FormatInt(e.bytes, 10), sqlTime(e.created)}, ", ")+")")
+func (m *Manager) saveEntry(ctx context.Context, c SideConn, sb *Sandbox, e *sandbox.Entry) error {
+	_, err := c.Exec(ctx, "REPLACE INTO "+m.names.Q("tables")+" (sandbox_id, db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at) VALUES ("+
+		strings.Join([]string{quote.String(sb.ID), quote.String(e.Logical.DB), quote.String(e.Logical.Name),
+			quote.String(string(e.Kind)), quote.String(e.Phys.DB), quote.String(e.Phys.Name),
+			strconv.FormatInt(e.Rows, 10), strconv.FormatInt(e.Bytes, 10), sqlTime(e.Created)}, ", ")+")")
 	if err != nil {
-		return fmt.Errorf("record table %s of sandbox %s: %w", e.logical, sb.Name, err)
+		return fmt.Errorf("record table %s of sandbox %s: %w", e.Logical, sb.Name, err)
 	}
-	if e.kind == kindForking {
+	if e.Kind == sandbox.KindForking {
 		return nil
 	}
 	return m.bumpGeneration(ctx, c, sb)
@@ -421,7 +420,7 @@ func (m *Manager) saveEntry(ctx context.Context, c SideConn, sb *Sandbox, e *ent
 
 // deleteEntry removes the registry row of t in sb (best effort).
 func (m *Manager) deleteEntry(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table) {
-	_, _ = c.Exec(ctx, "DELETE FROM "+m.q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+
+	_, _ = c.Exec(ctx, "DELETE FROM "+m.names.Q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+
 		" AND db = "+quote.String(t.DB)+" AND tbl = "+quote.String(t.Name))
 }
 
@@ -431,15 +430,15 @@ const entryCols = "db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_a
 // (not a fork in progress).
 const usable = " AND kind <> 'forking'"
 
-func (m *Manager) rowEntry(r []*string) *entry {
-	return &entry{logical: rewrite.Table{DB: str(r[0]), Name: str(r[1])}, kind: str(r[2]),
-		phys: rewrite.Table{DB: str(r[3]), Name: str(r[4])}, rows: num(r[5]), bytes: num(r[6]),
-		created: parseTime(r[7]), epoch: m.epoch.Add(1)}
+func (m *Manager) rowEntry(r []*string) *sandbox.Entry {
+	return &sandbox.Entry{Logical: rewrite.Table{DB: str(r[0]), Name: str(r[1])}, Kind: sandbox.Kind(str(r[2])),
+		Phys: rewrite.Table{DB: str(r[3]), Name: str(r[4])}, Rows: num(r[5]), Bytes: num(r[6]),
+		Created: parseTime(r[7]), Epoch: m.epoch.Add(1)}
 }
 
 // loadEntry reads the registry row of t in sb, if any.
-func (m *Manager) loadEntry(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table) (*entry, error) {
-	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+
+func (m *Manager) loadEntry(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table) (*sandbox.Entry, error) {
+	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.names.Q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+
 		" AND db = "+quote.String(t.DB)+" AND tbl = "+quote.String(t.Name))
 	if err != nil {
 		return nil, fmt.Errorf("read registry: %w", err)
@@ -469,7 +468,7 @@ func (m *Manager) load(ctx context.Context, name string) (*Sandbox, error) {
 // An unkept one's expiry is the end of its grace in the process that last
 // used it.
 func (m *Manager) loadOn(ctx context.Context, c SideConn, name string) (*Sandbox, error) {
-	rows, err := c.Query(ctx, "SELECT "+sandboxCols+" FROM "+m.q("sandboxes")+" WHERE name = "+quote.String(name))
+	rows, err := c.Query(ctx, "SELECT "+sandboxCols+" FROM "+m.names.Q("sandboxes")+" WHERE name = "+quote.String(name))
 	if err != nil {
 		return nil, fmt.Errorf("read registry: %w", err)
 	}
@@ -478,20 +477,20 @@ func (m *Manager) loadOn(ctx context.Context, c SideConn, name string) (*Sandbox
 	}
 	r := rows[0]
 	sb := &Sandbox{ID: str(r[0]), Name: str(r[1]), Owner: str(r[2]), kept: str(r[3]) == "1", Created: parseTime(r[4]),
-		lastActive: parseTime(r[6]), persisted: true, tables: map[string]*entry{}, gone: make(chan struct{})}
+		lastActive: parseTime(r[6]), persisted: true, tables: map[string]*sandbox.Entry{}, gone: make(chan struct{})}
 	if sb.kept {
 		sb.expires = parseTime(r[5])
 	} else {
 		sb.graceUntil = parseTime(r[5])
 	}
-	trows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+usable)
+	trows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.names.Q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+usable)
 	if err != nil {
 		return nil, fmt.Errorf("read registry: %w", err)
 	}
 	for _, tr := range trows {
 		e := m.rowEntry(tr)
-		sb.tables[m.key(e.logical)] = e
-		sb.bytes += e.bytes
+		sb.tables[m.names.Key(e.Logical)] = e
+		sb.bytes += e.Bytes
 	}
 	return sb, nil
 }
@@ -543,7 +542,7 @@ func (m *Manager) dropOrphan(ctx context.Context, c SideConn, id string, schemas
 		return err
 	}
 	defer release()
-	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.q("sandboxes")+" WHERE id = "+quote.String(id))
+	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.names.Q("sandboxes")+" WHERE id = "+quote.String(id))
 	if err != nil {
 		return fmt.Errorf("read registry: %w", err)
 	}
@@ -578,7 +577,7 @@ const likeSuffix = " ESCAPE '!'"
 // schemasOf lists the databases of sandbox id.
 func (m *Manager) schemasOf(ctx context.Context, c SideConn, id string) ([]string, error) {
 	rows, err := c.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE "+
-		likePrefix(sandboxSchemaPrefix(m.cfg.Prefix, id)))
+		likePrefix(sandbox.SchemaPrefix(m.cfg.Prefix, id)))
 	if err != nil {
 		return nil, fmt.Errorf("list sandbox schemas: %w", err)
 	}
@@ -610,7 +609,7 @@ func (m *Manager) dropInterruptedFork(ctx context.Context, c SideConn, id, db, t
 	where := " WHERE sandbox_id = " + quote.String(id) + " AND db = " + quote.String(db) +
 		" AND tbl = " + quote.String(tbl) + " AND kind = 'forking'"
 	if !stale {
-		lock := quote.String(m.lockName(id, m.key(rewrite.Table{DB: db, Name: tbl})))
+		lock := quote.String(m.lockName(id, m.names.Key(rewrite.Table{DB: db, Name: tbl})))
 		rows, err := c.Query(ctx, "SELECT GET_LOCK("+lock+", 0)")
 		if err != nil {
 			return fmt.Errorf("lock interrupted fork %s: %w", phys.Quoted(), err)
@@ -621,7 +620,7 @@ func (m *Manager) dropInterruptedFork(ctx context.Context, c SideConn, id, db, t
 		defer func() { _, _ = c.Query(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+lock+")") }()
 		// Under the lock: the fork may have finished since the marker
 		// was read.
-		rows, err = c.Query(ctx, "SELECT COUNT(*) FROM "+m.q("tables")+where)
+		rows, err = c.Query(ctx, "SELECT COUNT(*) FROM "+m.names.Q("tables")+where)
 		if err != nil {
 			return fmt.Errorf("read registry: %w", err)
 		}
@@ -633,7 +632,7 @@ func (m *Manager) dropInterruptedFork(ctx context.Context, c SideConn, id, db, t
 	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+phys.Quoted()); err != nil {
 		return fmt.Errorf("drop interrupted fork %s: %w", phys.Quoted(), err)
 	}
-	if _, err := c.Exec(ctx, "DELETE FROM "+m.q("tables")+where); err != nil {
+	if _, err := c.Exec(ctx, "DELETE FROM "+m.names.Q("tables")+where); err != nil {
 		return fmt.Errorf("forget interrupted fork %s: %w", phys.Quoted(), err)
 	}
 	return nil
@@ -650,7 +649,7 @@ func (m *Manager) reconcile(ctx context.Context) error {
 		return err
 	}
 	return m.withConn(ctx, func(c SideConn) error {
-		rows, err := c.Query(ctx, "SELECT id FROM "+m.q("sandboxes"))
+		rows, err := c.Query(ctx, "SELECT id FROM "+m.names.Q("sandboxes"))
 		if err != nil {
 			return fmt.Errorf("read registry: %w", err)
 		}
@@ -697,7 +696,7 @@ func (m *Manager) reconcile(ctx context.Context) error {
 		// take is gone too.
 		stale := time.Now().UTC().Add(-m.cfg.ForkTimeout - time.Minute)
 		frows, err := c.Query(ctx, "SELECT sandbox_id, db, tbl, phys_db, phys_tbl, created_at < "+sqlTime(stale)+" FROM "+
-			m.q("tables")+" WHERE kind = 'forking'")
+			m.names.Q("tables")+" WHERE kind = 'forking'")
 		if err != nil {
 			return fmt.Errorf("read registry: %w", err)
 		}
@@ -709,8 +708,8 @@ func (m *Manager) reconcile(ctx context.Context) error {
 		}
 		// Tables no registry row explains: left by a crash (or by hand).
 		trows, err := c.Query(ctx, "SELECT t.TABLE_SCHEMA, t.TABLE_NAME FROM information_schema.TABLES t LEFT JOIN "+
-			m.q("tables")+" r ON r.phys_db = t.TABLE_SCHEMA AND r.phys_tbl = t.TABLE_NAME WHERE t.TABLE_SCHEMA LIKE "+
-			likePrefix(m.cfg.Prefix+"_")+" AND t.TABLE_SCHEMA <> "+quote.String(m.meta)+
+			m.names.Q("tables")+" r ON r.phys_db = t.TABLE_SCHEMA AND r.phys_tbl = t.TABLE_NAME WHERE t.TABLE_SCHEMA LIKE "+
+			likePrefix(m.cfg.Prefix+"_")+" AND t.TABLE_SCHEMA <> "+quote.String(m.names.Meta())+
 			" AND r.sandbox_id IS NULL")
 		if err != nil {
 			return fmt.Errorf("list sandbox tables: %w", err)
@@ -783,7 +782,7 @@ func (m *Manager) expire(ctx context.Context) error {
 	idle := m.limits().IdleTTL
 	err := m.withConn(ctx, func(c SideConn) error {
 		rows, err := c.Query(ctx, "SELECT s.id, s.name, s.kept, s.expires_at, s.last_active, s.lease_until, "+
-			"(SELECT COUNT(*) FROM "+m.q("holders")+" h WHERE h.sandbox_id = s.id AND h.lease_until > "+sqlTime(now)+") FROM "+m.q("sandboxes")+" s")
+			"(SELECT COUNT(*) FROM "+m.names.Q("holders")+" h WHERE h.sandbox_id = s.id AND h.lease_until > "+sqlTime(now)+") FROM "+m.names.Q("sandboxes")+" s")
 		if err != nil {
 			return fmt.Errorf("read registry: %w", err)
 		}
@@ -855,7 +854,7 @@ func (m *Manager) expireOne(ctx context.Context, row expiryRow, now time.Time, i
 
 // readExpiry reads sandbox id as expire does, or nil when it is gone.
 func (m *Manager) readExpiry(ctx context.Context, c SideConn, id string, now time.Time) (*expiryRow, error) {
-	rows, err := c.Query(ctx, "SELECT id, name, kept, expires_at, last_active, lease_until FROM "+m.q("sandboxes")+
+	rows, err := c.Query(ctx, "SELECT id, name, kept, expires_at, last_active, lease_until FROM "+m.names.Q("sandboxes")+
 		" WHERE id = "+quote.String(id))
 	if err != nil {
 		return nil, fmt.Errorf("read registry: %w", err)
@@ -863,7 +862,7 @@ func (m *Manager) readExpiry(ctx context.Context, c SideConn, id string, now tim
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	holders, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.q("holders")+" WHERE sandbox_id = "+quote.String(id)+
+	holders, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.names.Q("holders")+" WHERE sandbox_id = "+quote.String(id)+
 		" AND lease_until > "+sqlTime(now))
 	if err != nil {
 		return nil, fmt.Errorf("read registry: %w", err)
@@ -929,7 +928,7 @@ func (m *Manager) renewOne(ctx context.Context, c SideConn, sb *Sandbox) (graceO
 			return err == nil && sb.graceOver(now), err
 		}
 	}
-	rows, err := c.Query(ctx, "SELECT kept, expires_at FROM "+m.q("sandboxes")+" WHERE id = "+quote.String(sb.ID))
+	rows, err := c.Query(ctx, "SELECT kept, expires_at FROM "+m.names.Q("sandboxes")+" WHERE id = "+quote.String(sb.ID))
 	if err != nil {
 		return false, fmt.Errorf("read registry: %w", err)
 	}
@@ -988,7 +987,7 @@ func (m *Manager) recordedElsewhere(ctx context.Context, c SideConn, sb *Sandbox
 	if sb.anonymous() {
 		return false, nil
 	}
-	rows, err := c.Query(ctx, "SELECT name, owner FROM "+m.q("sandboxes")+" WHERE id = "+quote.String(sb.ID))
+	rows, err := c.Query(ctx, "SELECT name, owner FROM "+m.names.Q("sandboxes")+" WHERE id = "+quote.String(sb.ID))
 	if err != nil {
 		return false, fmt.Errorf("read registry: %w", err)
 	}
@@ -1005,14 +1004,14 @@ func (m *Manager) recordedElsewhere(ctx context.Context, c SideConn, sb *Sandbox
 // (a sandbox attached through several processes), so reads here go to
 // forks made there within one reap interval.
 func (m *Manager) adopt(ctx context.Context, c SideConn, sb *Sandbox) error {
-	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+usable)
+	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.names.Q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+usable)
 	if err != nil {
 		return fmt.Errorf("read registry: %w", err)
 	}
 	for _, r := range rows {
 		e := m.rowEntry(r)
-		k := m.key(e.logical)
-		if cur, ok := sb.resolve(k); ok && cur.kind == e.kind {
+		k := m.names.Key(e.Logical)
+		if cur, ok := sb.resolve(k); ok && cur.Kind == e.Kind {
 			continue
 		}
 		m.setEntry(sb, k, e)

@@ -188,8 +188,8 @@ func (m *Manager) syncOnce(ctx context.Context, sb *Sandbox) error {
 		if err != nil {
 			return err
 		}
-		rows, err := c.Query(ctx, "SELECT s.name, s.owner, s.created_at, g.generation FROM "+m.q("sandboxes")+" s LEFT JOIN "+
-			m.q("generations")+" g ON g.sandbox_id = s.id WHERE s.id = "+quote.String(sb.ID))
+		rows, err := c.Query(ctx, "SELECT s.name, s.owner, s.created_at, g.generation FROM "+m.names.Q("sandboxes")+" s LEFT JOIN "+
+			m.names.Q("generations")+" g ON g.sandbox_id = s.id WHERE s.id = "+quote.String(sb.ID))
 		switch {
 		case err != nil:
 			return fmt.Errorf("read the generation of sandbox %s: %w", sb.Name, err)
@@ -237,7 +237,7 @@ func (m *Manager) takeLease(ctx context.Context, c SideConn, sb *Sandbox) (time.
 		return time.Time{}, nil
 	}
 	sent := time.Now() // the server's UTC_TIMESTAMP below is no earlier
-	if _, err := c.Exec(ctx, "REPLACE INTO "+m.q("readers")+" (sandbox_id, proxy_id, valid_until) VALUES ("+
+	if _, err := c.Exec(ctx, "REPLACE INTO "+m.names.Q("readers")+" (sandbox_id, proxy_id, valid_until) VALUES ("+
 		quote.String(sb.ID)+", "+quote.String(m.proxyID)+", UTC_TIMESTAMP(6) + INTERVAL "+
 		strconv.FormatInt(l.Microseconds(), 10)+" MICROSECOND)"); err != nil {
 		return time.Time{}, fmt.Errorf("record a sync lease on sandbox %s: %w", sb.Name, err)
@@ -254,7 +254,7 @@ func (m *Manager) awaitReaders(ctx context.Context, c SideConn, sb *Sandbox) err
 	if l <= 0 {
 		return nil
 	}
-	rows, err := c.Query(ctx, "SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MAX(valid_until)) FROM "+m.q("readers")+
+	rows, err := c.Query(ctx, "SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MAX(valid_until)) FROM "+m.names.Q("readers")+
 		" WHERE sandbox_id = "+quote.String(sb.ID)+" AND proxy_id <> "+quote.String(m.proxyID))
 	if err != nil {
 		return fmt.Errorf("read the sync leases of sandbox %s: %w", sb.Name, err)
@@ -286,16 +286,16 @@ func (m *Manager) awaitReaders(ctx context.Context, c SideConn, sb *Sandbox) err
 // lists (a schema-only fork undone elsewhere) go, unless this process
 // changed them since start.
 func (m *Manager) reloadTables(ctx context.Context, c SideConn, sb *Sandbox, start uint64) error {
-	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+usable)
+	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.names.Q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+usable)
 	if err != nil {
 		return fmt.Errorf("read registry: %w", err)
 	}
 	seen := make(map[string]bool, len(rows))
 	for _, r := range rows {
 		e := m.rowEntry(r)
-		k := m.key(e.logical)
+		k := m.names.Key(e.Logical)
 		seen[k] = true
-		if cur, ok := sb.resolve(k); ok && (cur.kind == e.kind || cur.epoch > start) {
+		if cur, ok := sb.resolve(k); ok && (cur.Kind == e.Kind || cur.Epoch > start) {
 			continue
 		}
 		m.setEntry(sb, k, e)
@@ -313,8 +313,8 @@ func (sb *Sandbox) forgetMissing(seen map[string]bool, start uint64) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	for k, e := range sb.tables {
-		if !seen[k] && e.epoch <= start {
-			sb.bytes -= e.bytes
+		if !seen[k] && e.Epoch <= start {
+			sb.bytes -= e.Bytes
 			delete(sb.tables, k)
 			sb.version++
 		}
@@ -325,7 +325,7 @@ func (sb *Sandbox) forgetMissing(seen map[string]bool, start uint64) {
 // change is recorded there: a process that then reads the new generation
 // reloads the tables with it.
 func (m *Manager) bumpGeneration(ctx context.Context, c SideConn, sb *Sandbox) error {
-	_, err := c.Exec(ctx, "INSERT INTO "+m.q("generations")+" (sandbox_id, generation) VALUES ("+quote.String(sb.ID)+
+	_, err := c.Exec(ctx, "INSERT INTO "+m.names.Q("generations")+" (sandbox_id, generation) VALUES ("+quote.String(sb.ID)+
 		", 1) ON DUPLICATE KEY UPDATE generation = generation + 1")
 	if err != nil {
 		return fmt.Errorf("count a change of sandbox %s: %w", sb.Name, err)
@@ -342,7 +342,7 @@ func (s *Session) unmapped(a *rewrite.Analysis) bool {
 	for _, st := range a.Statements {
 		for _, list := range [][]rewrite.Table{st.Reads, st.Writes, st.Names, st.Like} {
 			for _, t := range list {
-				if _, ok := s.sb.tables[s.m.key(t)]; !ok && !skipCatalog(t) {
+				if _, ok := s.sb.tables[s.m.names.Key(t)]; !ok && !skipCatalog(t) {
 					return true
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 )
 
 // Stored procedures in a sandbox. A sandbox has procedures of its own: CREATE
@@ -37,7 +38,7 @@ func sandboxRoutine(st rewrite.Statement) bool {
 // routineDB is the sandbox database holding the procedures of logical
 // database db; it is recorded for telling its name back in messages.
 func (s *Session) routineDB(db string) string {
-	phys := SandboxSchema(s.m.cfg.Prefix, s.sb.ID, s.m.norm(rewrite.Table{DB: db}).DB)
+	phys := sandbox.Schema(s.m.cfg.Prefix, s.sb.ID, s.m.names.Norm(rewrite.Table{DB: db}).DB)
 	if s.schemas == nil {
 		s.schemas = map[string]string{}
 	}

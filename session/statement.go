@@ -96,7 +96,7 @@ func (s *Session) options() rewrite.Options {
 		o.NoBackslashEscapes = s.up.Status()&wire.StatusNoBackslashEscapes != 0
 	}
 	if s.m != nil {
-		o.CaseSensitiveNames = s.m.caseSensitive
+		o.CaseSensitiveNames = s.m.names.CaseSensitive
 		o.Server = s.m.server
 	}
 	return o
@@ -663,9 +663,9 @@ func (s *Session) FieldList(ctx context.Context, table string) (physDB string, r
 			}
 		}
 	}
-	e, found := s.sb.resolve(s.m.key(t))
+	e, found := s.sb.resolve(s.m.names.Key(t))
 	if !found {
 		return "", nil, false, nil
 	}
-	return e.phys.DB, &Relabel{s: s, p: &Plan{changed: true}}, true, nil
+	return e.Phys.DB, &Relabel{s: s, p: &Plan{changed: true}}, true, nil
 }

@@ -322,8 +322,8 @@ func (s *Session) volatileDefaults(ctx context.Context) (string, error) {
 		for _, t := range e.writes {
 			phys := t
 			if s.sb != nil {
-				if en, ok := s.sb.resolve(s.m.key(t)); ok {
-					phys = en.phys
+				if en, ok := s.sb.resolve(s.m.names.Key(t)); ok {
+					phys = en.Phys
 				}
 			}
 			if !seen[phys] {

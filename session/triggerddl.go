@@ -7,6 +7,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -92,7 +93,7 @@ func (s *Session) confinedTrigger(ctx context.Context, st rewrite.Statement) err
 // holds (nil for other tables).
 func (s *Session) systemTable(ctx context.Context, t rewrite.Table) error {
 	switch {
-	case s.m.norm(t).DB == "mysql":
+	case s.m.names.Norm(t).DB == "mysql":
 		return rewrite.ServerRefusal(wire.ErNoTriggersOnSystem, "Triggers can not be created on system tables")
 	case !skipCatalog(t):
 		return nil
@@ -124,7 +125,7 @@ func (s *Session) forkTrigger(ctx context.Context, st rewrite.Statement, p *Plan
 	}
 	if st.Kind == rewrite.KindShowCreateTrigger {
 		for _, u := range prod {
-			if e, ok := s.sb.resolve(s.m.key(u)); !ok || e.kind == kindAbsent {
+			if e, ok := s.sb.resolve(s.m.names.Key(u)); !ok || e.Kind == sandbox.KindAbsent {
 				p.productionTrigger = true
 			}
 		}
@@ -157,8 +158,8 @@ func (s *Session) forkTrigger(ctx context.Context, st rewrite.Statement, p *Plan
 // names exactly or not as the file system does: a table too many is
 // forked rather than one too few).
 func (m *Manager) productionTriggers(ctx context.Context, db, name string) ([]rewrite.Table, error) {
-	db = m.norm(rewrite.Table{DB: db}).DB
-	if m.isProxySchema(db) || skipCatalog(rewrite.Table{DB: db}) {
+	db = m.names.Norm(rewrite.Table{DB: db}).DB
+	if m.names.IsProxySchema(db) || skipCatalog(rewrite.Table{DB: db}) {
 		return nil, nil
 	}
 	var out []rewrite.Table

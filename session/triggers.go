@@ -9,6 +9,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -60,21 +61,21 @@ func (m *Manager) connected(ctx context.Context, sb *Sandbox, t rewrite.Table) (
 	cp := &connectedSet{tables: []rewrite.Table{t}, triggers: map[string][]triggerCopy{}}
 	err := m.withConn(ctx, func(c SideConn) error {
 		var err error
-		if cp.fks, err = forker.ForeignKeys(ctx, c, m.isProxySchema); err != nil {
+		if cp.fks, err = forker.ForeignKeys(ctx, c, m.names.IsProxySchema); err != nil {
 			return err
 		}
-		same := func(a, b rewrite.Table) bool { return m.key(a) == m.key(b) }
-		seen := map[string]bool{m.key(t): true}
+		same := func(a, b rewrite.Table) bool { return m.names.Key(a) == m.names.Key(b) }
+		seen := map[string]bool{m.names.Key(t): true}
 		add := func(u rewrite.Table) {
-			u = m.norm(u)
-			if k := m.key(u); !seen[k] && !skipCatalog(u) && !m.isProxySchema(u.DB) {
+			u = m.names.Norm(u)
+			if k := m.names.Key(u); !seen[k] && !skipCatalog(u) && !m.names.IsProxySchema(u.DB) {
 				seen[k] = true
 				cp.tables = append(cp.tables, u)
 			}
 		}
 		for i := 0; i < len(cp.tables); i++ {
 			u := cp.tables[i]
-			if e, ok := sb.resolve(m.key(u)); i > 0 && ok && e.kind != kindAbsent {
+			if e, ok := sb.resolve(m.names.Key(u)); i > 0 && ok && e.Kind != sandbox.KindAbsent {
 				continue
 			}
 			comp, linked := forker.Component(cp.fks, u, same)
@@ -87,7 +88,7 @@ func (m *Manager) connected(ctx context.Context, sb *Sandbox, t rewrite.Table) (
 				return err
 			}
 			if len(trs) > 0 {
-				cp.triggers[m.key(u)] = trs
+				cp.triggers[m.names.Key(u)] = trs
 			}
 			for _, tc := range trs {
 				for _, v := range bodyTables(tc.a) {
@@ -110,7 +111,7 @@ func (m *Manager) readTriggers(ctx context.Context, c SideConn, t rewrite.Table)
 	out := make([]triggerCopy, 0, len(trs))
 	for _, trg := range trs {
 		mode := strings.ToUpper(trg.SQLMode)
-		a := m.engine.Analyze(triggerPrefix+trg.Body, rewrite.Options{DB: t.DB, CaseSensitiveNames: m.caseSensitive,
+		a := m.engine.Analyze(triggerPrefix+trg.Body, rewrite.Options{DB: t.DB, CaseSensitiveNames: m.names.CaseSensitive,
 			Server: m.server, ANSIQuotes: strings.Contains(mode, "ANSI_QUOTES"), IgnoreSpace: strings.Contains(mode, "IGNORE_SPACE"),
 			NoBackslashEscapes: strings.Contains(mode, "NO_BACKSLASH_ESCAPES"), Charset: trg.Charset})
 		out = append(out, triggerCopy{trg: trg, a: a})
@@ -148,7 +149,7 @@ func bodyStatements(a *rewrite.Analysis) []rewrite.Statement {
 // lists in cp the stored functions they call.
 func (m *Manager) triggerHazards(ctx context.Context, cp *connectedSet) error {
 	for _, u := range cp.tables {
-		for _, tc := range cp.triggers[m.key(u)] {
+		for _, tc := range cp.triggers[m.names.Key(u)] {
 			why, routines, err := m.triggerHazard(ctx, u, tc)
 			if err != nil {
 				return err
@@ -217,9 +218,9 @@ func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statemen
 
 // copyTriggers makes, on each fork in made (by key), its production
 // table's triggers, their bodies rewritten to the sandbox.
-func (m *Manager) copyTriggers(ctx context.Context, c SideConn, sb *Sandbox, cp *connectedSet, made map[string]*entry) error {
+func (m *Manager) copyTriggers(ctx context.Context, c SideConn, sb *Sandbox, cp *connectedSet, made map[string]*sandbox.Entry) error {
 	for _, u := range cp.tables {
-		k := m.key(u)
+		k := m.names.Key(u)
 		e, ok := made[k]
 		if !ok {
 			continue
@@ -233,7 +234,7 @@ func (m *Manager) copyTriggers(ctx context.Context, c SideConn, sb *Sandbox, cp 
 			return err
 		}
 		for _, tc := range trgs {
-			body, err := m.triggerBody(sb, e.phys.DB, tc)
+			body, err := m.triggerBody(sb, e.Phys.DB, tc)
 			if err != nil {
 				return err
 			}
@@ -243,7 +244,7 @@ func (m *Manager) copyTriggers(ctx context.Context, c SideConn, sb *Sandbox, cp 
 				// copies keep production's order (ACTION_ORDER).
 				trg.Precedes = capture + captureSuffix(trg.Event)
 			}
-			if err := forker.CreateTrigger(ctx, c, trg, e.phys, body); err != nil {
+			if err := forker.CreateTrigger(ctx, c, trg, e.Phys, body); err != nil {
 				return err
 			}
 		}
@@ -277,8 +278,8 @@ type sandboxResolver struct {
 
 // Resolve implements rewrite.Resolver.
 func (r sandboxResolver) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, error) {
-	if e, ok := r.sb.resolve(r.m.key(t)); ok {
-		return e.phys, true, nil
+	if e, ok := r.sb.resolve(r.m.names.Key(t)); ok {
+		return e.Phys, true, nil
 	}
 	return t, false, rewrite.Refuse(wire.ErUnknown, "a trigger names %s, which is not in the sandbox", t)
 }
@@ -289,7 +290,7 @@ func (r sandboxResolver) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, 
 // production's procedure there, placeNeeded).
 func (r sandboxResolver) ResolveRoutine(st *rewrite.Statement) (string, error) {
 	if st.Kind == rewrite.KindCall && st.Routine != nil && st.Routine.Schema != "" {
-		return SandboxSchema(r.m.cfg.Prefix, r.sb.ID, r.m.norm(rewrite.Table{DB: st.Routine.Schema}).DB), nil
+		return sandbox.Schema(r.m.cfg.Prefix, r.sb.ID, r.m.names.Norm(rewrite.Table{DB: st.Routine.Schema}).DB), nil
 	}
 	return r.db, nil
 }
@@ -302,5 +303,5 @@ func (r sandboxResolver) ResolveFunction(f rewrite.Func, _ string) (string, bool
 	if f.Schema == "" || pseudoSchema(f.Schema) {
 		return "", false, nil
 	}
-	return SandboxSchema(r.m.cfg.Prefix, r.sb.ID, r.m.norm(rewrite.Table{DB: f.Schema}).DB), true, nil
+	return sandbox.Schema(r.m.cfg.Prefix, r.sb.ID, r.m.names.Norm(rewrite.Table{DB: f.Schema}).DB), true, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -34,10 +35,6 @@ import (
 // for them (definition, definer, security), SHOW CREATE VIEW reads
 // production's view, and discarding the sandbox drops them with its
 // databases.
-
-// kindView is a table kind: a copy of a production view reading the
-// sandbox's tables.
-const kindView = "view"
 
 // viewMode says what a statement needs of a production view.
 type viewMode int
@@ -71,7 +68,7 @@ func (s *Session) prepareViews(ctx context.Context, st rewrite.Statement, first 
 	one := func(t rewrite.Table, mode viewMode) error {
 		isView, err := s.ensureView(ctx, t, mode, 0)
 		if isView {
-			views[s.m.key(t)] = true
+			views[s.m.names.Key(t)] = true
 			if err == nil && s.m.catalog.calls(ctx, t) && p.volatile == "" {
 				// Its functions may write: kept for a replay, which the
 				// proxy refuses (it does not check their statements).
@@ -92,7 +89,7 @@ func (s *Session) prepareViews(ctx context.Context, st rewrite.Statement, first 
 		if err := one(t, mode); err != nil {
 			return nil, err
 		}
-		if mode == viewStandIn && views[s.m.key(t)] {
+		if mode == viewStandIn && views[s.m.names.Key(t)] {
 			p.adoptViews = append(p.adoptViews, t)
 		}
 	}
@@ -116,9 +113,9 @@ func (s *Session) ensureView(ctx context.Context, t rewrite.Table, mode viewMode
 	if skipCatalog(t) || t.DB == "" {
 		return false, nil
 	}
-	t = s.m.norm(t)
-	e, held := s.sb.resolve(s.m.key(t))
-	if held && e.kind != kindView {
+	t = s.m.names.Norm(t)
+	e, held := s.sb.resolve(s.m.names.Key(t))
+	if held && e.Kind != sandbox.KindView {
 		return false, nil // the sandbox's own table or view, or one it dropped
 	}
 	o, err := s.m.catalog.object(ctx, t)
@@ -151,7 +148,7 @@ func (s *Session) ensureView(ctx context.Context, t rewrite.Table, mode viewMode
 	switch {
 	case !held && mode == viewLazy && !changed && o.calls == "":
 		return true, nil // it reads and calls nothing the sandbox holds: production's view is the sandbox's
-	case held && e.def == def:
+	case held && e.Def == def:
 		return true, nil
 	}
 	return true, s.m.placeView(ctx, s.sb, t, def, o.view)
@@ -162,7 +159,7 @@ func (s *Session) ensureView(ctx context.Context, t rewrite.Table, mode viewMode
 // it reads), then rewritten as the sandbox resolves it. changed reports a
 // name the sandbox resolves elsewhere.
 func (s *Session) viewDefinition(ctx context.Context, t rewrite.Table, vd *viewDef, mode viewMode, depth int) (def string, changed bool, err error) {
-	a := s.m.engine.Analyze(vd.def, rewrite.Options{DB: t.DB, CaseSensitiveNames: s.m.caseSensitive, Server: s.m.server})
+	a := s.m.engine.Analyze(vd.def, rewrite.Options{DB: t.DB, CaseSensitiveNames: s.m.names.CaseSensitive, Server: s.m.server})
 	inner := viewLazy
 	if mode == viewForce {
 		inner = viewForce
@@ -204,7 +201,7 @@ func (s *Session) viewDefinition(ctx context.Context, t rewrite.Table, vd *viewD
 // placeView makes (or remakes) sb's copy of the production view t with the
 // definition def, and records it.
 func (m *Manager) placeView(ctx context.Context, sb *Sandbox, t rewrite.Table, def string, vd *viewDef) error {
-	phys := m.physical(sb, t)
+	phys := m.names.Physical(sb.ID, t)
 	sb.forkMu.Lock()
 	defer sb.forkMu.Unlock()
 	if sb.isDiscarded() {
@@ -235,11 +232,11 @@ func (m *Manager) placeView(ctx context.Context, sb *Sandbox, t rewrite.Table, d
 			}
 			return fmt.Errorf("copy the view %s into the sandbox: %w", t, err)
 		}
-		e := &entry{logical: t, phys: phys, kind: kindView, def: def, epoch: m.epoch.Add(1), created: time.Now().UTC()}
+		e := &sandbox.Entry{Logical: t, Phys: phys, Kind: sandbox.KindView, Def: def, Epoch: m.epoch.Add(1), Created: time.Now().UTC()}
 		if err := m.saveEntry(ctx, c, sb, e); err != nil {
 			return err
 		}
-		m.setEntry(sb, m.key(t), e)
+		m.setEntry(sb, m.names.Key(t), e)
 		return nil
 	})
 }
@@ -277,14 +274,14 @@ func invalidView(t rewrite.Table, cause *Diag) *viewInvalid {
 func (m *Manager) adoptViews(ctx context.Context, sb *Sandbox, views []rewrite.Table) error {
 	return m.withConn(ctx, func(c SideConn) error {
 		for _, t := range views {
-			t = m.norm(t)
-			k := m.key(t)
+			t = m.names.Norm(t)
+			k := m.names.Key(t)
 			e, ok := sb.resolve(k)
-			if !ok || e.kind != kindView {
+			if !ok || e.Kind != sandbox.KindView {
 				continue // dropped meanwhile (refresh saw it gone)
 			}
 			n := *e
-			n.kind, n.def, n.epoch = kindCreated, "", m.epoch.Add(1)
+			n.Kind, n.Def, n.Epoch = sandbox.KindCreated, "", m.epoch.Add(1)
 			if err := m.saveEntry(ctx, c, sb, &n); err != nil {
 				return err
 			}
