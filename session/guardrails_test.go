@@ -39,8 +39,9 @@ func TestGuardrailsValidate(t *testing.T) {
 // every other user the global ones, and SetLimits replaces both at once;
 // the sandboxes-per-user cap counts the owner's sandboxes only.
 func TestGuardrailsPerUser(t *testing.T) {
-	m := &Manager{byID: map[string]*Sandbox{}, byName: map[string]*Sandbox{}, cfg: Config{Prefix: "_sqlfork"},
-		pool: sideconn.NewPool(1, time.Second, nil)}
+	m := &Manager{registry: &registry{byID: map[string]*Sandbox{}, byName: map[string]*Sandbox{},
+		pool: sideconn.NewPool(1, time.Second, nil)}, cfg: Config{Prefix: "_sqlfork"}}
+	m.room = m.userRoom
 	m.SetLimits(Config{Guardrails: Guardrails{MaxRows: 10, MaxSandboxes: 1},
 		UserGuardrails: map[string]Guardrails{"alice": {MaxRows: 3, MaxSandboxes: 2}}})
 	if g := m.guard("bob"); g.MaxRows != 10 {

@@ -44,7 +44,7 @@ const lifeLockWait = time.Minute
 // lockLife takes the life lock of the sandbox called name on c. It waits
 // up to lifeLockWait, or with try not at all: ok is false when another
 // connection holds it.
-func (m *Manager) lockLife(ctx context.Context, c SideConn, name string, try bool) (release func(), ok bool, err error) {
+func (m *registry) lockLife(ctx context.Context, c SideConn, name string, try bool) (release func(), ok bool, err error) {
 	return m.lockSandbox(ctx, c, name, "life", try)
 }
 
@@ -53,13 +53,13 @@ func (m *Manager) lockLife(ctx context.Context, c SideConn, name string, try boo
 // registry does not know are dropped under it, so that the reaper never
 // drops the schemas of a sandbox recorded (with the id a name gives)
 // after it read the registry.
-func (m *Manager) lockSchemas(ctx context.Context, c SideConn, id string, try bool) (release func(), ok bool, err error) {
+func (m *registry) lockSchemas(ctx context.Context, c SideConn, id string, try bool) (release func(), ok bool, err error) {
 	return m.lockSandbox(ctx, c, id, "schemas", try)
 }
 
 // lockSandbox takes the upstream lock k of the sandbox called (or with
 // id) name on c, waiting up to lifeLockWait, or with try not at all.
-func (m *Manager) lockSandbox(ctx context.Context, c SideConn, name, k string, try bool) (release func(), ok bool, err error) {
+func (m *registry) lockSandbox(ctx context.Context, c SideConn, name, k string, try bool) (release func(), ok bool, err error) {
 	lock := quote.String(m.lockName(name, k))
 	wait := int(lifeLockWait.Seconds())
 	if try {
@@ -81,7 +81,7 @@ func (m *Manager) lockSandbox(ctx context.Context, c SideConn, name, k string, t
 
 // authorize checks that user may use sb: it is theirs, or they are an
 // admin. Others get the same error as for a sandbox that does not exist.
-func (m *Manager) authorize(user string, sb *Sandbox) error {
+func (m *registry) authorize(user string, sb *Sandbox) error {
 	if sb.Owner == user || m.isAdmin(user) {
 		return nil
 	}
@@ -90,7 +90,7 @@ func (m *Manager) authorize(user string, sb *Sandbox) error {
 
 // attach binds one more connection to sb, a sandbox the caller has just
 // made.
-func (m *Manager) attach(sb *Sandbox) error {
+func (m *registry) attach(sb *Sandbox) error {
 	if !sb.attachIfLive() {
 		return rewrite.Refuse(wire.ErUnknown, "sandbox %q was discarded", sb.Name)
 	}
@@ -103,7 +103,7 @@ func (m *Manager) attach(sb *Sandbox) error {
 // called off by this attach, or it ends before the name is looked up
 // again. The sandbox is nil (and no error) when there is none and create
 // is not set.
-func (m *Manager) acquire(ctx context.Context, name, user string, create bool) (*Sandbox, error) {
+func (m *registry) acquire(ctx context.Context, name, user string, create bool) (*Sandbox, error) {
 	for {
 		sb, gone, err := m.attachHeld(name, user)
 		switch {
@@ -128,7 +128,7 @@ func (m *Manager) acquire(ctx context.Context, name, user string, create bool) (
 // holders — no other process discards it without force then, so no
 // upstream round trip is needed. gone is set when this process is letting
 // go of it: wait, then look again. All nil: claim it.
-func (m *Manager) attachHeld(name, user string) (sb *Sandbox, gone <-chan struct{}, err error) {
+func (m *registry) attachHeld(name, user string) (sb *Sandbox, gone <-chan struct{}, err error) {
 	m.mu.Lock()
 	sb = m.byName[name]
 	m.mu.Unlock()
@@ -155,7 +155,7 @@ func (m *Manager) attachHeld(name, user string) (sb *Sandbox, gone <-chan struct
 // its holders. With no registry row, the sandbox is the one in memory that
 // was never recorded, else, with create, a new one. retry asks the caller
 // to look again (this process let go of the sandbox meanwhile).
-func (m *Manager) claim(ctx context.Context, name, user string, create bool) (sb *Sandbox, retry bool, err error) {
+func (m *registry) claim(ctx context.Context, name, user string, create bool) (sb *Sandbox, retry bool, err error) {
 	err = m.withConn(ctx, func(c SideConn) error {
 		release, _, err := m.lockLife(ctx, c, name, false)
 		if err != nil {
@@ -192,7 +192,7 @@ func (m *Manager) claim(ctx context.Context, name, user string, create bool) (sb
 // its life lock): a sandbox of that name this process recorded was
 // discarded through another process; one it never recorded is still the
 // one to use.
-func (m *Manager) claimUnrecorded(name, user string, create bool) (*Sandbox, bool, error) {
+func (m *registry) claimUnrecorded(name, user string, create bool) (*Sandbox, bool, error) {
 	m.mu.Lock()
 	cur := m.byName[name]
 	m.mu.Unlock()
@@ -226,7 +226,7 @@ func (m *Manager) claimUnrecorded(name, user string, create bool) (*Sandbox, boo
 // merge makes found, just read from the registry, the sandbox of its name
 // in memory, or brings the one already there up to date with it. Lock
 // order: m.mu before a sandbox's mu.
-func (m *Manager) merge(found *Sandbox) *Sandbox {
+func (m *registry) merge(found *Sandbox) *Sandbox {
 	m.mu.Lock()
 	cur := m.byName[found.Name]
 	if cur == nil || cur.isRetired() {
@@ -252,7 +252,7 @@ func (m *Manager) merge(found *Sandbox) *Sandbox {
 // holdClaimed records this process as a holder of sb, to which a claim
 // has just bound a connection, and ends the grace the registry records
 // for it: it is in use.
-func (m *Manager) holdClaimed(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *registry) holdClaimed(ctx context.Context, c SideConn, sb *Sandbox) error {
 	if err := m.hold(ctx, c, sb); err != nil {
 		return err
 	}
@@ -266,7 +266,7 @@ func (m *Manager) holdClaimed(ctx context.Context, c SideConn, sb *Sandbox) erro
 // no discard (the caller holds the life lock, which a discard takes): a
 // named sandbox left without connections gets its grace, any other is let
 // go of by the reaper and ends with its lease.
-func (m *Manager) unattach(sb *Sandbox) {
+func (m *registry) unattach(sb *Sandbox) {
 	grace := m.limits().Grace
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
@@ -280,7 +280,7 @@ func (m *Manager) unattach(sb *Sandbox) {
 // here, a named one starts its grace (Limits.Grace) and any other is
 // discarded (synchronously: it runs as a connection ends) — unless another
 // process holds it, which then carries it on.
-func (m *Manager) detach(sb *Sandbox) {
+func (m *registry) detach(sb *Sandbox) {
 	grace := m.limits().Grace
 	now := time.Now().UTC()
 	sb.mu.Lock()
@@ -325,7 +325,7 @@ func (m *Manager) detach(sb *Sandbox) {
 // sandbox again clears it (claim, or the next renewal of its lease).
 // Under sb.graceMu (see clearGrace), as memory has it then: nothing when
 // a connection came back meanwhile (it clears the grace, or has).
-func (m *Manager) recordGrace(ctx context.Context, sb *Sandbox) {
+func (m *registry) recordGrace(ctx context.Context, sb *Sandbox) {
 	err := m.withConn(ctx, func(c SideConn) error {
 		sb.graceMu.Lock()
 		defer sb.graceMu.Unlock()
@@ -354,7 +354,7 @@ func (m *Manager) recordGrace(ctx context.Context, sb *Sandbox) {
 // the registry's kept flag and holders are read first, and other holders
 // carry it on. With try it gives up at once rather than wait for a fork or
 // another process's claim (the reaper must not stall; it tries again).
-func (m *Manager) discard(ctx context.Context, sb *Sandbox, force, try bool, reason string) error {
+func (m *registry) discard(ctx context.Context, sb *Sandbox, force, try bool, reason string) error {
 	if try {
 		if !sb.forkMu.TryLock() {
 			return nil
@@ -389,7 +389,7 @@ func (m *Manager) discard(ctx context.Context, sb *Sandbox, force, try bool, rea
 // discardRecorded is discard of a sandbox the registry has, under its
 // life lock; ended reports that sb was discarded (even when dropping its
 // schemas then failed: the reaper's reconciliation drops what is left).
-func (m *Manager) discardRecorded(ctx context.Context, c SideConn, sb *Sandbox, force, try bool) (ended bool, err error) {
+func (m *registry) discardRecorded(ctx context.Context, c SideConn, sb *Sandbox, force, try bool) (ended bool, err error) {
 	release, ok, err := m.lockLife(ctx, c, sb.Name, try)
 	if err != nil || !ok {
 		return false, err
@@ -411,7 +411,7 @@ func (m *Manager) discardRecorded(ctx context.Context, c SideConn, sb *Sandbox, 
 // process then lets go of it: the last holder ends it), or it kept sb
 // (then sb is kept here too). A sandbox gone from the registry was
 // discarded through another process.
-func (m *Manager) carriedOn(ctx context.Context, c SideConn, sb *Sandbox) (bool, error) {
+func (m *registry) carriedOn(ctx context.Context, c SideConn, sb *Sandbox) (bool, error) {
 	rows, err := c.Query(ctx, "SELECT kept, expires_at FROM "+m.names.Q("sandboxes")+" WHERE id = "+quote.String(sb.ID))
 	switch {
 	case err != nil:
@@ -435,7 +435,7 @@ func (m *Manager) carriedOn(ctx context.Context, c SideConn, sb *Sandbox) (bool,
 }
 
 // end marks sb discarded (see Sandbox.end) and counts a table change.
-func (m *Manager) end(sb *Sandbox, force bool) bool {
+func (m *registry) end(sb *Sandbox, force bool) bool {
 	if !sb.end(force) {
 		return false
 	}
@@ -445,7 +445,7 @@ func (m *Manager) end(sb *Sandbox, force bool) bool {
 
 // discardedElsewhere forgets sb, which another process discarded: its
 // sessions here get "sandbox was discarded" at their next statement.
-func (m *Manager) discardedElsewhere(sb *Sandbox) {
+func (m *registry) discardedElsewhere(sb *Sandbox) {
 	if m.end(sb, true) {
 		m.forget(sb)
 		m.log.Info("sandbox discarded elsewhere", zap.String("sandbox", sb.Name))
@@ -454,7 +454,7 @@ func (m *Manager) discardedElsewhere(sb *Sandbox) {
 
 // discarded reports the sandbox called name discarded, for metrics and
 // the log.
-func (m *Manager) discarded(name, reason string) {
+func (m *registry) discarded(name, reason string) {
 	m.log.Info("sandbox discarded", zap.String("sandbox", name), zap.String("reason", reason))
 	m.observer().Discarded(reason)
 }

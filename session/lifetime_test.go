@@ -84,7 +84,7 @@ func waitBlockedIn[T any](t *testing.T, fn string, done <-chan T) {
 		default:
 		}
 		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-			if strings.Contains(g, fn) && strings.Contains(g, "session.(*Manager).acquire") {
+			if strings.Contains(g, fn) && strings.Contains(g, ").acquire(") {
 				return
 			}
 		}
@@ -384,7 +384,7 @@ func TestLoginWaitsForDiscard(t *testing.T) {
 				opened <- err
 			}()
 			if where == "here" {
-				waitBlockedIn(t, "session.waitGone", opened) // until this process has let go of it
+				waitBlockedIn(t, ".waitGone(", opened) // until this process has let go of it
 			} else {
 				waitBlockedIn(t, "(*Upstream).getLock", opened) // for the sandbox's life lock
 			}
@@ -433,7 +433,7 @@ func TestAttachWaitsForDiscard(t *testing.T) {
 	x := e.open(session.Options{User: "u", Mode: session.Explicit})
 	attached := make(chan error, 1)
 	go func() { _, err := plan(e.ctx, x, "SANDBOX ATTACH pool"); attached <- err }()
-	waitBlockedIn(t, "session.waitGone", attached)
+	waitBlockedIn(t, ".waitGone(", attached)
 	dropping.open()
 	err := await(t, attached, "the attach")
 	wantCode(t, err, 1105, "HY000", `no sandbox named "pool"`)
@@ -543,7 +543,7 @@ func TestGraceNotClearedByRenewal(t *testing.T) {
 	go func() { s.Close(); close(closed) }()
 	// The close records the grace now, or waits for the renewal to have
 	// written; either way it has decided once it returns or waits.
-	waitClosedOrBlockedIn(t, "(*Manager).recordGrace", "sync.(*Mutex).Lock", closed)
+	waitClosedOrBlockedIn(t, ").recordGrace(", "sync.(*Mutex).Lock", closed)
 	clearing.open()
 	await(t, closed, "the close")
 	reaps(e, 2)
@@ -597,7 +597,7 @@ func TestLastConnectionDiscardNotLetGo(t *testing.T) {
 	}
 	closed := make(chan struct{})
 	go func() { s.Close(); close(closed) }()
-	waitClosedOrBlockedIn(t, "(*Manager).discardRecorded", "(*Upstream).getLock", closed)
+	waitClosedOrBlockedIn(t, ").discardRecorded(", "(*Upstream).getLock", closed)
 	reaps(e, 2) // idle for longer than a reap interval
 	other.Close()
 	await(t, closed, "the close")

@@ -26,13 +26,13 @@ type liveness struct {
 }
 
 // aliveLock is the name of proxy process id's liveness lock.
-func (m *Manager) aliveLock(id string) string { return m.lockName(id, "alive") }
+func (m *registry) aliveLock(id string) string { return m.lockName(id, "alive") }
 
 // keepAlive makes sure this process holds its liveness lock: the
 // connection holding it still answers, or a new one takes it. Failures
 // are logged: until it holds the lock again, other processes go by its
 // leases alone.
-func (m *Manager) keepAlive(ctx context.Context) {
+func (m *registry) keepAlive(ctx context.Context) {
 	m.live.mu.Lock()
 	defer m.live.mu.Unlock()
 	lock := quote.String(m.aliveLock(m.proxyID))
@@ -59,7 +59,7 @@ func (m *Manager) keepAlive(ctx context.Context) {
 }
 
 // dropAlive closes the liveness connection (the process ends).
-func (m *Manager) dropAlive() {
+func (m *registry) dropAlive() {
 	m.live.mu.Lock()
 	defer m.live.mu.Unlock()
 	if m.live.conn != nil {
@@ -70,7 +70,7 @@ func (m *Manager) dropAlive() {
 
 // holderAlive reports whether a process recorded among the holders of
 // sandbox id, other than this one, still holds its liveness lock.
-func (m *Manager) holderAlive(ctx context.Context, c SideConn, id string) (bool, error) {
+func (m *registry) holderAlive(ctx context.Context, c SideConn, id string) (bool, error) {
 	rows, err := c.Query(ctx, "SELECT proxy_id FROM "+m.names.Q("holders")+" WHERE sandbox_id = "+quote.String(id))
 	if err != nil {
 		return false, fmt.Errorf("read registry: %w", err)

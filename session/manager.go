@@ -8,12 +8,8 @@ package session
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -250,23 +246,19 @@ func (nopObserver) Promoted(string, string, int)                     {}
 
 // Manager owns the sandboxes of one proxy process.
 type Manager struct {
-	// undroppable are the orphaned schemas the server would not drop that
-	// were logged (once each).
-	undroppable sync.Map
+	// registry holds the sandboxes, their lifetimes and the side
+	// connections (registrycore.go).
+	*registry
 	// promoteDial opens connections with the promote account (nil: PROMOTE
 	// is refused).
 	promoteDial Dialer
-	obs         Observer
 	// dir finds the proxy's live connections, and killer answers KILL
 	// with it (SetDirectory).
 	dir      Directory
 	killer   *Killer
-	lmu      sync.RWMutex
-	lim      Limits
 	guards   atomic.Pointer[map[string]*guard] // by proxy user; "" for everyone else
 	cfg      Config
 	log      *zap.Logger
-	dial     Dialer
 	strategy forker.Strategy
 	// names maps logical tables to keys and sandbox schemas.
 	names   sandbox.Names
@@ -281,28 +273,14 @@ type Manager struct {
 	prodWritable bool
 	// account is the proxy's upstream account (CURRENT_USER(), user@host):
 	// the definer of what a side connection makes, and the reader of forks.
-	account    string
-	prodWhy    []string
-	proxyID    string
-	lockSecret string // see lockName
+	account string
+	prodWhy []string
 
-	pool *sideconn.Pool
-	// live holds this process's liveness lock (liveness.go).
-	live liveness
 	// prod: the production information_schema views (isolation.go).
 	prod prodViews
 
-	mu     sync.Mutex
-	byID   map[string]*Sandbox
-	byName map[string]*Sandbox
-
-	// epoch counts finished table changes (forks, creates, drops) across
-	// sandboxes; sessions compare it with their transaction's start.
-	epoch atomic.Uint64
 	// Forks counts forks made, for tests and metrics.
 	forks atomic.Int64
-	stop  chan struct{}
-	done  chan struct{}
 }
 
 // Sandbox is one sandbox: a set of tables forked or created away from
@@ -407,6 +385,21 @@ func (sb *Sandbox) noteRoutine(key string, own bool) {
 	sb.routines[key] = sb.routines[key] || own
 }
 
+// userRoom refuses a new sandbox of owner, who has owned of this process's
+// sandboxes, past the owner's max-sandboxes-per-user guardrail.
+func (m *Manager) userRoom(owner string, owned int) error {
+	max := m.guard(owner).MaxSandboxes
+	if max <= 0 || owned < max {
+		return nil
+	}
+	r := rewrite.Refuse(wire.ErUserLimitReached, "User '%s' has exceeded the 'max_sandboxes' resource (current value: %d): the "+
+		"max-sandboxes-per-user guardrail lets a user own %d sandboxes at once in this proxy; SANDBOX DISCARD "+
+		"one, or close connections (each transparent-mode connection has its own; a named sandbox outlives its last "+
+		"connection for sandbox-grace)", owner, max, max)
+	r.Reason = GuardMaxSandboxes
+	return r
+}
+
 // New connects to the upstream, creates the registry if needed, reconciles
 // it with the schemas present and starts the reaper.
 func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manager, error) {
@@ -414,9 +407,11 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Manager{cfg: cfg, log: log, dial: dial, names: sandbox.Names{Prefix: cfg.Prefix}, engine: rewrite.NewEngine(0),
+	reg := &registry{cfg: cfg, log: log, dial: dial, names: sandbox.Names{Prefix: cfg.Prefix},
 		byID: map[string]*Sandbox{}, byName: map[string]*Sandbox{},
 		proxyID: randomID(6), stop: make(chan struct{}), done: make(chan struct{}), obs: nopObserver{}}
+	m := &Manager{registry: reg, cfg: cfg, log: log, names: reg.names, engine: rewrite.NewEngine(0)}
+	reg.room = m.userRoom
 	m.pool = sideconn.NewPool(cfg.SideConnections, cfg.ForkQueueTimeout, m.dialSide)
 	m.SetLimits(cfg)
 	c, err := m.conn(ctx)
@@ -431,6 +426,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	m.version = *rows[0][0]
 	m.server = rewrite.ParseServer(m.version)
 	m.names.CaseSensitive = rows[0][1] != nil && *rows[0][1] == "0"
+	reg.names = m.names
 	m.catalog = newCatalog(m)
 	name := cfg.Forker
 	if name == "auto" {
@@ -538,41 +534,6 @@ func (m *Manager) Close() {
 	m.dropAlive()
 }
 
-// Limits are the settings that may change while the manager runs.
-type Limits struct {
-	MaxSandboxes int
-	DefaultTTL   time.Duration
-	IdleTTL      time.Duration
-	MaxTTL       time.Duration
-	// Grace applies to sandboxes whose last connection closes after it
-	// is set.
-	Grace time.Duration
-	// SideConnections and ForkQueueTimeout size the side connection
-	// pool (0 keeps the current value).
-	SideConnections  int
-	ForkQueueTimeout time.Duration
-}
-
-// checkTTL refuses a kept sandbox's lifetime (0: until discarded) beyond
-// MaxTTL.
-func (l Limits) checkTTL(ttl time.Duration) error {
-	if l.MaxTTL <= 0 || ttl > 0 && ttl <= l.MaxTTL {
-		return nil
-	}
-	asked := "no end"
-	if ttl > 0 {
-		asked = ttl.String()
-	}
-	return rewrite.Refuse(wire.ErUnknown, "a kept sandbox may live at most %s (max-sandbox-ttl), not %s; give a shorter TTL", l.MaxTTL, asked)
-}
-
-// limits returns the current limits.
-func (m *Manager) limits() Limits {
-	m.lmu.RLock()
-	defer m.lmu.RUnlock()
-	return m.lim
-}
-
 // SetLimits changes the limits, guardrails, TTL defaults and grace of c
 // (the other fields of c are ignored): new sandboxes, forks and statements obey
 // them at once.
@@ -644,13 +605,6 @@ func (m *Manager) SetDirectory(d Directory) {
 	m.dir, m.killer = d, NewKiller(d)
 }
 
-// observer is the installed Observer.
-func (m *Manager) observer() Observer {
-	m.lmu.RLock()
-	defer m.lmu.RUnlock()
-	return m.obs
-}
-
 // Strategy is the fork strategy in use.
 func (m *Manager) Strategy() string { return m.strategy.Name() }
 
@@ -662,47 +616,6 @@ func (m *Manager) CaseSensitive() bool { return m.names.CaseSensitive }
 
 // Prefix is the prefix of the proxy's databases.
 func (m *Manager) Prefix() string { return m.cfg.Prefix }
-
-// conn takes a side connection from the bounded pool, waiting (in arrival
-// order, at most the fork queue timeout) while all are busy. Whoever holds
-// one must not ask for another before giving it back: with every
-// connection held that way, each would wait on the others.
-func (m *Manager) conn(ctx context.Context) (SideConn, error) {
-	c, err := m.pool.Get(ctx)
-	if err != nil {
-		var te *sideconn.TimeoutError
-		if errors.As(err, &te) {
-			m.observer().SideConnTimedOut()
-			st := m.pool.Stats()
-			m.log.Warn("no side connection free in time", zap.Int("side_connections", te.Size),
-				zap.Duration("waited", te.Waited), zap.Int("waiting", st.Waiting))
-		}
-		return nil, err
-	}
-	return c, nil
-}
-
-// dialSide opens a side connection for the pool.
-func (m *Manager) dialSide(ctx context.Context) (SideConn, error) {
-	c, err := m.dial(ctx)
-	if err != nil {
-		st := m.pool.Stats()
-		m.log.Warn("could not open a side connection; waiting for an open one, if any", zap.Error(err),
-			zap.Int("side_connections_open", st.InUse+st.Idle-1), zap.Int("side_connections", st.Size))
-		return nil, &DialError{Err: err, Size: m.limits().SideConnections}
-	}
-	// Forks read their source at READ COMMITTED: one consistent read
-	// that takes no locks.
-	if _, err := c.Exec(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"); err != nil {
-		_ = c.Close()
-		return nil, &DialError{Err: err, Size: m.limits().SideConnections}
-	}
-	if err := plainTextMode(ctx, c); err != nil {
-		_ = c.Close()
-		return nil, &DialError{Err: err, Size: m.limits().SideConnections}
-	}
-	return c, nil
-}
 
 // textModes are the sql_mode flags that change how the server reads a
 // statement's text or writes a definition (SHOW CREATE …): a side
@@ -769,177 +682,7 @@ func (e *DialError) MySQLError() (uint16, string, string) {
 // Unwrap returns the dial error.
 func (e *DialError) Unwrap() error { return e.Err }
 
-// put returns a healthy connection to the pool.
-func (m *Manager) put(c SideConn) { m.pool.Put(c) }
-
-// drop closes a connection that failed.
-func (m *Manager) drop(c SideConn) { m.pool.Drop(c) }
-
-// withConn runs f on a side connection, dropping the connection when f
-// fails with anything but a server error or a refusal of the proxy's own.
-func (m *Manager) withConn(ctx context.Context, f func(SideConn) error) error {
-	c, err := m.conn(ctx)
-	if err != nil {
-		return err
-	}
-	done := false
-	defer func() {
-		if !done { // f panicked: the connection goes back to the pool's count, closed
-			m.drop(c)
-		}
-	}()
-	err = f(c)
-	done = true
-	var se interface{ ServerError() bool }
-	var r *rewrite.Refusal
-	if err != nil && !(errors.As(err, &se) && se.ServerError()) && !errors.As(err, &r) {
-		m.drop(c)
-		return err
-	}
-	m.put(c)
-	return err
-}
-
-// nameID is the id of the sandbox called name: 8 hex digits of its hash.
-func nameID(name string) string {
-	sum := sha256.Sum256([]byte("sqlfork-sandbox\x00" + name))
-	return hex.EncodeToString(sum[:4])
-}
-
-func randomID(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// isAdmin reports whether user may manage every sandbox.
-func (m *Manager) isAdmin(user string) bool { return slices.Contains(m.cfg.Admins, user) }
-
-// lockName is the upstream GET_LOCK name for forking the table of key k
-// in sandbox id (at most 64 characters). Sandbox ids of named sandboxes
-// derive from their names, so the registry's secret (read at start, the
-// same for every proxy process) keeps clients, who share the upstream
-// account, from computing the name and holding the lock to stall a fork.
-func (m *Manager) lockName(id, k string) string {
-	sum := sha256.Sum256([]byte(m.lockSecret + "\x00" + id + "\x00" + k))
-	return "sqlfork:" + hex.EncodeToString(sum[:20])
-}
-
 // ---- sandbox bookkeeping ----
-
-// newSandbox registers a sandbox in memory.
-func (m *Manager) newSandbox(name, owner string) (*Sandbox, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := m.checkRoom(owner); err != nil {
-		return nil, err
-	}
-	id := randomID(4)
-	if name == "" {
-		name = "sb-" + id
-	} else {
-		// A named sandbox has the same id in every process, so processes
-		// creating it at the same moment make one sandbox, not two.
-		id = nameID(name)
-	}
-	if _, ok := m.byName[name]; ok {
-		return nil, rewrite.Refuse(wire.ErUnknown, "a sandbox named %q already exists; ATTACH it or choose another name", name)
-	}
-	now := time.Now().UTC()
-	sb := &Sandbox{ID: id, Name: name, Owner: owner, Created: now, lastActive: now, tables: map[string]*sandbox.Entry{},
-		gone: make(chan struct{})}
-	m.byID[id], m.byName[name] = sb, sb
-	return sb, nil
-}
-
-// checkRoom refuses a new sandbox of owner past max-sandboxes or the
-// owner's max-sandboxes-per-user (m.mu held). Sandboxes in their grace
-// count: they still hold their forks.
-func (m *Manager) checkRoom(owner string) error {
-	if max := m.limits().MaxSandboxes; max > 0 && len(m.byID) >= max {
-		return rewrite.Refuse(wire.ErConCount, "the proxy already holds %d sandboxes (its limit); discard some with SANDBOX DISCARD or ask the operator to raise --max-sandboxes", len(m.byID))
-	}
-	max := m.guard(owner).MaxSandboxes
-	if max <= 0 {
-		return nil
-	}
-	n := 0
-	for _, sb := range m.byID {
-		if sb.Owner == owner {
-			n++
-		}
-	}
-	if n < max {
-		return nil
-	}
-	r := rewrite.Refuse(wire.ErUserLimitReached, "User '%s' has exceeded the 'max_sandboxes' resource (current value: %d): the "+
-		"max-sandboxes-per-user guardrail lets a user own %d sandboxes at once in this proxy; SANDBOX DISCARD "+
-		"one, or close connections (each transparent-mode connection has its own; a named sandbox outlives its last "+
-		"connection for sandbox-grace)", owner, max, max)
-	r.Reason = GuardMaxSandboxes
-	return r
-}
-
-// getOrCreate returns the sandbox called name, creating it if needed.
-func (m *Manager) getOrCreate(name, owner string) (*Sandbox, error) {
-	m.mu.Lock()
-	sb := m.byName[name]
-	m.mu.Unlock()
-	if sb != nil {
-		return sb, nil
-	}
-	sb, err := m.newSandbox(name, owner)
-	if err != nil {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		if sb := m.byName[name]; sb != nil {
-			return sb, nil
-		}
-	}
-	return sb, err
-}
-
-// forget removes a sandbox from memory: it is retired, and attaches
-// waiting for it to go look it up again.
-func (m *Manager) forget(sb *Sandbox) {
-	m.mu.Lock()
-	if m.byID[sb.ID] == sb {
-		delete(m.byID, sb.ID)
-	}
-	if m.byName[sb.Name] == sb {
-		delete(m.byName, sb.Name)
-	}
-	m.mu.Unlock()
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	sb.retired, sb.held = true, false
-	if !sb.forgotten {
-		sb.forgotten = true
-		close(sb.gone)
-	}
-}
-
-// lookup finds a sandbox by name in memory or, failing that, in the
-// registry (kept by another process or before a restart); one read from the
-// registry is kept in memory only once remember is called. A sandbox this
-// process is letting go of (a discard in flight) is waited for first.
-func (m *Manager) lookup(ctx context.Context, name string) (*Sandbox, error) {
-	for {
-		m.mu.Lock()
-		sb := m.byName[name]
-		m.mu.Unlock()
-		if sb == nil {
-			return m.load(ctx, name)
-		}
-		gone, retired := sb.goneIfRetired()
-		if !retired {
-			return sb, nil
-		}
-		if err := waitGone(ctx, gone, name); err != nil {
-			return nil, err
-		}
-	}
-}
 
 // ---- resolution ----
 
@@ -1347,19 +1090,6 @@ func (m *Manager) recordFork(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	return e, nil
 }
 
-// setEntry records e in memory.
-func (m *Manager) setEntry(sb *Sandbox, k string, e *sandbox.Entry) {
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	if old := sb.tables[k]; old != nil {
-		sb.bytes -= old.Bytes
-	}
-	sb.tables[k] = e
-	sb.bytes += e.Bytes
-	sb.version++
-	sb.changed = max(sb.changed, e.Epoch)
-}
-
 // changedSince reports whether a table of sb changed after epoch.
 func (sb *Sandbox) changedSince(epoch uint64) bool {
 	sb.mu.Lock()
@@ -1447,15 +1177,4 @@ func (m *Manager) unfork(ctx context.Context, sb *Sandbox, t rewrite.Table) erro
 	sb.version++
 	sb.mu.Unlock()
 	return nil
-}
-
-// warnOrphan logs, once per schema, orphaned schemas the server would not
-// drop.
-func (m *Manager) warnOrphan(schemas []string, err error) {
-	for _, s := range schemas {
-		if _, seen := m.undroppable.LoadOrStore(s, true); !seen {
-			m.log.Warn("an orphaned sandbox schema could not be dropped; the reaper retries it, and an operator may remove what the server left in its directory",
-				zap.String("schema", s), zap.Error(err))
-		}
-	}
 }

@@ -55,7 +55,7 @@ func num(v *string) int64 {
 }
 
 // initRegistry creates the metadata schema and tables.
-func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
+func (m *registry) initRegistry(ctx context.Context, c SideConn) error {
 	stmts := []string{
 		"CREATE DATABASE IF NOT EXISTS " + quote.Ident(m.names.Meta()),
 		"CREATE TABLE IF NOT EXISTS " + m.names.Q("sandboxes") + ` (
@@ -171,7 +171,7 @@ func (m *Manager) initRegistry(ctx context.Context, c SideConn) error {
 // too. Kept and expiry are a keep's to write (persistKeep): written here
 // from memory, they would undo a keep or expiry another process recorded
 // since this one last read the registry.
-func (m *Manager) persist(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *registry) persist(ctx context.Context, c SideConn, sb *Sandbox) error {
 	sb.mu.Lock()
 	kept, last, done := sb.kept, sb.lastActive, sb.persisted
 	using := sb.attached > 0 || !sb.graceUntil.IsZero()
@@ -199,7 +199,7 @@ func (m *Manager) persist(ctx context.Context, c SideConn, sb *Sandbox) error {
 // admin API): it records sb kept until its expiry too. Never kept = 0: no
 // sandbox is unkept, and another process may have kept it since this one
 // last read the registry.
-func (m *Manager) persistKeep(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *registry) persistKeep(ctx context.Context, c SideConn, sb *Sandbox) error {
 	if err := m.persist(ctx, c, sb); err != nil {
 		return err
 	}
@@ -223,7 +223,7 @@ func (m *Manager) persistKeep(ctx context.Context, c SideConn, sb *Sandbox) erro
 // that saw sb in use does not clear a grace its last connection, closing
 // meanwhile, recorded — after a crash of this process the registry would
 // say the sandbox ends with the lease, not the grace.
-func (m *Manager) clearGrace(ctx context.Context, c SideConn, sb *Sandbox, set string) error {
+func (m *registry) clearGrace(ctx context.Context, c SideConn, sb *Sandbox, set string) error {
 	sb.graceMu.Lock()
 	defer sb.graceMu.Unlock()
 	if !sb.isAttached() {
@@ -236,7 +236,7 @@ func (m *Manager) clearGrace(ctx context.Context, c SideConn, sb *Sandbox, set s
 // record writes sb's first row under its life lock, or, when another
 // process recorded it first, takes that row as sb's (ids of named
 // sandboxes derive from the name); then persist records the rest.
-func (m *Manager) record(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *registry) record(ctx context.Context, c SideConn, sb *Sandbox) error {
 	release, _, err := m.lockLife(ctx, c, sb.Name, false)
 	if err != nil {
 		return err
@@ -278,7 +278,7 @@ func (m *Manager) record(ctx context.Context, c SideConn, sb *Sandbox) error {
 // rows a process wrote for it while another discarded it (see
 // stillRecorded), which the new one must not take for its own. Under the
 // sandbox's life lock: only when no sandbox row of the id exists.
-func (m *Manager) clearLeftovers(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *registry) clearLeftovers(ctx context.Context, c SideConn, sb *Sandbox) error {
 	if sb.anonymous() {
 		return nil // a random id, never reused
 	}
@@ -300,7 +300,7 @@ func (m *Manager) clearLeftovers(ctx context.Context, c SideConn, sb *Sandbox) e
 
 // deleteRows deletes sandbox id's rows from the registry tables named, in
 // that order.
-func (m *Manager) deleteRows(ctx context.Context, c SideConn, id string, tables ...string) error {
+func (m *registry) deleteRows(ctx context.Context, c SideConn, id string, tables ...string) error {
 	for _, t := range tables {
 		col := "sandbox_id"
 		if t == "sandboxes" {
@@ -319,7 +319,7 @@ func (m *Manager) deleteRows(ctx context.Context, c SideConn, id string, tables 
 // process had not noticed it yet). If not, e is undone — its row and its
 // fork phys (when forked) — and sb is discarded here too, so that no row
 // of a discarded sandbox is left for a later sandbox of its name.
-func (m *Manager) stillRecorded(ctx context.Context, c SideConn, sb *Sandbox, e *sandbox.Entry, forked bool) error {
+func (m *registry) stillRecorded(ctx context.Context, c SideConn, sb *Sandbox, e *sandbox.Entry, forked bool) error {
 	id := quote.String(sb.ID)
 	for _, q := range []string{
 		"SELECT COUNT(*) FROM " + m.names.Q("sandboxes") + " WHERE id = " + id,
@@ -347,7 +347,7 @@ func (m *Manager) stillRecorded(ctx context.Context, c SideConn, sb *Sandbox, e 
 // sameSandbox checks that the registry row of sb's id, which another
 // process recorded first, is sb: the same name and owner. It takes its
 // kept flag and expiry (a KEEP through the other process).
-func (m *Manager) sameSandbox(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *registry) sameSandbox(ctx context.Context, c SideConn, sb *Sandbox) error {
 	rows, err := c.Query(ctx, "SELECT name, owner, kept, expires_at FROM "+m.names.Q("sandboxes")+" WHERE id = "+quote.String(sb.ID))
 	if err != nil {
 		return err
@@ -364,7 +364,7 @@ func (m *Manager) sameSandbox(ctx context.Context, c SideConn, sb *Sandbox) erro
 // hold records that this process uses sb, until its lease runs out
 // (renewed every reap interval): no other process discards it without
 // force meanwhile.
-func (m *Manager) hold(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *registry) hold(ctx context.Context, c SideConn, sb *Sandbox) error {
 	if sb.isRetired() {
 		return nil
 	}
@@ -380,7 +380,7 @@ func (m *Manager) hold(ctx context.Context, c SideConn, sb *Sandbox) error {
 }
 
 // release forgets this process as a holder of sb.
-func (m *Manager) release(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *registry) release(ctx context.Context, c SideConn, sb *Sandbox) error {
 	sb.mu.Lock()
 	sb.held = false
 	sb.mu.Unlock()
@@ -393,7 +393,7 @@ func (m *Manager) release(ctx context.Context, c SideConn, sb *Sandbox) error {
 }
 
 // heldElsewhere reports whether another live proxy process holds sb.
-func (m *Manager) heldElsewhere(ctx context.Context, c SideConn, sb *Sandbox) (bool, error) {
+func (m *registry) heldElsewhere(ctx context.Context, c SideConn, sb *Sandbox) (bool, error) {
 	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.names.Q("holders")+" WHERE sandbox_id = "+quote.String(sb.ID)+
 		" AND proxy_id <> "+quote.String(m.proxyID)+" AND lease_until > "+sqlTime(time.Now()))
 	if err != nil {
@@ -404,7 +404,7 @@ func (m *Manager) heldElsewhere(ctx context.Context, c SideConn, sb *Sandbox) (b
 
 // saveEntry writes a table row and, for a table in place (not a fork's
 // marker), then counts the change in the sandbox's generation.
-func (m *Manager) saveEntry(ctx context.Context, c SideConn, sb *Sandbox, e *sandbox.Entry) error {
+func (m *registry) saveEntry(ctx context.Context, c SideConn, sb *Sandbox, e *sandbox.Entry) error {
 	_, err := c.Exec(ctx, "REPLACE INTO "+m.names.Q("tables")+" (sandbox_id, db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at) VALUES ("+
 		strings.Join([]string{quote.String(sb.ID), quote.String(e.Logical.DB), quote.String(e.Logical.Name),
 			quote.String(string(e.Kind)), quote.String(e.Phys.DB), quote.String(e.Phys.Name),
@@ -419,7 +419,7 @@ func (m *Manager) saveEntry(ctx context.Context, c SideConn, sb *Sandbox, e *san
 }
 
 // deleteEntry removes the registry row of t in sb (best effort).
-func (m *Manager) deleteEntry(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table) {
+func (m *registry) deleteEntry(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table) {
 	_, _ = c.Exec(ctx, "DELETE FROM "+m.names.Q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+
 		" AND db = "+quote.String(t.DB)+" AND tbl = "+quote.String(t.Name))
 }
@@ -430,14 +430,14 @@ const entryCols = "db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_a
 // (not a fork in progress).
 const usable = " AND kind <> 'forking'"
 
-func (m *Manager) rowEntry(r []*string) *sandbox.Entry {
+func (m *registry) rowEntry(r []*string) *sandbox.Entry {
 	return &sandbox.Entry{Logical: rewrite.Table{DB: str(r[0]), Name: str(r[1])}, Kind: sandbox.Kind(str(r[2])),
 		Phys: rewrite.Table{DB: str(r[3]), Name: str(r[4])}, Rows: num(r[5]), Bytes: num(r[6]),
 		Created: parseTime(r[7]), Epoch: m.epoch.Add(1)}
 }
 
 // loadEntry reads the registry row of t in sb, if any.
-func (m *Manager) loadEntry(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table) (*sandbox.Entry, error) {
+func (m *registry) loadEntry(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table) (*sandbox.Entry, error) {
 	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.names.Q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+
 		" AND db = "+quote.String(t.DB)+" AND tbl = "+quote.String(t.Name))
 	if err != nil {
@@ -454,7 +454,7 @@ const sandboxCols = "id, name, owner, kept, created_at, expires_at, last_active"
 // load reads a sandbox by name from the registry. It is not kept in
 // memory until remember: a lookup that turns out not to be allowed (another
 // user's sandbox) leaves no trace, in memory or in the registry.
-func (m *Manager) load(ctx context.Context, name string) (*Sandbox, error) {
+func (m *registry) load(ctx context.Context, name string) (*Sandbox, error) {
 	var sb *Sandbox
 	err := m.withConn(ctx, func(c SideConn) error {
 		var err error
@@ -467,7 +467,7 @@ func (m *Manager) load(ctx context.Context, name string) (*Sandbox, error) {
 // loadOn is load on c: the sandbox called name with its tables, or nil.
 // An unkept one's expiry is the end of its grace in the process that last
 // used it.
-func (m *Manager) loadOn(ctx context.Context, c SideConn, name string) (*Sandbox, error) {
+func (m *registry) loadOn(ctx context.Context, c SideConn, name string) (*Sandbox, error) {
 	rows, err := c.Query(ctx, "SELECT "+sandboxCols+" FROM "+m.names.Q("sandboxes")+" WHERE name = "+quote.String(name))
 	if err != nil {
 		return nil, fmt.Errorf("read registry: %w", err)
@@ -499,7 +499,7 @@ func (m *Manager) loadOn(ctx context.Context, c SideConn, name string) (*Sandbox
 // allowed to use it, and returns the one to use (another caller may have
 // loaded it meanwhile). lastActive is now: the reaper must not forget it
 // before the caller is done with it.
-func (m *Manager) remember(sb *Sandbox) *Sandbox {
+func (m *registry) remember(sb *Sandbox) *Sandbox {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if cur := m.byName[sb.Name]; cur != nil && !cur.isRetired() {
@@ -516,7 +516,7 @@ func (m *Manager) remember(sb *Sandbox) *Sandbox {
 // Registry rows go first, so a half-done discard never leaves a sandbox
 // that can be attached with its tables gone; schemas a failure leaves
 // behind are orphans, which the reaper's reconciliation drops.
-func (m *Manager) dropSandbox(ctx context.Context, c SideConn, id string) error {
+func (m *registry) dropSandbox(ctx context.Context, c SideConn, id string) error {
 	if err := m.deleteRows(ctx, c, id, "sandboxes", "tables", "captures", "holders", "generations", "readers"); err != nil {
 		return fmt.Errorf("forget sandbox %s: %w", id, err)
 	}
@@ -536,7 +536,7 @@ func (m *Manager) dropSandbox(ctx context.Context, c SideConn, id string) error 
 // not know, unless the registry knows id under the schemas' lock: a named
 // sandbox's id comes back when the name is used again, and its new
 // schemas must not go with the old ones (a busy lock: the next reap).
-func (m *Manager) dropOrphan(ctx context.Context, c SideConn, id string, schemas []string) error {
+func (m *registry) dropOrphan(ctx context.Context, c SideConn, id string, schemas []string) error {
 	release, ok, err := m.lockSchemas(ctx, c, id, true)
 	if err != nil || !ok {
 		return err
@@ -575,7 +575,7 @@ func likePrefix(prefix string) string {
 const likeSuffix = " ESCAPE '!'"
 
 // schemasOf lists the databases of sandbox id.
-func (m *Manager) schemasOf(ctx context.Context, c SideConn, id string) ([]string, error) {
+func (m *registry) schemasOf(ctx context.Context, c SideConn, id string) ([]string, error) {
 	rows, err := c.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE "+
 		likePrefix(sandbox.SchemaPrefix(m.cfg.Prefix, id)))
 	if err != nil {
@@ -605,7 +605,7 @@ func isSandboxID(s string) bool {
 // registry row is still the 'forking' marker, and the marker, unless a
 // live fork holds its lock (a marker older than any fork may take, stale,
 // goes regardless).
-func (m *Manager) dropInterruptedFork(ctx context.Context, c SideConn, id, db, tbl string, phys rewrite.Table, stale bool) error {
+func (m *registry) dropInterruptedFork(ctx context.Context, c SideConn, id, db, tbl string, phys rewrite.Table, stale bool) error {
 	where := " WHERE sandbox_id = " + quote.String(id) + " AND db = " + quote.String(db) +
 		" AND tbl = " + quote.String(tbl) + " AND kind = 'forking'"
 	if !stale {
@@ -644,7 +644,7 @@ func (m *Manager) dropInterruptedFork(ctx context.Context, c SideConn, id, db, t
 // are tables in known sandboxes that the registry does not list. Only
 // databases named prefix_<8 hex digits>_… are ever dropped: never a
 // production table.
-func (m *Manager) reconcile(ctx context.Context) error {
+func (m *registry) reconcile(ctx context.Context) error {
 	if err := m.expire(ctx); err != nil {
 		return err
 	}
@@ -776,7 +776,7 @@ func (r expiryRow) due(now time.Time, idleTTL time.Duration, local *Sandbox) (re
 }
 
 // expire drops sandboxes past their TTL, idle limit, grace or lease.
-func (m *Manager) expire(ctx context.Context) error {
+func (m *registry) expire(ctx context.Context) error {
 	var due []expiryRow
 	now := time.Now().UTC()
 	idle := m.limits().IdleTTL
@@ -806,7 +806,7 @@ func (m *Manager) expire(ctx context.Context) error {
 }
 
 // local is the sandbox of id in this process's memory, if any.
-func (m *Manager) local(id string) *Sandbox {
+func (m *registry) local(id string) *Sandbox {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.byID[id]
@@ -816,7 +816,7 @@ func (m *Manager) local(id string) *Sandbox {
 // process has it in memory, else under its life lock once it is still due
 // (a claim may have come in since it was read). It does not wait for the
 // lock: the next reap tries again.
-func (m *Manager) expireOne(ctx context.Context, row expiryRow, now time.Time, idle time.Duration) error {
+func (m *registry) expireOne(ctx context.Context, row expiryRow, now time.Time, idle time.Duration) error {
 	if local := m.local(row.id); local != nil {
 		return m.discard(ctx, local, row.force, true, row.reason)
 	}
@@ -853,7 +853,7 @@ func (m *Manager) expireOne(ctx context.Context, row expiryRow, now time.Time, i
 }
 
 // readExpiry reads sandbox id as expire does, or nil when it is gone.
-func (m *Manager) readExpiry(ctx context.Context, c SideConn, id string, now time.Time) (*expiryRow, error) {
+func (m *registry) readExpiry(ctx context.Context, c SideConn, id string, now time.Time) (*expiryRow, error) {
 	rows, err := c.Query(ctx, "SELECT id, name, kept, expires_at, last_active, lease_until FROM "+m.names.Q("sandboxes")+
 		" WHERE id = "+quote.String(id))
 	if err != nil {
@@ -878,7 +878,7 @@ func (m *Manager) readExpiry(ctx context.Context, c SideConn, id string, now tim
 // their holders, records activity, merges tables other processes forked,
 // notices sandboxes discarded or kept through another process, lets go of
 // those nobody here uses, and discards those whose grace is over.
-func (m *Manager) renew(ctx context.Context) error {
+func (m *registry) renew(ctx context.Context) error {
 	m.mu.Lock()
 	live := make([]*Sandbox, 0, len(m.byID))
 	for _, sb := range m.byID {
@@ -909,7 +909,7 @@ func (m *Manager) renew(ctx context.Context) error {
 
 // renewOne is renew for sb; it reports whether sb's grace is over (the
 // caller discards it).
-func (m *Manager) renewOne(ctx context.Context, c SideConn, sb *Sandbox) (graceOver bool, err error) {
+func (m *registry) renewOne(ctx context.Context, c SideConn, sb *Sandbox) (graceOver bool, err error) {
 	now := time.Now().UTC()
 	sb.mu.Lock()
 	retired, persisted := sb.retired, sb.persisted
@@ -968,7 +968,7 @@ func (m *Manager) renewOne(ctx context.Context, c SideConn, sb *Sandbox) (graceO
 // noticeSharing marks an anonymous sandbox another live process holds (one
 // attached by its name through that process) as shared: from then on its
 // statements check the registry for what that process changes.
-func (m *Manager) noticeSharing(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *registry) noticeSharing(ctx context.Context, c SideConn, sb *Sandbox) error {
 	if sb.shareable() {
 		return nil
 	}
@@ -983,7 +983,7 @@ func (m *Manager) noticeSharing(ctx context.Context, c SideConn, sb *Sandbox) er
 // the named sandbox sb, which this one has not: a registry row of its id
 // with its name and owner is the same sandbox (as persist takes it), and
 // sb is marked recorded here too. Anonymous sandboxes are never shared.
-func (m *Manager) recordedElsewhere(ctx context.Context, c SideConn, sb *Sandbox) (bool, error) {
+func (m *registry) recordedElsewhere(ctx context.Context, c SideConn, sb *Sandbox) (bool, error) {
 	if sb.anonymous() {
 		return false, nil
 	}
@@ -1003,7 +1003,7 @@ func (m *Manager) recordedElsewhere(ctx context.Context, c SideConn, sb *Sandbox
 // adopt merges into sb the tables other proxy processes recorded for it
 // (a sandbox attached through several processes), so reads here go to
 // forks made there within one reap interval.
-func (m *Manager) adopt(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *registry) adopt(ctx context.Context, c SideConn, sb *Sandbox) error {
 	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.names.Q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+usable)
 	if err != nil {
 		return fmt.Errorf("read registry: %w", err)
@@ -1020,7 +1020,7 @@ func (m *Manager) adopt(ctx context.Context, c SideConn, sb *Sandbox) error {
 }
 
 // reaper renews leases and expires sandboxes until Close.
-func (m *Manager) reaper() {
+func (m *registry) reaper() {
 	defer close(m.done)
 	t := time.NewTicker(m.cfg.ReapInterval)
 	defer t.Stop()

@@ -60,7 +60,7 @@ func TestForkFailureCauseAndDialError(t *testing.T) {
 // other failure but a server error closes it.
 func TestWithConnKeepsConnectionOnRefusal(t *testing.T) {
 	d := &memDialer{}
-	m := &Manager{pool: sideconn.NewPool(2, time.Second, d.dial)}
+	m := &Manager{registry: &registry{pool: sideconn.NewPool(2, time.Second, d.dial), obs: nopObserver{}}}
 	ctx := context.Background()
 	_ = m.withConn(ctx, func(SideConn) error { return rewrite.Refuse(wire.ErRecordFileFull, "over the limit") })
 	if st := m.pool.Stats(); st.Idle != 1 {

@@ -1,0 +1,320 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
+	"github.com/sqlfork/sqlfork-proxy/wire"
+	"go.uber.org/zap"
+)
+
+// Limits are the settings that may change while the manager runs.
+type Limits struct {
+	MaxSandboxes int
+	DefaultTTL   time.Duration
+	IdleTTL      time.Duration
+	MaxTTL       time.Duration
+	// Grace applies to sandboxes whose last connection closes after it
+	// is set.
+	Grace time.Duration
+	// SideConnections and ForkQueueTimeout size the side connection
+	// pool (0 keeps the current value).
+	SideConnections  int
+	ForkQueueTimeout time.Duration
+}
+
+// checkTTL refuses a kept sandbox's lifetime (0: until discarded) beyond
+// MaxTTL.
+func (l Limits) checkTTL(ttl time.Duration) error {
+	if l.MaxTTL <= 0 || ttl > 0 && ttl <= l.MaxTTL {
+		return nil
+	}
+	asked := "no end"
+	if ttl > 0 {
+		asked = ttl.String()
+	}
+	return rewrite.Refuse(wire.ErUnknown, "a kept sandbox may live at most %s (max-sandbox-ttl), not %s; give a shorter TTL", l.MaxTTL, asked)
+}
+
+// limits returns the current limits.
+func (m *registry) limits() Limits {
+	m.lmu.RLock()
+	defer m.lmu.RUnlock()
+	return m.lim
+}
+
+// observer is the installed Observer.
+func (m *registry) observer() Observer {
+	m.lmu.RLock()
+	defer m.lmu.RUnlock()
+	return m.obs
+}
+
+// conn takes a side connection from the bounded pool, waiting (in arrival
+// order, at most the fork queue timeout) while all are busy. Whoever holds
+// one must not ask for another before giving it back: with every
+// connection held that way, each would wait on the others.
+func (m *registry) conn(ctx context.Context) (SideConn, error) {
+	c, err := m.pool.Get(ctx)
+	if err != nil {
+		var te *sideconn.TimeoutError
+		if errors.As(err, &te) {
+			m.observer().SideConnTimedOut()
+			st := m.pool.Stats()
+			m.log.Warn("no side connection free in time", zap.Int("side_connections", te.Size),
+				zap.Duration("waited", te.Waited), zap.Int("waiting", st.Waiting))
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+// dialSide opens a side connection for the pool.
+func (m *registry) dialSide(ctx context.Context) (SideConn, error) {
+	c, err := m.dial(ctx)
+	if err != nil {
+		st := m.pool.Stats()
+		m.log.Warn("could not open a side connection; waiting for an open one, if any", zap.Error(err),
+			zap.Int("side_connections_open", st.InUse+st.Idle-1), zap.Int("side_connections", st.Size))
+		return nil, &DialError{Err: err, Size: m.limits().SideConnections}
+	}
+	// Forks read their source at READ COMMITTED: one consistent read
+	// that takes no locks.
+	if _, err := c.Exec(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"); err != nil {
+		_ = c.Close()
+		return nil, &DialError{Err: err, Size: m.limits().SideConnections}
+	}
+	if err := plainTextMode(ctx, c); err != nil {
+		_ = c.Close()
+		return nil, &DialError{Err: err, Size: m.limits().SideConnections}
+	}
+	return c, nil
+}
+
+// put returns a healthy connection to the pool.
+func (m *registry) put(c SideConn) { m.pool.Put(c) }
+
+// drop closes a connection that failed.
+func (m *registry) drop(c SideConn) { m.pool.Drop(c) }
+
+// withConn runs f on a side connection, dropping the connection when f
+// fails with anything but a server error or a refusal of the proxy's own.
+func (m *registry) withConn(ctx context.Context, f func(SideConn) error) error {
+	c, err := m.conn(ctx)
+	if err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		if !done { // f panicked: the connection goes back to the pool's count, closed
+			m.drop(c)
+		}
+	}()
+	err = f(c)
+	done = true
+	var se interface{ ServerError() bool }
+	var r *rewrite.Refusal
+	if err != nil && !(errors.As(err, &se) && se.ServerError()) && !errors.As(err, &r) {
+		m.drop(c)
+		return err
+	}
+	m.put(c)
+	return err
+}
+
+// nameID is the id of the sandbox called name: 8 hex digits of its hash.
+func nameID(name string) string {
+	sum := sha256.Sum256([]byte("sqlfork-sandbox\x00" + name))
+	return hex.EncodeToString(sum[:4])
+}
+
+func randomID(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// lockName is the upstream GET_LOCK name for forking the table of key k
+// in sandbox id (at most 64 characters). Sandbox ids of named sandboxes
+// derive from their names, so the registry's secret (read at start, the
+// same for every proxy process) keeps clients, who share the upstream
+// account, from computing the name and holding the lock to stall a fork.
+func (m *registry) lockName(id, k string) string {
+	sum := sha256.Sum256([]byte(m.lockSecret + "\x00" + id + "\x00" + k))
+	return "sqlfork:" + hex.EncodeToString(sum[:20])
+}
+
+// newSandbox registers a sandbox in memory.
+func (m *registry) newSandbox(name, owner string) (*Sandbox, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.checkRoom(owner); err != nil {
+		return nil, err
+	}
+	id := randomID(4)
+	if name == "" {
+		name = "sb-" + id
+	} else {
+		// A named sandbox has the same id in every process, so processes
+		// creating it at the same moment make one sandbox, not two.
+		id = nameID(name)
+	}
+	if _, ok := m.byName[name]; ok {
+		return nil, rewrite.Refuse(wire.ErUnknown, "a sandbox named %q already exists; ATTACH it or choose another name", name)
+	}
+	now := time.Now().UTC()
+	sb := &Sandbox{ID: id, Name: name, Owner: owner, Created: now, lastActive: now, tables: map[string]*sandbox.Entry{},
+		gone: make(chan struct{})}
+	m.byID[id], m.byName[name] = sb, sb
+	return sb, nil
+}
+
+// checkRoom refuses a new sandbox of owner past max-sandboxes or the
+// owner's max-sandboxes-per-user (m.mu held). Sandboxes in their grace
+// count: they still hold their forks.
+func (m *registry) checkRoom(owner string) error {
+	if max := m.limits().MaxSandboxes; max > 0 && len(m.byID) >= max {
+		return rewrite.Refuse(wire.ErConCount, "the proxy already holds %d sandboxes (its limit); discard some with SANDBOX DISCARD or ask the operator to raise --max-sandboxes", len(m.byID))
+	}
+	n := 0
+	for _, sb := range m.byID {
+		if sb.Owner == owner {
+			n++
+		}
+	}
+	return m.room(owner, n)
+}
+
+// getOrCreate returns the sandbox called name, creating it if needed.
+func (m *registry) getOrCreate(name, owner string) (*Sandbox, error) {
+	m.mu.Lock()
+	sb := m.byName[name]
+	m.mu.Unlock()
+	if sb != nil {
+		return sb, nil
+	}
+	sb, err := m.newSandbox(name, owner)
+	if err != nil {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if sb := m.byName[name]; sb != nil {
+			return sb, nil
+		}
+	}
+	return sb, err
+}
+
+// forget removes a sandbox from memory: it is retired, and attaches
+// waiting for it to go look it up again.
+func (m *registry) forget(sb *Sandbox) {
+	m.mu.Lock()
+	if m.byID[sb.ID] == sb {
+		delete(m.byID, sb.ID)
+	}
+	if m.byName[sb.Name] == sb {
+		delete(m.byName, sb.Name)
+	}
+	m.mu.Unlock()
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sb.retired, sb.held = true, false
+	if !sb.forgotten {
+		sb.forgotten = true
+		close(sb.gone)
+	}
+}
+
+// lookup finds a sandbox by name in memory or, failing that, in the
+// registry (kept by another process or before a restart); one read from the
+// registry is kept in memory only once remember is called. A sandbox this
+// process is letting go of (a discard in flight) is waited for first.
+func (m *registry) lookup(ctx context.Context, name string) (*Sandbox, error) {
+	for {
+		m.mu.Lock()
+		sb := m.byName[name]
+		m.mu.Unlock()
+		if sb == nil {
+			return m.load(ctx, name)
+		}
+		gone, retired := sb.goneIfRetired()
+		if !retired {
+			return sb, nil
+		}
+		if err := waitGone(ctx, gone, name); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// setEntry records e in memory.
+func (m *registry) setEntry(sb *Sandbox, k string, e *sandbox.Entry) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if old := sb.tables[k]; old != nil {
+		sb.bytes -= old.Bytes
+	}
+	sb.tables[k] = e
+	sb.bytes += e.Bytes
+	sb.version++
+	sb.changed = max(sb.changed, e.Epoch)
+}
+
+// warnOrphan logs, once per schema, orphaned schemas the server would not
+// drop.
+func (m *registry) warnOrphan(schemas []string, err error) {
+	for _, s := range schemas {
+		if _, seen := m.undroppable.LoadOrStore(s, true); !seen {
+			m.log.Warn("an orphaned sandbox schema could not be dropped; the reaper retries it, and an operator may remove what the server left in its directory",
+				zap.String("schema", s), zap.Error(err))
+		}
+	}
+}
+
+// registry holds this process's sandboxes and their lifetimes: the
+// registry tables every proxy process shares, leases, graces, the reaper,
+// and the side connections all of it runs on.
+type registry struct {
+	cfg   Config
+	log   *zap.Logger
+	dial  Dialer
+	names sandbox.Names
+	pool  *sideconn.Pool
+	// room refuses a new sandbox of owner, who has owned of the
+	// sandboxes this process holds (m.mu held).
+	room func(owner string, owned int) error
+
+	lmu sync.RWMutex
+	lim Limits
+	obs Observer
+
+	proxyID    string
+	lockSecret string // see lockName
+	// live holds this process's liveness lock (liveness.go).
+	live liveness
+
+	mu     sync.Mutex
+	byID   map[string]*Sandbox
+	byName map[string]*Sandbox
+
+	// epoch counts finished table changes (forks, creates, drops) across
+	// sandboxes; sessions compare it with their transaction's start.
+	epoch atomic.Uint64
+	stop  chan struct{}
+	done  chan struct{}
+	// undroppable are the orphaned schemas the server would not drop that
+	// were logged (once each).
+	undroppable sync.Map
+}
+
+// isAdmin reports whether user may manage every sandbox.
+func (m *registry) isAdmin(user string) bool { return slices.Contains(m.cfg.Admins, user) }
