@@ -248,17 +248,7 @@ func measureDiff(ctx context.Context, o options, e env) (*diffResult, error) {
 	}
 	defer off.stop(10 * time.Second)
 	logf("diff: sandbox-mode proxies, capture on (pid %d) on %s, capture off (pid %d) on %s", on.pid(), onAddr, off.pid(), offAddr)
-	proxyErr := func(err error) error {
-		for _, p := range []struct {
-			c   *child
-			log string
-		}{{on, onLog}, {off, offLog}} {
-			if p.c.exited() {
-				return fmt.Errorf("%w\nproxy exited (%v); --- %s (tail) ---\n%s", err, p.c.err, p.log, tailFile(p.log, 30))
-			}
-		}
-		return err
-	}
+	proxyErr := func(err error) error { return withExit(err, proxyProc{on, onLog}, proxyProc{off, offLog}) }
 	if err := loadDiffTable(ctx, e, res); err != nil {
 		return nil, err
 	}
