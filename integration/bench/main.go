@@ -189,14 +189,7 @@ type env struct {
 func run(o options) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		s := <-sigs
-		signal.Stop(sigs) // a second signal kills the harness outright
-		logf("got %v: stopping and cleaning up (send it again to abort at once)", s)
-		cancel()
-	}()
+	cancelOnSignal(cancel)
 
 	start := time.Now()
 	var e env
@@ -248,6 +241,30 @@ func run(o options) error {
 		mariadbArgs: mariadbArgs,
 		clkTck:      clkTck(),
 	}
+	if err := measure(ctx, o, e, rep); err != nil {
+		return err
+	}
+	rep.loadEnd = loadavg()
+	rep.elapsed = time.Since(start)
+	return writeReport(o, rep)
+}
+
+// cancelOnSignal calls cancel on the first SIGINT or SIGTERM; a second
+// one kills the harness outright.
+func cancelOnSignal(cancel context.CancelFunc) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		signal.Stop(sigs) // a second signal kills the harness outright
+		logf("got %v: stopping and cleaning up (send it again to abort at once)", s)
+		cancel()
+	}()
+}
+
+// measure runs the benchmarks o asks for, the hop's and the diff's, into
+// rep.
+func measure(ctx context.Context, o options, e env, rep *report) error {
 	if !o.diffOnly {
 		if err := runHop(ctx, o, e, rep); err != nil {
 			return err
@@ -257,13 +274,16 @@ func run(o options) error {
 		if rep.loadStart == "" {
 			rep.loadStart = loadavg()
 		}
+		var err error
 		if rep.diff, err = measureDiff(ctx, o, e); err != nil {
 			return err
 		}
 	}
-	rep.loadEnd = loadavg()
-	rep.elapsed = time.Since(start)
+	return nil
+}
 
+// writeReport prints the report and writes it to -out, if given.
+func writeReport(o options, rep *report) error {
 	md := rep.markdown()
 	fmt.Print(md)
 	if o.out != "" {
