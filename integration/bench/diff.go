@@ -583,10 +583,8 @@ func diffMainChanges(ctx context.Context, o options, e env, res *diffResult, sOn
 	if err := sOff.execAll(ctx, mainChanges(r)); err != nil {
 		return err
 	}
-	for _, q := range driftStatements(r) {
-		if _, err := e.direct.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("%s: %w", q, err)
-		}
+	if err := execDirect(ctx, e.direct, driftStatements(r)...); err != nil {
+		return err
 	}
 	if res.sideRowsMain, err = sideRows(ctx, e); err != nil {
 		return err

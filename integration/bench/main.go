@@ -299,10 +299,8 @@ func writeReport(o options, rep *report) error {
 // proxies, fork times and the memory test.
 func runHop(ctx context.Context, o options, e env, rep *report) error {
 	db := e.db
-	for _, q := range []string{"DROP DATABASE IF EXISTS sbtest", "CREATE DATABASE sbtest"} {
-		if _, err := e.direct.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("%s: %w", q, err)
-		}
+	if err := execDirect(ctx, e.direct, "DROP DATABASE IF EXISTS sbtest", "CREATE DATABASE sbtest"); err != nil {
+		return err
 	}
 	h, err := startHops(ctx, o, e)
 	if err != nil {
