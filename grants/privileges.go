@@ -462,33 +462,9 @@ func parseGrant(line string) *parsedGrant {
 // privileges parses "priv [(cols)], … ON target" into g.
 func (p *grantParser) privileges(g *parsedGrant) bool {
 	for {
-		var words []string
-		for {
-			t := p.peek()
-			if t.kind != gtWord || (t.upper() == "ON" && len(words) > 0) {
-				break
-			}
-			words = append(words, t.upper())
-			p.pos++
-		}
-		if len(words) == 0 {
+		pr, ok := p.privilege()
+		if !ok {
 			return false
-		}
-		pr := grantPriv{name: strings.Join(words, " ")}
-		if p.punct('(') {
-			for {
-				t := p.next()
-				if t.kind != gtIdent && t.kind != gtWord {
-					return false
-				}
-				pr.columns = append(pr.columns, t.text)
-				if p.punct(')') {
-					break
-				}
-				if !p.punct(',') {
-					return false
-				}
-			}
 		}
 		g.privs = append(g.privs, pr)
 		if p.punct(',') {
@@ -499,6 +475,45 @@ func (p *grantParser) privileges(g *parsedGrant) bool {
 		}
 		return false
 	}
+	return p.target(g)
+}
+
+// privilege parses one "priv [(cols)]": its words, and its columns.
+func (p *grantParser) privilege() (grantPriv, bool) {
+	var words []string
+	for {
+		t := p.peek()
+		if t.kind != gtWord || (t.upper() == "ON" && len(words) > 0) {
+			break
+		}
+		words = append(words, t.upper())
+		p.pos++
+	}
+	if len(words) == 0 {
+		return grantPriv{}, false
+	}
+	pr := grantPriv{name: strings.Join(words, " ")}
+	if !p.punct('(') {
+		return pr, true
+	}
+	for {
+		t := p.next()
+		if t.kind != gtIdent && t.kind != gtWord {
+			return pr, false
+		}
+		pr.columns = append(pr.columns, t.text)
+		if p.punct(')') {
+			return pr, true
+		}
+		if !p.punct(',') {
+			return pr, false
+		}
+	}
+}
+
+// target parses what follows ON into g: the grantee of PROXY, or
+// [FUNCTION|PROCEDURE|PACKAGE [BODY]|TABLE] db.table.
+func (p *grantParser) target(g *parsedGrant) bool {
 	if len(g.privs) == 1 && g.privs[0].name == "PROXY" && len(g.privs[0].columns) == 0 {
 		g.kind = "PROXY"
 		pg, ok := p.grantee()
@@ -517,17 +532,7 @@ func (p *grantParser) privileges(g *parsedGrant) bool {
 		}
 	case p.word("TABLE"):
 	}
-	name := func() (string, bool) {
-		t := p.next()
-		switch {
-		case t.kind == gtPunct && t.text == "*":
-			return "*", true
-		case t.kind == gtIdent, t.kind == gtWord && t.upper() != "TO":
-			return t.text, true
-		}
-		return "", false
-	}
-	db, ok := name()
+	db, ok := p.targetName()
 	if !ok {
 		return false
 	}
@@ -536,12 +541,24 @@ func (p *grantParser) privileges(g *parsedGrant) bool {
 		// GRANTS never prints; treat as unknown.
 		return false
 	}
-	tbl, ok := name()
+	tbl, ok := p.targetName()
 	if !ok || (db == "*" && tbl != "*") {
 		return false
 	}
 	g.db, g.table = db, tbl
 	return true
+}
+
+// targetName parses a schema or table name of a grant's target: * or a name.
+func (p *grantParser) targetName() (string, bool) {
+	t := p.next()
+	switch {
+	case t.kind == gtPunct && t.text == "*":
+		return "*", true
+	case t.kind == gtIdent, t.kind == gtWord && t.upper() != "TO":
+		return t.text, true
+	}
+	return "", false
 }
 
 // grantee parses user[@host], a role or PUBLIC.

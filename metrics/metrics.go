@@ -75,149 +75,12 @@ func (m *Proxy) SetBuildInfo(version, revision, goVersion string) {
 // New creates the collectors and registers them, plus the Go and process
 // collectors, with reg.
 func New(reg prometheus.Registerer) *Proxy {
-	m := &Proxy{
-		ConnectionsActive: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: namespace, Name: "client_connections",
-			Help: "Client connections currently open.",
-		}),
-		ConnectionsTotal: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace, Name: "client_connections_total",
-			Help: "Client connections accepted.",
-		}),
-		ConnectionsRejected: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "client_connections_rejected_total",
-			Help: "Client connections refused before a session started, by reason.",
-		}, []string{"reason"}),
-		AuthFailures: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace, Name: "client_auth_failures_total",
-			Help: "Client logins refused for bad credentials.",
-		}),
-		UpstreamConnectFails: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace, Name: "upstream_connect_failures_total",
-			Help: "Failed attempts to open an upstream connection.",
-		}),
-		UpstreamLost: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace, Name: "upstream_connections_lost_total",
-			Help: "Upstream connections that failed mid-session.",
-		}),
-		OrphanKills: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace, Name: "orphaned_statements_killed_total",
-			Help: "Statements killed upstream because their client went away while they ran.",
-		}),
-		ConnectionPanics: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace, Name: "connection_panics_total",
-			Help: "Client connections closed because their handler panicked.",
-		}),
-		Commands: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "commands_total",
-			Help: "Client protocol commands handled, by command.",
-		}, []string{"command"}),
-		CommandDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: namespace, Name: "command_duration_seconds",
-			Help:    "Time from reading a command to the end of its response, by command.",
-			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-		}, []string{"command"}),
-		Sandboxes: &sandboxCollector{desc: prometheus.NewDesc(namespace+"_sandboxes",
-			"Sandboxes this process holds, by state (active: unkept, in use; grace: unkept and named, no connection here, until its grace ends; kept).", []string{"state"}, nil)},
-		SandboxesDiscarded: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "sandboxes_discarded_total",
-			Help: "Sandboxes discarded, by reason: discarded (SANDBOX DISCARD or the admin API), last_connection (unkept, its last connection closed: anonymous, or sandbox-grace 0), grace (unkept and named, its grace ended with no connection back), expired (TTL, idle or lease).",
-		}, []string{"reason"}),
-		Forks: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "forks_total",
-			Help: "Tables forked into sandboxes, by strategy and kind (full copy or schema only).",
-		}, []string{"strategy", "kind"}),
-		ForkDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: namespace, Name: "fork_duration_seconds",
-			Help:    "Time to fork one table.",
-			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300},
-		}),
-		ForkedBytes: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace, Name: "forked_bytes_total",
-			Help: "Bytes (data and indexes) of tables forked.",
-		}),
-		ForkedRows: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace, Name: "forked_rows_total",
-			Help: "Rows copied into forks (as the strategy reports them).",
-		}),
-		ForkFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "fork_failures_total",
-			Help: "Forks that did not happen, by strategy and result (the cause): refused (the table cannot be forked faithfully, or a limit), " +
-				"queue_timeout (no side connection free within fork-queue-timeout), connect (a side connection could not be opened, e.g. upstream 1040) or error.",
-		}, []string{"strategy", "result"}),
-		SideConns: &poolCollector{
-			conns: prometheus.NewDesc(namespace+"_side_connections",
-				"Side connections (forks, registry, catalog, reaper) open, by state: in_use, idle.", []string{"state"}, nil),
-			max: prometheus.NewDesc(namespace+"_side_connections_max",
-				"Most side connections open at once (side-connections).", nil, nil),
-			waiters: prometheus.NewDesc(namespace+"_side_connection_waiters",
-				"Callers queued for a side connection.", nil, nil),
-		},
-		SideConnTimeouts: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: namespace, Name: "side_connection_timeouts_total",
-			Help: "Waits for a side connection that ran out (fork-queue-timeout); the statement got error 1205.",
-		}),
-		SandboxRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "sandbox_refusals_total",
-			Help: "Statements refused by the sandbox layer, by MySQL error code.",
-		}, []string{"code"}),
-		GuardrailRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "guardrail_refusals_total",
-			Help: "Statements, sandboxes and forks stopped by a guardrail, by guardrail: deny_statements, deny_multi_statements, " +
-				"statement_timeout (refused, or ended by the server's timeout), max_rows (result cut), max_fork_bytes, max_sandboxes_per_user.",
-		}, []string{"guardrail"}),
-		TransactionReplays: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "sandbox_transaction_restarts_total",
-			Help: "Client transactions that met a fork made after they began, by outcome: restarted (had only read), replayed (writes replayed), refused (1412).",
-		}, []string{"outcome"}),
-		Promotes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "sandbox_promotes_total",
-			Help: "SANDBOX PROMOTE runs, by strategy (fail, ours, theirs) and outcome: committed, refused (conflicts, or nothing it may apply), " +
-				"failed (production unchanged), partial (DDL applied, rows not).",
-		}, []string{"strategy", "outcome"}),
-		PromoteConflicts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "sandbox_promote_conflicts_total",
-			Help: "Rows SANDBOX PROMOTE found changed in production since the fork and changed differently in the sandbox, by strategy.",
-		}, []string{"strategy"}),
-		Diffs: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: namespace, Name: "sandbox_diff_seconds",
-			Help:    "Time to read a sandbox's diff, by kind: summary, detail, export, promote.",
-			Buckets: prometheus.ExponentialBuckets(0.001, 4, 9),
-		}, []string{"kind"}),
-		RegistryChecks: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "sandbox_registry_checks_total",
-			Help: "Checks of a sandbox other proxy processes may share, before a statement reading production, by result: " +
-				"unchanged, reloaded (another process changed its tables), discarded (discarded through another process).",
-		}, []string{"result"}),
-		SyncLeaseWait: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: namespace, Name: "sandbox_sync_lease_wait_seconds",
-			Help:    "How long a fork (or a table found missing, or a fork undone) in a shared sandbox waited for other proxy processes' sync leases to run out.",
-			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5},
-		}),
-		Statements: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "statements_total",
-			Help: "Statements (text and prepared) of sandboxing sessions, by class (read, write, ddl, …) and outcome: ok, error (from the upstream) or refused (by the proxy).",
-		}, []string{"class", "outcome"}),
-		StatementDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Namespace: namespace, Name: "statement_duration_seconds",
-			Help:    "Time from reading a statement of a sandboxing session to the end of its answer, forks included, by class.",
-			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 120},
-		}, []string{"class"}),
-		RewriteDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: namespace, Name: "rewrite_duration_seconds",
-			Help:    "Time to plan a statement: analyse (cached), check, fork what it writes, rewrite.",
-			Buckets: []float64{.000001, .0000025, .000005, .00001, .000025, .00005, .0001, .00025, .0005, .001, .01, .1, 1, 10},
-		}),
-		ProductionWritable: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: namespace, Name: "upstream_production_writable",
-			Help: "1 if the proxy's upstream account may change production schemas (anything outside the proxy's own), " +
-				"0 if it may not (least privilege), -1 until the sandbox manager has checked.",
-		}),
-		BuildInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: namespace, Name: "build_info",
-			Help: "Always 1, labelled with the running build.",
-		}, []string{"version", "revision", "goversion"}),
-	}
+	m := &Proxy{}
+	m.connectionMetrics()
+	m.sandboxMetrics()
+	m.forkMetrics()
+	m.changeMetrics()
+	m.statementMetrics()
 	m.ProductionWritable.Set(-1)
 	reg.MustRegister(m.Statements, m.StatementDuration, m.RewriteDuration, m.BuildInfo, m.ProductionWritable)
 	reg.MustRegister(m.ConnectionsActive, m.ConnectionsTotal, m.ConnectionsRejected, m.AuthFailures,
@@ -227,6 +90,136 @@ func New(reg prometheus.Registerer) *Proxy {
 		m.SideConns, m.SideConnTimeouts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// connectionMetrics creates the collectors of client and upstream
+// connections and of protocol commands.
+func (m *Proxy) connectionMetrics() {
+	m.ConnectionsActive = gauge("client_connections", "Client connections currently open.")
+	m.ConnectionsTotal = counter("client_connections_total", "Client connections accepted.")
+	m.ConnectionsRejected = counterVec("client_connections_rejected_total",
+		"Client connections refused before a session started, by reason.", "reason")
+	m.AuthFailures = counter("client_auth_failures_total", "Client logins refused for bad credentials.")
+	m.UpstreamConnectFails = counter("upstream_connect_failures_total", "Failed attempts to open an upstream connection.")
+	m.UpstreamLost = counter("upstream_connections_lost_total", "Upstream connections that failed mid-session.")
+	m.OrphanKills = counter("orphaned_statements_killed_total",
+		"Statements killed upstream because their client went away while they ran.")
+	m.ConnectionPanics = counter("connection_panics_total", "Client connections closed because their handler panicked.")
+	m.Commands = counterVec("commands_total", "Client protocol commands handled, by command.", "command")
+	m.CommandDuration = histogramVec("command_duration_seconds",
+		"Time from reading a command to the end of its response, by command.",
+		[]float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}, "command")
+}
+
+// sandboxMetrics creates the collectors of sandboxes, their discards and
+// refusals, and the shared registry.
+func (m *Proxy) sandboxMetrics() {
+	m.Sandboxes = &sandboxCollector{desc: prometheus.NewDesc(namespace+"_sandboxes",
+		"Sandboxes this process holds, by state (active: unkept, in use; grace: unkept and named, no connection here, until its grace ends; kept).", []string{"state"}, nil)}
+	m.SandboxesDiscarded = counterVec("sandboxes_discarded_total",
+		"Sandboxes discarded, by reason: discarded (SANDBOX DISCARD or the admin API), last_connection (unkept, its last connection closed: anonymous, or sandbox-grace 0), grace (unkept and named, its grace ended with no connection back), expired (TTL, idle or lease).",
+		"reason")
+	m.SandboxRefusals = counterVec("sandbox_refusals_total", "Statements refused by the sandbox layer, by MySQL error code.", "code")
+	m.GuardrailRefusals = counterVec("guardrail_refusals_total",
+		"Statements, sandboxes and forks stopped by a guardrail, by guardrail: deny_statements, deny_multi_statements, "+
+			"statement_timeout (refused, or ended by the server's timeout), max_rows (result cut), max_fork_bytes, max_sandboxes_per_user.",
+		"guardrail")
+	m.TransactionReplays = counterVec("sandbox_transaction_restarts_total",
+		"Client transactions that met a fork made after they began, by outcome: restarted (had only read), replayed (writes replayed), refused (1412).",
+		"outcome")
+	m.RegistryChecks = counterVec("sandbox_registry_checks_total",
+		"Checks of a sandbox other proxy processes may share, before a statement reading production, by result: "+
+			"unchanged, reloaded (another process changed its tables), discarded (discarded through another process).",
+		"result")
+	m.SyncLeaseWait = histogram("sandbox_sync_lease_wait_seconds",
+		"How long a fork (or a table found missing, or a fork undone) in a shared sandbox waited for other proxy processes' sync leases to run out.",
+		[]float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5})
+}
+
+// forkMetrics creates the collectors of forks and of the side connection
+// pool they take their connections from.
+func (m *Proxy) forkMetrics() {
+	m.Forks = counterVec("forks_total",
+		"Tables forked into sandboxes, by strategy and kind (full copy or schema only).", "strategy", "kind")
+	m.ForkDuration = histogram("fork_duration_seconds", "Time to fork one table.",
+		[]float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300})
+	m.ForkedBytes = counter("forked_bytes_total", "Bytes (data and indexes) of tables forked.")
+	m.ForkedRows = counter("forked_rows_total", "Rows copied into forks (as the strategy reports them).")
+	m.ForkFailures = counterVec("fork_failures_total",
+		"Forks that did not happen, by strategy and result (the cause): refused (the table cannot be forked faithfully, or a limit), "+
+			"queue_timeout (no side connection free within fork-queue-timeout), connect (a side connection could not be opened, e.g. upstream 1040) or error.",
+		"strategy", "result")
+	m.SideConns = &poolCollector{
+		conns: prometheus.NewDesc(namespace+"_side_connections",
+			"Side connections (forks, registry, catalog, reaper) open, by state: in_use, idle.", []string{"state"}, nil),
+		max: prometheus.NewDesc(namespace+"_side_connections_max",
+			"Most side connections open at once (side-connections).", nil, nil),
+		waiters: prometheus.NewDesc(namespace+"_side_connection_waiters",
+			"Callers queued for a side connection.", nil, nil),
+	}
+	m.SideConnTimeouts = counter("side_connection_timeouts_total",
+		"Waits for a side connection that ran out (fork-queue-timeout); the statement got error 1205.")
+}
+
+// changeMetrics creates the collectors of PROMOTE, DIFF and EXPORT, and the
+// gauge of whether production may be changed.
+func (m *Proxy) changeMetrics() {
+	m.Promotes = counterVec("sandbox_promotes_total",
+		"SANDBOX PROMOTE runs, by strategy (fail, ours, theirs) and outcome: committed, refused (conflicts, or nothing it may apply), "+
+			"failed (production unchanged), partial (DDL applied, rows not).",
+		"strategy", "outcome")
+	m.PromoteConflicts = counterVec("sandbox_promote_conflicts_total",
+		"Rows SANDBOX PROMOTE found changed in production since the fork and changed differently in the sandbox, by strategy.",
+		"strategy")
+	m.Diffs = histogramVec("sandbox_diff_seconds",
+		"Time to read a sandbox's diff, by kind: summary, detail, export, promote.",
+		prometheus.ExponentialBuckets(0.001, 4, 9), "kind")
+	m.ProductionWritable = gauge("upstream_production_writable",
+		"1 if the proxy's upstream account may change production schemas (anything outside the proxy's own), "+
+			"0 if it may not (least privilege), -1 until the sandbox manager has checked.")
+}
+
+// statementMetrics creates the collectors of sandboxing sessions'
+// statements and the build info gauge.
+func (m *Proxy) statementMetrics() {
+	m.Statements = counterVec("statements_total",
+		"Statements (text and prepared) of sandboxing sessions, by class (read, write, ddl, …) and outcome: ok, error (from the upstream) or refused (by the proxy).",
+		"class", "outcome")
+	m.StatementDuration = histogramVec("statement_duration_seconds",
+		"Time from reading a statement of a sandboxing session to the end of its answer, forks included, by class.",
+		[]float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 120}, "class")
+	m.RewriteDuration = histogram("rewrite_duration_seconds",
+		"Time to plan a statement: analyse (cached), check, fork what it writes, rewrite.",
+		[]float64{.000001, .0000025, .000005, .00001, .000025, .00005, .0001, .00025, .0005, .001, .01, .1, 1, 10})
+	m.BuildInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: namespace, Name: "build_info",
+		Help: "Always 1, labelled with the running build.",
+	}, []string{"version", "revision", "goversion"})
+}
+
+// counter makes the counter sqlfork_<name>.
+func counter(name, help string) prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help})
+}
+
+// counterVec makes the counter sqlfork_<name> with labels.
+func counterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, labels)
+}
+
+// gauge makes the gauge sqlfork_<name>.
+func gauge(name, help string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: name, Help: help})
+}
+
+// histogram makes the histogram sqlfork_<name> over buckets.
+func histogram(name, help string, buckets []float64) prometheus.Histogram {
+	return prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: namespace, Name: name, Help: help, Buckets: buckets})
+}
+
+// histogramVec makes the histogram sqlfork_<name> over buckets, with labels.
+func histogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: name, Help: help, Buckets: buckets}, labels)
 }
 
 // sandboxCollector reports sqlfork_sandboxes{state} at scrape time from a

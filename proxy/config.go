@@ -188,6 +188,17 @@ func DefaultConfig() Config {
 
 // Validate reports the first bad setting, naming it.
 func (c *Config) Validate() error {
+	for _, check := range []func() error{c.validEndpoints, c.validTLS, c.validTimeouts, c.validModes, c.validSandbox, c.validUsers} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validEndpoints checks the listen and upstream addresses, the default
+// upstream account and its auth plugin.
+func (c *Config) validEndpoints() error {
 	if err := validAddr("listen", c.Listen); err != nil {
 		return err
 	}
@@ -200,6 +211,11 @@ func (c *Config) Validate() error {
 	if err := validPlugin("auth-plugin", c.AuthPlugin); err != nil {
 		return err
 	}
+	return nil
+}
+
+// validTLS checks the TLS settings towards clients and the upstream.
+func (c *Config) validTLS() error {
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return errors.New("tls-cert/tls-key: both must be set, or neither")
 	}
@@ -214,6 +230,11 @@ func (c *Config) Validate() error {
 	if c.UpstreamTLSCA != "" && c.UpstreamTLS != UpstreamTLSVerifyCA && c.UpstreamTLS != UpstreamTLSVerifyID {
 		return errors.New("upstream-tls-ca: only used with upstream-tls verify-ca or verify-identity")
 	}
+	return nil
+}
+
+// validTimeouts checks the timeouts and the connection limit.
+func (c *Config) validTimeouts() error {
 	for name, d := range map[string]time.Duration{
 		"connect-timeout": c.ConnectTimeout, "handshake-timeout": c.HandshakeTimeout,
 		"idle-timeout": c.IdleTimeout, "write-timeout": c.WriteTimeout, "shutdown-grace": c.ShutdownGrace,
@@ -225,6 +246,12 @@ func (c *Config) Validate() error {
 	if c.MaxConnections < 0 {
 		return fmt.Errorf("max-connections: must be >= 0, got %d", c.MaxConnections)
 	}
+	return nil
+}
+
+// validModes checks the sandbox mode, production-writes and the user
+// separator.
+func (c *Config) validModes() error {
 	if _, err := session.ParseMode(c.Mode); err != nil {
 		return fmt.Errorf("mode: %w", err)
 	}
@@ -234,6 +261,12 @@ func (c *Config) Validate() error {
 	if len(c.UserSeparator) > 1 {
 		return fmt.Errorf("user-separator: %q must be one character or empty", c.UserSeparator)
 	}
+	return nil
+}
+
+// validSandbox checks the sandbox settings: guardrails, limits and side
+// connections.
+func (c *Config) validSandbox() error {
 	if err := c.Sandbox.Guardrails.Validate(); err != nil {
 		return err // names the setting
 	}
@@ -249,6 +282,12 @@ func (c *Config) Validate() error {
 	if c.Sandbox.ForkQueueTimeout <= 0 {
 		return fmt.Errorf("fork-queue-timeout: must be positive, got %s", c.Sandbox.ForkQueueTimeout)
 	}
+	return nil
+}
+
+// validUsers checks the declared users: each one named, once, not as the
+// default account, and its own settings (validUser).
+func (c *Config) validUsers() error {
 	seen := map[string]bool{c.UpstreamUser: true}
 	for i, u := range c.Users {
 		if u.Name == "" {
@@ -258,23 +297,32 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("users[%d].name: %q is declared twice (or shadows upstream-user)", i, u.Name)
 		}
 		seen[u.Name] = true
-		if u.Mode != "" {
-			if _, err := session.ParseMode(u.Mode); err != nil {
-				return fmt.Errorf("users[%d].mode: %w", i, err)
-			}
+		if err := c.validUser(i, u); err != nil {
+			return err
 		}
-		if c.UserSeparator != "" && strings.Contains(u.Name, c.UserSeparator) {
-			return fmt.Errorf("users[%d].name: %q contains the user separator %q", i, u.Name, c.UserSeparator)
+	}
+	return nil
+}
+
+// validUser checks the settings of users[i], u: its mode, its name against
+// the user separator, its auth plugin and its own guardrails.
+func (c *Config) validUser(i int, u User) error {
+	if u.Mode != "" {
+		if _, err := session.ParseMode(u.Mode); err != nil {
+			return fmt.Errorf("users[%d].mode: %w", i, err)
 		}
-		if u.AuthPlugin != "" {
-			if err := validPlugin(fmt.Sprintf("users[%d].auth_plugin", i), u.AuthPlugin); err != nil {
-				return err
-			}
+	}
+	if c.UserSeparator != "" && strings.Contains(u.Name, c.UserSeparator) {
+		return fmt.Errorf("users[%d].name: %q contains the user separator %q", i, u.Name, c.UserSeparator)
+	}
+	if u.AuthPlugin != "" {
+		if err := validPlugin(fmt.Sprintf("users[%d].auth_plugin", i), u.AuthPlugin); err != nil {
+			return err
 		}
-		if g, own := u.guardrails(c.Sandbox.Guardrails); own {
-			if err := g.Validate(); err != nil {
-				return fmt.Errorf("users[%d] (%s): %w", i, u.Name, err)
-			}
+	}
+	if g, own := u.guardrails(c.Sandbox.Guardrails); own {
+		if err := g.Validate(); err != nil {
+			return fmt.Errorf("users[%d] (%s): %w", i, u.Name, err)
 		}
 	}
 	return nil

@@ -140,84 +140,107 @@ func (p *Pool) Get(ctx context.Context) (Conn, error) {
 	start := time.Now()
 	retry := false // a dial of ours failed: wait at the head of the queue
 	for {
-		p.mu.Lock()
-		if p.closed {
-			p.mu.Unlock()
-			return nil, ErrClosed
+		c, dial, err := p.take(ctx, start, retry)
+		if !dial {
+			return c, err
 		}
-		if retry || len(p.queue) == 0 {
-			if n := len(p.idle); n > 0 {
-				c := p.idle[n-1]
-				p.idle = p.idle[:n-1]
-				p.mu.Unlock()
-				return c, nil
-			}
-			if p.open < p.size && !p.backingOffLocked() {
-				p.open++
-				p.mu.Unlock()
-				c, err := p.dialSlot(ctx)
-				if err == nil || !errors.Is(err, errWaitForOthers) {
-					return c, err
-				}
-				retry = true
-				continue
-			}
-		}
-		w := &waiter{ch: make(chan grant, 1)}
-		if retry {
-			p.queue = append([]*waiter{w}, p.queue...)
-		} else {
-			p.queue = append(p.queue, w)
-		}
-		timeout := p.timeout
-		p.mu.Unlock()
-
-		var expired <-chan time.Time
-		var timer *time.Timer
-		if timeout > 0 {
-			timer = time.NewTimer(timeout - time.Since(start))
-			expired = timer.C
-		}
-		var g grant
-		var cause error
-		select {
-		case g = <-w.ch:
-		case <-expired:
-			cause = &TimeoutError{Waited: time.Since(start).Round(time.Millisecond)}
-		case <-ctx.Done():
-			cause = fmt.Errorf("wait for a side connection: %w", ctx.Err())
-		}
-		if timer != nil {
-			timer.Stop()
-		}
-		if cause != nil {
-			p.mu.Lock()
-			if te, ok := cause.(*TimeoutError); ok {
-				te.Size, te.DialErr = p.size, p.dialErr
-			}
-			queued := false
-			for i, q := range p.queue {
-				if q == w {
-					p.queue = append(p.queue[:i], p.queue[i+1:]...)
-					queued = true
-					break
-				}
-			}
-			p.mu.Unlock()
-			if queued {
-				return nil, cause
-			}
-			g = <-w.ch // served as it gave up
-		}
-		if g.err != nil || g.conn != nil {
-			return g.conn, g.err
-		}
-		c, err := p.dialSlot(ctx)
+		c, err = p.dialSlot(ctx)
 		if err == nil || !errors.Is(err, errWaitForOthers) {
 			return c, err
 		}
 		retry = true
 	}
+}
+
+// take is Get's one try: an idle connection, or a slot to dial one in
+// (dial), taken at once if no one is queued (or retry), else waited for in
+// the queue, at its head with retry; ErrClosed, or the error ending the
+// wait (await).
+func (p *Pool) take(ctx context.Context, start time.Time, retry bool) (c Conn, dial bool, err error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, false, ErrClosed
+	}
+	if retry || len(p.queue) == 0 {
+		if n := len(p.idle); n > 0 {
+			c := p.idle[n-1]
+			p.idle = p.idle[:n-1]
+			p.mu.Unlock()
+			return c, false, nil
+		}
+		if p.open < p.size && !p.backingOffLocked() {
+			p.open++
+			p.mu.Unlock()
+			return nil, true, nil
+		}
+	}
+	w := &waiter{ch: make(chan grant, 1)}
+	if retry {
+		p.queue = append([]*waiter{w}, p.queue...)
+	} else {
+		p.queue = append(p.queue, w)
+	}
+	timeout := p.timeout
+	p.mu.Unlock()
+
+	g, err := p.await(ctx, w, start, timeout)
+	if err != nil {
+		return nil, false, err
+	}
+	if g.err != nil || g.conn != nil {
+		return g.conn, false, g.err
+	}
+	return nil, true, nil
+}
+
+// await is the grant queued w is handed, waited for until timeout (if
+// positive) has passed since start or ctx ends; then a *TimeoutError or
+// ctx's error, unless w was served as it gave up.
+func (p *Pool) await(ctx context.Context, w *waiter, start time.Time, timeout time.Duration) (grant, error) {
+	var expired <-chan time.Time
+	var timer *time.Timer
+	if timeout > 0 {
+		timer = time.NewTimer(timeout - time.Since(start))
+		expired = timer.C
+	}
+	var g grant
+	var cause error
+	select {
+	case g = <-w.ch:
+	case <-expired:
+		cause = &TimeoutError{Waited: time.Since(start).Round(time.Millisecond)}
+	case <-ctx.Done():
+		cause = fmt.Errorf("wait for a side connection: %w", ctx.Err())
+	}
+	if timer != nil {
+		timer.Stop()
+	}
+	if cause == nil {
+		return g, nil
+	}
+	if p.leaveQueue(w, cause) {
+		return grant{}, cause
+	}
+	return <-w.ch, nil // served as it gave up
+}
+
+// leaveQueue takes w, giving up with cause, out of the queue, filling in a
+// *TimeoutError's pool size and last dial error; false if w was no longer
+// queued (a grant is on its way).
+func (p *Pool) leaveQueue(w *waiter, cause error) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if te, ok := cause.(*TimeoutError); ok {
+		te.Size, te.DialErr = p.size, p.dialErr
+	}
+	for i, q := range p.queue {
+		if q == w {
+			p.queue = append(p.queue[:i], p.queue[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 // errWaitForOthers marks a failed dial made while other connections are

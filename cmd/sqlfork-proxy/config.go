@@ -91,6 +91,12 @@ func fileKey(flag string) string { return strings.ReplaceAll(flag, "-", "_") }
 
 // settingTable lists every setting, in help order.
 func settingTable() []setting {
+	return slices.Concat(connectionSettings(), sandboxSettings(), operatorSettings())
+}
+
+// connectionSettings lists the settings of the proxy's listener, its
+// upstream and its client connections.
+func connectionSettings() []setting {
 	return []setting{
 		{"listen", "host:port MySQL clients connect to",
 			func(s *settings) any { return &s.Proxy.Listen }},
@@ -126,6 +132,13 @@ func settingTable() []setting {
 			func(s *settings) any { return &s.Proxy.ShutdownGrace }},
 		{"max-connections", "maximum concurrent client connections (0: unlimited)",
 			func(s *settings) any { return &s.Proxy.MaxConnections }},
+	}
+}
+
+// sandboxSettings lists the settings of sandboxes: the mode, forks,
+// lifetimes, guardrails and side connections.
+func sandboxSettings() []setting {
+	return []setting{
 		{"mode", "sandbox mode: transparent (every session in a sandbox), explicit (production until SANDBOX CREATE/ATTACH) or passthrough",
 			func(s *settings) any { return &s.Proxy.Mode }},
 		{"production-writes", "explicit mode: deny or allow writes outside a sandbox",
@@ -166,6 +179,13 @@ func settingTable() []setting {
 			func(s *settings) any { return &s.Proxy.Sandbox.SideConnections }},
 		{"fork-queue-timeout", "how long a statement waits for a free side connection before it gets error 1205",
 			func(s *settings) any { return &s.Proxy.Sandbox.ForkQueueTimeout }},
+	}
+}
+
+// operatorSettings lists the settings of who administers sandboxes and
+// promotes them, the admin API, diffs, memory and logs.
+func operatorSettings() []setting {
+	return []setting{
 		{"sandbox-admins", "comma-separated proxy users who may list, attach and discard every sandbox",
 			func(s *settings) any { return &s.Proxy.Sandbox.Admins }},
 		{"promote-user", "upstream account SANDBOX PROMOTE writes production with (without it PROMOTE is refused); the everyday account can stay read-only",

@@ -63,25 +63,39 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN; promote always needs i
 	cmd.PersistentFlags().StringVar(&base, "admin-url", "", "base URL of the proxy's admin API (env SQLFORK_ADMIN_URL; default http://"+defaultMetrics+")")
 	cmd.PersistentFlags().StringVar(&token, "admin-token", "", "bearer token of the admin API (env SQLFORK_ADMIN_TOKEN)")
 	cmd.PersistentFlags().StringVarP(&output, "output", "o", "table", "output format: table or json")
-	client := func() (*adminapi.Client, error) {
-		if output != "table" && output != "json" {
-			return nil, &exitError{code: exitUsage, err: fmt.Errorf("--output: %q is not table or json", output)}
+	client := adminClient(e, &base, &token, &output)
+	cmd.AddCommand(newListCmd(ran, client, &output), newShowCmd(ran, client, &output), newKeepCmd(ran, client, &output),
+		newDiscardCmd(ran, client, &output), newDiffCmd(ran, client, &output), newExportCmd(ran, client, &output),
+		newPromoteCmd(ran, client, &output))
+	return cmd
+}
+
+// adminClient is the apiClient of the `sandbox` subcommands: their shared
+// flags, once parsed, with the environment filling in what they leave out.
+func adminClient(e env, base, token, output *string) apiClient {
+	return func() (*adminapi.Client, error) {
+		if *output != "table" && *output != "json" {
+			return nil, &exitError{code: exitUsage, err: fmt.Errorf("--output: %q is not table or json", *output)}
 		}
-		if base == "" {
-			base, _ = e.lookupEnv("SQLFORK_ADMIN_URL")
+		if *base == "" {
+			*base, _ = e.lookupEnv("SQLFORK_ADMIN_URL")
 		}
-		if base == "" {
-			base = "http://" + defaultMetrics
+		if *base == "" {
+			*base = "http://" + defaultMetrics
 		}
-		if _, err := url.Parse(base); err != nil {
+		if _, err := url.Parse(*base); err != nil {
 			return nil, &exitError{code: exitUsage, err: fmt.Errorf("--admin-url: %w", err)}
 		}
-		if token == "" {
-			token, _ = e.lookupEnv("SQLFORK_ADMIN_TOKEN")
+		if *token == "" {
+			*token, _ = e.lookupEnv("SQLFORK_ADMIN_TOKEN")
 		}
-		return &adminapi.Client{BaseURL: base, Token: token, HTTP: &http.Client{Timeout: 2 * time.Minute}}, nil
+		return &adminapi.Client{BaseURL: *base, Token: *token, HTTP: &http.Client{Timeout: 2 * time.Minute}}, nil
 	}
-	list := &cobra.Command{
+}
+
+// newListCmd is `sqlfork-proxy sandbox list`.
+func newListCmd(ran *bool, client apiClient, output *string) *cobra.Command {
+	return &cobra.Command{
 		Use: "list", Short: "List sandboxes", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			*ran = true
@@ -93,7 +107,7 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN; promote always needs i
 			if err != nil {
 				return err
 			}
-			if output == "json" {
+			if *output == "json" {
 				return printJSON(c.OutOrStdout(), out)
 			}
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
@@ -105,7 +119,11 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN; promote always needs i
 			return tw.Flush()
 		},
 	}
-	show := &cobra.Command{
+}
+
+// newShowCmd is `sqlfork-proxy sandbox show NAME`.
+func newShowCmd(ran *bool, client apiClient, output *string) *cobra.Command {
+	return &cobra.Command{
 		Use: "show NAME", Short: "Show a sandbox and its tables", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			*ran = true
@@ -117,7 +135,7 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN; promote always needs i
 			if err != nil {
 				return err
 			}
-			if output == "json" {
+			if *output == "json" {
 				return printJSON(c.OutOrStdout(), s)
 			}
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
@@ -130,6 +148,10 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN; promote always needs i
 			return tw.Flush()
 		},
 	}
+}
+
+// newKeepCmd is `sqlfork-proxy sandbox keep NAME [--ttl D]`.
+func newKeepCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 	var ttl string
 	keep := &cobra.Command{
 		Use: "keep NAME", Short: "Keep a sandbox past its last connection (and restarts)", Args: cobra.ExactArgs(1),
@@ -152,7 +174,7 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN; promote always needs i
 			if err != nil {
 				return err
 			}
-			if output == "json" {
+			if *output == "json" {
 				return printJSON(c.OutOrStdout(), s)
 			}
 			_, err = fmt.Fprintf(c.OutOrStdout(), "sandbox %s kept until %s\n", cell(s.Name), fmtTime(s.Expires))
@@ -160,7 +182,12 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN; promote always needs i
 		},
 	}
 	keep.Flags().StringVar(&ttl, "ttl", "", "how long to keep it, as SANDBOX KEEP TTL takes it: 7d, 36h, 90m, seconds (default: sandbox-ttl)")
-	discard := &cobra.Command{
+	return keep
+}
+
+// newDiscardCmd is `sqlfork-proxy sandbox discard NAME`.
+func newDiscardCmd(ran *bool, client apiClient, output *string) *cobra.Command {
+	return &cobra.Command{
 		Use: "discard NAME", Short: "Discard a sandbox: drop its forks", Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			*ran = true
@@ -171,16 +198,13 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN; promote always needs i
 			if err := a.Discard(c.Context(), args[0]); err != nil {
 				return err
 			}
-			if output == "json" {
+			if *output == "json" {
 				return printJSON(c.OutOrStdout(), adminapi.Discarded{Discarded: args[0]})
 			}
 			_, err = fmt.Fprintf(c.OutOrStdout(), "sandbox %s discarded\n", cell(args[0]))
 			return err
 		},
 	}
-	cmd.AddCommand(list, show, keep, discard, newDiffCmd(ran, client, &output), newExportCmd(ran, client, &output),
-		newPromoteCmd(ran, client, &output))
-	return cmd
 }
 
 // newDiffCmd is `sqlfork-proxy sandbox diff NAME [--summary] [--table db.t]`.

@@ -59,16 +59,9 @@ func runServe(ctx context.Context, s settings, logOut io.Writer, reload func() (
 		return fmt.Errorf("starting proxy: %w", err)
 	}
 
-	metricsAddr := "disabled"
-	var stopMetrics func(context.Context) error
-	if s.MetricsListen != "" {
-		// Metrics outlive ctx: they keep answering while the proxy drains.
-		addr, shutdown, err := metrics.Serve(context.WithoutCancel(ctx), s.MetricsListen,
-			metricsListenerMux(s, reg, srv.Ready, srv.Admin(), log), log)
-		if err != nil {
-			return err // names the metrics listener
-		}
-		metricsAddr, stopMetrics = addr.String(), shutdown
+	metricsAddr, stopMetrics, err := serveMetrics(ctx, s, reg, srv, log)
+	if err != nil {
+		return err // names the metrics listener
 	}
 
 	log.Info("listening",
@@ -79,29 +72,13 @@ func runServe(ctx context.Context, s settings, logOut io.Writer, reload func() (
 		zap.String("commit", rev))
 
 	if reload != nil {
-		hup := make(chan os.Signal, 1)
-		signal.Notify(hup, syscall.SIGHUP)
-		defer signal.Stop(hup)
-		go func() {
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-hup:
-					s = applyReload(s, reload, level, srv, mem, log)
-				}
-			}
-		}()
+		defer reloadOnHangup(ctx, s, reload, level, srv, mem, log)()
 	}
 
 	serveErr := srv.Serve(ctx)
 
 	if stopMetrics != nil {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), metricsShutdownTimeout)
-		defer cancel()
-		if err := stopMetrics(sctx); err != nil {
-			log.Warn("metrics server did not stop cleanly", zap.Error(err))
-		}
+		shutdownMetrics(ctx, stopMetrics, log)
 	}
 	if serveErr != nil {
 		return fmt.Errorf("serving: %w", serveErr)
@@ -112,6 +89,49 @@ func runServe(ctx context.Context, s settings, logOut io.Writer, reload func() (
 	}
 	log.Info("stopped", zap.String("reason", reason))
 	return nil
+}
+
+// serveMetrics starts the metrics listener of s, if it has one: its address
+// ("disabled" without one) and the function that stops it (nil without).
+func serveMetrics(ctx context.Context, s settings, reg *prometheus.Registry, srv *proxy.Server, log *zap.Logger) (string, func(context.Context) error, error) {
+	if s.MetricsListen == "" {
+		return "disabled", nil, nil
+	}
+	// Metrics outlive ctx: they keep answering while the proxy drains.
+	addr, shutdown, err := metrics.Serve(context.WithoutCancel(ctx), s.MetricsListen,
+		metricsListenerMux(s, reg, srv.Ready, srv.Admin(), log), log)
+	if err != nil {
+		return "", nil, err
+	}
+	return addr.String(), shutdown, nil
+}
+
+// reloadOnHangup applies reloaded settings (applyReload) on each SIGHUP
+// until ctx ends. The function it returns stops the SIGHUP notifications.
+func reloadOnHangup(ctx context.Context, s settings, reload func() (settings, error), level zap.AtomicLevel, srv *proxy.Server, mem func(byteSize), log *zap.Logger) func() {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				s = applyReload(s, reload, level, srv, mem, log)
+			}
+		}
+	}()
+	return func() { signal.Stop(hup) }
+}
+
+// shutdownMetrics stops the metrics listener through stop, waiting
+// metricsShutdownTimeout at most for its requests in flight.
+func shutdownMetrics(ctx context.Context, stop func(context.Context) error, log *zap.Logger) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), metricsShutdownTimeout)
+	defer cancel()
+	if err := stop(sctx); err != nil {
+		log.Warn("metrics server did not stop cleanly", zap.Error(err))
+	}
 }
 
 // applyReload re-reads the settings on SIGHUP and applies those that are

@@ -83,6 +83,17 @@ type cmdResult struct {
 func (c cmdResult) median() time.Duration { return medianDur(c.runs) }
 func (c cmdResult) p95() time.Duration    { return pctDur(c.runs, 95) }
 
+// run runs c's statement once through s, recording its time and its
+// answer's rows.
+func (c *cmdResult) run(ctx context.Context, s *sandboxConn) error {
+	rows, d, err := s.query(ctx, c.stmt)
+	if err != nil {
+		return err
+	}
+	c.runs, c.rows = append(c.runs, d), len(rows)
+	return nil
+}
+
 // pctDur is the p-th percentile of ds by nearest rank (of 20 runs, p95 is
 // the 19th fastest).
 func pctDur(ds []time.Duration, p float64) time.Duration {
@@ -167,6 +178,16 @@ func (s *sandboxConn) exec(ctx context.Context, q string) (time.Duration, int64,
 	return d, n, nil
 }
 
+// execAll runs qs in order, stopping at the first error.
+func (s *sandboxConn) execAll(ctx context.Context, qs []string) error {
+	for _, q := range qs {
+		if _, _, err := s.exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // query runs q and reads its whole answer (NULL as nil); the time
 // includes reading it.
 func (s *sandboxConn) query(ctx context.Context, q string) ([][]*string, time.Duration, error) {
@@ -227,17 +248,7 @@ func measureDiff(ctx context.Context, o options, e env) (*diffResult, error) {
 	}
 	defer off.stop(10 * time.Second)
 	logf("diff: sandbox-mode proxies, capture on (pid %d) on %s, capture off (pid %d) on %s", on.pid(), onAddr, off.pid(), offAddr)
-	proxyErr := func(err error) error {
-		for _, p := range []struct {
-			c   *child
-			log string
-		}{{on, onLog}, {off, offLog}} {
-			if p.c.exited() {
-				return fmt.Errorf("%w\nproxy exited (%v); --- %s (tail) ---\n%s", err, p.c.err, p.log, tailFile(p.log, 30))
-			}
-		}
-		return err
-	}
+	proxyErr := func(err error) error { return withExit(err, proxyProc{on, onLog}, proxyProc{off, offLog}) }
 	if err := loadDiffTable(ctx, e, res); err != nil {
 		return nil, err
 	}
@@ -516,7 +527,6 @@ func sideRows(ctx context.Context, e env) (int64, error) {
 // both, production's drift, the checks, then the four statements with
 // capture on, DIFF SUMMARY with capture off, and the sweep.
 func diffMainScenario(ctx context.Context, o options, e env, res *diffResult, onAddr, offAddr string) error {
-	r := o.diffRows
 	sOn, err := openSandbox(ctx, onAddr, e.db.User, e.db.Password)
 	if err != nil {
 		return err
@@ -527,6 +537,36 @@ func diffMainScenario(ctx context.Context, o options, e env, res *diffResult, on
 		return err
 	}
 	defer sOff.close()
+	if err := diffMainChanges(ctx, o, e, res, sOn, sOff); err != nil {
+		return err
+	}
+	if err := checkMainAnswers(ctx, o, res, sOn, sOff); err != nil {
+		return err
+	}
+	if err := timeMainDiffs(ctx, o, res, sOn, sOff); err != nil {
+		return err
+	}
+	if err := diffSweep(ctx, o, e, res, sOn); err != nil {
+		return err
+	}
+	_, _, err = sOn.exec(ctx, "SANDBOX DISCARD")
+	return err
+}
+
+// The statements the diff benchmark times.
+const (
+	diffSummaryStmt = "SANDBOX DIFF SUMMARY"
+	diffDetailStmt  = "SANDBOX DIFF"
+	diffForStmt     = "SANDBOX DIFF FOR " + diffDB + "." + diffTable
+	diffExportStmt  = "SANDBOX EXPORT"
+)
+
+// diffMainChanges forks the table in both sandboxes (each its proxy's
+// first fork, timed), makes the main scenario's changes in both (timed
+// with capture on), production's drift, and counts the side table's rows.
+func diffMainChanges(ctx context.Context, o options, e env, res *diffResult, sOn, sOff *sandboxConn) error {
+	r := o.diffRows
+	var err error
 	if res.firstForkOn, err = fork(ctx, sOn); err != nil {
 		return fmt.Errorf("fork, capture on: %w", err)
 	}
@@ -536,34 +576,28 @@ func diffMainScenario(ctx context.Context, o options, e env, res *diffResult, on
 	logf("diff: forked %d rows: capture on %s, capture off %s (each its proxy's first fork)", r,
 		res.firstForkOn.Round(time.Millisecond), res.firstForkOff.Round(time.Millisecond))
 	t0 := time.Now()
-	for _, q := range mainChanges(r) {
-		if _, _, err := sOn.exec(ctx, q); err != nil {
-			return err
-		}
+	if err := sOn.execAll(ctx, mainChanges(r)); err != nil {
+		return err
 	}
 	res.changes = time.Since(t0)
-	for _, q := range mainChanges(r) {
-		if _, _, err := sOff.exec(ctx, q); err != nil {
-			return err
-		}
+	if err := sOff.execAll(ctx, mainChanges(r)); err != nil {
+		return err
 	}
-	for _, q := range driftStatements(r) {
-		if _, err := e.direct.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("%s: %w", q, err)
-		}
+	if err := execDirect(ctx, e.direct, driftStatements(r)...); err != nil {
+		return err
 	}
 	if res.sideRowsMain, err = sideRows(ctx, e); err != nil {
 		return err
 	}
 	logf("diff: 100 changes (+1 no-op UPDATE) in each sandbox, 5 rows changed in production; side table %d rows", res.sideRowsMain)
+	return nil
+}
 
-	summary := "SANDBOX DIFF SUMMARY"
-	detail := "SANDBOX DIFF"
-	forT := "SANDBOX DIFF FOR " + diffDB + "." + diffTable
-	export := "SANDBOX EXPORT"
-
-	// The answers, checked once before they are timed.
-	rows, _, err := sOn.query(ctx, summary)
+// checkMainAnswers checks the main scenario's answers once before they are
+// timed: DIFF SUMMARY, DIFF, DIFF FOR and EXPORT with capture on, DIFF
+// SUMMARY with capture off; res.checks says what they showed.
+func checkMainAnswers(ctx context.Context, o options, res *diffResult, sOn, sOff *sandboxConn) error {
+	rows, _, err := sOn.query(ctx, diffSummaryStmt)
 	if err != nil {
 		return err
 	}
@@ -571,7 +605,7 @@ func diffMainScenario(ctx context.Context, o options, e env, res *diffResult, on
 		return err
 	}
 	detailWant := map[string]int{"insert": 30, "update": 40 - 2, "delete": 30 - 1, "conflict": diffConflicts}
-	for _, q := range []string{detail, forT} {
+	for _, q := range []string{diffDetailStmt, diffForStmt} {
 		if rows, _, err = sOn.query(ctx, q); err != nil {
 			return err
 		}
@@ -579,7 +613,7 @@ func diffMainScenario(ctx context.Context, o options, e env, res *diffResult, on
 			return fmt.Errorf("%s: %w", q, err)
 		}
 	}
-	if rows, _, err = sOn.query(ctx, export); err != nil {
+	if rows, _, err = sOn.query(ctx, diffExportStmt); err != nil {
 		return err
 	}
 	if err := exportCounts(rows); err != nil {
@@ -588,7 +622,7 @@ func diffMainScenario(ctx context.Context, o options, e env, res *diffResult, on
 	// Without capture the whole table is compared with production now: it
 	// also shows production's own changes, reversed (id R-1 updated, id R
 	// "inserted"), and has no conflicts.
-	if rows, _, err = sOff.query(ctx, summary); err != nil {
+	if rows, _, err = sOff.query(ctx, diffSummaryStmt); err != nil {
 		return err
 	}
 	if res.summaryOff, err = summaryCounts(rows, 31, 41, 30, 0, "compare"); err != nil {
@@ -597,98 +631,114 @@ func diffMainScenario(ctx context.Context, o options, e env, res *diffResult, on
 	res.checks = append(res.checks,
 		"DIFF SUMMARY (capture): `"+res.summaryOn+"`",
 		fmt.Sprintf("DIFF and DIFF FOR: 100 rows: %d insert, %d update, %d delete, %d conflict (ids 1, 2 and %d, each with production's row)",
-			detailWant["insert"], detailWant["update"], detailWant["delete"], detailWant["conflict"], r/2+1),
+			detailWant["insert"], detailWant["update"], detailWant["delete"], detailWant["conflict"], o.diffRows/2+1),
 		"EXPORT: 46 statements: 3 SET, a note on the 3 conflicts, 1 INSERT … ON DUPLICATE KEY UPDATE of the 30 new rows, 40 UPDATE, 1 DELETE of 30 keys",
 		"DIFF SUMMARY (capture off, whole-table compare): `"+res.summaryOff+"` (production's own 2 changes show, reversed)",
 	)
+	return nil
+}
 
-	cmds := []string{summary, detail, forT, export}
+// timeMainDiffs times the main scenario's four statements with capture on
+// (-diff-runs each) and DIFF SUMMARY with capture off
+// (-diff-fallback-runs), then discards the capture-off sandbox.
+func timeMainDiffs(ctx context.Context, o options, res *diffResult, sOn, sOff *sandboxConn) error {
+	cmds := []string{diffSummaryStmt, diffDetailStmt, diffForStmt, diffExportStmt}
 	res.main = make([]cmdResult, len(cmds))
 	for i, q := range cmds {
 		res.main[i].stmt = q
 	}
 	logf("diff: %d runs of %s (capture on)", o.diffRuns, strings.Join(cmds, ", "))
 	for range o.diffRuns {
-		for i, q := range cmds {
-			rows, d, err := sOn.query(ctx, q)
-			if err != nil {
+		for i := range res.main {
+			if err := res.main[i].run(ctx, sOn); err != nil {
 				return err
 			}
-			res.main[i].runs = append(res.main[i].runs, d)
-			res.main[i].rows = len(rows)
 		}
 	}
 	for _, c := range res.main {
 		logf("diff: %-45s median %8s  p95 %8s  (%d rows)", c.stmt, fmtMs(c.median()), fmtMs(c.p95()), c.rows)
 	}
-	res.fallback.stmt = summary
-	logf("diff: %d runs of %s (capture off: whole-table compare)", o.diffFallbackRuns, summary)
+	res.fallback.stmt = diffSummaryStmt
+	logf("diff: %d runs of %s (capture off: whole-table compare)", o.diffFallbackRuns, diffSummaryStmt)
 	for range o.diffFallbackRuns {
-		rows, d, err := sOff.query(ctx, summary)
-		if err != nil {
+		if err := res.fallback.run(ctx, sOff); err != nil {
 			return err
 		}
-		res.fallback.runs = append(res.fallback.runs, d)
-		res.fallback.rows = len(rows)
 	}
-	logf("diff: capture off %s median %s  p95 %s", summary, fmtMs(res.fallback.median()), fmtMs(res.fallback.p95()))
-	if _, _, err := sOff.exec(ctx, "SANDBOX DISCARD"); err != nil {
-		return err
-	}
+	logf("diff: capture off %s median %s  p95 %s", diffSummaryStmt, fmtMs(res.fallback.median()), fmtMs(res.fallback.p95()))
+	_, _, err := sOff.exec(ctx, "SANDBOX DISCARD")
+	return err
+}
 
-	// The sweep: the main scenario is its first step; the sandbox then
-	// grows by ranges of keys.
+// diffSweep is the sweep: the main scenario is its first step; the
+// sandbox then grows by ranges of keys to each -diff-sweep size.
+func diffSweep(ctx context.Context, o options, e env, res *diffResult, sOn *sandboxConn) error {
 	res.sweep = append(res.sweep, sweepResult{changed: diffMain, sideRows: res.sideRowsMain, summary: res.main[0], detail: res.main[1]})
 	prev := diffMain
 	for _, n := range o.diffSweep[1:] {
-		sw := sweepResult{changed: n, summary: cmdResult{stmt: summary}, detail: cmdResult{stmt: detail}}
-		sw.growthStatements = growStatements(r, prev, n)
-		t0 := time.Now()
-		for _, q := range sw.growthStatements {
-			if _, _, err := sOn.exec(ctx, q); err != nil {
-				return err
-			}
-		}
-		sw.growth = time.Since(t0)
-		if sw.sideRows, err = sideRows(ctx, e); err != nil {
-			return err
-		}
-		ins, upd, del := 3*n/10, 4*n/10, 3*n/10
-		rows, _, err := sOn.query(ctx, summary)
+		sw, err := sweepStep(ctx, o, e, res, sOn, prev, n)
 		if err != nil {
 			return err
 		}
-		line, err := summaryCounts(rows, ins, upd, del, diffConflicts, "capture")
-		if err != nil {
-			return fmt.Errorf("%d changed rows: %w", n, err)
-		}
-		if rows, _, err = sOn.query(ctx, detail); err != nil {
-			return err
-		}
-		if err := detailCounts(rows, map[string]int{"insert": ins, "update": upd - 2, "delete": del - 1, "conflict": diffConflicts}); err != nil {
-			return fmt.Errorf("%d changed rows: %w", n, err)
-		}
-		res.checks = append(res.checks, fmt.Sprintf("%d changed rows: DIFF SUMMARY `%s`; DIFF %d rows of the same ops", n, line, n))
-		logf("diff: %d changed rows (grown in %s, side table %d rows): %d runs of DIFF SUMMARY and DIFF", n,
-			sw.growth.Round(time.Millisecond), sw.sideRows, o.diffRuns)
-		for range o.diffRuns {
-			rows, d, err := sOn.query(ctx, summary)
-			if err != nil {
-				return err
-			}
-			sw.summary.runs, sw.summary.rows = append(sw.summary.runs, d), len(rows)
-			if rows, d, err = sOn.query(ctx, detail); err != nil {
-				return err
-			}
-			sw.detail.runs, sw.detail.rows = append(sw.detail.runs, d), len(rows)
-		}
-		logf("diff: %d changed rows: SUMMARY median %s p95 %s; DIFF median %s p95 %s", n,
-			fmtMs(sw.summary.median()), fmtMs(sw.summary.p95()), fmtMs(sw.detail.median()), fmtMs(sw.detail.p95()))
 		res.sweep = append(res.sweep, sw)
 		prev = n
 	}
-	_, _, err = sOn.exec(ctx, "SANDBOX DISCARD")
-	return err
+	return nil
+}
+
+// sweepStep grows the sandbox's changes from prev rows to n, checks DIFF
+// SUMMARY and DIFF there (checkSweep) and times them (-diff-runs each).
+func sweepStep(ctx context.Context, o options, e env, res *diffResult, sOn *sandboxConn, prev, n int) (sweepResult, error) {
+	sw := sweepResult{changed: n, summary: cmdResult{stmt: diffSummaryStmt}, detail: cmdResult{stmt: diffDetailStmt}}
+	sw.growthStatements = growStatements(o.diffRows, prev, n)
+	t0 := time.Now()
+	if err := sOn.execAll(ctx, sw.growthStatements); err != nil {
+		return sw, err
+	}
+	sw.growth = time.Since(t0)
+	var err error
+	if sw.sideRows, err = sideRows(ctx, e); err != nil {
+		return sw, err
+	}
+	line, err := checkSweep(ctx, sOn, n)
+	if err != nil {
+		return sw, err
+	}
+	res.checks = append(res.checks, fmt.Sprintf("%d changed rows: DIFF SUMMARY `%s`; DIFF %d rows of the same ops", n, line, n))
+	logf("diff: %d changed rows (grown in %s, side table %d rows): %d runs of DIFF SUMMARY and DIFF", n,
+		sw.growth.Round(time.Millisecond), sw.sideRows, o.diffRuns)
+	for range o.diffRuns {
+		if err := sw.summary.run(ctx, sOn); err != nil {
+			return sw, err
+		}
+		if err := sw.detail.run(ctx, sOn); err != nil {
+			return sw, err
+		}
+	}
+	logf("diff: %d changed rows: SUMMARY median %s p95 %s; DIFF median %s p95 %s", n,
+		fmtMs(sw.summary.median()), fmtMs(sw.summary.p95()), fmtMs(sw.detail.median()), fmtMs(sw.detail.p95()))
+	return sw, nil
+}
+
+// checkSweep checks DIFF SUMMARY and DIFF of n changed rows (3/10
+// inserted, 4/10 updated, 3/10 deleted): DIFF SUMMARY's line.
+func checkSweep(ctx context.Context, sOn *sandboxConn, n int) (string, error) {
+	ins, upd, del := 3*n/10, 4*n/10, 3*n/10
+	rows, _, err := sOn.query(ctx, diffSummaryStmt)
+	if err != nil {
+		return "", err
+	}
+	line, err := summaryCounts(rows, ins, upd, del, diffConflicts, "capture")
+	if err != nil {
+		return "", fmt.Errorf("%d changed rows: %w", n, err)
+	}
+	if rows, _, err = sOn.query(ctx, diffDetailStmt); err != nil {
+		return "", err
+	}
+	if err := detailCounts(rows, map[string]int{"insert": ins, "update": upd - 2, "delete": del - 1, "conflict": diffConflicts}); err != nil {
+		return "", fmt.Errorf("%d changed rows: %w", n, err)
+	}
+	return line, nil
 }
 
 // diffCaptureCost measures what capture costs a sandbox's writes: -diff-reps

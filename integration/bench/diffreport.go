@@ -14,10 +14,21 @@ const targetDiff = 100 * time.Millisecond
 // diffSection is the report's section of the diff benchmark.
 func (r *report) diffSection() string {
 	d := r.diff
-	o := d.opts
-	rows := o.diffRows
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	diffIntro(p, d)
+	diffMainTable(p, d)
+	diffSweepTable(p, d)
+	diffCostTable(p, d)
+	diffChecksAndRuns(p, d)
+	return b.String()
+}
+
+// diffIntro writes the section's title, the table and proxies measured,
+// and the main scenario.
+func diffIntro(p func(string, ...any), d *diffResult) {
+	o := d.opts
+	rows := o.diffRows
 	p("\n### Diff, export (issue 15)\n\n")
 	p("`%s.%s`: %d rows shaped like sysbench's (id INT AUTO_INCREMENT primary key, k INT with an index, c CHAR(120), "+
 		"pad CHAR(60)), %.1f MB (data + index), loaded in %s by `INSERT … SELECT` from `seq_1_to_%d`. Two sandbox-mode "+
@@ -34,6 +45,10 @@ func (r *report) diffSection() string {
 		"%d rounds; then DIFF SUMMARY with capture off (%d runs).\n\n",
 		diffTable, fmtMs(d.firstForkOn), fmtMs(d.firstForkOff), diffMain, rows/2+1, rows/2+30, fmtMs(d.changes),
 		rows/2+1, diffConflicts, rows-1, rows, d.sideRowsMain, o.diffRuns, o.diffFallbackRuns)
+}
+
+// diffMainTable writes the main scenario's timings, capture on and off.
+func diffMainTable(p func(string, ...any), d *diffResult) {
 	p("| statement | capture | runs | median | p95 | min | max | answer rows |\n")
 	p("|---|---|---:|---:|---:|---:|---:|---:|\n")
 	cmdRow := func(c cmdResult, capture string) {
@@ -47,7 +62,10 @@ func (r *report) diffSection() string {
 	if len(d.main) > 0 {
 		p("\nDIFF SUMMARY without capture / with capture (medians): %.0f×.\n", ratio(float64(d.fallback.median()), float64(d.main[0].median())))
 	}
+}
 
+// diffSweepTable writes DIFF SUMMARY's and DIFF's timings along the sweep.
+func diffSweepTable(p func(string, ...any), d *diffResult) {
 	p("\n**Sweep.** The same sandbox grown, in the same proportions (40 %% UPDATE, 30 %% INSERT, 30 %% DELETE), by ranges " +
 		"of keys (`UPDATE … WHERE id BETWEEN`, `INSERT … SELECT`, `DELETE … WHERE id BETWEEN`); the 3 conflicts stay. The " +
 		"table's size does not change; the changed rows do.\n\n")
@@ -62,7 +80,13 @@ func (r *report) diffSection() string {
 			fmtMs(s.summary.p95()), fmtMs(s.detail.median()), fmtMs(s.detail.p95()),
 			float64(s.detail.median())/float64(time.Microsecond)/float64(s.changed))
 	}
+}
 
+// diffCostTable writes what capture costs a sandbox's writes: forks and
+// the bulk UPDATE, capture on against off.
+func diffCostTable(p func(string, ...any), d *diffResult) {
+	o := d.opts
+	rows := o.diffRows
 	p("\n**What capture costs a sandbox's writes.** %d runs per setting, alternating which goes first: a new sandbox "+
 		"forks the table (first write), runs `UPDATE %s SET k = k + 1 WHERE id BETWEEN %d AND %d` (%d rows; with capture each "+
 		"fires the AFTER UPDATE trigger, which writes the row's fork-time image to the side table) and the same UPDATE again "+
@@ -77,7 +101,12 @@ func (r *report) diffSection() string {
 	costRow(fmt.Sprintf("fork of the %d-row table", rows), d.forkOn, d.forkOff)
 	costRow(fmt.Sprintf("bulk UPDATE of %d rows, first", o.diffBulkRows), d.bulkOn, d.bulkOff)
 	costRow(fmt.Sprintf("bulk UPDATE of %d rows, again", o.diffBulkRows), d.againOn, d.againOff)
+}
 
+// diffChecksAndRuns writes the checks the answers passed, every run of the
+// main scenario and, on a table of a million rows or more, the target.
+func diffChecksAndRuns(p func(string, ...any), d *diffResult) {
+	rows := d.opts.diffRows
 	p("\n**Checks** (the benchmark stops on any other answer):\n\n")
 	for _, c := range d.checks {
 		p("- %s\n", c)
@@ -95,7 +124,6 @@ func (r *report) diffSection() string {
 			diffMain, rows, fmtMs(targetDiff), fmtMs(det.median()), fmtMs(det.p95()), fmtMs(sum.median()), fmtMs(sum.p95()),
 			verdict(det.p95() < targetDiff && sum.p95() < targetDiff))
 	}
-	return b.String()
 }
 
 // fmtRuns are durations in milliseconds, comma-separated.

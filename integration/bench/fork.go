@@ -40,40 +40,13 @@ func medianDur(ds []time.Duration) time.Duration {
 // sbtest1's by a foreign key: the proxy forks both, and links the copies.
 func measureFork(ctx context.Context, sb sbConfig, db *testdb.Server, direct *sql.DB, sbAddr string, rows, reps int, linked bool) (forkResult, error) {
 	res := forkResult{rows: rows, reps: reps, linked: linked}
-	for _, q := range []string{"DROP DATABASE IF EXISTS forkbench", "CREATE DATABASE forkbench"} {
-		if _, err := direct.ExecContext(ctx, q); err != nil {
-			return res, fmt.Errorf("%s: %w", q, err)
-		}
+	if err := execDirect(ctx, direct, "DROP DATABASE IF EXISTS forkbench", "CREATE DATABASE forkbench"); err != nil {
+		return res, err
 	}
 	defer func() { _, _ = direct.ExecContext(context.WithoutCancel(ctx), "DROP DATABASE IF EXISTS forkbench") }()
-	fb := sb
-	fb.tables, fb.tableSize, fb.db = 1, rows, "forkbench"
-	args, err := fb.args("oltp_read_only", db.Addr, "prepare")
+	hand, cleanup, err := prepareForkTables(ctx, sb, db, direct, rows, linked)
 	if err != nil {
 		return res, err
-	}
-	logf("fork: preparing forkbench.sbtest1 with %d rows", rows)
-	if _, err := fb.sysbench(ctx, 30*time.Minute, args); err != nil {
-		return res, err
-	}
-	hand := []string{"CREATE TABLE forkbench.hand LIKE forkbench.sbtest1",
-		"INSERT INTO forkbench.hand SELECT * FROM forkbench.sbtest1"}
-	cleanup := []string{"DROP TABLE forkbench.hand"}
-	if linked {
-		for _, q := range []string{
-			"CREATE TABLE forkbench.child (id INT PRIMARY KEY, sb_id INT NOT NULL, CONSTRAINT fk_sb FOREIGN KEY (sb_id) REFERENCES forkbench.sbtest1 (id))",
-			"INSERT INTO forkbench.child SELECT id, id FROM forkbench.sbtest1",
-			"ANALYZE TABLE forkbench.child",
-		} {
-			if _, err := direct.ExecContext(ctx, q); err != nil {
-				return res, fmt.Errorf("%s: %w", q, err)
-			}
-		}
-		hand = append(hand, "CREATE TABLE forkbench.hand_child LIKE forkbench.child",
-			"INSERT INTO forkbench.hand_child SELECT * FROM forkbench.child",
-			"SET STATEMENT foreign_key_checks = 0 FOR ALTER TABLE forkbench.hand_child ADD CONSTRAINT fk_hand "+
-				"FOREIGN KEY (sb_id) REFERENCES forkbench.hand (id)")
-		cleanup = []string{"DROP TABLE forkbench.hand_child", "DROP TABLE forkbench.hand"}
 	}
 	if _, err := direct.ExecContext(ctx, "ANALYZE TABLE forkbench.sbtest1"); err != nil {
 		return res, err
@@ -83,38 +56,14 @@ func measureFork(ctx context.Context, sb sbConfig, db *testdb.Server, direct *sq
 		return res, err
 	}
 	for i := 0; i < reps; i++ {
-		// By hand: the same two statements the copy strategy runs.
-		t0 := time.Now()
-		for _, q := range hand {
-			if _, err := direct.ExecContext(ctx, q); err != nil {
-				return res, fmt.Errorf("%s: %w", q, err)
-			}
-		}
-		res.handRuns = append(res.handRuns, time.Since(t0))
-		for _, q := range cleanup {
-			if _, err := direct.ExecContext(ctx, q); err != nil {
-				return res, err
-			}
-		}
-
-		// Through the proxy: a new connection is a new sandbox; its first
-		// write forks the table.
-		p, err := openMySQL(sbAddr, db.User, db.Password, "forkbench")
+		h, err := forkByHand(ctx, direct, hand, cleanup)
 		if err != nil {
 			return res, err
 		}
-		c, err := p.Conn(ctx)
+		res.handRuns = append(res.handRuns, h)
+		d, err := forkThroughProxy(ctx, sbAddr, db)
 		if err != nil {
-			p.Close()
 			return res, err
-		}
-		t0 = time.Now()
-		_, err = c.ExecContext(ctx, "UPDATE sbtest1 SET k = k WHERE id = 0")
-		d := time.Since(t0)
-		c.Close()
-		p.Close()
-		if err != nil {
-			return res, fmt.Errorf("fork through the proxy: %w", err)
 		}
 		res.proxyRuns = append(res.proxyRuns, d)
 		logf("fork: %d rows (linked %v): proxy %s, by hand %s", rows, linked, d.Round(time.Millisecond), res.handRuns[i].Round(time.Millisecond))
@@ -124,6 +73,92 @@ func measureFork(ctx context.Context, sb sbConfig, db *testdb.Server, direct *sq
 	}
 	res.proxy, res.hand = medianDur(res.proxyRuns), medianDur(res.handRuns)
 	return res, nil
+}
+
+// prepareForkTables fills forkbench.sbtest1 with rows rows (sysbench
+// prepare) and, linked, forkbench.child referencing it: the statements
+// that copy them by hand, and those that drop the copies.
+func prepareForkTables(ctx context.Context, sb sbConfig, db *testdb.Server, direct *sql.DB, rows int, linked bool) (hand, cleanup []string, err error) {
+	fb := sb
+	fb.tables, fb.tableSize, fb.db = 1, rows, "forkbench"
+	args, err := fb.args("oltp_read_only", db.Addr, "prepare")
+	if err != nil {
+		return nil, nil, err
+	}
+	logf("fork: preparing forkbench.sbtest1 with %d rows", rows)
+	if _, err := fb.sysbench(ctx, 30*time.Minute, args); err != nil {
+		return nil, nil, err
+	}
+	hand = []string{"CREATE TABLE forkbench.hand LIKE forkbench.sbtest1",
+		"INSERT INTO forkbench.hand SELECT * FROM forkbench.sbtest1"}
+	cleanup = []string{"DROP TABLE forkbench.hand"}
+	if !linked {
+		return hand, cleanup, nil
+	}
+	if err := execDirect(ctx, direct,
+		"CREATE TABLE forkbench.child (id INT PRIMARY KEY, sb_id INT NOT NULL, CONSTRAINT fk_sb FOREIGN KEY (sb_id) REFERENCES forkbench.sbtest1 (id))",
+		"INSERT INTO forkbench.child SELECT id, id FROM forkbench.sbtest1",
+		"ANALYZE TABLE forkbench.child",
+	); err != nil {
+		return nil, nil, err
+	}
+	hand = append(hand, "CREATE TABLE forkbench.hand_child LIKE forkbench.child",
+		"INSERT INTO forkbench.hand_child SELECT * FROM forkbench.child",
+		"SET STATEMENT foreign_key_checks = 0 FOR ALTER TABLE forkbench.hand_child ADD CONSTRAINT fk_hand "+
+			"FOREIGN KEY (sb_id) REFERENCES forkbench.hand (id)")
+	cleanup = []string{"DROP TABLE forkbench.hand_child", "DROP TABLE forkbench.hand"}
+	return hand, cleanup, nil
+}
+
+// forkByHand runs hand, the statements the copy strategy runs, timed, then
+// cleanup.
+func forkByHand(ctx context.Context, direct *sql.DB, hand, cleanup []string) (time.Duration, error) {
+	t0 := time.Now()
+	if err := execDirect(ctx, direct, hand...); err != nil {
+		return 0, err
+	}
+	d := time.Since(t0)
+	for _, q := range cleanup {
+		if _, err := direct.ExecContext(ctx, q); err != nil {
+			return 0, err
+		}
+	}
+	return d, nil
+}
+
+// forkThroughProxy times the first write of forkbench.sbtest1 through the
+// sandbox-mode proxy on sbAddr: a new connection is a new sandbox; its
+// first write forks the table.
+func forkThroughProxy(ctx context.Context, sbAddr string, db *testdb.Server) (time.Duration, error) {
+	p, err := openMySQL(sbAddr, db.User, db.Password, "forkbench")
+	if err != nil {
+		return 0, err
+	}
+	c, err := p.Conn(ctx)
+	if err != nil {
+		p.Close()
+		return 0, err
+	}
+	t0 := time.Now()
+	_, err = c.ExecContext(ctx, "UPDATE sbtest1 SET k = k WHERE id = 0")
+	d := time.Since(t0)
+	c.Close()
+	p.Close()
+	if err != nil {
+		return 0, fmt.Errorf("fork through the proxy: %w", err)
+	}
+	return d, nil
+}
+
+// execDirect runs qs in order on db, stopping at the first error, which
+// names its statement.
+func execDirect(ctx context.Context, db *sql.DB, qs ...string) error {
+	for _, q := range qs {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
 }
 
 func fmtRate(n float64, d time.Duration) string {

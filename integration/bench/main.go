@@ -189,14 +189,7 @@ type env struct {
 func run(o options) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		s := <-sigs
-		signal.Stop(sigs) // a second signal kills the harness outright
-		logf("got %v: stopping and cleaning up (send it again to abort at once)", s)
-		cancel()
-	}()
+	cancelOnSignal(cancel)
 
 	start := time.Now()
 	var e env
@@ -248,6 +241,30 @@ func run(o options) error {
 		mariadbArgs: mariadbArgs,
 		clkTck:      clkTck(),
 	}
+	if err := measure(ctx, o, e, rep); err != nil {
+		return err
+	}
+	rep.loadEnd = loadavg()
+	rep.elapsed = time.Since(start)
+	return writeReport(o, rep)
+}
+
+// cancelOnSignal calls cancel on the first SIGINT or SIGTERM; a second
+// one kills the harness outright.
+func cancelOnSignal(cancel context.CancelFunc) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		signal.Stop(sigs) // a second signal kills the harness outright
+		logf("got %v: stopping and cleaning up (send it again to abort at once)", s)
+		cancel()
+	}()
+}
+
+// measure runs the benchmarks o asks for, the hop's and the diff's, into
+// rep.
+func measure(ctx context.Context, o options, e env, rep *report) error {
 	if !o.diffOnly {
 		if err := runHop(ctx, o, e, rep); err != nil {
 			return err
@@ -257,13 +274,16 @@ func run(o options) error {
 		if rep.loadStart == "" {
 			rep.loadStart = loadavg()
 		}
+		var err error
 		if rep.diff, err = measureDiff(ctx, o, e); err != nil {
 			return err
 		}
 	}
-	rep.loadEnd = loadavg()
-	rep.elapsed = time.Since(start)
+	return nil
+}
 
+// writeReport prints the report and writes it to -out, if given.
+func writeReport(o options, rep *report) error {
 	md := rep.markdown()
 	fmt.Print(md)
 	if o.out != "" {
@@ -278,106 +298,191 @@ func run(o options) error {
 // runHop is the benchmark of the hop: sysbench through the relay and the
 // proxies, fork times and the memory test.
 func runHop(ctx context.Context, o options, e env, rep *report) error {
-	db, direct := e.db, e.direct
-	for _, q := range []string{"DROP DATABASE IF EXISTS sbtest", "CREATE DATABASE sbtest"} {
-		if _, err := direct.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("%s: %w", q, err)
-		}
+	db := e.db
+	if err := execDirect(ctx, e.direct, "DROP DATABASE IF EXISTS sbtest", "CREATE DATABASE sbtest"); err != nil {
+		return err
 	}
-
-	relay, relayAddr, err := startRelay(db.Addr)
+	h, err := startHops(ctx, o, e)
 	if err != nil {
 		return err
 	}
-	defer relay.stop(5 * time.Second)
-	if err := waitMySQL(ctx, relayAddr, db.User, db.Password, relay); err != nil {
-		return fmt.Errorf("relay on %s: %w", relayAddr, err)
-	}
-	logf("relay (pid %d) on %s", relay.pid(), relayAddr)
-
-	proxy, proxyAddr, proxyLog, err := startProxy(ctx, e.proxyBin, e.tmp, db.Addr, db.User, db.Password, "passthrough", "passthrough")
-	if err != nil {
-		return err
-	}
-	defer proxy.stop(10 * time.Second)
-	logf("proxy (pid %d) on %s", proxy.pid(), proxyAddr)
-	sbProxy, sbAddr, sbLog, err := startProxy(ctx, e.proxyBin, e.tmp, db.Addr, db.User, db.Password, "transparent", "transparent")
-	if err != nil {
-		return err
-	}
-	defer sbProxy.stop(10 * time.Second)
-	logf("sandbox-mode proxy (pid %d) on %s", sbProxy.pid(), sbAddr)
-
-	targets := []sbTarget{
-		{name: "direct", addr: db.Addr},
-		{name: "relay", addr: relayAddr, proc: relay},
-		{name: "proxy", addr: proxyAddr, proc: proxy},
-		{name: "sandbox", addr: sbAddr, proc: sbProxy, user: db.User + "+bench"},
-	}
-	if o.sandboxProd {
-		targets = append(targets, sbTarget{name: "sandbox-prod", addr: sbAddr, proc: sbProxy, user: db.User + "+benchprod"})
-	}
-	proxyErr := func(err error) error {
-		for _, p := range []struct {
-			c   *child
-			log string
-		}{{proxy, proxyLog}, {sbProxy, sbLog}} {
-			if p.c.exited() {
-				return fmt.Errorf("%w\nproxy exited (%v); --- %s (tail) ---\n%s", err, p.c.err, p.log, tailFile(p.log, 30))
-			}
-		}
-		return err
-	}
+	defer h.stop()
 
 	sb := sbConfig{bin: e.sbBin, user: db.User, password: db.Password, tables: o.tables, tableSize: o.tableSize}
 	logf("sysbench prepare: %d tables × %d rows", o.tables, o.tableSize)
 	if err := sb.prepare(ctx, db.Addr); err != nil {
 		return err
 	}
-
-	// Sandbox mode with the tables already forked: one connection holds the
-	// shared sandbox (user+bench) for the whole run and forks every table.
-	holder, err := openMySQL(sbAddr, db.User+"+bench", db.Password, "sbtest")
+	release, err := h.forkAll(ctx, o, db)
 	if err != nil {
 		return err
 	}
-	defer holder.Close()
-	holder.SetMaxIdleConns(1)
-	hc, err := holder.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer hc.Close()
-	forkStart := time.Now()
-	for i := 1; i <= o.tables; i++ {
-		if _, err := hc.ExecContext(ctx, fmt.Sprintf("UPDATE sbtest%d SET k = k WHERE id = 0", i)); err != nil {
-			return proxyErr(fmt.Errorf("fork sbtest%d in the sandbox: %w", i, err))
-		}
-	}
-	logf("sandbox: forked %d tables × %d rows in %s", o.tables, o.tableSize, time.Since(forkStart).Round(time.Millisecond))
+	defer release()
 
 	rep.sbArgsSample = sbArgsSample(sb, o)
 	rep.loadStart = loadavg()
-	if o.warmup > 0 {
-		secs := max(1, int(o.warmup.Round(time.Second)/time.Second))
-		for _, t := range targets {
-			logf("warm-up: oltp_read_only, 4 threads, %ds, %s (not recorded)", secs, t.name)
-			if _, err := sb.run(ctx, "oltp_read_only", 4, time.Duration(secs)*time.Second, t); err != nil {
-				return proxyErr(fmt.Errorf("warm-up via %s: %w", t.name, err))
-			}
+	if err := h.warmUp(ctx, o, sb); err != nil {
+		return h.exitErr(err)
+	}
+	if err := h.sysbenchRuns(ctx, o, sb, rep); err != nil {
+		return h.exitErr(err)
+	}
+	if !o.skipFork {
+		if err := measureForks(ctx, o, sb, e, h.sandboxAddr, rep); err != nil {
+			return h.exitErr(err)
 		}
 	}
+	if !o.skipMemory {
+		loads := []memLoad{resultLoad(o.memRows)}
+		if o.memRowMiB > 0 {
+			loads = append(loads, rowLoad(o.memRowMiB<<20))
+		}
+		rep.streams, err = measureMemory(ctx, loads, memPaths(h.targets), db.User, db.Password, maxPacketMiB(o.memRowMiB)<<20)
+		if err != nil {
+			return h.exitErr(err)
+		}
+	}
+	if h.proxy.exited() {
+		return h.exitErr(errors.New("proxy exited during the benchmark"))
+	}
+	rep.proxyHWMKB, _ = procStatusKB(h.proxy.pid(), "VmHWM")
+	rep.relayHWMKB, _ = procStatusKB(h.relay.pid(), "VmHWM")
+	return nil
+}
 
-	total := len(o.workloads) * len(o.threads) * o.rounds * len(targets)
+// hops are the processes sysbench reaches the server through (the relay,
+// the passthrough proxy and the sandbox-mode proxy) and the targets they
+// and the server make.
+type hops struct {
+	relay, proxy, sandbox *child
+	sandboxAddr           string
+	proxyLog, sandboxLog  string
+	targets               []sbTarget
+}
+
+// startHops starts the relay, waited for, and both proxies; on an error,
+// what it started is stopped.
+func startHops(ctx context.Context, o options, e env) (h *hops, err error) {
+	db := e.db
+	h = &hops{}
+	defer func() {
+		if err != nil {
+			h.stop()
+		}
+	}()
+	relay, relayAddr, err := startRelay(db.Addr)
+	if err != nil {
+		return nil, err
+	}
+	h.relay = relay
+	if err := waitMySQL(ctx, relayAddr, db.User, db.Password, relay); err != nil {
+		return nil, fmt.Errorf("relay on %s: %w", relayAddr, err)
+	}
+	logf("relay (pid %d) on %s", relay.pid(), relayAddr)
+
+	proxy, proxyAddr, proxyLog, err := startProxy(ctx, e.proxyBin, e.tmp, db.Addr, db.User, db.Password, "passthrough", "passthrough")
+	if err != nil {
+		return nil, err
+	}
+	h.proxy, h.proxyLog = proxy, proxyLog
+	logf("proxy (pid %d) on %s", proxy.pid(), proxyAddr)
+	sbProxy, sbAddr, sbLog, err := startProxy(ctx, e.proxyBin, e.tmp, db.Addr, db.User, db.Password, "transparent", "transparent")
+	if err != nil {
+		return nil, err
+	}
+	h.sandbox, h.sandboxAddr, h.sandboxLog = sbProxy, sbAddr, sbLog
+	logf("sandbox-mode proxy (pid %d) on %s", sbProxy.pid(), sbAddr)
+
+	h.targets = []sbTarget{
+		{name: "direct", addr: db.Addr},
+		{name: "relay", addr: relayAddr, proc: relay},
+		{name: "proxy", addr: proxyAddr, proc: proxy},
+		{name: "sandbox", addr: sbAddr, proc: sbProxy, user: db.User + "+bench"},
+	}
+	if o.sandboxProd {
+		h.targets = append(h.targets, sbTarget{name: "sandbox-prod", addr: sbAddr, proc: sbProxy, user: db.User + "+benchprod"})
+	}
+	return h, nil
+}
+
+// stop stops the hops started, in the reverse order.
+func (h *hops) stop() {
+	if h.sandbox != nil {
+		h.sandbox.stop(10 * time.Second)
+	}
+	if h.proxy != nil {
+		h.proxy.stop(10 * time.Second)
+	}
+	if h.relay != nil {
+		h.relay.stop(5 * time.Second)
+	}
+}
+
+// exitErr is err, naming the exit of a proxy that exited and its log's
+// tail.
+func (h *hops) exitErr(err error) error {
+	return withExit(err, proxyProc{h.proxy, h.proxyLog}, proxyProc{h.sandbox, h.sandboxLog})
+}
+
+// forkAll opens the connection that holds the shared sandbox (user+bench)
+// for the whole run, sandbox mode then measured with its tables already
+// forked, and forks every table in it. release closes the connection.
+func (h *hops) forkAll(ctx context.Context, o options, db *testdb.Server) (release func(), err error) {
+	holder, err := openMySQL(h.sandboxAddr, db.User+"+bench", db.Password, "sbtest")
+	if err != nil {
+		return nil, err
+	}
+	holder.SetMaxIdleConns(1)
+	hc, err := holder.Conn(ctx)
+	if err != nil {
+		holder.Close()
+		return nil, err
+	}
+	release = func() {
+		hc.Close()
+		holder.Close()
+	}
+	forkStart := time.Now()
+	for i := 1; i <= o.tables; i++ {
+		if _, err := hc.ExecContext(ctx, fmt.Sprintf("UPDATE sbtest%d SET k = k WHERE id = 0", i)); err != nil {
+			err = h.exitErr(fmt.Errorf("fork sbtest%d in the sandbox: %w", i, err))
+			release()
+			return nil, err
+		}
+	}
+	logf("sandbox: forked %d tables × %d rows in %s", o.tables, o.tableSize, time.Since(forkStart).Round(time.Millisecond))
+	return release, nil
+}
+
+// warmUp runs oltp_read_only, unrecorded, against each target once, if
+// -warmup asks for it.
+func (h *hops) warmUp(ctx context.Context, o options, sb sbConfig) error {
+	if o.warmup <= 0 {
+		return nil
+	}
+	secs := max(1, int(o.warmup.Round(time.Second)/time.Second))
+	for _, t := range h.targets {
+		logf("warm-up: oltp_read_only, 4 threads, %ds, %s (not recorded)", secs, t.name)
+		if _, err := sb.run(ctx, "oltp_read_only", 4, time.Duration(secs)*time.Second, t); err != nil {
+			return fmt.Errorf("warm-up via %s: %w", t.name, err)
+		}
+	}
+	return nil
+}
+
+// sysbenchRuns runs each workload at each thread count, in rounds of each
+// target in turn, recording every run in rep.
+func (h *hops) sysbenchRuns(ctx context.Context, o options, sb sbConfig, rep *report) error {
+	total := len(o.workloads) * len(o.threads) * o.rounds * len(h.targets)
 	n := 0
 	for _, wl := range o.workloads {
 		for _, th := range o.threads {
 			for round := 1; round <= o.rounds; round++ {
-				for _, t := range targets {
+				for _, t := range h.targets {
 					n++
 					m, err := sb.run(ctx, wl, th, o.duration, t)
 					if err != nil {
-						return proxyErr(fmt.Errorf("%s, %d threads, round %d, via %s: %w", wl, th, round, t.name, err))
+						return fmt.Errorf("%s, %d threads, round %d, via %s: %w", wl, th, round, t.name, err)
 					}
 					r := runRecord{workload: wl, threads: th, round: round, target: t.name, runMeasured: m}
 					if m.cpuTicks >= 0 {
@@ -390,38 +495,42 @@ func runHop(ctx context.Context, o options, e env, rep *report) error {
 			}
 		}
 	}
-
-	if !o.skipFork {
-		for _, size := range o.forkSizes {
-			for _, linked := range []bool{false, true} {
-				if linked && !o.forkLinked {
-					continue
-				}
-				res, err := measureFork(ctx, sb, db, direct, sbAddr, size, o.forkReps, linked)
-				if err != nil {
-					return proxyErr(err)
-				}
-				rep.forks = append(rep.forks, res)
-			}
-		}
-	}
-
-	if !o.skipMemory {
-		loads := []memLoad{resultLoad(o.memRows)}
-		if o.memRowMiB > 0 {
-			loads = append(loads, rowLoad(o.memRowMiB<<20))
-		}
-		rep.streams, err = measureMemory(ctx, loads, memPaths(targets), db.User, db.Password, maxPacketMiB(o.memRowMiB)<<20)
-		if err != nil {
-			return proxyErr(err)
-		}
-	}
-	if proxy.exited() {
-		return proxyErr(errors.New("proxy exited during the benchmark"))
-	}
-	rep.proxyHWMKB, _ = procStatusKB(proxy.pid(), "VmHWM")
-	rep.relayHWMKB, _ = procStatusKB(relay.pid(), "VmHWM")
 	return nil
+}
+
+// measureForks times forks of each -fork-sizes table through the
+// sandbox-mode proxy on sbAddr, alone and (-fork-linked) with a child table.
+func measureForks(ctx context.Context, o options, sb sbConfig, e env, sbAddr string, rep *report) error {
+	for _, size := range o.forkSizes {
+		for _, linked := range []bool{false, true} {
+			if linked && !o.forkLinked {
+				continue
+			}
+			res, err := measureFork(ctx, sb, e.db, e.direct, sbAddr, size, o.forkReps, linked)
+			if err != nil {
+				return err
+			}
+			rep.forks = append(rep.forks, res)
+		}
+	}
+	return nil
+}
+
+// proxyProc is a proxy process and its log file.
+type proxyProc struct {
+	c   *child
+	log string
+}
+
+// withExit is err, naming the first of procs that exited, its exit and its
+// log's tail.
+func withExit(err error, procs ...proxyProc) error {
+	for _, p := range procs {
+		if p.c.exited() {
+			return fmt.Errorf("%w\nproxy exited (%v); --- %s (tail) ---\n%s", err, p.c.err, p.log, tailFile(p.log, 30))
+		}
+	}
+	return err
 }
 
 func fmtCPU(r runRecord) string {

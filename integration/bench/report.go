@@ -162,9 +162,41 @@ const targetSandboxRatio = 0.8
 func (r *report) markdown() string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	o := r.opts
-	m := r.machine
+	r.machineSection(p)
+	if r.opts.diffOnly {
+		p("### Parameters\n\n")
+		p("- Command: `go run ./integration/bench %s`\n", strings.Join(r.opts.args, " "))
+		p("- MariaDB: throwaway server from integration/testdb with %s\n", strings.Join(r.mariadbArgs, " "))
+		p("- Proxy: `sqlfork-proxy serve --mode=transparent --metrics-listen= --log-level=warn` (separate processes, default GOMAXPROCS), upstream account root\n")
+		b.WriteString(r.diffSection())
+		return b.String()
+	}
+	r.parameters(p)
+	cs := r.cells()
+	errNotes := r.results(p, cs)
+	r.ratios(p, cs)
+	r.prodRatios(p, cs)
+	r.forkSection(p)
+	if len(errNotes) > 0 {
+		p("\nsysbench reported errors: %s\n", strings.Join(errNotes, "; "))
+	}
 
+	if len(r.streams) > 0 {
+		b.WriteString(r.memorySection())
+	}
+	if r.diff != nil {
+		b.WriteString(r.diffSection())
+	}
+	r.targets(p, cs)
+	b.WriteString(r.rssTargets())
+	r.allRuns(p)
+	return b.String()
+}
+
+// machineSection writes the report's title, when it ran and the machine
+// it ran on.
+func (r *report) machineSection(p func(string, ...any)) {
+	m := r.machine
 	p("## sqlfork-proxy end-to-end benchmark\n\n")
 	p("Run %s, took %s.\n\n", r.started.Format("2006-01-02 15:04 MST"), r.elapsed.Round(time.Second))
 
@@ -178,16 +210,12 @@ func (r *report) markdown() string {
 	p("- sysbench: %s\n", m.sysbench)
 	p("- Proxy source: %s\n", m.proxyRev)
 	p("- Load average (1/5/15 min) at start of measurements: %s; at end: %s\n\n", r.loadStart, r.loadEnd)
+}
 
-	if o.diffOnly {
-		p("### Parameters\n\n")
-		p("- Command: `go run ./integration/bench %s`\n", strings.Join(r.opts.args, " "))
-		p("- MariaDB: throwaway server from integration/testdb with %s\n", strings.Join(r.mariadbArgs, " "))
-		p("- Proxy: `sqlfork-proxy serve --mode=transparent --metrics-listen= --log-level=warn` (separate processes, default GOMAXPROCS), upstream account root\n")
-		b.WriteString(r.diffSection())
-		return b.String()
-	}
-
+// parameters writes how the sysbench runs were made: the command, rounds,
+// targets and their order, and each hop.
+func (r *report) parameters(p func(string, ...any)) {
+	o := r.opts
 	p("### Parameters\n\n")
 	p("- Command: `go run ./integration/bench %s`\n", strings.Join(r.opts.args, " "))
 	p("- Rounds: %d, each run %s; workloads %s; threads %s; medians over rounds\n",
@@ -209,14 +237,16 @@ func (r *report) markdown() string {
 	p("- Proxy: `sqlfork-proxy serve --metrics-listen= --log-level=warn` (separate process, default GOMAXPROCS)\n")
 	p("- Relay: this harness re-executed with `-relay` (separate process, default GOMAXPROCS): io.Copy both ways per connection\n")
 	p("- CPU µs/query: (utime+stime of the hop process after − before the run) / CLK_TCK (%d) / queries sysbench reported\n\n", r.clkTck)
+}
 
-	cs := r.cells()
+// results writes the table of medians per workload, threads and target:
+// the notes of the cells where sysbench reported errors.
+func (r *report) results(p func(string, ...any), cs map[string]*cell) (errNotes []string) {
 	p("### Results\n\n")
 	p("| workload | threads | target | QPS (median) | p95 ms (median) | CPU µs/query |\n")
 	p("|---|---:|---|---:|---:|---:|\n")
-	var errNotes []string
-	for _, wl := range o.workloads {
-		for _, th := range o.threads {
+	for _, wl := range r.opts.workloads {
+		for _, th := range r.opts.threads {
 			for _, t := range targetNames {
 				c := cs[cellKey(wl, th, t)]
 				if c == nil {
@@ -233,10 +263,16 @@ func (r *report) markdown() string {
 			}
 		}
 	}
+	return errNotes
+}
+
+// ratios writes the proxy's and the sandbox's QPS against the relay's, and
+// the proxy's and the relay's against direct.
+func (r *report) ratios(p func(string, ...any), cs map[string]*cell) {
 	p("\n| workload | threads | proxy/relay QPS | sandbox/relay QPS | proxy/direct QPS | relay/direct QPS |\n")
 	p("|---|---:|---:|---:|---:|---:|\n")
-	for _, wl := range o.workloads {
-		for _, th := range o.threads {
+	for _, wl := range r.opts.workloads {
+		for _, th := range r.opts.threads {
 			d, rl, px, sx := cs[cellKey(wl, th, "direct")], cs[cellKey(wl, th, "relay")], cs[cellKey(wl, th, "proxy")], cs[cellKey(wl, th, "sandbox")]
 			if d == nil || rl == nil || px == nil || sx == nil {
 				continue
@@ -246,39 +282,38 @@ func (r *report) markdown() string {
 				ratio(median(px.qps), median(d.qps)), ratio(median(rl.qps), median(d.qps)))
 		}
 	}
-	r.prodRatios(p, cs)
-	if len(r.forks) > 0 {
-		p("\n### Fork time (copy strategy)\n\n")
-		p("`forkbench.sbtest1` (sysbench schema: id, k, c CHAR(120), pad CHAR(60), index on k). **proxy**: time of the first write "+
-			"(`UPDATE sbtest1 SET k = k WHERE id = 0`) through the sandbox-mode proxy in a new sandbox — the fork "+
-			"(information_schema checks, CREATE TABLE … LIKE, INSERT … SELECT, AUTO_INCREMENT, registry rows) plus the "+
-			"no-op UPDATE; **by hand**: `CREATE TABLE … LIKE` + `INSERT … SELECT` on a direct connection. **+ FK child**: "+
-			"sbtest1 has `forkbench.child` (id, sb_id → sbtest1.id), as many rows: the proxy forks both (the foreign key "+
-			"connects them) and adds the key to the child's copy; by hand the same two copies and the `ALTER TABLE … ADD "+
-			"FOREIGN KEY` (foreign_key_checks off). Medians of %d.\n\n", r.forks[0].reps)
-		p("| rows | shape | table MB | proxy fork | by hand | proxy/hand | proxy rows/s | proxy MB/s |\n")
-		p("|---:|---|---:|---:|---:|---:|---:|---:|\n")
-		for _, f := range r.forks {
-			shape := "alone"
-			if f.linked {
-				shape = "+ FK child"
-			}
-			p("| %d | %s | %.1f | %s | %s | %.2f | %s | %s |\n", f.rows, shape, float64(f.bytes)/1e6, f.proxy.Round(time.Millisecond),
-				f.hand.Round(time.Millisecond), ratio(float64(f.proxy), float64(f.hand)),
-				fmtRate(float64(f.rows), f.proxy), fmtRate(float64(f.bytes)/1e6, f.proxy))
+}
+
+// forkSection writes the fork times, proxy against by hand, when forks
+// were measured.
+func (r *report) forkSection(p func(string, ...any)) {
+	if len(r.forks) == 0 {
+		return
+	}
+	p("\n### Fork time (copy strategy)\n\n")
+	p("`forkbench.sbtest1` (sysbench schema: id, k, c CHAR(120), pad CHAR(60), index on k). **proxy**: time of the first write "+
+		"(`UPDATE sbtest1 SET k = k WHERE id = 0`) through the sandbox-mode proxy in a new sandbox — the fork "+
+		"(information_schema checks, CREATE TABLE … LIKE, INSERT … SELECT, AUTO_INCREMENT, registry rows) plus the "+
+		"no-op UPDATE; **by hand**: `CREATE TABLE … LIKE` + `INSERT … SELECT` on a direct connection. **+ FK child**: "+
+		"sbtest1 has `forkbench.child` (id, sb_id → sbtest1.id), as many rows: the proxy forks both (the foreign key "+
+		"connects them) and adds the key to the child's copy; by hand the same two copies and the `ALTER TABLE … ADD "+
+		"FOREIGN KEY` (foreign_key_checks off). Medians of %d.\n\n", r.forks[0].reps)
+	p("| rows | shape | table MB | proxy fork | by hand | proxy/hand | proxy rows/s | proxy MB/s |\n")
+	p("|---:|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, f := range r.forks {
+		shape := "alone"
+		if f.linked {
+			shape = "+ FK child"
 		}
+		p("| %d | %s | %.1f | %s | %s | %.2f | %s | %s |\n", f.rows, shape, float64(f.bytes)/1e6, f.proxy.Round(time.Millisecond),
+			f.hand.Round(time.Millisecond), ratio(float64(f.proxy), float64(f.hand)),
+			fmtRate(float64(f.rows), f.proxy), fmtRate(float64(f.bytes)/1e6, f.proxy))
 	}
-	if len(errNotes) > 0 {
-		p("\nsysbench reported errors: %s\n", strings.Join(errNotes, "; "))
-	}
+}
 
-	if len(r.streams) > 0 {
-		b.WriteString(r.memorySection())
-	}
-	if r.diff != nil {
-		b.WriteString(r.diffSection())
-	}
-
+// targets writes the Targets section's QPS lines: the proxy's and the
+// sandboxes' QPS against the relay's on oltp_point_select.
+func (r *report) targets(p func(string, ...any), cs map[string]*cell) {
 	p("\n### Targets\n\n")
 	rl, px := cs[cellKey("oltp_point_select", 32, "relay")], cs[cellKey("oltp_point_select", 32, "proxy")]
 	if rl != nil && px != nil {
@@ -302,8 +337,10 @@ func (r *report) markdown() string {
 				targetSandboxRatio, th, rt, median(sp.qps), median(rl.qps), verdict(rt >= targetSandboxRatio))
 		}
 	}
-	b.WriteString(r.rssTargets())
+}
 
+// allRuns writes every sysbench run, and the hops' peak RSS.
+func (r *report) allRuns(p func(string, ...any)) {
 	p("\n### All runs\n\n")
 	p("| workload | threads | round | target | QPS | p95 ms | CPU µs/query | host CPU busy |\n")
 	p("|---|---:|---:|---|---:|---:|---:|---:|\n")
@@ -316,7 +353,6 @@ func (r *report) markdown() string {
 	}
 	p("\nProcess peak RSS over the whole run (VmHWM): proxy %.1f MiB, relay %.1f MiB.\n",
 		kbToMiB(r.proxyHWMKB), kbToMiB(r.relayHWMKB))
-	return b.String()
 }
 
 func ratio(a, b float64) float64 {

@@ -449,7 +449,36 @@ func (s *session) fork(src, dst tableRef) (_ *result, err error) {
 			s.exec("DROP TABLE IF EXISTS " + dst.sql())
 		}
 	}()
-	r, err = s.exec("SHOW COLUMNS FROM " + src.sql())
+	cols, err := s.copiedColumns(src)
+	if err != nil {
+		return nil, err
+	}
+	if len(cols) > 0 {
+		list := strings.Join(cols, ", ")
+		if _, err := s.exec("SET STATEMENT sql_mode = CONCAT(@@sql_mode, ',NO_AUTO_VALUE_ON_ZERO') FOR " +
+			"INSERT INTO " + dst.sql() + " (" + list + ") SELECT " + list + " FROM " + src.sql()); err != nil {
+			return nil, err
+		}
+	}
+	if autoInc > 0 {
+		if _, err := s.exec("ALTER TABLE " + dst.sql() + " AUTO_INCREMENT = " +
+			strconv.FormatUint(autoInc, 10)); err != nil {
+			return nil, err
+		}
+	}
+	r, err = s.exec("COMMIT")
+	if err != nil {
+		return nil, err
+	}
+	s.shim.markBusy(src.key(cur), dst.key(cur))
+	s.shim.forks.Add(1)
+	return r, nil
+}
+
+// copiedColumns are the columns of src a fork copies, quoted: all but the
+// generated ones, which are computed.
+func (s *session) copiedColumns(src tableRef) ([]string, error) {
+	r, err := s.exec("SHOW COLUMNS FROM " + src.sql())
 	if err != nil {
 		return nil, err
 	}
@@ -472,26 +501,7 @@ func (s *session) fork(src, dst tableRef) (_ *result, err error) {
 		}
 		cols = append(cols, quoteIdent(*row[field]))
 	}
-	if len(cols) > 0 {
-		list := strings.Join(cols, ", ")
-		if _, err := s.exec("SET STATEMENT sql_mode = CONCAT(@@sql_mode, ',NO_AUTO_VALUE_ON_ZERO') FOR " +
-			"INSERT INTO " + dst.sql() + " (" + list + ") SELECT " + list + " FROM " + src.sql()); err != nil {
-			return nil, err
-		}
-	}
-	if autoInc > 0 {
-		if _, err := s.exec("ALTER TABLE " + dst.sql() + " AUTO_INCREMENT = " +
-			strconv.FormatUint(autoInc, 10)); err != nil {
-			return nil, err
-		}
-	}
-	r, err = s.exec("COMMIT")
-	if err != nil {
-		return nil, err
-	}
-	s.shim.markBusy(src.key(cur), dst.key(cur))
-	s.shim.forks.Add(1)
-	return r, nil
+	return cols, nil
 }
 
 // parseAutoIncrement returns the AUTO_INCREMENT=n table option of a SHOW

@@ -53,73 +53,102 @@ func lex(s string) []token {
 		case c == '-' && strings.HasPrefix(s[i:], "--") &&
 			(i+2 == len(s) || s[i+2] <= ' '):
 			i = skipLine(s, i)
+		case c == '/' && strings.HasPrefix(s[i:], "/*!"), c == '/' && strings.HasPrefix(s[i:], "/*M!"):
+			i = skipExecOpening(s, i)
+			inExec++
 		case c == '/' && strings.HasPrefix(s[i:], "/*"):
-			if strings.HasPrefix(s[i:], "/*!") || strings.HasPrefix(s[i:], "/*M!") {
-				i += strings.Index(s[i:], "!") + 1
-				for i < len(s) && '0' <= s[i] && s[i] <= '9' {
-					i++
-				}
-				inExec++
-				continue
-			}
-			if j := strings.Index(s[i+2:], "*/"); j >= 0 {
-				i += j + 4
-			} else {
-				i = len(s)
-			}
+			i = skipComment(s, i)
 		case c == '*' && inExec > 0 && strings.HasPrefix(s[i:], "*/"):
 			inExec--
 			i += 2
-		case c == '\'' || c == '"':
-			j := i + 1
-			for j < len(s) {
-				if s[j] == '\\' {
-					j += 2
-					continue
-				}
-				if s[j] == c {
-					if j+1 < len(s) && s[j+1] == c {
-						j += 2
-						continue
-					}
-					break
-				}
-				j++
-			}
-			end := min(j+1, len(s))
-			toks = append(toks, token{kind: tkString, val: s[i:end], start: i, end: end})
-			i = end
-		case c == '`':
-			var b strings.Builder
-			j := i + 1
-			for j < len(s) {
-				if s[j] == '`' {
-					if j+1 < len(s) && s[j+1] == '`' {
-						b.WriteByte('`')
-						j += 2
-						continue
-					}
-					break
-				}
-				b.WriteByte(s[j])
-				j++
-			}
-			end := min(j+1, len(s))
-			toks = append(toks, token{kind: tkQuoted, val: b.String(), start: i, end: end})
-			i = end
-		case isWordByte(c):
-			j := i
-			for j < len(s) && isWordByte(s[j]) {
-				j++
-			}
-			toks = append(toks, token{kind: tkWord, val: s[i:j], start: i, end: j})
-			i = j
 		default:
-			toks = append(toks, token{kind: tkPunct, val: s[i : i+1], start: i, end: i + 1})
-			i++
+			t := lexToken(s, i)
+			toks = append(toks, t)
+			i = t.end
 		}
 	}
 	return toks
+}
+
+// lexToken is the token at s[i], which is not white space or a comment: a
+// string, a back-quoted identifier, a word or one punctuation character.
+func lexToken(s string, i int) token {
+	switch c := s[i]; {
+	case c == '\'' || c == '"':
+		return lexString(s, i)
+	case c == '`':
+		return lexQuoted(s, i)
+	case isWordByte(c):
+		j := i
+		for j < len(s) && isWordByte(s[j]) {
+			j++
+		}
+		return token{kind: tkWord, val: s[i:j], start: i, end: j}
+	}
+	return token{kind: tkPunct, val: s[i : i+1], start: i, end: i + 1}
+}
+
+// lexString is the string token s[i] opens, quote doubled or backslashed
+// inside, up to its closing quote (or the end of s).
+func lexString(s string, i int) token {
+	c := s[i]
+	j := i + 1
+	for j < len(s) {
+		if s[j] == '\\' {
+			j += 2
+			continue
+		}
+		if s[j] == c {
+			if j+1 < len(s) && s[j+1] == c {
+				j += 2
+				continue
+			}
+			break
+		}
+		j++
+	}
+	end := min(j+1, len(s))
+	return token{kind: tkString, val: s[i:end], start: i, end: end}
+}
+
+// lexQuoted is the back-quoted identifier s[i] opens, its name with a
+// doubled back quote read as one, up to its closing quote (or the end of s).
+func lexQuoted(s string, i int) token {
+	var b strings.Builder
+	j := i + 1
+	for j < len(s) {
+		if s[j] == '`' {
+			if j+1 < len(s) && s[j+1] == '`' {
+				b.WriteByte('`')
+				j += 2
+				continue
+			}
+			break
+		}
+		b.WriteByte(s[j])
+		j++
+	}
+	end := min(j+1, len(s))
+	return token{kind: tkQuoted, val: b.String(), start: i, end: end}
+}
+
+// skipExecOpening is the offset past the opening of the executable comment
+// at s[i] (/*! or /*M!, and its version number).
+func skipExecOpening(s string, i int) int {
+	i += strings.Index(s[i:], "!") + 1
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// skipComment is the offset past the /* … */ comment at s[i] (the end of s
+// if it is not closed).
+func skipComment(s string, i int) int {
+	if j := strings.Index(s[i+2:], "*/"); j >= 0 {
+		return i + j + 4
+	}
+	return len(s)
 }
 
 func skipLine(s string, i int) int {
@@ -225,116 +254,160 @@ func ddlTargets(query string) (tables []tableRef, dbs []string) {
 	return tables, dbs
 }
 
+// stmtTargets returns the tables and databases one DDL statement's tokens
+// name (ddlTargets).
 func stmtTargets(toks []token) (tables []tableRef, dbs []string) {
-	skip := func(i int, words ...string) int {
-		for i < len(toks) {
-			matched := false
-			for _, w := range words {
-				if toks[i].isWord(w) {
-					matched = true
-					break
-				}
-			}
-			if !matched {
-				break
-			}
-			i++
-		}
-		return i
-	}
-	skipIfExists := func(i int) int {
-		if i+1 < len(toks) && toks[i].isWord("IF") && toks[i+1].isWord("EXISTS") {
-			return i + 2
-		}
-		if i+2 < len(toks) && toks[i].isWord("IF") && toks[i+1].isWord("NOT") && toks[i+2].isWord("EXISTS") {
-			return i + 3
-		}
-		return i
-	}
-	// refList reads "ref [, ref]..." starting at i.
-	refList := func(i int) {
-		for {
-			ref, next, ok := parseRef(toks, i)
-			if !ok {
-				return
-			}
-			tables = append(tables, ref)
-			if next >= len(toks) || !toks[next].isPunct(',') {
-				return
-			}
-			i = next + 1
-		}
-	}
-	// refAfterOn reads the table after the first top-level ON at or after i.
-	refAfterOn := func(i int) {
-		for ; i < len(toks); i++ {
-			if toks[i].isWord("ON") {
-				if ref, _, ok := parseRef(toks, i+1); ok {
-					tables = append(tables, ref)
-				}
-				return
-			}
-		}
-	}
 	if len(toks) == 0 {
 		return nil, nil
 	}
+	sc := &targetScan{toks: toks}
 	switch {
 	case toks[0].isWord("ALTER"):
-		i := skip(1, "ONLINE", "OFFLINE", "IGNORE")
-		if i < len(toks) && toks[i].isWord("TABLE") {
-			if ref, _, ok := parseRef(toks, skipIfExists(i+1)); ok {
-				tables = append(tables, ref)
-			}
-		}
+		sc.alter()
 	case toks[0].isWord("DROP"):
-		i := skip(1, "TEMPORARY", "ONLINE", "OFFLINE")
-		switch {
-		case i < len(toks) && (toks[i].isWord("TABLE") || toks[i].isWord("TABLES")):
-			refList(skipIfExists(i + 1))
-		case i < len(toks) && toks[i].isWord("INDEX"):
-			refAfterOn(i + 1)
-		case i < len(toks) && (toks[i].isWord("DATABASE") || toks[i].isWord("SCHEMA")):
-			if j := skipIfExists(i + 1); j < len(toks) && toks[j].isIdent() {
-				dbs = append(dbs, toks[j].val)
-			}
-		}
+		sc.drop()
 	case toks[0].isWord("RENAME"):
-		if len(toks) > 1 && (toks[1].isWord("TABLE") || toks[1].isWord("TABLES")) {
-			for i := skipIfExists(2); i < len(toks); {
-				ref, next, ok := parseRef(toks, i)
-				if !ok {
-					i++
-					continue
-				}
-				tables = append(tables, ref)
-				i = next
-				for i < len(toks) && !toks[i].isWord("TO") && !toks[i].isPunct(',') {
-					i++ // WAIT n / NOWAIT
-				}
-				if i < len(toks) {
-					i++
-				}
-			}
-		}
+		sc.rename()
 	case toks[0].isWord("TRUNCATE"):
-		refList(skip(1, "TABLE"))
+		sc.refList(sc.skip(1, "TABLE"))
 	case toks[0].isWord("CREATE"):
-		i := 1
-		if i+1 < len(toks) && toks[i].isWord("OR") && toks[i+1].isWord("REPLACE") {
-			i += 2
-		}
-		i = skip(i, "UNIQUE", "FULLTEXT", "SPATIAL", "ONLINE", "OFFLINE", "TEMPORARY")
-		switch {
-		case i < len(toks) && toks[i].isWord("INDEX"):
-			refAfterOn(i + 1)
-		case i < len(toks) && toks[i].isWord("TABLE"):
-			if ref, _, ok := parseRef(toks, skipIfExists(i+1)); ok {
-				tables = append(tables, ref)
-			}
+		sc.create()
+	}
+	return sc.tables, sc.dbs
+}
+
+// targetScan reads the targets of one DDL statement's tokens.
+type targetScan struct {
+	toks   []token
+	tables []tableRef
+	dbs    []string
+}
+
+// alter reads ALTER [ONLINE|OFFLINE|IGNORE] TABLE [IF EXISTS] ref.
+func (sc *targetScan) alter() {
+	if i := sc.skip(1, "ONLINE", "OFFLINE", "IGNORE"); sc.isWord(i, "TABLE") {
+		sc.ref(sc.skipIfExists(i + 1))
+	}
+}
+
+// drop reads DROP [TEMPORARY|ONLINE|OFFLINE] TABLE[S] refs, DROP INDEX …
+// ON ref and DROP DATABASE|SCHEMA db.
+func (sc *targetScan) drop() {
+	i := sc.skip(1, "TEMPORARY", "ONLINE", "OFFLINE")
+	switch {
+	case sc.isWord(i, "TABLE", "TABLES"):
+		sc.refList(sc.skipIfExists(i + 1))
+	case sc.isWord(i, "INDEX"):
+		sc.refAfterOn(i + 1)
+	case sc.isWord(i, "DATABASE", "SCHEMA"):
+		if j := sc.skipIfExists(i + 1); j < len(sc.toks) && sc.toks[j].isIdent() {
+			sc.dbs = append(sc.dbs, sc.toks[j].val)
 		}
 	}
-	return tables, dbs
+}
+
+// rename reads RENAME TABLE[S] a TO b [, c TO d]…: both names of each pair.
+func (sc *targetScan) rename() {
+	if !sc.isWord(1, "TABLE", "TABLES") {
+		return
+	}
+	toks := sc.toks
+	for i := sc.skipIfExists(2); i < len(toks); {
+		ref, next, ok := parseRef(toks, i)
+		if !ok {
+			i++
+			continue
+		}
+		sc.tables = append(sc.tables, ref)
+		i = next
+		for i < len(toks) && !toks[i].isWord("TO") && !toks[i].isPunct(',') {
+			i++ // WAIT n / NOWAIT
+		}
+		if i < len(toks) {
+			i++
+		}
+	}
+}
+
+// create reads CREATE [OR REPLACE] [UNIQUE|FULLTEXT|SPATIAL|ONLINE|OFFLINE|
+// TEMPORARY] INDEX … ON ref, or … TABLE [IF NOT EXISTS] ref.
+func (sc *targetScan) create() {
+	i := 1
+	if sc.isWord(i, "OR") && sc.isWord(i+1, "REPLACE") {
+		i += 2
+	}
+	i = sc.skip(i, "UNIQUE", "FULLTEXT", "SPATIAL", "ONLINE", "OFFLINE", "TEMPORARY")
+	switch {
+	case sc.isWord(i, "INDEX"):
+		sc.refAfterOn(i + 1)
+	case sc.isWord(i, "TABLE"):
+		sc.ref(sc.skipIfExists(i + 1))
+	}
+}
+
+// isWord reports whether toks[i] is one of words.
+func (sc *targetScan) isWord(i int, words ...string) bool {
+	if i >= len(sc.toks) {
+		return false
+	}
+	for _, w := range words {
+		if sc.toks[i].isWord(w) {
+			return true
+		}
+	}
+	return false
+}
+
+// skip is the index of the first token at or after i that is not one of
+// words.
+func (sc *targetScan) skip(i int, words ...string) int {
+	for sc.isWord(i, words...) {
+		i++
+	}
+	return i
+}
+
+// skipIfExists is the index after IF EXISTS or IF NOT EXISTS at i, or i.
+func (sc *targetScan) skipIfExists(i int) int {
+	switch {
+	case sc.isWord(i, "IF") && sc.isWord(i+1, "EXISTS"):
+		return i + 2
+	case sc.isWord(i, "IF") && sc.isWord(i+1, "NOT") && sc.isWord(i+2, "EXISTS"):
+		return i + 3
+	}
+	return i
+}
+
+// ref reads the table named at i, if one is.
+func (sc *targetScan) ref(i int) {
+	if ref, _, ok := parseRef(sc.toks, i); ok {
+		sc.tables = append(sc.tables, ref)
+	}
+}
+
+// refList reads "ref [, ref]..." starting at i.
+func (sc *targetScan) refList(i int) {
+	for {
+		ref, next, ok := parseRef(sc.toks, i)
+		if !ok {
+			return
+		}
+		sc.tables = append(sc.tables, ref)
+		if next >= len(sc.toks) || !sc.toks[next].isPunct(',') {
+			return
+		}
+		i = next + 1
+	}
+}
+
+// refAfterOn reads the table after the first top-level ON at or after i.
+func (sc *targetScan) refAfterOn(i int) {
+	for ; i < len(sc.toks); i++ {
+		if sc.toks[i].isWord("ON") {
+			sc.ref(i + 1)
+			return
+		}
+	}
 }
 
 // selectModifiers may directly precede a select-list item.

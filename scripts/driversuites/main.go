@@ -87,7 +87,54 @@ var skipped = map[string]string{
 }
 
 func main() {
-	log := func(format string, args ...any) { fmt.Fprintf(os.Stderr, "==> "+format+"\n", args...) }
+	o := parseFlags()
+	logf("logs and results in %s", o.out)
+	srcs := copySources(&o)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	certs := filepath.Join(o.out, "certs")
+	if err := makeCerts(certs); err != nil {
+		fatal(err)
+	}
+	db := startServer(ctx, certs)
+	defer db.Stop()
+	proxyPassword := db.Password
+	if err := setupServer(ctx, db); err != nil {
+		fatal(err)
+	}
+	logf("MariaDB on %s", db.Addr)
+	addrs := startProxies(ctx, o, db.Addr, proxyPassword, certs)
+
+	report := &strings.Builder{}
+	unexpected := runSuites(ctx, report, o, srcs, addrs, proxyPassword)
+	fmt.Print(report.String())
+	if err := os.WriteFile(filepath.Join(o.out, "report.txt"), []byte(report.String()), 0o644); err != nil {
+		fatal(err)
+	}
+	if unexpected > 0 {
+		fmt.Printf("\n%d unexpected difference(s)\n", unexpected)
+		os.Exit(1)
+	}
+	fmt.Println("\nno unexpected difference")
+}
+
+// logf writes a line of progress to stderr.
+func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, "==> "+format+"\n", args...) }
+
+// options are driversuites' flags and argument.
+type options struct {
+	out          string   // directory for logs and results
+	suites, ways []string // what runs, and how
+	gsdDir       string   // go-sql-driver/mysql sources, or "": the module cache
+	gomysqlDir   string   // go-mysql sources, or "": the module cache
+	python       string   // Python for PyMySQL, or "": found
+	pymysqlDir   string   // a PyMySQL checkout, or "": PyMySQL left out
+}
+
+// parseFlags reads the command line, making the output directory (a new
+// temporary one without -out).
+func parseFlags() options {
 	out := flag.String("out", "", "directory for logs and results (default: a new temporary directory)")
 	suitesFlag := flag.String("suites", "gsd,gomysql,pymysql", "suites to run: gsd (go-sql-driver/mysql), gomysql (go-mysql client), pymysql")
 	waysFlag := flag.String("ways", "direct,passthrough,relay,sandbox", "ways to run them")
@@ -99,69 +146,76 @@ func main() {
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	pymysqlDir := flag.Arg(0)
-	if *out == "" {
+	o := options{out: *out, gsdDir: *gsdDir, gomysqlDir: *gomysqlDir, python: *python, pymysqlDir: flag.Arg(0)}
+	if o.out == "" {
 		d, err := os.MkdirTemp("", "sqlfork-drivers-")
 		if err != nil {
 			fatal(err)
 		}
-		*out = d
+		o.out = d
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		fatal(err)
 	}
-	log("logs and results in %s", *out)
-	suites, ways := strings.Split(*suitesFlag, ","), strings.Split(*waysFlag, ",")
+	o.suites, o.ways = strings.Split(*suitesFlag, ","), strings.Split(*waysFlag, ",")
+	return o
+}
 
-	// Sources, copied so that nothing is written where they are.
+// copySources copies each suite's sources under o.out/src, so that nothing
+// is written where they are: the copies' directories by suite. Finding
+// PyMySQL's Python fills in o.python.
+func copySources(o *options) map[string]string {
 	srcs := map[string]string{}
-	for _, s := range suites {
+	for _, s := range o.suites {
 		var dir string
 		var err error
 		switch s {
 		case "gsd":
-			dir, err = moduleDir(*gsdDir, gsdModule)
+			dir, err = moduleDir(o.gsdDir, gsdModule)
 		case "gomysql":
-			dir, err = moduleDir(*gomysqlDir, gomysqlModule)
+			dir, err = moduleDir(o.gomysqlDir, gomysqlModule)
 		case "pymysql":
-			if pymysqlDir == "" {
-				log("no PyMySQL checkout given: PyMySQL left out")
+			if o.pymysqlDir == "" {
+				logf("no PyMySQL checkout given: PyMySQL left out")
 				continue
 			}
-			if *python == "" {
-				for _, p := range []string{"python3", "/usr/bin/python3"} {
-					if exec.Command(p, "-c", "import pytest, cryptography, nacl").Run() == nil {
-						*python = p
-						break
-					}
-				}
-				if *python == "" {
-					fatal(errors.New("no python3 with pytest, cryptography and PyNaCl (give one with -python)"))
-				}
+			if o.python == "" {
+				o.python = findPython()
 			}
-			dir = pymysqlDir
+			dir = o.pymysqlDir
 		default:
 			fatal(fmt.Errorf("unknown suite %q", s))
 		}
 		if err != nil {
 			fatal(err)
 		}
-		dst := filepath.Join(*out, "src", s)
+		dst := filepath.Join(o.out, "src", s)
 		if err := copyTree(dir, dst); err != nil {
 			fatal(err)
 		}
 		srcs[s] = dst
-		log("%s: %s", s, dir)
+		logf("%s: %s", s, dir)
 	}
+	return srcs
+}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	certs := filepath.Join(*out, "certs")
-	if err := makeCerts(certs); err != nil {
-		fatal(err)
+// findPython is the first of python3, /usr/bin/python3 that has pytest,
+// cryptography and PyNaCl.
+func findPython() string {
+	for _, p := range []string{"python3", "/usr/bin/python3"} {
+		if exec.Command(p, "-c", "import pytest, cryptography, nacl").Run() == nil {
+			return p
+		}
 	}
-	log("starting a throwaway MariaDB")
-	db, err := testdb.Start(ctx, testdb.Options{Logf: func(f string, a ...any) { log(f, a...) }, ExtraArgs: []string{
+	fatal(errors.New("no python3 with pytest, cryptography and PyNaCl (give one with -python)"))
+	return ""
+}
+
+// startServer starts the throwaway MariaDB, with TLS from certs, set as
+// the drivers' CI set theirs.
+func startServer(ctx context.Context, certs string) *testdb.Server {
+	logf("starting a throwaway MariaDB")
+	db, err := testdb.Start(ctx, testdb.Options{Logf: logf, ExtraArgs: []string{
 		"--max-connections=50", // as go-sql-driver's CI: TestConcurrent opens max_connections connections
 		"--local-infile=1", "--performance-schema=ON", "--max-allowed-packet=48M",
 		"--ssl-ca=" + filepath.Join(certs, "ca.pem"), "--ssl-cert=" + filepath.Join(certs, "server-cert.pem"),
@@ -170,27 +224,30 @@ func main() {
 	if err != nil {
 		fatal(err)
 	}
-	defer db.Stop()
-	proxyPassword := db.Password
-	if err := setupServer(ctx, db); err != nil {
-		fatal(err)
-	}
-	log("MariaDB on %s", db.Addr)
+	return db
+}
 
-	addrs := map[string]string{direct: db.Addr}
-	for _, w := range ways {
+// startProxies starts a proxy for each of o.ways but direct, in front of
+// upstream: the address of each way.
+func startProxies(ctx context.Context, o options, upstream, proxyPassword, certs string) map[string]string {
+	addrs := map[string]string{direct: upstream}
+	for _, w := range o.ways {
 		if w == direct {
 			continue
 		}
-		addr, err := startProxy(ctx, w, db.Addr, proxyPassword, certs, filepath.Join(*out, "proxy-"+w+".log"))
+		addr, err := startProxy(ctx, w, upstream, proxyPassword, certs, filepath.Join(o.out, "proxy-"+w+".log"))
 		if err != nil {
 			fatal(err)
 		}
 		addrs[w] = addr
-		log("proxy (%s) on %s", w, addr)
+		logf("proxy (%s) on %s", w, addr)
 	}
+	return addrs
+}
 
-	report := &strings.Builder{}
+// runSuites runs each suite of srcs each way, writing to report what was
+// left out and how each suite fared: the count of unexpected differences.
+func runSuites(ctx context.Context, report io.Writer, o options, srcs, addrs map[string]string, proxyPassword string) int {
 	var left []string
 	for k, why := range skipped {
 		left = append(left, "  "+k+": "+why)
@@ -198,47 +255,44 @@ func main() {
 	sort.Strings(left)
 	fmt.Fprintf(report, "left out in every way:\n%s\n", strings.Join(left, "\n"))
 	unexpected := 0
-	for _, s := range suites {
+	for _, s := range o.suites {
 		dir, ok := srcs[s]
 		if !ok {
 			continue
 		}
 		results := map[string]map[string]string{}
-		for _, w := range ways {
+		for _, w := range o.ways {
 			addr, ok := addrs[w]
 			if !ok {
 				fatal(fmt.Errorf("unknown way %q", w))
 			}
-			log("%s, %s", s, w)
-			var res map[string]string
-			var err error
-			logFile := filepath.Join(*out, s+"-"+w+".log")
-			switch s {
-			case "gsd":
-				res, err = runGSD(ctx, dir, w, addr, proxyPassword, logFile)
-			case "gomysql":
-				res, err = runGoMySQL(ctx, dir, w, addr, proxyPassword, logFile)
-			case "pymysql":
-				res, err = runPyMySQL(ctx, *python, dir, w, addr, proxyPassword, logFile, filepath.Join(*out, s+"-"+w+".xml"))
-			}
+			logf("%s, %s", s, w)
+			logFile := filepath.Join(o.out, s+"-"+w+".log")
+			res, err := runSuite(ctx, o, s, w, dir, addr, proxyPassword, logFile)
 			if err != nil {
-				log("%s, %s: %v (see %s)", s, w, err, logFile)
+				logf("%s, %s: %v (see %s)", s, w, err, logFile)
 				fmt.Fprintf(report, "%s, %s did not run: %v (see %s)\n", s, w, err, logFile)
 				unexpected++
 			}
 			results[w] = res
 		}
-		unexpected += summarize(report, s, ways, results)
+		unexpected += summarize(report, s, o.ways, results)
 	}
-	fmt.Print(report.String())
-	if err := os.WriteFile(filepath.Join(*out, "report.txt"), []byte(report.String()), 0o644); err != nil {
-		fatal(err)
+	return unexpected
+}
+
+// runSuite runs suite, whose sources are in dir, one way, through addr,
+// logging to logFile: the outcome of each test.
+func runSuite(ctx context.Context, o options, suite, way, dir, addr, proxyPassword, logFile string) (map[string]string, error) {
+	switch suite {
+	case "gsd":
+		return runGSD(ctx, dir, way, addr, proxyPassword, logFile)
+	case "gomysql":
+		return runGoMySQL(ctx, dir, way, addr, proxyPassword, logFile)
+	case "pymysql":
+		return runPyMySQL(ctx, o.python, dir, way, addr, proxyPassword, logFile, filepath.Join(o.out, suite+"-"+way+".xml"))
 	}
-	if unexpected > 0 {
-		fmt.Printf("\n%d unexpected difference(s)\n", unexpected)
-		os.Exit(1)
-	}
-	fmt.Println("\nno unexpected difference")
+	return nil, nil
 }
 
 func fatal(err error) {

@@ -85,59 +85,24 @@ func (u *Upstream) emulateFor(c *FakeSide, sql string) (result, error) {
 	return u.emulate(sql)
 }
 
-// emulate runs sql on the state (u.mu held).
+// emulate runs sql on the state (u.mu held): a statement it knows by its
+// whole text, or else one emulateParsed parses.
 func (u *Upstream) emulate(sql string) (result, error) {
 	switch {
 	case versionQuery.MatchString(sql):
 		return rowsResult(Row(u.version, u.lctn)), nil
 	case showGrants.MatchString(sql):
-		var r result
-		for _, g := range u.grants {
-			r.rows = append(r.rows, Row(g))
-		}
-		return r, nil
+		return column(u.grants), nil
 	case roles.MatchString(sql), foreignKeys.MatchString(sql):
 		return result{}, nil
 	case sessionVars.MatchString(sql):
-		vals := map[string]string{"sql_mode": "STRICT_TRANS_TABLES", "character_set_client": "utf8mb4",
-			"collation_connection": "utf8mb4_general_ci"}
-		var row []any
-		for _, v := range strings.Split(strings.TrimPrefix(sql, "SELECT @@"), ", @@") {
-			row = append(row, vals[v])
-		}
-		return rowsResult(Row(row...)), nil
+		return sessionVarsRow(sql), nil
 	case createTrigger.MatchString(sql):
-		m := createTrigger.FindStringSubmatch(sql)
-		db, name, err := parseQName(m[1])
-		if err != nil {
-			return result{}, err
-		}
-		o := u.objects[objectKey(db, name)]
-		if o == nil {
-			return result{}, errNoTable(db, name)
-		}
-		o.Triggers++
-		return result{}, nil
+		return u.createTrigger(createTrigger.FindStringSubmatch(sql))
 	case triggerList.MatchString(sql):
-		m := triggerList.FindStringSubmatch(sql)
-		var r result
-		db, _ := parseLiteral(m[1])
-		name, _ := parseLiteral(m[2])
-		if o := u.objects[objectKey(deref(db), deref(name))]; o != nil {
-			for i := range o.Triggers {
-				r.rows = append(r.rows, Row(fmt.Sprintf("%s_trg%d", o.Name, i), "BEFORE", "INSERT", "SET NEW.id = NEW.id",
-					"STRICT_TRANS_TABLES", "utf8mb4", "utf8mb4_general_ci"))
-			}
-		}
-		return r, nil
+		return u.triggerList(triggerList.FindStringSubmatch(sql)), nil
 	case schemaDefaults.MatchString(sql):
-		var r result
-		for _, l := range schemaDefaults.FindStringSubmatch(sql)[1:] {
-			if db, _ := parseLiteral(l); db != nil && u.schemas[*db] {
-				r.rows = append(r.rows, Row(*db, nil, nil))
-			}
-		}
-		return r, nil
+		return u.schemaDefaults(schemaDefaults.FindStringSubmatch(sql)), nil
 	case currentRole.MatchString(sql):
 		return rowsResult(Row(nil)), nil
 	case currentUser.MatchString(sql): // the proxy's account
@@ -145,11 +110,7 @@ func (u *Upstream) emulate(sql string) (result, error) {
 	case setStmt.MatchString(sql):
 		return result{}, nil
 	case triggerPrivs.MatchString(sql):
-		var r result
-		for _, s := range u.triggerGrants {
-			r.rows = append(r.rows, Row(s))
-		}
-		return r, nil
+		return column(u.triggerGrants), nil
 	case expiry.MatchString(sql):
 		return u.expiry(expiry.FindStringSubmatch(sql))
 	case listing.MatchString(sql):
@@ -159,27 +120,18 @@ func (u *Upstream) emulate(sql string) (result, error) {
 	case generation.MatchString(sql):
 		return u.generation(generation.FindStringSubmatch(sql))
 	case leaseWrite.MatchString(sql):
-		m := leaseWrite.FindStringSubmatch(sql)
-		us, err := strconv.ParseInt(m[4], 10, 64)
-		if err != nil {
-			return result{}, errUnknown
-		}
-		until := time.Now().UTC().Add(time.Duration(us) * time.Microsecond).Format(timeLayout)
-		return u.emulate(fmt.Sprintf("REPLACE INTO %s (sandbox_id, proxy_id, valid_until) VALUES (%s, %s, '%s')", m[1], m[2], m[3], until))
+		return u.leaseWrite(leaseWrite.FindStringSubmatch(sql))
 	case leaseLeft.MatchString(sql):
 		return u.leaseLeft(leaseLeft.FindStringSubmatch(sql))
 	case createView.MatchString(sql):
-		m := createView.FindStringSubmatch(sql)
-		db, name, err := parseQName(m[1])
-		if err != nil {
-			return result{}, err
-		}
-		if !u.schemas[db] {
-			return result{}, errNoDB(db)
-		}
-		u.putObject(&object{Table: Table{DB: db, Name: name, Type: "VIEW", Definition: m[2]}})
-		return result{changed: []string{db}}, nil
+		return u.createView(createView.FindStringSubmatch(sql))
 	}
+	return u.emulateParsed(sql)
+}
+
+// emulateParsed runs sql, a single-table statement or DDL, by its first
+// words; an *UnknownError for what it does not take.
+func (u *Upstream) emulateParsed(sql string) (result, error) {
 	toks, err := tokenize(sql)
 	if err != nil {
 		return result{}, &UnknownError{SQL: sql}
@@ -220,6 +172,92 @@ func (u *Upstream) emulate(sql string) (result, error) {
 		return result{}, &UnknownError{SQL: sql}
 	}
 	return r, err
+}
+
+// column is a result of one row per value of vals.
+func column(vals []string) result {
+	var r result
+	for _, v := range vals {
+		r.rows = append(r.rows, Row(v))
+	}
+	return r
+}
+
+// sessionVarsRow answers forker.ExecWith's SELECT @@… of the session
+// settings: the fake's fixed values.
+func sessionVarsRow(sql string) result {
+	vals := map[string]string{"sql_mode": "STRICT_TRANS_TABLES", "character_set_client": "utf8mb4",
+		"collation_connection": "utf8mb4_general_ci"}
+	var row []any
+	for _, v := range strings.Split(strings.TrimPrefix(sql, "SELECT @@"), ", @@") {
+		row = append(row, vals[v])
+	}
+	return rowsResult(Row(row...))
+}
+
+// createTrigger counts a trigger on the table m[1] names.
+func (u *Upstream) createTrigger(m []string) (result, error) {
+	db, name, err := parseQName(m[1])
+	if err != nil {
+		return result{}, err
+	}
+	o := u.objects[objectKey(db, name)]
+	if o == nil {
+		return result{}, errNoTable(db, name)
+	}
+	o.Triggers++
+	return result{}, nil
+}
+
+// triggerList answers forker.Triggers: one row per trigger counted on the
+// table m[1].m[2] name.
+func (u *Upstream) triggerList(m []string) result {
+	var r result
+	db, _ := parseLiteral(m[1])
+	name, _ := parseLiteral(m[2])
+	if o := u.objects[objectKey(deref(db), deref(name))]; o != nil {
+		for i := range o.Triggers {
+			r.rows = append(r.rows, Row(fmt.Sprintf("%s_trg%d", o.Name, i), "BEFORE", "INSERT", "SET NEW.id = NEW.id",
+				"STRICT_TRANS_TABLES", "utf8mb4", "utf8mb4_general_ci"))
+		}
+	}
+	return r
+}
+
+// schemaDefaults answers Manager.createSandboxSchema: a row for each of the
+// databases m names that exists, with no defaults.
+func (u *Upstream) schemaDefaults(m []string) result {
+	var r result
+	for _, l := range m[1:] {
+		if db, _ := parseLiteral(l); db != nil && u.schemas[*db] {
+			r.rows = append(r.rows, Row(*db, nil, nil))
+		}
+	}
+	return r
+}
+
+// leaseWrite runs Manager.takeLease's REPLACE with its valid_until, now
+// plus m[4] microseconds, written out.
+func (u *Upstream) leaseWrite(m []string) (result, error) {
+	us, err := strconv.ParseInt(m[4], 10, 64)
+	if err != nil {
+		return result{}, errUnknown
+	}
+	until := time.Now().UTC().Add(time.Duration(us) * time.Microsecond).Format(timeLayout)
+	return u.emulate(fmt.Sprintf("REPLACE INTO %s (sandbox_id, proxy_id, valid_until) VALUES (%s, %s, '%s')", m[1], m[2], m[3], until))
+}
+
+// createView stores the view m[1] as m[2] defines it.
+func (u *Upstream) createView(m []string) (result, error) {
+	db, name, err := parseQName(m[1])
+	if err != nil {
+		return result{}, err
+	}
+	if !u.schemas[db] {
+		return result{}, errNoDB(db)
+	}
+	u.putObject(&object{Table: Table{DB: db, Name: name, Type: "VIEW", Definition: m[2]}})
+	return result{changed: []string{db}}, nil
 }
 
 // errUnknown marks a statement the parser does not take.
