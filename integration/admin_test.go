@@ -260,14 +260,7 @@ func rowsOf(t *testing.T, c interface {
 		if err != nil {
 			t.Fatal(err)
 		}
-		row := make([]string, len(vals))
-		for i, v := range vals {
-			row[i] = v.String
-			if !v.Valid {
-				row[i] = "NULL"
-			}
-		}
-		out = append(out, row)
+		out = append(out, nullText(vals))
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)

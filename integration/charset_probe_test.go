@@ -292,13 +292,9 @@ func cpRun(ctx context.Context, conn *sql.Conn, q string) (cpOutcome, error) {
 		return cpClassify(err)
 	}
 	o := cpOutcome{cols: cols}
-	vals := make([]sql.RawBytes, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
 	for first := true; rows.Next(); first = false {
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := scanRow[sql.RawBytes](rows, len(cols))
+		if err != nil {
 			return cpOutcome{}, err
 		}
 		if first {

@@ -519,22 +519,11 @@ func isoQuery(ctx context.Context, c interface {
 			return nil, err
 		}
 		for rows.Next() {
-			vals := make([]sql.NullString, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
+			vals, err := scanRow[sql.NullString](rows, len(cols))
+			if err != nil {
 				return nil, err
 			}
-			cells := make([]string, len(cols))
-			for i, v := range vals {
-				cells[i] = "NULL"
-				if v.Valid {
-					cells[i] = v.String
-				}
-			}
-			out = append(out, strings.Join(cells, "\t")+"\t")
+			out = append(out, strings.Join(nullText(vals), "\t")+"\t")
 		}
 		if !rows.NextResultSet() {
 			return out, rows.Err()

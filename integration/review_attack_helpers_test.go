@@ -370,14 +370,7 @@ func rvQuery(c rowQuerier, q string) [][]string {
 		if err != nil {
 			return append(out, []string{"ERROR " + err.Error()})
 		}
-		row := make([]string, len(vals))
-		for i, v := range vals {
-			row[i] = "NULL"
-			if v.Valid {
-				row[i] = v.String
-			}
-		}
-		out = append(out, row)
+		out = append(out, nullText(vals))
 	}
 	if err := rows.Err(); err != nil {
 		out = append(out, []string{"ERROR " + mysqlErr(err)})

@@ -34,12 +34,7 @@ func scanStrings(rows *sql.Rows) ([]sql.NullString, error) {
 	if err != nil {
 		return nil, err
 	}
-	vals := make([]sql.NullString, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	return vals, rows.Scan(ptrs...)
+	return scanRow[sql.NullString](rows, len(cols))
 }
 
 // TestSandboxMetadata: SHOW TABLES and information_schema present the
