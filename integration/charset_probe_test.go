@@ -520,18 +520,9 @@ func cpCharLenProbes(ctx context.Context, conn *sql.Conn, r *cpResult, d rewrite
 				case next:
 					want = "backslash escapes the quote"
 				}
-				o, err := run(stmt)
+				o, got, err := cpStringEnd(run, stmt, seq, "ends at the trail byte")
 				if err != nil {
-					return fmt.Errorf("string probe % X: %w", seq, err)
-				}
-				got := "unknown"
-				switch {
-				case o.err == cpErrParse:
-					got = "ends at the trail byte"
-				case o.err == 0 && len(o.row) == 2 && o.row[1] == "1":
-					got = "ends after the backslash"
-				case o.err == 0 && len(o.row) == 2 && o.row[1] == "2":
-					got = "backslash escapes the quote"
+					return err
 				}
 				if got != want {
 					diff(seq, "string "+qs, o, got, want)
@@ -644,21 +635,34 @@ func cpSeqStringProbe(d rewrite.CharsetBytes, seq []byte,
 	case next:
 		want = "backslash escapes the quote"
 	}
-	o, err := run(stmt)
+	o, got, err := cpStringEnd(run, stmt, seq, "unknown")
 	if err != nil {
-		return fmt.Errorf("string probe % X: %w", seq, err)
-	}
-	got := "unknown"
-	switch {
-	case o.err == 0 && len(o.row) == 2 && o.row[1] == "1":
-		got = "ends after the backslash"
-	case o.err == 0 && len(o.row) == 2 && o.row[1] == "2":
-		got = "backslash escapes the quote"
+		return err
 	}
 	if got != want {
 		diff(seq, "string '", o, got, want)
 	}
 	return nil
+}
+
+// cpStringEnd runs the string probe stmt (of the bytes seq) and says where
+// the server ended its literal, by the alias it read (n = 1: after the
+// backslash; n = 2: the backslash escaped the quote), a parse error being
+// onParseError; otherwise "unknown".
+func cpStringEnd(run func(string) (cpOutcome, error), stmt string, seq []byte, onParseError string) (cpOutcome, string, error) {
+	o, err := run(stmt)
+	if err != nil {
+		return o, "", fmt.Errorf("string probe % X: %w", seq, err)
+	}
+	switch {
+	case o.err == cpErrParse:
+		return o, onParseError, nil
+	case o.err == 0 && len(o.row) == 2 && o.row[1] == "1":
+		return o, "ends after the backslash", nil
+	case o.err == 0 && len(o.row) == 2 && o.row[1] == "2":
+		return o, "backslash escapes the quote", nil
+	}
+	return o, "unknown", nil
 }
 
 // cpScanString is the server's get_text() with charlen replaced by CharLen:
