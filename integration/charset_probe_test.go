@@ -508,24 +508,8 @@ func cpCharLenProbes(ctx context.Context, conn *sql.Conn, r *cpResult, d rewrite
 				qs := string([]byte{q})
 				prefix := "SELECT " + qs
 				stmt := prefix + string(seq) + `\` + qs + " AS s, 1 AS n #" + qs + " AS s, 2 AS n #\n"
-				atTrail := len(prefix) + 1
-				afterBackslash := atTrail + 2
-				next := strings.IndexByte(stmt[afterBackslash+1:], q) + afterBackslash + 1
-				want := "unknown"
-				switch cpScanString(d.CharLen, stmt, len(prefix), q) {
-				case atTrail:
-					want = "ends at the trail byte"
-				case afterBackslash:
-					want = "ends after the backslash"
-				case next:
-					want = "backslash escapes the quote"
-				}
-				o, got, err := cpStringEnd(run, stmt, seq, "ends at the trail byte")
-				if err != nil {
+				if err := cpStringProbe(d, seq, run, diff, stmt, len(prefix), q, true, "string "+qs); err != nil {
 					return err
-				}
-				if got != want {
-					diff(seq, "string "+qs, o, got, want)
 				}
 			}
 
@@ -626,43 +610,47 @@ func cpSeqStringProbe(d rewrite.CharsetBytes, seq []byte,
 	run func(string) (cpOutcome, error), diff func([]byte, string, cpOutcome, string, string)) error {
 	prefix := "SELECT '"
 	stmt := prefix + string(seq) + `\' AS s, 1 AS n #' AS s, 2 AS n #` + "\n"
-	closeAfter := len(prefix) + len(seq) + 1
-	next := strings.IndexByte(stmt[closeAfter+1:], '\'') + closeAfter + 1
-	want := "unknown"
-	switch cpScanString(d.CharLen, stmt, len(prefix), '\'') {
-	case closeAfter:
-		want = "ends after the backslash"
-	case next:
-		want = "backslash escapes the quote"
-	}
-	o, got, err := cpStringEnd(run, stmt, seq, "unknown")
-	if err != nil {
-		return err
-	}
-	if got != want {
-		diff(seq, "string '", o, got, want)
-	}
-	return nil
+	return cpStringProbe(d, seq, run, diff, stmt, len(prefix), '\'', false, "string '")
 }
 
-// cpStringEnd runs the string probe stmt (of the bytes seq) and says where
-// the server ended its literal, by the alias it read (n = 1: after the
-// backslash; n = 2: the backslash escaped the quote), a parse error being
-// onParseError; otherwise "unknown".
-func cpStringEnd(run func(string) (cpOutcome, error), stmt string, seq []byte, onParseError string) (cpOutcome, string, error) {
+// cpStringProbe runs stmt, whose literal quoted by q has its text start at
+// start with seq and a backslash, and reports it to diff (as probe) when
+// the server ends the literal elsewhere than CharLen says: after the
+// backslash, or where the backslash escaped the quote, or, if atTrail
+// (seq a lead byte and the quote as its trail byte), at the trail byte.
+// The server's end is read from the alias it returned (n = 1: after the
+// backslash; n = 2: the backslash escaped the quote) or, if atTrail, from
+// a parse error (at the trail byte).
+func cpStringProbe(d rewrite.CharsetBytes, seq []byte, run func(string) (cpOutcome, error),
+	diff func([]byte, string, cpOutcome, string, string), stmt string, start int, q byte, atTrail bool, probe string) error {
+	afterBackslash := start + len(seq) + 1
+	next := strings.IndexByte(stmt[afterBackslash+1:], q) + afterBackslash + 1
+	want := "unknown"
+	switch end := cpScanString(d.CharLen, stmt, start, q); {
+	case atTrail && end == start+1:
+		want = "ends at the trail byte"
+	case end == afterBackslash:
+		want = "ends after the backslash"
+	case end == next:
+		want = "backslash escapes the quote"
+	}
 	o, err := run(stmt)
 	if err != nil {
-		return o, "", fmt.Errorf("string probe % X: %w", seq, err)
+		return fmt.Errorf("string probe % X: %w", seq, err)
 	}
+	got := "unknown"
 	switch {
-	case o.err == cpErrParse:
-		return o, onParseError, nil
+	case atTrail && o.err == cpErrParse:
+		got = "ends at the trail byte"
 	case o.err == 0 && len(o.row) == 2 && o.row[1] == "1":
-		return o, "ends after the backslash", nil
+		got = "ends after the backslash"
 	case o.err == 0 && len(o.row) == 2 && o.row[1] == "2":
-		return o, "backslash escapes the quote", nil
+		got = "backslash escapes the quote"
 	}
-	return o, "unknown", nil
+	if got != want {
+		diff(seq, probe, o, got, want)
+	}
+	return nil
 }
 
 // cpScanString is the server's get_text() with charlen replaced by CharLen:
