@@ -140,30 +140,30 @@ func (f *fakeSandboxes) Promote(_ context.Context, name, strategy string) (Promo
 // The answers of the fake, as the wire format has them (session.Info's
 // JSON before the admin API had types of its own).
 const (
-	listJSON = `[
-  {
-    "id": "1a2b3c4d",
-    "name": "box",
-    "state": "kept",
-    "owner": "sbx",
-    "created": "2026-11-24T10:00:00Z",
-    "expires": "2026-11-24T12:00:00Z",
-    "connections": 1,
-    "table_count": 2,
-    "bytes": 32768
-  },
-  {
-    "id": "5e6f7a8b",
-    "name": "other",
-    "state": "active",
-    "owner": "app",
-    "created": "2026-11-24T10:00:00Z",
-    "connections": 0,
-    "table_count": 0,
-    "bytes": 0
-  }
-]
-`
+	// boxJSON is "box" without its tables, boxTablesAt where show has
+	// them.
+	boxJSON = `{
+  "id": "1a2b3c4d",
+  "name": "box",
+  "state": "kept",
+  "owner": "sbx",
+  "created": "2026-11-24T10:00:00Z",
+  "expires": "2026-11-24T12:00:00Z",
+  "connections": 1,
+  "table_count": 2,
+  "bytes": 32768
+}`
+	boxTablesAt = `  "table_count"`
+	otherJSON   = `{
+  "id": "5e6f7a8b",
+  "name": "other",
+  "state": "active",
+  "owner": "app",
+  "created": "2026-11-24T10:00:00Z",
+  "connections": 0,
+  "table_count": 0,
+  "bytes": 0
+}`
 	tablesJSON = `  "tables": [
     {
       "table": "app.orders",
@@ -179,19 +179,14 @@ const (
     }
   ],
 `
-	showJSON = `{
-  "id": "1a2b3c4d",
-  "name": "box",
-  "state": "kept",
-  "owner": "sbx",
-  "created": "2026-11-24T10:00:00Z",
-  "expires": "2026-11-24T12:00:00Z",
-  "connections": 1,
-` + tablesJSON + `  "table_count": 2,
-  "bytes": 32768
-}
-`
 	discardJSON = "{\n  \"discarded\": \"box\"\n}\n"
+)
+
+var (
+	// listJSON lists box and other, each indented as an element.
+	listJSON = "[\n  " + strings.ReplaceAll(boxJSON, "\n", "\n  ") + ",\n  " + strings.ReplaceAll(otherJSON, "\n", "\n  ") + "\n]\n"
+	// showJSON is box with its tables.
+	showJSON = strings.Replace(boxJSON, boxTablesAt, tablesJSON+boxTablesAt, 1) + "\n"
 )
 
 // keptJSON is the answer to keeping "box" for ttl.
@@ -215,90 +210,102 @@ func TestHandler(t *testing.T) {
 		tooLong  = "bad request: a kept sandbox may live at most 720h"
 	)
 	tokenless, tokenlessChanges, withToken := Options{}, Options{TokenlessChanges: true}, Options{Token: "s3cret"}
-	tests := []struct {
-		name       string
-		opts       Options
-		method     string
-		path       string
-		auth       string // Authorization header
-		wantStatus int
-		wantBody   string
-		wantChange string // "" for none
-	}{
+	const jsonType = "application/json"
+	tests := []apiCase{
 		// Without a token the API reads, and changes nothing...
-		{"tokenless list", tokenless, "GET", "/api/v1/sandboxes", "", 200, listJSON, ""},
-		{"tokenless show", tokenless, "GET", "/api/v1/sandboxes/box", "", 200, showJSON, ""},
-		{"tokenless keep", tokenless, "POST", "/api/v1/sandboxes/box/keep?ttl=1000000h", "", 403, errorJSON(readOnly), ""},
-		{"tokenless keep, bad ttl", tokenless, "POST", "/api/v1/sandboxes/box/keep?ttl=soon", "", 403, errorJSON(readOnly), ""},
-		{"tokenless discard", tokenless, "DELETE", "/api/v1/sandboxes/box", "", 403, errorJSON(readOnly), ""},
-		{"tokenless discard of a missing one", tokenless, "DELETE", "/api/v1/sandboxes/nosuch", "", 403, errorJSON(readOnly), ""},
-		{"tokenless ignores a bearer", tokenless, "DELETE", "/api/v1/sandboxes/box", "Bearer s3cret", 403, errorJSON(readOnly), ""},
+		{"tokenless list", tokenless, "GET", "/api/v1/sandboxes", "", 200, jsonType, listJSON, ""},
+		{"tokenless show", tokenless, "GET", "/api/v1/sandboxes/box", "", 200, jsonType, showJSON, ""},
+		{"tokenless keep", tokenless, "POST", "/api/v1/sandboxes/box/keep?ttl=1000000h", "", 403, jsonType, errorJSON(readOnly), ""},
+		{"tokenless keep, bad ttl", tokenless, "POST", "/api/v1/sandboxes/box/keep?ttl=soon", "", 403, jsonType, errorJSON(readOnly), ""},
+		{"tokenless discard", tokenless, "DELETE", "/api/v1/sandboxes/box", "", 403, jsonType, errorJSON(readOnly), ""},
+		{"tokenless discard of a missing one", tokenless, "DELETE", "/api/v1/sandboxes/nosuch", "", 403, jsonType, errorJSON(readOnly), ""},
+		{"tokenless ignores a bearer", tokenless, "DELETE", "/api/v1/sandboxes/box", "Bearer s3cret", 403, jsonType, errorJSON(readOnly), ""},
 		// ...unless admin-tokenless-changes.
-		{"tokenless keep allowed", tokenlessChanges, "POST", "/api/v1/sandboxes/box/keep?ttl=2h", "", 200, keptJSON(2 * time.Hour), "keep box 2h0m0s"},
-		{"tokenless discard allowed", tokenlessChanges, "DELETE", "/api/v1/sandboxes/box", "", 200, discardJSON, "discard box"},
+		{"tokenless keep allowed", tokenlessChanges, "POST", "/api/v1/sandboxes/box/keep?ttl=2h", "", 200, jsonType, keptJSON(2 * time.Hour), "keep box 2h0m0s"},
+		{"tokenless discard allowed", tokenlessChanges, "DELETE", "/api/v1/sandboxes/box", "", 200, jsonType, discardJSON, "discard box"},
 		// With a token, every request needs it.
-		{"token missing", withToken, "GET", "/api/v1/sandboxes", "", 401, errorJSON(badToken), ""},
-		{"token missing on show", withToken, "GET", "/api/v1/sandboxes/box", "", 401, errorJSON(badToken), ""},
-		{"token wrong", withToken, "POST", "/api/v1/sandboxes/box/keep", "Bearer nope", 401, errorJSON(badToken), ""},
-		{"token without Bearer", withToken, "GET", "/api/v1/sandboxes", "s3cret", 401, errorJSON(badToken), ""},
-		{"token as basic auth", withToken, "GET", "/api/v1/sandboxes", "Basic s3cret", 401, errorJSON(badToken), ""},
-		{"token prefix", withToken, "GET", "/api/v1/sandboxes", "Bearer s3cre", 401, errorJSON(badToken), ""},
-		{"token missing on discard", withToken, "DELETE", "/api/v1/sandboxes/box", "", 401, errorJSON(badToken), ""},
-		{"token missing, tokenless changes", Options{Token: "s3cret", TokenlessChanges: true}, "DELETE", "/api/v1/sandboxes/box", "", 401, errorJSON(badToken), ""},
-		{"token list", withToken, "GET", "/api/v1/sandboxes", "Bearer s3cret", 200, listJSON, ""},
-		{"scheme in lower case", withToken, "GET", "/api/v1/sandboxes", "bearer s3cret", 200, listJSON, ""},
-		{"scheme in any case, spaces", withToken, "GET", "/api/v1/sandboxes", "BeArEr   s3cret ", 200, listJSON, ""},
-		{"scheme alone", withToken, "GET", "/api/v1/sandboxes", "bearer ", 401, errorJSON(badToken), ""},
-		{"token show", withToken, "GET", "/api/v1/sandboxes/box", "Bearer s3cret", 200, showJSON, ""},
-		{"token keep", withToken, "POST", "/api/v1/sandboxes/box/keep?ttl=3h", "Bearer s3cret", 200, keptJSON(3 * time.Hour), "keep box 3h0m0s"},
-		{"token discard", withToken, "DELETE", "/api/v1/sandboxes/box", "Bearer s3cret", 200, discardJSON, "discard box"},
+		{"token missing", withToken, "GET", "/api/v1/sandboxes", "", 401, jsonType, errorJSON(badToken), ""},
+		{"token missing on show", withToken, "GET", "/api/v1/sandboxes/box", "", 401, jsonType, errorJSON(badToken), ""},
+		{"token wrong", withToken, "POST", "/api/v1/sandboxes/box/keep", "Bearer nope", 401, jsonType, errorJSON(badToken), ""},
+		{"token without Bearer", withToken, "GET", "/api/v1/sandboxes", "s3cret", 401, jsonType, errorJSON(badToken), ""},
+		{"token as basic auth", withToken, "GET", "/api/v1/sandboxes", "Basic s3cret", 401, jsonType, errorJSON(badToken), ""},
+		{"token prefix", withToken, "GET", "/api/v1/sandboxes", "Bearer s3cre", 401, jsonType, errorJSON(badToken), ""},
+		{"token missing on discard", withToken, "DELETE", "/api/v1/sandboxes/box", "", 401, jsonType, errorJSON(badToken), ""},
+		{"token missing, tokenless changes", Options{Token: "s3cret", TokenlessChanges: true}, "DELETE", "/api/v1/sandboxes/box", "", 401, jsonType, errorJSON(badToken), ""},
+		{"token list", withToken, "GET", "/api/v1/sandboxes", "Bearer s3cret", 200, jsonType, listJSON, ""},
+		{"scheme in lower case", withToken, "GET", "/api/v1/sandboxes", "bearer s3cret", 200, jsonType, listJSON, ""},
+		{"scheme in any case, spaces", withToken, "GET", "/api/v1/sandboxes", "BeArEr   s3cret ", 200, jsonType, listJSON, ""},
+		{"scheme alone", withToken, "GET", "/api/v1/sandboxes", "bearer ", 401, jsonType, errorJSON(badToken), ""},
+		{"token show", withToken, "GET", "/api/v1/sandboxes/box", "Bearer s3cret", 200, jsonType, showJSON, ""},
+		{"token keep", withToken, "POST", "/api/v1/sandboxes/box/keep?ttl=3h", "Bearer s3cret", 200, jsonType, keptJSON(3 * time.Hour), "keep box 3h0m0s"},
+		{"token discard", withToken, "DELETE", "/api/v1/sandboxes/box", "Bearer s3cret", 200, jsonType, discardJSON, "discard box"},
 		// The ttl is read as SANDBOX KEEP TTL reads it.
-		{"ttl in days", withToken, "POST", "/api/v1/sandboxes/box/keep?ttl=7d", "Bearer s3cret", 200, keptJSON(7 * 24 * time.Hour), "keep box 168h0m0s"},
-		{"ttl in seconds", withToken, "POST", "/api/v1/sandboxes/box/keep?ttl=90", "Bearer s3cret", 200, keptJSON(90 * time.Second), "keep box 1m30s"},
-		{"ttl that does not parse", withToken, "POST", "/api/v1/sandboxes/box/keep?ttl=soon", "Bearer s3cret", 400, errorJSON(badTTL), ""},
-		{"negative ttl", withToken, "POST", "/api/v1/sandboxes/box/keep?ttl=-1h", "Bearer s3cret", 400,
+		{"ttl in days", withToken, "POST", "/api/v1/sandboxes/box/keep?ttl=7d", "Bearer s3cret", 200, jsonType, keptJSON(7 * 24 * time.Hour), "keep box 168h0m0s"},
+		{"ttl in seconds", withToken, "POST", "/api/v1/sandboxes/box/keep?ttl=90", "Bearer s3cret", 200, jsonType, keptJSON(90 * time.Second), "keep box 1m30s"},
+		{"ttl that does not parse", withToken, "POST", "/api/v1/sandboxes/box/keep?ttl=soon", "Bearer s3cret", 400, jsonType, errorJSON(badTTL), ""},
+		{"negative ttl", withToken, "POST", "/api/v1/sandboxes/box/keep?ttl=-1h", "Bearer s3cret", 400, jsonType,
 			errorJSON(`bad request: ttl: bad duration "-1h": use forms like 500ms, 90s, 30m, 2h, 1h30m, 7d or a number of seconds`), ""},
-		{"ttl beyond the bound", withToken, "POST", "/api/v1/sandboxes/box/keep?ttl=1000000h", "Bearer s3cret", 400, errorJSON(tooLong), ""},
-		{"ttl 0 is until discarded", withToken, "POST", "/api/v1/sandboxes/box/keep?ttl=0", "Bearer s3cret", 400, errorJSON(tooLong), ""},
-		{"no ttl is sandbox-ttl", withToken, "POST", "/api/v1/sandboxes/box/keep", "Bearer s3cret", 200, keptJSON(24 * time.Hour), "keep box 24h0m0s"},
+		{"ttl beyond the bound", withToken, "POST", "/api/v1/sandboxes/box/keep?ttl=1000000h", "Bearer s3cret", 400, jsonType, errorJSON(tooLong), ""},
+		{"ttl 0 is until discarded", withToken, "POST", "/api/v1/sandboxes/box/keep?ttl=0", "Bearer s3cret", 400, jsonType, errorJSON(tooLong), ""},
+		{"no ttl is sandbox-ttl", withToken, "POST", "/api/v1/sandboxes/box/keep", "Bearer s3cret", 200, jsonType, keptJSON(24 * time.Hour), "keep box 24h0m0s"},
 		// Errors of Sandboxes.
-		{"show missing", withToken, "GET", "/api/v1/sandboxes/nosuch", "Bearer s3cret", 404, errorJSON(`not found: no such sandbox: "nosuch"`), ""},
-		{"keep missing", withToken, "POST", "/api/v1/sandboxes/nosuch/keep?ttl=1h", "Bearer s3cret", 404, errorJSON(`not found: no such sandbox: "nosuch"`), ""},
-		{"discard missing", withToken, "DELETE", "/api/v1/sandboxes/nosuch", "Bearer s3cret", 404, errorJSON(`not found: no such sandbox: "nosuch"`), ""},
-		{"show failing", withToken, "GET", "/api/v1/sandboxes/broken", "Bearer s3cret", 500, errorJSON(errBroken.Error()), ""},
-		{"discard failing", withToken, "DELETE", "/api/v1/sandboxes/broken", "Bearer s3cret", 500, errorJSON(errBroken.Error()), ""},
+		{"show missing", withToken, "GET", "/api/v1/sandboxes/nosuch", "Bearer s3cret", 404, jsonType, errorJSON(`not found: no such sandbox: "nosuch"`), ""},
+		{"keep missing", withToken, "POST", "/api/v1/sandboxes/nosuch/keep?ttl=1h", "Bearer s3cret", 404, jsonType, errorJSON(`not found: no such sandbox: "nosuch"`), ""},
+		{"discard missing", withToken, "DELETE", "/api/v1/sandboxes/nosuch", "Bearer s3cret", 404, jsonType, errorJSON(`not found: no such sandbox: "nosuch"`), ""},
+		{"show failing", withToken, "GET", "/api/v1/sandboxes/broken", "Bearer s3cret", 500, jsonType, errorJSON(errBroken.Error()), ""},
+		{"discard failing", withToken, "DELETE", "/api/v1/sandboxes/broken", "Bearer s3cret", 500, jsonType, errorJSON(errBroken.Error()), ""},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newFake()
-			tt.opts.Sandboxes = f
-			req := httptest.NewRequest(tt.method, tt.path, nil)
-			if tt.auth != "" {
-				req.Header.Set("Authorization", tt.auth)
-			}
-			rec := httptest.NewRecorder()
-			NewHandler(tt.opts).ServeHTTP(rec, req)
-			if rec.Code != tt.wantStatus {
-				t.Errorf("HTTP %d, want %d: %s", rec.Code, tt.wantStatus, rec.Body)
-			}
-			if got := rec.Body.String(); got != tt.wantBody {
-				t.Errorf("body:\n%s\nwant:\n%s", got, tt.wantBody)
-			}
-			if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
-				t.Errorf("Content-Type %q, want application/json", ct)
-			}
-			wantAuth := ""
-			if rec.Code == http.StatusUnauthorized {
-				wantAuth = `Bearer realm="sqlfork-proxy"`
-			}
-			if got := rec.Header().Get("WWW-Authenticate"); got != wantAuth {
-				t.Errorf("WWW-Authenticate %q, want %q", got, wantAuth)
-			}
-			if got := strings.Join(f.changes, "; "); got != tt.wantChange {
-				t.Errorf("changes made: %q, want %q", got, tt.wantChange)
-			}
-		})
+		tt.run(t)
 	}
+}
+
+// apiCase is one request to the handler and the answer it must get.
+type apiCase struct {
+	name       string
+	opts       Options
+	method     string
+	path       string
+	auth       string // Authorization header
+	wantStatus int
+	wantType   string
+	wantBody   string
+	wantChange string // "" for none
+}
+
+// run sends the request to a handler on a fresh fake and checks the
+// status, the exact body, its type, the challenge a 401 carries (and only
+// a 401) and the changes the fake was asked to make.
+func (tt apiCase) run(t *testing.T) {
+	t.Run(tt.name, func(t *testing.T) {
+		f := newFake()
+		tt.opts.Sandboxes = f
+		req := httptest.NewRequest(tt.method, tt.path, nil)
+		if tt.auth != "" {
+			req.Header.Set("Authorization", tt.auth)
+		}
+		rec := httptest.NewRecorder()
+		NewHandler(tt.opts).ServeHTTP(rec, req)
+		if rec.Code != tt.wantStatus {
+			t.Errorf("HTTP %d, want %d: %s", rec.Code, tt.wantStatus, rec.Body)
+		}
+		if got := rec.Body.String(); got != tt.wantBody {
+			t.Errorf("body:\n%s\nwant:\n%s", got, tt.wantBody)
+		}
+		if ct := rec.Header().Get("Content-Type"); ct != tt.wantType {
+			t.Errorf("Content-Type %q, want %q", ct, tt.wantType)
+		}
+		wantAuth := ""
+		if rec.Code == http.StatusUnauthorized {
+			wantAuth = `Bearer realm="sqlfork-proxy"`
+		}
+		if got := rec.Header().Get("WWW-Authenticate"); got != wantAuth {
+			t.Errorf("WWW-Authenticate %q, want %q", got, wantAuth)
+		}
+		if got := strings.Join(f.changes, "; "); got != tt.wantChange {
+			t.Errorf("changes made: %q, want %q", got, tt.wantChange)
+		}
+	})
 }
 
 // emptySandboxes has none, and says so with a nil slice.
@@ -318,36 +325,27 @@ func TestHandlerEmptyList(t *testing.T) {
 // TestHandlerRoutes: only the seven routes are served; other methods get
 // 405 and other paths 404, as from any mux.
 func TestHandlerRoutes(t *testing.T) {
-	tests := []struct {
-		method, path string
-		want         int
-	}{
-		{"PUT", "/api/v1/sandboxes/box", 405},
-		{"POST", "/api/v1/sandboxes", 405},
-		{"GET", "/api/v1/sandboxes/box/keep", 405},
-		{"DELETE", "/api/v1/sandboxes", 405},
-		{"GET", "/api/v1/sandboxes/", 404},
-		{"GET", "/api/v1/sandboxes/box/tables", 404},
-		{"GET", "/api/v1/sandboxes/box/promote", 405},
-		{"POST", "/api/v1/sandboxes/box/diff", 405},
-		{"DELETE", "/api/v1/sandboxes/box/export", 405},
-		{"PUT", "/api/v1/sandboxes/box/promote", 405},
-		{"GET", "/api/v2/sandboxes", 404},
-		{"GET", "/metrics", 404},
-		{"HEAD", "/api/v1/sandboxes", 200},
-	}
-	for _, tt := range tests {
-		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
-			f := newFake()
-			rec := httptest.NewRecorder()
-			NewHandler(Options{Sandboxes: f, TokenlessChanges: true}).ServeHTTP(rec, httptest.NewRequest(tt.method, tt.path, nil))
-			if rec.Code != tt.want {
-				t.Errorf("HTTP %d, want %d", rec.Code, tt.want)
-			}
-			if len(f.changes) > 0 {
-				t.Errorf("changes made: %v", f.changes)
-			}
-		})
+	for want, requests := range map[int][]string{
+		405: {"PUT /api/v1/sandboxes/box", "POST /api/v1/sandboxes", "GET /api/v1/sandboxes/box/keep", "DELETE /api/v1/sandboxes",
+			"GET /api/v1/sandboxes/box/promote", "POST /api/v1/sandboxes/box/diff", "DELETE /api/v1/sandboxes/box/export",
+			"PUT /api/v1/sandboxes/box/promote"},
+		404: {"GET /api/v1/sandboxes/", "GET /api/v1/sandboxes/box/tables", "GET /api/v2/sandboxes", "GET /metrics"},
+		200: {"HEAD /api/v1/sandboxes"},
+	} {
+		for _, request := range requests {
+			t.Run(request, func(t *testing.T) {
+				method, path, _ := strings.Cut(request, " ")
+				f := newFake()
+				rec := httptest.NewRecorder()
+				NewHandler(Options{Sandboxes: f, TokenlessChanges: true}).ServeHTTP(rec, httptest.NewRequest(method, path, nil))
+				if rec.Code != want {
+					t.Errorf("HTTP %d, want %d", rec.Code, want)
+				}
+				if len(f.changes) > 0 {
+					t.Errorf("changes made: %v", f.changes)
+				}
+			})
+		}
 	}
 }
 
@@ -465,17 +463,7 @@ func TestHandlerDiffExportPromote(t *testing.T) {
 	)
 	tokenless, tokenlessChanges, withToken := Options{}, Options{TokenlessChanges: true}, Options{Token: "s3cret"}
 	bearer := "Bearer s3cret"
-	tests := []struct {
-		name       string
-		opts       Options
-		method     string
-		path       string
-		auth       string
-		wantStatus int
-		wantType   string
-		wantBody   string
-		wantChange string
-	}{
+	tests := []apiCase{
 		// Diff and export show rows: the token, or without one tokenless changes.
 		{"tokenless diff", tokenless, "GET", "/api/v1/sandboxes/box/diff?summary=1", "", 403, jsonType, errorJSON(rowsNeedToken), ""},
 		{"tokenless export", tokenless, "GET", "/api/v1/sandboxes/box/export", "", 403, jsonType, errorJSON(rowsNeedToken), ""},
@@ -527,28 +515,7 @@ func TestHandlerDiffExportPromote(t *testing.T) {
 		{"promote failing", withToken, "POST", "/api/v1/sandboxes/broken/promote", bearer, 500, jsonType, errorJSON(errBroken.Error()), ""},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newFake()
-			tt.opts.Sandboxes = f
-			req := httptest.NewRequest(tt.method, tt.path, nil)
-			if tt.auth != "" {
-				req.Header.Set("Authorization", tt.auth)
-			}
-			rec := httptest.NewRecorder()
-			NewHandler(tt.opts).ServeHTTP(rec, req)
-			if rec.Code != tt.wantStatus {
-				t.Errorf("HTTP %d, want %d: %s", rec.Code, tt.wantStatus, rec.Body)
-			}
-			if got := rec.Body.String(); got != tt.wantBody {
-				t.Errorf("body:\n%s\nwant:\n%s", got, tt.wantBody)
-			}
-			if ct := rec.Header().Get("Content-Type"); ct != tt.wantType {
-				t.Errorf("Content-Type %q, want %q", ct, tt.wantType)
-			}
-			if got := strings.Join(f.changes, "; "); got != tt.wantChange {
-				t.Errorf("changes made: %q, want %q", got, tt.wantChange)
-			}
-		})
+		tt.run(t)
 	}
 }
 

@@ -260,14 +260,7 @@ func rowsOf(t *testing.T, c interface {
 		if err != nil {
 			t.Fatal(err)
 		}
-		row := make([]string, len(vals))
-		for i, v := range vals {
-			row[i] = v.String
-			if !v.Valid {
-				row[i] = "NULL"
-			}
-		}
-		out = append(out, row)
+		out = append(out, nullText(vals))
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
@@ -325,9 +318,7 @@ func TestSIGHUPReload(t *testing.T) {
 		t.Errorf("idle-timeout not reported as needing a restart:\n%s", logs)
 	}
 	// The connection survived, in its sandbox.
-	if got := queryString(t, c, "SELECT score FROM users WHERE id = 1"); got != "12.00" {
-		t.Errorf("after SIGHUP the session reads %q, want its sandbox's 12.00", got)
-	}
+	wantString(t, c, "SELECT score FROM users WHERE id = 1", "12.00", "after SIGHUP the session reads %q, want its sandbox's 12.00")
 	// Debug logging is on now.
 	c2 := conn(t, openDB(t, "sbx:"+sandboxPassword+"@tcp("+p.addr+")/app"))
 	mustExecC(t, c2, "SELECT 1")

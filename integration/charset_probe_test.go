@@ -292,13 +292,9 @@ func cpRun(ctx context.Context, conn *sql.Conn, q string) (cpOutcome, error) {
 		return cpClassify(err)
 	}
 	o := cpOutcome{cols: cols}
-	vals := make([]sql.RawBytes, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
 	for first := true; rows.Next(); first = false {
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := scanRow[sql.RawBytes](rows, len(cols))
+		if err != nil {
 			return cpOutcome{}, err
 		}
 		if first {
@@ -512,33 +508,8 @@ func cpCharLenProbes(ctx context.Context, conn *sql.Conn, r *cpResult, d rewrite
 				qs := string([]byte{q})
 				prefix := "SELECT " + qs
 				stmt := prefix + string(seq) + `\` + qs + " AS s, 1 AS n #" + qs + " AS s, 2 AS n #\n"
-				atTrail := len(prefix) + 1
-				afterBackslash := atTrail + 2
-				next := strings.IndexByte(stmt[afterBackslash+1:], q) + afterBackslash + 1
-				want := "unknown"
-				switch cpScanString(d.CharLen, stmt, len(prefix), q) {
-				case atTrail:
-					want = "ends at the trail byte"
-				case afterBackslash:
-					want = "ends after the backslash"
-				case next:
-					want = "backslash escapes the quote"
-				}
-				o, err := run(stmt)
-				if err != nil {
-					return fmt.Errorf("string probe % X: %w", seq, err)
-				}
-				got := "unknown"
-				switch {
-				case o.err == cpErrParse:
-					got = "ends at the trail byte"
-				case o.err == 0 && len(o.row) == 2 && o.row[1] == "1":
-					got = "ends after the backslash"
-				case o.err == 0 && len(o.row) == 2 && o.row[1] == "2":
-					got = "backslash escapes the quote"
-				}
-				if got != want {
-					diff(seq, "string "+qs, o, got, want)
+				if err := cpStringProbe(d, seq, run, diff, stmt, len(prefix), q, true, "string "+qs); err != nil {
+					return err
 				}
 			}
 
@@ -639,13 +610,28 @@ func cpSeqStringProbe(d rewrite.CharsetBytes, seq []byte,
 	run func(string) (cpOutcome, error), diff func([]byte, string, cpOutcome, string, string)) error {
 	prefix := "SELECT '"
 	stmt := prefix + string(seq) + `\' AS s, 1 AS n #' AS s, 2 AS n #` + "\n"
-	closeAfter := len(prefix) + len(seq) + 1
-	next := strings.IndexByte(stmt[closeAfter+1:], '\'') + closeAfter + 1
+	return cpStringProbe(d, seq, run, diff, stmt, len(prefix), '\'', false, "string '")
+}
+
+// cpStringProbe runs stmt, whose literal quoted by q has its text start at
+// start with seq and a backslash, and reports it to diff (as probe) when
+// the server ends the literal elsewhere than CharLen says: after the
+// backslash, or where the backslash escaped the quote, or, if atTrail
+// (seq a lead byte and the quote as its trail byte), at the trail byte.
+// The server's end is read from the alias it returned (n = 1: after the
+// backslash; n = 2: the backslash escaped the quote) or, if atTrail, from
+// a parse error (at the trail byte).
+func cpStringProbe(d rewrite.CharsetBytes, seq []byte, run func(string) (cpOutcome, error),
+	diff func([]byte, string, cpOutcome, string, string), stmt string, start int, q byte, atTrail bool, probe string) error {
+	afterBackslash := start + len(seq) + 1
+	next := strings.IndexByte(stmt[afterBackslash+1:], q) + afterBackslash + 1
 	want := "unknown"
-	switch cpScanString(d.CharLen, stmt, len(prefix), '\'') {
-	case closeAfter:
+	switch end := cpScanString(d.CharLen, stmt, start, q); {
+	case atTrail && end == start+1:
+		want = "ends at the trail byte"
+	case end == afterBackslash:
 		want = "ends after the backslash"
-	case next:
+	case end == next:
 		want = "backslash escapes the quote"
 	}
 	o, err := run(stmt)
@@ -654,13 +640,15 @@ func cpSeqStringProbe(d rewrite.CharsetBytes, seq []byte,
 	}
 	got := "unknown"
 	switch {
+	case atTrail && o.err == cpErrParse:
+		got = "ends at the trail byte"
 	case o.err == 0 && len(o.row) == 2 && o.row[1] == "1":
 		got = "ends after the backslash"
 	case o.err == 0 && len(o.row) == 2 && o.row[1] == "2":
 		got = "backslash escapes the quote"
 	}
 	if got != want {
-		diff(seq, "string '", o, got, want)
+		diff(seq, probe, o, got, want)
 	}
 	return nil
 }

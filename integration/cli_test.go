@@ -73,16 +73,25 @@ func runCLI(t testing.TB, bin, addr, user, password, script string, args ...stri
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
-	res := cliResult{stdout: stdout.String(), stderr: stderr.String()}
+	exit, ok := exitStatus(ctx, err)
+	if !ok {
+		t.Fatalf("%s %s: %v\nstderr: %s", bin, strings.Join(args, " "), err, stderr.String())
+	}
+	return cliResult{stdout: stdout.String(), stderr: stderr.String(), exit: exit}
+}
+
+// exitStatus is the exit status of a command that ran (err is what its Run
+// returned, ctx the context it ran under); ok is false if it did not start
+// or ctx stopped it.
+func exitStatus(ctx context.Context, err error) (status int, ok bool) {
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
+		return 0, true
 	case errors.As(err, &ee) && ctx.Err() == nil:
-		res.exit = ee.ExitCode()
-	default:
-		t.Fatalf("%s %s: %v\nstderr: %s", bin, strings.Join(args, " "), err, stderr.String())
+		return ee.ExitCode(), true
 	}
-	return res
+	return 0, false
 }
 
 // diffFirst describes where two outputs first differ.

@@ -120,13 +120,9 @@ func dumpRows(rows *sql.Rows) []string {
 			hdr = append(hdr, fmt.Sprintf("%s:%s:null=%v", c.Name(), c.DatabaseTypeName(), n))
 		}
 		out = append(out, "cols "+strings.Join(hdr, ","))
-		vals := make([]sql.RawBytes, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
 		for rows.Next() {
-			if err := rows.Scan(ptrs...); err != nil {
+			vals, err := scanRow[sql.RawBytes](rows, len(cols))
+			if err != nil {
 				out = append(out, "scan error: "+err.Error())
 				break
 			}

@@ -133,9 +133,7 @@ func TestCaptureDDLOfALatin1Client(t *testing.T) {
 			mustExecC(t, sb, "UPDATE t SET a = 10 WHERE id = 1")
 			mustExecC(t, sb, "ALTER TABLE t DROP COLUMN b")
 			mustExecC(t, sb, "UPDATE t SET a = 20 WHERE id = 2")
-			if got := queryString(t, sb, "SELECT GROUP_CONCAT(a ORDER BY id) FROM t"); got != "10,20" {
-				t.Errorf("the sandbox's t: %s", got)
-			}
+			wantString(t, sb, "SELECT GROUP_CONCAT(a ORDER BY id) FROM t", "10,20", "the sandbox's t: %s")
 		})
 	}
 }
@@ -175,7 +173,5 @@ func TestCaptureBodyDDLKeepsTheTransaction(t *testing.T) {
 	mustExecC(t, sb, "UPDATE t9 SET v = 100 WHERE id = 1")
 	mustExecC(t, sb, "CALL maybe_alter(0)")
 	mustExecC(t, sb, "ROLLBACK")
-	if got := queryString(t, sb, "SELECT v FROM t9 WHERE id = 1"); got != "2" {
-		t.Errorf("after ROLLBACK the sandbox has v = %s, want 2 (the transaction was committed)", got)
-	}
+	wantString(t, sb, "SELECT v FROM t9 WHERE id = 1", "2", "after ROLLBACK the sandbox has v = %s, want 2 (the transaction was committed)")
 }

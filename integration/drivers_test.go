@@ -33,23 +33,11 @@ func transcript(ctx context.Context, c *sql.Conn, q string) string {
 		cols, _ := rows.Columns()
 		var set []string
 		for rows.Next() {
-			vals := make([]sql.NullString, len(cols))
-			dest := make([]any, len(cols))
-			for i := range vals {
-				dest[i] = &vals[i]
-			}
-			if err := rows.Scan(dest...); err != nil {
+			vals, err := scanRow[sql.NullString](rows, len(cols))
+			if err != nil {
 				return "scan: " + err.Error()
 			}
-			var row []string
-			for _, v := range vals {
-				if v.Valid {
-					row = append(row, v.String)
-				} else {
-					row = append(row, "NULL")
-				}
-			}
-			set = append(set, strings.Join(row, ","))
+			set = append(set, strings.Join(nullText(vals), ","))
 		}
 		if len(cols) > 0 {
 			out = append(out, strings.Join(cols, ",")+": "+strings.Join(set, " | "))

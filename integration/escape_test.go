@@ -739,12 +739,8 @@ func (e *escEnv) execStmt(ctx context.Context, c *sql.Conn, q, typed string, noP
 			cols, _ := rows.Columns()
 			e.scanText(strings.Join(cols, "|"), noProxyNames, fail, n, "column name")
 			for rows.Next() {
-				vals := make([]sql.RawBytes, len(cols))
-				ptrs := make([]any, len(cols))
-				for i := range vals {
-					ptrs[i] = &vals[i]
-				}
-				if err := rows.Scan(ptrs...); err != nil {
+				vals, err := scanRow[sql.RawBytes](rows, len(cols))
+				if err != nil {
 					return err
 				}
 				res.rows++
@@ -855,12 +851,8 @@ func escScalar(ctx context.Context, c interface {
 		return "<no rows>", nil
 	}
 	cols, _ := rows.Columns()
-	vals := make([]sql.NullString, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	if err := rows.Scan(ptrs...); err != nil {
+	vals, err := scanRow[sql.NullString](rows, len(cols))
+	if err != nil {
 		return "", err
 	}
 	for rows.Next() {
@@ -1131,35 +1123,7 @@ func (e *escEnv) fingerprint(t *testing.T) escFingerprint {
 // diff instead of stopping the suite.
 func (e *escEnv) rootRows(t *testing.T, q string) [][]string {
 	t.Helper()
-	rows, err := e.root.Query(q)
-	if err != nil {
-		return [][]string{{"ERROR " + mysqlErr(err)}}
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out [][]string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return append(out, []string{"ERROR " + err.Error()})
-		}
-		r := make([]string, len(cols))
-		for i, v := range vals {
-			r[i] = "NULL"
-			if v.Valid {
-				r[i] = v.String
-			}
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		out = append(out, []string{"ERROR " + mysqlErr(err)})
-	}
-	return out
+	return rvQuery(e.root, q)
 }
 
 // rootLines is the first column of every row.

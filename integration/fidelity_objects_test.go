@@ -1246,9 +1246,7 @@ func TestSQLPrepareOutsideThenInSandbox(t *testing.T) {
 	}
 	mustExecC(t, c, "PREPARE w FROM 'INSERT INTO prep_w VALUES (2)'")
 	mustExecC(t, c, "EXECUTE w")
-	if got := queryString(t, c, "SELECT GROUP_CONCAT(id) FROM prep_w"); got != "2" {
-		t.Errorf("the sandbox's prep_w: %q, want 2", got)
-	}
+	wantString(t, c, "SELECT GROUP_CONCAT(id) FROM prep_w", "2", "the sandbox's prep_w: %q, want 2")
 	var n int
 	if err := root.QueryRow("SELECT COUNT(*) FROM app.prep_w").Scan(&n); err != nil || n != 0 {
 		t.Errorf("production's prep_w has %d rows (%v), want 0", n, err)

@@ -126,12 +126,8 @@ func scansEveryDatabase(t *testing.T, root *sql.DB, q string) bool {
 	}
 	all := false
 	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
+		vals, err := scanRow[any](rows, len(cols))
+		if err != nil {
 			t.Fatal(err)
 		}
 		if extra, ok := vals[len(cols)-1].([]byte); ok && strings.Contains(string(extra), "Scanned all databases") {

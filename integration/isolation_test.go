@@ -519,22 +519,11 @@ func isoQuery(ctx context.Context, c interface {
 			return nil, err
 		}
 		for rows.Next() {
-			vals := make([]sql.NullString, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
+			vals, err := scanRow[sql.NullString](rows, len(cols))
+			if err != nil {
 				return nil, err
 			}
-			cells := make([]string, len(cols))
-			for i, v := range vals {
-				cells[i] = "NULL"
-				if v.Valid {
-					cells[i] = v.String
-				}
-			}
-			out = append(out, strings.Join(cells, "\t")+"\t")
+			out = append(out, strings.Join(nullText(vals), "\t")+"\t")
 		}
 		if !rows.NextResultSet() {
 			return out, rows.Err()
@@ -681,19 +670,27 @@ func TestProcessListLikeServer(t *testing.T) {
 	}
 }
 
+// appOnlyReader starts a proxy in mode whose user carol is mapped to the
+// upstream account iso_app_only, which may read only app (and its
+// sandboxes), and returns it and a connection of carol's to app.
+func appOnlyReader(t *testing.T, mode string) (*proxyHandle, *sql.Conn) {
+	t.Helper()
+	db, _ := env(t)
+	root := openDB(t, db.DSN("")+"?multiStatements=true")
+	mustExecDB(t, root, "CREATE USER IF NOT EXISTS 'iso_app_only'@'%' IDENTIFIED BY 'iso-pw'; "+
+		"GRANT SELECT ON app.* TO 'iso_app_only'@'%'; GRANT ALL PRIVILEGES ON `\\_sqlfork%`.* TO 'iso_app_only'@'%'")
+	_, p := sandboxProxy(t, mode, func(c *proxy.Config) {
+		c.Users = []proxy.User{{Name: "carol", Password: sandboxPassword, UpstreamUser: "iso_app_only", UpstreamPassword: "iso-pw"}}
+	})
+	return p, conn(t, openDB(t, p.userDSN("carol", "app")))
+}
+
 // TestProductionInfoSchemaAsReader: outside a sandbox information_schema's
 // listings are read through the proxy's views, which must show a user
 // mapped to a narrower upstream account no more than that account sees
 // itself (they run with the reader's privileges, not the proxy's).
 func TestProductionInfoSchemaAsReader(t *testing.T) {
-	db, _ := env(t)
-	root := openDB(t, db.DSN("")+"?multiStatements=true")
-	mustExecDB(t, root, "CREATE USER IF NOT EXISTS 'iso_app_only'@'%' IDENTIFIED BY 'iso-pw'; "+
-		"GRANT SELECT ON app.* TO 'iso_app_only'@'%'; GRANT ALL PRIVILEGES ON `\\_sqlfork%`.* TO 'iso_app_only'@'%'")
-	_, p := sandboxProxy(t, "explicit", func(c *proxy.Config) {
-		c.Users = []proxy.User{{Name: "carol", Password: sandboxPassword, UpstreamUser: "iso_app_only", UpstreamPassword: "iso-pw"}}
-	})
-	carol := conn(t, openDB(t, p.userDSN("carol", "app")))
+	p, carol := appOnlyReader(t, "explicit")
 	for q, want := range map[string]string{
 		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'app'":    "", // some
 		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'other'":  "0",
@@ -715,14 +712,7 @@ func TestProductionInfoSchemaAsReader(t *testing.T) {
 // sandbox: the sandbox's information_schema views show a user mapped to a
 // narrower upstream account no more than that account sees.
 func TestSandboxInfoSchemaAsReader(t *testing.T) {
-	db, _ := env(t)
-	root := openDB(t, db.DSN("")+"?multiStatements=true")
-	mustExecDB(t, root, "CREATE USER IF NOT EXISTS 'iso_app_only'@'%' IDENTIFIED BY 'iso-pw'; "+
-		"GRANT SELECT ON app.* TO 'iso_app_only'@'%'; GRANT ALL PRIVILEGES ON `\\_sqlfork%`.* TO 'iso_app_only'@'%'")
-	_, p := sandboxProxy(t, "transparent", func(c *proxy.Config) {
-		c.Users = []proxy.User{{Name: "carol", Password: sandboxPassword, UpstreamUser: "iso_app_only", UpstreamPassword: "iso-pw"}}
-	})
-	carol := conn(t, openDB(t, p.userDSN("carol", "app")))
+	_, carol := appOnlyReader(t, "transparent")
 	mustExecC(t, carol, "UPDATE users SET score = 3 WHERE name = 'carol'")
 	for q, want := range map[string]string{
 		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME = 'users'": "1",
@@ -807,9 +797,7 @@ func TestSandboxProceduresIsolated(t *testing.T) {
 			ctx := context.Background()
 			alice := conn(t, openDB(t, p.userDSN("alice", "app")))
 			mustExecC(t, alice, "CREATE PROCEDURE alice_secret_proc(IN alice_param INT) SELECT alice_param")
-			if got := queryString(t, alice, "SELECT ROUTINE_SCHEMA FROM information_schema.ROUTINES WHERE ROUTINE_NAME = 'alice_secret_proc'"); got != "app" {
-				t.Errorf("alice's own procedure in information_schema.ROUTINES: schema %q, want app", got)
-			}
+			wantString(t, alice, "SELECT ROUTINE_SCHEMA FROM information_schema.ROUTINES WHERE ROUTINE_NAME = 'alice_secret_proc'", "app", "alice's own procedure in information_schema.ROUTINES: schema %q, want app")
 			rows, err := alice.QueryContext(ctx, "SHOW PROCEDURE STATUS LIKE 'alice_secret%'")
 			if err != nil {
 				t.Fatal(mysqlErr(err))
@@ -860,9 +848,7 @@ func TestSandboxProceduresIsolated(t *testing.T) {
 			if _, err := bob.ExecContext(ctx, "DROP PROCEDURE alice_secret_proc"); !strings.HasPrefix(mysqlErr(err), "1305") {
 				t.Errorf("bob: DROP of alice's procedure: %s, want 1305", mysqlErr(err))
 			}
-			if got := queryString(t, alice, "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_NAME = 'alice_secret_proc'"); got != "1" {
-				t.Errorf("alice's procedure after bob: %s", got)
-			}
+			wantString(t, alice, "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_NAME = 'alice_secret_proc'", "1", "alice's procedure after bob: %s")
 		})
 	}
 }

@@ -229,9 +229,7 @@ func TestExplicitDenyNeverLocksProduction(t *testing.T) {
 	}
 	// Plain reads stay allowed.
 	c := conn(t, openDB(t, h.dsn("")))
-	if got := queryString(t, c, "SELECT v FROM lk.t WHERE id = 2"); got != "20" {
-		t.Errorf("plain read outside a sandbox: %q, want 20", got)
-	}
+	wantString(t, c, "SELECT v FROM lk.t WHERE id = 2", "20", "plain read outside a sandbox: %q, want 20")
 }
 
 // BenchmarkProductionWriteUnderSandboxLock times a production write of a

@@ -106,30 +106,5 @@ func runGorm(t *testing.T, tg ormTarget, n int) string {
 // twice through a sandbox whose upstream account may only read production:
 // the transcripts match, and production gains no table.
 func TestORMGorm(t *testing.T) {
-	db, h := sandboxProxy(t, "transparent", nil)
-	root := openDB(t, db.DSN("")+"?multiStatements=true")
-	if _, err := root.Exec("DROP DATABASE IF EXISTS gorm_direct; CREATE DATABASE gorm_direct; DROP DATABASE IF EXISTS gorm_sb; CREATE DATABASE gorm_sb; GRANT SELECT ON gorm_sb.* TO '" + sandboxUser + "'@'%'"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = root.Exec("DROP DATABASE IF EXISTS gorm_direct; DROP DATABASE IF EXISTS gorm_sb") })
-	params := "?parseTime=true&charset=utf8mb4"
-	directDSN := db.DSN("gorm_direct") + params
-	// One sandbox for both sandboxed runs (the pool's connections share it
-	// through the user-name tag), kept by a holder connection.
-	sbDSN := h.userDSN(sandboxUser+"+gorm", "gorm_sb") + params
-	holder := conn(t, openDB(t, sbDSN))
-	mustExecC(t, holder, "SELECT 1")
-	for run := 1; run <= 2; run++ {
-		want := gormWorkload(t, directDSN, run)
-		got := gormWorkload(t, sbDSN, run)
-		if got != want {
-			t.Errorf("run %d: through the sandbox\n%s\n\ndirectly\n%s", run, got, want)
-		} else {
-			t.Logf("run %d transcript (both):\n%s", run, got)
-		}
-	}
-	var n int
-	if err := root.QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'gorm_sb'").Scan(&n); err != nil || n != 0 {
-		t.Errorf("production gorm_sb has %d tables (%v), want none", n, err)
-	}
+	ormCompare(t, "gorm", "gorm", func(tg ormTarget, n int) string { return runGorm(t, tg, n) })
 }

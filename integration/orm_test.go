@@ -69,6 +69,25 @@ func compareRuns(t *testing.T, run func(sandboxed bool, n int) string) {
 	}
 }
 
+// ormCompare runs a workload (run) on a proxy in transparent mode through
+// compareRuns: directly in the database <prefix>_direct, and through one
+// sandbox (the user-name tag tag, kept by a holder connection) in
+// <prefix>_sb, which production gains no table in.
+func ormCompare(t *testing.T, tag, prefix string, run func(tg ormTarget, n int) string) {
+	t.Helper()
+	db, h := sandboxProxy(t, "transparent", nil)
+	direct, sandboxed := prefix+"_direct", prefix+"_sb"
+	ormDatabases(t, direct, sandboxed)
+	holder := conn(t, openDB(t, h.userDSN(sandboxUser+"+"+tag, sandboxed)))
+	mustExecC(t, holder, "SELECT 1")
+	compareRuns(t, func(inSandbox bool, n int) string {
+		if inSandbox {
+			return run(ormTarget{h.addr, sandboxUser + "+" + tag, sandboxPassword, sandboxed}, n)
+		}
+		return run(ormTarget{db.Addr, db.User, db.Password, direct}, n)
+	})
+}
+
 // ormTarget is where a workload connects: a server (MariaDB or the proxy),
 // an account (the proxy's user may carry a sandbox tag) and a database.
 type ormTarget struct{ addr, user, password, db string }
@@ -165,31 +184,13 @@ func runConnectorJ(t *testing.T, cp string, tg ormTarget, n int) string {
 // python3-pymysql, seen by /usr/bin/python3) through a sandbox.
 func TestORMSQLAlchemy(t *testing.T) {
 	py := requireSQLAlchemy(t)
-	db, h := sandboxProxy(t, "transparent", nil)
-	ormDatabases(t, "sa_direct", "sa_sb")
-	holder := conn(t, openDB(t, h.userDSN(sandboxUser+"+sqlalchemy", "sa_sb")))
-	mustExecC(t, holder, "SELECT 1")
-	compareRuns(t, func(sandboxed bool, n int) string {
-		tg := ormTarget{db.Addr, db.User, db.Password, "sa_direct"}
-		if sandboxed {
-			tg = ormTarget{h.addr, sandboxUser + "+sqlalchemy", sandboxPassword, "sa_sb"}
-		}
-		return runSQLAlchemy(t, py, tg, n)
-	})
+	ormCompare(t, "sqlalchemy", "sa", func(tg ormTarget, n int) string { return runSQLAlchemy(t, py, tg, n) })
 }
 
 // TestORMMysql2: mysql2 for Node through a sandbox.
 func TestORMMysql2(t *testing.T) {
 	requireMysql2(t)
-	db, h := sandboxProxy(t, "transparent", nil)
-	ormDatabases(t, "m2_direct", "m2_sb")
-	holder := conn(t, openDB(t, h.userDSN(sandboxUser+"+mysql2", "m2_sb")))
-	mustExecC(t, holder, "SELECT 1")
-	compareRuns(t, func(sandboxed bool, n int) string {
-		tg := ormTarget{db.Addr, db.User, db.Password, "m2_direct"}
-		if sandboxed {
-			tg = ormTarget{h.addr, sandboxUser + "+mysql2", sandboxPassword, "m2_sb"}
-		}
+	ormCompare(t, "mysql2", "m2", func(tg ormTarget, n int) string {
 		return strings.ReplaceAll(runMysql2(t, tg, n), "m2_sb", "m2_direct")
 	})
 }
@@ -199,15 +200,5 @@ func TestORMMysql2(t *testing.T) {
 // transaction and ResultSetMetaData, through a sandbox.
 func TestORMConnectorJ(t *testing.T) {
 	cp := requireConnectorJ(t, "orm/java/Workload.java")
-	db, h := sandboxProxy(t, "transparent", nil)
-	ormDatabases(t, "cj_direct", "cj_sb")
-	holder := conn(t, openDB(t, h.userDSN(sandboxUser+"+connj", "cj_sb")))
-	mustExecC(t, holder, "SELECT 1")
-	compareRuns(t, func(sandboxed bool, n int) string {
-		tg := ormTarget{db.Addr, db.User, db.Password, "cj_direct"}
-		if sandboxed {
-			tg = ormTarget{h.addr, sandboxUser + "+connj", sandboxPassword, "cj_sb"}
-		}
-		return runConnectorJ(t, cp, tg, n)
-	})
+	ormCompare(t, "connj", "cj", func(tg ormTarget, n int) string { return runConnectorJ(t, cp, tg, n) })
 }

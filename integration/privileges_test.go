@@ -35,12 +35,8 @@ func (p privConn) Query(ctx context.Context, q string) ([][]*string, error) {
 	}
 	var out [][]*string
 	for rows.Next() {
-		raw := make([]sql.RawBytes, len(cols))
-		dest := make([]any, len(cols))
-		for i := range raw {
-			dest[i] = &raw[i]
-		}
-		if err := rows.Scan(dest...); err != nil {
+		raw, err := scanRow[sql.RawBytes](rows, len(cols))
+		if err != nil {
 			return nil, err
 		}
 		row := make([]*string, len(cols))

@@ -370,14 +370,7 @@ func rvQuery(c rowQuerier, q string) [][]string {
 		if err != nil {
 			return append(out, []string{"ERROR " + err.Error()})
 		}
-		row := make([]string, len(vals))
-		for i, v := range vals {
-			row[i] = "NULL"
-			if v.Valid {
-				row[i] = v.String
-			}
-		}
-		out = append(out, row)
+		out = append(out, nullText(vals))
 	}
 	if err := rows.Err(); err != nil {
 		out = append(out, []string{"ERROR " + mysqlErr(err)})
@@ -665,16 +658,11 @@ func rvClient(t *testing.T, srv *testdb.Server, file, dir string) rvApplied {
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	err = cmd.Run()
-	res := rvApplied{stderr: stderr.String()}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee) && ctx.Err() == nil:
-		res.exit = ee.ExitCode()
-	default:
-		t.Fatalf("mariadb: %v\n%s", err, res.stderr)
+	exit, ok := exitStatus(ctx, err)
+	if !ok {
+		t.Fatalf("mariadb: %v\n%s", err, stderr.String())
 	}
-	return res
+	return rvApplied{stderr: stderr.String(), exit: exit}
 }
 
 // rvStatements are an export's statements the client is to send: all but

@@ -132,9 +132,7 @@ func TestSandboxNoGraceReconnects(t *testing.T) {
 		t.Logf("%v sandboxes for %d cycles", d, n)
 	}
 	c := conn(t, openDB(t, h.userDSN(sandboxUser+"+nograce", "app")))
-	if got := queryString(t, c, "SELECT COUNT(*) FROM users WHERE name LIKE 'nograce-%'"); got != "0" {
-		t.Errorf("a new sandbox holds %s rows of ended ones", got)
-	}
+	wantString(t, c, "SELECT COUNT(*) FROM users WHERE name LIKE 'nograce-%'", "0", "a new sandbox holds %s rows of ended ones")
 	if after := checksum(t, db, "app.users"); after != before {
 		t.Error("production changed")
 	}
@@ -287,9 +285,7 @@ func TestSandboxGraceAcrossProxies(t *testing.T) {
 	if row := registryRow(t, root, "across"); row != made {
 		t.Errorf("the sandbox B holds is %q after A let go, want it unchanged (%s)", row, made)
 	}
-	if got := queryString(t, held, "SELECT COUNT(*) FROM users WHERE name LIKE 'across-%'"); got != "3" {
-		t.Errorf("through proxy B after A let go: %s rows, want 3", got)
-	}
+	wantString(t, held, "SELECT COUNT(*) FROM users WHERE name LIKE 'across-%'", "3", "through proxy B after A let go: %s rows, want 3")
 	mustExecC(t, held, "SANDBOX DISCARD")
 	if after := checksum(t, db, "app.users"); after != before {
 		t.Error("production changed")

@@ -46,16 +46,10 @@ GRANT SELECT, TRIGGER ON shapes.* TO '%[2]s'@'%%'; GRANT SELECT ON %[1]s.* TO '%
 	c := conn(t, openDB(t, h.userDSN(sandboxUser, "shapes")))
 
 	mustExecC(t, c, "INSERT INTO nopk VALUES (3, 'y')")
-	if got := queryString(t, c, "SELECT COUNT(*) FROM nopk"); got != "4" {
-		t.Errorf("table without a primary key: %s rows in the fork, want 4 (duplicates kept)", got)
-	}
+	wantString(t, c, "SELECT COUNT(*) FROM nopk", "4", "table without a primary key: %s rows in the fork, want 4 (duplicates kept)")
 	mustExecC(t, c, "INSERT INTO gen (price, qty) VALUES (10, 10)")
-	if got := queryString(t, c, "SELECT GROUP_CONCAT(total ORDER BY id) FROM gen"); got != "6,25,100" {
-		t.Errorf("generated columns: totals %q, want 6,25,100", got)
-	}
-	if got := queryString(t, c, "SELECT label FROM gen WHERE id = 3"); got != "n3" {
-		t.Errorf("virtual column: %q", got)
-	}
+	wantString(t, c, "SELECT GROUP_CONCAT(total ORDER BY id) FROM gen", "6,25,100", "generated columns: totals %q, want 6,25,100")
+	wantString(t, c, "SELECT label FROM gen WHERE id = 3", "n3", "virtual column: %q")
 	// The fork of a child table keeps its foreign key, to the fork of its
 	// parent (forked with it): an orphan is refused as directly.
 	_, err := c.ExecContext(context.Background(), "INSERT INTO child VALUES (2, 99)")
@@ -65,9 +59,7 @@ GRANT SELECT, TRIGGER ON shapes.* TO '%[2]s'@'%%'; GRANT SELECT ON %[1]s.* TO '%
 	mustExecC(t, c, "INSERT INTO child VALUES (2, 1)")
 	// The fork carries the trigger.
 	mustExecC(t, c, "INSERT INTO trig VALUES (1, 0)")
-	if got := queryString(t, c, "SELECT n FROM trig WHERE id = 1"); got != "42" {
-		t.Errorf("table with a trigger: n = %s in the fork, want the trigger's 42", got)
-	}
+	wantString(t, c, "SELECT n FROM trig WHERE id = 1", "42", "table with a trigger: n = %s in the fork, want the trigger's 42")
 	_, err = c.ExecContext(context.Background(), "INSERT INTO sv VALUES (1)")
 	if e := mysqlErr(err); !strings.HasPrefix(e, "1105") || !strings.Contains(e, "system-versioned") {
 		t.Errorf("system-versioned table: %s, want 1105 saying why", e)
@@ -76,9 +68,7 @@ GRANT SELECT, TRIGGER ON shapes.* TO '%[2]s'@'%%'; GRANT SELECT ON %[1]s.* TO '%
 		t.Errorf("sqlfork_fork_failures_total{result=refused} = %v, want 1", n)
 	}
 	mustExecC(t, c, "UPDATE `"+longDB+"`.t SET id = 2")
-	if got := queryString(t, c, "SELECT id FROM `"+longDB+"`.t"); got != "2" {
-		t.Errorf("long database name: %q", got)
-	}
+	wantString(t, c, "SELECT id FROM `"+longDB+"`.t", "2", "long database name: %q")
 	var longest int
 	if err := root.QueryRow("SELECT MAX(LENGTH(SCHEMA_NAME)) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE '\\_sqlfork\\_%'").Scan(&longest); err != nil || longest > 64 {
 		t.Errorf("sandbox schema names up to %d characters (%v)", longest, err)
@@ -140,15 +130,8 @@ CREATE DATABASE IF NOT EXISTS _sqlfork_notanid_app; CREATE TABLE IF NOT EXISTS _
 	if _, err := openDB(t, h2.userDSN(sandboxUser, "app")).Exec("SELECT 1"); err != nil { // starts the manager
 		t.Fatal(err)
 	}
-	var n int
-	_ = root.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = '_sqlfork_deadbeef_app'").Scan(&n)
-	if n != 0 {
-		t.Error("orphaned sandbox database survived reconciliation")
-	}
-	_ = root.QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '_sqlfork_notanid_app'").Scan(&n)
-	if n != 1 {
-		t.Error("reconciliation dropped a database that is not a sandbox's")
-	}
+	wantString(t, root, "SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = '_sqlfork_deadbeef_app'", "0", "orphaned sandbox database survived reconciliation: %s left")
+	wantString(t, root, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '_sqlfork_notanid_app'", "1", "reconciliation dropped a database that is not a sandbox's: %s tables left, want 1")
 }
 
 // TestSandboxOwnershipAndAudit: other users cannot see, attach or discard
@@ -208,9 +191,7 @@ func TestSandboxOwnershipAndAudit(t *testing.T) {
 	}
 	boss := conn(t, openDB(t, h.userDSN("boss", "app")))
 	mustExecC(t, boss, "SANDBOX ATTACH mine")
-	if got := queryString(t, boss, "SELECT score FROM users WHERE id = 3"); got != "1.00" {
-		t.Errorf("admin in the sandbox reads %q", got)
-	}
+	wantString(t, boss, "SELECT score FROM users WHERE id = 3", "1.00", "admin in the sandbox reads %q")
 	mustExecC(t, boss, "SANDBOX DISCARD mine")
 
 	audits := logs.FilterField(zap.String("audit", "write")).All()
@@ -257,10 +238,6 @@ func TestSandboxLowerCaseTableNames(t *testing.T) {
 		t.Errorf("three spellings forked %d times, want once", n)
 	}
 	time.Sleep(2500 * time.Millisecond) // two reaper rounds
-	if got := queryString(t, c, "SELECT n FROM Items"); got != "4" {
-		t.Errorf("the sandbox reads n=%s, want 4 (the fork kept across reaper rounds)", got)
-	}
-	if got := queryString(t, root, "SELECT n FROM Shop.Items"); got != "1" {
-		t.Errorf("production changed: n=%s", got)
-	}
+	wantString(t, c, "SELECT n FROM Items", "4", "the sandbox reads n=%s, want 4 (the fork kept across reaper rounds)")
+	wantString(t, root, "SELECT n FROM Shop.Items", "1", "production changed: n=%s")
 }

@@ -34,12 +34,7 @@ func scanStrings(rows *sql.Rows) ([]sql.NullString, error) {
 	if err != nil {
 		return nil, err
 	}
-	vals := make([]sql.NullString, len(cols))
-	ptrs := make([]any, len(cols))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	return vals, rows.Scan(ptrs...)
+	return scanRow[sql.NullString](rows, len(cols))
 }
 
 // TestSandboxMetadata: SHOW TABLES and information_schema present the
@@ -137,11 +132,7 @@ func TestSandboxForeignKeys(t *testing.T) {
 	}
 	// Production has no new table and its users rows carry no constraint.
 	root := openDB(t, db.DSN(""))
-	var n int
-	_ = root.QueryRow("SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE REFERENCED_TABLE_NAME = 'users' AND UNIQUE_CONSTRAINT_SCHEMA = 'app'").Scan(&n)
-	if n != 0 {
-		t.Errorf("%d foreign keys in the server reference production app.users", n)
-	}
+	wantString(t, root, "SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE REFERENCED_TABLE_NAME = 'users' AND UNIQUE_CONSTRAINT_SCHEMA = 'app'", "0", "%s foreign keys in the server reference production app.users")
 }
 
 // TestSandboxDriverChatter: what drivers and ORMs send around their
@@ -195,7 +186,5 @@ func TestSandboxDriverChatter(t *testing.T) {
 	if len(msgs) != 1 || !strings.HasPrefix(msgs[0], "1051 ") || !strings.Contains(msgs[0], "app.never_was") || strings.Contains(msgs[0], "_sqlfork") {
 		t.Errorf("SHOW WARNINGS after DROP TABLE IF EXISTS: %q, want 1051 naming app.never_was", msgs)
 	}
-	if got := queryString(t, c, "SELECT v FROM kv WHERE k = 'a'"); got != "2" {
-		t.Errorf("kv.a = %q, want 2 (the savepoint's update rolled back)", got)
-	}
+	wantString(t, c, "SELECT v FROM kv WHERE k = 'a'", "2", "kv.a = %q, want 2 (the savepoint's update rolled back)")
 }

@@ -139,7 +139,5 @@ SELECT email FROM users WHERE name = 'alice';
 		t.Errorf("use _sqlfork_meta: %v\n%s", err, out)
 	}
 	root := openDB(t, db.DSN(""))
-	if got := queryString(t, root, "SELECT email FROM app.users WHERE name = 'alice'"); got != "alice@example.com" {
-		t.Errorf("production changed: %q", got)
-	}
+	wantString(t, root, "SELECT email FROM app.users WHERE name = 'alice'", "alice@example.com", "production changed: %q")
 }

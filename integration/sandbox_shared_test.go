@@ -260,9 +260,7 @@ func TestSandboxReplayAfterPreparedBegin(t *testing.T) {
 	mustExecC(t, c, "UPDATE pb_a SET n = 2")
 	mustExecC(t, c, "UPDATE pb_b SET n = 2") // forked now: the transaction is replayed
 	mustExecC(t, c, "COMMIT")
-	if got := queryString(t, c, "SELECT CONCAT(a.n, b.n) FROM pb_a a, pb_b b"); got != "22" {
-		t.Errorf("after the commit the sandbox holds %s, want 22", got)
-	}
+	wantString(t, c, "SELECT CONCAT(a.n, b.n) FROM pb_a a, pb_b b", "22", "after the commit the sandbox holds %s, want 22")
 	if v := h.metric(t, "sqlfork_sandbox_transaction_restarts_total", map[string]string{"outcome": "replayed"}); v != 1 {
 		t.Errorf("%v transactions replayed, want 1", v)
 	}

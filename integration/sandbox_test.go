@@ -92,6 +92,17 @@ func queryString(t *testing.T, c interface {
 	return s.String
 }
 
+// wantString checks that q reads want on c; if not, the test fails with
+// format, which has one verb for the value read.
+func wantString(t *testing.T, c interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, q, want, format string) {
+	t.Helper()
+	if got := queryString(t, c, q); got != want {
+		t.Errorf(format, got)
+	}
+}
+
 func checksum(t *testing.T, db *testdb.Server, table string) string {
 	t.Helper()
 	root := openDB(t, db.DSN(""))
@@ -126,60 +137,39 @@ func TestSandboxTransparent(t *testing.T) {
 	c1 := conn(t, pool)
 
 	mustExecC(t, c1, "UPDATE users SET score = 99 WHERE name = 'alice'")
-	if got := queryString(t, c1, "SELECT score FROM users WHERE name = 'alice'"); got != "99.00" {
-		t.Errorf("sandbox sees score %s, want its own write 99.00", got)
-	}
+	wantString(t, c1, "SELECT score FROM users WHERE name = 'alice'", "99.00", "sandbox sees score %s, want its own write 99.00")
 	r := mustExecC(t, c1, "INSERT INTO app.users (name) VALUES ('dave')")
 	if id, _ := r.LastInsertId(); id != 4 {
 		t.Errorf("insert id %d, want 4 (AUTO_INCREMENT carried over)", id)
 	}
-	if got := queryString(t, c1, "SELECT COUNT(*) FROM users u JOIN other.things t ON t.id = 1"); got != "4" {
-		t.Errorf("join count %s, want 4", got)
-	}
+	wantString(t, c1, "SELECT COUNT(*) FROM users u JOIN other.things t ON t.id = 1", "4", "join count %s, want 4")
 	// Production and other sessions are untouched.
 	if after := checksum(t, db, "app.users"); after != before {
 		t.Errorf("production checksum changed: %s -> %s", before, after)
 	}
 	c2 := conn(t, pool)
-	if got := queryString(t, c2, "SELECT score FROM users WHERE name = 'alice'"); got != "10.50" {
-		t.Errorf("another session sees %s, want production's 10.50", got)
-	}
+	wantString(t, c2, "SELECT score FROM users WHERE name = 'alice'", "10.50", "another session sees %s, want production's 10.50")
 
 	// DDL stays in the sandbox.
 	mustExecC(t, c1, "CREATE TABLE scratch (id INT PRIMARY KEY, v TEXT)")
 	mustExecC(t, c1, "INSERT INTO scratch VALUES (1, 'x')")
-	if got := queryString(t, c1, "SELECT v FROM app.scratch"); got != "x" {
-		t.Errorf("sandbox table reads %q", got)
-	}
+	wantString(t, c1, "SELECT v FROM app.scratch", "x", "sandbox table reads %q")
 	mustExecC(t, c1, "ALTER TABLE users ADD COLUMN note VARCHAR(10)")
 	mustExecC(t, c1, "UPDATE users SET note = 'n' WHERE id = 1")
 	mustExecC(t, c1, "TRUNCATE TABLE other.things")
-	if got := queryString(t, c1, "SELECT COUNT(*) FROM other.things"); got != "0" {
-		t.Errorf("truncated fork has %s rows", got)
-	}
+	wantString(t, c1, "SELECT COUNT(*) FROM other.things", "0", "truncated fork has %s rows")
 	// A write after TRUNCATE uses the (empty) fork: it must not fork again.
 	mustExecC(t, c1, "INSERT INTO other.things VALUES (9, 'nine')")
-	if got := queryString(t, c1, "SELECT GROUP_CONCAT(id) FROM other.things"); got != "9" {
-		t.Errorf("after TRUNCATE and INSERT the sandbox holds ids %q, want 9", got)
-	}
+	wantString(t, c1, "SELECT GROUP_CONCAT(id) FROM other.things", "9", "after TRUNCATE and INSERT the sandbox holds ids %q, want 9")
 	mustExecC(t, c1, "DROP TABLE scratch")
 	_, err := c1.ExecContext(context.Background(), "SELECT * FROM scratch")
 	if e := mysqlErr(err); !strings.HasPrefix(e, "1146") || strings.Contains(e, "_sqlfork") {
 		t.Errorf("dropped sandbox table: %s, want 1146 naming app.scratch", e)
 	}
 	root := openDB(t, db.DSN(""))
-	var n int
-	_ = root.QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME = 'scratch'").Scan(&n)
-	if n != 0 {
-		t.Error("CREATE TABLE in the sandbox reached production")
-	}
-	_ = root.QueryRow("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME = 'users' AND COLUMN_NAME = 'note'").Scan(&n)
-	if n != 0 {
-		t.Error("ALTER TABLE in the sandbox reached production")
-	}
-	if got := queryString(t, root, "SELECT COUNT(*) FROM other.things"); got != "2" {
-		t.Errorf("TRUNCATE reached production: %s rows left", got)
-	}
+	wantString(t, root, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME = 'scratch'", "0", "CREATE TABLE in the sandbox reached production: %s tables app.scratch")
+	wantString(t, root, "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME = 'users' AND COLUMN_NAME = 'note'", "0", "ALTER TABLE in the sandbox reached production: %s columns app.users.note")
+	wantString(t, root, "SELECT COUNT(*) FROM other.things", "2", "TRUNCATE reached production: %s rows left")
 
 	// Refusals, with errors that say why.
 	for q, want := range map[string]string{
@@ -249,18 +239,17 @@ func TestSandboxTransparent(t *testing.T) {
 	testkit.Eventually(t, "sandbox schemas dropped", func() bool { return len(sandboxSchemas(t, root)) == 0 })
 }
 
-func TestSandboxPooledTagForksOnce(t *testing.T) {
-	_, h := sandboxProxy(t, "transparent", nil)
-	pool := openDB(t, h.userDSN(sandboxUser+"+pooltest", "app"))
-	pool.SetMaxOpenConns(16)
+// concurrently runs f(0) … f(n-1) at once and fails the test with any
+// error they return once all are done.
+func concurrently(t *testing.T, n int, f func(i int) error) {
+	t.Helper()
 	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for i := range 16 {
+	errs := make(chan error, n)
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := pool.Exec("INSERT INTO users (name) VALUES (?)", fmt.Sprintf("pool-%d", i))
-			errs <- err
+			errs <- f(i)
 		}()
 	}
 	wg.Wait()
@@ -270,6 +259,16 @@ func TestSandboxPooledTagForksOnce(t *testing.T) {
 			t.Fatal(mysqlErr(err))
 		}
 	}
+}
+
+func TestSandboxPooledTagForksOnce(t *testing.T) {
+	_, h := sandboxProxy(t, "transparent", nil)
+	pool := openDB(t, h.userDSN(sandboxUser+"+pooltest", "app"))
+	pool.SetMaxOpenConns(16)
+	concurrently(t, 16, func(i int) error {
+		_, err := pool.Exec("INSERT INTO users (name) VALUES (?)", fmt.Sprintf("pool-%d", i))
+		return err
+	})
 	if n := h.srv.Sandboxes().Forks(); n != 1 {
 		t.Errorf("16 concurrent writers forked app.users %d times, want once", n)
 	}
@@ -279,9 +278,7 @@ func TestSandboxPooledTagForksOnce(t *testing.T) {
 	if n := h.metric(t, "sqlfork_sandboxes", map[string]string{"state": "active"}); n != 1 {
 		t.Errorf("sqlfork_sandboxes = %v, want 1", n)
 	}
-	if got := queryString(t, pool, "SELECT COUNT(*) FROM users WHERE name LIKE 'pool-%'"); got != "16" {
-		t.Errorf("pool sees %s rows, want 16", got)
-	}
+	wantString(t, pool, "SELECT COUNT(*) FROM users WHERE name LIKE 'pool-%'", "16", "pool sees %s rows, want 16")
 }
 
 func TestSandboxKeepAndAttachFromAnotherProxy(t *testing.T) {
@@ -309,17 +306,11 @@ func TestSandboxKeepAndAttachFromAnotherProxy(t *testing.T) {
 	})
 	a.stop() // the first proxy goes away; the kept sandbox stays
 	cb := conn(t, openDB(t, b.userDSN(sandboxUser, "app")))
-	if got := queryString(t, cb, "SELECT score FROM users WHERE name = 'bob'"); got != "-3.25" {
-		t.Errorf("before ATTACH: %s, want production's -3.25", got)
-	}
+	wantString(t, cb, "SELECT score FROM users WHERE name = 'bob'", "-3.25", "before ATTACH: %s, want production's -3.25")
 	mustExecC(t, cb, "SANDBOX ATTACH keeper")
-	if got := queryString(t, cb, "SELECT score FROM users WHERE name = 'bob'"); got != "42.00" {
-		t.Errorf("after ATTACH through another proxy: %s, want 42.00", got)
-	}
+	wantString(t, cb, "SELECT score FROM users WHERE name = 'bob'", "42.00", "after ATTACH through another proxy: %s, want 42.00")
 	mustExecC(t, cb, "SANDBOX DISCARD")
-	if got := queryString(t, cb, "SELECT score FROM users WHERE name = 'bob'"); got != "-3.25" {
-		t.Errorf("after DISCARD: %s, want production's -3.25", got)
-	}
+	wantString(t, cb, "SELECT score FROM users WHERE name = 'bob'", "-3.25", "after DISCARD: %s, want production's -3.25")
 	if s := sandboxSchemas(t, root); len(s) != 0 {
 		t.Errorf("schemas left after DISCARD: %v", s)
 	}
@@ -335,9 +326,7 @@ func TestSandboxForkMidTransaction(t *testing.T) {
 		t.Fatalf("carol's score %q", got)
 	}
 	mustExecC(t, c1, "UPDATE users SET score = 7 WHERE name = 'carol'")
-	if got := queryString(t, c1, "SELECT score FROM users WHERE name = 'carol'"); got != "7.00" {
-		t.Errorf("in the transaction after the fork: %q, want 7.00", got)
-	}
+	wantString(t, c1, "SELECT score FROM users WHERE name = 'carol'", "7.00", "in the transaction after the fork: %q, want 7.00")
 	mustExecC(t, c1, "COMMIT")
 	// A transaction that has written and read (its read view: from then
 	// on it cannot see a table made later), when another connection forks
@@ -347,16 +336,10 @@ func TestSandboxForkMidTransaction(t *testing.T) {
 	mustExecC(t, c1, "UPDATE users SET score = 8 WHERE name = 'carol'")
 	readView(t, c1)
 	mustExecC(t, c2, "UPDATE other.things SET label = 'uno' WHERE id = 1")
-	if got := queryString(t, c1, "SELECT label FROM other.things WHERE id = 1"); got != "uno" {
-		t.Errorf("after the replay: %q, want uno", got)
-	}
-	if got := queryString(t, c1, "SELECT score FROM users WHERE name = 'carol'"); got != "8.00" {
-		t.Errorf("the replayed transaction lost its write: score %q, want 8.00", got)
-	}
+	wantString(t, c1, "SELECT label FROM other.things WHERE id = 1", "uno", "after the replay: %q, want uno")
+	wantString(t, c1, "SELECT score FROM users WHERE name = 'carol'", "8.00", "the replayed transaction lost its write: score %q, want 8.00")
 	mustExecC(t, c1, "COMMIT")
-	if got := queryString(t, c2, "SELECT score FROM users WHERE name = 'carol'"); got != "8.00" {
-		t.Errorf("after COMMIT another connection sees %q, want 8.00", got)
-	}
+	wantString(t, c2, "SELECT score FROM users WHERE name = 'carol'", "8.00", "after COMMIT another connection sees %q, want 8.00")
 	// One that has only written holds no read view yet: it uses a table
 	// another connection made after it began as it is, as directly — no
 	// restart, no replay.
@@ -365,9 +348,7 @@ func TestSandboxForkMidTransaction(t *testing.T) {
 	mustExecC(t, c1, "UPDATE users SET score = 9 WHERE name = 'carol'")
 	mustExecC(t, c2, "CREATE TABLE app.fresh6 (id INT PRIMARY KEY)")
 	mustExecC(t, c1, "INSERT INTO app.fresh6 VALUES (1)")
-	if got := queryString(t, c1, "SELECT COUNT(*) FROM app.fresh6"); got != "1" {
-		t.Errorf("the transaction's own row in a table made after it began: %s rows", got)
-	}
+	wantString(t, c1, "SELECT COUNT(*) FROM app.fresh6", "1", "the transaction's own row in a table made after it began: %s rows")
 	mustExecC(t, c1, "ROLLBACK")
 	if after := restarts(t, h); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Errorf("a transaction without a read view was restarted: %v -> %v", before, after)
@@ -380,54 +361,34 @@ func TestSandboxForkMidTransaction(t *testing.T) {
 	readView(t, c1)
 	mustExecC(t, c2, "INSERT INTO users (name) VALUES ('mid-2')")
 	mustExecC(t, c2, "CREATE TABLE app.fresh0 (id INT PRIMARY KEY)")
-	if got := queryString(t, c1, "SELECT COUNT(*) FROM app.fresh0"); got != "0" {
-		t.Errorf("after the replay: %q", got)
-	}
+	wantString(t, c1, "SELECT COUNT(*) FROM app.fresh0", "0", "after the replay: %q")
 	if got := queryString(t, c1, "SELECT id FROM users WHERE name = 'mid-0'"); got != fmt.Sprint(id0) {
 		t.Errorf("replayed insert got id %s, want the %d the client saw", got, id0)
 	}
 	mustExecC(t, c1, "COMMIT")
 	// A transaction the proxy cannot replay (here: it used a savepoint)
 	// is rolled back and the statement fails with 1412 and a retry hint.
-	mustExecC(t, c1, "BEGIN")
-	mustExecC(t, c1, "SAVEPOINT s1")
-	mustExecC(t, c1, "INSERT INTO users (name) VALUES ('mid-1')")
-	readView(t, c1)
-	mustExecC(t, c2, "CREATE TABLE app.fresh (id INT PRIMARY KEY)")
-	_, err := c1.ExecContext(context.Background(), "SELECT * FROM app.fresh")
-	if e := mysqlErr(err); !strings.HasPrefix(e, "1412") || !strings.Contains(e, "retry") {
+	e := mysqlErr(forkUnderTransaction(t, c1, c2, "fresh", "SAVEPOINT s1", "INSERT INTO users (name) VALUES ('mid-1')"))
+	if !strings.HasPrefix(e, "1412") || !strings.Contains(e, "retry") {
 		t.Errorf("transaction that cannot be replayed: %s, want 1412 with a retry hint", e)
 	}
 	mustExecC(t, c1, "ROLLBACK")
-	if got := queryString(t, c1, "SELECT COUNT(*) FROM users WHERE name = 'mid-1'"); got != "0" {
-		t.Errorf("the refused transaction left %s rows", got)
-	}
+	wantString(t, c1, "SELECT COUNT(*) FROM users WHERE name = 'mid-1'", "0", "the refused transaction left %s rows")
 	// Nor one that changed how text is read after it wrote: sent again
 	// under NO_BACKSLASH_ESCAPES, 'mid\\4' would store two backslashes
 	// where the client stored one, with the same affected-rows count.
-	mustExecC(t, c1, "BEGIN")
-	mustExecC(t, c1, `INSERT INTO users (name) VALUES ('mid\\4')`)
-	mustExecC(t, c1, "SET SESSION sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')")
-	readView(t, c1)
-	mustExecC(t, c2, "CREATE TABLE app.fresh2 (id INT PRIMARY KEY)")
-	_, err = c1.ExecContext(context.Background(), "SELECT * FROM app.fresh2")
-	if e := mysqlErr(err); !strings.HasPrefix(e, "1412") {
+	e = mysqlErr(forkUnderTransaction(t, c1, c2, "fresh2",
+		`INSERT INTO users (name) VALUES ('mid\\4')`, "SET SESSION sql_mode = CONCAT(@@sql_mode, ',NO_BACKSLASH_ESCAPES')"))
+	if !strings.HasPrefix(e, "1412") {
 		t.Errorf("transaction replayed under another sql_mode: %s, want 1412", e)
 	}
 	mustExecC(t, c1, "ROLLBACK")
 	mustExecC(t, c1, "SET SESSION sql_mode = REPLACE(@@sql_mode, 'NO_BACKSLASH_ESCAPES', '')")
-	if got := queryString(t, c1, "SELECT COUNT(*) FROM users WHERE name LIKE 'mid%4'"); got != "0" {
-		t.Errorf("the refused transaction left %s rows", got)
-	}
+	wantString(t, c1, "SELECT COUNT(*) FROM users WHERE name LIKE 'mid%4'", "0", "the refused transaction left %s rows")
 	// Nor one that changed its database: unqualified names in it would
 	// be read in the new one.
-	mustExecC(t, c1, "BEGIN")
-	mustExecC(t, c1, "INSERT INTO users (name) VALUES ('mid-5')")
-	mustExecC(t, c1, "USE other")
-	readView(t, c1)
-	mustExecC(t, c2, "CREATE TABLE app.fresh3 (id INT PRIMARY KEY)")
-	_, err = c1.ExecContext(context.Background(), "SELECT * FROM app.fresh3")
-	if e := mysqlErr(err); !strings.HasPrefix(e, "1412") {
+	e = mysqlErr(forkUnderTransaction(t, c1, c2, "fresh3", "INSERT INTO users (name) VALUES ('mid-5')", "USE other"))
+	if !strings.HasPrefix(e, "1412") {
 		t.Errorf("transaction replayed in another database: %s, want 1412", e)
 	}
 	mustExecC(t, c1, "ROLLBACK")
@@ -444,33 +405,37 @@ func TestSandboxForkMidTransaction(t *testing.T) {
 		t.Errorf("read after COMMIT AND CHAIN: %s", mysqlErr(err))
 	}
 	mustExecC(t, c1, "COMMIT")
-	if got := queryString(t, c1, "SELECT score FROM users WHERE name = 'carol'"); got != "21.00" {
-		t.Errorf("after COMMIT AND CHAIN and a fork: score %q, want 21.00 (the committed UPDATE ran once)", got)
-	}
+	wantString(t, c1, "SELECT score FROM users WHERE name = 'carol'", "21.00", "after COMMIT AND CHAIN and a fork: score %q, want 21.00 (the committed UPDATE ran once)")
 	// CREATE TEMPORARY TABLE does not commit: the transaction's earlier
 	// writes stay part of any replay (or the replay is refused), never
 	// silently lost.
-	mustExecC(t, c1, "BEGIN")
-	mustExecC(t, c1, "UPDATE users SET score = 30 WHERE name = 'carol'")
-	mustExecC(t, c1, "CREATE TEMPORARY TABLE tmp_mid (id INT)")
-	mustExecC(t, c1, "INSERT INTO users (name) VALUES ('mid-6')")
-	readView(t, c1)
-	mustExecC(t, c2, "CREATE TABLE app.fresh5 (id INT PRIMARY KEY)")
-	_, err = c1.ExecContext(context.Background(), "SELECT * FROM app.fresh5")
+	err := forkUnderTransaction(t, c1, c2, "fresh5",
+		"UPDATE users SET score = 30 WHERE name = 'carol'", "CREATE TEMPORARY TABLE tmp_mid (id INT)", "INSERT INTO users (name) VALUES ('mid-6')")
 	if e := mysqlErr(err); err != nil && !strings.HasPrefix(e, "1412") {
 		t.Errorf("after CREATE TEMPORARY TABLE: %s, want success or 1412", e)
 	} else if err == nil {
-		if got := queryString(t, c1, "SELECT score FROM users WHERE name = 'carol'"); got != "30.00" {
-			t.Errorf("the replay lost the write before CREATE TEMPORARY TABLE: score %q, want 30.00", got)
-		}
+		wantString(t, c1, "SELECT score FROM users WHERE name = 'carol'", "30.00", "the replay lost the write before CREATE TEMPORARY TABLE: score %q, want 30.00")
 	}
 	mustExecC(t, c1, "ROLLBACK")
 	mustExecC(t, c1, "DROP TEMPORARY TABLE IF EXISTS tmp_mid")
 	// … and the client's ROLLBACK undid all of it: the proxy committed
 	// nothing on its behalf (as it would for DDL that commits anyway).
-	if got := queryString(t, c1, "SELECT score FROM users WHERE name = 'carol'"); got != "21.00" {
-		t.Errorf("after ROLLBACK of a transaction with CREATE TEMPORARY TABLE: score %q, want 21.00", got)
+	wantString(t, c1, "SELECT score FROM users WHERE name = 'carol'", "21.00", "after ROLLBACK of a transaction with CREATE TEMPORARY TABLE: score %q, want 21.00")
+}
+
+// forkUnderTransaction begins a transaction on c1 that runs stmts and
+// takes its read view, then has c2 create the table app.<table> and c1
+// read it; it returns the error of that read.
+func forkUnderTransaction(t *testing.T, c1, c2 *sql.Conn, table string, stmts ...string) error {
+	t.Helper()
+	mustExecC(t, c1, "BEGIN")
+	for _, q := range stmts {
+		mustExecC(t, c1, q)
 	}
+	readView(t, c1)
+	mustExecC(t, c2, "CREATE TABLE app."+table+" (id INT PRIMARY KEY)")
+	_, err := c1.ExecContext(context.Background(), "SELECT * FROM app."+table)
+	return err
 }
 
 // readView makes c's open transaction take its read view (InnoDB's
@@ -500,9 +465,7 @@ func TestSandboxSeekDBStrategy(t *testing.T) {
 	if s := h.srv.Sandboxes().Strategy(); s != "seekdb" {
 		t.Fatalf("strategy %q, want seekdb (auto from VERSION())", s)
 	}
-	if got := queryString(t, c, "SELECT score FROM users WHERE name = 'alice'"); got != "5.00" {
-		t.Errorf("sandbox reads %q, want 5.00", got)
-	}
+	wantString(t, c, "SELECT score FROM users WHERE name = 'alice'", "5.00", "sandbox reads %q, want 5.00")
 	// DDL right after the fork waits out FORK TABLE's background task.
 	mustExecC(t, c, "ALTER TABLE users ADD COLUMN seek INT")
 	if shim != nil && shim.Forks() != 1 {
@@ -510,9 +473,7 @@ func TestSandboxSeekDBStrategy(t *testing.T) {
 	}
 	root := openDB(t, db.DSN(""))
 	if shim != nil {
-		if got := queryString(t, root, "SELECT score FROM app.users WHERE name = 'alice'"); got != "10.50" {
-			t.Errorf("production changed: %q", got)
-		}
+		wantString(t, root, "SELECT score FROM app.users WHERE name = 'alice'", "10.50", "production changed: %q")
 	}
 }
 
@@ -575,9 +536,7 @@ func TestSandboxStatementsInMultiStatements(t *testing.T) {
 	if e := mysqlErr(err); !strings.HasPrefix(e, "1064") {
 		t.Errorf("bad SANDBOX statement in a multi-statement: %s", e)
 	}
-	if got := queryString(t, c, "SELECT score FROM users WHERE id = 1"); got != "3.00" {
-		t.Errorf("after the failed input the sandbox reads %q, want 3.00 (the UPDATE after the error must not run)", got)
-	}
+	wantString(t, c, "SELECT score FROM users WHERE id = 1", "3.00", "after the failed input the sandbox reads %q, want 3.00 (the UPDATE after the error must not run)")
 	// An input whose second statement fails leaves the server's "more
 	// results" flag in the last status the proxy saw; the proxy's own
 	// answer to the next command must not carry it (the driver would wait
@@ -600,9 +559,7 @@ func TestSandboxStatementsInMultiStatements(t *testing.T) {
 		t.Errorf("SANDBOX STATUS after a failed multi-statement input: %s", mysqlErr(err))
 	}
 	st.Close()
-	if got := queryString(t, c, "SELECT score FROM users WHERE id = 1"); got != "3.00" {
-		t.Errorf("after SANDBOX STATUS: %q", got)
-	}
+	wantString(t, c, "SELECT score FROM users WHERE id = 1", "3.00", "after SANDBOX STATUS: %q")
 	mustExecC(t, c, "SANDBOX DISCARD multi")
 }
 
@@ -650,9 +607,7 @@ func TestSandboxConnectionAttributeAndUserMode(t *testing.T) {
 	a := conn(t, openDB(t, h.userDSN(sandboxUser, "app", "connectionAttributes=sqlfork_sandbox:attr1")))
 	b := conn(t, openDB(t, h.userDSN(sandboxUser, "app", "connectionAttributes=sqlfork_sandbox:attr1")))
 	mustExecC(t, a, "UPDATE users SET score = 31 WHERE id = 2")
-	if got := queryString(t, b, "SELECT score FROM users WHERE id = 2"); got != "31.00" {
-		t.Errorf("second connection with the attribute reads %q, want the shared sandbox's 31.00", got)
-	}
+	wantString(t, b, "SELECT score FROM users WHERE id = 2", "31.00", "second connection with the attribute reads %q, want the shared sandbox's 31.00")
 	// A passthrough user is a plain proxy session: with the SELECT-only
 	// upstream account its write is refused by the database itself.
 	tr := conn(t, openDB(t, h.userDSN("trusted", "app")))
@@ -660,9 +615,7 @@ func TestSandboxConnectionAttributeAndUserMode(t *testing.T) {
 	if e := mysqlErr(err); !strings.HasPrefix(e, "1142") {
 		t.Errorf("passthrough user's write: %s, want the server's 1142 (no UPDATE privilege)", e)
 	}
-	if got := queryString(t, tr, "SELECT score FROM users WHERE id = 2"); got != "-3.25" {
-		t.Errorf("passthrough user reads %q, want production's -3.25", got)
-	}
+	wantString(t, tr, "SELECT score FROM users WHERE id = 2", "-3.25", "passthrough user reads %q, want production's -3.25")
 }
 
 // TestSandboxOneForkAcrossProcesses: connections of two proxies writing the
@@ -674,28 +627,15 @@ func TestSandboxOneForkAcrossProcesses(t *testing.T) {
 		c.Mode = "transparent"
 		c.UpstreamUser, c.UpstreamPassword = sandboxUser, sandboxPassword
 	})
-	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for i := range 16 {
+	concurrently(t, 16, func(i int) error {
 		h := a
 		if i%2 == 1 {
 			h = b
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := openDB(t, h.userDSN(sandboxUser+"+xproc", "other"))
-			_, err := c.Exec("INSERT INTO things VALUES (?, 'x')", 100+i)
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(mysqlErr(err))
-		}
-	}
+		c := openDB(t, h.userDSN(sandboxUser+"+xproc", "other"))
+		_, err := c.Exec("INSERT INTO things VALUES (?, 'x')", 100+i)
+		return err
+	})
 	if n := a.srv.Sandboxes().Forks() + b.srv.Sandboxes().Forks(); n != 1 {
 		t.Errorf("two proxies forked other.things %d times, want once", n)
 	}

@@ -88,17 +88,23 @@ func (c *fakeUpConn) login() bool {
 		return false
 	}
 	c.seq, c.caps = seq+1, resp.caps
-	plugin := resp.plugin
+	return c.logIn(resp.user, resp.db, resp.plugin, resp.auth) && c.w.Flush() == nil
+}
+
+// logIn authenticates user (with plugin, mysql_native_password if none)
+// and, if that succeeds, makes it the connection's account and db its
+// database and answers OK; false ends the connection.
+func (c *fakeUpConn) logIn(user, db, plugin string, auth []byte) bool {
 	if plugin == "" {
 		plugin = AuthNativePassword
 	}
-	if !c.authenticate(resp.user, plugin, resp.auth) {
+	if !c.authenticate(user, plugin, auth) {
 		return false
 	}
-	c.user, c.db = resp.user, resp.db
-	c.up.noteLogin(resp.user, resp.db)
+	c.user, c.db = user, db
+	c.up.noteLogin(user, db)
 	c.ok(0, 0)
-	return c.w.Flush() == nil
+	return true
 }
 
 // changeUser answers COM_CHANGE_USER (arg is what follows the command
@@ -109,17 +115,7 @@ func (c *fakeUpConn) changeUser(arg []byte) bool {
 		c.err(wire.ErHandshake, "08S01", "Bad handshake")
 		return false
 	}
-	plugin := req.plugin
-	if plugin == "" {
-		plugin = AuthNativePassword
-	}
-	if !c.authenticate(req.user, plugin, req.auth) {
-		return false
-	}
-	c.user, c.db = req.user, req.db
-	c.up.noteLogin(req.user, req.db)
-	c.ok(0, 0)
-	return true
+	return c.logIn(req.user, req.db, req.plugin, req.auth)
 }
 
 func (u *fakeUpstream) noteLogin(user, db string) {

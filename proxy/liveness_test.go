@@ -25,13 +25,20 @@ func TestLivenessUpstreamClosedWhileIdle(t *testing.T) {
 			up := h.up.conns[len(h.up.conns)-1]
 			h.up.mu.Unlock()
 			_ = up.conn.Close() // wait_timeout, a restart, a failover
-			if !cl.closed() {
-				t.Fatal("client connection open after its upstream closed")
-			}
-			if v := metricValue(t, h.m.UpstreamLost); v != 1 {
-				t.Errorf("upstream connections lost: %v", v)
-			}
+			wantUpstreamLost(t, h.harness, cl, "client connection open after its upstream closed")
 		})
+	}
+}
+
+// wantUpstreamLost checks that cl's connection was closed (failing with
+// notClosed if not) and one upstream connection counted lost.
+func wantUpstreamLost(t *testing.T, h *harness, cl *fakeClient, notClosed string) {
+	t.Helper()
+	if !cl.closed() {
+		t.Fatal(notClosed)
+	}
+	if v := metricValue(t, h.m.UpstreamLost); v != 1 {
+		t.Errorf("upstream connections lost: %v", v)
 	}
 }
 

@@ -200,12 +200,7 @@ func TestRelayUpstreamGoneClosesClient(t *testing.T) {
 	if p, _ := cl.packet(); !bytes.Equal(p, []byte{1}) {
 		t.Fatalf("first packet % x", p)
 	}
-	if !cl.closed() {
-		t.Fatal("client connection still open after the upstream went away")
-	}
-	if got := metricValue(t, h.m.UpstreamLost); got != 1 {
-		t.Errorf("upstream lost = %v", got)
-	}
+	wantUpstreamLost(t, h, cl, "client connection still open after the upstream went away")
 }
 
 // TestRelayMalformedAnswerClosesClient: an answer that breaks the protocol

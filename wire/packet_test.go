@@ -88,13 +88,29 @@ func TestLenEncNotValues(t *testing.T) {
 
 // --- OK / EOF status ---------------------------------------------------------
 
+// statusCase is a payload and the status read from it (ok: one was).
+type statusCase struct {
+	name   string
+	in     []byte
+	want   uint16
+	wantOK bool
+}
+
+// checkStatus reads each case's payload with read, named name.
+func checkStatus(t *testing.T, name string, read func([]byte) (uint16, bool), tests []statusCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := read(tt.in)
+			if got != tt.want || ok != tt.wantOK {
+				t.Errorf("%s(% x) = %#04x, %v; want %#04x, %v", name, tt.in, got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}
+
 func TestOkStatus(t *testing.T) {
-	tests := []struct {
-		name   string
-		in     []byte
-		want   uint16
-		wantOK bool
-	}{
+	checkStatus(t, "OKStatus", OKStatus, []statusCase{
 		{"okPayload autocommit", wireOK(StatusAutocommit, 0), StatusAutocommit, true},
 		{"okPayload in trans, warnings", wireOK(StatusInTrans|StatusAutocommit, 3), StatusInTrans | StatusAutocommit, true},
 		// OK after "INSERT ... 3 rows", last insert id 300 (0xFC-encoded),
@@ -119,24 +135,11 @@ func TestOkStatus(t *testing.T) {
 		{"affected rows NULL", []byte{0x00, 0xFB, 0x00, 0x02, 0x00}, 0, false},
 		{"insert id 0xFF", []byte{0x00, 0x00, 0xFF, 0x02, 0x00}, 0, false},
 		{"counters consume status", []byte{0x00, 0x00, 0xFC, 0x02, 0x00}, 0, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, ok := OKStatus(tt.in)
-			if got != tt.want || ok != tt.wantOK {
-				t.Errorf("OKStatus(% x) = %#04x, %v; want %#04x, %v", tt.in, got, ok, tt.want, tt.wantOK)
-			}
-		})
-	}
+	})
 }
 
 func TestEofStatus(t *testing.T) {
-	tests := []struct {
-		name   string
-		in     []byte
-		want   uint16
-		wantOK bool
-	}{
+	checkStatus(t, "EOFStatus", EOFStatus, []statusCase{
 		{"plain EOF", []byte{0xFE, 0x00, 0x00, 0x02, 0x00}, StatusAutocommit, true},
 		{"warnings, more results", []byte{0xFE, 0x05, 0x00, 0x0A, 0x00}, StatusAutocommit | StatusMoreResults, true},
 		{"cursor exists", []byte{0xFE, 0x00, 0x00, 0x42, 0x00}, StatusCursorExists | StatusAutocommit, true},
@@ -147,15 +150,7 @@ func TestEofStatus(t *testing.T) {
 		{"pre-4.1 EOF", []byte{0xFE, 0x00}, 0, false},
 		{"no status", []byte{0xFE, 0x00, 0x00}, 0, false},
 		{"half status", []byte{0xFE, 0x00, 0x00, 0x02}, 0, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, ok := EOFStatus(tt.in)
-			if got != tt.want || ok != tt.wantOK {
-				t.Errorf("EOFStatus(% x) = %#04x, %v; want %#04x, %v", tt.in, got, ok, tt.want, tt.wantOK)
-			}
-		})
-	}
+	})
 }
 
 func TestOkPayloadParses(t *testing.T) {

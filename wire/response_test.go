@@ -24,11 +24,45 @@ var (
 
 func strp(s string) *string { return &s }
 
+// responseCase is a response's packets and how a Response of shape (for a
+// command opening a cursor or not) reads them: the kinds, the index of
+// the packet it ends with (-1: the response goes on) and the last status.
+type responseCase struct {
+	name   string
+	shape  Shape
+	cursor bool
+	pkts   [][]byte
+	want   []Kind
+	end    int
+	status uint16
+}
+
+// run walks the packets, with CLIENT_DEPRECATE_EOF if deprecateEOF.
+func (tt responseCase) run(t *testing.T, deprecateEOF bool) {
+	t.Run(tt.name, func(t *testing.T) {
+		r := NewResponse(tt.shape, tt.cursor)
+		if deprecateEOF {
+			r = r.DeprecateEOF()
+		}
+		kinds, end, r, err := walkResponse(r, tt.pkts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !equalKinds(kinds, tt.want) || end != tt.end || r.Status != tt.status {
+			t.Errorf("kinds %v end %d status %#x; want %v end %d status %#x", kinds, end, r.Status, tt.want, tt.end, tt.status)
+		}
+	})
+}
+
 // walk feeds payloads to a Response of shape and returns the kinds, the
 // index of the packet the response ended with (-1: not ended) and the
 // error that stopped it.
 func walk(shape Shape, cursor bool, pkts ...[]byte) ([]Kind, int, *Response, error) {
-	r := NewResponse(shape, cursor)
+	return walkResponse(NewResponse(shape, cursor), pkts...)
+}
+
+// walkResponse is walk on a Response made already.
+func walkResponse(r *Response, pkts ...[]byte) ([]Kind, int, *Response, error) {
 	var kinds []Kind
 	for i, p := range pkts {
 		k, err := r.Next(p[:min(len(p), PrefixLen)], len(p))
@@ -45,15 +79,7 @@ func walk(shape Shape, cursor bool, pkts ...[]byte) ([]Kind, int, *Response, err
 
 func TestResponseShapes(t *testing.T) {
 	K := func(k ...Kind) []Kind { return k }
-	tests := []struct {
-		name   string
-		shape  Shape
-		cursor bool
-		pkts   [][]byte
-		want   []Kind
-		end    int // index of the last packet; -1: the response goes on
-		status uint16
-	}{
+	tests := []responseCase{
 		{"OK", ShapeResults, false, [][]byte{okDone}, K(KindOK), 0, StatusAutocommit},
 		{"ERR", ShapeResults, false, [][]byte{errPkt}, K(KindErr), 0, 0},
 		{"result set", ShapeResults, false, [][]byte{colCount, colDef, colDef, eofDone, row, row, eofDone, okDone},
@@ -82,15 +108,7 @@ func TestResponseShapes(t *testing.T) {
 		{"single string", ShapeSingle, false, [][]byte{[]byte("Uptime: 5")}, K(KindOther), 0, 0},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			kinds, end, r, err := walk(tt.shape, tt.cursor, tt.pkts...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !equalKinds(kinds, tt.want) || end != tt.end || r.Status != tt.status {
-				t.Errorf("kinds %v end %d status %#x; want %v end %d status %#x", kinds, end, r.Status, tt.want, tt.end, tt.status)
-			}
-		})
+		tt.run(t, false)
 	}
 	if r := NewResponse(ShapeNone, false); !r.Done() {
 		t.Error("a command without an answer is not done at once")
@@ -110,15 +128,7 @@ func TestResponseDeprecateEOF(t *testing.T) {
 	end := append([]byte{EOFHeader}, AppendOK(nil, 0, StatusAutocommit, 0, "", false)[1:]...)
 	endMore := append([]byte{EOFHeader}, AppendOK(nil, 0, StatusAutocommit|StatusMoreResults, 0, "", false)[1:]...)
 	endCursor := append([]byte{EOFHeader}, AppendOK(nil, 0, StatusAutocommit|StatusCursorExists, 0, "", false)[1:]...)
-	tests := []struct {
-		name   string
-		shape  Shape
-		cursor bool
-		pkts   [][]byte
-		want   []Kind
-		end    int
-		status uint16
-	}{
+	tests := []responseCase{
 		{"result set", ShapeResults, false, [][]byte{colCount, colDef, colDef, row, end},
 			K(KindColumnCount, KindColumnDef, KindColumnDef, KindRow, KindEnd), 4, StatusAutocommit},
 		{"empty result set, more results", ShapeResults, false, [][]byte{colCount, colDef, colDef, endMore, okDone},
@@ -131,25 +141,7 @@ func TestResponseDeprecateEOF(t *testing.T) {
 		{"field list", ShapeFields, false, [][]byte{colDef, end}, K(KindColumnDef, KindEnd), 1, StatusAutocommit},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := NewResponse(tt.shape, tt.cursor).DeprecateEOF()
-			var kinds []Kind
-			last := -1
-			for i, p := range tt.pkts {
-				k, err := r.Next(p[:min(len(p), PrefixLen)], len(p))
-				if err != nil {
-					t.Fatal(err)
-				}
-				kinds = append(kinds, k)
-				if r.Done() {
-					last = i
-					break
-				}
-			}
-			if !equalKinds(kinds, tt.want) || last != tt.end || r.Status != tt.status {
-				t.Errorf("kinds %v end %d status %#x; want %v end %d status %#x", kinds, last, r.Status, tt.want, tt.end, tt.status)
-			}
-		})
+		tt.run(t, true)
 	}
 	// A row whose first value is 16 MiB or more starts with 0xFE too.
 	r := NewResponse(ShapeResults, false).DeprecateEOF()
