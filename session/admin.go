@@ -12,6 +12,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -83,16 +84,16 @@ func (m *Manager) List(ctx context.Context) ([]Info, error) {
 			return fmt.Errorf("read registry: %w", err)
 		}
 		for _, r := range rows {
-			if _, ok := byID[str(r[0])]; ok {
+			if _, ok := byID[sideconn.Str(r[0])]; ok {
 				continue
 			}
-			in := Info{ID: str(r[0]), Name: str(r[1]), State: "active", Owner: str(r[3]), Created: parseTime(r[4]),
-				TableCount: int(num(r[6])), Bytes: num(r[7])}
-			if e := parseTime(r[5]); !e.IsZero() {
+			in := Info{ID: sideconn.Str(r[0]), Name: sideconn.Str(r[1]), State: "active", Owner: sideconn.Str(r[3]), Created: sideconn.ParseTime(r[4]),
+				TableCount: int(sideconn.Num(r[6])), Bytes: sideconn.Num(r[7])}
+			if e := sideconn.ParseTime(r[5]); !e.IsZero() {
 				// An unkept sandbox's expiry is the end of its grace.
 				in.Expires, in.State = &e, "grace"
 			}
-			if str(r[2]) == "1" {
+			if sideconn.Str(r[2]) == "1" {
 				in.State = "kept"
 			}
 			byID[in.ID] = in
@@ -227,7 +228,7 @@ func (m *Manager) ExportNamed(ctx context.Context, name string) ([]string, error
 	}
 	out := make([]string, 0, len(r.Rows))
 	for _, row := range r.Rows {
-		out = append(out, str(row[0]))
+		out = append(out, sideconn.Str(row[0]))
 	}
 	return out, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -147,7 +148,7 @@ func (m *Manager) saveCapture(ctx context.Context, c SideConn, id string, t rewr
 		strings.Join([]string{quote.String(id), quote.String(t.DB), quote.String(t.Name), quote.String(info.state),
 			quote.String(info.reason), quote.String(info.keyKind), quote.String(string(key)),
 			quote.String(info.side.DB), quote.String(info.side.Name), quote.String(info.trigger),
-			quote.String(string(cascades)), sqlTime(time.Now().UTC())}, ", ")+")")
+			quote.String(string(cascades)), sideconn.SQLTime(time.Now().UTC())}, ", ")+")")
 	if err != nil {
 		return fmt.Errorf("record the capture of %s: %w", t, err)
 	}
@@ -163,17 +164,17 @@ func (m *Manager) loadCaptures(ctx context.Context, c SideConn, id string) (map[
 	}
 	out := map[string]captureInfo{}
 	for _, r := range rows {
-		info := captureInfo{state: str(r[2]), reason: str(r[3]), keyKind: str(r[4]),
-			side: rewrite.Table{DB: str(r[6]), Name: str(r[7])}, trigger: str(r[8])}
-		if err := json.Unmarshal([]byte(str(r[5])), &info.key); err != nil {
-			return nil, fmt.Errorf("read the capture key of %s.%s: %w", str(r[0]), str(r[1]), err)
+		info := captureInfo{state: sideconn.Str(r[2]), reason: sideconn.Str(r[3]), keyKind: sideconn.Str(r[4]),
+			side: rewrite.Table{DB: sideconn.Str(r[6]), Name: sideconn.Str(r[7])}, trigger: sideconn.Str(r[8])}
+		if err := json.Unmarshal([]byte(sideconn.Str(r[5])), &info.key); err != nil {
+			return nil, fmt.Errorf("read the capture key of %s.%s: %w", sideconn.Str(r[0]), sideconn.Str(r[1]), err)
 		}
-		if v := str(r[9]); v != "" {
+		if v := sideconn.Str(r[9]); v != "" {
 			if err := json.Unmarshal([]byte(v), &info.cascades); err != nil {
-				return nil, fmt.Errorf("read the cascades of %s.%s: %w", str(r[0]), str(r[1]), err)
+				return nil, fmt.Errorf("read the cascades of %s.%s: %w", sideconn.Str(r[0]), sideconn.Str(r[1]), err)
 			}
 		}
-		out[m.names.Key(rewrite.Table{DB: str(r[0]), Name: str(r[1])})] = info
+		out[m.names.Key(rewrite.Table{DB: sideconn.Str(r[0]), Name: sideconn.Str(r[1])})] = info
 	}
 	return out, nil
 }
@@ -284,7 +285,7 @@ func (m *Manager) removeCapture(ctx context.Context, c SideConn, on forker.Conn,
 	}
 	defer func() {
 		if len(rows) == 1 {
-			_, _ = c.Exec(context.WithoutCancel(ctx), "SET SESSION lock_wait_timeout = "+str(rows[0][0]))
+			_, _ = c.Exec(context.WithoutCancel(ctx), "SET SESSION lock_wait_timeout = "+sideconn.Str(rows[0][0]))
 		}
 	}()
 	err = forker.RemoveCapture(ctx, c, cp)
@@ -375,10 +376,10 @@ func (m *Manager) captureTrigger(ctx context.Context, c SideConn, id string, t r
 	if err != nil {
 		return "", fmt.Errorf("read the capture of %s: %w", t, err)
 	}
-	if len(rows) == 0 || str(rows[0][0]) != captureRows {
+	if len(rows) == 0 || sideconn.Str(rows[0][0]) != captureRows {
 		return "", nil
 	}
-	return str(rows[0][1]), nil
+	return sideconn.Str(rows[0][1]), nil
 }
 
 // captureSuffix ends the name of the capture trigger of event.
@@ -418,8 +419,8 @@ func (m *Manager) lastCapture(ctx context.Context, sb *Sandbox, t rewrite.Table,
 		var ours []forker.Trigger
 		misplaced := false
 		for _, r := range rows {
-			if strings.HasPrefix(strings.ToLower(str(r[0])), prefix) {
-				ours = append(ours, forker.Trigger{Name: str(r[0]), Timing: strings.ToUpper(timing), Event: strings.ToUpper(event), Body: str(r[1])})
+			if strings.HasPrefix(strings.ToLower(sideconn.Str(r[0])), prefix) {
+				ours = append(ours, forker.Trigger{Name: sideconn.Str(r[0]), Timing: strings.ToUpper(timing), Event: strings.ToUpper(event), Body: sideconn.Str(r[1])})
 			} else if len(ours) > 0 {
 				misplaced = true
 			}
@@ -453,12 +454,12 @@ func (m *Manager) cascadesOf(ctx context.Context, c SideConn, t rewrite.Table, s
 	}
 	var out []cascade
 	for _, r := range rows {
-		if n := len(out); n == 0 || out[n-1].FK.Name != str(r[0]) {
-			out = append(out, cascade{FK: forker.ForeignKey{Name: str(r[0]), Child: t, Parent: rewrite.Table{DB: str(r[2]), Name: str(r[3])},
-				OnUpdate: str(r[5]), OnDelete: str(r[6])}})
+		if n := len(out); n == 0 || out[n-1].FK.Name != sideconn.Str(r[0]) {
+			out = append(out, cascade{FK: forker.ForeignKey{Name: sideconn.Str(r[0]), Child: t, Parent: rewrite.Table{DB: sideconn.Str(r[2]), Name: sideconn.Str(r[3])},
+				OnUpdate: sideconn.Str(r[5]), OnDelete: sideconn.Str(r[6])}})
 		}
 		fk := &out[len(out)-1].FK
-		fk.Columns, fk.RefColumns = append(fk.Columns, str(r[1])), append(fk.RefColumns, str(r[4]))
+		fk.Columns, fk.RefColumns = append(fk.Columns, sideconn.Str(r[1])), append(fk.RefColumns, sideconn.Str(r[4]))
 	}
 	var kept []cascade
 	for _, cs := range out {
@@ -493,7 +494,7 @@ func cascadedInto(ctx context.Context, c SideConn, t rewrite.Table) (bool, error
 	if err != nil {
 		return false, fmt.Errorf("read the foreign keys of %s: %w", t, err)
 	}
-	return len(rows) == 1 && str(rows[0][0]) != "0", nil
+	return len(rows) == 1 && sideconn.Str(rows[0][0]) != "0", nil
 }
 
 // installCascades makes, for each fork in made (fresh, by key) whose

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 )
 
 // catalogTTL is how long the catalog trusts what it learnt of a name:
@@ -129,14 +130,14 @@ func (c *catalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (obj
 		if err != nil || len(rows) == 0 {
 			return err
 		}
-		o.kind, o.engine = str(rows[0][0]), str(rows[0][1])
+		o.kind, o.engine = sideconn.Str(rows[0][0]), sideconn.Str(rows[0][1])
 		if o.kind != "VIEW" {
 			return nil
 		}
 		rows, err = sc.Query(ctx, "SELECT VIEW_DEFINITION, CHECK_OPTION, ALGORITHM, COLLATION_CONNECTION FROM information_schema.VIEWS "+
 			"WHERE TABLE_SCHEMA = "+quote.String(t.DB)+" AND TABLE_NAME = "+quote.String(t.Name))
 		if err == nil && len(rows) == 1 {
-			vd = viewDef{def: str(rows[0][0]), checkOption: str(rows[0][1]), algorithm: str(rows[0][2]), collation: str(rows[0][3])}
+			vd = viewDef{def: sideconn.Str(rows[0][0]), checkOption: sideconn.Str(rows[0][1]), algorithm: sideconn.Str(rows[0][2]), collation: sideconn.Str(rows[0][3])}
 		}
 		return err
 	})
@@ -403,7 +404,7 @@ func (c *catalog) storedFunction(ctx context.Context, db, name string) (bool, er
 		if err != nil {
 			return err
 		}
-		found = len(rows) == 1 && str(rows[0][0]) != "0"
+		found = len(rows) == 1 && sideconn.Str(rows[0][0]) != "0"
 		return nil
 	})
 	if err != nil {
@@ -445,7 +446,7 @@ func (c *catalog) udfList(ctx context.Context) (map[string]bool, error) {
 		}
 		list = map[string]bool{}
 		for _, r := range rows {
-			list[strings.ToLower(str(r[0]))] = true
+			list[strings.ToLower(sideconn.Str(r[0]))] = true
 		}
 		return nil
 	})

@@ -1608,18 +1608,6 @@ func (s *Session) where() string {
 	return "sandbox " + fmt.Sprintf("%q", s.sb.Name)
 }
 
-func (sb *Sandbox) hasInfoViews() bool {
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	return sb.infoViews
-}
-
-func (sb *Sandbox) isDiscarded() bool {
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	return sb.discarded
-}
-
 // resolver maps logical tables to the session's sandbox.
 type resolver struct {
 	s *Session

@@ -13,6 +13,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/tabledef"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -445,25 +446,25 @@ func (d *differ) rowTail(l *selectList, dt *diffTable, ka, fa string) {
 func (d *differ) scan(td *tableDiff, rows [][]*string, conflictCol bool) error {
 	nk := len(keyColumns(td.t.fork, td.t.key))
 	for _, r := range rows {
-		dr := diffRow{op: str(r[0]), key: r[1], before: r[2], after: r[3], production: r[4], count: 1}
+		dr := diffRow{op: sideconn.Str(r[0]), key: r[1], before: r[2], after: r[3], production: r[4], count: 1}
 		i := 5
 		if conflictCol {
-			if str(r[5]) == "1" {
+			if sideconn.Str(r[5]) == "1" {
 				dr.conflictOp = "conflict"
 			}
-			dr.prodMissing = str(r[6]) == "1"
+			dr.prodMissing = sideconn.Str(r[6]) == "1"
 			i = 7
 		}
 		if d.export {
 			for j := range nk {
-				dr.keyLits = append(dr.keyLits, str(r[i+j]))
+				dr.keyLits = append(dr.keyLits, sideconn.Str(r[i+j]))
 			}
 			ns := len(td.t.fork.Stored())
 			for _, v := range r[i+nk : i+nk+ns] {
-				dr.afterLits = append(dr.afterLits, str(v))
+				dr.afterLits = append(dr.afterLits, sideconn.Str(v))
 			}
 			for _, v := range r[i+nk+ns:] {
-				dr.beforeLits = append(dr.beforeLits, str(v))
+				dr.beforeLits = append(dr.beforeLits, sideconn.Str(v))
 			}
 		}
 		if err := checkLiterals(td.t.logical, slices.Concat(dr.keyLits, dr.afterLits, dr.beforeLits)); err != nil {
@@ -522,8 +523,8 @@ func (d *differ) captured(ctx context.Context, td *tableDiff, detail bool) error
 			return fmt.Errorf("diff %s: %w", dt.logical, err)
 		}
 		for _, r := range rows {
-			n, cf := num(r[2]), num(r[1])
-			switch str(r[0]) {
+			n, cf := sideconn.Num(r[2]), sideconn.Num(r[1])
+			switch sideconn.Str(r[0]) {
 			case "insert":
 				td.ins = n
 			case "update":
@@ -559,7 +560,7 @@ func (d *differ) created(ctx context.Context, td *tableDiff, detail bool) error 
 		if err != nil {
 			return fmt.Errorf("diff %s: %w", dt.logical, err)
 		}
-		td.ins = num(rows[0][0])
+		td.ins = sideconn.Num(rows[0][0])
 		return nil
 	}
 	cols := dt.fork.Stored()
@@ -605,7 +606,7 @@ func (d *differ) keysCompared(ctx context.Context, td *tableDiff, detail bool) e
 		if err != nil {
 			return fmt.Errorf("diff %s: %w", dt.logical, err)
 		}
-		td.ins, td.upd, td.del = num(rows[0][0]), num(rows[0][1]), num(rows[0][2])
+		td.ins, td.upd, td.del = sideconn.Num(rows[0][0]), sideconn.Num(rows[0][1]), sideconn.Num(rows[0][2])
 		return nil
 	}
 	part := func(op, from, ka, before, after, fa string) string {
@@ -655,7 +656,7 @@ func (d *differ) rowsCompared(ctx context.Context, td *tableDiff, detail bool) e
 		if err != nil {
 			return fmt.Errorf("diff %s: %w", dt.logical, err)
 		}
-		td.ins, td.del = num(rows[0][0]), num(rows[0][1])
+		td.ins, td.del = sideconn.Num(rows[0][0]), sideconn.Num(rows[0][1])
 		return nil
 	}
 	l := &selectList{}
@@ -671,14 +672,14 @@ func (d *differ) rowsCompared(ctx context.Context, td *tableDiff, detail bool) e
 		return fmt.Errorf("diff %s: %w", dt.logical, err)
 	}
 	for _, r := range rows {
-		n, _ := strconv.Atoi(str(r[5]))
+		n, _ := strconv.Atoi(sideconn.Str(r[5]))
 		if d.budget -= n - 1; d.budget < 0 { // each of the n rows is one of the answer's
 			return rewrite.Refuse(wire.ErUnknown, "the diff has more than %d rows; use SANDBOX DIFF SUMMARY or SANDBOX DIFF … FOR db.table", maxDiffRows)
 		}
-		dr := diffRow{op: str(r[0]), key: r[1], before: r[2], after: r[3], count: n}
+		dr := diffRow{op: sideconn.Str(r[0]), key: r[1], before: r[2], after: r[3], count: n}
 		if d.export {
 			for _, v := range r[6:] {
-				dr.afterLits = append(dr.afterLits, str(v))
+				dr.afterLits = append(dr.afterLits, sideconn.Str(v))
 			}
 			if err := checkLiterals(dt.logical, dr.afterLits); err != nil {
 				return err
@@ -728,7 +729,7 @@ func (d *differ) createTable(ctx context.Context, t rewrite.Table) (string, erro
 	if len(rows) != 1 || len(rows[0]) < 2 {
 		return "", fmt.Errorf("read the definition of %s: no row", t)
 	}
-	return str(rows[0][1]), nil
+	return sideconn.Str(rows[0][1]), nil
 }
 
 // logicalNames tells the sandbox's databases in text back as the
@@ -759,7 +760,7 @@ func (d *differ) createView(ctx context.Context, dt *diffTable) (string, error) 
 	if len(rows) != 1 || len(rows[0]) < 2 {
 		return "", fmt.Errorf("read the definition of %s: no row", dt.logical)
 	}
-	text := str(rows[0][1])
+	text := sideconn.Str(rows[0][1])
 	m := viewHead.FindStringSubmatch(text)
 	if m == nil {
 		return "", fmt.Errorf("read the definition of %s: unexpected %.60q", dt.logical, text)

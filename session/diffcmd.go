@@ -6,6 +6,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -55,7 +56,7 @@ func (m *Manager) withSnapshot(ctx context.Context, sb *Sandbox, export bool, f 
 		}
 		tz := "SYSTEM"
 		if len(rows) == 1 {
-			tz = str(rows[0][0])
+			tz = sideconn.Str(rows[0][0])
 		}
 		if _, err := c.Exec(ctx, "SET time_zone = '+00:00'"); err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 )
 
 // SANDBOX EXPORT: the statements that turn production into the sandbox's
@@ -360,7 +361,7 @@ func (d *differ) allRows(ctx context.Context, et *exportTable) error {
 	for _, r := range rows {
 		dr := diffRow{op: "insert", count: 1}
 		for _, v := range r {
-			dr.afterLits = append(dr.afterLits, str(v))
+			dr.afterLits = append(dr.afterLits, sideconn.Str(v))
 		}
 		if err := checkLiterals(dt.logical, dr.afterLits); err != nil {
 			return err
@@ -383,7 +384,7 @@ func (d *differ) allRows(ctx context.Context, et *exportTable) error {
 	for _, r := range rows {
 		dr := diffRow{op: "delete", count: 1}
 		for _, v := range r {
-			dr.keyLits = append(dr.keyLits, str(v))
+			dr.keyLits = append(dr.keyLits, sideconn.Str(v))
 		}
 		if err := checkLiterals(dt.logical, dr.keyLits); err != nil {
 			return err
@@ -692,13 +693,13 @@ func (d *differ) ownObjects(ctx context.Context) ([]string, error) {
 	// database by name (their table's, which the sandbox's tables name):
 	// a pattern makes MariaDB read every database's directory.
 	own := sandbox.SchemaPrefix(d.m.cfg.Prefix, d.sb.ID)
-	q := "SELECT s.ROUTINE_TYPE, s.ROUTINE_SCHEMA, s.ROUTINE_NAME FROM information_schema.ROUTINES s WHERE s.ROUTINE_SCHEMA LIKE " + likePrefix(own)
+	q := "SELECT s.ROUTINE_TYPE, s.ROUTINE_SCHEMA, s.ROUTINE_NAME FROM information_schema.ROUTINES s WHERE s.ROUTINE_SCHEMA LIKE " + quote.LikePrefix(own)
 	for _, db := range slices.Sorted(maps.Keys(logical)) {
 		if !strings.HasPrefix(db, own) {
 			continue
 		}
 		q += " UNION ALL SELECT 'TRIGGER', t.TRIGGER_SCHEMA, t.TRIGGER_NAME FROM information_schema.TRIGGERS t WHERE t.EVENT_OBJECT_SCHEMA = " +
-			quote.String(db) + " AND t.TRIGGER_NAME NOT LIKE " + likePrefix(d.m.cfg.Prefix)
+			quote.String(db) + " AND t.TRIGGER_NAME NOT LIKE " + quote.LikePrefix(d.m.cfg.Prefix)
 	}
 	rows, err := d.c.Query(ctx, q+" ORDER BY 1, 2, 3")
 	if err != nil {
@@ -706,7 +707,7 @@ func (d *differ) ownObjects(ctx context.Context) ([]string, error) {
 	}
 	var names []string
 	for _, r := range rows {
-		kind, db, name := str(r[0]), str(r[1]), str(r[2])
+		kind, db, name := sideconn.Str(r[0]), sideconn.Str(r[1]), sideconn.Str(r[2])
 		if l, ok := logical[db]; ok {
 			db = l
 		}
@@ -721,7 +722,7 @@ func (d *differ) ownObjects(ctx context.Context) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("look up %s %s.%s in production: %w", kind, db, name, err)
 		}
-		if len(n) == 1 && str(n[0][0]) == "0" {
+		if len(n) == 1 && sideconn.Str(n[0][0]) == "0" {
 			names = append(names, strings.ToLower(kind)+" "+quote.Ident(db)+"."+quote.Ident(name))
 		}
 	}

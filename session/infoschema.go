@@ -10,6 +10,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 )
 
 // A sandbox's information_schema: for each view below the proxy keeps a
@@ -219,7 +220,7 @@ func (m *Manager) viewSQL(v infoView, id string, cols []infoCol) string {
 			sel[i] = "i." + quote.Ident(c.name)
 		}
 	}
-	internal := likePrefix(m.cfg.Prefix)
+	internal := quote.LikePrefix(m.cfg.Prefix)
 	var where string
 	if len(v.pairs) == 0 { // SCHEMATA
 		where = "i.SCHEMA_NAME NOT LIKE " + internal
@@ -261,7 +262,7 @@ func orderBy(cols []string) string {
 func (m *Manager) routineViewSQL(v infoView, id string, cols []infoCol) string {
 	own := sandbox.SchemaPrefix(m.cfg.Prefix, id)
 	col := "i." + quote.Ident(v.routineSchema)
-	mine := col + " LIKE " + likePrefix(own)
+	mine := col + " LIKE " + quote.LikePrefix(own)
 	sel := make([]string, len(cols))
 	for i, c := range cols {
 		if c.name == v.routineSchema {
@@ -270,7 +271,7 @@ func (m *Manager) routineViewSQL(v infoView, id string, cols []infoCol) string {
 			sel[i] = "i." + quote.Ident(c.name)
 		}
 	}
-	internal := likePrefix(m.cfg.Prefix)
+	internal := quote.LikePrefix(m.cfg.Prefix)
 	name := quote.Ident(v.routineName)
 	shadowed := "EXISTS (SELECT 1 FROM information_schema." + v.name + " j WHERE j." + quote.Ident(v.routineSchema) +
 		" = CONCAT(" + quote.String(own) + ", " + col + ") AND j." + name + " = i." + name + " AND j.ROUTINE_TYPE = i.ROUTINE_TYPE)"
@@ -387,9 +388,9 @@ func createInfoViews(ctx context.Context, c SideConn, whose string, viewSQL func
 		}
 		cols := make([]infoCol, len(rows))
 		for i, r := range rows {
-			cols[i] = infoCol{name: strings.ToUpper(str(r[0]))}
+			cols[i] = infoCol{name: strings.ToUpper(sideconn.Str(r[0]))}
 			if len(r) == 3 {
-				cols[i].charset, cols[i].collation = str(r[1]), str(r[2])
+				cols[i].charset, cols[i].collation = sideconn.Str(r[1]), sideconn.Str(r[2])
 			}
 		}
 		if _, err := c.Exec(ctx, viewSQL(v, cols)); err != nil {

@@ -189,7 +189,7 @@ func (m *Manager) prodViewSQL(v infoView, cols []infoCol) string {
 	for i, c := range cols {
 		sel[i] = "i." + quote.Ident(c.name)
 	}
-	internal := likePrefix(m.cfg.Prefix)
+	internal := quote.LikePrefix(m.cfg.Prefix)
 	var conds []string
 	switch {
 	case v.routineSchema != "":

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -256,7 +257,7 @@ func (m *registry) holdClaimed(ctx context.Context, c SideConn, sb *Sandbox) err
 	if err := m.hold(ctx, c, sb); err != nil {
 		return err
 	}
-	if err := m.clearGrace(ctx, c, sb, ", last_active = "+sqlTime(time.Now())); err != nil {
+	if err := m.clearGrace(ctx, c, sb, ", last_active = "+sideconn.SQLTime(time.Now())); err != nil {
 		return fmt.Errorf("record the use of sandbox %s: %w", sb.Name, err)
 	}
 	return nil
@@ -338,7 +339,7 @@ func (m *registry) recordGrace(ctx context.Context, sb *Sandbox) {
 		if until.IsZero() {
 			return nil
 		}
-		_, err := c.Exec(ctx, "UPDATE "+m.names.Q("sandboxes")+" SET expires_at = "+sqlTime(until)+
+		_, err := c.Exec(ctx, "UPDATE "+m.names.Q("sandboxes")+" SET expires_at = "+sideconn.SQLTime(until)+
 			" WHERE id = "+quote.String(sb.ID)+" AND kept = 0")
 		return err
 	})
@@ -419,8 +420,8 @@ func (m *registry) carriedOn(ctx context.Context, c SideConn, sb *Sandbox) (bool
 	case len(rows) == 0:
 		m.discardedElsewhere(sb)
 		return true, nil
-	case str(rows[0][0]) == "1":
-		sb.keepAs(parseTime(rows[0][1]))
+	case sideconn.Str(rows[0][0]) == "1":
+		sb.keepAs(sideconn.ParseTime(rows[0][1]))
 		return true, nil
 	}
 	held, err := m.heldElsewhere(ctx, c, sb)

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"go.uber.org/zap"
 )
 
@@ -50,7 +51,7 @@ func (m *registry) keepAlive(ctx context.Context) {
 		return
 	}
 	rows, err := c.Query(ctx, "SELECT GET_LOCK("+lock+", 0)")
-	if err != nil || len(rows) != 1 || str(rows[0][0]) != "1" {
+	if err != nil || len(rows) != 1 || sideconn.Str(rows[0][0]) != "1" {
 		_ = c.Close()
 		m.log.Warn("could not take this process's liveness lock; other proxy processes go by its leases", zap.Error(err))
 		return
@@ -76,7 +77,7 @@ func (m *registry) holderAlive(ctx context.Context, c SideConn, id string) (bool
 		return false, fmt.Errorf("read registry: %w", err)
 	}
 	for _, r := range rows {
-		p := str(r[0])
+		p := sideconn.Str(r[0])
 		if p == m.proxyID {
 			continue
 		}

@@ -15,7 +15,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
@@ -195,6 +194,10 @@ type Dialer = sideconn.Dialer
 // PoolStats is the side connection pool's state (sideconn.Stats).
 type PoolStats = sideconn.Stats
 
+// DialError is a side connection that could not be opened
+// (sideconn.DialError).
+type DialError = sideconn.DialError
+
 // Observer is told about sandbox events, for metrics.
 type Observer interface {
 	// Discarded reports a sandbox discarded, by reason: discarded
@@ -283,108 +286,6 @@ type Manager struct {
 	forks atomic.Int64
 }
 
-// Sandbox is one sandbox: a set of tables forked or created away from
-// production.
-type Sandbox struct {
-	ID      string
-	Name    string
-	Owner   string
-	Created time.Time
-
-	mu         sync.Mutex
-	kept       bool
-	persisted  bool // has rows in the registry
-	expires    time.Time
-	lastActive time.Time
-	attached   int
-	// graceUntil is when an unkept named sandbox that no connection of
-	// this process uses ends (zero: in use, kept, or no grace).
-	graceUntil time.Time
-	// graceMu orders the registry writes of the grace (recordGrace,
-	// clearGrace), each made from what memory says under it.
-	graceMu sync.Mutex
-	// ending: its last connection here is discarding it (detach), so it
-	// is not idle — the reaper letting go of it meanwhile made the discard
-	// a no-op, and its forks lasted until its lease ran out.
-	ending bool
-	// held: this process has a row among the registry's holders, so no
-	// other process discards the sandbox unless forced.
-	held bool
-	// retired: this process let go of the sandbox (discarded it, or left
-	// it to other processes that hold it); gone is closed once it is
-	// forgotten, for attaches that wait to look it up again.
-	retired   bool
-	gone      chan struct{}
-	forgotten bool
-	discarded bool
-	tables    map[string]*sandbox.Entry
-	bytes     int64
-	version   uint64 // bumped by every change of tables
-	changed   uint64 // the newest epoch of its tables' entries
-	forkMu    sync.Mutex
-	infoViews bool // its information_schema views exist
-	// routines are the routines this process knows the sandbox has made,
-	// copied or dropped (routineKey): production's are not copied for
-	// them. The value is set for the sandbox's own (made, altered or
-	// dropped there), unset for untouched copies of production's.
-	routines map[string]bool
-	// sideDB: this process made sure the sandbox's own database, where the
-	// capture's side tables go, exists.
-	sideDB bool
-	// needed are the stored routines copies of triggers call, for a
-	// session to copy into the sandbox (needRoutines).
-	needed []routineRef
-	// shared: another proxy process may use the sandbox (claimed from
-	// the registry, or found held elsewhere); named and kept sandboxes
-	// are shareable anyway (see shareable).
-	shared bool
-	// sync checks the registry for changes other processes made
-	// (registrysync.go).
-	sync regSync
-}
-
-// routineRef names a stored routine: kind PROCEDURE or FUNCTION, its
-// database and name.
-type routineRef struct{ kind, db, name string }
-
-// needRoutines records stored routines the sandbox's copies of triggers
-// call, which the next session to use the sandbox copies into it
-// (Session.placeNeeded).
-func (sb *Sandbox) needRoutines(rs []routineRef) {
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	sb.needed = append(sb.needed, rs...)
-}
-
-// takeNeeded returns and forgets the routines needRoutines recorded.
-func (sb *Sandbox) takeNeeded() []routineRef {
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	fs := sb.needed
-	sb.needed = nil
-	return fs
-}
-
-// routineKnown reports whether the routine key (routineKey) is the
-// sandbox's, and whether it is its own (not an untouched copy).
-func (sb *Sandbox) routineKnown(key string) (known, own bool) {
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	own, known = sb.routines[key]
-	return known, own
-}
-
-// noteRoutine records that the routine key is the sandbox's (own: made,
-// altered or dropped there).
-func (sb *Sandbox) noteRoutine(key string, own bool) {
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	if sb.routines == nil {
-		sb.routines = map[string]bool{}
-	}
-	sb.routines[key] = sb.routines[key] || own
-}
-
 // userRoom refuses a new sandbox of owner, who has owned of this process's
 // sandboxes, past the owner's max-sandboxes-per-user guardrail.
 func (m *Manager) userRoom(owner string, owned int) error {
@@ -469,7 +370,7 @@ func (m *Manager) warnTriggerVisibility(ctx context.Context, c SideConn) {
 	}
 	for _, r := range rows {
 		// TABLE_SCHEMA is the grant's pattern (`\_sqlfork%`), not a name.
-		if s := str(r[0]); s == "*" || !grants.PatternInside(s, m.cfg.Prefix) {
+		if s := sideconn.Str(r[0]); s == "*" || !grants.PatternInside(s, m.cfg.Prefix) {
 			return
 		}
 	}
@@ -487,7 +388,7 @@ func (m *Manager) checkPrivileges(ctx context.Context, c SideConn) {
 	m.privMu.Lock()
 	defer m.privMu.Unlock()
 	if aerr == nil && len(rows) == 1 && len(rows[0]) == 1 {
-		m.account = str(rows[0][0])
+		m.account = sideconn.Str(rows[0][0])
 	}
 	if err != nil {
 		m.log.Warn("could not tell whether the upstream account can write production", zap.Error(err))
@@ -617,89 +518,9 @@ func (m *Manager) CaseSensitive() bool { return m.names.CaseSensitive }
 // Prefix is the prefix of the proxy's databases.
 func (m *Manager) Prefix() string { return m.cfg.Prefix }
 
-// textModes are the sql_mode flags that change how the server reads a
-// statement's text or writes a definition (SHOW CREATE …): a side
-// connection, which inherits the server's global sql_mode, drops them, so
-// that the proxy's statements read as written and the definitions it reads
-// back are whole. The combination modes (ANSI, ORACLE, …) stand for some
-// of them.
-var textModes = map[string]bool{
-	"ANSI_QUOTES": true, "NO_BACKSLASH_ESCAPES": true, "PIPES_AS_CONCAT": true, "IGNORE_SPACE": true,
-	"HIGH_NOT_PRECEDENCE": true, "EMPTY_STRING_IS_NULL": true, "SIMULTANEOUS_ASSIGNMENT": true,
-	"NO_KEY_OPTIONS": true, "NO_TABLE_OPTIONS": true, "NO_FIELD_OPTIONS": true, "MYSQL323": true, "MYSQL40": true,
-	"ANSI": true, "ORACLE": true, "MSSQL": true, "DB2": true, "POSTGRESQL": true, "MAXDB": true,
-}
-
-// plainTextMode takes textModes out of c's sql_mode.
-func plainTextMode(ctx context.Context, c SideConn) error {
-	rows, err := c.Query(ctx, "SELECT @@sql_mode")
-	if err != nil || len(rows) != 1 || len(rows[0]) != 1 {
-		return err
-	}
-	var keep []string
-	changed := false
-	for _, f := range strings.Split(str(rows[0][0]), ",") {
-		if textModes[strings.ToUpper(f)] {
-			changed = true
-			continue
-		}
-		keep = append(keep, f)
-	}
-	if !changed {
-		return nil
-	}
-	_, err = c.Exec(ctx, "SET SESSION sql_mode = "+quote.String(strings.Join(keep, ",")))
-	return err
-}
-
-// DialError is a side connection that could not be opened (the upstream
-// down, or refusing it: 1040 too many connections). Size is the pool's.
-type DialError struct {
-	Err  error
-	Size int
-}
-
-// Error describes the failed dial.
-func (e *DialError) Error() string { return "open a side connection to the upstream: " + e.Err.Error() }
-
-// MySQLError is the error a client gets: the upstream's own code when it
-// refused the connection (1040 says what to size), else 1105.
-func (e *DialError) MySQLError() (uint16, string, string) {
-	var me *mysql.MyError
-	if !errors.As(e.Err, &me) {
-		return wire.ErUnknown, wire.State(wire.ErUnknown), "sqlfork-proxy: could not open a side connection (for forks and the sandbox registry) to the upstream: " +
-			e.Err.Error() + "; retry the statement"
-	}
-	msg := "sqlfork-proxy: the upstream refused a side connection (for forks and the sandbox registry): " + me.Message
-	if me.Code == wire.ErConCount {
-		msg += fmt.Sprintf("; its max_connections must cover every client connection plus the proxy's %d side connections "+
-			"(side-connections): retry the statement, or ask the operator to raise the upstream's max_connections or lower "+
-			"the proxy's max-connections", e.Size)
-	}
-	return me.Code, me.State, msg
-}
-
-// Unwrap returns the dial error.
-func (e *DialError) Unwrap() error { return e.Err }
-
 // ---- sandbox bookkeeping ----
 
 // ---- resolution ----
-
-// resolve maps t in sb: ok=false leaves it to production.
-func (sb *Sandbox) resolve(k string) (*sandbox.Entry, bool) {
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	e, ok := sb.tables[k]
-	return e, ok
-}
-
-// snapshot is the sandbox's table map version.
-func (sb *Sandbox) snapshotVersion() uint64 {
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	return sb.version
-}
 
 // ensure makes sure t has a place in sb for a statement of the given kind:
 // a fork (full or schema only) of the production table, or, for a table
@@ -1088,13 +909,6 @@ func (m *Manager) recordFork(ctx context.Context, c SideConn, sb *Sandbox, t rew
 		zap.String("fork", phys.String()), zap.String("strategy", m.strategy.Name()), zap.String("kind", string(kind)),
 		zap.Int64("rows", st.Rows), zap.Int64("bytes", st.Bytes), zap.Duration("took", st.Duration))
 	return e, nil
-}
-
-// changedSince reports whether a table of sb changed after epoch.
-func (sb *Sandbox) changedSince(epoch uint64) bool {
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	return sb.changed > epoch
 }
 
 // refresh re-reads the physical state of tables a DDL statement touched:

@@ -10,6 +10,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -68,16 +69,16 @@ func (s *Session) copyRoutine(ctx context.Context, kind, db, name string) error 
 	what := strings.ToLower(kind)
 	text, ok := "", false
 	if def != nil {
-		text, ok = withoutDefiner(str(def[2]))
+		text, ok = withoutDefiner(sideconn.Str(def[2]))
 	}
 	if !ok {
 		return rewrite.Refuse(wire.ErOptionPreventsStatement, "the proxy cannot read the definition of production's %s %s "+
 			"(grant its account SELECT ON mysql.proc), so it cannot run a copy of it in the sandbox", what, qname)
 	}
-	mode := strings.ToUpper(str(def[1]))
+	mode := strings.ToUpper(sideconn.Str(def[1]))
 	a := s.m.engine.Analyze(text, rewrite.Options{DB: db, ANSIQuotes: strings.Contains(mode, "ANSI_QUOTES"), IgnoreSpace: strings.Contains(mode, "IGNORE_SPACE"),
 		NoBackslashEscapes: strings.Contains(mode, "NO_BACKSLASH_ESCAPES"), CaseSensitiveNames: s.m.names.CaseSensitive,
-		Charset: str(def[3]), Server: s.m.server})
+		Charset: sideconn.Str(def[3]), Server: s.m.server})
 	if len(a.Statements) != 1 || a.Statements[0].Kind != rewrite.Kind("CREATE "+kind) || a.Statements[0].Routine == nil {
 		return rewrite.Refuse(wire.ErOptionPreventsStatement, "the proxy cannot read the definition of production's %s %s, "+
 			"so it cannot run a copy of it in the sandbox", what, qname)
@@ -97,7 +98,7 @@ func (s *Session) copyRoutine(ctx context.Context, kind, db, name string) error 
 		return err
 	}
 	return s.m.withConn(ctx, func(c SideConn) error {
-		err := forker.ExecWith(ctx, c, forker.Modes{SQLMode: str(def[1]), Charset: str(def[3]), Collation: str(def[4])}, res.SQL)
+		err := forker.ExecWith(ctx, c, forker.Modes{SQLMode: sideconn.Str(def[1]), Charset: sideconn.Str(def[3]), Collation: sideconn.Str(def[4])}, res.SQL)
 		var me *mysql.MyError
 		if errors.As(err, &me) && me.Code == errProcedureExists {
 			return nil // another connection of the sandbox made it meanwhile

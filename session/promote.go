@@ -17,6 +17,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -252,7 +253,7 @@ func (p *promotion) connect(ctx context.Context) (pc SideConn, release func(), e
 	}
 	lock := p.m.lockName(p.sb.ID, "\x00promote")
 	rows, err := pc.Query(ctx, fmt.Sprintf("SELECT GET_LOCK(%s, %d)", quote.String(lock), promoteLockWait))
-	if err == nil && (len(rows) != 1 || str(rows[0][0]) != "1") {
+	if err == nil && (len(rows) != 1 || sideconn.Str(rows[0][0]) != "1") {
 		p.outcome = "refused"
 		err = rewrite.Refuse(wire.ErLockWaitTimeout, "another PROMOTE of sandbox %q is running; retry when it is done", p.sb.Name)
 	}
@@ -433,12 +434,12 @@ func (p *promotion) findConflicts(ctx context.Context, pc SideConn, lock bool) (
 			for _, r := range rows {
 				lits := make([]string, len(r)-1)
 				for j, v := range r[1:] {
-					lits[j] = str(v)
+					lits[j] = sideconn.Str(v)
 				}
 				if err := checkLiterals(dt.logical, lits); err != nil {
 					return nil, err
 				}
-				i, err := strconv.Atoi(str(r[0]))
+				i, err := strconv.Atoi(sideconn.Str(r[0]))
 				if err != nil {
 					return nil, fmt.Errorf("promote: read production's rows of %s: %w", dt.logical, err)
 				}
@@ -458,7 +459,7 @@ func (p *promotion) findConflicts(ctx context.Context, pc SideConn, lock bool) (
 			if theirsChanged && !same {
 				out = append(out, conflict{et: et, i: i})
 				if len(p.conflictList) < 20 {
-					p.conflictList = append(p.conflictList, tableName(dt.logical)+" "+str(dr.key))
+					p.conflictList = append(p.conflictList, tableName(dt.logical)+" "+sideconn.Str(dr.key))
 				}
 			}
 		}
@@ -530,12 +531,12 @@ func (p *promotion) startAudit(ctx context.Context) {
 func (p *promotion) insertAudit(ctx context.Context, c SideConn) error {
 	if _, err := c.Exec(ctx, "INSERT INTO "+p.m.names.Q("promotes")+" (sandbox_id, name, owner, user, via, strategy, started_at, outcome) VALUES ("+
 		strings.Join([]string{quote.String(p.sb.ID), quote.String(p.sb.Name), quote.String(p.sb.Owner),
-			quote.String(p.user), quote.String(p.via), quote.String(p.strategy), sqlTime(p.started), "'running'"}, ", ")+")"); err != nil {
+			quote.String(p.user), quote.String(p.via), quote.String(p.strategy), sideconn.SQLTime(p.started), "'running'"}, ", ")+")"); err != nil {
 		return err
 	}
 	rows, err := c.Query(ctx, "SELECT LAST_INSERT_ID()")
 	if err == nil && len(rows) == 1 {
-		p.auditID = str(rows[0][0])
+		p.auditID = sideconn.Str(rows[0][0])
 	}
 	return err
 }
@@ -556,7 +557,7 @@ func (p *promotion) finish(ctx context.Context, err error) {
 		zap.Int("tables", p.tables), zap.Int64("inserted", p.ins), zap.Int64("updated", p.upd), zap.Int64("deleted", p.del),
 		zap.Int("conflicts", p.conflicts), zap.String("export_sha256", p.exportSum), zap.Duration("took", time.Since(p.started)),
 		zap.String("error", msg))
-	set := "finished_at = " + sqlTime(time.Now().UTC()) + ", outcome = " + quote.String(p.outcome) +
+	set := "finished_at = " + sideconn.SQLTime(time.Now().UTC()) + ", outcome = " + quote.String(p.outcome) +
 		fmt.Sprintf(", tables = %d, inserted = %d, updated = %d, deleted = %d, conflicts = %d", p.tables, p.ins, p.upd, p.del, p.conflicts) +
 		", export_sha256 = " + quote.String(p.exportSum) + ", error = " + quote.String(msg)
 	werr := p.m.withConn(ctx, func(c SideConn) error {

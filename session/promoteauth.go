@@ -10,6 +10,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/grants"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -175,7 +176,7 @@ func (s *Session) accountGrants(ctx context.Context, c forker.Conn) (gs grants.S
 			return err
 		}
 		if len(rows) == 1 && len(rows[0]) == 1 {
-			account = str(rows[0][0])
+			account = sideconn.Str(rows[0][0])
 		}
 		lines, err = grants.Show(ctx, c, "SHOW GRANTS")
 		return err

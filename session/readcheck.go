@@ -9,6 +9,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -47,7 +48,7 @@ func (s *Session) isProxyAccount(ctx context.Context) bool {
 		if err != nil || len(r.Rows) != 1 || len(r.Rows[0]) != 1 {
 			return false
 		}
-		s.account = str(r.Rows[0][0])
+		s.account = sideconn.Str(r.Rows[0][0])
 	}
 	return s.account == proxy
 }
@@ -87,7 +88,7 @@ func (m *Manager) mayRead(ctx context.Context, c SideConn, rg readGrants, target
 		}
 		cols := make([]string, len(rows))
 		for i, r := range rows {
-			cols[i] = str(r[0])
+			cols[i] = sideconn.Str(r[0])
 		}
 		if len(cols) == 0 || rg.gs.Allows("SELECT", t.DB, t.Name, cols) {
 			continue // production has no such table (nothing is copied), or it may be read

@@ -14,6 +14,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -25,34 +26,6 @@ import (
 // Unkept sandboxes hold a lease their process renews every ReapInterval;
 // one whose lease ran out belongs to a process that is gone, and is
 // dropped by whichever process reaps next.
-const timeLayout = "2006-01-02 15:04:05.000000"
-
-func sqlTime(t time.Time) string {
-	if t.IsZero() {
-		return "NULL"
-	}
-	return "'" + t.UTC().Format(timeLayout) + "'"
-}
-
-func parseTime(v *string) time.Time {
-	if v == nil {
-		return time.Time{}
-	}
-	t, _ := time.Parse(timeLayout, *v)
-	return t
-}
-
-func str(v *string) string {
-	if v == nil {
-		return ""
-	}
-	return *v
-}
-
-func num(v *string) int64 {
-	n, _ := strconv.ParseInt(str(v), 10, 64)
-	return n
-}
 
 // initRegistry creates the metadata schema and tables.
 func (m *registry) initRegistry(ctx context.Context, c SideConn) error {
@@ -156,10 +129,10 @@ func (m *registry) initRegistry(ctx context.Context, c SideConn) error {
 	if err != nil {
 		return fmt.Errorf("read the registry's lock secret: %w", err)
 	}
-	if len(rows) != 1 || str(rows[0][0]) == "" {
+	if len(rows) != 1 || sideconn.Str(rows[0][0]) == "" {
 		return fmt.Errorf("the registry's lock secret is missing from %s", m.names.Q("settings"))
 	}
-	m.lockSecret = str(rows[0][0])
+	m.lockSecret = sideconn.Str(rows[0][0])
 	return nil
 }
 
@@ -180,8 +153,8 @@ func (m *registry) persist(ctx context.Context, c SideConn, sb *Sandbox) error {
 		return m.record(ctx, c, sb)
 	}
 	id := quote.String(sb.ID)
-	_, err := c.Exec(ctx, "UPDATE "+m.names.Q("sandboxes")+" SET last_active = "+sqlTime(last)+
-		", lease_until = "+sqlTime(time.Now().Add(m.cfg.Lease))+" WHERE id = "+id)
+	_, err := c.Exec(ctx, "UPDATE "+m.names.Q("sandboxes")+" SET last_active = "+sideconn.SQLTime(last)+
+		", lease_until = "+sideconn.SQLTime(time.Now().Add(m.cfg.Lease))+" WHERE id = "+id)
 	if err == nil && !kept {
 		// In use: in no grace, whatever a process recorded.
 		err = m.clearGrace(ctx, c, sb, "")
@@ -209,7 +182,7 @@ func (m *registry) persistKeep(ctx context.Context, c SideConn, sb *Sandbox) err
 	if !kept {
 		return nil
 	}
-	if _, err := c.Exec(ctx, "UPDATE "+m.names.Q("sandboxes")+" SET kept = 1, expires_at = "+sqlTime(expires)+
+	if _, err := c.Exec(ctx, "UPDATE "+m.names.Q("sandboxes")+" SET kept = 1, expires_at = "+sideconn.SQLTime(expires)+
 		" WHERE id = "+quote.String(sb.ID)); err != nil {
 		return fmt.Errorf("record sandbox %s kept: %w", sb.Name, err)
 	}
@@ -259,7 +232,7 @@ func (m *registry) record(ctx context.Context, c SideConn, sb *Sandbox) error {
 	}
 	_, err = c.Exec(ctx, "INSERT INTO "+m.names.Q("sandboxes")+" (id, name, owner, kept, created_at, expires_at, last_active, lease_until, proxy_id) VALUES ("+
 		strings.Join([]string{quote.String(sb.ID), quote.String(sb.Name), quote.String(sb.Owner), keptN,
-			sqlTime(sb.Created), sqlTime(expires), sqlTime(last), sqlTime(time.Now().Add(m.cfg.Lease)), quote.String(m.proxyID)}, ", ")+")")
+			sideconn.SQLTime(sb.Created), sideconn.SQLTime(expires), sideconn.SQLTime(last), sideconn.SQLTime(time.Now().Add(m.cfg.Lease)), quote.String(m.proxyID)}, ", ")+")")
 	var me *mysql.MyError
 	if errors.As(err, &me) && me.Code == wire.ErDupEntry {
 		err = m.sameSandbox(ctx, c, sb)
@@ -287,7 +260,7 @@ func (m *registry) clearLeftovers(ctx context.Context, c SideConn, sb *Sandbox) 
 	if err != nil {
 		return fmt.Errorf("read registry: %w", err)
 	}
-	if len(rows) != 1 || num(rows[0][0]) != 0 {
+	if len(rows) != 1 || sideconn.Num(rows[0][0]) != 0 {
 		return nil
 	}
 	// Not the readers' sync leases: another process may have taken one on
@@ -330,7 +303,7 @@ func (m *registry) stillRecorded(ctx context.Context, c SideConn, sb *Sandbox, e
 		if err != nil {
 			return fmt.Errorf("read registry: %w", err)
 		}
-		if len(rows) == 1 && num(rows[0][0]) == 1 {
+		if len(rows) == 1 && sideconn.Num(rows[0][0]) == 1 {
 			continue
 		}
 		wctx := context.WithoutCancel(ctx)
@@ -352,11 +325,11 @@ func (m *registry) sameSandbox(ctx context.Context, c SideConn, sb *Sandbox) err
 	if err != nil {
 		return err
 	}
-	if len(rows) != 1 || str(rows[0][0]) != sb.Name || str(rows[0][1]) != sb.Owner {
+	if len(rows) != 1 || sideconn.Str(rows[0][0]) != sb.Name || sideconn.Str(rows[0][1]) != sb.Owner {
 		return rewrite.Refuse(wire.ErUnknown, "sandbox name %q clashes with another sandbox (of this or another user); choose another name", sb.Name)
 	}
-	if str(rows[0][2]) == "1" {
-		sb.keepAs(parseTime(rows[0][3]))
+	if sideconn.Str(rows[0][2]) == "1" {
+		sb.keepAs(sideconn.ParseTime(rows[0][3]))
 	}
 	return nil
 }
@@ -369,7 +342,7 @@ func (m *registry) hold(ctx context.Context, c SideConn, sb *Sandbox) error {
 		return nil
 	}
 	_, err := c.Exec(ctx, "REPLACE INTO "+m.names.Q("holders")+" (sandbox_id, proxy_id, lease_until) VALUES ("+
-		quote.String(sb.ID)+", "+quote.String(m.proxyID)+", "+sqlTime(time.Now().Add(m.cfg.Lease))+")")
+		quote.String(sb.ID)+", "+quote.String(m.proxyID)+", "+sideconn.SQLTime(time.Now().Add(m.cfg.Lease))+")")
 	if err != nil {
 		return fmt.Errorf("record holder of sandbox %s: %w", sb.Name, err)
 	}
@@ -395,11 +368,11 @@ func (m *registry) release(ctx context.Context, c SideConn, sb *Sandbox) error {
 // heldElsewhere reports whether another live proxy process holds sb.
 func (m *registry) heldElsewhere(ctx context.Context, c SideConn, sb *Sandbox) (bool, error) {
 	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.names.Q("holders")+" WHERE sandbox_id = "+quote.String(sb.ID)+
-		" AND proxy_id <> "+quote.String(m.proxyID)+" AND lease_until > "+sqlTime(time.Now()))
+		" AND proxy_id <> "+quote.String(m.proxyID)+" AND lease_until > "+sideconn.SQLTime(time.Now()))
 	if err != nil {
 		return false, fmt.Errorf("read registry: %w", err)
 	}
-	return len(rows) == 1 && str(rows[0][0]) != "0", nil
+	return len(rows) == 1 && sideconn.Str(rows[0][0]) != "0", nil
 }
 
 // saveEntry writes a table row and, for a table in place (not a fork's
@@ -408,7 +381,7 @@ func (m *registry) saveEntry(ctx context.Context, c SideConn, sb *Sandbox, e *sa
 	_, err := c.Exec(ctx, "REPLACE INTO "+m.names.Q("tables")+" (sandbox_id, db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at) VALUES ("+
 		strings.Join([]string{quote.String(sb.ID), quote.String(e.Logical.DB), quote.String(e.Logical.Name),
 			quote.String(string(e.Kind)), quote.String(e.Phys.DB), quote.String(e.Phys.Name),
-			strconv.FormatInt(e.Rows, 10), strconv.FormatInt(e.Bytes, 10), sqlTime(e.Created)}, ", ")+")")
+			strconv.FormatInt(e.Rows, 10), strconv.FormatInt(e.Bytes, 10), sideconn.SQLTime(e.Created)}, ", ")+")")
 	if err != nil {
 		return fmt.Errorf("record table %s of sandbox %s: %w", e.Logical, sb.Name, err)
 	}
@@ -431,9 +404,9 @@ const entryCols = "db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_a
 const usable = " AND kind <> 'forking'"
 
 func (m *registry) rowEntry(r []*string) *sandbox.Entry {
-	return &sandbox.Entry{Logical: rewrite.Table{DB: str(r[0]), Name: str(r[1])}, Kind: sandbox.Kind(str(r[2])),
-		Phys: rewrite.Table{DB: str(r[3]), Name: str(r[4])}, Rows: num(r[5]), Bytes: num(r[6]),
-		Created: parseTime(r[7]), Epoch: m.epoch.Add(1)}
+	return &sandbox.Entry{Logical: rewrite.Table{DB: sideconn.Str(r[0]), Name: sideconn.Str(r[1])}, Kind: sandbox.Kind(sideconn.Str(r[2])),
+		Phys: rewrite.Table{DB: sideconn.Str(r[3]), Name: sideconn.Str(r[4])}, Rows: sideconn.Num(r[5]), Bytes: sideconn.Num(r[6]),
+		Created: sideconn.ParseTime(r[7]), Epoch: m.epoch.Add(1)}
 }
 
 // loadEntry reads the registry row of t in sb, if any.
@@ -476,12 +449,12 @@ func (m *registry) loadOn(ctx context.Context, c SideConn, name string) (*Sandbo
 		return nil, nil
 	}
 	r := rows[0]
-	sb := &Sandbox{ID: str(r[0]), Name: str(r[1]), Owner: str(r[2]), kept: str(r[3]) == "1", Created: parseTime(r[4]),
-		lastActive: parseTime(r[6]), persisted: true, tables: map[string]*sandbox.Entry{}, gone: make(chan struct{})}
+	sb := &Sandbox{ID: sideconn.Str(r[0]), Name: sideconn.Str(r[1]), Owner: sideconn.Str(r[2]), kept: sideconn.Str(r[3]) == "1", Created: sideconn.ParseTime(r[4]),
+		lastActive: sideconn.ParseTime(r[6]), persisted: true, tables: map[string]*sandbox.Entry{}, gone: make(chan struct{})}
 	if sb.kept {
-		sb.expires = parseTime(r[5])
+		sb.expires = sideconn.ParseTime(r[5])
 	} else {
-		sb.graceUntil = parseTime(r[5])
+		sb.graceUntil = sideconn.ParseTime(r[5])
 	}
 	trows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.names.Q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+usable)
 	if err != nil {
@@ -546,7 +519,7 @@ func (m *registry) dropOrphan(ctx context.Context, c SideConn, id string, schema
 	if err != nil {
 		return fmt.Errorf("read registry: %w", err)
 	}
-	if len(rows) != 1 || str(rows[0][0]) != "0" {
+	if len(rows) != 1 || sideconn.Str(rows[0][0]) != "0" {
 		return nil
 	}
 	for _, s := range schemas {
@@ -558,32 +531,16 @@ func (m *registry) dropOrphan(ctx context.Context, c SideConn, id string, schema
 	return nil
 }
 
-// likeEscape escapes s for a LIKE pattern whose escape character is '!'
-// (likeSuffix): a backslash would mean another thing under
-// NO_BACKSLASH_ESCAPES, where LIKE has no escape character by default.
-func likeEscape(s string) string {
-	return strings.NewReplacer(`!`, `!!`, `%`, `!%`, `_`, `!_`).Replace(s)
-}
-
-// likePrefix is the pattern and ESCAPE clause of LIKE matching the names
-// that start with prefix.
-func likePrefix(prefix string) string {
-	return quote.String(likeEscape(prefix)+"%") + likeSuffix
-}
-
-// likeSuffix is the ESCAPE clause of likeEscape's patterns.
-const likeSuffix = " ESCAPE '!'"
-
 // schemasOf lists the databases of sandbox id.
 func (m *registry) schemasOf(ctx context.Context, c SideConn, id string) ([]string, error) {
 	rows, err := c.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE "+
-		likePrefix(sandbox.SchemaPrefix(m.cfg.Prefix, id)))
+		quote.LikePrefix(sandbox.SchemaPrefix(m.cfg.Prefix, id)))
 	if err != nil {
 		return nil, fmt.Errorf("list sandbox schemas: %w", err)
 	}
 	var out []string
 	for _, r := range rows {
-		out = append(out, str(r[0]))
+		out = append(out, sideconn.Str(r[0]))
 	}
 	return out, nil
 }
@@ -624,7 +581,7 @@ func (m *registry) dropInterruptedFork(ctx context.Context, c SideConn, id, db, 
 		if err != nil {
 			return fmt.Errorf("read registry: %w", err)
 		}
-		if len(rows) != 1 || str(rows[0][0]) != "1" {
+		if len(rows) != 1 || sideconn.Str(rows[0][0]) != "1" {
 			return nil
 		}
 	}
@@ -655,17 +612,17 @@ func (m *registry) reconcile(ctx context.Context) error {
 		}
 		known := map[string]bool{}
 		for _, r := range rows {
-			known[str(r[0])] = true
+			known[sideconn.Str(r[0])] = true
 		}
 		srows, err := c.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE "+
-			likePrefix(m.cfg.Prefix+"_"))
+			quote.LikePrefix(m.cfg.Prefix+"_"))
 		if err != nil {
 			return fmt.Errorf("list sandbox schemas: %w", err)
 		}
 		orphans := map[string][]string{}
 		var ids []string
 		for _, r := range srows {
-			s := str(r[0])
+			s := sideconn.Str(r[0])
 			rest := strings.TrimPrefix(s, m.cfg.Prefix+"_")
 			id, _, _ := strings.Cut(rest, "_") // prefix_<id>_<db>, or prefix_<id> (its information_schema)
 			if !isSandboxID(id) || known[id] {
@@ -695,32 +652,32 @@ func (m *registry) reconcile(ctx context.Context) error {
 		// (locks die with their connection); one older than any fork may
 		// take is gone too.
 		stale := time.Now().UTC().Add(-m.cfg.ForkTimeout - time.Minute)
-		frows, err := c.Query(ctx, "SELECT sandbox_id, db, tbl, phys_db, phys_tbl, created_at < "+sqlTime(stale)+" FROM "+
+		frows, err := c.Query(ctx, "SELECT sandbox_id, db, tbl, phys_db, phys_tbl, created_at < "+sideconn.SQLTime(stale)+" FROM "+
 			m.names.Q("tables")+" WHERE kind = 'forking'")
 		if err != nil {
 			return fmt.Errorf("read registry: %w", err)
 		}
 		for _, r := range frows {
-			if err := m.dropInterruptedFork(ctx, c, str(r[0]), str(r[1]), str(r[2]),
-				rewrite.Table{DB: str(r[3]), Name: str(r[4])}, str(r[5]) == "1"); err != nil {
+			if err := m.dropInterruptedFork(ctx, c, sideconn.Str(r[0]), sideconn.Str(r[1]), sideconn.Str(r[2]),
+				rewrite.Table{DB: sideconn.Str(r[3]), Name: sideconn.Str(r[4])}, sideconn.Str(r[5]) == "1"); err != nil {
 				return err
 			}
 		}
 		// Tables no registry row explains: left by a crash (or by hand).
 		trows, err := c.Query(ctx, "SELECT t.TABLE_SCHEMA, t.TABLE_NAME FROM information_schema.TABLES t LEFT JOIN "+
 			m.names.Q("tables")+" r ON r.phys_db = t.TABLE_SCHEMA AND r.phys_tbl = t.TABLE_NAME WHERE t.TABLE_SCHEMA LIKE "+
-			likePrefix(m.cfg.Prefix+"_")+" AND t.TABLE_SCHEMA <> "+quote.String(m.names.Meta())+
+			quote.LikePrefix(m.cfg.Prefix+"_")+" AND t.TABLE_SCHEMA <> "+quote.String(m.names.Meta())+
 			" AND r.sandbox_id IS NULL")
 		if err != nil {
 			return fmt.Errorf("list sandbox tables: %w", err)
 		}
 		for _, r := range trows {
-			s := str(r[0])
+			s := sideconn.Str(r[0])
 			id, _, tables := strings.Cut(strings.TrimPrefix(s, m.cfg.Prefix+"_"), "_")
 			if !isSandboxID(id) || !tables {
 				continue // not a sandbox's table database (prefix_<id> holds its information_schema views)
 			}
-			t := rewrite.Table{DB: s, Name: str(r[1])}
+			t := rewrite.Table{DB: s, Name: sideconn.Str(r[1])}
 			m.log.Info("dropping orphaned fork", zap.String("table", t.Quoted()))
 			if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+t.Quoted()); err != nil {
 				return fmt.Errorf("drop orphaned fork %s: %w", t.Quoted(), err)
@@ -742,8 +699,8 @@ type expiryRow struct {
 }
 
 func parseExpiryRow(r []*string) expiryRow {
-	return expiryRow{id: str(r[0]), name: str(r[1]), kept: str(r[2]) == "1", expires: parseTime(r[3]),
-		last: parseTime(r[4]), lease: parseTime(r[5]), holders: num(r[6])}
+	return expiryRow{id: sideconn.Str(r[0]), name: sideconn.Str(r[1]), kept: sideconn.Str(r[2]) == "1", expires: sideconn.ParseTime(r[3]),
+		last: sideconn.ParseTime(r[4]), lease: sideconn.ParseTime(r[5]), holders: sideconn.Num(r[6])}
 }
 
 // due says why r must be discarded now ("" when it need not), and whether
@@ -782,7 +739,7 @@ func (m *registry) expire(ctx context.Context) error {
 	idle := m.limits().IdleTTL
 	err := m.withConn(ctx, func(c SideConn) error {
 		rows, err := c.Query(ctx, "SELECT s.id, s.name, s.kept, s.expires_at, s.last_active, s.lease_until, "+
-			"(SELECT COUNT(*) FROM "+m.names.Q("holders")+" h WHERE h.sandbox_id = s.id AND h.lease_until > "+sqlTime(now)+") FROM "+m.names.Q("sandboxes")+" s")
+			"(SELECT COUNT(*) FROM "+m.names.Q("holders")+" h WHERE h.sandbox_id = s.id AND h.lease_until > "+sideconn.SQLTime(now)+") FROM "+m.names.Q("sandboxes")+" s")
 		if err != nil {
 			return fmt.Errorf("read registry: %w", err)
 		}
@@ -863,7 +820,7 @@ func (m *registry) readExpiry(ctx context.Context, c SideConn, id string, now ti
 		return nil, nil
 	}
 	holders, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.names.Q("holders")+" WHERE sandbox_id = "+quote.String(id)+
-		" AND lease_until > "+sqlTime(now))
+		" AND lease_until > "+sideconn.SQLTime(now))
 	if err != nil {
 		return nil, fmt.Errorf("read registry: %w", err)
 	}
@@ -938,10 +895,10 @@ func (m *registry) renewOne(ctx context.Context, c SideConn, sb *Sandbox) (grace
 		m.discardedElsewhere(sb)
 		return false, nil
 	}
-	if str(rows[0][0]) == "1" {
+	if sideconn.Str(rows[0][0]) == "1" {
 		// KEEP may have been run through another process: the registry
 		// is the truth for kept and expiry.
-		sb.keepAs(parseTime(rows[0][1]))
+		sb.keepAs(sideconn.ParseTime(rows[0][1]))
 	}
 	switch {
 	case sb.graceOver(now):
@@ -991,7 +948,7 @@ func (m *registry) recordedElsewhere(ctx context.Context, c SideConn, sb *Sandbo
 	if err != nil {
 		return false, fmt.Errorf("read registry: %w", err)
 	}
-	if len(rows) != 1 || str(rows[0][0]) != sb.Name || str(rows[0][1]) != sb.Owner {
+	if len(rows) != 1 || sideconn.Str(rows[0][0]) != sb.Name || sideconn.Str(rows[0][1]) != sb.Owner {
 		return false, nil
 	}
 	sb.mu.Lock()

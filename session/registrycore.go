@@ -94,7 +94,7 @@ func (m *registry) dialSide(ctx context.Context) (SideConn, error) {
 		_ = c.Close()
 		return nil, &DialError{Err: err, Size: m.limits().SideConnections}
 	}
-	if err := plainTextMode(ctx, c); err != nil {
+	if err := sideconn.PlainTextMode(ctx, c); err != nil {
 		_ = c.Close()
 		return nil, &DialError{Err: err, Size: m.limits().SideConnections}
 	}

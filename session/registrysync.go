@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
-	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"go.uber.org/zap"
 )
 
@@ -204,10 +204,10 @@ func (m *registry) syncOnce(ctx context.Context, sb *Sandbox) error {
 			m.observer().RegistryChecked("unchanged")
 			sb.sync.trust(taken)
 			return nil
-		case str(rows[0][0]) != sb.Name || str(rows[0][1]) != sb.Owner:
+		case sideconn.Str(rows[0][0]) != sb.Name || sideconn.Str(rows[0][1]) != sb.Owner:
 			return nil // another sandbox's id (see sameSandbox)
 		}
-		state := str(rows[0][2]) + "/" + strconv.FormatInt(num(rows[0][3]), 10)
+		state := sideconn.Str(rows[0][2]) + "/" + strconv.FormatInt(sideconn.Num(rows[0][3]), 10)
 		result := "unchanged"
 		if sb.sync.moved(state) {
 			if err := m.reloadTables(ctx, c, sb, start); err != nil {
@@ -262,7 +262,7 @@ func (m *registry) awaitReaders(ctx context.Context, c SideConn, sb *Sandbox) er
 	if len(rows) != 1 || rows[0][0] == nil {
 		return nil
 	}
-	left := time.Duration(num(rows[0][0])) * time.Microsecond
+	left := time.Duration(sideconn.Num(rows[0][0])) * time.Microsecond
 	if left <= 0 {
 		return nil
 	}
@@ -331,32 +331,4 @@ func (m *registry) bumpGeneration(ctx context.Context, c SideConn, sb *Sandbox) 
 		return fmt.Errorf("count a change of sandbox %s: %w", sb.Name, err)
 	}
 	return nil
-}
-
-// unmapped reports whether a touches a table the sandbox's map leaves to
-// production (information_schema and performance_schema aside: the
-// sandbox's information_schema views read the registry as it is).
-func (s *Session) unmapped(a *rewrite.Analysis) bool {
-	s.sb.mu.Lock()
-	defer s.sb.mu.Unlock()
-	for _, st := range a.Statements {
-		for _, list := range [][]rewrite.Table{st.Reads, st.Writes, st.Names, st.Like} {
-			for _, t := range list {
-				if _, ok := s.sb.tables[s.m.names.Key(t)]; !ok && !skipCatalog(t) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// syncFor checks the registry before a statement analysed as a, when
-// another process may have changed a table it would otherwise read from
-// production (see syncTables).
-func (s *Session) syncFor(ctx context.Context, a *rewrite.Analysis) error {
-	if s.synced || !s.sb.shareable() || !s.unmapped(a) {
-		return nil
-	}
-	return s.m.syncTables(ctx, s.sb)
 }

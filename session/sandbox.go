@@ -221,21 +221,6 @@ func sp(v string) *string { return &v }
 
 func itoa(n int64) *string { v := strconv.FormatInt(n, 10); return &v }
 
-// stateLocked names a sandbox's lifecycle state (sb.mu held): active,
-// kept, grace (unkept, named, no connection here: it ends when its grace
-// does unless one attaches) or discarded.
-func (sb *Sandbox) stateLocked() string {
-	switch {
-	case sb.discarded:
-		return "discarded"
-	case sb.kept:
-		return "kept"
-	case sb.attached <= 0 && !sb.graceUntil.IsZero():
-		return "grace"
-	}
-	return "active"
-}
-
 // status describes the current sandbox: one row per table it holds (or one
 // row with NULL table columns when it holds none).
 func (s *Session) status() (*Reply, error) {

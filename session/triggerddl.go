@@ -8,6 +8,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -105,7 +106,7 @@ func (s *Session) systemTable(ctx context.Context, t rewrite.Table) error {
 			return err
 		}
 		if len(r.Rows) == 1 && len(r.Rows[0]) == 2 {
-			who = "'" + str(r.Rows[0][0]) + "'@'" + str(r.Rows[0][1]) + "'"
+			who = "'" + sideconn.Str(r.Rows[0][0]) + "'@'" + sideconn.Str(r.Rows[0][1]) + "'"
 		}
 	}
 	return rewrite.ServerRefusal(wire.ErDBAccessDenied, "Access denied for user %s to database '%s'", who, strings.ToLower(t.DB))
@@ -167,7 +168,7 @@ func (m *Manager) productionTriggers(ctx context.Context, db, name string) ([]re
 		rows, err := c.Query(ctx, "SELECT EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = "+
 			quote.String(db)+" AND TRIGGER_NAME = "+quote.String(name))
 		for _, r := range rows {
-			out = append(out, rewrite.Table{DB: str(r[0]), Name: str(r[1])})
+			out = append(out, rewrite.Table{DB: sideconn.Str(r[0]), Name: sideconn.Str(r[1])})
 		}
 		return err
 	})

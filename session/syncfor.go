@@ -1,0 +1,35 @@
+package session
+
+import (
+	"context"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+)
+
+// unmapped reports whether a touches a table the sandbox's map leaves to
+// production (information_schema and performance_schema aside: the
+// sandbox's information_schema views read the registry as it is).
+func (s *Session) unmapped(a *rewrite.Analysis) bool {
+	s.sb.mu.Lock()
+	defer s.sb.mu.Unlock()
+	for _, st := range a.Statements {
+		for _, list := range [][]rewrite.Table{st.Reads, st.Writes, st.Names, st.Like} {
+			for _, t := range list {
+				if _, ok := s.sb.tables[s.m.names.Key(t)]; !ok && !skipCatalog(t) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// syncFor checks the registry before a statement analysed as a, when
+// another process may have changed a table it would otherwise read from
+// production (see syncTables).
+func (s *Session) syncFor(ctx context.Context, a *rewrite.Analysis) error {
+	if s.synced || !s.sb.shareable() || !s.unmapped(a) {
+		return nil
+	}
+	return s.m.syncTables(ctx, s.sb)
+}
