@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
-	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -111,34 +110,6 @@ func (m *Manager) List(ctx context.Context) ([]Info, error) {
 	return out, nil
 }
 
-// info describes sb; with tables, its tables too.
-func (sb *Sandbox) info(tables bool) Info {
-	sb.mu.Lock()
-	defer sb.mu.Unlock()
-	in := Info{ID: sb.ID, Name: sb.Name, State: sb.stateLocked(), Owner: sb.Owner, Created: sb.Created,
-		Connections: sb.attached, Bytes: sb.bytes}
-	switch e := sb.expires; {
-	case in.State == "grace":
-		e = sb.graceUntil
-		in.Expires = &e
-	case !e.IsZero():
-		in.Expires = &e
-	}
-	for _, e := range sb.tables {
-		if e.Kind == sandbox.KindAbsent || e.Kind == sandbox.KindView {
-			continue
-		}
-		if e.Kind != sandbox.KindDropped {
-			in.TableCount++
-		}
-		if tables {
-			in.Tables = append(in.Tables, TableInfo{Table: e.Logical.DB + "." + e.Logical.Name, State: string(e.Kind), Rows: e.Rows, Bytes: e.Bytes})
-		}
-	}
-	sort.Slice(in.Tables, func(i, j int) bool { return in.Tables[i].Table < in.Tables[j].Table })
-	return in
-}
-
 // Show describes the sandbox called name with its tables.
 func (m *Manager) Show(ctx context.Context, name string) (Info, error) {
 	sb, err := m.named(ctx, name)
@@ -167,9 +138,7 @@ func (m *Manager) Keep(ctx context.Context, name string, keep *time.Duration) (I
 		exp = time.Now().UTC().Add(ttl)
 	}
 	sb.keepAs(exp)
-	sb.mu.Lock()
-	sb.lastActive = time.Now().UTC()
-	sb.mu.Unlock()
+	sb.touch()
 	if err := m.withConn(ctx, func(c SideConn) error { return m.persistKeep(ctx, c, sb) }); err != nil {
 		return Info{}, err
 	}

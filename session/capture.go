@@ -113,16 +113,11 @@ func (m *Manager) startCapture(ctx context.Context, c SideConn, sb *Sandbox, t, 
 			info.reason = "a column is named " + cp.Marker
 			break
 		}
-		sb.mu.Lock()
-		made := sb.sideDB
-		sb.mu.Unlock()
-		if !made {
+		if !sb.sideDBMade() {
 			if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quote.Ident(cp.Side.DB)); err != nil {
 				return fmt.Errorf("create the sandbox's own database: %w", err)
 			}
-			sb.mu.Lock()
-			sb.sideDB = true
-			sb.mu.Unlock()
+			sb.markSideDB()
 		}
 		if err := forker.InstallCapture(ctx, c, cp); err != nil {
 			m.log.Warn("change capture failed: the sandbox's diff compares the table whole", zap.String("fork", phys.String()), zap.Error(err))

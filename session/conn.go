@@ -1477,9 +1477,7 @@ func (s *Session) unmap(msg string) string {
 	if s.sb == nil || !strings.Contains(msg, s.m.cfg.Prefix) {
 		return msg
 	}
-	s.sb.mu.Lock()
-	defer s.sb.mu.Unlock()
-	for _, e := range s.sb.tables {
+	for _, e := range s.sb.Entries() {
 		msg = strings.ReplaceAll(msg, e.Phys.DB, e.Logical.DB)
 	}
 	for phys, logical := range s.schemas {
@@ -1499,9 +1497,7 @@ func (s *Session) unqualify(text, db string) string {
 	if s.sb == nil || db == "" {
 		return text
 	}
-	s.sb.mu.Lock()
-	defer s.sb.mu.Unlock()
-	for _, e := range s.sb.tables {
+	for _, e := range s.sb.Entries() {
 		if e.Logical.DB == db {
 			text = strings.ReplaceAll(text, quote.Ident(e.Phys.DB)+".", "")
 		}
@@ -1565,9 +1561,7 @@ func (s *Session) logicalDB(phys string) (string, bool) {
 	if db, ok := s.schemaOf(phys); ok {
 		return db, true
 	}
-	s.sb.mu.Lock()
-	defer s.sb.mu.Unlock()
-	for _, e := range s.sb.tables {
+	for _, e := range s.sb.Entries() {
 		if e.Phys.DB == phys {
 			return e.Logical.DB, true
 		}

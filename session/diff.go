@@ -106,12 +106,7 @@ func (d *differ) diffTables(ctx context.Context, only *rewrite.Table) ([]*diffTa
 	if err != nil {
 		return nil, err
 	}
-	d.sb.mu.Lock()
-	var entries []*sandbox.Entry
-	for _, e := range d.sb.tables {
-		entries = append(entries, e)
-	}
-	d.sb.mu.Unlock()
+	entries := d.sb.Entries()
 	slices.SortFunc(entries, func(a, b *sandbox.Entry) int {
 		return cmp.Or(cmp.Compare(a.Logical.DB, b.Logical.DB), cmp.Compare(a.Logical.Name, b.Logical.Name))
 	})
@@ -735,13 +730,7 @@ func (d *differ) createTable(ctx context.Context, t rewrite.Table) (string, erro
 // logicalNames tells the sandbox's databases in text back as the
 // databases they stand for.
 func (d *differ) logicalNames(text string) string {
-	d.sb.mu.Lock()
-	dbs := map[string]string{}
-	for _, e := range d.sb.tables {
-		dbs[e.Phys.DB] = e.Logical.DB
-	}
-	d.sb.mu.Unlock()
-	return tabledef.ReplaceQualifiers(text, dbs)
+	return tabledef.ReplaceQualifiers(text, d.sb.LogicalDBs())
 }
 
 // viewHead is what SHOW CREATE VIEW writes before VIEW: ALGORITHM, DEFINER

@@ -150,9 +150,7 @@ func (d *differ) label(t rewrite.Table) string {
 	case !d.m.names.IsProxySchema(t.DB):
 		return t.String()
 	}
-	d.sb.mu.Lock()
-	defer d.sb.mu.Unlock()
-	for _, e := range d.sb.tables {
+	for _, e := range d.sb.Entries() {
 		if strings.EqualFold(e.Phys.DB, t.DB) {
 			return e.Logical.DB + "." + t.Name
 		}
@@ -683,12 +681,7 @@ func keyTuple(lits []string) string {
 // made that production does not have: an export does not carry them yet
 // (nor routines and triggers it replaced), which the note says.
 func (d *differ) ownObjects(ctx context.Context) ([]string, error) {
-	logical := map[string]string{}
-	d.sb.mu.Lock()
-	for _, e := range d.sb.tables {
-		logical[e.Phys.DB] = e.Logical.DB
-	}
-	d.sb.mu.Unlock()
+	logical := d.sb.LogicalDBs()
 	// Routines live in one table (mysql.proc); triggers are read per
 	// database by name (their table's, which the sandbox's tables name):
 	// a pattern makes MariaDB read every database's directory.

@@ -326,14 +326,10 @@ func (m *Manager) noteDroppedRoutine(ctx context.Context, sb *Sandbox, kind, db,
 
 // ensureInfoViews makes sb's information_schema views once.
 func (m *Manager) ensureInfoViews(ctx context.Context, sb *Sandbox) error {
-	sb.mu.Lock()
-	done := sb.infoViews
-	sb.mu.Unlock()
-	if done {
+	if sb.hasInfoViews() {
 		return nil
 	}
-	sb.forkMu.Lock()
-	defer sb.forkMu.Unlock()
+	defer sb.lockForks()()
 	err := m.withConn(ctx, func(c SideConn) error {
 		if err := m.persist(ctx, c, sb); err != nil {
 			return err
@@ -352,9 +348,7 @@ func (m *Manager) ensureInfoViews(ctx context.Context, sb *Sandbox) error {
 	if err != nil {
 		return err
 	}
-	sb.mu.Lock()
-	sb.infoViews = true
-	sb.mu.Unlock()
+	sb.markInfoViews()
 	return nil
 }
 

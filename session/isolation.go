@@ -124,11 +124,9 @@ func (s *Session) UnmapOwn(text string) string {
 	}
 	s.m.mu.Unlock()
 	for _, sb := range own {
-		sb.mu.Lock()
-		for _, e := range sb.tables {
+		for _, e := range sb.Entries() {
 			text = strings.ReplaceAll(text, e.Phys.DB, e.Logical.DB)
 		}
-		sb.mu.Unlock()
 	}
 	for _, sb := range own {
 		text = strings.ReplaceAll(text, InfoSchema(s.m.cfg.Prefix, sb.ID), "information_schema")

@@ -467,25 +467,6 @@ func (m *Manager) SetLimits(c Config) {
 // and idle, and callers waiting for one.
 func (m *Manager) PoolStats() PoolStats { return m.pool.Stats() }
 
-// Counts returns how many sandboxes this process holds, by state.
-func (m *Manager) Counts() map[string]int {
-	m.mu.Lock()
-	list := make([]*Sandbox, 0, len(m.byID))
-	for _, sb := range m.byID {
-		list = append(list, sb)
-	}
-	m.mu.Unlock()
-	out := map[string]int{"active": 0, "kept": 0, "grace": 0}
-	for _, sb := range list {
-		sb.mu.Lock()
-		if !sb.retired {
-			out[sb.stateLocked()]++
-		}
-		sb.mu.Unlock()
-	}
-	return out
-}
-
 // SetObserver installs o. The reaper may already be reporting: the
 // observer is read under the limits lock.
 func (m *Manager) SetObserver(o Observer) {
@@ -534,15 +515,11 @@ func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode
 	if e, ok := sb.resolve(k); ok && e.Kind != sandbox.KindAbsent {
 		return e, false, nil
 	}
-	sb.forkMu.Lock()
-	defer sb.forkMu.Unlock()
+	defer sb.lockForks()()
 	if e, ok := sb.resolve(k); ok && e.Kind != sandbox.KindAbsent {
 		return e, false, nil // forked by another connection while we waited
 	}
-	sb.mu.Lock()
-	discarded := sb.discarded
-	sb.mu.Unlock()
-	if discarded {
+	if sb.isDiscarded() {
 		return nil, false, rewrite.Refuse(wire.ErUnknown, "sandbox %q was discarded; SANDBOX CREATE or ATTACH another", sb.Name)
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.ForkTimeout)
@@ -672,13 +649,7 @@ func (m *Manager) dropForks(ctx context.Context, c SideConn, sb *Sandbox, made m
 		if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+e.Phys.Quoted()); err != nil {
 			m.log.Warn("drop a fork left without its keys or triggers", zap.String("fork", e.Phys.String()), zap.Error(err))
 		}
-		sb.mu.Lock()
-		if sb.tables[k] == e {
-			delete(sb.tables, k)
-			sb.bytes -= e.Bytes
-			sb.version++
-		}
-		sb.mu.Unlock()
+		sb.dropEntry(k, e)
 	}
 	if err := m.bumpGeneration(ctx, c, sb); err != nil {
 		m.log.Warn("count undone forks in the registry", zap.Error(err))
@@ -794,9 +765,7 @@ func (m *Manager) prepareFork(ctx context.Context, c SideConn, sb *Sandbox, t, p
 	if maxBytes := m.guard(sb.Owner).MaxForkBytes; maxBytes > 0 && mode == forker.Full {
 		_, size, err := forker.Size(ctx, c, t)
 		if err == nil {
-			sb.mu.Lock()
-			used := sb.bytes
-			sb.mu.Unlock()
+			used := sb.forkedBytes()
 			if used+size > maxBytes {
 				r := rewrite.Refuse(wire.ErRecordFileFull, "forking %s (%d bytes) would take sandbox %q past its limit of %d forked bytes (%d used); "+
 					"discard the sandbox or ask the operator to raise --max-fork-bytes", t, size, sb.Name, maxBytes, used)
@@ -960,8 +929,7 @@ func (m *Manager) unfork(ctx context.Context, sb *Sandbox, t rewrite.Table) erro
 	if !ok || e.Kind != sandbox.KindSchema {
 		return nil
 	}
-	sb.forkMu.Lock()
-	defer sb.forkMu.Unlock()
+	defer sb.lockForks()()
 	gone := false
 	err := m.withConn(ctx, func(c SideConn) error {
 		if _, _, err := forker.Size(ctx, c, e.Phys); errors.Is(err, forker.ErrNoSource) {
@@ -986,9 +954,6 @@ func (m *Manager) unfork(ctx context.Context, sb *Sandbox, t rewrite.Table) erro
 	if err != nil || gone {
 		return err
 	}
-	sb.mu.Lock()
-	delete(sb.tables, k)
-	sb.version++
-	sb.mu.Unlock()
+	sb.forgetEntry(k)
 	return nil
 }

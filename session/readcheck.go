@@ -118,13 +118,11 @@ func (s *Session) mayReadSandbox(ctx context.Context, sb *Sandbox) error {
 		return err
 	}
 	var tables []rewrite.Table
-	sb.mu.Lock()
-	for _, e := range sb.tables {
+	for _, e := range sb.Entries() {
 		switch e.Kind {
 		case sandbox.KindFork, sandbox.KindSchema, sandbox.KindDropped:
 			tables = append(tables, e.Logical)
 		}
 	}
-	sb.mu.Unlock()
 	return s.m.withConn(ctx, func(c SideConn) error { return s.m.mayRead(ctx, c, rg, rewrite.Table{}, tables) })
 }

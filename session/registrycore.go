@@ -318,3 +318,22 @@ type registry struct {
 
 // isAdmin reports whether user may manage every sandbox.
 func (m *registry) isAdmin(user string) bool { return slices.Contains(m.cfg.Admins, user) }
+
+// Counts returns how many sandboxes this process holds, by state.
+func (m *registry) Counts() map[string]int {
+	m.mu.Lock()
+	list := make([]*Sandbox, 0, len(m.byID))
+	for _, sb := range m.byID {
+		list = append(list, sb)
+	}
+	m.mu.Unlock()
+	out := map[string]int{"active": 0, "kept": 0, "grace": 0}
+	for _, sb := range list {
+		sb.mu.Lock()
+		if !sb.retired {
+			out[sb.stateLocked()]++
+		}
+		sb.mu.Unlock()
+	}
+	return out
+}

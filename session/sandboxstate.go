@@ -1,6 +1,7 @@
 package session
 
 import (
+	"sort"
 	"sync"
 	"time"
 
@@ -131,12 +132,15 @@ func (sb *Sandbox) changedSince(epoch uint64) bool {
 	return sb.changed > epoch
 }
 
+// hasInfoViews reports whether the sandbox's information_schema views
+// exist.
 func (sb *Sandbox) hasInfoViews() bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	return sb.infoViews
 }
 
+// isDiscarded reports whether the sandbox was discarded.
 func (sb *Sandbox) isDiscarded() bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
@@ -156,4 +160,120 @@ func (sb *Sandbox) stateLocked() string {
 		return "grace"
 	}
 	return "active"
+}
+
+// info describes sb; with tables, its tables too.
+func (sb *Sandbox) info(tables bool) Info {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	in := Info{ID: sb.ID, Name: sb.Name, State: sb.stateLocked(), Owner: sb.Owner, Created: sb.Created,
+		Connections: sb.attached, Bytes: sb.bytes}
+	switch e := sb.expires; {
+	case in.State == "grace":
+		e = sb.graceUntil
+		in.Expires = &e
+	case !e.IsZero():
+		in.Expires = &e
+	}
+	for _, e := range sb.tables {
+		if e.Kind == sandbox.KindAbsent || e.Kind == sandbox.KindView {
+			continue
+		}
+		if e.Kind != sandbox.KindDropped {
+			in.TableCount++
+		}
+		if tables {
+			in.Tables = append(in.Tables, TableInfo{Table: e.Logical.DB + "." + e.Logical.Name, State: string(e.Kind), Rows: e.Rows, Bytes: e.Bytes})
+		}
+	}
+	sort.Slice(in.Tables, func(i, j int) bool { return in.Tables[i].Table < in.Tables[j].Table })
+	return in
+}
+
+// Entries are the sandbox's table entries as of now.
+func (sb *Sandbox) Entries() []*sandbox.Entry {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	out := make([]*sandbox.Entry, 0, len(sb.tables))
+	for _, e := range sb.tables {
+		out = append(out, e)
+	}
+	return out
+}
+
+// LogicalDBs maps each of the sandbox's databases to the logical database
+// it stands for.
+func (sb *Sandbox) LogicalDBs() map[string]string {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	dbs := map[string]string{}
+	for _, e := range sb.tables {
+		dbs[e.Phys.DB] = e.Logical.DB
+	}
+	return dbs
+}
+
+// dropEntry forgets the entry of key k if it still is e (an undone fork),
+// with the bytes it counted.
+func (sb *Sandbox) dropEntry(k string, e *sandbox.Entry) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if sb.tables[k] == e {
+		delete(sb.tables, k)
+		sb.bytes -= e.Bytes
+		sb.version++
+	}
+}
+
+// forgetEntry forgets the entry of key k, whatever it is.
+func (sb *Sandbox) forgetEntry(k string) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	delete(sb.tables, k)
+	sb.version++
+}
+
+// forkedBytes is what the sandbox's forks hold, as counted when made.
+func (sb *Sandbox) forkedBytes() int64 {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	return sb.bytes
+}
+
+// touch records activity now.
+func (sb *Sandbox) touch() {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sb.lastActive = time.Now().UTC()
+}
+
+// sideDBMade reports whether this process made sure the sandbox's own
+// database (where captures keep their side tables) exists; markSideDB
+// records that it did.
+func (sb *Sandbox) sideDBMade() bool {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	return sb.sideDB
+}
+
+// markSideDB: see sideDBMade.
+func (sb *Sandbox) markSideDB() {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sb.sideDB = true
+}
+
+// markInfoViews records that the sandbox's information_schema views
+// exist (hasInfoViews).
+func (sb *Sandbox) markInfoViews() {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	sb.infoViews = true
+}
+
+// lockForks takes the sandbox's fork lock, which orders the forks (and
+// other changes of its tables) this process makes; it returns the unlock.
+func (sb *Sandbox) lockForks() (unlock func()) {
+	sb.forkMu.Lock()
+	return sb.forkMu.Unlock
 }

@@ -10,12 +10,10 @@ import (
 // production (information_schema and performance_schema aside: the
 // sandbox's information_schema views read the registry as it is).
 func (s *Session) unmapped(a *rewrite.Analysis) bool {
-	s.sb.mu.Lock()
-	defer s.sb.mu.Unlock()
 	for _, st := range a.Statements {
 		for _, list := range [][]rewrite.Table{st.Reads, st.Writes, st.Names, st.Like} {
 			for _, t := range list {
-				if _, ok := s.sb.tables[s.m.names.Key(t)]; !ok && !skipCatalog(t) {
+				if _, ok := s.sb.resolve(s.m.names.Key(t)); !ok && !skipCatalog(t) {
 					return true
 				}
 			}

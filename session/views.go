@@ -202,8 +202,7 @@ func (s *Session) viewDefinition(ctx context.Context, t rewrite.Table, vd *viewD
 // definition def, and records it.
 func (m *Manager) placeView(ctx context.Context, sb *Sandbox, t rewrite.Table, def string, vd *viewDef) error {
 	phys := m.names.Physical(sb.ID, t)
-	sb.forkMu.Lock()
-	defer sb.forkMu.Unlock()
+	defer sb.lockForks()()
 	if sb.isDiscarded() {
 		return rewrite.Refuse(wire.ErUnknown, "sandbox %q was discarded; SANDBOX CREATE or ATTACH another", sb.Name)
 	}
