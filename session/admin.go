@@ -66,13 +66,7 @@ const AdminUser = "admin-api"
 // registry (kept, or held by other processes), sorted by name.
 func (m *Manager) List(ctx context.Context) ([]Info, error) {
 	byID := map[string]Info{}
-	m.mu.Lock()
-	var local []*Sandbox
-	for _, sb := range m.byID {
-		local = append(local, sb)
-	}
-	m.mu.Unlock()
-	for _, sb := range local {
+	for _, sb := range m.sandboxes() {
 		byID[sb.ID] = sb.info(false)
 	}
 	err := m.withConn(ctx, func(c SideConn) error {

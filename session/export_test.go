@@ -106,13 +106,7 @@ func (s *Session) AuditExecution(p *Plan) { s.auditExecution(p) }
 // had run out: the reaper discards them (or lets go of them) at its next
 // round.
 func (m *Manager) EndGraces() {
-	m.mu.Lock()
-	list := make([]*Sandbox, 0, len(m.byID))
-	for _, sb := range m.byID {
-		list = append(list, sb)
-	}
-	m.mu.Unlock()
-	for _, sb := range list {
+	for _, sb := range m.sandboxes() {
 		sb.mu.Lock()
 		if !sb.graceUntil.IsZero() {
 			sb.graceUntil = time.Now().Add(-time.Second)

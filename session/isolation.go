@@ -115,14 +115,12 @@ func (s *Session) UnmapOwn(text string) string {
 	if s.m == nil || !strings.Contains(text, s.m.cfg.Prefix) {
 		return text
 	}
-	s.m.mu.Lock()
 	var own []*Sandbox
-	for _, sb := range s.m.byID {
+	for _, sb := range s.m.sandboxes() {
 		if sb.Owner == s.user {
 			own = append(own, sb)
 		}
 	}
-	s.m.mu.Unlock()
 	for _, sb := range own {
 		for _, e := range sb.Entries() {
 			text = strings.ReplaceAll(text, e.Phys.DB, e.Logical.DB)

@@ -308,12 +308,8 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	reg := &registry{cfg: cfg, log: log, dial: dial, names: sandbox.Names{Prefix: cfg.Prefix},
-		byID: map[string]*Sandbox{}, byName: map[string]*Sandbox{},
-		proxyID: randomID(6), stop: make(chan struct{}), done: make(chan struct{}), obs: nopObserver{}}
-	m := &Manager{registry: reg, cfg: cfg, log: log, names: reg.names, engine: rewrite.NewEngine(0)}
-	reg.room = m.userRoom
-	m.pool = sideconn.NewPool(cfg.SideConnections, cfg.ForkQueueTimeout, m.dialSide)
+	m := &Manager{cfg: cfg, log: log, names: sandbox.Names{Prefix: cfg.Prefix}, engine: rewrite.NewEngine(0)}
+	m.registry = newRegistry(cfg, dial, log, m.userRoom)
 	m.SetLimits(cfg)
 	c, err := m.conn(ctx)
 	if err != nil {
@@ -327,7 +323,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	m.version = *rows[0][0]
 	m.server = rewrite.ParseServer(m.version)
 	m.names.CaseSensitive = rows[0][1] != nil && *rows[0][1] == "0"
-	reg.names = m.names
+	m.registry.names = m.names
 	m.catalog = newCatalog(m)
 	name := cfg.Forker
 	if name == "auto" {
@@ -344,13 +340,9 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	m.warnTriggerVisibility(ctx, c)
 	m.checkPrivileges(ctx, c)
 	m.put(c)
-	m.keepAlive(ctx)
-	if err := m.reconcile(ctx); err != nil {
-		m.pool.Close() // no manager: nobody else would close its connections
-		m.dropAlive()
+	if err := m.start(ctx); err != nil {
 		return nil, err
 	}
-	go m.reaper()
 	log.Info("sandbox manager ready", zap.String("forker", m.strategy.Name()), zap.String("upstream_version", m.version),
 		zap.String("prefix", cfg.Prefix), zap.Bool("case_sensitive_names", m.names.CaseSensitive))
 	return m, nil
@@ -423,17 +415,7 @@ func (m *Manager) ProductionWritable() (known, writable bool, grants []string) {
 // Close stops the reaper and closes side connections. Unkept sandboxes of
 // sessions still open are left to their lease: the next start (or another
 // process) drops them.
-func (m *Manager) Close() {
-	select {
-	case <-m.stop:
-		return
-	default:
-	}
-	close(m.stop)
-	<-m.done
-	m.pool.Close()
-	m.dropAlive()
-}
+func (m *Manager) Close() { m.registry.close() }
 
 // SetLimits changes the limits, guardrails, TTL defaults and grace of c
 // (the other fields of c are ignored): new sandboxes, forks and statements obey
@@ -448,18 +430,8 @@ func (m *Manager) SetLimits(c Config) {
 	for user, g := range c.UserGuardrails {
 		guards[user] = newGuard(g, m.cfg.Prefix)
 	}
-	m.lmu.Lock()
-	defer m.lmu.Unlock()
-	size, wait := m.lim.SideConnections, m.lim.ForkQueueTimeout
-	if c.SideConnections > 0 {
-		size = c.SideConnections
-	}
-	if c.ForkQueueTimeout > 0 {
-		wait = min(c.ForkQueueTimeout, m.cfg.ForkTimeout)
-	}
-	m.lim = Limits{MaxSandboxes: c.MaxSandboxes, DefaultTTL: c.DefaultTTL, IdleTTL: c.IdleTTL, MaxTTL: c.MaxTTL,
-		Grace: c.Grace, SideConnections: size, ForkQueueTimeout: wait}
-	m.pool.Resize(size, wait)
+	m.setLimits(Limits{MaxSandboxes: c.MaxSandboxes, DefaultTTL: c.DefaultTTL, IdleTTL: c.IdleTTL, MaxTTL: c.MaxTTL,
+		Grace: c.Grace, SideConnections: c.SideConnections, ForkQueueTimeout: c.ForkQueueTimeout})
 	m.guards.Store(&guards)
 }
 
@@ -469,13 +441,7 @@ func (m *Manager) PoolStats() PoolStats { return m.pool.Stats() }
 
 // SetObserver installs o. The reaper may already be reporting: the
 // observer is read under the limits lock.
-func (m *Manager) SetObserver(o Observer) {
-	if o != nil {
-		m.lmu.Lock()
-		m.obs = o
-		m.lmu.Unlock()
-	}
-}
+func (m *Manager) SetObserver(o Observer) { m.registry.setObserver(o) }
 
 // SetPromoteDialer installs what opens connections with the promote
 // account, which SANDBOX PROMOTE writes production with.

@@ -836,12 +836,7 @@ func (m *registry) readExpiry(ctx context.Context, c SideConn, id string, now ti
 // notices sandboxes discarded or kept through another process, lets go of
 // those nobody here uses, and discards those whose grace is over.
 func (m *registry) renew(ctx context.Context) error {
-	m.mu.Lock()
-	live := make([]*Sandbox, 0, len(m.byID))
-	for _, sb := range m.byID {
-		live = append(live, sb)
-	}
-	m.mu.Unlock()
+	live := m.sandboxes()
 	var over []*Sandbox
 	err := m.withConn(ctx, func(c SideConn) error {
 		for _, sb := range live {

@@ -321,14 +321,8 @@ func (m *registry) isAdmin(user string) bool { return slices.Contains(m.cfg.Admi
 
 // Counts returns how many sandboxes this process holds, by state.
 func (m *registry) Counts() map[string]int {
-	m.mu.Lock()
-	list := make([]*Sandbox, 0, len(m.byID))
-	for _, sb := range m.byID {
-		list = append(list, sb)
-	}
-	m.mu.Unlock()
 	out := map[string]int{"active": 0, "kept": 0, "grace": 0}
-	for _, sb := range list {
+	for _, sb := range m.sandboxes() {
 		sb.mu.Lock()
 		if !sb.retired {
 			out[sb.stateLocked()]++
@@ -336,4 +330,81 @@ func (m *registry) Counts() map[string]int {
 		sb.mu.Unlock()
 	}
 	return out
+}
+
+// sandboxes are the sandboxes this process holds, as of now.
+func (m *registry) sandboxes() []*Sandbox {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*Sandbox, 0, len(m.byID))
+	for _, sb := range m.byID {
+		out = append(out, sb)
+	}
+	return out
+}
+
+// newRegistry makes the registry of this process, with its side
+// connection pool (sized by cfg until setLimits); room refuses sandboxes
+// past a user's cap. start begins it.
+func newRegistry(cfg Config, dial Dialer, log *zap.Logger, room func(owner string, owned int) error) *registry {
+	m := &registry{cfg: cfg, log: log, dial: dial, names: sandbox.Names{Prefix: cfg.Prefix}, room: room,
+		byID: map[string]*Sandbox{}, byName: map[string]*Sandbox{},
+		proxyID: randomID(6), stop: make(chan struct{}), done: make(chan struct{}), obs: nopObserver{}}
+	m.pool = sideconn.NewPool(cfg.SideConnections, cfg.ForkQueueTimeout, m.dialSide)
+	return m
+}
+
+// start takes this process's liveness lock, reconciles the registry with
+// the schemas present and starts the reaper; on failure it closes the
+// pool (nobody else would).
+func (m *registry) start(ctx context.Context) error {
+	m.keepAlive(ctx)
+	if err := m.reconcile(ctx); err != nil {
+		m.pool.Close()
+		m.dropAlive()
+		return err
+	}
+	go m.reaper()
+	return nil
+}
+
+// close stops the reaper, closes the side connections and gives up the
+// liveness lock; later calls do nothing.
+func (m *registry) close() {
+	select {
+	case <-m.stop:
+		return
+	default:
+	}
+	close(m.stop)
+	<-m.done
+	m.pool.Close()
+	m.dropAlive()
+}
+
+// setLimits installs l. Its pool size and queue timeout apply when
+// positive (the timeout at most the fork timeout); otherwise the pool
+// keeps its own.
+func (m *registry) setLimits(l Limits) {
+	m.lmu.Lock()
+	defer m.lmu.Unlock()
+	if l.SideConnections <= 0 {
+		l.SideConnections = m.lim.SideConnections
+	}
+	if l.ForkQueueTimeout > 0 {
+		l.ForkQueueTimeout = min(l.ForkQueueTimeout, m.cfg.ForkTimeout)
+	} else {
+		l.ForkQueueTimeout = m.lim.ForkQueueTimeout
+	}
+	m.lim = l
+	m.pool.Resize(l.SideConnections, l.ForkQueueTimeout)
+}
+
+// setObserver installs o (nil keeps the current one).
+func (m *registry) setObserver(o Observer) {
+	if o != nil {
+		m.lmu.Lock()
+		m.obs = o
+		m.lmu.Unlock()
+	}
 }
