@@ -66,10 +66,10 @@ const AdminUser = "admin-api"
 // registry (kept, or held by other processes), sorted by name.
 func (m *Manager) List(ctx context.Context) ([]Info, error) {
 	byID := map[string]Info{}
-	for _, sb := range m.sandboxes() {
-		byID[sb.ID] = sb.info(false)
+	for _, sb := range m.reg.Sandboxes() {
+		byID[sb.ID] = sb.Info(false)
 	}
-	err := m.withConn(ctx, func(c SideConn) error {
+	err := m.reg.WithConn(ctx, func(c SideConn) error {
 		rows, err := c.Query(ctx, "SELECT s.id, s.name, s.kept, s.owner, s.created_at, s.expires_at, COUNT(t.tbl), COALESCE(SUM(t.bytes), 0)"+
 			" FROM "+m.names.Q("sandboxes")+" s LEFT JOIN "+m.names.Q("tables")+" t ON t.sandbox_id = s.id AND t.kind IN ('fork', 'schema', 'created')"+
 			" GROUP BY s.id, s.name, s.kept, s.owner, s.created_at, s.expires_at")
@@ -110,33 +110,33 @@ func (m *Manager) Show(ctx context.Context, name string) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	return sb.info(true), nil
+	return sb.Info(true), nil
 }
 
 // Keep keeps the sandbox called name for ttl (0: until discarded).
 func (m *Manager) Keep(ctx context.Context, name string, keep *time.Duration) (Info, error) {
-	ttl := m.limits().DefaultTTL
+	ttl := m.reg.Limits().DefaultTTL
 	if keep != nil {
 		ttl = *keep
 	}
-	if err := m.limits().checkTTL(ttl); err != nil {
+	if err := m.reg.Limits().CheckTTL(ttl); err != nil {
 		return Info{}, fmt.Errorf("%w: %v", ErrTTL, err)
 	}
 	sb, err := m.named(ctx, name)
 	if err != nil {
 		return Info{}, err
 	}
-	sb = m.remember(sb)
+	sb = m.reg.Remember(sb)
 	var exp time.Time
 	if ttl > 0 {
 		exp = time.Now().UTC().Add(ttl)
 	}
-	sb.keepAs(exp)
-	sb.touch()
-	if err := m.withConn(ctx, func(c SideConn) error { return m.persistKeep(ctx, c, sb) }); err != nil {
+	sb.KeepAs(exp)
+	sb.Touch()
+	if err := m.reg.WithConn(ctx, func(c SideConn) error { return m.reg.PersistKeep(ctx, c, sb) }); err != nil {
 		return Info{}, err
 	}
-	return sb.info(true), nil
+	return sb.Info(true), nil
 }
 
 // Discard drops the sandbox called name and its forks; connections in it
@@ -146,13 +146,13 @@ func (m *Manager) Discard(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return m.discard(ctx, m.remember(sb), true, false, "discarded")
+	return m.reg.Discard(ctx, m.reg.Remember(sb), true, false, "discarded")
 }
 
 // named is the sandbox called name, in memory or in the registry; an
 // ErrNoSandbox when there is none.
 func (m *Manager) named(ctx context.Context, name string) (*Sandbox, error) {
-	sb, err := m.lookup(ctx, name)
+	sb, err := m.reg.Lookup(ctx, name)
 	if err != nil {
 		return nil, err
 	}

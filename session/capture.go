@@ -113,11 +113,11 @@ func (m *Manager) startCapture(ctx context.Context, c SideConn, sb *Sandbox, t, 
 			info.reason = "a column is named " + cp.Marker
 			break
 		}
-		if !sb.sideDBMade() {
+		if !sb.SideDBMade() {
 			if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quote.Ident(cp.Side.DB)); err != nil {
 				return fmt.Errorf("create the sandbox's own database: %w", err)
 			}
-			sb.markSideDB()
+			sb.MarkSideDB()
 		}
 		if err := forker.InstallCapture(ctx, c, cp); err != nil {
 			m.log.Warn("change capture failed: the sandbox's diff compares the table whole", zap.String("fork", phys.String()), zap.Error(err))
@@ -184,14 +184,14 @@ func (m *Manager) loadCaptures(ctx context.Context, c SideConn, id string) (map[
 func (m *Manager) stopCaptures(ctx context.Context, sb *Sandbox, tables []rewrite.Table, why string, on forker.Conn) error {
 	var forks []*sandbox.Entry
 	for _, t := range tables {
-		if e, ok := sb.resolve(m.names.Key(m.names.Norm(t))); ok && (e.Kind == sandbox.KindFork || e.Kind == sandbox.KindSchema) {
+		if e, ok := sb.Resolve(m.names.Key(m.names.Norm(t))); ok && (e.Kind == sandbox.KindFork || e.Kind == sandbox.KindSchema) {
 			forks = append(forks, e)
 		}
 	}
 	if len(forks) == 0 {
 		return nil
 	}
-	return m.withConn(ctx, func(c SideConn) error {
+	return m.reg.WithConn(ctx, func(c SideConn) error {
 		caps, err := m.loadCaptures(ctx, c, sb.ID)
 		if err != nil {
 			return err
@@ -240,7 +240,7 @@ func (m *Manager) stopCascades(ctx context.Context, c SideConn, sb *Sandbox, cap
 		case ck == k && !keep:
 			m.dropCascades(ctx, cmp.Or[forker.Conn](on, c), sb, info)
 		case ck != k && len(here) > 0:
-			child, ok := sb.resolve(ck)
+			child, ok := sb.Resolve(ck)
 			if !ok {
 				continue
 			}
@@ -398,11 +398,11 @@ func captureSuffix(event string) string {
 // nothing is then run on the client's connection, which would clear its
 // warnings.
 func (m *Manager) lastCapture(ctx context.Context, sb *Sandbox, t rewrite.Table, timing, event string, on forker.Conn) error {
-	e, ok := sb.resolve(m.names.Key(m.names.Norm(t)))
+	e, ok := sb.Resolve(m.names.Key(m.names.Norm(t)))
 	if !ok || e.Kind != sandbox.KindFork && e.Kind != sandbox.KindSchema && e.Kind != sandbox.KindCreated {
 		return nil
 	}
-	return m.withConn(ctx, func(c SideConn) error {
+	return m.reg.WithConn(ctx, func(c SideConn) error {
 		rows, err := c.Query(ctx, "SELECT TRIGGER_NAME, ACTION_STATEMENT FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = "+
 			quote.String(e.Phys.DB)+" AND EVENT_OBJECT_TABLE = "+quote.String(e.Phys.Name)+" AND ACTION_TIMING = "+
 			quote.String(strings.ToUpper(timing))+" AND EVENT_MANIPULATION = "+quote.String(strings.ToUpper(event))+
@@ -516,7 +516,7 @@ func (m *Manager) installCascades(ctx context.Context, c SideConn, sb *Sandbox, 
 		cp := m.captureOf(sb.ID, e.Phys, shape)
 		failed := ""
 		for i, cs := range info.cascades {
-			parent, ok := sb.resolve(m.names.Key(m.names.Norm(cs.FK.Parent)))
+			parent, ok := sb.Resolve(m.names.Key(m.names.Norm(cs.FK.Parent)))
 			if !ok || parent.Kind == sandbox.KindAbsent || parent.Kind == sandbox.KindDropped || parent.Kind == sandbox.KindForking || parent.Kind == sandbox.KindView {
 				continue // no parent row in the sandbox to change the child's
 			}
@@ -546,7 +546,7 @@ func (m *Manager) installCascades(ctx context.Context, c SideConn, sb *Sandbox, 
 // their parents' forks (on on, or c).
 func (m *Manager) dropCascades(ctx context.Context, c forker.Conn, sb *Sandbox, info captureInfo) {
 	for _, cs := range info.cascades {
-		parent, ok := sb.resolve(m.names.Key(m.names.Norm(cs.FK.Parent)))
+		parent, ok := sb.Resolve(m.names.Key(m.names.Norm(cs.FK.Parent)))
 		if !ok || len(cs.Triggers) == 0 {
 			continue
 		}

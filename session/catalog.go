@@ -124,7 +124,7 @@ func (c *catalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (obj
 	}
 	var o object
 	var vd viewDef // its definition "" when the account cannot read it
-	err := c.m.withConn(ctx, func(sc SideConn) error {
+	err := c.m.reg.WithConn(ctx, func(sc SideConn) error {
 		rows, err := sc.Query(ctx, "SELECT TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = "+
 			quote.String(t.DB)+" AND TABLE_NAME = "+quote.String(t.Name))
 		if err != nil || len(rows) == 0 {
@@ -398,7 +398,7 @@ func (c *catalog) storedFunction(ctx context.Context, db, name string) (bool, er
 		return e.v, nil
 	}
 	var found bool
-	err := c.m.withConn(ctx, func(sc SideConn) error {
+	err := c.m.reg.WithConn(ctx, func(sc SideConn) error {
 		rows, err := sc.Query(ctx, "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'FUNCTION'"+
 			" AND ROUTINE_SCHEMA = "+quote.String(db)+" AND ROUTINE_NAME = "+quote.String(name))
 		if err != nil {
@@ -435,7 +435,7 @@ func (c *catalog) udfList(ctx context.Context) (map[string]bool, error) {
 		return e.v, nil
 	}
 	var list map[string]bool
-	err := c.m.withConn(ctx, func(sc SideConn) error {
+	err := c.m.reg.WithConn(ctx, func(sc SideConn) error {
 		rows, err := sc.Query(ctx, "SELECT name FROM mysql.func")
 		var se interface{ ServerError() bool }
 		if err != nil && errors.As(err, &se) && se.ServerError() {

@@ -273,7 +273,7 @@ func (m *Manager) Open(ctx context.Context, o Options) (*Session, error) {
 		// Connections of a pool arrive together: the first creates the
 		// sandbox, the others join it; one that comes back within the
 		// sandbox's grace finds it again.
-		sb, err := m.acquire(ctx, o.Sandbox, o.User, true)
+		sb, err := m.reg.Acquire(ctx, o.Sandbox, o.User, true)
 		if err != nil {
 			return nil, err
 		}
@@ -290,11 +290,11 @@ func (m *Manager) Open(ctx context.Context, o Options) (*Session, error) {
 
 // fresh binds the session to a new anonymous sandbox.
 func (s *Session) fresh() error {
-	sb, err := s.m.newSandbox("", s.user)
+	sb, err := s.m.reg.NewSandbox("", s.user)
 	if err != nil {
 		return err
 	}
-	if err := s.m.attach(sb); err != nil {
+	if err := s.m.reg.Attach(sb); err != nil {
 		return err
 	}
 	s.sb = sb
@@ -304,7 +304,7 @@ func (s *Session) fresh() error {
 // unbind detaches from the current sandbox, if any.
 func (s *Session) unbind() {
 	if s.sb != nil {
-		s.m.detach(s.sb)
+		s.m.reg.Detach(s.sb)
 		s.sb = nil
 	}
 }
@@ -325,7 +325,7 @@ func (s *Session) SandboxName() string {
 func (s *Session) Mode() Mode { return s.mode }
 
 // authorize checks that the session's user may use sb.
-func (s *Session) authorize(sb *Sandbox) error { return s.m.authorize(s.user, sb) }
+func (s *Session) authorize(sb *Sandbox) error { return s.m.reg.Authorize(s.user, sb) }
 
 // Reply is an answer the proxy gives itself: a result set when Columns
 // (text columns of these names) or Defs (column definition packets) are
@@ -632,7 +632,7 @@ func (s *Session) current(opts rewrite.Options) Version {
 		ignore: opts.IgnoreSpace},
 		guard: s.m.guard(s.user)}
 	if s.sb != nil {
-		v.sb, v.ver, v.serializable = s.sb, s.sb.snapshotVersion(), s.serializable()
+		v.sb, v.ver, v.serializable = s.sb, s.sb.SnapshotVersion(), s.serializable()
 	}
 	return v
 }
@@ -838,7 +838,7 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 	s.injectTimeout(a, p)
 	p.version = s.current(opts)
 	p.restart = s.restartFor(a, p)
-	s.planEpoch = s.m.epoch.Load()
+	s.planEpoch = s.m.reg.Epoch()
 	if p.locks && p.changed {
 		p.audited = sql
 		if !prepared {
@@ -870,7 +870,7 @@ func (s *Session) answeredFirst(ctx context.Context, a *rewrite.Analysis, sql st
 		return nil, true, err
 	}
 	switch {
-	case s.sb.isDiscarded():
+	case s.sb.IsDiscarded():
 		name := s.sb.Name
 		s.unbind()
 		if s.mode == Transparent {
@@ -1012,7 +1012,7 @@ func (s *Session) createExistingDatabase(ctx context.Context, st rewrite.Stateme
 		return "", nil
 	}
 	phys := sandbox.Schema(s.m.cfg.Prefix, s.sb.ID, s.m.names.Norm(rewrite.Table{DB: db}).DB)
-	err = s.m.withConn(ctx, func(c SideConn) error {
+	err = s.m.reg.WithConn(ctx, func(c SideConn) error {
 		return s.m.createSandboxSchema(ctx, c, db, phys)
 	})
 	if err != nil {
@@ -1342,7 +1342,7 @@ func (s *Session) restartFor(a *rewrite.Analysis, p *Plan) restart {
 	case !s.inTrx || !s.view:
 		return restartNone
 	case s.touchesNewer(a, s.viewEpoch):
-	case p.locks && !s.trxLocked && s.sb.changedSince(s.viewEpoch):
+	case p.locks && !s.trxLocked && s.sb.ChangedSince(s.viewEpoch):
 		if p.previous != "" {
 			return restartNone // a restart now would change what it reads of the statement before it
 		}
@@ -1462,7 +1462,7 @@ func (s *Session) touchesNewer(a *rewrite.Analysis, epoch uint64) bool {
 	for _, st := range a.Statements {
 		for _, list := range [][]rewrite.Table{st.Reads, st.Writes, st.Names, st.Like} {
 			for _, t := range list {
-				if e, ok := s.sb.resolve(s.m.names.Key(t)); ok && e.Epoch > epoch {
+				if e, ok := s.sb.Resolve(s.m.names.Key(t)); ok && e.Epoch > epoch {
 					return true
 				}
 			}
@@ -1584,7 +1584,7 @@ func (s *Session) audit(a *rewrite.Analysis, sql string, prepared bool) {
 	for _, st := range a.Statements {
 		for _, t := range st.Writes {
 			logical = append(logical, t.String())
-			if e, ok := s.sb.resolve(s.m.names.Key(t)); ok {
+			if e, ok := s.sb.Resolve(s.m.names.Key(t)); ok {
 				phys = append(phys, e.Phys.String())
 			}
 		}
@@ -1620,15 +1620,15 @@ func showCreateView(a *rewrite.Analysis) bool {
 
 // Resolve implements rewrite.Resolver.
 func (r resolver) Resolve(t rewrite.Table, write bool) (rewrite.Table, bool, error) {
-	if e, ok := r.s.sb.resolve(r.s.m.names.Key(t)); ok && !(r.productionViews && e.Kind == sandbox.KindView) {
+	if e, ok := r.s.sb.Resolve(r.s.m.names.Key(t)); ok && !(r.productionViews && e.Kind == sandbox.KindView) {
 		return e.Phys, true, nil
 	}
 	if strings.EqualFold(t.DB, "information_schema") {
-		if v, ok := infoViewName(t.Name); ok && r.s.sb.hasInfoViews() {
+		if v, ok := infoViewName(t.Name); ok && r.s.sb.HasInfoViews() {
 			return rewrite.Table{DB: InfoSchema(r.s.m.cfg.Prefix, r.s.sb.ID), Name: v}, true, nil
 		}
 	}
-	if v, ok := ownConnView(t); ok && r.s.sb.hasInfoViews() {
+	if v, ok := ownConnView(t); ok && r.s.sb.HasInfoViews() {
 		return rewrite.Table{DB: InfoSchema(r.s.m.cfg.Prefix, r.s.sb.ID), Name: v}, true, nil
 	}
 	if strings.EqualFold(t.DB, "information_schema") && infoSchemaSafe[strings.ToLower(t.Name)] {

@@ -24,17 +24,17 @@ var ExportColumns = []string{"statement"}
 // the session's own when name is "" (cur), else one user owns (any, for
 // admins).
 func (m *Manager) sandboxNamed(ctx context.Context, name, user string, cur *Sandbox) (*Sandbox, error) {
-	if name == "" || cur != nil && cur.Name == name && !cur.isRetired() {
+	if name == "" || cur != nil && cur.Name == name && !cur.IsRetired() {
 		if cur == nil {
 			return nil, rewrite.Refuse(wire.ErUnknown, "not in a sandbox; name one (SANDBOX LIST shows yours) or SANDBOX ATTACH first")
 		}
 		return cur, nil
 	}
-	sb, err := m.lookup(ctx, name)
+	sb, err := m.reg.Lookup(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	if sb == nil || sb.Owner != user && !m.isAdmin(user) {
+	if sb == nil || sb.Owner != user && !m.reg.IsAdmin(user) {
 		return nil, rewrite.Refuse(wire.ErUnknown, "no sandbox named %q; SANDBOX LIST shows yours", name)
 	}
 	return sb, nil
@@ -43,13 +43,13 @@ func (m *Manager) sandboxNamed(ctx context.Context, name, user string, cur *Sand
 // withSnapshot runs f on a side connection in one consistent snapshot,
 // read in UTC (the connection's time zone is set back after).
 func (m *Manager) withSnapshot(ctx context.Context, sb *Sandbox, export bool, f func(d *differ) error) error {
-	if sb.shareable() {
+	if sb.Shareable() {
 		// Forks another process made since this one last looked.
-		if err := m.syncTables(ctx, sb); err != nil {
+		if err := m.reg.SyncTables(ctx, sb); err != nil {
 			return err
 		}
 	}
-	return m.withConn(ctx, func(c SideConn) error {
+	return m.reg.WithConn(ctx, func(c SideConn) error {
 		rows, err := c.Query(ctx, "SELECT @@session.time_zone")
 		if err != nil {
 			return err
@@ -78,7 +78,7 @@ func (m *Manager) Diff(ctx context.Context, sb *Sandbox, summary bool, only *rew
 	if summary {
 		r.Columns, kind = DiffSummaryColumns, "summary"
 	}
-	defer func(t0 time.Time) { m.observer().Diffed(kind, time.Since(t0)) }(time.Now())
+	defer func(t0 time.Time) { m.reg.Observer().Diffed(kind, time.Since(t0)) }(time.Now())
 	err := m.withSnapshot(ctx, sb, false, func(d *differ) error {
 		tables, err := d.diffTables(ctx, only)
 		if err != nil {
@@ -131,7 +131,7 @@ func (m *Manager) Diff(ctx context.Context, sb *Sandbox, summary bool, only *rew
 // Export is sb's export: one statement per row.
 func (m *Manager) Export(ctx context.Context, sb *Sandbox) (*Reply, error) {
 	r := &Reply{Columns: ExportColumns}
-	defer func(t0 time.Time) { m.observer().Diffed("export", time.Since(t0)) }(time.Now())
+	defer func(t0 time.Time) { m.reg.Observer().Diffed("export", time.Since(t0)) }(time.Now())
 	err := m.withSnapshot(ctx, sb, true, func(d *differ) error {
 		tables, err := d.diffTables(ctx, nil)
 		if err != nil {

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
@@ -102,40 +101,18 @@ func (s *Session) IsInfoSchema(phys string) bool { return s.isInfoSchema(phys) }
 // AuditExecution is s.auditExecution.
 func (s *Session) AuditExecution(p *Plan) { s.auditExecution(p) }
 
-// EndGraces makes the grace of every sandbox of m in one end now, as if it
-// had run out: the reaper discards them (or lets go of them) at its next
-// round.
-func (m *Manager) EndGraces() {
-	for _, sb := range m.sandboxes() {
-		sb.mu.Lock()
-		if !sb.graceUntil.IsZero() {
-			sb.graceUntil = time.Now().Add(-time.Second)
-		}
-		sb.mu.Unlock()
-	}
-}
-
 // Manager is the session's manager.
 func (s *Session) Manager() *Manager { return s.m }
 
 // SyncWaiters is how many callers wait for the next registry check of the
-// session's sandbox (registrysync.go).
-func (s *Session) SyncWaiters() int {
-	rs := &s.sb.sync
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if rs.pending == nil {
-		return 0
-	}
-	return rs.pending.callers
-}
-
-// NameID is nameID: the id of the named sandbox name in every process.
-func NameID(name string) string { return nameID(name) }
-
-// LifeLock is the name of the upstream life lock of the sandbox called
-// name (lockLife).
-func (m *Manager) LifeLock(name string) string { return m.lockName(name, "life") }
+// session's sandbox.
+func (s *Session) SyncWaiters() int { return s.sb.SyncWaiters() }
 
 // UnquoteRenames is unquoteRenames.
 var UnquoteRenames = unquoteRenames
+
+// EndGraces is the registry's EndGraces.
+func (m *Manager) EndGraces() { m.reg.EndGraces() }
+
+// LifeLock is the registry's LifeLock.
+func (m *Manager) LifeLock(name string) string { return m.reg.LifeLock(name) }

@@ -57,7 +57,7 @@ func (r resolver) ResolveFunction(f rewrite.Func, db string) (string, bool, erro
 	if !ok {
 		return "", false, nil
 	}
-	if known, _ := r.s.sb.routineKnown(routineKey("FUNCTION", phys, f.Name)); !known {
+	if known, _ := r.s.sb.RoutineKnown(routineKey("FUNCTION", phys, f.Name)); !known {
 		return "", false, nil
 	}
 	return phys, true, nil
@@ -91,7 +91,7 @@ func (s *Session) placeFunctions(ctx context.Context, st rewrite.Statement) (boo
 // there (for other proxy processes too: noteDroppedRoutine).
 func (s *Session) sandboxRoutine(ctx context.Context, kind, db, name string) (bool, error) {
 	key := routineKey(kind, s.routineDB(db), name)
-	if known, _ := s.sb.routineKnown(key); known {
+	if known, _ := s.sb.RoutineKnown(key); known {
 		return true, nil
 	}
 	var st routineState
@@ -104,7 +104,7 @@ func (s *Session) sandboxRoutine(ctx context.Context, kind, db, name string) (bo
 	if err != nil || st == routineNone {
 		return false, err
 	}
-	s.sb.noteRoutine(key, st != routineCopied)
+	s.sb.NoteRoutine(key, st != routineCopied)
 	return true, nil
 }
 
@@ -129,7 +129,7 @@ func (s *Session) showsOwnRoutine(ctx context.Context, st rewrite.Statement) err
 	}
 	phys := s.routineDB(db)
 	key := routineKey(kind, phys, st.Routine.Name)
-	if known, _ := s.sb.routineKnown(key); known {
+	if known, _ := s.sb.RoutineKnown(key); known {
 		return nil
 	}
 	here, err := s.inSandbox(ctx, kind, phys, st.Routine.Name)
@@ -139,7 +139,7 @@ func (s *Session) showsOwnRoutine(ctx context.Context, st rewrite.Statement) err
 	if err != nil || !here {
 		return err
 	}
-	s.sb.noteRoutine(key, true)
+	s.sb.NoteRoutine(key, true)
 	return nil
 }
 
@@ -166,7 +166,7 @@ func (s *Session) routineChanging(ctx context.Context, st rewrite.Statement) err
 	if kind == "FUNCTION" {
 		s.m.catalog.forgetFunction(s.routineDB(db), st.Routine.Name)
 	}
-	s.sb.noteRoutine(routineKey(kind, s.routineDB(db), st.Routine.Name), true)
+	s.sb.NoteRoutine(routineKey(kind, s.routineDB(db), st.Routine.Name), true)
 	return nil
 }
 
@@ -175,10 +175,10 @@ func (s *Session) routineChanging(ctx context.Context, st rewrite.Statement) err
 // copy stay listed: until they are, a write firing such a trigger gets the
 // server's 1305 in the sandbox.
 func (s *Session) placeNeeded(ctx context.Context) error {
-	rs := s.sb.takeNeeded()
+	rs := s.sb.TakeNeeded()
 	for i, r := range rs {
-		if _, err := s.sandboxRoutine(ctx, r.kind, r.db, r.name); err != nil {
-			s.sb.needRoutines(rs[i:])
+		if _, err := s.sandboxRoutine(ctx, r.Kind, r.DB, r.Name); err != nil {
+			s.sb.NeedRoutines(rs[i:])
 			return err
 		}
 	}

@@ -39,9 +39,9 @@ func TestGuardrailsValidate(t *testing.T) {
 // every other user the global ones, and SetLimits replaces both at once;
 // the sandboxes-per-user cap counts the owner's sandboxes only.
 func TestGuardrailsPerUser(t *testing.T) {
-	m := &Manager{registry: &registry{byID: map[string]*Sandbox{}, byName: map[string]*Sandbox{},
+	m := &Manager{reg: &registry{byID: map[string]*Sandbox{}, byName: map[string]*Sandbox{},
 		pool: sideconn.NewPool(1, time.Second, nil)}, cfg: Config{Prefix: "_sqlfork"}}
-	m.room = m.userRoom
+	m.reg.room = m.userRoom
 	m.SetLimits(Config{Guardrails: Guardrails{MaxRows: 10, MaxSandboxes: 1},
 		UserGuardrails: map[string]Guardrails{"alice": {MaxRows: 3, MaxSandboxes: 2}}})
 	if g := m.guard("bob"); g.MaxRows != 10 {
@@ -52,7 +52,7 @@ func TestGuardrailsPerUser(t *testing.T) {
 	}
 	refusedAt := func(owner string) int {
 		for i := 1; i <= 5; i++ {
-			if _, err := m.newSandbox("", owner); err != nil {
+			if _, err := m.reg.NewSandbox("", owner); err != nil {
 				var r *rewrite.Refusal
 				if !errors.As(err, &r) || r.Code != 1226 || r.Reason != GuardMaxSandboxes {
 					t.Errorf("%s: refused with %v", owner, err)
@@ -72,7 +72,7 @@ func TestGuardrailsPerUser(t *testing.T) {
 	if g := m.guard("alice"); g.MaxRows != 7 || g.MaxSandboxes != 0 {
 		t.Errorf("alice after reload: %+v, want the global guardrails", g.Guardrails)
 	}
-	if _, err := m.newSandbox("", "bob"); err != nil {
+	if _, err := m.reg.NewSandbox("", "bob"); err != nil {
 		t.Errorf("bob after reload lifted the cap: %v", err)
 	}
 }

@@ -291,7 +291,7 @@ const droppedRoutines = "dropped_routines"
 // of kind (noteDroppedRoutine), as any proxy process recorded it.
 func (m *Manager) droppedRoutine(ctx context.Context, sb *Sandbox, kind, db, name string) (bool, error) {
 	var dropped bool
-	err := m.withConn(ctx, func(c SideConn) error {
+	err := m.reg.WithConn(ctx, func(c SideConn) error {
 		rows, err := c.Query(ctx, "SELECT 1 FROM "+quote.Ident(InfoSchema(m.cfg.Prefix, sb.ID))+"."+quote.Ident(droppedRoutines)+
 			" WHERE db = "+quote.String(db)+" AND name = "+quote.String(name)+" AND type = "+quote.String(kind))
 		var me *mysql.MyError
@@ -314,7 +314,7 @@ func (m *Manager) noteDroppedRoutine(ctx context.Context, sb *Sandbox, kind, db,
 	if err := m.ensureInfoViews(ctx, sb); err != nil {
 		return err
 	}
-	return m.withConn(ctx, func(c SideConn) error {
+	return m.reg.WithConn(ctx, func(c SideConn) error {
 		_, err := c.Exec(ctx, "INSERT IGNORE INTO "+quote.Ident(InfoSchema(m.cfg.Prefix, sb.ID))+"."+quote.Ident(droppedRoutines)+
 			" VALUES ("+quote.String(db)+", "+quote.String(name)+", "+quote.String(kind)+")")
 		if err != nil {
@@ -326,12 +326,12 @@ func (m *Manager) noteDroppedRoutine(ctx context.Context, sb *Sandbox, kind, db,
 
 // ensureInfoViews makes sb's information_schema views once.
 func (m *Manager) ensureInfoViews(ctx context.Context, sb *Sandbox) error {
-	if sb.hasInfoViews() {
+	if sb.HasInfoViews() {
 		return nil
 	}
-	defer sb.lockForks()()
-	err := m.withConn(ctx, func(c SideConn) error {
-		if err := m.persist(ctx, c, sb); err != nil {
+	defer sb.LockForks()()
+	err := m.reg.WithConn(ctx, func(c SideConn) error {
+		if err := m.reg.Persist(ctx, c, sb); err != nil {
 			return err
 		}
 		if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quote.Ident(InfoSchema(m.cfg.Prefix, sb.ID))); err != nil {
@@ -348,7 +348,7 @@ func (m *Manager) ensureInfoViews(ctx context.Context, sb *Sandbox) error {
 	if err != nil {
 		return err
 	}
-	sb.markInfoViews()
+	sb.MarkInfoViews()
 	return nil
 }
 

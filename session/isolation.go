@@ -116,7 +116,7 @@ func (s *Session) UnmapOwn(text string) string {
 		return text
 	}
 	var own []*Sandbox
-	for _, sb := range s.m.sandboxes() {
+	for _, sb := range s.m.reg.Sandboxes() {
 		if sb.Owner == s.user {
 			own = append(own, sb)
 		}
@@ -212,7 +212,7 @@ func (m *Manager) ensureProdViews(ctx context.Context) error {
 	if m.prod.done {
 		return nil
 	}
-	err := m.withConn(ctx, func(c SideConn) error {
+	err := m.reg.WithConn(ctx, func(c SideConn) error {
 		db := quote.Ident(ProductionInfoSchema(m.cfg.Prefix))
 		if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+db); err != nil {
 			return fmt.Errorf("create the production information_schema: %w", err)

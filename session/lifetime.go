@@ -61,7 +61,7 @@ func (m *registry) lockSchemas(ctx context.Context, c SideConn, id string, try b
 // lockSandbox takes the upstream lock k of the sandbox called (or with
 // id) name on c, waiting up to lifeLockWait, or with try not at all.
 func (m *registry) lockSandbox(ctx context.Context, c SideConn, name, k string, try bool) (release func(), ok bool, err error) {
-	lock := quote.String(m.lockName(name, k))
+	lock := quote.String(m.LockName(name, k))
 	wait := int(lifeLockWait.Seconds())
 	if try {
 		wait = 0
@@ -82,8 +82,8 @@ func (m *registry) lockSandbox(ctx context.Context, c SideConn, name, k string, 
 
 // authorize checks that user may use sb: it is theirs, or they are an
 // admin. Others get the same error as for a sandbox that does not exist.
-func (m *registry) authorize(user string, sb *Sandbox) error {
-	if sb.Owner == user || m.isAdmin(user) {
+func (m *registry) Authorize(user string, sb *Sandbox) error {
+	if sb.Owner == user || m.IsAdmin(user) {
 		return nil
 	}
 	return rewrite.Refuse(wire.ErUnknown, "no sandbox named %q; SANDBOX LIST shows yours", sb.Name)
@@ -91,7 +91,7 @@ func (m *registry) authorize(user string, sb *Sandbox) error {
 
 // attach binds one more connection to sb, a sandbox the caller has just
 // made.
-func (m *registry) attach(sb *Sandbox) error {
+func (m *registry) Attach(sb *Sandbox) error {
 	if !sb.attachIfLive() {
 		return rewrite.Refuse(wire.ErUnknown, "sandbox %q was discarded", sb.Name)
 	}
@@ -104,7 +104,7 @@ func (m *registry) attach(sb *Sandbox) error {
 // called off by this attach, or it ends before the name is looked up
 // again. The sandbox is nil (and no error) when there is none and create
 // is not set.
-func (m *registry) acquire(ctx context.Context, name, user string, create bool) (*Sandbox, error) {
+func (m *registry) Acquire(ctx context.Context, name, user string, create bool) (*Sandbox, error) {
 	for {
 		sb, gone, err := m.attachHeld(name, user)
 		switch {
@@ -136,7 +136,7 @@ func (m *registry) attachHeld(name, user string) (sb *Sandbox, gone <-chan struc
 	if sb == nil {
 		return nil, nil, nil
 	}
-	if err := m.authorize(user, sb); err != nil {
+	if err := m.Authorize(user, sb); err != nil {
 		return nil, nil, err
 	}
 	sb.mu.Lock()
@@ -157,7 +157,7 @@ func (m *registry) attachHeld(name, user string) (sb *Sandbox, gone <-chan struc
 // was never recorded, else, with create, a new one. retry asks the caller
 // to look again (this process let go of the sandbox meanwhile).
 func (m *registry) claim(ctx context.Context, name, user string, create bool) (sb *Sandbox, retry bool, err error) {
-	err = m.withConn(ctx, func(c SideConn) error {
+	err = m.WithConn(ctx, func(c SideConn) error {
 		release, _, err := m.lockLife(ctx, c, name, false)
 		if err != nil {
 			return err
@@ -171,7 +171,7 @@ func (m *registry) claim(ctx context.Context, name, user string, create bool) (s
 			sb, retry, err = m.claimUnrecorded(name, user, create)
 			return err
 		}
-		if err := m.authorize(user, found); err != nil {
+		if err := m.Authorize(user, found); err != nil {
 			return err
 		}
 		if sb = m.merge(found); !sb.attachIfLive() {
@@ -215,7 +215,7 @@ func (m *registry) claimUnrecorded(name, user string, create bool) (*Sandbox, bo
 			return nil, false, err
 		}
 	}
-	if err := m.authorize(user, cur); err != nil {
+	if err := m.Authorize(user, cur); err != nil {
 		return nil, false, err
 	}
 	if !cur.attachIfLive() {
@@ -230,7 +230,7 @@ func (m *registry) claimUnrecorded(name, user string, create bool) (*Sandbox, bo
 func (m *registry) merge(found *Sandbox) *Sandbox {
 	m.mu.Lock()
 	cur := m.byName[found.Name]
-	if cur == nil || cur.isRetired() {
+	if cur == nil || cur.IsRetired() {
 		m.byID[found.ID], m.byName[found.Name] = found, found
 		m.mu.Unlock()
 		return found
@@ -243,8 +243,8 @@ func (m *registry) merge(found *Sandbox) *Sandbox {
 	}
 	cur.mu.Unlock()
 	for k, e := range found.tables {
-		if have, ok := cur.resolve(k); !ok || have.Kind != e.Kind {
-			m.setEntry(cur, k, e)
+		if have, ok := cur.Resolve(k); !ok || have.Kind != e.Kind {
+			m.SetEntry(cur, k, e)
 		}
 	}
 	return cur
@@ -268,7 +268,7 @@ func (m *registry) holdClaimed(ctx context.Context, c SideConn, sb *Sandbox) err
 // named sandbox left without connections gets its grace, any other is let
 // go of by the reaper and ends with its lease.
 func (m *registry) unattach(sb *Sandbox) {
-	grace := m.limits().Grace
+	grace := m.Limits().Grace
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	sb.attached--
@@ -281,8 +281,8 @@ func (m *registry) unattach(sb *Sandbox) {
 // here, a named one starts its grace (Limits.Grace) and any other is
 // discarded (synchronously: it runs as a connection ends) — unless another
 // process holds it, which then carries it on.
-func (m *registry) detach(sb *Sandbox) {
-	grace := m.limits().Grace
+func (m *registry) Detach(sb *Sandbox) {
+	grace := m.Limits().Grace
 	now := time.Now().UTC()
 	sb.mu.Lock()
 	sb.attached--
@@ -309,7 +309,7 @@ func (m *registry) detach(sb *Sandbox) {
 		}
 		return
 	}
-	err := m.discard(ctx, sb, false, false, "last_connection")
+	err := m.Discard(ctx, sb, false, false, "last_connection")
 	sb.mu.Lock()
 	sb.ending = false // idle again: after a failure, the reaper lets go of it
 	sb.mu.Unlock()
@@ -327,7 +327,7 @@ func (m *registry) detach(sb *Sandbox) {
 // Under sb.graceMu (see clearGrace), as memory has it then: nothing when
 // a connection came back meanwhile (it clears the grace, or has).
 func (m *registry) recordGrace(ctx context.Context, sb *Sandbox) {
-	err := m.withConn(ctx, func(c SideConn) error {
+	err := m.WithConn(ctx, func(c SideConn) error {
 		sb.graceMu.Lock()
 		defer sb.graceMu.Unlock()
 		sb.mu.Lock()
@@ -355,7 +355,7 @@ func (m *registry) recordGrace(ctx context.Context, sb *Sandbox) {
 // the registry's kept flag and holders are read first, and other holders
 // carry it on. With try it gives up at once rather than wait for a fork or
 // another process's claim (the reaper must not stall; it tries again).
-func (m *registry) discard(ctx context.Context, sb *Sandbox, force, try bool, reason string) error {
+func (m *registry) Discard(ctx context.Context, sb *Sandbox, force, try bool, reason string) error {
 	if try {
 		if !sb.forkMu.TryLock() {
 			return nil
@@ -366,13 +366,13 @@ func (m *registry) discard(ctx context.Context, sb *Sandbox, force, try bool, re
 	defer sb.forkMu.Unlock()
 	if !sb.isPersisted() {
 		if m.end(sb, force) {
-			m.forget(sb)
+			m.Forget(sb)
 			m.discarded(sb.Name, reason)
 		}
 		return nil
 	}
 	ended := false
-	err := m.withConn(ctx, func(c SideConn) error {
+	err := m.WithConn(ctx, func(c SideConn) error {
 		var err error
 		ended, err = m.discardRecorded(ctx, c, sb, force, try)
 		return err
@@ -381,7 +381,7 @@ func (m *registry) discard(ctx context.Context, sb *Sandbox, force, try bool, re
 		// Forgotten only now: until the schemas are gone, an attach of
 		// the same name waits instead of making a new sandbox with the
 		// same id over the old one's leftovers.
-		m.forget(sb)
+		m.Forget(sb)
 		m.discarded(sb.Name, reason)
 	}
 	return err
@@ -421,7 +421,7 @@ func (m *registry) carriedOn(ctx context.Context, c SideConn, sb *Sandbox) (bool
 		m.discardedElsewhere(sb)
 		return true, nil
 	case sideconn.Str(rows[0][0]) == "1":
-		sb.keepAs(sideconn.ParseTime(rows[0][1]))
+		sb.KeepAs(sideconn.ParseTime(rows[0][1]))
 		return true, nil
 	}
 	held, err := m.heldElsewhere(ctx, c, sb)
@@ -430,7 +430,7 @@ func (m *registry) carriedOn(ctx context.Context, c SideConn, sb *Sandbox) (bool
 	}
 	if sb.letGo() {
 		err = m.release(ctx, c, sb)
-		m.forget(sb)
+		m.Forget(sb)
 	}
 	return true, err
 }
@@ -448,7 +448,7 @@ func (m *registry) end(sb *Sandbox, force bool) bool {
 // sessions here get "sandbox was discarded" at their next statement.
 func (m *registry) discardedElsewhere(sb *Sandbox) {
 	if m.end(sb, true) {
-		m.forget(sb)
+		m.Forget(sb)
 		m.log.Info("sandbox discarded elsewhere", zap.String("sandbox", sb.Name))
 	}
 }
@@ -457,7 +457,7 @@ func (m *registry) discardedElsewhere(sb *Sandbox) {
 // the log.
 func (m *registry) discarded(name, reason string) {
 	m.log.Info("sandbox discarded", zap.String("sandbox", name), zap.String("reason", reason))
-	m.observer().Discarded(reason)
+	m.Observer().Discarded(reason)
 }
 
 // waitGone waits until a sandbox this process is letting go of is
@@ -525,7 +525,7 @@ func (sb *Sandbox) letGo() bool {
 }
 
 // keepAs records that sb is kept until expires (zero: until discarded).
-func (sb *Sandbox) keepAs(expires time.Time) {
+func (sb *Sandbox) KeepAs(expires time.Time) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	sb.kept, sb.expires, sb.graceUntil = true, expires, time.Time{}
@@ -553,7 +553,7 @@ func (sb *Sandbox) isPersisted() bool {
 	return sb.persisted
 }
 
-func (sb *Sandbox) isRetired() bool {
+func (sb *Sandbox) IsRetired() bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	return sb.retired

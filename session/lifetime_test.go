@@ -71,7 +71,7 @@ func (e *env) registryExpiry(id string) (string, bool) {
 }
 
 // waitBlockedIn waits (at most testkit.WaitLimit) until a goroutine is blocked in the
-// function fn, called by session's acquire — a login or attach waiting —
+// function fn, called by the registry's Acquire — a login or attach waiting —
 // and fails the test if done is ready first (it did not wait).
 func waitBlockedIn[T any](t *testing.T, fn string, done <-chan T) {
 	t.Helper()
@@ -84,7 +84,7 @@ func waitBlockedIn[T any](t *testing.T, fn string, done <-chan T) {
 		default:
 		}
 		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-			if strings.Contains(g, fn) && strings.Contains(g, ").acquire(") {
+			if strings.Contains(g, fn) && strings.Contains(g, ").Acquire(") {
 				return
 			}
 		}

@@ -19,7 +19,7 @@ func TestCheckTTL(t *testing.T) {
 		{720 * time.Hour, 0, "not no end"},
 	}
 	for _, tt := range tests {
-		err := Limits{MaxTTL: tt.max}.checkTTL(tt.ttl)
+		err := Limits{MaxTTL: tt.max}.CheckTTL(tt.ttl)
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("max %s, ttl %s: refused: %v", tt.max, tt.ttl, err)

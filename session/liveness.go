@@ -27,7 +27,7 @@ type liveness struct {
 }
 
 // aliveLock is the name of proxy process id's liveness lock.
-func (m *registry) aliveLock(id string) string { return m.lockName(id, "alive") }
+func (m *registry) aliveLock(id string) string { return m.LockName(id, "alive") }
 
 // keepAlive makes sure this process holds its liveness lock: the
 // connection holding it still answers, or a new one takes it. Failures

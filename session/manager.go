@@ -251,7 +251,7 @@ func (nopObserver) Promoted(string, string, int)                     {}
 type Manager struct {
 	// registry holds the sandboxes, their lifetimes and the side
 	// connections (registrycore.go).
-	*registry
+	reg *registry
 	// promoteDial opens connections with the promote account (nil: PROMOTE
 	// is refused).
 	promoteDial Dialer
@@ -309,38 +309,38 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 		return nil, err
 	}
 	m := &Manager{cfg: cfg, log: log, names: sandbox.Names{Prefix: cfg.Prefix}, engine: rewrite.NewEngine(0)}
-	m.registry = newRegistry(cfg, dial, log, m.userRoom)
+	m.reg = newRegistry(cfg, dial, log, m.userRoom)
 	m.SetLimits(cfg)
-	c, err := m.conn(ctx)
+	c, err := m.reg.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox manager: %w", err)
 	}
 	rows, err := c.Query(ctx, "SELECT VERSION(), @@lower_case_table_names")
 	if err != nil || len(rows) != 1 || rows[0][0] == nil {
-		m.drop(c)
+		m.reg.Drop(c)
 		return nil, fmt.Errorf("sandbox manager: read upstream version: %w", err)
 	}
 	m.version = *rows[0][0]
 	m.server = rewrite.ParseServer(m.version)
 	m.names.CaseSensitive = rows[0][1] != nil && *rows[0][1] == "0"
-	m.registry.names = m.names
+	m.reg.SetNames(m.names)
 	m.catalog = newCatalog(m)
 	name := cfg.Forker
 	if name == "auto" {
 		name = forker.Detect(m.version)
 	}
 	if m.strategy, err = forker.New(name); err != nil {
-		m.drop(c)
+		m.reg.Drop(c)
 		return nil, err
 	}
-	if err := m.initRegistry(ctx, c); err != nil {
-		m.drop(c)
+	if err := m.reg.Init(ctx, c); err != nil {
+		m.reg.Drop(c)
 		return nil, err
 	}
 	m.warnTriggerVisibility(ctx, c)
 	m.checkPrivileges(ctx, c)
-	m.put(c)
-	if err := m.start(ctx); err != nil {
+	m.reg.Put(c)
+	if err := m.reg.Start(ctx); err != nil {
 		return nil, err
 	}
 	log.Info("sandbox manager ready", zap.String("forker", m.strategy.Name()), zap.String("upstream_version", m.version),
@@ -415,7 +415,7 @@ func (m *Manager) ProductionWritable() (known, writable bool, grants []string) {
 // Close stops the reaper and closes side connections. Unkept sandboxes of
 // sessions still open are left to their lease: the next start (or another
 // process) drops them.
-func (m *Manager) Close() { m.registry.close() }
+func (m *Manager) Close() { m.reg.Close() }
 
 // SetLimits changes the limits, guardrails, TTL defaults and grace of c
 // (the other fields of c are ignored): new sandboxes, forks and statements obey
@@ -430,18 +430,21 @@ func (m *Manager) SetLimits(c Config) {
 	for user, g := range c.UserGuardrails {
 		guards[user] = newGuard(g, m.cfg.Prefix)
 	}
-	m.setLimits(Limits{MaxSandboxes: c.MaxSandboxes, DefaultTTL: c.DefaultTTL, IdleTTL: c.IdleTTL, MaxTTL: c.MaxTTL,
+	m.reg.SetLimits(Limits{MaxSandboxes: c.MaxSandboxes, DefaultTTL: c.DefaultTTL, IdleTTL: c.IdleTTL, MaxTTL: c.MaxTTL,
 		Grace: c.Grace, SideConnections: c.SideConnections, ForkQueueTimeout: c.ForkQueueTimeout})
 	m.guards.Store(&guards)
 }
 
 // PoolStats reports the side connection pool: its size, connections in use
 // and idle, and callers waiting for one.
-func (m *Manager) PoolStats() PoolStats { return m.pool.Stats() }
+func (m *Manager) PoolStats() PoolStats { return m.reg.PoolStats() }
+
+// Counts returns how many sandboxes this process holds, by state.
+func (m *Manager) Counts() map[string]int { return m.reg.Counts() }
 
 // SetObserver installs o. The reaper may already be reporting: the
 // observer is read under the limits lock.
-func (m *Manager) SetObserver(o Observer) { m.registry.setObserver(o) }
+func (m *Manager) SetObserver(o Observer) { m.reg.SetObserver(o) }
 
 // SetPromoteDialer installs what opens connections with the promote
 // account, which SANDBOX PROMOTE writes production with.
@@ -478,14 +481,14 @@ func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode
 	k := m.names.Key(t)
 	// Any state but "absent" is final: a schema-only fork is the table as
 	// TRUNCATE left it, a dropped one stays dropped until created again.
-	if e, ok := sb.resolve(k); ok && e.Kind != sandbox.KindAbsent {
+	if e, ok := sb.Resolve(k); ok && e.Kind != sandbox.KindAbsent {
 		return e, false, nil
 	}
-	defer sb.lockForks()()
-	if e, ok := sb.resolve(k); ok && e.Kind != sandbox.KindAbsent {
+	defer sb.LockForks()()
+	if e, ok := sb.Resolve(k); ok && e.Kind != sandbox.KindAbsent {
 		return e, false, nil // forked by another connection while we waited
 	}
-	if sb.isDiscarded() {
+	if sb.IsDiscarded() {
 		return nil, false, rewrite.Refuse(wire.ErUnknown, "sandbox %q was discarded; SANDBOX CREATE or ATTACH another", sb.Name)
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.ForkTimeout)
@@ -501,7 +504,7 @@ func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode
 // forkFailed counts and logs a fork of t in sb that did not happen.
 func (m *Manager) forkFailed(sb *Sandbox, t rewrite.Table, err error) {
 	cause := forkFailureCause(err)
-	m.observer().ForkFailed(m.strategy.Name(), cause)
+	m.reg.Observer().ForkFailed(m.strategy.Name(), cause)
 	m.log.Warn("fork failed", zap.String("sandbox", sb.Name), zap.String("table", t.String()),
 		zap.String("cause", cause), zap.Error(err))
 }
@@ -552,11 +555,11 @@ func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Tabl
 		mode = forker.Full
 	}
 	var out *sandbox.Entry
-	err = m.withConn(ctx, func(c SideConn) error {
+	err = m.reg.WithConn(ctx, func(c SideConn) error {
 		if rg != nil {
 			var todo []rewrite.Table
 			for i, u := range cp.tables {
-				if e, ok := sb.resolve(m.names.Key(u)); i == 0 || !ok || e.Kind == sandbox.KindAbsent {
+				if e, ok := sb.Resolve(m.names.Key(u)); i == 0 || !ok || e.Kind == sandbox.KindAbsent {
 					todo = append(todo, u)
 				}
 			}
@@ -567,7 +570,7 @@ func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Tabl
 		made := map[string]*sandbox.Entry{}
 		for i, u := range cp.tables {
 			k := m.names.Key(u)
-			if e, ok := sb.resolve(k); i > 0 && ok && e.Kind != sandbox.KindAbsent {
+			if e, ok := sb.Resolve(k); i > 0 && ok && e.Kind != sandbox.KindAbsent {
 				continue // in the sandbox already, with its keys and triggers
 			}
 			e, fresh, err := m.forkLocked(ctx, c, sb, u, k, mode)
@@ -592,7 +595,7 @@ func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Tabl
 			err = m.installCascades(ctx, c, sb, made)
 		}
 		if err == nil && len(made) > 0 {
-			sb.needRoutines(cp.routines)
+			sb.NeedRoutines(cp.routines)
 		}
 		if err != nil {
 			// A fork without its keys or triggers would not do what its
@@ -611,13 +614,13 @@ func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Tabl
 // map entries.
 func (m *Manager) dropForks(ctx context.Context, c SideConn, sb *Sandbox, made map[string]*sandbox.Entry) {
 	for k, e := range made {
-		m.deleteEntry(ctx, c, sb, e.Logical)
+		m.reg.DeleteEntry(ctx, c, sb, e.Logical)
 		if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+e.Phys.Quoted()); err != nil {
 			m.log.Warn("drop a fork left without its keys or triggers", zap.String("fork", e.Phys.String()), zap.Error(err))
 		}
-		sb.dropEntry(k, e)
+		sb.DropEntry(k, e)
 	}
-	if err := m.bumpGeneration(ctx, c, sb); err != nil {
+	if err := m.reg.BumpGeneration(ctx, c, sb); err != nil {
 		m.log.Warn("count undone forks in the registry", zap.Error(err))
 	}
 }
@@ -632,7 +635,7 @@ func (m *Manager) linkForks(ctx context.Context, c SideConn, sb *Sandbox, fks []
 		if !ok {
 			continue
 		}
-		parent, ok := sb.resolve(m.names.Key(fk.Parent))
+		parent, ok := sb.Resolve(m.names.Key(fk.Parent))
 		if !ok || parent.Kind == sandbox.KindAbsent || parent.Kind == sandbox.KindDropped || parent.Kind == sandbox.KindForking {
 			continue // a parent the sandbox dropped: production could not have the key either
 		}
@@ -653,7 +656,7 @@ func (m *Manager) linkForks(ctx context.Context, c SideConn, sb *Sandbox, fks []
 // so one fork per (sandbox, table) happens across proxy processes too;
 // fresh says this call made it.
 func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string, mode forker.Mode) (e *sandbox.Entry, fresh bool, err error) {
-	if err := m.persist(ctx, c, sb); err != nil {
+	if err := m.reg.Persist(ctx, c, sb); err != nil {
 		return nil, false, err
 	}
 	release, err := m.lockFork(ctx, c, sb, t, k)
@@ -676,7 +679,7 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 // lockFork takes the upstream lock for forking t (key k) in sb, waiting
 // up to the fork timeout, and returns what releases it.
 func (m *Manager) lockFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string) (release func(), err error) {
-	lock := m.lockName(sb.ID, k)
+	lock := m.reg.LockName(sb.ID, k)
 	rows, err := c.Query(ctx, "SELECT GET_LOCK("+quote.String(lock)+", "+fmt.Sprint(int(m.cfg.ForkTimeout.Seconds()))+")")
 	if err != nil {
 		return nil, fmt.Errorf("lock fork of %s: %w", t, err)
@@ -694,7 +697,7 @@ func (m *Manager) lockFork(ctx context.Context, c SideConn, sb *Sandbox, t rewri
 // took the lock; nil when t is still to be forked (no row, or the marker
 // of a fork a crash interrupted).
 func (m *Manager) forkedElsewhere(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string) (*sandbox.Entry, error) {
-	e, err := m.loadEntry(ctx, c, sb, t)
+	e, err := m.reg.LoadEntry(ctx, c, sb, t)
 	switch {
 	case err != nil:
 		return nil, err
@@ -703,14 +706,14 @@ func (m *Manager) forkedElsewhere(ctx context.Context, c SideConn, sb *Sandbox, 
 		// this process or another) may have created it since.
 		if _, _, err := forker.Size(ctx, c, e.Phys); err == nil {
 			e.Kind = sandbox.KindCreated
-			if err := m.saveEntry(ctx, c, sb, e); err != nil {
+			if err := m.reg.SaveEntry(ctx, c, sb, e); err != nil {
 				return nil, err
 			}
 		}
-		m.setEntry(sb, k, e)
+		m.reg.SetEntry(sb, k, e)
 		return e, nil
 	case e != nil && e.Kind != sandbox.KindForking:
-		m.setEntry(sb, k, e)
+		m.reg.SetEntry(sb, k, e)
 		return e, nil
 	}
 	return nil, nil
@@ -731,7 +734,7 @@ func (m *Manager) prepareFork(ctx context.Context, c SideConn, sb *Sandbox, t, p
 	if maxBytes := m.guard(sb.Owner).MaxForkBytes; maxBytes > 0 && mode == forker.Full {
 		_, size, err := forker.Size(ctx, c, t)
 		if err == nil {
-			used := sb.forkedBytes()
+			used := sb.ForkedBytes()
 			if used+size > maxBytes {
 				r := rewrite.Refuse(wire.ErRecordFileFull, "forking %s (%d bytes) would take sandbox %q past its limit of %d forked bytes (%d used); "+
 					"discard the sandbox or ask the operator to raise --max-fork-bytes", t, size, sb.Name, maxBytes, used)
@@ -775,12 +778,12 @@ func (m *Manager) createSandboxSchema(ctx context.Context, c SideConn, db, phys 
 // production.
 func (m *Manager) runFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string, phys rewrite.Table, mode forker.Mode) (*sandbox.Entry, error) {
 	marker := &sandbox.Entry{Logical: t, Phys: phys, Kind: sandbox.KindForking, Created: time.Now().UTC()}
-	if err := m.saveEntry(ctx, c, sb, marker); err != nil {
+	if err := m.reg.SaveEntry(ctx, c, sb, marker); err != nil {
 		return nil, err
 	}
 	st, err := m.strategy.Fork(ctx, c, t, phys, mode)
 	if err != nil && !errors.Is(err, forker.ErrNoSource) {
-		m.deleteEntry(context.WithoutCancel(ctx), c, sb, t)
+		m.reg.DeleteEntry(context.WithoutCancel(ctx), c, sb, t)
 	}
 	var refused *forker.Refused
 	switch {
@@ -788,17 +791,17 @@ func (m *Manager) runFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrit
 		// Not in production: the sandbox sees it missing until it creates
 		// it. Recorded (replacing the marker), so that a table the
 		// statement creates is never taken for an orphan.
-		e := &sandbox.Entry{Logical: t, Phys: phys, Kind: sandbox.KindAbsent, Epoch: m.epoch.Add(1), Created: time.Now().UTC()}
-		if err := m.saveEntry(ctx, c, sb, e); err != nil {
+		e := &sandbox.Entry{Logical: t, Phys: phys, Kind: sandbox.KindAbsent, Epoch: m.reg.NextEpoch(), Created: time.Now().UTC()}
+		if err := m.reg.SaveEntry(ctx, c, sb, e); err != nil {
 			return nil, err
 		}
-		if err := m.stillRecorded(ctx, c, sb, e, false); err != nil {
+		if err := m.reg.StillRecorded(ctx, c, sb, e, false); err != nil {
 			return nil, err
 		}
-		if err := m.awaitReaders(ctx, c, sb); err != nil {
+		if err := m.reg.AwaitReaders(ctx, c, sb); err != nil {
 			return nil, err
 		}
-		m.setEntry(sb, k, e)
+		m.reg.SetEntry(sb, k, e)
 		return e, nil
 	case errors.As(err, &refused):
 		return nil, rewrite.Refuse(wire.ErUnknown, "%s", refused.Error())
@@ -809,7 +812,7 @@ func (m *Manager) runFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrit
 	// Before the fork is recorded, so no statement of the sandbox can
 	// change a row of it uncaptured.
 	if err := m.startCapture(ctx, c, sb, t, phys, mode); err != nil {
-		m.deleteEntry(context.WithoutCancel(ctx), c, sb, t)
+		m.reg.DeleteEntry(context.WithoutCancel(ctx), c, sb, t)
 		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+phys.Quoted())
 		return nil, fmt.Errorf("fork %s: %w", t, err)
 	}
@@ -823,23 +826,23 @@ func (m *Manager) recordFork(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	if mode == forker.SchemaOnly {
 		kind = sandbox.KindSchema
 	}
-	e := &sandbox.Entry{Logical: t, Phys: phys, Kind: kind, Rows: st.Rows, Bytes: st.Bytes, Epoch: m.epoch.Add(1), Created: time.Now().UTC()}
-	if err := m.saveEntry(ctx, c, sb, e); err != nil {
-		m.deleteEntry(context.WithoutCancel(ctx), c, sb, t) // it may be recorded, uncounted
+	e := &sandbox.Entry{Logical: t, Phys: phys, Kind: kind, Rows: st.Rows, Bytes: st.Bytes, Epoch: m.reg.NextEpoch(), Created: time.Now().UTC()}
+	if err := m.reg.SaveEntry(ctx, c, sb, e); err != nil {
+		m.reg.DeleteEntry(context.WithoutCancel(ctx), c, sb, t) // it may be recorded, uncounted
 		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+phys.Quoted())
 		return nil, err
 	}
-	if err := m.stillRecorded(ctx, c, sb, e, true); err != nil {
+	if err := m.reg.StillRecorded(ctx, c, sb, e, true); err != nil {
 		return nil, err
 	}
-	if err := m.awaitReaders(ctx, c, sb); err != nil {
+	if err := m.reg.AwaitReaders(ctx, c, sb); err != nil {
 		return nil, err
 	}
-	m.setEntry(sb, k, e)
+	m.reg.SetEntry(sb, k, e)
 	if mode == forker.Full {
 		m.forks.Add(1)
 	}
-	m.observer().Forked(m.strategy.Name(), mode == forker.SchemaOnly, st.Duration, st.Rows, st.Bytes)
+	m.reg.Observer().Forked(m.strategy.Name(), mode == forker.SchemaOnly, st.Duration, st.Rows, st.Bytes)
 	m.log.Info("forked table", zap.String("sandbox", sb.Name), zap.String("table", t.String()),
 		zap.String("fork", phys.String()), zap.String("strategy", m.strategy.Name()), zap.String("kind", string(kind)),
 		zap.Int64("rows", st.Rows), zap.Int64("bytes", st.Bytes), zap.Duration("took", st.Duration))
@@ -849,11 +852,11 @@ func (m *Manager) recordFork(ctx context.Context, c SideConn, sb *Sandbox, t rew
 // refresh re-reads the physical state of tables a DDL statement touched:
 // whether each exists in the sandbox decides created/dropped.
 func (m *Manager) refresh(ctx context.Context, sb *Sandbox, tables []rewrite.Table) error {
-	return m.withConn(ctx, func(c SideConn) error {
+	return m.reg.WithConn(ctx, func(c SideConn) error {
 		for _, t := range tables {
 			t = m.names.Norm(t)
 			k := m.names.Key(t)
-			e, ok := sb.resolve(k)
+			e, ok := sb.Resolve(k)
 			if !ok {
 				continue
 			}
@@ -873,14 +876,14 @@ func (m *Manager) refresh(ctx context.Context, sb *Sandbox, tables []rewrite.Tab
 				}
 				n.Rows, n.Bytes = rows, bytes
 			}
-			n.Epoch = m.epoch.Add(1)
-			if err := m.persist(ctx, c, sb); err != nil {
+			n.Epoch = m.reg.NextEpoch()
+			if err := m.reg.Persist(ctx, c, sb); err != nil {
 				return err
 			}
-			if err := m.saveEntry(ctx, c, sb, &n); err != nil {
+			if err := m.reg.SaveEntry(ctx, c, sb, &n); err != nil {
 				return err
 			}
-			m.setEntry(sb, k, &n)
+			m.reg.SetEntry(sb, k, &n)
 		}
 		return nil
 	})
@@ -891,13 +894,13 @@ func (m *Manager) refresh(ctx context.Context, sb *Sandbox, tables []rewrite.Tab
 func (m *Manager) unfork(ctx context.Context, sb *Sandbox, t rewrite.Table) error {
 	t = m.names.Norm(t)
 	k := m.names.Key(t)
-	e, ok := sb.resolve(k)
+	e, ok := sb.Resolve(k)
 	if !ok || e.Kind != sandbox.KindSchema {
 		return nil
 	}
-	defer sb.lockForks()()
+	defer sb.LockForks()()
 	gone := false
-	err := m.withConn(ctx, func(c SideConn) error {
+	err := m.reg.WithConn(ctx, func(c SideConn) error {
 		if _, _, err := forker.Size(ctx, c, e.Phys); errors.Is(err, forker.ErrNoSource) {
 			gone = true // the DROP took it despite the error: refresh marks it dropped
 			return nil
@@ -908,10 +911,10 @@ func (m *Manager) unfork(ctx context.Context, sb *Sandbox, t rewrite.Table) erro
 			" AND db = "+quote.String(t.DB)+" AND tbl = "+quote.String(t.Name)); err != nil {
 			return err
 		}
-		if err := m.bumpGeneration(ctx, c, sb); err != nil {
+		if err := m.reg.BumpGeneration(ctx, c, sb); err != nil {
 			return err
 		}
-		if err := m.awaitReaders(ctx, c, sb); err != nil {
+		if err := m.reg.AwaitReaders(ctx, c, sb); err != nil {
 			return err
 		}
 		_, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+e.Phys.Quoted())
@@ -920,6 +923,6 @@ func (m *Manager) unfork(ctx context.Context, sb *Sandbox, t rewrite.Table) erro
 	if err != nil || gone {
 		return err
 	}
-	sb.forgetEntry(k)
+	sb.ForgetEntry(k)
 	return nil
 }

@@ -71,7 +71,7 @@ func (s *Session) holds(sb *Sandbox, t rewrite.Table) bool {
 	if sb == nil {
 		return false
 	}
-	_, ok := sb.resolve(s.m.names.Key(t))
+	_, ok := sb.Resolve(s.m.names.Key(t))
 	return ok
 }
 
@@ -92,7 +92,7 @@ func (s *Session) likeHazard(ctx context.Context, st rewrite.Statement, sb *Sand
 				"and write other tables", nil
 		}
 		var col, def string
-		if err := s.m.withConn(ctx, func(c SideConn) error {
+		if err := s.m.reg.WithConn(ctx, func(c SideConn) error {
 			var err error
 			col, def, err = forker.SequenceDefault(ctx, c, t)
 			return err
@@ -316,7 +316,7 @@ func (s *Session) forkFirst(ctx context.Context, st rewrite.Statement) ([]rewrit
 
 // own reports whether the session's sandbox holds t.
 func (s *Session) own(t rewrite.Table) bool {
-	_, ok := s.sb.resolve(s.m.names.Key(t))
+	_, ok := s.sb.Resolve(s.m.names.Key(t))
 	return ok
 }
 

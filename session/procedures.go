@@ -51,7 +51,7 @@ func (s *Session) copyRoutine(ctx context.Context, kind, db, name string) error 
 		return err
 	}
 	var def []*string
-	err := s.m.withConn(ctx, func(c SideConn) error {
+	err := s.m.reg.WithConn(ctx, func(c SideConn) error {
 		rows, err := c.Query(ctx, "SHOW CREATE "+kind+" "+quote.Ident(db)+"."+quote.Ident(name))
 		var me *mysql.MyError
 		if errors.As(err, &me) && me.Code == errNoSuchRoutine {
@@ -97,7 +97,7 @@ func (s *Session) copyRoutine(ctx context.Context, kind, db, name string) error 
 	if err != nil {
 		return err
 	}
-	return s.m.withConn(ctx, func(c SideConn) error {
+	return s.m.reg.WithConn(ctx, func(c SideConn) error {
 		err := forker.ExecWith(ctx, c, forker.Modes{SQLMode: sideconn.Str(def[1]), Charset: sideconn.Str(def[3]), Collation: sideconn.Str(def[4])}, res.SQL)
 		var me *mysql.MyError
 		if errors.As(err, &me) && me.Code == errProcedureExists {

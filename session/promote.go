@@ -62,7 +62,7 @@ type conflict struct {
 // and sandbox admins may, and only what check (the user's own account)
 // allows.
 func (m *Manager) Promote(ctx context.Context, sb *Sandbox, user, strategy, via string, check promoteCheck) (*Reply, error) {
-	return m.promote(ctx, sb, user, strategy, via, m.isAdmin(user), check)
+	return m.promote(ctx, sb, user, strategy, via, m.reg.IsAdmin(user), check)
 }
 
 // promote is Promote; admin lets user promote any sandbox (the admin API).
@@ -181,7 +181,7 @@ func (p *promotion) plan(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.m.observer().Diffed("promote", time.Since(t0))
+	p.m.reg.Observer().Diffed("promote", time.Since(t0))
 	for _, et := range p.order {
 		if et.changes() {
 			p.tables++
@@ -251,7 +251,7 @@ func (p *promotion) connect(ctx context.Context) (pc SideConn, release func(), e
 			return nil, nil, fmt.Errorf("prepare the promote connection (%s): %w", s, err)
 		}
 	}
-	lock := p.m.lockName(p.sb.ID, "\x00promote")
+	lock := p.m.reg.LockName(p.sb.ID, "\x00promote")
 	rows, err := pc.Query(ctx, fmt.Sprintf("SELECT GET_LOCK(%s, %d)", quote.String(lock), promoteLockWait))
 	if err == nil && (len(rows) != 1 || sideconn.Str(rows[0][0]) != "1") {
 		p.outcome = "refused"
@@ -522,7 +522,7 @@ func (p *promotion) count() {
 // startAudit records the promote in the registry before production is
 // touched.
 func (p *promotion) startAudit(ctx context.Context) {
-	if err := p.m.withConn(ctx, func(c SideConn) error { return p.insertAudit(ctx, c) }); err != nil {
+	if err := p.m.reg.WithConn(ctx, func(c SideConn) error { return p.insertAudit(ctx, c) }); err != nil {
 		p.m.log.Warn("record a promote in the registry", zap.Error(err))
 	}
 }
@@ -551,7 +551,7 @@ func (p *promotion) finish(ctx context.Context, err error) {
 			msg = r.Message
 		}
 	}
-	p.m.observer().Promoted(p.strategy, p.outcome, p.conflicts)
+	p.m.reg.Observer().Promoted(p.strategy, p.outcome, p.conflicts)
 	p.m.log.Info("sandbox promote", zap.String("audit", "promote"), zap.String("sandbox", p.sb.Name), zap.String("owner", p.sb.Owner),
 		zap.String("user", p.user), zap.String("via", p.via), zap.String("strategy", p.strategy), zap.String("outcome", p.outcome),
 		zap.Int("tables", p.tables), zap.Int64("inserted", p.ins), zap.Int64("updated", p.upd), zap.Int64("deleted", p.del),
@@ -560,7 +560,7 @@ func (p *promotion) finish(ctx context.Context, err error) {
 	set := "finished_at = " + sideconn.SQLTime(time.Now().UTC()) + ", outcome = " + quote.String(p.outcome) +
 		fmt.Sprintf(", tables = %d, inserted = %d, updated = %d, deleted = %d, conflicts = %d", p.tables, p.ins, p.upd, p.del, p.conflicts) +
 		", export_sha256 = " + quote.String(p.exportSum) + ", error = " + quote.String(msg)
-	werr := p.m.withConn(ctx, func(c SideConn) error {
+	werr := p.m.reg.WithConn(ctx, func(c SideConn) error {
 		if p.auditID == "" { // refused before production was touched: recorded now
 			if err := p.insertAudit(ctx, c); err != nil {
 				return err

@@ -124,5 +124,5 @@ func (s *Session) mayReadSandbox(ctx context.Context, sb *Sandbox) error {
 			tables = append(tables, e.Logical)
 		}
 	}
-	return s.m.withConn(ctx, func(c SideConn) error { return s.m.mayRead(ctx, c, rg, rewrite.Table{}, tables) })
+	return s.m.reg.WithConn(ctx, func(c SideConn) error { return s.m.mayRead(ctx, c, rg, rewrite.Table{}, tables) })
 }

@@ -28,7 +28,7 @@ import (
 // dropped by whichever process reaps next.
 
 // initRegistry creates the metadata schema and tables.
-func (m *registry) initRegistry(ctx context.Context, c SideConn) error {
+func (m *registry) Init(ctx context.Context, c SideConn) error {
 	stmts := []string{
 		"CREATE DATABASE IF NOT EXISTS " + quote.Ident(m.names.Meta()),
 		"CREATE TABLE IF NOT EXISTS " + m.names.Q("sandboxes") + ` (
@@ -144,7 +144,7 @@ func (m *registry) initRegistry(ctx context.Context, c SideConn) error {
 // too. Kept and expiry are a keep's to write (persistKeep): written here
 // from memory, they would undo a keep or expiry another process recorded
 // since this one last read the registry.
-func (m *registry) persist(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *registry) Persist(ctx context.Context, c SideConn, sb *Sandbox) error {
 	sb.mu.Lock()
 	kept, last, done := sb.kept, sb.lastActive, sb.persisted
 	using := sb.attached > 0 || !sb.graceUntil.IsZero()
@@ -172,8 +172,8 @@ func (m *registry) persist(ctx context.Context, c SideConn, sb *Sandbox) error {
 // admin API): it records sb kept until its expiry too. Never kept = 0: no
 // sandbox is unkept, and another process may have kept it since this one
 // last read the registry.
-func (m *registry) persistKeep(ctx context.Context, c SideConn, sb *Sandbox) error {
-	if err := m.persist(ctx, c, sb); err != nil {
+func (m *registry) PersistKeep(ctx context.Context, c SideConn, sb *Sandbox) error {
+	if err := m.Persist(ctx, c, sb); err != nil {
 		return err
 	}
 	sb.mu.Lock()
@@ -243,7 +243,7 @@ func (m *registry) record(ctx context.Context, c SideConn, sb *Sandbox) error {
 	sb.mu.Lock()
 	sb.persisted = true
 	sb.mu.Unlock()
-	return m.persist(ctx, c, sb)
+	return m.Persist(ctx, c, sb)
 }
 
 // clearLeftovers removes, before a named sandbox is recorded, what an
@@ -292,7 +292,7 @@ func (m *registry) deleteRows(ctx context.Context, c SideConn, id string, tables
 // process had not noticed it yet). If not, e is undone — its row and its
 // fork phys (when forked) — and sb is discarded here too, so that no row
 // of a discarded sandbox is left for a later sandbox of its name.
-func (m *registry) stillRecorded(ctx context.Context, c SideConn, sb *Sandbox, e *sandbox.Entry, forked bool) error {
+func (m *registry) StillRecorded(ctx context.Context, c SideConn, sb *Sandbox, e *sandbox.Entry, forked bool) error {
 	id := quote.String(sb.ID)
 	for _, q := range []string{
 		"SELECT COUNT(*) FROM " + m.names.Q("sandboxes") + " WHERE id = " + id,
@@ -307,7 +307,7 @@ func (m *registry) stillRecorded(ctx context.Context, c SideConn, sb *Sandbox, e
 			continue
 		}
 		wctx := context.WithoutCancel(ctx)
-		m.deleteEntry(wctx, c, sb, e.Logical)
+		m.DeleteEntry(wctx, c, sb, e.Logical)
 		if forked {
 			_, _ = c.Exec(wctx, "DROP TABLE IF EXISTS "+e.Phys.Quoted())
 		}
@@ -329,7 +329,7 @@ func (m *registry) sameSandbox(ctx context.Context, c SideConn, sb *Sandbox) err
 		return rewrite.Refuse(wire.ErUnknown, "sandbox name %q clashes with another sandbox (of this or another user); choose another name", sb.Name)
 	}
 	if sideconn.Str(rows[0][2]) == "1" {
-		sb.keepAs(sideconn.ParseTime(rows[0][3]))
+		sb.KeepAs(sideconn.ParseTime(rows[0][3]))
 	}
 	return nil
 }
@@ -338,7 +338,7 @@ func (m *registry) sameSandbox(ctx context.Context, c SideConn, sb *Sandbox) err
 // (renewed every reap interval): no other process discards it without
 // force meanwhile.
 func (m *registry) hold(ctx context.Context, c SideConn, sb *Sandbox) error {
-	if sb.isRetired() {
+	if sb.IsRetired() {
 		return nil
 	}
 	_, err := c.Exec(ctx, "REPLACE INTO "+m.names.Q("holders")+" (sandbox_id, proxy_id, lease_until) VALUES ("+
@@ -377,7 +377,7 @@ func (m *registry) heldElsewhere(ctx context.Context, c SideConn, sb *Sandbox) (
 
 // saveEntry writes a table row and, for a table in place (not a fork's
 // marker), then counts the change in the sandbox's generation.
-func (m *registry) saveEntry(ctx context.Context, c SideConn, sb *Sandbox, e *sandbox.Entry) error {
+func (m *registry) SaveEntry(ctx context.Context, c SideConn, sb *Sandbox, e *sandbox.Entry) error {
 	_, err := c.Exec(ctx, "REPLACE INTO "+m.names.Q("tables")+" (sandbox_id, db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at) VALUES ("+
 		strings.Join([]string{quote.String(sb.ID), quote.String(e.Logical.DB), quote.String(e.Logical.Name),
 			quote.String(string(e.Kind)), quote.String(e.Phys.DB), quote.String(e.Phys.Name),
@@ -388,11 +388,11 @@ func (m *registry) saveEntry(ctx context.Context, c SideConn, sb *Sandbox, e *sa
 	if e.Kind == sandbox.KindForking {
 		return nil
 	}
-	return m.bumpGeneration(ctx, c, sb)
+	return m.BumpGeneration(ctx, c, sb)
 }
 
 // deleteEntry removes the registry row of t in sb (best effort).
-func (m *registry) deleteEntry(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table) {
+func (m *registry) DeleteEntry(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table) {
 	_, _ = c.Exec(ctx, "DELETE FROM "+m.names.Q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+
 		" AND db = "+quote.String(t.DB)+" AND tbl = "+quote.String(t.Name))
 }
@@ -410,7 +410,7 @@ func (m *registry) rowEntry(r []*string) *sandbox.Entry {
 }
 
 // loadEntry reads the registry row of t in sb, if any.
-func (m *registry) loadEntry(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table) (*sandbox.Entry, error) {
+func (m *registry) LoadEntry(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table) (*sandbox.Entry, error) {
 	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.names.Q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+
 		" AND db = "+quote.String(t.DB)+" AND tbl = "+quote.String(t.Name))
 	if err != nil {
@@ -429,7 +429,7 @@ const sandboxCols = "id, name, owner, kept, created_at, expires_at, last_active"
 // user's sandbox) leaves no trace, in memory or in the registry.
 func (m *registry) load(ctx context.Context, name string) (*Sandbox, error) {
 	var sb *Sandbox
-	err := m.withConn(ctx, func(c SideConn) error {
+	err := m.WithConn(ctx, func(c SideConn) error {
 		var err error
 		sb, err = m.loadOn(ctx, c, name)
 		return err
@@ -472,10 +472,10 @@ func (m *registry) loadOn(ctx context.Context, c SideConn, name string) (*Sandbo
 // allowed to use it, and returns the one to use (another caller may have
 // loaded it meanwhile). lastActive is now: the reaper must not forget it
 // before the caller is done with it.
-func (m *registry) remember(sb *Sandbox) *Sandbox {
+func (m *registry) Remember(sb *Sandbox) *Sandbox {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if cur := m.byName[sb.Name]; cur != nil && !cur.isRetired() {
+	if cur := m.byName[sb.Name]; cur != nil && !cur.IsRetired() {
 		return cur
 	}
 	sb.mu.Lock()
@@ -566,7 +566,7 @@ func (m *registry) dropInterruptedFork(ctx context.Context, c SideConn, id, db, 
 	where := " WHERE sandbox_id = " + quote.String(id) + " AND db = " + quote.String(db) +
 		" AND tbl = " + quote.String(tbl) + " AND kind = 'forking'"
 	if !stale {
-		lock := quote.String(m.lockName(id, m.names.Key(rewrite.Table{DB: db, Name: tbl})))
+		lock := quote.String(m.LockName(id, m.names.Key(rewrite.Table{DB: db, Name: tbl})))
 		rows, err := c.Query(ctx, "SELECT GET_LOCK("+lock+", 0)")
 		if err != nil {
 			return fmt.Errorf("lock interrupted fork %s: %w", phys.Quoted(), err)
@@ -605,7 +605,7 @@ func (m *registry) reconcile(ctx context.Context) error {
 	if err := m.expire(ctx); err != nil {
 		return err
 	}
-	return m.withConn(ctx, func(c SideConn) error {
+	return m.WithConn(ctx, func(c SideConn) error {
 		rows, err := c.Query(ctx, "SELECT id FROM "+m.names.Q("sandboxes"))
 		if err != nil {
 			return fmt.Errorf("read registry: %w", err)
@@ -736,8 +736,8 @@ func (r expiryRow) due(now time.Time, idleTTL time.Duration, local *Sandbox) (re
 func (m *registry) expire(ctx context.Context) error {
 	var due []expiryRow
 	now := time.Now().UTC()
-	idle := m.limits().IdleTTL
-	err := m.withConn(ctx, func(c SideConn) error {
+	idle := m.Limits().IdleTTL
+	err := m.WithConn(ctx, func(c SideConn) error {
 		rows, err := c.Query(ctx, "SELECT s.id, s.name, s.kept, s.expires_at, s.last_active, s.lease_until, "+
 			"(SELECT COUNT(*) FROM "+m.names.Q("holders")+" h WHERE h.sandbox_id = s.id AND h.lease_until > "+sideconn.SQLTime(now)+") FROM "+m.names.Q("sandboxes")+" s")
 		if err != nil {
@@ -775,10 +775,10 @@ func (m *registry) local(id string) *Sandbox {
 // lock: the next reap tries again.
 func (m *registry) expireOne(ctx context.Context, row expiryRow, now time.Time, idle time.Duration) error {
 	if local := m.local(row.id); local != nil {
-		return m.discard(ctx, local, row.force, true, row.reason)
+		return m.Discard(ctx, local, row.force, true, row.reason)
 	}
 	reason := ""
-	err := m.withConn(ctx, func(c SideConn) error {
+	err := m.WithConn(ctx, func(c SideConn) error {
 		release, ok, err := m.lockLife(ctx, c, row.name, true)
 		if err != nil || !ok {
 			return err
@@ -836,9 +836,9 @@ func (m *registry) readExpiry(ctx context.Context, c SideConn, id string, now ti
 // notices sandboxes discarded or kept through another process, lets go of
 // those nobody here uses, and discards those whose grace is over.
 func (m *registry) renew(ctx context.Context) error {
-	live := m.sandboxes()
+	live := m.Sandboxes()
 	var over []*Sandbox
-	err := m.withConn(ctx, func(c SideConn) error {
+	err := m.WithConn(ctx, func(c SideConn) error {
 		for _, sb := range live {
 			ended, err := m.renewOne(ctx, c, sb)
 			if err != nil {
@@ -852,7 +852,7 @@ func (m *registry) renew(ctx context.Context) error {
 	})
 	// Discarded once the side connection is back: a discard takes one.
 	for _, sb := range over {
-		if derr := m.discard(ctx, sb, false, true, "grace"); derr != nil {
+		if derr := m.Discard(ctx, sb, false, true, "grace"); derr != nil {
 			err = errors.Join(err, derr)
 		}
 	}
@@ -893,7 +893,7 @@ func (m *registry) renewOne(ctx context.Context, c SideConn, sb *Sandbox) (grace
 	if sideconn.Str(rows[0][0]) == "1" {
 		// KEEP may have been run through another process: the registry
 		// is the truth for kept and expiry.
-		sb.keepAs(sideconn.ParseTime(rows[0][1]))
+		sb.KeepAs(sideconn.ParseTime(rows[0][1]))
 	}
 	switch {
 	case sb.graceOver(now):
@@ -905,13 +905,13 @@ func (m *registry) renewOne(ctx context.Context, c SideConn, sb *Sandbox) (grace
 			return false, nil
 		}
 		err := m.release(ctx, c, sb)
-		m.forget(sb)
+		m.Forget(sb)
 		return false, err
 	}
 	if err := m.noticeSharing(ctx, c, sb); err != nil {
 		return false, err
 	}
-	if err := m.persist(ctx, c, sb); err != nil {
+	if err := m.Persist(ctx, c, sb); err != nil {
 		return false, err
 	}
 	return false, m.adopt(ctx, c, sb)
@@ -921,7 +921,7 @@ func (m *registry) renewOne(ctx context.Context, c SideConn, sb *Sandbox) (grace
 // attached by its name through that process) as shared: from then on its
 // statements check the registry for what that process changes.
 func (m *registry) noticeSharing(ctx context.Context, c SideConn, sb *Sandbox) error {
-	if sb.shareable() {
+	if sb.Shareable() {
 		return nil
 	}
 	held, err := m.heldElsewhere(ctx, c, sb)
@@ -963,10 +963,10 @@ func (m *registry) adopt(ctx context.Context, c SideConn, sb *Sandbox) error {
 	for _, r := range rows {
 		e := m.rowEntry(r)
 		k := m.names.Key(e.Logical)
-		if cur, ok := sb.resolve(k); ok && cur.Kind == e.Kind {
+		if cur, ok := sb.Resolve(k); ok && cur.Kind == e.Kind {
 			continue
 		}
-		m.setEntry(sb, k, e)
+		m.SetEntry(sb, k, e)
 	}
 	return nil
 }

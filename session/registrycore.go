@@ -35,7 +35,7 @@ type Limits struct {
 
 // checkTTL refuses a kept sandbox's lifetime (0: until discarded) beyond
 // MaxTTL.
-func (l Limits) checkTTL(ttl time.Duration) error {
+func (l Limits) CheckTTL(ttl time.Duration) error {
 	if l.MaxTTL <= 0 || ttl > 0 && ttl <= l.MaxTTL {
 		return nil
 	}
@@ -47,14 +47,14 @@ func (l Limits) checkTTL(ttl time.Duration) error {
 }
 
 // limits returns the current limits.
-func (m *registry) limits() Limits {
+func (m *registry) Limits() Limits {
 	m.lmu.RLock()
 	defer m.lmu.RUnlock()
 	return m.lim
 }
 
 // observer is the installed Observer.
-func (m *registry) observer() Observer {
+func (m *registry) Observer() Observer {
 	m.lmu.RLock()
 	defer m.lmu.RUnlock()
 	return m.obs
@@ -64,12 +64,12 @@ func (m *registry) observer() Observer {
 // order, at most the fork queue timeout) while all are busy. Whoever holds
 // one must not ask for another before giving it back: with every
 // connection held that way, each would wait on the others.
-func (m *registry) conn(ctx context.Context) (SideConn, error) {
+func (m *registry) Conn(ctx context.Context) (SideConn, error) {
 	c, err := m.pool.Get(ctx)
 	if err != nil {
 		var te *sideconn.TimeoutError
 		if errors.As(err, &te) {
-			m.observer().SideConnTimedOut()
+			m.Observer().SideConnTimedOut()
 			st := m.pool.Stats()
 			m.log.Warn("no side connection free in time", zap.Int("side_connections", te.Size),
 				zap.Duration("waited", te.Waited), zap.Int("waiting", st.Waiting))
@@ -86,38 +86,38 @@ func (m *registry) dialSide(ctx context.Context) (SideConn, error) {
 		st := m.pool.Stats()
 		m.log.Warn("could not open a side connection; waiting for an open one, if any", zap.Error(err),
 			zap.Int("side_connections_open", st.InUse+st.Idle-1), zap.Int("side_connections", st.Size))
-		return nil, &DialError{Err: err, Size: m.limits().SideConnections}
+		return nil, &DialError{Err: err, Size: m.Limits().SideConnections}
 	}
 	// Forks read their source at READ COMMITTED: one consistent read
 	// that takes no locks.
 	if _, err := c.Exec(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"); err != nil {
 		_ = c.Close()
-		return nil, &DialError{Err: err, Size: m.limits().SideConnections}
+		return nil, &DialError{Err: err, Size: m.Limits().SideConnections}
 	}
 	if err := sideconn.PlainTextMode(ctx, c); err != nil {
 		_ = c.Close()
-		return nil, &DialError{Err: err, Size: m.limits().SideConnections}
+		return nil, &DialError{Err: err, Size: m.Limits().SideConnections}
 	}
 	return c, nil
 }
 
 // put returns a healthy connection to the pool.
-func (m *registry) put(c SideConn) { m.pool.Put(c) }
+func (m *registry) Put(c SideConn) { m.pool.Put(c) }
 
 // drop closes a connection that failed.
-func (m *registry) drop(c SideConn) { m.pool.Drop(c) }
+func (m *registry) Drop(c SideConn) { m.pool.Drop(c) }
 
 // withConn runs f on a side connection, dropping the connection when f
 // fails with anything but a server error or a refusal of the proxy's own.
-func (m *registry) withConn(ctx context.Context, f func(SideConn) error) error {
-	c, err := m.conn(ctx)
+func (m *registry) WithConn(ctx context.Context, f func(SideConn) error) error {
+	c, err := m.Conn(ctx)
 	if err != nil {
 		return err
 	}
 	done := false
 	defer func() {
 		if !done { // f panicked: the connection goes back to the pool's count, closed
-			m.drop(c)
+			m.Drop(c)
 		}
 	}()
 	err = f(c)
@@ -125,10 +125,10 @@ func (m *registry) withConn(ctx context.Context, f func(SideConn) error) error {
 	var se interface{ ServerError() bool }
 	var r *rewrite.Refusal
 	if err != nil && !(errors.As(err, &se) && se.ServerError()) && !errors.As(err, &r) {
-		m.drop(c)
+		m.Drop(c)
 		return err
 	}
-	m.put(c)
+	m.Put(c)
 	return err
 }
 
@@ -149,13 +149,13 @@ func randomID(n int) string {
 // derive from their names, so the registry's secret (read at start, the
 // same for every proxy process) keeps clients, who share the upstream
 // account, from computing the name and holding the lock to stall a fork.
-func (m *registry) lockName(id, k string) string {
+func (m *registry) LockName(id, k string) string {
 	sum := sha256.Sum256([]byte(m.lockSecret + "\x00" + id + "\x00" + k))
 	return "sqlfork:" + hex.EncodeToString(sum[:20])
 }
 
 // newSandbox registers a sandbox in memory.
-func (m *registry) newSandbox(name, owner string) (*Sandbox, error) {
+func (m *registry) NewSandbox(name, owner string) (*Sandbox, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.checkRoom(owner); err != nil {
@@ -183,7 +183,7 @@ func (m *registry) newSandbox(name, owner string) (*Sandbox, error) {
 // owner's max-sandboxes-per-user (m.mu held). Sandboxes in their grace
 // count: they still hold their forks.
 func (m *registry) checkRoom(owner string) error {
-	if max := m.limits().MaxSandboxes; max > 0 && len(m.byID) >= max {
+	if max := m.Limits().MaxSandboxes; max > 0 && len(m.byID) >= max {
 		return rewrite.Refuse(wire.ErConCount, "the proxy already holds %d sandboxes (its limit); discard some with SANDBOX DISCARD or ask the operator to raise --max-sandboxes", len(m.byID))
 	}
 	n := 0
@@ -203,7 +203,7 @@ func (m *registry) getOrCreate(name, owner string) (*Sandbox, error) {
 	if sb != nil {
 		return sb, nil
 	}
-	sb, err := m.newSandbox(name, owner)
+	sb, err := m.NewSandbox(name, owner)
 	if err != nil {
 		m.mu.Lock()
 		defer m.mu.Unlock()
@@ -216,7 +216,7 @@ func (m *registry) getOrCreate(name, owner string) (*Sandbox, error) {
 
 // forget removes a sandbox from memory: it is retired, and attaches
 // waiting for it to go look it up again.
-func (m *registry) forget(sb *Sandbox) {
+func (m *registry) Forget(sb *Sandbox) {
 	m.mu.Lock()
 	if m.byID[sb.ID] == sb {
 		delete(m.byID, sb.ID)
@@ -238,7 +238,7 @@ func (m *registry) forget(sb *Sandbox) {
 // registry (kept by another process or before a restart); one read from the
 // registry is kept in memory only once remember is called. A sandbox this
 // process is letting go of (a discard in flight) is waited for first.
-func (m *registry) lookup(ctx context.Context, name string) (*Sandbox, error) {
+func (m *registry) Lookup(ctx context.Context, name string) (*Sandbox, error) {
 	for {
 		m.mu.Lock()
 		sb := m.byName[name]
@@ -257,7 +257,7 @@ func (m *registry) lookup(ctx context.Context, name string) (*Sandbox, error) {
 }
 
 // setEntry records e in memory.
-func (m *registry) setEntry(sb *Sandbox, k string, e *sandbox.Entry) {
+func (m *registry) SetEntry(sb *Sandbox, k string, e *sandbox.Entry) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	if old := sb.tables[k]; old != nil {
@@ -317,12 +317,12 @@ type registry struct {
 }
 
 // isAdmin reports whether user may manage every sandbox.
-func (m *registry) isAdmin(user string) bool { return slices.Contains(m.cfg.Admins, user) }
+func (m *registry) IsAdmin(user string) bool { return slices.Contains(m.cfg.Admins, user) }
 
 // Counts returns how many sandboxes this process holds, by state.
 func (m *registry) Counts() map[string]int {
 	out := map[string]int{"active": 0, "kept": 0, "grace": 0}
-	for _, sb := range m.sandboxes() {
+	for _, sb := range m.Sandboxes() {
 		sb.mu.Lock()
 		if !sb.retired {
 			out[sb.stateLocked()]++
@@ -333,7 +333,7 @@ func (m *registry) Counts() map[string]int {
 }
 
 // sandboxes are the sandboxes this process holds, as of now.
-func (m *registry) sandboxes() []*Sandbox {
+func (m *registry) Sandboxes() []*Sandbox {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]*Sandbox, 0, len(m.byID))
@@ -357,7 +357,7 @@ func newRegistry(cfg Config, dial Dialer, log *zap.Logger, room func(owner strin
 // start takes this process's liveness lock, reconciles the registry with
 // the schemas present and starts the reaper; on failure it closes the
 // pool (nobody else would).
-func (m *registry) start(ctx context.Context) error {
+func (m *registry) Start(ctx context.Context) error {
 	m.keepAlive(ctx)
 	if err := m.reconcile(ctx); err != nil {
 		m.pool.Close()
@@ -370,7 +370,7 @@ func (m *registry) start(ctx context.Context) error {
 
 // close stops the reaper, closes the side connections and gives up the
 // liveness lock; later calls do nothing.
-func (m *registry) close() {
+func (m *registry) Close() {
 	select {
 	case <-m.stop:
 		return
@@ -385,7 +385,7 @@ func (m *registry) close() {
 // setLimits installs l. Its pool size and queue timeout apply when
 // positive (the timeout at most the fork timeout); otherwise the pool
 // keeps its own.
-func (m *registry) setLimits(l Limits) {
+func (m *registry) SetLimits(l Limits) {
 	m.lmu.Lock()
 	defer m.lmu.Unlock()
 	if l.SideConnections <= 0 {
@@ -401,10 +401,44 @@ func (m *registry) setLimits(l Limits) {
 }
 
 // setObserver installs o (nil keeps the current one).
-func (m *registry) setObserver(o Observer) {
+func (m *registry) SetObserver(o Observer) {
 	if o != nil {
 		m.lmu.Lock()
 		m.obs = o
 		m.lmu.Unlock()
 	}
 }
+
+// epochNow is the count of finished table changes (forks, creates, drops)
+// across sandboxes; nextEpoch counts one more and returns it.
+func (m *registry) Epoch() uint64 { return m.epoch.Load() }
+
+// nextEpoch: see epochNow.
+func (m *registry) NextEpoch() uint64 { return m.epoch.Add(1) }
+
+// poolStats reports the side connection pool.
+func (m *registry) PoolStats() sideconn.Stats { return m.pool.Stats() }
+
+// setNames installs how names compare, once the upstream said
+// (lower_case_table_names).
+func (m *registry) SetNames(n sandbox.Names) { m.names = n }
+
+// EndGraces makes the grace of every sandbox in one end now, as if it had
+// run out: the reaper discards them (or lets go of them) at its next
+// round. For tests.
+func (m *registry) EndGraces() {
+	for _, sb := range m.Sandboxes() {
+		sb.mu.Lock()
+		if !sb.graceUntil.IsZero() {
+			sb.graceUntil = time.Now().Add(-time.Second)
+		}
+		sb.mu.Unlock()
+	}
+}
+
+// LifeLock is the name of the upstream life lock of the sandbox called
+// name (lockLife). For tests.
+func (m *registry) LifeLock(name string) string { return m.LockName(name, "life") }
+
+// NameID is the id of the sandbox called name, the same in every process.
+func NameID(name string) string { return nameID(name) }

@@ -139,7 +139,7 @@ func (rs *regSync) saw(state string) {
 // shareable reports whether another proxy process may use sb, so its table
 // map may lag the registry: a named or kept sandbox, or one this process
 // claimed from the registry or found held elsewhere.
-func (sb *Sandbox) shareable() bool {
+func (sb *Sandbox) Shareable() bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	return sb.shared || sb.kept || !sb.anonymous()
@@ -154,7 +154,7 @@ func (sb *Sandbox) markShared() {
 
 // syncTables brings sb's table map up to the registry: a round that
 // starts after the call, shared with the callers that join it.
-func (m *registry) syncTables(ctx context.Context, sb *Sandbox) error {
+func (m *registry) SyncTables(ctx context.Context, sb *Sandbox) error {
 	if m.cfg.SyncLease > 0 && sb.sync.trusted(time.Now()) {
 		return nil
 	}
@@ -180,7 +180,7 @@ func (m *registry) syncTables(ctx context.Context, sb *Sandbox) error {
 // sandbox this process recorded and the registry no longer has was
 // discarded through another process.
 func (m *registry) syncOnce(ctx context.Context, sb *Sandbox) error {
-	return m.withConn(ctx, func(c SideConn) error {
+	return m.WithConn(ctx, func(c SideConn) error {
 		// Recorded before the query was sent (persisted is set once the
 		// row is in): a row missing then was deleted.
 		start, recorded := m.epoch.Load(), sb.isPersisted()
@@ -195,13 +195,13 @@ func (m *registry) syncOnce(ctx context.Context, sb *Sandbox) error {
 			return fmt.Errorf("read the generation of sandbox %s: %w", sb.Name, err)
 		case len(rows) == 0:
 			if recorded {
-				m.observer().RegistryChecked("discarded")
+				m.Observer().RegistryChecked("discarded")
 				m.discardedElsewhere(sb)
 				return nil
 			}
 			// Not recorded yet: whoever records it and forks first
 			// waits out the lease.
-			m.observer().RegistryChecked("unchanged")
+			m.Observer().RegistryChecked("unchanged")
 			sb.sync.trust(taken)
 			return nil
 		case sideconn.Str(rows[0][0]) != sb.Name || sideconn.Str(rows[0][1]) != sb.Owner:
@@ -216,7 +216,7 @@ func (m *registry) syncOnce(ctx context.Context, sb *Sandbox) error {
 			sb.sync.saw(state)
 			result = "reloaded"
 		}
-		m.observer().RegistryChecked(result)
+		m.Observer().RegistryChecked(result)
 		sb.sync.trust(taken)
 		return nil
 	})
@@ -249,7 +249,7 @@ func (m *registry) takeLease(ctx context.Context, c SideConn, sb *Sandbox) (time
 // generation and before anything uses it, until the sync leases other
 // processes took on sb have run out: they check the registry before their
 // next statement that reads production, and see the change.
-func (m *registry) awaitReaders(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *registry) AwaitReaders(ctx context.Context, c SideConn, sb *Sandbox) error {
 	l := m.cfg.SyncLease
 	if l <= 0 {
 		return nil
@@ -272,7 +272,7 @@ func (m *registry) awaitReaders(ctx context.Context, c SideConn, sb *Sandbox) er
 	defer t.Stop()
 	select {
 	case <-t.C:
-		m.observer().LeasesAwaited(left)
+		m.Observer().LeasesAwaited(left)
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("wait for other proxy processes' sync leases on sandbox %s: %w", sb.Name, ctx.Err())
@@ -295,10 +295,10 @@ func (m *registry) reloadTables(ctx context.Context, c SideConn, sb *Sandbox, st
 		e := m.rowEntry(r)
 		k := m.names.Key(e.Logical)
 		seen[k] = true
-		if cur, ok := sb.resolve(k); ok && (cur.Kind == e.Kind || cur.Epoch > start) {
+		if cur, ok := sb.Resolve(k); ok && (cur.Kind == e.Kind || cur.Epoch > start) {
 			continue
 		}
-		m.setEntry(sb, k, e)
+		m.SetEntry(sb, k, e)
 	}
 	sb.forgetMissing(seen, start)
 	sb.mu.Lock()
@@ -324,7 +324,7 @@ func (sb *Sandbox) forgetMissing(seen map[string]bool, start uint64) {
 // bumpGeneration counts a change of sb's tables in the registry, after the
 // change is recorded there: a process that then reads the new generation
 // reloads the tables with it.
-func (m *registry) bumpGeneration(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *registry) BumpGeneration(ctx context.Context, c SideConn, sb *Sandbox) error {
 	_, err := c.Exec(ctx, "INSERT INTO "+m.names.Q("generations")+" (sandbox_id, generation) VALUES ("+quote.String(sb.ID)+
 		", 1) ON DUPLICATE KEY UPDATE generation = generation + 1")
 	if err != nil {

@@ -56,7 +56,7 @@ func (r resolver) ResolveRoutine(st *rewrite.Statement) (string, error) {
 	}
 	phys := r.s.routineDB(db)
 	if kind, ok := strings.CutPrefix(string(st.Kind), "SHOW CREATE "); ok {
-		if _, own := r.s.sb.routineKnown(routineKey(kind, phys, st.Routine.Name)); !own {
+		if _, own := r.s.sb.RoutineKnown(routineKey(kind, phys, st.Routine.Name)); !own {
 			return "", nil
 		}
 	}
@@ -107,7 +107,7 @@ func (s *Session) routineSchemas(ctx context.Context, kind, name string, dbs ...
 		in[i] = quote.String(db)
 	}
 	var rows [][]*string
-	err := s.m.withConn(ctx, func(c SideConn) error {
+	err := s.m.reg.WithConn(ctx, func(c SideConn) error {
 		var err error
 		rows, err = c.Query(ctx, "SELECT ROUTINE_SCHEMA FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = "+quote.String(kind)+
 			" AND ROUTINE_NAME = "+quote.String(name)+" AND ROUTINE_SCHEMA IN ("+strings.Join(in, ", ")+")")
@@ -170,8 +170,8 @@ func (s *Session) forkBody(ctx context.Context, st rewrite.Statement, ddl bool) 
 	}
 	db := st.Routine.DB(st.DB)
 	phys := s.routineDB(db)
-	return s.m.withConn(ctx, func(c SideConn) error {
-		if err := s.m.persist(ctx, c, s.sb); err != nil {
+	return s.m.reg.WithConn(ctx, func(c SideConn) error {
+		if err := s.m.reg.Persist(ctx, c, s.sb); err != nil {
 			return err
 		}
 		return s.m.createSandboxSchema(ctx, c, db, phys)

@@ -52,25 +52,25 @@ func (s *Session) ttlOrDefault(c Command) time.Duration {
 	if c.HasTTL {
 		return c.TTL
 	}
-	return s.m.limits().DefaultTTL
+	return s.m.reg.Limits().DefaultTTL
 }
 
 // create makes a new sandbox and binds the session to it. A TTL makes it
 // kept: it outlives this connection until the TTL ends.
 func (s *Session) create(ctx context.Context, c Command) (*Reply, error) {
 	if c.Name != "" {
-		if sb, err := s.m.lookup(ctx, c.Name); err != nil {
+		if sb, err := s.m.reg.Lookup(ctx, c.Name); err != nil {
 			return nil, err
 		} else if sb != nil {
 			return nil, rewrite.Refuse(wire.ErUnknown, "a sandbox named %q already exists; ATTACH it or choose another name", c.Name)
 		}
 	}
 	if c.HasTTL {
-		if err := s.m.limits().checkTTL(c.TTL); err != nil {
+		if err := s.m.reg.Limits().CheckTTL(c.TTL); err != nil {
 			return nil, err
 		}
 	}
-	sb, err := s.m.newSandbox(c.Name, s.user)
+	sb, err := s.m.reg.NewSandbox(c.Name, s.user)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func (s *Session) create(ctx context.Context, c Command) (*Reply, error) {
 	// connection uses is idle, and the reaper lets go of an idle one
 	// that is recorded — a record that waits for the life lock outlasts
 	// a reap interval, and this one would then end "discarded".
-	if err := s.m.attach(sb); err != nil {
+	if err := s.m.reg.Attach(sb); err != nil {
 		return nil, err
 	}
 	if c.HasTTL {
@@ -86,9 +86,9 @@ func (s *Session) create(ctx context.Context, c Command) (*Reply, error) {
 		if c.TTL > 0 {
 			exp = time.Now().UTC().Add(c.TTL)
 		}
-		sb.keepAs(exp)
-		if err := s.m.withConn(ctx, func(conn SideConn) error { return s.m.persistKeep(ctx, conn, sb) }); err != nil {
-			s.m.forget(sb)
+		sb.KeepAs(exp)
+		if err := s.m.reg.WithConn(ctx, func(conn SideConn) error { return s.m.reg.PersistKeep(ctx, conn, sb) }); err != nil {
+			s.m.reg.Forget(sb)
 			return nil, err
 		}
 	}
@@ -101,10 +101,10 @@ func (s *Session) create(ctx context.Context, c Command) (*Reply, error) {
 // for admins, also one kept or held by another proxy process or in its
 // grace. A discard of it in flight is waited for first.
 func (s *Session) attachTo(ctx context.Context, name string) (*Reply, error) {
-	if s.sb != nil && s.sb.Name == name && !s.sb.isRetired() {
+	if s.sb != nil && s.sb.Name == name && !s.sb.IsRetired() {
 		return &Reply{Info: "already in sandbox " + name}, nil
 	}
-	sb, err := s.m.acquire(ctx, name, s.user, false)
+	sb, err := s.m.reg.Acquire(ctx, name, s.user, false)
 	if err != nil {
 		return nil, err
 	}
@@ -127,11 +127,11 @@ func (s *Session) detachCmd() (*Reply, error) {
 	if s.mode == Transparent {
 		// The new sandbox first: a transparent session is never without
 		// one, so when none can be made it stays where it is.
-		sb, err := s.m.newSandbox("", s.user)
+		sb, err := s.m.reg.NewSandbox("", s.user)
 		if err != nil {
 			return nil, err
 		}
-		if err := s.m.attach(sb); err != nil {
+		if err := s.m.reg.Attach(sb); err != nil {
 			return nil, err
 		}
 		s.unbind()
@@ -148,7 +148,7 @@ func (s *Session) keep(ctx context.Context, c Command) (*Reply, error) {
 		return nil, rewrite.Refuse(wire.ErUnknown, "not in a sandbox; SANDBOX CREATE or ATTACH first")
 	}
 	ttl := s.ttlOrDefault(c)
-	if err := s.m.limits().checkTTL(ttl); err != nil {
+	if err := s.m.reg.Limits().CheckTTL(ttl); err != nil {
 		return nil, err
 	}
 	sb := s.sb
@@ -156,8 +156,8 @@ func (s *Session) keep(ctx context.Context, c Command) (*Reply, error) {
 	if ttl > 0 {
 		exp = time.Now().UTC().Add(ttl)
 	}
-	sb.keepAs(exp)
-	if err := s.m.withConn(ctx, func(conn SideConn) error { return s.m.persistKeep(ctx, conn, sb) }); err != nil {
+	sb.KeepAs(exp)
+	if err := s.m.reg.WithConn(ctx, func(conn SideConn) error { return s.m.reg.PersistKeep(ctx, conn, sb) }); err != nil {
 		return nil, err
 	}
 	msg := fmt.Sprintf("sandbox %s kept", sb.Name)
@@ -171,7 +171,7 @@ func (s *Session) discardCmd(ctx context.Context, name string) (*Reply, error) {
 	sb := s.sb
 	if name != "" {
 		var err error
-		if sb, err = s.m.lookup(ctx, name); err != nil {
+		if sb, err = s.m.reg.Lookup(ctx, name); err != nil {
 			return nil, err
 		}
 		if sb == nil {
@@ -180,14 +180,14 @@ func (s *Session) discardCmd(ctx context.Context, name string) (*Reply, error) {
 		if err := s.authorize(sb); err != nil {
 			return nil, err
 		}
-		sb = s.m.remember(sb)
+		sb = s.m.reg.Remember(sb)
 	}
 	if sb == nil {
 		return nil, rewrite.Refuse(wire.ErUnknown, "not in a sandbox; name the sandbox to discard")
 	}
 	// Discarded before the session leaves it, which would otherwise
 	// discard an unkept sandbox as its last connection's.
-	err := s.m.discard(ctx, sb, true, false, "discarded")
+	err := s.m.reg.Discard(ctx, sb, true, false, "discarded")
 	if sb == s.sb {
 		s.unbind()
 	}
@@ -231,7 +231,7 @@ func (s *Session) status() (*Reply, error) {
 		r.Rows = [][]*string{{nil, nil, sp("production"), sp(string(s.mode))}}
 		return r, nil
 	}
-	in := s.sb.info(true)
+	in := s.sb.Info(true)
 	head := []*string{sp(in.ID), sp(in.Name), sp(in.State), sp(in.Owner), ts(in.Created), tsp(in.Expires),
 		itoa(int64(in.Connections))}
 	for _, t := range in.Tables {
@@ -252,7 +252,7 @@ func (s *Session) list(ctx context.Context) (*Reply, error) {
 	}
 	r := &Reply{Columns: []string{"sandbox_id", "name", "state", "owner", "created", "expires", "connections", "tables", "bytes"}}
 	for _, in := range all {
-		if in.Owner != s.user && !s.m.isAdmin(s.user) {
+		if in.Owner != s.user && !s.m.reg.IsAdmin(s.user) {
 			continue
 		}
 		r.Rows = append(r.Rows, []*string{sp(in.ID), sp(in.Name), sp(in.State), sp(in.Owner), ts(in.Created), tsp(in.Expires),

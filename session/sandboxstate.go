@@ -58,7 +58,7 @@ type Sandbox struct {
 	sideDB bool
 	// needed are the stored routines copies of triggers call, for a
 	// session to copy into the sandbox (needRoutines).
-	needed []routineRef
+	needed []RoutineRef
 	// shared: another proxy process may use the sandbox (claimed from
 	// the registry, or found held elsewhere); named and kept sandboxes
 	// are shareable anyway (see shareable).
@@ -70,19 +70,19 @@ type Sandbox struct {
 
 // routineRef names a stored routine: kind PROCEDURE or FUNCTION, its
 // database and name.
-type routineRef struct{ kind, db, name string }
+type RoutineRef struct{ Kind, DB, Name string }
 
 // needRoutines records stored routines the sandbox's copies of triggers
 // call, which the next session to use the sandbox copies into it
 // (Session.placeNeeded).
-func (sb *Sandbox) needRoutines(rs []routineRef) {
+func (sb *Sandbox) NeedRoutines(rs []RoutineRef) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	sb.needed = append(sb.needed, rs...)
 }
 
 // takeNeeded returns and forgets the routines needRoutines recorded.
-func (sb *Sandbox) takeNeeded() []routineRef {
+func (sb *Sandbox) TakeNeeded() []RoutineRef {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	fs := sb.needed
@@ -92,7 +92,7 @@ func (sb *Sandbox) takeNeeded() []routineRef {
 
 // routineKnown reports whether the routine key (routineKey) is the
 // sandbox's, and whether it is its own (not an untouched copy).
-func (sb *Sandbox) routineKnown(key string) (known, own bool) {
+func (sb *Sandbox) RoutineKnown(key string) (known, own bool) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	own, known = sb.routines[key]
@@ -101,7 +101,7 @@ func (sb *Sandbox) routineKnown(key string) (known, own bool) {
 
 // noteRoutine records that the routine key is the sandbox's (own: made,
 // altered or dropped there).
-func (sb *Sandbox) noteRoutine(key string, own bool) {
+func (sb *Sandbox) NoteRoutine(key string, own bool) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	if sb.routines == nil {
@@ -111,7 +111,7 @@ func (sb *Sandbox) noteRoutine(key string, own bool) {
 }
 
 // resolve maps t in sb: ok=false leaves it to production.
-func (sb *Sandbox) resolve(k string) (*sandbox.Entry, bool) {
+func (sb *Sandbox) Resolve(k string) (*sandbox.Entry, bool) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	e, ok := sb.tables[k]
@@ -119,14 +119,14 @@ func (sb *Sandbox) resolve(k string) (*sandbox.Entry, bool) {
 }
 
 // snapshot is the sandbox's table map version.
-func (sb *Sandbox) snapshotVersion() uint64 {
+func (sb *Sandbox) SnapshotVersion() uint64 {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	return sb.version
 }
 
 // changedSince reports whether a table of sb changed after epoch.
-func (sb *Sandbox) changedSince(epoch uint64) bool {
+func (sb *Sandbox) ChangedSince(epoch uint64) bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	return sb.changed > epoch
@@ -134,14 +134,14 @@ func (sb *Sandbox) changedSince(epoch uint64) bool {
 
 // hasInfoViews reports whether the sandbox's information_schema views
 // exist.
-func (sb *Sandbox) hasInfoViews() bool {
+func (sb *Sandbox) HasInfoViews() bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	return sb.infoViews
 }
 
 // isDiscarded reports whether the sandbox was discarded.
-func (sb *Sandbox) isDiscarded() bool {
+func (sb *Sandbox) IsDiscarded() bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	return sb.discarded
@@ -163,7 +163,7 @@ func (sb *Sandbox) stateLocked() string {
 }
 
 // info describes sb; with tables, its tables too.
-func (sb *Sandbox) info(tables bool) Info {
+func (sb *Sandbox) Info(tables bool) Info {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	in := Info{ID: sb.ID, Name: sb.Name, State: sb.stateLocked(), Owner: sb.Owner, Created: sb.Created,
@@ -215,7 +215,7 @@ func (sb *Sandbox) LogicalDBs() map[string]string {
 
 // dropEntry forgets the entry of key k if it still is e (an undone fork),
 // with the bytes it counted.
-func (sb *Sandbox) dropEntry(k string, e *sandbox.Entry) {
+func (sb *Sandbox) DropEntry(k string, e *sandbox.Entry) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	if sb.tables[k] == e {
@@ -226,7 +226,7 @@ func (sb *Sandbox) dropEntry(k string, e *sandbox.Entry) {
 }
 
 // forgetEntry forgets the entry of key k, whatever it is.
-func (sb *Sandbox) forgetEntry(k string) {
+func (sb *Sandbox) ForgetEntry(k string) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	delete(sb.tables, k)
@@ -234,14 +234,14 @@ func (sb *Sandbox) forgetEntry(k string) {
 }
 
 // forkedBytes is what the sandbox's forks hold, as counted when made.
-func (sb *Sandbox) forkedBytes() int64 {
+func (sb *Sandbox) ForkedBytes() int64 {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	return sb.bytes
 }
 
 // touch records activity now.
-func (sb *Sandbox) touch() {
+func (sb *Sandbox) Touch() {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	sb.lastActive = time.Now().UTC()
@@ -250,14 +250,14 @@ func (sb *Sandbox) touch() {
 // sideDBMade reports whether this process made sure the sandbox's own
 // database (where captures keep their side tables) exists; markSideDB
 // records that it did.
-func (sb *Sandbox) sideDBMade() bool {
+func (sb *Sandbox) SideDBMade() bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	return sb.sideDB
 }
 
 // markSideDB: see sideDBMade.
-func (sb *Sandbox) markSideDB() {
+func (sb *Sandbox) MarkSideDB() {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	sb.sideDB = true
@@ -265,7 +265,7 @@ func (sb *Sandbox) markSideDB() {
 
 // markInfoViews records that the sandbox's information_schema views
 // exist (hasInfoViews).
-func (sb *Sandbox) markInfoViews() {
+func (sb *Sandbox) MarkInfoViews() {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	sb.infoViews = true
@@ -273,7 +273,19 @@ func (sb *Sandbox) markInfoViews() {
 
 // lockForks takes the sandbox's fork lock, which orders the forks (and
 // other changes of its tables) this process makes; it returns the unlock.
-func (sb *Sandbox) lockForks() (unlock func()) {
+func (sb *Sandbox) LockForks() (unlock func()) {
 	sb.forkMu.Lock()
 	return sb.forkMu.Unlock
+}
+
+// SyncWaiters is how many callers wait for the next registry check of the
+// sandbox (registrysync.go). For tests.
+func (sb *Sandbox) SyncWaiters() int {
+	rs := &sb.sync
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.pending == nil {
+		return 0
+	}
+	return rs.pending.callers
 }

@@ -60,14 +60,14 @@ func TestForkFailureCauseAndDialError(t *testing.T) {
 // other failure but a server error closes it.
 func TestWithConnKeepsConnectionOnRefusal(t *testing.T) {
 	d := &memDialer{}
-	m := &Manager{registry: &registry{pool: sideconn.NewPool(2, time.Second, d.dial), obs: nopObserver{}}}
+	m := &Manager{reg: &registry{pool: sideconn.NewPool(2, time.Second, d.dial), obs: nopObserver{}}}
 	ctx := context.Background()
-	_ = m.withConn(ctx, func(SideConn) error { return rewrite.Refuse(wire.ErRecordFileFull, "over the limit") })
-	if st := m.pool.Stats(); st.Idle != 1 {
+	_ = m.reg.WithConn(ctx, func(SideConn) error { return rewrite.Refuse(wire.ErRecordFileFull, "over the limit") })
+	if st := m.PoolStats(); st.Idle != 1 {
 		t.Errorf("after a refusal: %+v, want the connection idle in the pool", st)
 	}
-	_ = m.withConn(ctx, func(SideConn) error { return errors.New("broken pipe") })
-	if st := m.pool.Stats(); st.Idle != 0 || st.InUse != 0 {
+	_ = m.reg.WithConn(ctx, func(SideConn) error { return errors.New("broken pipe") })
+	if st := m.PoolStats(); st.Idle != 0 || st.InUse != 0 {
 		t.Errorf("after a connection error: %+v, want the connection closed", st)
 	}
 }

@@ -285,7 +285,7 @@ func (s *Session) answersShow(sql string, opts rewrite.Options) bool {
 // connection. Before does nothing for a plan it readied already.
 func (s *Session) Before(ctx context.Context, p *Plan) error {
 	if s.m != nil {
-		s.sendEpoch = s.m.epoch.Load() // forks recorded by now are older than what p may read
+		s.sendEpoch = s.m.reg.Epoch() // forks recorded by now are older than what p may read
 	}
 	r := p.restart
 	p.restart = restartNone
@@ -299,13 +299,13 @@ func (s *Session) Before(ctx context.Context, p *Plan) error {
 		err = s.refuseRestart(ctx, why, s.restartRefused(why))
 	case r == restartRead:
 		if err = s.restartTransaction(ctx); err == nil {
-			s.m.observer().TransactionRestarted("restarted")
+			s.m.reg.Observer().TransactionRestarted("restarted")
 			return nil
 		}
 	case r == restartReplay:
 		var why string
 		if why, err = s.replayTransaction(ctx); err == nil && why == "" {
-			s.m.observer().TransactionRestarted("replayed")
+			s.m.reg.Observer().TransactionRestarted("replayed")
 			return nil
 		}
 		if err == nil {
@@ -328,7 +328,7 @@ func (s *Session) refuseRestart(ctx context.Context, why string, refused error) 
 	}
 	s.tx.reset()
 	_ = s.executed(ctx, nil, s.up.Status(), false)
-	s.m.observer().TransactionRestarted("refused")
+	s.m.reg.Observer().TransactionRestarted("refused")
 	s.log.Info("transaction could not be restarted or replayed after a fork", zap.String("why", why))
 	return refused
 }
@@ -656,14 +656,14 @@ func (s *Session) FieldList(ctx context.Context, table string) (physDB string, r
 	}
 	t := rewrite.Table{DB: s.db, Name: name}
 	// What other proxy processes did to the sandbox's tables first.
-	if !s.synced && s.sb.shareable() {
+	if !s.synced && s.sb.Shareable() {
 		if _, mapped, _ := (resolver{s: s}).Resolve(t, false); !mapped {
-			if err := s.m.syncTables(ctx, s.sb); err != nil {
+			if err := s.m.reg.SyncTables(ctx, s.sb); err != nil {
 				return "", nil, false, err
 			}
 		}
 	}
-	e, found := s.sb.resolve(s.m.names.Key(t))
+	e, found := s.sb.Resolve(s.m.names.Key(t))
 	if !found {
 		return "", nil, false, nil
 	}

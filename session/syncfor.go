@@ -13,7 +13,7 @@ func (s *Session) unmapped(a *rewrite.Analysis) bool {
 	for _, st := range a.Statements {
 		for _, list := range [][]rewrite.Table{st.Reads, st.Writes, st.Names, st.Like} {
 			for _, t := range list {
-				if _, ok := s.sb.resolve(s.m.names.Key(t)); !ok && !skipCatalog(t) {
+				if _, ok := s.sb.Resolve(s.m.names.Key(t)); !ok && !skipCatalog(t) {
 					return true
 				}
 			}
@@ -26,8 +26,8 @@ func (s *Session) unmapped(a *rewrite.Analysis) bool {
 // another process may have changed a table it would otherwise read from
 // production (see syncTables).
 func (s *Session) syncFor(ctx context.Context, a *rewrite.Analysis) error {
-	if s.synced || !s.sb.shareable() || !s.unmapped(a) {
+	if s.synced || !s.sb.Shareable() || !s.unmapped(a) {
 		return nil
 	}
-	return s.m.syncTables(ctx, s.sb)
+	return s.m.reg.SyncTables(ctx, s.sb)
 }

@@ -294,7 +294,7 @@ func effects(oks []wire.OK) [][2]uint64 {
 // transaction holds a read view only when a replayed statement may have
 // taken one, and then a view that sees every fork made so far.
 func (s *Session) restarted(replayed bool) {
-	s.trxLocked, s.view, s.viewEpoch = replayed, s.cur.chars.Snapshot, s.m.epoch.Load()
+	s.trxLocked, s.view, s.viewEpoch = replayed, s.cur.chars.Snapshot, s.m.reg.Epoch()
 	if replayed {
 		for _, e := range s.tx.entries {
 			s.view = s.view || e.opensView
@@ -322,7 +322,7 @@ func (s *Session) volatileDefaults(ctx context.Context) (string, error) {
 		for _, t := range e.writes {
 			phys := t
 			if s.sb != nil {
-				if en, ok := s.sb.resolve(s.m.names.Key(t)); ok {
+				if en, ok := s.sb.Resolve(s.m.names.Key(t)); ok {
 					phys = en.Phys
 				}
 			}

@@ -126,7 +126,7 @@ func (s *Session) forkTrigger(ctx context.Context, st rewrite.Statement, p *Plan
 	}
 	if st.Kind == rewrite.KindShowCreateTrigger {
 		for _, u := range prod {
-			if e, ok := s.sb.resolve(s.m.names.Key(u)); !ok || e.Kind == sandbox.KindAbsent {
+			if e, ok := s.sb.Resolve(s.m.names.Key(u)); !ok || e.Kind == sandbox.KindAbsent {
 				p.productionTrigger = true
 			}
 		}
@@ -164,7 +164,7 @@ func (m *Manager) productionTriggers(ctx context.Context, db, name string) ([]re
 		return nil, nil
 	}
 	var out []rewrite.Table
-	err := m.withConn(ctx, func(c SideConn) error {
+	err := m.reg.WithConn(ctx, func(c SideConn) error {
 		rows, err := c.Query(ctx, "SELECT EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = "+
 			quote.String(db)+" AND TRIGGER_NAME = "+quote.String(name))
 		for _, r := range rows {

@@ -50,7 +50,7 @@ type connectedSet struct {
 	fks      []forker.ForeignKey
 	triggers map[string][]triggerCopy
 	// routines are the stored routines the triggers call (triggerHazards).
-	routines []routineRef
+	routines []RoutineRef
 }
 
 // connected finds the tables forking t takes, on a side connection of its
@@ -59,7 +59,7 @@ type connectedSet struct {
 // with theirs.
 func (m *Manager) connected(ctx context.Context, sb *Sandbox, t rewrite.Table) (*connectedSet, error) {
 	cp := &connectedSet{tables: []rewrite.Table{t}, triggers: map[string][]triggerCopy{}}
-	err := m.withConn(ctx, func(c SideConn) error {
+	err := m.reg.WithConn(ctx, func(c SideConn) error {
 		var err error
 		if cp.fks, err = forker.ForeignKeys(ctx, c, m.names.IsProxySchema); err != nil {
 			return err
@@ -75,7 +75,7 @@ func (m *Manager) connected(ctx context.Context, sb *Sandbox, t rewrite.Table) (
 		}
 		for i := 0; i < len(cp.tables); i++ {
 			u := cp.tables[i]
-			if e, ok := sb.resolve(m.names.Key(u)); i > 0 && ok && e.Kind != sandbox.KindAbsent {
+			if e, ok := sb.Resolve(m.names.Key(u)); i > 0 && ok && e.Kind != sandbox.KindAbsent {
 				continue
 			}
 			comp, linked := forker.Component(cp.fks, u, same)
@@ -167,7 +167,7 @@ func (m *Manager) triggerHazards(ctx context.Context, cp *connectedSet) error {
 
 // triggerHazard says why the trigger tc of t cannot be copied ("" when it
 // can).
-func (m *Manager) triggerHazard(ctx context.Context, t rewrite.Table, tc triggerCopy) (string, []routineRef, error) {
+func (m *Manager) triggerHazard(ctx context.Context, t rewrite.Table, tc triggerCopy) (string, []RoutineRef, error) {
 	if len(tc.a.Statements) != 1 || tc.a.Statements[0].Routine == nil {
 		return "cannot be read by the proxy", nil, nil
 	}
@@ -180,7 +180,7 @@ func (m *Manager) triggerHazard(ctx context.Context, t rewrite.Table, tc trigger
 // reads information_schema, a loadable function. routines are the stored
 // procedures and functions it calls, which the sandbox must have: the
 // trigger, made in the sandbox's database, calls the sandbox's.
-func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statement) (why string, routines []routineRef, err error) {
+func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statement) (why string, routines []RoutineRef, err error) {
 	if st.Unprovable != "" {
 		return "has a body the proxy cannot read (" + st.Unprovable + ")", nil, nil
 	}
@@ -190,7 +190,7 @@ func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statemen
 			case bs.Class == rewrite.ClassUnparseable:
 				return "has a statement the proxy cannot read", nil, nil
 			case bs.Kind == rewrite.KindCall && bs.Routine != nil:
-				routines = append(routines, routineRef{"PROCEDURE", bs.Routine.DB(db), bs.Routine.Name})
+				routines = append(routines, RoutineRef{"PROCEDURE", bs.Routine.DB(db), bs.Routine.Name})
 			case bs.Routine != nil:
 				return "defines or drops a stored routine", nil, nil
 			case bs.Outside != "":
@@ -206,7 +206,7 @@ func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statemen
 				case err != nil:
 					return "", nil, err
 				case stored:
-					routines = append(routines, routineRef{"FUNCTION", cmp.Or(f.Schema, db), f.Name})
+					routines = append(routines, RoutineRef{"FUNCTION", cmp.Or(f.Schema, db), f.Name})
 				case why != "":
 					return why, nil, nil
 				}
@@ -278,7 +278,7 @@ type sandboxResolver struct {
 
 // Resolve implements rewrite.Resolver.
 func (r sandboxResolver) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, error) {
-	if e, ok := r.sb.resolve(r.m.names.Key(t)); ok {
+	if e, ok := r.sb.Resolve(r.m.names.Key(t)); ok {
 		return e.Phys, true, nil
 	}
 	return t, false, rewrite.Refuse(wire.ErUnknown, "a trigger names %s, which is not in the sandbox", t)

@@ -114,7 +114,7 @@ func (s *Session) ensureView(ctx context.Context, t rewrite.Table, mode viewMode
 		return false, nil
 	}
 	t = s.m.names.Norm(t)
-	e, held := s.sb.resolve(s.m.names.Key(t))
+	e, held := s.sb.Resolve(s.m.names.Key(t))
 	if held && e.Kind != sandbox.KindView {
 		return false, nil // the sandbox's own table or view, or one it dropped
 	}
@@ -202,8 +202,8 @@ func (s *Session) viewDefinition(ctx context.Context, t rewrite.Table, vd *viewD
 // definition def, and records it.
 func (m *Manager) placeView(ctx context.Context, sb *Sandbox, t rewrite.Table, def string, vd *viewDef) error {
 	phys := m.names.Physical(sb.ID, t)
-	defer sb.lockForks()()
-	if sb.isDiscarded() {
+	defer sb.LockForks()()
+	if sb.IsDiscarded() {
 		return rewrite.Refuse(wire.ErUnknown, "sandbox %q was discarded; SANDBOX CREATE or ATTACH another", sb.Name)
 	}
 	stmt := "CREATE OR REPLACE"
@@ -214,8 +214,8 @@ func (m *Manager) placeView(ctx context.Context, sb *Sandbox, t rewrite.Table, d
 	if vd.checkOption == "CASCADED" || vd.checkOption == "LOCAL" {
 		stmt += " WITH " + vd.checkOption + " CHECK OPTION"
 	}
-	return m.withConn(ctx, func(c SideConn) error {
-		if err := m.persist(ctx, c, sb); err != nil {
+	return m.reg.WithConn(ctx, func(c SideConn) error {
+		if err := m.reg.Persist(ctx, c, sb); err != nil {
 			return err
 		}
 		if err := m.createSandboxSchema(ctx, c, t.DB, phys.DB); err != nil {
@@ -231,11 +231,11 @@ func (m *Manager) placeView(ctx context.Context, sb *Sandbox, t rewrite.Table, d
 			}
 			return fmt.Errorf("copy the view %s into the sandbox: %w", t, err)
 		}
-		e := &sandbox.Entry{Logical: t, Phys: phys, Kind: sandbox.KindView, Def: def, Epoch: m.epoch.Add(1), Created: time.Now().UTC()}
-		if err := m.saveEntry(ctx, c, sb, e); err != nil {
+		e := &sandbox.Entry{Logical: t, Phys: phys, Kind: sandbox.KindView, Def: def, Epoch: m.reg.NextEpoch(), Created: time.Now().UTC()}
+		if err := m.reg.SaveEntry(ctx, c, sb, e); err != nil {
 			return err
 		}
-		m.setEntry(sb, m.names.Key(t), e)
+		m.reg.SetEntry(sb, m.names.Key(t), e)
 		return nil
 	})
 }
@@ -271,20 +271,20 @@ func invalidView(t rewrite.Table, cause *Diag) *viewInvalid {
 // views: their definition is the sandbox's now, never to be remade from
 // production's.
 func (m *Manager) adoptViews(ctx context.Context, sb *Sandbox, views []rewrite.Table) error {
-	return m.withConn(ctx, func(c SideConn) error {
+	return m.reg.WithConn(ctx, func(c SideConn) error {
 		for _, t := range views {
 			t = m.names.Norm(t)
 			k := m.names.Key(t)
-			e, ok := sb.resolve(k)
+			e, ok := sb.Resolve(k)
 			if !ok || e.Kind != sandbox.KindView {
 				continue // dropped meanwhile (refresh saw it gone)
 			}
 			n := *e
-			n.Kind, n.Def, n.Epoch = sandbox.KindCreated, "", m.epoch.Add(1)
-			if err := m.saveEntry(ctx, c, sb, &n); err != nil {
+			n.Kind, n.Def, n.Epoch = sandbox.KindCreated, "", m.reg.NextEpoch()
+			if err := m.reg.SaveEntry(ctx, c, sb, &n); err != nil {
 				return err
 			}
-			m.setEntry(sb, k, &n)
+			m.reg.SetEntry(sb, k, &n)
 		}
 		return nil
 	})
