@@ -38,3 +38,7 @@ func Schema(prefix, id, db string) string {
 
 // SchemaPrefix is what every schema of sandbox id starts with.
 func SchemaPrefix(prefix, id string) string { return prefix + "_" + id + "_" }
+
+// InfoSchema is the database holding sandbox id's information_schema
+// views: prefix_<id> (sandbox table databases are prefix_<id>_<db>).
+func InfoSchema(prefix, id string) string { return prefix + "_" + id }

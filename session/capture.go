@@ -74,7 +74,7 @@ type cascade struct {
 func (m *Manager) captureOf(sbID string, phys rewrite.Table, shape forker.Shape) forker.Capture {
 	sum := sha256.Sum256([]byte(phys.DB + "\x00" + phys.Name))
 	h := hex.EncodeToString(sum[:8])
-	return forker.Capture{Fork: phys, Side: rewrite.Table{DB: InfoSchema(m.cfg.Prefix, sbID), Name: "c_" + h},
+	return forker.Capture{Fork: phys, Side: rewrite.Table{DB: sandbox.InfoSchema(m.cfg.Prefix, sbID), Name: "c_" + h},
 		Trigger: m.cfg.Prefix + "_" + h, Marker: m.cfg.Prefix + "_existed", Shape: shape}
 }
 

@@ -601,7 +601,7 @@ func (p *Plan) columnSpelling(name string) (string, bool) {
 // isInfoSchema reports whether phys is a database of information_schema
 // views the session reads: its sandbox's, or production's.
 func (s *Session) isInfoSchema(phys string) bool {
-	return s.m != nil && phys == ProductionInfoSchema(s.m.cfg.Prefix) || s.sb != nil && phys == InfoSchema(s.m.cfg.Prefix, s.sb.ID)
+	return s.m != nil && phys == ProductionInfoSchema(s.m.cfg.Prefix) || s.sb != nil && phys == sandbox.InfoSchema(s.m.cfg.Prefix, s.sb.ID)
 }
 
 // Version identifies a sandbox binding and its table map.
@@ -1555,7 +1555,7 @@ func (s *Session) logicalDB(phys string) (string, bool) {
 	if s.sb == nil || !strings.HasPrefix(phys, s.m.cfg.Prefix) {
 		return "", false
 	}
-	if phys == InfoSchema(s.m.cfg.Prefix, s.sb.ID) {
+	if phys == sandbox.InfoSchema(s.m.cfg.Prefix, s.sb.ID) {
 		return "information_schema", true
 	}
 	if db, ok := s.schemaOf(phys); ok {
@@ -1625,11 +1625,11 @@ func (r resolver) Resolve(t rewrite.Table, write bool) (rewrite.Table, bool, err
 	}
 	if strings.EqualFold(t.DB, "information_schema") {
 		if v, ok := infoViewName(t.Name); ok && r.s.sb.HasInfoViews() {
-			return rewrite.Table{DB: InfoSchema(r.s.m.cfg.Prefix, r.s.sb.ID), Name: v}, true, nil
+			return rewrite.Table{DB: sandbox.InfoSchema(r.s.m.cfg.Prefix, r.s.sb.ID), Name: v}, true, nil
 		}
 	}
 	if v, ok := ownConnView(t); ok && r.s.sb.HasInfoViews() {
-		return rewrite.Table{DB: InfoSchema(r.s.m.cfg.Prefix, r.s.sb.ID), Name: v}, true, nil
+		return rewrite.Table{DB: sandbox.InfoSchema(r.s.m.cfg.Prefix, r.s.sb.ID), Name: v}, true, nil
 	}
 	if strings.EqualFold(t.DB, "information_schema") && infoSchemaSafe[strings.ToLower(t.Name)] {
 		// Lists no database's objects (character sets, the session's

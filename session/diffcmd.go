@@ -78,7 +78,7 @@ func (m *Manager) Diff(ctx context.Context, sb *Sandbox, summary bool, only *rew
 	if summary {
 		r.Columns, kind = DiffSummaryColumns, "summary"
 	}
-	defer func(t0 time.Time) { m.reg.Observer().Diffed(kind, time.Since(t0)) }(time.Now())
+	defer func(t0 time.Time) { m.observer().Diffed(kind, time.Since(t0)) }(time.Now())
 	err := m.withSnapshot(ctx, sb, false, func(d *differ) error {
 		tables, err := d.diffTables(ctx, only)
 		if err != nil {
@@ -131,7 +131,7 @@ func (m *Manager) Diff(ctx context.Context, sb *Sandbox, summary bool, only *rew
 // Export is sb's export: one statement per row.
 func (m *Manager) Export(ctx context.Context, sb *Sandbox) (*Reply, error) {
 	r := &Reply{Columns: ExportColumns}
-	defer func(t0 time.Time) { m.reg.Observer().Diffed("export", time.Since(t0)) }(time.Now())
+	defer func(t0 time.Time) { m.observer().Diffed("export", time.Since(t0)) }(time.Now())
 	err := m.withSnapshot(ctx, sb, true, func(d *differ) error {
 		tables, err := d.diffTables(ctx, nil)
 		if err != nil {

@@ -145,7 +145,7 @@ func (d *differ) skipReaders(ets []*exportTable) {
 // name, any other database of the proxy's unnamed.
 func (d *differ) label(t rewrite.Table) string {
 	switch {
-	case strings.EqualFold(t.DB, InfoSchema(d.m.cfg.Prefix, d.sb.ID)):
+	case strings.EqualFold(t.DB, sandbox.InfoSchema(d.m.cfg.Prefix, d.sb.ID)):
 		return "information_schema." + t.Name
 	case !d.m.names.IsProxySchema(t.DB):
 		return t.String()

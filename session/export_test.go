@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 )
 
 // Test-only views of the session's internals, for this package's external
@@ -116,3 +117,6 @@ func (m *Manager) EndGraces() { m.reg.EndGraces() }
 
 // LifeLock is the registry's LifeLock.
 func (m *Manager) LifeLock(name string) string { return m.reg.LifeLock(name) }
+
+// NameID is the id of the sandbox called name in every process.
+func NameID(name string) string { return registry.NameID(name) }

@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
-	"github.com/sqlfork/sqlfork-proxy/sideconn"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
+	"go.uber.org/zap"
 )
 
 func TestGuardrailsValidate(t *testing.T) {
@@ -39,9 +40,8 @@ func TestGuardrailsValidate(t *testing.T) {
 // every other user the global ones, and SetLimits replaces both at once;
 // the sandboxes-per-user cap counts the owner's sandboxes only.
 func TestGuardrailsPerUser(t *testing.T) {
-	m := &Manager{reg: &registry{byID: map[string]*Sandbox{}, byName: map[string]*Sandbox{},
-		pool: sideconn.NewPool(1, time.Second, nil)}, cfg: Config{Prefix: "_sqlfork"}}
-	m.reg.room = m.userRoom
+	m := &Manager{cfg: Config{Prefix: "_sqlfork"}}
+	m.reg = registry.New(registry.Config{Prefix: "_sqlfork", SideConnections: 1, ForkQueueTimeout: time.Second}, nil, zap.NewNop(), m.userRoom)
 	m.SetLimits(Config{Guardrails: Guardrails{MaxRows: 10, MaxSandboxes: 1},
 		UserGuardrails: map[string]Guardrails{"alice": {MaxRows: 3, MaxSandboxes: 2}}})
 	if g := m.guard("bob"); g.MaxRows != 10 {

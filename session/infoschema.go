@@ -14,7 +14,7 @@ import (
 )
 
 // A sandbox's information_schema: for each view below the proxy keeps a
-// view of the same name in the sandbox's own database InfoSchema(prefix,
+// view of the same name in the sandbox's own database sandbox.InfoSchema(prefix,
 // id), and rewrites a sandboxed session's references to
 // information_schema.<view> to it. Each view is the server's
 // information_schema view with
@@ -115,7 +115,7 @@ func (s *Session) readOwnConn(ctx context.Context, a *rewrite.Analysis) error {
 		for _, t := range st.Reads {
 			if v, ok := ownConnView(t); ok && !done[v] {
 				done[v] = true
-				if _, err := s.up.Query(ctx, ownConnSQL(InfoSchema(s.m.cfg.Prefix, s.sb.ID), v)); err != nil {
+				if _, err := s.up.Query(ctx, ownConnSQL(sandbox.InfoSchema(s.m.cfg.Prefix, s.sb.ID), v)); err != nil {
 					return err
 				}
 			}
@@ -123,10 +123,6 @@ func (s *Session) readOwnConn(ctx context.Context, a *rewrite.Analysis) error {
 	}
 	return nil
 }
-
-// InfoSchema is the database holding sandbox id's information_schema
-// views: prefix_<id> (sandbox table databases are prefix_<id>_<db>).
-func InfoSchema(prefix, id string) string { return prefix + "_" + id }
 
 // infoViewName is the mirrored view called name (any case), if any.
 func infoViewName(name string) (string, bool) {
@@ -236,7 +232,7 @@ func (m *Manager) viewSQL(v infoView, id string, cols []infoCol) string {
 		// The proxy's capture triggers (capture.go) are not the sandbox's.
 		where = "(" + where + ") AND i.TRIGGER_NAME NOT LIKE " + internal
 	}
-	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + quote.Ident(InfoSchema(m.cfg.Prefix, id)) + "." + quote.Ident(v.name) +
+	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + quote.Ident(sandbox.InfoSchema(m.cfg.Prefix, id)) + "." + quote.Ident(v.name) +
 		" AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.name + " i " + strings.Join(joins, " ") + " WHERE " + where +
 		orderBy(v.order)
 }
@@ -275,9 +271,9 @@ func (m *Manager) routineViewSQL(v infoView, id string, cols []infoCol) string {
 	name := quote.Ident(v.routineName)
 	shadowed := "EXISTS (SELECT 1 FROM information_schema." + v.name + " j WHERE j." + quote.Ident(v.routineSchema) +
 		" = CONCAT(" + quote.String(own) + ", " + col + ") AND j." + name + " = i." + name + " AND j.ROUTINE_TYPE = i.ROUTINE_TYPE)"
-	dropped := "EXISTS (SELECT 1 FROM " + quote.Ident(InfoSchema(m.cfg.Prefix, id)) + "." + quote.Ident(droppedRoutines) +
+	dropped := "EXISTS (SELECT 1 FROM " + quote.Ident(sandbox.InfoSchema(m.cfg.Prefix, id)) + "." + quote.Ident(droppedRoutines) +
 		" d WHERE d.db = " + col + " AND d.name = i." + name + " AND d.type = i.ROUTINE_TYPE)"
-	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + quote.Ident(InfoSchema(m.cfg.Prefix, id)) + "." + quote.Ident(v.name) +
+	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + quote.Ident(sandbox.InfoSchema(m.cfg.Prefix, id)) + "." + quote.Ident(v.name) +
 		" AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.name + " i WHERE (" + col + " NOT LIKE " + internal +
 		" AND NOT " + shadowed + " AND NOT " + dropped + ") OR " + mine
 }
@@ -292,7 +288,7 @@ const droppedRoutines = "dropped_routines"
 func (m *Manager) droppedRoutine(ctx context.Context, sb *Sandbox, kind, db, name string) (bool, error) {
 	var dropped bool
 	err := m.reg.WithConn(ctx, func(c SideConn) error {
-		rows, err := c.Query(ctx, "SELECT 1 FROM "+quote.Ident(InfoSchema(m.cfg.Prefix, sb.ID))+"."+quote.Ident(droppedRoutines)+
+		rows, err := c.Query(ctx, "SELECT 1 FROM "+quote.Ident(sandbox.InfoSchema(m.cfg.Prefix, sb.ID))+"."+quote.Ident(droppedRoutines)+
 			" WHERE db = "+quote.String(db)+" AND name = "+quote.String(name)+" AND type = "+quote.String(kind))
 		var me *mysql.MyError
 		if errors.As(err, &me) && (me.Code == mysql.ER_NO_SUCH_TABLE || me.Code == mysql.ER_BAD_DB_ERROR) {
@@ -315,7 +311,7 @@ func (m *Manager) noteDroppedRoutine(ctx context.Context, sb *Sandbox, kind, db,
 		return err
 	}
 	return m.reg.WithConn(ctx, func(c SideConn) error {
-		_, err := c.Exec(ctx, "INSERT IGNORE INTO "+quote.Ident(InfoSchema(m.cfg.Prefix, sb.ID))+"."+quote.Ident(droppedRoutines)+
+		_, err := c.Exec(ctx, "INSERT IGNORE INTO "+quote.Ident(sandbox.InfoSchema(m.cfg.Prefix, sb.ID))+"."+quote.Ident(droppedRoutines)+
 			" VALUES ("+quote.String(db)+", "+quote.String(name)+", "+quote.String(kind)+")")
 		if err != nil {
 			return fmt.Errorf("record the dropped %s %s.%s: %w", strings.ToLower(kind), db, name, err)
@@ -334,11 +330,11 @@ func (m *Manager) ensureInfoViews(ctx context.Context, sb *Sandbox) error {
 		if err := m.reg.Persist(ctx, c, sb); err != nil {
 			return err
 		}
-		if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quote.Ident(InfoSchema(m.cfg.Prefix, sb.ID))); err != nil {
+		if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quote.Ident(sandbox.InfoSchema(m.cfg.Prefix, sb.ID))); err != nil {
 			return fmt.Errorf("create the sandbox's information_schema: %w", err)
 		}
 		// Names compare as information_schema's do.
-		if _, err := c.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+quote.Ident(InfoSchema(m.cfg.Prefix, sb.ID))+"."+
+		if _, err := c.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+quote.Ident(sandbox.InfoSchema(m.cfg.Prefix, sb.ID))+"."+
 			quote.Ident(droppedRoutines)+" (db VARCHAR(64) NOT NULL, name VARCHAR(64) NOT NULL, type VARCHAR(13) NOT NULL, "+
 			"PRIMARY KEY (db, name, type)) CHARACTER SET utf8mb3 COLLATE utf8mb3_general_ci"); err != nil {
 			return fmt.Errorf("create the sandbox's table of dropped routines: %w", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -127,7 +128,7 @@ func (s *Session) UnmapOwn(text string) string {
 		}
 	}
 	for _, sb := range own {
-		text = strings.ReplaceAll(text, InfoSchema(s.m.cfg.Prefix, sb.ID), "information_schema")
+		text = strings.ReplaceAll(text, sandbox.InfoSchema(s.m.cfg.Prefix, sb.ID), "information_schema")
 	}
 	return text
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -194,17 +195,29 @@ type Dialer = sideconn.Dialer
 // PoolStats is the side connection pool's state (sideconn.Stats).
 type PoolStats = sideconn.Stats
 
+// Sandbox is one sandbox (registry.Sandbox).
+type Sandbox = registry.Sandbox
+
+// Info describes a sandbox, TableInfo one of its tables (registry.Info,
+// registry.TableInfo).
+type (
+	Info      = registry.Info
+	TableInfo = registry.TableInfo
+)
+
+// Limits are the settings that may change while the manager runs
+// (registry.Limits).
+type Limits = registry.Limits
+
 // DialError is a side connection that could not be opened
 // (sideconn.DialError).
 type DialError = sideconn.DialError
 
-// Observer is told about sandbox events, for metrics.
+// Observer is told about sandbox events, for metrics: the registry's
+// (discards, side connection waits, registry checks) and the forks',
+// transactions', diffs' and promotes'.
 type Observer interface {
-	// Discarded reports a sandbox discarded, by reason: discarded
-	// (SANDBOX DISCARD or the admin API), last_connection (its last
-	// connection closed: anonymous, or no grace), grace (a named one's
-	// grace ended with nobody holding it) or expired (TTL, idle or lease).
-	Discarded(reason string)
+	registry.Observer
 	// Forked reports one finished fork.
 	Forked(strategy string, schemaOnly bool, took time.Duration, rows, bytes int64)
 	// ForkFailed reports a fork that did not happen, by cause: refused
@@ -212,21 +225,11 @@ type Observer interface {
 	// queue_timeout (no side connection free in time), connect (a side
 	// connection could not be opened) or error.
 	ForkFailed(strategy, cause string)
-	// SideConnTimedOut reports a wait for a side connection that ran out,
-	// whatever it was for.
-	SideConnTimedOut()
 	// TransactionRestarted reports a client transaction ended and started
 	// again past a fork, by outcome: restarted (it had only read),
 	// replayed (its writes were replayed) or refused (it could not be
 	// replayed; the client got 1412).
 	TransactionRestarted(outcome string)
-	// RegistryChecked reports a check of a shared sandbox's registry
-	// before a statement (registrysync.go), by result: unchanged,
-	// reloaded (another process changed its tables) or discarded.
-	RegistryChecked(result string)
-	// LeasesAwaited reports a change of a shared sandbox's tables that
-	// waited for other processes' sync leases to run out, and how long.
-	LeasesAwaited(took time.Duration)
 	// Diffed reports a diff read, by kind (summary, detail, export,
 	// promote), and how long it took.
 	Diffed(kind string, took time.Duration)
@@ -251,7 +254,10 @@ func (nopObserver) Promoted(string, string, int)                     {}
 type Manager struct {
 	// registry holds the sandboxes, their lifetimes and the side
 	// connections (registrycore.go).
-	reg *registry
+	reg *registry.Registry
+	// obs is told about sandbox events (SetObserver), under obsMu.
+	obsMu sync.RWMutex
+	obs   Observer
 	// promoteDial opens connections with the promote account (nil: PROMOTE
 	// is refused).
 	promoteDial Dialer
@@ -308,8 +314,10 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Manager{cfg: cfg, log: log, names: sandbox.Names{Prefix: cfg.Prefix}, engine: rewrite.NewEngine(0)}
-	m.reg = newRegistry(cfg, dial, log, m.userRoom)
+	m := &Manager{cfg: cfg, log: log, names: sandbox.Names{Prefix: cfg.Prefix}, engine: rewrite.NewEngine(0), obs: nopObserver{}}
+	m.reg = registry.New(registry.Config{Prefix: cfg.Prefix, Lease: cfg.Lease, ReapInterval: cfg.ReapInterval,
+		SyncLease: cfg.SyncLease, ForkTimeout: cfg.ForkTimeout, Admins: cfg.Admins, SideConnections: cfg.SideConnections,
+		ForkQueueTimeout: cfg.ForkQueueTimeout}, dial, log, m.userRoom)
 	m.SetLimits(cfg)
 	c, err := m.reg.Conn(ctx)
 	if err != nil {
@@ -442,9 +450,24 @@ func (m *Manager) PoolStats() PoolStats { return m.reg.PoolStats() }
 // Counts returns how many sandboxes this process holds, by state.
 func (m *Manager) Counts() map[string]int { return m.reg.Counts() }
 
-// SetObserver installs o. The reaper may already be reporting: the
-// observer is read under the limits lock.
-func (m *Manager) SetObserver(o Observer) { m.reg.SetObserver(o) }
+// SetObserver installs o (nil keeps the current one). The reaper may
+// already be reporting: the observer is read under a lock.
+func (m *Manager) SetObserver(o Observer) {
+	if o == nil {
+		return
+	}
+	m.reg.SetObserver(o)
+	m.obsMu.Lock()
+	defer m.obsMu.Unlock()
+	m.obs = o
+}
+
+// observer is the installed Observer.
+func (m *Manager) observer() Observer {
+	m.obsMu.RLock()
+	defer m.obsMu.RUnlock()
+	return m.obs
+}
 
 // SetPromoteDialer installs what opens connections with the promote
 // account, which SANDBOX PROMOTE writes production with.
@@ -504,7 +527,7 @@ func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode
 // forkFailed counts and logs a fork of t in sb that did not happen.
 func (m *Manager) forkFailed(sb *Sandbox, t rewrite.Table, err error) {
 	cause := forkFailureCause(err)
-	m.reg.Observer().ForkFailed(m.strategy.Name(), cause)
+	m.observer().ForkFailed(m.strategy.Name(), cause)
 	m.log.Warn("fork failed", zap.String("sandbox", sb.Name), zap.String("table", t.String()),
 		zap.String("cause", cause), zap.Error(err))
 }
@@ -842,7 +865,7 @@ func (m *Manager) recordFork(ctx context.Context, c SideConn, sb *Sandbox, t rew
 	if mode == forker.Full {
 		m.forks.Add(1)
 	}
-	m.reg.Observer().Forked(m.strategy.Name(), mode == forker.SchemaOnly, st.Duration, st.Rows, st.Bytes)
+	m.observer().Forked(m.strategy.Name(), mode == forker.SchemaOnly, st.Duration, st.Rows, st.Bytes)
 	m.log.Info("forked table", zap.String("sandbox", sb.Name), zap.String("table", t.String()),
 		zap.String("fork", phys.String()), zap.String("strategy", m.strategy.Name()), zap.String("kind", string(kind)),
 		zap.Int64("rows", st.Rows), zap.Int64("bytes", st.Bytes), zap.Duration("took", st.Duration))

@@ -181,7 +181,7 @@ func (p *promotion) plan(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.m.reg.Observer().Diffed("promote", time.Since(t0))
+	p.m.observer().Diffed("promote", time.Since(t0))
 	for _, et := range p.order {
 		if et.changes() {
 			p.tables++
@@ -551,7 +551,7 @@ func (p *promotion) finish(ctx context.Context, err error) {
 			msg = r.Message
 		}
 	}
-	p.m.reg.Observer().Promoted(p.strategy, p.outcome, p.conflicts)
+	p.m.observer().Promoted(p.strategy, p.outcome, p.conflicts)
 	p.m.log.Info("sandbox promote", zap.String("audit", "promote"), zap.String("sandbox", p.sb.Name), zap.String("owner", p.sb.Owner),
 		zap.String("user", p.user), zap.String("via", p.via), zap.String("strategy", p.strategy), zap.String("outcome", p.outcome),
 		zap.Int("tables", p.tables), zap.Int64("inserted", p.ins), zap.Int64("updated", p.upd), zap.Int64("deleted", p.del),

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -123,7 +124,7 @@ func (r *Relabel) Error(code uint16, msg string) string {
 // no schema) information_schema, the view as org_table and the column's
 // flags and decimals (rest holds the definition's fixed fields).
 func (r *Relabel) Column(n wire.ColumnNames, rest []byte) (wire.ColumnNames, []byte, bool) {
-	if r.s.sb != nil && n.Schema == InfoSchema(r.s.m.cfg.Prefix, r.s.sb.ID) {
+	if r.s.sb != nil && n.Schema == sandbox.InfoSchema(r.s.m.cfg.Prefix, r.s.sb.ID) {
 		if _, ok := ownConnView(rewrite.Table{DB: "performance_schema", Name: n.OrgTable}); ok {
 			n.Schema = "performance_schema" // a column of an own-connection view
 			return n, rest, true

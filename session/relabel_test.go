@@ -7,6 +7,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -55,10 +56,10 @@ func TestRelabelColumn(t *testing.T) {
 // logical databases; SHOW CREATE VIEW names the current database's tables
 // without it, as the server does.
 func TestRelabelRow(t *testing.T) {
-	s := &Session{m: &Manager{cfg: Config{Prefix: "_sqlfork"}}, sb: &Sandbox{tables: map[string]*sandbox.Entry{
+	s := &Session{m: &Manager{cfg: Config{Prefix: "_sqlfork"}}, sb: registry.ForTest("0123abcd", map[string]*sandbox.Entry{
 		"app.users": {Logical: rewrite.Table{DB: "app", Name: "users"}, Phys: rewrite.Table{DB: "_sqlfork_0123abcd_app", Name: "users"}},
 		"other.t":   {Logical: rewrite.Table{DB: "other", Name: "t"}, Phys: rewrite.Table{DB: "_sqlfork_0123abcd_other", Name: "t"}},
-	}}}
+	})}
 	def := "select `a`.`id` AS `id` from `_sqlfork_0123abcd_app`.`users` `a` join `_sqlfork_0123abcd_other`.`t`"
 	ref := "_sqlfork_0123abcd_app.a.id"
 	for _, c := range []struct {
@@ -232,9 +233,9 @@ func TestJoinJSONArrays(t *testing.T) {
 // logical one, and a "ref" list the physical names broke across lines is
 // on one line again.
 func TestRelabelPlanJSON(t *testing.T) {
-	s := &Session{m: &Manager{cfg: Config{Prefix: "_sqlfork"}}, sb: &Sandbox{ID: "0123abcd", tables: map[string]*sandbox.Entry{
+	s := &Session{m: &Manager{cfg: Config{Prefix: "_sqlfork"}}, sb: registry.ForTest("0123abcd", map[string]*sandbox.Entry{
 		"test.t1": {Logical: rewrite.Table{DB: "test", Name: "t1"}, Phys: rewrite.Table{DB: "_sqlfork_0123abcd_test", Name: "t1"}},
-	}}}
+	})}
 	in := "{\n  \"query_block\": {\n    \"table\": {\n          \"ref\": [\n            \"_sqlfork_0123abcd_test.t1.a\",\n" +
 		"            \"_sqlfork_0123abcd_test.t1.b\",\n            \"_sqlfork_0123abcd_test.t1.c\"\n          ],\n" +
 		"      \"attached_condition\": \"_sqlfork_0123abcd_test.t1.a in (2,3,4)\"\n    }\n  }\n}"

@@ -299,13 +299,13 @@ func (s *Session) Before(ctx context.Context, p *Plan) error {
 		err = s.refuseRestart(ctx, why, s.restartRefused(why))
 	case r == restartRead:
 		if err = s.restartTransaction(ctx); err == nil {
-			s.m.reg.Observer().TransactionRestarted("restarted")
+			s.m.observer().TransactionRestarted("restarted")
 			return nil
 		}
 	case r == restartReplay:
 		var why string
 		if why, err = s.replayTransaction(ctx); err == nil && why == "" {
-			s.m.reg.Observer().TransactionRestarted("replayed")
+			s.m.observer().TransactionRestarted("replayed")
 			return nil
 		}
 		if err == nil {
@@ -328,7 +328,7 @@ func (s *Session) refuseRestart(ctx context.Context, why string, refused error) 
 	}
 	s.tx.reset()
 	_ = s.executed(ctx, nil, s.up.Status(), false)
-	s.m.reg.Observer().TransactionRestarted("refused")
+	s.m.observer().TransactionRestarted("refused")
 	s.log.Info("transaction could not be restarted or replayed after a fork", zap.String("why", why))
 	return refused
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/session"
 	"github.com/sqlfork/sqlfork-proxy/session/sessiontest"
 )
@@ -18,7 +19,7 @@ func TestInfoSchemaInSandbox(t *testing.T) {
 	e := newEnv(t, session.Config{}, nil)
 	s := e.transparent("u")
 	id := e.idOf(s)
-	views := session.InfoSchema(prefix, id)
+	views := sandbox.InfoSchema(prefix, id)
 	p := e.mustPlan(s, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'app'")
 	if want := "SELECT table_name FROM `" + views + "`.`TABLES` WHERE table_schema = 'app'"; p.SQL != want {
 		t.Errorf("SQL %q, want %q", p.SQL, want)

@@ -10,6 +10,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -50,7 +51,7 @@ type connectedSet struct {
 	fks      []forker.ForeignKey
 	triggers map[string][]triggerCopy
 	// routines are the stored routines the triggers call (triggerHazards).
-	routines []RoutineRef
+	routines []registry.RoutineRef
 }
 
 // connected finds the tables forking t takes, on a side connection of its
@@ -167,7 +168,7 @@ func (m *Manager) triggerHazards(ctx context.Context, cp *connectedSet) error {
 
 // triggerHazard says why the trigger tc of t cannot be copied ("" when it
 // can).
-func (m *Manager) triggerHazard(ctx context.Context, t rewrite.Table, tc triggerCopy) (string, []RoutineRef, error) {
+func (m *Manager) triggerHazard(ctx context.Context, t rewrite.Table, tc triggerCopy) (string, []registry.RoutineRef, error) {
 	if len(tc.a.Statements) != 1 || tc.a.Statements[0].Routine == nil {
 		return "cannot be read by the proxy", nil, nil
 	}
@@ -180,7 +181,7 @@ func (m *Manager) triggerHazard(ctx context.Context, t rewrite.Table, tc trigger
 // reads information_schema, a loadable function. routines are the stored
 // procedures and functions it calls, which the sandbox must have: the
 // trigger, made in the sandbox's database, calls the sandbox's.
-func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statement) (why string, routines []RoutineRef, err error) {
+func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statement) (why string, routines []registry.RoutineRef, err error) {
 	if st.Unprovable != "" {
 		return "has a body the proxy cannot read (" + st.Unprovable + ")", nil, nil
 	}
@@ -190,7 +191,7 @@ func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statemen
 			case bs.Class == rewrite.ClassUnparseable:
 				return "has a statement the proxy cannot read", nil, nil
 			case bs.Kind == rewrite.KindCall && bs.Routine != nil:
-				routines = append(routines, RoutineRef{"PROCEDURE", bs.Routine.DB(db), bs.Routine.Name})
+				routines = append(routines, registry.RoutineRef{Kind: "PROCEDURE", DB: bs.Routine.DB(db), Name: bs.Routine.Name})
 			case bs.Routine != nil:
 				return "defines or drops a stored routine", nil, nil
 			case bs.Outside != "":
@@ -206,7 +207,7 @@ func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statemen
 				case err != nil:
 					return "", nil, err
 				case stored:
-					routines = append(routines, RoutineRef{"FUNCTION", cmp.Or(f.Schema, db), f.Name})
+					routines = append(routines, registry.RoutineRef{Kind: "FUNCTION", DB: cmp.Or(f.Schema, db), Name: f.Name})
 				case why != "":
 					return why, nil, nil
 				}

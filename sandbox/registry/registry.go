@@ -1,4 +1,4 @@
-package session
+package registry
 
 import (
 	"context"
@@ -47,14 +47,14 @@ func (l Limits) CheckTTL(ttl time.Duration) error {
 }
 
 // limits returns the current limits.
-func (m *registry) Limits() Limits {
+func (m *Registry) Limits() Limits {
 	m.lmu.RLock()
 	defer m.lmu.RUnlock()
 	return m.lim
 }
 
 // observer is the installed Observer.
-func (m *registry) Observer() Observer {
+func (m *Registry) Observer() Observer {
 	m.lmu.RLock()
 	defer m.lmu.RUnlock()
 	return m.obs
@@ -64,7 +64,7 @@ func (m *registry) Observer() Observer {
 // order, at most the fork queue timeout) while all are busy. Whoever holds
 // one must not ask for another before giving it back: with every
 // connection held that way, each would wait on the others.
-func (m *registry) Conn(ctx context.Context) (SideConn, error) {
+func (m *Registry) Conn(ctx context.Context) (sideconn.Conn, error) {
 	c, err := m.pool.Get(ctx)
 	if err != nil {
 		var te *sideconn.TimeoutError
@@ -80,36 +80,36 @@ func (m *registry) Conn(ctx context.Context) (SideConn, error) {
 }
 
 // dialSide opens a side connection for the pool.
-func (m *registry) dialSide(ctx context.Context) (SideConn, error) {
+func (m *Registry) dialSide(ctx context.Context) (sideconn.Conn, error) {
 	c, err := m.dial(ctx)
 	if err != nil {
 		st := m.pool.Stats()
 		m.log.Warn("could not open a side connection; waiting for an open one, if any", zap.Error(err),
 			zap.Int("side_connections_open", st.InUse+st.Idle-1), zap.Int("side_connections", st.Size))
-		return nil, &DialError{Err: err, Size: m.Limits().SideConnections}
+		return nil, &sideconn.DialError{Err: err, Size: m.Limits().SideConnections}
 	}
 	// Forks read their source at READ COMMITTED: one consistent read
 	// that takes no locks.
 	if _, err := c.Exec(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"); err != nil {
 		_ = c.Close()
-		return nil, &DialError{Err: err, Size: m.Limits().SideConnections}
+		return nil, &sideconn.DialError{Err: err, Size: m.Limits().SideConnections}
 	}
 	if err := sideconn.PlainTextMode(ctx, c); err != nil {
 		_ = c.Close()
-		return nil, &DialError{Err: err, Size: m.Limits().SideConnections}
+		return nil, &sideconn.DialError{Err: err, Size: m.Limits().SideConnections}
 	}
 	return c, nil
 }
 
 // put returns a healthy connection to the pool.
-func (m *registry) Put(c SideConn) { m.pool.Put(c) }
+func (m *Registry) Put(c sideconn.Conn) { m.pool.Put(c) }
 
 // drop closes a connection that failed.
-func (m *registry) Drop(c SideConn) { m.pool.Drop(c) }
+func (m *Registry) Drop(c sideconn.Conn) { m.pool.Drop(c) }
 
 // withConn runs f on a side connection, dropping the connection when f
 // fails with anything but a server error or a refusal of the proxy's own.
-func (m *registry) WithConn(ctx context.Context, f func(SideConn) error) error {
+func (m *Registry) WithConn(ctx context.Context, f func(sideconn.Conn) error) error {
 	c, err := m.Conn(ctx)
 	if err != nil {
 		return err
@@ -149,13 +149,13 @@ func randomID(n int) string {
 // derive from their names, so the registry's secret (read at start, the
 // same for every proxy process) keeps clients, who share the upstream
 // account, from computing the name and holding the lock to stall a fork.
-func (m *registry) LockName(id, k string) string {
+func (m *Registry) LockName(id, k string) string {
 	sum := sha256.Sum256([]byte(m.lockSecret + "\x00" + id + "\x00" + k))
 	return "sqlfork:" + hex.EncodeToString(sum[:20])
 }
 
 // newSandbox registers a sandbox in memory.
-func (m *registry) NewSandbox(name, owner string) (*Sandbox, error) {
+func (m *Registry) NewSandbox(name, owner string) (*Sandbox, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.checkRoom(owner); err != nil {
@@ -182,7 +182,7 @@ func (m *registry) NewSandbox(name, owner string) (*Sandbox, error) {
 // checkRoom refuses a new sandbox of owner past max-sandboxes or the
 // owner's max-sandboxes-per-user (m.mu held). Sandboxes in their grace
 // count: they still hold their forks.
-func (m *registry) checkRoom(owner string) error {
+func (m *Registry) checkRoom(owner string) error {
 	if max := m.Limits().MaxSandboxes; max > 0 && len(m.byID) >= max {
 		return rewrite.Refuse(wire.ErConCount, "the proxy already holds %d sandboxes (its limit); discard some with SANDBOX DISCARD or ask the operator to raise --max-sandboxes", len(m.byID))
 	}
@@ -196,7 +196,7 @@ func (m *registry) checkRoom(owner string) error {
 }
 
 // getOrCreate returns the sandbox called name, creating it if needed.
-func (m *registry) getOrCreate(name, owner string) (*Sandbox, error) {
+func (m *Registry) getOrCreate(name, owner string) (*Sandbox, error) {
 	m.mu.Lock()
 	sb := m.byName[name]
 	m.mu.Unlock()
@@ -216,7 +216,7 @@ func (m *registry) getOrCreate(name, owner string) (*Sandbox, error) {
 
 // forget removes a sandbox from memory: it is retired, and attaches
 // waiting for it to go look it up again.
-func (m *registry) Forget(sb *Sandbox) {
+func (m *Registry) Forget(sb *Sandbox) {
 	m.mu.Lock()
 	if m.byID[sb.ID] == sb {
 		delete(m.byID, sb.ID)
@@ -238,7 +238,7 @@ func (m *registry) Forget(sb *Sandbox) {
 // registry (kept by another process or before a restart); one read from the
 // registry is kept in memory only once remember is called. A sandbox this
 // process is letting go of (a discard in flight) is waited for first.
-func (m *registry) Lookup(ctx context.Context, name string) (*Sandbox, error) {
+func (m *Registry) Lookup(ctx context.Context, name string) (*Sandbox, error) {
 	for {
 		m.mu.Lock()
 		sb := m.byName[name]
@@ -257,7 +257,7 @@ func (m *registry) Lookup(ctx context.Context, name string) (*Sandbox, error) {
 }
 
 // setEntry records e in memory.
-func (m *registry) SetEntry(sb *Sandbox, k string, e *sandbox.Entry) {
+func (m *Registry) SetEntry(sb *Sandbox, k string, e *sandbox.Entry) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	if old := sb.tables[k]; old != nil {
@@ -271,7 +271,7 @@ func (m *registry) SetEntry(sb *Sandbox, k string, e *sandbox.Entry) {
 
 // warnOrphan logs, once per schema, orphaned schemas the server would not
 // drop.
-func (m *registry) warnOrphan(schemas []string, err error) {
+func (m *Registry) warnOrphan(schemas []string, err error) {
 	for _, s := range schemas {
 		if _, seen := m.undroppable.LoadOrStore(s, true); !seen {
 			m.log.Warn("an orphaned sandbox schema could not be dropped; the reaper retries it, and an operator may remove what the server left in its directory",
@@ -283,10 +283,10 @@ func (m *registry) warnOrphan(schemas []string, err error) {
 // registry holds this process's sandboxes and their lifetimes: the
 // registry tables every proxy process shares, leases, graces, the reaper,
 // and the side connections all of it runs on.
-type registry struct {
+type Registry struct {
 	cfg   Config
 	log   *zap.Logger
-	dial  Dialer
+	dial  sideconn.Dialer
 	names sandbox.Names
 	pool  *sideconn.Pool
 	// room refuses a new sandbox of owner, who has owned of the
@@ -317,10 +317,10 @@ type registry struct {
 }
 
 // isAdmin reports whether user may manage every sandbox.
-func (m *registry) IsAdmin(user string) bool { return slices.Contains(m.cfg.Admins, user) }
+func (m *Registry) IsAdmin(user string) bool { return slices.Contains(m.cfg.Admins, user) }
 
 // Counts returns how many sandboxes this process holds, by state.
-func (m *registry) Counts() map[string]int {
+func (m *Registry) Counts() map[string]int {
 	out := map[string]int{"active": 0, "kept": 0, "grace": 0}
 	for _, sb := range m.Sandboxes() {
 		sb.mu.Lock()
@@ -333,7 +333,7 @@ func (m *registry) Counts() map[string]int {
 }
 
 // sandboxes are the sandboxes this process holds, as of now.
-func (m *registry) Sandboxes() []*Sandbox {
+func (m *Registry) Sandboxes() []*Sandbox {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := make([]*Sandbox, 0, len(m.byID))
@@ -346,10 +346,10 @@ func (m *registry) Sandboxes() []*Sandbox {
 // newRegistry makes the registry of this process, with its side
 // connection pool (sized by cfg until setLimits); room refuses sandboxes
 // past a user's cap. start begins it.
-func newRegistry(cfg Config, dial Dialer, log *zap.Logger, room func(owner string, owned int) error) *registry {
-	m := &registry{cfg: cfg, log: log, dial: dial, names: sandbox.Names{Prefix: cfg.Prefix}, room: room,
+func New(cfg Config, dial sideconn.Dialer, log *zap.Logger, room func(owner string, owned int) error) *Registry {
+	m := &Registry{cfg: cfg, log: log, dial: dial, names: sandbox.Names{Prefix: cfg.Prefix}, room: room,
 		byID: map[string]*Sandbox{}, byName: map[string]*Sandbox{},
-		proxyID: randomID(6), stop: make(chan struct{}), done: make(chan struct{}), obs: nopObserver{}}
+		proxyID: randomID(6), stop: make(chan struct{}), done: make(chan struct{}), obs: nop{}}
 	m.pool = sideconn.NewPool(cfg.SideConnections, cfg.ForkQueueTimeout, m.dialSide)
 	return m
 }
@@ -357,7 +357,7 @@ func newRegistry(cfg Config, dial Dialer, log *zap.Logger, room func(owner strin
 // start takes this process's liveness lock, reconciles the registry with
 // the schemas present and starts the reaper; on failure it closes the
 // pool (nobody else would).
-func (m *registry) Start(ctx context.Context) error {
+func (m *Registry) Start(ctx context.Context) error {
 	m.keepAlive(ctx)
 	if err := m.reconcile(ctx); err != nil {
 		m.pool.Close()
@@ -370,7 +370,7 @@ func (m *registry) Start(ctx context.Context) error {
 
 // close stops the reaper, closes the side connections and gives up the
 // liveness lock; later calls do nothing.
-func (m *registry) Close() {
+func (m *Registry) Close() {
 	select {
 	case <-m.stop:
 		return
@@ -385,7 +385,7 @@ func (m *registry) Close() {
 // setLimits installs l. Its pool size and queue timeout apply when
 // positive (the timeout at most the fork timeout); otherwise the pool
 // keeps its own.
-func (m *registry) SetLimits(l Limits) {
+func (m *Registry) SetLimits(l Limits) {
 	m.lmu.Lock()
 	defer m.lmu.Unlock()
 	if l.SideConnections <= 0 {
@@ -401,7 +401,7 @@ func (m *registry) SetLimits(l Limits) {
 }
 
 // setObserver installs o (nil keeps the current one).
-func (m *registry) SetObserver(o Observer) {
+func (m *Registry) SetObserver(o Observer) {
 	if o != nil {
 		m.lmu.Lock()
 		m.obs = o
@@ -411,22 +411,22 @@ func (m *registry) SetObserver(o Observer) {
 
 // epochNow is the count of finished table changes (forks, creates, drops)
 // across sandboxes; nextEpoch counts one more and returns it.
-func (m *registry) Epoch() uint64 { return m.epoch.Load() }
+func (m *Registry) Epoch() uint64 { return m.epoch.Load() }
 
 // nextEpoch: see epochNow.
-func (m *registry) NextEpoch() uint64 { return m.epoch.Add(1) }
+func (m *Registry) NextEpoch() uint64 { return m.epoch.Add(1) }
 
 // poolStats reports the side connection pool.
-func (m *registry) PoolStats() sideconn.Stats { return m.pool.Stats() }
+func (m *Registry) PoolStats() sideconn.Stats { return m.pool.Stats() }
 
 // setNames installs how names compare, once the upstream said
 // (lower_case_table_names).
-func (m *registry) SetNames(n sandbox.Names) { m.names = n }
+func (m *Registry) SetNames(n sandbox.Names) { m.names = n }
 
 // EndGraces makes the grace of every sandbox in one end now, as if it had
 // run out: the reaper discards them (or lets go of them) at its next
 // round. For tests.
-func (m *registry) EndGraces() {
+func (m *Registry) EndGraces() {
 	for _, sb := range m.Sandboxes() {
 		sb.mu.Lock()
 		if !sb.graceUntil.IsZero() {
@@ -438,7 +438,7 @@ func (m *registry) EndGraces() {
 
 // LifeLock is the name of the upstream life lock of the sandbox called
 // name (lockLife). For tests.
-func (m *registry) LifeLock(name string) string { return m.LockName(name, "life") }
+func (m *Registry) LifeLock(name string) string { return m.LockName(name, "life") }
 
 // NameID is the id of the sandbox called name, the same in every process.
 func NameID(name string) string { return nameID(name) }

@@ -1,4 +1,4 @@
-package session
+package registry
 
 import (
 	"context"
@@ -23,17 +23,17 @@ import (
 // liveness is the connection holding this process's liveness lock.
 type liveness struct {
 	mu   sync.Mutex
-	conn SideConn
+	conn sideconn.Conn
 }
 
 // aliveLock is the name of proxy process id's liveness lock.
-func (m *registry) aliveLock(id string) string { return m.LockName(id, "alive") }
+func (m *Registry) aliveLock(id string) string { return m.LockName(id, "alive") }
 
 // keepAlive makes sure this process holds its liveness lock: the
 // connection holding it still answers, or a new one takes it. Failures
 // are logged: until it holds the lock again, other processes go by its
 // leases alone.
-func (m *registry) keepAlive(ctx context.Context) {
+func (m *Registry) keepAlive(ctx context.Context) {
 	m.live.mu.Lock()
 	defer m.live.mu.Unlock()
 	lock := quote.String(m.aliveLock(m.proxyID))
@@ -60,7 +60,7 @@ func (m *registry) keepAlive(ctx context.Context) {
 }
 
 // dropAlive closes the liveness connection (the process ends).
-func (m *registry) dropAlive() {
+func (m *Registry) dropAlive() {
 	m.live.mu.Lock()
 	defer m.live.mu.Unlock()
 	if m.live.conn != nil {
@@ -71,7 +71,7 @@ func (m *registry) dropAlive() {
 
 // holderAlive reports whether a process recorded among the holders of
 // sandbox id, other than this one, still holds its liveness lock.
-func (m *registry) holderAlive(ctx context.Context, c SideConn, id string) (bool, error) {
+func (m *Registry) holderAlive(ctx context.Context, c sideconn.Conn, id string) (bool, error) {
 	rows, err := c.Query(ctx, "SELECT proxy_id FROM "+m.names.Q("holders")+" WHERE sandbox_id = "+quote.String(id))
 	if err != nil {
 		return false, fmt.Errorf("read registry: %w", err)

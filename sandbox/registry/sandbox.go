@@ -1,4 +1,4 @@
-package session
+package registry
 
 import (
 	"sort"
@@ -288,4 +288,10 @@ func (sb *Sandbox) SyncWaiters() int {
 		return 0
 	}
 	return rs.pending.callers
+}
+
+// ForTest is a sandbox of id holding entries (by key), in no registry:
+// for tests of what reads a sandbox's tables.
+func ForTest(id string, entries map[string]*sandbox.Entry) *Sandbox {
+	return &Sandbox{ID: id, Name: "sb-" + id, tables: entries, gone: make(chan struct{})}
 }

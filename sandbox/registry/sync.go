@@ -1,4 +1,4 @@
-package session
+package registry
 
 import (
 	"context"
@@ -154,7 +154,7 @@ func (sb *Sandbox) markShared() {
 
 // syncTables brings sb's table map up to the registry: a round that
 // starts after the call, shared with the callers that join it.
-func (m *registry) SyncTables(ctx context.Context, sb *Sandbox) error {
+func (m *Registry) SyncTables(ctx context.Context, sb *Sandbox) error {
 	if m.cfg.SyncLease > 0 && sb.sync.trusted(time.Now()) {
 		return nil
 	}
@@ -179,8 +179,8 @@ func (m *registry) SyncTables(ctx context.Context, sb *Sandbox) error {
 // syncOnce reads sb's generation and, when it moved, reloads its tables. A
 // sandbox this process recorded and the registry no longer has was
 // discarded through another process.
-func (m *registry) syncOnce(ctx context.Context, sb *Sandbox) error {
-	return m.WithConn(ctx, func(c SideConn) error {
+func (m *Registry) syncOnce(ctx context.Context, sb *Sandbox) error {
+	return m.WithConn(ctx, func(c sideconn.Conn) error {
 		// Recorded before the query was sent (persisted is set once the
 		// row is in): a row missing then was deleted.
 		start, recorded := m.epoch.Load(), sb.isPersisted()
@@ -231,7 +231,7 @@ const leaseMargin = 10
 // without checking for the sync lease from now (on the server's clock), and
 // returns when it stops trusting it on its own clock; the zero time without
 // a lease.
-func (m *registry) takeLease(ctx context.Context, c SideConn, sb *Sandbox) (time.Time, error) {
+func (m *Registry) takeLease(ctx context.Context, c sideconn.Conn, sb *Sandbox) (time.Time, error) {
 	l := m.cfg.SyncLease
 	if l <= 0 {
 		return time.Time{}, nil
@@ -249,7 +249,7 @@ func (m *registry) takeLease(ctx context.Context, c SideConn, sb *Sandbox) (time
 // generation and before anything uses it, until the sync leases other
 // processes took on sb have run out: they check the registry before their
 // next statement that reads production, and see the change.
-func (m *registry) AwaitReaders(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *Registry) AwaitReaders(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
 	l := m.cfg.SyncLease
 	if l <= 0 {
 		return nil
@@ -285,7 +285,7 @@ func (m *registry) AwaitReaders(ctx context.Context, c SideConn, sb *Sandbox) er
 // view is older restart past them), and tables the registry no longer
 // lists (a schema-only fork undone elsewhere) go, unless this process
 // changed them since start.
-func (m *registry) reloadTables(ctx context.Context, c SideConn, sb *Sandbox, start uint64) error {
+func (m *Registry) reloadTables(ctx context.Context, c sideconn.Conn, sb *Sandbox, start uint64) error {
 	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.names.Q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+usable)
 	if err != nil {
 		return fmt.Errorf("read registry: %w", err)
@@ -324,7 +324,7 @@ func (sb *Sandbox) forgetMissing(seen map[string]bool, start uint64) {
 // bumpGeneration counts a change of sb's tables in the registry, after the
 // change is recorded there: a process that then reads the new generation
 // reloads the tables with it.
-func (m *registry) BumpGeneration(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *Registry) BumpGeneration(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
 	_, err := c.Exec(ctx, "INSERT INTO "+m.names.Q("generations")+" (sandbox_id, generation) VALUES ("+quote.String(sb.ID)+
 		", 1) ON DUPLICATE KEY UPDATE generation = generation + 1")
 	if err != nil {

@@ -1,4 +1,4 @@
-package session
+package registry
 
 import (
 	"context"
@@ -28,7 +28,7 @@ import (
 // dropped by whichever process reaps next.
 
 // initRegistry creates the metadata schema and tables.
-func (m *registry) Init(ctx context.Context, c SideConn) error {
+func (m *Registry) Init(ctx context.Context, c sideconn.Conn) error {
 	stmts := []string{
 		"CREATE DATABASE IF NOT EXISTS " + quote.Ident(m.names.Meta()),
 		"CREATE TABLE IF NOT EXISTS " + m.names.Q("sandboxes") + ` (
@@ -144,7 +144,7 @@ func (m *registry) Init(ctx context.Context, c SideConn) error {
 // too. Kept and expiry are a keep's to write (persistKeep): written here
 // from memory, they would undo a keep or expiry another process recorded
 // since this one last read the registry.
-func (m *registry) Persist(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *Registry) Persist(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
 	sb.mu.Lock()
 	kept, last, done := sb.kept, sb.lastActive, sb.persisted
 	using := sb.attached > 0 || !sb.graceUntil.IsZero()
@@ -172,7 +172,7 @@ func (m *registry) Persist(ctx context.Context, c SideConn, sb *Sandbox) error {
 // admin API): it records sb kept until its expiry too. Never kept = 0: no
 // sandbox is unkept, and another process may have kept it since this one
 // last read the registry.
-func (m *registry) PersistKeep(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *Registry) PersistKeep(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
 	if err := m.Persist(ctx, c, sb); err != nil {
 		return err
 	}
@@ -196,7 +196,7 @@ func (m *registry) PersistKeep(ctx context.Context, c SideConn, sb *Sandbox) err
 // that saw sb in use does not clear a grace its last connection, closing
 // meanwhile, recorded — after a crash of this process the registry would
 // say the sandbox ends with the lease, not the grace.
-func (m *registry) clearGrace(ctx context.Context, c SideConn, sb *Sandbox, set string) error {
+func (m *Registry) clearGrace(ctx context.Context, c sideconn.Conn, sb *Sandbox, set string) error {
 	sb.graceMu.Lock()
 	defer sb.graceMu.Unlock()
 	if !sb.isAttached() {
@@ -209,7 +209,7 @@ func (m *registry) clearGrace(ctx context.Context, c SideConn, sb *Sandbox, set 
 // record writes sb's first row under its life lock, or, when another
 // process recorded it first, takes that row as sb's (ids of named
 // sandboxes derive from the name); then persist records the rest.
-func (m *registry) record(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *Registry) record(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
 	release, _, err := m.lockLife(ctx, c, sb.Name, false)
 	if err != nil {
 		return err
@@ -251,7 +251,7 @@ func (m *registry) record(ctx context.Context, c SideConn, sb *Sandbox) error {
 // rows a process wrote for it while another discarded it (see
 // stillRecorded), which the new one must not take for its own. Under the
 // sandbox's life lock: only when no sandbox row of the id exists.
-func (m *registry) clearLeftovers(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *Registry) clearLeftovers(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
 	if sb.anonymous() {
 		return nil // a random id, never reused
 	}
@@ -273,7 +273,7 @@ func (m *registry) clearLeftovers(ctx context.Context, c SideConn, sb *Sandbox) 
 
 // deleteRows deletes sandbox id's rows from the registry tables named, in
 // that order.
-func (m *registry) deleteRows(ctx context.Context, c SideConn, id string, tables ...string) error {
+func (m *Registry) deleteRows(ctx context.Context, c sideconn.Conn, id string, tables ...string) error {
 	for _, t := range tables {
 		col := "sandbox_id"
 		if t == "sandboxes" {
@@ -292,7 +292,7 @@ func (m *registry) deleteRows(ctx context.Context, c SideConn, id string, tables
 // process had not noticed it yet). If not, e is undone — its row and its
 // fork phys (when forked) — and sb is discarded here too, so that no row
 // of a discarded sandbox is left for a later sandbox of its name.
-func (m *registry) StillRecorded(ctx context.Context, c SideConn, sb *Sandbox, e *sandbox.Entry, forked bool) error {
+func (m *Registry) StillRecorded(ctx context.Context, c sideconn.Conn, sb *Sandbox, e *sandbox.Entry, forked bool) error {
 	id := quote.String(sb.ID)
 	for _, q := range []string{
 		"SELECT COUNT(*) FROM " + m.names.Q("sandboxes") + " WHERE id = " + id,
@@ -320,7 +320,7 @@ func (m *registry) StillRecorded(ctx context.Context, c SideConn, sb *Sandbox, e
 // sameSandbox checks that the registry row of sb's id, which another
 // process recorded first, is sb: the same name and owner. It takes its
 // kept flag and expiry (a KEEP through the other process).
-func (m *registry) sameSandbox(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *Registry) sameSandbox(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
 	rows, err := c.Query(ctx, "SELECT name, owner, kept, expires_at FROM "+m.names.Q("sandboxes")+" WHERE id = "+quote.String(sb.ID))
 	if err != nil {
 		return err
@@ -337,7 +337,7 @@ func (m *registry) sameSandbox(ctx context.Context, c SideConn, sb *Sandbox) err
 // hold records that this process uses sb, until its lease runs out
 // (renewed every reap interval): no other process discards it without
 // force meanwhile.
-func (m *registry) hold(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *Registry) hold(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
 	if sb.IsRetired() {
 		return nil
 	}
@@ -353,7 +353,7 @@ func (m *registry) hold(ctx context.Context, c SideConn, sb *Sandbox) error {
 }
 
 // release forgets this process as a holder of sb.
-func (m *registry) release(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *Registry) release(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
 	sb.mu.Lock()
 	sb.held = false
 	sb.mu.Unlock()
@@ -366,7 +366,7 @@ func (m *registry) release(ctx context.Context, c SideConn, sb *Sandbox) error {
 }
 
 // heldElsewhere reports whether another live proxy process holds sb.
-func (m *registry) heldElsewhere(ctx context.Context, c SideConn, sb *Sandbox) (bool, error) {
+func (m *Registry) heldElsewhere(ctx context.Context, c sideconn.Conn, sb *Sandbox) (bool, error) {
 	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM "+m.names.Q("holders")+" WHERE sandbox_id = "+quote.String(sb.ID)+
 		" AND proxy_id <> "+quote.String(m.proxyID)+" AND lease_until > "+sideconn.SQLTime(time.Now()))
 	if err != nil {
@@ -377,7 +377,7 @@ func (m *registry) heldElsewhere(ctx context.Context, c SideConn, sb *Sandbox) (
 
 // saveEntry writes a table row and, for a table in place (not a fork's
 // marker), then counts the change in the sandbox's generation.
-func (m *registry) SaveEntry(ctx context.Context, c SideConn, sb *Sandbox, e *sandbox.Entry) error {
+func (m *Registry) SaveEntry(ctx context.Context, c sideconn.Conn, sb *Sandbox, e *sandbox.Entry) error {
 	_, err := c.Exec(ctx, "REPLACE INTO "+m.names.Q("tables")+" (sandbox_id, db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at) VALUES ("+
 		strings.Join([]string{quote.String(sb.ID), quote.String(e.Logical.DB), quote.String(e.Logical.Name),
 			quote.String(string(e.Kind)), quote.String(e.Phys.DB), quote.String(e.Phys.Name),
@@ -392,7 +392,7 @@ func (m *registry) SaveEntry(ctx context.Context, c SideConn, sb *Sandbox, e *sa
 }
 
 // deleteEntry removes the registry row of t in sb (best effort).
-func (m *registry) DeleteEntry(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table) {
+func (m *Registry) DeleteEntry(ctx context.Context, c sideconn.Conn, sb *Sandbox, t rewrite.Table) {
 	_, _ = c.Exec(ctx, "DELETE FROM "+m.names.Q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+
 		" AND db = "+quote.String(t.DB)+" AND tbl = "+quote.String(t.Name))
 }
@@ -403,14 +403,14 @@ const entryCols = "db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_a
 // (not a fork in progress).
 const usable = " AND kind <> 'forking'"
 
-func (m *registry) rowEntry(r []*string) *sandbox.Entry {
+func (m *Registry) rowEntry(r []*string) *sandbox.Entry {
 	return &sandbox.Entry{Logical: rewrite.Table{DB: sideconn.Str(r[0]), Name: sideconn.Str(r[1])}, Kind: sandbox.Kind(sideconn.Str(r[2])),
 		Phys: rewrite.Table{DB: sideconn.Str(r[3]), Name: sideconn.Str(r[4])}, Rows: sideconn.Num(r[5]), Bytes: sideconn.Num(r[6]),
 		Created: sideconn.ParseTime(r[7]), Epoch: m.epoch.Add(1)}
 }
 
 // loadEntry reads the registry row of t in sb, if any.
-func (m *registry) LoadEntry(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table) (*sandbox.Entry, error) {
+func (m *Registry) LoadEntry(ctx context.Context, c sideconn.Conn, sb *Sandbox, t rewrite.Table) (*sandbox.Entry, error) {
 	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.names.Q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+
 		" AND db = "+quote.String(t.DB)+" AND tbl = "+quote.String(t.Name))
 	if err != nil {
@@ -427,9 +427,9 @@ const sandboxCols = "id, name, owner, kept, created_at, expires_at, last_active"
 // load reads a sandbox by name from the registry. It is not kept in
 // memory until remember: a lookup that turns out not to be allowed (another
 // user's sandbox) leaves no trace, in memory or in the registry.
-func (m *registry) load(ctx context.Context, name string) (*Sandbox, error) {
+func (m *Registry) load(ctx context.Context, name string) (*Sandbox, error) {
 	var sb *Sandbox
-	err := m.WithConn(ctx, func(c SideConn) error {
+	err := m.WithConn(ctx, func(c sideconn.Conn) error {
 		var err error
 		sb, err = m.loadOn(ctx, c, name)
 		return err
@@ -440,7 +440,7 @@ func (m *registry) load(ctx context.Context, name string) (*Sandbox, error) {
 // loadOn is load on c: the sandbox called name with its tables, or nil.
 // An unkept one's expiry is the end of its grace in the process that last
 // used it.
-func (m *registry) loadOn(ctx context.Context, c SideConn, name string) (*Sandbox, error) {
+func (m *Registry) loadOn(ctx context.Context, c sideconn.Conn, name string) (*Sandbox, error) {
 	rows, err := c.Query(ctx, "SELECT "+sandboxCols+" FROM "+m.names.Q("sandboxes")+" WHERE name = "+quote.String(name))
 	if err != nil {
 		return nil, fmt.Errorf("read registry: %w", err)
@@ -472,7 +472,7 @@ func (m *registry) loadOn(ctx context.Context, c SideConn, name string) (*Sandbo
 // allowed to use it, and returns the one to use (another caller may have
 // loaded it meanwhile). lastActive is now: the reaper must not forget it
 // before the caller is done with it.
-func (m *registry) Remember(sb *Sandbox) *Sandbox {
+func (m *Registry) Remember(sb *Sandbox) *Sandbox {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if cur := m.byName[sb.Name]; cur != nil && !cur.IsRetired() {
@@ -489,7 +489,7 @@ func (m *registry) Remember(sb *Sandbox) *Sandbox {
 // Registry rows go first, so a half-done discard never leaves a sandbox
 // that can be attached with its tables gone; schemas a failure leaves
 // behind are orphans, which the reaper's reconciliation drops.
-func (m *registry) dropSandbox(ctx context.Context, c SideConn, id string) error {
+func (m *Registry) dropSandbox(ctx context.Context, c sideconn.Conn, id string) error {
 	if err := m.deleteRows(ctx, c, id, "sandboxes", "tables", "captures", "holders", "generations", "readers"); err != nil {
 		return fmt.Errorf("forget sandbox %s: %w", id, err)
 	}
@@ -497,7 +497,7 @@ func (m *registry) dropSandbox(ctx context.Context, c SideConn, id string) error
 	if err != nil {
 		return err
 	}
-	for _, s := range append(schemas, InfoSchema(m.cfg.Prefix, id)) {
+	for _, s := range append(schemas, sandbox.InfoSchema(m.cfg.Prefix, id)) {
 		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+quote.Ident(s)); err != nil {
 			return fmt.Errorf("drop sandbox schema %s: %w", s, err)
 		}
@@ -509,7 +509,7 @@ func (m *registry) dropSandbox(ctx context.Context, c SideConn, id string) error
 // not know, unless the registry knows id under the schemas' lock: a named
 // sandbox's id comes back when the name is used again, and its new
 // schemas must not go with the old ones (a busy lock: the next reap).
-func (m *registry) dropOrphan(ctx context.Context, c SideConn, id string, schemas []string) error {
+func (m *Registry) dropOrphan(ctx context.Context, c sideconn.Conn, id string, schemas []string) error {
 	release, ok, err := m.lockSchemas(ctx, c, id, true)
 	if err != nil || !ok {
 		return err
@@ -532,7 +532,7 @@ func (m *registry) dropOrphan(ctx context.Context, c SideConn, id string, schema
 }
 
 // schemasOf lists the databases of sandbox id.
-func (m *registry) schemasOf(ctx context.Context, c SideConn, id string) ([]string, error) {
+func (m *Registry) schemasOf(ctx context.Context, c sideconn.Conn, id string) ([]string, error) {
 	rows, err := c.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE "+
 		quote.LikePrefix(sandbox.SchemaPrefix(m.cfg.Prefix, id)))
 	if err != nil {
@@ -562,7 +562,7 @@ func isSandboxID(s string) bool {
 // registry row is still the 'forking' marker, and the marker, unless a
 // live fork holds its lock (a marker older than any fork may take, stale,
 // goes regardless).
-func (m *registry) dropInterruptedFork(ctx context.Context, c SideConn, id, db, tbl string, phys rewrite.Table, stale bool) error {
+func (m *Registry) dropInterruptedFork(ctx context.Context, c sideconn.Conn, id, db, tbl string, phys rewrite.Table, stale bool) error {
 	where := " WHERE sandbox_id = " + quote.String(id) + " AND db = " + quote.String(db) +
 		" AND tbl = " + quote.String(tbl) + " AND kind = 'forking'"
 	if !stale {
@@ -601,11 +601,11 @@ func (m *registry) dropInterruptedFork(ctx context.Context, c SideConn, id, db, 
 // are tables in known sandboxes that the registry does not list. Only
 // databases named prefix_<8 hex digits>_… are ever dropped: never a
 // production table.
-func (m *registry) reconcile(ctx context.Context) error {
+func (m *Registry) reconcile(ctx context.Context) error {
 	if err := m.expire(ctx); err != nil {
 		return err
 	}
-	return m.WithConn(ctx, func(c SideConn) error {
+	return m.WithConn(ctx, func(c sideconn.Conn) error {
 		rows, err := c.Query(ctx, "SELECT id FROM "+m.names.Q("sandboxes"))
 		if err != nil {
 			return fmt.Errorf("read registry: %w", err)
@@ -733,11 +733,11 @@ func (r expiryRow) due(now time.Time, idleTTL time.Duration, local *Sandbox) (re
 }
 
 // expire drops sandboxes past their TTL, idle limit, grace or lease.
-func (m *registry) expire(ctx context.Context) error {
+func (m *Registry) expire(ctx context.Context) error {
 	var due []expiryRow
 	now := time.Now().UTC()
 	idle := m.Limits().IdleTTL
-	err := m.WithConn(ctx, func(c SideConn) error {
+	err := m.WithConn(ctx, func(c sideconn.Conn) error {
 		rows, err := c.Query(ctx, "SELECT s.id, s.name, s.kept, s.expires_at, s.last_active, s.lease_until, "+
 			"(SELECT COUNT(*) FROM "+m.names.Q("holders")+" h WHERE h.sandbox_id = s.id AND h.lease_until > "+sideconn.SQLTime(now)+") FROM "+m.names.Q("sandboxes")+" s")
 		if err != nil {
@@ -763,7 +763,7 @@ func (m *registry) expire(ctx context.Context) error {
 }
 
 // local is the sandbox of id in this process's memory, if any.
-func (m *registry) local(id string) *Sandbox {
+func (m *Registry) local(id string) *Sandbox {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.byID[id]
@@ -773,12 +773,12 @@ func (m *registry) local(id string) *Sandbox {
 // process has it in memory, else under its life lock once it is still due
 // (a claim may have come in since it was read). It does not wait for the
 // lock: the next reap tries again.
-func (m *registry) expireOne(ctx context.Context, row expiryRow, now time.Time, idle time.Duration) error {
+func (m *Registry) expireOne(ctx context.Context, row expiryRow, now time.Time, idle time.Duration) error {
 	if local := m.local(row.id); local != nil {
 		return m.Discard(ctx, local, row.force, true, row.reason)
 	}
 	reason := ""
-	err := m.WithConn(ctx, func(c SideConn) error {
+	err := m.WithConn(ctx, func(c sideconn.Conn) error {
 		release, ok, err := m.lockLife(ctx, c, row.name, true)
 		if err != nil || !ok {
 			return err
@@ -810,7 +810,7 @@ func (m *registry) expireOne(ctx context.Context, row expiryRow, now time.Time, 
 }
 
 // readExpiry reads sandbox id as expire does, or nil when it is gone.
-func (m *registry) readExpiry(ctx context.Context, c SideConn, id string, now time.Time) (*expiryRow, error) {
+func (m *Registry) readExpiry(ctx context.Context, c sideconn.Conn, id string, now time.Time) (*expiryRow, error) {
 	rows, err := c.Query(ctx, "SELECT id, name, kept, expires_at, last_active, lease_until FROM "+m.names.Q("sandboxes")+
 		" WHERE id = "+quote.String(id))
 	if err != nil {
@@ -835,10 +835,10 @@ func (m *registry) readExpiry(ctx context.Context, c SideConn, id string, now ti
 // their holders, records activity, merges tables other processes forked,
 // notices sandboxes discarded or kept through another process, lets go of
 // those nobody here uses, and discards those whose grace is over.
-func (m *registry) renew(ctx context.Context) error {
+func (m *Registry) renew(ctx context.Context) error {
 	live := m.Sandboxes()
 	var over []*Sandbox
-	err := m.WithConn(ctx, func(c SideConn) error {
+	err := m.WithConn(ctx, func(c sideconn.Conn) error {
 		for _, sb := range live {
 			ended, err := m.renewOne(ctx, c, sb)
 			if err != nil {
@@ -861,7 +861,7 @@ func (m *registry) renew(ctx context.Context) error {
 
 // renewOne is renew for sb; it reports whether sb's grace is over (the
 // caller discards it).
-func (m *registry) renewOne(ctx context.Context, c SideConn, sb *Sandbox) (graceOver bool, err error) {
+func (m *Registry) renewOne(ctx context.Context, c sideconn.Conn, sb *Sandbox) (graceOver bool, err error) {
 	now := time.Now().UTC()
 	sb.mu.Lock()
 	retired, persisted := sb.retired, sb.persisted
@@ -920,7 +920,7 @@ func (m *registry) renewOne(ctx context.Context, c SideConn, sb *Sandbox) (grace
 // noticeSharing marks an anonymous sandbox another live process holds (one
 // attached by its name through that process) as shared: from then on its
 // statements check the registry for what that process changes.
-func (m *registry) noticeSharing(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *Registry) noticeSharing(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
 	if sb.Shareable() {
 		return nil
 	}
@@ -935,7 +935,7 @@ func (m *registry) noticeSharing(ctx context.Context, c SideConn, sb *Sandbox) e
 // the named sandbox sb, which this one has not: a registry row of its id
 // with its name and owner is the same sandbox (as persist takes it), and
 // sb is marked recorded here too. Anonymous sandboxes are never shared.
-func (m *registry) recordedElsewhere(ctx context.Context, c SideConn, sb *Sandbox) (bool, error) {
+func (m *Registry) recordedElsewhere(ctx context.Context, c sideconn.Conn, sb *Sandbox) (bool, error) {
 	if sb.anonymous() {
 		return false, nil
 	}
@@ -955,7 +955,7 @@ func (m *registry) recordedElsewhere(ctx context.Context, c SideConn, sb *Sandbo
 // adopt merges into sb the tables other proxy processes recorded for it
 // (a sandbox attached through several processes), so reads here go to
 // forks made there within one reap interval.
-func (m *registry) adopt(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *Registry) adopt(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
 	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.names.Q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+usable)
 	if err != nil {
 		return fmt.Errorf("read registry: %w", err)
@@ -972,7 +972,7 @@ func (m *registry) adopt(ctx context.Context, c SideConn, sb *Sandbox) error {
 }
 
 // reaper renews leases and expires sandboxes until Close.
-func (m *registry) reaper() {
+func (m *Registry) reaper() {
 	defer close(m.done)
 	t := time.NewTicker(m.cfg.ReapInterval)
 	defer t.Stop()

@@ -1,4 +1,4 @@
-package session
+package registry
 
 import (
 	"context"
@@ -45,7 +45,7 @@ const lifeLockWait = time.Minute
 // lockLife takes the life lock of the sandbox called name on c. It waits
 // up to lifeLockWait, or with try not at all: ok is false when another
 // connection holds it.
-func (m *registry) lockLife(ctx context.Context, c SideConn, name string, try bool) (release func(), ok bool, err error) {
+func (m *Registry) lockLife(ctx context.Context, c sideconn.Conn, name string, try bool) (release func(), ok bool, err error) {
 	return m.lockSandbox(ctx, c, name, "life", try)
 }
 
@@ -54,13 +54,13 @@ func (m *registry) lockLife(ctx context.Context, c SideConn, name string, try bo
 // registry does not know are dropped under it, so that the reaper never
 // drops the schemas of a sandbox recorded (with the id a name gives)
 // after it read the registry.
-func (m *registry) lockSchemas(ctx context.Context, c SideConn, id string, try bool) (release func(), ok bool, err error) {
+func (m *Registry) lockSchemas(ctx context.Context, c sideconn.Conn, id string, try bool) (release func(), ok bool, err error) {
 	return m.lockSandbox(ctx, c, id, "schemas", try)
 }
 
 // lockSandbox takes the upstream lock k of the sandbox called (or with
 // id) name on c, waiting up to lifeLockWait, or with try not at all.
-func (m *registry) lockSandbox(ctx context.Context, c SideConn, name, k string, try bool) (release func(), ok bool, err error) {
+func (m *Registry) lockSandbox(ctx context.Context, c sideconn.Conn, name, k string, try bool) (release func(), ok bool, err error) {
 	lock := quote.String(m.LockName(name, k))
 	wait := int(lifeLockWait.Seconds())
 	if try {
@@ -82,7 +82,7 @@ func (m *registry) lockSandbox(ctx context.Context, c SideConn, name, k string, 
 
 // authorize checks that user may use sb: it is theirs, or they are an
 // admin. Others get the same error as for a sandbox that does not exist.
-func (m *registry) Authorize(user string, sb *Sandbox) error {
+func (m *Registry) Authorize(user string, sb *Sandbox) error {
 	if sb.Owner == user || m.IsAdmin(user) {
 		return nil
 	}
@@ -91,7 +91,7 @@ func (m *registry) Authorize(user string, sb *Sandbox) error {
 
 // attach binds one more connection to sb, a sandbox the caller has just
 // made.
-func (m *registry) Attach(sb *Sandbox) error {
+func (m *Registry) Attach(sb *Sandbox) error {
 	if !sb.attachIfLive() {
 		return rewrite.Refuse(wire.ErUnknown, "sandbox %q was discarded", sb.Name)
 	}
@@ -104,7 +104,7 @@ func (m *registry) Attach(sb *Sandbox) error {
 // called off by this attach, or it ends before the name is looked up
 // again. The sandbox is nil (and no error) when there is none and create
 // is not set.
-func (m *registry) Acquire(ctx context.Context, name, user string, create bool) (*Sandbox, error) {
+func (m *Registry) Acquire(ctx context.Context, name, user string, create bool) (*Sandbox, error) {
 	for {
 		sb, gone, err := m.attachHeld(name, user)
 		switch {
@@ -129,7 +129,7 @@ func (m *registry) Acquire(ctx context.Context, name, user string, create bool) 
 // holders — no other process discards it without force then, so no
 // upstream round trip is needed. gone is set when this process is letting
 // go of it: wait, then look again. All nil: claim it.
-func (m *registry) attachHeld(name, user string) (sb *Sandbox, gone <-chan struct{}, err error) {
+func (m *Registry) attachHeld(name, user string) (sb *Sandbox, gone <-chan struct{}, err error) {
 	m.mu.Lock()
 	sb = m.byName[name]
 	m.mu.Unlock()
@@ -156,8 +156,8 @@ func (m *registry) attachHeld(name, user string) (sb *Sandbox, gone <-chan struc
 // its holders. With no registry row, the sandbox is the one in memory that
 // was never recorded, else, with create, a new one. retry asks the caller
 // to look again (this process let go of the sandbox meanwhile).
-func (m *registry) claim(ctx context.Context, name, user string, create bool) (sb *Sandbox, retry bool, err error) {
-	err = m.WithConn(ctx, func(c SideConn) error {
+func (m *Registry) claim(ctx context.Context, name, user string, create bool) (sb *Sandbox, retry bool, err error) {
+	err = m.WithConn(ctx, func(c sideconn.Conn) error {
 		release, _, err := m.lockLife(ctx, c, name, false)
 		if err != nil {
 			return err
@@ -193,7 +193,7 @@ func (m *registry) claim(ctx context.Context, name, user string, create bool) (s
 // its life lock): a sandbox of that name this process recorded was
 // discarded through another process; one it never recorded is still the
 // one to use.
-func (m *registry) claimUnrecorded(name, user string, create bool) (*Sandbox, bool, error) {
+func (m *Registry) claimUnrecorded(name, user string, create bool) (*Sandbox, bool, error) {
 	m.mu.Lock()
 	cur := m.byName[name]
 	m.mu.Unlock()
@@ -227,7 +227,7 @@ func (m *registry) claimUnrecorded(name, user string, create bool) (*Sandbox, bo
 // merge makes found, just read from the registry, the sandbox of its name
 // in memory, or brings the one already there up to date with it. Lock
 // order: m.mu before a sandbox's mu.
-func (m *registry) merge(found *Sandbox) *Sandbox {
+func (m *Registry) merge(found *Sandbox) *Sandbox {
 	m.mu.Lock()
 	cur := m.byName[found.Name]
 	if cur == nil || cur.IsRetired() {
@@ -253,7 +253,7 @@ func (m *registry) merge(found *Sandbox) *Sandbox {
 // holdClaimed records this process as a holder of sb, to which a claim
 // has just bound a connection, and ends the grace the registry records
 // for it: it is in use.
-func (m *registry) holdClaimed(ctx context.Context, c SideConn, sb *Sandbox) error {
+func (m *Registry) holdClaimed(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
 	if err := m.hold(ctx, c, sb); err != nil {
 		return err
 	}
@@ -267,7 +267,7 @@ func (m *registry) holdClaimed(ctx context.Context, c SideConn, sb *Sandbox) err
 // no discard (the caller holds the life lock, which a discard takes): a
 // named sandbox left without connections gets its grace, any other is let
 // go of by the reaper and ends with its lease.
-func (m *registry) unattach(sb *Sandbox) {
+func (m *Registry) unattach(sb *Sandbox) {
 	grace := m.Limits().Grace
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
@@ -281,7 +281,7 @@ func (m *registry) unattach(sb *Sandbox) {
 // here, a named one starts its grace (Limits.Grace) and any other is
 // discarded (synchronously: it runs as a connection ends) — unless another
 // process holds it, which then carries it on.
-func (m *registry) Detach(sb *Sandbox) {
+func (m *Registry) Detach(sb *Sandbox) {
 	grace := m.Limits().Grace
 	now := time.Now().UTC()
 	sb.mu.Lock()
@@ -326,8 +326,8 @@ func (m *registry) Detach(sb *Sandbox) {
 // sandbox again clears it (claim, or the next renewal of its lease).
 // Under sb.graceMu (see clearGrace), as memory has it then: nothing when
 // a connection came back meanwhile (it clears the grace, or has).
-func (m *registry) recordGrace(ctx context.Context, sb *Sandbox) {
-	err := m.WithConn(ctx, func(c SideConn) error {
+func (m *Registry) recordGrace(ctx context.Context, sb *Sandbox) {
+	err := m.WithConn(ctx, func(c sideconn.Conn) error {
 		sb.graceMu.Lock()
 		defer sb.graceMu.Unlock()
 		sb.mu.Lock()
@@ -355,7 +355,7 @@ func (m *registry) recordGrace(ctx context.Context, sb *Sandbox) {
 // the registry's kept flag and holders are read first, and other holders
 // carry it on. With try it gives up at once rather than wait for a fork or
 // another process's claim (the reaper must not stall; it tries again).
-func (m *registry) Discard(ctx context.Context, sb *Sandbox, force, try bool, reason string) error {
+func (m *Registry) Discard(ctx context.Context, sb *Sandbox, force, try bool, reason string) error {
 	if try {
 		if !sb.forkMu.TryLock() {
 			return nil
@@ -372,7 +372,7 @@ func (m *registry) Discard(ctx context.Context, sb *Sandbox, force, try bool, re
 		return nil
 	}
 	ended := false
-	err := m.WithConn(ctx, func(c SideConn) error {
+	err := m.WithConn(ctx, func(c sideconn.Conn) error {
 		var err error
 		ended, err = m.discardRecorded(ctx, c, sb, force, try)
 		return err
@@ -390,7 +390,7 @@ func (m *registry) Discard(ctx context.Context, sb *Sandbox, force, try bool, re
 // discardRecorded is discard of a sandbox the registry has, under its
 // life lock; ended reports that sb was discarded (even when dropping its
 // schemas then failed: the reaper's reconciliation drops what is left).
-func (m *registry) discardRecorded(ctx context.Context, c SideConn, sb *Sandbox, force, try bool) (ended bool, err error) {
+func (m *Registry) discardRecorded(ctx context.Context, c sideconn.Conn, sb *Sandbox, force, try bool) (ended bool, err error) {
 	release, ok, err := m.lockLife(ctx, c, sb.Name, try)
 	if err != nil || !ok {
 		return false, err
@@ -412,7 +412,7 @@ func (m *registry) discardRecorded(ctx context.Context, c SideConn, sb *Sandbox,
 // process then lets go of it: the last holder ends it), or it kept sb
 // (then sb is kept here too). A sandbox gone from the registry was
 // discarded through another process.
-func (m *registry) carriedOn(ctx context.Context, c SideConn, sb *Sandbox) (bool, error) {
+func (m *Registry) carriedOn(ctx context.Context, c sideconn.Conn, sb *Sandbox) (bool, error) {
 	rows, err := c.Query(ctx, "SELECT kept, expires_at FROM "+m.names.Q("sandboxes")+" WHERE id = "+quote.String(sb.ID))
 	switch {
 	case err != nil:
@@ -436,7 +436,7 @@ func (m *registry) carriedOn(ctx context.Context, c SideConn, sb *Sandbox) (bool
 }
 
 // end marks sb discarded (see Sandbox.end) and counts a table change.
-func (m *registry) end(sb *Sandbox, force bool) bool {
+func (m *Registry) end(sb *Sandbox, force bool) bool {
 	if !sb.end(force) {
 		return false
 	}
@@ -446,7 +446,7 @@ func (m *registry) end(sb *Sandbox, force bool) bool {
 
 // discardedElsewhere forgets sb, which another process discarded: its
 // sessions here get "sandbox was discarded" at their next statement.
-func (m *registry) discardedElsewhere(sb *Sandbox) {
+func (m *Registry) discardedElsewhere(sb *Sandbox) {
 	if m.end(sb, true) {
 		m.Forget(sb)
 		m.log.Info("sandbox discarded elsewhere", zap.String("sandbox", sb.Name))
@@ -455,7 +455,7 @@ func (m *registry) discardedElsewhere(sb *Sandbox) {
 
 // discarded reports the sandbox called name discarded, for metrics and
 // the log.
-func (m *registry) discarded(name, reason string) {
+func (m *Registry) discarded(name, reason string) {
 	m.log.Info("sandbox discarded", zap.String("sandbox", name), zap.String("reason", reason))
 	m.Observer().Discarded(reason)
 }
