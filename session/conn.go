@@ -1413,7 +1413,7 @@ func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed b
 	if !failed && p.analysis != nil {
 		for _, st := range p.analysis.Statements {
 			if st.Kind == rewrite.KindCreateTrigger && st.Trigger != nil {
-				if err := s.m.lastCapture(ctx, s.sb, st.Trigger.Table, st.Trigger.Timing, st.Trigger.Event, s.ownConn()); err != nil {
+				if err := s.m.caps.Last(ctx, s.sb, st.Trigger.Table, st.Trigger.Timing, st.Trigger.Event, s.ownConn()); err != nil {
 					return err
 				}
 			}

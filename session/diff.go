@@ -13,6 +13,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/capture"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/tabledef"
 	"github.com/sqlfork/sqlfork-proxy/wire"
@@ -47,7 +48,7 @@ const maxDiffRows = 200000
 type diffTable struct {
 	logical rewrite.Table
 	e       *sandbox.Entry
-	capture captureInfo
+	capture capture.Info
 	// fork is the shape of the sandbox's table, prod production's (prodOK
 	// when production has the table).
 	fork, prod forker.Shape
@@ -102,7 +103,7 @@ type differ struct {
 // diffTables lists the tables of sb that a diff looks at (only: just that
 // one, if set), ordered by name.
 func (d *differ) diffTables(ctx context.Context, only *rewrite.Table) ([]*diffTable, error) {
-	caps, err := d.m.loadCaptures(ctx, d.c, d.sb.ID)
+	caps, err := d.m.caps.Load(ctx, d.c, d.sb.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +134,7 @@ func (d *differ) diffTables(ctx context.Context, only *rewrite.Table) ([]*diffTa
 
 // plan decides how e's table is diffed (nil: it has nothing to diff, as a
 // table created then dropped in the sandbox).
-func (d *differ) plan(ctx context.Context, e *sandbox.Entry, ci captureInfo) (*diffTable, error) {
+func (d *differ) plan(ctx context.Context, e *sandbox.Entry, ci capture.Info) (*diffTable, error) {
 	dt := &diffTable{logical: e.Logical, e: e, capture: ci, change: "forked"}
 	var err error
 	dt.prod, err = forker.ReadShape(ctx, d.c, e.Logical)
@@ -178,7 +179,7 @@ func (d *differ) plan(ctx context.Context, e *sandbox.Entry, ci captureInfo) (*d
 		return dt, nil
 	}
 	switch {
-	case strings.HasPrefix(ci.reason, sandboxDDL):
+	case strings.HasPrefix(ci.Reason, capture.SandboxDDL):
 		// The sandbox's DDL: altered when its definition is not
 		// production's (columns, keys, constraints, table options).
 		var err error
@@ -191,12 +192,12 @@ func (d *differ) plan(ctx context.Context, e *sandbox.Entry, ci captureInfo) (*d
 	case !sameColumns(dt.fork, dt.prod):
 		dt.note = "production's table changed since the fork; "
 	}
-	if ci.state == captureRows {
-		dt.method, dt.key, dt.keyKind = methodCapture, ci.key, ci.keyKind
+	if ci.State == capture.Rows {
+		dt.method, dt.key, dt.keyKind = methodCapture, ci.Key, ci.KeyKind
 		return dt, nil
 	}
 	dt.method = methodCompare
-	dt.note += cmp.Or(ci.reason, "forked before changes were captured")
+	dt.note += cmp.Or(ci.Reason, "forked before changes were captured")
 	// Rows are matched by a key both tables have: production's index makes
 	// the match a join by key, not a scan per row.
 	if len(dt.fork.Key) > 0 && slices.EqualFunc(dt.fork.Key, dt.prod.Key, strings.EqualFold) {
@@ -489,7 +490,7 @@ func (td *tableDiff) count(dr diffRow) {
 // captured diffs a captured fork three ways.
 func (d *differ) captured(ctx context.Context, td *tableDiff, detail bool) error {
 	dt := td.t
-	side := dt.capture.side.Quoted()
+	side := dt.capture.Side.Quoted()
 	marker := col("c", d.m.cfg.Prefix+"_existed")
 	cols := dt.fork.Stored()
 	if len(dt.fork.Key) == 0 || keyColumns(dt.fork, dt.key) == nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/capture"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
@@ -254,7 +255,8 @@ func (nopObserver) Promoted(string, string, int)                     {}
 type Manager struct {
 	// registry holds the sandboxes, their lifetimes and the side
 	// connections (registrycore.go).
-	reg *registry.Registry
+	reg  *registry.Registry
+	caps *capture.Tracker
 	// obs is told about sandbox events (SetObserver), under obsMu.
 	obsMu sync.RWMutex
 	obs   Observer
@@ -332,6 +334,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	m.server = rewrite.ParseServer(m.version)
 	m.names.CaseSensitive = rows[0][1] != nil && *rows[0][1] == "0"
 	m.reg.SetNames(m.names)
+	m.caps = capture.New(capture.Config{Prefix: cfg.Prefix, NoDiffCapture: cfg.NoDiffCapture}, log, m.names, m.reg)
 	m.catalog = newCatalog(m)
 	name := cfg.Forker
 	if name == "auto" {
@@ -615,7 +618,7 @@ func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Tabl
 			err = m.copyTriggers(ctx, c, sb, cp, made)
 		}
 		if err == nil {
-			err = m.installCascades(ctx, c, sb, made)
+			err = m.caps.InstallCascades(ctx, c, sb, made)
 		}
 		if err == nil && len(made) > 0 {
 			sb.NeedRoutines(cp.routines)
@@ -834,7 +837,7 @@ func (m *Manager) runFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrit
 	}
 	// Before the fork is recorded, so no statement of the sandbox can
 	// change a row of it uncaptured.
-	if err := m.startCapture(ctx, c, sb, t, phys, mode); err != nil {
+	if err := m.caps.Start(ctx, c, sb, t, phys, mode); err != nil {
 		m.reg.DeleteEntry(context.WithoutCancel(ctx), c, sb, t)
 		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+phys.Quoted())
 		return nil, fmt.Errorf("fork %s: %w", t, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/capture"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -230,7 +231,7 @@ func (m *Manager) copyTriggers(ctx context.Context, c SideConn, sb *Sandbox, cp 
 		if len(trgs) == 0 {
 			continue
 		}
-		capture, err := m.captureTrigger(ctx, c, sb.ID, u)
+		captureTrg, err := m.caps.Trigger(ctx, c, sb.ID, u)
 		if err != nil {
 			return err
 		}
@@ -240,10 +241,10 @@ func (m *Manager) copyTriggers(ctx context.Context, c SideConn, sb *Sandbox, cp 
 				return err
 			}
 			trg := tc.trg
-			if capture != "" && strings.EqualFold(trg.Timing, "AFTER") {
+			if captureTrg != "" && strings.EqualFold(trg.Timing, "AFTER") {
 				// The capture's trigger stays the last of its event: the
 				// copies keep production's order (ACTION_ORDER).
-				trg.Precedes = capture + captureSuffix(trg.Event)
+				trg.Precedes = captureTrg + capture.Suffix(trg.Event)
 			}
 			if err := forker.CreateTrigger(ctx, c, trg, e.Phys, body); err != nil {
 				return err

@@ -1,4 +1,4 @@
-package session
+package capture
 
 import (
 	"cmp"
@@ -19,6 +19,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -40,38 +41,53 @@ import (
 // moves to another database fails the RENAME (1435), and TRUNCATE or
 // partition maintenance change rows without firing them.
 
+// Tracker installs, reads and removes the change captures of forks.
+type Tracker struct {
+	cfg   Config
+	log   *zap.Logger
+	names sandbox.Names
+	reg   *registry.Registry
+}
+
+// Config is what a Tracker needs of the settings.
+type Config struct {
+	Prefix string
+	// NoDiffCapture turns capture off: DIFF compares forks whole.
+	NoDiffCapture bool
+}
+
 // sandboxDDL starts the reason of a capture stopped by the sandbox's DDL.
-const sandboxDDL = "changed by "
+const SandboxDDL = "changed by "
 
 // Capture states.
 const (
-	captureRows = "rows"
-	captureFull = "full"
+	Rows = "rows"
+	Full = "full"
 )
 
 // captureInfo is a fork's row in the captures table.
-type captureInfo struct {
-	state, reason string
-	keyKind       string
-	key           []string
-	side          rewrite.Table
-	trigger       string
+type Info struct {
+	State, Reason string
+	KeyKind       string
+	Key           []string
+	Side          rewrite.Table
+	Trigger       string
 	// cascades are the foreign keys of the table whose actions change its
 	// rows, each with the triggers on its parent's fork that capture them.
-	cascades []cascade
+	Cascades []Cascade
 }
 
 // cascade is a foreign key of a captured table whose ON DELETE or ON UPDATE
 // action changes its rows, and the triggers that capture what it changes,
 // on the fork of its parent (Parent is the logical table).
-type cascade struct {
+type Cascade struct {
 	FK       forker.ForeignKey
 	Triggers []string `json:",omitempty"`
 }
 
 // captureOf is the capture of sb's fork phys: its side table and trigger
 // names, from a hash of the fork's name.
-func (m *Manager) captureOf(sbID string, phys rewrite.Table, shape forker.Shape) forker.Capture {
+func (m *Tracker) captureOf(sbID string, phys rewrite.Table, shape forker.Shape) forker.Capture {
 	sum := sha256.Sum256([]byte(phys.DB + "\x00" + phys.Name))
 	h := hex.EncodeToString(sum[:8])
 	return forker.Capture{Fork: phys, Side: rewrite.Table{DB: sandbox.InfoSchema(m.cfg.Prefix, sbID), Name: "c_" + h},
@@ -82,10 +98,10 @@ func (m *Manager) captureOf(sbID string, phys rewrite.Table, shape forker.Shape)
 // sandbox cannot reach it yet), and records how. A fork whose changes
 // cannot be captured is recorded "full", with the reason: its diff
 // compares it whole.
-func (m *Manager) startCapture(ctx context.Context, c SideConn, sb *Sandbox, t, phys rewrite.Table, mode forker.Mode) error {
-	info := captureInfo{state: captureFull, keyKind: "row"}
+func (m *Tracker) Start(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t, phys rewrite.Table, mode forker.Mode) error {
+	info := Info{State: Full, KeyKind: "row"}
 	if m.cfg.NoDiffCapture {
-		info.reason = "change capture is off (--diff-capture=false)"
+		info.Reason = "change capture is off (--diff-capture=false)"
 		return m.saveCapture(ctx, c, sb.ID, t, info)
 	}
 	shape, err := forker.ReadShape(ctx, c, phys)
@@ -93,24 +109,24 @@ func (m *Manager) startCapture(ctx context.Context, c SideConn, sb *Sandbox, t, 
 		return err
 	}
 	cp := m.captureOf(sb.ID, phys, shape)
-	info.keyKind, info.key, info.side, info.trigger = shape.KeyKind, shape.Key, cp.Side, cp.Trigger
+	info.KeyKind, info.Key, info.Side, info.Trigger = shape.KeyKind, shape.Key, cp.Side, cp.Trigger
 	switch {
 	case mode != forker.Full:
-		info.reason = "forked without its rows, for a TRUNCATE or DROP"
+		info.Reason = "forked without its rows, for a TRUNCATE or DROP"
 	case len(shape.Key) == 0:
-		info.reason = "no primary key or unique key of NOT NULL columns"
+		info.Reason = "no primary key or unique key of NOT NULL columns"
 	default:
 		cascades, why, err := m.cascadesOf(ctx, c, t, shape)
 		if err != nil {
 			return err
 		}
 		if why != "" {
-			info.reason = why
+			info.Reason = why
 			break
 		}
-		info.cascades = cascades
+		info.Cascades = cascades
 		if _, ok := shape.Column(cp.Marker); ok {
-			info.reason = "a column is named " + cp.Marker
+			info.Reason = "a column is named " + cp.Marker
 			break
 		}
 		if !sb.SideDBMade() {
@@ -121,28 +137,28 @@ func (m *Manager) startCapture(ctx context.Context, c SideConn, sb *Sandbox, t, 
 		}
 		if err := forker.InstallCapture(ctx, c, cp); err != nil {
 			m.log.Warn("change capture failed: the sandbox's diff compares the table whole", zap.String("fork", phys.String()), zap.Error(err))
-			info.reason = "its capture triggers could not be made: " + err.Error()
+			info.Reason = "its capture triggers could not be made: " + err.Error()
 			break
 		}
-		info.state = captureRows
+		info.State = Rows
 	}
 	return m.saveCapture(ctx, c, sb.ID, t, info)
 }
 
 // saveCapture writes t's row in the captures table.
-func (m *Manager) saveCapture(ctx context.Context, c SideConn, id string, t rewrite.Table, info captureInfo) error {
-	key, _ := json.Marshal(info.key)
-	if info.key == nil {
+func (m *Tracker) saveCapture(ctx context.Context, c sideconn.Conn, id string, t rewrite.Table, info Info) error {
+	key, _ := json.Marshal(info.Key)
+	if info.Key == nil {
 		key = []byte("[]")
 	}
-	cascades, err := json.Marshal(info.cascades)
+	cascades, err := json.Marshal(info.Cascades)
 	if err != nil {
 		return fmt.Errorf("record the capture of %s: %w", t, err)
 	}
 	_, err = c.Exec(ctx, "REPLACE INTO "+m.names.Q("captures")+" (sandbox_id, db, tbl, state, reason, key_kind, key_cols, side_db, side_tbl, trg, cascades, created_at) VALUES ("+
-		strings.Join([]string{quote.String(id), quote.String(t.DB), quote.String(t.Name), quote.String(info.state),
-			quote.String(info.reason), quote.String(info.keyKind), quote.String(string(key)),
-			quote.String(info.side.DB), quote.String(info.side.Name), quote.String(info.trigger),
+		strings.Join([]string{quote.String(id), quote.String(t.DB), quote.String(t.Name), quote.String(info.State),
+			quote.String(info.Reason), quote.String(info.KeyKind), quote.String(string(key)),
+			quote.String(info.Side.DB), quote.String(info.Side.Name), quote.String(info.Trigger),
 			quote.String(string(cascades)), sideconn.SQLTime(time.Now().UTC())}, ", ")+")")
 	if err != nil {
 		return fmt.Errorf("record the capture of %s: %w", t, err)
@@ -151,21 +167,21 @@ func (m *Manager) saveCapture(ctx context.Context, c SideConn, id string, t rewr
 }
 
 // loadCaptures reads the captures of sandbox id, by logical table key.
-func (m *Manager) loadCaptures(ctx context.Context, c SideConn, id string) (map[string]captureInfo, error) {
+func (m *Tracker) Load(ctx context.Context, c sideconn.Conn, id string) (map[string]Info, error) {
 	rows, err := c.Query(ctx, "SELECT db, tbl, state, reason, key_kind, key_cols, side_db, side_tbl, trg, cascades FROM "+m.names.Q("captures")+
 		" WHERE sandbox_id = "+quote.String(id))
 	if err != nil {
 		return nil, fmt.Errorf("read the captures of the sandbox: %w", err)
 	}
-	out := map[string]captureInfo{}
+	out := map[string]Info{}
 	for _, r := range rows {
-		info := captureInfo{state: sideconn.Str(r[2]), reason: sideconn.Str(r[3]), keyKind: sideconn.Str(r[4]),
-			side: rewrite.Table{DB: sideconn.Str(r[6]), Name: sideconn.Str(r[7])}, trigger: sideconn.Str(r[8])}
-		if err := json.Unmarshal([]byte(sideconn.Str(r[5])), &info.key); err != nil {
+		info := Info{State: sideconn.Str(r[2]), Reason: sideconn.Str(r[3]), KeyKind: sideconn.Str(r[4]),
+			Side: rewrite.Table{DB: sideconn.Str(r[6]), Name: sideconn.Str(r[7])}, Trigger: sideconn.Str(r[8])}
+		if err := json.Unmarshal([]byte(sideconn.Str(r[5])), &info.Key); err != nil {
 			return nil, fmt.Errorf("read the capture key of %s.%s: %w", sideconn.Str(r[0]), sideconn.Str(r[1]), err)
 		}
 		if v := sideconn.Str(r[9]); v != "" {
-			if err := json.Unmarshal([]byte(v), &info.cascades); err != nil {
+			if err := json.Unmarshal([]byte(v), &info.Cascades); err != nil {
 				return nil, fmt.Errorf("read the cascades of %s.%s: %w", sideconn.Str(r[0]), sideconn.Str(r[1]), err)
 			}
 		}
@@ -181,7 +197,7 @@ func (m *Manager) loadCaptures(ctx context.Context, c SideConn, id string) (map[
 // client whose DDL it is: its open transaction or LOCK TABLES may hold the
 // table, which would make a side connection wait on it for ever (its DDL
 // commits that transaction anyway).
-func (m *Manager) stopCaptures(ctx context.Context, sb *Sandbox, tables []rewrite.Table, why string, on forker.Conn) error {
+func (m *Tracker) Stop(ctx context.Context, sb *registry.Sandbox, tables []rewrite.Table, why string, on forker.Conn) error {
 	var forks []*sandbox.Entry
 	for _, t := range tables {
 		if e, ok := sb.Resolve(m.names.Key(m.names.Norm(t))); ok && (e.Kind == sandbox.KindFork || e.Kind == sandbox.KindSchema) {
@@ -191,19 +207,19 @@ func (m *Manager) stopCaptures(ctx context.Context, sb *Sandbox, tables []rewrit
 	if len(forks) == 0 {
 		return nil
 	}
-	return m.reg.WithConn(ctx, func(c SideConn) error {
-		caps, err := m.loadCaptures(ctx, c, sb.ID)
+	return m.reg.WithConn(ctx, func(c sideconn.Conn) error {
+		caps, err := m.Load(ctx, c, sb.ID)
 		if err != nil {
 			return err
 		}
 		for _, e := range forks {
 			var trg string
-			if info := caps[m.names.Key(e.Logical)]; info.state == captureRows {
-				trg = info.trigger
+			if info := caps[m.names.Key(e.Logical)]; info.State == Rows {
+				trg = info.Trigger
 			}
 			// Recorded first: triggers gone while the registry still said
 			// "rows" would make DIFF trust an incomplete side table.
-			if _, err := c.Exec(ctx, "UPDATE "+m.names.Q("captures")+" SET state = "+quote.String(captureFull)+", reason = "+
+			if _, err := c.Exec(ctx, "UPDATE "+m.names.Q("captures")+" SET state = "+quote.String(Full)+", reason = "+
 				quote.String(why)+" WHERE sandbox_id = "+quote.String(sb.ID)+" AND db = "+quote.String(e.Logical.DB)+
 				" AND tbl = "+quote.String(e.Logical.Name)); err != nil {
 				return fmt.Errorf("record the end of the capture of %s: %w", e.Logical, err)
@@ -226,16 +242,16 @@ func (m *Manager) stopCaptures(ctx context.Context, sb *Sandbox, tables []rewrit
 // keys, on its parents' forks, and those on it of its children's, whose
 // forks are then recorded "full" (their cascaded rows are no longer
 // captured).
-func (m *Manager) stopCascades(ctx context.Context, c SideConn, sb *Sandbox, caps map[string]captureInfo, e *sandbox.Entry, why string, on forker.Conn) error {
+func (m *Tracker) stopCascades(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, caps map[string]Info, e *sandbox.Entry, why string, on forker.Conn) error {
 	k := m.names.Key(e.Logical)
 	for ck, info := range caps {
 		var here []string // cascade triggers on e's fork
-		for _, cs := range info.cascades {
+		for _, cs := range info.Cascades {
 			if m.names.Key(m.names.Norm(cs.FK.Parent)) == k {
 				here = append(here, cs.Triggers...)
 			}
 		}
-		_, keep := on.(keepTriggers)
+		_, keep := on.(KeepTriggers)
 		switch {
 		case ck == k && !keep:
 			m.dropCascades(ctx, cmp.Or[forker.Conn](on, c), sb, info)
@@ -244,7 +260,7 @@ func (m *Manager) stopCascades(ctx context.Context, c SideConn, sb *Sandbox, cap
 			if !ok {
 				continue
 			}
-			info.state, info.reason = captureFull, "its parent "+e.Logical.String()+" was "+strings.TrimPrefix(why, sandboxDDL)
+			info.State, info.Reason = Full, "its parent "+e.Logical.String()+" was "+strings.TrimPrefix(why, SandboxDDL)
 			if err := m.saveCapture(ctx, c, sb.ID, child.Logical, info); err != nil {
 				return err
 			}
@@ -264,8 +280,8 @@ func (m *Manager) stopCascades(ctx context.Context, c SideConn, sb *Sandbox, cap
 // transaction may hold it (a CALL or an anonymous block, which do not
 // commit it, may hold DDL). Triggers it could not drop stay, capturing
 // still; the fork is compared whole anyway.
-func (m *Manager) removeCapture(ctx context.Context, c SideConn, on forker.Conn, cp forker.Capture) error {
-	if _, keep := on.(keepTriggers); keep {
+func (m *Tracker) removeCapture(ctx context.Context, c sideconn.Conn, on forker.Conn, cp forker.Capture) error {
+	if _, keep := on.(KeepTriggers); keep {
 		return nil
 	}
 	if on != nil {
@@ -293,92 +309,32 @@ func (m *Manager) removeCapture(ctx context.Context, c SideConn, on forker.Conn,
 	return err
 }
 
-// stopCapturesFor stops the captures of the forks st, DDL, changes (a
-// trigger's DDL leaves them): on the client's connection when st is the
-// client's statement (its DDL commits the open transaction anyway),
-// otherwise (a statement of a body, which runs later or not at all) on a
-// side connection.
-func (s *Session) stopCapturesFor(ctx context.Context, st rewrite.Statement, own bool) error {
-	if st.Class != rewrite.ClassDDL || strings.Contains(string(st.Kind), "TRIGGER") || st.Temporary || s.sb == nil {
-		return nil
-	}
-	if st.Kind == rewrite.KindCreateTable && st.IfNotExists {
-		return nil // of a table the sandbox has: it changes nothing (rows a SELECT adds fire the triggers)
-	}
-	why := sandboxDDL + cmp.Or(string(st.Kind), "DDL") + " in the sandbox"
-	var on forker.Conn
-	switch {
-	case own:
-		on = s.ownConn()
-	case s.inTrx:
-		// The client's transaction may hold the table: a side connection
-		// would wait for it. The triggers stay (capturing still); the fork
-		// is compared whole.
-		on = keepTriggers{}
-	}
-	return s.m.stopCaptures(ctx, s.sb, st.Writes, why, on)
-}
-
-// ownConn is the client's own upstream connection as a forker.Conn (nil
-// when the session has none: tests).
-func (s *Session) ownConn() forker.Conn {
-	if s.up == nil {
-		return nil
-	}
-	return upstreamConn{s.up}
-}
-
 // keepTriggers, as stopCaptures' connection, leaves the capture triggers
 // in place.
-type keepTriggers struct{}
+type KeepTriggers struct{}
 
 // Exec implements forker.Conn (never called).
-func (keepTriggers) Exec(context.Context, string) (uint64, error) { return 0, nil }
+func (KeepTriggers) Exec(context.Context, string) (uint64, error) { return 0, nil }
 
 // Query implements forker.Conn (never called).
-func (keepTriggers) Query(context.Context, string) ([][]*string, error) { return nil, nil }
-
-// upstreamConn runs the proxy's own statements on a client's connection.
-type upstreamConn struct{ up Upstream }
-
-// Exec implements forker.Conn.
-func (u upstreamConn) Exec(ctx context.Context, sql string) (uint64, error) {
-	r, err := u.up.Query(ctx, sql)
-	if err != nil {
-		return 0, err
-	}
-	var n uint64
-	for _, ok := range r.OKs {
-		n += ok.Affected
-	}
-	return n, nil
-}
-
-// Query implements forker.Conn.
-func (u upstreamConn) Query(ctx context.Context, sql string) ([][]*string, error) {
-	r, err := u.up.Query(ctx, sql)
-	if err != nil {
-		return nil, err
-	}
-	return r.Rows, nil
-}
+func (KeepTriggers) Query(context.Context, string) ([][]*string, error) { return nil, nil }
 
 // captureTrigger is the start of the names of the capture triggers of t's
 // fork in sandbox id ("" when its changes are not captured by triggers).
-func (m *Manager) captureTrigger(ctx context.Context, c SideConn, id string, t rewrite.Table) (string, error) {
+func (m *Tracker) Trigger(ctx context.Context, c sideconn.Conn, id string, t rewrite.Table) (string, error) {
 	rows, err := c.Query(ctx, "SELECT state, trg FROM "+m.names.Q("captures")+" WHERE sandbox_id = "+quote.String(id)+
 		" AND db = "+quote.String(t.DB)+" AND tbl = "+quote.String(t.Name))
 	if err != nil {
 		return "", fmt.Errorf("read the capture of %s: %w", t, err)
 	}
-	if len(rows) == 0 || sideconn.Str(rows[0][0]) != captureRows {
+	if len(rows) == 0 || sideconn.Str(rows[0][0]) != Rows {
 		return "", nil
 	}
 	return sideconn.Str(rows[0][1]), nil
 }
 
 // captureSuffix ends the name of the capture trigger of event.
-func captureSuffix(event string) string {
+func Suffix(event string) string {
 	switch strings.ToUpper(event) {
 	case "INSERT":
 		return "_ai"
@@ -397,12 +353,12 @@ func captureSuffix(event string) string {
 // TRIGGER IF NOT EXISTS of one that exists, FOLLOWS or PRECEDES another):
 // nothing is then run on the client's connection, which would clear its
 // warnings.
-func (m *Manager) lastCapture(ctx context.Context, sb *Sandbox, t rewrite.Table, timing, event string, on forker.Conn) error {
+func (m *Tracker) Last(ctx context.Context, sb *registry.Sandbox, t rewrite.Table, timing, event string, on forker.Conn) error {
 	e, ok := sb.Resolve(m.names.Key(m.names.Norm(t)))
 	if !ok || e.Kind != sandbox.KindFork && e.Kind != sandbox.KindSchema && e.Kind != sandbox.KindCreated {
 		return nil
 	}
-	return m.reg.WithConn(ctx, func(c SideConn) error {
+	return m.reg.WithConn(ctx, func(c sideconn.Conn) error {
 		rows, err := c.Query(ctx, "SELECT TRIGGER_NAME, ACTION_STATEMENT FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = "+
 			quote.String(e.Phys.DB)+" AND EVENT_OBJECT_TABLE = "+quote.String(e.Phys.Name)+" AND ACTION_TIMING = "+
 			quote.String(strings.ToUpper(timing))+" AND EVENT_MANIPULATION = "+quote.String(strings.ToUpper(event))+
@@ -438,7 +394,7 @@ func (m *Manager) lastCapture(ctx context.Context, sb *Sandbox, t rewrite.Table,
 // they cannot be: a parent whose own rows a foreign key's action changes
 // (its triggers do not fire then), t itself as parent, or an ON UPDATE
 // action that changes t's capture key.
-func (m *Manager) cascadesOf(ctx context.Context, c SideConn, t rewrite.Table, shape forker.Shape) ([]cascade, string, error) {
+func (m *Tracker) cascadesOf(ctx context.Context, c sideconn.Conn, t rewrite.Table, shape forker.Shape) ([]Cascade, string, error) {
 	rows, err := c.Query(ctx, "SELECT k.CONSTRAINT_NAME, k.COLUMN_NAME, k.REFERENCED_TABLE_SCHEMA, k.REFERENCED_TABLE_NAME, k.REFERENCED_COLUMN_NAME, "+
 		"r.UPDATE_RULE, r.DELETE_RULE FROM information_schema.KEY_COLUMN_USAGE k JOIN information_schema.REFERENTIAL_CONSTRAINTS r "+
 		"ON r.CONSTRAINT_SCHEMA = "+quote.String(t.DB)+" AND r.TABLE_NAME = "+quote.String(t.Name)+" AND r.CONSTRAINT_NAME = k.CONSTRAINT_NAME "+
@@ -447,16 +403,16 @@ func (m *Manager) cascadesOf(ctx context.Context, c SideConn, t rewrite.Table, s
 	if err != nil {
 		return nil, "", fmt.Errorf("read the foreign keys of %s: %w", t, err)
 	}
-	var out []cascade
+	var out []Cascade
 	for _, r := range rows {
 		if n := len(out); n == 0 || out[n-1].FK.Name != sideconn.Str(r[0]) {
-			out = append(out, cascade{FK: forker.ForeignKey{Name: sideconn.Str(r[0]), Child: t, Parent: rewrite.Table{DB: sideconn.Str(r[2]), Name: sideconn.Str(r[3])},
+			out = append(out, Cascade{FK: forker.ForeignKey{Name: sideconn.Str(r[0]), Child: t, Parent: rewrite.Table{DB: sideconn.Str(r[2]), Name: sideconn.Str(r[3])},
 				OnUpdate: sideconn.Str(r[5]), OnDelete: sideconn.Str(r[6])}})
 		}
 		fk := &out[len(out)-1].FK
 		fk.Columns, fk.RefColumns = append(fk.Columns, sideconn.Str(r[1])), append(fk.RefColumns, sideconn.Str(r[4]))
 	}
-	var kept []cascade
+	var kept []Cascade
 	for _, cs := range out {
 		fk := cs.FK
 		if !forker.Modifies(fk.OnDelete) && !forker.Modifies(fk.OnUpdate) {
@@ -482,7 +438,7 @@ func (m *Manager) cascadesOf(ctx context.Context, c SideConn, t rewrite.Table, s
 
 // cascadedInto reports whether a foreign key of t has an action (CASCADE,
 // SET NULL, SET DEFAULT) that changes t's rows when its parent changes.
-func cascadedInto(ctx context.Context, c SideConn, t rewrite.Table) (bool, error) {
+func cascadedInto(ctx context.Context, c sideconn.Conn, t rewrite.Table) (bool, error) {
 	rows, err := c.Query(ctx, "SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = "+
 		quote.String(t.DB)+" AND TABLE_NAME = "+quote.String(t.Name)+
 		" AND (DELETE_RULE NOT IN ('RESTRICT', 'NO ACTION') OR UPDATE_RULE NOT IN ('RESTRICT', 'NO ACTION'))")
@@ -496,17 +452,17 @@ func cascadedInto(ctx context.Context, c SideConn, t rewrite.Table) (bool, error
 // foreign keys' actions change its rows, the triggers on its parents' forks
 // that capture those rows (forker.CascadeDDL), once the forks are all made.
 // A fork whose triggers cannot be made is compared whole.
-func (m *Manager) installCascades(ctx context.Context, c SideConn, sb *Sandbox, made map[string]*sandbox.Entry) error {
+func (m *Tracker) InstallCascades(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, made map[string]*sandbox.Entry) error {
 	if m.cfg.NoDiffCapture || len(made) == 0 {
 		return nil
 	}
-	caps, err := m.loadCaptures(ctx, c, sb.ID)
+	caps, err := m.Load(ctx, c, sb.ID)
 	if err != nil {
 		return err
 	}
 	for k, e := range made {
 		info, ok := caps[k]
-		if !ok || info.state != captureRows || len(info.cascades) == 0 {
+		if !ok || info.State != Rows || len(info.Cascades) == 0 {
 			continue
 		}
 		shape, err := forker.ReadShape(ctx, c, e.Phys)
@@ -515,7 +471,7 @@ func (m *Manager) installCascades(ctx context.Context, c SideConn, sb *Sandbox, 
 		}
 		cp := m.captureOf(sb.ID, e.Phys, shape)
 		failed := ""
-		for i, cs := range info.cascades {
+		for i, cs := range info.Cascades {
 			parent, ok := sb.Resolve(m.names.Key(m.names.Norm(cs.FK.Parent)))
 			if !ok || parent.Kind == sandbox.KindAbsent || parent.Kind == sandbox.KindDropped || parent.Kind == sandbox.KindForking || parent.Kind == sandbox.KindView {
 				continue // no parent row in the sandbox to change the child's
@@ -528,12 +484,12 @@ func (m *Manager) installCascades(ctx context.Context, c SideConn, sb *Sandbox, 
 				failed = "the capture of its foreign key " + cs.FK.Name + "'s actions could not be made: " + err.Error()
 				break
 			}
-			info.cascades[i].Triggers = names
+			info.Cascades[i].Triggers = names
 		}
 		if failed != "" {
 			_ = forker.RemoveCapture(ctx, c, cp)
 			m.dropCascades(ctx, c, sb, info)
-			info.state, info.reason = captureFull, failed
+			info.State, info.Reason = Full, failed
 		}
 		if err := m.saveCapture(ctx, c, sb.ID, e.Logical, info); err != nil {
 			return err
@@ -544,8 +500,8 @@ func (m *Manager) installCascades(ctx context.Context, c SideConn, sb *Sandbox, 
 
 // dropCascades drops, best effort, the triggers info's cascades made on
 // their parents' forks (on on, or c).
-func (m *Manager) dropCascades(ctx context.Context, c forker.Conn, sb *Sandbox, info captureInfo) {
-	for _, cs := range info.cascades {
+func (m *Tracker) dropCascades(ctx context.Context, c forker.Conn, sb *registry.Sandbox, info Info) {
+	for _, cs := range info.Cascades {
 		parent, ok := sb.Resolve(m.names.Key(m.names.Norm(cs.FK.Parent)))
 		if !ok || len(cs.Triggers) == 0 {
 			continue
@@ -554,4 +510,9 @@ func (m *Manager) dropCascades(ctx context.Context, c forker.Conn, sb *Sandbox, 
 			m.log.Warn("drop the capture triggers of a foreign key", zap.String("parent", parent.Phys.String()), zap.Error(err))
 		}
 	}
+}
+
+// New is the Tracker of the forks named as names says, recorded in reg.
+func New(cfg Config, log *zap.Logger, names sandbox.Names, reg *registry.Registry) *Tracker {
+	return &Tracker{cfg: cfg, log: log, names: names, reg: reg}
 }
