@@ -37,8 +37,7 @@ import (
 	"sync"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
-
-	"github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 )
 
 // DefaultVersion is the VERSION() an Upstream reports unless SetVersion
@@ -236,9 +235,9 @@ func (u *Upstream) FailDials(n int, err error) {
 	}
 }
 
-// Dialer returns a session.Dialer whose connections are this server's.
-func (u *Upstream) Dialer() session.Dialer {
-	return func(ctx context.Context) (session.SideConn, error) {
+// Dialer returns a sideconn.Dialer whose connections are this server's.
+func (u *Upstream) Dialer() sideconn.Dialer {
+	return func(ctx context.Context) (sideconn.Conn, error) {
 		c, err := u.Dial(ctx)
 		if err != nil {
 			return nil, err
@@ -505,14 +504,14 @@ func Row(vals ...any) []*string {
 }
 
 // FakeSide is a side connection to an Upstream; it implements
-// session.SideConn.
+// sideconn.Conn.
 type FakeSide struct {
 	u      *Upstream
 	id     int
 	closed bool
 }
 
-var _ session.SideConn = (*FakeSide)(nil)
+var _ sideconn.Conn = (*FakeSide)(nil)
 
 // ID is the connection's number, as Stmt.Conn gives it.
 func (c *FakeSide) ID() int { return c.id }
