@@ -26,7 +26,7 @@ const maxViewDepth = 10
 // loadable function — from information_schema and mysql.func, cached for
 // catalogTTL. The proxy uses it to refuse statements that would reach
 // production through an object, whatever privileges its account has.
-type catalog struct {
+type prodCatalog struct {
 	m *Manager
 
 	mu       sync.Mutex
@@ -73,8 +73,8 @@ type viewDef struct {
 	collation   string // COLLATION_CONNECTION at its creation
 }
 
-func newCatalog(m *Manager) *catalog {
-	c := &catalog{m: m, objects: map[string]cached[object]{}, funcs: map[string]cached[bool]{},
+func newCatalog(m *Manager) *prodCatalog {
+	c := &prodCatalog{m: m, objects: map[string]cached[object]{}, funcs: map[string]cached[bool]{},
 		natives: make(map[string]bool, len(nativeFunctions))}
 	for _, n := range nativeFunctions {
 		c.natives[n] = true
@@ -109,11 +109,11 @@ func pseudoSchema(db string) bool {
 }
 
 // object returns what t is, from the cache or the server.
-func (c *catalog) object(ctx context.Context, t rewrite.Table) (object, error) {
+func (c *prodCatalog) object(ctx context.Context, t rewrite.Table) (object, error) {
 	return c.objectAt(ctx, t, 0)
 }
 
-func (c *catalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (object, error) {
+func (c *prodCatalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (object, error) {
 	k := c.m.names.Key(t)
 	now := time.Now()
 	c.mu.Lock()
@@ -178,7 +178,7 @@ type viewFacts struct {
 
 // viewHazard tells the facts of the view t, defined as def ("" when the
 // proxy cannot read the definition).
-func (c *catalog) viewHazard(ctx context.Context, t rewrite.Table, def string, depth int) (viewFacts, error) {
+func (c *prodCatalog) viewHazard(ctx context.Context, t rewrite.Table, def string, depth int) (viewFacts, error) {
 	var vf viewFacts
 	if trustedSchema(t.DB) {
 		return vf, nil
@@ -208,7 +208,7 @@ func (c *catalog) viewHazard(ctx context.Context, t rewrite.Table, def string, d
 
 // statementFacts adds to vf what the statement st of view t's definition
 // reaches.
-func (c *catalog) statementFacts(ctx context.Context, st rewrite.Statement, t rewrite.Table, depth int, vf *viewFacts) error {
+func (c *prodCatalog) statementFacts(ctx context.Context, st rewrite.Statement, t rewrite.Table, depth int, vf *viewFacts) error {
 	name := t.Quoted()
 	if st.Outside != "" {
 		vf.hazard = "the view " + name + " reaches outside the database: " + st.Outside
@@ -259,7 +259,7 @@ func (c *catalog) statementFacts(ctx context.Context, st rewrite.Statement, t re
 
 // calls reports whether the view t calls a stored function (directly or
 // through views), as far as the catalog knows.
-func (c *catalog) calls(ctx context.Context, t rewrite.Table) bool {
+func (c *prodCatalog) calls(ctx context.Context, t rewrite.Table) bool {
 	o, err := c.object(ctx, t)
 	return err != nil || o.calls != ""
 }
@@ -286,7 +286,7 @@ func nameView(why, view string) string {
 // a sandbox runs its copy), a loadable function (UDF), or a name the proxy
 // cannot tell is neither. "" means f is one of the server's own functions,
 // or exists nowhere (the server then reports the error).
-func (c *catalog) funcHazard(ctx context.Context, f rewrite.Func, db string) (why string, stored bool, err error) {
+func (c *prodCatalog) funcHazard(ctx context.Context, f rewrite.Func, db string) (why string, stored bool, err error) {
 	const cannot = ", whose statements would read and write production"
 	if f.Schema != "" {
 		if pseudoSchema(f.Schema) {
@@ -313,7 +313,7 @@ func (c *catalog) funcHazard(ctx context.Context, f rewrite.Func, db string) (wh
 // native reports whether an unqualified call of f calls one of the
 // server's own functions, which come first: a stored or loadable function
 // of the same name is never called without a schema.
-func (c *catalog) native(f rewrite.Func) bool {
+func (c *prodCatalog) native(f rewrite.Func) bool {
 	if f.Schema != "" {
 		return false
 	}
@@ -333,7 +333,7 @@ func keywordCall(f rewrite.Func) bool {
 
 // keywordHazard says why a keyword call of f (keywordCall) may reach a
 // stored function: one of its name exists in one of dbs.
-func (c *catalog) keywordHazard(ctx context.Context, f rewrite.Func, dbs ...string) (string, error) {
+func (c *prodCatalog) keywordHazard(ctx context.Context, f rewrite.Func, dbs ...string) (string, error) {
 	for _, db := range dbs {
 		stored, err := c.storedFunction(ctx, db, f.Name)
 		if err != nil || stored {
@@ -369,7 +369,7 @@ var grammarFunctions = map[string]bool{"NEXTVAL": true, "LASTVAL": true, "SETVAL
 // udfHazard says why a call of f, no function of the server's own, may
 // call a loadable function (UDF), whose effects the proxy cannot confine:
 // it names one, or the account cannot read mysql.func.
-func (c *catalog) udfHazard(ctx context.Context, f rewrite.Func) (string, error) {
+func (c *prodCatalog) udfHazard(ctx context.Context, f rewrite.Func) (string, error) {
 	udfs, err := c.udfList(ctx)
 	if err != nil {
 		return "", err
@@ -385,7 +385,7 @@ func (c *catalog) udfHazard(ctx context.Context, f rewrite.Func) (string, error)
 }
 
 // storedFunction reports whether db has a stored function called name.
-func (c *catalog) storedFunction(ctx context.Context, db, name string) (bool, error) {
+func (c *prodCatalog) storedFunction(ctx context.Context, db, name string) (bool, error) {
 	if db == "" {
 		return false, nil // no database: the server reports "No database selected"
 	}
@@ -418,7 +418,7 @@ func (c *catalog) storedFunction(ctx context.Context, db, name string) (bool, er
 
 // forgetFunction drops what the catalog knows of db.name as a stored
 // function.
-func (c *catalog) forgetFunction(db, name string) {
+func (c *prodCatalog) forgetFunction(db, name string) {
 	c.mu.Lock()
 	delete(c.funcs, strings.ToLower(db)+"\x00"+strings.ToLower(name))
 	c.mu.Unlock()
@@ -426,7 +426,7 @@ func (c *catalog) forgetFunction(db, name string) {
 
 // udfList returns the loadable functions (lower case), or nil when the
 // account cannot read mysql.func.
-func (c *catalog) udfList(ctx context.Context) (map[string]bool, error) {
+func (c *prodCatalog) udfList(ctx context.Context) (map[string]bool, error) {
 	now := time.Now()
 	c.mu.Lock()
 	e := c.udfs

@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/grants"
 	"github.com/sqlfork/sqlfork-proxy/quote"
@@ -257,6 +258,8 @@ type Manager struct {
 	// connections (registrycore.go).
 	reg  *registry.Registry
 	caps *capture.Tracker
+	// triggers reads production's triggers.
+	triggers catalog.Triggers
 	// obs is told about sandbox events (SetObserver), under obsMu.
 	obsMu sync.RWMutex
 	obs   Observer
@@ -277,7 +280,7 @@ type Manager struct {
 	// server is version as the rewrite engine needs it.
 	server  rewrite.Server
 	engine  *rewrite.Engine
-	catalog *catalog
+	catalog *prodCatalog
 
 	privMu       sync.Mutex
 	privKnown    bool
@@ -334,6 +337,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	m.server = rewrite.ParseServer(m.version)
 	m.names.CaseSensitive = rows[0][1] != nil && *rows[0][1] == "0"
 	m.reg.SetNames(m.names)
+	m.triggers = catalog.Triggers{Engine: m.engine, CaseSensitive: m.names.CaseSensitive, Server: m.server}
 	m.caps = capture.New(capture.Config{Prefix: cfg.Prefix, NoDiffCapture: cfg.NoDiffCapture}, log, m.names, m.reg)
 	m.catalog = newCatalog(m)
 	name := cfg.Forker

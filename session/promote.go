@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
@@ -145,16 +146,16 @@ func (p *promotion) findEchoes(ctx context.Context, d *differ) error {
 		if !et.changes() || !et.td.t.prodOK || et.td.t.prod.View {
 			continue
 		}
-		trs, err := p.m.readTriggers(ctx, d.c, t)
+		trs, err := p.m.triggers.Read(ctx, d.c, t)
 		if err != nil {
 			return err
 		}
 		for _, tc := range trs {
-			for _, bs := range bodyStatements(tc.a) {
+			for _, bs := range catalog.BodyStatements(tc.Body) {
 				for _, w := range bs.Writes {
 					w = p.m.names.Norm(w)
 					if k := p.m.names.Key(w); changed[k] && k != p.m.names.Key(t) {
-						p.echoes = append(p.echoes, fmt.Sprintf("trigger %s on %s writes %s", quote.Ident(tc.trg.Name), t, w))
+						p.echoes = append(p.echoes, fmt.Sprintf("trigger %s on %s writes %s", quote.Ident(tc.Trigger.Name), t, w))
 					}
 				}
 			}

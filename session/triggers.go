@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
@@ -31,18 +32,6 @@ import (
 // made in the sandbox's database, calls that database's, where the session
 // that forked the table copies production's (Session.placeNeeded).
 
-// triggerCopy is a production trigger to make on a table's fork, with its
-// body read as a procedure body (the engine reads NEW.col and OLD.col as
-// column qualifiers).
-type triggerCopy struct {
-	trg forker.Trigger
-	a   *rewrite.Analysis
-}
-
-// triggerPrefix introduces a trigger body for the engine, which reads it
-// as a procedure's.
-const triggerPrefix = "CREATE PROCEDURE `sqlfork_trigger`() "
-
 // connectedSet is what forking a table takes (forkComponent): the tables,
 // the table itself first, whether keys or triggers connect them, the
 // server's foreign keys and the triggers of each table (by key).
@@ -50,7 +39,7 @@ type connectedSet struct {
 	tables   []rewrite.Table
 	linked   bool
 	fks      []forker.ForeignKey
-	triggers map[string][]triggerCopy
+	triggers map[string][]catalog.TriggerCopy
 	// routines are the stored routines the triggers call (triggerHazards).
 	routines []registry.RoutineRef
 }
@@ -60,7 +49,7 @@ type connectedSet struct {
 // are found. Tables sb already holds bring nothing more: they were forked
 // with theirs.
 func (m *Manager) connected(ctx context.Context, sb *Sandbox, t rewrite.Table) (*connectedSet, error) {
-	cp := &connectedSet{tables: []rewrite.Table{t}, triggers: map[string][]triggerCopy{}}
+	cp := &connectedSet{tables: []rewrite.Table{t}, triggers: map[string][]catalog.TriggerCopy{}}
 	err := m.reg.WithConn(ctx, func(c SideConn) error {
 		var err error
 		if cp.fks, err = forker.ForeignKeys(ctx, c, m.names.IsProxySchema); err != nil {
@@ -85,7 +74,7 @@ func (m *Manager) connected(ctx context.Context, sb *Sandbox, t rewrite.Table) (
 			for _, v := range comp[1:] {
 				add(v)
 			}
-			trs, err := m.readTriggers(ctx, c, u)
+			trs, err := m.triggers.Read(ctx, c, u)
 			if err != nil {
 				return err
 			}
@@ -93,7 +82,7 @@ func (m *Manager) connected(ctx context.Context, sb *Sandbox, t rewrite.Table) (
 				cp.triggers[m.names.Key(u)] = trs
 			}
 			for _, tc := range trs {
-				for _, v := range bodyTables(tc.a) {
+				for _, v := range catalog.BodyTables(tc.Body) {
 					add(v)
 				}
 			}
@@ -101,50 +90,6 @@ func (m *Manager) connected(ctx context.Context, sb *Sandbox, t rewrite.Table) (
 		return nil
 	})
 	return cp, err
-}
-
-// readTriggers reads t's triggers and their bodies (none for a table
-// production does not have).
-func (m *Manager) readTriggers(ctx context.Context, c SideConn, t rewrite.Table) ([]triggerCopy, error) {
-	trs, err := forker.Triggers(ctx, c, t)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]triggerCopy, 0, len(trs))
-	for _, trg := range trs {
-		mode := strings.ToUpper(trg.SQLMode)
-		a := m.engine.Analyze(triggerPrefix+trg.Body, rewrite.Options{DB: t.DB, CaseSensitiveNames: m.names.CaseSensitive,
-			Server: m.server, ANSIQuotes: strings.Contains(mode, "ANSI_QUOTES"), IgnoreSpace: strings.Contains(mode, "IGNORE_SPACE"),
-			NoBackslashEscapes: strings.Contains(mode, "NO_BACKSLASH_ESCAPES"), Charset: trg.Charset})
-		out = append(out, triggerCopy{trg: trg, a: a})
-	}
-	return out, nil
-}
-
-// bodyTables are the tables a trigger body names.
-func bodyTables(a *rewrite.Analysis) []rewrite.Table {
-	var out []rewrite.Table
-	for _, bs := range bodyStatements(a) {
-		out = append(out, bs.Writes...)
-		out = append(out, bs.Reads...)
-		out = append(out, bs.Locked...)
-		out = append(out, bs.References...)
-	}
-	return out
-}
-
-// bodyStatements are the statements of the routine bodies a reads.
-func bodyStatements(a *rewrite.Analysis) []rewrite.Statement {
-	var out []rewrite.Statement
-	for _, st := range a.Statements {
-		if st.Routine == nil {
-			continue
-		}
-		for _, b := range st.Routine.Body {
-			out = append(out, b.Statements...)
-		}
-	}
-	return out
 }
 
 // triggerHazards refuses a set whose triggers the sandbox cannot hold, and
@@ -160,7 +105,7 @@ func (m *Manager) triggerHazards(ctx context.Context, cp *connectedSet) error {
 			if why != "" {
 				return rewrite.Refuse(wire.ErUnknown, "cannot fork %s: its trigger %s %s, so the fork cannot do what "+
 					"the table does in production; test without the sandbox, or drop or simplify the trigger", u,
-					quote.Ident(tc.trg.Name), why)
+					quote.Ident(tc.Trigger.Name), why)
 			}
 		}
 	}
@@ -169,11 +114,11 @@ func (m *Manager) triggerHazards(ctx context.Context, cp *connectedSet) error {
 
 // triggerHazard says why the trigger tc of t cannot be copied ("" when it
 // can).
-func (m *Manager) triggerHazard(ctx context.Context, t rewrite.Table, tc triggerCopy) (string, []registry.RoutineRef, error) {
-	if len(tc.a.Statements) != 1 || tc.a.Statements[0].Routine == nil {
+func (m *Manager) triggerHazard(ctx context.Context, t rewrite.Table, tc catalog.TriggerCopy) (string, []registry.RoutineRef, error) {
+	if len(tc.Body.Statements) != 1 || tc.Body.Statements[0].Routine == nil {
 		return "cannot be read by the proxy", nil, nil
 	}
-	return m.bodyHazard(ctx, t.DB, tc.a.Statements[0])
+	return m.bodyHazard(ctx, t.DB, tc.Body.Statements[0])
 }
 
 // bodyHazard says why the trigger whose body st holds (st.Routine.Body,
@@ -240,7 +185,7 @@ func (m *Manager) copyTriggers(ctx context.Context, c SideConn, sb *Sandbox, cp 
 			if err != nil {
 				return err
 			}
-			trg := tc.trg
+			trg := tc.Trigger
 			if captureTrg != "" && strings.EqualFold(trg.Timing, "AFTER") {
 				// The capture's trigger stays the last of its event: the
 				// copies keep production's order (ACTION_ORDER).
@@ -256,15 +201,15 @@ func (m *Manager) copyTriggers(ctx context.Context, c SideConn, sb *Sandbox, cp 
 
 // triggerBody is tc's body with every table it names mapped to sb (all
 // forked with the table, or placed when production has none).
-func (m *Manager) triggerBody(sb *Sandbox, db string, tc triggerCopy) (string, error) {
-	res, err := tc.a.Rewrite(sandboxResolver{m: m, sb: sb, db: db})
+func (m *Manager) triggerBody(sb *Sandbox, db string, tc catalog.TriggerCopy) (string, error) {
+	res, err := tc.Body.Rewrite(sandboxResolver{m: m, sb: sb, db: db})
 	if err != nil {
-		return "", fmt.Errorf("rewrite the trigger %s: %w", tc.trg.Name, err)
+		return "", fmt.Errorf("rewrite the trigger %s: %w", tc.Trigger.Name, err)
 	}
 	prefix := "CREATE PROCEDURE " + quote.Ident(db) + ".`sqlfork_trigger`() "
 	body, ok := strings.CutPrefix(res.SQL, prefix)
 	if !ok {
-		return "", fmt.Errorf("rewrite the trigger %s: unexpected text %.80q", tc.trg.Name, res.SQL)
+		return "", fmt.Errorf("rewrite the trigger %s: unexpected text %.80q", tc.Trigger.Name, res.SQL)
 	}
 	return body, nil
 }
