@@ -12,6 +12,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/reply"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/wire"
@@ -92,12 +93,11 @@ type Session struct {
 	account string
 }
 
-// Diag is one row of SHOW WARNINGS.
-type Diag struct {
-	Level   string // Note, Warning, Error
-	Code    uint16
-	Message string
-}
+// Diag is one row of SHOW WARNINGS (reply.Diag).
+type Diag = reply.Diag
+
+// Reply is an answer the proxy gives itself (reply.Reply).
+type Reply = reply.Reply
 
 // diagnosed is an error that knows the whole diagnostics area it leaves.
 type diagnosed interface{ diagnostics() []Diag }
@@ -326,17 +326,6 @@ func (s *Session) Mode() Mode { return s.mode }
 
 // authorize checks that the session's user may use sb.
 func (s *Session) authorize(sb *Sandbox) error { return s.m.reg.Authorize(s.user, sb) }
-
-// Reply is an answer the proxy gives itself: a result set when Columns
-// (text columns of these names) or Defs (column definition packets) are
-// set, else an OK packet.
-type Reply struct {
-	Columns  []string
-	Defs     [][]byte
-	Rows     [][]*string
-	Affected uint64
-	Info     string
-}
 
 // restart says how a transaction must be ended and started again before a
 // statement (see Session.Before).

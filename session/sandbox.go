@@ -3,9 +3,9 @@ package session
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/reply"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -217,10 +217,6 @@ func tsp(t *time.Time) *string {
 	return ts(*t)
 }
 
-func sp(v string) *string { return &v }
-
-func itoa(n int64) *string { v := strconv.FormatInt(n, 10); return &v }
-
 // status describes the current sandbox: one row per table it holds (or one
 // row with NULL table columns when it holds none).
 func (s *Session) status() (*Reply, error) {
@@ -228,14 +224,14 @@ func (s *Session) status() (*Reply, error) {
 		"table_name", "table_state", "table_rows", "table_bytes"}}
 	if s.sb == nil {
 		r.Columns = []string{"sandbox_id", "name", "state", "mode"}
-		r.Rows = [][]*string{{nil, nil, sp("production"), sp(string(s.mode))}}
+		r.Rows = [][]*string{{nil, nil, reply.Str("production"), reply.Str(string(s.mode))}}
 		return r, nil
 	}
 	in := s.sb.Info(true)
-	head := []*string{sp(in.ID), sp(in.Name), sp(in.State), sp(in.Owner), ts(in.Created), tsp(in.Expires),
-		itoa(int64(in.Connections))}
+	head := []*string{reply.Str(in.ID), reply.Str(in.Name), reply.Str(in.State), reply.Str(in.Owner), ts(in.Created), tsp(in.Expires),
+		reply.Int(int64(in.Connections))}
 	for _, t := range in.Tables {
-		r.Rows = append(r.Rows, append(append([]*string{}, head...), sp(t.Table), sp(t.State), itoa(t.Rows), itoa(t.Bytes)))
+		r.Rows = append(r.Rows, append(append([]*string{}, head...), reply.Str(t.Table), reply.Str(t.State), reply.Int(t.Rows), reply.Int(t.Bytes)))
 	}
 	if len(r.Rows) == 0 {
 		r.Rows = [][]*string{append(append([]*string{}, head...), nil, nil, nil, nil)}
@@ -255,8 +251,8 @@ func (s *Session) list(ctx context.Context) (*Reply, error) {
 		if in.Owner != s.user && !s.m.reg.IsAdmin(s.user) {
 			continue
 		}
-		r.Rows = append(r.Rows, []*string{sp(in.ID), sp(in.Name), sp(in.State), sp(in.Owner), ts(in.Created), tsp(in.Expires),
-			itoa(int64(in.Connections)), itoa(int64(in.TableCount)), itoa(in.Bytes)})
+		r.Rows = append(r.Rows, []*string{reply.Str(in.ID), reply.Str(in.Name), reply.Str(in.State), reply.Str(in.Owner), ts(in.Created), tsp(in.Expires),
+			reply.Int(int64(in.Connections)), reply.Int(int64(in.TableCount)), reply.Int(in.Bytes)})
 	}
 	return r, nil
 }

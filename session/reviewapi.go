@@ -1,0 +1,126 @@
+package session
+
+import (
+	"context"
+	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/reply"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
+)
+
+// withSnapshot runs f on a side connection in one consistent snapshot,
+// read in UTC (the connection's time zone is set back after).
+func (m *Manager) withSnapshot(ctx context.Context, sb *Sandbox, export bool, f func(d *differ) error) error {
+	if sb.Shareable() {
+		// Forks another process made since this one last looked.
+		if err := m.reg.SyncTables(ctx, sb); err != nil {
+			return err
+		}
+	}
+	return m.reg.WithConn(ctx, func(c SideConn) error {
+		rows, err := c.Query(ctx, "SELECT @@session.time_zone")
+		if err != nil {
+			return err
+		}
+		tz := "SYSTEM"
+		if len(rows) == 1 {
+			tz = sideconn.Str(rows[0][0])
+		}
+		if _, err := c.Exec(ctx, "SET time_zone = '+00:00'"); err != nil {
+			return err
+		}
+		defer func() { _, _ = c.Exec(context.WithoutCancel(ctx), "SET time_zone = "+quote.String(tz)) }()
+		if _, err := c.Exec(ctx, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
+			return err
+		}
+		defer func() { _, _ = c.Exec(context.WithoutCancel(ctx), "COMMIT") }()
+		return f(&differ{m: m, c: c, sb: sb, export: export, budget: maxDiffRows})
+	})
+}
+
+// Diff is the diff of sb: one row per table (summary), or per changed row
+// and DDL statement; only restricts it to one table.
+func (m *Manager) Diff(ctx context.Context, sb *Sandbox, summary bool, only *rewrite.Table) (*Reply, error) {
+	r := &Reply{Columns: DiffColumns}
+	kind := "detail"
+	if summary {
+		r.Columns, kind = DiffSummaryColumns, "summary"
+	}
+	defer func(t0 time.Time) { m.observer().Diffed(kind, time.Since(t0)) }(time.Now())
+	err := m.withSnapshot(ctx, sb, false, func(d *differ) error {
+		tables, err := d.diffTables(ctx, only)
+		if err != nil {
+			return err
+		}
+		for _, dt := range tables {
+			td, err := d.diffOne(ctx, dt, !summary)
+			if err != nil {
+				return err
+			}
+			name := reply.Str(dt.logical.DB + "." + dt.logical.Name)
+			if summary {
+				if dt.change == "forked" && td.ins+td.upd+td.del == 0 {
+					continue
+				}
+				r.Rows = append(r.Rows, []*string{name, reply.Str(dt.change), reply.Int(td.ins), reply.Int(td.upd), reply.Int(td.del), reply.Int(td.conflicts),
+					reply.Str(dt.keyKind), reply.Str(dt.method), reply.OrNull(dt.note)})
+				continue
+			}
+			if dt.change != "forked" {
+				ddl, err := d.ddl(ctx, dt)
+				if err != nil {
+					return err
+				}
+				if dt.change == "created" && dt.prodOK {
+					ddl = "DROP TABLE IF EXISTS " + dt.logical.Quoted() + ";\n" + ddl // made again in the sandbox
+				}
+				if ddl != "" {
+					r.Rows = append(r.Rows, []*string{name, reply.Str("ddl"), nil, nil, reply.Str(ddl), nil})
+				}
+			}
+			for _, dr := range td.rows {
+				op := dr.op
+				if dr.conflictOp != "" {
+					op = dr.conflictOp
+				}
+				for range max(dr.count, 1) {
+					r.Rows = append(r.Rows, []*string{name, reply.Str(op), dr.key, dr.before, dr.after, dr.production})
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Export is sb's export: one statement per row.
+func (m *Manager) Export(ctx context.Context, sb *Sandbox) (*Reply, error) {
+	r := &Reply{Columns: ExportColumns}
+	defer func(t0 time.Time) { m.observer().Diffed("export", time.Since(t0)) }(time.Now())
+	err := m.withSnapshot(ctx, sb, true, func(d *differ) error {
+		tables, err := d.diffTables(ctx, nil)
+		if err != nil {
+			return err
+		}
+		stmts, err := d.exportStatements(ctx, tables)
+		if err != nil {
+			return err
+		}
+		for _, s := range stmts {
+			r.Rows = append(r.Rows, []*string{reply.Str(s)})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// tableName is db.t as DIFF shows it.
+func tableName(t rewrite.Table) string { return t.DB + "." + t.Name }
