@@ -61,3 +61,19 @@ func TestNames(t *testing.T) {
 		}
 	}
 }
+
+// TestSystemSchemas: the server's own databases in any case, and a table
+// without a database takes the one given.
+func TestSystemSchemas(t *testing.T) {
+	for db, want := range map[string]bool{"mysql": true, "SYS": true, "Performance_Schema": true, "information_schema": true, "app": false, "mysql2": false} {
+		if IsSystemSchema(db) != want {
+			t.Errorf("IsSystemSchema(%q) != %v", db, want)
+		}
+	}
+	if got := WithDB(sqlname.Table{Name: "t"}, "app"); got != (sqlname.Table{DB: "app", Name: "t"}) {
+		t.Errorf("WithDB: %v", got)
+	}
+	if got := WithDB(sqlname.Table{DB: "x", Name: "t"}, "app"); got.DB != "x" {
+		t.Errorf("WithDB kept no database: %v", got)
+	}
+}

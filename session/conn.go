@@ -1685,7 +1685,7 @@ func systemDDL(st rewrite.Statement) (rewrite.Table, bool) {
 		return rewrite.Table{}, false
 	}
 	for _, t := range st.Writes {
-		if t = withDB(t, st.DB); isSystemSchema(t.DB) {
+		if t = sandbox.WithDB(t, st.DB); sandbox.IsSystemSchema(t.DB) {
 			return t, true
 		}
 	}

@@ -130,7 +130,7 @@ func (d *differ) skipReaders(ets []*exportTable) {
 				continue
 			}
 			for _, r := range et.reads {
-				if name, ok := skipped[d.m.names.Key(d.m.names.Norm(withDB(r, et.td.t.logical.DB)))]; ok {
+				if name, ok := skipped[d.m.names.Key(d.m.names.Norm(sandbox.WithDB(r, et.td.t.logical.DB)))]; ok {
 					et.skip = fmt.Sprintf("%s reads %s, which is not exported", et.td.t.logical, name)
 					changed = true
 					break

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 )
 
 // What a sandbox holds is data, never code: every DDL statement the review
@@ -17,18 +18,11 @@ import (
 // table, reaching nothing outside the database (files, other servers), and
 // naming neither the proxy's databases nor the server's own schemas.
 
-// systemSchemas are the server's own databases: nothing that names them is
-// exported or promoted, and a sandbox's DDL may not change them.
-var systemSchemas = map[string]bool{"mysql": true, "sys": true, "performance_schema": true, "information_schema": true}
-
-// isSystemSchema reports one of the server's own databases (any case).
-func isSystemSchema(db string) bool { return systemSchemas[strings.ToLower(db)] }
-
 // reservedSchema says why db may not be named by generated SQL ("" when
 // it may).
 func (m *Manager) reservedSchema(db string) string {
 	switch {
-	case isSystemSchema(db):
+	case sandbox.IsSystemSchema(db):
 		return "the server's own schema " + quote.Ident(db)
 	case m.names.IsProxySchema(db):
 		return "a database of the proxy's"
@@ -75,9 +69,9 @@ func (m *Manager) checkGenerated(stmt string, target rewrite.Table, label func(r
 	// and its foreign keys' parents (a CREATE TABLE … SELECT would copy
 	// another table's rows with the promote account's rights).
 	own := func(t rewrite.Table) bool {
-		k := m.names.Key(m.names.Norm(withDB(t, target.DB)))
+		k := m.names.Key(m.names.Norm(sandbox.WithDB(t, target.DB)))
 		return k == m.names.Key(m.names.Norm(target)) || slices.ContainsFunc(st.References, func(r rewrite.Table) bool {
-			return m.names.Key(m.names.Norm(withDB(r, target.DB))) == k
+			return m.names.Key(m.names.Norm(sandbox.WithDB(r, target.DB))) == k
 		})
 	}
 	for _, w := range st.Writes {
@@ -92,21 +86,13 @@ func (m *Manager) checkGenerated(stmt string, target rewrite.Table, label func(r
 	}
 	for _, list := range [][]rewrite.Table{st.Reads, st.Writes, st.References, st.Like, st.Names} {
 		for _, t := range list {
-			if m.reservedSchema(withDB(t, target.DB).DB) != "" {
-				return generated{}, &generatedError{what: fmt.Sprintf("%s reads %s, which is never exported or promoted", target, label(withDB(t, target.DB))),
+			if m.reservedSchema(sandbox.WithDB(t, target.DB).DB) != "" {
+				return generated{}, &generatedError{what: fmt.Sprintf("%s reads %s, which is never exported or promoted", target, label(sandbox.WithDB(t, target.DB))),
 					names: true}
 			}
 		}
 	}
 	return generated{reads: st.Reads}, nil
-}
-
-// withDB is t in db when t names no database.
-func withDB(t rewrite.Table, db string) rewrite.Table {
-	if t.DB == "" {
-		t.DB = db
-	}
-	return t
 }
 
 func orUnknown(kind string) string {
