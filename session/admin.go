@@ -147,7 +147,7 @@ func (m *Manager) DiffNamed(ctx context.Context, name string, summary bool, only
 	if err != nil {
 		return nil, err
 	}
-	r, err := m.Diff(ctx, sb, summary, only)
+	r, err := m.rev.Diff(ctx, sb, summary, only)
 	if err != nil {
 		return nil, adminRefusal(err)
 	}
@@ -162,7 +162,7 @@ func (m *Manager) ExportNamed(ctx context.Context, name string) ([]string, error
 	if err != nil {
 		return nil, err
 	}
-	r, err := m.Export(ctx, sb)
+	r, err := m.rev.Export(ctx, sb)
 	if err != nil {
 		return nil, adminRefusal(err)
 	}
@@ -199,7 +199,7 @@ func (m *Manager) PromoteNamed(ctx context.Context, name, strategy string) (*Rep
 // who reviews and applies with the promote account's rights, not a
 // sandbox's user, whose own grants bound SANDBOX PROMOTE.
 func (m *Manager) promoteAsAdmin(ctx context.Context, sb *Sandbox, strategy string) (*Reply, error) {
-	return m.promote(ctx, sb, AdminUser, strategy, "api", true, nil)
+	return m.rev.promote(ctx, sb, AdminUser, strategy, "api", true, nil)
 }
 
 // adminRefusal marks err, if it is a refusal (*rewrite.Refusal), for the

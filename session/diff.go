@@ -91,7 +91,7 @@ type tableDiff struct {
 
 // differ reads diffs on one side connection.
 type differ struct {
-	m  *Manager
+	m  *reviewer
 	c  SideConn
 	sb *Sandbox
 	// export asks for the rows' literals too.

@@ -57,7 +57,7 @@ func (s *Session) diffCmd(ctx context.Context, c Command) (*Reply, error) {
 		}
 		only = &rewrite.Table{DB: db, Name: c.ForTable}
 	}
-	return s.m.Diff(ctx, sb, c.Summary, only)
+	return s.m.rev.Diff(ctx, sb, c.Summary, only)
 }
 
 // exportCmd is SANDBOX EXPORT.
@@ -69,7 +69,7 @@ func (s *Session) exportCmd(ctx context.Context, c Command) (*Reply, error) {
 	if err := s.mayReadSandbox(ctx, sb); err != nil {
 		return nil, err
 	}
-	return s.m.Export(ctx, sb)
+	return s.m.rev.Export(ctx, sb)
 }
 
 // promoteCmd is SANDBOX PROMOTE.
@@ -81,5 +81,5 @@ func (s *Session) promoteCmd(ctx context.Context, c Command) (*Reply, error) {
 	if err := s.mayReadSandbox(ctx, sb); err != nil {
 		return nil, err
 	}
-	return s.m.Promote(ctx, sb, s.user, c.Strategy, "sql", s.promoteCheck())
+	return s.m.rev.Promote(ctx, sb, s.user, c.Strategy, "sql", s.promoteCheck())
 }

@@ -258,14 +258,13 @@ type Manager struct {
 	// connections (registrycore.go).
 	reg  *registry.Registry
 	caps *capture.Tracker
+	// rev reads and promotes sandboxes' changes.
+	rev *reviewer
 	// triggers reads production's triggers.
 	triggers catalog.Triggers
 	// obs is told about sandbox events (SetObserver), under obsMu.
 	obsMu sync.RWMutex
 	obs   Observer
-	// promoteDial opens connections with the promote account (nil: PROMOTE
-	// is refused).
-	promoteDial Dialer
 	// dir finds the proxy's live connections, and killer answers KILL
 	// with it (SetDirectory).
 	dir      Directory
@@ -339,6 +338,8 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	m.reg.SetNames(m.names)
 	m.triggers = catalog.Triggers{Engine: m.engine, CaseSensitive: m.names.CaseSensitive, Server: m.server}
 	m.caps = capture.New(capture.Config{Prefix: cfg.Prefix, NoDiffCapture: cfg.NoDiffCapture}, log, m.names, m.reg)
+	m.rev = &reviewer{cfg: reviewConfig{Prefix: cfg.Prefix}, log: log, names: m.names, engine: m.engine, server: m.server,
+		reg: m.reg, caps: m.caps, triggers: m.triggers, obs: nopObserver{}}
 	m.catalog = newCatalog(m)
 	name := cfg.Forker
 	if name == "auto" {
@@ -464,6 +465,7 @@ func (m *Manager) SetObserver(o Observer) {
 		return
 	}
 	m.reg.SetObserver(o)
+	m.rev.setObserver(o)
 	m.obsMu.Lock()
 	defer m.obsMu.Unlock()
 	m.obs = o
@@ -478,7 +480,7 @@ func (m *Manager) observer() Observer {
 
 // SetPromoteDialer installs what opens connections with the promote
 // account, which SANDBOX PROMOTE writes production with.
-func (m *Manager) SetPromoteDialer(d Dialer) { m.promoteDial = d }
+func (m *Manager) SetPromoteDialer(d Dialer) { m.rev.promoteDial = d }
 
 // SetDirectory installs the directory of the proxy's live connections,
 // for KILL and the process list; call it before the first Open.

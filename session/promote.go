@@ -62,12 +62,12 @@ type conflict struct {
 // OURS or THEIRS; via says where it was asked (sql, api). Only sb's owner
 // and sandbox admins may, and only what check (the user's own account)
 // allows.
-func (m *Manager) Promote(ctx context.Context, sb *Sandbox, user, strategy, via string, check promoteCheck) (*Reply, error) {
+func (m *reviewer) Promote(ctx context.Context, sb *Sandbox, user, strategy, via string, check promoteCheck) (*Reply, error) {
 	return m.promote(ctx, sb, user, strategy, via, m.reg.IsAdmin(user), check)
 }
 
 // promote is Promote; admin lets user promote any sandbox (the admin API).
-func (m *Manager) promote(ctx context.Context, sb *Sandbox, user, strategy, via string, admin bool, check promoteCheck) (*Reply, error) {
+func (m *reviewer) promote(ctx context.Context, sb *Sandbox, user, strategy, via string, admin bool, check promoteCheck) (*Reply, error) {
 	strategy = strings.ToUpper(cmp.Or(strategy, "FAIL"))
 	if m.promoteDial == nil {
 		return nil, rewrite.Refuse(wire.ErOptionPreventsStatement, "SANDBOX PROMOTE needs a promote account: start the proxy with "+
@@ -87,7 +87,7 @@ func (m *Manager) promote(ctx context.Context, sb *Sandbox, user, strategy, via 
 
 // promotion is one run of PROMOTE.
 type promotion struct {
-	m              *Manager
+	m              *reviewer
 	sb             *Sandbox
 	user, strategy string
 	via            string

@@ -2,17 +2,23 @@ package session
 
 import (
 	"context"
+	"sync"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/reply"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/capture"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
+	"go.uber.org/zap"
 )
 
 // withSnapshot runs f on a side connection in one consistent snapshot,
 // read in UTC (the connection's time zone is set back after).
-func (m *Manager) withSnapshot(ctx context.Context, sb *Sandbox, export bool, f func(d *differ) error) error {
+func (m *reviewer) withSnapshot(ctx context.Context, sb *Sandbox, export bool, f func(d *differ) error) error {
 	if sb.Shareable() {
 		// Forks another process made since this one last looked.
 		if err := m.reg.SyncTables(ctx, sb); err != nil {
@@ -42,7 +48,7 @@ func (m *Manager) withSnapshot(ctx context.Context, sb *Sandbox, export bool, f 
 
 // Diff is the diff of sb: one row per table (summary), or per changed row
 // and DDL statement; only restricts it to one table.
-func (m *Manager) Diff(ctx context.Context, sb *Sandbox, summary bool, only *rewrite.Table) (*Reply, error) {
+func (m *reviewer) Diff(ctx context.Context, sb *Sandbox, summary bool, only *rewrite.Table) (*Reply, error) {
 	r := &Reply{Columns: DiffColumns}
 	kind := "detail"
 	if summary {
@@ -99,7 +105,7 @@ func (m *Manager) Diff(ctx context.Context, sb *Sandbox, summary bool, only *rew
 }
 
 // Export is sb's export: one statement per row.
-func (m *Manager) Export(ctx context.Context, sb *Sandbox) (*Reply, error) {
+func (m *reviewer) Export(ctx context.Context, sb *Sandbox) (*Reply, error) {
 	r := &Reply{Columns: ExportColumns}
 	defer func(t0 time.Time) { m.observer().Diffed("export", time.Since(t0)) }(time.Now())
 	err := m.withSnapshot(ctx, sb, true, func(d *differ) error {
@@ -124,3 +130,49 @@ func (m *Manager) Export(ctx context.Context, sb *Sandbox) (*Reply, error) {
 
 // tableName is db.t as DIFF shows it.
 func tableName(t rewrite.Table) string { return t.DB + "." + t.Name }
+
+// reviewer reads a sandbox's changes (DIFF, EXPORT) and applies them to
+// production (PROMOTE).
+type reviewer struct {
+	cfg         reviewConfig
+	log         *zap.Logger
+	names       sandbox.Names
+	engine      *rewrite.Engine
+	server      rewrite.Server
+	reg         *registry.Registry
+	caps        *capture.Tracker
+	triggers    catalog.Triggers
+	obsMu       sync.RWMutex
+	obs         reviewObserver
+	promoteDial sideconn.Dialer
+}
+
+// reviewConfig is what the reviewer needs of the settings.
+type reviewConfig struct {
+	// Prefix starts every database the proxy makes.
+	Prefix string
+}
+
+// reviewObserver is told about diffs and promotes, for metrics.
+type reviewObserver interface {
+	// Diffed reports a diff read, by kind (summary, detail, export,
+	// promote), and how long it took.
+	Diffed(kind string, took time.Duration)
+	// Promoted reports a SANDBOX PROMOTE, by strategy and outcome
+	// (committed, refused, failed, partial), with the conflicts it met.
+	Promoted(strategy, outcome string, conflicts int)
+}
+
+// observer is the installed observer.
+func (m *reviewer) observer() reviewObserver {
+	m.obsMu.RLock()
+	defer m.obsMu.RUnlock()
+	return m.obs
+}
+
+// setObserver installs o.
+func (m *reviewer) setObserver(o reviewObserver) {
+	m.obsMu.Lock()
+	defer m.obsMu.Unlock()
+	m.obs = o
+}
