@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/adminapi"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/review"
 	"github.com/sqlfork/sqlfork-proxy/session"
 )
 
@@ -100,7 +101,7 @@ func TestAPIError(t *testing.T) {
 // JSON string, text that is not JSON as a string.
 func TestAPIDiff(t *testing.T) {
 	sp := func(s string) *string { return &s }
-	summary := &session.Reply{Columns: session.DiffSummaryColumns, Rows: [][]*string{
+	summary := &session.Reply{Columns: review.DiffSummaryColumns, Rows: [][]*string{
 		{sp("app.t"), sp("forked"), sp("3"), sp("2"), sp("1"), sp("1"), sp("primary"), sp("capture"), nil},
 		{sp("app.k"), sp("forked"), sp("0"), sp("0"), sp("12"), sp("0"), sp("row"), sp("compare"), sp("no key")},
 	}}
@@ -117,7 +118,7 @@ func TestAPIDiff(t *testing.T) {
 		t.Errorf("apiDiffSummary of a count that is not a number: %v", err)
 	}
 
-	detail := &session.Reply{Columns: session.DiffColumns, Rows: [][]*string{
+	detail := &session.Reply{Columns: review.DiffColumns, Rows: [][]*string{
 		{sp("app.t"), sp("ddl"), nil, nil, sp("ALTER TABLE `app`.`t` ADD `c` int"), nil},
 		{sp("app.t"), sp("update"), sp(`{"id": 1}`), sp(`{"id": 1, "a": "x"}`), sp(`{"id": 1, "a": "y"}`), nil},
 		{sp("app.t"), sp("conflict"), sp(`{"id": 2}`), sp(`{"id": 2, "a": 1.50}`), nil, sp(`{"id": 2, "a": 2}`)},
@@ -131,7 +132,7 @@ func TestAPIDiff(t *testing.T) {
 	if err != nil || string(b) != wantJSON {
 		t.Errorf("apiDiffChanges JSON:\n%s (%v)\nwant:\n%s", b, err, wantJSON)
 	}
-	if got := apiDiffChanges(&session.Reply{Columns: session.DiffColumns}); got != nil {
+	if got := apiDiffChanges(&session.Reply{Columns: review.DiffColumns}); got != nil {
 		t.Errorf("apiDiffChanges of no rows = %#v, want nil (the handler answers [])", got)
 	}
 }

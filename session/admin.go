@@ -199,7 +199,7 @@ func (m *Manager) PromoteNamed(ctx context.Context, name, strategy string) (*Rep
 // who reviews and applies with the promote account's rights, not a
 // sandbox's user, whose own grants bound SANDBOX PROMOTE.
 func (m *Manager) promoteAsAdmin(ctx context.Context, sb *Sandbox, strategy string) (*Reply, error) {
-	return m.rev.promote(ctx, sb, AdminUser, strategy, "api", true, nil)
+	return m.rev.PromoteAs(ctx, sb, AdminUser, strategy, "api", true, nil)
 }
 
 // adminRefusal marks err, if it is a refusal (*rewrite.Refusal), for the

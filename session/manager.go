@@ -25,6 +25,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/capture"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/review"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -216,10 +217,11 @@ type Limits = registry.Limits
 type DialError = sideconn.DialError
 
 // Observer is told about sandbox events, for metrics: the registry's
-// (discards, side connection waits, registry checks) and the forks',
-// transactions', diffs' and promotes'.
+// (discards, side connection waits, registry checks), the review's
+// (diffs, promotes), the forks' and the transactions'.
 type Observer interface {
 	registry.Observer
+	review.Observer
 	// Forked reports one finished fork.
 	Forked(strategy string, schemaOnly bool, took time.Duration, rows, bytes int64)
 	// ForkFailed reports a fork that did not happen, by cause: refused
@@ -232,12 +234,6 @@ type Observer interface {
 	// replayed (its writes were replayed) or refused (it could not be
 	// replayed; the client got 1412).
 	TransactionRestarted(outcome string)
-	// Diffed reports a diff read, by kind (summary, detail, export,
-	// promote), and how long it took.
-	Diffed(kind string, took time.Duration)
-	// Promoted reports a SANDBOX PROMOTE, by strategy and outcome
-	// (committed, refused, failed, partial), with the conflicts it met.
-	Promoted(strategy, outcome string, conflicts int)
 }
 
 type nopObserver struct{}
@@ -259,7 +255,7 @@ type Manager struct {
 	reg  *registry.Registry
 	caps *capture.Tracker
 	// rev reads and promotes sandboxes' changes.
-	rev *reviewer
+	rev *review.Reviewer
 	// triggers reads production's triggers.
 	triggers catalog.Triggers
 	// obs is told about sandbox events (SetObserver), under obsMu.
@@ -338,8 +334,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	m.reg.SetNames(m.names)
 	m.triggers = catalog.Triggers{Engine: m.engine, CaseSensitive: m.names.CaseSensitive, Server: m.server}
 	m.caps = capture.New(capture.Config{Prefix: cfg.Prefix, NoDiffCapture: cfg.NoDiffCapture}, log, m.names, m.reg)
-	m.rev = &reviewer{cfg: reviewConfig{Prefix: cfg.Prefix}, log: log, names: m.names, engine: m.engine, server: m.server,
-		reg: m.reg, caps: m.caps, triggers: m.triggers, obs: nopObserver{}}
+	m.rev = review.New(review.Config{Prefix: cfg.Prefix}, log, m.names, m.engine, m.server, m.reg, m.caps, m.triggers)
 	m.catalog = newCatalog(m)
 	name := cfg.Forker
 	if name == "auto" {
@@ -465,7 +460,7 @@ func (m *Manager) SetObserver(o Observer) {
 		return
 	}
 	m.reg.SetObserver(o)
-	m.rev.setObserver(o)
+	m.rev.SetObserver(o)
 	m.obsMu.Lock()
 	defer m.obsMu.Unlock()
 	m.obs = o
@@ -480,7 +475,7 @@ func (m *Manager) observer() Observer {
 
 // SetPromoteDialer installs what opens connections with the promote
 // account, which SANDBOX PROMOTE writes production with.
-func (m *Manager) SetPromoteDialer(d Dialer) { m.rev.promoteDial = d }
+func (m *Manager) SetPromoteDialer(d Dialer) { m.rev.SetPromoteDialer(d) }
 
 // SetDirectory installs the directory of the proxy's live connections,
 // for KILL and the process list; call it before the first Open.

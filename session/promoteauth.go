@@ -9,8 +9,8 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/grants"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/review"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
-	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // PROMOTE applies only what the promoting user's own account could do on
@@ -22,17 +22,17 @@ import (
 
 // promoteCheck is the session's check of a promote's needs against its own
 // account's grants (nil without a connection).
-func (s *Session) promoteCheck() promoteCheck {
+func (s *Session) promoteCheck() review.PromoteCheck {
 	c := s.ownConn()
 	if c == nil {
 		return nil
 	}
-	return func(ctx context.Context, needs []need) error {
+	return func(ctx context.Context, needs []review.Need) error {
 		gs, account, err := s.accountGrants(ctx, c)
 		if err != nil {
 			return fmt.Errorf("read your account's grants for PROMOTE: %w", err)
 		}
-		return missingPrivileges(gs, account, needs)
+		return review.MissingPrivileges(gs, account, needs)
 	}
 }
 
@@ -79,22 +79,3 @@ func (s *Session) mayExecute(ctx context.Context, kind, db, name string) error {
 
 // errProcAccessDenied is MariaDB's ER_PROCACCESS_DENIED_ERROR.
 const errProcAccessDenied = 1370
-
-// missingPrivileges refuses the needs gs does not allow, naming them.
-func missingPrivileges(gs grants.Set, account string, needs []need) error {
-	var missing []string
-	for _, n := range needs {
-		if !gs.Allows(n.priv, n.t.DB, n.t.Name, n.cols) {
-			missing = append(missing, n.String())
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	if len(missing) > 10 {
-		missing = append(missing[:10], fmt.Sprintf("and %d more", len(missing)-10))
-	}
-	return rewrite.Refuse(wire.ErTableAccessDenied, "SANDBOX PROMOTE refused: your account %s may not do on production what the "+
-		"sandbox changed: it lacks %s (the promote account carries out only what your own account could do; ask for the grants, "+
-		"or have someone who holds them promote)", account, strings.Join(missing, ", "))
-}

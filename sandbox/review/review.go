@@ -1,4 +1,4 @@
-package session
+package review
 
 import (
 	"context"
@@ -18,14 +18,14 @@ import (
 
 // withSnapshot runs f on a side connection in one consistent snapshot,
 // read in UTC (the connection's time zone is set back after).
-func (m *reviewer) withSnapshot(ctx context.Context, sb *Sandbox, export bool, f func(d *differ) error) error {
+func (m *Reviewer) withSnapshot(ctx context.Context, sb *registry.Sandbox, export bool, f func(d *differ) error) error {
 	if sb.Shareable() {
 		// Forks another process made since this one last looked.
 		if err := m.reg.SyncTables(ctx, sb); err != nil {
 			return err
 		}
 	}
-	return m.reg.WithConn(ctx, func(c SideConn) error {
+	return m.reg.WithConn(ctx, func(c sideconn.Conn) error {
 		rows, err := c.Query(ctx, "SELECT @@session.time_zone")
 		if err != nil {
 			return err
@@ -48,8 +48,8 @@ func (m *reviewer) withSnapshot(ctx context.Context, sb *Sandbox, export bool, f
 
 // Diff is the diff of sb: one row per table (summary), or per changed row
 // and DDL statement; only restricts it to one table.
-func (m *reviewer) Diff(ctx context.Context, sb *Sandbox, summary bool, only *rewrite.Table) (*Reply, error) {
-	r := &Reply{Columns: DiffColumns}
+func (m *Reviewer) Diff(ctx context.Context, sb *registry.Sandbox, summary bool, only *rewrite.Table) (*reply.Reply, error) {
+	r := &reply.Reply{Columns: DiffColumns}
 	kind := "detail"
 	if summary {
 		r.Columns, kind = DiffSummaryColumns, "summary"
@@ -105,8 +105,8 @@ func (m *reviewer) Diff(ctx context.Context, sb *Sandbox, summary bool, only *re
 }
 
 // Export is sb's export: one statement per row.
-func (m *reviewer) Export(ctx context.Context, sb *Sandbox) (*Reply, error) {
-	r := &Reply{Columns: ExportColumns}
+func (m *Reviewer) Export(ctx context.Context, sb *registry.Sandbox) (*reply.Reply, error) {
+	r := &reply.Reply{Columns: ExportColumns}
 	defer func(t0 time.Time) { m.observer().Diffed("export", time.Since(t0)) }(time.Now())
 	err := m.withSnapshot(ctx, sb, true, func(d *differ) error {
 		tables, err := d.diffTables(ctx, nil)
@@ -133,8 +133,8 @@ func tableName(t rewrite.Table) string { return t.DB + "." + t.Name }
 
 // reviewer reads a sandbox's changes (DIFF, EXPORT) and applies them to
 // production (PROMOTE).
-type reviewer struct {
-	cfg         reviewConfig
+type Reviewer struct {
+	cfg         Config
 	log         *zap.Logger
 	names       sandbox.Names
 	engine      *rewrite.Engine
@@ -143,18 +143,18 @@ type reviewer struct {
 	caps        *capture.Tracker
 	triggers    catalog.Triggers
 	obsMu       sync.RWMutex
-	obs         reviewObserver
+	obs         Observer
 	promoteDial sideconn.Dialer
 }
 
-// reviewConfig is what the reviewer needs of the settings.
-type reviewConfig struct {
+// Config is what the reviewer needs of the settings.
+type Config struct {
 	// Prefix starts every database the proxy makes.
 	Prefix string
 }
 
-// reviewObserver is told about diffs and promotes, for metrics.
-type reviewObserver interface {
+// Observer is told about diffs and promotes, for metrics.
+type Observer interface {
 	// Diffed reports a diff read, by kind (summary, detail, export,
 	// promote), and how long it took.
 	Diffed(kind string, took time.Duration)
@@ -163,16 +163,35 @@ type reviewObserver interface {
 	Promoted(strategy, outcome string, conflicts int)
 }
 
+// New is the reviewer of the sandboxes in reg: names as names says, SQL
+// read by engine as server reads it, captures from caps, production's
+// triggers from triggers. PROMOTE is refused until SetPromoteDialer.
+func New(cfg Config, log *zap.Logger, names sandbox.Names, engine *rewrite.Engine, server rewrite.Server,
+	reg *registry.Registry, caps *capture.Tracker, triggers catalog.Triggers) *Reviewer {
+	return &Reviewer{cfg: cfg, log: log, names: names, engine: engine, server: server, reg: reg, caps: caps,
+		triggers: triggers, obs: nop{}}
+}
+
+// SetPromoteDialer installs what opens connections with the promote
+// account; call it before the first PROMOTE.
+func (m *Reviewer) SetPromoteDialer(d sideconn.Dialer) { m.promoteDial = d }
+
 // observer is the installed observer.
-func (m *reviewer) observer() reviewObserver {
+func (m *Reviewer) observer() Observer {
 	m.obsMu.RLock()
 	defer m.obsMu.RUnlock()
 	return m.obs
 }
 
-// setObserver installs o.
-func (m *reviewer) setObserver(o reviewObserver) {
+// SetObserver installs o.
+func (m *Reviewer) SetObserver(o Observer) {
 	m.obsMu.Lock()
 	defer m.obsMu.Unlock()
 	m.obs = o
 }
+
+// nop is the Observer until SetObserver.
+type nop struct{}
+
+func (nop) Diffed(string, time.Duration) {}
+func (nop) Promoted(string, string, int) {}

@@ -1,4 +1,4 @@
-package session
+package review
 
 import (
 	"slices"
@@ -46,11 +46,11 @@ func TestPromoteNeeds(t *testing.T) {
 		t.Errorf("needs:\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
 	}
 	gs := grants.NewSet([]string{"GRANT SELECT, INSERT, UPDATE ON `app`.* TO `bob`@`%`"}, true)
-	err := missingPrivileges(gs, "bob@%", p.needs())
+	err := MissingPrivileges(gs, "bob@%", p.needs())
 	if err == nil || !strings.Contains(err.Error(), "DELETE on `app`.`del`, CREATE on `app`.`new`, ALTER on `app`.`alt`, DROP on `app`.`gone`, CREATE VIEW on `app`.`v`") {
 		t.Errorf("refusal: %v", err)
 	}
-	if err := missingPrivileges(grants.NewSet([]string{"GRANT ALL PRIVILEGES ON `app`.* TO `bob`@`%`"}, true), "bob@%", p.needs()); err != nil {
+	if err := MissingPrivileges(grants.NewSet([]string{"GRANT ALL PRIVILEGES ON `app`.* TO `bob`@`%`"}, true), "bob@%", p.needs()); err != nil {
 		t.Errorf("ALL PRIVILEGES ON app.*: %v", err)
 	}
 }

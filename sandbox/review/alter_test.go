@@ -1,4 +1,4 @@
-package session
+package review
 
 import (
 	"slices"
@@ -31,7 +31,7 @@ func TestBatches(t *testing.T) {
 // TestCheckGenerated: a generated statement is refused unless it is the one
 // statement of its kind it was built as, on its table alone.
 func TestCheckGenerated(t *testing.T) {
-	m := &reviewer{engine: rewrite.NewEngine(16), cfg: reviewConfig{Prefix: "_sqlfork"}, names: sandbox.Names{Prefix: "_sqlfork", CaseSensitive: true}}
+	m := &Reviewer{engine: rewrite.NewEngine(16), cfg: Config{Prefix: "_sqlfork"}, names: sandbox.Names{Prefix: "_sqlfork", CaseSensitive: true}}
 	target := rewrite.Table{DB: "app", Name: "t"}
 	label := func(t rewrite.Table) string { return t.String() }
 	for stmt, ok := range map[string]bool{

@@ -1,4 +1,4 @@
-package session
+package review
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ import (
 
 // reservedSchema says why db may not be named by generated SQL ("" when
 // it may).
-func (m *reviewer) reservedSchema(db string) string {
+func (m *Reviewer) reservedSchema(db string) string {
 	switch {
 	case sandbox.IsSystemSchema(db):
 		return "the server's own schema " + quote.Ident(db)
@@ -52,7 +52,7 @@ func (e *generatedError) Error() string { return e.what }
 // writes target alone and reaches nothing else that it may not. label
 // names a table in a message as the sandbox's user knows it (never a
 // physical database of the proxy's).
-func (m *reviewer) checkGenerated(stmt string, target rewrite.Table, label func(rewrite.Table) string, kinds ...rewrite.Kind) (generated, error) {
+func (m *Reviewer) checkGenerated(stmt string, target rewrite.Table, label func(rewrite.Table) string, kinds ...rewrite.Kind) (generated, error) {
 	a := m.engine.Analyze(stmt, rewrite.Options{CaseSensitiveNames: m.names.CaseSensitive, Server: m.server})
 	if len(a.Statements) != 1 {
 		return generated{}, &generatedError{what: fmt.Sprintf("the statement built for %s reads as %d statements: refused", target, len(a.Statements))}

@@ -1,4 +1,4 @@
-package session
+package review
 
 import (
 	"cmp"
@@ -14,6 +14,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/capture"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/tabledef"
 	"github.com/sqlfork/sqlfork-proxy/wire"
@@ -91,9 +92,9 @@ type tableDiff struct {
 
 // differ reads diffs on one side connection.
 type differ struct {
-	m  *reviewer
-	c  SideConn
-	sb *Sandbox
+	m  *Reviewer
+	c  sideconn.Conn
+	sb *registry.Sandbox
 	// export asks for the rows' literals too.
 	export bool
 	// budget is the rows still allowed in the answer.

@@ -1,4 +1,4 @@
-package session
+package review
 
 import (
 	"cmp"
@@ -17,7 +17,9 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/reply"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -62,12 +64,12 @@ type conflict struct {
 // OURS or THEIRS; via says where it was asked (sql, api). Only sb's owner
 // and sandbox admins may, and only what check (the user's own account)
 // allows.
-func (m *reviewer) Promote(ctx context.Context, sb *Sandbox, user, strategy, via string, check promoteCheck) (*Reply, error) {
-	return m.promote(ctx, sb, user, strategy, via, m.reg.IsAdmin(user), check)
+func (m *Reviewer) Promote(ctx context.Context, sb *registry.Sandbox, user, strategy, via string, check PromoteCheck) (*reply.Reply, error) {
+	return m.PromoteAs(ctx, sb, user, strategy, via, m.reg.IsAdmin(user), check)
 }
 
-// promote is Promote; admin lets user promote any sandbox (the admin API).
-func (m *reviewer) promote(ctx context.Context, sb *Sandbox, user, strategy, via string, admin bool, check promoteCheck) (*Reply, error) {
+// PromoteAs is Promote; admin lets user promote any sandbox (the admin API).
+func (m *Reviewer) PromoteAs(ctx context.Context, sb *registry.Sandbox, user, strategy, via string, admin bool, check PromoteCheck) (*reply.Reply, error) {
 	strategy = strings.ToUpper(cmp.Or(strategy, "FAIL"))
 	if m.promoteDial == nil {
 		return nil, rewrite.Refuse(wire.ErOptionPreventsStatement, "SANDBOX PROMOTE needs a promote account: start the proxy with "+
@@ -87,8 +89,8 @@ func (m *reviewer) promote(ctx context.Context, sb *Sandbox, user, strategy, via
 
 // promotion is one run of PROMOTE.
 type promotion struct {
-	m              *reviewer
-	sb             *Sandbox
+	m              *Reviewer
+	sb             *registry.Sandbox
 	user, strategy string
 	via            string
 	started        time.Time
@@ -109,7 +111,7 @@ type promotion struct {
 	rowsStarted bool
 	nonTx       []string
 	// check refuses what the promoting user's own account could not do.
-	check promoteCheck
+	check PromoteCheck
 }
 
 // nonTransactional reports whether the promote writes rows of a table
@@ -198,7 +200,7 @@ func (p *promotion) plan(ctx context.Context) error {
 	return err
 }
 
-func (p *promotion) run(ctx context.Context) (*Reply, error) {
+func (p *promotion) run(ctx context.Context) (*reply.Reply, error) {
 	p.outcome = "failed"
 	if err := p.plan(ctx); err != nil {
 		return nil, err
@@ -242,7 +244,7 @@ func (p *promotion) run(ctx context.Context) (*Reply, error) {
 // connect opens the promote account's connection, set as an export's
 // header sets a session, and takes the sandbox's promote lock; release
 // gives both back.
-func (p *promotion) connect(ctx context.Context) (pc SideConn, release func(), err error) {
+func (p *promotion) connect(ctx context.Context) (pc sideconn.Conn, release func(), err error) {
 	if pc, err = p.m.promoteDial(ctx); err != nil {
 		return nil, nil, fmt.Errorf("connect with the promote account: %w", err)
 	}
@@ -272,7 +274,7 @@ func (p *promotion) connect(ctx context.Context) (pc SideConn, release func(), e
 // and checked again (FAIL rolls back on a conflict, THEIRS leaves those
 // rows out), the user's rights asked again for what the locked look
 // changed, the rows written, COMMIT. It returns the steps written.
-func (p *promotion) writeRows(ctx context.Context, pc SideConn, d *differ) (exportSteps, error) {
+func (p *promotion) writeRows(ctx context.Context, pc sideconn.Conn, d *differ) (exportSteps, error) {
 	if _, err := pc.Exec(ctx, "START TRANSACTION"); err != nil {
 		return exportSteps{}, p.failed(err)
 	}
@@ -324,7 +326,7 @@ func (p *promotion) writeRows(ctx context.Context, pc SideConn, d *differ) (expo
 }
 
 // reply is a committed promote's answer.
-func (p *promotion) reply() *Reply {
+func (p *promotion) reply() *reply.Reply {
 	info := fmt.Sprintf("promoted sandbox %s: %d rows inserted, %d updated, %d deleted in %d tables", p.sb.Name, p.ins, p.upd, p.del, p.tables)
 	switch {
 	case p.conflicts > 0 && p.strategy == "OURS":
@@ -332,7 +334,7 @@ func (p *promotion) reply() *Reply {
 	case p.conflicts > 0:
 		info += fmt.Sprintf("; %d rows production had changed kept production's values", p.conflicts)
 	}
-	return &Reply{Info: info, Affected: uint64(p.ins + p.upd + p.del)}
+	return &reply.Reply{Info: info, Affected: uint64(p.ins + p.upd + p.del)}
 }
 
 // failed records a failure: partial once DDL was applied, or rows were
@@ -387,7 +389,7 @@ func (p *promotion) checkable() error {
 
 // findConflicts reads production's rows of the keys captured tables
 // changed (under lock: FOR UPDATE) and lists the conflicts.
-func (p *promotion) findConflicts(ctx context.Context, pc SideConn, lock bool) ([]conflict, error) {
+func (p *promotion) findConflicts(ctx context.Context, pc sideconn.Conn, lock bool) ([]conflict, error) {
 	var out []conflict
 	p.conflictList = p.conflictList[:0]
 	for _, et := range p.order {
@@ -523,13 +525,13 @@ func (p *promotion) count() {
 // startAudit records the promote in the registry before production is
 // touched.
 func (p *promotion) startAudit(ctx context.Context) {
-	if err := p.m.reg.WithConn(ctx, func(c SideConn) error { return p.insertAudit(ctx, c) }); err != nil {
+	if err := p.m.reg.WithConn(ctx, func(c sideconn.Conn) error { return p.insertAudit(ctx, c) }); err != nil {
 		p.m.log.Warn("record a promote in the registry", zap.Error(err))
 	}
 }
 
 // insertAudit writes the promote's row, "running", and keeps its id.
-func (p *promotion) insertAudit(ctx context.Context, c SideConn) error {
+func (p *promotion) insertAudit(ctx context.Context, c sideconn.Conn) error {
 	if _, err := c.Exec(ctx, "INSERT INTO "+p.m.names.Q("promotes")+" (sandbox_id, name, owner, user, via, strategy, started_at, outcome) VALUES ("+
 		strings.Join([]string{quote.String(p.sb.ID), quote.String(p.sb.Name), quote.String(p.sb.Owner),
 			quote.String(p.user), quote.String(p.via), quote.String(p.strategy), sideconn.SQLTime(p.started), "'running'"}, ", ")+")"); err != nil {
@@ -561,7 +563,7 @@ func (p *promotion) finish(ctx context.Context, err error) {
 	set := "finished_at = " + sideconn.SQLTime(time.Now().UTC()) + ", outcome = " + quote.String(p.outcome) +
 		fmt.Sprintf(", tables = %d, inserted = %d, updated = %d, deleted = %d, conflicts = %d", p.tables, p.ins, p.upd, p.del, p.conflicts) +
 		", export_sha256 = " + quote.String(p.exportSum) + ", error = " + quote.String(msg)
-	werr := p.m.reg.WithConn(ctx, func(c SideConn) error {
+	werr := p.m.reg.WithConn(ctx, func(c sideconn.Conn) error {
 		if p.auditID == "" { // refused before production was touched: recorded now
 			if err := p.insertAudit(ctx, c); err != nil {
 				return err

@@ -1,28 +1,31 @@
-package session
+package review
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/grants"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // need is one privilege a promote needs: priv on table t, or, with cols,
 // on those columns.
-type need struct {
-	priv string
-	t    rewrite.Table
-	cols []string
+type Need struct {
+	Priv    string
+	Table   rewrite.Table
+	Columns []string
 }
 
-func (n need) String() string {
-	s := n.priv + " on " + n.t.Quoted()
-	if len(n.cols) > 0 {
-		q := make([]string, len(n.cols))
-		for i, c := range n.cols {
+func (n Need) String() string {
+	s := n.Priv + " on " + n.Table.Quoted()
+	if len(n.Columns) > 0 {
+		q := make([]string, len(n.Columns))
+		for i, c := range n.Columns {
 			q[i] = quote.Ident(c)
 		}
 		s += " (" + strings.Join(q, ", ") + ")"
@@ -32,14 +35,14 @@ func (n need) String() string {
 
 // promoteCheck refuses needs the promoting user's account lacks; nil
 // checks nothing (the admin API: an operator's promote).
-type promoteCheck func(ctx context.Context, needs []need) error
+type PromoteCheck func(ctx context.Context, needs []Need) error
 
 // needs are the privileges the promote's statements need on production.
-func (p *promotion) needs() []need {
-	var out []need
+func (p *promotion) needs() []Need {
+	var out []Need
 	add := func(priv string, t rewrite.Table, cols ...string) {
-		n := need{priv: priv, t: t, cols: cols}
-		if !slices.ContainsFunc(out, func(o need) bool { return o.String() == n.String() }) {
+		n := Need{Priv: priv, Table: t, Columns: cols}
+		if !slices.ContainsFunc(out, func(o Need) bool { return o.String() == n.String() }) {
 			out = append(out, n)
 		}
 	}
@@ -134,4 +137,23 @@ func columnNames(cols []forker.Column) []string {
 		out[i] = c.Name
 	}
 	return out
+}
+
+// missingPrivileges refuses the needs gs does not allow, naming them.
+func MissingPrivileges(gs grants.Set, account string, needs []Need) error {
+	var missing []string
+	for _, n := range needs {
+		if !gs.Allows(n.Priv, n.Table.DB, n.Table.Name, n.Columns) {
+			missing = append(missing, n.String())
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if len(missing) > 10 {
+		missing = append(missing[:10], fmt.Sprintf("and %d more", len(missing)-10))
+	}
+	return rewrite.Refuse(wire.ErTableAccessDenied, "SANDBOX PROMOTE refused: your account %s may not do on production what the "+
+		"sandbox changed: it lacks %s (the promote account carries out only what your own account could do; ask for the grants, "+
+		"or have someone who holds them promote)", account, strings.Join(missing, ", "))
 }
