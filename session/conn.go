@@ -15,6 +15,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/reply"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/command"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -267,7 +268,7 @@ func (m *Manager) Open(ctx context.Context, o Options) (*Session, error) {
 		return nil, err
 	}
 	if o.Sandbox != "" {
-		if err := ValidName(o.Sandbox); err != nil {
+		if err := command.ValidName(o.Sandbox); err != nil {
 			return nil, rewrite.Refuse(wire.ErUnknown, "%v", err)
 		}
 		// Connections of a pool arrive together: the first creates the

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/command"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -28,7 +29,7 @@ func (m *Manager) sandboxNamed(ctx context.Context, name, user string, cur *Sand
 }
 
 // diffCmd is SANDBOX DIFF.
-func (s *Session) diffCmd(ctx context.Context, c Command) (*Reply, error) {
+func (s *Session) diffCmd(ctx context.Context, c command.Command) (*Reply, error) {
 	sb, err := s.m.sandboxNamed(ctx, c.Name, s.user, s.sb)
 	if err != nil {
 		return nil, err
@@ -51,7 +52,7 @@ func (s *Session) diffCmd(ctx context.Context, c Command) (*Reply, error) {
 }
 
 // exportCmd is SANDBOX EXPORT.
-func (s *Session) exportCmd(ctx context.Context, c Command) (*Reply, error) {
+func (s *Session) exportCmd(ctx context.Context, c command.Command) (*Reply, error) {
 	sb, err := s.m.sandboxNamed(ctx, c.Name, s.user, s.sb)
 	if err != nil {
 		return nil, err
@@ -63,7 +64,7 @@ func (s *Session) exportCmd(ctx context.Context, c Command) (*Reply, error) {
 }
 
 // promoteCmd is SANDBOX PROMOTE.
-func (s *Session) promoteCmd(ctx context.Context, c Command) (*Reply, error) {
+func (s *Session) promoteCmd(ctx context.Context, c command.Command) (*Reply, error) {
 	sb, err := s.m.sandboxNamed(ctx, c.Name, s.user, s.sb)
 	if err != nil {
 		return nil, err

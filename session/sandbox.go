@@ -7,6 +7,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/reply"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/command"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -15,31 +16,31 @@ func (s *Session) sandboxStatement(ctx context.Context, sql string) (*Plan, erro
 	if s.inTrx {
 		return nil, rewrite.Refuse(wire.ErCantDoThisDuringTrx, "SANDBOX statements are not allowed in a transaction; COMMIT or ROLLBACK first")
 	}
-	c, err := ParseCommand(sql)
+	c, err := command.Parse(sql)
 	if err != nil {
 		return nil, rewrite.Refuse(wire.ErParse, "%v", err)
 	}
 	var r *Reply
 	switch c.Verb {
-	case VerbCreate:
+	case command.VerbCreate:
 		r, err = s.create(ctx, c)
-	case VerbAttach:
+	case command.VerbAttach:
 		r, err = s.attachTo(ctx, c.Name)
-	case VerbDetach:
+	case command.VerbDetach:
 		r, err = s.detachCmd()
-	case VerbKeep:
+	case command.VerbKeep:
 		r, err = s.keep(ctx, c)
-	case VerbDiscard:
+	case command.VerbDiscard:
 		r, err = s.discardCmd(ctx, c.Name)
-	case VerbStatus:
+	case command.VerbStatus:
 		r, err = s.status()
-	case VerbList:
+	case command.VerbList:
 		r, err = s.list(ctx)
-	case VerbDiff:
+	case command.VerbDiff:
 		r, err = s.diffCmd(ctx, c)
-	case VerbExport:
+	case command.VerbExport:
 		r, err = s.exportCmd(ctx, c)
-	case VerbPromote:
+	case command.VerbPromote:
 		r, err = s.promoteCmd(ctx, c)
 	}
 	if err != nil {
@@ -48,7 +49,7 @@ func (s *Session) sandboxStatement(ctx context.Context, sql string) (*Plan, erro
 	return &Plan{Reply: r, analysis: &rewrite.Analysis{}}, nil
 }
 
-func (s *Session) ttlOrDefault(c Command) time.Duration {
+func (s *Session) ttlOrDefault(c command.Command) time.Duration {
 	if c.HasTTL {
 		return c.TTL
 	}
@@ -57,7 +58,7 @@ func (s *Session) ttlOrDefault(c Command) time.Duration {
 
 // create makes a new sandbox and binds the session to it. A TTL makes it
 // kept: it outlives this connection until the TTL ends.
-func (s *Session) create(ctx context.Context, c Command) (*Reply, error) {
+func (s *Session) create(ctx context.Context, c command.Command) (*Reply, error) {
 	if c.Name != "" {
 		if sb, err := s.m.reg.Lookup(ctx, c.Name); err != nil {
 			return nil, err
@@ -143,7 +144,7 @@ func (s *Session) detachCmd() (*Reply, error) {
 }
 
 // keep makes the current sandbox survive disconnects and restarts.
-func (s *Session) keep(ctx context.Context, c Command) (*Reply, error) {
+func (s *Session) keep(ctx context.Context, c command.Command) (*Reply, error) {
 	if s.sb == nil {
 		return nil, rewrite.Refuse(wire.ErUnknown, "not in a sandbox; SANDBOX CREATE or ATTACH first")
 	}

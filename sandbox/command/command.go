@@ -1,4 +1,7 @@
-package session
+// Package command reads the SANDBOX pseudo-statements (CREATE, ATTACH,
+// DETACH, KEEP, DISCARD, STATUS, LIST, DIFF, EXPORT, PROMOTE) and sandbox
+// names; it does no I/O.
+package command
 
 import (
 	"fmt"
@@ -48,10 +51,10 @@ const syntaxHelp = "use SANDBOX CREATE [name] [TTL <duration>] | ATTACH <name> |
 	"DISCARD [<name>] | STATUS | LIST | DIFF [SUMMARY] [<name>] [FOR [db.]table] | EXPORT [<name>] | " +
 	"PROMOTE [<name>] [STRATEGY FAIL|OURS|THEIRS] (durations like 30m, 2h, 7d or seconds)"
 
-// ParseCommand parses a SANDBOX pseudo-statement: case-insensitive, with an
+// Parse parses a SANDBOX pseudo-statement: case-insensitive, with an
 // optional trailing semicolon. Names are identifiers, optionally
 // back-quoted or single-quoted.
-func ParseCommand(sql string) (Command, error) {
+func Parse(sql string) (Command, error) {
 	toks, err := words(sql)
 	if err != nil {
 		return Command{}, err

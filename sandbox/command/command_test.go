@@ -1,4 +1,4 @@
-package session
+package command
 
 import (
 	"strings"
@@ -51,7 +51,7 @@ func TestParseCommand(t *testing.T) {
 		{in: "SANDBOX ATTACH `x", err: "unterminated"},
 		{in: "SELECT 1", err: "not a SANDBOX"},
 	} {
-		got, err := ParseCommand(c.in)
+		got, err := Parse(c.in)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%q: error %v, want one containing %q", c.in, err, c.err)
@@ -64,17 +64,6 @@ func TestParseCommand(t *testing.T) {
 	}
 }
 
-func TestParseMode(t *testing.T) {
-	for _, m := range []string{"transparent", "EXPLICIT", "passthrough"} {
-		if _, err := ParseMode(m); err != nil {
-			t.Errorf("%s: %v", m, err)
-		}
-	}
-	if _, err := ParseMode("sandbox"); err == nil {
-		t.Error("unknown mode accepted")
-	}
-}
-
 // FuzzParseCommand: any text parses or is refused with an error, never a
 // panic; what parses names a known verb, a valid name and a strategy
 // PROMOTE knows.
@@ -84,7 +73,7 @@ func FuzzParseCommand(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		c, err := ParseCommand(s)
+		c, err := Parse(s)
 		if err != nil {
 			return
 		}
