@@ -7,8 +7,7 @@ import (
 	"testing"
 
 	"github.com/go-sql-driver/mysql"
-
-	"github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/catalog"
 )
 
 // TestNativeFunctionsResolveNatively checks the proxy's list of the
@@ -32,7 +31,7 @@ func TestNativeFunctionsResolveNatively(t *testing.T) {
 	mustExecC(t, c, "CREATE DATABASE natcheck")
 	defer func() { _, _ = c.ExecContext(ctx, "DROP DATABASE natcheck") }()
 	mustExecC(t, c, "USE natcheck")
-	names := session.NativeFunctions()
+	names := catalog.NativeFunctions()
 	if len(names) < 300 {
 		t.Fatalf("only %d native functions listed", len(names))
 	}
@@ -61,7 +60,7 @@ func TestNativeFunctionsResolveNatively(t *testing.T) {
 	}
 	// The check needs calls the server accepts, not only errors.
 	// Keyword functions are native only when written bare.
-	for _, n := range session.KeywordFunctions() {
+	for _, n := range catalog.KeywordFunctions() {
 		for _, a := range args {
 			call := n + "(" + a + ")"
 			var v any

@@ -51,7 +51,7 @@ type connState struct {
 	// killable says the running statement may be killed should its client
 	// go: a plain read, whose answer is all it makes (session.Plan.
 	// Killable). text is a passthrough COM_QUERY's text, read only then
-	// (session.Killer.PlainRead); noBackslash how to read it. Every
+	// (kill.Killer.PlainRead); noBackslash how to read it. Every
 	// command resets both: anything else runs to its end, as directly,
 	// where the server notices a client gone only when it writes to it.
 	killable    bool

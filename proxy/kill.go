@@ -5,20 +5,21 @@ import (
 	"errors"
 	"strconv"
 
+	"github.com/sqlfork/sqlfork-proxy/kill"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/session"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // KILL and the process list reach only the caller's own proxy user's
-// connections (session.Killer, session's process list): the Server is
+// connections (kill.Killer, session's process list): the Server is
 // their Directory of this process's live connections. A connection is
 // named by the id its greeting carried (what drivers cancel with) or by
 // its upstream thread id (CONNECTION_ID()).
 
-var _ session.Directory = (*Server)(nil)
+var _ kill.Directory = (*Server)(nil)
 
-// Threads implements session.Directory: the upstream thread ids of the
+// Threads implements kill.Directory: the upstream thread ids of the
 // live sessions of user.
 func (s *Server) Threads(user string) map[uint32]bool {
 	out := map[uint32]bool{}
@@ -35,7 +36,7 @@ func (s *Server) Threads(user string) map[uint32]bool {
 	return out
 }
 
-// KillTarget implements session.Directory: the upstream thread id of the
+// KillTarget implements kill.Directory: the upstream thread id of the
 // live session of user that id names. For a user the server polices
 // (serverPolices) any id goes to the server, a greeting id translated.
 func (s *Server) KillTarget(user string, id uint64) (uint32, bool) {

@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/sqlfork/sqlfork-proxy/kill"
 	"github.com/sqlfork/sqlfork-proxy/metrics"
 	"github.com/sqlfork/sqlfork-proxy/session"
 	"github.com/sqlfork/sqlfork-proxy/wire"
@@ -83,8 +84,8 @@ type Server struct {
 	// in-memory upstream in tests.
 	sideDialer session.Dialer
 
-	// killer answers KILL (session.Killer; the Server is its Directory).
-	killer *session.Killer
+	// killer answers KILL (kill.Killer; the Server is its Directory).
+	killer *kill.Killer
 	// trim gives memory back after a spike of connections closes.
 	trim *memoryTrimmer
 }
@@ -97,7 +98,7 @@ func New(cfg Config, log *zap.Logger, m *metrics.Proxy) (*Server, error) {
 	}
 	cfg.Sandbox = cfg.SandboxConfig()
 	s := &Server{cfg: cfg, log: log, m: m, accounts: buildAccounts(&cfg), conns: map[*connState]struct{}{}}
-	s.killer = session.NewKiller(s)
+	s.killer = kill.New(s)
 	s.trim = newMemoryTrimmer(log, func() int {
 		s.connsMu.Lock()
 		defer s.connsMu.Unlock()

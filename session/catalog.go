@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
@@ -75,12 +76,12 @@ type viewDef struct {
 
 func newCatalog(m *Manager) *prodCatalog {
 	c := &prodCatalog{m: m, objects: map[string]cached[object]{}, funcs: map[string]cached[bool]{},
-		natives: make(map[string]bool, len(nativeFunctions))}
-	for _, n := range nativeFunctions {
+		natives: make(map[string]bool, len(catalog.NativeFunctions()))}
+	for _, n := range catalog.NativeFunctions() {
 		c.natives[n] = true
 	}
-	c.keywords = make(map[string]bool, len(keywordFunctions))
-	for _, n := range keywordFunctions {
+	c.keywords = make(map[string]bool, len(catalog.KeywordFunctions()))
+	for _, n := range catalog.KeywordFunctions() {
 		c.keywords[n] = true
 	}
 	return c
@@ -264,9 +265,9 @@ func (c *prodCatalog) calls(ctx context.Context, t rewrite.Table) bool {
 	return err != nil || o.calls != ""
 }
 
-// placesNothing is mapsNothing that also places no function: with it the
+// placesNothing is catalog.MapsNothing that also places no function: with it the
 // engine checks a text without refusing calls qualified with a database.
-type placesNothing struct{ mapsNothing }
+type placesNothing struct{ catalog.MapsNothing }
 
 // ResolveFunction implements rewrite.FunctionResolver.
 func (placesNothing) ResolveFunction(rewrite.Func, string) (string, bool, error) {

@@ -10,7 +10,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/kill"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/reply"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
@@ -476,7 +478,7 @@ func (p *Plan) Killable() bool {
 		return false
 	}
 	for _, st := range p.analysis.Statements {
-		if !plainRead(st) {
+		if !kill.PlainStatement(st) {
 			return false
 		}
 	}
@@ -790,7 +792,7 @@ func (s *Session) provesNoWrite(ctx context.Context, a *rewrite.Analysis) error 
 	if why == "" {
 		// What the engine cannot see through (unparseable writes, dynamic
 		// SQL, stored functions) might write: refuse it too.
-		if _, err := a.Rewrite(mapsNothing{}); err != nil {
+		if _, err := a.Rewrite(catalog.MapsNothing{}); err != nil {
 			why = refusalText(err)
 		}
 	}
@@ -1632,15 +1634,6 @@ func (r resolver) Resolve(t rewrite.Table, write bool) (rewrite.Table, bool, err
 		return t, false, rewrite.Refuse(wire.ErUnknown, "the statement writes %s, which is not in the sandbox; "+
 			"the proxy refuses rather than write production (simplify the statement)", t)
 	}
-	return t, false, nil
-}
-
-// mapsNothing is a resolver that leaves every table where it is; with it
-// the engine still refuses what it cannot analyse.
-type mapsNothing struct{}
-
-// Resolve implements rewrite.Resolver.
-func (mapsNothing) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, error) {
 	return t, false, nil
 }
 

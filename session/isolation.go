@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
@@ -276,7 +277,7 @@ func (s *Session) outsideSandbox(ctx context.Context, a *rewrite.Analysis, sql s
 		// What the proxy cannot see through (dynamic SQL, CALL, stored
 		// program definitions) could read what every user shares; with
 		// --production-writes=deny it is refused anyway.
-		if _, err := a.Rewrite(mapsNothing{}); err != nil {
+		if _, err := a.Rewrite(catalog.MapsNothing{}); err != nil {
 			msg := err.Error()
 			var r *rewrite.Refusal
 			if errors.As(err, &r) {

@@ -20,6 +20,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/grants"
+	"github.com/sqlfork/sqlfork-proxy/kill"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
@@ -263,8 +264,8 @@ type Manager struct {
 	obs   Observer
 	// dir finds the proxy's live connections, and killer answers KILL
 	// with it (SetDirectory).
-	dir      Directory
-	killer   *Killer
+	dir      kill.Directory
+	killer   *kill.Killer
 	guards   atomic.Pointer[map[string]*guard] // by proxy user; "" for everyone else
 	cfg      Config
 	log      *zap.Logger
@@ -479,8 +480,8 @@ func (m *Manager) SetPromoteDialer(d Dialer) { m.rev.SetPromoteDialer(d) }
 
 // SetDirectory installs the directory of the proxy's live connections,
 // for KILL and the process list; call it before the first Open.
-func (m *Manager) SetDirectory(d Directory) {
-	m.dir, m.killer = d, NewKiller(d)
+func (m *Manager) SetDirectory(d kill.Directory) {
+	m.dir, m.killer = d, kill.New(d)
 }
 
 // Strategy is the fork strategy in use.

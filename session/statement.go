@@ -12,6 +12,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
 
+	"github.com/sqlfork/sqlfork-proxy/kill"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
@@ -53,16 +54,6 @@ type Result struct {
 	Rows [][]*string
 	// OKs are what the answer's OK packets said, in order.
 	OKs []wire.OK
-}
-
-// Directory finds the live connections of a proxy user (to this proxy
-// process), for KILL and the process list.
-type Directory interface {
-	// Threads are the upstream thread ids of user's live connections.
-	Threads(user string) map[uint32]bool
-	// KillTarget is the upstream thread id of user's live connection that
-	// id names: its greeting id or its upstream thread id.
-	KillTarget(user string, id uint64) (uint32, bool)
 }
 
 // Outcome is what the upstream answered to a planned statement.
@@ -185,7 +176,7 @@ func (s *Session) Plan(ctx context.Context, sql string, prepared bool) (*Plan, e
 
 // evaluator evaluates a query on the session's upstream connection (see
 // Killer).
-func (s *Session) evaluator(ctx context.Context) Evaluator {
+func (s *Session) evaluator(ctx context.Context) kill.Evaluator {
 	return func(q string) (*string, error) {
 		r, err := s.up.Query(ctx, q)
 		if err != nil {

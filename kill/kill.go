@@ -1,4 +1,8 @@
-package session
+// Package kill answers KILL and KILL QUERY for the proxy's users: it finds
+// the upstream thread a statement names, among the user's own connections
+// only (Directory), and reads the few statements that name one by
+// evaluating an expression.
+package kill
 
 import (
 	"fmt"
@@ -6,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -25,8 +30,8 @@ type Killer struct {
 	dir    Directory
 }
 
-// NewKiller returns a Killer that finds connections in dir.
-func NewKiller(dir Directory) *Killer {
+// New returns a Killer that finds connections in dir.
+func New(dir Directory) *Killer {
 	return &Killer{engine: rewrite.NewEngine(256), dir: dir}
 }
 
@@ -159,23 +164,23 @@ func mentionsKill(sql string) bool {
 	return false
 }
 
-// natives and keywords are the server's own functions (natives.go).
+// natives and keywords are the server's own functions (catalog.NativeFunctions, KeywordFunctions).
 var natives, keywords = func() (map[string]bool, map[string]bool) {
-	n, k := make(map[string]bool, len(nativeFunctions)), make(map[string]bool, len(keywordFunctions))
-	for _, f := range nativeFunctions {
+	n, k := make(map[string]bool, len(catalog.NativeFunctions())), make(map[string]bool, len(catalog.KeywordFunctions()))
+	for _, f := range catalog.NativeFunctions() {
 		n[f] = true
 	}
-	for _, f := range keywordFunctions {
+	for _, f := range catalog.KeywordFunctions() {
 		k[f] = true
 	}
 	return n, k
 }()
 
-// plainRead reports whether st is read for sure as a plain read: a
+// PlainStatement reports whether st is read for sure as a plain read: a
 // statement of class read that writes nothing (no sequence either), takes
 // no locks, reaches nothing outside the tables, and calls no function but
 // the server's own (a stored or loadable function may write).
-func plainRead(st rewrite.Statement) bool {
+func PlainStatement(st rewrite.Statement) bool {
 	if st.Class != rewrite.ClassRead || len(st.Writes) > 0 || len(st.Locked) > 0 || st.Outside != "" || st.Unprovable != "" {
 		return false
 	}
@@ -201,13 +206,23 @@ func (k *Killer) PlainRead(sql string, opts rewrite.Options) bool {
 	if len(a.Statements) == 0 {
 		return false
 	}
-	if _, err := a.Rewrite(mapsNothing{}); err != nil {
+	if _, err := a.Rewrite(catalog.MapsNothing{}); err != nil {
 		return false
 	}
 	for _, st := range a.Statements {
-		if !plainRead(st) {
+		if !PlainStatement(st) {
 			return false
 		}
 	}
 	return true
+}
+
+// Directory finds the live connections of a proxy user (to this proxy
+// process), for KILL and the process list.
+type Directory interface {
+	// Threads are the upstream thread ids of user's live connections.
+	Threads(user string) map[uint32]bool
+	// KillTarget is the upstream thread id of user's live connection that
+	// id names: its greeting id or its upstream thread id.
+	KillTarget(user string, id uint64) (uint32, bool)
 }

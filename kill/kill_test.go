@@ -1,4 +1,4 @@
-package session
+package kill
 
 import (
 	"errors"
@@ -32,7 +32,7 @@ func (oneUser) KillTarget(user string, id uint64) (uint32, bool) {
 // calls a stored function (1970, as the server answers); what could reach
 // other users' connections is refused.
 func TestKillerStatements(t *testing.T) {
-	k := NewKiller(oneUser{})
+	k := New(oneUser{})
 	var asked []string
 	eval := func(q string) (*string, error) {
 		asked = append(asked, q)

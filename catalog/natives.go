@@ -4,7 +4,7 @@
 // integration/catalog_test.go checks against a live server that every name
 // resolves natively, however the call is spelled.
 
-package session
+package catalog
 
 // nativeFunctions are names the server resolves to its own functions when a
 // statement calls them without a schema, before loadable and stored ones,
