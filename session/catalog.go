@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/catalog"
+	"github.com/sqlfork/sqlfork-proxy/infoschema"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
@@ -231,13 +232,13 @@ func (c *prodCatalog) statementFacts(ctx context.Context, st rewrite.Statement, 
 			return nil
 		}
 	}
-	if w := serverWide(st); w != "" {
+	if w := infoschema.ServerWide(st); w != "" {
 		vf.wide = cmp.Or(vf.wide, nameView(w, name))
 	}
 	// For a definition the parser cannot read, every name it could hold
 	// for a table is followed.
 	for _, r := range append(st.Reads, st.Names...) {
-		if skipCatalog(r) {
+		if infoschema.Virtual(r) {
 			// The server's information_schema lists every database's
 			// objects, the proxy's own included; a sandbox's statements see
 			// their own (rewritten) information_schema, which a view cannot.

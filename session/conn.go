@@ -12,6 +12,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/infoschema"
 	"github.com/sqlfork/sqlfork-proxy/kill"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/reply"
@@ -175,7 +176,7 @@ func blocksProduction(st rewrite.Statement, serializable bool) string {
 		return "asking for SERIALIZABLE isolation (every read then locks)"
 	case serializable:
 		for _, t := range append(st.Reads, st.Names...) {
-			if !skipCatalog(t) {
+			if !infoschema.Virtual(t) {
 				return "reading " + t.Quoted() + " under SERIALIZABLE isolation"
 			}
 		}
@@ -368,7 +369,7 @@ type Plan struct {
 	diagnostics bool
 	// processList is SHOW [FULL] PROCESSLIST, answered with the
 	// connections of the session's proxy user only.
-	processList *ProcessList
+	processList *infoschema.ProcessList
 	// ddl marks inputs holding DDL (which commits implicitly); statements
 	// is how many statements the input holds.
 	ddl        bool
@@ -593,7 +594,7 @@ func (p *Plan) columnSpelling(name string) (string, bool) {
 // isInfoSchema reports whether phys is a database of information_schema
 // views the session reads: its sandbox's, or production's.
 func (s *Session) isInfoSchema(phys string) bool {
-	return s.m != nil && phys == ProductionInfoSchema(s.m.cfg.Prefix) || s.sb != nil && phys == sandbox.InfoSchema(s.m.cfg.Prefix, s.sb.ID)
+	return s.m != nil && phys == infoschema.ProductionSchema(s.m.cfg.Prefix) || s.sb != nil && phys == sandbox.InfoSchema(s.m.cfg.Prefix, s.sb.ID)
 }
 
 // Version identifies a sandbox binding and its table map.
@@ -682,7 +683,7 @@ func (s *Session) plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	if err := s.checkGuardrails(a); err != nil {
 		return nil, err
 	}
-	if pl, err := ownOnly(a, prepared); err != nil || pl != nil {
+	if pl, err := infoschema.OwnOnly(a, prepared); err != nil || pl != nil {
 		p.processList = pl
 		return p, err
 	}
@@ -907,7 +908,7 @@ func (s *Session) forkAndRewrite(ctx context.Context, a *rewrite.Analysis, sql s
 	if err := s.forkFor(ctx, a, p, prepared); err != nil {
 		return nil, err
 	}
-	if usesInfoSchema(a) {
+	if infoschema.Uses(a) {
 		if err := s.m.ensureInfoViews(ctx, s.sb); err != nil {
 			return nil, err
 		}
@@ -1039,7 +1040,7 @@ func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool
 			}
 			return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s", st.Outside)
 		}
-		if why := serverWide(ownConnOnly(st)); why != "" {
+		if why := infoschema.ServerWide(infoschema.OwnConnOnly(st)); why != "" {
 			return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s, which a sandbox must not see; run it on a direct connection", why)
 		}
 		if t, ok := systemDDL(st); ok {
@@ -1120,7 +1121,7 @@ func (s *Session) bodyAllowed(b *rewrite.Analysis) error {
 				"(the proxy would not see it); set it with SET SESSION TRANSACTION ISOLATION LEVEL before the CALL")
 		}
 		for _, t := range st.Reads {
-			if _, ok := ownConnView(t); ok {
+			if _, ok := infoschema.OwnConnView(t); ok {
 				return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s in a sandbox's procedure body is not supported; "+
 					"read it outside the procedure", t.Quoted())
 			}
@@ -1300,7 +1301,7 @@ func (s *Session) forkBlock(ctx context.Context, a *rewrite.Analysis, p *Plan) e
 				return err
 			}
 			for _, t := range append(append([]rewrite.Table{}, bs.Writes...), first...) {
-				if skipCatalog(t) || views[s.m.names.Key(s.m.names.Norm(t))] {
+				if infoschema.Virtual(t) || views[s.m.names.Key(s.m.names.Norm(t))] {
 					continue
 				}
 				if _, _, err := s.ensure(ctx, t, forker.Full); err != nil {
@@ -1311,7 +1312,7 @@ func (s *Session) forkBlock(ctx context.Context, a *rewrite.Analysis, p *Plan) e
 				return err
 			}
 		}
-		if usesInfoSchema(b) {
+		if infoschema.Uses(b) {
 			if err := s.m.ensureInfoViews(ctx, s.sb); err != nil {
 				return err
 			}
@@ -1616,14 +1617,14 @@ func (r resolver) Resolve(t rewrite.Table, write bool) (rewrite.Table, bool, err
 		return e.Phys, true, nil
 	}
 	if strings.EqualFold(t.DB, "information_schema") {
-		if v, ok := infoViewName(t.Name); ok && r.s.sb.HasInfoViews() {
+		if v, ok := infoschema.ViewName(t.Name); ok && r.s.sb.HasInfoViews() {
 			return rewrite.Table{DB: sandbox.InfoSchema(r.s.m.cfg.Prefix, r.s.sb.ID), Name: v}, true, nil
 		}
 	}
-	if v, ok := ownConnView(t); ok && r.s.sb.HasInfoViews() {
+	if v, ok := infoschema.OwnConnView(t); ok && r.s.sb.HasInfoViews() {
 		return rewrite.Table{DB: sandbox.InfoSchema(r.s.m.cfg.Prefix, r.s.sb.ID), Name: v}, true, nil
 	}
-	if strings.EqualFold(t.DB, "information_schema") && infoSchemaSafe[strings.ToLower(t.Name)] {
+	if strings.EqualFold(t.DB, "information_schema") && infoschema.Safe[strings.ToLower(t.Name)] {
 		// Lists no database's objects (character sets, the session's
 		// status, …): the sandbox's as it is, in a routine's body too.
 		return t, true, nil
@@ -1664,7 +1665,7 @@ func maintains(a *rewrite.Analysis, i int) bool {
 	st := a.Statements[i]
 	for _, list := range [][]rewrite.Table{st.Reads, st.Writes} {
 		for _, t := range list {
-			if skipCatalog(t) || strings.EqualFold(t.DB, "mysql") || strings.EqualFold(t.DB, "sys") {
+			if infoschema.Virtual(t) || strings.EqualFold(t.DB, "mysql") || strings.EqualFold(t.DB, "sys") {
 				return false
 			}
 		}

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 
+	"github.com/sqlfork/sqlfork-proxy/infoschema"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 )
@@ -17,7 +18,7 @@ type PlanFlags struct {
 	Begin, TxEnd, TxControl, DDL       bool
 	UseDB, ReadVars, Diagnostics       bool
 	Statements                         int
-	ProcessList                        *ProcessList
+	ProcessList                        *infoschema.ProcessList
 	Version                            Version
 }
 

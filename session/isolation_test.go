@@ -1,73 +1,37 @@
 package session
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
+	"github.com/sqlfork/sqlfork-proxy/infoschema"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
-func TestOwnOnly(t *testing.T) {
-	e := rewrite.NewEngine(0)
-	for _, c := range []struct {
-		sql      string
-		prepared bool
-		full     bool
-		code     uint16 // 0: answered by the proxy
-		none     bool   // not a process list
-	}{
-		{sql: "SHOW PROCESSLIST"},
-		{sql: "show full processlist", full: true},
-		{sql: "SHOW PROCESSLIST", prepared: true, code: 1295},
-		{sql: "SELECT 1; SHOW PROCESSLIST", code: 1290},
-		{sql: "SHOW TABLES", none: true},
-		{sql: "SHOW DATABASES", none: true},
-		{sql: "SELECT 1; SHOW DATABASES", code: 1290},
-		{sql: "SHOW ENGINE INNODB STATUS", code: 1290},
-		{sql: "SELECT 1; SHOW TABLE_STATISTICS", code: 1290},
-	} {
-		pl, err := ownOnly(e.Analyze(c.sql, rewrite.Options{}), c.prepared)
-		var r *rewrite.Refusal
-		switch {
-		case c.code != 0:
-			if !errors.As(err, &r) || r.Code != c.code {
-				t.Errorf("%q: %v, want refusal %d", c.sql, err, c.code)
-			}
-		case err != nil:
-			t.Errorf("%q: %v", c.sql, err)
-		case c.none != (pl == nil):
-			t.Errorf("%q: process list %+v", c.sql, pl)
-		case pl != nil && (pl.Full != c.full || !strings.Contains(pl.SQL(), "PROCESSLIST") || strings.Contains(pl.SQL(), "FULL") != c.full):
-			t.Errorf("%q: %+v runs %q", c.sql, pl, pl.SQL())
-		}
-	}
-}
-
 func TestProductionInfoViews(t *testing.T) {
 	m := &Manager{cfg: Config{Prefix: "_sqlfork"}}
-	for _, v := range infoViews {
-		sql := m.prodViewSQL(v, []infoCol{{name: "TABLE_SCHEMA"}, {name: "TABLE_NAME"}})
-		if !strings.HasPrefix(sql, "CREATE OR REPLACE SQL SECURITY INVOKER VIEW `_sqlfork_production`.`"+v.name+"` AS SELECT ") {
-			t.Errorf("%s: %s", v.name, sql)
+	for _, v := range infoschema.Views {
+		sql := m.prodViewSQL(v, []infoschema.Col{{Name: "TABLE_SCHEMA"}, {Name: "TABLE_NAME"}})
+		if !strings.HasPrefix(sql, "CREATE OR REPLACE SQL SECURITY INVOKER VIEW `_sqlfork_production`.`"+v.Name+"` AS SELECT ") {
+			t.Errorf("%s: %s", v.Name, sql)
 		}
 		var cols []string
 		switch {
-		case v.routineSchema != "":
-			cols = append(cols, v.routineSchema)
-		case len(v.pairs) == 0:
+		case v.RoutineSchema != "":
+			cols = append(cols, v.RoutineSchema)
+		case len(v.Pairs) == 0:
 			cols = append(cols, "SCHEMA_NAME")
 		}
-		for _, p := range v.pairs {
+		for _, p := range v.Pairs {
 			cols = append(cols, p[0])
 		}
-		for _, c := range append(cols, v.schemaCols...) {
+		for _, c := range append(cols, v.SchemaCols...) {
 			if !strings.Contains(sql, "i."+c+" NOT LIKE '!_sqlfork%' ESCAPE '!'") {
-				t.Errorf("%s does not leave out the proxy's databases by %s: %s", v.name, c, sql)
+				t.Errorf("%s does not leave out the proxy's databases by %s: %s", v.Name, c, sql)
 			}
 		}
 	}
-	r := prodResolver{prefix: "_sqlfork"}
+	r := infoschema.ProductionResolver{Prefix: "_sqlfork"}
 	for in, want := range map[rewrite.Table]rewrite.Table{
 		{DB: "information_schema", Name: "tables"}:      {DB: "_sqlfork_production", Name: "TABLES"},
 		{DB: "INFORMATION_SCHEMA", Name: "SCHEMATA"}:    {DB: "_sqlfork_production", Name: "SCHEMATA"},
@@ -76,27 +40,6 @@ func TestProductionInfoViews(t *testing.T) {
 	} {
 		if got, _, err := r.Resolve(in, false); err != nil || got != want {
 			t.Errorf("Resolve(%v) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-}
-
-func TestInfoSchemaKnown(t *testing.T) {
-	for _, v := range infoViews {
-		if !infoSchemaKnown(strings.ToLower(v.name)) {
-			t.Errorf("mirrored %s is not known", v.name)
-		}
-	}
-	for name, want := range map[string]bool{
-		"ENGINES": true, "character_sets": true, "ROUTINES": true, "user_variables": true,
-		"PROCESSLIST": false, "INNODB_TRX": false, "GEOMETRY_COLUMNS": false, "KEY_PERIOD_USAGE": false,
-		"VIEW_TABLE_USAGE": false, "no_such_table": false,
-	} {
-		if infoSchemaKnown(name) != want {
-			t.Errorf("infoSchemaKnown(%q) = %v", name, !want)
-		}
-		st := rewrite.Statement{Reads: []rewrite.Table{{DB: "information_schema", Name: name}}}
-		if refused := serverWide(st) != ""; refused == want {
-			t.Errorf("serverWide(information_schema.%s) refused: %v", name, refused)
 		}
 	}
 }

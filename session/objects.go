@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/infoschema"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
@@ -117,7 +118,7 @@ func (s *Session) unparseableHazard(ctx context.Context, st rewrite.Statement, s
 	// A table whose engine locks it for every read must be forked
 	// before it is read, which needs the statement parsed.
 	for _, t := range st.Names {
-		if s.holds(sb, t) || skipCatalog(t) || t.DB == "" {
+		if s.holds(sb, t) || infoschema.Virtual(t) || t.DB == "" {
 			continue
 		}
 		o, err := s.m.catalog.object(ctx, t)
@@ -137,7 +138,7 @@ func (s *Session) unparseableHazard(ctx context.Context, st rewrite.Statement, s
 // that shows the whole server.
 func (s *Session) readHazard(ctx context.Context, st rewrite.Statement, sb *Sandbox) (string, error) {
 	for _, t := range append(st.Reads, st.Names...) {
-		if s.holds(sb, t) || skipCatalog(t) || t.DB == "" {
+		if s.holds(sb, t) || infoschema.Virtual(t) || t.DB == "" {
 			continue
 		}
 		o, err := s.m.catalog.object(ctx, t)
@@ -162,7 +163,7 @@ func (s *Session) readHazard(ctx context.Context, st rewrite.Statement, sb *Sand
 // reach other tables. (Production views are copied, views.go.)
 func (s *Session) forkHazard(ctx context.Context, st rewrite.Statement, sb *Sandbox, forks map[rewrite.Table]string) (string, error) {
 	for t := range forks {
-		if s.holds(sb, t) || skipCatalog(t) {
+		if s.holds(sb, t) || infoschema.Virtual(t) {
 			continue
 		}
 		o, err := s.m.catalog.object(ctx, t)
@@ -183,91 +184,6 @@ func (s *Session) forkHazard(ctx context.Context, st rewrite.Statement, sb *Sand
 	return "", nil
 }
 
-// serverWide says why a statement reads what the whole server holds, every
-// sandbox's tables and statements included: the binary and relay logs, the
-// table cache, InnoDB's internal dictionary and statistics, the logs kept
-// in tables, performance_schema ("" when it does not).
-func serverWide(st rewrite.Statement) string {
-	switch st.Kind {
-	case rewrite.KindShowBinlogEvents, rewrite.KindShowRelaylogEvents, rewrite.KindShowOpenTables, rewrite.KindShowProcesslist:
-		return string(st.Kind) + " shows what the whole server holds, every sandbox's tables and statements included"
-	}
-	for _, t := range append(st.Reads, st.Names...) {
-		db, name := strings.ToLower(t.DB), strings.ToLower(t.Name)
-		switch {
-		case db == "information_schema" && name == "processlist":
-			return t.Quoted() + " lists every connection of the server, every sandbox's statements included " +
-				"(SHOW PROCESSLIST lists your own)"
-		case db == "performance_schema",
-			db == "information_schema" && (strings.HasPrefix(name, "innodb_") || name == "table_statistics" ||
-				name == "index_statistics" || name == "geometry_columns" || name == "metadata_lock_info" ||
-				name == "query_cache_info" || name == "user_statistics" || name == "client_statistics"),
-			db == "mysql" && serverWideTables[name]:
-			return t.Quoted() + " holds what the whole server holds, every sandbox's tables and statements included"
-		case db == "information_schema" && !infoSchemaKnown(name):
-			return t.Quoted() + " is not one of the information_schema tables the proxy knows to show only what " +
-				"a sandbox may see (it may list every database or connection of the server)"
-		}
-	}
-	return ""
-}
-
-// ownConnOnly is st without the reads a sandbox makes through its
-// own-connection views (ownConnViews), which show nothing of other
-// connections.
-func ownConnOnly(st rewrite.Statement) rewrite.Statement {
-	var reads []rewrite.Table
-	for _, t := range st.Reads {
-		if _, ok := ownConnView(t); !ok {
-			reads = append(reads, t)
-		}
-	}
-	st.Reads = reads
-	return st
-}
-
-// infoSchemaSafe are the information_schema tables (lower case) that name
-// nothing of the proxy's databases nor of other connections: server-wide
-// settings and counters, the account's own grants, its own session, and
-// events, which the proxy's databases never hold (a sandbox's procedures
-// and triggers are in its databases: ROUTINES, PARAMETERS and TRIGGERS are
-// mirrored). Those that list
-// tables are mirrored (infoViews); the others are refused (fail closed), so
-// a table a newer server adds is refused until it is looked at.
-var infoSchemaSafe = map[string]bool{
-	"all_plugins": true, "applicable_roles": true, "character_sets": true, "collations": true,
-	"collation_character_set_applicability": true, "column_privileges": true, "enabled_roles": true, "engines": true,
-	"events": true, "files": true, "global_status": true, "global_variables": true, "keywords": true, "key_caches": true,
-	"optimizer_trace": true, "plugins": true, "profiling": true,
-	"schema_privileges": true, "session_status": true, "session_variables": true, "spatial_ref_sys": true,
-	"sql_functions": true, "system_variables": true, "tablespaces": true, "table_privileges": true,
-	"thread_pool_groups": true, "thread_pool_queues": true, "thread_pool_stats": true, "thread_pool_waits": true,
-	"user_privileges": true, "user_variables": true,
-}
-
-// infoSchemaKnown reports information_schema tables (any case) a sandboxing
-// session may read: mirrored ones and infoSchemaSafe.
-func infoSchemaKnown(name string) bool {
-	if _, ok := infoViewName(name); ok {
-		return true
-	}
-	return infoSchemaSafe[strings.ToLower(name)]
-}
-
-// serverWideTables are the tables of the mysql schema that describe or log
-// every database of the server.
-var serverWideTables = map[string]bool{
-	"innodb_table_stats": true, "innodb_index_stats": true, "table_stats": true, "column_stats": true,
-	"index_stats": true, "general_log": true, "slow_log": true,
-	"proc": true, // every sandbox's procedures (routines.go)
-}
-
-// skipCatalog reports databases whose tables the proxy never forks nor
-// looks up: the server's own views, which read nothing of production's.
-func skipCatalog(t rewrite.Table) bool {
-	return strings.EqualFold(t.DB, "information_schema") || strings.EqualFold(t.DB, "performance_schema")
-}
-
 // forkFirst lists the tables a statement needs forked whole before it runs,
 // besides those it writes: tables named by its FOREIGN KEY clauses (so the
 // key points into the sandbox), tables it reads under locks (so the locks
@@ -279,7 +195,7 @@ func (s *Session) forkFirst(ctx context.Context, st rewrite.Statement) ([]rewrit
 	out := append([]rewrite.Table(nil), st.References...)
 	if st.Kind == rewrite.KindCreateView || s.serializable() {
 		for _, t := range st.Reads {
-			if skipCatalog(t) {
+			if infoschema.Virtual(t) {
 				continue
 			}
 			if virtual, err := s.virtual(ctx, t); err != nil {
@@ -300,7 +216,7 @@ func (s *Session) forkFirst(ctx context.Context, st rewrite.Statement) ([]rewrit
 		}
 	}
 	for _, t := range st.Reads {
-		if locked[t] || skipCatalog(t) || s.sb != nil && s.own(t) {
+		if locked[t] || infoschema.Virtual(t) || s.sb != nil && s.own(t) {
 			continue
 		}
 		o, err := s.m.catalog.object(ctx, t)
@@ -336,7 +252,7 @@ func rowLocking(engine string) bool {
 // virtual reports whether t, which the sandbox does not hold, is a table
 // of the Sequence engine (virtualTable): nothing to lock, nothing to fork.
 func (s *Session) virtual(ctx context.Context, t rewrite.Table) (bool, error) {
-	if skipCatalog(t) || t.DB == "" || s.holds(s.sb, t) {
+	if infoschema.Virtual(t) || t.DB == "" || s.holds(s.sb, t) {
 		return false, nil
 	}
 	o, err := s.m.catalog.object(ctx, t)

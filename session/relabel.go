@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"strings"
 
+	"github.com/sqlfork/sqlfork-proxy/infoschema"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/wire"
@@ -125,7 +126,7 @@ func (r *Relabel) Error(code uint16, msg string) string {
 // flags and decimals (rest holds the definition's fixed fields).
 func (r *Relabel) Column(n wire.ColumnNames, rest []byte) (wire.ColumnNames, []byte, bool) {
 	if r.s.sb != nil && n.Schema == sandbox.InfoSchema(r.s.m.cfg.Prefix, r.s.sb.ID) {
-		if _, ok := ownConnView(rewrite.Table{DB: "performance_schema", Name: n.OrgTable}); ok {
+		if _, ok := infoschema.OwnConnView(rewrite.Table{DB: "performance_schema", Name: n.OrgTable}); ok {
 			n.Schema = "performance_schema" // a column of an own-connection view
 			return n, rest, true
 		}
@@ -135,13 +136,13 @@ func (r *Relabel) Column(n wire.ColumnNames, rest []byte) (wire.ColumnNames, []b
 	if len(r.p.infoIdents) == 0 {
 		return n, rest, changed
 	}
-	if v, ok := infoViewName(orig.Table); ok && (orig.Schema == "" || r.s.isInfoSchema(orig.Schema)) {
+	if v, ok := infoschema.ViewName(orig.Table); ok && (orig.Schema == "" || r.s.isInfoSchema(orig.Schema)) {
 		if sp, ok := r.p.columnSpelling(orig.Table); ok && sp != n.Table {
 			n.Table, changed = sp, true // no alias: the table as written
 		}
 		// Given a column alias, the server names the column the alias
 		// stands for.
-		if col := r.p.aliasedColumn(orig.OrgName); orig.Schema == "" && computedColumn(v, col) {
+		if col := r.p.aliasedColumn(orig.OrgName); orig.Schema == "" && infoschema.ComputedColumn(v, col) {
 			n.Schema, n.OrgTable, n.OrgName, rest, changed = "information_schema", v, strings.ToUpper(col), asInfoColumn(rest), true
 		}
 	} else if orig.Schema == "" && orig.OrgTable == "" && orig.Table != "" {
@@ -207,7 +208,7 @@ func (p *Plan) infoViewComputing(col string) (string, bool) {
 	}
 	for _, st := range p.analysis.Statements {
 		for _, t := range st.Reads {
-			if v, ok := infoViewName(t.Name); ok && strings.EqualFold(t.DB, "information_schema") && computedColumn(v, col) {
+			if v, ok := infoschema.ViewName(t.Name); ok && strings.EqualFold(t.DB, "information_schema") && infoschema.ComputedColumn(v, col) {
 				return v, true
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/infoschema"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
@@ -150,7 +151,7 @@ func (s *Session) forkBody(ctx context.Context, st rewrite.Statement, ddl bool) 
 				return err
 			}
 			for _, t := range append(append(append([]rewrite.Table{}, bs.Writes...), bs.Reads...), first...) {
-				if skipCatalog(t) {
+				if infoschema.Virtual(t) {
 					continue
 				}
 				if _, _, err := s.ensure(ctx, t, forker.Full); err != nil {
@@ -162,7 +163,7 @@ func (s *Session) forkBody(ctx context.Context, st rewrite.Statement, ddl bool) 
 				return err
 			}
 		}
-		if usesInfoSchema(b) {
+		if infoschema.Uses(b) {
 			if err := s.m.ensureInfoViews(ctx, s.sb); err != nil {
 				return err
 			}

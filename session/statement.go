@@ -12,6 +12,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"go.uber.org/zap"
 
+	"github.com/sqlfork/sqlfork-proxy/infoschema"
 	"github.com/sqlfork/sqlfork-proxy/kill"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
@@ -534,14 +535,14 @@ func isASCII(s string) bool {
 
 // ProcessInfo answers COM_PROCESS_INFO as SHOW PROCESSLIST.
 func (s *Session) ProcessInfo(ctx context.Context) (*Reply, error) {
-	return s.processList(ctx, &ProcessList{})
+	return s.processList(ctx, &infoschema.ProcessList{})
 }
 
 // processList answers SHOW [FULL] PROCESSLIST with the server's answer
 // kept to the connections of the session's proxy user (to this process):
 // each row's Id is the connection's upstream thread id, its User the proxy
 // user, and its Info has the user's sandbox databases in logical names.
-func (s *Session) processList(ctx context.Context, pl *ProcessList) (*Reply, error) {
+func (s *Session) processList(ctx context.Context, pl *infoschema.ProcessList) (*Reply, error) {
 	r, err := s.up.Query(ctx, pl.SQL())
 	if err != nil {
 		return nil, err

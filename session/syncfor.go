@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 
+	"github.com/sqlfork/sqlfork-proxy/infoschema"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
@@ -13,7 +14,7 @@ func (s *Session) unmapped(a *rewrite.Analysis) bool {
 	for _, st := range a.Statements {
 		for _, list := range [][]rewrite.Table{st.Reads, st.Writes, st.Names, st.Like} {
 			for _, t := range list {
-				if _, ok := s.sb.Resolve(s.m.names.Key(t)); !ok && !skipCatalog(t) {
+				if _, ok := s.sb.Resolve(s.m.names.Key(t)); !ok && !infoschema.Virtual(t) {
 					return true
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/infoschema"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
@@ -96,7 +97,7 @@ func (s *Session) systemTable(ctx context.Context, t rewrite.Table) error {
 	switch {
 	case s.m.names.Norm(t).DB == "mysql":
 		return rewrite.ServerRefusal(wire.ErNoTriggersOnSystem, "Triggers can not be created on system tables")
-	case !skipCatalog(t):
+	case !infoschema.Virtual(t):
 		return nil
 	}
 	who := "the proxy's account"
@@ -160,7 +161,7 @@ func (s *Session) forkTrigger(ctx context.Context, st rewrite.Statement, p *Plan
 // forked rather than one too few).
 func (m *Manager) productionTriggers(ctx context.Context, db, name string) ([]rewrite.Table, error) {
 	db = m.names.Norm(rewrite.Table{DB: db}).DB
-	if m.names.IsProxySchema(db) || skipCatalog(rewrite.Table{DB: db}) {
+	if m.names.IsProxySchema(db) || infoschema.Virtual(rewrite.Table{DB: db}) {
 		return nil, nil
 	}
 	var out []rewrite.Table

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/infoschema"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
@@ -59,7 +60,7 @@ func (m *Manager) connected(ctx context.Context, sb *Sandbox, t rewrite.Table) (
 		seen := map[string]bool{m.names.Key(t): true}
 		add := func(u rewrite.Table) {
 			u = m.names.Norm(u)
-			if k := m.names.Key(u); !seen[k] && !skipCatalog(u) && !m.names.IsProxySchema(u.DB) {
+			if k := m.names.Key(u); !seen[k] && !infoschema.Virtual(u) && !m.names.IsProxySchema(u.DB) {
 				seen[k] = true
 				cp.tables = append(cp.tables, u)
 			}
@@ -142,9 +143,9 @@ func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statemen
 				return "defines or drops a stored routine", nil, nil
 			case bs.Outside != "":
 				return "reaches outside the database (" + bs.Outside + ")", nil, nil
-			case serverWide(bs) != "":
+			case infoschema.ServerWide(bs) != "":
 				return "reads what the whole server holds", nil, nil
-			case usesInfoSchema(b):
+			case infoschema.Uses(b):
 				return "reads information_schema", nil, nil
 			}
 			for _, f := range bs.Funcs {

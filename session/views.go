@@ -9,6 +9,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/infoschema"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/wire"
@@ -110,7 +111,7 @@ func (s *Session) prepareViews(ctx context.Context, st rewrite.Statement, first 
 // view (or the sandbox's copy of one), and reports whether it is; anything
 // else is left to the caller.
 func (s *Session) ensureView(ctx context.Context, t rewrite.Table, mode viewMode, depth int) (bool, error) {
-	if skipCatalog(t) || t.DB == "" {
+	if infoschema.Virtual(t) || t.DB == "" {
 		return false, nil
 	}
 	t = s.m.names.Norm(t)
@@ -184,7 +185,7 @@ func (s *Session) viewDefinition(ctx context.Context, t rewrite.Table, vd *viewD
 			if err != nil {
 				return "", false, err
 			}
-			if !isView && mode == viewForce && !skipCatalog(u) {
+			if !isView && mode == viewForce && !infoschema.Virtual(u) {
 				if _, _, err := s.ensure(ctx, u, forker.Full); err != nil {
 					return "", false, err
 				}
