@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
@@ -30,11 +31,11 @@ import (
 func (s *Session) placedFunction(f rewrite.Func, db string) (phys, logical string, ok bool) {
 	switch {
 	case f.Schema != "":
-		if pseudoSchema(f.Schema) {
+		if catalog.PseudoSchema(f.Schema) {
 			return "", "", false
 		}
 		db = f.Schema
-	case s.m.catalog.native(f), keywordCall(f):
+	case s.m.catalog.Native(f), catalog.KeywordCall(f):
 		return "", "", false
 	}
 	if db == "" {
@@ -164,7 +165,7 @@ func (s *Session) routineChanging(ctx context.Context, st rewrite.Statement) err
 		}
 	}
 	if kind == "FUNCTION" {
-		s.m.catalog.forgetFunction(s.routineDB(db), st.Routine.Name)
+		s.m.catalog.ForgetFunction(s.routineDB(db), st.Routine.Name)
 	}
 	s.sb.NoteRoutine(routineKey(kind, s.routineDB(db), st.Routine.Name), true)
 	return nil
@@ -201,15 +202,15 @@ func (s *Session) ensure(ctx context.Context, t rewrite.Table, mode forker.Mode)
 // function of the name (production's or the sandbox's).
 func (s *Session) sandboxFuncHazard(ctx context.Context, f rewrite.Func, db string) (string, error) {
 	switch {
-	case f.Schema != "" || s.m.catalog.native(f):
+	case f.Schema != "" || s.m.catalog.Native(f):
 		return "", nil
-	case keywordCall(f):
+	case catalog.KeywordCall(f):
 		if db == "" {
 			return "", nil
 		}
-		return s.m.catalog.keywordHazard(ctx, f, db, s.routineDB(db))
+		return s.m.catalog.KeywordHazard(ctx, f, db, s.routineDB(db))
 	}
-	return s.m.catalog.udfHazard(ctx, f)
+	return s.m.catalog.UDFHazard(ctx, f)
 }
 
 // hasFunction reports whether the sandbox has the function name of
@@ -217,14 +218,14 @@ func (s *Session) sandboxFuncHazard(ctx context.Context, f rewrite.Func, db stri
 // none. Names production has no function of are looked up in the
 // catalog, which keeps what it found for a while.
 func (s *Session) hasFunction(ctx context.Context, db, name string) (routineState, error) {
-	prod, err := s.m.catalog.storedFunction(ctx, db, name)
+	prod, err := s.m.catalog.StoredFunction(ctx, db, name)
 	if err != nil || prod {
 		if err != nil {
 			return routineNone, err
 		}
 		return s.ensureRoutine(ctx, "FUNCTION", db, name)
 	}
-	if here, err := s.m.catalog.storedFunction(ctx, s.routineDB(db), name); err != nil || !here {
+	if here, err := s.m.catalog.StoredFunction(ctx, s.routineDB(db), name); err != nil || !here {
 		return routineNone, err
 	}
 	return routineOwn, nil

@@ -76,12 +76,12 @@ func (s *Session) sharedState(ctx context.Context, a *rewrite.Analysis) (string,
 			if infoschema.Virtual(t) || t.DB == "" {
 				continue
 			}
-			o, err := s.m.catalog.object(ctx, t)
+			o, err := s.m.catalog.Object(ctx, t)
 			if err != nil {
 				return "", err
 			}
-			if o.wide != "" {
-				return o.wide, nil
+			if o.Wide != "" {
+				return o.Wide, nil
 			}
 		}
 	}

@@ -276,7 +276,7 @@ type Manager struct {
 	// server is version as the rewrite engine needs it.
 	server  rewrite.Server
 	engine  *rewrite.Engine
-	catalog *prodCatalog
+	catalog *catalog.Objects
 
 	privMu       sync.Mutex
 	privKnown    bool
@@ -336,7 +336,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	m.triggers = catalog.Triggers{Engine: m.engine, CaseSensitive: m.names.CaseSensitive, Server: m.server}
 	m.caps = capture.New(capture.Config{Prefix: cfg.Prefix, NoDiffCapture: cfg.NoDiffCapture}, log, m.names, m.reg)
 	m.rev = review.New(review.Config{Prefix: cfg.Prefix}, log, m.names, m.engine, m.server, m.reg, m.caps, m.triggers)
-	m.catalog = newCatalog(m)
+	m.catalog = catalog.NewObjects(m.names, m.reg, m.engine, m.server)
 	name := cfg.Forker
 	if name == "auto" {
 		name = forker.Detect(m.version)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/infoschema"
 	"github.com/sqlfork/sqlfork-proxy/quote"
@@ -34,7 +35,7 @@ func (s *Session) statementHazard(ctx context.Context, st rewrite.Statement, sb 
 			if why, err := s.sandboxFuncHazard(ctx, f, st.DB); err != nil || why != "" {
 				return why, err
 			}
-		} else if why, _, err := s.m.catalog.funcHazard(ctx, f, st.DB); err != nil || why != "" {
+		} else if why, _, err := s.m.catalog.FuncHazard(ctx, f, st.DB); err != nil || why != "" {
 			return why, err
 		}
 	}
@@ -84,12 +85,12 @@ func (s *Session) likeHazard(ctx context.Context, st rewrite.Statement, sb *Sand
 		if s.holds(sb, t) {
 			continue
 		}
-		o, err := s.m.catalog.object(ctx, t)
+		o, err := s.m.catalog.Object(ctx, t)
 		if err != nil {
 			return "", err
 		}
-		if o.kind != "" && o.engine != "" && !rewrite.SafeEngine(o.engine) {
-			return "CREATE TABLE … LIKE " + t.Quoted() + " would copy its " + o.engine + " engine, whose tables read " +
+		if o.Kind != "" && o.Engine != "" && !rewrite.SafeEngine(o.Engine) {
+			return "CREATE TABLE … LIKE " + t.Quoted() + " would copy its " + o.Engine + " engine, whose tables read " +
 				"and write other tables", nil
 		}
 		var col, def string
@@ -121,12 +122,12 @@ func (s *Session) unparseableHazard(ctx context.Context, st rewrite.Statement, s
 		if s.holds(sb, t) || infoschema.Virtual(t) || t.DB == "" {
 			continue
 		}
-		o, err := s.m.catalog.object(ctx, t)
+		o, err := s.m.catalog.Object(ctx, t)
 		if err != nil {
 			return "", err
 		}
-		if (o.kind == "BASE TABLE" || o.kind == "SYSTEM VERSIONED") && !rowLocking(o.engine) {
-			return t.Quoted() + " is a " + o.engine + " table, whose reads lock it, so the proxy must fork it " +
+		if (o.Kind == "BASE TABLE" || o.Kind == "SYSTEM VERSIONED") && !rowLocking(o.Engine) {
+			return t.Quoted() + " is a " + o.Engine + " table, whose reads lock it, so the proxy must fork it " +
 				"before it is read, and it cannot parse this statement; rewrite it in syntax MySQL 8 also accepts", nil
 		}
 	}
@@ -141,18 +142,18 @@ func (s *Session) readHazard(ctx context.Context, st rewrite.Statement, sb *Sand
 		if s.holds(sb, t) || infoschema.Virtual(t) || t.DB == "" {
 			continue
 		}
-		o, err := s.m.catalog.object(ctx, t)
+		o, err := s.m.catalog.Object(ctx, t)
 		if err != nil {
 			return "", err
 		}
-		if o.hazard != "" {
-			return o.hazard, nil
+		if o.Hazard != "" {
+			return o.Hazard, nil
 		}
-		if sb == nil && o.calls != "" {
-			return o.calls, nil // a sandbox reads its copy of the view, calling its copy of the function
+		if sb == nil && o.Calls != "" {
+			return o.Calls, nil // a sandbox reads its copy of the view, calling its copy of the function
 		}
-		if sb != nil && o.wide != "" {
-			return o.wide + ", which a sandbox must not see; run it on a direct connection", nil
+		if sb != nil && o.Wide != "" {
+			return o.Wide + ", which a sandbox must not see; run it on a direct connection", nil
 		}
 	}
 	return "", nil
@@ -166,18 +167,18 @@ func (s *Session) forkHazard(ctx context.Context, st rewrite.Statement, sb *Sand
 		if s.holds(sb, t) || infoschema.Virtual(t) {
 			continue
 		}
-		o, err := s.m.catalog.object(ctx, t)
+		o, err := s.m.catalog.Object(ctx, t)
 		if err != nil {
 			return "", err
 		}
 		switch {
-		case o.kind == "VIEW":
+		case o.Kind == "VIEW":
 			// The sandbox copies it (views.go), after forking what it
 			// reads.
 		case virtualTable(o):
 			return t.Quoted() + " is a table of the Sequence engine, whose rows are made as it is read: it cannot be written", nil
-		case o.kind != "" && o.engine != "" && !rewrite.SafeEngine(o.engine):
-			return t.Quoted() + " is a " + o.engine + " table, which reads and writes other tables, so no fork " +
+		case o.Kind != "" && o.Engine != "" && !rewrite.SafeEngine(o.Engine):
+			return t.Quoted() + " is a " + o.Engine + " table, which reads and writes other tables, so no fork " +
 				"of it can be kept to the sandbox", nil
 		}
 	}
@@ -219,11 +220,11 @@ func (s *Session) forkFirst(ctx context.Context, st rewrite.Statement) ([]rewrit
 		if locked[t] || infoschema.Virtual(t) || s.sb != nil && s.own(t) {
 			continue
 		}
-		o, err := s.m.catalog.object(ctx, t)
+		o, err := s.m.catalog.Object(ctx, t)
 		if err != nil {
 			return nil, err
 		}
-		if (o.kind == "BASE TABLE" || o.kind == "SYSTEM VERSIONED") && !rowLocking(o.engine) {
+		if (o.Kind == "BASE TABLE" || o.Kind == "SYSTEM VERSIONED") && !rowLocking(o.Engine) {
 			out = append(out, t)
 		}
 	}
@@ -255,7 +256,7 @@ func (s *Session) virtual(ctx context.Context, t rewrite.Table) (bool, error) {
 	if infoschema.Virtual(t) || t.DB == "" || s.holds(s.sb, t) {
 		return false, nil
 	}
-	o, err := s.m.catalog.object(ctx, t)
+	o, err := s.m.catalog.Object(ctx, t)
 	return virtualTable(o), err
 }
 
@@ -263,6 +264,6 @@ func (s *Session) virtual(ctx context.Context, t rewrite.Table) (bool, error) {
 // seq_0_to_99_step_3), which every database has: its rows are numbers made
 // as it is read, it holds and locks nothing, and it cannot be written. A
 // sandbox reads production's.
-func virtualTable(o object) bool {
-	return o.kind == "BASE TABLE" && strings.EqualFold(o.engine, "SEQUENCE")
+func virtualTable(o catalog.Object) bool {
+	return o.Kind == "BASE TABLE" && strings.EqualFold(o.Engine, "SEQUENCE")
 }

@@ -122,7 +122,7 @@ func (s *Session) planExecute(ctx context.Context, a *rewrite.Analysis, sql stri
 	st := a.Statements[0]
 	stored := false
 	for _, f := range st.Funcs {
-		stored = stored || !s.m.catalog.native(f)
+		stored = stored || !s.m.catalog.Native(f)
 	}
 	if len(st.Reads)+len(st.Writes)+len(st.Names) > 0 || stored {
 		return nil, true, rewrite.Refuse(wire.ErOptionPreventsStatement, "EXECUTE … USING reads tables or calls functions the "+

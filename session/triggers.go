@@ -149,7 +149,7 @@ func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statemen
 				return "reads information_schema", nil, nil
 			}
 			for _, f := range bs.Funcs {
-				why, stored, err := m.catalog.funcHazard(ctx, f, db)
+				why, stored, err := m.catalog.FuncHazard(ctx, f, db)
 				switch {
 				case err != nil:
 					return "", nil, err
@@ -248,7 +248,7 @@ func (r sandboxResolver) ResolveRoutine(st *rewrite.Statement) (string, error) {
 // there, placeNeeded); an unqualified one stays, for the trigger, made in
 // the sandbox's database, calls that database's.
 func (r sandboxResolver) ResolveFunction(f rewrite.Func, _ string) (string, bool, error) {
-	if f.Schema == "" || pseudoSchema(f.Schema) {
+	if f.Schema == "" || catalog.PseudoSchema(f.Schema) {
 		return "", false, nil
 	}
 	return sandbox.Schema(r.m.cfg.Prefix, r.sb.ID, r.m.names.Norm(rewrite.Table{DB: f.Schema}).DB), true, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/infoschema"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
@@ -70,7 +71,7 @@ func (s *Session) prepareViews(ctx context.Context, st rewrite.Statement, first 
 		isView, err := s.ensureView(ctx, t, mode, 0)
 		if isView {
 			views[s.m.names.Key(t)] = true
-			if err == nil && s.m.catalog.calls(ctx, t) && p.volatile == "" {
+			if err == nil && s.m.catalog.Calls(ctx, t) && p.volatile == "" {
 				// Its functions may write: kept for a replay, which the
 				// proxy refuses (it does not check their statements).
 				p.locks = true
@@ -119,20 +120,20 @@ func (s *Session) ensureView(ctx context.Context, t rewrite.Table, mode viewMode
 	if held && e.Kind != sandbox.KindView {
 		return false, nil // the sandbox's own table or view, or one it dropped
 	}
-	o, err := s.m.catalog.object(ctx, t)
-	if err != nil || o.kind != "VIEW" {
+	o, err := s.m.catalog.Object(ctx, t)
+	if err != nil || o.Kind != "VIEW" {
 		return false, err
 	}
-	if depth >= maxViewDepth {
+	if depth >= catalog.MaxViewDepth {
 		return true, rewrite.Refuse(wire.ErUnknown, "the view %s is built on views more than %d deep, which the sandbox "+
-			"cannot copy", t, maxViewDepth)
+			"cannot copy", t, catalog.MaxViewDepth)
 	}
 	switch {
-	case o.hazard != "":
-		return true, rewrite.Refuse(wire.ErUnknown, "%s", o.hazard)
-	case o.wide != "":
-		return true, rewrite.Refuse(wire.ErUnknown, "%s, which a sandbox must not see; run it on a direct connection", o.wide)
-	case o.view == nil:
+	case o.Hazard != "":
+		return true, rewrite.Refuse(wire.ErUnknown, "%s", o.Hazard)
+	case o.Wide != "":
+		return true, rewrite.Refuse(wire.ErUnknown, "%s, which a sandbox must not see; run it on a direct connection", o.Wide)
+	case o.View == nil:
 		return true, rewrite.Refuse(wire.ErUnknown, "the proxy cannot read the definition of the view %s (grant its "+
 			"account SHOW VIEW), so the sandbox cannot copy it", t)
 	}
@@ -140,33 +141,33 @@ func (s *Session) ensureView(ctx context.Context, t rewrite.Table, mode viewMode
 		if held {
 			return true, nil
 		}
-		return true, s.m.placeView(ctx, s.sb, t, standIn, o.view)
+		return true, s.m.placeView(ctx, s.sb, t, standIn, o.View)
 	}
-	def, changed, err := s.viewDefinition(ctx, t, o.view, mode, depth)
+	def, changed, err := s.viewDefinition(ctx, t, o.View, mode, depth)
 	if err != nil {
 		return true, err
 	}
 	switch {
-	case !held && mode == viewLazy && !changed && o.calls == "":
+	case !held && mode == viewLazy && !changed && o.Calls == "":
 		return true, nil // it reads and calls nothing the sandbox holds: production's view is the sandbox's
 	case held && e.Def == def:
 		return true, nil
 	}
-	return true, s.m.placeView(ctx, s.sb, t, def, o.view)
+	return true, s.m.placeView(ctx, s.sb, t, def, o.View)
 }
 
 // viewDefinition is the definition of view t's copy in the sandbox: what it
 // reads made ready as mode asks (forked, for viewForce; copies of the views
 // it reads), then rewritten as the sandbox resolves it. changed reports a
 // name the sandbox resolves elsewhere.
-func (s *Session) viewDefinition(ctx context.Context, t rewrite.Table, vd *viewDef, mode viewMode, depth int) (def string, changed bool, err error) {
-	a := s.m.engine.Analyze(vd.def, rewrite.Options{DB: t.DB, CaseSensitiveNames: s.m.names.CaseSensitive, Server: s.m.server})
+func (s *Session) viewDefinition(ctx context.Context, t rewrite.Table, vd *catalog.ViewDef, mode viewMode, depth int) (def string, changed bool, err error) {
+	a := s.m.engine.Analyze(vd.Def, rewrite.Options{DB: t.DB, CaseSensitiveNames: s.m.names.CaseSensitive, Server: s.m.server})
 	inner := viewLazy
 	if mode == viewForce {
 		inner = viewForce
 	}
 	for _, st := range a.Statements {
-		if st.Class == rewrite.ClassUnparseable && s.m.catalog.calls(ctx, t) {
+		if st.Class == rewrite.ClassUnparseable && s.m.catalog.Calls(ctx, t) {
 			// What it reads that calls a stored function cannot be told
 			// for sure: it would call production's.
 			return "", false, rewrite.Refuse(wire.ErOptionPreventsStatement, "the view %s calls stored functions through a "+
@@ -201,19 +202,19 @@ func (s *Session) viewDefinition(ctx context.Context, t rewrite.Table, vd *viewD
 
 // placeView makes (or remakes) sb's copy of the production view t with the
 // definition def, and records it.
-func (m *Manager) placeView(ctx context.Context, sb *Sandbox, t rewrite.Table, def string, vd *viewDef) error {
+func (m *Manager) placeView(ctx context.Context, sb *Sandbox, t rewrite.Table, def string, vd *catalog.ViewDef) error {
 	phys := m.names.Physical(sb.ID, t)
 	defer sb.LockForks()()
 	if sb.IsDiscarded() {
 		return rewrite.Refuse(wire.ErUnknown, "sandbox %q was discarded; SANDBOX CREATE or ATTACH another", sb.Name)
 	}
 	stmt := "CREATE OR REPLACE"
-	if vd.algorithm == "MERGE" || vd.algorithm == "TEMPTABLE" {
-		stmt += " ALGORITHM = " + vd.algorithm
+	if vd.Algorithm == "MERGE" || vd.Algorithm == "TEMPTABLE" {
+		stmt += " ALGORITHM = " + vd.Algorithm
 	}
 	stmt += " SQL SECURITY INVOKER VIEW " + phys.Quoted() + " AS " + def
-	if vd.checkOption == "CASCADED" || vd.checkOption == "LOCAL" {
-		stmt += " WITH " + vd.checkOption + " CHECK OPTION"
+	if vd.CheckOption == "CASCADED" || vd.CheckOption == "LOCAL" {
+		stmt += " WITH " + vd.CheckOption + " CHECK OPTION"
 	}
 	return m.reg.WithConn(ctx, func(c SideConn) error {
 		if err := m.reg.Persist(ctx, c, sb); err != nil {
@@ -222,7 +223,7 @@ func (m *Manager) placeView(ctx context.Context, sb *Sandbox, t rewrite.Table, d
 		if err := m.createSandboxSchema(ctx, c, t.DB, phys.DB); err != nil {
 			return err
 		}
-		if err := forker.ExecWith(ctx, c, forker.Modes{Collation: vd.collation}, stmt); err != nil {
+		if err := forker.ExecWith(ctx, c, forker.Modes{Collation: vd.Collation}, stmt); err != nil {
 			var me *mysql.MyError
 			if errors.As(err, &me) {
 				// A table or column it reads is gone in the sandbox (dropped,

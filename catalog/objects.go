@@ -1,4 +1,4 @@
-package session
+package catalog
 
 import (
 	"cmp"
@@ -9,10 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/infoschema"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 )
 
@@ -21,18 +22,21 @@ import (
 const catalogTTL = 5 * time.Second
 
 // maxViewDepth bounds the views of views the catalog follows.
-const maxViewDepth = 10
+const MaxViewDepth = 10
 
 // catalog finds out what the names in a statement are on the upstream — a
 // table, a view (and what reading it reaches), a sequence, a stored or
 // loadable function — from information_schema and mysql.func, cached for
 // catalogTTL. The proxy uses it to refuse statements that would reach
 // production through an object, whatever privileges its account has.
-type prodCatalog struct {
-	m *Manager
+type Objects struct {
+	names  sandbox.Names
+	reg    *registry.Registry
+	engine *rewrite.Engine
+	server rewrite.Server
 
 	mu       sync.Mutex
-	objects  map[string]cached[object]
+	objects  map[string]cached[Object]
 	funcs    map[string]cached[bool] // lower(db) NUL lower(name) -> a stored function exists
 	udfs     cached[map[string]bool] // nil map: mysql.func is not readable
 	natives  map[string]bool
@@ -47,42 +51,42 @@ type cached[T any] struct {
 func (c cached[T]) fresh(now time.Time) bool { return !c.at.IsZero() && now.Sub(c.at) < catalogTTL }
 
 // object is what information_schema says of a name.
-type object struct {
+type Object struct {
 	// kind is TABLE_TYPE (BASE TABLE, VIEW, SEQUENCE, SYSTEM VERSIONED,
 	// SYSTEM VIEW), "" when no such table exists.
-	kind   string
-	engine string
+	Kind   string
+	Engine string
 	// hazard says why reading the object reaches beyond production's
 	// rows (a view calling a loadable function, say); "" when it does not.
-	hazard string
+	Hazard string
 	// calls says which stored function a view calls (viewFacts).
-	calls string
+	Calls string
 	// wide says why reading the object (a view) shows what the whole
 	// server holds, every sandbox's objects included: harmless outside a
 	// sandbox, refused in one.
-	wide string
+	Wide string
 	// view is a view's definition, nil for anything else (or a view whose
 	// definition the account cannot read).
-	view *viewDef
+	View *ViewDef
 }
 
 // viewDef is what information_schema.VIEWS says of a view: what a sandbox
 // needs to make its own copy (views.go).
-type viewDef struct {
-	def         string // VIEW_DEFINITION: the server's text, names qualified
-	checkOption string // NONE, CASCADED, LOCAL
-	algorithm   string // UNDEFINED, MERGE, TEMPTABLE
-	collation   string // COLLATION_CONNECTION at its creation
+type ViewDef struct {
+	Def         string // VIEW_DEFINITION: the server's text, names qualified
+	CheckOption string // NONE, CASCADED, LOCAL
+	Algorithm   string // UNDEFINED, MERGE, TEMPTABLE
+	Collation   string // COLLATION_CONNECTION at its creation
 }
 
-func newCatalog(m *Manager) *prodCatalog {
-	c := &prodCatalog{m: m, objects: map[string]cached[object]{}, funcs: map[string]cached[bool]{},
-		natives: make(map[string]bool, len(catalog.NativeFunctions()))}
-	for _, n := range catalog.NativeFunctions() {
+func NewObjects(names sandbox.Names, reg *registry.Registry, engine *rewrite.Engine, server rewrite.Server) *Objects {
+	c := &Objects{names: names, reg: reg, engine: engine, server: server, objects: map[string]cached[Object]{}, funcs: map[string]cached[bool]{},
+		natives: make(map[string]bool, len(NativeFunctions()))}
+	for _, n := range NativeFunctions() {
 		c.natives[n] = true
 	}
-	c.keywords = make(map[string]bool, len(catalog.KeywordFunctions()))
-	for _, n := range catalog.KeywordFunctions() {
+	c.keywords = make(map[string]bool, len(KeywordFunctions()))
+	for _, n := range KeywordFunctions() {
 		c.keywords[n] = true
 	}
 	return c
@@ -102,7 +106,7 @@ func trustedSchema(db string) bool {
 
 // pseudoSchemas qualify built-in functions (mariadb_schema.TRIM()): not
 // real schemas, and never stored functions.
-func pseudoSchema(db string) bool {
+func PseudoSchema(db string) bool {
 	switch strings.ToLower(db) {
 	case "mariadb_schema", "oracle_schema", "maxdb_schema":
 		return true
@@ -111,12 +115,12 @@ func pseudoSchema(db string) bool {
 }
 
 // object returns what t is, from the cache or the server.
-func (c *prodCatalog) object(ctx context.Context, t rewrite.Table) (object, error) {
+func (c *Objects) Object(ctx context.Context, t rewrite.Table) (Object, error) {
 	return c.objectAt(ctx, t, 0)
 }
 
-func (c *prodCatalog) objectAt(ctx context.Context, t rewrite.Table, depth int) (object, error) {
-	k := c.m.names.Key(t)
+func (c *Objects) objectAt(ctx context.Context, t rewrite.Table, depth int) (Object, error) {
+	k := c.names.Key(t)
 	now := time.Now()
 	c.mu.Lock()
 	e, ok := c.objects[k]
@@ -124,40 +128,40 @@ func (c *prodCatalog) objectAt(ctx context.Context, t rewrite.Table, depth int) 
 	if ok && e.fresh(now) {
 		return e.v, nil
 	}
-	var o object
-	var vd viewDef // its definition "" when the account cannot read it
-	err := c.m.reg.WithConn(ctx, func(sc SideConn) error {
+	var o Object
+	var vd ViewDef // its definition "" when the account cannot read it
+	err := c.reg.WithConn(ctx, func(sc sideconn.Conn) error {
 		rows, err := sc.Query(ctx, "SELECT TABLE_TYPE, ENGINE FROM information_schema.TABLES WHERE TABLE_SCHEMA = "+
 			quote.String(t.DB)+" AND TABLE_NAME = "+quote.String(t.Name))
 		if err != nil || len(rows) == 0 {
 			return err
 		}
-		o.kind, o.engine = sideconn.Str(rows[0][0]), sideconn.Str(rows[0][1])
-		if o.kind != "VIEW" {
+		o.Kind, o.Engine = sideconn.Str(rows[0][0]), sideconn.Str(rows[0][1])
+		if o.Kind != "VIEW" {
 			return nil
 		}
 		rows, err = sc.Query(ctx, "SELECT VIEW_DEFINITION, CHECK_OPTION, ALGORITHM, COLLATION_CONNECTION FROM information_schema.VIEWS "+
 			"WHERE TABLE_SCHEMA = "+quote.String(t.DB)+" AND TABLE_NAME = "+quote.String(t.Name))
 		if err == nil && len(rows) == 1 {
-			vd = viewDef{def: sideconn.Str(rows[0][0]), checkOption: sideconn.Str(rows[0][1]), algorithm: sideconn.Str(rows[0][2]), collation: sideconn.Str(rows[0][3])}
+			vd = ViewDef{Def: sideconn.Str(rows[0][0]), CheckOption: sideconn.Str(rows[0][1]), Algorithm: sideconn.Str(rows[0][2]), Collation: sideconn.Str(rows[0][3])}
 		}
 		return err
 	})
 	if err != nil {
-		return object{}, fmt.Errorf("look up %s: %w", t, err)
+		return Object{}, fmt.Errorf("look up %s: %w", t, err)
 	}
-	if o.kind == "VIEW" {
-		vf, err := c.viewHazard(ctx, t, vd.def, depth)
+	if o.Kind == "VIEW" {
+		vf, err := c.viewHazard(ctx, t, vd.Def, depth)
 		if err != nil {
-			return object{}, err
+			return Object{}, err
 		}
-		o.hazard, o.wide, o.calls = vf.hazard, vf.wide, vf.calls
-		if vd.def != "" {
-			o.view = &vd
+		o.Hazard, o.Wide, o.Calls = vf.hazard, vf.wide, vf.calls
+		if vd.Def != "" {
+			o.View = &vd
 		}
 	}
 	c.mu.Lock()
-	c.objects[k] = cached[object]{v: o, at: now}
+	c.objects[k] = cached[Object]{v: o, at: now}
 	c.mu.Unlock()
 	return o, nil
 }
@@ -180,7 +184,7 @@ type viewFacts struct {
 
 // viewHazard tells the facts of the view t, defined as def ("" when the
 // proxy cannot read the definition).
-func (c *prodCatalog) viewHazard(ctx context.Context, t rewrite.Table, def string, depth int) (viewFacts, error) {
+func (c *Objects) viewHazard(ctx context.Context, t rewrite.Table, def string, depth int) (viewFacts, error) {
 	var vf viewFacts
 	if trustedSchema(t.DB) {
 		return vf, nil
@@ -191,11 +195,11 @@ func (c *prodCatalog) viewHazard(ctx context.Context, t rewrite.Table, def strin
 			"so it cannot tell what reading the view runs"
 		return vf, nil
 	}
-	if depth >= maxViewDepth {
-		vf.hazard = "the view " + name + " is built on views more than " + fmt.Sprint(maxViewDepth) + " deep"
+	if depth >= MaxViewDepth {
+		vf.hazard = "the view " + name + " is built on views more than " + fmt.Sprint(MaxViewDepth) + " deep"
 		return vf, nil
 	}
-	a := c.m.engine.Analyze(def, rewrite.Options{DB: t.DB, CaseSensitiveNames: c.m.names.CaseSensitive, Server: c.m.server})
+	a := c.engine.Analyze(def, rewrite.Options{DB: t.DB, CaseSensitiveNames: c.names.CaseSensitive, Server: c.server})
 	if _, err := a.Rewrite(placesNothing{}); err != nil {
 		vf.hazard = "the proxy cannot analyse the definition of the view " + name
 		return vf, nil
@@ -210,7 +214,7 @@ func (c *prodCatalog) viewHazard(ctx context.Context, t rewrite.Table, def strin
 
 // statementFacts adds to vf what the statement st of view t's definition
 // reaches.
-func (c *prodCatalog) statementFacts(ctx context.Context, st rewrite.Statement, t rewrite.Table, depth int, vf *viewFacts) error {
+func (c *Objects) statementFacts(ctx context.Context, st rewrite.Statement, t rewrite.Table, depth int, vf *viewFacts) error {
 	name := t.Quoted()
 	if st.Outside != "" {
 		vf.hazard = "the view " + name + " reaches outside the database: " + st.Outside
@@ -221,7 +225,7 @@ func (c *prodCatalog) statementFacts(ctx context.Context, st rewrite.Statement, 
 		return nil
 	}
 	for _, f := range st.Funcs {
-		why, stored, err := c.funcHazard(ctx, f, t.DB)
+		why, stored, err := c.FuncHazard(ctx, f, t.DB)
 		switch {
 		case err != nil:
 			return err
@@ -249,26 +253,26 @@ func (c *prodCatalog) statementFacts(ctx context.Context, st rewrite.Statement, 
 		if err != nil {
 			return err
 		}
-		if o.hazard != "" {
-			vf.hazard = nameView(o.hazard, name)
+		if o.Hazard != "" {
+			vf.hazard = nameView(o.Hazard, name)
 			return nil
 		}
-		vf.wide = cmp.Or(vf.wide, nameView(o.wide, name))
-		vf.calls = cmp.Or(vf.calls, nameView(o.calls, name))
+		vf.wide = cmp.Or(vf.wide, nameView(o.Wide, name))
+		vf.calls = cmp.Or(vf.calls, nameView(o.Calls, name))
 	}
 	return nil
 }
 
 // calls reports whether the view t calls a stored function (directly or
 // through views), as far as the catalog knows.
-func (c *prodCatalog) calls(ctx context.Context, t rewrite.Table) bool {
-	o, err := c.object(ctx, t)
-	return err != nil || o.calls != ""
+func (c *Objects) Calls(ctx context.Context, t rewrite.Table) bool {
+	o, err := c.Object(ctx, t)
+	return err != nil || o.Calls != ""
 }
 
-// placesNothing is catalog.MapsNothing that also places no function: with it the
+// placesNothing is MapsNothing that also places no function: with it the
 // engine checks a text without refusing calls qualified with a database.
-type placesNothing struct{ catalog.MapsNothing }
+type placesNothing struct{ MapsNothing }
 
 // ResolveFunction implements rewrite.FunctionResolver.
 func (placesNothing) ResolveFunction(rewrite.Func, string) (string, bool, error) {
@@ -288,25 +292,25 @@ func nameView(why, view string) string {
 // a sandbox runs its copy), a loadable function (UDF), or a name the proxy
 // cannot tell is neither. "" means f is one of the server's own functions,
 // or exists nowhere (the server then reports the error).
-func (c *prodCatalog) funcHazard(ctx context.Context, f rewrite.Func, db string) (why string, stored bool, err error) {
+func (c *Objects) FuncHazard(ctx context.Context, f rewrite.Func, db string) (why string, stored bool, err error) {
 	const cannot = ", whose statements would read and write production"
 	if f.Schema != "" {
-		if pseudoSchema(f.Schema) {
+		if PseudoSchema(f.Schema) {
 			return "", false, nil
 		}
 		return "it calls the stored function " + f.String() + cannot, true, nil
 	}
-	if c.native(f) {
+	if c.Native(f) {
 		return "", false, nil
 	}
-	if keywordCall(f) {
-		why, err := c.keywordHazard(ctx, f, db)
+	if KeywordCall(f) {
+		why, err := c.KeywordHazard(ctx, f, db)
 		return why, why != "", err
 	}
-	if why, err := c.udfHazard(ctx, f); err != nil || why != "" {
+	if why, err := c.UDFHazard(ctx, f); err != nil || why != "" {
 		return why, false, err
 	}
-	if stored, err = c.storedFunction(ctx, db, f.Name); err != nil || !stored {
+	if stored, err = c.StoredFunction(ctx, db, f.Name); err != nil || !stored {
 		return "", false, err
 	}
 	return "it calls the stored function " + quote.Ident(db) + "." + quote.Ident(f.Name) + cannot, true, nil
@@ -315,7 +319,7 @@ func (c *prodCatalog) funcHazard(ctx context.Context, f rewrite.Func, db string)
 // native reports whether an unqualified call of f calls one of the
 // server's own functions, which come first: a stored or loadable function
 // of the same name is never called without a schema.
-func (c *prodCatalog) native(f rewrite.Func) bool {
+func (c *Objects) Native(f rewrite.Func) bool {
 	if f.Schema != "" {
 		return false
 	}
@@ -329,15 +333,15 @@ func (c *prodCatalog) native(f rewrite.Func) bool {
 // of the calls MariaDB's grammar reads by keyword (grammarFunctions): the
 // server's own function, unless its arguments do not fit it, when the
 // server calls a stored function of the name instead.
-func keywordCall(f rewrite.Func) bool {
+func KeywordCall(f rewrite.Func) bool {
 	return f.Schema == "" && !f.Quoted && grammarFunctions[strings.ToUpper(f.Name)]
 }
 
 // keywordHazard says why a keyword call of f (keywordCall) may reach a
 // stored function: one of its name exists in one of dbs.
-func (c *prodCatalog) keywordHazard(ctx context.Context, f rewrite.Func, dbs ...string) (string, error) {
+func (c *Objects) KeywordHazard(ctx context.Context, f rewrite.Func, dbs ...string) (string, error) {
 	for _, db := range dbs {
-		stored, err := c.storedFunction(ctx, db, f.Name)
+		stored, err := c.StoredFunction(ctx, db, f.Name)
 		if err != nil || stored {
 			return "it calls " + strings.ToUpper(f.Name) + "(), the name of one of the server's own functions and of the stored " +
 				"function " + quote.Ident(db) + "." + quote.Ident(f.Name) + ": which one runs depends on its " +
@@ -371,7 +375,7 @@ var grammarFunctions = map[string]bool{"NEXTVAL": true, "LASTVAL": true, "SETVAL
 // udfHazard says why a call of f, no function of the server's own, may
 // call a loadable function (UDF), whose effects the proxy cannot confine:
 // it names one, or the account cannot read mysql.func.
-func (c *prodCatalog) udfHazard(ctx context.Context, f rewrite.Func) (string, error) {
+func (c *Objects) UDFHazard(ctx context.Context, f rewrite.Func) (string, error) {
 	udfs, err := c.udfList(ctx)
 	if err != nil {
 		return "", err
@@ -387,7 +391,7 @@ func (c *prodCatalog) udfHazard(ctx context.Context, f rewrite.Func) (string, er
 }
 
 // storedFunction reports whether db has a stored function called name.
-func (c *prodCatalog) storedFunction(ctx context.Context, db, name string) (bool, error) {
+func (c *Objects) StoredFunction(ctx context.Context, db, name string) (bool, error) {
 	if db == "" {
 		return false, nil // no database: the server reports "No database selected"
 	}
@@ -400,7 +404,7 @@ func (c *prodCatalog) storedFunction(ctx context.Context, db, name string) (bool
 		return e.v, nil
 	}
 	var found bool
-	err := c.m.reg.WithConn(ctx, func(sc SideConn) error {
+	err := c.reg.WithConn(ctx, func(sc sideconn.Conn) error {
 		rows, err := sc.Query(ctx, "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'FUNCTION'"+
 			" AND ROUTINE_SCHEMA = "+quote.String(db)+" AND ROUTINE_NAME = "+quote.String(name))
 		if err != nil {
@@ -420,7 +424,7 @@ func (c *prodCatalog) storedFunction(ctx context.Context, db, name string) (bool
 
 // forgetFunction drops what the catalog knows of db.name as a stored
 // function.
-func (c *prodCatalog) forgetFunction(db, name string) {
+func (c *Objects) ForgetFunction(db, name string) {
 	c.mu.Lock()
 	delete(c.funcs, strings.ToLower(db)+"\x00"+strings.ToLower(name))
 	c.mu.Unlock()
@@ -428,7 +432,7 @@ func (c *prodCatalog) forgetFunction(db, name string) {
 
 // udfList returns the loadable functions (lower case), or nil when the
 // account cannot read mysql.func.
-func (c *prodCatalog) udfList(ctx context.Context) (map[string]bool, error) {
+func (c *Objects) udfList(ctx context.Context) (map[string]bool, error) {
 	now := time.Now()
 	c.mu.Lock()
 	e := c.udfs
@@ -437,7 +441,7 @@ func (c *prodCatalog) udfList(ctx context.Context) (map[string]bool, error) {
 		return e.v, nil
 	}
 	var list map[string]bool
-	err := c.m.reg.WithConn(ctx, func(sc SideConn) error {
+	err := c.reg.WithConn(ctx, func(sc sideconn.Conn) error {
 		rows, err := sc.Query(ctx, "SELECT name FROM mysql.func")
 		var se interface{ ServerError() bool }
 		if err != nil && errors.As(err, &se) && se.ServerError() {
