@@ -1006,7 +1006,7 @@ func (s *Session) createExistingDatabase(ctx context.Context, st rewrite.Stateme
 	}
 	phys := sandbox.Schema(s.m.cfg.Prefix, s.sb.ID, s.m.names.Norm(rewrite.Table{DB: db}).DB)
 	err = s.m.reg.WithConn(ctx, func(c SideConn) error {
-		return s.m.createSandboxSchema(ctx, c, db, phys)
+		return s.m.fk.CreateSchema(ctx, c, db, phys)
 	})
 	if err != nil {
 		return "", err
@@ -1393,13 +1393,13 @@ func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed b
 	}
 	if failed {
 		for _, t := range p.undoOnError {
-			if err := s.m.unfork(ctx, s.sb, t); err != nil {
+			if err := s.m.fk.Unfork(ctx, s.sb, t); err != nil {
 				return err
 			}
 		}
 	}
 	if len(p.refresh) > 0 {
-		if err := s.m.refresh(ctx, s.sb, p.refresh); err != nil {
+		if err := s.m.fk.Refresh(ctx, s.sb, p.refresh); err != nil {
 			return err
 		}
 	}
@@ -1430,7 +1430,7 @@ func (s *Session) abandon(ctx context.Context, p *Plan) {
 		return
 	}
 	for _, t := range p.undoOnError {
-		if err := s.m.unfork(ctx, s.sb, t); err != nil {
+		if err := s.m.fk.Unfork(ctx, s.sb, t); err != nil {
 			s.log.Warn("undo a schema-only fork", zap.String("table", t.String()), zap.Error(err))
 		}
 	}

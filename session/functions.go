@@ -189,7 +189,7 @@ func (s *Session) placeNeeded(ctx context.Context) error {
 // ensure is Manager.ensure of t in the session's sandbox, with the stored
 // routines the triggers it copied call placed there.
 func (s *Session) ensure(ctx context.Context, t rewrite.Table, mode forker.Mode) (*sandbox.Entry, bool, error) {
-	e, made, err := s.m.ensure(ctx, s.sb, t, mode, s.readable())
+	e, made, err := s.m.fk.Ensure(ctx, s.sb, t, mode, s.readable())
 	if err == nil {
 		err = s.placeNeeded(ctx)
 	}

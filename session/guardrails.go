@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/forking"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -41,7 +42,7 @@ const (
 	GuardDenyMultiStatements = rewrite.ReasonDenyMultiStatements
 	GuardStatementTimeout    = rewrite.ReasonStatementTimeout
 	GuardMaxRows             = "max_rows"
-	GuardMaxForkBytes        = "max_fork_bytes"
+	GuardMaxForkBytes        = forking.ReasonMaxForkBytes
 	GuardMaxSandboxes        = "max_sandboxes_per_user"
 )
 

@@ -24,6 +24,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/capture"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/forking"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/review"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
@@ -254,6 +255,7 @@ type Manager struct {
 	// connections (registrycore.go).
 	reg  *registry.Registry
 	caps *capture.Tracker
+	fk   *forking.Forker
 	// rev reads and promotes sandboxes' changes.
 	rev *review.Reviewer
 	// triggers reads production's triggers.
@@ -287,9 +289,6 @@ type Manager struct {
 
 	// prod: the production information_schema views (isolation.go).
 	prod prodViews
-
-	// Forks counts forks made, for tests and metrics.
-	forks atomic.Int64
 }
 
 // userRoom refuses a new sandbox of owner, who has owned of this process's
@@ -344,6 +343,8 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 		m.reg.Drop(c)
 		return nil, err
 	}
+	m.fk = forking.New(forking.Config{Prefix: cfg.Prefix, ForkTimeout: cfg.ForkTimeout}, log, m.names, m.reg, m.strategy,
+		m.caps, m.catalog, m.triggers, func(owner string) int64 { return m.guard(owner).MaxForkBytes })
 	if err := m.reg.Init(ctx, c); err != nil {
 		m.reg.Drop(c)
 		return nil, err
@@ -461,6 +462,7 @@ func (m *Manager) SetObserver(o Observer) {
 	}
 	m.reg.SetObserver(o)
 	m.rev.SetObserver(o)
+	m.fk.SetObserver(o)
 	m.obsMu.Lock()
 	defer m.obsMu.Unlock()
 	m.obs = o
@@ -487,7 +489,7 @@ func (m *Manager) SetDirectory(d kill.Directory) {
 func (m *Manager) Strategy() string { return m.strategy.Name() }
 
 // Forks is the number of forks this process made.
-func (m *Manager) Forks() int64 { return m.forks.Load() }
+func (m *Manager) Forks() int64 { return m.fk.Forks() }
 
 // CaseSensitive reports lower_case_table_names=0 on the upstream.
 func (m *Manager) CaseSensitive() bool { return m.names.CaseSensitive }

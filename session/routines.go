@@ -175,6 +175,6 @@ func (s *Session) forkBody(ctx context.Context, st rewrite.Statement, ddl bool) 
 		if err := s.m.reg.Persist(ctx, c, s.sb); err != nil {
 			return err
 		}
-		return s.m.createSandboxSchema(ctx, c, db, phys)
+		return s.m.fk.CreateSchema(ctx, c, db, phys)
 	})
 }

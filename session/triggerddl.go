@@ -70,7 +70,7 @@ func (s *Session) confinedTrigger(ctx context.Context, st rewrite.Statement) err
 	if err := s.systemTable(ctx, st.Trigger.Table); err != nil {
 		return err
 	}
-	why, _, err := s.m.bodyHazard(ctx, st.Routine.DB(st.DB), st) // its functions are placed with its tables (forkBody)
+	why, _, err := s.m.fk.BodyHazard(ctx, st.Routine.DB(st.DB), st) // its functions are placed with its tables (forkBody)
 	if err != nil {
 		return err
 	}

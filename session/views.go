@@ -220,7 +220,7 @@ func (m *Manager) placeView(ctx context.Context, sb *Sandbox, t rewrite.Table, d
 		if err := m.reg.Persist(ctx, c, sb); err != nil {
 			return err
 		}
-		if err := m.createSandboxSchema(ctx, c, t.DB, phys.DB); err != nil {
+		if err := m.fk.CreateSchema(ctx, c, t.DB, phys.DB); err != nil {
 			return err
 		}
 		if err := forker.ExecWith(ctx, c, forker.Modes{Collation: vd.Collation}, stmt); err != nil {

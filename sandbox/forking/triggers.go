@@ -1,4 +1,4 @@
-package session
+package forking
 
 import (
 	"cmp"
@@ -14,6 +14,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/capture"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -49,9 +50,9 @@ type connectedSet struct {
 // own: foreign keys' components and the tables triggers name, until no more
 // are found. Tables sb already holds bring nothing more: they were forked
 // with theirs.
-func (m *Manager) connected(ctx context.Context, sb *Sandbox, t rewrite.Table) (*connectedSet, error) {
+func (m *Forker) connected(ctx context.Context, sb *registry.Sandbox, t rewrite.Table) (*connectedSet, error) {
 	cp := &connectedSet{tables: []rewrite.Table{t}, triggers: map[string][]catalog.TriggerCopy{}}
-	err := m.reg.WithConn(ctx, func(c SideConn) error {
+	err := m.reg.WithConn(ctx, func(c sideconn.Conn) error {
 		var err error
 		if cp.fks, err = forker.ForeignKeys(ctx, c, m.names.IsProxySchema); err != nil {
 			return err
@@ -95,7 +96,7 @@ func (m *Manager) connected(ctx context.Context, sb *Sandbox, t rewrite.Table) (
 
 // triggerHazards refuses a set whose triggers the sandbox cannot hold, and
 // lists in cp the stored functions they call.
-func (m *Manager) triggerHazards(ctx context.Context, cp *connectedSet) error {
+func (m *Forker) triggerHazards(ctx context.Context, cp *connectedSet) error {
 	for _, u := range cp.tables {
 		for _, tc := range cp.triggers[m.names.Key(u)] {
 			why, routines, err := m.triggerHazard(ctx, u, tc)
@@ -115,11 +116,11 @@ func (m *Manager) triggerHazards(ctx context.Context, cp *connectedSet) error {
 
 // triggerHazard says why the trigger tc of t cannot be copied ("" when it
 // can).
-func (m *Manager) triggerHazard(ctx context.Context, t rewrite.Table, tc catalog.TriggerCopy) (string, []registry.RoutineRef, error) {
+func (m *Forker) triggerHazard(ctx context.Context, t rewrite.Table, tc catalog.TriggerCopy) (string, []registry.RoutineRef, error) {
 	if len(tc.Body.Statements) != 1 || tc.Body.Statements[0].Routine == nil {
 		return "cannot be read by the proxy", nil, nil
 	}
-	return m.bodyHazard(ctx, t.DB, tc.Body.Statements[0])
+	return m.BodyHazard(ctx, t.DB, tc.Body.Statements[0])
 }
 
 // bodyHazard says why the trigger whose body st holds (st.Routine.Body,
@@ -128,7 +129,7 @@ func (m *Manager) triggerHazard(ctx context.Context, t rewrite.Table, tc catalog
 // reads information_schema, a loadable function. routines are the stored
 // procedures and functions it calls, which the sandbox must have: the
 // trigger, made in the sandbox's database, calls the sandbox's.
-func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statement) (why string, routines []registry.RoutineRef, err error) {
+func (m *Forker) BodyHazard(ctx context.Context, db string, st rewrite.Statement) (why string, routines []registry.RoutineRef, err error) {
 	if st.Unprovable != "" {
 		return "has a body the proxy cannot read (" + st.Unprovable + ")", nil, nil
 	}
@@ -166,7 +167,7 @@ func (m *Manager) bodyHazard(ctx context.Context, db string, st rewrite.Statemen
 
 // copyTriggers makes, on each fork in made (by key), its production
 // table's triggers, their bodies rewritten to the sandbox.
-func (m *Manager) copyTriggers(ctx context.Context, c SideConn, sb *Sandbox, cp *connectedSet, made map[string]*sandbox.Entry) error {
+func (m *Forker) copyTriggers(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, cp *connectedSet, made map[string]*sandbox.Entry) error {
 	for _, u := range cp.tables {
 		k := m.names.Key(u)
 		e, ok := made[k]
@@ -202,7 +203,7 @@ func (m *Manager) copyTriggers(ctx context.Context, c SideConn, sb *Sandbox, cp 
 
 // triggerBody is tc's body with every table it names mapped to sb (all
 // forked with the table, or placed when production has none).
-func (m *Manager) triggerBody(sb *Sandbox, db string, tc catalog.TriggerCopy) (string, error) {
+func (m *Forker) triggerBody(sb *registry.Sandbox, db string, tc catalog.TriggerCopy) (string, error) {
 	res, err := tc.Body.Rewrite(sandboxResolver{m: m, sb: sb, db: db})
 	if err != nil {
 		return "", fmt.Errorf("rewrite the trigger %s: %w", tc.Trigger.Name, err)
@@ -219,8 +220,8 @@ func (m *Manager) triggerBody(sb *Sandbox, db string, tc catalog.TriggerCopy) (s
 // are all forked before it is rewritten) and places the procedure the
 // engine reads the body as in db.
 type sandboxResolver struct {
-	m  *Manager
-	sb *Sandbox
+	m  *Forker
+	sb *registry.Sandbox
 	db string
 }
 

@@ -1,16 +1,25 @@
-package session
+// Package forking makes a sandbox's copies of production's tables: each
+// fork with the foreign keys and triggers that connect it, its change
+// capture, under the sandbox's and the upstream's locks, recorded in the
+// registry; and undoes them.
+package forking
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/grants"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/capture"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 	"go.uber.org/zap"
@@ -20,7 +29,7 @@ import (
 // a fork (full or schema only) of the production table, or, for a table
 // production does not have, a name in the sandbox schema. It returns the
 // entry and whether this call made it.
-func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode forker.Mode, rd grants.ReadCheck) (e *sandbox.Entry, made bool, err error) {
+func (m *Forker) Ensure(ctx context.Context, sb *registry.Sandbox, t rewrite.Table, mode forker.Mode, rd grants.ReadCheck) (e *sandbox.Entry, made bool, err error) {
 	t = m.names.Norm(t)
 	k := m.names.Key(t)
 	// Any state but "absent" is final: a schema-only fork is the table as
@@ -46,7 +55,7 @@ func (m *Manager) ensure(ctx context.Context, sb *Sandbox, t rewrite.Table, mode
 }
 
 // forkFailed counts and logs a fork of t in sb that did not happen.
-func (m *Manager) forkFailed(sb *Sandbox, t rewrite.Table, err error) {
+func (m *Forker) forkFailed(sb *registry.Sandbox, t rewrite.Table, err error) {
 	cause := forkFailureCause(err)
 	m.observer().ForkFailed(m.strategy.Name(), cause)
 	m.log.Warn("fork failed", zap.String("sandbox", sb.Name), zap.String("table", t.String()),
@@ -56,7 +65,7 @@ func (m *Manager) forkFailed(sb *Sandbox, t rewrite.Table, err error) {
 // forkFailureCause classifies a fork error for the fork failure counter.
 func forkFailureCause(err error) string {
 	var te *sideconn.TimeoutError
-	var de *DialError
+	var de *sideconn.DialError
 	var r *rewrite.Refusal
 	switch {
 	case errors.As(err, &te):
@@ -79,7 +88,7 @@ func forkFailureCause(err error) string {
 // has. A table with keys is always forked whole: a schema-only fork would
 // lose the rows its keys check. Each table it would copy must pass rd
 // first (the session's account may read it). It returns t's entry.
-func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Table, mode forker.Mode, rd grants.ReadCheck) (*sandbox.Entry, error) {
+func (m *Forker) forkComponent(ctx context.Context, sb *registry.Sandbox, t rewrite.Table, mode forker.Mode, rd grants.ReadCheck) (*sandbox.Entry, error) {
 	cp, err := m.connected(ctx, sb, t)
 	if err != nil {
 		return nil, err
@@ -99,7 +108,7 @@ func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Tabl
 		mode = forker.Full
 	}
 	var out *sandbox.Entry
-	err = m.reg.WithConn(ctx, func(c SideConn) error {
+	err = m.reg.WithConn(ctx, func(c sideconn.Conn) error {
 		if rg != nil {
 			var todo []rewrite.Table
 			for i, u := range cp.tables {
@@ -156,7 +165,7 @@ func (m *Manager) forkComponent(ctx context.Context, sb *Sandbox, t rewrite.Tabl
 
 // dropForks undoes the forks in made (by key): registry rows, tables and
 // map entries.
-func (m *Manager) dropForks(ctx context.Context, c SideConn, sb *Sandbox, made map[string]*sandbox.Entry) {
+func (m *Forker) dropForks(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, made map[string]*sandbox.Entry) {
 	for k, e := range made {
 		m.reg.DeleteEntry(ctx, c, sb, e.Logical)
 		if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+e.Phys.Quoted()); err != nil {
@@ -171,7 +180,7 @@ func (m *Manager) dropForks(ctx context.Context, c SideConn, sb *Sandbox, made m
 
 // linkForks gives each fork in made (by key) the foreign keys of its
 // production table, referencing the sandbox's table of each parent.
-func (m *Manager) linkForks(ctx context.Context, c SideConn, sb *Sandbox, fks []forker.ForeignKey, made map[string]*sandbox.Entry) error {
+func (m *Forker) linkForks(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, fks []forker.ForeignKey, made map[string]*sandbox.Entry) error {
 	linked := map[string]*sandbox.Entry{}
 	for _, fk := range fks {
 		k := m.names.Key(fk.Child)
@@ -199,7 +208,7 @@ func (m *Manager) linkForks(ctx context.Context, c SideConn, sb *Sandbox, fks []
 // forkLocked forks t under the sandbox's fork mutex and an upstream lock,
 // so one fork per (sandbox, table) happens across proxy processes too;
 // fresh says this call made it.
-func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string, mode forker.Mode) (e *sandbox.Entry, fresh bool, err error) {
+func (m *Forker) forkLocked(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t rewrite.Table, k string, mode forker.Mode) (e *sandbox.Entry, fresh bool, err error) {
 	if err := m.reg.Persist(ctx, c, sb); err != nil {
 		return nil, false, err
 	}
@@ -222,7 +231,7 @@ func (m *Manager) forkLocked(ctx context.Context, c SideConn, sb *Sandbox, t rew
 
 // lockFork takes the upstream lock for forking t (key k) in sb, waiting
 // up to the fork timeout, and returns what releases it.
-func (m *Manager) lockFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string) (release func(), err error) {
+func (m *Forker) lockFork(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t rewrite.Table, k string) (release func(), err error) {
 	lock := m.reg.LockName(sb.ID, k)
 	rows, err := c.Query(ctx, "SELECT GET_LOCK("+quote.String(lock)+", "+fmt.Sprint(int(m.cfg.ForkTimeout.Seconds()))+")")
 	if err != nil {
@@ -240,7 +249,7 @@ func (m *Manager) lockFork(ctx context.Context, c SideConn, sb *Sandbox, t rewri
 // has one in place, made by another connection or process before this one
 // took the lock; nil when t is still to be forked (no row, or the marker
 // of a fork a crash interrupted).
-func (m *Manager) forkedElsewhere(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string) (*sandbox.Entry, error) {
+func (m *Forker) forkedElsewhere(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t rewrite.Table, k string) (*sandbox.Entry, error) {
 	e, err := m.reg.LoadEntry(ctx, c, sb, t)
 	switch {
 	case err != nil:
@@ -266,8 +275,8 @@ func (m *Manager) forkedElsewhere(ctx context.Context, c SideConn, sb *Sandbox, 
 // prepareFork makes the place of t's fork phys in sb ready: its database
 // exists, leftovers of a crash are gone, and a full fork stays within the
 // owner's max-fork-bytes.
-func (m *Manager) prepareFork(ctx context.Context, c SideConn, sb *Sandbox, t, phys rewrite.Table, mode forker.Mode) error {
-	if err := m.createSandboxSchema(ctx, c, t.DB, phys.DB); err != nil {
+func (m *Forker) prepareFork(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t, phys rewrite.Table, mode forker.Mode) error {
+	if err := m.CreateSchema(ctx, c, t.DB, phys.DB); err != nil {
 		return err
 	}
 	// Leftovers of a crash between creating and recording: start from
@@ -275,14 +284,14 @@ func (m *Manager) prepareFork(ctx context.Context, c SideConn, sb *Sandbox, t, p
 	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+phys.Quoted()); err != nil {
 		return fmt.Errorf("clear %s: %w", phys, err)
 	}
-	if maxBytes := m.guard(sb.Owner).MaxForkBytes; maxBytes > 0 && mode == forker.Full {
+	if maxBytes := m.maxForkBytes(sb.Owner); maxBytes > 0 && mode == forker.Full {
 		_, size, err := forker.Size(ctx, c, t)
 		if err == nil {
 			used := sb.ForkedBytes()
 			if used+size > maxBytes {
 				r := rewrite.Refuse(wire.ErRecordFileFull, "forking %s (%d bytes) would take sandbox %q past its limit of %d forked bytes (%d used); "+
 					"discard the sandbox or ask the operator to raise --max-fork-bytes", t, size, sb.Name, maxBytes, used)
-				r.Reason = GuardMaxForkBytes
+				r.Reason = ReasonMaxForkBytes
 				return r
 			}
 		}
@@ -294,7 +303,7 @@ func (m *Manager) prepareFork(ctx context.Context, c SideConn, sb *Sandbox, t, p
 // database db, when it is missing, with db's default character set and
 // collation, so that what the sandbox creates there gets the defaults it
 // would get in db (a new table's, a new column's).
-func (m *Manager) createSandboxSchema(ctx context.Context, c SideConn, db, phys string) error {
+func (m *Forker) CreateSchema(ctx context.Context, c sideconn.Conn, db, phys string) error {
 	// Two lookups by name: MariaDB reads every database's directory for an
 	// IN list (measured: 56 ms a fork beside 4,000 sandbox databases).
 	const q = "SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = "
@@ -320,7 +329,7 @@ func (m *Manager) createSandboxSchema(ctx context.Context, c SideConn, db, phys 
 // runFork forks t (key k) to phys with the strategy, under a marker row in
 // the registry, and records what came of it: the fork, or t missing from
 // production.
-func (m *Manager) runFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string, phys rewrite.Table, mode forker.Mode) (*sandbox.Entry, error) {
+func (m *Forker) runFork(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t rewrite.Table, k string, phys rewrite.Table, mode forker.Mode) (*sandbox.Entry, error) {
 	marker := &sandbox.Entry{Logical: t, Phys: phys, Kind: sandbox.KindForking, Created: time.Now().UTC()}
 	if err := m.reg.SaveEntry(ctx, c, sb, marker); err != nil {
 		return nil, err
@@ -365,7 +374,7 @@ func (m *Manager) runFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrit
 
 // recordFork records a finished fork phys of t (key k) in the registry and
 // in memory, or drops it when it cannot be recorded.
-func (m *Manager) recordFork(ctx context.Context, c SideConn, sb *Sandbox, t rewrite.Table, k string, phys rewrite.Table, mode forker.Mode, st forker.Stats) (*sandbox.Entry, error) {
+func (m *Forker) recordFork(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t rewrite.Table, k string, phys rewrite.Table, mode forker.Mode, st forker.Stats) (*sandbox.Entry, error) {
 	kind := sandbox.KindFork
 	if mode == forker.SchemaOnly {
 		kind = sandbox.KindSchema
@@ -395,8 +404,8 @@ func (m *Manager) recordFork(ctx context.Context, c SideConn, sb *Sandbox, t rew
 
 // refresh re-reads the physical state of tables a DDL statement touched:
 // whether each exists in the sandbox decides created/dropped.
-func (m *Manager) refresh(ctx context.Context, sb *Sandbox, tables []rewrite.Table) error {
-	return m.reg.WithConn(ctx, func(c SideConn) error {
+func (m *Forker) Refresh(ctx context.Context, sb *registry.Sandbox, tables []rewrite.Table) error {
+	return m.reg.WithConn(ctx, func(c sideconn.Conn) error {
 		for _, t := range tables {
 			t = m.names.Norm(t)
 			k := m.names.Key(t)
@@ -435,7 +444,7 @@ func (m *Manager) refresh(ctx context.Context, sb *Sandbox, tables []rewrite.Tab
 
 // unfork removes a schema-only fork made for a DROP that then failed, so
 // the sandbox sees the production table again rather than an empty one.
-func (m *Manager) unfork(ctx context.Context, sb *Sandbox, t rewrite.Table) error {
+func (m *Forker) Unfork(ctx context.Context, sb *registry.Sandbox, t rewrite.Table) error {
 	t = m.names.Norm(t)
 	k := m.names.Key(t)
 	e, ok := sb.Resolve(k)
@@ -444,7 +453,7 @@ func (m *Manager) unfork(ctx context.Context, sb *Sandbox, t rewrite.Table) erro
 	}
 	defer sb.LockForks()()
 	gone := false
-	err := m.reg.WithConn(ctx, func(c SideConn) error {
+	err := m.reg.WithConn(ctx, func(c sideconn.Conn) error {
 		if _, _, err := forker.Size(ctx, c, e.Phys); errors.Is(err, forker.ErrNoSource) {
 			gone = true // the DROP took it despite the error: refresh marks it dropped
 			return nil
@@ -470,3 +479,78 @@ func (m *Manager) unfork(ctx context.Context, sb *Sandbox, t rewrite.Table) erro
 	sb.ForgetEntry(k)
 	return nil
 }
+
+// Forker makes a sandbox's copies of production's tables: the forks,
+// with their keys, triggers and captures, as one component under the
+// sandbox's and the upstream's locks, recorded in the registry.
+type Forker struct {
+	cfg      Config
+	log      *zap.Logger
+	names    sandbox.Names
+	reg      *registry.Registry
+	strategy forker.Strategy
+	caps     *capture.Tracker
+	catalog  *catalog.Objects
+	triggers catalog.Triggers
+	// maxForkBytes is the owner's max-fork-bytes guardrail (0: none).
+	maxForkBytes func(owner string) int64
+	obsMu        sync.RWMutex
+	obs          Observer
+	// forks counts forks made, for tests and metrics.
+	forks atomic.Int64
+}
+
+// Config is what forking needs of the settings.
+type Config struct {
+	// Prefix starts every database the proxy makes.
+	Prefix string
+	// ForkTimeout bounds one fork.
+	ForkTimeout time.Duration
+}
+
+// Observer is told about forks, for metrics.
+type Observer interface {
+	// Forked reports one finished fork.
+	Forked(strategy string, schemaOnly bool, took time.Duration, rows, bytes int64)
+	// ForkFailed reports a fork that did not happen, by cause: refused
+	// (the table cannot be forked faithfully or past a limit),
+	// queue_timeout (no side connection free in time), connect (a side
+	// connection could not be opened) or error.
+	ForkFailed(strategy, cause string)
+}
+
+// ReasonMaxForkBytes is the guardrail a fork past max-fork-bytes is
+// refused by.
+const ReasonMaxForkBytes = "max_fork_bytes"
+
+// observer is the installed observer.
+func (m *Forker) observer() Observer {
+	m.obsMu.RLock()
+	defer m.obsMu.RUnlock()
+	return m.obs
+}
+
+// SetObserver installs o.
+func (m *Forker) SetObserver(o Observer) {
+	m.obsMu.Lock()
+	defer m.obsMu.Unlock()
+	m.obs = o
+}
+
+// Forks is the number of forks this process made.
+func (m *Forker) Forks() int64 { return m.forks.Load() }
+
+// New is the Forker of the sandboxes in reg, with the strategy, captures,
+// production catalog and trigger reader given; maxForkBytes is an owner's
+// max-fork-bytes guardrail (0: none).
+func New(cfg Config, log *zap.Logger, names sandbox.Names, reg *registry.Registry, strategy forker.Strategy,
+	caps *capture.Tracker, cat *catalog.Objects, triggers catalog.Triggers, maxForkBytes func(owner string) int64) *Forker {
+	return &Forker{cfg: cfg, log: log, names: names, reg: reg, strategy: strategy, caps: caps, catalog: cat,
+		triggers: triggers, maxForkBytes: maxForkBytes, obs: nop{}}
+}
+
+// nop is the Observer until SetObserver.
+type nop struct{}
+
+func (nop) Forked(string, bool, time.Duration, int64, int64) {}
+func (nop) ForkFailed(string, string)                        {}

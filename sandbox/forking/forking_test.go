@@ -1,4 +1,4 @@
-package session
+package forking
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
-
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
@@ -23,7 +22,7 @@ func TestForkFailureCauseAndDialError(t *testing.T) {
 		want string
 	}{
 		{fmt.Errorf("fork: %w", &sideconn.TimeoutError{Size: 8}), "queue_timeout"},
-		{&DialError{Err: refused, Size: 8}, "connect"},
+		{&sideconn.DialError{Err: refused, Size: 8}, "connect"},
 		{rewrite.Refuse(wire.ErRecordFileFull, "too big"), "refused"},
 		{fmt.Errorf("fork t: %w", refused), "error"},
 		{context.DeadlineExceeded, "error"},
@@ -32,12 +31,12 @@ func TestForkFailureCauseAndDialError(t *testing.T) {
 			t.Errorf("cause of %v = %s, want %s", tt.err, got, tt.want)
 		}
 	}
-	code, state, msg := (&DialError{Err: refused, Size: 8}).MySQLError()
+	code, state, msg := (&sideconn.DialError{Err: refused, Size: 8}).MySQLError()
 	if code != 1040 || state != "08004" || !strings.Contains(msg, "Too many connections") ||
 		!strings.Contains(msg, "plus the proxy's 8 side connections (side-connections)") || !strings.Contains(msg, "retry the statement") {
 		t.Errorf("refused dial: %d %s %q", code, state, msg)
 	}
-	code, _, msg = (&DialError{Err: errors.New("connection refused"), Size: 8}).MySQLError()
+	code, _, msg = (&sideconn.DialError{Err: errors.New("connection refused"), Size: 8}).MySQLError()
 	if code != 1105 || !strings.Contains(msg, "connection refused") {
 		t.Errorf("unreachable upstream: %d %q", code, msg)
 	}
