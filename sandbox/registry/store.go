@@ -29,96 +29,14 @@ import (
 
 // initRegistry creates the metadata schema and tables.
 func (m *Registry) Init(ctx context.Context, c sideconn.Conn) error {
-	stmts := []string{
-		"CREATE DATABASE IF NOT EXISTS " + quote.Ident(m.names.Meta()),
-		"CREATE TABLE IF NOT EXISTS " + m.names.Q("sandboxes") + ` (
-  id VARCHAR(16) NOT NULL PRIMARY KEY,
-  name VARCHAR(64) NOT NULL UNIQUE,
-  owner VARCHAR(128) NOT NULL,
-  kept TINYINT NOT NULL DEFAULT 0,
-  created_at DATETIME(6) NOT NULL,
-  expires_at DATETIME(6) NULL,
-  last_active DATETIME(6) NOT NULL,
-  lease_until DATETIME(6) NULL,
-  proxy_id VARCHAR(32) NOT NULL
-) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
-		"CREATE TABLE IF NOT EXISTS " + m.names.Q("tables") + ` (
-  sandbox_id VARCHAR(16) NOT NULL,
-  db VARCHAR(64) NOT NULL,
-  tbl VARCHAR(64) NOT NULL,
-  kind VARCHAR(16) NOT NULL,
-  phys_db VARCHAR(64) NOT NULL,
-  phys_tbl VARCHAR(64) NOT NULL,
-  row_count BIGINT NOT NULL DEFAULT 0,
-  bytes BIGINT NOT NULL DEFAULT 0,
-  created_at DATETIME(6) NOT NULL,
-  PRIMARY KEY (sandbox_id, db, tbl)
-) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
-		"CREATE TABLE IF NOT EXISTS " + m.names.Q("holders") + ` (
-  sandbox_id VARCHAR(16) NOT NULL,
-  proxy_id VARCHAR(32) NOT NULL,
-  lease_until DATETIME(6) NOT NULL,
-  PRIMARY KEY (sandbox_id, proxy_id)
-) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
-		// Counts the changes of each sandbox's tables (registrysync.go).
-		"CREATE TABLE IF NOT EXISTS " + m.names.Q("generations") + ` (
-  sandbox_id VARCHAR(16) NOT NULL PRIMARY KEY,
-  generation BIGINT NOT NULL DEFAULT 0
-) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
-		// Until when each process may read a sandbox's table map without
-		// checking its generation (registrysync.go).
-		"CREATE TABLE IF NOT EXISTS " + m.names.Q("readers") + ` (
-  sandbox_id VARCHAR(16) NOT NULL,
-  proxy_id VARCHAR(32) NOT NULL,
-  valid_until DATETIME(6) NOT NULL,
-  PRIMARY KEY (sandbox_id, proxy_id)
-) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
-		// How each fork's changes are captured (capture.go).
-		"CREATE TABLE IF NOT EXISTS " + m.names.Q("captures") + ` (
-  sandbox_id VARCHAR(16) NOT NULL,
-  db VARCHAR(64) NOT NULL,
-  tbl VARCHAR(64) NOT NULL,
-  state VARCHAR(16) NOT NULL,
-  reason VARCHAR(1024) NOT NULL DEFAULT '',
-  key_kind VARCHAR(80) NOT NULL,
-  key_cols TEXT NOT NULL,
-  side_db VARCHAR(64) NOT NULL,
-  side_tbl VARCHAR(64) NOT NULL,
-  trg VARCHAR(64) NOT NULL,
-  cascades TEXT NULL,
-  created_at DATETIME(6) NOT NULL,
-  PRIMARY KEY (sandbox_id, db, tbl)
-) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
-		// Every SANDBOX PROMOTE, with its outcome (promote.go).
-		"CREATE TABLE IF NOT EXISTS " + m.names.Q("promotes") + ` (
-  id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
-  sandbox_id VARCHAR(16) NOT NULL,
-  name VARCHAR(64) NOT NULL,
-  owner VARCHAR(128) NOT NULL,
-  user VARCHAR(128) NOT NULL,
-  via VARCHAR(16) NOT NULL,
-  strategy VARCHAR(8) NOT NULL,
-  started_at DATETIME(6) NOT NULL,
-  finished_at DATETIME(6) NULL,
-  outcome VARCHAR(16) NOT NULL,
-  tables INT NOT NULL DEFAULT 0,
-  inserted BIGINT NOT NULL DEFAULT 0,
-  updated BIGINT NOT NULL DEFAULT 0,
-  deleted BIGINT NOT NULL DEFAULT 0,
-  conflicts BIGINT NOT NULL DEFAULT 0,
-  export_sha256 VARCHAR(64) NOT NULL DEFAULT '',
-  error TEXT NULL,
-  KEY (sandbox_id)
-) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
-		"CREATE TABLE IF NOT EXISTS " + m.names.Q("settings") + ` (
-  name VARCHAR(64) NOT NULL PRIMARY KEY,
-  value VARCHAR(255) NOT NULL
-) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
-		// The first process to start makes the secret of the upstream
-		// lock names (see lockName); the others read it.
-		"INSERT IGNORE INTO " + m.names.Q("settings") + " (name, value) VALUES ('lock_secret', " +
-			quote.String(randomID(32)) + ")",
+	stmts := []string{"CREATE DATABASE IF NOT EXISTS " + quote.Ident(m.names.Meta())}
+	for _, t := range registryTables {
+		stmts = append(stmts, "CREATE TABLE IF NOT EXISTS "+m.names.Q(t.name)+" ("+t.cols+") DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
 	}
+	// The first process to start makes the secret of the upstream lock
+	// names (see lockName); the others read it.
+	stmts = append(stmts, "INSERT IGNORE INTO "+m.names.Q("settings")+" (name, value) VALUES ('lock_secret', "+
+		quote.String(randomID(32))+")")
 	for _, s := range stmts {
 		if _, err := c.Exec(ctx, s); err != nil {
 			return fmt.Errorf("create sandbox registry in %s (the upstream account needs all privileges on `%s%%`): %q: %w",
@@ -993,4 +911,91 @@ func (m *Registry) reaper() {
 		}
 		cancel()
 	}
+}
+
+// registryTables are the registry's tables, by name, with their columns.
+var registryTables = []struct{ name, cols string }{
+	{"sandboxes", `
+  id VARCHAR(16) NOT NULL PRIMARY KEY,
+  name VARCHAR(64) NOT NULL UNIQUE,
+  owner VARCHAR(128) NOT NULL,
+  kept TINYINT NOT NULL DEFAULT 0,
+  created_at DATETIME(6) NOT NULL,
+  expires_at DATETIME(6) NULL,
+  last_active DATETIME(6) NOT NULL,
+  lease_until DATETIME(6) NULL,
+  proxy_id VARCHAR(32) NOT NULL
+`},
+	{"tables", `
+  sandbox_id VARCHAR(16) NOT NULL,
+  db VARCHAR(64) NOT NULL,
+  tbl VARCHAR(64) NOT NULL,
+  kind VARCHAR(16) NOT NULL,
+  phys_db VARCHAR(64) NOT NULL,
+  phys_tbl VARCHAR(64) NOT NULL,
+  row_count BIGINT NOT NULL DEFAULT 0,
+  bytes BIGINT NOT NULL DEFAULT 0,
+  created_at DATETIME(6) NOT NULL,
+  PRIMARY KEY (sandbox_id, db, tbl)
+`},
+	{"holders", `
+  sandbox_id VARCHAR(16) NOT NULL,
+  proxy_id VARCHAR(32) NOT NULL,
+  lease_until DATETIME(6) NOT NULL,
+  PRIMARY KEY (sandbox_id, proxy_id)
+`},
+	// Counts the changes of each sandbox's tables (registrysync.go).
+	{"generations", `
+  sandbox_id VARCHAR(16) NOT NULL PRIMARY KEY,
+  generation BIGINT NOT NULL DEFAULT 0
+`},
+	// Until when each process may read a sandbox's table map without
+	// checking its generation (registrysync.go).
+	{"readers", `
+  sandbox_id VARCHAR(16) NOT NULL,
+  proxy_id VARCHAR(32) NOT NULL,
+  valid_until DATETIME(6) NOT NULL,
+  PRIMARY KEY (sandbox_id, proxy_id)
+`},
+	// How each fork's changes are captured (capture.go).
+	{"captures", `
+  sandbox_id VARCHAR(16) NOT NULL,
+  db VARCHAR(64) NOT NULL,
+  tbl VARCHAR(64) NOT NULL,
+  state VARCHAR(16) NOT NULL,
+  reason VARCHAR(1024) NOT NULL DEFAULT '',
+  key_kind VARCHAR(80) NOT NULL,
+  key_cols TEXT NOT NULL,
+  side_db VARCHAR(64) NOT NULL,
+  side_tbl VARCHAR(64) NOT NULL,
+  trg VARCHAR(64) NOT NULL,
+  cascades TEXT NULL,
+  created_at DATETIME(6) NOT NULL,
+  PRIMARY KEY (sandbox_id, db, tbl)
+`},
+	// Every SANDBOX PROMOTE, with its outcome (promote.go).
+	{"promotes", `
+  id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  sandbox_id VARCHAR(16) NOT NULL,
+  name VARCHAR(64) NOT NULL,
+  owner VARCHAR(128) NOT NULL,
+  user VARCHAR(128) NOT NULL,
+  via VARCHAR(16) NOT NULL,
+  strategy VARCHAR(8) NOT NULL,
+  started_at DATETIME(6) NOT NULL,
+  finished_at DATETIME(6) NULL,
+  outcome VARCHAR(16) NOT NULL,
+  tables INT NOT NULL DEFAULT 0,
+  inserted BIGINT NOT NULL DEFAULT 0,
+  updated BIGINT NOT NULL DEFAULT 0,
+  deleted BIGINT NOT NULL DEFAULT 0,
+  conflicts BIGINT NOT NULL DEFAULT 0,
+  export_sha256 VARCHAR(64) NOT NULL DEFAULT '',
+  error TEXT NULL,
+  KEY (sandbox_id)
+`},
+	{"settings", `
+  name VARCHAR(64) NOT NULL PRIMARY KEY,
+  value VARCHAR(255) NOT NULL
+`},
 }
