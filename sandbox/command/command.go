@@ -62,100 +62,122 @@ func Parse(sql string) (Command, error) {
 	if len(toks) < 2 || !strings.EqualFold(toks[0], "SANDBOX") {
 		return Command{}, fmt.Errorf("not a SANDBOX statement; %s", syntaxHelp)
 	}
-	c := Command{Verb: Verb(strings.ToUpper(toks[1]))}
-	rest := toks[2:]
-	takeTTL := func() error {
-		if len(rest) >= 1 && strings.EqualFold(rest[0], "TTL") {
-			if len(rest) != 2 {
-				return fmt.Errorf("TTL needs one duration; %s", syntaxHelp)
-			}
-			d, err := duration.Parse(rest[1])
-			if err != nil {
-				return err
-			}
-			c.TTL, c.HasTTL = d, true
-			rest = rest[2:]
-		}
-		return nil
+	p := &parser{c: Command{Verb: Verb(strings.ToUpper(toks[1]))}, rest: toks[2:]}
+	if err := p.verb(toks[1]); err != nil {
+		return Command{}, err
 	}
-	switch c.Verb {
+	if len(p.rest) > 0 {
+		return Command{}, fmt.Errorf("unexpected %q in SANDBOX %s; %s", p.rest[0], p.c.Verb, syntaxHelp)
+	}
+	if p.c.Name != "" {
+		if err := ValidName(p.c.Name); err != nil {
+			return Command{}, err
+		}
+	}
+	return p.c, nil
+}
+
+// parser reads the words after a SANDBOX statement's verb into c.
+type parser struct {
+	c    Command
+	rest []string
+}
+
+// verb reads what c's verb (spelled word) takes.
+func (p *parser) verb(word string) error {
+	switch p.c.Verb {
 	case VerbCreate:
-		if len(rest) > 0 && !strings.EqualFold(rest[0], "TTL") {
-			c.Name, rest = rest[0], rest[1:]
-		}
-		if err := takeTTL(); err != nil {
-			return Command{}, err
-		}
+		p.nameUnless("TTL")
+		return p.ttl()
 	case VerbAttach:
-		if len(rest) == 0 {
-			return Command{}, fmt.Errorf("SANDBOX ATTACH needs a sandbox name; %s", syntaxHelp)
+		if len(p.rest) == 0 {
+			return fmt.Errorf("SANDBOX ATTACH needs a sandbox name; %s", syntaxHelp)
 		}
-		c.Name, rest = rest[0], rest[1:]
+		p.c.Name, p.rest = p.rest[0], p.rest[1:]
 	case VerbKeep:
-		if err := takeTTL(); err != nil {
-			return Command{}, err
-		}
-	case VerbDiscard:
-		if len(rest) > 0 {
-			c.Name, rest = rest[0], rest[1:]
-		}
+		return p.ttl()
+	case VerbDiscard, VerbExport:
+		p.nameUnless("")
 	case VerbDiff:
-		if len(rest) > 0 && strings.EqualFold(rest[0], "SUMMARY") {
-			c.Summary, rest = true, rest[1:]
-		}
-		if len(rest) > 0 && !strings.EqualFold(rest[0], "FOR") {
-			c.Name, rest = rest[0], rest[1:]
-		}
-		if len(rest) > 0 && strings.EqualFold(rest[0], "FOR") {
-			if len(rest) < 2 {
-				return Command{}, fmt.Errorf("FOR needs a table; %s", syntaxHelp)
-			}
-			// One name: db.t may come as several words (`db`.`t`).
-			name := rest[1]
-			rest = rest[2:]
-			for len(rest) > 0 && (strings.HasPrefix(rest[0], ".") || strings.HasSuffix(name, ".")) {
-				name, rest = name+rest[0], rest[1:]
-			}
-			if db, t, ok := strings.Cut(name, "."); ok {
-				c.ForDB, c.ForTable = db, t
-			} else {
-				c.ForTable = name
-			}
-			if c.ForTable == "" {
-				return Command{}, fmt.Errorf("FOR needs a table; %s", syntaxHelp)
-			}
-		}
-	case VerbExport:
-		if len(rest) > 0 {
-			c.Name, rest = rest[0], rest[1:]
-		}
+		return p.diff()
 	case VerbPromote:
-		if len(rest) > 0 && !strings.EqualFold(rest[0], "STRATEGY") {
-			c.Name, rest = rest[0], rest[1:]
-		}
-		c.Strategy = "FAIL"
-		if len(rest) > 0 && strings.EqualFold(rest[0], "STRATEGY") {
-			if len(rest) < 2 {
-				return Command{}, fmt.Errorf("STRATEGY needs FAIL, OURS or THEIRS; %s", syntaxHelp)
-			}
-			c.Strategy, rest = strings.ToUpper(rest[1]), rest[2:]
-			if c.Strategy != "FAIL" && c.Strategy != "OURS" && c.Strategy != "THEIRS" {
-				return Command{}, fmt.Errorf("unknown strategy %q: use FAIL, OURS or THEIRS", c.Strategy)
-			}
-		}
+		return p.promote()
 	case VerbDetach, VerbStatus, VerbList:
 	default:
-		return Command{}, fmt.Errorf("unknown SANDBOX statement %q; %s", toks[1], syntaxHelp)
+		return fmt.Errorf("unknown SANDBOX statement %q; %s", word, syntaxHelp)
 	}
-	if len(rest) > 0 {
-		return Command{}, fmt.Errorf("unexpected %q in SANDBOX %s; %s", rest[0], c.Verb, syntaxHelp)
+	return nil
+}
+
+// nameUnless takes the next word as the sandbox's name, unless there is
+// none or it is the keyword kw.
+func (p *parser) nameUnless(kw string) {
+	if len(p.rest) > 0 && (kw == "" || !strings.EqualFold(p.rest[0], kw)) {
+		p.c.Name, p.rest = p.rest[0], p.rest[1:]
 	}
-	if c.Name != "" {
-		if err := ValidName(c.Name); err != nil {
-			return Command{}, err
-		}
+}
+
+// ttl reads an optional TTL <duration>.
+func (p *parser) ttl() error {
+	if len(p.rest) == 0 || !strings.EqualFold(p.rest[0], "TTL") {
+		return nil
 	}
-	return c, nil
+	if len(p.rest) != 2 {
+		return fmt.Errorf("TTL needs one duration; %s", syntaxHelp)
+	}
+	d, err := duration.Parse(p.rest[1])
+	if err != nil {
+		return err
+	}
+	p.c.TTL, p.c.HasTTL = d, true
+	p.rest = p.rest[2:]
+	return nil
+}
+
+// diff reads DIFF [SUMMARY] [name] [FOR table].
+func (p *parser) diff() error {
+	if len(p.rest) > 0 && strings.EqualFold(p.rest[0], "SUMMARY") {
+		p.c.Summary, p.rest = true, p.rest[1:]
+	}
+	p.nameUnless("FOR")
+	if len(p.rest) == 0 || !strings.EqualFold(p.rest[0], "FOR") {
+		return nil
+	}
+	if len(p.rest) < 2 {
+		return fmt.Errorf("FOR needs a table; %s", syntaxHelp)
+	}
+	// One name: db.t may come as several words (`db`.`t`).
+	name := p.rest[1]
+	p.rest = p.rest[2:]
+	for len(p.rest) > 0 && (strings.HasPrefix(p.rest[0], ".") || strings.HasSuffix(name, ".")) {
+		name, p.rest = name+p.rest[0], p.rest[1:]
+	}
+	if db, t, ok := strings.Cut(name, "."); ok {
+		p.c.ForDB, p.c.ForTable = db, t
+	} else {
+		p.c.ForTable = name
+	}
+	if p.c.ForTable == "" {
+		return fmt.Errorf("FOR needs a table; %s", syntaxHelp)
+	}
+	return nil
+}
+
+// promote reads PROMOTE [name] [STRATEGY FAIL|OURS|THEIRS].
+func (p *parser) promote() error {
+	p.nameUnless("STRATEGY")
+	p.c.Strategy = "FAIL"
+	if len(p.rest) == 0 || !strings.EqualFold(p.rest[0], "STRATEGY") {
+		return nil
+	}
+	if len(p.rest) < 2 {
+		return fmt.Errorf("STRATEGY needs FAIL, OURS or THEIRS; %s", syntaxHelp)
+	}
+	p.c.Strategy, p.rest = strings.ToUpper(p.rest[1]), p.rest[2:]
+	if p.c.Strategy != "FAIL" && p.c.Strategy != "OURS" && p.c.Strategy != "THEIRS" {
+		return fmt.Errorf("unknown strategy %q: use FAIL, OURS or THEIRS", p.c.Strategy)
+	}
+	return nil
 }
 
 // ValidName checks a sandbox name: 1 to 48 letters, digits, '_' or '-'.

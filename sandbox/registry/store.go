@@ -524,85 +524,106 @@ func (m *Registry) reconcile(ctx context.Context) error {
 		return err
 	}
 	return m.WithConn(ctx, func(c sideconn.Conn) error {
-		rows, err := c.Query(ctx, "SELECT id FROM "+m.names.Q("sandboxes"))
-		if err != nil {
-			return fmt.Errorf("read registry: %w", err)
+		if err := m.dropOrphanSchemas(ctx, c); err != nil {
+			return err
 		}
-		known := map[string]bool{}
-		for _, r := range rows {
-			known[sideconn.Str(r[0])] = true
+		if err := m.dropInterruptedForks(ctx, c); err != nil {
+			return err
 		}
-		srows, err := c.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE "+
-			quote.LikePrefix(m.cfg.Prefix+"_"))
-		if err != nil {
-			return fmt.Errorf("list sandbox schemas: %w", err)
+		return m.dropOrphanTables(ctx, c)
+	})
+}
+
+// dropOrphanSchemas drops the schemas of sandbox ids the registry does
+// not know (dropOrphan).
+func (m *Registry) dropOrphanSchemas(ctx context.Context, c sideconn.Conn) error {
+	rows, err := c.Query(ctx, "SELECT id FROM "+m.names.Q("sandboxes"))
+	if err != nil {
+		return fmt.Errorf("read registry: %w", err)
+	}
+	known := map[string]bool{}
+	for _, r := range rows {
+		known[sideconn.Str(r[0])] = true
+	}
+	srows, err := c.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE "+
+		quote.LikePrefix(m.cfg.Prefix+"_"))
+	if err != nil {
+		return fmt.Errorf("list sandbox schemas: %w", err)
+	}
+	orphans := map[string][]string{}
+	var ids []string
+	for _, r := range srows {
+		s := sideconn.Str(r[0])
+		rest := strings.TrimPrefix(s, m.cfg.Prefix+"_")
+		id, _, _ := strings.Cut(rest, "_") // prefix_<id>_<db>, or prefix_<id> (its information_schema)
+		if !isSandboxID(id) || known[id] {
+			continue
 		}
-		orphans := map[string][]string{}
-		var ids []string
-		for _, r := range srows {
-			s := sideconn.Str(r[0])
-			rest := strings.TrimPrefix(s, m.cfg.Prefix+"_")
-			id, _, _ := strings.Cut(rest, "_") // prefix_<id>_<db>, or prefix_<id> (its information_schema)
-			if !isSandboxID(id) || known[id] {
-				continue
-			}
-			if orphans[id] == nil {
-				ids = append(ids, id)
-			}
-			orphans[id] = append(orphans[id], s)
+		if orphans[id] == nil {
+			ids = append(ids, id)
 		}
-		for _, id := range ids {
-			if err := m.dropOrphan(ctx, c, id, orphans[id]); err != nil {
-				var se interface{ ServerError() bool }
-				if !errors.As(err, &se) || !se.ServerError() {
-					return err
-				}
-				// A schema the server cannot drop (a file a killed DDL left
-				// in its directory: 1010) must not stop the manager; the
-				// next reap tries again.
-				m.warnOrphan(orphans[id], err)
-			}
-		}
-		// Forks a crash interrupted after writing their marker row. A fork
-		// holds its upstream lock (lockName) from before it writes the
-		// marker until after it replaces it, so a marker whose lock this
-		// connection can take at once was left by a process that is gone
-		// (locks die with their connection); one older than any fork may
-		// take is gone too.
-		stale := time.Now().UTC().Add(-m.cfg.ForkTimeout - time.Minute)
-		frows, err := c.Query(ctx, "SELECT sandbox_id, db, tbl, phys_db, phys_tbl, created_at < "+sideconn.SQLTime(stale)+" FROM "+
-			m.names.Q("tables")+" WHERE kind = 'forking'")
-		if err != nil {
-			return fmt.Errorf("read registry: %w", err)
-		}
-		for _, r := range frows {
-			if err := m.dropInterruptedFork(ctx, c, sideconn.Str(r[0]), sideconn.Str(r[1]), sideconn.Str(r[2]),
-				rewrite.Table{DB: sideconn.Str(r[3]), Name: sideconn.Str(r[4])}, sideconn.Str(r[5]) == "1"); err != nil {
+		orphans[id] = append(orphans[id], s)
+	}
+	for _, id := range ids {
+		if err := m.dropOrphan(ctx, c, id, orphans[id]); err != nil {
+			var se interface{ ServerError() bool }
+			if !errors.As(err, &se) || !se.ServerError() {
 				return err
 			}
+			// A schema the server cannot drop (a file a killed DDL left
+			// in its directory: 1010) must not stop the manager; the
+			// next reap tries again.
+			m.warnOrphan(orphans[id], err)
 		}
-		// Tables no registry row explains: left by a crash (or by hand).
-		trows, err := c.Query(ctx, "SELECT t.TABLE_SCHEMA, t.TABLE_NAME FROM information_schema.TABLES t LEFT JOIN "+
-			m.names.Q("tables")+" r ON r.phys_db = t.TABLE_SCHEMA AND r.phys_tbl = t.TABLE_NAME WHERE t.TABLE_SCHEMA LIKE "+
-			quote.LikePrefix(m.cfg.Prefix+"_")+" AND t.TABLE_SCHEMA <> "+quote.String(m.names.Meta())+
-			" AND r.sandbox_id IS NULL")
-		if err != nil {
-			return fmt.Errorf("list sandbox tables: %w", err)
+	}
+	return nil
+}
+
+// dropInterruptedForks drops forks a crash interrupted after writing their
+// marker row. A fork holds its upstream lock (lockName) from before it
+// writes the marker until after it replaces it, so a marker whose lock
+// this connection can take at once was left by a process that is gone
+// (locks die with their connection); one older than any fork may take is
+// gone too.
+func (m *Registry) dropInterruptedForks(ctx context.Context, c sideconn.Conn) error {
+	stale := time.Now().UTC().Add(-m.cfg.ForkTimeout - time.Minute)
+	frows, err := c.Query(ctx, "SELECT sandbox_id, db, tbl, phys_db, phys_tbl, created_at < "+sideconn.SQLTime(stale)+" FROM "+
+		m.names.Q("tables")+" WHERE kind = 'forking'")
+	if err != nil {
+		return fmt.Errorf("read registry: %w", err)
+	}
+	for _, r := range frows {
+		if err := m.dropInterruptedFork(ctx, c, sideconn.Str(r[0]), sideconn.Str(r[1]), sideconn.Str(r[2]),
+			rewrite.Table{DB: sideconn.Str(r[3]), Name: sideconn.Str(r[4])}, sideconn.Str(r[5]) == "1"); err != nil {
+			return err
 		}
-		for _, r := range trows {
-			s := sideconn.Str(r[0])
-			id, _, tables := strings.Cut(strings.TrimPrefix(s, m.cfg.Prefix+"_"), "_")
-			if !isSandboxID(id) || !tables {
-				continue // not a sandbox's table database (prefix_<id> holds its information_schema views)
-			}
-			t := rewrite.Table{DB: s, Name: sideconn.Str(r[1])}
-			m.log.Info("dropping orphaned fork", zap.String("table", t.Quoted()))
-			if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+t.Quoted()); err != nil {
-				return fmt.Errorf("drop orphaned fork %s: %w", t.Quoted(), err)
-			}
+	}
+	return nil
+}
+
+// dropOrphanTables drops the tables in sandbox databases that no registry
+// row explains: left by a crash (or by hand).
+func (m *Registry) dropOrphanTables(ctx context.Context, c sideconn.Conn) error {
+	trows, err := c.Query(ctx, "SELECT t.TABLE_SCHEMA, t.TABLE_NAME FROM information_schema.TABLES t LEFT JOIN "+
+		m.names.Q("tables")+" r ON r.phys_db = t.TABLE_SCHEMA AND r.phys_tbl = t.TABLE_NAME WHERE t.TABLE_SCHEMA LIKE "+
+		quote.LikePrefix(m.cfg.Prefix+"_")+" AND t.TABLE_SCHEMA <> "+quote.String(m.names.Meta())+
+		" AND r.sandbox_id IS NULL")
+	if err != nil {
+		return fmt.Errorf("list sandbox tables: %w", err)
+	}
+	for _, r := range trows {
+		s := sideconn.Str(r[0])
+		id, _, tables := strings.Cut(strings.TrimPrefix(s, m.cfg.Prefix+"_"), "_")
+		if !isSandboxID(id) || !tables {
+			continue // not a sandbox's table database (prefix_<id> holds its information_schema views)
 		}
-		return nil
-	})
+		t := rewrite.Table{DB: s, Name: sideconn.Str(r[1])}
+		m.log.Info("dropping orphaned fork", zap.String("table", t.Quoted()))
+		if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+t.Quoted()); err != nil {
+			return fmt.Errorf("drop orphaned fork %s: %w", t.Quoted(), err)
+		}
+	}
+	return nil
 }
 
 // expiryRow is a sandbox as the reaper reads it, with its live holders,
