@@ -50,7 +50,7 @@ type cached[T any] struct {
 
 func (c cached[T]) fresh(now time.Time) bool { return !c.at.IsZero() && now.Sub(c.at) < catalogTTL }
 
-// object is what information_schema says of a name.
+// Object is what information_schema says of a name.
 type Object struct {
 	// kind is TABLE_TYPE (BASE TABLE, VIEW, SEQUENCE, SYSTEM VERSIONED,
 	// SYSTEM VIEW), "" when no such table exists.
@@ -70,7 +70,7 @@ type Object struct {
 	View *ViewDef
 }
 
-// viewDef is what information_schema.VIEWS says of a view: what a sandbox
+// ViewDef is what information_schema.VIEWS says of a view: what a sandbox
 // needs to make its own copy (views.go).
 type ViewDef struct {
 	Def         string // VIEW_DEFINITION: the server's text, names qualified
@@ -104,7 +104,7 @@ func trustedSchema(db string) bool {
 	return false
 }
 
-// pseudoSchemas qualify built-in functions (mariadb_schema.TRIM()): not
+// PseudoSchema qualify built-in functions (mariadb_schema.TRIM()): not
 // real schemas, and never stored functions.
 func PseudoSchema(db string) bool {
 	switch strings.ToLower(db) {
@@ -114,7 +114,7 @@ func PseudoSchema(db string) bool {
 	return false
 }
 
-// object returns what t is, from the cache or the server.
+// Object returns what t is, from the cache or the server.
 func (c *Objects) Object(ctx context.Context, t rewrite.Table) (Object, error) {
 	return c.objectAt(ctx, t, 0)
 }
@@ -263,7 +263,7 @@ func (c *Objects) statementFacts(ctx context.Context, st rewrite.Statement, t re
 	return nil
 }
 
-// calls reports whether the view t calls a stored function (directly or
+// Calls reports whether the view t calls a stored function (directly or
 // through views), as far as the catalog knows.
 func (c *Objects) Calls(ctx context.Context, t rewrite.Table) bool {
 	o, err := c.Object(ctx, t)
@@ -286,7 +286,7 @@ func nameView(why, view string) string {
 	return "the view " + view + " is defined with something the sandbox cannot hold: " + why
 }
 
-// funcHazard says why calling f (from a statement whose current database
+// FuncHazard says why calling f (from a statement whose current database
 // is db) would reach production: a stored function (stored set: it runs
 // statements the proxy does not see, with its definer's privileges, unless
 // a sandbox runs its copy), a loadable function (UDF), or a name the proxy
@@ -316,7 +316,7 @@ func (c *Objects) FuncHazard(ctx context.Context, f rewrite.Func, db string) (wh
 	return "it calls the stored function " + quote.Ident(db) + "." + quote.Ident(f.Name) + cannot, true, nil
 }
 
-// native reports whether an unqualified call of f calls one of the
+// Native reports whether an unqualified call of f calls one of the
 // server's own functions, which come first: a stored or loadable function
 // of the same name is never called without a schema.
 func (c *Objects) Native(f rewrite.Func) bool {
@@ -329,7 +329,7 @@ func (c *Objects) Native(f rewrite.Func) bool {
 	return c.natives[upper] || f.Bare && c.keywords[upper]
 }
 
-// keywordCall reports whether an unqualified call of f is written like one
+// KeywordCall reports whether an unqualified call of f is written like one
 // of the calls MariaDB's grammar reads by keyword (grammarFunctions): the
 // server's own function, unless its arguments do not fit it, when the
 // server calls a stored function of the name instead.
@@ -337,7 +337,7 @@ func KeywordCall(f rewrite.Func) bool {
 	return f.Schema == "" && !f.Quoted && grammarFunctions[strings.ToUpper(f.Name)]
 }
 
-// keywordHazard says why a keyword call of f (keywordCall) may reach a
+// KeywordHazard says why a keyword call of f (keywordCall) may reach a
 // stored function: one of its name exists in one of dbs.
 func (c *Objects) KeywordHazard(ctx context.Context, f rewrite.Func, dbs ...string) (string, error) {
 	for _, db := range dbs {
@@ -372,7 +372,7 @@ var grammarFunctions = map[string]bool{"NEXTVAL": true, "LASTVAL": true, "SETVAL
 	"MULTIPOINT": true, "MULTIPOLYGON": true, "POINT": true, "POLYGON": true, "WITHIN": true, "VALUE": true, "VALUES": true,
 	"CONVERT": true, "DEFAULT": true, "EXISTS": true, "MATCH": true, "ROW": true}
 
-// udfHazard says why a call of f, no function of the server's own, may
+// UDFHazard says why a call of f, no function of the server's own, may
 // call a loadable function (UDF), whose effects the proxy cannot confine:
 // it names one, or the account cannot read mysql.func.
 func (c *Objects) UDFHazard(ctx context.Context, f rewrite.Func) (string, error) {
@@ -390,7 +390,7 @@ func (c *Objects) UDFHazard(ctx context.Context, f rewrite.Func) (string, error)
 	return "", nil
 }
 
-// storedFunction reports whether db has a stored function called name.
+// StoredFunction reports whether db has a stored function called name.
 func (c *Objects) StoredFunction(ctx context.Context, db, name string) (bool, error) {
 	if db == "" {
 		return false, nil // no database: the server reports "No database selected"
@@ -422,7 +422,7 @@ func (c *Objects) StoredFunction(ctx context.Context, db, name string) (bool, er
 	return found, nil
 }
 
-// forgetFunction drops what the catalog knows of db.name as a stored
+// ForgetFunction drops what the catalog knows of db.name as a stored
 // function.
 func (c *Objects) ForgetFunction(db, name string) {
 	c.mu.Lock()

@@ -30,7 +30,7 @@ func NewSet(lines []string, caseSensitive bool) Set {
 	return gs
 }
 
-// allowsRoutine reports whether the account may EXECUTE the stored
+// AllowsRoutine reports whether the account may EXECUTE the stored
 // routine db.name of kind PROCEDURE or FUNCTION: granted on it, on its
 // schema or on every schema.
 func (gs Set) AllowsRoutine(kind, db, name string) bool {
@@ -77,7 +77,7 @@ func holds(g *parsedGrant, priv string, cols []string) bool {
 	return true
 }
 
-// allows reports whether the account may use priv on table db.table (and,
+// Allows reports whether the account may use priv on table db.table (and,
 // for SELECT, INSERT, UPDATE and REFERENCES, on each of cols: a column
 // grant covers only its columns; nil cols asks for the table as a whole).
 func (gs Set) Allows(priv, db, table string, cols []string) bool {

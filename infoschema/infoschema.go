@@ -16,7 +16,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
-// infoView is one information_schema view the sandbox mirrors: pairs of
+// View is one information_schema view the sandbox mirrors: pairs of
 // (schema column, table column) naming a table, mapped through the
 // registry; the first pair is the row's own table. schemaCols are further
 // columns that hold the same database as the first pair's schema.
@@ -71,7 +71,7 @@ var Views = []View{
 // own.)
 var ownConnViews = []string{"session_account_connect_attrs"}
 
-// ownConnView is the own-connection view standing for t, if any.
+// OwnConnView is the own-connection view standing for t, if any.
 func OwnConnView(t rewrite.Table) (string, bool) {
 	if !strings.EqualFold(t.DB, "performance_schema") {
 		return "", false
@@ -84,13 +84,13 @@ func OwnConnView(t rewrite.Table) (string, bool) {
 	return "", false
 }
 
-// ownConnSQL makes the own-connection table v in database db.
+// OwnConnSQL makes the own-connection table v in database db.
 func OwnConnSQL(db, v string) string {
 	return "CREATE OR REPLACE TEMPORARY TABLE " + quote.Ident(db) + "." + quote.Ident(v) +
 		" AS SELECT * FROM performance_schema." + quote.Ident(v) + " WHERE PROCESSLIST_ID = CONNECTION_ID()"
 }
 
-// infoViewName is the mirrored view called name (any case), if any.
+// ViewName is the mirrored view called name (any case), if any.
 func ViewName(name string) (string, bool) {
 	for _, v := range Views {
 		if strings.EqualFold(v.Name, name) {
@@ -100,7 +100,7 @@ func ViewName(name string) (string, bool) {
 	return "", false
 }
 
-// computedColumn reports whether the sandbox's view name computes column
+// ComputedColumn reports whether the sandbox's view name computes column
 // col (it maps the names of tables and their databases).
 func ComputedColumn(name, col string) bool {
 	for _, v := range Views {
@@ -124,12 +124,12 @@ func ComputedColumn(name, col string) bool {
 	return false
 }
 
-// binCol is an information_schema column comparable with registry columns.
+// BinCol is an information_schema column comparable with registry columns.
 func BinCol(alias, col string) string {
 	return "CONVERT(" + alias + "." + col + " USING utf8mb4) COLLATE utf8mb4_bin"
 }
 
-// infoCol is a column of one of the server's information_schema views.
+// Col is a column of one of the server's information_schema views.
 type Col struct {
 	Name string
 	// charset and collation are the column's ("" for other than
@@ -137,7 +137,7 @@ type Col struct {
 	Charset, Collation string
 }
 
-// mapped is the column a sandbox's view computes from reg, a registry
+// Mapped is the column a sandbox's view computes from reg, a registry
 // column of the table's logical name (NULL for rows of production), and
 // the server's column own: converted to col's character set and
 // collation, so that it compares, sorts and is described as the server's
@@ -149,7 +149,7 @@ func (col Col) Mapped(reg, own string) string {
 	return "COALESCE(" + reg + ", " + own + ")"
 }
 
-// orderBy is the ORDER BY clause of a view whose rows come in the order
+// OrderBy is the ORDER BY clause of a view whose rows come in the order
 // of the columns cols of its select list ("" for none): a query of the
 // view without an ORDER BY of its own gets them so.
 func OrderBy(cols []string) string {
@@ -168,7 +168,7 @@ func OrderBy(cols []string) string {
 // routines leave them out.
 const DroppedRoutines = "dropped_routines"
 
-// usesInfoSchema reports whether the analysis reads a mirrored view.
+// Uses reports whether the analysis reads a mirrored view.
 func Uses(a *rewrite.Analysis) bool {
 	for _, st := range a.Statements {
 		for _, t := range st.Reads {
@@ -183,7 +183,7 @@ func Uses(a *rewrite.Analysis) bool {
 	return false
 }
 
-// createInfoViews creates, on c, a view for each of infoViews the server
+// CreateViews creates, on c, a view for each of infoViews the server
 // has, with the CREATE statement viewSQL makes from its columns; whose
 // names the views in errors ("the sandbox's").
 func CreateViews(ctx context.Context, c sideconn.Conn, whose string, viewSQL func(v View, cols []Col) string) error {
@@ -235,7 +235,7 @@ func (p *ProcessList) SQL() string {
 	return "SHOW PROCESSLIST"
 }
 
-// ownOnly keeps an input of a sandboxing session (in a sandbox or not) to
+// OwnOnly keeps an input of a sandboxing session (in a sandbox or not) to
 // what its proxy user may see: SHOW [FULL] PROCESSLIST is answered by the
 // proxy (the returned ProcessList), statements that show the whole server
 // are refused, and so is SHOW DATABASES among other statements (the proxy
@@ -287,7 +287,7 @@ func processList(a *rewrite.Analysis, prepared bool) (*ProcessList, error) {
 // own databases.
 func ProductionSchema(prefix string) string { return prefix + "_production" }
 
-// readsInfoViews reports whether the analysis names a mirrored
+// ReadsViews reports whether the analysis names a mirrored
 // information_schema view (read, or named by a statement the parser could
 // not read).
 func ReadsViews(a *rewrite.Analysis) bool {
@@ -301,7 +301,7 @@ func ReadsViews(a *rewrite.Analysis) bool {
 	return false
 }
 
-// prodResolver maps information_schema's listings to the production views
+// ProductionResolver maps information_schema's listings to the production views
 // and leaves every other table where it is.
 type ProductionResolver struct{ Prefix string }
 
@@ -315,7 +315,7 @@ func (r ProductionResolver) Resolve(t rewrite.Table, _ bool) (rewrite.Table, boo
 	return t, false, nil
 }
 
-// serverWide says why a statement reads what the whole server holds, every
+// ServerWide says why a statement reads what the whole server holds, every
 // sandbox's tables and statements included: the binary and relay logs, the
 // table cache, InnoDB's internal dictionary and statistics, the logs kept
 // in tables, performance_schema ("" when it does not).
@@ -344,7 +344,7 @@ func ServerWide(st rewrite.Statement) string {
 	return ""
 }
 
-// ownConnOnly is st without the reads a sandbox makes through its
+// OwnConnOnly is st without the reads a sandbox makes through its
 // own-connection views (ownConnViews), which show nothing of other
 // connections.
 func OwnConnOnly(st rewrite.Statement) rewrite.Statement {
@@ -377,7 +377,7 @@ var Safe = map[string]bool{
 	"user_privileges": true, "user_variables": true,
 }
 
-// infoSchemaKnown reports information_schema tables (any case) a sandboxing
+// Known reports information_schema tables (any case) a sandboxing
 // session may read: mirrored ones and infoSchemaSafe.
 func Known(name string) bool {
 	if _, ok := ViewName(name); ok {
@@ -394,13 +394,13 @@ var serverWideTables = map[string]bool{
 	"proc": true, // every sandbox's procedures (routines.go)
 }
 
-// skipCatalog reports databases whose tables the proxy never forks nor
+// Virtual reports databases whose tables the proxy never forks nor
 // looks up: the server's own views, which read nothing of production's.
 func Virtual(t rewrite.Table) bool {
 	return strings.EqualFold(t.DB, "information_schema") || strings.EqualFold(t.DB, "performance_schema")
 }
 
-// refuseShared is the error for a statement sharedState found.
+// RefuseShared is the error for a statement sharedState found.
 func RefuseShared(why string) error {
 	return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s, which the sessions of every user of this proxy share; it is refused through the "+
 		"proxy (run it on a direct connection)", why)

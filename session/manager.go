@@ -91,7 +91,7 @@ type Config struct {
 	Lease time.Duration
 	// SyncLease is how long a process may trust its table map of a sandbox
 	// another process may share, after checking the registry, before it
-	// checks again (registrysync.go); a process changing where such a
+	// checks again (sandbox/registry/sync.go); a process changing where such a
 	// sandbox's table is waits until the other processes' leases ran out.
 	// 0: check before every statement that reads production, no waits.
 	SyncLease time.Duration
@@ -252,7 +252,7 @@ func (nopObserver) Promoted(string, string, int)                     {}
 // Manager owns the sandboxes of one proxy process.
 type Manager struct {
 	// registry holds the sandboxes, their lifetimes and the side
-	// connections (registrycore.go).
+	// connections (sandbox/registry).
 	reg  *registry.Registry
 	caps *capture.Tracker
 	fk   *forking.Forker
@@ -260,9 +260,8 @@ type Manager struct {
 	rev *review.Reviewer
 	// triggers reads production's triggers.
 	triggers catalog.Triggers
-	// obs is told about sandbox events (SetObserver), under obsMu.
-	obsMu sync.RWMutex
-	obs   Observer
+	// obs is told about sandbox events (SetObserver).
+	obs atomic.Pointer[Observer]
 	// dir finds the proxy's live connections, and killer answers KILL
 	// with it (SetDirectory).
 	dir      kill.Directory
@@ -313,7 +312,9 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Manager{cfg: cfg, log: log, names: sandbox.Names{Prefix: cfg.Prefix}, engine: rewrite.NewEngine(0), obs: nopObserver{}}
+	m := &Manager{cfg: cfg, log: log, names: sandbox.Names{Prefix: cfg.Prefix}, engine: rewrite.NewEngine(0)}
+	var nop Observer = nopObserver{}
+	m.obs.Store(&nop)
 	m.reg = registry.New(registry.Config{Prefix: cfg.Prefix, Lease: cfg.Lease, ReapInterval: cfg.ReapInterval,
 		SyncLease: cfg.SyncLease, ForkTimeout: cfg.ForkTimeout, Admins: cfg.Admins, SideConnections: cfg.SideConnections,
 		ForkQueueTimeout: cfg.ForkQueueTimeout}, dial, log, m.userRoom)
@@ -463,17 +464,11 @@ func (m *Manager) SetObserver(o Observer) {
 	m.reg.SetObserver(o)
 	m.rev.SetObserver(o)
 	m.fk.SetObserver(o)
-	m.obsMu.Lock()
-	defer m.obsMu.Unlock()
-	m.obs = o
+	m.obs.Store(&o)
 }
 
 // observer is the installed Observer.
-func (m *Manager) observer() Observer {
-	m.obsMu.RLock()
-	defer m.obsMu.RUnlock()
-	return m.obs
-}
+func (m *Manager) observer() Observer { return *m.obs.Load() }
 
 // SetPromoteDialer installs what opens connections with the promote
 // account, which SANDBOX PROMOTE writes production with.

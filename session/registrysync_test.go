@@ -12,7 +12,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/session/sessiontest"
 )
 
-// Read-your-writes across proxy processes (registrysync.go): two managers
+// Read-your-writes across proxy processes (sandbox/registry/sync.go): two managers
 // on one fake upstream stand for two processes. Their reapers run once an
 // hour, so nothing but the per-statement registry check can carry one
 // process's changes to the other.

@@ -434,7 +434,7 @@ func (s *Session) Revalidate(ctx context.Context, p *Plan) (*Plan, error) {
 	if p.version == s.current(opts) {
 		// Still the sandbox's tables as this process knows them; when the
 		// statement reads production, other processes may have forked
-		// since (registrysync.go).
+		// since (sandbox/registry/sync.go).
 		if !p.unmapped || s.sb == nil || p.version.sb != s.sb {
 			return nil, nil
 		}

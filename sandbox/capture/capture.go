@@ -65,7 +65,7 @@ const (
 	Full = "full"
 )
 
-// captureInfo is a fork's row in the captures table.
+// Info is a fork's row in the captures table.
 type Info struct {
 	State, Reason string
 	KeyKind       string
@@ -77,7 +77,7 @@ type Info struct {
 	Cascades []Cascade
 }
 
-// cascade is a foreign key of a captured table whose ON DELETE or ON UPDATE
+// Cascade is a foreign key of a captured table whose ON DELETE or ON UPDATE
 // action changes its rows, and the triggers that capture what it changes,
 // on the fork of its parent (Parent is the logical table).
 type Cascade struct {
@@ -94,7 +94,7 @@ func (m *Tracker) captureOf(sbID string, phys rewrite.Table, shape forker.Shape)
 		Trigger: m.cfg.Prefix + "_" + h, Marker: m.cfg.Prefix + "_existed", Shape: shape}
 }
 
-// startCapture captures the changes of the fork phys of t, just made (the
+// Start captures the changes of the fork phys of t, just made (the
 // sandbox cannot reach it yet), and records how. A fork whose changes
 // cannot be captured is recorded "full", with the reason: its diff
 // compares it whole.
@@ -166,7 +166,7 @@ func (m *Tracker) saveCapture(ctx context.Context, c sideconn.Conn, id string, t
 	return nil
 }
 
-// loadCaptures reads the captures of sandbox id, by logical table key.
+// Load reads the captures of sandbox id, by logical table key.
 func (m *Tracker) Load(ctx context.Context, c sideconn.Conn, id string) (map[string]Info, error) {
 	rows, err := c.Query(ctx, "SELECT db, tbl, state, reason, key_kind, key_cols, side_db, side_tbl, trg, cascades FROM "+m.names.Q("captures")+
 		" WHERE sandbox_id = "+quote.String(id))
@@ -190,7 +190,7 @@ func (m *Tracker) Load(ctx context.Context, c sideconn.Conn, id string) (map[str
 	return out, nil
 }
 
-// stopCaptures drops the capture triggers of the sandbox's forks of
+// Stop drops the capture triggers of the sandbox's forks of
 // tables, which DDL is about to change, and records them "full" with why
 // (sandboxDDL starts it: DIFF then takes a change of the table's columns
 // for the sandbox's). The triggers are dropped on on, the connection of the
@@ -309,7 +309,7 @@ func (m *Tracker) removeCapture(ctx context.Context, c sideconn.Conn, on forker.
 	return err
 }
 
-// keepTriggers, as stopCaptures' connection, leaves the capture triggers
+// KeepTriggers, as stopCaptures' connection, leaves the capture triggers
 // in place.
 type KeepTriggers struct{}
 
@@ -319,7 +319,7 @@ func (KeepTriggers) Exec(context.Context, string) (uint64, error) { return 0, ni
 // Query implements forker.Conn (never called).
 func (KeepTriggers) Query(context.Context, string) ([][]*string, error) { return nil, nil }
 
-// captureTrigger is the start of the names of the capture triggers of t's
+// Trigger is the start of the names of the capture triggers of t's
 // fork in sandbox id ("" when its changes are not captured by triggers).
 func (m *Tracker) Trigger(ctx context.Context, c sideconn.Conn, id string, t rewrite.Table) (string, error) {
 	rows, err := c.Query(ctx, "SELECT state, trg FROM "+m.names.Q("captures")+" WHERE sandbox_id = "+quote.String(id)+
@@ -333,7 +333,7 @@ func (m *Tracker) Trigger(ctx context.Context, c sideconn.Conn, id string, t rew
 	return sideconn.Str(rows[0][1]), nil
 }
 
-// captureSuffix ends the name of the capture trigger of event.
+// Suffix ends the name of the capture trigger of event.
 func Suffix(event string) string {
 	switch strings.ToUpper(event) {
 	case "INSERT":
@@ -344,7 +344,7 @@ func Suffix(event string) string {
 	return "_ad"
 }
 
-// lastCapture puts the proxy's triggers of timing and event on t's fork
+// Last puts the proxy's triggers of timing and event on t's fork
 // last among that event's triggers again, after the sandbox made a trigger
 // there that went after them: each made again, in one CREATE OR REPLACE
 // TRIGGER (no write meets the table without it), with the body it has, so
@@ -448,7 +448,7 @@ func cascadedInto(ctx context.Context, c sideconn.Conn, t rewrite.Table) (bool, 
 	return len(rows) == 1 && sideconn.Str(rows[0][0]) != "0", nil
 }
 
-// installCascades makes, for each fork in made (fresh, by key) whose
+// InstallCascades makes, for each fork in made (fresh, by key) whose
 // foreign keys' actions change its rows, the triggers on its parents' forks
 // that capture those rows (forker.CascadeDDL), once the forks are all made.
 // A fork whose triggers cannot be made is compared whole.

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -25,7 +24,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// ensure makes sure t has a place in sb for a statement of the given kind:
+// Ensure makes sure t has a place in sb for a statement of the given kind:
 // a fork (full or schema only) of the production table, or, for a table
 // production does not have, a name in the sandbox schema. It returns the
 // entry and whether this call made it.
@@ -299,7 +298,7 @@ func (m *Forker) prepareFork(ctx context.Context, c sideconn.Conn, sb *registry.
 	return nil
 }
 
-// createSandboxSchema makes phys, the sandbox's database for the logical
+// CreateSchema makes phys, the sandbox's database for the logical
 // database db, when it is missing, with db's default character set and
 // collation, so that what the sandbox creates there gets the defaults it
 // would get in db (a new table's, a new column's).
@@ -402,7 +401,7 @@ func (m *Forker) recordFork(ctx context.Context, c sideconn.Conn, sb *registry.S
 	return e, nil
 }
 
-// refresh re-reads the physical state of tables a DDL statement touched:
+// Refresh re-reads the physical state of tables a DDL statement touched:
 // whether each exists in the sandbox decides created/dropped.
 func (m *Forker) Refresh(ctx context.Context, sb *registry.Sandbox, tables []rewrite.Table) error {
 	return m.reg.WithConn(ctx, func(c sideconn.Conn) error {
@@ -442,7 +441,7 @@ func (m *Forker) Refresh(ctx context.Context, sb *registry.Sandbox, tables []rew
 	})
 }
 
-// unfork removes a schema-only fork made for a DROP that then failed, so
+// Unfork removes a schema-only fork made for a DROP that then failed, so
 // the sandbox sees the production table again rather than an empty one.
 func (m *Forker) Unfork(ctx context.Context, sb *registry.Sandbox, t rewrite.Table) error {
 	t = m.names.Norm(t)
@@ -494,8 +493,7 @@ type Forker struct {
 	triggers catalog.Triggers
 	// maxForkBytes is the owner's max-fork-bytes guardrail (0: none).
 	maxForkBytes func(owner string) int64
-	obsMu        sync.RWMutex
-	obs          Observer
+	obs          atomic.Pointer[Observer]
 	// forks counts forks made, for tests and metrics.
 	forks atomic.Int64
 }
@@ -524,18 +522,10 @@ type Observer interface {
 const ReasonMaxForkBytes = "max_fork_bytes"
 
 // observer is the installed observer.
-func (m *Forker) observer() Observer {
-	m.obsMu.RLock()
-	defer m.obsMu.RUnlock()
-	return m.obs
-}
+func (m *Forker) observer() Observer { return *m.obs.Load() }
 
 // SetObserver installs o.
-func (m *Forker) SetObserver(o Observer) {
-	m.obsMu.Lock()
-	defer m.obsMu.Unlock()
-	m.obs = o
-}
+func (m *Forker) SetObserver(o Observer) { m.obs.Store(&o) }
 
 // Forks is the number of forks this process made.
 func (m *Forker) Forks() int64 { return m.forks.Load() }
@@ -545,8 +535,10 @@ func (m *Forker) Forks() int64 { return m.forks.Load() }
 // max-fork-bytes guardrail (0: none).
 func New(cfg Config, log *zap.Logger, names sandbox.Names, reg *registry.Registry, strategy forker.Strategy,
 	caps *capture.Tracker, cat *catalog.Objects, triggers catalog.Triggers, maxForkBytes func(owner string) int64) *Forker {
-	return &Forker{cfg: cfg, log: log, names: names, reg: reg, strategy: strategy, caps: caps, catalog: cat,
-		triggers: triggers, maxForkBytes: maxForkBytes, obs: nop{}}
+	f := &Forker{cfg: cfg, log: log, names: names, reg: reg, strategy: strategy, caps: caps, catalog: cat,
+		triggers: triggers, maxForkBytes: maxForkBytes}
+	f.SetObserver(nop{})
+	return f
 }
 
 // nop is the Observer until SetObserver.

@@ -123,7 +123,7 @@ func (m *Forker) triggerHazard(ctx context.Context, t rewrite.Table, tc catalog.
 	return m.BodyHazard(ctx, t.DB, tc.Body.Statements[0])
 }
 
-// bodyHazard says why the trigger whose body st holds (st.Routine.Body,
+// BodyHazard says why the trigger whose body st holds (st.Routine.Body,
 // run with db current) cannot be made in a sandbox ("" when it can): a
 // body the proxy cannot read, a CALL, what reaches outside the database or
 // reads information_schema, a loadable function. routines are the stored

@@ -80,7 +80,7 @@ func (m *Registry) lockSandbox(ctx context.Context, c sideconn.Conn, name, k str
 	return func() { _, _ = c.Query(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+lock+")") }, true, nil
 }
 
-// authorize checks that user may use sb: it is theirs, or they are an
+// Authorize checks that user may use sb: it is theirs, or they are an
 // admin. Others get the same error as for a sandbox that does not exist.
 func (m *Registry) Authorize(user string, sb *Sandbox) error {
 	if sb.Owner == user || m.IsAdmin(user) {
@@ -89,7 +89,7 @@ func (m *Registry) Authorize(user string, sb *Sandbox) error {
 	return rewrite.Refuse(wire.ErUnknown, "no sandbox named %q; SANDBOX LIST shows yours", sb.Name)
 }
 
-// attach binds one more connection to sb, a sandbox the caller has just
+// Attach binds one more connection to sb, a sandbox the caller has just
 // made.
 func (m *Registry) Attach(sb *Sandbox) error {
 	if !sb.attachIfLive() {
@@ -98,7 +98,7 @@ func (m *Registry) Attach(sb *Sandbox) error {
 	return nil
 }
 
-// acquire binds one more connection of user to the sandbox called name:
+// Acquire binds one more connection of user to the sandbox called name:
 // the one this process holds, else (claim) the one the registry records,
 // else, with create, a new one. A discard in flight is waited for: it is
 // called off by this attach, or it ends before the name is looked up
@@ -277,7 +277,7 @@ func (m *Registry) unattach(sb *Sandbox) {
 	}
 }
 
-// detach unbinds a connection. When it was the last of an unkept sandbox
+// Detach unbinds a connection. When it was the last of an unkept sandbox
 // here, a named one starts its grace (Limits.Grace) and any other is
 // discarded (synchronously: it runs as a connection ends) — unless another
 // process holds it, which then carries it on.
@@ -348,7 +348,7 @@ func (m *Registry) recordGrace(ctx context.Context, sb *Sandbox) {
 	}
 }
 
-// discard ends sb for reason: its registry rows go, then its schemas. With
+// Discard ends sb for reason: its registry rows go, then its schemas. With
 // force it goes whatever holds it (SANDBOX DISCARD, the admin API, TTL).
 // Without, it is called off when a connection attached to it meanwhile or
 // it was kept — here, or in another process: under the sandbox's life lock
@@ -524,7 +524,7 @@ func (sb *Sandbox) letGo() bool {
 	return true
 }
 
-// keepAs records that sb is kept until expires (zero: until discarded).
+// KeepAs records that sb is kept until expires (zero: until discarded).
 func (sb *Sandbox) KeepAs(expires time.Time) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()

@@ -33,7 +33,7 @@ type Limits struct {
 	ForkQueueTimeout time.Duration
 }
 
-// checkTTL refuses a kept sandbox's lifetime (0: until discarded) beyond
+// CheckTTL refuses a kept sandbox's lifetime (0: until discarded) beyond
 // MaxTTL.
 func (l Limits) CheckTTL(ttl time.Duration) error {
 	if l.MaxTTL <= 0 || ttl > 0 && ttl <= l.MaxTTL {
@@ -46,21 +46,17 @@ func (l Limits) CheckTTL(ttl time.Duration) error {
 	return rewrite.Refuse(wire.ErUnknown, "a kept sandbox may live at most %s (max-sandbox-ttl), not %s; give a shorter TTL", l.MaxTTL, asked)
 }
 
-// limits returns the current limits.
+// Limits returns the current limits.
 func (m *Registry) Limits() Limits {
 	m.lmu.RLock()
 	defer m.lmu.RUnlock()
 	return m.lim
 }
 
-// observer is the installed Observer.
-func (m *Registry) Observer() Observer {
-	m.lmu.RLock()
-	defer m.lmu.RUnlock()
-	return m.obs
-}
+// Observer is the installed Observer.
+func (m *Registry) Observer() Observer { return *m.obs.Load() }
 
-// conn takes a side connection from the bounded pool, waiting (in arrival
+// Conn takes a side connection from the bounded pool, waiting (in arrival
 // order, at most the fork queue timeout) while all are busy. Whoever holds
 // one must not ask for another before giving it back: with every
 // connection held that way, each would wait on the others.
@@ -101,13 +97,13 @@ func (m *Registry) dialSide(ctx context.Context) (sideconn.Conn, error) {
 	return c, nil
 }
 
-// put returns a healthy connection to the pool.
+// Put returns a healthy connection to the pool.
 func (m *Registry) Put(c sideconn.Conn) { m.pool.Put(c) }
 
-// drop closes a connection that failed.
+// Drop closes a connection that failed.
 func (m *Registry) Drop(c sideconn.Conn) { m.pool.Drop(c) }
 
-// withConn runs f on a side connection, dropping the connection when f
+// WithConn runs f on a side connection, dropping the connection when f
 // fails with anything but a server error or a refusal of the proxy's own.
 func (m *Registry) WithConn(ctx context.Context, f func(sideconn.Conn) error) error {
 	c, err := m.Conn(ctx)
@@ -144,7 +140,7 @@ func randomID(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// lockName is the upstream GET_LOCK name for forking the table of key k
+// LockName is the upstream GET_LOCK name for forking the table of key k
 // in sandbox id (at most 64 characters). Sandbox ids of named sandboxes
 // derive from their names, so the registry's secret (read at start, the
 // same for every proxy process) keeps clients, who share the upstream
@@ -154,7 +150,7 @@ func (m *Registry) LockName(id, k string) string {
 	return "sqlfork:" + hex.EncodeToString(sum[:20])
 }
 
-// newSandbox registers a sandbox in memory.
+// NewSandbox registers a sandbox in memory.
 func (m *Registry) NewSandbox(name, owner string) (*Sandbox, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -214,7 +210,7 @@ func (m *Registry) getOrCreate(name, owner string) (*Sandbox, error) {
 	return sb, err
 }
 
-// forget removes a sandbox from memory: it is retired, and attaches
+// Forget removes a sandbox from memory: it is retired, and attaches
 // waiting for it to go look it up again.
 func (m *Registry) Forget(sb *Sandbox) {
 	m.mu.Lock()
@@ -234,7 +230,7 @@ func (m *Registry) Forget(sb *Sandbox) {
 	}
 }
 
-// lookup finds a sandbox by name in memory or, failing that, in the
+// Lookup finds a sandbox by name in memory or, failing that, in the
 // registry (kept by another process or before a restart); one read from the
 // registry is kept in memory only once remember is called. A sandbox this
 // process is letting go of (a discard in flight) is waited for first.
@@ -256,7 +252,7 @@ func (m *Registry) Lookup(ctx context.Context, name string) (*Sandbox, error) {
 	}
 }
 
-// setEntry records e in memory.
+// SetEntry records e in memory.
 func (m *Registry) SetEntry(sb *Sandbox, k string, e *sandbox.Entry) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
@@ -280,7 +276,7 @@ func (m *Registry) warnOrphan(schemas []string, err error) {
 	}
 }
 
-// registry holds this process's sandboxes and their lifetimes: the
+// Registry holds this process's sandboxes and their lifetimes: the
 // registry tables every proxy process shares, leases, graces, the reaper,
 // and the side connections all of it runs on.
 type Registry struct {
@@ -295,7 +291,7 @@ type Registry struct {
 
 	lmu sync.RWMutex
 	lim Limits
-	obs Observer
+	obs atomic.Pointer[Observer]
 
 	proxyID    string
 	lockSecret string // see lockName
@@ -316,7 +312,7 @@ type Registry struct {
 	undroppable sync.Map
 }
 
-// isAdmin reports whether user may manage every sandbox.
+// IsAdmin reports whether user may manage every sandbox.
 func (m *Registry) IsAdmin(user string) bool { return slices.Contains(m.cfg.Admins, user) }
 
 // Counts returns how many sandboxes this process holds, by state.
@@ -332,7 +328,7 @@ func (m *Registry) Counts() map[string]int {
 	return out
 }
 
-// sandboxes are the sandboxes this process holds, as of now.
+// Sandboxes are the sandboxes this process holds, as of now.
 func (m *Registry) Sandboxes() []*Sandbox {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -343,18 +339,19 @@ func (m *Registry) Sandboxes() []*Sandbox {
 	return out
 }
 
-// newRegistry makes the registry of this process, with its side
+// New makes the registry of this process, with its side
 // connection pool (sized by cfg until setLimits); room refuses sandboxes
 // past a user's cap. start begins it.
 func New(cfg Config, dial sideconn.Dialer, log *zap.Logger, room func(owner string, owned int) error) *Registry {
 	m := &Registry{cfg: cfg, log: log, dial: dial, names: sandbox.Names{Prefix: cfg.Prefix}, room: room,
 		byID: map[string]*Sandbox{}, byName: map[string]*Sandbox{},
-		proxyID: randomID(6), stop: make(chan struct{}), done: make(chan struct{}), obs: nop{}}
+		proxyID: randomID(6), stop: make(chan struct{}), done: make(chan struct{})}
 	m.pool = sideconn.NewPool(cfg.SideConnections, cfg.ForkQueueTimeout, m.dialSide)
+	m.SetObserver(nop{})
 	return m
 }
 
-// start takes this process's liveness lock, reconciles the registry with
+// Start takes this process's liveness lock, reconciles the registry with
 // the schemas present and starts the reaper; on failure it closes the
 // pool (nobody else would).
 func (m *Registry) Start(ctx context.Context) error {
@@ -368,7 +365,7 @@ func (m *Registry) Start(ctx context.Context) error {
 	return nil
 }
 
-// close stops the reaper, closes the side connections and gives up the
+// Close stops the reaper, closes the side connections and gives up the
 // liveness lock; later calls do nothing.
 func (m *Registry) Close() {
 	select {
@@ -382,7 +379,7 @@ func (m *Registry) Close() {
 	m.dropAlive()
 }
 
-// setLimits installs l. Its pool size and queue timeout apply when
+// SetLimits installs l. Its pool size and queue timeout apply when
 // positive (the timeout at most the fork timeout); otherwise the pool
 // keeps its own.
 func (m *Registry) SetLimits(l Limits) {
@@ -400,26 +397,24 @@ func (m *Registry) SetLimits(l Limits) {
 	m.pool.Resize(l.SideConnections, l.ForkQueueTimeout)
 }
 
-// setObserver installs o (nil keeps the current one).
+// SetObserver installs o (nil keeps the current one).
 func (m *Registry) SetObserver(o Observer) {
 	if o != nil {
-		m.lmu.Lock()
-		m.obs = o
-		m.lmu.Unlock()
+		m.obs.Store(&o)
 	}
 }
 
-// epochNow is the count of finished table changes (forks, creates, drops)
+// Epoch is the count of finished table changes (forks, creates, drops)
 // across sandboxes; nextEpoch counts one more and returns it.
 func (m *Registry) Epoch() uint64 { return m.epoch.Load() }
 
-// nextEpoch: see epochNow.
+// NextEpoch: see epochNow.
 func (m *Registry) NextEpoch() uint64 { return m.epoch.Add(1) }
 
-// poolStats reports the side connection pool.
+// PoolStats reports the side connection pool.
 func (m *Registry) PoolStats() sideconn.Stats { return m.pool.Stats() }
 
-// setNames installs how names compare, once the upstream said
+// SetNames installs how names compare, once the upstream said
 // (lower_case_table_names).
 func (m *Registry) SetNames(n sandbox.Names) { m.names = n }
 

@@ -64,15 +64,15 @@ type Sandbox struct {
 	// are shareable anyway (see shareable).
 	shared bool
 	// sync checks the registry for changes other processes made
-	// (registrysync.go).
+	// (sync.go).
 	sync regSync
 }
 
-// routineRef names a stored routine: kind PROCEDURE or FUNCTION, its
+// RoutineRef names a stored routine: kind PROCEDURE or FUNCTION, its
 // database and name.
 type RoutineRef struct{ Kind, DB, Name string }
 
-// needRoutines records stored routines the sandbox's copies of triggers
+// NeedRoutines records stored routines the sandbox's copies of triggers
 // call, which the next session to use the sandbox copies into it
 // (Session.placeNeeded).
 func (sb *Sandbox) NeedRoutines(rs []RoutineRef) {
@@ -81,7 +81,7 @@ func (sb *Sandbox) NeedRoutines(rs []RoutineRef) {
 	sb.needed = append(sb.needed, rs...)
 }
 
-// takeNeeded returns and forgets the routines needRoutines recorded.
+// TakeNeeded returns and forgets the routines needRoutines recorded.
 func (sb *Sandbox) TakeNeeded() []RoutineRef {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
@@ -90,7 +90,7 @@ func (sb *Sandbox) TakeNeeded() []RoutineRef {
 	return fs
 }
 
-// routineKnown reports whether the routine key (routineKey) is the
+// RoutineKnown reports whether the routine key (routineKey) is the
 // sandbox's, and whether it is its own (not an untouched copy).
 func (sb *Sandbox) RoutineKnown(key string) (known, own bool) {
 	sb.mu.Lock()
@@ -99,7 +99,7 @@ func (sb *Sandbox) RoutineKnown(key string) (known, own bool) {
 	return known, own
 }
 
-// noteRoutine records that the routine key is the sandbox's (own: made,
+// NoteRoutine records that the routine key is the sandbox's (own: made,
 // altered or dropped there).
 func (sb *Sandbox) NoteRoutine(key string, own bool) {
 	sb.mu.Lock()
@@ -110,7 +110,7 @@ func (sb *Sandbox) NoteRoutine(key string, own bool) {
 	sb.routines[key] = sb.routines[key] || own
 }
 
-// resolve maps t in sb: ok=false leaves it to production.
+// Resolve maps t in sb: ok=false leaves it to production.
 func (sb *Sandbox) Resolve(k string) (*sandbox.Entry, bool) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
@@ -125,14 +125,14 @@ func (sb *Sandbox) SnapshotVersion() uint64 {
 	return sb.version
 }
 
-// changedSince reports whether a table of sb changed after epoch.
+// ChangedSince reports whether a table of sb changed after epoch.
 func (sb *Sandbox) ChangedSince(epoch uint64) bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	return sb.changed > epoch
 }
 
-// hasInfoViews reports whether the sandbox's information_schema views
+// HasInfoViews reports whether the sandbox's information_schema views
 // exist.
 func (sb *Sandbox) HasInfoViews() bool {
 	sb.mu.Lock()
@@ -140,7 +140,7 @@ func (sb *Sandbox) HasInfoViews() bool {
 	return sb.infoViews
 }
 
-// isDiscarded reports whether the sandbox was discarded.
+// IsDiscarded reports whether the sandbox was discarded.
 func (sb *Sandbox) IsDiscarded() bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
@@ -162,7 +162,7 @@ func (sb *Sandbox) stateLocked() string {
 	return "active"
 }
 
-// info describes sb; with tables, its tables too.
+// Info describes sb; with tables, its tables too.
 func (sb *Sandbox) Info(tables bool) Info {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
@@ -213,7 +213,7 @@ func (sb *Sandbox) LogicalDBs() map[string]string {
 	return dbs
 }
 
-// dropEntry forgets the entry of key k if it still is e (an undone fork),
+// DropEntry forgets the entry of key k if it still is e (an undone fork),
 // with the bytes it counted.
 func (sb *Sandbox) DropEntry(k string, e *sandbox.Entry) {
 	sb.mu.Lock()
@@ -225,7 +225,7 @@ func (sb *Sandbox) DropEntry(k string, e *sandbox.Entry) {
 	}
 }
 
-// forgetEntry forgets the entry of key k, whatever it is.
+// ForgetEntry forgets the entry of key k, whatever it is.
 func (sb *Sandbox) ForgetEntry(k string) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
@@ -233,21 +233,21 @@ func (sb *Sandbox) ForgetEntry(k string) {
 	sb.version++
 }
 
-// forkedBytes is what the sandbox's forks hold, as counted when made.
+// ForkedBytes is what the sandbox's forks hold, as counted when made.
 func (sb *Sandbox) ForkedBytes() int64 {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	return sb.bytes
 }
 
-// touch records activity now.
+// Touch records activity now.
 func (sb *Sandbox) Touch() {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	sb.lastActive = time.Now().UTC()
 }
 
-// sideDBMade reports whether this process made sure the sandbox's own
+// SideDBMade reports whether this process made sure the sandbox's own
 // database (where captures keep their side tables) exists; markSideDB
 // records that it did.
 func (sb *Sandbox) SideDBMade() bool {
@@ -256,14 +256,14 @@ func (sb *Sandbox) SideDBMade() bool {
 	return sb.sideDB
 }
 
-// markSideDB: see sideDBMade.
+// MarkSideDB: see sideDBMade.
 func (sb *Sandbox) MarkSideDB() {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	sb.sideDB = true
 }
 
-// markInfoViews records that the sandbox's information_schema views
+// MarkInfoViews records that the sandbox's information_schema views
 // exist (hasInfoViews).
 func (sb *Sandbox) MarkInfoViews() {
 	sb.mu.Lock()
@@ -271,7 +271,7 @@ func (sb *Sandbox) MarkInfoViews() {
 	sb.infoViews = true
 }
 
-// lockForks takes the sandbox's fork lock, which orders the forks (and
+// LockForks takes the sandbox's fork lock, which orders the forks (and
 // other changes of its tables) this process makes; it returns the unlock.
 func (sb *Sandbox) LockForks() (unlock func()) {
 	sb.forkMu.Lock()
@@ -279,7 +279,7 @@ func (sb *Sandbox) LockForks() (unlock func()) {
 }
 
 // SyncWaiters is how many callers wait for the next registry check of the
-// sandbox (registrysync.go). For tests.
+// sandbox (sync.go). For tests.
 func (sb *Sandbox) SyncWaiters() int {
 	rs := &sb.sync
 	rs.mu.Lock()

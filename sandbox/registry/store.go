@@ -27,7 +27,7 @@ import (
 // one whose lease ran out belongs to a process that is gone, and is
 // dropped by whichever process reaps next.
 
-// initRegistry creates the metadata schema and tables.
+// Init creates the metadata schema and tables.
 func (m *Registry) Init(ctx context.Context, c sideconn.Conn) error {
 	stmts := []string{"CREATE DATABASE IF NOT EXISTS " + quote.Ident(m.names.Meta())}
 	for _, t := range registryTables {
@@ -54,7 +54,7 @@ func (m *Registry) Init(ctx context.Context, c sideconn.Conn) error {
 	return nil
 }
 
-// persist writes sb's row: the first time under its life lock (record),
+// Persist writes sb's row: the first time under its life lock (record),
 // so that a discard of the same name in flight in any process is done
 // first; later calls renew its lease and activity and, while a connection
 // uses it, record that it is in no grace. While this process uses the
@@ -86,7 +86,7 @@ func (m *Registry) Persist(ctx context.Context, c sideconn.Conn, sb *Sandbox) er
 	return nil
 }
 
-// persistKeep is persist for a keep of sb (SANDBOX KEEP, CREATE … TTL, the
+// PersistKeep is persist for a keep of sb (SANDBOX KEEP, CREATE … TTL, the
 // admin API): it records sb kept until its expiry too. Never kept = 0: no
 // sandbox is unkept, and another process may have kept it since this one
 // last read the registry.
@@ -204,7 +204,7 @@ func (m *Registry) deleteRows(ctx context.Context, c sideconn.Conn, id string, t
 	return nil
 }
 
-// stillRecorded checks, once the row of e (a fork, or a table found
+// StillRecorded checks, once the row of e (a fork, or a table found
 // missing) is written, that sb's row and e's row are both in the registry:
 // a discard through another process may have deleted them meanwhile (this
 // process had not noticed it yet). If not, e is undone — its row and its
@@ -293,7 +293,7 @@ func (m *Registry) heldElsewhere(ctx context.Context, c sideconn.Conn, sb *Sandb
 	return len(rows) == 1 && sideconn.Str(rows[0][0]) != "0", nil
 }
 
-// saveEntry writes a table row and, for a table in place (not a fork's
+// SaveEntry writes a table row and, for a table in place (not a fork's
 // marker), then counts the change in the sandbox's generation.
 func (m *Registry) SaveEntry(ctx context.Context, c sideconn.Conn, sb *Sandbox, e *sandbox.Entry) error {
 	_, err := c.Exec(ctx, "REPLACE INTO "+m.names.Q("tables")+" (sandbox_id, db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at) VALUES ("+
@@ -309,7 +309,7 @@ func (m *Registry) SaveEntry(ctx context.Context, c sideconn.Conn, sb *Sandbox, 
 	return m.BumpGeneration(ctx, c, sb)
 }
 
-// deleteEntry removes the registry row of t in sb (best effort).
+// DeleteEntry removes the registry row of t in sb (best effort).
 func (m *Registry) DeleteEntry(ctx context.Context, c sideconn.Conn, sb *Sandbox, t rewrite.Table) {
 	_, _ = c.Exec(ctx, "DELETE FROM "+m.names.Q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+
 		" AND db = "+quote.String(t.DB)+" AND tbl = "+quote.String(t.Name))
@@ -327,7 +327,7 @@ func (m *Registry) rowEntry(r []*string) *sandbox.Entry {
 		Created: sideconn.ParseTime(r[7]), Epoch: m.epoch.Add(1)}
 }
 
-// loadEntry reads the registry row of t in sb, if any.
+// LoadEntry reads the registry row of t in sb, if any.
 func (m *Registry) LoadEntry(ctx context.Context, c sideconn.Conn, sb *Sandbox, t rewrite.Table) (*sandbox.Entry, error) {
 	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.names.Q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+
 		" AND db = "+quote.String(t.DB)+" AND tbl = "+quote.String(t.Name))
@@ -386,7 +386,7 @@ func (m *Registry) loadOn(ctx context.Context, c sideconn.Conn, name string) (*S
 	return sb, nil
 }
 
-// remember keeps a sandbox found by lookup in memory, once the caller is
+// Remember keeps a sandbox found by lookup in memory, once the caller is
 // allowed to use it, and returns the one to use (another caller may have
 // loaded it meanwhile). lastActive is now: the reaper must not forget it
 // before the caller is done with it.
@@ -965,13 +965,13 @@ var registryTables = []struct{ name, cols string }{
   lease_until DATETIME(6) NOT NULL,
   PRIMARY KEY (sandbox_id, proxy_id)
 `},
-	// Counts the changes of each sandbox's tables (registrysync.go).
+	// Counts the changes of each sandbox's tables (sync.go).
 	{"generations", `
   sandbox_id VARCHAR(16) NOT NULL PRIMARY KEY,
   generation BIGINT NOT NULL DEFAULT 0
 `},
 	// Until when each process may read a sandbox's table map without
-	// checking its generation (registrysync.go).
+	// checking its generation (sync.go).
 	{"readers", `
   sandbox_id VARCHAR(16) NOT NULL,
   proxy_id VARCHAR(32) NOT NULL,

@@ -136,7 +136,7 @@ func (rs *regSync) saw(state string) {
 	rs.seen = state
 }
 
-// shareable reports whether another proxy process may use sb, so its table
+// Shareable reports whether another proxy process may use sb, so its table
 // map may lag the registry: a named or kept sandbox, or one this process
 // claimed from the registry or found held elsewhere.
 func (sb *Sandbox) Shareable() bool {
@@ -152,7 +152,7 @@ func (sb *Sandbox) markShared() {
 	sb.shared = true
 }
 
-// syncTables brings sb's table map up to the registry: a round that
+// SyncTables brings sb's table map up to the registry: a round that
 // starts after the call, shared with the callers that join it.
 func (m *Registry) SyncTables(ctx context.Context, sb *Sandbox) error {
 	if m.cfg.SyncLease > 0 && sb.sync.trusted(time.Now()) {
@@ -245,7 +245,7 @@ func (m *Registry) takeLease(ctx context.Context, c sideconn.Conn, sb *Sandbox) 
 	return sent.Add(l - l/leaseMargin), nil
 }
 
-// awaitReaders waits, after a change of sb's tables was counted in its
+// AwaitReaders waits, after a change of sb's tables was counted in its
 // generation and before anything uses it, until the sync leases other
 // processes took on sb have run out: they check the registry before their
 // next statement that reads production, and see the change.
@@ -321,7 +321,7 @@ func (sb *Sandbox) forgetMissing(seen map[string]bool, start uint64) {
 	}
 }
 
-// bumpGeneration counts a change of sb's tables in the registry, after the
+// BumpGeneration counts a change of sb's tables in the registry, after the
 // change is recorded there: a process that then reads the new generation
 // reloads the tables with it.
 func (m *Registry) BumpGeneration(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {

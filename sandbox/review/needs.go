@@ -13,7 +13,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
-// need is one privilege a promote needs: priv on table t, or, with cols,
+// Need is one privilege a promote needs: priv on table t, or, with cols,
 // on those columns.
 type Need struct {
 	Priv    string
@@ -33,7 +33,7 @@ func (n Need) String() string {
 	return s
 }
 
-// promoteCheck refuses needs the promoting user's account lacks; nil
+// PromoteCheck refuses needs the promoting user's account lacks; nil
 // checks nothing (the admin API: an operator's promote).
 type PromoteCheck func(ctx context.Context, needs []Need) error
 
@@ -139,7 +139,7 @@ func columnNames(cols []forker.Column) []string {
 	return out
 }
 
-// missingPrivileges refuses the needs gs does not allow, naming them.
+// MissingPrivileges refuses the needs gs does not allow, naming them.
 func MissingPrivileges(gs grants.Set, account string, needs []Need) error {
 	var missing []string
 	for _, n := range needs {

@@ -2,7 +2,7 @@ package review
 
 import (
 	"context"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/catalog"
@@ -131,7 +131,7 @@ func (m *Reviewer) Export(ctx context.Context, sb *registry.Sandbox) (*reply.Rep
 // tableName is db.t as DIFF shows it.
 func tableName(t rewrite.Table) string { return t.DB + "." + t.Name }
 
-// reviewer reads a sandbox's changes (DIFF, EXPORT) and applies them to
+// Reviewer reads a sandbox's changes (DIFF, EXPORT) and applies them to
 // production (PROMOTE).
 type Reviewer struct {
 	cfg         Config
@@ -142,8 +142,7 @@ type Reviewer struct {
 	reg         *registry.Registry
 	caps        *capture.Tracker
 	triggers    catalog.Triggers
-	obsMu       sync.RWMutex
-	obs         Observer
+	obs         atomic.Pointer[Observer]
 	promoteDial sideconn.Dialer
 }
 
@@ -168,8 +167,10 @@ type Observer interface {
 // triggers from triggers. PROMOTE is refused until SetPromoteDialer.
 func New(cfg Config, log *zap.Logger, names sandbox.Names, engine *rewrite.Engine, server rewrite.Server,
 	reg *registry.Registry, caps *capture.Tracker, triggers catalog.Triggers) *Reviewer {
-	return &Reviewer{cfg: cfg, log: log, names: names, engine: engine, server: server, reg: reg, caps: caps,
-		triggers: triggers, obs: nop{}}
+	r := &Reviewer{cfg: cfg, log: log, names: names, engine: engine, server: server, reg: reg, caps: caps,
+		triggers: triggers}
+	r.SetObserver(nop{})
+	return r
 }
 
 // SetPromoteDialer installs what opens connections with the promote
@@ -177,18 +178,10 @@ func New(cfg Config, log *zap.Logger, names sandbox.Names, engine *rewrite.Engin
 func (m *Reviewer) SetPromoteDialer(d sideconn.Dialer) { m.promoteDial = d }
 
 // observer is the installed observer.
-func (m *Reviewer) observer() Observer {
-	m.obsMu.RLock()
-	defer m.obsMu.RUnlock()
-	return m.obs
-}
+func (m *Reviewer) observer() Observer { return *m.obs.Load() }
 
 // SetObserver installs o.
-func (m *Reviewer) SetObserver(o Observer) {
-	m.obsMu.Lock()
-	defer m.obsMu.Unlock()
-	m.obs = o
-}
+func (m *Reviewer) SetObserver(o Observer) { m.obs.Store(&o) }
 
 // nop is the Observer until SetObserver.
 type nop struct{}
