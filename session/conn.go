@@ -640,18 +640,7 @@ func (s *Session) plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	if !prepared {
 		// Dynamic SQL whose text the proxy may compute first: planned with
 		// that text in place.
-		if text, ok, err := s.dynamicText(ctx, a, sql, opts); err != nil || ok {
-			if err != nil {
-				return nil, err
-			}
-			if text == sql {
-				p := newPlan(sql, a)
-				p.version = s.current(opts)
-				return p, nil
-			}
-			return s.plan(ctx, text, opts, false)
-		}
-		if text, ok, err := s.immediateItself(a, sql, opts); err != nil || ok {
+		if text, ok, err := s.computedText(ctx, a, sql, opts); err != nil || ok {
 			if err != nil {
 				return nil, err
 			}
@@ -1289,10 +1278,7 @@ func (s *Session) forkBlock(ctx context.Context, a *rewrite.Analysis, p *Plan) e
 	}
 	for _, b := range a.CompoundBody() {
 		for _, bs := range b.Statements {
-			if _, err := s.placeFunctions(ctx, bs); err != nil {
-				return err
-			}
-			first, err := s.forkFirst(ctx, bs)
+			first, err := s.bodyFirst(ctx, bs)
 			if err != nil {
 				return err
 			}

@@ -28,13 +28,20 @@ func (m *Manager) sandboxNamed(ctx context.Context, name, user string, cur *Sand
 	return sb, nil
 }
 
-// diffCmd is SANDBOX DIFF.
-func (s *Session) diffCmd(ctx context.Context, c command.Command) (*Reply, error) {
+// reviewed is the sandbox a DIFF, EXPORT or PROMOTE c names, once the
+// session's account may read its tables.
+func (s *Session) reviewed(ctx context.Context, c command.Command) (*Sandbox, error) {
 	sb, err := s.m.sandboxNamed(ctx, c.Name, s.user, s.sb)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.mayReadSandbox(ctx, sb); err != nil {
+	return sb, s.mayReadSandbox(ctx, sb)
+}
+
+// diffCmd is SANDBOX DIFF.
+func (s *Session) diffCmd(ctx context.Context, c command.Command) (*Reply, error) {
+	sb, err := s.reviewed(ctx, c)
+	if err != nil {
 		return nil, err
 	}
 	var only *rewrite.Table
@@ -53,11 +60,8 @@ func (s *Session) diffCmd(ctx context.Context, c command.Command) (*Reply, error
 
 // exportCmd is SANDBOX EXPORT.
 func (s *Session) exportCmd(ctx context.Context, c command.Command) (*Reply, error) {
-	sb, err := s.m.sandboxNamed(ctx, c.Name, s.user, s.sb)
+	sb, err := s.reviewed(ctx, c)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.mayReadSandbox(ctx, sb); err != nil {
 		return nil, err
 	}
 	return s.m.rev.Export(ctx, sb)
@@ -65,11 +69,8 @@ func (s *Session) exportCmd(ctx context.Context, c command.Command) (*Reply, err
 
 // promoteCmd is SANDBOX PROMOTE.
 func (s *Session) promoteCmd(ctx context.Context, c command.Command) (*Reply, error) {
-	sb, err := s.m.sandboxNamed(ctx, c.Name, s.user, s.sb)
+	sb, err := s.reviewed(ctx, c)
 	if err != nil {
-		return nil, err
-	}
-	if err := s.mayReadSandbox(ctx, sb); err != nil {
 		return nil, err
 	}
 	return s.m.rev.Promote(ctx, sb, s.user, c.Strategy, "sql", s.promoteCheck())

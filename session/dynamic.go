@@ -79,3 +79,13 @@ func (s *Session) immediateItself(a *rewrite.Analysis, sql string, opts rewrite.
 	}
 	return text, true, nil
 }
+
+// computedText is the text dynamic SQL in a stands for, when the proxy
+// computes it first (dynamicText, immediateItself); ok is false when a is
+// no such statement.
+func (s *Session) computedText(ctx context.Context, a *rewrite.Analysis, sql string, opts rewrite.Options) (text string, ok bool, err error) {
+	if text, ok, err := s.dynamicText(ctx, a, sql, opts); err != nil || ok {
+		return text, ok, err
+	}
+	return s.immediateItself(a, sql, opts)
+}

@@ -143,10 +143,7 @@ func (s *Session) inSandbox(ctx context.Context, kind, phys, name string) (bool,
 func (s *Session) forkBody(ctx context.Context, st rewrite.Statement, ddl bool) error {
 	for _, b := range st.Routine.Body {
 		for _, bs := range b.Statements {
-			if _, err := s.placeFunctions(ctx, bs); err != nil {
-				return err
-			}
-			first, err := s.forkFirst(ctx, bs)
+			first, err := s.bodyFirst(ctx, bs)
 			if err != nil {
 				return err
 			}
@@ -177,4 +174,13 @@ func (s *Session) forkBody(ctx context.Context, st rewrite.Statement, ddl bool) 
 		}
 		return s.m.fk.CreateSchema(ctx, c, db, phys)
 	})
+}
+
+// bodyFirst places the functions a statement of a stored program's body
+// calls and lists the tables it needs forked whole first (forkFirst).
+func (s *Session) bodyFirst(ctx context.Context, bs rewrite.Statement) ([]rewrite.Table, error) {
+	if _, err := s.placeFunctions(ctx, bs); err != nil {
+		return nil, err
+	}
+	return s.forkFirst(ctx, bs)
 }
