@@ -41,6 +41,16 @@ type rig struct {
 	fk       *Forker
 	obs      *recObserver
 	maxBytes atomic.Int64
+	// sb is a sandbox a test keeps at hand.
+	sb *registry.Sandbox
+}
+
+// exec runs sql on the upstream as a sandbox's statement would.
+func (r *rig) exec(sql string) {
+	r.t.Helper()
+	if _, err := r.up.Exec(sql); err != nil {
+		r.t.Fatalf("%s: %v", sql, err)
+	}
 }
 
 // recObserver records what the Forker reports.
