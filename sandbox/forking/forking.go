@@ -119,27 +119,11 @@ func (m *Forker) forkComponent(ctx context.Context, sb *registry.Sandbox, t rewr
 				return err
 			}
 		}
-		made := map[string]*sandbox.Entry{}
-		for i, u := range cp.tables {
-			k := m.names.Key(u)
-			if e, ok := sb.Resolve(k); i > 0 && ok && e.Kind != sandbox.KindAbsent {
-				continue // in the sandbox already, with its keys and triggers
-			}
-			e, fresh, err := m.forkLocked(ctx, c, sb, u, k, mode)
-			if err != nil {
-				if i > 0 {
-					err = fmt.Errorf("fork %s, which %s needs: %w", u, t, err)
-				}
-				return err
-			}
-			if i == 0 {
-				out = e
-			}
-			if fresh && (e.Kind == sandbox.KindFork || e.Kind == sandbox.KindSchema) {
-				made[k] = e
-			}
+		var made map[string]*sandbox.Entry
+		out, made, err = m.forkAll(ctx, c, sb, t, cp, mode)
+		if err == nil {
+			err = m.linkForks(ctx, c, sb, cp.fks, made)
 		}
-		err := m.linkForks(ctx, c, sb, cp.fks, made)
 		if err == nil {
 			err = m.copyTriggers(ctx, c, sb, cp, made)
 		}
@@ -151,7 +135,8 @@ func (m *Forker) forkComponent(ctx context.Context, sb *registry.Sandbox, t rewr
 		}
 		if err != nil {
 			// A fork without its keys or triggers would not do what its
-			// table does: none stays.
+			// table does: none stays, also when a later table's fork
+			// failed.
 			m.dropForks(context.WithoutCancel(ctx), c, sb, made)
 		}
 		return err
@@ -160,6 +145,34 @@ func (m *Forker) forkComponent(ctx context.Context, sb *registry.Sandbox, t rewr
 		return nil, err
 	}
 	return out, nil
+}
+
+// forkAll forks the tables of cp that are not in sb yet (t, the first,
+// whatever it is there): out is t's entry, made the forks this call made
+// (by key), also when a later fork failed.
+func (m *Forker) forkAll(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t rewrite.Table, cp *connectedSet,
+	mode forker.Mode) (out *sandbox.Entry, made map[string]*sandbox.Entry, err error) {
+	made = map[string]*sandbox.Entry{}
+	for i, u := range cp.tables {
+		k := m.names.Key(u)
+		if e, ok := sb.Resolve(k); i > 0 && ok && e.Kind != sandbox.KindAbsent {
+			continue // in the sandbox already, with its keys and triggers
+		}
+		e, fresh, err := m.forkLocked(ctx, c, sb, u, k, mode)
+		if err != nil {
+			if i > 0 {
+				err = fmt.Errorf("fork %s, which %s needs: %w", u, t, err)
+			}
+			return nil, made, err
+		}
+		if i == 0 {
+			out = e
+		}
+		if fresh && (e.Kind == sandbox.KindFork || e.Kind == sandbox.KindSchema) {
+			made[k] = e
+		}
+	}
+	return out, made, nil
 }
 
 // dropForks undoes the forks in made (by key): registry rows, tables and
