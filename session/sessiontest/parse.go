@@ -121,12 +121,12 @@ func parseLiteral(s string) (*string, bool) {
 func parseQName(s string) (db, name string, err error) {
 	toks, err := tokenize(s)
 	if err != nil {
-		return "", "", err
+		return "", "", fmt.Errorf("%w: %w", errUnknown, err)
 	}
 	p := &parser{toks: toks}
 	db, name, ok := p.qname()
 	if !ok || !p.end() {
-		return "", "", fmt.Errorf("sessiontest: not a qualified name: %s", s)
+		return "", "", fmt.Errorf("%w: not a qualified name: %s", errUnknown, s)
 	}
 	return db, name, nil
 }

@@ -1,6 +1,7 @@
 package sessiontest
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -86,8 +87,18 @@ func (u *Upstream) emulateFor(c *FakeSide, sql string) (result, error) {
 }
 
 // emulate runs sql on the state (u.mu held): a statement it knows by its
-// whole text, or else one emulateParsed parses.
+// whole text, or else one emulateParsed parses. One whose parts it cannot
+// read is one it does not know (*UnknownError), as Unknown lists.
 func (u *Upstream) emulate(sql string) (result, error) {
+	r, err := u.emulateText(sql)
+	if errors.Is(err, errUnknown) {
+		return result{}, &UnknownError{SQL: sql}
+	}
+	return r, err
+}
+
+// emulateText is emulate before unknown statements are marked.
+func (u *Upstream) emulateText(sql string) (result, error) {
 	switch {
 	case versionQuery.MatchString(sql):
 		return rowsResult(Row(u.version, u.lctn)), nil

@@ -384,8 +384,6 @@ func TestParseErrors(t *testing.T) {
 // is one it does not know: it must fail with an *UnknownError, so that
 // Unknown lists it and the tests that check Unknown see it.
 func TestUnknownWholeTextForms(t *testing.T) {
-	t.Skip("BUG: leaseWrite returns errUnknown and the joins return parseQName's plain error straight from emulate, " +
-		"not an *UnknownError: Upstream.Unknown() does not list these statements")
 	u := NewUpstream()
 	c := dial(t, u)
 	for _, sql := range []string{
