@@ -307,6 +307,8 @@ type Registry struct {
 	epoch atomic.Uint64
 	stop  chan struct{}
 	done  chan struct{}
+	// started: Start started the reaper, which closes done.
+	started atomic.Bool
 	// undroppable are the orphaned schemas the server would not drop that
 	// were logged (once each).
 	undroppable sync.Map
@@ -347,6 +349,8 @@ func New(cfg Config, dial sideconn.Dialer, log *zap.Logger, room func(owner stri
 		byID: map[string]*Sandbox{}, byName: map[string]*Sandbox{},
 		proxyID: randomID(6), stop: make(chan struct{}), done: make(chan struct{})}
 	m.pool = sideconn.NewPool(cfg.SideConnections, cfg.ForkQueueTimeout, m.dialSide)
+	// What SetLimits keeps when it is given no pool settings.
+	m.lim.SideConnections, m.lim.ForkQueueTimeout = cfg.SideConnections, cfg.ForkQueueTimeout
 	m.SetObserver(nop{})
 	return m
 }
@@ -361,12 +365,13 @@ func (m *Registry) Start(ctx context.Context) error {
 		m.dropAlive()
 		return err
 	}
+	m.started.Store(true)
 	go m.reaper()
 	return nil
 }
 
-// Close stops the reaper, closes the side connections and gives up the
-// liveness lock; later calls do nothing.
+// Close stops the reaper (if Start started it), closes the side
+// connections and gives up the liveness lock; later calls do nothing.
 func (m *Registry) Close() {
 	select {
 	case <-m.stop:
@@ -374,7 +379,9 @@ func (m *Registry) Close() {
 	default:
 	}
 	close(m.stop)
-	<-m.done
+	if m.started.Load() {
+		<-m.done
+	}
 	m.pool.Close()
 	m.dropAlive()
 }
