@@ -51,11 +51,36 @@ func (d *countingDialer) dial(ctx context.Context) (Conn, error) {
 	return &memConn{d: d}, nil
 }
 
+// newPool makes a pool of size over a fresh countingDialer.
+func newPool(size int, timeout time.Duration) (*countingDialer, *Pool) {
+	d := &countingDialer{}
+	return d, NewPool(size, timeout, d.dial)
+}
+
+// getAsync asks p for a connection from another goroutine: the channel
+// gives what it got (an error fails the test).
+func getAsync(t *testing.T, p *Pool) <-chan Conn {
+	got := make(chan Conn)
+	go func() {
+		c, err := p.Get(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		got <- c
+	}()
+	return got
+}
+
+// waitQueued waits until n callers wait in p's queue.
+func waitQueued(t *testing.T, p *Pool, n int, who string) {
+	t.Helper()
+	testkit.Eventually(t, who+" to queue", func() bool { return p.Stats().Waiting == n })
+}
+
 // The pool never has more than size connections open, however many callers
 // want one, and ends with every slot accounted for.
 func TestPoolBoundUnderConcurrency(t *testing.T) {
-	d := &countingDialer{}
-	p := NewPool(3, time.Minute, d.dial)
+	d, p := newPool(3, time.Minute)
 	var wg sync.WaitGroup
 	var held, peakHeld atomic.Int64
 	for g := range 40 {
@@ -109,8 +134,7 @@ func TestPoolBoundUnderConcurrency(t *testing.T) {
 
 // Waiters are served in the order they queued.
 func TestPoolServesWaitersInOrder(t *testing.T) {
-	d := &countingDialer{}
-	p := NewPool(1, time.Minute, d.dial)
+	d, p := newPool(1, time.Minute)
 	first, err := p.Get(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -154,8 +178,7 @@ func TestPoolServesWaitersInOrder(t *testing.T) {
 // A wait past the timeout fails with the 1205 error naming the pool size and
 // what to do, leaves the queue, and the pool works on.
 func TestPoolTimeout(t *testing.T) {
-	d := &countingDialer{}
-	p := NewPool(2, 30*time.Millisecond, d.dial)
+	d, p := newPool(2, 30*time.Millisecond)
 	a, _ := p.Get(context.Background())
 	b, _ := p.Get(context.Background())
 	start := time.Now()
@@ -192,8 +215,7 @@ func TestPoolTimeout(t *testing.T) {
 
 // A cancelled context ends the wait with its error.
 func TestPoolContextCancel(t *testing.T) {
-	d := &countingDialer{}
-	p := NewPool(1, time.Minute, d.dial)
+	_, p := newPool(1, time.Minute)
 	a, _ := p.Get(context.Background())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
@@ -209,9 +231,8 @@ func TestPoolContextCancel(t *testing.T) {
 // A failed dial frees its slot: the next caller (here a queued one) dials
 // in it.
 func TestPoolDialFailureFreesSlot(t *testing.T) {
-	d := &countingDialer{}
+	d, p := newPool(1, time.Minute)
 	d.fail.Store(1)
-	p := NewPool(1, time.Minute, d.dial)
 	if _, err := p.Get(context.Background()); err == nil {
 		t.Fatal("the first dial should fail")
 	}
@@ -228,18 +249,10 @@ func TestPoolDialFailureFreesSlot(t *testing.T) {
 // Growing the pool serves a waiter at once; shrinking it closes connections
 // past the new size as they come back.
 func TestPoolResize(t *testing.T) {
-	d := &countingDialer{}
-	p := NewPool(1, time.Minute, d.dial)
+	d, p := newPool(1, time.Minute)
 	a, _ := p.Get(context.Background())
-	got := make(chan Conn)
-	go func() {
-		c, err := p.Get(context.Background())
-		if err != nil {
-			t.Error(err)
-		}
-		got <- c
-	}()
-	testkit.Eventually(t, "the waiter to queue", func() bool { return p.Stats().Waiting == 1 })
+	got := getAsync(t, p)
+	waitQueued(t, p, 1, "the waiter")
 	p.Resize(2, time.Minute)
 	b := <-got
 	if b == nil || b == a || d.open.Load() != 2 {
@@ -255,15 +268,14 @@ func TestPoolResize(t *testing.T) {
 
 // Close ends every wait.
 func TestPoolCloseEndsWaits(t *testing.T) {
-	d := &countingDialer{}
-	p := NewPool(1, time.Minute, d.dial)
+	d, p := newPool(1, time.Minute)
 	a, _ := p.Get(context.Background())
 	errc := make(chan error)
 	go func() {
 		_, err := p.Get(context.Background())
 		errc <- err
 	}()
-	testkit.Eventually(t, "the waiter to queue", func() bool { return p.Stats().Waiting == 1 })
+	waitQueued(t, p, 1, "the waiter")
 	p.Close()
 	if err := <-errc; !errors.Is(err, ErrClosed) {
 		t.Fatalf("waiter got %v, want ErrClosed", err)
@@ -278,30 +290,15 @@ func TestPoolCloseEndsWaits(t *testing.T) {
 // does not fail the caller: it waits at the head of the queue for that
 // connection, and no other dial is tried meanwhile.
 func TestPoolDialFailureWaitsForOpenConnection(t *testing.T) {
-	d := &countingDialer{}
-	p := NewPool(4, time.Minute, d.dial)
+	d, p := newPool(4, time.Minute)
 	p.backoff = time.Hour // not over before the second caller queues, however slow
 	a, _ := p.Get(context.Background())
 	d.fail.Store(1)
-	got := make(chan Conn)
-	go func() {
-		c, err := p.Get(context.Background())
-		if err != nil {
-			t.Error(err)
-		}
-		got <- c
-	}()
-	testkit.Eventually(t, "the refused caller to queue", func() bool { return p.Stats().Waiting == 1 })
+	got := getAsync(t, p)
+	waitQueued(t, p, 1, "the refused caller")
 	// A later caller queues behind it rather than dialling again.
-	got2 := make(chan Conn)
-	go func() {
-		c, err := p.Get(context.Background())
-		if err != nil {
-			t.Error(err)
-		}
-		got2 <- c
-	}()
-	testkit.Eventually(t, "the second caller to queue", func() bool { return p.Stats().Waiting == 2 })
+	got2 := getAsync(t, p)
+	waitQueued(t, p, 2, "the second caller")
 	if n := d.dials.Load(); n != 1 {
 		t.Fatalf("%d successful dials, want 1 (no dial while backing off)", n)
 	}
@@ -318,8 +315,7 @@ func TestPoolDialFailureWaitsForOpenConnection(t *testing.T) {
 
 // A wait that runs out after a refused dial says why the pool did not grow.
 func TestPoolTimeoutAfterRefusedDial(t *testing.T) {
-	d := &countingDialer{}
-	p := NewPool(4, 50*time.Millisecond, d.dial)
+	d, p := newPool(4, 50*time.Millisecond)
 	p.backoff = time.Hour // the wait runs out first, however late its timer fires
 	a, _ := p.Get(context.Background())
 	d.fail.Store(1)
@@ -337,20 +333,12 @@ func TestPoolTimeoutAfterRefusedDial(t *testing.T) {
 // When the connections a refused caller waits for are dropped, it dials
 // again at once rather than wait out the back-off.
 func TestPoolDropDuringBackoffDials(t *testing.T) {
-	d := &countingDialer{}
-	p := NewPool(2, time.Minute, d.dial)
+	d, p := newPool(2, time.Minute)
 	p.backoff = time.Hour // only the drop can end the wait within the test
 	a, _ := p.Get(context.Background())
 	d.fail.Store(1)
-	got := make(chan Conn)
-	go func() {
-		c, err := p.Get(context.Background())
-		if err != nil {
-			t.Error(err)
-		}
-		got <- c
-	}()
-	testkit.Eventually(t, "the refused caller to queue", func() bool { return p.Stats().Waiting == 1 })
+	got := getAsync(t, p)
+	waitQueued(t, p, 1, "the refused caller")
 	p.Drop(a) // the upstream killed it: nothing left to wait for
 	select {
 	case c := <-got:
@@ -367,10 +355,9 @@ func TestPoolDropDuringBackoffDials(t *testing.T) {
 // held (a transient 1040) is retried once the back-off ends, though no
 // connection comes back meanwhile (it may be held by a fork for minutes).
 func TestPoolRetriesAfterBackoff(t *testing.T) {
-	d := &countingDialer{}
 	// The wait outlasts the back-off many times over: only a retry that
 	// never comes runs it out.
-	p := NewPool(4, testkit.WaitLimit, d.dial)
+	d, p := newPool(4, testkit.WaitLimit)
 	p.backoff = 10 * time.Millisecond
 	held, err := p.Get(context.Background())
 	if err != nil {
