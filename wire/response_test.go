@@ -2,6 +2,7 @@ package wire
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -48,7 +49,7 @@ func (tt responseCase) run(t *testing.T, deprecateEOF bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !equalKinds(kinds, tt.want) || end != tt.end || r.Status != tt.status {
+		if !slices.Equal(kinds, tt.want) || end != tt.end || r.Status != tt.status {
 			t.Errorf("kinds %v end %d status %#x; want %v end %d status %#x", kinds, end, r.Status, tt.want, tt.end, tt.status)
 		}
 	})
@@ -188,18 +189,6 @@ func TestResponseMalformed(t *testing.T) {
 	}
 }
 
-func equalKinds(a, b []Kind) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // FuzzResponse feeds arbitrary packets to a Response of every shape: it
 // never panics, and once done it refuses more packets.
 func FuzzResponse(f *testing.F) {
@@ -261,7 +250,7 @@ func TestResponseMariaDBExtensions(t *testing.T) {
 		}
 		kinds = append(kinds, k)
 	}
-	if want := []Kind{KindColumnCount, KindColumnDef, KindColumnDef, KindEOF, KindProgress, KindRow, KindEnd}; !equalKinds(kinds, want) || !r.Done() {
+	if want := []Kind{KindColumnCount, KindColumnDef, KindColumnDef, KindEOF, KindProgress, KindRow, KindEnd}; !slices.Equal(kinds, want) || !r.Done() {
 		t.Errorf("progress among rows: %v, want %v", kinds, want)
 	}
 	withMeta, withoutMeta := append(AppendLenEnc(nil, 2), 1), append(AppendLenEnc(nil, 2), 0)
@@ -291,7 +280,7 @@ func TestResponseMariaDBExtensions(t *testing.T) {
 				}
 				kinds = append(kinds, k)
 			}
-			if !equalKinds(kinds, tc.want) || !r.Done() {
+			if !slices.Equal(kinds, tc.want) || !r.Done() {
 				t.Errorf("kinds %v (done %v), want %v", kinds, r.Done(), tc.want)
 			}
 		})

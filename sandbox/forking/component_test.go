@@ -1,6 +1,7 @@
 package forking
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -229,23 +230,11 @@ func TestTriggersCopied(t *testing.T) {
 					t.Errorf("%s is %q, want forked", name, r.kind(sb, name))
 				}
 			}
-			if got := sb.TakeNeeded(); !sameRoutines(got, tc.routines) {
+			if got := sb.TakeNeeded(); !slices.Equal(got, tc.routines) {
 				t.Errorf("routines needed %+v, want %+v", got, tc.routines)
 			}
 		})
 	}
-}
-
-func sameRoutines(a, b []registry.RoutineRef) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestTriggerHazards: a table whose trigger the sandbox cannot hold
