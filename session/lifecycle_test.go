@@ -307,10 +307,7 @@ func TestDiscardFailureIsLogged(t *testing.T) {
 // sandboxes, merges tables other processes forked into a sandbox both
 // hold, notices sandboxes discarded elsewhere, and drops expired ones.
 func TestReaper(t *testing.T) {
-	cfg := session.Config{ReapInterval: 5 * time.Millisecond, Lease: time.Minute} // a reap has a lease's time
-	e := newEnv(t, cfg, nil)
-	other := e.start(cfg)
-	defer other.Close()
+	e, other := newReapingPair(t)
 	a := e.open(session.Options{User: "u", Mode: session.Explicit, Sandbox: "shared"})
 	e.mustPlan(a, "UPDATE t SET a = 1")
 	id := e.sandboxID("shared")
@@ -321,15 +318,9 @@ func TestReaper(t *testing.T) {
 	}
 	e.mustPlan(a, "UPDATE u SET t_id = 1")
 
-	// Within a reap interval the other process reads the fork.
-	want := "SELECT * FROM `" + physDB(id, "app") + "`.`u`"
-	afterReap(e, func() bool { return e.mustPlan(b, "SELECT * FROM u").SQL == want })
-
-	// A discard through one process reaches the other's sessions.
-	e.mustPlan(a, "SANDBOX DISCARD")
-	var err error
-	afterReap(e, func() bool { _, err = plan(e.ctx, b, "SELECT 1"); return err != nil })
-	wantCode(t, err, 1105, "HY000", `sandbox "shared" was discarded`)
+	// Within a reap interval the other process reads the fork, and a
+	// discard through one process reaches the other's sessions.
+	forkSharedThenDiscarded(e, a, b, id)
 
 	// A kept sandbox past its TTL is dropped by the reaper.
 	k := e.open(session.Options{User: "u", Mode: session.Explicit})
@@ -340,8 +331,37 @@ func TestReaper(t *testing.T) {
 	e.wait("^DROP DATABASE IF EXISTS " + q(physDB(kid, "app")) + "$")
 	// Either process may have dropped it; this one notices at its next
 	// reap at the latest.
-	afterReap(e, func() bool { _, err = plan(e.ctx, k, "SELECT 1"); return err != nil })
-	wantCode(t, err, 1105, "HY000", `sandbox "short" was discarded`)
+	discardedAfterReap(e, k, "short")
+}
+
+// newReapingPair is an env whose reaper runs every few milliseconds and a
+// second process on the same upstream, closed with the test.
+func newReapingPair(t *testing.T) (*env, *session.Manager) {
+	cfg := session.Config{ReapInterval: 5 * time.Millisecond, Lease: time.Minute} // a reap has a lease's time
+	e := newEnv(t, cfg, nil)
+	other := e.start(cfg)
+	t.Cleanup(other.Close)
+	return e, other
+}
+
+// forkSharedThenDiscarded: b, on another process than a, reads app.u from
+// the fork a made in sandbox id ("shared") within a reap interval; then a
+// discard through a reaches b.
+func forkSharedThenDiscarded(e *env, a, b *session.Session, id string) {
+	e.t.Helper()
+	want := "SELECT * FROM `" + physDB(id, "app") + "`.`u`"
+	afterReap(e, func() bool { return e.mustPlan(b, "SELECT * FROM u").SQL == want })
+	e.mustPlan(a, "SANDBOX DISCARD")
+	discardedAfterReap(e, b, "shared")
+}
+
+// discardedAfterReap waits, reap after reap, until s's statements fail,
+// and wants them to fail because its sandbox name was discarded.
+func discardedAfterReap(e *env, s *session.Session, name string) {
+	e.t.Helper()
+	var err error
+	afterReap(e, func() bool { _, err = plan(e.ctx, s, "SELECT 1"); return err != nil })
+	wantCode(e.t, err, 1105, "HY000", `sandbox "`+name+`" was discarded`)
 }
 
 // afterReap waits, reap after reap, until cond holds (for at most testkit.WaitLimit).
@@ -373,23 +393,12 @@ func afterReap(e *env, cond func() bool) {
 // two proxies) share its forks within a reap interval, as when one of them
 // attaches it later.
 func TestSharedSandboxOpenedBeforeFirstFork(t *testing.T) {
-	cfg := session.Config{ReapInterval: 5 * time.Millisecond, Lease: time.Minute} // a reap has a lease's time
-	e := newEnv(t, cfg, nil)
-	other := e.start(cfg)
-	defer other.Close()
+	e, other := newReapingPair(t)
 	a := e.open(session.Options{User: "u", Mode: session.Explicit, Sandbox: "shared"})
 	b := openOn(e, other, session.Options{User: "u", Mode: session.Explicit, Sandbox: "shared"})
 	defer b.Close()
 	e.mustPlan(a, "UPDATE u SET t_id = 1")
-	id := e.sandboxID("shared")
-	want := "SELECT * FROM `" + physDB(id, "app") + "`.`u`"
-	afterReap(e, func() bool { return e.mustPlan(b, "SELECT * FROM u").SQL == want })
-
-	// Then a discard through one reaches the other.
-	e.mustPlan(a, "SANDBOX DISCARD")
-	var err error
-	afterReap(e, func() bool { _, err = plan(e.ctx, b, "SELECT 1"); return err != nil })
-	wantCode(t, err, 1105, "HY000", `sandbox "shared" was discarded`)
+	forkSharedThenDiscarded(e, a, b, e.sandboxID("shared"))
 }
 
 // TestCreateNotLetGoWhileRecorded: a sandbox SANDBOX CREATE … TTL makes is
