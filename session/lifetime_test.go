@@ -104,16 +104,29 @@ func (e *env) logIndex(re string, from int) int {
 	return -1
 }
 
+// observe makes a recorder the observer of e's manager.
+func observe(e *env) *recorder {
+	r := &recorder{}
+	e.m.SetObserver(r)
+	return r
+}
+
+// forkPool opens a session in the sandbox named pool and forks app.t in
+// it: the session and the sandbox's id.
+func forkPool(e *env) (*session.Session, string) {
+	e.t.Helper()
+	s := e.open(tagged("pool"))
+	e.mustPlan(s, "UPDATE t SET a = 1")
+	return s, e.sandboxID("pool")
+}
+
 // TestGraceKeepsNamedSandbox: a named sandbox outlives its last connection
 // for the grace period, shown as such, and the next login with its name
 // gets it back with its forks.
 func TestGraceKeepsNamedSandbox(t *testing.T) {
 	e := newEnv(t, graceCfg(), nil)
-	r := &recorder{}
-	e.m.SetObserver(r)
-	s := e.open(tagged("pool"))
-	e.mustPlan(s, "UPDATE t SET a = 1")
-	id := e.sandboxID("pool")
+	r := observe(e)
+	s, id := forkPool(e)
 	s.Close()
 	reaps(e, 2)
 	if !e.up.HasSchema(physDB(id, "app")) {
@@ -154,11 +167,8 @@ func TestGraceKeepsNamedSandbox(t *testing.T) {
 // is discarded (reason grace, logged) and the next login starts afresh.
 func TestGraceEnds(t *testing.T) {
 	e := newEnv(t, graceCfg(), nil)
-	r := &recorder{}
-	e.m.SetObserver(r)
-	s := e.open(tagged("pool"))
-	e.mustPlan(s, "UPDATE t SET a = 1")
-	id := e.sandboxID("pool")
+	r := observe(e)
+	s, id := forkPool(e)
 	s.Close()
 	e.m.EndGraces()
 	e.wait("^DROP DATABASE IF EXISTS " + q(physDB(id, "app")) + "$")
@@ -187,8 +197,7 @@ func TestGraceEnds(t *testing.T) {
 // connection whatever the grace; so does a named one without a grace.
 func TestAnonymousEndsWithConnection(t *testing.T) {
 	e := newEnv(t, graceCfg(), nil)
-	r := &recorder{}
-	e.m.SetObserver(r)
+	r := observe(e)
 	s := e.transparent("u")
 	e.mustPlan(s, "UPDATE t SET a = 1")
 	id := e.idOf(s)
@@ -225,9 +234,7 @@ func TestGraceAcrossProcesses(t *testing.T) {
 	ra, rb := &recorder{}, &recorder{}
 	e.m.SetObserver(ra)
 	other.SetObserver(rb)
-	a := e.open(tagged("pool"))
-	e.mustPlan(a, "UPDATE t SET a = 1")
-	id := e.sandboxID("pool")
+	a, id := forkPool(e)
 	a.Close()
 
 	e.up.ClearLog()
@@ -267,8 +274,7 @@ func TestGraceAcrossProcesses(t *testing.T) {
 // using goes when its lease does (expired).
 func TestGraceOutlivesCrash(t *testing.T) {
 	e := newEnv(t, graceCfg(), nil)
-	r := &recorder{}
-	e.m.SetObserver(r)
+	r := observe(e)
 	gone := e.start(graceCfg())
 	idle := openOn(e, gone, tagged("idle"))
 	e.mustPlan(idle, "UPDATE t SET a = 1")
@@ -307,8 +313,7 @@ func TestAttachCallsOffDiscard(t *testing.T) {
 				// The discard's look at the other processes' holders.
 				up.On("^SELECT COUNT\\(\\*\\) FROM `_sqlfork_meta`.holders WHERE .* AND proxy_id <> ").Nth(1).Before(reading.hook)
 			})
-			r := &recorder{}
-			e.m.SetObserver(r)
+			r := observe(e)
 			s := e.open(session.Options{User: "u", Mode: session.Explicit, Sandbox: "pool"})
 			e.mustPlan(s, "UPDATE t SET a = 1")
 			id := e.sandboxID("pool")
@@ -351,16 +356,13 @@ func TestLoginWaitsForDiscard(t *testing.T) {
 			defer dropping.open()
 			cfg := graceCfg()
 			e := newEnv(t, cfg, nil)
-			r := &recorder{}
-			e.m.SetObserver(r)
+			r := observe(e)
 			via := e.m
 			if where != "here" {
 				via = e.start(cfg)
 				defer via.Close()
 			}
-			s := e.open(tagged("pool"))
-			e.mustPlan(s, "UPDATE t SET a = 1")
-			id := e.sandboxID("pool")
+			s, id := forkPool(e)
 			// Held as it deletes the registry rows: past the point where
 			// it can be called off, before anything is gone.
 			e.up.On("^DELETE FROM `_sqlfork_meta`.sandboxes WHERE id = '" + id + "'$").Nth(1).Before(dropping.hook)
@@ -423,9 +425,7 @@ func TestAttachWaitsForDiscard(t *testing.T) {
 	dropping := newGate()
 	defer dropping.open()
 	e := newEnv(t, graceCfg(), nil)
-	s := e.open(tagged("pool"))
-	e.mustPlan(s, "UPDATE t SET a = 1")
-	id := e.sandboxID("pool")
+	s, id := forkPool(e)
 	e.up.On("^DROP DATABASE IF EXISTS " + q(physDB(id, "app")) + "$").Nth(1).Before(dropping.hook)
 	s.Close()
 	e.m.EndGraces()
@@ -443,8 +443,7 @@ func TestAttachWaitsForDiscard(t *testing.T) {
 // and logged with the sandbox's name.
 func TestDiscardReasons(t *testing.T) {
 	e := newEnv(t, graceCfg(), nil)
-	r := &recorder{}
-	e.m.SetObserver(r)
+	r := observe(e)
 	anon := e.transparent("u")
 	anonName := sandboxName(e, anon)
 	anon.Close()
@@ -533,9 +532,7 @@ func TestGraceNotClearedByRenewal(t *testing.T) {
 	clearing := newGate()
 	defer clearing.open()
 	e := newEnv(t, graceCfg(), nil)
-	s := e.open(tagged("pool"))
-	e.mustPlan(s, "UPDATE t SET a = 1")
-	id := e.sandboxID("pool")
+	s, id := forkPool(e)
 	// The next renewal's "in no grace", written after it saw s attached.
 	e.up.On("^UPDATE `_sqlfork_meta`.sandboxes SET expires_at = NULL WHERE id = '" + id + "' AND kept = 0$").Nth(1).Before(clearing.hook)
 	clearing.reached(t)
@@ -580,8 +577,7 @@ func waitClosedOrBlockedIn(t *testing.T, fn, on string, done <-chan struct{}) {
 // leaves the forks to the lease.
 func TestLastConnectionDiscardNotLetGo(t *testing.T) {
 	e := newEnv(t, graceCfg(), nil)
-	r := &recorder{}
-	e.m.SetObserver(r)
+	r := observe(e)
 	s := e.transparent("u")
 	e.mustPlan(s, "UPDATE t SET a = 1")
 	id := e.idOf(s)

@@ -66,8 +66,7 @@ func TestObserver(t *testing.T) {
 	e := newEnv(t, session.Config{}, func(up *sessiontest.Upstream) {
 		up.AddTable(sessiontest.Table{DB: "app", Name: "trg", Type: "SYSTEM VERSIONED"})
 	})
-	r := &recorder{}
-	e.m.SetObserver(r)
+	r := observe(e)
 	s := e.transparent("u")
 	e.mustPlan(s, "UPDATE t SET a = 1")
 	e.mustPlan(s, "TRUNCATE TABLE u")
@@ -100,8 +99,7 @@ func TestForkWithoutSideConnection(t *testing.T) {
 		up.On(`^INSERT INTO .* SELECT `).Nth(1).Before(copying.hook)
 		up.On(`^CREATE TABLE .* LIKE ` + "`app`.`u`").Nth(1).Break()
 	})
-	r := &recorder{}
-	e.m.SetObserver(r)
+	r := observe(e)
 	a, b := e.transparent("u"), e.transparent("u")
 	done := make(chan error, 1)
 	go func() { _, err := plan(e.ctx, a, "UPDATE t SET a = 1"); done <- err }()
