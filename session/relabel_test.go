@@ -256,10 +256,9 @@ func TestRelabelPlanJSON(t *testing.T) {
 // and plain statements do not.
 func TestAnswersPlan(t *testing.T) {
 	e := rewrite.NewEngine(0)
-	for _, c := range []struct {
-		sql  string
-		want bool
-	}{
+	checkSQL(t, "answersPlan", func(sql string) bool {
+		return answersPlan(e.Analyze(sql, rewrite.Options{DB: "test"}))
+	}, []sqlCase{
 		{"EXPLAIN FORMAT=JSON SELECT * FROM t1", true},
 		{"ANALYZE FORMAT=JSON SELECT * FROM t1 WHERE a IN (2, 3)", true},
 		{"analyze select * from t1", true},
@@ -268,21 +267,16 @@ func TestAnswersPlan(t *testing.T) {
 		{"SELECT * FROM t1", false},
 		{"ANALYZE TABLE t1", false},
 		{"SELECT 1; EXPLAIN SELECT * FROM t1", false},
-	} {
-		if got := answersPlan(e.Analyze(c.sql, rewrite.Options{DB: "test"})); got != c.want {
-			t.Errorf("answersPlan(%q) = %v, want %v", c.sql, got, c.want)
-		}
-	}
+	})
 }
 
 // TestMaintains: table maintenance of tables a sandbox can hold runs in
 // it; of the server's own schemas, and other statements, it does not.
 func TestMaintains(t *testing.T) {
 	e := rewrite.NewEngine(0)
-	for _, c := range []struct {
-		sql  string
-		want bool
-	}{
+	checkSQL(t, "maintains", func(sql string) bool {
+		return maintains(e.Analyze(sql, rewrite.Options{DB: "test"}), 0)
+	}, []sqlCase{
 		{"CHECK TABLE t1", true},
 		{"ANALYZE TABLE t1, app.t2", true},
 		{"OPTIMIZE TABLE t1", true},
@@ -295,21 +289,15 @@ func TestMaintains(t *testing.T) {
 		{"ALTER TABLE mysql.db ANALYZE PARTITION p0", false},
 		{"ANALYZE SELECT * FROM t1", false},
 		{"FLUSH TABLES", false},
-	} {
-		a := e.Analyze(c.sql, rewrite.Options{DB: "test"})
-		if got := maintains(a, 0); got != c.want {
-			t.Errorf("maintains(%q) = %v, want %v", c.sql, got, c.want)
-		}
-	}
+	})
 }
 
 // TestCompoundStatement: an anonymous compound statement sent alone is one
 // statement for the server; inputs holding others are not.
 func TestCompoundStatement(t *testing.T) {
-	for _, c := range []struct {
-		sql  string
-		want bool
-	}{
+	checkSQL(t, "compoundStatement", func(sql string) bool {
+		return compoundStatement(sql, rewrite.Options{})
+	}, []sqlCase{
 		{"BEGIN NOT ATOMIC\n  IF SCALAR() expected_THEN_here;\nEND", true},
 		{"begin not atomic select 1; end;", true},
 		{"lbl: BEGIN NOT ATOMIC SELECT 1; END lbl", true},
@@ -322,9 +310,22 @@ func TestCompoundStatement(t *testing.T) {
 		{"BEGIN NOT ATOMIC BEGIN SELECT 1; END; SELECT CASE WHEN 1 THEN 2 END; CASE WHEN 1 THEN SELECT 1; END CASE; " +
 			"IF 1 THEN SELECT 'END; BEGIN'; END IF; l: LOOP LEAVE l; END LOOP; END;", true},
 		{"BEGIN NOT ATOMIC SELECT 1; END; BEGIN NOT ATOMIC SELECT 2; END lbl", false},
-	} {
-		if got := compoundStatement(c.sql, rewrite.Options{}); got != c.want {
-			t.Errorf("compoundStatement(%q) = %v, want %v", c.sql, got, c.want)
+	})
+}
+
+// sqlCase is a statement and whether a predicate holds of it.
+type sqlCase struct {
+	sql  string
+	want bool
+}
+
+// checkSQL wants pred of each case's statement to be the case's want;
+// name names pred in failures.
+func checkSQL(t *testing.T, name string, pred func(sql string) bool, cases []sqlCase) {
+	t.Helper()
+	for _, c := range cases {
+		if got := pred(c.sql); got != c.want {
+			t.Errorf("%s(%q) = %v, want %v", name, c.sql, got, c.want)
 		}
 	}
 }
