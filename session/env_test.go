@@ -118,6 +118,15 @@ func (e *env) transparent(user string) *session.Session {
 	return e.open(session.Options{User: user, Mode: session.Transparent})
 }
 
+// transparentApp is a transparent session of user u, its sandbox's id and
+// the sandbox's app database, quoted.
+func (e *env) transparentApp() (s *session.Session, id, db string) {
+	e.t.Helper()
+	s = e.transparent("u")
+	id = e.idOf(s)
+	return s, id, "`" + physDB(id, "app") + "`"
+}
+
 // plan plans sql in database app as a plain statement.
 func plan(ctx context.Context, s *session.Session, sql string) (*session.Plan, error) {
 	return s.PlanWith(ctx, sql, rewrite.Options{DB: "app"}, false)

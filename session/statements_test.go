@@ -391,9 +391,7 @@ func TestUnquoteRenames(t *testing.T) {
 // replay's refusal (stateful), and is not DDL the session commits around.
 func TestBlockWithDDLPlanned(t *testing.T) {
 	e := newEnv(t, session.Config{}, nil)
-	s := e.transparent("u")
-	id := e.idOf(s)
-	db := "`" + physDB(id, "app") + "`"
+	s, id, db := e.transparentApp()
 	p := e.mustPlan(s, "BEGIN NOT ATOMIC CREATE TABLE n (a INT); INSERT INTO n SELECT id FROM t; DROP TABLE u; END")
 	if want := "BEGIN NOT ATOMIC CREATE TABLE " + db + ".`n` (a INT); INSERT INTO " + db + ".`n` SELECT id FROM " + db + ".`t`; DROP TABLE " +
 		db + ".`u`; END"; p.SQL != want {

@@ -20,9 +20,7 @@ func withTriggers(up *sessiontest.Upstream) {
 // DEFINER = CURRENT_USER in place of the client's definer.
 func TestCreateTriggerPlanned(t *testing.T) {
 	e := newEnv(t, session.Config{}, withTriggers)
-	s := e.transparent("u")
-	id := e.idOf(s)
-	db := "`" + physDB(id, "app") + "`"
+	s, id, db := e.transparentApp()
 	p := e.mustPlan(s, "CREATE DEFINER = root@localhost TRIGGER t_ai AFTER INSERT ON t FOR EACH ROW INSERT INTO x VALUES (NEW.id)")
 	if want := "CREATE DEFINER = CURRENT_USER TRIGGER " + db + ".`t_ai` AFTER INSERT ON " + db + ".`t` FOR EACH ROW INSERT INTO " +
 		db + ".`x` VALUES (NEW.id)"; p.SQL != want {
@@ -52,9 +50,7 @@ func TestCreateTriggerPlanned(t *testing.T) {
 // shows production's trigger until then, the sandbox's after.
 func TestDropTriggerPlanned(t *testing.T) {
 	e := newEnv(t, session.Config{}, withTriggers)
-	s := e.transparent("u")
-	id := e.idOf(s)
-	db := "`" + physDB(id, "app") + "`"
+	s, id, db := e.transparentApp()
 	if p := e.mustPlan(s, "SHOW CREATE TRIGGER x_trg1"); p.SQL != "SHOW CREATE TRIGGER x_trg1" {
 		t.Errorf("SHOW CREATE TRIGGER of production's trigger sent as %q", p.SQL)
 	}
