@@ -33,18 +33,9 @@ func TestEmulation(t *testing.T) {
 	u := NewUpstream()
 	u.AddTable(Table{DB: "app", Name: "t", Rows: 3, Bytes: 100, AutoIncrement: 9,
 		Columns: []Column{{Name: "id"}, {Name: "g", Generated: "id + 1"}, {Name: "d", Default: "nextval(`app`.`s`)"}}})
-	c, err := u.Dial(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	for _, step := range []struct {
-		sql  string
-		rows [][]string // for queries
-		n    uint64     // affected, for the others
-		code uint16     // a server error's code
-	}{
-		{sql: "SELECT VERSION(), @@lower_case_table_names", rows: [][]string{{DefaultVersion, "0"}}},
+	c := dial(t, u)
+	run(t, c, []step{
+		{sql: "SELECT VERSION(), @@lower_case_table_names", query: true, rows: [][]string{{DefaultVersion, "0"}}},
 		{sql: "CREATE DATABASE IF NOT EXISTS `m`"},
 		{sql: "CREATE TABLE IF NOT EXISTS `m`.r (\n id INT NOT NULL,\n name VARCHAR(9) NOT NULL UNIQUE,\n n INT NOT NULL DEFAULT 7,\n" +
 			" PRIMARY KEY (id)\n) DEFAULT CHARSET=utf8mb4"},
@@ -54,17 +45,17 @@ func TestEmulation(t *testing.T) {
 		{sql: "INSERT INTO `m`.r (id, nope) VALUES (3, 'c')", code: 1054},
 		{sql: "REPLACE INTO `m`.r (id, name, n) VALUES (1, 'it''s', 8)", n: 2},
 		{sql: "INSERT INTO `m`.r (id, name) VALUES (2, 'x\\'y')", n: 1},
-		{sql: "SELECT id, name, n FROM `m`.r WHERE id > 0", rows: [][]string{{"1", "it's", "8"}, {"2", "x'y", "7"}}},
-		{sql: "SELECT COUNT(*) FROM `m`.r WHERE name LIKE 'x%' AND id <> 1", rows: [][]string{{"1"}}},
+		{sql: "SELECT id, name, n FROM `m`.r WHERE id > 0", query: true, rows: [][]string{{"1", "it's", "8"}, {"2", "x'y", "7"}}},
+		{sql: "SELECT COUNT(*) FROM `m`.r WHERE name LIKE 'x%' AND id <> 1", query: true, rows: [][]string{{"1"}}},
 		{sql: "UPDATE `m`.r SET n = NULL, name = 'z' WHERE id = 2", n: 1},
-		{sql: "SELECT COALESCE(n, 'none'), id < 2 FROM `m`.r", rows: [][]string{{"8", "1"}, {"none", "0"}}},
+		{sql: "SELECT COALESCE(n, 'none'), id < 2 FROM `m`.r", query: true, rows: [][]string{{"8", "1"}, {"none", "0"}}},
 		{sql: "DELETE FROM `m`.r WHERE id = 1", n: 1},
-		{sql: "SELECT name FROM `m`.r", rows: [][]string{{"z"}}},
+		{sql: "SELECT name FROM `m`.r", query: true, rows: [][]string{{"z"}}},
 		{sql: "SELECT TABLE_TYPE, AUTO_INCREMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME = 't'",
-			rows: [][]string{{"BASE TABLE", "9"}}},
+			query: true, rows: [][]string{{"BASE TABLE", "9"}}},
 		{sql: "SELECT COLUMN_NAME, COALESCE(GENERATION_EXPRESSION, ''), COALESCE(COLUMN_DEFAULT, '') FROM information_schema.COLUMNS " +
 			"WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME = 't' ORDER BY ORDINAL_POSITION",
-			rows: [][]string{{"id", "", ""}, {"g", "id + 1", ""}, {"d", "", "nextval(`app`.`s`)"}}},
+			query: true, rows: [][]string{{"id", "", ""}, {"g", "id + 1", ""}, {"d", "", "nextval(`app`.`s`)"}}},
 		{sql: "CREATE TABLE `m`.`t` LIKE `app`.`t`"},
 		{sql: "CREATE TABLE `m`.`t` LIKE `app`.`t`", code: 1050},
 		{sql: "CREATE TABLE `nodb`.`t` LIKE `app`.`t`", code: 1049},
@@ -73,37 +64,16 @@ func TestEmulation(t *testing.T) {
 		{sql: "INSERT INTO `m`.`t` (`id`) SELECT `id` FROM `app`.`t`", n: 3},
 		{sql: "ALTER TABLE `m`.`t` AUTO_INCREMENT = 9"},
 		{sql: "SELECT TABLE_ROWS, DATA_LENGTH + INDEX_LENGTH, AUTO_INCREMENT FROM information_schema.TABLES " +
-			"WHERE TABLE_SCHEMA = 'm' AND TABLE_NAME = 't'", rows: [][]string{{"3", "100", "9"}}},
+			"WHERE TABLE_SCHEMA = 'm' AND TABLE_NAME = 't'", query: true, rows: [][]string{{"3", "100", "9"}}},
 		{sql: "FORK TABLE `app`.`t` TO `m`.`f`", code: 1064},
-		{sql: "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE '\\\\_m%'", rows: [][]string{}},
-		{sql: "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE 'm_'", rows: [][]string{}},
-		{sql: "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE 'm%'", rows: [][]string{{"m"}, {"mysql"}}},
+		{sql: "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE '\\\\_m%'", query: true, rows: [][]string{}},
+		{sql: "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE 'm_'", query: true, rows: [][]string{}},
+		{sql: "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE 'm%'", query: true, rows: [][]string{{"m"}, {"mysql"}}},
 		{sql: "SELECT trx_id FROM information_schema.INNODB_TRX", code: 1109},
 		{sql: "DROP TABLE IF EXISTS `m`.`t`"},
 		{sql: "DROP DATABASE IF EXISTS `m`"},
 		{sql: "SELECT id FROM `m`.r", code: 1146},
-	} {
-		var got [][]string
-		var n uint64
-		if step.rows != nil {
-			var rows [][]*string
-			rows, err = c.Query(context.Background(), step.sql)
-			got = cellsOf(rows)
-		} else {
-			n, err = c.Exec(context.Background(), step.sql)
-		}
-		code, _, _, _ := Code(err)
-		switch {
-		case step.code != 0 && code != step.code:
-			t.Errorf("%s: %v, want error %d", step.sql, err, step.code)
-		case step.code == 0 && err != nil:
-			t.Errorf("%s: %v", step.sql, err)
-		case step.rows != nil && !reflect.DeepEqual(got, step.rows):
-			t.Errorf("%s = %q, want %q", step.sql, got, step.rows)
-		case step.rows == nil && step.code == 0 && n != step.n:
-			t.Errorf("%s affected %d, want %d", step.sql, n, step.n)
-		}
-	}
+	})
 	if w := u.ProductionWrites("m"); len(w) != 0 {
 		t.Errorf("writes outside m: %q", w)
 	}
