@@ -77,6 +77,14 @@ func waitQueued(t *testing.T, p *Pool, n int, who string) {
 	testkit.Eventually(t, who+" to queue", func() bool { return p.Stats().Waiting == n })
 }
 
+// wantStats wants p's stats to be want.
+func wantStats(t *testing.T, p *Pool, when string, want Stats) {
+	t.Helper()
+	if st := p.Stats(); st != want {
+		t.Errorf("%s: stats %+v, want %+v", when, st, want)
+	}
+}
+
 // The pool never has more than size connections open, however many callers
 // want one, and ends with every slot accounted for.
 func TestPoolBoundUnderConcurrency(t *testing.T) {
@@ -155,7 +163,7 @@ func TestPoolServesWaitersInOrder(t *testing.T) {
 			p.Put(c)
 		}()
 		// The next waiter starts only once this one is queued.
-		testkit.Eventually(t, fmt.Sprintf("waiter %d to queue", i), func() bool { return p.Stats().Waiting == i+1 })
+		waitQueued(t, p, i+1, fmt.Sprintf("waiter %d", i))
 	}
 	p.Put(first)
 	wg.Wait()
@@ -198,9 +206,7 @@ func TestPoolTimeout(t *testing.T) {
 		!strings.Contains(msg, "retry") || !strings.Contains(msg, "--side-connections") {
 		t.Errorf("client error %d %s %q", code, state, msg)
 	}
-	if st := p.Stats(); st.Waiting != 0 || st.InUse != 2 {
-		t.Errorf("after the timeout: %+v", st)
-	}
+	wantStats(t, p, "after the timeout", Stats{Size: 2, InUse: 2})
 	p.Put(a)
 	got, err := p.Get(context.Background())
 	if err != nil || got != a {
@@ -223,9 +229,7 @@ func TestPoolContextCancel(t *testing.T) {
 		t.Fatalf("got %v, want the context's error", err)
 	}
 	p.Put(a)
-	if st := p.Stats(); st.Waiting != 0 || st.Idle != 1 {
-		t.Errorf("after the cancelled wait: %+v", st)
-	}
+	wantStats(t, p, "after the cancelled wait", Stats{Size: 1, Idle: 1})
 }
 
 // A failed dial frees its slot: the next caller (here a queued one) dials
@@ -241,9 +245,7 @@ func TestPoolDialFailureFreesSlot(t *testing.T) {
 		t.Fatalf("after a failed dial: %v", err)
 	}
 	p.Put(c)
-	if st := p.Stats(); st.Idle != 1 || st.InUse != 0 {
-		t.Errorf("stats %+v", st)
-	}
+	wantStats(t, p, "after a failed dial and a put", Stats{Size: 1, Idle: 1})
 }
 
 // Growing the pool serves a waiter at once; shrinking it closes connections
