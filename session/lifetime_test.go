@@ -111,6 +111,21 @@ func observe(e *env) *recorder {
 	return r
 }
 
+// graceEnv is an env with graceCfg's grace and a recorder observing it.
+func graceEnv(t *testing.T) (*env, *recorder) {
+	e := newEnv(t, graceCfg(), nil)
+	return e, observe(e)
+}
+
+// forkAnonymous opens a transparent session of user u and forks app.t in
+// its sandbox: the session and the sandbox's id.
+func forkAnonymous(e *env) (*session.Session, string) {
+	e.t.Helper()
+	s := e.transparent("u")
+	e.mustPlan(s, "UPDATE t SET a = 1")
+	return s, e.idOf(s)
+}
+
 // forkPool opens a session in the sandbox named pool and forks app.t in
 // it: the session and the sandbox's id.
 func forkPool(e *env) (*session.Session, string) {
@@ -120,12 +135,20 @@ func forkPool(e *env) (*session.Session, string) {
 	return s, e.sandboxID("pool")
 }
 
+// wantForkOnly wants r to have recorded one event, a fork (and no
+// discard); what tells whose events they are.
+func wantForkOnly(t *testing.T, r *recorder, what string) {
+	t.Helper()
+	if got := r.all(); len(got) != 1 || !strings.HasPrefix(got[0], "forked") {
+		t.Errorf("events%s %q, want the fork only", what, got)
+	}
+}
+
 // TestGraceKeepsNamedSandbox: a named sandbox outlives its last connection
 // for the grace period, shown as such, and the next login with its name
 // gets it back with its forks.
 func TestGraceKeepsNamedSandbox(t *testing.T) {
-	e := newEnv(t, graceCfg(), nil)
-	r := observe(e)
+	e, r := graceEnv(t)
 	s, id := forkPool(e)
 	s.Close()
 	reaps(e, 2)
@@ -158,16 +181,13 @@ func TestGraceKeepsNamedSandbox(t *testing.T) {
 	}
 	// In use again: the registry's grace is cleared at the next renewal.
 	afterReap(e, func() bool { exp, _ := e.registryExpiry(id); return exp == "" })
-	if got := r.all(); len(got) != 1 || !strings.HasPrefix(got[0], "forked") {
-		t.Errorf("events %q, want the fork and no discard", got)
-	}
+	wantForkOnly(t, r, "")
 }
 
 // TestGraceEnds: when the grace ends with no connection back, the sandbox
 // is discarded (reason grace, logged) and the next login starts afresh.
 func TestGraceEnds(t *testing.T) {
-	e := newEnv(t, graceCfg(), nil)
-	r := observe(e)
+	e, r := graceEnv(t)
 	s, id := forkPool(e)
 	s.Close()
 	e.m.EndGraces()
@@ -196,11 +216,8 @@ func TestGraceEnds(t *testing.T) {
 // TestAnonymousEndsWithConnection: a sandbox without a name ends with its
 // connection whatever the grace; so does a named one without a grace.
 func TestAnonymousEndsWithConnection(t *testing.T) {
-	e := newEnv(t, graceCfg(), nil)
-	r := observe(e)
-	s := e.transparent("u")
-	e.mustPlan(s, "UPDATE t SET a = 1")
-	id := e.idOf(s)
+	e, r := graceEnv(t)
+	s, id := forkAnonymous(e)
 	s.Close()
 	if e.up.HasSchema(physDB(id, "app")) {
 		t.Error("an anonymous sandbox outlived its connection")
@@ -263,9 +280,7 @@ func TestGraceAcrossProcesses(t *testing.T) {
 	other.EndGraces()
 	e.wait("^DROP DATABASE IF EXISTS " + q(physDB(id, "app")) + "$")
 	waitEvent(e, rb, "discarded grace")
-	if got := ra.all(); len(got) != 1 || !strings.HasPrefix(got[0], "forked") {
-		t.Errorf("events of the first process %q, want its fork only", got)
-	}
+	wantForkOnly(t, ra, " of the first process")
 }
 
 // TestGraceOutlivesCrash: the grace is in the registry, so a sandbox in
@@ -273,8 +288,7 @@ func TestGraceAcrossProcesses(t *testing.T) {
 // process discards it, reason grace), while one the dead process was
 // using goes when its lease does (expired).
 func TestGraceOutlivesCrash(t *testing.T) {
-	e := newEnv(t, graceCfg(), nil)
-	r := observe(e)
+	e, r := graceEnv(t)
 	gone := e.start(graceCfg())
 	idle := openOn(e, gone, tagged("idle"))
 	e.mustPlan(idle, "UPDATE t SET a = 1")
@@ -337,9 +351,7 @@ func TestAttachCallsOffDiscard(t *testing.T) {
 			if n := e.count(`^CREATE TABLE .* LIKE `); n != 0 || !e.up.HasTable(physDB(id, "app"), "t") {
 				t.Errorf("the sandbox's fork is gone")
 			}
-			if got := r.all(); len(got) != 1 {
-				t.Errorf("events %q, want the fork only", got)
-			}
+			wantForkOnly(t, r, "")
 		})
 	}
 }
@@ -442,8 +454,7 @@ func TestAttachWaitsForDiscard(t *testing.T) {
 // TestDiscardReasons: every way a sandbox ends is counted by its reason
 // and logged with the sandbox's name.
 func TestDiscardReasons(t *testing.T) {
-	e := newEnv(t, graceCfg(), nil)
-	r := observe(e)
+	e, r := graceEnv(t)
 	anon := e.transparent("u")
 	anonName := sandboxName(e, anon)
 	anon.Close()
@@ -576,11 +587,8 @@ func waitClosedOrBlockedIn(t *testing.T, fn, on string, done <-chan struct{}) {
 // lock, held by another connection): the discard is not made a no-op that
 // leaves the forks to the lease.
 func TestLastConnectionDiscardNotLetGo(t *testing.T) {
-	e := newEnv(t, graceCfg(), nil)
-	r := observe(e)
-	s := e.transparent("u")
-	e.mustPlan(s, "UPDATE t SET a = 1")
-	id := e.idOf(s)
+	e, r := graceEnv(t)
+	s, id := forkAnonymous(e)
 	// Another connection (a claim through another process) holds the
 	// sandbox's life lock.
 	other, err := e.up.Dial(e.ctx)
