@@ -217,8 +217,7 @@ func newClientConn(srv *Server, log *zap.Logger, st *connState, client net.Conn,
 	var r io.Reader = client
 	var w io.Writer = &deadlineWriter{conn: client, timeout: srv.cfg.WriteTimeout}
 	if caps&wire.CapCompress != 0 {
-		seq := &compSeq{}
-		r, w = &compReader{src: r, seq: seq}, &compWriter{dst: w, seq: seq}
+		r, w = wire.Compressed(r, w)
 	}
 	c.cr, c.cw = bufio.NewReaderSize(r, clientReadBuf), bufio.NewWriterSize(w, clientWriteBuf)
 	c.out = newRelay(be, c.cr, c.cw, func() { st.work(srv.cfg.IdleTimeout) })

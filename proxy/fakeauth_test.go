@@ -83,12 +83,12 @@ func (c *fakeUpConn) login() bool {
 	if err != nil {
 		return false
 	}
-	resp, err := parseHandshakeResponse(p)
-	if err != nil || resp.sslRequest {
+	resp, err := wire.ParseHandshakeResponse(p)
+	if err != nil || resp.SSLRequest {
 		return false
 	}
-	c.seq, c.caps = seq+1, resp.caps
-	return c.logIn(resp.user, resp.db, resp.plugin, resp.auth) && c.w.Flush() == nil
+	c.seq, c.caps = seq+1, resp.Caps
+	return c.logIn(resp.User, resp.DB, resp.Plugin, resp.Auth) && c.w.Flush() == nil
 }
 
 // logIn authenticates user (with plugin, mysql_native_password if none)

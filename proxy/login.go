@@ -39,7 +39,7 @@ type clientLogin struct {
 	// be is the upstream connection opened before the greeting; logged in
 	// once run returns nil.
 	be   *backend
-	resp *handshakeResp
+	resp *wire.HandshakeResponse
 	acct *account
 	// tag is the sandbox named in the login (appuser+sandbox).
 	tag string
@@ -59,11 +59,11 @@ func (l *clientLogin) run() error {
 	}
 	var ok []byte
 	var err error
-	if a, tag, found := l.srv.lookupAccount(l.resp.user); found {
+	if a, tag, found := l.srv.lookupAccount(l.resp.User); found {
 		l.acct, l.tag = a, tag
 		ok, err = l.loginMapped()
 	} else {
-		l.acct, l.tag = l.srv.relayedAccount(l.resp.user)
+		l.acct, l.tag = l.srv.relayedAccount(l.resp.User)
 		ok, err = l.loginRelayed()
 	}
 	if err != nil {
@@ -92,8 +92,8 @@ func (l *clientLogin) readResponse() error {
 	if err != nil {
 		return err
 	}
-	resp, err := parseHandshakeResponse(p)
-	if err == nil && resp.sslRequest {
+	resp, err := wire.ParseHandshakeResponse(p)
+	if err == nil && resp.SSLRequest {
 		if err = l.startTLS(resp); err != nil {
 			return err
 		}
@@ -101,7 +101,7 @@ func (l *clientLogin) readResponse() error {
 			return err
 		}
 		if err = checkTunneled(p); err == nil {
-			resp, err = parseHandshakeResponse(p)
+			resp, err = wire.ParseHandshakeResponse(p)
 		}
 	}
 	if err != nil {
@@ -165,11 +165,11 @@ func (l *clientLogin) loginMapped() ([]byte, error) {
 	if err := l.requireTLS(); err != nil {
 		return nil, err
 	}
-	if e := l.srv.internalDB(l.acct, l.resp.db); e != nil {
+	if e := l.srv.internalDB(l.acct, l.resp.DB); e != nil {
 		return nil, l.fail(e)
 	}
-	p := l.srv.dialParams(l.acct, l.resp.db, l.resp.collation, l.resp.caps, l.attrs())
-	p.extCaps = l.resp.extCaps
+	p := l.srv.dialParams(l.acct, l.resp.DB, l.resp.Collation, l.resp.Caps, l.attrs())
+	p.extCaps = l.resp.ExtCaps
 	err := l.be.login(l.ctx, p)
 	if err != nil {
 		return nil, l.upstreamFailed(err)
@@ -192,19 +192,19 @@ func (l *clientLogin) upstreamFailed(err error) error {
 }
 
 // attrs are the connection attributes sent upstream.
-func (l *clientLogin) attrs() map[string]string { return l.srv.upstreamAttrs(l.resp.attrs, l.sock) }
+func (l *clientLogin) attrs() map[string]string { return l.srv.upstreamAttrs(l.resp.Attrs, l.sock) }
 
 // authLocal checks the client's password for a configured account against
 // the scramble it was greeted with, after switching the client to the
 // account's auth plugin if it answered with another.
 func (l *clientLogin) authLocal() error {
-	a, auth, plugin := l.acct, l.resp.auth, l.resp.plugin
-	if l.resp.caps&wire.CapPluginAuth == 0 {
+	a, auth, plugin := l.acct, l.resp.Auth, l.resp.Plugin
+	if l.resp.Caps&wire.CapPluginAuth == 0 {
 		plugin = AuthNativePassword
 	}
 	salt := l.scramble()
 	if plugin != a.plugin {
-		if l.resp.caps&wire.CapPluginAuth == 0 {
+		if l.resp.Caps&wire.CapPluginAuth == 0 {
 			return l.fail(wire.Error(wire.ErNotSupportedAuthMode,
 				"Client does not support authentication protocol requested by server; consider upgrading MariaDB client"))
 		}
@@ -229,8 +229,8 @@ func (l *clientLogin) authLocal() error {
 	}
 	if !ok {
 		l.srv.m.AuthFailures.Inc()
-		l.log.Debug("client login refused", zap.String("user", l.resp.user))
-		return l.fail(accessDenied(l.resp.user, l.sock.RemoteAddr().String(), len(auth) > 0))
+		l.log.Debug("client login refused", zap.String("user", l.resp.User))
+		return l.fail(accessDenied(l.resp.User, l.sock.RemoteAddr().String(), len(auth) > 0))
 	}
 	return nil
 }
@@ -306,16 +306,16 @@ func (l *clientLogin) loginRelayed() ([]byte, error) {
 	if err := l.requireTLS(); err != nil {
 		return nil, err
 	}
-	if e := l.srv.internalDB(l.acct, l.resp.db); e != nil {
+	if e := l.srv.internalDB(l.acct, l.resp.DB); e != nil {
 		return nil, l.fail(e)
 	}
-	p := l.srv.dialParams(l.acct, l.resp.db, l.resp.collation, l.resp.caps, l.attrs())
-	p.extCaps = l.resp.extCaps
-	plugin := l.resp.plugin
+	p := l.srv.dialParams(l.acct, l.resp.DB, l.resp.Collation, l.resp.Caps, l.attrs())
+	p.extCaps = l.resp.ExtCaps
+	plugin := l.resp.Plugin
 	if plugin == "" {
 		plugin = AuthNativePassword // a 4.1 client without plugin auth
 	}
-	ok, err := l.be.relayLogin(l.ctx, p, plugin, l.resp.auth, l, l.srv.rsaKey)
+	ok, err := l.be.relayLogin(l.ctx, p, plugin, l.resp.Auth, l, l.srv.rsaKey)
 	if err != nil {
 		var me *mysql.MyError
 		if errors.As(err, &me) {
@@ -338,7 +338,7 @@ func (l *clientLogin) finish(ok []byte) error {
 		l.log.Info("relayed account lacks the sandbox grants", zap.String("user", l.acct.name), zap.Error(e))
 		return l.fail(e)
 	}
-	sbx, err := l.srv.openSandbox(l.ctx, l.acct, l.tag, l.resp.attrs, l.connID, l.be, l.resp.db, l.log)
+	sbx, err := l.srv.openSandbox(l.ctx, l.acct, l.tag, l.resp.Attrs, l.connID, l.be, l.resp.DB, l.log)
 	if err != nil {
 		l.log.Info("sandbox refused login", zap.Error(err))
 		return l.fail(clientError(err))

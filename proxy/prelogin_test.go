@@ -83,17 +83,17 @@ func TestCheckHandshakeResponse(t *testing.T) {
 		{"short", valid[:20], "fewer than"},
 		{"user not terminated", append(handshakeHead(testClientCaps, 45), "root"...), "user name"},
 		{"100 KB user, 0xFE auth length", huge, "auth data"},
-		{"auth length past the end", handshakeResponse(wire.CapProtocol41|wire.CapSecureConnection, "u", nil, "", "", nil)[:sslRequestLen+2], "auth data"},
+		{"auth length past the end", handshakeResponse(wire.CapProtocol41|wire.CapSecureConnection, "u", nil, "", "", nil)[:wire.SSLRequestLen+2], "auth data"},
 		{"lenenc auth NULL", append(append(handshakeHead(testClientCaps, 45), 'u', 0), 0xFB), "NULL"},
 		{"truncated attribute length", append(handshakeResponse(testClientCaps, "u", nil, "d", AuthNativePassword, nil), 0xFC), "attributes"},
 		{"attribute string past the end", append(handshakeResponse(testClientCaps, "u", nil, "d", AuthNativePassword, nil), 3, 9, 'a', 'b'), "attribute"},
 		{"trailing truncated length after the attributes", append(handshakeResponse(testClientCaps, "u", nil, "d", AuthNativePassword, nil), 1, 0, 0xFD, 1), "attribute"},
-		{"plugin not terminated", handshakeResponse(wire.CapProtocol41|wire.CapSecureConnection|wire.CapPluginAuth, "u", nil, "", "x", nil)[:sslRequestLen+4], "plugin"},
+		{"plugin not terminated", handshakeResponse(wire.CapProtocol41|wire.CapSecureConnection|wire.CapPluginAuth, "u", nil, "", "x", nil)[:wire.SSLRequestLen+4], "plugin"},
 	}
 	h := newHarness(t, nil)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := checkHandshakeResponse(c.p)
+			err := wire.CheckHandshakeResponse(c.p)
 			if c.want == "" {
 				if err != nil {
 					t.Fatalf("refused a well-formed response: %v", err)
@@ -133,11 +133,11 @@ func FuzzHandshakeResponse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, p []byte) {
 		defer h.up.forget()
 		reply, seq := loginOnce(t, addr, p)
-		if checkHandshakeResponse(p) != nil {
+		if wire.CheckHandshakeResponse(p) != nil {
 			if e := wire.ParseErr(reply); e.Code != wire.ErHandshake || seq != 2 {
 				t.Fatalf("refused response answered with seq %d %q, want ERR 1043 as packet 2", seq, reply)
 			}
-		} else if len(p) > sslRequestLen && (len(reply) == 0 || reply[0] != wire.ErrHeader && reply[0] != wire.OKHeader && reply[0] != wire.EOFHeader) {
+		} else if len(p) > wire.SSLRequestLen && (len(reply) == 0 || reply[0] != wire.ErrHeader && reply[0] != wire.OKHeader && reply[0] != wire.EOFHeader) {
 			t.Fatalf("response answered with %q", reply)
 		}
 		if n := metricValue(t, h.m.ConnectionPanics); n != 0 {

@@ -25,8 +25,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/sqlfork/sqlfork-proxy/adminapi"
 	"github.com/sqlfork/sqlfork-proxy/kill"
 	"github.com/sqlfork/sqlfork-proxy/metrics"
+	"github.com/sqlfork/sqlfork-proxy/proxy/admin"
 	"github.com/sqlfork/sqlfork-proxy/session"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -525,9 +527,13 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 		client = l.conn
 	}
 	_ = nc.SetDeadline(time.Time{})
-	sess := newClientConn(s, log, st, client, l.be, l.resp.caps)
-	sess.acct, sess.collation, sess.sbx = l.acct, l.resp.collation, l.sbx
+	sess := newClientConn(s, log, st, client, l.be, l.resp.Caps)
+	sess.acct, sess.collation, sess.sbx = l.acct, l.resp.Collation, l.sbx
 	sock.handshakeDone()
 	st.attach(l.be, l.acct.name, l.connID)
 	return sess, nil
 }
+
+// Admin returns what the admin API manages: the proxy's sandboxes (starting
+// the sandbox manager if no login has yet).
+func (s *Server) Admin() adminapi.Sandboxes { return admin.New(s.sandboxes) }

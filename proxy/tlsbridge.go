@@ -23,11 +23,11 @@ import (
 // startTLS answers the client's SSLRequest r: the client's TLS handshake
 // with the proxy's certificate, after which the login reads and writes
 // through TLS.
-func (l *clientLogin) startTLS(r *handshakeResp) error {
+func (l *clientLogin) startTLS(r *wire.HandshakeResponse) error {
 	if l.srv.tlsConf == nil {
 		return l.badHandshake(errors.New("an SSLRequest, but TLS is not enabled on sqlfork-proxy"))
 	}
-	if r.caps&wire.CapSecureConnection == 0 {
+	if r.Caps&wire.CapSecureConnection == 0 {
 		return l.badHandshake(errors.New("the client does not speak protocol 4.1 with secure authentication"))
 	}
 	tc := tls.Server(l.sock, l.srv.tlsConf)
@@ -40,10 +40,10 @@ func (l *clientLogin) startTLS(r *handshakeResp) error {
 
 // checkTunneled checks the HandshakeResponse a client sent under TLS.
 func checkTunneled(p []byte) error {
-	if len(p) == sslRequestLen {
+	if len(p) == wire.SSLRequestLen {
 		return errors.New("an SSLRequest inside TLS")
 	}
-	return checkHandshakeResponse(p)
+	return wire.CheckHandshakeResponse(p)
 }
 
 // readWhole reads one packet, header included, with nothing past it: the

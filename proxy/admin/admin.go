@@ -1,4 +1,6 @@
-package proxy
+// Package admin is what the admin API manages (adminapi.Sandboxes): the
+// proxy's sandboxes, through the sandbox manager, in the API's types.
+package admin
 
 import (
 	"cmp"
@@ -16,16 +18,20 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/session"
 )
 
-// Admin returns what the admin API manages: the proxy's sandboxes (starting
-// the sandbox manager if no login has yet).
-func (s *Server) Admin() adminapi.Sandboxes { return adminSandboxes{s} }
+// New is what the admin API manages: the sandboxes of the manager that
+// manager gives (starting it, if need be).
+func New(manager func(context.Context) (*session.Manager, error)) adminapi.Sandboxes {
+	return adminSandboxes{manager}
+}
 
 // adminSandboxes implements adminapi.Sandboxes with the sandbox manager.
-type adminSandboxes struct{ s *Server }
+type adminSandboxes struct {
+	manager func(context.Context) (*session.Manager, error)
+}
 
 // List implements adminapi.Sandboxes.
 func (a adminSandboxes) List(ctx context.Context) ([]adminapi.Sandbox, error) {
-	m, err := a.s.sandboxes(ctx)
+	m, err := a.manager(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +48,7 @@ func (a adminSandboxes) List(ctx context.Context) ([]adminapi.Sandbox, error) {
 
 // Show implements adminapi.Sandboxes.
 func (a adminSandboxes) Show(ctx context.Context, name string) (adminapi.Sandbox, error) {
-	m, err := a.s.sandboxes(ctx)
+	m, err := a.manager(ctx)
 	if err != nil {
 		return adminapi.Sandbox{}, err
 	}
@@ -55,7 +61,7 @@ func (a adminSandboxes) Show(ctx context.Context, name string) (adminapi.Sandbox
 
 // Keep implements adminapi.Sandboxes.
 func (a adminSandboxes) Keep(ctx context.Context, name string, ttl *time.Duration) (adminapi.Sandbox, error) {
-	m, err := a.s.sandboxes(ctx)
+	m, err := a.manager(ctx)
 	if err != nil {
 		return adminapi.Sandbox{}, err
 	}
@@ -68,7 +74,7 @@ func (a adminSandboxes) Keep(ctx context.Context, name string, ttl *time.Duratio
 
 // Discard implements adminapi.Sandboxes.
 func (a adminSandboxes) Discard(ctx context.Context, name string) error {
-	m, err := a.s.sandboxes(ctx)
+	m, err := a.manager(ctx)
 	if err != nil {
 		return err
 	}
@@ -77,7 +83,7 @@ func (a adminSandboxes) Discard(ctx context.Context, name string) error {
 
 // Diff implements adminapi.Sandboxes.
 func (a adminSandboxes) Diff(ctx context.Context, name string, o adminapi.DiffOptions) (adminapi.Diff, error) {
-	m, err := a.s.sandboxes(ctx)
+	m, err := a.manager(ctx)
 	if err != nil {
 		return adminapi.Diff{}, err
 	}
@@ -102,7 +108,7 @@ func (a adminSandboxes) Diff(ctx context.Context, name string, o adminapi.DiffOp
 
 // Export implements adminapi.Sandboxes.
 func (a adminSandboxes) Export(ctx context.Context, name string) (string, error) {
-	m, err := a.s.sandboxes(ctx)
+	m, err := a.manager(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -115,7 +121,7 @@ func (a adminSandboxes) Export(ctx context.Context, name string) (string, error)
 
 // Promote implements adminapi.Sandboxes.
 func (a adminSandboxes) Promote(ctx context.Context, name, strategy string) (adminapi.Promoted, error) {
-	m, err := a.s.sandboxes(ctx)
+	m, err := a.manager(ctx)
 	if err != nil {
 		return adminapi.Promoted{}, err
 	}

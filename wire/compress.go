@@ -1,12 +1,10 @@
-package proxy
+package wire
 
 import (
 	"bytes"
 	"compress/zlib"
 	"fmt"
 	"io"
-
-	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // The compressed protocol (CLIENT_COMPRESS), between the client and the
@@ -67,7 +65,7 @@ func (r *compReader) nextPacket() error {
 	if _, err := io.ReadFull(r.src, h[:]); err != nil {
 		return err
 	}
-	n, plain := wire.PayloadLen(h[:3]), wire.PayloadLen(h[4:7])
+	n, plain := PayloadLen(h[:3]), PayloadLen(h[4:7])
 	r.seq.next = h[3] + 1
 	r.left = &io.LimitedReader{R: r.src, N: int64(n)}
 	if plain == 0 {
@@ -77,11 +75,11 @@ func (r *compReader) nextPacket() error {
 	if r.zr == nil {
 		zr, err := zlib.NewReader(r.left)
 		if err != nil {
-			return fmt.Errorf("%w: compressed packet: %w", wire.ErrMalformed, err)
+			return fmt.Errorf("%w: compressed packet: %w", ErrMalformed, err)
 		}
 		r.zr = zr
 	} else if err := r.zr.(zlib.Resetter).Reset(r.left, nil); err != nil {
-		return fmt.Errorf("%w: compressed packet: %w", wire.ErrMalformed, err)
+		return fmt.Errorf("%w: compressed packet: %w", ErrMalformed, err)
 	}
 	r.cur = io.LimitReader(r.zr, int64(plain))
 	return nil
@@ -114,7 +112,7 @@ type compWriter struct {
 
 func (w *compWriter) Write(p []byte) (int, error) {
 	for done := 0; done < len(p); {
-		n := min(len(p)-done, wire.MaxPayload)
+		n := min(len(p)-done, MaxPayload)
 		if err := w.packet(p[done : done+n]); err != nil {
 			return done, err
 		}
@@ -149,4 +147,13 @@ func (w *compWriter) packet(b []byte) error {
 	w.seq.next++
 	_, err := w.dst.Write(w.out)
 	return err
+}
+
+// Compressed is the plain stream of a connection that speaks the
+// compressed protocol over r and w: the reader decompresses what r
+// carries, the writer compresses into w, and the two share the compressed
+// sequence numbers.
+func Compressed(r io.Reader, w io.Writer) (io.Reader, io.Writer) {
+	seq := &compSeq{}
+	return &compReader{src: r, seq: seq}, &compWriter{dst: w, seq: seq}
 }

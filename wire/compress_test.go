@@ -1,4 +1,4 @@
-package proxy
+package wire
 
 import (
 	"bufio"
@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
-	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // TestCompressedRoundTrip: plain packets written through compWriter come
@@ -23,7 +22,7 @@ func TestCompressedRoundTrip(t *testing.T) {
 	plain := [][]byte{
 		testkit.Packet(1, []byte("short")),
 		testkit.Packet(2, bytes.Repeat([]byte("row data "), 1000)),
-		testkit.Payload(wire.MaxPayload+100, 7), // the bytes of a packet of 16 MiB and more
+		testkit.Payload(MaxPayload+100, 7), // the bytes of a packet of 16 MiB and more
 	}
 	var want []byte
 	for _, p := range plain {
@@ -37,9 +36,9 @@ func TestCompressedRoundTrip(t *testing.T) {
 	var seqs []uint8
 	var compressed []bool
 	for len(raw) > 0 {
-		n := wire.PayloadLen(raw)
+		n := PayloadLen(raw)
 		seqs = append(seqs, raw[3])
-		compressed = append(compressed, wire.PayloadLen(raw[4:7]) != 0)
+		compressed = append(compressed, PayloadLen(raw[4:7]) != 0)
 		raw = raw[compHeaderLen+n:]
 	}
 	if len(seqs) != 4 || seqs[0] != 3 || seqs[3] != 6 || seq.next != 7 {
