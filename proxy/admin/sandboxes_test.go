@@ -1,0 +1,66 @@
+package admin
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/sqlfork/sqlfork-proxy/adminapi"
+	"github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/session/sessiontest"
+)
+
+// TestSandboxesOnManager: the admin API's sandboxes are the manager's —
+// listed, shown, kept and discarded by name — and its refusals reach the
+// API as its own errors (no such sandbox, forbidden); a manager that
+// cannot start is the API's error too.
+func TestSandboxesOnManager(t *testing.T) {
+	ctx := context.Background()
+	up := sessiontest.NewUpstream()
+	up.AddTable(sessiontest.Table{DB: "app", Name: "t", Rows: 3, Columns: []sessiontest.Column{{Name: "id"}, {Name: "a"}}})
+	m, err := session.New(ctx, session.Config{NoDiffCapture: true}, up.Dialer(), zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	s, err := m.Open(ctx, session.Options{User: "u", Mode: session.Transparent, Sandbox: "box"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Plan(ctx, "UPDATE app.t SET a = 1", false); err != nil {
+		t.Fatal(err)
+	}
+	a := New(func(context.Context) (*session.Manager, error) { return m, nil })
+	list, err := a.List(ctx)
+	if err != nil || len(list) != 1 || list[0].Name != "box" || list[0].Owner != "u" {
+		t.Fatalf("List: %+v, %v", list, err)
+	}
+	if got, err := a.Show(ctx, "box"); err != nil || got.Name != "box" {
+		t.Errorf("Show: %+v, %v", got, err)
+	}
+	if _, err := a.Show(ctx, "nope"); !errors.Is(err, adminapi.ErrNotFound) {
+		t.Errorf("Show of no sandbox: %v, want ErrNotFound", err)
+	}
+	ttl := time.Hour
+	if got, err := a.Keep(ctx, "box", &ttl); err != nil || got.State != "kept" || got.Expires == nil {
+		t.Errorf("Keep: %+v, %v", got, err)
+	}
+	if _, err := a.Promote(ctx, "box", "FAIL"); !errors.Is(err, adminapi.ErrForbidden) {
+		t.Errorf("Promote without a promote account: %v, want ErrForbidden", err)
+	}
+	s.Close()
+	if err := a.Discard(ctx, "box"); err != nil {
+		t.Errorf("Discard: %v", err)
+	}
+	if _, err := a.Show(ctx, "box"); !errors.Is(err, adminapi.ErrNotFound) {
+		t.Errorf("Show after Discard: %v, want ErrNotFound", err)
+	}
+	down := New(func(context.Context) (*session.Manager, error) { return nil, errors.New("upstream down") })
+	if _, err := down.List(ctx); err == nil {
+		t.Error("List without a manager succeeded")
+	}
+}
