@@ -142,7 +142,7 @@ func (m *Registry) attachHeld(name, user string) (sb *Sandbox, gone <-chan struc
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
 	switch {
-	case sb.retired:
+	case sb.retiredLocked():
 		return nil, sb.gone, nil
 	case sb.persisted && !sb.held:
 		return nil, nil, nil
@@ -287,7 +287,7 @@ func (m *Registry) Detach(sb *Sandbox) {
 	sb.mu.Lock()
 	sb.attached--
 	sb.lastActive = now
-	last := sb.attached <= 0 && !sb.kept && !sb.retired
+	last := sb.attached <= 0 && !sb.kept && !sb.retiredLocked()
 	graced := last && grace > 0 && !sb.anonymous()
 	if graced {
 		sb.graceUntil = now.Add(grace)
@@ -490,7 +490,7 @@ func (sb *Sandbox) attachLocked() {
 func (sb *Sandbox) attachIfLive() bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	if sb.retired {
+	if sb.retiredLocked() {
 		return false
 	}
 	sb.attachLocked()
@@ -504,10 +504,9 @@ func (sb *Sandbox) attachIfLive() bool {
 func (sb *Sandbox) end(force bool) bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	if sb.discarded || !force && (sb.retired || sb.attached > 0 || sb.kept) {
+	if !force && (sb.retiredLocked() || sb.attached > 0 || sb.kept) || !sb.moveLocked(phaseDiscarded) {
 		return false
 	}
-	sb.retired, sb.discarded = true, true
 	sb.version++
 	return true
 }
@@ -517,11 +516,7 @@ func (sb *Sandbox) end(force bool) bool {
 func (sb *Sandbox) letGo() bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	if sb.retired || sb.attached > 0 {
-		return false
-	}
-	sb.retired = true
-	return true
+	return sb.attached <= 0 && sb.moveLocked(phaseLetGo)
 }
 
 // KeepAs records that sb is kept until expires (zero: until discarded).
@@ -536,7 +531,7 @@ func (sb *Sandbox) KeepAs(expires time.Time) {
 func (sb *Sandbox) graceOver(now time.Time) bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	return !sb.kept && !sb.retired && sb.attached <= 0 && !sb.graceUntil.IsZero() && now.After(sb.graceUntil)
+	return !sb.kept && !sb.retiredLocked() && sb.attached <= 0 && !sb.graceUntil.IsZero() && now.After(sb.graceUntil)
 }
 
 // idle reports a sandbox no connection here used for d, and not in its
@@ -556,7 +551,7 @@ func (sb *Sandbox) isPersisted() bool {
 func (sb *Sandbox) IsRetired() bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	return sb.retired
+	return sb.retiredLocked()
 }
 
 func (sb *Sandbox) isAttached() bool {
@@ -570,5 +565,5 @@ func (sb *Sandbox) isAttached() bool {
 func (sb *Sandbox) goneIfRetired() (<-chan struct{}, bool) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	return sb.gone, sb.retired
+	return sb.gone, sb.retiredLocked()
 }

@@ -226,7 +226,8 @@ func (m *Registry) Forget(sb *Sandbox) {
 	m.mu.Unlock()
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	sb.retired, sb.held = true, false
+	sb.moveLocked(phaseLetGo) // unless discarded
+	sb.held = false
 	if !sb.forgotten {
 		sb.forgotten = true
 		close(sb.gone)
@@ -325,7 +326,7 @@ func (m *Registry) Counts() map[string]int {
 	out := map[string]int{"active": 0, "kept": 0, "grace": 0}
 	for _, sb := range m.Sandboxes() {
 		sb.mu.Lock()
-		if !sb.retired {
+		if !sb.retiredLocked() {
 			out[sb.stateLocked()]++
 		}
 		sb.mu.Unlock()

@@ -35,13 +35,12 @@ type Sandbox struct {
 	// held: this process has a row among the registry's holders, so no
 	// other process discards the sandbox unless forced.
 	held bool
-	// retired: this process let go of the sandbox (discarded it, or left
-	// it to other processes that hold it); gone is closed once it is
-	// forgotten, for attaches that wait to look it up again.
-	retired   bool
+	// phase: live, let go of (left to other processes that hold it) or
+	// discarded (phase.go); gone is closed once it is forgotten, for
+	// attaches that wait to look it up again.
+	phase     phase
 	gone      chan struct{}
 	forgotten bool
-	discarded bool
 	tables    map[string]*sandbox.Entry
 	bytes     int64
 	version   uint64 // bumped by every change of tables
@@ -144,7 +143,7 @@ func (sb *Sandbox) HasInfoViews() bool {
 func (sb *Sandbox) IsDiscarded() bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	return sb.discarded
+	return sb.phase == phaseDiscarded
 }
 
 // stateLocked names a sandbox's lifecycle state (sb.mu held): active,
@@ -152,7 +151,7 @@ func (sb *Sandbox) IsDiscarded() bool {
 // does unless one attaches) or discarded.
 func (sb *Sandbox) stateLocked() string {
 	switch {
-	case sb.discarded:
+	case sb.phase == phaseDiscarded:
 		return "discarded"
 	case sb.kept:
 		return "kept"

@@ -265,7 +265,7 @@ func (m *Registry) hold(ctx context.Context, c sideconn.Conn, sb *Sandbox) error
 		return fmt.Errorf("record holder of sandbox %s: %w", sb.Name, err)
 	}
 	sb.mu.Lock()
-	sb.held = !sb.retired
+	sb.held = !sb.retiredLocked()
 	sb.mu.Unlock()
 	return nil
 }
@@ -803,7 +803,7 @@ func (m *Registry) renew(ctx context.Context) error {
 func (m *Registry) renewOne(ctx context.Context, c sideconn.Conn, sb *Sandbox) (graceOver bool, err error) {
 	now := time.Now().UTC()
 	sb.mu.Lock()
-	retired, persisted := sb.retired, sb.persisted
+	retired, persisted := sb.retiredLocked(), sb.persisted
 	if sb.attached > 0 {
 		sb.lastActive = now
 	}
