@@ -33,9 +33,23 @@ import (
 // only while holding that lock. So a claim waits for a discard in flight in
 // any process and then creates the sandbox afresh, and a discard that
 // comes after a claim finds a holder and is called off. Within a process,
-// a sandbox being discarded is marked retired first (the point after which
-// the discard is no longer called off); attaches wait until it is
-// forgotten, then look it up again.
+// a sandbox being discarded moves to phase discarded first (phase.go: the
+// point after which the discard is no longer called off); attaches wait
+// until it is forgotten, then look it up again.
+//
+// The verbs, by what they change:
+//
+//	connections here   Acquire (a login or ATTACH: find or claim, then attach),
+//	                   Attach / attachLocked / attachIfLive (count one more),
+//	                   unattach (one fewer), Detach (one fewer; the last one
+//	                   starts the grace or discards)
+//	the registry       claim (take a sandbox recorded elsewhere: record this
+//	                   process as a holder), Persist / PersistKeep (its rows)
+//	the phase          letGo (live → let go: others carry it on), end (→
+//	                   discarded), Forget (out of memory; gone is closed)
+//	a discard          Discard (end, then discardRecorded: rows and schemas,
+//	                   unless carriedOn: another process still holds it),
+//	                   discardedElsewhere (the registry lost it: end here)
 
 // lifeLockWait bounds the wait for a sandbox's life lock: another
 // connection claiming the sandbox (a few registry statements) or
