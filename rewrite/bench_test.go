@@ -1,6 +1,8 @@
 package rewrite
 
-import "testing"
+import (
+	"testing"
+)
 
 // benchStatements are the shapes the targets name. The mapped ones touch
 // sandboxed tables (corpus resolver); passThrough touches none.
@@ -87,23 +89,6 @@ func BenchmarkRewriteUncached(b *testing.B) {
 				if err != nil || !res.Changed {
 					b.Fatal(err)
 				}
-			}
-		})
-	}
-}
-
-// BenchmarkLex is the lexer alone on the benchmark statements and a long
-// text of every token kind.
-func BenchmarkLex(b *testing.B) {
-	cases := append(benchStatements[:len(benchStatements):len(benchStatements)], struct{ name, sql string }{"Mixed",
-		"SELECT `a`.b, 'it''s', \"q\", x'1F', _utf8mb4'x', 1.5e-3, .5, 0x1F, 123abc, @v, @@session.x, @'u', ? " +
-			"FROM t # c\n-- c\n/* c */ WHERE n <> N'z' AND b'01' = 3"})
-	for _, s := range cases {
-		b.Run(s.name, func(b *testing.B) {
-			toks := make([]token, 0, 64)
-			b.SetBytes(int64(len(s.sql)))
-			for b.Loop() {
-				toks = lexInto(toks, s.sql, lexOptions{})
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -23,30 +24,30 @@ func (c chain) tok(k int) int { return c.first + 2*k }
 
 // buildChains finds the identifier chains of toks. Bare reserved words are
 // not identifiers unless they follow a dot.
-func buildChains(src string, toks []token, reserved map[string]bool) []chain {
+func buildChains(src string, toks []lexer.Token, reserved map[string]bool) []chain {
 	return buildChainsInto(nil, src, toks, reserved)
 }
 
 // buildChainsInto is buildChains appending to out (whose contents it
 // discards).
-func buildChainsInto(out []chain, src string, toks []token, reserved map[string]bool) []chain {
+func buildChainsInto(out []chain, src string, toks []lexer.Token, reserved map[string]bool) []chain {
 	out = out[:0]
 	isPunct := func(i int, c byte) bool {
-		return i < len(toks) && toks[i].kind == tokPunct && src[toks[i].start] == c
+		return i < len(toks) && toks[i].Kind == lexer.Punct && src[toks[i].Start] == c
 	}
 	isName := func(i int, afterDot bool) bool {
 		if i >= len(toks) {
 			return false
 		}
-		switch toks[i].kind {
-		case tokQuoted:
+		switch toks[i].Kind {
+		case lexer.Quoted:
 			return true
-		case tokIdent:
+		case lexer.Ident:
 			if afterDot {
 				return true
 			}
 			var buf [64]byte
-			w, ok := lowerInto(&buf, src[toks[i].start:toks[i].end])
+			w, ok := lowerInto(&buf, src[toks[i].Start:toks[i].End])
 			return !ok || !reserved[string(w)]
 		}
 		return false
@@ -72,7 +73,7 @@ func buildChainsInto(out []chain, src string, toks []token, reserved map[string]
 
 // scratch holds reusable buffers for bind.
 type scratch struct {
-	toks   []token
+	toks   []lexer.Token
 	chains []chain
 	// tableNames are the lower-cased names of table references.
 	tableNames map[string]bool
@@ -167,7 +168,7 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 	// buffer spares the garbage collector on every uncached statement.
 	sc := e.scratch.Get().(*scratch)
 	defer e.scratch.Put(sc)
-	sc.toks = lexInto(sc.toks, nz.text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	sc.toks = lexer.LexInto(sc.toks, nz.text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 	if at, ok := nz.agreesWith(sc.toks); !ok {
 		a.unparseable(Refuse(wire.ErUnknown, "the proxy's readers of this statement disagree on where a quoted text starts or ends "+
 			"(at byte %d), so it cannot be sure how the server reads it; rewrite the quoted parts more simply", at))
@@ -178,10 +179,10 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 	if e.hasCreateProcedure(sql, sc.toks, opts) {
 		// The parser does not read MariaDB's procedure bodies: the engine
 		// splits the input and reads them itself (routine.go).
-		e.analyzePieces(a, append([]token(nil), sc.toks...))
+		e.analyzePieces(a, append([]lexer.Token(nil), sc.toks...))
 		return a
 	}
-	if isCompound(sql, sc.toks) && e.analyzeCompound(a, append([]token(nil), sc.toks...)) {
+	if isCompound(sql, sc.toks) && e.analyzeCompound(a, append([]lexer.Token(nil), sc.toks...)) {
 		// A compound statement sent as a statement: read like a
 		// procedure's body (routine.go).
 		return a
@@ -189,7 +190,7 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 	stmts, rec, release, err := e.parseInput(a, sc, opts)
 	defer release()
 	sql = a.text
-	if (err != nil || tokWord(sql, sc.toks, 0) == "OPTIMIZE") && e.recognize(a, sql, sc.toks) {
+	if (err != nil || lexer.Word(sql, sc.toks, 0) == "OPTIMIZE") && e.recognize(a, sql, sc.toks) {
 		// A MariaDB statement the engine reads from its words
 		// (mariadb.go); OPTIMIZE TABLE too: the parser reads it, but
 		// leaves its tables out of its tree.
@@ -229,9 +230,9 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 // cannot be proved to run alone.
 func sandboxStatement(sql string, opts Options) Statement {
 	st := Statement{Class: ClassSandbox}
-	toks := lex(sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	toks := lexer.Lex(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 	for i, t := range toks {
-		if t.kind == tokPunct && sql[t.start] == ';' && i+1 < len(toks) {
+		if t.Kind == lexer.Punct && sql[t.Start] == ';' && i+1 < len(toks) {
 			st.Unprovable = "SANDBOX statements must be sent alone, not with other statements"
 		}
 	}
@@ -291,7 +292,7 @@ func (e *Engine) parseInput(a *Analysis, sc *scratch, opts Options) ([]ast.StmtN
 		return stmts, rec, both, err
 	}
 	a.text = m.text
-	sc.toks = lexInto(sc.toks, m.text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	sc.toks = lexer.LexInto(sc.toks, m.text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 	return stmts2, m, both, nil
 }
 
@@ -301,23 +302,23 @@ func (e *Engine) parseInput(a *Analysis, sc *scratch, opts Options) ([]ast.StmtN
 // qualified name. ok is false unless the tokens appear exactly once, each
 // name unqualified. (The parser reads SHOW INDEX FROM t FROM db as of
 // db.t, which the text does not spell: still refused.)
-func showFromSite(text string, toks []token, sh *ast.ShowStmt, u Table) (site, bool) {
+func showFromSite(text string, toks []lexer.Token, sh *ast.ShowStmt, u Table) (site, bool) {
 	if sh.Tp != ast.ShowColumns {
 		return site{}, false
 	}
-	in := func(j int) bool { w := tokWord(text, toks, j); return w == "FROM" || w == "IN" }
+	in := func(j int) bool { w := lexer.Word(text, toks, j); return w == "FROM" || w == "IN" }
 	name := func(j int, n string) bool {
-		return j < len(toks) && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted) && identText(text, toks[j]) == n
+		return j < len(toks) && (toks[j].Kind == lexer.Ident || toks[j].Kind == lexer.Quoted) && lexer.IdentText(text, toks[j]) == n
 	}
 	var found site
 	n := 0
 	for i := range toks {
-		if !in(i-1) || !name(i, u.Name) || !in(i+1) || !name(i+2, u.DB) || punctAt(text, toks, i-2, '.') ||
-			punctAt(text, toks, i+3, '.') {
+		if !in(i-1) || !name(i, u.Name) || !in(i+1) || !name(i+2, u.DB) || lexer.PunctAt(text, toks, i-2, '.') ||
+			lexer.PunctAt(text, toks, i+3, '.') {
 			continue
 		}
 		n++
-		found = site{start: int(toks[i].start), end: int(toks[i+2].end), kind: refTable, table: u, qualified: true}
+		found = site{start: int(toks[i].Start), end: int(toks[i+2].End), kind: refTable, table: u, qualified: true}
 	}
 	return found, n == 1
 }
@@ -325,7 +326,7 @@ func showFromSite(text string, toks []token, sh *ast.ShowStmt, u Table) (site, b
 // markBare sets Func.Bare for the calls of st (see Func), looking at every
 // call of each name in the whole text. A PREPARE's inner statement brings
 // its calls marked by its own analysis later.
-func (a *Analysis) markBare(st *Statement, toks []token) {
+func (a *Analysis) markBare(st *Statement, toks []lexer.Token) {
 	if len(st.Funcs) == 0 {
 		return
 	}
@@ -334,10 +335,10 @@ func (a *Analysis) markBare(st *Statement, toks []token) {
 		f.Bare = true
 		for i := 0; i+1 < len(toks); i++ {
 			t, next := toks[i], toks[i+1]
-			if (t.kind == tokIdent || t.kind == tokQuoted) && next.kind == tokPunct && a.text[next.start] == '(' &&
-				strings.EqualFold(identText(a.text, t), f.Name) && (t.kind == tokQuoted || !callParen(a.src, int(t.end), a.opts.IgnoreSpace)) {
+			if (t.Kind == lexer.Ident || t.Kind == lexer.Quoted) && next.Kind == lexer.Punct && a.text[next.Start] == '(' &&
+				strings.EqualFold(lexer.IdentText(a.text, t), f.Name) && (t.Kind == lexer.Quoted || !callParen(a.src, int(t.End), a.opts.IgnoreSpace)) {
 				f.Bare = false
-				f.Quoted = f.Quoted || t.kind == tokQuoted
+				f.Quoted = f.Quoted || t.Kind == lexer.Quoted
 			}
 		}
 	}
@@ -351,9 +352,9 @@ func previousAsNext(text string, opts Options) string {
 	if !containsFold(text, "previous") {
 		return text
 	}
-	toks := lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	toks := lexer.Lex(text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 	word := func(i int, w string) bool {
-		return i < len(toks) && toks[i].kind == tokIdent && strings.EqualFold(text[toks[i].start:toks[i].end], w)
+		return i < len(toks) && toks[i].Kind == lexer.Ident && strings.EqualFold(text[toks[i].Start:toks[i].End], w)
 	}
 	var b []byte
 	for i := range toks {
@@ -361,7 +362,7 @@ func previousAsNext(text string, opts Options) string {
 			if b == nil {
 				b = []byte(text)
 			}
-			copy(b[toks[i].start:], "NEXT    ")
+			copy(b[toks[i].Start:], "NEXT    ")
 		}
 	}
 	if b == nil {
@@ -375,11 +376,11 @@ func previousAsNext(text string, opts Options) string {
 // EVENTS"); "" for others.
 func textKind(text string, opts Options) Kind {
 	var words []string
-	for _, t := range lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes}) {
-		if t.kind != tokIdent || len(words) == 3 {
+	for _, t := range lexer.Lex(text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}) {
+		if t.Kind != lexer.Ident || len(words) == 3 {
 			break
 		}
-		words = append(words, strings.ToUpper(text[t.start:t.end]))
+		words = append(words, strings.ToUpper(text[t.Start:t.End]))
 	}
 	if len(words) == 3 && words[0] == "SHOW" && (words[1] == "BINLOG" || words[1] == "RELAYLOG") && words[2] == "EVENTS" {
 		return Kind(strings.Join(words, " "))
@@ -402,20 +403,20 @@ func textKind(text string, opts Options) Kind {
 // text puts right before a parenthesis (any may be a function call) and
 // the tables its other identifier chains could name.
 func (e *Engine) textNames(text string, opts Options) (funcs []Func, tables []Table) {
-	toks := lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	toks := lexer.Lex(text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 	// No word is left out as reserved: MariaDB takes some of the parser's
 	// reserved words (ARRAY, LATERAL, RANK) for names of functions.
 	for _, ch := range buildChains(text, toks, nil) {
 		last := ch.tok(ch.n - 1)
-		if !ch.star && ch.n <= 2 && last+1 < len(toks) && toks[last+1].kind == tokPunct && text[toks[last+1].start] == '(' {
-			f := Func{Name: identText(text, toks[last])}
+		if !ch.star && ch.n <= 2 && last+1 < len(toks) && toks[last+1].Kind == lexer.Punct && text[toks[last+1].Start] == '(' {
+			f := Func{Name: lexer.IdentText(text, toks[last])}
 			if ch.n == 2 {
-				f.Schema = identText(text, toks[ch.first])
+				f.Schema = lexer.IdentText(text, toks[ch.first])
 			}
 			funcs = append(funcs, f)
 			continue
 		}
-		if first := toks[ch.first]; first.kind == tokIdent && e.reserved[strings.ToLower(text[first.start:first.end])] {
+		if first := toks[ch.first]; first.Kind == lexer.Ident && e.reserved[strings.ToLower(text[first.Start:first.End])] {
 			continue // a reserved word names no table unquoted
 		}
 		for _, t := range chainTables(text, toks, ch) {
@@ -430,18 +431,18 @@ func (e *Engine) textNames(text string, opts Options) (funcs []Func, tables []Ta
 
 // chainTables are the tables a chain could name: its first part in the
 // current database (DB left empty), and for a.b the table a.b.
-func chainTables(src string, toks []token, ch chain) []Table {
-	p0 := identText(src, toks[ch.first])
+func chainTables(src string, toks []lexer.Token, ch chain) []Table {
+	p0 := lexer.IdentText(src, toks[ch.first])
 	out := []Table{{Name: p0}}
 	if ch.n >= 2 {
-		out = append(out, Table{DB: p0, Name: identText(src, toks[ch.tok(1)])})
+		out = append(out, Table{DB: p0, Name: lexer.IdentText(src, toks[ch.tok(1)])})
 	}
 	return out
 }
 
 // collectLoose records the names of chains no site covers, for inputs with
 // a DDL or "other" statement (see Analysis.loose).
-func (a *Analysis) collectLoose(toks []token, chains []chain, columns map[string]bool) {
+func (a *Analysis) collectLoose(toks []lexer.Token, chains []chain, columns map[string]bool) {
 	other := false
 	for _, st := range a.Statements {
 		other = other || st.Class == ClassOther || st.Class == ClassDDL
@@ -467,15 +468,15 @@ func (a *Analysis) collectLoose(toks []token, chains []chain, columns map[string
 		}
 	}
 	for ci, ch := range chains {
-		pos := int(toks[ch.first].start)
+		pos := int(toks[ch.first].Start)
 		if covered(pos) || declared[ci] {
 			continue
 		}
-		if ch.n == 1 && columns[strings.ToLower(identText(a.text, toks[ch.first]))] && len(a.stmtDeclared) != len(a.Statements) {
+		if ch.n == 1 && columns[strings.ToLower(lexer.IdentText(a.text, toks[ch.first]))] && len(a.stmtDeclared) != len(a.Statements) {
 			continue // declared somewhere in the input, when statements' own are not known
 		}
-		if name := strings.ToLower(identText(a.text, toks[ch.first])); ch.n == 1 && !ch.star && toks[ch.first].kind == tokIdent &&
-			(calls[name] || specialCalls[name]) && punctAt(a.text, toks, ch.first+1, '(') && toks[ch.first+1].start == toks[ch.first].end {
+		if name := strings.ToLower(lexer.IdentText(a.text, toks[ch.first])); ch.n == 1 && !ch.star && toks[ch.first].Kind == lexer.Ident &&
+			(calls[name] || specialCalls[name]) && lexer.PunctAt(a.text, toks, ch.first+1, '(') && toks[ch.first+1].Start == toks[ch.first].End {
 			continue // a call of a function the statement calls, or of one of the parser's own syntax
 		}
 		si := a.stmtAt(pos)
@@ -486,27 +487,27 @@ func (a *Analysis) collectLoose(toks []token, chains []chain, columns map[string
 			// alias.column: a column of a table or CTE the statement
 			// names another way, both declared by its tree.
 			own := a.stmtDeclared[si]
-			if own[strings.ToLower(identText(a.text, toks[ch.first]))] && own[strings.ToLower(identText(a.text, toks[ch.tok(1)]))] {
+			if own[strings.ToLower(lexer.IdentText(a.text, toks[ch.first]))] && own[strings.ToLower(lexer.IdentText(a.text, toks[ch.tok(1)]))] {
 				continue
 			}
 		}
 		if si < len(a.stmtDeclared) && len(a.stmtDeclared) == len(a.Statements) && ch.n == 1 {
 			own := a.stmtDeclared[si]
-			if own[strings.ToLower(identText(a.text, toks[ch.first]))] {
+			if own[strings.ToLower(lexer.IdentText(a.text, toks[ch.first]))] {
 				continue // declared by its own statement
 			}
-			if prev := ch.first - 1; prev >= 0 && (toks[prev].kind == tokIdent || toks[prev].kind == tokQuoted) &&
-				own[strings.ToLower(identText(a.text, toks[prev]))] && typeWords[strings.ToUpper(identText(a.text, toks[ch.first]))] {
+			if prev := ch.first - 1; prev >= 0 && (toks[prev].Kind == lexer.Ident || toks[prev].Kind == lexer.Quoted) &&
+				own[strings.ToLower(lexer.IdentText(a.text, toks[prev]))] && typeWords[strings.ToUpper(lexer.IdentText(a.text, toks[ch.first]))] {
 				continue // a column's type: c JSON
 			}
 		}
-		if ch.n == 1 && tokWord(a.text, toks, ch.first) == "COLUMNS" &&
-			(tokWord(a.text, toks, ch.first-1) == "RANGE" || tokWord(a.text, toks, ch.first-1) == "LIST") {
+		if ch.n == 1 && lexer.Word(a.text, toks, ch.first) == "COLUMNS" &&
+			(lexer.Word(a.text, toks, ch.first-1) == "RANGE" || lexer.Word(a.text, toks, ch.first-1) == "LIST") {
 			continue // PARTITION BY RANGE COLUMNS (…)
 		}
 		for _, t := range chainTables(a.text, toks, ch) {
 			if t.DB == "" {
-				t.DB = a.dbAt(int(toks[ch.first].start))
+				t.DB = a.dbAt(int(toks[ch.first].Start))
 			}
 			a.loose = append(a.loose, looseName{t, si})
 		}
@@ -601,9 +602,9 @@ func (sc *scratch) occurrences(text string) {
 		for pi := 0; pi < ch.n; pi++ {
 			ti := ch.tok(pi)
 			var buf [64]byte
-			w, ok := lowerInto(&buf, identText(text, toks[ti]))
+			w, ok := lowerInto(&buf, lexer.IdentText(text, toks[ti]))
 			if !ok {
-				w = []byte(strings.ToLower(identText(text, toks[ti])))
+				w = []byte(strings.ToLower(lexer.IdentText(text, toks[ti])))
 			}
 			if sc.lens&(1<<(len(w)&63)) == 0 || len(w) > 0 && sc.firsts[w[0]>>6]&(1<<(w[0]&63)) == 0 {
 				continue // no referenced name has this length or first byte
@@ -641,9 +642,9 @@ func lowerInto(buf *[64]byte, s string) ([]byte, bool) {
 }
 
 // roleAt says what the part at pi of ch can be.
-func roleAt(src string, toks []token, ch chain, pi int) (refKind, bool, string) {
+func roleAt(src string, toks []lexer.Token, ch chain, pi int) (refKind, bool, string) {
 	n := ch.n
-	part := func(i int) string { return identText(src, toks[ch.tok(i)]) }
+	part := func(i int) string { return lexer.IdentText(src, toks[ch.tok(i)]) }
 	switch {
 	case n == 1 && !ch.star:
 		return refTable, true, ""
@@ -663,18 +664,18 @@ func roleAt(src string, toks []token, ch chain, pi int) (refKind, bool, string) 
 
 // countAliasDefs counts "AS name" / "table name" alias definitions of n:
 // one-part chains spelled n that follow another chain or AS.
-func countAliasDefs(src string, toks []token, chains []chain, n string) int {
+func countAliasDefs(src string, toks []lexer.Token, chains []chain, n string) int {
 	count := 0
 	for _, ch := range chains {
 		if ch.n != 1 || ch.star {
 			continue
 		}
 		ti := ch.first
-		if strings.ToLower(identText(src, toks[ti])) != n || ti == 0 {
+		if strings.ToLower(lexer.IdentText(src, toks[ti])) != n || ti == 0 {
 			continue
 		}
 		prev := toks[ti-1]
-		if prev.kind == tokIdent && strings.EqualFold(src[prev.start:prev.end], "as") {
+		if prev.Kind == lexer.Ident && strings.EqualFold(src[prev.Start:prev.End], "as") {
 			count++
 		}
 	}
@@ -685,7 +686,7 @@ func countAliasDefs(src string, toks []token, chains []chain, n string) int {
 // accounted for by the references the parser reported, role by role. It
 // reports false when the text has occurrences the references do not
 // explain (a column or alias spelled like a table, say).
-func (e *Engine) bindByCount(a *Analysis, c *collector, toks []token, chains []chain, sc *scratch) bool {
+func (e *Engine) bindByCount(a *Analysis, c *collector, toks []lexer.Token, chains []chain, sc *scratch) bool {
 	for _, nc := range sc.counts {
 		if nc.got != nc.want {
 			return false
@@ -737,16 +738,16 @@ func (e *Engine) bindByCount(a *Analysis, c *collector, toks []token, chains []c
 
 // makeSite turns a bound occurrence into a site; ok is false for names that
 // are not tables (CTE references, alias targets).
-func (a *Analysis) makeSite(toks []token, ch chain, part int, r astRef, c *collector) (site, bool) {
+func (a *Analysis) makeSite(toks []lexer.Token, ch chain, part int, r astRef, c *collector) (site, bool) {
 	tok := toks[ch.tok(part)]
-	start := tok.start
+	start := tok.Start
 	qualified := r.schema != ""
 	// Spell the table as the text does: references were paired with
 	// tokens case-insensitively.
-	r.name = identText(a.text, tok)
+	r.name = lexer.IdentText(a.text, tok)
 	if qualified {
-		start = toks[ch.tok(part-1)].start
-		r.schema = identText(a.text, toks[ch.tok(part-1)])
+		start = toks[ch.tok(part-1)].Start
+		r.schema = lexer.IdentText(a.text, toks[ch.tok(part-1)])
 	}
 	ln := strings.ToLower(r.name)
 	switch r.kind {
@@ -764,24 +765,24 @@ func (a *Analysis) makeSite(toks []token, ch chain, part int, r astRef, c *colle
 		db = r.defaultDB
 	}
 	if db == "" {
-		db = a.dbAt(int(tok.start))
+		db = a.dbAt(int(tok.Start))
 	}
-	if a.altered != nil && a.altered.alteredIn(int(start), int(tok.end)) {
+	if a.altered != nil && a.altered.alteredIn(int(start), int(tok.End)) {
 		// The parser read a changed spelling of this name (a backslash in
 		// a "quoted" name): the table it names is not known for sure.
 		a.unbound = append(a.unbound, Table{DB: db, Name: r.name})
 		a.alteredName = true
 		return site{}, false
 	}
-	return site{start: int(start), end: int(tok.end), kind: r.kind, table: Table{DB: db, Name: r.name},
-		qualified: qualified, write: r.write, aliased: r.aliased, stmt: a.stmtAt(int(tok.start))}, true
+	return site{start: int(start), end: int(tok.End), kind: r.kind, table: Table{DB: db, Name: r.name},
+		qualified: qualified, write: r.write, aliased: r.aliased, stmt: a.stmtAt(int(tok.Start))}, true
 }
 
 // bindByMarkers replaces every token spelled like a referenced name with a
 // unique backquoted marker, parses that text, and reads each marker's role
 // off the tree. A marker text that does not parse leaves every reference
 // unbound, which refuses the rewrite if any is mapped.
-func (e *Engine) bindByMarkers(a *Analysis, toks []token, chains []chain, names map[string]int32) {
+func (e *Engine) bindByMarkers(a *Analysis, toks []lexer.Token, chains []chain, names map[string]int32) {
 	mk := markedText(a.text, toks, chains, names)
 	stmts, release, err := e.parse(mk.text, a.opts)
 	defer release()
@@ -850,11 +851,11 @@ func (a *Analysis) unboundRef(db, name string) {
 type marked struct {
 	text   string
 	src    string
-	toks   []token
+	toks   []lexer.Token
 	tokens map[string]int // marker, in lower case -> token index
 }
 
-func markedText(text string, toks []token, chains []chain, names map[string]int32) *marked {
+func markedText(text string, toks []lexer.Token, chains []chain, names map[string]int32) *marked {
 	var b strings.Builder
 	last := 0
 	mk := &marked{src: text, toks: toks, tokens: map[string]int{}}
@@ -862,14 +863,14 @@ func markedText(text string, toks []token, chains []chain, names map[string]int3
 		for pi := 0; pi < ch.n; pi++ {
 			ti := ch.tok(pi)
 			t := toks[ti]
-			if _, ok := names[strings.ToLower(identText(text, t))]; !ok {
+			if _, ok := names[strings.ToLower(lexer.IdentText(text, t))]; !ok {
 				continue
 			}
 			m := markerPrefix + strconv.Itoa(ti)
 			mk.tokens[strings.ToLower(m)] = ti
-			b.WriteString(text[last:t.start])
+			b.WriteString(text[last:t.Start])
 			b.WriteString("`" + m + "`")
-			last = int(t.end)
+			last = int(t.End)
 		}
 	}
 	b.WriteString(text[last:])
@@ -884,7 +885,7 @@ func (mk *marked) orig(m string) (string, int, bool) {
 	if !ok {
 		return m, -1, false
 	}
-	return identText(mk.src, mk.toks[ti]), ti, true
+	return lexer.IdentText(mk.src, mk.toks[ti]), ti, true
 }
 
 // name is the name m stands for.
@@ -936,21 +937,21 @@ func sortSites(s []site) []site {
 // bindPrepared records the string literal of PREPARE name FROM '...' with
 // an analysis of the statement it holds, so Rewrite can rewrite inside it.
 func (e *Engine) bindPrepared(a *Analysis, p *ast.PrepareStmt, db string) {
-	lo := lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}
-	toks := lex(a.text, lo)
+	lo := lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes}
+	toks := lexer.Lex(a.text, lo)
 	from := a.stmtStarts[len(a.stmtStarts)-1]
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
-		if int(t.start) < from {
+		if int(t.Start) < from {
 			continue
 		}
-		if t.kind != tokString || a.text[t.start] != '\'' && a.text[t.start] != '"' {
+		if t.Kind != lexer.String || a.text[t.Start] != '\'' && a.text[t.Start] != '"' {
 			continue
 		}
-		if unquoteString(a.text[t.start:t.end], !a.opts.NoBackslashEscapes) != p.SQLText {
+		if unquoteString(a.text[t.Start:t.End], !a.opts.NoBackslashEscapes) != p.SQLText {
 			continue
 		}
-		if a.altered != nil && a.altered.alteredIn(int(t.start), int(t.end)) {
+		if a.altered != nil && a.altered.alteredIn(int(t.Start), int(t.End)) {
 			a.Statements[len(a.Statements)-1].Unprovable = "the text of PREPARE ... FROM '...' holds multi-byte characters " +
 				"the proxy cannot read back exactly (send it in utf8mb4)"
 			return
@@ -958,7 +959,7 @@ func (e *Engine) bindPrepared(a *Analysis, p *ast.PrepareStmt, db string) {
 		innerOpts := a.opts
 		innerOpts.DB = db
 		inner := e.analyze(p.SQLText, innerOpts)
-		a.prepared = append(a.prepared, preparedSite{start: int(t.start), end: int(t.end), inner: inner})
+		a.prepared = append(a.prepared, preparedSite{start: int(t.Start), end: int(t.End), inner: inner})
 		st := &a.Statements[len(a.Statements)-1]
 		st.Reads, st.Writes = inner.reads(), inner.writes()
 		st.takeInner(inner)
@@ -1049,7 +1050,7 @@ func (a *Analysis) writes() []Table {
 // isSandboxStatement reports statements addressed to the proxy itself.
 func isSandboxStatement(sql string) bool {
 	s := strings.TrimLeft(sql, " \t\r\n")
-	return len(s) >= 8 && strings.EqualFold(s[:7], "SANDBOX") && isSpace(s[7])
+	return len(s) >= 8 && strings.EqualFold(s[:7], "SANDBOX") && lexer.IsSpace(s[7])
 }
 
 // describe classifies one statement and lists the tables it reads and
@@ -1245,9 +1246,9 @@ func sortTables(ts []Table) {
 // whereText is what follows the first WHERE keyword of a statement's
 // text, without a trailing semicolon ("" if there is none).
 func whereText(text string) string {
-	for _, t := range lex(text, lexOptions{}) {
-		if t.kind == tokIdent && strings.EqualFold(text[t.start:t.end], "WHERE") {
-			return strings.TrimSuffix(strings.TrimSpace(text[t.end:]), ";")
+	for _, t := range lexer.Lex(text, lexer.Options{}) {
+		if t.Kind == lexer.Ident && strings.EqualFold(text[t.Start:t.End], "WHERE") {
+			return strings.TrimSuffix(strings.TrimSpace(text[t.End:]), ";")
 		}
 	}
 	return ""
@@ -1402,7 +1403,7 @@ func classOf(s ast.StmtNode) Class {
 // PARTITION or SUBPARTITION, or after a comma continuing such a list), a
 // name after ENGINE, TABLESPACE, COLLATE, CHARSET or CHARACTER SET (with
 // or without '='), and a user's name before its @host.
-func declaredPositions(text string, toks []token, chains []chain) map[int]bool {
+func declaredPositions(text string, toks []lexer.Token, chains []chain) map[int]bool {
 	var out map[int]bool
 	mark := func(ci int) {
 		if out == nil {
@@ -1413,20 +1414,20 @@ func declaredPositions(text string, toks []token, chains []chain) map[int]bool {
 	prevChain := -1 // the chain before the current one, when declared
 	for ci, ch := range chains {
 		first, last := ch.first, ch.tok(ch.n-1)
-		w := tokWord(text, toks, first-1)
-		if punctAt(text, toks, first-1, '=') {
-			w = tokWord(text, toks, first-2)
+		w := lexer.Word(text, toks, first-1)
+		if lexer.PunctAt(text, toks, first-1, '=') {
+			w = lexer.Word(text, toks, first-2)
 		}
 		switch {
 		case ch.n == 1 && !ch.star && namedAfter[w]:
 			mark(ci) // ENGINE [=] name, COLLATE name, …
 		case ch.n == 1 && !ch.star && (w == "PARTITION" || w == "SUBPARTITION"):
 			mark(ci)
-		case ch.n == 1 && !ch.star && prevChain == ci-1 && prevChain >= 0 && punctAt(text, toks, first-1, ',') &&
+		case ch.n == 1 && !ch.star && prevChain == ci-1 && prevChain >= 0 && lexer.PunctAt(text, toks, first-1, ',') &&
 			chains[prevChain].tok(chains[prevChain].n-1) == first-2:
 			mark(ci) // p1, p2 of a partition list
-		case ch.n == 1 && !ch.star && last+1 < len(toks) && toks[last+1].kind == tokVariable && toks[last+1].start == toks[last].end &&
-			text[toks[last+1].start] == '@' && (toks[last+1].end-toks[last+1].start < 2 || text[toks[last+1].start+1] != '@'):
+		case ch.n == 1 && !ch.star && last+1 < len(toks) && toks[last+1].Kind == lexer.Variable && toks[last+1].Start == toks[last].End &&
+			text[toks[last+1].Start] == '@' && (toks[last+1].End-toks[last+1].Start < 2 || text[toks[last+1].Start+1] != '@'):
 			mark(ci) // user@host
 		default:
 			prevChain = -1
@@ -1511,15 +1512,15 @@ func flushTables(st *Statement, s ast.StmtNode, text string) {
 	if !ok || f.Tp != ast.FlushTables || len(f.Tables) == 0 || f.ReadLock || len(st.Reads) == 0 {
 		return
 	}
-	for _, t := range lex(text, lexOptions{}) {
-		if t.kind == tokPunct && text[t.start] == ';' {
+	for _, t := range lexer.Lex(text, lexer.Options{}) {
+		if t.Kind == lexer.Punct && text[t.Start] == ';' {
 			break // the statement's end
 		}
 		switch {
-		case t.kind == tokQuoted || t.kind == tokComment:
-		case t.kind == tokPunct && (text[t.start] == ',' || text[t.start] == '.'):
-		case t.kind == tokIdent:
-			switch strings.ToUpper(text[t.start:t.end]) {
+		case t.Kind == lexer.Quoted || t.Kind == lexer.Comment:
+		case t.Kind == lexer.Punct && (text[t.Start] == ',' || text[t.Start] == '.'):
+		case t.Kind == lexer.Ident:
+			switch strings.ToUpper(text[t.Start:t.End]) {
 			case "WITH", "READ", "LOCK", "FOR", "EXPORT", "AND", "DISABLE", "CHECKPOINT":
 				return
 			}

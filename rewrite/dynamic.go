@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"strings"
 	"unicode/utf8"
 )
@@ -43,16 +44,16 @@ var operatorWords = map[string]bool{"AND": true, "OR": true, "NOT": true, "XOR":
 // expression (not a string literal) the proxy may compute first; ok is
 // false for any other input.
 func (e *Engine) DynamicSQL(sql string, opts Options) (*Dynamic, bool) {
-	toks := lex(sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	toks := lexer.Lex(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 	n := len(toks)
-	for n > 0 && punctAt(sql, toks, n-1, ';') {
+	for n > 0 && lexer.PunctAt(sql, toks, n-1, ';') {
 		n--
 	}
 	toks = toks[:n]
-	w := func(i int) string { return tokWord(sql, toks, i) }
+	w := func(i int) string { return lexer.Word(sql, toks, i) }
 	var from int
 	switch {
-	case w(0) == "PREPARE" && len(toks) > 3 && (toks[1].kind == tokIdent || toks[1].kind == tokQuoted) && w(2) == "FROM":
+	case w(0) == "PREPARE" && len(toks) > 3 && (toks[1].Kind == lexer.Ident || toks[1].Kind == lexer.Quoted) && w(2) == "FROM":
 		from = 3
 	case w(0) == "EXECUTE" && w(1) == "IMMEDIATE" && len(toks) > 2:
 		from = 2
@@ -62,19 +63,19 @@ func (e *Engine) DynamicSQL(sql string, opts Options) (*Dynamic, bool) {
 	to, depth, computed := from, 0, false
 	for ; to < len(toks); to++ {
 		t := toks[to]
-		computed = computed || t.kind == tokVariable || t.kind == tokIdent && pureStringFuncs[w(to)]
+		computed = computed || t.Kind == lexer.Variable || t.Kind == lexer.Ident && pureStringFuncs[w(to)]
 		switch {
-		case t.kind == tokComment || punctAt(sql, toks, to, ';'):
+		case t.Kind == lexer.Comment || lexer.PunctAt(sql, toks, to, ';'):
 			return nil, false
 		case depth == 0 && from == 2 && w(to) == "USING":
 			goto found
-		case punctAt(sql, toks, to, '('):
+		case lexer.PunctAt(sql, toks, to, '('):
 			depth++
-		case punctAt(sql, toks, to, ')'):
+		case lexer.PunctAt(sql, toks, to, ')'):
 			depth--
-		case t.kind == tokVariable || t.kind == tokString || t.kind == tokNumber || operatorWords[w(to)]:
-		case t.kind == tokIdent && pureStringFuncs[w(to)] && punctAt(sql, toks, to+1, '('):
-		case t.kind == tokPunct && strings.IndexByte(",+-*/=<>!|&", sql[t.start]) >= 0:
+		case t.Kind == lexer.Variable || t.Kind == lexer.String || t.Kind == lexer.Number || operatorWords[w(to)]:
+		case t.Kind == lexer.Ident && pureStringFuncs[w(to)] && lexer.PunctAt(sql, toks, to+1, '('):
+		case t.Kind == lexer.Punct && strings.IndexByte(",+-*/=<>!|&", sql[t.Start]) >= 0:
 		default:
 			return nil, false
 		}
@@ -83,7 +84,7 @@ found:
 	if !computed || depth != 0 {
 		return nil, false // literals only (read as they are), or unbalanced
 	}
-	d := &Dynamic{src: sql, start: int(toks[from].start), end: int(toks[to-1].end), backslash: !opts.NoBackslashEscapes}
+	d := &Dynamic{src: sql, start: int(toks[from].Start), end: int(toks[to-1].End), backslash: !opts.NoBackslashEscapes}
 	d.Expr = sql[d.start:d.end]
 	return d, true
 }
@@ -118,44 +119,44 @@ func (e *Engine) PreparedText(sql string, opts Options) (string, bool) {
 
 // BareExecute reports whether sql is EXECUTE name, with no USING values.
 func (e *Engine) BareExecute(sql string, opts Options) bool {
-	toks := lex(sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	toks := lexer.Lex(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 	n := len(toks)
-	for n > 0 && punctAt(sql, toks, n-1, ';') {
+	for n > 0 && lexer.PunctAt(sql, toks, n-1, ';') {
 		n--
 	}
-	return n == 2 && tokWord(sql, toks, 0) == "EXECUTE" && (toks[1].kind == tokIdent || toks[1].kind == tokQuoted) &&
-		tokWord(sql, toks, 1) != "IMMEDIATE"
+	return n == 2 && lexer.Word(sql, toks, 0) == "EXECUTE" && (toks[1].Kind == lexer.Ident || toks[1].Kind == lexer.Quoted) &&
+		lexer.Word(sql, toks, 1) != "IMMEDIATE"
 }
 
 // literalText reads sql as the words head ("" for a name) followed by one
 // string literal (see ImmediateText) and returns the literal's text.
 func literalText(sql string, opts Options, head ...string) (string, bool) {
-	lo := lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes}
-	toks := lex(sql, lo)
+	lo := lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}
+	toks := lexer.Lex(sql, lo)
 	n := len(toks)
-	for n > 0 && punctAt(sql, toks, n-1, ';') {
+	for n > 0 && lexer.PunctAt(sql, toks, n-1, ';') {
 		n--
 	}
 	if n != len(head)+1 {
 		return "", false
 	}
 	for i, w := range head {
-		if w == "" && toks[i].kind != tokIdent && toks[i].kind != tokQuoted || w != "" && tokWord(sql, toks, i) != w {
+		if w == "" && toks[i].Kind != lexer.Ident && toks[i].Kind != lexer.Quoted || w != "" && lexer.Word(sql, toks, i) != w {
 			return "", false
 		}
 	}
 	lit := toks[len(head)]
-	if lit.kind != tokString || sql[lit.start] != '\'' && sql[lit.start] != '"' {
+	if lit.Kind != lexer.String || sql[lit.Start] != '\'' && sql[lit.Start] != '"' {
 		return "", false
 	}
-	text := unquoteString(sql[lit.start:lit.end], !opts.NoBackslashEscapes)
+	text := unquoteString(sql[lit.Start:lit.End], !opts.NoBackslashEscapes)
 	for i := 0; i < len(text); i++ {
 		if text[i] >= utf8.RuneSelf {
 			return "", false
 		}
 	}
-	for i, t := range lex(text, lo) {
-		if t.kind == tokVariable && text[t.start:t.end] == "?" || i == 0 && t.kind == tokComment {
+	for i, t := range lexer.Lex(text, lo) {
+		if t.Kind == lexer.Variable && text[t.Start:t.End] == "?" || i == 0 && t.Kind == lexer.Comment {
 			return "", false
 		}
 	}
@@ -167,12 +168,12 @@ func literalText(sql string, opts Options, head ...string) (string, bool) {
 // DEALLOCATE | DROP PREPARE (MariaDB 10.11 prepares any other). The server
 // refuses it before it runs anything.
 func UnpreparableText(text string, opts Options) bool {
-	toks := lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
-	switch tokWord(text, toks, 0) {
+	toks := lexer.Lex(text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
+	switch lexer.Word(text, toks, 0) {
 	case "PREPARE", "EXECUTE", "DEALLOCATE":
 		return true
 	case "DROP":
-		return tokWord(text, toks, 1) == "PREPARE"
+		return lexer.Word(text, toks, 1) == "PREPARE"
 	}
 	return false
 }

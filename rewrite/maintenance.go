@@ -1,5 +1,7 @@
 package rewrite
 
+import "github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+
 // Maintenance names the table maintenance statement the input's i-th
 // statement is — "CHECK TABLE", "CHECKSUM TABLE", "ANALYZE TABLE",
 // "OPTIMIZE TABLE" or "REPAIR TABLE", or ALTER TABLE's "ANALYZE PARTITION",
@@ -19,16 +21,16 @@ func (a *Analysis) Maintenance(i int) Kind {
 		return ""
 	}
 	text := a.text[a.stmtStarts[i]:]
-	var toks []token
-	for _, t := range lex(text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}) {
-		if t.kind != tokComment {
+	var toks []lexer.Token
+	for _, t := range lexer.Lex(text, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes}) {
+		if t.Kind != lexer.Comment {
 			toks = append(toks, t)
 		}
 		if len(toks) == 8 {
 			break
 		}
 	}
-	word := func(j int) string { return tokWord(text, toks, j) }
+	word := func(j int) string { return lexer.Word(text, toks, j) }
 	if word(0) == "ALTER" {
 		return partitionMaintenance(text, toks)
 	}
@@ -45,8 +47,8 @@ func (a *Analysis) Maintenance(i int) Kind {
 // partitionMaintenance names ALTER [ONLINE] [IGNORE] TABLE t ANALYZE |
 // CHECK | OPTIMIZE | REPAIR PARTITION (toks, the statement's first
 // tokens): "ANALYZE PARTITION" …, or "".
-func partitionMaintenance(text string, toks []token) Kind {
-	word := func(j int) string { return tokWord(text, toks, j) }
+func partitionMaintenance(text string, toks []lexer.Token) Kind {
+	word := func(j int) string { return lexer.Word(text, toks, j) }
 	j := 1
 	for word(j) == "ONLINE" || word(j) == "IGNORE" {
 		j++
@@ -55,7 +57,7 @@ func partitionMaintenance(text string, toks []token) Kind {
 		return ""
 	}
 	j += 2 // the table's name: t or db.t
-	if punctAt(text, toks, j, '.') {
+	if lexer.PunctAt(text, toks, j, '.') {
 		j += 2
 	}
 	switch op := word(j); {

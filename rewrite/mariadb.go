@@ -1,6 +1,9 @@
 package rewrite
 
-import "strings"
+import (
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+	"strings"
+)
 
 // MariaDB statements the parser does not read at all, read by the engine
 // from their words when every name they hold sits in a place the grammar
@@ -43,10 +46,10 @@ import "strings"
 
 // recognize fills a with the one statement of text (its tokens toks) when
 // it is one of the forms above; ok is false otherwise.
-func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
+func (e *Engine) recognize(a *Analysis, text string, toks []lexer.Token) bool {
 	// A single statement: a ';' may only end it.
 	n := len(toks)
-	for n > 0 && punctAt(text, toks, n-1, ';') {
+	for n > 0 && lexer.PunctAt(text, toks, n-1, ';') {
 		n--
 	}
 	if n == 0 {
@@ -60,13 +63,13 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 		return true
 	}
 	for i := 0; i < n; i++ {
-		if punctAt(text, toks, i, ';') || toks[i].kind == tokComment {
+		if lexer.PunctAt(text, toks, i, ';') || toks[i].Kind == lexer.Comment {
 			return false
 		}
 	}
 	toks = toks[:n]
 	st := &Statement{DB: a.opts.DB}
-	for _, form := range [...]func(*Engine, *Analysis, *Statement, string, []token) formResult{
+	for _, form := range [...]func(*Engine, *Analysis, *Statement, string, []lexer.Token) formResult{
 		(*Engine).sessionForm, (*Engine).tableForm, (*Engine).namelessForm,
 	} {
 		switch form(e, a, st, text, toks) {
@@ -102,7 +105,7 @@ func (a *Analysis) one(st Statement) {
 // storedProgram reads DROP / ALTER of a routine, and statements that
 // define a stored program, whose body the proxy does not read (toks[:n]
 // the statement without its final ';').
-func (e *Engine) storedProgram(a *Analysis, text string, toks []token, n int) (Statement, bool) {
+func (e *Engine) storedProgram(a *Analysis, text string, toks []lexer.Token, n int) (Statement, bool) {
 	st := Statement{DB: a.opts.DB}
 	if kind, r := routineChange(text, toks[:n]); r != nil {
 		st.Class, st.Kind, st.Routine = ClassRoutine, kind, r
@@ -124,18 +127,18 @@ func (e *Engine) storedProgram(a *Analysis, text string, toks []token, n int) (S
 // sessionForm reads EXECUTE … USING, privilege statements, CREATE / ALTER
 // / DROP SERVER, view DDL, CREATE / ALTER DATABASE, EXECUTE IMMEDIATE and
 // HANDLER.
-func (e *Engine) sessionForm(a *Analysis, st *Statement, text string, toks []token) formResult {
-	word := func(i int) string { return tokWord(text, toks, i) }
+func (e *Engine) sessionForm(a *Analysis, st *Statement, text string, toks []lexer.Token) formResult {
+	word := func(i int) string { return lexer.Word(text, toks, i) }
 	switch w0 := word(0); {
-	case w0 == "EXECUTE" && word(1) != "IMMEDIATE" && len(toks) > 1 && (toks[1].kind == tokIdent || toks[1].kind == tokQuoted) &&
+	case w0 == "EXECUTE" && word(1) != "IMMEDIATE" && len(toks) > 1 && (toks[1].Kind == lexer.Ident || toks[1].Kind == lexer.Quoted) &&
 		(len(toks) == 2 || word(2) == "USING"):
 		// EXECUTE s USING <expressions the parser does not read>: the
 		// names its values could hold are the statement's.
 		st.Class = ClassSession
 		st.Unprovable = "EXECUTE runs a statement prepared with SQL PREPARE, which the proxy cannot see"
-		st.Handle, st.HandleOp = strings.ToLower(identText(text, toks[1])), "EXECUTE"
+		st.Handle, st.HandleOp = strings.ToLower(lexer.IdentText(text, toks[1])), "EXECUTE"
 		if len(toks) > 3 {
-			st.Funcs, st.Names = e.textNames(text[toks[3].end:], a.opts)
+			st.Funcs, st.Names = e.textNames(text[toks[3].End:], a.opts)
 		}
 	case privilegeStatement(text, toks):
 		st.Class, st.Kind, st.privileges = ClassOther, Kind(w0+" "+word(1)), true
@@ -183,8 +186,8 @@ func (e *Engine) sessionForm(a *Analysis, st *Statement, text string, toks []tok
 
 // tableForm reads CACHE / LOAD INDEX, DROP TABLE, CREATE / ALTER TABLE and
 // table maintenance.
-func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []token) formResult {
-	word := func(i int) string { return tokWord(text, toks, i) }
+func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer.Token) formResult {
+	word := func(i int) string { return lexer.Word(text, toks, i) }
 	db := a.opts.DB
 	switch w0 := word(0); {
 	case w0 == "CACHE" && word(1) == "INDEX", w0 == "LOAD" && word(1) == "INDEX":
@@ -237,7 +240,7 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []token
 }
 
 // namelessForm reads the statements that name no table (nameless).
-func (e *Engine) namelessForm(_ *Analysis, st *Statement, text string, toks []token) formResult {
+func (e *Engine) namelessForm(_ *Analysis, st *Statement, text string, toks []lexer.Token) formResult {
 	kind, class := nameless(text, toks)
 	if kind == "" {
 		return formFails
@@ -254,12 +257,12 @@ func (e *Engine) namelessForm(_ *Analysis, st *Statement, text string, toks []to
 // routineChange reads DROP FUNCTION [IF EXISTS] [db.]name and ALTER
 // {FUNCTION | PROCEDURE} [db.]name characteristics, the whole of toks: the
 // statement's kind and the routine it names, nil for any other statement.
-func routineChange(text string, toks []token) (Kind, *Routine) {
-	w0, w1 := tokWord(text, toks, 0), tokWord(text, toks, 1)
+func routineChange(text string, toks []lexer.Token) (Kind, *Routine) {
+	w0, w1 := lexer.Word(text, toks, 0), lexer.Word(text, toks, 1)
 	switch {
 	case w0 == "DROP" && w1 == "FUNCTION":
 		i := 2
-		if tokWord(text, toks, i) == "IF" && tokWord(text, toks, i+1) == "EXISTS" {
+		if lexer.Word(text, toks, i) == "IF" && lexer.Word(text, toks, i+1) == "EXISTS" {
 			i += 2
 		}
 		if r, next, ok := routineName(text, toks, i); ok && next == len(toks) {
@@ -272,7 +275,7 @@ func routineChange(text string, toks []token) (Kind, *Routine) {
 		}
 		// Characteristics: words and a COMMENT's string only.
 		for _, t := range toks[next:] {
-			if t.kind != tokIdent && t.kind != tokString {
+			if t.Kind != lexer.Ident && t.Kind != lexer.String {
 				return "", nil
 			}
 		}
@@ -284,8 +287,8 @@ func routineChange(text string, toks []token) (Kind, *Routine) {
 // storedProgramKind names the statement at toks[0] when it creates, drops
 // or alters a stored program other than a procedure (ALTER PROCEDURE
 // included): "CREATE FUNCTION", "DROP TRIGGER", …; "" otherwise.
-func storedProgramKind(e *Engine, text string, toks []token) Kind {
-	word := func(i int) string { return tokWord(text, toks, i) }
+func storedProgramKind(e *Engine, text string, toks []lexer.Token) Kind {
+	word := func(i int) string { return lexer.Word(text, toks, i) }
 	if k, next := e.createRoutineAt(text, toks, 0); k != "" && k != "PROCEDURE" && next > 0 {
 		return Kind("CREATE " + k)
 	}
@@ -300,7 +303,7 @@ func storedProgramKind(e *Engine, text string, toks []token) Kind {
 		case "FUNCTION", "EVENT", "PROCEDURE":
 			return Kind("ALTER " + k)
 		}
-		if word(1) == "DEFINER" && punctAt(text, toks, 2, '=') {
+		if word(1) == "DEFINER" && lexer.PunctAt(text, toks, 2, '=') {
 			for i := 3; i < len(toks) && i < 8; i++ {
 				if word(i) == "EVENT" {
 					return KindAlterEvent
@@ -314,15 +317,15 @@ func storedProgramKind(e *Engine, text string, toks []token) Kind {
 // nameless names the statements that can name no table, when toks hold
 // only words, literals, variables, '=', ',', '.' and (for XA's
 // identifiers) nothing else: kind "" when they are not one.
-func nameless(text string, toks []token) (kind Kind, class Class) {
+func nameless(text string, toks []lexer.Token) (kind Kind, class Class) {
 	for i, t := range toks {
-		switch t.kind {
-		case tokIdent, tokQuoted, tokString, tokNumber, tokVariable:
-		case tokPunct:
-			switch text[t.start] {
+		switch t.Kind {
+		case lexer.Ident, lexer.Quoted, lexer.String, lexer.Number, lexer.Variable:
+		case lexer.Punct:
+			switch text[t.Start] {
 			case '=', ',', '.':
 			case '-', '+':
-				if i+1 >= len(toks) || toks[i+1].kind != tokNumber {
+				if i+1 >= len(toks) || toks[i+1].Kind != lexer.Number {
 					return "", 0
 				}
 			default:
@@ -332,7 +335,7 @@ func nameless(text string, toks []token) (kind Kind, class Class) {
 			return "", 0
 		}
 	}
-	word := func(i int) string { return tokWord(text, toks, i) }
+	word := func(i int) string { return lexer.Word(text, toks, i) }
 	switch word(0) {
 	case "XA":
 		return KindXa, ClassOther
@@ -386,8 +389,8 @@ var maintenanceOptions = map[string]bool{
 // [options]: the list's names are tables (REPAIR and OPTIMIZE change
 // them). ANALYZE's PERSISTENT FOR … (which names columns and indexes) is
 // not read. ok is false when the text is not that.
-func maintenanceTables(text string, toks []token, db string) (sites []site, ok bool) {
-	word := func(i int) string { return tokWord(text, toks, i) }
+func maintenanceTables(text string, toks []lexer.Token, db string) (sites []site, ok bool) {
+	word := func(i int) string { return lexer.Word(text, toks, i) }
 	w0 := word(0)
 	i := 1
 	if (w0 == "REPAIR" || w0 == "ANALYZE" || w0 == "OPTIMIZE") && (word(i) == "NO_WRITE_TO_BINLOG" || word(i) == "LOCAL") {
@@ -406,7 +409,7 @@ func maintenanceTables(text string, toks []token, db string) (sites []site, ok b
 		s.write = write
 		sites = append(sites, s)
 		i = next
-		if !punctAt(text, toks, i, ',') {
+		if !lexer.PunctAt(text, toks, i, ',') {
 			break
 		}
 		i++
@@ -418,7 +421,7 @@ func maintenanceTables(text string, toks []token, db string) (sites []site, ok b
 		for ; i < len(toks); i++ {
 			switch w := word(i); {
 			case w == "ALL" || w == "COLUMNS" || w == "INDEXES":
-			case punctAt(text, toks, i, '('):
+			case lexer.PunctAt(text, toks, i, '('):
 				next, ok := parenNames(text, toks, i)
 				if !ok {
 					return nil, false
@@ -439,23 +442,23 @@ func maintenanceTables(text string, toks []token, db string) (sites []site, ok b
 
 // parenNames reads, at toks[i], a parenthesized list of names (or ALL),
 // possibly empty: the index after it.
-func parenNames(text string, toks []token, i int) (next int, ok bool) {
-	if !punctAt(text, toks, i, '(') {
+func parenNames(text string, toks []lexer.Token, i int) (next int, ok bool) {
+	if !lexer.PunctAt(text, toks, i, '(') {
 		return 0, false
 	}
 	i++
-	if punctAt(text, toks, i, ')') {
+	if lexer.PunctAt(text, toks, i, ')') {
 		return i + 1, true
 	}
 	for {
-		if i >= len(toks) || toks[i].kind != tokIdent && toks[i].kind != tokQuoted {
+		if i >= len(toks) || toks[i].Kind != lexer.Ident && toks[i].Kind != lexer.Quoted {
 			return 0, false
 		}
 		i++
 		switch {
-		case punctAt(text, toks, i, ')'):
+		case lexer.PunctAt(text, toks, i, ')'):
 			return i + 1, true
-		case punctAt(text, toks, i, ','):
+		case lexer.PunctAt(text, toks, i, ','):
 			i++
 		default:
 			return 0, false
@@ -466,8 +469,8 @@ func parenNames(text string, toks []token, i int) (next int, ok bool) {
 // keyCacheTables reads CACHE INDEX list IN cache and LOAD INDEX INTO CACHE
 // list, the list's items being table [PARTITION (…)] [INDEX | KEY (…)]
 // (and IGNORE LEAVES for LOAD INDEX): the tables' sites.
-func keyCacheTables(text string, toks []token, db string) (sites []site, ok bool) {
-	word := func(i int) string { return tokWord(text, toks, i) }
+func keyCacheTables(text string, toks []lexer.Token, db string) (sites []site, ok bool) {
+	word := func(i int) string { return lexer.Word(text, toks, i) }
 	load := word(0) == "LOAD"
 	i := 2
 	if load {
@@ -496,7 +499,7 @@ func keyCacheTables(text string, toks []token, db string) (sites []site, ok bool
 		if load && word(i) == "IGNORE" && word(i+1) == "LEAVES" {
 			i += 2
 		}
-		if !punctAt(text, toks, i, ',') {
+		if !lexer.PunctAt(text, toks, i, ',') {
 			break
 		}
 		i++
@@ -505,54 +508,54 @@ func keyCacheTables(text string, toks []token, db string) (sites []site, ok bool
 		return sites, i == len(toks)
 	}
 	// IN cache_name (a name or DEFAULT).
-	return sites, word(i) == "IN" && i+2 == len(toks) && (toks[i+1].kind == tokIdent || toks[i+1].kind == tokQuoted)
+	return sites, word(i) == "IN" && i+2 == len(toks) && (toks[i+1].Kind == lexer.Ident || toks[i+1].Kind == lexer.Quoted)
 }
 
 // tableNameAt reads a table name, name or db.name, at toks[i]: its site
 // and the index after it.
-func tableNameAt(text string, toks []token, i int, db string) (s site, next int, ok bool) {
+func tableNameAt(text string, toks []lexer.Token, i int, db string) (s site, next int, ok bool) {
 	isName := func(j int) bool {
-		return j < len(toks) && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted)
+		return j < len(toks) && (toks[j].Kind == lexer.Ident || toks[j].Kind == lexer.Quoted)
 	}
 	if !isName(i) {
 		return site{}, 0, false
 	}
-	t := Table{DB: db, Name: identText(text, toks[i])}
-	end, qualified := toks[i].end, false
+	t := Table{DB: db, Name: lexer.IdentText(text, toks[i])}
+	end, qualified := toks[i].End, false
 	next = i + 1
-	if punctAt(text, toks, next, '.') {
+	if lexer.PunctAt(text, toks, next, '.') {
 		if !isName(next + 1) {
 			return site{}, 0, false
 		}
-		t = Table{DB: identText(text, toks[i]), Name: identText(text, toks[next+1])}
-		end, qualified = toks[next+1].end, true
+		t = Table{DB: lexer.IdentText(text, toks[i]), Name: lexer.IdentText(text, toks[next+1])}
+		end, qualified = toks[next+1].End, true
 		next += 2
 	}
-	if punctAt(text, toks, next, '.') {
+	if lexer.PunctAt(text, toks, next, '.') {
 		return site{}, 0, false
 	}
-	return site{start: int(toks[i].start), end: int(end), kind: refTable, table: t, qualified: qualified}, next, true
+	return site{start: int(toks[i].Start), end: int(end), kind: refTable, table: t, qualified: qualified}, next, true
 }
 
 // immediateLiteral reports whether toks hold EXECUTE IMMEDIATE 'text'
 // [USING v[, …]] with every v a literal or a variable.
-func immediateLiteral(text string, toks []token) bool {
-	if len(toks) < 3 || toks[2].kind != tokString || text[toks[2].start] != '\'' && text[toks[2].start] != '"' {
+func immediateLiteral(text string, toks []lexer.Token) bool {
+	if len(toks) < 3 || toks[2].Kind != lexer.String || text[toks[2].Start] != '\'' && text[toks[2].Start] != '"' {
 		return false
 	}
 	if len(toks) == 3 {
 		return true
 	}
-	if tokWord(text, toks, 3) != "USING" || len(toks) == 4 {
+	if lexer.Word(text, toks, 3) != "USING" || len(toks) == 4 {
 		return false
 	}
 	arg := true // a value is expected
 	for i := 4; i < len(toks); i++ {
 		switch t := toks[i]; {
-		case arg && (t.kind == tokVariable || t.kind == tokNumber || t.kind == tokString):
+		case arg && (t.Kind == lexer.Variable || t.Kind == lexer.Number || t.Kind == lexer.String):
 			arg = false
-		case arg && punctAt(text, toks, i, '-') && i+1 < len(toks) && toks[i+1].kind == tokNumber:
-		case !arg && punctAt(text, toks, i, ','):
+		case arg && lexer.PunctAt(text, toks, i, '-') && i+1 < len(toks) && toks[i+1].Kind == lexer.Number:
+		case !arg && lexer.PunctAt(text, toks, i, ','):
 			arg = true
 		default:
 			return false
@@ -565,18 +568,18 @@ func immediateLiteral(text string, toks []token) bool {
 // 'text' (bindPrepared): the text is analysed as a statement of its own and
 // rewritten inside the literal; the statement has the class of the one it
 // runs.
-func (e *Engine) executeImmediate(a *Analysis, text string, lit token) bool {
+func (e *Engine) executeImmediate(a *Analysis, text string, lit lexer.Token) bool {
 	db := a.opts.DB
 	st := Statement{DB: db, Class: ClassSession, Kind: KindExecuteImmediate}
 	a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
 	a.stmtAliases = []map[string]bool{nil}
-	if a.altered != nil && a.altered.alteredIn(int(lit.start), int(lit.end)) {
+	if a.altered != nil && a.altered.alteredIn(int(lit.Start), int(lit.End)) {
 		st.Unprovable = "the text of EXECUTE IMMEDIATE '...' holds multi-byte characters the proxy cannot read back exactly (send it in utf8mb4)"
 		a.Statements = []Statement{st}
 		return true
 	}
-	inner := e.analyze(unquoteString(text[lit.start:lit.end], !a.opts.NoBackslashEscapes), a.opts)
-	a.prepared = []preparedSite{{start: int(lit.start), end: int(lit.end), inner: inner}}
+	inner := e.analyze(unquoteString(text[lit.Start:lit.End], !a.opts.NoBackslashEscapes), a.opts)
+	a.prepared = []preparedSite{{start: int(lit.Start), end: int(lit.End), inner: inner}}
 	st.Reads, st.Writes = inner.reads(), inner.writes()
 	if why := immediateRefused(inner); why != "" {
 		st.Unprovable = why
@@ -634,8 +637,8 @@ var tableDDLStop = map[string]bool{
 // and ALTER [ONLINE] [IGNORE] TABLE [IF EXISTS] t, followed by anything
 // that names no table (see tableDDLStop): the target's site, the kind and
 // whether the table is temporary.
-func tableDDL(text string, toks []token, db string) (s site, kind Kind, temporary bool, ok bool) {
-	word := func(i int) string { return tokWord(text, toks, i) }
+func tableDDL(text string, toks []lexer.Token, db string) (s site, kind Kind, temporary bool, ok bool) {
+	word := func(i int) string { return lexer.Word(text, toks, i) }
 	i := 1
 	switch word(0) {
 	case "CREATE":
@@ -672,17 +675,17 @@ func tableDDL(text string, toks []token, db string) (s site, kind Kind, temporar
 	for j := next; j < len(toks); j++ {
 		t := toks[j]
 		switch {
-		case punctAt(text, toks, j, '('):
+		case lexer.PunctAt(text, toks, j, '('):
 			depth++
-		case punctAt(text, toks, j, ')'):
+		case lexer.PunctAt(text, toks, j, ')'):
 			depth--
-		case t.kind == tokPunct && text[t.start] == '.':
+		case t.Kind == lexer.Punct && text[t.Start] == '.':
 			return site{}, "", false, false // a qualified name
-		case t.kind == tokVariable:
+		case t.Kind == lexer.Variable:
 			return site{}, "", false, false
-		case t.kind == tokIdent:
+		case t.Kind == lexer.Ident:
 			w := word(j)
-			if w == "LIKE" && depth > 0 && !punctAt(text, toks, j-1, '(') {
+			if w == "LIKE" && depth > 0 && !lexer.PunctAt(text, toks, j-1, '(') {
 				// An operator in a column's DEFAULT or CHECK expression
 				// (a LIKE 'x%'), not the LIKE of a table to copy, which
 				// comes first in the parentheses.
@@ -693,10 +696,10 @@ func tableDDL(text string, toks []token, db string) (s site, kind Kind, temporar
 			}
 			if w == "ENGINE" {
 				v := j + 1
-				if punctAt(text, toks, v, '=') {
+				if lexer.PunctAt(text, toks, v, '=') {
 					v++
 				}
-				if v >= len(toks) || !SafeEngine(identText(text, toks[v])) {
+				if v >= len(toks) || !SafeEngine(lexer.IdentText(text, toks[v])) {
 					return site{}, "", false, false
 				}
 			}
@@ -718,8 +721,8 @@ var unreservedWords = map[string]bool{"OPTION": true, "ARRAY": true, "LATERAL": 
 // or a word MariaDB does not reserve: one the parser does not reserve
 // either, or one of unreservedWords (a reserved one is the server's syntax
 // error, not a table).
-func (e *Engine) dropTables(text string, toks []token, db string) (sites []site, temporary, ok bool) {
-	word := func(i int) string { return tokWord(text, toks, i) }
+func (e *Engine) dropTables(text string, toks []lexer.Token, db string) (sites []site, temporary, ok bool) {
+	word := func(i int) string { return lexer.Word(text, toks, i) }
 	i := 1
 	if word(i) == "TEMPORARY" {
 		temporary = true
@@ -737,10 +740,10 @@ func (e *Engine) dropTables(text string, toks []token, db string) (sites []site,
 			return false
 		}
 		t := toks[j]
-		return t.kind == tokQuoted || t.kind == tokIdent && (unreservedWords[word(j)] || !e.reserved[strings.ToLower(text[t.start:t.end])])
+		return t.Kind == lexer.Quoted || t.Kind == lexer.Ident && (unreservedWords[word(j)] || !e.reserved[strings.ToLower(text[t.Start:t.End])])
 	}
 	for {
-		if !name(i) || punctAt(text, toks, i+1, '.') && !name(i+2) {
+		if !name(i) || lexer.PunctAt(text, toks, i+1, '.') && !name(i+2) {
 			return nil, false, false
 		}
 		s, next, ok := tableNameAt(text, toks, i, db)
@@ -750,13 +753,13 @@ func (e *Engine) dropTables(text string, toks []token, db string) (sites []site,
 		s.write = true
 		sites = append(sites, s)
 		i = next
-		if !punctAt(text, toks, i, ',') {
+		if !lexer.PunctAt(text, toks, i, ',') {
 			break
 		}
 		i++
 	}
 	switch {
-	case word(i) == "WAIT" && i+1 < len(toks) && toks[i+1].kind == tokNumber:
+	case word(i) == "WAIT" && i+1 < len(toks) && toks[i+1].Kind == lexer.Number:
 		i += 2
 	case word(i) == "NOWAIT":
 		i++
@@ -770,8 +773,8 @@ func (e *Engine) dropTables(text string, toks []token, db string) (sites []site,
 // privilegeStatement reports the account and privilege statements: GRANT,
 // REVOKE, CREATE / ALTER / DROP / RENAME USER or ROLE, SET PASSWORD, SET
 // DEFAULT ROLE.
-func privilegeStatement(text string, toks []token) bool {
-	word := func(i int) string { return tokWord(text, toks, i) }
+func privilegeStatement(text string, toks []lexer.Token) bool {
+	word := func(i int) string { return lexer.Word(text, toks, i) }
 	switch word(0) {
 	case "GRANT", "REVOKE":
 		return true
@@ -790,7 +793,7 @@ func privilegeStatement(text string, toks []token) bool {
 // privilegeNames records every name of an account or privilege statement
 // (but users before @host) as loose: a GRANT may name a table anywhere, and
 // one naming a sandboxed table is refused (see looseRefusal).
-func (a *Analysis) privilegeNames(text string, toks []token) {
+func (a *Analysis) privilegeNames(text string, toks []lexer.Token) {
 	chains := buildChains(text, toks, nil)
 	declared := declaredPositions(text, toks, chains)
 	for ci, ch := range chains {
@@ -809,26 +812,26 @@ func (a *Analysis) privilegeNames(text string, toks []token) {
 // databaseDDL reads CREATE DATABASE | SCHEMA [IF NOT EXISTS] name and ALTER
 // DATABASE | SCHEMA [name] followed by options (words, literals, '=',
 // DEFAULT): the name and IF NOT EXISTS.
-func databaseDDL(text string, toks []token) (name string, ifNotExists, ok bool) {
-	word := func(i int) string { return tokWord(text, toks, i) }
+func databaseDDL(text string, toks []lexer.Token) (name string, ifNotExists, ok bool) {
+	word := func(i int) string { return lexer.Word(text, toks, i) }
 	i := 2
 	if word(i) == "IF" && word(i+1) == "NOT" && word(i+2) == "EXISTS" {
 		ifNotExists = true
 		i += 3
 	}
-	if word(0) == "CREATE" || i < len(toks) && toks[i].kind == tokQuoted || i < len(toks) && toks[i].kind == tokIdent &&
+	if word(0) == "CREATE" || i < len(toks) && toks[i].Kind == lexer.Quoted || i < len(toks) && toks[i].Kind == lexer.Ident &&
 		!databaseOptions[word(i)] {
-		if i >= len(toks) || toks[i].kind != tokIdent && toks[i].kind != tokQuoted {
+		if i >= len(toks) || toks[i].Kind != lexer.Ident && toks[i].Kind != lexer.Quoted {
 			return "", false, false
 		}
-		name = identText(text, toks[i])
+		name = lexer.IdentText(text, toks[i])
 		i++
 	}
 	for ; i < len(toks); i++ {
-		switch t := toks[i]; t.kind {
-		case tokIdent, tokQuoted, tokString, tokNumber:
-		case tokPunct:
-			if text[t.start] != '=' {
+		switch t := toks[i]; t.Kind {
+		case lexer.Ident, lexer.Quoted, lexer.String, lexer.Number:
+		case lexer.Punct:
+			if text[t.Start] != '=' {
 				return "", false, false
 			}
 		default:
@@ -849,11 +852,11 @@ var databaseOptions = map[string]bool{"DEFAULT": true, "CHARACTER": true, "CHARS
 // their place in the text), and the tables it reads are forked first, as
 // for CREATE VIEW (Locked), so the view stays in the sandbox. ok is false
 // when the query is not one plain read the engine locates completely.
-func (e *Engine) viewDDL(a *Analysis, text string, toks []token) bool {
-	word := func(i int) string { return tokWord(text, toks, i) }
+func (e *Engine) viewDDL(a *Analysis, text string, toks []lexer.Token) bool {
+	word := func(i int) string { return lexer.Word(text, toks, i) }
 	i := 1
 	for i < len(toks) && word(i) != "VIEW" {
-		if word(i) == "AS" || punctAt(text, toks, i, '(') || punctAt(text, toks, i, ';') {
+		if word(i) == "AS" || lexer.PunctAt(text, toks, i, '(') || lexer.PunctAt(text, toks, i, ';') {
 			return false
 		}
 		i++
@@ -870,7 +873,7 @@ func (e *Engine) viewDDL(a *Analysis, text string, toks []token) bool {
 		return false
 	}
 	view.write = true
-	if punctAt(text, toks, next, '(') {
+	if lexer.PunctAt(text, toks, next, '(') {
 		if next, ok = parenNames(text, toks, next); !ok {
 			return false
 		}
@@ -878,7 +881,7 @@ func (e *Engine) viewDDL(a *Analysis, text string, toks []token) bool {
 	if word(next) != "AS" || next+1 >= len(toks) {
 		return false
 	}
-	start := int(toks[next+1].start)
+	start := int(toks[next+1].Start)
 	inner := e.analyze(text[start:], a.opts)
 	if len(inner.Statements) != 1 || inner.Statements[0].Class != ClassRead || inner.parseErr != nil || inner.normErr != nil ||
 		inner.alteredName || len(inner.unbound) > 0 || len(inner.loose) > 0 || len(inner.cteShadows) > 0 ||
@@ -902,8 +905,8 @@ func (e *Engine) viewDDL(a *Analysis, text string, toks []token) bool {
 
 // handler reads HANDLER t OPEN [[AS] name], HANDLER name READ … and
 // HANDLER name CLOSE into st (see above); ok is false for anything else.
-func (e *Engine) handler(a *Analysis, st *Statement, text string, toks []token) bool {
-	word := func(i int) string { return tokWord(text, toks, i) }
+func (e *Engine) handler(a *Analysis, st *Statement, text string, toks []lexer.Token) bool {
+	word := func(i int) string { return lexer.Word(text, toks, i) }
 	db := a.opts.DB
 	s, next, ok := tableNameAt(text, toks, 1, db)
 	if !ok {
@@ -914,15 +917,15 @@ func (e *Engine) handler(a *Analysis, st *Statement, text string, toks []token) 
 		rest := toks[next+1:]
 		switch {
 		case len(rest) == 0:
-		case len(rest) == 1 && (rest[0].kind == tokIdent || rest[0].kind == tokQuoted) && word(next+1) != "AS",
-			len(rest) == 2 && word(next+1) == "AS" && (rest[1].kind == tokIdent || rest[1].kind == tokQuoted):
+		case len(rest) == 1 && (rest[0].Kind == lexer.Ident || rest[0].Kind == lexer.Quoted) && word(next+1) != "AS",
+			len(rest) == 2 && word(next+1) == "AS" && (rest[1].Kind == lexer.Ident || rest[1].Kind == lexer.Quoted):
 		default:
 			return false
 		}
 		st.Class, st.Kind = ClassRead, KindHandlerOpen
 		st.Reads, st.Locked = []Table{s.table}, []Table{s.table}
 		if len(rest) == 0 {
-			s.aliasAt = int(toks[next].end) // the handler is named after the table
+			s.aliasAt = int(toks[next].End) // the handler is named after the table
 		}
 		a.sites = []site{s}
 		return true
@@ -931,8 +934,8 @@ func (e *Engine) handler(a *Analysis, st *Statement, text string, toks []token) 
 			switch {
 			case word(i) == "SELECT":
 				return false
-			case toks[i].kind == tokIdent || toks[i].kind == tokQuoted:
-				if i+1 < len(toks) && punctAt(text, toks, i+1, '(') && !e.keywords[strings.ToLower(text[toks[i].start:toks[i].end])] {
+			case toks[i].Kind == lexer.Ident || toks[i].Kind == lexer.Quoted:
+				if i+1 < len(toks) && lexer.PunctAt(text, toks, i+1, '(') && !e.keywords[strings.ToLower(text[toks[i].Start:toks[i].End])] {
 					return false // a call, which may be a stored function's
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -498,26 +499,26 @@ func (s *scanner) word(i int) (int, *Refusal) {
 // readers that split a text differently would let a statement mean one
 // thing to the proxy and another to the server; where they differ, the
 // offset of the first difference is returned and the text is refused.
-func (n *normalized) agrees(lo lexOptions) (int, bool) {
-	return n.agreesWith(lex(n.text, lo))
+func (n *normalized) agrees(lo lexer.Options) (int, bool) {
+	return n.agreesWith(lexer.Lex(n.text, lo))
 }
 
 // agreesWith is agrees on toks, the lexer's tokens of n.text.
-func (n *normalized) agreesWith(toks []token) (int, bool) {
+func (n *normalized) agreesWith(toks []lexer.Token) (int, bool) {
 	text, k := n.text, 0
 	for _, t := range toks {
-		switch t.kind {
-		case tokComment:
-			return int(t.start), false
-		case tokString, tokQuoted, tokVariable:
-			q := t.start
-			for q < t.end && text[q] != '\'' && text[q] != '"' && text[q] != '`' {
+		switch t.Kind {
+		case lexer.Comment:
+			return int(t.Start), false
+		case lexer.String, lexer.Quoted, lexer.Variable:
+			q := t.Start
+			for q < t.End && text[q] != '\'' && text[q] != '"' && text[q] != '`' {
 				q++
 			}
-			if q == t.end {
+			if q == t.End {
 				continue // @name, @@name or ?
 			}
-			if k >= len(n.literals) || n.literals[k] != [2]int32{q, t.end} {
+			if k >= len(n.literals) || n.literals[k] != [2]int32{q, t.End} {
 				return int(q), false
 			}
 			k++

@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"strings"
 	"testing"
 )
@@ -194,7 +195,7 @@ func TestReadersAgree(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", c.in, err)
 		}
-		lo := lexOptions{ansiQuotes: c.opts.ANSIQuotes, noBackslashEscapes: c.opts.NoBackslashEscapes}
+		lo := lexer.Options{ANSIQuotes: c.opts.ANSIQuotes, NoBackslashEscapes: c.opts.NoBackslashEscapes}
 		if at, ok := n.agrees(lo); !ok {
 			t.Errorf("%q: readers disagree at %d", c.in, at)
 		}
@@ -212,15 +213,15 @@ func TestDisagreementRefused(t *testing.T) {
 		t.Fatalf("statements = %+v, want the DELETE read as the second of three", a.Statements)
 	}
 	n := &normalized{text: "SELECT 'a', `b`", literals: [][2]int32{{7, 10}}}
-	if _, ok := n.agrees(lexOptions{}); ok {
+	if _, ok := n.agrees(lexer.Options{}); ok {
 		t.Error("a quoted name the scanner did not find was accepted")
 	}
 	n.literals = append(n.literals, [2]int32{12, 15}, [2]int32{20, 22})
-	if _, ok := n.agrees(lexOptions{}); ok {
+	if _, ok := n.agrees(lexer.Options{}); ok {
 		t.Error("a quoted text the lexer did not find was accepted")
 	}
 	n = &normalized{text: "SELECT 1 # x", literals: nil}
-	if _, ok := n.agrees(lexOptions{}); ok {
+	if _, ok := n.agrees(lexer.Options{}); ok {
 		t.Error("a comment left in a normalized text was accepted")
 	}
 }

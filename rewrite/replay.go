@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 )
 
 // A statement the proxy sends a second time — when it replays a
@@ -98,10 +99,10 @@ func nextTransaction(s ast.StmtNode) *TxChars {
 func transactionStart(text string, opts Options) *TxChars {
 	ch := &TxChars{}
 	var prev string
-	for _, t := range lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes}) {
+	for _, t := range lexer.Lex(text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}) {
 		w := ""
-		if t.kind == tokIdent {
-			w = strings.ToUpper(text[t.start:t.end])
+		if t.Kind == lexer.Ident {
+			w = strings.ToUpper(text[t.Start:t.End])
 		}
 		switch {
 		case prev == "READ" && w == "ONLY":
@@ -111,7 +112,7 @@ func transactionStart(text string, opts Options) *TxChars {
 		case prev == "CONSISTENT" && w == "SNAPSHOT":
 			ch.Snapshot = true
 		}
-		if t.kind == tokPunct && text[t.start] == ';' {
+		if t.Kind == lexer.Punct && text[t.Start] == ';' {
 			break
 		}
 		prev = w
@@ -122,22 +123,22 @@ func transactionStart(text string, opts Options) *TxChars {
 // words are the first n bare words of a text, in upper case.
 func words(text string, n int) []string {
 	var out []string
-	for _, t := range lex(text, lexOptions{}) {
-		if t.kind != tokIdent || len(out) == n {
+	for _, t := range lexer.Lex(text, lexer.Options{}) {
+		if t.Kind != lexer.Ident || len(out) == n {
 			break
 		}
-		out = append(out, strings.ToUpper(text[t.start:t.end]))
+		out = append(out, strings.ToUpper(text[t.Start:t.End]))
 	}
 	return out
 }
 
 // textVars are the variables a text the parser cannot read names: every
 // @x and @@x, each taken as both read and set.
-func textVars(text string, toks []token) []Var {
+func textVars(text string, toks []lexer.Token) []Var {
 	var out []Var
 	for _, t := range toks {
-		v := text[t.start:t.end]
-		if t.kind != tokVariable || !strings.HasPrefix(v, "@") {
+		v := text[t.Start:t.End]
+		if t.Kind != lexer.Variable || !strings.HasPrefix(v, "@") {
 			continue
 		}
 		out = append(out, varOfToken(v))

@@ -19,6 +19,7 @@ import (
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // value expressions for the parser
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/sqlname"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -841,17 +842,17 @@ func columnName(text string, ansiQuotes bool) (string, bool) {
 			return "", false
 		}
 	}
-	toks := lex(text, lexOptions{ansiQuotes: ansiQuotes})
+	toks := lexer.Lex(text, lexer.Options{ANSIQuotes: ansiQuotes})
 	for i, t := range toks {
-		name := t.kind == tokIdent || t.kind == tokQuoted
-		if i%2 == 0 && !name || i%2 == 1 && !punctAt(text, toks, i, '.') {
+		name := t.Kind == lexer.Ident || t.Kind == lexer.Quoted
+		if i%2 == 0 && !name || i%2 == 1 && !lexer.PunctAt(text, toks, i, '.') {
 			return "", false
 		}
 	}
 	if len(toks)%2 == 0 {
 		return "", false
 	}
-	return identText(text, toks[len(toks)-1]), true
+	return lexer.IdentText(text, toks[len(toks)-1]), true
 }
 
 // flushNoOp is, in a sandbox (a RoutineResolver places routines), the
@@ -1212,17 +1213,17 @@ func isWriteKeyword(w string) bool {
 // pass only if it names no table r maps and cannot write (it starts like a
 // read). Anything else is refused: a sandbox needs its writes rewritten.
 func (a *Analysis) refuseUnparseable(r Resolver) error {
-	u := unparsed{a: a, toks: lex(a.text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes})}
+	u := unparsed{a: a, toks: lexer.Lex(a.text, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes})}
 	u.first = u.firstWord()
 	readLike := u.readLike()
 	for i, t := range u.toks {
-		if t.kind == tokPunct && a.text[t.start] == ';' && i < len(u.toks)-1 {
+		if t.Kind == lexer.Punct && a.text[t.Start] == ';' && i < len(u.toks)-1 {
 			return Refuse(wire.ErUnknown, "the proxy cannot parse this input (%s) and it holds more than one statement, "+
 				"so it cannot tell what the others do; send the statements one at a time", firstLine(a.parseErr.Error()))
 		}
 	}
 	for i, t := range u.toks {
-		if t.kind != tokIdent {
+		if t.Kind != lexer.Ident {
 			continue
 		}
 		if isWriteKeyword(u.word(i)) {
@@ -1260,23 +1261,23 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 // word (after opening parentheses), in upper case.
 type unparsed struct {
 	a     *Analysis
-	toks  []token
+	toks  []lexer.Token
 	first string
 }
 
 func (u *unparsed) word(i int) string {
-	if i < len(u.toks) && u.toks[i].kind == tokIdent {
-		return strings.ToUpper(u.a.text[u.toks[i].start:u.toks[i].end])
+	if i < len(u.toks) && u.toks[i].Kind == lexer.Ident {
+		return strings.ToUpper(u.a.text[u.toks[i].Start:u.toks[i].End])
 	}
 	return ""
 }
 
 func (u *unparsed) firstWord() string {
 	for _, t := range u.toks {
-		if t.kind == tokIdent {
-			return strings.ToUpper(u.a.text[t.start:t.end])
+		if t.Kind == lexer.Ident {
+			return strings.ToUpper(u.a.text[t.Start:t.End])
 		}
-		if t.kind != tokComment && !(t.kind == tokPunct && u.a.text[t.start] == '(') {
+		if t.Kind != lexer.Comment && !(t.Kind == lexer.Punct && u.a.text[t.Start] == '(') {
 			break
 		}
 	}
@@ -1297,7 +1298,7 @@ func (u *unparsed) readLike() bool {
 	}
 	readLike := true
 	for i, t := range u.toks {
-		if t.kind == tokPunct && u.a.text[t.start] == ',' {
+		if t.Kind == lexer.Punct && u.a.text[t.Start] == ',' {
 			continue
 		}
 		switch u.word(i) {
@@ -1320,7 +1321,7 @@ func (u *unparsed) hazard(i int) string {
 		return "it writes a file on the database server"
 	case w == "FOR" && (u.word(i+1) == "UPDATE" || u.word(i+1) == "SHARE"), w == "SHARE" && u.word(i+1) == "MODE":
 		return "it is a locking read, which must first fork the tables it locks"
-	case w == "NEXT" && u.word(i+1) == "VALUE", (w == "NEXTVAL" || w == "SETVAL") && i+1 < len(u.toks) && u.a.text[u.toks[i+1].start] == '(':
+	case w == "NEXT" && u.word(i+1) == "VALUE", (w == "NEXTVAL" || w == "SETVAL") && i+1 < len(u.toks) && u.a.text[u.toks[i+1].Start] == '(':
 		return "it changes a sequence"
 	case w == "LOAD_FILE":
 		return "it reads a file on the database server"
@@ -1344,13 +1345,13 @@ func (u *unparsed) hazard(i int) string {
 //     system variable a name, literal or variable, whose type does not
 //     depend on any table's (SET default_storage_engine = .a.MyISAM):
 //     1232.
-func unparsedServerErrors(text string, toks []token) []uint16 {
+func unparsedServerErrors(text string, toks []lexer.Token) []uint16 {
 	switch {
 	case getDiagnostics(text, toks):
 		return []uint16{wire.ErBadField}
-	case tokWord(text, toks, 0) == "SET" && tokWord(text, toks, 1) != "STATEMENT":
+	case lexer.Word(text, toks, 0) == "SET" && lexer.Word(text, toks, 1) != "STATEMENT":
 		for _, t := range toks {
-			if t.kind == tokComment || t.kind == tokPunct && text[t.start] == '(' {
+			if t.Kind == lexer.Comment || t.Kind == lexer.Punct && text[t.Start] == '(' {
 				return nil
 			}
 		}
@@ -1361,12 +1362,12 @@ func unparsedServerErrors(text string, toks []token) []uint16 {
 
 // getDiagnostics reports whether text (its tokens toks) is GET [CURRENT |
 // STACKED] DIAGNOSTICS …, with nothing before GET.
-func getDiagnostics(text string, toks []token) bool {
-	if tokWord(text, toks, 0) != "GET" {
+func getDiagnostics(text string, toks []lexer.Token) bool {
+	if lexer.Word(text, toks, 0) != "GET" {
 		return false
 	}
-	w := tokWord(text, toks, 1)
-	return w == "DIAGNOSTICS" || (w == "CURRENT" || w == "STACKED") && tokWord(text, toks, 2) == "DIAGNOSTICS"
+	w := lexer.Word(text, toks, 1)
+	return w == "DIAGNOSTICS" || (w == "CURRENT" || w == "STACKED") && lexer.Word(text, toks, 2) == "DIAGNOSTICS"
 }
 
 func firstLine(s string) string {
@@ -1386,11 +1387,11 @@ func (a *Analysis) StatementEndBefore(off int) bool {
 	if ct := a.client; ct != nil && ct.offs != nil {
 		off = ct.offs[min(max(off, 0), len(ct.orig))] // off is in the client's bytes
 	}
-	for _, t := range lex(a.text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}) {
-		if int(t.start) > off {
+	for _, t := range lexer.Lex(a.text, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes}) {
+		if int(t.Start) > off {
 			return false
 		}
-		if t.kind == tokPunct && a.text[t.start] == ';' {
+		if t.Kind == lexer.Punct && a.text[t.Start] == ';' {
 			return true
 		}
 	}
@@ -1499,7 +1500,7 @@ var functionKeywords = map[string]bool{"BIT_AND": true, "BIT_OR": true, "BIT_XOR
 // so text is the client's, not the normalized one.
 func callParen(text string, end int, ignoreSpace bool) bool {
 	if ignoreSpace {
-		for end < len(text) && isSpace(text[end]) { // the lexer's MY_LEX_SKIP bytes
+		for end < len(text) && lexer.IsSpace(text[end]) { // the lexer's MY_LEX_SKIP bytes
 			end++
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -73,8 +74,8 @@ type part struct {
 // createRoutineAt reads CREATE [OR REPLACE] [DEFINER = …] [AGGREGATE]
 // PROCEDURE | FUNCTION | TRIGGER | EVENT | PACKAGE at toks[i]: kind is the
 // routine's kind ("" for any other statement), next the index after it.
-func (e *Engine) createRoutineAt(text string, toks []token, i int) (kind string, next int) {
-	w := func(j int) string { return tokWord(text, toks, j) }
+func (e *Engine) createRoutineAt(text string, toks []lexer.Token, i int) (kind string, next int) {
+	w := func(j int) string { return lexer.Word(text, toks, j) }
 	if w(i) != "CREATE" {
 		return "", 0
 	}
@@ -82,17 +83,17 @@ func (e *Engine) createRoutineAt(text string, toks []token, i int) (kind string,
 	if w(j) == "OR" && w(j+1) == "REPLACE" {
 		j += 2
 	}
-	if w(j) == "DEFINER" && punctAt(text, toks, j+1, '=') {
+	if w(j) == "DEFINER" && lexer.PunctAt(text, toks, j+1, '=') {
 		j += 2
 		switch {
 		case w(j) == "CURRENT_USER":
 			j++
-			if punctAt(text, toks, j, '(') && punctAt(text, toks, j+1, ')') {
+			if lexer.PunctAt(text, toks, j, '(') && lexer.PunctAt(text, toks, j+1, ')') {
 				j += 2
 			}
-		case j < len(toks) && (toks[j].kind == tokIdent || toks[j].kind == tokString || toks[j].kind == tokQuoted):
+		case j < len(toks) && (toks[j].Kind == lexer.Ident || toks[j].Kind == lexer.String || toks[j].Kind == lexer.Quoted):
 			j++
-			if j < len(toks) && toks[j].kind == tokVariable {
+			if j < len(toks) && toks[j].Kind == lexer.Variable {
 				j++ // @host
 			}
 		default:
@@ -119,26 +120,26 @@ func OneCompound(sql string, opts Options) bool {
 	if err != nil {
 		return false
 	}
-	toks := lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	toks := lexer.Lex(text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 	depth := 0
 	for i := range toks {
-		switch tokWord(text, toks, i) {
+		switch lexer.Word(text, toks, i) {
 		case "BEGIN", "CASE":
-			if tokWord(text, toks, i-1) != "END" { // END CASE closes a CASE
+			if lexer.Word(text, toks, i-1) != "END" { // END CASE closes a CASE
 				depth++
 			}
 		case "END":
-			switch tokWord(text, toks, i+1) {
+			switch lexer.Word(text, toks, i+1) {
 			case "IF", "LOOP", "WHILE", "REPEAT", "FOR":
 				continue // closes what is not counted
 			}
 			if depth--; depth == 0 {
 				j := i + 1
-				if toks := toks[j:]; len(toks) > 0 && toks[0].kind == tokIdent && tokWord(text, toks, 0) != "" {
+				if toks := toks[j:]; len(toks) > 0 && toks[0].Kind == lexer.Ident && lexer.Word(text, toks, 0) != "" {
 					j++ // END label, END CASE
 				}
 				for ; j < len(toks); j++ {
-					if !punctAt(text, toks, j, ';') {
+					if !lexer.PunctAt(text, toks, j, ';') {
 						return false
 					}
 				}
@@ -152,24 +153,11 @@ func OneCompound(sql string, opts Options) bool {
 	return false
 }
 
-// tokWord is the upper-case word of toks[i], "" when it is no bare word.
-func tokWord(text string, toks []token, i int) string {
-	if i >= 0 && i < len(toks) && toks[i].kind == tokIdent {
-		return strings.ToUpper(text[toks[i].start:toks[i].end])
-	}
-	return ""
-}
-
-// punctAt reports whether toks[i] is the punctuation c.
-func punctAt(text string, toks []token, i int, c byte) bool {
-	return i >= 0 && i < len(toks) && toks[i].kind == tokPunct && text[toks[i].start] == c
-}
-
 // hasCreateProcedure reports whether a statement of the input (tokens of
 // its normalized text) is CREATE PROCEDURE or CREATE [AGGREGATE] FUNCTION
 // (of a stored function), or CREATE TRIGGER with other statements before
 // or after it (a CREATE TRIGGER alone is read by triggerStatement).
-func (e *Engine) hasCreateProcedure(text string, toks []token, opts Options) bool {
+func (e *Engine) hasCreateProcedure(text string, toks []lexer.Token, opts Options) bool {
 	start := true
 	for i := range toks {
 		if at, _ := routineSettings(text, toks, i, opts); start && e.createdRoutine(text, toks, at) != "" {
@@ -182,13 +170,13 @@ func (e *Engine) hasCreateProcedure(text string, toks []token, opts Options) boo
 			end, ok := e.triggerEnd(text, toks, i, opts)
 			return ok && !onlyEnd(text, toks, end)
 		}
-		start = punctAt(text, toks, i, ';')
+		start = lexer.PunctAt(text, toks, i, ';')
 	}
 	return false
 }
 
 // createdTrigger reports whether toks[i] starts a CREATE TRIGGER.
-func (e *Engine) createdTrigger(text string, toks []token, i int) bool {
+func (e *Engine) createdTrigger(text string, toks []lexer.Token, i int) bool {
 	k, _ := e.createRoutineAt(text, toks, i)
 	return k == "TRIGGER"
 }
@@ -202,25 +190,25 @@ func (e *Engine) createdTrigger(text string, toks []token, i int) bool {
 // routine with the one SET STATEMENT gives, and reads the body again under
 // it on every call: that value may hold no mode that changes how a text is
 // lexed or parsed, and the session may have none either.
-func routineSettings(text string, toks []token, i int, opts Options) (at int, vars []string) {
-	if tokWord(text, toks, i) != "SET" || tokWord(text, toks, i+1) != "STATEMENT" {
+func routineSettings(text string, toks []lexer.Token, i int, opts Options) (at int, vars []string) {
+	if lexer.Word(text, toks, i) != "SET" || lexer.Word(text, toks, i+1) != "STATEMENT" {
 		return i, nil
 	}
 	end, vars, ok := setStatementPrefix(text, toks, i+2)
-	if !ok || tokWord(text, toks, end+1) != "CREATE" {
+	if !ok || lexer.Word(text, toks, end+1) != "CREATE" {
 		return i, nil
 	}
 	for j := i + 2; j < end; j++ {
-		if tokWord(text, toks, j) != "SQL_MODE" {
+		if lexer.Word(text, toks, j) != "SQL_MODE" {
 			continue
 		}
 		v := toks[j+2] // setStatementPrefix: the name, '=', one literal or word
 		mode := ""
-		switch v.kind {
-		case tokString:
-			mode = unquoteString(text[v.start:v.end], !opts.NoBackslashEscapes)
-		case tokIdent:
-			mode = text[v.start:v.end]
+		switch v.Kind {
+		case lexer.String:
+			mode = unquoteString(text[v.Start:v.End], !opts.NoBackslashEscapes)
+		case lexer.Ident:
+			mode = text[v.Start:v.End]
 		default:
 			return i, nil
 		}
@@ -248,7 +236,7 @@ var readingModes = map[string]bool{"ANSI_QUOTES": true, "NO_BACKSLASH_ESCAPES": 
 // An aggregate function is a stored function of the same name space whose
 // body fetches the group's rows (FETCH GROUP NEXT ROW, a statement that
 // reaches no table): read, placed and called like any stored function.
-func (e *Engine) createdRoutine(text string, toks []token, i int) string {
+func (e *Engine) createdRoutine(text string, toks []lexer.Token, i int) string {
 	switch k, _ := e.createRoutineAt(text, toks, i); k {
 	case "PROCEDURE", "FUNCTION":
 		return k
@@ -261,10 +249,10 @@ func (e *Engine) createdRoutine(text string, toks []token, i int) string {
 // PROCEDURE or TRIGGER ends with its body), each piece analysed alone
 // (with the current database a USE before it set), each CREATE PROCEDURE
 // read by analyzeProcedure, each CREATE TRIGGER as when it is sent alone.
-func (e *Engine) analyzePieces(a *Analysis, toks []token) {
+func (e *Engine) analyzePieces(a *Analysis, toks []lexer.Token) {
 	ps := &pieces{e: e, a: a, toks: toks, db: a.opts.DB}
 	for i := 0; i < len(toks); {
-		if punctAt(a.text, toks, i, ';') {
+		if lexer.PunctAt(a.text, toks, i, ';') {
 			i++
 			continue
 		}
@@ -282,7 +270,7 @@ func (e *Engine) analyzePieces(a *Analysis, toks []token) {
 type pieces struct {
 	e    *Engine
 	a    *Analysis
-	toks []token
+	toks []lexer.Token
 	db   string
 }
 
@@ -290,7 +278,7 @@ type pieces struct {
 // is true when nothing after it is read.
 func (ps *pieces) piece(i int) (next int, stop bool) {
 	a, text, toks := ps.a, ps.a.text, ps.toks
-	start := int(toks[i].start)
+	start := int(toks[i].Start)
 	at, settings := routineSettings(text, toks, i, a.opts)
 	if k := ps.e.createdRoutine(text, toks, at); k != "" {
 		return ps.routine(start, at, k, settings)
@@ -344,7 +332,7 @@ func (ps *pieces) routine(start, at int, k string, settings []string) (int, bool
 	if st.Unprovable != "" || end < 0 {
 		return 0, true
 	}
-	if end < len(toks) && !punctAt(text, toks, end, ';') {
+	if end < len(toks) && !lexer.PunctAt(text, toks, end, ';') {
 		a.Statements[len(a.Statements)-1].Unprovable = "the proxy cannot read where this CREATE PROCEDURE ends"
 		return 0, true
 	}
@@ -361,14 +349,14 @@ func (ps *pieces) trigger(i, start int) (int, bool) {
 			Unprovable: "the proxy cannot read where this CREATE TRIGGER ends", hint: "send it alone, or run it on a direct connection"})
 		return 0, true
 	}
-	if tend < len(toks) && !punctAt(text, toks, tend, ';') {
+	if tend < len(toks) && !lexer.PunctAt(text, toks, tend, ';') {
 		// Something after the body but before a ';': the server's syntax
 		// error, the trigger read alone refuses it.
 		tend = len(toks)
 	}
 	end := len(text)
 	if tend < len(toks) {
-		end = int(toks[tend].start)
+		end = int(toks[tend].Start)
 	}
 	sub := ps.e.analyze(text[start:end], withDB(a.opts, ps.db))
 	a.parts = append(a.parts, part{start: start, sub: sub, stmt: len(a.Statements)})
@@ -389,11 +377,11 @@ func (ps *pieces) plain(i, start int) (int, bool) {
 	a, text, toks := ps.a, ps.a.text, ps.toks
 	end := len(text)
 	j := i
-	for j < len(toks) && !punctAt(text, toks, j, ';') {
+	for j < len(toks) && !lexer.PunctAt(text, toks, j, ';') {
 		j++
 	}
 	if j < len(toks) {
-		end = int(toks[j].start)
+		end = int(toks[j].Start)
 	}
 	sub := ps.e.analyze(text[start:end], withDB(a.opts, ps.db))
 	if sub.parseErr != nil || sub.normErr != nil {
@@ -414,12 +402,12 @@ func (ps *pieces) plain(i, start int) (int, bool) {
 // endsWithEnd reports whether toks, without the ';' that end them, end
 // with END or END and a word (a label, FOR, LOOP, …): where a body BEGIN
 // … END ends.
-func endsWithEnd(text string, toks []token) bool {
+func endsWithEnd(text string, toks []lexer.Token) bool {
 	n := len(toks)
-	for n > 0 && punctAt(text, toks, n-1, ';') {
+	for n > 0 && lexer.PunctAt(text, toks, n-1, ';') {
 		n--
 	}
-	return tokWord(text, toks, n-1) == "END" || n > 1 && toks[n-1].kind == tokIdent && tokWord(text, toks, n-2) == "END"
+	return lexer.Word(text, toks, n-1) == "END" || n > 1 && toks[n-1].Kind == lexer.Ident && lexer.Word(text, toks, n-2) == "END"
 }
 
 // junkAnalysis is the analysis of text, a syntax error for sure and what
@@ -441,9 +429,9 @@ func withDB(opts Options, db string) Options {
 // index of the token after the body, -1 when the statement cannot be read
 // (st.Unprovable says why); junk is set when the server's parser surely
 // refuses the statement (its body nests too deep for it).
-func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, function bool) (st Statement, end int, junk bool) {
+func (e *Engine) analyzeProcedure(a *Analysis, toks []lexer.Token, i int, db string, function bool) (st Statement, end int, junk bool) {
 	text := a.text
-	w := func(j int) string { return tokWord(text, toks, j) }
+	w := func(j int) string { return lexer.Word(text, toks, j) }
 	what := "procedure"
 	if function {
 		what = "function"
@@ -461,11 +449,11 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, f
 	}
 	st.Routine = r
 	// Parameters: ( … ) with balanced parentheses (types take some).
-	if !punctAt(text, toks, j, '(') {
+	if !lexer.PunctAt(text, toks, j, '(') {
 		return fail("the proxy cannot read the parameters of this " + what)
 	}
 	params := j
-	if j = closing(text, toks, j); j == 0 {
+	if j = lexer.Closing(text, toks, j); j == 0 {
 		return fail("the proxy cannot read the parameters of this " + what)
 	}
 	j++
@@ -505,13 +493,13 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, f
 
 // characteristics skips a routine's characteristics from toks[j]: the
 // index after them, -1 when a COMMENT has no string.
-func characteristics(text string, toks []token, j int) int {
-	w := func(j int) string { return tokWord(text, toks, j) }
+func characteristics(text string, toks []lexer.Token, j int) int {
+	w := func(j int) string { return lexer.Word(text, toks, j) }
 	for {
 		n := 0 // the words of the characteristic at j
 		switch w(j) {
 		case "COMMENT":
-			if j+1 >= len(toks) || toks[j+1].kind != tokString {
+			if j+1 >= len(toks) || toks[j+1].Kind != lexer.String {
 				return -1
 			}
 			n = 2
@@ -543,16 +531,18 @@ func characteristics(text string, toks []token, j int) int {
 
 // routineName reads a routine's name (name or db.name) at toks[i]; next is
 // the index after it.
-func routineName(text string, toks []token, i int) (r *Routine, next int, ok bool) {
-	isName := func(j int) bool { return j < len(toks) && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted) }
+func routineName(text string, toks []lexer.Token, i int) (r *Routine, next int, ok bool) {
+	isName := func(j int) bool {
+		return j < len(toks) && (toks[j].Kind == lexer.Ident || toks[j].Kind == lexer.Quoted)
+	}
 	if !isName(i) {
 		return nil, 0, false
 	}
-	r = &Routine{Name: identText(text, toks[i]), nameStart: int(toks[i].start), nameEnd: int(toks[i].end)}
+	r = &Routine{Name: lexer.IdentText(text, toks[i]), nameStart: int(toks[i].Start), nameEnd: int(toks[i].End)}
 	next = i + 1
-	if punctAt(text, toks, next, '.') && isName(next+1) && toks[next].start == toks[i].end && toks[next+1].start == toks[next].end {
-		r.Schema, r.Name = r.Name, identText(text, toks[next+1])
-		r.nameEnd = int(toks[next+1].end)
+	if lexer.PunctAt(text, toks, next, '.') && isName(next+1) && toks[next].Start == toks[i].End && toks[next+1].Start == toks[next].End {
+		r.Schema, r.Name = r.Name, lexer.IdentText(text, toks[next+1])
+		r.nameEnd = int(toks[next+1].End)
 		next += 2
 	}
 	return r, next, true
@@ -562,7 +552,7 @@ func routineName(text string, toks []token, i int) (r *Routine, next int, ok boo
 type bodyReader struct {
 	e    *Engine
 	a    *Analysis
-	toks []token
+	toks []lexer.Token
 	db   string // the procedure's database: current while its body runs
 	r    *Routine
 	// function is set for a stored function's body, which returns its
@@ -596,7 +586,7 @@ func (b *bodyReader) leaveBlock() {
 // declareCursor notes the cursor named at toks[i] in the innermost block.
 func (b *bodyReader) declareCursor(i int) {
 	if n := len(b.blocks); n > 0 && i < len(b.toks) {
-		name := strings.ToLower(identText(b.a.text, b.toks[i]))
+		name := strings.ToLower(lexer.IdentText(b.a.text, b.toks[i]))
 		if b.cursors == nil {
 			b.cursors = map[string]int{}
 		}
@@ -617,8 +607,8 @@ func (b *bodyReader) isCursor(name string) bool { return b.cursors[strings.ToLow
 // and rewritten in place. TYPE OF variable names none.
 func (b *bodyReader) anchors(from, to int) string {
 	text, toks := b.a.text, b.toks
-	w := func(j int) string { return tokWord(text, toks, j) }
-	isName := func(j int) bool { return j < to && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted) }
+	w := func(j int) string { return lexer.Word(text, toks, j) }
+	isName := func(j int) bool { return j < to && (toks[j].Kind == lexer.Ident || toks[j].Kind == lexer.Quoted) }
 	for k := from; k < to; k++ {
 		if w(k) != "TYPE" || w(k+1) != "OF" {
 			continue
@@ -628,18 +618,18 @@ func (b *bodyReader) anchors(from, to int) string {
 		parts, last := 0, -1 // the name's parts, and the index of its last
 		for n := k + 2; isName(n); n += 2 {
 			parts, last = parts+1, n
-			if !punctAt(text, toks, n+1, '.') {
+			if !lexer.PunctAt(text, toks, n+1, '.') {
 				break
 			}
 		}
-		if parts == 0 || parts > 3 || punctAt(text, toks, last+1, '.') {
+		if parts == 0 || parts > 3 || lexer.PunctAt(text, toks, last+1, '.') {
 			return "the proxy cannot read this anchored type (TYPE OF) in a body"
 		}
 		tableEnd := last // ROW TYPE OF [db.]table
 		switch {
 		case row && parts == 3:
 			return "the proxy cannot read this anchored type (ROW TYPE OF) in a body"
-		case row && parts == 1 && b.isCursor(identText(text, toks[k+2])):
+		case row && parts == 1 && b.isCursor(lexer.IdentText(text, toks[k+2])):
 			k = last
 			continue // a cursor's row
 		case !row && parts == 1:
@@ -648,7 +638,7 @@ func (b *bodyReader) anchors(from, to int) string {
 		case !row:
 			tableEnd = last - 2 // TYPE OF [db.]table.column
 		}
-		if why := b.tableAt(int(toks[k+2].start), int(toks[tableEnd].end)); why != "" {
+		if why := b.tableAt(int(toks[k+2].Start), int(toks[tableEnd].End)); why != "" {
 			return why
 		}
 		k = last
@@ -685,7 +675,7 @@ const serverMaxNesting = 32000
 // token after it. A non-empty why says what the proxy cannot read.
 func (b *bodyReader) statement(i, depth int) (end int, why string) {
 	text, toks := b.a.text, b.toks
-	w := func(j int) string { return tokWord(text, toks, j) }
+	w := func(j int) string { return lexer.Word(text, toks, j) }
 	if i >= len(toks) {
 		return 0, "the procedure has no body"
 	}
@@ -693,7 +683,7 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 		b.tooDeep = true
 		return 0, "the body's blocks nest too deep for the server's parser"
 	}
-	if j := i + 1; j < len(toks) && punctAt(text, toks, j, ':') && (toks[i].kind == tokIdent || toks[i].kind == tokQuoted) {
+	if j := i + 1; j < len(toks) && lexer.PunctAt(text, toks, j, ':') && (toks[i].Kind == lexer.Ident || toks[i].Kind == lexer.Quoted) {
 		// A label: only before a block or a loop.
 		switch w(i + 2) {
 		case "BEGIN", "LOOP", "WHILE", "REPEAT", "FOR":
@@ -738,7 +728,7 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 // (a body's statements all end with one; the body itself may end the
 // input).
 func (b *bodyReader) semi(j int) int {
-	for j < len(b.toks) && !punctAt(b.a.text, b.toks, j, ';') {
+	for j < len(b.toks) && !lexer.PunctAt(b.a.text, b.toks, j, ';') {
 		j++
 	}
 	return j
@@ -748,10 +738,10 @@ func (b *bodyReader) semi(j int) int {
 // variables, '=' and ',' only.
 func (b *bodyReader) onlyWords(from, to int) bool {
 	for k := from; k < to; k++ {
-		switch t := b.toks[k]; t.kind {
-		case tokIdent, tokString, tokNumber, tokVariable, tokQuoted:
-		case tokPunct:
-			if c := b.a.text[t.start]; c != '=' && c != ',' && c != '.' && c != '-' && c != '+' {
+		switch t := b.toks[k]; t.Kind {
+		case lexer.Ident, lexer.String, lexer.Number, lexer.Variable, lexer.Quoted:
+		case lexer.Punct:
+			if c := b.a.text[t.Start]; c != '=' && c != ',' && c != '.' && c != '-' && c != '+' {
 				return false
 			}
 		default:
@@ -765,7 +755,7 @@ func (b *bodyReader) onlyWords(from, to int) bool {
 func (b *bodyReader) block(i, depth int) (int, string) {
 	text, toks := b.a.text, b.toks
 	j := i + 1
-	if tokWord(text, toks, j) == "NOT" && tokWord(text, toks, j+1) == "ATOMIC" {
+	if lexer.Word(text, toks, j) == "NOT" && lexer.Word(text, toks, j+1) == "ATOMIC" {
 		j += 2
 	}
 	b.enterBlock()
@@ -774,7 +764,7 @@ func (b *bodyReader) block(i, depth int) (int, string) {
 	switch {
 	case why != "":
 		return 0, why
-	case k+1 == len(toks) || punctAt(text, toks, k+1, ';'):
+	case k+1 == len(toks) || lexer.PunctAt(text, toks, k+1, ';'):
 		return k + 1, ""
 	case endLabel(text, toks, k+1):
 		return k + 2, "" // END label
@@ -788,7 +778,7 @@ func (b *bodyReader) declare(i, depth int) (int, string) {
 	text, toks := b.a.text, b.toks
 	end := b.semi(i)
 	for k := i + 1; k < end; k++ {
-		switch tokWord(text, toks, k) {
+		switch lexer.Word(text, toks, k) {
 		case "HANDLER":
 			return b.handler(k+1, depth)
 		case "CURSOR":
@@ -815,16 +805,16 @@ func (b *bodyReader) declare(i, depth int) (int, string) {
 func (b *bodyReader) cursor(i, k, end int) (int, string) {
 	text, toks := b.a.text, b.toks
 	f := k + 1
-	if punctAt(text, toks, f, '(') {
+	if lexer.PunctAt(text, toks, f, '(') {
 		// MariaDB's cursor parameters, ([IN] name type, …): names and
 		// types only.
-		c := closing(text, toks, f)
+		c := lexer.Closing(text, toks, f)
 		if c == 0 || c >= end || !cursorParams(text, toks, f+1, c) {
 			return 0, "the proxy cannot read this cursor declaration"
 		}
 		f = c + 1
 	}
-	if tokWord(text, toks, f) != "FOR" || f+1 >= end {
+	if lexer.Word(text, toks, f) != "FOR" || f+1 >= end {
 		return 0, "the proxy cannot read this cursor declaration"
 	}
 	if f > k+1 {
@@ -843,7 +833,7 @@ func (b *bodyReader) cursor(i, k, end int) (int, string) {
 // GET: literals and variables only, but for OPEN's actual parameters
 // (expressions that may read tables).
 func (b *bodyReader) simple(i int) (int, string) {
-	w := tokWord(b.a.text, b.toks, i)
+	w := lexer.Word(b.a.text, b.toks, i)
 	end := b.semi(i)
 	if w == "OPEN" && b.cursorArgs(i+1, end) {
 		return end, b.expr(i+3, end-1)
@@ -878,7 +868,7 @@ func (b *bodyReader) repeatStatement(i, depth int) (int, string) {
 		return 0, why
 	}
 	end := b.find(k+1, "END")
-	if end < 0 || tokWord(b.a.text, b.toks, end+1) != "REPEAT" {
+	if end < 0 || lexer.Word(b.a.text, b.toks, end+1) != "REPEAT" {
 		return 0, "the proxy cannot read this REPEAT in a procedure body"
 	}
 	if why := b.expr(k+1, end); why != "" {
@@ -895,14 +885,14 @@ func (b *bodyReader) statements(i, depth int, stop ...string) (int, string) {
 		if i >= len(toks) {
 			return 0, "the proxy cannot read where a block of the procedure's body ends"
 		}
-		if w := tokWord(text, toks, i); slices.Contains(stop, w) {
+		if w := lexer.Word(text, toks, i); slices.Contains(stop, w) {
 			return i, ""
 		}
 		k, why := b.statement(i, depth+1)
 		if why != "" {
 			return 0, why
 		}
-		if !punctAt(text, toks, k, ';') {
+		if !lexer.PunctAt(text, toks, k, ';') {
 			return 0, "the proxy cannot read where a statement of the procedure's body ends"
 		}
 		i = k + 1
@@ -916,7 +906,7 @@ func (b *bodyReader) endOf(i int, kw, why string) (int, string) {
 		return 0, why
 	}
 	text, toks := b.a.text, b.toks
-	if tokWord(text, toks, i) != "END" || tokWord(text, toks, i+1) != kw {
+	if lexer.Word(text, toks, i) != "END" || lexer.Word(text, toks, i+1) != kw {
 		return 0, "the proxy cannot read where this " + kw + " of the procedure's body ends"
 	}
 	if endLabel(text, toks, i+2) {
@@ -927,15 +917,15 @@ func (b *bodyReader) endOf(i int, kw, why string) (int, string) {
 
 // endLabel reports whether toks[i] is a label closing a block: a name
 // followed by ';' or the end of the input.
-func endLabel(text string, toks []token, i int) bool {
-	if i >= len(toks) || toks[i].kind != tokIdent && toks[i].kind != tokQuoted {
+func endLabel(text string, toks []lexer.Token, i int) bool {
+	if i >= len(toks) || toks[i].Kind != lexer.Ident && toks[i].Kind != lexer.Quoted {
 		return false
 	}
-	switch tokWord(text, toks, i) {
+	switch lexer.Word(text, toks, i) {
 	case "IF", "LOOP", "WHILE", "REPEAT", "CASE", "FOR":
 		return false
 	}
-	return i+1 == len(toks) || punctAt(text, toks, i+1, ';')
+	return i+1 == len(toks) || lexer.PunctAt(text, toks, i+1, ';')
 }
 
 // find is the index of the first word w from toks[i] outside parentheses
@@ -945,13 +935,13 @@ func (b *bodyReader) find(i int, w string) int {
 	depth := 0
 	for ; i < len(toks); i++ {
 		switch {
-		case punctAt(text, toks, i, '('):
+		case lexer.PunctAt(text, toks, i, '('):
 			depth++
-		case punctAt(text, toks, i, ')'):
+		case lexer.PunctAt(text, toks, i, ')'):
 			depth--
-		case punctAt(text, toks, i, ';'):
+		case lexer.PunctAt(text, toks, i, ';'):
 			return -1
-		case depth == 0 && tokWord(text, toks, i) == w:
+		case depth == 0 && lexer.Word(text, toks, i) == w:
 			return i
 		}
 	}
@@ -996,7 +986,7 @@ func (b *bodyReader) branches(i, depth int, kw, next string) (int, string) {
 		if why != "" {
 			return 0, why
 		}
-		switch tokWord(text, toks, k) {
+		switch lexer.Word(text, toks, k) {
 		case next:
 			i = k
 			continue
@@ -1011,7 +1001,7 @@ func (b *bodyReader) branches(i, depth int, kw, next string) (int, string) {
 // and FOR v IN [REVERSE] low .. high DO ….
 func (b *bodyReader) forStatement(i, depth int) (int, string) {
 	text, toks := b.a.text, b.toks
-	w := func(j int) string { return tokWord(text, toks, j) }
+	w := func(j int) string { return lexer.Word(text, toks, j) }
 	if w(i+2) != "IN" {
 		return 0, "the proxy cannot read this FOR in a procedure body"
 	}
@@ -1021,11 +1011,11 @@ func (b *bodyReader) forStatement(i, depth int) (int, string) {
 	}
 	j := i + 3
 	switch {
-	case punctAt(text, toks, j, '(') && punctAt(text, toks, do-1, ')') && b.find(j+1, "SELECT") >= 0 || w(j+1) == "SELECT" || w(j+1) == "WITH":
+	case lexer.PunctAt(text, toks, j, '(') && lexer.PunctAt(text, toks, do-1, ')') && b.find(j+1, "SELECT") >= 0 || w(j+1) == "SELECT" || w(j+1) == "WITH":
 		if why := b.fragment(j+1, do-1); why != "" {
 			return 0, why
 		}
-	case do == j+1 && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted):
+	case do == j+1 && (toks[j].Kind == lexer.Ident || toks[j].Kind == lexer.Quoted):
 		// A cursor declared before.
 	case b.cursorArgs(j, do):
 		// A cursor declared before, opened with parameters.
@@ -1042,10 +1032,10 @@ func (b *bodyReader) forStatement(i, depth int) (int, string) {
 		if j >= do {
 			return 0, "the proxy cannot read this FOR in a procedure body"
 		}
-		from, to := int(toks[j].start), int(toks[do-1].end)
+		from, to := int(toks[j].Start), int(toks[do-1].End)
 		dots := strings.Index(text[from:to], "..")
 		for k := j; k < do && dots >= 0; k++ {
-			if t := toks[k]; t.kind != tokNumber && t.kind != tokPunct && t.kind != tokIdent && int(t.start) <= from+dots && from+dots < int(t.end) {
+			if t := toks[k]; t.Kind != lexer.Number && t.Kind != lexer.Punct && t.Kind != lexer.Ident && int(t.Start) <= from+dots && from+dots < int(t.End) {
 				dots = -1 // inside a string or a quoted name
 			}
 		}
@@ -1067,15 +1057,15 @@ func (b *bodyReader) forStatement(i, depth int) (int, string) {
 // actual parameters: name ( expression, … ), the list not empty.
 func (b *bodyReader) cursorArgs(i, end int) bool {
 	text, toks := b.a.text, b.toks
-	return i+3 < end && (toks[i].kind == tokIdent || toks[i].kind == tokQuoted) &&
-		punctAt(text, toks, i+1, '(') && closing(text, toks, i+1) == end-1
+	return i+3 < end && (toks[i].Kind == lexer.Ident || toks[i].Kind == lexer.Quoted) &&
+		lexer.PunctAt(text, toks, i+1, '(') && lexer.Closing(text, toks, i+1) == end-1
 }
 
 // handler reads the rest of DECLARE … HANDLER at toks[i]: FOR and the
 // conditions, then the handler's statement, read as any body statement.
 func (b *bodyReader) handler(i, depth int) (int, string) {
 	text, toks := b.a.text, b.toks
-	w := func(j int) string { return tokWord(text, toks, j) }
+	w := func(j int) string { return lexer.Word(text, toks, j) }
 	if w(i) != "FOR" {
 		return 0, "the proxy cannot read this handler declaration"
 	}
@@ -1087,18 +1077,18 @@ func (b *bodyReader) handler(i, depth int) (int, string) {
 			if w(i) == "VALUE" {
 				i++
 			}
-			if i >= len(toks) || toks[i].kind != tokString {
+			if i >= len(toks) || toks[i].Kind != lexer.String {
 				return 0, "the proxy cannot read this handler declaration"
 			}
 			i++
 		case w(i) == "NOT" && w(i+1) == "FOUND":
 			i += 2
-		case i < len(toks) && (toks[i].kind == tokNumber || toks[i].kind == tokIdent || toks[i].kind == tokQuoted):
+		case i < len(toks) && (toks[i].Kind == lexer.Number || toks[i].Kind == lexer.Ident || toks[i].Kind == lexer.Quoted):
 			i++ // SQLWARNING, SQLEXCEPTION, an error number or a condition's name
 		default:
 			return 0, "the proxy cannot read this handler declaration"
 		}
-		if !punctAt(text, toks, i, ',') {
+		if !lexer.PunctAt(text, toks, i, ',') {
 			break
 		}
 		i++
@@ -1113,7 +1103,7 @@ func (b *bodyReader) expr(from, to int) string {
 	if from >= to {
 		return "the proxy cannot read an empty expression in the procedure's body"
 	}
-	return b.exprAt(int(b.toks[from].start), int(b.toks[to-1].end))
+	return b.exprAt(int(b.toks[from].Start), int(b.toks[to-1].End))
 }
 
 // exprAt is expr of the text from byte start to end.
@@ -1139,13 +1129,13 @@ func (b *bodyReader) fragment(from, to int) string {
 	if from >= to {
 		return "the proxy cannot read an empty statement in the procedure's body"
 	}
-	start, end := int(b.toks[from].start), int(b.toks[to-1].end)
+	start, end := int(b.toks[from].Start), int(b.toks[to-1].End)
 	sub := b.e.analyze(b.a.text[start:end], withDB(b.a.opts, b.db))
-	w := func(j int) string { return tokWord(b.a.text, b.toks, j) }
-	if sub.parseErr != nil && w(from) == "PREPARE" && w(from+2) == "FROM" && from+3 < to && b.toks[from+3].kind != tokString {
+	w := func(j int) string { return lexer.Word(b.a.text, b.toks, j) }
+	if sub.parseErr != nil && w(from) == "PREPARE" && w(from+2) == "FROM" && from+3 < to && b.toks[from+3].Kind != lexer.String {
 		// PREPARE name FROM a local variable or an expression (MariaDB
 		// takes any): a text the server builds at run time.
-		b.dynamic = "PREPARE ... FROM " + strings.Join(strings.Fields(firstLine(b.a.text[b.toks[from+3].start:end])), " ") +
+		b.dynamic = "PREPARE ... FROM " + strings.Join(strings.Fields(firstLine(b.a.text[b.toks[from+3].Start:end])), " ") +
 			" prepares a text built at run time (dynamic SQL), which the proxy cannot see"
 		return b.dynamic
 	}
@@ -1166,21 +1156,21 @@ func (b *bodyReader) fragment(from, to int) string {
 // parameters as the proxy reads them: names and types, whose parentheses
 // hold only literals (VARCHAR(32), DECIMAL(10,2), ENUM('a','b')), and no
 // default value (an expression).
-func cursorParams(text string, toks []token, from, to int) bool {
+func cursorParams(text string, toks []lexer.Token, from, to int) bool {
 	if !onlyWordsOrTypes(text, toks, from, to) {
 		return false
 	}
 	inner := false
 	for k := from; k < to; k++ {
 		switch t := toks[k]; {
-		case punctAt(text, toks, k, '('):
+		case lexer.PunctAt(text, toks, k, '('):
 			if inner {
 				return false
 			}
 			inner = true
-		case punctAt(text, toks, k, ')'):
+		case lexer.PunctAt(text, toks, k, ')'):
 			inner = false
-		case t.kind == tokIdent && (inner || tokWord(text, toks, k) == "DEFAULT"):
+		case t.Kind == lexer.Ident && (inner || lexer.Word(text, toks, k) == "DEFAULT"):
 			return false
 		}
 	}
@@ -1189,12 +1179,12 @@ func cursorParams(text string, toks []token, from, to int) bool {
 
 // onlyWordsOrTypes reports whether toks[from:to] of a declaration are
 // words, literals and the parentheses and commas of types.
-func onlyWordsOrTypes(text string, toks []token, from, to int) bool {
+func onlyWordsOrTypes(text string, toks []lexer.Token, from, to int) bool {
 	for k := from; k < to; k++ {
-		switch t := toks[k]; t.kind {
-		case tokIdent, tokString, tokNumber, tokQuoted, tokVariable:
-		case tokPunct:
-			if c := text[t.start]; c != '(' && c != ')' && c != ',' && c != '-' && c != '+' && c != '.' {
+		switch t := toks[k]; t.Kind {
+		case lexer.Ident, lexer.String, lexer.Number, lexer.Quoted, lexer.Variable:
+		case lexer.Punct:
+			if c := text[t.Start]; c != '(' && c != ')' && c != ',' && c != '-' && c != '+' && c != '.' {
 				return false
 			}
 		default:
@@ -1208,12 +1198,12 @@ func onlyWordsOrTypes(text string, toks []token, from, to int) bool {
 // CREATE PROCEDURE, whose
 // procedure's name is located in text (tokens toks) from the statement's
 // start.
-func routineStatement(st *Statement, s ast.StmtNode, text string, toks []token, start int) {
+func routineStatement(st *Statement, s ast.StmtNode, text string, toks []lexer.Token, start int) {
 	i := 0
-	for i < len(toks) && int(toks[i].start) < start {
+	for i < len(toks) && int(toks[i].Start) < start {
 		i++
 	}
-	w := func(j int) string { return tokWord(text, toks, j) }
+	w := func(j int) string { return lexer.Word(text, toks, j) }
 	switch s.(type) {
 	case *ast.DropProcedureStmt:
 		if w(i) != "DROP" || w(i+1) != "PROCEDURE" {
@@ -1288,12 +1278,12 @@ var compoundStarters = map[string]bool{"IF": true, "CASE": true, "LOOP": true, "
 
 // isCompound reports whether the input (tokens toks of text) starts with a
 // compound statement: BEGIN NOT ATOMIC, a block keyword, or a label.
-func isCompound(text string, toks []token) bool {
-	w := func(i int) string { return tokWord(text, toks, i) }
+func isCompound(text string, toks []lexer.Token) bool {
+	w := func(i int) string { return lexer.Word(text, toks, i) }
 	switch {
 	case w(0) == "BEGIN" && w(1) == "NOT" && w(2) == "ATOMIC", compoundStarters[w(0)]:
 		return true
-	case len(toks) > 2 && (toks[0].kind == tokIdent || toks[0].kind == tokQuoted) && punctAt(text, toks, 1, ':'):
+	case len(toks) > 2 && (toks[0].Kind == lexer.Ident || toks[0].Kind == lexer.Quoted) && lexer.PunctAt(text, toks, 1, ':'):
 		return w(2) == "BEGIN" || compoundStarters[w(2)]
 	}
 	return false
@@ -1309,9 +1299,9 @@ func isCompound(text string, toks []token) bool {
 // USE, SHOW, CALL, triggers, …) — is one statement refused for it. It
 // reports false, leaving the input to the parser (which refuses it), when
 // the reader cannot read the block, or it is not the whole input.
-func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
+func (e *Engine) analyzeCompound(a *Analysis, toks []lexer.Token) bool {
 	text := a.text
-	if punctAt(text, toks, 1, ':') {
+	if lexer.PunctAt(text, toks, 1, ':') {
 		// MariaDB runs compound statements outside a stored program
 		// unlabelled only (sp_proc_stmt_compound_ok): a label there is a
 		// syntax error for sure. The input goes as it is, for the
@@ -1340,7 +1330,7 @@ func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 		return false
 	}
 	for ; end < len(toks); end++ {
-		if !punctAt(text, toks, end, ';') {
+		if !lexer.PunctAt(text, toks, end, ';') {
 			return false
 		}
 	}
@@ -1437,19 +1427,19 @@ func (st *Statement) takeBody(bs Statement) {
 // reads — a type name, its length or values in parentheses, and the words
 // of signs, character sets and collations (TYPE OF and ROW TYPE OF name a
 // table's columns: not read).
-func returnType(text string, toks []token, i int) int {
-	w := func(j int) string { return tokWord(text, toks, j) }
+func returnType(text string, toks []lexer.Token, i int) int {
+	w := func(j int) string { return lexer.Word(text, toks, j) }
 	if w(i) != "RETURNS" || w(i+1) == "" || w(i+1) == "TYPE" || w(i+1) == "ROW" {
 		return -1
 	}
 	j := i + 2
 	name := func(k int) bool {
-		return k < len(toks) && (toks[k].kind == tokIdent || toks[k].kind == tokQuoted || toks[k].kind == tokString)
+		return k < len(toks) && (toks[k].Kind == lexer.Ident || toks[k].Kind == lexer.Quoted || toks[k].Kind == lexer.String)
 	}
 	for j < len(toks) {
 		switch word := w(j); {
-		case punctAt(text, toks, j, '('):
-			if j = closing(text, toks, j); j == 0 {
+		case lexer.PunctAt(text, toks, j, '('):
+			if j = lexer.Closing(text, toks, j); j == 0 {
 				return -1
 			}
 			j++

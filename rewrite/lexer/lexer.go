@@ -1,47 +1,51 @@
-package rewrite
+// Package lexer splits SQL text into tokens: just enough of MySQL's
+// lexing to find identifiers, literals and punctuation safely.
+package lexer
 
 import (
 	"strings"
 )
 
-// tokKind classifies a lexed token. The lexer knows only what it needs to
+// Kind classifies a lexed token. The lexer knows only what it needs to
 // find identifiers safely: quotes and comments. It reads normalized texts
-// (see Normalize), in which comments and executable-comment markers are
-// already blanked, so the comment cases only guard against misuse.
-type tokKind uint8
+// (see rewrite.Normalize), in which comments and executable-comment
+// markers are already blanked, so the comment cases only guard against
+// misuse.
+type Kind uint8
 
+// Token kinds.
 const (
-	tokIdent    tokKind = iota // bare word: identifier or keyword
-	tokQuoted                  // `backquoted` identifier (or "double" under ANSI_QUOTES)
-	tokString                  // '...' (or "..." without ANSI_QUOTES), with an optional _charset introducer before it as its own token
-	tokNumber                  // numeric literal
-	tokVariable                // @var, @@var, @'quoted', ?
-	tokPunct                   // one operator or punctuation byte
-	tokComment                 // -- , # or /* */ comment
+	Ident    Kind = iota // bare word: identifier or keyword
+	Quoted               // `backquoted` identifier (or "double" under ANSI_QUOTES)
+	String               // '...' (or "..." without ANSI_QUOTES), with an optional _charset introducer before it as its own token
+	Number               // numeric literal
+	Variable             // @var, @@var, @'quoted', ?
+	Punct                // one operator or punctuation byte
+	Comment              // -- , # or /* */ comment
 )
 
-// token is a lexed token: text is src[start:end]. Offsets are 32-bit to
+// Token is a lexed token: text is src[Start:End]. Offsets are 32-bit to
 // keep tokens small (inputs over 2 GiB are not statements).
-type token struct {
-	kind  tokKind
-	start int32
-	end   int32
+type Token struct {
+	Kind  Kind
+	Start int32
+	End   int32
 }
 
-// lexOptions carry the sql_mode flags that change lexing.
-type lexOptions struct {
-	ansiQuotes         bool // "..." quotes identifiers
-	noBackslashEscapes bool // backslash is an ordinary character in strings
+// Options carry the sql_mode flags that change lexing.
+type Options struct {
+	ANSIQuotes         bool // "..." quotes identifiers
+	NoBackslashEscapes bool // backslash is an ordinary character in strings
 }
 
-// lex splits src into tokens. It never fails: an unterminated quote or
+// Lex splits src into tokens. It never fails: an unterminated quote or
 // comment runs to the end of the input (the parser reports the error).
-func lex(src string, o lexOptions) []token {
-	return lexInto(make([]token, 0, len(src)/3+8), src, o)
+func Lex(src string, o Options) []Token {
+	return LexInto(make([]Token, 0, len(src)/3+8), src, o)
 }
 
-// lexInto is lex appending to toks (whose contents it discards).
-func lexInto(toks []token, src string, o lexOptions) []token {
+// LexInto is Lex appending to toks (whose contents it discards).
+func LexInto(toks []Token, src string, o Options) []Token {
 	toks = toks[:0]
 	i := 0
 	for i < len(src) {
@@ -51,11 +55,11 @@ func lexInto(toks []token, src string, o lexOptions) []token {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
 			i++
 			continue
-		case c == '#' || (c == '-' && strings.HasPrefix(src[i:], "--") && (i+2 == len(src) || isSpace(src[i+2]))):
+		case c == '#' || (c == '-' && strings.HasPrefix(src[i:], "--") && (i+2 == len(src) || IsSpace(src[i+2]))):
 			for i < len(src) && src[i] != '\n' {
 				i++
 			}
-			toks = append(toks, token{kind: tokComment, start: int32(start), end: int32(i)})
+			toks = append(toks, Token{Kind: Comment, Start: int32(start), End: int32(i)})
 			continue
 		case c == '/' && strings.HasPrefix(src[i:], "/*"):
 			end := strings.Index(src[i+2:], "*/")
@@ -64,15 +68,15 @@ func lexInto(toks []token, src string, o lexOptions) []token {
 			} else {
 				i += 2 + end + 2
 			}
-			toks = append(toks, token{kind: tokComment, start: int32(start), end: int32(i)})
+			toks = append(toks, Token{Kind: Comment, Start: int32(start), End: int32(i)})
 			continue
-		case c == '`' || (c == '"' && o.ansiQuotes):
+		case c == '`' || (c == '"' && o.ANSIQuotes):
 			i = skipQuoted(src, i, c, false)
-			toks = append(toks, token{kind: tokQuoted, start: int32(start), end: int32(i)})
+			toks = append(toks, Token{Kind: Quoted, Start: int32(start), End: int32(i)})
 			continue
 		case c == '\'' || c == '"':
-			i = skipQuoted(src, i, c, !o.noBackslashEscapes)
-			toks = append(toks, token{kind: tokString, start: int32(start), end: int32(i)})
+			i = skipQuoted(src, i, c, !o.NoBackslashEscapes)
+			toks = append(toks, Token{Kind: String, Start: int32(start), End: int32(i)})
 			continue
 		case c == '@':
 			i++
@@ -83,17 +87,17 @@ func lexInto(toks []token, src string, o lexOptions) []token {
 				// @'name' is a string (backslash escapes apply), @`name`
 				// and, under ANSI_QUOTES, @"name" quoted identifiers.
 				q := src[i]
-				i = skipQuoted(src, i, q, !o.noBackslashEscapes && (q == '\'' || q == '"' && !o.ansiQuotes))
+				i = skipQuoted(src, i, q, !o.NoBackslashEscapes && (q == '\'' || q == '"' && !o.ANSIQuotes))
 			} else {
 				for i < len(src) && (isIdentByte(src[i]) || src[i] == '.') {
 					i++
 				}
 			}
-			toks = append(toks, token{kind: tokVariable, start: int32(start), end: int32(i)})
+			toks = append(toks, Token{Kind: Variable, Start: int32(start), End: int32(i)})
 			continue
 		case c == '?':
 			i++
-			toks = append(toks, token{kind: tokVariable, start: int32(start), end: int32(i)})
+			toks = append(toks, Token{Kind: Variable, Start: int32(start), End: int32(i)})
 			continue
 		case c >= '0' && c <= '9' || (c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9' && !prevIsIdentLike(toks, src)):
 			i = skipNumber(src, i)
@@ -104,11 +108,11 @@ func lexInto(toks []token, src string, o lexOptions) []token {
 					i++
 				}
 				if !isNumberText(src[start:i]) {
-					toks = append(toks, token{kind: tokIdent, start: int32(start), end: int32(i)})
+					toks = append(toks, Token{Kind: Ident, Start: int32(start), End: int32(i)})
 					continue
 				}
 			}
-			toks = append(toks, token{kind: tokNumber, start: int32(start), end: int32(i)})
+			toks = append(toks, Token{Kind: Number, Start: int32(start), End: int32(i)})
 			continue
 		case isIdentByte(c):
 			for i < len(src) && isIdentByte(src[i]) {
@@ -118,21 +122,22 @@ func lexInto(toks []token, src string, o lexOptions) []token {
 			if i < len(src) && src[i] == '\'' {
 				w := strings.ToLower(src[start:i])
 				if w == "x" || w == "b" || w == "n" || w[0] == '_' {
-					i = skipQuoted(src, i, '\'', !o.noBackslashEscapes && w != "x" && w != "b")
-					toks = append(toks, token{kind: tokString, start: int32(start), end: int32(i)})
+					i = skipQuoted(src, i, '\'', !o.NoBackslashEscapes && w != "x" && w != "b")
+					toks = append(toks, Token{Kind: String, Start: int32(start), End: int32(i)})
 					continue
 				}
 			}
-			toks = append(toks, token{kind: tokIdent, start: int32(start), end: int32(i)})
+			toks = append(toks, Token{Kind: Ident, Start: int32(start), End: int32(i)})
 			continue
 		}
 		i++
-		toks = append(toks, token{kind: tokPunct, start: int32(start), end: int32(i)})
+		toks = append(toks, Token{Kind: Punct, Start: int32(start), End: int32(i)})
 	}
 	return toks
 }
 
-func isSpace(c byte) bool {
+// IsSpace reports the bytes the lexer skips between tokens.
+func IsSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
 }
 
@@ -144,12 +149,12 @@ func isIdentByte(c byte) bool {
 
 // prevIsIdentLike reports whether the previous token ends an identifier
 // chain, so ".5" after it is "." then "5" (t.5col is not valid anyway).
-func prevIsIdentLike(toks []token, src string) bool {
+func prevIsIdentLike(toks []Token, src string) bool {
 	if len(toks) == 0 {
 		return false
 	}
-	k := toks[len(toks)-1].kind
-	return k == tokIdent || k == tokQuoted
+	k := toks[len(toks)-1].Kind
+	return k == Ident || k == Quoted
 }
 
 // skipQuoted returns the index after the quoted text starting at i.
@@ -173,6 +178,7 @@ func skipQuoted(src string, i int, q byte, backslash bool) int {
 	return len(src)
 }
 
+// skipNumber returns the index after the number starting at i.
 func skipNumber(src string, i int) int {
 	if strings.HasPrefix(src[i:], "0x") || strings.HasPrefix(src[i:], "0b") {
 		i += 2
@@ -214,11 +220,11 @@ func isNumberText(s string) bool {
 	return true
 }
 
-// identText returns the identifier a tokIdent or tokQuoted token names,
+// IdentText returns the identifier an Ident or Quoted token names,
 // unquoted.
-func identText(src string, t token) string {
-	s := src[t.start:t.end]
-	if t.kind != tokQuoted || len(s) < 2 {
+func IdentText(src string, t Token) string {
+	s := src[t.Start:t.End]
+	if t.Kind != Quoted || len(s) < 2 {
 		return s
 	}
 	q := s[0]
@@ -227,4 +233,36 @@ func identText(src string, t token) string {
 		s = s[:len(s)-1]
 	}
 	return strings.ReplaceAll(s, string([]byte{q, q}), string(q))
+}
+
+// Closing is the index of the ')' closing the '(' at toks[open], 0 when
+// there is none.
+func Closing(text string, toks []Token, open int) int {
+	depth := 0
+	for j := open; j < len(toks); j++ {
+		switch {
+		case PunctAt(text, toks, j, '('):
+			depth++
+		case PunctAt(text, toks, j, ')'):
+			if depth--; depth == 0 {
+				return j
+			}
+		case PunctAt(text, toks, j, ';'):
+			return 0
+		}
+	}
+	return 0
+}
+
+// Word is the upper-case word of toks[i], "" when it is no bare word.
+func Word(text string, toks []Token, i int) string {
+	if i >= 0 && i < len(toks) && toks[i].Kind == Ident {
+		return strings.ToUpper(text[toks[i].Start:toks[i].End])
+	}
+	return ""
+}
+
+// PunctAt reports whether toks[i] is the punctuation c.
+func PunctAt(text string, toks []Token, i int, c byte) bool {
+	return i >= 0 && i < len(toks) && toks[i].Kind == Punct && text[toks[i].Start] == c
 }
