@@ -56,18 +56,11 @@ func LexInto(toks []Token, src string, o Options) []Token {
 			i++
 			continue
 		case c == '#' || (c == '-' && strings.HasPrefix(src[i:], "--") && (i+2 == len(src) || IsSpace(src[i+2]))):
-			for i < len(src) && src[i] != '\n' {
-				i++
-			}
+			i = lineEnd(src, i)
 			toks = append(toks, Token{Kind: Comment, Start: int32(start), End: int32(i)})
 			continue
 		case c == '/' && strings.HasPrefix(src[i:], "/*"):
-			end := strings.Index(src[i+2:], "*/")
-			if end < 0 {
-				i = len(src)
-			} else {
-				i += 2 + end + 2
-			}
+			i = blockEnd(src, i)
 			toks = append(toks, Token{Kind: Comment, Start: int32(start), End: int32(i)})
 			continue
 		case c == '`' || (c == '"' && o.ANSIQuotes):
@@ -79,20 +72,7 @@ func LexInto(toks []Token, src string, o Options) []Token {
 			toks = append(toks, Token{Kind: String, Start: int32(start), End: int32(i)})
 			continue
 		case c == '@':
-			i++
-			if i < len(src) && src[i] == '@' {
-				i++
-			}
-			if i < len(src) && (src[i] == '\'' || src[i] == '"' || src[i] == '`') {
-				// @'name' is a string (backslash escapes apply), @`name`
-				// and, under ANSI_QUOTES, @"name" quoted identifiers.
-				q := src[i]
-				i = skipQuoted(src, i, q, !o.NoBackslashEscapes && (q == '\'' || q == '"' && !o.ANSIQuotes))
-			} else {
-				for i < len(src) && (isIdentByte(src[i]) || src[i] == '.') {
-					i++
-				}
-			}
+			i = variableEnd(src, i, o)
 			toks = append(toks, Token{Kind: Variable, Start: int32(start), End: int32(i)})
 			continue
 		case c == '?':
@@ -100,40 +80,89 @@ func LexInto(toks []Token, src string, o Options) []Token {
 			toks = append(toks, Token{Kind: Variable, Start: int32(start), End: int32(i)})
 			continue
 		case c >= '0' && c <= '9' || (c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9' && !prevIsIdentLike(toks, src)):
-			i = skipNumber(src, i)
-			// 1e10, 0x1F and 123abc: digits followed by letters form an
-			// identifier in MySQL when not a valid number.
-			if i < len(src) && isIdentByte(src[i]) {
-				for i < len(src) && isIdentByte(src[i]) {
-					i++
-				}
-				if !isNumberText(src[start:i]) {
-					toks = append(toks, Token{Kind: Ident, Start: int32(start), End: int32(i)})
-					continue
-				}
-			}
-			toks = append(toks, Token{Kind: Number, Start: int32(start), End: int32(i)})
+			var k Kind
+			i, k = numberEnd(src, i)
+			toks = append(toks, Token{Kind: k, Start: int32(start), End: int32(i)})
 			continue
 		case isIdentByte(c):
 			for i < len(src) && isIdentByte(src[i]) {
 				i++
 			}
-			// x'..', b'..', N'..', _charset'..' are literals.
+			k := Ident
 			if i < len(src) && src[i] == '\'' {
-				w := strings.ToLower(src[start:i])
-				if w == "x" || w == "b" || w == "n" || w[0] == '_' {
-					i = skipQuoted(src, i, '\'', !o.NoBackslashEscapes && w != "x" && w != "b")
-					toks = append(toks, Token{Kind: String, Start: int32(start), End: int32(i)})
-					continue
-				}
+				i, k = prefixed(src, start, i, o)
 			}
-			toks = append(toks, Token{Kind: Ident, Start: int32(start), End: int32(i)})
+			toks = append(toks, Token{Kind: k, Start: int32(start), End: int32(i)})
 			continue
 		}
 		i++
 		toks = append(toks, Token{Kind: Punct, Start: int32(start), End: int32(i)})
 	}
 	return toks
+}
+
+// lineEnd is the end of the # or -- comment at i: its line break.
+func lineEnd(src string, i int) int {
+	for i < len(src) && src[i] != '\n' {
+		i++
+	}
+	return i
+}
+
+// blockEnd is the end of the /* */ comment at i, the end of src when it is
+// not closed.
+func blockEnd(src string, i int) int {
+	end := strings.Index(src[i+2:], "*/")
+	if end < 0 {
+		return len(src)
+	}
+	return i + 2 + end + 2
+}
+
+// variableEnd is the end of the @var, @@var, @'name' or @`name` at i.
+func variableEnd(src string, i int, o Options) int {
+	i++
+	if i < len(src) && src[i] == '@' {
+		i++
+	}
+	if i < len(src) && (src[i] == '\'' || src[i] == '"' || src[i] == '`') {
+		// @'name' is a string (backslash escapes apply), @`name`
+		// and, under ANSI_QUOTES, @"name" quoted identifiers.
+		q := src[i]
+		return skipQuoted(src, i, q, !o.NoBackslashEscapes && (q == '\'' || q == '"' && !o.ANSIQuotes))
+	}
+	for i < len(src) && (isIdentByte(src[i]) || src[i] == '.') {
+		i++
+	}
+	return i
+}
+
+// numberEnd is the end of the number at i, and its kind: 1e10, 0x1F and
+// 123abc, digits followed by letters, form an identifier in MySQL when
+// not a valid number.
+func numberEnd(src string, i int) (int, Kind) {
+	start := i
+	i = skipNumber(src, i)
+	if i < len(src) && isIdentByte(src[i]) {
+		for i < len(src) && isIdentByte(src[i]) {
+			i++
+		}
+		if !isNumberText(src[start:i]) {
+			return i, Ident
+		}
+	}
+	return i, Number
+}
+
+// prefixed reads the quote at i after the word src[start:i]: x'..',
+// b'..', N'..' and _charset'..' are literals; any other word is an
+// identifier before the quote.
+func prefixed(src string, start, i int, o Options) (int, Kind) {
+	w := strings.ToLower(src[start:i])
+	if w == "x" || w == "b" || w == "n" || w[0] == '_' {
+		return skipQuoted(src, i, '\'', !o.NoBackslashEscapes && w != "x" && w != "b"), String
+	}
+	return i, Ident
 }
 
 // IsSpace reports the bytes the lexer skips between tokens.
