@@ -1260,33 +1260,7 @@ func kindOf(s ast.StmtNode) Kind {
 	case *ast.SelectStmt, *ast.SetOprStmt:
 		return KindSelect
 	case *ast.ShowStmt:
-		switch {
-		case x.Tp == ast.ShowWarnings && !x.CountWarningsOrErrors:
-			return KindShowWarnings
-		case x.Tp == ast.ShowErrors && !x.CountWarningsOrErrors:
-			return KindShowErrors
-		case x.Tp == ast.ShowWarnings || x.Tp == ast.ShowErrors:
-			return KindShowCount
-		case x.Tp == ast.ShowOpenTables:
-			return KindShowOpenTables
-		case x.Tp == ast.ShowProcessList:
-			return KindShowProcesslist
-		case x.Tp == ast.ShowCreateView:
-			return KindShowCreateView
-		case x.Tp == ast.ShowCreateProcedure:
-			return KindShowCreateProcedure
-		case x.Tp == ast.ShowStatus:
-			return KindShowStatus
-		case x.Tp == ast.ShowVariables:
-			return KindShowVariables
-		case x.Tp == ast.ShowCreateTable:
-			return KindShowCreateTable
-		case x.Tp == ast.ShowColumns:
-			return KindShowColumns
-		case x.Tp == ast.ShowIndex:
-			return KindShowIndex
-		}
-		return KindShow
+		return showKind(x)
 	case *ast.ExplainStmt:
 		return KindExplain
 	case *ast.HelpStmt:
@@ -1302,6 +1276,73 @@ func kindOf(s ast.StmtNode) Kind {
 		return KindDelete
 	case *ast.LoadDataStmt:
 		return KindLoadData
+	case *ast.BeginStmt:
+		return KindBegin
+	case *ast.CommitStmt:
+		return KindCommit
+	case *ast.RollbackStmt:
+		if x.SavepointName != "" {
+			return KindRollbackToSavepoint
+		}
+		return KindRollback
+	case *ast.SetStmt:
+		for _, v := range x.Variables {
+			if v.IsGlobal || v.IsInstance {
+				return KindSetGlobal
+			}
+		}
+		return KindSet
+	case *ast.UseStmt:
+		return KindUse
+	case *ast.LockTablesStmt:
+		return KindLockTables
+	case *ast.UnlockTablesStmt:
+		return KindUnlockTables
+	case *ast.KillStmt:
+		return KindKill
+	case *ast.DoStmt:
+		return KindDo
+	case *ast.CallStmt:
+		return KindCall
+	}
+	return ddlKind(s)
+}
+
+// showKind is the Kind of a SHOW statement.
+func showKind(x *ast.ShowStmt) Kind {
+	switch {
+	case x.Tp == ast.ShowWarnings && !x.CountWarningsOrErrors:
+		return KindShowWarnings
+	case x.Tp == ast.ShowErrors && !x.CountWarningsOrErrors:
+		return KindShowErrors
+	case x.Tp == ast.ShowWarnings || x.Tp == ast.ShowErrors:
+		return KindShowCount
+	case x.Tp == ast.ShowOpenTables:
+		return KindShowOpenTables
+	case x.Tp == ast.ShowProcessList:
+		return KindShowProcesslist
+	case x.Tp == ast.ShowCreateView:
+		return KindShowCreateView
+	case x.Tp == ast.ShowCreateProcedure:
+		return KindShowCreateProcedure
+	case x.Tp == ast.ShowStatus:
+		return KindShowStatus
+	case x.Tp == ast.ShowVariables:
+		return KindShowVariables
+	case x.Tp == ast.ShowCreateTable:
+		return KindShowCreateTable
+	case x.Tp == ast.ShowColumns:
+		return KindShowColumns
+	case x.Tp == ast.ShowIndex:
+		return KindShowIndex
+	}
+	return KindShow
+}
+
+// ddlKind is the Kind of a statement that defines or drops a schema
+// object, "" for any other.
+func ddlKind(s ast.StmtNode) Kind {
+	switch x := s.(type) {
 	case *ast.CreateTableStmt:
 		return KindCreateTable
 	case *ast.AlterTableStmt:
@@ -1333,34 +1374,6 @@ func kindOf(s ast.StmtNode) Kind {
 		return KindDropSequence
 	case *ast.AlterSequenceStmt:
 		return KindAlterSequence
-	case *ast.BeginStmt:
-		return KindBegin
-	case *ast.CommitStmt:
-		return KindCommit
-	case *ast.RollbackStmt:
-		if x.SavepointName != "" {
-			return KindRollbackToSavepoint
-		}
-		return KindRollback
-	case *ast.SetStmt:
-		for _, v := range x.Variables {
-			if v.IsGlobal || v.IsInstance {
-				return KindSetGlobal
-			}
-		}
-		return KindSet
-	case *ast.UseStmt:
-		return KindUse
-	case *ast.LockTablesStmt:
-		return KindLockTables
-	case *ast.UnlockTablesStmt:
-		return KindUnlockTables
-	case *ast.KillStmt:
-		return KindKill
-	case *ast.DoStmt:
-		return KindDo
-	case *ast.CallStmt:
-		return KindCall
 	case *ast.DropProcedureStmt:
 		return KindDropProcedure
 	case *ast.ProcedureInfo:

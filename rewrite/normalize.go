@@ -136,6 +136,8 @@ func isASCIIIdent(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isDigit(c) || c == '_' || c == '$'
 }
 
+// run scans the whole text, blanking and replacing bytes as it goes; a
+// refusal says what the proxy cannot read for sure.
 func (s *scanner) run() *Refusal {
 	src, n := s.src, len(s.src)
 	// The server drops trailing semicolons and white space before it
@@ -153,78 +155,11 @@ func (s *scanner) run() *Refusal {
 			i++
 			continue
 		}
-		switch {
-		case c == 0 && i == n-1:
-			s.set(i, ' ') // the server stops at a last NUL byte
-			i++
-		case c == 0:
-			return s.fail(i, "a NUL byte outside a string ends what the server reads")
-		case c == '-' && i+2 < end && src[i+1] == '-' && (src[i+2] == 0x85 || src[i+2] == 0xA0) && !s.cs.dashEnd.has(src[i+2]):
-			// Not a comment to the server, but other readers take the byte
-			// for white space and read "--" as one.
-			return s.fail(i, "\"--\" followed by a byte some readers take for white space")
-		case c == '#':
-			i = s.lineComment(i)
-		case c == '-' && i+1 < n && src[i+1] == '-' && (i+2 >= end || s.cs.dashEnd.has(src[i+2])):
-			i = s.lineComment(i)
-		case c == '/' && i+1 < n && src[i+1] == '*':
-			j, err := s.longComment(i)
-			if err != nil {
-				return err
-			}
-			i = j
-		case c == '*' && i+1 < n && src[i+1] == '/' && s.inComment != noComment:
-			s.blank(i, i+2)
-			s.inComment = noComment
-			i += 2
-		case c == ';':
-			// The server parses each statement of a multi-statement input
-			// with a fresh lexer: an executable comment does not span them.
-			s.inComment = noComment
-			i++
-		case c == '\'' || c == '"' && !s.opts.ANSIQuotes:
-			j, err := s.text(i+1, c)
-			if err != nil {
-				return err
-			}
-			i = j
-		case c == '`' || c == '"' && s.opts.ANSIQuotes:
-			j, err := s.quotedIdent(i+1, c)
-			if err != nil {
-				return err
-			}
-			i = j
-		case (c == 'x' || c == 'X' || c == 'b' || c == 'B') && i+1 < n && src[i+1] == '\'':
-			j, err := s.numericString(i, c)
-			if err != nil {
-				return err
-			}
-			i = j
-		case (c == 'n' || c == 'N') && i+1 < n && src[i+1] == '\'':
-			j, err := s.text(i+2, '\'')
-			if err != nil {
-				return err
-			}
-			i = j
-		case c == '@':
-			// @var, @@var, 'user'@'host': what follows is read as a
-			// host name without regard to multi-byte characters.
-			i++
-			if i < n && src[i] == '@' {
-				i++
-			}
-			if i < n && src[i] >= 0x80 && s.cs.asciiTrail() {
-				return s.fail(i, "a %s character right after @", s.cs.name)
-			}
-		case isASCIIIdent(c) || c >= 0x80:
-			j, err := s.word(i)
-			if err != nil {
-				return err
-			}
-			i = j
-		default:
-			i++
+		j, err := s.step(i, end)
+		if err != nil {
+			return err
 		}
+		i = j
 	}
 	if s.inComment != noComment {
 		return s.fail(n, "an executable comment is not closed")
@@ -243,6 +178,61 @@ func (s *scanner) run() *Refusal {
 		}
 	}
 	return s.err
+}
+
+// step reads what starts at src[i], no white space (end is where the
+// server's text ends, before trailing semicolons and white space), and
+// returns where it ends.
+func (s *scanner) step(i, end int) (int, *Refusal) {
+	src, n := s.src, len(s.src)
+	switch c := src[i]; {
+	case c == 0 && i == n-1:
+		s.set(i, ' ') // the server stops at a last NUL byte
+		return i + 1, nil
+	case c == 0:
+		return 0, s.fail(i, "a NUL byte outside a string ends what the server reads")
+	case c == '-' && i+2 < end && src[i+1] == '-' && (src[i+2] == 0x85 || src[i+2] == 0xA0) && !s.cs.dashEnd.has(src[i+2]):
+		// Not a comment to the server, but other readers take the byte
+		// for white space and read "--" as one.
+		return 0, s.fail(i, "\"--\" followed by a byte some readers take for white space")
+	case c == '#':
+		return s.lineComment(i), nil
+	case c == '-' && i+1 < n && src[i+1] == '-' && (i+2 >= end || s.cs.dashEnd.has(src[i+2])):
+		return s.lineComment(i), nil
+	case c == '/' && i+1 < n && src[i+1] == '*':
+		return s.longComment(i)
+	case c == '*' && i+1 < n && src[i+1] == '/' && s.inComment != noComment:
+		s.blank(i, i+2)
+		s.inComment = noComment
+		return i + 2, nil
+	case c == ';':
+		// The server parses each statement of a multi-statement input
+		// with a fresh lexer: an executable comment does not span them.
+		s.inComment = noComment
+		return i + 1, nil
+	case c == '\'' || c == '"' && !s.opts.ANSIQuotes:
+		return s.text(i+1, c)
+	case c == '`' || c == '"' && s.opts.ANSIQuotes:
+		return s.quotedIdent(i+1, c)
+	case (c == 'x' || c == 'X' || c == 'b' || c == 'B') && i+1 < n && src[i+1] == '\'':
+		return s.numericString(i, c)
+	case (c == 'n' || c == 'N') && i+1 < n && src[i+1] == '\'':
+		return s.text(i+2, '\'')
+	case c == '@':
+		// @var, @@var, 'user'@'host': what follows is read as a
+		// host name without regard to multi-byte characters.
+		i++
+		if i < n && src[i] == '@' {
+			i++
+		}
+		if i < n && src[i] >= 0x80 && s.cs.asciiTrail() {
+			return 0, s.fail(i, "a %s character right after @", s.cs.name)
+		}
+		return i, nil
+	case isASCIIIdent(c) || c >= 0x80:
+		return s.word(i)
+	}
+	return i + 1, nil
 }
 
 // lineComment blanks a # or -- comment starting at i and returns where it
