@@ -282,7 +282,7 @@ func (e *Engine) parseInput(a *Analysis, sc *scratch, opts Options) ([]ast.StmtN
 	if err == nil {
 		return stmts, rec, release, nil
 	}
-	m, ok := e.recoverText(a.text, sc.toks)
+	m, ok := maskText(a.text, sc.toks, maskWords{reserved: e.reserved, keywords: e.keywords, charset: serverCharset})
 	if !ok {
 		return stmts, rec, release, err
 	}
@@ -497,7 +497,7 @@ func (a *Analysis) collectLoose(toks []lexer.Token, chains []chain, columns map[
 				continue // declared by its own statement
 			}
 			if prev := ch.first - 1; prev >= 0 && (toks[prev].Kind == lexer.Ident || toks[prev].Kind == lexer.Quoted) &&
-				own[strings.ToLower(lexer.IdentText(a.text, toks[prev]))] && typeWords[strings.ToUpper(lexer.IdentText(a.text, toks[ch.first]))] {
+				own[strings.ToLower(lexer.IdentText(a.text, toks[prev]))] && isTypeWord(strings.ToUpper(lexer.IdentText(a.text, toks[ch.first]))) {
 				continue // a column's type: c JSON
 			}
 		}
@@ -1512,6 +1512,9 @@ func (st *Statement) takeInner(inner *Analysis) {
 	}
 }
 
+// isTypeWord reports whether w (upper case) is one of typeWords.
+func isTypeWord(w string) bool { return typeWords[w] }
+
 // flushTables reads FLUSH [NO_WRITE_TO_BINLOG | LOCAL] TABLE[S] t[, …]
 // (text: the client's text from the statement on, read up to its first
 // ';'), which only closes the
@@ -1647,7 +1650,7 @@ func (r *reading) unlocatable(s ast.StmtNode, st *Statement, c *collector) {
 func (r *reading) masked(st *Statement, start int) {
 	for _, iv := range r.rec.intoVars {
 		if iv.at >= start && iv.at < r.cursor {
-			st.Vars = append(st.Vars, iv.v)
+			st.Vars = append(st.Vars, varOfToken(iv.name))
 		}
 	}
 	for _, ss := range r.rec.setStatements {

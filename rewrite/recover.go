@@ -114,7 +114,8 @@ type masked struct {
 // intoVar is a user variable a blanked INTO list sets, at offset at.
 type intoVar struct {
 	at int
-	v  Var
+	// name is the variable as written (@x, @@session.x).
+	name string
 }
 
 type setStatement struct {
@@ -122,11 +123,19 @@ type setStatement struct {
 	vars []string
 }
 
-// recoverText masks, in text (normalized, tokens toks), the forms above:
+// maskWords are what maskText knows of the parser and the server: the
+// parser's reserved words and all its keywords (lower case), and whether
+// the server has a character set (lower case).
+type maskWords struct {
+	reserved, keywords map[string]bool
+	charset            func(name string) bool
+}
+
+// maskText masks, in text (normalized, tokens toks), the forms above:
 // statementStart those that start a statement, maskAt the others, one
 // masker each (recovery.go). ok is false when it finds none.
-func (e *Engine) recoverText(text string, toks []lexer.Token) (masked, bool) {
-	r := &recovery{e: e, text: text, toks: toks, starts: map[int]bool{}, start: true}
+func maskText(text string, toks []lexer.Token, w maskWords) (masked, bool) {
+	r := &recovery{w: w, text: text, toks: toks, starts: map[int]bool{}, start: true}
 	r.m.junk = -1
 	for i := 0; i < len(toks); i++ {
 		if toks[i].Kind == lexer.Comment {
@@ -417,7 +426,7 @@ var operandWords = map[string]bool{"NULL": true, "TRUE": true, "FALSE": true, "E
 // error for sure: it starts with a word that is neither a keyword (of
 // MariaDB's statements or of the parser) nor a label (followed by ':'), or
 // with a number or a string.
-func (e *Engine) junkAt(text string, toks []lexer.Token, i int) bool {
+func junkAt(text string, toks []lexer.Token, i int, keywords map[string]bool) bool {
 	t := toks[i]
 	next := i + 1
 	for next < len(toks) && toks[next].Kind == lexer.Comment {
@@ -431,7 +440,7 @@ func (e *Engine) junkAt(text string, toks []lexer.Token, i int) bool {
 		return !label
 	case lexer.Ident:
 		w := text[t.Start:t.End]
-		return !label && !statementStarters[strings.ToUpper(w)] && !e.keywords[strings.ToLower(w)]
+		return !label && !statementStarters[strings.ToUpper(w)] && !keywords[strings.ToLower(w)]
 	}
 	return false
 }
@@ -502,12 +511,6 @@ func Analyzes(sql string) bool {
 	return ok
 }
 
-// Analyzes reports whether the input is one statement that ANALYZE runs
-// and explains (see Analyzes): the text of a PREPARE's Inner included.
-func (a *Analysis) Analyzes() bool {
-	return len(a.Statements) == 1 && Analyzes(a.src)
-}
-
 // explainPrefix reads, at toks[i], EXPLAIN or DESCRIBE followed by EXTENDED
 // or PARTITIONS, or ANALYZE [FORMAT=JSON], followed by a statement the
 // parser reads (SELECT, INSERT, …): toks[from:end] are to be blanked (the
@@ -544,7 +547,7 @@ var parserIntroducers = map[string]bool{"utf8": true, "utf8mb3": true, "utf8mb4"
 // names one of the server's character sets the parser does not take and
 // it introduces a literal: a string (lexed with it as one token) or the
 // number or string after it; 0 otherwise.
-func introducerLen(text string, toks []lexer.Token, i int) int {
+func introducerLen(text string, toks []lexer.Token, i int, charset func(string) bool) int {
 	t := toks[i]
 	w := text[t.Start:t.End]
 	if t.Kind == lexer.String {
@@ -557,7 +560,7 @@ func introducerLen(text string, toks []lexer.Token, i int) int {
 		return 0
 	}
 	cs := strings.ToLower(w[1:])
-	if _, known := serverCollations[cs]; !known || parserIntroducers[cs] {
+	if !charset(cs) || parserIntroducers[cs] {
 		return 0
 	}
 	return len(w)

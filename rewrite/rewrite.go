@@ -1380,6 +1380,12 @@ func firstLine(s string) string {
 // Unparsed reports whether the parser rejected the text.
 func (a *Analysis) Unparsed() bool { return a.parseErr != nil }
 
+// Analyzes reports whether the input is one statement that ANALYZE runs
+// and explains (see Analyzes): the text of a PREPARE's Inner included.
+func (a *Analysis) Analyzes() bool {
+	return len(a.Statements) == 1 && Analyzes(a.src)
+}
+
 // StatementEndBefore reports whether the text has a ';' outside strings,
 // names and comments before offset off or at it: a statement ends there,
 // which the server runs before it reads what follows.

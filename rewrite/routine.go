@@ -286,7 +286,7 @@ func (ps *pieces) piece(i int) (next int, stop bool) {
 	if at == i && ps.e.createdTrigger(text, toks, i) {
 		return ps.trigger(i, start)
 	}
-	if ps.e.junkAt(text, toks, i) {
+	if junkAt(text, toks, i, ps.e.keywords) {
 		// A syntax error for sure stops the input: it and the rest are
 		// one statement that reaches nothing (not analysed again, as the
 		// rest may hold the CREATE PROCEDURE that brought it here).
