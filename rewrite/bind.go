@@ -8,6 +8,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/recovery"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -152,7 +153,7 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 
 // analyzeText reads sql: a SANDBOX statement, or the text normalized as
 // the server reads it, parsed (masked first when the parser needs it,
-// recover.go) or read by the engine's own readers, then every statement
+// rewrite/recovery) or read by the engine's own readers, then every statement
 // described and every table reference bound to its place in the text.
 func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 	a := &Analysis{src: sql, text: sql, opts: opts, endDB: opts.DB}
@@ -213,10 +214,10 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 		}
 	}
 	a.endDB = r.db
-	if rec.junk >= 0 {
+	if rec.Junk >= 0 {
 		// The server stops at a syntax error for sure: a statement that
 		// reaches nothing.
-		a.stmtStarts = append(a.stmtStarts, rec.junk)
+		a.stmtStarts = append(a.stmtStarts, rec.Junk)
 		a.stmtDBs = append(a.stmtDBs, r.db)
 		a.Statements = append(a.Statements, Statement{Class: ClassRead, Kind: KindSyntaxError, DB: r.db})
 	}
@@ -274,25 +275,25 @@ func (a *Analysis) unparseable(err *Refusal) {
 }
 
 // parseInput parses a.text; when the parser rejects it, the forms it does
-// not know but the proxy reads for sure (recover.go) are masked and the
+// not know but the proxy reads for sure (rewrite/recovery) are masked and the
 // text parsed again (a.text and sc.toks are then the masked text's).
-func (e *Engine) parseInput(a *Analysis, sc *scratch, opts Options) ([]ast.StmtNode, masked, func(), error) {
+func (e *Engine) parseInput(a *Analysis, sc *scratch, opts Options) ([]ast.StmtNode, recovery.Masked, func(), error) {
 	stmts, release, err := e.parse(previousAsNext(a.text, opts), opts)
-	rec := masked{junk: -1}
+	rec := recovery.Masked{Junk: -1}
 	if err == nil {
 		return stmts, rec, release, nil
 	}
-	m, ok := maskText(a.text, sc.toks, maskWords{reserved: e.reserved, keywords: e.keywords, charset: serverCharset})
+	m, ok := recovery.Mask(a.text, sc.toks, recovery.Words{Reserved: e.reserved, Keywords: e.keywords, Charset: serverCharset})
 	if !ok {
 		return stmts, rec, release, err
 	}
-	stmts2, release2, err2 := e.parse(previousAsNext(m.text, opts), opts)
+	stmts2, release2, err2 := e.parse(previousAsNext(m.Text, opts), opts)
 	both := func() { release2(); release() }
 	if err2 != nil {
 		return stmts, rec, both, err
 	}
-	a.text = m.text
-	sc.toks = lexer.LexInto(sc.toks, m.text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
+	a.text = m.Text
+	sc.toks = lexer.LexInto(sc.toks, m.Text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 	return stmts2, m, both, nil
 }
 
@@ -497,7 +498,7 @@ func (a *Analysis) collectLoose(toks []lexer.Token, chains []chain, columns map[
 				continue // declared by its own statement
 			}
 			if prev := ch.first - 1; prev >= 0 && (toks[prev].Kind == lexer.Ident || toks[prev].Kind == lexer.Quoted) &&
-				own[strings.ToLower(lexer.IdentText(a.text, toks[prev]))] && isTypeWord(strings.ToUpper(lexer.IdentText(a.text, toks[ch.first]))) {
+				own[strings.ToLower(lexer.IdentText(a.text, toks[prev]))] && recovery.IsTypeWord(strings.ToUpper(lexer.IdentText(a.text, toks[ch.first]))) {
 				continue // a column's type: c JSON
 			}
 		}
@@ -1488,12 +1489,6 @@ func declaredNames(c *collector) map[string]bool {
 	return m
 }
 
-// typeWords are MariaDB's column types the parser does not reserve, which
-// the lexer can take for names.
-var typeWords = map[string]bool{"JSON": true, "INET4": true, "INET6": true, "UUID": true, "TEXT": true, "DATE": true,
-	"TIME": true, "TIMESTAMP": true, "DATETIME": true, "YEAR": true, "BIT": true, "BOOL": true, "BOOLEAN": true,
-	"ENUM": true, "SERIAL": true, "NATIONAL": true, "NCHAR": true, "FIXED": true}
-
 // takeInner adds to st, a statement that runs another's text (PREPARE …
 // FROM 'text', EXECUTE IMMEDIATE 'text'), what the statements of that
 // text call, lock, copy, reach and change.
@@ -1511,9 +1506,6 @@ func (st *Statement) takeInner(inner *Analysis) {
 		st.Serializable = st.Serializable || is.Serializable
 	}
 }
-
-// isTypeWord reports whether w (upper case) is one of typeWords.
-func isTypeWord(w string) bool { return typeWords[w] }
 
 // flushTables reads FLUSH [NO_WRITE_TO_BINLOG | LOCAL] TABLE[S] t[, …]
 // (text: the client's text from the statement on, read up to its first
@@ -1556,7 +1548,7 @@ type reading struct {
 	e         *Engine
 	sc        *scratch
 	nz        *normalized
-	rec       masked
+	rec       recovery.Masked
 	stmts     []ast.StmtNode
 	db        string
 	cursor    int
@@ -1610,7 +1602,7 @@ func (r *reading) statement(s ast.StmtNode) bool {
 		r.db = u.DBName
 	}
 	r.masked(st, start)
-	if len(r.stmts) == 1 && r.rec.junk < 0 {
+	if len(r.stmts) == 1 && r.rec.Junk < 0 {
 		r.all = c // the common case: the statement's collector is the input's
 		return false
 	}
@@ -1648,14 +1640,14 @@ func (r *reading) unlocatable(s ast.StmtNode, st *Statement, c *collector) {
 // user variables of a blanked SELECT … INTO, and the settings of a blanked
 // SET STATEMENT prefix (which applies to the statement right after it).
 func (r *reading) masked(st *Statement, start int) {
-	for _, iv := range r.rec.intoVars {
-		if iv.at >= start && iv.at < r.cursor {
-			st.Vars = append(st.Vars, varOfToken(iv.name))
+	for _, iv := range r.rec.IntoVars {
+		if iv.At >= start && iv.At < r.cursor {
+			st.Vars = append(st.Vars, varOfToken(iv.Name))
 		}
 	}
-	for _, ss := range r.rec.setStatements {
-		if ss.end <= start && strings.TrimSpace(r.a.text[ss.end:start]) == "" {
-			st.SetStatement = ss.vars
+	for _, ss := range r.rec.SetStatements {
+		if ss.End <= start && strings.TrimSpace(r.a.text[ss.End:start]) == "" {
+			st.SetStatement = ss.Vars
 		}
 	}
 }

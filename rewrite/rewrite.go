@@ -20,6 +20,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/recovery"
 	"github.com/sqlfork/sqlfork-proxy/sqlname"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -156,7 +157,7 @@ type Statement struct {
 	Temporary bool
 	// SetStatement are the variables (lower case) a SET STATEMENT … FOR
 	// prefix of the statement sets, only ones that change neither how the
-	// text is read nor what it locks (see recoverText).
+	// text is read nor what it locks (see recovery.Mask).
 	SetStatement []string
 	// Vars are the user and server variables the statement reads or sets
 	// (for a statement the parser cannot read, every one its text names,
@@ -1380,10 +1381,14 @@ func firstLine(s string) string {
 // Unparsed reports whether the parser rejected the text.
 func (a *Analysis) Unparsed() bool { return a.parseErr != nil }
 
+// Analyzes reports whether sql starts with MariaDB's ANALYZE [FORMAT=JSON]
+// of a statement (see recovery.Analyzes).
+func Analyzes(sql string) bool { return recovery.Analyzes(sql) }
+
 // Analyzes reports whether the input is one statement that ANALYZE runs
 // and explains (see Analyzes): the text of a PREPARE's Inner included.
 func (a *Analysis) Analyzes() bool {
-	return len(a.Statements) == 1 && Analyzes(a.src)
+	return len(a.Statements) == 1 && recovery.Analyzes(a.src)
 }
 
 // StatementEndBefore reports whether the text has a ';' outside strings,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/recovery"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -194,7 +195,7 @@ func routineSettings(text string, toks []lexer.Token, i int, opts Options) (at i
 	if lexer.Word(text, toks, i) != "SET" || lexer.Word(text, toks, i+1) != "STATEMENT" {
 		return i, nil
 	}
-	end, vars, ok := setStatementPrefix(text, toks, i+2)
+	end, vars, ok := recovery.SetStatementPrefix(text, toks, i+2)
 	if !ok || lexer.Word(text, toks, end+1) != "CREATE" {
 		return i, nil
 	}
@@ -286,7 +287,7 @@ func (ps *pieces) piece(i int) (next int, stop bool) {
 	if at == i && ps.e.createdTrigger(text, toks, i) {
 		return ps.trigger(i, start)
 	}
-	if junkAt(text, toks, i, ps.e.keywords) {
+	if recovery.JunkAt(text, toks, i, ps.e.keywords) {
 		// A syntax error for sure stops the input: it and the rest are
 		// one statement that reaches nothing (not analysed again, as the
 		// rest may hold the CREATE PROCEDURE that brought it here).

@@ -1,4 +1,6 @@
-package rewrite
+// Package recovery masks, in a text the parser rejects, the MariaDB forms
+// the proxy still reads for sure, so that the parser reads the rest.
+package recovery
 
 import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
@@ -97,46 +99,48 @@ var spatialTypes = map[string]bool{
 	"MULTILINESTRING": true, "MULTIPOLYGON": true, "GEOMETRYCOLLECTION": true, "GEOMCOLLECTION": true,
 }
 
-// masked is a text rewritten for the parser by recoverText.
-type masked struct {
-	text string
+// Masked is a text rewritten for the parser by Mask.
+type Masked struct {
+	Text string
 	// setStatements are the SET STATEMENT prefixes blanked: where each
 	// ends, and the variables it sets (lower case).
-	setStatements []setStatement
+	SetStatements []SetStatement
 	// junk is the offset of a statement the server rejects as a syntax
 	// error, blanked with everything after it; -1 when there is none.
-	junk int
+	Junk int
 	// intoVars are the user variables a blanked SELECT … INTO sets, with
 	// where each is: the statement holding it sets them.
-	intoVars []intoVar
+	IntoVars []IntoVar
 }
 
-// intoVar is a user variable a blanked INTO list sets, at offset at.
-type intoVar struct {
-	at int
+// IntoVar is a user variable a blanked INTO list sets, at offset at.
+type IntoVar struct {
+	At int
 	// name is the variable as written (@x, @@session.x).
-	name string
+	Name string
 }
 
-type setStatement struct {
-	end  int
-	vars []string
+// SetStatement is a blanked SET STATEMENT prefix: where it ends, and the
+// variables it sets (lower case).
+type SetStatement struct {
+	End  int
+	Vars []string
 }
 
-// maskWords are what maskText knows of the parser and the server: the
+// Words are what Mask knows of the parser and the server: the
 // parser's reserved words and all its keywords (lower case), and whether
 // the server has a character set (lower case).
-type maskWords struct {
-	reserved, keywords map[string]bool
-	charset            func(name string) bool
+type Words struct {
+	Reserved, Keywords map[string]bool
+	Charset            func(name string) bool
 }
 
-// maskText masks, in text (normalized, tokens toks), the forms above:
+// Mask masks, in text (normalized, tokens toks), the forms above:
 // statementStart those that start a statement, maskAt the others, one
 // masker each (recovery.go). ok is false when it finds none.
-func maskText(text string, toks []lexer.Token, w maskWords) (masked, bool) {
+func Mask(text string, toks []lexer.Token, w Words) (Masked, bool) {
 	r := &recovery{w: w, text: text, toks: toks, starts: map[int]bool{}, start: true}
-	r.m.junk = -1
+	r.m.Junk = -1
 	for i := 0; i < len(toks); i++ {
 		if toks[i].Kind == lexer.Comment {
 			continue
@@ -156,7 +160,7 @@ func maskText(text string, toks []lexer.Token, w maskWords) (masked, bool) {
 	if r.b == nil {
 		return r.m, false
 	}
-	r.m.text = string(r.b)
+	r.m.Text = string(r.b)
 	return r.m, true
 }
 
@@ -422,11 +426,11 @@ var operandWords = map[string]bool{"NULL": true, "TRUE": true, "FALSE": true, "E
 	"CURRENT_TIME": true, "CURRENT_TIMESTAMP": true, "CURRENT_USER": true, "LOCALTIME": true, "LOCALTIMESTAMP": true,
 	"UTC_DATE": true, "UTC_TIME": true, "UTC_TIMESTAMP": true, "DEFAULT": true}
 
-// junkAt reports whether the statement starting at toks[i] is a syntax
+// JunkAt reports whether the statement starting at toks[i] is a syntax
 // error for sure: it starts with a word that is neither a keyword (of
 // MariaDB's statements or of the parser) nor a label (followed by ':'), or
 // with a number or a string.
-func junkAt(text string, toks []lexer.Token, i int, keywords map[string]bool) bool {
+func JunkAt(text string, toks []lexer.Token, i int, keywords map[string]bool) bool {
 	t := toks[i]
 	next := i + 1
 	for next < len(toks) && toks[next].Kind == lexer.Comment {
@@ -445,11 +449,11 @@ func junkAt(text string, toks []lexer.Token, i int, keywords map[string]bool) bo
 	return false
 }
 
-// setStatementPrefix reads the settings of SET STATEMENT from toks[i] to its
+// SetStatementPrefix reads the settings of SET STATEMENT from toks[i] to its
 // FOR: var = value pairs separated by commas, each var in setStatementVars,
 // each value one literal or word (a sign allowed before a number). end is
 // the index of FOR.
-func setStatementPrefix(text string, toks []lexer.Token, i int) (end int, vars []string, ok bool) {
+func SetStatementPrefix(text string, toks []lexer.Token, i int) (end int, vars []string, ok bool) {
 	punct := func(j int, c byte) bool {
 		return j < len(toks) && toks[j].Kind == lexer.Punct && text[toks[j].Start] == c
 	}

@@ -1,19 +1,19 @@
-package rewrite
+package recovery
 
 import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"strings"
 )
 
-// recovery is recoverText's reading of one text: the masked bytes (b,
+// recovery is Mask's reading of one text: the masked bytes (b,
 // made on the first change), what it found, and what it knows of the
 // statement it is in.
 type recovery struct {
-	w    maskWords
+	w    Words
 	text string
 	toks []lexer.Token
 	b    []byte
-	m    masked
+	m    Masked
 	// starts are the token indexes that start a statement; start is true
 	// when the next token does.
 	starts map[int]bool
@@ -42,6 +42,7 @@ func (r *recovery) put(at int, s string) {
 	copy(r.b[at:], s)
 }
 
+// ensure makes the masked bytes on the first change.
 func (r *recovery) ensure() {
 	if r.b == nil {
 		r.b = []byte(r.text)
@@ -81,9 +82,9 @@ func (r *recovery) statementStart(i int) (next int, done, stop bool) {
 	r.writing = w == "INSERT" || w == "REPLACE" || w == "DELETE"
 	r.locking = w == "LOCK" && (r.word(i+1) == "TABLE" || r.word(i+1) == "TABLES")
 	r.tableDDL = (w == "CREATE" || w == "ALTER") && r.tableDDLAt(i)
-	if junkAt(r.text, r.toks, i, r.w.keywords) {
+	if JunkAt(r.text, r.toks, i, r.w.Keywords) {
 		r.blank(int(t.Start), len(r.text))
-		r.m.junk = int(t.Start)
+		r.m.Junk = int(t.Start)
 		return i, false, true
 	}
 	if from, end, ok := explainPrefix(r.text, r.toks, i); ok {
@@ -102,9 +103,9 @@ func (r *recovery) statementStart(i int) (next int, done, stop bool) {
 		r.span(end, end)
 	}
 	if w == "SET" && r.word(i+1) == "STATEMENT" {
-		if end, vars, ok := setStatementPrefix(r.text, r.toks, i+2); ok {
+		if end, vars, ok := SetStatementPrefix(r.text, r.toks, i+2); ok {
 			r.span(i, end)
-			r.m.setStatements = append(r.m.setStatements, setStatement{end: int(r.toks[end].End), vars: vars})
+			r.m.SetStatements = append(r.m.SetStatements, SetStatement{End: int(r.toks[end].End), Vars: vars})
 			r.start = true // the statement it applies to
 			return end, true, false
 		}
@@ -193,7 +194,7 @@ func (r *recovery) semicolon(i int) (int, bool) {
 func (r *recovery) likeOperator(i int) (int, bool) {
 	w := r.word(i)
 	if !(w == "LIKE" || w == "REGEXP" || w == "RLIKE" || w == "ESCAPE" && r.liking) ||
-		!predicateOperator(r.text, r.toks, r.first, i, r.tableDDL, r.w.reserved) {
+		!predicateOperator(r.text, r.toks, r.first, i, r.tableDDL, r.w.Reserved) {
 		return i, false
 	}
 	if r.word(i-1) == "NOT" {
@@ -208,7 +209,7 @@ func (r *recovery) likeOperator(i int) (int, bool) {
 // aliasEquals: FROM t = a, MariaDB's alias after '=' (table_alias), which
 // the parser does not take; read as FROM t a.
 func (r *recovery) aliasEquals(i int) (int, bool) {
-	if !r.punct(i, '=') || !tableAliasEquals(r.text, r.toks, i, r.w.reserved) {
+	if !r.punct(i, '=') || !tableAliasEquals(r.text, r.toks, i, r.w.Reserved) {
 		return i, false
 	}
 	r.span(i, i)
@@ -264,7 +265,7 @@ func (r *recovery) fromDual(i int) (int, bool) {
 // blanked, the operand it tests stays; the words name nothing. Not in
 // SHOW … WHERE, whose condition the proxy may answer with.
 func (r *recovery) truthTest(i int) (int, bool) {
-	if r.word(i) != "IS" || i <= r.first || r.word(r.first) == "SHOW" || !operandEnd(r.text, r.toks, i-1, r.w.reserved) ||
+	if r.word(i) != "IS" || i <= r.first || r.word(r.first) == "SHOW" || !operandEnd(r.text, r.toks, i-1, r.w.Reserved) ||
 		!(truthTests[r.word(i+1)] || r.word(i+1) == "NOT" && truthTests[r.word(i+2)]) {
 		return i, false
 	}
@@ -381,7 +382,7 @@ func (r *recovery) withinGroup(i int) (int, bool) {
 		return i, false
 	}
 	j := i + 5
-	for j < len(r.toks) && (r.toks[j].Kind == lexer.Ident && !r.w.reserved[strings.ToLower(r.text[r.toks[j].Start:r.toks[j].End])] ||
+	for j < len(r.toks) && (r.toks[j].Kind == lexer.Ident && !r.w.Reserved[strings.ToLower(r.text[r.toks[j].Start:r.toks[j].End])] ||
 		r.toks[j].Kind == lexer.Quoted || r.word(j) == "ASC" || r.word(j) == "DESC" || r.punct(j, ',')) {
 		j++
 	}
@@ -425,7 +426,7 @@ func (r *recovery) returning(i int) (int, bool) {
 	if !r.writing || r.word(i) != "RETURNING" {
 		return i, false
 	}
-	if end := returningEnd(r.text, r.toks, i+1, r.w.reserved); end > i+1 {
+	if end := returningEnd(r.text, r.toks, i+1, r.w.Reserved); end > i+1 {
 		r.span(i, end-1)
 		return end - 1, true
 	}
@@ -457,7 +458,7 @@ func (r *recovery) selectInto(i int) (int, bool) {
 	}
 	for k := i + 1; k <= j; k += 2 {
 		if tk := r.toks[k]; tk.Kind == lexer.Variable {
-			r.m.intoVars = append(r.m.intoVars, intoVar{at: int(tk.Start), name: r.text[tk.Start:tk.End]})
+			r.m.IntoVars = append(r.m.IntoVars, IntoVar{At: int(tk.Start), Name: r.text[tk.Start:tk.End]})
 		}
 	}
 	r.span(i, j)
@@ -494,7 +495,7 @@ func (r *recovery) introducer(i int) (int, bool) {
 	if t.Kind != lexer.Ident && t.Kind != lexer.String || r.text[t.Start] != '_' {
 		return i, false
 	}
-	if n := introducerLen(r.text, r.toks, i, r.w.charset); n > 0 {
+	if n := introducerLen(r.text, r.toks, i, r.w.Charset); n > 0 {
 		r.blank(int(t.Start), int(t.Start)+n)
 	}
 	return i, true
@@ -559,9 +560,9 @@ func (r *recovery) longNumber(i int) (int, bool) {
 // same length.
 func (r *recovery) reservedAlias(i int) (int, bool) {
 	t := r.toks[i]
-	if r.word(i-1) != "AS" || t.Kind != lexer.Ident || !r.w.reserved[strings.ToLower(r.text[t.Start:t.End])] ||
+	if r.word(i-1) != "AS" || t.Kind != lexer.Ident || !r.w.Reserved[strings.ToLower(r.text[t.Start:t.End])] ||
 		!(r.punct(i+1, ',') || r.punct(i+1, ';') || r.word(i+1) == "FROM" || i+1 == len(r.toks)) ||
-		r.blanked(i) || isTypeWord(r.word(i)) || castTypes[r.word(i)] {
+		r.blanked(i) || IsTypeWord(r.word(i)) || castTypes[r.word(i)] {
 		return i, false
 	}
 	r.put(int(t.Start), strings.Repeat("x", int(t.End-t.Start)))
@@ -577,7 +578,7 @@ func (r *recovery) windowCount(i int) (int, bool) {
 	if n == 0 || !r.punct(i+1, '(') || r.punct(i-1, '.') || !windowCall(r.text, r.toks, i+1) {
 		return i, false
 	}
-	if from, to, ok := numberArg(r.text, r.toks, i+1, n-1, r.w.reserved); ok {
+	if from, to, ok := numberArg(r.text, r.toks, i+1, n-1, r.w.Reserved); ok {
 		r.span(from, to-1)
 		r.put(int(r.toks[from].Start), "1")
 	}
