@@ -7,6 +7,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/recovery"
 	"github.com/sqlfork/sqlfork-proxy/wire"
@@ -85,7 +86,7 @@ type scratch struct {
 	lens   uint64
 	firsts [4]uint64
 	counts []nameCount
-	refs   []astRef
+	refs   []collect.Ref
 	occs   []occurrence
 	wants  []keyed
 	found  []keyed
@@ -99,7 +100,7 @@ type nameCount struct {
 
 // keyed is a reference or an occurrence under the key that pairs them.
 type keyed struct {
-	role   refKind
+	role   collect.RefKind
 	schema string // lower case
 	name   string // lower case
 	idx    int    // into the collector's refs or the occurrences
@@ -134,7 +135,7 @@ type occurrence struct {
 	name  int32 // index into scratch.counts
 	chain int
 	part  int
-	role  refKind
+	role  collect.RefKind
 	// roleOK is false where the position cannot hold a table reference
 	// (a database part, a column part).
 	roleOK bool
@@ -207,7 +208,7 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 		}
 		return a
 	}
-	r := &reading{a: a, e: e, sc: sc, nz: nz, rec: rec, stmts: stmts, db: opts.DB, all: &collector{}}
+	r := &reading{a: a, e: e, sc: sc, nz: nz, rec: rec, stmts: stmts, db: opts.DB, all: &collect.Collector{}}
 	for _, s := range stmts {
 		if !r.statement(s) {
 			break
@@ -221,7 +222,7 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 		a.stmtDBs = append(a.stmtDBs, r.db)
 		a.Statements = append(a.Statements, Statement{Class: ClassRead, Kind: KindSyntaxError, DB: r.db})
 	}
-	a.aliases = r.all.aliases
+	a.aliases = r.all.Aliases
 	a.sites = r.showSites // bind adds the sites it locates
 	e.bind(a, r.all, sc)
 	return a
@@ -319,7 +320,7 @@ func showFromSite(text string, toks []lexer.Token, sh *ast.ShowStmt, u Table) (s
 			continue
 		}
 		n++
-		found = site{start: int(toks[i].Start), end: int(toks[i+2].End), kind: refTable, table: u, qualified: true}
+		found = site{start: int(toks[i].Start), end: int(toks[i+2].End), kind: collect.RefTable, table: u, qualified: true}
 	}
 	return found, n == 1
 }
@@ -518,13 +519,13 @@ func (a *Analysis) collectLoose(toks []lexer.Token, chains []chain, columns map[
 // bind locates the collector's references in a.text and records sites.
 // sc.toks holds the lexer's tokens of a.text; sc's other buffers are
 // bind's scratch space.
-func (e *Engine) bind(a *Analysis, c *collector, sc *scratch) {
+func (e *Engine) bind(a *Analysis, c *collect.Collector, sc *scratch) {
 	sc.chains = buildChainsInto(sc.chains, a.text, sc.toks, e.reserved)
 	toks, chains := sc.toks, sc.chains
 	sc.reset()
 	refs := sc.namesThatMatter(c)
 	declared := declaredNames(c)
-	c = &collector{refs: refs, ctes: c.ctes, aliases: c.aliases, columns: c.columns}
+	c = &collect.Collector{Refs: refs, CTEs: c.CTEs, Aliases: c.Aliases, Columns: c.Columns}
 	if len(sc.counts) == 0 {
 		a.collectLoose(toks, chains, declared)
 		return
@@ -534,10 +535,10 @@ func (e *Engine) bind(a *Analysis, c *collector, sc *scratch) {
 	// occurrences too, with no reference of their own.
 	for i := range sc.counts {
 		n := sc.counts[i].name
-		if c.aliases[n] {
+		if c.Aliases[n] {
 			sc.counts[i].want += countAliasDefs(a.text, toks, chains, n)
 		}
-		if c.ctes[n] {
+		if c.CTEs[n] {
 			sc.counts[i].want++
 		}
 	}
@@ -552,24 +553,24 @@ func (e *Engine) bind(a *Analysis, c *collector, sc *scratch) {
 // DELETE/FOR UPDATE targets), each name counted in sc: a name used only
 // as an alias is never renamed, so its qualifiers and targets need no
 // place in the text.
-func (sc *scratch) namesThatMatter(c *collector) []astRef {
-	for _, r := range c.refs {
-		if r.kind == refTable {
-			sc.tableNames[strings.ToLower(r.name)] = true
+func (sc *scratch) namesThatMatter(c *collect.Collector) []collect.Ref {
+	for _, r := range c.Refs {
+		if r.Kind == collect.RefTable {
+			sc.tableNames[strings.ToLower(r.Name)] = true
 		}
 	}
-	aliasOnly := func(r astRef) bool {
-		if r.kind == refTable || r.schema != "" || len(c.aliases) == 0 {
+	aliasOnly := func(r collect.Ref) bool {
+		if r.Kind == collect.RefTable || r.Schema != "" || len(c.Aliases) == 0 {
 			return false
 		}
-		n := strings.ToLower(r.name)
-		return c.aliases[n] && !sc.tableNames[n]
+		n := strings.ToLower(r.Name)
+		return c.Aliases[n] && !sc.tableNames[n]
 	}
-	refs := c.refs
-	for i, r := range c.refs {
+	refs := c.Refs
+	for i, r := range c.Refs {
 		if aliasOnly(r) { // copy only when something is dropped
-			refs = append(sc.refs, c.refs[:i]...)
-			for _, r := range c.refs[i:] {
+			refs = append(sc.refs, c.Refs[:i]...)
+			for _, r := range c.Refs[i:] {
 				if !aliasOnly(r) {
 					refs = append(refs, r)
 				}
@@ -579,7 +580,7 @@ func (sc *scratch) namesThatMatter(c *collector) []astRef {
 		}
 	}
 	for _, r := range refs {
-		n := strings.ToLower(r.name)
+		n := strings.ToLower(r.Name)
 		i, ok := sc.names[n]
 		if !ok {
 			i = int32(len(sc.counts))
@@ -643,22 +644,22 @@ func lowerInto(buf *[64]byte, s string) ([]byte, bool) {
 }
 
 // roleAt says what the part at pi of ch can be.
-func roleAt(src string, toks []lexer.Token, ch chain, pi int) (refKind, bool, string) {
+func roleAt(src string, toks []lexer.Token, ch chain, pi int) (collect.RefKind, bool, string) {
 	n := ch.n
 	part := func(i int) string { return lexer.IdentText(src, toks[ch.tok(i)]) }
 	switch {
 	case n == 1 && !ch.star:
-		return refTable, true, ""
+		return collect.RefTable, true, ""
 	case n == 1 && ch.star:
-		return refQualifier, true, ""
+		return collect.RefQualifier, true, ""
 	case n == 2 && !ch.star && pi == 1:
-		return refTable, true, part(0)
+		return collect.RefTable, true, part(0)
 	case n == 2 && !ch.star && pi == 0:
-		return refQualifier, true, ""
+		return collect.RefQualifier, true, ""
 	case n == 2 && ch.star && pi == 1:
-		return refQualifier, true, part(0)
+		return collect.RefQualifier, true, part(0)
 	case n == 3 && !ch.star && pi == 1:
-		return refQualifier, true, part(0)
+		return collect.RefQualifier, true, part(0)
 	}
 	return 0, false, ""
 }
@@ -687,13 +688,13 @@ func countAliasDefs(src string, toks []lexer.Token, chains []chain, n string) in
 // accounted for by the references the parser reported, role by role. It
 // reports false when the text has occurrences the references do not
 // explain (a column or alias spelled like a table, say).
-func (e *Engine) bindByCount(a *Analysis, c *collector, toks []lexer.Token, chains []chain, sc *scratch) bool {
+func (e *Engine) bindByCount(a *Analysis, c *collect.Collector, toks []lexer.Token, chains []chain, sc *scratch) bool {
 	for _, nc := range sc.counts {
 		if nc.got != nc.want {
 			return false
 		}
 	}
-	if len(sc.occs) != len(c.refs) {
+	if len(sc.occs) != len(c.Refs) {
 		return false
 	}
 	for _, o := range sc.occs {
@@ -701,7 +702,7 @@ func (e *Engine) bindByCount(a *Analysis, c *collector, toks []lexer.Token, chai
 			return false
 		}
 		n := sc.counts[o.name].name
-		if o.role == refTable && o.schema == "" && (c.aliases[n] || c.ctes[n]) {
+		if o.role == collect.RefTable && o.schema == "" && (c.Aliases[n] || c.CTEs[n]) {
 			// Could be the alias/CTE definition or a reference: only
 			// the marker parse can tell which token is which.
 			return false
@@ -709,12 +710,12 @@ func (e *Engine) bindByCount(a *Analysis, c *collector, toks []lexer.Token, chai
 	}
 	// Pair references with occurrences of the same (role, schema, name),
 	// in order: sort both by that key, stably, and match them one to one.
-	for i, r := range c.refs {
-		role := r.kind
-		if role == refTarget {
-			role = refTable
+	for i, r := range c.Refs {
+		role := r.Kind
+		if role == collect.RefTarget {
+			role = collect.RefTable
 		}
-		sc.wants = append(sc.wants, keyed{role: role, schema: strings.ToLower(r.schema), name: strings.ToLower(r.name), idx: i})
+		sc.wants = append(sc.wants, keyed{role: role, schema: strings.ToLower(r.Schema), name: strings.ToLower(r.Name), idx: i})
 	}
 	for i, o := range sc.occs {
 		sc.found = append(sc.found, keyed{role: o.role, schema: strings.ToLower(o.schema), name: sc.counts[o.name].name, idx: i})
@@ -729,7 +730,7 @@ func (e *Engine) bindByCount(a *Analysis, c *collector, toks []lexer.Token, chai
 	sites := make([]site, 0, len(sc.found))
 	for i, w := range sc.wants {
 		o := sc.occs[sc.found[i].idx]
-		if s, ok := a.makeSite(toks, chains[o.chain], o.part, c.refs[w.idx], c); ok {
+		if s, ok := a.makeSite(toks, chains[o.chain], o.part, c.Refs[w.idx], c); ok {
 			sites = append(sites, s)
 		}
 	}
@@ -739,31 +740,31 @@ func (e *Engine) bindByCount(a *Analysis, c *collector, toks []lexer.Token, chai
 
 // makeSite turns a bound occurrence into a site; ok is false for names that
 // are not tables (CTE references, alias targets).
-func (a *Analysis) makeSite(toks []lexer.Token, ch chain, part int, r astRef, c *collector) (site, bool) {
+func (a *Analysis) makeSite(toks []lexer.Token, ch chain, part int, r collect.Ref, c *collect.Collector) (site, bool) {
 	tok := toks[ch.tok(part)]
 	start := tok.Start
-	qualified := r.schema != ""
+	qualified := r.Schema != ""
 	// Spell the table as the text does: references were paired with
 	// tokens case-insensitively.
-	r.name = lexer.IdentText(a.text, tok)
+	r.Name = lexer.IdentText(a.text, tok)
 	if qualified {
 		start = toks[ch.tok(part-1)].Start
-		r.schema = lexer.IdentText(a.text, toks[ch.tok(part-1)])
+		r.Schema = lexer.IdentText(a.text, toks[ch.tok(part-1)])
 	}
-	ln := strings.ToLower(r.name)
-	switch r.kind {
-	case refTable:
-		if r.cte {
+	ln := strings.ToLower(r.Name)
+	switch r.Kind {
+	case collect.RefTable:
+		if r.CTE {
 			return site{}, false
 		}
-	case refTarget:
-		if r.schema == "" && c.aliases[ln] {
+	case collect.RefTarget:
+		if r.Schema == "" && c.Aliases[ln] {
 			return site{}, false
 		}
 	}
-	db := r.schema
+	db := r.Schema
 	if db == "" {
-		db = r.defaultDB
+		db = r.DefaultDB
 	}
 	if db == "" {
 		db = a.dbAt(int(tok.Start))
@@ -771,12 +772,12 @@ func (a *Analysis) makeSite(toks []lexer.Token, ch chain, part int, r astRef, c 
 	if a.altered != nil && a.altered.alteredIn(int(start), int(tok.End)) {
 		// The parser read a changed spelling of this name (a backslash in
 		// a "quoted" name): the table it names is not known for sure.
-		a.unbound = append(a.unbound, Table{DB: db, Name: r.name})
+		a.unbound = append(a.unbound, Table{DB: db, Name: r.Name})
 		a.alteredName = true
 		return site{}, false
 	}
-	return site{start: int(start), end: int(tok.End), kind: r.kind, table: Table{DB: db, Name: r.name},
-		qualified: qualified, write: r.write, aliased: r.aliased, stmt: a.stmtAt(int(tok.Start))}, true
+	return site{start: int(start), end: int(tok.End), kind: r.Kind, table: Table{DB: db, Name: r.Name},
+		qualified: qualified, write: r.Write, aliased: r.Aliased, stmt: a.stmtAt(int(tok.Start))}, true
 }
 
 // bindByMarkers replaces every token spelled like a referenced name with a
@@ -794,12 +795,12 @@ func (e *Engine) bindByMarkers(a *Analysis, toks []lexer.Token, chains []chain, 
 		}
 		return
 	}
-	c := newCollector()
-	c.cteRefs = cteRefs(stmts, mk.name, a.opts.CaseSensitiveNames)
+	c := collect.New()
+	c.CTERefs = collect.CTERefs(stmts, mk.name, a.opts.CaseSensitiveNames)
 	for _, s := range stmts {
 		s.Accept(c)
 	}
-	oc := &collector{ctes: mk.names(c.ctes), aliases: mk.names(c.aliases)}
+	oc := &collect.Collector{CTEs: mk.names(c.CTEs), Aliases: mk.names(c.Aliases)}
 	type place struct {
 		ch   chain
 		part int
@@ -811,28 +812,28 @@ func (e *Engine) bindByMarkers(a *Analysis, toks []lexer.Token, chains []chain, 
 		}
 	}
 	var sites []site
-	for _, r := range c.refs {
-		name, ti, ok := mk.orig(r.name)
-		schema := mk.name(r.schema)
+	for _, r := range c.Refs {
+		name, ti, ok := mk.orig(r.Name)
+		schema := mk.name(r.Schema)
 		if !ok {
 			// A reference the text did not show where the lexer looked.
-			if r.kind != refQualifier {
+			if r.Kind != collect.RefQualifier {
 				a.unboundRef(schema, name)
 			}
 			continue
 		}
 		cp := chainOf[ti]
-		if r.schema != "" && cp.part == 0 {
+		if r.Schema != "" && cp.part == 0 {
 			a.unbound = append(a.unbound, Table{DB: schema, Name: name})
 			continue
 		}
-		r.name, r.schema = name, schema
+		r.Name, r.Schema = name, schema
 		if s, ok := a.makeSite(toks, cp.ch, cp.part, r, oc); ok {
 			sites = append(sites, s)
 		}
 	}
 	a.sites = sortSites(append(a.sites, sites...))
-	a.cteQualifiers(c.refs, mk.name)
+	a.cteQualifiers(c.Refs, mk.name)
 }
 
 // unboundRef records a table the engine could not place: db.name, or name
@@ -907,20 +908,20 @@ func (mk *marked) names(markers map[string]bool) map[string]bool {
 // cteQualifiers records as shadowing (refused when mapped) the CTE names
 // that also name a table of the input and qualify a column there: t.col
 // may then name either, and qualifiers are matched to tables by name.
-func (a *Analysis) cteQualifiers(refs []astRef, orig func(string) string) {
+func (a *Analysis) cteQualifiers(refs []collect.Ref, orig func(string) string) {
 	var ctes, quals map[string]bool
 	for _, r := range refs {
-		k := strings.ToLower(orig(r.name))
+		k := strings.ToLower(orig(r.Name))
 		switch {
-		case r.kind == refTable && r.cte:
-			setName(&ctes, k)
-		case r.kind == refQualifier && r.schema == "":
-			setName(&quals, k)
+		case r.Kind == collect.RefTable && r.CTE:
+			collect.SetName(&ctes, k)
+		case r.Kind == collect.RefQualifier && r.Schema == "":
+			collect.SetName(&quals, k)
 		}
 	}
 	for _, s := range a.sites {
-		if k := strings.ToLower(s.table.Name); s.kind != refQualifier && ctes[k] && quals[k] {
-			setName(&a.cteShadows, k)
+		if k := strings.ToLower(s.table.Name); s.kind != collect.RefQualifier && ctes[k] && quals[k] {
+			collect.SetName(&a.cteShadows, k)
 		}
 	}
 }
@@ -1056,62 +1057,62 @@ func isSandboxStatement(sql string) bool {
 
 // describe classifies one statement and lists the tables it reads and
 // writes.
-func describe(s ast.StmtNode, c *collector, db string) Statement {
+func describe(s ast.StmtNode, c *collect.Collector, db string) Statement {
 	st := Statement{Class: classOf(s), Kind: kindOf(s), DB: db}
 	if k, ok := s.(*ast.KillStmt); ok && k.Expr == nil && !k.TiDBExtension {
 		st.Kill = &Kill{Query: k.Query, ID: k.ConnectionID}
 	}
 	st.Reads, st.Writes = usedTables(c, db)
-	for _, t := range c.references {
+	for _, t := range c.References {
 		if t.DB == "" {
 			t.DB = db
 		}
 		st.References = append(st.References, t)
 	}
-	for _, t := range c.like {
+	for _, t := range c.Like {
 		if t.DB == "" {
 			t.DB = db
 		}
 		st.Like = append(st.Like, t)
 	}
-	if c.locking || lockingStatement(s) {
+	if c.Locking || lockingStatement(s) {
 		for _, t := range st.Reads {
 			if !strings.EqualFold(t.DB, "information_schema") && !strings.EqualFold(t.DB, "performance_schema") {
 				st.Locked = append(st.Locked, t)
 			}
 		}
 	}
-	st.Funcs, st.Outside, st.Vars, st.Next = c.funcs, c.outside, c.vars, nextTransaction(s)
+	st.Funcs, st.Outside, st.Vars, st.Next = c.Funcs, c.Outside, c.Vars, nextTransaction(s)
 	if st.Kind == KindBegin {
 		st.Start = transactionStart(s.Text(), Options{})
 	}
-	st.ChangesLexing, st.ChangesIsolation, st.Serializable = c.set.lexing, c.set.isolation, c.set.serializable
-	st.Engine = c.set.engine
+	st.ChangesLexing, st.ChangesIsolation, st.Serializable = c.Set.Lexing, c.Set.Isolation, c.Set.Serializable
+	st.Engine = c.Set.Engine
 	describeKind(&st, s)
 	return st
 }
 
 // usedTables are the tables c's references name, sorted, each once:
 // written if any reference writes it.
-func usedTables(c *collector, db string) (reads, writes []Table) {
+func usedTables(c *collect.Collector, db string) (reads, writes []Table) {
 	type use struct {
 		t     Table
 		write bool
 	}
-	uses := make([]use, 0, len(c.refs))
-	for _, r := range c.refs {
-		if r.kind == refQualifier || r.cte ||
-			(r.kind == refTarget && r.schema == "" && c.aliases[strings.ToLower(r.name)]) {
+	uses := make([]use, 0, len(c.Refs))
+	for _, r := range c.Refs {
+		if r.Kind == collect.RefQualifier || r.CTE ||
+			(r.Kind == collect.RefTarget && r.Schema == "" && c.Aliases[strings.ToLower(r.Name)]) {
 			continue
 		}
-		t := Table{DB: r.schema, Name: r.name}
+		t := Table{DB: r.Schema, Name: r.Name}
 		if t.DB == "" {
-			t.DB = r.defaultDB
+			t.DB = r.DefaultDB
 		}
 		if t.DB == "" {
 			t.DB = db
 		}
-		uses = append(uses, use{t, r.write})
+		uses = append(uses, use{t, r.Write})
 	}
 	slices.SortFunc(uses, func(x, y use) int {
 		if c := strings.Compare(x.t.DB, y.t.DB); c != 0 {
@@ -1207,11 +1208,11 @@ func showListing(x *ast.ShowStmt) *Show {
 // labelSpans are the spans of labels in text, those the parser's offsets
 // place exactly (others are left out), and for each whether it is a
 // column reference.
-func labelSpans(labels []labelText, text string) (spans [][2]int, columns []bool) {
+func labelSpans(labels []collect.Label, text string) (spans [][2]int, columns []bool) {
 	for _, l := range labels {
-		if end := l.offset + len(l.text); l.text != "" && l.offset >= 0 && end <= len(text) && text[l.offset:end] == l.text {
-			spans = append(spans, [2]int{l.offset, end})
-			columns = append(columns, l.column)
+		if end := l.Offset + len(l.Text); l.Text != "" && l.Offset >= 0 && end <= len(text) && text[l.Offset:end] == l.Text {
+			spans = append(spans, [2]int{l.Offset, end})
+			columns = append(columns, l.Column)
 		}
 	}
 	return spans, columns
@@ -1473,15 +1474,15 @@ var namedAfter = map[string]bool{"ENGINE": true, "TABLESPACE": true, "COLLATE": 
 // table (c.columns: columns, indexes, constraints, partitions, aliases of
 // fields, databases, …) with its CTE names and table aliases: where no
 // site is, such a name is no table.
-func declaredNames(c *collector) map[string]bool {
-	if c.columns == nil {
+func declaredNames(c *collect.Collector) map[string]bool {
+	if c.Columns == nil {
 		return nil
 	}
-	if len(c.ctes) == 0 && len(c.aliases) == 0 {
-		return c.columns
+	if len(c.CTEs) == 0 && len(c.Aliases) == 0 {
+		return c.Columns
 	}
-	m := make(map[string]bool, len(c.columns)+len(c.ctes)+len(c.aliases))
-	for _, set := range []map[string]bool{c.columns, c.ctes, c.aliases} {
+	m := make(map[string]bool, len(c.Columns)+len(c.CTEs)+len(c.Aliases))
+	for _, set := range []map[string]bool{c.Columns, c.CTEs, c.Aliases} {
 		for k := range set {
 			m[k] = true
 		}
@@ -1553,7 +1554,7 @@ type reading struct {
 	db        string
 	cursor    int
 	showSites []site
-	all       *collector
+	all       *collect.Collector
 }
 
 // statement describes s, the next statement, and adds what it names to
@@ -1571,18 +1572,18 @@ func (r *reading) statement(s ast.StmtNode) bool {
 	}
 	a.stmtStarts = append(a.stmtStarts, start)
 	a.stmtDBs = append(a.stmtDBs, r.db)
-	c := newCollector()
+	c := collect.New()
 	if cl := classOf(s); cl == ClassDDL || cl == ClassOther {
-		c.columns = map[string]bool{}
+		c.Columns = map[string]bool{}
 	}
 	if containsFold(sql, "with") {
-		c.cteRefs = cteRefs([]ast.StmtNode{s}, func(n string) string { return n }, a.opts.CaseSensitiveNames)
+		c.CTERefs = collect.CTERefs([]ast.StmtNode{s}, func(n string) string { return n }, a.opts.CaseSensitiveNames)
 	}
 	s.Accept(c)
 	a.Statements = append(a.Statements, describe(s, c, r.db))
 	st := &a.Statements[len(a.Statements)-1]
-	st.Labels, st.labelColumns = labelSpans(c.labels, sql)
-	st.AliasedColumns = c.aliasedColumns
+	st.Labels, st.labelColumns = labelSpans(c.Labels, sql)
+	st.AliasedColumns = c.AliasedColumns
 	a.markBare(st, r.sc.toks)
 	routineStatement(st, s, sql, r.sc.toks, start)
 	flushTables(st, s, a.src[min(start, len(a.src)):])
@@ -1591,7 +1592,7 @@ func (r *reading) statement(s ast.StmtNode) bool {
 		// text, which holds characters changed for the parser.
 		st.Unprovable = "the statement holds multi-byte characters the proxy cannot read back exactly (send it in utf8mb4)"
 	}
-	a.stmtAliases = append(a.stmtAliases, c.aliases)
+	a.stmtAliases = append(a.stmtAliases, c.Aliases)
 	a.stmtDeclared = append(a.stmtDeclared, declaredNames(c))
 	r.unlocatable(s, st, c)
 	if p, ok := s.(*ast.PrepareStmt); ok && p.SQLVar == nil {
@@ -1606,15 +1607,15 @@ func (r *reading) statement(s ast.StmtNode) bool {
 		r.all = c // the common case: the statement's collector is the input's
 		return false
 	}
-	r.all.refs = append(r.all.refs, c.refs...)
-	for k := range c.columns {
-		setName(&r.all.columns, k)
+	r.all.Refs = append(r.all.Refs, c.Refs...)
+	for k := range c.Columns {
+		collect.SetName(&r.all.Columns, k)
 	}
-	for k := range c.ctes {
-		setName(&r.all.ctes, k)
+	for k := range c.CTEs {
+		collect.SetName(&r.all.CTEs, k)
 	}
-	for k := range c.aliases {
-		setName(&r.all.aliases, k)
+	for k := range c.Aliases {
+		collect.SetName(&r.all.Aliases, k)
 	}
 	return true
 }
@@ -1622,8 +1623,8 @@ func (r *reading) statement(s ast.StmtNode) bool {
 // unlocatable handles the tables the parser names without a place in the
 // text: SHOW … FROM t FROM db gets one site spanning both names; any
 // other is left for bind to refuse.
-func (r *reading) unlocatable(s ast.StmtNode, st *Statement, c *collector) {
-	for _, u := range c.unlocatable {
+func (r *reading) unlocatable(s ast.StmtNode, st *Statement, c *collect.Collector) {
+	for _, u := range c.Unlocatable {
 		if sh, ok := s.(*ast.ShowStmt); ok && len(r.stmts) == 1 {
 			if site, ok := showFromSite(r.a.text, r.sc.toks, sh, u); ok {
 				r.showSites = append(r.showSites, site)

@@ -1,9 +1,10 @@
 package rewrite
 
 import (
-	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 )
 
 // Dynamic SQL. PREPARE name FROM <expression> and EXECUTE IMMEDIATE

@@ -1,8 +1,10 @@
 package rewrite
 
 import (
-	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 )
 
 // MariaDB statements the parser does not read at all, read by the engine
@@ -534,7 +536,7 @@ func tableNameAt(text string, toks []lexer.Token, i int, db string) (s site, nex
 	if lexer.PunctAt(text, toks, next, '.') {
 		return site{}, 0, false
 	}
-	return site{start: int(toks[i].Start), end: int(end), kind: refTable, table: t, qualified: qualified}, next, true
+	return site{start: int(toks[i].Start), end: int(end), kind: collect.RefTable, table: t, qualified: qualified}, next, true
 }
 
 // immediateLiteral reports whether toks hold EXECUTE IMMEDIATE 'text'
@@ -699,7 +701,7 @@ func tableDDL(text string, toks []lexer.Token, db string) (s site, kind Kind, te
 				if lexer.PunctAt(text, toks, v, '=') {
 					v++
 				}
-				if v >= len(toks) || !SafeEngine(lexer.IdentText(text, toks[v])) {
+				if v >= len(toks) || !collect.SafeEngine(lexer.IdentText(text, toks[v])) {
 					return site{}, "", false, false
 				}
 			}

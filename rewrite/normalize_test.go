@@ -1,9 +1,10 @@
 package rewrite
 
 import (
-	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"strings"
 	"testing"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 )
 
 var (

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 )
 
@@ -14,19 +15,8 @@ import (
 // functions it calls. Volatile says, from that, whether a second run could
 // differ.
 
-// Var is a variable a statement reads or sets.
-type Var struct {
-	// Name is the variable's name in lower case, without @, @@ or a
-	// scope.
-	Name string
-	// System: a server variable (@@x, SET x = …); else a user variable
-	// (@x).
-	System bool
-	// Set: the statement assigns it (SET, :=, INTO @x); else it reads it.
-	Set bool
-	// Global: a server variable of GLOBAL scope.
-	Global bool
-}
+// Var is a variable a statement reads or sets (collect.Var).
+type Var = collect.Var
 
 // TxChars are characteristics of a transaction: what BEGIN / START
 // TRANSACTION starts one with, or what SET TRANSACTION gives the next one.
@@ -40,51 +30,21 @@ type TxChars struct {
 	Snapshot bool
 }
 
-// variable records a variable an expression reads, or assigns (@x := …).
-func (c *collector) variable(x *ast.VariableExpr) {
-	c.vars = append(c.vars, Var{Name: strings.ToLower(x.Name), System: x.IsSystem, Set: x.Value != nil, Global: x.IsGlobal})
-}
-
-// setVars records the variables a SET statement assigns; those of SET
-// TRANSACTION (without SESSION or GLOBAL), which apply to the next
-// transaction only, are its TxChars instead (nextTransaction).
-func (c *collector) setVars(x *ast.SetStmt) {
-	if oneShot(x) {
-		return
-	}
-	for _, v := range x.Variables {
-		c.vars = append(c.vars, Var{Name: strings.ToLower(v.Name), System: v.IsSystem, Set: true, Global: v.IsGlobal})
-	}
-}
-
-// oneShot reports SET TRANSACTION …, which sets the characteristics of the
-// next transaction only (the parser gives SET TRANSACTION READ ONLY the
-// same variable as SET SESSION TRANSACTION READ ONLY: the text tells).
-func oneShot(x *ast.SetStmt) bool {
-	for _, v := range x.Variables {
-		if v.Name == "tx_isolation_one_shot" {
-			return true
-		}
-	}
-	w := words(x.Text(), 2)
-	return len(w) == 2 && w[0] == "SET" && w[1] == "TRANSACTION"
-}
-
 // nextTransaction is what SET TRANSACTION … gives the next transaction
 // (nil for other statements).
 func nextTransaction(s ast.StmtNode) *TxChars {
 	x, ok := s.(*ast.SetStmt)
-	if !ok || !oneShot(x) {
+	if !ok || !collect.OneShot(x) {
 		return nil
 	}
 	ch := &TxChars{}
 	for _, v := range x.Variables {
 		switch v.Name {
 		case "tx_isolation_one_shot":
-			ch.Isolation = strings.ReplaceAll(strings.ToUpper(exprText(v.Value)), "-", " ")
+			ch.Isolation = strings.ReplaceAll(strings.ToUpper(collect.ExprText(v.Value)), "-", " ")
 		case "tx_read_only":
 			ch.Access = "READ WRITE"
-			if exprText(v.Value) == "1" {
+			if collect.ExprText(v.Value) == "1" {
 				ch.Access = "READ ONLY"
 			}
 		}
@@ -118,18 +78,6 @@ func transactionStart(text string, opts Options) *TxChars {
 		prev = w
 	}
 	return ch
-}
-
-// words are the first n bare words of a text, in upper case.
-func words(text string, n int) []string {
-	var out []string
-	for _, t := range lexer.Lex(text, lexer.Options{}) {
-		if t.Kind != lexer.Ident || len(out) == n {
-			break
-		}
-		out = append(out, strings.ToUpper(text[t.Start:t.End]))
-	}
-	return out
 }
 
 // textVars are the variables a text the parser cannot read names: every

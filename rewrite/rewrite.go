@@ -19,6 +19,7 @@ import (
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // value expressions for the parser
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/recovery"
 	"github.com/sqlfork/sqlfork-proxy/sqlname"
@@ -216,30 +217,12 @@ type looseName struct {
 	stmt int
 }
 
-// Func is a function a statement calls, as written.
-type Func struct {
-	Schema string // "" when unqualified
-	Name   string
-	// Bare is set when every call of the name in the text is written
-	// unquoted and right before "(" (or with whitespace only between under
-	// IGNORE_SPACE): MariaDB takes some names (COUNT, NOW, SUBSTRING) for
-	// its own functions only when they are written so.
-	Bare bool
-	// Quoted is set when a call of the name in the text is written quoted
-	// (`point`(1, 1)): MariaDB then takes it for a name, never for one of
-	// its grammar's keywords.
-	Quoted bool
-	// Args is how many arguments the call passes (0 for a name a text the
-	// parser cannot read puts before a parenthesis).
-	Args int
-}
+// SafeEngine reports whether a storage engine keeps its tables in the
+// database (see collect.SafeEngine).
+func SafeEngine(name string) bool { return collect.SafeEngine(name) }
 
-func (f Func) String() string {
-	if f.Schema == "" {
-		return f.Name
-	}
-	return f.Schema + "." + f.Name
-}
+// Func is a function a statement calls, as written (collect.Func).
+type Func = collect.Func
 
 // Show is a SHOW statement the proxy answers itself or asks as a query:
 // one that lists tables or databases, or the process list.
@@ -364,7 +347,7 @@ type preparedSite struct {
 // site is one place in the text to splice a physical name into.
 type site struct {
 	start, end int
-	kind       refKind
+	kind       collect.RefKind
 	table      Table // logical table (DB filled from the current database when unqualified)
 	qualified  bool  // written with its database
 	write      bool
@@ -944,9 +927,9 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 	for _, s := range a.sites {
 		var err error
 		switch s.kind {
-		case refTable, refTarget:
+		case collect.RefTable, collect.RefTarget:
 			reps, err = sp.table(reps, s)
-		case refQualifier:
+		case collect.RefQualifier:
 			reps, err = sp.qualifier(reps, s)
 		}
 		if err != nil {
@@ -976,7 +959,7 @@ type splicing struct {
 func (a *Analysis) resolveSites(r Resolver) (*splicing, error) {
 	sp := &splicing{a: a, tabs: make([]resolvedTable, 0, len(a.sites))}
 	for _, s := range a.sites {
-		if s.kind == refQualifier {
+		if s.kind == collect.RefQualifier {
 			continue
 		}
 		k := a.norm(s.table)
@@ -1022,7 +1005,7 @@ func (sp *splicing) physOf(k Table) (Table, bool) {
 func (sp *splicing) candidates(stmt int, ln string) []Table {
 	var out []Table
 	for _, s := range sp.a.sites {
-		if s.kind == refQualifier || s.aliased || s.stmt != stmt {
+		if s.kind == collect.RefQualifier || s.aliased || s.stmt != stmt {
 			continue
 		}
 		if k := sp.a.norm(s.table); k.Name == ln && !slices.Contains(out, k) {

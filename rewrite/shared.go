@@ -1,8 +1,9 @@
 package rewrite
 
 import (
-	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 )
 
 // showsServer are the words after SHOW (and FULL, GLOBAL, SESSION, ALL)
