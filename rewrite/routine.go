@@ -466,7 +466,8 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []lexer.Token, i int, db str
 	if j = characteristics(text, toks, j); j < 0 {
 		return fail("the proxy cannot read the characteristics of this " + what)
 	}
-	body := &bodyReader{e: e, a: a, toks: toks, db: r.DB(db), r: r, function: function}
+	body := e.newBodyReader(a, toks, r.DB(db), r)
+	body.function = function
 	// Parameters of anchored types name tables too.
 	if why := body.anchors(params+1, j-1); why != "" {
 		return fail(why)
@@ -549,13 +550,23 @@ func routineName(text string, toks []lexer.Token, i int) (r *Routine, next int, 
 	return r, next, true
 }
 
+// bodyAnalyzer analyses the pieces of a body a bodyReader finds; each
+// method returns why the proxy cannot read the piece, "" when it can.
+type bodyAnalyzer interface {
+	// Table analyses text[start:end], a table name.
+	Table(start, end int) string
+	// Expr analyses text[start:end], an expression.
+	Expr(start, end int) string
+	// Statement analyses toks[from:to], a statement of the body.
+	Statement(from, to int) string
+}
+
 // bodyReader reads a procedure's body.
 type bodyReader struct {
-	e    *Engine
-	a    *Analysis
+	text string
 	toks []lexer.Token
-	db   string // the procedure's database: current while its body runs
-	r    *Routine
+	// an analyses the pieces of the body found.
+	an bodyAnalyzer
 	// function is set for a stored function's body, which returns its
 	// value with RETURN.
 	function bool
@@ -587,7 +598,7 @@ func (b *bodyReader) leaveBlock() {
 // declareCursor notes the cursor named at toks[i] in the innermost block.
 func (b *bodyReader) declareCursor(i int) {
 	if n := len(b.blocks); n > 0 && i < len(b.toks) {
-		name := strings.ToLower(lexer.IdentText(b.a.text, b.toks[i]))
+		name := strings.ToLower(lexer.IdentText(b.text, b.toks[i]))
 		if b.cursors == nil {
 			b.cursors = map[string]int{}
 		}
@@ -607,7 +618,7 @@ func (b *bodyReader) isCursor(name string) bool { return b.cursors[strings.ToLow
 // analysed as the query SELECT * FROM <table>, so that it is the body's
 // and rewritten in place. TYPE OF variable names none.
 func (b *bodyReader) anchors(from, to int) string {
-	text, toks := b.a.text, b.toks
+	text, toks := b.text, b.toks
 	w := func(j int) string { return lexer.Word(text, toks, j) }
 	isName := func(j int) bool { return j < to && (toks[j].Kind == lexer.Ident || toks[j].Kind == lexer.Quoted) }
 	for k := from; k < to; k++ {
@@ -639,25 +650,11 @@ func (b *bodyReader) anchors(from, to int) string {
 		case !row:
 			tableEnd = last - 2 // TYPE OF [db.]table.column
 		}
-		if why := b.tableAt(int(toks[k+2].Start), int(toks[tableEnd].End)); why != "" {
+		if why := b.an.Table(int(toks[k+2].Start), int(toks[tableEnd].End)); why != "" {
 			return why
 		}
 		k = last
 	}
-	return ""
-}
-
-// tableAt analyses the table name text[start:end] as the query SELECT *
-// FROM <name>: the table is the body's, rewritten in place.
-func (b *bodyReader) tableAt(start, end int) string {
-	const prefix = "SELECT * FROM "
-	sub := b.e.analyze(prefix+b.a.text[start:end], withDB(b.a.opts, b.db))
-	if sub.parseErr != nil || sub.normErr != nil || len(sub.Statements) != 1 || len(sub.Statements[0].Reads) != 1 {
-		return "the proxy cannot read the table " + strings.Join(strings.Fields(firstLine(b.a.text[start:end])), " ") +
-			" of an anchored type in the body"
-	}
-	b.r.Body = append(b.r.Body, sub)
-	b.r.bodyAt = append(b.r.bodyAt, start-len(prefix))
 	return ""
 }
 
@@ -675,7 +672,7 @@ const serverMaxNesting = 32000
 // statement reads the body statement at toks[i]; end is the index of the
 // token after it. A non-empty why says what the proxy cannot read.
 func (b *bodyReader) statement(i, depth int) (end int, why string) {
-	text, toks := b.a.text, b.toks
+	text, toks := b.text, b.toks
 	w := func(j int) string { return lexer.Word(text, toks, j) }
 	if i >= len(toks) {
 		return 0, "the procedure has no body"
@@ -722,14 +719,14 @@ func (b *bodyReader) statement(i, depth int) (end int, why string) {
 		return 0, "the proxy does not read " + w(i) + " here in a procedure body"
 	}
 	end = b.semi(i)
-	return end, b.fragment(i, end)
+	return end, b.an.Statement(i, end)
 }
 
 // semi is the end of a simple statement from toks[j]: the next semicolon
 // (a body's statements all end with one; the body itself may end the
 // input).
 func (b *bodyReader) semi(j int) int {
-	for j < len(b.toks) && !lexer.PunctAt(b.a.text, b.toks, j, ';') {
+	for j < len(b.toks) && !lexer.PunctAt(b.text, b.toks, j, ';') {
 		j++
 	}
 	return j
@@ -742,7 +739,7 @@ func (b *bodyReader) onlyWords(from, to int) bool {
 		switch t := b.toks[k]; t.Kind {
 		case lexer.Ident, lexer.String, lexer.Number, lexer.Variable, lexer.Quoted:
 		case lexer.Punct:
-			if c := b.a.text[t.Start]; c != '=' && c != ',' && c != '.' && c != '-' && c != '+' {
+			if c := b.text[t.Start]; c != '=' && c != ',' && c != '.' && c != '-' && c != '+' {
 				return false
 			}
 		default:
@@ -754,7 +751,7 @@ func (b *bodyReader) onlyWords(from, to int) bool {
 
 // block reads BEGIN [NOT ATOMIC] … END [label] at toks[i].
 func (b *bodyReader) block(i, depth int) (int, string) {
-	text, toks := b.a.text, b.toks
+	text, toks := b.text, b.toks
 	j := i + 1
 	if lexer.Word(text, toks, j) == "NOT" && lexer.Word(text, toks, j+1) == "ATOMIC" {
 		j += 2
@@ -776,7 +773,7 @@ func (b *bodyReader) block(i, depth int) (int, string) {
 // declare reads a DECLARE at toks[i]: of a handler, a cursor, or
 // variables (with a DEFAULT expression, which may read tables).
 func (b *bodyReader) declare(i, depth int) (int, string) {
-	text, toks := b.a.text, b.toks
+	text, toks := b.text, b.toks
 	end := b.semi(i)
 	for k := i + 1; k < end; k++ {
 		switch lexer.Word(text, toks, k) {
@@ -804,7 +801,7 @@ func (b *bodyReader) declare(i, depth int) (int, string) {
 // cursor reads DECLARE name CURSOR [(params)] FOR query (DECLARE at
 // toks[i], CURSOR at toks[k], ending at toks[end]).
 func (b *bodyReader) cursor(i, k, end int) (int, string) {
-	text, toks := b.a.text, b.toks
+	text, toks := b.text, b.toks
 	f := k + 1
 	if lexer.PunctAt(text, toks, f, '(') {
 		// MariaDB's cursor parameters, ([IN] name type, …): names and
@@ -823,7 +820,7 @@ func (b *bodyReader) cursor(i, k, end int) (int, string) {
 			return 0, why
 		}
 	}
-	if why := b.fragment(f+1, end); why != "" {
+	if why := b.an.Statement(f+1, end); why != "" {
 		return 0, why
 	}
 	b.declareCursor(i + 1)
@@ -834,7 +831,7 @@ func (b *bodyReader) cursor(i, k, end int) (int, string) {
 // GET: literals and variables only, but for OPEN's actual parameters
 // (expressions that may read tables).
 func (b *bodyReader) simple(i int) (int, string) {
-	w := lexer.Word(b.a.text, b.toks, i)
+	w := lexer.Word(b.text, b.toks, i)
 	end := b.semi(i)
 	if w == "OPEN" && b.cursorArgs(i+1, end) {
 		return end, b.expr(i+3, end-1)
@@ -869,7 +866,7 @@ func (b *bodyReader) repeatStatement(i, depth int) (int, string) {
 		return 0, why
 	}
 	end := b.find(k+1, "END")
-	if end < 0 || lexer.Word(b.a.text, b.toks, end+1) != "REPEAT" {
+	if end < 0 || lexer.Word(b.text, b.toks, end+1) != "REPEAT" {
 		return 0, "the proxy cannot read this REPEAT in a procedure body"
 	}
 	if why := b.expr(k+1, end); why != "" {
@@ -881,7 +878,7 @@ func (b *bodyReader) repeatStatement(i, depth int) (int, string) {
 // statements reads body statements, each ending with ';', from toks[i] up
 // to one of the words stop: the index of that word.
 func (b *bodyReader) statements(i, depth int, stop ...string) (int, string) {
-	text, toks := b.a.text, b.toks
+	text, toks := b.text, b.toks
 	for {
 		if i >= len(toks) {
 			return 0, "the proxy cannot read where a block of the procedure's body ends"
@@ -906,7 +903,7 @@ func (b *bodyReader) endOf(i int, kw, why string) (int, string) {
 	if why != "" {
 		return 0, why
 	}
-	text, toks := b.a.text, b.toks
+	text, toks := b.text, b.toks
 	if lexer.Word(text, toks, i) != "END" || lexer.Word(text, toks, i+1) != kw {
 		return 0, "the proxy cannot read where this " + kw + " of the procedure's body ends"
 	}
@@ -932,7 +929,7 @@ func endLabel(text string, toks []lexer.Token, i int) bool {
 // find is the index of the first word w from toks[i] outside parentheses
 // and before any ';', -1 when there is none.
 func (b *bodyReader) find(i int, w string) int {
-	text, toks := b.a.text, b.toks
+	text, toks := b.text, b.toks
 	depth := 0
 	for ; i < len(toks); i++ {
 		switch {
@@ -974,7 +971,7 @@ func (b *bodyReader) caseStatement(i, depth int) (int, string) {
 // to the next branch's word (next), ELSE or END; then ELSE's statements
 // and END kw.
 func (b *bodyReader) branches(i, depth int, kw, next string) (int, string) {
-	text, toks := b.a.text, b.toks
+	text, toks := b.text, b.toks
 	for {
 		then := b.find(i+1, "THEN")
 		if then < 0 {
@@ -1001,7 +998,7 @@ func (b *bodyReader) branches(i, depth int, kw, next string) (int, string) {
 // forStatement reads FOR v IN (query) DO … END FOR, FOR v IN cursor DO …
 // and FOR v IN [REVERSE] low .. high DO ….
 func (b *bodyReader) forStatement(i, depth int) (int, string) {
-	text, toks := b.a.text, b.toks
+	text, toks := b.text, b.toks
 	w := func(j int) string { return lexer.Word(text, toks, j) }
 	if w(i+2) != "IN" {
 		return 0, "the proxy cannot read this FOR in a procedure body"
@@ -1013,7 +1010,7 @@ func (b *bodyReader) forStatement(i, depth int) (int, string) {
 	j := i + 3
 	switch {
 	case lexer.PunctAt(text, toks, j, '(') && lexer.PunctAt(text, toks, do-1, ')') && b.find(j+1, "SELECT") >= 0 || w(j+1) == "SELECT" || w(j+1) == "WITH":
-		if why := b.fragment(j+1, do-1); why != "" {
+		if why := b.an.Statement(j+1, do-1); why != "" {
 			return 0, why
 		}
 	case do == j+1 && (toks[j].Kind == lexer.Ident || toks[j].Kind == lexer.Quoted):
@@ -1043,10 +1040,10 @@ func (b *bodyReader) forStatement(i, depth int) (int, string) {
 		if dots < 0 {
 			return 0, "the proxy cannot read this FOR in a procedure body"
 		}
-		if why := b.exprAt(from, from+dots); why != "" {
+		if why := b.an.Expr(from, from+dots); why != "" {
 			return 0, why
 		}
-		if why := b.exprAt(from+dots+2, to); why != "" {
+		if why := b.an.Expr(from+dots+2, to); why != "" {
 			return 0, why
 		}
 	}
@@ -1057,7 +1054,7 @@ func (b *bodyReader) forStatement(i, depth int) (int, string) {
 // cursorArgs reports whether toks[i:end] is a cursor's name and its
 // actual parameters: name ( expression, … ), the list not empty.
 func (b *bodyReader) cursorArgs(i, end int) bool {
-	text, toks := b.a.text, b.toks
+	text, toks := b.text, b.toks
 	return i+3 < end && (toks[i].Kind == lexer.Ident || toks[i].Kind == lexer.Quoted) &&
 		lexer.PunctAt(text, toks, i+1, '(') && lexer.Closing(text, toks, i+1) == end-1
 }
@@ -1065,7 +1062,7 @@ func (b *bodyReader) cursorArgs(i, end int) bool {
 // handler reads the rest of DECLARE … HANDLER at toks[i]: FOR and the
 // conditions, then the handler's statement, read as any body statement.
 func (b *bodyReader) handler(i, depth int) (int, string) {
-	text, toks := b.a.text, b.toks
+	text, toks := b.text, b.toks
 	w := func(j int) string { return lexer.Word(text, toks, j) }
 	if w(i) != "FOR" {
 		return 0, "the proxy cannot read this handler declaration"
@@ -1104,53 +1101,7 @@ func (b *bodyReader) expr(from, to int) string {
 	if from >= to {
 		return "the proxy cannot read an empty expression in the procedure's body"
 	}
-	return b.exprAt(int(b.toks[from].Start), int(b.toks[to-1].End))
-}
-
-// exprAt is expr of the text from byte start to end.
-func (b *bodyReader) exprAt(start, end int) string {
-	const prefix = "SELECT "
-	if strings.TrimSpace(b.a.text[start:end]) == "" {
-		return "the proxy cannot read an empty expression in the procedure's body"
-	}
-	sub := b.e.analyze(prefix+b.a.text[start:end], withDB(b.a.opts, b.db))
-	if sub.parseErr != nil || sub.normErr != nil || len(sub.Statements) != 1 || sub.Statements[0].Kind != KindSelect {
-		return "the proxy cannot parse the expression " + strings.Join(strings.Fields(firstLine(b.a.text[start:end])), " ") +
-			" of the procedure's body"
-	}
-	// Its sites are offsets into prefix+expression: placed so that they
-	// land in the expression's text.
-	b.r.Body = append(b.r.Body, sub)
-	b.r.bodyAt = append(b.r.bodyAt, start-len(prefix))
-	return ""
-}
-
-// fragment analyses toks[from:to], a statement of the body, alone.
-func (b *bodyReader) fragment(from, to int) string {
-	if from >= to {
-		return "the proxy cannot read an empty statement in the procedure's body"
-	}
-	start, end := int(b.toks[from].Start), int(b.toks[to-1].End)
-	sub := b.e.analyze(b.a.text[start:end], withDB(b.a.opts, b.db))
-	w := func(j int) string { return lexer.Word(b.a.text, b.toks, j) }
-	if sub.parseErr != nil && w(from) == "PREPARE" && w(from+2) == "FROM" && from+3 < to && b.toks[from+3].Kind != lexer.String {
-		// PREPARE name FROM a local variable or an expression (MariaDB
-		// takes any): a text the server builds at run time.
-		b.dynamic = "PREPARE ... FROM " + strings.Join(strings.Fields(firstLine(b.a.text[b.toks[from+3].Start:end])), " ") +
-			" prepares a text built at run time (dynamic SQL), which the proxy cannot see"
-		return b.dynamic
-	}
-	if sub.parseErr != nil || sub.normErr != nil || len(sub.Statements) != 1 {
-		return "the proxy cannot parse the statement " + strings.Join(strings.Fields(firstLine(b.a.text[start:end])), " ") +
-			" of the procedure's body"
-	}
-	if st := sub.Statements[0]; st.Unprovable != "" && (w(from) == "PREPARE" || w(from) == "EXECUTE") && b.dynamic == "" {
-		// PREPARE … FROM @variable, EXECUTE [IMMEDIATE]: dynamic SQL.
-		b.dynamic = st.Unprovable
-	}
-	b.r.Body = append(b.r.Body, sub)
-	b.r.bodyAt = append(b.r.bodyAt, start)
-	return ""
+	return b.an.Expr(int(b.toks[from].Start), int(b.toks[to-1].End))
 }
 
 // cursorParams reports whether toks[from:to] are a cursor's formal
@@ -1312,7 +1263,7 @@ func (e *Engine) analyzeCompound(a *Analysis, toks []lexer.Token) bool {
 		return true
 	}
 	r := &Routine{}
-	b := &bodyReader{e: e, a: a, toks: toks, db: a.opts.DB, r: r}
+	b := e.newBodyReader(a, toks, a.opts.DB, r)
 	end, why := b.statement(0, 0)
 	// refused makes the input one compound statement refused for why
 	// (the session has the server check a block's syntax first).

@@ -228,7 +228,7 @@ func (tr *Trigger) header(text string, toks []lexer.Token) (int, string) {
 // st's, the table the trigger is on is written.
 func (e *Engine) triggerBody(a *Analysis, st *Statement, toks []lexer.Token, i int, db string) string {
 	r := st.Routine
-	body := &bodyReader{e: e, a: a, toks: toks, db: db, r: r}
+	body := e.newBodyReader(a, toks, db, r)
 	end, why := body.statement(i, 0)
 	st.Trigger.bodyEnd = end
 	switch {
