@@ -3,6 +3,7 @@ package rewrite
 import (
 	"strings"
 
+	"github.com/sqlfork/sqlfork-proxy/rewrite/body"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 )
 
@@ -14,14 +15,14 @@ type bodyPieces struct {
 	a  *Analysis
 	db string // the program's database: current while its body runs
 	r  *Routine
-	b  *bodyReader
+	b  *body.Reader
 }
 
 // newBodyReader is a reader of a body in toks (of a.text) whose pieces
 // are analysed in database db into r.Body.
-func (e *Engine) newBodyReader(a *Analysis, toks []lexer.Token, db string, r *Routine) *bodyReader {
+func (e *Engine) newBodyReader(a *Analysis, toks []lexer.Token, db string, r *Routine) *body.Reader {
 	p := &bodyPieces{e: e, a: a, db: db, r: r}
-	p.b = &bodyReader{text: a.text, toks: toks, an: p}
+	p.b = &body.Reader{Text: a.text, Toks: toks, Analyzer: p}
 	return p.b
 }
 
@@ -63,23 +64,23 @@ func (p *bodyPieces) Statement(from, to int) string {
 	if from >= to {
 		return "the proxy cannot read an empty statement in the procedure's body"
 	}
-	start, end := int(p.b.toks[from].Start), int(p.b.toks[to-1].End)
+	start, end := int(p.b.Toks[from].Start), int(p.b.Toks[to-1].End)
 	sub := p.e.analyze(p.a.text[start:end], withDB(p.a.opts, p.db))
-	w := func(j int) string { return lexer.Word(p.a.text, p.b.toks, j) }
-	if sub.parseErr != nil && w(from) == "PREPARE" && w(from+2) == "FROM" && from+3 < to && p.b.toks[from+3].Kind != lexer.String {
+	w := func(j int) string { return lexer.Word(p.a.text, p.b.Toks, j) }
+	if sub.parseErr != nil && w(from) == "PREPARE" && w(from+2) == "FROM" && from+3 < to && p.b.Toks[from+3].Kind != lexer.String {
 		// PREPARE name FROM a local variable or an expression (MariaDB
 		// takes any): a text the server builds at run time.
-		p.b.dynamic = "PREPARE ... FROM " + strings.Join(strings.Fields(firstLine(p.a.text[p.b.toks[from+3].Start:end])), " ") +
+		p.b.Dynamic = "PREPARE ... FROM " + strings.Join(strings.Fields(firstLine(p.a.text[p.b.Toks[from+3].Start:end])), " ") +
 			" prepares a text built at run time (dynamic SQL), which the proxy cannot see"
-		return p.b.dynamic
+		return p.b.Dynamic
 	}
 	if sub.parseErr != nil || sub.normErr != nil || len(sub.Statements) != 1 {
 		return "the proxy cannot parse the statement " + strings.Join(strings.Fields(firstLine(p.a.text[start:end])), " ") +
 			" of the procedure's body"
 	}
-	if st := sub.Statements[0]; st.Unprovable != "" && (w(from) == "PREPARE" || w(from) == "EXECUTE") && p.b.dynamic == "" {
+	if st := sub.Statements[0]; st.Unprovable != "" && (w(from) == "PREPARE" || w(from) == "EXECUTE") && p.b.Dynamic == "" {
 		// PREPARE … FROM @variable, EXECUTE [IMMEDIATE]: dynamic SQL.
-		p.b.dynamic = st.Unprovable
+		p.b.Dynamic = st.Unprovable
 	}
 	p.r.Body = append(p.r.Body, sub)
 	p.r.bodyAt = append(p.r.bodyAt, start)

@@ -229,7 +229,7 @@ func (tr *Trigger) header(text string, toks []lexer.Token) (int, string) {
 func (e *Engine) triggerBody(a *Analysis, st *Statement, toks []lexer.Token, i int, db string) string {
 	r := st.Routine
 	body := e.newBodyReader(a, toks, db, r)
-	end, why := body.statement(i, 0)
+	end, why := body.Statement(i, 0)
 	st.Trigger.bodyEnd = end
 	switch {
 	case why != "":
