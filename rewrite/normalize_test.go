@@ -134,23 +134,6 @@ func blanked(s string, parts ...string) string {
 	return s
 }
 
-func TestParseServer(t *testing.T) {
-	for in, want := range map[string]Server{
-		"10.11.19-MariaDB-0+deb12u1":    {Flavor: MariaDB, Version: 101119},
-		"5.5.5-10.6.4-MariaDB-log":      {Flavor: MariaDB, Version: 100604},
-		"11.4.2-MariaDB":                {Flavor: MariaDB, Version: 110402},
-		"8.0.36":                        {Flavor: MySQL, Version: 80036},
-		"5.7.25-OceanBase-v4.2.1":       {Flavor: OtherFlavor, Version: 50725},
-		"seekdb 1.2.0":                  {Flavor: OtherFlavor},
-		"garbage":                       {Flavor: MySQL},
-		"8.0.36-0ubuntu0.22.04.1-debug": {Flavor: MySQL, Version: 80036},
-	} {
-		if got := ParseServer(in); got != want {
-			t.Errorf("ParseServer(%q) = %+v, want %+v", in, got, want)
-		}
-	}
-}
-
 // FuzzNormalize checks that Normalize never panics, keeps the length, and
 // is idempotent: the server reads its output as it is.
 func FuzzNormalize(f *testing.F) {
