@@ -25,9 +25,9 @@ const (
 	mbUJIS                   // ujis and eucjpms: A1-FE A1-FE, 8E A1-DF, 8F A1-FE A1-FE
 )
 
-// charsetInfo is how MariaDB's lexer treats the bytes of a statement sent
+// csInfo is how MariaDB's lexer treats the bytes of a statement sent
 // in one client character set (character_set_client).
-type charsetInfo struct {
+type csInfo struct {
 	name string
 	mb   mbScheme
 	// space are the bytes the lexer skips between tokens (its state map
@@ -49,7 +49,7 @@ type charsetInfo struct {
 // asciiTrail reports whether a multi-byte character of cs can hold a byte
 // below 0x80 after its first byte: then quotes, backslashes and backquotes
 // inside characters change how the server reads a text.
-func (cs *charsetInfo) asciiTrail() bool {
+func (cs *csInfo) asciiTrail() bool {
 	switch cs.mb {
 	case mbBig5, mbGBK, mbSJIS, mbEUCKR:
 		return true
@@ -60,7 +60,7 @@ func (cs *charsetInfo) asciiTrail() bool {
 // charlen is the length of the valid character starting at s[0], or 0
 // when s does not start with one (a broken or cut sequence), exactly as the
 // server's charlen() sees it. ASCII bytes are characters of length 1.
-func (cs *charsetInfo) charlen(s string) int {
+func (cs *csInfo) charlen(s string) int {
 	if len(s) == 0 {
 		return 0
 	}
@@ -135,12 +135,12 @@ func utf8Len(s string, mb4 bool) int {
 // lookupCharset returns what the proxy knows of a client character set
 // (names as character_set_client reports them; "utf8" is utf8mb3). ok is
 // false for a set it does not know: texts in it cannot be read safely.
-func lookupCharset(name string) (*charsetInfo, bool) {
+func lookupCharset(name string) (*csInfo, bool) {
 	name = strings.ToLower(name)
 	if name == "utf8" {
 		name = "utf8mb3"
 	}
-	cs, ok := charsetTable[name]
+	cs, ok := charsets[name]
 	return cs, ok
 }
 
@@ -190,4 +190,25 @@ func KnownCharsets() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// charsetInfo is a row of the generated charsetTable: the fields of a
+// csInfo.
+type charsetInfo struct {
+	name                  string
+	mb                    mbScheme
+	space, dashEnd, ident byteSet
+	uni                   *[128]rune
+}
+
+// charsets are charsetTable's rows as csInfo.
+var charsets = csInfos(charsetTable)
+
+// csInfos makes the csInfo of each row of a table.
+func csInfos(table map[string]*charsetInfo) map[string]*csInfo {
+	m := make(map[string]*csInfo, len(table))
+	for n, r := range table {
+		m[n] = &csInfo{name: r.name, mb: r.mb, space: r.space, dashEnd: r.dashEnd, ident: r.ident, uni: r.uni}
+	}
+	return m
 }

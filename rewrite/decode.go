@@ -18,7 +18,7 @@ import (
 // where each of them starts in the decoded text.
 type clientText struct {
 	orig string
-	cs   *charsetInfo
+	cs   *csInfo
 	// offs[i] is the offset in the decoded text of byte i of orig;
 	// offs[len(orig)] is the decoded text's length. It only grows. nil
 	// for an ASCII text, which is its own decoding: only what is spliced
@@ -29,7 +29,7 @@ type clientText struct {
 // decodes reports whether the engine reads texts of cs decoded: the
 // single-byte character sets whose characters it knows (not binary,
 // whose bytes are no characters).
-func (cs *charsetInfo) decodes() bool { return cs.mb == mbNone && cs.uni != nil }
+func (cs *csInfo) decodes() bool { return cs.mb == mbNone && cs.uni != nil }
 
 // decodeClient returns, for a text sql in a single-byte client character
 // set holding bytes 0x80..0xFF (nz is its normalized form, read in that
@@ -95,7 +95,7 @@ func decodeClient(sql string, nz *normalized, opts Options) (ct *clientText, tex
 // standing for an ASCII character (armscii8 has an apostrophe and
 // parentheses up there) counts as none: the server's lexer reads the byte,
 // not the character, so it must not become punctuation to the engine.
-func (cs *charsetInfo) char(c byte) rune {
+func (cs *csInfo) char(c byte) rune {
 	if r := cs.uni[c-0x80]; r >= 0x80 {
 		return r
 	}
@@ -175,7 +175,7 @@ func (ct *clientText) encode(s string) (string, error) {
 }
 
 // byteOf is the byte 0x80..0xFF standing for r in a decoded character set.
-func (cs *charsetInfo) byteOf(r rune) (byte, bool) {
+func (cs *csInfo) byteOf(r rune) (byte, bool) {
 	if r == 0 || r == utf8.RuneError {
 		return 0, false
 	}

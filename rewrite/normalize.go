@@ -61,7 +61,7 @@ type scanner struct {
 	out      []byte // nil until a byte changes
 	altered  []int
 	literals [][2]int32
-	cs       *charsetInfo
+	cs       *csInfo
 	opts     Options
 	// inComment is the lexer's in_comment: whether a */ closes an
 	// executable comment.
