@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/sqlfork/sqlfork-proxy/rewrite/charset"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -18,18 +19,13 @@ import (
 // where each of them starts in the decoded text.
 type clientText struct {
 	orig string
-	cs   *csInfo
+	cs   *charset.Info
 	// offs[i] is the offset in the decoded text of byte i of orig;
 	// offs[len(orig)] is the decoded text's length. It only grows. nil
 	// for an ASCII text, which is its own decoding: only what is spliced
 	// into it is written in cs.
 	offs []int
 }
-
-// decodes reports whether the engine reads texts of cs decoded: the
-// single-byte character sets whose characters it knows (not binary,
-// whose bytes are no characters).
-func (cs *csInfo) decodes() bool { return cs.mb == mbNone && cs.uni != nil }
 
 // decodeClient returns, for a text sql in a single-byte client character
 // set holding bytes 0x80..0xFF (nz is its normalized form, read in that
@@ -41,7 +37,7 @@ func (cs *csInfo) decodes() bool { return cs.mb == mbNone && cs.uni != nil }
 // Unicode, and such a byte has none the server would use.
 func decodeClient(sql string, nz *normalized, opts Options) (ct *clientText, text string, err *Refusal) {
 	cs, ok := lookupCharset(opts.Charset)
-	if !ok || !cs.decodes() {
+	if !ok || !cs.Decodes() {
 		return nil, "", nil
 	}
 	if !hasHighByte(sql) {
@@ -64,7 +60,7 @@ func decodeClient(sql string, nz *normalized, opts Options) (ct *clientText, tex
 		}
 		inLit := len(lits) > 0 && int(lits[0][0]) <= i
 		quotedName := inLit && (sql[lits[0][0]] == '`' || opts.ANSIQuotes && sql[lits[0][0]] == '"')
-		r := cs.char(c)
+		r := cs.Char(c)
 		blanked := nz.text[i] != c // a comment, or white space to the server
 		switch {
 		case blanked:
@@ -72,10 +68,10 @@ func decodeClient(sql string, nz *normalized, opts Options) (ct *clientText, tex
 				return nil, "", decodeRefusal(i, "byte 0x%02X changed for the parser", c)
 			}
 		case r == utf8.RuneError && (!inLit || quotedName):
-			return nil, "", decodeRefusal(i, "byte 0x%02X, which stands for no character in %s, in a name", c, cs.name)
-		case !inLit && !cs.ident.has(c):
+			return nil, "", decodeRefusal(i, "byte 0x%02X, which stands for no character in %s, in a name", c, cs.Name)
+		case !inLit && !cs.Ident.Has(c):
 			return nil, "", decodeRefusal(i, "byte 0x%02X (%c in %s) outside quotes, which the server does not read as part "+
-				"of a name", c, r, cs.name)
+				"of a name", c, r, cs.Name)
 		}
 		n := utf8.RuneLen(r)
 		if blanked {
@@ -87,19 +83,6 @@ func decodeClient(sql string, nz *normalized, opts Options) (ct *clientText, tex
 	}
 	ct.offs[len(sql)] = at
 	return ct, out.String(), nil
-}
-
-// char is the character byte c (>= 0x80) of a decoded character set
-// stands for, utf8.RuneError when it stands for none (in a string literal
-// or a comment the engine reads it so; its byte is sent as it is). A byte
-// standing for an ASCII character (armscii8 has an apostrophe and
-// parentheses up there) counts as none: the server's lexer reads the byte,
-// not the character, so it must not become punctuation to the engine.
-func (cs *csInfo) char(c byte) rune {
-	if r := cs.uni[c-0x80]; r >= 0x80 {
-		return r
-	}
-	return utf8.RuneError
 }
 
 func hasHighByte(s string) bool {
@@ -127,7 +110,7 @@ func (ct *clientText) decoded() string {
 		if c := ct.orig[i]; c < 0x80 {
 			b.WriteByte(c)
 		} else {
-			b.WriteRune(ct.cs.char(c))
+			b.WriteRune(ct.cs.Char(c))
 		}
 	}
 	return b.String()
@@ -165,26 +148,13 @@ func (ct *clientText) encode(s string) (string, error) {
 			b.WriteByte(byte(r))
 			continue
 		}
-		c, ok := ct.cs.byteOf(r)
+		c, ok := ct.cs.ByteOf(r)
 		if !ok {
-			return "", fmt.Errorf("the character %q (%U) has no byte in the connection's character set %s", r, r, ct.cs.name)
+			return "", fmt.Errorf("the character %q (%U) has no byte in the connection's character set %s", r, r, ct.cs.Name)
 		}
 		b.WriteByte(c)
 	}
 	return b.String(), nil
-}
-
-// byteOf is the byte 0x80..0xFF standing for r in a decoded character set.
-func (cs *csInfo) byteOf(r rune) (byte, bool) {
-	if r == 0 || r == utf8.RuneError {
-		return 0, false
-	}
-	for i, u := range cs.uni {
-		if u == r {
-			return byte(0x80 + i), true
-		}
-	}
-	return 0, false
 }
 
 // toClient turns what the analysis a of a decoded text exports into the
@@ -228,12 +198,12 @@ func DecodeName(name string, opts Options) (string, bool) {
 	switch {
 	case !ok:
 		return "", false
-	case cs.mb == mbUTF8:
+	case cs.MB == charset.UTF8:
 		if !utf8.ValidString(name) {
 			return "", false
 		}
 		return name, true
-	case !cs.decodes():
+	case !cs.Decodes():
 		return "", false
 	}
 	var b strings.Builder
@@ -243,7 +213,7 @@ func DecodeName(name string, opts Options) (string, bool) {
 			b.WriteByte(c)
 			continue
 		}
-		r := cs.char(c)
+		r := cs.Char(c)
 		if r == utf8.RuneError {
 			return "", false
 		}
@@ -263,9 +233,9 @@ func EncodeName(name string, opts Options) (string, bool) {
 	switch {
 	case !ok:
 		return "", false
-	case cs.mb == mbUTF8:
+	case cs.MB == charset.UTF8:
 		return name, true
-	case !cs.decodes():
+	case !cs.Decodes():
 		return "", false
 	}
 	s, err := (&clientText{cs: cs}).encode(name)

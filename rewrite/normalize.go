@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/sqlfork/sqlfork-proxy/rewrite/charset"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -61,7 +62,7 @@ type scanner struct {
 	out      []byte // nil until a byte changes
 	altered  []int
 	literals [][2]int32
-	cs       *csInfo
+	cs       *charset.Info
 	opts     Options
 	// inComment is the lexer's in_comment: whether a */ closes an
 	// executable comment.
@@ -143,12 +144,12 @@ func (s *scanner) run() *Refusal {
 	// The server drops trailing semicolons and white space before it
 	// lexes (alloc_query), so "--" right before them ends the text.
 	end := n
-	for end > 0 && (src[end-1] == ';' || s.cs.space.has(src[end-1])) {
+	for end > 0 && (src[end-1] == ';' || s.cs.Space.Has(src[end-1])) {
 		end--
 	}
 	for i := 0; i < n; {
 		c := src[i]
-		if s.cs.space.has(c) {
+		if s.cs.Space.Has(c) {
 			if c >= 0x80 {
 				s.set(i, ' ') // white space to the server, a letter to other readers
 			}
@@ -170,7 +171,7 @@ func (s *scanner) run() *Refusal {
 		// comment blanked the "--" would come right before the trailing
 		// ';', where it starts a comment.
 		e := n
-		for e > 0 && (s.out[e-1] == ';' || s.cs.space.has(s.out[e-1])) {
+		for e > 0 && (s.out[e-1] == ';' || s.cs.Space.Has(s.out[e-1])) {
 			e--
 		}
 		if e < end && e >= 2 && s.out[e-2] == '-' && s.out[e-1] == '-' {
@@ -191,13 +192,13 @@ func (s *scanner) step(i, end int) (int, *Refusal) {
 		return i + 1, nil
 	case c == 0:
 		return 0, s.fail(i, "a NUL byte outside a string ends what the server reads")
-	case c == '-' && i+2 < end && src[i+1] == '-' && (src[i+2] == 0x85 || src[i+2] == 0xA0) && !s.cs.dashEnd.has(src[i+2]):
+	case c == '-' && i+2 < end && src[i+1] == '-' && (src[i+2] == 0x85 || src[i+2] == 0xA0) && !s.cs.DashEnd.Has(src[i+2]):
 		// Not a comment to the server, but other readers take the byte
 		// for white space and read "--" as one.
 		return 0, s.fail(i, "\"--\" followed by a byte some readers take for white space")
 	case c == '#':
 		return s.lineComment(i), nil
-	case c == '-' && i+1 < n && src[i+1] == '-' && (i+2 >= end || s.cs.dashEnd.has(src[i+2])):
+	case c == '-' && i+1 < n && src[i+1] == '-' && (i+2 >= end || s.cs.DashEnd.Has(src[i+2])):
 		return s.lineComment(i), nil
 	case c == '/' && i+1 < n && src[i+1] == '*':
 		return s.longComment(i)
@@ -225,8 +226,8 @@ func (s *scanner) step(i, end int) (int, *Refusal) {
 		if i < n && src[i] == '@' {
 			i++
 		}
-		if i < n && src[i] >= 0x80 && s.cs.asciiTrail() {
-			return 0, s.fail(i, "a %s character right after @", s.cs.name)
+		if i < n && src[i] >= 0x80 && s.cs.ASCIITrail() {
+			return 0, s.fail(i, "a %s character right after @", s.cs.Name)
 		}
 		return i, nil
 	case isASCIIIdent(c) || c >= 0x80:
@@ -347,12 +348,12 @@ func consumeComment(src string, i int, nested bool) (int, bool) {
 func (s *scanner) text(i int, q byte) (int, *Refusal) {
 	src, n := s.src, len(s.src)
 	start := i - 1
-	mb := s.cs.asciiTrail()
+	mb := s.cs.ASCIITrail()
 	backslash := !s.opts.NoBackslashEscapes
 	for i < n {
 		c := src[i]
 		if mb && c >= 0x80 {
-			if l := s.cs.charlen(src[i:]); l > 1 {
+			if l := s.cs.CharLen(src[i:]); l > 1 {
 				for k := i + 1; k < i+l; k++ {
 					if src[k] < 0x80 {
 						s.set(k, 'x')
@@ -390,7 +391,7 @@ func (s *scanner) text(i int, q byte) (int, *Refusal) {
 func (s *scanner) quotedIdent(i int, q byte) (int, *Refusal) {
 	src, n := s.src, len(s.src)
 	start := i - 1
-	mb := s.cs.asciiTrail()
+	mb := s.cs.ASCIITrail()
 	for i < n {
 		c := src[i]
 		if c == 0 {
@@ -403,10 +404,10 @@ func (s *scanner) quotedIdent(i int, q byte) (int, *Refusal) {
 			s.altered = append(s.altered, i)
 		}
 		if mb && c >= 0x80 {
-			if l := s.cs.charlen(src[i:]); l > 1 {
+			if l := s.cs.CharLen(src[i:]); l > 1 {
 				for k := i + 1; k < i+l; k++ {
 					if b := src[k]; b == q || b == '\\' && q == '"' {
-						return 0, s.fail(i, "a quoted identifier holds a %s character whose second byte is %q", s.cs.name, b)
+						return 0, s.fail(i, "a quoted identifier holds a %s character whose second byte is %q", s.cs.Name, b)
 					}
 				}
 				i += l
@@ -452,22 +453,22 @@ func (s *scanner) numericString(i int, c byte) (int, *Refusal) {
 // name; otherwise the server and other readers split the text differently.
 func (s *scanner) word(i int) (int, *Refusal) {
 	src, n := s.src, len(s.src)
-	mb := s.cs.asciiTrail()
+	mb := s.cs.ASCIITrail()
 	for i < n {
 		c := src[i]
 		switch {
 		case c >= 0x80:
-			if s.cs.space.has(c) {
+			if s.cs.Space.Has(c) {
 				return i, nil
 			}
 			if mb {
-				l := s.cs.charlen(src[i:])
+				l := s.cs.CharLen(src[i:])
 				if l < 1 {
-					return 0, s.fail(i, "a broken %s character", s.cs.name)
+					return 0, s.fail(i, "a broken %s character", s.cs.Name)
 				}
 				for k := i + 1; k < i+l; k++ {
 					if !isASCIIIdent(src[k]) && src[k] < 0x80 {
-						return 0, s.fail(i, "a name holds a %s character one of whose bytes looks like ASCII punctuation", s.cs.name)
+						return 0, s.fail(i, "a name holds a %s character one of whose bytes looks like ASCII punctuation", s.cs.Name)
 					}
 				}
 				i += l
