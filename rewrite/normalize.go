@@ -63,13 +63,21 @@ type scanner struct {
 	altered  []int
 	literals [][2]int32
 	cs       *charset.Info
-	opts     Options
+	lo       lexer.Options
+	server   Server
 	// inComment is the lexer's in_comment: whether a */ closes an
 	// executable comment.
 	inComment int
 	// err is set by blank when it cannot blank without changing how the
 	// text reads.
-	err *Refusal
+	err *unreadable
+}
+
+// unreadable is a text the scanner cannot be sure how the server reads:
+// what it found there, and where.
+type unreadable struct {
+	at   int
+	what string
 }
 
 func normalize(sql string, opts Options) (*normalized, *Refusal) {
@@ -89,7 +97,19 @@ func normalize(sql string, opts Options) (*normalized, *Refusal) {
 		}
 		cs, _ = lookupCharset("utf8mb4")
 	}
-	s := &scanner{src: sql, cs: cs, opts: opts}
+	lo := lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}
+	n, u := normalizeIn(sql, cs, lo, opts.Server)
+	if u != nil {
+		return nil, Refuse(wire.ErUnknown, "%s (at byte %d), so the proxy cannot be sure how the server reads this statement; %s",
+			u.what, u.at, "rewrite it without that construct")
+	}
+	return n, nil
+}
+
+// normalizeIn is normalize of sql sent in the character set cs, read
+// under lo by server.
+func normalizeIn(sql string, cs *charset.Info, lo lexer.Options, server Server) (*normalized, *unreadable) {
+	s := &scanner{src: sql, cs: cs, lo: lo, server: server}
 	if err := s.run(); err != nil {
 		return nil, err
 	}
@@ -124,9 +144,9 @@ func (s *scanner) blank(i, j int) {
 	}
 }
 
-func (s *scanner) fail(at int, format string, args ...any) *Refusal {
-	return Refuse(wire.ErUnknown, "%s (at byte %d), so the proxy cannot be sure how the server reads this statement; %s",
-		fmt.Sprintf(format, args...), at, "rewrite it without that construct")
+// fail is the text unreadable at byte at, for the reason format says.
+func (s *scanner) fail(at int, format string, args ...any) *unreadable {
+	return &unreadable{at: at, what: fmt.Sprintf(format, args...)}
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -139,7 +159,7 @@ func isASCIIIdent(c byte) bool {
 
 // run scans the whole text, blanking and replacing bytes as it goes; a
 // refusal says what the proxy cannot read for sure.
-func (s *scanner) run() *Refusal {
+func (s *scanner) run() *unreadable {
 	src, n := s.src, len(s.src)
 	// The server drops trailing semicolons and white space before it
 	// lexes (alloc_query), so "--" right before them ends the text.
@@ -184,7 +204,7 @@ func (s *scanner) run() *Refusal {
 // step reads what starts at src[i], no white space (end is where the
 // server's text ends, before trailing semicolons and white space), and
 // returns where it ends.
-func (s *scanner) step(i, end int) (int, *Refusal) {
+func (s *scanner) step(i, end int) (int, *unreadable) {
 	src, n := s.src, len(s.src)
 	switch c := src[i]; {
 	case c == 0 && i == n-1:
@@ -211,9 +231,9 @@ func (s *scanner) step(i, end int) (int, *Refusal) {
 		// with a fresh lexer: an executable comment does not span them.
 		s.inComment = noComment
 		return i + 1, nil
-	case c == '\'' || c == '"' && !s.opts.ANSIQuotes:
+	case c == '\'' || c == '"' && !s.lo.ANSIQuotes:
 		return s.text(i+1, c)
-	case c == '`' || c == '"' && s.opts.ANSIQuotes:
+	case c == '`' || c == '"' && s.lo.ANSIQuotes:
 		return s.quotedIdent(i+1, c)
 	case (c == 'x' || c == 'X' || c == 'b' || c == 'B') && i+1 < n && src[i+1] == '\'':
 		return s.numericString(i, c)
@@ -249,11 +269,11 @@ func (s *scanner) lineComment(i int) int {
 
 // longComment handles "/*" at i: a comment (blanked), or an executable
 // comment whose markers are blanked and whose contents are code.
-func (s *scanner) longComment(i int) (int, *Refusal) {
+func (s *scanner) longComment(i int) (int, *unreadable) {
 	src, n := s.src, len(s.src)
 	exec := i+2 < n && src[i+2] == '!'
 	maria := i+3 < n && src[i+2] == 'M' && src[i+3] == '!'
-	if maria && s.opts.Server.Flavor == MySQL && s.opts.Server.Version > 0 {
+	if maria && s.server.Flavor == MySQL && s.server.Version > 0 {
 		maria = false // MySQL reads /*M! as a plain comment
 	}
 	saved := s.inComment
@@ -270,7 +290,7 @@ func (s *scanner) longComment(i int) (int, *Refusal) {
 	if maria {
 		j++
 	}
-	if maria && (s.opts.Server.Version == 0 || s.opts.Server.Flavor != MariaDB) {
+	if maria && (s.server.Version == 0 || s.server.Flavor != MariaDB) {
 		return 0, s.fail(i, "only MariaDB runs /*M! comments, and the server is not known to be MariaDB")
 	}
 	digits := 0
@@ -303,8 +323,8 @@ func (s *scanner) longComment(i int) (int, *Refusal) {
 }
 
 // executes decides whether the server runs a version comment.
-func (s *scanner) executes(version int, sixDigits, maria bool, at int) (bool, *Refusal) {
-	srv := s.opts.Server
+func (s *scanner) executes(version int, sixDigits, maria bool, at int) (bool, *unreadable) {
+	srv := s.server
 	switch {
 	case srv.Version > 0 && srv.Flavor == MariaDB:
 		// MariaDB skips MySQL 5.7+ versions (50700-99999) unless /*M!.
@@ -345,11 +365,11 @@ func consumeComment(src string, i int, nested bool) (int, bool) {
 // character is taken whole, a backslash takes the next byte, a doubled
 // quote stands for one. Bytes below 0x80 inside multi-byte characters are
 // replaced, so that no other reader takes them for quotes or backslashes.
-func (s *scanner) text(i int, q byte) (int, *Refusal) {
+func (s *scanner) text(i int, q byte) (int, *unreadable) {
 	src, n := s.src, len(s.src)
 	start := i - 1
 	mb := s.cs.ASCIITrail()
-	backslash := !s.opts.NoBackslashEscapes
+	backslash := !s.lo.NoBackslashEscapes
 	for i < n {
 		c := src[i]
 		if mb && c >= 0x80 {
@@ -388,7 +408,7 @@ func (s *scanner) text(i int, q byte) (int, *Refusal) {
 // backslash in it is an ordinary character; the TiDB parser, which reads
 // "quoted" names as strings, would take it for an escape, so it is
 // replaced there (and the name marked as changed).
-func (s *scanner) quotedIdent(i int, q byte) (int, *Refusal) {
+func (s *scanner) quotedIdent(i int, q byte) (int, *unreadable) {
 	src, n := s.src, len(s.src)
 	start := i - 1
 	mb := s.cs.ASCIITrail()
@@ -397,7 +417,7 @@ func (s *scanner) quotedIdent(i int, q byte) (int, *Refusal) {
 		if c == 0 {
 			break
 		}
-		if c == '\\' && q == '"' && !s.opts.NoBackslashEscapes {
+		if c == '\\' && q == '"' && !s.lo.NoBackslashEscapes {
 			// '0': no character set takes it for the trail of a
 			// multi-byte character, so the text reads the same again.
 			s.set(i, '0')
@@ -429,7 +449,7 @@ func (s *scanner) quotedIdent(i int, q byte) (int, *Refusal) {
 
 // numericString scans x'…' or b'…' at i: only hex or binary digits may
 // come before the closing quote, else the server reports a syntax error.
-func (s *scanner) numericString(i int, c byte) (int, *Refusal) {
+func (s *scanner) numericString(i int, c byte) (int, *unreadable) {
 	hex := c == 'x' || c == 'X'
 	j := i + 2
 	for j < len(s.src) {
@@ -451,7 +471,7 @@ func (s *scanner) numericString(i int, c byte) (int, *Refusal) {
 // character sets whose multi-byte characters can end in an ASCII byte,
 // such a character must end in a byte every reader takes for part of a
 // name; otherwise the server and other readers split the text differently.
-func (s *scanner) word(i int) (int, *Refusal) {
+func (s *scanner) word(i int) (int, *unreadable) {
 	src, n := s.src, len(s.src)
 	mb := s.cs.ASCIITrail()
 	for i < n {
