@@ -170,13 +170,13 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 	// buffer spares the garbage collector on every uncached statement.
 	sc := e.scratch.Get().(*scratch)
 	defer e.scratch.Put(sc)
-	sc.toks = lexer.LexInto(sc.toks, nz.text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
-	if at, ok := nz.agreesWith(sc.toks); !ok {
+	sc.toks = lexer.LexInto(sc.toks, nz.Text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
+	if at, ok := nz.AgreesWith(sc.toks); !ok {
 		a.unparseable(Refuse(wire.ErUnknown, "the proxy's readers of this statement disagree on where a quoted text starts or ends "+
 			"(at byte %d), so it cannot be sure how the server reads it; rewrite the quoted parts more simply", at))
 		return a
 	}
-	a.text, a.altered = nz.text, nz
+	a.text, a.altered = nz.Text, nz
 	sql = a.text // from here on, the text as the server reads it
 	if e.hasCreateProcedure(sql, sc.toks, opts) {
 		// The parser does not read MariaDB's procedure bodies: the engine
@@ -245,7 +245,7 @@ func sandboxStatement(sql string, opts Options) Statement {
 // when the client's character set is another (a.client, a.src). It
 // returns the options to read it with; ok is false when the text cannot
 // be read (a holds why).
-func (a *Analysis) normalizeInput(sql string, opts Options) (nz *normalized, _ Options, ok bool) {
+func (a *Analysis) normalizeInput(sql string, opts Options) (nz *lexer.Normalized, _ Options, ok bool) {
 	nz, nerr := normalize(sql, opts)
 	if nerr == nil {
 		var ct *clientText
@@ -769,7 +769,7 @@ func (a *Analysis) makeSite(toks []lexer.Token, ch chain, part int, r collect.Re
 	if db == "" {
 		db = a.dbAt(int(tok.Start))
 	}
-	if a.altered != nil && a.altered.alteredIn(int(start), int(tok.End)) {
+	if a.altered != nil && a.altered.AlteredIn(int(start), int(tok.End)) {
 		// The parser read a changed spelling of this name (a backslash in
 		// a "quoted" name): the table it names is not known for sure.
 		a.unbound = append(a.unbound, Table{DB: db, Name: r.Name})
@@ -953,7 +953,7 @@ func (e *Engine) bindPrepared(a *Analysis, p *ast.PrepareStmt, db string) {
 		if unquoteString(a.text[t.Start:t.End], !a.opts.NoBackslashEscapes) != p.SQLText {
 			continue
 		}
-		if a.altered != nil && a.altered.alteredIn(int(t.Start), int(t.End)) {
+		if a.altered != nil && a.altered.AlteredIn(int(t.Start), int(t.End)) {
 			a.Statements[len(a.Statements)-1].Unprovable = "the text of PREPARE ... FROM '...' holds multi-byte characters " +
 				"the proxy cannot read back exactly (send it in utf8mb4)"
 			return
@@ -1548,7 +1548,7 @@ type reading struct {
 	a         *Analysis
 	e         *Engine
 	sc        *scratch
-	nz        *normalized
+	nz        *lexer.Normalized
 	rec       recovery.Masked
 	stmts     []ast.StmtNode
 	db        string
@@ -1587,7 +1587,7 @@ func (r *reading) statement(s ast.StmtNode) bool {
 	a.markBare(st, r.sc.toks)
 	routineStatement(st, s, sql, r.sc.toks, start)
 	flushTables(st, s, a.src[min(start, len(a.src)):])
-	if st.Show != nil && r.nz.alteredIn(start, r.cursor) {
+	if st.Show != nil && r.nz.AlteredIn(start, r.cursor) {
 		// SHOW … LIKE / WHERE is answered with a query built from its
 		// text, which holds characters changed for the parser.
 		st.Unprovable = "the statement holds multi-byte characters the proxy cannot read back exactly (send it in utf8mb4)"

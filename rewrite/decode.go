@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite/charset"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -35,7 +36,7 @@ type clientText struct {
 // outside string literals that stands for no character, or that the server
 // does not read as part of a name, refuses the text: names are read in
 // Unicode, and such a byte has none the server would use.
-func decodeClient(sql string, nz *normalized, opts Options) (ct *clientText, text string, err *Refusal) {
+func decodeClient(sql string, nz *lexer.Normalized, opts Options) (ct *clientText, text string, err *Refusal) {
 	cs, ok := lookupCharset(opts.Charset)
 	if !ok || !cs.Decodes() {
 		return nil, "", nil
@@ -46,12 +47,12 @@ func decodeClient(sql string, nz *normalized, opts Options) (ct *clientText, tex
 	ct = &clientText{orig: sql, cs: cs, offs: make([]int, len(sql)+1)}
 	var out strings.Builder
 	out.Grow(2 * len(sql))
-	lits, at := nz.literals, 0
+	lits, at := nz.Literals, 0
 	for i := 0; i < len(sql); i++ {
 		ct.offs[i] = at
 		c := sql[i]
 		if c < 0x80 {
-			out.WriteByte(nz.text[i])
+			out.WriteByte(nz.Text[i])
 			at++
 			continue
 		}
@@ -61,10 +62,10 @@ func decodeClient(sql string, nz *normalized, opts Options) (ct *clientText, tex
 		inLit := len(lits) > 0 && int(lits[0][0]) <= i
 		quotedName := inLit && (sql[lits[0][0]] == '`' || opts.ANSIQuotes && sql[lits[0][0]] == '"')
 		r := cs.Char(c)
-		blanked := nz.text[i] != c // a comment, or white space to the server
+		blanked := nz.Text[i] != c // a comment, or white space to the server
 		switch {
 		case blanked:
-			if nz.text[i] != ' ' {
+			if nz.Text[i] != ' ' {
 				return nil, "", decodeRefusal(i, "byte 0x%02X changed for the parser", c)
 			}
 		case r == utf8.RuneError && (!inLit || quotedName):

@@ -575,7 +575,7 @@ func (e *Engine) executeImmediate(a *Analysis, text string, lit lexer.Token) boo
 	st := Statement{DB: db, Class: ClassSession, Kind: KindExecuteImmediate}
 	a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
 	a.stmtAliases = []map[string]bool{nil}
-	if a.altered != nil && a.altered.alteredIn(int(lit.Start), int(lit.End)) {
+	if a.altered != nil && a.altered.AlteredIn(int(lit.Start), int(lit.End)) {
 		st.Unprovable = "the text of EXECUTE IMMEDIATE '...' holds multi-byte characters the proxy cannot read back exactly (send it in utf8mb4)"
 		a.Statements = []Statement{st}
 		return true

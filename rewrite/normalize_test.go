@@ -180,7 +180,7 @@ func TestReadersAgree(t *testing.T) {
 			t.Fatalf("%q: %v", c.in, err)
 		}
 		lo := lexer.Options{ANSIQuotes: c.opts.ANSIQuotes, NoBackslashEscapes: c.opts.NoBackslashEscapes}
-		if at, ok := n.agrees(lo); !ok {
+		if at, ok := n.Agrees(lo); !ok {
 			t.Errorf("%q: readers disagree at %d", c.in, at)
 		}
 	}
@@ -196,16 +196,16 @@ func TestDisagreementRefused(t *testing.T) {
 	if len(a.Statements) != 3 || a.Statements[1].Class != ClassWrite {
 		t.Fatalf("statements = %+v, want the DELETE read as the second of three", a.Statements)
 	}
-	n := &normalized{text: "SELECT 'a', `b`", literals: [][2]int32{{7, 10}}}
-	if _, ok := n.agrees(lexer.Options{}); ok {
+	n := &lexer.Normalized{Text: "SELECT 'a', `b`", Literals: [][2]int32{{7, 10}}}
+	if _, ok := n.Agrees(lexer.Options{}); ok {
 		t.Error("a quoted name the scanner did not find was accepted")
 	}
-	n.literals = append(n.literals, [2]int32{12, 15}, [2]int32{20, 22})
-	if _, ok := n.agrees(lexer.Options{}); ok {
+	n.Literals = append(n.Literals, [2]int32{12, 15}, [2]int32{20, 22})
+	if _, ok := n.Agrees(lexer.Options{}); ok {
 		t.Error("a quoted text the lexer did not find was accepted")
 	}
-	n = &normalized{text: "SELECT 1 # x", literals: nil}
-	if _, ok := n.agrees(lexer.Options{}); ok {
+	n = &lexer.Normalized{Text: "SELECT 1 # x", Literals: nil}
+	if _, ok := n.Agrees(lexer.Options{}); ok {
 		t.Error("a comment left in a normalized text was accepted")
 	}
 }

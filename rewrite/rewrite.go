@@ -255,7 +255,7 @@ type Analysis struct {
 	client *clientText
 	// altered says where text differs from src inside literals; normErr
 	// is set when the proxy cannot be sure how the server reads src.
-	altered *normalized
+	altered *lexer.Normalized
 	normErr *Refusal
 	// alteredName is set when a table name's text was changed for the
 	// parser (see Normalize): the table cannot be named for sure.
