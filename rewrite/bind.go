@@ -2,81 +2,21 @@ package rewrite
 
 import (
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/recovery"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
-// chain is a dotted identifier in the text: a, a.b or a.b.c, possibly
-// followed by .* (star).
-type chain struct {
-	first int // token index of the first part; parts are every other token
-	n     int // number of parts
-	star  bool
-}
-
-// tok is the token index of part k.
-func (c chain) tok(k int) int { return c.first + 2*k }
-
-// buildChains finds the identifier chains of toks. Bare reserved words are
-// not identifiers unless they follow a dot.
-func buildChains(src string, toks []lexer.Token, reserved map[string]bool) []chain {
-	return buildChainsInto(nil, src, toks, reserved)
-}
-
-// buildChainsInto is buildChains appending to out (whose contents it
-// discards).
-func buildChainsInto(out []chain, src string, toks []lexer.Token, reserved map[string]bool) []chain {
-	out = out[:0]
-	isPunct := func(i int, c byte) bool {
-		return i < len(toks) && toks[i].Kind == lexer.Punct && src[toks[i].Start] == c
-	}
-	isName := func(i int, afterDot bool) bool {
-		if i >= len(toks) {
-			return false
-		}
-		switch toks[i].Kind {
-		case lexer.Quoted:
-			return true
-		case lexer.Ident:
-			if afterDot {
-				return true
-			}
-			var buf [64]byte
-			w, ok := lowerInto(&buf, src[toks[i].Start:toks[i].End])
-			return !ok || !reserved[string(w)]
-		}
-		return false
-	}
-	for i := 0; i < len(toks); i++ {
-		if !isName(i, false) || (i > 0 && isPunct(i-1, '.')) {
-			continue
-		}
-		c := chain{first: i, n: 1}
-		j := i
-		for isPunct(j+1, '.') && isName(j+2, true) {
-			j += 2
-			c.n++
-		}
-		if isPunct(j+1, '.') && isPunct(j+2, '*') {
-			c.star = true
-		}
-		out = append(out, c)
-		i = j
-	}
-	return out
-}
-
 // scratch holds reusable buffers for bind.
 type scratch struct {
 	toks   []lexer.Token
-	chains []chain
+	chains []ident.Chain
 	// tableNames are the lower-cased names of table references.
 	tableNames map[string]bool
 	// names maps each lower-cased referenced name to its index in counts.
@@ -408,20 +348,20 @@ func (e *Engine) textNames(text string, opts Options) (funcs []Func, tables []Ta
 	toks := lexer.Lex(text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 	// No word is left out as reserved: MariaDB takes some of the parser's
 	// reserved words (ARRAY, LATERAL, RANK) for names of functions.
-	for _, ch := range buildChains(text, toks, nil) {
-		last := ch.tok(ch.n - 1)
-		if !ch.star && ch.n <= 2 && last+1 < len(toks) && toks[last+1].Kind == lexer.Punct && text[toks[last+1].Start] == '(' {
+	for _, ch := range ident.Chains(text, toks, nil) {
+		last := ch.Tok(ch.N - 1)
+		if !ch.Star && ch.N <= 2 && last+1 < len(toks) && toks[last+1].Kind == lexer.Punct && text[toks[last+1].Start] == '(' {
 			f := Func{Name: lexer.IdentText(text, toks[last])}
-			if ch.n == 2 {
-				f.Schema = lexer.IdentText(text, toks[ch.first])
+			if ch.N == 2 {
+				f.Schema = lexer.IdentText(text, toks[ch.First])
 			}
 			funcs = append(funcs, f)
 			continue
 		}
-		if first := toks[ch.first]; first.Kind == lexer.Ident && e.reserved[strings.ToLower(text[first.Start:first.End])] {
+		if first := toks[ch.First]; first.Kind == lexer.Ident && e.reserved[strings.ToLower(text[first.Start:first.End])] {
 			continue // a reserved word names no table unquoted
 		}
-		for _, t := range chainTables(text, toks, ch) {
+		for _, t := range ident.Tables(text, toks, ch) {
 			if t.DB == "" {
 				t.DB = opts.DB
 			}
@@ -431,20 +371,9 @@ func (e *Engine) textNames(text string, opts Options) (funcs []Func, tables []Ta
 	return funcs, tables
 }
 
-// chainTables are the tables a chain could name: its first part in the
-// current database (DB left empty), and for a.b the table a.b.
-func chainTables(src string, toks []lexer.Token, ch chain) []Table {
-	p0 := lexer.IdentText(src, toks[ch.first])
-	out := []Table{{Name: p0}}
-	if ch.n >= 2 {
-		out = append(out, Table{DB: p0, Name: lexer.IdentText(src, toks[ch.tok(1)])})
-	}
-	return out
-}
-
 // collectLoose records the names of chains no site covers, for inputs with
 // a DDL or "other" statement (see Analysis.loose).
-func (a *Analysis) collectLoose(toks []lexer.Token, chains []chain, columns map[string]bool) {
+func (a *Analysis) collectLoose(toks []lexer.Token, chains []ident.Chain, columns map[string]bool) {
 	other := false
 	for _, st := range a.Statements {
 		other = other || st.Class == ClassOther || st.Class == ClassDDL
@@ -460,7 +389,7 @@ func (a *Analysis) collectLoose(toks []lexer.Token, chains []chain, columns map[
 		}
 		return false
 	}
-	declared := declaredPositions(a.text, toks, chains)
+	declared := ident.Declared(a.text, toks, chains)
 	calls := map[string]bool{}
 	for _, st := range a.Statements {
 		for _, f := range st.Funcs {
@@ -470,46 +399,46 @@ func (a *Analysis) collectLoose(toks []lexer.Token, chains []chain, columns map[
 		}
 	}
 	for ci, ch := range chains {
-		pos := int(toks[ch.first].Start)
+		pos := int(toks[ch.First].Start)
 		if covered(pos) || declared[ci] {
 			continue
 		}
-		if ch.n == 1 && columns[strings.ToLower(lexer.IdentText(a.text, toks[ch.first]))] && len(a.stmtDeclared) != len(a.Statements) {
+		if ch.N == 1 && columns[strings.ToLower(lexer.IdentText(a.text, toks[ch.First]))] && len(a.stmtDeclared) != len(a.Statements) {
 			continue // declared somewhere in the input, when statements' own are not known
 		}
-		if name := strings.ToLower(lexer.IdentText(a.text, toks[ch.first])); ch.n == 1 && !ch.star && toks[ch.first].Kind == lexer.Ident &&
-			(calls[name] || specialCalls[name]) && lexer.PunctAt(a.text, toks, ch.first+1, '(') && toks[ch.first+1].Start == toks[ch.first].End {
+		if name := strings.ToLower(lexer.IdentText(a.text, toks[ch.First])); ch.N == 1 && !ch.Star && toks[ch.First].Kind == lexer.Ident &&
+			(calls[name] || specialCalls[name]) && lexer.PunctAt(a.text, toks, ch.First+1, '(') && toks[ch.First+1].Start == toks[ch.First].End {
 			continue // a call of a function the statement calls, or of one of the parser's own syntax
 		}
 		si := a.stmtAt(pos)
 		if si < len(a.Statements) && a.Statements[si].Unprovable != "" {
 			continue // refused whatever it names
 		}
-		if si < len(a.stmtDeclared) && len(a.stmtDeclared) == len(a.Statements) && ch.n == 2 && !ch.star {
+		if si < len(a.stmtDeclared) && len(a.stmtDeclared) == len(a.Statements) && ch.N == 2 && !ch.Star {
 			// alias.column: a column of a table or CTE the statement
 			// names another way, both declared by its tree.
 			own := a.stmtDeclared[si]
-			if own[strings.ToLower(lexer.IdentText(a.text, toks[ch.first]))] && own[strings.ToLower(lexer.IdentText(a.text, toks[ch.tok(1)]))] {
+			if own[strings.ToLower(lexer.IdentText(a.text, toks[ch.First]))] && own[strings.ToLower(lexer.IdentText(a.text, toks[ch.Tok(1)]))] {
 				continue
 			}
 		}
-		if si < len(a.stmtDeclared) && len(a.stmtDeclared) == len(a.Statements) && ch.n == 1 {
+		if si < len(a.stmtDeclared) && len(a.stmtDeclared) == len(a.Statements) && ch.N == 1 {
 			own := a.stmtDeclared[si]
-			if own[strings.ToLower(lexer.IdentText(a.text, toks[ch.first]))] {
+			if own[strings.ToLower(lexer.IdentText(a.text, toks[ch.First]))] {
 				continue // declared by its own statement
 			}
-			if prev := ch.first - 1; prev >= 0 && (toks[prev].Kind == lexer.Ident || toks[prev].Kind == lexer.Quoted) &&
-				own[strings.ToLower(lexer.IdentText(a.text, toks[prev]))] && recovery.IsTypeWord(strings.ToUpper(lexer.IdentText(a.text, toks[ch.first]))) {
+			if prev := ch.First - 1; prev >= 0 && (toks[prev].Kind == lexer.Ident || toks[prev].Kind == lexer.Quoted) &&
+				own[strings.ToLower(lexer.IdentText(a.text, toks[prev]))] && recovery.IsTypeWord(strings.ToUpper(lexer.IdentText(a.text, toks[ch.First]))) {
 				continue // a column's type: c JSON
 			}
 		}
-		if ch.n == 1 && lexer.Word(a.text, toks, ch.first) == "COLUMNS" &&
-			(lexer.Word(a.text, toks, ch.first-1) == "RANGE" || lexer.Word(a.text, toks, ch.first-1) == "LIST") {
+		if ch.N == 1 && lexer.Word(a.text, toks, ch.First) == "COLUMNS" &&
+			(lexer.Word(a.text, toks, ch.First-1) == "RANGE" || lexer.Word(a.text, toks, ch.First-1) == "LIST") {
 			continue // PARTITION BY RANGE COLUMNS (…)
 		}
-		for _, t := range chainTables(a.text, toks, ch) {
+		for _, t := range ident.Tables(a.text, toks, ch) {
 			if t.DB == "" {
-				t.DB = a.dbAt(int(toks[ch.first].Start))
+				t.DB = a.dbAt(int(toks[ch.First].Start))
 			}
 			a.loose = append(a.loose, looseName{t, si})
 		}
@@ -520,7 +449,7 @@ func (a *Analysis) collectLoose(toks []lexer.Token, chains []chain, columns map[
 // sc.toks holds the lexer's tokens of a.text; sc's other buffers are
 // bind's scratch space.
 func (e *Engine) bind(a *Analysis, c *collect.Collector, sc *scratch) {
-	sc.chains = buildChainsInto(sc.chains, a.text, sc.toks, e.reserved)
+	sc.chains = ident.ChainsInto(sc.chains, a.text, sc.toks, e.reserved)
 	toks, chains := sc.toks, sc.chains
 	sc.reset()
 	refs := sc.namesThatMatter(c)
@@ -536,7 +465,7 @@ func (e *Engine) bind(a *Analysis, c *collect.Collector, sc *scratch) {
 	for i := range sc.counts {
 		n := sc.counts[i].name
 		if c.Aliases[n] {
-			sc.counts[i].want += countAliasDefs(a.text, toks, chains, n)
+			sc.counts[i].want += ident.AliasDefs(a.text, toks, chains, n)
 		}
 		if c.CTEs[n] {
 			sc.counts[i].want++
@@ -601,10 +530,10 @@ func (sc *scratch) namesThatMatter(c *collect.Collector) []collect.Ref {
 func (sc *scratch) occurrences(text string) {
 	toks := sc.toks
 	for ci, ch := range sc.chains {
-		for pi := 0; pi < ch.n; pi++ {
-			ti := ch.tok(pi)
+		for pi := 0; pi < ch.N; pi++ {
+			ti := ch.Tok(pi)
 			var buf [64]byte
-			w, ok := lowerInto(&buf, lexer.IdentText(text, toks[ti]))
+			w, ok := ident.LowerInto(&buf, lexer.IdentText(text, toks[ti]))
 			if !ok {
 				w = []byte(strings.ToLower(lexer.IdentText(text, toks[ti])))
 			}
@@ -617,78 +546,17 @@ func (sc *scratch) occurrences(text string) {
 			}
 			sc.counts[ni].got++
 			o := occurrence{name: ni, chain: ci, part: pi}
-			o.role, o.roleOK, o.schema = roleAt(text, toks, ch, pi)
+			o.role, o.roleOK, o.schema = ident.RoleAt(text, toks, ch, pi)
 			sc.occs = append(sc.occs, o)
 		}
 	}
-}
-
-// lowerInto lower-cases an ASCII s into buf without allocating; ok is
-// false when s does not fit or is not ASCII.
-func lowerInto(buf *[64]byte, s string) ([]byte, bool) {
-	b := buf[:]
-	if len(s) > len(b) {
-		return nil, false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x80 {
-			return nil, false
-		}
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b[i] = c
-	}
-	return b[:len(s)], true
-}
-
-// roleAt says what the part at pi of ch can be.
-func roleAt(src string, toks []lexer.Token, ch chain, pi int) (collect.RefKind, bool, string) {
-	n := ch.n
-	part := func(i int) string { return lexer.IdentText(src, toks[ch.tok(i)]) }
-	switch {
-	case n == 1 && !ch.star:
-		return collect.RefTable, true, ""
-	case n == 1 && ch.star:
-		return collect.RefQualifier, true, ""
-	case n == 2 && !ch.star && pi == 1:
-		return collect.RefTable, true, part(0)
-	case n == 2 && !ch.star && pi == 0:
-		return collect.RefQualifier, true, ""
-	case n == 2 && ch.star && pi == 1:
-		return collect.RefQualifier, true, part(0)
-	case n == 3 && !ch.star && pi == 1:
-		return collect.RefQualifier, true, part(0)
-	}
-	return 0, false, ""
-}
-
-// countAliasDefs counts "AS name" / "table name" alias definitions of n:
-// one-part chains spelled n that follow another chain or AS.
-func countAliasDefs(src string, toks []lexer.Token, chains []chain, n string) int {
-	count := 0
-	for _, ch := range chains {
-		if ch.n != 1 || ch.star {
-			continue
-		}
-		ti := ch.first
-		if strings.ToLower(lexer.IdentText(src, toks[ti])) != n || ti == 0 {
-			continue
-		}
-		prev := toks[ti-1]
-		if prev.Kind == lexer.Ident && strings.EqualFold(src[prev.Start:prev.End], "as") {
-			count++
-		}
-	}
-	return count
 }
 
 // bindByCount binds when every occurrence of every referenced name is
 // accounted for by the references the parser reported, role by role. It
 // reports false when the text has occurrences the references do not
 // explain (a column or alias spelled like a table, say).
-func (e *Engine) bindByCount(a *Analysis, c *collect.Collector, toks []lexer.Token, chains []chain, sc *scratch) bool {
+func (e *Engine) bindByCount(a *Analysis, c *collect.Collector, toks []lexer.Token, chains []ident.Chain, sc *scratch) bool {
 	for _, nc := range sc.counts {
 		if nc.got != nc.want {
 			return false
@@ -740,16 +608,16 @@ func (e *Engine) bindByCount(a *Analysis, c *collect.Collector, toks []lexer.Tok
 
 // makeSite turns a bound occurrence into a site; ok is false for names that
 // are not tables (CTE references, alias targets).
-func (a *Analysis) makeSite(toks []lexer.Token, ch chain, part int, r collect.Ref, c *collect.Collector) (site, bool) {
-	tok := toks[ch.tok(part)]
+func (a *Analysis) makeSite(toks []lexer.Token, ch ident.Chain, part int, r collect.Ref, c *collect.Collector) (site, bool) {
+	tok := toks[ch.Tok(part)]
 	start := tok.Start
 	qualified := r.Schema != ""
 	// Spell the table as the text does: references were paired with
 	// tokens case-insensitively.
 	r.Name = lexer.IdentText(a.text, tok)
 	if qualified {
-		start = toks[ch.tok(part-1)].Start
-		r.Schema = lexer.IdentText(a.text, toks[ch.tok(part-1)])
+		start = toks[ch.Tok(part-1)].Start
+		r.Schema = lexer.IdentText(a.text, toks[ch.Tok(part-1)])
 	}
 	ln := strings.ToLower(r.Name)
 	switch r.Kind {
@@ -784,9 +652,9 @@ func (a *Analysis) makeSite(toks []lexer.Token, ch chain, part int, r collect.Re
 // unique backquoted marker, parses that text, and reads each marker's role
 // off the tree. A marker text that does not parse leaves every reference
 // unbound, which refuses the rewrite if any is mapped.
-func (e *Engine) bindByMarkers(a *Analysis, toks []lexer.Token, chains []chain, names map[string]int32) {
-	mk := markedText(a.text, toks, chains, names)
-	stmts, release, err := e.parse(mk.text, a.opts)
+func (e *Engine) bindByMarkers(a *Analysis, toks []lexer.Token, chains []ident.Chain, names map[string]int32) {
+	mk := ident.Mark(a.text, toks, chains, names)
+	stmts, release, err := e.parse(mk.Text, a.opts)
 	defer release()
 	if err != nil {
 		for _, st := range a.Statements {
@@ -796,25 +664,25 @@ func (e *Engine) bindByMarkers(a *Analysis, toks []lexer.Token, chains []chain, 
 		return
 	}
 	c := collect.New()
-	c.CTERefs = collect.CTERefs(stmts, mk.name, a.opts.CaseSensitiveNames)
+	c.CTERefs = collect.CTERefs(stmts, mk.Name, a.opts.CaseSensitiveNames)
 	for _, s := range stmts {
 		s.Accept(c)
 	}
-	oc := &collect.Collector{CTEs: mk.names(c.CTEs), Aliases: mk.names(c.Aliases)}
+	oc := &collect.Collector{CTEs: mk.Names(c.CTEs), Aliases: mk.Names(c.Aliases)}
 	type place struct {
-		ch   chain
+		ch   ident.Chain
 		part int
 	}
 	chainOf := map[int]place{}
 	for _, ch := range chains {
-		for pi := 0; pi < ch.n; pi++ {
-			chainOf[ch.tok(pi)] = place{ch, pi}
+		for pi := 0; pi < ch.N; pi++ {
+			chainOf[ch.Tok(pi)] = place{ch, pi}
 		}
 	}
 	var sites []site
 	for _, r := range c.Refs {
-		name, ti, ok := mk.orig(r.Name)
-		schema := mk.name(r.Schema)
+		name, ti, ok := mk.Orig(r.Name)
+		schema := mk.Name(r.Schema)
 		if !ok {
 			// A reference the text did not show where the lexer looked.
 			if r.Kind != collect.RefQualifier {
@@ -833,7 +701,7 @@ func (e *Engine) bindByMarkers(a *Analysis, toks []lexer.Token, chains []chain, 
 		}
 	}
 	a.sites = sortSites(append(a.sites, sites...))
-	a.cteQualifiers(c.Refs, mk.name)
+	a.cteQualifiers(c.Refs, mk.Name)
 }
 
 // unboundRef records a table the engine could not place: db.name, or name
@@ -846,63 +714,6 @@ func (a *Analysis) unboundRef(db, name string) {
 		}
 	}
 	a.unbound = append(a.unbound, Table{DB: db, Name: name})
-}
-
-// marked is a text with every token spelled like a referenced name
-// replaced by a unique backquoted marker.
-type marked struct {
-	text   string
-	src    string
-	toks   []lexer.Token
-	tokens map[string]int // marker, in lower case -> token index
-}
-
-func markedText(text string, toks []lexer.Token, chains []chain, names map[string]int32) *marked {
-	var b strings.Builder
-	last := 0
-	mk := &marked{src: text, toks: toks, tokens: map[string]int{}}
-	for _, ch := range chains {
-		for pi := 0; pi < ch.n; pi++ {
-			ti := ch.tok(pi)
-			t := toks[ti]
-			if _, ok := names[strings.ToLower(lexer.IdentText(text, t))]; !ok {
-				continue
-			}
-			m := markerPrefix + strconv.Itoa(ti)
-			mk.tokens[strings.ToLower(m)] = ti
-			b.WriteString(text[last:t.Start])
-			b.WriteString("`" + m + "`")
-			last = int(t.End)
-		}
-	}
-	b.WriteString(text[last:])
-	mk.text = b.String()
-	return mk
-}
-
-// orig is the name marker m stands for, with its token's index; ok is
-// false when m is no marker (m itself is returned).
-func (mk *marked) orig(m string) (string, int, bool) {
-	ti, ok := mk.tokens[strings.ToLower(m)]
-	if !ok {
-		return m, -1, false
-	}
-	return lexer.IdentText(mk.src, mk.toks[ti]), ti, true
-}
-
-// name is the name m stands for.
-func (mk *marked) name(m string) string {
-	n, _, _ := mk.orig(m)
-	return n
-}
-
-// names are the set of markers' names, in lower case.
-func (mk *marked) names(markers map[string]bool) map[string]bool {
-	out := map[string]bool{}
-	for m := range markers {
-		out[strings.ToLower(mk.name(m))] = true
-	}
-	return out
 }
 
 // cteQualifiers records as shadowing (refused when mapped) the CTE names
@@ -1413,46 +1224,6 @@ func classOf(s ast.StmtNode) Class {
 	return ClassOther
 }
 
-// declaredPositions marks the chains whose place in the text makes them
-// no table for sure: a partition's or subpartition's name (right after
-// PARTITION or SUBPARTITION, or after a comma continuing such a list), a
-// name after ENGINE, TABLESPACE, COLLATE, CHARSET or CHARACTER SET (with
-// or without '='), and a user's name before its @host.
-func declaredPositions(text string, toks []lexer.Token, chains []chain) map[int]bool {
-	var out map[int]bool
-	mark := func(ci int) {
-		if out == nil {
-			out = map[int]bool{}
-		}
-		out[ci] = true
-	}
-	prevChain := -1 // the chain before the current one, when declared
-	for ci, ch := range chains {
-		first, last := ch.first, ch.tok(ch.n-1)
-		w := lexer.Word(text, toks, first-1)
-		if lexer.PunctAt(text, toks, first-1, '=') {
-			w = lexer.Word(text, toks, first-2)
-		}
-		switch {
-		case ch.n == 1 && !ch.star && namedAfter[w]:
-			mark(ci) // ENGINE [=] name, COLLATE name, …
-		case ch.n == 1 && !ch.star && (w == "PARTITION" || w == "SUBPARTITION"):
-			mark(ci)
-		case ch.n == 1 && !ch.star && prevChain == ci-1 && prevChain >= 0 && lexer.PunctAt(text, toks, first-1, ',') &&
-			chains[prevChain].tok(chains[prevChain].n-1) == first-2:
-			mark(ci) // p1, p2 of a partition list
-		case ch.n == 1 && !ch.star && last+1 < len(toks) && toks[last+1].Kind == lexer.Variable && toks[last+1].Start == toks[last].End &&
-			text[toks[last+1].Start] == '@' && (toks[last+1].End-toks[last+1].Start < 2 || text[toks[last+1].Start+1] != '@'):
-			mark(ci) // user@host
-		default:
-			prevChain = -1
-			continue
-		}
-		prevChain = ci
-	}
-	return out
-}
-
 // specialCalls are the functions (and keywords written like one) the
 // parser reads with syntax of their own, so no Func records them: written
 // right before "(", they name no table.
@@ -1465,10 +1236,6 @@ var specialCalls = map[string]bool{
 	"localtime": true, "localtimestamp": true, "curdate": true, "curtime": true, "sysdate": true, "utc_timestamp": true,
 	"match": true, "json": true,
 }
-
-// namedAfter are the words after which (and an optional '=') a name is an
-// engine's, a tablespace's, a collation's or a character set's.
-var namedAfter = map[string]bool{"ENGINE": true, "TABLESPACE": true, "COLLATE": true, "CHARSET": true, "SET": true}
 
 // declaredNames are the names a statement's tree declares or uses as no
 // table (c.columns: columns, indexes, constraints, partitions, aliases of

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 )
 
@@ -796,13 +797,13 @@ func privilegeStatement(text string, toks []lexer.Token) bool {
 // (but users before @host) as loose: a GRANT may name a table anywhere, and
 // one naming a sandboxed table is refused (see looseRefusal).
 func (a *Analysis) privilegeNames(text string, toks []lexer.Token) {
-	chains := buildChains(text, toks, nil)
-	declared := declaredPositions(text, toks, chains)
+	chains := ident.Chains(text, toks, nil)
+	declared := ident.Declared(text, toks, chains)
 	for ci, ch := range chains {
 		if declared[ci] {
 			continue
 		}
-		for _, t := range chainTables(text, toks, ch) {
+		for _, t := range ident.Tables(text, toks, ch) {
 			if t.DB == "" {
 				t.DB = a.opts.DB
 			}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/recovery"
 	"github.com/sqlfork/sqlfork-proxy/sqlname"
@@ -401,7 +402,6 @@ func (r *Refusal) MySQLError() (uint16, string, string) { return r.Code, r.State
 
 const (
 	maxIdentifierLength  = 64
-	markerPrefix         = "__sqlfork_m"
 	defaultCacheCapacity = 4096
 )
 
@@ -1230,8 +1230,8 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 			hint = "write LASTVAL(seq) for PREVIOUS VALUE FOR seq"
 		}
 	}
-	for _, ch := range buildChains(a.text, u.toks, nil) {
-		for _, t := range chainTables(a.text, u.toks, ch) {
+	for _, ch := range ident.Chains(a.text, u.toks, nil) {
+		for _, t := range ident.Tables(a.text, u.toks, ch) {
 			if mt, ok := a.mappedAny(r, t); ok {
 				return serverCheck(Refuse(wire.ErUnknown, "this statement names the sandboxed table %s but the proxy cannot parse it "+
 					"(%s), so it cannot be redirected to the sandbox; %s", mt.Quoted(), firstLine(a.parseErr.Error()), hint))
