@@ -453,7 +453,7 @@ func (e *Engine) bind(a *Analysis, c *collect.Collector, sc *scratch) {
 	toks, chains := sc.toks, sc.chains
 	sc.reset()
 	refs := sc.namesThatMatter(c)
-	declared := declaredNames(c)
+	declared := collect.DeclaredNames(c)
 	c = &collect.Collector{Refs: refs, CTEs: c.CTEs, Aliases: c.Aliases, Columns: c.Columns}
 	if len(sc.counts) == 0 {
 		a.collectLoose(toks, chains, declared)
@@ -761,7 +761,7 @@ func (e *Engine) bindPrepared(a *Analysis, p *ast.PrepareStmt, db string) {
 		if t.Kind != lexer.String || a.text[t.Start] != '\'' && a.text[t.Start] != '"' {
 			continue
 		}
-		if unquoteString(a.text[t.Start:t.End], !a.opts.NoBackslashEscapes) != p.SQLText {
+		if lexer.Unquote(a.text[t.Start:t.End], !a.opts.NoBackslashEscapes) != p.SQLText {
 			continue
 		}
 		if a.altered != nil && a.altered.AlteredIn(int(t.Start), int(t.End)) {
@@ -780,68 +780,6 @@ func (e *Engine) bindPrepared(a *Analysis, p *ast.PrepareStmt, db string) {
 		return
 	}
 	a.Statements[len(a.Statements)-1].Unprovable = "the text of PREPARE ... FROM '...' could not be located"
-}
-
-// unquoteString decodes a quoted SQL string literal.
-func unquoteString(s string, backslash bool) string {
-	if len(s) < 2 {
-		return ""
-	}
-	q := s[0]
-	body := s[1 : len(s)-1]
-	var b strings.Builder
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		switch {
-		case c == q && i+1 < len(body) && body[i+1] == q:
-			b.WriteByte(q)
-			i++
-		case backslash && c == '\\' && i+1 < len(body):
-			i++
-			switch body[i] {
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			case 'r':
-				b.WriteByte('\r')
-			case '0':
-				b.WriteByte(0)
-			case 'b':
-				b.WriteByte('\b')
-			case 'Z':
-				b.WriteByte(26)
-			case '%', '_':
-				b.WriteByte('\\')
-				b.WriteByte(body[i])
-			default:
-				b.WriteByte(body[i])
-			}
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
-// quoteString encodes s as a single-quoted SQL string literal.
-func quoteString(s string, backslash bool) string {
-	var b strings.Builder
-	b.WriteByte('\'')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '\'':
-			b.WriteString("''")
-		case c == '\\' && backslash:
-			b.WriteString("\\\\")
-		case c == 0 && backslash:
-			b.WriteString("\\0")
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('\'')
-	return b.String()
 }
 
 func (a *Analysis) reads() []Table {
@@ -873,7 +811,7 @@ func describe(s ast.StmtNode, c *collect.Collector, db string) Statement {
 	if k, ok := s.(*ast.KillStmt); ok && k.Expr == nil && !k.TiDBExtension {
 		st.Kill = &Kill{Query: k.Query, ID: k.ConnectionID}
 	}
-	st.Reads, st.Writes = usedTables(c, db)
+	st.Reads, st.Writes = collect.UsedTables(c, db)
 	for _, t := range c.References {
 		if t.DB == "" {
 			t.DB = db
@@ -886,7 +824,7 @@ func describe(s ast.StmtNode, c *collect.Collector, db string) Statement {
 		}
 		st.Like = append(st.Like, t)
 	}
-	if c.Locking || lockingStatement(s) {
+	if c.Locking || collect.Locking(s) {
 		for _, t := range st.Reads {
 			if !strings.EqualFold(t.DB, "information_schema") && !strings.EqualFold(t.DB, "performance_schema") {
 				st.Locked = append(st.Locked, t)
@@ -901,49 +839,6 @@ func describe(s ast.StmtNode, c *collect.Collector, db string) Statement {
 	st.Engine = c.Set.Engine
 	describeKind(&st, s)
 	return st
-}
-
-// usedTables are the tables c's references name, sorted, each once:
-// written if any reference writes it.
-func usedTables(c *collect.Collector, db string) (reads, writes []Table) {
-	type use struct {
-		t     Table
-		write bool
-	}
-	uses := make([]use, 0, len(c.Refs))
-	for _, r := range c.Refs {
-		if r.Kind == collect.RefQualifier || r.CTE ||
-			(r.Kind == collect.RefTarget && r.Schema == "" && c.Aliases[strings.ToLower(r.Name)]) {
-			continue
-		}
-		t := Table{DB: r.Schema, Name: r.Name}
-		if t.DB == "" {
-			t.DB = r.DefaultDB
-		}
-		if t.DB == "" {
-			t.DB = db
-		}
-		uses = append(uses, use{t, r.Write})
-	}
-	slices.SortFunc(uses, func(x, y use) int {
-		if c := strings.Compare(x.t.DB, y.t.DB); c != 0 {
-			return c
-		}
-		return strings.Compare(x.t.Name, y.t.Name)
-	})
-	for i := 0; i < len(uses); {
-		j, write := i, false
-		for ; j < len(uses) && uses[j].t == uses[i].t; j++ {
-			write = write || uses[j].write
-		}
-		if write {
-			writes = append(writes, uses[i].t)
-		} else {
-			reads = append(reads, uses[i].t)
-		}
-		i = j
-	}
-	return reads, writes
 }
 
 // describeKind fills in what the kind of statement s says: temporary
@@ -968,7 +863,7 @@ func describeKind(st *Statement, s ast.StmtNode) {
 	case *ast.DeallocateStmt:
 		st.Handle, st.HandleOp = strings.ToLower(x.Name), "DEALLOCATE"
 	case *ast.ShowStmt:
-		st.Show = showListing(x)
+		st.Show = collect.ShowListing(x)
 	case *ast.ExecuteStmt:
 		st.Handle, st.HandleOp = strings.ToLower(x.Name), "EXECUTE"
 		st.Unprovable = "EXECUTE runs a statement prepared with SQL PREPARE, which the proxy cannot see"
@@ -980,91 +875,6 @@ func describeKind(st *Statement, s ast.StmtNode) {
 		// names they hold (tables of a GRANT too) are not rewritten.
 		st.privileges = true
 	}
-}
-
-// showListing is the listing a SHOW answers with from the sandbox's view
-// (TABLES, TABLE STATUS, DATABASES, …), nil for other SHOWs.
-func showListing(x *ast.ShowStmt) *Show {
-	if x.Tp == ast.ShowTables || x.Tp == ast.ShowTableStatus || x.Tp == ast.ShowDatabases || x.Tp == ast.ShowProcessList ||
-		x.Tp == ast.ShowProcedureStatus || x.Tp == ast.ShowFunctionStatus || x.Tp == ast.ShowTriggers {
-		sh := &Show{What: "TABLES", Full: x.Full, DB: x.DBName}
-		switch x.Tp {
-		case ast.ShowTriggers:
-			sh.What = "TRIGGERS"
-		case ast.ShowProcedureStatus:
-			sh.What = "PROCEDURE STATUS"
-		case ast.ShowFunctionStatus:
-			sh.What = "FUNCTION STATUS"
-		case ast.ShowTableStatus:
-			sh.What = "TABLE STATUS"
-		case ast.ShowDatabases:
-			sh.What = "DATABASES"
-		case ast.ShowProcessList:
-			sh.What = "PROCESSLIST"
-		}
-		if x.Pattern != nil {
-			if v, ok := x.Pattern.Pattern.(interface{ GetString() string }); ok {
-				like := v.GetString()
-				sh.Like = &like
-			}
-		}
-		if x.Where != nil {
-			sh.Where = whereText(x.Text())
-		}
-		return sh
-	}
-	return nil
-}
-
-// labelSpans are the spans of labels in text, those the parser's offsets
-// place exactly (others are left out), and for each whether it is a
-// column reference.
-func labelSpans(labels []collect.Label, text string) (spans [][2]int, columns []bool) {
-	for _, l := range labels {
-		if end := l.Offset + len(l.Text); l.Text != "" && l.Offset >= 0 && end <= len(text) && text[l.Offset:end] == l.Text {
-			spans = append(spans, [2]int{l.Offset, end})
-			columns = append(columns, l.Column)
-		}
-	}
-	return spans, columns
-}
-
-// lockingStatement reports statements that read their tables under locks
-// (InnoDB takes shared locks on the rows any statement but a plain SELECT
-// reads, at REPEATABLE READ; DELETE and multi-table UPDATE at every level).
-func lockingStatement(s ast.StmtNode) bool {
-	switch x := s.(type) {
-	case *ast.SelectStmt, *ast.SetOprStmt, *ast.ShowStmt, *ast.PrepareStmt, *ast.DeallocateStmt, *ast.UseStmt,
-		*ast.BeginStmt, *ast.CommitStmt, *ast.RollbackStmt, *ast.SavepointStmt, *ast.ReleaseSavepointStmt,
-		*ast.CreateViewStmt, *ast.LockTablesStmt, *ast.UnlockTablesStmt:
-		// A view reads nothing when it is made; LOCK TABLES … READ sets
-		// the collector's locking flag itself.
-		return false
-	case *ast.ExplainStmt:
-		return x.Analyze && lockingStatement(x.Stmt)
-	case *ast.CreateTableStmt:
-		return x.Select != nil
-	}
-	return true
-}
-
-func sortTables(ts []Table) {
-	for i := 1; i < len(ts); i++ {
-		for j := i; j > 0 && (ts[j].DB < ts[j-1].DB || ts[j].DB == ts[j-1].DB && ts[j].Name < ts[j-1].Name); j-- {
-			ts[j], ts[j-1] = ts[j-1], ts[j]
-		}
-	}
-}
-
-// whereText is what follows the first WHERE keyword of a statement's
-// text, without a trailing semicolon ("" if there is none).
-func whereText(text string) string {
-	for _, t := range lexer.Lex(text, lexer.Options{}) {
-		if t.Kind == lexer.Ident && strings.EqualFold(text[t.Start:t.End], "WHERE") {
-			return strings.TrimSuffix(strings.TrimSpace(text[t.End:]), ";")
-		}
-	}
-	return ""
 }
 
 // kindOf names a statement node for callers that act on its kind.
@@ -1237,26 +1047,6 @@ var specialCalls = map[string]bool{
 	"match": true, "json": true,
 }
 
-// declaredNames are the names a statement's tree declares or uses as no
-// table (c.columns: columns, indexes, constraints, partitions, aliases of
-// fields, databases, …) with its CTE names and table aliases: where no
-// site is, such a name is no table.
-func declaredNames(c *collect.Collector) map[string]bool {
-	if c.Columns == nil {
-		return nil
-	}
-	if len(c.CTEs) == 0 && len(c.Aliases) == 0 {
-		return c.Columns
-	}
-	m := make(map[string]bool, len(c.Columns)+len(c.CTEs)+len(c.Aliases))
-	for _, set := range []map[string]bool{c.Columns, c.CTEs, c.Aliases} {
-		for k := range set {
-			m[k] = true
-		}
-	}
-	return m
-}
-
 // takeInner adds to st, a statement that runs another's text (PREPARE …
 // FROM 'text', EXECUTE IMMEDIATE 'text'), what the statements of that
 // text call, lock, copy, reach and change.
@@ -1349,7 +1139,7 @@ func (r *reading) statement(s ast.StmtNode) bool {
 	s.Accept(c)
 	a.Statements = append(a.Statements, describe(s, c, r.db))
 	st := &a.Statements[len(a.Statements)-1]
-	st.Labels, st.labelColumns = labelSpans(c.Labels, sql)
+	st.Labels, st.labelColumns = collect.LabelSpans(c.Labels, sql)
 	st.AliasedColumns = c.AliasedColumns
 	a.markBare(st, r.sc.toks)
 	routineStatement(st, s, sql, r.sc.toks, start)
@@ -1360,7 +1150,7 @@ func (r *reading) statement(s ast.StmtNode) bool {
 		st.Unprovable = "the statement holds multi-byte characters the proxy cannot read back exactly (send it in utf8mb4)"
 	}
 	a.stmtAliases = append(a.stmtAliases, c.Aliases)
-	a.stmtDeclared = append(a.stmtDeclared, declaredNames(c))
+	a.stmtDeclared = append(a.stmtDeclared, collect.DeclaredNames(c))
 	r.unlocatable(s, st, c)
 	if p, ok := s.(*ast.PrepareStmt); ok && p.SQLVar == nil {
 		r.e.bindPrepared(a, p, r.db)
@@ -1396,7 +1186,7 @@ func (r *reading) unlocatable(s ast.StmtNode, st *Statement, c *collect.Collecto
 			if site, ok := showFromSite(r.a.text, r.sc.toks, sh, u); ok {
 				r.showSites = append(r.showSites, site)
 				st.Reads = append(st.Reads, site.table)
-				sortTables(st.Reads)
+				collect.SortTables(st.Reads)
 				continue
 			}
 		}

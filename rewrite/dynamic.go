@@ -95,7 +95,7 @@ found:
 func (d *Dynamic) With(value *string) string {
 	lit := "NULL"
 	if value != nil {
-		lit = quoteString(*value, d.backslash)
+		lit = lexer.Quote(*value, d.backslash)
 	}
 	return d.src[:d.start] + lit + d.src[d.end:]
 }
@@ -150,7 +150,7 @@ func literalText(sql string, opts Options, head ...string) (string, bool) {
 	if lit.Kind != lexer.String || sql[lit.Start] != '\'' && sql[lit.Start] != '"' {
 		return "", false
 	}
-	text := unquoteString(sql[lit.Start:lit.End], !opts.NoBackslashEscapes)
+	text := lexer.Unquote(sql[lit.Start:lit.End], !opts.NoBackslashEscapes)
 	for i := 0; i < len(text); i++ {
 		if text[i] >= utf8.RuneSelf {
 			return "", false

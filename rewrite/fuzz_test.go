@@ -10,6 +10,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/corpus"
 )
 
@@ -298,7 +299,7 @@ func TestWriteTargetsChecker(t *testing.T) {
 			t.Fatalf("%s: %v", sql, err)
 		}
 		got := writeTargets(stmts, "app")
-		sortTables(got)
+		collect.SortTables(got)
 		if s := tables(got); s != want {
 			t.Errorf("%s: write targets %q, want %q", sql, s, want)
 		}

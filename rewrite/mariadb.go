@@ -581,7 +581,7 @@ func (e *Engine) executeImmediate(a *Analysis, text string, lit lexer.Token) boo
 		a.Statements = []Statement{st}
 		return true
 	}
-	inner := e.analyze(unquoteString(text[lit.Start:lit.End], !a.opts.NoBackslashEscapes), a.opts)
+	inner := e.analyze(lexer.Unquote(text[lit.Start:lit.End], !a.opts.NoBackslashEscapes), a.opts)
 	a.prepared = []preparedSite{{start: int(lit.Start), end: int(lit.End), inner: inner}}
 	st.Reads, st.Writes = inner.reads(), inner.writes()
 	if why := immediateRefused(inner); why != "" {

@@ -34,7 +34,7 @@ func normalize(sql string, opts Options) (*lexer.Normalized, *Refusal) {
 		for i := 0; i < len(sql); i++ {
 			if sql[i] >= 0x80 {
 				return nil, Refuse(wire.ErUnknown, "the connection's character set %s is one the proxy cannot read "+
-					"statements in; use SET NAMES utf8mb4 (or another common character set)", quoteString(name, true))
+					"statements in; use SET NAMES utf8mb4 (or another common character set)", lexer.Quote(name, true))
 			}
 		}
 		cs, _ = lookupCharset("utf8mb4")

@@ -222,23 +222,12 @@ type looseName struct {
 // database (see collect.SafeEngine).
 func SafeEngine(name string) bool { return collect.SafeEngine(name) }
 
+// Show is a SHOW statement the proxy answers itself or asks as a query
+// (collect.Show).
+type Show = collect.Show
+
 // Func is a function a statement calls, as written (collect.Func).
 type Func = collect.Func
-
-// Show is a SHOW statement the proxy answers itself or asks as a query:
-// one that lists tables or databases, or the process list.
-type Show struct {
-	// What is "TABLES", "TABLE STATUS", "DATABASES", "PROCESSLIST",
-	// "PROCEDURE STATUS", "FUNCTION STATUS" or "TRIGGERS".
-	What string
-	Full bool
-	// DB is the database of FROM/IN db, "" for the current one.
-	DB string
-	// Like is the LIKE pattern, if any.
-	Like *string
-	// Where is the text of the WHERE condition, "" without one.
-	Where string
-}
 
 // Analysis is what the engine knows about an input, independent of any
 // resolver. It is immutable and shared through the cache.
@@ -1110,7 +1099,7 @@ func (a *Analysis) preparedReplacements(reps []replacement, r Resolver) ([]repla
 			return nil, err
 		}
 		if res.Changed {
-			reps = append(reps, replacement{start: p.start, end: p.end, text: quoteString(res.SQL, !a.opts.NoBackslashEscapes),
+			reps = append(reps, replacement{start: p.start, end: p.end, text: lexer.Quote(res.SQL, !a.opts.NoBackslashEscapes),
 				renames: res.Renames})
 		}
 	}
@@ -1443,7 +1432,7 @@ const checkStatement = "__sqlfork_syntax_check"
 // names, taking metadata locks on the tables it names until the
 // transaction ends, so callers should ask only outside a transaction.
 func SyntaxCheck(sql string, opts Options) (prepare, deallocate string) {
-	return "PREPARE " + checkStatement + " FROM " + quoteString(sql, !opts.NoBackslashEscapes),
+	return "PREPARE " + checkStatement + " FROM " + lexer.Quote(sql, !opts.NoBackslashEscapes),
 		"DEALLOCATE PREPARE " + checkStatement
 }
 

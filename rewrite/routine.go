@@ -206,7 +206,7 @@ func routineSettings(text string, toks []lexer.Token, i int, opts Options) (at i
 		mode := ""
 		switch v.Kind {
 		case lexer.String:
-			mode = unquoteString(text[v.Start:v.End], !opts.NoBackslashEscapes)
+			mode = lexer.Unquote(text[v.Start:v.End], !opts.NoBackslashEscapes)
 		case lexer.Ident:
 			mode = text[v.Start:v.End]
 		default:

@@ -158,7 +158,7 @@ func (e *Engine) createTrigger(a *Analysis, st *Statement, text string, toks []l
 		}
 		tr.Order, tr.Other = w(j), lexer.IdentText(text, toks[j+1])
 		if toks[j+1].Kind == lexer.String {
-			tr.Other = unquoteString(text[toks[j+1].Start:toks[j+1].End], !a.opts.NoBackslashEscapes)
+			tr.Other = lexer.Unquote(text[toks[j+1].Start:toks[j+1].End], !a.opts.NoBackslashEscapes)
 		}
 		j += 2
 	}

@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -113,5 +114,38 @@ func TestVarsAndSet(t *testing.T) {
 	}
 	if s := (Func{Schema: "db", Name: "f"}).String() + (Func{Name: "g"}).String(); s != "db.fg" {
 		t.Errorf("Func.String: %q", s)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	p := parser.New()
+	c, stmts, _ := collect(p, "INSERT INTO t SELECT a, b + 1 AS x, c FROM u, db.v")
+	reads, writes := UsedTables(c, "app")
+	if fmt.Sprint(reads, writes) != "[app.u db.v] [app.t]" {
+		t.Errorf("UsedTables = %v, %v", reads, writes)
+	}
+	if !Locking(stmts[0]) {
+		t.Error("INSERT … SELECT does not lock what it reads")
+	}
+	_, stmts, _ = collect(p, "SELECT 1")
+	if Locking(stmts[0]) {
+		t.Error("SELECT locks")
+	}
+	c, _, _ = collect(p, "SELECT a, b + 1, `c` FROM t")
+	spans, columns := LabelSpans(c.Labels, "SELECT a, b + 1, `c` FROM t")
+	if fmt.Sprint(spans, columns) != "[[7 8] [10 15] [17 20]] [true false true]" {
+		t.Errorf("LabelSpans = %v, %v", spans, columns)
+	}
+	_, stmts, _ = collect(p, "SHOW FULL TABLES FROM db LIKE 'a%'")
+	if sh := ShowListing(stmts[0].(*ast.ShowStmt)); sh == nil || sh.What != "TABLES" || !sh.Full || sh.DB != "db" || *sh.Like != "a%" {
+		t.Errorf("ShowListing = %+v", sh)
+	}
+	_, stmts, _ = collect(p, "SHOW DATABASES WHERE `Database` = 'x'")
+	if sh := ShowListing(stmts[0].(*ast.ShowStmt)); sh == nil || sh.What != "DATABASES" || sh.Where == "" {
+		t.Errorf("ShowListing = %+v", sh)
+	}
+	c, _, _ = collect(p, "CREATE TABLE t (a INT, KEY k (a)) PARTITION BY HASH (a) PARTITIONS 2")
+	if d := DeclaredNames(c); len(d) == 0 {
+		t.Errorf("DeclaredNames = %v", d)
 	}
 }
