@@ -46,6 +46,7 @@ type keyed struct {
 	idx    int    // into the collector's refs or the occurrences
 }
 
+// compareKeyed orders keyed by role, schema, then name.
 func compareKeyed(x, y keyed) int {
 	if x.role != y.role {
 		return int(x.role) - int(y.role)
@@ -782,6 +783,7 @@ func (e *Engine) bindPrepared(a *Analysis, p *ast.PrepareStmt, db string) {
 	a.Statements[len(a.Statements)-1].Unprovable = "the text of PREPARE ... FROM '...' could not be located"
 }
 
+// reads are the tables every statement of the input reads.
 func (a *Analysis) reads() []Table {
 	var out []Table
 	for _, st := range a.Statements {
@@ -790,6 +792,7 @@ func (a *Analysis) reads() []Table {
 	return out
 }
 
+// writes are the tables every statement of the input writes.
 func (a *Analysis) writes() []Table {
 	var out []Table
 	for _, st := range a.Statements {

@@ -86,6 +86,7 @@ func decodeClient(sql string, nz *lexer.Normalized, opts Options) (ct *clientTex
 	return ct, out.String(), nil
 }
 
+// hasHighByte reports whether s holds a byte 0x80..0xFF.
 func hasHighByte(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {
@@ -95,6 +96,7 @@ func hasHighByte(s string) bool {
 	return false
 }
 
+// decodeRefusal refuses a text the engine cannot decode at byte at.
 func decodeRefusal(at int, format string, args ...any) *Refusal {
 	return Refuse(wire.ErUnknown, "%s (at byte %d), so the proxy cannot be sure how the server reads this statement; "+
 		"quote the name with backquotes or send it in utf8mb4", fmt.Sprintf(format, args...), at)

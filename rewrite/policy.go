@@ -142,6 +142,7 @@ func (a *Analysis) namesPrefix(prefix string) (string, bool) {
 	return "", false
 }
 
+// containsFold reports whether s holds sub, ignoring case.
 func containsFold(s, sub string) bool {
 	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
 }

@@ -43,8 +43,10 @@ const (
 	ClassOther
 )
 
+// classNames are the classes' names, in order.
 var classNames = [...]string{"unparseable", "read", "write", "ddl", "transaction", "session", "routine", "sandbox", "other"}
 
+// String is the class's name.
 func (c Class) String() string {
 	if int(c) < len(classNames) {
 		return classNames[c]
@@ -384,6 +386,7 @@ func (r *Refusal) ServerRejects(code uint16) bool {
 	return ServerSyntaxError(code) || slices.Contains(r.ServerErrors, code)
 }
 
+// Error is the refusal as code (state): message.
 func (r *Refusal) Error() string { return fmt.Sprintf("%d (%s): %s", r.Code, r.State, r.Message) }
 
 // MySQLError returns the error code, SQLSTATE and message for the client.
@@ -973,6 +976,7 @@ func (a *Analysis) resolveSites(r Resolver) (*splicing, error) {
 	return sp, nil
 }
 
+// find is the index of logical table k in tabs, -1 when absent.
 func (sp *splicing) find(k Table) int {
 	for i := range sp.tabs {
 		if sp.tabs[i].key == k {
@@ -982,6 +986,7 @@ func (sp *splicing) find(k Table) int {
 	return -1
 }
 
+// physOf is the physical table k resolves to.
 func (sp *splicing) physOf(k Table) (Table, bool) {
 	if i := sp.find(k); i >= 0 {
 		return sp.tabs[i].phys, true
@@ -1238,6 +1243,7 @@ type unparsed struct {
 	first string
 }
 
+// word is toks[i] in upper case when it is a word, else "".
 func (u *unparsed) word(i int) string {
 	if i < len(u.toks) && u.toks[i].Kind == lexer.Ident {
 		return strings.ToUpper(u.a.text[u.toks[i].Start:u.toks[i].End])
@@ -1245,6 +1251,8 @@ func (u *unparsed) word(i int) string {
 	return ""
 }
 
+// firstWord is the text's first word in upper case, past opening
+// parentheses; "" when it starts otherwise.
 func (u *unparsed) firstWord() string {
 	for _, t := range u.toks {
 		if t.Kind == lexer.Ident {
@@ -1343,6 +1351,7 @@ func getDiagnostics(text string, toks []lexer.Token) bool {
 	return w == "DIAGNOSTICS" || (w == "CURRENT" || w == "STACKED") && lexer.Word(text, toks, 2) == "DIAGNOSTICS"
 }
 
+// firstLine is s up to its first line break.
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i]
