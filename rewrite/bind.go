@@ -143,7 +143,7 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 		a.parseErr = err
 		funcs, names := e.textNames(sql, opts)
 		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: "the statement cannot be parsed",
-			Funcs: funcs, Names: names, DB: opts.DB, Kind: textKind(sql, opts), Vars: textVars(sql, sc.toks)}}
+			Funcs: funcs, Names: names, DB: opts.DB, Kind: textKind(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}), Vars: textVars(sql, sc.toks)}}
 		if a.Statements[0].Kind == KindBegin {
 			a.Statements[0].Start = transactionStart(sql, opts)
 		}
@@ -317,9 +317,9 @@ func previousAsNext(text string, opts Options) string {
 // textKind names a statement the parser cannot read by its first words,
 // for the kinds callers act on ("SHOW BINLOG EVENTS", "SHOW RELAYLOG
 // EVENTS"); "" for others.
-func textKind(text string, opts Options) Kind {
+func textKind(text string, lo lexer.Options) Kind {
 	var words []string
-	for _, t := range lexer.Lex(text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}) {
+	for _, t := range lexer.Lex(text, lo) {
 		if t.Kind != lexer.Ident || len(words) == 3 {
 			break
 		}

@@ -14,7 +14,7 @@ func (a *Analysis) Maintenance(i int) Kind {
 		return ""
 	}
 	k := a.Statements[i].Kind
-	if k != "" && tableMaintenance[firstWord(string(k))] == k {
+	if k != "" && maintenanceKind(firstWord(string(k))) == k {
 		return k
 	}
 	if k != "" && k != KindAlterTable {
@@ -34,7 +34,7 @@ func (a *Analysis) Maintenance(i int) Kind {
 	if word(0) == "ALTER" {
 		return partitionMaintenance(text, toks)
 	}
-	kind, j := tableMaintenance[word(0)], 1
+	kind, j := maintenanceKind(word(0)), 1
 	if (word(0) == "REPAIR" || word(0) == "ANALYZE" || word(0) == "OPTIMIZE") && (word(j) == "NO_WRITE_TO_BINLOG" || word(j) == "LOCAL") {
 		j++
 	}

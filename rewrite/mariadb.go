@@ -222,12 +222,12 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer
 		st.Writes = []Table{s.table}
 		st.Funcs, _ = e.textNames(text, a.opts)
 		a.sites = []site{s}
-	case tableMaintenance[w0] != "":
+	case maintenanceKind(w0) != "":
 		sites, ok := maintenanceTables(text, toks, db)
 		if !ok {
 			return formFails
 		}
-		st.Class, st.Kind = ClassOther, tableMaintenance[w0]
+		st.Class, st.Kind = ClassOther, maintenanceKind(w0)
 		for _, s := range sites {
 			if s.write {
 				st.Writes = append(st.Writes, s.table)
@@ -377,6 +377,10 @@ var tableMaintenance = map[string]Kind{
 	"CHECK": KindCheckTable, "CHECKSUM": KindChecksumTable, "REPAIR": KindRepairTable, "ANALYZE": KindAnalyzeTable,
 	"OPTIMIZE": KindOptimizeTable,
 }
+
+// maintenanceKind is the kind of table maintenance statement whose first
+// word is w, "" for none.
+func maintenanceKind(w string) Kind { return tableMaintenance[w] }
 
 // maintenanceOptions are the words that may follow the table list of a
 // maintenance statement (CHECK's FOR UPGRADE, QUICK, FAST, MEDIUM,
