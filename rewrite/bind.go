@@ -8,6 +8,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/kind"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/recovery"
 	"github.com/sqlfork/sqlfork-proxy/wire"
@@ -143,7 +144,7 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 		a.parseErr = err
 		funcs, names := e.textNames(sql, opts)
 		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: "the statement cannot be parsed",
-			Funcs: funcs, Names: names, DB: opts.DB, Kind: textKind(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}), Vars: textVars(sql, sc.toks)}}
+			Funcs: funcs, Names: names, DB: opts.DB, Kind: kind.OfText(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}), Vars: textVars(sql, sc.toks)}}
 		if a.Statements[0].Kind == KindBegin {
 			a.Statements[0].Start = transactionStart(sql, opts)
 		}
@@ -312,34 +313,6 @@ func previousAsNext(text string, opts Options) string {
 		return text
 	}
 	return string(b)
-}
-
-// textKind names a statement the parser cannot read by its first words,
-// for the kinds callers act on ("SHOW BINLOG EVENTS", "SHOW RELAYLOG
-// EVENTS"); "" for others.
-func textKind(text string, lo lexer.Options) Kind {
-	var words []string
-	for _, t := range lexer.Lex(text, lo) {
-		if t.Kind != lexer.Ident || len(words) == 3 {
-			break
-		}
-		words = append(words, strings.ToUpper(text[t.Start:t.End]))
-	}
-	if len(words) == 3 && words[0] == "SHOW" && (words[1] == "BINLOG" || words[1] == "RELAYLOG") && words[2] == "EVENTS" {
-		return Kind(strings.Join(words, " "))
-	}
-	// Transaction statements in forms the parser does not know (only
-	// their own words are let through; see unparseable): what they do to
-	// the transaction matters.
-	if len(words) > 0 {
-		switch {
-		case words[0] == "BEGIN", words[0] == "START" && len(words) > 1 && words[1] == "TRANSACTION":
-			return KindBegin
-		case words[0] == "COMMIT", words[0] == "ROLLBACK", words[0] == "KILL":
-			return Kind(words[0])
-		}
-	}
-	return ""
 }
 
 // textNames lists, for a statement the parser cannot read, the names its
@@ -810,7 +783,7 @@ func isSandboxStatement(sql string) bool {
 // describe classifies one statement and lists the tables it reads and
 // writes.
 func describe(s ast.StmtNode, c *collect.Collector, db string) Statement {
-	st := Statement{Class: classOf(s), Kind: kindOf(s), DB: db}
+	st := Statement{Class: kind.ClassOf(s), Kind: kind.Of(s), DB: db}
 	if k, ok := s.(*ast.KillStmt); ok && k.Expr == nil && !k.TiDBExtension {
 		st.Kill = &Kill{Query: k.Query, ID: k.ConnectionID}
 	}
@@ -878,163 +851,6 @@ func describeKind(st *Statement, s ast.StmtNode) {
 		// names they hold (tables of a GRANT too) are not rewritten.
 		st.privileges = true
 	}
-}
-
-// kindOf names a statement node for callers that act on its kind.
-func kindOf(s ast.StmtNode) Kind {
-	switch x := s.(type) {
-	case *ast.SelectStmt, *ast.SetOprStmt:
-		return KindSelect
-	case *ast.ShowStmt:
-		return showKind(x)
-	case *ast.ExplainStmt:
-		return KindExplain
-	case *ast.HelpStmt:
-		return KindHelp
-	case *ast.InsertStmt:
-		if x.IsReplace {
-			return KindReplace
-		}
-		return KindInsert
-	case *ast.UpdateStmt:
-		return KindUpdate
-	case *ast.DeleteStmt:
-		return KindDelete
-	case *ast.LoadDataStmt:
-		return KindLoadData
-	case *ast.BeginStmt:
-		return KindBegin
-	case *ast.CommitStmt:
-		return KindCommit
-	case *ast.RollbackStmt:
-		if x.SavepointName != "" {
-			return KindRollbackToSavepoint
-		}
-		return KindRollback
-	case *ast.SetStmt:
-		for _, v := range x.Variables {
-			if v.IsGlobal || v.IsInstance {
-				return KindSetGlobal
-			}
-		}
-		return KindSet
-	case *ast.UseStmt:
-		return KindUse
-	case *ast.LockTablesStmt:
-		return KindLockTables
-	case *ast.UnlockTablesStmt:
-		return KindUnlockTables
-	case *ast.KillStmt:
-		return KindKill
-	case *ast.DoStmt:
-		return KindDo
-	case *ast.CallStmt:
-		return KindCall
-	}
-	return ddlKind(s)
-}
-
-// showKind is the Kind of a SHOW statement.
-func showKind(x *ast.ShowStmt) Kind {
-	switch {
-	case x.Tp == ast.ShowWarnings && !x.CountWarningsOrErrors:
-		return KindShowWarnings
-	case x.Tp == ast.ShowErrors && !x.CountWarningsOrErrors:
-		return KindShowErrors
-	case x.Tp == ast.ShowWarnings || x.Tp == ast.ShowErrors:
-		return KindShowCount
-	case x.Tp == ast.ShowOpenTables:
-		return KindShowOpenTables
-	case x.Tp == ast.ShowProcessList:
-		return KindShowProcesslist
-	case x.Tp == ast.ShowCreateView:
-		return KindShowCreateView
-	case x.Tp == ast.ShowCreateProcedure:
-		return KindShowCreateProcedure
-	case x.Tp == ast.ShowStatus:
-		return KindShowStatus
-	case x.Tp == ast.ShowVariables:
-		return KindShowVariables
-	case x.Tp == ast.ShowCreateTable:
-		return KindShowCreateTable
-	case x.Tp == ast.ShowColumns:
-		return KindShowColumns
-	case x.Tp == ast.ShowIndex:
-		return KindShowIndex
-	}
-	return KindShow
-}
-
-// ddlKind is the Kind of a statement that defines or drops a schema
-// object, "" for any other.
-func ddlKind(s ast.StmtNode) Kind {
-	switch x := s.(type) {
-	case *ast.CreateTableStmt:
-		return KindCreateTable
-	case *ast.AlterTableStmt:
-		return KindAlterTable
-	case *ast.DropTableStmt:
-		if x.IsView {
-			return KindDropView
-		}
-		return KindDropTable
-	case *ast.RenameTableStmt:
-		return KindRenameTable
-	case *ast.TruncateTableStmt:
-		return KindTruncateTable
-	case *ast.CreateIndexStmt:
-		return KindCreateIndex
-	case *ast.DropIndexStmt:
-		return KindDropIndex
-	case *ast.CreateViewStmt:
-		return KindCreateView
-	case *ast.CreateDatabaseStmt:
-		return KindCreateDatabase
-	case *ast.DropDatabaseStmt:
-		return KindDropDatabase
-	case *ast.AlterDatabaseStmt:
-		return KindAlterDatabase
-	case *ast.CreateSequenceStmt:
-		return KindCreateSequence
-	case *ast.DropSequenceStmt:
-		return KindDropSequence
-	case *ast.AlterSequenceStmt:
-		return KindAlterSequence
-	case *ast.DropProcedureStmt:
-		return KindDropProcedure
-	case *ast.ProcedureInfo:
-		return KindCreateProcedure
-	}
-	return ""
-}
-
-// classOf maps a statement node to its class.
-func classOf(s ast.StmtNode) Class {
-	switch x := s.(type) {
-	case *ast.SelectStmt, *ast.SetOprStmt, *ast.ShowStmt, *ast.HelpStmt:
-		// HELP reads the server's help tables (mysql.help_*) only.
-		return ClassRead
-	case *ast.ExplainStmt:
-		if x.Analyze {
-			return classOf(x.Stmt)
-		}
-		return ClassRead
-	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt, *ast.LoadDataStmt:
-		return ClassWrite
-	case *ast.CreateTableStmt, *ast.AlterTableStmt, *ast.DropTableStmt, *ast.RenameTableStmt,
-		*ast.TruncateTableStmt, *ast.CreateIndexStmt, *ast.DropIndexStmt, *ast.CreateViewStmt,
-		*ast.CreateDatabaseStmt, *ast.DropDatabaseStmt, *ast.AlterDatabaseStmt, *ast.CreateSequenceStmt,
-		*ast.DropSequenceStmt, *ast.AlterSequenceStmt:
-		return ClassDDL
-	case *ast.BeginStmt, *ast.CommitStmt, *ast.RollbackStmt, *ast.SavepointStmt, *ast.ReleaseSavepointStmt:
-		return ClassTransaction
-	case *ast.SetStmt, *ast.UseStmt, *ast.PrepareStmt, *ast.ExecuteStmt, *ast.DeallocateStmt,
-		*ast.LockTablesStmt, *ast.UnlockTablesStmt, *ast.SetRoleStmt:
-		return ClassSession
-	case *ast.CallStmt, *ast.ProcedureInfo, *ast.DropProcedureStmt:
-		return ClassRoutine
-	}
-	return ClassOther
 }
 
 // specialCalls are the functions (and keywords written like one) the
@@ -1133,7 +949,7 @@ func (r *reading) statement(s ast.StmtNode) bool {
 	a.stmtStarts = append(a.stmtStarts, start)
 	a.stmtDBs = append(a.stmtDBs, r.db)
 	c := collect.New()
-	if cl := classOf(s); cl == ClassDDL || cl == ClassOther {
+	if cl := kind.ClassOf(s); cl == ClassDDL || cl == ClassOther {
 		c.Columns = map[string]bool{}
 	}
 	if containsFold(sql, "with") {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/kind"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 )
 
@@ -222,12 +223,12 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer
 		st.Writes = []Table{s.table}
 		st.Funcs, _ = e.textNames(text, a.opts)
 		a.sites = []site{s}
-	case maintenanceKind(w0) != "":
+	case kind.Maintenance(w0) != "":
 		sites, ok := maintenanceTables(text, toks, db)
 		if !ok {
 			return formFails
 		}
-		st.Class, st.Kind = ClassOther, maintenanceKind(w0)
+		st.Class, st.Kind = ClassOther, kind.Maintenance(w0)
 		for _, s := range sites {
 			if s.write {
 				st.Writes = append(st.Writes, s.table)
@@ -244,7 +245,7 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer
 
 // namelessForm reads the statements that name no table (nameless).
 func (e *Engine) namelessForm(_ *Analysis, st *Statement, text string, toks []lexer.Token) formResult {
-	kind, class := nameless(text, toks)
+	kind, class := kind.Nameless(text, toks)
 	if kind == "" {
 		return formFails
 	}
@@ -316,71 +317,6 @@ func storedProgramKind(e *Engine, text string, toks []lexer.Token) Kind {
 	}
 	return ""
 }
-
-// nameless names the statements that can name no table, when toks hold
-// only words, literals, variables, '=', ',', '.' and (for XA's
-// identifiers) nothing else: kind "" when they are not one.
-func nameless(text string, toks []lexer.Token) (kind Kind, class Class) {
-	for i, t := range toks {
-		switch t.Kind {
-		case lexer.Ident, lexer.Quoted, lexer.String, lexer.Number, lexer.Variable:
-		case lexer.Punct:
-			switch text[t.Start] {
-			case '=', ',', '.':
-			case '-', '+':
-				if i+1 >= len(toks) || toks[i+1].Kind != lexer.Number {
-					return "", 0
-				}
-			default:
-				return "", 0
-			}
-		default:
-			return "", 0
-		}
-	}
-	word := func(i int) string { return lexer.Word(text, toks, i) }
-	switch word(0) {
-	case "XA":
-		return KindXa, ClassOther
-	case "INSTALL", "UNINSTALL":
-		if word(1) == "PLUGIN" || word(1) == "SONAME" {
-			return Kind(word(0) + " " + word(1)), ClassOther
-		}
-	case "CHANGE":
-		if word(1) == "MASTER" {
-			return KindChangeMaster, ClassOther
-		}
-	case "GET":
-		if getDiagnostics(text, toks) {
-			return KindGetDiagnostics, ClassSession
-		}
-	case "SIGNAL", "RESIGNAL":
-		return Kind(word(0)), ClassSession
-	case "BACKUP":
-		if word(1) == "STAGE" {
-			return KindBackupStage, ClassOther
-		}
-	case "SHOW":
-		switch {
-		case word(1) == "CREATE" && (word(2) == "FUNCTION" || word(2) == "TRIGGER" || word(2) == "EVENT" || word(2) == "PACKAGE"):
-			return Kind("SHOW CREATE " + word(2)), ClassRead
-		case (word(1) == "FUNCTION" || word(1) == "PROCEDURE" || word(1) == "PACKAGE") &&
-			(word(2) == "CODE" || word(2) == "BODY" && word(3) == "CODE"):
-			return Kind("SHOW " + word(1) + " CODE"), ClassRead
-		}
-	}
-	return "", 0
-}
-
-// tableMaintenance are the statements of table maintenance, by first word.
-var tableMaintenance = map[string]Kind{
-	"CHECK": KindCheckTable, "CHECKSUM": KindChecksumTable, "REPAIR": KindRepairTable, "ANALYZE": KindAnalyzeTable,
-	"OPTIMIZE": KindOptimizeTable,
-}
-
-// maintenanceKind is the kind of table maintenance statement whose first
-// word is w, "" for none.
-func maintenanceKind(w string) Kind { return tableMaintenance[w] }
 
 // maintenanceOptions are the words that may follow the table list of a
 // maintenance statement (CHECK's FOR UPGRADE, QUICK, FAST, MEDIUM,

@@ -21,38 +21,12 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/kind"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/recovery"
 	"github.com/sqlfork/sqlfork-proxy/sqlname"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
-
-// Class is the kind of a statement.
-type Class int
-
-// Statement classes.
-const (
-	ClassUnparseable Class = iota
-	ClassRead
-	ClassWrite
-	ClassDDL
-	ClassTransaction
-	ClassSession
-	ClassRoutine
-	ClassSandbox
-	ClassOther
-)
-
-// classNames are the classes' names, in order.
-var classNames = [...]string{"unparseable", "read", "write", "ddl", "transaction", "session", "routine", "sandbox", "other"}
-
-// String is the class's name.
-func (c Class) String() string {
-	if int(c) < len(classNames) {
-		return classNames[c]
-	}
-	return fmt.Sprintf("class(%d)", int(c))
-}
 
 // Table is a database-qualified table name (sqlfork/sqlname's, which the
 // layers below rewrite share).
@@ -1328,7 +1302,7 @@ func (u *unparsed) hazard(i int) string {
 //     1232.
 func unparsedServerErrors(text string, toks []lexer.Token) []uint16 {
 	switch {
-	case getDiagnostics(text, toks):
+	case kind.IsGetDiagnostics(text, toks):
 		return []uint16{wire.ErBadField}
 	case lexer.Word(text, toks, 0) == "SET" && lexer.Word(text, toks, 1) != "STATEMENT":
 		for _, t := range toks {
@@ -1339,16 +1313,6 @@ func unparsedServerErrors(text string, toks []lexer.Token) []uint16 {
 		return []uint16{wire.ErWrongTypeForVar}
 	}
 	return nil
-}
-
-// getDiagnostics reports whether text (its tokens toks) is GET [CURRENT |
-// STACKED] DIAGNOSTICS …, with nothing before GET.
-func getDiagnostics(text string, toks []lexer.Token) bool {
-	if lexer.Word(text, toks, 0) != "GET" {
-		return false
-	}
-	w := lexer.Word(text, toks, 1)
-	return w == "DIAGNOSTICS" || (w == "CURRENT" || w == "STACKED") && lexer.Word(text, toks, 2) == "DIAGNOSTICS"
 }
 
 // firstLine is s up to its first line break.
