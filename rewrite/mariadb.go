@@ -7,6 +7,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/kind"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+	"github.com/sqlfork/sqlfork-proxy/sqlname"
 )
 
 // MariaDB statements the parser does not read at all, read by the engine
@@ -463,14 +464,14 @@ func tableNameAt(text string, toks []lexer.Token, i int, db string) (s site, nex
 	if !isName(i) {
 		return site{}, 0, false
 	}
-	t := Table{DB: db, Name: lexer.IdentText(text, toks[i])}
+	t := sqlname.Table{DB: db, Name: lexer.IdentText(text, toks[i])}
 	end, qualified := toks[i].End, false
 	next = i + 1
 	if lexer.PunctAt(text, toks, next, '.') {
 		if !isName(next + 1) {
 			return site{}, 0, false
 		}
-		t = Table{DB: lexer.IdentText(text, toks[i]), Name: lexer.IdentText(text, toks[next+1])}
+		t = sqlname.Table{DB: lexer.IdentText(text, toks[i]), Name: lexer.IdentText(text, toks[next+1])}
 		end, qualified = toks[next+1].End, true
 		next += 2
 	}
@@ -580,7 +581,7 @@ var tableDDLStop = map[string]bool{
 // and ALTER [ONLINE] [IGNORE] TABLE [IF EXISTS] t, followed by anything
 // that names no table (see tableDDLStop): the target's site, the kind and
 // whether the table is temporary.
-func tableDDL(text string, toks []lexer.Token, db string) (s site, kind Kind, temporary bool, ok bool) {
+func tableDDL(text string, toks []lexer.Token, db string) (s site, k kind.Kind, temporary bool, ok bool) {
 	word := func(i int) string { return lexer.Word(text, toks, i) }
 	i := 1
 	switch word(0) {
@@ -592,12 +593,12 @@ func tableDDL(text string, toks []lexer.Token, db string) (s site, kind Kind, te
 			temporary = true
 			i++
 		}
-		kind = KindCreateTable
+		k = kind.CreateTable
 	case "ALTER":
 		for word(i) == "ONLINE" || word(i) == "IGNORE" {
 			i++
 		}
-		kind = KindAlterTable
+		k = kind.AlterTable
 	}
 	if word(i) != "TABLE" {
 		return site{}, "", false, false
@@ -648,7 +649,7 @@ func tableDDL(text string, toks []lexer.Token, db string) (s site, kind Kind, te
 			}
 		}
 	}
-	return s, kind, temporary, true
+	return s, k, temporary, true
 }
 
 // unreservedWords are words the parser reserves that MariaDB 10.11 takes

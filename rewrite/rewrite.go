@@ -314,8 +314,8 @@ type preparedSite struct {
 type site struct {
 	start, end int
 	kind       collect.RefKind
-	table      Table // logical table (DB filled from the current database when unqualified)
-	qualified  bool  // written with its database
+	table      sqlname.Table // logical table (DB filled from the current database when unqualified)
+	qualified  bool          // written with its database
 	write      bool
 	aliased    bool // a table reference given an alias where it is named
 	stmt       int  // index of the statement holding it
