@@ -246,15 +246,15 @@ func (e *Engine) parseInput(a *Analysis, sc *scratch, opts Options) ([]ast.StmtN
 // qualified name. ok is false unless the tokens appear exactly once, each
 // name unqualified. (The parser reads SHOW INDEX FROM t FROM db as of
 // db.t, which the text does not spell: still refused.)
-func showFromSite(text string, toks []lexer.Token, sh *ast.ShowStmt, u Table) (site, bool) {
+func showFromSite(text string, toks []lexer.Token, sh *ast.ShowStmt, u Table) (ident.Site, bool) {
 	if sh.Tp != ast.ShowColumns {
-		return site{}, false
+		return ident.Site{}, false
 	}
 	in := func(j int) bool { w := lexer.Word(text, toks, j); return w == "FROM" || w == "IN" }
 	name := func(j int, n string) bool {
 		return j < len(toks) && (toks[j].Kind == lexer.Ident || toks[j].Kind == lexer.Quoted) && lexer.IdentText(text, toks[j]) == n
 	}
-	var found site
+	var found ident.Site
 	n := 0
 	for i := range toks {
 		if !in(i-1) || !name(i, u.Name) || !in(i+1) || !name(i+2, u.DB) || lexer.PunctAt(text, toks, i-2, '.') ||
@@ -262,7 +262,7 @@ func showFromSite(text string, toks []lexer.Token, sh *ast.ShowStmt, u Table) (s
 			continue
 		}
 		n++
-		found = site{start: int(toks[i].Start), end: int(toks[i+2].End), kind: collect.RefTable, table: u, qualified: true}
+		found = ident.Site{Start: int(toks[i].Start), End: int(toks[i+2].End), Kind: collect.RefTable, Table: u, Qualified: true}
 	}
 	return found, n == 1
 }
@@ -357,7 +357,7 @@ func (a *Analysis) collectLoose(toks []lexer.Token, chains []ident.Chain, column
 	}
 	covered := func(pos int) bool {
 		for _, s := range a.sites {
-			if pos >= s.start && pos < s.end {
+			if pos >= s.Start && pos < s.End {
 				return true
 			}
 		}
@@ -569,7 +569,7 @@ func (e *Engine) bindByCount(a *Analysis, c *collect.Collector, toks []lexer.Tok
 			return false
 		}
 	}
-	sites := make([]site, 0, len(sc.found))
+	sites := make([]ident.Site, 0, len(sc.found))
 	for i, w := range sc.wants {
 		o := sc.occs[sc.found[i].idx]
 		if s, ok := a.makeSite(toks, chains[o.chain], o.part, c.Refs[w.idx], c); ok {
@@ -582,7 +582,7 @@ func (e *Engine) bindByCount(a *Analysis, c *collect.Collector, toks []lexer.Tok
 
 // makeSite turns a bound occurrence into a site; ok is false for names that
 // are not tables (CTE references, alias targets).
-func (a *Analysis) makeSite(toks []lexer.Token, ch ident.Chain, part int, r collect.Ref, c *collect.Collector) (site, bool) {
+func (a *Analysis) makeSite(toks []lexer.Token, ch ident.Chain, part int, r collect.Ref, c *collect.Collector) (ident.Site, bool) {
 	tok := toks[ch.Tok(part)]
 	start := tok.Start
 	qualified := r.Schema != ""
@@ -597,11 +597,11 @@ func (a *Analysis) makeSite(toks []lexer.Token, ch ident.Chain, part int, r coll
 	switch r.Kind {
 	case collect.RefTable:
 		if r.CTE {
-			return site{}, false
+			return ident.Site{}, false
 		}
 	case collect.RefTarget:
 		if r.Schema == "" && c.Aliases[ln] {
-			return site{}, false
+			return ident.Site{}, false
 		}
 	}
 	db := r.Schema
@@ -616,10 +616,10 @@ func (a *Analysis) makeSite(toks []lexer.Token, ch ident.Chain, part int, r coll
 		// a "quoted" name): the table it names is not known for sure.
 		a.unbound = append(a.unbound, Table{DB: db, Name: r.Name})
 		a.alteredName = true
-		return site{}, false
+		return ident.Site{}, false
 	}
-	return site{start: int(start), end: int(tok.End), kind: r.Kind, table: Table{DB: db, Name: r.Name},
-		qualified: qualified, write: r.Write, aliased: r.Aliased, stmt: a.stmtAt(int(tok.Start))}, true
+	return ident.Site{Start: int(start), End: int(tok.End), Kind: r.Kind, Table: Table{DB: db, Name: r.Name},
+		Qualified: qualified, Write: r.Write, Aliased: r.Aliased, Stmt: a.stmtAt(int(tok.Start))}, true
 }
 
 // bindByMarkers replaces every token spelled like a referenced name with a
@@ -653,7 +653,7 @@ func (e *Engine) bindByMarkers(a *Analysis, toks []lexer.Token, chains []ident.C
 			chainOf[ch.Tok(pi)] = place{ch, pi}
 		}
 	}
-	var sites []site
+	var sites []ident.Site
 	for _, r := range c.Refs {
 		name, ti, ok := mk.Orig(r.Name)
 		schema := mk.Name(r.Schema)
@@ -705,16 +705,16 @@ func (a *Analysis) cteQualifiers(refs []collect.Ref, orig func(string) string) {
 		}
 	}
 	for _, s := range a.sites {
-		if k := strings.ToLower(s.table.Name); s.kind != collect.RefQualifier && ctes[k] && quals[k] {
+		if k := strings.ToLower(s.Table.Name); s.Kind != collect.RefQualifier && ctes[k] && quals[k] {
 			collect.SetName(&a.cteShadows, k)
 		}
 	}
 }
 
 // sortSites orders sites by position (insertion sort: lists are short).
-func sortSites(s []site) []site {
+func sortSites(s []ident.Site) []ident.Site {
 	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j].start < s[j-1].start; j-- {
+		for j := i; j > 0 && s[j].Start < s[j-1].Start; j-- {
 			s[j], s[j-1] = s[j-1], s[j]
 		}
 	}
@@ -929,7 +929,7 @@ type reading struct {
 	stmts     []ast.StmtNode
 	db        string
 	cursor    int
-	showSites []site
+	showSites []ident.Site
 	all       *collect.Collector
 }
 
@@ -1004,7 +1004,7 @@ func (r *reading) unlocatable(s ast.StmtNode, st *Statement, c *collect.Collecto
 		if sh, ok := s.(*ast.ShowStmt); ok && len(r.stmts) == 1 {
 			if site, ok := showFromSite(r.a.text, r.sc.toks, sh, u); ok {
 				r.showSites = append(r.showSites, site)
-				st.Reads = append(st.Reads, site.table)
+				st.Reads = append(st.Reads, site.Table)
 				collect.SortTables(st.Reads)
 				continue
 			}

@@ -46,7 +46,7 @@ func (a *Analysis) callSites() []callSite {
 	}
 	covered := func(pos int) bool {
 		for _, s := range a.sites {
-			if pos >= s.start && pos < s.end {
+			if pos >= s.Start && pos < s.End {
 				return true
 			}
 		}

@@ -202,7 +202,7 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer
 		}
 		st.Class, st.Kind = ClassOther, Kind(w0+" INDEX")
 		for _, s := range sites {
-			st.Reads = append(st.Reads, s.table)
+			st.Reads = append(st.Reads, s.Table)
 		}
 		a.sites = sites
 	case w0 == "DROP" && (word(1) == "TABLE" || word(1) == "TABLES" || word(1) == "TEMPORARY"):
@@ -212,7 +212,7 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer
 		}
 		st.Class, st.Kind, st.Temporary = ClassDDL, KindDropTable, temporary
 		for _, s := range sites {
-			st.Writes = append(st.Writes, s.table)
+			st.Writes = append(st.Writes, s.Table)
 		}
 		a.sites = sites
 	case w0 == "CREATE" || w0 == "ALTER":
@@ -221,9 +221,9 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer
 			return formFails
 		}
 		st.Class, st.Kind, st.Temporary = ClassDDL, kind, temporary
-		st.Writes = []Table{s.table}
+		st.Writes = []Table{s.Table}
 		st.Funcs, _ = e.textNames(text, a.opts)
-		a.sites = []site{s}
+		a.sites = []ident.Site{s}
 	case kind.Maintenance(w0) != "":
 		sites, ok := maintenanceTables(text, toks, db)
 		if !ok {
@@ -231,10 +231,10 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer
 		}
 		st.Class, st.Kind = ClassOther, kind.Maintenance(w0)
 		for _, s := range sites {
-			if s.write {
-				st.Writes = append(st.Writes, s.table)
+			if s.Write {
+				st.Writes = append(st.Writes, s.Table)
 			} else {
-				st.Reads = append(st.Reads, s.table)
+				st.Reads = append(st.Reads, s.Table)
 			}
 		}
 		a.sites = sites
@@ -333,7 +333,7 @@ var maintenanceOptions = map[string]bool{
 // [options]: the list's names are tables (REPAIR and OPTIMIZE change
 // them). ANALYZE's PERSISTENT FOR … (which names columns and indexes) is
 // not read. ok is false when the text is not that.
-func maintenanceTables(text string, toks []lexer.Token, db string) (sites []site, ok bool) {
+func maintenanceTables(text string, toks []lexer.Token, db string) (sites []ident.Site, ok bool) {
 	word := func(i int) string { return lexer.Word(text, toks, i) }
 	w0 := word(0)
 	i := 1
@@ -350,7 +350,7 @@ func maintenanceTables(text string, toks []lexer.Token, db string) (sites []site
 		if !ok {
 			return nil, false
 		}
-		s.write = write
+		s.Write = write
 		sites = append(sites, s)
 		i = next
 		if !lexer.PunctAt(text, toks, i, ',') {
@@ -413,7 +413,7 @@ func parenNames(text string, toks []lexer.Token, i int) (next int, ok bool) {
 // keyCacheTables reads CACHE INDEX list IN cache and LOAD INDEX INTO CACHE
 // list, the list's items being table [PARTITION (…)] [INDEX | KEY (…)]
 // (and IGNORE LEAVES for LOAD INDEX): the tables' sites.
-func keyCacheTables(text string, toks []lexer.Token, db string) (sites []site, ok bool) {
+func keyCacheTables(text string, toks []lexer.Token, db string) (sites []ident.Site, ok bool) {
 	word := func(i int) string { return lexer.Word(text, toks, i) }
 	load := word(0) == "LOAD"
 	i := 2
@@ -457,28 +457,28 @@ func keyCacheTables(text string, toks []lexer.Token, db string) (sites []site, o
 
 // tableNameAt reads a table name, name or db.name, at toks[i]: its site
 // and the index after it.
-func tableNameAt(text string, toks []lexer.Token, i int, db string) (s site, next int, ok bool) {
+func tableNameAt(text string, toks []lexer.Token, i int, db string) (s ident.Site, next int, ok bool) {
 	isName := func(j int) bool {
 		return j < len(toks) && (toks[j].Kind == lexer.Ident || toks[j].Kind == lexer.Quoted)
 	}
 	if !isName(i) {
-		return site{}, 0, false
+		return ident.Site{}, 0, false
 	}
 	t := sqlname.Table{DB: db, Name: lexer.IdentText(text, toks[i])}
 	end, qualified := toks[i].End, false
 	next = i + 1
 	if lexer.PunctAt(text, toks, next, '.') {
 		if !isName(next + 1) {
-			return site{}, 0, false
+			return ident.Site{}, 0, false
 		}
 		t = sqlname.Table{DB: lexer.IdentText(text, toks[i]), Name: lexer.IdentText(text, toks[next+1])}
 		end, qualified = toks[next+1].End, true
 		next += 2
 	}
 	if lexer.PunctAt(text, toks, next, '.') {
-		return site{}, 0, false
+		return ident.Site{}, 0, false
 	}
-	return site{start: int(toks[i].Start), end: int(end), kind: collect.RefTable, table: t, qualified: qualified}, next, true
+	return ident.Site{Start: int(toks[i].Start), End: int(end), Kind: collect.RefTable, Table: t, Qualified: qualified}, next, true
 }
 
 // immediateLiteral reports whether toks hold EXECUTE IMMEDIATE 'text'
@@ -581,7 +581,7 @@ var tableDDLStop = map[string]bool{
 // and ALTER [ONLINE] [IGNORE] TABLE [IF EXISTS] t, followed by anything
 // that names no table (see tableDDLStop): the target's site, the kind and
 // whether the table is temporary.
-func tableDDL(text string, toks []lexer.Token, db string) (s site, k kind.Kind, temporary bool, ok bool) {
+func tableDDL(text string, toks []lexer.Token, db string) (s ident.Site, k kind.Kind, temporary bool, ok bool) {
 	word := func(i int) string { return lexer.Word(text, toks, i) }
 	i := 1
 	switch word(0) {
@@ -601,7 +601,7 @@ func tableDDL(text string, toks []lexer.Token, db string) (s site, k kind.Kind, 
 		k = kind.AlterTable
 	}
 	if word(i) != "TABLE" {
-		return site{}, "", false, false
+		return ident.Site{}, "", false, false
 	}
 	i++
 	if word(i) == "IF" && (word(i+1) == "EXISTS" || word(i+1) == "NOT" && word(i+2) == "EXISTS") {
@@ -612,9 +612,9 @@ func tableDDL(text string, toks []lexer.Token, db string) (s site, k kind.Kind, 
 	}
 	s, next, ok := tableNameAt(text, toks, i, db)
 	if !ok {
-		return site{}, "", false, false
+		return ident.Site{}, "", false, false
 	}
-	s.write = true
+	s.Write = true
 	depth := 0
 	for j := next; j < len(toks); j++ {
 		t := toks[j]
@@ -624,9 +624,9 @@ func tableDDL(text string, toks []lexer.Token, db string) (s site, k kind.Kind, 
 		case lexer.PunctAt(text, toks, j, ')'):
 			depth--
 		case t.Kind == lexer.Punct && text[t.Start] == '.':
-			return site{}, "", false, false // a qualified name
+			return ident.Site{}, "", false, false // a qualified name
 		case t.Kind == lexer.Variable:
-			return site{}, "", false, false
+			return ident.Site{}, "", false, false
 		case t.Kind == lexer.Ident:
 			w := word(j)
 			if w == "LIKE" && depth > 0 && !lexer.PunctAt(text, toks, j-1, '(') {
@@ -636,7 +636,7 @@ func tableDDL(text string, toks []lexer.Token, db string) (s site, k kind.Kind, 
 				continue
 			}
 			if tableDDLStop[w] {
-				return site{}, "", false, false
+				return ident.Site{}, "", false, false
 			}
 			if w == "ENGINE" {
 				v := j + 1
@@ -644,7 +644,7 @@ func tableDDL(text string, toks []lexer.Token, db string) (s site, k kind.Kind, 
 					v++
 				}
 				if v >= len(toks) || !collect.SafeEngine(lexer.IdentText(text, toks[v])) {
-					return site{}, "", false, false
+					return ident.Site{}, "", false, false
 				}
 			}
 		}
@@ -665,7 +665,7 @@ var unreservedWords = map[string]bool{"OPTION": true, "ARRAY": true, "LATERAL": 
 // or a word MariaDB does not reserve: one the parser does not reserve
 // either, or one of unreservedWords (a reserved one is the server's syntax
 // error, not a table).
-func (e *Engine) dropTables(text string, toks []lexer.Token, db string) (sites []site, temporary, ok bool) {
+func (e *Engine) dropTables(text string, toks []lexer.Token, db string) (sites []ident.Site, temporary, ok bool) {
 	word := func(i int) string { return lexer.Word(text, toks, i) }
 	i := 1
 	if word(i) == "TEMPORARY" {
@@ -694,7 +694,7 @@ func (e *Engine) dropTables(text string, toks []lexer.Token, db string) (sites [
 		if !ok {
 			return nil, false, false
 		}
-		s.write = true
+		s.Write = true
 		sites = append(sites, s)
 		i = next
 		if !lexer.PunctAt(text, toks, i, ',') {
@@ -816,7 +816,7 @@ func (e *Engine) viewDDL(a *Analysis, text string, toks []lexer.Token) bool {
 	if !ok {
 		return false
 	}
-	view.write = true
+	view.Write = true
 	if lexer.PunctAt(text, toks, next, '(') {
 		if next, ok = parenNames(text, toks, next); !ok {
 			return false
@@ -833,12 +833,12 @@ func (e *Engine) viewDDL(a *Analysis, text string, toks []lexer.Token) bool {
 		return false
 	}
 	is := inner.Statements[0]
-	st := Statement{DB: db, Class: ClassDDL, Kind: Kind(word(0) + " VIEW"), Writes: []Table{view.table}, Reads: is.Reads, Funcs: is.Funcs,
+	st := Statement{DB: db, Class: ClassDDL, Kind: Kind(word(0) + " VIEW"), Writes: []Table{view.Table}, Reads: is.Reads, Funcs: is.Funcs,
 		Locked: is.Reads, Outside: is.Outside}
 	a.sites = append(a.sites, view)
 	for _, s := range inner.sites {
-		s.start += start
-		s.end += start
+		s.Start += start
+		s.End += start
 		a.sites = append(a.sites, s)
 	}
 	a.Statements = []Statement{st}
@@ -867,11 +867,11 @@ func (e *Engine) handler(a *Analysis, st *Statement, text string, toks []lexer.T
 			return false
 		}
 		st.Class, st.Kind = ClassRead, KindHandlerOpen
-		st.Reads, st.Locked = []Table{s.table}, []Table{s.table}
+		st.Reads, st.Locked = []Table{s.Table}, []Table{s.Table}
 		if len(rest) == 0 {
-			s.aliasAt = int(toks[next].End) // the handler is named after the table
+			s.AliasAt = int(toks[next].End) // the handler is named after the table
 		}
-		a.sites = []site{s}
+		a.sites = []ident.Site{s}
 		return true
 	case "READ":
 		for i := next + 1; i < len(toks); i++ {
@@ -885,10 +885,10 @@ func (e *Engine) handler(a *Analysis, st *Statement, text string, toks []lexer.T
 			}
 		}
 		st.Class, st.Kind = ClassRead, KindHandlerRead
-		return !s.qualified
+		return !s.Qualified
 	case "CLOSE":
 		st.Class, st.Kind = ClassSession, KindHandlerClose
-		return next+1 == len(toks) && !s.qualified
+		return next+1 == len(toks) && !s.Qualified
 	}
 	return false
 }

@@ -226,7 +226,7 @@ type Analysis struct {
 	// alteredName is set when a table name's text was changed for the
 	// parser (see Normalize): the table cannot be named for sure.
 	alteredName bool
-	sites       []site
+	sites       []ident.Site
 	// unbound are table references whose text could not be located; a
 	// resolver that maps one of them makes the rewrite refuse.
 	unbound []Table
@@ -308,21 +308,6 @@ func (a *Analysis) dbAt(pos int) string {
 type preparedSite struct {
 	start, end int
 	inner      *Analysis
-}
-
-// site is one place in the text to splice a physical name into.
-type site struct {
-	start, end int
-	kind       collect.RefKind
-	table      sqlname.Table // logical table (DB filled from the current database when unqualified)
-	qualified  bool          // written with its database
-	write      bool
-	aliased    bool // a table reference given an alias where it is named
-	stmt       int  // index of the statement holding it
-	// aliasAt, when not 0, is where the statement would take an alias
-	// that keeps the table's name as written (HANDLER t OPEN names the
-	// handler t): a physical table of another name gets it there.
-	aliasAt int
 }
 
 // Refusal is a statement the engine will not let through, with the MySQL
@@ -892,7 +877,7 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 	reps := make([]replacement, 0, len(a.sites)+len(a.prepared))
 	for _, s := range a.sites {
 		var err error
-		switch s.kind {
+		switch s.Kind {
 		case collect.RefTable, collect.RefTarget:
 			reps, err = sp.table(reps, s)
 		case collect.RefQualifier:
@@ -909,7 +894,7 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 // site.
 type resolvedTable struct {
 	key, phys Table
-	first     site
+	first     ident.Site
 	write     bool
 }
 
@@ -925,23 +910,23 @@ type splicing struct {
 func (a *Analysis) resolveSites(r Resolver) (*splicing, error) {
 	sp := &splicing{a: a, tabs: make([]resolvedTable, 0, len(a.sites))}
 	for _, s := range a.sites {
-		if s.kind == collect.RefQualifier {
+		if s.Kind == collect.RefQualifier {
 			continue
 		}
-		k := a.norm(s.table)
+		k := a.norm(s.Table)
 		if i := sp.find(k); i >= 0 {
-			sp.tabs[i].write = sp.tabs[i].write || s.write
+			sp.tabs[i].write = sp.tabs[i].write || s.Write
 			continue
 		}
-		sp.tabs = append(sp.tabs, resolvedTable{key: k, first: s, write: s.write})
+		sp.tabs = append(sp.tabs, resolvedTable{key: k, first: s, write: s.Write})
 	}
 	for i := range sp.tabs {
-		p, ok, err := r.Resolve(sp.tabs[i].first.table, sp.tabs[i].write)
+		p, ok, err := r.Resolve(sp.tabs[i].first.Table, sp.tabs[i].write)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			p = sp.tabs[i].first.table
+			p = sp.tabs[i].first.Table
 		} else if err := validPhysical(p); err != nil {
 			return nil, err
 		}
@@ -973,10 +958,10 @@ func (sp *splicing) physOf(k Table) (Table, bool) {
 func (sp *splicing) candidates(stmt int, ln string) []Table {
 	var out []Table
 	for _, s := range sp.a.sites {
-		if s.kind == collect.RefQualifier || s.aliased || s.stmt != stmt {
+		if s.Kind == collect.RefQualifier || s.Aliased || s.Stmt != stmt {
 			continue
 		}
-		if k := sp.a.norm(s.table); k.Name == ln && !slices.Contains(out, k) {
+		if k := sp.a.norm(s.Table); k.Name == ln && !slices.Contains(out, k) {
 			out = append(out, k)
 		}
 	}
@@ -996,37 +981,37 @@ func (sp *splicing) allKeepName(ts []Table) bool {
 
 // table replaces a table's name with where it maps (keeping its name as
 // an alias when the physical name differs).
-func (sp *splicing) table(reps []replacement, s site) ([]replacement, error) {
+func (sp *splicing) table(reps []replacement, s ident.Site) ([]replacement, error) {
 	a := sp.a
-	p, _ := sp.physOf(a.norm(s.table))
-	if p == s.table {
+	p, _ := sp.physOf(a.norm(s.Table))
+	if p == s.Table {
 		return reps, nil
 	}
-	if src := a.text[s.start:s.end]; callParen(a.src, s.end, a.opts.IgnoreSpace) && functionKeywords[strings.ToUpper(src)] {
+	if src := a.text[s.Start:s.End]; callParen(a.src, s.End, a.opts.IgnoreSpace) && functionKeywords[strings.ToUpper(src)] {
 		// The server reads a function's keyword right before "(" as the
 		// function: a syntax error the rewrite would mend.
 		return nil, serverCheck(Refuse(wire.ErUnknown, "%s right before \"(\" is the server's function, not a table; "+
 			"quote the name", src))
 	}
-	reps = append(reps, replacement{start: s.start, end: s.end, text: quote.Ident(p.DB) + "." + quote.Ident(p.Name)})
-	if s.aliasAt > 0 && p.Name != s.table.Name {
-		reps = append(reps, replacement{start: s.aliasAt, end: s.aliasAt, text: " AS " + quote.Ident(s.table.Name)})
+	reps = append(reps, replacement{start: s.Start, end: s.End, text: quote.Ident(p.DB) + "." + quote.Ident(p.Name)})
+	if s.AliasAt > 0 && p.Name != s.Table.Name {
+		reps = append(reps, replacement{start: s.AliasAt, end: s.AliasAt, text: " AS " + quote.Ident(s.Table.Name)})
 	}
 	return reps, nil
 }
 
 // qualifier maps a column qualifier to the table it names in its
 // statement, where that table maps.
-func (sp *splicing) qualifier(reps []replacement, s site) ([]replacement, error) {
+func (sp *splicing) qualifier(reps []replacement, s ident.Site) ([]replacement, error) {
 	a := sp.a
-	k := a.norm(s.table)
-	if !s.qualified {
+	k := a.norm(s.Table)
+	if !s.Qualified {
 		ln := k.Name
-		cands := sp.candidates(s.stmt, ln)
-		if s.stmt < len(a.stmtAliases) && a.stmtAliases[s.stmt][strings.ToLower(ln)] {
+		cands := sp.candidates(s.Stmt, ln)
+		if s.Stmt < len(a.stmtAliases) && a.stmtAliases[s.Stmt][strings.ToLower(ln)] {
 			if len(cands) > 0 && !sp.allKeepName(cands) {
 				return nil, Refuse(wire.ErUnknown, "%s is both a table and a table alias in this statement, so the "+
-					"column qualifier %s is ambiguous; give the table a different alias", quote.Ident(s.table.Name), quote.Ident(s.table.Name))
+					"column qualifier %s is ambiguous; give the table a different alias", quote.Ident(s.Table.Name), quote.Ident(s.Table.Name))
 			}
 			return reps, nil // the alias stays valid after its table is renamed
 		}
@@ -1037,24 +1022,24 @@ func (sp *splicing) qualifier(reps []replacement, s site) ([]replacement, error)
 			k = cands[0]
 		default:
 			return nil, Refuse(wire.ErUnknown, "the column qualifier %s could name more than one table; "+
-				"qualify it with the database or use table aliases", quote.Ident(s.table.Name))
+				"qualify it with the database or use table aliases", quote.Ident(s.Table.Name))
 		}
 	}
 	p, found := sp.physOf(k)
 	if !found || a.norm(p) == k {
 		return reps, nil
 	}
-	if src := a.text[s.start:s.end]; !s.qualified && (src == p.Name || src == quote.Ident(p.Name)) {
+	if src := a.text[s.Start:s.End]; !s.Qualified && (src == p.Name || src == quote.Ident(p.Name)) {
 		// The table keeps its name in its new database: the qualifier
 		// still names it, and expression labels such as COUNT(t.id) stay
 		// as the client wrote them.
 		return reps, nil
 	}
 	text := quote.Ident(p.Name)
-	if s.qualified {
+	if s.Qualified {
 		text = quote.Ident(p.DB) + "." + text
 	}
-	return append(reps, replacement{start: s.start, end: s.end, text: text}), nil
+	return append(reps, replacement{start: s.Start, end: s.End, text: text}), nil
 }
 
 // preparedReplacements rewrites the texts PREPARE … FROM '…' holds.

@@ -150,7 +150,7 @@ func (e *Engine) createTrigger(a *Analysis, st *Statement, text string, toks []l
 	if !ok || w(j) != "FOR" || w(j+1) != "EACH" || w(j+2) != "ROW" {
 		return "the proxy cannot read the table of this trigger"
 	}
-	tr.Table, tr.tableStart, tr.tableEnd = s.table, s.start, s.end
+	tr.Table, tr.tableStart, tr.tableEnd = s.Table, s.Start, s.End
 	j += 3
 	if w(j) == "FOLLOWS" || w(j) == "PRECEDES" {
 		if j+1 >= len(toks) || toks[j+1].Kind != lexer.Ident && toks[j+1].Kind != lexer.Quoted && toks[j+1].Kind != lexer.String {
