@@ -3,11 +3,10 @@ package rewrite
 import (
 	"strings"
 
-	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/forms"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/kind"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
-	"github.com/sqlfork/sqlfork-proxy/sqlname"
 )
 
 // MariaDB statements the parser does not read at all, read by the engine
@@ -145,7 +144,7 @@ func (e *Engine) sessionForm(a *Analysis, st *Statement, text string, toks []lex
 		if len(toks) > 3 {
 			st.Funcs, st.Names = e.textNames(text[toks[3].End:], a.opts)
 		}
-	case privilegeStatement(text, toks):
+	case forms.Privileges(text, toks):
 		st.Class, st.Kind, st.privileges = ClassOther, Kind(w0+" "+word(1)), true
 		if w0 == "GRANT" || w0 == "REVOKE" {
 			st.Kind = Kind(w0)
@@ -160,7 +159,7 @@ func (e *Engine) sessionForm(a *Analysis, st *Statement, text string, toks []lex
 	case (w0 == "ALTER" || w0 == "CREATE") && e.viewDDL(a, text, toks):
 		return formDone
 	case (w0 == "CREATE" || w0 == "ALTER") && (word(1) == "DATABASE" || word(1) == "SCHEMA"):
-		name, ifNotExists, ok := databaseDDL(text, toks)
+		name, ifNotExists, ok := forms.DatabaseDDL(text, toks)
 		if !ok {
 			return formFails
 		}
@@ -168,7 +167,7 @@ func (e *Engine) sessionForm(a *Analysis, st *Statement, text string, toks []lex
 		if w0 == "CREATE" {
 			st.Database, st.IfNotExists = name, ifNotExists
 		}
-	case w0 == "EXECUTE" && word(1) == "IMMEDIATE" && immediateLiteral(text, toks):
+	case w0 == "EXECUTE" && word(1) == "IMMEDIATE" && forms.ImmediateLiteral(text, toks):
 		if e.executeImmediate(a, text, toks[2]) {
 			return formDone
 		}
@@ -196,7 +195,7 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer
 	db := a.opts.DB
 	switch w0 := word(0); {
 	case w0 == "CACHE" && word(1) == "INDEX", w0 == "LOAD" && word(1) == "INDEX":
-		sites, ok := keyCacheTables(text, toks, db)
+		sites, ok := forms.KeyCacheTables(text, toks, db)
 		if !ok {
 			return formFails
 		}
@@ -216,7 +215,7 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer
 		}
 		a.sites = sites
 	case w0 == "CREATE" || w0 == "ALTER":
-		s, kind, temporary, ok := tableDDL(text, toks, db)
+		s, kind, temporary, ok := forms.TableDDL(text, toks, db)
 		if !ok {
 			return formFails
 		}
@@ -225,7 +224,7 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer
 		st.Funcs, _ = e.textNames(text, a.opts)
 		a.sites = []ident.Site{s}
 	case kind.Maintenance(w0) != "":
-		sites, ok := maintenanceTables(text, toks, db)
+		sites, ok := forms.MaintenanceTables(text, toks, db)
 		if !ok {
 			return formFails
 		}
@@ -319,195 +318,6 @@ func storedProgramKind(e *Engine, text string, toks []lexer.Token) Kind {
 	return ""
 }
 
-// maintenanceOptions are the words that may follow the table list of a
-// maintenance statement (CHECK's FOR UPGRADE, QUICK, FAST, MEDIUM,
-// EXTENDED, CHANGED; REPAIR's QUICK, EXTENDED, USE_FRM, FORCE; CHECKSUM's
-// QUICK, EXTENDED).
-var maintenanceOptions = map[string]bool{
-	"FOR": true, "UPGRADE": true, "QUICK": true, "FAST": true, "MEDIUM": true, "EXTENDED": true, "CHANGED": true,
-	"USE_FRM": true, "FORCE": true,
-}
-
-// maintenanceTables reads CHECK | CHECKSUM TABLE[S] list [options] and
-// REPAIR | ANALYZE | OPTIMIZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE[S] list
-// [options]: the list's names are tables (REPAIR and OPTIMIZE change
-// them). ANALYZE's PERSISTENT FOR … (which names columns and indexes) is
-// not read. ok is false when the text is not that.
-func maintenanceTables(text string, toks []lexer.Token, db string) (sites []ident.Site, ok bool) {
-	word := func(i int) string { return lexer.Word(text, toks, i) }
-	w0 := word(0)
-	i := 1
-	if (w0 == "REPAIR" || w0 == "ANALYZE" || w0 == "OPTIMIZE") && (word(i) == "NO_WRITE_TO_BINLOG" || word(i) == "LOCAL") {
-		i++
-	}
-	if word(i) != "TABLE" && word(i) != "TABLES" {
-		return nil, false
-	}
-	i++
-	write := w0 == "REPAIR" || w0 == "OPTIMIZE"
-	for {
-		s, next, ok := tableNameAt(text, toks, i, db)
-		if !ok {
-			return nil, false
-		}
-		s.Write = write
-		sites = append(sites, s)
-		i = next
-		if !lexer.PunctAt(text, toks, i, ',') {
-			break
-		}
-		i++
-	}
-	if w0 == "ANALYZE" && word(i) == "PERSISTENT" && word(i+1) == "FOR" {
-		// PERSISTENT FOR ALL | COLUMNS (…) INDEXES (…): columns and
-		// indexes of the tables.
-		i += 2
-		for ; i < len(toks); i++ {
-			switch w := word(i); {
-			case w == "ALL" || w == "COLUMNS" || w == "INDEXES":
-			case lexer.PunctAt(text, toks, i, '('):
-				next, ok := parenNames(text, toks, i)
-				if !ok {
-					return nil, false
-				}
-				i = next - 1
-			default:
-				return nil, false
-			}
-		}
-	}
-	for ; i < len(toks); i++ {
-		if !maintenanceOptions[word(i)] || w0 == "ANALYZE" || w0 == "OPTIMIZE" {
-			return nil, false
-		}
-	}
-	return sites, true
-}
-
-// parenNames reads, at toks[i], a parenthesized list of names (or ALL),
-// possibly empty: the index after it.
-func parenNames(text string, toks []lexer.Token, i int) (next int, ok bool) {
-	if !lexer.PunctAt(text, toks, i, '(') {
-		return 0, false
-	}
-	i++
-	if lexer.PunctAt(text, toks, i, ')') {
-		return i + 1, true
-	}
-	for {
-		if i >= len(toks) || toks[i].Kind != lexer.Ident && toks[i].Kind != lexer.Quoted {
-			return 0, false
-		}
-		i++
-		switch {
-		case lexer.PunctAt(text, toks, i, ')'):
-			return i + 1, true
-		case lexer.PunctAt(text, toks, i, ','):
-			i++
-		default:
-			return 0, false
-		}
-	}
-}
-
-// keyCacheTables reads CACHE INDEX list IN cache and LOAD INDEX INTO CACHE
-// list, the list's items being table [PARTITION (…)] [INDEX | KEY (…)]
-// (and IGNORE LEAVES for LOAD INDEX): the tables' sites.
-func keyCacheTables(text string, toks []lexer.Token, db string) (sites []ident.Site, ok bool) {
-	word := func(i int) string { return lexer.Word(text, toks, i) }
-	load := word(0) == "LOAD"
-	i := 2
-	if load {
-		if word(2) != "INTO" || word(3) != "CACHE" {
-			return nil, false
-		}
-		i = 4
-	}
-	for {
-		s, next, ok := tableNameAt(text, toks, i, db)
-		if !ok {
-			return nil, false
-		}
-		sites = append(sites, s)
-		i = next
-		if word(i) == "PARTITION" {
-			if i, ok = parenNames(text, toks, i+1); !ok {
-				return nil, false
-			}
-		}
-		if word(i) == "INDEX" || word(i) == "KEY" {
-			if i, ok = parenNames(text, toks, i+1); !ok {
-				return nil, false
-			}
-		}
-		if load && word(i) == "IGNORE" && word(i+1) == "LEAVES" {
-			i += 2
-		}
-		if !lexer.PunctAt(text, toks, i, ',') {
-			break
-		}
-		i++
-	}
-	if load {
-		return sites, i == len(toks)
-	}
-	// IN cache_name (a name or DEFAULT).
-	return sites, word(i) == "IN" && i+2 == len(toks) && (toks[i+1].Kind == lexer.Ident || toks[i+1].Kind == lexer.Quoted)
-}
-
-// tableNameAt reads a table name, name or db.name, at toks[i]: its site
-// and the index after it.
-func tableNameAt(text string, toks []lexer.Token, i int, db string) (s ident.Site, next int, ok bool) {
-	isName := func(j int) bool {
-		return j < len(toks) && (toks[j].Kind == lexer.Ident || toks[j].Kind == lexer.Quoted)
-	}
-	if !isName(i) {
-		return ident.Site{}, 0, false
-	}
-	t := sqlname.Table{DB: db, Name: lexer.IdentText(text, toks[i])}
-	end, qualified := toks[i].End, false
-	next = i + 1
-	if lexer.PunctAt(text, toks, next, '.') {
-		if !isName(next + 1) {
-			return ident.Site{}, 0, false
-		}
-		t = sqlname.Table{DB: lexer.IdentText(text, toks[i]), Name: lexer.IdentText(text, toks[next+1])}
-		end, qualified = toks[next+1].End, true
-		next += 2
-	}
-	if lexer.PunctAt(text, toks, next, '.') {
-		return ident.Site{}, 0, false
-	}
-	return ident.Site{Start: int(toks[i].Start), End: int(end), Kind: collect.RefTable, Table: t, Qualified: qualified}, next, true
-}
-
-// immediateLiteral reports whether toks hold EXECUTE IMMEDIATE 'text'
-// [USING v[, …]] with every v a literal or a variable.
-func immediateLiteral(text string, toks []lexer.Token) bool {
-	if len(toks) < 3 || toks[2].Kind != lexer.String || text[toks[2].Start] != '\'' && text[toks[2].Start] != '"' {
-		return false
-	}
-	if len(toks) == 3 {
-		return true
-	}
-	if lexer.Word(text, toks, 3) != "USING" || len(toks) == 4 {
-		return false
-	}
-	arg := true // a value is expected
-	for i := 4; i < len(toks); i++ {
-		switch t := toks[i]; {
-		case arg && (t.Kind == lexer.Variable || t.Kind == lexer.Number || t.Kind == lexer.String):
-			arg = false
-		case arg && lexer.PunctAt(text, toks, i, '-') && i+1 < len(toks) && toks[i+1].Kind == lexer.Number:
-		case !arg && lexer.PunctAt(text, toks, i, ','):
-			arg = true
-		default:
-			return false
-		}
-	}
-	return !arg
-}
-
 // executeImmediate reads EXECUTE IMMEDIATE 'text' like PREPARE … FROM
 // 'text' (bindPrepared): the text is analysed as a statement of its own and
 // rewritten inside the literal; the statement has the class of the one it
@@ -568,97 +378,6 @@ func immediateRefused(inner *Analysis) string {
 	return ""
 }
 
-// tableDDLStop are the words after which a CREATE or ALTER TABLE the
-// parser does not read may name a table (or a file, another server, a
-// sequence): such a statement is not read from its words.
-var tableDDLStop = map[string]bool{
-	"SELECT": true, "LIKE": true, "REFERENCES": true, "UNION": true, "TABLE": true, "RENAME": true, "EXCHANGE": true,
-	"NEXTVAL": true, "NEXT": true, "LASTVAL": true, "PREVIOUS": true, "SETVAL": true, "CONNECTION": true,
-	"DIRECTORY": true, "IMPORT": true, "DISCARD": true,
-}
-
-// tableDDL reads CREATE [OR REPLACE] [TEMPORARY] TABLE [IF NOT EXISTS] t
-// and ALTER [ONLINE] [IGNORE] TABLE [IF EXISTS] t, followed by anything
-// that names no table (see tableDDLStop): the target's site, the kind and
-// whether the table is temporary.
-func tableDDL(text string, toks []lexer.Token, db string) (s ident.Site, k kind.Kind, temporary bool, ok bool) {
-	word := func(i int) string { return lexer.Word(text, toks, i) }
-	i := 1
-	switch word(0) {
-	case "CREATE":
-		if word(i) == "OR" && word(i+1) == "REPLACE" {
-			i += 2
-		}
-		if word(i) == "TEMPORARY" {
-			temporary = true
-			i++
-		}
-		k = kind.CreateTable
-	case "ALTER":
-		for word(i) == "ONLINE" || word(i) == "IGNORE" {
-			i++
-		}
-		k = kind.AlterTable
-	}
-	if word(i) != "TABLE" {
-		return ident.Site{}, "", false, false
-	}
-	i++
-	if word(i) == "IF" && (word(i+1) == "EXISTS" || word(i+1) == "NOT" && word(i+2) == "EXISTS") {
-		i += 2
-		if word(i) == "EXISTS" {
-			i++
-		}
-	}
-	s, next, ok := tableNameAt(text, toks, i, db)
-	if !ok {
-		return ident.Site{}, "", false, false
-	}
-	s.Write = true
-	depth := 0
-	for j := next; j < len(toks); j++ {
-		t := toks[j]
-		switch {
-		case lexer.PunctAt(text, toks, j, '('):
-			depth++
-		case lexer.PunctAt(text, toks, j, ')'):
-			depth--
-		case t.Kind == lexer.Punct && text[t.Start] == '.':
-			return ident.Site{}, "", false, false // a qualified name
-		case t.Kind == lexer.Variable:
-			return ident.Site{}, "", false, false
-		case t.Kind == lexer.Ident:
-			w := word(j)
-			if w == "LIKE" && depth > 0 && !lexer.PunctAt(text, toks, j-1, '(') {
-				// An operator in a column's DEFAULT or CHECK expression
-				// (a LIKE 'x%'), not the LIKE of a table to copy, which
-				// comes first in the parentheses.
-				continue
-			}
-			if tableDDLStop[w] {
-				return ident.Site{}, "", false, false
-			}
-			if w == "ENGINE" {
-				v := j + 1
-				if lexer.PunctAt(text, toks, v, '=') {
-					v++
-				}
-				if v >= len(toks) || !collect.SafeEngine(lexer.IdentText(text, toks[v])) {
-					return ident.Site{}, "", false, false
-				}
-			}
-		}
-	}
-	return s, k, temporary, true
-}
-
-// unreservedWords are words the parser reserves that MariaDB 10.11 takes
-// as a table's name unquoted (checked with PREPARE of DROP TABLE word).
-var unreservedWords = map[string]bool{"OPTION": true, "ARRAY": true, "LATERAL": true, "RANK": true, "DENSE_RANK": true,
-	"CUME_DIST": true, "PERCENT_RANK": true, "NTILE": true, "LAG": true, "LEAD": true, "FIRST_VALUE": true,
-	"LAST_VALUE": true, "NTH_VALUE": true, "GROUPS": true, "ROW": true, "OF": true, "WINDOW": true, "GENERATED": true,
-	"STORED": true, "VIRTUAL": true, "UNTIL": true, "TABLESAMPLE": true, "ILIKE": true}
-
 // dropTables reads DROP [TEMPORARY] TABLE[S] [IF EXISTS] t[, …] [WAIT n |
 // NOWAIT] [RESTRICT | CASCADE], the whole of toks: the tables' sites, each
 // written (dropped), and whether TEMPORARY is given. A name must be quoted
@@ -684,13 +403,13 @@ func (e *Engine) dropTables(text string, toks []lexer.Token, db string) (sites [
 			return false
 		}
 		t := toks[j]
-		return t.Kind == lexer.Quoted || t.Kind == lexer.Ident && (unreservedWords[word(j)] || !e.reserved[strings.ToLower(text[t.Start:t.End])])
+		return t.Kind == lexer.Quoted || t.Kind == lexer.Ident && (forms.Unreserved(word(j)) || !e.reserved[strings.ToLower(text[t.Start:t.End])])
 	}
 	for {
 		if !name(i) || lexer.PunctAt(text, toks, i+1, '.') && !name(i+2) {
 			return nil, false, false
 		}
-		s, next, ok := tableNameAt(text, toks, i, db)
+		s, next, ok := forms.TableNameAt(text, toks, i, db)
 		if !ok {
 			return nil, false, false
 		}
@@ -714,26 +433,6 @@ func (e *Engine) dropTables(text string, toks []lexer.Token, db string) (sites [
 	return sites, temporary, i == len(toks)
 }
 
-// privilegeStatement reports the account and privilege statements: GRANT,
-// REVOKE, CREATE / ALTER / DROP / RENAME USER or ROLE, SET PASSWORD, SET
-// DEFAULT ROLE.
-func privilegeStatement(text string, toks []lexer.Token) bool {
-	word := func(i int) string { return lexer.Word(text, toks, i) }
-	switch word(0) {
-	case "GRANT", "REVOKE":
-		return true
-	case "CREATE", "ALTER", "DROP", "RENAME":
-		i := 1
-		if word(0) == "CREATE" && word(1) == "OR" && word(2) == "REPLACE" {
-			i = 3
-		}
-		return word(i) == "USER" || word(i) == "ROLE"
-	case "SET":
-		return word(1) == "PASSWORD" || word(1) == "DEFAULT" && word(2) == "ROLE"
-	}
-	return false
-}
-
 // privilegeNames records every name of an account or privilege statement
 // (but users before @host) as loose: a GRANT may name a table anywhere, and
 // one naming a sandboxed table is refused (see looseRefusal).
@@ -752,43 +451,6 @@ func (a *Analysis) privilegeNames(text string, toks []lexer.Token) {
 		}
 	}
 }
-
-// databaseDDL reads CREATE DATABASE | SCHEMA [IF NOT EXISTS] name and ALTER
-// DATABASE | SCHEMA [name] followed by options (words, literals, '=',
-// DEFAULT): the name and IF NOT EXISTS.
-func databaseDDL(text string, toks []lexer.Token) (name string, ifNotExists, ok bool) {
-	word := func(i int) string { return lexer.Word(text, toks, i) }
-	i := 2
-	if word(i) == "IF" && word(i+1) == "NOT" && word(i+2) == "EXISTS" {
-		ifNotExists = true
-		i += 3
-	}
-	if word(0) == "CREATE" || i < len(toks) && toks[i].Kind == lexer.Quoted || i < len(toks) && toks[i].Kind == lexer.Ident &&
-		!databaseOptions[word(i)] {
-		if i >= len(toks) || toks[i].Kind != lexer.Ident && toks[i].Kind != lexer.Quoted {
-			return "", false, false
-		}
-		name = lexer.IdentText(text, toks[i])
-		i++
-	}
-	for ; i < len(toks); i++ {
-		switch t := toks[i]; t.Kind {
-		case lexer.Ident, lexer.Quoted, lexer.String, lexer.Number:
-		case lexer.Punct:
-			if text[t.Start] != '=' {
-				return "", false, false
-			}
-		default:
-			return "", false, false
-		}
-	}
-	return name, ifNotExists, true
-}
-
-// databaseOptions are the words that start an option of ALTER DATABASE
-// (which may leave out the database's name).
-var databaseOptions = map[string]bool{"DEFAULT": true, "CHARACTER": true, "CHARSET": true, "COLLATE": true, "COMMENT": true,
-	"UPGRADE": true}
 
 // viewDDL reads ALTER | CREATE [OR REPLACE] [ALGORITHM = a] [DEFINER = u]
 // [SQL SECURITY s] VIEW [IF NOT EXISTS] v [(columns)] AS query: the view is
@@ -812,13 +474,13 @@ func (e *Engine) viewDDL(a *Analysis, text string, toks []lexer.Token) bool {
 	if word(i+1) == "IF" && word(i+2) == "NOT" && word(i+3) == "EXISTS" {
 		i += 3
 	}
-	view, next, ok := tableNameAt(text, toks, i+1, db)
+	view, next, ok := forms.TableNameAt(text, toks, i+1, db)
 	if !ok {
 		return false
 	}
 	view.Write = true
 	if lexer.PunctAt(text, toks, next, '(') {
-		if next, ok = parenNames(text, toks, next); !ok {
+		if next, ok = forms.ParenNames(text, toks, next); !ok {
 			return false
 		}
 	}
@@ -852,7 +514,7 @@ func (e *Engine) viewDDL(a *Analysis, text string, toks []lexer.Token) bool {
 func (e *Engine) handler(a *Analysis, st *Statement, text string, toks []lexer.Token) bool {
 	word := func(i int) string { return lexer.Word(text, toks, i) }
 	db := a.opts.DB
-	s, next, ok := tableNameAt(text, toks, 1, db)
+	s, next, ok := forms.TableNameAt(text, toks, 1, db)
 	if !ok {
 		return false
 	}

@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/forms"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -146,7 +147,7 @@ func (e *Engine) createTrigger(a *Analysis, st *Statement, text string, toks []l
 		w(j+2) != "ON" {
 		return "the proxy cannot read when this trigger runs"
 	}
-	s, j, ok := tableNameAt(text, toks, j+3, db)
+	s, j, ok := forms.TableNameAt(text, toks, j+3, db)
 	if !ok || w(j) != "FOR" || w(j+1) != "EACH" || w(j+2) != "ROW" {
 		return "the proxy cannot read the table of this trigger"
 	}
