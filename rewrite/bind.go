@@ -6,6 +6,7 @@ import (
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/sqlfork/sqlfork-proxy/rewrite/body"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/kind"
@@ -126,7 +127,7 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 		e.analyzePieces(a, append([]lexer.Token(nil), sc.toks...))
 		return a
 	}
-	if isCompound(sql, sc.toks) && e.analyzeCompound(a, append([]lexer.Token(nil), sc.toks...)) {
+	if body.IsCompound(sql, sc.toks) && e.analyzeCompound(a, append([]lexer.Token(nil), sc.toks...)) {
 		// A compound statement sent as a statement: read like a
 		// procedure's body (routine.go).
 		return a

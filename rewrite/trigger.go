@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/body"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/forms"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/wire"
@@ -110,21 +111,11 @@ func (st *Statement) triggerName(text string, toks []lexer.Token, i int, ifExist
 		i += 2
 	}
 	r, next, ok := routineName(text, toks, i)
-	if !ok || !onlyEnd(text, toks, next) {
+	if !ok || !body.OnlyEnd(text, toks, next) {
 		return "the proxy cannot read the name of the trigger " + string(st.Kind) + " names"
 	}
 	st.Routine = r
 	return ""
-}
-
-// onlyEnd reports whether toks from i are ';' only.
-func onlyEnd(text string, toks []lexer.Token, i int) bool {
-	for ; i < len(toks); i++ {
-		if !lexer.PunctAt(text, toks, i, ';') {
-			return false
-		}
-	}
-	return true
 }
 
 // createTrigger reads CREATE TRIGGER into st; a non-empty result says
@@ -229,13 +220,13 @@ func (tr *Trigger) header(text string, toks []lexer.Token) (int, string) {
 // st's, the table the trigger is on is written.
 func (e *Engine) triggerBody(a *Analysis, st *Statement, toks []lexer.Token, i int, db string) string {
 	r := st.Routine
-	body := e.newBodyReader(a, toks, db, r)
-	end, why := body.Statement(i, 0)
+	br := e.newBodyReader(a, toks, db, r)
+	end, why := br.Statement(i, 0)
 	st.Trigger.bodyEnd = end
 	switch {
 	case why != "":
 		return why + " (in the body of trigger " + quote.Ident(r.Name) + ")"
-	case !onlyEnd(a.text, toks, end):
+	case !body.OnlyEnd(a.text, toks, end):
 		st.Trigger.Followed = true
 		return "the proxy reads CREATE TRIGGER sent alone, not with other statements"
 	}
