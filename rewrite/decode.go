@@ -41,18 +41,42 @@ func decodeClient(sql string, nz *lexer.Normalized, opts Options) (ct *clientTex
 	if !ok || !cs.Decodes() {
 		return nil, "", nil
 	}
+	ct, text, u := decodeIn(sql, nz.Text, nz.Literals, cs, opts.ANSIQuotes)
+	if u != nil {
+		return nil, "", Refuse(wire.ErUnknown, "%s (at byte %d), so the proxy cannot be sure how the server reads this statement; "+
+			"quote the name with backquotes or send it in utf8mb4", u.what, u.at)
+	}
+	return ct, text, nil
+}
+
+// undecodable is a byte of a text the engine cannot decode: where, and
+// why.
+type undecodable struct {
+	at   int
+	what string
+}
+
+// undecodableAt is the byte at undecodable, for the reason format says.
+func undecodableAt(at int, format string, args ...any) *undecodable {
+	return &undecodable{at: at, what: fmt.Sprintf(format, args...)}
+}
+
+// decodeIn is decodeClient of sql in the decoded character set cs; text
+// and literals are its normalized form and the spans of its literals,
+// ansiQuotes whether "…" quotes names.
+func decodeIn(sql, text string, literals [][2]int32, cs *charset.Info, ansiQuotes bool) (ct *clientText, _ string, err *undecodable) {
 	if !hasHighByte(sql) {
 		return &clientText{orig: sql, cs: cs}, "", nil
 	}
 	ct = &clientText{orig: sql, cs: cs, offs: make([]int, len(sql)+1)}
 	var out strings.Builder
 	out.Grow(2 * len(sql))
-	lits, at := nz.Literals, 0
+	lits, at := literals, 0
 	for i := 0; i < len(sql); i++ {
 		ct.offs[i] = at
 		c := sql[i]
 		if c < 0x80 {
-			out.WriteByte(nz.Text[i])
+			out.WriteByte(text[i])
 			at++
 			continue
 		}
@@ -60,18 +84,18 @@ func decodeClient(sql string, nz *lexer.Normalized, opts Options) (ct *clientTex
 			lits = lits[1:]
 		}
 		inLit := len(lits) > 0 && int(lits[0][0]) <= i
-		quotedName := inLit && (sql[lits[0][0]] == '`' || opts.ANSIQuotes && sql[lits[0][0]] == '"')
+		quotedName := inLit && (sql[lits[0][0]] == '`' || ansiQuotes && sql[lits[0][0]] == '"')
 		r := cs.Char(c)
-		blanked := nz.Text[i] != c // a comment, or white space to the server
+		blanked := text[i] != c // a comment, or white space to the server
 		switch {
 		case blanked:
-			if nz.Text[i] != ' ' {
-				return nil, "", decodeRefusal(i, "byte 0x%02X changed for the parser", c)
+			if text[i] != ' ' {
+				return nil, "", undecodableAt(i, "byte 0x%02X changed for the parser", c)
 			}
 		case r == utf8.RuneError && (!inLit || quotedName):
-			return nil, "", decodeRefusal(i, "byte 0x%02X, which stands for no character in %s, in a name", c, cs.Name)
+			return nil, "", undecodableAt(i, "byte 0x%02X, which stands for no character in %s, in a name", c, cs.Name)
 		case !inLit && !cs.Ident.Has(c):
-			return nil, "", decodeRefusal(i, "byte 0x%02X (%c in %s) outside quotes, which the server does not read as part "+
+			return nil, "", undecodableAt(i, "byte 0x%02X (%c in %s) outside quotes, which the server does not read as part "+
 				"of a name", c, r, cs.Name)
 		}
 		n := utf8.RuneLen(r)
@@ -94,12 +118,6 @@ func hasHighByte(s string) bool {
 		}
 	}
 	return false
-}
-
-// decodeRefusal refuses a text the engine cannot decode at byte at.
-func decodeRefusal(at int, format string, args ...any) *Refusal {
-	return Refuse(wire.ErUnknown, "%s (at byte %d), so the proxy cannot be sure how the server reads this statement; "+
-		"quote the name with backquotes or send it in utf8mb4", fmt.Sprintf(format, args...), at)
 }
 
 // decoded returns the decoded client text.
