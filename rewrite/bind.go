@@ -7,6 +7,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite/body"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/charset"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/kind"
@@ -191,16 +192,16 @@ func sandboxStatement(sql string, opts Options) Statement {
 func (a *Analysis) normalizeInput(sql string, opts Options) (nz *lexer.Normalized, _ Options, ok bool) {
 	nz, nerr := normalize(sql, opts)
 	if nerr == nil {
-		var ct *clientText
+		var ct *charset.ClientText
 		var text string
 		if ct, text, nerr = decodeClient(sql, nz, opts); ct != nil {
 			// What is spliced in is written in the client's character set.
 			a.client = ct
 		}
-		if ct != nil && ct.offs != nil {
+		if ct != nil && ct.Offs != nil {
 			// Read decoded, as UTF-8: the texts of PREPARE and of routine
 			// bodies within are UTF-8 too.
-			a.src = ct.decoded()
+			a.src = ct.Decoded()
 			a.opts.Charset, opts.Charset = "utf8mb4", "utf8mb4"
 			nz, nerr = normalize(text, opts)
 		}

@@ -19,6 +19,7 @@ import (
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // value expressions for the parser
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/charset"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/kind"
@@ -218,7 +219,7 @@ type Analysis struct {
 	// client is set when the client's text is in a single-byte character
 	// set the engine reads decoded (decode.go): src and text are then the
 	// decoded texts, and rewrites are spliced into client.orig.
-	client *clientText
+	client *charset.ClientText
 	// altered says where text differs from src inside literals; normErr
 	// is set when the proxy cannot be sure how the server reads src.
 	altered *lexer.Normalized
@@ -527,7 +528,7 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 // clientSrc is the client's text as it sent it.
 func (a *Analysis) clientSrc() string {
 	if a.client != nil {
-		return a.client.orig
+		return a.client.Orig
 	}
 	return a.src
 }
@@ -543,7 +544,7 @@ func (a *Analysis) clientRefusal(err error) error {
 		return err
 	}
 	c := *rf
-	text, encErr := a.client.encode(rf.CheckText)
+	text, encErr := a.client.Encode(rf.CheckText)
 	if encErr != nil {
 		c.CheckText, c.ServerCheck = "", false
 	} else {
@@ -558,18 +559,18 @@ func (a *Analysis) clientRefusal(err error) error {
 func (a *Analysis) buildClient(reps []replacement) (*Result, error) {
 	ct := a.client
 	for i, rp := range reps {
-		text, err := ct.encode(rp.text)
+		text, err := ct.Encode(rp.text)
 		if err != nil {
 			return nil, Refuse(wire.ErUnknown, "the rewritten statement cannot be sent in the connection's character set: %v; "+
 				"send it in utf8mb4", err)
 		}
-		start, end := ct.original(rp.start), ct.original(rp.end)
-		if ct.offs != nil && (ct.offs[start] != rp.start || ct.offs[end] != rp.end) {
+		start, end := ct.Original(rp.start), ct.Original(rp.end)
+		if ct.Offs != nil && (ct.Offs[start] != rp.start || ct.Offs[end] != rp.end) {
 			return nil, Refuse(wire.ErUnknown, "the proxy would rewrite part of a character of this statement; send it in utf8mb4")
 		}
 		reps[i] = replacement{start: start, end: end, text: text, renames: rp.renames}
 	}
-	b := &Analysis{src: ct.orig}
+	b := &Analysis{src: ct.Orig}
 	res := b.build(reps)
 	res.Analysis = a
 	return res, nil
@@ -1325,8 +1326,8 @@ func (a *Analysis) Analyzes() bool {
 // names and comments before offset off or at it: a statement ends there,
 // which the server runs before it reads what follows.
 func (a *Analysis) StatementEndBefore(off int) bool {
-	if ct := a.client; ct != nil && ct.offs != nil {
-		off = ct.offs[min(max(off, 0), len(ct.orig))] // off is in the client's bytes
+	if ct := a.client; ct != nil && ct.Offs != nil {
+		off = ct.Offs[min(max(off, 0), len(ct.Orig))] // off is in the client's bytes
 	}
 	for _, t := range lexer.Lex(a.text, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes}) {
 		if int(t.Start) > off {
