@@ -1151,7 +1151,7 @@ func isWriteKeyword(w string) bool {
 // pass only if it names no table r maps and cannot write (it starts like a
 // read). Anything else is refused: a sandbox needs its writes rewritten.
 func (a *Analysis) refuseUnparseable(r Resolver) error {
-	u := unparsed{a: a, toks: lexer.Lex(a.text, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes})}
+	u := unparsed{text: a.text, toks: lexer.Lex(a.text, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes})}
 	u.first = u.firstWord()
 	readLike := u.readLike()
 	for i, t := range u.toks {
@@ -1198,7 +1198,7 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 // unparsed is a text the parser rejected, as its tokens, and its first
 // word (after opening parentheses), in upper case.
 type unparsed struct {
-	a     *Analysis
+	text  string
 	toks  []lexer.Token
 	first string
 }
@@ -1206,7 +1206,7 @@ type unparsed struct {
 // word is toks[i] in upper case when it is a word, else "".
 func (u *unparsed) word(i int) string {
 	if i < len(u.toks) && u.toks[i].Kind == lexer.Ident {
-		return strings.ToUpper(u.a.text[u.toks[i].Start:u.toks[i].End])
+		return strings.ToUpper(u.text[u.toks[i].Start:u.toks[i].End])
 	}
 	return ""
 }
@@ -1216,9 +1216,9 @@ func (u *unparsed) word(i int) string {
 func (u *unparsed) firstWord() string {
 	for _, t := range u.toks {
 		if t.Kind == lexer.Ident {
-			return strings.ToUpper(u.a.text[t.Start:t.End])
+			return strings.ToUpper(u.text[t.Start:t.End])
 		}
-		if t.Kind != lexer.Comment && !(t.Kind == lexer.Punct && u.a.text[t.Start] == '(') {
+		if t.Kind != lexer.Comment && !(t.Kind == lexer.Punct && u.text[t.Start] == '(') {
 			break
 		}
 	}
@@ -1239,7 +1239,7 @@ func (u *unparsed) readLike() bool {
 	}
 	readLike := true
 	for i, t := range u.toks {
-		if t.Kind == lexer.Punct && u.a.text[t.Start] == ',' {
+		if t.Kind == lexer.Punct && u.text[t.Start] == ',' {
 			continue
 		}
 		switch u.word(i) {
@@ -1262,7 +1262,7 @@ func (u *unparsed) hazard(i int) string {
 		return "it writes a file on the database server"
 	case w == "FOR" && (u.word(i+1) == "UPDATE" || u.word(i+1) == "SHARE"), w == "SHARE" && u.word(i+1) == "MODE":
 		return "it is a locking read, which must first fork the tables it locks"
-	case w == "NEXT" && u.word(i+1) == "VALUE", (w == "NEXTVAL" || w == "SETVAL") && i+1 < len(u.toks) && u.a.text[u.toks[i+1].Start] == '(':
+	case w == "NEXT" && u.word(i+1) == "VALUE", (w == "NEXTVAL" || w == "SETVAL") && i+1 < len(u.toks) && u.text[u.toks[i+1].Start] == '(':
 		return "it changes a sequence"
 	case w == "LOAD_FILE":
 		return "it reads a file on the database server"
