@@ -21,8 +21,8 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/charset"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/forms"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
-	"github.com/sqlfork/sqlfork-proxy/rewrite/kind"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/recovery"
 	"github.com/sqlfork/sqlfork-proxy/sqlname"
@@ -1134,40 +1134,27 @@ func mapped(r Resolver, t Table) bool {
 	return ok || err != nil
 }
 
-// isWriteKeyword reports words that mark statements able to change data
-// or schema (or run other statements): an unparseable input holding one is
-// refused.
-func isWriteKeyword(w string) bool {
-	switch strings.ToUpper(w) {
-	case "INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "LOAD",
-		"CALL", "GRANT", "REVOKE", "HANDLER", "LOCK", "STATEMENT", "EXECUTE", "PREPARE", "DO", "SET", "USE",
-		"OPTIMIZE", "REPAIR":
-		return true
-	}
-	return false
-}
-
 // refuseUnparseable decides about a statement the parser rejected: it may
 // pass only if it names no table r maps and cannot write (it starts like a
 // read). Anything else is refused: a sandbox needs its writes rewritten.
 func (a *Analysis) refuseUnparseable(r Resolver) error {
-	u := unparsed{text: a.text, toks: lexer.Lex(a.text, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes})}
-	u.first = u.firstWord()
-	readLike := u.readLike()
-	for i, t := range u.toks {
-		if t.Kind == lexer.Punct && a.text[t.Start] == ';' && i < len(u.toks)-1 {
+	u := forms.Unparsed{Text: a.text, Toks: lexer.Lex(a.text, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes})}
+	u.First = u.FirstWord()
+	readLike := u.ReadLike()
+	for i, t := range u.Toks {
+		if t.Kind == lexer.Punct && a.text[t.Start] == ';' && i < len(u.Toks)-1 {
 			return Refuse(wire.ErUnknown, "the proxy cannot parse this input (%s) and it holds more than one statement, "+
 				"so it cannot tell what the others do; send the statements one at a time", firstLine(a.parseErr.Error()))
 		}
 	}
-	for i, t := range u.toks {
+	for i, t := range u.Toks {
 		if t.Kind != lexer.Ident {
 			continue
 		}
-		if isWriteKeyword(u.word(i)) {
+		if forms.IsWriteKeyword(u.Word(i)) {
 			readLike = false
 		}
-		if hazard := u.hazard(i); hazard != "" {
+		if hazard := u.Hazard(i); hazard != "" {
 			return serverCheck(Refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s) and %s; %s",
 				firstLine(a.parseErr.Error()), hazard, unparsedHint))
 		}
@@ -1175,128 +1162,22 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 	if !readLike {
 		rf := serverCheck(Refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s), so it cannot confine its writes "+
 			"to the sandbox; %s", firstLine(a.parseErr.Error()), unparsedHint))
-		rf.ServerErrors = unparsedServerErrors(a.text, u.toks)
+		rf.ServerErrors = forms.ServerErrors(a.text, u.Toks)
 		return rf
 	}
 	hint := unparsedHint
-	for i := range u.toks {
-		if u.word(i) == "PREVIOUS" && u.word(i+1) == "VALUE" {
+	for i := range u.Toks {
+		if u.Word(i) == "PREVIOUS" && u.Word(i+1) == "VALUE" {
 			hint = "write LASTVAL(seq) for PREVIOUS VALUE FOR seq"
 		}
 	}
-	for _, ch := range ident.Chains(a.text, u.toks, nil) {
-		for _, t := range ident.Tables(a.text, u.toks, ch) {
+	for _, ch := range ident.Chains(a.text, u.Toks, nil) {
+		for _, t := range ident.Tables(a.text, u.Toks, ch) {
 			if mt, ok := a.mappedAny(r, t); ok {
 				return serverCheck(Refuse(wire.ErUnknown, "this statement names the sandboxed table %s but the proxy cannot parse it "+
 					"(%s), so it cannot be redirected to the sandbox; %s", mt.Quoted(), firstLine(a.parseErr.Error()), hint))
 			}
 		}
-	}
-	return nil
-}
-
-// unparsed is a text the parser rejected, as its tokens, and its first
-// word (after opening parentheses), in upper case.
-type unparsed struct {
-	text  string
-	toks  []lexer.Token
-	first string
-}
-
-// word is toks[i] in upper case when it is a word, else "".
-func (u *unparsed) word(i int) string {
-	if i < len(u.toks) && u.toks[i].Kind == lexer.Ident {
-		return strings.ToUpper(u.text[u.toks[i].Start:u.toks[i].End])
-	}
-	return ""
-}
-
-// firstWord is the text's first word in upper case, past opening
-// parentheses; "" when it starts otherwise.
-func (u *unparsed) firstWord() string {
-	for _, t := range u.toks {
-		if t.Kind == lexer.Ident {
-			return strings.ToUpper(u.text[t.Start:t.End])
-		}
-		if t.Kind != lexer.Comment && !(t.Kind == lexer.Punct && u.text[t.Start] == '(') {
-			break
-		}
-	}
-	return ""
-}
-
-// readLike reports whether the text starts like a single statement that
-// reads: the parser cannot say where the statements of an input it
-// rejects begin, nor what the others do. Transaction statements in forms
-// the parser does not know count, when they hold only their own words.
-func (u *unparsed) readLike() bool {
-	switch u.first {
-	case "SELECT", "SHOW", "DESC", "DESCRIBE", "EXPLAIN", "HELP", "WITH", "VALUES", "TABLE":
-		return true
-	case "BEGIN", "COMMIT", "ROLLBACK", "START":
-	default:
-		return false
-	}
-	readLike := true
-	for i, t := range u.toks {
-		if t.Kind == lexer.Punct && u.text[t.Start] == ',' {
-			continue
-		}
-		switch u.word(i) {
-		case "BEGIN", "WORK", "COMMIT", "ROLLBACK", "AND", "NO", "CHAIN", "RELEASE", "START", "TRANSACTION",
-			"READ", "ONLY", "WRITE", "WITH", "CONSISTENT", "SNAPSHOT":
-			continue
-		}
-		readLike = false
-	}
-	return readLike
-}
-
-// hazard says why the word at toks[i] makes a read reach further than the
-// tables it names (the proxy cannot see which tables it locks or what it
-// changes), "" when it does not.
-func (u *unparsed) hazard(i int) string {
-	w, first := u.word(i), u.first
-	switch {
-	case w == "OUTFILE" || w == "DUMPFILE":
-		return "it writes a file on the database server"
-	case w == "FOR" && (u.word(i+1) == "UPDATE" || u.word(i+1) == "SHARE"), w == "SHARE" && u.word(i+1) == "MODE":
-		return "it is a locking read, which must first fork the tables it locks"
-	case w == "NEXT" && u.word(i+1) == "VALUE", (w == "NEXTVAL" || w == "SETVAL") && i+1 < len(u.toks) && u.text[u.toks[i+1].Start] == '(':
-		return "it changes a sequence"
-	case w == "LOAD_FILE":
-		return "it reads a file on the database server"
-	case w == "ATOMIC":
-		return "it is a compound statement"
-	case w == "EVENTS" && first == "SHOW", w == "PROCESSLIST", w == "ENGINE" && first == "SHOW",
-		w == "EXPLAIN" && first == "SHOW", w == "ANALYZE" && first == "SHOW":
-		return "it shows what the whole server holds, every sandbox's statements included"
-	}
-	return ""
-}
-
-// unparsedServerErrors are the server's error codes besides
-// ServerSyntaxError's by which it rejects text (its tokens toks), a
-// statement the engine cannot parse, whatever any sandbox holds
-// (Refusal.ServerErrors):
-//
-//   - GET DIAGNOSTICS names no table, so a name the server resolves in it
-//     (GET DIAGNOSTICS CONDITION f()) is a column of none: 1054;
-//   - SET without parentheses (no subquery, no function call) gives a
-//     system variable a name, literal or variable, whose type does not
-//     depend on any table's (SET default_storage_engine = .a.MyISAM):
-//     1232.
-func unparsedServerErrors(text string, toks []lexer.Token) []uint16 {
-	switch {
-	case kind.IsGetDiagnostics(text, toks):
-		return []uint16{wire.ErBadField}
-	case lexer.Word(text, toks, 0) == "SET" && lexer.Word(text, toks, 1) != "STATEMENT":
-		for _, t := range toks {
-			if t.Kind == lexer.Comment || t.Kind == lexer.Punct && text[t.Start] == '(' {
-				return nil
-			}
-		}
-		return []uint16{wire.ErWrongTypeForVar}
 	}
 	return nil
 }

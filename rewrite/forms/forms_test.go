@@ -77,3 +77,37 @@ func TestSession(t *testing.T) {
 		return []any{n, " ", ine, " ", ok}
 	})
 }
+
+func TestUnparsed(t *testing.T) {
+	for text, want := range map[string]string{
+		"SELECT a INTO OUTFILE '/x'":  "SELECT true it writes a file on the database server",
+		"((SELECT 1 FOR UPDATE":       "SELECT true it is a locking read, which must first fork the tables it locks",
+		"SELECT NEXTVAL(s)":           "SELECT true it changes a sequence",
+		"SHOW ENGINE INNODB STATUS x": "SHOW true it shows what the whole server holds, every sandbox's statements included",
+		"BEGIN WORK, READ ONLY":       "BEGIN true ",
+		"BEGIN x":                     "BEGIN false ",
+		"UPDATE t SET a = 1 x":        "UPDATE false ",
+		"1 +":                         " false ",
+	} {
+		u := Unparsed{Text: text, Toks: lexer.Lex(text, lexer.Options{})}
+		u.First = u.FirstWord()
+		hazard := ""
+		for i := range u.Toks {
+			if h := u.Hazard(i); h != "" && hazard == "" {
+				hazard = h
+			}
+		}
+		if got := fmt.Sprint(u.First, " ", u.ReadLike(), " ", hazard); got != want {
+			t.Errorf("%q: %s, want %s", text, got, want)
+		}
+	}
+	if !IsWriteKeyword("insert") || IsWriteKeyword("SELECT") {
+		t.Error("IsWriteKeyword")
+	}
+	read(t, "ServerErrors", map[string]string{
+		"GET DIAGNOSTICS CONDITION 1 @a = f()": "[1054]",
+		"SET default_storage_engine = .a.b":    "[1232]",
+		"SET x = (SELECT 1)":                   "[]",
+		"SELECT 1":                             "[]",
+	}, func(text string, toks []lexer.Token) []any { return []any{ServerErrors(text, toks)} })
+}
