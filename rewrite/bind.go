@@ -148,7 +148,7 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: "the statement cannot be parsed",
 			Funcs: funcs, Names: names, DB: opts.DB, Kind: kind.OfText(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}), Vars: textVars(sql, sc.toks)}}
 		if a.Statements[0].Kind == KindBegin {
-			a.Statements[0].Start = transactionStart(sql, opts)
+			a.Statements[0].Start = transactionStart(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 		}
 		return a
 	}
@@ -811,7 +811,7 @@ func describe(s ast.StmtNode, c *collect.Collector, db string) Statement {
 	}
 	st.Funcs, st.Outside, st.Vars, st.Next = c.Funcs, c.Outside, c.Vars, nextTransaction(s)
 	if st.Kind == KindBegin {
-		st.Start = transactionStart(s.Text(), Options{})
+		st.Start = transactionStart(s.Text(), lexer.Options{})
 	}
 	st.ChangesLexing, st.ChangesIsolation, st.Serializable = c.Set.Lexing, c.Set.Isolation, c.Set.Serializable
 	st.Engine = c.Set.Engine

@@ -56,10 +56,10 @@ func nextTransaction(s ast.StmtNode) *TxChars {
 // transaction with (the parser tells neither READ WRITE nor WITH
 // CONSISTENT SNAPSHOT, and does not read every form MariaDB does, such as
 // START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT).
-func transactionStart(text string, opts Options) *TxChars {
+func transactionStart(text string, lo lexer.Options) *TxChars {
 	ch := &TxChars{}
 	var prev string
-	for _, t := range lexer.Lex(text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}) {
+	for _, t := range lexer.Lex(text, lo) {
 		w := ""
 		if t.Kind == lexer.Ident {
 			w = strings.ToUpper(text[t.Start:t.End])

@@ -1,6 +1,7 @@
 // Package forms reads, from a statement's tokens, the MariaDB forms the
 // parser does not read: the tables of table maintenance, key cache and
-// table DDL statements, and the session statements that name none.
+// table DDL statements, the session statements that name none, and what
+// a text the parser rejects reads like.
 package forms
 
 import (
