@@ -146,9 +146,9 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 		a.parseErr = err
 		funcs, names := e.textNames(sql, opts)
 		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: "the statement cannot be parsed",
-			Funcs: funcs, Names: names, DB: opts.DB, Kind: kind.OfText(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}), Vars: textVars(sql, sc.toks)}}
+			Funcs: funcs, Names: names, DB: opts.DB, Kind: kind.OfText(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}), Vars: collect.TextVars(sql, sc.toks)}}
 		if a.Statements[0].Kind == KindBegin {
-			a.Statements[0].Start = transactionStart(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
+			a.Statements[0].Start = collect.TransactionStart(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 		}
 		return a
 	}
@@ -809,9 +809,9 @@ func describe(s ast.StmtNode, c *collect.Collector, db string) Statement {
 			}
 		}
 	}
-	st.Funcs, st.Outside, st.Vars, st.Next = c.Funcs, c.Outside, c.Vars, nextTransaction(s)
+	st.Funcs, st.Outside, st.Vars, st.Next = c.Funcs, c.Outside, c.Vars, collect.NextTransaction(s)
 	if st.Kind == KindBegin {
-		st.Start = transactionStart(s.Text(), lexer.Options{})
+		st.Start = collect.TransactionStart(s.Text(), lexer.Options{})
 	}
 	st.ChangesLexing, st.ChangesIsolation, st.Serializable = c.Set.Lexing, c.Set.Isolation, c.Set.Serializable
 	st.Engine = c.Set.Engine
@@ -1021,7 +1021,7 @@ func (r *reading) unlocatable(s ast.StmtNode, st *Statement, c *collect.Collecto
 func (r *reading) masked(st *Statement, start int) {
 	for _, iv := range r.rec.IntoVars {
 		if iv.At >= start && iv.At < r.cursor {
-			st.Vars = append(st.Vars, varOfToken(iv.Name))
+			st.Vars = append(st.Vars, collect.VarOfToken(iv.Name))
 		}
 	}
 	for _, ss := range r.rec.SetStatements {

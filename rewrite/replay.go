@@ -3,9 +3,7 @@ package rewrite
 import (
 	"strings"
 
-	"github.com/pingcap/tidb/pkg/parser/ast"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
-	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 )
 
 // A statement the proxy sends a second time — when it replays a
@@ -15,98 +13,11 @@ import (
 // functions it calls. Volatile says, from that, whether a second run could
 // differ.
 
+// TxChars are characteristics of a transaction (collect.TxChars).
+type TxChars = collect.TxChars
+
 // Var is a variable a statement reads or sets (collect.Var).
 type Var = collect.Var
-
-// TxChars are characteristics of a transaction: what BEGIN / START
-// TRANSACTION starts one with, or what SET TRANSACTION gives the next one.
-type TxChars struct {
-	// Isolation is the isolation level ("READ COMMITTED", …, "" when not
-	// said).
-	Isolation string
-	// Access is "READ ONLY" or "READ WRITE" ("" when not said).
-	Access string
-	// Snapshot: START TRANSACTION WITH CONSISTENT SNAPSHOT.
-	Snapshot bool
-}
-
-// nextTransaction is what SET TRANSACTION … gives the next transaction
-// (nil for other statements).
-func nextTransaction(s ast.StmtNode) *TxChars {
-	x, ok := s.(*ast.SetStmt)
-	if !ok || !collect.OneShot(x) {
-		return nil
-	}
-	ch := &TxChars{}
-	for _, v := range x.Variables {
-		switch v.Name {
-		case "tx_isolation_one_shot":
-			ch.Isolation = strings.ReplaceAll(strings.ToUpper(collect.ExprText(v.Value)), "-", " ")
-		case "tx_read_only":
-			ch.Access = "READ WRITE"
-			if collect.ExprText(v.Value) == "1" {
-				ch.Access = "READ ONLY"
-			}
-		}
-	}
-	return ch
-}
-
-// transactionStart reads what a BEGIN / START TRANSACTION text starts its
-// transaction with (the parser tells neither READ WRITE nor WITH
-// CONSISTENT SNAPSHOT, and does not read every form MariaDB does, such as
-// START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT).
-func transactionStart(text string, lo lexer.Options) *TxChars {
-	ch := &TxChars{}
-	var prev string
-	for _, t := range lexer.Lex(text, lo) {
-		w := ""
-		if t.Kind == lexer.Ident {
-			w = strings.ToUpper(text[t.Start:t.End])
-		}
-		switch {
-		case prev == "READ" && w == "ONLY":
-			ch.Access = "READ ONLY"
-		case prev == "READ" && w == "WRITE":
-			ch.Access = "READ WRITE"
-		case prev == "CONSISTENT" && w == "SNAPSHOT":
-			ch.Snapshot = true
-		}
-		if t.Kind == lexer.Punct && text[t.Start] == ';' {
-			break
-		}
-		prev = w
-	}
-	return ch
-}
-
-// textVars are the variables a text the parser cannot read names: every
-// @x and @@x, each taken as both read and set.
-func textVars(text string, toks []lexer.Token) []Var {
-	var out []Var
-	for _, t := range toks {
-		v := text[t.Start:t.End]
-		if t.Kind != lexer.Variable || !strings.HasPrefix(v, "@") {
-			continue
-		}
-		out = append(out, varOfToken(v))
-	}
-	return out
-}
-
-// varOfToken reads @x, @'x', @@x or @@session.x as a variable.
-func varOfToken(v string) Var {
-	if strings.HasPrefix(v, "@@") {
-		name, global := strings.ToLower(v[2:]), false
-		for _, scope := range []string{"session.", "local.", "global."} {
-			if strings.HasPrefix(name, scope) {
-				name, global = name[len(scope):], scope == "global."
-			}
-		}
-		return Var{Name: name, System: true, Set: true, Global: global}
-	}
-	return Var{Name: strings.ToLower(strings.Trim(v[1:], "`'\"")), Set: true}
-}
 
 // volatileFuncs are the server's functions whose value or effect differs
 // when a statement runs a second time on the same connection: the clock

@@ -11,6 +11,7 @@ import (
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // value expressions for the parser
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite/corpus"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 )
 
 // collect parses sql and walks every statement with one collector; ok is
@@ -147,5 +148,31 @@ func TestDescribe(t *testing.T) {
 	c, _, _ = collect(p, "CREATE TABLE t (a INT, KEY k (a)) PARTITION BY HASH (a) PARTITIONS 2")
 	if d := DeclaredNames(c); len(d) == 0 {
 		t.Errorf("DeclaredNames = %v", d)
+	}
+}
+
+func TestTransactions(t *testing.T) {
+	p := parser.New()
+	_, stmts, _ := collect(p, "SET TRANSACTION ISOLATION LEVEL READ COMMITTED, READ ONLY")
+	if ch := NextTransaction(stmts[0]); ch == nil || ch.Isolation != "READ COMMITTED" || ch.Access != "READ ONLY" {
+		t.Errorf("NextTransaction = %+v", ch)
+	}
+	_, stmts, _ = collect(p, "SET SESSION TRANSACTION READ WRITE")
+	if ch := NextTransaction(stmts[0]); ch != nil {
+		t.Errorf("NextTransaction of SET SESSION = %+v", ch)
+	}
+	for text, want := range map[string]TxChars{
+		"START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT": {Access: "READ ONLY", Snapshot: true},
+		"START TRANSACTION READ WRITE; SELECT 1":                {Access: "READ WRITE"},
+		"BEGIN":                                                 {},
+	} {
+		if got := TransactionStart(text, lexer.Options{}); *got != want {
+			t.Errorf("TransactionStart(%q) = %+v, want %+v", text, *got, want)
+		}
+	}
+	text := "SELECT @a, @@session.b, @@global.c, @'d', ?"
+	vars := TextVars(text, lexer.Lex(text, lexer.Options{}))
+	if fmt.Sprint(vars) != "[{a false true false} {b true true false} {c true true true} {d false true false}]" {
+		t.Errorf("TextVars = %v", vars)
 	}
 }

@@ -62,3 +62,31 @@ func words(text string, n int) []string {
 	}
 	return out
 }
+
+// TextVars are the variables a text the parser cannot read names: every
+// @x and @@x, each taken as both read and set.
+func TextVars(text string, toks []lexer.Token) []Var {
+	var out []Var
+	for _, t := range toks {
+		v := text[t.Start:t.End]
+		if t.Kind != lexer.Variable || !strings.HasPrefix(v, "@") {
+			continue
+		}
+		out = append(out, VarOfToken(v))
+	}
+	return out
+}
+
+// VarOfToken reads @x, @'x', @@x or @@session.x as a variable.
+func VarOfToken(v string) Var {
+	if strings.HasPrefix(v, "@@") {
+		name, global := strings.ToLower(v[2:]), false
+		for _, scope := range []string{"session.", "local.", "global."} {
+			if strings.HasPrefix(name, scope) {
+				name, global = name[len(scope):], scope == "global."
+			}
+		}
+		return Var{Name: name, System: true, Set: true, Global: global}
+	}
+	return Var{Name: strings.ToLower(strings.Trim(v[1:], "`'\"")), Set: true}
+}
