@@ -33,6 +33,7 @@ type scratch struct {
 	occs   []occurrence
 	wants  []keyed
 	found  []keyed
+	pairs  []pairing
 }
 
 // nameCount is how often a referenced name must and does occur in the text.
@@ -431,22 +432,12 @@ func (e *Engine) bind(a *Analysis, c *collect.Collector, sc *scratch) {
 	refs := sc.namesThatMatter(c)
 	declared := collect.DeclaredNames(c)
 	c = &collect.Collector{Refs: refs, CTEs: c.CTEs, Aliases: c.Aliases, Columns: c.Columns}
-	if len(sc.counts) == 0 {
+	if sc.empty() {
 		a.collectLoose(toks, chains, declared)
 		return
 	}
 	defer a.collectLoose(toks, chains, declared)
-	// Aliases and CTE definitions spelled like a referenced name are
-	// occurrences too, with no reference of their own.
-	for i := range sc.counts {
-		n := sc.counts[i].name
-		if c.Aliases[n] {
-			sc.counts[i].want += ident.AliasDefs(a.text, toks, chains, n)
-		}
-		if c.CTEs[n] {
-			sc.counts[i].want++
-		}
-	}
+	sc.definitions(a.text, c)
 	sc.occurrences(a.text)
 	if e.bindByCount(a, c, toks, chains, sc) {
 		return
@@ -533,23 +524,46 @@ func (sc *scratch) occurrences(text string) {
 // reports false when the text has occurrences the references do not
 // explain (a column or alias spelled like a table, say).
 func (e *Engine) bindByCount(a *Analysis, c *collect.Collector, toks []lexer.Token, chains []ident.Chain, sc *scratch) bool {
+	pairs, ok := sc.pair(c)
+	if !ok {
+		return false
+	}
+	sites := make([]ident.Site, 0, len(pairs))
+	for _, p := range pairs {
+		if s, ok := a.makeSite(toks, chains[p.chain], p.part, c.Refs[p.ref], c); ok {
+			sites = append(sites, s)
+		}
+	}
+	a.sites = sortSites(append(a.sites, sites...))
+	return true
+}
+
+// pairing is a reference of the collector's (ref) and the part of a
+// chain that names it in the text.
+type pairing struct{ ref, chain, part int }
+
+// pair pairs c's references with the occurrences found, when counting
+// tells them apart: every name occurs as often as it is referenced, in a
+// place its role allows, and references and occurrences of the same
+// (role, schema, name) pair up in order.
+func (sc *scratch) pair(c *collect.Collector) ([]pairing, bool) {
 	for _, nc := range sc.counts {
 		if nc.got != nc.want {
-			return false
+			return nil, false
 		}
 	}
 	if len(sc.occs) != len(c.Refs) {
-		return false
+		return nil, false
 	}
 	for _, o := range sc.occs {
 		if !o.roleOK {
-			return false
+			return nil, false
 		}
 		n := sc.counts[o.name].name
 		if o.role == collect.RefTable && o.schema == "" && (c.Aliases[n] || c.CTEs[n]) {
 			// Could be the alias/CTE definition or a reference: only
 			// the marker parse can tell which token is which.
-			return false
+			return nil, false
 		}
 	}
 	// Pair references with occurrences of the same (role, schema, name),
@@ -568,18 +582,32 @@ func (e *Engine) bindByCount(a *Analysis, c *collect.Collector, toks []lexer.Tok
 	slices.SortStableFunc(sc.found, compareKeyed)
 	for i, w := range sc.wants {
 		if compareKeyed(w, sc.found[i]) != 0 {
-			return false
+			return nil, false
 		}
 	}
-	sites := make([]ident.Site, 0, len(sc.found))
+	sc.pairs = sc.pairs[:0]
 	for i, w := range sc.wants {
 		o := sc.occs[sc.found[i].idx]
-		if s, ok := a.makeSite(toks, chains[o.chain], o.part, c.Refs[w.idx], c); ok {
-			sites = append(sites, s)
+		sc.pairs = append(sc.pairs, pairing{ref: w.idx, chain: o.chain, part: o.part})
+	}
+	return sc.pairs, true
+}
+
+// empty reports whether no reference needs a place in the text.
+func (sc *scratch) empty() bool { return len(sc.counts) == 0 }
+
+// definitions counts, for the names referenced, their alias and CTE
+// definitions in text: occurrences too, with no reference of their own.
+func (sc *scratch) definitions(text string, c *collect.Collector) {
+	for i := range sc.counts {
+		n := sc.counts[i].name
+		if c.Aliases[n] {
+			sc.counts[i].want += ident.AliasDefs(text, sc.toks, sc.chains, n)
+		}
+		if c.CTEs[n] {
+			sc.counts[i].want++
 		}
 	}
-	a.sites = sortSites(append(a.sites, sites...))
-	return true
 }
 
 // makeSite turns a bound occurrence into a site; ok is false for names that
