@@ -1,7 +1,6 @@
 package rewrite
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
@@ -15,77 +14,6 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite/recovery"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
-
-// scratch holds reusable buffers for bind.
-type scratch struct {
-	toks   []lexer.Token
-	chains []ident.Chain
-	// tableNames are the lower-cased names of table references.
-	tableNames map[string]bool
-	// names maps each lower-cased referenced name to its index in counts.
-	names map[string]int32
-	// lens and firsts are bit sets of the names' lengths (mod 64) and
-	// first bytes: a token matching neither needs no map lookup.
-	lens   uint64
-	firsts [4]uint64
-	counts []nameCount
-	refs   []collect.Ref
-	occs   []occurrence
-	wants  []keyed
-	found  []keyed
-	pairs  []pairing
-}
-
-// nameCount is how often a referenced name must and does occur in the text.
-type nameCount struct {
-	name      string
-	want, got int
-}
-
-// keyed is a reference or an occurrence under the key that pairs them.
-type keyed struct {
-	role   collect.RefKind
-	schema string // lower case
-	name   string // lower case
-	idx    int    // into the collector's refs or the occurrences
-}
-
-// compareKeyed orders keyed by role, schema, then name.
-func compareKeyed(x, y keyed) int {
-	if x.role != y.role {
-		return int(x.role) - int(y.role)
-	}
-	if c := strings.Compare(x.schema, y.schema); c != 0 {
-		return c
-	}
-	return strings.Compare(x.name, y.name)
-}
-
-// reset empties sc for a new statement, keeping its memory.
-func (sc *scratch) reset() {
-	if sc.tableNames == nil {
-		sc.tableNames, sc.names = map[string]bool{}, map[string]int32{}
-	}
-	clear(sc.tableNames)
-	clear(sc.names)
-	sc.lens, sc.firsts = 0, [4]uint64{}
-	sc.counts, sc.occs, sc.wants, sc.found = sc.counts[:0], sc.occs[:0], sc.wants[:0], sc.found[:0]
-	clear(sc.refs) // drop references to the last input's strings
-	sc.refs = sc.refs[:0]
-}
-
-// occurrence is one token spelled like a referenced name, with the role its
-// place in a chain allows.
-type occurrence struct {
-	name  int32 // index into scratch.counts
-	chain int
-	part  int
-	role  collect.RefKind
-	// roleOK is false where the position cannot hold a table reference
-	// (a database part, a column part).
-	roleOK bool
-	schema string // the database part before it, for table/qualifier roles
-}
 
 // analyze builds an Analysis: parse, classify, then bind every table
 // reference the parser reports to its place in the text.
@@ -113,23 +41,23 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 	}
 	// The text's tokens serve the cross-check and then bind; the pooled
 	// buffer spares the garbage collector on every uncached statement.
-	sc := e.scratch.Get().(*scratch)
+	sc := e.scratch.Get().(*ident.Scratch)
 	defer e.scratch.Put(sc)
-	sc.toks = lexer.LexInto(sc.toks, nz.Text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
-	if at, ok := nz.AgreesWith(sc.toks); !ok {
+	sc.Toks = lexer.LexInto(sc.Toks, nz.Text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
+	if at, ok := nz.AgreesWith(sc.Toks); !ok {
 		a.unparseable(Refuse(wire.ErUnknown, "the proxy's readers of this statement disagree on where a quoted text starts or ends "+
 			"(at byte %d), so it cannot be sure how the server reads it; rewrite the quoted parts more simply", at))
 		return a
 	}
 	a.text, a.altered = nz.Text, nz
 	sql = a.text // from here on, the text as the server reads it
-	if e.hasCreateProcedure(sql, sc.toks, opts) {
+	if e.hasCreateProcedure(sql, sc.Toks, opts) {
 		// The parser does not read MariaDB's procedure bodies: the engine
 		// splits the input and reads them itself (routine.go).
-		e.analyzePieces(a, append([]lexer.Token(nil), sc.toks...))
+		e.analyzePieces(a, append([]lexer.Token(nil), sc.Toks...))
 		return a
 	}
-	if body.IsCompound(sql, sc.toks) && e.analyzeCompound(a, append([]lexer.Token(nil), sc.toks...)) {
+	if body.IsCompound(sql, sc.Toks) && e.analyzeCompound(a, append([]lexer.Token(nil), sc.Toks...)) {
 		// A compound statement sent as a statement: read like a
 		// procedure's body (routine.go).
 		return a
@@ -137,7 +65,7 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 	stmts, rec, release, err := e.parseInput(a, sc, opts)
 	defer release()
 	sql = a.text
-	if (err != nil || lexer.Word(sql, sc.toks, 0) == "OPTIMIZE") && e.recognize(a, sql, sc.toks) {
+	if (err != nil || lexer.Word(sql, sc.Toks, 0) == "OPTIMIZE") && e.recognize(a, sql, sc.Toks) {
 		// A MariaDB statement the engine reads from its words
 		// (mariadb.go); OPTIMIZE TABLE too: the parser reads it, but
 		// leaves its tables out of its tree.
@@ -147,7 +75,7 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 		a.parseErr = err
 		funcs, names := e.textNames(sql, opts)
 		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: "the statement cannot be parsed",
-			Funcs: funcs, Names: names, DB: opts.DB, Kind: kind.OfText(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}), Vars: collect.TextVars(sql, sc.toks)}}
+			Funcs: funcs, Names: names, DB: opts.DB, Kind: kind.OfText(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}), Vars: collect.TextVars(sql, sc.Toks)}}
 		if a.Statements[0].Kind == KindBegin {
 			a.Statements[0].Start = collect.TransactionStart(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 		}
@@ -223,13 +151,13 @@ func (a *Analysis) unparseable(err *Refusal) {
 // parseInput parses a.text; when the parser rejects it, the forms it does
 // not know but the proxy reads for sure (rewrite/recovery) are masked and the
 // text parsed again (a.text and sc.toks are then the masked text's).
-func (e *Engine) parseInput(a *Analysis, sc *scratch, opts Options) ([]ast.StmtNode, recovery.Masked, func(), error) {
+func (e *Engine) parseInput(a *Analysis, sc *ident.Scratch, opts Options) ([]ast.StmtNode, recovery.Masked, func(), error) {
 	stmts, release, err := e.parse(previousAsNext(a.text, opts), opts)
 	rec := recovery.Masked{Junk: -1}
 	if err == nil {
 		return stmts, rec, release, nil
 	}
-	m, ok := recovery.Mask(a.text, sc.toks, recovery.Words{Reserved: e.reserved, Keywords: e.keywords, Charset: serverCharset})
+	m, ok := recovery.Mask(a.text, sc.Toks, recovery.Words{Reserved: e.reserved, Keywords: e.keywords, Charset: serverCharset})
 	if !ok {
 		return stmts, rec, release, err
 	}
@@ -239,7 +167,7 @@ func (e *Engine) parseInput(a *Analysis, sc *scratch, opts Options) ([]ast.StmtN
 		return stmts, rec, both, err
 	}
 	a.text = m.Text
-	sc.toks = lexer.LexInto(sc.toks, m.Text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
+	sc.Toks = lexer.LexInto(sc.Toks, m.Text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 	return stmts2, m, both, nil
 }
 
@@ -425,189 +353,43 @@ func (a *Analysis) collectLoose(toks []lexer.Token, chains []ident.Chain, column
 // bind locates the collector's references in a.text and records sites.
 // sc.toks holds the lexer's tokens of a.text; sc's other buffers are
 // bind's scratch space.
-func (e *Engine) bind(a *Analysis, c *collect.Collector, sc *scratch) {
-	sc.chains = ident.ChainsInto(sc.chains, a.text, sc.toks, e.reserved)
-	toks, chains := sc.toks, sc.chains
-	sc.reset()
-	refs := sc.namesThatMatter(c)
+func (e *Engine) bind(a *Analysis, c *collect.Collector, sc *ident.Scratch) {
+	sc.Chains = ident.ChainsInto(sc.Chains, a.text, sc.Toks, e.reserved)
+	toks, chains := sc.Toks, sc.Chains
+	sc.Reset()
+	refs := sc.NamesThatMatter(c)
 	declared := collect.DeclaredNames(c)
 	c = &collect.Collector{Refs: refs, CTEs: c.CTEs, Aliases: c.Aliases, Columns: c.Columns}
-	if sc.empty() {
+	if sc.Empty() {
 		a.collectLoose(toks, chains, declared)
 		return
 	}
 	defer a.collectLoose(toks, chains, declared)
-	sc.definitions(a.text, c)
-	sc.occurrences(a.text)
+	sc.Definitions(a.text, c)
+	sc.Occurrences(a.text)
 	if e.bindByCount(a, c, toks, chains, sc) {
 		return
 	}
-	e.bindByMarkers(a, toks, chains, sc.names)
-}
-
-// namesThatMatter are c's references to place (tables, qualifiers,
-// DELETE/FOR UPDATE targets), each name counted in sc: a name used only
-// as an alias is never renamed, so its qualifiers and targets need no
-// place in the text.
-func (sc *scratch) namesThatMatter(c *collect.Collector) []collect.Ref {
-	for _, r := range c.Refs {
-		if r.Kind == collect.RefTable {
-			sc.tableNames[strings.ToLower(r.Name)] = true
-		}
-	}
-	aliasOnly := func(r collect.Ref) bool {
-		if r.Kind == collect.RefTable || r.Schema != "" || len(c.Aliases) == 0 {
-			return false
-		}
-		n := strings.ToLower(r.Name)
-		return c.Aliases[n] && !sc.tableNames[n]
-	}
-	refs := c.Refs
-	for i, r := range c.Refs {
-		if aliasOnly(r) { // copy only when something is dropped
-			refs = append(sc.refs, c.Refs[:i]...)
-			for _, r := range c.Refs[i:] {
-				if !aliasOnly(r) {
-					refs = append(refs, r)
-				}
-			}
-			sc.refs = refs
-			break
-		}
-	}
-	for _, r := range refs {
-		n := strings.ToLower(r.Name)
-		i, ok := sc.names[n]
-		if !ok {
-			i = int32(len(sc.counts))
-			sc.names[n] = i
-			sc.counts = append(sc.counts, nameCount{name: n})
-			sc.lens |= 1 << (len(n) & 63)
-			if n != "" {
-				sc.firsts[n[0]>>6] |= 1 << (n[0] & 63)
-			}
-		}
-		sc.counts[i].want++
-	}
-	return refs
-}
-
-// occurrences finds, in every chain of names in text, the parts spelled
-// like a name that matters, counts them and notes each with its role.
-func (sc *scratch) occurrences(text string) {
-	toks := sc.toks
-	for ci, ch := range sc.chains {
-		for pi := 0; pi < ch.N; pi++ {
-			ti := ch.Tok(pi)
-			var buf [64]byte
-			w, ok := ident.LowerInto(&buf, lexer.IdentText(text, toks[ti]))
-			if !ok {
-				w = []byte(strings.ToLower(lexer.IdentText(text, toks[ti])))
-			}
-			if sc.lens&(1<<(len(w)&63)) == 0 || len(w) > 0 && sc.firsts[w[0]>>6]&(1<<(w[0]&63)) == 0 {
-				continue // no referenced name has this length or first byte
-			}
-			ni, ok := sc.names[string(w)]
-			if !ok {
-				continue
-			}
-			sc.counts[ni].got++
-			o := occurrence{name: ni, chain: ci, part: pi}
-			o.role, o.roleOK, o.schema = ident.RoleAt(text, toks, ch, pi)
-			sc.occs = append(sc.occs, o)
-		}
-	}
+	e.bindByMarkers(a, toks, chains, sc.Names)
 }
 
 // bindByCount binds when every occurrence of every referenced name is
 // accounted for by the references the parser reported, role by role. It
 // reports false when the text has occurrences the references do not
 // explain (a column or alias spelled like a table, say).
-func (e *Engine) bindByCount(a *Analysis, c *collect.Collector, toks []lexer.Token, chains []ident.Chain, sc *scratch) bool {
-	pairs, ok := sc.pair(c)
+func (e *Engine) bindByCount(a *Analysis, c *collect.Collector, toks []lexer.Token, chains []ident.Chain, sc *ident.Scratch) bool {
+	pairs, ok := sc.Pair(c)
 	if !ok {
 		return false
 	}
 	sites := make([]ident.Site, 0, len(pairs))
 	for _, p := range pairs {
-		if s, ok := a.makeSite(toks, chains[p.chain], p.part, c.Refs[p.ref], c); ok {
+		if s, ok := a.makeSite(toks, chains[p.Chain], p.Part, c.Refs[p.Ref], c); ok {
 			sites = append(sites, s)
 		}
 	}
 	a.sites = sortSites(append(a.sites, sites...))
 	return true
-}
-
-// pairing is a reference of the collector's (ref) and the part of a
-// chain that names it in the text.
-type pairing struct{ ref, chain, part int }
-
-// pair pairs c's references with the occurrences found, when counting
-// tells them apart: every name occurs as often as it is referenced, in a
-// place its role allows, and references and occurrences of the same
-// (role, schema, name) pair up in order.
-func (sc *scratch) pair(c *collect.Collector) ([]pairing, bool) {
-	for _, nc := range sc.counts {
-		if nc.got != nc.want {
-			return nil, false
-		}
-	}
-	if len(sc.occs) != len(c.Refs) {
-		return nil, false
-	}
-	for _, o := range sc.occs {
-		if !o.roleOK {
-			return nil, false
-		}
-		n := sc.counts[o.name].name
-		if o.role == collect.RefTable && o.schema == "" && (c.Aliases[n] || c.CTEs[n]) {
-			// Could be the alias/CTE definition or a reference: only
-			// the marker parse can tell which token is which.
-			return nil, false
-		}
-	}
-	// Pair references with occurrences of the same (role, schema, name),
-	// in order: sort both by that key, stably, and match them one to one.
-	for i, r := range c.Refs {
-		role := r.Kind
-		if role == collect.RefTarget {
-			role = collect.RefTable
-		}
-		sc.wants = append(sc.wants, keyed{role: role, schema: strings.ToLower(r.Schema), name: strings.ToLower(r.Name), idx: i})
-	}
-	for i, o := range sc.occs {
-		sc.found = append(sc.found, keyed{role: o.role, schema: strings.ToLower(o.schema), name: sc.counts[o.name].name, idx: i})
-	}
-	slices.SortStableFunc(sc.wants, compareKeyed)
-	slices.SortStableFunc(sc.found, compareKeyed)
-	for i, w := range sc.wants {
-		if compareKeyed(w, sc.found[i]) != 0 {
-			return nil, false
-		}
-	}
-	sc.pairs = sc.pairs[:0]
-	for i, w := range sc.wants {
-		o := sc.occs[sc.found[i].idx]
-		sc.pairs = append(sc.pairs, pairing{ref: w.idx, chain: o.chain, part: o.part})
-	}
-	return sc.pairs, true
-}
-
-// empty reports whether no reference needs a place in the text.
-func (sc *scratch) empty() bool { return len(sc.counts) == 0 }
-
-// definitions counts, for the names referenced, their alias and CTE
-// definitions in text: occurrences too, with no reference of their own.
-func (sc *scratch) definitions(text string, c *collect.Collector) {
-	for i := range sc.counts {
-		n := sc.counts[i].name
-		if c.Aliases[n] {
-			sc.counts[i].want += ident.AliasDefs(text, sc.toks, sc.chains, n)
-		}
-		if c.CTEs[n] {
-			sc.counts[i].want++
-		}
-	}
 }
 
 // makeSite turns a bound occurrence into a site; ok is false for names that
@@ -953,7 +735,7 @@ func flushTables(st *Statement, s ast.StmtNode, text string) {
 type reading struct {
 	a         *Analysis
 	e         *Engine
-	sc        *scratch
+	sc        *ident.Scratch
 	nz        *lexer.Normalized
 	rec       recovery.Masked
 	stmts     []ast.StmtNode
@@ -990,8 +772,8 @@ func (r *reading) statement(s ast.StmtNode) bool {
 	st := &a.Statements[len(a.Statements)-1]
 	st.Labels, st.labelColumns = collect.LabelSpans(c.Labels, sql)
 	st.AliasedColumns = c.AliasedColumns
-	a.markBare(st, r.sc.toks)
-	routineStatement(st, s, sql, r.sc.toks, start)
+	a.markBare(st, r.sc.Toks)
+	routineStatement(st, s, sql, r.sc.Toks, start)
 	flushTables(st, s, a.src[min(start, len(a.src)):])
 	if st.Show != nil && r.nz.AlteredIn(start, r.cursor) {
 		// SHOW … LIKE / WHERE is answered with a query built from its
@@ -1032,7 +814,7 @@ func (r *reading) statement(s ast.StmtNode) bool {
 func (r *reading) unlocatable(s ast.StmtNode, st *Statement, c *collect.Collector) {
 	for _, u := range c.Unlocatable {
 		if sh, ok := s.(*ast.ShowStmt); ok && len(r.stmts) == 1 {
-			if site, ok := showFromSite(r.a.text, r.sc.toks, sh, u); ok {
+			if site, ok := showFromSite(r.a.text, r.sc.Toks, sh, u); ok {
 				r.showSites = append(r.showSites, site)
 				st.Reads = append(st.Reads, site.Table)
 				collect.SortTables(st.Reads)

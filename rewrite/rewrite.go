@@ -372,7 +372,7 @@ func ServerRefusal(code uint16, format string, args ...any) *Refusal {
 // Engine analyses and rewrites statements. It is safe for concurrent use.
 type Engine struct {
 	parsers  sync.Pool
-	scratch  sync.Pool // *scratch
+	scratch  sync.Pool // *ident.Scratch
 	reserved map[string]bool
 	// keywords are all the parser's keywords (lower case).
 	keywords map[string]bool
@@ -388,7 +388,7 @@ func NewEngine(cacheEntries int) *Engine {
 	}
 	e := &Engine{reserved: map[string]bool{}, keywords: map[string]bool{}, cache: newCache(cacheEntries)}
 	e.parsers.New = func() any { return parser.New() }
-	e.scratch.New = func() any { return &scratch{} }
+	e.scratch.New = func() any { return &ident.Scratch{} }
 	for _, k := range parser.Keywords {
 		e.keywords[strings.ToLower(k.Word)] = true
 		if k.Reserved {
