@@ -1071,29 +1071,36 @@ func (a *Analysis) build(reps []replacement) *Result {
 	if len(reps) == 0 {
 		return &Result{SQL: a.src, Analysis: a}
 	}
+	sql, renames, splices := apply(a.src, reps)
+	return &Result{SQL: sql, Changed: true, Analysis: a, Renames: renames, Splices: splices}
+}
+
+// apply splices reps, sorted by position, into src: the text to send, the
+// names replaced and where the text changed.
+func apply(src string, reps []replacement) (string, []Rename, []Splice) {
 	for i := 1; i < len(reps); i++ {
 		for j := i; j > 0 && reps[j].start < reps[j-1].start; j-- {
 			reps[j], reps[j-1] = reps[j-1], reps[j]
 		}
 	}
 	var b strings.Builder
-	b.Grow(len(a.src) + 32*len(reps))
+	b.Grow(len(src) + 32*len(reps))
 	last := 0
 	renames := make([]Rename, 0, len(reps))
 	splices := make([]Splice, 0, len(reps))
 	for _, rp := range reps {
-		b.WriteString(a.src[last:rp.start])
+		b.WriteString(src[last:rp.start])
 		at := b.Len()
 		b.WriteString(rp.text)
 		last = rp.end
 		splices = append(splices, Splice{Start: rp.start, End: rp.end, SentStart: at, SentEnd: b.Len()})
-		if from := a.src[rp.start:rp.end]; from != "" && from[0] != '\'' && from[0] != '"' { // not a PREPARE literal
+		if from := src[rp.start:rp.end]; from != "" && from[0] != '\'' && from[0] != '"' { // not a PREPARE literal
 			renames = append(renames, Rename{From: from, To: rp.text})
 		}
 		renames = append(renames, rp.renames...)
 	}
-	b.WriteString(a.src[last:])
-	return &Result{SQL: b.String(), Changed: true, Analysis: a, Renames: renames, Splices: splices}
+	b.WriteString(src[last:])
+	return b.String(), renames, splices
 }
 
 // mapped reports whether r redirects t. Resolve errors count as mapped:
