@@ -5,6 +5,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/splice"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -73,7 +74,7 @@ func (a *Analysis) callSites() []callSite {
 // callReps are the rewrites of the calls of functions r places, when it
 // is a FunctionResolver. Any other resolver cannot place a function the
 // statement names with its database, which is a stored one: refused.
-func (a *Analysis) callReps(r Resolver) ([]replacement, error) {
+func (a *Analysis) callReps(r Resolver) ([]splice.Replacement, error) {
 	fr, ok := r.(FunctionResolver)
 	if !ok {
 		for _, st := range a.Statements {
@@ -124,13 +125,13 @@ func (a *Analysis) callReps(r Resolver) ([]replacement, error) {
 		return nil, nil
 	}
 	sites := a.callSites()
-	var reps []replacement
+	var reps []splice.Replacement
 	for _, w := range want {
 		found := 0
 		for _, c := range sites {
 			if c.stmt == w.stmt && same(c.f, w.f) {
 				found++
-				reps = append(reps, replacement{start: c.start, end: c.end, text: quote.Ident(w.phys) + "." + quote.Ident(w.f.Name)})
+				reps = append(reps, splice.Replacement{Start: c.start, End: c.end, Text: quote.Ident(w.phys) + "." + quote.Ident(w.f.Name)})
 			}
 		}
 		if found < w.calls {

@@ -26,6 +26,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/recovery"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/refusal"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/splice"
 	"github.com/sqlfork/sqlfork-proxy/sqlname"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -423,49 +424,20 @@ type Result struct {
 	Splices []Splice
 }
 
-// Rename is one name replaced in the text.
-type Rename struct {
-	From, To string
-}
+// Rename is one name replaced in the text (splice.Rename).
+type Rename = splice.Rename
 
 // Splice is one replacement: the client's text[Start:End] became the sent
-// text[SentStart:SentEnd].
-type Splice struct {
-	Start, End, SentStart, SentEnd int
-}
+// text[SentStart:SentEnd] (splice.Splice).
+type Splice = splice.Splice
 
 // Sent is the offset in the text sent of the offset off of the client's
-// text (see Original); an offset inside a replaced span maps to the start
-// of its replacement.
-func Sent(splices []Splice, off int) int {
-	shift := 0
-	for _, sp := range splices {
-		switch {
-		case off <= sp.Start:
-			return off + shift
-		case off < sp.End:
-			return sp.SentStart
-		}
-		shift = sp.SentEnd - sp.End
-	}
-	return off + shift
-}
+// text (see splice.Sent).
+func Sent(splices []Splice, off int) int { return splice.Sent(splices, off) }
 
 // Original is the offset in the client's text of the offset off of the
-// text sent (after splices); an offset inside a replacement is its start.
-func Original(splices []Splice, off int) int {
-	shift := 0
-	for _, sp := range splices {
-		switch {
-		case off < sp.SentStart:
-			return off - shift
-		case off < sp.SentEnd:
-			return sp.Start
-		}
-		shift = sp.SentEnd - sp.End
-	}
-	return off - shift
-}
+// text sent (see splice.Original).
+func Original(splices []Splice, off int) int { return splice.Original(splices, off) }
 
 // Rewrite analyses sql and passes every table reference through r. A
 // statement the engine cannot prove safe to rewrite is refused with a
@@ -485,7 +457,7 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 	if err != nil {
 		return nil, a.clientRefusal(err)
 	}
-	if err := overlapping(reps); err != nil {
+	if err := splice.Overlapping(reps); err != nil {
 		return nil, err
 	}
 	if a.client != nil {
@@ -525,19 +497,19 @@ func (a *Analysis) clientRefusal(err error) error {
 // buildClient is build for a decoded text: reps, at offsets of the decoded
 // text, are spliced into the client's bytes, their texts written in its
 // character set.
-func (a *Analysis) buildClient(reps []replacement) (*Result, error) {
+func (a *Analysis) buildClient(reps []splice.Replacement) (*Result, error) {
 	ct := a.client
 	for i, rp := range reps {
-		text, err := ct.Encode(rp.text)
+		text, err := ct.Encode(rp.Text)
 		if err != nil {
 			return nil, Refuse(wire.ErUnknown, "the rewritten statement cannot be sent in the connection's character set: %v; "+
 				"send it in utf8mb4", err)
 		}
-		start, end := ct.Original(rp.start), ct.Original(rp.end)
-		if ct.Offs != nil && (ct.Offs[start] != rp.start || ct.Offs[end] != rp.end) {
+		start, end := ct.Original(rp.Start), ct.Original(rp.End)
+		if ct.Offs != nil && (ct.Offs[start] != rp.Start || ct.Offs[end] != rp.End) {
 			return nil, Refuse(wire.ErUnknown, "the proxy would rewrite part of a character of this statement; send it in utf8mb4")
 		}
-		reps[i] = replacement{start: start, end: end, text: text, renames: rp.renames}
+		reps[i] = splice.Replacement{Start: start, End: end, Text: text, Renames: rp.Renames}
 	}
 	b := &Analysis{src: ct.Orig}
 	res := b.build(reps)
@@ -547,7 +519,7 @@ func (a *Analysis) buildClient(reps []replacement) (*Result, error) {
 
 // replacements checks that the input can be rewritten through r and
 // returns what to put where in its text.
-func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
+func (a *Analysis) replacements(r Resolver) ([]splice.Replacement, error) {
 	if a.normErr != nil {
 		return nil, a.normErr
 	}
@@ -640,11 +612,11 @@ func (a *Analysis) locatable(r Resolver) error {
 // statementReps are the replacements of the input's trigger and routine
 // statements (rr, nil when r places no routine); it refuses a statement
 // whose effects the proxy cannot prove.
-func (a *Analysis) statementReps(r Resolver, rr RoutineResolver) ([]replacement, error) {
-	var routines []replacement
+func (a *Analysis) statementReps(r Resolver, rr RoutineResolver) ([]splice.Replacement, error) {
+	var routines []splice.Replacement
 	for i := range a.Statements {
 		st := &a.Statements[i]
-		var reps []replacement
+		var reps []splice.Replacement
 		var err error
 		switch {
 		case st.Trigger != nil:
@@ -696,8 +668,8 @@ func (a *Analysis) unprovable(st *Statement) error {
 // for it: when the rewrite sends a query of information_schema only to the
 // sandbox's views of it, each column reference gets the name as written as
 // an alias too.
-func (a *Analysis) namedColumns(reps []replacement) []replacement {
-	var out []replacement
+func (a *Analysis) namedColumns(reps []splice.Replacement) []splice.Replacement {
+	var out []splice.Replacement
 	for _, st := range a.Statements {
 		switch st.Kind {
 		case KindCreateView, KindAlterView, KindCreateTable:
@@ -708,19 +680,19 @@ func (a *Analysis) namedColumns(reps []replacement) []replacement {
 		for i, l := range st.Labels {
 			changed := false
 			for _, rp := range reps {
-				changed = changed || rp.start >= l[0] && rp.end <= l[1] && rp.end > rp.start
+				changed = changed || rp.Start >= l[0] && rp.End <= l[1] && rp.End > rp.Start
 			}
 			text := a.src[l[0]:l[1]]
 			if i < len(st.labelColumns) && st.labelColumns[i] {
 				// A column is named by its name (t.a is a), as written
 				// for a table's or information_schema's.
 				if name, ok := columnName(text, a.opts.ANSIQuotes); ok && (changed || info) {
-					out = append(out, replacement{start: l[1], end: l[1], text: " AS " + quote.Ident(name)})
+					out = append(out, splice.Replacement{Start: l[1], End: l[1], Text: " AS " + quote.Ident(name)})
 				}
 				continue
 			}
 			if changed && utf8.RuneCountInString(text) <= maxIdentifierLength && !strings.HasSuffix(text, " ") {
-				out = append(out, replacement{start: l[1], end: l[1], text: " AS " + quote.Ident(text)})
+				out = append(out, splice.Replacement{Start: l[1], End: l[1], Text: " AS " + quote.Ident(text)})
 			}
 		}
 	}
@@ -765,7 +737,7 @@ func columnName(text string, ansiQuotes bool) (string, bool) {
 // see of it — nothing — without closing production's tables or needing
 // the RELOAD privilege. ok is false for an input without one; one among
 // other statements is refused.
-func (a *Analysis) flushNoOp() ([]replacement, bool, error) {
+func (a *Analysis) flushNoOp() ([]splice.Replacement, bool, error) {
 	for _, st := range a.Statements {
 		if st.Kind != KindFlushTables {
 			continue
@@ -773,16 +745,16 @@ func (a *Analysis) flushNoOp() ([]replacement, bool, error) {
 		if len(a.Statements) > 1 {
 			return nil, true, Refuse(wire.ErUnknown, "FLUSH TABLES is answered alone in a sandbox; send it as a statement of its own")
 		}
-		return []replacement{{start: 0, end: len(a.src), text: "DO 0"}}, true, nil
+		return []splice.Replacement{{Start: 0, End: len(a.src), Text: "DO 0"}}, true, nil
 	}
 	return nil, false, nil
 }
 
 // partReps are the replacements of an input the engine split itself: each
 // piece's, and each CREATE PROCEDURE's through a RoutineResolver.
-func (a *Analysis) partReps(r Resolver) ([]replacement, error) {
+func (a *Analysis) partReps(r Resolver) ([]splice.Replacement, error) {
 	rr, _ := r.(RoutineResolver)
-	var reps []replacement
+	var reps []splice.Replacement
 	for _, p := range a.parts {
 		st := &a.Statements[p.stmt]
 		if st.Unprovable != "" && (p.sub == nil || p.sub.parseErr != nil || p.sub.normErr != nil) {
@@ -808,8 +780,8 @@ func (a *Analysis) partReps(r Resolver) ([]replacement, error) {
 			return nil, err
 		}
 		for _, rp := range rs {
-			rp.start += p.start
-			rp.end += p.start
+			rp.Start += p.start
+			rp.End += p.start
 			reps = append(reps, rp)
 		}
 	}
@@ -825,26 +797,15 @@ func (a *Analysis) norm(t Table) Table {
 	return Table{DB: strings.ToLower(t.DB), Name: strings.ToLower(t.Name)}
 }
 
-// replacement is text to put in place of src[start:end].
-type replacement struct {
-	start, end int
-	text       string
-	// renames are the names replaced inside text, a PREPARE's or EXECUTE
-	// IMMEDIATE's literal rewritten (its Result.Renames): the server
-	// labels the columns of the statement it holds, and quotes it in its
-	// errors, with those.
-	renames []Rename
-}
-
 // splice resolves every table (write if any reference writes it), maps
 // qualifiers to the table they name in their statement, rewrites PREPARE
 // literals, and builds the output.
-func (a *Analysis) splice(r Resolver) ([]replacement, error) {
+func (a *Analysis) splice(r Resolver) ([]splice.Replacement, error) {
 	sp, err := a.resolveSites(r)
 	if err != nil {
 		return nil, err
 	}
-	reps := make([]replacement, 0, len(a.sites)+len(a.prepared))
+	reps := make([]splice.Replacement, 0, len(a.sites)+len(a.prepared))
 	for _, s := range a.sites {
 		var err error
 		switch s.Kind {
@@ -951,7 +912,7 @@ func (sp *splicing) allKeepName(ts []Table) bool {
 
 // table replaces a table's name with where it maps (keeping its name as
 // an alias when the physical name differs).
-func (sp *splicing) table(reps []replacement, s ident.Site) ([]replacement, error) {
+func (sp *splicing) table(reps []splice.Replacement, s ident.Site) ([]splice.Replacement, error) {
 	a := sp.a
 	p, _ := sp.physOf(a.norm(s.Table))
 	if p == s.Table {
@@ -963,16 +924,16 @@ func (sp *splicing) table(reps []replacement, s ident.Site) ([]replacement, erro
 		return nil, serverCheck(Refuse(wire.ErUnknown, "%s right before \"(\" is the server's function, not a table; "+
 			"quote the name", src))
 	}
-	reps = append(reps, replacement{start: s.Start, end: s.End, text: quote.Ident(p.DB) + "." + quote.Ident(p.Name)})
+	reps = append(reps, splice.Replacement{Start: s.Start, End: s.End, Text: quote.Ident(p.DB) + "." + quote.Ident(p.Name)})
 	if s.AliasAt > 0 && p.Name != s.Table.Name {
-		reps = append(reps, replacement{start: s.AliasAt, end: s.AliasAt, text: " AS " + quote.Ident(s.Table.Name)})
+		reps = append(reps, splice.Replacement{Start: s.AliasAt, End: s.AliasAt, Text: " AS " + quote.Ident(s.Table.Name)})
 	}
 	return reps, nil
 }
 
 // qualifier maps a column qualifier to the table it names in its
 // statement, where that table maps.
-func (sp *splicing) qualifier(reps []replacement, s ident.Site) ([]replacement, error) {
+func (sp *splicing) qualifier(reps []splice.Replacement, s ident.Site) ([]splice.Replacement, error) {
 	a := sp.a
 	k := a.norm(s.Table)
 	if !s.Qualified {
@@ -1009,11 +970,11 @@ func (sp *splicing) qualifier(reps []replacement, s ident.Site) ([]replacement, 
 	if s.Qualified {
 		text = quote.Ident(p.DB) + "." + text
 	}
-	return append(reps, replacement{start: s.Start, end: s.End, text: text}), nil
+	return append(reps, splice.Replacement{Start: s.Start, End: s.End, Text: text}), nil
 }
 
 // preparedReplacements rewrites the texts PREPARE … FROM '…' holds.
-func (a *Analysis) preparedReplacements(reps []replacement, r Resolver) ([]replacement, error) {
+func (a *Analysis) preparedReplacements(reps []splice.Replacement, r Resolver) ([]splice.Replacement, error) {
 	for _, p := range a.prepared {
 		if len(p.inner.Statements) != 1 {
 			// The server prepares one statement only: its own error, when
@@ -1033,8 +994,8 @@ func (a *Analysis) preparedReplacements(reps []replacement, r Resolver) ([]repla
 			return nil, err
 		}
 		if res.Changed {
-			reps = append(reps, replacement{start: p.start, end: p.end, text: lexer.Quote(res.SQL, !a.opts.NoBackslashEscapes),
-				renames: res.Renames})
+			reps = append(reps, splice.Replacement{Start: p.start, End: p.end, Text: lexer.Quote(res.SQL, !a.opts.NoBackslashEscapes),
+				Renames: res.Renames})
 		}
 	}
 	return reps, nil
@@ -1047,60 +1008,13 @@ func keepsName(r Resolver, t Table) bool {
 	return err == nil && strings.EqualFold(p.Name, t.Name)
 }
 
-// overlapping refuses replacements that overlap (two rewrites of one
-// place): the engine's own mistake, never to reach the text sent.
-// It sorts reps by position, as build does (insertion sort: lists are
-// short).
-func overlapping(reps []replacement) error {
-	for i := 1; i < len(reps); i++ {
-		for j := i; j > 0 && reps[j].start < reps[j-1].start; j-- {
-			reps[j], reps[j-1] = reps[j-1], reps[j]
-		}
-	}
-	for i := 1; i < len(reps); i++ {
-		if reps[i].start < reps[i-1].end {
-			return Refuse(wire.ErUnknown, "the proxy would rewrite one part of this statement twice, so it cannot confine it "+
-				"to the sandbox; simplify the statement")
-		}
-	}
-	return nil
-}
-
 // build splices reps into the client's text.
-func (a *Analysis) build(reps []replacement) *Result {
+func (a *Analysis) build(reps []splice.Replacement) *Result {
 	if len(reps) == 0 {
 		return &Result{SQL: a.src, Analysis: a}
 	}
-	sql, renames, splices := apply(a.src, reps)
+	sql, renames, splices := splice.Apply(a.src, reps)
 	return &Result{SQL: sql, Changed: true, Analysis: a, Renames: renames, Splices: splices}
-}
-
-// apply splices reps, sorted by position, into src: the text to send, the
-// names replaced and where the text changed.
-func apply(src string, reps []replacement) (string, []Rename, []Splice) {
-	for i := 1; i < len(reps); i++ {
-		for j := i; j > 0 && reps[j].start < reps[j-1].start; j-- {
-			reps[j], reps[j-1] = reps[j-1], reps[j]
-		}
-	}
-	var b strings.Builder
-	b.Grow(len(src) + 32*len(reps))
-	last := 0
-	renames := make([]Rename, 0, len(reps))
-	splices := make([]Splice, 0, len(reps))
-	for _, rp := range reps {
-		b.WriteString(src[last:rp.start])
-		at := b.Len()
-		b.WriteString(rp.text)
-		last = rp.end
-		splices = append(splices, Splice{Start: rp.start, End: rp.end, SentStart: at, SentEnd: b.Len()})
-		if from := src[rp.start:rp.end]; from != "" && from[0] != '\'' && from[0] != '"' { // not a PREPARE literal
-			renames = append(renames, Rename{From: from, To: rp.text})
-		}
-		renames = append(renames, rp.renames...)
-	}
-	b.WriteString(src[last:])
-	return b.String(), renames, splices
 }
 
 // mapped reports whether r redirects t. Resolve errors count as mapped:

@@ -9,6 +9,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite/body"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/recovery"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/splice"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -541,7 +542,7 @@ func routineStatement(st *Statement, s ast.StmtNode, text string, toks []lexer.T
 // routineReps are the rewrites of a routine statement st (CALL, DROP or
 // CREATE PROCEDURE) through rr: its name in the database rr chooses and,
 // for CREATE PROCEDURE, every table of its body where rr maps it.
-func (a *Analysis) routineReps(st *Statement, rr RoutineResolver) ([]replacement, error) {
+func (a *Analysis) routineReps(st *Statement, rr RoutineResolver) ([]splice.Replacement, error) {
 	r := st.Routine
 	db, err := rr.ResolveRoutine(st)
 	if err != nil || db == "" {
@@ -550,7 +551,7 @@ func (a *Analysis) routineReps(st *Statement, rr RoutineResolver) ([]replacement
 	if len(db) > maxIdentifierLength {
 		return nil, Refuse(wire.ErWrongTableName, "invalid database name %s", quote.Ident(db))
 	}
-	reps := []replacement{{start: r.nameStart, end: r.nameEnd, text: quote.Ident(db) + "." + quote.Ident(r.Name)}}
+	reps := []splice.Replacement{{Start: r.nameStart, End: r.nameEnd, Text: quote.Ident(db) + "." + quote.Ident(r.Name)}}
 	for i, b := range r.Body {
 		// The body runs with the procedure's database current, which is
 		// not the one the resolver places it in: every table it names must
@@ -570,8 +571,8 @@ func (a *Analysis) routineReps(st *Statement, rr RoutineResolver) ([]replacement
 			return nil, err
 		}
 		for _, rp := range sub {
-			rp.start += r.bodyAt[i]
-			rp.end += r.bodyAt[i]
+			rp.Start += r.bodyAt[i]
+			rp.End += r.bodyAt[i]
 			reps = append(reps, rp)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite/body"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/forms"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/splice"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -246,7 +247,7 @@ func (e *Engine) triggerBody(a *Analysis, st *Statement, toks []lexer.Token, i i
 
 // triggerReps are the rewrites of a trigger statement st through r (see
 // above).
-func (a *Analysis) triggerReps(st *Statement, r Resolver) ([]replacement, error) {
+func (a *Analysis) triggerReps(st *Statement, r Resolver) ([]splice.Replacement, error) {
 	tr, _ := r.(TriggerResolver)
 	if st.Kind == KindShowCreateTrigger && (tr == nil || st.Unprovable != "") {
 		return nil, nil // names no table: as written
@@ -281,11 +282,11 @@ func (a *Analysis) triggerReps(st *Statement, r Resolver) ([]replacement, error)
 		return nil, Refuse(wire.ErOptionPreventsStatement, "the trigger %s is on %s, which the proxy cannot place in the sandbox",
 			quote.Ident(st.Routine.Name), t.Table.Quoted())
 	}
-	reps = append(reps, replacement{start: t.tableStart, end: t.tableEnd, text: phys.Quoted()})
+	reps = append(reps, splice.Replacement{Start: t.tableStart, End: t.tableEnd, Text: phys.Quoted()})
 	if t.definerEnd > t.definerStart {
 		// The account that makes the trigger is its definer, as without
 		// the clause (a replacement is never empty: see Result.Renames).
-		reps = append(reps, replacement{start: t.definerStart, end: t.definerEnd, text: "DEFINER = CURRENT_USER "})
+		reps = append(reps, splice.Replacement{Start: t.definerStart, End: t.definerEnd, Text: "DEFINER = CURRENT_USER "})
 	}
 	return reps, nil
 }
