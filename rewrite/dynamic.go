@@ -45,7 +45,12 @@ var operatorWords = map[string]bool{"AND": true, "OR": true, "NOT": true, "XOR":
 // expression (not a string literal) the proxy may compute first; ok is
 // false for any other input.
 func (e *Engine) DynamicSQL(sql string, opts Options) (*Dynamic, bool) {
-	toks := lexer.Lex(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
+	return dynamicSQL(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
+}
+
+// dynamicSQL is DynamicSQL of sql read under lo.
+func dynamicSQL(sql string, lo lexer.Options) (*Dynamic, bool) {
+	toks := lexer.Lex(sql, lo)
 	n := len(toks)
 	for n > 0 && lexer.PunctAt(sql, toks, n-1, ';') {
 		n--
@@ -85,7 +90,7 @@ found:
 	if !computed || depth != 0 {
 		return nil, false // literals only (read as they are), or unbalanced
 	}
-	d := &Dynamic{src: sql, start: int(toks[from].Start), end: int(toks[to-1].End), backslash: !opts.NoBackslashEscapes}
+	d := &Dynamic{src: sql, start: int(toks[from].Start), end: int(toks[to-1].End), backslash: !lo.NoBackslashEscapes}
 	d.Expr = sql[d.start:d.end]
 	return d, true
 }
@@ -109,18 +114,23 @@ func (d *Dynamic) With(value *string) string {
 // word) — but for the statements the server will not prepare (1295), which
 // the caller tells with UnpreparableText. ok is false for any other input.
 func (e *Engine) ImmediateText(sql string, opts Options) (string, bool) {
-	return literalText(sql, opts, "EXECUTE", "IMMEDIATE")
+	return literalText(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}, "EXECUTE", "IMMEDIATE")
 }
 
 // PreparedText is ImmediateText for PREPARE name FROM 'text': the text
 // EXECUTE name (with no USING values) runs as if sent itself.
 func (e *Engine) PreparedText(sql string, opts Options) (string, bool) {
-	return literalText(sql, opts, "PREPARE", "", "FROM")
+	return literalText(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}, "PREPARE", "", "FROM")
 }
 
 // BareExecute reports whether sql is EXECUTE name, with no USING values.
 func (e *Engine) BareExecute(sql string, opts Options) bool {
-	toks := lexer.Lex(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
+	return bareExecute(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
+}
+
+// bareExecute is BareExecute of sql read under lo.
+func bareExecute(sql string, lo lexer.Options) bool {
+	toks := lexer.Lex(sql, lo)
 	n := len(toks)
 	for n > 0 && lexer.PunctAt(sql, toks, n-1, ';') {
 		n--
@@ -131,8 +141,7 @@ func (e *Engine) BareExecute(sql string, opts Options) bool {
 
 // literalText reads sql as the words head ("" for a name) followed by one
 // string literal (see ImmediateText) and returns the literal's text.
-func literalText(sql string, opts Options, head ...string) (string, bool) {
-	lo := lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}
+func literalText(sql string, lo lexer.Options, head ...string) (string, bool) {
 	toks := lexer.Lex(sql, lo)
 	n := len(toks)
 	for n > 0 && lexer.PunctAt(sql, toks, n-1, ';') {
@@ -150,7 +159,7 @@ func literalText(sql string, opts Options, head ...string) (string, bool) {
 	if lit.Kind != lexer.String || sql[lit.Start] != '\'' && sql[lit.Start] != '"' {
 		return "", false
 	}
-	text := lexer.Unquote(sql[lit.Start:lit.End], !opts.NoBackslashEscapes)
+	text := lexer.Unquote(sql[lit.Start:lit.End], !lo.NoBackslashEscapes)
 	for i := 0; i < len(text); i++ {
 		if text[i] >= utf8.RuneSelf {
 			return "", false
@@ -169,7 +178,12 @@ func literalText(sql string, opts Options, head ...string) (string, bool) {
 // DEALLOCATE | DROP PREPARE (MariaDB 10.11 prepares any other). The server
 // refuses it before it runs anything.
 func UnpreparableText(text string, opts Options) bool {
-	toks := lexer.Lex(text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
+	return unpreparable(text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
+}
+
+// unpreparable is UnpreparableText of text read under lo.
+func unpreparable(text string, lo lexer.Options) bool {
+	toks := lexer.Lex(text, lo)
 	switch lexer.Word(text, toks, 0) {
 	case "PREPARE", "EXECUTE", "DEALLOCATE":
 		return true
