@@ -76,7 +76,7 @@ type part struct {
 // createRoutineAt reads CREATE [OR REPLACE] [DEFINER = …] [AGGREGATE]
 // PROCEDURE | FUNCTION | TRIGGER | EVENT | PACKAGE at toks[i]: kind is the
 // routine's kind ("" for any other statement), next the index after it.
-func (e *Engine) createRoutineAt(text string, toks []lexer.Token, i int) (kind string, next int) {
+func createRoutineAt(text string, toks []lexer.Token, i int) (kind string, next int) {
 	w := func(j int) string { return lexer.Word(text, toks, j) }
 	if w(i) != "CREATE" {
 		return "", 0
@@ -162,10 +162,10 @@ func OneCompound(sql string, opts Options) bool {
 func (e *Engine) hasCreateProcedure(text string, toks []lexer.Token, opts Options) bool {
 	start := true
 	for i := range toks {
-		if at, _ := routineSettings(text, toks, i, opts); start && e.createdRoutine(text, toks, at) != "" {
+		if at, _ := routineSettings(text, toks, i, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}); start && createdRoutine(text, toks, at) != "" {
 			return true
 		}
-		if start && e.createdTrigger(text, toks, i) {
+		if start && createdTrigger(text, toks, i) {
 			if i > 0 {
 				return true
 			}
@@ -178,8 +178,8 @@ func (e *Engine) hasCreateProcedure(text string, toks []lexer.Token, opts Option
 }
 
 // createdTrigger reports whether toks[i] starts a CREATE TRIGGER.
-func (e *Engine) createdTrigger(text string, toks []lexer.Token, i int) bool {
-	k, _ := e.createRoutineAt(text, toks, i)
+func createdTrigger(text string, toks []lexer.Token, i int) bool {
+	k, _ := createRoutineAt(text, toks, i)
 	return k == "TRIGGER"
 }
 
@@ -192,7 +192,7 @@ func (e *Engine) createdTrigger(text string, toks []lexer.Token, i int) bool {
 // routine with the one SET STATEMENT gives, and reads the body again under
 // it on every call: that value may hold no mode that changes how a text is
 // lexed or parsed, and the session may have none either.
-func routineSettings(text string, toks []lexer.Token, i int, opts Options) (at int, vars []string) {
+func routineSettings(text string, toks []lexer.Token, i int, lo lexer.Options) (at int, vars []string) {
 	if lexer.Word(text, toks, i) != "SET" || lexer.Word(text, toks, i+1) != "STATEMENT" {
 		return i, nil
 	}
@@ -208,13 +208,13 @@ func routineSettings(text string, toks []lexer.Token, i int, opts Options) (at i
 		mode := ""
 		switch v.Kind {
 		case lexer.String:
-			mode = lexer.Unquote(text[v.Start:v.End], !opts.NoBackslashEscapes)
+			mode = lexer.Unquote(text[v.Start:v.End], !lo.NoBackslashEscapes)
 		case lexer.Ident:
 			mode = text[v.Start:v.End]
 		default:
 			return i, nil
 		}
-		if opts.ANSIQuotes || opts.NoBackslashEscapes || strings.EqualFold(mode, "DEFAULT") {
+		if lo.ANSIQuotes || lo.NoBackslashEscapes || strings.EqualFold(mode, "DEFAULT") {
 			return i, nil
 		}
 		for _, m := range strings.Split(strings.ToUpper(mode), ",") {
@@ -238,8 +238,8 @@ var readingModes = map[string]bool{"ANSI_QUOTES": true, "NO_BACKSLASH_ESCAPES": 
 // An aggregate function is a stored function of the same name space whose
 // body fetches the group's rows (FETCH GROUP NEXT ROW, a statement that
 // reaches no table): read, placed and called like any stored function.
-func (e *Engine) createdRoutine(text string, toks []lexer.Token, i int) string {
-	switch k, _ := e.createRoutineAt(text, toks, i); k {
+func createdRoutine(text string, toks []lexer.Token, i int) string {
+	switch k, _ := createRoutineAt(text, toks, i); k {
 	case "PROCEDURE", "FUNCTION":
 		return k
 	}
@@ -281,11 +281,11 @@ type pieces struct {
 func (ps *pieces) piece(i int) (next int, stop bool) {
 	a, text, toks := ps.a, ps.a.text, ps.toks
 	start := int(toks[i].Start)
-	at, settings := routineSettings(text, toks, i, a.opts)
-	if k := ps.e.createdRoutine(text, toks, at); k != "" {
+	at, settings := routineSettings(text, toks, i, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes})
+	if k := createdRoutine(text, toks, at); k != "" {
 		return ps.routine(start, at, k, settings)
 	}
-	if at == i && ps.e.createdTrigger(text, toks, i) {
+	if at == i && createdTrigger(text, toks, i) {
 		return ps.trigger(i, start)
 	}
 	if recovery.JunkAt(text, toks, i, ps.e.keywords) {
@@ -317,7 +317,7 @@ func (ps *pieces) junk(start int) {
 // its body with analyzeProcedure.
 func (ps *pieces) routine(start, at int, k string, settings []string) (int, bool) {
 	a, text, toks := ps.a, ps.a.text, ps.toks
-	_, next := ps.e.createRoutineAt(text, toks, at)
+	_, next := createRoutineAt(text, toks, at)
 	st, end, junk := ps.e.analyzeProcedure(a, toks, next, ps.db, k == "FUNCTION")
 	if junk {
 		// Nested too deep for the server's parser: a syntax error for
