@@ -3,6 +3,7 @@ package rewrite
 import (
 	"strings"
 
+	"github.com/sqlfork/sqlfork-proxy/rewrite/body"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/forms"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/kind"
@@ -293,7 +294,7 @@ func routineChange(text string, toks []lexer.Token) (Kind, *Routine) {
 // included): "CREATE FUNCTION", "DROP TRIGGER", …; "" otherwise.
 func storedProgramKind(e *Engine, text string, toks []lexer.Token) Kind {
 	word := func(i int) string { return lexer.Word(text, toks, i) }
-	if k, next := createRoutineAt(text, toks, 0); k != "" && k != "PROCEDURE" && next > 0 {
+	if k, next := body.CreateAt(text, toks, 0); k != "" && k != "PROCEDURE" && next > 0 {
 		return Kind("CREATE " + k)
 	}
 	switch word(0) {

@@ -73,45 +73,6 @@ type part struct {
 	stmt  int       // index of the part's (first) statement
 }
 
-// createRoutineAt reads CREATE [OR REPLACE] [DEFINER = …] [AGGREGATE]
-// PROCEDURE | FUNCTION | TRIGGER | EVENT | PACKAGE at toks[i]: kind is the
-// routine's kind ("" for any other statement), next the index after it.
-func createRoutineAt(text string, toks []lexer.Token, i int) (kind string, next int) {
-	w := func(j int) string { return lexer.Word(text, toks, j) }
-	if w(i) != "CREATE" {
-		return "", 0
-	}
-	j := i + 1
-	if w(j) == "OR" && w(j+1) == "REPLACE" {
-		j += 2
-	}
-	if w(j) == "DEFINER" && lexer.PunctAt(text, toks, j+1, '=') {
-		j += 2
-		switch {
-		case w(j) == "CURRENT_USER":
-			j++
-			if lexer.PunctAt(text, toks, j, '(') && lexer.PunctAt(text, toks, j+1, ')') {
-				j += 2
-			}
-		case j < len(toks) && (toks[j].Kind == lexer.Ident || toks[j].Kind == lexer.String || toks[j].Kind == lexer.Quoted):
-			j++
-			if j < len(toks) && toks[j].Kind == lexer.Variable {
-				j++ // @host
-			}
-		default:
-			return "", 0
-		}
-	}
-	if w(j) == "AGGREGATE" {
-		j++
-	}
-	switch k := w(j); k {
-	case "PROCEDURE", "FUNCTION", "TRIGGER", "EVENT", "PACKAGE":
-		return k, j + 1
-	}
-	return "", 0
-}
-
 // OneCompound reports whether sql holds no statement after the compound
 // statement it starts with (BEGIN NOT ATOMIC … END [label]): its BEGIN …
 // END and CASE … END [CASE] pairs, counted in its tokens (quotes and
@@ -162,10 +123,10 @@ func OneCompound(sql string, opts Options) bool {
 func (e *Engine) hasCreateProcedure(text string, toks []lexer.Token, opts Options) bool {
 	start := true
 	for i := range toks {
-		if at, _ := routineSettings(text, toks, i, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}); start && createdRoutine(text, toks, at) != "" {
+		if at, _ := body.Settings(text, toks, i, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}); start && body.CreatesRoutine(text, toks, at) != "" {
 			return true
 		}
-		if start && createdTrigger(text, toks, i) {
+		if start && body.CreatesTrigger(text, toks, i) {
 			if i > 0 {
 				return true
 			}
@@ -175,75 +136,6 @@ func (e *Engine) hasCreateProcedure(text string, toks []lexer.Token, opts Option
 		start = lexer.PunctAt(text, toks, i, ';')
 	}
 	return false
-}
-
-// createdTrigger reports whether toks[i] starts a CREATE TRIGGER.
-func createdTrigger(text string, toks []lexer.Token, i int) bool {
-	k, _ := createRoutineAt(text, toks, i)
-	return k == "TRIGGER"
-}
-
-// routineSettings reads, at toks[i], SET STATEMENT var = value[, …] FOR
-// before a CREATE (setStatementPrefix): at is the index of the statement
-// it applies to and vars the variables it sets; at is i and vars nil when
-// there is no such prefix, or when it sets sql_mode to a value under which
-// the server would read a routine's body otherwise than the proxy does.
-// The server reads the CREATE under the session's sql_mode, but stores the
-// routine with the one SET STATEMENT gives, and reads the body again under
-// it on every call: that value may hold no mode that changes how a text is
-// lexed or parsed, and the session may have none either.
-func routineSettings(text string, toks []lexer.Token, i int, lo lexer.Options) (at int, vars []string) {
-	if lexer.Word(text, toks, i) != "SET" || lexer.Word(text, toks, i+1) != "STATEMENT" {
-		return i, nil
-	}
-	end, vars, ok := recovery.SetStatementPrefix(text, toks, i+2)
-	if !ok || lexer.Word(text, toks, end+1) != "CREATE" {
-		return i, nil
-	}
-	for j := i + 2; j < end; j++ {
-		if lexer.Word(text, toks, j) != "SQL_MODE" {
-			continue
-		}
-		v := toks[j+2] // setStatementPrefix: the name, '=', one literal or word
-		mode := ""
-		switch v.Kind {
-		case lexer.String:
-			mode = lexer.Unquote(text[v.Start:v.End], !lo.NoBackslashEscapes)
-		case lexer.Ident:
-			mode = text[v.Start:v.End]
-		default:
-			return i, nil
-		}
-		if lo.ANSIQuotes || lo.NoBackslashEscapes || strings.EqualFold(mode, "DEFAULT") {
-			return i, nil
-		}
-		for _, m := range strings.Split(strings.ToUpper(mode), ",") {
-			if readingModes[strings.TrimSpace(m)] {
-				return i, nil
-			}
-		}
-	}
-	return end + 1, vars
-}
-
-// readingModes are the sql_mode flags (and the modes that include them)
-// under which the server lexes or parses a text otherwise than under the
-// default mode.
-var readingModes = map[string]bool{"ANSI_QUOTES": true, "NO_BACKSLASH_ESCAPES": true, "IGNORE_SPACE": true,
-	"PIPES_AS_CONCAT": true, "HIGH_NOT_PRECEDENCE": true, "ANSI": true, "ORACLE": true, "MSSQL": true, "DB2": true,
-	"POSTGRESQL": true, "MAXDB": true, "SIMULTANEOUS_ASSIGNMENT": true}
-
-// createdRoutine is "PROCEDURE" or "FUNCTION" when toks[i] starts a CREATE
-// PROCEDURE or a CREATE [AGGREGATE] FUNCTION the engine reads, "" otherwise.
-// An aggregate function is a stored function of the same name space whose
-// body fetches the group's rows (FETCH GROUP NEXT ROW, a statement that
-// reaches no table): read, placed and called like any stored function.
-func createdRoutine(text string, toks []lexer.Token, i int) string {
-	switch k, _ := createRoutineAt(text, toks, i); k {
-	case "PROCEDURE", "FUNCTION":
-		return k
-	}
-	return ""
 }
 
 // analyzePieces analyses an input holding CREATE PROCEDURE (or CREATE
@@ -281,11 +173,11 @@ type pieces struct {
 func (ps *pieces) piece(i int) (next int, stop bool) {
 	a, text, toks := ps.a, ps.a.text, ps.toks
 	start := int(toks[i].Start)
-	at, settings := routineSettings(text, toks, i, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes})
-	if k := createdRoutine(text, toks, at); k != "" {
+	at, settings := body.Settings(text, toks, i, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes})
+	if k := body.CreatesRoutine(text, toks, at); k != "" {
 		return ps.routine(start, at, k, settings)
 	}
-	if at == i && createdTrigger(text, toks, i) {
+	if at == i && body.CreatesTrigger(text, toks, i) {
 		return ps.trigger(i, start)
 	}
 	if recovery.JunkAt(text, toks, i, ps.e.keywords) {
@@ -317,7 +209,7 @@ func (ps *pieces) junk(start int) {
 // its body with analyzeProcedure.
 func (ps *pieces) routine(start, at int, k string, settings []string) (int, bool) {
 	a, text, toks := ps.a, ps.a.text, ps.toks
-	_, next := createRoutineAt(text, toks, at)
+	_, next := body.CreateAt(text, toks, at)
 	st, end, junk := ps.e.analyzeProcedure(a, toks, next, ps.db, k == "FUNCTION")
 	if junk {
 		// Nested too deep for the server's parser: a syntax error for

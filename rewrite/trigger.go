@@ -90,7 +90,7 @@ func (e *Engine) triggerStatement(a *Analysis, text string, toks []lexer.Token) 
 		st.Class, st.Kind = ClassRoutine, KindDropTrigger
 		why = st.triggerName(text, toks, 2, true)
 	default:
-		if k, _ := createRoutineAt(text, toks, 0); k != "TRIGGER" {
+		if k, _ := body.CreateAt(text, toks, 0); k != "TRIGGER" {
 			return false
 		}
 		st.Class, st.Kind = ClassRoutine, KindCreateTrigger
