@@ -12,6 +12,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite/kind"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/recovery"
+	"github.com/sqlfork/sqlfork-proxy/sqlname"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -177,7 +178,7 @@ func (e *Engine) parseInput(a *Analysis, sc *ident.Scratch, opts Options) ([]ast
 // qualified name. ok is false unless the tokens appear exactly once, each
 // name unqualified. (The parser reads SHOW INDEX FROM t FROM db as of
 // db.t, which the text does not spell: still refused.)
-func showFromSite(text string, toks []lexer.Token, sh *ast.ShowStmt, u Table) (ident.Site, bool) {
+func showFromSite(text string, toks []lexer.Token, sh *ast.ShowStmt, u sqlname.Table) (ident.Site, bool) {
 	if sh.Tp != ast.ShowColumns {
 		return ident.Site{}, false
 	}

@@ -918,7 +918,7 @@ func (sp *splicing) table(reps []splice.Replacement, s ident.Site) ([]splice.Rep
 	if p == s.Table {
 		return reps, nil
 	}
-	if src := a.text[s.Start:s.End]; callParen(a.src, s.End, a.opts.IgnoreSpace) && functionKeywords[strings.ToUpper(src)] {
+	if src := a.text[s.Start:s.End]; callParen(a.src, s.End, a.opts.IgnoreSpace) && functionKeyword(strings.ToUpper(src)) {
 		// The server reads a function's keyword right before "(" as the
 		// function: a syntax error the rewrite would mend.
 		return nil, serverCheck(Refuse(wire.ErUnknown, "%s right before \"(\" is the server's function, not a table; "+
@@ -1181,6 +1181,9 @@ var functionKeywords = map[string]bool{"BIT_AND": true, "BIT_OR": true, "BIT_XOR
 	"NTILE": true, "POSITION": true, "PERCENT_RANK": true, "PERCENTILE_CONT": true, "PERCENTILE_DISC": true, "RANK": true,
 	"ROW_NUMBER": true, "STD": true, "STDDEV": true, "STDDEV_POP": true, "STDDEV_SAMP": true,
 	"SUBSTR": true, "SUBSTRING": true, "SUM": true, "TRIM": true, "VARIANCE": true, "VAR_POP": true, "VAR_SAMP": true}
+
+// functionKeyword reports whether w (upper case) is one of functionKeywords.
+func functionKeyword(w string) bool { return functionKeywords[w] }
 
 // callParen reports whether the server reads "(" as following the word
 // that ends at text[end] at once, as its lexer does to tell a function's
