@@ -8,11 +8,11 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite/body"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/charset"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/forms"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/kind"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/recovery"
-	"github.com/sqlfork/sqlfork-proxy/sqlname"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -172,33 +172,6 @@ func (e *Engine) parseInput(a *Analysis, sc *ident.Scratch, opts Options) ([]ast
 	return stmts2, m, both, nil
 }
 
-// showFromSite locates, in the single statement sh of text (tokens toks),
-// the table u that SHOW [FULL] COLUMNS … {FROM | IN} t {FROM | IN} db names
-// in two places: one site from t to db, which a rewrite replaces with the
-// qualified name. ok is false unless the tokens appear exactly once, each
-// name unqualified. (The parser reads SHOW INDEX FROM t FROM db as of
-// db.t, which the text does not spell: still refused.)
-func showFromSite(text string, toks []lexer.Token, sh *ast.ShowStmt, u sqlname.Table) (ident.Site, bool) {
-	if sh.Tp != ast.ShowColumns {
-		return ident.Site{}, false
-	}
-	in := func(j int) bool { w := lexer.Word(text, toks, j); return w == "FROM" || w == "IN" }
-	name := func(j int, n string) bool {
-		return j < len(toks) && (toks[j].Kind == lexer.Ident || toks[j].Kind == lexer.Quoted) && lexer.IdentText(text, toks[j]) == n
-	}
-	var found ident.Site
-	n := 0
-	for i := range toks {
-		if !in(i-1) || !name(i, u.Name) || !in(i+1) || !name(i+2, u.DB) || lexer.PunctAt(text, toks, i-2, '.') ||
-			lexer.PunctAt(text, toks, i+3, '.') {
-			continue
-		}
-		n++
-		found = ident.Site{Start: int(toks[i].Start), End: int(toks[i+2].End), Kind: collect.RefTable, Table: u, Qualified: true}
-	}
-	return found, n == 1
-}
-
 // markBare sets Func.Bare for the calls of st (see Func), looking at every
 // call of each name in the whole text. A PREPARE's inner statement brings
 // its calls marked by its own analysis later.
@@ -212,7 +185,7 @@ func (a *Analysis) markBare(st *Statement, toks []lexer.Token) {
 		for i := 0; i+1 < len(toks); i++ {
 			t, next := toks[i], toks[i+1]
 			if (t.Kind == lexer.Ident || t.Kind == lexer.Quoted) && next.Kind == lexer.Punct && a.text[next.Start] == '(' &&
-				strings.EqualFold(lexer.IdentText(a.text, t), f.Name) && (t.Kind == lexer.Quoted || !callParen(a.src, int(t.End), a.opts.IgnoreSpace)) {
+				strings.EqualFold(lexer.IdentText(a.text, t), f.Name) && (t.Kind == lexer.Quoted || !lexer.CallParen(a.src, int(t.End), a.opts.IgnoreSpace)) {
 				f.Bare = false
 				f.Quoted = f.Quoted || t.Kind == lexer.Quoted
 			}
@@ -389,7 +362,7 @@ func (e *Engine) bindByCount(a *Analysis, c *collect.Collector, toks []lexer.Tok
 			sites = append(sites, s)
 		}
 	}
-	a.sites = sortSites(append(a.sites, sites...))
+	a.sites = ident.SortSites(append(a.sites, sites...))
 	return true
 }
 
@@ -487,7 +460,7 @@ func (e *Engine) bindByMarkers(a *Analysis, toks []lexer.Token, chains []ident.C
 			sites = append(sites, s)
 		}
 	}
-	a.sites = sortSites(append(a.sites, sites...))
+	a.sites = ident.SortSites(append(a.sites, sites...))
 	a.cteQualifiers(c.Refs, mk.Name)
 }
 
@@ -522,16 +495,6 @@ func (a *Analysis) cteQualifiers(refs []collect.Ref, orig func(string) string) {
 			collect.SetName(&a.cteShadows, k)
 		}
 	}
-}
-
-// sortSites orders sites by position (insertion sort: lists are short).
-func sortSites(s []ident.Site) []ident.Site {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j].Start < s[j-1].Start; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-	return s
 }
 
 // bindPrepared records the string literal of PREPARE name FROM '...' with
@@ -815,7 +778,7 @@ func (r *reading) statement(s ast.StmtNode) bool {
 func (r *reading) unlocatable(s ast.StmtNode, st *Statement, c *collect.Collector) {
 	for _, u := range c.Unlocatable {
 		if sh, ok := s.(*ast.ShowStmt); ok && len(r.stmts) == 1 {
-			if site, ok := showFromSite(r.a.text, r.sc.Toks, sh, u); ok {
+			if site, ok := forms.ShowColumnsSite(r.a.text, r.sc.Toks, sh, u); ok {
 				r.showSites = append(r.showSites, site)
 				st.Reads = append(st.Reads, site.Table)
 				collect.SortTables(st.Reads)

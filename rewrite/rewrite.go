@@ -686,7 +686,7 @@ func (a *Analysis) namedColumns(reps []splice.Replacement) []splice.Replacement 
 			if i < len(st.labelColumns) && st.labelColumns[i] {
 				// A column is named by its name (t.a is a), as written
 				// for a table's or information_schema's.
-				if name, ok := columnName(text, a.opts.ANSIQuotes); ok && (changed || info) {
+				if name, ok := lexer.ColumnName(text, a.opts.ANSIQuotes); ok && (changed || info) {
 					out = append(out, splice.Replacement{Start: l[1], End: l[1], Text: " AS " + quote.Ident(name)})
 				}
 				continue
@@ -708,28 +708,6 @@ func readsInfoSchemaOnly(st Statement) bool {
 		}
 	}
 	return len(st.Reads) > 0
-}
-
-// columnName is the name of the column a column reference's text (name,
-// t.name or db.t.name, any quoted) names, when the text is ASCII, as
-// information_schema's names are.
-func columnName(text string, ansiQuotes bool) (string, bool) {
-	for i := 0; i < len(text); i++ {
-		if text[i] >= utf8.RuneSelf {
-			return "", false
-		}
-	}
-	toks := lexer.Lex(text, lexer.Options{ANSIQuotes: ansiQuotes})
-	for i, t := range toks {
-		name := t.Kind == lexer.Ident || t.Kind == lexer.Quoted
-		if i%2 == 0 && !name || i%2 == 1 && !lexer.PunctAt(text, toks, i, '.') {
-			return "", false
-		}
-	}
-	if len(toks)%2 == 0 {
-		return "", false
-	}
-	return lexer.IdentText(text, toks[len(toks)-1]), true
 }
 
 // flushNoOp is, in a sandbox (a RoutineResolver places routines), the
@@ -918,7 +896,7 @@ func (sp *splicing) table(reps []splice.Replacement, s ident.Site) ([]splice.Rep
 	if p == s.Table {
 		return reps, nil
 	}
-	if src := a.text[s.Start:s.End]; callParen(a.src, s.End, a.opts.IgnoreSpace) && functionKeyword(strings.ToUpper(src)) {
+	if src := a.text[s.Start:s.End]; lexer.CallParen(a.src, s.End, a.opts.IgnoreSpace) && lexer.FunctionKeyword(strings.ToUpper(src)) {
 		// The server reads a function's keyword right before "(" as the
 		// function: a syntax error the rewrite would mend.
 		return nil, serverCheck(Refuse(wire.ErUnknown, "%s right before \"(\" is the server's function, not a table; "+
@@ -1164,37 +1142,4 @@ const checkStatement = "__sqlfork_syntax_check"
 func SyntaxCheck(sql string, opts Options) (prepare, deallocate string) {
 	return "PREPARE " + checkStatement + " FROM " + lexer.Quote(sql, !opts.NoBackslashEscapes),
 		"DEALLOCATE PREPARE " + checkStatement
-}
-
-// functionKeywords are the names MariaDB's lexer reads as a function's
-// keyword when "(" follows them at once (sql_functions of its lex.h), or
-// after spaces only under IGNORE_SPACE, and its grammar then takes for no
-// table's name: `CREATE TABLE count(a INT)` is a syntax error. The other
-// names of sql_functions (ADDDATE, LAST_VALUE, SESSION_USER, SUBDATE,
-// SYSDATE, SYSTEM_USER, TRIM_ORACLE) are keywords the grammar also takes
-// for a name, so `CREATE TABLE adddate(a INT)` makes a table (MariaDB
-// 10.11, main.parser).
-var functionKeywords = map[string]bool{"BIT_AND": true, "BIT_OR": true, "BIT_XOR": true, "CAST": true,
-	"COUNT": true, "CUME_DIST": true, "CURDATE": true, "CURTIME": true, "DATE_ADD": true, "DATE_SUB": true, "DENSE_RANK": true,
-	"EXTRACT": true, "FIRST_VALUE": true, "GROUP_CONCAT": true, "JSON_ARRAYAGG": true, "JSON_OBJECTAGG": true, "LAG": true,
-	"LEAD": true, "MAX": true, "MEDIAN": true, "MID": true, "MIN": true, "NOW": true, "NTH_VALUE": true,
-	"NTILE": true, "POSITION": true, "PERCENT_RANK": true, "PERCENTILE_CONT": true, "PERCENTILE_DISC": true, "RANK": true,
-	"ROW_NUMBER": true, "STD": true, "STDDEV": true, "STDDEV_POP": true, "STDDEV_SAMP": true,
-	"SUBSTR": true, "SUBSTRING": true, "SUM": true, "TRIM": true, "VARIANCE": true, "VAR_POP": true, "VAR_SAMP": true}
-
-// functionKeyword reports whether w (upper case) is one of functionKeywords.
-func functionKeyword(w string) bool { return functionKeywords[w] }
-
-// callParen reports whether the server reads "(" as following the word
-// that ends at text[end] at once, as its lexer does to tell a function's
-// keyword (functionKeywords) from a name: right there, or, under
-// IGNORE_SPACE (ignoreSpace), after whitespace only — not after a comment,
-// so text is the client's, not the normalized one.
-func callParen(text string, end int, ignoreSpace bool) bool {
-	if ignoreSpace {
-		for end < len(text) && lexer.IsSpace(text[end]) { // the lexer's MY_LEX_SKIP bytes
-			end++
-		}
-	}
-	return end < len(text) && text[end] == '('
 }

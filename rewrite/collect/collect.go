@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+
 	"github.com/sqlfork/sqlfork-proxy/sqlname"
 )
 

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 )
 

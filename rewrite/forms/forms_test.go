@@ -4,7 +4,12 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // value expressions for the parser
+
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+	"github.com/sqlfork/sqlfork-proxy/sqlname"
 )
 
 // read runs a reader on each text and compares what it returns, printed,
@@ -110,4 +115,23 @@ func TestUnparsed(t *testing.T) {
 		"SET x = (SELECT 1)":                   "[]",
 		"SELECT 1":                             "[]",
 	}, func(text string, toks []lexer.Token) []any { return []any{ServerErrors(text, toks)} })
+}
+
+func TestShowColumnsSite(t *testing.T) {
+	p := parser.New()
+	for text, want := range map[string]string{
+		"SHOW COLUMNS FROM t FROM db":  "{18 27 0 db.t true false false 0 0} true",
+		"SHOW FULL COLUMNS IN t IN db": "{21 28 0 db.t true false false 0 0} true",
+		"SHOW COLUMNS FROM db.t":       "{0 0 0 . false false false 0 0} false",
+		"SHOW INDEX FROM t FROM db":    "{0 0 0 . false false false 0 0} false",
+	} {
+		stmts, _, err := p.Parse(text, "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, ok := ShowColumnsSite(text, lexer.Lex(text, lexer.Options{}), stmts[0].(*ast.ShowStmt), sqlname.Table{DB: "db", Name: "t"})
+		if got := fmt.Sprint(s, " ", ok); got != want {
+			t.Errorf("ShowColumnsSite(%q) = %s, want %s", text, got, want)
+		}
+	}
 }

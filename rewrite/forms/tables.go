@@ -5,6 +5,8 @@
 package forms
 
 import (
+	"github.com/pingcap/tidb/pkg/parser/ast"
+
 	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/kind"
@@ -267,3 +269,30 @@ var unreservedWords = map[string]bool{"OPTION": true, "ARRAY": true, "LATERAL": 
 
 // Unreserved reports whether w (upper case) is one of unreservedWords.
 func Unreserved(w string) bool { return unreservedWords[w] }
+
+// ShowColumnsSite locates, in the single statement sh of text (tokens toks),
+// the table u that SHOW [FULL] COLUMNS … {FROM | IN} t {FROM | IN} db names
+// in two places: one site from t to db, which a rewrite replaces with the
+// qualified name. ok is false unless the tokens appear exactly once, each
+// name unqualified. (The parser reads SHOW INDEX FROM t FROM db as of
+// db.t, which the text does not spell: still refused.)
+func ShowColumnsSite(text string, toks []lexer.Token, sh *ast.ShowStmt, u sqlname.Table) (ident.Site, bool) {
+	if sh.Tp != ast.ShowColumns {
+		return ident.Site{}, false
+	}
+	in := func(j int) bool { w := lexer.Word(text, toks, j); return w == "FROM" || w == "IN" }
+	name := func(j int, n string) bool {
+		return j < len(toks) && (toks[j].Kind == lexer.Ident || toks[j].Kind == lexer.Quoted) && lexer.IdentText(text, toks[j]) == n
+	}
+	var found ident.Site
+	n := 0
+	for i := range toks {
+		if !in(i-1) || !name(i, u.Name) || !in(i+1) || !name(i+2, u.DB) || lexer.PunctAt(text, toks, i-2, '.') ||
+			lexer.PunctAt(text, toks, i+3, '.') {
+			continue
+		}
+		n++
+		found = ident.Site{Start: int(toks[i].Start), End: int(toks[i+2].End), Kind: collect.RefTable, Table: u, Qualified: true}
+	}
+	return found, n == 1
+}

@@ -109,3 +109,10 @@ func TestLowerInto(t *testing.T) {
 		t.Error("LowerInto takes 65 bytes")
 	}
 }
+
+func TestSortSites(t *testing.T) {
+	s := SortSites([]Site{{Start: 9}, {Start: 2}, {Start: 5}})
+	if s[0].Start != 2 || s[1].Start != 5 || s[2].Start != 9 {
+		t.Errorf("SortSites = %v", s)
+	}
+}

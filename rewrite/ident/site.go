@@ -19,3 +19,13 @@ type Site struct {
 	// handler t): a physical table of another name gets it there.
 	AliasAt int
 }
+
+// SortSites orders sites by position (insertion sort: lists are short).
+func SortSites(s []Site) []Site {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j].Start < s[j-1].Start; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+	return s
+}

@@ -27,3 +27,21 @@ func TestQuoteUnquote(t *testing.T) {
 		}
 	}
 }
+
+func TestNames(t *testing.T) {
+	for text, want := range map[string]string{"a": "a", "t.`b`": "b", "db.t.c": "c", "t.": "", "é": "", "a b": "", "(a)": ""} {
+		got, ok := ColumnName(text, false)
+		if got != want || ok != (want != "") {
+			t.Errorf("ColumnName(%q) = %q, %v", text, got, ok)
+		}
+	}
+	if got, ok := ColumnName(`"c"`, true); !ok || got != "c" {
+		t.Errorf("ColumnName under ANSI_QUOTES = %q, %v", got, ok)
+	}
+	if !CallParen("count(", 5, false) || CallParen("count (", 5, false) || !CallParen("count (", 5, true) || CallParen("count", 5, true) {
+		t.Error("CallParen")
+	}
+	if !FunctionKeyword("COUNT") || FunctionKeyword("ADDDATE") {
+		t.Error("FunctionKeyword")
+	}
+}
