@@ -57,6 +57,17 @@ var volatileVars = map[string]bool{
 	"error_count": true, "rand_seed1": true, "rand_seed2": true, "last_gtid": true, "gtid_seq_no": true,
 }
 
+// volatileVar reports whether the server variable name (lower case) is
+// one of volatileVars.
+func volatileVar(name string) bool { return volatileVars[name] }
+
+// volatileFunc is why the value of the function name (lower case) depends
+// on more than its arguments, ok false when it does not (volatileFuncs).
+func volatileFunc(name string) (why string, ok bool) {
+	why, ok = volatileFuncs[name]
+	return why, ok
+}
+
 // Volatile says why running the statement a second time, with the same
 // text on the same connection and with the same rows, could have another
 // effect than its first run ("" when it would have the same): it reads or
@@ -73,12 +84,12 @@ func (st *Statement) Volatile() string {
 			return "it reads or sets the user variable @" + v.Name + ", which would not hold the same value, or would be set again"
 		case v.Global:
 			return "it reads or sets the global variable @@" + v.Name + ", which other connections may change"
-		case volatileVars[v.Name]:
+		case volatileVar(v.Name):
 			return "it reads @@" + v.Name + ", which changes from statement to statement"
 		}
 	}
 	for _, f := range st.Funcs {
-		if why, ok := volatileFuncs[strings.ToLower(f.Name)]; ok && f.Schema == "" {
+		if why, ok := volatileFunc(strings.ToLower(f.Name)); ok && f.Schema == "" {
 			return "it calls " + strings.ToUpper(f.Name) + "(), whose value depends on " + why
 		}
 	}
