@@ -176,3 +176,15 @@ func TestTransactions(t *testing.T) {
 		t.Errorf("TextVars = %v", vars)
 	}
 }
+
+func TestVolatile(t *testing.T) {
+	if why, ok := VolatileFunc("now"); !ok || why != "the clock" {
+		t.Errorf("VolatileFunc(now) = %q, %v", why, ok)
+	}
+	if _, ok := VolatileFunc("concat"); ok {
+		t.Error("CONCAT is volatile")
+	}
+	if !VolatileVar("timestamp") || VolatileVar("sql_mode") {
+		t.Error("VolatileVar")
+	}
+}
