@@ -244,7 +244,7 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer
 	return formBuilt
 }
 
-// namelessForm reads the statements that name no table (nameless).
+// namelessForm reads the statements that name no table (kind.Nameless).
 func (e *Engine) namelessForm(_ *Analysis, st *Statement, text string, toks []lexer.Token) formResult {
 	kind, class := kind.Nameless(text, toks)
 	if kind == "" {

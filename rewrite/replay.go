@@ -25,7 +25,7 @@ type Var = collect.Var
 // sets a user variable (what it read may have changed since, and what it
 // set would be set again), calls a function of Funcs whose value depends on
 // the clock, chance, the statement before it, user-level locks or a
-// sequence (volatileFuncs), reads a server variable that changes by itself
+// sequence (collect.VolatileFunc), reads a server variable that changes by itself
 // (@@last_insert_id, @@timestamp, …), or runs a procedure (CALL), whose
 // statements the proxy does not check.
 func (st *Statement) Volatile() string {

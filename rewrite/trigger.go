@@ -183,7 +183,7 @@ func (tr *Trigger) header(text string, toks []lexer.Token) (int, string) {
 		i += 2
 	}
 	if w(i) == "DEFINER" && lexer.PunctAt(text, toks, i+1, '=') {
-		// As createRoutineAt reads it: CURRENT_USER [()], or a name and
+		// As body.CreateAt reads it: CURRENT_USER [()], or a name and
 		// an optional @host.
 		j := i + 2
 		switch {
