@@ -53,7 +53,7 @@ func TestStatementReach(t *testing.T) {
 		{sql: "EXPLAIN SELECT * FROM t"},
 		{sql: "CREATE VIEW v AS SELECT * FROM t", writes: "app.v"},
 		{sql: "SELECT * FROM t INTO OUTFILE '/tmp/x'", outside: "INTO OUTFILE"},
-		{sql: "SELECT a INTO @a FROM t"},                                               // read with its INTO list masked (recover.go)
+		{sql: "SELECT a INTO @a FROM t"},                                               // read with its INTO list masked (rewrite/recovery)
 		{sql: "SELECT a INTO @a FROM t WHERE x = (SELECT", names: "app.a,app.t,app.x"}, // the parser cannot read it
 		{sql: "SELECT LOAD_FILE('/etc/passwd')", funcs: "LOAD_FILE", outside: "LOAD_FILE"},
 		{sql: "LOAD DATA INFILE '/x' INTO TABLE t", writes: "app.t", outside: "LOAD DATA INFILE"},

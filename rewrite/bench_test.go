@@ -1,6 +1,8 @@
 package rewrite
 
-import "testing"
+import (
+	"testing"
+)
 
 // benchStatements are the shapes the targets name. The mapped ones touch
 // sandboxed tables (corpus resolver); passThrough touches none.

@@ -1,143 +1,20 @@
 package rewrite
 
 import (
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/sqlfork/sqlfork-proxy/rewrite/body"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/charset"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/forms"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/kind"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/recovery"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
-
-// chain is a dotted identifier in the text: a, a.b or a.b.c, possibly
-// followed by .* (star).
-type chain struct {
-	first int // token index of the first part; parts are every other token
-	n     int // number of parts
-	star  bool
-}
-
-// tok is the token index of part k.
-func (c chain) tok(k int) int { return c.first + 2*k }
-
-// buildChains finds the identifier chains of toks. Bare reserved words are
-// not identifiers unless they follow a dot.
-func buildChains(src string, toks []token, reserved map[string]bool) []chain {
-	return buildChainsInto(nil, src, toks, reserved)
-}
-
-// buildChainsInto is buildChains appending to out (whose contents it
-// discards).
-func buildChainsInto(out []chain, src string, toks []token, reserved map[string]bool) []chain {
-	out = out[:0]
-	isPunct := func(i int, c byte) bool {
-		return i < len(toks) && toks[i].kind == tokPunct && src[toks[i].start] == c
-	}
-	isName := func(i int, afterDot bool) bool {
-		if i >= len(toks) {
-			return false
-		}
-		switch toks[i].kind {
-		case tokQuoted:
-			return true
-		case tokIdent:
-			if afterDot {
-				return true
-			}
-			var buf [64]byte
-			w, ok := lowerInto(&buf, src[toks[i].start:toks[i].end])
-			return !ok || !reserved[string(w)]
-		}
-		return false
-	}
-	for i := 0; i < len(toks); i++ {
-		if !isName(i, false) || (i > 0 && isPunct(i-1, '.')) {
-			continue
-		}
-		c := chain{first: i, n: 1}
-		j := i
-		for isPunct(j+1, '.') && isName(j+2, true) {
-			j += 2
-			c.n++
-		}
-		if isPunct(j+1, '.') && isPunct(j+2, '*') {
-			c.star = true
-		}
-		out = append(out, c)
-		i = j
-	}
-	return out
-}
-
-// scratch holds reusable buffers for bind.
-type scratch struct {
-	toks   []token
-	chains []chain
-	// tableNames are the lower-cased names of table references.
-	tableNames map[string]bool
-	// names maps each lower-cased referenced name to its index in counts.
-	names map[string]int32
-	// lens and firsts are bit sets of the names' lengths (mod 64) and
-	// first bytes: a token matching neither needs no map lookup.
-	lens   uint64
-	firsts [4]uint64
-	counts []nameCount
-	refs   []astRef
-	occs   []occurrence
-	wants  []keyed
-	found  []keyed
-}
-
-// nameCount is how often a referenced name must and does occur in the text.
-type nameCount struct {
-	name      string
-	want, got int
-}
-
-// keyed is a reference or an occurrence under the key that pairs them.
-type keyed struct {
-	role   refKind
-	schema string // lower case
-	name   string // lower case
-	idx    int    // into the collector's refs or the occurrences
-}
-
-func compareKeyed(x, y keyed) int {
-	if x.role != y.role {
-		return int(x.role) - int(y.role)
-	}
-	if c := strings.Compare(x.schema, y.schema); c != 0 {
-		return c
-	}
-	return strings.Compare(x.name, y.name)
-}
-
-// reset empties sc for a new statement, keeping its memory.
-func (sc *scratch) reset() {
-	if sc.tableNames == nil {
-		sc.tableNames, sc.names = map[string]bool{}, map[string]int32{}
-	}
-	clear(sc.tableNames)
-	clear(sc.names)
-	sc.lens, sc.firsts = 0, [4]uint64{}
-	sc.counts, sc.occs, sc.wants, sc.found = sc.counts[:0], sc.occs[:0], sc.wants[:0], sc.found[:0]
-	clear(sc.refs) // drop references to the last input's strings
-	sc.refs = sc.refs[:0]
-}
-
-// occurrence is one token spelled like a referenced name, with the role its
-// place in a chain allows.
-type occurrence struct {
-	name  int32 // index into scratch.counts
-	chain int
-	part  int
-	role  refKind
-	// roleOK is false where the position cannot hold a table reference
-	// (a database part, a column part).
-	roleOK bool
-	schema string // the database part before it, for table/qualifier roles
-}
 
 // analyze builds an Analysis: parse, classify, then bind every table
 // reference the parser reports to its place in the text.
@@ -151,7 +28,7 @@ func (e *Engine) analyze(sql string, opts Options) *Analysis {
 
 // analyzeText reads sql: a SANDBOX statement, or the text normalized as
 // the server reads it, parsed (masked first when the parser needs it,
-// recover.go) or read by the engine's own readers, then every statement
+// rewrite/recovery) or read by the engine's own readers, then every statement
 // described and every table reference bound to its place in the text.
 func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 	a := &Analysis{src: sql, text: sql, opts: opts, endDB: opts.DB}
@@ -165,23 +42,23 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 	}
 	// The text's tokens serve the cross-check and then bind; the pooled
 	// buffer spares the garbage collector on every uncached statement.
-	sc := e.scratch.Get().(*scratch)
+	sc := e.scratch.Get().(*ident.Scratch)
 	defer e.scratch.Put(sc)
-	sc.toks = lexInto(sc.toks, nz.text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
-	if at, ok := nz.agreesWith(sc.toks); !ok {
+	sc.Toks = lexer.LexInto(sc.Toks, nz.Text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
+	if at, ok := nz.AgreesWith(sc.Toks); !ok {
 		a.unparseable(Refuse(wire.ErUnknown, "the proxy's readers of this statement disagree on where a quoted text starts or ends "+
 			"(at byte %d), so it cannot be sure how the server reads it; rewrite the quoted parts more simply", at))
 		return a
 	}
-	a.text, a.altered = nz.text, nz
+	a.text, a.altered = nz.Text, nz
 	sql = a.text // from here on, the text as the server reads it
-	if e.hasCreateProcedure(sql, sc.toks, opts) {
+	if e.hasCreateProcedure(sql, sc.Toks, opts) {
 		// The parser does not read MariaDB's procedure bodies: the engine
 		// splits the input and reads them itself (routine.go).
-		e.analyzePieces(a, append([]token(nil), sc.toks...))
+		e.analyzePieces(a, append([]lexer.Token(nil), sc.Toks...))
 		return a
 	}
-	if isCompound(sql, sc.toks) && e.analyzeCompound(a, append([]token(nil), sc.toks...)) {
+	if body.IsCompound(sql, sc.Toks) && e.analyzeCompound(a, append([]lexer.Token(nil), sc.Toks...)) {
 		// A compound statement sent as a statement: read like a
 		// procedure's body (routine.go).
 		return a
@@ -189,7 +66,7 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 	stmts, rec, release, err := e.parseInput(a, sc, opts)
 	defer release()
 	sql = a.text
-	if (err != nil || tokWord(sql, sc.toks, 0) == "OPTIMIZE") && e.recognize(a, sql, sc.toks) {
+	if (err != nil || lexer.Word(sql, sc.Toks, 0) == "OPTIMIZE") && e.recognize(a, sql, sc.Toks) {
 		// A MariaDB statement the engine reads from its words
 		// (mariadb.go); OPTIMIZE TABLE too: the parser reads it, but
 		// leaves its tables out of its tree.
@@ -199,27 +76,27 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 		a.parseErr = err
 		funcs, names := e.textNames(sql, opts)
 		a.Statements = []Statement{{Class: ClassUnparseable, Unprovable: "the statement cannot be parsed",
-			Funcs: funcs, Names: names, DB: opts.DB, Kind: textKind(sql, opts), Vars: textVars(sql, sc.toks)}}
+			Funcs: funcs, Names: names, DB: opts.DB, Kind: kind.OfText(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}), Vars: collect.TextVars(sql, sc.Toks)}}
 		if a.Statements[0].Kind == KindBegin {
-			a.Statements[0].Start = transactionStart(sql, opts)
+			a.Statements[0].Start = collect.TransactionStart(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 		}
 		return a
 	}
-	r := &reading{a: a, e: e, sc: sc, nz: nz, rec: rec, stmts: stmts, db: opts.DB, all: &collector{}}
+	r := &reading{a: a, e: e, sc: sc, nz: nz, rec: rec, stmts: stmts, db: opts.DB, all: &collect.Collector{}}
 	for _, s := range stmts {
 		if !r.statement(s) {
 			break
 		}
 	}
 	a.endDB = r.db
-	if rec.junk >= 0 {
+	if rec.Junk >= 0 {
 		// The server stops at a syntax error for sure: a statement that
 		// reaches nothing.
-		a.stmtStarts = append(a.stmtStarts, rec.junk)
+		a.stmtStarts = append(a.stmtStarts, rec.Junk)
 		a.stmtDBs = append(a.stmtDBs, r.db)
 		a.Statements = append(a.Statements, Statement{Class: ClassRead, Kind: KindSyntaxError, DB: r.db})
 	}
-	a.aliases = r.all.aliases
+	a.aliases = r.all.Aliases
 	a.sites = r.showSites // bind adds the sites it locates
 	e.bind(a, r.all, sc)
 	return a
@@ -229,9 +106,9 @@ func (e *Engine) analyzeText(sql string, opts Options) *Analysis {
 // cannot be proved to run alone.
 func sandboxStatement(sql string, opts Options) Statement {
 	st := Statement{Class: ClassSandbox}
-	toks := lex(sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	toks := lexer.Lex(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 	for i, t := range toks {
-		if t.kind == tokPunct && sql[t.start] == ';' && i+1 < len(toks) {
+		if t.Kind == lexer.Punct && sql[t.Start] == ';' && i+1 < len(toks) {
 			st.Unprovable = "SANDBOX statements must be sent alone, not with other statements"
 		}
 	}
@@ -242,19 +119,19 @@ func sandboxStatement(sql string, opts Options) Statement {
 // when the client's character set is another (a.client, a.src). It
 // returns the options to read it with; ok is false when the text cannot
 // be read (a holds why).
-func (a *Analysis) normalizeInput(sql string, opts Options) (nz *normalized, _ Options, ok bool) {
+func (a *Analysis) normalizeInput(sql string, opts Options) (nz *lexer.Normalized, _ Options, ok bool) {
 	nz, nerr := normalize(sql, opts)
 	if nerr == nil {
-		var ct *clientText
+		var ct *charset.ClientText
 		var text string
 		if ct, text, nerr = decodeClient(sql, nz, opts); ct != nil {
 			// What is spliced in is written in the client's character set.
 			a.client = ct
 		}
-		if ct != nil && ct.offs != nil {
+		if ct != nil && ct.Offs != nil {
 			// Read decoded, as UTF-8: the texts of PREPARE and of routine
 			// bodies within are UTF-8 too.
-			a.src = ct.decoded()
+			a.src = ct.Decoded()
 			a.opts.Charset, opts.Charset = "utf8mb4", "utf8mb4"
 			nz, nerr = normalize(text, opts)
 		}
@@ -273,59 +150,32 @@ func (a *Analysis) unparseable(err *Refusal) {
 }
 
 // parseInput parses a.text; when the parser rejects it, the forms it does
-// not know but the proxy reads for sure (recover.go) are masked and the
+// not know but the proxy reads for sure (rewrite/recovery) are masked and the
 // text parsed again (a.text and sc.toks are then the masked text's).
-func (e *Engine) parseInput(a *Analysis, sc *scratch, opts Options) ([]ast.StmtNode, masked, func(), error) {
+func (e *Engine) parseInput(a *Analysis, sc *ident.Scratch, opts Options) ([]ast.StmtNode, recovery.Masked, func(), error) {
 	stmts, release, err := e.parse(previousAsNext(a.text, opts), opts)
-	rec := masked{junk: -1}
+	rec := recovery.Masked{Junk: -1}
 	if err == nil {
 		return stmts, rec, release, nil
 	}
-	m, ok := e.recoverText(a.text, sc.toks)
+	m, ok := recovery.Mask(a.text, sc.Toks, recovery.Words{Reserved: e.reserved, Keywords: e.keywords, Charset: serverCharset})
 	if !ok {
 		return stmts, rec, release, err
 	}
-	stmts2, release2, err2 := e.parse(previousAsNext(m.text, opts), opts)
+	stmts2, release2, err2 := e.parse(previousAsNext(m.Text, opts), opts)
 	both := func() { release2(); release() }
 	if err2 != nil {
 		return stmts, rec, both, err
 	}
-	a.text = m.text
-	sc.toks = lexInto(sc.toks, m.text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	a.text = m.Text
+	sc.Toks = lexer.LexInto(sc.Toks, m.Text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 	return stmts2, m, both, nil
-}
-
-// showFromSite locates, in the single statement sh of text (tokens toks),
-// the table u that SHOW [FULL] COLUMNS … {FROM | IN} t {FROM | IN} db names
-// in two places: one site from t to db, which a rewrite replaces with the
-// qualified name. ok is false unless the tokens appear exactly once, each
-// name unqualified. (The parser reads SHOW INDEX FROM t FROM db as of
-// db.t, which the text does not spell: still refused.)
-func showFromSite(text string, toks []token, sh *ast.ShowStmt, u Table) (site, bool) {
-	if sh.Tp != ast.ShowColumns {
-		return site{}, false
-	}
-	in := func(j int) bool { w := tokWord(text, toks, j); return w == "FROM" || w == "IN" }
-	name := func(j int, n string) bool {
-		return j < len(toks) && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted) && identText(text, toks[j]) == n
-	}
-	var found site
-	n := 0
-	for i := range toks {
-		if !in(i-1) || !name(i, u.Name) || !in(i+1) || !name(i+2, u.DB) || punctAt(text, toks, i-2, '.') ||
-			punctAt(text, toks, i+3, '.') {
-			continue
-		}
-		n++
-		found = site{start: int(toks[i].start), end: int(toks[i+2].end), kind: refTable, table: u, qualified: true}
-	}
-	return found, n == 1
 }
 
 // markBare sets Func.Bare for the calls of st (see Func), looking at every
 // call of each name in the whole text. A PREPARE's inner statement brings
 // its calls marked by its own analysis later.
-func (a *Analysis) markBare(st *Statement, toks []token) {
+func (a *Analysis) markBare(st *Statement, toks []lexer.Token) {
 	if len(st.Funcs) == 0 {
 		return
 	}
@@ -334,10 +184,10 @@ func (a *Analysis) markBare(st *Statement, toks []token) {
 		f.Bare = true
 		for i := 0; i+1 < len(toks); i++ {
 			t, next := toks[i], toks[i+1]
-			if (t.kind == tokIdent || t.kind == tokQuoted) && next.kind == tokPunct && a.text[next.start] == '(' &&
-				strings.EqualFold(identText(a.text, t), f.Name) && (t.kind == tokQuoted || !callParen(a.src, int(t.end), a.opts.IgnoreSpace)) {
+			if (t.Kind == lexer.Ident || t.Kind == lexer.Quoted) && next.Kind == lexer.Punct && a.text[next.Start] == '(' &&
+				strings.EqualFold(lexer.IdentText(a.text, t), f.Name) && (t.Kind == lexer.Quoted || !lexer.CallParen(a.src, int(t.End), a.opts.IgnoreSpace)) {
 				f.Bare = false
-				f.Quoted = f.Quoted || t.kind == tokQuoted
+				f.Quoted = f.Quoted || t.Kind == lexer.Quoted
 			}
 		}
 	}
@@ -351,9 +201,9 @@ func previousAsNext(text string, opts Options) string {
 	if !containsFold(text, "previous") {
 		return text
 	}
-	toks := lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	toks := lexer.Lex(text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 	word := func(i int, w string) bool {
-		return i < len(toks) && toks[i].kind == tokIdent && strings.EqualFold(text[toks[i].start:toks[i].end], w)
+		return i < len(toks) && toks[i].Kind == lexer.Ident && strings.EqualFold(text[toks[i].Start:toks[i].End], w)
 	}
 	var b []byte
 	for i := range toks {
@@ -361,7 +211,7 @@ func previousAsNext(text string, opts Options) string {
 			if b == nil {
 				b = []byte(text)
 			}
-			copy(b[toks[i].start:], "NEXT    ")
+			copy(b[toks[i].Start:], "NEXT    ")
 		}
 	}
 	if b == nil {
@@ -370,55 +220,27 @@ func previousAsNext(text string, opts Options) string {
 	return string(b)
 }
 
-// textKind names a statement the parser cannot read by its first words,
-// for the kinds callers act on ("SHOW BINLOG EVENTS", "SHOW RELAYLOG
-// EVENTS"); "" for others.
-func textKind(text string, opts Options) Kind {
-	var words []string
-	for _, t := range lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes}) {
-		if t.kind != tokIdent || len(words) == 3 {
-			break
-		}
-		words = append(words, strings.ToUpper(text[t.start:t.end]))
-	}
-	if len(words) == 3 && words[0] == "SHOW" && (words[1] == "BINLOG" || words[1] == "RELAYLOG") && words[2] == "EVENTS" {
-		return Kind(strings.Join(words, " "))
-	}
-	// Transaction statements in forms the parser does not know (only
-	// their own words are let through; see unparseable): what they do to
-	// the transaction matters.
-	if len(words) > 0 {
-		switch {
-		case words[0] == "BEGIN", words[0] == "START" && len(words) > 1 && words[1] == "TRANSACTION":
-			return KindBegin
-		case words[0] == "COMMIT", words[0] == "ROLLBACK", words[0] == "KILL":
-			return Kind(words[0])
-		}
-	}
-	return ""
-}
-
 // textNames lists, for a statement the parser cannot read, the names its
 // text puts right before a parenthesis (any may be a function call) and
 // the tables its other identifier chains could name.
 func (e *Engine) textNames(text string, opts Options) (funcs []Func, tables []Table) {
-	toks := lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	toks := lexer.Lex(text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 	// No word is left out as reserved: MariaDB takes some of the parser's
 	// reserved words (ARRAY, LATERAL, RANK) for names of functions.
-	for _, ch := range buildChains(text, toks, nil) {
-		last := ch.tok(ch.n - 1)
-		if !ch.star && ch.n <= 2 && last+1 < len(toks) && toks[last+1].kind == tokPunct && text[toks[last+1].start] == '(' {
-			f := Func{Name: identText(text, toks[last])}
-			if ch.n == 2 {
-				f.Schema = identText(text, toks[ch.first])
+	for _, ch := range ident.Chains(text, toks, nil) {
+		last := ch.Tok(ch.N - 1)
+		if !ch.Star && ch.N <= 2 && last+1 < len(toks) && toks[last+1].Kind == lexer.Punct && text[toks[last+1].Start] == '(' {
+			f := Func{Name: lexer.IdentText(text, toks[last])}
+			if ch.N == 2 {
+				f.Schema = lexer.IdentText(text, toks[ch.First])
 			}
 			funcs = append(funcs, f)
 			continue
 		}
-		if first := toks[ch.first]; first.kind == tokIdent && e.reserved[strings.ToLower(text[first.start:first.end])] {
+		if first := toks[ch.First]; first.Kind == lexer.Ident && e.reserved[strings.ToLower(text[first.Start:first.End])] {
 			continue // a reserved word names no table unquoted
 		}
-		for _, t := range chainTables(text, toks, ch) {
+		for _, t := range ident.Tables(text, toks, ch) {
 			if t.DB == "" {
 				t.DB = opts.DB
 			}
@@ -428,20 +250,9 @@ func (e *Engine) textNames(text string, opts Options) (funcs []Func, tables []Ta
 	return funcs, tables
 }
 
-// chainTables are the tables a chain could name: its first part in the
-// current database (DB left empty), and for a.b the table a.b.
-func chainTables(src string, toks []token, ch chain) []Table {
-	p0 := identText(src, toks[ch.first])
-	out := []Table{{Name: p0}}
-	if ch.n >= 2 {
-		out = append(out, Table{DB: p0, Name: identText(src, toks[ch.tok(1)])})
-	}
-	return out
-}
-
 // collectLoose records the names of chains no site covers, for inputs with
 // a DDL or "other" statement (see Analysis.loose).
-func (a *Analysis) collectLoose(toks []token, chains []chain, columns map[string]bool) {
+func (a *Analysis) collectLoose(toks []lexer.Token, chains []ident.Chain, columns map[string]bool) {
 	other := false
 	for _, st := range a.Statements {
 		other = other || st.Class == ClassOther || st.Class == ClassDDL
@@ -451,13 +262,13 @@ func (a *Analysis) collectLoose(toks []token, chains []chain, columns map[string
 	}
 	covered := func(pos int) bool {
 		for _, s := range a.sites {
-			if pos >= s.start && pos < s.end {
+			if pos >= s.Start && pos < s.End {
 				return true
 			}
 		}
 		return false
 	}
-	declared := declaredPositions(a.text, toks, chains)
+	declared := ident.Declared(a.text, toks, chains)
 	calls := map[string]bool{}
 	for _, st := range a.Statements {
 		for _, f := range st.Funcs {
@@ -467,46 +278,46 @@ func (a *Analysis) collectLoose(toks []token, chains []chain, columns map[string
 		}
 	}
 	for ci, ch := range chains {
-		pos := int(toks[ch.first].start)
+		pos := int(toks[ch.First].Start)
 		if covered(pos) || declared[ci] {
 			continue
 		}
-		if ch.n == 1 && columns[strings.ToLower(identText(a.text, toks[ch.first]))] && len(a.stmtDeclared) != len(a.Statements) {
+		if ch.N == 1 && columns[strings.ToLower(lexer.IdentText(a.text, toks[ch.First]))] && len(a.stmtDeclared) != len(a.Statements) {
 			continue // declared somewhere in the input, when statements' own are not known
 		}
-		if name := strings.ToLower(identText(a.text, toks[ch.first])); ch.n == 1 && !ch.star && toks[ch.first].kind == tokIdent &&
-			(calls[name] || specialCalls[name]) && punctAt(a.text, toks, ch.first+1, '(') && toks[ch.first+1].start == toks[ch.first].end {
+		if name := strings.ToLower(lexer.IdentText(a.text, toks[ch.First])); ch.N == 1 && !ch.Star && toks[ch.First].Kind == lexer.Ident &&
+			(calls[name] || specialCalls[name]) && lexer.PunctAt(a.text, toks, ch.First+1, '(') && toks[ch.First+1].Start == toks[ch.First].End {
 			continue // a call of a function the statement calls, or of one of the parser's own syntax
 		}
 		si := a.stmtAt(pos)
 		if si < len(a.Statements) && a.Statements[si].Unprovable != "" {
 			continue // refused whatever it names
 		}
-		if si < len(a.stmtDeclared) && len(a.stmtDeclared) == len(a.Statements) && ch.n == 2 && !ch.star {
+		if si < len(a.stmtDeclared) && len(a.stmtDeclared) == len(a.Statements) && ch.N == 2 && !ch.Star {
 			// alias.column: a column of a table or CTE the statement
 			// names another way, both declared by its tree.
 			own := a.stmtDeclared[si]
-			if own[strings.ToLower(identText(a.text, toks[ch.first]))] && own[strings.ToLower(identText(a.text, toks[ch.tok(1)]))] {
+			if own[strings.ToLower(lexer.IdentText(a.text, toks[ch.First]))] && own[strings.ToLower(lexer.IdentText(a.text, toks[ch.Tok(1)]))] {
 				continue
 			}
 		}
-		if si < len(a.stmtDeclared) && len(a.stmtDeclared) == len(a.Statements) && ch.n == 1 {
+		if si < len(a.stmtDeclared) && len(a.stmtDeclared) == len(a.Statements) && ch.N == 1 {
 			own := a.stmtDeclared[si]
-			if own[strings.ToLower(identText(a.text, toks[ch.first]))] {
+			if own[strings.ToLower(lexer.IdentText(a.text, toks[ch.First]))] {
 				continue // declared by its own statement
 			}
-			if prev := ch.first - 1; prev >= 0 && (toks[prev].kind == tokIdent || toks[prev].kind == tokQuoted) &&
-				own[strings.ToLower(identText(a.text, toks[prev]))] && typeWords[strings.ToUpper(identText(a.text, toks[ch.first]))] {
+			if prev := ch.First - 1; prev >= 0 && (toks[prev].Kind == lexer.Ident || toks[prev].Kind == lexer.Quoted) &&
+				own[strings.ToLower(lexer.IdentText(a.text, toks[prev]))] && recovery.IsTypeWord(strings.ToUpper(lexer.IdentText(a.text, toks[ch.First]))) {
 				continue // a column's type: c JSON
 			}
 		}
-		if ch.n == 1 && tokWord(a.text, toks, ch.first) == "COLUMNS" &&
-			(tokWord(a.text, toks, ch.first-1) == "RANGE" || tokWord(a.text, toks, ch.first-1) == "LIST") {
+		if ch.N == 1 && lexer.Word(a.text, toks, ch.First) == "COLUMNS" &&
+			(lexer.Word(a.text, toks, ch.First-1) == "RANGE" || lexer.Word(a.text, toks, ch.First-1) == "LIST") {
 			continue // PARTITION BY RANGE COLUMNS (…)
 		}
-		for _, t := range chainTables(a.text, toks, ch) {
+		for _, t := range ident.Tables(a.text, toks, ch) {
 			if t.DB == "" {
-				t.DB = a.dbAt(int(toks[ch.first].start))
+				t.DB = a.dbAt(int(toks[ch.First].Start))
 			}
 			a.loose = append(a.loose, looseName{t, si})
 		}
@@ -516,274 +327,94 @@ func (a *Analysis) collectLoose(toks []token, chains []chain, columns map[string
 // bind locates the collector's references in a.text and records sites.
 // sc.toks holds the lexer's tokens of a.text; sc's other buffers are
 // bind's scratch space.
-func (e *Engine) bind(a *Analysis, c *collector, sc *scratch) {
-	sc.chains = buildChainsInto(sc.chains, a.text, sc.toks, e.reserved)
-	toks, chains := sc.toks, sc.chains
-	sc.reset()
-	refs := sc.namesThatMatter(c)
-	declared := declaredNames(c)
-	c = &collector{refs: refs, ctes: c.ctes, aliases: c.aliases, columns: c.columns}
-	if len(sc.counts) == 0 {
+func (e *Engine) bind(a *Analysis, c *collect.Collector, sc *ident.Scratch) {
+	sc.Chains = ident.ChainsInto(sc.Chains, a.text, sc.Toks, e.reserved)
+	toks, chains := sc.Toks, sc.Chains
+	sc.Reset()
+	refs := sc.NamesThatMatter(c)
+	declared := collect.DeclaredNames(c)
+	c = &collect.Collector{Refs: refs, CTEs: c.CTEs, Aliases: c.Aliases, Columns: c.Columns}
+	if sc.Empty() {
 		a.collectLoose(toks, chains, declared)
 		return
 	}
 	defer a.collectLoose(toks, chains, declared)
-	// Aliases and CTE definitions spelled like a referenced name are
-	// occurrences too, with no reference of their own.
-	for i := range sc.counts {
-		n := sc.counts[i].name
-		if c.aliases[n] {
-			sc.counts[i].want += countAliasDefs(a.text, toks, chains, n)
-		}
-		if c.ctes[n] {
-			sc.counts[i].want++
-		}
-	}
-	sc.occurrences(a.text)
+	sc.Definitions(a.text, c)
+	sc.Occurrences(a.text)
 	if e.bindByCount(a, c, toks, chains, sc) {
 		return
 	}
-	e.bindByMarkers(a, toks, chains, sc.names)
-}
-
-// namesThatMatter are c's references to place (tables, qualifiers,
-// DELETE/FOR UPDATE targets), each name counted in sc: a name used only
-// as an alias is never renamed, so its qualifiers and targets need no
-// place in the text.
-func (sc *scratch) namesThatMatter(c *collector) []astRef {
-	for _, r := range c.refs {
-		if r.kind == refTable {
-			sc.tableNames[strings.ToLower(r.name)] = true
-		}
-	}
-	aliasOnly := func(r astRef) bool {
-		if r.kind == refTable || r.schema != "" || len(c.aliases) == 0 {
-			return false
-		}
-		n := strings.ToLower(r.name)
-		return c.aliases[n] && !sc.tableNames[n]
-	}
-	refs := c.refs
-	for i, r := range c.refs {
-		if aliasOnly(r) { // copy only when something is dropped
-			refs = append(sc.refs, c.refs[:i]...)
-			for _, r := range c.refs[i:] {
-				if !aliasOnly(r) {
-					refs = append(refs, r)
-				}
-			}
-			sc.refs = refs
-			break
-		}
-	}
-	for _, r := range refs {
-		n := strings.ToLower(r.name)
-		i, ok := sc.names[n]
-		if !ok {
-			i = int32(len(sc.counts))
-			sc.names[n] = i
-			sc.counts = append(sc.counts, nameCount{name: n})
-			sc.lens |= 1 << (len(n) & 63)
-			if n != "" {
-				sc.firsts[n[0]>>6] |= 1 << (n[0] & 63)
-			}
-		}
-		sc.counts[i].want++
-	}
-	return refs
-}
-
-// occurrences finds, in every chain of names in text, the parts spelled
-// like a name that matters, counts them and notes each with its role.
-func (sc *scratch) occurrences(text string) {
-	toks := sc.toks
-	for ci, ch := range sc.chains {
-		for pi := 0; pi < ch.n; pi++ {
-			ti := ch.tok(pi)
-			var buf [64]byte
-			w, ok := lowerInto(&buf, identText(text, toks[ti]))
-			if !ok {
-				w = []byte(strings.ToLower(identText(text, toks[ti])))
-			}
-			if sc.lens&(1<<(len(w)&63)) == 0 || len(w) > 0 && sc.firsts[w[0]>>6]&(1<<(w[0]&63)) == 0 {
-				continue // no referenced name has this length or first byte
-			}
-			ni, ok := sc.names[string(w)]
-			if !ok {
-				continue
-			}
-			sc.counts[ni].got++
-			o := occurrence{name: ni, chain: ci, part: pi}
-			o.role, o.roleOK, o.schema = roleAt(text, toks, ch, pi)
-			sc.occs = append(sc.occs, o)
-		}
-	}
-}
-
-// lowerInto lower-cases an ASCII s into buf without allocating; ok is
-// false when s does not fit or is not ASCII.
-func lowerInto(buf *[64]byte, s string) ([]byte, bool) {
-	b := buf[:]
-	if len(s) > len(b) {
-		return nil, false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x80 {
-			return nil, false
-		}
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		b[i] = c
-	}
-	return b[:len(s)], true
-}
-
-// roleAt says what the part at pi of ch can be.
-func roleAt(src string, toks []token, ch chain, pi int) (refKind, bool, string) {
-	n := ch.n
-	part := func(i int) string { return identText(src, toks[ch.tok(i)]) }
-	switch {
-	case n == 1 && !ch.star:
-		return refTable, true, ""
-	case n == 1 && ch.star:
-		return refQualifier, true, ""
-	case n == 2 && !ch.star && pi == 1:
-		return refTable, true, part(0)
-	case n == 2 && !ch.star && pi == 0:
-		return refQualifier, true, ""
-	case n == 2 && ch.star && pi == 1:
-		return refQualifier, true, part(0)
-	case n == 3 && !ch.star && pi == 1:
-		return refQualifier, true, part(0)
-	}
-	return 0, false, ""
-}
-
-// countAliasDefs counts "AS name" / "table name" alias definitions of n:
-// one-part chains spelled n that follow another chain or AS.
-func countAliasDefs(src string, toks []token, chains []chain, n string) int {
-	count := 0
-	for _, ch := range chains {
-		if ch.n != 1 || ch.star {
-			continue
-		}
-		ti := ch.first
-		if strings.ToLower(identText(src, toks[ti])) != n || ti == 0 {
-			continue
-		}
-		prev := toks[ti-1]
-		if prev.kind == tokIdent && strings.EqualFold(src[prev.start:prev.end], "as") {
-			count++
-		}
-	}
-	return count
+	e.bindByMarkers(a, toks, chains, sc.Names)
 }
 
 // bindByCount binds when every occurrence of every referenced name is
 // accounted for by the references the parser reported, role by role. It
 // reports false when the text has occurrences the references do not
 // explain (a column or alias spelled like a table, say).
-func (e *Engine) bindByCount(a *Analysis, c *collector, toks []token, chains []chain, sc *scratch) bool {
-	for _, nc := range sc.counts {
-		if nc.got != nc.want {
-			return false
-		}
-	}
-	if len(sc.occs) != len(c.refs) {
+func (e *Engine) bindByCount(a *Analysis, c *collect.Collector, toks []lexer.Token, chains []ident.Chain, sc *ident.Scratch) bool {
+	pairs, ok := sc.Pair(c)
+	if !ok {
 		return false
 	}
-	for _, o := range sc.occs {
-		if !o.roleOK {
-			return false
-		}
-		n := sc.counts[o.name].name
-		if o.role == refTable && o.schema == "" && (c.aliases[n] || c.ctes[n]) {
-			// Could be the alias/CTE definition or a reference: only
-			// the marker parse can tell which token is which.
-			return false
-		}
-	}
-	// Pair references with occurrences of the same (role, schema, name),
-	// in order: sort both by that key, stably, and match them one to one.
-	for i, r := range c.refs {
-		role := r.kind
-		if role == refTarget {
-			role = refTable
-		}
-		sc.wants = append(sc.wants, keyed{role: role, schema: strings.ToLower(r.schema), name: strings.ToLower(r.name), idx: i})
-	}
-	for i, o := range sc.occs {
-		sc.found = append(sc.found, keyed{role: o.role, schema: strings.ToLower(o.schema), name: sc.counts[o.name].name, idx: i})
-	}
-	slices.SortStableFunc(sc.wants, compareKeyed)
-	slices.SortStableFunc(sc.found, compareKeyed)
-	for i, w := range sc.wants {
-		if compareKeyed(w, sc.found[i]) != 0 {
-			return false
-		}
-	}
-	sites := make([]site, 0, len(sc.found))
-	for i, w := range sc.wants {
-		o := sc.occs[sc.found[i].idx]
-		if s, ok := a.makeSite(toks, chains[o.chain], o.part, c.refs[w.idx], c); ok {
+	sites := make([]ident.Site, 0, len(pairs))
+	for _, p := range pairs {
+		if s, ok := a.makeSite(toks, chains[p.Chain], p.Part, c.Refs[p.Ref], c); ok {
 			sites = append(sites, s)
 		}
 	}
-	a.sites = sortSites(append(a.sites, sites...))
+	a.sites = ident.SortSites(append(a.sites, sites...))
 	return true
 }
 
 // makeSite turns a bound occurrence into a site; ok is false for names that
 // are not tables (CTE references, alias targets).
-func (a *Analysis) makeSite(toks []token, ch chain, part int, r astRef, c *collector) (site, bool) {
-	tok := toks[ch.tok(part)]
-	start := tok.start
-	qualified := r.schema != ""
+func (a *Analysis) makeSite(toks []lexer.Token, ch ident.Chain, part int, r collect.Ref, c *collect.Collector) (ident.Site, bool) {
+	tok := toks[ch.Tok(part)]
+	start := tok.Start
+	qualified := r.Schema != ""
 	// Spell the table as the text does: references were paired with
 	// tokens case-insensitively.
-	r.name = identText(a.text, tok)
+	r.Name = lexer.IdentText(a.text, tok)
 	if qualified {
-		start = toks[ch.tok(part-1)].start
-		r.schema = identText(a.text, toks[ch.tok(part-1)])
+		start = toks[ch.Tok(part-1)].Start
+		r.Schema = lexer.IdentText(a.text, toks[ch.Tok(part-1)])
 	}
-	ln := strings.ToLower(r.name)
-	switch r.kind {
-	case refTable:
-		if r.cte {
-			return site{}, false
+	ln := strings.ToLower(r.Name)
+	switch r.Kind {
+	case collect.RefTable:
+		if r.CTE {
+			return ident.Site{}, false
 		}
-	case refTarget:
-		if r.schema == "" && c.aliases[ln] {
-			return site{}, false
+	case collect.RefTarget:
+		if r.Schema == "" && c.Aliases[ln] {
+			return ident.Site{}, false
 		}
 	}
-	db := r.schema
+	db := r.Schema
 	if db == "" {
-		db = r.defaultDB
+		db = r.DefaultDB
 	}
 	if db == "" {
-		db = a.dbAt(int(tok.start))
+		db = a.dbAt(int(tok.Start))
 	}
-	if a.altered != nil && a.altered.alteredIn(int(start), int(tok.end)) {
+	if a.altered != nil && a.altered.AlteredIn(int(start), int(tok.End)) {
 		// The parser read a changed spelling of this name (a backslash in
 		// a "quoted" name): the table it names is not known for sure.
-		a.unbound = append(a.unbound, Table{DB: db, Name: r.name})
+		a.unbound = append(a.unbound, Table{DB: db, Name: r.Name})
 		a.alteredName = true
-		return site{}, false
+		return ident.Site{}, false
 	}
-	return site{start: int(start), end: int(tok.end), kind: r.kind, table: Table{DB: db, Name: r.name},
-		qualified: qualified, write: r.write, aliased: r.aliased, stmt: a.stmtAt(int(tok.start))}, true
+	return ident.Site{Start: int(start), End: int(tok.End), Kind: r.Kind, Table: Table{DB: db, Name: r.Name},
+		Qualified: qualified, Write: r.Write, Aliased: r.Aliased, Stmt: a.stmtAt(int(tok.Start))}, true
 }
 
 // bindByMarkers replaces every token spelled like a referenced name with a
 // unique backquoted marker, parses that text, and reads each marker's role
 // off the tree. A marker text that does not parse leaves every reference
 // unbound, which refuses the rewrite if any is mapped.
-func (e *Engine) bindByMarkers(a *Analysis, toks []token, chains []chain, names map[string]int32) {
-	mk := markedText(a.text, toks, chains, names)
-	stmts, release, err := e.parse(mk.text, a.opts)
+func (e *Engine) bindByMarkers(a *Analysis, toks []lexer.Token, chains []ident.Chain, names map[string]int32) {
+	mk := ident.Mark(a.text, toks, chains, names)
+	stmts, release, err := e.parse(mk.Text, a.opts)
 	defer release()
 	if err != nil {
 		for _, st := range a.Statements {
@@ -792,45 +423,45 @@ func (e *Engine) bindByMarkers(a *Analysis, toks []token, chains []chain, names 
 		}
 		return
 	}
-	c := newCollector()
-	c.cteRefs = cteRefs(stmts, mk.name, a.opts.CaseSensitiveNames)
+	c := collect.New()
+	c.CTERefs = collect.CTERefs(stmts, mk.Name, a.opts.CaseSensitiveNames)
 	for _, s := range stmts {
 		s.Accept(c)
 	}
-	oc := &collector{ctes: mk.names(c.ctes), aliases: mk.names(c.aliases)}
+	oc := &collect.Collector{CTEs: mk.Names(c.CTEs), Aliases: mk.Names(c.Aliases)}
 	type place struct {
-		ch   chain
+		ch   ident.Chain
 		part int
 	}
 	chainOf := map[int]place{}
 	for _, ch := range chains {
-		for pi := 0; pi < ch.n; pi++ {
-			chainOf[ch.tok(pi)] = place{ch, pi}
+		for pi := 0; pi < ch.N; pi++ {
+			chainOf[ch.Tok(pi)] = place{ch, pi}
 		}
 	}
-	var sites []site
-	for _, r := range c.refs {
-		name, ti, ok := mk.orig(r.name)
-		schema := mk.name(r.schema)
+	var sites []ident.Site
+	for _, r := range c.Refs {
+		name, ti, ok := mk.Orig(r.Name)
+		schema := mk.Name(r.Schema)
 		if !ok {
 			// A reference the text did not show where the lexer looked.
-			if r.kind != refQualifier {
+			if r.Kind != collect.RefQualifier {
 				a.unboundRef(schema, name)
 			}
 			continue
 		}
 		cp := chainOf[ti]
-		if r.schema != "" && cp.part == 0 {
+		if r.Schema != "" && cp.part == 0 {
 			a.unbound = append(a.unbound, Table{DB: schema, Name: name})
 			continue
 		}
-		r.name, r.schema = name, schema
+		r.Name, r.Schema = name, schema
 		if s, ok := a.makeSite(toks, cp.ch, cp.part, r, oc); ok {
 			sites = append(sites, s)
 		}
 	}
-	a.sites = sortSites(append(a.sites, sites...))
-	a.cteQualifiers(c.refs, mk.name)
+	a.sites = ident.SortSites(append(a.sites, sites...))
+	a.cteQualifiers(c.Refs, mk.Name)
 }
 
 // unboundRef records a table the engine could not place: db.name, or name
@@ -845,112 +476,45 @@ func (a *Analysis) unboundRef(db, name string) {
 	a.unbound = append(a.unbound, Table{DB: db, Name: name})
 }
 
-// marked is a text with every token spelled like a referenced name
-// replaced by a unique backquoted marker.
-type marked struct {
-	text   string
-	src    string
-	toks   []token
-	tokens map[string]int // marker, in lower case -> token index
-}
-
-func markedText(text string, toks []token, chains []chain, names map[string]int32) *marked {
-	var b strings.Builder
-	last := 0
-	mk := &marked{src: text, toks: toks, tokens: map[string]int{}}
-	for _, ch := range chains {
-		for pi := 0; pi < ch.n; pi++ {
-			ti := ch.tok(pi)
-			t := toks[ti]
-			if _, ok := names[strings.ToLower(identText(text, t))]; !ok {
-				continue
-			}
-			m := markerPrefix + strconv.Itoa(ti)
-			mk.tokens[strings.ToLower(m)] = ti
-			b.WriteString(text[last:t.start])
-			b.WriteString("`" + m + "`")
-			last = int(t.end)
-		}
-	}
-	b.WriteString(text[last:])
-	mk.text = b.String()
-	return mk
-}
-
-// orig is the name marker m stands for, with its token's index; ok is
-// false when m is no marker (m itself is returned).
-func (mk *marked) orig(m string) (string, int, bool) {
-	ti, ok := mk.tokens[strings.ToLower(m)]
-	if !ok {
-		return m, -1, false
-	}
-	return identText(mk.src, mk.toks[ti]), ti, true
-}
-
-// name is the name m stands for.
-func (mk *marked) name(m string) string {
-	n, _, _ := mk.orig(m)
-	return n
-}
-
-// names are the set of markers' names, in lower case.
-func (mk *marked) names(markers map[string]bool) map[string]bool {
-	out := map[string]bool{}
-	for m := range markers {
-		out[strings.ToLower(mk.name(m))] = true
-	}
-	return out
-}
-
 // cteQualifiers records as shadowing (refused when mapped) the CTE names
 // that also name a table of the input and qualify a column there: t.col
 // may then name either, and qualifiers are matched to tables by name.
-func (a *Analysis) cteQualifiers(refs []astRef, orig func(string) string) {
+func (a *Analysis) cteQualifiers(refs []collect.Ref, orig func(string) string) {
 	var ctes, quals map[string]bool
 	for _, r := range refs {
-		k := strings.ToLower(orig(r.name))
+		k := strings.ToLower(orig(r.Name))
 		switch {
-		case r.kind == refTable && r.cte:
-			setName(&ctes, k)
-		case r.kind == refQualifier && r.schema == "":
-			setName(&quals, k)
+		case r.Kind == collect.RefTable && r.CTE:
+			collect.SetName(&ctes, k)
+		case r.Kind == collect.RefQualifier && r.Schema == "":
+			collect.SetName(&quals, k)
 		}
 	}
 	for _, s := range a.sites {
-		if k := strings.ToLower(s.table.Name); s.kind != refQualifier && ctes[k] && quals[k] {
-			setName(&a.cteShadows, k)
+		if k := strings.ToLower(s.Table.Name); s.Kind != collect.RefQualifier && ctes[k] && quals[k] {
+			collect.SetName(&a.cteShadows, k)
 		}
 	}
-}
-
-// sortSites orders sites by position (insertion sort: lists are short).
-func sortSites(s []site) []site {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j].start < s[j-1].start; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-	return s
 }
 
 // bindPrepared records the string literal of PREPARE name FROM '...' with
 // an analysis of the statement it holds, so Rewrite can rewrite inside it.
 func (e *Engine) bindPrepared(a *Analysis, p *ast.PrepareStmt, db string) {
-	lo := lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}
-	toks := lex(a.text, lo)
+	lo := lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes}
+	toks := lexer.Lex(a.text, lo)
 	from := a.stmtStarts[len(a.stmtStarts)-1]
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
-		if int(t.start) < from {
+		if int(t.Start) < from {
 			continue
 		}
-		if t.kind != tokString || a.text[t.start] != '\'' && a.text[t.start] != '"' {
+		if t.Kind != lexer.String || a.text[t.Start] != '\'' && a.text[t.Start] != '"' {
 			continue
 		}
-		if unquoteString(a.text[t.start:t.end], !a.opts.NoBackslashEscapes) != p.SQLText {
+		if lexer.Unquote(a.text[t.Start:t.End], !a.opts.NoBackslashEscapes) != p.SQLText {
 			continue
 		}
-		if a.altered != nil && a.altered.alteredIn(int(t.start), int(t.end)) {
+		if a.altered != nil && a.altered.AlteredIn(int(t.Start), int(t.End)) {
 			a.Statements[len(a.Statements)-1].Unprovable = "the text of PREPARE ... FROM '...' holds multi-byte characters " +
 				"the proxy cannot read back exactly (send it in utf8mb4)"
 			return
@@ -958,7 +522,7 @@ func (e *Engine) bindPrepared(a *Analysis, p *ast.PrepareStmt, db string) {
 		innerOpts := a.opts
 		innerOpts.DB = db
 		inner := e.analyze(p.SQLText, innerOpts)
-		a.prepared = append(a.prepared, preparedSite{start: int(t.start), end: int(t.end), inner: inner})
+		a.prepared = append(a.prepared, preparedSite{start: int(t.Start), end: int(t.End), inner: inner})
 		st := &a.Statements[len(a.Statements)-1]
 		st.Reads, st.Writes = inner.reads(), inner.writes()
 		st.takeInner(inner)
@@ -968,68 +532,7 @@ func (e *Engine) bindPrepared(a *Analysis, p *ast.PrepareStmt, db string) {
 	a.Statements[len(a.Statements)-1].Unprovable = "the text of PREPARE ... FROM '...' could not be located"
 }
 
-// unquoteString decodes a quoted SQL string literal.
-func unquoteString(s string, backslash bool) string {
-	if len(s) < 2 {
-		return ""
-	}
-	q := s[0]
-	body := s[1 : len(s)-1]
-	var b strings.Builder
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		switch {
-		case c == q && i+1 < len(body) && body[i+1] == q:
-			b.WriteByte(q)
-			i++
-		case backslash && c == '\\' && i+1 < len(body):
-			i++
-			switch body[i] {
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			case 'r':
-				b.WriteByte('\r')
-			case '0':
-				b.WriteByte(0)
-			case 'b':
-				b.WriteByte('\b')
-			case 'Z':
-				b.WriteByte(26)
-			case '%', '_':
-				b.WriteByte('\\')
-				b.WriteByte(body[i])
-			default:
-				b.WriteByte(body[i])
-			}
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
-// quoteString encodes s as a single-quoted SQL string literal.
-func quoteString(s string, backslash bool) string {
-	var b strings.Builder
-	b.WriteByte('\'')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '\'':
-			b.WriteString("''")
-		case c == '\\' && backslash:
-			b.WriteString("\\\\")
-		case c == 0 && backslash:
-			b.WriteString("\\0")
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('\'')
-	return b.String()
-}
-
+// reads are the tables every statement of the input reads.
 func (a *Analysis) reads() []Table {
 	var out []Table
 	for _, st := range a.Statements {
@@ -1038,6 +541,7 @@ func (a *Analysis) reads() []Table {
 	return out
 }
 
+// writes are the tables every statement of the input writes.
 func (a *Analysis) writes() []Table {
 	var out []Table
 	for _, st := range a.Statements {
@@ -1049,87 +553,44 @@ func (a *Analysis) writes() []Table {
 // isSandboxStatement reports statements addressed to the proxy itself.
 func isSandboxStatement(sql string) bool {
 	s := strings.TrimLeft(sql, " \t\r\n")
-	return len(s) >= 8 && strings.EqualFold(s[:7], "SANDBOX") && isSpace(s[7])
+	return len(s) >= 8 && strings.EqualFold(s[:7], "SANDBOX") && lexer.IsSpace(s[7])
 }
 
 // describe classifies one statement and lists the tables it reads and
 // writes.
-func describe(s ast.StmtNode, c *collector, db string) Statement {
-	st := Statement{Class: classOf(s), Kind: kindOf(s), DB: db}
+func describe(s ast.StmtNode, c *collect.Collector, db string) Statement {
+	st := Statement{Class: kind.ClassOf(s), Kind: kind.Of(s), DB: db}
 	if k, ok := s.(*ast.KillStmt); ok && k.Expr == nil && !k.TiDBExtension {
 		st.Kill = &Kill{Query: k.Query, ID: k.ConnectionID}
 	}
-	st.Reads, st.Writes = usedTables(c, db)
-	for _, t := range c.references {
+	st.Reads, st.Writes = collect.UsedTables(c, db)
+	for _, t := range c.References {
 		if t.DB == "" {
 			t.DB = db
 		}
 		st.References = append(st.References, t)
 	}
-	for _, t := range c.like {
+	for _, t := range c.Like {
 		if t.DB == "" {
 			t.DB = db
 		}
 		st.Like = append(st.Like, t)
 	}
-	if c.locking || lockingStatement(s) {
+	if c.Locking || collect.Locking(s) {
 		for _, t := range st.Reads {
 			if !strings.EqualFold(t.DB, "information_schema") && !strings.EqualFold(t.DB, "performance_schema") {
 				st.Locked = append(st.Locked, t)
 			}
 		}
 	}
-	st.Funcs, st.Outside, st.Vars, st.Next = c.funcs, c.outside, c.vars, nextTransaction(s)
+	st.Funcs, st.Outside, st.Vars, st.Next = c.Funcs, c.Outside, c.Vars, collect.NextTransaction(s)
 	if st.Kind == KindBegin {
-		st.Start = transactionStart(s.Text(), Options{})
+		st.Start = collect.TransactionStart(s.Text(), lexer.Options{})
 	}
-	st.ChangesLexing, st.ChangesIsolation, st.Serializable = c.set.lexing, c.set.isolation, c.set.serializable
-	st.Engine = c.set.engine
+	st.ChangesLexing, st.ChangesIsolation, st.Serializable = c.Set.Lexing, c.Set.Isolation, c.Set.Serializable
+	st.Engine = c.Set.Engine
 	describeKind(&st, s)
 	return st
-}
-
-// usedTables are the tables c's references name, sorted, each once:
-// written if any reference writes it.
-func usedTables(c *collector, db string) (reads, writes []Table) {
-	type use struct {
-		t     Table
-		write bool
-	}
-	uses := make([]use, 0, len(c.refs))
-	for _, r := range c.refs {
-		if r.kind == refQualifier || r.cte ||
-			(r.kind == refTarget && r.schema == "" && c.aliases[strings.ToLower(r.name)]) {
-			continue
-		}
-		t := Table{DB: r.schema, Name: r.name}
-		if t.DB == "" {
-			t.DB = r.defaultDB
-		}
-		if t.DB == "" {
-			t.DB = db
-		}
-		uses = append(uses, use{t, r.write})
-	}
-	slices.SortFunc(uses, func(x, y use) int {
-		if c := strings.Compare(x.t.DB, y.t.DB); c != 0 {
-			return c
-		}
-		return strings.Compare(x.t.Name, y.t.Name)
-	})
-	for i := 0; i < len(uses); {
-		j, write := i, false
-		for ; j < len(uses) && uses[j].t == uses[i].t; j++ {
-			write = write || uses[j].write
-		}
-		if write {
-			writes = append(writes, uses[i].t)
-		} else {
-			reads = append(reads, uses[i].t)
-		}
-		i = j
-	}
-	return reads, writes
 }
 
 // describeKind fills in what the kind of statement s says: temporary
@@ -1154,7 +615,7 @@ func describeKind(st *Statement, s ast.StmtNode) {
 	case *ast.DeallocateStmt:
 		st.Handle, st.HandleOp = strings.ToLower(x.Name), "DEALLOCATE"
 	case *ast.ShowStmt:
-		st.Show = showListing(x)
+		st.Show = collect.ShowListing(x)
 	case *ast.ExecuteStmt:
 		st.Handle, st.HandleOp = strings.ToLower(x.Name), "EXECUTE"
 		st.Unprovable = "EXECUTE runs a statement prepared with SQL PREPARE, which the proxy cannot see"
@@ -1166,275 +627,6 @@ func describeKind(st *Statement, s ast.StmtNode) {
 		// names they hold (tables of a GRANT too) are not rewritten.
 		st.privileges = true
 	}
-}
-
-// showListing is the listing a SHOW answers with from the sandbox's view
-// (TABLES, TABLE STATUS, DATABASES, …), nil for other SHOWs.
-func showListing(x *ast.ShowStmt) *Show {
-	if x.Tp == ast.ShowTables || x.Tp == ast.ShowTableStatus || x.Tp == ast.ShowDatabases || x.Tp == ast.ShowProcessList ||
-		x.Tp == ast.ShowProcedureStatus || x.Tp == ast.ShowFunctionStatus || x.Tp == ast.ShowTriggers {
-		sh := &Show{What: "TABLES", Full: x.Full, DB: x.DBName}
-		switch x.Tp {
-		case ast.ShowTriggers:
-			sh.What = "TRIGGERS"
-		case ast.ShowProcedureStatus:
-			sh.What = "PROCEDURE STATUS"
-		case ast.ShowFunctionStatus:
-			sh.What = "FUNCTION STATUS"
-		case ast.ShowTableStatus:
-			sh.What = "TABLE STATUS"
-		case ast.ShowDatabases:
-			sh.What = "DATABASES"
-		case ast.ShowProcessList:
-			sh.What = "PROCESSLIST"
-		}
-		if x.Pattern != nil {
-			if v, ok := x.Pattern.Pattern.(interface{ GetString() string }); ok {
-				like := v.GetString()
-				sh.Like = &like
-			}
-		}
-		if x.Where != nil {
-			sh.Where = whereText(x.Text())
-		}
-		return sh
-	}
-	return nil
-}
-
-// labelSpans are the spans of labels in text, those the parser's offsets
-// place exactly (others are left out), and for each whether it is a
-// column reference.
-func labelSpans(labels []labelText, text string) (spans [][2]int, columns []bool) {
-	for _, l := range labels {
-		if end := l.offset + len(l.text); l.text != "" && l.offset >= 0 && end <= len(text) && text[l.offset:end] == l.text {
-			spans = append(spans, [2]int{l.offset, end})
-			columns = append(columns, l.column)
-		}
-	}
-	return spans, columns
-}
-
-// lockingStatement reports statements that read their tables under locks
-// (InnoDB takes shared locks on the rows any statement but a plain SELECT
-// reads, at REPEATABLE READ; DELETE and multi-table UPDATE at every level).
-func lockingStatement(s ast.StmtNode) bool {
-	switch x := s.(type) {
-	case *ast.SelectStmt, *ast.SetOprStmt, *ast.ShowStmt, *ast.PrepareStmt, *ast.DeallocateStmt, *ast.UseStmt,
-		*ast.BeginStmt, *ast.CommitStmt, *ast.RollbackStmt, *ast.SavepointStmt, *ast.ReleaseSavepointStmt,
-		*ast.CreateViewStmt, *ast.LockTablesStmt, *ast.UnlockTablesStmt:
-		// A view reads nothing when it is made; LOCK TABLES … READ sets
-		// the collector's locking flag itself.
-		return false
-	case *ast.ExplainStmt:
-		return x.Analyze && lockingStatement(x.Stmt)
-	case *ast.CreateTableStmt:
-		return x.Select != nil
-	}
-	return true
-}
-
-func sortTables(ts []Table) {
-	for i := 1; i < len(ts); i++ {
-		for j := i; j > 0 && (ts[j].DB < ts[j-1].DB || ts[j].DB == ts[j-1].DB && ts[j].Name < ts[j-1].Name); j-- {
-			ts[j], ts[j-1] = ts[j-1], ts[j]
-		}
-	}
-}
-
-// whereText is what follows the first WHERE keyword of a statement's
-// text, without a trailing semicolon ("" if there is none).
-func whereText(text string) string {
-	for _, t := range lex(text, lexOptions{}) {
-		if t.kind == tokIdent && strings.EqualFold(text[t.start:t.end], "WHERE") {
-			return strings.TrimSuffix(strings.TrimSpace(text[t.end:]), ";")
-		}
-	}
-	return ""
-}
-
-// kindOf names a statement node for callers that act on its kind.
-func kindOf(s ast.StmtNode) Kind {
-	switch x := s.(type) {
-	case *ast.SelectStmt, *ast.SetOprStmt:
-		return KindSelect
-	case *ast.ShowStmt:
-		switch {
-		case x.Tp == ast.ShowWarnings && !x.CountWarningsOrErrors:
-			return KindShowWarnings
-		case x.Tp == ast.ShowErrors && !x.CountWarningsOrErrors:
-			return KindShowErrors
-		case x.Tp == ast.ShowWarnings || x.Tp == ast.ShowErrors:
-			return KindShowCount
-		case x.Tp == ast.ShowOpenTables:
-			return KindShowOpenTables
-		case x.Tp == ast.ShowProcessList:
-			return KindShowProcesslist
-		case x.Tp == ast.ShowCreateView:
-			return KindShowCreateView
-		case x.Tp == ast.ShowCreateProcedure:
-			return KindShowCreateProcedure
-		case x.Tp == ast.ShowStatus:
-			return KindShowStatus
-		case x.Tp == ast.ShowVariables:
-			return KindShowVariables
-		case x.Tp == ast.ShowCreateTable:
-			return KindShowCreateTable
-		case x.Tp == ast.ShowColumns:
-			return KindShowColumns
-		case x.Tp == ast.ShowIndex:
-			return KindShowIndex
-		}
-		return KindShow
-	case *ast.ExplainStmt:
-		return KindExplain
-	case *ast.HelpStmt:
-		return KindHelp
-	case *ast.InsertStmt:
-		if x.IsReplace {
-			return KindReplace
-		}
-		return KindInsert
-	case *ast.UpdateStmt:
-		return KindUpdate
-	case *ast.DeleteStmt:
-		return KindDelete
-	case *ast.LoadDataStmt:
-		return KindLoadData
-	case *ast.CreateTableStmt:
-		return KindCreateTable
-	case *ast.AlterTableStmt:
-		return KindAlterTable
-	case *ast.DropTableStmt:
-		if x.IsView {
-			return KindDropView
-		}
-		return KindDropTable
-	case *ast.RenameTableStmt:
-		return KindRenameTable
-	case *ast.TruncateTableStmt:
-		return KindTruncateTable
-	case *ast.CreateIndexStmt:
-		return KindCreateIndex
-	case *ast.DropIndexStmt:
-		return KindDropIndex
-	case *ast.CreateViewStmt:
-		return KindCreateView
-	case *ast.CreateDatabaseStmt:
-		return KindCreateDatabase
-	case *ast.DropDatabaseStmt:
-		return KindDropDatabase
-	case *ast.AlterDatabaseStmt:
-		return KindAlterDatabase
-	case *ast.CreateSequenceStmt:
-		return KindCreateSequence
-	case *ast.DropSequenceStmt:
-		return KindDropSequence
-	case *ast.AlterSequenceStmt:
-		return KindAlterSequence
-	case *ast.BeginStmt:
-		return KindBegin
-	case *ast.CommitStmt:
-		return KindCommit
-	case *ast.RollbackStmt:
-		if x.SavepointName != "" {
-			return KindRollbackToSavepoint
-		}
-		return KindRollback
-	case *ast.SetStmt:
-		for _, v := range x.Variables {
-			if v.IsGlobal || v.IsInstance {
-				return KindSetGlobal
-			}
-		}
-		return KindSet
-	case *ast.UseStmt:
-		return KindUse
-	case *ast.LockTablesStmt:
-		return KindLockTables
-	case *ast.UnlockTablesStmt:
-		return KindUnlockTables
-	case *ast.KillStmt:
-		return KindKill
-	case *ast.DoStmt:
-		return KindDo
-	case *ast.CallStmt:
-		return KindCall
-	case *ast.DropProcedureStmt:
-		return KindDropProcedure
-	case *ast.ProcedureInfo:
-		return KindCreateProcedure
-	}
-	return ""
-}
-
-// classOf maps a statement node to its class.
-func classOf(s ast.StmtNode) Class {
-	switch x := s.(type) {
-	case *ast.SelectStmt, *ast.SetOprStmt, *ast.ShowStmt, *ast.HelpStmt:
-		// HELP reads the server's help tables (mysql.help_*) only.
-		return ClassRead
-	case *ast.ExplainStmt:
-		if x.Analyze {
-			return classOf(x.Stmt)
-		}
-		return ClassRead
-	case *ast.InsertStmt, *ast.UpdateStmt, *ast.DeleteStmt, *ast.LoadDataStmt:
-		return ClassWrite
-	case *ast.CreateTableStmt, *ast.AlterTableStmt, *ast.DropTableStmt, *ast.RenameTableStmt,
-		*ast.TruncateTableStmt, *ast.CreateIndexStmt, *ast.DropIndexStmt, *ast.CreateViewStmt,
-		*ast.CreateDatabaseStmt, *ast.DropDatabaseStmt, *ast.AlterDatabaseStmt, *ast.CreateSequenceStmt,
-		*ast.DropSequenceStmt, *ast.AlterSequenceStmt:
-		return ClassDDL
-	case *ast.BeginStmt, *ast.CommitStmt, *ast.RollbackStmt, *ast.SavepointStmt, *ast.ReleaseSavepointStmt:
-		return ClassTransaction
-	case *ast.SetStmt, *ast.UseStmt, *ast.PrepareStmt, *ast.ExecuteStmt, *ast.DeallocateStmt,
-		*ast.LockTablesStmt, *ast.UnlockTablesStmt, *ast.SetRoleStmt:
-		return ClassSession
-	case *ast.CallStmt, *ast.ProcedureInfo, *ast.DropProcedureStmt:
-		return ClassRoutine
-	}
-	return ClassOther
-}
-
-// declaredPositions marks the chains whose place in the text makes them
-// no table for sure: a partition's or subpartition's name (right after
-// PARTITION or SUBPARTITION, or after a comma continuing such a list), a
-// name after ENGINE, TABLESPACE, COLLATE, CHARSET or CHARACTER SET (with
-// or without '='), and a user's name before its @host.
-func declaredPositions(text string, toks []token, chains []chain) map[int]bool {
-	var out map[int]bool
-	mark := func(ci int) {
-		if out == nil {
-			out = map[int]bool{}
-		}
-		out[ci] = true
-	}
-	prevChain := -1 // the chain before the current one, when declared
-	for ci, ch := range chains {
-		first, last := ch.first, ch.tok(ch.n-1)
-		w := tokWord(text, toks, first-1)
-		if punctAt(text, toks, first-1, '=') {
-			w = tokWord(text, toks, first-2)
-		}
-		switch {
-		case ch.n == 1 && !ch.star && namedAfter[w]:
-			mark(ci) // ENGINE [=] name, COLLATE name, …
-		case ch.n == 1 && !ch.star && (w == "PARTITION" || w == "SUBPARTITION"):
-			mark(ci)
-		case ch.n == 1 && !ch.star && prevChain == ci-1 && prevChain >= 0 && punctAt(text, toks, first-1, ',') &&
-			chains[prevChain].tok(chains[prevChain].n-1) == first-2:
-			mark(ci) // p1, p2 of a partition list
-		case ch.n == 1 && !ch.star && last+1 < len(toks) && toks[last+1].kind == tokVariable && toks[last+1].start == toks[last].end &&
-			text[toks[last+1].start] == '@' && (toks[last+1].end-toks[last+1].start < 2 || text[toks[last+1].start+1] != '@'):
-			mark(ci) // user@host
-		default:
-			prevChain = -1
-			continue
-		}
-		prevChain = ci
-	}
-	return out
 }
 
 // specialCalls are the functions (and keywords written like one) the
@@ -1449,36 +641,6 @@ var specialCalls = map[string]bool{
 	"localtime": true, "localtimestamp": true, "curdate": true, "curtime": true, "sysdate": true, "utc_timestamp": true,
 	"match": true, "json": true,
 }
-
-// namedAfter are the words after which (and an optional '=') a name is an
-// engine's, a tablespace's, a collation's or a character set's.
-var namedAfter = map[string]bool{"ENGINE": true, "TABLESPACE": true, "COLLATE": true, "CHARSET": true, "SET": true}
-
-// declaredNames are the names a statement's tree declares or uses as no
-// table (c.columns: columns, indexes, constraints, partitions, aliases of
-// fields, databases, …) with its CTE names and table aliases: where no
-// site is, such a name is no table.
-func declaredNames(c *collector) map[string]bool {
-	if c.columns == nil {
-		return nil
-	}
-	if len(c.ctes) == 0 && len(c.aliases) == 0 {
-		return c.columns
-	}
-	m := make(map[string]bool, len(c.columns)+len(c.ctes)+len(c.aliases))
-	for _, set := range []map[string]bool{c.columns, c.ctes, c.aliases} {
-		for k := range set {
-			m[k] = true
-		}
-	}
-	return m
-}
-
-// typeWords are MariaDB's column types the parser does not reserve, which
-// the lexer can take for names.
-var typeWords = map[string]bool{"JSON": true, "INET4": true, "INET6": true, "UUID": true, "TEXT": true, "DATE": true,
-	"TIME": true, "TIMESTAMP": true, "DATETIME": true, "YEAR": true, "BIT": true, "BOOL": true, "BOOLEAN": true,
-	"ENUM": true, "SERIAL": true, "NATIONAL": true, "NCHAR": true, "FIXED": true}
 
 // takeInner adds to st, a statement that runs another's text (PREPARE …
 // FROM 'text', EXECUTE IMMEDIATE 'text'), what the statements of that
@@ -1511,15 +673,15 @@ func flushTables(st *Statement, s ast.StmtNode, text string) {
 	if !ok || f.Tp != ast.FlushTables || len(f.Tables) == 0 || f.ReadLock || len(st.Reads) == 0 {
 		return
 	}
-	for _, t := range lex(text, lexOptions{}) {
-		if t.kind == tokPunct && text[t.start] == ';' {
+	for _, t := range lexer.Lex(text, lexer.Options{}) {
+		if t.Kind == lexer.Punct && text[t.Start] == ';' {
 			break // the statement's end
 		}
 		switch {
-		case t.kind == tokQuoted || t.kind == tokComment:
-		case t.kind == tokPunct && (text[t.start] == ',' || text[t.start] == '.'):
-		case t.kind == tokIdent:
-			switch strings.ToUpper(text[t.start:t.end]) {
+		case t.Kind == lexer.Quoted || t.Kind == lexer.Comment:
+		case t.Kind == lexer.Punct && (text[t.Start] == ',' || text[t.Start] == '.'):
+		case t.Kind == lexer.Ident:
+			switch strings.ToUpper(text[t.Start:t.End]) {
 			case "WITH", "READ", "LOCK", "FOR", "EXPORT", "AND", "DISABLE", "CHECKPOINT":
 				return
 			}
@@ -1537,14 +699,14 @@ func flushTables(st *Statement, s ast.StmtNode, text string) {
 type reading struct {
 	a         *Analysis
 	e         *Engine
-	sc        *scratch
-	nz        *normalized
-	rec       masked
+	sc        *ident.Scratch
+	nz        *lexer.Normalized
+	rec       recovery.Masked
 	stmts     []ast.StmtNode
 	db        string
 	cursor    int
-	showSites []site
-	all       *collector
+	showSites []ident.Site
+	all       *collect.Collector
 }
 
 // statement describes s, the next statement, and adds what it names to
@@ -1562,28 +724,28 @@ func (r *reading) statement(s ast.StmtNode) bool {
 	}
 	a.stmtStarts = append(a.stmtStarts, start)
 	a.stmtDBs = append(a.stmtDBs, r.db)
-	c := newCollector()
-	if cl := classOf(s); cl == ClassDDL || cl == ClassOther {
-		c.columns = map[string]bool{}
+	c := collect.New()
+	if cl := kind.ClassOf(s); cl == ClassDDL || cl == ClassOther {
+		c.Columns = map[string]bool{}
 	}
 	if containsFold(sql, "with") {
-		c.cteRefs = cteRefs([]ast.StmtNode{s}, func(n string) string { return n }, a.opts.CaseSensitiveNames)
+		c.CTERefs = collect.CTERefs([]ast.StmtNode{s}, func(n string) string { return n }, a.opts.CaseSensitiveNames)
 	}
 	s.Accept(c)
 	a.Statements = append(a.Statements, describe(s, c, r.db))
 	st := &a.Statements[len(a.Statements)-1]
-	st.Labels, st.labelColumns = labelSpans(c.labels, sql)
-	st.AliasedColumns = c.aliasedColumns
-	a.markBare(st, r.sc.toks)
-	routineStatement(st, s, sql, r.sc.toks, start)
+	st.Labels, st.labelColumns = collect.LabelSpans(c.Labels, sql)
+	st.AliasedColumns = c.AliasedColumns
+	a.markBare(st, r.sc.Toks)
+	routineStatement(st, s, sql, r.sc.Toks, start)
 	flushTables(st, s, a.src[min(start, len(a.src)):])
-	if st.Show != nil && r.nz.alteredIn(start, r.cursor) {
+	if st.Show != nil && r.nz.AlteredIn(start, r.cursor) {
 		// SHOW … LIKE / WHERE is answered with a query built from its
 		// text, which holds characters changed for the parser.
 		st.Unprovable = "the statement holds multi-byte characters the proxy cannot read back exactly (send it in utf8mb4)"
 	}
-	a.stmtAliases = append(a.stmtAliases, c.aliases)
-	a.stmtDeclared = append(a.stmtDeclared, declaredNames(c))
+	a.stmtAliases = append(a.stmtAliases, c.Aliases)
+	a.stmtDeclared = append(a.stmtDeclared, collect.DeclaredNames(c))
 	r.unlocatable(s, st, c)
 	if p, ok := s.(*ast.PrepareStmt); ok && p.SQLVar == nil {
 		r.e.bindPrepared(a, p, r.db)
@@ -1593,19 +755,19 @@ func (r *reading) statement(s ast.StmtNode) bool {
 		r.db = u.DBName
 	}
 	r.masked(st, start)
-	if len(r.stmts) == 1 && r.rec.junk < 0 {
+	if len(r.stmts) == 1 && r.rec.Junk < 0 {
 		r.all = c // the common case: the statement's collector is the input's
 		return false
 	}
-	r.all.refs = append(r.all.refs, c.refs...)
-	for k := range c.columns {
-		setName(&r.all.columns, k)
+	r.all.Refs = append(r.all.Refs, c.Refs...)
+	for k := range c.Columns {
+		collect.SetName(&r.all.Columns, k)
 	}
-	for k := range c.ctes {
-		setName(&r.all.ctes, k)
+	for k := range c.CTEs {
+		collect.SetName(&r.all.CTEs, k)
 	}
-	for k := range c.aliases {
-		setName(&r.all.aliases, k)
+	for k := range c.Aliases {
+		collect.SetName(&r.all.Aliases, k)
 	}
 	return true
 }
@@ -1613,13 +775,13 @@ func (r *reading) statement(s ast.StmtNode) bool {
 // unlocatable handles the tables the parser names without a place in the
 // text: SHOW … FROM t FROM db gets one site spanning both names; any
 // other is left for bind to refuse.
-func (r *reading) unlocatable(s ast.StmtNode, st *Statement, c *collector) {
-	for _, u := range c.unlocatable {
+func (r *reading) unlocatable(s ast.StmtNode, st *Statement, c *collect.Collector) {
+	for _, u := range c.Unlocatable {
 		if sh, ok := s.(*ast.ShowStmt); ok && len(r.stmts) == 1 {
-			if site, ok := showFromSite(r.a.text, r.sc.toks, sh, u); ok {
+			if site, ok := forms.ShowColumnsSite(r.a.text, r.sc.Toks, sh, u); ok {
 				r.showSites = append(r.showSites, site)
-				st.Reads = append(st.Reads, site.table)
-				sortTables(st.Reads)
+				st.Reads = append(st.Reads, site.Table)
+				collect.SortTables(st.Reads)
 				continue
 			}
 		}
@@ -1631,14 +793,14 @@ func (r *reading) unlocatable(s ast.StmtNode, st *Statement, c *collector) {
 // user variables of a blanked SELECT … INTO, and the settings of a blanked
 // SET STATEMENT prefix (which applies to the statement right after it).
 func (r *reading) masked(st *Statement, start int) {
-	for _, iv := range r.rec.intoVars {
-		if iv.at >= start && iv.at < r.cursor {
-			st.Vars = append(st.Vars, iv.v)
+	for _, iv := range r.rec.IntoVars {
+		if iv.At >= start && iv.At < r.cursor {
+			st.Vars = append(st.Vars, collect.VarOfToken(iv.Name))
 		}
 	}
-	for _, ss := range r.rec.setStatements {
-		if ss.end <= start && strings.TrimSpace(r.a.text[ss.end:start]) == "" {
-			st.SetStatement = ss.vars
+	for _, ss := range r.rec.SetStatements {
+		if ss.End <= start && strings.TrimSpace(r.a.text[ss.End:start]) == "" {
+			st.SetStatement = ss.Vars
 		}
 	}
 }

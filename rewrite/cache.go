@@ -18,10 +18,12 @@ type cache struct {
 	capacity int
 }
 
+// newCache returns a cache of about capacity analyses.
 func newCache(capacity int) *cache {
 	return &cache{cur: map[cacheKey]*Analysis{}, old: map[cacheKey]*Analysis{}, capacity: capacity}
 }
 
+// get is the analysis cached for k, nil when there is none.
 func (c *cache) get(k cacheKey) *Analysis {
 	c.mu.RLock()
 	a := c.cur[k]
@@ -32,6 +34,8 @@ func (c *cache) get(k cacheKey) *Analysis {
 	return a
 }
 
+// put caches a for k; a full current generation becomes the old one,
+// dropping the one before.
 func (c *cache) put(k cacheKey, a *Analysis) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/splice"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -36,16 +38,16 @@ type callSite struct {
 
 // callSites locates the calls of the analysis's functions in its text.
 func (a *Analysis) callSites() []callSite {
-	toks := lex(a.text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes})
+	toks := lexer.Lex(a.text, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes})
 	isName := func(i int) bool {
-		return i >= 0 && i < len(toks) && (toks[i].kind == tokIdent || toks[i].kind == tokQuoted)
+		return i >= 0 && i < len(toks) && (toks[i].Kind == lexer.Ident || toks[i].Kind == lexer.Quoted)
 	}
 	adjacentDot := func(i int) bool { // toks[i] is a '.' touching the names on both sides
-		return punctAt(a.text, toks, i, '.') && i > 0 && i+1 < len(toks) && toks[i-1].end == toks[i].start && toks[i].end == toks[i+1].start
+		return lexer.PunctAt(a.text, toks, i, '.') && i > 0 && i+1 < len(toks) && toks[i-1].End == toks[i].Start && toks[i].End == toks[i+1].Start
 	}
 	covered := func(pos int) bool {
 		for _, s := range a.sites {
-			if pos >= s.start && pos < s.end {
+			if pos >= s.Start && pos < s.End {
 				return true
 			}
 		}
@@ -56,15 +58,15 @@ func (a *Analysis) callSites() []callSite {
 		if !isName(i) || adjacentDot(i-1) {
 			continue // not a chain's first name
 		}
-		f, next := Func{Name: identText(a.text, toks[i])}, i+1
+		f, next := Func{Name: lexer.IdentText(a.text, toks[i])}, i+1
 		if adjacentDot(next) && isName(next+1) {
-			f.Schema, f.Name = f.Name, identText(a.text, toks[next+1])
+			f.Schema, f.Name = f.Name, lexer.IdentText(a.text, toks[next+1])
 			next += 2
 		}
-		if !punctAt(a.text, toks, next, '(') || adjacentDot(next) || covered(int(toks[i].start)) {
+		if !lexer.PunctAt(a.text, toks, next, '(') || adjacentDot(next) || covered(int(toks[i].Start)) {
 			continue
 		}
-		out = append(out, callSite{start: int(toks[i].start), end: int(toks[next-1].end), f: f, stmt: a.stmtAt(int(toks[i].start))})
+		out = append(out, callSite{start: int(toks[i].Start), end: int(toks[next-1].End), f: f, stmt: a.stmtAt(int(toks[i].Start))})
 	}
 	return out
 }
@@ -72,7 +74,7 @@ func (a *Analysis) callSites() []callSite {
 // callReps are the rewrites of the calls of functions r places, when it
 // is a FunctionResolver. Any other resolver cannot place a function the
 // statement names with its database, which is a stored one: refused.
-func (a *Analysis) callReps(r Resolver) ([]replacement, error) {
+func (a *Analysis) callReps(r Resolver) ([]splice.Replacement, error) {
 	fr, ok := r.(FunctionResolver)
 	if !ok {
 		for _, st := range a.Statements {
@@ -123,13 +125,13 @@ func (a *Analysis) callReps(r Resolver) ([]replacement, error) {
 		return nil, nil
 	}
 	sites := a.callSites()
-	var reps []replacement
+	var reps []splice.Replacement
 	for _, w := range want {
 		found := 0
 		for _, c := range sites {
 			if c.stmt == w.stmt && same(c.f, w.f) {
 				found++
-				reps = append(reps, replacement{start: c.start, end: c.end, text: quote.Ident(w.phys) + "." + quote.Ident(w.f.Name)})
+				reps = append(reps, splice.Replacement{Start: c.start, End: c.end, Text: quote.Ident(w.phys) + "." + quote.Ident(w.f.Name)})
 			}
 		}
 		if found < w.calls {

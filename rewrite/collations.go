@@ -39,3 +39,10 @@ const collationIDBase = 1 << 20
 // ServerCollations returns the character sets and collations the parser is
 // taught (for tests that check them against a server).
 func ServerCollations() map[string][]string { return maps.Clone(serverCollations) }
+
+// serverCharset reports whether the server has a character set called
+// name (lower case).
+func serverCharset(name string) bool {
+	_, ok := serverCollations[name]
+	return ok
+}

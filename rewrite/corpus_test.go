@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/corpus"
 )
 
@@ -91,7 +92,7 @@ func TestCorpus(t *testing.T) {
 
 // uniqueTables sorts ts and drops repeats (a table read by two statements).
 func uniqueTables(ts []Table) []Table {
-	sortTables(ts)
+	collect.SortTables(ts)
 	var out []Table
 	for i, t := range ts {
 		if i == 0 || t != ts[i-1] {

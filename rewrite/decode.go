@@ -1,10 +1,11 @@
 package rewrite
 
 import (
-	"fmt"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/sqlfork/sqlfork-proxy/rewrite/charset"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -12,179 +13,27 @@ import (
 // (koi8r, cp1251, latin1, …) by decoding it: identifiers become Unicode in
 // its catalog. The parser reads UTF-8 only, so the engine reads such a
 // text decoded to UTF-8 (decodeClient) and splices its rewrites back into
-// the client's own bytes (clientText).
-
-// clientText is a text the engine reads decoded: the client's bytes, and
-// where each of them starts in the decoded text.
-type clientText struct {
-	orig string
-	cs   *charsetInfo
-	// offs[i] is the offset in the decoded text of byte i of orig;
-	// offs[len(orig)] is the decoded text's length. It only grows. nil
-	// for an ASCII text, which is its own decoding: only what is spliced
-	// into it is written in cs.
-	offs []int
-}
-
-// decodes reports whether the engine reads texts of cs decoded: the
-// single-byte character sets whose characters it knows (not binary,
-// whose bytes are no characters).
-func (cs *charsetInfo) decodes() bool { return cs.mb == mbNone && cs.uni != nil }
+// the client's own bytes (charset.ClientText).
 
 // decodeClient returns, for a text sql in a single-byte client character
 // set holding bytes 0x80..0xFF (nz is its normalized form, read in that
 // character set), the decoded client text and the decoded text as the
 // server reads it, which share offsets; for an ASCII text in such a set, a
-// clientText without offsets (and no text); nil for any other text. A byte
+// charset.ClientText without offsets (and no text); nil for any other text. A byte
 // outside string literals that stands for no character, or that the server
 // does not read as part of a name, refuses the text: names are read in
 // Unicode, and such a byte has none the server would use.
-func decodeClient(sql string, nz *normalized, opts Options) (ct *clientText, text string, err *Refusal) {
+func decodeClient(sql string, nz *lexer.Normalized, opts Options) (ct *charset.ClientText, text string, err *Refusal) {
 	cs, ok := lookupCharset(opts.Charset)
-	if !ok || !cs.decodes() {
+	if !ok || !cs.Decodes() {
 		return nil, "", nil
 	}
-	if !hasHighByte(sql) {
-		return &clientText{orig: sql, cs: cs}, "", nil
+	ct, text, u := charset.Decode(sql, nz.Text, nz.Literals, cs, opts.ANSIQuotes)
+	if u != nil {
+		return nil, "", Refuse(wire.ErUnknown, "%s (at byte %d), so the proxy cannot be sure how the server reads this statement; "+
+			"quote the name with backquotes or send it in utf8mb4", u.What, u.At)
 	}
-	ct = &clientText{orig: sql, cs: cs, offs: make([]int, len(sql)+1)}
-	var out strings.Builder
-	out.Grow(2 * len(sql))
-	lits, at := nz.literals, 0
-	for i := 0; i < len(sql); i++ {
-		ct.offs[i] = at
-		c := sql[i]
-		if c < 0x80 {
-			out.WriteByte(nz.text[i])
-			at++
-			continue
-		}
-		for len(lits) > 0 && int(lits[0][1]) <= i {
-			lits = lits[1:]
-		}
-		inLit := len(lits) > 0 && int(lits[0][0]) <= i
-		quotedName := inLit && (sql[lits[0][0]] == '`' || opts.ANSIQuotes && sql[lits[0][0]] == '"')
-		r := cs.char(c)
-		blanked := nz.text[i] != c // a comment, or white space to the server
-		switch {
-		case blanked:
-			if nz.text[i] != ' ' {
-				return nil, "", decodeRefusal(i, "byte 0x%02X changed for the parser", c)
-			}
-		case r == utf8.RuneError && (!inLit || quotedName):
-			return nil, "", decodeRefusal(i, "byte 0x%02X, which stands for no character in %s, in a name", c, cs.name)
-		case !inLit && !cs.ident.has(c):
-			return nil, "", decodeRefusal(i, "byte 0x%02X (%c in %s) outside quotes, which the server does not read as part "+
-				"of a name", c, r, cs.name)
-		}
-		n := utf8.RuneLen(r)
-		if blanked {
-			out.WriteString(strings.Repeat(" ", n))
-		} else {
-			out.WriteRune(r)
-		}
-		at += n
-	}
-	ct.offs[len(sql)] = at
-	return ct, out.String(), nil
-}
-
-// char is the character byte c (>= 0x80) of a decoded character set
-// stands for, utf8.RuneError when it stands for none (in a string literal
-// or a comment the engine reads it so; its byte is sent as it is). A byte
-// standing for an ASCII character (armscii8 has an apostrophe and
-// parentheses up there) counts as none: the server's lexer reads the byte,
-// not the character, so it must not become punctuation to the engine.
-func (cs *charsetInfo) char(c byte) rune {
-	if r := cs.uni[c-0x80]; r >= 0x80 {
-		return r
-	}
-	return utf8.RuneError
-}
-
-func hasHighByte(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return true
-		}
-	}
-	return false
-}
-
-func decodeRefusal(at int, format string, args ...any) *Refusal {
-	return Refuse(wire.ErUnknown, "%s (at byte %d), so the proxy cannot be sure how the server reads this statement; "+
-		"quote the name with backquotes or send it in utf8mb4", fmt.Sprintf(format, args...), at)
-}
-
-// decoded returns the decoded client text.
-func (ct *clientText) decoded() string {
-	if ct.offs == nil {
-		return ct.orig
-	}
-	var b strings.Builder
-	b.Grow(ct.offs[len(ct.orig)])
-	for i := 0; i < len(ct.orig); i++ {
-		if c := ct.orig[i]; c < 0x80 {
-			b.WriteByte(c)
-		} else {
-			b.WriteRune(ct.cs.char(c))
-		}
-	}
-	return b.String()
-}
-
-// original is the offset in the client's bytes of off, an offset of the
-// decoded text (the byte holding it when off is inside a character).
-func (ct *clientText) original(off int) int {
-	if ct.offs == nil {
-		return off
-	}
-	lo, hi := 0, len(ct.orig)
-	for lo < hi {
-		m := (lo + hi + 1) / 2
-		if ct.offs[m] <= off {
-			lo = m
-		} else {
-			hi = m - 1
-		}
-	}
-	return lo
-}
-
-// encode writes s, UTF-8, in the client's character set; an error names
-// a character the set does not have (or the replacement character of a
-// byte that stands for none: its byte cannot be told).
-func (ct *clientText) encode(s string) (string, error) {
-	if !hasHighByte(s) {
-		return s, nil
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		if r < 0x80 {
-			b.WriteByte(byte(r))
-			continue
-		}
-		c, ok := ct.cs.byteOf(r)
-		if !ok {
-			return "", fmt.Errorf("the character %q (%U) has no byte in the connection's character set %s", r, r, ct.cs.name)
-		}
-		b.WriteByte(c)
-	}
-	return b.String(), nil
-}
-
-// byteOf is the byte 0x80..0xFF standing for r in a decoded character set.
-func (cs *charsetInfo) byteOf(r rune) (byte, bool) {
-	if r == 0 || r == utf8.RuneError {
-		return 0, false
-	}
-	for i, u := range cs.uni {
-		if u == r {
-			return byte(0x80 + i), true
-		}
-	}
-	return 0, false
+	return ct, text, nil
 }
 
 // toClient turns what the analysis a of a decoded text exports into the
@@ -195,16 +44,16 @@ func (a *Analysis) toClient() {
 	for i := range a.Statements {
 		st := &a.Statements[i]
 		for j, sp := range st.Labels {
-			st.Labels[j] = [2]int{ct.original(sp[0]), ct.original(sp[1])}
+			st.Labels[j] = [2]int{ct.Original(sp[0]), ct.Original(sp[1])}
 		}
 		if sh := st.Show; sh != nil {
 			var err error
 			if sh.Where != "" {
-				sh.Where, err = ct.encode(sh.Where)
+				sh.Where, err = ct.Encode(sh.Where)
 			}
 			if sh.Like != nil && err == nil {
 				var like string
-				like, err = ct.encode(*sh.Like)
+				like, err = ct.Encode(*sh.Like)
 				sh.Like = &like
 			}
 			if err != nil && st.Unprovable == "" {
@@ -221,19 +70,19 @@ func (a *Analysis) toClient() {
 // sjis, …), one that stands for no character, or a name that is no UTF-8
 // in a UTF-8 set.
 func DecodeName(name string, opts Options) (string, bool) {
-	if !hasHighByte(name) {
+	if !charset.HasHighByte(name) {
 		return name, true
 	}
 	cs, ok := lookupCharset(opts.Charset)
 	switch {
 	case !ok:
 		return "", false
-	case cs.mb == mbUTF8:
+	case cs.MB == charset.UTF8:
 		if !utf8.ValidString(name) {
 			return "", false
 		}
 		return name, true
-	case !cs.decodes():
+	case !cs.Decodes():
 		return "", false
 	}
 	var b strings.Builder
@@ -243,7 +92,7 @@ func DecodeName(name string, opts Options) (string, bool) {
 			b.WriteByte(c)
 			continue
 		}
-		r := cs.char(c)
+		r := cs.Char(c)
 		if r == utf8.RuneError {
 			return "", false
 		}
@@ -256,18 +105,18 @@ func DecodeName(name string, opts Options) (string, bool) {
 // (opts.Charset), as a statement sent on its connection names it: the
 // inverse of DecodeName. ok is false when the set cannot write it.
 func EncodeName(name string, opts Options) (string, bool) {
-	if !hasHighByte(name) {
+	if !charset.HasHighByte(name) {
 		return name, true
 	}
 	cs, ok := lookupCharset(opts.Charset)
 	switch {
 	case !ok:
 		return "", false
-	case cs.mb == mbUTF8:
+	case cs.MB == charset.UTF8:
 		return name, true
-	case !cs.decodes():
+	case !cs.Decodes():
 		return "", false
 	}
-	s, err := (&clientText{cs: cs}).encode(name)
+	s, err := (&charset.ClientText{CS: cs}).Encode(name)
 	return s, err == nil
 }

@@ -155,7 +155,7 @@ func TestClientOriginal(t *testing.T) {
 		t.Fatalf("decodeClient: %v %q", rerr, text)
 	}
 	for off, want := range []int{0, 1, 1, 2, 3} {
-		if got := ct.original(off); got != want {
+		if got := ct.Original(off); got != want {
 			t.Errorf("original(%d) = %d, want %d", off, got, want)
 		}
 	}

@@ -1,101 +1,20 @@
 package rewrite
 
 import (
-	"strings"
-	"unicode/utf8"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/dynamic"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 )
 
-// Dynamic SQL. PREPARE name FROM <expression> and EXECUTE IMMEDIATE
-// <expression> run a text the server computes: the proxy cannot see it in
-// the input. When the expression is one the proxy may compute first with
-// the same result — user and system variables, literals, and the server's
-// pure string functions of them, nothing that reads a table, calls a
-// stored function or changes from one evaluation to the next — the session
-// asks the server for its value (SELECT <expression>, on the same
-// connection just before) and sends the statement with that value as a
-// string literal in the expression's place, which the engine then reads
-// like any PREPARE … FROM 'text'.
-
 // Dynamic is a PREPARE or EXECUTE IMMEDIATE input whose text is computed
-// by an expression the proxy may compute first.
-type Dynamic struct {
-	// Expr is the expression's text, as written.
-	Expr       string
-	src        string
-	start, end int
-	backslash  bool
-}
-
-// pureStringFuncs are the server's functions a dynamic text's expression
-// may call: their value depends on their arguments only.
-var pureStringFuncs = map[string]bool{"CONCAT": true, "CONCAT_WS": true, "REPLACE": true, "REPEAT": true, "LOWER": true,
-	"UPPER": true, "LCASE": true, "UCASE": true, "TRIM": true, "LTRIM": true, "RTRIM": true, "SUBSTRING": true, "SUBSTR": true,
-	"LEFT": true, "RIGHT": true, "LPAD": true, "RPAD": true, "IF": true, "IFNULL": true, "COALESCE": true, "SPACE": true,
-	"QUOTE": true, "SFORMAT": true, "CHAR_LENGTH": true, "LENGTH": true, "HEX": true, "UNHEX": true, "CAST": true, "CONVERT": true}
-
-// operatorWords are the words a dynamic text's expression may hold between
-// its values.
-var operatorWords = map[string]bool{"AND": true, "OR": true, "NOT": true, "XOR": true, "IS": true, "NULL": true, "TRUE": true,
-	"FALSE": true, "DIV": true, "MOD": true, "AS": true, "CHAR": true, "BINARY": true}
+// by an expression the proxy may compute first (dynamic.Dynamic).
+type Dynamic = dynamic.Dynamic
 
 // DynamicSQL reads sql, a single statement, as PREPARE name FROM
 // <expression> or EXECUTE IMMEDIATE <expression> [USING …] whose
 // expression (not a string literal) the proxy may compute first; ok is
 // false for any other input.
 func (e *Engine) DynamicSQL(sql string, opts Options) (*Dynamic, bool) {
-	toks := lex(sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
-	n := len(toks)
-	for n > 0 && punctAt(sql, toks, n-1, ';') {
-		n--
-	}
-	toks = toks[:n]
-	w := func(i int) string { return tokWord(sql, toks, i) }
-	var from int
-	switch {
-	case w(0) == "PREPARE" && len(toks) > 3 && (toks[1].kind == tokIdent || toks[1].kind == tokQuoted) && w(2) == "FROM":
-		from = 3
-	case w(0) == "EXECUTE" && w(1) == "IMMEDIATE" && len(toks) > 2:
-		from = 2
-	default:
-		return nil, false
-	}
-	to, depth, computed := from, 0, false
-	for ; to < len(toks); to++ {
-		t := toks[to]
-		computed = computed || t.kind == tokVariable || t.kind == tokIdent && pureStringFuncs[w(to)]
-		switch {
-		case t.kind == tokComment || punctAt(sql, toks, to, ';'):
-			return nil, false
-		case depth == 0 && from == 2 && w(to) == "USING":
-			goto found
-		case punctAt(sql, toks, to, '('):
-			depth++
-		case punctAt(sql, toks, to, ')'):
-			depth--
-		case t.kind == tokVariable || t.kind == tokString || t.kind == tokNumber || operatorWords[w(to)]:
-		case t.kind == tokIdent && pureStringFuncs[w(to)] && punctAt(sql, toks, to+1, '('):
-		case t.kind == tokPunct && strings.IndexByte(",+-*/=<>!|&", sql[t.start]) >= 0:
-		default:
-			return nil, false
-		}
-	}
-found:
-	if !computed || depth != 0 {
-		return nil, false // literals only (read as they are), or unbalanced
-	}
-	d := &Dynamic{src: sql, start: int(toks[from].start), end: int(toks[to-1].end), backslash: !opts.NoBackslashEscapes}
-	d.Expr = sql[d.start:d.end]
-	return d, true
-}
-
-// With is the input with the string value (nil: NULL) in the expression's
-// place, as a literal the server reads back as value.
-func (d *Dynamic) With(value *string) string {
-	lit := "NULL"
-	if value != nil {
-		lit = quoteString(*value, d.backslash)
-	}
-	return d.src[:d.start] + lit + d.src[d.end:]
+	return dynamic.Read(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 }
 
 // ImmediateText reads sql, a single statement, as EXECUTE IMMEDIATE
@@ -107,59 +26,18 @@ func (d *Dynamic) With(value *string) string {
 // word) — but for the statements the server will not prepare (1295), which
 // the caller tells with UnpreparableText. ok is false for any other input.
 func (e *Engine) ImmediateText(sql string, opts Options) (string, bool) {
-	return literalText(sql, opts, "EXECUTE", "IMMEDIATE")
+	return dynamic.LiteralText(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}, "EXECUTE", "IMMEDIATE")
 }
 
 // PreparedText is ImmediateText for PREPARE name FROM 'text': the text
 // EXECUTE name (with no USING values) runs as if sent itself.
 func (e *Engine) PreparedText(sql string, opts Options) (string, bool) {
-	return literalText(sql, opts, "PREPARE", "", "FROM")
+	return dynamic.LiteralText(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}, "PREPARE", "", "FROM")
 }
 
 // BareExecute reports whether sql is EXECUTE name, with no USING values.
 func (e *Engine) BareExecute(sql string, opts Options) bool {
-	toks := lex(sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
-	n := len(toks)
-	for n > 0 && punctAt(sql, toks, n-1, ';') {
-		n--
-	}
-	return n == 2 && tokWord(sql, toks, 0) == "EXECUTE" && (toks[1].kind == tokIdent || toks[1].kind == tokQuoted) &&
-		tokWord(sql, toks, 1) != "IMMEDIATE"
-}
-
-// literalText reads sql as the words head ("" for a name) followed by one
-// string literal (see ImmediateText) and returns the literal's text.
-func literalText(sql string, opts Options, head ...string) (string, bool) {
-	lo := lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes}
-	toks := lex(sql, lo)
-	n := len(toks)
-	for n > 0 && punctAt(sql, toks, n-1, ';') {
-		n--
-	}
-	if n != len(head)+1 {
-		return "", false
-	}
-	for i, w := range head {
-		if w == "" && toks[i].kind != tokIdent && toks[i].kind != tokQuoted || w != "" && tokWord(sql, toks, i) != w {
-			return "", false
-		}
-	}
-	lit := toks[len(head)]
-	if lit.kind != tokString || sql[lit.start] != '\'' && sql[lit.start] != '"' {
-		return "", false
-	}
-	text := unquoteString(sql[lit.start:lit.end], !opts.NoBackslashEscapes)
-	for i := 0; i < len(text); i++ {
-		if text[i] >= utf8.RuneSelf {
-			return "", false
-		}
-	}
-	for i, t := range lex(text, lo) {
-		if t.kind == tokVariable && text[t.start:t.end] == "?" || i == 0 && t.kind == tokComment {
-			return "", false
-		}
-	}
-	return text, true
+	return dynamic.BareExecute(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 }
 
 // UnpreparableText reports whether text is a statement the server will not
@@ -167,12 +45,5 @@ func literalText(sql string, opts Options, head ...string) (string, bool) {
 // DEALLOCATE | DROP PREPARE (MariaDB 10.11 prepares any other). The server
 // refuses it before it runs anything.
 func UnpreparableText(text string, opts Options) bool {
-	toks := lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
-	switch tokWord(text, toks, 0) {
-	case "PREPARE", "EXECUTE", "DEALLOCATE":
-		return true
-	case "DROP":
-		return tokWord(text, toks, 1) == "PREPARE"
-	}
-	return false
+	return dynamic.Unpreparable(text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 }

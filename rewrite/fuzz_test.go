@@ -10,47 +10,13 @@ import (
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
+	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/corpus"
 )
 
 // Fuzz targets. Seeds are every corpus statement; run one with e.g.
 //
 //	go test -run='^$' -fuzz=FuzzRewrite -fuzztime=60s ./rewrite/
-
-// FuzzLex checks that lex never panics and that its tokens are non-empty,
-// in order, non-overlapping, within bounds and cover every byte that is not
-// white space.
-func FuzzLex(f *testing.F) {
-	for _, c := range corpus.Cases() {
-		f.Add(c.SQL, false, false)
-		f.Add(c.SQL, true, true)
-	}
-	f.Fuzz(func(t *testing.T, src string, ansiQuotes, noBackslashEscapes bool) {
-		toks := lex(src, lexOptions{ansiQuotes: ansiQuotes, noBackslashEscapes: noBackslashEscapes})
-		pos := 0
-		for i, tok := range toks {
-			start, end := int(tok.start), int(tok.end)
-			if start < pos || start >= end || end > len(src) {
-				t.Fatalf("token %d [%d,%d) out of order, empty or out of bounds (previous end %d, len %d) in %q",
-					i, tok.start, tok.end, pos, len(src), src)
-			}
-			for j := pos; j < start; j++ {
-				if !isSpace(src[j]) {
-					t.Fatalf("byte %d (%q) before token %d is not covered by any token in %q", j, src[j], i, src)
-				}
-			}
-			if tok.kind == tokIdent || tok.kind == tokQuoted {
-				_ = identText(src, tok)
-			}
-			pos = end
-		}
-		for j := pos; j < len(src); j++ {
-			if !isSpace(src[j]) {
-				t.Fatalf("trailing byte %d (%q) is not covered by any token in %q", j, src[j], src)
-			}
-		}
-	})
-}
 
 var fuzzEngine = NewEngine(0)
 
@@ -333,7 +299,7 @@ func TestWriteTargetsChecker(t *testing.T) {
 			t.Fatalf("%s: %v", sql, err)
 		}
 		got := writeTargets(stmts, "app")
-		sortTables(got)
+		collect.SortTables(got)
 		if s := tables(got); s != want {
 			t.Errorf("%s: write targets %q, want %q", sql, s, want)
 		}

@@ -1,95 +1,105 @@
 package rewrite
 
-import "strings"
+import "github.com/sqlfork/sqlfork-proxy/rewrite/kind"
 
 // Kind names a statement more finely than its Class, in upper case, as
-// its leading words read: "CREATE TABLE", "SHOW CREATE VIEW", "CALL"
-// (the constants below); "" when unknown.
-type Kind string
+// its leading words read (kind.Kind).
+type Kind = kind.Kind
 
-// The kinds the proxy reads a statement as and acts on. Others are built
-// from the statement's leading words ("CREATE SERVER", "SHOW CREATE
-// EVENT", …).
+// The kinds the proxy reads a statement as and acts on (kind's constants).
 const (
-	KindAlterDatabase       Kind = "ALTER DATABASE"
-	KindAlterEvent          Kind = "ALTER EVENT"
-	KindAlterFunction       Kind = "ALTER FUNCTION"
-	KindAlterProcedure      Kind = "ALTER PROCEDURE"
-	KindAlterSequence       Kind = "ALTER SEQUENCE"
-	KindAlterTable          Kind = "ALTER TABLE"
-	KindAlterView           Kind = "ALTER VIEW"
-	KindAnalyzeTable        Kind = "ANALYZE TABLE"
-	KindBackupStage         Kind = "BACKUP STAGE"
-	KindBegin               Kind = "BEGIN"
-	KindCall                Kind = "CALL"
-	KindChangeMaster        Kind = "CHANGE MASTER"
-	KindCheckTable          Kind = "CHECK TABLE"
-	KindChecksumTable       Kind = "CHECKSUM TABLE"
-	KindCommit              Kind = "COMMIT"
-	KindCompound            Kind = "COMPOUND"
-	KindCreateDatabase      Kind = "CREATE DATABASE"
-	KindCreateFunction      Kind = "CREATE FUNCTION"
-	KindCreateIndex         Kind = "CREATE INDEX"
-	KindCreateProcedure     Kind = "CREATE PROCEDURE"
-	KindCreateSequence      Kind = "CREATE SEQUENCE"
-	KindCreateTable         Kind = "CREATE TABLE"
-	KindCreateTrigger       Kind = "CREATE TRIGGER"
-	KindCreateView          Kind = "CREATE VIEW"
-	KindDelete              Kind = "DELETE"
-	KindDo                  Kind = "DO"
-	KindDropDatabase        Kind = "DROP DATABASE"
-	KindDropFunction        Kind = "DROP FUNCTION"
-	KindDropIndex           Kind = "DROP INDEX"
-	KindDropProcedure       Kind = "DROP PROCEDURE"
-	KindDropSequence        Kind = "DROP SEQUENCE"
-	KindDropTable           Kind = "DROP TABLE"
-	KindDropTrigger         Kind = "DROP TRIGGER"
-	KindDropView            Kind = "DROP VIEW"
-	KindExecuteImmediate    Kind = "EXECUTE IMMEDIATE"
-	KindExplain             Kind = "EXPLAIN"
-	KindFlushTables         Kind = "FLUSH TABLES"
-	KindGetDiagnostics      Kind = "GET DIAGNOSTICS"
-	KindHandlerClose        Kind = "HANDLER CLOSE"
-	KindHandlerOpen         Kind = "HANDLER OPEN"
-	KindHandlerRead         Kind = "HANDLER READ"
-	KindHelp                Kind = "HELP"
-	KindInsert              Kind = "INSERT"
-	KindKill                Kind = "KILL"
-	KindLoadData            Kind = "LOAD DATA"
-	KindLockTables          Kind = "LOCK TABLES"
-	KindOptimizeTable       Kind = "OPTIMIZE TABLE"
-	KindRenameTable         Kind = "RENAME TABLE"
-	KindRepairTable         Kind = "REPAIR TABLE"
-	KindReplace             Kind = "REPLACE"
-	KindRollback            Kind = "ROLLBACK"
-	KindRollbackToSavepoint Kind = "ROLLBACK TO SAVEPOINT"
-	KindSelect              Kind = "SELECT"
-	KindSet                 Kind = "SET"
-	KindSetGlobal           Kind = "SET GLOBAL"
-	KindShow                Kind = "SHOW"
-	KindShowBinlogEvents    Kind = "SHOW BINLOG EVENTS"
-	KindShowColumns         Kind = "SHOW COLUMNS"
-	KindShowCount           Kind = "SHOW COUNT(*)"
-	KindShowCreateFunction  Kind = "SHOW CREATE FUNCTION"
-	KindShowCreateProcedure Kind = "SHOW CREATE PROCEDURE"
-	KindShowCreateTable     Kind = "SHOW CREATE TABLE"
-	KindShowCreateTrigger   Kind = "SHOW CREATE TRIGGER"
-	KindShowCreateView      Kind = "SHOW CREATE VIEW"
-	KindShowErrors          Kind = "SHOW ERRORS"
-	KindShowIndex           Kind = "SHOW INDEX"
-	KindShowOpenTables      Kind = "SHOW OPEN TABLES"
-	KindShowProcesslist     Kind = "SHOW PROCESSLIST"
-	KindShowRelaylogEvents  Kind = "SHOW RELAYLOG EVENTS"
-	KindShowStatus          Kind = "SHOW STATUS"
-	KindShowVariables       Kind = "SHOW VARIABLES"
-	KindShowWarnings        Kind = "SHOW WARNINGS"
-	KindSyntaxError         Kind = "SYNTAX ERROR"
-	KindTruncateTable       Kind = "TRUNCATE TABLE"
-	KindUnlockTables        Kind = "UNLOCK TABLES"
-	KindUpdate              Kind = "UPDATE"
-	KindUse                 Kind = "USE"
-	KindXa                  Kind = "XA"
+	KindAlterDatabase       = kind.AlterDatabase
+	KindAlterEvent          = kind.AlterEvent
+	KindAlterFunction       = kind.AlterFunction
+	KindAlterProcedure      = kind.AlterProcedure
+	KindAlterSequence       = kind.AlterSequence
+	KindAlterTable          = kind.AlterTable
+	KindAlterView           = kind.AlterView
+	KindAnalyzeTable        = kind.AnalyzeTable
+	KindBackupStage         = kind.BackupStage
+	KindBegin               = kind.Begin
+	KindCall                = kind.Call
+	KindChangeMaster        = kind.ChangeMaster
+	KindCheckTable          = kind.CheckTable
+	KindChecksumTable       = kind.ChecksumTable
+	KindCommit              = kind.Commit
+	KindCompound            = kind.Compound
+	KindCreateDatabase      = kind.CreateDatabase
+	KindCreateFunction      = kind.CreateFunction
+	KindCreateIndex         = kind.CreateIndex
+	KindCreateProcedure     = kind.CreateProcedure
+	KindCreateSequence      = kind.CreateSequence
+	KindCreateTable         = kind.CreateTable
+	KindCreateTrigger       = kind.CreateTrigger
+	KindCreateView          = kind.CreateView
+	KindDelete              = kind.Delete
+	KindDo                  = kind.Do
+	KindDropDatabase        = kind.DropDatabase
+	KindDropFunction        = kind.DropFunction
+	KindDropIndex           = kind.DropIndex
+	KindDropProcedure       = kind.DropProcedure
+	KindDropSequence        = kind.DropSequence
+	KindDropTable           = kind.DropTable
+	KindDropTrigger         = kind.DropTrigger
+	KindDropView            = kind.DropView
+	KindExecuteImmediate    = kind.ExecuteImmediate
+	KindExplain             = kind.Explain
+	KindFlushTables         = kind.FlushTables
+	KindGetDiagnostics      = kind.GetDiagnostics
+	KindHandlerClose        = kind.HandlerClose
+	KindHandlerOpen         = kind.HandlerOpen
+	KindHandlerRead         = kind.HandlerRead
+	KindHelp                = kind.Help
+	KindInsert              = kind.Insert
+	KindKill                = kind.Kill
+	KindLoadData            = kind.LoadData
+	KindLockTables          = kind.LockTables
+	KindOptimizeTable       = kind.OptimizeTable
+	KindRenameTable         = kind.RenameTable
+	KindRepairTable         = kind.RepairTable
+	KindReplace             = kind.Replace
+	KindRollback            = kind.Rollback
+	KindRollbackToSavepoint = kind.RollbackToSavepoint
+	KindSelect              = kind.Select
+	KindSet                 = kind.Set
+	KindSetGlobal           = kind.SetGlobal
+	KindShow                = kind.Show
+	KindShowBinlogEvents    = kind.ShowBinlogEvents
+	KindShowColumns         = kind.ShowColumns
+	KindShowCount           = kind.ShowCount
+	KindShowCreateFunction  = kind.ShowCreateFunction
+	KindShowCreateProcedure = kind.ShowCreateProcedure
+	KindShowCreateTable     = kind.ShowCreateTable
+	KindShowCreateTrigger   = kind.ShowCreateTrigger
+	KindShowCreateView      = kind.ShowCreateView
+	KindShowErrors          = kind.ShowErrors
+	KindShowIndex           = kind.ShowIndex
+	KindShowOpenTables      = kind.ShowOpenTables
+	KindShowProcesslist     = kind.ShowProcesslist
+	KindShowRelaylogEvents  = kind.ShowRelaylogEvents
+	KindShowStatus          = kind.ShowStatus
+	KindShowVariables       = kind.ShowVariables
+	KindShowWarnings        = kind.ShowWarnings
+	KindSyntaxError         = kind.SyntaxError
+	KindTruncateTable       = kind.TruncateTable
+	KindUnlockTables        = kind.UnlockTables
+	KindUpdate              = kind.Update
+	KindUse                 = kind.Use
+	KindXa                  = kind.Xa
 )
 
-// IsShow reports whether the statement is a SHOW of any kind.
-func (k Kind) IsShow() bool { return strings.HasPrefix(string(k), "SHOW") }
+// Class is the kind of a statement (kind.Class).
+type Class = kind.Class
+
+// Statement classes.
+const (
+	ClassUnparseable = kind.ClassUnparseable
+	ClassRead        = kind.ClassRead
+	ClassWrite       = kind.ClassWrite
+	ClassDDL         = kind.ClassDDL
+	ClassTransaction = kind.ClassTransaction
+	ClassSession     = kind.ClassSession
+	ClassRoutine     = kind.ClassRoutine
+	ClassSandbox     = kind.ClassSandbox
+	ClassOther       = kind.ClassOther
+)

@@ -1,5 +1,10 @@
 package rewrite
 
+import (
+	"github.com/sqlfork/sqlfork-proxy/rewrite/kind"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+)
+
 // Maintenance names the table maintenance statement the input's i-th
 // statement is — "CHECK TABLE", "CHECKSUM TABLE", "ANALYZE TABLE",
 // "OPTIMIZE TABLE" or "REPAIR TABLE", or ALTER TABLE's "ANALYZE PARTITION",
@@ -12,27 +17,27 @@ func (a *Analysis) Maintenance(i int) Kind {
 		return ""
 	}
 	k := a.Statements[i].Kind
-	if k != "" && tableMaintenance[firstWord(string(k))] == k {
+	if k != "" && kind.Maintenance(kind.FirstWord(string(k))) == k {
 		return k
 	}
 	if k != "" && k != KindAlterTable {
 		return ""
 	}
 	text := a.text[a.stmtStarts[i]:]
-	var toks []token
-	for _, t := range lex(text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}) {
-		if t.kind != tokComment {
+	var toks []lexer.Token
+	for _, t := range lexer.Lex(text, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes}) {
+		if t.Kind != lexer.Comment {
 			toks = append(toks, t)
 		}
 		if len(toks) == 8 {
 			break
 		}
 	}
-	word := func(j int) string { return tokWord(text, toks, j) }
+	word := func(j int) string { return lexer.Word(text, toks, j) }
 	if word(0) == "ALTER" {
-		return partitionMaintenance(text, toks)
+		return kind.PartitionMaintenance(text, toks)
 	}
-	kind, j := tableMaintenance[word(0)], 1
+	kind, j := kind.Maintenance(word(0)), 1
 	if (word(0) == "REPAIR" || word(0) == "ANALYZE" || word(0) == "OPTIMIZE") && (word(j) == "NO_WRITE_TO_BINLOG" || word(j) == "LOCAL") {
 		j++
 	}
@@ -40,37 +45,4 @@ func (a *Analysis) Maintenance(i int) Kind {
 		return ""
 	}
 	return kind
-}
-
-// partitionMaintenance names ALTER [ONLINE] [IGNORE] TABLE t ANALYZE |
-// CHECK | OPTIMIZE | REPAIR PARTITION (toks, the statement's first
-// tokens): "ANALYZE PARTITION" …, or "".
-func partitionMaintenance(text string, toks []token) Kind {
-	word := func(j int) string { return tokWord(text, toks, j) }
-	j := 1
-	for word(j) == "ONLINE" || word(j) == "IGNORE" {
-		j++
-	}
-	if word(j) != "TABLE" {
-		return ""
-	}
-	j += 2 // the table's name: t or db.t
-	if punctAt(text, toks, j, '.') {
-		j += 2
-	}
-	switch op := word(j); {
-	case (op == "ANALYZE" || op == "CHECK" || op == "OPTIMIZE" || op == "REPAIR") && word(j+1) == "PARTITION":
-		return Kind(op + " PARTITION")
-	}
-	return ""
-}
-
-// firstWord is s up to its first space.
-func firstWord(s string) string {
-	for i := range len(s) {
-		if s[i] == ' ' {
-			return s[:i]
-		}
-	}
-	return s
 }

@@ -1,6 +1,14 @@
 package rewrite
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite/body"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/forms"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/kind"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+)
 
 // MariaDB statements the parser does not read at all, read by the engine
 // from their words when every name they hold sits in a place the grammar
@@ -43,10 +51,10 @@ import "strings"
 
 // recognize fills a with the one statement of text (its tokens toks) when
 // it is one of the forms above; ok is false otherwise.
-func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
+func (e *Engine) recognize(a *Analysis, text string, toks []lexer.Token) bool {
 	// A single statement: a ';' may only end it.
 	n := len(toks)
-	for n > 0 && punctAt(text, toks, n-1, ';') {
+	for n > 0 && lexer.PunctAt(text, toks, n-1, ';') {
 		n--
 	}
 	if n == 0 {
@@ -60,13 +68,13 @@ func (e *Engine) recognize(a *Analysis, text string, toks []token) bool {
 		return true
 	}
 	for i := 0; i < n; i++ {
-		if punctAt(text, toks, i, ';') || toks[i].kind == tokComment {
+		if lexer.PunctAt(text, toks, i, ';') || toks[i].Kind == lexer.Comment {
 			return false
 		}
 	}
 	toks = toks[:n]
 	st := &Statement{DB: a.opts.DB}
-	for _, form := range [...]func(*Engine, *Analysis, *Statement, string, []token) formResult{
+	for _, form := range [...]func(*Engine, *Analysis, *Statement, string, []lexer.Token) formResult{
 		(*Engine).sessionForm, (*Engine).tableForm, (*Engine).namelessForm,
 	} {
 		switch form(e, a, st, text, toks) {
@@ -102,7 +110,7 @@ func (a *Analysis) one(st Statement) {
 // storedProgram reads DROP / ALTER of a routine, and statements that
 // define a stored program, whose body the proxy does not read (toks[:n]
 // the statement without its final ';').
-func (e *Engine) storedProgram(a *Analysis, text string, toks []token, n int) (Statement, bool) {
+func (e *Engine) storedProgram(a *Analysis, text string, toks []lexer.Token, n int) (Statement, bool) {
 	st := Statement{DB: a.opts.DB}
 	if kind, r := routineChange(text, toks[:n]); r != nil {
 		st.Class, st.Kind, st.Routine = ClassRoutine, kind, r
@@ -124,20 +132,20 @@ func (e *Engine) storedProgram(a *Analysis, text string, toks []token, n int) (S
 // sessionForm reads EXECUTE … USING, privilege statements, CREATE / ALTER
 // / DROP SERVER, view DDL, CREATE / ALTER DATABASE, EXECUTE IMMEDIATE and
 // HANDLER.
-func (e *Engine) sessionForm(a *Analysis, st *Statement, text string, toks []token) formResult {
-	word := func(i int) string { return tokWord(text, toks, i) }
+func (e *Engine) sessionForm(a *Analysis, st *Statement, text string, toks []lexer.Token) formResult {
+	word := func(i int) string { return lexer.Word(text, toks, i) }
 	switch w0 := word(0); {
-	case w0 == "EXECUTE" && word(1) != "IMMEDIATE" && len(toks) > 1 && (toks[1].kind == tokIdent || toks[1].kind == tokQuoted) &&
+	case w0 == "EXECUTE" && word(1) != "IMMEDIATE" && len(toks) > 1 && (toks[1].Kind == lexer.Ident || toks[1].Kind == lexer.Quoted) &&
 		(len(toks) == 2 || word(2) == "USING"):
 		// EXECUTE s USING <expressions the parser does not read>: the
 		// names its values could hold are the statement's.
 		st.Class = ClassSession
 		st.Unprovable = "EXECUTE runs a statement prepared with SQL PREPARE, which the proxy cannot see"
-		st.Handle, st.HandleOp = strings.ToLower(identText(text, toks[1])), "EXECUTE"
+		st.Handle, st.HandleOp = strings.ToLower(lexer.IdentText(text, toks[1])), "EXECUTE"
 		if len(toks) > 3 {
-			st.Funcs, st.Names = e.textNames(text[toks[3].end:], a.opts)
+			st.Funcs, st.Names = e.textNames(text[toks[3].End:], a.opts)
 		}
-	case privilegeStatement(text, toks):
+	case forms.Privileges(text, toks):
 		st.Class, st.Kind, st.privileges = ClassOther, Kind(w0+" "+word(1)), true
 		if w0 == "GRANT" || w0 == "REVOKE" {
 			st.Kind = Kind(w0)
@@ -152,7 +160,7 @@ func (e *Engine) sessionForm(a *Analysis, st *Statement, text string, toks []tok
 	case (w0 == "ALTER" || w0 == "CREATE") && e.viewDDL(a, text, toks):
 		return formDone
 	case (w0 == "CREATE" || w0 == "ALTER") && (word(1) == "DATABASE" || word(1) == "SCHEMA"):
-		name, ifNotExists, ok := databaseDDL(text, toks)
+		name, ifNotExists, ok := forms.DatabaseDDL(text, toks)
 		if !ok {
 			return formFails
 		}
@@ -160,7 +168,7 @@ func (e *Engine) sessionForm(a *Analysis, st *Statement, text string, toks []tok
 		if w0 == "CREATE" {
 			st.Database, st.IfNotExists = name, ifNotExists
 		}
-	case w0 == "EXECUTE" && word(1) == "IMMEDIATE" && immediateLiteral(text, toks):
+	case w0 == "EXECUTE" && word(1) == "IMMEDIATE" && forms.ImmediateLiteral(text, toks):
 		if e.executeImmediate(a, text, toks[2]) {
 			return formDone
 		}
@@ -183,18 +191,18 @@ func (e *Engine) sessionForm(a *Analysis, st *Statement, text string, toks []tok
 
 // tableForm reads CACHE / LOAD INDEX, DROP TABLE, CREATE / ALTER TABLE and
 // table maintenance.
-func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []token) formResult {
-	word := func(i int) string { return tokWord(text, toks, i) }
+func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer.Token) formResult {
+	word := func(i int) string { return lexer.Word(text, toks, i) }
 	db := a.opts.DB
 	switch w0 := word(0); {
 	case w0 == "CACHE" && word(1) == "INDEX", w0 == "LOAD" && word(1) == "INDEX":
-		sites, ok := keyCacheTables(text, toks, db)
+		sites, ok := forms.KeyCacheTables(text, toks, db)
 		if !ok {
 			return formFails
 		}
 		st.Class, st.Kind = ClassOther, Kind(w0+" INDEX")
 		for _, s := range sites {
-			st.Reads = append(st.Reads, s.table)
+			st.Reads = append(st.Reads, s.Table)
 		}
 		a.sites = sites
 	case w0 == "DROP" && (word(1) == "TABLE" || word(1) == "TABLES" || word(1) == "TEMPORARY"):
@@ -204,29 +212,29 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []token
 		}
 		st.Class, st.Kind, st.Temporary = ClassDDL, KindDropTable, temporary
 		for _, s := range sites {
-			st.Writes = append(st.Writes, s.table)
+			st.Writes = append(st.Writes, s.Table)
 		}
 		a.sites = sites
 	case w0 == "CREATE" || w0 == "ALTER":
-		s, kind, temporary, ok := tableDDL(text, toks, db)
+		s, kind, temporary, ok := forms.TableDDL(text, toks, db)
 		if !ok {
 			return formFails
 		}
 		st.Class, st.Kind, st.Temporary = ClassDDL, kind, temporary
-		st.Writes = []Table{s.table}
+		st.Writes = []Table{s.Table}
 		st.Funcs, _ = e.textNames(text, a.opts)
-		a.sites = []site{s}
-	case tableMaintenance[w0] != "":
-		sites, ok := maintenanceTables(text, toks, db)
+		a.sites = []ident.Site{s}
+	case kind.Maintenance(w0) != "":
+		sites, ok := forms.MaintenanceTables(text, toks, db)
 		if !ok {
 			return formFails
 		}
-		st.Class, st.Kind = ClassOther, tableMaintenance[w0]
+		st.Class, st.Kind = ClassOther, kind.Maintenance(w0)
 		for _, s := range sites {
-			if s.write {
-				st.Writes = append(st.Writes, s.table)
+			if s.Write {
+				st.Writes = append(st.Writes, s.Table)
 			} else {
-				st.Reads = append(st.Reads, s.table)
+				st.Reads = append(st.Reads, s.Table)
 			}
 		}
 		a.sites = sites
@@ -236,9 +244,9 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []token
 	return formBuilt
 }
 
-// namelessForm reads the statements that name no table (nameless).
-func (e *Engine) namelessForm(_ *Analysis, st *Statement, text string, toks []token) formResult {
-	kind, class := nameless(text, toks)
+// namelessForm reads the statements that name no table (kind.Nameless).
+func (e *Engine) namelessForm(_ *Analysis, st *Statement, text string, toks []lexer.Token) formResult {
+	kind, class := kind.Nameless(text, toks)
 	if kind == "" {
 		return formFails
 	}
@@ -254,12 +262,12 @@ func (e *Engine) namelessForm(_ *Analysis, st *Statement, text string, toks []to
 // routineChange reads DROP FUNCTION [IF EXISTS] [db.]name and ALTER
 // {FUNCTION | PROCEDURE} [db.]name characteristics, the whole of toks: the
 // statement's kind and the routine it names, nil for any other statement.
-func routineChange(text string, toks []token) (Kind, *Routine) {
-	w0, w1 := tokWord(text, toks, 0), tokWord(text, toks, 1)
+func routineChange(text string, toks []lexer.Token) (Kind, *Routine) {
+	w0, w1 := lexer.Word(text, toks, 0), lexer.Word(text, toks, 1)
 	switch {
 	case w0 == "DROP" && w1 == "FUNCTION":
 		i := 2
-		if tokWord(text, toks, i) == "IF" && tokWord(text, toks, i+1) == "EXISTS" {
+		if lexer.Word(text, toks, i) == "IF" && lexer.Word(text, toks, i+1) == "EXISTS" {
 			i += 2
 		}
 		if r, next, ok := routineName(text, toks, i); ok && next == len(toks) {
@@ -272,7 +280,7 @@ func routineChange(text string, toks []token) (Kind, *Routine) {
 		}
 		// Characteristics: words and a COMMENT's string only.
 		for _, t := range toks[next:] {
-			if t.kind != tokIdent && t.kind != tokString {
+			if t.Kind != lexer.Ident && t.Kind != lexer.String {
 				return "", nil
 			}
 		}
@@ -284,9 +292,9 @@ func routineChange(text string, toks []token) (Kind, *Routine) {
 // storedProgramKind names the statement at toks[0] when it creates, drops
 // or alters a stored program other than a procedure (ALTER PROCEDURE
 // included): "CREATE FUNCTION", "DROP TRIGGER", …; "" otherwise.
-func storedProgramKind(e *Engine, text string, toks []token) Kind {
-	word := func(i int) string { return tokWord(text, toks, i) }
-	if k, next := e.createRoutineAt(text, toks, 0); k != "" && k != "PROCEDURE" && next > 0 {
+func storedProgramKind(e *Engine, text string, toks []lexer.Token) Kind {
+	word := func(i int) string { return lexer.Word(text, toks, i) }
+	if k, next := body.CreateAt(text, toks, 0); k != "" && k != "PROCEDURE" && next > 0 {
 		return Kind("CREATE " + k)
 	}
 	switch word(0) {
@@ -300,7 +308,7 @@ func storedProgramKind(e *Engine, text string, toks []token) Kind {
 		case "FUNCTION", "EVENT", "PROCEDURE":
 			return Kind("ALTER " + k)
 		}
-		if word(1) == "DEFINER" && punctAt(text, toks, 2, '=') {
+		if word(1) == "DEFINER" && lexer.PunctAt(text, toks, 2, '=') {
 			for i := 3; i < len(toks) && i < 8; i++ {
 				if word(i) == "EVENT" {
 					return KindAlterEvent
@@ -311,272 +319,22 @@ func storedProgramKind(e *Engine, text string, toks []token) Kind {
 	return ""
 }
 
-// nameless names the statements that can name no table, when toks hold
-// only words, literals, variables, '=', ',', '.' and (for XA's
-// identifiers) nothing else: kind "" when they are not one.
-func nameless(text string, toks []token) (kind Kind, class Class) {
-	for i, t := range toks {
-		switch t.kind {
-		case tokIdent, tokQuoted, tokString, tokNumber, tokVariable:
-		case tokPunct:
-			switch text[t.start] {
-			case '=', ',', '.':
-			case '-', '+':
-				if i+1 >= len(toks) || toks[i+1].kind != tokNumber {
-					return "", 0
-				}
-			default:
-				return "", 0
-			}
-		default:
-			return "", 0
-		}
-	}
-	word := func(i int) string { return tokWord(text, toks, i) }
-	switch word(0) {
-	case "XA":
-		return KindXa, ClassOther
-	case "INSTALL", "UNINSTALL":
-		if word(1) == "PLUGIN" || word(1) == "SONAME" {
-			return Kind(word(0) + " " + word(1)), ClassOther
-		}
-	case "CHANGE":
-		if word(1) == "MASTER" {
-			return KindChangeMaster, ClassOther
-		}
-	case "GET":
-		if getDiagnostics(text, toks) {
-			return KindGetDiagnostics, ClassSession
-		}
-	case "SIGNAL", "RESIGNAL":
-		return Kind(word(0)), ClassSession
-	case "BACKUP":
-		if word(1) == "STAGE" {
-			return KindBackupStage, ClassOther
-		}
-	case "SHOW":
-		switch {
-		case word(1) == "CREATE" && (word(2) == "FUNCTION" || word(2) == "TRIGGER" || word(2) == "EVENT" || word(2) == "PACKAGE"):
-			return Kind("SHOW CREATE " + word(2)), ClassRead
-		case (word(1) == "FUNCTION" || word(1) == "PROCEDURE" || word(1) == "PACKAGE") &&
-			(word(2) == "CODE" || word(2) == "BODY" && word(3) == "CODE"):
-			return Kind("SHOW " + word(1) + " CODE"), ClassRead
-		}
-	}
-	return "", 0
-}
-
-// tableMaintenance are the statements of table maintenance, by first word.
-var tableMaintenance = map[string]Kind{
-	"CHECK": KindCheckTable, "CHECKSUM": KindChecksumTable, "REPAIR": KindRepairTable, "ANALYZE": KindAnalyzeTable,
-	"OPTIMIZE": KindOptimizeTable,
-}
-
-// maintenanceOptions are the words that may follow the table list of a
-// maintenance statement (CHECK's FOR UPGRADE, QUICK, FAST, MEDIUM,
-// EXTENDED, CHANGED; REPAIR's QUICK, EXTENDED, USE_FRM, FORCE; CHECKSUM's
-// QUICK, EXTENDED).
-var maintenanceOptions = map[string]bool{
-	"FOR": true, "UPGRADE": true, "QUICK": true, "FAST": true, "MEDIUM": true, "EXTENDED": true, "CHANGED": true,
-	"USE_FRM": true, "FORCE": true,
-}
-
-// maintenanceTables reads CHECK | CHECKSUM TABLE[S] list [options] and
-// REPAIR | ANALYZE | OPTIMIZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE[S] list
-// [options]: the list's names are tables (REPAIR and OPTIMIZE change
-// them). ANALYZE's PERSISTENT FOR … (which names columns and indexes) is
-// not read. ok is false when the text is not that.
-func maintenanceTables(text string, toks []token, db string) (sites []site, ok bool) {
-	word := func(i int) string { return tokWord(text, toks, i) }
-	w0 := word(0)
-	i := 1
-	if (w0 == "REPAIR" || w0 == "ANALYZE" || w0 == "OPTIMIZE") && (word(i) == "NO_WRITE_TO_BINLOG" || word(i) == "LOCAL") {
-		i++
-	}
-	if word(i) != "TABLE" && word(i) != "TABLES" {
-		return nil, false
-	}
-	i++
-	write := w0 == "REPAIR" || w0 == "OPTIMIZE"
-	for {
-		s, next, ok := tableNameAt(text, toks, i, db)
-		if !ok {
-			return nil, false
-		}
-		s.write = write
-		sites = append(sites, s)
-		i = next
-		if !punctAt(text, toks, i, ',') {
-			break
-		}
-		i++
-	}
-	if w0 == "ANALYZE" && word(i) == "PERSISTENT" && word(i+1) == "FOR" {
-		// PERSISTENT FOR ALL | COLUMNS (…) INDEXES (…): columns and
-		// indexes of the tables.
-		i += 2
-		for ; i < len(toks); i++ {
-			switch w := word(i); {
-			case w == "ALL" || w == "COLUMNS" || w == "INDEXES":
-			case punctAt(text, toks, i, '('):
-				next, ok := parenNames(text, toks, i)
-				if !ok {
-					return nil, false
-				}
-				i = next - 1
-			default:
-				return nil, false
-			}
-		}
-	}
-	for ; i < len(toks); i++ {
-		if !maintenanceOptions[word(i)] || w0 == "ANALYZE" || w0 == "OPTIMIZE" {
-			return nil, false
-		}
-	}
-	return sites, true
-}
-
-// parenNames reads, at toks[i], a parenthesized list of names (or ALL),
-// possibly empty: the index after it.
-func parenNames(text string, toks []token, i int) (next int, ok bool) {
-	if !punctAt(text, toks, i, '(') {
-		return 0, false
-	}
-	i++
-	if punctAt(text, toks, i, ')') {
-		return i + 1, true
-	}
-	for {
-		if i >= len(toks) || toks[i].kind != tokIdent && toks[i].kind != tokQuoted {
-			return 0, false
-		}
-		i++
-		switch {
-		case punctAt(text, toks, i, ')'):
-			return i + 1, true
-		case punctAt(text, toks, i, ','):
-			i++
-		default:
-			return 0, false
-		}
-	}
-}
-
-// keyCacheTables reads CACHE INDEX list IN cache and LOAD INDEX INTO CACHE
-// list, the list's items being table [PARTITION (…)] [INDEX | KEY (…)]
-// (and IGNORE LEAVES for LOAD INDEX): the tables' sites.
-func keyCacheTables(text string, toks []token, db string) (sites []site, ok bool) {
-	word := func(i int) string { return tokWord(text, toks, i) }
-	load := word(0) == "LOAD"
-	i := 2
-	if load {
-		if word(2) != "INTO" || word(3) != "CACHE" {
-			return nil, false
-		}
-		i = 4
-	}
-	for {
-		s, next, ok := tableNameAt(text, toks, i, db)
-		if !ok {
-			return nil, false
-		}
-		sites = append(sites, s)
-		i = next
-		if word(i) == "PARTITION" {
-			if i, ok = parenNames(text, toks, i+1); !ok {
-				return nil, false
-			}
-		}
-		if word(i) == "INDEX" || word(i) == "KEY" {
-			if i, ok = parenNames(text, toks, i+1); !ok {
-				return nil, false
-			}
-		}
-		if load && word(i) == "IGNORE" && word(i+1) == "LEAVES" {
-			i += 2
-		}
-		if !punctAt(text, toks, i, ',') {
-			break
-		}
-		i++
-	}
-	if load {
-		return sites, i == len(toks)
-	}
-	// IN cache_name (a name or DEFAULT).
-	return sites, word(i) == "IN" && i+2 == len(toks) && (toks[i+1].kind == tokIdent || toks[i+1].kind == tokQuoted)
-}
-
-// tableNameAt reads a table name, name or db.name, at toks[i]: its site
-// and the index after it.
-func tableNameAt(text string, toks []token, i int, db string) (s site, next int, ok bool) {
-	isName := func(j int) bool {
-		return j < len(toks) && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted)
-	}
-	if !isName(i) {
-		return site{}, 0, false
-	}
-	t := Table{DB: db, Name: identText(text, toks[i])}
-	end, qualified := toks[i].end, false
-	next = i + 1
-	if punctAt(text, toks, next, '.') {
-		if !isName(next + 1) {
-			return site{}, 0, false
-		}
-		t = Table{DB: identText(text, toks[i]), Name: identText(text, toks[next+1])}
-		end, qualified = toks[next+1].end, true
-		next += 2
-	}
-	if punctAt(text, toks, next, '.') {
-		return site{}, 0, false
-	}
-	return site{start: int(toks[i].start), end: int(end), kind: refTable, table: t, qualified: qualified}, next, true
-}
-
-// immediateLiteral reports whether toks hold EXECUTE IMMEDIATE 'text'
-// [USING v[, …]] with every v a literal or a variable.
-func immediateLiteral(text string, toks []token) bool {
-	if len(toks) < 3 || toks[2].kind != tokString || text[toks[2].start] != '\'' && text[toks[2].start] != '"' {
-		return false
-	}
-	if len(toks) == 3 {
-		return true
-	}
-	if tokWord(text, toks, 3) != "USING" || len(toks) == 4 {
-		return false
-	}
-	arg := true // a value is expected
-	for i := 4; i < len(toks); i++ {
-		switch t := toks[i]; {
-		case arg && (t.kind == tokVariable || t.kind == tokNumber || t.kind == tokString):
-			arg = false
-		case arg && punctAt(text, toks, i, '-') && i+1 < len(toks) && toks[i+1].kind == tokNumber:
-		case !arg && punctAt(text, toks, i, ','):
-			arg = true
-		default:
-			return false
-		}
-	}
-	return !arg
-}
-
 // executeImmediate reads EXECUTE IMMEDIATE 'text' like PREPARE … FROM
 // 'text' (bindPrepared): the text is analysed as a statement of its own and
 // rewritten inside the literal; the statement has the class of the one it
 // runs.
-func (e *Engine) executeImmediate(a *Analysis, text string, lit token) bool {
+func (e *Engine) executeImmediate(a *Analysis, text string, lit lexer.Token) bool {
 	db := a.opts.DB
 	st := Statement{DB: db, Class: ClassSession, Kind: KindExecuteImmediate}
 	a.stmtStarts, a.stmtDBs = []int{0}, []string{db}
 	a.stmtAliases = []map[string]bool{nil}
-	if a.altered != nil && a.altered.alteredIn(int(lit.start), int(lit.end)) {
+	if a.altered != nil && a.altered.AlteredIn(int(lit.Start), int(lit.End)) {
 		st.Unprovable = "the text of EXECUTE IMMEDIATE '...' holds multi-byte characters the proxy cannot read back exactly (send it in utf8mb4)"
 		a.Statements = []Statement{st}
 		return true
 	}
-	inner := e.analyze(unquoteString(text[lit.start:lit.end], !a.opts.NoBackslashEscapes), a.opts)
-	a.prepared = []preparedSite{{start: int(lit.start), end: int(lit.end), inner: inner}}
+	inner := e.analyze(lexer.Unquote(text[lit.Start:lit.End], !a.opts.NoBackslashEscapes), a.opts)
+	a.prepared = []preparedSite{{start: int(lit.Start), end: int(lit.End), inner: inner}}
 	st.Reads, st.Writes = inner.reads(), inner.writes()
 	if why := immediateRefused(inner); why != "" {
 		st.Unprovable = why
@@ -621,105 +379,14 @@ func immediateRefused(inner *Analysis) string {
 	return ""
 }
 
-// tableDDLStop are the words after which a CREATE or ALTER TABLE the
-// parser does not read may name a table (or a file, another server, a
-// sequence): such a statement is not read from its words.
-var tableDDLStop = map[string]bool{
-	"SELECT": true, "LIKE": true, "REFERENCES": true, "UNION": true, "TABLE": true, "RENAME": true, "EXCHANGE": true,
-	"NEXTVAL": true, "NEXT": true, "LASTVAL": true, "PREVIOUS": true, "SETVAL": true, "CONNECTION": true,
-	"DIRECTORY": true, "IMPORT": true, "DISCARD": true,
-}
-
-// tableDDL reads CREATE [OR REPLACE] [TEMPORARY] TABLE [IF NOT EXISTS] t
-// and ALTER [ONLINE] [IGNORE] TABLE [IF EXISTS] t, followed by anything
-// that names no table (see tableDDLStop): the target's site, the kind and
-// whether the table is temporary.
-func tableDDL(text string, toks []token, db string) (s site, kind Kind, temporary bool, ok bool) {
-	word := func(i int) string { return tokWord(text, toks, i) }
-	i := 1
-	switch word(0) {
-	case "CREATE":
-		if word(i) == "OR" && word(i+1) == "REPLACE" {
-			i += 2
-		}
-		if word(i) == "TEMPORARY" {
-			temporary = true
-			i++
-		}
-		kind = KindCreateTable
-	case "ALTER":
-		for word(i) == "ONLINE" || word(i) == "IGNORE" {
-			i++
-		}
-		kind = KindAlterTable
-	}
-	if word(i) != "TABLE" {
-		return site{}, "", false, false
-	}
-	i++
-	if word(i) == "IF" && (word(i+1) == "EXISTS" || word(i+1) == "NOT" && word(i+2) == "EXISTS") {
-		i += 2
-		if word(i) == "EXISTS" {
-			i++
-		}
-	}
-	s, next, ok := tableNameAt(text, toks, i, db)
-	if !ok {
-		return site{}, "", false, false
-	}
-	s.write = true
-	depth := 0
-	for j := next; j < len(toks); j++ {
-		t := toks[j]
-		switch {
-		case punctAt(text, toks, j, '('):
-			depth++
-		case punctAt(text, toks, j, ')'):
-			depth--
-		case t.kind == tokPunct && text[t.start] == '.':
-			return site{}, "", false, false // a qualified name
-		case t.kind == tokVariable:
-			return site{}, "", false, false
-		case t.kind == tokIdent:
-			w := word(j)
-			if w == "LIKE" && depth > 0 && !punctAt(text, toks, j-1, '(') {
-				// An operator in a column's DEFAULT or CHECK expression
-				// (a LIKE 'x%'), not the LIKE of a table to copy, which
-				// comes first in the parentheses.
-				continue
-			}
-			if tableDDLStop[w] {
-				return site{}, "", false, false
-			}
-			if w == "ENGINE" {
-				v := j + 1
-				if punctAt(text, toks, v, '=') {
-					v++
-				}
-				if v >= len(toks) || !SafeEngine(identText(text, toks[v])) {
-					return site{}, "", false, false
-				}
-			}
-		}
-	}
-	return s, kind, temporary, true
-}
-
-// unreservedWords are words the parser reserves that MariaDB 10.11 takes
-// as a table's name unquoted (checked with PREPARE of DROP TABLE word).
-var unreservedWords = map[string]bool{"OPTION": true, "ARRAY": true, "LATERAL": true, "RANK": true, "DENSE_RANK": true,
-	"CUME_DIST": true, "PERCENT_RANK": true, "NTILE": true, "LAG": true, "LEAD": true, "FIRST_VALUE": true,
-	"LAST_VALUE": true, "NTH_VALUE": true, "GROUPS": true, "ROW": true, "OF": true, "WINDOW": true, "GENERATED": true,
-	"STORED": true, "VIRTUAL": true, "UNTIL": true, "TABLESAMPLE": true, "ILIKE": true}
-
 // dropTables reads DROP [TEMPORARY] TABLE[S] [IF EXISTS] t[, …] [WAIT n |
 // NOWAIT] [RESTRICT | CASCADE], the whole of toks: the tables' sites, each
 // written (dropped), and whether TEMPORARY is given. A name must be quoted
 // or a word MariaDB does not reserve: one the parser does not reserve
 // either, or one of unreservedWords (a reserved one is the server's syntax
 // error, not a table).
-func (e *Engine) dropTables(text string, toks []token, db string) (sites []site, temporary, ok bool) {
-	word := func(i int) string { return tokWord(text, toks, i) }
+func (e *Engine) dropTables(text string, toks []lexer.Token, db string) (sites []ident.Site, temporary, ok bool) {
+	word := func(i int) string { return lexer.Word(text, toks, i) }
 	i := 1
 	if word(i) == "TEMPORARY" {
 		temporary = true
@@ -737,26 +404,26 @@ func (e *Engine) dropTables(text string, toks []token, db string) (sites []site,
 			return false
 		}
 		t := toks[j]
-		return t.kind == tokQuoted || t.kind == tokIdent && (unreservedWords[word(j)] || !e.reserved[strings.ToLower(text[t.start:t.end])])
+		return t.Kind == lexer.Quoted || t.Kind == lexer.Ident && (forms.Unreserved(word(j)) || !e.reserved[strings.ToLower(text[t.Start:t.End])])
 	}
 	for {
-		if !name(i) || punctAt(text, toks, i+1, '.') && !name(i+2) {
+		if !name(i) || lexer.PunctAt(text, toks, i+1, '.') && !name(i+2) {
 			return nil, false, false
 		}
-		s, next, ok := tableNameAt(text, toks, i, db)
+		s, next, ok := forms.TableNameAt(text, toks, i, db)
 		if !ok {
 			return nil, false, false
 		}
-		s.write = true
+		s.Write = true
 		sites = append(sites, s)
 		i = next
-		if !punctAt(text, toks, i, ',') {
+		if !lexer.PunctAt(text, toks, i, ',') {
 			break
 		}
 		i++
 	}
 	switch {
-	case word(i) == "WAIT" && i+1 < len(toks) && toks[i+1].kind == tokNumber:
+	case word(i) == "WAIT" && i+1 < len(toks) && toks[i+1].Kind == lexer.Number:
 		i += 2
 	case word(i) == "NOWAIT":
 		i++
@@ -767,37 +434,17 @@ func (e *Engine) dropTables(text string, toks []token, db string) (sites []site,
 	return sites, temporary, i == len(toks)
 }
 
-// privilegeStatement reports the account and privilege statements: GRANT,
-// REVOKE, CREATE / ALTER / DROP / RENAME USER or ROLE, SET PASSWORD, SET
-// DEFAULT ROLE.
-func privilegeStatement(text string, toks []token) bool {
-	word := func(i int) string { return tokWord(text, toks, i) }
-	switch word(0) {
-	case "GRANT", "REVOKE":
-		return true
-	case "CREATE", "ALTER", "DROP", "RENAME":
-		i := 1
-		if word(0) == "CREATE" && word(1) == "OR" && word(2) == "REPLACE" {
-			i = 3
-		}
-		return word(i) == "USER" || word(i) == "ROLE"
-	case "SET":
-		return word(1) == "PASSWORD" || word(1) == "DEFAULT" && word(2) == "ROLE"
-	}
-	return false
-}
-
 // privilegeNames records every name of an account or privilege statement
 // (but users before @host) as loose: a GRANT may name a table anywhere, and
 // one naming a sandboxed table is refused (see looseRefusal).
-func (a *Analysis) privilegeNames(text string, toks []token) {
-	chains := buildChains(text, toks, nil)
-	declared := declaredPositions(text, toks, chains)
+func (a *Analysis) privilegeNames(text string, toks []lexer.Token) {
+	chains := ident.Chains(text, toks, nil)
+	declared := ident.Declared(text, toks, chains)
 	for ci, ch := range chains {
 		if declared[ci] {
 			continue
 		}
-		for _, t := range chainTables(text, toks, ch) {
+		for _, t := range ident.Tables(text, toks, ch) {
 			if t.DB == "" {
 				t.DB = a.opts.DB
 			}
@@ -806,54 +453,17 @@ func (a *Analysis) privilegeNames(text string, toks []token) {
 	}
 }
 
-// databaseDDL reads CREATE DATABASE | SCHEMA [IF NOT EXISTS] name and ALTER
-// DATABASE | SCHEMA [name] followed by options (words, literals, '=',
-// DEFAULT): the name and IF NOT EXISTS.
-func databaseDDL(text string, toks []token) (name string, ifNotExists, ok bool) {
-	word := func(i int) string { return tokWord(text, toks, i) }
-	i := 2
-	if word(i) == "IF" && word(i+1) == "NOT" && word(i+2) == "EXISTS" {
-		ifNotExists = true
-		i += 3
-	}
-	if word(0) == "CREATE" || i < len(toks) && toks[i].kind == tokQuoted || i < len(toks) && toks[i].kind == tokIdent &&
-		!databaseOptions[word(i)] {
-		if i >= len(toks) || toks[i].kind != tokIdent && toks[i].kind != tokQuoted {
-			return "", false, false
-		}
-		name = identText(text, toks[i])
-		i++
-	}
-	for ; i < len(toks); i++ {
-		switch t := toks[i]; t.kind {
-		case tokIdent, tokQuoted, tokString, tokNumber:
-		case tokPunct:
-			if text[t.start] != '=' {
-				return "", false, false
-			}
-		default:
-			return "", false, false
-		}
-	}
-	return name, ifNotExists, true
-}
-
-// databaseOptions are the words that start an option of ALTER DATABASE
-// (which may leave out the database's name).
-var databaseOptions = map[string]bool{"DEFAULT": true, "CHARACTER": true, "CHARSET": true, "COLLATE": true, "COMMENT": true,
-	"UPGRADE": true}
-
 // viewDDL reads ALTER | CREATE [OR REPLACE] [ALGORITHM = a] [DEFINER = u]
 // [SQL SECURITY s] VIEW [IF NOT EXISTS] v [(columns)] AS query: the view is
 // written, the query analysed as a statement of its own (its sites moved to
 // their place in the text), and the tables it reads are forked first, as
 // for CREATE VIEW (Locked), so the view stays in the sandbox. ok is false
 // when the query is not one plain read the engine locates completely.
-func (e *Engine) viewDDL(a *Analysis, text string, toks []token) bool {
-	word := func(i int) string { return tokWord(text, toks, i) }
+func (e *Engine) viewDDL(a *Analysis, text string, toks []lexer.Token) bool {
+	word := func(i int) string { return lexer.Word(text, toks, i) }
 	i := 1
 	for i < len(toks) && word(i) != "VIEW" {
-		if word(i) == "AS" || punctAt(text, toks, i, '(') || punctAt(text, toks, i, ';') {
+		if word(i) == "AS" || lexer.PunctAt(text, toks, i, '(') || lexer.PunctAt(text, toks, i, ';') {
 			return false
 		}
 		i++
@@ -865,20 +475,20 @@ func (e *Engine) viewDDL(a *Analysis, text string, toks []token) bool {
 	if word(i+1) == "IF" && word(i+2) == "NOT" && word(i+3) == "EXISTS" {
 		i += 3
 	}
-	view, next, ok := tableNameAt(text, toks, i+1, db)
+	view, next, ok := forms.TableNameAt(text, toks, i+1, db)
 	if !ok {
 		return false
 	}
-	view.write = true
-	if punctAt(text, toks, next, '(') {
-		if next, ok = parenNames(text, toks, next); !ok {
+	view.Write = true
+	if lexer.PunctAt(text, toks, next, '(') {
+		if next, ok = forms.ParenNames(text, toks, next); !ok {
 			return false
 		}
 	}
 	if word(next) != "AS" || next+1 >= len(toks) {
 		return false
 	}
-	start := int(toks[next+1].start)
+	start := int(toks[next+1].Start)
 	inner := e.analyze(text[start:], a.opts)
 	if len(inner.Statements) != 1 || inner.Statements[0].Class != ClassRead || inner.parseErr != nil || inner.normErr != nil ||
 		inner.alteredName || len(inner.unbound) > 0 || len(inner.loose) > 0 || len(inner.cteShadows) > 0 ||
@@ -886,12 +496,12 @@ func (e *Engine) viewDDL(a *Analysis, text string, toks []token) bool {
 		return false
 	}
 	is := inner.Statements[0]
-	st := Statement{DB: db, Class: ClassDDL, Kind: Kind(word(0) + " VIEW"), Writes: []Table{view.table}, Reads: is.Reads, Funcs: is.Funcs,
+	st := Statement{DB: db, Class: ClassDDL, Kind: Kind(word(0) + " VIEW"), Writes: []Table{view.Table}, Reads: is.Reads, Funcs: is.Funcs,
 		Locked: is.Reads, Outside: is.Outside}
 	a.sites = append(a.sites, view)
 	for _, s := range inner.sites {
-		s.start += start
-		s.end += start
+		s.Start += start
+		s.End += start
 		a.sites = append(a.sites, s)
 	}
 	a.Statements = []Statement{st}
@@ -902,10 +512,10 @@ func (e *Engine) viewDDL(a *Analysis, text string, toks []token) bool {
 
 // handler reads HANDLER t OPEN [[AS] name], HANDLER name READ … and
 // HANDLER name CLOSE into st (see above); ok is false for anything else.
-func (e *Engine) handler(a *Analysis, st *Statement, text string, toks []token) bool {
-	word := func(i int) string { return tokWord(text, toks, i) }
+func (e *Engine) handler(a *Analysis, st *Statement, text string, toks []lexer.Token) bool {
+	word := func(i int) string { return lexer.Word(text, toks, i) }
 	db := a.opts.DB
-	s, next, ok := tableNameAt(text, toks, 1, db)
+	s, next, ok := forms.TableNameAt(text, toks, 1, db)
 	if !ok {
 		return false
 	}
@@ -914,34 +524,34 @@ func (e *Engine) handler(a *Analysis, st *Statement, text string, toks []token) 
 		rest := toks[next+1:]
 		switch {
 		case len(rest) == 0:
-		case len(rest) == 1 && (rest[0].kind == tokIdent || rest[0].kind == tokQuoted) && word(next+1) != "AS",
-			len(rest) == 2 && word(next+1) == "AS" && (rest[1].kind == tokIdent || rest[1].kind == tokQuoted):
+		case len(rest) == 1 && (rest[0].Kind == lexer.Ident || rest[0].Kind == lexer.Quoted) && word(next+1) != "AS",
+			len(rest) == 2 && word(next+1) == "AS" && (rest[1].Kind == lexer.Ident || rest[1].Kind == lexer.Quoted):
 		default:
 			return false
 		}
 		st.Class, st.Kind = ClassRead, KindHandlerOpen
-		st.Reads, st.Locked = []Table{s.table}, []Table{s.table}
+		st.Reads, st.Locked = []Table{s.Table}, []Table{s.Table}
 		if len(rest) == 0 {
-			s.aliasAt = int(toks[next].end) // the handler is named after the table
+			s.AliasAt = int(toks[next].End) // the handler is named after the table
 		}
-		a.sites = []site{s}
+		a.sites = []ident.Site{s}
 		return true
 	case "READ":
 		for i := next + 1; i < len(toks); i++ {
 			switch {
 			case word(i) == "SELECT":
 				return false
-			case toks[i].kind == tokIdent || toks[i].kind == tokQuoted:
-				if i+1 < len(toks) && punctAt(text, toks, i+1, '(') && !e.keywords[strings.ToLower(text[toks[i].start:toks[i].end])] {
+			case toks[i].Kind == lexer.Ident || toks[i].Kind == lexer.Quoted:
+				if i+1 < len(toks) && lexer.PunctAt(text, toks, i+1, '(') && !e.keywords[strings.ToLower(text[toks[i].Start:toks[i].End])] {
 					return false // a call, which may be a stored function's
 				}
 			}
 		}
 		st.Class, st.Kind = ClassRead, KindHandlerRead
-		return !s.qualified
+		return !s.Qualified
 	case "CLOSE":
 		st.Class, st.Kind = ClassSession, KindHandlerClose
-		return next+1 == len(toks) && !s.qualified
+		return next+1 == len(toks) && !s.Qualified
 	}
 	return false
 }

@@ -3,6 +3,8 @@ package rewrite
 import (
 	"strings"
 	"testing"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 )
 
 var (
@@ -132,23 +134,6 @@ func blanked(s string, parts ...string) string {
 	return s
 }
 
-func TestParseServer(t *testing.T) {
-	for in, want := range map[string]Server{
-		"10.11.19-MariaDB-0+deb12u1":    {Flavor: MariaDB, Version: 101119},
-		"5.5.5-10.6.4-MariaDB-log":      {Flavor: MariaDB, Version: 100604},
-		"11.4.2-MariaDB":                {Flavor: MariaDB, Version: 110402},
-		"8.0.36":                        {Flavor: MySQL, Version: 80036},
-		"5.7.25-OceanBase-v4.2.1":       {Flavor: OtherFlavor, Version: 50725},
-		"seekdb 1.2.0":                  {Flavor: OtherFlavor},
-		"garbage":                       {Flavor: MySQL},
-		"8.0.36-0ubuntu0.22.04.1-debug": {Flavor: MySQL, Version: 80036},
-	} {
-		if got := ParseServer(in); got != want {
-			t.Errorf("ParseServer(%q) = %+v, want %+v", in, got, want)
-		}
-	}
-}
-
 // FuzzNormalize checks that Normalize never panics, keeps the length, and
 // is idempotent: the server reads its output as it is.
 func FuzzNormalize(f *testing.F) {
@@ -194,8 +179,8 @@ func TestReadersAgree(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", c.in, err)
 		}
-		lo := lexOptions{ansiQuotes: c.opts.ANSIQuotes, noBackslashEscapes: c.opts.NoBackslashEscapes}
-		if at, ok := n.agrees(lo); !ok {
+		lo := lexer.Options{ANSIQuotes: c.opts.ANSIQuotes, NoBackslashEscapes: c.opts.NoBackslashEscapes}
+		if at, ok := n.Agrees(lo); !ok {
 			t.Errorf("%q: readers disagree at %d", c.in, at)
 		}
 	}
@@ -211,16 +196,16 @@ func TestDisagreementRefused(t *testing.T) {
 	if len(a.Statements) != 3 || a.Statements[1].Class != ClassWrite {
 		t.Fatalf("statements = %+v, want the DELETE read as the second of three", a.Statements)
 	}
-	n := &normalized{text: "SELECT 'a', `b`", literals: [][2]int32{{7, 10}}}
-	if _, ok := n.agrees(lexOptions{}); ok {
+	n := &lexer.Normalized{Text: "SELECT 'a', `b`", Literals: [][2]int32{{7, 10}}}
+	if _, ok := n.Agrees(lexer.Options{}); ok {
 		t.Error("a quoted name the scanner did not find was accepted")
 	}
-	n.literals = append(n.literals, [2]int32{12, 15}, [2]int32{20, 22})
-	if _, ok := n.agrees(lexOptions{}); ok {
+	n.Literals = append(n.Literals, [2]int32{12, 15}, [2]int32{20, 22})
+	if _, ok := n.Agrees(lexer.Options{}); ok {
 		t.Error("a quoted text the lexer did not find was accepted")
 	}
-	n = &normalized{text: "SELECT 1 # x", literals: nil}
-	if _, ok := n.agrees(lexOptions{}); ok {
+	n = &lexer.Normalized{Text: "SELECT 1 # x", Literals: nil}
+	if _, ok := n.Agrees(lexer.Options{}); ok {
 		t.Error("a comment left in a normalized text was accepted")
 	}
 }

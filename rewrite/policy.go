@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -96,8 +97,8 @@ func (a *Analysis) namesSchema(schema string) bool {
 			}
 		}
 	}
-	for _, t := range lex(a.text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}) {
-		if (t.kind == tokIdent || t.kind == tokQuoted) && strings.EqualFold(identText(a.text, t), schema) {
+	for _, t := range lexer.Lex(a.text, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes}) {
+		if (t.Kind == lexer.Ident || t.Kind == lexer.Quoted) && strings.EqualFold(lexer.IdentText(a.text, t), schema) {
 			return true
 		}
 	}
@@ -127,8 +128,8 @@ func (a *Analysis) namesPrefix(prefix string) (string, bool) {
 			}
 		}
 	}
-	for _, t := range lex(a.text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}) {
-		if s := identText(a.text, t); (t.kind == tokIdent || t.kind == tokQuoted) && has(s) {
+	for _, t := range lexer.Lex(a.text, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes}) {
+		if s := lexer.IdentText(a.text, t); (t.Kind == lexer.Ident || t.Kind == lexer.Quoted) && has(s) {
 			return s, true
 		}
 	}
@@ -141,6 +142,7 @@ func (a *Analysis) namesPrefix(prefix string) (string, bool) {
 	return "", false
 }
 
+// containsFold reports whether s holds sub, ignoring case.
 func containsFold(s, sub string) bool {
 	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
 }
@@ -163,14 +165,14 @@ func (p *Policy) WithTimeout(sql string, a *Analysis, f Flavor) string {
 		if a.Statements[0].SetStatement != nil {
 			// The client's own SET STATEMENT (which may not set
 			// max_statement_time then, Check): one more setting in it.
-			toks := lex(sql, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes})
+			toks := lexer.Lex(sql, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes})
 			seen := 0
 			for _, t := range toks {
-				if t.kind == tokComment {
+				if t.Kind == lexer.Comment {
 					continue
 				}
-				if seen++; seen == 2 && t.kind == tokIdent && strings.EqualFold(sql[t.start:t.end], "STATEMENT") {
-					return sql[:t.end] + " max_statement_time=" + secs + "," + sql[t.end:]
+				if seen++; seen == 2 && t.Kind == lexer.Ident && strings.EqualFold(sql[t.Start:t.End], "STATEMENT") {
+					return sql[:t.End] + " max_statement_time=" + secs + "," + sql[t.End:]
 				}
 				if seen == 2 {
 					break
@@ -183,14 +185,14 @@ func (p *Policy) WithTimeout(sql string, a *Analysis, f Flavor) string {
 		if c != ClassRead {
 			return sql
 		}
-		toks := lex(sql, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes})
+		toks := lexer.Lex(sql, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes})
 		for _, t := range toks {
-			if t.kind == tokComment {
+			if t.Kind == lexer.Comment {
 				continue
 			}
-			if t.kind == tokIdent && strings.EqualFold(sql[t.start:t.end], "SELECT") {
+			if t.Kind == lexer.Ident && strings.EqualFold(sql[t.Start:t.End], "SELECT") {
 				ms := p.StatementTimeout.Milliseconds()
-				return sql[:t.end] + " /*+ MAX_EXECUTION_TIME(" + strconv.FormatInt(ms, 10) + ") */" + sql[t.end:]
+				return sql[:t.End] + " /*+ MAX_EXECUTION_TIME(" + strconv.FormatInt(ms, 10) + ") */" + sql[t.End:]
 			}
 			break
 		}
@@ -215,10 +217,10 @@ func SplitStatements(sql string, opts Options) []string {
 			out = append(out, s)
 		}
 	}
-	for _, t := range lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes}) {
-		if t.kind == tokPunct && text[t.start] == ';' {
-			add(int(t.start))
-			start = int(t.end)
+	for _, t := range lexer.Lex(text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}) {
+		if t.Kind == lexer.Punct && text[t.Start] == ';' {
+			add(int(t.Start))
+			start = int(t.End)
 		}
 	}
 	add(len(sql))
@@ -236,9 +238,9 @@ func Identifiers(sql string, opts Options) []string {
 	if err != nil {
 		return nil
 	}
-	for _, t := range lex(sql, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes}) {
-		if t.kind == tokIdent || t.kind == tokQuoted && (sql[t.start] == '`' || opts.ANSIQuotes && sql[t.start] == '"') {
-			out = append(out, identText(sql, t))
+	for _, t := range lexer.Lex(sql, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}) {
+		if t.Kind == lexer.Ident || t.Kind == lexer.Quoted && (sql[t.Start] == '`' || opts.ANSIQuotes && sql[t.Start] == '"') {
+			out = append(out, lexer.IdentText(sql, t))
 		}
 	}
 	return out

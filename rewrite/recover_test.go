@@ -7,7 +7,7 @@ import (
 )
 
 // TestRecoveredForms: texts the parser rejects that the engine still reads
-// for sure (recover.go) are rewritten like any other, the client's text
+// for sure (rewrite/recovery) are rewritten like any other, the client's text
 // otherwise reaching the server as sent; look-alikes stay refused.
 func TestRecoveredForms(t *testing.T) {
 	e := NewEngine(0)

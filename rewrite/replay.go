@@ -3,7 +3,7 @@ package rewrite
 import (
 	"strings"
 
-	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
 )
 
 // A statement the proxy sends a second time — when it replays a
@@ -13,189 +13,11 @@ import (
 // functions it calls. Volatile says, from that, whether a second run could
 // differ.
 
-// Var is a variable a statement reads or sets.
-type Var struct {
-	// Name is the variable's name in lower case, without @, @@ or a
-	// scope.
-	Name string
-	// System: a server variable (@@x, SET x = …); else a user variable
-	// (@x).
-	System bool
-	// Set: the statement assigns it (SET, :=, INTO @x); else it reads it.
-	Set bool
-	// Global: a server variable of GLOBAL scope.
-	Global bool
-}
+// TxChars are characteristics of a transaction (collect.TxChars).
+type TxChars = collect.TxChars
 
-// TxChars are characteristics of a transaction: what BEGIN / START
-// TRANSACTION starts one with, or what SET TRANSACTION gives the next one.
-type TxChars struct {
-	// Isolation is the isolation level ("READ COMMITTED", …, "" when not
-	// said).
-	Isolation string
-	// Access is "READ ONLY" or "READ WRITE" ("" when not said).
-	Access string
-	// Snapshot: START TRANSACTION WITH CONSISTENT SNAPSHOT.
-	Snapshot bool
-}
-
-// variable records a variable an expression reads, or assigns (@x := …).
-func (c *collector) variable(x *ast.VariableExpr) {
-	c.vars = append(c.vars, Var{Name: strings.ToLower(x.Name), System: x.IsSystem, Set: x.Value != nil, Global: x.IsGlobal})
-}
-
-// setVars records the variables a SET statement assigns; those of SET
-// TRANSACTION (without SESSION or GLOBAL), which apply to the next
-// transaction only, are its TxChars instead (nextTransaction).
-func (c *collector) setVars(x *ast.SetStmt) {
-	if oneShot(x) {
-		return
-	}
-	for _, v := range x.Variables {
-		c.vars = append(c.vars, Var{Name: strings.ToLower(v.Name), System: v.IsSystem, Set: true, Global: v.IsGlobal})
-	}
-}
-
-// oneShot reports SET TRANSACTION …, which sets the characteristics of the
-// next transaction only (the parser gives SET TRANSACTION READ ONLY the
-// same variable as SET SESSION TRANSACTION READ ONLY: the text tells).
-func oneShot(x *ast.SetStmt) bool {
-	for _, v := range x.Variables {
-		if v.Name == "tx_isolation_one_shot" {
-			return true
-		}
-	}
-	w := words(x.Text(), 2)
-	return len(w) == 2 && w[0] == "SET" && w[1] == "TRANSACTION"
-}
-
-// nextTransaction is what SET TRANSACTION … gives the next transaction
-// (nil for other statements).
-func nextTransaction(s ast.StmtNode) *TxChars {
-	x, ok := s.(*ast.SetStmt)
-	if !ok || !oneShot(x) {
-		return nil
-	}
-	ch := &TxChars{}
-	for _, v := range x.Variables {
-		switch v.Name {
-		case "tx_isolation_one_shot":
-			ch.Isolation = strings.ReplaceAll(strings.ToUpper(exprText(v.Value)), "-", " ")
-		case "tx_read_only":
-			ch.Access = "READ WRITE"
-			if exprText(v.Value) == "1" {
-				ch.Access = "READ ONLY"
-			}
-		}
-	}
-	return ch
-}
-
-// transactionStart reads what a BEGIN / START TRANSACTION text starts its
-// transaction with (the parser tells neither READ WRITE nor WITH
-// CONSISTENT SNAPSHOT, and does not read every form MariaDB does, such as
-// START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT).
-func transactionStart(text string, opts Options) *TxChars {
-	ch := &TxChars{}
-	var prev string
-	for _, t := range lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes}) {
-		w := ""
-		if t.kind == tokIdent {
-			w = strings.ToUpper(text[t.start:t.end])
-		}
-		switch {
-		case prev == "READ" && w == "ONLY":
-			ch.Access = "READ ONLY"
-		case prev == "READ" && w == "WRITE":
-			ch.Access = "READ WRITE"
-		case prev == "CONSISTENT" && w == "SNAPSHOT":
-			ch.Snapshot = true
-		}
-		if t.kind == tokPunct && text[t.start] == ';' {
-			break
-		}
-		prev = w
-	}
-	return ch
-}
-
-// words are the first n bare words of a text, in upper case.
-func words(text string, n int) []string {
-	var out []string
-	for _, t := range lex(text, lexOptions{}) {
-		if t.kind != tokIdent || len(out) == n {
-			break
-		}
-		out = append(out, strings.ToUpper(text[t.start:t.end]))
-	}
-	return out
-}
-
-// textVars are the variables a text the parser cannot read names: every
-// @x and @@x, each taken as both read and set.
-func textVars(text string, toks []token) []Var {
-	var out []Var
-	for _, t := range toks {
-		v := text[t.start:t.end]
-		if t.kind != tokVariable || !strings.HasPrefix(v, "@") {
-			continue
-		}
-		out = append(out, varOfToken(v))
-	}
-	return out
-}
-
-// varOfToken reads @x, @'x', @@x or @@session.x as a variable.
-func varOfToken(v string) Var {
-	if strings.HasPrefix(v, "@@") {
-		name, global := strings.ToLower(v[2:]), false
-		for _, scope := range []string{"session.", "local.", "global."} {
-			if strings.HasPrefix(name, scope) {
-				name, global = name[len(scope):], scope == "global."
-			}
-		}
-		return Var{Name: name, System: true, Set: true, Global: global}
-	}
-	return Var{Name: strings.ToLower(strings.Trim(v[1:], "`'\"")), Set: true}
-}
-
-// volatileFuncs are the server's functions whose value or effect differs
-// when a statement runs a second time on the same connection: the clock
-// (a replay runs later, and the proxy cannot know the time the first run
-// saw, so it cannot pin it with SET timestamp), randomness, the result of
-// the statement run before (which in a replay is another one), user-level
-// locks (not transactional: a second GET_LOCK takes the lock again) and
-// sequences (not transactional: a rollback does not set them back).
-// CONNECTION_ID() and the like stay: a replay runs on the same connection.
-var volatileFuncs = volatileGroups(map[string][]string{
-	"the clock": {"now", "current_timestamp", "localtime", "localtimestamp", "sysdate", "curdate", "current_date",
-		"curtime", "current_time", "utc_date", "utc_time", "utc_timestamp", "unix_timestamp"},
-	"randomness":                 {"rand", "uuid", "uuid_short", "sys_guid", "uuid_v4", "uuid_v7", "random_bytes"},
-	"randomness (a random salt)": {"encrypt"},
-	"the statements before it":   {"last_insert_id", "row_count", "found_rows"},
-	"user-level locks, which a rollback does not release": {"get_lock", "release_lock", "release_all_locks",
-		"is_free_lock", "is_used_lock"},
-	"replication": {"master_pos_wait", "master_gtid_wait", "source_pos_wait"},
-	"a sequence, which a rollback does not set back": {"nextval", "setval", "lastval"},
-})
-
-// volatileGroups maps each function of groups to its reason.
-func volatileGroups(groups map[string][]string) map[string]string {
-	out := map[string]string{}
-	for why, names := range groups {
-		for _, n := range names {
-			out[n] = why
-		}
-	}
-	return out
-}
-
-// volatileVars are server variables that change without a SET of the
-// client's: a second run of a statement reading them can read another value.
-var volatileVars = map[string]bool{
-	"last_insert_id": true, "identity": true, "insert_id": true, "timestamp": true, "warning_count": true,
-	"error_count": true, "rand_seed1": true, "rand_seed2": true, "last_gtid": true, "gtid_seq_no": true,
-}
+// Var is a variable a statement reads or sets (collect.Var).
+type Var = collect.Var
 
 // Volatile says why running the statement a second time, with the same
 // text on the same connection and with the same rows, could have another
@@ -203,7 +25,7 @@ var volatileVars = map[string]bool{
 // sets a user variable (what it read may have changed since, and what it
 // set would be set again), calls a function of Funcs whose value depends on
 // the clock, chance, the statement before it, user-level locks or a
-// sequence (volatileFuncs), reads a server variable that changes by itself
+// sequence (collect.VolatileFunc), reads a server variable that changes by itself
 // (@@last_insert_id, @@timestamp, …), or runs a procedure (CALL), whose
 // statements the proxy does not check.
 func (st *Statement) Volatile() string {
@@ -213,12 +35,12 @@ func (st *Statement) Volatile() string {
 			return "it reads or sets the user variable @" + v.Name + ", which would not hold the same value, or would be set again"
 		case v.Global:
 			return "it reads or sets the global variable @@" + v.Name + ", which other connections may change"
-		case volatileVars[v.Name]:
+		case collect.VolatileVar(v.Name):
 			return "it reads @@" + v.Name + ", which changes from statement to statement"
 		}
 	}
 	for _, f := range st.Funcs {
-		if why, ok := volatileFuncs[strings.ToLower(f.Name)]; ok && f.Schema == "" {
+		if why, ok := collect.VolatileFunc(strings.ToLower(f.Name)); ok && f.Schema == "" {
 			return "it calls " + strings.ToUpper(f.Name) + "(), whose value depends on " + why
 		}
 	}

@@ -19,34 +19,17 @@ import (
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // value expressions for the parser
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/charset"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/forms"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/recovery"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/refusal"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/splice"
 	"github.com/sqlfork/sqlfork-proxy/sqlname"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
-
-// Class is the kind of a statement.
-type Class int
-
-// Statement classes.
-const (
-	ClassUnparseable Class = iota
-	ClassRead
-	ClassWrite
-	ClassDDL
-	ClassTransaction
-	ClassSession
-	ClassRoutine
-	ClassSandbox
-	ClassOther
-)
-
-var classNames = [...]string{"unparseable", "read", "write", "ddl", "transaction", "session", "routine", "sandbox", "other"}
-
-func (c Class) String() string {
-	if int(c) < len(classNames) {
-		return classNames[c]
-	}
-	return fmt.Sprintf("class(%d)", int(c))
-}
 
 // Table is a database-qualified table name (sqlfork/sqlname's, which the
 // layers below rewrite share).
@@ -155,7 +138,7 @@ type Statement struct {
 	Temporary bool
 	// SetStatement are the variables (lower case) a SET STATEMENT … FOR
 	// prefix of the statement sets, only ones that change neither how the
-	// text is read nor what it locks (see recoverText).
+	// text is read nor what it locks (see recovery.Mask).
 	SetStatement []string
 	// Vars are the user and server variables the statement reads or sets
 	// (for a statement the parser cannot read, every one its text names,
@@ -214,45 +197,16 @@ type looseName struct {
 	stmt int
 }
 
-// Func is a function a statement calls, as written.
-type Func struct {
-	Schema string // "" when unqualified
-	Name   string
-	// Bare is set when every call of the name in the text is written
-	// unquoted and right before "(" (or with whitespace only between under
-	// IGNORE_SPACE): MariaDB takes some names (COUNT, NOW, SUBSTRING) for
-	// its own functions only when they are written so.
-	Bare bool
-	// Quoted is set when a call of the name in the text is written quoted
-	// (`point`(1, 1)): MariaDB then takes it for a name, never for one of
-	// its grammar's keywords.
-	Quoted bool
-	// Args is how many arguments the call passes (0 for a name a text the
-	// parser cannot read puts before a parenthesis).
-	Args int
-}
+// SafeEngine reports whether a storage engine keeps its tables in the
+// database (see collect.SafeEngine).
+func SafeEngine(name string) bool { return collect.SafeEngine(name) }
 
-func (f Func) String() string {
-	if f.Schema == "" {
-		return f.Name
-	}
-	return f.Schema + "." + f.Name
-}
+// Show is a SHOW statement the proxy answers itself or asks as a query
+// (collect.Show).
+type Show = collect.Show
 
-// Show is a SHOW statement the proxy answers itself or asks as a query:
-// one that lists tables or databases, or the process list.
-type Show struct {
-	// What is "TABLES", "TABLE STATUS", "DATABASES", "PROCESSLIST",
-	// "PROCEDURE STATUS", "FUNCTION STATUS" or "TRIGGERS".
-	What string
-	Full bool
-	// DB is the database of FROM/IN db, "" for the current one.
-	DB string
-	// Like is the LIKE pattern, if any.
-	Like *string
-	// Where is the text of the WHERE condition, "" without one.
-	Where string
-}
+// Func is a function a statement calls, as written (collect.Func).
+type Func = collect.Func
 
 // Analysis is what the engine knows about an input, independent of any
 // resolver. It is immutable and shared through the cache.
@@ -267,15 +221,15 @@ type Analysis struct {
 	// client is set when the client's text is in a single-byte character
 	// set the engine reads decoded (decode.go): src and text are then the
 	// decoded texts, and rewrites are spliced into client.orig.
-	client *clientText
+	client *charset.ClientText
 	// altered says where text differs from src inside literals; normErr
 	// is set when the proxy cannot be sure how the server reads src.
-	altered *normalized
+	altered *lexer.Normalized
 	normErr *Refusal
 	// alteredName is set when a table name's text was changed for the
 	// parser (see Normalize): the table cannot be named for sure.
 	alteredName bool
-	sites       []site
+	sites       []ident.Site
 	// unbound are table references whose text could not be located; a
 	// resolver that maps one of them makes the rewrite refuse.
 	unbound []Table
@@ -359,83 +313,36 @@ type preparedSite struct {
 	inner      *Analysis
 }
 
-// site is one place in the text to splice a physical name into.
-type site struct {
-	start, end int
-	kind       refKind
-	table      Table // logical table (DB filled from the current database when unqualified)
-	qualified  bool  // written with its database
-	write      bool
-	aliased    bool // a table reference given an alias where it is named
-	stmt       int  // index of the statement holding it
-	// aliasAt, when not 0, is where the statement would take an alias
-	// that keeps the table's name as written (HANDLER t OPEN names the
-	// handler t): a physical table of another name gets it there.
-	aliasAt int
-}
-
-// Refusal is a statement the engine will not let through, with the MySQL
-// error the client should get.
-type Refusal struct {
-	Code    uint16
-	State   string
-	Message string
-	// Reason names the guardrail that refused (Reason* constants), for
-	// counting; empty for the proxy's other refusals.
-	Reason string
-	// ServerCheck marks the refusal of a single statement the engine
-	// cannot parse, which the server may reject as well: the client should
-	// then get the server's own error (a syntax error, an unknown
-	// collation), not this one. The caller asks the server with the
-	// statements SyntaxCheck gives, on the client's own connection, and
-	// answers with the server's error when ServerSyntaxError says it
-	// rejects the text, with this refusal otherwise.
-	ServerCheck bool
-	// CheckText, when set, is the text to ask the server about instead of
-	// the input: the text a PREPARE … FROM '…' holds.
-	CheckText string
-	// ServerErrors are the server's error codes, besides those
-	// ServerSyntaxError lists, by which it rejects this text whatever any
-	// sandbox holds: ER_BAD_FIELD_ERROR for GET DIAGNOSTICS, which names
-	// no table, so a name it holds is a column of none (see
-	// unparsedServerErrors).
-	ServerErrors []uint16
-}
-
-// ServerRejects reports whether the server's error code in answer to
-// SyntaxCheck's PREPARE of the text r refused means that the server
-// rejects the text itself (ServerSyntaxError, ServerErrors).
-func (r *Refusal) ServerRejects(code uint16) bool {
-	return ServerSyntaxError(code) || slices.Contains(r.ServerErrors, code)
-}
-
-func (r *Refusal) Error() string { return fmt.Sprintf("%d (%s): %s", r.Code, r.State, r.Message) }
-
-// MySQLError returns the error code, SQLSTATE and message for the client.
-func (r *Refusal) MySQLError() (uint16, string, string) { return r.Code, r.State, r.Message }
-
 const (
 	maxIdentifierLength  = 64
-	markerPrefix         = "__sqlfork_m"
 	defaultCacheCapacity = 4096
 )
+
+// Refusal is a statement the engine will not let through, with the MySQL
+// error the client should get (refusal.Refusal).
+type Refusal = refusal.Refusal
 
 // Refuse is the proxy's refusal with code, the server's SQLSTATE for it
 // and a message that says the proxy refused.
 func Refuse(code uint16, format string, args ...any) *Refusal {
-	return &Refusal{Code: code, State: wire.State(code), Message: "sqlfork-proxy: " + fmt.Sprintf(format, args...)}
+	return refusal.Refuse(code, format, args...)
 }
 
-// ServerRefusal is a refusal worded as the server words the error (code,
-// its SQLSTATE, message): what the client would get from the server.
+// ServerRefusal is a refusal worded as the server words the error (see
+// refusal.ServerRefusal).
 func ServerRefusal(code uint16, format string, args ...any) *Refusal {
-	return &Refusal{Code: code, State: wire.State(code), Message: fmt.Sprintf(format, args...)}
+	return refusal.ServerRefusal(code, format, args...)
 }
+
+// ServerSyntaxError reports whether the server's error code in answer to
+// SyntaxCheck's PREPARE means that the server rejects the text itself (see
+// refusal.ServerSyntaxError).
+func ServerSyntaxError(code uint16) bool { return refusal.ServerSyntaxError(code) }
 
 // Engine analyses and rewrites statements. It is safe for concurrent use.
 type Engine struct {
 	parsers  sync.Pool
-	scratch  sync.Pool // *scratch
+	scratch  sync.Pool // *ident.Scratch
 	reserved map[string]bool
 	// keywords are all the parser's keywords (lower case).
 	keywords map[string]bool
@@ -451,7 +358,7 @@ func NewEngine(cacheEntries int) *Engine {
 	}
 	e := &Engine{reserved: map[string]bool{}, keywords: map[string]bool{}, cache: newCache(cacheEntries)}
 	e.parsers.New = func() any { return parser.New() }
-	e.scratch.New = func() any { return &scratch{} }
+	e.scratch.New = func() any { return &ident.Scratch{} }
 	for _, k := range parser.Keywords {
 		e.keywords[strings.ToLower(k.Word)] = true
 		if k.Reserved {
@@ -517,49 +424,20 @@ type Result struct {
 	Splices []Splice
 }
 
-// Rename is one name replaced in the text.
-type Rename struct {
-	From, To string
-}
+// Rename is one name replaced in the text (splice.Rename).
+type Rename = splice.Rename
 
 // Splice is one replacement: the client's text[Start:End] became the sent
-// text[SentStart:SentEnd].
-type Splice struct {
-	Start, End, SentStart, SentEnd int
-}
+// text[SentStart:SentEnd] (splice.Splice).
+type Splice = splice.Splice
 
 // Sent is the offset in the text sent of the offset off of the client's
-// text (see Original); an offset inside a replaced span maps to the start
-// of its replacement.
-func Sent(splices []Splice, off int) int {
-	shift := 0
-	for _, sp := range splices {
-		switch {
-		case off <= sp.Start:
-			return off + shift
-		case off < sp.End:
-			return sp.SentStart
-		}
-		shift = sp.SentEnd - sp.End
-	}
-	return off + shift
-}
+// text (see splice.Sent).
+func Sent(splices []Splice, off int) int { return splice.Sent(splices, off) }
 
 // Original is the offset in the client's text of the offset off of the
-// text sent (after splices); an offset inside a replacement is its start.
-func Original(splices []Splice, off int) int {
-	shift := 0
-	for _, sp := range splices {
-		switch {
-		case off < sp.SentStart:
-			return off - shift
-		case off < sp.SentEnd:
-			return sp.Start
-		}
-		shift = sp.SentEnd - sp.End
-	}
-	return off - shift
-}
+// text sent (see splice.Original).
+func Original(splices []Splice, off int) int { return splice.Original(splices, off) }
 
 // Rewrite analyses sql and passes every table reference through r. A
 // statement the engine cannot prove safe to rewrite is refused with a
@@ -579,7 +457,7 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 	if err != nil {
 		return nil, a.clientRefusal(err)
 	}
-	if err := overlapping(reps); err != nil {
+	if err := splice.Overlapping(reps); err != nil {
 		return nil, err
 	}
 	if a.client != nil {
@@ -591,7 +469,7 @@ func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
 // clientSrc is the client's text as it sent it.
 func (a *Analysis) clientSrc() string {
 	if a.client != nil {
-		return a.client.orig
+		return a.client.Orig
 	}
 	return a.src
 }
@@ -607,7 +485,7 @@ func (a *Analysis) clientRefusal(err error) error {
 		return err
 	}
 	c := *rf
-	text, encErr := a.client.encode(rf.CheckText)
+	text, encErr := a.client.Encode(rf.CheckText)
 	if encErr != nil {
 		c.CheckText, c.ServerCheck = "", false
 	} else {
@@ -619,21 +497,21 @@ func (a *Analysis) clientRefusal(err error) error {
 // buildClient is build for a decoded text: reps, at offsets of the decoded
 // text, are spliced into the client's bytes, their texts written in its
 // character set.
-func (a *Analysis) buildClient(reps []replacement) (*Result, error) {
+func (a *Analysis) buildClient(reps []splice.Replacement) (*Result, error) {
 	ct := a.client
 	for i, rp := range reps {
-		text, err := ct.encode(rp.text)
+		text, err := ct.Encode(rp.Text)
 		if err != nil {
 			return nil, Refuse(wire.ErUnknown, "the rewritten statement cannot be sent in the connection's character set: %v; "+
 				"send it in utf8mb4", err)
 		}
-		start, end := ct.original(rp.start), ct.original(rp.end)
-		if ct.offs != nil && (ct.offs[start] != rp.start || ct.offs[end] != rp.end) {
+		start, end := ct.Original(rp.Start), ct.Original(rp.End)
+		if ct.Offs != nil && (ct.Offs[start] != rp.Start || ct.Offs[end] != rp.End) {
 			return nil, Refuse(wire.ErUnknown, "the proxy would rewrite part of a character of this statement; send it in utf8mb4")
 		}
-		reps[i] = replacement{start: start, end: end, text: text, renames: rp.renames}
+		reps[i] = splice.Replacement{Start: start, End: end, Text: text, Renames: rp.Renames}
 	}
-	b := &Analysis{src: ct.orig}
+	b := &Analysis{src: ct.Orig}
 	res := b.build(reps)
 	res.Analysis = a
 	return res, nil
@@ -641,7 +519,7 @@ func (a *Analysis) buildClient(reps []replacement) (*Result, error) {
 
 // replacements checks that the input can be rewritten through r and
 // returns what to put where in its text.
-func (a *Analysis) replacements(r Resolver) ([]replacement, error) {
+func (a *Analysis) replacements(r Resolver) ([]splice.Replacement, error) {
 	if a.normErr != nil {
 		return nil, a.normErr
 	}
@@ -734,11 +612,11 @@ func (a *Analysis) locatable(r Resolver) error {
 // statementReps are the replacements of the input's trigger and routine
 // statements (rr, nil when r places no routine); it refuses a statement
 // whose effects the proxy cannot prove.
-func (a *Analysis) statementReps(r Resolver, rr RoutineResolver) ([]replacement, error) {
-	var routines []replacement
+func (a *Analysis) statementReps(r Resolver, rr RoutineResolver) ([]splice.Replacement, error) {
+	var routines []splice.Replacement
 	for i := range a.Statements {
 		st := &a.Statements[i]
-		var reps []replacement
+		var reps []splice.Replacement
 		var err error
 		switch {
 		case st.Trigger != nil:
@@ -790,8 +668,8 @@ func (a *Analysis) unprovable(st *Statement) error {
 // for it: when the rewrite sends a query of information_schema only to the
 // sandbox's views of it, each column reference gets the name as written as
 // an alias too.
-func (a *Analysis) namedColumns(reps []replacement) []replacement {
-	var out []replacement
+func (a *Analysis) namedColumns(reps []splice.Replacement) []splice.Replacement {
+	var out []splice.Replacement
 	for _, st := range a.Statements {
 		switch st.Kind {
 		case KindCreateView, KindAlterView, KindCreateTable:
@@ -802,19 +680,19 @@ func (a *Analysis) namedColumns(reps []replacement) []replacement {
 		for i, l := range st.Labels {
 			changed := false
 			for _, rp := range reps {
-				changed = changed || rp.start >= l[0] && rp.end <= l[1] && rp.end > rp.start
+				changed = changed || rp.Start >= l[0] && rp.End <= l[1] && rp.End > rp.Start
 			}
 			text := a.src[l[0]:l[1]]
 			if i < len(st.labelColumns) && st.labelColumns[i] {
 				// A column is named by its name (t.a is a), as written
 				// for a table's or information_schema's.
-				if name, ok := columnName(text, a.opts.ANSIQuotes); ok && (changed || info) {
-					out = append(out, replacement{start: l[1], end: l[1], text: " AS " + quote.Ident(name)})
+				if name, ok := lexer.ColumnName(text, a.opts.ANSIQuotes); ok && (changed || info) {
+					out = append(out, splice.Replacement{Start: l[1], End: l[1], Text: " AS " + quote.Ident(name)})
 				}
 				continue
 			}
 			if changed && utf8.RuneCountInString(text) <= maxIdentifierLength && !strings.HasSuffix(text, " ") {
-				out = append(out, replacement{start: l[1], end: l[1], text: " AS " + quote.Ident(text)})
+				out = append(out, splice.Replacement{Start: l[1], End: l[1], Text: " AS " + quote.Ident(text)})
 			}
 		}
 	}
@@ -832,34 +710,12 @@ func readsInfoSchemaOnly(st Statement) bool {
 	return len(st.Reads) > 0
 }
 
-// columnName is the name of the column a column reference's text (name,
-// t.name or db.t.name, any quoted) names, when the text is ASCII, as
-// information_schema's names are.
-func columnName(text string, ansiQuotes bool) (string, bool) {
-	for i := 0; i < len(text); i++ {
-		if text[i] >= utf8.RuneSelf {
-			return "", false
-		}
-	}
-	toks := lex(text, lexOptions{ansiQuotes: ansiQuotes})
-	for i, t := range toks {
-		name := t.kind == tokIdent || t.kind == tokQuoted
-		if i%2 == 0 && !name || i%2 == 1 && !punctAt(text, toks, i, '.') {
-			return "", false
-		}
-	}
-	if len(toks)%2 == 0 {
-		return "", false
-	}
-	return identText(text, toks[len(toks)-1]), true
-}
-
 // flushNoOp is, in a sandbox (a RoutineResolver places routines), the
 // rewrite of FLUSH TABLE[S] t[, …]: DO 0, which does what the client can
 // see of it — nothing — without closing production's tables or needing
 // the RELOAD privilege. ok is false for an input without one; one among
 // other statements is refused.
-func (a *Analysis) flushNoOp() ([]replacement, bool, error) {
+func (a *Analysis) flushNoOp() ([]splice.Replacement, bool, error) {
 	for _, st := range a.Statements {
 		if st.Kind != KindFlushTables {
 			continue
@@ -867,16 +723,16 @@ func (a *Analysis) flushNoOp() ([]replacement, bool, error) {
 		if len(a.Statements) > 1 {
 			return nil, true, Refuse(wire.ErUnknown, "FLUSH TABLES is answered alone in a sandbox; send it as a statement of its own")
 		}
-		return []replacement{{start: 0, end: len(a.src), text: "DO 0"}}, true, nil
+		return []splice.Replacement{{Start: 0, End: len(a.src), Text: "DO 0"}}, true, nil
 	}
 	return nil, false, nil
 }
 
 // partReps are the replacements of an input the engine split itself: each
 // piece's, and each CREATE PROCEDURE's through a RoutineResolver.
-func (a *Analysis) partReps(r Resolver) ([]replacement, error) {
+func (a *Analysis) partReps(r Resolver) ([]splice.Replacement, error) {
 	rr, _ := r.(RoutineResolver)
-	var reps []replacement
+	var reps []splice.Replacement
 	for _, p := range a.parts {
 		st := &a.Statements[p.stmt]
 		if st.Unprovable != "" && (p.sub == nil || p.sub.parseErr != nil || p.sub.normErr != nil) {
@@ -902,8 +758,8 @@ func (a *Analysis) partReps(r Resolver) ([]replacement, error) {
 			return nil, err
 		}
 		for _, rp := range rs {
-			rp.start += p.start
-			rp.end += p.start
+			rp.Start += p.start
+			rp.End += p.start
 			reps = append(reps, rp)
 		}
 	}
@@ -919,32 +775,21 @@ func (a *Analysis) norm(t Table) Table {
 	return Table{DB: strings.ToLower(t.DB), Name: strings.ToLower(t.Name)}
 }
 
-// replacement is text to put in place of src[start:end].
-type replacement struct {
-	start, end int
-	text       string
-	// renames are the names replaced inside text, a PREPARE's or EXECUTE
-	// IMMEDIATE's literal rewritten (its Result.Renames): the server
-	// labels the columns of the statement it holds, and quotes it in its
-	// errors, with those.
-	renames []Rename
-}
-
 // splice resolves every table (write if any reference writes it), maps
 // qualifiers to the table they name in their statement, rewrites PREPARE
 // literals, and builds the output.
-func (a *Analysis) splice(r Resolver) ([]replacement, error) {
+func (a *Analysis) splice(r Resolver) ([]splice.Replacement, error) {
 	sp, err := a.resolveSites(r)
 	if err != nil {
 		return nil, err
 	}
-	reps := make([]replacement, 0, len(a.sites)+len(a.prepared))
+	reps := make([]splice.Replacement, 0, len(a.sites)+len(a.prepared))
 	for _, s := range a.sites {
 		var err error
-		switch s.kind {
-		case refTable, refTarget:
+		switch s.Kind {
+		case collect.RefTable, collect.RefTarget:
 			reps, err = sp.table(reps, s)
-		case refQualifier:
+		case collect.RefQualifier:
 			reps, err = sp.qualifier(reps, s)
 		}
 		if err != nil {
@@ -958,7 +803,7 @@ func (a *Analysis) splice(r Resolver) ([]replacement, error) {
 // site.
 type resolvedTable struct {
 	key, phys Table
-	first     site
+	first     ident.Site
 	write     bool
 }
 
@@ -974,23 +819,23 @@ type splicing struct {
 func (a *Analysis) resolveSites(r Resolver) (*splicing, error) {
 	sp := &splicing{a: a, tabs: make([]resolvedTable, 0, len(a.sites))}
 	for _, s := range a.sites {
-		if s.kind == refQualifier {
+		if s.Kind == collect.RefQualifier {
 			continue
 		}
-		k := a.norm(s.table)
+		k := a.norm(s.Table)
 		if i := sp.find(k); i >= 0 {
-			sp.tabs[i].write = sp.tabs[i].write || s.write
+			sp.tabs[i].write = sp.tabs[i].write || s.Write
 			continue
 		}
-		sp.tabs = append(sp.tabs, resolvedTable{key: k, first: s, write: s.write})
+		sp.tabs = append(sp.tabs, resolvedTable{key: k, first: s, write: s.Write})
 	}
 	for i := range sp.tabs {
-		p, ok, err := r.Resolve(sp.tabs[i].first.table, sp.tabs[i].write)
+		p, ok, err := r.Resolve(sp.tabs[i].first.Table, sp.tabs[i].write)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			p = sp.tabs[i].first.table
+			p = sp.tabs[i].first.Table
 		} else if err := validPhysical(p); err != nil {
 			return nil, err
 		}
@@ -999,6 +844,7 @@ func (a *Analysis) resolveSites(r Resolver) (*splicing, error) {
 	return sp, nil
 }
 
+// find is the index of logical table k in tabs, -1 when absent.
 func (sp *splicing) find(k Table) int {
 	for i := range sp.tabs {
 		if sp.tabs[i].key == k {
@@ -1008,6 +854,7 @@ func (sp *splicing) find(k Table) int {
 	return -1
 }
 
+// physOf is the physical table k resolves to.
 func (sp *splicing) physOf(k Table) (Table, bool) {
 	if i := sp.find(k); i >= 0 {
 		return sp.tabs[i].phys, true
@@ -1020,10 +867,10 @@ func (sp *splicing) physOf(k Table) (Table, bool) {
 func (sp *splicing) candidates(stmt int, ln string) []Table {
 	var out []Table
 	for _, s := range sp.a.sites {
-		if s.kind == refQualifier || s.aliased || s.stmt != stmt {
+		if s.Kind == collect.RefQualifier || s.Aliased || s.Stmt != stmt {
 			continue
 		}
-		if k := sp.a.norm(s.table); k.Name == ln && !slices.Contains(out, k) {
+		if k := sp.a.norm(s.Table); k.Name == ln && !slices.Contains(out, k) {
 			out = append(out, k)
 		}
 	}
@@ -1043,37 +890,37 @@ func (sp *splicing) allKeepName(ts []Table) bool {
 
 // table replaces a table's name with where it maps (keeping its name as
 // an alias when the physical name differs).
-func (sp *splicing) table(reps []replacement, s site) ([]replacement, error) {
+func (sp *splicing) table(reps []splice.Replacement, s ident.Site) ([]splice.Replacement, error) {
 	a := sp.a
-	p, _ := sp.physOf(a.norm(s.table))
-	if p == s.table {
+	p, _ := sp.physOf(a.norm(s.Table))
+	if p == s.Table {
 		return reps, nil
 	}
-	if src := a.text[s.start:s.end]; callParen(a.src, s.end, a.opts.IgnoreSpace) && functionKeywords[strings.ToUpper(src)] {
+	if src := a.text[s.Start:s.End]; lexer.CallParen(a.src, s.End, a.opts.IgnoreSpace) && lexer.FunctionKeyword(strings.ToUpper(src)) {
 		// The server reads a function's keyword right before "(" as the
 		// function: a syntax error the rewrite would mend.
 		return nil, serverCheck(Refuse(wire.ErUnknown, "%s right before \"(\" is the server's function, not a table; "+
 			"quote the name", src))
 	}
-	reps = append(reps, replacement{start: s.start, end: s.end, text: quote.Ident(p.DB) + "." + quote.Ident(p.Name)})
-	if s.aliasAt > 0 && p.Name != s.table.Name {
-		reps = append(reps, replacement{start: s.aliasAt, end: s.aliasAt, text: " AS " + quote.Ident(s.table.Name)})
+	reps = append(reps, splice.Replacement{Start: s.Start, End: s.End, Text: quote.Ident(p.DB) + "." + quote.Ident(p.Name)})
+	if s.AliasAt > 0 && p.Name != s.Table.Name {
+		reps = append(reps, splice.Replacement{Start: s.AliasAt, End: s.AliasAt, Text: " AS " + quote.Ident(s.Table.Name)})
 	}
 	return reps, nil
 }
 
 // qualifier maps a column qualifier to the table it names in its
 // statement, where that table maps.
-func (sp *splicing) qualifier(reps []replacement, s site) ([]replacement, error) {
+func (sp *splicing) qualifier(reps []splice.Replacement, s ident.Site) ([]splice.Replacement, error) {
 	a := sp.a
-	k := a.norm(s.table)
-	if !s.qualified {
+	k := a.norm(s.Table)
+	if !s.Qualified {
 		ln := k.Name
-		cands := sp.candidates(s.stmt, ln)
-		if s.stmt < len(a.stmtAliases) && a.stmtAliases[s.stmt][strings.ToLower(ln)] {
+		cands := sp.candidates(s.Stmt, ln)
+		if s.Stmt < len(a.stmtAliases) && a.stmtAliases[s.Stmt][strings.ToLower(ln)] {
 			if len(cands) > 0 && !sp.allKeepName(cands) {
 				return nil, Refuse(wire.ErUnknown, "%s is both a table and a table alias in this statement, so the "+
-					"column qualifier %s is ambiguous; give the table a different alias", quote.Ident(s.table.Name), quote.Ident(s.table.Name))
+					"column qualifier %s is ambiguous; give the table a different alias", quote.Ident(s.Table.Name), quote.Ident(s.Table.Name))
 			}
 			return reps, nil // the alias stays valid after its table is renamed
 		}
@@ -1084,28 +931,28 @@ func (sp *splicing) qualifier(reps []replacement, s site) ([]replacement, error)
 			k = cands[0]
 		default:
 			return nil, Refuse(wire.ErUnknown, "the column qualifier %s could name more than one table; "+
-				"qualify it with the database or use table aliases", quote.Ident(s.table.Name))
+				"qualify it with the database or use table aliases", quote.Ident(s.Table.Name))
 		}
 	}
 	p, found := sp.physOf(k)
 	if !found || a.norm(p) == k {
 		return reps, nil
 	}
-	if src := a.text[s.start:s.end]; !s.qualified && (src == p.Name || src == quote.Ident(p.Name)) {
+	if src := a.text[s.Start:s.End]; !s.Qualified && (src == p.Name || src == quote.Ident(p.Name)) {
 		// The table keeps its name in its new database: the qualifier
 		// still names it, and expression labels such as COUNT(t.id) stay
 		// as the client wrote them.
 		return reps, nil
 	}
 	text := quote.Ident(p.Name)
-	if s.qualified {
+	if s.Qualified {
 		text = quote.Ident(p.DB) + "." + text
 	}
-	return append(reps, replacement{start: s.start, end: s.end, text: text}), nil
+	return append(reps, splice.Replacement{Start: s.Start, End: s.End, Text: text}), nil
 }
 
 // preparedReplacements rewrites the texts PREPARE … FROM '…' holds.
-func (a *Analysis) preparedReplacements(reps []replacement, r Resolver) ([]replacement, error) {
+func (a *Analysis) preparedReplacements(reps []splice.Replacement, r Resolver) ([]splice.Replacement, error) {
 	for _, p := range a.prepared {
 		if len(p.inner.Statements) != 1 {
 			// The server prepares one statement only: its own error, when
@@ -1125,8 +972,8 @@ func (a *Analysis) preparedReplacements(reps []replacement, r Resolver) ([]repla
 			return nil, err
 		}
 		if res.Changed {
-			reps = append(reps, replacement{start: p.start, end: p.end, text: quoteString(res.SQL, !a.opts.NoBackslashEscapes),
-				renames: res.Renames})
+			reps = append(reps, splice.Replacement{Start: p.start, End: p.end, Text: lexer.Quote(res.SQL, !a.opts.NoBackslashEscapes),
+				Renames: res.Renames})
 		}
 	}
 	return reps, nil
@@ -1139,53 +986,13 @@ func keepsName(r Resolver, t Table) bool {
 	return err == nil && strings.EqualFold(p.Name, t.Name)
 }
 
-// overlapping refuses replacements that overlap (two rewrites of one
-// place): the engine's own mistake, never to reach the text sent.
-// It sorts reps by position, as build does (insertion sort: lists are
-// short).
-func overlapping(reps []replacement) error {
-	for i := 1; i < len(reps); i++ {
-		for j := i; j > 0 && reps[j].start < reps[j-1].start; j-- {
-			reps[j], reps[j-1] = reps[j-1], reps[j]
-		}
-	}
-	for i := 1; i < len(reps); i++ {
-		if reps[i].start < reps[i-1].end {
-			return Refuse(wire.ErUnknown, "the proxy would rewrite one part of this statement twice, so it cannot confine it "+
-				"to the sandbox; simplify the statement")
-		}
-	}
-	return nil
-}
-
 // build splices reps into the client's text.
-func (a *Analysis) build(reps []replacement) *Result {
+func (a *Analysis) build(reps []splice.Replacement) *Result {
 	if len(reps) == 0 {
 		return &Result{SQL: a.src, Analysis: a}
 	}
-	for i := 1; i < len(reps); i++ {
-		for j := i; j > 0 && reps[j].start < reps[j-1].start; j-- {
-			reps[j], reps[j-1] = reps[j-1], reps[j]
-		}
-	}
-	var b strings.Builder
-	b.Grow(len(a.src) + 32*len(reps))
-	last := 0
-	renames := make([]Rename, 0, len(reps))
-	splices := make([]Splice, 0, len(reps))
-	for _, rp := range reps {
-		b.WriteString(a.src[last:rp.start])
-		at := b.Len()
-		b.WriteString(rp.text)
-		last = rp.end
-		splices = append(splices, Splice{Start: rp.start, End: rp.end, SentStart: at, SentEnd: b.Len()})
-		if from := a.src[rp.start:rp.end]; from != "" && from[0] != '\'' && from[0] != '"' { // not a PREPARE literal
-			renames = append(renames, Rename{From: from, To: rp.text})
-		}
-		renames = append(renames, rp.renames...)
-	}
-	b.WriteString(a.src[last:])
-	return &Result{SQL: b.String(), Changed: true, Analysis: a, Renames: renames, Splices: splices}
+	sql, renames, splices := splice.Apply(a.src, reps)
+	return &Result{SQL: sql, Changed: true, Analysis: a, Renames: renames, Splices: splices}
 }
 
 // mapped reports whether r redirects t. Resolve errors count as mapped:
@@ -1195,40 +1002,27 @@ func mapped(r Resolver, t Table) bool {
 	return ok || err != nil
 }
 
-// isWriteKeyword reports words that mark statements able to change data
-// or schema (or run other statements): an unparseable input holding one is
-// refused.
-func isWriteKeyword(w string) bool {
-	switch strings.ToUpper(w) {
-	case "INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "LOAD",
-		"CALL", "GRANT", "REVOKE", "HANDLER", "LOCK", "STATEMENT", "EXECUTE", "PREPARE", "DO", "SET", "USE",
-		"OPTIMIZE", "REPAIR":
-		return true
-	}
-	return false
-}
-
 // refuseUnparseable decides about a statement the parser rejected: it may
 // pass only if it names no table r maps and cannot write (it starts like a
 // read). Anything else is refused: a sandbox needs its writes rewritten.
 func (a *Analysis) refuseUnparseable(r Resolver) error {
-	u := unparsed{a: a, toks: lex(a.text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes})}
-	u.first = u.firstWord()
-	readLike := u.readLike()
-	for i, t := range u.toks {
-		if t.kind == tokPunct && a.text[t.start] == ';' && i < len(u.toks)-1 {
+	u := forms.Unparsed{Text: a.text, Toks: lexer.Lex(a.text, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes})}
+	u.First = u.FirstWord()
+	readLike := u.ReadLike()
+	for i, t := range u.Toks {
+		if t.Kind == lexer.Punct && a.text[t.Start] == ';' && i < len(u.Toks)-1 {
 			return Refuse(wire.ErUnknown, "the proxy cannot parse this input (%s) and it holds more than one statement, "+
 				"so it cannot tell what the others do; send the statements one at a time", firstLine(a.parseErr.Error()))
 		}
 	}
-	for i, t := range u.toks {
-		if t.kind != tokIdent {
+	for i, t := range u.Toks {
+		if t.Kind != lexer.Ident {
 			continue
 		}
-		if isWriteKeyword(u.word(i)) {
+		if forms.IsWriteKeyword(u.Word(i)) {
 			readLike = false
 		}
-		if hazard := u.hazard(i); hazard != "" {
+		if hazard := u.Hazard(i); hazard != "" {
 			return serverCheck(Refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s) and %s; %s",
 				firstLine(a.parseErr.Error()), hazard, unparsedHint))
 		}
@@ -1236,17 +1030,17 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 	if !readLike {
 		rf := serverCheck(Refuse(wire.ErUnknown, "the proxy cannot parse this statement (%s), so it cannot confine its writes "+
 			"to the sandbox; %s", firstLine(a.parseErr.Error()), unparsedHint))
-		rf.ServerErrors = unparsedServerErrors(a.text, u.toks)
+		rf.ServerErrors = forms.ServerErrors(a.text, u.Toks)
 		return rf
 	}
 	hint := unparsedHint
-	for i := range u.toks {
-		if u.word(i) == "PREVIOUS" && u.word(i+1) == "VALUE" {
+	for i := range u.Toks {
+		if u.Word(i) == "PREVIOUS" && u.Word(i+1) == "VALUE" {
 			hint = "write LASTVAL(seq) for PREVIOUS VALUE FOR seq"
 		}
 	}
-	for _, ch := range buildChains(a.text, u.toks, nil) {
-		for _, t := range chainTables(a.text, u.toks, ch) {
+	for _, ch := range ident.Chains(a.text, u.Toks, nil) {
+		for _, t := range ident.Tables(a.text, u.Toks, ch) {
 			if mt, ok := a.mappedAny(r, t); ok {
 				return serverCheck(Refuse(wire.ErUnknown, "this statement names the sandboxed table %s but the proxy cannot parse it "+
 					"(%s), so it cannot be redirected to the sandbox; %s", mt.Quoted(), firstLine(a.parseErr.Error()), hint))
@@ -1256,119 +1050,7 @@ func (a *Analysis) refuseUnparseable(r Resolver) error {
 	return nil
 }
 
-// unparsed is a text the parser rejected, as its tokens, and its first
-// word (after opening parentheses), in upper case.
-type unparsed struct {
-	a     *Analysis
-	toks  []token
-	first string
-}
-
-func (u *unparsed) word(i int) string {
-	if i < len(u.toks) && u.toks[i].kind == tokIdent {
-		return strings.ToUpper(u.a.text[u.toks[i].start:u.toks[i].end])
-	}
-	return ""
-}
-
-func (u *unparsed) firstWord() string {
-	for _, t := range u.toks {
-		if t.kind == tokIdent {
-			return strings.ToUpper(u.a.text[t.start:t.end])
-		}
-		if t.kind != tokComment && !(t.kind == tokPunct && u.a.text[t.start] == '(') {
-			break
-		}
-	}
-	return ""
-}
-
-// readLike reports whether the text starts like a single statement that
-// reads: the parser cannot say where the statements of an input it
-// rejects begin, nor what the others do. Transaction statements in forms
-// the parser does not know count, when they hold only their own words.
-func (u *unparsed) readLike() bool {
-	switch u.first {
-	case "SELECT", "SHOW", "DESC", "DESCRIBE", "EXPLAIN", "HELP", "WITH", "VALUES", "TABLE":
-		return true
-	case "BEGIN", "COMMIT", "ROLLBACK", "START":
-	default:
-		return false
-	}
-	readLike := true
-	for i, t := range u.toks {
-		if t.kind == tokPunct && u.a.text[t.start] == ',' {
-			continue
-		}
-		switch u.word(i) {
-		case "BEGIN", "WORK", "COMMIT", "ROLLBACK", "AND", "NO", "CHAIN", "RELEASE", "START", "TRANSACTION",
-			"READ", "ONLY", "WRITE", "WITH", "CONSISTENT", "SNAPSHOT":
-			continue
-		}
-		readLike = false
-	}
-	return readLike
-}
-
-// hazard says why the word at toks[i] makes a read reach further than the
-// tables it names (the proxy cannot see which tables it locks or what it
-// changes), "" when it does not.
-func (u *unparsed) hazard(i int) string {
-	w, first := u.word(i), u.first
-	switch {
-	case w == "OUTFILE" || w == "DUMPFILE":
-		return "it writes a file on the database server"
-	case w == "FOR" && (u.word(i+1) == "UPDATE" || u.word(i+1) == "SHARE"), w == "SHARE" && u.word(i+1) == "MODE":
-		return "it is a locking read, which must first fork the tables it locks"
-	case w == "NEXT" && u.word(i+1) == "VALUE", (w == "NEXTVAL" || w == "SETVAL") && i+1 < len(u.toks) && u.a.text[u.toks[i+1].start] == '(':
-		return "it changes a sequence"
-	case w == "LOAD_FILE":
-		return "it reads a file on the database server"
-	case w == "ATOMIC":
-		return "it is a compound statement"
-	case w == "EVENTS" && first == "SHOW", w == "PROCESSLIST", w == "ENGINE" && first == "SHOW",
-		w == "EXPLAIN" && first == "SHOW", w == "ANALYZE" && first == "SHOW":
-		return "it shows what the whole server holds, every sandbox's statements included"
-	}
-	return ""
-}
-
-// unparsedServerErrors are the server's error codes besides
-// ServerSyntaxError's by which it rejects text (its tokens toks), a
-// statement the engine cannot parse, whatever any sandbox holds
-// (Refusal.ServerErrors):
-//
-//   - GET DIAGNOSTICS names no table, so a name the server resolves in it
-//     (GET DIAGNOSTICS CONDITION f()) is a column of none: 1054;
-//   - SET without parentheses (no subquery, no function call) gives a
-//     system variable a name, literal or variable, whose type does not
-//     depend on any table's (SET default_storage_engine = .a.MyISAM):
-//     1232.
-func unparsedServerErrors(text string, toks []token) []uint16 {
-	switch {
-	case getDiagnostics(text, toks):
-		return []uint16{wire.ErBadField}
-	case tokWord(text, toks, 0) == "SET" && tokWord(text, toks, 1) != "STATEMENT":
-		for _, t := range toks {
-			if t.kind == tokComment || t.kind == tokPunct && text[t.start] == '(' {
-				return nil
-			}
-		}
-		return []uint16{wire.ErWrongTypeForVar}
-	}
-	return nil
-}
-
-// getDiagnostics reports whether text (its tokens toks) is GET [CURRENT |
-// STACKED] DIAGNOSTICS …, with nothing before GET.
-func getDiagnostics(text string, toks []token) bool {
-	if tokWord(text, toks, 0) != "GET" {
-		return false
-	}
-	w := tokWord(text, toks, 1)
-	return w == "DIAGNOSTICS" || (w == "CURRENT" || w == "STACKED") && tokWord(text, toks, 2) == "DIAGNOSTICS"
-}
-
+// firstLine is s up to its first line break.
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i]
@@ -1379,18 +1061,28 @@ func firstLine(s string) string {
 // Unparsed reports whether the parser rejected the text.
 func (a *Analysis) Unparsed() bool { return a.parseErr != nil }
 
+// Analyzes reports whether sql starts with MariaDB's ANALYZE [FORMAT=JSON]
+// of a statement (see recovery.Analyzes).
+func Analyzes(sql string) bool { return recovery.Analyzes(sql) }
+
+// Analyzes reports whether the input is one statement that ANALYZE runs
+// and explains (see Analyzes): the text of a PREPARE's Inner included.
+func (a *Analysis) Analyzes() bool {
+	return len(a.Statements) == 1 && recovery.Analyzes(a.src)
+}
+
 // StatementEndBefore reports whether the text has a ';' outside strings,
 // names and comments before offset off or at it: a statement ends there,
 // which the server runs before it reads what follows.
 func (a *Analysis) StatementEndBefore(off int) bool {
-	if ct := a.client; ct != nil && ct.offs != nil {
-		off = ct.offs[min(max(off, 0), len(ct.orig))] // off is in the client's bytes
+	if ct := a.client; ct != nil && ct.Offs != nil {
+		off = ct.Offs[min(max(off, 0), len(ct.Orig))] // off is in the client's bytes
 	}
-	for _, t := range lex(a.text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes}) {
-		if int(t.start) > off {
+	for _, t := range lexer.Lex(a.text, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes}) {
+		if int(t.Start) > off {
 			return false
 		}
-		if t.kind == tokPunct && a.text[t.start] == ';' {
+		if t.Kind == lexer.Punct && a.text[t.Start] == ';' {
 			return true
 		}
 	}
@@ -1448,60 +1140,6 @@ const checkStatement = "__sqlfork_syntax_check"
 // names, taking metadata locks on the tables it names until the
 // transaction ends, so callers should ask only outside a transaction.
 func SyntaxCheck(sql string, opts Options) (prepare, deallocate string) {
-	return "PREPARE " + checkStatement + " FROM " + quoteString(sql, !opts.NoBackslashEscapes),
+	return "PREPARE " + checkStatement + " FROM " + lexer.Quote(sql, !opts.NoBackslashEscapes),
 		"DEALLOCATE PREPARE " + checkStatement
-}
-
-// ServerSyntaxError reports whether the server's error code in answer to
-// SyntaxCheck's PREPARE means that the server rejects the text itself, as
-// any connection would (a syntax error, an unknown character set or
-// collation, a name too long, a system variable it does not have, words
-// that do not go together, a subquery or stored function where the
-// statement takes none — HANDLER … READ, EXECUTE … USING, which its
-// parser refuses whatever the names), and not that a table it names is
-// missing where PREPARE looked (production, not the sandbox) or that
-// PREPARE cannot take the statement.
-func ServerSyntaxError(code uint16) bool {
-	switch code {
-	case wire.ErParse,
-		1149, // ER_SYNTAX_ERROR
-		1115, // ER_UNKNOWN_CHARACTER_SET
-		1273, // ER_UNKNOWN_COLLATION
-		1059, // ER_TOO_LONG_IDENT
-		1193, // ER_UNKNOWN_SYSTEM_VARIABLE
-		1221, // ER_WRONG_USAGE (SELECT ALL DISTINCT, UNION and ORDER BY, …)
-		wire.ErSubqueriesNotSupported:
-		return true
-	}
-	return false
-}
-
-// functionKeywords are the names MariaDB's lexer reads as a function's
-// keyword when "(" follows them at once (sql_functions of its lex.h), or
-// after spaces only under IGNORE_SPACE, and its grammar then takes for no
-// table's name: `CREATE TABLE count(a INT)` is a syntax error. The other
-// names of sql_functions (ADDDATE, LAST_VALUE, SESSION_USER, SUBDATE,
-// SYSDATE, SYSTEM_USER, TRIM_ORACLE) are keywords the grammar also takes
-// for a name, so `CREATE TABLE adddate(a INT)` makes a table (MariaDB
-// 10.11, main.parser).
-var functionKeywords = map[string]bool{"BIT_AND": true, "BIT_OR": true, "BIT_XOR": true, "CAST": true,
-	"COUNT": true, "CUME_DIST": true, "CURDATE": true, "CURTIME": true, "DATE_ADD": true, "DATE_SUB": true, "DENSE_RANK": true,
-	"EXTRACT": true, "FIRST_VALUE": true, "GROUP_CONCAT": true, "JSON_ARRAYAGG": true, "JSON_OBJECTAGG": true, "LAG": true,
-	"LEAD": true, "MAX": true, "MEDIAN": true, "MID": true, "MIN": true, "NOW": true, "NTH_VALUE": true,
-	"NTILE": true, "POSITION": true, "PERCENT_RANK": true, "PERCENTILE_CONT": true, "PERCENTILE_DISC": true, "RANK": true,
-	"ROW_NUMBER": true, "STD": true, "STDDEV": true, "STDDEV_POP": true, "STDDEV_SAMP": true,
-	"SUBSTR": true, "SUBSTRING": true, "SUM": true, "TRIM": true, "VARIANCE": true, "VAR_POP": true, "VAR_SAMP": true}
-
-// callParen reports whether the server reads "(" as following the word
-// that ends at text[end] at once, as its lexer does to tell a function's
-// keyword (functionKeywords) from a name: right there, or, under
-// IGNORE_SPACE (ignoreSpace), after whitespace only — not after a comment,
-// so text is the client's, not the normalized one.
-func callParen(text string, end int, ignoreSpace bool) bool {
-	if ignoreSpace {
-		for end < len(text) && isSpace(text[end]) { // the lexer's MY_LEX_SKIP bytes
-			end++
-		}
-	}
-	return end < len(text) && text[end] == '('
 }

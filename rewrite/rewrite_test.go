@@ -1,6 +1,10 @@
 package rewrite
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+)
 
 // TestNamedColumns: a view or a table made from a query names its columns
 // as the server would have from the client's text: an expression the
@@ -60,7 +64,7 @@ func TestColumnName(t *testing.T) {
 		{text: "ä"},
 		{text: ""},
 	} {
-		got, ok := columnName(c.text, c.ansi)
+		got, ok := lexer.ColumnName(c.text, c.ansi)
 		if got != c.want || ok != c.ok {
 			t.Errorf("columnName(%q) = %q, %v; want %q, %v", c.text, got, ok, c.want, c.ok)
 		}

@@ -1,12 +1,15 @@
 package rewrite
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/body"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/recovery"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/splice"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -70,45 +73,6 @@ type part struct {
 	stmt  int       // index of the part's (first) statement
 }
 
-// createRoutineAt reads CREATE [OR REPLACE] [DEFINER = …] [AGGREGATE]
-// PROCEDURE | FUNCTION | TRIGGER | EVENT | PACKAGE at toks[i]: kind is the
-// routine's kind ("" for any other statement), next the index after it.
-func (e *Engine) createRoutineAt(text string, toks []token, i int) (kind string, next int) {
-	w := func(j int) string { return tokWord(text, toks, j) }
-	if w(i) != "CREATE" {
-		return "", 0
-	}
-	j := i + 1
-	if w(j) == "OR" && w(j+1) == "REPLACE" {
-		j += 2
-	}
-	if w(j) == "DEFINER" && punctAt(text, toks, j+1, '=') {
-		j += 2
-		switch {
-		case w(j) == "CURRENT_USER":
-			j++
-			if punctAt(text, toks, j, '(') && punctAt(text, toks, j+1, ')') {
-				j += 2
-			}
-		case j < len(toks) && (toks[j].kind == tokIdent || toks[j].kind == tokString || toks[j].kind == tokQuoted):
-			j++
-			if j < len(toks) && toks[j].kind == tokVariable {
-				j++ // @host
-			}
-		default:
-			return "", 0
-		}
-	}
-	if w(j) == "AGGREGATE" {
-		j++
-	}
-	switch k := w(j); k {
-	case "PROCEDURE", "FUNCTION", "TRIGGER", "EVENT", "PACKAGE":
-		return k, j + 1
-	}
-	return "", 0
-}
-
 // OneCompound reports whether sql holds no statement after the compound
 // statement it starts with (BEGIN NOT ATOMIC … END [label]): its BEGIN …
 // END and CASE … END [CASE] pairs, counted in its tokens (quotes and
@@ -119,26 +83,26 @@ func OneCompound(sql string, opts Options) bool {
 	if err != nil {
 		return false
 	}
-	toks := lex(text, lexOptions{ansiQuotes: opts.ANSIQuotes, noBackslashEscapes: opts.NoBackslashEscapes})
+	toks := lexer.Lex(text, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes})
 	depth := 0
 	for i := range toks {
-		switch tokWord(text, toks, i) {
+		switch lexer.Word(text, toks, i) {
 		case "BEGIN", "CASE":
-			if tokWord(text, toks, i-1) != "END" { // END CASE closes a CASE
+			if lexer.Word(text, toks, i-1) != "END" { // END CASE closes a CASE
 				depth++
 			}
 		case "END":
-			switch tokWord(text, toks, i+1) {
+			switch lexer.Word(text, toks, i+1) {
 			case "IF", "LOOP", "WHILE", "REPEAT", "FOR":
 				continue // closes what is not counted
 			}
 			if depth--; depth == 0 {
 				j := i + 1
-				if toks := toks[j:]; len(toks) > 0 && toks[0].kind == tokIdent && tokWord(text, toks, 0) != "" {
+				if toks := toks[j:]; len(toks) > 0 && toks[0].Kind == lexer.Ident && lexer.Word(text, toks, 0) != "" {
 					j++ // END label, END CASE
 				}
 				for ; j < len(toks); j++ {
-					if !punctAt(text, toks, j, ';') {
+					if !lexer.PunctAt(text, toks, j, ';') {
 						return false
 					}
 				}
@@ -152,108 +116,26 @@ func OneCompound(sql string, opts Options) bool {
 	return false
 }
 
-// tokWord is the upper-case word of toks[i], "" when it is no bare word.
-func tokWord(text string, toks []token, i int) string {
-	if i >= 0 && i < len(toks) && toks[i].kind == tokIdent {
-		return strings.ToUpper(text[toks[i].start:toks[i].end])
-	}
-	return ""
-}
-
-// punctAt reports whether toks[i] is the punctuation c.
-func punctAt(text string, toks []token, i int, c byte) bool {
-	return i >= 0 && i < len(toks) && toks[i].kind == tokPunct && text[toks[i].start] == c
-}
-
 // hasCreateProcedure reports whether a statement of the input (tokens of
 // its normalized text) is CREATE PROCEDURE or CREATE [AGGREGATE] FUNCTION
 // (of a stored function), or CREATE TRIGGER with other statements before
 // or after it (a CREATE TRIGGER alone is read by triggerStatement).
-func (e *Engine) hasCreateProcedure(text string, toks []token, opts Options) bool {
+func (e *Engine) hasCreateProcedure(text string, toks []lexer.Token, opts Options) bool {
 	start := true
 	for i := range toks {
-		if at, _ := routineSettings(text, toks, i, opts); start && e.createdRoutine(text, toks, at) != "" {
+		if at, _ := body.Settings(text, toks, i, lexer.Options{ANSIQuotes: opts.ANSIQuotes, NoBackslashEscapes: opts.NoBackslashEscapes}); start && body.CreatesRoutine(text, toks, at) != "" {
 			return true
 		}
-		if start && e.createdTrigger(text, toks, i) {
+		if start && body.CreatesTrigger(text, toks, i) {
 			if i > 0 {
 				return true
 			}
 			end, ok := e.triggerEnd(text, toks, i, opts)
-			return ok && !onlyEnd(text, toks, end)
+			return ok && !body.OnlyEnd(text, toks, end)
 		}
-		start = punctAt(text, toks, i, ';')
+		start = lexer.PunctAt(text, toks, i, ';')
 	}
 	return false
-}
-
-// createdTrigger reports whether toks[i] starts a CREATE TRIGGER.
-func (e *Engine) createdTrigger(text string, toks []token, i int) bool {
-	k, _ := e.createRoutineAt(text, toks, i)
-	return k == "TRIGGER"
-}
-
-// routineSettings reads, at toks[i], SET STATEMENT var = value[, …] FOR
-// before a CREATE (setStatementPrefix): at is the index of the statement
-// it applies to and vars the variables it sets; at is i and vars nil when
-// there is no such prefix, or when it sets sql_mode to a value under which
-// the server would read a routine's body otherwise than the proxy does.
-// The server reads the CREATE under the session's sql_mode, but stores the
-// routine with the one SET STATEMENT gives, and reads the body again under
-// it on every call: that value may hold no mode that changes how a text is
-// lexed or parsed, and the session may have none either.
-func routineSettings(text string, toks []token, i int, opts Options) (at int, vars []string) {
-	if tokWord(text, toks, i) != "SET" || tokWord(text, toks, i+1) != "STATEMENT" {
-		return i, nil
-	}
-	end, vars, ok := setStatementPrefix(text, toks, i+2)
-	if !ok || tokWord(text, toks, end+1) != "CREATE" {
-		return i, nil
-	}
-	for j := i + 2; j < end; j++ {
-		if tokWord(text, toks, j) != "SQL_MODE" {
-			continue
-		}
-		v := toks[j+2] // setStatementPrefix: the name, '=', one literal or word
-		mode := ""
-		switch v.kind {
-		case tokString:
-			mode = unquoteString(text[v.start:v.end], !opts.NoBackslashEscapes)
-		case tokIdent:
-			mode = text[v.start:v.end]
-		default:
-			return i, nil
-		}
-		if opts.ANSIQuotes || opts.NoBackslashEscapes || strings.EqualFold(mode, "DEFAULT") {
-			return i, nil
-		}
-		for _, m := range strings.Split(strings.ToUpper(mode), ",") {
-			if readingModes[strings.TrimSpace(m)] {
-				return i, nil
-			}
-		}
-	}
-	return end + 1, vars
-}
-
-// readingModes are the sql_mode flags (and the modes that include them)
-// under which the server lexes or parses a text otherwise than under the
-// default mode.
-var readingModes = map[string]bool{"ANSI_QUOTES": true, "NO_BACKSLASH_ESCAPES": true, "IGNORE_SPACE": true,
-	"PIPES_AS_CONCAT": true, "HIGH_NOT_PRECEDENCE": true, "ANSI": true, "ORACLE": true, "MSSQL": true, "DB2": true,
-	"POSTGRESQL": true, "MAXDB": true, "SIMULTANEOUS_ASSIGNMENT": true}
-
-// createdRoutine is "PROCEDURE" or "FUNCTION" when toks[i] starts a CREATE
-// PROCEDURE or a CREATE [AGGREGATE] FUNCTION the engine reads, "" otherwise.
-// An aggregate function is a stored function of the same name space whose
-// body fetches the group's rows (FETCH GROUP NEXT ROW, a statement that
-// reaches no table): read, placed and called like any stored function.
-func (e *Engine) createdRoutine(text string, toks []token, i int) string {
-	switch k, _ := e.createRoutineAt(text, toks, i); k {
-	case "PROCEDURE", "FUNCTION":
-		return k
-	}
-	return ""
 }
 
 // analyzePieces analyses an input holding CREATE PROCEDURE (or CREATE
@@ -261,10 +143,10 @@ func (e *Engine) createdRoutine(text string, toks []token, i int) string {
 // PROCEDURE or TRIGGER ends with its body), each piece analysed alone
 // (with the current database a USE before it set), each CREATE PROCEDURE
 // read by analyzeProcedure, each CREATE TRIGGER as when it is sent alone.
-func (e *Engine) analyzePieces(a *Analysis, toks []token) {
+func (e *Engine) analyzePieces(a *Analysis, toks []lexer.Token) {
 	ps := &pieces{e: e, a: a, toks: toks, db: a.opts.DB}
 	for i := 0; i < len(toks); {
-		if punctAt(a.text, toks, i, ';') {
+		if lexer.PunctAt(a.text, toks, i, ';') {
 			i++
 			continue
 		}
@@ -282,7 +164,7 @@ func (e *Engine) analyzePieces(a *Analysis, toks []token) {
 type pieces struct {
 	e    *Engine
 	a    *Analysis
-	toks []token
+	toks []lexer.Token
 	db   string
 }
 
@@ -290,15 +172,15 @@ type pieces struct {
 // is true when nothing after it is read.
 func (ps *pieces) piece(i int) (next int, stop bool) {
 	a, text, toks := ps.a, ps.a.text, ps.toks
-	start := int(toks[i].start)
-	at, settings := routineSettings(text, toks, i, a.opts)
-	if k := ps.e.createdRoutine(text, toks, at); k != "" {
+	start := int(toks[i].Start)
+	at, settings := body.Settings(text, toks, i, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes})
+	if k := body.CreatesRoutine(text, toks, at); k != "" {
 		return ps.routine(start, at, k, settings)
 	}
-	if at == i && ps.e.createdTrigger(text, toks, i) {
+	if at == i && body.CreatesTrigger(text, toks, i) {
 		return ps.trigger(i, start)
 	}
-	if ps.e.junkAt(text, toks, i) {
+	if recovery.JunkAt(text, toks, i, ps.e.keywords) {
 		// A syntax error for sure stops the input: it and the rest are
 		// one statement that reaches nothing (not analysed again, as the
 		// rest may hold the CREATE PROCEDURE that brought it here).
@@ -327,7 +209,7 @@ func (ps *pieces) junk(start int) {
 // its body with analyzeProcedure.
 func (ps *pieces) routine(start, at int, k string, settings []string) (int, bool) {
 	a, text, toks := ps.a, ps.a.text, ps.toks
-	_, next := ps.e.createRoutineAt(text, toks, at)
+	_, next := body.CreateAt(text, toks, at)
 	st, end, junk := ps.e.analyzeProcedure(a, toks, next, ps.db, k == "FUNCTION")
 	if junk {
 		// Nested too deep for the server's parser: a syntax error for
@@ -339,12 +221,12 @@ func (ps *pieces) routine(start, at int, k string, settings []string) (int, bool
 	// A body the proxy cannot read may be the server's syntax error: asked
 	// when the input is this one statement as far as the text tells (it
 	// starts the input and ends with END).
-	st.serverCheck = end < 0 && len(a.Statements) == 0 && endsWithEnd(text, toks)
+	st.serverCheck = end < 0 && len(a.Statements) == 0 && body.EndsWithEnd(text, toks)
 	ps.add(start, nil, st)
 	if st.Unprovable != "" || end < 0 {
 		return 0, true
 	}
-	if end < len(toks) && !punctAt(text, toks, end, ';') {
+	if end < len(toks) && !lexer.PunctAt(text, toks, end, ';') {
 		a.Statements[len(a.Statements)-1].Unprovable = "the proxy cannot read where this CREATE PROCEDURE ends"
 		return 0, true
 	}
@@ -361,14 +243,14 @@ func (ps *pieces) trigger(i, start int) (int, bool) {
 			Unprovable: "the proxy cannot read where this CREATE TRIGGER ends", hint: "send it alone, or run it on a direct connection"})
 		return 0, true
 	}
-	if tend < len(toks) && !punctAt(text, toks, tend, ';') {
+	if tend < len(toks) && !lexer.PunctAt(text, toks, tend, ';') {
 		// Something after the body but before a ';': the server's syntax
 		// error, the trigger read alone refuses it.
 		tend = len(toks)
 	}
 	end := len(text)
 	if tend < len(toks) {
-		end = int(toks[tend].start)
+		end = int(toks[tend].Start)
 	}
 	sub := ps.e.analyze(text[start:end], withDB(a.opts, ps.db))
 	a.parts = append(a.parts, part{start: start, sub: sub, stmt: len(a.Statements)})
@@ -389,11 +271,11 @@ func (ps *pieces) plain(i, start int) (int, bool) {
 	a, text, toks := ps.a, ps.a.text, ps.toks
 	end := len(text)
 	j := i
-	for j < len(toks) && !punctAt(text, toks, j, ';') {
+	for j < len(toks) && !lexer.PunctAt(text, toks, j, ';') {
 		j++
 	}
 	if j < len(toks) {
-		end = int(toks[j].start)
+		end = int(toks[j].Start)
 	}
 	sub := ps.e.analyze(text[start:end], withDB(a.opts, ps.db))
 	if sub.parseErr != nil || sub.normErr != nil {
@@ -409,17 +291,6 @@ func (ps *pieces) plain(i, start int) (int, bool) {
 	}
 	ps.db = sub.endDB
 	return j, false
-}
-
-// endsWithEnd reports whether toks, without the ';' that end them, end
-// with END or END and a word (a label, FOR, LOOP, …): where a body BEGIN
-// … END ends.
-func endsWithEnd(text string, toks []token) bool {
-	n := len(toks)
-	for n > 0 && punctAt(text, toks, n-1, ';') {
-		n--
-	}
-	return tokWord(text, toks, n-1) == "END" || n > 1 && toks[n-1].kind == tokIdent && tokWord(text, toks, n-2) == "END"
 }
 
 // junkAnalysis is the analysis of text, a syntax error for sure and what
@@ -441,9 +312,9 @@ func withDB(opts Options, db string) Options {
 // index of the token after the body, -1 when the statement cannot be read
 // (st.Unprovable says why); junk is set when the server's parser surely
 // refuses the statement (its body nests too deep for it).
-func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, function bool) (st Statement, end int, junk bool) {
+func (e *Engine) analyzeProcedure(a *Analysis, toks []lexer.Token, i int, db string, function bool) (st Statement, end int, junk bool) {
 	text := a.text
-	w := func(j int) string { return tokWord(text, toks, j) }
+	w := func(j int) string { return lexer.Word(text, toks, j) }
 	what := "procedure"
 	if function {
 		what = "function"
@@ -461,29 +332,30 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, f
 	}
 	st.Routine = r
 	// Parameters: ( … ) with balanced parentheses (types take some).
-	if !punctAt(text, toks, j, '(') {
+	if !lexer.PunctAt(text, toks, j, '(') {
 		return fail("the proxy cannot read the parameters of this " + what)
 	}
 	params := j
-	if j = closing(text, toks, j); j == 0 {
+	if j = lexer.Closing(text, toks, j); j == 0 {
 		return fail("the proxy cannot read the parameters of this " + what)
 	}
 	j++
 	if function {
-		if j = returnType(text, toks, j); j < 0 {
+		if j = body.ReturnType(text, toks, j); j < 0 {
 			return fail("the proxy cannot read the return type of this function")
 		}
 	}
-	if j = characteristics(text, toks, j); j < 0 {
+	if j = body.Characteristics(text, toks, j); j < 0 {
 		return fail("the proxy cannot read the characteristics of this " + what)
 	}
-	body := &bodyReader{e: e, a: a, toks: toks, db: r.DB(db), r: r, function: function}
+	br := e.newBodyReader(a, toks, r.DB(db), r)
+	br.Function = function
 	// Parameters of anchored types name tables too.
-	if why := body.anchors(params+1, j-1); why != "" {
+	if why := br.Anchors(params+1, j-1); why != "" {
 		return fail(why)
 	}
-	end, why := body.statement(j, 0)
-	if body.tooDeep {
+	end, why := br.Statement(j, 0)
+	if br.TooDeep {
 		return st, -1, true
 	}
 	if why != "" {
@@ -503,717 +375,35 @@ func (e *Engine) analyzeProcedure(a *Analysis, toks []token, i int, db string, f
 	return st, end, false
 }
 
-// characteristics skips a routine's characteristics from toks[j]: the
-// index after them, -1 when a COMMENT has no string.
-func characteristics(text string, toks []token, j int) int {
-	w := func(j int) string { return tokWord(text, toks, j) }
-	for {
-		n := 0 // the words of the characteristic at j
-		switch w(j) {
-		case "COMMENT":
-			if j+1 >= len(toks) || toks[j+1].kind != tokString {
-				return -1
-			}
-			n = 2
-		case "DETERMINISTIC":
-			n = 1
-		case "LANGUAGE", "CONTAINS", "NO":
-			if w(j+1) == "SQL" {
-				n = 2
-			}
-		case "NOT":
-			if w(j+1) == "DETERMINISTIC" {
-				n = 2
-			}
-		case "READS", "MODIFIES":
-			if w(j+1) == "SQL" && w(j+2) == "DATA" {
-				n = 3
-			}
-		case "SQL":
-			if w(j+1) == "SECURITY" && (w(j+2) == "DEFINER" || w(j+2) == "INVOKER") {
-				n = 3
-			}
-		}
-		if n == 0 {
-			return j
-		}
-		j += n
-	}
-}
-
 // routineName reads a routine's name (name or db.name) at toks[i]; next is
 // the index after it.
-func routineName(text string, toks []token, i int) (r *Routine, next int, ok bool) {
-	isName := func(j int) bool { return j < len(toks) && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted) }
+func routineName(text string, toks []lexer.Token, i int) (r *Routine, next int, ok bool) {
+	isName := func(j int) bool {
+		return j < len(toks) && (toks[j].Kind == lexer.Ident || toks[j].Kind == lexer.Quoted)
+	}
 	if !isName(i) {
 		return nil, 0, false
 	}
-	r = &Routine{Name: identText(text, toks[i]), nameStart: int(toks[i].start), nameEnd: int(toks[i].end)}
+	r = &Routine{Name: lexer.IdentText(text, toks[i]), nameStart: int(toks[i].Start), nameEnd: int(toks[i].End)}
 	next = i + 1
-	if punctAt(text, toks, next, '.') && isName(next+1) && toks[next].start == toks[i].end && toks[next+1].start == toks[next].end {
-		r.Schema, r.Name = r.Name, identText(text, toks[next+1])
-		r.nameEnd = int(toks[next+1].end)
+	if lexer.PunctAt(text, toks, next, '.') && isName(next+1) && toks[next].Start == toks[i].End && toks[next+1].Start == toks[next].End {
+		r.Schema, r.Name = r.Name, lexer.IdentText(text, toks[next+1])
+		r.nameEnd = int(toks[next+1].End)
 		next += 2
 	}
 	return r, next, true
-}
-
-// bodyReader reads a procedure's body.
-type bodyReader struct {
-	e    *Engine
-	a    *Analysis
-	toks []token
-	db   string // the procedure's database: current while its body runs
-	r    *Routine
-	// function is set for a stored function's body, which returns its
-	// value with RETURN.
-	function bool
-	// tooDeep is set when the body nests deeper than serverMaxNesting:
-	// a syntax error for sure.
-	tooDeep bool
-	// blocks are the names (lower case) of the cursors declared in each
-	// block around the statement read (innermost last), cursors how many
-	// of those blocks declare each name.
-	blocks  [][]string
-	cursors map[string]int
-	// dynamic says why the first statement of dynamic SQL read (PREPARE
-	// or EXECUTE of a text built at run time) cannot be seen through.
-	dynamic string
-}
-
-// enterBlock opens a block's scope of cursors.
-func (b *bodyReader) enterBlock() { b.blocks = append(b.blocks, nil) }
-
-// leaveBlock closes the innermost block's scope: its cursors are gone.
-func (b *bodyReader) leaveBlock() {
-	n := len(b.blocks) - 1
-	for _, c := range b.blocks[n] {
-		b.cursors[c]--
-	}
-	b.blocks = b.blocks[:n]
-}
-
-// declareCursor notes the cursor named at toks[i] in the innermost block.
-func (b *bodyReader) declareCursor(i int) {
-	if n := len(b.blocks); n > 0 && i < len(b.toks) {
-		name := strings.ToLower(identText(b.a.text, b.toks[i]))
-		if b.cursors == nil {
-			b.cursors = map[string]int{}
-		}
-		b.blocks[n-1] = append(b.blocks[n-1], name)
-		b.cursors[name]++
-	}
-}
-
-// isCursor reports whether a cursor called name is declared in a block
-// around the statement read.
-func (b *bodyReader) isCursor(name string) bool { return b.cursors[strings.ToLower(name)] > 0 }
-
-// anchors reads the anchored types of toks[from:to], a declaration's (or
-// parameters') names and types: TYPE OF table.column (or db.table.column)
-// and ROW TYPE OF table (or db.table, or a cursor declared before) name a
-// table, whose definition the server reads when the routine runs; each is
-// analysed as the query SELECT * FROM <table>, so that it is the body's
-// and rewritten in place. TYPE OF variable names none.
-func (b *bodyReader) anchors(from, to int) string {
-	text, toks := b.a.text, b.toks
-	w := func(j int) string { return tokWord(text, toks, j) }
-	isName := func(j int) bool { return j < to && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted) }
-	for k := from; k < to; k++ {
-		if w(k) != "TYPE" || w(k+1) != "OF" {
-			continue
-		}
-		row := k > from && w(k-1) == "ROW"
-		// The name: one to three parts.
-		parts, last := 0, -1 // the name's parts, and the index of its last
-		for n := k + 2; isName(n); n += 2 {
-			parts, last = parts+1, n
-			if !punctAt(text, toks, n+1, '.') {
-				break
-			}
-		}
-		if parts == 0 || parts > 3 || punctAt(text, toks, last+1, '.') {
-			return "the proxy cannot read this anchored type (TYPE OF) in a body"
-		}
-		tableEnd := last // ROW TYPE OF [db.]table
-		switch {
-		case row && parts == 3:
-			return "the proxy cannot read this anchored type (ROW TYPE OF) in a body"
-		case row && parts == 1 && b.isCursor(identText(text, toks[k+2])):
-			k = last
-			continue // a cursor's row
-		case !row && parts == 1:
-			k = last
-			continue // a variable's type
-		case !row:
-			tableEnd = last - 2 // TYPE OF [db.]table.column
-		}
-		if why := b.tableAt(int(toks[k+2].start), int(toks[tableEnd].end)); why != "" {
-			return why
-		}
-		k = last
-	}
-	return ""
-}
-
-// tableAt analyses the table name text[start:end] as the query SELECT *
-// FROM <name>: the table is the body's, rewritten in place.
-func (b *bodyReader) tableAt(start, end int) string {
-	const prefix = "SELECT * FROM "
-	sub := b.e.analyze(prefix+b.a.text[start:end], withDB(b.a.opts, b.db))
-	if sub.parseErr != nil || sub.normErr != nil || len(sub.Statements) != 1 || len(sub.Statements[0].Reads) != 1 {
-		return "the proxy cannot read the table " + strings.Join(strings.Fields(firstLine(b.a.text[start:end])), " ") +
-			" of an anchored type in the body"
-	}
-	b.r.Body = append(b.r.Body, sub)
-	b.r.bodyAt = append(b.r.bodyAt, start-len(prefix))
-	return ""
-}
-
-// serverMaxNesting is a nesting of the body's compound statements (blocks,
-// IF, CASE, loops, handlers) past which the server's parser surely refuses
-// the definition: its stack (bison's, grown by my_yyoverflow up to
-// MY_YACC_MAX, 32000 entries, in sql_parse.cc) holds at least the opening
-// word of every enclosing statement while it reads the innermost, and it
-// answers "memory exhausted" (ER_PARSE_ERROR) when it needs more. Bodies
-// nested less deeply are read (the server accepts some 6,000 nested BEGIN
-// … END blocks); deeper ones are sent to the server unchanged as the
-// syntax error they are, so that the client gets the server's own error.
-const serverMaxNesting = 32000
-
-// statement reads the body statement at toks[i]; end is the index of the
-// token after it. A non-empty why says what the proxy cannot read.
-func (b *bodyReader) statement(i, depth int) (end int, why string) {
-	text, toks := b.a.text, b.toks
-	w := func(j int) string { return tokWord(text, toks, j) }
-	if i >= len(toks) {
-		return 0, "the procedure has no body"
-	}
-	if depth > serverMaxNesting {
-		b.tooDeep = true
-		return 0, "the body's blocks nest too deep for the server's parser"
-	}
-	if j := i + 1; j < len(toks) && punctAt(text, toks, j, ':') && (toks[i].kind == tokIdent || toks[i].kind == tokQuoted) {
-		// A label: only before a block or a loop.
-		switch w(i + 2) {
-		case "BEGIN", "LOOP", "WHILE", "REPEAT", "FOR":
-			return b.statement(i+2, depth)
-		}
-		return 0, "the proxy reads labels only before BEGIN and loops in a procedure body"
-	}
-	switch w(i) {
-	case "BEGIN":
-		return b.block(i, depth)
-	case "DECLARE":
-		return b.declare(i, depth)
-	case "SIGNAL", "RESIGNAL", "OPEN", "CLOSE", "FETCH", "LEAVE", "ITERATE", "GET":
-		return b.simple(i)
-	case "IF":
-		return b.ifStatement(i, depth)
-	case "CASE":
-		return b.caseStatement(i, depth)
-	case "LOOP":
-		k, why := b.statements(i+1, depth, "END")
-		return b.endOf(k, "LOOP", why)
-	case "WHILE":
-		return b.whileStatement(i, depth)
-	case "REPEAT":
-		return b.repeatStatement(i, depth)
-	case "FOR":
-		return b.forStatement(i, depth)
-	case "RETURN":
-		if b.function {
-			end := b.semi(i)
-			return end, b.expr(i+1, end)
-		}
-		return 0, "the proxy does not read RETURN here in a procedure body"
-	case "END", "ELSE", "ELSEIF", "UNTIL", "WHEN", "THEN":
-		return 0, "the proxy does not read " + w(i) + " here in a procedure body"
-	}
-	end = b.semi(i)
-	return end, b.fragment(i, end)
-}
-
-// semi is the end of a simple statement from toks[j]: the next semicolon
-// (a body's statements all end with one; the body itself may end the
-// input).
-func (b *bodyReader) semi(j int) int {
-	for j < len(b.toks) && !punctAt(b.a.text, b.toks, j, ';') {
-		j++
-	}
-	return j
-}
-
-// onlyWords reports whether toks[from:to] reach no table: words, literals,
-// variables, '=' and ',' only.
-func (b *bodyReader) onlyWords(from, to int) bool {
-	for k := from; k < to; k++ {
-		switch t := b.toks[k]; t.kind {
-		case tokIdent, tokString, tokNumber, tokVariable, tokQuoted:
-		case tokPunct:
-			if c := b.a.text[t.start]; c != '=' && c != ',' && c != '.' && c != '-' && c != '+' {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// block reads BEGIN [NOT ATOMIC] … END [label] at toks[i].
-func (b *bodyReader) block(i, depth int) (int, string) {
-	text, toks := b.a.text, b.toks
-	j := i + 1
-	if tokWord(text, toks, j) == "NOT" && tokWord(text, toks, j+1) == "ATOMIC" {
-		j += 2
-	}
-	b.enterBlock()
-	k, why := b.statements(j, depth, "END")
-	b.leaveBlock()
-	switch {
-	case why != "":
-		return 0, why
-	case k+1 == len(toks) || punctAt(text, toks, k+1, ';'):
-		return k + 1, ""
-	case endLabel(text, toks, k+1):
-		return k + 2, "" // END label
-	}
-	return 0, "the proxy cannot read where a BEGIN of the procedure's body ends"
-}
-
-// declare reads a DECLARE at toks[i]: of a handler, a cursor, or
-// variables (with a DEFAULT expression, which may read tables).
-func (b *bodyReader) declare(i, depth int) (int, string) {
-	text, toks := b.a.text, b.toks
-	end := b.semi(i)
-	for k := i + 1; k < end; k++ {
-		switch tokWord(text, toks, k) {
-		case "HANDLER":
-			return b.handler(k+1, depth)
-		case "CURSOR":
-			return b.cursor(i, k, end)
-		case "DEFAULT":
-			// An expression, which may read tables: analysed.
-			if !onlyWordsOrTypes(text, toks, i+1, k) {
-				return 0, "the proxy cannot read this declaration"
-			}
-			if why := b.anchors(i+1, k); why != "" {
-				return 0, why
-			}
-			return end, b.expr(k+1, end)
-		}
-	}
-	if !onlyWordsOrTypes(text, toks, i+1, end) {
-		return 0, "the proxy cannot read this declaration"
-	}
-	return end, b.anchors(i+1, end)
-}
-
-// cursor reads DECLARE name CURSOR [(params)] FOR query (DECLARE at
-// toks[i], CURSOR at toks[k], ending at toks[end]).
-func (b *bodyReader) cursor(i, k, end int) (int, string) {
-	text, toks := b.a.text, b.toks
-	f := k + 1
-	if punctAt(text, toks, f, '(') {
-		// MariaDB's cursor parameters, ([IN] name type, …): names and
-		// types only.
-		c := closing(text, toks, f)
-		if c == 0 || c >= end || !cursorParams(text, toks, f+1, c) {
-			return 0, "the proxy cannot read this cursor declaration"
-		}
-		f = c + 1
-	}
-	if tokWord(text, toks, f) != "FOR" || f+1 >= end {
-		return 0, "the proxy cannot read this cursor declaration"
-	}
-	if f > k+1 {
-		if why := b.anchors(k+2, f-1); why != "" {
-			return 0, why
-		}
-	}
-	if why := b.fragment(f+1, end); why != "" {
-		return 0, why
-	}
-	b.declareCursor(i + 1)
-	return end, ""
-}
-
-// simple reads SIGNAL, RESIGNAL, OPEN, CLOSE, FETCH, LEAVE, ITERATE and
-// GET: literals and variables only, but for OPEN's actual parameters
-// (expressions that may read tables).
-func (b *bodyReader) simple(i int) (int, string) {
-	w := tokWord(b.a.text, b.toks, i)
-	end := b.semi(i)
-	if w == "OPEN" && b.cursorArgs(i+1, end) {
-		return end, b.expr(i+3, end-1)
-	}
-	if b.onlyWords(i+1, end) {
-		return end, ""
-	}
-	switch w {
-	case "LEAVE", "ITERATE", "GET":
-		return 0, "the proxy cannot read this " + w + " in a procedure body"
-	}
-	return 0, "the proxy reads only literals and variables in " + w + " in a procedure body"
-}
-
-// whileStatement reads WHILE condition DO … END WHILE at toks[i].
-func (b *bodyReader) whileStatement(i, depth int) (int, string) {
-	do := b.find(i+1, "DO")
-	if do < 0 {
-		return 0, "the proxy cannot read this WHILE in a procedure body"
-	}
-	if why := b.expr(i+1, do); why != "" {
-		return 0, why
-	}
-	k, why := b.statements(do+1, depth, "END")
-	return b.endOf(k, "WHILE", why)
-}
-
-// repeatStatement reads REPEAT … UNTIL condition END REPEAT at toks[i].
-func (b *bodyReader) repeatStatement(i, depth int) (int, string) {
-	k, why := b.statements(i+1, depth, "UNTIL")
-	if why != "" {
-		return 0, why
-	}
-	end := b.find(k+1, "END")
-	if end < 0 || tokWord(b.a.text, b.toks, end+1) != "REPEAT" {
-		return 0, "the proxy cannot read this REPEAT in a procedure body"
-	}
-	if why := b.expr(k+1, end); why != "" {
-		return 0, why
-	}
-	return b.endOf(end, "REPEAT", "")
-}
-
-// statements reads body statements, each ending with ';', from toks[i] up
-// to one of the words stop: the index of that word.
-func (b *bodyReader) statements(i, depth int, stop ...string) (int, string) {
-	text, toks := b.a.text, b.toks
-	for {
-		if i >= len(toks) {
-			return 0, "the proxy cannot read where a block of the procedure's body ends"
-		}
-		if w := tokWord(text, toks, i); slices.Contains(stop, w) {
-			return i, ""
-		}
-		k, why := b.statement(i, depth+1)
-		if why != "" {
-			return 0, why
-		}
-		if !punctAt(text, toks, k, ';') {
-			return 0, "the proxy cannot read where a statement of the procedure's body ends"
-		}
-		i = k + 1
-	}
-}
-
-// endOf reads END kw [label] at toks[i] (after a block read with why):
-// the index after it.
-func (b *bodyReader) endOf(i int, kw, why string) (int, string) {
-	if why != "" {
-		return 0, why
-	}
-	text, toks := b.a.text, b.toks
-	if tokWord(text, toks, i) != "END" || tokWord(text, toks, i+1) != kw {
-		return 0, "the proxy cannot read where this " + kw + " of the procedure's body ends"
-	}
-	if endLabel(text, toks, i+2) {
-		return i + 3, ""
-	}
-	return i + 2, ""
-}
-
-// endLabel reports whether toks[i] is a label closing a block: a name
-// followed by ';' or the end of the input.
-func endLabel(text string, toks []token, i int) bool {
-	if i >= len(toks) || toks[i].kind != tokIdent && toks[i].kind != tokQuoted {
-		return false
-	}
-	switch tokWord(text, toks, i) {
-	case "IF", "LOOP", "WHILE", "REPEAT", "CASE", "FOR":
-		return false
-	}
-	return i+1 == len(toks) || punctAt(text, toks, i+1, ';')
-}
-
-// find is the index of the first word w from toks[i] outside parentheses
-// and before any ';', -1 when there is none.
-func (b *bodyReader) find(i int, w string) int {
-	text, toks := b.a.text, b.toks
-	depth := 0
-	for ; i < len(toks); i++ {
-		switch {
-		case punctAt(text, toks, i, '('):
-			depth++
-		case punctAt(text, toks, i, ')'):
-			depth--
-		case punctAt(text, toks, i, ';'):
-			return -1
-		case depth == 0 && tokWord(text, toks, i) == w:
-			return i
-		}
-	}
-	return -1
-}
-
-// ifStatement reads IF cond THEN … [ELSEIF cond THEN …] [ELSE …] END IF.
-func (b *bodyReader) ifStatement(i, depth int) (int, string) {
-	return b.branches(i, depth, "IF", "ELSEIF")
-}
-
-// caseStatement reads CASE [value] WHEN v THEN … [WHEN …] [ELSE …] END
-// CASE.
-func (b *bodyReader) caseStatement(i, depth int) (int, string) {
-	when := b.find(i+1, "WHEN")
-	if when < 0 {
-		return 0, "the proxy cannot read this CASE in a procedure body"
-	}
-	if when > i+1 {
-		if why := b.expr(i+1, when); why != "" {
-			return 0, why
-		}
-	}
-	return b.branches(when, depth, "CASE", "WHEN")
-}
-
-// branches reads the branches of an IF or a CASE from toks[i], the word
-// opening the first (IF, WHEN): a condition up to THEN and statements up
-// to the next branch's word (next), ELSE or END; then ELSE's statements
-// and END kw.
-func (b *bodyReader) branches(i, depth int, kw, next string) (int, string) {
-	text, toks := b.a.text, b.toks
-	for {
-		then := b.find(i+1, "THEN")
-		if then < 0 {
-			return 0, "the proxy cannot read this " + kw + " in a procedure body"
-		}
-		if why := b.expr(i+1, then); why != "" {
-			return 0, why
-		}
-		k, why := b.statements(then+1, depth, next, "ELSE", "END")
-		if why != "" {
-			return 0, why
-		}
-		switch tokWord(text, toks, k) {
-		case next:
-			i = k
-			continue
-		case "ELSE":
-			k, why = b.statements(k+1, depth, "END")
-		}
-		return b.endOf(k, kw, why)
-	}
-}
-
-// forStatement reads FOR v IN (query) DO … END FOR, FOR v IN cursor DO …
-// and FOR v IN [REVERSE] low .. high DO ….
-func (b *bodyReader) forStatement(i, depth int) (int, string) {
-	text, toks := b.a.text, b.toks
-	w := func(j int) string { return tokWord(text, toks, j) }
-	if w(i+2) != "IN" {
-		return 0, "the proxy cannot read this FOR in a procedure body"
-	}
-	do := b.find(i+3, "DO")
-	if do < 0 {
-		return 0, "the proxy cannot read this FOR in a procedure body"
-	}
-	j := i + 3
-	switch {
-	case punctAt(text, toks, j, '(') && punctAt(text, toks, do-1, ')') && b.find(j+1, "SELECT") >= 0 || w(j+1) == "SELECT" || w(j+1) == "WITH":
-		if why := b.fragment(j+1, do-1); why != "" {
-			return 0, why
-		}
-	case do == j+1 && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted):
-		// A cursor declared before.
-	case b.cursorArgs(j, do):
-		// A cursor declared before, opened with parameters.
-		if why := b.expr(j+2, do-1); why != "" {
-			return 0, why
-		}
-	default:
-		if w(j) == "REVERSE" {
-			j++
-		}
-		// low .. high: the lexer may read "1..3" as numbers "1." and
-		// ".3", so the bounds are split on the text's "..", outside any
-		// string.
-		if j >= do {
-			return 0, "the proxy cannot read this FOR in a procedure body"
-		}
-		from, to := int(toks[j].start), int(toks[do-1].end)
-		dots := strings.Index(text[from:to], "..")
-		for k := j; k < do && dots >= 0; k++ {
-			if t := toks[k]; t.kind != tokNumber && t.kind != tokPunct && t.kind != tokIdent && int(t.start) <= from+dots && from+dots < int(t.end) {
-				dots = -1 // inside a string or a quoted name
-			}
-		}
-		if dots < 0 {
-			return 0, "the proxy cannot read this FOR in a procedure body"
-		}
-		if why := b.exprAt(from, from+dots); why != "" {
-			return 0, why
-		}
-		if why := b.exprAt(from+dots+2, to); why != "" {
-			return 0, why
-		}
-	}
-	k, why := b.statements(do+1, depth, "END")
-	return b.endOf(k, "FOR", why)
-}
-
-// cursorArgs reports whether toks[i:end] is a cursor's name and its
-// actual parameters: name ( expression, … ), the list not empty.
-func (b *bodyReader) cursorArgs(i, end int) bool {
-	text, toks := b.a.text, b.toks
-	return i+3 < end && (toks[i].kind == tokIdent || toks[i].kind == tokQuoted) &&
-		punctAt(text, toks, i+1, '(') && closing(text, toks, i+1) == end-1
-}
-
-// handler reads the rest of DECLARE … HANDLER at toks[i]: FOR and the
-// conditions, then the handler's statement, read as any body statement.
-func (b *bodyReader) handler(i, depth int) (int, string) {
-	text, toks := b.a.text, b.toks
-	w := func(j int) string { return tokWord(text, toks, j) }
-	if w(i) != "FOR" {
-		return 0, "the proxy cannot read this handler declaration"
-	}
-	i++
-	for {
-		switch {
-		case w(i) == "SQLSTATE":
-			i++
-			if w(i) == "VALUE" {
-				i++
-			}
-			if i >= len(toks) || toks[i].kind != tokString {
-				return 0, "the proxy cannot read this handler declaration"
-			}
-			i++
-		case w(i) == "NOT" && w(i+1) == "FOUND":
-			i += 2
-		case i < len(toks) && (toks[i].kind == tokNumber || toks[i].kind == tokIdent || toks[i].kind == tokQuoted):
-			i++ // SQLWARNING, SQLEXCEPTION, an error number or a condition's name
-		default:
-			return 0, "the proxy cannot read this handler declaration"
-		}
-		if !punctAt(text, toks, i, ',') {
-			break
-		}
-		i++
-	}
-	return b.statement(i, depth+1)
-}
-
-// expr analyses toks[from:to], an expression of the body (a condition, a
-// default, a bound), as the query SELECT <expression>: the tables its
-// subqueries read are the body's, rewritten in place.
-func (b *bodyReader) expr(from, to int) string {
-	if from >= to {
-		return "the proxy cannot read an empty expression in the procedure's body"
-	}
-	return b.exprAt(int(b.toks[from].start), int(b.toks[to-1].end))
-}
-
-// exprAt is expr of the text from byte start to end.
-func (b *bodyReader) exprAt(start, end int) string {
-	const prefix = "SELECT "
-	if strings.TrimSpace(b.a.text[start:end]) == "" {
-		return "the proxy cannot read an empty expression in the procedure's body"
-	}
-	sub := b.e.analyze(prefix+b.a.text[start:end], withDB(b.a.opts, b.db))
-	if sub.parseErr != nil || sub.normErr != nil || len(sub.Statements) != 1 || sub.Statements[0].Kind != KindSelect {
-		return "the proxy cannot parse the expression " + strings.Join(strings.Fields(firstLine(b.a.text[start:end])), " ") +
-			" of the procedure's body"
-	}
-	// Its sites are offsets into prefix+expression: placed so that they
-	// land in the expression's text.
-	b.r.Body = append(b.r.Body, sub)
-	b.r.bodyAt = append(b.r.bodyAt, start-len(prefix))
-	return ""
-}
-
-// fragment analyses toks[from:to], a statement of the body, alone.
-func (b *bodyReader) fragment(from, to int) string {
-	if from >= to {
-		return "the proxy cannot read an empty statement in the procedure's body"
-	}
-	start, end := int(b.toks[from].start), int(b.toks[to-1].end)
-	sub := b.e.analyze(b.a.text[start:end], withDB(b.a.opts, b.db))
-	w := func(j int) string { return tokWord(b.a.text, b.toks, j) }
-	if sub.parseErr != nil && w(from) == "PREPARE" && w(from+2) == "FROM" && from+3 < to && b.toks[from+3].kind != tokString {
-		// PREPARE name FROM a local variable or an expression (MariaDB
-		// takes any): a text the server builds at run time.
-		b.dynamic = "PREPARE ... FROM " + strings.Join(strings.Fields(firstLine(b.a.text[b.toks[from+3].start:end])), " ") +
-			" prepares a text built at run time (dynamic SQL), which the proxy cannot see"
-		return b.dynamic
-	}
-	if sub.parseErr != nil || sub.normErr != nil || len(sub.Statements) != 1 {
-		return "the proxy cannot parse the statement " + strings.Join(strings.Fields(firstLine(b.a.text[start:end])), " ") +
-			" of the procedure's body"
-	}
-	if st := sub.Statements[0]; st.Unprovable != "" && (w(from) == "PREPARE" || w(from) == "EXECUTE") && b.dynamic == "" {
-		// PREPARE … FROM @variable, EXECUTE [IMMEDIATE]: dynamic SQL.
-		b.dynamic = st.Unprovable
-	}
-	b.r.Body = append(b.r.Body, sub)
-	b.r.bodyAt = append(b.r.bodyAt, start)
-	return ""
-}
-
-// cursorParams reports whether toks[from:to] are a cursor's formal
-// parameters as the proxy reads them: names and types, whose parentheses
-// hold only literals (VARCHAR(32), DECIMAL(10,2), ENUM('a','b')), and no
-// default value (an expression).
-func cursorParams(text string, toks []token, from, to int) bool {
-	if !onlyWordsOrTypes(text, toks, from, to) {
-		return false
-	}
-	inner := false
-	for k := from; k < to; k++ {
-		switch t := toks[k]; {
-		case punctAt(text, toks, k, '('):
-			if inner {
-				return false
-			}
-			inner = true
-		case punctAt(text, toks, k, ')'):
-			inner = false
-		case t.kind == tokIdent && (inner || tokWord(text, toks, k) == "DEFAULT"):
-			return false
-		}
-	}
-	return true
-}
-
-// onlyWordsOrTypes reports whether toks[from:to] of a declaration are
-// words, literals and the parentheses and commas of types.
-func onlyWordsOrTypes(text string, toks []token, from, to int) bool {
-	for k := from; k < to; k++ {
-		switch t := toks[k]; t.kind {
-		case tokIdent, tokString, tokNumber, tokQuoted, tokVariable:
-		case tokPunct:
-			if c := text[t.start]; c != '(' && c != ')' && c != ',' && c != '-' && c != '+' && c != '.' {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // routineStatement fills st.Routine for DROP PROCEDURE, CALL and SHOW
 // CREATE PROCEDURE, whose
 // procedure's name is located in text (tokens toks) from the statement's
 // start.
-func routineStatement(st *Statement, s ast.StmtNode, text string, toks []token, start int) {
+func routineStatement(st *Statement, s ast.StmtNode, text string, toks []lexer.Token, start int) {
 	i := 0
-	for i < len(toks) && int(toks[i].start) < start {
+	for i < len(toks) && int(toks[i].Start) < start {
 		i++
 	}
-	w := func(j int) string { return tokWord(text, toks, j) }
+	w := func(j int) string { return lexer.Word(text, toks, j) }
 	switch s.(type) {
 	case *ast.DropProcedureStmt:
 		if w(i) != "DROP" || w(i+1) != "PROCEDURE" {
@@ -1244,7 +434,7 @@ func routineStatement(st *Statement, s ast.StmtNode, text string, toks []token, 
 // routineReps are the rewrites of a routine statement st (CALL, DROP or
 // CREATE PROCEDURE) through rr: its name in the database rr chooses and,
 // for CREATE PROCEDURE, every table of its body where rr maps it.
-func (a *Analysis) routineReps(st *Statement, rr RoutineResolver) ([]replacement, error) {
+func (a *Analysis) routineReps(st *Statement, rr RoutineResolver) ([]splice.Replacement, error) {
 	r := st.Routine
 	db, err := rr.ResolveRoutine(st)
 	if err != nil || db == "" {
@@ -1253,7 +443,7 @@ func (a *Analysis) routineReps(st *Statement, rr RoutineResolver) ([]replacement
 	if len(db) > maxIdentifierLength {
 		return nil, Refuse(wire.ErWrongTableName, "invalid database name %s", quote.Ident(db))
 	}
-	reps := []replacement{{start: r.nameStart, end: r.nameEnd, text: quote.Ident(db) + "." + quote.Ident(r.Name)}}
+	reps := []splice.Replacement{{Start: r.nameStart, End: r.nameEnd, Text: quote.Ident(db) + "." + quote.Ident(r.Name)}}
 	for i, b := range r.Body {
 		// The body runs with the procedure's database current, which is
 		// not the one the resolver places it in: every table it names must
@@ -1273,30 +463,12 @@ func (a *Analysis) routineReps(st *Statement, rr RoutineResolver) ([]replacement
 			return nil, err
 		}
 		for _, rp := range sub {
-			rp.start += r.bodyAt[i]
-			rp.end += r.bodyAt[i]
+			rp.Start += r.bodyAt[i]
+			rp.End += r.bodyAt[i]
 			reps = append(reps, rp)
 		}
 	}
 	return reps, nil
-}
-
-// compoundStarters are the words that start a compound statement outside a
-// stored program (MariaDB runs BEGIN NOT ATOMIC, IF, CASE, LOOP, WHILE,
-// REPEAT and FOR blocks sent as statements).
-var compoundStarters = map[string]bool{"IF": true, "CASE": true, "LOOP": true, "WHILE": true, "REPEAT": true, "FOR": true}
-
-// isCompound reports whether the input (tokens toks of text) starts with a
-// compound statement: BEGIN NOT ATOMIC, a block keyword, or a label.
-func isCompound(text string, toks []token) bool {
-	w := func(i int) string { return tokWord(text, toks, i) }
-	switch {
-	case w(0) == "BEGIN" && w(1) == "NOT" && w(2) == "ATOMIC", compoundStarters[w(0)]:
-		return true
-	case len(toks) > 2 && (toks[0].kind == tokIdent || toks[0].kind == tokQuoted) && punctAt(text, toks, 1, ':'):
-		return w(2) == "BEGIN" || compoundStarters[w(2)]
-	}
-	return false
 }
 
 // analyzeCompound reads an input that is one compound statement with the
@@ -1309,9 +481,9 @@ func isCompound(text string, toks []token) bool {
 // USE, SHOW, CALL, triggers, …) — is one statement refused for it. It
 // reports false, leaving the input to the parser (which refuses it), when
 // the reader cannot read the block, or it is not the whole input.
-func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
+func (e *Engine) analyzeCompound(a *Analysis, toks []lexer.Token) bool {
 	text := a.text
-	if punctAt(text, toks, 1, ':') {
+	if lexer.PunctAt(text, toks, 1, ':') {
 		// MariaDB runs compound statements outside a stored program
 		// unlabelled only (sp_proc_stmt_compound_ok): a label there is a
 		// syntax error for sure. The input goes as it is, for the
@@ -1321,8 +493,8 @@ func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 		return true
 	}
 	r := &Routine{}
-	b := &bodyReader{e: e, a: a, toks: toks, db: a.opts.DB, r: r}
-	end, why := b.statement(0, 0)
+	b := e.newBodyReader(a, toks, a.opts.DB, r)
+	end, why := b.Statement(0, 0)
 	// refused makes the input one compound statement refused for why
 	// (the session has the server check a block's syntax first).
 	refused := func(why, hint string) bool {
@@ -1331,16 +503,16 @@ func (e *Engine) analyzeCompound(a *Analysis, toks []token) bool {
 		a.stmtStarts, a.stmtDBs = []int{0}, []string{a.opts.DB}
 		return true
 	}
-	if b.dynamic != "" {
+	if b.Dynamic != "" {
 		// Dynamic SQL: refused as such, whatever else the block holds.
-		return refused("runs dynamic SQL: "+b.dynamic, "dynamic SQL inside a compound statement or stored program is refused "+
+		return refused("runs dynamic SQL: "+b.Dynamic, "dynamic SQL inside a compound statement or stored program is refused "+
 			"in a sandbox, as the proxy cannot rewrite a text the server builds at run time; send the statements it would run one by one instead")
 	}
 	if why != "" {
 		return false
 	}
 	for ; end < len(toks); end++ {
-		if !punctAt(text, toks, end, ';') {
+		if !lexer.PunctAt(text, toks, end, ';') {
 			return false
 		}
 	}
@@ -1431,41 +603,3 @@ func (st *Statement) takeBody(bs Statement) {
 		st.Outside = bs.Outside
 	}
 }
-
-// returnType reads RETURNS type at toks[i] (a CREATE FUNCTION's, after its
-// parameters): the index after the type, -1 when it is not one the engine
-// reads — a type name, its length or values in parentheses, and the words
-// of signs, character sets and collations (TYPE OF and ROW TYPE OF name a
-// table's columns: not read).
-func returnType(text string, toks []token, i int) int {
-	w := func(j int) string { return tokWord(text, toks, j) }
-	if w(i) != "RETURNS" || w(i+1) == "" || w(i+1) == "TYPE" || w(i+1) == "ROW" {
-		return -1
-	}
-	j := i + 2
-	name := func(k int) bool {
-		return k < len(toks) && (toks[k].kind == tokIdent || toks[k].kind == tokQuoted || toks[k].kind == tokString)
-	}
-	for j < len(toks) {
-		switch word := w(j); {
-		case punctAt(text, toks, j, '('):
-			if j = closing(text, toks, j); j == 0 {
-				return -1
-			}
-			j++
-		case word == "CHARACTER" && w(j+1) == "SET" && name(j+2):
-			j += 3
-		case (word == "CHARSET" || word == "COLLATE") && name(j+1):
-			j += 2
-		case returnTypeWords[word]:
-			j++
-		default:
-			return j
-		}
-	}
-	return j
-}
-
-// returnTypeWords are the words a return type may hold after its name.
-var returnTypeWords = map[string]bool{"UNSIGNED": true, "SIGNED": true, "ZEROFILL": true, "BINARY": true, "ASCII": true, "UNICODE": true,
-	"BYTE": true, "PRECISION": true, "VARYING": true, "VARCHAR": true, "CHAR": true, "VARBINARY": true, "NATIONAL": true}

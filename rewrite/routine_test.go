@@ -3,6 +3,8 @@ package rewrite
 import (
 	"strings"
 	"testing"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite/body"
 )
 
 // sandboxRoutines maps every table of db to sb_<db> and places every
@@ -187,26 +189,26 @@ func TestNestingDepth(t *testing.T) {
 	nested := func(n int) string {
 		return "CREATE PROCEDURE p() BEGIN " + strings.Repeat("BEGIN ", n) + "DELETE FROM t; " + strings.Repeat("END; ", n) + "END"
 	}
-	sql := nested(serverMaxNesting - 1)
+	sql := nested(body.ServerMaxNesting - 1)
 	res, err := e.Rewrite(sql, opts, sandboxRoutines{})
 	if err != nil {
-		t.Fatalf("%d levels: %v", serverMaxNesting, err)
+		t.Fatalf("%d levels: %v", body.ServerMaxNesting, err)
 	}
 	if !strings.Contains(res.SQL, "DELETE FROM `sb_app`.`t`;") || !strings.HasPrefix(res.SQL, "CREATE PROCEDURE `sb_app`.`p`()") {
-		t.Errorf("%d levels: not rewritten", serverMaxNesting)
+		t.Errorf("%d levels: not rewritten", body.ServerMaxNesting)
 	}
-	sql = "SELECT 1; " + nested(serverMaxNesting+1)
+	sql = "SELECT 1; " + nested(body.ServerMaxNesting+1)
 	res, err = e.Rewrite(sql, opts, sandboxRoutines{})
 	if err != nil {
-		t.Fatalf("%d levels: %v", serverMaxNesting+2, err)
+		t.Fatalf("%d levels: %v", body.ServerMaxNesting+2, err)
 	}
 	if res.SQL != sql || len(res.Analysis.Statements) != 2 || res.Analysis.Statements[1].Kind != "SYNTAX ERROR" {
-		t.Errorf("%d levels: not sent as a syntax error (%d statements)", serverMaxNesting+2, len(res.Analysis.Statements))
+		t.Errorf("%d levels: not sent as a syntax error (%d statements)", body.ServerMaxNesting+2, len(res.Analysis.Statements))
 	}
 	// A trigger's body nested as deep: refused.
-	sql = "CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW BEGIN " + strings.Repeat("BEGIN ", serverMaxNesting+1) + "SET @a = 1; " + strings.Repeat("END; ", serverMaxNesting+1) + "END"
+	sql = "CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW BEGIN " + strings.Repeat("BEGIN ", body.ServerMaxNesting+1) + "SET @a = 1; " + strings.Repeat("END; ", body.ServerMaxNesting+1) + "END"
 	if _, err := e.Rewrite(sql, opts, sandboxRoutines{}); err == nil {
-		t.Errorf("a trigger nested %d levels deep is not refused", serverMaxNesting+2)
+		t.Errorf("a trigger nested %d levels deep is not refused", body.ServerMaxNesting+2)
 	}
 }
 

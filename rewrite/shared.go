@@ -1,6 +1,10 @@
 package rewrite
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+)
 
 // showsServer are the words after SHOW (and FULL, GLOBAL, SESSION, ALL)
 // whose statements show what the whole server holds, every connection's
@@ -25,10 +29,10 @@ func (a *Analysis) ServerWide() string {
 	if text == "" {
 		text = a.src
 	}
-	toks := lex(text, lexOptions{ansiQuotes: a.opts.ANSIQuotes, noBackslashEscapes: a.opts.NoBackslashEscapes})
+	toks := lexer.Lex(text, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes})
 	word := func(i int) string {
-		if i < len(toks) && toks[i].kind == tokIdent {
-			return strings.ToUpper(text[toks[i].start:toks[i].end])
+		if i < len(toks) && toks[i].Kind == lexer.Ident {
+			return strings.ToUpper(text[toks[i].Start:toks[i].End])
 		}
 		return ""
 	}

@@ -2,6 +2,10 @@ package rewrite
 
 import (
 	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/body"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/forms"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/splice"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -74,8 +78,8 @@ type TriggerResolver interface {
 // CREATE TRIGGER when text (tokens toks) is one; ok is false for any other
 // statement. A trigger statement the engine cannot read is one, its
 // Unprovable saying why.
-func (e *Engine) triggerStatement(a *Analysis, text string, toks []token) bool {
-	w := func(i int) string { return tokWord(text, toks, i) }
+func (e *Engine) triggerStatement(a *Analysis, text string, toks []lexer.Token) bool {
+	w := func(i int) string { return lexer.Word(text, toks, i) }
 	st := Statement{DB: a.opts.DB, Trigger: &Trigger{}}
 	var why string
 	switch {
@@ -86,7 +90,7 @@ func (e *Engine) triggerStatement(a *Analysis, text string, toks []token) bool {
 		st.Class, st.Kind = ClassRoutine, KindDropTrigger
 		why = st.triggerName(text, toks, 2, true)
 	default:
-		if k, _ := e.createRoutineAt(text, toks, 0); k != "TRIGGER" {
+		if k, _ := body.CreateAt(text, toks, 0); k != "TRIGGER" {
 			return false
 		}
 		st.Class, st.Kind = ClassRoutine, KindCreateTrigger
@@ -102,33 +106,23 @@ func (e *Engine) triggerStatement(a *Analysis, text string, toks []token) bool {
 // triggerName reads [IF EXISTS] [db.]name at toks[i], the whole rest of
 // DROP TRIGGER (ifExists) or SHOW CREATE TRIGGER but a final ';'; a
 // non-empty result says what the engine cannot read.
-func (st *Statement) triggerName(text string, toks []token, i int, ifExists bool) string {
-	if ifExists && tokWord(text, toks, i) == "IF" && tokWord(text, toks, i+1) == "EXISTS" {
+func (st *Statement) triggerName(text string, toks []lexer.Token, i int, ifExists bool) string {
+	if ifExists && lexer.Word(text, toks, i) == "IF" && lexer.Word(text, toks, i+1) == "EXISTS" {
 		st.Trigger.IfExists = true
 		i += 2
 	}
 	r, next, ok := routineName(text, toks, i)
-	if !ok || !onlyEnd(text, toks, next) {
+	if !ok || !body.OnlyEnd(text, toks, next) {
 		return "the proxy cannot read the name of the trigger " + string(st.Kind) + " names"
 	}
 	st.Routine = r
 	return ""
 }
 
-// onlyEnd reports whether toks from i are ';' only.
-func onlyEnd(text string, toks []token, i int) bool {
-	for ; i < len(toks); i++ {
-		if !punctAt(text, toks, i, ';') {
-			return false
-		}
-	}
-	return true
-}
-
 // createTrigger reads CREATE TRIGGER into st; a non-empty result says
 // what the engine cannot read.
-func (e *Engine) createTrigger(a *Analysis, st *Statement, text string, toks []token) string {
-	w := func(i int) string { return tokWord(text, toks, i) }
+func (e *Engine) createTrigger(a *Analysis, st *Statement, text string, toks []lexer.Token) string {
+	w := func(i int) string { return lexer.Word(text, toks, i) }
 	tr := st.Trigger
 	i, why := tr.header(text, toks)
 	if why != "" {
@@ -145,19 +139,19 @@ func (e *Engine) createTrigger(a *Analysis, st *Statement, text string, toks []t
 		w(j+2) != "ON" {
 		return "the proxy cannot read when this trigger runs"
 	}
-	s, j, ok := tableNameAt(text, toks, j+3, db)
+	s, j, ok := forms.TableNameAt(text, toks, j+3, db)
 	if !ok || w(j) != "FOR" || w(j+1) != "EACH" || w(j+2) != "ROW" {
 		return "the proxy cannot read the table of this trigger"
 	}
-	tr.Table, tr.tableStart, tr.tableEnd = s.table, s.start, s.end
+	tr.Table, tr.tableStart, tr.tableEnd = s.Table, s.Start, s.End
 	j += 3
 	if w(j) == "FOLLOWS" || w(j) == "PRECEDES" {
-		if j+1 >= len(toks) || toks[j+1].kind != tokIdent && toks[j+1].kind != tokQuoted && toks[j+1].kind != tokString {
+		if j+1 >= len(toks) || toks[j+1].Kind != lexer.Ident && toks[j+1].Kind != lexer.Quoted && toks[j+1].Kind != lexer.String {
 			return "the proxy cannot read the trigger this one " + w(j)
 		}
-		tr.Order, tr.Other = w(j), identText(text, toks[j+1])
-		if toks[j+1].kind == tokString {
-			tr.Other = unquoteString(text[toks[j+1].start:toks[j+1].end], !a.opts.NoBackslashEscapes)
+		tr.Order, tr.Other = w(j), lexer.IdentText(text, toks[j+1])
+		if toks[j+1].Kind == lexer.String {
+			tr.Other = lexer.Unquote(text[toks[j+1].Start:toks[j+1].End], !a.opts.NoBackslashEscapes)
 		}
 		j += 2
 	}
@@ -170,7 +164,7 @@ func (e *Engine) createTrigger(a *Analysis, st *Statement, text string, toks []t
 // The server reads a body that is one statement to its ';': in
 // `… FOR EACH ROW SET @a = 1; SELECT 2` the SELECT is a statement of its
 // own.
-func (e *Engine) triggerEnd(text string, toks []token, i int, opts Options) (end int, ok bool) {
+func (e *Engine) triggerEnd(text string, toks []lexer.Token, i int, opts Options) (end int, ok bool) {
 	a := &Analysis{src: text, text: text, opts: opts}
 	st := Statement{DB: opts.DB, Trigger: &Trigger{}}
 	if why := e.createTrigger(a, &st, text, toks[i:]); why != "" && !st.Trigger.Followed {
@@ -181,34 +175,34 @@ func (e *Engine) triggerEnd(text string, toks []token, i int, opts Options) (end
 
 // header reads CREATE [OR REPLACE] [DEFINER = user] TRIGGER [IF NOT
 // EXISTS]: the index of the trigger's name.
-func (tr *Trigger) header(text string, toks []token) (int, string) {
-	w := func(i int) string { return tokWord(text, toks, i) }
+func (tr *Trigger) header(text string, toks []lexer.Token) (int, string) {
+	w := func(i int) string { return lexer.Word(text, toks, i) }
 	i := 1
 	if w(i) == "OR" && w(i+1) == "REPLACE" {
 		tr.OrReplace = true
 		i += 2
 	}
-	if w(i) == "DEFINER" && punctAt(text, toks, i+1, '=') {
-		// As createRoutineAt reads it: CURRENT_USER [()], or a name and
+	if w(i) == "DEFINER" && lexer.PunctAt(text, toks, i+1, '=') {
+		// As body.CreateAt reads it: CURRENT_USER [()], or a name and
 		// an optional @host.
 		j := i + 2
 		switch {
 		case w(j) == "CURRENT_USER":
 			j++
-			if punctAt(text, toks, j, '(') && punctAt(text, toks, j+1, ')') {
+			if lexer.PunctAt(text, toks, j, '(') && lexer.PunctAt(text, toks, j+1, ')') {
 				j += 2
 			}
 		default:
 			j++
-			if j < len(toks) && toks[j].kind == tokVariable {
+			if j < len(toks) && toks[j].Kind == lexer.Variable {
 				j++
 			}
 		}
 		if j >= len(toks) {
 			return 0, "the proxy cannot read the definer of this trigger"
 		}
-		tr.Definer = text[toks[i+2].start:toks[j-1].end]
-		tr.definerStart, tr.definerEnd = int(toks[i].start), int(toks[j].start)
+		tr.Definer = text[toks[i+2].Start:toks[j-1].End]
+		tr.definerStart, tr.definerEnd = int(toks[i].Start), int(toks[j].Start)
 		i = j
 	}
 	if w(i) != "TRIGGER" {
@@ -225,15 +219,15 @@ func (tr *Trigger) header(text string, toks []token) (int, string) {
 // triggerBody reads the body of CREATE TRIGGER from toks[i], with db
 // current, like a procedure's: what its statements read and write are
 // st's, the table the trigger is on is written.
-func (e *Engine) triggerBody(a *Analysis, st *Statement, toks []token, i int, db string) string {
+func (e *Engine) triggerBody(a *Analysis, st *Statement, toks []lexer.Token, i int, db string) string {
 	r := st.Routine
-	body := &bodyReader{e: e, a: a, toks: toks, db: db, r: r}
-	end, why := body.statement(i, 0)
+	br := e.newBodyReader(a, toks, db, r)
+	end, why := br.Statement(i, 0)
 	st.Trigger.bodyEnd = end
 	switch {
 	case why != "":
 		return why + " (in the body of trigger " + quote.Ident(r.Name) + ")"
-	case !onlyEnd(a.text, toks, end):
+	case !body.OnlyEnd(a.text, toks, end):
 		st.Trigger.Followed = true
 		return "the proxy reads CREATE TRIGGER sent alone, not with other statements"
 	}
@@ -253,7 +247,7 @@ func (e *Engine) triggerBody(a *Analysis, st *Statement, toks []token, i int, db
 
 // triggerReps are the rewrites of a trigger statement st through r (see
 // above).
-func (a *Analysis) triggerReps(st *Statement, r Resolver) ([]replacement, error) {
+func (a *Analysis) triggerReps(st *Statement, r Resolver) ([]splice.Replacement, error) {
 	tr, _ := r.(TriggerResolver)
 	if st.Kind == KindShowCreateTrigger && (tr == nil || st.Unprovable != "") {
 		return nil, nil // names no table: as written
@@ -288,11 +282,11 @@ func (a *Analysis) triggerReps(st *Statement, r Resolver) ([]replacement, error)
 		return nil, Refuse(wire.ErOptionPreventsStatement, "the trigger %s is on %s, which the proxy cannot place in the sandbox",
 			quote.Ident(st.Routine.Name), t.Table.Quoted())
 	}
-	reps = append(reps, replacement{start: t.tableStart, end: t.tableEnd, text: phys.Quoted()})
+	reps = append(reps, splice.Replacement{Start: t.tableStart, End: t.tableEnd, Text: phys.Quoted()})
 	if t.definerEnd > t.definerStart {
 		// The account that makes the trigger is its definer, as without
 		// the clause (a replacement is never empty: see Result.Renames).
-		reps = append(reps, replacement{start: t.definerStart, end: t.definerEnd, text: "DEFINER = CURRENT_USER "})
+		reps = append(reps, splice.Replacement{Start: t.definerStart, End: t.definerEnd, Text: "DEFINER = CURRENT_USER "})
 	}
 	return reps, nil
 }

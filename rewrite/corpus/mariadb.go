@@ -1,7 +1,7 @@
 package corpus
 
 // mariadb are MariaDB-only forms the TiDB parser does not read and the
-// engine reads anyway (rewrite/recover.go, rewrite/mariadb.go), each with
+// engine reads anyway (rewrite/recovery, rewrite/mariadb.go), each with
 // its exact output.
 var mariadb = []Case{
 	// EXPLAIN's MariaDB modifiers; ANALYZE runs its statement.

@@ -1,6 +1,9 @@
-package rewrite
+// Package recovery masks, in a text the parser rejects, the MariaDB forms
+// the proxy still reads for sure, so that the parser reads the rest.
+package recovery
 
 import (
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"strings"
 )
 
@@ -96,39 +99,50 @@ var spatialTypes = map[string]bool{
 	"MULTILINESTRING": true, "MULTIPOLYGON": true, "GEOMETRYCOLLECTION": true, "GEOMCOLLECTION": true,
 }
 
-// masked is a text rewritten for the parser by recoverText.
-type masked struct {
-	text string
+// Masked is a text rewritten for the parser by Mask.
+type Masked struct {
+	Text string
 	// setStatements are the SET STATEMENT prefixes blanked: where each
 	// ends, and the variables it sets (lower case).
-	setStatements []setStatement
+	SetStatements []SetStatement
 	// junk is the offset of a statement the server rejects as a syntax
 	// error, blanked with everything after it; -1 when there is none.
-	junk int
+	Junk int
 	// intoVars are the user variables a blanked SELECT … INTO sets, with
 	// where each is: the statement holding it sets them.
-	intoVars []intoVar
+	IntoVars []IntoVar
 }
 
-// intoVar is a user variable a blanked INTO list sets, at offset at.
-type intoVar struct {
-	at int
-	v  Var
+// IntoVar is a user variable a blanked INTO list sets, at offset at.
+type IntoVar struct {
+	At int
+	// name is the variable as written (@x, @@session.x).
+	Name string
 }
 
-type setStatement struct {
-	end  int
-	vars []string
+// SetStatement is a blanked SET STATEMENT prefix: where it ends, and the
+// variables it sets (lower case).
+type SetStatement struct {
+	End  int
+	Vars []string
 }
 
-// recoverText masks, in text (normalized, tokens toks), the forms above:
+// Words are what Mask knows of the parser and the server: the
+// parser's reserved words and all its keywords (lower case), and whether
+// the server has a character set (lower case).
+type Words struct {
+	Reserved, Keywords map[string]bool
+	Charset            func(name string) bool
+}
+
+// Mask masks, in text (normalized, tokens toks), the forms above:
 // statementStart those that start a statement, maskAt the others, one
 // masker each (recovery.go). ok is false when it finds none.
-func (e *Engine) recoverText(text string, toks []token) (masked, bool) {
-	r := &recovery{e: e, text: text, toks: toks, starts: map[int]bool{}, start: true}
-	r.m.junk = -1
+func Mask(text string, toks []lexer.Token, w Words) (Masked, bool) {
+	r := &recovery{w: w, text: text, toks: toks, starts: map[int]bool{}, start: true}
+	r.m.Junk = -1
 	for i := 0; i < len(toks); i++ {
-		if toks[i].kind == tokComment {
+		if toks[i].Kind == lexer.Comment {
 			continue
 		}
 		if r.start {
@@ -146,7 +160,7 @@ func (e *Engine) recoverText(text string, toks []token) (masked, bool) {
 	if r.b == nil {
 		return r.m, false
 	}
-	r.m.text = string(r.b)
+	r.m.Text = string(r.b)
 	return r.m, true
 }
 
@@ -157,12 +171,12 @@ func (e *Engine) recoverText(text string, toks []token) (masked, bool) {
 // SHOW statement (SHOW … LIKE 'pattern'), and not CREATE TABLE's LIKE of the
 // table to copy (at the top level of a CREATE or ALTER TABLE, or right
 // after '(').
-func predicateOperator(text string, toks []token, first, i int, tableDDL bool, reserved map[string]bool) bool {
-	if tokWord(text, toks, first) == "SHOW" || i == first {
+func predicateOperator(text string, toks []lexer.Token, first, i int, tableDDL bool, reserved map[string]bool) bool {
+	if lexer.Word(text, toks, first) == "SHOW" || i == first {
 		return false
 	}
 	prev := i - 1
-	if w := tokWord(text, toks, prev); w == "NOT" && tokWord(text, toks, i) != "ESCAPE" {
+	if w := lexer.Word(text, toks, prev); w == "NOT" && lexer.Word(text, toks, i) != "ESCAPE" {
 		prev--
 	}
 	if prev < first || !operandEnd(text, toks, prev, reserved) || !operandStart(text, toks, i+1, reserved) {
@@ -172,9 +186,9 @@ func predicateOperator(text string, toks []token, first, i int, tableDDL bool, r
 		depth := 0
 		for j := first; j < i; j++ {
 			switch {
-			case punctAt(text, toks, j, '('):
+			case lexer.PunctAt(text, toks, j, '('):
 				depth++
-			case punctAt(text, toks, j, ')'):
+			case lexer.PunctAt(text, toks, j, ')'):
 				depth--
 			}
 		}
@@ -188,17 +202,17 @@ func predicateOperator(text string, toks []token, first, i int, tableDDL bool, r
 // operandEnd reports whether toks[j] can end an operand of an expression:
 // a name or a word no statement's grammar reserves (NULL, TRUE, … are), a
 // literal, a variable or '?', a ')'.
-func operandEnd(text string, toks []token, j int, reserved map[string]bool) bool {
+func operandEnd(text string, toks []lexer.Token, j int, reserved map[string]bool) bool {
 	if j < 0 || j >= len(toks) {
 		return false
 	}
-	switch t := toks[j]; t.kind {
-	case tokQuoted, tokString, tokNumber, tokVariable:
+	switch t := toks[j]; t.Kind {
+	case lexer.Quoted, lexer.String, lexer.Number, lexer.Variable:
 		return true
-	case tokPunct:
-		return text[t.start] == ')'
-	case tokIdent:
-		w := strings.ToUpper(text[t.start:t.end])
+	case lexer.Punct:
+		return text[t.Start] == ')'
+	case lexer.Ident:
+		w := strings.ToUpper(text[t.Start:t.End])
 		return operandWords[w] || !reserved[strings.ToLower(w)]
 	}
 	return false
@@ -207,18 +221,18 @@ func operandEnd(text string, toks []token, j int, reserved map[string]bool) bool
 // operandStart reports whether toks[j] can start an operand: a name, a
 // literal, a variable or '?', '(' or a unary operator, or a reserved word
 // that starts an expression (NULL, a CASE, a call of a keyword function).
-func operandStart(text string, toks []token, j int, reserved map[string]bool) bool {
+func operandStart(text string, toks []lexer.Token, j int, reserved map[string]bool) bool {
 	if j >= len(toks) {
 		return false
 	}
-	switch t := toks[j]; t.kind {
-	case tokQuoted, tokString, tokNumber, tokVariable:
+	switch t := toks[j]; t.Kind {
+	case lexer.Quoted, lexer.String, lexer.Number, lexer.Variable:
 		return true
-	case tokPunct:
-		return strings.IndexByte("(-+~!", text[t.start]) >= 0
-	case tokIdent:
-		w := strings.ToUpper(text[t.start:t.end])
-		return !reserved[strings.ToLower(w)] || operandWords[w] || punctAt(text, toks, j+1, '(') ||
+	case lexer.Punct:
+		return strings.IndexByte("(-+~!", text[t.Start]) >= 0
+	case lexer.Ident:
+		w := strings.ToUpper(text[t.Start:t.End])
+		return !reserved[strings.ToLower(w)] || operandWords[w] || lexer.PunctAt(text, toks, j+1, '(') ||
 			w == "CASE" || w == "BINARY" || w == "INTERVAL" || w == "EXISTS" || w == "NOT"
 	}
 	return false
@@ -228,45 +242,45 @@ func operandStart(text string, toks []token, j int, reserved map[string]bool) bo
 // alias: it follows FROM, JOIN, STRAIGHT_JOIN or UPDATE and a table's name
 // (db.t or t), outside a call's parentheses, and precedes a name that is no
 // reserved word, a function or a qualifier.
-func tableAliasEquals(text string, toks []token, i int, reserved map[string]bool) bool {
+func tableAliasEquals(text string, toks []lexer.Token, i int, reserved map[string]bool) bool {
 	name := func(j int) bool {
-		return j >= 0 && j < len(toks) && (toks[j].kind == tokIdent || toks[j].kind == tokQuoted)
+		return j >= 0 && j < len(toks) && (toks[j].Kind == lexer.Ident || toks[j].Kind == lexer.Quoted)
 	}
 	k := i - 2
 	if !name(i - 1) {
 		return false
 	}
-	if punctAt(text, toks, i-2, '.') {
+	if lexer.PunctAt(text, toks, i-2, '.') {
 		if !name(i - 3) {
 			return false
 		}
 		k = i - 4
 	}
-	switch tokWord(text, toks, k) {
+	switch lexer.Word(text, toks, k) {
 	case "FROM", "JOIN", "STRAIGHT_JOIN", "UPDATE":
 	default:
 		return false
 	}
-	if !name(i+1) || punctAt(text, toks, i+2, '(') || punctAt(text, toks, i+2, '.') {
+	if !name(i+1) || lexer.PunctAt(text, toks, i+2, '(') || lexer.PunctAt(text, toks, i+2, '.') {
 		return false
 	}
 	// FROM in a call (TRIM(… FROM a = b), EXTRACT(DAY FROM a = b)) is
 	// no table's: the parentheses around FROM, if any, hold a query.
 	depth := 0
-	for j := k - 1; j >= 0 && !punctAt(text, toks, j, ';'); j-- {
+	for j := k - 1; j >= 0 && !lexer.PunctAt(text, toks, j, ';'); j-- {
 		switch {
-		case punctAt(text, toks, j, ')'):
+		case lexer.PunctAt(text, toks, j, ')'):
 			depth++
-		case punctAt(text, toks, j, '('):
+		case lexer.PunctAt(text, toks, j, '('):
 			if depth--; depth < 0 {
-				if w := tokWord(text, toks, j+1); w != "SELECT" && w != "WITH" && !punctAt(text, toks, j+1, '(') {
+				if w := lexer.Word(text, toks, j+1); w != "SELECT" && w != "WITH" && !lexer.PunctAt(text, toks, j+1, '(') {
 					return false
 				}
 				j = 0 // the enclosing parenthesis decides
 			}
 		}
 	}
-	return toks[i+1].kind == tokQuoted || !reserved[strings.ToLower(text[toks[i+1].start:toks[i+1].end])]
+	return toks[i+1].Kind == lexer.Quoted || !reserved[strings.ToLower(text[toks[i+1].Start:toks[i+1].End])]
 }
 
 // jsonTableColumns reads JSON_TABLE's arguments from their '(' at
@@ -275,38 +289,38 @@ func tableAliasEquals(text string, toks []token, i int, reserved map[string]bool
 // the document — the path and COLUMNS (…) — must hold only words,
 // literals, quoted names and the parentheses, commas and signs of types:
 // no expression that could name a table.
-func jsonTableColumns(text string, toks []token, open int) (comma, end int) {
-	end = closing(text, toks, open)
+func jsonTableColumns(text string, toks []lexer.Token, open int) (comma, end int) {
+	end = lexer.Closing(text, toks, open)
 	if end == 0 {
 		return 0, 0
 	}
 	depth := 0
 	for j := open + 1; j < end; j++ {
 		switch {
-		case punctAt(text, toks, j, '('):
+		case lexer.PunctAt(text, toks, j, '('):
 			depth++
-		case punctAt(text, toks, j, ')'):
+		case lexer.PunctAt(text, toks, j, ')'):
 			depth--
-		case depth == 0 && punctAt(text, toks, j, ','):
+		case depth == 0 && lexer.PunctAt(text, toks, j, ','):
 			comma = j
 		}
 		if comma > 0 {
 			break
 		}
 	}
-	if comma == 0 || comma == open+1 || tokWord(text, toks, comma+1) == "" && (comma+1 >= end || toks[comma+1].kind != tokString) {
+	if comma == 0 || comma == open+1 || lexer.Word(text, toks, comma+1) == "" && (comma+1 >= end || toks[comma+1].Kind != lexer.String) {
 		return 0, 0
 	}
 	for j := comma + 1; j < end; j++ {
-		switch t := toks[j]; t.kind {
-		case tokString, tokNumber, tokQuoted, tokComment:
-		case tokIdent:
-			switch tokWord(text, toks, j) {
+		switch t := toks[j]; t.Kind {
+		case lexer.String, lexer.Number, lexer.Quoted, lexer.Comment:
+		case lexer.Ident:
+			switch lexer.Word(text, toks, j) {
 			case "SELECT", "WITH", "VALUES", "TABLE":
 				return 0, 0
 			}
-		case tokPunct:
-			if c := text[t.start]; c != '(' && c != ')' && c != ',' && c != '-' && c != '+' && c != '.' {
+		case lexer.Punct:
+			if c := text[t.Start]; c != '(' && c != ')' && c != ',' && c != '-' && c != '+' && c != '.' {
 				return 0, 0
 			}
 		default:
@@ -320,21 +334,21 @@ func jsonTableColumns(text string, toks []token, open int) (comma, end int) {
 // '(' around one SELECT (no UNION, EXCEPT or INTERSECT at its top level)
 // followed by FOR UPDATE, FOR SHARE or LOCK IN SHARE MODE and the
 // statement's end, the index of the closing ')'; 0 for any other.
-func bracketedLockingRead(text string, toks []token, i int) int {
-	word := func(j int) string { return tokWord(text, toks, j) }
-	if !punctAt(text, toks, i, '(') || word(i+1) != "SELECT" {
+func bracketedLockingRead(text string, toks []lexer.Token, i int) int {
+	word := func(j int) string { return lexer.Word(text, toks, j) }
+	if !lexer.PunctAt(text, toks, i, '(') || word(i+1) != "SELECT" {
 		return 0
 	}
-	end := closing(text, toks, i)
+	end := lexer.Closing(text, toks, i)
 	if end == 0 {
 		return 0
 	}
 	depth := 0
 	for j := i + 1; j < end; j++ {
 		switch {
-		case punctAt(text, toks, j, '('):
+		case lexer.PunctAt(text, toks, j, '('):
 			depth++
-		case punctAt(text, toks, j, ')'):
+		case lexer.PunctAt(text, toks, j, ')'):
 			depth--
 		case depth == 0 && (word(j) == "UNION" || word(j) == "EXCEPT" || word(j) == "INTERSECT" ||
 			word(j) == "FOR" && (word(j+1) == "UPDATE" || word(j+1) == "SHARE") || word(j) == "LOCK" && word(j+1) == "IN"):
@@ -353,7 +367,7 @@ func bracketedLockingRead(text string, toks []token, i int) int {
 	switch {
 	case word(k) == "NOWAIT":
 		k++
-	case word(k) == "SKIP" && word(k+1) == "LOCKED", word(k) == "WAIT" && k+1 < len(toks) && toks[k+1].kind == tokNumber:
+	case word(k) == "SKIP" && word(k+1) == "LOCKED", word(k) == "WAIT" && k+1 < len(toks) && toks[k+1].Kind == lexer.Number:
 		k += 2
 	}
 	if !statementEnd(text, toks, k) {
@@ -366,23 +380,23 @@ func bracketedLockingRead(text string, toks []token, i int) int {
 // (after DUAL) to the end of that SELECT, a HAVING after WHERE or GROUP
 // BY: h is its index (0 for none), sep what it is read as — "," after
 // GROUP BY, "AND" after WHERE alone.
-func dualHaving(text string, toks []token, i int) (h int, sep string) {
+func dualHaving(text string, toks []lexer.Token, i int) (h int, sep string) {
 	depth := 0
 	where, group := false, false
 	for ; i < len(toks); i++ {
 		switch {
-		case punctAt(text, toks, i, '('):
+		case lexer.PunctAt(text, toks, i, '('):
 			depth++
-		case punctAt(text, toks, i, ')'):
+		case lexer.PunctAt(text, toks, i, ')'):
 			if depth == 0 {
 				return 0, ""
 			}
 			depth--
-		case punctAt(text, toks, i, ';'):
+		case lexer.PunctAt(text, toks, i, ';'):
 			return 0, ""
 		case depth > 0:
 		default:
-			switch tokWord(text, toks, i) {
+			switch lexer.Word(text, toks, i) {
 			case "UNION", "EXCEPT", "INTERSECT":
 				return 0, ""
 			case "WHERE":
@@ -412,42 +426,42 @@ var operandWords = map[string]bool{"NULL": true, "TRUE": true, "FALSE": true, "E
 	"CURRENT_TIME": true, "CURRENT_TIMESTAMP": true, "CURRENT_USER": true, "LOCALTIME": true, "LOCALTIMESTAMP": true,
 	"UTC_DATE": true, "UTC_TIME": true, "UTC_TIMESTAMP": true, "DEFAULT": true}
 
-// junkAt reports whether the statement starting at toks[i] is a syntax
+// JunkAt reports whether the statement starting at toks[i] is a syntax
 // error for sure: it starts with a word that is neither a keyword (of
 // MariaDB's statements or of the parser) nor a label (followed by ':'), or
 // with a number or a string.
-func (e *Engine) junkAt(text string, toks []token, i int) bool {
+func JunkAt(text string, toks []lexer.Token, i int, keywords map[string]bool) bool {
 	t := toks[i]
 	next := i + 1
-	for next < len(toks) && toks[next].kind == tokComment {
+	for next < len(toks) && toks[next].Kind == lexer.Comment {
 		next++
 	}
-	label := next < len(toks) && toks[next].kind == tokPunct && text[toks[next].start] == ':'
-	switch t.kind {
-	case tokNumber, tokString:
+	label := next < len(toks) && toks[next].Kind == lexer.Punct && text[toks[next].Start] == ':'
+	switch t.Kind {
+	case lexer.Number, lexer.String:
 		return true
-	case tokQuoted:
+	case lexer.Quoted:
 		return !label
-	case tokIdent:
-		w := text[t.start:t.end]
-		return !label && !statementStarters[strings.ToUpper(w)] && !e.keywords[strings.ToLower(w)]
+	case lexer.Ident:
+		w := text[t.Start:t.End]
+		return !label && !statementStarters[strings.ToUpper(w)] && !keywords[strings.ToLower(w)]
 	}
 	return false
 }
 
-// setStatementPrefix reads the settings of SET STATEMENT from toks[i] to its
+// SetStatementPrefix reads the settings of SET STATEMENT from toks[i] to its
 // FOR: var = value pairs separated by commas, each var in setStatementVars,
 // each value one literal or word (a sign allowed before a number). end is
 // the index of FOR.
-func setStatementPrefix(text string, toks []token, i int) (end int, vars []string, ok bool) {
+func SetStatementPrefix(text string, toks []lexer.Token, i int) (end int, vars []string, ok bool) {
 	punct := func(j int, c byte) bool {
-		return j < len(toks) && toks[j].kind == tokPunct && text[toks[j].start] == c
+		return j < len(toks) && toks[j].Kind == lexer.Punct && text[toks[j].Start] == c
 	}
 	for {
-		if i >= len(toks) || toks[i].kind != tokIdent {
+		if i >= len(toks) || toks[i].Kind != lexer.Ident {
 			return 0, nil, false
 		}
-		v := strings.ToLower(text[toks[i].start:toks[i].end])
+		v := strings.ToLower(text[toks[i].Start:toks[i].End])
 		if !setStatementVars[v] || !punct(i+1, '=') {
 			return 0, nil, false
 		}
@@ -455,15 +469,15 @@ func setStatementPrefix(text string, toks []token, i int) (end int, vars []strin
 		i += 2
 		if punct(i, '-') || punct(i, '+') {
 			i++
-			if i >= len(toks) || toks[i].kind != tokNumber {
+			if i >= len(toks) || toks[i].Kind != lexer.Number {
 				return 0, nil, false
 			}
 		}
 		if i >= len(toks) {
 			return 0, nil, false
 		}
-		switch toks[i].kind {
-		case tokNumber, tokString, tokIdent:
+		switch toks[i].Kind {
+		case lexer.Number, lexer.String, lexer.Ident:
 		default:
 			return 0, nil, false
 		}
@@ -471,7 +485,7 @@ func setStatementPrefix(text string, toks []token, i int) (end int, vars []strin
 		switch {
 		case punct(i, ','):
 			i++
-		case i < len(toks) && toks[i].kind == tokIdent && strings.EqualFold(text[toks[i].start:toks[i].end], "FOR"):
+		case i < len(toks) && toks[i].Kind == lexer.Ident && strings.EqualFold(text[toks[i].Start:toks[i].End], "FOR"):
 			return i, vars, true
 		default:
 			return 0, nil, false
@@ -485,26 +499,20 @@ func setStatementPrefix(text string, toks []token, i int) (end int, vars []strin
 // running it measured. The engine reads the statement without the prefix,
 // as of the statement's own kind.
 func Analyzes(sql string) bool {
-	toks := lex(sql, lexOptions{})
+	toks := lexer.Lex(sql, lexer.Options{})
 	n := 0
 	for _, t := range toks {
-		if t.kind != tokComment {
+		if t.Kind != lexer.Comment {
 			toks[n] = t
 			n++
 		}
 	}
 	toks = toks[:n]
-	if w := tokWord(sql, toks, 1); tokWord(sql, toks, 0) != "ANALYZE" || w == "TABLE" || w == "TABLES" {
+	if w := lexer.Word(sql, toks, 1); lexer.Word(sql, toks, 0) != "ANALYZE" || w == "TABLE" || w == "TABLES" {
 		return false // ANALYZE TABLE is table maintenance
 	}
 	_, _, ok := explainPrefix(sql, toks, 0)
 	return ok
-}
-
-// Analyzes reports whether the input is one statement that ANALYZE runs
-// and explains (see Analyzes): the text of a PREPARE's Inner included.
-func (a *Analysis) Analyzes() bool {
-	return len(a.Statements) == 1 && Analyzes(a.src)
 }
 
 // explainPrefix reads, at toks[i], EXPLAIN or DESCRIBE followed by EXTENDED
@@ -512,8 +520,8 @@ func (a *Analysis) Analyzes() bool {
 // parser reads (SELECT, INSERT, …): toks[from:end] are to be blanked (the
 // modifier of EXPLAIN; all of ANALYZE's prefix) and toks[end] starts the
 // statement.
-func explainPrefix(text string, toks []token, i int) (from, end int, ok bool) {
-	word := func(j int) string { return tokWord(text, toks, j) }
+func explainPrefix(text string, toks []lexer.Token, i int) (from, end int, ok bool) {
+	word := func(j int) string { return lexer.Word(text, toks, j) }
 	from, end = i, i+1
 	switch word(i) {
 	case "EXPLAIN", "DESCRIBE", "DESC":
@@ -522,7 +530,7 @@ func explainPrefix(text string, toks []token, i int) (from, end int, ok bool) {
 		}
 		from, end = i+1, i+2
 	case "ANALYZE":
-		if word(end) == "FORMAT" && punctAt(text, toks, end+1, '=') && word(end+2) == "JSON" {
+		if word(end) == "FORMAT" && lexer.PunctAt(text, toks, end+1, '=') && word(end+2) == "JSON" {
 			end += 3
 		}
 	default:
@@ -532,7 +540,7 @@ func explainPrefix(text string, toks []token, i int) (from, end int, ok bool) {
 	case "SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE", "WITH", "VALUES", "TABLE":
 		return from, end, true
 	}
-	return from, end, punctAt(text, toks, end, '(')
+	return from, end, lexer.PunctAt(text, toks, end, '(')
 }
 
 // parserIntroducers are the character sets the parser takes as an
@@ -543,20 +551,20 @@ var parserIntroducers = map[string]bool{"utf8": true, "utf8mb3": true, "utf8mb4"
 // names one of the server's character sets the parser does not take and
 // it introduces a literal: a string (lexed with it as one token) or the
 // number or string after it; 0 otherwise.
-func introducerLen(text string, toks []token, i int) int {
+func introducerLen(text string, toks []lexer.Token, i int, charset func(string) bool) int {
 	t := toks[i]
-	w := text[t.start:t.end]
-	if t.kind == tokString {
+	w := text[t.Start:t.End]
+	if t.Kind == lexer.String {
 		q := strings.IndexByte(w, '\'')
 		if q < 0 {
 			return 0
 		}
 		w = w[:q]
-	} else if i+1 >= len(toks) || toks[i+1].kind != tokString && toks[i+1].kind != tokNumber {
+	} else if i+1 >= len(toks) || toks[i+1].Kind != lexer.String && toks[i+1].Kind != lexer.Number {
 		return 0
 	}
 	cs := strings.ToLower(w[1:])
-	if _, known := serverCollations[cs]; !known || parserIntroducers[cs] {
+	if !charset(cs) || parserIntroducers[cs] {
 		return 0
 	}
 	return len(w)
@@ -572,22 +580,22 @@ var dynamicColumnFuncs = map[string]bool{"COLUMN_GET": true, "COLUMN_CREATE": tr
 // anything but words, numbers, strings, parentheses and commas (which a
 // type never does: no subquery, no variable) is not returned, nor is any
 // when the call does not close.
-func dynamicColumnTypes(text string, toks []token, open int) [][2]int {
+func dynamicColumnTypes(text string, toks []lexer.Token, open int) [][2]int {
 	var out [][2]int
 	depth, from := 0, -1
 	for j := open; j < len(toks); j++ {
 		t := toks[j]
-		if t.kind == tokPunct {
-			switch text[t.start] {
+		if t.Kind == lexer.Punct {
+			switch text[t.Start] {
 			case '(':
 				depth++
 				continue
 			case ')', ',':
 				if depth == 1 && from >= 0 {
-					out = append(out, [2]int{from, int(toks[j-1].end)})
+					out = append(out, [2]int{from, int(toks[j-1].End)})
 					from = -1
 				}
-				if text[t.start] == ')' {
+				if text[t.Start] == ')' {
 					depth--
 					if depth == 0 {
 						return out
@@ -596,16 +604,16 @@ func dynamicColumnTypes(text string, toks []token, open int) [][2]int {
 				continue
 			}
 		}
-		if depth == 1 && from < 0 && t.kind == tokIdent && strings.EqualFold(text[t.start:t.end], "AS") {
-			from = int(t.start)
+		if depth == 1 && from < 0 && t.Kind == lexer.Ident && strings.EqualFold(text[t.Start:t.End], "AS") {
+			from = int(t.Start)
 			continue
 		}
 		if from >= 0 {
 			switch {
-			case t.kind == tokIdent && strings.EqualFold(text[t.start:t.end], "SELECT"):
+			case t.Kind == lexer.Ident && strings.EqualFold(text[t.Start:t.End], "SELECT"):
 				from = -1
 				return nil
-			case t.kind == tokIdent, t.kind == tokNumber, t.kind == tokString:
+			case t.Kind == lexer.Ident, t.Kind == lexer.Number, t.Kind == lexer.String:
 			default:
 				return nil
 			}
@@ -625,8 +633,8 @@ var columnAttributes = map[string]bool{"COMPRESSED": true, "INVISIBLE": true, "I
 
 // statementEnd reports whether toks[i] is past the statement: the end of
 // the input or a ';'.
-func statementEnd(text string, toks []token, i int) bool {
-	return i >= len(toks) || punctAt(text, toks, i, ';')
+func statementEnd(text string, toks []lexer.Token, i int) bool {
+	return i >= len(toks) || lexer.PunctAt(text, toks, i, ';')
 }
 
 // limitExtension is the number of tokens from toks[i] of a MariaDB row
@@ -634,13 +642,13 @@ func statementEnd(text string, toks []token, i int) bool {
 // OFFSET n ROW[S] / FETCH { FIRST | NEXT } [n] ROW[S] { ONLY | WITH TIES }
 // (n a number or a variable) — and of a LIMIT left empty by them; 0 when
 // toks[i] starts none.
-func limitExtension(text string, toks []token, i int) int {
-	word := func(j int) string { return tokWord(text, toks, j) }
+func limitExtension(text string, toks []lexer.Token, i int) int {
+	word := func(j int) string { return lexer.Word(text, toks, j) }
 	// A count: a number, a variable, or a stored program's local variable
 	// (a bare name, which names no table there).
 	count := func(j int) bool {
-		return j < len(toks) && (toks[j].kind == tokNumber || toks[j].kind == tokVariable ||
-			toks[j].kind == tokIdent && !punctAt(text, toks, j+1, '.') && !punctAt(text, toks, j+1, '(') && !punctAt(text, toks, j-1, '.'))
+		return j < len(toks) && (toks[j].Kind == lexer.Number || toks[j].Kind == lexer.Variable ||
+			toks[j].Kind == lexer.Ident && !lexer.PunctAt(text, toks, j+1, '.') && !lexer.PunctAt(text, toks, j+1, '(') && !lexer.PunctAt(text, toks, j-1, '.'))
 	}
 	switch word(i) {
 	case "LIMIT":
@@ -653,7 +661,7 @@ func limitExtension(text string, toks []token, i int) int {
 		}
 	case "OFFSET":
 		if count(i+1) && (word(i+2) == "ROW" || word(i+2) == "ROWS") && i > 0 && word(i-1) != "LIMIT" &&
-			!(toks[i-1].kind == tokNumber || toks[i-1].kind == tokVariable) {
+			!(toks[i-1].Kind == lexer.Number || toks[i-1].Kind == lexer.Variable) {
 			return 3
 		}
 	case "FETCH":
@@ -683,26 +691,26 @@ func limitExtension(text string, toks []token, i int) int {
 // bare name or a ROW variable's field, r.f (the server reads a name there
 // as a variable of the program, or refuses it: never a column) and one of
 // them a name —; 0 when toks[i] starts none.
-func limitVariables(text string, toks []token, i int) int {
+func limitVariables(text string, toks []lexer.Token, i int) int {
 	named := false
 	// count is the number of tokens of the count at toks[j], 0 for none.
 	count := func(j int) int {
 		name := func(j int) bool {
 			t := toks[j]
-			return t.kind == tokQuoted || t.kind == tokIdent && !limitWords[tokWord(text, toks, j)]
+			return t.Kind == lexer.Quoted || t.Kind == lexer.Ident && !limitWords[lexer.Word(text, toks, j)]
 		}
-		if j >= len(toks) || punctAt(text, toks, j+1, '(') {
+		if j >= len(toks) || lexer.PunctAt(text, toks, j+1, '(') {
 			return 0
 		}
-		if punctAt(text, toks, j+1, '.') {
-			if j+2 < len(toks) && name(j) && name(j+2) && !punctAt(text, toks, j+3, '.') && !punctAt(text, toks, j+3, '(') {
+		if lexer.PunctAt(text, toks, j+1, '.') {
+			if j+2 < len(toks) && name(j) && name(j+2) && !lexer.PunctAt(text, toks, j+3, '.') && !lexer.PunctAt(text, toks, j+3, '(') {
 				named = true
 				return 3
 			}
 			return 0
 		}
 		switch {
-		case toks[j].kind == tokNumber, punctAt(text, toks, j, '?'):
+		case toks[j].Kind == lexer.Number, lexer.PunctAt(text, toks, j, '?'):
 			return 1
 		case name(j):
 			named = true
@@ -711,14 +719,14 @@ func limitVariables(text string, toks []token, i int) int {
 		return 0
 	}
 	w := 0
-	if tokWord(text, toks, i) != "LIMIT" {
+	if lexer.Word(text, toks, i) != "LIMIT" {
 		return 0
 	}
 	if w = count(i + 1); w == 0 {
 		return 0
 	}
 	n := 1 + w
-	if punctAt(text, toks, i+n, ',') || tokWord(text, toks, i+n) == "OFFSET" {
+	if lexer.PunctAt(text, toks, i+n, ',') || lexer.Word(text, toks, i+n) == "OFFSET" {
 		w2 := count(i + n + 1)
 		if w2 == 0 {
 			return 0
@@ -739,21 +747,21 @@ var limitWords = map[string]bool{"ROWS": true, "OFFSET": true, "ALL": true, "NUL
 // when it holds only unqualified names (no reserved word), '*', literals,
 // variables, AS aliases, commas and arithmetic operators up to the
 // statement's end; i otherwise.
-func returningEnd(text string, toks []token, i int, reserved map[string]bool) int {
+func returningEnd(text string, toks []lexer.Token, i int, reserved map[string]bool) int {
 	j := i
 	for ; !statementEnd(text, toks, j); j++ {
 		t := toks[j]
-		switch t.kind {
-		case tokIdent, tokQuoted:
-			if punctAt(text, toks, j+1, '(') || punctAt(text, toks, j+1, '.') {
+		switch t.Kind {
+		case lexer.Ident, lexer.Quoted:
+			if lexer.PunctAt(text, toks, j+1, '(') || lexer.PunctAt(text, toks, j+1, '.') {
 				return i
 			}
-			if w := tokWord(text, toks, j); w != "AS" && reserved[strings.ToLower(w)] {
+			if w := lexer.Word(text, toks, j); w != "AS" && reserved[strings.ToLower(w)] {
 				return i // FROM, SELECT, …
 			}
-		case tokNumber, tokString, tokVariable:
-		case tokPunct:
-			switch text[t.start] {
+		case lexer.Number, lexer.String, lexer.Variable:
+		case lexer.Punct:
+			switch text[t.Start] {
 			case ',', '*', '+', '-', '/', '%':
 			default:
 				return i
@@ -768,17 +776,17 @@ func returningEnd(text string, toks []token, i int, reserved map[string]bool) in
 // lockAliasAt reports whether toks[i], in LOCK TABLES, is a table's alias:
 // after AS, or right after a table name (a chain's last part) and before
 // READ, WRITE or LOW_PRIORITY.
-func lockAliasAt(text string, toks []token, i int) bool {
-	word := func(j int) string { return tokWord(text, toks, j) }
+func lockAliasAt(text string, toks []lexer.Token, i int) bool {
+	word := func(j int) string { return lexer.Word(text, toks, j) }
 	switch word(i + 1) {
 	case "READ", "WRITE", "LOW_PRIORITY":
 	default:
 		return false
 	}
 	if word(i-1) == "AS" {
-		return i >= 2 && (toks[i-2].kind == tokIdent || toks[i-2].kind == tokQuoted)
+		return i >= 2 && (toks[i-2].Kind == lexer.Ident || toks[i-2].Kind == lexer.Quoted)
 	}
-	if i < 1 || toks[i-1].kind != tokIdent && toks[i-1].kind != tokQuoted {
+	if i < 1 || toks[i-1].Kind != lexer.Ident && toks[i-1].Kind != lexer.Quoted {
 		return false
 	}
 	switch word(i - 1) {
@@ -790,28 +798,28 @@ func lockAliasAt(text string, toks []token, i int) bool {
 
 // windowCall reports whether the call whose '(' is toks[open] is followed
 // by WITHIN GROUP or OVER: a window or ordered-set function's call.
-func windowCall(text string, toks []token, open int) bool {
-	j := closing(text, toks, open)
+func windowCall(text string, toks []lexer.Token, open int) bool {
+	j := lexer.Closing(text, toks, open)
 	if j == 0 {
 		return false
 	}
-	w := tokWord(text, toks, j+1)
-	return w == "OVER" || w == "WITHIN" && tokWord(text, toks, j+2) == "GROUP"
+	w := lexer.Word(text, toks, j+1)
+	return w == "OVER" || w == "WITHIN" && lexer.Word(text, toks, j+2) == "GROUP"
 }
 
 // intoTarget reports a target of SELECT … INTO at toks[j]: a local
 // variable (a bare word not followed by '.' or '(') or a user variable
 // (@x, not @@x).
-func intoTarget(text string, toks []token, j int) bool {
+func intoTarget(text string, toks []lexer.Token, j int) bool {
 	if j >= len(toks) {
 		return false
 	}
-	switch t := toks[j]; t.kind {
-	case tokIdent:
+	switch t := toks[j]; t.Kind {
+	case lexer.Ident:
 		next := j + 1
-		return !(next < len(toks) && toks[next].kind == tokPunct && (text[toks[next].start] == '.' || text[toks[next].start] == '('))
-	case tokVariable:
-		v := text[t.start:t.end]
+		return !(next < len(toks) && toks[next].Kind == lexer.Punct && (text[toks[next].Start] == '.' || text[toks[next].Start] == '('))
+	case lexer.Variable:
+		v := text[t.Start:t.End]
 		return strings.HasPrefix(v, "@") && !strings.HasPrefix(v, "@@")
 	}
 	return false
@@ -832,21 +840,21 @@ var intervalUnits = map[string]bool{"MICROSECOND": true, "SECOND": true, "MINUTE
 // numbers, columns and operators only (no call, no qualified name, no
 // reserved word such as a subquery's SELECT), not a number alone (which
 // the parser reads).
-func numberArg(text string, toks []token, open, n int, reserved map[string]bool) (from, to int, ok bool) {
+func numberArg(text string, toks []lexer.Token, open, n int, reserved map[string]bool) (from, to int, ok bool) {
 	depth, arg := 0, 0
 	from = open + 1
 	for j := open; j < len(toks); j++ {
 		switch {
-		case punctAt(text, toks, j, '('):
+		case lexer.PunctAt(text, toks, j, '('):
 			depth++
 			continue
-		case punctAt(text, toks, j, ')'):
+		case lexer.PunctAt(text, toks, j, ')'):
 			depth--
-		case depth == 1 && punctAt(text, toks, j, ','):
+		case depth == 1 && lexer.PunctAt(text, toks, j, ','):
 		default:
 			continue
 		}
-		if depth == 0 || depth == 1 && punctAt(text, toks, j, ',') {
+		if depth == 0 || depth == 1 && lexer.PunctAt(text, toks, j, ',') {
 			if arg == n {
 				return from, j, numbersOnly(text, toks[from:j], reserved)
 			}
@@ -863,40 +871,21 @@ func numberArg(text string, toks []token, open, n int, reserved map[string]bool)
 // numbersOnly reports whether toks are numbers, column names (a name
 // neither reserved nor next to '.' or '('), parentheses and arithmetic
 // operators, and not a single unsigned number.
-func numbersOnly(text string, toks []token, reserved map[string]bool) bool {
-	if len(toks) == 0 || len(toks) == 1 && toks[0].kind == tokNumber {
+func numbersOnly(text string, toks []lexer.Token, reserved map[string]bool) bool {
+	if len(toks) == 0 || len(toks) == 1 && toks[0].Kind == lexer.Number {
 		return false
 	}
 	for k, t := range toks {
 		switch {
-		case t.kind == tokNumber:
-		case t.kind == tokPunct && strings.IndexByte("+-*/()", text[t.start]) >= 0:
-		case (t.kind == tokIdent && !reserved[strings.ToLower(text[t.start:t.end])] || t.kind == tokQuoted) &&
-			!punctAt(text, toks, k+1, '(') && !punctAt(text, toks, k+1, '.') && !punctAt(text, toks, k-1, '.'):
+		case t.Kind == lexer.Number:
+		case t.Kind == lexer.Punct && strings.IndexByte("+-*/()", text[t.Start]) >= 0:
+		case (t.Kind == lexer.Ident && !reserved[strings.ToLower(text[t.Start:t.End])] || t.Kind == lexer.Quoted) &&
+			!lexer.PunctAt(text, toks, k+1, '(') && !lexer.PunctAt(text, toks, k+1, '.') && !lexer.PunctAt(text, toks, k-1, '.'):
 		default:
 			return false
 		}
 	}
 	return true
-}
-
-// closing is the index of the ')' closing the '(' at toks[open], 0 when
-// there is none.
-func closing(text string, toks []token, open int) int {
-	depth := 0
-	for j := open; j < len(toks); j++ {
-		switch {
-		case punctAt(text, toks, j, '('):
-			depth++
-		case punctAt(text, toks, j, ')'):
-			if depth--; depth == 0 {
-				return j
-			}
-		case punctAt(text, toks, j, ';'):
-			return 0
-		}
-	}
-	return 0
 }
 
 // maxParsedNumber is the length past which the parser may not read a
@@ -906,26 +895,26 @@ const maxParsedNumber = 60
 // groupConcatLimit reports whether the LIMIT at toks[i] ends a
 // GROUP_CONCAT's arguments: numbers, commas and OFFSET up to its ')', in
 // the parentheses of a call of GROUP_CONCAT.
-func groupConcatLimit(text string, toks []token, i int) bool {
+func groupConcatLimit(text string, toks []lexer.Token, i int) bool {
 	j := i + 1
-	for j < len(toks) && (toks[j].kind == tokNumber || toks[j].kind == tokVariable || punctAt(text, toks, j, ',') ||
-		tokWord(text, toks, j) == "OFFSET") {
+	for j < len(toks) && (toks[j].Kind == lexer.Number || toks[j].Kind == lexer.Variable || lexer.PunctAt(text, toks, j, ',') ||
+		lexer.Word(text, toks, j) == "OFFSET") {
 		j++
 	}
-	if j == i+1 || !punctAt(text, toks, j, ')') {
+	if j == i+1 || !lexer.PunctAt(text, toks, j, ')') {
 		return false
 	}
 	depth := 0
 	for k := i - 1; k > 0; k-- {
 		switch {
-		case punctAt(text, toks, k, ')'):
+		case lexer.PunctAt(text, toks, k, ')'):
 			depth++
-		case punctAt(text, toks, k, '('):
+		case lexer.PunctAt(text, toks, k, '('):
 			if depth == 0 {
-				return tokWord(text, toks, k-1) == "GROUP_CONCAT"
+				return lexer.Word(text, toks, k-1) == "GROUP_CONCAT"
 			}
 			depth--
-		case punctAt(text, toks, k, ';'):
+		case lexer.PunctAt(text, toks, k, ';'):
 			return false
 		}
 	}

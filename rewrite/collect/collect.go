@@ -1,76 +1,82 @@
-package rewrite
+// Package collect walks a parsed statement's tree and collects what the
+// proxy needs of it: the table names it reads, writes and defines, the
+// functions it calls, the variables it reads or sets.
+package collect
 
 import (
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser/ast"
+
+	"github.com/sqlfork/sqlfork-proxy/sqlname"
 )
 
-// refKind is what an AST name reference is.
-type refKind uint8
+// RefKind is what an AST name reference is.
+type RefKind uint8
 
+// Reference kinds.
 const (
-	refTable     refKind = iota // a table: FROM t, INTO db.t, ALTER TABLE t, ...
-	refQualifier                // the table part of a column: t.col, db.t.col, t.*
-	refTarget                   // a table or alias named in DELETE t FROM / FOR UPDATE OF t
+	RefTable     RefKind = iota // a table: FROM t, INTO db.t, ALTER TABLE t, ...
+	RefQualifier                // the table part of a column: t.col, db.t.col, t.*
+	RefTarget                   // a table or alias named in DELETE t FROM / FOR UPDATE OF t
 )
 
-// astRef is one table-ish name the parser saw. Names are as written.
-type astRef struct {
-	kind    refKind
-	schema  string
-	name    string
-	write   bool
-	aliased bool // a table given an alias where it is named (FROM t AS x)
-	cte     bool // a table name that names a common table expression in scope
-	// defaultDB is the database of an unqualified name that the statement
+// Ref is one table-ish name the parser saw. Names are as written.
+type Ref struct {
+	Kind    RefKind
+	Schema  string
+	Name    string
+	Write   bool
+	Aliased bool // a table given an alias where it is named (FROM t AS x)
+	CTE     bool // a table name that names a common table expression in scope
+	// DefaultDB is the database of an unqualified name that the statement
 	// does not take from the current one: a FOREIGN KEY's REFERENCES
 	// table is in the constrained table's database.
-	defaultDB string
+	DefaultDB string
 }
 
-// collector walks statements and records table references.
-type collector struct {
-	refs    []astRef
+// Collector walks statements and records table references.
+type Collector struct {
+	Refs    []Ref
 	writes  map[*ast.TableName]bool
 	targets map[*ast.TableName]bool // value: the target is written (DELETE) or not (FOR UPDATE OF)
 	// aliased is the table of the TableSource being entered when it has
 	// an alias: the parser visits a TableSource's table right after it.
 	aliased *ast.TableName
 	skip    map[*ast.TableName]bool
-	// unlocatable are tables named in a way the text cannot show as one
+	// Unlocatable are tables named in a way the text cannot show as one
 	// identifier chain (SHOW COLUMNS FROM t FROM db).
-	unlocatable []Table
-	ctes        map[string]bool // lower-cased CTE names
-	// cteRefs are the table names that name a CTE in scope (cte.go).
-	cteRefs map[*ast.TableName]bool
-	aliases map[string]bool // lower-cased table aliases
+	Unlocatable []sqlname.Table
+	CTEs        map[string]bool // lower-cased CTE names
+	// CTERefs are the table names that name a CTE in scope (cte.go).
+	CTERefs map[*ast.TableName]bool
+	Aliases map[string]bool // lower-cased table aliases
 	// funcs are the functions the statement calls by name.
-	funcs []Func
+	Funcs []Func
 	// locking is set by SELECT … FOR UPDATE / LOCK IN SHARE MODE and
 	// LOCK TABLES … READ: the tables read are read under locks.
-	locking bool
+	Locking bool
 	// outside says why the statement reaches beyond the database's
 	// tables ("" when it does not).
-	outside string
+	Outside string
 	// like are the sources of CREATE TABLE … LIKE.
-	like []Table
+	Like []sqlname.Table
 	// set summarises a SET statement's variables.
-	set setFlags
+	Set SetFlags
 	// references are the tables FOREIGN KEY … REFERENCES clauses name.
-	references []Table
+	References []sqlname.Table
 	// columns are column names the statement defines or names (lower
 	// case), collected for DDL and "other" statements only, so their
 	// safety net does not mistake them for tables.
-	columns map[string]bool
+	Columns map[string]bool
 	// vars are the variables the statement reads and sets (replay.go).
-	vars []Var
+	Vars []Var
 	// labels are the select list expressions the server labels with
 	// their text (those without an alias): offset and text.
-	labels []labelText
+	Labels []Label
 	// aliased columns are the select list's columns given an alias:
 	// alias, column.
-	aliasedColumns [][2]string
+	AliasedColumns [][2]string
 	// refDB is the database the CREATE or ALTER TABLE being walked names
 	// its table in ("" for the current one), refTables the tables of its
 	// REFERENCES clauses, which are in that database unless qualified.
@@ -78,20 +84,21 @@ type collector struct {
 	refTables map[*ast.TableName]bool
 }
 
-// labelText is a select list expression's offset and text; column is
+// Label is a select list expression's offset and text; column is
 // whether the expression is a column reference.
-type labelText struct {
-	offset int
-	text   string
-	column bool
+type Label struct {
+	Offset int
+	Text   string
+	Column bool
 }
 
-func newCollector() *collector {
+// New returns an empty collector.
+func New() *Collector {
 	// Maps are made on first write: most statements need few of them.
-	return &collector{refs: make([]astRef, 0, 8)}
+	return &Collector{Refs: make([]Ref, 0, 8)}
 }
 
-// setTable and setName write to a lazily made map.
+// setTable writes to a lazily made map.
 func setTable(m *map[*ast.TableName]bool, t *ast.TableName, v bool) {
 	if *m == nil {
 		*m = map[*ast.TableName]bool{}
@@ -99,7 +106,8 @@ func setTable(m *map[*ast.TableName]bool, t *ast.TableName, v bool) {
 	(*m)[t] = v
 }
 
-func setName(m *map[string]bool, n string) {
+// SetName sets n in a lazily made map.
+func SetName(m *map[string]bool, n string) {
 	if *m == nil {
 		*m = map[string]bool{}
 	}
@@ -107,7 +115,7 @@ func setName(m *map[string]bool, n string) {
 }
 
 // markTables marks every TableName under n as written.
-func (c *collector) markTables(n ast.Node) {
+func (c *Collector) markTables(n ast.Node) {
 	if n == nil {
 		return
 	}
@@ -117,8 +125,11 @@ func (c *collector) markTables(n ast.Node) {
 	n.Accept(&tableMarker{set: c.writes})
 }
 
+// tableMarker marks the tables under a node, but those of its
+// subqueries, as written.
 type tableMarker struct{ set map[*ast.TableName]bool }
 
+// Enter implements ast.Visitor.
 func (m *tableMarker) Enter(n ast.Node) (ast.Node, bool) {
 	switch t := n.(type) {
 	case *ast.TableName:
@@ -129,10 +140,11 @@ func (m *tableMarker) Enter(n ast.Node) (ast.Node, bool) {
 	return n, false
 }
 
+// Leave implements ast.Visitor.
 func (m *tableMarker) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // Enter implements ast.Visitor.
-func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
+func (c *Collector) Enter(n ast.Node) (ast.Node, bool) {
 	if x, ok := n.(*ast.CallStmt); ok {
 		// The procedure's name is no function call: only its arguments
 		// are expressions.
@@ -148,7 +160,7 @@ func (c *collector) Enter(n ast.Node) (ast.Node, bool) {
 }
 
 // enterWrite notes the tables a writing statement (or DDL) names as written. It reports whether n is one of the nodes it reads.
-func (c *collector) enterWrite(n ast.Node) bool {
+func (c *Collector) enterWrite(n ast.Node) bool {
 	switch x := n.(type) {
 	case *ast.InsertStmt:
 		if x.Table != nil {
@@ -182,7 +194,7 @@ func (c *collector) enterWrite(n ast.Node) bool {
 		setTable(&c.writes, x.Table, true)
 		c.refDB = x.Table.Schema.O
 		if x.ReferTable != nil {
-			c.like = append(c.like, Table{DB: x.ReferTable.Schema.O, Name: x.ReferTable.Name.O})
+			c.Like = append(c.Like, sqlname.Table{DB: x.ReferTable.Schema.O, Name: x.ReferTable.Name.O})
 		}
 	case *ast.AlterTableStmt:
 		c.markTables(x)
@@ -207,7 +219,7 @@ func (c *collector) enterWrite(n ast.Node) bool {
 			if l.Type >= ast.TableLockWrite {
 				setTable(&c.writes, l.Table, true)
 			} else {
-				c.locking = true // a READ lock blocks writers of the table
+				c.Locking = true // a READ lock blocks writers of the table
 			}
 		}
 	case *ast.CreateSequenceStmt, *ast.DropSequenceStmt, *ast.AlterSequenceStmt:
@@ -220,7 +232,7 @@ func (c *collector) enterWrite(n ast.Node) bool {
 
 // enterRead notes what a read, a SHOW, a SET and a call name: locks, files,
 // variables, functions. It reports whether n is one of the nodes it reads.
-func (c *collector) enterRead(n ast.Node) bool {
+func (c *Collector) enterRead(n ast.Node) bool {
 	switch x := n.(type) {
 	case *ast.SelectStmt:
 		if x.LockInfo != nil {
@@ -228,7 +240,7 @@ func (c *collector) enterRead(n ast.Node) bool {
 				setTable(&c.targets, t, false) // FOR UPDATE OF t locks, it does not write
 			}
 			if x.LockInfo.LockType != ast.SelectLockNone {
-				c.locking = true
+				c.Locking = true
 			}
 		}
 		if x.SelectIntoOpt != nil && x.SelectIntoOpt.Tp != ast.SelectIntoVars {
@@ -236,17 +248,17 @@ func (c *collector) enterRead(n ast.Node) bool {
 		}
 	case *ast.SetStmt:
 		for _, v := range x.Variables {
-			c.set.add(v, c)
+			c.Set.add(v, c)
 		}
 		if len(x.Variables) != 1 {
-			c.set.engine = "" // the server may reject another value first
+			c.Set.Engine = "" // the server may reject another value first
 		}
 		c.setVars(x)
 	case *ast.VariableExpr:
 		c.variable(x)
 	case *ast.ShowStmt:
 		if x.DBName != "" && x.Table != nil && x.Table.Schema.O == "" {
-			c.unlocatable = append(c.unlocatable, Table{DB: x.DBName, Name: x.Table.Name.O})
+			c.Unlocatable = append(c.Unlocatable, sqlname.Table{DB: x.DBName, Name: x.Table.Name.O})
 			setTable(&c.skip, x.Table, true)
 		}
 	case *ast.FuncCallExpr:
@@ -254,9 +266,9 @@ func (c *collector) enterRead(n ast.Node) bool {
 	case *ast.AggregateFuncExpr:
 		// COUNT (1) or `count`(1) calls a stored function called count
 		// if there is one: aggregates are calls by name too.
-		c.funcs = append(c.funcs, Func{Name: x.F})
+		c.Funcs = append(c.Funcs, Func{Name: x.F})
 	case *ast.WindowFuncExpr:
-		c.funcs = append(c.funcs, Func{Name: x.Name})
+		c.Funcs = append(c.Funcs, Func{Name: x.Name})
 	default:
 		return false
 	}
@@ -265,7 +277,7 @@ func (c *collector) enterRead(n ast.Node) bool {
 
 // enterDefinition notes what a table's, a column's or a partition's definition
 // names (options, references, declared names). It reports whether n is one of the nodes it reads.
-func (c *collector) enterDefinition(n ast.Node) bool {
+func (c *Collector) enterDefinition(n ast.Node) bool {
 	switch x := n.(type) {
 	case *ast.TableOption:
 		c.tableOption(x)
@@ -278,7 +290,7 @@ func (c *collector) enterDefinition(n ast.Node) bool {
 		// reach its columns; a qualifier names the table.
 		for _, o := range x.OrderByList {
 			if o.Column != nil && o.Column.Table.O != "" {
-				c.refs = append(c.refs, astRef{kind: refQualifier, schema: o.Column.Schema.O, name: o.Column.Table.O})
+				c.Refs = append(c.Refs, Ref{Kind: RefQualifier, Schema: o.Column.Schema.O, Name: o.Column.Table.O})
 			}
 		}
 		c.partitionOptions(x.PartDefinitions)
@@ -297,15 +309,15 @@ func (c *collector) enterDefinition(n ast.Node) bool {
 			if db == "" {
 				db = c.refDB
 			}
-			c.references = append(c.references, Table{DB: db, Name: x.Table.Name.O})
+			c.References = append(c.References, sqlname.Table{DB: db, Name: x.Table.Name.O})
 			setTable(&c.refTables, x.Table, true)
 		}
 	case *ast.CommonTableExpression:
-		setName(&c.ctes, x.Name.L)
+		SetName(&c.CTEs, x.Name.L)
 		c.declare(x)
 	case *ast.ColumnDef:
-		if x.Name != nil && c.columns != nil {
-			c.columns[x.Name.Name.L] = true
+		if x.Name != nil && c.Columns != nil {
+			c.Columns[x.Name.Name.L] = true
 		}
 	case *ast.Constraint, *ast.WindowSpec, *ast.CreateDatabaseStmt, *ast.DropDatabaseStmt, *ast.AlterDatabaseStmt:
 		c.declare(n)
@@ -316,11 +328,11 @@ func (c *collector) enterDefinition(n ast.Node) bool {
 }
 
 // enterName notes a table, column or alias name. It reports whether n is one of the nodes it reads.
-func (c *collector) enterName(n ast.Node) bool {
+func (c *Collector) enterName(n ast.Node) bool {
 	switch x := n.(type) {
 	case *ast.TableSource:
 		if x.AsName.L != "" {
-			setName(&c.aliases, x.AsName.L)
+			SetName(&c.Aliases, x.AsName.L)
 			if tn, ok := x.Source.(*ast.TableName); ok {
 				c.aliased = tn
 			}
@@ -329,37 +341,37 @@ func (c *collector) enterName(n ast.Node) bool {
 		if c.skip[x] {
 			return true
 		}
-		kind, write := refTable, c.writes[x]
+		kind, write := RefTable, c.writes[x]
 		if w, ok := c.targets[x]; ok {
-			kind, write = refTarget, write || w
+			kind, write = RefTarget, write || w
 		}
 		aliased := c.aliased == x
 		c.aliased = nil
-		r := astRef{kind: kind, schema: x.Schema.O, name: x.Name.O, write: write, aliased: aliased, cte: c.cteRefs[x]}
+		r := Ref{Kind: kind, Schema: x.Schema.O, Name: x.Name.O, Write: write, Aliased: aliased, CTE: c.CTERefs[x]}
 		if c.refTables[x] {
-			r.defaultDB = c.refDB
+			r.DefaultDB = c.refDB
 		}
-		c.refs = append(c.refs, r)
+		c.Refs = append(c.Refs, r)
 	case *ast.ColumnName:
-		if c.columns != nil {
-			c.columns[x.Name.L] = true
+		if c.Columns != nil {
+			c.Columns[x.Name.L] = true
 		}
 		if x.Table.O != "" {
-			c.refs = append(c.refs, astRef{kind: refQualifier, schema: x.Schema.O, name: x.Table.O})
+			c.Refs = append(c.Refs, Ref{Kind: RefQualifier, Schema: x.Schema.O, Name: x.Table.O})
 		}
 	case *ast.SelectField:
-		if c.columns != nil && x.AsName.L != "" {
-			c.columns[x.AsName.L] = true
+		if c.Columns != nil && x.AsName.L != "" {
+			c.Columns[x.AsName.L] = true
 		}
 		if x.WildCard != nil && x.WildCard.Table.O != "" {
-			c.refs = append(c.refs, astRef{kind: refQualifier, schema: x.WildCard.Schema.O, name: x.WildCard.Table.O})
+			c.Refs = append(c.Refs, Ref{Kind: RefQualifier, Schema: x.WildCard.Schema.O, Name: x.WildCard.Table.O})
 		}
 		if x.AsName.L == "" && x.WildCard == nil && x.Expr != nil {
 			_, column := x.Expr.(*ast.ColumnNameExpr)
-			c.labels = append(c.labels, labelText{x.Offset, x.OriginalText(), column})
+			c.Labels = append(c.Labels, Label{x.Offset, x.OriginalText(), column})
 		}
 		if col, ok := x.Expr.(*ast.ColumnNameExpr); ok && x.AsName.L != "" && col.Name != nil {
-			c.aliasedColumns = append(c.aliasedColumns, [2]string{x.AsName.O, col.Name.Name.O})
+			c.AliasedColumns = append(c.AliasedColumns, [2]string{x.AsName.O, col.Name.Name.O})
 		}
 	default:
 		return false
@@ -369,7 +381,7 @@ func (c *collector) enterName(n ast.Node) bool {
 
 // call records a function call. Sequence functions name their sequence
 // as a table: NEXTVAL and SETVAL change it (they write), LASTVAL reads it.
-func (c *collector) call(x *ast.FuncCallExpr) {
+func (c *Collector) call(x *ast.FuncCallExpr) {
 	name := x.FnName.L
 	if x.Schema.O == "" {
 		switch name {
@@ -383,19 +395,21 @@ func (c *collector) call(x *ast.FuncCallExpr) {
 			c.outsideBecause("LOAD_FILE() reads a file on the database server, outside any sandbox; send the file's contents from the client instead")
 		}
 	}
-	c.funcs = append(c.funcs, Func{Schema: x.Schema.O, Name: x.FnName.O, Args: len(x.Args)})
+	c.Funcs = append(c.Funcs, Func{Schema: x.Schema.O, Name: x.FnName.O, Args: len(x.Args)})
 }
 
-func (c *collector) outsideBecause(why string) {
-	if c.outside == "" {
-		c.outside = why
+// outsideBecause notes the first reason the statement reaches beyond the
+// database's tables.
+func (c *Collector) outsideBecause(why string) {
+	if c.Outside == "" {
+		c.Outside = why
 	}
 }
 
 // tableOption refuses table options that make a table reach beyond its
 // own storage: engines that read or write other tables or servers, and
 // files placed outside the data directory.
-func (c *collector) tableOption(o *ast.TableOption) {
+func (c *Collector) tableOption(o *ast.TableOption) {
 	switch o.Tp {
 	case ast.TableOptionEngine:
 		if !SafeEngine(o.StrValue) {
@@ -413,7 +427,7 @@ func (c *collector) tableOption(o *ast.TableOption) {
 
 // partitionOptions checks the options of partitions and subpartitions
 // (DATA DIRECTORY, ENGINE) like a table's.
-func (c *collector) partitionOptions(defs []*ast.PartitionDefinition) {
+func (c *Collector) partitionOptions(defs []*ast.PartitionDefinition) {
 	for _, d := range defs {
 		for _, o := range d.Options {
 			c.tableOption(o)
@@ -437,39 +451,40 @@ var safeEngines = map[string]bool{
 // not know.
 func SafeEngine(name string) bool { return safeEngines[strings.ToLower(strings.Trim(name, "`'\" "))] }
 
-// setFlags summarises the variables of a SET statement that matter to the
+// SetFlags summarises the variables of a SET statement that matter to the
 // proxy.
-type setFlags struct {
-	lexing, isolation, serializable bool
-	// engine is the storage engine, written as a literal or a bare name,
+type SetFlags struct {
+	Lexing, Isolation, Serializable bool
+	// Engine is the storage engine, written as a literal or a bare name,
 	// a SET of an engine variable names that the proxy refuses
 	// (Statement.Engine).
-	engine string
+	Engine string
 }
 
-func (f *setFlags) add(v *ast.VariableAssignment, c *collector) {
+// add notes what the assignment v of a SET statement changes.
+func (f *SetFlags) add(v *ast.VariableAssignment, c *Collector) {
 	name := strings.ToLower(v.Name)
 	switch name {
 	case ast.SetNames, ast.SetCharset, "setnames", "setcharset", "character_set_client":
-		f.lexing = true
+		f.Lexing = true
 	case "sql_mode":
-		f.lexing = true
-		for _, m := range strings.Split(strings.ToUpper(exprText(v.Value)), ",") {
+		f.Lexing = true
+		for _, m := range strings.Split(strings.ToUpper(ExprText(v.Value)), ",") {
 			if m == "ORACLE" || m == "MSSQL" {
 				c.outsideBecause("sql_mode " + m + " changes how the server reads statements in ways the proxy does not " +
 					"follow, so it could not keep them in the sandbox; leave " + m + " out of sql_mode")
 			}
 		}
 	case "tx_isolation", "transaction_isolation", "tx_isolation_one_shot":
-		f.isolation = true
+		f.Isolation = true
 		if !weakIsolation(v.Value) {
-			f.serializable = true
+			f.Serializable = true
 		}
 	case "default_storage_engine", "storage_engine", "default_tmp_storage_engine", "enforce_storage_engine":
-		if _, isDefault := v.Value.(*ast.DefaultExpr); !isDefault && !SafeEngine(exprText(v.Value)) {
+		if _, isDefault := v.Value.(*ast.DefaultExpr); !isDefault && !SafeEngine(ExprText(v.Value)) {
 			c.outsideBecause("@@" + name + " may only name an engine the proxy can confine to the sandbox; use InnoDB, Aria or MyISAM")
 			if col, ok := v.Value.(*ast.ColumnNameExpr); !ok || col.Name.Table.O == "" && col.Name.Schema.O == "" {
-				f.engine = exprText(v.Value)
+				f.Engine = ExprText(v.Value)
 			}
 		}
 	}
@@ -489,15 +504,15 @@ func weakIsolation(e ast.ExprNode) bool {
 			return v <= 2
 		}
 	}
-	switch strings.ToUpper(strings.NewReplacer(" ", "-", "_", "-").Replace(strings.TrimSpace(exprText(e)))) {
+	switch strings.ToUpper(strings.NewReplacer(" ", "-", "_", "-").Replace(strings.TrimSpace(ExprText(e)))) {
 	case "READ-UNCOMMITTED", "READ-COMMITTED", "REPEATABLE-READ":
 		return true
 	}
 	return false
 }
 
-// exprText is the text of a constant or a bare name; "" for anything else.
-func exprText(e ast.ExprNode) string {
+// ExprText is the text of a constant or a bare name; "" for anything else.
+func ExprText(e ast.ExprNode) string {
 	switch x := e.(type) {
 	case *ast.ColumnNameExpr:
 		return x.Name.Name.O
@@ -510,54 +525,54 @@ func exprText(e ast.ExprNode) string {
 }
 
 // Leave implements ast.Visitor.
-func (c *collector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+func (c *Collector) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
 // declare records, for the safety net of DDL and "other" statements, the
 // names the statement gives indexes, constraints, windows and partitions:
 // no table.
-func (c *collector) declare(n ast.Node) {
-	if c.columns == nil {
+func (c *Collector) declare(n ast.Node) {
+	if c.Columns == nil {
 		return
 	}
 	switch x := n.(type) {
 	case *ast.Constraint:
-		c.columns[strings.ToLower(x.Name)] = true
+		c.Columns[strings.ToLower(x.Name)] = true
 	case *ast.CreateIndexStmt:
-		c.columns[strings.ToLower(x.IndexName)] = true
+		c.Columns[strings.ToLower(x.IndexName)] = true
 	case *ast.DropIndexStmt:
-		c.columns[strings.ToLower(x.IndexName)] = true
+		c.Columns[strings.ToLower(x.IndexName)] = true
 	case *ast.WindowSpec:
-		c.columns[x.Name.L] = true
+		c.Columns[x.Name.L] = true
 	case *ast.AlterTableSpec:
 		for _, name := range []string{strings.ToLower(x.Name), x.IndexName.L, x.FromKey.L, x.ToKey.L} {
-			c.columns[name] = true
+			c.Columns[name] = true
 		}
 		for _, p := range x.PartitionNames {
-			c.columns[p.L] = true
+			c.Columns[p.L] = true
 		}
 		for _, col := range []*ast.ColumnName{x.OldColumnName, x.NewColumnName} {
 			if col != nil {
-				c.columns[col.Name.L] = true
+				c.Columns[col.Name.L] = true
 			}
 		}
 		for _, o := range x.OrderByList {
 			if o.Column != nil {
-				c.columns[o.Column.Name.L] = true
+				c.Columns[o.Column.Name.L] = true
 			}
 		}
 	case *ast.CreateViewStmt:
 		for _, col := range x.Cols {
-			c.columns[col.L] = true
+			c.Columns[col.L] = true
 		}
 	case *ast.CommonTableExpression:
 		for _, col := range x.ColNameList {
-			c.columns[col.L] = true
+			c.Columns[col.L] = true
 		}
 	case *ast.CreateDatabaseStmt:
-		c.columns[strings.ToLower(x.Name.O)] = true
+		c.Columns[strings.ToLower(x.Name.O)] = true
 	case *ast.DropDatabaseStmt:
-		c.columns[strings.ToLower(x.Name.O)] = true
+		c.Columns[strings.ToLower(x.Name.O)] = true
 	case *ast.AlterDatabaseStmt:
-		c.columns[strings.ToLower(x.Name.O)] = true
+		c.Columns[strings.ToLower(x.Name.O)] = true
 	}
 }

@@ -1,16 +1,19 @@
-package rewrite
+package recovery
 
-import "strings"
+import (
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+	"strings"
+)
 
-// recovery is recoverText's reading of one text: the masked bytes (b,
+// recovery is Mask's reading of one text: the masked bytes (b,
 // made on the first change), what it found, and what it knows of the
 // statement it is in.
 type recovery struct {
-	e    *Engine
+	w    Words
 	text string
-	toks []token
+	toks []lexer.Token
 	b    []byte
-	m    masked
+	m    Masked
 	// starts are the token indexes that start a statement; start is true
 	// when the next token does.
 	starts map[int]bool
@@ -39,6 +42,7 @@ func (r *recovery) put(at int, s string) {
 	copy(r.b[at:], s)
 }
 
+// ensure makes the masked bytes on the first change.
 func (r *recovery) ensure() {
 	if r.b == nil {
 		r.b = []byte(r.text)
@@ -46,23 +50,23 @@ func (r *recovery) ensure() {
 }
 
 // blanked reports whether toks[i] was blanked already.
-func (r *recovery) blanked(i int) bool { return r.b != nil && r.b[r.toks[i].start] == ' ' }
+func (r *recovery) blanked(i int) bool { return r.b != nil && r.b[r.toks[i].Start] == ' ' }
 
 // word is toks[i] in upper case when it is a word, else "".
 func (r *recovery) word(i int) string {
-	if i >= 0 && i < len(r.toks) && r.toks[i].kind == tokIdent {
-		return strings.ToUpper(r.text[r.toks[i].start:r.toks[i].end])
+	if i >= 0 && i < len(r.toks) && r.toks[i].Kind == lexer.Ident {
+		return strings.ToUpper(r.text[r.toks[i].Start:r.toks[i].End])
 	}
 	return ""
 }
 
 // punct reports whether toks[i] is the punctuation c.
 func (r *recovery) punct(i int, c byte) bool {
-	return i >= 0 && i < len(r.toks) && r.toks[i].kind == tokPunct && r.text[r.toks[i].start] == c
+	return i >= 0 && i < len(r.toks) && r.toks[i].Kind == lexer.Punct && r.text[r.toks[i].Start] == c
 }
 
 // span blanks the tokens from i to end (both included).
-func (r *recovery) span(i, end int) { r.blank(int(r.toks[i].start), int(r.toks[end].end)) }
+func (r *recovery) span(i, end int) { r.blank(int(r.toks[i].Start), int(r.toks[end].End)) }
 
 // statementStart reads the first token of a statement, toks[i]: it notes
 // what the statement is and masks the forms that only start one. done is
@@ -78,9 +82,9 @@ func (r *recovery) statementStart(i int) (next int, done, stop bool) {
 	r.writing = w == "INSERT" || w == "REPLACE" || w == "DELETE"
 	r.locking = w == "LOCK" && (r.word(i+1) == "TABLE" || r.word(i+1) == "TABLES")
 	r.tableDDL = (w == "CREATE" || w == "ALTER") && r.tableDDLAt(i)
-	if r.e.junkAt(r.text, r.toks, i) {
-		r.blank(int(t.start), len(r.text))
-		r.m.junk = int(t.start)
+	if JunkAt(r.text, r.toks, i, r.w.Keywords) {
+		r.blank(int(t.Start), len(r.text))
+		r.m.Junk = int(t.Start)
 		return i, false, true
 	}
 	if from, end, ok := explainPrefix(r.text, r.toks, i); ok {
@@ -99,9 +103,9 @@ func (r *recovery) statementStart(i int) (next int, done, stop bool) {
 		r.span(end, end)
 	}
 	if w == "SET" && r.word(i+1) == "STATEMENT" {
-		if end, vars, ok := setStatementPrefix(r.text, r.toks, i+2); ok {
+		if end, vars, ok := SetStatementPrefix(r.text, r.toks, i+2); ok {
 			r.span(i, end)
-			r.m.setStatements = append(r.m.setStatements, setStatement{end: int(r.toks[end].end), vars: vars})
+			r.m.SetStatements = append(r.m.SetStatements, SetStatement{End: int(r.toks[end].End), Vars: vars})
 			r.start = true // the statement it applies to
 			return end, true, false
 		}
@@ -190,14 +194,14 @@ func (r *recovery) semicolon(i int) (int, bool) {
 func (r *recovery) likeOperator(i int) (int, bool) {
 	w := r.word(i)
 	if !(w == "LIKE" || w == "REGEXP" || w == "RLIKE" || w == "ESCAPE" && r.liking) ||
-		!predicateOperator(r.text, r.toks, r.first, i, r.tableDDL, r.e.reserved) {
+		!predicateOperator(r.text, r.toks, r.first, i, r.tableDDL, r.w.Reserved) {
 		return i, false
 	}
 	if r.word(i-1) == "NOT" {
 		r.span(i-1, i-1)
 	}
 	r.span(i, i)
-	r.put(int(r.toks[i].start), "=")
+	r.put(int(r.toks[i].Start), "=")
 	r.liking = r.liking || w == "LIKE"
 	return i, true
 }
@@ -205,7 +209,7 @@ func (r *recovery) likeOperator(i int) (int, bool) {
 // aliasEquals: FROM t = a, MariaDB's alias after '=' (table_alias), which
 // the parser does not take; read as FROM t a.
 func (r *recovery) aliasEquals(i int) (int, bool) {
-	if !r.punct(i, '=') || !tableAliasEquals(r.text, r.toks, i, r.e.reserved) {
+	if !r.punct(i, '=') || !tableAliasEquals(r.text, r.toks, i, r.w.Reserved) {
 		return i, false
 	}
 	r.span(i, i)
@@ -233,7 +237,7 @@ func (r *recovery) jsonTable(i int) (int, bool) {
 	}
 	if comma, end := jsonTableColumns(r.text, r.toks, i+1); comma > 0 {
 		r.span(i, i+1)
-		r.put(int(r.toks[i].start), "(SELECT")
+		r.put(int(r.toks[i].Start), "(SELECT")
 		r.span(comma, end-1)
 		return end, true
 	}
@@ -251,7 +255,7 @@ func (r *recovery) fromDual(i int) (int, bool) {
 	}
 	if h, sep := dualHaving(r.text, r.toks, i+2); h > 0 {
 		r.span(h, h)
-		r.put(int(r.toks[h].start), sep)
+		r.put(int(r.toks[h].Start), sep)
 	}
 	return i + 1, true
 }
@@ -261,7 +265,7 @@ func (r *recovery) fromDual(i int) (int, bool) {
 // blanked, the operand it tests stays; the words name nothing. Not in
 // SHOW … WHERE, whose condition the proxy may answer with.
 func (r *recovery) truthTest(i int) (int, bool) {
-	if r.word(i) != "IS" || i <= r.first || r.word(r.first) == "SHOW" || !operandEnd(r.text, r.toks, i-1, r.e.reserved) ||
+	if r.word(i) != "IS" || i <= r.first || r.word(r.first) == "SHOW" || !operandEnd(r.text, r.toks, i-1, r.w.Reserved) ||
 		!(truthTests[r.word(i+1)] || r.word(i+1) == "NOT" && truthTests[r.word(i+2)]) {
 		return i, false
 	}
@@ -277,13 +281,13 @@ func (r *recovery) truthTest(i int) (int, bool) {
 // COMPRESSED[=method], INVISIBLE, IGNORED after a column's type or an
 // index's columns; they name nothing.
 func (r *recovery) columnAttribute(i int) (int, bool) {
-	if !r.tableDDL || !columnAttributes[r.word(i)] || i == 0 || r.toks[i-1].kind == tokPunct && !r.punct(i-1, ')') ||
+	if !r.tableDDL || !columnAttributes[r.word(i)] || i == 0 || r.toks[i-1].Kind == lexer.Punct && !r.punct(i-1, ')') ||
 		r.word(i-1) == "TABLE" || !(r.punct(i+1, ',') || r.punct(i+1, ')') || r.punct(i+1, '=') || r.word(i+1) == "NOT" ||
 		r.word(i+1) == "NULL" || r.word(i+1) == "DEFAULT" || i+1 == len(r.toks)) {
 		return i, false
 	}
 	end := i
-	if r.word(i) == "COMPRESSED" && r.punct(i+1, '=') && i+2 < len(r.toks) && r.toks[i+2].kind == tokIdent {
+	if r.word(i) == "COMPRESSED" && r.punct(i+1, '=') && i+2 < len(r.toks) && r.toks[i+2].Kind == lexer.Ident {
 		end = i + 2
 	}
 	r.span(i, end)
@@ -307,7 +311,7 @@ func (r *recovery) checkOption(i int) (int, bool) {
 
 // lockAlias: LOCK TABLES t [AS] alias READ; the alias names no table.
 func (r *recovery) lockAlias(i int) (int, bool) {
-	if !r.locking || r.toks[i].kind != tokIdent && r.toks[i].kind != tokQuoted || !lockAliasAt(r.text, r.toks, i) {
+	if !r.locking || r.toks[i].Kind != lexer.Ident && r.toks[i].Kind != lexer.Quoted || !lockAliasAt(r.text, r.toks, i) {
 		return i, false
 	}
 	from := i
@@ -335,7 +339,7 @@ func (r *recovery) procedureAnalyse(i int) (int, bool) {
 		return i, false
 	}
 	j := i + 3
-	for j < len(r.toks) && (r.toks[j].kind == tokNumber || r.punct(j, ',')) {
+	for j < len(r.toks) && (r.toks[j].Kind == lexer.Number || r.punct(j, ',')) {
 		j++
 	}
 	if r.punct(j, ')') {
@@ -353,13 +357,13 @@ func (r *recovery) valuesRows(i int) (int, bool) {
 		r.word(i-1) == "EXCEPT" || r.word(i-1) == "INTERSECT" || r.word(i-1) == "ALL" || r.word(i-1) == "DISTINCT") {
 		return i, false
 	}
-	r.put(int(r.toks[i].start), "SELECT")
+	r.put(int(r.toks[i].Start), "SELECT")
 	return i, true
 }
 
 // lockWait: NOWAIT and WAIT n (seconds to wait for a lock), no name.
 func (r *recovery) lockWait(i int) (int, bool) {
-	if !(r.word(i) == "NOWAIT" && i > 0 || r.word(i) == "WAIT" && i > 0 && i+1 < len(r.toks) && r.toks[i+1].kind == tokNumber) {
+	if !(r.word(i) == "NOWAIT" && i > 0 || r.word(i) == "WAIT" && i > 0 && i+1 < len(r.toks) && r.toks[i+1].Kind == lexer.Number) {
 		return i, false
 	}
 	end := i
@@ -378,8 +382,8 @@ func (r *recovery) withinGroup(i int) (int, bool) {
 		return i, false
 	}
 	j := i + 5
-	for j < len(r.toks) && (r.toks[j].kind == tokIdent && !r.e.reserved[strings.ToLower(r.text[r.toks[j].start:r.toks[j].end])] ||
-		r.toks[j].kind == tokQuoted || r.word(j) == "ASC" || r.word(j) == "DESC" || r.punct(j, ',')) {
+	for j < len(r.toks) && (r.toks[j].Kind == lexer.Ident && !r.w.Reserved[strings.ToLower(r.text[r.toks[j].Start:r.toks[j].End])] ||
+		r.toks[j].Kind == lexer.Quoted || r.word(j) == "ASC" || r.word(j) == "DESC" || r.punct(j, ',')) {
 		j++
 	}
 	if r.punct(j, ')') && j > i+5 {
@@ -399,19 +403,19 @@ func (r *recovery) orderedSetAggregate(i int) (int, bool) {
 		return i, false
 	}
 	t := r.toks[i]
-	r.put(int(t.start), "LAG")
-	r.blank(int(t.start)+3, int(t.end))
+	r.put(int(t.Start), "LAG")
+	r.blank(int(t.Start)+3, int(t.End))
 	return i, true
 }
 
 // valueCall: VALUE(col), MariaDB's VALUES(col), read as a call of a
 // built-in function of the same length (the column stays).
 func (r *recovery) valueCall(i int) (int, bool) {
-	if r.word(i) != "VALUE" || !r.punct(i+1, '(') || i == 0 || !(r.toks[i-1].kind == tokPunct && !r.punct(i-1, '.') && !r.punct(i-1, ')') ||
+	if r.word(i) != "VALUE" || !r.punct(i+1, '(') || i == 0 || !(r.toks[i-1].Kind == lexer.Punct && !r.punct(i-1, '.') && !r.punct(i-1, ')') ||
 		r.word(i-1) == "SELECT" || r.word(i-1) == "DISTINCT") {
 		return i, false
 	}
-	r.put(int(r.toks[i].start), "UPPER")
+	r.put(int(r.toks[i].Start), "UPPER")
 	return i, true
 }
 
@@ -422,7 +426,7 @@ func (r *recovery) returning(i int) (int, bool) {
 	if !r.writing || r.word(i) != "RETURNING" {
 		return i, false
 	}
-	if end := returningEnd(r.text, r.toks, i+1, r.e.reserved); end > i+1 {
+	if end := returningEnd(r.text, r.toks, i+1, r.w.Reserved); end > i+1 {
 		r.span(i, end-1)
 		return end - 1, true
 	}
@@ -453,8 +457,8 @@ func (r *recovery) selectInto(i int) (int, bool) {
 		return i, true
 	}
 	for k := i + 1; k <= j; k += 2 {
-		if tk := r.toks[k]; tk.kind == tokVariable {
-			r.m.intoVars = append(r.m.intoVars, intoVar{at: int(tk.start), v: varOfToken(r.text[tk.start:tk.end])})
+		if tk := r.toks[k]; tk.Kind == lexer.Variable {
+			r.m.IntoVars = append(r.m.IntoVars, IntoVar{At: int(tk.Start), Name: r.text[tk.Start:tk.End]})
 		}
 	}
 	r.span(i, j)
@@ -464,13 +468,13 @@ func (r *recovery) selectInto(i int) (int, bool) {
 // spatialType: a column's spatial type, read as BLOB and blanks (the same
 // length).
 func (r *recovery) spatialType(i int) (int, bool) {
-	if r.toks[i].kind != tokIdent || !spatialTypes[r.word(i)] || i == 0 || r.toks[i-1].kind != tokIdent && r.toks[i-1].kind != tokQuoted ||
+	if r.toks[i].Kind != lexer.Ident || !spatialTypes[r.word(i)] || i == 0 || r.toks[i-1].Kind != lexer.Ident && r.toks[i-1].Kind != lexer.Quoted ||
 		r.punct(i+1, '(') || r.punct(i+1, '.') || r.punct(i-2, '.') {
 		return i, false
 	}
 	t := r.toks[i]
-	r.put(int(t.start), "BLOB")
-	r.blank(int(t.start)+4, int(t.end))
+	r.put(int(t.Start), "BLOB")
+	r.blank(int(t.Start)+4, int(t.End))
 	return i, true
 }
 
@@ -488,11 +492,11 @@ func (r *recovery) spatialKey(i int) (int, bool) {
 // 'a', _latin2 0x41); the literal keeps its place.
 func (r *recovery) introducer(i int) (int, bool) {
 	t := r.toks[i]
-	if t.kind != tokIdent && t.kind != tokString || r.text[t.start] != '_' {
+	if t.Kind != lexer.Ident && t.Kind != lexer.String || r.text[t.Start] != '_' {
 		return i, false
 	}
-	if n := introducerLen(r.text, r.toks, i); n > 0 {
-		r.blank(int(t.start), int(t.start)+n)
+	if n := introducerLen(r.text, r.toks, i, r.w.Charset); n > 0 {
+		r.blank(int(t.Start), int(t.Start)+n)
 	}
 	return i, true
 }
@@ -505,7 +509,7 @@ func (r *recovery) castInt(i int) (int, bool) {
 	if r.word(i-1) != "AS" || w != "INT" && w != "INTEGER" || !r.punct(i+1, ')') && !r.punct(i+1, ',') || r.blanked(i) {
 		return i, false
 	}
-	r.put(int(r.toks[i].start), map[string]string{"INT": "DEC", "INTEGER": "DECIMAL"}[w])
+	r.put(int(r.toks[i].Start), map[string]string{"INT": "DEC", "INTEGER": "DECIMAL"}[w])
 	return i, true
 }
 
@@ -513,11 +517,11 @@ func (r *recovery) castInt(i int) (int, bool) {
 // parentheses, read without them (the same query).
 func (r *recovery) bracketedQuery(i int) (int, bool) {
 	if !r.tableDDL || !r.punct(i, '(') || r.word(i+1) != "SELECT" && r.word(i+1) != "WITH" || i < 2 ||
-		r.toks[i-1].kind != tokIdent && r.toks[i-1].kind != tokQuoted ||
+		r.toks[i-1].Kind != lexer.Ident && r.toks[i-1].Kind != lexer.Quoted ||
 		!(r.word(i-2) == "TABLE" || r.word(i-2) == "EXISTS" || r.punct(i-2, '.')) {
 		return i, false
 	}
-	if end := closing(r.text, r.toks, i); end > 0 {
+	if end := lexer.Closing(r.text, r.toks, i); end > 0 {
 		r.span(i, i)
 		r.span(end, end)
 	}
@@ -531,7 +535,7 @@ func (r *recovery) concatLimit(i int) (int, bool) {
 		return i, false
 	}
 	end := i + 1
-	for end+1 < len(r.toks) && (r.toks[end+1].kind == tokNumber || r.toks[end+1].kind == tokVariable || r.punct(end+1, ',') ||
+	for end+1 < len(r.toks) && (r.toks[end+1].Kind == lexer.Number || r.toks[end+1].Kind == lexer.Variable || r.punct(end+1, ',') ||
 		r.word(end+1) == "OFFSET") {
 		end++
 	}
@@ -543,11 +547,11 @@ func (r *recovery) concatLimit(i int) (int, bool) {
 // takes 65 digits, its literals more), read as 0; numbers name no table.
 func (r *recovery) longNumber(i int) (int, bool) {
 	t := r.toks[i]
-	if t.kind != tokNumber || t.end-t.start <= maxParsedNumber || r.text[t.start] < '0' || r.text[t.start] > '9' {
+	if t.Kind != lexer.Number || t.End-t.Start <= maxParsedNumber || r.text[t.Start] < '0' || r.text[t.Start] > '9' {
 		return i, false
 	}
 	r.span(i, i)
-	r.put(int(t.start), "0")
+	r.put(int(t.Start), "0")
 	return i, true
 }
 
@@ -556,12 +560,12 @@ func (r *recovery) longNumber(i int) (int, bool) {
 // same length.
 func (r *recovery) reservedAlias(i int) (int, bool) {
 	t := r.toks[i]
-	if r.word(i-1) != "AS" || t.kind != tokIdent || !r.e.reserved[strings.ToLower(r.text[t.start:t.end])] ||
+	if r.word(i-1) != "AS" || t.Kind != lexer.Ident || !r.w.Reserved[strings.ToLower(r.text[t.Start:t.End])] ||
 		!(r.punct(i+1, ',') || r.punct(i+1, ';') || r.word(i+1) == "FROM" || i+1 == len(r.toks)) ||
-		r.blanked(i) || typeWords[r.word(i)] || castTypes[r.word(i)] {
+		r.blanked(i) || IsTypeWord(r.word(i)) || castTypes[r.word(i)] {
 		return i, false
 	}
-	r.put(int(t.start), strings.Repeat("x", int(t.end-t.start)))
+	r.put(int(t.Start), strings.Repeat("x", int(t.End-t.Start)))
 	return i, true
 }
 
@@ -574,9 +578,9 @@ func (r *recovery) windowCount(i int) (int, bool) {
 	if n == 0 || !r.punct(i+1, '(') || r.punct(i-1, '.') || !windowCall(r.text, r.toks, i+1) {
 		return i, false
 	}
-	if from, to, ok := numberArg(r.text, r.toks, i+1, n-1, r.e.reserved); ok {
+	if from, to, ok := numberArg(r.text, r.toks, i+1, n-1, r.w.Reserved); ok {
 		r.span(from, to-1)
-		r.put(int(r.toks[from].start), "1")
+		r.put(int(r.toks[from].Start), "1")
 	}
 	return i, true
 }
@@ -588,11 +592,11 @@ func (r *recovery) castInterval(i int) (int, bool) {
 		return i, false
 	}
 	end := i + 1
-	if r.punct(end+1, '(') && end+3 < len(r.toks) && r.toks[end+2].kind == tokNumber && r.punct(end+3, ')') {
+	if r.punct(end+1, '(') && end+3 < len(r.toks) && r.toks[end+2].Kind == lexer.Number && r.punct(end+3, ')') {
 		end += 3
 	}
 	r.span(i, end)
-	r.put(int(r.toks[i].start), "CHAR")
+	r.put(int(r.toks[i].Start), "CHAR")
 	return end, true
 }
 

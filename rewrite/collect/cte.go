@@ -1,4 +1,4 @@
-package rewrite
+package collect
 
 import (
 	"strings"
@@ -28,9 +28,9 @@ type cteScope struct {
 	key func(string) string
 }
 
-// cteRefs returns the table references of stmts that name a CTE. orig maps
+// CTERefs returns the table references of stmts that name a CTE. orig maps
 // a name of the parsed text to the name as the client wrote it.
-func cteRefs(stmts []ast.StmtNode, orig func(string) string, caseSensitive bool) map[*ast.TableName]bool {
+func CTERefs(stmts []ast.StmtNode, orig func(string) string, caseSensitive bool) map[*ast.TableName]bool {
 	v := &cteScope{key: func(s string) string {
 		s = orig(s)
 		if !caseSensitive {
@@ -71,6 +71,7 @@ func (v *cteScope) Enter(n ast.Node) (ast.Node, bool) {
 // Leave implements ast.Visitor.
 func (v *cteScope) Leave(n ast.Node) (ast.Node, bool) { return n, true }
 
+// visible reports whether a CTE called name is in scope.
 func (v *cteScope) visible(name string) bool {
 	for i := len(v.scopes) - 1; i >= 0; i-- {
 		if v.scopes[i][name] {

@@ -1,0 +1,88 @@
+package rewrite
+
+import (
+	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite/body"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+)
+
+// bodyPieces analyses the pieces of a stored program's body its reader
+// finds, each as an analysis of the body (Routine.Body) placed in the
+// text.
+type bodyPieces struct {
+	e  *Engine
+	a  *Analysis
+	db string // the program's database: current while its body runs
+	r  *Routine
+	b  *body.Reader
+}
+
+// newBodyReader is a reader of a body in toks (of a.text) whose pieces
+// are analysed in database db into r.Body.
+func (e *Engine) newBodyReader(a *Analysis, toks []lexer.Token, db string, r *Routine) *body.Reader {
+	p := &bodyPieces{e: e, a: a, db: db, r: r}
+	p.b = &body.Reader{Text: a.text, Toks: toks, Analyzer: p}
+	return p.b
+}
+
+// Table analyses the table name text[start:end] as the query SELECT *
+// FROM <name>: the table is the body's, rewritten in place.
+func (p *bodyPieces) Table(start, end int) string {
+	const prefix = "SELECT * FROM "
+	sub := p.e.analyze(prefix+p.a.text[start:end], withDB(p.a.opts, p.db))
+	if sub.parseErr != nil || sub.normErr != nil || len(sub.Statements) != 1 || len(sub.Statements[0].Reads) != 1 {
+		return "the proxy cannot read the table " + strings.Join(strings.Fields(firstLine(p.a.text[start:end])), " ") +
+			" of an anchored type in the body"
+	}
+	p.r.Body = append(p.r.Body, sub)
+	p.r.bodyAt = append(p.r.bodyAt, start-len(prefix))
+	return ""
+}
+
+// Expr analyses the expression text[start:end] as the query SELECT
+// <expression>: the tables its subqueries read are the body's.
+func (p *bodyPieces) Expr(start, end int) string {
+	const prefix = "SELECT "
+	if strings.TrimSpace(p.a.text[start:end]) == "" {
+		return "the proxy cannot read an empty expression in the procedure's body"
+	}
+	sub := p.e.analyze(prefix+p.a.text[start:end], withDB(p.a.opts, p.db))
+	if sub.parseErr != nil || sub.normErr != nil || len(sub.Statements) != 1 || sub.Statements[0].Kind != KindSelect {
+		return "the proxy cannot parse the expression " + strings.Join(strings.Fields(firstLine(p.a.text[start:end])), " ") +
+			" of the procedure's body"
+	}
+	// Its sites are offsets into prefix+expression: placed so that they
+	// land in the expression's text.
+	p.r.Body = append(p.r.Body, sub)
+	p.r.bodyAt = append(p.r.bodyAt, start-len(prefix))
+	return ""
+}
+
+// Statement analyses toks[from:to], a statement of the body, alone.
+func (p *bodyPieces) Statement(from, to int) string {
+	if from >= to {
+		return "the proxy cannot read an empty statement in the procedure's body"
+	}
+	start, end := int(p.b.Toks[from].Start), int(p.b.Toks[to-1].End)
+	sub := p.e.analyze(p.a.text[start:end], withDB(p.a.opts, p.db))
+	w := func(j int) string { return lexer.Word(p.a.text, p.b.Toks, j) }
+	if sub.parseErr != nil && w(from) == "PREPARE" && w(from+2) == "FROM" && from+3 < to && p.b.Toks[from+3].Kind != lexer.String {
+		// PREPARE name FROM a local variable or an expression (MariaDB
+		// takes any): a text the server builds at run time.
+		p.b.Dynamic = "PREPARE ... FROM " + strings.Join(strings.Fields(firstLine(p.a.text[p.b.Toks[from+3].Start:end])), " ") +
+			" prepares a text built at run time (dynamic SQL), which the proxy cannot see"
+		return p.b.Dynamic
+	}
+	if sub.parseErr != nil || sub.normErr != nil || len(sub.Statements) != 1 {
+		return "the proxy cannot parse the statement " + strings.Join(strings.Fields(firstLine(p.a.text[start:end])), " ") +
+			" of the procedure's body"
+	}
+	if st := sub.Statements[0]; st.Unprovable != "" && (w(from) == "PREPARE" || w(from) == "EXECUTE") && p.b.Dynamic == "" {
+		// PREPARE … FROM @variable, EXECUTE [IMMEDIATE]: dynamic SQL.
+		p.b.Dynamic = st.Unprovable
+	}
+	p.r.Body = append(p.r.Body, sub)
+	p.r.bodyAt = append(p.r.bodyAt, start)
+	return ""
+}

@@ -1,0 +1,98 @@
+// Package kind names statements: their Kind (CREATE TABLE, SHOW CREATE
+// VIEW, …) and Class (read, write, ddl, …), from the parser's tree or
+// from their leading words.
+package kind
+
+import "strings"
+
+// Kind names a statement more finely than its Class, in upper case, as
+// its leading words read: "CREATE TABLE", "SHOW CREATE VIEW", "CALL"
+// (the constants below); "" when unknown.
+type Kind string
+
+// The kinds the proxy reads a statement as and acts on. Others are built
+// from the statement's leading words ("CREATE SERVER", "SHOW CREATE
+// EVENT", …).
+const (
+	AlterDatabase       Kind = "ALTER DATABASE"
+	AlterEvent          Kind = "ALTER EVENT"
+	AlterFunction       Kind = "ALTER FUNCTION"
+	AlterProcedure      Kind = "ALTER PROCEDURE"
+	AlterSequence       Kind = "ALTER SEQUENCE"
+	AlterTable          Kind = "ALTER TABLE"
+	AlterView           Kind = "ALTER VIEW"
+	AnalyzeTable        Kind = "ANALYZE TABLE"
+	BackupStage         Kind = "BACKUP STAGE"
+	Begin               Kind = "BEGIN"
+	Call                Kind = "CALL"
+	ChangeMaster        Kind = "CHANGE MASTER"
+	CheckTable          Kind = "CHECK TABLE"
+	ChecksumTable       Kind = "CHECKSUM TABLE"
+	Commit              Kind = "COMMIT"
+	Compound            Kind = "COMPOUND"
+	CreateDatabase      Kind = "CREATE DATABASE"
+	CreateFunction      Kind = "CREATE FUNCTION"
+	CreateIndex         Kind = "CREATE INDEX"
+	CreateProcedure     Kind = "CREATE PROCEDURE"
+	CreateSequence      Kind = "CREATE SEQUENCE"
+	CreateTable         Kind = "CREATE TABLE"
+	CreateTrigger       Kind = "CREATE TRIGGER"
+	CreateView          Kind = "CREATE VIEW"
+	Delete              Kind = "DELETE"
+	Do                  Kind = "DO"
+	DropDatabase        Kind = "DROP DATABASE"
+	DropFunction        Kind = "DROP FUNCTION"
+	DropIndex           Kind = "DROP INDEX"
+	DropProcedure       Kind = "DROP PROCEDURE"
+	DropSequence        Kind = "DROP SEQUENCE"
+	DropTable           Kind = "DROP TABLE"
+	DropTrigger         Kind = "DROP TRIGGER"
+	DropView            Kind = "DROP VIEW"
+	ExecuteImmediate    Kind = "EXECUTE IMMEDIATE"
+	Explain             Kind = "EXPLAIN"
+	FlushTables         Kind = "FLUSH TABLES"
+	GetDiagnostics      Kind = "GET DIAGNOSTICS"
+	HandlerClose        Kind = "HANDLER CLOSE"
+	HandlerOpen         Kind = "HANDLER OPEN"
+	HandlerRead         Kind = "HANDLER READ"
+	Help                Kind = "HELP"
+	Insert              Kind = "INSERT"
+	Kill                Kind = "KILL"
+	LoadData            Kind = "LOAD DATA"
+	LockTables          Kind = "LOCK TABLES"
+	OptimizeTable       Kind = "OPTIMIZE TABLE"
+	RenameTable         Kind = "RENAME TABLE"
+	RepairTable         Kind = "REPAIR TABLE"
+	Replace             Kind = "REPLACE"
+	Rollback            Kind = "ROLLBACK"
+	RollbackToSavepoint Kind = "ROLLBACK TO SAVEPOINT"
+	Select              Kind = "SELECT"
+	Set                 Kind = "SET"
+	SetGlobal           Kind = "SET GLOBAL"
+	Show                Kind = "SHOW"
+	ShowBinlogEvents    Kind = "SHOW BINLOG EVENTS"
+	ShowColumns         Kind = "SHOW COLUMNS"
+	ShowCount           Kind = "SHOW COUNT(*)"
+	ShowCreateFunction  Kind = "SHOW CREATE FUNCTION"
+	ShowCreateProcedure Kind = "SHOW CREATE PROCEDURE"
+	ShowCreateTable     Kind = "SHOW CREATE TABLE"
+	ShowCreateTrigger   Kind = "SHOW CREATE TRIGGER"
+	ShowCreateView      Kind = "SHOW CREATE VIEW"
+	ShowErrors          Kind = "SHOW ERRORS"
+	ShowIndex           Kind = "SHOW INDEX"
+	ShowOpenTables      Kind = "SHOW OPEN TABLES"
+	ShowProcesslist     Kind = "SHOW PROCESSLIST"
+	ShowRelaylogEvents  Kind = "SHOW RELAYLOG EVENTS"
+	ShowStatus          Kind = "SHOW STATUS"
+	ShowVariables       Kind = "SHOW VARIABLES"
+	ShowWarnings        Kind = "SHOW WARNINGS"
+	SyntaxError         Kind = "SYNTAX ERROR"
+	TruncateTable       Kind = "TRUNCATE TABLE"
+	UnlockTables        Kind = "UNLOCK TABLES"
+	Update              Kind = "UPDATE"
+	Use                 Kind = "USE"
+	Xa                  Kind = "XA"
+)
+
+// IsShow reports whether the statement is a SHOW of any kind.
+func (k Kind) IsShow() bool { return strings.HasPrefix(string(k), "SHOW") }

@@ -1,0 +1,104 @@
+package recovery
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pingcap/tidb/pkg/parser"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite/corpus"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+)
+
+// testWords are the parser's words, and the character sets of a server
+// that has utf8mb4, latin1 and big5.
+func testWords() Words {
+	w := Words{Reserved: map[string]bool{}, Keywords: map[string]bool{}, Charset: func(name string) bool {
+		return name == "utf8mb4" || name == "latin1" || name == "big5"
+	}}
+	for _, k := range parser.Keywords {
+		w.Keywords[strings.ToLower(k.Word)] = true
+		if k.Reserved {
+			w.Reserved[strings.ToLower(k.Word)] = true
+		}
+	}
+	return w
+}
+
+// mask is Mask of sql under default lexing: the masked text, sql itself
+// when nothing is masked.
+func mask(sql string, w Words) (Masked, bool) {
+	return Mask(sql, lexer.Lex(sql, lexer.Options{}), w)
+}
+
+// TestMaskKeepsLength masks every corpus statement: a masked text keeps
+// the input's length and line breaks, so offsets hold.
+func TestMaskKeepsLength(t *testing.T) {
+	w := testWords()
+	n := 0
+	for _, c := range corpus.Cases() {
+		m, ok := mask(c.SQL, w)
+		if !ok {
+			continue
+		}
+		n++
+		if len(m.Text) != len(c.SQL) {
+			t.Fatalf("Mask(%q) = %q: length %d, want %d", c.SQL, m.Text, len(m.Text), len(c.SQL))
+		}
+		for i := range c.SQL {
+			if (c.SQL[i] == '\n') != (m.Text[i] == '\n') {
+				t.Fatalf("Mask(%q) = %q: line break moved at %d", c.SQL, m.Text, i)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no corpus statement masked")
+	}
+}
+
+func TestMask(t *testing.T) {
+	w := testWords()
+	cases := []struct{ sql, want string }{
+		{"SELECT 1 FROM DUAL HAVING 1", "SELECT 1           HAVING 1"},
+		{"SELECT a FROM t WHERE a LIKE 'x' ESCAPE '!'", "SELECT a FROM t WHERE a =    'x' =      '!'"},
+		{"SELECT 1; junk here", "SELECT 1;          "},
+		{"CREATE TABLE t (g POINT, SPATIAL KEY (g))", "CREATE TABLE t (g BLOB ,         KEY (g))"},
+		{"SET STATEMENT max_statement_time=1 FOR SELECT 1", "                                       SELECT 1"},
+		{"SELECT a INTO v FROM t", "SELECT a        FROM t"},
+		{"SELECT a FROM t WHERE a IS TRUE = 1", "SELECT a FROM t WHERE a         = 1"},
+		{"SELECT * FROM t = a", "SELECT * FROM t   a"},
+		{"SELECT * FROM JSON_TABLE('[]', '$[*]' COLUMNS (a INT PATH '$')) AS j", "SELECT * FROM (SELECT    '[]'                                 ) AS j"},
+		{"DELETE FROM t RETURNING a", "DELETE FROM t            "},
+		{"SELECT CAST(a AS INT) FROM t", "SELECT CAST(a AS DEC) FROM t"},
+		{"SELECT GROUP_CONCAT(a LIMIT 2) FROM t", "SELECT GROUP_CONCAT(a        ) FROM t"},
+		{"EXPLAIN EXTENDED SELECT 1", "EXPLAIN          SELECT 1"},
+		{"ANALYZE FORMAT=JSON SELECT 1", "                    SELECT 1"},
+		{"LOCK TABLE t AS a WRITE", "LOCK TABLE t      WRITE"},
+		{"SELECT PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY a) OVER () FROM t", "SELECT LAG            (0.5)                           OVER () FROM t"},
+		{"CREATE OR REPLACE TABLE t (a INT COMPRESSED)", "CREATE            TABLE t (a INT           )"},
+		{"SELECT * FROM t PROCEDURE ANALYSE()", "SELECT * FROM t                    "},
+		{"VALUES (1), (2)", "SELECT (1), (2)"},
+		{"SELECT a FROM t INTO OUTFILE '/x' FOR EXPORT", "SELECT a FROM t INTO OUTFILE '/x'           "},
+		{"SELECT COLUMN_GET(a, 1 AS INT) FROM t", "SELECT COLUMN_GET(a, 1       ) FROM t"},
+		{"SELECT 1 AS rank", "SELECT 1 AS xxxx"},
+		{"SELECT 123456789012345678901234567890123456789012345678901234567890123", "SELECT 0                                                              "},
+		{"SELECT a FROM t WHERE a = 1 AND b LIKE 'c' NOT LIKE 'd'", "SELECT a FROM t WHERE a = 1 AND b =    'c'     =    'd'"},
+		{"CREATE VIEW v AS SELECT 1 WITH CHECK OPTION", "CREATE VIEW v AS SELECT 1                  "},
+		{"SELECT a FROM t LOCK IN SHARE MODE NOWAIT", "SELECT a FROM t LOCK IN SHARE MODE       "},
+		{"SELECT CAST(a AS INTERVAL DAY) FROM t", "SELECT CAST(a AS CHAR        ) FROM t"},
+		{"SELECT 1", ""},
+		{"SELECT a FROM t LIMIT @x", ""},
+	}
+	for _, c := range cases {
+		m, ok := mask(c.sql, w)
+		if c.want == "" {
+			if ok {
+				t.Errorf("Mask(%q) = %q, want nothing masked", c.sql, m.Text)
+			}
+			continue
+		}
+		if !ok || m.Text != c.want {
+			t.Errorf("Mask(%q) = %q, %v, want %q", c.sql, m.Text, ok, c.want)
+		}
+	}
+}
