@@ -67,12 +67,9 @@ func KnownCharsets() []string {
 	return out
 }
 
-// byteSet and mbScheme, with the mb constants, are the generated
-// charsetTable's names for charset.ByteSet and charset.Scheme.
-type (
-	byteSet  = charset.ByteSet
-	mbScheme = charset.Scheme
-)
+// byteSet, with the mb constants, is the generated charsetTable's name
+// for charset.ByteSet.
+type byteSet = charset.ByteSet
 
 // Multi-byte schemes, as charsetTable names them.
 const (
