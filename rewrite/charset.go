@@ -15,8 +15,7 @@ func lookupCharset(name string) (*charset.Info, bool) {
 	if name == "utf8" {
 		name = "utf8mb3"
 	}
-	cs, ok := charsets[name]
-	return cs, ok
+	return charset.Lookup(name)
 }
 
 // CharsetBytes is what the proxy believes MariaDB's lexer does with the
@@ -58,48 +57,4 @@ func DescribeCharset(name string) (CharsetBytes, bool) {
 
 // KnownCharsets lists the client character sets the proxy can read texts
 // in, sorted.
-func KnownCharsets() []string {
-	out := make([]string, 0, len(charsetTable))
-	for n := range charsetTable {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// byteSet, with the mb constants, is the generated charsetTable's name
-// for charset.ByteSet.
-type byteSet = charset.ByteSet
-
-// Multi-byte schemes, as charsetTable names them.
-const (
-	mbNone   = charset.SingleByte
-	mbUTF8   = charset.UTF8
-	mbBig5   = charset.Big5
-	mbGBK    = charset.GBK
-	mbSJIS   = charset.SJIS
-	mbEUCKR  = charset.EUCKR
-	mbGB2312 = charset.GB2312
-	mbUJIS   = charset.UJIS
-)
-
-// charsetInfo is a row of the generated charsetTable: the fields of a
-// csInfo.
-type charsetInfo struct {
-	name                  string
-	mb                    charset.Scheme
-	space, dashEnd, ident charset.ByteSet
-	uni                   *[128]rune
-}
-
-// charsets are charsetTable's rows as csInfo.
-var charsets = csInfos(charsetTable)
-
-// csInfos makes the csInfo of each row of a table.
-func csInfos(table map[string]*charsetInfo) map[string]*charset.Info {
-	m := make(map[string]*charset.Info, len(table))
-	for n, r := range table {
-		m[n] = &charset.Info{Name: r.name, MB: r.mb, Space: r.space, DashEnd: r.dashEnd, Ident: r.ident, Uni: r.uni}
-	}
-	return m
-}
+func KnownCharsets() []string { return charset.Names() }

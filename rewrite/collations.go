@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 
+	sets "github.com/sqlfork/sqlfork-proxy/rewrite/charset"
+
 	"github.com/pingcap/tidb/pkg/parser/charset"
 )
 
@@ -16,8 +18,9 @@ import (
 // package, so this runs once per process, before the first parse.
 var registerCollations = sync.OnceFunc(func() {
 	id := collationIDBase
-	for _, cs := range slices.Sorted(maps.Keys(serverCollations)) {
-		colls := serverCollations[cs]
+	all := sets.ServerCollations()
+	for _, cs := range slices.Sorted(maps.Keys(all)) {
+		colls := all[cs]
 		if _, err := charset.GetCharsetInfo(cs); err != nil {
 			charset.AddCharset(&charset.Charset{Name: cs, DefaultCollation: colls[0], Collations: map[string]*charset.Collation{}, Maxlen: 4})
 		}
@@ -38,11 +41,10 @@ const collationIDBase = 1 << 20
 
 // ServerCollations returns the character sets and collations the parser is
 // taught (for tests that check them against a server).
-func ServerCollations() map[string][]string { return maps.Clone(serverCollations) }
+func ServerCollations() map[string][]string { return sets.ServerCollations() }
 
 // serverCharset reports whether the server has a character set called
 // name (lower case).
 func serverCharset(name string) bool {
-	_, ok := serverCollations[name]
-	return ok
+	return sets.ServerCharset(name)
 }
