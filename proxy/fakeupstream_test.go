@@ -487,13 +487,13 @@ func loginRawExt(nc net.Conn, user, password, db string, extra, ext uint32) erro
 	if err != nil {
 		return fmt.Errorf("greeting: %w", err)
 	}
-	g, err := parseGreeting(p)
+	g, err := wire.ParseGreeting(p)
 	if err != nil {
 		return err
 	}
 	var auth []byte
 	if password != "" {
-		auth = nativeScramble(g.salt, password)
+		auth = nativeScramble(g.Salt, password)
 	}
 	resp := handshakeResponse(testClientCaps|extra, user, auth, db, AuthNativePassword, wire.AppendLenEnc(nil, 0))
 	binary.LittleEndian.PutUint32(resp[28:], ext)

@@ -27,7 +27,7 @@ func FuzzParseGreeting(f *testing.F) {
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, p []byte) {
 		in := append([]byte(nil), p...)
-		g, err := parseGreeting(p)
+		g, err := wire.ParseGreeting(p)
 		if !bytes.Equal(in, p) {
 			t.Fatal("parseGreeting modified its input")
 		}
@@ -46,10 +46,10 @@ func FuzzParseGreeting(f *testing.F) {
 			if len(p) == 0 || p[0] != 10 {
 				t.Fatalf("accepted protocol %v", p[:min(1, len(p))])
 			}
-			if len(g.salt) < 8 || g.authPlugin == "" {
+			if len(g.Salt) < 8 || g.AuthPlugin == "" {
 				t.Fatalf("greeting %+v", *g)
 			}
-			if bytes.IndexByte([]byte(g.version), 0) >= 0 {
+			if bytes.IndexByte([]byte(g.Version), 0) >= 0 {
 				t.Fatal("NUL in version")
 			}
 		}
@@ -61,16 +61,16 @@ func FuzzParseGreeting(f *testing.F) {
 		// upstream's, with the proxy's capabilities and connection id.
 		caps, id := uint32(0x5A5AA5A5)|wire.CapProtocol41|wire.CapSecureConnection|wire.CapPluginAuth, uint32(proxyConnIDBase|9)
 		pkt := appendGreeting(nil, g, caps, id)
-		g2, err := parseGreeting(pkt[wire.HeaderLen:])
+		g2, err := wire.ParseGreeting(pkt[wire.HeaderLen:])
 		if err != nil {
 			t.Fatalf("the proxy's greeting does not parse: %v", err)
 		}
-		if g2.caps != caps || g2.connID != id || g2.version != g.version || g2.collation != g.collation || g2.status != g.status ||
-			g2.authPlugin != g.authPlugin {
+		if g2.Caps != caps || g2.ConnID != id || g2.Version != g.Version || g2.Collation != g.Collation || g2.Status != g.Status ||
+			g2.AuthPlugin != g.AuthPlugin {
 			t.Fatalf("greeting %+v for upstream %+v", *g2, *g)
 		}
-		if len(g.salt) == 20 && !bytes.Equal(g2.salt, g.salt) {
-			t.Fatalf("scramble %q, want the upstream's %q", g2.salt, g.salt)
+		if len(g.Salt) == 20 && !bytes.Equal(g2.Salt, g.Salt) {
+			t.Fatalf("scramble %q, want the upstream's %q", g2.Salt, g.Salt)
 		}
 	})
 }

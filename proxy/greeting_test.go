@@ -77,38 +77,38 @@ func TestParseGreetingMariaDB(t *testing.T) {
 	if len(p) != 1+len("5.5.5-10.11.6-MariaDB")+1+4+8+1+2+1+2+2+1+10+13+len(AuthNativePassword)+1 {
 		t.Fatalf("greeting is %d bytes", len(p))
 	}
-	g, err := parseGreeting(p)
+	g, err := wire.ParseGreeting(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &greeting{
-		version: "5.5.5-10.11.6-MariaDB", connID: 0x01020304, salt: []byte("12345678abcdefghijkl"),
-		caps: mariaDBCaps, collation: 45, status: wire.StatusAutocommit, authPlugin: AuthNativePassword,
+	want := &wire.Greeting{
+		Version: "5.5.5-10.11.6-MariaDB", ConnID: 0x01020304, Salt: []byte("12345678abcdefghijkl"),
+		Caps: mariaDBCaps, Collation: 45, Status: wire.StatusAutocommit, AuthPlugin: AuthNativePassword,
 	}
 	checkGreeting(t, g, want)
-	if g.extCaps != 0x1D {
-		t.Errorf("MariaDB's extended capabilities %#x, want 0x1d", g.extCaps)
+	if g.ExtCaps != 0x1D {
+		t.Errorf("MariaDB's extended capabilities %#x, want 0x1d", g.ExtCaps)
 	}
 	// The proxy's greeting offers those the relay follows (all but
 	// COM_MULTI), and none to a MySQL client (CLIENT_MYSQL set).
-	back, err := parseGreeting(appendGreeting(nil, g, clientCaps(g.caps, false), 7)[wire.HeaderLen:])
-	if err != nil || back.extCaps != 0x1D {
-		t.Errorf("the proxy's greeting offers %#x (%v), want 0x1d", back.extCaps, err)
+	back, err := wire.ParseGreeting(appendGreeting(nil, g, clientCaps(g.Caps, false), 7)[wire.HeaderLen:])
+	if err != nil || back.ExtCaps != 0x1D {
+		t.Errorf("the proxy's greeting offers %#x (%v), want 0x1d", back.ExtCaps, err)
 	}
-	g.extCaps |= wire.ExtCapComMulti
-	if back, _ := parseGreeting(appendGreeting(nil, g, clientCaps(g.caps, false), 7)[wire.HeaderLen:]); back.extCaps != 0x1D {
-		t.Errorf("the proxy's greeting offers %#x for an upstream offering COM_MULTI, want 0x1d", back.extCaps)
+	g.ExtCaps |= wire.ExtCapComMulti
+	if back, _ := wire.ParseGreeting(appendGreeting(nil, g, clientCaps(g.Caps, false), 7)[wire.HeaderLen:]); back.ExtCaps != 0x1D {
+		t.Errorf("the proxy's greeting offers %#x for an upstream offering COM_MULTI, want 0x1d", back.ExtCaps)
 	}
-	g.extCaps = 0x1D
-	if back, _ := parseGreeting(appendGreeting(nil, g, clientCaps(g.caps, false)|wire.CapLongPassword, 7)[wire.HeaderLen:]); back.extCaps != 0 {
-		t.Errorf("extended capabilities offered with CLIENT_MYSQL: %#x", back.extCaps)
+	g.ExtCaps = 0x1D
+	if back, _ := wire.ParseGreeting(appendGreeting(nil, g, clientCaps(g.Caps, false)|wire.CapLongPassword, 7)[wire.HeaderLen:]); back.ExtCaps != 0 {
+		t.Errorf("extended capabilities offered with CLIENT_MYSQL: %#x", back.ExtCaps)
 	}
 }
 
-func checkGreeting(t *testing.T, g, want *greeting) {
+func checkGreeting(t *testing.T, g, want *wire.Greeting) {
 	t.Helper()
-	if g.version != want.version || g.connID != want.connID || !bytes.Equal(g.salt, want.salt) ||
-		g.caps != want.caps || g.collation != want.collation || g.status != want.status || g.authPlugin != want.authPlugin {
+	if g.Version != want.Version || g.ConnID != want.ConnID || !bytes.Equal(g.Salt, want.Salt) ||
+		g.Caps != want.Caps || g.Collation != want.Collation || g.Status != want.Status || g.AuthPlugin != want.AuthPlugin {
 		t.Errorf("parseGreeting =\n  %+v\nwant\n  %+v", *g, *want)
 	}
 }
@@ -147,25 +147,25 @@ func TestParseGreetingVariants(t *testing.T) {
 	tests := []struct {
 		name string
 		in   []byte
-		want *greeting
+		want *wire.Greeting
 	}{
-		{"MySQL 8", mysql8.bytes(), &greeting{version: "8.0.36", connID: 0x01020304, salt: []byte("12345678abcdefghijkl"),
-			caps: 0xDFFFFFFF, collation: 255, status: 2, authPlugin: AuthCachingSha2Password}},
-		{"plugin without NUL", noPluginNul.bytes(), &greeting{version: "5.5.5-10.11.6-MariaDB", connID: 0x01020304,
-			salt: []byte("12345678abcdefghijkl"), caps: mariaDBCaps, collation: 45, status: 2, authPlugin: AuthNativePassword}},
-		{"no plugin auth", noPluginAuth.bytes(), &greeting{version: "5.5.5-10.11.6-MariaDB", connID: 0x01020304,
-			salt: []byte("12345678abcdefghijkl"), caps: mariaDBCaps &^ wire.CapPluginAuth, collation: 45, status: 2, authPlugin: AuthNativePassword}},
-		{"not secure connection", notSecure.bytes(), &greeting{version: "5.5.5-10.11.6-MariaDB", connID: 0x01020304,
-			salt: []byte("12345678"), caps: mariaDBCaps &^ (wire.CapSecureConnection | wire.CapPluginAuth), collation: 45, status: 2, authPlugin: AuthNativePassword}},
-		{"long salt", longSalt.bytes(), &greeting{version: "5.5.5-10.11.6-MariaDB", connID: 0x01020304,
-			salt: []byte("12345678abcdefghijklmno"), caps: mariaDBCaps, collation: 45, status: 2, authPlugin: AuthNativePassword}},
-		{"zero auth data length", zeroAuthLen.bytes(), &greeting{version: "5.5.5-10.11.6-MariaDB", connID: 0x01020304,
-			salt: []byte("12345678abcdefghijkl"), caps: mariaDBCaps, collation: 45, status: 2, authPlugin: AuthNativePassword}},
-		{"pre-4.1", old, &greeting{version: "4.0.30", connID: 1, salt: testSalt1, caps: 0x2C, authPlugin: AuthNativePassword}},
+		{"MySQL 8", mysql8.bytes(), &wire.Greeting{Version: "8.0.36", ConnID: 0x01020304, Salt: []byte("12345678abcdefghijkl"),
+			Caps: 0xDFFFFFFF, Collation: 255, Status: 2, AuthPlugin: AuthCachingSha2Password}},
+		{"plugin without NUL", noPluginNul.bytes(), &wire.Greeting{Version: "5.5.5-10.11.6-MariaDB", ConnID: 0x01020304,
+			Salt: []byte("12345678abcdefghijkl"), Caps: mariaDBCaps, Collation: 45, Status: 2, AuthPlugin: AuthNativePassword}},
+		{"no plugin auth", noPluginAuth.bytes(), &wire.Greeting{Version: "5.5.5-10.11.6-MariaDB", ConnID: 0x01020304,
+			Salt: []byte("12345678abcdefghijkl"), Caps: mariaDBCaps &^ wire.CapPluginAuth, Collation: 45, Status: 2, AuthPlugin: AuthNativePassword}},
+		{"not secure connection", notSecure.bytes(), &wire.Greeting{Version: "5.5.5-10.11.6-MariaDB", ConnID: 0x01020304,
+			Salt: []byte("12345678"), Caps: mariaDBCaps &^ (wire.CapSecureConnection | wire.CapPluginAuth), Collation: 45, Status: 2, AuthPlugin: AuthNativePassword}},
+		{"long salt", longSalt.bytes(), &wire.Greeting{Version: "5.5.5-10.11.6-MariaDB", ConnID: 0x01020304,
+			Salt: []byte("12345678abcdefghijklmno"), Caps: mariaDBCaps, Collation: 45, Status: 2, AuthPlugin: AuthNativePassword}},
+		{"zero auth data length", zeroAuthLen.bytes(), &wire.Greeting{Version: "5.5.5-10.11.6-MariaDB", ConnID: 0x01020304,
+			Salt: []byte("12345678abcdefghijkl"), Caps: mariaDBCaps, Collation: 45, Status: 2, AuthPlugin: AuthNativePassword}},
+		{"pre-4.1", old, &wire.Greeting{Version: "4.0.30", ConnID: 1, Salt: testSalt1, Caps: 0x2C, AuthPlugin: AuthNativePassword}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g, err := parseGreeting(tt.in)
+			g, err := wire.ParseGreeting(tt.in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,14 +176,14 @@ func TestParseGreetingVariants(t *testing.T) {
 
 func TestParseGreetingDoesNotAlias(t *testing.T) {
 	p := mariaDBSpec().bytes()
-	g, err := parseGreeting(p)
+	g, err := wire.ParseGreeting(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range p {
 		p[i] = 0xAA
 	}
-	if string(g.salt) != "12345678abcdefghijkl" || g.version != "5.5.5-10.11.6-MariaDB" {
+	if string(g.Salt) != "12345678abcdefghijkl" || g.Version != "5.5.5-10.11.6-MariaDB" {
 		t.Errorf("greeting changed with its input buffer: %+v", *g)
 	}
 }
@@ -205,7 +205,7 @@ func TestParseGreetingErrPacket(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g, err := parseGreeting(tt.in)
+			g, err := wire.ParseGreeting(tt.in)
 			if g != nil {
 				t.Fatalf("greeting %+v from an ERR packet", *g)
 			}
@@ -239,7 +239,7 @@ func TestParseGreetingMalformed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g, err := parseGreeting(tt.in)
+			g, err := wire.ParseGreeting(tt.in)
 			if err == nil {
 				t.Fatalf("no error; got %+v", *g)
 			}
@@ -250,7 +250,7 @@ func TestParseGreetingMalformed(t *testing.T) {
 	}
 	// Every truncation: never a panic; errors where required parts are cut.
 	for i := 0; i <= len(valid); i++ {
-		g, err := parseGreeting(valid[:i])
+		g, err := wire.ParseGreeting(valid[:i])
 		switch {
 		case i < verEnd+15 && err == nil:
 			t.Errorf("prefix %d: no error for a greeting cut before the capability flags", i)
@@ -258,14 +258,14 @@ func TestParseGreetingMalformed(t *testing.T) {
 			t.Errorf("prefix %d: no error for a greeting cut inside the scramble", i)
 		case i == len(valid) && err != nil:
 			t.Errorf("full greeting: %v", err)
-		case err == nil && g.authPlugin == "":
+		case err == nil && g.AuthPlugin == "":
 			t.Errorf("prefix %d: empty auth plugin", i)
 		}
 	}
 	// A huge auth data length must not make the parser read past the end.
 	big := mariaDBSpec()
 	big.authLen = 255
-	if _, err := parseGreeting(big.bytes()); !errors.Is(err, wire.ErrMalformed) {
+	if _, err := wire.ParseGreeting(big.bytes()); !errors.Is(err, wire.ErrMalformed) {
 		t.Errorf("auth data length 255 on a short greeting: %v", err)
 	}
 }
@@ -308,38 +308,38 @@ func TestClientCaps(t *testing.T) {
 // collation, status, scramble, auth plugin) with the proxy's capabilities
 // and connection id; a go-mysql-style client reads it.
 func TestAppendGreeting(t *testing.T) {
-	up, err := parseGreeting(mariaDBSpec().bytes())
+	up, err := wire.ParseGreeting(mariaDBSpec().bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
 	mysql8 := mariaDBSpec()
 	mysql8.version, mysql8.plugin = "8.0.36", AuthCachingSha2Password
-	up8, err := parseGreeting(mysql8.bytes())
+	up8, err := wire.ParseGreeting(mysql8.bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, g := range []*greeting{up, up8} {
+	for _, g := range []*wire.Greeting{up, up8} {
 		for _, caps := range []uint32{clientCaps(mariaDBCaps, false), clientCaps(mariaDBCaps, true), wire.CapProtocol41 | wire.CapSecureConnection | wire.CapPluginAuth} {
 			pkt := appendGreeting(nil, g, caps, proxyConnIDBase|7)
 			if pkt[3] != 0 || wire.PayloadLen(pkt) != len(pkt)-wire.HeaderLen {
 				t.Fatalf("greeting header % x for %d bytes", pkt[:4], len(pkt))
 			}
-			got, err := parseGreeting(pkt[wire.HeaderLen:])
+			got, err := wire.ParseGreeting(pkt[wire.HeaderLen:])
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.caps != caps || got.connID != proxyConnIDBase|7 || got.status != g.status {
-				t.Errorf("caps %#x, id %#x, status %#x; want %#x, %#x, %#x", got.caps, got.connID, got.status, caps, proxyConnIDBase|7, g.status)
+			if got.Caps != caps || got.ConnID != proxyConnIDBase|7 || got.Status != g.Status {
+				t.Errorf("caps %#x, id %#x, status %#x; want %#x, %#x, %#x", got.Caps, got.ConnID, got.Status, caps, proxyConnIDBase|7, g.Status)
 			}
-			if got.version != g.version || got.collation != g.collation || got.authPlugin != g.authPlugin || !bytes.Equal(got.salt, g.salt) {
+			if got.Version != g.Version || got.Collation != g.Collation || got.AuthPlugin != g.AuthPlugin || !bytes.Equal(got.Salt, g.Salt) {
 				t.Errorf("greeting %+v, want the upstream's %+v", *got, *g)
 			}
 		}
 	}
 	// A short scramble is padded to the 20 bytes clients expect.
-	short := &greeting{version: "5.5.5-10.11.6-MariaDB", salt: []byte("12345678"), collation: 45, authPlugin: AuthNativePassword}
-	got, err := parseGreeting(appendGreeting(nil, short, clientCaps(mariaDBCaps, false), 1)[wire.HeaderLen:])
-	if err != nil || len(got.salt) != 8 || got.authPlugin != AuthNativePassword {
+	short := &wire.Greeting{Version: "5.5.5-10.11.6-MariaDB", Salt: []byte("12345678"), Collation: 45, AuthPlugin: AuthNativePassword}
+	got, err := wire.ParseGreeting(appendGreeting(nil, short, clientCaps(mariaDBCaps, false), 1)[wire.HeaderLen:])
+	if err != nil || len(got.Salt) != 8 || got.AuthPlugin != AuthNativePassword {
 		t.Fatalf("short scramble: %+v, %v", got, err)
 	}
 }

@@ -30,7 +30,7 @@ func (s *Server) Threads(user string) map[uint32]bool {
 		be, u := c.be, c.user
 		c.mu.Unlock()
 		if be != nil && u == user {
-			out[be.greeting.connID] = true
+			out[be.greeting.ConnID] = true
 		}
 	}
 	return out
@@ -50,7 +50,7 @@ func (s *Server) KillTarget(user string, id uint64) (uint32, bool) {
 		if be == nil || u != user && !anyone {
 			continue
 		}
-		if up := be.greeting.connID; id == uint64(gid) || id == uint64(up) && u == user {
+		if up := be.greeting.ConnID; id == uint64(gid) || id == uint64(up) && u == user {
 			return up, true
 		}
 	}

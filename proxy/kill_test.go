@@ -4,6 +4,8 @@ import (
 	"maps"
 	"slices"
 	"testing"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // TestUserThreads: the process list and KILL find a proxy user's live
@@ -13,7 +15,7 @@ func TestUserThreads(t *testing.T) {
 	s := &Server{conns: map[*connState]struct{}{}}
 	add := func(user string, id uint32) *connState {
 		c := &connState{}
-		c.attach(&backend{greeting: &greeting{connID: id}}, user, id|1<<31)
+		c.attach(&backend{greeting: &wire.Greeting{ConnID: id}}, user, id|1<<31)
 		s.conns[c] = struct{}{}
 		return c
 	}

@@ -92,7 +92,7 @@ func (s *Server) checkConn(ctx context.Context, c *connState) {
 		if st == sockClosed || st == sockData && !be.usingTLS {
 			s.m.UpstreamLost.Inc()
 			s.log.Info("upstream connection closed while its client was idle; closing the client connection",
-				zap.String("user", c.user), zap.Uint32("upstream_conn", be.greeting.connID))
+				zap.String("user", c.user), zap.Uint32("upstream_conn", be.greeting.ConnID))
 			c.forceClose()
 		}
 		return
@@ -109,7 +109,7 @@ func (s *Server) checkConn(ctx context.Context, c *connState) {
 	if gone {
 		go func() {
 			if killable || s.killer.PlainRead(text, opts) {
-				s.killOrphan(ctx, user, be.greeting.connID)
+				s.killOrphan(ctx, user, be.greeting.ConnID)
 			}
 		}()
 	}

@@ -76,7 +76,7 @@ func (l *clientLogin) run() error {
 // the capabilities the proxy relays and a connection id at or above 2³¹.
 func (l *clientLogin) greet() error {
 	g := l.be.greeting
-	caps := clientCaps(g.caps, l.srv.tlsConf != nil)
+	caps := clientCaps(g.Caps, l.srv.tlsConf != nil)
 	if _, err := l.sock.Write(appendGreeting(nil, g, caps, l.connID)); err != nil {
 		return fmt.Errorf("send greeting: %w", err)
 	}
@@ -267,7 +267,7 @@ func (l *clientLogin) cachingSha2(match bool, salt []byte) (bool, error) {
 // (appendGreeting pads a shorter one with zeros).
 func (l *clientLogin) scramble() []byte {
 	s := make([]byte, 20)
-	copy(s, l.be.greeting.salt)
+	copy(s, l.be.greeting.Salt)
 	return s
 }
 

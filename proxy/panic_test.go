@@ -101,7 +101,7 @@ func newOfflineServerWith(t *testing.T, edit func(*Config)) (*Server, *metrics.P
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.ln.Close() })
-	s.remember(&greeting{version: "5.5.5-10.11.6-MariaDB", caps: mariaDBCaps, collation: 45})
+	s.remember(&wire.Greeting{Version: "5.5.5-10.11.6-MariaDB", Caps: mariaDBCaps, Collation: 45})
 	return s, m
 }
 
@@ -157,15 +157,15 @@ func TestHandlePanicClosesOnlyThatConnection(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reading the second connection's greeting: %v", err)
 	}
-	g, err := parseGreeting(payload)
+	g, err := wire.ParseGreeting(payload)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if seq != 0 || g.version != "5.5.5-10.11.6-MariaDB" || g.collation != 45 || g.authPlugin != AuthNativePassword || len(g.salt) != 20 {
+	if seq != 0 || g.Version != "5.5.5-10.11.6-MariaDB" || g.Collation != 45 || g.AuthPlugin != AuthNativePassword || len(g.Salt) != 20 {
 		t.Errorf("greeting seq %d %+v", seq, *g)
 	}
-	if want := clientCaps(mariaDBCaps, false); g.caps != want {
-		t.Errorf("greeting caps %#x, want %#x", g.caps, want)
+	if want := clientCaps(mariaDBCaps, false); g.Caps != want {
+		t.Errorf("greeting caps %#x, want %#x", g.Caps, want)
 	}
 	if got := metricValue(t, m.ConnectionsActive); got != 1 {
 		t.Errorf("active connections gauge = %v during the handshake, want 1", got)

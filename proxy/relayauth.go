@@ -65,7 +65,7 @@ func (b *backend) relayLogin(ctx context.Context, p dialParams, plugin string, a
 		if err := b.sendResponse(p, seq, plugin, auth); err != nil {
 			return err
 		}
-		ok, err = b.relayAuth(peer, plugin, b.greeting.salt, key)
+		ok, err = b.relayAuth(peer, plugin, b.greeting.Salt, key)
 		return err
 	})
 	return ok, err
@@ -79,12 +79,12 @@ func (b *backend) relayChangeUser(req *changeUserReq, user string, collation uin
 	defer func() { _ = b.conn.SetDeadline(time.Time{}) }()
 	plugin := req.plugin
 	if plugin == "" {
-		plugin = b.greeting.authPlugin
+		plugin = b.greeting.AuthPlugin
 	}
 	if err := b.sendChangeUser(user, req.auth, plugin, req.db, collation, attrs); err != nil {
 		return nil, err
 	}
-	return b.relayAuth(peer, plugin, b.greeting.salt, key)
+	return b.relayAuth(peer, plugin, b.greeting.Salt, key)
 }
 
 // relayAuth carries an authentication exchange between the upstream and
@@ -141,7 +141,7 @@ func (b *backend) authSwitch(p []byte) (plugin string, salt []byte, err error) {
 	if len(p) == 1 {
 		// The old switch request, to mysql_old_password over the
 		// greeting's scramble (MariaDB sends it for a pre-4.1 hash).
-		return authOldPassword, append([]byte(nil), b.greeting.salt...), nil
+		return authOldPassword, append([]byte(nil), b.greeting.Salt...), nil
 	}
 	rest := p[1:]
 	i := indexNul(rest)

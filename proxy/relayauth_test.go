@@ -37,13 +37,13 @@ func rawLogin(t *testing.T, h *harness, user, password, db string) (*fakeClient,
 	if err != nil {
 		t.Fatalf("greeting: %v", err)
 	}
-	g, err := parseGreeting(p)
+	g, err := wire.ParseGreeting(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var auth []byte
 	if password != "" {
-		auth = nativeScramble(g.salt, password)
+		auth = nativeScramble(g.Salt, password)
 	}
 	resp := handshakeResponse(testClientCaps|wire.CapMultiStatements|wire.CapMultiResults, user, auth, db, AuthNativePassword, wire.AppendLenEnc(nil, 0))
 	if _, err := nc.Write(testkit.Packet(1, resp)); err != nil {
@@ -58,11 +58,11 @@ func rawLogin(t *testing.T, h *harness, user, password, db string) (*fakeClient,
 		if seq != 2 {
 			t.Errorf("ERR as packet %d, want 2", seq)
 		}
-		return nil, g.salt, wire.ParseErr(reply)
+		return nil, g.Salt, wire.ParseErr(reply)
 	case reply[0] != wire.OKHeader || seq != 2:
 		t.Fatalf("login answered % x as packet %d", reply, seq)
 	}
-	return &fakeClient{t: t, conn: nc, r: r}, g.salt, nil
+	return &fakeClient{t: t, conn: nc, r: r}, g.Salt, nil
 }
 
 // wantDenied checks err is the server's 1045 for user.
@@ -387,18 +387,18 @@ func TestRelayedOldAuthSwitch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := parseGreeting(p)
+	g, err := wire.ParseGreeting(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp := handshakeResponse(testClientCaps, "old", nativeScramble(g.salt, "o-pw"), "", AuthNativePassword, nil)
+	resp := handshakeResponse(testClientCaps, "old", nativeScramble(g.Salt, "o-pw"), "", AuthNativePassword, nil)
 	if _, err := nc.Write(testkit.Packet(1, resp)); err != nil {
 		t.Fatal(err)
 	}
 	if sw, seq, err := wire.ReadPacket(r, nil, 1<<16); err != nil || seq != 2 || len(sw) != 1 || sw[0] != wire.EOFHeader {
 		t.Fatalf("switch % x seq %d, %v; want the one-byte request as packet 2", sw, seq, err)
 	}
-	if _, err := nc.Write(testkit.Packet(3, oldScrambleStub(g.salt, "o-pw"))); err != nil {
+	if _, err := nc.Write(testkit.Packet(3, oldScrambleStub(g.Salt, "o-pw"))); err != nil {
 		t.Fatal(err)
 	}
 	if ok, seq, err := wire.ReadPacket(r, nil, 1<<16); err != nil || seq != 4 || ok[0] != wire.OKHeader {

@@ -214,8 +214,8 @@ func (s *Server) dialParams(a *account, db string, collation uint8, caps uint32,
 }
 
 // remember records what the upstream announced, for future client greetings.
-func (s *Server) remember(g *greeting) {
-	info := upstreamInfo{version: g.version, caps: g.caps, collation: g.collation, status: g.status}
+func (s *Server) remember(g *wire.Greeting) {
+	info := upstreamInfo{version: g.Version, caps: g.Caps, collation: g.Collation, status: g.Status}
 	if f := s.front.Load(); f != nil && f.info == info {
 		return
 	}
@@ -440,7 +440,7 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 		log.Debug("handshake ended", zap.Error(err))
 		return
 	}
-	log.Debug("session started", zap.String("user", sess.acct.name), zap.Uint32("upstream_conn", sess.be.greeting.connID))
+	log.Debug("session started", zap.String("user", sess.acct.name), zap.Uint32("upstream_conn", sess.be.greeting.ConnID))
 	defer func() {
 		if sess.sbx != nil {
 			sess.sbx.Close()
@@ -489,14 +489,14 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 	// greeting, as by a server refusing connections; otherwise the client
 	// is greeted with its scramble.
 	pre, err := openBackend(ctx, s.cfg.Upstream, s.cfg.ConnectTimeout)
-	var refused *refusedGreeting
+	var refused *wire.RefusedGreeting
 	switch {
 	case errors.As(err, &refused):
 		// The server's own answer in place of its greeting (1040 too many
 		// connections, a blocked host): the client gets it as sent.
 		s.m.UpstreamConnectFails.Inc()
 		log.Info("upstream refused a connection; so is the client", zap.Error(err))
-		s.writeGreetingRefusal(nc, refused.payload, "upstream_refused")
+		s.writeGreetingRefusal(nc, refused.Payload, "upstream_refused")
 		return nil, err
 	case err != nil:
 		s.m.UpstreamConnectFails.Inc()
@@ -508,7 +508,7 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 	// The client is greeted with the upstream thread's id, as directly: it
 	// is what CONNECTION_ID() and the process list show, and what KILL
 	// takes (translated for the caller's own connections only).
-	l := &clientLogin{ctx: ctx, srv: s, log: log, sock: sock, conn: sock, be: pre, connID: pre.greeting.connID}
+	l := &clientLogin{ctx: ctx, srv: s, log: log, sock: sock, conn: sock, be: pre, connID: pre.greeting.ConnID}
 	done := false
 	defer func() {
 		if !done { // refused, failed or panicked

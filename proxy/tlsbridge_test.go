@@ -54,11 +54,11 @@ func clientTLSHello(t testing.TB, nc net.Conn) (*tls.Conn, []byte) {
 	if err != nil {
 		t.Fatalf("greeting: %v", err)
 	}
-	g, err := parseGreeting(greet[wire.HeaderLen:])
+	g, err := wire.ParseGreeting(greet[wire.HeaderLen:])
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.caps&wire.CapSSL == 0 {
+	if g.Caps&wire.CapSSL == 0 {
 		t.Fatal("greeting does not offer SSL")
 	}
 	if _, err := nc.Write(testkit.Packet(1, handshakeHead(testClientCaps|wire.CapSSL, 45))); err != nil {
@@ -68,7 +68,7 @@ func clientTLSHello(t testing.TB, nc net.Conn) (*tls.Conn, []byte) {
 	if err := tc.Handshake(); err != nil {
 		t.Fatalf("client TLS handshake: %v", err)
 	}
-	return tc, g.salt
+	return tc, g.Salt
 }
 
 // TestTLSMalformedHandshake: under TLS, a malformed HandshakeResponse gets

@@ -64,7 +64,7 @@ type backend struct {
 	socket   net.Conn
 	r        *bufio.Reader
 	w        *bufio.Writer
-	greeting *greeting
+	greeting *wire.Greeting
 	caps     uint32
 	status   uint16
 	usingTLS bool
@@ -121,11 +121,11 @@ func openBackend(ctx context.Context, addr string, timeout time.Duration) (*back
 		if err != nil {
 			return fmt.Errorf("read upstream greeting: %w", err)
 		}
-		if b.greeting, err = parseGreeting(payload); err != nil {
+		if b.greeting, err = wire.ParseGreeting(payload); err != nil {
 			return err
 		}
-		if g := b.greeting; g.caps&wire.CapProtocol41 == 0 || g.caps&wire.CapSecureConnection == 0 {
-			return fmt.Errorf("upstream %s (%s) does not speak protocol 4.1", addr, g.version)
+		if g := b.greeting; g.Caps&wire.CapProtocol41 == 0 || g.Caps&wire.CapSecureConnection == 0 {
+			return fmt.Errorf("upstream %s (%s) does not speak protocol 4.1", addr, g.Version)
 		}
 		return nil
 	})
@@ -164,15 +164,15 @@ func (b *backend) handshake(p dialParams) error {
 		return err
 	}
 	g := b.greeting
-	plugin := g.authPlugin
-	auth, err := b.authResponse(plugin, g.salt, p.password)
+	plugin := g.AuthPlugin
+	auth, err := b.authResponse(plugin, g.Salt, p.password)
 	if err != nil {
 		return err
 	}
 	if err := b.sendResponse(p, seq, plugin, auth); err != nil {
 		return err
 	}
-	return b.authLoop(plugin, g.salt, p.password)
+	return b.authLoop(plugin, g.Salt, p.password)
 }
 
 // negotiate settles the login's capability flags (b.caps) and switches to
@@ -181,20 +181,20 @@ func (b *backend) handshake(p dialParams) error {
 func (b *backend) negotiate(p dialParams) (seq uint8, err error) {
 	g := b.greeting
 	seq = 1 // after the greeting's
-	caps := p.caps & g.caps & relayedCaps
-	caps |= wire.CapProtocol41 | wire.CapSecureConnection | wire.CapLongPassword&g.caps
+	caps := p.caps & g.Caps & relayedCaps
+	caps |= wire.CapProtocol41 | wire.CapSecureConnection | wire.CapLongPassword&g.Caps
 	caps &^= wire.CapConnectWithDB | wire.CapConnectAttrs | wire.CapPluginAuth | wire.CapPluginAuthLenenc
-	caps |= g.caps & (wire.CapPluginAuth | wire.CapPluginAuthLenenc)
+	caps |= g.Caps & (wire.CapPluginAuth | wire.CapPluginAuthLenenc)
 	if p.db != "" {
 		caps |= wire.CapConnectWithDB
 	}
-	if len(p.attrs) > 0 && g.caps&wire.CapConnectAttrs != 0 {
+	if len(p.attrs) > 0 && g.Caps&wire.CapConnectAttrs != 0 {
 		caps |= wire.CapConnectAttrs
 	}
 	if caps&wire.CapLongPassword == 0 { // MariaDB: extended capabilities
-		b.extCaps = p.extCaps & g.extCaps & relayedExtCaps
+		b.extCaps = p.extCaps & g.ExtCaps & relayedExtCaps
 	}
-	if p.tls != nil && g.caps&wire.CapSSL != 0 {
+	if p.tls != nil && g.Caps&wire.CapSSL != 0 {
 		caps |= wire.CapSSL
 		req := handshakeHead(caps, p.collation)
 		binary.LittleEndian.PutUint32(req[28:], b.extCaps) // the server takes them from here under TLS
@@ -406,15 +406,15 @@ func (b *backend) moreAuthData(plugin string, data, salt []byte, password string
 // changeUser runs COM_CHANGE_USER upstream with new credentials.
 func (b *backend) changeUser(user, password, db string, collation uint8, attrs map[string]string) error {
 	g := b.greeting
-	plugin := g.authPlugin
-	auth, err := b.authResponse(plugin, g.salt, password)
+	plugin := g.AuthPlugin
+	auth, err := b.authResponse(plugin, g.Salt, password)
 	if err != nil {
 		return err
 	}
 	if err := b.sendChangeUser(user, auth, plugin, db, collation, attrs); err != nil {
 		return err
 	}
-	return b.authLoop(plugin, g.salt, password)
+	return b.authLoop(plugin, g.Salt, password)
 }
 
 // sendChangeUser sends COM_CHANGE_USER with the auth data auth of plugin;

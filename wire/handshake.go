@@ -7,11 +7,11 @@ import (
 	"fmt"
 )
 
-// sslRequestLen is the payload length of an SSLRequest: the fixed start of
+// SSLRequestLen is the payload length of an SSLRequest: the fixed start of
 // a HandshakeResponse41 and nothing else.
 const SSLRequestLen = 4 + 4 + 1 + 23
 
-// handshakeResp is a client's decoded HandshakeResponse41 (or, with
+// HandshakeResponse is a client's decoded HandshakeResponse41 (or, with
 // only caps and collation set, its SSLRequest).
 type HandshakeResponse struct {
 	Caps uint32
@@ -28,7 +28,7 @@ type HandshakeResponse struct {
 	SSLRequest bool
 }
 
-// checkHandshakeResponse reports why p, the payload of a client's first
+// CheckHandshakeResponse reports why p, the payload of a client's first
 // packet after the greeting, is not a well-formed SSLRequest or
 // HandshakeResponse41 (parseHandshakeResponse).
 func CheckHandshakeResponse(p []byte) error {
@@ -36,7 +36,7 @@ func CheckHandshakeResponse(p []byte) error {
 	return err
 }
 
-// parseHandshakeResponse decodes p, the payload of a client's first packet
+// ParseHandshakeResponse decodes p, the payload of a client's first packet
 // after the greeting, reading every field (user, auth data, database,
 // plugin name, connection attributes) with bounds checks: a malformed one
 // is answered "Bad handshake" as the server does. The slices it returns do
