@@ -1456,7 +1456,7 @@ func (s *Session) unmap(msg string) string {
 	if s.sb == nil || !strings.Contains(msg, s.m.cfg.Prefix) {
 		return msg
 	}
-	for _, e := range s.sb.Entries() {
+	for e := range s.sb.Each() {
 		msg = strings.ReplaceAll(msg, e.Phys.DB, e.Logical.DB)
 	}
 	for phys, logical := range s.schemas {
@@ -1476,7 +1476,7 @@ func (s *Session) unqualify(text, db string) string {
 	if s.sb == nil || db == "" {
 		return text
 	}
-	for _, e := range s.sb.Entries() {
+	for e := range s.sb.Each() {
 		if e.Logical.DB == db {
 			text = strings.ReplaceAll(text, quote.Ident(e.Phys.DB)+".", "")
 		}
@@ -1540,7 +1540,7 @@ func (s *Session) logicalDB(phys string) (string, bool) {
 	if db, ok := s.schemaOf(phys); ok {
 		return db, true
 	}
-	for _, e := range s.sb.Entries() {
+	for e := range s.sb.Each() {
 		if e.Phys.DB == phys {
 			return e.Logical.DB, true
 		}

@@ -1,6 +1,8 @@
 package registry
 
-import "testing"
+import (
+	"testing"
+)
 
 // TestPhaseMoves: a sandbox's phase only moves forward — live to let go
 // or discarded, let go to discarded — and never back.

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"iter"
 	"sort"
 	"sync"
 	"time"
@@ -198,6 +199,21 @@ func (sb *Sandbox) Entries() []*sandbox.Entry {
 		out = append(out, e)
 	}
 	return out
+}
+
+// Each yields the sandbox's table entries under its lock, without copying
+// them (for loops on a statement's answer: an error, each row, each
+// column): the loop's body must not call the sandbox.
+func (sb *Sandbox) Each() iter.Seq[*sandbox.Entry] {
+	return func(yield func(*sandbox.Entry) bool) {
+		sb.mu.Lock()
+		defer sb.mu.Unlock()
+		for _, e := range sb.tables {
+			if !yield(e) {
+				return
+			}
+		}
+	}
 }
 
 // LogicalDBs maps each of the sandbox's databases to the logical database
