@@ -258,8 +258,6 @@ type Manager struct {
 	fk   *forking.Forker
 	// rev reads and promotes sandboxes' changes.
 	rev *review.Reviewer
-	// triggers reads production's triggers.
-	triggers catalog.Triggers
 	// obs is told about sandbox events (SetObserver).
 	obs atomic.Pointer[Observer]
 	// dir finds the proxy's live connections, and killer answers KILL
@@ -332,9 +330,9 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	m.server = rewrite.ParseServer(m.version)
 	m.names.CaseSensitive = rows[0][1] != nil && *rows[0][1] == "0"
 	m.reg.SetNames(m.names)
-	m.triggers = catalog.Triggers{Engine: m.engine, CaseSensitive: m.names.CaseSensitive, Server: m.server}
+	triggers := catalog.Triggers{Engine: m.engine, CaseSensitive: m.names.CaseSensitive, Server: m.server}
 	m.caps = capture.New(capture.Config{Prefix: cfg.Prefix, NoDiffCapture: cfg.NoDiffCapture}, log, m.names, m.reg)
-	m.rev = review.New(review.Config{Prefix: cfg.Prefix}, log, m.names, m.engine, m.server, m.reg, m.caps, m.triggers)
+	m.rev = review.New(review.Config{Prefix: cfg.Prefix}, log, m.names, m.engine, m.server, m.reg, m.caps, triggers)
 	m.catalog = catalog.NewObjects(m.names, m.reg, m.engine, m.server)
 	name := cfg.Forker
 	if name == "auto" {
@@ -345,7 +343,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 		return nil, err
 	}
 	m.fk = forking.New(forking.Config{Prefix: cfg.Prefix, ForkTimeout: cfg.ForkTimeout}, log, m.names, m.reg, m.strategy,
-		m.caps, m.catalog, m.triggers, func(owner string) int64 { return m.guard(owner).MaxForkBytes })
+		m.caps, m.catalog, triggers, func(owner string) int64 { return m.guard(owner).MaxForkBytes })
 	if err := m.reg.Init(ctx, c); err != nil {
 		m.reg.Drop(c)
 		return nil, err
@@ -455,8 +453,9 @@ func (m *Manager) PoolStats() PoolStats { return m.reg.PoolStats() }
 // Counts returns how many sandboxes this process holds, by state.
 func (m *Manager) Counts() map[string]int { return m.reg.Counts() }
 
-// SetObserver installs o (nil keeps the current one). The reaper may
-// already be reporting: the observer is read under a lock.
+// SetObserver installs o (nil keeps the current one) in the manager and
+// each of its parts. The reaper may already be reporting: each reads its
+// observer atomically.
 func (m *Manager) SetObserver(o Observer) {
 	if o == nil {
 		return
