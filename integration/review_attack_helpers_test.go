@@ -178,7 +178,7 @@ func (e *rvEnv) start(t *testing.T, a rvAcct, schema rvSchema) *rvRun {
 		rvExec(t, e.root, "GRANT "+grant+" TO '"+sandboxUser+"'@'%'")
 		t.Cleanup(func() { _, _ = e.root.Exec("REVOKE " + grant + " FROM '" + sandboxUser + "'@'%'") })
 	}
-	r.before = rvSnapshot(t, e.root, nil, e.marker)
+	r.before = rvSettled(t, e.root, e.marker)
 	return r
 }
 
@@ -233,7 +233,7 @@ func (r *rvRun) allow(objs ...string) {
 
 // rebase takes production's snapshot again: production itself changed
 // (the test's own root statements), not the case.
-func (r *rvRun) rebase(t *testing.T) { r.before = rvSnapshot(t, r.e.root, nil, r.e.marker) }
+func (r *rvRun) rebase(t *testing.T) { r.before = rvSettled(t, r.e.root, r.e.marker) }
 
 // mayWrite reports whether the run's everyday account may write production
 // itself (the ALL PRIVILEGES one): PROMOTE carries out only what the
@@ -263,7 +263,7 @@ func (r *rvRun) promote(t *testing.T, sb *sql.Conn, stmt string, tables ...strin
 
 // checkInvariant compares production with the run's snapshot.
 func (r *rvRun) checkInvariant(t *testing.T) {
-	after := rvSnapshot(t, r.e.root, nil, r.e.marker)
+	after := rvSettled(t, r.e.root, r.e.marker)
 	for _, c := range r.before.diff(after) {
 		if !r.allowed[c.key.obj] || c.key.kind == "files" {
 			t.Errorf("invariant: production %s", c)
@@ -468,6 +468,25 @@ var rvPrivilegeRows = map[string]string{
 	"func":          "name, ret, dl, type",
 	"servers":       "Server_name, Host, Db, Username, Password, Port, Socket, Wrapper, Owner",
 	"plugin":        "name, dl",
+}
+
+// rvSettled is production's snapshot (all schemas but the sandboxes')
+// read until two reads in a row agree. information_schema.TABLES has been
+// seen to leave out a table of the registry that existed before and after
+// (a CI run: "_sqlfork_meta.settings" absent from one read only); a change
+// the case made is still there on the next read, a transient omission is
+// not.
+func rvSettled(t *testing.T, root *sql.DB, dirs ...string) rvSnap {
+	t.Helper()
+	last := rvSnapshot(t, root, nil, dirs...)
+	for range 4 {
+		next := rvSnapshot(t, root, nil, dirs...)
+		if len(last.diff(next)) == 0 {
+			return next
+		}
+		last = next
+	}
+	return last
 }
 
 // privileges reads rvPrivilegeRows, in one query.
