@@ -9,8 +9,8 @@ import (
 
 // preparedStmt is a server-side prepared statement of a sandboxing
 // session. Its text was planned for the sandbox as it was at prepare time;
-// when the plan no longer holds (session.Revalidate) it is prepared again
-// upstream, under a new id the proxy translates.
+// when the plan no longer holds (session.Session.Run makes it anew) it is
+// prepared again upstream, under a new id the proxy translates.
 type preparedStmt struct {
 	plan       *session.Plan
 	upstreamID uint32

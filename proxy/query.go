@@ -356,6 +356,8 @@ func (o sandboxMetrics) TransactionRestarted(outcome string) {
 	o.m.TransactionReplays.WithLabelValues(outcome).Inc()
 }
 
+func (o sandboxMetrics) Planned(took time.Duration) { o.m.RewriteDuration.Observe(took.Seconds()) }
+
 func (o sandboxMetrics) RegistryChecked(result string) {
 	o.m.RegistryChecks.WithLabelValues(result).Inc()
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -18,28 +19,25 @@ import (
 // maxStatement bounds a statement the proxy reads whole to plan it.
 const maxStatement = 1 << 30
 
-// statement is one statement of a sandboxing session on its way through
-// the pipeline, written once for COM_QUERY, COM_STMT_PREPARE,
-// COM_STMT_EXECUTE and each part of a multi-statement input:
-//
-//	plan     session.Plan (or Revalidate for an execution): answer, refuse, or a text to send
-//	prepare  session.Before: restart or replay the transaction past a fork
-//	send     the text (or the execution, prepared anew if its plan changed)
-//	relay    relay.forward, names told back by session.Relabel
-//	record   session.After: transaction record and tracking, settings read back
+// statement is one statement of a sandboxing session, written once for
+// COM_QUERY, COM_STMT_PREPARE, COM_STMT_EXECUTE and each part of a
+// multi-statement input. The session runs it (session.Session.Run), in
+// order: plan, ready the transaction, send, relay, record; the statement is
+// the session.Exchange through which it sends and relays.
 type statement struct {
+	c   *clientConn
 	cmd byte
 	// sql is the client's text (COM_QUERY, COM_STMT_PREPARE).
 	sql string
 	// ps is the statement a COM_STMT_EXECUTE executes: its packet stays
 	// unread until it is sent.
 	ps *preparedStmt
-	// replanned: ps's plan no longer held and was made anew; the
-	// statement must be prepared again upstream before it runs.
-	replanned bool
 	// more: the client's input goes on after this statement; part: it is
 	// a part of a multi-statement input the session split.
 	more, part bool
+	// start is when it began; out what was sent upstream for it.
+	start time.Time
+	out   sent
 }
 
 // sent is what went upstream for a statement.
@@ -117,86 +115,79 @@ func (c *clientConn) finish(err error) error {
 	return c.out.flush()
 }
 
-// runStatement takes one statement through the pipeline. ok is false when the
+// runStatement has the session run one statement. ok is false when the
 // client got an error for it (which ends a multi-statement input); err is
 // set only when the connection broke.
 func (c *clientConn) runStatement(st *statement) (ok bool, err error) {
-	start := time.Now()
-	plan, err := c.plan(st)
-	if err != nil {
-		return false, c.refuseStatement(st, plan, err)
+	st.c, st.start = c, time.Now()
+	in := session.Input{Text: st.sql, Prepare: st.cmd == wire.ComStmtPrepare, Part: st.part}
+	if st.ps != nil {
+		in.Prepared = st.ps.plan
 	}
-	if plan.Reply != nil {
-		c.countStatement(st, plan, start, answered{})
-		if st.ps != nil {
-			if err := c.out.discardCommand(); err != nil {
-				return false, err
-			}
+	ok, err = c.sbx.Run(c.ctx(), in, st)
+	return ok, linkOr(err)
+}
+
+// Refuse answers err in place of the statement's answer (session.Exchange).
+func (st *statement) Refuse(p *session.Plan, err error) error {
+	return st.c.refuseStatement(st, p, err)
+}
+
+// Answer writes the session's own answer (session.Exchange).
+func (st *statement) Answer(p *session.Plan) error {
+	c := st.c
+	c.countStatement(st, p, answered{})
+	if st.ps != nil {
+		if err := c.out.discardCommand(); err != nil {
+			return err
 		}
-		return true, c.out.writeReply(plan.Reply, st.more)
 	}
-	if err := c.sbx.Before(c.ctx(), plan); err != nil {
-		return false, c.refuseStatement(st, plan, err)
-	}
-	c.state.setKillable(plan.Killable())
-	out, err := c.send(st, plan)
-	if err != nil {
-		// The statement never ran: what planning made for it goes.
-		c.sbx.Abandon(c.ctx(), plan)
-		return false, c.refuseStatement(st, plan, err)
-	}
-	a := c.answer(wire.ShapeResults, out.cursor)
+	return c.out.writeReply(p.Reply, st.more)
+}
+
+// Send sends the statement upstream (session.Exchange).
+func (st *statement) Send(ctx context.Context, p *session.Plan, replanned bool) error {
+	st.c.state.setKillable(p.Killable())
+	var err error
+	st.out, err = st.c.send(ctx, st, p, replanned)
+	return err
+}
+
+// Relay relays the statement's answer (session.Exchange); a statement
+// prepared is tracked from then on.
+func (st *statement) Relay(_ context.Context, p *session.Plan, rl *session.Relabel) (*session.Outcome, error) {
+	c := st.c
+	a := c.answer(wire.ShapeResults, st.out.cursor)
 	if st.cmd == wire.ComStmtPrepare {
 		a.shape = wire.ShapePrepare
 	}
-	a.shift, a.more, a.relabel = out.shift, st.more, c.sbx.Relabel(plan)
+	a.shift, a.more, a.relabel = st.out.shift, st.more, rl
 	res, err := c.out.forward(a)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	c.countStatement(st, plan, start, res)
+	c.countStatement(st, p, res)
 	if st.cmd == wire.ComStmtPrepare && res.isPrepared {
 		if c.stmts == nil {
 			c.stmts = map[uint32]*preparedStmt{}
 		}
-		c.stmts[res.prepared.ID] = &preparedStmt{plan: plan, upstreamID: res.prepared.ID, params: res.prepared.Params}
+		c.stmts[res.prepared.ID] = &preparedStmt{plan: p, upstreamID: res.prepared.ID, params: res.prepared.Params}
 	}
-	o := &session.Outcome{Failed: res.failed, Code: res.code, OKs: res.oks, Payload: out.payload, Prepared: out.prepared,
-		Prepare: st.cmd == wire.ComStmtPrepare, Execution: st.ps != nil, Unreplayable: res.infile, Part: st.part}
-	if err := c.sbx.After(c.ctx(), plan, o); err != nil {
-		return false, linkOr(err)
-	}
-	return !res.failed, nil
-}
-
-// plan is the statement's plan: its text's for a query or a prepare, its
-// prepared statement's (made anew if it no longer holds) for an execution.
-func (c *clientConn) plan(st *statement) (*session.Plan, error) {
-	if st.ps != nil {
-		np, err := c.sbx.Revalidate(c.ctx(), st.ps.plan)
-		if err != nil || np == nil {
-			return st.ps.plan, err
-		}
-		st.replanned = true
-		return np, nil
-	}
-	start := time.Now()
-	p, err := c.sbx.Plan(c.ctx(), st.sql, st.cmd == wire.ComStmtPrepare)
-	c.srv.m.RewriteDuration.Observe(time.Since(start).Seconds())
-	return p, err
+	return &session.Outcome{Failed: res.failed, Code: res.code, OKs: res.oks, Payload: st.out.payload,
+		Prepared: st.out.prepared, Unreplayable: res.infile}, nil
 }
 
 // send sends a planned statement upstream. A server error (preparing an
 // execution's statement anew) is for the client.
-func (c *clientConn) send(st *statement, plan *session.Plan) (sent, error) {
+func (c *clientConn) send(ctx context.Context, st *statement, plan *session.Plan, replanned bool) (sent, error) {
 	if st.ps == nil {
 		out := sent{payload: append([]byte{st.cmd}, plan.SQL...)}
 		err := c.sendUpstream(out.payload, &out)
 		return out, err
 	}
 	ps := st.ps
-	if st.replanned {
-		id, err := c.be.prepare(c.ctx(), plan.SQL)
+	if replanned {
+		id, err := c.be.prepare(ctx, plan.SQL)
 		if err != nil {
 			return sent{}, linkOr(err)
 		}
@@ -266,7 +257,7 @@ func (c *clientConn) refuseStatement(st *statement, plan *session.Plan, err erro
 
 // countStatement records a statement the client got an answer to in the
 // metrics (not COM_STMT_PREPARE).
-func (c *clientConn) countStatement(st *statement, plan *session.Plan, start time.Time, res answered) {
+func (c *clientConn) countStatement(st *statement, plan *session.Plan, res answered) {
 	if st.cmd == wire.ComStmtPrepare {
 		return
 	}
@@ -279,7 +270,7 @@ func (c *clientConn) countStatement(st *statement, plan *session.Plan, start tim
 		c.srv.m.GuardrailRefusals.WithLabelValues(session.GuardStatementTimeout).Inc()
 	}
 	c.srv.m.Statements.WithLabelValues(class, outcome).Inc()
-	c.srv.m.StatementDuration.WithLabelValues(class).Observe(time.Since(start).Seconds())
+	c.srv.m.StatementDuration.WithLabelValues(class).Observe(time.Since(st.start).Seconds())
 }
 
 // linkOr returns err as it is: errors that are the server's or refusals

@@ -60,9 +60,9 @@ type Session struct {
 	view      bool
 	viewEpoch uint64
 	planEpoch uint64 // the manager's epoch after the last plan
-	sendEpoch uint64 // the manager's epoch when the last statement was sent (Before)
+	sendEpoch uint64 // the manager's epoch when the last statement was sent (before)
 	// synced: the registry was checked for the statement being planned
-	// (Revalidate did it).
+	// (revalidate did it).
 	synced bool
 
 	// vars are the upstream session's variables as last read.
@@ -332,7 +332,7 @@ func (s *Session) Mode() Mode { return s.mode }
 func (s *Session) authorize(sb *Sandbox) error { return s.m.reg.Authorize(s.user, sb) }
 
 // restart says how a transaction must be ended and started again before a
-// statement (see Session.Before).
+// statement (see Session.before).
 type restart int
 
 const (
@@ -353,7 +353,7 @@ type Plan struct {
 	// from it in names the answer must tell back (Relabel).
 	text    string
 	changed bool
-	// restart is what Before must do to the open transaction first.
+	// restart is what before must do to the open transaction first.
 	restart restart
 	// locks marks statements a replay must repeat (writes, locking
 	// reads, SAVEPOINT); begin marks BEGIN / START TRANSACTION; txControl
@@ -375,10 +375,10 @@ type Plan struct {
 	ddl        bool
 	statements int
 	// useDB and readVars say the input may change the current database or
-	// the session's Vars: After reads them back.
+	// the session's Vars: after reads them back.
 	useDB, readVars bool
 	// version is the sandbox state SQL was rewritten against (for
-	// prepared statements, see Revalidate).
+	// prepared statements, see revalidate).
 	version Version
 
 	analysis *rewrite.Analysis
@@ -436,7 +436,7 @@ type Plan struct {
 	opensView bool
 	// unmapped: after its forks the input still reads a table the
 	// sandbox's map leaves to production, so an execution of it as a
-	// prepared statement checks the registry first (Revalidate).
+	// prepared statement checks the registry first (revalidate).
 	unmapped bool
 	// renames are the names the rewrite replaced (see label).
 	renames []rewrite.Rename
@@ -1403,10 +1403,6 @@ func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed b
 	}
 	return nil
 }
-
-// Abandon undoes what planning p did, for a statement that was planned
-// and readied but could not be sent (the proxy's step after Before).
-func (s *Session) Abandon(ctx context.Context, p *Plan) { s.abandon(ctx, p) }
 
 // abandon undoes what planning p did for a statement that will not run:
 // schema-only forks made for a DROP would otherwise leave the sandbox an

@@ -121,3 +121,26 @@ func (m *Manager) LifeLock(name string) string { return m.reg.LifeLock(name) }
 
 // NameID is the id of the sandbox called name in every process.
 func NameID(name string) string { return registry.NameID(name) }
+
+// Plan is planText: a text's plan, one step of Run.
+func (s *Session) Plan(ctx context.Context, sql string, prepared bool) (*Plan, error) {
+	return s.planText(ctx, sql, prepared)
+}
+
+// Before is before, the step of Run after planning.
+func (s *Session) Before(ctx context.Context, p *Plan) error { return s.before(ctx, p) }
+
+// After is after, Run's last step.
+func (s *Session) After(ctx context.Context, p *Plan, o *Outcome) error { return s.after(ctx, p, o) }
+
+// Revalidate is revalidate: an execution's plan made anew, nil when it
+// still holds.
+func (s *Session) Revalidate(ctx context.Context, p *Plan) (*Plan, error) {
+	return s.revalidate(ctx, p)
+}
+
+// Relabel is relabel: how p's answer's names are told back.
+func (s *Session) Relabel(p *Plan) *Relabel { return s.relabel(p) }
+
+// Abandon is abandon: undo what planning p made, when p never ran.
+func (s *Session) Abandon(ctx context.Context, p *Plan) { s.abandon(ctx, p) }

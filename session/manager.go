@@ -235,6 +235,9 @@ type Observer interface {
 	// replayed (its writes were replayed) or refused (it could not be
 	// replayed; the client got 1412).
 	TransactionRestarted(outcome string)
+	// Planned reports how long one text took to plan: read, checked,
+	// rewritten, and what it writes forked.
+	Planned(took time.Duration)
 }
 
 type nopObserver struct{}
@@ -244,6 +247,7 @@ func (nopObserver) Forked(string, bool, time.Duration, int64, int64) {}
 func (nopObserver) ForkFailed(string, string)                        {}
 func (nopObserver) SideConnTimedOut()                                {}
 func (nopObserver) TransactionRestarted(string)                      {}
+func (nopObserver) Planned(time.Duration)                            {}
 func (nopObserver) RegistryChecked(string)                           {}
 func (nopObserver) LeasesAwaited(time.Duration)                      {}
 func (nopObserver) Diffed(string, time.Duration)                     {}

@@ -40,6 +40,7 @@ func (r *recorder) RegistryChecked(result string)       { r.addSync("registry " 
 func (r *recorder) LeasesAwaited(time.Duration)         { r.addSync("leases awaited") }
 func (r *recorder) Diffed(string, time.Duration)        {}
 func (r *recorder) Promoted(string, string, int)        {}
+func (r *recorder) Planned(time.Duration)               {}
 
 func (r *recorder) addSync(event string) {
 	r.mu.Lock()

@@ -22,11 +22,11 @@ type Relabel struct {
 	types []byte
 }
 
-// Relabel returns what to tell back in the answer to p: nil when p's text
+// relabel returns what to tell back in the answer to p: nil when p's text
 // went upstream as the client wrote it, unless its answer is a plan, which
 // may name the sandbox's tables as it is (the optimizer trace of the
 // statement before).
-func (s *Session) Relabel(p *Plan) *Relabel {
+func (s *Session) relabel(p *Plan) *Relabel {
 	if p == nil || !p.changed && !(p.planJSON && s.sb != nil) {
 		return nil
 	}

@@ -35,7 +35,7 @@ type sqlStmt struct {
 }
 
 // keepPrepare marks on p a PREPARE of a single read or write, sent alone,
-// for After to keep once the server prepared it; any other PREPARE or
+// for after to keep once the server prepared it; any other PREPARE or
 // DEALLOCATE of a name makes the session forget it.
 func (s *Session) keepPrepare(a *rewrite.Analysis, sql string, opts rewrite.Options, prepared bool, p *Plan) {
 	for _, st := range a.Statements {

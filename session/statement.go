@@ -19,12 +19,13 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
-// The proxy runs every statement of a sandboxing session the same way:
+// The proxy hands every statement of a sandboxing session to Run (run.go),
+// which takes it through its steps in order:
 //
-//	plan := Plan(text)       decide: answer it, refuse it, or send a text (forking first)
-//	Before(plan)             end and restart or replay the transaction if a fork needs it
-//	… the proxy sends plan.SQL and relays the answer, Relabel(plan) telling names back …
-//	After(plan, outcome)     record it for a replay, track the transaction, re-read settings
+//	planText / revalidate    decide: answer it, refuse it, or send a text (forking first)
+//	before                   end and restart or replay the transaction if a fork needs it
+//	… Exchange.Send and Exchange.Relay, relabel telling names back …
+//	after                    record it for a replay, track the transaction, re-read settings
 //
 // Everything that needs to know SQL is decided here; the proxy only moves
 // packets. What the session runs itself between the client's statements it
@@ -130,12 +131,12 @@ func (s *Session) readVars(ctx context.Context) error {
 	return nil
 }
 
-// Plan decides what to do with an input sent as COM_QUERY (prepared
+// planText decides what to do with an input sent as COM_QUERY (prepared
 // false) or COM_STMT_PREPARE: answer it (Plan.Reply), refuse it (an error
 // the client gets), or send Plan.SQL upstream, forking first what it
 // writes. An error that is not a refusal or the server's may mean the
 // upstream connection broke (it is the Upstream's own error).
-func (s *Session) Plan(ctx context.Context, sql string, prepared bool) (*Plan, error) {
+func (s *Session) planText(ctx context.Context, sql string, prepared bool) (*Plan, error) {
 	if s.mode == Passthrough {
 		return &Plan{SQL: sql, text: sql}, nil
 	}
@@ -269,13 +270,13 @@ func (s *Session) answersShow(sql string, opts rewrite.Options) bool {
 	return false
 }
 
-// Before readies the transaction for a plan: when a table the statement
+// before readies the transaction for a plan: when a table the statement
 // needs was forked after the open transaction's snapshot, the transaction
 // is restarted (it has only read) or replayed (it has written). A refusal
 // (1412 when it cannot be replayed, or the server's error) is for the
 // client, and the plan is then abandoned; any other error broke the
-// connection. Before does nothing for a plan it readied already.
-func (s *Session) Before(ctx context.Context, p *Plan) error {
+// connection. before does nothing for a plan it readied already.
+func (s *Session) before(ctx context.Context, p *Plan) error {
 	if s.m != nil {
 		s.sendEpoch = s.m.reg.Epoch() // forks recorded by now are older than what p may read
 	}
@@ -361,13 +362,16 @@ func (s *Session) transactionEnded(ctx context.Context) (bool, error) {
 	return *r.Rows[0][0] == "0", nil
 }
 
-// After records the outcome of a planned statement: the transaction's
+// after records the outcome of a planned statement: the transaction's
 // record for a replay, transaction tracking, the audit of a prepared
 // write's execution, the sandbox's tables after DDL; and reads back the
 // current database and the session's settings when the statement may have
 // changed them. An error means the upstream connection broke.
-func (s *Session) After(ctx context.Context, p *Plan, o *Outcome) error {
-	status := s.up.Status()
+func (s *Session) after(ctx context.Context, p *Plan, o *Outcome) error {
+	status := uint16(wire.StatusAutocommit) // opened without the client's connection (unit tests): none open
+	if s.up != nil {
+		status = s.up.Status()
+	}
 	if o.Code == wire.ErLockDeadlock {
 		status &^= wire.StatusInTrans // a deadlock rolls the transaction back
 	}
@@ -419,11 +423,11 @@ func (s *Session) After(ctx context.Context, p *Plan, o *Outcome) error {
 	return nil
 }
 
-// Revalidate checks a prepared statement's plan before an execution: nil
+// revalidate checks a prepared statement's plan before an execution: nil
 // when it still holds, else the plan the text gets now (its binding or the
 // sandbox's tables changed, its reads now lock, the settings it is read
 // with or the guardrails changed), which the proxy prepares anew upstream.
-func (s *Session) Revalidate(ctx context.Context, p *Plan) (*Plan, error) {
+func (s *Session) revalidate(ctx context.Context, p *Plan) (*Plan, error) {
 	if s.mode == Passthrough {
 		return nil, nil
 	}

@@ -31,8 +31,8 @@ func TestSandboxesOnManager(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := s.Plan(ctx, "UPDATE app.t SET a = 1", false); err != nil {
-		t.Fatal(err)
+	if ok, err := s.Run(ctx, session.Input{Text: "UPDATE app.t SET a = 1"}, nothingSent{}); !ok || err != nil {
+		t.Fatalf("UPDATE: %v, %v", ok, err)
 	}
 	a := New(func(context.Context) (*session.Manager, error) { return m, nil })
 	list, err := a.List(ctx)
@@ -63,4 +63,17 @@ func TestSandboxesOnManager(t *testing.T) {
 	if _, err := down.List(ctx); err == nil {
 		t.Error("List without a manager succeeded")
 	}
+}
+
+// nothingSent is an exchange that sends nothing upstream and relays an
+// empty success: the statement's forks are what a test wants.
+type nothingSent struct{}
+
+func (nothingSent) Refuse(_ *session.Plan, err error) error { return err }
+func (nothingSent) Answer(*session.Plan) error              { return nil }
+func (nothingSent) Send(context.Context, *session.Plan, bool) error {
+	return nil
+}
+func (nothingSent) Relay(context.Context, *session.Plan, *session.Relabel) (*session.Outcome, error) {
+	return &session.Outcome{}, nil
 }

@@ -1,0 +1,100 @@
+package session
+
+import (
+	"context"
+	"time"
+)
+
+// Input is one statement of the client's, as the proxy hands it to Run.
+type Input struct {
+	// Text is the client's text (COM_QUERY, COM_STMT_PREPARE); Prepare
+	// says it is to be prepared (COM_STMT_PREPARE), not run.
+	Text    string
+	Prepare bool
+	// Prepared is, for an execution of a prepared statement
+	// (COM_STMT_EXECUTE), the plan its statement was prepared with.
+	Prepared *Plan
+	// Part: the statement is one part of an input Split cut, which is not
+	// recorded for a replay.
+	Part bool
+}
+
+// Exchange is the client's and the upstream's side of one statement: the
+// proxy's, which moves packets. Run calls it in the statement's order;
+// nothing else does.
+type Exchange interface {
+	// Refuse answers err (a refusal, or the server's error) to the client
+	// in place of the statement's answer. p is the plan when there is one
+	// (nil when planning failed). It returns an error only when the
+	// connection broke (err itself, when it is a broken connection's).
+	Refuse(p *Plan, err error) error
+	// Answer writes the session's own answer, p.Reply, to the client.
+	Answer(p *Plan) error
+	// Send sends p upstream: p.SQL, or the execution of a prepared
+	// statement, prepared again as p.SQL first when replanned. Its error
+	// is for the client (the server's) or a broken connection's.
+	Send(ctx context.Context, p *Plan, replanned bool) error
+	// Relay relays the upstream's answer to the client, names told back by
+	// rl (nil: none to tell back), and says what the answer held: Failed,
+	// Code, OKs, Payload, Prepared and Unreplayable (Run sets the rest).
+	Relay(ctx context.Context, p *Plan, rl *Relabel) (*Outcome, error)
+}
+
+// Run takes one statement through its steps, in order, and owns the undo
+// of a failed step:
+//
+//	plan    its text's plan, or an execution's (made anew when it no longer holds)
+//	answer  the session's own answer, when the plan is one: done
+//	before  end and restart or replay the transaction past a fork
+//	send    x.Send; when it fails the statement never ran, and what planning made for it goes (abandon)
+//	relay   x.Relay, the plan telling names back
+//	after   record it for a replay, track the transaction, read settings back
+//
+// A failed plan, before or send is answered with x.Refuse. ok is false when
+// the client got an error for the statement (which ends a multi-statement
+// input); err is an error the client did not get: the connection broke,
+// or bookkeeping after the answer failed.
+func (s *Session) Run(ctx context.Context, in Input, x Exchange) (ok bool, err error) {
+	p, replanned, err := s.planInput(ctx, in)
+	if err != nil {
+		return false, x.Refuse(p, err)
+	}
+	if p.Reply != nil {
+		return true, x.Answer(p)
+	}
+	if err := s.before(ctx, p); err != nil {
+		return false, x.Refuse(p, err)
+	}
+	if err := x.Send(ctx, p, replanned); err != nil {
+		s.abandon(ctx, p)
+		return false, x.Refuse(p, err)
+	}
+	o, err := x.Relay(ctx, p, s.relabel(p))
+	if err != nil {
+		return false, err
+	}
+	o.Prepare, o.Execution, o.Part = in.Prepare, in.Prepared != nil, in.Part
+	if err := s.after(ctx, p, o); err != nil {
+		return false, err
+	}
+	return !o.Failed, nil
+}
+
+// planInput is in's plan: its text's, or for an execution its prepared
+// statement's, made anew (replanned) when it no longer holds. On error the
+// plan is the prepared statement's (nil for a text).
+func (s *Session) planInput(ctx context.Context, in Input) (p *Plan, replanned bool, err error) {
+	if in.Prepared != nil {
+		np, err := s.revalidate(ctx, in.Prepared)
+		if err != nil || np == nil {
+			return in.Prepared, false, err
+		}
+		return np, true, nil
+	}
+	start := time.Now()
+	p, err = s.planText(ctx, in.Text, in.Prepare)
+	if s.m != nil {
+		s.m.observer().Planned(time.Since(start))
+	}
+	return p, false, err
+}

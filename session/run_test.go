@@ -1,0 +1,94 @@
+package session_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/sqlfork/sqlfork-proxy/session"
+	"github.com/sqlfork/sqlfork-proxy/wire"
+)
+
+// script is an Exchange that records the steps Run takes and fails Send
+// when told to.
+type script struct {
+	steps    []string
+	sendErr  error
+	refused  error
+	outcome  session.Outcome
+	relabels bool
+}
+
+func (x *script) Refuse(p *session.Plan, err error) error {
+	x.steps, x.refused = append(x.steps, "refuse"), err
+	return nil
+}
+
+func (x *script) Answer(p *session.Plan) error {
+	x.steps = append(x.steps, "answer")
+	return nil
+}
+
+func (x *script) Send(_ context.Context, p *session.Plan, replanned bool) error {
+	x.steps = append(x.steps, "send "+p.SQL)
+	return x.sendErr
+}
+
+func (x *script) Relay(_ context.Context, p *session.Plan, rl *session.Relabel) (*session.Outcome, error) {
+	x.steps, x.relabels = append(x.steps, "relay"), rl != nil
+	o := x.outcome
+	return &o, nil
+}
+
+// TestRunSteps: Run takes a statement through its steps in order — a
+// refusal is refused before anything is sent, the session's own answer is
+// answered, a text is sent then relayed with its names told back — and a
+// statement whose Send failed never ran: what planning made for it (a
+// DROP's registry row) is undone, and the client gets Send's error.
+func TestRunSteps(t *testing.T) {
+	e := newEnv(t, session.Config{}, nil)
+	s, id, db := e.transparentApp()
+	run := func(x *script, sql string) bool {
+		t.Helper()
+		ok, err := s.Run(e.ctx, session.Input{Text: sql}, x)
+		if err != nil {
+			t.Fatalf("Run(%q): %v", sql, err)
+		}
+		return ok
+	}
+
+	x := &script{}
+	if run(x, "SELECT * FROM nodb_named") || strings.Join(x.steps, "|") != "refuse" {
+		t.Errorf("a table named with no database current: ok, steps %q", x.steps)
+	}
+	wantCode(t, x.refused, wire.ErNoDB, "3D000", "No database selected")
+
+	x = &script{}
+	if !run(x, "SANDBOX STATUS") || strings.Join(x.steps, "|") != "answer" {
+		t.Errorf("SANDBOX STATUS: steps %q", x.steps)
+	}
+
+	x = &script{}
+	if !run(x, "UPDATE app.t SET a = 1") || strings.Join(x.steps, "|") != "send UPDATE "+db+".`t` SET a = 1|relay" ||
+		!x.relabels {
+		t.Errorf("UPDATE: steps %q, relabelled %v", x.steps, x.relabels)
+	}
+
+	x = &script{outcome: session.Outcome{Failed: true, Code: 1051}}
+	if run(x, "SELECT 1") || strings.Join(x.steps, "|") != "send SELECT 1|relay" {
+		t.Errorf("a statement the server failed: ok, steps %q", x.steps)
+	}
+
+	broke := errors.New("the upstream went away")
+	x = &script{sendErr: broke}
+	if run(x, "DROP TABLE app.u") || len(x.steps) != 2 || x.steps[1] != "refuse" || !errors.Is(x.refused, broke) {
+		t.Errorf("a DROP whose send failed: steps %q, refused %v", x.steps, x.refused)
+	}
+	if kind, _, _ := e.tableRow(id, "app", "u"); kind != "" {
+		t.Errorf("a DROP that was never sent left %q in the registry", kind)
+	}
+	if p := e.mustPlan(s, "SELECT * FROM app.u"); p.Flags().Changed {
+		t.Errorf("after a DROP that was never sent, u is read from %q", p.SQL)
+	}
+}
