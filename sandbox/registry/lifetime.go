@@ -307,7 +307,7 @@ func (m *Registry) Detach(sb *Sandbox) {
 		sb.graceUntil = now.Add(grace)
 	}
 	if last && !graced {
-		sb.ending = true
+		sb.moveLocked(phaseEnding)
 	}
 	persisted, until := sb.persisted, sb.graceUntil
 	sb.mu.Unlock()
@@ -325,7 +325,7 @@ func (m *Registry) Detach(sb *Sandbox) {
 	}
 	err := m.Discard(ctx, sb, false, false, "last_connection")
 	sb.mu.Lock()
-	sb.ending = false // idle again: after a failure, the reaper lets go of it
+	sb.moveLocked(phaseLive) // when still ending: the discard did not happen, and the reaper lets go of it
 	sb.mu.Unlock()
 	if err != nil {
 		// Its lease runs out and the reaper (here or in another
@@ -553,7 +553,7 @@ func (sb *Sandbox) graceOver(now time.Time) bool {
 func (sb *Sandbox) idle(now time.Time, d time.Duration) bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	return !sb.ending && sb.attached <= 0 && sb.graceUntil.IsZero() && now.Sub(sb.lastActive) > d
+	return sb.phase != phaseEnding && sb.attached <= 0 && sb.graceUntil.IsZero() && now.Sub(sb.lastActive) > d
 }
 
 func (sb *Sandbox) isPersisted() bool {

@@ -2,35 +2,43 @@ package registry
 
 import "slices"
 
-// phase is where a sandbox is in its life in this process. It only moves
-// forward, along phaseMoves:
+// phase is where a sandbox is in its life in this process. It moves along
+// phaseMoves, forward but for one step back:
 //
-//	live ──letGo, Forget──▶ letGo ──end(force)──▶ discarded
-//	  └───────────────end──────────────────────────▲
+//	live ──Detach of its last connection──▶ ending ──end──▶ discarded
+//	  ▲                                        │               ▲
+//	  └──────the discard did not happen────────┘               │
+//	live, ending ──letGo, Forget──▶ letGo ──end(force)─────────┤
+//	live ──────────────────────────end─────────────────────────┘
 //
-// A live sandbox is this process's to use and renew. One let go of is
-// carried on by other processes or the registry (kept, held elsewhere): a
-// connection here that wants it looks it up again. A discarded one is
-// gone everywhere; attaches wait until it is forgotten, then find it
-// missing.
+// A live sandbox is this process's to use and renew. An ending one is
+// being discarded by its last connection here: it is still live to
+// attaches (one that comes first keeps it), but not idle, so the reaper
+// does not let go of it meanwhile (that would make the discard a no-op and
+// leave its forks until its lease ran out). One let go of is carried on by
+// other processes or the registry (kept, held elsewhere): a connection
+// here that wants it looks it up again. A discarded one is gone
+// everywhere; attaches wait until it is forgotten, then find it missing.
 type phase uint8
 
 const (
 	phaseLive phase = iota
+	phaseEnding
 	phaseLetGo
 	phaseDiscarded
 )
 
 // phaseMoves are the phases a sandbox may move to from each phase.
 var phaseMoves = [...][]phase{
-	phaseLive:      {phaseLetGo, phaseDiscarded},
+	phaseLive:      {phaseEnding, phaseLetGo, phaseDiscarded},
+	phaseEnding:    {phaseLive, phaseLetGo, phaseDiscarded},
 	phaseLetGo:     {phaseDiscarded},
 	phaseDiscarded: nil,
 }
 
 // String names the phase.
 func (p phase) String() string {
-	return [...]string{phaseLive: "live", phaseLetGo: "let go", phaseDiscarded: "discarded"}[p]
+	return [...]string{phaseLive: "live", phaseEnding: "ending", phaseLetGo: "let go", phaseDiscarded: "discarded"}[p]
 }
 
 // moveLocked moves sb to phase to (sb.mu held) when phaseMoves allows it,
@@ -45,4 +53,4 @@ func (sb *Sandbox) moveLocked(to phase) bool {
 
 // retiredLocked reports whether this process let go of sb or discarded it
 // (sb.mu held).
-func (sb *Sandbox) retiredLocked() bool { return sb.phase != phaseLive }
+func (sb *Sandbox) retiredLocked() bool { return sb.phase == phaseLetGo || sb.phase == phaseDiscarded }

@@ -2,14 +2,18 @@ package registry
 
 import (
 	"testing"
+	"time"
 )
 
-// TestPhaseMoves: a sandbox's phase only moves forward — live to let go
-// or discarded, let go to discarded — and never back.
+// TestPhaseMoves: a sandbox's phase moves forward — live to ending, let
+// go or discarded, ending to let go or discarded, let go to discarded —
+// and back only from ending to live (the discard did not happen).
 func TestPhaseMoves(t *testing.T) {
-	all := []phase{phaseLive, phaseLetGo, phaseDiscarded}
+	all := []phase{phaseLive, phaseEnding, phaseLetGo, phaseDiscarded}
 	allowed := map[[2]phase]bool{
-		{phaseLive, phaseLetGo}: true, {phaseLive, phaseDiscarded}: true, {phaseLetGo, phaseDiscarded}: true,
+		{phaseLive, phaseEnding}: true, {phaseLive, phaseLetGo}: true, {phaseLive, phaseDiscarded}: true,
+		{phaseEnding, phaseLive}: true, {phaseEnding, phaseLetGo}: true, {phaseEnding, phaseDiscarded}: true,
+		{phaseLetGo, phaseDiscarded}: true,
 	}
 	for _, from := range all {
 		for _, to := range all {
@@ -36,6 +40,8 @@ func TestEndAndLetGo(t *testing.T) {
 		{"live, unused", func() *Sandbox { return &Sandbox{} }, false, true, true},
 		{"live, attached", func() *Sandbox { return &Sandbox{attached: 1} }, false, false, false},
 		{"live, attached, forced", func() *Sandbox { return &Sandbox{attached: 1} }, true, true, false},
+		{"ending", func() *Sandbox { return &Sandbox{phase: phaseEnding} }, false, true, true},
+		{"ending, attached again", func() *Sandbox { return &Sandbox{phase: phaseEnding, attached: 1} }, false, false, false},
 		{"kept", func() *Sandbox { return &Sandbox{kept: true} }, false, false, true},
 		{"let go", func() *Sandbox { return &Sandbox{phase: phaseLetGo} }, false, false, false},
 		{"let go, forced", func() *Sandbox { return &Sandbox{phase: phaseLetGo} }, true, true, false},
@@ -46,6 +52,34 @@ func TestEndAndLetGo(t *testing.T) {
 		}
 		if got := c.sb().letGo(); got != c.let {
 			t.Errorf("%s: letGo() = %v", c.name, got)
+		}
+	}
+}
+
+// TestEndingIsLiveNotIdle: a sandbox its last connection here is
+// discarding still takes attaches (one that comes first keeps it) and is
+// not retired, but is never idle, so the reaper leaves it to the discard.
+func TestEndingIsLiveNotIdle(t *testing.T) {
+	long := time.Now().Add(-time.Hour)
+	for _, c := range []struct {
+		phase          phase
+		retired, idle  bool
+		attachAccepted bool
+	}{
+		{phaseLive, false, true, true},
+		{phaseEnding, false, false, true},
+		{phaseLetGo, true, true, false},
+		{phaseDiscarded, true, true, false},
+	} {
+		sb := &Sandbox{phase: c.phase, lastActive: long}
+		if got := sb.retiredLocked(); got != c.retired {
+			t.Errorf("%s: retired %v", c.phase, got)
+		}
+		if got := sb.idle(time.Now(), time.Minute); got != c.idle {
+			t.Errorf("%s: idle %v", c.phase, got)
+		}
+		if got := sb.attachIfLive(); got != c.attachAccepted {
+			t.Errorf("%s: attachIfLive %v", c.phase, got)
 		}
 	}
 }

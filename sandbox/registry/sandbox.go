@@ -29,15 +29,11 @@ type Sandbox struct {
 	// graceMu orders the registry writes of the grace (recordGrace,
 	// clearGrace), each made from what memory says under it.
 	graceMu sync.Mutex
-	// ending: its last connection here is discarding it (detach), so it
-	// is not idle — the reaper letting go of it meanwhile made the discard
-	// a no-op, and its forks lasted until its lease ran out.
-	ending bool
 	// held: this process has a row among the registry's holders, so no
 	// other process discards the sandbox unless forced.
 	held bool
-	// phase: live, let go of (left to other processes that hold it) or
-	// discarded (phase.go); gone is closed once it is forgotten, for
+	// phase: live, ending (its last connection here discards it), let go
+	// of (left to other processes that hold it) or discarded (phase.go); gone is closed once it is forgotten, for
 	// attaches that wait to look it up again.
 	phase     phase
 	gone      chan struct{}
