@@ -154,7 +154,9 @@ func TestClientGoneMidResult(t *testing.T) {
 	p := startTestProxy(t, db.Addr, db, nil)
 	warm := dialRaw(t, p.addr, db.User, db.Password, "")
 	warm.c.Close()
-	time.Sleep(100 * time.Millisecond)
+	testkit.Eventually(t, "the warm-up connection to end", func() bool {
+		return p.metric(t, "sqlfork_client_connections", nil) == 0
+	})
 	goroutines, fds := runtime.NumGoroutine(), openFDs(t)
 
 	for i := 0; i < 5; i++ {

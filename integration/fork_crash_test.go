@@ -64,7 +64,7 @@ func TestInterruptedForkCleanedAtOnce(t *testing.T) {
 	start := time.Now()
 	testkit.Eventually(t, "the dead fork's marker and copy to go", func() bool { m, n := left("users"); return m == 0 && n == 0 })
 	t.Logf("dead fork cleaned after %s", time.Since(start).Round(time.Millisecond))
-	time.Sleep(1500 * time.Millisecond) // three reconciliations
+	p.awaitReaps(t, 3) // three reconciliations
 	if m, n := left("orders"); m != 1 || n != 1 {
 		t.Fatalf("the running fork's marker or copy was dropped (markers %d, tables %d)", m, n)
 	}

@@ -237,7 +237,19 @@ func TestSandboxLowerCaseTableNames(t *testing.T) {
 	if n := h.srv.Sandboxes().Forks(); n != 1 {
 		t.Errorf("three spellings forked %d times, want once", n)
 	}
-	time.Sleep(2500 * time.Millisecond) // two reaper rounds
+	h.awaitReaps(t, 2)
 	wantString(t, c, "SELECT n FROM Items", "4", "the sandbox reads n=%s, want 4 (the fork kept across reaper rounds)")
 	wantString(t, root, "SELECT n FROM Shop.Items", "1", "production changed: n=%s")
+}
+
+// awaitReaps returns once the proxy's sandbox reaper has finished n more
+// rounds (its sandbox manager runs).
+func (h *proxyHandle) awaitReaps(t *testing.T, n int64) {
+	t.Helper()
+	m := h.srv.Sandboxes()
+	if m == nil {
+		t.Fatal("the proxy runs no sandbox manager")
+	}
+	from := m.Reaps()
+	testkit.Eventually(t, fmt.Sprintf("%d rounds of the reaper", n), func() bool { return m.Reaps() >= from+n })
 }

@@ -28,7 +28,9 @@ func TestHandler(t *testing.T) {
 	okReady := func(context.Context) error { return nil }
 	failReady := func(context.Context) error { return errors.New("upstream 127.0.0.1:3306 unreachable") }
 	slowReady := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
-	deafReady := func(context.Context) error { time.Sleep(time.Second); return nil } // ignores ctx
+	deaf := make(chan struct{})
+	t.Cleanup(func() { close(deaf) })
+	deafReady := func(context.Context) error { <-deaf; return nil } // ignores ctx: answers only when the test ends
 
 	tests := []struct {
 		name       string

@@ -55,6 +55,7 @@ func (s *Server) watchLiveness(ctx context.Context) {
 			return
 		case <-t.C:
 			s.checkLiveness(ctx)
+			s.livenessRounds.Add(1)
 		}
 	}
 }

@@ -122,13 +122,15 @@ func TestLivenessLeavesHealthySessionsAlone(t *testing.T) {
 		if cmd != wire.ComQuery || string(arg) != "SELECT SLEEP(2)" {
 			return false
 		}
-		time.Sleep(2 * livenessInterval)
+		h.watcherLooks(2) // busy while the watcher looks
 		c.ok(0, 0)
 		return true
 	}
 	idle, busy := h.client(""), h.client("")
 	got, _ := busy.query("SELECT SLEEP(2)")
-	time.Sleep(2 * livenessInterval)
+	if !h.watcherLooks(2) {
+		t.Fatal("the liveness watcher stopped looking")
+	}
 	if got[0][0] != wire.OKHeader {
 		t.Fatalf("busy session: % x", got)
 	}
@@ -160,7 +162,7 @@ func TestLivenessClientGoneLetsWritesFinish(t *testing.T) {
 		case cmd == wire.ComQuery && strings.HasPrefix(q, "KILL QUERY "):
 			c.ok(0, 0)
 		case cmd == wire.ComQuery && strings.Contains(q, "SLEEP(1)"):
-			time.Sleep(3 * livenessInterval)
+			h.watcherLooks(3) // runs on while the watcher looks, its client gone
 			ran <- q
 			c.ok(1, 0)
 		default:
@@ -195,11 +197,27 @@ func TestLivenessClientGoneLetsWritesFinish(t *testing.T) {
 			t.Fatalf("%q did not finish", q)
 		}
 	}
-	time.Sleep(2 * livenessInterval)
+	if !h.watcherLooks(2) {
+		t.Fatal("the liveness watcher stopped looking")
+	}
 	if k := h.up.queries("KILL"); len(k) != 0 {
 		t.Errorf("upstream got %q for statements that are not plain reads", k)
 	}
 	if v := metricValue(t, h.m.OrphanKills); v != 0 {
 		t.Errorf("orphaned statements killed: %v", v)
 	}
+}
+
+// watcherLooks returns once the liveness watcher has looked at every
+// connection n more times (false: it did not within testkit.WaitLimit). It
+// does not fail the test: the fake upstream's goroutines wait with it too.
+func (h *harness) watcherLooks(n int64) bool {
+	want := h.srv.livenessRounds.Load() + n
+	for deadline := time.Now().Add(testkit.WaitLimit); h.srv.livenessRounds.Load() < want; {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
 }

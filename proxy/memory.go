@@ -25,6 +25,8 @@ type memoryTrimmer struct {
 	log   *zap.Logger
 	count func() int // connections now
 	free  func()     // debug.FreeOSMemory
+	// after runs f after d (time.AfterFunc).
+	after func(d time.Duration, f func())
 
 	mu      sync.Mutex
 	peak    int
@@ -32,7 +34,8 @@ type memoryTrimmer struct {
 }
 
 func newMemoryTrimmer(log *zap.Logger, count func() int) *memoryTrimmer {
-	return &memoryTrimmer{log: log, count: count, free: debug.FreeOSMemory}
+	after := func(d time.Duration, f func()) { time.AfterFunc(d, f) }
+	return &memoryTrimmer{log: log, count: count, free: debug.FreeOSMemory, after: after}
 }
 
 // opened notes n connections open.
@@ -51,7 +54,7 @@ func (t *memoryTrimmer) closed(n int) {
 		return
 	}
 	t.pending = true
-	time.AfterFunc(trimDelay, t.trim)
+	t.after(trimDelay, t.trim)
 }
 
 func (t *memoryTrimmer) trim() {

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,61 +9,55 @@ import (
 
 // The trimmer frees memory once after the connection count halves from a
 // peak (by at least trimMinDrop), not on small drops, and starts over from
-// the count it finds.
+// the count it finds. Its delayed trims are run by the test.
 func TestMemoryTrimmer(t *testing.T) {
-	var conns atomic.Int64
-	var frees atomic.Int32
-	tr := newMemoryTrimmer(zap.NewNop(), func() int { return int(conns.Load()) })
-	tr.free = func() { frees.Add(1) }
-
-	open := func(n int) {
-		conns.Store(int64(n))
-		tr.opened(n)
+	conns, frees := 0, 0
+	var scheduled []func()
+	newTrimmer := func() *memoryTrimmer {
+		tr := newMemoryTrimmer(zap.NewNop(), func() int { return conns })
+		tr.free = func() { frees++ }
+		tr.after = func(d time.Duration, f func()) {
+			if d != trimDelay {
+				t.Errorf("trim scheduled after %s, want %s", d, trimDelay)
+			}
+			scheduled = append(scheduled, f)
+		}
+		return tr
 	}
-	closeTo := func(n int) {
-		conns.Store(int64(n))
-		tr.closed(n)
+	tr := newTrimmer()
+	open := func(n int) { conns = n; tr.opened(n) }
+	closeTo := func(n int) { conns = n; tr.closed(n) }
+	// runTrims runs the trims scheduled, which must be want, and checks
+	// the frees so far.
+	runTrims := func(want, freed int) {
+		t.Helper()
+		if len(scheduled) != want {
+			t.Fatalf("%d trims scheduled, want %d", len(scheduled), want)
+		}
+		for _, f := range scheduled {
+			f()
+		}
+		scheduled = nil
+		if frees != freed {
+			t.Fatalf("%d frees, want %d", frees, freed)
+		}
 	}
 	open(2000)
 	closeTo(1500) // a quarter gone: nothing
 	closeTo(1001)
-	time.Sleep(2 * trimDelay)
-	if n := frees.Load(); n != 0 {
-		t.Fatalf("%d frees before the count halved", n)
-	}
+	runTrims(0, 0)
 	for n := 1000; n >= 900; n-- { // a burst of closes: one trim
 		closeTo(n)
 	}
-	waitFrees := func(want int32) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for frees.Load() < want {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d frees, want %d", frees.Load(), want)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		time.Sleep(2 * trimDelay)
-		if n := frees.Load(); n != want {
-			t.Fatalf("%d frees, want %d", n, want)
-		}
-	}
-	waitFrees(1)
+	runTrims(1, 1)
 	// The peak is now 900: 450 left is the next trim, 600 is not.
 	closeTo(600)
-	time.Sleep(2 * trimDelay)
-	if n := frees.Load(); n != 1 {
-		t.Fatalf("%d frees after a drop to 600 from 900", n)
-	}
+	runTrims(0, 1)
 	closeTo(450)
-	waitFrees(2)
+	runTrims(1, 2)
 	// A small process: drops of fewer than trimMinDrop never trim.
-	tr = newMemoryTrimmer(zap.NewNop(), func() int { return int(conns.Load()) })
-	tr.free = func() { frees.Add(1) }
+	tr = newTrimmer()
 	open(trimMinDrop - 1)
 	closeTo(0)
-	time.Sleep(2 * trimDelay)
-	if n := frees.Load(); n != 2 {
-		t.Fatalf("%d frees after a drop of %d connections", n, trimMinDrop-1)
-	}
+	runTrims(0, 2)
 }

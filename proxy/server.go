@@ -76,6 +76,9 @@ type Server struct {
 	nextID    atomic.Uint64
 	connsMu   sync.Mutex
 	conns     map[*connState]struct{}
+	// livenessRounds counts the liveness watcher's looks at every
+	// connection (liveness.go).
+	livenessRounds atomic.Int64
 	wg        sync.WaitGroup
 	stopping  atomic.Bool
 	closeOnce sync.Once

@@ -167,7 +167,11 @@ func TestTLSLogin(t *testing.T) {
 	if cc, err := client.Connect(h.srv.Addr().String(), "native", "n-secret", ""); err == nil {
 		cc.Close()
 	}
-	time.Sleep(50 * time.Millisecond)
+	testkit.Eventually(t, "the first login's connection to end", func() bool {
+		h.srv.connsMu.Lock()
+		defer h.srv.connsMu.Unlock()
+		return len(h.srv.conns) == 0
+	})
 	before := runtime.NumGoroutine()
 	for _, tc := range []struct {
 		user, password string

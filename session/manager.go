@@ -489,6 +489,9 @@ func (m *Manager) Strategy() string { return m.strategy.Name() }
 // Forks is the number of forks this process made.
 func (m *Manager) Forks() int64 { return m.fk.Forks() }
 
+// Reaps is how many rounds the sandbox reaper finished.
+func (m *Manager) Reaps() int64 { return m.reg.Reaps() }
+
 // CaseSensitive reports lower_case_table_names=0 on the upstream.
 func (m *Manager) CaseSensitive() bool { return m.names.CaseSensitive }
 

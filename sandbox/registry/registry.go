@@ -296,6 +296,8 @@ type Registry struct {
 	lmu sync.RWMutex
 	lim Limits
 	obs atomic.Pointer[Observer]
+	// reaps counts the reaper's finished rounds (Reaps).
+	reaps atomic.Int64
 
 	proxyID    string
 	lockSecret string // see lockName
@@ -317,6 +319,11 @@ type Registry struct {
 	// were logged (once each).
 	undroppable sync.Map
 }
+
+// Reaps is how many rounds the reaper finished (leases renewed, expired
+// sandboxes and orphaned forks dropped): what waits for the reaper counts
+// them instead of guessing its time.
+func (m *Registry) Reaps() int64 { return m.reaps.Load() }
 
 // IsAdmin reports whether user may manage every sandbox.
 func (m *Registry) IsAdmin(user string) bool { return slices.Contains(m.cfg.Admins, user) }

@@ -1138,6 +1138,8 @@ func TestReaperRenews(t *testing.T) {
 	up := sessiontest.NewUpstream()
 	a := start(t, up, fastReaps(), registry.Limits{}, nil)
 	b := start(t, up, config(), registry.Limits{}, nil)
+	from := a.reg.Reaps()
+	testkit.Eventually(t, "a's reaper to finish rounds", func() bool { return a.reg.Reaps() >= from+2 })
 
 	// Recorded elsewhere: a's unrecorded named sandbox takes b's row and
 	// tables.

@@ -931,6 +931,7 @@ func (m *Registry) reaper() {
 			m.log.Warn("expire sandboxes and drop orphaned forks", zap.Error(err))
 		}
 		cancel()
+		m.reaps.Add(1)
 	}
 }
 
