@@ -7,7 +7,7 @@ import (
 )
 
 // A statement the proxy sends a second time — when it replays a
-// transaction past a fork (session/transaction.go) — must do exactly what
+// transaction past a fork (session/txn) — must do exactly what
 // it did the first time. Its text is the same; what else it depends on is
 // recorded here: the variables it reads and sets, and (in Funcs) the
 // functions it calls. Volatile says, from that, whether a second run could

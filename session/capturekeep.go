@@ -27,7 +27,7 @@ func (s *Session) stopCapturesFor(ctx context.Context, st rewrite.Statement, own
 	switch {
 	case own:
 		on = s.ownConn()
-	case s.inTrx:
+	case s.tx.Open():
 		// The client's transaction may hold the table: a side connection
 		// would wait for it. The triggers stay (capturing still); the fork
 		// is compared whole.

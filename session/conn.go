@@ -19,6 +19,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/command"
+	"github.com/sqlfork/sqlfork-proxy/session/txn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -48,17 +49,9 @@ type Session struct {
 	ansiQuotes  bool
 	ignoreSpace bool
 	varsKnown   bool
-	// tx records the open transaction's writes, for a replay.
-	tx txLog
-
-	inTrx     bool
-	trxLocked bool // the transaction wrote or took locks
-	// view: the open transaction may hold an InnoDB read view (its
-	// snapshot), taken when the manager's epoch was viewEpoch or later;
-	// a table forked after viewEpoch may be invisible to it
-	// (transaction.go).
-	view      bool
-	viewEpoch uint64
+	// tx is the open transaction as the session follows it, with its
+	// record for a replay (session/txn).
+	tx        txn.Transaction
 	planEpoch uint64 // the manager's epoch after the last plan
 	sendEpoch uint64 // the manager's epoch when the last statement was sent (before)
 	// synced: the registry was checked for the statement being planned
@@ -67,10 +60,6 @@ type Session struct {
 
 	// vars are the upstream session's variables as last read.
 	vars Vars
-	// serializableNext is set by SET TRANSACTION ISOLATION LEVEL
-	// SERIALIZABLE, which makes the next transaction lock what it reads;
-	// serializableSet marks the statement that set it.
-	serializableNext, serializableSet bool
 	// refused is the diagnostics area of the last statement when the proxy
 	// answered it with an error of its own (nil when it went upstream):
 	// SHOW WARNINGS and SHOW ERRORS then list it, as the server lists the
@@ -88,10 +77,6 @@ type Session struct {
 	// lastRenames are the names the last statement's rewrite replaced,
 	// for telling its diagnostics back (SHOW WARNINGS).
 	lastRenames []rewrite.Rename
-	// nextTx is what SET TRANSACTION gave the next transaction, cur how
-	// the open one started (txchars.go).
-	nextTx rewrite.TxChars
-	cur    txStart
 	// account is CURRENT_USER() of the session's connection, once read
 	// (ownAccount).
 	account string
@@ -232,11 +217,10 @@ func unreadableMode(mode string) string {
 // serializable reports whether the session's reads lock what they read:
 // SERIALIZABLE makes InnoDB read every row of a transaction under a shared
 // lock — the session's level, one SET TRANSACTION gave the next
-// transaction (pending across statements that use no table, txchars.go),
-// or the one the open transaction started with.
+// transaction (pending across statements that use no table), or the one
+// the open transaction started with (txn.Transaction.Serializable).
 func (s *Session) serializable() bool {
-	return s.serializableNext || strings.EqualFold(strings.ReplaceAll(s.vars.Isolation, "_", "-"), "SERIALIZABLE") ||
-		s.nextTx.Isolation == "SERIALIZABLE" || s.inTrx && s.cur.chars.Isolation == "SERIALIZABLE"
+	return s.tx.Serializable() || strings.EqualFold(strings.ReplaceAll(s.vars.Isolation, "_", "-"), "SERIALIZABLE")
 }
 
 // Options open a Session.
@@ -331,16 +315,6 @@ func (s *Session) Mode() Mode { return s.mode }
 // authorize checks that the session's user may use sb.
 func (s *Session) authorize(sb *Sandbox) error { return s.m.reg.Authorize(s.user, sb) }
 
-// restart says how a transaction must be ended and started again before a
-// statement (see Session.before).
-type restart int
-
-const (
-	restartNone   restart = iota
-	restartRead           // it has only read: commit and start again
-	restartReplay         // it has written: roll back, start again, replay
-)
-
 // Plan is what to do with one client input: answer it with Reply, or send
 // SQL upstream.
 type Plan struct {
@@ -354,7 +328,7 @@ type Plan struct {
 	text    string
 	changed bool
 	// restart is what before must do to the open transaction first.
-	restart restart
+	restart txn.Action
 	// locks marks statements a replay must repeat (writes, locking
 	// reads, SAVEPOINT); begin marks BEGIN / START TRANSACTION; txControl
 	// other transaction statements (SAVEPOINT, ROLLBACK TO …).
@@ -428,12 +402,6 @@ type Plan struct {
 	// planJSON: the answer is a plan (answersPlan), whose JSON arrays the
 	// server writes on one line when they fit (Relabel.Row).
 	planJSON bool
-	// serializable: the input asks for SERIALIZABLE for the next
-	// transaction.
-	serializable bool
-	// opensView: running the input may give the open transaction its
-	// read view (see opensView).
-	opensView bool
 	// unmapped: after its forks the input still reads a table the
 	// sandbox's map leaves to production, so an execution of it as a
 	// prepared statement checks the registry first (revalidate).
@@ -449,22 +417,10 @@ type Plan struct {
 	splices   []rewrite.Splice
 	// timeout: SQL carries the statement-timeout guardrail.
 	timeout bool
-	// start is what the input's BEGIN starts its transaction with, next
-	// what its SET TRANSACTION gives the next one (txchars.go).
-	start, next *rewrite.TxChars
-	// volatile says why a second run of the input could differ from its
-	// first (rewrite.Statement.Volatile), setsVar names a server variable
-	// it sets: a replay refuses both (transaction.go).
-	volatile, setsVar string
-	// writes are the tables the input writes, whose column defaults a
-	// replay checks.
-	writes []rewrite.Table
-	// previous names what the input reads that the statement before it
-	// left (ROW_COUNT(), …), which a restart or replay before it would
-	// change; setsInsertID: it may set LAST_INSERT_ID(), which a replay
-	// sets to its last insert's id.
-	previous     string
-	setsInsertID bool
+	// tx is what the input's statements tell the transaction and a
+	// replay of it (its characteristics, why a second run could differ,
+	// …).
+	tx txn.Facts
 }
 
 // Killable reports whether the planned input may be killed upstream should
@@ -705,10 +661,8 @@ func newPlan(sql string, a *rewrite.Analysis) *Plan {
 		// CREATE, ALTER and DROP of routines and triggers commit it.
 		p.ddl = p.ddl || st.Class == rewrite.ClassDDL && !st.Temporary || st.Class == rewrite.ClassRoutine && st.Kind != rewrite.KindCall ||
 			sandboxTrigger(st)
-		p.readVars = p.readVars || st.ChangesLexing || st.ChangesIsolation || setsAccess(st)
-		replayFacts(p, st)
-		p.serializable = p.serializable || st.Serializable
-		p.opensView = p.opensView || opensView(st, sql)
+		p.readVars = p.readVars || st.ChangesLexing || st.ChangesIsolation || txn.SetsAccess(st)
+		p.tx.Add(st, sql)
 	}
 	return p
 }
@@ -1176,8 +1130,8 @@ func (s *Session) tablesFor(ctx context.Context, a *rewrite.Analysis, i int, p *
 		return err
 	} else if calls {
 		p.locks = true // its functions may write: kept for a replay
-		if p.volatile == "" {
-			p.volatile = "it calls a stored function, whose statements the proxy does not check for a second run"
+		if p.tx.Volatile == "" {
+			p.tx.Volatile = "it calls a stored function, whose statements the proxy does not check for a second run"
 		}
 	}
 	// A foreign key from a sandbox table must point into the sandbox: one
@@ -1273,8 +1227,8 @@ func (s *Session) plannedDDL(ctx context.Context, p *Plan, st rewrite.Statement,
 // transaction: a transaction left open after it is not replayed (1412).
 func (s *Session) forkBlock(ctx context.Context, a *rewrite.Analysis, p *Plan) error {
 	p.locks = true
-	if p.volatile == "" {
-		p.volatile = "it ran a compound statement holding DDL, which commits the open transaction in the middle of the block"
+	if p.tx.Volatile == "" {
+		p.tx.Volatile = "it ran a compound statement holding DDL, which commits the open transaction in the middle of the block"
 	}
 	for _, b := range a.CompoundBody() {
 		for _, bs := range b.Statements {
@@ -1307,73 +1261,19 @@ func (s *Session) forkBlock(ctx context.Context, a *rewrite.Analysis, p *Plan) e
 	return nil
 }
 
-// restartFor is what must happen to the open transaction before p: a
-// table forked after the transaction's read view was taken is invisible to
-// it (MariaDB: 1412 "Table definition has changed", or no rows at all for
-// a full scan). A transaction that holds no read view yet needs nothing:
-// its next plain read takes one that sees every fork made so far. At its
-// first write, a transaction whose view is older than a change of the
-// sandbox's tables (another connection's forks, while a shared sandbox
-// warms up) is restarted too: that costs nothing now, while meeting one of
-// those tables after writing would replay its writes.
-func (s *Session) restartFor(a *rewrite.Analysis, p *Plan) restart {
-	switch {
-	case !s.inTrx || !s.view:
-		return restartNone
-	case s.touchesNewer(a, s.viewEpoch):
-	case p.locks && !s.trxLocked && s.sb.ChangedSince(s.viewEpoch):
-		if p.previous != "" {
-			return restartNone // a restart now would change what it reads of the statement before it
-		}
-		return restartRead
-	default:
-		return restartNone
-	}
-	switch {
-	case p.ddl:
-		return restartRead // DDL commits the open transaction anyway: commit it first
-	case s.trxLocked:
-		return restartReplay
-	}
-	return restartRead
+// restartFor is what must happen to the open transaction before p
+// (txn.Transaction.Needs): a table forked after its read view, or, at its
+// first write, any change of the sandbox's tables since.
+func (s *Session) restartFor(a *rewrite.Analysis, p *Plan) txn.Action {
+	return s.tx.Needs(p.txInput(), func(epoch uint64) bool { return s.touchesNewer(a, epoch) }, s.sb.ChangedSince)
 }
 
 // executed records the outcome of a planned input: the server status
 // after it (for transaction tracking), and, for DDL in a sandbox, re-reads
 // which tables now exist there.
 func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed bool) error {
-	const inTrans = 0x0001
-	now := status&inTrans != 0
-	switch {
-	case p != nil && p.serializable:
-		s.serializableNext, s.serializableSet = true, true
-	case s.serializableSet:
-		s.serializableSet = false // the SET itself
-	case s.serializableNext && !now:
-		s.serializableNext = false // the transaction it applied to ended
-	}
-	// A statement the proxy did not plan (an EXECUTE of a statement it
-	// does not track) may have written, and read: assume it did.
-	locks := p == nil || p.locks
-	started := now && (!s.inTrx || p != nil && (p.begin || p.txEnd))
-	s.nextTransaction(p, failed, now, started)
-	if started {
-		s.began(p)
-	}
-	switch {
-	case started:
-		// A transaction started (BEGIN in an open one, or COMMIT AND
-		// CHAIN, ends it and starts another).
-		s.trxLocked, s.view = locks, false
-	case now && locks:
-		s.trxLocked = true
-	case !now:
-		s.trxLocked, s.view = false, false
-	}
-	if now && !s.view && (p == nil || p.opensView) {
-		s.view, s.viewEpoch = true, s.viewSince()
-	}
-	s.inTrx = now
+	s.tx.Executed(p.txInput(), txn.Result{Status: status, Failed: failed, Isolation: s.vars.Isolation, ReadOnly: s.vars.ReadOnly,
+		Since: s.viewSince()})
 	if p == nil || s.sb == nil {
 		return nil
 	}
@@ -1422,12 +1322,11 @@ func (s *Session) abandon(ctx context.Context, p *Plan) {
 // binding stays (a pool resets connections between borrowers, and its
 // sandbox must stay theirs).
 func (s *Session) Reset() {
-	s.inTrx, s.trxLocked, s.view = false, false, false
-	s.varsKnown = false // the reset sets the session's variables back
-	s.tx.reset()
-	s.serializableNext, s.serializableSet = false, false
-	s.nextTx, s.cur = rewrite.TxChars{}, txStart{}
-	s.sqlStmts, s.prepNames = nil, nil // the reset drops the connection's prepared statements
+	s.tx.Reset()
+	// The reset sets the session's variables back and drops the
+	// connection's prepared statements.
+	s.varsKnown = false
+	s.sqlStmts, s.prepNames = nil, nil
 	s.account = ""
 }
 

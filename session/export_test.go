@@ -6,6 +6,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/infoschema"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
+	"github.com/sqlfork/sqlfork-proxy/session/txn"
 )
 
 // Test-only views of the session's internals, for this package's external
@@ -24,7 +25,7 @@ type PlanFlags struct {
 
 // Flags returns p's decisions.
 func (p *Plan) Flags() PlanFlags {
-	return PlanFlags{Changed: p.changed, Restart: p.restart == restartRead, Replay: p.restart == restartReplay,
+	return PlanFlags{Changed: p.changed, Restart: p.restart == txn.Restart, Replay: p.restart == txn.Replay,
 		Stateful: p.locks, Begin: p.begin, TxEnd: p.txEnd, TxControl: p.txControl, DDL: p.ddl, UseDB: p.useDB,
 		ReadVars: p.readVars, Diagnostics: p.diagnostics, Statements: p.statements, ProcessList: p.processList,
 		Version: p.version}
@@ -68,11 +69,11 @@ func (s *Session) Executed(ctx context.Context, p *Plan, status uint16, failed b
 	return s.executed(ctx, p, status, failed)
 }
 
-// Restarted is s.restarted.
-func (s *Session) Restarted(replayed bool) { s.restarted(replayed) }
+// Restarted is the transaction's Restarted at the registry's epoch now.
+func (s *Session) Restarted(replayed bool) { s.tx.Restarted(replayed, s.m.reg.Epoch()) }
 
-// ReplayRefused is s.replayRefused.
-func (s *Session) ReplayRefused(why string) error { return s.replayRefused(why) }
+// ReplayRefused is txn.ReplayRefused for the session's sandbox.
+func (s *Session) ReplayRefused(why string) error { return txn.ReplayRefused(s.SandboxName(), why) }
 
 // ChangesLexing is s.changesLexing with the session's options.
 func (s *Session) ChangesLexing(sql string, opts rewrite.Options) bool {

@@ -13,7 +13,7 @@ import (
 
 // sandboxStatement runs a SANDBOX pseudo-statement.
 func (s *Session) sandboxStatement(ctx context.Context, sql string) (*Plan, error) {
-	if s.inTrx {
+	if s.tx.Open() {
 		return nil, rewrite.Refuse(wire.ErCantDoThisDuringTrx, "SANDBOX statements are not allowed in a transaction; COMMIT or ROLLBACK first")
 	}
 	c, err := command.Parse(sql)

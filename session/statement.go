@@ -16,6 +16,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/kill"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/session/txn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -281,28 +282,30 @@ func (s *Session) before(ctx context.Context, p *Plan) error {
 		s.sendEpoch = s.m.reg.Epoch() // forks recorded by now are older than what p may read
 	}
 	r := p.restart
-	p.restart = restartNone
+	p.restart = txn.Nothing
 	var err error
 	switch {
-	case r == restartNone:
+	case r == txn.Nothing:
 		return nil
-	case p.previous != "":
+	case p.tx.Previous != "":
 		// What the statement reads would be what the proxy ran before it.
-		why := "this statement reads " + p.previous + ", which would then be that of the proxy's own statements"
-		err = s.refuseRestart(ctx, why, s.restartRefused(why))
-	case r == restartRead:
-		if err = s.restartTransaction(ctx); err == nil {
+		why := "this statement reads " + p.tx.Previous + ", which would then be that of the proxy's own statements"
+		err = s.refuseRestart(ctx, why, txn.RestartRefused(s.SandboxName(), why))
+	case r == txn.Restart:
+		if err = s.tx.Restart(ctx, txConn{s}, txConn{s}); err == nil {
+			s.log.Debug("transaction restarted after a fork")
 			s.m.observer().TransactionRestarted("restarted")
 			return nil
 		}
-	case r == restartReplay:
+	case r == txn.Replay:
 		var why string
-		if why, err = s.replayTransaction(ctx); err == nil && why == "" {
+		if why, err = s.tx.Replay(ctx, txConn{s}, txConn{s}); err == nil && why == "" {
+			s.log.Debug("transaction replayed after a fork", zap.Int("statements", s.tx.Recorded()))
 			s.m.observer().TransactionRestarted("replayed")
 			return nil
 		}
 		if err == nil {
-			err = s.refuseRestart(ctx, why, s.replayRefused(why))
+			err = s.refuseRestart(ctx, why, txn.ReplayRefused(s.SandboxName(), why))
 		}
 	}
 	if isServerError(err) || isRefusal(err) {
@@ -316,14 +319,20 @@ func (s *Session) before(ctx context.Context, p *Plan) error {
 // ROLLBACK and retry: nothing of the transaction survives half-replayed.
 // An error that breaks the connection is returned instead.
 func (s *Session) refuseRestart(ctx context.Context, why string, refused error) error {
-	if _, err := s.up.Query(ctx, "ROLLBACK"); err != nil && !isServerError(err) {
+	if err := s.tx.Rollback(ctx, txConn{s}); err != nil {
 		return err
 	}
-	s.tx.reset()
 	_ = s.executed(ctx, nil, s.up.Status(), false)
 	s.m.observer().TransactionRestarted("refused")
 	s.log.Info("transaction could not be restarted or replayed after a fork", zap.String("why", why))
 	return refused
+}
+
+// isServerError reports whether err is an answer of the server, after
+// which the connection is still usable.
+func isServerError(err error) bool {
+	var se interface{ ServerError() bool }
+	return errors.As(err, &se) && se.ServerError()
 }
 
 // isRefusal reports whether err is a refusal for the client.
@@ -387,15 +396,7 @@ func (s *Session) after(ctx context.Context, p *Plan, o *Outcome) error {
 		}
 	}
 	inTrx := status&wire.StatusInTrans != 0
-	switch {
-	case o.Prepare:
-	case o.Part && inTrx, p.noReplay && inTrx:
-		s.tx.broken = true // parts of a split input, EXECUTE: not recorded for a replay
-	case o.Part:
-		s.tx.reset()
-	default:
-		s.tx.record(p, o, inTrx)
-	}
+	s.tx.Record(p.txInput(), txOutcome(o), inTrx)
 	if o.Execution {
 		s.auditExecution(p) // every execution sent, as every statement is audited when planned
 	}
@@ -462,9 +463,7 @@ func (s *Session) revalidate(ctx context.Context, p *Plan) (*Plan, error) {
 // NotReplayable marks the open transaction as holding what a replay cannot
 // repeat (COM_STMT_SEND_LONG_DATA's data is not kept).
 func (s *Session) NotReplayable() {
-	if s.inTrx {
-		s.tx.broken = true
-	}
+	s.tx.Break()
 }
 
 // ClientName is name (UTF-8) as a statement the proxy sends on the

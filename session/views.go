@@ -71,11 +71,11 @@ func (s *Session) prepareViews(ctx context.Context, st rewrite.Statement, first 
 		isView, err := s.ensureView(ctx, t, mode, 0)
 		if isView {
 			views[s.m.names.Key(t)] = true
-			if err == nil && s.m.catalog.Calls(ctx, t) && p.volatile == "" {
+			if err == nil && s.m.catalog.Calls(ctx, t) && p.tx.Volatile == "" {
 				// Its functions may write: kept for a replay, which the
 				// proxy refuses (it does not check their statements).
 				p.locks = true
-				p.volatile = "it reads a view calling a stored function, whose statements the proxy does not check for a second run"
+				p.tx.Volatile = "it reads a view calling a stored function, whose statements the proxy does not check for a second run"
 			}
 		}
 		return err
