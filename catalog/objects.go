@@ -71,7 +71,7 @@ type Object struct {
 }
 
 // ViewDef is what information_schema.VIEWS says of a view: what a sandbox
-// needs to make its own copy (views.go).
+// needs to make its own copy (sandbox/objects/views.go).
 type ViewDef struct {
 	Def         string // VIEW_DEFINITION: the server's text, names qualified
 	CheckOption string // NONE, CASCADED, LOCAL

@@ -26,12 +26,12 @@ type View struct {
 	SchemaCols []string
 	// routineSchema is, for the views of stored routines, the column of
 	// their database: a sandbox's own procedures are in its databases
-	// (routines.go), which it sees under their logical names; every other
+	// (sandbox/objects), which it sees under their logical names; every other
 	// database of the proxy is left out.
 	RoutineSchema string
 	// routineName is the column of their name: a production routine the
 	// sandbox has its own of the same name and type (a copy made at its
-	// CALL, procedures.go) is left out, the sandbox's stands for it.
+	// CALL, sandbox/objects) is left out, the sandbox's stands for it.
 	RoutineName string
 	// order is the order of the view's rows, as the server lists its own
 	// table's (columns by their position in their table); the view's
@@ -51,7 +51,7 @@ var Views = []View{
 	{Name: "VIEWS", Pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}}},
 	{Name: "PARTITIONS", Pairs: [][2]string{{"TABLE_SCHEMA", "TABLE_NAME"}}},
 	// A trigger is in its table's database: forks carry production's,
-	// and a sandbox makes its own (triggerddl.go).
+	// and a sandbox makes its own (sandbox/objects/triggers.go).
 	{Name: "TRIGGERS", Pairs: [][2]string{{"EVENT_OBJECT_SCHEMA", "EVENT_OBJECT_TABLE"}}, SchemaCols: []string{"TRIGGER_SCHEMA"}},
 	{Name: "SCHEMATA"},
 	{Name: "ROUTINES", RoutineSchema: "ROUTINE_SCHEMA", RoutineName: "ROUTINE_NAME"},
@@ -391,7 +391,7 @@ func Known(name string) bool {
 var serverWideTables = map[string]bool{
 	"innodb_table_stats": true, "innodb_index_stats": true, "table_stats": true, "column_stats": true,
 	"index_stats": true, "general_log": true, "slow_log": true,
-	"proc": true, // every sandbox's procedures (routines.go)
+	"proc": true, // every sandbox's procedures (sandbox/objects)
 }
 
 // Virtual reports databases whose tables the proxy never forks nor

@@ -20,6 +20,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/command"
 	"github.com/sqlfork/sqlfork-proxy/session/txn"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/objects"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -71,9 +72,8 @@ type Session struct {
 	// prepNames are the names the connection's PREPAREs named since each
 	// was last dropped: the server may have statements of them.
 	prepNames map[string]bool
-	// copying are the production procedures (lower-case db NUL name) whose
-	// copies are being made (procedures.go): one that calls itself.
-	copying map[string]bool
+	// obj places the session's stored objects in its sandbox (objs).
+	obj *objects.Placer
 	// lastRenames are the names the last statement's rewrite replaced,
 	// for telling its diagnostics back (SHOW WARNINGS).
 	lastRenames []rewrite.Rename
@@ -88,8 +88,9 @@ type Diag = reply.Diag
 // Reply is an answer the proxy gives itself (reply.Reply).
 type Reply = reply.Reply
 
-// diagnosed is an error that knows the whole diagnostics area it leaves.
-type diagnosed interface{ diagnostics() []Diag }
+// diagnosed is an error that knows the whole diagnostics area it leaves
+// (a view whose tables are gone, sandbox/objects).
+type diagnosed interface{ Diagnostics() []Diag }
 
 // diagnosticsOf is the diagnostics area an error the proxy answers with
 // leaves: the error itself, or what it says it leaves; nil for an error
@@ -97,7 +98,7 @@ type diagnosed interface{ diagnostics() []Diag }
 func diagnosticsOf(err error) []Diag {
 	var d diagnosed
 	if errors.As(err, &d) {
-		return d.diagnostics()
+		return d.Diagnostics()
 	}
 	var r interface {
 		MySQLError() (uint16, string, string)
@@ -365,7 +366,7 @@ type Plan struct {
 	undoOnError []rewrite.Table
 	// adoptViews are copies of production views the statement drops,
 	// replaces or alters: once it has run, what is left of them is the
-	// sandbox's own (views.go).
+	// sandbox's own (objects.Placer.AdoptViews).
 	adoptViews []rewrite.Table
 	// keepStmt is a SQL prepared statement (keepName) the session keeps
 	// once the PREPARE ran; forgetStmts are the names of those the input
@@ -409,7 +410,7 @@ type Plan struct {
 	// renames are the names the rewrite replaced (see label).
 	renames []rewrite.Rename
 	// productionTrigger marks SHOW CREATE TRIGGER of production's trigger
-	// (triggerddl.go).
+	// (objects.Placer.ForkTrigger).
 	productionTrigger bool
 	// rewritten is the rewrite's text, splices where it differs from the
 	// client's (see Relabel.Error).
@@ -729,7 +730,7 @@ func (s *Session) provesNoWrite(ctx context.Context, a *rewrite.Analysis) error 
 				"(a sandbox takes such locks on its own copies)", reason, deny)
 		}
 	}
-	why, err := s.objectHazard(ctx, a, nil)
+	why, err := s.objs().Hazard(ctx, a, nil)
 	if err != nil {
 		return err
 	}
@@ -990,12 +991,12 @@ func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool
 			return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s changes %s, a table of the server's own schema %s, whose "+
 				"definitions a sandbox does not hold; it is refused in a sandbox (run it on a direct connection)", st.Kind, t, quote.Ident(t.DB))
 		}
-		if reason := outsideTables(st); reason != "" && !sandboxRoutine(st) && !sandboxTrigger(st) && (body || !maintains(a, i)) {
+		if reason := outsideTables(st); reason != "" && !objects.RoutineStatement(st) && !sandboxTrigger(st) && (body || !maintains(a, i)) {
 			return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s changes the server outside any table, which a sandbox cannot contain; "+
 				"it is refused in a sandbox (run it on a direct connection or SANDBOX DETACH in explicit mode)", reason)
 		}
 		if st.Kind == rewrite.KindCall && st.Routine != nil {
-			if err := s.checkCall(ctx, st); err != nil {
+			if err := s.objs().CheckCall(ctx, st); err != nil {
 				return err
 			}
 		}
@@ -1026,7 +1027,7 @@ func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool
 			}
 		}
 	}
-	if why, err := s.objectHazard(ctx, a, s.sb); err != nil {
+	if why, err := s.objs().Hazard(ctx, a, s.sb); err != nil {
 		return err
 	} else if why != "" {
 		return rewrite.Refuse(wire.ErOptionPreventsStatement, "this statement cannot be confined to the sandbox: %s", why)
@@ -1097,10 +1098,10 @@ func (s *Session) forkFor(ctx context.Context, a *rewrite.Analysis, p *Plan, pre
 func (s *Session) routineFor(ctx context.Context, a *rewrite.Analysis, p *Plan, st rewrite.Statement) (done bool, err error) {
 	switch {
 	case (st.Kind == rewrite.KindCreateProcedure || st.Kind == rewrite.KindCreateFunction) && st.Routine != nil:
-		if err := s.routineChanging(ctx, st); err != nil {
+		if err := s.objs().RoutineChanging(ctx, st); err != nil {
 			return true, err
 		}
-		if err := s.forkBody(ctx, st, true); err != nil {
+		if err := s.objs().ForkBody(ctx, st, true); err != nil {
 			return true, err
 		}
 		p.locks = true
@@ -1113,10 +1114,10 @@ func (s *Session) routineFor(ctx context.Context, a *rewrite.Analysis, p *Plan, 
 	case st.Trigger != nil && st.Routine != nil:
 		return true, s.forkTrigger(ctx, st, p)
 	case (st.Kind == rewrite.KindShowCreateFunction || st.Kind == rewrite.KindShowCreateProcedure) && st.Routine != nil:
-		return true, s.showsOwnRoutine(ctx, st)
+		return true, s.objs().ShowsOwnRoutine(ctx, st)
 	case (st.Kind == rewrite.KindDropFunction || st.Kind == rewrite.KindDropProcedure || st.Kind == rewrite.KindAlterFunction ||
 		st.Kind == rewrite.KindAlterProcedure) && st.Routine != nil:
-		return true, s.routineChanging(ctx, st)
+		return true, s.objs().RoutineChanging(ctx, st)
 	}
 	return false, nil
 }
@@ -1126,7 +1127,7 @@ func (s *Session) routineFor(ctx context.Context, a *rewrite.Analysis, p *Plan, 
 // locks.
 func (s *Session) tablesFor(ctx context.Context, a *rewrite.Analysis, i int, p *Plan, prepared bool) error {
 	st := a.Statements[i]
-	if calls, err := s.placeFunctions(ctx, st); err != nil {
+	if calls, err := s.objs().PlaceFunctions(ctx, st); err != nil {
 		return err
 	} else if calls {
 		p.locks = true // its functions may write: kept for a replay
@@ -1140,7 +1141,7 @@ func (s *Session) tablesFor(ctx context.Context, a *rewrite.Analysis, i int, p *
 	// so that the locks are taken in the sandbox, never on production
 	// rows; and a view made in the sandbox must read the sandbox's
 	// tables, or writes through it would reach production.
-	first, err := s.forkFirst(ctx, st)
+	first, err := s.objs().ForkFirst(ctx, st)
 	if err != nil {
 		return err
 	}
@@ -1215,7 +1216,7 @@ func (s *Session) plannedDDL(ctx context.Context, p *Plan, st rewrite.Statement,
 }
 
 // forkBlock makes ready, before it runs, what an anonymous block holding
-// DDL (a, one COMPOUND statement) needs in the sandbox, as forkBody does
+// DDL (a, one COMPOUND statement) needs in the sandbox, as ForkBody does
 // for a procedure's body: each of its statements' tables forked whole —
 // never schema only, as a statement before a DROP may read the rows — or
 // placed when production does not have them, with the tables that must be
@@ -1232,7 +1233,7 @@ func (s *Session) forkBlock(ctx context.Context, a *rewrite.Analysis, p *Plan) e
 	}
 	for _, b := range a.CompoundBody() {
 		for _, bs := range b.Statements {
-			first, err := s.bodyFirst(ctx, bs)
+			first, err := s.objs().BodyFirst(ctx, bs)
 			if err != nil {
 				return err
 			}
@@ -1299,7 +1300,7 @@ func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed b
 		}
 	}
 	if !failed && len(p.adoptViews) > 0 {
-		return s.m.adoptViews(ctx, s.sb, p.adoptViews)
+		return s.objs().AdoptViews(ctx, p.adoptViews)
 	}
 	return nil
 }
@@ -1483,7 +1484,7 @@ type resolver struct {
 	// out: SHOW CREATE VIEW shows production's definition.
 	productionViews bool
 	// productionTrigger leaves the trigger SHOW CREATE TRIGGER names as
-	// written: production's (triggerddl.go).
+	// written: production's (objects.Placer.ForkTrigger).
 	productionTrigger bool
 }
 

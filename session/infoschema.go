@@ -2,11 +2,9 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/sqlfork/sqlfork-proxy/infoschema"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
@@ -129,43 +127,6 @@ func (m *Manager) routineViewSQL(v infoschema.View, id string, cols []infoschema
 	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + quote.Ident(sandbox.InfoSchema(m.cfg.Prefix, id)) + "." + quote.Ident(v.Name) +
 		" AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.Name + " i WHERE (" + col + " NOT LIKE " + internal +
 		" AND NOT " + shadowed + " AND NOT " + dropped + ") OR " + mine
-}
-
-// droppedRoutine reports whether sb dropped production's routine db.name
-// of kind (noteDroppedRoutine), as any proxy process recorded it.
-func (m *Manager) droppedRoutine(ctx context.Context, sb *Sandbox, kind, db, name string) (bool, error) {
-	var dropped bool
-	err := m.reg.WithConn(ctx, func(c SideConn) error {
-		rows, err := c.Query(ctx, "SELECT 1 FROM "+quote.Ident(sandbox.InfoSchema(m.cfg.Prefix, sb.ID))+"."+quote.Ident(infoschema.DroppedRoutines)+
-			" WHERE db = "+quote.String(db)+" AND name = "+quote.String(name)+" AND type = "+quote.String(kind))
-		var me *mysql.MyError
-		if errors.As(err, &me) && (me.Code == mysql.ER_NO_SUCH_TABLE || me.Code == mysql.ER_BAD_DB_ERROR) {
-			return nil // none recorded yet
-		}
-		dropped = len(rows) > 0
-		return err
-	})
-	if err != nil {
-		return false, fmt.Errorf("look up the dropped %s %s.%s: %w", strings.ToLower(kind), db, name, err)
-	}
-	return dropped, nil
-}
-
-// noteDroppedRoutine records in the sandbox's information_schema database
-// that it dropped production's routine db.name of kind (PROCEDURE or
-// FUNCTION).
-func (m *Manager) noteDroppedRoutine(ctx context.Context, sb *Sandbox, kind, db, name string) error {
-	if err := m.ensureInfoViews(ctx, sb); err != nil {
-		return err
-	}
-	return m.reg.WithConn(ctx, func(c SideConn) error {
-		_, err := c.Exec(ctx, "INSERT IGNORE INTO "+quote.Ident(sandbox.InfoSchema(m.cfg.Prefix, sb.ID))+"."+quote.Ident(infoschema.DroppedRoutines)+
-			" VALUES ("+quote.String(db)+", "+quote.String(name)+", "+quote.String(kind)+")")
-		if err != nil {
-			return fmt.Errorf("record the dropped %s %s.%s: %w", strings.ToLower(kind), db, name, err)
-		}
-		return nil
-	})
 }
 
 // ensureInfoViews makes sb's information_schema views once.

@@ -25,6 +25,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/capture"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/forking"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/objects"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/review"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
@@ -279,6 +280,8 @@ type Manager struct {
 	server  rewrite.Server
 	engine  *rewrite.Engine
 	catalog *catalog.Objects
+	// objects is what every session's Placer shares (sandbox/objects).
+	objects objects.Config
 
 	privMu       sync.Mutex
 	privKnown    bool
@@ -348,6 +351,8 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	}
 	m.fk = forking.New(forking.Config{Prefix: cfg.Prefix, ForkTimeout: cfg.ForkTimeout}, log, m.names, m.reg, m.strategy,
 		m.caps, m.catalog, triggers, func(owner string) int64 { return m.guard(owner).MaxForkBytes })
+	m.objects = objects.Config{Prefix: cfg.Prefix, Names: m.names, Registry: m.reg, Schemas: m.fk, Catalog: m.catalog,
+		Engine: m.engine, Server: m.server}
 	if err := m.reg.Init(ctx, c); err != nil {
 		m.reg.Drop(c)
 		return nil, err

@@ -2,268 +2,131 @@ package session
 
 import (
 	"context"
-	"strings"
 
-	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/forker"
-	"github.com/sqlfork/sqlfork-proxy/infoschema"
-	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/objects"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 )
 
-// objectHazard checks what the statements of a reach through the objects
-// they name, whatever the proxy's account may do: the functions they call,
-// the views they read, the sources of CREATE TABLE … LIKE, and, in a
-// sandbox (sb not nil), the tables that will be forked before them. It
-// returns why a statement would reach production ("" when none does).
-// Tables sb already holds are the sandbox's own and need no check.
-func (s *Session) objectHazard(ctx context.Context, a *rewrite.Analysis, sb *Sandbox) (string, error) {
-	for _, st := range a.Statements {
-		if why, err := s.statementHazard(ctx, st, sb); err != nil || why != "" {
-			return why, err
-		}
+// A session's stored objects in its sandbox — copies of production views,
+// functions and procedures, the tables of the triggers it defines, what
+// the objects its statements name reach — are sandbox/objects' (a Placer
+// per session); the session gives it what only the session knows
+// (placerHost) and calls it while planning.
+
+// objs is the session's Placer, made on first use.
+func (s *Session) objs() *objects.Placer {
+	if s.obj == nil {
+		s.obj = objects.New(s.m.objects, placerHost{s: s})
 	}
-	return "", nil
+	return s.obj
 }
 
-// statementHazard is objectHazard for one statement.
-func (s *Session) statementHazard(ctx context.Context, st rewrite.Statement, sb *Sandbox) (string, error) {
-	for _, f := range st.Funcs {
-		if sb != nil && st.Class != rewrite.ClassUnparseable {
-			// The sandbox's copies run in its place (functions.go); in a
-			// statement the parser rejects the proxy cannot place a call.
-			if why, err := s.sandboxFuncHazard(ctx, f, st.DB); err != nil || why != "" {
-				return why, err
-			}
-		} else if why, _, err := s.m.catalog.FuncHazard(ctx, f, st.DB); err != nil || why != "" {
-			return why, err
-		}
-	}
-	if why, err := s.likeHazard(ctx, st, sb); err != nil || why != "" {
-		return why, err
-	}
-	if sb != nil && st.Class == rewrite.ClassUnparseable {
-		if why, err := s.unparseableHazard(ctx, st, sb); err != nil || why != "" {
-			return why, err
-		}
-	}
-	forks := map[rewrite.Table]string{}
-	if sb != nil {
-		for _, t := range st.Writes {
-			forks[t] = "writes"
-		}
-		first, err := s.forkFirst(ctx, st)
-		if err != nil {
-			return "", err
-		}
-		for _, t := range first {
-			if _, ok := forks[t]; !ok {
-				forks[t] = "reads under locks"
-			}
-		}
-	}
-	if why, err := s.readHazard(ctx, st, sb); err != nil || why != "" {
-		return why, err
-	}
-	return s.forkHazard(ctx, st, sb, forks)
+// placerHost is the session as its Placer sees it (objects.Session).
+type placerHost struct{ s *Session }
+
+// Sandbox implements objects.Session.
+func (h placerHost) Sandbox() *registry.Sandbox { return h.s.sb }
+
+// RoutineDB implements objects.Session.
+func (h placerHost) RoutineDB(db string) string { return h.s.routineDB(db) }
+
+// Ensure implements objects.Session.
+func (h placerHost) Ensure(ctx context.Context, t rewrite.Table, mode forker.Mode) (*sandbox.Entry, bool, error) {
+	return h.s.ensure(ctx, t, mode)
 }
 
-// holds reports whether sb (nil: none) holds t.
-func (s *Session) holds(sb *Sandbox, t rewrite.Table) bool {
-	if sb == nil {
-		return false
-	}
-	_, ok := sb.Resolve(s.m.names.Key(t))
-	return ok
+// Resolver implements objects.Session.
+func (h placerHost) Resolver() rewrite.Resolver { return resolver{s: h.s} }
+
+// Confined implements objects.Session.
+func (h placerHost) Confined(ctx context.Context, a *rewrite.Analysis) error {
+	return h.s.confined(ctx, a)
 }
 
-// likeHazard checks the sources of CREATE TABLE … LIKE: the new table
-// would copy an engine that reaches other tables, or a default that
-// advances a production sequence.
-func (s *Session) likeHazard(ctx context.Context, st rewrite.Statement, sb *Sandbox) (string, error) {
-	for _, t := range st.Like {
-		if s.holds(sb, t) {
-			continue
-		}
-		o, err := s.m.catalog.Object(ctx, t)
-		if err != nil {
-			return "", err
-		}
-		if o.Kind != "" && o.Engine != "" && !rewrite.SafeEngine(o.Engine) {
-			return "CREATE TABLE … LIKE " + t.Quoted() + " would copy its " + o.Engine + " engine, whose tables read " +
-				"and write other tables", nil
-		}
-		var col, def string
-		if err := s.m.reg.WithConn(ctx, func(c SideConn) error {
-			var err error
-			col, def, err = forker.SequenceDefault(ctx, c, t)
-			return err
-		}); err != nil {
-			return "", err
-		} else if col != "" {
-			return "CREATE TABLE … LIKE " + t.Quoted() + " would copy the default of its column " + quote.Ident(col) +
-				" (" + def + "), which advances a production sequence; give the new table its own definition", nil
-		}
-	}
-	return "", nil
+// MayExecute implements objects.Session.
+func (h placerHost) MayExecute(ctx context.Context, kind, db, name string) error {
+	return h.s.mayExecute(ctx, kind, db, name)
 }
 
-// unparseableHazard checks a statement the parser cannot read, in a
-// sandbox: what it reads may have to be forked first, which needs it
-// parsed.
-func (s *Session) unparseableHazard(ctx context.Context, st rewrite.Statement, sb *Sandbox) (string, error) {
-	if s.serializable() && len(st.Names) > 0 {
-		return "under SERIALIZABLE every read locks, so the proxy must fork what a statement reads first, and it " +
-			"cannot parse this one; rewrite it in syntax MySQL 8 also accepts or leave SERIALIZABLE", nil
-	}
-	// A table whose engine locks it for every read must be forked
-	// before it is read, which needs the statement parsed.
-	for _, t := range st.Names {
-		if s.holds(sb, t) || infoschema.Virtual(t) || t.DB == "" {
-			continue
-		}
-		o, err := s.m.catalog.Object(ctx, t)
-		if err != nil {
-			return "", err
-		}
-		if (o.Kind == "BASE TABLE" || o.Kind == "SYSTEM VERSIONED") && !rowLocking(o.Engine) {
-			return t.Quoted() + " is a " + o.Engine + " table, whose reads lock it, so the proxy must fork it " +
-				"before it is read, and it cannot parse this statement; rewrite it in syntax MySQL 8 also accepts", nil
-		}
-	}
-	return "", nil
+// Serializable implements objects.Session.
+func (h placerHost) Serializable() bool { return h.s.serializable() }
+
+// StopCapturesFor implements objects.Session.
+func (h placerHost) StopCapturesFor(ctx context.Context, st rewrite.Statement, own bool) error {
+	return h.s.stopCapturesFor(ctx, st, own)
 }
 
-// readHazard checks what reading the statement's tables reaches: a view
-// that calls a function or advances a sequence, and, in a sandbox, one
-// that shows the whole server.
-func (s *Session) readHazard(ctx context.Context, st rewrite.Statement, sb *Sandbox) (string, error) {
-	for _, t := range append(st.Reads, st.Names...) {
-		if s.holds(sb, t) || infoschema.Virtual(t) || t.DB == "" {
-			continue
-		}
-		o, err := s.m.catalog.Object(ctx, t)
-		if err != nil {
-			return "", err
-		}
-		if o.Hazard != "" {
-			return o.Hazard, nil
-		}
-		if sb == nil && o.Calls != "" {
-			return o.Calls, nil // a sandbox reads its copy of the view, calling its copy of the function
-		}
-		if sb != nil && o.Wide != "" {
-			return o.Wide + ", which a sandbox must not see; run it on a direct connection", nil
-		}
-	}
-	return "", nil
+// EnsureInfoViews implements objects.Session.
+func (h placerHost) EnsureInfoViews(ctx context.Context) error {
+	return h.s.m.ensureInfoViews(ctx, h.s.sb)
 }
 
-// forkHazard checks the tables a statement in sb would fork (forks: the
-// role each plays, "writes" or "reads under locks"): tables of engines that
-// reach other tables. (Production views are copied, views.go.)
-func (s *Session) forkHazard(ctx context.Context, st rewrite.Statement, sb *Sandbox, forks map[rewrite.Table]string) (string, error) {
-	for t := range forks {
-		if s.holds(sb, t) || infoschema.Virtual(t) {
-			continue
-		}
-		o, err := s.m.catalog.Object(ctx, t)
-		if err != nil {
-			return "", err
-		}
-		switch {
-		case o.Kind == "VIEW":
-			// The sandbox copies it (views.go), after forking what it
-			// reads.
-		case virtualTable(o):
-			return t.Quoted() + " is a table of the Sequence engine, whose rows are made as it is read: it cannot be written", nil
-		case o.Kind != "" && o.Engine != "" && !rewrite.SafeEngine(o.Engine):
-			return t.Quoted() + " is a " + o.Engine + " table, which reads and writes other tables, so no fork " +
-				"of it can be kept to the sandbox", nil
-		}
+// ensure is forking.Forker.Ensure of t in the session's sandbox, with the
+// stored routines the triggers it copied call placed there.
+func (s *Session) ensure(ctx context.Context, t rewrite.Table, mode forker.Mode) (*sandbox.Entry, bool, error) {
+	e, made, err := s.m.fk.Ensure(ctx, s.sb, t, mode, s.readable())
+	if err == nil {
+		err = s.objs().PlaceNeeded(ctx)
 	}
-	return "", nil
+	return e, made, err
 }
 
-// forkFirst lists the tables a statement needs forked whole before it runs,
-// besides those it writes: tables named by its FOREIGN KEY clauses (so the
-// key points into the sandbox), tables it reads under locks (so the locks
-// are taken on the sandbox's copy, never on production rows; under
-// SERIALIZABLE every read locks, and so does any read of a table whose
-// engine locks whole tables, MyISAM or Aria say), and the tables a CREATE
-// VIEW reads (so the view, and writes through it, stay in the sandbox).
-func (s *Session) forkFirst(ctx context.Context, st rewrite.Statement) ([]rewrite.Table, error) {
-	out := append([]rewrite.Table(nil), st.References...)
-	if st.Kind == rewrite.KindCreateView || s.serializable() {
-		for _, t := range st.Reads {
-			if infoschema.Virtual(t) {
-				continue
-			}
-			if virtual, err := s.virtual(ctx, t); err != nil {
-				return nil, err
-			} else if !virtual {
-				out = append(out, t)
-			}
-		}
-		return out, nil
+// routineDB is the sandbox database holding the routines and triggers of
+// logical database db; it is recorded for telling its name back in
+// messages.
+func (s *Session) routineDB(db string) string {
+	phys := sandbox.Schema(s.m.cfg.Prefix, s.sb.ID, s.m.names.Norm(rewrite.Table{DB: db}).DB)
+	if s.schemas == nil {
+		s.schemas = map[string]string{}
 	}
-	locked := map[rewrite.Table]bool{}
-	for _, t := range st.Locked {
-		locked[t] = true
-		if virtual, err := s.virtual(ctx, t); err != nil {
-			return nil, err
-		} else if !virtual {
-			out = append(out, t)
-		}
-	}
-	for _, t := range st.Reads {
-		if locked[t] || infoschema.Virtual(t) || s.sb != nil && s.own(t) {
-			continue
-		}
-		o, err := s.m.catalog.Object(ctx, t)
-		if err != nil {
-			return nil, err
-		}
-		if (o.Kind == "BASE TABLE" || o.Kind == "SYSTEM VERSIONED") && !rowLocking(o.Engine) {
-			out = append(out, t)
-		}
-	}
-	return out, nil
+	s.schemas[phys] = db
+	return phys
 }
 
-// own reports whether the session's sandbox holds t.
-func (s *Session) own(t rewrite.Table) bool {
-	_, ok := s.sb.Resolve(s.m.names.Key(t))
-	return ok
+// ResolveFunction implements rewrite.FunctionResolver (Placer.ResolveFunction).
+func (r resolver) ResolveFunction(f rewrite.Func, db string) (string, bool, error) {
+	return r.s.objs().ResolveFunction(f, db)
 }
 
-// rowLocking reports engines whose reads take no table lock: InnoDB (and
-// XtraDB) and RocksDB read a snapshot, and the Sequence engine's tables
-// are numbers made as they are read (virtualTable). Others (MyISAM, Aria,
-// MEMORY, CSV, ARCHIVE, …) lock the table for the read, which blocks its
-// writers.
-func rowLocking(engine string) bool {
-	switch strings.ToLower(engine) {
-	case "innodb", "xtradb", "rocksdb", "sequence":
-		return true
+// ResolveRoutine implements rewrite.RoutineResolver (Placer.ResolveRoutine).
+func (r resolver) ResolveRoutine(st *rewrite.Statement) (string, error) {
+	return r.s.objs().ResolveRoutine(st)
+}
+
+// ResolveTrigger implements rewrite.TriggerResolver (Placer.ResolveTrigger).
+func (r resolver) ResolveTrigger(st *rewrite.Statement) (string, bool, error) {
+	return r.s.objs().ResolveTrigger(st, r.productionTrigger)
+}
+
+// prepareViews makes the sandbox's copies of the production views st names
+// (Placer.PrepareViews) and marks in p what they need: a replay refused
+// when one calls a stored function, the copies to adopt once st ran. It
+// returns, by key, the names that are production views.
+func (s *Session) prepareViews(ctx context.Context, st rewrite.Statement, first []rewrite.Table, p *Plan) (map[string]bool, error) {
+	v, err := s.objs().PrepareViews(ctx, st, first)
+	if v.Calls && p.tx.Volatile == "" {
+		// Its functions may write: kept for a replay, which the proxy
+		// refuses (it does not check their statements).
+		p.locks = true
+		p.tx.Volatile = "it reads a view calling a stored function, whose statements the proxy does not check for a second run"
 	}
-	return false
+	p.adoptViews = append(p.adoptViews, v.Adopt...)
+	return v.Names, err
 }
 
-// virtual reports whether t, which the sandbox does not hold, is a table
-// of the Sequence engine (virtualTable): nothing to lock, nothing to fork.
-func (s *Session) virtual(ctx context.Context, t rewrite.Table) (bool, error) {
-	if infoschema.Virtual(t) || t.DB == "" || s.holds(s.sb, t) {
-		return false, nil
+// forkTrigger makes ready what a trigger statement needs in the sandbox
+// (Placer.ForkTrigger); for SHOW CREATE TRIGGER it marks in p a trigger
+// that is production's.
+func (s *Session) forkTrigger(ctx context.Context, st rewrite.Statement, p *Plan) error {
+	if st.Kind != rewrite.KindShowCreateTrigger {
+		p.locks = true
 	}
-	o, err := s.m.catalog.Object(ctx, t)
-	return virtualTable(o), err
-}
-
-// virtualTable reports a table of MariaDB's Sequence engine (seq_1_to_10,
-// seq_0_to_99_step_3), which every database has: its rows are numbers made
-// as it is read, it holds and locks nothing, and it cannot be written. A
-// sandbox reads production's.
-func virtualTable(o catalog.Object) bool {
-	return o.Kind == "BASE TABLE" && strings.EqualFold(o.Engine, "SEQUENCE")
+	production, err := s.objs().ForkTrigger(ctx, st)
+	if production {
+		p.productionTrigger = true
+	}
+	return err
 }

@@ -32,7 +32,7 @@ import (
 // database, or that the engine cannot read refuses the fork, with the
 // reason. The stored functions it calls are the sandbox's: the trigger,
 // made in the sandbox's database, calls that database's, where the session
-// that forked the table copies production's (Session.placeNeeded).
+// that forked the table copies production's (objects.Placer.PlaceNeeded).
 
 // connectedSet is what forking a table takes (forkComponent): the tables,
 // the table itself first, whether keys or triggers connect them, the
@@ -236,7 +236,7 @@ func (r sandboxResolver) Resolve(t rewrite.Table, _ bool) (rewrite.Table, bool, 
 // ResolveRoutine implements rewrite.RoutineResolver: the body (read as a
 // procedure's) is placed in the trigger's sandbox database, and a CALL
 // naming another database names the sandbox's for it (the session copies
-// production's procedure there, placeNeeded).
+// production's procedure there, objects.Placer.PlaceNeeded).
 func (r sandboxResolver) ResolveRoutine(st *rewrite.Statement) (string, error) {
 	if st.Kind == rewrite.KindCall && st.Routine != nil && st.Routine.Schema != "" {
 		return sandbox.Schema(r.m.cfg.Prefix, r.sb.ID, r.m.names.Norm(rewrite.Table{DB: st.Routine.Schema}).DB), nil
@@ -246,7 +246,7 @@ func (r sandboxResolver) ResolveRoutine(st *rewrite.Statement) (string, error) {
 
 // ResolveFunction implements rewrite.FunctionResolver: a call naming its
 // function's database names the sandbox's (the session copies production's
-// there, placeNeeded); an unqualified one stays, for the trigger, made in
+// there, objects.Placer.PlaceNeeded); an unqualified one stays, for the trigger, made in
 // the sandbox's database, calls that database's.
 func (r sandboxResolver) ResolveFunction(f rewrite.Func, _ string) (string, bool, error) {
 	if f.Schema == "" || catalog.PseudoSchema(f.Schema) {

@@ -70,7 +70,7 @@ type RoutineRef struct{ Kind, DB, Name string }
 
 // NeedRoutines records stored routines the sandbox's copies of triggers
 // call, which the next session to use the sandbox copies into it
-// (Session.placeNeeded).
+// (objects.Placer.PlaceNeeded).
 func (sb *Sandbox) NeedRoutines(rs []RoutineRef) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()

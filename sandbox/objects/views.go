@@ -1,4 +1,4 @@
-package session
+package objects
 
 import (
 	"context"
@@ -11,8 +11,11 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/infoschema"
+	"github.com/sqlfork/sqlfork-proxy/reply"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -58,24 +61,36 @@ const (
 // standIn is the definition of a copy a statement will drop or replace.
 const standIn = "SELECT 1 AS `1`"
 
-// prepareViews makes the sandbox's copies of the production views st names,
-// as st needs them (first: the tables it would fork before it runs, besides
-// those it writes), and returns, by key, the names that are production
-// views: they are not forked as tables.
-func (s *Session) prepareViews(ctx context.Context, st rewrite.Statement, first []rewrite.Table, p *Plan) (map[string]bool, error) {
+// Views is what PrepareViews made ready for a statement.
+type Views struct {
+	// Names are, by key, the names that are production views: they are
+	// not forked as tables.
+	Names map[string]bool
+	// Adopt are the copies the statement drops or replaces: the
+	// sandbox's own views once it ran (AdoptViews).
+	Adopt []rewrite.Table
+	// Calls reports a view read that calls a stored function, whose
+	// statements the proxy does not check for a second run.
+	Calls bool
+}
+
+// PrepareViews makes the sandbox's copies of the production views st
+// names, as st needs them (first: the tables it would fork before it runs,
+// besides those it writes). On an error, Names is nil and Adopt and Calls
+// say what was done before it.
+func (o *Placer) PrepareViews(ctx context.Context, st rewrite.Statement, first []rewrite.Table) (Views, error) {
+	var out Views
 	views := map[string]bool{}
 	if st.Kind == rewrite.KindShowCreateView {
-		return views, nil // production's definition (the resolver leaves copies out)
+		out.Names = views
+		return out, nil // production's definition (the resolver leaves copies out)
 	}
 	one := func(t rewrite.Table, mode viewMode) error {
-		isView, err := s.ensureView(ctx, t, mode, 0)
+		isView, err := o.ensureView(ctx, t, mode, 0)
 		if isView {
-			views[s.m.names.Key(t)] = true
-			if err == nil && s.m.catalog.Calls(ctx, t) && p.tx.Volatile == "" {
-				// Its functions may write: kept for a replay, which the
-				// proxy refuses (it does not check their statements).
-				p.locks = true
-				p.tx.Volatile = "it reads a view calling a stored function, whose statements the proxy does not check for a second run"
+			views[o.names.Key(t)] = true
+			if err == nil && o.cat.Calls(ctx, t) {
+				out.Calls = true
 			}
 		}
 		return err
@@ -89,39 +104,40 @@ func (s *Session) prepareViews(ctx context.Context, st rewrite.Statement, first 
 			mode = viewAlways
 		}
 		if err := one(t, mode); err != nil {
-			return nil, err
+			return out, err
 		}
-		if mode == viewStandIn && views[s.m.names.Key(t)] {
-			p.adoptViews = append(p.adoptViews, t)
+		if mode == viewStandIn && views[o.names.Key(t)] {
+			out.Adopt = append(out.Adopt, t)
 		}
 	}
 	for _, t := range first {
 		if err := one(t, viewForce); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
 	for _, t := range append(append([]rewrite.Table(nil), st.Reads...), st.Names...) {
 		if err := one(t, viewLazy); err != nil {
-			return nil, err
+			return out, err
 		}
 	}
-	return views, nil
+	out.Names = views
+	return out, nil
 }
 
 // ensureView gives the sandbox what mode asks of t when t is a production
 // view (or the sandbox's copy of one), and reports whether it is; anything
 // else is left to the caller.
-func (s *Session) ensureView(ctx context.Context, t rewrite.Table, mode viewMode, depth int) (bool, error) {
+func (o *Placer) ensureView(ctx context.Context, t rewrite.Table, mode viewMode, depth int) (bool, error) {
 	if infoschema.Virtual(t) || t.DB == "" {
 		return false, nil
 	}
-	t = s.m.names.Norm(t)
-	e, held := s.sb.Resolve(s.m.names.Key(t))
+	t = o.names.Norm(t)
+	e, held := o.sb().Resolve(o.names.Key(t))
 	if held && e.Kind != sandbox.KindView {
 		return false, nil // the sandbox's own table or view, or one it dropped
 	}
-	o, err := s.m.catalog.Object(ctx, t)
-	if err != nil || o.Kind != "VIEW" {
+	obj, err := o.cat.Object(ctx, t)
+	if err != nil || obj.Kind != "VIEW" {
 		return false, err
 	}
 	if depth >= catalog.MaxViewDepth {
@@ -129,11 +145,11 @@ func (s *Session) ensureView(ctx context.Context, t rewrite.Table, mode viewMode
 			"cannot copy", t, catalog.MaxViewDepth)
 	}
 	switch {
-	case o.Hazard != "":
-		return true, rewrite.Refuse(wire.ErUnknown, "%s", o.Hazard)
-	case o.Wide != "":
-		return true, rewrite.Refuse(wire.ErUnknown, "%s, which a sandbox must not see; run it on a direct connection", o.Wide)
-	case o.View == nil:
+	case obj.Hazard != "":
+		return true, rewrite.Refuse(wire.ErUnknown, "%s", obj.Hazard)
+	case obj.Wide != "":
+		return true, rewrite.Refuse(wire.ErUnknown, "%s, which a sandbox must not see; run it on a direct connection", obj.Wide)
+	case obj.View == nil:
 		return true, rewrite.Refuse(wire.ErUnknown, "the proxy cannot read the definition of the view %s (grant its "+
 			"account SHOW VIEW), so the sandbox cannot copy it", t)
 	}
@@ -141,44 +157,44 @@ func (s *Session) ensureView(ctx context.Context, t rewrite.Table, mode viewMode
 		if held {
 			return true, nil
 		}
-		return true, s.m.placeView(ctx, s.sb, t, standIn, o.View)
+		return true, o.placeView(ctx, o.sb(), t, standIn, obj.View)
 	}
-	def, changed, err := s.viewDefinition(ctx, t, o.View, mode, depth)
+	def, changed, err := o.viewDefinition(ctx, t, obj.View, mode, depth)
 	if err != nil {
 		return true, err
 	}
 	switch {
-	case !held && mode == viewLazy && !changed && o.Calls == "":
+	case !held && mode == viewLazy && !changed && obj.Calls == "":
 		return true, nil // it reads and calls nothing the sandbox holds: production's view is the sandbox's
 	case held && e.Def == def:
 		return true, nil
 	}
-	return true, s.m.placeView(ctx, s.sb, t, def, o.View)
+	return true, o.placeView(ctx, o.sb(), t, def, obj.View)
 }
 
 // viewDefinition is the definition of view t's copy in the sandbox: what it
 // reads made ready as mode asks (forked, for viewForce; copies of the views
 // it reads), then rewritten as the sandbox resolves it. changed reports a
 // name the sandbox resolves elsewhere.
-func (s *Session) viewDefinition(ctx context.Context, t rewrite.Table, vd *catalog.ViewDef, mode viewMode, depth int) (def string, changed bool, err error) {
-	a := s.m.engine.Analyze(vd.Def, rewrite.Options{DB: t.DB, CaseSensitiveNames: s.m.names.CaseSensitive, Server: s.m.server})
+func (o *Placer) viewDefinition(ctx context.Context, t rewrite.Table, vd *catalog.ViewDef, mode viewMode, depth int) (def string, changed bool, err error) {
+	a := o.engine.Analyze(vd.Def, rewrite.Options{DB: t.DB, CaseSensitiveNames: o.names.CaseSensitive, Server: o.server})
 	inner := viewLazy
 	if mode == viewForce {
 		inner = viewForce
 	}
 	for _, st := range a.Statements {
-		if st.Class == rewrite.ClassUnparseable && s.m.catalog.Calls(ctx, t) {
+		if st.Class == rewrite.ClassUnparseable && o.cat.Calls(ctx, t) {
 			// What it reads that calls a stored function cannot be told
 			// for sure: it would call production's.
 			return "", false, rewrite.Refuse(wire.ErOptionPreventsStatement, "the view %s calls stored functions through a "+
 				"definition the proxy cannot read, so the sandbox cannot copy it", t)
 		}
 		// The stored functions it calls are the sandbox's.
-		if _, err := s.placeFunctions(ctx, st); err != nil {
+		if _, err := o.PlaceFunctions(ctx, st); err != nil {
 			return "", false, err
 		}
 		for _, u := range st.Reads {
-			isView, err := s.ensureView(ctx, u, inner, depth+1)
+			isView, err := o.ensureView(ctx, u, inner, depth+1)
 			var vi *viewInvalid
 			if errors.As(err, &vi) {
 				return "", false, invalidView(t, vi.cause) // the server names the view read
@@ -187,13 +203,13 @@ func (s *Session) viewDefinition(ctx context.Context, t rewrite.Table, vd *catal
 				return "", false, err
 			}
 			if !isView && mode == viewForce && !infoschema.Virtual(u) {
-				if _, _, err := s.ensure(ctx, u, forker.Full); err != nil {
+				if _, _, err := o.host.Ensure(ctx, u, forker.Full); err != nil {
 					return "", false, err
 				}
 			}
 		}
 	}
-	res, err := a.Rewrite(resolver{s: s})
+	res, err := a.Rewrite(o.host.Resolver())
 	if err != nil {
 		return "", false, fmt.Errorf("copy the view %s into the sandbox: %w", t, err)
 	}
@@ -202,8 +218,8 @@ func (s *Session) viewDefinition(ctx context.Context, t rewrite.Table, vd *catal
 
 // placeView makes (or remakes) sb's copy of the production view t with the
 // definition def, and records it.
-func (m *Manager) placeView(ctx context.Context, sb *Sandbox, t rewrite.Table, def string, vd *catalog.ViewDef) error {
-	phys := m.names.Physical(sb.ID, t)
+func (o *Placer) placeView(ctx context.Context, sb *registry.Sandbox, t rewrite.Table, def string, vd *catalog.ViewDef) error {
+	phys := o.names.Physical(sb.ID, t)
 	defer sb.LockForks()()
 	if sb.IsDiscarded() {
 		return rewrite.Refuse(wire.ErUnknown, "sandbox %q was discarded; SANDBOX CREATE or ATTACH another", sb.Name)
@@ -216,11 +232,11 @@ func (m *Manager) placeView(ctx context.Context, sb *Sandbox, t rewrite.Table, d
 	if vd.CheckOption == "CASCADED" || vd.CheckOption == "LOCAL" {
 		stmt += " WITH " + vd.CheckOption + " CHECK OPTION"
 	}
-	return m.reg.WithConn(ctx, func(c SideConn) error {
-		if err := m.reg.Persist(ctx, c, sb); err != nil {
+	return o.reg.WithConn(ctx, func(c sideconn.Conn) error {
+		if err := o.reg.Persist(ctx, c, sb); err != nil {
 			return err
 		}
-		if err := m.fk.CreateSchema(ctx, c, t.DB, phys.DB); err != nil {
+		if err := o.schemas.CreateSchema(ctx, c, t.DB, phys.DB); err != nil {
 			return err
 		}
 		if err := forker.ExecWith(ctx, c, forker.Modes{Collation: vd.Collation}, stmt); err != nil {
@@ -229,15 +245,15 @@ func (m *Manager) placeView(ctx context.Context, sb *Sandbox, t rewrite.Table, d
 				// A table or column it reads is gone in the sandbox (dropped,
 				// altered): reading the view fails as on the server, which
 				// lists why among the statement's errors.
-				return invalidView(t, &Diag{Level: "Error", Code: me.Code, Message: me.Message})
+				return invalidView(t, &reply.Diag{Level: "Error", Code: me.Code, Message: me.Message})
 			}
 			return fmt.Errorf("copy the view %s into the sandbox: %w", t, err)
 		}
-		e := &sandbox.Entry{Logical: t, Phys: phys, Kind: sandbox.KindView, Def: def, Epoch: m.reg.NextEpoch(), Created: time.Now().UTC()}
-		if err := m.reg.SaveEntry(ctx, c, sb, e); err != nil {
+		e := &sandbox.Entry{Logical: t, Phys: phys, Kind: sandbox.KindView, Def: def, Epoch: o.reg.NextEpoch(), Created: time.Now().UTC()}
+		if err := o.reg.SaveEntry(ctx, c, sb, e); err != nil {
 			return err
 		}
-		m.reg.SetEntry(sb, m.names.Key(t), e)
+		o.reg.SetEntry(sb, o.names.Key(t), e)
 		return nil
 	})
 }
@@ -247,46 +263,48 @@ func (m *Manager) placeView(ctx context.Context, sb *Sandbox, t rewrite.Table, d
 // physical): SHOW WARNINGS lists both, as the server does.
 type viewInvalid struct {
 	*rewrite.Refusal
-	cause *Diag
+	cause *reply.Diag
 }
 
 // Unwrap returns the refusal the client gets.
 func (e *viewInvalid) Unwrap() error { return e.Refusal }
 
-// diagnostics implements diagnosed.
-func (e *viewInvalid) diagnostics() []Diag {
-	d := []Diag{{Level: "Error", Code: e.Code, Message: e.Message}}
+// Diagnostics is the diagnostics area reading the view leaves: the cause,
+// then 1356.
+func (e *viewInvalid) Diagnostics() []reply.Diag {
+	d := []reply.Diag{{Level: "Error", Code: e.Code, Message: e.Message}}
 	if e.cause != nil {
-		d = append([]Diag{*e.cause}, d...)
+		d = append([]reply.Diag{*e.cause}, d...)
 	}
 	return d
 }
 
 // invalidView is 1356 for the view t, because of cause.
-func invalidView(t rewrite.Table, cause *Diag) *viewInvalid {
+func invalidView(t rewrite.Table, cause *reply.Diag) *viewInvalid {
 	return &viewInvalid{Refusal: rewrite.ServerRefusal(wire.ErViewInvalid, "View '%s.%s' references "+
 		"invalid table(s) or column(s) or function(s) or definer/invoker of view lack rights to use them", t.DB, t.Name), cause: cause}
 }
 
-// adoptViews makes the copies a successful statement replaced (CREATE OR
+// AdoptViews makes the copies a successful statement replaced (CREATE OR
 // REPLACE VIEW, ALTER VIEW of a production view's name) the sandbox's own
 // views: their definition is the sandbox's now, never to be remade from
 // production's.
-func (m *Manager) adoptViews(ctx context.Context, sb *Sandbox, views []rewrite.Table) error {
-	return m.reg.WithConn(ctx, func(c SideConn) error {
+func (o *Placer) AdoptViews(ctx context.Context, views []rewrite.Table) error {
+	sb := o.sb()
+	return o.reg.WithConn(ctx, func(c sideconn.Conn) error {
 		for _, t := range views {
-			t = m.names.Norm(t)
-			k := m.names.Key(t)
+			t = o.names.Norm(t)
+			k := o.names.Key(t)
 			e, ok := sb.Resolve(k)
 			if !ok || e.Kind != sandbox.KindView {
 				continue // dropped meanwhile (refresh saw it gone)
 			}
 			n := *e
-			n.Kind, n.Def, n.Epoch = sandbox.KindCreated, "", m.reg.NextEpoch()
-			if err := m.reg.SaveEntry(ctx, c, sb, &n); err != nil {
+			n.Kind, n.Def, n.Epoch = sandbox.KindCreated, "", o.reg.NextEpoch()
+			if err := o.reg.SaveEntry(ctx, c, sb, &n); err != nil {
 				return err
 			}
-			m.reg.SetEntry(sb, k, &n)
+			o.reg.SetEntry(sb, k, &n)
 		}
 		return nil
 	})

@@ -1,4 +1,4 @@
-package session
+package objects
 
 import (
 	"context"
@@ -37,21 +37,21 @@ const (
 
 // copyRoutine makes the sandbox's copy of production's routine db.name,
 // of kind PROCEDURE or FUNCTION.
-func (s *Session) copyRoutine(ctx context.Context, kind, db, name string) error {
+func (o *Placer) copyRoutine(ctx context.Context, kind, db, name string) error {
 	key := kind + "\x00" + strings.ToLower(db) + "\x00" + strings.ToLower(name)
-	if s.copying[key] {
+	if o.copying[key] {
 		return nil // it calls itself: the CALL names the copy being made
 	}
-	if s.copying == nil {
-		s.copying = map[string]bool{}
+	if o.copying == nil {
+		o.copying = map[string]bool{}
 	}
-	s.copying[key] = true
-	defer delete(s.copying, key)
-	if err := s.mayExecute(ctx, kind, db, name); err != nil {
+	o.copying[key] = true
+	defer delete(o.copying, key)
+	if err := o.host.MayExecute(ctx, kind, db, name); err != nil {
 		return err
 	}
 	var def []*string
-	err := s.m.reg.WithConn(ctx, func(c SideConn) error {
+	err := o.reg.WithConn(ctx, func(c sideconn.Conn) error {
 		rows, err := c.Query(ctx, "SHOW CREATE "+kind+" "+quote.Ident(db)+"."+quote.Ident(name))
 		var me *mysql.MyError
 		if errors.As(err, &me) && me.Code == errNoSuchRoutine {
@@ -76,9 +76,9 @@ func (s *Session) copyRoutine(ctx context.Context, kind, db, name string) error 
 			"(grant its account SELECT ON mysql.proc), so it cannot run a copy of it in the sandbox", what, qname)
 	}
 	mode := strings.ToUpper(sideconn.Str(def[1]))
-	a := s.m.engine.Analyze(text, rewrite.Options{DB: db, ANSIQuotes: strings.Contains(mode, "ANSI_QUOTES"), IgnoreSpace: strings.Contains(mode, "IGNORE_SPACE"),
-		NoBackslashEscapes: strings.Contains(mode, "NO_BACKSLASH_ESCAPES"), CaseSensitiveNames: s.m.names.CaseSensitive,
-		Charset: sideconn.Str(def[3]), Server: s.m.server})
+	a := o.engine.Analyze(text, rewrite.Options{DB: db, ANSIQuotes: strings.Contains(mode, "ANSI_QUOTES"), IgnoreSpace: strings.Contains(mode, "IGNORE_SPACE"),
+		NoBackslashEscapes: strings.Contains(mode, "NO_BACKSLASH_ESCAPES"), CaseSensitiveNames: o.names.CaseSensitive,
+		Charset: sideconn.Str(def[3]), Server: o.server})
 	if len(a.Statements) != 1 || a.Statements[0].Kind != rewrite.Kind("CREATE "+kind) || a.Statements[0].Routine == nil {
 		return rewrite.Refuse(wire.ErOptionPreventsStatement, "the proxy cannot read the definition of production's %s %s, "+
 			"so it cannot run a copy of it in the sandbox", what, qname)
@@ -87,17 +87,17 @@ func (s *Session) copyRoutine(ctx context.Context, kind, db, name string) error 
 	if st.Unprovable != "" {
 		return rewrite.Refuse(wire.ErOptionPreventsStatement, "production's %s %s cannot run in the sandbox: %s", what, qname, st.Unprovable)
 	}
-	if err := s.confined(ctx, a); err != nil {
+	if err := o.host.Confined(ctx, a); err != nil {
 		return err
 	}
-	if err := s.forkBody(ctx, st, false); err != nil { // a copy: no DDL of the client's
+	if err := o.ForkBody(ctx, st, false); err != nil { // a copy: no DDL of the client's
 		return err
 	}
-	res, err := a.Rewrite(resolver{s: s})
+	res, err := a.Rewrite(o.host.Resolver())
 	if err != nil {
 		return err
 	}
-	return s.m.reg.WithConn(ctx, func(c SideConn) error {
+	return o.reg.WithConn(ctx, func(c sideconn.Conn) error {
 		err := forker.ExecWith(ctx, c, forker.Modes{SQLMode: sideconn.Str(def[1]), Charset: sideconn.Str(def[3]), Collation: sideconn.Str(def[4])}, res.SQL)
 		var me *mysql.MyError
 		if errors.As(err, &me) && me.Code == errProcedureExists {
