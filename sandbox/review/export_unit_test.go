@@ -1,0 +1,122 @@
+package review
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
+)
+
+// foreignKey scripts forker.ForeignKeys: the databases app and the
+// sandbox's, and a key of child (in the sandbox's database) on parent.
+func (f *fixture) foreignKey(child, col, parent, refCol string) {
+	f.side.Exact("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA ORDER BY SCHEMA_NAME").
+		Rows(testkit.Row("_sqlfork_meta"), testkit.Row(physDB), testkit.Row("_sqlfork_feedf00d_app"), testkit.Row("app"), testkit.Row("mysql"))
+	f.side.Match(`^SELECT k\.TABLE_SCHEMA, .* UNION ALL .* ORDER BY 1, 2, 3, 10$`).
+		Rows(testkit.Row(physDB, child, "fk_"+child, col, physDB, parent, refCol, "RESTRICT", "CASCADE", 1))
+}
+
+// exportSandbox is a sandbox with a captured table (app.t), one it made
+// referencing it (app.n), one altered (app.a), one without a key (app.r),
+// one dropped (app.d), a view (app.v) and a sequence (app.s).
+func exportSandbox(f *fixture) {
+	f.entry("t", sandbox.KindFork)
+	f.both("t", []forker.Column{tID, tName}, "id")
+	f.capture("t", "rows", "", "id")
+	f.query("SELECT CASE WHEN", "`c_t` c",
+		testkit.Row("insert", `{"id": 4}`, nil, `{}`, nil, 0, 1, "4", "4", "'d'", "NULL", "NULL"),
+		testkit.Row("update", `{"id": 1}`, `{}`, `{}`, `{}`, 1, 0, "1", "1", "'b'", "1", "'a'"),
+		testkit.Row("update", `{"id": 5}`, `{}`, `{}`, nil, 0, 1, "5", "5", "'e'", "5", "'E'"),
+		testkit.Row("delete", `{"id": 2}`, `{}`, nil, nil, 0, 0, "2", "NULL", "NULL", "2", "'x'"),
+		testkit.Row("delete", `{"id": 3}`, `{}`, nil, nil, 0, 0, "3", "NULL", "NULL", "3", "'y'"))
+	created(f)
+	f.foreignKey("n", "p", "t", "id")
+	f.query("SELECT 'insert', ", "`_sqlfork_0badcafe_app`.`n` f",
+		testkit.Row("insert", `{}`, nil, `{}`, nil, "1", "1", "NULL"), testkit.Row("insert", `{}`, nil, `{}`, nil, "2", "2", "4"))
+	altered(f)
+	f.query("SELECT 'insert', ", "`app`.`a`", testkit.Row("update", `{}`, `{}`, `{}`, nil, "1", "1", "'x'", "5"))
+	f.side.Prefix("SELECT IFNULL(CAST(f.`id` AS CHAR), 'NULL'), IF(f.`name` IS NULL, 'NULL', IF(HEX(f.`name`) REGEXP '"+plainHex+
+		"', CONCAT('''', f.`name`, ''''), CONCAT('_utf8mb4 X''', HEX(f.`name`), ''''))), IFNULL(CAST(f.`v` AS CHAR), 'NULL') "+
+		"FROM `_sqlfork_0badcafe_app`.`a` f LIMIT ").Rows(testkit.Row("1", "'x'", "5"), testkit.Row("7", "_utf8mb4 X'C3A9'", "NULL"))
+	f.side.Prefix("SELECT IFNULL(CAST(r.`id` AS CHAR), 'NULL') FROM `app`.`a` r LEFT JOIN `_sqlfork_0badcafe_app`.`a` f ON f.`id` = r.`id` "+
+		"WHERE f.`id` IS NULL LIMIT ").Rows(testkit.Row("8"), testkit.Row("9"))
+	f.entry("r", sandbox.KindFork)
+	f.both("r", []forker.Column{tV, tName})
+	f.query("SELECT IF(d.`sqlfork_n` > 0", "`app`.`r`", testkit.Row("delete", `{}`, `{}`, nil, nil, 2, "1", "'a'"),
+		testkit.Row("insert", `{}`, nil, `{}`, nil, 1, "NULL", "'b'"))
+	f.entry("d", sandbox.KindDropped)
+	f.shape(rewrite.Table{DB: "app", Name: "d"}, "BASE TABLE", []forker.Column{tID}, "id")
+	f.entry("v", sandbox.KindCreated)
+	f.shape(rewrite.Table{DB: physDB, Name: "v"}, "VIEW", []forker.Column{tID})
+	f.side.Exact("SHOW CREATE VIEW `_sqlfork_0badcafe_app`.`v`").Rows(testkit.Row("v", viewDDL, "utf8mb4", "utf8mb4_general_ci"))
+	f.entry("s", sandbox.KindFork)
+	f.shape(rewrite.Table{DB: "app", Name: "s"}, "SEQUENCE", []forker.Column{tID})
+	f.shape(rewrite.Table{DB: physDB, Name: "s"}, "SEQUENCE", []forker.Column{tID})
+}
+
+// TestExport: an export is its header, its notes, the DDL before the
+// rows, the rows (inserts and updates parents first, deletes children
+// first) and the DDL after them; foreign keys are read in production's
+// databases and the sandbox's only.
+func TestExport(t *testing.T) {
+	f := newFixture(t)
+	exportSandbox(f)
+	f.side.Prefix("SELECT s.ROUTINE_TYPE, s.ROUTINE_SCHEMA, s.ROUTINE_NAME FROM information_schema.ROUTINES s ").
+		Rows(testkit.Row("PROCEDURE", physDB, "p1"), testkit.Row("TRIGGER", physDB, "trg1"))
+	f.side.Exact("SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'PROCEDURE' AND ROUTINE_SCHEMA = 'app' AND ROUTINE_NAME = 'p1'").
+		Rows(testkit.Row(0))
+	f.side.Exact("SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = 'app' AND TRIGGER_NAME = 'trg1'").Rows(testkit.Row(1))
+	r, err := f.m.Export(f.ctx, f.sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cells(r); !slices.Equal(got, wantExport) || !slices.Equal(r.Columns, ExportColumns) {
+		t.Errorf("export\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(wantExport, "\n "))
+	}
+	fks := f.side.Matching(`^SELECT k\.TABLE_SCHEMA`)
+	if len(fks) != 1 || strings.Count(fks[0], " UNION ALL ") != 1 || !strings.Contains(fks[0], "WHERE k.TABLE_SCHEMA = '_sqlfork_0badcafe_app' ") ||
+		!strings.Contains(fks[0], "WHERE k.TABLE_SCHEMA = 'app' ") {
+		t.Errorf("foreign keys read with %q", fks)
+	}
+	own := f.side.Matching(`^SELECT s\.ROUTINE_TYPE`)
+	if want := "SELECT s.ROUTINE_TYPE, s.ROUTINE_SCHEMA, s.ROUTINE_NAME FROM information_schema.ROUTINES s WHERE s.ROUTINE_SCHEMA LIKE " +
+		"'!_sqlfork!_0badcafe!_%' ESCAPE '!' UNION ALL SELECT 'TRIGGER', t.TRIGGER_SCHEMA, t.TRIGGER_NAME FROM information_schema.TRIGGERS t " +
+		"WHERE t.EVENT_OBJECT_SCHEMA = '_sqlfork_0badcafe_app' AND t.TRIGGER_NAME NOT LIKE '!_sqlfork%' ESCAPE '!' ORDER BY 1, 2, 3"; len(own) != 1 || own[0] != want {
+		t.Errorf("routines and triggers read with %q\nwant %q", own, want)
+	}
+	if !slices.Equal(f.obs.diffed, []string{"export"}) {
+		t.Errorf("observer told %q", f.obs.diffed)
+	}
+	f.unscripted()
+}
+
+var wantExport = []string{
+	"SET NAMES utf8mb4",
+	"SET time_zone = '+00:00'",
+	"SET sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION,ALLOW_INVALID_DATES'",
+	"-- app.a was compared whole with production (changed by ALTER TABLE): rows production changed since the fork are put back",
+	"-- app.t: 1 rows changed in production since the fork are overwritten (SANDBOX PROMOTE checks them)",
+	"-- app.r has no key: its rows are written by value, and running this twice writes them twice",
+	"-- sequence app.s was used in the sandbox: its next value is not exported",
+	"-- not exported: stored routines and triggers the sandbox made (procedure `app`.`p1`), or replaced: run their CREATE statements on production yourself",
+	"ALTER TABLE `app`.`a` ADD COLUMN IF NOT EXISTS `v` int(11) DEFAULT NULL AFTER `name`",
+	createdExport,
+	"INSERT INTO `app`.`a` (`id`, `name`, `v`) VALUES (1, 'x', 5), (7, _utf8mb4 X'C3A9', NULL) ON DUPLICATE KEY UPDATE `id` = VALUES(`id`), `name` = VALUES(`name`), `v` = VALUES(`v`)",
+	"INSERT INTO `app`.`t` (`id`, `name`) VALUES (4, 'd') ON DUPLICATE KEY UPDATE `id` = VALUES(`id`), `name` = VALUES(`name`)",
+	"INSERT INTO `app`.`n` (`id`, `p`) VALUES (1, NULL), (2, 4) ON DUPLICATE KEY UPDATE `id` = VALUES(`id`), `p` = VALUES(`p`)",
+	"INSERT INTO `app`.`r` (`v`, `name`) VALUES (NULL, 'b')",
+	// An update of a row production no longer has is an insert.
+	"INSERT INTO `app`.`t` (`id`, `name`) VALUES (5, 'e') ON DUPLICATE KEY UPDATE `id` = VALUES(`id`), `name` = VALUES(`name`)",
+	"UPDATE `app`.`t` SET `name` = 'b' WHERE `id` = 1",
+	"DELETE FROM `app`.`r` WHERE `v` <=> 1 AND BINARY `name` <=> BINARY 'a' LIMIT 1",
+	"DELETE FROM `app`.`r` WHERE `v` <=> 1 AND BINARY `name` <=> BINARY 'a' LIMIT 1",
+	"DELETE FROM `app`.`t` WHERE `id` IN (3, 2)",
+	"DELETE FROM `app`.`a` WHERE `id` IN (9, 8)",
+	"ALTER TABLE `app`.`a` ADD KEY IF NOT EXISTS `iv` (`v`)",
+	viewExport,
+	"DROP TABLE IF EXISTS `app`.`d`",
+}
