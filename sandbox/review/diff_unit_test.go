@@ -129,7 +129,10 @@ func altered(f *fixture) {
 	f.query("SELECT 'insert', ", "`app`.`a`", testkit.Row("update", `{"id": 1}`, `{"id": 1, "name": "x"}`, `{"id": 1, "name": "x", "v": 5}`, nil))
 }
 
-func diffCases() []diffCase {
+func diffCases() []diffCase { return slices.Concat(ddlCases(), rowCases()) }
+
+// ddlCases are tables DIFF shows DDL of.
+func ddlCases() []diffCase {
 	return []diffCase{
 		{name: "created", setup: created,
 			summary: []string{"app.n | created | 2 | 0 | 0 | 0 | primary | created | NULL"},
@@ -173,6 +176,12 @@ func diffCases() []diffCase {
 			f.shape(rewrite.Table{DB: "app", Name: "s"}, "SEQUENCE", []forker.Column{{Name: "next_not_cached_value", Type: "bigint(21)", DataType: "bigint"}})
 			f.shape(rewrite.Table{DB: physDB, Name: "s"}, "SEQUENCE", []forker.Column{{Name: "next_not_cached_value", Type: "bigint(21)", DataType: "bigint"}})
 		}}, // its values are not rows: a forked table without changed rows, which SUMMARY leaves out
+	}
+}
+
+// rowCases are forks diffed by their rows.
+func rowCases() []diffCase {
+	return []diffCase{
 		{name: "compared by key", setup: func(f *fixture) {
 			f.entry("k", sandbox.KindFork)
 			f.both("k", []forker.Column{tID, tV}, "id")

@@ -13,6 +13,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/session/sessiontest"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -154,6 +155,7 @@ type promoteCase struct {
 	code     uint16 // a refusal's code (0: another error)
 	err      string
 	outcome  string
+	after    func(t *testing.T, f *fixture)
 }
 
 // refused checks a promote's error and recorded outcome.
@@ -183,6 +185,9 @@ func (tc promoteCase) run(t *testing.T) {
 	}
 	if got := f.obs.promoted; len(got) != 1 || !strings.HasSuffix(got[0], "/"+tc.outcome) {
 		t.Errorf("observer told %q, want outcome %s", got, tc.outcome)
+	}
+	if tc.after != nil {
+		tc.after(t, f)
 	}
 	if tc.outcome == "refused" {
 		for _, q := range f.prod.Log() {
@@ -249,4 +254,124 @@ func TestPromoteRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, tc.run)
 	}
+}
+
+// boom is the server error the failure cases inject.
+var boom = sessiontest.Err(1105, "HY000", "boom")
+
+// ranOnProd fails the test unless the promote account's connection ran a
+// statement re matches.
+func ranOnProd(re string) func(t *testing.T, f *fixture) {
+	return func(t *testing.T, f *fixture) {
+		if len(f.prod.Matching(re)) == 0 {
+			t.Errorf("production's connection ran nothing like %q: %q", re, f.prod.Log())
+		}
+	}
+}
+
+// unchanged are production's rows of capturedT's keys as at the fork.
+var unchanged = [][]*string{testkit.Row(1, "1", "'a'"), testkit.Row(2, "2", "'x'")}
+
+// TestPromoteFailures: a promote that fails is recorded failed while
+// production is unchanged, partial once DDL was applied, rows were written
+// to a table without transactions, or the DDL after the committed rows
+// failed.
+func TestPromoteFailures(t *testing.T) {
+	for _, tc := range []promoteCase{
+		{name: "connect", setup: func(f *fixture) {
+			capturedT(f)
+			f.m.SetPromoteDialer(func(context.Context) (sideconn.Conn, error) { return nil, errors.New("refused") })
+		}, outcome: "failed", err: "connect with the promote account: refused"},
+		{name: "connection settings", setup: func(f *fixture) {
+			capturedT(f)
+			f.prod.Exact("SET NAMES utf8mb4").Fail(boom)
+		}, outcome: "failed", err: "prepare the promote connection (SET NAMES utf8mb4): ERROR 1105 (HY000): boom", after: func(t *testing.T, f *fixture) {
+			if f.prod.Closes() != 1 {
+				t.Errorf("the promote connection closed %d times", f.prod.Closes())
+			}
+		}},
+		{name: "first look", setup: func(f *fixture) {
+			capturedT(f)
+			f.prod.Prefix("SELECT d.").Fail(boom)
+		}, outcome: "failed", err: "promote: read production's rows of app.t: ERROR 1105 (HY000): boom", after: ranOnProd(`^SELECT RELEASE_LOCK\('sqlfork:[0-9a-f]{40}'\)$`)},
+		{name: "look under lock", setup: func(f *fixture) {
+			capturedT(f, unchanged...)
+			f.prod.Match(" FOR UPDATE$").Fail(boom)
+		}, outcome: "failed", err: "promote: read production's rows of app.t: ERROR 1105 (HY000): boom", after: ranOnProd("^ROLLBACK$")},
+		{name: "start transaction", setup: func(f *fixture) {
+			capturedT(f, unchanged...)
+			f.prod.Exact("START TRANSACTION").Fail(boom)
+		}, outcome: "failed", err: "boom"},
+		{name: "DDL before the rows", setup: func(f *fixture) {
+			createdForExport(f)
+			f.prod.Prefix("CREATE TABLE").Fail(boom)
+		}, outcome: "failed", err: "promote: CREATE TABLE IF NOT EXISTS `app`.`n` (\n  `id` int(11) NOT NULL,"},
+		{name: "rows after DDL", setup: func(f *fixture) {
+			createdForExport(f)
+			f.prod.Prefix("INSERT INTO").Fail(boom)
+		}, outcome: "partial", err: "boom (the DDL before the rows was applied; production's rows are unchanged)", after: ranOnProd("^ROLLBACK$")},
+		{name: "rows of a table without transactions", setup: func(f *fixture) {
+			capturedT(f, unchanged...)
+			f.shape(rewrite.Table{DB: "app", Name: "t"}, "MyISAM", []forker.Column{tID, tName}, "id")
+			f.prod.Prefix("UPDATE ").Fail(boom)
+		}, outcome: "partial", err: "boom (rows already written to tables without transactions stay: app.t)"},
+		{name: "commit", setup: func(f *fixture) {
+			capturedT(f, unchanged...)
+			f.prod.Exact("COMMIT").Fail(boom)
+		}, outcome: "failed", err: "boom", after: ranOnProd("^ROLLBACK$")},
+		{name: "DDL after the rows", strategy: "OURS", setup: func(f *fixture) {
+			dropped(f)
+			f.prod.Prefix("DROP TABLE").Fail(boom)
+		}, outcome: "partial", err: "promote: the rows are committed, but DROP TABLE IF EXISTS `app`.`d` failed: ERROR 1105 (HY000): boom", after: ranOnProd("^COMMIT$")},
+		{name: "the diff's snapshot", setup: func(f *fixture) {
+			capturedT(f)
+			f.side.Exact("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY").Fail(boom).Times(1)
+		}, outcome: "failed", err: "boom"},
+	} {
+		t.Run(tc.name, tc.run)
+	}
+}
+
+// TestPromoteAsAdmin: a sandbox admin promotes another's sandbox; the
+// promote account's connection is set as an export's header sets a
+// session, holds the promote lock throughout and writes the rows in one
+// transaction after looking again under lock. A promote whose audit row
+// cannot be written still runs (the failure is logged).
+func TestPromoteAsAdmin(t *testing.T) {
+	f := newFixture(t)
+	f.promotable()
+	capturedT(f, unchanged...)
+	f.side.Prefix("INSERT INTO `_sqlfork_meta`.promotes ").Fail(boom)
+	r, err := f.m.PromoteAs(f.ctx, f.sb, "bob", "fail", "api", true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "promoted sandbox sb-0badcafe: 1 rows inserted, 1 updated, 1 deleted in 1 tables"; r.Info != want || r.Affected != 3 {
+		t.Errorf("reply %q (%d), want %q", r.Info, r.Affected, want)
+	}
+	lock := "'" + f.m.reg.LockName(testID, "\x00promote") + "'"
+	look := f.prod.Matching("^SELECT d\\.")[0]
+	want := []string{"SET NAMES utf8mb4", "SET time_zone = '+00:00'",
+		"SET sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION,ALLOW_INVALID_DATES'", "SET SESSION innodb_lock_wait_timeout = 10",
+		"SELECT GET_LOCK(" + lock + ", 10)", look, "START TRANSACTION", look + " FOR UPDATE",
+		"INSERT INTO `app`.`t` (`id`, `name`) VALUES (4, 'd') ON DUPLICATE KEY UPDATE `id` = VALUES(`id`), `name` = VALUES(`name`)",
+		"UPDATE `app`.`t` SET `name` = 'b' WHERE `id` = 1", "DELETE FROM `app`.`t` WHERE `id` IN (2)", "COMMIT",
+		"SELECT RELEASE_LOCK(" + lock + ")"}
+	if got := f.prod.Log(); !slices.Equal(got, want) {
+		t.Errorf("the promote account ran\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
+	}
+	if f.prod.Closes() != 1 {
+		t.Errorf("the promote connection closed %d times", f.prod.Closes())
+	}
+	ins := f.side.Matching("^INSERT INTO `_sqlfork_meta`.promotes ")
+	if len(ins) != 2 || !strings.Contains(ins[0], "VALUES ('0badcafe', 'sb-0badcafe', 'alice', 'bob', 'api', 'FAIL', '") {
+		t.Errorf("audit rows %q", ins)
+	}
+	if u := f.side.Matching("^UPDATE `_sqlfork_meta`"); len(u) != 0 {
+		t.Errorf("an outcome recorded without its row: %q", u)
+	}
+	if !slices.Equal(f.obs.promoted, []string{"FAIL/committed"}) || !slices.Equal(f.obs.diffed, []string{"promote"}) {
+		t.Errorf("observer told %q, %q", f.obs.promoted, f.obs.diffed)
+	}
+	f.unscripted()
 }
