@@ -94,6 +94,16 @@ func TestDiffErrors(t *testing.T) {
 			altered(f)
 			f.createTable(rewrite.Table{DB: "app", Name: "a"}, "CREATE TABLE `a` (`id` int")
 		}, err: "read the definition of app.a: "},
+		{name: "the capture key gone", setup: func(f *fixture) {
+			capturedOnly(f)
+			f.captures = nil
+			f.capture("t", "rows", "", "gone")
+		}, err: "the capture key of app.t is gone"},
+		{name: "no capture key", setup: func(f *fixture) {
+			capturedOnly(f)
+			f.captures = nil
+			f.capture("t", "rows", "")
+		}, err: "the capture key of app.t is gone"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
