@@ -126,3 +126,210 @@ var wantExport = []string{
 	viewExport,
 	"DROP TABLE IF EXISTS `app`.`d`",
 }
+
+// made puts app.name in the sandbox as a table it made, keyed by id, with
+// definition ddl (of the sandbox's table) and rows (the key's literal, then
+// the row's).
+func (f *fixture) made(name string, cols []forker.Column, ddl string, rows ...[]string) {
+	f.entry(name, sandbox.KindCreated)
+	phys := rewrite.Table{DB: physDB, Name: name}
+	f.shape(phys, "BASE TABLE", cols, "id")
+	f.createTable(phys, ddl)
+	var answer [][]*string
+	for _, r := range rows {
+		row := []*string{testkit.Row("insert")[0], testkit.Row("{}")[0], nil, testkit.Row("{}")[0], nil}
+		for _, v := range r {
+			row = append(row, testkit.Row(v)[0])
+		}
+		answer = append(answer, row)
+	}
+	f.query("SELECT 'insert', ", phys.Quoted()+" f", answer...)
+}
+
+// foreignKeys scripts forker.ForeignKeys with keys between the sandbox's
+// tables: child, column, parent, referenced column.
+func (f *fixture) foreignKeys(keys ...[4]string) {
+	f.side.Exact("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA ORDER BY SCHEMA_NAME").Rows(testkit.Row(physDB), testkit.Row("app"))
+	var rows [][]*string
+	for _, k := range keys {
+		rows = append(rows, testkit.Row(physDB, k[0], "fk_"+k[0]+"_"+k[1], k[1], physDB, k[2], k[3], "RESTRICT", "RESTRICT", 1))
+	}
+	f.side.Match(`^SELECT k\.TABLE_SCHEMA, `).Rows(rows...)
+}
+
+// rowStatements are an export's statements after its header and notes.
+func rowStatements(r []string) []string {
+	return slices.DeleteFunc(slices.Clone(r[len(exportHeader):]), func(s string) bool { return strings.HasPrefix(s, "-- ") })
+}
+
+// TestExportForeignKeyOrder: the rows of a table referencing itself are
+// inserted parents first and deleted children first, one DELETE each; a
+// cycle of keys between tables is cut, the key of the table written first
+// inserted NULL and set once the other's rows are in.
+func TestExportForeignKeyOrder(t *testing.T) {
+	idParent := []forker.Column{tID, {Name: "parent", Type: "int(11)", DataType: "int"}}
+	t.Run("tree", func(t *testing.T) {
+		f := newFixture(t)
+		f.entry("tree", sandbox.KindFork)
+		f.both("tree", idParent, "id")
+		f.capture("tree", "rows", "", "id")
+		f.query("SELECT CASE WHEN", "`c_tree` c",
+			testkit.Row("delete", `{}`, `{}`, nil, nil, 0, 0, "2", "NULL", "NULL", "2", "1"),
+			testkit.Row("delete", `{}`, `{}`, nil, nil, 0, 0, "3", "NULL", "NULL", "3", "2"),
+			testkit.Row("insert", `{}`, nil, `{}`, nil, 0, 1, "30", "30", "31", "NULL", "NULL"),
+			testkit.Row("insert", `{}`, nil, `{}`, nil, 0, 1, "31", "31", "NULL", "NULL", "NULL"))
+		f.foreignKeys([4]string{"tree", "parent", "tree", "id"})
+		r, err := f.m.Export(f.ctx, f.sb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"INSERT INTO `app`.`tree` (`id`, `parent`) VALUES (31, NULL), (30, 31) ON DUPLICATE KEY UPDATE `id` = VALUES(`id`), `parent` = VALUES(`parent`)",
+			"DELETE FROM `app`.`tree` WHERE `id` = 3", "DELETE FROM `app`.`tree` WHERE `id` = 2"}
+		if got := rowStatements(cells(r)); !slices.Equal(got, want) {
+			t.Errorf("export\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
+		}
+		f.unscripted()
+	})
+	t.Run("cycle", func(t *testing.T) {
+		f := newFixture(t)
+		for _, tc := range []struct {
+			name, ref string
+			rows      [][]*string
+		}{
+			{"a2", "b", [][]*string{testkit.Row("insert", `{}`, nil, `{}`, nil, 0, 1, "1", "1", "1", "NULL", "NULL")}},
+			{"b2", "a", [][]*string{testkit.Row("insert", `{}`, nil, `{}`, nil, 0, 1, "1", "1", "1", "NULL", "NULL"),
+				testkit.Row("insert", `{}`, nil, `{}`, nil, 0, 1, "2", "2", "NULL", "NULL", "NULL")}},
+		} {
+			f.entry(tc.name, sandbox.KindFork)
+			f.both(tc.name, []forker.Column{tID, {Name: tc.ref, Type: "int(11)", DataType: "int"}}, "id")
+			f.capture(tc.name, "rows", "", "id")
+			f.query("SELECT CASE WHEN", "`c_"+tc.name+"` c", tc.rows...)
+		}
+		f.foreignKeys([4]string{"a2", "b", "b2", "id"}, [4]string{"b2", "a", "a2", "id"})
+		r, err := f.m.Export(f.ctx, f.sb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{
+			"INSERT INTO `app`.`b2` (`id`, `a`) VALUES (1, NULL), (2, NULL) ON DUPLICATE KEY UPDATE `id` = VALUES(`id`), `a` = VALUES(`a`)",
+			"INSERT INTO `app`.`a2` (`id`, `b`) VALUES (1, 1) ON DUPLICATE KEY UPDATE `id` = VALUES(`id`), `b` = VALUES(`b`)",
+			"UPDATE `app`.`b2` SET `a` = 1 WHERE `id` = 1",
+		}
+		got := cells(r)
+		if !slices.Equal(rowStatements(got), want) {
+			t.Errorf("export\n %s\nwant\n %s", strings.Join(rowStatements(got), "\n "), strings.Join(want, "\n "))
+		}
+		if note := "-- app.a2 is in a cycle of foreign keys between tables: rows are inserted with the keys to tables written later NULL " +
+			"and given them after; rows that reference each other cannot be deleted with the checks on (1451)"; !slices.Contains(got, note) {
+			t.Errorf("no note %q in %q", note, got)
+		}
+		f.unscripted()
+	})
+}
+
+// TestExportSkipsViews: a view that reads the server's own schemas or the
+// proxy's databases is left out of an export, with a note naming what it
+// reads as the sandbox's user knows it, and so is a view reading it.
+func TestExportSkipsViews(t *testing.T) {
+	for _, tc := range []struct {
+		name, from string
+		note       string
+	}{
+		{"a system schema", "`mysql`.`user`", "-- not exported: app.v1 reads mysql.user, which is never exported or promoted"},
+		{"the sandbox's information_schema", "`_sqlfork_0badcafe`.`TABLES`",
+			"-- not exported: app.v1 reads information_schema.TABLES, which is never exported or promoted"},
+		{"another sandbox", "`_sqlfork_feedf00d_app`.`x`", "-- not exported: app.v1 reads a database of the proxy's, which is never exported or promoted"},
+		{"the registry", "`_sqlfork_meta`.`sandboxes`", "-- not exported: app.v1 reads a database of the proxy's, which is never exported or promoted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			for name, from := range map[string]string{"v1": tc.from, "v2": "`_sqlfork_0badcafe_app`.`v1`"} {
+				f.entry(name, sandbox.KindCreated)
+				f.shape(rewrite.Table{DB: physDB, Name: name}, "VIEW", []forker.Column{tID})
+				f.side.Exact("SHOW CREATE VIEW `_sqlfork_0badcafe_app`.`" + name + "`").Rows(testkit.Row(name,
+					"CREATE ALGORITHM=UNDEFINED DEFINER=`root`@`localhost` SQL SECURITY DEFINER VIEW `_sqlfork_0badcafe_app`.`"+name+
+						"` AS select `x`.`id` AS `id` from "+from+" `x`"))
+			}
+			r, err := f.m.Export(f.ctx, f.sb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := append(slices.Clone(exportHeader), tc.note, "-- not exported: app.v2 reads app.v1, which is not exported")
+			if got := cells(r); !slices.Equal(got, want) {
+				t.Errorf("export\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
+			}
+			f.unscripted()
+		})
+	}
+}
+
+// TestExportRefused: an export fails, and shows nothing, when what the
+// server gave is not what the proxy writes: a value that is not one of its
+// literals, a definition that reaches outside the database; or when a read
+// fails.
+func TestExportRefused(t *testing.T) {
+	idOnly := []forker.Column{tID}
+	const def = "CREATE TABLE `n` (`id` int(11) NOT NULL, PRIMARY KEY (`id`)) ENGINE=InnoDB"
+	for _, tc := range []struct {
+		name  string
+		setup func(f *fixture)
+		err   string
+	}{
+		{name: "a row's value", setup: func(f *fixture) { f.made("n", idOnly, def, []string{"1", "1); DROP TABLE t; --"}) },
+			err: `diff app.n: a value the server gave as "1); DROP TABLE t; --" is not a literal the proxy writes: refused`},
+		{name: "a quote in text", setup: func(f *fixture) { f.made("n", idOnly, def, []string{"'it''s'", "1"}) },
+			err: `diff app.n: a value the server gave as "'it''s'" is not a literal the proxy writes: refused`},
+		{name: "a keyless row's value", setup: func(f *fixture) {
+			f.entry("r", sandbox.KindFork)
+			f.both("r", []forker.Column{tName})
+			f.query("SELECT IF(d.`sqlfork_n` > 0", "`app`.`r`", testkit.Row("insert", `{}`, nil, `{}`, nil, 1, `'a\'`))
+		}, err: `diff app.r: a value the server gave as "'a\\'" is not a literal the proxy writes: refused`},
+		{name: "an altered table's row", setup: func(f *fixture) {
+			altered(f)
+			f.query("SELECT 'insert', ", "`app`.`a`")
+			f.side.Prefix("SELECT IFNULL(CAST(f.`id` AS CHAR), 'NULL'), ").Rows(testkit.Row("1", "x", "2"))
+		}, err: `diff app.a: a value the server gave as "x" is not a literal the proxy writes: refused`},
+		{name: "an altered table's rows unread", setup: func(f *fixture) {
+			altered(f)
+			f.query("SELECT 'insert', ", "`app`.`a`")
+			f.side.Prefix("SELECT IFNULL(CAST(f.`id` AS CHAR), 'NULL'), ").Fail(boom)
+		}, err: "export app.a: ERROR 1105 (HY000): boom"},
+		{name: "a key only production has", setup: func(f *fixture) {
+			altered(f)
+			f.query("SELECT 'insert', ", "`app`.`a`")
+			f.side.Prefix("SELECT IFNULL(CAST(f.`id` AS CHAR), 'NULL'), ")
+			f.side.Prefix("SELECT IFNULL(CAST(r.`id` AS CHAR), 'NULL') FROM ").Rows(testkit.Row("0x1"))
+		}, err: `diff app.a: a value the server gave as "0x1" is not a literal the proxy writes: refused`},
+		{name: "keys only production has unread", setup: func(f *fixture) {
+			altered(f)
+			f.query("SELECT 'insert', ", "`app`.`a`")
+			f.side.Prefix("SELECT IFNULL(CAST(f.`id` AS CHAR), 'NULL'), ")
+			f.side.Prefix("SELECT IFNULL(CAST(r.`id` AS CHAR), 'NULL') FROM ").Fail(boom)
+		}, err: "export app.a: ERROR 1105 (HY000): boom"},
+		{name: "a definition outside the database", setup: func(f *fixture) {
+			f.made("n", idOnly, def+" DATA DIRECTORY='/tmp/x'", []string{"1", "1"})
+		}, err: "the statement built for app.n reaches outside the database"},
+		{name: "foreign keys unread", setup: func(f *fixture) {
+			f.made("n", idOnly, def, []string{"1", "1"})
+			f.side.Exact("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA ORDER BY SCHEMA_NAME").Fail(boom)
+		}, err: "read foreign keys: ERROR 1105 (HY000): boom"},
+		{name: "routines unread", setup: func(f *fixture) {
+			f.made("n", idOnly, def, []string{"1", "1"})
+			f.side.Prefix("SELECT s.ROUTINE_TYPE, ").Fail(boom)
+		}, err: "list the sandbox's routines and triggers: ERROR 1105 (HY000): boom"},
+		{name: "a routine not looked up", setup: func(f *fixture) {
+			f.made("n", idOnly, def, []string{"1", "1"})
+			f.side.Prefix("SELECT s.ROUTINE_TYPE, ").Rows(testkit.Row("FUNCTION", physDB, "fn"))
+			f.side.Prefix("SELECT COUNT(*) FROM information_schema.ROUTINES ").Fail(boom)
+		}, err: "look up FUNCTION app.fn in production: ERROR 1105 (HY000): boom"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			tc.setup(f)
+			r, err := f.m.Export(f.ctx, f.sb)
+			if err == nil || !strings.Contains(err.Error(), tc.err) || r != nil {
+				t.Errorf("export %v, error %v\nwant %q", r, err, tc.err)
+			}
+		})
+	}
+}
