@@ -271,3 +271,22 @@ func TestDiffMethods(t *testing.T) {
 		})
 	}
 }
+
+// TestDiffFor: DIFF … FOR db.table reads that table alone.
+func TestDiffFor(t *testing.T) {
+	f := newFixture(t)
+	capturedOnly(f)
+	created(f)
+	f.query("SELECT op, SUM(cf)", "`c_t` c", testkit.Row("insert", 0, 1))
+	r, err := f.m.Diff(f.ctx, f.sb, true, &rewrite.Table{DB: "app", Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"app.t | forked | 1 | 0 | 0 | 0 | primary | capture | NULL"}; !slices.Equal(cells(r), want) {
+		t.Errorf("summary %q, want %q", cells(r), want)
+	}
+	if q := f.side.Matching("`n`"); len(q) != 0 {
+		t.Errorf("read app.n: %q", q)
+	}
+	f.unscripted()
+}

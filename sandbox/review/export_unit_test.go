@@ -333,3 +333,64 @@ func TestExportRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestExportCompositeKey: rows of a table compared whole by a key of two
+// columns are updated in every column (their image at the fork is
+// unknown) and deleted by tuples of the key.
+func TestExportCompositeKey(t *testing.T) {
+	f := newFixture(t)
+	f.entry("ck", sandbox.KindFork)
+	cols := []forker.Column{{Name: "a", Type: "int(11)", DataType: "int"}, {Name: "b", Type: "int(11)", DataType: "int"}, tV}
+	f.both("ck", cols, "a", "b")
+	f.capture("ck", "full", "a fork without rows")
+	f.query("SELECT 'insert', ", "`app`.`ck`",
+		testkit.Row("insert", `{}`, nil, `{}`, nil, "1", "2", "1", "2", "10"),
+		testkit.Row("update", `{}`, `{}`, `{}`, nil, "3", "4", "3", "4", "30"),
+		testkit.Row("delete", `{}`, `{}`, nil, nil, "5", "6", "NULL", "NULL", "NULL"),
+		testkit.Row("delete", `{}`, `{}`, nil, nil, "7", "8", "NULL", "NULL", "NULL"))
+	r, err := f.m.Export(f.ctx, f.sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(slices.Clone(exportHeader),
+		"-- app.ck was compared whole with production (a fork without rows): rows production changed since the fork are put back",
+		"INSERT INTO `app`.`ck` (`a`, `b`, `v`) VALUES (1, 2, 10) ON DUPLICATE KEY UPDATE `a` = VALUES(`a`), `b` = VALUES(`b`), `v` = VALUES(`v`)",
+		"UPDATE `app`.`ck` SET `a` = 3, `b` = 4, `v` = 30 WHERE `a` = 3 AND `b` = 4",
+		"DELETE FROM `app`.`ck` WHERE (`a`, `b`) IN ((7, 8), (5, 6))")
+	if got := cells(r); !slices.Equal(got, want) {
+		t.Errorf("export\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
+	}
+	if q := f.side.Matching("^SELECT 'insert', "); len(q) != 1 || !strings.HasSuffix(q[0], " ORDER BY 2 LIMIT 200001") ||
+		!strings.Contains(q[0], "FROM `_sqlfork_0badcafe_app`.`ck` f LEFT JOIN `app`.`ck` r ON r.`a` = f.`a` AND r.`b` = f.`b` WHERE r.`a` IS NULL") {
+		t.Errorf("rows read with %q", q)
+	}
+	f.unscripted()
+}
+
+// TestExportKeylessAltered: an altered table without a key is emptied and
+// filled with every row the sandbox has.
+func TestExportKeylessAltered(t *testing.T) {
+	f := newFixture(t)
+	f.entry("k", sandbox.KindFork)
+	f.shape(rewrite.Table{DB: "app", Name: "k"}, "BASE TABLE", []forker.Column{tV})
+	f.shape(rewrite.Table{DB: physDB, Name: "k"}, "BASE TABLE", []forker.Column{tV, tName})
+	f.capture("k", "full", "changed by ALTER TABLE")
+	f.createTable(rewrite.Table{DB: "app", Name: "k"}, "CREATE TABLE `k` (\n  `v` int(11) DEFAULT NULL\n) ENGINE=InnoDB")
+	f.createTable(rewrite.Table{DB: physDB, Name: "k"}, "CREATE TABLE `k` (\n  `v` int(11) DEFAULT NULL,\n  `name` varchar(20) DEFAULT NULL\n) ENGINE=InnoDB")
+	f.query("SELECT IF(d.`sqlfork_n` > 0", "`app`.`k`", testkit.Row("delete", `{}`, `{}`, nil, nil, 1, "1"))
+	f.side.Prefix("SELECT IFNULL(CAST(f.`v` AS CHAR), 'NULL'), ").Rows(testkit.Row("2", "'b'"), testkit.Row("2", "'b'"))
+	r, err := f.m.Export(f.ctx, f.sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"ALTER TABLE `app`.`k` ADD COLUMN IF NOT EXISTS `name` varchar(20) DEFAULT NULL AFTER `v`",
+		"DELETE FROM `app`.`k`", "INSERT INTO `app`.`k` (`v`, `name`) VALUES (2, 'b'), (2, 'b')"}
+	got := cells(r)
+	if !slices.Equal(rowStatements(got), want) {
+		t.Errorf("export\n %s\nwant\n %s", strings.Join(rowStatements(got), "\n "), strings.Join(want, "\n "))
+	}
+	if note := "-- app.k has no key: its rows are written by value, and running this twice writes them twice"; !slices.Contains(got, note) {
+		t.Errorf("no note %q in %q", note, got)
+	}
+	f.unscripted()
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -372,6 +373,83 @@ func TestPromoteAsAdmin(t *testing.T) {
 	}
 	if !slices.Equal(f.obs.promoted, []string{"FAIL/committed"}) || !slices.Equal(f.obs.diffed, []string{"promote"}) {
 		t.Errorf("observer told %q, %q", f.obs.promoted, f.obs.diffed)
+	}
+	f.unscripted()
+}
+
+// TestPromoteUnderLock: what the look under lock finds decides: a conflict
+// production made after the first look refuses FAIL (partial once DDL ran),
+// and the user's rights are asked again.
+func TestPromoteUnderLock(t *testing.T) {
+	changed := [][]*string{testkit.Row(1, "1", "'z'"), testkit.Row(2, "2", "'x'")}
+	lateConflict := func(f *fixture) {
+		capturedT(f, changed...)
+		f.prod.Match(`^SELECT d\.`).Rows(unchanged...).Times(1) // the first look
+	}
+	calls := 0
+	for _, tc := range []promoteCase{
+		{name: "a conflict", setup: lateConflict, code: wire.ErUnknown, outcome: "refused",
+			err:   `PROMOTE refused: 1 rows changed in production since the fork and differently in the sandbox: app.t {"id": 1}`,
+			after: ranOnProd("^ROLLBACK$")},
+		{name: "a conflict after DDL", setup: func(f *fixture) { lateConflict(f); createdForExport(f) }, code: wire.ErUnknown, outcome: "partial",
+			err: "PROMOTE refused: 1 rows changed in production", after: ranOnProd("^CREATE TABLE IF NOT EXISTS `app`.`n` ")},
+		{name: "the user's rights asked again", setup: func(f *fixture) { calls = 0; capturedT(f, unchanged...) },
+			check: func(context.Context, []Need) error {
+				if calls++; calls == 2 {
+					return errors.New("no longer allowed")
+				}
+				return nil
+			}, outcome: "refused", err: "no longer allowed", after: ranOnProd(" FOR UPDATE$")},
+	} {
+		t.Run(tc.name, tc.run)
+	}
+}
+
+// TestPromoteManyConflicts: FAIL's refusal names the first 20 conflicting
+// keys and counts the rest.
+func TestPromoteManyConflicts(t *testing.T) {
+	f := newFixture(t)
+	f.promotable()
+	f.entry("t", sandbox.KindFork)
+	f.both("t", []forker.Column{tID, tName}, "id")
+	f.capture("t", "rows", "", "id")
+	var rows, theirs [][]*string
+	for i := range 25 {
+		rows = append(rows, testkit.Row("update", `{"id": `+strconv.Itoa(i)+`}`, `{}`, `{}`, nil, 0, 0, i, i, "'b'", i, "'a'"))
+		theirs = append(theirs, testkit.Row(i, i, "'z'"))
+	}
+	f.query("SELECT CASE WHEN", "`c_t` c", rows...)
+	f.prod.Match(`^SELECT d\.`).Rows(theirs...)
+	_, err := f.m.Promote(f.ctx, f.sb, "alice", "FAIL", "sql", nil)
+	if err == nil || !strings.Contains(err.Error(), `: 25 rows changed in production since the fork`) ||
+		!strings.Contains(err.Error(), `app.t {"id": 18}, app.t {"id": 19} and 5 more;`) || strings.Contains(err.Error(), `{"id": 20}`) {
+		t.Errorf("refusal %v", err)
+	}
+}
+
+// TestPromoteAltered: OURS applies an altered table (compared whole): the
+// ALTER before its rows, every row upserted, the keys it no longer has
+// deleted, the ALTER after; it counts its rows as updated and deleted.
+func TestPromoteAltered(t *testing.T) {
+	f := newFixture(t)
+	f.promotable()
+	altered(f)
+	f.query("SELECT 'insert', ", "`app`.`a`", testkit.Row("update", `{}`, `{}`, `{}`, nil, "1", "1", "'x'", "5"))
+	f.side.Prefix("SELECT IFNULL(CAST(f.`id` AS CHAR), 'NULL'), ").Rows(testkit.Row("1", "'x'", "5"), testkit.Row("7", "'y'", "NULL"))
+	f.side.Prefix("SELECT IFNULL(CAST(r.`id` AS CHAR), 'NULL') FROM ").Rows(testkit.Row("8"))
+	r, err := f.m.Promote(f.ctx, f.sb, "alice", "OURS", "sql", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "promoted sandbox sb-0badcafe: 0 rows inserted, 2 updated, 1 deleted in 1 tables"; r.Info != want || r.Affected != 3 {
+		t.Errorf("reply %q (%d), want %q", r.Info, r.Affected, want)
+	}
+	want := []string{"ALTER TABLE `app`.`a` ADD COLUMN IF NOT EXISTS `v` int(11) DEFAULT NULL AFTER `name`", "START TRANSACTION",
+		"INSERT INTO `app`.`a` (`id`, `name`, `v`) VALUES (1, 'x', 5), (7, 'y', NULL) ON DUPLICATE KEY UPDATE `id` = VALUES(`id`), `name` = VALUES(`name`), `v` = VALUES(`v`)",
+		"DELETE FROM `app`.`a` WHERE `id` IN (8)", "COMMIT", "ALTER TABLE `app`.`a` ADD KEY IF NOT EXISTS `iv` (`v`)"}
+	got := slices.DeleteFunc(f.prod.Log(), func(q string) bool { return strings.HasPrefix(q, "SET ") || strings.HasPrefix(q, "SELECT ") })
+	if !slices.Equal(got, want) {
+		t.Errorf("the promote account ran\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
 	}
 	f.unscripted()
 }
