@@ -2,6 +2,7 @@ package review
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,19 +20,18 @@ func capturedOnly(f *fixture) {
 	f.capture("t", "rows", "", "id")
 }
 
-// TestDiffErrors: what the server fails, or answers that the diff cannot
-// take, fails DIFF with an error naming the table.
-func TestDiffErrors(t *testing.T) {
-	many := make([][]*string, maxDiffRows+1)
-	for i := range many {
-		many[i] = testkit.Row("insert", `{"id": 1}`, nil, `{}`, nil, 0, 1)
-	}
-	for _, tc := range []struct {
-		name    string
-		setup   func(f *fixture)
-		summary bool
-		err     string
-	}{
+// diffErrCase is a sandbox whose DIFF fails, and the error.
+type diffErrCase struct {
+	name    string
+	setup   func(f *fixture)
+	summary bool
+	err     string
+}
+
+// diffReadErrors fail the reads before the rows: the registry, the
+// snapshot, the captures, the shapes, the diff's first query.
+func diffReadErrors() []diffErrCase {
+	return []diffErrCase{
 		{name: "a shared sandbox's registry", setup: func(f *fixture) {
 			capturedOnly(f)
 			f.sb.Name = "shared" // named: other processes may change its tables
@@ -54,6 +54,17 @@ func TestDiffErrors(t *testing.T) {
 			err: "diff app.t: ERROR 1105 (HY000): boom"},
 		{name: "detail", setup: func(f *fixture) { capturedOnly(f); f.query("SELECT CASE WHEN", "`c_t`").Fail(boom) },
 			err: "diff app.t: ERROR 1105 (HY000): boom"},
+	}
+}
+
+// diffAnswerErrors are answers the diff cannot take (too many rows,
+// another table's definition, a key gone), or definitions unread.
+func diffAnswerErrors() []diffErrCase {
+	many := make([][]*string, maxDiffRows+1)
+	for i := range many {
+		many[i] = testkit.Row("insert", `{"id": 1}`, nil, `{}`, nil, 0, 1)
+	}
+	return []diffErrCase{
 		{name: "too many rows", setup: func(f *fixture) { capturedOnly(f); f.query("SELECT CASE WHEN", "`c_t`", many...) },
 			err: "the diff has more than 200000 rows; use SANDBOX DIFF SUMMARY or SANDBOX DIFF … FOR db.table"},
 		{name: "too many rows by value", setup: func(f *fixture) {
@@ -107,7 +118,13 @@ func TestDiffErrors(t *testing.T) {
 			f.captures = nil
 			f.capture("t", "rows", "")
 		}, err: "the capture key of app.t is gone"},
-	} {
+	}
+}
+
+// TestDiffErrors: what the server fails, or answers that the diff cannot
+// take, fails DIFF with an error naming the table.
+func TestDiffErrors(t *testing.T) {
+	for _, tc := range slices.Concat(diffReadErrors(), diffAnswerErrors()) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			tc.setup(f)
