@@ -494,7 +494,7 @@ func (d *differ) captured(ctx context.Context, td *tableDiff, detail bool) error
 	side := dt.capture.Side.Quoted()
 	marker := col("c", d.m.cfg.Prefix+"_existed")
 	cols := dt.fork.Stored()
-	if len(dt.fork.Key) == 0 || keyColumns(dt.fork, dt.key) == nil {
+	if len(dt.fork.Key) == 0 || len(dt.key) == 0 || len(keyColumns(dt.fork, dt.key)) != len(dt.key) {
 		return fmt.Errorf("the capture key of %s is gone", dt.logical)
 	}
 	k0 := dt.key[0]
