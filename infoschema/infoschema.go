@@ -1,8 +1,9 @@
 // Package infoschema says what information_schema holds for a sandbox: the
 // views the proxy mirrors per sandbox (Views) and for production, the
 // tables a sandboxing session may read as they are (Safe, Known), the ones
-// that show the whole server (ServerWide), and the process list a session
-// may see (OwnOnly).
+// that show the whole server (ServerWide), the process list a session may
+// see (OwnOnly), and the SHOW statements a sandbox answers as queries of
+// its views (Shown, ShowSQL).
 package infoschema
 
 import (

@@ -263,7 +263,7 @@ func (s *Session) answersShow(sql string, opts rewrite.Options) bool {
 	}
 	st := a.Statements[0]
 	switch {
-	case st.Show != nil && (shows[st.Show.What] || st.Show.What == "PROCESSLIST"):
+	case st.Show != nil && (infoschema.Shown(st.Show.What) || st.Show.What == "PROCESSLIST"):
 		return true
 	case st.Kind == rewrite.KindShowWarnings || st.Kind == rewrite.KindShowErrors || st.Kind == rewrite.KindShowProcesslist:
 		return true

@@ -1,4 +1,4 @@
-package session
+package infoschema
 
 import (
 	"strings"
@@ -23,7 +23,7 @@ func TestShowProbe(t *testing.T) {
 		{rewrite.Show{What: "DATABASES"}, "", "SHOW DATABASES LIKE '" + noSuchName + "'"},
 		{rewrite.Show{What: "PROCEDURE STATUS"}, "", "SHOW PROCEDURE STATUS LIKE '" + noSuchName + "'"},
 	} {
-		if got := showProbe(&c.sh, c.db); got != c.want {
+		if got := ShowProbe(&c.sh, c.db); got != c.want {
 			t.Errorf("%+v: %s, want %s", c.sh, got, c.want)
 		}
 	}
@@ -41,14 +41,14 @@ func TestShowSQLWithDefs(t *testing.T) {
 			OrgTable: "TABLES", Name: name, OrgName: org}, []byte{0x0c, 8, 0, 64, 0, 0, 0, 253, 1, 0x10, 0, 0, 0})
 	}
 	defs := [][]byte{def("Name", "TABLE_NAME"), def("Engine", "ENGINE"), def("Max_index_length", "MAX_INDEX_LENGTH"), def("Temporary", "TEMPORARY")}
-	q, ok, err := showSQL(&rewrite.Show{What: "TABLE STATUS"}, "app", "", defs)
+	q, ok, err := ShowSQL(&rewrite.Show{What: "TABLE STATUS"}, "app", "", defs)
 	want := "SELECT `TABLE_NAME` AS `Name`, `ENGINE` AS `Engine`, `MAX_INDEX_LENGTH` AS `Max_index_length`, `TEMPORARY` AS `Temporary` " +
 		"FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'app' ORDER BY BINARY `Name`"
 	if !ok || err != nil || q != want {
 		t.Errorf("got %q, %v, %v\nwant %q", q, ok, err, want)
 	}
 	like := "o%"
-	q, _, _ = showSQL(&rewrite.Show{What: "TABLES", Like: &like}, "app", "", [][]byte{def("Tables_in_app (xxx)", "TABLE_NAME")})
+	q, _, _ = ShowSQL(&rewrite.Show{What: "TABLES", Like: &like}, "app", "", [][]byte{def("Tables_in_app (xxx)", "TABLE_NAME")})
 	if want := "SELECT `TABLE_NAME` AS `Tables_in_app (o%)` FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'app' AND TABLE_NAME LIKE 'o%' " +
 		"ORDER BY BINARY `Tables_in_app (o%)`"; q != want {
 		t.Errorf("got %q\nwant %q", q, want)
