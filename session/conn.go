@@ -19,8 +19,8 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/command"
-	"github.com/sqlfork/sqlfork-proxy/session/txn"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/objects"
+	"github.com/sqlfork/sqlfork-proxy/session/txn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 

@@ -28,21 +28,3 @@ func TestCheckTTL(t *testing.T) {
 		}
 	}
 }
-
-func TestConfigValidateTTLs(t *testing.T) {
-	for _, tt := range []struct {
-		def, max time.Duration
-		ok       bool
-	}{
-		{24 * time.Hour, 720 * time.Hour, true},
-		{0, 0, true},
-		{24 * time.Hour, 0, true},
-		{0, 720 * time.Hour, false},
-		{1000 * time.Hour, 720 * time.Hour, false},
-	} {
-		c := Config{DefaultTTL: tt.def, MaxTTL: tt.max}
-		if err := c.Validate(); (err == nil) != tt.ok {
-			t.Errorf("sandbox-ttl %s, max-sandbox-ttl %s: Validate() = %v", tt.def, tt.max, err)
-		}
-	}
-}

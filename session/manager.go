@@ -1,15 +1,17 @@
-// Package session holds sandboxes: the per-connection sandbox binding, the
-// registry of sandboxes and their forked tables (kept in the upstream, in a
-// metadata schema under the configured prefix), lazy forking on first
-// write, the SANDBOX pseudo-statements and the lifecycle (an anonymous
-// sandbox ends with its last connection, a named one a grace period
-// later, unless kept; TTL and idle expiry; reconciliation at start).
+// Package session runs each client connection's statements in its
+// sandbox: it binds the connection to a sandbox, plans every statement
+// (reads it with rewrite, forks what it writes, rewrites it to the
+// sandbox's tables), takes it through its steps with the proxy (Run),
+// answers the SANDBOX statements and tells the sandbox's names back in
+// answers. Manager wires the parts that outlive a connection together:
+// the registry and lifetimes (sandbox/registry), forks (sandbox/forking),
+// change capture (sandbox/capture), review (sandbox/review) and the
+// catalog of production's objects (catalog).
 package session
 
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,164 +33,6 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
-
-// Mode is how a client session uses sandboxes.
-type Mode string
-
-// Modes.
-const (
-	// Transparent puts every session in a sandbox from its start.
-	Transparent Mode = "transparent"
-	// Explicit reads production until SANDBOX CREATE or ATTACH; writes
-	// outside a sandbox are refused unless production writes are allowed.
-	Explicit Mode = "explicit"
-	// Passthrough is a plain proxy.
-	Passthrough Mode = "passthrough"
-)
-
-// ParseMode checks a mode name.
-func ParseMode(s string) (Mode, error) {
-	switch m := Mode(strings.ToLower(s)); m {
-	case Transparent, Explicit, Passthrough:
-		return m, nil
-	}
-	return "", fmt.Errorf("unknown mode %q (want transparent, explicit or passthrough)", s)
-}
-
-// Config configures a Manager.
-type Config struct {
-	// Prefix starts every database the proxy creates (default _sqlfork).
-	Prefix string
-	// Forker is auto, seekdb or copy.
-	Forker string
-	// DefaultTTL is how long a kept sandbox lives unless KEEP TTL says
-	// otherwise (0: until discarded).
-	DefaultTTL time.Duration
-	// IdleTTL discards a kept sandbox no connection has used for this
-	// long (0: never).
-	IdleTTL time.Duration
-	// MaxTTL bounds the lifetime a kept sandbox may be given (0: no
-	// bound). With it, "until discarded" is refused too.
-	MaxTTL time.Duration
-	// Grace is how long an unkept named sandbox outlives its last
-	// connection (0: it ends with it, like an anonymous one), so that a
-	// pool that closes and reopens connections finds it again.
-	Grace time.Duration
-	// MaxSandboxes bounds the sandboxes alive at once (0: no limit).
-	MaxSandboxes int
-	// Guardrails apply to every proxy user without an entry in
-	// UserGuardrails (their MaxForkBytes bounds each sandbox's forks).
-	Guardrails Guardrails
-	// UserGuardrails are the guardrails of users who have their own.
-	UserGuardrails map[string]Guardrails
-	// Admins are proxy users who may see, attach and discard any
-	// sandbox.
-	Admins []string
-	// ReapInterval is how often expiry is checked and leases renewed.
-	ReapInterval time.Duration
-	// Lease is how long an unkept sandbox survives its proxy process
-	// going away without a trace (crash): other processes and the next
-	// start drop it after that.
-	Lease time.Duration
-	// SyncLease is how long a process may trust its table map of a sandbox
-	// another process may share, after checking the registry, before it
-	// checks again (sandbox/registry/sync.go); a process changing where such a
-	// sandbox's table is waits until the other processes' leases ran out.
-	// 0: check before every statement that reads production, no waits.
-	SyncLease time.Duration
-	// ForkTimeout bounds one fork.
-	ForkTimeout time.Duration
-	// SideConnections bounds the side connections (forks, registry,
-	// catalog lookups, reaper) open at once (default 8).
-	SideConnections int
-	// ForkQueueTimeout bounds the wait for a free side connection (default
-	// 2m, at most ForkTimeout); past it the statement gets error 1205.
-	ForkQueueTimeout time.Duration
-	// NoDiffCapture turns off the capture of each fork's changed rows
-	// (capture.go): SANDBOX DIFF then compares every table whole.
-	NoDiffCapture bool
-}
-
-// Defaults of the side connection pool.
-const (
-	// DefaultSyncLease is the proxy's default Config.SyncLease.
-	DefaultSyncLease        = 250 * time.Millisecond
-	DefaultSideConnections  = 8
-	DefaultForkQueueTimeout = 2 * time.Minute
-)
-
-func (c *Config) defaults() {
-	if c.Prefix == "" {
-		c.Prefix = "_sqlfork"
-	}
-	if c.Forker == "" {
-		c.Forker = "auto"
-	}
-	if c.ReapInterval <= 0 {
-		c.ReapInterval = 10 * time.Second
-	}
-	if c.Lease <= 0 {
-		c.Lease = 3 * c.ReapInterval
-	}
-	if c.ForkTimeout <= 0 {
-		c.ForkTimeout = 30 * time.Minute
-	}
-	if c.SideConnections <= 0 {
-		c.SideConnections = DefaultSideConnections
-	}
-	if c.ForkQueueTimeout <= 0 {
-		c.ForkQueueTimeout = min(DefaultForkQueueTimeout, c.ForkTimeout)
-	}
-}
-
-// Validate checks the configuration.
-func (c *Config) Validate() error {
-	p := c.Prefix
-	if p == "" {
-		p = "_sqlfork"
-	}
-	if len(p) > 20 {
-		return fmt.Errorf("sandbox prefix %q is longer than 20 characters", p)
-	}
-	for _, r := range p {
-		if !(r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9') {
-			return fmt.Errorf("sandbox prefix %q may hold only lower-case letters, digits and '_'", p)
-		}
-	}
-	switch c.Forker {
-	case "", "auto", "seekdb", "copy":
-	default:
-		return fmt.Errorf("unknown forker %q (want auto, seekdb or copy)", c.Forker)
-	}
-	if err := c.Guardrails.Validate(); err != nil {
-		return err
-	}
-	for user, g := range c.UserGuardrails {
-		if err := g.Validate(); err != nil {
-			return fmt.Errorf("user %q: %w", user, err)
-		}
-	}
-	if c.SideConnections < 0 {
-		return fmt.Errorf("side-connections must be at least 1 (0: the default %d), got %d", DefaultSideConnections, c.SideConnections)
-	}
-	forkTimeout := c.ForkTimeout
-	if forkTimeout <= 0 {
-		forkTimeout = 30 * time.Minute
-	}
-	if c.ForkQueueTimeout < 0 || c.ForkQueueTimeout > forkTimeout {
-		return fmt.Errorf("fork-queue-timeout %s must be between 0 (the default %s) and the fork timeout %s", c.ForkQueueTimeout, DefaultForkQueueTimeout, forkTimeout)
-	}
-	if c.Grace < 0 {
-		return fmt.Errorf("sandbox-grace must not be negative, got %s", c.Grace)
-	}
-	if c.SyncLease < 0 || c.SyncLease > time.Minute {
-		return fmt.Errorf("sandbox-sync-lease must be between 0 and 1m (the default is %s), got %s", DefaultSyncLease, c.SyncLease)
-	}
-	if c.MaxTTL > 0 && (c.DefaultTTL <= 0 || c.DefaultTTL > c.MaxTTL) {
-		return fmt.Errorf("sandbox-ttl %s must be between 0 and max-sandbox-ttl %s (\"until discarded\" needs max-sandbox-ttl 0)", c.DefaultTTL, c.MaxTTL)
-	}
-	return nil
-}
 
 // SideConn is a connection the manager owns for forks and the registry,
 // logged in with the proxy's own upstream account.
@@ -313,7 +157,7 @@ func (m *Manager) userRoom(owner string, owned int) error {
 // New connects to the upstream, creates the registry if needed, reconciles
 // it with the schemas present and starts the reaper.
 func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manager, error) {
-	cfg.defaults()
+	cfg.FillDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
