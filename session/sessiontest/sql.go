@@ -282,15 +282,11 @@ func errNoDB(db string) error { return Err(1049, "42000", "Unknown database '%s'
 
 // expiry answers Manager.expire's query.
 func (u *Upstream) expiry(m []string) (result, error) {
-	holders, err := u.storedRows(m[1])
+	holders, sandboxes, err := u.storedTwo(m[1], m[3])
 	if err != nil {
 		return result{}, err
 	}
 	now, _ := parseLiteral(m[2])
-	sandboxes, err := u.storedRows(m[3])
-	if err != nil {
-		return result{}, err
-	}
 	var r result
 	for _, s := range sandboxes {
 		n := 0
@@ -307,11 +303,7 @@ func (u *Upstream) expiry(m []string) (result, error) {
 
 // listing answers Manager.List's query.
 func (u *Upstream) listing(m []string) (result, error) {
-	sandboxes, err := u.storedRows(m[1])
-	if err != nil {
-		return result{}, err
-	}
-	tables, err := u.storedRows(m[2])
+	sandboxes, tables, err := u.storedTwo(m[1], m[2])
 	if err != nil {
 		return result{}, err
 	}
@@ -367,11 +359,7 @@ func (u *Upstream) orphans(m []string) (result, error) {
 
 // generation answers Manager.syncOnce's query.
 func (u *Upstream) generation(m []string) (result, error) {
-	sandboxes, err := u.storedRows(m[1])
-	if err != nil {
-		return result{}, err
-	}
-	gens, err := u.storedRows(m[2])
+	sandboxes, gens, err := u.storedTwo(m[1], m[2])
 	if err != nil {
 		return result{}, err
 	}
@@ -433,6 +421,17 @@ func (u *Upstream) storedRows(qname string) ([]map[string]*string, error) {
 	return u.rowsOf(db, name)
 }
 
+// storedTwo is storedRows of two tables, the manager's joins' sides.
+func (u *Upstream) storedTwo(a, b string) (x, y []map[string]*string, err error) {
+	if x, err = u.storedRows(a); err != nil {
+		return nil, nil, err
+	}
+	if y, err = u.storedRows(b); err != nil {
+		return nil, nil, err
+	}
+	return x, y, nil
+}
+
 // ---- single-table statements ----
 
 // selectItem is one item of a SELECT list.
@@ -451,18 +450,8 @@ type cond struct {
 
 // selectRows runs SELECT items FROM db.t [alias] [WHERE …] [ORDER BY col].
 func (u *Upstream) selectRows(p *parser) (result, error) {
-	var items []selectItem
-	for {
-		it, ok := p.selectItem()
-		if !ok {
-			return result{}, errUnknown
-		}
-		items = append(items, it)
-		if !p.punct(",") {
-			break
-		}
-	}
-	if !p.word("FROM") {
+	items, ok := list(p, p.selectItem)
+	if !ok || !p.word("FROM") {
 		return result{}, errUnknown
 	}
 	db, name, ok := p.qname()
@@ -696,18 +685,8 @@ func (u *Upstream) insert(p *parser, how string) (result, error) {
 // copyRows is INSERT INTO dst (cols) SELECT cols FROM src: dst takes src's
 // row count and size.
 func (u *Upstream) copyRows(p *parser, dst *object, db, name string, cols []string) (result, error) {
-	src := make([]string, 0, len(cols))
-	for {
-		c, ok := p.name()
-		if !ok {
-			return result{}, errUnknown
-		}
-		src = append(src, c)
-		if !p.punct(",") {
-			break
-		}
-	}
-	if !p.word("FROM") {
+	src, ok := list(p, p.name)
+	if !ok || !p.word("FROM") {
 		return result{}, errUnknown
 	}
 	sdb, sname, ok := p.qname()
@@ -773,26 +752,35 @@ func (i *increment) apply(v *string) *string {
 	return itoa(x + i.n)
 }
 
+// assignment is col = literal of UPDATE's SET.
+type assignment struct {
+	col string // lower-cased
+	v   *string
+}
+
+// assignment reads col = literal.
+func (p *parser) assignment() (assignment, bool) {
+	c, ok := p.name()
+	if !ok || !p.punct("=") {
+		return assignment{}, false
+	}
+	v, ok := p.literal()
+	return assignment{col: strings.ToLower(c), v: v}, ok
+}
+
 // update runs UPDATE db.t SET col = lit, … [WHERE …].
 func (u *Upstream) update(p *parser) (result, error) {
 	db, name, ok := p.qname()
 	if !ok || !p.word("SET") {
 		return result{}, errUnknown
 	}
+	sets, ok := list(p, p.assignment)
+	if !ok {
+		return result{}, errUnknown
+	}
 	set := map[string]*string{}
-	for {
-		c, ok := p.name()
-		if !ok || !p.punct("=") {
-			return result{}, errUnknown
-		}
-		v, ok := p.literal()
-		if !ok {
-			return result{}, errUnknown
-		}
-		set[strings.ToLower(c)] = v
-		if !p.punct(",") {
-			break
-		}
+	for _, a := range sets {
+		set[a.col] = a.v
 	}
 	conds, ok := p.where()
 	if !ok || !p.end() {
