@@ -77,12 +77,7 @@ func newDiffEnv(t *testing.T, mode string, replica bool, mutate func(*proxy.Conf
 	if replica {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		r, err := testdb.Start(ctx, testdb.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = r.Stop() })
-		e.replica = r
+		e.replica = testdb.StartForTest(ctx, t, testdb.Options{})
 	}
 	return e
 }

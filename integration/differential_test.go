@@ -255,12 +255,7 @@ func directAndSandboxes(ctx context.Context, t *testing.T) (sandDB *testdb.Serve
 		c.Mode = "transparent"
 		c.Sandbox.ReapInterval = 500 * time.Millisecond
 	})
-	directDB, err := testdb.Start(ctx, testdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = directDB.Stop() })
-	return sandDB, leastPriv, allPriv, directDB
+	return sandDB, leastPriv, allPriv, testdb.StartForTest(ctx, t, testdb.Options{})
 }
 
 // differential runs the seeded workloads through the proxy whose DSN (a

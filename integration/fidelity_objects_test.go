@@ -74,11 +74,7 @@ type objAccount struct {
 func objServers(ctx context.Context, t *testing.T) (sandDB, direct *testdb.Server, accts []objAccount) {
 	sandDB, leastPriv := sandboxProxy(t, "transparent", nil)
 	allPriv := startTestProxy(t, sandDB.Addr, sandDB, func(c *proxy.Config) { c.Mode = "transparent" })
-	direct, err := testdb.Start(ctx, testdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = direct.Stop() })
+	direct = testdb.StartForTest(ctx, t, testdb.Options{})
 	return sandDB, direct, []objAccount{
 		{"least-privilege", func(db string) string { return leastPriv.userDSN(sandboxUser, db) }},
 		{"all-privileges", func(db string) string { return allPriv.dsn(db) }},

@@ -19,14 +19,9 @@ import (
 // beside 4,000 sandbox databases, and 2,000 forks 2m25s instead of 32 s).
 // Every such query the proxy sent is explained on the server itself.
 func TestForkCatalogReadsNameTheirDatabases(t *testing.T) {
-	testdb.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	db, err := testdb.Start(ctx, testdb.Options{Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Stop() })
+	db := testdb.StartForTest(ctx, t, testdb.Options{Logf: t.Logf})
 	root := openDB(t, db.DSN("")+"?multiStatements=true")
 	root.SetMaxOpenConns(1)
 	if _, err := root.Exec(fmt.Sprintf(`CREATE DATABASE cat;

@@ -107,15 +107,10 @@ func newRVEnv(t *testing.T, tag string, prod *testdb.Server, replica bool) *rvEn
 // server other tests use.
 func rvStartServer(t *testing.T) *testdb.Server {
 	t.Helper()
-	testdb.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := testdb.Start(ctx, testdb.Options{ExtraArgs: []string{"--innodb-flush-method=nosync", "--innodb-doublewrite=0",
+	s := testdb.StartForTest(ctx, t, testdb.Options{ExtraArgs: []string{"--innodb-flush-method=nosync", "--innodb-doublewrite=0",
 		"--innodb-flush-log-at-trx-commit=0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Stop() })
 	return s
 }
 
