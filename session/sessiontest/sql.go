@@ -97,45 +97,55 @@ func (u *Upstream) emulate(sql string) (result, error) {
 	return r, err
 }
 
+// answer answers a statement the fake knows by its whole text, from the
+// statement's submatches.
+type answer func(u *Upstream, m []string) (result, error)
+
+// nothing is the empty result.
+func nothing(*Upstream, []string) (result, error) { return result{}, nil }
+
+// texts are the statements the fake knows by their whole text, in the
+// order they are tried, with their answers (set by init: some answers run
+// statements through emulate, which reads texts).
+var texts []knownText
+
+// knownText is a statement the fake knows by its whole text, and its
+// answer.
+type knownText struct {
+	re  *regexp.Regexp
+	run answer
+}
+
+func init() {
+	texts = []knownText{
+		{versionQuery, func(u *Upstream, _ []string) (result, error) { return rowsResult(Row(u.version, u.lctn)), nil }},
+		{showGrants, func(u *Upstream, _ []string) (result, error) { return column(u.grants), nil }},
+		{roles, nothing},
+		{foreignKeys, nothing},
+		{sessionVars, func(_ *Upstream, m []string) (result, error) { return sessionVarsRow(m[0]), nil }},
+		{createTrigger, (*Upstream).createTrigger},
+		{triggerList, func(u *Upstream, m []string) (result, error) { return u.triggerList(m), nil }},
+		{schemaDefaults, func(u *Upstream, m []string) (result, error) { return u.schemaDefaults(m), nil }},
+		{currentRole, func(*Upstream, []string) (result, error) { return rowsResult(Row(nil)), nil }},
+		{currentUser, func(*Upstream, []string) (result, error) { return rowsResult(Row("sqlfork@%")), nil }}, // the proxy's account
+		{setStmt, nothing},
+		{triggerPrivs, func(u *Upstream, _ []string) (result, error) { return column(u.triggerGrants), nil }},
+		{expiry, (*Upstream).expiry},
+		{listing, (*Upstream).listing},
+		{orphans, (*Upstream).orphans},
+		{generation, (*Upstream).generation},
+		{leaseWrite, (*Upstream).leaseWrite},
+		{leaseLeft, (*Upstream).leaseLeft},
+		{createView, (*Upstream).createView},
+	}
+}
+
 // emulateText is emulate before unknown statements are marked.
 func (u *Upstream) emulateText(sql string) (result, error) {
-	switch {
-	case versionQuery.MatchString(sql):
-		return rowsResult(Row(u.version, u.lctn)), nil
-	case showGrants.MatchString(sql):
-		return column(u.grants), nil
-	case roles.MatchString(sql), foreignKeys.MatchString(sql):
-		return result{}, nil
-	case sessionVars.MatchString(sql):
-		return sessionVarsRow(sql), nil
-	case createTrigger.MatchString(sql):
-		return u.createTrigger(createTrigger.FindStringSubmatch(sql))
-	case triggerList.MatchString(sql):
-		return u.triggerList(triggerList.FindStringSubmatch(sql)), nil
-	case schemaDefaults.MatchString(sql):
-		return u.schemaDefaults(schemaDefaults.FindStringSubmatch(sql)), nil
-	case currentRole.MatchString(sql):
-		return rowsResult(Row(nil)), nil
-	case currentUser.MatchString(sql): // the proxy's account
-		return rowsResult(Row("sqlfork@%")), nil
-	case setStmt.MatchString(sql):
-		return result{}, nil
-	case triggerPrivs.MatchString(sql):
-		return column(u.triggerGrants), nil
-	case expiry.MatchString(sql):
-		return u.expiry(expiry.FindStringSubmatch(sql))
-	case listing.MatchString(sql):
-		return u.listing(listing.FindStringSubmatch(sql))
-	case orphans.MatchString(sql):
-		return u.orphans(orphans.FindStringSubmatch(sql))
-	case generation.MatchString(sql):
-		return u.generation(generation.FindStringSubmatch(sql))
-	case leaseWrite.MatchString(sql):
-		return u.leaseWrite(leaseWrite.FindStringSubmatch(sql))
-	case leaseLeft.MatchString(sql):
-		return u.leaseLeft(leaseLeft.FindStringSubmatch(sql))
-	case createView.MatchString(sql):
-		return u.createView(createView.FindStringSubmatch(sql))
+	for _, t := range texts {
+		if m := t.re.FindStringSubmatch(sql); m != nil {
+			return t.run(u, m)
+		}
 	}
 	return u.emulateParsed(sql)
 }
