@@ -33,25 +33,39 @@ import (
 // a direct connection shows it does (so each check can fail). Run with
 // the ALL PRIVILEGES account and with the least-privilege one.
 func TestIsolationBetweenProxyUsers(t *testing.T) {
-	users := []proxy.User{{Name: "alice", Password: sandboxPassword}, {Name: "bob", Password: sandboxPassword}}
 	for _, acct := range []string{"all privileges", "least privilege"} {
 		t.Run(acct, func(t *testing.T) {
-			var db *testdb.Server
-			var p *proxyHandle
-			var upDSN string
+			db, p := sharedAccountProxy(t, acct, "explicit", nil)
+			upDSN := directDSN(db, "")
 			if acct == "least privilege" {
-				db, p = sandboxProxy(t, "explicit", func(c *proxy.Config) { c.Users = users })
 				upDSN = fmt.Sprintf("%s:%s@tcp(%s)/", sandboxUser, sandboxPassword, db.Addr)
-			} else {
-				db, _ = env(t)
-				p = startTestProxy(t, db.Addr, db, func(c *proxy.Config) {
-					c.Mode, c.Users, c.Sandbox.ReapInterval = "explicit", users, 500*time.Millisecond
-				})
-				upDSN = directDSN(db, "")
 			}
 			isolationSuite(t, db, p, openDB(t, upDSN))
 		})
 	}
+}
+
+// sharedAccountProxy starts a proxy in mode for the users alice and bob,
+// both mapped to one upstream account: the least-privilege one when acct
+// is "least privilege", else the ALL PRIVILEGES one (which may write
+// production); its reaper runs every 500 ms, and mutate, when set, changes
+// the configuration further.
+func sharedAccountProxy(t *testing.T, acct, mode string, mutate func(*proxy.Config)) (*testdb.Server, *proxyHandle) {
+	t.Helper()
+	users := func(c *proxy.Config) {
+		c.Users = []proxy.User{{Name: "alice", Password: sandboxPassword}, {Name: "bob", Password: sandboxPassword}}
+		if mutate != nil {
+			mutate(c)
+		}
+	}
+	if acct == "least privilege" {
+		return sandboxProxy(t, mode, users)
+	}
+	db, _ := env(t)
+	return db, startTestProxy(t, db.Addr, db, func(c *proxy.Config) {
+		c.Mode, c.Sandbox.ReapInterval = mode, 500*time.Millisecond
+		users(c)
+	})
 }
 
 // isoCase is one path from bob to alice's objects. q is bob's statement
@@ -578,8 +592,7 @@ func readTextResult(t *testing.T, r *raw) [][]string {
 // mariadb-admin processlist works through it, listing the user's own
 // connection by the id CONNECTION_ID() returns and no other user's.
 func TestProcessListLikeServer(t *testing.T) {
-	users := []proxy.User{{Name: "alice", Password: sandboxPassword}, {Name: "bob", Password: sandboxPassword}}
-	db, p := sandboxProxy(t, "transparent", func(c *proxy.Config) { c.Users = users })
+	db, p := sharedAccountProxy(t, "least privilege", "transparent", nil)
 	ctx := context.Background()
 	direct := conn(t, openDB(t, directDSN(db, "")))
 	alice := conn(t, openDB(t, p.userDSN("alice", "")))
@@ -732,9 +745,8 @@ func TestSandboxInfoSchemaAsReader(t *testing.T) {
 // stored program definitions) is refused, and the process list and
 // information_schema stay filtered.
 func TestIsolationProductionWritesAllow(t *testing.T) {
-	users := []proxy.User{{Name: "alice", Password: sandboxPassword}, {Name: "bob", Password: sandboxPassword}}
-	db, _ := env(t) // the account must be able to write production
-	p := startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.Mode, c.Users, c.ProductionWrites = "explicit", users, "allow" })
+	// The account must be able to write production.
+	db, p := sharedAccountProxy(t, "all privileges", "explicit", func(c *proxy.Config) { c.ProductionWrites = "allow" })
 	ctx := context.Background()
 	root := openDB(t, directDSN(db, ""))
 	mustExecDB(t, root, "CREATE TABLE IF NOT EXISTS app.iso_allow (id INT)")
@@ -783,17 +795,9 @@ func TestIsolationProductionWritesAllow(t *testing.T) {
 // owner sees them under their logical database. With the ALL PRIVILEGES
 // account (mysql.proc readable) and the least-privilege one.
 func TestSandboxProceduresIsolated(t *testing.T) {
-	users := []proxy.User{{Name: "alice", Password: sandboxPassword}, {Name: "bob", Password: sandboxPassword}}
 	for _, acct := range []string{"all privileges", "least privilege"} {
 		t.Run(acct, func(t *testing.T) {
-			var db *testdb.Server
-			var p *proxyHandle
-			if acct == "least privilege" {
-				db, p = sandboxProxy(t, "transparent", func(c *proxy.Config) { c.Users = users })
-			} else {
-				db, _ = env(t)
-				p = startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.Mode, c.Users = "transparent", users })
-			}
+			db, p := sharedAccountProxy(t, acct, "transparent", nil)
 			ctx := context.Background()
 			alice := conn(t, openDB(t, p.userDSN("alice", "app")))
 			mustExecC(t, alice, "CREATE PROCEDURE alice_secret_proc(IN alice_param INT) SELECT alice_param")

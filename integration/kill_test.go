@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
 	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
@@ -23,21 +22,13 @@ import (
 // the ALL PRIVILEGES account and with the least-privilege one, and in
 // passthrough mode.
 func TestKillOnlyOwnConnections(t *testing.T) {
-	users := []proxy.User{{Name: "alice", Password: sandboxPassword}, {Name: "bob", Password: sandboxPassword}}
 	for _, acct := range []string{"all privileges", "least privilege", "passthrough"} {
 		t.Run(acct, func(t *testing.T) {
-			var db *testdb.Server
-			var p *proxyHandle
-			switch acct {
-			case "least privilege":
-				db, p = sandboxProxy(t, "transparent", func(c *proxy.Config) { c.Users = users })
-			case "all privileges":
-				db, _ = env(t)
-				p = startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.Mode, c.Users = "transparent", users })
-			default:
-				db, _ = env(t)
-				p = startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.Mode, c.Users = "passthrough", users })
+			mode := "transparent"
+			if acct == "passthrough" { // with the ALL PRIVILEGES account
+				mode = "passthrough"
 			}
+			db, p := sharedAccountProxy(t, acct, mode, nil)
 			admin := openDB(t, directDSN(db, ""))
 			running := func(marker string) bool {
 				var n int
