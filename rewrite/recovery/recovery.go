@@ -68,6 +68,16 @@ func (r *recovery) punct(i int, c byte) bool {
 // span blanks the tokens from i to end (both included).
 func (r *recovery) span(i, end int) { r.blank(int(r.toks[i].Start), int(r.toks[end].End)) }
 
+// spanN blanks the n tokens from i, a rule's match: the index of the
+// last, and false when n is 0 (no match).
+func (r *recovery) spanN(i, n int) (int, bool) {
+	if n == 0 {
+		return i, false
+	}
+	r.span(i, i+n-1)
+	return i + n - 1, true
+}
+
 // statementStart reads the first token of a statement, toks[i]: it notes
 // what the statement is and masks the forms that only start one. done is
 // true when it read the tokens up to next (the statement then starts
@@ -157,23 +167,13 @@ func (r *recovery) maskAt(i int) int {
 // limitVars: LIMIT with a stored program's local variables, names of
 // variables, not of tables or columns.
 func (r *recovery) limitVars(i int) (int, bool) {
-	n := limitVariables(r.text, r.toks, i)
-	if n == 0 {
-		return i, false
-	}
-	r.span(i, i+n-1)
-	return i + n - 1, true
+	return r.spanN(i, limitVariables(r.text, r.toks, i))
 }
 
 // limitClause: LIMIT … ROWS EXAMINED n, OFFSET n ROWS, FETCH FIRST n
 // ROWS ONLY / WITH TIES: numbers and words, no name.
 func (r *recovery) limitClause(i int) (int, bool) {
-	n := limitExtension(r.text, r.toks, i)
-	if n == 0 {
-		return i, false
-	}
-	r.span(i, i+n-1)
-	return i + n - 1, true
+	return r.spanN(i, limitExtension(r.text, r.toks, i))
 }
 
 // semicolon: a ';' ends the statement.
