@@ -39,6 +39,20 @@ GRANT ALL PRIVILEGES ON `+"`\\_sqlfork%%`"+`.* TO '%[1]s'@'%%';`, sandboxUser, s
 	}
 }
 
+// readOnlyDatabase makes the empty database name on root's server, which
+// the proxy's least-privilege account may read but not write; it is
+// dropped when the test ends.
+func readOnlyDatabase(t *testing.T, root *sql.DB, name string) {
+	t.Helper()
+	for _, q := range []string{"DROP DATABASE IF EXISTS " + name, "CREATE DATABASE " + name,
+		"GRANT SELECT ON " + name + ".* TO '" + sandboxUser + "'@'%'"} {
+		if _, err := root.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _, _ = root.Exec("DROP DATABASE IF EXISTS " + name) })
+}
+
 // sandboxProxy starts a proxy in the given mode logging in upstream with
 // the least-privilege account.
 func sandboxProxy(t *testing.T, mode string, mutate func(*proxy.Config)) (*testdb.Server, *proxyHandle) {
