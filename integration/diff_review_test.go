@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
@@ -40,7 +41,7 @@ func TestDiffExportReviewCases(t *testing.T) {
 	} {
 		for _, acct := range e.accts {
 			t.Run(acct.name+"/"+c.name, func(t *testing.T) {
-				db := fmt.Sprintf("drv_%s_%d", strings.Split(acct.name, "-")[0], len(c.name))
+				db := fmt.Sprintf("drv_%s_%d", acct.short(), len(c.name))
 				e.database(t, db, c.schema)
 				sb := conn(t, openDB(t, acct.dsn(db, db)))
 				for _, s := range c.steps {
@@ -68,22 +69,17 @@ func TestDiffExportReviewCases(t *testing.T) {
 func TestDiffExportAfterProductionDropsAColumn(t *testing.T) {
 	e := newDiffEnv(t, "transparent", false, nil)
 	root := openDB(t, e.prod.DSN(""))
-	for _, acct := range e.accts {
-		t.Run(acct.name, func(t *testing.T) {
-			db := "drvcol_" + strings.Split(acct.name, "-")[0]
-			e.database(t, db, "CREATE TABLE kl2 (a INT, b INT); INSERT INTO kl2 VALUES (1, 1), (2, 2);")
-			sb := conn(t, openDB(t, acct.dsn(db, db)))
-			mustExecC(t, sb, "DELETE FROM kl2 WHERE a = 1")
-			mustExecDB(t, root, "ALTER TABLE `"+db+"`.kl2 DROP COLUMN b")
-			for range 10 { // more than the side connections
-				stmts := sandboxExport(t, sb, "SANDBOX EXPORT")
-				if want := "DELETE FROM `" + db + "`.`kl2` WHERE `a` <=> 1 LIMIT 1"; !strings.Contains(strings.Join(stmts, "\n"), want) {
-					t.Fatalf("export lacks %q:\n%s", want, strings.Join(stmts, "\n"))
-				}
+	e.eachAccount(t, "drvcol_", "CREATE TABLE kl2 (a INT, b INT); INSERT INTO kl2 VALUES (1, 1), (2, 2);", func(t *testing.T, db string, sb *sql.Conn) {
+		mustExecC(t, sb, "DELETE FROM kl2 WHERE a = 1")
+		mustExecDB(t, root, "ALTER TABLE `"+db+"`.kl2 DROP COLUMN b")
+		for range 10 { // more than the side connections
+			stmts := sandboxExport(t, sb, "SANDBOX EXPORT")
+			if want := "DELETE FROM `" + db + "`.`kl2` WHERE `a` <=> 1 LIMIT 1"; !strings.Contains(strings.Join(stmts, "\n"), want) {
+				t.Fatalf("export lacks %q:\n%s", want, strings.Join(stmts, "\n"))
 			}
-			mustExecC(t, sb, "UPDATE kl2 SET a = 5") // the pool still serves
-		})
-	}
+		}
+		mustExecC(t, sb, "UPDATE kl2 SET a = 5") // the pool still serves
+	})
 }
 
 // TestCaptureAddsNoLockWaits: two transactions of one sandbox change other
@@ -128,7 +124,7 @@ func TestCaptureDDLOfALatin1Client(t *testing.T) {
 	for _, acct := range e.accts {
 		t.Run(acct.name, func(t *testing.T) {
 			sb := conn(t, openDB(t, acct.dsn("", "")+"?charset=latin1"))
-			mustExecC(t, sb, "SANDBOX CREATE lat1"+strings.Split(acct.name, "-")[0])
+			mustExecC(t, sb, "SANDBOX CREATE lat1"+acct.short())
 			mustExecC(t, sb, "USE `d\xe9`")
 			mustExecC(t, sb, "UPDATE t SET a = 10 WHERE id = 1")
 			mustExecC(t, sb, "ALTER TABLE t DROP COLUMN b")
