@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
@@ -69,17 +68,22 @@ func TestDiffExportReviewCases(t *testing.T) {
 func TestDiffExportAfterProductionDropsAColumn(t *testing.T) {
 	e := newDiffEnv(t, "transparent", false, nil)
 	root := openDB(t, e.prod.DSN(""))
-	e.eachAccount(t, "drvcol_", "CREATE TABLE kl2 (a INT, b INT); INSERT INTO kl2 VALUES (1, 1), (2, 2);", func(t *testing.T, db string, sb *sql.Conn) {
-		mustExecC(t, sb, "DELETE FROM kl2 WHERE a = 1")
-		mustExecDB(t, root, "ALTER TABLE `"+db+"`.kl2 DROP COLUMN b")
-		for range 10 { // more than the side connections
-			stmts := sandboxExport(t, sb, "SANDBOX EXPORT")
-			if want := "DELETE FROM `" + db + "`.`kl2` WHERE `a` <=> 1 LIMIT 1"; !strings.Contains(strings.Join(stmts, "\n"), want) {
-				t.Fatalf("export lacks %q:\n%s", want, strings.Join(stmts, "\n"))
+	for _, acct := range e.accts {
+		t.Run(acct.name, func(t *testing.T) {
+			db := "drvcol_" + acct.short()
+			e.database(t, db, "CREATE TABLE kl2 (a INT, b INT); INSERT INTO kl2 VALUES (1, 1), (2, 2);")
+			sb := conn(t, openDB(t, acct.dsn(db, db)))
+			mustExecC(t, sb, "DELETE FROM kl2 WHERE a = 1")
+			mustExecDB(t, root, "ALTER TABLE `"+db+"`.kl2 DROP COLUMN b")
+			for range 10 { // more than the side connections
+				stmts := sandboxExport(t, sb, "SANDBOX EXPORT")
+				if want := "DELETE FROM `" + db + "`.`kl2` WHERE `a` <=> 1 LIMIT 1"; !strings.Contains(strings.Join(stmts, "\n"), want) {
+					t.Fatalf("export lacks %q:\n%s", want, strings.Join(stmts, "\n"))
+				}
 			}
-		}
-		mustExecC(t, sb, "UPDATE kl2 SET a = 5") // the pool still serves
-	})
+			mustExecC(t, sb, "UPDATE kl2 SET a = 5") // the pool still serves
+		})
+	}
 }
 
 // TestCaptureAddsNoLockWaits: two transactions of one sandbox change other
