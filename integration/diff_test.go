@@ -514,11 +514,7 @@ func tableChecksum(t *testing.T, c rowQuerier, table string) string {
 // tableNames lists db's tables as c sees them.
 func tableNames(t *testing.T, c rowQuerier, db string) []string {
 	t.Helper()
-	_, rows := queryRows(t, c, "SHOW TABLES FROM `"+db+"`")
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		out[i] = r[0].String
-	}
+	out := column(t, c, "SHOW TABLES FROM `"+db+"`")
 	sort.Strings(out)
 	return out
 }

@@ -202,17 +202,7 @@ func (g *diffGen) drop(t string) {
 
 // tableDump is every table of db with its rows, for the final comparison.
 func tableDump(ctx context.Context, t *testing.T, c *sql.Conn) string {
-	var names []string
-	rows, err := c.QueryContext(ctx, "SHOW TABLES")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var n string
-		_ = rows.Scan(&n)
-		names = append(names, n)
-	}
-	rows.Close()
+	names := column(t, c, "SHOW TABLES")
 	sort.Strings(names)
 	var b strings.Builder
 	for _, n := range names {

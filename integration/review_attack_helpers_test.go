@@ -640,18 +640,11 @@ func (e *rvEnv) apply(t *testing.T, text, mode string) rvApplied {
 	}
 	res := rvClient(t, e.replica, file, e.marker)
 	mustExecC(t, c, "SET GLOBAL general_log = 0")
-	rows, err := c.QueryContext(ctx, "SELECT argument FROM mysql.general_log WHERE command_type = 'Query' AND user_host LIKE 'root[root]%'")
+	ran, err := firstColumn(ctx, c, "SELECT argument FROM mysql.general_log WHERE command_type = 'Query' AND user_host LIKE 'root[root]%'")
 	if err != nil {
 		t.Fatalf("general log: %s", mysqlErr(err))
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var s []byte
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		res.ran = append(res.ran, string(s))
-	}
+	res.ran = append(res.ran, ran...)
 	return res
 }
 

@@ -32,23 +32,14 @@ type rywCheck func(c *sql.Conn) error
 // expectRows checks that q returns want (rows joined by ",").
 func expectRows(q, want string) rywCheck {
 	return func(c *sql.Conn) error {
-		rows, err := c.QueryContext(context.Background(), q)
+		got, err := firstColumn(context.Background(), c, q)
 		if err != nil {
 			return fmt.Errorf("%s: %s", q, mysqlErr(err))
-		}
-		defer rows.Close()
-		var got []string
-		for rows.Next() {
-			var v sql.NullString
-			if err := rows.Scan(&v); err != nil {
-				return err
-			}
-			got = append(got, v.String)
 		}
 		if g := strings.Join(got, ","); g != want {
 			return fmt.Errorf("%s: got %q, want %q", q, g, want)
 		}
-		return rows.Err()
+		return nil
 	}
 }
 

@@ -130,18 +130,7 @@ func checksum(t *testing.T, db *testdb.Server, table string) string {
 
 func sandboxSchemas(t *testing.T, root *sql.DB) []string {
 	t.Helper()
-	rows, err := root.Query("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE '\\_sqlfork\\_%' AND SCHEMA_NAME NOT IN ('_sqlfork_meta', '_sqlfork_production') ORDER BY 1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		_ = rows.Scan(&s)
-		out = append(out, s)
-	}
-	return out
+	return column(t, root, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE '\\_sqlfork\\_%' AND SCHEMA_NAME NOT IN ('_sqlfork_meta', '_sqlfork_production') ORDER BY 1")
 }
 
 func TestSandboxTransparent(t *testing.T) {
