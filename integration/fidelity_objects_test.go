@@ -1273,18 +1273,10 @@ func TestShowCreateSandboxRoutine(t *testing.T) {
 	db, p := sandboxProxy(t, "transparent", nil)
 	grantProcRead(t, db)
 	root := openDB(t, db.DSN(""))
-	for _, q := range []string{
+	setUp(t, root, []string{
 		"CREATE FUNCTION app.sc_f(x INT) RETURNS INT DETERMINISTIC RETURN x + 1",
 		"CREATE PROCEDURE app.sc_p() SELECT sc_f(1) AS v",
-	} {
-		if _, err := root.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() {
-		_, _ = root.Exec("DROP FUNCTION IF EXISTS app.sc_f")
-		_, _ = root.Exec("DROP PROCEDURE IF EXISTS app.sc_p")
-	})
+	}, "DROP FUNCTION IF EXISTS app.sc_f", "DROP PROCEDURE IF EXISTS app.sc_p")
 	ctx := context.Background()
 	c := conn(t, openDB(t, p.userDSN(sandboxUser, "app")))
 	show := func(c interface {

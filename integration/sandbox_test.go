@@ -44,13 +44,23 @@ GRANT ALL PRIVILEGES ON `+"`\\_sqlfork%%`"+`.* TO '%[1]s'@'%%';`, sandboxUser, s
 // dropped when the test ends.
 func readOnlyDatabase(t *testing.T, root *sql.DB, name string) {
 	t.Helper()
-	for _, q := range []string{"DROP DATABASE IF EXISTS " + name, "CREATE DATABASE " + name,
-		"GRANT SELECT ON " + name + ".* TO '" + sandboxUser + "'@'%'"} {
-		if _, err := root.Exec(q); err != nil {
-			t.Fatal(err)
-		}
+	setUp(t, root, []string{"DROP DATABASE IF EXISTS " + name, "CREATE DATABASE " + name,
+		"GRANT SELECT ON " + name + ".* TO '" + sandboxUser + "'@'%'"}, "DROP DATABASE IF EXISTS "+name)
+}
+
+// setUp runs the statements of setup on root, failing the test at the
+// first error, and those of teardown (their errors ignored) when the test
+// ends.
+func setUp(t *testing.T, root *sql.DB, setup []string, teardown ...string) {
+	t.Helper()
+	for _, q := range setup {
+		mustExecDB(t, root, q)
 	}
-	t.Cleanup(func() { _, _ = root.Exec("DROP DATABASE IF EXISTS " + name) })
+	t.Cleanup(func() {
+		for _, q := range teardown {
+			_, _ = root.Exec(q)
+		}
+	})
 }
 
 // sandboxProxy starts a proxy in the given mode logging in upstream with
