@@ -200,6 +200,17 @@ func (p *parser) literal() (*string, bool) {
 	return nil, false
 }
 
+// namePair consumes db.a word db.b, the statement's whole rest.
+func (p *parser) namePair(word string) (adb, a, bdb, b string, ok bool) {
+	if adb, a, ok = p.qname(); !ok || !p.word(word) {
+		return "", "", "", "", false
+	}
+	if bdb, b, ok = p.qname(); !ok || !p.end() {
+		return "", "", "", "", false
+	}
+	return adb, a, bdb, b, true
+}
+
 // list consumes item [, item …]: what item reads, false where an item is
 // missing.
 func list[T any](p *parser, item func() (T, bool)) ([]T, bool) {
