@@ -14,6 +14,20 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
+// wantInterrupted waits, 20 s at most, for the end of the statement done
+// reports (what), which must be 1317: Query execution was interrupted.
+func wantInterrupted(t *testing.T, done <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if !strings.Contains(fmt.Sprint(err), "1317") {
+			t.Fatalf("%s ended with %v, want 1317 Query execution was interrupted", what, err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s did not end", what)
+	}
+}
+
 // TestKillOnlyOwnConnections: proxy users share one upstream account, so
 // the proxy answers KILL itself. A user kills its own statements and
 // connections, named by the id the proxy's greeting carried (what drivers
@@ -80,14 +94,7 @@ func TestKillOnlyOwnConnections(t *testing.T) {
 			if _, err := alice.Exec(fmt.Sprintf("KILL QUERY %d", greetingID)); err != nil {
 				t.Fatalf("alice: KILL QUERY of her own statement: %v", err)
 			}
-			select {
-			case err := <-done:
-				if !strings.Contains(fmt.Sprint(err), "1317") {
-					t.Fatalf("killed statement: %v, want 1317 Query execution was interrupted", err)
-				}
-			case <-time.After(20 * time.Second):
-				t.Fatal("the killed statement did not end")
-			}
+			wantInterrupted(t, done, "the killed statement")
 			if got := victim.scalar("SELECT 7"); got != "7" {
 				t.Fatalf("the connection should survive KILL QUERY: %q", got)
 			}
