@@ -58,17 +58,7 @@ func rowsOutcome(rows *sql.Rows) string {
 			if err != nil {
 				return "scan: " + err.Error()
 			}
-			b.WriteString("|")
-			for i, v := range vals {
-				if i > 0 {
-					b.WriteString(",")
-				}
-				if v.Valid {
-					b.WriteString(v.String)
-				} else {
-					b.WriteString("NULL")
-				}
-			}
+			b.WriteString("|" + strings.Join(nullText(vals), ","))
 		}
 		if !rows.NextResultSet() {
 			break
