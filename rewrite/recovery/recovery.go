@@ -42,6 +42,13 @@ func (r *recovery) put(at int, s string) {
 	copy(r.b[at:], s)
 }
 
+// putWord writes w over toks[i] (a word no shorter), blanks after it.
+func (r *recovery) putWord(i int, w string) {
+	t := r.toks[i]
+	r.put(int(t.Start), w)
+	r.blank(int(t.Start)+len(w), int(t.End))
+}
+
 // ensure makes the masked bytes on the first change.
 func (r *recovery) ensure() {
 	if r.b == nil {
@@ -402,9 +409,7 @@ func (r *recovery) orderedSetAggregate(i int) (int, bool) {
 		!windowCall(r.text, r.toks, i+1) {
 		return i, false
 	}
-	t := r.toks[i]
-	r.put(int(t.Start), "LAG")
-	r.blank(int(t.Start)+3, int(t.End))
+	r.putWord(i, "LAG")
 	return i, true
 }
 
@@ -472,9 +477,7 @@ func (r *recovery) spatialType(i int) (int, bool) {
 		r.punct(i+1, '(') || r.punct(i+1, '.') || r.punct(i-2, '.') {
 		return i, false
 	}
-	t := r.toks[i]
-	r.put(int(t.Start), "BLOB")
-	r.blank(int(t.Start)+4, int(t.End))
+	r.putWord(i, "BLOB")
 	return i, true
 }
 
