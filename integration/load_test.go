@@ -229,12 +229,10 @@ func spike(t *testing.T, addr string, n int, warm func(*sql.Conn)) spikeResult {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = sandboxUser, sandboxPassword, "tcp", addr, "loadapp"
 	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = 30*time.Second, loadQueueTimeout+time.Minute, loadQueueTimeout+time.Minute
-	connector, err := mysql.NewConnector(cfg)
+	pool, err := testdb.OpenConfig(cfg, n+1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := sql.OpenDB(connector)
-	pool.SetMaxIdleConns(n + 1)
 	ctx := context.Background()
 	conns := make([]*sql.Conn, n)
 	start := time.Now()

@@ -376,12 +376,18 @@ func (s *Server) rootDB() (*sql.DB, error) {
 	cfg.Timeout = 2 * time.Second
 	cfg.ReadTimeout = 30 * time.Second
 	cfg.WriteTimeout = 30 * time.Second
+	return OpenConfig(cfg, 0)
+}
+
+// OpenConfig opens a pool of go-sql-driver connections configured by cfg
+// that keeps at most maxIdle of them idle.
+func OpenConfig(cfg *mysql.Config, maxIdle int) (*sql.DB, error) {
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, err
 	}
 	db := sql.OpenDB(conn)
-	db.SetMaxIdleConns(0)
+	db.SetMaxIdleConns(maxIdle)
 	return db, nil
 }
 
