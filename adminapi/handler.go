@@ -112,21 +112,21 @@ func (h handler) rows(next http.HandlerFunc) http.HandlerFunc {
 // TokenlessChanges says every local process is trusted; otherwise it
 // answers 403 with refused.
 func (h handler) trusted(refused string, next http.HandlerFunc) http.HandlerFunc {
-	return h.read(func(w http.ResponseWriter, r *http.Request) {
-		if h.o.Token == "" && !h.o.TokenlessChanges {
-			writeJSON(w, http.StatusForbidden, ErrorBody{Error: refused})
-			return
-		}
-		next(w, r)
-	})
+	return h.allowed(h.o.Token != "" || h.o.TokenlessChanges, refused, next)
 }
 
 // tokenOnly guards a request that writes production: the token, which must
 // be set (TokenlessChanges does not cover it).
 func (h handler) tokenOnly(next http.HandlerFunc) http.HandlerFunc {
+	return h.allowed(h.o.Token != "", msgTokenOnly, next)
+}
+
+// allowed passes a request that read lets through on to next when ok,
+// and otherwise answers 403 with refused.
+func (h handler) allowed(ok bool, refused string, next http.HandlerFunc) http.HandlerFunc {
 	return h.read(func(w http.ResponseWriter, r *http.Request) {
-		if h.o.Token == "" {
-			writeJSON(w, http.StatusForbidden, ErrorBody{Error: msgTokenOnly})
+		if !ok {
+			writeJSON(w, http.StatusForbidden, ErrorBody{Error: refused})
 			return
 		}
 		next(w, r)
@@ -200,20 +200,30 @@ func (h handler) promote(w http.ResponseWriter, r *http.Request) {
 
 // answer writes v, or the error err with the status it calls for.
 func answer(w http.ResponseWriter, v any, err error) {
-	switch {
-	case errors.Is(err, ErrNotFound):
-		writeJSON(w, http.StatusNotFound, ErrorBody{Error: err.Error()})
-	case errors.Is(err, ErrBadRequest):
-		writeJSON(w, http.StatusBadRequest, ErrorBody{Error: err.Error()})
-	case errors.Is(err, ErrForbidden):
-		writeJSON(w, http.StatusForbidden, ErrorBody{Error: err.Error()})
-	case errors.Is(err, ErrConflict):
-		writeJSON(w, http.StatusConflict, ErrorBody{Error: err.Error()})
-	case err != nil:
-		writeJSON(w, http.StatusInternalServerError, ErrorBody{Error: err.Error()})
-	default:
+	if err == nil {
 		writeJSON(w, http.StatusOK, v)
+		return
 	}
+	code := http.StatusInternalServerError
+	for _, s := range errStatus {
+		if errors.Is(err, s.err) {
+			code = s.code
+			break
+		}
+	}
+	writeJSON(w, code, ErrorBody{Error: err.Error()})
+}
+
+// errStatus is the status of an error marked with err, the first that
+// matches; 500 for one marked with none.
+var errStatus = []struct {
+	err  error
+	code int
+}{
+	{ErrNotFound, http.StatusNotFound},
+	{ErrBadRequest, http.StatusBadRequest},
+	{ErrForbidden, http.StatusForbidden},
+	{ErrConflict, http.StatusConflict},
 }
 
 // parseTTL reads the ttl of a keep request: "" (none asked) is 0.

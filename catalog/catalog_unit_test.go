@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -26,34 +25,20 @@ func objectsOn(t *testing.T, up *sessiontest.Upstream) *Objects {
 	return NewObjects(names, reg, e, rewrite.ParseServer(sessiontest.DefaultVersion))
 }
 
-// catalogUpstream is production with objects a sandbox cannot hold (as
-// session's catalog tests have it).
+// catalogUpstream is production with objects a sandbox cannot hold (those
+// session's catalog tests read too, and more).
 func catalogUpstream() *sessiontest.Upstream {
 	up := sessiontest.NewUpstream()
 	up.AddTable(sessiontest.Table{DB: "app", Name: "t", Columns: []sessiontest.Column{{Name: "a"}}})
 	up.AddTable(sessiontest.Table{DB: "app", Name: "my", Engine: "MyISAM"})
 	up.AddTable(sessiontest.Table{DB: "app", Name: "seq", Type: "SEQUENCE"})
-	up.AddFunction("app", "price")
+	up.AddHazardObjects()
 	up.AddFunction("app", "date") // the name of a keyword call
-	up.AddUDF("myudf")
 	up.AddView("app", "v", "select `app`.`t`.`a` AS `a` from `app`.`t`")
-	up.AddView("app", "vf", "select `app`.`price`(`app`.`t`.`a`) AS `p` from `app`.`t`")
-	up.AddView("app", "vf2", "select price(`app`.`t`.`a`) AS `p` from `app`.`t`")
-	up.AddView("app", "vu", "select myudf(1) AS `x`")
-	up.AddView("app", "vv", "select `app`.`vf`.`p` AS `p` from `app`.`vf`")
 	up.AddView("app", "vuu", "select `app`.`vu`.`x` AS `x` from `app`.`vu`")
-	up.AddView("app", "vi", "select `information_schema`.`TABLES`.`TABLE_NAME` AS `n` from `information_schema`.`TABLES`")
-	up.AddView("app", "vp", "select 1 AS `x` from `performance_schema`.`threads`")
 	up.AddView("app", "vvi", "select `app`.`vi`.`n` AS `n` from `app`.`vi`")
-	up.AddView("app", "vs", "select nextval(`app`.`seq`) AS `n`")
-	up.AddView("app", "vhidden", "")
-	up.AddView("app", "vbad", "select `x` from `app`.`t` where `x` = (delete from")
 	up.AddView("app", "vn", "select now() AS `n`, abs(-1) AS `a`, nosuch(1) AS `z`")
 	up.AddView("performance_schema", "pv", "")
-	for i := range 12 {
-		up.AddView("app", fmt.Sprintf("deep%d", i), fmt.Sprintf("select `x` AS `x` from `app`.`deep%d`", i+1))
-	}
-	up.AddTable(sessiontest.Table{DB: "app", Name: "deep12"})
 	return up
 }
 

@@ -50,6 +50,21 @@ type cached[T any] struct {
 
 func (c cached[T]) fresh(now time.Time) bool { return !c.at.IsZero() && now.Sub(c.at) < catalogTTL }
 
+// cachedAt is what m (under c.mu) holds for k when it is still fresh at now.
+func cachedAt[T any](c *Objects, m map[string]cached[T], k string, now time.Time) (T, bool) {
+	c.mu.Lock()
+	e, ok := m[k]
+	c.mu.Unlock()
+	return e.v, ok && e.fresh(now)
+}
+
+// cache sets m[k] (under c.mu) to v, read at now.
+func cache[T any](c *Objects, m map[string]cached[T], k string, v T, now time.Time) {
+	c.mu.Lock()
+	m[k] = cached[T]{v: v, at: now}
+	c.mu.Unlock()
+}
+
 // Object is what information_schema says of a name.
 type Object struct {
 	// kind is TABLE_TYPE (BASE TABLE, VIEW, SEQUENCE, SYSTEM VERSIONED,
@@ -122,11 +137,8 @@ func (c *Objects) Object(ctx context.Context, t rewrite.Table) (Object, error) {
 func (c *Objects) objectAt(ctx context.Context, t rewrite.Table, depth int) (Object, error) {
 	k := c.names.Key(t)
 	now := time.Now()
-	c.mu.Lock()
-	e, ok := c.objects[k]
-	c.mu.Unlock()
-	if ok && e.fresh(now) {
-		return e.v, nil
+	if o, ok := cachedAt(c, c.objects, k, now); ok {
+		return o, nil
 	}
 	var o Object
 	var vd ViewDef // its definition "" when the account cannot read it
@@ -160,9 +172,7 @@ func (c *Objects) objectAt(ctx context.Context, t rewrite.Table, depth int) (Obj
 			o.View = &vd
 		}
 	}
-	c.mu.Lock()
-	c.objects[k] = cached[Object]{v: o, at: now}
-	c.mu.Unlock()
+	cache(c, c.objects, k, o, now)
 	return o, nil
 }
 
@@ -397,11 +407,8 @@ func (c *Objects) StoredFunction(ctx context.Context, db, name string) (bool, er
 	}
 	k := strings.ToLower(db) + "\x00" + strings.ToLower(name)
 	now := time.Now()
-	c.mu.Lock()
-	e, ok := c.funcs[k]
-	c.mu.Unlock()
-	if ok && e.fresh(now) {
-		return e.v, nil
+	if found, ok := cachedAt(c, c.funcs, k, now); ok {
+		return found, nil
 	}
 	var found bool
 	err := c.reg.WithConn(ctx, func(sc sideconn.Conn) error {
@@ -416,9 +423,7 @@ func (c *Objects) StoredFunction(ctx context.Context, db, name string) (bool, er
 	if err != nil {
 		return false, fmt.Errorf("look up function %s.%s: %w", db, name, err)
 	}
-	c.mu.Lock()
-	c.funcs[k] = cached[bool]{v: found, at: now}
-	c.mu.Unlock()
+	cache(c, c.funcs, k, found, now)
 	return found, nil
 }
 

@@ -214,26 +214,32 @@ func (cp Capture) isKey(name string) bool {
 	return slices.ContainsFunc(cp.Key, func(k string) bool { return strings.EqualFold(k, name) })
 }
 
+// imageColumns are the side table's columns of a row image (the key, the
+// marker, the other stored columns) and the values that copy them from row
+// (a row of the fork: NEW, OLD or an alias), the marker's 1.
+func (cp Capture) imageColumns(row string) (cols, vals []string) {
+	for _, k := range cp.Key {
+		cols = append(cols, quote.Ident(k))
+		vals = append(vals, row+"."+quote.Ident(k))
+	}
+	cols = append(cols, quote.Ident(cp.Marker))
+	vals = append(vals, "1")
+	for _, c := range cp.Stored() {
+		if cp.isKey(c.Name) {
+			continue
+		}
+		cols = append(cols, quote.Ident(c.Name))
+		vals = append(vals, row+"."+quote.Ident(c.Name))
+	}
+	return cols, vals
+}
+
 // TriggerDDL creates the capture triggers on the fork. They are made with
 // an empty sql_mode (InstallCapture), so any value the fork holds copies.
 func (cp Capture) TriggerDDL() []string {
 	odku := " ON DUPLICATE KEY UPDATE " + quote.Ident(cp.Marker) + " = " + quote.Ident(cp.Marker)
 	image := func(row string) string {
-		cols := []string{}
-		vals := []string{}
-		for _, k := range cp.Key {
-			cols = append(cols, quote.Ident(k))
-			vals = append(vals, row+"."+quote.Ident(k))
-		}
-		cols = append(cols, quote.Ident(cp.Marker))
-		vals = append(vals, "1")
-		for _, c := range cp.Stored() {
-			if cp.isKey(c.Name) {
-				continue
-			}
-			cols = append(cols, quote.Ident(c.Name))
-			vals = append(vals, row+"."+quote.Ident(c.Name))
-		}
+		cols, vals := cp.imageColumns(row)
 		return "INSERT INTO " + cp.Side.Quoted() + " (" + strings.Join(cols, ", ") + ") VALUES (" + strings.Join(vals, ", ") + ")" + odku
 	}
 	absent := func(row string) string {
@@ -339,20 +345,8 @@ func Modifies(action string) bool {
 // "_bu"); they are BEFORE triggers, so they see the child's rows as they
 // are.
 func (cp Capture) CascadeDDL(parent sqlname.Table, fk ForeignKey, name string) (names, stmts []string) {
-	var cols, vals, match, same []string
-	for _, k := range cp.Key {
-		cols = append(cols, quote.Ident(k))
-		vals = append(vals, "c."+quote.Ident(k))
-	}
-	cols = append(cols, quote.Ident(cp.Marker))
-	vals = append(vals, "1")
-	for _, c := range cp.Stored() {
-		if cp.isKey(c.Name) {
-			continue
-		}
-		cols = append(cols, quote.Ident(c.Name))
-		vals = append(vals, "c."+quote.Ident(c.Name))
-	}
+	var match, same []string
+	cols, vals := cp.imageColumns("c")
 	for i, col := range fk.Columns {
 		match = append(match, "c."+quote.Ident(col)+" = OLD."+quote.Ident(fk.RefColumns[i]))
 		same = append(same, "NEW."+quote.Ident(fk.RefColumns[i])+" <=> OLD."+quote.Ident(fk.RefColumns[i]))

@@ -523,16 +523,8 @@ func cpCharLenProbes(ctx context.Context, conn *sql.Conn, r *cpResult, d rewrite
 				case len(stmt) - 1:
 					want = "closed by the trail byte"
 				}
-				o, err := run(stmt)
-				if err != nil {
-					return fmt.Errorf("backquote probe % X: %w", seq, err)
-				}
-				got := "closed by the trail byte"
-				if o.err == cpErrParse {
-					got = "unterminated"
-				}
-				if got != want {
-					diff(seq, "backquote", o, got, want)
+				if err := cpParseProbe(seq, run, diff, "backquote", stmt, want, "closed by the trail byte", "unterminated"); err != nil {
+					return err
 				}
 			}
 
@@ -590,16 +582,23 @@ func cpIdentProbe(r *cpResult, d rewrite.CharsetBytes, seq []byte,
 	default:
 		return nil // a shorter character: what follows decides
 	}
+	return cpParseProbe(seq, run, diff, "identifier", stmt, want, "one character", "broken")
+}
+
+// cpParseProbe runs stmt, the probe of seq, and compares what the server
+// read — parsed, or a syntax error — with want (CharLen's prediction).
+func cpParseProbe(seq []byte, run func(string) (cpOutcome, error), diff func([]byte, string, cpOutcome, string, string),
+	probe, stmt, want, parsed, syntaxError string) error {
 	o, err := run(stmt)
 	if err != nil {
-		return fmt.Errorf("identifier probe % X: %w", seq, err)
+		return fmt.Errorf("%s probe % X: %w", probe, seq, err)
 	}
-	got := "one character"
+	got := parsed
 	if o.err == cpErrParse {
-		got = "broken"
+		got = syntaxError
 	}
 	if got != want {
-		diff(seq, "identifier", o, got, want)
+		diff(seq, probe, o, got, want)
 	}
 	return nil
 }

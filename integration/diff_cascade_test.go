@@ -28,7 +28,7 @@ INSERT INTO items VALUES (1, 1, 1), (2, 1, 2), (3, 2, 3), (4, 3, 4);
 INSERT INTO notes VALUES (1, 10, 'x'), (2, 20, 'y'), (3, 30, 'z');`
 	for _, acct := range e.accts {
 		t.Run(acct.name, func(t *testing.T) {
-			name := "drvcas_" + strings.Split(acct.name, "-")[0]
+			name := "drvcas_" + acct.short()
 			e.database(t, name, schema)
 			sb := conn(t, openDB(t, acct.dsn("", name)))
 			mustExecC(t, sb, "DELETE FROM parent WHERE id = 1")          // cascades: items 1, 2 deleted; notes 1 parent_code NULL

@@ -40,7 +40,7 @@ func TestDiffExportReviewCases(t *testing.T) {
 	} {
 		for _, acct := range e.accts {
 			t.Run(acct.name+"/"+c.name, func(t *testing.T) {
-				db := fmt.Sprintf("drv_%s_%d", strings.Split(acct.name, "-")[0], len(c.name))
+				db := fmt.Sprintf("drv_%s_%d", acct.short(), len(c.name))
 				e.database(t, db, c.schema)
 				sb := conn(t, openDB(t, acct.dsn(db, db)))
 				for _, s := range c.steps {
@@ -70,7 +70,7 @@ func TestDiffExportAfterProductionDropsAColumn(t *testing.T) {
 	root := openDB(t, e.prod.DSN(""))
 	for _, acct := range e.accts {
 		t.Run(acct.name, func(t *testing.T) {
-			db := "drvcol_" + strings.Split(acct.name, "-")[0]
+			db := "drvcol_" + acct.short()
 			e.database(t, db, "CREATE TABLE kl2 (a INT, b INT); INSERT INTO kl2 VALUES (1, 1), (2, 2);")
 			sb := conn(t, openDB(t, acct.dsn(db, db)))
 			mustExecC(t, sb, "DELETE FROM kl2 WHERE a = 1")
@@ -128,7 +128,7 @@ func TestCaptureDDLOfALatin1Client(t *testing.T) {
 	for _, acct := range e.accts {
 		t.Run(acct.name, func(t *testing.T) {
 			sb := conn(t, openDB(t, acct.dsn("", "")+"?charset=latin1"))
-			mustExecC(t, sb, "SANDBOX CREATE lat1"+strings.Split(acct.name, "-")[0])
+			mustExecC(t, sb, "SANDBOX CREATE lat1"+acct.short())
 			mustExecC(t, sb, "USE `d\xe9`")
 			mustExecC(t, sb, "UPDATE t SET a = 10 WHERE id = 1")
 			mustExecC(t, sb, "ALTER TABLE t DROP COLUMN b")

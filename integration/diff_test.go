@@ -77,12 +77,7 @@ func newDiffEnv(t *testing.T, mode string, replica bool, mutate func(*proxy.Conf
 	if replica {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		r, err := testdb.Start(ctx, testdb.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = r.Stop() })
-		e.replica = r
+		e.replica = testdb.StartForTest(ctx, t, testdb.Options{})
 	}
 	return e
 }
@@ -106,6 +101,23 @@ func (e *diffEnv) database(t *testing.T, name, schema string) {
 	root := openDB(t, e.prod.DSN(""))
 	mustExecDB(t, root, "GRANT SELECT, SHOW VIEW, TRIGGER ON `"+name+"`.* TO '"+sandboxUser+"'@'%'")
 	t.Cleanup(func() { _, _ = root.Exec("REVOKE ALL PRIVILEGES ON `" + name + "`.* FROM '" + sandboxUser + "'@'%'") })
+}
+
+// short is the account's name up to its first '-', for the names of what a
+// test makes for it.
+func (a diffAccount) short() string { return strings.Split(a.name, "-")[0] }
+
+// eachAccount runs, for each account, a subtest named after it with a
+// connection of the sandbox named db, in database db: prefix and the
+// account's short name, made with schema.
+func (e *diffEnv) eachAccount(t *testing.T, prefix, schema string, run func(t *testing.T, db string, sb *sql.Conn)) {
+	for _, acct := range e.accts {
+		t.Run(acct.name, func(t *testing.T) {
+			db := prefix + acct.short()
+			e.database(t, db, schema)
+			run(t, db, conn(t, openDB(t, acct.dsn(db, db))))
+		})
+	}
 }
 
 // promoteRights: SANDBOX PROMOTE applies only what the promoting user's
@@ -502,11 +514,7 @@ func tableChecksum(t *testing.T, c rowQuerier, table string) string {
 // tableNames lists db's tables as c sees them.
 func tableNames(t *testing.T, c rowQuerier, db string) []string {
 	t.Helper()
-	_, rows := queryRows(t, c, "SHOW TABLES FROM `"+db+"`")
-	out := make([]string, len(rows))
-	for i, r := range rows {
-		out[i] = r[0].String
-	}
+	out := column(t, c, "SHOW TABLES FROM `"+db+"`")
 	sort.Strings(out)
 	return out
 }
@@ -1136,11 +1144,8 @@ func mysqlErrCode(err error) uint16 {
 func TestDiffExportCaseOnlyKeyChange(t *testing.T) {
 	e := newDiffEnv(t, "transparent", true, nil)
 	replicaRoot := openDB(t, e.replica.DSN(""))
-	for _, acct := range e.accts {
-		t.Run(acct.name, func(t *testing.T) {
-			name := "diffcase_" + strings.Split(acct.name, "-")[0]
-			e.database(t, name, "CREATE TABLE t (k VARCHAR(10) COLLATE utf8mb4_general_ci PRIMARY KEY, v INT); INSERT INTO t VALUES ('abc', 1), ('def', 2);")
-			c := conn(t, openDB(t, acct.dsn(name, name)))
+	e.eachAccount(t, "diffcase_", "CREATE TABLE t (k VARCHAR(10) COLLATE utf8mb4_general_ci PRIMARY KEY, v INT); INSERT INTO t VALUES ('abc', 1), ('def', 2);",
+		func(t *testing.T, name string, c *sql.Conn) {
 			mustExecC(t, c, "UPDATE t SET k = 'ABC' WHERE k = 'abc'")
 			mustExecC(t, c, "REPLACE INTO t VALUES ('Def', 2)")
 			d := diffDetail(t, c, "SANDBOX DIFF")
@@ -1159,7 +1164,6 @@ func TestDiffExportCaseOnlyKeyChange(t *testing.T) {
 				t.Logf("export:\n%s", strings.Join(stmts, ";\n"))
 			}
 		})
-	}
 }
 
 // ---- TestDiffDDL ----
@@ -1366,7 +1370,7 @@ INSERT INTO g VALUES (1, 1), (2, 2);`,
 		},
 	}
 	for _, acct := range e.accts {
-		t.Run(acct.name, func(t *testing.T) { runDDLCase(t, e, acct, "diffddl_"+strings.Split(acct.name, "-")[0], c) })
+		t.Run(acct.name, func(t *testing.T) { runDDLCase(t, e, acct, "diffddl_"+acct.short(), c) })
 	}
 }
 
@@ -1401,7 +1405,7 @@ func TestDiffDDLMore(t *testing.T) {
 	for _, acct := range e.accts {
 		for i, n := range names {
 			t.Run(acct.name+"/"+n, func(t *testing.T) {
-				runDDLCase(t, e, acct, fmt.Sprintf("diffddl%d_%s", i, strings.Split(acct.name, "-")[0]), cases[n])
+				runDDLCase(t, e, acct, fmt.Sprintf("diffddl%d_%s", i, acct.short()), cases[n])
 			})
 		}
 	}
@@ -1457,95 +1461,90 @@ func TestDiffHidesCaptureTriggers(t *testing.T) {
 	e := newDiffEnv(t, "transparent", true, nil)
 	ctx := context.Background()
 	prodRoot := openDB(t, e.prod.DSN(""))
-	for _, acct := range e.accts {
-		t.Run(acct.name, func(t *testing.T) {
-			db := "difftrg_" + strings.Split(acct.name, "-")[0]
-			e.database(t, db, trgSchema)
-			dc := conn(t, openDB(t, e.replica.DSN(db)))
-			sc := conn(t, openDB(t, acct.dsn(db, db)))
-			listings := []string{
-				"SHOW TRIGGERS",
-				"SHOW TRIGGERS LIKE 't'",
-				"SHOW TRIGGERS FROM " + db + " WHERE `Table` = 'log'",
-			}
-			queries := []string{
-				objTriggers,
-				"SELECT TRIGGER_NAME, ACTION_ORDER, ACTION_TIMING, EVENT_MANIPULATION FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = '" + db + "' ORDER BY 1",
-				"SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_NAME LIKE '\\_sqlfork%'",
-				"SELECT COUNT(*), MAX(ACTION_ORDER) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = 't' AND ACTION_TIMING = 'AFTER'",
-			}
-			compare := func(step string) {
-				t.Helper()
-				for _, q := range listings {
-					if want, got := showTriggers(ctx, t, dc, q), showTriggers(ctx, t, sc, q); want != got {
-						t.Errorf("after %s, %s:\n direct:  %s\n sandbox: %s", step, q, want, got)
-					}
-				}
-				for _, q := range queries {
-					if want, got := diffOutcome(ctx, dc, q, nil, true), diffOutcome(ctx, sc, q, nil, true); want != got {
-						t.Errorf("after %s, %s:\n direct:  %s\n sandbox: %s", step, q, want, got)
-					}
+	e.eachAccount(t, "difftrg_", trgSchema, func(t *testing.T, db string, sc *sql.Conn) {
+		dc := conn(t, openDB(t, e.replica.DSN(db)))
+		listings := []string{
+			"SHOW TRIGGERS",
+			"SHOW TRIGGERS LIKE 't'",
+			"SHOW TRIGGERS FROM " + db + " WHERE `Table` = 'log'",
+		}
+		queries := []string{
+			objTriggers,
+			"SELECT TRIGGER_NAME, ACTION_ORDER, ACTION_TIMING, EVENT_MANIPULATION FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = '" + db + "' ORDER BY 1",
+			"SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE TRIGGER_NAME LIKE '\\_sqlfork%'",
+			"SELECT COUNT(*), MAX(ACTION_ORDER) FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE() AND EVENT_OBJECT_TABLE = 't' AND ACTION_TIMING = 'AFTER'",
+		}
+		compare := func(step string) {
+			t.Helper()
+			for _, q := range listings {
+				if want, got := showTriggers(ctx, t, dc, q), showTriggers(ctx, t, sc, q); want != got {
+					t.Errorf("after %s, %s:\n direct:  %s\n sandbox: %s", step, q, want, got)
 				}
 			}
-			both := func(q string) {
-				t.Helper()
-				if want, got := objOutcome(ctx, dc, q), objOutcome(ctx, sc, q); want != got {
-					t.Errorf("%s:\n direct:  %s\n sandbox: %s", q, want, got)
+			for _, q := range queries {
+				if want, got := diffOutcome(ctx, dc, q, nil, true), diffOutcome(ctx, sc, q, nil, true); want != got {
+					t.Errorf("after %s, %s:\n direct:  %s\n sandbox: %s", step, q, want, got)
 				}
 			}
-			both("UPDATE t SET v = 10 WHERE id = 1") // forks t (and log, which its trigger writes)
-			compare("the fork")
-			// The capture is there (else the rest proves nothing).
-			var capture string
-			_ = prodRoot.QueryRow("SELECT MIN(TRIGGER_NAME) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA LIKE ? AND EVENT_OBJECT_TABLE = 't' "+
-				"AND TRIGGER_NAME LIKE '\\_sqlfork\\_%\\_ai'", "\\_sqlfork\\_%\\_"+db).Scan(&capture)
-			if capture == "" {
-				t.Fatal("the fork of t has no capture trigger")
+		}
+		both := func(q string) {
+			t.Helper()
+			if want, got := objOutcome(ctx, dc, q), objOutcome(ctx, sc, q); want != got {
+				t.Errorf("%s:\n direct:  %s\n sandbox: %s", q, want, got)
 			}
-			both("CREATE TRIGGER t_ai3 AFTER INSERT ON t FOR EACH ROW INSERT INTO log (msg) VALUES (CONCAT('ai3 ', NEW.id))")
-			compare("CREATE TRIGGER t_ai3")
-			both("CREATE TRIGGER t_ai0 AFTER INSERT ON t FOR EACH ROW PRECEDES t_ai1 INSERT INTO log (msg) VALUES (CONCAT('ai0 ', NEW.id))")
-			both("CREATE TRIGGER t_au2 AFTER UPDATE ON t FOR EACH ROW FOLLOWS t_au INSERT INTO log (msg) VALUES ('au2')")
-			both("CREATE TRIGGER t_ad AFTER DELETE ON t FOR EACH ROW INSERT INTO log (msg) VALUES (CONCAT('ad ', OLD.id))")
-			both("CREATE TRIGGER t_bd BEFORE DELETE ON t FOR EACH ROW SET @deleting = OLD.id")
-			compare("CREATE TRIGGER t_ai0, t_au2, t_ad, t_bd")
-			both("INSERT INTO t (id) VALUES (10)")
-			both("UPDATE t SET v = 20 WHERE id = 2")
-			both("DELETE FROM t WHERE id = 3")
-			both("SELECT id, msg FROM log ORDER BY id")
-			both("DROP TRIGGER t_ai1")
-			both("CREATE TRIGGER log_ai AFTER INSERT ON log FOR EACH ROW SET @last_log = NEW.id")
-			compare("DROP TRIGGER t_ai1, CREATE TRIGGER log_ai")
-			// The capture's triggers are not the sandbox's: statements naming
-			// one are refused (the proxy's prefix is reserved: 1044, as for
-			// any name starting with it; or the server's 1360 for a
-			// trigger that does not exist) and leave it be.
-			for _, q := range []string{
-				"SHOW CREATE TRIGGER " + capture,
-				"DROP TRIGGER " + capture,
-				"DROP TRIGGER IF EXISTS " + db + "." + capture,
-				"CREATE OR REPLACE TRIGGER " + capture + " BEFORE INSERT ON t FOR EACH ROW SET @x = 1",
-			} {
-				_, err := sc.ExecContext(ctx, q)
-				if e := mysqlErr(err); !strings.HasPrefix(e, "1044") && !strings.HasPrefix(e, "1360") {
-					t.Errorf("%s: %s, want 1044 or 1360", q, e)
-				}
+		}
+		both("UPDATE t SET v = 10 WHERE id = 1") // forks t (and log, which its trigger writes)
+		compare("the fork")
+		// The capture is there (else the rest proves nothing).
+		var capture string
+		_ = prodRoot.QueryRow("SELECT MIN(TRIGGER_NAME) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA LIKE ? AND EVENT_OBJECT_TABLE = 't' "+
+			"AND TRIGGER_NAME LIKE '\\_sqlfork\\_%\\_ai'", "\\_sqlfork\\_%\\_"+db).Scan(&capture)
+		if capture == "" {
+			t.Fatal("the fork of t has no capture trigger")
+		}
+		both("CREATE TRIGGER t_ai3 AFTER INSERT ON t FOR EACH ROW INSERT INTO log (msg) VALUES (CONCAT('ai3 ', NEW.id))")
+		compare("CREATE TRIGGER t_ai3")
+		both("CREATE TRIGGER t_ai0 AFTER INSERT ON t FOR EACH ROW PRECEDES t_ai1 INSERT INTO log (msg) VALUES (CONCAT('ai0 ', NEW.id))")
+		both("CREATE TRIGGER t_au2 AFTER UPDATE ON t FOR EACH ROW FOLLOWS t_au INSERT INTO log (msg) VALUES ('au2')")
+		both("CREATE TRIGGER t_ad AFTER DELETE ON t FOR EACH ROW INSERT INTO log (msg) VALUES (CONCAT('ad ', OLD.id))")
+		both("CREATE TRIGGER t_bd BEFORE DELETE ON t FOR EACH ROW SET @deleting = OLD.id")
+		compare("CREATE TRIGGER t_ai0, t_au2, t_ad, t_bd")
+		both("INSERT INTO t (id) VALUES (10)")
+		both("UPDATE t SET v = 20 WHERE id = 2")
+		both("DELETE FROM t WHERE id = 3")
+		both("SELECT id, msg FROM log ORDER BY id")
+		both("DROP TRIGGER t_ai1")
+		both("CREATE TRIGGER log_ai AFTER INSERT ON log FOR EACH ROW SET @last_log = NEW.id")
+		compare("DROP TRIGGER t_ai1, CREATE TRIGGER log_ai")
+		// The capture's triggers are not the sandbox's: statements naming
+		// one are refused (the proxy's prefix is reserved: 1044, as for
+		// any name starting with it; or the server's 1360 for a
+		// trigger that does not exist) and leave it be.
+		for _, q := range []string{
+			"SHOW CREATE TRIGGER " + capture,
+			"DROP TRIGGER " + capture,
+			"DROP TRIGGER IF EXISTS " + db + "." + capture,
+			"CREATE OR REPLACE TRIGGER " + capture + " BEFORE INSERT ON t FOR EACH ROW SET @x = 1",
+		} {
+			_, err := sc.ExecContext(ctx, q)
+			if e := mysqlErr(err); !strings.HasPrefix(e, "1044") && !strings.HasPrefix(e, "1360") {
+				t.Errorf("%s: %s, want 1044 or 1360", q, e)
 			}
-			var n int
-			_ = prodRoot.QueryRow("SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA LIKE ? AND EVENT_OBJECT_TABLE = 't' "+
-				"AND TRIGGER_NAME LIKE ? AND ACTION_TIMING = 'AFTER'", "\\_sqlfork\\_%\\_"+db, strings.TrimSuffix(capture, "_ai")+"\\_a_").Scan(&n)
-			if n != 3 {
-				t.Errorf("the fork of t has %d capture triggers left, want 3", n)
-			}
-			compare("statements naming a capture trigger")
-			both("INSERT INTO t (id, v) VALUES (11, 11)")
-			both("SELECT id, msg FROM log ORDER BY id")
-			sum := diffSummary(t, sc, "SANDBOX DIFF SUMMARY FOR t")
-			if got, want := sum[db+".t"], (sumRow{change: "forked", ins: 2, upd: 2, del: 1, keyKind: "primary", method: "capture"}); got != want {
-				t.Errorf("DIFF SUMMARY FOR t: %+v, want %+v", got, want)
-			}
-		})
-	}
+		}
+		var n int
+		_ = prodRoot.QueryRow("SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA LIKE ? AND EVENT_OBJECT_TABLE = 't' "+
+			"AND TRIGGER_NAME LIKE ? AND ACTION_TIMING = 'AFTER'", "\\_sqlfork\\_%\\_"+db, strings.TrimSuffix(capture, "_ai")+"\\_a_").Scan(&n)
+		if n != 3 {
+			t.Errorf("the fork of t has %d capture triggers left, want 3", n)
+		}
+		compare("statements naming a capture trigger")
+		both("INSERT INTO t (id, v) VALUES (11, 11)")
+		both("SELECT id, msg FROM log ORDER BY id")
+		sum := diffSummary(t, sc, "SANDBOX DIFF SUMMARY FOR t")
+		if got, want := sum[db+".t"], (sumRow{change: "forked", ins: 2, upd: 2, del: 1, keyKind: "primary", method: "capture"}); got != want {
+			t.Errorf("DIFF SUMMARY FOR t: %+v, want %+v", got, want)
+		}
+	})
 }
 
 // ---- TestPromoteStrategies ----
@@ -1640,7 +1639,7 @@ func TestPromoteStrategies(t *testing.T) {
 	for _, acct := range e.accts {
 		for _, strategy := range []string{"FAIL", "THEIRS", "OURS"} {
 			t.Run(acct.name+"/"+strategy, func(t *testing.T) {
-				name := "promo_" + strings.Split(acct.name, "-")[0] + "_" + strings.ToLower(strategy)
+				name := "promo_" + acct.short() + "_" + strings.ToLower(strategy)
 				e.database(t, name, promoteSchema)
 				sc := conn(t, openDB(t, acct.dsn(name, name)))
 				for _, q := range promoteSandbox {
@@ -1860,7 +1859,7 @@ func TestDiffORMWorkloadExport(t *testing.T) {
 		for _, w := range workloads {
 			t.Run(acct.name+"/"+w.name+"/fresh", func(t *testing.T) {
 				// Production has no table yet: the sandbox creates them all.
-				db := "diff" + w.name + "_f_" + strings.Split(acct.name, "-")[0]
+				db := "diff" + w.name + "_f_" + acct.short()
 				e.database(t, db, "")
 				tag := "orm" + db
 				holder := conn(t, openDB(t, acct.dsn(tag, db)))
@@ -1891,7 +1890,7 @@ func TestDiffORMWorkloadExport(t *testing.T) {
 			})
 			t.Run(acct.name+"/"+w.name+"/again", func(t *testing.T) {
 				// Production where the workload ran once.
-				db := "diff" + w.name + "_" + strings.Split(acct.name, "-")[0]
+				db := "diff" + w.name + "_" + acct.short()
 				e.database(t, db, "")
 				want := w.run(t, ormTarget{e.prod.Addr, e.prod.User, e.prod.Password, db}, 1)
 				if got := w.run(t, ormTarget{e.replica.Addr, e.replica.User, e.replica.Password, db}, 1); got != want {
@@ -1936,7 +1935,7 @@ func TestDiffNamedForAndTransaction(t *testing.T) {
 	})
 	for _, acct := range e.accts {
 		t.Run(acct.name, func(t *testing.T) {
-			db := "diffnamed_" + strings.Split(acct.name, "-")[0]
+			db := "diffnamed_" + acct.short()
 			e.database(t, db, "CREATE TABLE x (id INT PRIMARY KEY, v INT); CREATE TABLE y (id INT PRIMARY KEY, v INT);"+
 				"INSERT INTO x VALUES (1, 1), (2, 2); INSERT INTO y VALUES (1, 1);")
 			ctx := context.Background()
@@ -2065,7 +2064,7 @@ func TestDiffDDLInTransaction(t *testing.T) {
 	for _, acct := range e.accts {
 		for i, q := range ddl {
 			t.Run(acct.name+"/"+strings.Fields(q)[0]+"_"+strings.Fields(q)[1], func(t *testing.T) {
-				db := fmt.Sprintf("diffddltx%d_%s", i, strings.Split(acct.name, "-")[0])
+				db := fmt.Sprintf("diffddltx%d_%s", i, acct.short())
 				e.database(t, db, "CREATE TABLE t (id INT PRIMARY KEY, v INT); INSERT INTO t VALUES (1, 1), (2, 2);")
 				c := conn(t, openDB(t, acct.dsn(db, db)))
 				mustExecC(t, c, "UPDATE t SET v = 10 WHERE id = 2") // forked, captured

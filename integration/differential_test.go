@@ -58,17 +58,7 @@ func rowsOutcome(rows *sql.Rows) string {
 			if err != nil {
 				return "scan: " + err.Error()
 			}
-			b.WriteString("|")
-			for i, v := range vals {
-				if i > 0 {
-					b.WriteString(",")
-				}
-				if v.Valid {
-					b.WriteString(v.String)
-				} else {
-					b.WriteString("NULL")
-				}
-			}
+			b.WriteString("|" + strings.Join(nullText(vals), ","))
 		}
 		if !rows.NextResultSet() {
 			break
@@ -202,17 +192,7 @@ func (g *diffGen) drop(t string) {
 
 // tableDump is every table of db with its rows, for the final comparison.
 func tableDump(ctx context.Context, t *testing.T, c *sql.Conn) string {
-	var names []string
-	rows, err := c.QueryContext(ctx, "SHOW TABLES")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var n string
-		_ = rows.Scan(&n)
-		names = append(names, n)
-	}
-	rows.Close()
+	names := column(t, c, "SHOW TABLES")
 	sort.Strings(names)
 	var b strings.Builder
 	for _, n := range names {
@@ -255,12 +235,7 @@ func directAndSandboxes(ctx context.Context, t *testing.T) (sandDB *testdb.Serve
 		c.Mode = "transparent"
 		c.Sandbox.ReapInterval = 500 * time.Millisecond
 	})
-	directDB, err := testdb.Start(ctx, testdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = directDB.Stop() })
-	return sandDB, leastPriv, allPriv, directDB
+	return sandDB, leastPriv, allPriv, testdb.StartForTest(ctx, t, testdb.Options{})
 }
 
 // differential runs the seeded workloads through the proxy whose DSN (a

@@ -182,14 +182,9 @@ func TestDriverFieldList(t *testing.T) {
 // connection's: the proxy's upstream account is shared by every proxy
 // user's connections.
 func TestDriverConnectionAttributes(t *testing.T) {
-	testdb.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	db, err := testdb.Start(ctx, testdb.Options{Logf: t.Logf, ExtraArgs: []string{"--performance-schema=ON"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Stop()
+	db := testdb.StartForTest(ctx, t, testdb.Options{Logf: t.Logf, ExtraArgs: []string{"--performance-schema=ON"}})
 	mustExecDB(t, openDB(t, db.DSN("")+"?multiStatements=true"), fmt.Sprintf(`CREATE DATABASE app;
 CREATE USER '%[1]s'@'%%' IDENTIFIED BY '%[2]s'; GRANT SELECT, SHOW VIEW ON app.* TO '%[1]s'@'%%';
 GRANT SELECT ON mysql.func TO '%[1]s'@'%%'; GRANT ALL PRIVILEGES ON `+"`\\_sqlfork%%`"+`.* TO '%[1]s'@'%%';`, sandboxUser, sandboxPassword))

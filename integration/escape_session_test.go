@@ -74,80 +74,66 @@ func TestPreparedStatementReadAgainWithNewSettings(t *testing.T) {
 	_, h, root := sessionFixture(t)
 	ctx := context.Background()
 	before := auditRows(t, root)
-
-	t.Run("sql_mode", func(t *testing.T) {
-		c := conn(t, openDB(t, h.dsn("sx")))
+	exec := func(qs ...string) func(*testing.T, *sql.Conn) {
+		return func(t *testing.T, c *sql.Conn) {
+			for _, q := range qs {
+				mustExecC(t, c, q)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name, db string
+		setup    func(*testing.T, *sql.Conn) // before the statement is prepared
+		prepare  string
+		change   func(*testing.T, *sql.Conn) // before it runs
+		what     string                      // what the run is
+		msg      string                      // what f_write writes if it runs
+	}{
 		// One string by default; under NO_BACKSLASH_ESCAPES 'a\' ends
-		// early and f_write is code.
-		ps, err := c.PrepareContext(ctx, `SELECT 'a\', sx.f_write(0x78) #'`)
-		if err != nil {
-			t.Fatal(mysqlErr(err))
-		}
-		defer ps.Close()
-		mustExecC(t, c, "SET sql_mode = 'NO_BACKSLASH_ESCAPES'")
-		mustExecC(t, c, "INSERT INTO sx.t VALUES (10, 10)") // forks sx.t: the plan is stale
-		rows, err := ps.QueryContext(ctx)
-		if err == nil {
-			rows.Close()
-		}
-		confinedOrRefused(ctx, t, c, err, "executing the statement read again under NO_BACKSLASH_ESCAPES", "x")
-	})
-	t.Run("current-database", func(t *testing.T) {
-		c := conn(t, openDB(t, h.dsn("sx2")))
-		ps, err := c.PrepareContext(ctx, "SELECT * FROM vh") // sx2.vh: a table
-		if err != nil {
-			t.Fatal(mysqlErr(err))
-		}
-		defer ps.Close()
-		mustExecC(t, c, "USE sx") // sx.vh: a view calling f_write
-		mustExecC(t, c, "INSERT INTO sx.t VALUES (11, 11)")
-		rows, err := ps.QueryContext(ctx)
-		if err == nil {
-			rows.Close()
-		}
-		confinedOrRefused(ctx, t, c, err, "executing the statement read again in database sx", "via view")
-	})
-	t.Run("character-set", func(t *testing.T) {
-		c := conn(t, openDB(t, h.dsn("sx")))
+		// early and f_write is code. The insert forks sx.t: the plan is
+		// stale.
+		{name: "sql_mode", db: "sx", setup: exec(), prepare: `SELECT 'a\', sx.f_write(0x78) #'`,
+			change: exec("SET sql_mode = 'NO_BACKSLASH_ESCAPES'", "INSERT INTO sx.t VALUES (10, 10)"),
+			what:   "executing the statement read again under NO_BACKSLASH_ESCAPES", msg: "x"},
+		// sx2.vh is a table, sx.vh a view calling f_write.
+		{name: "current-database", db: "sx2", setup: exec(), prepare: "SELECT * FROM vh",
+			change: exec("USE sx", "INSERT INTO sx.t VALUES (11, 11)"),
+			what:   "executing the statement read again in database sx", msg: "via view"},
 		// Two strings in gbk (0xBF 0x5C is one character, so the quote
 		// after it ends the first); in utf8mb4 the backslash escapes that
 		// quote and f_write is code.
-		mustExecC(t, c, "SET NAMES gbk")
-		ps, err := c.PrepareContext(ctx, "SELECT 1 FROM sx.t WHERE '\xbf\\' = ' OR sx.f_write(0x71) #'")
-		if err != nil {
-			t.Fatal(mysqlErr(err))
-		}
-		defer ps.Close()
-		mustExecC(t, c, "SET NAMES utf8mb4")
-		mustExecC(t, c, "INSERT INTO sx.t VALUES (12, 12)")
-		rows, err := ps.QueryContext(ctx)
-		if err == nil {
-			rows.Close()
-		}
-		confinedOrRefused(ctx, t, c, err, "executing the statement read again in gbk", "q")
-	})
-	t.Run("character-set-and-production-ddl", func(t *testing.T) {
+		{name: "character-set", db: "sx", setup: exec("SET NAMES gbk"),
+			prepare: "SELECT 1 FROM sx.t WHERE '\xbf\\' = ' OR sx.f_write(0x71) #'",
+			change:  exec("SET NAMES utf8mb4", "INSERT INTO sx.t VALUES (12, 12)"),
+			what:    "executing the statement read again in gbk", msg: "q"},
 		// Nothing in the sandbox changes: the server prepares the statement
 		// anew because production's table changed, reading it in the
 		// character set of now.
-		c := conn(t, openDB(t, h.dsn("sx")))
-		mustExecC(t, c, "SET NAMES gbk")
-		ps, err := c.PrepareContext(ctx, "SELECT 1 FROM sx.t WHERE '\xbf\\' = ' OR sx.f_write(0x72) #'")
-		if err != nil {
-			t.Fatal(mysqlErr(err))
-		}
-		defer ps.Close()
-		mustExecC(t, c, "SET NAMES utf8mb4")
-		if _, err := root.Exec("ALTER TABLE sx.t ADD COLUMN extra INT"); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _, _ = root.Exec("ALTER TABLE sx.t DROP COLUMN extra") }()
-		rows, err := ps.QueryContext(ctx)
-		if err == nil {
-			rows.Close()
-		}
-		confinedOrRefused(ctx, t, c, err, "executing the statement the server reads again in utf8mb4", "r")
-	})
+		{name: "character-set-and-production-ddl", db: "sx", setup: exec("SET NAMES gbk"),
+			prepare: "SELECT 1 FROM sx.t WHERE '\xbf\\' = ' OR sx.f_write(0x72) #'",
+			change: func(t *testing.T, c *sql.Conn) {
+				mustExecC(t, c, "SET NAMES utf8mb4")
+				mustExecDB(t, root, "ALTER TABLE sx.t ADD COLUMN extra INT")
+				t.Cleanup(func() { _, _ = root.Exec("ALTER TABLE sx.t DROP COLUMN extra") })
+			},
+			what: "executing the statement the server reads again in utf8mb4", msg: "r"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := conn(t, openDB(t, h.dsn(tc.db)))
+			tc.setup(t, c)
+			ps, err := c.PrepareContext(ctx, tc.prepare)
+			if err != nil {
+				t.Fatal(mysqlErr(err))
+			}
+			defer ps.Close()
+			tc.change(t, c)
+			rows, err := ps.QueryContext(ctx)
+			if err == nil {
+				rows.Close()
+			}
+			confinedOrRefused(ctx, t, c, err, tc.what, tc.msg)
+		})
+	}
 	if after := auditRows(t, root); after != before {
 		t.Errorf("production sx.audit changed: %s -> %s", before, after)
 	}

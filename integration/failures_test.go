@@ -59,14 +59,9 @@ func TestUpstreamUnreachable(t *testing.T) {
 // the same error codes through the proxy as on a direct connection, both
 // for the statement in flight and for a login while MariaDB is down.
 func TestUpstreamKilledMidQuery(t *testing.T) {
-	testdb.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	db, err := testdb.Start(ctx, testdb.Options{Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Stop()
+	db := testdb.StartForTest(ctx, t, testdb.Options{Logf: t.Logf})
 	p := startTestProxy(t, db.Addr, db, nil)
 
 	busy := openDB(t, p.dsn(""))
@@ -515,14 +510,9 @@ func cliErrorCode(stderr string) string {
 // capabilities, so without a SQLSTATE (drivers retry on it; go-sql-driver's
 // TestConcurrent compares its text, "Error 1040: Too many connections").
 func TestUpstreamTooManyConnections(t *testing.T) {
-	testdb.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	db, err := testdb.Start(ctx, testdb.Options{Logf: t.Logf, ExtraArgs: []string{"--max-connections=3"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Stop()
+	db := testdb.StartForTest(ctx, t, testdb.Options{Logf: t.Logf, ExtraArgs: []string{"--max-connections=3"}})
 	p := startTestProxy(t, db.Addr, db, nil)
 	if err := openDB(t, p.dsn("")).Ping(); err != nil { // the proxy's probe login, done before the server is full
 		t.Fatal(err)

@@ -74,11 +74,7 @@ type objAccount struct {
 func objServers(ctx context.Context, t *testing.T) (sandDB, direct *testdb.Server, accts []objAccount) {
 	sandDB, leastPriv := sandboxProxy(t, "transparent", nil)
 	allPriv := startTestProxy(t, sandDB.Addr, sandDB, func(c *proxy.Config) { c.Mode = "transparent" })
-	direct, err := testdb.Start(ctx, testdb.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = direct.Stop() })
+	direct = testdb.StartForTest(ctx, t, testdb.Options{})
 	return sandDB, direct, []objAccount{
 		{"least-privilege", func(db string) string { return leastPriv.userDSN(sandboxUser, db) }},
 		{"all-privileges", func(db string) string { return allPriv.dsn(db) }},
@@ -1277,18 +1273,10 @@ func TestShowCreateSandboxRoutine(t *testing.T) {
 	db, p := sandboxProxy(t, "transparent", nil)
 	grantProcRead(t, db)
 	root := openDB(t, db.DSN(""))
-	for _, q := range []string{
+	setUp(t, root, []string{
 		"CREATE FUNCTION app.sc_f(x INT) RETURNS INT DETERMINISTIC RETURN x + 1",
 		"CREATE PROCEDURE app.sc_p() SELECT sc_f(1) AS v",
-	} {
-		if _, err := root.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() {
-		_, _ = root.Exec("DROP FUNCTION IF EXISTS app.sc_f")
-		_, _ = root.Exec("DROP PROCEDURE IF EXISTS app.sc_p")
-	})
+	}, "DROP FUNCTION IF EXISTS app.sc_f", "DROP PROCEDURE IF EXISTS app.sc_p")
 	ctx := context.Background()
 	c := conn(t, openDB(t, p.userDSN(sandboxUser, "app")))
 	show := func(c interface {

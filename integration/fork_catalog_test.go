@@ -19,14 +19,9 @@ import (
 // beside 4,000 sandbox databases, and 2,000 forks 2m25s instead of 32 s).
 // Every such query the proxy sent is explained on the server itself.
 func TestForkCatalogReadsNameTheirDatabases(t *testing.T) {
-	testdb.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	db, err := testdb.Start(ctx, testdb.Options{Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Stop() })
+	db := testdb.StartForTest(ctx, t, testdb.Options{Logf: t.Logf})
 	root := openDB(t, db.DSN("")+"?multiStatements=true")
 	root.SetMaxOpenConns(1)
 	if _, err := root.Exec(fmt.Sprintf(`CREATE DATABASE cat;
@@ -75,22 +70,8 @@ SANDBOX DISCARD;
 	if err := root.QueryRow("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = 'cat' AND TABLE_NAME = 'parent' AND COLUMN_NAME = 'note'").Scan(&promoted); err != nil || promoted != 1 {
 		t.Fatalf("the promote did not reach production (%v): %s", err, out)
 	}
-	rows, err := root.Query("SELECT DISTINCT CONVERT(argument USING utf8mb4) FROM mysql.general_log " +
+	queries := column(t, root, "SELECT DISTINCT CONVERT(argument USING utf8mb4) FROM mysql.general_log "+
 		"WHERE command_type = 'Query' AND argument LIKE '%information!_schema%' ESCAPE '!' AND argument NOT LIKE 'SET GLOBAL%'")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var queries []string
-	for rows.Next() {
-		var q string
-		if err := rows.Scan(&q); err != nil {
-			t.Fatal(err)
-		}
-		queries = append(queries, q)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
 	if len(queries) < 10 {
 		t.Fatalf("only %d reads of information_schema logged; the log missed the proxy's:\n%s", len(queries), strings.Join(queries, "\n"))
 	}

@@ -33,25 +33,39 @@ import (
 // a direct connection shows it does (so each check can fail). Run with
 // the ALL PRIVILEGES account and with the least-privilege one.
 func TestIsolationBetweenProxyUsers(t *testing.T) {
-	users := []proxy.User{{Name: "alice", Password: sandboxPassword}, {Name: "bob", Password: sandboxPassword}}
 	for _, acct := range []string{"all privileges", "least privilege"} {
 		t.Run(acct, func(t *testing.T) {
-			var db *testdb.Server
-			var p *proxyHandle
-			var upDSN string
+			db, p := sharedAccountProxy(t, acct, "explicit", nil)
+			upDSN := directDSN(db, "")
 			if acct == "least privilege" {
-				db, p = sandboxProxy(t, "explicit", func(c *proxy.Config) { c.Users = users })
 				upDSN = fmt.Sprintf("%s:%s@tcp(%s)/", sandboxUser, sandboxPassword, db.Addr)
-			} else {
-				db, _ = env(t)
-				p = startTestProxy(t, db.Addr, db, func(c *proxy.Config) {
-					c.Mode, c.Users, c.Sandbox.ReapInterval = "explicit", users, 500*time.Millisecond
-				})
-				upDSN = directDSN(db, "")
 			}
 			isolationSuite(t, db, p, openDB(t, upDSN))
 		})
 	}
+}
+
+// sharedAccountProxy starts a proxy in mode for the users alice and bob,
+// both mapped to one upstream account: the least-privilege one when acct
+// is "least privilege", else the ALL PRIVILEGES one (which may write
+// production); its reaper runs every 500 ms, and mutate, when set, changes
+// the configuration further.
+func sharedAccountProxy(t *testing.T, acct, mode string, mutate func(*proxy.Config)) (*testdb.Server, *proxyHandle) {
+	t.Helper()
+	users := func(c *proxy.Config) {
+		c.Users = []proxy.User{{Name: "alice", Password: sandboxPassword}, {Name: "bob", Password: sandboxPassword}}
+		if mutate != nil {
+			mutate(c)
+		}
+	}
+	if acct == "least privilege" {
+		return sandboxProxy(t, mode, users)
+	}
+	db, _ := env(t)
+	return db, startTestProxy(t, db.Addr, db, func(c *proxy.Config) {
+		c.Mode, c.Sandbox.ReapInterval = mode, 500*time.Millisecond
+		users(c)
+	})
 }
 
 // isoCase is one path from bob to alice's objects. q is bob's statement
@@ -289,19 +303,7 @@ func isolationSuite(t *testing.T, db *testdb.Server, p *proxyHandle, upstream *s
 	// Every information_schema table of the server: refused (1290), or
 	// nothing of alice's nor of the proxy's databases in it.
 	t.Run("every information_schema table", func(t *testing.T) {
-		var names []string
-		rows, err := root.QueryContext(ctx, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'information_schema' ORDER BY 1")
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rows.Next() {
-			var n string
-			if err := rows.Scan(&n); err != nil {
-				t.Fatal(err)
-			}
-			names = append(names, n)
-		}
-		rows.Close()
+		names := column(t, root, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'information_schema' ORDER BY 1")
 		refused := 0
 		for _, n := range append(names, "NO_SUCH_TABLE") {
 			for _, bob := range []*sql.Conn{bobIn, bobOut} {
@@ -482,14 +484,7 @@ func isolationSuite(t *testing.T, db *testdb.Server, p *proxyHandle, upstream *s
 		if _, err := alice.ExecContext(ctx, "KILL QUERY "+aUp); err != nil {
 			t.Fatalf("alice: KILL QUERY of her own statement: %s", mysqlErr(err))
 		}
-		select {
-		case err := <-sleepDone:
-			if !strings.Contains(fmt.Sprint(err), "1317") {
-				t.Fatalf("her statement ended with %v, want 1317 (killed by her)", err)
-			}
-		case <-time.After(20 * time.Second):
-			t.Fatal("her statement did not end")
-		}
+		wantInterrupted(t, sleepDone, "her statement")
 		if got := queryString(t, alice, "SELECT s FROM alice_secret"); got != "alice-marker-2" {
 			t.Fatalf("her table: %q", got)
 		}
@@ -578,8 +573,7 @@ func readTextResult(t *testing.T, r *raw) [][]string {
 // mariadb-admin processlist works through it, listing the user's own
 // connection by the id CONNECTION_ID() returns and no other user's.
 func TestProcessListLikeServer(t *testing.T) {
-	users := []proxy.User{{Name: "alice", Password: sandboxPassword}, {Name: "bob", Password: sandboxPassword}}
-	db, p := sandboxProxy(t, "transparent", func(c *proxy.Config) { c.Users = users })
+	db, p := sharedAccountProxy(t, "least privilege", "transparent", nil)
 	ctx := context.Background()
 	direct := conn(t, openDB(t, directDSN(db, "")))
 	alice := conn(t, openDB(t, p.userDSN("alice", "")))
@@ -732,9 +726,8 @@ func TestSandboxInfoSchemaAsReader(t *testing.T) {
 // stored program definitions) is refused, and the process list and
 // information_schema stay filtered.
 func TestIsolationProductionWritesAllow(t *testing.T) {
-	users := []proxy.User{{Name: "alice", Password: sandboxPassword}, {Name: "bob", Password: sandboxPassword}}
-	db, _ := env(t) // the account must be able to write production
-	p := startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.Mode, c.Users, c.ProductionWrites = "explicit", users, "allow" })
+	// The account must be able to write production.
+	db, p := sharedAccountProxy(t, "all privileges", "explicit", func(c *proxy.Config) { c.ProductionWrites = "allow" })
 	ctx := context.Background()
 	root := openDB(t, directDSN(db, ""))
 	mustExecDB(t, root, "CREATE TABLE IF NOT EXISTS app.iso_allow (id INT)")
@@ -783,17 +776,9 @@ func TestIsolationProductionWritesAllow(t *testing.T) {
 // owner sees them under their logical database. With the ALL PRIVILEGES
 // account (mysql.proc readable) and the least-privilege one.
 func TestSandboxProceduresIsolated(t *testing.T) {
-	users := []proxy.User{{Name: "alice", Password: sandboxPassword}, {Name: "bob", Password: sandboxPassword}}
 	for _, acct := range []string{"all privileges", "least privilege"} {
 		t.Run(acct, func(t *testing.T) {
-			var db *testdb.Server
-			var p *proxyHandle
-			if acct == "least privilege" {
-				db, p = sandboxProxy(t, "transparent", func(c *proxy.Config) { c.Users = users })
-			} else {
-				db, _ = env(t)
-				p = startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.Mode, c.Users = "transparent", users })
-			}
+			db, p := sharedAccountProxy(t, acct, "transparent", nil)
 			ctx := context.Background()
 			alice := conn(t, openDB(t, p.userDSN("alice", "app")))
 			mustExecC(t, alice, "CREATE PROCEDURE alice_secret_proc(IN alice_param INT) SELECT alice_param")

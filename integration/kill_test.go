@@ -10,10 +10,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
 	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
+
+// wantInterrupted waits, 20 s at most, for the end of the statement done
+// reports (what), which must be 1317: Query execution was interrupted.
+func wantInterrupted(t *testing.T, done <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if !strings.Contains(fmt.Sprint(err), "1317") {
+			t.Fatalf("%s ended with %v, want 1317 Query execution was interrupted", what, err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s did not end", what)
+	}
+}
 
 // TestKillOnlyOwnConnections: proxy users share one upstream account, so
 // the proxy answers KILL itself. A user kills its own statements and
@@ -23,21 +36,13 @@ import (
 // the ALL PRIVILEGES account and with the least-privilege one, and in
 // passthrough mode.
 func TestKillOnlyOwnConnections(t *testing.T) {
-	users := []proxy.User{{Name: "alice", Password: sandboxPassword}, {Name: "bob", Password: sandboxPassword}}
 	for _, acct := range []string{"all privileges", "least privilege", "passthrough"} {
 		t.Run(acct, func(t *testing.T) {
-			var db *testdb.Server
-			var p *proxyHandle
-			switch acct {
-			case "least privilege":
-				db, p = sandboxProxy(t, "transparent", func(c *proxy.Config) { c.Users = users })
-			case "all privileges":
-				db, _ = env(t)
-				p = startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.Mode, c.Users = "transparent", users })
-			default:
-				db, _ = env(t)
-				p = startTestProxy(t, db.Addr, db, func(c *proxy.Config) { c.Mode, c.Users = "passthrough", users })
+			mode := "transparent"
+			if acct == "passthrough" { // with the ALL PRIVILEGES account
+				mode = "passthrough"
 			}
+			db, p := sharedAccountProxy(t, acct, mode, nil)
 			admin := openDB(t, directDSN(db, ""))
 			running := func(marker string) bool {
 				var n int
@@ -89,14 +94,7 @@ func TestKillOnlyOwnConnections(t *testing.T) {
 			if _, err := alice.Exec(fmt.Sprintf("KILL QUERY %d", greetingID)); err != nil {
 				t.Fatalf("alice: KILL QUERY of her own statement: %v", err)
 			}
-			select {
-			case err := <-done:
-				if !strings.Contains(fmt.Sprint(err), "1317") {
-					t.Fatalf("killed statement: %v, want 1317 Query execution was interrupted", err)
-				}
-			case <-time.After(20 * time.Second):
-				t.Fatal("the killed statement did not end")
-			}
+			wantInterrupted(t, done, "the killed statement")
 			if got := victim.scalar("SELECT 7"); got != "7" {
 				t.Fatalf("the connection should survive KILL QUERY: %q", got)
 			}

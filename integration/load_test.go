@@ -45,17 +45,13 @@ func TestLoadForkSpike(t *testing.T) {
 	raiseFileLimit(t, 3*loadClients+2000)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	db, err := testdb.Start(ctx, testdb.Options{Logf: t.Logf, ExtraArgs: []string{
+	db := testdb.StartForTest(ctx, t, testdb.Options{Logf: t.Logf, ExtraArgs: []string{
 		fmt.Sprintf("--max-connections=%d", loadClients+loadSide+4),
 		fmt.Sprintf("--open-files-limit=%d", 2*loadClients+2000),
 		"--table-open-cache=4000",
 		"--thread-cache-size=256",
 		"--back-log=1000",
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Stop() })
 	root := openDB(t, db.DSN("")+"?multiStatements=true")
 	// The proxy's account has no SUPER: MariaDB keeps one connection
 	// beyond max_connections for SUPER, which would blur the counts.
@@ -233,12 +229,10 @@ func spike(t *testing.T, addr string, n int, warm func(*sql.Conn)) spikeResult {
 	cfg := mysql.NewConfig()
 	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = sandboxUser, sandboxPassword, "tcp", addr, "loadapp"
 	cfg.Timeout, cfg.ReadTimeout, cfg.WriteTimeout = 30*time.Second, loadQueueTimeout+time.Minute, loadQueueTimeout+time.Minute
-	connector, err := mysql.NewConnector(cfg)
+	pool, err := testdb.OpenConfig(cfg, n+1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool := sql.OpenDB(connector)
-	pool.SetMaxIdleConns(n + 1)
 	ctx := context.Background()
 	conns := make([]*sql.Conn, n)
 	start := time.Now()

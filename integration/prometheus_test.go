@@ -140,10 +140,7 @@ scrape_configs:
 			t.Fatal("sysbench is required")
 		}
 		root := openDB(t, h.db.DSN("")+"?multiStatements=true")
-		if _, err := root.Exec("DROP DATABASE IF EXISTS sbprom; CREATE DATABASE sbprom; GRANT SELECT ON sbprom.* TO '" + sandboxUser + "'@'%'"); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _, _ = root.Exec("DROP DATABASE IF EXISTS sbprom") })
+		readOnlyDatabase(t, root, "sbprom")
 		dh, dp, _ := net.SplitHostPort(h.db.Addr)
 		common := []string{"oltp_read_write", "--db-driver=mysql", "--mysql-db=sbprom", "--mysql-ssl=off", "--tables=1", "--table-size=500"}
 		if out, err := exec.Command(sb, append(common, "--mysql-host="+dh, "--mysql-port="+dp, "--mysql-user="+h.db.User,

@@ -107,15 +107,10 @@ func newRVEnv(t *testing.T, tag string, prod *testdb.Server, replica bool) *rvEn
 // server other tests use.
 func rvStartServer(t *testing.T) *testdb.Server {
 	t.Helper()
-	testdb.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := testdb.Start(ctx, testdb.Options{ExtraArgs: []string{"--innodb-flush-method=nosync", "--innodb-doublewrite=0",
+	s := testdb.StartForTest(ctx, t, testdb.Options{ExtraArgs: []string{"--innodb-flush-method=nosync", "--innodb-doublewrite=0",
 		"--innodb-flush-log-at-trx-commit=0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Stop() })
 	return s
 }
 
@@ -645,18 +640,11 @@ func (e *rvEnv) apply(t *testing.T, text, mode string) rvApplied {
 	}
 	res := rvClient(t, e.replica, file, e.marker)
 	mustExecC(t, c, "SET GLOBAL general_log = 0")
-	rows, err := c.QueryContext(ctx, "SELECT argument FROM mysql.general_log WHERE command_type = 'Query' AND user_host LIKE 'root[root]%'")
+	ran, err := firstColumn(ctx, c, "SELECT argument FROM mysql.general_log WHERE command_type = 'Query' AND user_host LIKE 'root[root]%'")
 	if err != nil {
 		t.Fatalf("general log: %s", mysqlErr(err))
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var s []byte
-		if err := rows.Scan(&s); err != nil {
-			t.Fatal(err)
-		}
-		res.ran = append(res.ran, string(s))
-	}
+	res.ran = append(res.ran, ran...)
 	return res
 }
 

@@ -671,20 +671,7 @@ func rvAlterRun(t *testing.T, r *rvRun, c rvAlterCase) {
 
 // rvExportOrRefusal runs SANDBOX EXPORT: its statements, or its error.
 func rvExportOrRefusal(sb *sql.Conn) ([]string, error) {
-	rows, err := sb.QueryContext(context.Background(), "SANDBOX EXPORT")
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return firstColumn(context.Background(), sb, "SANDBOX EXPORT")
 }
 
 // rvNotInjected checks audit is not partitioned and has no column z.

@@ -42,11 +42,7 @@ func TestRewriteRoundTripMariaDB(t *testing.T) {
 	// A dedicated server: the shared one has app.users and other.things,
 	// which must not exist here. Table names are case-insensitive, like
 	// the corpus resolver.
-	srv, err := testdb.Start(ctx, testdb.Options{Logf: t.Logf, ExtraArgs: []string{"--lower-case-table-names=1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
+	srv := testdb.StartForTest(ctx, t, testdb.Options{Logf: t.Logf, ExtraArgs: []string{"--lower-case-table-names=1"}})
 	db := openDB(t, directDSN(srv, "", "lock_wait_timeout=10", "innodb_lock_wait_timeout=10"))
 	db.SetMaxIdleConns(0) // every *sql.Conn closed is a session ended (locks, variables)
 

@@ -214,14 +214,9 @@ func TestSandboxOwnershipAndAudit(t *testing.T) {
 // lower_case_table_names=1, where the server folds names: any spelling of a
 // table is one fork, and the reaper (1 s here) keeps it.
 func TestSandboxLowerCaseTableNames(t *testing.T) {
-	testdb.Require(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	db, err := testdb.Start(ctx, testdb.Options{ExtraArgs: []string{"--lower-case-table-names=1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Stop() })
+	db := testdb.StartForTest(ctx, t, testdb.Options{ExtraArgs: []string{"--lower-case-table-names=1"}})
 	root := openDB(t, db.DSN("")+"?multiStatements=true")
 	if _, err := root.Exec("CREATE DATABASE Shop; CREATE TABLE Shop.Items (id INT PRIMARY KEY, n INT); INSERT INTO Shop.Items VALUES (1, 1)"); err != nil {
 		t.Fatal(err)

@@ -7,27 +7,6 @@ import (
 	"testing"
 )
 
-// column reads one column of every row.
-func column(t *testing.T, c interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, q string) []string {
-	t.Helper()
-	rows, err := c.QueryContext(context.Background(), q)
-	if err != nil {
-		t.Fatalf("%s: %s", q, mysqlErr(err))
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		vals, err := scanStrings(rows)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, vals[0].String)
-	}
-	return out
-}
-
 // scanStrings reads the current row as nullable strings.
 func scanStrings(rows *sql.Rows) ([]sql.NullString, error) {
 	cols, err := rows.Columns()

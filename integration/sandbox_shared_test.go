@@ -32,23 +32,14 @@ type rywCheck func(c *sql.Conn) error
 // expectRows checks that q returns want (rows joined by ",").
 func expectRows(q, want string) rywCheck {
 	return func(c *sql.Conn) error {
-		rows, err := c.QueryContext(context.Background(), q)
+		got, err := firstColumn(context.Background(), c, q)
 		if err != nil {
 			return fmt.Errorf("%s: %s", q, mysqlErr(err))
-		}
-		defer rows.Close()
-		var got []string
-		for rows.Next() {
-			var v sql.NullString
-			if err := rows.Scan(&v); err != nil {
-				return err
-			}
-			got = append(got, v.String)
 		}
 		if g := strings.Join(got, ","); g != want {
 			return fmt.Errorf("%s: got %q, want %q", q, g, want)
 		}
-		return rows.Err()
+		return nil
 	}
 }
 
@@ -133,16 +124,11 @@ func readYourWrites(t *testing.T, lease time.Duration) {
 				fmt.Sprintf("INSERT INTO app.ryw_%s%d VALUES (1, '%s1'), (2, '%s2')", p, k, p, p))
 		}
 	}
-	for _, q := range setup {
-		if _, err := root.Exec(q); err != nil {
-			t.Fatal(err)
-		}
+	var teardown []string
+	for k := range 5 {
+		teardown = append(teardown, fmt.Sprintf("DROP TABLE IF EXISTS app.ryw_p%d, app.ryw_q%d", k, k))
 	}
-	t.Cleanup(func() {
-		for k := range 5 {
-			_, _ = root.Exec(fmt.Sprintf("DROP TABLE IF EXISTS app.ryw_p%d, app.ryw_q%d", k, k))
-		}
-	})
+	setUp(t, root, setup, teardown...)
 	sums := func() string {
 		var all []string
 		for k := range 5 {
@@ -194,20 +180,13 @@ func TestSandboxConcurrentFirstWrites(t *testing.T) {
 	reset := []string{"DROP TABLE IF EXISTS app.fw_a, app.fw_b", "CREATE TABLE app.fw_a (id INT PRIMARY KEY, n INT NOT NULL)",
 		"CREATE TABLE app.fw_b (id INT PRIMARY KEY, n INT NOT NULL)",
 		"INSERT INTO app.fw_a SELECT seq, 0 FROM app.seq_1_to_64", "INSERT INTO app.fw_b SELECT seq, 0 FROM app.seq_1_to_64"}
-	for _, q := range reset {
-		if _, err := root.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() { _, _ = root.Exec("DROP TABLE IF EXISTS app.fw_a, app.fw_b") })
+	setUp(t, root, reset, "DROP TABLE IF EXISTS app.fw_a, app.fw_b")
 	// Directly, every transaction commits (the rows are then set back).
 	if errs := firstWrites(t, openDB(t, db.DSN("app")), 16, 0, false); len(errs) > 0 {
 		t.Fatalf("directly, %d of 16 transactions failed:\n%s", len(errs), strings.Join(errs, "\n"))
 	}
 	for _, q := range reset {
-		if _, err := root.Exec(q); err != nil {
-			t.Fatal(err)
-		}
+		mustExecDB(t, root, q)
 	}
 	before := checksum(t, db, "app.fw_a") + checksum(t, db, "app.fw_b")
 	for round, mode := range []string{"text", "prepared", "text", "prepared"} {
@@ -236,13 +215,9 @@ func TestSandboxConcurrentFirstWrites(t *testing.T) {
 func TestSandboxReplayAfterPreparedBegin(t *testing.T) {
 	db, h := sandboxProxy(t, "transparent", nil)
 	root := openDB(t, db.DSN(""))
-	for _, q := range []string{"CREATE TABLE app.pb_a (id INT PRIMARY KEY, n INT NOT NULL)",
-		"CREATE TABLE app.pb_b (id INT PRIMARY KEY, n INT NOT NULL)", "INSERT INTO app.pb_a VALUES (1, 0)", "INSERT INTO app.pb_b VALUES (1, 0)"} {
-		if _, err := root.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() { _, _ = root.Exec("DROP TABLE IF EXISTS app.pb_a, app.pb_b") })
+	setUp(t, root, []string{"CREATE TABLE app.pb_a (id INT PRIMARY KEY, n INT NOT NULL)",
+		"CREATE TABLE app.pb_b (id INT PRIMARY KEY, n INT NOT NULL)", "INSERT INTO app.pb_a VALUES (1, 0)", "INSERT INTO app.pb_b VALUES (1, 0)"},
+		"DROP TABLE IF EXISTS app.pb_a, app.pb_b")
 	ctx := context.Background()
 	c := conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
 	mustExecC(t, c, "UPDATE pb_a SET n = 1") // pb_a forked before the transaction
@@ -350,18 +325,10 @@ func TestRoutinesAcrossProxies(t *testing.T) {
 	b := startTestProxy(t, db.Addr, db, slowReaper)
 	grantProcRead(t, db)
 	root := openDB(t, db.DSN(""))
-	for _, q := range []string{
+	setUp(t, root, []string{
 		"CREATE FUNCTION app.rt_f(x INT) RETURNS INT DETERMINISTIC RETURN x + 1",
 		"CREATE PROCEDURE app.rt_p() SELECT 42 AS answer",
-	} {
-		if _, err := root.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() {
-		_, _ = root.Exec("DROP FUNCTION IF EXISTS app.rt_f")
-		_, _ = root.Exec("DROP PROCEDURE IF EXISTS app.rt_p")
-	})
+	}, "DROP FUNCTION IF EXISTS app.rt_f", "DROP PROCEDURE IF EXISTS app.rt_p")
 	ca := conn(t, openDB(t, a.userDSN(sandboxUser+"+rt", "app")))
 	cb := conn(t, openDB(t, b.userDSN(sandboxUser+"+rt", "app")))
 	ctx := context.Background()

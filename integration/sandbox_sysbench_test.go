@@ -18,13 +18,7 @@ func TestSandboxSysbench(t *testing.T) {
 	bin := requireTool(t, "sysbench")
 	db, h := sandboxProxy(t, "transparent", nil)
 	root := openDB(t, db.DSN(""))
-	for _, q := range []string{"DROP DATABASE IF EXISTS sbsand", "CREATE DATABASE sbsand",
-		"GRANT SELECT ON sbsand.* TO '" + sandboxUser + "'@'%'"} {
-		if _, err := root.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() { _, _ = root.Exec("DROP DATABASE IF EXISTS sbsand") })
+	readOnlyDatabase(t, root, "sbsand")
 	run := func(t *testing.T, host, port, user, pw, cmd string, extra ...string) string {
 		t.Helper()
 		args := append([]string{"oltp_read_write", "--db-driver=mysql", "--mysql-host=" + host, "--mysql-port=" + port,
@@ -119,13 +113,7 @@ func TestSandboxSysbenchSharedFromFresh(t *testing.T) {
 	bin := requireTool(t, "sysbench")
 	db, h := sandboxProxy(t, "transparent", nil)
 	root := openDB(t, db.DSN(""))
-	for _, q := range []string{"DROP DATABASE IF EXISTS sbfresh", "CREATE DATABASE sbfresh",
-		"GRANT SELECT ON sbfresh.* TO '" + sandboxUser + "'@'%'"} {
-		if _, err := root.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() { _, _ = root.Exec("DROP DATABASE IF EXISTS sbfresh") })
+	readOnlyDatabase(t, root, "sbfresh")
 	seconds := "5"
 	if s := os.Getenv("SQLFORK_TEST_SYSBENCH_SECONDS"); s != "" {
 		seconds = s

@@ -39,6 +39,30 @@ GRANT ALL PRIVILEGES ON `+"`\\_sqlfork%%`"+`.* TO '%[1]s'@'%%';`, sandboxUser, s
 	}
 }
 
+// readOnlyDatabase makes the empty database name on root's server, which
+// the proxy's least-privilege account may read but not write; it is
+// dropped when the test ends.
+func readOnlyDatabase(t *testing.T, root *sql.DB, name string) {
+	t.Helper()
+	setUp(t, root, []string{"DROP DATABASE IF EXISTS " + name, "CREATE DATABASE " + name,
+		"GRANT SELECT ON " + name + ".* TO '" + sandboxUser + "'@'%'"}, "DROP DATABASE IF EXISTS "+name)
+}
+
+// setUp runs the statements of setup on root, failing the test at the
+// first error, and those of teardown (their errors ignored) when the test
+// ends.
+func setUp(t *testing.T, root *sql.DB, setup []string, teardown ...string) {
+	t.Helper()
+	for _, q := range setup {
+		mustExecDB(t, root, q)
+	}
+	t.Cleanup(func() {
+		for _, q := range teardown {
+			_, _ = root.Exec(q)
+		}
+	})
+}
+
 // sandboxProxy starts a proxy in the given mode logging in upstream with
 // the least-privilege account.
 func sandboxProxy(t *testing.T, mode string, mutate func(*proxy.Config)) (*testdb.Server, *proxyHandle) {
@@ -116,18 +140,7 @@ func checksum(t *testing.T, db *testdb.Server, table string) string {
 
 func sandboxSchemas(t *testing.T, root *sql.DB) []string {
 	t.Helper()
-	rows, err := root.Query("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE '\\_sqlfork\\_%' AND SCHEMA_NAME NOT IN ('_sqlfork_meta', '_sqlfork_production') ORDER BY 1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		_ = rows.Scan(&s)
-		out = append(out, s)
-	}
-	return out
+	return column(t, root, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE '\\_sqlfork\\_%' AND SCHEMA_NAME NOT IN ('_sqlfork_meta', '_sqlfork_production') ORDER BY 1")
 }
 
 func TestSandboxTransparent(t *testing.T) {

@@ -513,13 +513,9 @@ func TestUpstreamTLS(t *testing.T) {
 	pki := newTestPKI(t, "mariadb-upstream")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	up, err := testdb.Start(ctx, testdb.Options{Logf: t.Logf, ExtraArgs: []string{
+	up := testdb.StartForTest(ctx, t, testdb.Options{Logf: t.Logf, ExtraArgs: []string{
 		"--ssl-ca=" + pki.caFile, "--ssl-cert=" + pki.certFile, "--ssl-key=" + pki.keyFile,
 	}})
-	if err != nil {
-		t.Fatalf("start MariaDB with TLS: %v", err)
-	}
-	t.Cleanup(func() { _ = up.Stop() })
 
 	// Sanity: the server has TLS, and a plain direct session does not use it.
 	direct := openDB(t, directDSN(up, ""))

@@ -13,6 +13,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 )
 
 func testRegistry(t *testing.T) *prometheus.Registry {
@@ -181,11 +183,7 @@ func TestServe(t *testing.T) {
 }
 
 func TestServeBindErrors(t *testing.T) {
-	busy, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = busy.Close() }()
+	busy := testkit.Listen(t)
 
 	tests := []struct {
 		name string

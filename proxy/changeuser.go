@@ -40,11 +40,7 @@ func (c *clientConn) changeUser() error {
 	if err != nil || !ok {
 		return err
 	}
-	collation := req.collation
-	if !req.hasCollation {
-		collation = c.collation
-	}
-	attrs := c.srv.upstreamAttrs(req.attrs, c.client)
+	collation, attrs := c.changedSession(req)
 	// From here the connection is the new user's (a failure below ends
 	// it): the old user may no longer see or kill it.
 	c.state.setUser(acct.name)
@@ -57,6 +53,17 @@ func (c *clientConn) changeUser() error {
 	return c.rebind(acct, tag, req, collation, wireOK(c.be.status, 0))
 }
 
+// changedSession is the collation and the upstream connection attributes
+// of the session req changes to: the collation req names, or the
+// session's where it names none.
+func (c *clientConn) changedSession(req *changeUserReq) (collation uint8, attrs map[string]string) {
+	collation = c.collation
+	if req.hasCollation {
+		collation = req.collation
+	}
+	return collation, c.srv.upstreamAttrs(req.attrs, c.client)
+}
+
 // changeUserRelayed changes the session to an account the proxy does not
 // know: the client's COM_CHANGE_USER and the authentication exchange after
 // it are relayed to the upstream (relayauth.go), whose OK the client gets.
@@ -66,11 +73,7 @@ func (c *clientConn) changeUserRelayed(req *changeUserReq) error {
 		_ = c.out.writeErr(e)
 		return errSessionEnd
 	}
-	collation := req.collation
-	if !req.hasCollation {
-		collation = c.collation
-	}
-	attrs := c.srv.upstreamAttrs(req.attrs, c.client)
+	collation, attrs := c.changedSession(req)
 	c.state.setUser(acct.name)
 	ok, err := c.be.relayChangeUser(req, acct.upstreamUser, collation, attrs, changeUserPeer{c}, c.srv.rsaKey, c.srv.cfg.ConnectTimeout)
 	if err != nil {

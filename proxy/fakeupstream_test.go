@@ -78,13 +78,8 @@ type fakeUpConn struct {
 
 func newFakeUpstream(t testing.TB) *fakeUpstream {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &fakeUpstream{t: t, ln: ln, nextID: 100}
+	u := &fakeUpstream{t: t, ln: testkit.Listen(t), nextID: 100}
 	u.addAccount("app", "secret", "")
-	t.Cleanup(func() { _ = ln.Close() })
 	go u.accept()
 	return u
 }

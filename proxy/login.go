@@ -162,19 +162,29 @@ func (l *clientLogin) loginMapped() ([]byte, error) {
 	if err := l.authLocal(); err != nil {
 		return nil, err
 	}
-	if err := l.requireTLS(); err != nil {
+	p, err := l.upstreamParams()
+	if err != nil {
 		return nil, err
 	}
-	if e := l.srv.internalDB(l.acct, l.resp.DB); e != nil {
-		return nil, l.fail(e)
-	}
-	p := l.srv.dialParams(l.acct, l.resp.DB, l.resp.Collation, l.resp.Caps, l.attrs())
-	p.extCaps = l.resp.ExtCaps
-	err := l.be.login(l.ctx, p)
-	if err != nil {
+	if err := l.be.login(l.ctx, p); err != nil {
 		return nil, l.upstreamFailed(err)
 	}
 	return wireOK(l.be.status, 0), nil
+}
+
+// upstreamParams are the parameters of the upstream login, once the
+// login may go upstream: over TLS where --tls-required is set, into no
+// database of the proxy's own.
+func (l *clientLogin) upstreamParams() (dialParams, error) {
+	if err := l.requireTLS(); err != nil {
+		return dialParams{}, err
+	}
+	if e := l.srv.internalDB(l.acct, l.resp.DB); e != nil {
+		return dialParams{}, l.fail(e)
+	}
+	p := l.srv.dialParams(l.acct, l.resp.DB, l.resp.Collation, l.resp.Caps, l.attrs())
+	p.extCaps = l.resp.ExtCaps
+	return p, nil
 }
 
 // upstreamFailed reports a failed upstream login to the client: a refusal
@@ -303,14 +313,10 @@ func checkPassword(plugin string, reply, salt []byte, password string) bool {
 // loginRelayed logs in an account the proxy does not know by relaying the
 // client's authentication to the upstream; it returns the upstream's OK.
 func (l *clientLogin) loginRelayed() ([]byte, error) {
-	if err := l.requireTLS(); err != nil {
+	p, err := l.upstreamParams()
+	if err != nil {
 		return nil, err
 	}
-	if e := l.srv.internalDB(l.acct, l.resp.DB); e != nil {
-		return nil, l.fail(e)
-	}
-	p := l.srv.dialParams(l.acct, l.resp.DB, l.resp.Collation, l.resp.Caps, l.attrs())
-	p.extCaps = l.resp.ExtCaps
 	plugin := l.resp.Plugin
 	if plugin == "" {
 		plugin = AuthNativePassword // a 4.1 client without plugin auth

@@ -55,11 +55,7 @@ func (c *panicConn) Close() error {
 // get as far as the upstream login.
 func greetingOnlyUpstream(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ln.Close() })
+	ln := testkit.Listen(t)
 	go func() {
 		for {
 			c, err := ln.Accept()

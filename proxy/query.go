@@ -143,11 +143,18 @@ func (b *backend) closeStmt(id uint32) {
 func (b *backend) send(payload []byte) error { return b.sendSeq(0, payload) }
 
 func (b *backend) sendSeq(seq uint8, payload []byte) error {
-	if _, err := wire.WritePacket(b.w, seq, payload); err != nil {
-		return fmt.Errorf("send to upstream: %w", err)
+	return b.sendAs("to upstream", seq, payload)
+}
+
+// sendAs writes payload as packet seq and flushes it; an error says what
+// it was sending.
+func (b *backend) sendAs(what string, seq uint8, payload []byte) error {
+	_, err := wire.WritePacket(b.w, seq, payload)
+	if err == nil {
+		err = b.w.Flush()
 	}
-	if err := b.w.Flush(); err != nil {
-		return fmt.Errorf("send to upstream: %w", err)
+	if err != nil {
+		return fmt.Errorf("send %s: %w", what, err)
 	}
 	return nil
 }

@@ -160,16 +160,7 @@ func (b *backend) authSwitch(p []byte) (plugin string, salt []byte, err error) {
 }
 
 // writeAuth sends the upstream one packet of the exchange.
-func (b *backend) writeAuth(seq uint8, p []byte) error {
-	_, err := wire.WritePacket(b.w, seq, p)
-	if err == nil {
-		err = b.w.Flush()
-	}
-	if err != nil {
-		return fmt.Errorf("send upstream auth data: %w", err)
-	}
-	return nil
-}
+func (b *backend) writeAuth(seq uint8, p []byte) error { return b.sendAs("upstream auth data", seq, p) }
 
 // bridgeFullAuth completes caching_sha2_password's full authentication when
 // exactly one of the client's and the upstream's links is TLS: the client

@@ -247,14 +247,7 @@ func (b *backend) sendResponse(p dialParams, seq uint8, plugin string, auth []by
 	if caps&wire.CapConnectAttrs != 0 {
 		pkt = appendAttrs(pkt, p.attrs)
 	}
-	_, err := wire.WritePacket(b.w, seq, pkt)
-	if err == nil {
-		err = b.w.Flush()
-	}
-	if err != nil {
-		return fmt.Errorf("send upstream handshake response: %w", err)
-	}
-	return nil
+	return b.sendAs("upstream handshake response", seq, pkt)
 }
 
 // handshakeHead is the fixed start of a HandshakeResponse41 (and the whole
@@ -366,11 +359,8 @@ func (b *backend) authLoop(plugin string, salt []byte, password string) error {
 		default:
 			return fmt.Errorf("%w: unexpected auth packet 0x%02x", wire.ErrMalformed, p[0])
 		}
-		if _, err = wire.WritePacket(b.w, seq+1, reply); err == nil {
-			err = b.w.Flush()
-		}
-		if err != nil {
-			return fmt.Errorf("send upstream auth data: %w", err)
+		if err := b.writeAuth(seq+1, reply); err != nil {
+			return err
 		}
 	}
 }
@@ -437,14 +427,7 @@ func (b *backend) sendChangeUser(user string, auth []byte, plugin, db string, co
 	if b.caps&wire.CapConnectAttrs != 0 {
 		pkt = appendAttrs(pkt, attrs)
 	}
-	_, err := wire.WritePacket(b.w, 0, pkt)
-	if err == nil {
-		err = b.w.Flush()
-	}
-	if err != nil {
-		return fmt.Errorf("send upstream COM_CHANGE_USER: %w", err)
-	}
-	return nil
+	return b.sendAs("upstream COM_CHANGE_USER", 0, pkt)
 }
 
 func indexNul(b []byte) int {

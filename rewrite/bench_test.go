@@ -1,18 +1,11 @@
 package rewrite
 
 import (
+	"errors"
 	"testing"
-)
 
-// benchStatements are the shapes the targets name. The mapped ones touch
-// sandboxed tables (corpus resolver); passThrough touches none.
-var benchStatements = []struct{ name, sql string }{
-	{"PointSelect", "SELECT id, name, email FROM users WHERE id = 42"},
-	{"Update", "UPDATE users SET name = 'x', score = score + 1 WHERE id = 42"},
-	{"Insert", "INSERT INTO orders (user_id, total, created_at) VALUES (42, 19.99, NOW())"},
-	{"Join3", "SELECT u.id, o.total, p.name FROM users u JOIN orders o ON o.user_id = u.id " +
-		"JOIN products p ON p.id = o.product_id WHERE u.id = 7 ORDER BY o.created_at DESC LIMIT 10"},
-}
+	"github.com/sqlfork/sqlfork-proxy/rewrite/internal/benchcases"
+)
 
 const passThrough = "SELECT c FROM sbtest1 WHERE id = 4711"
 
@@ -30,66 +23,60 @@ func BenchmarkPassThroughCached(b *testing.B) {
 	}
 }
 
-// BenchmarkClassifyCached is Analyze on a cache hit.
-func BenchmarkClassifyCached(b *testing.B) {
-	for _, s := range benchStatements {
-		b.Run(s.name, func(b *testing.B) {
-			e := NewEngine(0)
+// benchEach runs, for each of the benchmark statements (which touch
+// sandboxed tables: corpus resolver), one statement a loop on an engine of
+// its own; step fails the benchmark with its error.
+func benchEach(b *testing.B, step func(e *Engine, r Resolver, sql string, opts Options) error) {
+	for _, s := range benchcases.Statements {
+		b.Run(s.Name, func(b *testing.B) {
+			e, r := NewEngine(0), corpusResolver()
 			opts := Options{DB: "app"}
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = e.Analyze(s.sql, opts)
+				if err := step(e, r, s.SQL, opts); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}
 }
 
+// changed is err, or an error where res is not a rewrite.
+func changed(res *Result, err error) error {
+	if err == nil && !res.Changed {
+		return errors.New("not rewritten")
+	}
+	return err
+}
+
+// BenchmarkClassifyCached is Analyze on a cache hit.
+func BenchmarkClassifyCached(b *testing.B) {
+	benchEach(b, func(e *Engine, _ Resolver, sql string, opts Options) error {
+		_ = e.Analyze(sql, opts)
+		return nil
+	})
+}
+
 // BenchmarkClassifyUncached parses and binds every time.
 func BenchmarkClassifyUncached(b *testing.B) {
-	for _, s := range benchStatements {
-		b.Run(s.name, func(b *testing.B) {
-			e := NewEngine(0)
-			opts := Options{DB: "app"}
-			b.ReportAllocs()
-			for b.Loop() {
-				_ = e.analyze(s.sql, opts)
-			}
-		})
-	}
+	benchEach(b, func(e *Engine, _ Resolver, sql string, opts Options) error {
+		_ = e.analyze(sql, opts)
+		return nil
+	})
 }
 
 // BenchmarkRewriteCached is a repeated statement through a resolver
 // (target ≤ 2 µs).
 func BenchmarkRewriteCached(b *testing.B) {
-	for _, s := range benchStatements {
-		b.Run(s.name, func(b *testing.B) {
-			e, r := NewEngine(0), corpusResolver()
-			opts := Options{DB: "app"}
-			b.ReportAllocs()
-			for b.Loop() {
-				res, err := e.Rewrite(s.sql, opts, r)
-				if err != nil || !res.Changed {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	benchEach(b, func(e *Engine, r Resolver, sql string, opts Options) error {
+		return changed(e.Rewrite(sql, opts, r))
+	})
 }
 
 // BenchmarkRewriteUncached analyses and rewrites a first-seen statement
 // (target ≤ 25 µs).
 func BenchmarkRewriteUncached(b *testing.B) {
-	for _, s := range benchStatements {
-		b.Run(s.name, func(b *testing.B) {
-			e, r := NewEngine(0), corpusResolver()
-			opts := Options{DB: "app"}
-			b.ReportAllocs()
-			for b.Loop() {
-				res, err := e.analyze(s.sql, opts).Rewrite(r)
-				if err != nil || !res.Changed {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
+	benchEach(b, func(e *Engine, r Resolver, sql string, opts Options) error {
+		return changed(e.analyze(sql, opts).Rewrite(r))
+	})
 }

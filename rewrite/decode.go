@@ -63,6 +63,32 @@ func (a *Analysis) toClient() {
 	}
 }
 
+// nameCharset is the client's character set (opts.Charset) that name is
+// translated through between the client and the server; nil when name
+// needs none: name is ASCII (ok), its set is a UTF-8 one (ok, and isUTF8),
+// or the set is unknown or one the engine does not decode (not ok).
+func nameCharset(name string, opts Options) (cs *charset.Info, isUTF8, ok bool) {
+	if !charset.HasHighByte(name) {
+		return nil, false, true
+	}
+	cs, ok = lookupCharset(opts.Charset)
+	switch {
+	case !ok || !cs.Decodes() && cs.MB != charset.UTF8:
+		return nil, false, false
+	case cs.MB == charset.UTF8:
+		return nil, true, true
+	}
+	return cs, false, true
+}
+
+// nameIf is name, ok; "" where not ok.
+func nameIf(name string, ok bool) (string, bool) {
+	if !ok {
+		return "", false
+	}
+	return name, true
+}
+
 // DecodeName is name, sent by the client in its character set
 // (opts.Charset) outside any statement text (COM_FIELD_LIST's table), as
 // the server reads it: in UTF-8. ok is false when the engine cannot read
@@ -70,20 +96,9 @@ func (a *Analysis) toClient() {
 // sjis, …), one that stands for no character, or a name that is no UTF-8
 // in a UTF-8 set.
 func DecodeName(name string, opts Options) (string, bool) {
-	if !charset.HasHighByte(name) {
-		return name, true
-	}
-	cs, ok := lookupCharset(opts.Charset)
-	switch {
-	case !ok:
-		return "", false
-	case cs.MB == charset.UTF8:
-		if !utf8.ValidString(name) {
-			return "", false
-		}
-		return name, true
-	case !cs.Decodes():
-		return "", false
+	cs, isUTF8, ok := nameCharset(name, opts)
+	if cs == nil {
+		return nameIf(name, ok && (!isUTF8 || utf8.ValidString(name)))
 	}
 	var b strings.Builder
 	for i := 0; i < len(name); i++ {
@@ -105,17 +120,9 @@ func DecodeName(name string, opts Options) (string, bool) {
 // (opts.Charset), as a statement sent on its connection names it: the
 // inverse of DecodeName. ok is false when the set cannot write it.
 func EncodeName(name string, opts Options) (string, bool) {
-	if !charset.HasHighByte(name) {
-		return name, true
-	}
-	cs, ok := lookupCharset(opts.Charset)
-	switch {
-	case !ok:
-		return "", false
-	case cs.MB == charset.UTF8:
-		return name, true
-	case !cs.Decodes():
-		return "", false
+	cs, _, ok := nameCharset(name, opts)
+	if cs == nil {
+		return nameIf(name, ok)
 	}
 	s, err := (&charset.ClientText{CS: cs}).Encode(name)
 	return s, err == nil

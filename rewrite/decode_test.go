@@ -62,18 +62,9 @@ func TestDecodedCharsets(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			opts := Options{DB: "test", Server: maria1011, Charset: c.charset}
-			res, err := e.Rewrite(c.sql, opts, r)
-			if c.refuse != "" {
-				if err == nil || !strings.Contains(err.Error(), c.refuse) {
-					t.Fatalf("got %v, want a refusal with %q", err, c.refuse)
-				}
+			res := rewrittenOrRefused(t, e, c.sql, opts, r, c.want, c.refuse)
+			if res == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.SQL != c.want {
-				t.Errorf("rewritten\n%q, want\n%q", res.SQL, c.want)
 			}
 			if c.reads != "" {
 				st := res.Analysis.Statements[0]
@@ -89,6 +80,27 @@ func TestDecodedCharsets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// rewrittenOrRefused checks that e refuses sql with an error
+// containing refuse, or (refuse "") rewrites it to want; the result, nil
+// where refused.
+func rewrittenOrRefused(t *testing.T, e *Engine, sql string, opts Options, r Resolver, want, refuse string) *Result {
+	t.Helper()
+	res, err := e.Rewrite(sql, opts, r)
+	if refuse != "" {
+		if err == nil || !strings.Contains(err.Error(), refuse) {
+			t.Fatalf("got %v, want a refusal with %q", err, refuse)
+		}
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.SQL != want {
+		t.Errorf("rewritten\n%q, want\n%q", res.SQL, want)
+	}
+	return res
 }
 
 // TestDecodedNotEncodable: a physical name is written in the connection's
@@ -108,19 +120,7 @@ func TestDecodedNotEncodable(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := mapResolver{{DB: "test", Name: "t1"}: {DB: c.db, Name: "t1"}}
-			res, err := e.Rewrite(c.sql, Options{DB: "test", Server: maria1011, Charset: "koi8r"}, r)
-			if c.refuse != "" {
-				if err == nil || !strings.Contains(err.Error(), c.refuse) {
-					t.Fatalf("got %v, want a refusal with %q", err, c.refuse)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.SQL != c.want {
-				t.Errorf("rewritten %q, want %q", res.SQL, c.want)
-			}
+			rewrittenOrRefused(t, e, c.sql, Options{DB: "test", Server: maria1011, Charset: "koi8r"}, r, c.want, c.refuse)
 		})
 	}
 }

@@ -406,21 +406,11 @@ func (e *Engine) dropTables(text string, toks []lexer.Token, db string) (sites [
 		t := toks[j]
 		return t.Kind == lexer.Quoted || t.Kind == lexer.Ident && (forms.Unreserved(word(j)) || !e.reserved[strings.ToLower(text[t.Start:t.End])])
 	}
-	for {
-		if !name(i) || lexer.PunctAt(text, toks, i+1, '.') && !name(i+2) {
-			return nil, false, false
-		}
-		s, next, ok := forms.TableNameAt(text, toks, i, db)
-		if !ok {
-			return nil, false, false
-		}
-		s.Write = true
-		sites = append(sites, s)
-		i = next
-		if !lexer.PunctAt(text, toks, i, ',') {
-			break
-		}
-		i++
+	sites, i, ok = forms.TableNamesAt(text, toks, i, db, true, func(j int) bool {
+		return name(j) && (!lexer.PunctAt(text, toks, j+1, '.') || name(j+2))
+	})
+	if !ok {
+		return nil, false, false
 	}
 	switch {
 	case word(i) == "WAIT" && i+1 < len(toks) && toks[i+1].Kind == lexer.Number:

@@ -188,7 +188,7 @@ func TestLooseNames(t *testing.T) {
 			t.Errorf("%q: %v", sql, err)
 		}
 	}
-	for _, sql := range []string{
+	wantRefused(t, e, opts, r,
 		"CREATE TABLE x (a INT) ENGINE=MERGE UNION=(t)",
 		"CREATE TABLE x (a INT) ENGINE=MERGE UNION=(max)",
 		"CREATE TABLE x (a INT) PARTITION BY KEY (a) (PARTITION p0 ENGINE = InnoDB) ; OPTIMIZE TABLE t",
@@ -197,11 +197,7 @@ func TestLooseNames(t *testing.T) {
 		"CREATE TABLE x (t INT); OPTIMIZE TABLE t",
 		"CREATE DATABASE t; OPTIMIZE TABLE t",
 		"GRANT SELECT ON t TO u@localhost",
-	} {
-		if res, err := e.Rewrite(sql, opts, r); err == nil {
-			t.Errorf("%q is not refused: %q", sql, res.SQL)
-		}
-	}
+	)
 }
 
 // TestServerCheck: the refusal of a single statement the engine cannot

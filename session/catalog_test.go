@@ -1,7 +1,6 @@
 package session_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -13,23 +12,7 @@ import (
 // function, a loadable function, views calling or reading them, a MERGE
 // table, a MyISAM table, a table whose default advances a sequence.
 func catalogData(up *sessiontest.Upstream) {
-	up.AddFunction("app", "price")
-	up.AddUDF("myudf")
-	// MariaDB shows stored function calls of views qualified; unqualified
-	// ones are read too.
-	up.AddView("app", "vf", "select `app`.`price`(`app`.`t`.`a`) AS `p` from `app`.`t`")
-	up.AddView("app", "vf2", "select price(`app`.`t`.`a`) AS `p` from `app`.`t`")
-	up.AddView("app", "vu", "select myudf(1) AS `x`")
-	up.AddView("app", "vv", "select `app`.`vf`.`p` AS `p` from `app`.`vf`")
-	up.AddView("app", "vi", "select `information_schema`.`TABLES`.`TABLE_NAME` AS `n` from `information_schema`.`TABLES`")
-	up.AddView("app", "vp", "select 1 AS `x` from `performance_schema`.`threads`")
-	up.AddView("app", "vs", "select nextval(`app`.`seq`) AS `n`")
-	up.AddView("app", "vhidden", "")
-	up.AddView("app", "vbad", "select `x` from `app`.`t` where `x` = (delete from")
-	for i := range 12 {
-		up.AddView("app", fmt.Sprintf("deep%d", i), fmt.Sprintf("select `x` AS `x` from `app`.`deep%d`", i+1))
-	}
-	up.AddTable(sessiontest.Table{DB: "app", Name: "deep12"})
+	up.AddHazardObjects()
 	up.On("^SELECT ROUTINE_SCHEMA FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'FUNCTION' AND ROUTINE_NAME = 'price'").
 		Rows(sessiontest.Row("app"))
 	up.On("^SHOW CREATE FUNCTION `app`.`price`$").Fail(1305, "42000", "FUNCTION app.price does not exist")

@@ -181,19 +181,13 @@ func (r *Response) Next(prefix []byte, length int) (Kind, error) {
 		}
 		return KindParamDef, nil
 	case stParamEOF:
-		if !IsEOF(first, length) {
-			return 0, malformed("end of parameter definitions")
-		}
-		if err := r.eofStatus(prefix); err != nil {
+		if err := r.definitionsEOF("parameter definitions", first, length, prefix); err != nil {
 			return 0, err
 		}
 		r.startColumns(r.cols, stDone)
 		return KindEOF, nil
 	case stColumnEOF:
-		if !IsEOF(first, length) {
-			return 0, malformed("end of column definitions")
-		}
-		if err := r.eofStatus(prefix); err != nil {
+		if err := r.definitionsEOF("column definitions", first, length, prefix); err != nil {
 			return 0, err
 		}
 		r.afterColumns()
@@ -363,6 +357,15 @@ func (r *Response) eofStatus(prefix []byte) error {
 	}
 	r.Status = st
 	return nil
+}
+
+// definitionsEOF reads the EOF packet that ends what (parameter or column
+// definitions): the status it carries, or that it is no EOF.
+func (r *Response) definitionsEOF(what string, first, length int, prefix []byte) error {
+	if !IsEOF(first, length) {
+		return malformed("end of " + what)
+	}
+	return r.eofStatus(prefix)
 }
 
 func malformed(what string) error { return fmt.Errorf("%w: %s", ErrMalformed, what) }

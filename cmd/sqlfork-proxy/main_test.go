@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 )
 
 // syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
@@ -46,11 +48,7 @@ func testEnv(vars map[string]string, stdout, stderr io.Writer) env {
 }
 
 func TestRun(t *testing.T) {
-	busy, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = busy.Close() }()
+	busy := testkit.Listen(t)
 
 	tests := []struct {
 		name       string

@@ -50,6 +50,19 @@ func printJSON(w io.Writer, v any) error {
 // terminal would act on or not show escaped (quote.Display).
 func cell(s string) string { return quote.Display(flatten(s)) }
 
+// withClient is the RunE of a `sandbox` subcommand: it marks the command
+// run, and runs f with the admin API client of the shared flags.
+func withClient(ran *bool, client apiClient, f func(c *cobra.Command, args []string, a *adminapi.Client) error) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		*ran = true
+		a, err := client()
+		if err != nil {
+			return err
+		}
+		return f(c, args, a)
+	}
+}
+
 // newSandboxCmd is `sqlfork-proxy sandbox list|show|keep|discard|diff|export|promote`.
 func newSandboxCmd(e env, ran *bool) *cobra.Command {
 	var base, token, output string
@@ -97,12 +110,7 @@ func adminClient(e env, base, token, output *string) apiClient {
 func newListCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 	return &cobra.Command{
 		Use: "list", Short: "List sandboxes", Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			*ran = true
-			a, err := client()
-			if err != nil {
-				return err
-			}
+		RunE: withClient(ran, client, func(c *cobra.Command, _ []string, a *adminapi.Client) error {
 			out, err := a.List(c.Context())
 			if err != nil {
 				return err
@@ -117,7 +125,7 @@ func newListCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 					fmtTime(s.Expires), s.Connections, s.TableCount, s.Bytes)
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 }
 
@@ -125,12 +133,7 @@ func newListCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 func newShowCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 	return &cobra.Command{
 		Use: "show NAME", Short: "Show a sandbox and its tables", Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			*ran = true
-			a, err := client()
-			if err != nil {
-				return err
-			}
+		RunE: withClient(ran, client, func(c *cobra.Command, args []string, a *adminapi.Client) error {
 			s, err := a.Show(c.Context(), args[0])
 			if err != nil {
 				return err
@@ -146,7 +149,7 @@ func newShowCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", cell(t.Table), t.State, t.Rows, t.Bytes)
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 }
 
@@ -155,12 +158,7 @@ func newKeepCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 	var ttl string
 	keep := &cobra.Command{
 		Use: "keep NAME", Short: "Keep a sandbox past its last connection (and restarts)", Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			*ran = true
-			a, err := client()
-			if err != nil {
-				return err
-			}
+		RunE: withClient(ran, client, func(c *cobra.Command, args []string, a *adminapi.Client) error {
 			var d *time.Duration // none: the proxy's sandbox-ttl
 			if ttl != "" {
 				// Read as SANDBOX KEEP TTL reads it (7d, 36h, 90m, seconds).
@@ -179,7 +177,7 @@ func newKeepCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 			}
 			_, err = fmt.Fprintf(c.OutOrStdout(), "sandbox %s kept until %s\n", cell(s.Name), fmtTime(s.Expires))
 			return err
-		},
+		}),
 	}
 	keep.Flags().StringVar(&ttl, "ttl", "", "how long to keep it, as SANDBOX KEEP TTL takes it: 7d, 36h, 90m, seconds (default: sandbox-ttl)")
 	return keep
@@ -189,21 +187,16 @@ func newKeepCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 func newDiscardCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 	return &cobra.Command{
 		Use: "discard NAME", Short: "Discard a sandbox: drop its forks", Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			*ran = true
-			a, err := client()
-			if err != nil {
-				return err
-			}
+		RunE: withClient(ran, client, func(c *cobra.Command, args []string, a *adminapi.Client) error {
 			if err := a.Discard(c.Context(), args[0]); err != nil {
 				return err
 			}
 			if *output == "json" {
 				return printJSON(c.OutOrStdout(), adminapi.Discarded{Discarded: args[0]})
 			}
-			_, err = fmt.Fprintf(c.OutOrStdout(), "sandbox %s discarded\n", cell(args[0]))
+			_, err := fmt.Fprintf(c.OutOrStdout(), "sandbox %s discarded\n", cell(args[0]))
 			return err
-		},
+		}),
 	}
 }
 
@@ -212,12 +205,7 @@ func newDiffCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 	var o adminapi.DiffOptions
 	cmd := &cobra.Command{
 		Use: "diff NAME", Short: "Show a sandbox's changes against production, row by row or (--summary) table by table", Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			*ran = true
-			a, err := client()
-			if err != nil {
-				return err
-			}
+		RunE: withClient(ran, client, func(c *cobra.Command, args []string, a *adminapi.Client) error {
 			if _, _, ok := o.TableName(); o.Table != "" && !ok {
 				return &exitError{code: exitUsage, err: fmt.Errorf("--table: %q is not db.table", o.Table)}
 			}
@@ -226,7 +214,7 @@ func newDiffCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 				return err
 			}
 			return writeDiff(c.OutOrStdout(), d, o.Summary, *output == "json")
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&o.Summary, "summary", false, "one line per changed table, with counts, instead of one per changed row")
 	cmd.Flags().StringVar(&o.Table, "table", "", "only this table, as db.table")
@@ -299,12 +287,7 @@ func newExportCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 	return &cobra.Command{
 		Use: "export NAME", Short: "Write the SQL that turns production into the sandbox's state (to review, or run with the mysql client)",
 		Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			*ran = true
-			a, err := client()
-			if err != nil {
-				return err
-			}
+		RunE: withClient(ran, client, func(c *cobra.Command, args []string, a *adminapi.Client) error {
 			if *output == "json" {
 				return &exitError{code: exitUsage, err: errors.New("--output json: export writes SQL text")}
 			}
@@ -314,7 +297,7 @@ func newExportCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 			}
 			_, err = io.WriteString(c.OutOrStdout(), text)
 			return err
-		},
+		}),
 	}
 }
 
@@ -324,12 +307,7 @@ func newPromoteCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "promote NAME", Short: "Apply a sandbox's changes to production (needs the proxy's promote account and --admin-token)",
 		Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			*ran = true
-			a, err := client()
-			if err != nil {
-				return err
-			}
+		RunE: withClient(ran, client, func(c *cobra.Command, args []string, a *adminapi.Client) error {
 			s := strings.ToLower(strategy)
 			if s != adminapi.StrategyFail && s != adminapi.StrategyOurs && s != adminapi.StrategyTheirs {
 				return &exitError{code: exitUsage, err: fmt.Errorf("--strategy: %q is not fail, ours or theirs", strategy)}
@@ -345,7 +323,7 @@ func newPromoteCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 			fmt.Fprintf(tw, "sandbox:\t%s\nstrategy:\t%s\noutcome:\t%s\nrows:\t%d\ninfo:\t%s\n", cell(p.Sandbox), cell(p.Strategy), cell(p.Outcome), p.Rows,
 				cell(p.Info))
 			return tw.Flush()
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&strategy, "strategy", adminapi.StrategyFail,
 		"rows production changed since the fork: fail (refuse the promote), ours (write the sandbox's) or theirs (keep production's)")

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
 )
 
 // repoRoot finds the module root: from this source file's path (go run
@@ -155,11 +157,5 @@ func openMySQL(addr, user, password, dbName string, tweaks ...func(*mysql.Config
 	for _, tweak := range tweaks {
 		tweak(cfg)
 	}
-	conn, err := mysql.NewConnector(cfg)
-	if err != nil {
-		return nil, err
-	}
-	db := sql.OpenDB(conn)
-	db.SetMaxIdleConns(1)
-	return db, nil
+	return testdb.OpenConfig(cfg, 1)
 }

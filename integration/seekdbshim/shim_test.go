@@ -127,15 +127,7 @@ func TestShim(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 
-	srv, err := testdb.Start(ctx, testdb.Options{Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Stop(); err != nil {
-			t.Errorf("stopping MariaDB: %v", err)
-		}
-	})
+	srv := testdb.StartForTest(ctx, t, testdb.Options{Logf: t.Logf})
 	shim, err := Start(ctx, srv.Addr, Options{})
 	if err != nil {
 		t.Fatal(err)

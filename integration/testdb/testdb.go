@@ -126,6 +126,24 @@ func Require(tb testing.TB) {
 	}
 }
 
+// StartForTest is Start for a test: it skips the test (or fails it in CI)
+// without MariaDB's binaries, fails it when the server does not start, and
+// stops the server when the test ends.
+func StartForTest(ctx context.Context, tb testing.TB, opts Options) *Server {
+	tb.Helper()
+	Require(tb)
+	s, err := Start(ctx, opts)
+	if err != nil {
+		tb.Fatalf("starting MariaDB: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			tb.Errorf("stopping MariaDB: %v", err)
+		}
+	})
+	return s
+}
+
 // Start initialises a fresh data directory and starts mariadbd on a free
 // loopback port. ctx bounds only the startup; the server keeps running until
 // Stop or Kill (or until the calling process exits).
@@ -358,12 +376,18 @@ func (s *Server) rootDB() (*sql.DB, error) {
 	cfg.Timeout = 2 * time.Second
 	cfg.ReadTimeout = 30 * time.Second
 	cfg.WriteTimeout = 30 * time.Second
+	return OpenConfig(cfg, 0)
+}
+
+// OpenConfig opens a pool of go-sql-driver connections configured by cfg
+// that keeps at most maxIdle of them idle.
+func OpenConfig(cfg *mysql.Config, maxIdle int) (*sql.DB, error) {
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, err
 	}
 	db := sql.OpenDB(conn)
-	db.SetMaxIdleConns(0)
+	db.SetMaxIdleConns(maxIdle)
 	return db, nil
 }
 

@@ -14,19 +14,10 @@ import (
 )
 
 func TestStartKillRestart(t *testing.T) {
-	testdb.Require(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 
-	srv, err := testdb.Start(ctx, testdb.Options{Logf: t.Logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Stop(); err != nil {
-			t.Errorf("Stop: %v", err)
-		}
-	})
+	srv := testdb.StartForTest(ctx, t, testdb.Options{Logf: t.Logf})
 	if srv.Port == 0 || srv.Addr != net.JoinHostPort("127.0.0.1", strconv.Itoa(srv.Port)) {
 		t.Fatalf("bad Addr/Port: %q / %d", srv.Addr, srv.Port)
 	}
@@ -93,11 +84,7 @@ func TestParallelServers(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 			defer cancel()
-			srv, err := testdb.Start(ctx, testdb.Options{Logf: t.Logf})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer srv.Stop()
+			srv := testdb.StartForTest(ctx, t, testdb.Options{Logf: t.Logf})
 			db, err := sql.Open("mysql", srv.DSN("mysql"))
 			if err != nil {
 				t.Fatal(err)

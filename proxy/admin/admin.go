@@ -48,37 +48,24 @@ func (a adminSandboxes) List(ctx context.Context) ([]adminapi.Sandbox, error) {
 
 // Show implements adminapi.Sandboxes.
 func (a adminSandboxes) Show(ctx context.Context, name string) (adminapi.Sandbox, error) {
-	m, err := a.manager(ctx)
-	if err != nil {
-		return adminapi.Sandbox{}, err
-	}
-	in, err := m.Show(ctx, name)
-	if err != nil {
-		return adminapi.Sandbox{}, apiError(err)
-	}
-	return apiSandbox(in), nil
+	return managed(ctx, a, func(m *session.Manager) (adminapi.Sandbox, error) {
+		in, err := m.Show(ctx, name)
+		return apiSandbox(in), err
+	})
 }
 
 // Keep implements adminapi.Sandboxes.
 func (a adminSandboxes) Keep(ctx context.Context, name string, ttl *time.Duration) (adminapi.Sandbox, error) {
-	m, err := a.manager(ctx)
-	if err != nil {
-		return adminapi.Sandbox{}, err
-	}
-	in, err := m.Keep(ctx, name, ttl)
-	if err != nil {
-		return adminapi.Sandbox{}, apiError(err)
-	}
-	return apiSandbox(in), nil
+	return managed(ctx, a, func(m *session.Manager) (adminapi.Sandbox, error) {
+		in, err := m.Keep(ctx, name, ttl)
+		return apiSandbox(in), err
+	})
 }
 
 // Discard implements adminapi.Sandboxes.
 func (a adminSandboxes) Discard(ctx context.Context, name string) error {
-	m, err := a.manager(ctx)
-	if err != nil {
-		return err
-	}
-	return apiError(m.Discard(ctx, name))
+	_, err := managed(ctx, a, func(m *session.Manager) (struct{}, error) { return struct{}{}, m.Discard(ctx, name) })
+	return err
 }
 
 // Diff implements adminapi.Sandboxes.
@@ -108,29 +95,37 @@ func (a adminSandboxes) Diff(ctx context.Context, name string, o adminapi.DiffOp
 
 // Export implements adminapi.Sandboxes.
 func (a adminSandboxes) Export(ctx context.Context, name string) (string, error) {
-	m, err := a.manager(ctx)
-	if err != nil {
-		return "", err
-	}
-	stmts, err := m.ExportNamed(ctx, name)
-	if err != nil {
-		return "", apiError(err)
-	}
-	return adminapi.ExportText(stmts), nil
+	return managed(ctx, a, func(m *session.Manager) (string, error) {
+		stmts, err := m.ExportNamed(ctx, name)
+		return adminapi.ExportText(stmts), err
+	})
 }
 
 // Promote implements adminapi.Sandboxes.
 func (a adminSandboxes) Promote(ctx context.Context, name, strategy string) (adminapi.Promoted, error) {
+	return managed(ctx, a, func(m *session.Manager) (adminapi.Promoted, error) {
+		r, err := m.PromoteNamed(ctx, name, strategy)
+		if err != nil {
+			return adminapi.Promoted{}, err
+		}
+		return adminapi.Promoted{Sandbox: name, Strategy: cmp.Or(strings.ToLower(strategy), adminapi.StrategyFail), Outcome: "committed",
+			Info: r.Info, Rows: int64(r.Affected)}, nil
+	})
+}
+
+// managed is what f answers on the manager, an error of f's marked for the
+// admin API (apiError); a manager that cannot start answers its own error.
+func managed[T any](ctx context.Context, a adminSandboxes, f func(*session.Manager) (T, error)) (T, error) {
+	var zero T
 	m, err := a.manager(ctx)
 	if err != nil {
-		return adminapi.Promoted{}, err
+		return zero, err
 	}
-	r, err := m.PromoteNamed(ctx, name, strategy)
+	v, err := f(m)
 	if err != nil {
-		return adminapi.Promoted{}, apiError(err)
+		return zero, apiError(err)
 	}
-	return adminapi.Promoted{Sandbox: name, Strategy: cmp.Or(strings.ToLower(strategy), adminapi.StrategyFail), Outcome: "committed",
-		Info: r.Info, Rows: int64(r.Affected)}, nil
+	return v, nil
 }
 
 // apiError marks the manager's errors the admin API answers with their own

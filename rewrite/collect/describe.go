@@ -53,38 +53,36 @@ func UsedTables(c *Collector, db string) (reads, writes []sqlname.Table) {
 	return reads, writes
 }
 
+// showListings are the listings SHOWs answer with from the sandbox's
+// view, by SHOW.
+var showListings = map[ast.ShowStmtType]string{
+	ast.ShowTables:          "TABLES",
+	ast.ShowTriggers:        "TRIGGERS",
+	ast.ShowProcedureStatus: "PROCEDURE STATUS",
+	ast.ShowFunctionStatus:  "FUNCTION STATUS",
+	ast.ShowTableStatus:     "TABLE STATUS",
+	ast.ShowDatabases:       "DATABASES",
+	ast.ShowProcessList:     "PROCESSLIST",
+}
+
 // ShowListing is the listing a SHOW answers with from the sandbox's view
 // (TABLES, TABLE STATUS, DATABASES, …), nil for other SHOWs.
 func ShowListing(x *ast.ShowStmt) *Show {
-	if x.Tp == ast.ShowTables || x.Tp == ast.ShowTableStatus || x.Tp == ast.ShowDatabases || x.Tp == ast.ShowProcessList ||
-		x.Tp == ast.ShowProcedureStatus || x.Tp == ast.ShowFunctionStatus || x.Tp == ast.ShowTriggers {
-		sh := &Show{What: "TABLES", Full: x.Full, DB: x.DBName}
-		switch x.Tp {
-		case ast.ShowTriggers:
-			sh.What = "TRIGGERS"
-		case ast.ShowProcedureStatus:
-			sh.What = "PROCEDURE STATUS"
-		case ast.ShowFunctionStatus:
-			sh.What = "FUNCTION STATUS"
-		case ast.ShowTableStatus:
-			sh.What = "TABLE STATUS"
-		case ast.ShowDatabases:
-			sh.What = "DATABASES"
-		case ast.ShowProcessList:
-			sh.What = "PROCESSLIST"
-		}
-		if x.Pattern != nil {
-			if v, ok := x.Pattern.Pattern.(interface{ GetString() string }); ok {
-				like := v.GetString()
-				sh.Like = &like
-			}
-		}
-		if x.Where != nil {
-			sh.Where = whereText(x.Text())
-		}
-		return sh
+	what, ok := showListings[x.Tp]
+	if !ok {
+		return nil
 	}
-	return nil
+	sh := &Show{What: what, Full: x.Full, DB: x.DBName}
+	if x.Pattern != nil {
+		if v, ok := x.Pattern.Pattern.(interface{ GetString() string }); ok {
+			like := v.GetString()
+			sh.Like = &like
+		}
+	}
+	if x.Where != nil {
+		sh.Where = whereText(x.Text())
+	}
+	return sh
 }
 
 // LabelSpans are the spans of labels in text, those the parser's offsets

@@ -39,19 +39,9 @@ func MaintenanceTables(text string, toks []lexer.Token, db string) (sites []iden
 		return nil, false
 	}
 	i++
-	write := w0 == "REPAIR" || w0 == "OPTIMIZE"
-	for {
-		s, next, ok := TableNameAt(text, toks, i, db)
-		if !ok {
-			return nil, false
-		}
-		s.Write = write
-		sites = append(sites, s)
-		i = next
-		if !lexer.PunctAt(text, toks, i, ',') {
-			break
-		}
-		i++
+	sites, i, ok = TableNamesAt(text, toks, i, db, w0 == "REPAIR" || w0 == "OPTIMIZE", nil)
+	if !ok {
+		return nil, false
 	}
 	if w0 == "ANALYZE" && word(i) == "PERSISTENT" && word(i+1) == "FOR" {
 		// PERSISTENT FOR ALL | COLUMNS (…) INDEXES (…): columns and
@@ -148,6 +138,29 @@ func KeyCacheTables(text string, toks []lexer.Token, db string) (sites []ident.S
 	}
 	// IN cache_name (a name or DEFAULT).
 	return sites, word(i) == "IN" && i+2 == len(toks) && (toks[i+1].Kind == lexer.Ident || toks[i+1].Kind == lexer.Quoted)
+}
+
+// TableNamesAt reads a list of table names (name or db.name, separated by
+// commas) at toks[i]: their sites, marked as writes when write is set, and
+// the index after the list. ok is false when a name is not one, or when
+// fits, if set, refuses the token a name starts at.
+func TableNamesAt(text string, toks []lexer.Token, i int, db string, write bool, fits func(j int) bool) (sites []ident.Site, next int, ok bool) {
+	for {
+		if fits != nil && !fits(i) {
+			return nil, i, false
+		}
+		s, next, ok := TableNameAt(text, toks, i, db)
+		if !ok {
+			return nil, i, false
+		}
+		s.Write = write
+		sites = append(sites, s)
+		i = next
+		if !lexer.PunctAt(text, toks, i, ',') {
+			return sites, i, true
+		}
+		i++
+	}
 }
 
 // TableNameAt reads a table name, name or db.name, at toks[i]: its site

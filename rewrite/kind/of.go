@@ -56,6 +56,20 @@ func Of(s ast.StmtNode) Kind {
 	return ddlKind(s)
 }
 
+// showKinds are the Kinds of the SHOW statements named apart from the
+// rest (Show).
+var showKinds = map[ast.ShowStmtType]Kind{
+	ast.ShowOpenTables:      ShowOpenTables,
+	ast.ShowProcessList:     ShowProcesslist,
+	ast.ShowCreateView:      ShowCreateView,
+	ast.ShowCreateProcedure: ShowCreateProcedure,
+	ast.ShowStatus:          ShowStatus,
+	ast.ShowVariables:       ShowVariables,
+	ast.ShowCreateTable:     ShowCreateTable,
+	ast.ShowColumns:         ShowColumns,
+	ast.ShowIndex:           ShowIndex,
+}
+
 // showKind is the Kind of a SHOW statement.
 func showKind(x *ast.ShowStmt) Kind {
 	switch {
@@ -65,24 +79,9 @@ func showKind(x *ast.ShowStmt) Kind {
 		return ShowErrors
 	case x.Tp == ast.ShowWarnings || x.Tp == ast.ShowErrors:
 		return ShowCount
-	case x.Tp == ast.ShowOpenTables:
-		return ShowOpenTables
-	case x.Tp == ast.ShowProcessList:
-		return ShowProcesslist
-	case x.Tp == ast.ShowCreateView:
-		return ShowCreateView
-	case x.Tp == ast.ShowCreateProcedure:
-		return ShowCreateProcedure
-	case x.Tp == ast.ShowStatus:
-		return ShowStatus
-	case x.Tp == ast.ShowVariables:
-		return ShowVariables
-	case x.Tp == ast.ShowCreateTable:
-		return ShowCreateTable
-	case x.Tp == ast.ShowColumns:
-		return ShowColumns
-	case x.Tp == ast.ShowIndex:
-		return ShowIndex
+	}
+	if k, ok := showKinds[x.Tp]; ok {
+		return k
 	}
 	return Show
 }

@@ -294,20 +294,7 @@ func jsonTableColumns(text string, toks []lexer.Token, open int) (comma, end int
 	if end == 0 {
 		return 0, 0
 	}
-	depth := 0
-	for j := open + 1; j < end; j++ {
-		switch {
-		case lexer.PunctAt(text, toks, j, '('):
-			depth++
-		case lexer.PunctAt(text, toks, j, ')'):
-			depth--
-		case depth == 0 && lexer.PunctAt(text, toks, j, ','):
-			comma = j
-		}
-		if comma > 0 {
-			break
-		}
-	}
+	comma = atTop(text, toks, open+1, end, func(j int) bool { return lexer.PunctAt(text, toks, j, ',') })
 	if comma == 0 || comma == open+1 || lexer.Word(text, toks, comma+1) == "" && (comma+1 >= end || toks[comma+1].Kind != lexer.String) {
 		return 0, 0
 	}
@@ -330,6 +317,23 @@ func jsonTableColumns(text string, toks []lexer.Token, open int) (comma, end int
 	return comma, end
 }
 
+// atTop is the index of the first token of toks[from:to] outside the
+// parentheses opened there for which is holds; 0 when none does.
+func atTop(text string, toks []lexer.Token, from, to int, is func(j int) bool) int {
+	depth := 0
+	for j := from; j < to; j++ {
+		switch {
+		case lexer.PunctAt(text, toks, j, '('):
+			depth++
+		case lexer.PunctAt(text, toks, j, ')'):
+			depth--
+		case depth == 0 && is(j):
+			return j
+		}
+	}
+	return 0
+}
+
 // bracketedLockingRead reports, for a statement starting at toks[i] with
 // '(' around one SELECT (no UNION, EXCEPT or INTERSECT at its top level)
 // followed by FOR UPDATE, FOR SHARE or LOCK IN SHARE MODE and the
@@ -343,17 +347,11 @@ func bracketedLockingRead(text string, toks []lexer.Token, i int) int {
 	if end == 0 {
 		return 0
 	}
-	depth := 0
-	for j := i + 1; j < end; j++ {
-		switch {
-		case lexer.PunctAt(text, toks, j, '('):
-			depth++
-		case lexer.PunctAt(text, toks, j, ')'):
-			depth--
-		case depth == 0 && (word(j) == "UNION" || word(j) == "EXCEPT" || word(j) == "INTERSECT" ||
-			word(j) == "FOR" && (word(j+1) == "UPDATE" || word(j+1) == "SHARE") || word(j) == "LOCK" && word(j+1) == "IN"):
-			return 0
-		}
+	if atTop(text, toks, i+1, end, func(j int) bool {
+		return word(j) == "UNION" || word(j) == "EXCEPT" || word(j) == "INTERSECT" ||
+			word(j) == "FOR" && (word(j+1) == "UPDATE" || word(j+1) == "SHARE") || word(j) == "LOCK" && word(j+1) == "IN"
+	}) != 0 {
+		return 0
 	}
 	k := end + 1
 	switch {

@@ -42,6 +42,13 @@ func (r *recovery) put(at int, s string) {
 	copy(r.b[at:], s)
 }
 
+// putWord writes w over toks[i] (a word no shorter), blanks after it.
+func (r *recovery) putWord(i int, w string) {
+	t := r.toks[i]
+	r.put(int(t.Start), w)
+	r.blank(int(t.Start)+len(w), int(t.End))
+}
+
 // ensure makes the masked bytes on the first change.
 func (r *recovery) ensure() {
 	if r.b == nil {
@@ -67,6 +74,16 @@ func (r *recovery) punct(i int, c byte) bool {
 
 // span blanks the tokens from i to end (both included).
 func (r *recovery) span(i, end int) { r.blank(int(r.toks[i].Start), int(r.toks[end].End)) }
+
+// spanN blanks the n tokens from i, a rule's match: the index of the
+// last, and false when n is 0 (no match).
+func (r *recovery) spanN(i, n int) (int, bool) {
+	if n == 0 {
+		return i, false
+	}
+	r.span(i, i+n-1)
+	return i + n - 1, true
+}
 
 // statementStart reads the first token of a statement, toks[i]: it notes
 // what the statement is and masks the forms that only start one. done is
@@ -157,23 +174,13 @@ func (r *recovery) maskAt(i int) int {
 // limitVars: LIMIT with a stored program's local variables, names of
 // variables, not of tables or columns.
 func (r *recovery) limitVars(i int) (int, bool) {
-	n := limitVariables(r.text, r.toks, i)
-	if n == 0 {
-		return i, false
-	}
-	r.span(i, i+n-1)
-	return i + n - 1, true
+	return r.spanN(i, limitVariables(r.text, r.toks, i))
 }
 
 // limitClause: LIMIT … ROWS EXAMINED n, OFFSET n ROWS, FETCH FIRST n
 // ROWS ONLY / WITH TIES: numbers and words, no name.
 func (r *recovery) limitClause(i int) (int, bool) {
-	n := limitExtension(r.text, r.toks, i)
-	if n == 0 {
-		return i, false
-	}
-	r.span(i, i+n-1)
-	return i + n - 1, true
+	return r.spanN(i, limitExtension(r.text, r.toks, i))
 }
 
 // semicolon: a ';' ends the statement.
@@ -402,9 +409,7 @@ func (r *recovery) orderedSetAggregate(i int) (int, bool) {
 		!windowCall(r.text, r.toks, i+1) {
 		return i, false
 	}
-	t := r.toks[i]
-	r.put(int(t.Start), "LAG")
-	r.blank(int(t.Start)+3, int(t.End))
+	r.putWord(i, "LAG")
 	return i, true
 }
 
@@ -472,9 +477,7 @@ func (r *recovery) spatialType(i int) (int, bool) {
 		r.punct(i+1, '(') || r.punct(i+1, '.') || r.punct(i-2, '.') {
 		return i, false
 	}
-	t := r.toks[i]
-	r.put(int(t.Start), "BLOB")
-	r.blank(int(t.Start)+4, int(t.End))
+	r.putWord(i, "BLOB")
 	return i, true
 }
 

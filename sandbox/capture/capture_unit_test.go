@@ -13,13 +13,14 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/capture"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry/registrytest"
 	"github.com/sqlfork/sqlfork-proxy/session/sessiontest"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 )
 
-const prefix = "_sqlfork"
+const prefix = registrytest.Prefix
 
-var names = sandbox.Names{Prefix: prefix, CaseSensitive: true}
+var names = registrytest.Names
 
 // env is a registry on the fake upstream with a sandbox holding forks.
 type env struct {
@@ -35,22 +36,10 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
 	up := sessiontest.NewUpstream()
-	reg := registry.New(registry.Config{Prefix: prefix, Lease: time.Minute, ReapInterval: time.Hour, ForkTimeout: time.Minute,
-		SideConnections: 4, ForkQueueTimeout: time.Minute}, up.Dialer(), zap.NewNop(), func(string, int) error { return nil })
+	reg := registry.New(registrytest.Config(), up.Dialer(), zap.NewNop(), func(string, int) error { return nil })
 	reg.SetNames(names)
 	reg.SetLimits(registry.Limits{SideConnections: 4, ForkQueueTimeout: time.Minute})
-	c, err := reg.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := reg.Init(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	reg.Put(c)
-	if err := reg.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(reg.Close)
+	registrytest.Start(t, reg)
 	sb, err := reg.NewSandbox("s", "u")
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/capture"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry/registrytest"
 	"github.com/sqlfork/sqlfork-proxy/session/sessiontest"
 )
 
@@ -134,18 +135,7 @@ func (r *rig) process(strategy string) (*registry.Registry, *Forker) {
 	reg := registry.New(registry.Config{Prefix: prefix, Lease: time.Hour, ReapInterval: time.Hour, ForkTimeout: time.Minute,
 		SideConnections: 4, ForkQueueTimeout: time.Minute}, r.up.Dialer(), log, func(string, int) error { return nil })
 	reg.SetNames(names)
-	c, err := reg.Conn(r.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := reg.Init(r.ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	reg.Put(c)
-	if err := reg.Start(r.ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(reg.Close)
+	registrytest.Start(t, reg)
 	engine := rewrite.NewEngine(0)
 	server := rewrite.ParseServer(sessiontest.DefaultVersion)
 	triggers := catalog.Triggers{Engine: engine, CaseSensitive: names.CaseSensitive, Server: server}

@@ -15,14 +15,15 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry/registrytest"
 	"github.com/sqlfork/sqlfork-proxy/session/sessiontest"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
-const prefix = "_sqlfork"
+const prefix = registrytest.Prefix
 
-var names = sandbox.Names{Prefix: prefix, CaseSensitive: true}
+var names = registrytest.Names
 
 // recorder is an Observer that remembers what it was told.
 type recorder struct {
@@ -51,12 +52,8 @@ type proc struct {
 	obs *recorder
 }
 
-// config is a registry whose reaper runs every few milliseconds and
-// whose leases outlast any test.
-func config() registry.Config {
-	return registry.Config{Prefix: prefix, Lease: time.Minute, ReapInterval: time.Hour, ForkTimeout: time.Minute,
-		SideConnections: 4, ForkQueueTimeout: time.Minute}
-}
+// config is a registry whose leases outlast any test.
+var config = registrytest.Config
 
 // start makes a registry on up as the session manager does: New, names,
 // limits, Init on a side connection, Start; it is closed with the test.
@@ -78,18 +75,7 @@ func start(t *testing.T, up *sessiontest.Upstream, cfg registry.Config, lim regi
 	obs := &recorder{}
 	reg.SetObserver(obs)
 	reg.SetObserver(nil) // keeps obs
-	c, err := reg.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := reg.Init(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	reg.Put(c)
-	if err := reg.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(reg.Close)
+	registrytest.Start(t, reg)
 	return &proc{t: t, ctx: ctx, up: up, reg: reg, obs: obs}
 }
 

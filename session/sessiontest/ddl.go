@@ -74,12 +74,8 @@ func (u *Upstream) createStored(p *parser) (result, error) {
 // createLike runs CREATE TABLE dst LIKE src: src's definition, no rows, no
 // triggers.
 func (u *Upstream) createLike(p *parser) (result, error) {
-	db, name, ok := p.qname()
-	if !ok || !p.word("LIKE") {
-		return result{}, errUnknown
-	}
-	sdb, sname, ok := p.qname()
-	if !ok || !p.end() {
+	db, name, sdb, sname, ok := p.namePair("LIKE")
+	if !ok {
 		return result{}, errUnknown
 	}
 	return u.copyTable(sdb, sname, db, name, false)
@@ -114,12 +110,8 @@ func (u *Upstream) copyTable(sdb, sname, db, name string, full bool) (result, er
 // forkTable runs SeekDB's FORK TABLE src TO dst (a syntax error for
 // anything but SeekDB and OceanBase).
 func (u *Upstream) forkTable(p *parser) (result, error) {
-	sdb, sname, ok := p.qname()
-	if !ok || !p.word("TO") {
-		return result{}, errUnknown
-	}
-	db, name, ok := p.qname()
-	if !ok || !p.end() {
+	sdb, sname, db, name, ok := p.namePair("TO")
+	if !ok {
 		return result{}, errUnknown
 	}
 	v := strings.ToLower(u.version)

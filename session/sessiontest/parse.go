@@ -200,47 +200,50 @@ func (p *parser) literal() (*string, bool) {
 	return nil, false
 }
 
-// nameList consumes ( name, … ).
-func (p *parser) nameList() ([]string, bool) {
-	if !p.punct("(") {
-		return nil, false
+// namePair consumes db.a word db.b, the statement's whole rest.
+func (p *parser) namePair(word string) (adb, a, bdb, b string, ok bool) {
+	if adb, a, ok = p.qname(); !ok || !p.word(word) {
+		return "", "", "", "", false
 	}
-	var out []string
-	for {
-		n, ok := p.name()
-		if !ok {
-			return nil, false
-		}
-		out = append(out, n)
-		if p.punct(")") {
-			return out, true
-		}
-		if !p.punct(",") {
-			return nil, false
-		}
+	if bdb, b, ok = p.qname(); !ok || !p.end() {
+		return "", "", "", "", false
 	}
+	return adb, a, bdb, b, true
 }
 
-// literalList consumes ( literal, … ).
-func (p *parser) literalList() ([]*string, bool) {
-	if !p.punct("(") {
-		return nil, false
-	}
-	var out []*string
+// list consumes item [, item …]: what item reads, false where an item is
+// missing.
+func list[T any](p *parser, item func() (T, bool)) ([]T, bool) {
+	var out []T
 	for {
-		v, ok := p.literal()
+		v, ok := item()
 		if !ok {
 			return nil, false
 		}
 		out = append(out, v)
-		if p.punct(")") {
-			return out, true
-		}
 		if !p.punct(",") {
-			return nil, false
+			return out, true
 		}
 	}
 }
+
+// parenList consumes ( item, … ).
+func parenList[T any](p *parser, item func() (T, bool)) ([]T, bool) {
+	if !p.punct("(") {
+		return nil, false
+	}
+	out, ok := list(p, item)
+	if !ok || !p.punct(")") {
+		return nil, false
+	}
+	return out, true
+}
+
+// nameList consumes ( name, … ).
+func (p *parser) nameList() ([]string, bool) { return parenList(p, p.name) }
+
+// literalList consumes ( literal, … ).
+func (p *parser) literalList() ([]*string, bool) { return parenList(p, p.literal) }
 
 // definitions consumes the rest of a CREATE TABLE's ( … ) list and returns
 // its items; what follows the list (table options) is skipped.

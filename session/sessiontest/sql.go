@@ -97,45 +97,55 @@ func (u *Upstream) emulate(sql string) (result, error) {
 	return r, err
 }
 
+// answer answers a statement the fake knows by its whole text, from the
+// statement's submatches.
+type answer func(u *Upstream, m []string) (result, error)
+
+// nothing is the empty result.
+func nothing(*Upstream, []string) (result, error) { return result{}, nil }
+
+// texts are the statements the fake knows by their whole text, in the
+// order they are tried, with their answers (set by init: some answers run
+// statements through emulate, which reads texts).
+var texts []knownText
+
+// knownText is a statement the fake knows by its whole text, and its
+// answer.
+type knownText struct {
+	re  *regexp.Regexp
+	run answer
+}
+
+func init() {
+	texts = []knownText{
+		{versionQuery, func(u *Upstream, _ []string) (result, error) { return rowsResult(Row(u.version, u.lctn)), nil }},
+		{showGrants, func(u *Upstream, _ []string) (result, error) { return column(u.grants), nil }},
+		{roles, nothing},
+		{foreignKeys, nothing},
+		{sessionVars, func(_ *Upstream, m []string) (result, error) { return sessionVarsRow(m[0]), nil }},
+		{createTrigger, (*Upstream).createTrigger},
+		{triggerList, func(u *Upstream, m []string) (result, error) { return u.triggerList(m), nil }},
+		{schemaDefaults, func(u *Upstream, m []string) (result, error) { return u.schemaDefaults(m), nil }},
+		{currentRole, func(*Upstream, []string) (result, error) { return rowsResult(Row(nil)), nil }},
+		{currentUser, func(*Upstream, []string) (result, error) { return rowsResult(Row("sqlfork@%")), nil }}, // the proxy's account
+		{setStmt, nothing},
+		{triggerPrivs, func(u *Upstream, _ []string) (result, error) { return column(u.triggerGrants), nil }},
+		{expiry, (*Upstream).expiry},
+		{listing, (*Upstream).listing},
+		{orphans, (*Upstream).orphans},
+		{generation, (*Upstream).generation},
+		{leaseWrite, (*Upstream).leaseWrite},
+		{leaseLeft, (*Upstream).leaseLeft},
+		{createView, (*Upstream).createView},
+	}
+}
+
 // emulateText is emulate before unknown statements are marked.
 func (u *Upstream) emulateText(sql string) (result, error) {
-	switch {
-	case versionQuery.MatchString(sql):
-		return rowsResult(Row(u.version, u.lctn)), nil
-	case showGrants.MatchString(sql):
-		return column(u.grants), nil
-	case roles.MatchString(sql), foreignKeys.MatchString(sql):
-		return result{}, nil
-	case sessionVars.MatchString(sql):
-		return sessionVarsRow(sql), nil
-	case createTrigger.MatchString(sql):
-		return u.createTrigger(createTrigger.FindStringSubmatch(sql))
-	case triggerList.MatchString(sql):
-		return u.triggerList(triggerList.FindStringSubmatch(sql)), nil
-	case schemaDefaults.MatchString(sql):
-		return u.schemaDefaults(schemaDefaults.FindStringSubmatch(sql)), nil
-	case currentRole.MatchString(sql):
-		return rowsResult(Row(nil)), nil
-	case currentUser.MatchString(sql): // the proxy's account
-		return rowsResult(Row("sqlfork@%")), nil
-	case setStmt.MatchString(sql):
-		return result{}, nil
-	case triggerPrivs.MatchString(sql):
-		return column(u.triggerGrants), nil
-	case expiry.MatchString(sql):
-		return u.expiry(expiry.FindStringSubmatch(sql))
-	case listing.MatchString(sql):
-		return u.listing(listing.FindStringSubmatch(sql))
-	case orphans.MatchString(sql):
-		return u.orphans(orphans.FindStringSubmatch(sql))
-	case generation.MatchString(sql):
-		return u.generation(generation.FindStringSubmatch(sql))
-	case leaseWrite.MatchString(sql):
-		return u.leaseWrite(leaseWrite.FindStringSubmatch(sql))
-	case leaseLeft.MatchString(sql):
-		return u.leaseLeft(leaseLeft.FindStringSubmatch(sql))
-	case createView.MatchString(sql):
-		return u.createView(createView.FindStringSubmatch(sql))
+	for _, t := range texts {
+		if m := t.re.FindStringSubmatch(sql); m != nil {
+			return t.run(u, m)
+		}
 	}
 	return u.emulateParsed(sql)
 }
@@ -282,15 +292,11 @@ func errNoDB(db string) error { return Err(1049, "42000", "Unknown database '%s'
 
 // expiry answers Manager.expire's query.
 func (u *Upstream) expiry(m []string) (result, error) {
-	holders, err := u.storedRows(m[1])
+	holders, sandboxes, err := u.storedTwo(m[1], m[3])
 	if err != nil {
 		return result{}, err
 	}
 	now, _ := parseLiteral(m[2])
-	sandboxes, err := u.storedRows(m[3])
-	if err != nil {
-		return result{}, err
-	}
 	var r result
 	for _, s := range sandboxes {
 		n := 0
@@ -307,11 +313,7 @@ func (u *Upstream) expiry(m []string) (result, error) {
 
 // listing answers Manager.List's query.
 func (u *Upstream) listing(m []string) (result, error) {
-	sandboxes, err := u.storedRows(m[1])
-	if err != nil {
-		return result{}, err
-	}
-	tables, err := u.storedRows(m[2])
+	sandboxes, tables, err := u.storedTwo(m[1], m[2])
 	if err != nil {
 		return result{}, err
 	}
@@ -367,11 +369,7 @@ func (u *Upstream) orphans(m []string) (result, error) {
 
 // generation answers Manager.syncOnce's query.
 func (u *Upstream) generation(m []string) (result, error) {
-	sandboxes, err := u.storedRows(m[1])
-	if err != nil {
-		return result{}, err
-	}
-	gens, err := u.storedRows(m[2])
+	sandboxes, gens, err := u.storedTwo(m[1], m[2])
 	if err != nil {
 		return result{}, err
 	}
@@ -433,6 +431,17 @@ func (u *Upstream) storedRows(qname string) ([]map[string]*string, error) {
 	return u.rowsOf(db, name)
 }
 
+// storedTwo is storedRows of two tables, the manager's joins' sides.
+func (u *Upstream) storedTwo(a, b string) (x, y []map[string]*string, err error) {
+	if x, err = u.storedRows(a); err != nil {
+		return nil, nil, err
+	}
+	if y, err = u.storedRows(b); err != nil {
+		return nil, nil, err
+	}
+	return x, y, nil
+}
+
 // ---- single-table statements ----
 
 // selectItem is one item of a SELECT list.
@@ -451,18 +460,8 @@ type cond struct {
 
 // selectRows runs SELECT items FROM db.t [alias] [WHERE …] [ORDER BY col].
 func (u *Upstream) selectRows(p *parser) (result, error) {
-	var items []selectItem
-	for {
-		it, ok := p.selectItem()
-		if !ok {
-			return result{}, errUnknown
-		}
-		items = append(items, it)
-		if !p.punct(",") {
-			break
-		}
-	}
-	if !p.word("FROM") {
+	items, ok := list(p, p.selectItem)
+	if !ok || !p.word("FROM") {
 		return result{}, errUnknown
 	}
 	db, name, ok := p.qname()
@@ -696,18 +695,8 @@ func (u *Upstream) insert(p *parser, how string) (result, error) {
 // copyRows is INSERT INTO dst (cols) SELECT cols FROM src: dst takes src's
 // row count and size.
 func (u *Upstream) copyRows(p *parser, dst *object, db, name string, cols []string) (result, error) {
-	src := make([]string, 0, len(cols))
-	for {
-		c, ok := p.name()
-		if !ok {
-			return result{}, errUnknown
-		}
-		src = append(src, c)
-		if !p.punct(",") {
-			break
-		}
-	}
-	if !p.word("FROM") {
+	src, ok := list(p, p.name)
+	if !ok || !p.word("FROM") {
 		return result{}, errUnknown
 	}
 	sdb, sname, ok := p.qname()
@@ -773,26 +762,35 @@ func (i *increment) apply(v *string) *string {
 	return itoa(x + i.n)
 }
 
+// assignment is col = literal of UPDATE's SET.
+type assignment struct {
+	col string // lower-cased
+	v   *string
+}
+
+// assignment reads col = literal.
+func (p *parser) assignment() (assignment, bool) {
+	c, ok := p.name()
+	if !ok || !p.punct("=") {
+		return assignment{}, false
+	}
+	v, ok := p.literal()
+	return assignment{col: strings.ToLower(c), v: v}, ok
+}
+
 // update runs UPDATE db.t SET col = lit, … [WHERE …].
 func (u *Upstream) update(p *parser) (result, error) {
 	db, name, ok := p.qname()
 	if !ok || !p.word("SET") {
 		return result{}, errUnknown
 	}
+	sets, ok := list(p, p.assignment)
+	if !ok {
+		return result{}, errUnknown
+	}
 	set := map[string]*string{}
-	for {
-		c, ok := p.name()
-		if !ok || !p.punct("=") {
-			return result{}, errUnknown
-		}
-		v, ok := p.literal()
-		if !ok {
-			return result{}, errUnknown
-		}
-		set[strings.ToLower(c)] = v
-		if !p.punct(",") {
-			break
-		}
+	for _, a := range sets {
+		set[a.col] = a.v
 	}
 	conds, ok := p.where()
 	if !ok || !p.end() {

@@ -1,10 +1,12 @@
 // Package normcases holds the cases of Normalize — how the server reads a
 // text's comments, version comments and multi-byte characters — that
-// rewrite and rewrite/lexer both check (each through its own Normalize).
+// rewrite and rewrite/lexer both check (each through its own Normalize),
+// and the check of an answer (Case.Check). It is for tests only.
 package normcases
 
 import (
 	"strings"
+	"testing"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite/dialect"
 )
@@ -30,6 +32,24 @@ type Case struct {
 	Opts Opts
 	Want string // "" with Err set
 	Err  string
+}
+
+// Check checks what a Normalize answered to the case: the text got, or,
+// when the case wants an error, an error holding Err.
+func (c Case) Check(t *testing.T, got string, err error) {
+	t.Helper()
+	if c.Err != "" {
+		if err == nil || !strings.Contains(err.Error(), c.Err) {
+			t.Fatalf("Normalize(%q) = %q, %v; want an error containing %q", c.In, got, err, c.Err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("Normalize(%q): %v", c.In, err)
+	}
+	if got != c.Want {
+		t.Fatalf("Normalize(%q)\n got  %q\n want %q", c.In, got, c.Want)
+	}
 }
 
 // Cases are the cases, each time a fresh slice.
