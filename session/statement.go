@@ -59,29 +59,9 @@ type Result struct {
 	OKs []wire.OK
 }
 
-// Outcome is what the upstream answered to a planned statement.
-type Outcome struct {
-	// Failed: the answer ended in an error, of code Code.
-	Failed bool
-	Code   uint16
-	// OKs are what its OK packets said, in order.
-	OKs []wire.OK
-	// Payload is the command as sent upstream, to replay it; nil when it
-	// cannot be replayed as sent (a cursor's rows come later).
-	Payload []byte
-	// Prepared is the text a COM_STMT_EXECUTE payload executes.
-	Prepared string
-	// Prepare: the statement was prepared (COM_STMT_PREPARE), not run.
-	Prepare bool
-	// Execution: a prepared statement was executed.
-	Execution bool
-	// Unreplayable: the answer held what a replay cannot repeat (a LOAD
-	// DATA LOCAL file).
-	Unreplayable bool
-	// Part: the statement was one group of an input the session split
-	// (Split), which is not recorded for a replay.
-	Part bool
-}
+// Outcome is what the upstream answered to a planned statement
+// (txn.Outcome: the transaction's record keeps it as it is).
+type Outcome = txn.Outcome
 
 // options are the text-reading settings of the session's next input.
 func (s *Session) options() rewrite.Options {
@@ -396,7 +376,7 @@ func (s *Session) after(ctx context.Context, p *Plan, o *Outcome) error {
 		}
 	}
 	inTrx := status&wire.StatusInTrans != 0
-	s.tx.Record(p.txInput(), txOutcome(o), inTrx)
+	s.tx.Record(p.txInput(), *o, inTrx)
 	if o.Execution {
 		s.auditExecution(p) // every execution sent, as every statement is audited when planned
 	}

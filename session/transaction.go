@@ -27,12 +27,6 @@ func (p *Plan) txInput() *txn.Input {
 		Control: p.txControl, DDL: p.ddl, Settings: p.readVars || p.useDB, Locks: p.locks, NoReplay: p.noReplay}
 }
 
-// txOutcome is o as the transaction's record keeps it.
-func txOutcome(o *Outcome) txn.Outcome {
-	return txn.Outcome{Failed: o.Failed, Code: o.Code, OKs: o.OKs, Payload: o.Payload, Prepared: o.Prepared, Prepare: o.Prepare,
-		Unreplayable: o.Unreplayable, Part: o.Part}
-}
-
 // txConn is the session's upstream connection and sandbox as a restart or
 // replay of its transaction uses them (txn.Conn, txn.Sandbox).
 type txConn struct{ s *Session }

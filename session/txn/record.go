@@ -8,7 +8,7 @@ import (
 )
 
 // Outcome is what the upstream answered to an input, as the record keeps
-// it.
+// it (and the session reads it: Execution).
 type Outcome struct {
 	// Failed: the answer ended in an error, of code Code.
 	Failed bool
@@ -16,12 +16,14 @@ type Outcome struct {
 	// OKs are what its OK packets said, in order.
 	OKs []wire.OK
 	// Payload is the command as sent upstream, to replay it; nil when it
-	// cannot be replayed as sent.
+	// cannot be replayed as sent (a cursor's rows come later).
 	Payload []byte
 	// Prepared is the text a COM_STMT_EXECUTE payload executes.
 	Prepared string
 	// Prepare: the statement was prepared (COM_STMT_PREPARE), not run.
 	Prepare bool
+	// Execution: a prepared statement was executed.
+	Execution bool
 	// Unreplayable: the answer held what a replay cannot repeat (a LOAD
 	// DATA LOCAL file).
 	Unreplayable bool
