@@ -1350,6 +1350,14 @@ INSERT INTO g VALUES (1, 1), (2, 2);`,
 			"UPDATE newt SET name = 'yy' WHERE id = 2",
 			"CREATE TABLE newchild (id INT PRIMARY KEY, aid INT, CONSTRAINT fk_newchild_a FOREIGN KEY (aid) REFERENCES a (id))",
 			"INSERT INTO newchild VALUES (1, 6), (2, 1)",
+			// Two new tables whose foreign keys point at each other: the
+			// first one created names a table not there yet.
+			"CREATE TABLE cyca (id INT PRIMARY KEY, b_id INT)",
+			"CREATE TABLE cycb (id INT PRIMARY KEY, a_id INT, CONSTRAINT fk_cycb_a FOREIGN KEY (a_id) REFERENCES cyca (id))",
+			"ALTER TABLE cyca ADD CONSTRAINT fk_cyca_b FOREIGN KEY (b_id) REFERENCES cycb (id)",
+			"INSERT INTO cyca VALUES (1, NULL), (2, NULL)",
+			"INSERT INTO cycb VALUES (1, 1), (2, 2)",
+			"UPDATE cyca SET b_id = 2 WHERE id = 1",
 		},
 		wants: map[string]ddlWant{
 			"$.a":         {"altered", "compare", 1, 1, 1}, // extra is not production's: id 2 is unchanged in the shared columns
@@ -1367,6 +1375,8 @@ INSERT INTO g VALUES (1, 1), (2, 2);`,
 			"$.h":         {"altered", "compare", 0, 1, 0},
 			"$.newt":      {"created", "created", 3, 0, 0},
 			"$.newchild":  {"created", "created", 2, 0, 0},
+			"$.cyca":      {"created", "created", 2, 0, 0},
+			"$.cycb":      {"created", "created", 2, 0, 0},
 		},
 	}
 	for _, acct := range e.accts {

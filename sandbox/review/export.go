@@ -21,7 +21,9 @@ import (
 //  1. a header fixing how the text is read (utf8mb4, UTC, a sql_mode that
 //     takes every value back and keeps AUTO_INCREMENT values as given);
 //  2. CREATE TABLE IF NOT EXISTS of the tables the sandbox created, parents
-//     first, and the first ALTER TABLE of altered tables (drops, columns);
+//     first (one in a cycle of foreign keys, cut at it, with
+//     foreign_key_checks off for that statement), and the first ALTER
+//     TABLE of altered tables (drops, columns);
 //  3. rows: inserts (INSERT … ON DUPLICATE KEY UPDATE, parents first),
 //     updates (by key, parents first), deletes (by key, children first);
 //     an altered table has all its rows written (by key: upserted, and the
@@ -286,7 +288,7 @@ func (d *differ) steps(order []*exportTable) exportSteps {
 	for _, et := range order {
 		st.pre = append(st.pre, et.pre...)
 		if et.td.t.change == "created" && et.td.t.method != methodView {
-			st.pre = append(st.pre, et.ddl)
+			st.pre = append(st.pre, et.createStatements()...)
 		}
 	}
 	for _, et := range order {
@@ -326,6 +328,20 @@ func (d *differ) steps(order []*exportTable) exportSteps {
 		}
 	}
 	return st
+}
+
+// createStatements create et, a table the sandbox created. One whose
+// foreign keys name a table written after it (a cycle of foreign keys
+// between tables, cut at it: deferFKs) is created with foreign_key_checks
+// off, as the server refuses a constraint on a table not there yet (1005,
+// errno 150), and the setting is given back at once: the rows, written
+// after every table is there, are checked.
+func (et *exportTable) createStatements() []string {
+	if len(et.deferFKs) == 0 {
+		return []string{et.ddl}
+	}
+	return []string{"SET @sqlfork_fk_checks = @@foreign_key_checks, foreign_key_checks = 0", et.ddl,
+		"SET foreign_key_checks = @sqlfork_fk_checks"}
 }
 
 // exportStatements are the statements of an export of tables.

@@ -394,3 +394,19 @@ func TestExportKeylessAltered(t *testing.T) {
 	}
 	f.unscripted()
 }
+
+// TestCreateStatements: a created table whose foreign keys name a table
+// written after it is created with foreign_key_checks off for that one
+// statement, the setting given back at once; any other as it is.
+func TestCreateStatements(t *testing.T) {
+	plain := &exportTable{ddl: "CREATE TABLE IF NOT EXISTS `app`.`a` (`id` int)"}
+	if got := plain.createStatements(); len(got) != 1 || got[0] != plain.ddl {
+		t.Errorf("a table with no foreign key to a later one: %q", got)
+	}
+	cut := &exportTable{ddl: "CREATE TABLE IF NOT EXISTS `app`.`b` (`id` int)", deferFKs: []forker.ForeignKey{{}}}
+	want := []string{"SET @sqlfork_fk_checks = @@foreign_key_checks, foreign_key_checks = 0", cut.ddl,
+		"SET foreign_key_checks = @sqlfork_fk_checks"}
+	if got := cut.createStatements(); !slices.Equal(got, want) {
+		t.Errorf("a table of a cycle cut at it: %q, want %q", got, want)
+	}
+}
