@@ -357,6 +357,9 @@ type Plan struct {
 	version Version
 
 	analysis *rewrite.Analysis
+	// fork is the step a plan decided in a sandbox still needs before it
+	// is sent (forkPlanned; nil when none).
+	fork *forkStep
 	// audited is the text of a write to audit (Session.audit), "" for
 	// other inputs.
 	audited string
@@ -587,8 +590,26 @@ func (s *Session) current(opts rewrite.Options) Version {
 	return v
 }
 
-// plan decides what to do with an input read with opts (see Plan).
+// plan decides what to do with an input read with opts (decide), then
+// forks what it writes and rewrites it to the forks (forkPlanned): the
+// whole plan, for the plans made inside another's (a SHOW's query, an SQL
+// EXECUTE's statement, a computed text).
 func (s *Session) plan(ctx context.Context, sql string, opts rewrite.Options, prepared bool) (*Plan, error) {
+	p, err := s.decide(ctx, sql, opts, prepared)
+	if err == nil {
+		err = s.forkPlanned(ctx, p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// decide decides what to do with an input read with opts: answer it,
+// refuse it, or send it — in a sandbox, once what it writes is forked and
+// it is rewritten to the forks, which decide leaves to forkPlanned
+// (Plan.fork).
+func (s *Session) decide(ctx context.Context, sql string, opts rewrite.Options, prepared bool) (*Plan, error) {
 	if m := unreadableMode(s.vars.SQLMode); m != "" {
 		return nil, rewrite.Refuse(wire.ErOptionPreventsStatement, "sql_mode %s changes how the server reads statements in ways the proxy does not "+
 			"follow, so it cannot keep them away from production; SET sql_mode without %s", m, m)
@@ -755,11 +776,35 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 	if ep, ok, err := s.answeredFirst(ctx, a, sql, opts, prepared, p); ok || err != nil {
 		return ep, err
 	}
+	p.fork = &forkStep{a: a, sql: sql, opts: opts, prepared: prepared}
+	return p, nil
+}
+
+// forkStep is what a plan decided in a sandbox still needs before it can
+// be sent: the input's analysis, text and reading, to fork what it writes
+// and rewrite it to the forks (forkPlanned).
+type forkStep struct {
+	a        *rewrite.Analysis
+	sql      string
+	opts     rewrite.Options
+	prepared bool
+}
+
+// forkPlanned forks what p, decided in a sandbox, writes (and reads under
+// locks), rewrites it to the sandbox's tables and completes it; nothing
+// for a plan that needs no fork step. On error what it made for p goes.
+func (s *Session) forkPlanned(ctx context.Context, p *Plan) error {
+	if p == nil || p.fork == nil {
+		return nil
+	}
+	f := p.fork
+	p.fork = nil
+	a, sql, opts, prepared := f.a, f.sql, f.opts, f.prepared
 	res, err := s.forkAndRewrite(ctx, a, sql, opts, prepared, p)
 	if err != nil {
 		// What planning made for a statement that will not run goes.
 		s.abandon(ctx, p)
-		return nil, err
+		return err
 	}
 	p.SQL, p.changed, p.renames = res.SQL, res.Changed, res.Renames
 	s.keepPrepare(a, sql, opts, prepared, p)
@@ -782,7 +827,7 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 			s.audit(a, sql, false) // a prepared one at each execution
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // answeredFirst plans the inputs decided before any fork: SHOW WARNINGS

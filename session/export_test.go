@@ -123,9 +123,16 @@ func (m *Manager) LifeLock(name string) string { return m.reg.LifeLock(name) }
 // NameID is the id of the sandbox called name in every process.
 func NameID(name string) string { return registry.NameID(name) }
 
-// Plan is planText: a text's plan, one step of Run.
+// Plan is a text's whole plan: Run's plan and fork steps.
 func (s *Session) Plan(ctx context.Context, sql string, prepared bool) (*Plan, error) {
-	return s.planText(ctx, sql, prepared)
+	p, err := s.planText(ctx, sql, prepared)
+	if err == nil && p.Reply == nil {
+		err = s.fork(ctx, Input{Text: sql, Prepare: prepared}, p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // Before is before, the step of Run after planning.
@@ -134,10 +141,17 @@ func (s *Session) Before(ctx context.Context, p *Plan) error { return s.before(c
 // After is after, Run's last step.
 func (s *Session) After(ctx context.Context, p *Plan, o *Outcome) error { return s.after(ctx, p, o) }
 
-// Revalidate is revalidate: an execution's plan made anew, nil when it
-// still holds.
+// Revalidate is revalidate and the fork step: an execution's plan made
+// anew, nil when it still holds.
 func (s *Session) Revalidate(ctx context.Context, p *Plan) (*Plan, error) {
-	return s.revalidate(ctx, p)
+	np, err := s.revalidate(ctx, p)
+	if err == nil && np != nil {
+		err = s.forkPlanned(ctx, np)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return np, nil
 }
 
 // Relabel is relabel: how p's answer's names are told back.

@@ -43,21 +43,30 @@ type Exchange interface {
 // Run takes one statement through its steps, in order, and owns the undo
 // of a failed step:
 //
-//	plan    its text's plan, or an execution's (made anew when it no longer holds)
+//	plan    decide: its text's plan, or an execution's made anew when it no longer holds
 //	answer  the session's own answer, when the plan is one: done
+//	fork    in a sandbox, fork what it writes and rewrite it to the forks (forkPlanned)
 //	before  end and restart or replay the transaction past a fork
 //	send    x.Send; when it fails the statement never ran, and what planning made for it goes (abandon)
 //	relay   x.Relay, the plan telling names back
 //	after   record it for a replay, track the transaction, read settings back
 //
-// A failed plan, before or send is answered with x.Refuse. ok is false when
-// the client got an error for the statement (which ends a multi-statement
-// input); err is an error the client did not get: the connection broke,
-// or bookkeeping after the answer failed.
+// A failed plan, fork, before or send is answered with x.Refuse. ok is
+// false when the client got an error for the statement (which ends a
+// multi-statement input); err is an error the client did not get: the
+// connection broke, or bookkeeping after the answer failed.
 func (s *Session) Run(ctx context.Context, in Input, x Exchange) (ok bool, err error) {
+	start := time.Now()
 	p, replanned, err := s.planInput(ctx, in)
+	if err == nil && p.Reply == nil {
+		err = s.fork(ctx, in, p)
+	}
+	if in.Prepared == nil && s.m != nil {
+		s.m.observer().Planned(time.Since(start))
+	}
 	if err != nil {
-		return false, x.Refuse(p, err)
+		// A text refused has no plan; an execution keeps its statement's.
+		return false, x.Refuse(in.Prepared, err)
 	}
 	if p.Reply != nil {
 		return true, x.Answer(p)
@@ -80,9 +89,8 @@ func (s *Session) Run(ctx context.Context, in Input, x Exchange) (ok bool, err e
 	return !o.Failed, nil
 }
 
-// planInput is in's plan: its text's, or for an execution its prepared
-// statement's, made anew (replanned) when it no longer holds. On error the
-// plan is the prepared statement's (nil for a text).
+// planInput is in's plan as decided: its text's, or for an execution its
+// prepared statement's, made anew (replanned) when it no longer holds.
 func (s *Session) planInput(ctx context.Context, in Input) (p *Plan, replanned bool, err error) {
 	if in.Prepared != nil {
 		np, err := s.revalidate(ctx, in.Prepared)
@@ -91,10 +99,24 @@ func (s *Session) planInput(ctx context.Context, in Input) (p *Plan, replanned b
 		}
 		return np, true, nil
 	}
-	start := time.Now()
 	p, err = s.planText(ctx, in.Text, in.Prepare)
-	if s.m != nil {
-		s.m.observer().Planned(time.Since(start))
-	}
 	return p, false, err
+}
+
+// fork is Run's fork step (forkPlanned). A text's refusal then is read as
+// planning's are (refusedText); a text planned whole has the SQL PREPAREs
+// it holds noted.
+func (s *Session) fork(ctx context.Context, in Input, p *Plan) error {
+	f := p.fork
+	err := s.forkPlanned(ctx, p)
+	switch {
+	case in.Prepared != nil:
+		return err
+	case err == nil:
+		s.notePrepares(p.analysis)
+		return nil
+	case f == nil:
+		return err
+	}
+	return s.refusedText(ctx, in.Text, f.opts, in.Prepare, err)
 }

@@ -69,6 +69,14 @@ func TestRunSteps(t *testing.T) {
 		t.Errorf("SANDBOX STATUS: steps %q", x.steps)
 	}
 
+	// A refusal of the fork step (DDL of a table of the server's own
+	// schema) is refused before anything is sent.
+	x = &script{}
+	if run(x, "ALTER TABLE mysql.user ADD COLUMN z INT") || strings.Join(x.steps, "|") != "refuse" {
+		t.Errorf("DDL of the server's own schema: ok, steps %q", x.steps)
+	}
+	wantCode(t, x.refused, wire.ErOptionPreventsStatement, "HY000", "a table of the server's own schema")
+
 	x = &script{}
 	if !run(x, "UPDATE app.t SET a = 1") || strings.Join(x.steps, "|") != "send UPDATE "+db+".`t` SET a = 1|relay" ||
 		!x.relabels {

@@ -23,7 +23,8 @@ import (
 // The proxy hands every statement of a sandboxing session to Run (run.go),
 // which takes it through its steps in order:
 //
-//	planText / revalidate    decide: answer it, refuse it, or send a text (forking first)
+//	planText / revalidate    decide: answer it, refuse it, or send a text
+//	fork                     in a sandbox, fork what it writes and rewrite it to the forks
 //	before                   end and restart or replay the transaction if a fork needs it
 //	… Exchange.Send and Exchange.Relay, relabel telling names back …
 //	after                    record it for a replay, track the transaction, re-read settings
@@ -114,8 +115,8 @@ func (s *Session) readVars(ctx context.Context) error {
 
 // planText decides what to do with an input sent as COM_QUERY (prepared
 // false) or COM_STMT_PREPARE: answer it (Plan.Reply), refuse it (an error
-// the client gets), or send Plan.SQL upstream, forking first what it
-// writes. An error that is not a refusal or the server's may mean the
+// the client gets), or send Plan.SQL upstream — in a sandbox once Run's
+// fork step forked what it writes and rewrote it (Plan.fork). An error that is not a refusal or the server's may mean the
 // upstream connection broke (it is the Upstream's own error).
 func (s *Session) planText(ctx context.Context, sql string, prepared bool) (*Plan, error) {
 	if s.mode == Passthrough {
@@ -133,16 +134,11 @@ func (s *Session) planText(ctx context.Context, sql string, prepared bool) (*Pla
 		}
 		return &Plan{SQL: stmt, text: sql, statements: 1}, nil
 	}
-	p, err := s.plan(ctx, sql, opts, prepared)
+	p, err := s.decide(ctx, sql, opts, prepared)
 	if err != nil {
-		err = s.serverVerdict(ctx, sql, opts, err)
-		if !prepared {
-			s.refused = diagnosticsOf(err)
-		}
-		return nil, err
+		return nil, s.refusedText(ctx, sql, opts, prepared, err)
 	}
 	p.text = sql // what a prepared statement is planned from again
-	s.notePrepares(p.analysis)
 	switch {
 	case p.processList != nil:
 		pl := *p.processList
@@ -155,6 +151,18 @@ func (s *Session) planText(ctx context.Context, sql string, prepared bool) (*Pla
 		return nil, err
 	}
 	return p, nil
+}
+
+// refusedText is err, planning's refusal of the client's text sql read
+// with opts, as the client gets it: the server's own error where the
+// server would refuse the text too; kept for SHOW WARNINGS unless the text
+// was to be prepared.
+func (s *Session) refusedText(ctx context.Context, sql string, opts rewrite.Options, prepared bool, err error) error {
+	err = s.serverVerdict(ctx, sql, opts, err)
+	if !prepared {
+		s.refused = diagnosticsOf(err)
+	}
+	return err
 }
 
 // evaluator evaluates a query on the session's upstream connection (see
@@ -407,7 +415,8 @@ func (s *Session) after(ctx context.Context, p *Plan, o *Outcome) error {
 // revalidate checks a prepared statement's plan before an execution: nil
 // when it still holds, else the plan the text gets now (its binding or the
 // sandbox's tables changed, its reads now lock, the settings it is read
-// with or the guardrails changed), which the proxy prepares anew upstream.
+// with or the guardrails changed), decided (Run's fork step completes it),
+// which the proxy prepares anew upstream.
 func (s *Session) revalidate(ctx context.Context, p *Plan) (*Plan, error) {
 	if s.mode == Passthrough {
 		return nil, nil
@@ -432,7 +441,7 @@ func (s *Session) revalidate(ctx context.Context, p *Plan) (*Plan, error) {
 		s.synced = true
 		defer func() { s.synced = false }()
 	}
-	np, err := s.plan(ctx, p.text, opts, true)
+	np, err := s.decide(ctx, p.text, opts, true)
 	if err != nil {
 		return nil, err
 	}
