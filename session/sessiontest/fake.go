@@ -37,6 +37,7 @@ import (
 	"sync"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 )
 
@@ -487,21 +488,8 @@ func (r *Rule) fires() bool {
 }
 
 // Row makes a row for Rule.Rows: nil is NULL, a string itself, anything
-// else as fmt.Sprint writes it.
-func Row(vals ...any) []*string {
-	out := make([]*string, len(vals))
-	for i, v := range vals {
-		switch v := v.(type) {
-		case nil:
-		case string:
-			out[i] = &v
-		default:
-			s := fmt.Sprint(v)
-			out[i] = &s
-		}
-	}
-	return out
-}
+// else as fmt.Sprint writes it (testkit.Row).
+func Row(vals ...any) []*string { return testkit.Row(vals...) }
 
 // FakeSide is a side connection to an Upstream; it implements
 // sideconn.Conn.
