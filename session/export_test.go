@@ -125,10 +125,7 @@ func NameID(name string) string { return registry.NameID(name) }
 
 // Plan is a text's whole plan: Run's plan and fork steps.
 func (s *Session) Plan(ctx context.Context, sql string, prepared bool) (*Plan, error) {
-	p, err := s.planText(ctx, sql, prepared)
-	if err == nil && p.Reply == nil {
-		err = s.fork(ctx, Input{Text: sql, Prepare: prepared}, p)
-	}
+	p, _, err := s.planned(ctx, Input{Text: sql, Prepare: prepared})
 	if err != nil {
 		return nil, err
 	}

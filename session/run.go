@@ -57,10 +57,7 @@ type Exchange interface {
 // connection broke, or bookkeeping after the answer failed.
 func (s *Session) Run(ctx context.Context, in Input, x Exchange) (ok bool, err error) {
 	start := time.Now()
-	p, replanned, err := s.planInput(ctx, in)
-	if err == nil && p.Reply == nil {
-		err = s.fork(ctx, in, p)
-	}
+	p, replanned, err := s.planned(ctx, in)
 	if in.Prepared == nil && s.m != nil {
 		s.m.observer().Planned(time.Since(start))
 	}
@@ -87,6 +84,16 @@ func (s *Session) Run(ctx context.Context, in Input, x Exchange) (ok bool, err e
 		return false, err
 	}
 	return !o.Failed, nil
+}
+
+// planned is in's plan through Run's plan and fork steps (no fork for
+// the session's own answer).
+func (s *Session) planned(ctx context.Context, in Input) (p *Plan, replanned bool, err error) {
+	p, replanned, err = s.planInput(ctx, in)
+	if err == nil && p.Reply == nil {
+		err = s.fork(ctx, in, p)
+	}
+	return p, replanned, err
 }
 
 // planInput is in's plan as decided: its text's, or for an execution its
