@@ -22,8 +22,8 @@ const maxStatement = 1 << 30
 // statement is one statement of a sandboxing session, written once for
 // COM_QUERY, COM_STMT_PREPARE, COM_STMT_EXECUTE and each part of a
 // multi-statement input. The session runs it (session.Session.Run), in
-// order: plan, ready the transaction, send, relay, record; the statement is
-// the session.Exchange through which it sends and relays.
+// order: plan, fork, ready the transaction, send, relay, record; the
+// statement is the session.Exchange through which it sends and relays.
 type statement struct {
 	c   *clientConn
 	cmd byte
