@@ -70,18 +70,18 @@ type Server struct {
 
 	front atomic.Pointer[frontend]
 
-	probeMu   sync.Mutex
-	probeAt   time.Time
-	probeErr  error
-	nextID    atomic.Uint64
-	connsMu   sync.Mutex
-	conns     map[*connState]struct{}
+	probeMu  sync.Mutex
+	probeAt  time.Time
+	probeErr error
+	nextID   atomic.Uint64
+	connsMu  sync.Mutex
+	conns    map[*connState]struct{}
 	// livenessRounds counts the liveness watcher's looks at every
 	// connection (liveness.go).
 	livenessRounds atomic.Int64
-	wg        sync.WaitGroup
-	stopping  atomic.Bool
-	closeOnce sync.Once
+	wg             sync.WaitGroup
+	stopping       atomic.Bool
+	closeOnce      sync.Once
 
 	sbMu sync.Mutex
 	sbm  *session.Manager // started on first sandboxed login
