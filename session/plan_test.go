@@ -1,8 +1,8 @@
 package session_test
 
 // Session.Plan's decisions and the transaction tracking of Executed and
-// Restarted, as they are now (conn.go is being reworked: keep these tests
-// here, and few).
+// Restarted, as they are now (the planner, session/decide.go, is being
+// reworked: keep these tests here, and few).
 
 import (
 	"strings"

@@ -1,0 +1,81 @@
+package session
+
+import (
+	"context"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/session/txn"
+	"go.uber.org/zap"
+)
+
+// restartFor is what must happen to the open transaction before p
+// (txn.Transaction.Needs): a table forked after its read view, or, at its
+// first write, any change of the sandbox's tables since.
+func (s *Session) restartFor(a *rewrite.Analysis, p *Plan) txn.Action {
+	return s.tx.Needs(p.txInput(), func(epoch uint64) bool { return s.touchesNewer(a, epoch) }, s.sb.ChangedSince)
+}
+
+// executed records the outcome of a planned input: the server status
+// after it (for transaction tracking), and, for DDL in a sandbox, re-reads
+// which tables now exist there.
+func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed bool) error {
+	s.tx.Executed(p.txInput(), txn.Result{Status: status, Failed: failed, Isolation: s.vars.Isolation, ReadOnly: s.vars.ReadOnly,
+		Since: s.viewSince()})
+	if p == nil || s.sb == nil {
+		return nil
+	}
+	if failed {
+		for _, t := range p.undoOnError {
+			if err := s.m.fk.Unfork(ctx, s.sb, t); err != nil {
+				return err
+			}
+		}
+	}
+	if len(p.refresh) > 0 {
+		if err := s.m.fk.Refresh(ctx, s.sb, p.refresh); err != nil {
+			return err
+		}
+	}
+	if !failed && p.analysis != nil {
+		for _, st := range p.analysis.Statements {
+			if st.Kind == rewrite.KindCreateTrigger && st.Trigger != nil {
+				if err := s.m.caps.Last(ctx, s.sb, st.Trigger.Table, st.Trigger.Timing, st.Trigger.Event, s.ownConn()); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if !failed && len(p.adoptViews) > 0 {
+		return s.objs().AdoptViews(ctx, p.adoptViews)
+	}
+	return nil
+}
+
+// abandon undoes what planning p did for a statement that will not run:
+// schema-only forks made for a DROP would otherwise leave the sandbox an
+// empty table where production has rows.
+func (s *Session) abandon(ctx context.Context, p *Plan) {
+	if p == nil || s.sb == nil {
+		return
+	}
+	for _, t := range p.undoOnError {
+		if err := s.m.fk.Unfork(ctx, s.sb, t); err != nil {
+			s.log.Warn("undo a schema-only fork", zap.String("table", t.String()), zap.Error(err))
+		}
+	}
+}
+
+// touchesNewer reports whether the analysis uses a sandbox table that
+// changed after epoch.
+func (s *Session) touchesNewer(a *rewrite.Analysis, epoch uint64) bool {
+	for _, st := range a.Statements {
+		for _, list := range [][]rewrite.Table{st.Reads, st.Writes, st.Names, st.Like} {
+			for _, t := range list {
+				if e, ok := s.sb.Resolve(s.m.names.Key(t)); ok && e.Epoch > epoch {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
