@@ -305,7 +305,7 @@ func TestRelayedLoginSandboxGrants(t *testing.T) {
 	if len(h.srv.Threads("dave")) != 1 {
 		t.Fatalf("dave's threads %v", h.srv.Threads("dave"))
 	}
-	list, err := h.srv.Sandboxes().List(t.Context())
+	list, err := h.srv.Sandboxes().Operator().List(t.Context())
 	if err != nil || len(list) != 1 || list[0].Name != "box" || list[0].Owner != "dave" {
 		t.Fatalf("sandboxes %+v, %v; want box, dave's", list, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/operator"
 	"github.com/sqlfork/sqlfork-proxy/session"
 )
 
@@ -19,29 +20,29 @@ func TestAdminDiffExportPromote(t *testing.T) {
 	s := e.open(session.Options{User: "alice", Mode: session.Explicit, Sandbox: "ops"})
 	e.mustPlan(s, "UPDATE t SET a = 1")
 	for name, call := range map[string]func() error{
-		"diff": func() error { _, err := e.m.DiffNamed(e.ctx, "nosuch", true, nil); return err },
+		"diff": func() error { _, err := e.m.Operator().Diff(e.ctx, "nosuch", true, nil); return err },
 		"diff of one": func() error {
-			_, err := e.m.DiffNamed(e.ctx, "nosuch", false, &rewrite.Table{DB: "app", Name: "t"})
+			_, err := e.m.Operator().Diff(e.ctx, "nosuch", false, &rewrite.Table{DB: "app", Name: "t"})
 			return err
 		},
-		"export":       func() error { _, err := e.m.ExportNamed(e.ctx, "nosuch"); return err },
-		"promote":      func() error { _, err := e.m.PromoteNamed(e.ctx, "nosuch", ""); return err },
-		"promote ours": func() error { _, err := e.m.PromoteNamed(e.ctx, "nosuch", "ours"); return err },
+		"export":       func() error { _, err := e.m.Operator().Export(e.ctx, "nosuch"); return err },
+		"promote":      func() error { _, err := e.m.Operator().Promote(e.ctx, "nosuch", ""); return err },
+		"promote ours": func() error { _, err := e.m.Operator().Promote(e.ctx, "nosuch", "ours"); return err },
 	} {
-		if err := call(); !errors.Is(err, session.ErrNoSandbox) || err.Error() != `no such sandbox: "nosuch"` {
+		if err := call(); !errors.Is(err, operator.ErrNoSandbox) || err.Error() != `no such sandbox: "nosuch"` {
 			t.Errorf("%s of a missing sandbox: %v", name, err)
 		}
 	}
 	for _, strategy := range []string{"mine", "FAILS", " ours"} {
-		_, err := e.m.PromoteNamed(e.ctx, "ops", strategy)
-		if !errors.Is(err, session.ErrStrategy) || !strings.Contains(err.Error(), "(FAIL, OURS or THEIRS)") {
+		_, err := e.m.Operator().Promote(e.ctx, "ops", strategy)
+		if !errors.Is(err, operator.ErrStrategy) || !strings.Contains(err.Error(), "(FAIL, OURS or THEIRS)") {
 			t.Errorf("PROMOTE by strategy %q: %v", strategy, err)
 		}
 	}
 	for _, strategy := range []string{"", "fail", "Ours", "THEIRS"} {
-		_, err := e.m.PromoteNamed(e.ctx, "ops", strategy)
+		_, err := e.m.Operator().Promote(e.ctx, "ops", strategy)
 		var r *rewrite.Refusal
-		if !errors.Is(err, session.ErrForbidden) || errors.Is(err, session.ErrRefused) || !errors.As(err, &r) || r.Code != 1290 ||
+		if !errors.Is(err, operator.ErrForbidden) || errors.Is(err, operator.ErrRefused) || !errors.As(err, &r) || r.Code != 1290 ||
 			!strings.HasPrefix(err.Error(), "SANDBOX PROMOTE needs a promote account: ") {
 			t.Errorf("PROMOTE by %q without a promote account: %v", strategy, err)
 		}

@@ -161,7 +161,7 @@ func TestGraceKeepsNamedSandbox(t *testing.T) {
 	if c := e.m.Counts(); c["grace"] != 1 || c["active"] != 0 {
 		t.Errorf("counts %v, want one sandbox in its grace", c)
 	}
-	list, err := e.m.List(e.ctx)
+	list, err := e.m.Operator().List(e.ctx)
 	if err != nil || len(list) != 1 || list[0].State != "grace" || list[0].Expires == nil ||
 		time.Until(*list[0].Expires) < 50*time.Minute {
 		t.Errorf("List: %+v, %v; want pool in its grace, ending in about an hour", list, err)

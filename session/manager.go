@@ -28,6 +28,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/sandbox/capture"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/forking"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/objects"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/operator"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/review"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
@@ -107,6 +108,8 @@ type Manager struct {
 	fk   *forking.Forker
 	// rev reads and promotes sandboxes' changes.
 	rev *review.Reviewer
+	// op acts on sandboxes by name for the operator (Operator).
+	op *operator.Operator
 	// obs is told about sandbox events (SetObserver).
 	obs atomic.Pointer[Observer]
 	// dir finds the proxy's live connections, and killer answers KILL
@@ -184,6 +187,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	triggers := catalog.Triggers{Engine: m.engine, CaseSensitive: m.names.CaseSensitive, Server: m.server}
 	m.caps = capture.New(capture.Config{Prefix: cfg.Prefix, NoDiffCapture: cfg.NoDiffCapture}, log, m.names, m.reg)
 	m.rev = review.New(review.Config{Prefix: cfg.Prefix}, log, m.names, m.engine, m.server, m.reg, m.caps, triggers)
+	m.op = operator.New(m.reg, m.rev, m.names)
 	m.catalog = catalog.NewObjects(m.names, m.reg, m.engine, m.server)
 	name := cfg.Forker
 	if name == "auto" {
@@ -300,6 +304,10 @@ func (m *Manager) SetLimits(c Config) {
 }
 
 // PoolStats reports the side connection pool: its size, connections in use
+// Operator acts on this process's sandboxes by name, whoever owns them:
+// the admin API's list, show, keep, discard, diff, export and promote.
+func (m *Manager) Operator() *operator.Operator { return m.op }
+
 // and idle, and callers waiting for one.
 func (m *Manager) PoolStats() PoolStats { return m.reg.PoolStats() }
 

@@ -240,10 +240,10 @@ func (s *Session) status() (*Reply, error) {
 	return r, nil
 }
 
-// list shows the sandboxes the user may see (Manager.List, filtered): own
+// list shows the sandboxes the user may see (operator.Operator.List, filtered): own
 // ones, all for admins.
 func (s *Session) list(ctx context.Context) (*Reply, error) {
-	all, err := s.m.List(ctx)
+	all, err := s.m.op.List(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/operator"
 	"github.com/sqlfork/sqlfork-proxy/session"
 )
 
@@ -239,24 +240,24 @@ func TestAdminAPI(t *testing.T) {
 	s := e.open(session.Options{User: "alice", Mode: session.Explicit, Sandbox: "ops"})
 	e.mustPlan(s, "UPDATE t SET a = 1")
 	e.mustPlan(s, "TRUNCATE TABLE u")
-	in, err := e.m.Show(e.ctx, "ops")
+	in, err := e.m.Operator().Show(e.ctx, "ops")
 	if err != nil || in.Name != "ops" || in.Owner != "alice" || in.State != "active" || in.TableCount != 2 ||
 		len(in.Tables) != 2 || in.Tables[0].Table != "app.t" || in.Tables[1].State != "schema" {
 		t.Errorf("Show = %+v, %v", in, err)
 	}
-	if _, err := e.m.Keep(e.ctx, "ops", ttl(100*time.Hour)); !errors.Is(err, session.ErrTTL) {
+	if _, err := e.m.Operator().Keep(e.ctx, "ops", ttl(100*time.Hour)); !errors.Is(err, operator.ErrTTL) {
 		t.Errorf("Keep past max TTL: %v", err)
 	}
-	in, err = e.m.Keep(e.ctx, "ops", ttl(time.Hour))
+	in, err = e.m.Operator().Keep(e.ctx, "ops", ttl(time.Hour))
 	if err != nil || in.State != "kept" || in.Expires == nil {
 		t.Errorf("Keep = %+v, %v", in, err)
 	}
 	for _, f := range []func() error{
-		func() error { _, err := e.m.Show(e.ctx, "nosuch"); return err },
-		func() error { _, err := e.m.Keep(e.ctx, "nosuch", ttl(time.Hour)); return err },
-		func() error { return e.m.Discard(e.ctx, "nosuch") },
+		func() error { _, err := e.m.Operator().Show(e.ctx, "nosuch"); return err },
+		func() error { _, err := e.m.Operator().Keep(e.ctx, "nosuch", ttl(time.Hour)); return err },
+		func() error { return e.m.Operator().Discard(e.ctx, "nosuch") },
 	} {
-		if err := f(); !errors.Is(err, session.ErrNoSandbox) {
+		if err := f(); !errors.Is(err, operator.ErrNoSandbox) {
 			t.Errorf("on a missing sandbox: %v", err)
 		}
 	}
@@ -265,15 +266,15 @@ func TestAdminAPI(t *testing.T) {
 	keptSandbox(e, e.m, "elsewhere", "1h")
 	m2 := e.start(session.Config{})
 	defer m2.Close()
-	list, err := m2.List(e.ctx)
+	list, err := m2.Operator().List(e.ctx)
 	if err != nil || len(list) != 2 || list[0].Name != "elsewhere" || list[1].Name != "ops" || list[1].TableCount != 2 ||
 		list[1].State != "kept" || list[1].Expires == nil {
 		t.Errorf("List = %+v, %v", list, err)
 	}
-	if err := m2.Discard(e.ctx, "ops"); err != nil {
+	if err := m2.Operator().Discard(e.ctx, "ops"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m2.Show(e.ctx, "ops"); !errors.Is(err, session.ErrNoSandbox) {
+	if _, err := m2.Operator().Show(e.ctx, "ops"); !errors.Is(err, operator.ErrNoSandbox) {
 		t.Errorf("Show after Discard: %v", err)
 	}
 }

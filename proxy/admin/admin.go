@@ -15,6 +15,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/adminapi"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/operator"
 	"github.com/sqlfork/sqlfork-proxy/session"
 )
 
@@ -35,7 +36,7 @@ func (a adminSandboxes) List(ctx context.Context) ([]adminapi.Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	infos, err := m.List(ctx)
+	infos, err := m.Operator().List(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -48,23 +49,23 @@ func (a adminSandboxes) List(ctx context.Context) ([]adminapi.Sandbox, error) {
 
 // Show implements adminapi.Sandboxes.
 func (a adminSandboxes) Show(ctx context.Context, name string) (adminapi.Sandbox, error) {
-	return managed(ctx, a, func(m *session.Manager) (adminapi.Sandbox, error) {
-		in, err := m.Show(ctx, name)
+	return managed(ctx, a, func(o *operator.Operator) (adminapi.Sandbox, error) {
+		in, err := o.Show(ctx, name)
 		return apiSandbox(in), err
 	})
 }
 
 // Keep implements adminapi.Sandboxes.
 func (a adminSandboxes) Keep(ctx context.Context, name string, ttl *time.Duration) (adminapi.Sandbox, error) {
-	return managed(ctx, a, func(m *session.Manager) (adminapi.Sandbox, error) {
-		in, err := m.Keep(ctx, name, ttl)
+	return managed(ctx, a, func(o *operator.Operator) (adminapi.Sandbox, error) {
+		in, err := o.Keep(ctx, name, ttl)
 		return apiSandbox(in), err
 	})
 }
 
 // Discard implements adminapi.Sandboxes.
 func (a adminSandboxes) Discard(ctx context.Context, name string) error {
-	_, err := managed(ctx, a, func(m *session.Manager) (struct{}, error) { return struct{}{}, m.Discard(ctx, name) })
+	_, err := managed(ctx, a, func(o *operator.Operator) (struct{}, error) { return struct{}{}, o.Discard(ctx, name) })
 	return err
 }
 
@@ -82,7 +83,7 @@ func (a adminSandboxes) Diff(ctx context.Context, name string, o adminapi.DiffOp
 		}
 		only = &rewrite.Table{DB: db, Name: table}
 	}
-	r, err := m.DiffNamed(ctx, name, o.Summary, only)
+	r, err := m.Operator().Diff(ctx, name, o.Summary, only)
 	if err != nil {
 		return adminapi.Diff{}, apiError(err)
 	}
@@ -95,16 +96,16 @@ func (a adminSandboxes) Diff(ctx context.Context, name string, o adminapi.DiffOp
 
 // Export implements adminapi.Sandboxes.
 func (a adminSandboxes) Export(ctx context.Context, name string) (string, error) {
-	return managed(ctx, a, func(m *session.Manager) (string, error) {
-		stmts, err := m.ExportNamed(ctx, name)
+	return managed(ctx, a, func(o *operator.Operator) (string, error) {
+		stmts, err := o.Export(ctx, name)
 		return adminapi.ExportText(stmts), err
 	})
 }
 
 // Promote implements adminapi.Sandboxes.
 func (a adminSandboxes) Promote(ctx context.Context, name, strategy string) (adminapi.Promoted, error) {
-	return managed(ctx, a, func(m *session.Manager) (adminapi.Promoted, error) {
-		r, err := m.PromoteNamed(ctx, name, strategy)
+	return managed(ctx, a, func(o *operator.Operator) (adminapi.Promoted, error) {
+		r, err := o.Promote(ctx, name, strategy)
 		if err != nil {
 			return adminapi.Promoted{}, err
 		}
@@ -113,15 +114,15 @@ func (a adminSandboxes) Promote(ctx context.Context, name, strategy string) (adm
 	})
 }
 
-// managed is what f answers on the manager, an error of f's marked for the
+// managed is what f answers on the manager's operator, an error of f's marked for the
 // admin API (apiError); a manager that cannot start answers its own error.
-func managed[T any](ctx context.Context, a adminSandboxes, f func(*session.Manager) (T, error)) (T, error) {
+func managed[T any](ctx context.Context, a adminSandboxes, f func(*operator.Operator) (T, error)) (T, error) {
 	var zero T
 	m, err := a.manager(ctx)
 	if err != nil {
 		return zero, err
 	}
-	v, err := f(m)
+	v, err := f(m.Operator())
 	if err != nil {
 		return zero, apiError(err)
 	}
@@ -134,13 +135,13 @@ func managed[T any](ctx context.Context, a adminSandboxes, f func(*session.Manag
 // refusal as things stand, such as a promote's conflicts (409).
 func apiError(err error) error {
 	switch {
-	case errors.Is(err, session.ErrNoSandbox):
+	case errors.Is(err, operator.ErrNoSandbox):
 		return fmt.Errorf("%w: %w", adminapi.ErrNotFound, err)
-	case errors.Is(err, session.ErrTTL), errors.Is(err, session.ErrStrategy):
+	case errors.Is(err, operator.ErrTTL), errors.Is(err, operator.ErrStrategy):
 		return fmt.Errorf("%w: %w", adminapi.ErrBadRequest, err)
-	case errors.Is(err, session.ErrForbidden):
+	case errors.Is(err, operator.ErrForbidden):
 		return fmt.Errorf("%w: %w", adminapi.ErrForbidden, err)
-	case errors.Is(err, session.ErrRefused):
+	case errors.Is(err, operator.ErrRefused):
 		return fmt.Errorf("%w: %w", adminapi.ErrConflict, err)
 	}
 	return err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/adminapi"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/operator"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/review"
 	"github.com/sqlfork/sqlfork-proxy/session"
 )
@@ -64,14 +65,14 @@ func TestAPIError(t *testing.T) {
 		want     string
 		sentinel error
 	}{
-		{"missing", fmt.Errorf("%w: %q", session.ErrNoSandbox, "x"), `not found: no such sandbox: "x"`, adminapi.ErrNotFound},
-		{"ttl", fmt.Errorf("%w: a kept sandbox may live at most 720h0m0s", session.ErrTTL),
+		{"missing", fmt.Errorf("%w: %q", operator.ErrNoSandbox, "x"), `not found: no such sandbox: "x"`, adminapi.ErrNotFound},
+		{"ttl", fmt.Errorf("%w: a kept sandbox may live at most 720h0m0s", operator.ErrTTL),
 			"bad request: TTL beyond max-sandbox-ttl: a kept sandbox may live at most 720h0m0s", adminapi.ErrBadRequest},
-		{"strategy", fmt.Errorf("%w: %q (FAIL, OURS or THEIRS)", session.ErrStrategy, "MINE"),
+		{"strategy", fmt.Errorf("%w: %q (FAIL, OURS or THEIRS)", operator.ErrStrategy, "MINE"),
 			`bad request: unknown PROMOTE strategy: "MINE" (FAIL, OURS or THEIRS)`, adminapi.ErrBadRequest},
-		{"no promote account", fmt.Errorf("%w: SANDBOX PROMOTE needs a promote account", session.ErrForbidden),
+		{"no promote account", fmt.Errorf("%w: SANDBOX PROMOTE needs a promote account", operator.ErrForbidden),
 			"forbidden: not allowed: SANDBOX PROMOTE needs a promote account", adminapi.ErrForbidden},
-		{"conflicts", fmt.Errorf("%w: PROMOTE refused: 2 rows changed", session.ErrRefused),
+		{"conflicts", fmt.Errorf("%w: PROMOTE refused: 2 rows changed", operator.ErrRefused),
 			"conflict: refused: PROMOTE refused: 2 rows changed", adminapi.ErrConflict},
 		{"other", other, "registry unreachable", nil},
 	}

@@ -1,4 +1,9 @@
-package session
+// Package operator is what the operator does with sandboxes by name,
+// whoever owns them — the admin API's and the CLI's list, show, keep,
+// discard, diff, export and promote — over the registry and the reviewer.
+// It holds no connection's state: the SANDBOX statements a session runs
+// are session's.
+package operator
 
 import (
 	"cmp"
@@ -10,10 +15,27 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/reply"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/review"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
+
+// Operator acts on the sandboxes of a registry by name.
+type Operator struct {
+	reg   *registry.Registry
+	rev   *review.Reviewer
+	names sandbox.Names
+}
+
+// New is the operator of reg's sandboxes, reviewing them with rev; names
+// are the proxy's schema names (the registry's tables).
+func New(reg *registry.Registry, rev *review.Reviewer, names sandbox.Names) *Operator {
+	return &Operator{reg: reg, rev: rev, names: names}
+}
 
 // ErrNoSandbox is returned for a sandbox name that does not exist.
 var ErrNoSandbox = fmt.Errorf("no such sandbox")
@@ -41,14 +63,14 @@ const AdminUser = "admin-api"
 
 // List returns every sandbox: those of this process and those in the
 // registry (kept, or held by other processes), sorted by name.
-func (m *Manager) List(ctx context.Context) ([]Info, error) {
-	byID := map[string]Info{}
-	for _, sb := range m.reg.Sandboxes() {
+func (o *Operator) List(ctx context.Context) ([]registry.Info, error) {
+	byID := map[string]registry.Info{}
+	for _, sb := range o.reg.Sandboxes() {
 		byID[sb.ID] = sb.Info(false)
 	}
-	err := m.reg.WithConn(ctx, func(c SideConn) error {
+	err := o.reg.WithConn(ctx, func(c sideconn.Conn) error {
 		rows, err := c.Query(ctx, "SELECT s.id, s.name, s.kept, s.owner, s.created_at, s.expires_at, COUNT(t.tbl), COALESCE(SUM(t.bytes), 0)"+
-			" FROM "+m.names.Q("sandboxes")+" s LEFT JOIN "+m.names.Q("tables")+" t ON t.sandbox_id = s.id AND t.kind IN ('fork', 'schema', 'created')"+
+			" FROM "+o.names.Q("sandboxes")+" s LEFT JOIN "+o.names.Q("tables")+" t ON t.sandbox_id = s.id AND t.kind IN ('fork', 'schema', 'created')"+
 			" GROUP BY s.id, s.name, s.kept, s.owner, s.created_at, s.expires_at")
 		if err != nil {
 			return fmt.Errorf("read registry: %w", err)
@@ -57,7 +79,7 @@ func (m *Manager) List(ctx context.Context) ([]Info, error) {
 			if _, ok := byID[sideconn.Str(r[0])]; ok {
 				continue
 			}
-			in := Info{ID: sideconn.Str(r[0]), Name: sideconn.Str(r[1]), State: "active", Owner: sideconn.Str(r[3]), Created: sideconn.ParseTime(r[4]),
+			in := registry.Info{ID: sideconn.Str(r[0]), Name: sideconn.Str(r[1]), State: "active", Owner: sideconn.Str(r[3]), Created: sideconn.ParseTime(r[4]),
 				TableCount: int(sideconn.Num(r[6])), Bytes: sideconn.Num(r[7])}
 			if e := sideconn.ParseTime(r[5]); !e.IsZero() {
 				// An unkept sandbox's expiry is the end of its grace.
@@ -73,7 +95,7 @@ func (m *Manager) List(ctx context.Context) ([]Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Info, 0, len(byID))
+	out := make([]registry.Info, 0, len(byID))
 	for _, in := range byID {
 		out = append(out, in)
 	}
@@ -82,54 +104,54 @@ func (m *Manager) List(ctx context.Context) ([]Info, error) {
 }
 
 // Show describes the sandbox called name with its tables.
-func (m *Manager) Show(ctx context.Context, name string) (Info, error) {
-	sb, err := m.named(ctx, name)
+func (o *Operator) Show(ctx context.Context, name string) (registry.Info, error) {
+	sb, err := o.named(ctx, name)
 	if err != nil {
-		return Info{}, err
+		return registry.Info{}, err
 	}
 	return sb.Info(true), nil
 }
 
 // Keep keeps the sandbox called name for ttl (0: until discarded).
-func (m *Manager) Keep(ctx context.Context, name string, keep *time.Duration) (Info, error) {
-	ttl := m.reg.Limits().DefaultTTL
+func (o *Operator) Keep(ctx context.Context, name string, keep *time.Duration) (registry.Info, error) {
+	ttl := o.reg.Limits().DefaultTTL
 	if keep != nil {
 		ttl = *keep
 	}
-	if err := m.reg.Limits().CheckTTL(ttl); err != nil {
-		return Info{}, fmt.Errorf("%w: %v", ErrTTL, err)
+	if err := o.reg.Limits().CheckTTL(ttl); err != nil {
+		return registry.Info{}, fmt.Errorf("%w: %v", ErrTTL, err)
 	}
-	sb, err := m.named(ctx, name)
+	sb, err := o.named(ctx, name)
 	if err != nil {
-		return Info{}, err
+		return registry.Info{}, err
 	}
-	sb = m.reg.Remember(sb)
+	sb = o.reg.Remember(sb)
 	var exp time.Time
 	if ttl > 0 {
 		exp = time.Now().UTC().Add(ttl)
 	}
 	sb.KeepAs(exp)
 	sb.Touch()
-	if err := m.reg.WithConn(ctx, func(c SideConn) error { return m.reg.PersistKeep(ctx, c, sb) }); err != nil {
-		return Info{}, err
+	if err := o.reg.WithConn(ctx, func(c sideconn.Conn) error { return o.reg.PersistKeep(ctx, c, sb) }); err != nil {
+		return registry.Info{}, err
 	}
 	return sb.Info(true), nil
 }
 
 // Discard drops the sandbox called name and its forks; connections in it
 // get "sandbox was discarded" on their next statement.
-func (m *Manager) Discard(ctx context.Context, name string) error {
-	sb, err := m.named(ctx, name)
+func (o *Operator) Discard(ctx context.Context, name string) error {
+	sb, err := o.named(ctx, name)
 	if err != nil {
 		return err
 	}
-	return m.reg.Discard(ctx, m.reg.Remember(sb), true, false, "discarded")
+	return o.reg.Discard(ctx, o.reg.Remember(sb), true, false, "discarded")
 }
 
 // named is the sandbox called name, in memory or in the registry; an
 // ErrNoSandbox when there is none.
-func (m *Manager) named(ctx context.Context, name string) (*Sandbox, error) {
-	sb, err := m.reg.Lookup(ctx, name)
+func (o *Operator) named(ctx context.Context, name string) (*registry.Sandbox, error) {
+	sb, err := o.reg.Lookup(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -139,30 +161,30 @@ func (m *Manager) named(ctx context.Context, name string) (*Sandbox, error) {
 	return sb, nil
 }
 
-// DiffNamed is SANDBOX DIFF [SUMMARY] [FOR only] of the sandbox called
+// Diff is SANDBOX DIFF [SUMMARY] [FOR only] of the sandbox called
 // name, whoever owns it (the admin API's): a Reply with DiffSummaryColumns
 // or DiffColumns. Refusals are ErrRefused (see adminRefusal).
-func (m *Manager) DiffNamed(ctx context.Context, name string, summary bool, only *rewrite.Table) (*Reply, error) {
-	sb, err := m.named(ctx, name)
+func (o *Operator) Diff(ctx context.Context, name string, summary bool, only *rewrite.Table) (*reply.Reply, error) {
+	sb, err := o.named(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	r, err := m.rev.Diff(ctx, sb, summary, only)
+	r, err := o.rev.Diff(ctx, sb, summary, only)
 	if err != nil {
 		return nil, adminRefusal(err)
 	}
 	return r, nil
 }
 
-// ExportNamed is SANDBOX EXPORT of the sandbox called name, whoever owns it
+// Export is SANDBOX EXPORT of the sandbox called name, whoever owns it
 // (the admin API's): its statements, without semicolons, comments ("-- …")
 // among them.
-func (m *Manager) ExportNamed(ctx context.Context, name string) ([]string, error) {
-	sb, err := m.named(ctx, name)
+func (o *Operator) Export(ctx context.Context, name string) ([]string, error) {
+	sb, err := o.named(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	r, err := m.rev.Export(ctx, sb)
+	r, err := o.rev.Export(ctx, sb)
 	if err != nil {
 		return nil, adminRefusal(err)
 	}
@@ -173,21 +195,21 @@ func (m *Manager) ExportNamed(ctx context.Context, name string) ([]string, error
 	return out, nil
 }
 
-// PromoteNamed is SANDBOX PROMOTE of the sandbox called name by strategy
+// Promote is SANDBOX PROMOTE of the sandbox called name by strategy
 // (FAIL, OURS or THEIRS in any case; "" is FAIL) by the admin API: as
 // AdminUser, a sandbox admin, via "api". Refusals are ErrForbidden or
 // ErrRefused (see adminRefusal); a strategy it does not know an
 // ErrStrategy.
-func (m *Manager) PromoteNamed(ctx context.Context, name, strategy string) (*Reply, error) {
+func (o *Operator) Promote(ctx context.Context, name, strategy string) (*reply.Reply, error) {
 	strategy = strings.ToUpper(cmp.Or(strategy, "FAIL"))
 	if !slices.Contains([]string{"FAIL", "OURS", "THEIRS"}, strategy) {
 		return nil, fmt.Errorf("%w: %q (FAIL, OURS or THEIRS)", ErrStrategy, strategy)
 	}
-	sb, err := m.named(ctx, name)
+	sb, err := o.named(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	r, err := m.promoteAsAdmin(ctx, sb, strategy)
+	r, err := o.promoteAsAdmin(ctx, sb, strategy)
 	if err != nil {
 		return nil, adminRefusal(err)
 	}
@@ -198,8 +220,8 @@ func (m *Manager) PromoteNamed(ctx context.Context, name, strategy string) (*Rep
 // its bearer token, is a sandbox admin whatever the sandbox — the operator,
 // who reviews and applies with the promote account's rights, not a
 // sandbox's user, whose own grants bound SANDBOX PROMOTE.
-func (m *Manager) promoteAsAdmin(ctx context.Context, sb *Sandbox, strategy string) (*Reply, error) {
-	return m.rev.PromoteAs(ctx, sb, AdminUser, strategy, "api", true, nil)
+func (o *Operator) promoteAsAdmin(ctx context.Context, sb *registry.Sandbox, strategy string) (*reply.Reply, error) {
+	return o.rev.PromoteAs(ctx, sb, AdminUser, strategy, "api", true, nil)
 }
 
 // adminRefusal marks err, if it is a refusal (*rewrite.Refusal), for the
