@@ -59,7 +59,7 @@ func (s *Session) decide(ctx context.Context, sql string, opts rewrite.Options, 
 			if prepared {
 				return nil, rewrite.Refuse(wire.ErUnsupportedPS, "SANDBOX statements cannot be prepared; send them as plain queries")
 			}
-			return s.sandboxStatement(ctx, sql)
+			return s.sandboxStatement(sql)
 		}
 	}
 	p := newPlan(sql, a)

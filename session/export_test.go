@@ -45,8 +45,8 @@ func (s *Session) readWith(opts rewrite.Options) rewrite.Options {
 	return o
 }
 
-// PlanWith plans sql read with opts, without the answers Plan makes
-// (process list, warnings) or KILL.
+// PlanWith plans sql read with opts (a SANDBOX statement run), without
+// the answers Plan makes (process list, warnings) or KILL.
 func (s *Session) PlanWith(ctx context.Context, sql string, opts rewrite.Options, prepared bool) (*Plan, error) {
 	if s.mode == Passthrough {
 		return &Plan{SQL: sql, text: sql}, nil
@@ -54,6 +54,9 @@ func (s *Session) PlanWith(ctx context.Context, sql string, opts rewrite.Options
 	p, err := s.plan(ctx, sql, s.readWith(opts), prepared)
 	if err != nil {
 		return nil, s.serverVerdict(ctx, sql, s.readWith(opts), err)
+	}
+	if err := s.answered(ctx, p); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -123,13 +126,23 @@ func (m *Manager) LifeLock(name string) string { return m.reg.LifeLock(name) }
 // NameID is the id of the sandbox called name in every process.
 func NameID(name string) string { return registry.NameID(name) }
 
-// Plan is a text's whole plan: Run's plan and fork steps.
+// Plan is a text's whole plan: Run's plan, answer and fork steps.
 func (s *Session) Plan(ctx context.Context, sql string, prepared bool) (*Plan, error) {
 	p, _, err := s.planned(ctx, Input{Text: sql, Prepare: prepared})
+	if err == nil {
+		err = s.answered(ctx, p)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// Decided is a text's plan through Run's plan and fork steps only: the
+// session's own answer not yet made.
+func (s *Session) Decided(ctx context.Context, sql string) (*Plan, error) {
+	p, _, err := s.planned(ctx, Input{Text: sql})
+	return p, err
 }
 
 // Before is before, the step of Run after planning.

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"strings"
 	"unicode/utf8"
 
@@ -13,8 +14,13 @@ import (
 // Plan is what to do with one client input: answer it with Reply, or send
 // SQL upstream.
 type Plan struct {
-	// Reply, when set, is the whole answer: nothing goes upstream.
+	// Reply, when set, is the whole answer: nothing goes upstream. Run's
+	// answer step sets it (answer).
 	Reply *Reply
+	// answer, when set, makes Reply at Run's answer step: the session's own
+	// answer — a SANDBOX statement, SHOW PROCESSLIST, SHOW WARNINGS —,
+	// which planning decides but does not run.
+	answer func(context.Context) (*Reply, error)
 	// SQL is the text to send upstream (the input itself when unchanged).
 	SQL string
 
@@ -128,7 +134,7 @@ type Plan struct {
 // direct connection (the server notices a client gone only when it next
 // writes to it).
 func (p *Plan) Killable() bool {
-	if p == nil || p.Reply != nil || p.analysis == nil || p.locks || p.ddl || p.begin || p.txControl || p.txEnd ||
+	if p == nil || p.Answered() || p.analysis == nil || p.locks || p.ddl || p.begin || p.txControl || p.txEnd ||
 		p.useDB || p.readVars || p.processList != nil || p.diagnostics {
 		return false
 	}
@@ -211,13 +217,17 @@ func (s *Session) Classify(sql string) string {
 	return "multi"
 }
 
+// Answered reports whether the session answers the input itself (Reply,
+// or answer to make it): nothing goes upstream.
+func (p *Plan) Answered() bool { return p.Reply != nil || p.answer != nil }
+
 // Class names the input for metrics: the class of its statement, or
 // "multi" for several.
 func (p *Plan) Class() string {
 	switch {
 	case p == nil || p.analysis == nil:
 		return "unknown"
-	case p.Reply != nil:
+	case p.Answered():
 		return rewrite.ClassSandbox.String()
 	case len(p.analysis.Statements) == 1:
 		return p.analysis.Statements[0].Class.String()

@@ -44,14 +44,14 @@ type Exchange interface {
 // of a failed step:
 //
 //	plan    decide: its text's plan, or an execution's made anew when it no longer holds
-//	answer  the session's own answer, when the plan is one: done
+//	answer  the session's own answer, when the plan is one, made (a SANDBOX statement runs here): done
 //	fork    in a sandbox, fork what it writes and rewrite it to the forks (forkPlanned)
 //	before  end and restart or replay the transaction past a fork
 //	send    x.Send; when it fails the statement never ran, and what planning made for it goes (abandon)
 //	relay   x.Relay, the plan telling names back
 //	after   record it for a replay, track the transaction, read settings back
 //
-// A failed plan, fork, before or send is answered with x.Refuse. ok is
+// A failed plan, answer, fork, before or send is answered with x.Refuse. ok is
 // false when the client got an error for the statement (which ends a
 // multi-statement input); err is an error the client did not get: the
 // connection broke, or bookkeeping after the answer failed.
@@ -65,7 +65,10 @@ func (s *Session) Run(ctx context.Context, in Input, x Exchange) (ok bool, err e
 		// A text refused has no plan; an execution keeps its statement's.
 		return false, x.Refuse(in.Prepared, err)
 	}
-	if p.Reply != nil {
+	if p.Answered() {
+		if err := s.answered(ctx, p); err != nil {
+			return false, x.Refuse(in.Prepared, err)
+		}
 		return true, x.Answer(p)
 	}
 	if err := s.before(ctx, p); err != nil {
@@ -90,10 +93,24 @@ func (s *Session) Run(ctx context.Context, in Input, x Exchange) (ok bool, err e
 // the session's own answer).
 func (s *Session) planned(ctx context.Context, in Input) (p *Plan, replanned bool, err error) {
 	p, replanned, err = s.planInput(ctx, in)
-	if err == nil && p.Reply == nil {
+	if err == nil && !p.Answered() {
 		err = s.fork(ctx, in, p)
 	}
 	return p, replanned, err
+}
+
+// answered is Run's answer step: the session's own answer made (a SANDBOX
+// statement run, SHOW PROCESSLIST or WARNINGS read), p.Reply.
+func (s *Session) answered(ctx context.Context, p *Plan) error {
+	if p.answer == nil {
+		return nil
+	}
+	r, err := p.answer(ctx)
+	if err != nil {
+		return err
+	}
+	p.Reply, p.answer = r, nil
+	return nil
 }
 
 // planInput is in's plan as decided: its text's, or for an execution its

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sqlfork/sqlfork-proxy/sandbox/operator"
 	"github.com/sqlfork/sqlfork-proxy/session"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -98,5 +99,37 @@ func TestRunSteps(t *testing.T) {
 	}
 	if p := e.mustPlan(s, "SELECT * FROM app.u"); p.Flags().Changed {
 		t.Errorf("after a DROP that was never sent, u is read from %q", p.SQL)
+	}
+}
+
+// TestAnswerRunsCommand: planning a SANDBOX statement decides it and runs
+// nothing; Run's answer step runs it. A refusal there is refused, and
+// nothing goes upstream.
+func TestAnswerRunsCommand(t *testing.T) {
+	e := newEnv(t, session.Config{}, nil)
+	s := e.open(session.Options{User: "u", Mode: session.Explicit})
+	p, err := s.Decided(e.ctx, "SANDBOX CREATE later")
+	if err != nil || !p.Answered() || p.Reply != nil {
+		t.Fatalf("plan of SANDBOX CREATE: %v, answered %v, reply %v", err, p != nil && p.Answered(), p)
+	}
+	if _, err := e.m.Operator().Show(e.ctx, "later"); !errors.Is(err, operator.ErrNoSandbox) {
+		t.Fatalf("planning SANDBOX CREATE made the sandbox: %v", err)
+	}
+	x := &script{}
+	ok, err := s.Run(e.ctx, session.Input{Text: "SANDBOX CREATE later"}, x)
+	if err != nil || !ok || strings.Join(x.steps, "|") != "answer" {
+		t.Fatalf("Run(SANDBOX CREATE): %v, ok %v, steps %q", err, ok, x.steps)
+	}
+	if _, err := e.m.Operator().Show(e.ctx, "later"); err != nil {
+		t.Errorf("Run's answer step did not make the sandbox: %v", err)
+	}
+
+	x = &script{}
+	ok, err = s.Run(e.ctx, session.Input{Text: "SANDBOX DISCARD nosuch"}, x)
+	if err != nil || ok || strings.Join(x.steps, "|") != "refuse" {
+		t.Fatalf("Run(SANDBOX DISCARD nosuch): %v, ok %v, steps %q", err, ok, x.steps)
+	}
+	if x.refused == nil || !strings.Contains(x.refused.Error(), "nosuch") {
+		t.Errorf("SANDBOX DISCARD nosuch refused with %v", x.refused)
 	}
 }

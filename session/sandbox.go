@@ -11,8 +11,9 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
-// sandboxStatement runs a SANDBOX pseudo-statement.
-func (s *Session) sandboxStatement(ctx context.Context, sql string) (*Plan, error) {
+// sandboxStatement plans a SANDBOX pseudo-statement: Run's answer step
+// runs it (command).
+func (s *Session) sandboxStatement(sql string) (*Plan, error) {
 	if s.tx.Open() {
 		return nil, rewrite.Refuse(wire.ErCantDoThisDuringTrx, "SANDBOX statements are not allowed in a transaction; COMMIT or ROLLBACK first")
 	}
@@ -20,33 +21,41 @@ func (s *Session) sandboxStatement(ctx context.Context, sql string) (*Plan, erro
 	if err != nil {
 		return nil, rewrite.Refuse(wire.ErParse, "%v", err)
 	}
-	var r *Reply
+	answer := func(ctx context.Context) (*Reply, error) {
+		r, err := s.command(ctx, c)
+		if err != nil {
+			s.refused = diagnosticsOf(err) // for SHOW WARNINGS, as a refused text's
+		}
+		return r, err
+	}
+	return &Plan{answer: answer, analysis: &rewrite.Analysis{}}, nil
+}
+
+// command runs the SANDBOX statement c: its answer, or its refusal.
+func (s *Session) command(ctx context.Context, c command.Command) (*Reply, error) {
 	switch c.Verb {
 	case command.VerbCreate:
-		r, err = s.create(ctx, c)
+		return s.create(ctx, c)
 	case command.VerbAttach:
-		r, err = s.attachTo(ctx, c.Name)
+		return s.attachTo(ctx, c.Name)
 	case command.VerbDetach:
-		r, err = s.detachCmd()
+		return s.detachCmd()
 	case command.VerbKeep:
-		r, err = s.keep(ctx, c)
+		return s.keep(ctx, c)
 	case command.VerbDiscard:
-		r, err = s.discardCmd(ctx, c.Name)
+		return s.discardCmd(ctx, c.Name)
 	case command.VerbStatus:
-		r, err = s.status()
+		return s.status()
 	case command.VerbList:
-		r, err = s.list(ctx)
+		return s.list(ctx)
 	case command.VerbDiff:
-		r, err = s.diffCmd(ctx, c)
+		return s.diffCmd(ctx, c)
 	case command.VerbExport:
-		r, err = s.exportCmd(ctx, c)
+		return s.exportCmd(ctx, c)
 	case command.VerbPromote:
-		r, err = s.promoteCmd(ctx, c)
+		return s.promoteCmd(ctx, c)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return &Plan{Reply: r, analysis: &rewrite.Analysis{}}, nil
+	return nil, rewrite.Refuse(wire.ErParse, "unknown SANDBOX statement %q", c.Verb)
 }
 
 func (s *Session) ttlOrDefault(c command.Command) time.Duration {

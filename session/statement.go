@@ -114,7 +114,7 @@ func (s *Session) readVars(ctx context.Context) error {
 }
 
 // planText decides what to do with an input sent as COM_QUERY (prepared
-// false) or COM_STMT_PREPARE: answer it (Plan.Reply), refuse it (an error
+// false) or COM_STMT_PREPARE: answer it (Plan.Answered: Run's answer step makes the Reply), refuse it (an error
 // the client gets), or send Plan.SQL upstream — in a sandbox once Run's
 // fork step forked what it writes and rewrote it (Plan.fork). An error that is not a refusal or the server's may mean the
 // upstream connection broke (it is the Upstream's own error).
@@ -143,12 +143,10 @@ func (s *Session) planText(ctx context.Context, sql string, prepared bool) (*Pla
 	case p.processList != nil:
 		pl := *p.processList
 		pl.Text = sql // the caller's own row shows the text as sent
-		p.Reply, err = s.processList(ctx, &pl)
+		p.answer = func(ctx context.Context) (*Reply, error) { return s.processList(ctx, &pl) }
 	case p.diagnostics:
-		p.Reply, err = s.diagnostics(ctx, p.SQL, refused)
-	}
-	if err != nil {
-		return nil, err
+		q := p.SQL
+		p.answer = func(ctx context.Context) (*Reply, error) { return s.diagnostics(ctx, q, refused) }
 	}
 	return p, nil
 }
