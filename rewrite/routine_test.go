@@ -126,11 +126,7 @@ func TestProcedures(t *testing.T) {
 			"CREATE PROCEDURE `sb_app`.`p`() BEGIN " + strings.Repeat("BEGIN ", 200) + "DELETE FROM `sb_app`.`t`; " + strings.Repeat("END; ", 200) + "END"},
 	} {
 		res, err := e.Rewrite(c.sql, opts, sandboxRoutines{})
-		if err != nil {
-			t.Errorf("%q: %v", c.sql, err)
-		} else if res.SQL != c.want {
-			t.Errorf("%q\n got %q\nwant %q", c.sql, res.SQL, c.want)
-		}
+		wantSQL(t, c.sql, res, err, c.want)
 	}
 	wantRefused(t, e, opts, mapsNothingResolver{},
 		"CREATE PROCEDURE p() BEGIN IF 1 THEN DELETE FROM t; END; END",
@@ -208,12 +204,8 @@ func TestNestingDepth(t *testing.T) {
 func wantRewrite(t *testing.T, e *Engine, sql string, opts Options, r Resolver, want, kinds string) bool {
 	t.Helper()
 	res, err := e.Rewrite(sql, opts, r)
-	if err != nil {
-		t.Errorf("%q: %v", sql, err)
+	if !wantSQL(t, sql, res, err, want) {
 		return false
-	}
-	if res.SQL != want {
-		t.Errorf("%q\n got %q\nwant %q", sql, res.SQL, want)
 	}
 	var got []string
 	for _, st := range res.Analysis.Statements {
@@ -221,6 +213,20 @@ func wantRewrite(t *testing.T, e *Engine, sql string, opts Options, r Resolver, 
 	}
 	if k := strings.Join(got, " "); k != kinds {
 		t.Errorf("%q: kinds %q, want %q", sql, k, kinds)
+	}
+	return true
+}
+
+// wantSQL checks that a rewrite of sql, which gave res and err, gave want;
+// false when it failed.
+func wantSQL(t *testing.T, sql string, res *Result, err error, want string) bool {
+	t.Helper()
+	if err != nil {
+		t.Errorf("%q: %v", sql, err)
+		return false
+	}
+	if res.SQL != want {
+		t.Errorf("%q\n got %q\nwant %q", sql, res.SQL, want)
 	}
 	return true
 }
@@ -338,11 +344,7 @@ func TestAnchoredTypes(t *testing.T) {
 		{"CREATE FUNCTION f(x TYPE OF t.a) RETURNS INT RETURN x", "CREATE FUNCTION `sb_app`.`f`(x TYPE OF `sb_app`.`t`.a) RETURNS INT RETURN x"},
 	} {
 		res, err := e.Rewrite(c.sql, opts, sandboxRoutines{})
-		if err != nil {
-			t.Errorf("%q: %v", c.sql, err)
-		} else if res.SQL != c.want {
-			t.Errorf("%q\n got %q\nwant %q", c.sql, res.SQL, c.want)
-		}
+		wantSQL(t, c.sql, res, err, c.want)
 	}
 	wantRefused(t, e, opts, sandboxRoutines{},
 		"CREATE PROCEDURE p() BEGIN DECLARE r ROW TYPE OF a.b.c; END",

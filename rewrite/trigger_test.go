@@ -76,11 +76,7 @@ func TestTriggers(t *testing.T) {
 			t.Errorf("%q: writes %q reads %q, want %q %q", c.sql, w, r, sortedList(c.writes), sortedList(c.reads))
 		}
 		res, err := a.Rewrite(sandboxTriggers{})
-		if err != nil {
-			t.Errorf("%q: %v", c.sql, err)
-		} else if res.SQL != c.want {
-			t.Errorf("%q\n got %q\nwant %q", c.sql, res.SQL, c.want)
-		}
+		wantSQL(t, c.sql, res, err, c.want)
 		_, err = a.Rewrite(mapResolver{{DB: "app", Name: "t"}: {DB: "sb_app", Name: "t"}})
 		if c.kind != "SHOW CREATE TRIGGER" && (err == nil || !strings.Contains(err.Error(), "acts on a trigger")) {
 			t.Errorf("%q without a trigger resolver: %v", c.sql, err)
@@ -186,11 +182,7 @@ func TestTriggerPieces(t *testing.T) {
 			t.Errorf("%q: statements %s, want %s", c.sql, k, c.kinds)
 		}
 		res, err := a.Rewrite(sandboxTriggers{})
-		if err != nil {
-			t.Errorf("%q: %v", c.sql, err)
-		} else if res.SQL != c.want {
-			t.Errorf("%q\n got %q\nwant %q", c.sql, res.SQL, c.want)
-		}
+		wantSQL(t, c.sql, res, err, c.want)
 	}
 }
 
