@@ -1,18 +1,8 @@
 package corpus
 
-// extra holds further cases: ORM output (GORM, Hibernate, ActiveRecord,
+// This file holds further cases: ORM output (GORM, Hibernate, ActiveRecord,
 // SQLAlchemy, Prisma), every rewrite form, byte fidelity, refusals and the
 // classification of statements that name no table.
-var extra = concat(gormCases, hibernateCases, activeRecordCases, sqlalchemyCases, prismaCases,
-	formCases, fidelityCases, refusalCases, classCases)
-
-func concat(lists ...[]Case) []Case {
-	var all []Case
-	for _, l := range lists {
-		all = append(all, l...)
-	}
-	return all
-}
 
 // gormCases are statements as GORM v2 (MySQL driver) writes them:
 // backquoted names, table-qualified soft-delete filters, LIMIT 1.
