@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,8 +13,13 @@ import (
 type sandboxRoutines struct{}
 
 func (sandboxRoutines) Resolve(t Table, _ bool) (Table, bool, error) {
-	switch strings.ToLower(t.Name) {
-	case "users", "things", "trees", "t", "u":
+	return inSandbox(t, "users", "things", "trees", "t", "u")
+}
+
+// inSandbox maps t to sb_<db> when its name is one of names (lower case),
+// whatever its case; any other table stays where it is.
+func inSandbox(t Table, names ...string) (Table, bool, error) {
+	if slices.Contains(names, strings.ToLower(t.Name)) {
 		return Table{DB: "sb_" + t.DB, Name: t.Name}, true, nil
 	}
 	return t, false, nil

@@ -13,11 +13,7 @@ import (
 type sandboxTriggers struct{}
 
 func (sandboxTriggers) Resolve(t Table, _ bool) (Table, bool, error) {
-	switch strings.ToLower(t.Name) {
-	case "t", "u", "log":
-		return Table{DB: "sb_" + t.DB, Name: t.Name}, true, nil
-	}
-	return t, false, nil
+	return inSandbox(t, "t", "u", "log")
 }
 
 func (sandboxTriggers) ResolveTrigger(st *Statement) (string, bool, error) {
