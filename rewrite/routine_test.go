@@ -106,7 +106,7 @@ func TestProcedures(t *testing.T) {
 	}
 	// Control flow: each statement of the body, and each expression (as
 	// SELECT <expression>), read alone and rewritten in place.
-	for _, c := range []struct{ sql, want string }{
+	wantRewrites(t, e, opts, sandboxRoutines{}, []rewriteCase{
 		{"CREATE PROCEDURE p() BEGIN IF (SELECT COUNT(*) FROM t) > 0 THEN DELETE FROM t; ELSEIF 1 THEN SELECT 1; ELSE UPDATE u SET a = 1; END IF; END",
 			"CREATE PROCEDURE `sb_app`.`p`() BEGIN IF (SELECT COUNT(*) FROM `sb_app`.`t`) > 0 THEN DELETE FROM `sb_app`.`t`; ELSEIF 1 THEN SELECT 1; ELSE UPDATE `sb_app`.`u` SET a = 1; END IF; END"},
 		{"CREATE PROCEDURE p() BEGIN l: LOOP DELETE FROM t; LEAVE l; END LOOP l; END",
@@ -130,10 +130,7 @@ func TestProcedures(t *testing.T) {
 		// Blocks nested deeper than 64 levels (the server reads thousands).
 		{"CREATE PROCEDURE p() BEGIN " + strings.Repeat("BEGIN ", 200) + "DELETE FROM t; " + strings.Repeat("END; ", 200) + "END",
 			"CREATE PROCEDURE `sb_app`.`p`() BEGIN " + strings.Repeat("BEGIN ", 200) + "DELETE FROM `sb_app`.`t`; " + strings.Repeat("END; ", 200) + "END"},
-	} {
-		res, err := e.Rewrite(c.sql, opts, sandboxRoutines{})
-		wantSQL(t, c.sql, res, err, c.want)
-	}
+	})
 	wantRefused(t, e, opts, mapsNothingResolver{},
 		"CREATE PROCEDURE p() BEGIN IF 1 THEN DELETE FROM t; END; END",
 		"CREATE PROCEDURE p() BEGIN IF (SELECT * FROM t FOR SYSTEM_TIME ALL) THEN SELECT 1; END IF; END",
@@ -237,6 +234,19 @@ func wantSQL(t *testing.T, sql string, res *Result, err error, want string) bool
 	return true
 }
 
+// rewriteCase is a text and the exact text it must be rewritten to.
+type rewriteCase struct{ sql, want string }
+
+// wantRewrites checks that e rewrites the text of each of cases (read with
+// opts, through r) to its want.
+func wantRewrites(t *testing.T, e *Engine, opts Options, r Resolver, cases []rewriteCase) {
+	t.Helper()
+	for _, c := range cases {
+		res, err := e.Rewrite(c.sql, opts, r)
+		wantSQL(t, c.sql, res, err, c.want)
+	}
+}
+
 // wantRefused checks that e refuses each of sqls, read with opts, through r.
 func wantRefused(t *testing.T, e *Engine, opts Options, r Resolver, sqls ...string) {
 	t.Helper()
@@ -336,7 +346,7 @@ func TestProcedureAfterSyntaxError(t *testing.T) {
 func TestAnchoredTypes(t *testing.T) {
 	e := NewEngine(0)
 	opts := Options{DB: "app", Server: maria1011}
-	for _, c := range []struct{ sql, want string }{
+	wantRewrites(t, e, opts, sandboxRoutines{}, []rewriteCase{
 		{"CREATE PROCEDURE p() BEGIN DECLARE v TYPE OF t.a; DECLARE w TYPE OF v DEFAULT 1; DECLARE r ROW TYPE OF other.u; SELECT v; END",
 			"CREATE PROCEDURE `sb_app`.`p`() BEGIN DECLARE v TYPE OF `sb_app`.`t`.a; DECLARE w TYPE OF v DEFAULT 1; DECLARE r ROW TYPE OF `sb_other`.`u`; SELECT v; END"},
 		{"CREATE PROCEDURE p(x TYPE OF app.t.a, OUT y ROW TYPE OF t) BEGIN DECLARE v TYPE OF t . a DEFAULT x; END",
@@ -348,10 +358,7 @@ func TestAnchoredTypes(t *testing.T) {
 		{"CREATE PROCEDURE p() BEGIN BEGIN DECLARE t CURSOR FOR SELECT 1; END; BEGIN DECLARE r ROW TYPE OF t; END; END",
 			"CREATE PROCEDURE `sb_app`.`p`() BEGIN BEGIN DECLARE t CURSOR FOR SELECT 1; END; BEGIN DECLARE r ROW TYPE OF `sb_app`.`t`; END; END"},
 		{"CREATE FUNCTION f(x TYPE OF t.a) RETURNS INT RETURN x", "CREATE FUNCTION `sb_app`.`f`(x TYPE OF `sb_app`.`t`.a) RETURNS INT RETURN x"},
-	} {
-		res, err := e.Rewrite(c.sql, opts, sandboxRoutines{})
-		wantSQL(t, c.sql, res, err, c.want)
-	}
+	})
 	wantRefused(t, e, opts, sandboxRoutines{},
 		"CREATE PROCEDURE p() BEGIN DECLARE r ROW TYPE OF a.b.c; END",
 		"CREATE PROCEDURE p() BEGIN DECLARE v TYPE OF a.b.c.d; END",
