@@ -768,8 +768,6 @@ var formCases = []Case{
 		Want: "ALTER TABLE `sbx`.`s1_orders` EXCHANGE PARTITION p0 WITH TABLE `sbx`.`s1_line_items`"},
 	{SQL: "RENAME TABLE other.things TO other.things_old",
 		Class: "ddl", Writes: "other.things,other.things_old", Want: "RENAME TABLE `sbx`.`s1_things` TO other.things_old"},
-	{SQL: "ALTER TABLE status ADD COLUMN status INT",
-		Class: "ddl", Writes: "app.status", Want: "ALTER TABLE `sbx`.`s1_status` ADD COLUMN status INT"},
 	{SQL: "ALTER TABLE orders ADD FOREIGN KEY (user_id) REFERENCES users (id)",
 		Class: "ddl", Writes: "app.orders,app.users",
 		Want: "ALTER TABLE `sbx`.`s1_orders` ADD FOREIGN KEY (user_id) REFERENCES `sbx`.`s1_users` (id)"},
