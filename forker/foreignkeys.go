@@ -3,6 +3,8 @@ package forker
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -136,11 +138,11 @@ func RestoreIndexNames(ctx context.Context, c Conn, src, dst sqlname.Table) erro
 		}
 	}
 	var renames []string
-	for _, name := range sortedKeys(srcIdx) {
+	for _, name := range slices.Sorted(maps.Keys(srcIdx)) {
 		if _, ok := dstIdx[name]; ok {
 			continue
 		}
-		for _, other := range sortedKeys(dstIdx) {
+		for _, other := range slices.Sorted(maps.Keys(dstIdx)) {
 			if _, inSrc := srcIdx[other]; !inSrc && dstIdx[other] == srcIdx[name] {
 				renames = append(renames, "RENAME INDEX "+quote.Ident(other)+" TO "+quote.Ident(name))
 				delete(dstIdx, other)
@@ -155,15 +157,6 @@ func RestoreIndexNames(ctx context.Context, c Conn, src, dst sqlname.Table) erro
 		return fmt.Errorf("name the indexes of %s as production's: %w", dst.Quoted(), err)
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // AddForeignKey gives child (a fork) the key fk, referencing parent (the

@@ -9,24 +9,30 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/quote/model"
 )
 
+// check compares f(in) with want for each in, want of cases.
+func check(t *testing.T, name string, f func(string) string, cases map[string]string) {
+	t.Helper()
+	for in, want := range cases {
+		if got := f(in); got != want {
+			t.Errorf("%s(%q) = %q, want %q", name, in, got, want)
+		}
+	}
+}
+
 func TestIdent(t *testing.T) {
-	for in, want := range map[string]string{
+	check(t, "Ident", Ident, map[string]string{
 		"t":              "`t`",
 		"a`b":            "`a``b`",
 		"``":             "``````",
 		"x\n\\! touch p": "`x\n\\! touch p`",
-	} {
-		if got := Ident(in); got != want {
-			t.Errorf("Ident(%q) = %q, want %q", in, got, want)
-		}
-	}
+	})
 	if got := Qualified("d", "t`"); got != "`d`.`t```" {
 		t.Errorf("Qualified = %q", got)
 	}
 }
 
 func TestString(t *testing.T) {
-	for in, want := range map[string]string{
+	check(t, "String", String, map[string]string{
 		"":             "''",
 		"plain text":   "'plain text'",
 		"it's":         "'it''s'",
@@ -37,11 +43,7 @@ func TestString(t *testing.T) {
 		"\xff\xfe":     "_binary X'FFFE'",
 		"new\nline":    "_utf8mb4 X'6E65770A6C696E65'",
 		"tab\tand\x1b": "_utf8mb4 X'74616209616E641B'",
-	} {
-		if got := String(in); got != want {
-			t.Errorf("String(%q) = %s, want %s", in, got, want)
-		}
-	}
+	})
 }
 
 func TestStringIn(t *testing.T) {
@@ -54,7 +56,7 @@ func TestStringIn(t *testing.T) {
 }
 
 func TestDisplay(t *testing.T) {
-	for in, want := range map[string]string{
+	cases := map[string]string{
 		"plain":             "plain",
 		"café 中文":           "café 中文",
 		"a\nb":              `a\nb`,
@@ -66,10 +68,9 @@ func TestDisplay(t *testing.T) {
 		"zero\u200bwidth":   `zero\u200bwidth`,
 		"bad\xffbyte":       `bad\xffbyte`,
 		"sep\u2028line":     `sep\u2028line`,
-	} {
-		if got := Display(in); got != want {
-			t.Errorf("Display(%q) = %q, want %q", in, got, want)
-		}
+	}
+	check(t, "Display", Display, cases)
+	for in := range cases {
 		if got := Comment(in); got != Display(in) {
 			t.Errorf("Comment(%q) = %q", in, got)
 		}

@@ -116,15 +116,18 @@ type targetWalker struct {
 	out []Table
 }
 
-func (w *targetWalker) add(tn *ast.TableName) {
-	if tn == nil {
-		return
+// add adds the tables tns name, skipping nil ones.
+func (w *targetWalker) add(tns ...*ast.TableName) {
+	for _, tn := range tns {
+		if tn == nil {
+			continue
+		}
+		db := tn.Schema.L
+		if db == "" {
+			db = w.db
+		}
+		w.out = append(w.out, Table{DB: db, Name: tn.Name.L})
 	}
-	db := tn.Schema.L
-	if db == "" {
-		db = w.db
-	}
-	w.out = append(w.out, Table{DB: db, Name: tn.Name.L})
 }
 
 // joined adds every table of a join, not descending into derived tables or
@@ -204,9 +207,7 @@ func (w *targetWalker) stmt(s ast.StmtNode) {
 			w.add(spec.NewTable)
 		}
 	case *ast.DropTableStmt:
-		for _, tn := range x.Tables {
-			w.add(tn)
-		}
+		w.add(x.Tables...)
 	case *ast.TruncateTableStmt:
 		w.add(x.Table)
 	case *ast.CreateIndexStmt:
@@ -215,15 +216,12 @@ func (w *targetWalker) stmt(s ast.StmtNode) {
 		w.add(x.Table)
 	case *ast.RenameTableStmt:
 		for _, tt := range x.TableToTables {
-			w.add(tt.OldTable)
-			w.add(tt.NewTable)
+			w.add(tt.OldTable, tt.NewTable)
 		}
 	case *ast.CreateViewStmt:
 		w.add(x.ViewName)
 	case *ast.OptimizeTableStmt:
-		for _, tn := range x.Tables {
-			w.add(tn)
-		}
+		w.add(x.Tables...)
 	case *ast.RepairTableStmt:
 		w.add(x.Table)
 	case *ast.CreateSequenceStmt:
@@ -231,9 +229,7 @@ func (w *targetWalker) stmt(s ast.StmtNode) {
 	case *ast.AlterSequenceStmt:
 		w.add(x.Name)
 	case *ast.DropSequenceStmt:
-		for _, tn := range x.Sequences {
-			w.add(tn)
-		}
+		w.add(x.Sequences...)
 	case *ast.PrepareStmt:
 		// PREPARE s FROM '...': the literal's statement runs on EXECUTE.
 		if x.SQLVar == nil {

@@ -98,10 +98,8 @@ func TestRecognized(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.refuse) {
 				t.Errorf("%q: got %v, want a refusal containing %q", c.sql, err, c.refuse)
 			}
-		case err != nil:
-			t.Errorf("%q: %v", c.sql, err)
-		case res.SQL != c.want:
-			t.Errorf("%q\n got %q\nwant %q", c.sql, res.SQL, c.want)
+		default:
+			wantSQL(t, c.sql, res, err, c.want)
 		}
 	}
 	// A view made by EXECUTE IMMEDIATE or ALTER VIEW has its tables forked

@@ -13,7 +13,7 @@ import (
 func TestNamedColumns(t *testing.T) {
 	e := NewEngine(0)
 	r := mapResolver{{DB: "information_schema", Name: "tables"}: {DB: "sb", Name: "TABLES"}, {DB: "app", Name: "t"}: {DB: "sb_app", Name: "t"}}
-	for _, c := range []struct{ sql, want string }{
+	wantRewrites(t, e, Options{DB: "app", Server: maria1011}, r, []rewriteCase{
 		{"create table t4 AS select table_name from information_schema.TABLES where table_schema = database()",
 			"create table t4 AS select table_name AS `table_name` from `sb`.`TABLES` where table_schema = database()"},
 		{"CREATE TABLE t4 SELECT i.`table_name`, information_schema.tables.Table_Schema, table_rows x, table_rows + 1 FROM information_schema.tables i",
@@ -35,17 +35,7 @@ func TestNamedColumns(t *testing.T) {
 		{"CREATE TABLE t7 AS SELECT t.a, `app`.t.b FROM t", "CREATE TABLE t7 AS SELECT t.a, `sb_app`.`t`.b AS `b` FROM `sb_app`.`t`"},
 		// An expression the rewrite changes keeps its text.
 		{"CREATE VIEW v AS SELECT (SELECT MAX(a) FROM t)", "CREATE VIEW v AS SELECT (SELECT MAX(a) FROM `sb_app`.`t`) AS `(SELECT MAX(a) FROM t)`"},
-	} {
-		a := e.Analyze(c.sql, Options{DB: "app", Server: maria1011})
-		res, err := a.Rewrite(r)
-		if err != nil {
-			t.Errorf("%s: %v", c.sql, err)
-			continue
-		}
-		if res.SQL != c.want {
-			t.Errorf("%s:\n got %s\nwant %s", c.sql, res.SQL, c.want)
-		}
-	}
+	})
 }
 
 // TestColumnName: the column a column reference's text names.

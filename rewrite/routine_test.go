@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,8 +13,13 @@ import (
 type sandboxRoutines struct{}
 
 func (sandboxRoutines) Resolve(t Table, _ bool) (Table, bool, error) {
-	switch strings.ToLower(t.Name) {
-	case "users", "things", "trees", "t", "u":
+	return inSandbox(t, "users", "things", "trees", "t", "u")
+}
+
+// inSandbox maps t to sb_<db> when its name is one of names (lower case),
+// whatever its case; any other table stays where it is.
+func inSandbox(t Table, names ...string) (Table, bool, error) {
+	if slices.Contains(names, strings.ToLower(t.Name)) {
 		return Table{DB: "sb_" + t.DB, Name: t.Name}, true, nil
 	}
 	return t, false, nil
@@ -100,7 +106,7 @@ func TestProcedures(t *testing.T) {
 	}
 	// Control flow: each statement of the body, and each expression (as
 	// SELECT <expression>), read alone and rewritten in place.
-	for _, c := range []struct{ sql, want string }{
+	wantRewrites(t, e, opts, sandboxRoutines{}, []rewriteCase{
 		{"CREATE PROCEDURE p() BEGIN IF (SELECT COUNT(*) FROM t) > 0 THEN DELETE FROM t; ELSEIF 1 THEN SELECT 1; ELSE UPDATE u SET a = 1; END IF; END",
 			"CREATE PROCEDURE `sb_app`.`p`() BEGIN IF (SELECT COUNT(*) FROM `sb_app`.`t`) > 0 THEN DELETE FROM `sb_app`.`t`; ELSEIF 1 THEN SELECT 1; ELSE UPDATE `sb_app`.`u` SET a = 1; END IF; END"},
 		{"CREATE PROCEDURE p() BEGIN l: LOOP DELETE FROM t; LEAVE l; END LOOP l; END",
@@ -124,14 +130,7 @@ func TestProcedures(t *testing.T) {
 		// Blocks nested deeper than 64 levels (the server reads thousands).
 		{"CREATE PROCEDURE p() BEGIN " + strings.Repeat("BEGIN ", 200) + "DELETE FROM t; " + strings.Repeat("END; ", 200) + "END",
 			"CREATE PROCEDURE `sb_app`.`p`() BEGIN " + strings.Repeat("BEGIN ", 200) + "DELETE FROM `sb_app`.`t`; " + strings.Repeat("END; ", 200) + "END"},
-	} {
-		res, err := e.Rewrite(c.sql, opts, sandboxRoutines{})
-		if err != nil {
-			t.Errorf("%q: %v", c.sql, err)
-		} else if res.SQL != c.want {
-			t.Errorf("%q\n got %q\nwant %q", c.sql, res.SQL, c.want)
-		}
-	}
+	})
 	wantRefused(t, e, opts, mapsNothingResolver{},
 		"CREATE PROCEDURE p() BEGIN IF 1 THEN DELETE FROM t; END; END",
 		"CREATE PROCEDURE p() BEGIN IF (SELECT * FROM t FOR SYSTEM_TIME ALL) THEN SELECT 1; END IF; END",
@@ -208,12 +207,8 @@ func TestNestingDepth(t *testing.T) {
 func wantRewrite(t *testing.T, e *Engine, sql string, opts Options, r Resolver, want, kinds string) bool {
 	t.Helper()
 	res, err := e.Rewrite(sql, opts, r)
-	if err != nil {
-		t.Errorf("%q: %v", sql, err)
+	if !wantSQL(t, sql, res, err, want) {
 		return false
-	}
-	if res.SQL != want {
-		t.Errorf("%q\n got %q\nwant %q", sql, res.SQL, want)
 	}
 	var got []string
 	for _, st := range res.Analysis.Statements {
@@ -223,6 +218,33 @@ func wantRewrite(t *testing.T, e *Engine, sql string, opts Options, r Resolver, 
 		t.Errorf("%q: kinds %q, want %q", sql, k, kinds)
 	}
 	return true
+}
+
+// wantSQL checks that a rewrite of sql, which gave res and err, gave want;
+// false when it failed.
+func wantSQL(t *testing.T, sql string, res *Result, err error, want string) bool {
+	t.Helper()
+	if err != nil {
+		t.Errorf("%q: %v", sql, err)
+		return false
+	}
+	if res.SQL != want {
+		t.Errorf("%q\n got %q\nwant %q", sql, res.SQL, want)
+	}
+	return true
+}
+
+// rewriteCase is a text and the exact text it must be rewritten to.
+type rewriteCase struct{ sql, want string }
+
+// wantRewrites checks that e rewrites the text of each of cases (read with
+// opts, through r) to its want.
+func wantRewrites(t *testing.T, e *Engine, opts Options, r Resolver, cases []rewriteCase) {
+	t.Helper()
+	for _, c := range cases {
+		res, err := e.Rewrite(c.sql, opts, r)
+		wantSQL(t, c.sql, res, err, c.want)
+	}
 }
 
 // wantRefused checks that e refuses each of sqls, read with opts, through r.
@@ -324,7 +346,7 @@ func TestProcedureAfterSyntaxError(t *testing.T) {
 func TestAnchoredTypes(t *testing.T) {
 	e := NewEngine(0)
 	opts := Options{DB: "app", Server: maria1011}
-	for _, c := range []struct{ sql, want string }{
+	wantRewrites(t, e, opts, sandboxRoutines{}, []rewriteCase{
 		{"CREATE PROCEDURE p() BEGIN DECLARE v TYPE OF t.a; DECLARE w TYPE OF v DEFAULT 1; DECLARE r ROW TYPE OF other.u; SELECT v; END",
 			"CREATE PROCEDURE `sb_app`.`p`() BEGIN DECLARE v TYPE OF `sb_app`.`t`.a; DECLARE w TYPE OF v DEFAULT 1; DECLARE r ROW TYPE OF `sb_other`.`u`; SELECT v; END"},
 		{"CREATE PROCEDURE p(x TYPE OF app.t.a, OUT y ROW TYPE OF t) BEGIN DECLARE v TYPE OF t . a DEFAULT x; END",
@@ -336,14 +358,7 @@ func TestAnchoredTypes(t *testing.T) {
 		{"CREATE PROCEDURE p() BEGIN BEGIN DECLARE t CURSOR FOR SELECT 1; END; BEGIN DECLARE r ROW TYPE OF t; END; END",
 			"CREATE PROCEDURE `sb_app`.`p`() BEGIN BEGIN DECLARE t CURSOR FOR SELECT 1; END; BEGIN DECLARE r ROW TYPE OF `sb_app`.`t`; END; END"},
 		{"CREATE FUNCTION f(x TYPE OF t.a) RETURNS INT RETURN x", "CREATE FUNCTION `sb_app`.`f`(x TYPE OF `sb_app`.`t`.a) RETURNS INT RETURN x"},
-	} {
-		res, err := e.Rewrite(c.sql, opts, sandboxRoutines{})
-		if err != nil {
-			t.Errorf("%q: %v", c.sql, err)
-		} else if res.SQL != c.want {
-			t.Errorf("%q\n got %q\nwant %q", c.sql, res.SQL, c.want)
-		}
-	}
+	})
 	wantRefused(t, e, opts, sandboxRoutines{},
 		"CREATE PROCEDURE p() BEGIN DECLARE r ROW TYPE OF a.b.c; END",
 		"CREATE PROCEDURE p() BEGIN DECLARE v TYPE OF a.b.c.d; END",

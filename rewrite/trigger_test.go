@@ -13,11 +13,7 @@ import (
 type sandboxTriggers struct{}
 
 func (sandboxTriggers) Resolve(t Table, _ bool) (Table, bool, error) {
-	switch strings.ToLower(t.Name) {
-	case "t", "u", "log":
-		return Table{DB: "sb_" + t.DB, Name: t.Name}, true, nil
-	}
-	return t, false, nil
+	return inSandbox(t, "t", "u", "log")
 }
 
 func (sandboxTriggers) ResolveTrigger(st *Statement) (string, bool, error) {
@@ -76,11 +72,7 @@ func TestTriggers(t *testing.T) {
 			t.Errorf("%q: writes %q reads %q, want %q %q", c.sql, w, r, sortedList(c.writes), sortedList(c.reads))
 		}
 		res, err := a.Rewrite(sandboxTriggers{})
-		if err != nil {
-			t.Errorf("%q: %v", c.sql, err)
-		} else if res.SQL != c.want {
-			t.Errorf("%q\n got %q\nwant %q", c.sql, res.SQL, c.want)
-		}
+		wantSQL(t, c.sql, res, err, c.want)
 		_, err = a.Rewrite(mapResolver{{DB: "app", Name: "t"}: {DB: "sb_app", Name: "t"}})
 		if c.kind != "SHOW CREATE TRIGGER" && (err == nil || !strings.Contains(err.Error(), "acts on a trigger")) {
 			t.Errorf("%q without a trigger resolver: %v", c.sql, err)
@@ -166,31 +158,18 @@ func TestTriggerPieces(t *testing.T) {
 	opts := Options{DB: "app", Server: maria1011}
 	for _, c := range []struct{ sql, want, kinds string }{
 		{"create trigger a before insert on t for each row set @a:=1;select 2",
-			"create trigger `sb_app`.`a` before insert on `sb_app`.`t` for each row set @a:=1;select 2", "CREATE TRIGGER,SELECT"},
+			"create trigger `sb_app`.`a` before insert on `sb_app`.`t` for each row set @a:=1;select 2", "CREATE TRIGGER SELECT"},
 		{"DROP TRIGGER IF EXISTS tr; CREATE TRIGGER tr AFTER INSERT ON t FOR EACH ROW BEGIN INSERT INTO log VALUES (1); DELETE FROM u; END; INSERT INTO t VALUES (1)",
 			"DROP TRIGGER IF EXISTS `sb_app`.`tr`; CREATE TRIGGER `sb_app`.`tr` AFTER INSERT ON `sb_app`.`t` FOR EACH ROW BEGIN INSERT INTO `sb_app`.`log` VALUES (1); " +
-				"DELETE FROM `sb_app`.`u`; END; INSERT INTO `sb_app`.`t` VALUES (1)", "DROP TRIGGER,CREATE TRIGGER,INSERT"},
+				"DELETE FROM `sb_app`.`u`; END; INSERT INTO `sb_app`.`t` VALUES (1)", "DROP TRIGGER CREATE TRIGGER INSERT"},
 		{"USE other; CREATE TRIGGER tr AFTER DELETE ON t FOR EACH ROW DELETE FROM u; CREATE TRIGGER tr2 AFTER INSERT ON t FOR EACH ROW SET @b = 2;",
 			"USE other; CREATE TRIGGER `sb_other`.`tr` AFTER DELETE ON `sb_other`.`t` FOR EACH ROW DELETE FROM `sb_other`.`u`; " +
-				"CREATE TRIGGER `sb_other`.`tr2` AFTER INSERT ON `sb_other`.`t` FOR EACH ROW SET @b = 2;", "USE,CREATE TRIGGER,CREATE TRIGGER"},
+				"CREATE TRIGGER `sb_other`.`tr2` AFTER INSERT ON `sb_other`.`t` FOR EACH ROW SET @b = 2;", "USE CREATE TRIGGER CREATE TRIGGER"},
 		// Alone, with its ';': read as before.
 		{"CREATE TRIGGER tr AFTER INSERT ON t FOR EACH ROW SET @a = 1; ",
 			"CREATE TRIGGER `sb_app`.`tr` AFTER INSERT ON `sb_app`.`t` FOR EACH ROW SET @a = 1; ", "CREATE TRIGGER"},
 	} {
-		a := e.Analyze(c.sql, opts)
-		var kinds []string
-		for _, st := range a.Statements {
-			kinds = append(kinds, string(st.Kind))
-		}
-		if k := strings.Join(kinds, ","); k != c.kinds {
-			t.Errorf("%q: statements %s, want %s", c.sql, k, c.kinds)
-		}
-		res, err := a.Rewrite(sandboxTriggers{})
-		if err != nil {
-			t.Errorf("%q: %v", c.sql, err)
-		} else if res.SQL != c.want {
-			t.Errorf("%q\n got %q\nwant %q", c.sql, res.SQL, c.want)
-		}
+		wantRewrite(t, e, c.sql, opts, sandboxTriggers{}, c.want, c.kinds)
 	}
 }
 

@@ -6,6 +6,8 @@
 // engine, so both can use it.
 package corpus
 
+import "slices"
+
 // Case is one corpus statement, run with current database DB ("app" when
 // empty).
 type Case struct {
@@ -46,15 +48,9 @@ var Resolver = map[[2]string][2]string{
 
 // Cases returns every case of the corpus.
 func Cases() []Case {
-	var all []Case
-	all = append(all, base...)
-	all = append(all, prepared...)
-	all = append(all, admin...)
-	all = append(all, useSwitch...)
-	all = append(all, regressions...)
-	all = append(all, extra...)
-	all = append(all, mariadb...)
-	return all
+	return slices.Concat(base, prepared, admin, useSwitch, regressions,
+		gormCases, hibernateCases, activeRecordCases, sqlalchemyCases, prismaCases,
+		formCases, fidelityCases, refusalCases, classCases, mariadb)
 }
 
 var base = []Case{

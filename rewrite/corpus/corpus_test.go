@@ -9,13 +9,19 @@ var classes = map[string]bool{"read": true, "write": true, "ddl": true, "transac
 	"routine": true, "sandbox": true, "other": true, "unparseable": true}
 
 // TestCases checks the corpus's shape: every case has a text and a known
-// class, and its tables are db.table lists.
+// class, no text is there twice for one database, and its tables are
+// db.table lists.
 func TestCases(t *testing.T) {
 	cases := Cases()
 	if len(cases) == 0 {
 		t.Fatal("no cases")
 	}
+	seen := map[[2]string]bool{}
 	for _, c := range cases {
+		if seen[[2]string{c.DB, c.SQL}] {
+			t.Errorf("%q (database %q) is there twice", c.SQL, c.DB)
+		}
+		seen[[2]string{c.DB, c.SQL}] = true
 		if strings.TrimSpace(c.SQL) == "" {
 			t.Errorf("a case without a text: %+v", c)
 		}

@@ -1,18 +1,8 @@
 package corpus
 
-// extra holds further cases: ORM output (GORM, Hibernate, ActiveRecord,
+// This file holds further cases: ORM output (GORM, Hibernate, ActiveRecord,
 // SQLAlchemy, Prisma), every rewrite form, byte fidelity, refusals and the
 // classification of statements that name no table.
-var extra = concat(gormCases, hibernateCases, activeRecordCases, sqlalchemyCases, prismaCases,
-	formCases, fidelityCases, refusalCases, classCases)
-
-func concat(lists ...[]Case) []Case {
-	var all []Case
-	for _, l := range lists {
-		all = append(all, l...)
-	}
-	return all
-}
 
 // gormCases are statements as GORM v2 (MySQL driver) writes them:
 // backquoted names, table-qualified soft-delete filters, LIMIT 1.
@@ -778,8 +768,6 @@ var formCases = []Case{
 		Want: "ALTER TABLE `sbx`.`s1_orders` EXCHANGE PARTITION p0 WITH TABLE `sbx`.`s1_line_items`"},
 	{SQL: "RENAME TABLE other.things TO other.things_old",
 		Class: "ddl", Writes: "other.things,other.things_old", Want: "RENAME TABLE `sbx`.`s1_things` TO other.things_old"},
-	{SQL: "ALTER TABLE status ADD COLUMN status INT",
-		Class: "ddl", Writes: "app.status", Want: "ALTER TABLE `sbx`.`s1_status` ADD COLUMN status INT"},
 	{SQL: "ALTER TABLE orders ADD FOREIGN KEY (user_id) REFERENCES users (id)",
 		Class: "ddl", Writes: "app.orders,app.users",
 		Want: "ALTER TABLE `sbx`.`s1_orders` ADD FOREIGN KEY (user_id) REFERENCES `sbx`.`s1_users` (id)"},

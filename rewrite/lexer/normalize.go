@@ -354,15 +354,25 @@ func (s *scanner) text(i int, q byte) (int, *Unreadable) {
 			}
 			i++ // one byte, whatever it is
 		case c == q:
-			if i < n && src[i] == q {
-				i++
-				continue
+			var end bool
+			if i, end = s.closingQuote(start, i, q); end {
+				return i, nil
 			}
-			s.literals = append(s.literals, [2]int32{int32(start), int32(i)})
-			return i, nil
 		}
 	}
 	return 0, s.fail(start, "a string literal is not closed")
+}
+
+// closingQuote reads the quote q before src[i] in a string literal or a
+// quoted identifier that starts at start: doubled, it stands for one and
+// the scan goes on at the offset returned; alone, it closes the literal,
+// whose span is recorded, at i (end set).
+func (s *scanner) closingQuote(start, i int, q byte) (next int, end bool) {
+	if i < len(s.src) && s.src[i] == q {
+		return i + 1, false
+	}
+	s.literals = append(s.literals, [2]int32{int32(start), int32(i)})
+	return i, true
 }
 
 // quotedIdent scans a `quoted` identifier (or "quoted" under ANSI_QUOTES)
@@ -398,12 +408,10 @@ func (s *scanner) quotedIdent(i int, q byte) (int, *Unreadable) {
 		}
 		i++
 		if c == q {
-			if i < n && src[i] == q {
-				i++
-				continue
+			var end bool
+			if i, end = s.closingQuote(start, i, q); end {
+				return i, nil
 			}
-			s.literals = append(s.literals, [2]int32{int32(start), int32(i)})
-			return i, nil
 		}
 	}
 	return 0, s.fail(start, "a quoted identifier is not closed")
