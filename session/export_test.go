@@ -26,8 +26,8 @@ type PlanFlags struct {
 // Flags returns p's decisions.
 func (p *Plan) Flags() PlanFlags {
 	return PlanFlags{Changed: p.changed, Restart: p.restart == txn.Restart, Replay: p.restart == txn.Replay,
-		Stateful: p.locks, Begin: p.begin, TxEnd: p.txEnd, TxControl: p.txControl, DDL: p.ddl, UseDB: p.useDB,
-		ReadVars: p.readVars, Diagnostics: p.diagnostics, Statements: p.statements, ProcessList: p.processList,
+		Stateful: p.locks, Begin: p.shape.Begin, TxEnd: p.shape.End, TxControl: p.shape.Control, DDL: p.shape.DDL,
+		UseDB: p.shape.UseDB, ReadVars: p.shape.Vars, Diagnostics: p.diagnostics, Statements: p.statements, ProcessList: p.processList,
 		Version: p.version}
 }
 

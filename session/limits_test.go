@@ -1,9 +1,11 @@
 package session
 
 import (
-	"strings"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 )
 
 func TestCheckTTL(t *testing.T) {
@@ -19,12 +21,6 @@ func TestCheckTTL(t *testing.T) {
 		{720 * time.Hour, 0, "not no end"},
 	}
 	for _, tt := range tests {
-		err := Limits{MaxTTL: tt.max}.CheckTTL(tt.ttl)
-		switch {
-		case tt.want == "" && err != nil:
-			t.Errorf("max %s, ttl %s: refused: %v", tt.max, tt.ttl, err)
-		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-			t.Errorf("max %s, ttl %s: got %v, want an error with %q", tt.max, tt.ttl, err, tt.want)
-		}
+		testkit.WantError(t, fmt.Sprintf("max %s, ttl %s", tt.max, tt.ttl), Limits{MaxTTL: tt.max}.CheckTTL(tt.ttl), tt.want)
 	}
 }

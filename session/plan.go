@@ -31,27 +31,21 @@ type Plan struct {
 	// restart is what before must do to the open transaction first.
 	restart txn.Action
 	// locks marks statements a replay must repeat (writes, locking
-	// reads, SAVEPOINT); begin marks BEGIN / START TRANSACTION; txControl
-	// other transaction statements (SAVEPOINT, ROLLBACK TO …).
-	locks, begin, txControl bool
-	// txEnd marks inputs in which the open transaction ends other than by
-	// a BEGIN at their start: COMMIT or ROLLBACK (which, with AND CHAIN or
-	// completion_type CHAIN, start a new one at once), or a BEGIN after
-	// other statements.
-	txEnd bool
+	// reads, SAVEPOINT).
+	locks bool
+	// shape is what the input does to the transaction (BEGIN, its end,
+	// other transaction statements, DDL, which commits implicitly) and to
+	// the session's settings: after reads the current database or the
+	// session's Vars back when it may have changed them.
+	shape txn.Shape
 	// diagnostics marks SHOW WARNINGS / SHOW ERRORS in a sandbox: the
 	// session runs SQL itself and answers with the messages unmapped.
 	diagnostics bool
 	// processList is SHOW [FULL] PROCESSLIST, answered with the
 	// connections of the session's proxy user only.
 	processList *infoschema.ProcessList
-	// ddl marks inputs holding DDL (which commits implicitly); statements
-	// is how many statements the input holds.
-	ddl        bool
+	// statements is how many statements the input holds.
 	statements int
-	// useDB and readVars say the input may change the current database or
-	// the session's Vars: after reads them back.
-	useDB, readVars bool
 	// version is the sandbox state SQL was rewritten against (for
 	// prepared statements, see revalidate).
 	version Version
@@ -134,8 +128,8 @@ type Plan struct {
 // direct connection (the server notices a client gone only when it next
 // writes to it).
 func (p *Plan) Killable() bool {
-	if p == nil || p.Answered() || p.analysis == nil || p.locks || p.ddl || p.begin || p.txControl || p.txEnd ||
-		p.useDB || p.readVars || p.processList != nil || p.diagnostics {
+	if p == nil || p.Answered() || p.analysis == nil || p.locks || p.shape != (txn.Shape{}) || p.processList != nil ||
+		p.diagnostics {
 		return false
 	}
 	for _, st := range p.analysis.Statements {
@@ -256,22 +250,8 @@ func (p *Plan) columnSpelling(name string) (string, bool) {
 func newPlan(sql string, a *rewrite.Analysis) *Plan {
 	p := &Plan{SQL: sql, text: sql, analysis: a, statements: len(a.Statements)}
 	for i, st := range a.Statements {
-		switch {
-		case st.Kind == rewrite.KindBegin:
-			p.begin = true
-			p.txEnd = p.txEnd || i > 0
-		case st.Kind == rewrite.KindCommit || st.Kind == rewrite.KindRollback:
-			p.txEnd = true
-		case st.Class == rewrite.ClassTransaction:
-			p.txControl = true
-		case st.Kind == rewrite.KindUse:
-			p.useDB = true
-		}
-		// CREATE and DROP TEMPORARY TABLE leave the transaction open;
-		// CREATE, ALTER and DROP of routines and triggers commit it.
-		p.ddl = p.ddl || st.Class == rewrite.ClassDDL && !st.Temporary || st.Class == rewrite.ClassRoutine && st.Kind != rewrite.KindCall ||
-			sandboxTrigger(st)
-		p.readVars = p.readVars || st.ChangesLexing || st.ChangesIsolation || txn.SetsAccess(st)
+		p.shape.Add(i, st)
+		p.shape.DDL = p.shape.DDL || sandboxTrigger(st)
 		p.tx.Add(st, sql)
 	}
 	return p

@@ -176,7 +176,7 @@ func (s *Session) planExecute(ctx context.Context, a *rewrite.Analysis, sql stri
 	if in := preparedInner(pp); in != nil && in.Statements[0].Class == rewrite.ClassDDL {
 		// It commits the transaction, and makes the table it names, as the
 		// statement itself would.
-		np.ddl = true
+		np.shape.DDL = true
 		np.refresh = append(append([]rewrite.Table(nil), np.refresh...), in.Statements[0].Writes...)
 		if err := s.stopCapturesFor(ctx, in.Statements[0], true); err != nil {
 			return nil, true, err

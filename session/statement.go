@@ -393,7 +393,7 @@ func (s *Session) after(ctx context.Context, p *Plan, o *Outcome) error {
 	if err := s.executed(ctx, p, status, o.Failed); err != nil {
 		s.log.Warn("sandbox bookkeeping after DDL failed", zap.Error(err))
 	}
-	if p.useDB {
+	if p.shape.UseDB {
 		db, ok, err := s.serverDB(ctx)
 		switch {
 		case err == nil && ok:
@@ -402,7 +402,7 @@ func (s *Session) after(ctx context.Context, p *Plan, o *Outcome) error {
 			return err
 		}
 	}
-	if p.readVars {
+	if p.shape.Vars {
 		if err := s.readVars(ctx); err != nil && !isServerError(err) {
 			return err
 		}

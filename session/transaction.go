@@ -23,8 +23,8 @@ func (p *Plan) txInput() *txn.Input {
 	if p == nil {
 		return nil
 	}
-	return &txn.Input{Facts: p.tx, SQL: p.SQL, Analysis: p.analysis, Statements: p.statements, Begin: p.begin, End: p.txEnd,
-		Control: p.txControl, DDL: p.ddl, Settings: p.readVars || p.useDB, Locks: p.locks, NoReplay: p.noReplay}
+	return &txn.Input{Facts: p.tx, Shape: p.shape, SQL: p.SQL, Analysis: p.analysis, Statements: p.statements, Locks: p.locks,
+		NoReplay: p.noReplay}
 }
 
 // txConn is the session's upstream connection and sandbox as a restart or

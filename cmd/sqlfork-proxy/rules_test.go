@@ -35,11 +35,7 @@ func TestAlertRulesUseExportedMetrics(t *testing.T) {
 	for _, g := range doc.Groups {
 		for _, r := range g.Rules {
 			rules++
-			for _, n := range metricNames.FindAllString(r.Expr, -1) {
-				if !exported[n] {
-					t.Errorf("alert %s queries %s, which the proxy does not export", r.Alert, n)
-				}
-			}
+			checkQueries(t, exported, "alert "+r.Alert, r.Expr)
 		}
 	}
 	if rules < 5 {
@@ -49,6 +45,19 @@ func TestAlertRulesUseExportedMetrics(t *testing.T) {
 
 // metricNames finds sqlfork_ metric names in PromQL.
 var metricNames = regexp.MustCompile(`\bsqlfork_[a-z_]+`)
+
+// checkQueries fails the test on each sqlfork_ metric the PromQL expr (of
+// where) queries that is not exported; it returns how many it queries.
+func checkQueries(t *testing.T, exported map[string]bool, where, expr string) int {
+	t.Helper()
+	names := metricNames.FindAllString(expr, -1)
+	for _, n := range names {
+		if !exported[n] {
+			t.Errorf("%s queries %s, which the proxy does not export", where, n)
+		}
+	}
+	return len(names)
+}
 
 // exportedMetrics is the set of series names the proxy exports
 // (histograms by their _bucket/_count/_sum series).

@@ -72,35 +72,23 @@ func (s *Script) add(what string, match func(string) bool) *Answer {
 }
 
 // Rows answers with rows (see Row).
-func (a *Answer) Rows(rows ...[]*string) *Answer {
-	a.s.mu.Lock()
-	defer a.s.mu.Unlock()
-	a.rows = rows
-	return a
-}
+func (a *Answer) Rows(rows ...[]*string) *Answer { return a.set(func() { a.rows = rows }) }
 
 // Affected answers OK with n rows affected.
-func (a *Answer) Affected(n uint64) *Answer {
-	a.s.mu.Lock()
-	defer a.s.mu.Unlock()
-	a.affected = n
-	return a
-}
+func (a *Answer) Affected(n uint64) *Answer { return a.set(func() { a.affected = n }) }
 
 // Fail answers with err.
-func (a *Answer) Fail(err error) *Answer {
-	a.s.mu.Lock()
-	defer a.s.mu.Unlock()
-	a.err = err
-	return a
-}
+func (a *Answer) Fail(err error) *Answer { return a.set(func() { a.err = err }) }
 
 // Times makes the answer answer n statements only; after them it matches
 // none, and an answer added before it answers again.
-func (a *Answer) Times(n int) *Answer {
+func (a *Answer) Times(n int) *Answer { return a.set(func() { a.left = n }) }
+
+// set changes the answer under its Script's lock.
+func (a *Answer) set(change func()) *Answer {
 	a.s.mu.Lock()
 	defer a.s.mu.Unlock()
-	a.left = n
+	change()
 	return a
 }
 

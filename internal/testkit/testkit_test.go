@@ -3,6 +3,7 @@ package testkit
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"net"
 	"testing"
 	"time"
@@ -65,13 +66,34 @@ func TestEventually(t *testing.T) {
 	}
 }
 
-// fakeTB records Fatalf instead of stopping the test.
+func TestWantError(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+		fail bool
+	}{
+		{nil, "", false},
+		{errors.New("bad max-rows"), "max-rows", false},
+		{errors.New("bad max-rows"), "", true},
+		{nil, "max-rows", true},
+		{errors.New("bad lease"), "max-rows", true},
+	} {
+		ft := &fakeTB{TB: t}
+		WantError(ft, "case", c.err, c.want)
+		if ft.failed != c.fail {
+			t.Errorf("WantError(%v, %q) failed %v, want %v", c.err, c.want, ft.failed, c.fail)
+		}
+	}
+}
+
+// fakeTB records Fatalf and Errorf instead of stopping the test.
 type fakeTB struct {
 	testing.TB
 	failed bool
 }
 
-func (f *fakeTB) Helper() {}
+func (f *fakeTB) Helper()               {}
+func (f *fakeTB) Errorf(string, ...any) { f.failed = true }
 func (f *fakeTB) Fatalf(string, ...any) {
 	f.failed = true
 	panic("fatal")

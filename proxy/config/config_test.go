@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/session"
 )
 
@@ -55,13 +56,7 @@ func TestValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := Default()
 			tc.set(&c)
-			err := c.Validate()
-			switch {
-			case tc.want == "" && err != nil:
-				t.Errorf("valid settings refused: %v", err)
-			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Errorf("error %v, want one containing %q", err, tc.want)
-			}
+			testkit.WantError(t, "Validate", c.Validate(), tc.want)
 		})
 	}
 }

@@ -105,23 +105,11 @@ func newRig(t *testing.T, strategy string, setup func(up *sessiontest.Upstream))
 	}
 	r := &rig{t: t, ctx: context.Background(), up: up}
 	// Registered first, so run last: after every process closed.
-	t.Cleanup(func() {
-		if n := up.OpenConns(); n != 0 {
-			t.Errorf("%d side connections open after Close", n)
-		}
-	})
+	t.Cleanup(func() { up.Check(t, prefix) })
 	r.reg, r.fk = r.process(strategy)
 	r.names = r.fk.names
 	r.obs = &recObserver{}
 	r.fk.SetObserver(r.obs)
-	t.Cleanup(func() {
-		if u := up.Unknown(); len(u) > 0 {
-			t.Errorf("statements the fake does not know:\n%s", strings.Join(u, "\n"))
-		}
-		if w := up.ProductionWrites(prefix); len(w) > 0 {
-			t.Errorf("production was written:\n%s", strings.Join(w, "\n"))
-		}
-	})
 	return r
 }
 

@@ -360,13 +360,9 @@ func (m *Forker) runFork(ctx context.Context, c sideconn.Conn, sb *registry.Sand
 		if err := m.reg.SaveEntry(ctx, c, sb, e); err != nil {
 			return nil, err
 		}
-		if err := m.reg.StillRecorded(ctx, c, sb, e, false); err != nil {
+		if err := m.publish(ctx, c, sb, k, e, false); err != nil {
 			return nil, err
 		}
-		if err := m.reg.AwaitReaders(ctx, c, sb); err != nil {
-			return nil, err
-		}
-		m.reg.SetEntry(sb, k, e)
 		return e, nil
 	case errors.As(err, &refused):
 		return nil, rewrite.Refuse(wire.ErUnknown, "%s", refused.Error())
@@ -397,13 +393,9 @@ func (m *Forker) recordFork(ctx context.Context, c sideconn.Conn, sb *registry.S
 		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+phys.Quoted())
 		return nil, err
 	}
-	if err := m.reg.StillRecorded(ctx, c, sb, e, true); err != nil {
+	if err := m.publish(ctx, c, sb, k, e, true); err != nil {
 		return nil, err
 	}
-	if err := m.reg.AwaitReaders(ctx, c, sb); err != nil {
-		return nil, err
-	}
-	m.reg.SetEntry(sb, k, e)
 	if mode == forker.Full {
 		m.forks.Add(1)
 	}
@@ -412,6 +404,21 @@ func (m *Forker) recordFork(ctx context.Context, c sideconn.Conn, sb *registry.S
 		zap.String("fork", phys.String()), zap.String("strategy", m.strategy.Name()), zap.String("kind", string(kind)),
 		zap.Int64("rows", st.Rows), zap.Int64("bytes", st.Bytes), zap.Duration("took", st.Duration))
 	return e, nil
+}
+
+// publish makes the entry e (key k), its row saved, the sandbox's: once
+// the registry still holds its row and the sandbox's (StillRecorded;
+// forked: e is a fork, undone otherwise) and the other processes' sync
+// leases ran out (AwaitReaders), it is set in memory.
+func (m *Forker) publish(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, k string, e *sandbox.Entry, forked bool) error {
+	if err := m.reg.StillRecorded(ctx, c, sb, e, forked); err != nil {
+		return err
+	}
+	if err := m.reg.AwaitReaders(ctx, c, sb); err != nil {
+		return err
+	}
+	m.reg.SetEntry(sb, k, e)
+	return nil
 }
 
 // Refresh re-reads the physical state of tables a DDL statement touched:

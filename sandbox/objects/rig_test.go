@@ -16,6 +16,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/sandbox/capture"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/forking"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry/registrytest"
 	"github.com/sqlfork/sqlfork-proxy/session/sessiontest"
 )
 
@@ -132,33 +133,12 @@ func newRig(t *testing.T, setup func(up *sessiontest.Upstream)) *rig {
 	}
 	r := &rig{t: t, ctx: context.Background(), up: up, names: sandbox.Names{Prefix: prefix, CaseSensitive: true},
 		engine: rewrite.NewEngine(0), server: rewrite.ParseServer(sessiontest.DefaultVersion)}
-	t.Cleanup(func() {
-		if n := up.OpenConns(); n != 0 {
-			t.Errorf("%d side connections open after Close", n)
-		}
-		if u := up.Unknown(); len(u) > 0 {
-			t.Errorf("statements the fake does not know:\n%s", strings.Join(u, "\n"))
-		}
-		if w := up.ProductionWrites(prefix); len(w) > 0 {
-			t.Errorf("production was written:\n%s", strings.Join(w, "\n"))
-		}
-	})
+	t.Cleanup(func() { up.Check(t, prefix) })
 	log := zap.NewNop()
 	r.reg = registry.New(registry.Config{Prefix: prefix, Lease: time.Hour, ReapInterval: time.Hour, ForkTimeout: time.Minute,
 		SideConnections: 4, ForkQueueTimeout: time.Minute}, up.Dialer(), log, func(string, int) error { return nil })
 	r.reg.SetNames(r.names)
-	c, err := r.reg.Conn(r.ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.reg.Init(r.ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	r.reg.Put(c)
-	if err := r.reg.Start(r.ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(r.reg.Close)
+	registrytest.Start(t, r.reg)
 	triggers := catalog.Triggers{Engine: r.engine, CaseSensitive: true, Server: r.server}
 	caps := capture.New(capture.Config{Prefix: prefix, NoDiffCapture: true}, log, r.names, r.reg)
 	cat := catalog.NewObjects(r.names, r.reg, r.engine, r.server)

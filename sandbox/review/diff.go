@@ -85,9 +85,25 @@ type diffRow struct {
 
 // tableDiff is a table's changes.
 type tableDiff struct {
-	t                             *diffTable
-	ins, upd, del, conflicts, ddl int64
-	rows                          []diffRow
+	t *diffTable
+	rowCounts
+	conflicts, ddl int64
+	rows           []diffRow
+}
+
+// rowCounts are the rows inserted, updated and deleted.
+type rowCounts struct{ ins, upd, del int64 }
+
+// add counts n rows of op (insert, update or delete).
+func (rc *rowCounts) add(op string, n int64) {
+	switch op {
+	case "insert":
+		rc.ins += n
+	case "update":
+		rc.upd += n
+	case "delete":
+		rc.del += n
+	}
 }
 
 // differ reads diffs on one side connection.
@@ -474,15 +490,7 @@ func (d *differ) scan(td *tableDiff, rows [][]*string, conflictCol bool) error {
 }
 
 func (td *tableDiff) count(dr diffRow) {
-	n := int64(dr.count)
-	switch dr.op {
-	case "insert":
-		td.ins += n
-	case "update":
-		td.upd += n
-	case "delete":
-		td.del += n
-	}
+	td.add(dr.op, int64(dr.count))
 	if dr.conflictOp != "" {
 		td.conflicts++
 	}
@@ -520,16 +528,8 @@ func (d *differ) captured(ctx context.Context, td *tableDiff, detail bool) error
 			return fmt.Errorf("diff %s: %w", dt.logical, err)
 		}
 		for _, r := range rows {
-			n, cf := sideconn.Num(r[2]), sideconn.Num(r[1])
-			switch sideconn.Str(r[0]) {
-			case "insert":
-				td.ins = n
-			case "update":
-				td.upd = n
-			case "delete":
-				td.del = n
-			}
-			td.conflicts += cf
+			td.add(sideconn.Str(r[0]), sideconn.Num(r[2])) // one row per op
+			td.conflicts += sideconn.Num(r[1])
 		}
 		return nil
 	}

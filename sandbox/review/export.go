@@ -363,49 +363,50 @@ func (d *differ) exportStatements(ctx context.Context, tables []*diffTable) ([]s
 // keys only production has.
 func (d *differ) allRows(ctx context.Context, et *exportTable) error {
 	dt := et.td.t
-	cols := dt.fork.Stored()
-	lits := make([]string, len(cols))
-	for i, c := range cols {
-		lits[i] = litSQL("f", c)
-	}
-	rows, err := d.query(ctx, "SELECT "+strings.Join(lits, ", ")+" FROM "+dt.e.Phys.Quoted()+" f", true)
+	rows, err := d.literalRows(ctx, dt, "f", dt.fork.Stored(), " FROM "+dt.e.Phys.Quoted()+" f")
 	if err != nil {
-		return fmt.Errorf("export %s: %w", dt.logical, err)
+		return err
 	}
-	for _, r := range rows {
-		dr := diffRow{op: "insert", count: 1}
-		for _, v := range r {
-			dr.afterLits = append(dr.afterLits, sideconn.Str(v))
-		}
-		if err := checkLiterals(dt.logical, dr.afterLits); err != nil {
-			return err
-		}
-		et.all = append(et.all, dr)
+	for _, lits := range rows {
+		et.all = append(et.all, diffRow{op: "insert", count: 1, afterLits: lits})
 	}
 	if dt.key == nil {
 		return nil
 	}
-	keyCols := keyColumns(dt.prod, dt.key)
-	klits := make([]string, len(keyCols))
-	for i, c := range keyCols {
-		klits[i] = litSQL("r", c)
-	}
-	rows, err = d.query(ctx, "SELECT "+strings.Join(klits, ", ")+" FROM "+dt.logical.Quoted()+" r LEFT JOIN "+dt.e.Phys.Quoted()+
-		" f ON "+onSQL("r", "f", dt.key)+" WHERE "+col("f", dt.key[0])+" IS NULL", true)
+	rows, err = d.literalRows(ctx, dt, "r", keyColumns(dt.prod, dt.key), " FROM "+dt.logical.Quoted()+" r LEFT JOIN "+
+		dt.e.Phys.Quoted()+" f ON "+onSQL("r", "f", dt.key)+" WHERE "+col("f", dt.key[0])+" IS NULL")
 	if err != nil {
-		return fmt.Errorf("export %s: %w", dt.logical, err)
+		return err
 	}
-	for _, r := range rows {
-		dr := diffRow{op: "delete", count: 1}
-		for _, v := range r {
-			dr.keyLits = append(dr.keyLits, sideconn.Str(v))
-		}
-		if err := checkLiterals(dt.logical, dr.keyLits); err != nil {
-			return err
-		}
-		et.gone = append(et.gone, dr)
+	for _, lits := range rows {
+		et.gone = append(et.gone, diffRow{op: "delete", count: 1, keyLits: lits})
 	}
 	return nil
+}
+
+// literalRows reads the columns cols of alias as literals (litSQL), in the
+// query whose FROM … is from: each row's, checked (checkLiterals).
+func (d *differ) literalRows(ctx context.Context, dt *diffTable, alias string, cols []forker.Column, from string) ([][]string, error) {
+	sel := make([]string, len(cols))
+	for i, c := range cols {
+		sel[i] = litSQL(alias, c)
+	}
+	rows, err := d.query(ctx, "SELECT "+strings.Join(sel, ", ")+from, true)
+	if err != nil {
+		return nil, fmt.Errorf("export %s: %w", dt.logical, err)
+	}
+	out := make([][]string, 0, len(rows))
+	for _, r := range rows {
+		lits := make([]string, len(r))
+		for i, v := range r {
+			lits[i] = sideconn.Str(v)
+		}
+		if err := checkLiterals(dt.logical, lits); err != nil {
+			return nil, err
+		}
+		out = append(out, lits)
+	}
+	return out, nil
 }
 
 // fkOrder orders the tables parents first, by the foreign keys between

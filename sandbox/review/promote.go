@@ -97,12 +97,12 @@ type promotion struct {
 	order          []*exportTable
 	outcome        string
 	ddlDone        bool
-	ins, upd, del  int64
-	conflicts      int
-	exportSum      string
-	auditID        string
-	tables         int
-	conflictList   []string
+	rowCounts
+	conflicts    int
+	exportSum    string
+	auditID      string
+	tables       int
+	conflictList []string
 	// echoes are production triggers on changed tables that write other
 	// changed tables (findEchoes).
 	echoes []string
@@ -500,7 +500,7 @@ func (p *promotion) dropConflicting(found []conflict) {
 
 // count sums the rows the promote writes.
 func (p *promotion) count() {
-	p.ins, p.upd, p.del = 0, 0, 0
+	p.rowCounts = rowCounts{}
 	for _, et := range p.order {
 		rows := et.td.rows
 		if et.td.t.change == "altered" {
@@ -509,15 +509,7 @@ func (p *promotion) count() {
 			continue
 		}
 		for _, dr := range rows {
-			n := int64(max(dr.count, 1))
-			switch dr.op {
-			case "insert":
-				p.ins += n
-			case "update":
-				p.upd += n
-			case "delete":
-				p.del += n
-			}
+			p.add(dr.op, int64(max(dr.count, 1)))
 		}
 	}
 }

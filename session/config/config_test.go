@@ -1,9 +1,11 @@
 package config
 
 import (
-	"strings"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 )
 
 func TestGuardrailsValidate(t *testing.T) {
@@ -21,13 +23,7 @@ func TestGuardrailsValidate(t *testing.T) {
 		{Guardrails{MaxForkBytes: -1}, "max-fork-bytes"},
 		{Guardrails{MaxSandboxes: -1}, "max-sandboxes-per-user"},
 	} {
-		err := tt.g.Validate()
-		switch {
-		case tt.want == "" && err != nil:
-			t.Errorf("%+v: %v", tt.g, err)
-		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-			t.Errorf("%+v: got %v, want %q", tt.g, err, tt.want)
-		}
+		testkit.WantError(t, fmt.Sprintf("%+v", tt.g), tt.g.Validate(), tt.want)
 	}
 }
 
@@ -78,13 +74,7 @@ func TestConfigValidate(t *testing.T) {
 		{Config{Grace: -time.Second}, "sandbox-grace"},
 		{Config{SyncLease: 2 * time.Minute}, "sandbox-sync-lease"},
 	} {
-		err := tt.c.Validate()
-		switch {
-		case tt.want == "" && err != nil:
-			t.Errorf("%+v: %v", tt.c, err)
-		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-			t.Errorf("%+v: got %v, want %q", tt.c, err, tt.want)
-		}
+		testkit.WantError(t, fmt.Sprintf("%+v", tt.c), tt.c.Validate(), tt.want)
 	}
 }
 

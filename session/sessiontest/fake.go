@@ -35,6 +35,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"testing"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
@@ -383,6 +384,23 @@ func (u *Upstream) ProductionWrites(prefix string) []string {
 		}
 	}
 	return out
+}
+
+// Check fails the test on the statements the fake did not know (Unknown),
+// on writes to production (ProductionWrites of prefix) and on connections
+// left open (OpenConns): what a test of code on side connections asserts
+// when it ends.
+func (u *Upstream) Check(t testing.TB, prefix string) {
+	t.Helper()
+	if n := u.OpenConns(); n != 0 {
+		t.Errorf("%d side connections open after Close", n)
+	}
+	if s := u.Unknown(); len(s) > 0 {
+		t.Errorf("statements the fake does not know:\n%s", strings.Join(s, "\n"))
+	}
+	if w := u.ProductionWrites(prefix); len(w) > 0 {
+		t.Errorf("production was written:\n%s", strings.Join(w, "\n"))
+	}
 }
 
 // Unknown returns the statements the fake did not know (no rule answered

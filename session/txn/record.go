@@ -134,7 +134,7 @@ func (r *record) record(in *Input, o Outcome, open bool) {
 	case in.Control:
 		r.broken = true // savepoints: not replayed
 		return
-	case in.Settings:
+	case in.Settings():
 		// A replay sends the recorded statements again under the settings
 		// and database of its own time: after a change of sql_mode, the
 		// character set or the database, the earlier ones could read

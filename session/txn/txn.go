@@ -80,15 +80,9 @@ type Input struct {
 	Analysis *rewrite.Analysis
 	// Statements is how many statements the input holds.
 	Statements int
-	// Begin marks BEGIN / START TRANSACTION; End an input in which the
-	// open transaction ends other than by a BEGIN at its start (COMMIT,
-	// ROLLBACK, a BEGIN after other statements); Control other
-	// transaction statements (SAVEPOINT, ROLLBACK TO …); DDL an input
-	// holding DDL, which commits implicitly.
-	Begin, End, Control, DDL bool
-	// Settings: the input may change sql_mode, the character set, the
-	// transaction settings or the current database.
-	Settings bool
+	// Shape is what its statements do to the transaction and the
+	// session's settings (Shape.Add).
+	Shape
 	// Locks marks statements a replay must repeat (writes, locking reads).
 	Locks bool
 	// NoReplay: the transaction that runs the input cannot be replayed

@@ -30,21 +30,9 @@ func in(sql string) *Input {
 	a := analyze(sql, rewrite.Options{DB: "app"})
 	p := &Input{SQL: sql, Analysis: a, Statements: len(a.Statements)}
 	for i, st := range a.Statements {
-		switch {
-		case st.Kind == rewrite.KindBegin:
-			p.Begin = true
-			p.End = p.End || i > 0
-		case st.Kind == rewrite.KindCommit || st.Kind == rewrite.KindRollback:
-			p.End = true
-		case st.Class == rewrite.ClassTransaction:
-			p.Control = true
-		case st.Kind == rewrite.KindUse:
-			p.Settings = true
-		}
-		p.DDL = p.DDL || st.Class == rewrite.ClassDDL && !st.Temporary
-		p.Settings = p.Settings || st.ChangesLexing || st.ChangesIsolation || SetsAccess(st)
+		p.Shape.Add(i, st)
 		p.Locks = p.Locks || len(st.Writes) > 0 || len(st.Locked) > 0
-		p.Add(st, sql)
+		p.Facts.Add(st, sql)
 	}
 	return p
 }
