@@ -119,7 +119,7 @@ func (o *Operator) Keep(ctx context.Context, name string, keep *time.Duration) (
 		ttl = *keep
 	}
 	if err := o.reg.Limits().CheckTTL(ttl); err != nil {
-		return registry.Info{}, fmt.Errorf("%w: %v", ErrTTL, err)
+		return registry.Info{}, &refusedError{kind: ErrTTL, err: err, msg: ErrTTL.Error() + ": " + refusalText(err)}
 	}
 	sb, err := o.named(ctx, name)
 	if err != nil {
@@ -238,11 +238,17 @@ func adminRefusal(err error) error {
 	if r.Code == wire.ErOptionPreventsStatement || r.Code == wire.ErSpecificAccessDenied {
 		kind = ErrForbidden
 	}
-	msg := err.Error()
-	if err == error(r) {
-		msg = strings.TrimPrefix(r.Message, "sqlfork-proxy: ")
+	return &refusedError{kind: kind, err: err, msg: refusalText(err)}
+}
+
+// refusalText is err's text for the admin API: a refusal's message without
+// the "sqlfork-proxy: " a client's error starts with; a wrapped one's (or
+// any other error's) whole text.
+func refusalText(err error) string {
+	if r, ok := err.(*rewrite.Refusal); ok {
+		return strings.TrimPrefix(r.Message, "sqlfork-proxy: ")
 	}
-	return &refusedError{kind: kind, err: err, msg: msg}
+	return err.Error()
 }
 
 // refusedError is a refusal marked for the admin API (adminRefusal).

@@ -124,7 +124,9 @@ func TestKeep(t *testing.T) {
 			in, err := e.op.Keep(e.ctx, "ops", tt.keep)
 			kept, exp, _ := e.row("ops")
 			if tt.err != "" {
-				if !errors.Is(err, ErrTTL) || !strings.HasPrefix(err.Error(), "TTL beyond max-sandbox-ttl: ") || !strings.Contains(err.Error(), tt.err) {
+				var r *rewrite.Refusal
+				if !errors.Is(err, ErrTTL) || !strings.HasPrefix(err.Error(), "TTL beyond max-sandbox-ttl: a kept sandbox may live at most ") ||
+					!strings.Contains(err.Error(), tt.err) || !errors.As(err, &r) {
 					t.Errorf("error %v, want ErrTTL %q", err, tt.err)
 				}
 				if now, _ := e.op.Show(e.ctx, "ops"); now.State != "active" || kept != "0" {
