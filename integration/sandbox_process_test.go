@@ -54,13 +54,8 @@ func startProxyProcess(t *testing.T, db *testdb.Server, args ...string) *proxyPr
 func (p *proxyProcess) stop(t *testing.T) {
 	t.Helper()
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-p.done:
-		if err != nil {
-			t.Errorf("proxy exited with %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("proxy did not exit on SIGTERM")
+	if err := awaitErr(t, p.done, 20*time.Second, "proxy did not exit on SIGTERM"); err != nil {
+		t.Errorf("proxy exited with %v", err)
 	}
 }
 
