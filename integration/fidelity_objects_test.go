@@ -517,8 +517,7 @@ func TestFidelityTriggers(t *testing.T) {
 // makes may call them too — the sandbox's copies of the routines run,
 // their writes in forks — as on a copy of the database.
 func TestFidelityTriggerFunctions(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	grantProcRead(t, db)
 	schema := `CREATE TABLE acct (id INT PRIMARY KEY, balance INT);
 CREATE TABLE log (id INT AUTO_INCREMENT PRIMARY KEY, what VARCHAR(40));
@@ -747,8 +746,7 @@ END;`
 // as on a copy of the database, and production never changes. (The least-privilege account
 // reads their definitions with SELECT on mysql.proc.)
 func TestFidelityProcedures(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	grantProcRead(t, db)
 	runObjCases(t, []objCase{
 		{name: "call", schema: procSchema, steps: []string{
@@ -905,8 +903,7 @@ END;`
 // the sandbox creates, replaces and drops live there only, as on a copy
 // of the database; production never changes.
 func TestFidelityFunctions(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	grantProcRead(t, db)
 	runObjCases(t, []objCase{
 		{name: "calls", schema: funcSchema, steps: []string{
@@ -1068,8 +1065,7 @@ func TestFidelitySequenceEngine(t *testing.T) {
 // closed, no RELOAD privilege needed), in a statement and in a procedure
 // body (MariaDB's test runner's mtr.add_suppression runs one).
 func TestFidelityFlushTables(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	grantProcRead(t, db)
 	runObjCases(t, []objCase{
 		{name: "flush", schema: "CREATE TABLE t (a INT); CREATE TABLE sup (p VARCHAR(40)); INSERT INTO t VALUES (1);" +

@@ -137,8 +137,7 @@ CREATE DATABASE IF NOT EXISTS _sqlfork_notanid_app; CREATE TABLE IF NOT EXISTS _
 // TestSandboxOwnershipAndAudit: other users cannot see, attach or discard
 // a sandbox; admins can; writes in a sandbox are audited.
 func TestSandboxOwnershipAndAudit(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	core, logs := observer.New(zap.InfoLevel)
 	h, err := startProxyLogging(db.Addr, db, func(c *proxy.Config) {
 		c.Mode = "explicit"

@@ -75,8 +75,7 @@ func mariadbCLIRun(t *testing.T, bin, addr, user, db, script string) (string, er
 // survives the first one's exit and a restart, and is used here with the
 // mariadb command-line client (SANDBOX statements as plain queries).
 func TestSandboxAcrossProxyProcesses(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	cli := mariadbCLI(t)
 	a := startProxyProcess(t, db, "--mode", "explicit")
 	b := startProxyProcess(t, db, "--mode", "explicit")

@@ -23,8 +23,11 @@ const sandboxUser, sandboxPassword = "sbx", "sbx-pw"
 
 var sandboxUserOnce sync.Once
 
-func leastPrivilegeUser(t *testing.T, db *testdb.Server) {
+// leastPrivilegeEnv returns the shared MariaDB (env's) with the
+// least-privilege account made on it.
+func leastPrivilegeEnv(t *testing.T) *testdb.Server {
 	t.Helper()
+	db, _ := env(t)
 	var err error
 	sandboxUserOnce.Do(func() {
 		root := openDB(t, db.DSN("")+"?multiStatements=true")
@@ -37,6 +40,7 @@ GRANT ALL PRIVILEGES ON `+"`\\_sqlfork%%`"+`.* TO '%[1]s'@'%%';`, sandboxUser, s
 	if err != nil {
 		t.Fatal(err)
 	}
+	return db
 }
 
 // readOnlyDatabase makes the empty database name on root's server, which
@@ -67,8 +71,7 @@ func setUp(t *testing.T, root *sql.DB, setup []string, teardown ...string) {
 // the least-privilege account.
 func sandboxProxy(t *testing.T, mode string, mutate func(*proxy.Config)) (*testdb.Server, *proxyHandle) {
 	t.Helper()
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	h := startTestProxy(t, db.Addr, db, func(c *proxy.Config) {
 		c.Mode = mode
 		c.UpstreamUser, c.UpstreamPassword = sandboxUser, sandboxPassword
@@ -466,8 +469,7 @@ func readView(t *testing.T, c *sql.Conn) {
 // (with SQLFORK_TEST_SEEKDB_USER/_PASSWORD, and a database app holding a
 // table users with a column score and a row name='alice').
 func TestSandboxSeekDBStrategy(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	addr, user, pw, shim := seekdbUpstream(t, db, 300*time.Millisecond)
 	h := startTestProxy(t, addr, db, func(c *proxy.Config) {
 		c.Mode = "transparent"
