@@ -44,12 +44,12 @@ GRANT ALL PRIVILEGES ON `+"`\\_sqlfork%%`"+`.* TO '%[1]s'@'%%';`, sandboxUser, s
 }
 
 // readOnlyDatabase makes the empty database name on root's server, which
-// the proxy's least-privilege account may read but not write; it is
-// dropped when the test ends.
+// the proxy's least-privilege account may read (SELECT, SHOW VIEW, as on
+// production's schemas) but not write; it is dropped when the test ends.
 func readOnlyDatabase(t *testing.T, root *sql.DB, name string) {
 	t.Helper()
 	setUp(t, root, []string{"DROP DATABASE IF EXISTS " + name, "CREATE DATABASE " + name,
-		"GRANT SELECT ON " + name + ".* TO '" + sandboxUser + "'@'%'"}, "DROP DATABASE IF EXISTS "+name)
+		"GRANT SELECT, SHOW VIEW ON " + name + ".* TO '" + sandboxUser + "'@'%'"}, "DROP DATABASE IF EXISTS "+name)
 }
 
 // setUp runs the statements of setup on root, failing the test at the
