@@ -90,6 +90,21 @@ func grantProcRead(t *testing.T, db *testdb.Server) {
 	t.Cleanup(func() { _, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'") })
 }
 
+// productionRoutines makes production's function app.fn and procedure
+// app.proc (each given as its definition after CREATE FUNCTION app. or
+// CREATE PROCEDURE app.), lets the least-privilege account read their
+// definitions, and drops them when the test ends. It returns root's pool.
+func productionRoutines(t *testing.T, db *testdb.Server, fn, proc string) *sql.DB {
+	t.Helper()
+	grantProcRead(t, db)
+	root := openDB(t, db.DSN(""))
+	fnName, _, _ := strings.Cut(fn, "(")
+	procName, _, _ := strings.Cut(proc, "(")
+	setUp(t, root, []string{"CREATE FUNCTION app." + fn, "CREATE PROCEDURE app." + proc},
+		"DROP FUNCTION IF EXISTS app."+fnName, "DROP PROCEDURE IF EXISTS app."+procName)
+	return root
+}
+
 // objCaseRun runs one case in database name.
 func objCaseRun(ctx context.Context, t *testing.T, c objCase, name string, direct, sandDB *testdb.Server, dsn string) {
 	rootSand, before := objDatabase(ctx, t, name, c.schema, direct, sandDB)
@@ -1267,12 +1282,7 @@ func TestFidelityExplainJSON(t *testing.T) {
 // change (a copy it runs included).
 func TestShowCreateSandboxRoutine(t *testing.T) {
 	db, p := sandboxProxy(t, "transparent", nil)
-	grantProcRead(t, db)
-	root := openDB(t, db.DSN(""))
-	setUp(t, root, []string{
-		"CREATE FUNCTION app.sc_f(x INT) RETURNS INT DETERMINISTIC RETURN x + 1",
-		"CREATE PROCEDURE app.sc_p() SELECT sc_f(1) AS v",
-	}, "DROP FUNCTION IF EXISTS app.sc_f", "DROP PROCEDURE IF EXISTS app.sc_p")
+	root := productionRoutines(t, db, "sc_f(x INT) RETURNS INT DETERMINISTIC RETURN x + 1", "sc_p() SELECT sc_f(1) AS v")
 	ctx := context.Background()
 	c := conn(t, openDB(t, p.userDSN(sandboxUser, "app")))
 	show := func(c interface {
