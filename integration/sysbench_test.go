@@ -2,9 +2,11 @@ package integration
 
 import (
 	"context"
+	"maps"
 	"net"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,6 +23,8 @@ var sysbenchLine = regexp.MustCompile(`(?m)^\s+(transactions|queries|ignored err
 func parseSysbench(t *testing.T, out string) sysbenchStats {
 	t.Helper()
 	var s sysbenchStats
+	counters := map[string]*int64{"transactions": &s.transactions, "queries": &s.queries,
+		"ignored errors": &s.ignoredErrors, "reconnects": &s.reconnects}
 	seen := map[string]bool{}
 	for _, m := range sysbenchLine.FindAllStringSubmatch(out, -1) {
 		n, err := strconv.ParseInt(m[2], 10, 64)
@@ -28,18 +32,9 @@ func parseSysbench(t *testing.T, out string) sysbenchStats {
 			t.Fatalf("sysbench %s: %v", m[1], err)
 		}
 		seen[m[1]] = true
-		switch m[1] {
-		case "transactions":
-			s.transactions = n
-		case "queries":
-			s.queries = n
-		case "ignored errors":
-			s.ignoredErrors = n
-		case "reconnects":
-			s.reconnects = n
-		}
+		*counters[m[1]] = n
 	}
-	for _, k := range []string{"transactions", "queries", "ignored errors", "reconnects"} {
+	for _, k := range slices.Sorted(maps.Keys(counters)) {
 		if !seen[k] {
 			t.Fatalf("sysbench output has no %q line:\n%s", k, out)
 		}
