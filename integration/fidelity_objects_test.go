@@ -1284,7 +1284,7 @@ func TestShowCreateSandboxRoutine(t *testing.T) {
 	db, p := sandboxProxy(t, "transparent", nil)
 	root := productionRoutines(t, db, "sc_f(x INT) RETURNS INT DETERMINISTIC RETURN x + 1", "sc_p() SELECT sc_f(1) AS v")
 	ctx := context.Background()
-	c := conn(t, openDB(t, p.userDSN(sandboxUser, "app")))
+	c := p.appConn(t)
 	show := func(c interface {
 		QueryRowContext(context.Context, string, ...any) *sql.Row
 	}, what string) (string, error) {

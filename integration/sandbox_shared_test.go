@@ -219,7 +219,7 @@ func TestSandboxReplayAfterPreparedBegin(t *testing.T) {
 		"CREATE TABLE app.pb_b (id INT PRIMARY KEY, n INT NOT NULL)", "INSERT INTO app.pb_a VALUES (1, 0)", "INSERT INTO app.pb_b VALUES (1, 0)"},
 		"DROP TABLE IF EXISTS app.pb_a, app.pb_b")
 	ctx := context.Background()
-	c := conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
+	c := h.appConn(t)
 	mustExecC(t, c, "UPDATE pb_a SET n = 1") // pb_a forked before the transaction
 	begin, err := c.PrepareContext(ctx, "BEGIN")
 	if err != nil {

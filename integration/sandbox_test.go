@@ -87,6 +87,13 @@ func (h *proxyHandle) userDSN(user, db string, params ...string) string {
 	return withParams(fmt.Sprintf("%s:%s@tcp(%s)/%s", user, sandboxPassword, h.addr, db), params)
 }
 
+// appConn is a connection through h to app as the least-privilege
+// account's proxy user (sandboxUser).
+func (h *proxyHandle) appConn(t *testing.T) *sql.Conn {
+	t.Helper()
+	return conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
+}
+
 func conn(t *testing.T, db *sql.DB) *sql.Conn {
 	t.Helper()
 	c, err := db.Conn(context.Background())
@@ -299,7 +306,7 @@ func TestSandboxPooledTagForksOnce(t *testing.T) {
 
 func TestSandboxKeepAndAttachFromAnotherProxy(t *testing.T) {
 	db, a := sandboxProxy(t, "explicit", nil)
-	ca := conn(t, openDB(t, a.userDSN(sandboxUser, "app")))
+	ca := a.appConn(t)
 	if _, err := ca.ExecContext(context.Background(), "UPDATE users SET score = 1"); !strings.HasPrefix(mysqlErr(err), "1290") {
 		t.Fatalf("explicit mode outside a sandbox: %s, want 1290", mysqlErr(err))
 	}
@@ -321,7 +328,7 @@ func TestSandboxKeepAndAttachFromAnotherProxy(t *testing.T) {
 		c.UpstreamUser, c.UpstreamPassword = sandboxUser, sandboxPassword
 	})
 	a.stop() // the first proxy goes away; the kept sandbox stays
-	cb := conn(t, openDB(t, b.userDSN(sandboxUser, "app")))
+	cb := b.appConn(t)
 	wantString(t, cb, "SELECT score FROM users WHERE name = 'bob'", "-3.25", "before ATTACH: %s, want production's -3.25")
 	mustExecC(t, cb, "SANDBOX ATTACH keeper")
 	wantString(t, cb, "SELECT score FROM users WHERE name = 'bob'", "42.00", "after ATTACH through another proxy: %s, want 42.00")
@@ -661,7 +668,7 @@ func TestSandboxOneForkAcrossProcesses(t *testing.T) {
 // it again upstream and translates its id).
 func TestSandboxPreparedBeforeFork(t *testing.T) {
 	_, h := sandboxProxy(t, "transparent", nil)
-	c := conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
+	c := h.appConn(t)
 	sel, err := c.PrepareContext(context.Background(), "SELECT score FROM users WHERE id = ?")
 	if err != nil {
 		t.Fatal(err)
