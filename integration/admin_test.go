@@ -24,8 +24,7 @@ import (
 // drops the sandbox's forks; with --admin-token set, requests without it
 // are refused. The proxy's duration settings take days and plain seconds.
 func TestAdminCLI(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	metricsAddr := freeAddr(t)
 	p := startProxyProcess(t, db, "--mode", "explicit", "--metrics-listen", metricsAddr, "--admin-token", "s3cret",
 		"--sandbox-ttl", "7d", "--fork-queue-timeout", "90")
@@ -130,8 +129,7 @@ func TestAdminCLI(t *testing.T) {
 // production's conflicting change with 409 under FAIL, and with OURS writes
 // the sandbox's rows to production, recorded as the admin API's.
 func TestAdminDiffExportPromote(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	root := openDB(t, db.DSN("")+"?multiStatements=true")
 	mustExecC(t, root, `DROP DATABASE IF EXISTS admin_promote;
 CREATE DATABASE admin_promote;
@@ -291,8 +289,7 @@ func sameJSON(t *testing.T, got json.RawMessage, want string) bool {
 // and sandbox limits at once, reports the rest as needing a restart, and
 // drops no connection.
 func TestSIGHUPReload(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	cfg := filepath.Join(t.TempDir(), "sqlfork.yaml")
 	write := func(level string, maxSandboxes int, idle string) {
 		if err := os.WriteFile(cfg, []byte(fmt.Sprintf("log_format: json\nlog_level: %s\nmax_sandboxes: %d\nidle_timeout: %s\n",

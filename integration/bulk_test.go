@@ -19,8 +19,7 @@ import (
 // PRIVILEGES upstream account; production's copy stays as it was.
 func TestBulkExecuteAsDirect(t *testing.T) {
 	cp := requireConnectorJ(t, "clients/Bulk.java")
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	root := openDB(t, db.DSN("")+"?multiStatements=true")
 	seed := func(name string) {
 		mustExecDB(t, root, fmt.Sprintf(`DROP DATABASE IF EXISTS %[1]s; CREATE DATABASE %[1]s;

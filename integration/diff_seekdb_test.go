@@ -16,8 +16,7 @@ import (
 // EXPORT writes them, and PROMOTE (shim only: it writes production) makes
 // production the sandbox's rows.
 func TestDiffSeekDBStrategy(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	root := openDB(t, db.DSN("")+"?multiStatements=true")
 	if _, err := root.Exec(`DROP DATABASE IF EXISTS sdiff; CREATE DATABASE sdiff;
 CREATE TABLE sdiff.items (id INT PRIMARY KEY, name VARCHAR(20) NOT NULL, qty INT);

@@ -68,10 +68,7 @@ func driverDiff(t *testing.T, name string, setup, steps []string, params ...stri
 	t.Helper()
 	db, p := sandboxProxy(t, "transparent", nil)
 	admin := openDB(t, db.DSN("")+"?multiStatements=true")
-	mustExecDB(t, admin, "DROP DATABASE IF EXISTS "+name)
-	mustExecDB(t, admin, "CREATE DATABASE "+name)
-	t.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS " + name) })
-	mustExecDB(t, admin, fmt.Sprintf("GRANT SELECT, SHOW VIEW ON %s.* TO '%s'@'%%'", name, sandboxUser))
+	readOnlyDatabase(t, admin, name)
 	for _, q := range setup {
 		mustExecDB(t, admin, "USE "+name+"; "+q)
 	}
@@ -141,11 +138,9 @@ func TestDriverCreateExistingDatabase(t *testing.T) {
 func TestDriverFieldList(t *testing.T) {
 	db, p := sandboxProxy(t, "transparent", nil)
 	admin := openDB(t, db.DSN("")+"?multiStatements=true")
-	mustExecDB(t, admin, "DROP DATABASE IF EXISTS drv_fields; CREATE DATABASE drv_fields; "+
-		"CREATE TABLE drv_fields.t (a INT DEFAULT 5, b VARCHAR(10)); CREATE TABLE drv_fields.gone (g INT); "+
+	readOnlyDatabase(t, admin, "drv_fields")
+	mustExecDB(t, admin, "CREATE TABLE drv_fields.t (a INT DEFAULT 5, b VARCHAR(10)); CREATE TABLE drv_fields.gone (g INT); "+
 		"CREATE TABLE drv_fields.kept (k INT)")
-	mustExecDB(t, admin, fmt.Sprintf("GRANT SELECT, SHOW VIEW ON drv_fields.* TO '%s'@'%%'", sandboxUser))
-	t.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS drv_fields") })
 	run := func(addr, user, password string) []string {
 		r := dialRaw(t, addr, user, password, "drv_fields")
 		for _, q := range []string{"CREATE TABLE n (x INT NOT NULL DEFAULT 3, y TEXT)", "ALTER TABLE t ADD COLUMN c INT DEFAULT 7", "DROP TABLE gone"} {
@@ -279,10 +274,7 @@ func TestDriverProcedures(t *testing.T) {
 // sends CALL test_signal(?) and go-mysql's TestStmtProcedureMultiResult.
 func TestDriverPreparedCall(t *testing.T) {
 	db, p := sandboxProxy(t, "transparent", nil)
-	admin := openDB(t, db.DSN(""))
-	mustExecDB(t, admin, "CREATE DATABASE IF NOT EXISTS drv_pcall")
-	t.Cleanup(func() { _, _ = admin.Exec("DROP DATABASE IF EXISTS drv_pcall") })
-	mustExecDB(t, admin, fmt.Sprintf("GRANT SELECT, SHOW VIEW ON drv_pcall.* TO '%s'@'%%'", sandboxUser))
+	readOnlyDatabase(t, openDB(t, db.DSN("")), "drv_pcall")
 	ctx := context.Background()
 	run := func(dsn string) string {
 		c := conn(t, openDB(t, dsn))

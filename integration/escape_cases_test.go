@@ -25,6 +25,26 @@ func escAudit(msg, n string) escCheck {
 
 func escNextval(want string) escCheck { return escCheck{"SELECT NEXTVAL(seq1)", want} }
 
+// escSend is a protocol case sending the one command payload and
+// answering the server's reply.
+func escSend(payload ...byte) func(*escEnv, *raw, map[string]string) []byte {
+	return func(_ *escEnv, r *raw, _ map[string]string) []byte {
+		r.send(payload...)
+		return r.read()
+	}
+}
+
+// escInRegistry is escSend after COM_CHANGE_USER into the registry's
+// database, answering the change's refusal if it is refused.
+func escInRegistry(payload ...byte) func(*escEnv, *raw, map[string]string) []byte {
+	return func(e *escEnv, r *raw, v map[string]string) []byte {
+		if p := r.changeUser(e.db.User, e.db.Password, "_sqlfork_meta"); p[0] != 0x00 {
+			return p
+		}
+		return escSend(payload...)(e, r, v)
+	}
+}
+
 // escMultiByte are the client character sets whose multi-byte characters can
 // end in 0x5C (backslash) or 0x60 (backquote).
 var escMultiByte = []struct {
@@ -865,68 +885,35 @@ func escCases() []escCase {
 	}
 	add(
 		escCase{cat: "protocol", name: "com_init_db-registry", expect: escRefused,
-			raw: func(e *escEnv, r *raw, _ map[string]string) []byte {
-				r.send(append([]byte{0x02}, "_sqlfork_meta"...)...)
-				return r.read()
-			}},
+			raw: escSend(append([]byte{0x02}, "_sqlfork_meta"...)...)},
 		escCase{cat: "protocol", name: "com_init_db-decoy-fork", expect: escRefused,
 			raw: func(e *escEnv, r *raw, _ map[string]string) []byte {
 				r.send(append([]byte{0x02}, e.decoyDB...)...)
 				return r.read()
 			}},
 		escCase{cat: "protocol", name: "com_init_db-registry-upper-case", expect: escRefusedOrServerError,
-			raw: func(e *escEnv, r *raw, _ map[string]string) []byte {
-				r.send(append([]byte{0x02}, "_SQLFORK_META"...)...)
-				return r.read()
-			}},
+			raw: escSend(append([]byte{0x02}, "_SQLFORK_META"...)...)},
 		escCase{cat: "protocol", name: "com_process_kill-victim", expect: escRefusedOrServerError, why: "KILL without SQL",
 			raw: func(e *escEnv, r *raw, v map[string]string) []byte {
 				r.send(append([]byte{0x0C}, le32(v["{victim}"])...)...)
 				return r.read()
 			}},
 		escCase{cat: "protocol", name: "com_refresh-log", expect: escRefused, why: "REFRESH_LOG is FLUSH LOGS: a new binary log",
-			raw: func(e *escEnv, r *raw, _ map[string]string) []byte {
-				r.send(0x07, 0x02)
-				return r.read()
-			}},
+			raw: escSend(0x07, 0x02)},
 		escCase{cat: "protocol", name: "com_refresh-grant", expect: escRefused, why: "REFRESH_GRANT is FLUSH PRIVILEGES",
-			raw: func(e *escEnv, r *raw, _ map[string]string) []byte {
-				r.send(0x07, 0x01)
-				return r.read()
-			}},
+			raw: escSend(0x07, 0x01)},
 		escCase{cat: "protocol", name: "com_refresh-master", expect: escRefused, why: "REFRESH_MASTER is RESET MASTER: the binary logs are deleted",
-			raw: func(e *escEnv, r *raw, _ map[string]string) []byte {
-				r.send(0x07, 0x80)
-				return r.read()
-			}},
+			raw: escSend(0x07, 0x80)},
 		escCase{cat: "protocol", name: "com_shutdown", expect: escRefused,
-			raw: func(e *escEnv, r *raw, _ map[string]string) []byte {
-				r.send(0x08, 0x00)
-				return r.read()
-			}},
+			raw: escSend(0x08, 0x00)},
 		escCase{cat: "protocol", name: "com_binlog_dump", expect: escRefused, why: "the binary log holds the decoy's secret",
-			raw: func(e *escEnv, r *raw, _ map[string]string) []byte {
-				// position 4, flags 0, server id 4711, file binlog.000001
-				r.send(append([]byte{0x12, 4, 0, 0, 0, 0, 0, 0x67, 0x12, 0, 0}, "binlog.000001"...)...)
-				return r.read()
-			}},
+			// position 4, flags 0, server id 4711, file binlog.000001
+			raw: escSend(append([]byte{0x12, 4, 0, 0, 0, 0, 0, 0x67, 0x12, 0, 0}, "binlog.000001"...)...)},
 		escCase{cat: "protocol", name: "com_change_user-into-registry", expect: escRefused,
 			why: "COM_CHANGE_USER names a database too",
-			raw: func(e *escEnv, r *raw, _ map[string]string) []byte {
-				if p := r.changeUser(e.db.User, e.db.Password, "_sqlfork_meta"); p[0] != 0x00 {
-					return p
-				}
-				r.send(append([]byte{0x03}, "SELECT name FROM sandboxes"...)...)
-				return r.read()
-			}},
+			raw: escInRegistry(append([]byte{0x03}, "SELECT name FROM sandboxes"...)...)},
 		escCase{cat: "protocol", name: "com_field_list-in-registry", expect: escRefused,
-			raw: func(e *escEnv, r *raw, _ map[string]string) []byte {
-				if p := r.changeUser(e.db.User, e.db.Password, "_sqlfork_meta"); p[0] != 0x00 {
-					return p
-				}
-				r.send(append(append([]byte{0x04}, "sandboxes"...), 0)...)
-				return r.read()
-			}},
+			raw: escInRegistry(append(append([]byte{0x04}, "sandboxes"...), 0)...)},
 	)
 
 	// ---------------------------------------------------------------
@@ -985,21 +972,12 @@ func escCases() []escCase {
 			expect: escRefused, why: "the copy's DEFAULT would advance production's seq1"},
 		escCase{cat: "review", name: "com_stmt_execute-last-statement", expect: escRefused,
 			why: "MariaDB runs id -1 as the last statement prepared, read again with the settings of now",
-			raw: func(e *escEnv, r *raw, _ map[string]string) []byte {
-				r.send(0x17, 0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x01, 0x00, 0x00, 0x00)
-				return r.read()
-			}},
+			raw: escSend(0x17, 0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x01, 0x00, 0x00, 0x00)},
 		escCase{cat: "review", name: "com_process_info", expect: escOK, noProxyNames: true,
 			why: "SHOW PROCESSLIST by command: answered with the caller's own connections only",
-			raw: func(e *escEnv, r *raw, _ map[string]string) []byte {
-				r.send(0x0A)
-				return r.read()
-			}},
+			raw: escSend(0x0A)},
 		escCase{cat: "review", name: "com_debug", expect: escRefused,
-			raw: func(e *escEnv, r *raw, _ map[string]string) []byte {
-				r.send(0x0D)
-				return r.read()
-			}},
+			raw: escSend(0x0D)},
 	)
 
 	// ---------------------------------------------------------------

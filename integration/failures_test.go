@@ -91,15 +91,10 @@ func TestUpstreamKilledMidQuery(t *testing.T) {
 	if err := db.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-queryErr:
-		// As from a direct connection: the connection ends, and the
-		// driver says so itself.
-		if !errors.Is(err, mysql.ErrInvalidConn) {
-			t.Fatalf("in-flight query: want the driver's invalid connection, got %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("in-flight query did not fail after mariadbd was killed")
+	// As from a direct connection: the connection ends, and the driver
+	// says so itself.
+	if err := awaitErr(t, queryErr, 20*time.Second, "in-flight query did not fail after mariadbd was killed"); !errors.Is(err, mysql.ErrInvalidConn) {
+		t.Fatalf("in-flight query: want the driver's invalid connection, got %v", err)
 	}
 	if d, px := <-direct, <-proxied; cliErrorCode(d) != "2013" || cliErrorCode(px) != cliErrorCode(d) {
 		t.Fatalf("mariadb CLI, statement in flight when mariadbd died: direct %q, through the proxy %q (want ERROR 2013 both)", d, px)

@@ -90,6 +90,21 @@ func grantProcRead(t *testing.T, db *testdb.Server) {
 	t.Cleanup(func() { _, _ = root.Exec("REVOKE SELECT ON mysql.proc FROM '" + sandboxUser + "'@'%'") })
 }
 
+// productionRoutines makes production's function app.fn and procedure
+// app.proc (each given as its definition after CREATE FUNCTION app. or
+// CREATE PROCEDURE app.), lets the least-privilege account read their
+// definitions, and drops them when the test ends. It returns root's pool.
+func productionRoutines(t *testing.T, db *testdb.Server, fn, proc string) *sql.DB {
+	t.Helper()
+	grantProcRead(t, db)
+	root := openDB(t, db.DSN(""))
+	fnName, _, _ := strings.Cut(fn, "(")
+	procName, _, _ := strings.Cut(proc, "(")
+	setUp(t, root, []string{"CREATE FUNCTION app." + fn, "CREATE PROCEDURE app." + proc},
+		"DROP FUNCTION IF EXISTS app."+fnName, "DROP PROCEDURE IF EXISTS app."+procName)
+	return root
+}
+
 // objCaseRun runs one case in database name.
 func objCaseRun(ctx context.Context, t *testing.T, c objCase, name string, direct, sandDB *testdb.Server, dsn string) {
 	rootSand, before := objDatabase(ctx, t, name, c.schema, direct, sandDB)
@@ -517,8 +532,7 @@ func TestFidelityTriggers(t *testing.T) {
 // makes may call them too — the sandbox's copies of the routines run,
 // their writes in forks — as on a copy of the database.
 func TestFidelityTriggerFunctions(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	grantProcRead(t, db)
 	schema := `CREATE TABLE acct (id INT PRIMARY KEY, balance INT);
 CREATE TABLE log (id INT AUTO_INCREMENT PRIMARY KEY, what VARCHAR(40));
@@ -747,8 +761,7 @@ END;`
 // as on a copy of the database, and production never changes. (The least-privilege account
 // reads their definitions with SELECT on mysql.proc.)
 func TestFidelityProcedures(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	grantProcRead(t, db)
 	runObjCases(t, []objCase{
 		{name: "call", schema: procSchema, steps: []string{
@@ -905,8 +918,7 @@ END;`
 // the sandbox creates, replaces and drops live there only, as on a copy
 // of the database; production never changes.
 func TestFidelityFunctions(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	grantProcRead(t, db)
 	runObjCases(t, []objCase{
 		{name: "calls", schema: funcSchema, steps: []string{
@@ -1068,8 +1080,7 @@ func TestFidelitySequenceEngine(t *testing.T) {
 // closed, no RELOAD privilege needed), in a statement and in a procedure
 // body (MariaDB's test runner's mtr.add_suppression runs one).
 func TestFidelityFlushTables(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	grantProcRead(t, db)
 	runObjCases(t, []objCase{
 		{name: "flush", schema: "CREATE TABLE t (a INT); CREATE TABLE sup (p VARCHAR(40)); INSERT INTO t VALUES (1);" +
@@ -1271,14 +1282,9 @@ func TestFidelityExplainJSON(t *testing.T) {
 // change (a copy it runs included).
 func TestShowCreateSandboxRoutine(t *testing.T) {
 	db, p := sandboxProxy(t, "transparent", nil)
-	grantProcRead(t, db)
-	root := openDB(t, db.DSN(""))
-	setUp(t, root, []string{
-		"CREATE FUNCTION app.sc_f(x INT) RETURNS INT DETERMINISTIC RETURN x + 1",
-		"CREATE PROCEDURE app.sc_p() SELECT sc_f(1) AS v",
-	}, "DROP FUNCTION IF EXISTS app.sc_f", "DROP PROCEDURE IF EXISTS app.sc_p")
+	root := productionRoutines(t, db, "sc_f(x INT) RETURNS INT DETERMINISTIC RETURN x + 1", "sc_p() SELECT sc_f(1) AS v")
 	ctx := context.Background()
-	c := conn(t, openDB(t, p.userDSN(sandboxUser, "app")))
+	c := p.appConn(t)
 	show := func(c interface {
 		QueryRowContext(context.Context, string, ...any) *sql.Row
 	}, what string) (string, error) {

@@ -20,7 +20,7 @@ import (
 // stays until the lock is released.
 func TestInterruptedForkCleanedAtOnce(t *testing.T) {
 	db, p := sandboxProxy(t, "explicit", nil)
-	c := conn(t, openDB(t, p.userDSN(sandboxUser, "app")))
+	c := p.appConn(t)
 	mustExecC(t, c, "SANDBOX CREATE crashbox TTL 1h")
 	root := openDB(t, directDSN(db, ""))
 	var id string

@@ -21,8 +21,7 @@ import (
 // what it should with its error, is counted by reason, and changes on the
 // open connections when SIGHUP reloads the file.
 func TestGuardrailsAppliedAndReloaded(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	cfg := filepath.Join(t.TempDir(), "sqlfork.yaml")
 	write := func(text string) {
 		t.Helper()

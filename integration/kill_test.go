@@ -18,13 +18,8 @@ import (
 // reports (what), which must be 1317: Query execution was interrupted.
 func wantInterrupted(t *testing.T, done <-chan error, what string) {
 	t.Helper()
-	select {
-	case err := <-done:
-		if !strings.Contains(fmt.Sprint(err), "1317") {
-			t.Fatalf("%s ended with %v, want 1317 Query execution was interrupted", what, err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("%s did not end", what)
+	if err := awaitErr(t, done, 20*time.Second, what+" did not end"); !strings.Contains(fmt.Sprint(err), "1317") {
+		t.Fatalf("%s ended with %v, want 1317 Query execution was interrupted", what, err)
 	}
 }
 

@@ -440,8 +440,7 @@ func tryScrape(addr string) (metricValues, error) {
 // TestSIGHUPResizesSidePool: side-connections, fork-queue-timeout and
 // memory-limit apply on SIGHUP.
 func TestSIGHUPResizesSidePool(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	cfg := t.TempDir() + "/sqlfork.yaml"
 	write := func(side int, wait, mem string) {
 		if err := os.WriteFile(cfg, fmt.Appendf(nil, "log_format: json\nside_connections: %d\nfork_queue_timeout: %s\nmemory_limit: %s\n",

@@ -220,6 +220,20 @@ func openDB(t testing.TB, dsn string) *sql.DB {
 	return db
 }
 
+// awaitErr waits, limit at most, for the error ch reports (nil for a
+// success) and returns it; when none comes in time, the test fails with
+// late.
+func awaitErr(t testing.TB, ch <-chan error, limit time.Duration, late string) error {
+	t.Helper()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(limit):
+		t.Fatal(late)
+		return nil
+	}
+}
+
 // mysqlErr extracts a server error's number, state and message.
 func mysqlErr(err error) string {
 	if err == nil {

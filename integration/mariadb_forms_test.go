@@ -18,8 +18,7 @@ import (
 // server's own errors.
 func TestSandboxMariaDBOperandForms(t *testing.T) {
 	_, h := sandboxProxy(t, "transparent", nil)
-	pool := openDB(t, h.userDSN(sandboxUser, "app"))
-	c := conn(t, pool)
+	c := h.appConn(t)
 	ctx := context.Background()
 	mustExecC(t, c, "INSERT INTO users (name) VALUES ('sandbox%only')") // users is the sandbox's from here
 	count := func(q string, args ...any) int {

@@ -14,7 +14,7 @@ func TestPreparedDropKeepsRows(t *testing.T) {
 	ctx := context.Background()
 	for _, stmt := range []string{"TRUNCATE TABLE users", "DROP TABLE users", "DROP TABLE IF EXISTS users, other.things"} {
 		t.Run(stmt, func(t *testing.T) {
-			c := conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
+			c := h.appConn(t)
 			ps, err := c.PrepareContext(ctx, stmt)
 			if err != nil {
 				t.Fatal(err)

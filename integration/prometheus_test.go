@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -141,12 +140,8 @@ scrape_configs:
 		}
 		root := openDB(t, h.db.DSN("")+"?multiStatements=true")
 		readOnlyDatabase(t, root, "sbprom")
-		dh, dp, _ := net.SplitHostPort(h.db.Addr)
-		common := []string{"oltp_read_write", "--db-driver=mysql", "--mysql-db=sbprom", "--mysql-ssl=off", "--tables=1", "--table-size=500"}
-		if out, err := exec.Command(sb, append(common, "--mysql-host="+dh, "--mysql-port="+dp, "--mysql-user="+h.db.User,
-			"--mysql-password="+h.db.Password, "prepare")...).CombinedOutput(); err != nil {
-			t.Fatalf("sysbench prepare: %v\n%s", err, out)
-		}
+		sysb := sysbenchDB{bin: sb, name: "sbprom", tables: 1, rows: 500, timeout: 3 * time.Minute}
+		sysb.run(t, h.db.Addr, h.db.User, h.db.Password, "prepare")
 		// Reads and writes, as sysbench counts them ("read:", "write:"),
 		// against the read and write classes with outcome ok: its
 		// BEGIN/COMMIT are its "other", it does not count statements that
@@ -165,13 +160,9 @@ scrape_configs:
 			return r, w
 		}
 		r0, w0 := settle()
-		ph, pp, _ := net.SplitHostPort(h.addr)
-		out, err := exec.Command(sb, append(common, "--mysql-host="+ph, "--mysql-port="+pp, "--mysql-user="+sandboxUser+"+sysprom",
-			"--mysql-password="+sandboxPassword, "--threads=2", "--time=3", "--db-ps-mode=disable", "--mysql-ignore-errors=1213", "run")...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("sysbench run: %v\n%s", err, out)
-		}
-		reads, writes := sysbenchCount(t, string(out), "read"), sysbenchCount(t, string(out), "write")
+		out := sysb.run(t, h.addr, sandboxUser+"+sysprom", sandboxPassword, "run",
+			"--threads=2", "--time=3", "--db-ps-mode=disable", "--mysql-ignore-errors=1213")
+		reads, writes := sysbenchCount(t, out, "read"), sysbenchCount(t, out, "write")
 		r1, w1 := settle()
 		if r1-r0 != reads || w1-w0 != writes {
 			t.Errorf("during sysbench: read statements +%v, write +%v; sysbench reports %v reads, %v writes", r1-r0, w1-w0, reads, writes)

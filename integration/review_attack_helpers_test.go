@@ -152,6 +152,17 @@ func (e *rvEnv) each(t *testing.T, schema rvSchema, f func(t *testing.T, r *rvRu
 	}
 }
 
+// rvEachCase runs run on each of cases in a subtest, of the name and on
+// the schema setup gives for the case, once for each account (each).
+func rvEachCase[C any](t *testing.T, e *rvEnv, cases []C, setup func(C) (string, rvSchema), run func(*testing.T, *rvRun, C)) {
+	for _, c := range cases {
+		name, schema := setup(c)
+		t.Run(name, func(t *testing.T) {
+			e.each(t, schema, func(t *testing.T, r *rvRun) { run(t, r, c) })
+		})
+	}
+}
+
 // start makes the run's databases and takes production's snapshot.
 func (e *rvEnv) start(t *testing.T, a rvAcct, schema rvSchema) *rvRun {
 	t.Helper()

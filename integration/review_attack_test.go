@@ -417,11 +417,7 @@ var rvForkCases = []rvForkCase{
 func TestReviewAttackForkRights(t *testing.T) {
 	t.Parallel() // its own servers: see rvStartServer
 	e := newRVEnv(t, "f", rvStartServer(t), false)
-	for _, c := range rvForkCases {
-		t.Run(c.name, func(t *testing.T) {
-			e.each(t, rvSchema{sql: rvRightsSchema}, func(t *testing.T, r *rvRun) { rvForkRun(t, r, c) })
-		})
-	}
+	rvEachCase(t, e, rvForkCases, func(c rvForkCase) (string, rvSchema) { return c.name, rvSchema{sql: rvRightsSchema} }, rvForkRun)
 }
 
 // rvForkRun runs a fork case.
@@ -529,16 +525,14 @@ var rvPromoteCases = []rvPromoteCase{
 func TestReviewAttackPromoteRights(t *testing.T) {
 	t.Parallel() // its own servers: see rvStartServer
 	e := newRVEnv(t, "p", rvStartServer(t), false)
-	for _, c := range rvPromoteCases {
+	rvEachCase(t, e, rvPromoteCases, func(c rvPromoteCase) (string, rvSchema) {
 		schema := rvSchema{sql: rvPromoteSchema}
 		if c.echo {
 			schema.sql += "CREATE TABLE audit (id INT AUTO_INCREMENT PRIMARY KEY, uid INT); " +
 				"CREATE TRIGGER users_au AFTER UPDATE ON users FOR EACH ROW INSERT INTO audit (uid) VALUES (NEW.id);"
 		}
-		t.Run(c.name, func(t *testing.T) {
-			e.each(t, schema, func(t *testing.T, r *rvRun) { rvPromoteRun(t, r, c) })
-		})
-	}
+		return c.name, schema
+	}, rvPromoteRun)
 }
 
 // rvPromoteRun runs a promote case.
@@ -630,11 +624,7 @@ func TestReviewAttackAlterInjection(t *testing.T) {
 	t.Parallel() // its own servers: see rvStartServer
 	e := newRVEnv(t, "a", rvStartServer(t), true)
 	schema := rvSchema{sql: "CREATE TABLE audit (id INT PRIMARY KEY, msg VARCHAR(40)); INSERT INTO audit VALUES (1, 'a'), (2, 'b');"}
-	for _, c := range rvAlterCases {
-		t.Run(c.name, func(t *testing.T) {
-			e.each(t, schema, func(t *testing.T, r *rvRun) { rvAlterRun(t, r, c) })
-		})
-	}
+	rvEachCase(t, e, rvAlterCases, func(c rvAlterCase) (string, rvSchema) { return c.name, schema }, rvAlterRun)
 }
 
 // rvAlterRun runs an ALTER case.
@@ -719,14 +709,11 @@ var rvViewCases = []rvViewCase{
 func TestReviewAttackViewSecurity(t *testing.T) {
 	t.Parallel() // its own servers: see rvStartServer
 	e := newRVEnv(t, "v", rvStartServer(t), false)
-	for _, c := range rvViewCases {
-		t.Run(c.name, func(t *testing.T) {
-			schema := rvSchema{dbs: []string{"{db}_2"}, sql: "CREATE TABLE t (id INT PRIMARY KEY, v INT); INSERT INTO t VALUES (100, 1); " +
-				"CREATE DATABASE {db}_2; CREATE TABLE {db}_2.t2 (id INT PRIMARY KEY, v INT, secret VARCHAR(40)); " +
-				"INSERT INTO {db}_2.t2 VALUES (1, 1, 'TOPSECRET'); " + c.schema}
-			e.each(t, schema, func(t *testing.T, r *rvRun) { rvViewRun(t, r, c) })
-		})
-	}
+	rvEachCase(t, e, rvViewCases, func(c rvViewCase) (string, rvSchema) {
+		return c.name, rvSchema{dbs: []string{"{db}_2"}, sql: "CREATE TABLE t (id INT PRIMARY KEY, v INT); INSERT INTO t VALUES (100, 1); " +
+			"CREATE DATABASE {db}_2; CREATE TABLE {db}_2.t2 (id INT PRIMARY KEY, v INT, secret VARCHAR(40)); " +
+			"INSERT INTO {db}_2.t2 VALUES (1, 1, 'TOPSECRET'); " + c.schema}
+	}, rvViewRun)
 }
 
 // rvDefinerText finds a definer's security or a DEFINER clause.
@@ -955,14 +942,11 @@ var rvCharsetCases = []rvCharsetCase{
 func TestReviewAttackCharsets(t *testing.T) {
 	t.Parallel() // its own servers: see rvStartServer
 	e := newRVEnv(t, "c", rvStartServer(t), true)
-	for _, c := range rvCharsetCases {
-		t.Run(c.name, func(t *testing.T) {
-			schema := rvSchema{sql: "CREATE TABLE cs (id INT NOT NULL, sj VARCHAR(20) CHARACTER SET sjis NOT NULL, gb VARCHAR(20) CHARACTER SET gbk, " +
-				"b5 VARCHAR(20) CHARACTER SET big5 NOT NULL, l1 VARCHAR(20) CHARACTER SET latin1" + c.key + "); " +
-				"INSERT INTO cs VALUES (1, 'ソ表', '中文', '許功', 'é'), (2, 'a', 'b', 'c', 'd'), (3, 'x', 'y', 'z', 'w');"}
-			e.each(t, schema, func(t *testing.T, r *rvRun) { rvCharsetRun(t, r, c) })
-		})
-	}
+	rvEachCase(t, e, rvCharsetCases, func(c rvCharsetCase) (string, rvSchema) {
+		return c.name, rvSchema{sql: "CREATE TABLE cs (id INT NOT NULL, sj VARCHAR(20) CHARACTER SET sjis NOT NULL, gb VARCHAR(20) CHARACTER SET gbk, " +
+			"b5 VARCHAR(20) CHARACTER SET big5 NOT NULL, l1 VARCHAR(20) CHARACTER SET latin1" + c.key + "); " +
+			"INSERT INTO cs VALUES (1, 'ソ表', '中文', '許功', 'é'), (2, 'a', 'b', 'c', 'd'), (3, 'x', 'y', 'z', 'w');"}
+	}, rvCharsetRun)
 }
 
 // rvCharsetRun runs a character set case.
@@ -1031,11 +1015,7 @@ var rvRICases = []rvRICase{
 func TestReviewAttackReferentialIntegrity(t *testing.T) {
 	t.Parallel() // its own servers: see rvStartServer
 	e := newRVEnv(t, "r", rvStartServer(t), true)
-	for _, c := range rvRICases {
-		t.Run(c.name, func(t *testing.T) {
-			e.each(t, rvSchema{sql: c.schema}, func(t *testing.T, r *rvRun) { rvRIRun(t, r, c) })
-		})
-	}
+	rvEachCase(t, e, rvRICases, func(c rvRICase) (string, rvSchema) { return c.name, rvSchema{sql: c.schema} }, rvRIRun)
 }
 
 // rvRIRun runs a referential integrity case.

@@ -107,7 +107,7 @@ func TestSandboxLimits(t *testing.T) {
 func TestSandboxExpiryAndReconcile(t *testing.T) {
 	db, h := sandboxProxy(t, "explicit", nil)
 	root := openDB(t, db.DSN("")+"?multiStatements=true")
-	c := conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
+	c := h.appConn(t)
 	mustExecC(t, c, "SANDBOX CREATE shortlived TTL 1s")
 	mustExecC(t, c, "UPDATE users SET score = 5 WHERE id = 2")
 	mustExecC(t, c, "SANDBOX DETACH")
@@ -137,8 +137,7 @@ CREATE DATABASE IF NOT EXISTS _sqlfork_notanid_app; CREATE TABLE IF NOT EXISTS _
 // TestSandboxOwnershipAndAudit: other users cannot see, attach or discard
 // a sandbox; admins can; writes in a sandbox are audited.
 func TestSandboxOwnershipAndAudit(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	core, logs := observer.New(zap.InfoLevel)
 	h, err := startProxyLogging(db.Addr, db, func(c *proxy.Config) {
 		c.Mode = "explicit"
@@ -150,7 +149,7 @@ func TestSandboxOwnershipAndAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(h.stop)
-	owner := conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
+	owner := h.appConn(t)
 	mustExecC(t, owner, "SANDBOX CREATE mine TTL 1h")
 	mustExecC(t, owner, "UPDATE users SET score = 1 WHERE id = 3")
 	// A prepared write is audited at each execution, not once at prepare.

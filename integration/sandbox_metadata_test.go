@@ -23,7 +23,7 @@ func scanStrings(rows *sql.Rows) ([]sql.NullString, error) {
 func TestSandboxMetadata(t *testing.T) {
 	db, h := sandboxProxy(t, "transparent", nil)
 	root := openDB(t, db.DSN(""))
-	c := conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
+	c := h.appConn(t)
 	prodTables := strings.Join(column(t, c, "SHOW TABLES"), ",")
 	if prodTables != "users" {
 		t.Fatalf("SHOW TABLES before any change: %q", prodTables)
@@ -70,7 +70,7 @@ func TestSandboxMetadata(t *testing.T) {
 		t.Errorf("information_schema.TABLES after DROP: %q", got)
 	}
 	// Another session (another sandbox) and production see production.
-	c2 := conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
+	c2 := h.appConn(t)
 	if got := strings.Join(column(t, c2, "SHOW TABLES"), ","); got != "users" {
 		t.Errorf("another sandbox's SHOW TABLES: %q", got)
 	}
@@ -94,7 +94,7 @@ func sortedCopy(s []string) []string {
 // a direct connection; production's parent is never constrained by it.
 func TestSandboxForeignKeys(t *testing.T) {
 	db, h := sandboxProxy(t, "transparent", nil)
-	c := conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
+	c := h.appConn(t)
 	mustExecC(t, c, "CREATE TABLE posts (id INT PRIMARY KEY, user_id INT, FOREIGN KEY (user_id) REFERENCES users(id))")
 	mustExecC(t, c, "INSERT INTO posts VALUES (1, 1)")
 	_, err := c.ExecContext(context.Background(), "INSERT INTO posts VALUES (2, 999)")
@@ -118,7 +118,7 @@ func TestSandboxForeignKeys(t *testing.T) {
 // statements works in a sandbox.
 func TestSandboxDriverChatter(t *testing.T) {
 	_, h := sandboxProxy(t, "transparent", nil)
-	c := conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
+	c := h.appConn(t)
 	for _, q := range []string{
 		"SET NAMES utf8mb4",
 		"SET SESSION sql_mode = 'STRICT_TRANS_TABLES,NO_ZERO_DATE'",

@@ -54,13 +54,8 @@ func startProxyProcess(t *testing.T, db *testdb.Server, args ...string) *proxyPr
 func (p *proxyProcess) stop(t *testing.T) {
 	t.Helper()
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-p.done:
-		if err != nil {
-			t.Errorf("proxy exited with %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("proxy did not exit on SIGTERM")
+	if err := awaitErr(t, p.done, 20*time.Second, "proxy did not exit on SIGTERM"); err != nil {
+		t.Errorf("proxy exited with %v", err)
 	}
 }
 
@@ -80,8 +75,7 @@ func mariadbCLIRun(t *testing.T, bin, addr, user, db, script string) (string, er
 // survives the first one's exit and a restart, and is used here with the
 // mariadb command-line client (SANDBOX statements as plain queries).
 func TestSandboxAcrossProxyProcesses(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	cli := mariadbCLI(t)
 	a := startProxyProcess(t, db, "--mode", "explicit")
 	b := startProxyProcess(t, db, "--mode", "explicit")

@@ -219,7 +219,7 @@ func TestSandboxReplayAfterPreparedBegin(t *testing.T) {
 		"CREATE TABLE app.pb_b (id INT PRIMARY KEY, n INT NOT NULL)", "INSERT INTO app.pb_a VALUES (1, 0)", "INSERT INTO app.pb_b VALUES (1, 0)"},
 		"DROP TABLE IF EXISTS app.pb_a, app.pb_b")
 	ctx := context.Background()
-	c := conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
+	c := h.appConn(t)
 	mustExecC(t, c, "UPDATE pb_a SET n = 1") // pb_a forked before the transaction
 	begin, err := c.PrepareContext(ctx, "BEGIN")
 	if err != nil {
@@ -323,12 +323,7 @@ func firstWrite(ctx context.Context, pool *sql.DB, i, round int, beginPrepared b
 func TestRoutinesAcrossProxies(t *testing.T) {
 	db, a := sandboxProxy(t, "transparent", slowReaper)
 	b := startTestProxy(t, db.Addr, db, slowReaper)
-	grantProcRead(t, db)
-	root := openDB(t, db.DSN(""))
-	setUp(t, root, []string{
-		"CREATE FUNCTION app.rt_f(x INT) RETURNS INT DETERMINISTIC RETURN x + 1",
-		"CREATE PROCEDURE app.rt_p() SELECT 42 AS answer",
-	}, "DROP FUNCTION IF EXISTS app.rt_f", "DROP PROCEDURE IF EXISTS app.rt_p")
+	root := productionRoutines(t, db, "rt_f(x INT) RETURNS INT DETERMINISTIC RETURN x + 1", "rt_p() SELECT 42 AS answer")
 	ca := conn(t, openDB(t, a.userDSN(sandboxUser+"+rt", "app")))
 	cb := conn(t, openDB(t, b.userDSN(sandboxUser+"+rt", "app")))
 	ctx := context.Background()

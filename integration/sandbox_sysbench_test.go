@@ -1,10 +1,7 @@
 package integration
 
 import (
-	"context"
-	"net"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -19,30 +16,16 @@ func TestSandboxSysbench(t *testing.T) {
 	db, h := sandboxProxy(t, "transparent", nil)
 	root := openDB(t, db.DSN(""))
 	readOnlyDatabase(t, root, "sbsand")
-	run := func(t *testing.T, host, port, user, pw, cmd string, extra ...string) string {
-		t.Helper()
-		args := append([]string{"oltp_read_write", "--db-driver=mysql", "--mysql-host=" + host, "--mysql-port=" + port,
-			"--mysql-user=" + user, "--mysql-password=" + pw, "--mysql-db=sbsand", "--mysql-ssl=off",
-			"--tables=2", "--table-size=2000"}, extra...)
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, bin, append(args, cmd)...).CombinedOutput()
-		if err != nil || strings.Contains(string(out), "FATAL") || strings.Contains(string(out), "ALERT") {
-			t.Fatalf("sysbench %s: %v\n%s", cmd, err, out)
-		}
-		return string(out)
-	}
-	dh, dp, _ := net.SplitHostPort(db.Addr)
-	run(t, dh, dp, db.User, db.Password, "prepare")
+	sb := sysbenchDB{bin: bin, name: "sbsand", tables: 2, rows: 2000, timeout: 3 * time.Minute}
+	sb.run(t, db.Addr, db.User, db.Password, "prepare")
 	before := checksum(t, db, "sbsand.sbtest1") + checksum(t, db, "sbsand.sbtest2")
 
-	_, port, _ := net.SplitHostPort(h.addr)
 	// Transparent mode's default: each connection in a sandbox of its own,
 	// forked on its first write, inside sysbench's transactions (which are
 	// restarted past the fork) — no error of any kind is acceptable.
 	for _, ps := range []string{"disable", "auto"} {
 		t.Run("per-connection-"+ps, func(t *testing.T) {
-			out := run(t, "127.0.0.1", port, sandboxUser, sandboxPassword, "run",
+			out := sb.run(t, h.addr, sandboxUser, sandboxPassword, "run",
 				"--threads=4", "--time=3", "--report-interval=0", "--db-ps-mode="+ps, "--mysql-ignore-errors=0")
 			s := parseSysbench(t, out)
 			t.Logf("per-connection sandboxes, ps-mode %s: %d transactions, %d queries, %d errors", ps, s.transactions, s.queries, s.ignoredErrors)
@@ -74,7 +57,7 @@ func TestSandboxSysbench(t *testing.T) {
 			if tc.strict {
 				ignore = "--mysql-ignore-errors=0"
 			}
-			out := run(t, "127.0.0.1", port, sandboxUser+"+sysbench", sandboxPassword, "run",
+			out := sb.run(t, h.addr, sandboxUser+"+sysbench", sandboxPassword, "run",
 				append([]string{"--threads=4", "--time=4", "--report-interval=0", "--db-ps-mode=" + tc.ps, ignore}, tc.extra...)...)
 			s := parseSysbench(t, out)
 			t.Logf("%s: %d transactions, %d queries, %d ignored errors", tc.name, s.transactions, s.queries, s.ignoredErrors)
@@ -118,26 +101,13 @@ func TestSandboxSysbenchSharedFromFresh(t *testing.T) {
 	if s := os.Getenv("SQLFORK_TEST_SYSBENCH_SECONDS"); s != "" {
 		seconds = s
 	}
-	run := func(t *testing.T, addr, user, pw, cmd string, extra ...string) string {
-		t.Helper()
-		host, port, _ := net.SplitHostPort(addr)
-		args := append([]string{"oltp_read_write", "--db-driver=mysql", "--mysql-host=" + host, "--mysql-port=" + port,
-			"--mysql-user=" + user, "--mysql-password=" + pw, "--mysql-db=sbfresh", "--mysql-ssl=off",
-			"--tables=4", "--table-size=10000"}, extra...)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, bin, append(args, cmd)...).CombinedOutput()
-		if err != nil || strings.Contains(string(out), "FATAL") || strings.Contains(string(out), "ALERT") {
-			t.Fatalf("sysbench %s: %v\n%s", cmd, err, out)
-		}
-		return string(out)
-	}
-	run(t, db.Addr, db.User, db.Password, "prepare")
+	sb := sysbenchDB{bin: bin, name: "sbfresh", tables: 4, rows: 10000, timeout: 10 * time.Minute}
+	sb.run(t, db.Addr, db.User, db.Password, "prepare")
 	before := checksum(t, db, "sbfresh.sbtest1") + checksum(t, db, "sbfresh.sbtest3")
 	for _, ps := range []string{"disable", "auto"} {
 		t.Run(ps, func(t *testing.T) {
 			forks := h.srv.Sandboxes().Forks()
-			out := run(t, h.addr, sandboxUser+"+fresh-"+ps, sandboxPassword, "run", "--threads=16", "--time="+seconds,
+			out := sb.run(t, h.addr, sandboxUser+"+fresh-"+ps, sandboxPassword, "run", "--threads=16", "--time="+seconds,
 				"--report-interval=0", "--db-ps-mode="+ps, "--mysql-ignore-errors=all", "--verbosity=5")
 			s := parseSysbench(t, out)
 			codes := sysbenchErrors(out)

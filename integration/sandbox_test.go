@@ -23,8 +23,11 @@ const sandboxUser, sandboxPassword = "sbx", "sbx-pw"
 
 var sandboxUserOnce sync.Once
 
-func leastPrivilegeUser(t *testing.T, db *testdb.Server) {
+// leastPrivilegeEnv returns the shared MariaDB (env's) with the
+// least-privilege account made on it.
+func leastPrivilegeEnv(t *testing.T) *testdb.Server {
 	t.Helper()
+	db, _ := env(t)
 	var err error
 	sandboxUserOnce.Do(func() {
 		root := openDB(t, db.DSN("")+"?multiStatements=true")
@@ -37,15 +40,16 @@ GRANT ALL PRIVILEGES ON `+"`\\_sqlfork%%`"+`.* TO '%[1]s'@'%%';`, sandboxUser, s
 	if err != nil {
 		t.Fatal(err)
 	}
+	return db
 }
 
 // readOnlyDatabase makes the empty database name on root's server, which
-// the proxy's least-privilege account may read but not write; it is
-// dropped when the test ends.
+// the proxy's least-privilege account may read (SELECT, SHOW VIEW, as on
+// production's schemas) but not write; it is dropped when the test ends.
 func readOnlyDatabase(t *testing.T, root *sql.DB, name string) {
 	t.Helper()
 	setUp(t, root, []string{"DROP DATABASE IF EXISTS " + name, "CREATE DATABASE " + name,
-		"GRANT SELECT ON " + name + ".* TO '" + sandboxUser + "'@'%'"}, "DROP DATABASE IF EXISTS "+name)
+		"GRANT SELECT, SHOW VIEW ON " + name + ".* TO '" + sandboxUser + "'@'%'"}, "DROP DATABASE IF EXISTS "+name)
 }
 
 // setUp runs the statements of setup on root, failing the test at the
@@ -67,8 +71,7 @@ func setUp(t *testing.T, root *sql.DB, setup []string, teardown ...string) {
 // the least-privilege account.
 func sandboxProxy(t *testing.T, mode string, mutate func(*proxy.Config)) (*testdb.Server, *proxyHandle) {
 	t.Helper()
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	h := startTestProxy(t, db.Addr, db, func(c *proxy.Config) {
 		c.Mode = mode
 		c.UpstreamUser, c.UpstreamPassword = sandboxUser, sandboxPassword
@@ -82,6 +85,13 @@ func sandboxProxy(t *testing.T, mode string, mutate func(*proxy.Config)) (*testd
 
 func (h *proxyHandle) userDSN(user, db string, params ...string) string {
 	return withParams(fmt.Sprintf("%s:%s@tcp(%s)/%s", user, sandboxPassword, h.addr, db), params)
+}
+
+// appConn is a connection through h to app as the least-privilege
+// account's proxy user (sandboxUser).
+func (h *proxyHandle) appConn(t *testing.T) *sql.Conn {
+	t.Helper()
+	return conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
 }
 
 func conn(t *testing.T, db *sql.DB) *sql.Conn {
@@ -296,7 +306,7 @@ func TestSandboxPooledTagForksOnce(t *testing.T) {
 
 func TestSandboxKeepAndAttachFromAnotherProxy(t *testing.T) {
 	db, a := sandboxProxy(t, "explicit", nil)
-	ca := conn(t, openDB(t, a.userDSN(sandboxUser, "app")))
+	ca := a.appConn(t)
 	if _, err := ca.ExecContext(context.Background(), "UPDATE users SET score = 1"); !strings.HasPrefix(mysqlErr(err), "1290") {
 		t.Fatalf("explicit mode outside a sandbox: %s, want 1290", mysqlErr(err))
 	}
@@ -318,7 +328,7 @@ func TestSandboxKeepAndAttachFromAnotherProxy(t *testing.T) {
 		c.UpstreamUser, c.UpstreamPassword = sandboxUser, sandboxPassword
 	})
 	a.stop() // the first proxy goes away; the kept sandbox stays
-	cb := conn(t, openDB(t, b.userDSN(sandboxUser, "app")))
+	cb := b.appConn(t)
 	wantString(t, cb, "SELECT score FROM users WHERE name = 'bob'", "-3.25", "before ATTACH: %s, want production's -3.25")
 	mustExecC(t, cb, "SANDBOX ATTACH keeper")
 	wantString(t, cb, "SELECT score FROM users WHERE name = 'bob'", "42.00", "after ATTACH through another proxy: %s, want 42.00")
@@ -466,8 +476,7 @@ func readView(t *testing.T, c *sql.Conn) {
 // (with SQLFORK_TEST_SEEKDB_USER/_PASSWORD, and a database app holding a
 // table users with a column score and a row name='alice').
 func TestSandboxSeekDBStrategy(t *testing.T) {
-	db, _ := env(t)
-	leastPrivilegeUser(t, db)
+	db := leastPrivilegeEnv(t)
 	addr, user, pw, shim := seekdbUpstream(t, db, 300*time.Millisecond)
 	h := startTestProxy(t, addr, db, func(c *proxy.Config) {
 		c.Mode = "transparent"
@@ -659,7 +668,7 @@ func TestSandboxOneForkAcrossProcesses(t *testing.T) {
 // it again upstream and translates its id).
 func TestSandboxPreparedBeforeFork(t *testing.T) {
 	_, h := sandboxProxy(t, "transparent", nil)
-	c := conn(t, openDB(t, h.userDSN(sandboxUser, "app")))
+	c := h.appConn(t)
 	sel, err := c.PrepareContext(context.Background(), "SELECT score FROM users WHERE id = ?")
 	if err != nil {
 		t.Fatal(err)

@@ -114,21 +114,11 @@ func TestSIGTERMDrainsInFlight(t *testing.T) {
 	if err := idleConn.PingContext(context.Background()); err == nil {
 		t.Fatal("idle session survived shutdown")
 	}
-	select {
-	case err := <-result:
-		if err != nil {
-			t.Fatalf("in-flight statement failed during graceful shutdown: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("in-flight statement did not finish")
+	if err := awaitErr(t, result, 15*time.Second, "in-flight statement did not finish"); err != nil {
+		t.Fatalf("in-flight statement failed during graceful shutdown: %v", err)
 	}
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("proxy exit: %v (want status 0)", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("proxy did not exit after draining")
+	if err := awaitErr(t, exited, 15*time.Second, "proxy did not exit after draining"); err != nil {
+		t.Fatalf("proxy exit: %v (want status 0)", err)
 	}
 	if waited := time.Since(start); waited > 15*time.Second {
 		t.Fatalf("shutdown took %s", waited)

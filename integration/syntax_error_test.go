@@ -15,8 +15,7 @@ import (
 // when MariaDB reads it; in a transaction the server is not asked.
 func TestSandboxServerSyntaxError(t *testing.T) {
 	_, h := sandboxProxy(t, "transparent", nil)
-	pool := openDB(t, h.userDSN(sandboxUser, "app"))
-	c := conn(t, pool)
+	c := h.appConn(t)
 	code := func(q string) (uint16, string) {
 		t.Helper()
 		_, err := c.ExecContext(context.Background(), q)
@@ -52,8 +51,7 @@ func TestSandboxServerSyntaxError(t *testing.T) {
 // engine the server does not have (1286).
 func TestSandboxServerErrors(t *testing.T) {
 	_, h := sandboxProxy(t, "transparent", nil)
-	pool := openDB(t, h.userDSN(sandboxUser, "app"))
-	c := conn(t, pool)
+	c := h.appConn(t)
 	mustExecC(t, c, "UPDATE users SET name = name WHERE id = 0") // users is the sandbox's
 	for _, q := range []struct {
 		sql  string

@@ -2,9 +2,11 @@ package integration
 
 import (
 	"context"
+	"maps"
 	"net"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,6 +23,8 @@ var sysbenchLine = regexp.MustCompile(`(?m)^\s+(transactions|queries|ignored err
 func parseSysbench(t *testing.T, out string) sysbenchStats {
 	t.Helper()
 	var s sysbenchStats
+	counters := map[string]*int64{"transactions": &s.transactions, "queries": &s.queries,
+		"ignored errors": &s.ignoredErrors, "reconnects": &s.reconnects}
 	seen := map[string]bool{}
 	for _, m := range sysbenchLine.FindAllStringSubmatch(out, -1) {
 		n, err := strconv.ParseInt(m[2], 10, 64)
@@ -28,23 +32,50 @@ func parseSysbench(t *testing.T, out string) sysbenchStats {
 			t.Fatalf("sysbench %s: %v", m[1], err)
 		}
 		seen[m[1]] = true
-		switch m[1] {
-		case "transactions":
-			s.transactions = n
-		case "queries":
-			s.queries = n
-		case "ignored errors":
-			s.ignoredErrors = n
-		case "reconnects":
-			s.reconnects = n
-		}
+		*counters[m[1]] = n
 	}
-	for _, k := range []string{"transactions", "queries", "ignored errors", "reconnects"} {
+	for _, k := range slices.Sorted(maps.Keys(counters)) {
 		if !seen[k] {
 			t.Fatalf("sysbench output has no %q line:\n%s", k, out)
 		}
 	}
 	return s
+}
+
+// sysbenchDB is a database sysbench's oltp_read_write workload makes
+// (prepare), runs on (run) and drops (cleanup).
+type sysbenchDB struct {
+	bin          string // the sysbench binary
+	name         string // --mysql-db
+	tables, rows int    // --tables, --table-size
+	timeout      time.Duration
+}
+
+// run runs the workload's command cmd with extra arguments, logging in at
+// addr as user, and returns sysbench's output; the test fails when
+// sysbench does, or reports a failure (FATAL, ALERT).
+func (s sysbenchDB) run(t *testing.T, addr, user, password, cmd string, extra ...string) string {
+	t.Helper()
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"oltp_read_write", "--db-driver=mysql", "--mysql-host=" + host, "--mysql-port=" + port,
+		"--mysql-user=" + user, "--mysql-password=" + password, "--mysql-db=" + s.name, "--mysql-ssl=off",
+		"--tables=" + strconv.Itoa(s.tables), "--table-size=" + strconv.Itoa(s.rows)}
+	args = append(append(args, extra...), cmd)
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, s.bin, args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("sysbench %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	for _, bad := range []string{"FATAL", "ALERT"} {
+		if strings.Contains(string(out), bad) {
+			t.Fatalf("sysbench %s reported a failure (%s):\n%s", cmd, bad, out)
+		}
+	}
+	return string(out)
 }
 
 // TestSysbenchThroughProxy runs sysbench oltp_read_write through a proxy of
@@ -63,37 +94,13 @@ func TestSysbenchThroughProxy(t *testing.T) {
 	}
 	t.Cleanup(func() { _, _ = direct.Exec("DROP DATABASE IF EXISTS sbtest") })
 
-	_, port, err := net.SplitHostPort(p.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sysbench := func(t *testing.T, cmd string, extra ...string) string {
-		t.Helper()
-		args := []string{"oltp_read_write", "--db-driver=mysql",
-			"--mysql-host=127.0.0.1", "--mysql-port=" + port,
-			"--mysql-user=" + db.User, "--mysql-password=" + db.Password,
-			"--mysql-db=sbtest", "--mysql-ssl=off",
-			"--tables=2", "--table-size=2000"}
-		args = append(append(args, extra...), cmd)
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("sysbench %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		for _, bad := range []string{"FATAL", "ALERT"} {
-			if strings.Contains(string(out), bad) {
-				t.Fatalf("sysbench %s reported a failure (%s):\n%s", cmd, bad, out)
-			}
-		}
-		return string(out)
-	}
+	sb := sysbenchDB{bin: bin, name: "sbtest", tables: 2, rows: 2000, timeout: 3 * time.Minute}
 	metric := func(cmd string) float64 {
 		return p.metric(t, "sqlfork_commands_total", map[string]string{"command": cmd})
 	}
 
 	queriesBefore := metric("query")
-	sysbench(t, "prepare")
+	sb.run(t, p.addr, db.User, db.Password, "prepare")
 	// prepare creates and fills the tables with COM_QUERY.
 	if d := metric("query") - queriesBefore; d < 2 {
 		t.Fatalf("sqlfork_commands_total{command=\"query\"} grew by %v during prepare", d)
@@ -132,7 +139,7 @@ func TestSysbenchThroughProxy(t *testing.T) {
 			protoBefore := metric(tc.protoCmd)
 			args := append([]string{"--threads=4", "--time=" + strconv.Itoa(tc.secs), "--report-interval=0",
 				"--db-ps-mode=" + tc.psMode, ignore}, tc.extra...)
-			out := sysbench(t, "run", args...)
+			out := sb.run(t, p.addr, db.User, db.Password, "run", args...)
 			s := parseSysbench(t, out)
 			t.Logf("%s: %d transactions, %d queries, %d ignored errors, %d reconnects",
 				tc.name, s.transactions, s.queries, s.ignoredErrors, s.reconnects)
@@ -162,7 +169,7 @@ func TestSysbenchThroughProxy(t *testing.T) {
 	if err := direct.QueryRow("SELECT (SELECT COUNT(*) FROM sbtest.sbtest1) + (SELECT COUNT(*) FROM sbtest.sbtest2)").Scan(&rows); err != nil || rows != 4000 {
 		t.Fatalf("after runs: %d rows, %v", rows, err)
 	}
-	sysbench(t, "cleanup")
+	sb.run(t, p.addr, db.User, db.Password, "cleanup")
 	var tables int
 	if err := direct.QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'sbtest'").Scan(&tables); err != nil || tables != 0 {
 		t.Fatalf("after cleanup: %d tables left, %v", tables, err)

@@ -404,32 +404,16 @@ func detailCounts(rows [][]*string, want map[string]int) error {
 // an insert only after, a delete only before; a conflict also has
 // production's row, as the drift left it.
 func checkDetailRow(op string, v []*string) error {
-	obj := func(i int) (map[string]any, error) {
+	var objs [4]map[string]any // the key, the images before and after, production's row
+	for i := range objs {
 		if v[i] == nil {
-			return nil, nil
+			continue
 		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(*v[i]), &m); err != nil {
-			return nil, fmt.Errorf("column %d: %w", i+3, err)
+		if err := json.Unmarshal([]byte(*v[i]), &objs[i]); err != nil {
+			return fmt.Errorf("column %d: %w", i+3, err)
 		}
-		return m, nil
 	}
-	key, err := obj(0)
-	if err != nil {
-		return err
-	}
-	before, err := obj(1)
-	if err != nil {
-		return err
-	}
-	after, err := obj(2)
-	if err != nil {
-		return err
-	}
-	prod, err := obj(3)
-	if err != nil {
-		return err
-	}
+	key, before, after, prod := objs[0], objs[1], objs[2], objs[3]
 	if key == nil || key["id"] == nil {
 		return errors.New("no key")
 	}

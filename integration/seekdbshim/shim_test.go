@@ -48,12 +48,15 @@ func (e *env) db(t *testing.T, db string) *sql.DB {
 	return open(t, e.shim.Addr(), e.srv.User, e.srv.Password, db, "")
 }
 
+// exec runs the queries on q in turn, failing the test at the first error.
 func exec(t *testing.T, ctx context.Context, q interface {
 	ExecContext(context.Context, string, ...any) (sql.Result, error)
-}, query string, args ...any) {
+}, queries ...string) {
 	t.Helper()
-	if _, err := q.ExecContext(ctx, query, args...); err != nil {
-		t.Fatalf("%s: %v", query, err)
+	for _, query := range queries {
+		if _, err := q.ExecContext(ctx, query); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
 	}
 }
 
@@ -234,9 +237,9 @@ func (e *env) testLogin(t *testing.T) {
 		t.Errorf("CURRENT_USER() = %q", got)
 	}
 	// A mysql_native_password user with a password, and a default database.
-	exec(t, ctx, root, "CREATE DATABASE IF NOT EXISTS login_db")
-	exec(t, ctx, root, "CREATE USER 'app'@'127.0.0.1' IDENTIFIED VIA mysql_native_password USING PASSWORD('s3cret pw')")
-	exec(t, ctx, root, "GRANT ALL ON login_db.* TO 'app'@'127.0.0.1'")
+	exec(t, ctx, root, "CREATE DATABASE IF NOT EXISTS login_db",
+		"CREATE USER 'app'@'127.0.0.1' IDENTIFIED VIA mysql_native_password USING PASSWORD('s3cret pw')",
+		"GRANT ALL ON login_db.* TO 'app'@'127.0.0.1'")
 	app := open(t, addr, "app", "s3cret pw", "login_db", "")
 	if got := queryString(t, ctx, app, "SELECT CONCAT(CURRENT_USER(), ' ', DATABASE())"); got != "app@127.0.0.1 login_db" {
 		t.Errorf("app session = %q", got)
@@ -250,9 +253,8 @@ func (e *env) testLogin(t *testing.T) {
 func (e *env) testPassthrough(t *testing.T) {
 	ctx := e.ctx
 	db := e.db(t, "")
-	exec(t, ctx, db, "CREATE DATABASE pt")
-	exec(t, ctx, db, "CREATE TABLE pt.t (id INT PRIMARY KEY, v VARCHAR(20))")
-	exec(t, ctx, db, "INSERT INTO pt.t VALUES (1, 'a'), (2, NULL)")
+	exec(t, ctx, db, "CREATE DATABASE pt", "CREATE TABLE pt.t (id INT PRIMARY KEY, v VARCHAR(20))",
+		"INSERT INTO pt.t VALUES (1, 'a'), (2, NULL)")
 	if got := dump(t, ctx, db, "SELECT id, v FROM pt.t ORDER BY id"); !slices.Equal(got, []string{"1|a", "2|NULL"}) {
 		t.Errorf("rows %q", got)
 	}
@@ -261,8 +263,7 @@ func (e *env) testPassthrough(t *testing.T) {
 
 	// A large statement and result (several packets).
 	big := strings.Repeat("x", 3<<20)
-	exec(t, ctx, db, "CREATE TABLE pt.big (id INT PRIMARY KEY, b LONGTEXT)")
-	exec(t, ctx, db, "INSERT INTO pt.big VALUES (1, '"+big+"')")
+	exec(t, ctx, db, "CREATE TABLE pt.big (id INT PRIMARY KEY, b LONGTEXT)", "INSERT INTO pt.big VALUES (1, '"+big+"')")
 	if got := queryString(t, ctx, db, "SELECT b FROM pt.big"); got != big {
 		t.Errorf("big value: got %d bytes", len(got))
 	}
@@ -293,8 +294,7 @@ func (e *env) testPassthrough(t *testing.T) {
 func (e *env) testPrepared(t *testing.T) {
 	ctx := e.ctx
 	db := e.db(t, "")
-	exec(t, ctx, db, "CREATE DATABASE ps")
-	exec(t, ctx, db, `CREATE TABLE ps.t (
+	exec(t, ctx, db, "CREATE DATABASE ps", `CREATE TABLE ps.t (
 		id BIGINT PRIMARY KEY, name VARCHAR(40) NOT NULL, amount DECIMAL(10,2),
 		at DATETIME(6), note TEXT, ratio DOUBLE, flag TINYINT(1), raw VARBINARY(8))`)
 	ins, err := db.PrepareContext(ctx, "INSERT INTO ps.t VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
@@ -369,7 +369,7 @@ func (e *env) testPrepared(t *testing.T) {
 func (e *env) testFork(t *testing.T) {
 	ctx := e.ctx
 	db := e.db(t, "")
-	for _, q := range []string{
+	exec(t, ctx, db,
 		"CREATE DATABASE src_db", "CREATE DATABASE dst_db",
 		"CREATE TABLE src_db.parent (id INT PRIMARY KEY)",
 		`CREATE TABLE src_db.items (
@@ -386,14 +386,12 @@ func (e *env) testFork(t *testing.T) {
 		) ENGINE=InnoDB`,
 		"CREATE TRIGGER src_db.items_upper BEFORE INSERT ON src_db.items FOR EACH ROW SET NEW.name = UPPER(NEW.name)",
 		"INSERT INTO src_db.parent VALUES (1)",
-		"INSERT INTO src_db.items (name, price, parent_id, created, secret) VALUES " +
-			"('a', 1.50, 1, '2024-01-02 03:04:05.678901', 1), ('b', NULL, NULL, NULL, 2), " +
+		"INSERT INTO src_db.items (name, price, parent_id, created, secret) VALUES "+
+			"('a', 1.50, 1, '2024-01-02 03:04:05.678901', 1), ('b', NULL, NULL, NULL, 2), "+
 			"('c', 3.00, 1, '2024-05-06 07:08:09', 3), ('d', 4.00, NULL, NULL, 4), ('zero-id', 0, NULL, NULL, 0)",
 		"UPDATE src_db.items SET id = 0 WHERE name = 'ZERO-ID'",
 		"DELETE FROM src_db.items WHERE name = 'D'", // AUTO_INCREMENT stays 6
-	} {
-		exec(t, ctx, db, q)
-	}
+	)
 	const cols = "SELECT id, name, price, parent_id, created, doubled, secret FROM %s ORDER BY id"
 	srcRows := dump(t, ctx, db, fmt.Sprintf(cols, "src_db.items"))
 	if len(srcRows) != 4 {
@@ -460,9 +458,7 @@ func (e *env) testFork(t *testing.T) {
 func (e *env) testForkErrors(t *testing.T) {
 	ctx := e.ctx
 	db := e.db(t, "")
-	exec(t, ctx, db, "CREATE DATABASE fe")
-	exec(t, ctx, db, "CREATE TABLE fe.src (id INT PRIMARY KEY)")
-	exec(t, ctx, db, "CREATE TABLE fe.taken (x INT)")
+	exec(t, ctx, db, "CREATE DATABASE fe", "CREATE TABLE fe.src (id INT PRIMARY KEY)", "CREATE TABLE fe.taken (x INT)")
 	before := e.shim.Forks()
 
 	_, err := db.ExecContext(ctx, "FORK TABLE fe.src TO fe.taken")
@@ -493,8 +489,7 @@ func (e *env) testForkErrors(t *testing.T) {
 func (e *env) testImplicitCommit(t *testing.T) {
 	ctx := e.ctx
 	db := e.db(t, "")
-	exec(t, ctx, db, "CREATE DATABASE ic")
-	exec(t, ctx, db, "CREATE TABLE ic.t (id INT PRIMARY KEY)")
+	exec(t, ctx, db, "CREATE DATABASE ic", "CREATE TABLE ic.t (id INT PRIMARY KEY)")
 
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -542,14 +537,12 @@ func (e *env) testBusy(t *testing.T) {
 	}
 	defer shim.Close()
 	db := open(t, shim.Addr(), e.srv.User, e.srv.Password, "", "")
-	for _, q := range []string{
+	exec(t, ctx, db,
 		"CREATE DATABASE busy",
 		"CREATE TABLE busy.src (id INT PRIMARY KEY, v INT, KEY kv (v))",
 		"INSERT INTO busy.src VALUES (1, 10), (2, 20)",
 		"CREATE TABLE busy.other (id INT PRIMARY KEY)",
-	} {
-		exec(t, ctx, db, q)
-	}
+	)
 	// DDL before any fork is fine.
 	exec(t, ctx, db, "ALTER TABLE busy.src ADD COLUMN early INT")
 
@@ -594,16 +587,14 @@ func (e *env) testBusy(t *testing.T) {
 		t.Errorf("the busy DDL did not commit the transaction")
 	}
 	// DML on both tables and DDL on other tables work.
-	for _, q := range []string{
+	exec(t, ctx, db,
 		"INSERT INTO busy.dst (id, v) VALUES (3, 30)",
 		"UPDATE busy.src SET v = v + 1",
 		"DELETE FROM busy.dst WHERE id = 1",
 		"ALTER TABLE busy.other ADD COLUMN y INT",
 		"CREATE TABLE busy.fresh (id INT)",
 		"DROP TABLE busy.fresh",
-	} {
-		exec(t, ctx, db, q)
-	}
+	)
 	if got := dump(t, ctx, db, "SELECT id, v FROM busy.dst ORDER BY id"); !slices.Equal(got, []string{"2|20", "3|30"}) {
 		t.Errorf("busy.dst = %q", got)
 	}
@@ -613,9 +604,7 @@ func (e *env) testBusy(t *testing.T) {
 
 	// Once BusyFor has passed, DDL works again.
 	time.Sleep(time.Until(forked.Add(busyFor + 100*time.Millisecond)))
-	exec(t, ctx, db, "ALTER TABLE busy.src ADD COLUMN x INT")
-	exec(t, ctx, db, "CREATE INDEX kx ON busy.dst (v)")
-	exec(t, ctx, db, "DROP TABLE busy.dst")
+	exec(t, ctx, db, "ALTER TABLE busy.src ADD COLUMN x INT", "CREATE INDEX kx ON busy.dst (v)", "DROP TABLE busy.dst")
 	if got := shim.Forks(); got != 1 {
 		t.Errorf("Forks() = %d, want 1", got)
 	}
@@ -623,8 +612,7 @@ func (e *env) testBusy(t *testing.T) {
 	// Without BusyFor (the default shim) nothing is ever busy.
 	exec(t, ctx, db, "FORK TABLE busy.src TO busy.dst")
 	dflt := e.db(t, "")
-	exec(t, ctx, dflt, "FORK TABLE busy.src TO busy.dst2")
-	exec(t, ctx, dflt, "DROP TABLE busy.dst2")
+	exec(t, ctx, dflt, "FORK TABLE busy.src TO busy.dst2", "DROP TABLE busy.dst2")
 }
 
 func (e *env) testClose(t *testing.T) {
