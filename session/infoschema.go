@@ -3,7 +3,6 @@ package session
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/infoschema"
 	"github.com/sqlfork/sqlfork-proxy/quote"
@@ -48,87 +47,6 @@ func (s *Session) readOwnConn(ctx context.Context, a *rewrite.Analysis) error {
 	return nil
 }
 
-// viewSQL is the definition of v for sandbox id; cols are the server's
-// columns of information_schema.<v.name>, in order.
-func (m *Manager) viewSQL(v infoschema.View, id string, cols []infoschema.Col) string {
-	if v.RoutineSchema != "" {
-		return m.routineViewSQL(v, id, cols)
-	}
-	reg := m.names.Q("tables")
-	sid := quote.String(id)
-	// A table the registry records absent or dropped whose physical table
-	// exists is one being made, by the statement that reads the view (a
-	// CREATE TABLE … SELECT FROM information_schema.TABLES lists its own
-	// table, as on the server) or one not refreshed yet: it is there.
-	live := "('" + string(sandbox.KindFork) + "', '" + string(sandbox.KindSchema) + "', '" + string(sandbox.KindCreated) + "', '" + string(sandbox.KindAbsent) + "', '" + string(sandbox.KindDropped) + "')"
-	mapped := map[string][2]string{} // column: registry column, own column
-	var joins []string
-	for i, pr := range v.Pairs {
-		r := fmt.Sprintf("r%d", i)
-		joins = append(joins, fmt.Sprintf("LEFT JOIN %s %s ON %s.sandbox_id = %s AND %s.kind IN %s AND %s.phys_db = %s AND %s.phys_tbl = %s",
-			reg, r, r, sid, r, live, r, infoschema.BinCol("i", pr[0]), r, infoschema.BinCol("i", pr[1])))
-		mapped[pr[0]] = [2]string{r + ".db", "i." + pr[0]}
-		mapped[pr[1]] = [2]string{r + ".tbl", "i." + pr[1]}
-	}
-	for _, c := range v.SchemaCols {
-		mapped[c] = mapped[v.Pairs[0][0]]
-	}
-	sel := make([]string, len(cols))
-	for i, c := range cols {
-		if e, ok := mapped[c.Name]; ok {
-			sel[i] = c.Mapped(e[0], e[1]) + " AS " + quote.Ident(c.Name)
-		} else {
-			sel[i] = "i." + quote.Ident(c.Name)
-		}
-	}
-	internal := quote.LikePrefix(m.cfg.Prefix)
-	var where string
-	if len(v.Pairs) == 0 { // SCHEMATA
-		where = "i.SCHEMA_NAME NOT LIKE " + internal
-	} else {
-		s, t := v.Pairs[0][0], v.Pairs[0][1]
-		// Either a row of this sandbox's table, or a production row the
-		// sandbox has not replaced or hidden.
-		where = "r0.sandbox_id IS NOT NULL OR (i." + s + " NOT LIKE " + internal + " AND NOT EXISTS (SELECT 1 FROM " + reg +
-			" h WHERE h.sandbox_id = " + sid + " AND h.kind IN ('" + string(sandbox.KindFork) + "', '" + string(sandbox.KindSchema) + "', '" + string(sandbox.KindCreated) + "', '" + string(sandbox.KindDropped) +
-			"') AND h.db = " + infoschema.BinCol("i", s) + " AND h.tbl = " + infoschema.BinCol("i", t) + "))"
-	}
-	if v.Name == "TRIGGERS" {
-		// The proxy's capture triggers (capture.go) are not the sandbox's.
-		where = "(" + where + ") AND i.TRIGGER_NAME NOT LIKE " + internal
-	}
-	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + quote.Ident(sandbox.InfoSchema(m.cfg.Prefix, id)) + "." + quote.Ident(v.Name) +
-		" AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.Name + " i " + strings.Join(joins, " ") + " WHERE " + where +
-		infoschema.OrderBy(v.Order)
-}
-
-// routineViewSQL is the definition of a view of stored routines for
-// sandbox id: production's routines, and the sandbox's own with their
-// database told back (prefix_<id>_<db> is <db>), nothing of other
-// sandboxes.
-func (m *Manager) routineViewSQL(v infoschema.View, id string, cols []infoschema.Col) string {
-	own := sandbox.SchemaPrefix(m.cfg.Prefix, id)
-	col := "i." + quote.Ident(v.RoutineSchema)
-	mine := col + " LIKE " + quote.LikePrefix(own)
-	sel := make([]string, len(cols))
-	for i, c := range cols {
-		if c.Name == v.RoutineSchema {
-			sel[i] = "CASE WHEN " + mine + " THEN SUBSTRING(" + col + ", " + fmt.Sprint(len(own)+1) + ") ELSE " + col + " END AS " + quote.Ident(c.Name)
-		} else {
-			sel[i] = "i." + quote.Ident(c.Name)
-		}
-	}
-	internal := quote.LikePrefix(m.cfg.Prefix)
-	name := quote.Ident(v.RoutineName)
-	shadowed := "EXISTS (SELECT 1 FROM information_schema." + v.Name + " j WHERE j." + quote.Ident(v.RoutineSchema) +
-		" = CONCAT(" + quote.String(own) + ", " + col + ") AND j." + name + " = i." + name + " AND j.ROUTINE_TYPE = i.ROUTINE_TYPE)"
-	dropped := "EXISTS (SELECT 1 FROM " + quote.Ident(sandbox.InfoSchema(m.cfg.Prefix, id)) + "." + quote.Ident(infoschema.DroppedRoutines) +
-		" d WHERE d.db = " + col + " AND d.name = i." + name + " AND d.type = i.ROUTINE_TYPE)"
-	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + quote.Ident(sandbox.InfoSchema(m.cfg.Prefix, id)) + "." + quote.Ident(v.Name) +
-		" AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.Name + " i WHERE (" + col + " NOT LIKE " + internal +
-		" AND NOT " + shadowed + " AND NOT " + dropped + ") OR " + mine
-}
-
 // ensureInfoViews makes sb's information_schema views once.
 func (m *Manager) ensureInfoViews(ctx context.Context, sb *Sandbox) error {
 	if sb.HasInfoViews() {
@@ -148,7 +66,9 @@ func (m *Manager) ensureInfoViews(ctx context.Context, sb *Sandbox) error {
 			"PRIMARY KEY (db, name, type)) CHARACTER SET utf8mb3 COLLATE utf8mb3_general_ci"); err != nil {
 			return fmt.Errorf("create the sandbox's table of dropped routines: %w", err)
 		}
-		return infoschema.CreateViews(ctx, c, "the sandbox's", func(v infoschema.View, cols []infoschema.Col) string { return m.viewSQL(v, sb.ID, cols) })
+		return infoschema.CreateViews(ctx, c, "the sandbox's", func(v infoschema.View, cols []infoschema.Col) string {
+			return infoschema.SandboxViewSQL(m.cfg.Prefix, m.names.Q("tables"), sb.ID, v, cols)
+		})
 	})
 	if err != nil {
 		return err

@@ -95,35 +95,6 @@ type prodViews struct {
 	done bool
 }
 
-// prodViewSQL is the definition of the production view of v; cols are the
-// server's columns of information_schema.<v.name>, in order. The views run
-// with the reader's privileges (SQL SECURITY INVOKER): information_schema
-// shows each account what it may see, and a user whose upstream account
-// sees less than the proxy's must not see more through them.
-func (m *Manager) prodViewSQL(v infoschema.View, cols []infoschema.Col) string {
-	sel := make([]string, len(cols))
-	for i, c := range cols {
-		sel[i] = "i." + quote.Ident(c.Name)
-	}
-	internal := quote.LikePrefix(m.cfg.Prefix)
-	var conds []string
-	switch {
-	case v.RoutineSchema != "":
-		conds = append(conds, "i."+v.RoutineSchema+" NOT LIKE "+internal)
-	case len(v.Pairs) == 0: // SCHEMATA
-		conds = append(conds, "i.SCHEMA_NAME NOT LIKE "+internal)
-	}
-	for _, pr := range v.Pairs {
-		conds = append(conds, "(i."+pr[0]+" IS NULL OR i."+pr[0]+" NOT LIKE "+internal+")")
-	}
-	for _, c := range v.SchemaCols {
-		conds = append(conds, "(i."+c+" IS NULL OR i."+c+" NOT LIKE "+internal+")")
-	}
-	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + quote.Ident(infoschema.ProductionSchema(m.cfg.Prefix)) + "." +
-		quote.Ident(v.Name) + " AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.Name +
-		" i WHERE " + strings.Join(conds, " AND ")
-}
-
 // ensureProdViews makes the production information_schema views once per
 // process (CREATE OR REPLACE: processes sharing the upstream make the same).
 func (m *Manager) ensureProdViews(ctx context.Context) error {
@@ -137,7 +108,9 @@ func (m *Manager) ensureProdViews(ctx context.Context) error {
 		if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+db); err != nil {
 			return fmt.Errorf("create the production information_schema: %w", err)
 		}
-		return infoschema.CreateViews(ctx, c, "the production", m.prodViewSQL)
+		return infoschema.CreateViews(ctx, c, "the production", func(v infoschema.View, cols []infoschema.Col) string {
+			return infoschema.ProductionViewSQL(m.cfg.Prefix, v, cols)
+		})
 	})
 	if err != nil {
 		return err
