@@ -19,7 +19,7 @@ import (
 // whole plan, for the plans made inside another's (a SHOW's query, an SQL
 // EXECUTE's statement, a computed text).
 func (s *Session) plan(ctx context.Context, sql string, opts rewrite.Options, prepared bool) (*Plan, error) {
-	p, err := s.decide(ctx, sql, opts, prepared)
+	p, err := s.refreshed(ctx, sql, opts, prepared)
 	if err == nil {
 		err = s.forkPlanned(ctx, p)
 	}
@@ -78,27 +78,16 @@ func (s *Session) decide(ctx context.Context, sql string, opts rewrite.Options, 
 		p.processList = pl
 		return p, err
 	}
-	if err := s.keepTransparent(); err != nil {
-		return nil, err
+	switch {
+	case s.sb != nil:
+		return s.planInSandbox(ctx, a, sql, opts, prepared, p)
+	case s.mode == Transparent:
+		// refresh gives a transparent session a sandbox; one it could
+		// not is refused there. Never production.
+		return nil, rewrite.Refuse(wire.ErUnknown, "this connection has no sandbox; nothing runs outside a sandbox in transparent "+
+			"mode: reconnect later or SANDBOX ATTACH one of yours")
 	}
-	if s.sb == nil {
-		return s.planOutside(ctx, a, sql, opts, prepared, p)
-	}
-	return s.planInSandbox(ctx, a, sql, opts, prepared, p)
-}
-
-// keepTransparent gives a transparent session that lost its sandbox
-// (discarded, and no new one could be made then) a new one: it is never
-// on production.
-func (s *Session) keepTransparent() error {
-	if s.sb != nil || s.mode != Transparent {
-		return nil
-	}
-	if err := s.fresh(); err != nil {
-		return rewrite.Refuse(wire.ErUnknown, "this connection has no sandbox and cannot get one (%s); "+
-			"nothing runs outside a sandbox in transparent mode: reconnect later or SANDBOX ATTACH one of yours", refusalText(err))
-	}
-	return nil
+	return s.planOutside(ctx, a, sql, opts, prepared, p)
 }
 
 // refusalText is err's message without the proxy's prefix, to quote it in
@@ -179,13 +168,12 @@ func (s *Session) planInSandbox(ctx context.Context, a *rewrite.Analysis, sql st
 }
 
 // answeredFirst plans the inputs decided before any fork: SHOW WARNINGS
-// and ERRORS, an EXECUTE of an SQL PREPARE, a sandbox discarded
-// elsewhere, SHOW TABLES and its kind, a table named with no current
+// and ERRORS, an EXECUTE of an SQL PREPARE, SHOW TABLES and its kind, a table named with no current
 // database, CREATE DATABASE of one the sandbox has. ok is false for any
-// other input (after the sandbox's tables are synced with other proxies').
+// other input.
 func (s *Session) answeredFirst(ctx context.Context, a *rewrite.Analysis, sql string, opts rewrite.Options, prepared bool, p *Plan) (*Plan, bool, error) {
 	one := len(a.Statements) == 1
-	if one && !prepared && (a.Statements[0].Kind == rewrite.KindShowWarnings || a.Statements[0].Kind == rewrite.KindShowErrors) {
+	if diagnosticsOnly(a, prepared) {
 		// The proxy runs it and tells the sandbox's database names in the
 		// messages back.
 		p.diagnostics = true
@@ -194,23 +182,7 @@ func (s *Session) answeredFirst(ctx context.Context, a *rewrite.Analysis, sql st
 	if ep, ok, err := s.planExecute(ctx, a, sql, opts, prepared, p); ok {
 		return ep, true, err
 	}
-	// What other proxy processes did to the sandbox's tables, before
-	// anything is decided about them.
-	if err := s.syncFor(ctx, a); err != nil {
-		return nil, true, err
-	}
-	switch {
-	case s.sb.IsDiscarded():
-		name := s.sb.Name
-		s.unbind()
-		if s.mode == Transparent {
-			if err := s.fresh(); err != nil {
-				return nil, true, err
-			}
-		}
-		return nil, true, rewrite.Refuse(wire.ErUnknown, "sandbox %q was discarded (by SANDBOX DISCARD elsewhere or expiry); this connection "+
-			"is now in %s; retry", name, s.where())
-	case one && a.Statements[0].Show != nil:
+	if one && a.Statements[0].Show != nil {
 		// SHOW TABLES / TABLE STATUS list the sandbox's view of a
 		// database: asked of its information_schema instead.
 		if np, ok, err := s.planShow(ctx, a.Statements[0].Show, opts, prepared); ok {

@@ -145,6 +145,12 @@ func (s *Session) Decided(ctx context.Context, sql string) (*Plan, error) {
 	return p, err
 }
 
+// Decide is decide alone of sql (a plain query, read with the session's
+// settings): no refresh before it, no fork after it.
+func (s *Session) Decide(ctx context.Context, sql string) (*Plan, error) {
+	return s.decide(ctx, sql, s.options(), false)
+}
+
 // Before is before, the step of Run after planning.
 func (s *Session) Before(ctx context.Context, p *Plan) error { return s.before(ctx, p) }
 

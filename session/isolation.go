@@ -122,7 +122,7 @@ func (m *Manager) ensureProdViews(ctx context.Context) error {
 // outsideSandbox plans what a session outside any sandbox must not run as
 // sent: SHOW DATABASES becomes a query of the production information_schema,
 // what shows the whole server is refused, and reads of information_schema's
-// listings go to the production views. done is false when p goes upstream
+// listings go to the production views (which refresh made). done is false when p goes upstream
 // as it is.
 func (s *Session) outsideSandbox(ctx context.Context, a *rewrite.Analysis, sql string, opts rewrite.Options, prepared bool, p *Plan) (*Plan, bool, error) {
 	if len(a.Statements) == 1 && a.Statements[0].Show != nil {
@@ -152,9 +152,6 @@ func (s *Session) outsideSandbox(ctx context.Context, a *rewrite.Analysis, sql s
 	}
 	if !infoschema.ReadsViews(a) {
 		return p, false, nil
-	}
-	if err := s.m.ensureProdViews(ctx); err != nil {
-		return nil, true, err
 	}
 	res, err := a.Rewrite(infoschema.ProductionResolver{Prefix: s.m.cfg.Prefix})
 	if err != nil {

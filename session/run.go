@@ -43,7 +43,9 @@ type Exchange interface {
 // Run takes one statement through its steps, in order, and owns the undo
 // of a failed step:
 //
-//	plan    decide: its text's plan, or an execution's made anew when it no longer holds
+//	plan    refresh the session's binding for the text (a transparent session's sandbox, the
+//	        registry sync, a sandbox discarded elsewhere), then decide, which changes nothing: its
+//	        text's plan, or an execution's made anew when it no longer holds
 //	answer  the session's own answer, when the plan is one, made (a SANDBOX statement runs here): done
 //	fork    in a sandbox, fork what it writes and rewrite it to the forks (forkPlanned)
 //	before  end and restart or replay the transaction past a fork

@@ -133,3 +133,39 @@ func TestAnswerRunsCommand(t *testing.T) {
 		t.Errorf("SANDBOX DISCARD nosuch refused with %v", x.refused)
 	}
 }
+
+// TestRefreshBeforeDecide: deciding reads the session's binding and changes
+// none of it — a transparent session whose sandbox was discarded elsewhere
+// is still in it after decide, and no sandbox is made — while Run's
+// refresh, before deciding, leaves the discarded sandbox for a new one and
+// refuses the text.
+func TestRefreshBeforeDecide(t *testing.T) {
+	e := newEnv(t, session.Config{}, nil)
+	s := e.open(tagged("pool"))
+	e.mustPlan(s, "UPDATE t SET a = 1")
+	other := e.open(session.Options{User: "u", Mode: session.Explicit})
+	e.mustPlan(other, "SANDBOX DISCARD pool")
+	count := func() int {
+		t.Helper()
+		all, err := e.m.Operator().List(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(all)
+	}
+	before := count()
+	if _, err := s.Decide(e.ctx, "UPDATE app.t SET a = 2"); err != nil {
+		t.Fatalf("decide: %v", err)
+	}
+	if s.SandboxName() != "pool" || count() != before {
+		t.Errorf("deciding rebound the session: now in %q, %d sandboxes (were %d)", s.SandboxName(), count(), before)
+	}
+	x := &script{}
+	if ok, err := s.Run(e.ctx, session.Input{Text: "UPDATE app.t SET a = 2"}, x); err != nil || ok || strings.Join(x.steps, "|") != "refuse" {
+		t.Fatalf("Run after the discard: %v, ok %v, steps %q", err, ok, x.steps)
+	}
+	wantCode(t, x.refused, 1105, "HY000", `sandbox "pool" was discarded`)
+	if s.SandboxName() == "pool" || s.SandboxName() == "" {
+		t.Errorf("after the refresh the session is in %q", s.SandboxName())
+	}
+}

@@ -134,7 +134,7 @@ func (s *Session) planText(ctx context.Context, sql string, prepared bool) (*Pla
 		}
 		return &Plan{SQL: stmt, text: sql, statements: 1}, nil
 	}
-	p, err := s.decide(ctx, sql, opts, prepared)
+	p, err := s.refreshed(ctx, sql, opts, prepared)
 	if err != nil {
 		return nil, s.refusedText(ctx, sql, opts, prepared, err)
 	}
@@ -439,7 +439,7 @@ func (s *Session) revalidate(ctx context.Context, p *Plan) (*Plan, error) {
 		s.synced = true
 		defer func() { s.synced = false }()
 	}
-	np, err := s.decide(ctx, p.text, opts, true)
+	np, err := s.refreshed(ctx, p.text, opts, true)
 	if err != nil {
 		return nil, err
 	}
