@@ -19,6 +19,14 @@ import "slices"
 // other processes or the registry (kept, held elsewhere): a connection
 // here that wants it looks it up again. A discarded one is gone
 // everywhere; attaches wait until it is forgotten, then find it missing.
+//
+// Three facts of a sandbox are not phases but what a live one carries
+// beside its phase, each set and cleared on its own: kept (a user chose
+// to keep it: connections ending do not end it, its TTL does), graceUntil
+// (the deadline a named unkept sandbox gets when its last connection here
+// leaves, cleared when one attaches) and held (this process has a row
+// among the registry's holders). The state users see (active, kept,
+// grace, discarded: stateLocked) is read from the phase and those.
 type phase uint8
 
 const (
