@@ -13,13 +13,12 @@ import (
 // none of it: a transparent session that lost its sandbox gets a new one
 // (keepTransparent); outside a sandbox, the production views of
 // information_schema a text reads are made (once a process); a shared
-// sandbox's tables are synced with other
-// processes' when the text reads a table its map leaves to production
-// (syncFor); a sandbox discarded elsewhere is left — a transparent session
-// gets a new one — and the text refused. SANDBOX statements, which bind
-// themselves, and SHOW PROCESSLIST are decided as the session stands; SHOW
-// WARNINGS and ERRORS read what the last statement left, in whatever
-// sandbox.
+// sandbox's tables are synced with other processes' when the text reads a
+// table its map leaves to production (syncFor); a sandbox discarded
+// elsewhere is left — a transparent session gets a new one — and the text
+// refused. SANDBOX statements, which bind themselves, and SHOW PROCESSLIST
+// are decided as the session stands; SHOW WARNINGS and ERRORS read what
+// the last statement left, in whatever sandbox.
 func (s *Session) refresh(ctx context.Context, a *rewrite.Analysis, prepared bool) error {
 	if s.m == nil || unreadableMode(s.vars.SQLMode) != "" || asItStands(a, prepared) {
 		return nil // decide refuses an unreadable mode
