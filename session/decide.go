@@ -29,16 +29,11 @@ func (s *Session) plan(ctx context.Context, sql string, opts rewrite.Options, pr
 	return p, nil
 }
 
-// decide decides what to do with an input read with opts: answer it,
-// refuse it, or send it — in a sandbox, once what it writes is forked and
-// it is rewritten to the forks, which decide leaves to forkPlanned
-// (Plan.fork).
-func (s *Session) decide(ctx context.Context, sql string, opts rewrite.Options, prepared bool) (*Plan, error) {
-	if m := unreadableMode(s.vars.SQLMode); m != "" {
-		return nil, rewrite.Refuse(wire.ErOptionPreventsStatement, "sql_mode %s changes how the server reads statements in ways the proxy does not "+
-			"follow, so it cannot keep them away from production; SET sql_mode without %s", m, m)
-	}
-	a := s.m.engine.Analyze(sql, opts)
+// decide decides what to do with an input read with opts, analysed as a:
+// answer it, refuse it, or send it — in a sandbox, once what it writes is
+// forked and it is rewritten to the forks, which decide leaves to
+// forkPlanned (Plan.fork).
+func (s *Session) decide(ctx context.Context, sql string, a *rewrite.Analysis, opts rewrite.Options, prepared bool) (*Plan, error) {
 	if !prepared {
 		// Dynamic SQL whose text the proxy may compute first: planned with
 		// that text in place.

@@ -148,7 +148,8 @@ func (s *Session) Decided(ctx context.Context, sql string) (*Plan, error) {
 // Decide is decide alone of sql (a plain query, read with the session's
 // settings): no refresh before it, no fork after it.
 func (s *Session) Decide(ctx context.Context, sql string) (*Plan, error) {
-	return s.decide(ctx, sql, s.options(), false)
+	opts := s.options()
+	return s.decide(ctx, sql, s.m.engine.Analyze(sql, opts), opts, false)
 }
 
 // Before is before, the step of Run after planning.

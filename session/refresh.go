@@ -20,8 +20,8 @@ import (
 // are decided as the session stands; SHOW WARNINGS and ERRORS read what
 // the last statement left, in whatever sandbox.
 func (s *Session) refresh(ctx context.Context, a *rewrite.Analysis, prepared bool) error {
-	if s.m == nil || unreadableMode(s.vars.SQLMode) != "" || asItStands(a, prepared) {
-		return nil // decide refuses an unreadable mode
+	if asItStands(a, prepared) {
+		return nil
 	}
 	if err := s.keepTransparent(); err != nil {
 		return err
@@ -51,13 +51,19 @@ func (s *Session) refresh(ctx context.Context, a *rewrite.Analysis, prepared boo
 		"is now in %s; retry", name, s.where())
 }
 
-// refreshed is the text sql, read with opts, decided once the session is
-// refreshed for it.
+// refreshed is the text sql, read with opts, analysed once, then decided
+// once the session is refreshed for it; a text of a session whose sql_mode
+// the proxy cannot read as the server does is refused first.
 func (s *Session) refreshed(ctx context.Context, sql string, opts rewrite.Options, prepared bool) (*Plan, error) {
-	if err := s.refresh(ctx, s.m.engine.Analyze(sql, opts), prepared); err != nil {
+	if m := unreadableMode(s.vars.SQLMode); m != "" {
+		return nil, rewrite.Refuse(wire.ErOptionPreventsStatement, "sql_mode %s changes how the server reads statements in ways the proxy does not "+
+			"follow, so it cannot keep them away from production; SET sql_mode without %s", m, m)
+	}
+	a := s.m.engine.Analyze(sql, opts)
+	if err := s.refresh(ctx, a, prepared); err != nil {
 		return nil, err
 	}
-	return s.decide(ctx, sql, opts, prepared)
+	return s.decide(ctx, sql, a, opts, prepared)
 }
 
 // asItStands reports whether a is decided with the session's binding as it
