@@ -122,8 +122,8 @@ func (m *Manager) ensureProdViews(ctx context.Context) error {
 // outsideSandbox plans what a session outside any sandbox must not run as
 // sent: SHOW DATABASES becomes a query of the production information_schema,
 // what shows the whole server is refused, and reads of information_schema's
-// listings go to the production views (which refresh made). done is false when p goes upstream
-// as it is.
+// listings go to the production views (which refresh made). done is false
+// when p goes upstream as it is.
 func (s *Session) outsideSandbox(ctx context.Context, a *rewrite.Analysis, sql string, opts rewrite.Options, prepared bool, p *Plan) (*Plan, bool, error) {
 	if len(a.Statements) == 1 && a.Statements[0].Show != nil {
 		switch sh := a.Statements[0].Show; sh.What {

@@ -23,7 +23,8 @@ import (
 // The proxy hands every statement of a sandboxing session to Run (run.go),
 // which takes it through its steps in order:
 //
-//	planText / revalidate    decide: answer it, refuse it, or send a text
+//	planText / revalidate    refresh the session's binding, then decide: answer it, refuse it, or send a text
+//	answer                   the session's own answer made (a SANDBOX statement runs here)
 //	fork                     in a sandbox, fork what it writes and rewrite it to the forks
 //	before                   end and restart or replay the transaction if a fork needs it
 //	… Exchange.Send and Exchange.Relay, relabel telling names back …
