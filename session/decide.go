@@ -90,7 +90,7 @@ func (s *Session) decide(ctx context.Context, sql string, a *rewrite.Analysis, o
 func refusalText(err error) string {
 	var r *rewrite.Refusal
 	if errors.As(err, &r) {
-		return strings.TrimPrefix(r.Message, "sqlfork-proxy: ")
+		return r.Plain()
 	}
 	return err.Error()
 }

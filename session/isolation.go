@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -141,13 +140,8 @@ func (s *Session) outsideSandbox(ctx context.Context, a *rewrite.Analysis, sql s
 		// program definitions) could read what every user shares; with
 		// --production-writes=deny it is refused anyway.
 		if _, err := a.Rewrite(catalog.MapsNothing{}); err != nil {
-			msg := err.Error()
-			var r *rewrite.Refusal
-			if errors.As(err, &r) {
-				msg = strings.TrimPrefix(r.Message, "sqlfork-proxy: ")
-			}
 			return nil, true, rewrite.Refuse(wire.ErOptionPreventsStatement, "the proxy must see what a statement reads, since the sessions of "+
-				"every user of this proxy share the server, and cannot: %s; run it on a direct connection", msg)
+				"every user of this proxy share the server, and cannot: %s; run it on a direct connection", refusalText(err))
 		}
 	}
 	if !infoschema.ReadsViews(a) {

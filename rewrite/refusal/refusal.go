@@ -6,6 +6,7 @@ package refusal
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -52,11 +53,18 @@ func (r *Refusal) Error() string { return fmt.Sprintf("%d (%s): %s", r.Code, r.S
 // MySQLError returns the error code, SQLSTATE and message for the client.
 func (r *Refusal) MySQLError() (uint16, string, string) { return r.Code, r.State, r.Message }
 
+// prefix starts the message of the proxy's own refusals (Refuse).
+const prefix = "sqlfork-proxy: "
+
 // Refuse is the proxy's refusal with code, the server's SQLSTATE for it
 // and a message that says the proxy refused.
 func Refuse(code uint16, format string, args ...any) *Refusal {
-	return &Refusal{Code: code, State: wire.State(code), Message: "sqlfork-proxy: " + fmt.Sprintf(format, args...)}
+	return &Refusal{Code: code, State: wire.State(code), Message: prefix + fmt.Sprintf(format, args...)}
 }
+
+// Plain is the message without the "sqlfork-proxy: " a client's error
+// starts with, to quote it in another message or an admin API's answer.
+func (r *Refusal) Plain() string { return strings.TrimPrefix(r.Message, prefix) }
 
 // ServerRefusal is a refusal worded as the server words the error (code,
 // its SQLSTATE, message): what the client would get from the server.

@@ -25,3 +25,14 @@ func TestRefusal(t *testing.T) {
 		t.Error("ServerRejects")
 	}
 }
+
+// TestPlain: a refusal's message without the proxy's prefix; a message
+// without it (the server's own error) as it is.
+func TestPlain(t *testing.T) {
+	if got := Refuse(1105, "no %s", "way").Plain(); got != "no way" {
+		t.Errorf("Plain of the proxy's refusal = %q", got)
+	}
+	if got := (&Refusal{Code: 1064, Message: "You have an error"}).Plain(); got != "You have an error" {
+		t.Errorf("Plain of the server's error = %q", got)
+	}
+}

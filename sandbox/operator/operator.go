@@ -246,7 +246,7 @@ func adminRefusal(err error) error {
 // any other error's) whole text.
 func refusalText(err error) string {
 	if r, ok := err.(*rewrite.Refusal); ok {
-		return strings.TrimPrefix(r.Message, "sqlfork-proxy: ")
+		return r.Plain()
 	}
 	return err.Error()
 }
