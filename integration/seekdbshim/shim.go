@@ -69,6 +69,9 @@ type Options struct {
 	// or destination table fails with the busy error (BusyErrorCode),
 	// emulating seekdb's background fork task. 0 disables it.
 	BusyFor time.Duration
+	// Now is the clock BusyFor is measured with (time.Now when nil): a
+	// test sets its own to move past BusyFor without waiting.
+	Now func() time.Time
 }
 
 // Shim is a running seekdb emulator. Its methods are safe for concurrent use.
@@ -97,6 +100,9 @@ func Start(ctx context.Context, upstream string, opts Options) (*Shim, error) {
 	}
 	if opts.BusyFor < 0 {
 		return nil, errors.New("seekdbshim: Options.BusyFor must not be negative")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	if err := checkUpstream(ctx, upstream); err != nil {
 		return nil, err
@@ -203,7 +209,7 @@ func (s *Shim) markBusy(keys ...string) {
 	if s.opts.BusyFor <= 0 {
 		return
 	}
-	until := time.Now().Add(s.opts.BusyFor)
+	until := s.opts.Now().Add(s.opts.BusyFor)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, k := range keys {
@@ -215,7 +221,7 @@ func (s *Shim) markBusy(keys ...string) {
 
 // busyKeys returns the tables currently busy, dropping expired entries.
 func (s *Shim) busyKeys() []string {
-	now := time.Now()
+	now := s.opts.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var keys []string
