@@ -14,21 +14,6 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
-// plan decides what to do with an input read with opts (decide), then
-// forks what it writes and rewrites it to the forks (forkPlanned): the
-// whole plan, for the plans made inside another's (a SHOW's query, an SQL
-// EXECUTE's statement, a computed text).
-func (s *Session) plan(ctx context.Context, sql string, opts rewrite.Options, prepared bool) (*Plan, error) {
-	p, err := s.refreshed(ctx, sql, opts, prepared)
-	if err == nil {
-		err = s.forkPlanned(ctx, p)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
 // decide decides what to do with an input read with opts, analysed as a:
 // answer it, refuse it, or send it — in a sandbox, once what it writes is
 // forked and it is rewritten to the forks, which decide leaves to
@@ -46,7 +31,7 @@ func (s *Session) decide(ctx context.Context, sql string, a *rewrite.Analysis, o
 				p.version = s.current(opts)
 				return p, nil
 			}
-			return s.plan(ctx, text, opts, false)
+			return s.refreshed(ctx, text, opts, false)
 		}
 	}
 	for _, st := range a.Statements {

@@ -51,7 +51,10 @@ func (s *Session) PlanWith(ctx context.Context, sql string, opts rewrite.Options
 	if s.mode == Passthrough {
 		return &Plan{SQL: sql, text: sql}, nil
 	}
-	p, err := s.plan(ctx, sql, s.readWith(opts), prepared)
+	p, err := s.refreshed(ctx, sql, s.readWith(opts), prepared)
+	if err == nil {
+		err = s.forkPlanned(ctx, p)
+	}
 	if err != nil {
 		return nil, s.serverVerdict(ctx, sql, s.readWith(opts), err)
 	}

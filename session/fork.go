@@ -16,6 +16,9 @@ type forkStep struct {
 	sql      string
 	opts     rewrite.Options
 	prepared bool
+	// execute, for an EXECUTE of a statement the session keeps, is its
+	// PREPARE's fork step (forkExecute) in place of the input's.
+	execute *executeStep
 }
 
 // forkPlanned forks what p, decided in a sandbox, writes (and reads under
@@ -27,6 +30,9 @@ func (s *Session) forkPlanned(ctx context.Context, p *Plan) error {
 	}
 	f := p.fork
 	p.fork = nil
+	if f.execute != nil {
+		return s.forkExecute(ctx, p, f.sql, f.opts, f.execute)
+	}
 	a, sql, opts, prepared := f.a, f.sql, f.opts, f.prepared
 	res, err := s.forkAndRewrite(ctx, a, sql, opts, prepared, p)
 	if err != nil {

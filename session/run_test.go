@@ -169,3 +169,86 @@ func TestRefreshBeforeDecide(t *testing.T) {
 		t.Errorf("after the refresh the session is in %q", s.SandboxName())
 	}
 }
+
+// valueClient is a client's connection whose server computes each SELECT
+// CONCAT(…) of dynamic SQL (with the two character sets) as value.
+type valueClient struct {
+	fakeClient
+	value string
+}
+
+func (f *valueClient) Query(ctx context.Context, sql string) (*session.Result, error) {
+	r, err := f.fakeClient.Query(ctx, sql)
+	if strings.HasPrefix(sql, "SELECT CONCAT(") {
+		cs := "utf8mb4"
+		return &session.Result{Rows: [][]*string{{&f.value, &cs, &cs}}}, nil
+	}
+	return r, err
+}
+
+// sent is how many of the queries the client's connection ran start with
+// prefix.
+func (f *valueClient) sent(prefix string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, q := range f.queries {
+		if strings.HasPrefix(q, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestNestedPlansForkAtForkStep: the plans made inside another's — a
+// computed text's, a SHOW's query, an SQL EXECUTE's PREPARE — are decided
+// with nothing forked, made or prepared: Run's fork step does that, and
+// the statement then runs on the sandbox's tables.
+func TestNestedPlansForkAtForkStep(t *testing.T) {
+	e := newEnv(t, session.Config{}, nil)
+	f := &valueClient{value: "UPDATE app.t SET a = 7"}
+	s := e.open(session.Options{User: "u", Mode: session.Transparent, Upstream: f, DB: "app"})
+	id := e.idOf(s)
+	db := "`" + physDB(id, "app") + "`"
+	run := func(sql, want string) {
+		t.Helper()
+		x := &script{}
+		if ok, err := s.Run(e.ctx, session.Input{Text: sql}, x); err != nil || !ok || strings.Join(x.steps, "|") != want {
+			t.Fatalf("Run(%q): %v, ok %v, steps %q; want %q", sql, err, ok, x.steps, want)
+		}
+	}
+
+	computed := "EXECUTE IMMEDIATE CONCAT('UPDATE app.t ', 'SET a = 7')"
+	if _, err := s.Decide(e.ctx, computed); err != nil {
+		t.Fatalf("decide %q: %v", computed, err)
+	}
+	if kind, _, _ := e.tableRow(id, "app", "t"); kind != "" {
+		t.Errorf("deciding a computed text forked app.t (%q)", kind)
+	}
+	run(computed, "send EXECUTE IMMEDIATE 'UPDATE "+db+".`t` SET a = 7'|relay")
+	if kind, _, _ := e.tableRow(id, "app", "t"); kind == "" {
+		t.Errorf("Run's fork step did not fork app.t")
+	}
+
+	views := e.count("VIEW")
+	if _, err := s.Decide(e.ctx, "SHOW TABLES FROM app"); err != nil {
+		t.Fatalf("decide SHOW TABLES: %v", err)
+	}
+	if n := e.count("VIEW"); n != views {
+		t.Errorf("deciding SHOW TABLES made the sandbox's information_schema views (%d statements)", n-views)
+	}
+
+	run("PREPARE st FROM 'SELECT * FROM app.u'", "send PREPARE st FROM 'SELECT * FROM app.u'|relay")
+	run("UPDATE app.u SET t_id = 1", "send UPDATE "+db+".`u` SET t_id = 1|relay")
+	prepared := f.sent("PREPARE ")
+	if _, err := s.Decide(e.ctx, "EXECUTE st"); err != nil {
+		t.Fatalf("decide EXECUTE: %v", err)
+	}
+	if n := f.sent("PREPARE "); n != prepared {
+		t.Errorf("deciding EXECUTE prepared its statement again upstream (%d)", n-prepared)
+	}
+	run("EXECUTE st", "send EXECUTE st|relay")
+	if n := f.sent("PREPARE st FROM 'SELECT * FROM " + db + ".`u`'"); n != 1 {
+		t.Errorf("Run's fork step prepared the moved statement %d times, want 1", n)
+	}
+}

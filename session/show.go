@@ -77,7 +77,7 @@ func (s *Session) planShow(ctx context.Context, sh *rewrite.Show, opts rewrite.O
 	if err != nil {
 		return nil, true, err
 	}
-	if p, err = s.plan(ctx, q, opts, prepared); err != nil {
+	if p, err = s.refreshed(ctx, q, opts, prepared); err != nil {
 		return nil, true, err
 	}
 	p.defs = defs

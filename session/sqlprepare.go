@@ -146,23 +146,49 @@ func (s *Session) planExecute(ctx context.Context, a *rewrite.Analysis, sql stri
 		case opts.DB != kept.db:
 			return nil, false, nil
 		}
-		pp, err := s.plan(ctx, kept.itself, opts, false)
+		pp, err := s.refreshed(ctx, kept.itself, opts, false)
 		return pp, true, err
 	}
 	at := opts
 	at.DB = kept.db
-	pp, err := s.plan(ctx, kept.text, at, false)
+	pp, err := s.refreshed(ctx, kept.text, at, false)
 	if err != nil {
 		return nil, true, err
 	}
+	// What the PREPARE's text now resolves to is known once it is forked:
+	// the fork step (executeStep.fork) prepares it again if need be.
+	e := &executeStep{prepare: pp, kept: kept, handle: st.Handle}
+	return &Plan{SQL: sql, text: sql, statements: 1, fork: &forkStep{sql: sql, opts: opts, execute: e}}, true, nil
+}
+
+// executeStep is the fork step of an EXECUTE of a statement the session
+// keeps: its PREPARE's plan, forked and prepared again upstream when what
+// its text resolves to has changed since it was prepared.
+type executeStep struct {
+	prepare *Plan // the kept PREPARE's text, planned again
+	kept    *sqlStmt
+	handle  string
+}
+
+// forkExecute is the fork step of p, EXECUTE name sent as sql with opts,
+// planned by planExecute: the PREPARE forked (forkPlanned), prepared again
+// under the same name when its rewrite differs from the one the server
+// holds, then p made its execution.
+func (s *Session) forkExecute(ctx context.Context, p *Plan, sql string, opts rewrite.Options, e *executeStep) error {
+	pp, kept := e.prepare, e.kept
+	if err := s.forkPlanned(ctx, pp); err != nil {
+		return err
+	}
 	if pp.SQL != kept.sent {
 		if opts.DB != kept.db {
-			return nil, true, rewrite.Refuse(wire.ErOptionPreventsStatement, "the statement %s was prepared in database %s and "+
-				"the sandbox has changed the tables it names since; USE %s again or PREPARE it again", quote.Ident(st.Handle),
+			s.abandon(ctx, pp)
+			return rewrite.Refuse(wire.ErOptionPreventsStatement, "the statement %s was prepared in database %s and "+
+				"the sandbox has changed the tables it names since; USE %s again or PREPARE it again", quote.Ident(e.handle),
 				quote.Ident(kept.db), quote.Ident(kept.db))
 		}
 		if _, err := s.up.Query(ctx, pp.SQL); err != nil {
-			return nil, true, err
+			s.abandon(ctx, pp)
+			return err
 		}
 		kept.sent = pp.SQL
 	}
@@ -179,10 +205,11 @@ func (s *Session) planExecute(ctx context.Context, a *rewrite.Analysis, sql stri
 		np.shape.DDL = true
 		np.refresh = append(append([]rewrite.Table(nil), np.refresh...), in.Statements[0].Writes...)
 		if err := s.stopCapturesFor(ctx, in.Statements[0], true); err != nil {
-			return nil, true, err
+			return err
 		}
 	}
-	return &np, true, nil
+	*p = np
+	return nil
 }
 
 // preparedInner is the analysis of the text a PREPARE planned as p
