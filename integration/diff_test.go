@@ -1570,13 +1570,15 @@ INSERT INTO tags VALUES (1, 'a'), (2, 'b');`
 // promoteProduction production's own since the fork: rows 1, 3, 5 and 11
 // conflict (production changed them differently), rows 2, 7 and 13
 // converge (production made the sandbox's change too), row 8 only
-// production changed.
+// production changed, row 9 both changed in different columns (they
+// merge).
 var promoteSandbox = []string{
 	"UPDATE items SET v = 111 WHERE id = 1",
 	"UPDATE items SET v = 222 WHERE id = 2",
 	"UPDATE items SET v = 333 WHERE id = 3",
 	"UPDATE items SET v = 444 WHERE id = 4",
 	"DELETE FROM items WHERE id IN (5, 6, 7)",
+	"UPDATE items SET v = 909 WHERE id = 9",
 	"INSERT INTO items VALUES (11, 1100, 's11'), (12, 1200, 's12'), (13, 1300, 's13')",
 	"INSERT INTO tags VALUES (3, 'c')",
 }
@@ -1589,6 +1591,7 @@ var promoteProduction = []string{
 	"DELETE FROM items WHERE id = 7",
 	"INSERT INTO items VALUES (11, 1111, 'p11'), (13, 1300, 's13')",
 	"UPDATE items SET note = 'p8' WHERE id = 8",
+	"UPDATE items SET note = 'p9' WHERE id = 9",
 }
 
 // promoteConflicts are the keys that conflict.
@@ -1601,13 +1604,15 @@ var promoteWant = map[string]struct {
 	ins, upd, del int64
 }{
 	// Production as the test changed it.
-	"FAIL": {items: "1:999:n1 2:222:n2 4:40:n4 5:50:p5 6:60:n6 8:80:p8 9:90:n9 10:100:n10 11:1111:p11 13:1300:s13"},
-	// The sandbox's changes but where production changed the row too.
-	"THEIRS": {items: "1:999:n1 2:222:n2 4:444:n4 5:50:p5 8:80:p8 9:90:n9 10:100:n10 11:1111:p11 12:1200:s12 13:1300:s13",
-		ins: 3, upd: 2, del: 2},
-	// The sandbox's rows wherever it changed one.
-	"OURS": {items: "1:111:n1 2:222:n2 3:333:n3 4:444:n4 8:80:p8 9:90:n9 10:100:n10 11:1100:s11 12:1200:s12 13:1300:s13",
-		ins: 4, upd: 4, del: 3},
+	"FAIL": {items: "1:999:n1 2:222:n2 4:40:n4 5:50:p5 6:60:n6 8:80:p8 9:90:p9 10:100:n10 11:1111:p11 13:1300:s13"},
+	// The sandbox's changes but where production changed the same cells
+	// (or deleted the row, or made one of the key) differently.
+	"THEIRS": {items: "1:999:n1 2:222:n2 4:444:n4 5:50:p5 8:80:p8 9:909:p9 10:100:n10 11:1111:p11 12:1200:s12 13:1300:s13",
+		ins: 3, upd: 3, del: 2},
+	// The sandbox's values wherever it changed one; production's own
+	// changes to other columns stay.
+	"OURS": {items: "1:111:n1 2:222:n2 3:333:n3 4:444:n4 8:80:p8 9:909:p9 10:100:n10 11:1100:s11 12:1200:s12 13:1300:s13",
+		ins: 4, upd: 5, del: 3},
 }
 
 // itemsText is production's items as id:v:note, by id.
@@ -1662,7 +1667,7 @@ func TestPromoteStrategies(t *testing.T) {
 				promoteRights(t, root, acct, sc, name)
 				// DIFF shows the conflicts, with production's rows.
 				sum := diffSummary(t, sc, "SANDBOX DIFF SUMMARY")
-				if got, want := sum[name+".items"], (sumRow{change: "forked", ins: 3, upd: 4, del: 3, conflicts: 4, keyKind: "primary", method: "capture"}); got != want {
+				if got, want := sum[name+".items"], (sumRow{change: "forked", ins: 3, upd: 5, del: 3, conflicts: 4, keyKind: "primary", method: "capture"}); got != want {
 					t.Errorf("DIFF SUMMARY items: %+v, want %+v", got, want)
 				}
 				if got, want := sum[name+".tags"], (sumRow{change: "forked", ins: 1, keyKind: "primary", method: "capture"}); got != want {
@@ -1680,6 +1685,7 @@ func TestPromoteStrategies(t *testing.T) {
 					`conflict {"id": 5} {"id": 5, "v": 50, "note": "p5"}`,
 					`delete {"id": 6} `,
 					`delete {"id": 7} `,
+					`update {"id": 9} `,
 					`conflict {"id": 11} {"id": 11, "v": 1111, "note": "p11"}`,
 					`insert {"id": 12} `,
 					`insert {"id": 13} `,

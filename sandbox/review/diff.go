@@ -81,6 +81,9 @@ type diffRow struct {
 	// prodMissing: production has no row of the key (an update of a row
 	// production deleted since the fork is written as an insert).
 	prodMissing bool
+	// theirs are the columns of an update a promote leaves as production
+	// has them (THEIRS: both changed them, differently).
+	theirs []int
 }
 
 // tableDiff is a table's changes.
@@ -514,10 +517,7 @@ func (d *differ) captured(ctx context.Context, td *tableDiff, detail bool) error
 		prod, rcols = "(SELECT * FROM "+dt.e.Phys.Quoted()+" LIMIT 0)", cols
 	}
 	ourOp := "CASE WHEN " + marker + " = 0 THEN 'insert' WHEN " + col("f", k0) + " IS NULL THEN 'delete' ELSE 'update' END"
-	theirsChanged := "IF(" + marker + " = 1, " + col("r", k0) + " IS NULL OR NOT " + eqSQL("c", "r", rcols) + ", " + col("r", k0) + " IS NOT NULL)"
-	oursDiffer := "NOT ((" + col("f", k0) + " IS NULL AND " + col("r", k0) + " IS NULL) OR (" + col("f", k0) + " IS NOT NULL AND " +
-		col("r", k0) + " IS NOT NULL AND " + eqSQL("f", "r", rcols) + "))"
-	conflict := "(" + theirsChanged + " AND " + oursDiffer + ")"
+	conflict := conflictSQL(marker, k0, rcols)
 	from := " FROM " + side + " c LEFT JOIN " + dt.e.Phys.Quoted() + " f ON " + onSQL("c", "f", dt.key) +
 		" LEFT JOIN " + prod + " r ON " + onSQL("c", "r", dt.key) +
 		" WHERE (" + marker + " = 0 AND " + col("f", k0) + " IS NOT NULL) OR (" + marker + " = 1 AND (" + col("f", k0) +
@@ -547,6 +547,32 @@ func (d *differ) captured(ctx context.Context, td *tableDiff, detail bool) error
 		return fmt.Errorf("diff %s: %w", dt.logical, err)
 	}
 	return d.scan(td, rows, true)
+}
+
+// conflictSQL is true for a captured row (side table c, its marker, the
+// fork f, production r, matched by key column k0) that both the sandbox
+// and production changed since the fork, differently, as a three-way
+// merge by cell sees it: both inserted the key, with other values; the
+// sandbox deleted a row production changed, or changed a row production
+// deleted; or both changed one column (of cols) to different values.
+// Changes to different columns of a row merge: no conflict.
+func conflictSQL(marker, k0 string, cols []forker.Column) string {
+	cells := make([]string, 0, len(cols))
+	for _, c := range cols {
+		b, f, r := col("c", c.Name), col("f", c.Name), col("r", c.Name)
+		if c.Charset != "" {
+			b, f, r = "BINARY "+b, "BINARY "+f, "BINARY "+r
+		}
+		cells = append(cells, "(NOT "+b+" <=> "+f+" AND NOT "+b+" <=> "+r+" AND NOT "+f+" <=> "+r+")")
+	}
+	cell := "FALSE"
+	if len(cells) > 0 {
+		cell = "(" + strings.Join(cells, " OR ") + ")"
+	}
+	fk, rk := col("f", k0), col("r", k0)
+	return "(CASE WHEN " + marker + " = 0 THEN " + rk + " IS NOT NULL AND NOT " + eqSQL("f", "r", cols) +
+		" WHEN " + fk + " IS NULL THEN " + rk + " IS NOT NULL AND NOT " + eqSQL("c", "r", cols) +
+		" WHEN " + rk + " IS NULL THEN TRUE ELSE " + cell + " END)"
 }
 
 // created lists every row of a table the sandbox created as inserted.

@@ -31,9 +31,13 @@ func TestDiffCaptured(t *testing.T) {
 	}
 	sum := f.side.Matching(`^SELECT op, SUM`)
 	wantSum := "SELECT op, SUM(cf), COUNT(*) FROM (SELECT CASE WHEN c.`_sqlfork_existed` = 0 THEN 'insert' WHEN f.`id` IS NULL THEN 'delete' " +
-		"ELSE 'update' END op, (IF(c.`_sqlfork_existed` = 1, r.`id` IS NULL OR NOT (c.`id` <=> r.`id` AND BINARY c.`name` <=> BINARY r.`name`), " +
-		"r.`id` IS NOT NULL) AND NOT ((f.`id` IS NULL AND r.`id` IS NULL) OR (f.`id` IS NOT NULL AND r.`id` IS NOT NULL AND " +
-		"(f.`id` <=> r.`id` AND BINARY f.`name` <=> BINARY r.`name`)))) cf FROM `_sqlfork_0badcafe`.`c_t` c " +
+		"ELSE 'update' END op, (CASE WHEN c.`_sqlfork_existed` = 0 THEN r.`id` IS NOT NULL AND NOT (f.`id` <=> r.`id` AND BINARY f.`name` <=> BINARY r.`name`) " +
+		"WHEN f.`id` IS NULL THEN r.`id` IS NOT NULL AND NOT (c.`id` <=> r.`id` AND BINARY c.`name` <=> BINARY r.`name`) " +
+		"WHEN r.`id` IS NULL THEN TRUE " +
+		// An update conflicts where both changed one column differently.
+		"ELSE ((NOT c.`id` <=> f.`id` AND NOT c.`id` <=> r.`id` AND NOT f.`id` <=> r.`id`) OR " +
+		"(NOT BINARY c.`name` <=> BINARY f.`name` AND NOT BINARY c.`name` <=> BINARY r.`name` AND NOT BINARY f.`name` <=> BINARY r.`name`)) END) cf " +
+		"FROM `_sqlfork_0badcafe`.`c_t` c " +
 		"LEFT JOIN `_sqlfork_0badcafe_app`.`t` f ON f.`id` = c.`id` LEFT JOIN `app`.`t` r ON r.`id` = c.`id` " +
 		"WHERE (c.`_sqlfork_existed` = 0 AND f.`id` IS NOT NULL) OR (c.`_sqlfork_existed` = 1 AND (f.`id` IS NULL OR NOT " +
 		"(c.`id` <=> f.`id` AND BINARY c.`name` <=> BINARY f.`name`)))) d GROUP BY op"

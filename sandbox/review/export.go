@@ -598,7 +598,8 @@ func (et *exportTable) upserts(op string, names []string, rows []diffRow, deferr
 
 // changedColumns are the indexes of the columns an updated row's values
 // differ in from its image at the fork; every column when that image is
-// unknown (a table compared whole) or equal.
+// unknown (a table compared whole) or equal. The columns a promote leaves
+// as production has them (r.theirs) are not.
 func changedColumns(r diffRow) []int {
 	var out []int
 	for i := range r.afterLits {
@@ -611,7 +612,7 @@ func changedColumns(r diffRow) []int {
 			out = append(out, i)
 		}
 	}
-	return out
+	return slices.DeleteFunc(out, func(i int) bool { return slices.Contains(r.theirs, i) })
 }
 
 // keylessDeletes delete, one at a time, the rows of a table without a key

@@ -41,12 +41,14 @@ import (
 //  5. in one transaction: the changed keys of captured tables are locked
 //     (SELECT … FOR UPDATE, parents first; missing keys lock their gap)
 //     and checked again; FAIL rolls back on a conflict, THEIRS leaves the
-//     conflicting rows as production has them, OURS writes the sandbox's;
+//     conflicting cells as production has them, OURS writes the sandbox's;
 //     then the rows are written and the transaction committed;
 //  6. DDL after the rows (keys and constraints, dropped tables).
 //
-// A conflict is a row production changed since the fork (it differs from
-// the fork-time image) to something other than the sandbox's row. Every
+// A conflict is what a three-way merge by cell finds (mergeRow): a column
+// both changed to different values, a key both inserted with different
+// rows, a row one side deleted and the other changed. An update writes the
+// columns the sandbox changed only. Every
 // promote is logged ("audit") and recorded in the registry's promotes
 // table, with its outcome: committed, refused, failed (production
 // unchanged) or partial (DDL of step 4 applied, the rows not).
@@ -54,10 +56,37 @@ import (
 // promoteLockWait bounds the wait for the promote lock and row locks.
 const promoteLockWait = 10
 
-// conflict is a row production changed since the fork.
+// conflict is a row production changed since the fork, differently.
 type conflict struct {
 	et *exportTable
 	i  int // index in et.td.rows
+	// cells are, for an update of a row both changed, the columns (indexes
+	// of the fork's stored columns) both changed to different values; nil
+	// when the conflict is the whole row's.
+	cells []int
+}
+
+// mergeRow merges by cell a captured row dr the sandbox changed with
+// production's row now (theirs, its literals; ok false when production has
+// no row of the key). The conflict is the whole row's when both inserted
+// the key with other values, the sandbox deleted a row production changed,
+// or changed a row production deleted; otherwise cells are the columns
+// both changed to different values (none: the changes merge).
+func mergeRow(dr diffRow, theirs []string, ok bool) (whole bool, cells []int) {
+	switch {
+	case dr.op == "insert":
+		return ok && !slices.Equal(theirs, dr.afterLits), nil
+	case dr.op == "delete":
+		return ok && !slices.Equal(theirs, dr.beforeLits), nil
+	case !ok:
+		return true, nil
+	}
+	for i, before := range dr.beforeLits {
+		if after := dr.afterLits[i]; after != before && theirs[i] != before && theirs[i] != after {
+			cells = append(cells, i)
+		}
+	}
+	return false, cells
 }
 
 // Promote applies sb's changes to production for user, by strategy FAIL,
@@ -452,15 +481,9 @@ func (p *promotion) findConflicts(ctx context.Context, pc sideconn.Conn, lock bo
 		for i, dr := range et.td.rows {
 			th, ok := theirs[i]
 			et.td.rows[i].prodMissing = !ok // as production has it now (under lock, the last look)
-			existed := dr.op != "insert"
-			theirsChanged := ok
-			if existed {
-				theirsChanged = !ok || !slices.Equal(th, dr.beforeLits)
-			}
-			ours := dr.op != "delete"
-			same := !ours && !ok || ours && ok && slices.Equal(th, dr.afterLits)
-			if theirsChanged && !same {
-				out = append(out, conflict{et: et, i: i})
+			whole, cells := mergeRow(dr, th, ok)
+			if whole || len(cells) > 0 {
+				out = append(out, conflict{et: et, i: i, cells: cells})
 				if len(p.conflictList) < 20 {
 					p.conflictList = append(p.conflictList, tableName(dt.logical)+" "+sideconn.Str(dr.key))
 				}
@@ -481,10 +504,20 @@ func (p *promotion) conflictRefusal(found []conflict) error {
 		"SANDBOX DIFF shows them (op conflict); STRATEGY OURS takes the sandbox's rows, THEIRS keeps production's", len(found), list)
 }
 
-// dropConflicting leaves the conflicting rows out (THEIRS).
+// dropConflicting leaves production's values where they conflict
+// (THEIRS): a row whose conflict is the whole row's is left out; an update
+// keeps the sandbox's changes to the other columns, and is left out when
+// it has none.
 func (p *promotion) dropConflicting(found []conflict) {
 	skip := map[*exportTable][]int{}
 	for _, c := range found {
+		if c.cells != nil {
+			dr := &c.et.td.rows[c.i]
+			dr.theirs = c.cells
+			if len(changedColumns(*dr)) > 0 {
+				continue
+			}
+		}
 		skip[c.et] = append(skip[c.et], c.i)
 	}
 	for et, idx := range skip {

@@ -453,3 +453,55 @@ func TestPromoteAltered(t *testing.T) {
 	}
 	f.unscripted()
 }
+
+// TestMergeRow: a captured row merges by cell with production's — changes
+// to different columns merge, one column changed by both to different
+// values conflicts there, the same change on both sides does not; an
+// insert, a delete, or an update of a row production deleted conflicts
+// whole when production's row differs.
+func TestMergeRow(t *testing.T) {
+	base := []string{"1", "10", "'a'"}
+	for _, c := range []struct {
+		name   string
+		dr     diffRow
+		theirs []string
+		ok     bool
+		whole  bool
+		cells  []int
+	}{
+		{"only the sandbox changed", diffRow{op: "update", beforeLits: base, afterLits: []string{"1", "11", "'a'"}}, base, true, false, nil},
+		{"other columns", diffRow{op: "update", beforeLits: base, afterLits: []string{"1", "11", "'a'"}}, []string{"1", "10", "'p'"}, true, false, nil},
+		{"the same change", diffRow{op: "update", beforeLits: base, afterLits: []string{"1", "11", "'a'"}}, []string{"1", "11", "'p'"}, true, false, nil},
+		{"one column both", diffRow{op: "update", beforeLits: base, afterLits: []string{"1", "11", "'s'"}}, []string{"1", "12", "'s'"}, true, false, []int{1}},
+		{"two columns both", diffRow{op: "update", beforeLits: base, afterLits: []string{"1", "11", "'s'"}}, []string{"1", "12", "'p'"}, true, false, []int{1, 2}},
+		{"production deleted it", diffRow{op: "update", beforeLits: base, afterLits: []string{"1", "11", "'a'"}}, nil, false, true, nil},
+		{"deleted, unchanged", diffRow{op: "delete", beforeLits: base}, base, true, false, nil},
+		{"deleted, production changed it", diffRow{op: "delete", beforeLits: base}, []string{"1", "10", "'p'"}, true, true, nil},
+		{"deleted on both", diffRow{op: "delete", beforeLits: base}, nil, false, false, nil},
+		{"inserted", diffRow{op: "insert", afterLits: base}, nil, false, false, nil},
+		{"inserted the same on both", diffRow{op: "insert", afterLits: base}, base, true, false, nil},
+		{"inserted on both, differently", diffRow{op: "insert", afterLits: base}, []string{"1", "10", "'p'"}, true, true, nil},
+	} {
+		whole, cells := mergeRow(c.dr, c.theirs, c.ok)
+		if whole != c.whole || !slices.Equal(cells, c.cells) {
+			t.Errorf("%s: whole %v, cells %v; want %v, %v", c.name, whole, cells, c.whole, c.cells)
+		}
+	}
+}
+
+// TestChangedColumnsTheirs: the columns a promote leaves as production has
+// them are not written; an update left with none is none.
+func TestChangedColumnsTheirs(t *testing.T) {
+	r := diffRow{op: "update", beforeLits: []string{"1", "10", "'a'"}, afterLits: []string{"1", "11", "'s'"}}
+	if got := changedColumns(r); !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("changed %v, want [1 2]", got)
+	}
+	r.theirs = []int{1}
+	if got := changedColumns(r); !slices.Equal(got, []int{2}) {
+		t.Errorf("changed with column 1 production's %v, want [2]", got)
+	}
+	r.theirs = []int{1, 2}
+	if got := changedColumns(r); len(got) != 0 {
+		t.Errorf("changed with both production's %v, want none", got)
+	}
+}

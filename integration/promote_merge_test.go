@@ -1,0 +1,242 @@
+package integration
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sqlfork/sqlfork-proxy/proxy"
+)
+
+// TestPromoteMergeOracle: random workloads change rows of a sandbox while
+// production changes other rows, the same rows, other columns of the same
+// rows, and inserts and deletes keys of its own and the sandbox's. For
+// every strategy, DIFF SUMMARY counts what the test's own three-way merge
+// by cell (mergeOracle) finds, and PROMOTE leaves production exactly as
+// that merge says: FAIL is refused on a conflict and changes nothing, THEIRS
+// keeps production's value in every conflicting cell (and production's
+// row where the conflict is the whole row's), OURS the sandbox's. No
+// strategy changes a cell the sandbox did not change, outside conflicts.
+func TestPromoteMergeOracle(t *testing.T) {
+	prod, _ := env(t)
+	e := newDiffEnv(t, "transparent", false, func(c *proxy.Config) { c.PromoteUser, c.PromotePassword = prod.User, prod.Password })
+	root := openDB(t, prod.DSN(""))
+	for _, acct := range e.accts {
+		for seed := range uint64(4) {
+			for _, strategy := range []string{"FAIL", "THEIRS", "OURS"} {
+				t.Run(fmt.Sprintf("%s/%d/%s", acct.name, seed, strategy), func(t *testing.T) {
+					name := fmt.Sprintf("mo_%s_%d_%s", acct.short(), seed, strings.ToLower(strategy))
+					w := newMergeWorkload(rand.New(rand.NewPCG(seed, 25)), 12<<seed)
+					e.database(t, name, w.schema())
+					sc := conn(t, openDB(t, acct.dsn(name, name)))
+					direct := openDB(t, prod.DSN(name))
+					// The first write forks t: base is production then.
+					mustExecC(t, sc, "UPDATE t SET a = a WHERE id = 0")
+					base := mergeRows(t, root, name)
+					for _, s := range w.steps {
+						if s.sandbox {
+							mustExecC(t, sc, s.sql)
+						} else {
+							mustExecDB(t, direct, s.sql)
+						}
+					}
+					ours, theirs := mergeRows(t, sc, name), mergeRows(t, root, name)
+					want, n := mergeOracle(base, ours, theirs, strategy)
+					if got := diffSummary(t, sc, "SANDBOX DIFF SUMMARY")[name+".t"]; got.ins != n.ins || got.upd != n.upd ||
+						got.del != n.del || got.conflicts != n.conflicts {
+						t.Errorf("DIFF SUMMARY %+v, want %+v", got, n)
+					}
+					promoteRights(t, root, acct, sc, name)
+					_, err := sc.ExecContext(context.Background(), "SANDBOX PROMOTE STRATEGY "+strategy)
+					switch {
+					case strategy == "FAIL" && n.conflicts > 0:
+						if e := mysqlErr(err); !strings.HasPrefix(e, "1105") || !strings.Contains(e, fmt.Sprintf("%d rows", n.conflicts)) {
+							t.Errorf("PROMOTE with %d conflicting rows: %s, want 1105 naming them", n.conflicts, e)
+						}
+					case err != nil:
+						t.Errorf("PROMOTE: %s", mysqlErr(err))
+					}
+					t.Logf("%d steps: %+v", len(w.steps), n)
+					if got := mergeRows(t, root, name); !maps.EqualFunc(got, want, slices.Equal) {
+						t.Errorf("production after PROMOTE STRATEGY %s:\n %s\nwant\n %s\nbase %s\nsandbox %s\nproduction before %s\nsteps:\n%s",
+							strategy, mergeText(got), mergeText(want), mergeText(base), mergeText(ours), mergeText(theirs), w)
+					}
+				})
+			}
+		}
+	}
+}
+
+// mergeWorkload is a random interleaving of steps of the sandbox's and
+// production's writes to t (id, a, b, c): updates of random columns to values of a
+// small domain (so that both sides sometimes make the same change),
+// deletes, and inserts of keys past the first rows (both sides insert some
+// of the same keys).
+type mergeWorkload struct {
+	rows  int
+	steps []mergeStep
+}
+
+// mergeStep is one write, by the sandbox or by production.
+type mergeStep struct {
+	sandbox bool
+	sql     string
+}
+
+func newMergeWorkload(rng *rand.Rand, steps int) *mergeWorkload {
+	w := &mergeWorkload{rows: 24}
+	cols := []string{"a", "b", "c"}
+	val := func(col string) string {
+		switch n := rng.IntN(5); {
+		case n == 4:
+			return "NULL"
+		case col == "b":
+			return "'" + string(rune('x'+n%3)) + "'"
+		default:
+			return fmt.Sprint(n)
+		}
+	}
+	for range steps {
+		s := mergeStep{sandbox: rng.IntN(2) == 0}
+		id := 1 + rng.IntN(w.rows+6)
+		switch op := rng.IntN(10); {
+		case op < 6:
+			var set []string
+			for _, c := range cols {
+				if rng.IntN(2) == 0 {
+					set = append(set, c+" = "+val(c))
+				}
+			}
+			if len(set) == 0 {
+				set = []string{"a = " + val("a")}
+			}
+			s.sql = fmt.Sprintf("UPDATE t SET %s WHERE id = %d", strings.Join(set, ", "), id)
+		case op < 8:
+			s.sql = fmt.Sprintf("DELETE FROM t WHERE id = %d", id)
+		default:
+			s.sql = fmt.Sprintf("INSERT IGNORE INTO t VALUES (%d, %s, %s, %s)", w.rows+1+rng.IntN(6), val("a"), val("b"), val("c"))
+		}
+		w.steps = append(w.steps, s)
+	}
+	return w
+}
+
+// schema is t with its first rows.
+func (w *mergeWorkload) schema() string {
+	vals := make([]string, w.rows)
+	for i := range vals {
+		vals[i] = fmt.Sprintf("(%d, %d, '%c', %d)", i+1, i%3, 'x'+rune(i%3), i%4)
+	}
+	return "CREATE TABLE t (id INT PRIMARY KEY, a INT, b VARCHAR(4), c INT); INSERT INTO t VALUES " + strings.Join(vals, ", ") + ";"
+}
+
+func (w *mergeWorkload) String() string {
+	var b strings.Builder
+	for _, s := range w.steps {
+		who := "production"
+		if s.sandbox {
+			who = "sandbox"
+		}
+		fmt.Fprintf(&b, " %-10s %s\n", who, s.sql)
+	}
+	return b.String()
+}
+
+// mergeRows are db.t's rows by id: the cells a, b, c ("NULL" for NULL).
+func mergeRows(t *testing.T, c rowQuerier, db string) map[string][]string {
+	t.Helper()
+	_, rows := queryRows(t, c, "SELECT id, a, b, c FROM `"+db+"`.t")
+	out := map[string][]string{}
+	for _, r := range rows {
+		out[r[0].String] = nullText(r[1:])
+	}
+	return out
+}
+
+// mergeText is rows as text, by id.
+func mergeText(rows map[string][]string) string {
+	keys := slices.SortedFunc(maps.Keys(rows), func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b)) })
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + ":" + strings.Join(rows[k], ",")
+	}
+	return strings.Join(parts, " ")
+}
+
+// mergeCounts are what a diff of the sandbox finds: the rows it inserted,
+// updated and deleted, and those of them production changed too,
+// differently (conflicts).
+type mergeCounts struct{ ins, upd, del, conflicts int64 }
+
+// mergeOracle is production after a promote by strategy of what the
+// sandbox changed (ours) since the fork (base), production having
+// changed to theirs meanwhile: a three-way merge by cell. A row the
+// sandbox did not change is production's. A row it inserted conflicts
+// with a different row production inserted of the key; one it deleted
+// with any change production made to it; one it updated with production's
+// delete of it, or cell by cell where both changed a column to different
+// values. FAIL on a conflict leaves production as it is.
+func mergeOracle(base, ours, theirs map[string][]string, strategy string) (map[string][]string, mergeCounts) {
+	out := map[string][]string{}
+	var n mergeCounts
+	keys := map[string]bool{}
+	for _, m := range []map[string][]string{base, ours, theirs} {
+		for k := range m {
+			keys[k] = true
+		}
+	}
+	for k := range keys {
+		b, bok := base[k]
+		s, sok := ours[k]
+		p, pok := theirs[k]
+		var row []string
+		conflict := false
+		switch {
+		case bok == sok && slices.Equal(b, s):
+			row = p
+		case !bok:
+			n.ins++
+			conflict = pok && !slices.Equal(p, s)
+			row = pick(conflict && strategy == "THEIRS", p, s)
+		case !sok:
+			n.del++
+			conflict = pok && !slices.Equal(p, b)
+			row = pick(conflict && strategy == "THEIRS", p, nil)
+		case !pok:
+			n.upd++
+			conflict = true
+			row = pick(strategy == "THEIRS", nil, s)
+		default:
+			n.upd++
+			row = make([]string, len(s))
+			for i := range s {
+				cell := s[i] != b[i] && p[i] != b[i] && p[i] != s[i]
+				conflict = conflict || cell
+				row[i] = pick(s[i] == b[i] || cell && strategy == "THEIRS", p[i], s[i])
+			}
+		}
+		if conflict {
+			n.conflicts++
+		}
+		if row != nil {
+			out[k] = row
+		}
+	}
+	if strategy == "FAIL" && n.conflicts > 0 {
+		return theirs, n
+	}
+	return out, n
+}
+
+// pick is x when c holds, y otherwise.
+func pick[T any](c bool, x, y T) T {
+	if c {
+		return x
+	}
+	return y
+}
