@@ -1,6 +1,7 @@
 package adminapi
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -147,13 +148,7 @@ func (h handler) show(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h handler) keep(w http.ResponseWriter, r *http.Request) {
-	ttl, err := parseTTL(r.URL.Query().Get("ttl"))
-	if err != nil {
-		answer(w, nil, err)
-		return
-	}
-	v, err := h.o.Sandboxes.Keep(r.Context(), r.PathValue("name"), ttl)
-	answer(w, v, err)
+	withParam(w, r, "ttl", parseTTL, h.o.Sandboxes.Keep)
 }
 
 func (h handler) discard(w http.ResponseWriter, r *http.Request) {
@@ -189,12 +184,20 @@ func (h handler) export(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h handler) promote(w http.ResponseWriter, r *http.Request) {
-	strategy, err := parseStrategy(r.URL.Query().Get("strategy"))
+	withParam(w, r, "strategy", parseStrategy, h.o.Sandboxes.Promote)
+}
+
+// withParam answers a request on the sandbox its path names with what do
+// gives for the query parameter param as parse reads it, or with parse's
+// error.
+func withParam[P, V any](w http.ResponseWriter, r *http.Request, param string, parse func(string) (P, error),
+	do func(ctx context.Context, name string, p P) (V, error)) {
+	p, err := parse(r.URL.Query().Get(param))
 	if err != nil {
 		answer(w, nil, err)
 		return
 	}
-	v, err := h.o.Sandboxes.Promote(r.Context(), r.PathValue("name"), strategy)
+	v, err := do(r.Context(), r.PathValue("name"), p)
 	answer(w, v, err)
 }
 

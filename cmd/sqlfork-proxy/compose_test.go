@@ -47,19 +47,13 @@ func TestDeployFilesParse(t *testing.T) {
 // resolves through the real settings code, and every metric the Grafana
 // dashboard queries is one the proxy exports.
 func TestComposeStack(t *testing.T) {
-	data, err := os.ReadFile("../../deploy/docker-compose.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var doc struct {
 		Services map[string]struct {
 			Command     []string          `yaml:"command"`
 			Environment map[string]string `yaml:"environment"`
 		} `yaml:"services"`
 	}
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
+	decodeFile(t, "../../deploy/docker-compose.yaml", yaml.Unmarshal, &doc)
 	for _, want := range []string{"mariadb", "sqlfork-proxy", "prometheus", "grafana"} {
 		if _, ok := doc.Services[want]; !ok {
 			t.Errorf("compose has no %s service", want)
@@ -83,10 +77,6 @@ func TestComposeStack(t *testing.T) {
 		t.Errorf("compose proxy: admin token %q, upstream user %q", s.AdminToken, s.Proxy.UpstreamUser)
 	}
 
-	raw, err := os.ReadFile("../../deploy/compose/grafana/dashboards/sqlfork-proxy.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var dash struct {
 		Panels []struct {
 			Title   string `json:"title"`
@@ -95,9 +85,7 @@ func TestComposeStack(t *testing.T) {
 			} `json:"targets"`
 		} `json:"panels"`
 	}
-	if err := json.Unmarshal(raw, &dash); err != nil {
-		t.Fatal(err)
-	}
+	decodeFile(t, "../../deploy/compose/grafana/dashboards/sqlfork-proxy.json", json.Unmarshal, &dash)
 	exported := exportedMetrics(t)
 	used := 0
 	for _, p := range dash.Panels {

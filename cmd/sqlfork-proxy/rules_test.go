@@ -15,10 +15,6 @@ import (
 // checks that every sqlfork_ metric an expression queries is one the proxy
 // exports (histograms by their _bucket/_count/_sum series).
 func TestAlertRulesUseExportedMetrics(t *testing.T) {
-	data, err := os.ReadFile("../../deploy/prometheus/sqlfork-rules.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var doc struct {
 		Groups []struct {
 			Rules []struct {
@@ -27,9 +23,7 @@ func TestAlertRulesUseExportedMetrics(t *testing.T) {
 			} `yaml:"rules"`
 		} `yaml:"groups"`
 	}
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
+	decodeFile(t, "../../deploy/prometheus/sqlfork-rules.yaml", yaml.Unmarshal, &doc)
 	exported := exportedMetrics(t)
 	rules := 0
 	for _, g := range doc.Groups {
@@ -92,4 +86,17 @@ func exportedMetrics(t *testing.T) map[string]bool {
 		}
 	}
 	return exported
+}
+
+// decodeFile reads the file at path into v with unmarshal (yaml's or
+// json's), failing the test if it cannot.
+func decodeFile(t *testing.T, path string, unmarshal func([]byte, any) error, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
 }

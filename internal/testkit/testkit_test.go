@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net"
 	"testing"
 	"time"
@@ -82,6 +83,33 @@ func TestWantError(t *testing.T) {
 		WantError(ft, "case", c.err, c.want)
 		if ft.failed != c.fail {
 			t.Errorf("WantError(%v, %q) failed %v, want %v", c.err, c.want, ft.failed, c.fail)
+		}
+	}
+}
+
+func TestWantMarked(t *testing.T) {
+	mark, other := errors.New("not found"), errors.New("conflict")
+	orig := errors.New("no such sandbox")
+	marks := []error{mark, other}
+	for _, c := range []struct {
+		name string
+		got  error
+		want string
+		mark error
+		fail bool
+	}{
+		{"marked", fmt.Errorf("%w: %w", mark, orig), "not found: no such sandbox", mark, false},
+		{"left as it is", orig, "no such sandbox", nil, false},
+		{"wrong text", fmt.Errorf("%w: %w", mark, orig), "no such sandbox", mark, true},
+		{"chain lost", fmt.Errorf("%w: %v", mark, orig), "not found: no such sandbox", mark, true},
+		{"wrong mark", fmt.Errorf("%w: %w", other, orig), "conflict: no such sandbox", mark, true},
+		{"unmarked", orig, "no such sandbox", mark, true},
+		{"nil", nil, "no such sandbox", nil, true},
+	} {
+		ft := &fakeTB{TB: t}
+		WantMarked(ft, c.got, orig, c.want, marks, c.mark)
+		if ft.failed != c.fail {
+			t.Errorf("%s: WantMarked failed %v, want %v", c.name, ft.failed, c.fail)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/adminapi"
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/operator"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/review"
 	"github.com/sqlfork/sqlfork-proxy/session"
@@ -78,18 +79,8 @@ func TestAPIError(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := apiError(tc.err)
-			if got.Error() != tc.want {
-				t.Errorf("apiError: %q, want %q", got, tc.want)
-			}
-			if !errors.Is(got, tc.err) {
-				t.Errorf("apiError(%v) does not wrap it", tc.err)
-			}
-			for _, s := range []error{adminapi.ErrNotFound, adminapi.ErrBadRequest, adminapi.ErrForbidden, adminapi.ErrConflict} {
-				if errors.Is(got, s) != (s == tc.sentinel) {
-					t.Errorf("errors.Is(%v, %v) = %v", got, s, !(s == tc.sentinel))
-				}
-			}
+			testkit.WantMarked(t, apiError(tc.err), tc.err, tc.want,
+				[]error{adminapi.ErrNotFound, adminapi.ErrBadRequest, adminapi.ErrForbidden, adminapi.ErrConflict}, tc.sentinel)
 		})
 	}
 	if apiError(nil) != nil {

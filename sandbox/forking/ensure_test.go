@@ -13,21 +13,20 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/grants"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
-	"github.com/sqlfork/sqlfork-proxy/sandbox/capture"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/forking/forkingtest"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
-	"github.com/sqlfork/sqlfork-proxy/sandbox/registry/registrytest"
 	"github.com/sqlfork/sqlfork-proxy/session/sessiontest"
 )
 
 // These tests drive the Forker against the in-memory upstream
-// (session/sessiontest), built as session.New builds it: a registry on the
-// fake's side connections, the catalog and trigger readers, the change
-// capture (off, as the fake keeps no side tables) and a strategy.
+// (session/sessiontest), built as session.New builds it from forkingtest's
+// parts: a registry on the fake's side connections, the catalog and
+// trigger readers, the change capture (off, as the fake keeps no side
+// tables) and a strategy.
 
 const prefix = "_sqlfork"
 
@@ -116,26 +115,11 @@ func newRig(t *testing.T, strategy string, setup func(up *sessiontest.Upstream))
 // process builds a registry and a Forker on r's upstream: another proxy
 // process when r has one already. Both close when the test ends.
 func (r *rig) process(strategy string) (*registry.Registry, *Forker) {
-	t := r.t
-	t.Helper()
-	names := sandbox.Names{Prefix: prefix, CaseSensitive: true}
-	log := zap.NewNop()
-	reg := registry.New(registry.Config{Prefix: prefix, Lease: time.Hour, ReapInterval: time.Hour, ForkTimeout: time.Minute,
-		SideConnections: 4, ForkQueueTimeout: time.Minute}, r.up.Dialer(), log, func(string, int) error { return nil })
-	reg.SetNames(names)
-	registrytest.Start(t, reg)
-	engine := rewrite.NewEngine(0)
-	server := rewrite.ParseServer(sessiontest.DefaultVersion)
-	triggers := catalog.Triggers{Engine: engine, CaseSensitive: names.CaseSensitive, Server: server}
-	caps := capture.New(capture.Config{Prefix: prefix, NoDiffCapture: true}, log, names, reg)
-	cat := catalog.NewObjects(names, reg, engine, server)
-	st, err := forker.New(strategy)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fk := New(Config{Prefix: prefix, ForkTimeout: time.Minute}, log, names, reg, st, caps, cat, triggers,
-		func(string) int64 { return r.maxBytes.Load() })
-	return reg, fk
+	r.t.Helper()
+	p := forkingtest.New(r.t, r.up, strategy)
+	fk := New(Config{Prefix: prefix, ForkTimeout: time.Minute}, zap.NewNop(), p.Names, p.Registry, p.Strategy, p.Captures,
+		p.Catalog, p.Triggers, func(string) int64 { return r.maxBytes.Load() })
+	return p.Registry, fk
 }
 
 // sandbox makes a sandbox called name ("" for an anonymous one) of owner u.

@@ -9,14 +9,12 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
-	"github.com/sqlfork/sqlfork-proxy/sandbox/capture"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/forking"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/forking/forkingtest"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
-	"github.com/sqlfork/sqlfork-proxy/sandbox/registry/registrytest"
 	"github.com/sqlfork/sqlfork-proxy/session/sessiontest"
 )
 
@@ -131,28 +129,19 @@ func newRig(t *testing.T, setup func(up *sessiontest.Upstream)) *rig {
 	if setup != nil {
 		setup(up)
 	}
-	r := &rig{t: t, ctx: context.Background(), up: up, names: sandbox.Names{Prefix: prefix, CaseSensitive: true},
-		engine: rewrite.NewEngine(0), server: rewrite.ParseServer(sessiontest.DefaultVersion)}
+	r := &rig{t: t, ctx: context.Background(), up: up}
 	t.Cleanup(func() { up.Check(t, prefix) })
-	log := zap.NewNop()
-	r.reg = registry.New(registry.Config{Prefix: prefix, Lease: time.Hour, ReapInterval: time.Hour, ForkTimeout: time.Minute,
-		SideConnections: 4, ForkQueueTimeout: time.Minute}, up.Dialer(), log, func(string, int) error { return nil })
-	r.reg.SetNames(r.names)
-	registrytest.Start(t, r.reg)
-	triggers := catalog.Triggers{Engine: r.engine, CaseSensitive: true, Server: r.server}
-	caps := capture.New(capture.Config{Prefix: prefix, NoDiffCapture: true}, log, r.names, r.reg)
-	cat := catalog.NewObjects(r.names, r.reg, r.engine, r.server)
-	st, err := forker.New("copy")
+	parts := forkingtest.New(t, up, "copy")
+	r.names, r.engine, r.server, r.reg = parts.Names, parts.Engine, parts.Server, parts.Registry
+	r.fk = forking.New(forking.Config{Prefix: prefix, ForkTimeout: time.Minute}, zap.NewNop(), r.names, r.reg, parts.Strategy,
+		parts.Captures, parts.Catalog, parts.Triggers, func(string) int64 { return 0 })
+	sb, err := r.reg.NewSandbox("", "u")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.fk = forking.New(forking.Config{Prefix: prefix, ForkTimeout: time.Minute}, log, r.names, r.reg, st, caps, cat, triggers,
-		func(string) int64 { return 0 })
-	if r.sb, err = r.reg.NewSandbox("", "u"); err != nil {
-		t.Fatal(err)
-	}
+	r.sb = sb
 	r.h = &host{r: r, schemas: map[string]string{}}
-	r.p = New(Config{Prefix: prefix, Names: r.names, Registry: r.reg, Schemas: r.fk, Catalog: cat, Engine: r.engine, Server: r.server}, r.h)
+	r.p = New(Config{Prefix: prefix, Names: r.names, Registry: r.reg, Schemas: r.fk, Catalog: parts.Catalog, Engine: r.engine, Server: r.server}, r.h)
 	return r
 }
 

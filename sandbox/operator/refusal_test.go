@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -33,17 +34,7 @@ func TestAdminRefusal(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := adminRefusal(tt.err)
-			if got.Error() != tt.want {
-				t.Errorf("text %q, want %q", got, tt.want)
-			}
-			if !errors.Is(got, tt.err) {
-				t.Error("the error is not in the chain")
-			}
-			for _, kind := range []error{ErrRefused, ErrForbidden} {
-				if errors.Is(got, kind) != (kind == tt.kind) {
-					t.Errorf("errors.Is(%v) = %v", kind, !(kind == tt.kind))
-				}
-			}
+			testkit.WantMarked(t, got, tt.err, tt.want, []error{ErrRefused, ErrForbidden}, tt.kind)
 			var r *rewrite.Refusal
 			if errors.As(tt.err, &r) != errors.As(got, &r) {
 				t.Error("the refusal is lost")

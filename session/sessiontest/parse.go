@@ -1,15 +1,11 @@
 package sessiontest
 
 import (
-	"encoding/hex"
 	"fmt"
-	"regexp"
 	"strings"
-)
 
-// hexLiteral is a string as quote.String writes what is not plain ASCII:
-// an introducer and hexadecimal digits.
-var hexLiteral = regexp.MustCompile(`^_(?:utf8mb4|binary) X'([0-9A-F]*)'`)
+	"github.com/sqlfork/sqlfork-proxy/quote/model"
+)
 
 // token is a word, a back-quoted name ('q'), a string ('s'), a number
 // ('n') or punctuation ('p'); text is unquoted.
@@ -25,29 +21,26 @@ func (t token) is(w string) bool { return t.kind == 'w' && strings.EqualFold(t.t
 func tokenize(sql string) ([]token, error) {
 	var out []token
 	for i := 0; i < len(sql); {
+		// A string as MariaDB reads it: quoted, or in hexadecimal with an
+		// introducer, as quote.String writes what is not plain ASCII.
+		if text, n, ok := model.ReadString(sql[i:], model.Mode{}); ok {
+			out = append(out, token{'s', text})
+			i += n
+			continue
+		}
 		c := sql[i]
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			i++
-		case hexLiteral.MatchString(sql[i:]):
-			m := hexLiteral.FindStringSubmatch(sql[i:])
-			b, err := hex.DecodeString(m[1])
-			if err != nil {
-				return nil, err
+		case c == '`':
+			text, n, ok := model.ReadIdent(sql[i:])
+			if !ok {
+				return nil, fmt.Errorf("unterminated %c", c)
 			}
-			out = append(out, token{'s', string(b)})
-			i += len(m[0])
-		case c == '`' || c == '\'':
-			text, n, err := unquote(sql[i:])
-			if err != nil {
-				return nil, err
-			}
-			kind := byte('s')
-			if c == '`' {
-				kind = 'q'
-			}
-			out = append(out, token{kind, text})
+			out = append(out, token{'q', text})
 			i += n
+		case c == '\'':
+			return nil, fmt.Errorf("unterminated %c", c)
 		case c >= '0' && c <= '9':
 			j := i
 			for j < len(sql) && sql[j] >= '0' && sql[j] <= '9' {
@@ -77,33 +70,6 @@ func tokenize(sql string) ([]token, error) {
 
 func wordByte(c byte) bool {
 	return c == '_' || c == '$' || c == '@' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
-}
-
-// unquote reads the quoted token at the start of s (doubled quotes; in
-// strings also backslash escapes, as rewrite.QuoteString writes them).
-func unquote(s string) (text string, n int, err error) {
-	q := s[0]
-	var b strings.Builder
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == q && i+1 < len(s) && s[i+1] == q:
-			b.WriteByte(q)
-			i++
-		case c == q:
-			return b.String(), i + 1, nil
-		case c == '\\' && q == '\'' && i+1 < len(s):
-			i++
-			if s[i] == '0' {
-				b.WriteByte(0)
-			} else {
-				b.WriteByte(s[i])
-			}
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return "", 0, fmt.Errorf("unterminated %c", q)
 }
 
 // parseLiteral reads a whole text as one literal.
