@@ -216,25 +216,7 @@ func objDifferential(ctx context.Context, t *testing.T, acct string, seed int64,
 	dc := conn(t, openDB(t, direct.DSN(name)))
 	sc := conn(t, openDB(t, dsn))
 	g := &objGen{r: rand.New(rand.NewSource(seed))}
-	diffs := 0
-	var recent []string // the statements before, for a difference's context
-	for i := 0; i < n; i++ {
-		st := g.next1()
-		recent = append(recent, fmt.Sprintf("%d %s %v", i, st.sql, st.args))
-		if len(recent) > 12 {
-			recent = recent[1:]
-		}
-		want, got := bothOutcomes(ctx, dc, sc, st)
-		if want != got {
-			diffs++
-			if diffs <= 5 {
-				t.Errorf("%s seed %d statement %d %q %v:\n direct:  %s\n sandbox: %s\n after:\n   %s", acct, seed, i, st.sql, st.args,
-					want, got, strings.Join(recent[:len(recent)-1], "\n   "))
-			}
-		}
-	}
-	_, _ = dc.ExecContext(ctx, "COMMIT")
-	_, _ = sc.ExecContext(ctx, "COMMIT")
+	diffs := compareWorkload(ctx, t, fmt.Sprintf("%s seed %d", acct, seed), dc, sc, n, g.next1)
 	if w, g := objDump(ctx, t, dc), objDump(ctx, t, sc); w != g {
 		t.Errorf("%s seed %d: final tables differ (direct, sandbox):\n%s", acct, seed, lineDiff(w, g))
 	}

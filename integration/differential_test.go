@@ -276,19 +276,7 @@ func differential(ctx context.Context, t *testing.T, sandDB, directDB *testdb.Se
 		dc := conn(t, openDB(t, directDB.DSN(name)))
 		sc := conn(t, openDB(t, fmt.Sprintf(dsn, name)))
 		g := &diffGen{r: rand.New(rand.NewSource(seed)), tables: []string{"t0", "t1"}}
-		diffs := 0
-		for i := 0; i < perSeed; i++ {
-			st := g.next1()
-			want, got := bothOutcomes(ctx, dc, sc, st)
-			if want != got {
-				diffs++
-				if diffs <= 5 {
-					t.Errorf("seed %d statement %d %q %v:\n direct:  %s\n sandbox: %s", seed, i, st.sql, st.args, want, got)
-				}
-			}
-		}
-		_, _ = dc.ExecContext(ctx, "COMMIT")
-		_, _ = sc.ExecContext(ctx, "COMMIT")
+		diffs := compareWorkload(ctx, t, fmt.Sprintf("seed %d", seed), dc, sc, perSeed, g.next1)
 		if w, g := tableDump(ctx, t, dc), tableDump(ctx, t, sc); w != g {
 			t.Errorf("seed %d: final tables differ:\n direct:\n%s\n sandbox:\n%s", seed, w, g)
 		}
@@ -304,6 +292,33 @@ func differential(ctx context.Context, t *testing.T, sandDB, directDB *testdb.Se
 		dc.Close()
 		sc.Close()
 	}
+}
+
+// compareWorkload runs n statements of next directly (dc) and through the
+// sandbox (sc), then commits both sides' transactions, and returns how
+// many outcomes differed; the first five differences fail the test, each
+// with the statements before it.
+func compareWorkload(ctx context.Context, t *testing.T, label string, dc, sc *sql.Conn, n int, next func() diffStmt) int {
+	diffs := 0
+	var recent []string // the statements before, for a difference's context
+	for i := 0; i < n; i++ {
+		st := next()
+		recent = append(recent, fmt.Sprintf("%d %s %v", i, st.sql, st.args))
+		if len(recent) > 12 {
+			recent = recent[1:]
+		}
+		want, got := bothOutcomes(ctx, dc, sc, st)
+		if want != got {
+			diffs++
+			if diffs <= 5 {
+				t.Errorf("%s statement %d %q %v:\n direct:  %s\n sandbox: %s\n after:\n   %s", label, i, st.sql, st.args,
+					want, got, strings.Join(recent[:len(recent)-1], "\n   "))
+			}
+		}
+	}
+	_, _ = dc.ExecContext(ctx, "COMMIT")
+	_, _ = sc.ExecContext(ctx, "COMMIT")
+	return diffs
 }
 
 // bothOutcomes runs st directly (dc) and through the sandbox (sc).
