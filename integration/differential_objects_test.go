@@ -45,12 +45,11 @@ CREATE PROCEDURE add_order(IN c INT, IN q INT) INSERT INTO orders (cust, qty, no
 
 // objGen makes a seeded random workload over objDiffSchema's objects.
 type objGen struct {
+	genState
 	r     *rand.Rand
-	inTx  bool
 	views []string // views the workload made
 	procs []string // procedures the workload made
 	funcs []string // functions the workload made
-	next  int
 }
 
 var objWords = []string{"Ada", "Bjørn", "日本", "Zoë", "Ñandú", "straße", "😀", "x", "Ω", "ça"}
@@ -108,18 +107,10 @@ func (g *objGen) next1() diffStmt {
 	case k < 66:
 		return diffStmt{sql: "SHOW CREATE TABLE " + []string{"customers", "orders", "items", "tags", "s1"}[r.Intn(5)], query: true}
 	case k < 73:
-		if g.inTx {
-			g.inTx = false
-			return diffStmt{sql: []string{"COMMIT", "ROLLBACK"}[r.Intn(2)]}
-		}
-		g.inTx = true
-		return diffStmt{sql: "BEGIN"}
+		return g.txStep(r)
 	case k < 76:
 		g.inTx = false // DDL commits
-		g.next++
-		name := fmt.Sprintf("vw%d", g.next)
-		g.views = append(g.views, name)
-		return diffStmt{sql: fmt.Sprintf("CREATE VIEW %s AS SELECT c.name, o.qty, o.note FROM customers c JOIN orders o ON o.cust = c.id WHERE o.qty > %d", name, r.Intn(8))}
+		return diffStmt{sql: fmt.Sprintf("CREATE VIEW %s AS SELECT c.name, o.qty, o.note FROM customers c JOIN orders o ON o.cust = c.id WHERE o.qty > %d", g.fresh("vw", &g.views), r.Intn(8))}
 	case k < 79:
 		if len(g.views) == 0 {
 			return diffStmt{sql: "SELECT * FROM v_tot WHERE n > 1 ORDER BY name", query: true}
@@ -130,10 +121,7 @@ func (g *objGen) next1() diffStmt {
 		return diffStmt{sql: fmt.Sprintf("CREATE OR REPLACE VIEW v_tot AS SELECT c.name, COUNT(o.id) AS n, %d AS q FROM customers c LEFT JOIN orders o ON o.cust = c.id GROUP BY c.name", r.Intn(9))}
 	case k < 82:
 		g.inTx = false
-		g.next++
-		name := fmt.Sprintf("p%d", g.next)
-		g.procs = append(g.procs, name)
-		return diffStmt{sql: "CREATE PROCEDURE " + name + "(IN x VARCHAR(40)) BEGIN INSERT INTO tags (v) VALUES (x); SELECT COUNT(*) AS n FROM tags; END"}
+		return diffStmt{sql: "CREATE PROCEDURE " + g.fresh("p", &g.procs) + "(IN x VARCHAR(40)) BEGIN INSERT INTO tags (v) VALUES (x); SELECT COUNT(*) AS n FROM tags; END"}
 	case k < 85:
 		if len(g.procs) == 0 {
 			return diffStmt{sql: "SELECT COUNT(*) FROM tags", query: true}
@@ -173,10 +161,7 @@ func (g *objGen) routine() diffStmt {
 	case k == 2 && !g.inTx:
 		return diffStmt{sql: fmt.Sprintf("CALL add_order(%d, %d)", 1+r.Intn(6), r.Intn(12))}
 	case k == 3 && !g.inTx:
-		g.next++
-		name := fmt.Sprintf("f%d", g.next)
-		g.funcs = append(g.funcs, name)
-		return diffStmt{sql: fmt.Sprintf("CREATE FUNCTION %s(x INT) RETURNS INT RETURN x * %d + cust_qty(x)", name, 1+r.Intn(5))}
+		return diffStmt{sql: fmt.Sprintf("CREATE FUNCTION %s(x INT) RETURNS INT RETURN x * %d + cust_qty(x)", g.fresh("f", &g.funcs), 1+r.Intn(5))}
 	case len(g.funcs) > 0:
 		f := g.funcs[r.Intn(len(g.funcs))]
 		return diffStmt{sql: "SELECT id, " + f + "(id) AS v FROM customers WHERE " + f + "(id) > ? ORDER BY id", args: []any{r.Intn(20)}, query: true}
@@ -231,25 +216,7 @@ func objDifferential(ctx context.Context, t *testing.T, acct string, seed int64,
 	dc := conn(t, openDB(t, direct.DSN(name)))
 	sc := conn(t, openDB(t, dsn))
 	g := &objGen{r: rand.New(rand.NewSource(seed))}
-	diffs := 0
-	var recent []string // the statements before, for a difference's context
-	for i := 0; i < n; i++ {
-		st := g.next1()
-		recent = append(recent, fmt.Sprintf("%d %s %v", i, st.sql, st.args))
-		if len(recent) > 12 {
-			recent = recent[1:]
-		}
-		want, got := bothOutcomes(ctx, dc, sc, st)
-		if want != got {
-			diffs++
-			if diffs <= 5 {
-				t.Errorf("%s seed %d statement %d %q %v:\n direct:  %s\n sandbox: %s\n after:\n   %s", acct, seed, i, st.sql, st.args,
-					want, got, strings.Join(recent[:len(recent)-1], "\n   "))
-			}
-		}
-	}
-	_, _ = dc.ExecContext(ctx, "COMMIT")
-	_, _ = sc.ExecContext(ctx, "COMMIT")
+	diffs := compareWorkload(ctx, t, fmt.Sprintf("%s seed %d", acct, seed), dc, sc, n, g.next1)
 	if w, g := objDump(ctx, t, dc), objDump(ctx, t, sc); w != g {
 		t.Errorf("%s seed %d: final tables differ (direct, sandbox):\n%s", acct, seed, lineDiff(w, g))
 	}

@@ -79,10 +79,39 @@ func errOutcome(err error) string {
 
 // diffGen makes a seeded random workload over the tables it knows.
 type diffGen struct {
+	genState
 	r      *rand.Rand
 	tables []string // existing tables
-	next   int      // for new table names
-	inTx   bool
+}
+
+// genState is what a workload generator keeps of its session: whether a
+// transaction is open, and the counter naming the objects it makes.
+type genState struct {
+	inTx bool
+	next int
+}
+
+// fresh is the name of a new object, prefix and the next number, added
+// to names.
+func (s *genState) fresh(prefix string, names *[]string) string {
+	s.next++
+	name := fmt.Sprintf("%s%d", prefix, s.next)
+	*names = append(*names, name)
+	return name
+}
+
+// txStep begins a transaction, or ends the open one with COMMIT or
+// ROLLBACK at random.
+func (s *genState) txStep(r *rand.Rand) diffStmt {
+	if !s.inTx {
+		s.inTx = true
+		return diffStmt{sql: "BEGIN"}
+	}
+	s.inTx = false
+	if r.Intn(2) == 0 {
+		return diffStmt{sql: "COMMIT"}
+	}
+	return diffStmt{sql: "ROLLBACK"}
 }
 
 type diffStmt struct {
@@ -97,10 +126,7 @@ func (g *diffGen) table() string { return g.tables[g.r.Intn(len(g.tables))] }
 func (g *diffGen) next1() diffStmt {
 	r := g.r
 	if len(g.tables) == 0 {
-		g.next++
-		name := fmt.Sprintf("n%d", g.next)
-		g.tables = append(g.tables, name)
-		return diffStmt{sql: "CREATE TABLE " + name + " (id INT AUTO_INCREMENT PRIMARY KEY, a INT NOT NULL, b VARCHAR(20))"}
+		return g.createTable()
 	}
 	t := g.table()
 	switch k := r.Intn(100); {
@@ -133,35 +159,21 @@ func (g *diffGen) next1() diffStmt {
 	case k < 77:
 		return diffStmt{sql: "SHOW CREATE TABLE " + t, query: true}
 	case k < 84:
-		if g.inTx {
-			g.inTx = false
-			if r.Intn(2) == 0 {
-				return diffStmt{sql: "COMMIT"}
-			}
-			return diffStmt{sql: "ROLLBACK"}
-		}
-		g.inTx = true
-		return diffStmt{sql: "BEGIN"}
+		return g.txStep(r)
 	case k < 87:
 		g.inTx = false // DDL commits
 		return diffStmt{sql: fmt.Sprintf("ALTER TABLE %s ADD COLUMN c%d INT DEFAULT %d", t, g.next+r.Intn(1000), r.Intn(9))}
 	case k < 89:
 		g.inTx = false
-		g.next++
-		name := fmt.Sprintf("n%d", g.next)
-		g.tables = append(g.tables, name)
-		return diffStmt{sql: "CREATE TABLE " + name + " (id INT AUTO_INCREMENT PRIMARY KEY, a INT NOT NULL, b VARCHAR(20))"}
+		return g.createTable()
 	case k < 91:
 		g.inTx = false
 		g.drop(t)
 		return diffStmt{sql: "DROP TABLE IF EXISTS " + t + ", never_existed"}
 	case k < 93:
 		g.inTx = false
-		g.next++
-		name := fmt.Sprintf("r%d", g.next)
 		g.drop(t)
-		g.tables = append(g.tables, name)
-		return diffStmt{sql: "RENAME TABLE " + t + " TO " + name}
+		return diffStmt{sql: "RENAME TABLE " + t + " TO " + g.fresh("r", &g.tables)}
 	case k < 95:
 		g.inTx = false
 		return diffStmt{sql: "TRUNCATE TABLE " + t}
@@ -170,6 +182,11 @@ func (g *diffGen) next1() diffStmt {
 	default:
 		return diffStmt{sql: "SELECT * FROM missing_table", query: true}
 	}
+}
+
+// createTable makes a new table of the workload's.
+func (g *diffGen) createTable() diffStmt {
+	return diffStmt{sql: "CREATE TABLE " + g.fresh("n", &g.tables) + " (id INT AUTO_INCREMENT PRIMARY KEY, a INT NOT NULL, b VARCHAR(20))"}
 }
 
 func (g *diffGen) has(t string) bool {
@@ -259,19 +276,7 @@ func differential(ctx context.Context, t *testing.T, sandDB, directDB *testdb.Se
 		dc := conn(t, openDB(t, directDB.DSN(name)))
 		sc := conn(t, openDB(t, fmt.Sprintf(dsn, name)))
 		g := &diffGen{r: rand.New(rand.NewSource(seed)), tables: []string{"t0", "t1"}}
-		diffs := 0
-		for i := 0; i < perSeed; i++ {
-			st := g.next1()
-			want, got := bothOutcomes(ctx, dc, sc, st)
-			if want != got {
-				diffs++
-				if diffs <= 5 {
-					t.Errorf("seed %d statement %d %q %v:\n direct:  %s\n sandbox: %s", seed, i, st.sql, st.args, want, got)
-				}
-			}
-		}
-		_, _ = dc.ExecContext(ctx, "COMMIT")
-		_, _ = sc.ExecContext(ctx, "COMMIT")
+		diffs := compareWorkload(ctx, t, fmt.Sprintf("seed %d", seed), dc, sc, perSeed, g.next1)
 		if w, g := tableDump(ctx, t, dc), tableDump(ctx, t, sc); w != g {
 			t.Errorf("seed %d: final tables differ:\n direct:\n%s\n sandbox:\n%s", seed, w, g)
 		}
@@ -287,6 +292,33 @@ func differential(ctx context.Context, t *testing.T, sandDB, directDB *testdb.Se
 		dc.Close()
 		sc.Close()
 	}
+}
+
+// compareWorkload runs n statements of next directly (dc) and through the
+// sandbox (sc), then commits both sides' transactions, and returns how
+// many outcomes differed; the first five differences fail the test, each
+// with the statements before it.
+func compareWorkload(ctx context.Context, t *testing.T, label string, dc, sc *sql.Conn, n int, next func() diffStmt) int {
+	diffs := 0
+	var recent []string // the statements before, for a difference's context
+	for i := 0; i < n; i++ {
+		st := next()
+		recent = append(recent, fmt.Sprintf("%d %s %v", i, st.sql, st.args))
+		if len(recent) > 12 {
+			recent = recent[1:]
+		}
+		want, got := bothOutcomes(ctx, dc, sc, st)
+		if want != got {
+			diffs++
+			if diffs <= 5 {
+				t.Errorf("%s statement %d %q %v:\n direct:  %s\n sandbox: %s\n after:\n   %s", label, i, st.sql, st.args,
+					want, got, strings.Join(recent[:len(recent)-1], "\n   "))
+			}
+		}
+	}
+	_, _ = dc.ExecContext(ctx, "COMMIT")
+	_, _ = sc.ExecContext(ctx, "COMMIT")
+	return diffs
 }
 
 // bothOutcomes runs st directly (dc) and through the sandbox (sc).

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/grants"
+	"github.com/sqlfork/sqlfork-proxy/integration/sqlrows"
 )
 
 // privConn is a forker.Conn over one database/sql connection.
@@ -28,27 +29,7 @@ func (p privConn) Query(ctx context.Context, q string) ([][]*string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	var out [][]*string
-	for rows.Next() {
-		raw, err := scanRow[sql.RawBytes](rows, len(cols))
-		if err != nil {
-			return nil, err
-		}
-		row := make([]*string, len(cols))
-		for i, b := range raw {
-			if b != nil {
-				s := string(b)
-				row[i] = &s
-			}
-		}
-		out = append(out, row)
-	}
-	return out, rows.Err()
+	return sqlrows.Text(rows)
 }
 
 // TestProductionWritable logs in as accounts with various grants and checks

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/integration/sqlrows"
 )
 
 // The diff benchmark (-diff, -diff-only): SANDBOX DIFF and EXPORT of a
@@ -196,31 +198,8 @@ func (s *sandboxConn) query(ctx context.Context, q string) ([][]*string, time.Du
 	if err != nil {
 		return nil, time.Since(t0), fmt.Errorf("%s: %w", q, err)
 	}
-	defer rows.Close()
-	cols, err := rows.Columns()
+	out, err := sqlrows.Text(rows)
 	if err != nil {
-		return nil, time.Since(t0), err
-	}
-	var out [][]*string
-	raw := make([]sql.RawBytes, len(cols))
-	dest := make([]any, len(cols))
-	for i := range raw {
-		dest[i] = &raw[i]
-	}
-	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			return nil, time.Since(t0), err
-		}
-		row := make([]*string, len(cols))
-		for i, b := range raw {
-			if b != nil {
-				v := string(b)
-				row[i] = &v
-			}
-		}
-		out = append(out, row)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, time.Since(t0), fmt.Errorf("%s: %w", q, err)
 	}
 	return out, time.Since(t0), nil
