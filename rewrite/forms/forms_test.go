@@ -8,6 +8,7 @@ import (
 	"github.com/pingcap/tidb/pkg/parser/ast"
 	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // value expressions for the parser
 
+	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"github.com/sqlfork/sqlfork-proxy/sqlname"
 )
@@ -23,6 +24,15 @@ func read(t *testing.T, name string, cases map[string]string, f func(text string
 	}
 }
 
+// sitesIn is a reader, for read, of the tables f finds in a text in the
+// database app, and whether it read the text.
+func sitesIn(f func(text string, toks []lexer.Token, db string) ([]ident.Site, bool)) func(string, []lexer.Token) []any {
+	return func(text string, toks []lexer.Token) []any {
+		sites, ok := f(text, toks, "app")
+		return []any{sites, " ", ok}
+	}
+}
+
 func TestTables(t *testing.T) {
 	read(t, "MaintenanceTables", map[string]string{
 		"CHECK TABLE t, db.u FOR UPGRADE":                 "[{12 13 0 app.t false false false 0 0} {15 19 0 db.u true false false 0 0}] true",
@@ -31,20 +41,14 @@ func TestTables(t *testing.T) {
 		"CHECKSUM TABLE t EXTENDED":                       "[{15 16 0 app.t false false false 0 0}] true",
 		"CHECK TABLE t + 1":                               "[] false",
 		"ANALYZE TABLE":                                   "[] false",
-	}, func(text string, toks []lexer.Token) []any {
-		sites, ok := MaintenanceTables(text, toks, "app")
-		return []any{sites, " ", ok}
-	})
+	}, sitesIn(MaintenanceTables))
 	read(t, "KeyCacheTables", map[string]string{
 		"CACHE INDEX t1, t2 (i) IN c": "[{12 14 0 app.t1 false false false 0 0} {16 18 0 app.t2 false false false 0 0}] false",
 		"LOAD INDEX INTO CACHE t1 IGNORE LEAVES, db.t2 INDEX (ALL)": "[{22 24 0 app.t1 false false false 0 0} " +
 			"{40 45 0 db.t2 true false false 0 0}] true",
 		"CACHE INDEX t IN":                           "[{12 13 0 app.t false false false 0 0}] false",
 		"LOAD INDEX INTO CACHE t PARTITION (p1, p2)": "[{22 23 0 app.t false false false 0 0}] true",
-	}, func(text string, toks []lexer.Token) []any {
-		sites, ok := KeyCacheTables(text, toks, "app")
-		return []any{sites, " ", ok}
-	})
+	}, sitesIn(KeyCacheTables))
 	read(t, "TableDDL", map[string]string{
 		"CREATE OR REPLACE TEMPORARY TABLE IF NOT EXISTS db.t (a INT)": "{48 52 0 db.t true true false 0 0} CREATE TABLE true true",
 		"ALTER TABLE t ADD COLUMN a INT":                               "{12 13 0 app.t false true false 0 0} ALTER TABLE false true",
