@@ -389,3 +389,80 @@ func DropTriggers(ctx context.Context, c Conn, db string, names []string) error 
 	}
 	return nil
 }
+
+// CarryDDL are the statements that let cp's capture go on after the
+// sandbox's ALTER TABLE of its fork (cp.Shape is the fork's shape now,
+// before its shape when the ALTER began, side the side table's): the
+// columns the ALTER added are added to the side table (NULL, no default)
+// and filled, for the rows captured already, with the values the ALTER
+// gave the fork's rows — their image as of the ALTER, which production
+// gets too when the ALTER is promoted; columns whose type changed get the
+// new type (their images converted as the fork's values were); then the
+// triggers are made again for the new columns. ok is false when the
+// capture cannot follow: the capture key, a key column's type or the
+// engine's transactions changed, a column turned generated or stored, the
+// ALTER both dropped and added columns (a rename, maybe: the images of
+// the old column would not follow it), or added one the side table has
+// from before.
+func (cp Capture) CarryDDL(before, side Shape) (stmts []string, ok bool) {
+	if !slices.EqualFunc(before.Key, cp.Key, strings.EqualFold) || before.Transactional != cp.Transactional {
+		return nil, false
+	}
+	var specs, fill []string
+	added, dropped := false, false
+	for _, c := range cp.Columns {
+		old, had := before.Column(c.Name)
+		switch {
+		case had && old.Generated != c.Generated:
+			return nil, false
+		case c.Generated:
+		case !had:
+			if _, ok := side.Column(c.Name); ok {
+				return nil, false
+			}
+			added = true
+			specs = append(specs, "ADD COLUMN "+quote.Ident(c.Name)+" "+c.Type+" NULL DEFAULT NULL")
+			fill = append(fill, "c."+quote.Ident(c.Name)+" = f."+quote.Ident(c.Name))
+		case old.Type != c.Type && cp.isKey(c.Name):
+			return nil, false
+		case old.Type != c.Type:
+			specs = append(specs, "MODIFY COLUMN "+quote.Ident(c.Name)+" "+c.Type+" NULL DEFAULT NULL")
+		}
+	}
+	for _, c := range before.Stored() {
+		if _, ok := cp.Column(c.Name); !ok {
+			dropped = true
+		}
+	}
+	if added && dropped {
+		return nil, false
+	}
+	if len(specs) > 0 {
+		stmts = append(stmts, "ALTER TABLE "+cp.Side.Quoted()+" "+strings.Join(specs, ", "))
+	}
+	if len(fill) > 0 {
+		on := make([]string, len(cp.Key))
+		for i, k := range cp.Key {
+			on[i] = "f." + quote.Ident(k) + " = c." + quote.Ident(k)
+		}
+		stmts = append(stmts, "UPDATE "+cp.Side.Quoted()+" c JOIN "+cp.Fork.Quoted()+" f ON "+strings.Join(on, " AND ")+
+			" SET "+strings.Join(fill, ", ")+" WHERE c."+quote.Ident(cp.Marker)+" = 1")
+	}
+	for _, t := range cp.TriggerDDL() {
+		stmts = append(stmts, "CREATE OR REPLACE TRIGGER "+strings.TrimPrefix(t, "CREATE TRIGGER "))
+	}
+	return stmts, true
+}
+
+// CarryCapture runs cp.CarryDDL(before, side) on c; ok is false when the
+// capture cannot follow the ALTER (nothing is run then).
+func CarryCapture(ctx context.Context, c Conn, cp Capture, before, side Shape) (ok bool, err error) {
+	stmts, ok := cp.CarryDDL(before, side)
+	if !ok {
+		return false, nil
+	}
+	if _, err := ExecAllWith(ctx, c, captureModes(), stmts...); err != nil {
+		return false, fmt.Errorf("carry the capture of %s across its ALTER TABLE: %w", cp.Fork.Quoted(), err)
+	}
+	return true, nil
+}

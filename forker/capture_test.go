@@ -87,3 +87,57 @@ func TestColumnKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestCarryDDL: after the sandbox's ALTER TABLE, the side table gets the
+// columns it added (filled for the rows captured already from the fork)
+// and the new types, and the triggers are made again; a change the
+// images cannot follow is refused.
+func TestCarryDDL(t *testing.T) {
+	before := testCapture(true)
+	side := before.Shape // the side table's columns, as far as CarryDDL reads them
+	with := func(f func(s *Shape)) Capture {
+		cp := testCapture(true)
+		cp.Columns = append([]Column(nil), cp.Columns...)
+		f(&cp.Shape)
+		return cp
+	}
+	added := with(func(s *Shape) {
+		s.Columns = append(s.Columns, Column{Name: "d", Type: "int(11)", DataType: "int"})
+		s.Columns[2].Type = "varchar(20) CHARACTER SET latin1 COLLATE latin1_swedish_ci"
+	})
+	stmts, ok := added.CarryDDL(before.Shape, side)
+	want := []string{
+		"ALTER TABLE `_sqlfork_1`.`c_ab` MODIFY COLUMN `v` varchar(20) CHARACTER SET latin1 COLLATE latin1_swedish_ci NULL DEFAULT NULL, " +
+			"ADD COLUMN `d` int(11) NULL DEFAULT NULL",
+		"UPDATE `_sqlfork_1`.`c_ab` c JOIN `_sqlfork_1_app`.`t` f ON f.`a` = c.`a` AND f.`ts` = c.`ts` SET c.`d` = f.`d` WHERE c.`_sqlfork_existed` = 1",
+	}
+	if !ok || len(stmts) != 5 || stmts[0] != want[0] || stmts[1] != want[1] {
+		t.Fatalf("ADD COLUMN d, MODIFY v: ok %v\n%s", ok, strings.Join(stmts, "\n"))
+	}
+	for _, s := range stmts[2:] {
+		if !strings.HasPrefix(s, "CREATE OR REPLACE TRIGGER `_sqlfork_1_app`.`_sqlfork_ab_a") {
+			t.Errorf("trigger statement %s", s)
+		}
+	}
+	if !strings.Contains(stmts[3], "OLD.`d`") {
+		t.Errorf("the update trigger does not copy the new column: %s", stmts[3])
+	}
+	dropped := with(func(s *Shape) { s.Columns = append(s.Columns[:4:4], s.Columns[4+1:]...) })
+	if stmts, ok := dropped.CarryDDL(before.Shape, side); !ok || len(stmts) != 3 {
+		t.Errorf("DROP COLUMN: ok %v, %q", ok, stmts)
+	}
+	for name, cp := range map[string]Capture{
+		"a rename":              with(func(s *Shape) { s.Columns[4].Name = "renamed" }),
+		"the key":               with(func(s *Shape) { s.Key = []string{"a"} }),
+		"a key column's type":   with(func(s *Shape) { s.Columns[0].Type = "bigint(20)" }),
+		"the engine":            with(func(s *Shape) { s.Transactional = false }),
+		"a column generated":    with(func(s *Shape) { s.Columns[2].Generated = true }),
+		"a column the side has": with(func(s *Shape) { s.Columns = append(s.Columns, Column{Name: "old", Type: "int(11)"}) }),
+	} {
+		sideOld := side
+		sideOld.Columns = append(append([]Column(nil), side.Columns...), Column{Name: "old", Type: "int(11)"})
+		if stmts, ok := cp.CarryDDL(before.Shape, sideOld); ok {
+			t.Errorf("%s: carried with %q", name, stmts)
+		}
+	}
+}

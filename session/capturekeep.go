@@ -3,6 +3,7 @@ package session
 import (
 	"cmp"
 	"context"
+	"regexp"
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
@@ -34,6 +35,43 @@ func (s *Session) stopCapturesFor(ctx context.Context, st rewrite.Statement, own
 		on = capture.KeepTriggers{}
 	}
 	return s.m.caps.Stop(ctx, s.sb, st.Writes, why, on)
+}
+
+// carriedDDL plans, for an input a that is the client's ALTER TABLE of one
+// table alone (not prepared: it runs later or never), that the capture of
+// the table's fork follows the ALTER once it ran (capture.Tracker.Carry,
+// from executed) instead of stopping before it: the fork's shape before
+// it is read now. An ALTER that may change rows without their triggers
+// (partitions, tablespaces, system versioning) is not carried, nor is
+// anything when the fork's changes are not captured. carried reports
+// whether it was planned so.
+func (s *Session) carriedDDL(ctx context.Context, a *rewrite.Analysis, p *Plan, prepared bool) (carried bool, err error) {
+	if prepared || len(a.Statements) != 1 || s.sb == nil {
+		return false, nil
+	}
+	st := a.Statements[0]
+	if st.Kind != rewrite.KindAlterTable || len(st.Writes) != 1 || movesRows.MatchString(p.text) {
+		return false, nil
+	}
+	before, ok, err := s.m.caps.Before(ctx, s.sb, st.Writes[0])
+	if err != nil || !ok {
+		return false, err
+	}
+	p.refresh = append(p.refresh, st.Writes...)
+	p.carry = &carriedCapture{table: st.Writes[0], before: before}
+	return true, nil
+}
+
+// movesRows matches the words of ALTER TABLE clauses that change rows
+// without firing their triggers, anywhere in a text (a comment too: the
+// capture then stops, which is always safe).
+var movesRows = regexp.MustCompile(`(?i)partition|tablespace|versioning`)
+
+// carriedCapture is a capture to carry across the input's ALTER TABLE of
+// table, whose fork had the shape before.
+type carriedCapture struct {
+	table  rewrite.Table
+	before forker.Shape
 }
 
 // ownConn is the client's own upstream connection as a forker.Conn (nil

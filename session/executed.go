@@ -36,6 +36,11 @@ func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed b
 			return err
 		}
 	}
+	if !failed && p.carry != nil {
+		if err := s.m.caps.Carry(ctx, s.sb, p.carry.table, p.carry.before, s.ownConn()); err != nil {
+			return err
+		}
+	}
 	if !failed && p.analysis != nil {
 		for _, st := range p.analysis.Statements {
 			if st.Kind == rewrite.KindCreateTrigger && st.Trigger != nil {

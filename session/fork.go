@@ -178,7 +178,11 @@ func (s *Session) tablesFor(ctx context.Context, a *rewrite.Analysis, i int, p *
 			return err
 		}
 	}
-	if err := s.plannedDDL(ctx, p, st, true); err != nil {
+	if carried, err := s.carriedDDL(ctx, a, p, prepared); carried || err != nil {
+		if err != nil {
+			return err
+		}
+	} else if err := s.plannedDDL(ctx, p, st, true); err != nil {
 		return err
 	}
 	if st.Class == rewrite.ClassWrite || st.Class == rewrite.ClassDDL || st.Kind == rewrite.KindLockTables ||

@@ -58,6 +58,9 @@ type Plan struct {
 	// other inputs.
 	audited string
 	refresh []rewrite.Table
+	// carry is the capture to carry across the input's ALTER TABLE once
+	// it ran (carriedDDL).
+	carry *carriedCapture
 	// undoOnError are schema-only forks made for a DROP: if the statement
 	// fails they must go, or the sandbox would see an empty table.
 	undoOnError []rewrite.Table

@@ -35,11 +35,14 @@ import (
 //     without rows, capture turned off, or DDL that the triggers cannot
 //     follow): DIFF compares the whole fork with production.
 //
-// The triggers are hidden from the sandbox (the TRIGGERS view), and
-// dropped before any DDL of the fork: a trigger naming a column an ALTER
-// dropped would fail the sandbox's writes (1054), one on a table RENAME
-// moves to another database fails the RENAME (1435), and TRUNCATE or
-// partition maintenance change rows without firing them.
+// The triggers are hidden from the sandbox (the TRIGGERS view). The
+// client's ALTER TABLE of a fork, alone in its input, is followed: the
+// side table and the triggers are made anew for its columns once it ran
+// (carry.go). Before any other DDL of the fork they are dropped: a trigger
+// naming a column an ALTER dropped would fail the sandbox's writes (1054),
+// one on a table RENAME moves to another database fails the RENAME
+// (1435), and TRUNCATE or partition maintenance change rows without firing
+// them.
 
 // Tracker installs, reads and removes the change captures of forks.
 type Tracker struct {
@@ -75,6 +78,9 @@ type Info struct {
 	// cascades are the foreign keys of the table whose actions change its
 	// rows, each with the triggers on its parent's fork that capture them.
 	Cascades []Cascade
+	// Base are the table's columns when it was forked (production's then);
+	// nil for a capture recorded before they were.
+	Base []forker.Column
 }
 
 // Cascade is a foreign key of a captured table whose ON DELETE or ON UPDATE
@@ -109,7 +115,7 @@ func (m *Tracker) Start(ctx context.Context, c sideconn.Conn, sb *registry.Sandb
 		return err
 	}
 	cp := m.captureOf(sb.ID, phys, shape)
-	info.KeyKind, info.Key, info.Side, info.Trigger = shape.KeyKind, shape.Key, cp.Side, cp.Trigger
+	info.KeyKind, info.Key, info.Side, info.Trigger, info.Base = shape.KeyKind, shape.Key, cp.Side, cp.Trigger, shape.Columns
 	switch {
 	case mode != forker.Full:
 		info.Reason = "forked without its rows, for a TRUNCATE or DROP"
@@ -155,11 +161,16 @@ func (m *Tracker) saveCapture(ctx context.Context, c sideconn.Conn, id string, t
 	if err != nil {
 		return fmt.Errorf("record the capture of %s: %w", t, err)
 	}
-	_, err = c.Exec(ctx, "REPLACE INTO "+m.names.Q("captures")+" (sandbox_id, db, tbl, state, reason, key_kind, key_cols, side_db, side_tbl, trg, cascades, created_at) VALUES ("+
+	base, err := json.Marshal(info.Base)
+	if err != nil {
+		return fmt.Errorf("record the capture of %s: %w", t, err)
+	}
+	_, err = c.Exec(ctx, "REPLACE INTO "+m.names.Q("captures")+" (sandbox_id, db, tbl, state, reason, key_kind, key_cols, side_db, side_tbl, trg, cascades, "+
+		"base_cols, created_at) VALUES ("+
 		strings.Join([]string{quote.String(id), quote.String(t.DB), quote.String(t.Name), quote.String(info.State),
 			quote.String(info.Reason), quote.String(info.KeyKind), quote.String(string(key)),
 			quote.String(info.Side.DB), quote.String(info.Side.Name), quote.String(info.Trigger),
-			quote.String(string(cascades)), sideconn.SQLTime(time.Now().UTC())}, ", ")+")")
+			quote.String(string(cascades)), quote.String(string(base)), sideconn.SQLTime(time.Now().UTC())}, ", ")+")")
 	if err != nil {
 		return fmt.Errorf("record the capture of %s: %w", t, err)
 	}
@@ -168,7 +179,7 @@ func (m *Tracker) saveCapture(ctx context.Context, c sideconn.Conn, id string, t
 
 // Load reads the captures of sandbox id, by logical table key.
 func (m *Tracker) Load(ctx context.Context, c sideconn.Conn, id string) (map[string]Info, error) {
-	rows, err := c.Query(ctx, "SELECT db, tbl, state, reason, key_kind, key_cols, side_db, side_tbl, trg, cascades FROM "+m.names.Q("captures")+
+	rows, err := c.Query(ctx, "SELECT db, tbl, state, reason, key_kind, key_cols, side_db, side_tbl, trg, cascades, base_cols FROM "+m.names.Q("captures")+
 		" WHERE sandbox_id = "+quote.String(id))
 	if err != nil {
 		return nil, fmt.Errorf("read the captures of the sandbox: %w", err)
@@ -183,6 +194,11 @@ func (m *Tracker) Load(ctx context.Context, c sideconn.Conn, id string) (map[str
 		if v := sideconn.Str(r[9]); v != "" {
 			if err := json.Unmarshal([]byte(v), &info.Cascades); err != nil {
 				return nil, fmt.Errorf("read the cascades of %s.%s: %w", sideconn.Str(r[0]), sideconn.Str(r[1]), err)
+			}
+		}
+		if v := sideconn.Str(r[10]); v != "" {
+			if err := json.Unmarshal([]byte(v), &info.Base); err != nil {
+				return nil, fmt.Errorf("read the fork-time columns of %s.%s: %w", sideconn.Str(r[0]), sideconn.Str(r[1]), err)
 			}
 		}
 		out[m.names.Key(rewrite.Table{DB: sideconn.Str(r[0]), Name: sideconn.Str(r[1])})] = info
@@ -287,6 +303,20 @@ func (m *Tracker) removeCapture(ctx context.Context, c sideconn.Conn, on forker.
 	if on != nil {
 		return forker.RemoveCapture(ctx, on, cp)
 	}
+	err := withLockWait(ctx, c, func() error { return forker.RemoveCapture(ctx, c, cp) })
+	var me *mysql.MyError
+	if errors.As(err, &me) && me.Code == wire.ErLockWaitTimeout {
+		m.log.Warn("the capture triggers of a fork stay: a transaction holds the table; a DDL of a stored program may then fail on them (1054)",
+			zap.String("fork", cp.Fork.String()))
+		return nil
+	}
+	return err
+}
+
+// withLockWait runs f with the side connection c's lock_wait_timeout at a
+// few seconds: a client's open transaction or LOCK TABLES may hold the
+// table f changes.
+func withLockWait(ctx context.Context, c sideconn.Conn, f func() error) error {
 	rows, err := c.Query(ctx, "SELECT @@session.lock_wait_timeout")
 	if err != nil {
 		return err
@@ -299,14 +329,7 @@ func (m *Tracker) removeCapture(ctx context.Context, c sideconn.Conn, on forker.
 			_, _ = c.Exec(context.WithoutCancel(ctx), "SET SESSION lock_wait_timeout = "+sideconn.Str(rows[0][0]))
 		}
 	}()
-	err = forker.RemoveCapture(ctx, c, cp)
-	var me *mysql.MyError
-	if errors.As(err, &me) && me.Code == wire.ErLockWaitTimeout {
-		m.log.Warn("the capture triggers of a fork stay: a transaction holds the table; a DDL of a stored program may then fail on them (1054)",
-			zap.String("fork", cp.Fork.String()))
-		return nil
-	}
-	return err
+	return f()
 }
 
 // KeepTriggers, as stopCaptures' connection, leaves the capture triggers

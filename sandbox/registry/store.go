@@ -33,6 +33,8 @@ func (m *Registry) Init(ctx context.Context, c sideconn.Conn) error {
 	for _, t := range registryTables {
 		stmts = append(stmts, "CREATE TABLE IF NOT EXISTS "+m.names.Q(t.name)+" ("+t.cols+") DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
 	}
+	// Columns added since a registry was first made.
+	stmts = append(stmts, "ALTER TABLE "+m.names.Q("captures")+" ADD COLUMN IF NOT EXISTS base_cols TEXT NULL")
 	// The first process to start makes the secret of the upstream lock
 	// names (see lockName); the others read it.
 	stmts = append(stmts, "INSERT IGNORE INTO "+m.names.Q("settings")+" (name, value) VALUES ('lock_secret', "+
@@ -992,6 +994,7 @@ var registryTables = []struct{ name, cols string }{
   side_tbl VARCHAR(64) NOT NULL,
   trg VARCHAR(64) NOT NULL,
   cascades TEXT NULL,
+  base_cols TEXT NULL,
   created_at DATETIME(6) NOT NULL,
   PRIMARY KEY (sandbox_id, db, tbl)
 `},

@@ -51,11 +51,13 @@ type diffTable struct {
 	e       *sandbox.Entry
 	capture capture.Info
 	// fork is the shape of the sandbox's table, prod production's (prodOK
-	// when production has the table).
-	fork, prod forker.Shape
-	prodOK     bool
-	change     string // forked, created, dropped, altered
-	method     string
+	// when production has the table), base production's when it was forked
+	// (for a captured fork: production's columns changed since unless
+	// base's are prod's).
+	fork, prod, base forker.Shape
+	prodOK           bool
+	change           string // forked, created, dropped, altered
+	method           string
 	// key is the key rows are matched by (nil: whole rows), keyKind its
 	// kind as DIFF shows it.
 	key     []string
@@ -152,6 +154,22 @@ func (d *differ) diffTables(ctx context.Context, only *rewrite.Table) ([]*diffTa
 	return out, nil
 }
 
+// exists refuses, as the server would (1146), a DIFF FOR a table that
+// neither the sandbox nor production has; one the sandbox did not change
+// has an empty diff.
+func (d *differ) exists(ctx context.Context, t rewrite.Table) error {
+	t = d.m.names.Norm(t)
+	if e, ok := d.sb.Resolve(d.m.names.Key(t)); ok && e.Kind != sandbox.KindDropped {
+		return nil
+	}
+	switch _, err := forker.ReadShape(ctx, d.c, t); {
+	case err == forker.ErrNoSource:
+		return rewrite.Refuse(wire.ErNoSuchTable, "Table '%s' doesn't exist", tableName(t))
+	default:
+		return err
+	}
+}
+
 // plan decides how e's table is diffed (nil: it has nothing to diff, as a
 // table created then dropped in the sandbox).
 func (d *differ) plan(ctx context.Context, e *sandbox.Entry, ci capture.Info) (*diffTable, error) {
@@ -214,6 +232,12 @@ func (d *differ) plan(ctx context.Context, e *sandbox.Entry, ci capture.Info) (*
 	}
 	if ci.State == capture.Rows {
 		dt.method, dt.key, dt.keyKind = methodCapture, ci.Key, ci.KeyKind
+		dt.base = dt.fork
+		if dt.change == "altered" {
+			// The capture followed the sandbox's ALTER: production's
+			// columns then are the fork's at the fork.
+			dt.base = forker.Shape{Columns: ci.Base, Key: ci.Key}
+		}
 		return dt, nil
 	}
 	dt.method = methodCompare
@@ -227,6 +251,10 @@ func (d *differ) plan(ctx context.Context, e *sandbox.Entry, ci capture.Info) (*
 	}
 	return dt, nil
 }
+
+// whole reports an altered table compared whole: its rows are written
+// whole (every row the sandbox has upserted, and deleted those it has not).
+func (dt *diffTable) whole() bool { return dt.change == "altered" && dt.method == methodCompare }
 
 // sameColumns reports whether two shapes have the same columns, types and
 // key.
@@ -408,6 +436,9 @@ func (d *differ) diffOne(ctx context.Context, dt *diffTable, detail bool) (*tabl
 		td.ddl = 1
 		return td, d.created(ctx, td, detail)
 	case methodCapture:
+		if dt.change == "altered" {
+			td.ddl = 1
+		}
 		return td, d.captured(ctx, td, detail)
 	}
 	if dt.change == "altered" {

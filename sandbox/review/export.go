@@ -176,7 +176,9 @@ func (d *differ) exportDDL(ctx context.Context, et *exportTable) error {
 		}
 	case dt.change == "altered":
 		et.pre, et.post = dt.alterPre, dt.alterPost
-		return d.allRows(ctx, et)
+		if dt.whole() {
+			return d.allRows(ctx, et)
+		}
 	}
 	return nil
 }
@@ -507,7 +509,7 @@ func (et *exportTable) rowShape(op string) (cols []forker.Column, names []string
 		names[i] = quote.Ident(c.Name)
 	}
 	rows = et.td.rows
-	if dt.change == "altered" {
+	if dt.whole() {
 		rows = et.all
 		if op == "delete" {
 			rows = et.gone
@@ -520,7 +522,7 @@ func (et *exportTable) rowShape(op string) (cols []forker.Column, names []string
 // the sandbox inserted, every row of an altered table, an update of a row
 // production no longer has.
 func (et *exportTable) inserts(r diffRow) bool {
-	return et.td.t.change == "altered" || r.op == "insert" || r.op == "update" && r.prodMissing
+	return et.td.t.whole() || r.op == "insert" || r.op == "update" && r.prodMissing
 }
 
 // dml is et's statements of one kind: insert, update or delete.
@@ -550,8 +552,8 @@ func (et *exportTable) upserts(op string, names []string, rows []diffRow, deferr
 	var vals []string
 	for _, r := range rows {
 		switch {
-		case dt.change == "altered" && op == "insert":
-		case dt.change == "altered":
+		case dt.whole() && op == "insert":
+		case dt.whole():
 			continue
 		case op == "update" && r.op == "update" && r.prodMissing:
 		case r.op != op || op == "update":
@@ -561,7 +563,7 @@ func (et *exportTable) upserts(op string, names []string, rows []diffRow, deferr
 			vals = append(vals, "("+strings.Join(withoutDeferred(r.afterLits, deferred), ", ")+")")
 		}
 	}
-	if dt.change == "altered" && dt.key == nil && op == "insert" {
+	if dt.whole() && dt.key == nil && op == "insert" {
 		// Emptied, then filled with every row the sandbox has.
 		out = append(out, "DELETE FROM "+dt.logical.Quoted())
 	}
@@ -576,7 +578,7 @@ func (et *exportTable) upserts(op string, names []string, rows []diffRow, deferr
 		}
 		out = append(out, stmt)
 	}
-	if op != "update" || dt.change == "altered" {
+	if op != "update" || dt.whole() {
 		return out
 	}
 	// The columns the sandbox changed (every column when the row's image at

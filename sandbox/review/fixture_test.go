@@ -89,7 +89,7 @@ func newFixture(t *testing.T) *fixture {
 
 // setCaptures scripts the registry's captures of the sandbox.
 func (f *fixture) setCaptures() {
-	f.side.Exact("SELECT db, tbl, state, reason, key_kind, key_cols, side_db, side_tbl, trg, cascades FROM `_sqlfork_meta`.captures " +
+	f.side.Exact("SELECT db, tbl, state, reason, key_kind, key_cols, side_db, side_tbl, trg, cascades, base_cols FROM `_sqlfork_meta`.captures " +
 		"WHERE sandbox_id = '" + testID + "'").Rows(f.captures...)
 }
 
@@ -108,7 +108,7 @@ func (f *fixture) capture(name, state, reason string, key ...string) {
 	if len(key) > 0 {
 		kind = "primary"
 	}
-	f.captures = append(f.captures, testkit.Row("app", name, state, reason, kind, string(k), sideDB, "c_"+name, testPrefix+"_"+name, nil))
+	f.captures = append(f.captures, testkit.Row("app", name, state, reason, kind, string(k), sideDB, "c_"+name, testPrefix+"_"+name, nil, nil))
 	f.setCaptures()
 }
 

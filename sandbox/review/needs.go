@@ -94,7 +94,7 @@ func (et *exportTable) rowNeeds(add func(string, rewrite.Table, ...string)) {
 	if dt.key == nil {
 		keyCols = names // keyless rows are deleted by every value
 	}
-	inserts := dt.change == "altered" && len(et.all) > 0
+	inserts := dt.whole() && len(et.all) > 0
 	var deletes bool
 	var updated []string // the columns UPDATEs set
 	for _, r := range et.td.rows {
@@ -111,7 +111,7 @@ func (et *exportTable) rowNeeds(add func(string, rewrite.Table, ...string)) {
 			deletes = true
 		}
 	}
-	deletes = deletes || len(et.gone) > 0 || dt.change == "altered" && dt.key == nil
+	deletes = deletes || len(et.gone) > 0 || dt.whole() && dt.key == nil
 	if inserts {
 		add("INSERT", t, names...)
 		if dt.key != nil {

@@ -32,6 +32,9 @@ var (
 	currentRole  = regexp.MustCompile(`^SELECT CURRENT_ROLE\(\)$`)
 	currentUser  = regexp.MustCompile(`^SELECT CURRENT_USER\(\)$`)
 	setStmt      = regexp.MustCompile(`^SET `)
+	// addIfMissing adds a column a registry made by an older proxy lacks:
+	// the fake's registry is always made afresh, with it.
+	addIfMissing = regexp.MustCompile("^ALTER TABLE `\\w+_meta`\\.\\w+ ADD COLUMN IF NOT EXISTS ")
 	triggerPrivs = regexp.MustCompile(`^SELECT '\*' FROM information_schema\.USER_PRIVILEGES WHERE PRIVILEGE_TYPE = 'TRIGGER' ` +
 		`UNION ALL SELECT TABLE_SCHEMA FROM information_schema\.SCHEMA_PRIVILEGES WHERE PRIVILEGE_TYPE = 'TRIGGER'$`)
 	// Manager.expire: sandboxes with their live holders.
@@ -129,6 +132,7 @@ func init() {
 		{currentRole, func(*Upstream, []string) (result, error) { return rowsResult(Row(nil)), nil }},
 		{currentUser, func(*Upstream, []string) (result, error) { return rowsResult(Row("sqlfork@%")), nil }}, // the proxy's account
 		{setStmt, nothing},
+		{addIfMissing, nothing},
 		{triggerPrivs, func(u *Upstream, _ []string) (result, error) { return column(u.triggerGrants), nil }},
 		{expiry, (*Upstream).expiry},
 		{listing, (*Upstream).listing},
