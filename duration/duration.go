@@ -55,3 +55,13 @@ func Format(d time.Duration) string {
 	}
 	return s
 }
+
+// Human writes d for a person, as Parse reads it: whole days as days
+// ("30d"), anything else as Format does.
+func Human(d time.Duration) string {
+	const day = 24 * time.Hour
+	if d >= day && d%day == 0 {
+		return strconv.FormatInt(int64(d/day), 10) + "d"
+	}
+	return Format(d)
+}

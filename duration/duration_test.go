@@ -96,3 +96,17 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestHuman: whole days read as days, the rest as Format writes them;
+// Parse reads every one back.
+func TestHuman(t *testing.T) {
+	for d, want := range map[time.Duration]string{720 * time.Hour: "30d", 1440 * time.Hour: "60d", 24 * time.Hour: "1d",
+		25 * time.Hour: "25h", 90 * time.Minute: "1h30m", 0: "0s"} {
+		if got := Human(d); got != want {
+			t.Errorf("Human(%s) = %q, want %q", d, got, want)
+		}
+		if back, err := Parse(Human(d)); err != nil || back != d {
+			t.Errorf("Parse(Human(%s)) = %s, %v", d, back, err)
+		}
+	}
+}

@@ -126,9 +126,18 @@ func (e *diffEnv) eachAccount(t *testing.T, prefix, schema string, run func(t *t
 // production's tables of dbs stay as they were; it is then given the
 // rights of a writer on dbs, for the rest of the test. The ALL PRIVILEGES
 // account has them already.
-func promoteRights(t *testing.T, root *sql.DB, acct diffAccount, c interface {
+func promoteRights(t *testing.T, root *sql.DB, acct diffAccount, c execer, dbs ...string) {
+	t.Helper()
+	promoteRightsFor(t, root, acct, c, "SANDBOX PROMOTE STRATEGY OURS", dbs...)
+}
+
+// execer runs statements.
+type execer interface {
 	ExecContext(context.Context, string, ...any) (sql.Result, error)
-}, dbs ...string) {
+}
+
+// promoteRightsFor is promoteRights with promote the statement refused.
+func promoteRightsFor(t *testing.T, root *sql.DB, acct diffAccount, c execer, promote string, dbs ...string) {
 	t.Helper()
 	if acct.name != "least-privilege" {
 		return
@@ -137,7 +146,7 @@ func promoteRights(t *testing.T, root *sql.DB, acct diffAccount, c interface {
 	for _, d := range dbs {
 		before[d] = strings.Join(tableNames(t, root, d), ",") + ":" + databaseChecksum(t, root, d)
 	}
-	_, err := c.ExecContext(context.Background(), "SANDBOX PROMOTE STRATEGY OURS")
+	_, err := c.ExecContext(context.Background(), promote)
 	if e := mysqlErr(err); !strings.HasPrefix(e, "1142 (42000)") || !strings.Contains(e, "may not do on production") {
 		t.Errorf("PROMOTE by an account that only reads production: %s, want 1142 naming what it lacks", e)
 	}
@@ -1096,29 +1105,35 @@ func TestDiffRandomDML(t *testing.T) {
 				}
 
 				// PROMOTE: production did not change since the fork, so no
-				// row conflicts. FAIL refuses the tables it cannot check
-				// (compared whole); OURS applies everything.
-				compared := false
+				// row conflicts. Every strategy refuses the tables compared
+				// whole unless OVERWRITE names them; then all is applied.
+				var compared []string
 				sum := diffSummary(t, c, "SANDBOX DIFF SUMMARY")
 				for _, s := range dmlSpecs {
-					compared = compared || s.method == "compare" && sum[name+"."+s.name] != (sumRow{})
+					if s.method == "compare" && sum[name+"."+s.name] != (sumRow{}) {
+						compared = append(compared, name+"."+s.name)
+					}
 				}
-				promoteRights(t, prodRoot, acct, c, name)
-				_, err := c.ExecContext(context.Background(), "SANDBOX PROMOTE STRATEGY FAIL")
+				promote := "SANDBOX PROMOTE STRATEGY OURS"
+				if len(compared) > 0 {
+					promote += " OVERWRITE " + strings.Join(compared, ", ")
+				}
+				promoteRightsFor(t, prodRoot, acct, c, promote, name)
+				_, err := c.ExecContext(context.Background(), "SANDBOX PROMOTE STRATEGY OURS")
 				switch e := mysqlErr(err); {
-				case compared && (!strings.HasPrefix(e, "1105") || !strings.Contains(e, "cannot be checked")):
-					t.Errorf("PROMOTE STRATEGY FAIL with tables compared whole: %s, want 1105 saying they cannot be checked", e)
-				case !compared && err != nil:
-					t.Errorf("PROMOTE STRATEGY FAIL: %s", e)
+				case len(compared) > 0 && (!strings.HasPrefix(e, "1105") || !strings.Contains(e, "cannot be told from production's changes")):
+					t.Errorf("PROMOTE STRATEGY OURS with tables compared whole: %s, want 1105 saying they cannot be told", e)
+				case len(compared) == 0 && err != nil:
+					t.Errorf("PROMOTE STRATEGY OURS: %s", e)
 				}
-				if compared {
+				if len(compared) > 0 {
 					for _, s := range dmlSpecs {
 						if after := tableState(t, prodRoot, name, s.name); after != before[s.name] {
 							t.Errorf("a refused PROMOTE changed production's %s:\n%s", s.name, lineDiff(before[s.name], after))
 						}
 					}
+					mustExecC(t, c, promote)
 				}
-				mustExecC(t, c, "SANDBOX PROMOTE STRATEGY OURS")
 				compareWithReplica(t, c, prodRoot, name, tables, "production after PROMOTE")
 				_, audit := queryRows(t, prodRoot, "SELECT outcome, conflicts FROM _sqlfork_meta.promotes WHERE name = '"+name+"' ORDER BY id DESC LIMIT 1")
 				if len(audit) != 1 || audit[0][0].String != "committed" || audit[0][1].String != "0" {
@@ -1250,8 +1265,41 @@ func runDDLCase(t *testing.T, e *diffEnv, acct diffAccount, db string, c ddlCase
 		t.Logf("export:\n%s", strings.Join(stmts, ";\n"))
 	}
 
+	promoteDDLCase(t, prodRoot, acct, sc, sum, db, db2)
+	for _, d := range []string{db, db2} {
+		want, got := tableNames(t, sc, d), tableNames(t, prodRoot, d)
+		if !slices.Equal(want, got) {
+			t.Errorf("tables of %s: sandbox %v, production after PROMOTE %v", d, want, got)
+		}
+		compareWithReplica(t, sc, prodRoot, d, want, "production after PROMOTE")
+	}
+}
+
+// promoteDDLCase promotes a DDL case's sandbox (DIFF SUMMARY sum): FAIL
+// and THEIRS are refused (1105) when a table was dropped or is compared
+// whole, so is OURS when it does not name the tables compared whole in
+// OVERWRITE, and production is left as it was; OURS with them named
+// promotes.
+func promoteDDLCase(t *testing.T, prodRoot *sql.DB, acct diffAccount, sc *sql.Conn, sum map[string]sumRow, db, db2 string) {
+	t.Helper()
+	var whole []string
+	refused := false
+	for name, r := range sum {
+		if r.method == "compare" {
+			whole = append(whole, name)
+		}
+		refused = refused || r.method == "compare" || r.method == "dropped"
+	}
+	slices.Sort(whole)
 	before := strings.Join(tableNames(t, prodRoot, db), ",")
-	for _, strategy := range []string{"FAIL", "THEIRS"} {
+	strategies := []string{"FAIL", "THEIRS"}
+	if len(whole) > 0 {
+		strategies = append(strategies, "OURS")
+	}
+	for _, strategy := range strategies {
+		if !refused {
+			break
+		}
 		_, err := sc.ExecContext(context.Background(), "SANDBOX PROMOTE STRATEGY "+strategy)
 		if e := mysqlErr(err); !strings.HasPrefix(e, "1105") {
 			t.Errorf("PROMOTE STRATEGY %s of altered and dropped tables: %s, want 1105", strategy, e)
@@ -1260,16 +1308,13 @@ func runDDLCase(t *testing.T, e *diffEnv, acct diffAccount, db string, c ddlCase
 	if after := strings.Join(tableNames(t, prodRoot, db), ","); after != before {
 		t.Errorf("a refused PROMOTE changed production's tables: %s, then %s", before, after)
 	}
-	promoteRights(t, prodRoot, acct, sc, db, db2)
-	if _, err := sc.ExecContext(context.Background(), "SANDBOX PROMOTE STRATEGY OURS"); err != nil {
-		t.Errorf("PROMOTE STRATEGY OURS: %s", mysqlErr(err))
+	promote := "SANDBOX PROMOTE STRATEGY OURS"
+	if len(whole) > 0 {
+		promote += " OVERWRITE " + strings.Join(whole, ", ")
 	}
-	for _, d := range []string{db, db2} {
-		want, got := tableNames(t, sc, d), tableNames(t, prodRoot, d)
-		if !slices.Equal(want, got) {
-			t.Errorf("tables of %s: sandbox %v, production after PROMOTE %v", d, want, got)
-		}
-		compareWithReplica(t, sc, prodRoot, d, want, "production after PROMOTE")
+	promoteRightsFor(t, prodRoot, acct, sc, promote, db, db2)
+	if _, err := sc.ExecContext(context.Background(), promote); err != nil {
+		t.Errorf("%s: %s", promote, mysqlErr(err))
 	}
 }
 
@@ -1360,10 +1405,10 @@ INSERT INTO g VALUES (1, 1), (2, 2);`,
 			"UPDATE cyca SET b_id = 2 WHERE id = 1",
 		},
 		wants: map[string]ddlWant{
-			"$.a":         {"altered", "compare", 1, 1, 1}, // extra is not production's: id 2 is unchanged in the shared columns
-			"$.b":         {"altered", "compare", 1, 2, 1},
-			"$.c":         {"altered", "compare", 1, 1, 0},
-			"$.c2":        {"altered", "compare", 0, 1, 0},
+			"$.a":         {"altered", "capture", 1, 2, 1}, // the capture follows the ALTERs: extra's backfill of id 2 is an update
+			"$.b":         {"altered", "capture", 1, 2, 1},
+			"$.c":         {"altered", "capture", 1, 1, 0},
+			"$.c2":        {"altered", "capture", 0, 1, 0},
 			"$.d":         {"dropped", "dropped", 0, 0, 0},
 			"$.d2":        {"dropped", "dropped", 0, 0, 0},
 			"$.e":         {"forked", "compare", 1, 0, 3},
@@ -1372,7 +1417,7 @@ INSERT INTO g VALUES (1, 1), (2, 2);`,
 			"$.f_renamed": {"created", "created", 4, 0, 0},
 			"$.g":         {"dropped", "dropped", 0, 0, 0},
 			"$2.g":        {"created", "created", 2, 0, 0},
-			"$.h":         {"altered", "compare", 0, 1, 0},
+			"$.h":         {"altered", "compare", 0, 1, 0}, // a column renamed: the capture stops
 			"$.newt":      {"created", "created", 3, 0, 0},
 			"$.newchild":  {"created", "created", 2, 0, 0},
 			"$.cyca":      {"created", "created", 2, 0, 0},
@@ -1393,7 +1438,7 @@ func TestDiffDDLMore(t *testing.T) {
 		"options": {
 			schema: "CREATE TABLE k (id INT PRIMARY KEY, v INT); INSERT INTO k VALUES (1, 1), (2, 2);",
 			steps:  []string{"ALTER TABLE k COMMENT = 'changed'", "UPDATE k SET v = 10 WHERE id = 1"},
-			wants:  map[string]ddlWant{"$.k": {"altered", "compare", 0, 1, 0}},
+			wants:  map[string]ddlWant{"$.k": {"altered", "capture", 0, 1, 0}},
 		},
 		"keyless-emptied": {
 			schema: "CREATE TABLE k (a INT, b INT); INSERT INTO k VALUES (1, 1), (2, 2);",

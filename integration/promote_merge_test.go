@@ -3,6 +3,9 @@ package integration
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -15,13 +18,17 @@ import (
 
 // TestPromoteMergeOracle: random workloads change rows of a sandbox while
 // production changes other rows, the same rows, other columns of the same
-// rows, and inserts and deletes keys of its own and the sandbox's. For
+// rows, and inserts and deletes keys of its own and the sandbox's; in half
+// the workloads the sandbox adds a column midway and sets it in rows. For
 // every strategy, DIFF SUMMARY counts what the test's own three-way merge
 // by cell (mergeOracle) finds, and PROMOTE leaves production exactly as
 // that merge says: FAIL is refused on a conflict and changes nothing, THEIRS
 // keeps production's value in every conflicting cell (and production's
 // row where the conflict is the whole row's), OURS the sandbox's. No
 // strategy changes a cell the sandbox did not change, outside conflicts.
+// A DRY RUN lists the conflicts the merge finds; a promote MATCHING a
+// digest of another plan is refused, and one matching the dry run's
+// applies exactly the rows' statements the dry run showed.
 func TestPromoteMergeOracle(t *testing.T) {
 	prod, _ := env(t)
 	e := newDiffEnv(t, "transparent", false, func(c *proxy.Config) { c.PromoteUser, c.PromotePassword = prod.User, prod.Password })
@@ -46,13 +53,27 @@ func TestPromoteMergeOracle(t *testing.T) {
 						}
 					}
 					ours, theirs := mergeRows(t, sc, name), mergeRows(t, root, name)
+					if w.alterAt >= 0 {
+						// Production's rows get the added column's default
+						// from the ALTER promoted, as the fork's had.
+						base, theirs = withColumn(base, "5"), withColumn(theirs, "5")
+					}
 					want, n := mergeOracle(base, ours, theirs, strategy)
+					if strategy == "FAIL" && n.conflicts > 0 {
+						want = mergeRows(t, root, name) // production as it was
+					}
 					if got := diffSummary(t, sc, "SANDBOX DIFF SUMMARY")[name+".t"]; got.ins != n.ins || got.upd != n.upd ||
 						got.del != n.del || got.conflicts != n.conflicts {
 						t.Errorf("DIFF SUMMARY %+v, want %+v", got, n)
 					}
 					promoteRights(t, root, acct, sc, name)
-					_, err := sc.ExecContext(context.Background(), "SANDBOX PROMOTE STRATEGY "+strategy)
+					digest, rows := promoteDryRun(t, sc, strategy, n.conflicts)
+					stale := "sha256:" + strings.Repeat("0", 64)
+					_, err := sc.ExecContext(context.Background(), "SANDBOX PROMOTE STRATEGY "+strategy+" MATCHING '"+stale+"'")
+					if e := mysqlErr(err); !strings.HasPrefix(e, "1105") || !strings.Contains(e, "not the "+stale+" that was reviewed") {
+						t.Errorf("PROMOTE MATCHING a digest of another plan: %s, want 1105", e)
+					}
+					_, err = sc.ExecContext(context.Background(), "SANDBOX PROMOTE STRATEGY "+strategy+" MATCHING '"+digest+"'")
 					switch {
 					case strategy == "FAIL" && n.conflicts > 0:
 						if e := mysqlErr(err); !strings.HasPrefix(e, "1105") || !strings.Contains(e, fmt.Sprintf("%d rows", n.conflicts)) {
@@ -62,6 +83,12 @@ func TestPromoteMergeOracle(t *testing.T) {
 						t.Errorf("PROMOTE: %s", mysqlErr(err))
 					}
 					t.Logf("%d steps: %+v", len(w.steps), n)
+					if strategy != "FAIL" || n.conflicts == 0 {
+						// What it applied is what the dry run showed.
+						sum := sha256.Sum256([]byte(strings.Join(rows, ";\n") + ";\n"))
+						wantString(t, root, "SELECT export_sha256 FROM _sqlfork_meta.promotes WHERE name = '"+name+"' AND outcome = 'committed'",
+							hex.EncodeToString(sum[:]), "the rows applied have the checksum %s, not the dry run's")
+					}
 					if got := mergeRows(t, root, name); !maps.EqualFunc(got, want, slices.Equal) {
 						t.Errorf("production after PROMOTE STRATEGY %s:\n %s\nwant\n %s\nbase %s\nsandbox %s\nproduction before %s\nsteps:\n%s",
 							strategy, mergeText(got), mergeText(want), mergeText(base), mergeText(ours), mergeText(theirs), w)
@@ -72,6 +99,31 @@ func TestPromoteMergeOracle(t *testing.T) {
 	}
 }
 
+// promoteDryRun runs PROMOTE … DRY RUN by strategy, expecting conflicts
+// conflicts, and returns the plan's digest and its rows' statements.
+func promoteDryRun(t *testing.T, sc *sql.Conn, strategy string, conflicts int64) (digest string, rows []string) {
+	t.Helper()
+	cols, plan := queryRows(t, sc, "SANDBOX PROMOTE STRATEGY "+strategy+" DRY RUN")
+	if strings.Join(cols, ",") != "step,statement" || len(plan) == 0 {
+		t.Fatalf("DRY RUN: columns %v, %d rows", cols, len(plan))
+	}
+	var found int64
+	for _, r := range plan {
+		switch r[0].String {
+		case "conflict":
+			found++
+		case "rows":
+			rows = append(rows, r[1].String)
+		case "digest":
+			digest = r[1].String
+		}
+	}
+	if found != conflicts || !strings.HasPrefix(digest, "sha256:") {
+		t.Errorf("DRY RUN: %d conflicts, digest %q; want %d", found, digest, conflicts)
+	}
+	return digest, rows
+}
+
 // mergeWorkload is a random interleaving of steps of the sandbox's and
 // production's writes to t (id, a, b, c): updates of random columns to values of a
 // small domain (so that both sides sometimes make the same change),
@@ -80,6 +132,8 @@ func TestPromoteMergeOracle(t *testing.T) {
 type mergeWorkload struct {
 	rows  int
 	steps []mergeStep
+	// alterAt is the step at which the sandbox adds column d (-1: never).
+	alterAt int
 }
 
 // mergeStep is one write, by the sandbox or by production.
@@ -89,7 +143,10 @@ type mergeStep struct {
 }
 
 func newMergeWorkload(rng *rand.Rand, steps int) *mergeWorkload {
-	w := &mergeWorkload{rows: 24}
+	w := &mergeWorkload{rows: 24, alterAt: -1}
+	if rng.IntN(2) == 0 {
+		w.alterAt = rng.IntN(steps)
+	}
 	cols := []string{"a", "b", "c"}
 	val := func(col string) string {
 		switch n := rng.IntN(5); {
@@ -101,13 +158,23 @@ func newMergeWorkload(rng *rand.Rand, steps int) *mergeWorkload {
 			return fmt.Sprint(n)
 		}
 	}
-	for range steps {
+	for i := range steps {
+		if i == w.alterAt {
+			w.steps = append(w.steps, mergeStep{sandbox: true, sql: "ALTER TABLE t ADD COLUMN d INT NOT NULL DEFAULT 5"})
+			cols = append(cols, "d")
+		}
 		s := mergeStep{sandbox: rng.IntN(2) == 0}
 		id := 1 + rng.IntN(w.rows+6)
 		switch op := rng.IntN(10); {
 		case op < 6:
 			var set []string
 			for _, c := range cols {
+				if c == "d" {
+					if s.sandbox && rng.IntN(2) == 0 { // production has no d; d is NOT NULL
+						set = append(set, fmt.Sprintf("d = %d", 4+rng.IntN(3)))
+					}
+					continue
+				}
 				if rng.IntN(2) == 0 {
 					set = append(set, c+" = "+val(c))
 				}
@@ -119,7 +186,7 @@ func newMergeWorkload(rng *rand.Rand, steps int) *mergeWorkload {
 		case op < 8:
 			s.sql = fmt.Sprintf("DELETE FROM t WHERE id = %d", id)
 		default:
-			s.sql = fmt.Sprintf("INSERT IGNORE INTO t VALUES (%d, %s, %s, %s)", w.rows+1+rng.IntN(6), val("a"), val("b"), val("c"))
+			s.sql = fmt.Sprintf("INSERT IGNORE INTO t (id, a, b, c) VALUES (%d, %s, %s, %s)", w.rows+1+rng.IntN(6), val("a"), val("b"), val("c"))
 		}
 		w.steps = append(w.steps, s)
 	}
@@ -147,13 +214,23 @@ func (w *mergeWorkload) String() string {
 	return b.String()
 }
 
-// mergeRows are db.t's rows by id: the cells a, b, c ("NULL" for NULL).
+// mergeRows are db.t's rows by id: the cells a, b, c, and d when t has it
+// ("NULL" for NULL).
 func mergeRows(t *testing.T, c rowQuerier, db string) map[string][]string {
 	t.Helper()
-	_, rows := queryRows(t, c, "SELECT id, a, b, c FROM `"+db+"`.t")
+	_, rows := queryRows(t, c, "SELECT * FROM `"+db+"`.t")
 	out := map[string][]string{}
 	for _, r := range rows {
 		out[r[0].String] = nullText(r[1:])
+	}
+	return out
+}
+
+// withColumn is rows with a column of value v added.
+func withColumn(rows map[string][]string, v string) map[string][]string {
+	out := make(map[string][]string, len(rows))
+	for k, r := range rows {
+		out[k] = append(slices.Clone(r), v)
 	}
 	return out
 }

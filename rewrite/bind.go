@@ -553,7 +553,7 @@ func (a *Analysis) writes() []Table {
 // isSandboxStatement reports statements addressed to the proxy itself.
 func isSandboxStatement(sql string) bool {
 	s := strings.TrimLeft(sql, " \t\r\n")
-	return len(s) >= 8 && strings.EqualFold(s[:7], "SANDBOX") && lexer.IsSpace(s[7])
+	return len(s) >= 7 && strings.EqualFold(s[:7], "SANDBOX") && (len(s) == 7 || lexer.IsSpace(s[7]) || strings.IndexByte(";/#-", s[7]) >= 0)
 }
 
 // describe classifies one statement and lists the tables it reads and

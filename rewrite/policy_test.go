@@ -133,3 +133,16 @@ func TestShowStatements(t *testing.T) {
 		}
 	}
 }
+
+// TestIsSandboxStatement: a text whose first word is SANDBOX is the
+// proxy's, alone or followed by anything; a word that starts so is not.
+func TestIsSandboxStatement(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"SANDBOX": true, " sandbox;": true, "SANDBOX LIST": true, "SANDBOX/* c */LIST": true, "SANDBOX#": true, "\tSandbox\nDIFF": true,
+		"SANDBOXES": false, "SELECT 1": false, "SANDBO": false, "/* c */ SANDBOX LIST": false,
+	} {
+		if got := IsSandboxStatement(sql); got != want {
+			t.Errorf("IsSandboxStatement(%q) = %v, want %v", sql, got, want)
+		}
+	}
+}

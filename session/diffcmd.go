@@ -1,10 +1,12 @@
 package session
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/command"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/review"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -46,16 +48,27 @@ func (s *Session) diffCmd(ctx context.Context, c command.Command) (*Reply, error
 	}
 	var only *rewrite.Table
 	if c.ForTable != "" {
-		db := c.ForDB
-		if db == "" {
-			db = s.db
+		t, err := s.commandTables([]command.Table{{DB: c.ForDB, Name: c.ForTable}})
+		if err != nil {
+			return nil, err
 		}
+		only = &t[0]
+	}
+	return s.m.rev.Diff(ctx, sb, c.Summary, only)
+}
+
+// commandTables are the tables a SANDBOX statement names, in the current
+// database where they name none (1046 when there is none).
+func (s *Session) commandTables(ts []command.Table) ([]rewrite.Table, error) {
+	var out []rewrite.Table
+	for _, t := range ts {
+		db := cmp.Or(t.DB, s.db)
 		if db == "" {
 			return nil, errNoDatabase()
 		}
-		only = &rewrite.Table{DB: db, Name: c.ForTable}
+		out = append(out, rewrite.Table{DB: db, Name: t.Name})
 	}
-	return s.m.rev.Diff(ctx, sb, c.Summary, only)
+	return out, nil
 }
 
 // exportCmd is SANDBOX EXPORT.
@@ -73,5 +86,12 @@ func (s *Session) promoteCmd(ctx context.Context, c command.Command) (*Reply, er
 	if err != nil {
 		return nil, err
 	}
-	return s.m.rev.Promote(ctx, sb, s.user, c.Strategy, "sql", s.promoteCheck())
+	o := review.PromoteOptions{Strategy: c.Strategy, DryRun: c.DryRun, Matching: c.Matching}
+	if o.Tables, err = s.commandTables(c.Tables); err != nil {
+		return nil, err
+	}
+	if o.Overwrite, err = s.commandTables(c.Overwrite); err != nil {
+		return nil, err
+	}
+	return s.m.rev.Promote(ctx, sb, s.user, "sql", o, s.promoteCheck())
 }

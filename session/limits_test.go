@@ -17,7 +17,7 @@ func TestCheckTTL(t *testing.T) {
 		{0, 1000000 * time.Hour, ""},
 		{720 * time.Hour, time.Hour, ""},
 		{720 * time.Hour, 720 * time.Hour, ""},
-		{720 * time.Hour, 1000000 * time.Hour, "at most 720h0m0s (max-sandbox-ttl), not 1000000h0m0s"},
+		{720 * time.Hour, 1000000 * time.Hour, "at most 30d (max-sandbox-ttl), not 1000000h"},
 		{720 * time.Hour, 0, "not no end"},
 	}
 	for _, tt := range tests {

@@ -5,6 +5,7 @@ package command
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 	"unicode"
@@ -44,12 +45,25 @@ type Command struct {
 	ForDB, ForTable string
 	// Strategy is PROMOTE's: FAIL (default), OURS or THEIRS.
 	Strategy string
+	// Tables are PROMOTE's FOR list (none: every table), Overwrite its
+	// OVERWRITE list: tables compared whole whose production rows the
+	// promote may replace with the sandbox's.
+	Tables, Overwrite []Table
+	// DryRun is PROMOTE's DRY RUN: the plan, applied nowhere; Matching its
+	// MATCHING '<digest>': apply only the plan of that digest.
+	DryRun   bool
+	Matching string
 }
+
+// Table is a table a SANDBOX statement names: DB "" for the current
+// database.
+type Table struct{ DB, Name string }
 
 // syntaxHelp is appended to every SANDBOX syntax error.
 const syntaxHelp = "use SANDBOX CREATE [name] [TTL <duration>] | ATTACH <name> | DETACH | KEEP [TTL <duration>] | " +
 	"DISCARD [<name>] | STATUS | LIST | DIFF [SUMMARY] [<name>] [FOR [db.]table] | EXPORT [<name>] | " +
-	"PROMOTE [<name>] [STRATEGY FAIL|OURS|THEIRS] (durations like 30m, 2h, 7d or seconds)"
+	"PROMOTE [<name>] [FOR [db.]table, …] [STRATEGY FAIL|OURS|THEIRS] [OVERWRITE [db.]table, …] [DRY RUN | MATCHING '<digest>'] " +
+	"(durations like 30m, 2h, 7d or seconds)"
 
 // Parse parses a SANDBOX pseudo-statement: case-insensitive, with an
 // optional trailing semicolon. Names are identifiers, optionally
@@ -59,8 +73,11 @@ func Parse(sql string) (Command, error) {
 	if err != nil {
 		return Command{}, err
 	}
-	if len(toks) < 2 || !strings.EqualFold(toks[0], "SANDBOX") {
+	switch {
+	case len(toks) == 0 || !strings.EqualFold(toks[0], "SANDBOX"):
 		return Command{}, fmt.Errorf("not a SANDBOX statement; %s", syntaxHelp)
+	case len(toks) == 1:
+		return Command{}, fmt.Errorf("SANDBOX needs a statement; %s", syntaxHelp)
 	}
 	p := &parser{c: Command{Verb: Verb(strings.ToUpper(toks[1]))}, rest: toks[2:]}
 	if err := p.verb(toks[1]); err != nil {
@@ -163,21 +180,102 @@ func (p *parser) diff() error {
 	return nil
 }
 
-// promote reads PROMOTE [name] [STRATEGY FAIL|OURS|THEIRS].
+// promoteWords start PROMOTE's clauses.
+var promoteWords = []string{"FOR", "STRATEGY", "OVERWRITE", "DRY", "MATCHING"}
+
+// promote reads PROMOTE [name] and its clauses, in any order: FOR list,
+// STRATEGY FAIL|OURS|THEIRS, OVERWRITE list, DRY RUN, MATCHING 'digest'.
 func (p *parser) promote() error {
-	p.nameUnless("STRATEGY")
+	if len(p.rest) > 0 && !isWord(p.rest[0], promoteWords...) {
+		p.c.Name, p.rest = p.rest[0], p.rest[1:]
+	}
 	p.c.Strategy = "FAIL"
-	if len(p.rest) == 0 || !strings.EqualFold(p.rest[0], "STRATEGY") {
-		return nil
+	seen := map[string]bool{}
+	for len(p.rest) > 0 {
+		kw := strings.ToUpper(p.rest[0])
+		if !isWord(kw, promoteWords...) || seen[kw] {
+			return nil // unexpected: Parse says so
+		}
+		seen[kw] = true
+		p.rest = p.rest[1:]
+		if err := p.promoteClause(kw); err != nil {
+			return err
+		}
 	}
-	if len(p.rest) < 2 {
-		return fmt.Errorf("STRATEGY needs FAIL, OURS or THEIRS; %s", syntaxHelp)
-	}
-	p.c.Strategy, p.rest = strings.ToUpper(p.rest[1]), p.rest[2:]
-	if p.c.Strategy != "FAIL" && p.c.Strategy != "OURS" && p.c.Strategy != "THEIRS" {
-		return fmt.Errorf("unknown strategy %q: use FAIL, OURS or THEIRS", p.c.Strategy)
+	if p.c.DryRun && p.c.Matching != "" {
+		return fmt.Errorf("DRY RUN and MATCHING exclude each other; %s", syntaxHelp)
 	}
 	return nil
+}
+
+// promoteClause reads what PROMOTE's clause kw takes.
+func (p *parser) promoteClause(kw string) error {
+	var err error
+	switch kw {
+	case "FOR":
+		p.c.Tables, err = p.tables("FOR")
+	case "OVERWRITE":
+		p.c.Overwrite, err = p.tables("OVERWRITE")
+	case "DRY":
+		if len(p.rest) == 0 || !strings.EqualFold(p.rest[0], "RUN") {
+			return fmt.Errorf("DRY needs RUN; %s", syntaxHelp)
+		}
+		p.c.DryRun, p.rest = true, p.rest[1:]
+	case "MATCHING":
+		if len(p.rest) == 0 || !digest.MatchString(p.rest[0]) {
+			return fmt.Errorf("MATCHING needs the digest a DRY RUN gave ('sha256:' and 64 hexadecimal digits); %s", syntaxHelp)
+		}
+		p.c.Matching, p.rest = strings.ToLower(p.rest[0]), p.rest[1:]
+	default: // STRATEGY
+		if len(p.rest) == 0 {
+			return fmt.Errorf("STRATEGY needs FAIL, OURS or THEIRS; %s", syntaxHelp)
+		}
+		p.c.Strategy, p.rest = strings.ToUpper(p.rest[0]), p.rest[1:]
+		if p.c.Strategy != "FAIL" && p.c.Strategy != "OURS" && p.c.Strategy != "THEIRS" {
+			return fmt.Errorf("unknown strategy %q: use FAIL, OURS or THEIRS", p.c.Strategy)
+		}
+	}
+	return err
+}
+
+// digest matches a plan's digest as DRY RUN gives it.
+var digest = regexp.MustCompile(`^(?i)sha256:[0-9a-f]{64}$`)
+
+// tables reads a list of tables ([db.]table, comma-separated; `db`.`t`
+// may come as several words) up to the next of PROMOTE's clauses.
+func (p *parser) tables(kw string) ([]Table, error) {
+	var words []string
+	for len(p.rest) > 0 && !isWord(p.rest[0], promoteWords...) {
+		words, p.rest = append(words, p.rest[0]), p.rest[1:]
+	}
+	var out []Table
+	for _, item := range strings.Split(strings.Join(words, " "), ",") {
+		name := strings.ReplaceAll(strings.ReplaceAll(strings.TrimSpace(item), " .", "."), ". ", ".")
+		if name == "" || strings.ContainsAny(name, " ") {
+			return nil, fmt.Errorf("%s needs a comma-separated list of tables; %s", kw, syntaxHelp)
+		}
+		var t Table
+		if db, tbl, ok := strings.Cut(name, "."); ok {
+			t = Table{DB: db, Name: tbl}
+		} else {
+			t.Name = name
+		}
+		if t.Name == "" || t.DB == "" && strings.Contains(name, ".") {
+			return nil, fmt.Errorf("%s: %q is not a table; %s", kw, name, syntaxHelp)
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// isWord reports whether w is one of the keywords kws (any case).
+func isWord(w string, kws ...string) bool {
+	for _, k := range kws {
+		if strings.EqualFold(w, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // ValidName checks a sandbox name: 1 to 48 letters, digits, '_' or '-'.

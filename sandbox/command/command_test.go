@@ -1,6 +1,7 @@
 package command
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +41,19 @@ func TestParseCommand(t *testing.T) {
 		{in: "SANDBOX PROMOTE STRATEGY THEIRS", want: Command{Verb: VerbPromote, Strategy: "THEIRS"}},
 		{in: "SANDBOX PROMOTE STRATEGY", err: "STRATEGY needs"},
 		{in: "SANDBOX PROMOTE STRATEGY MINE", err: "unknown strategy"},
+		{in: "SANDBOX PROMOTE box FOR app.t, `u` STRATEGY theirs DRY RUN", want: Command{Verb: VerbPromote, Name: "box", Strategy: "THEIRS",
+			Tables: []Table{{DB: "app", Name: "t"}, {Name: "u"}}, DryRun: true}},
+		{in: "SANDBOX PROMOTE OVERWRITE `d` . `t` ,x MATCHING 'SHA256:" + strings.Repeat("Ab", 32) + "' FOR y", want: Command{Verb: VerbPromote,
+			Strategy: "FAIL", Overwrite: []Table{{DB: "d", Name: "t"}, {Name: "x"}}, Tables: []Table{{Name: "y"}},
+			Matching: "sha256:" + strings.Repeat("ab", 32)}},
+		{in: "SANDBOX PROMOTE DRY RUN MATCHING 'sha256:" + strings.Repeat("0", 64) + "'", err: "exclude each other"},
+		{in: "SANDBOX PROMOTE MATCHING 'abc'", err: "MATCHING needs"},
+		{in: "SANDBOX PROMOTE DRY", err: "DRY needs RUN"},
+		{in: "SANDBOX PROMOTE FOR", err: "FOR needs a comma-separated list"},
+		{in: "SANDBOX PROMOTE FOR a b", err: "FOR needs a comma-separated list"},
+		{in: "SANDBOX PROMOTE FOR a,, b", err: "FOR needs a comma-separated list"},
+		{in: "SANDBOX PROMOTE OVERWRITE .t", err: "is not a table"},
+		{in: "SANDBOX PROMOTE FOR a FOR b", err: "unexpected"},
 		{in: "SANDBOX ATTACH", err: "needs a sandbox name"},
 		{in: "SANDBOX FROB", err: "unknown SANDBOX statement"},
 		{in: "SANDBOX LIST extra", err: "unexpected"},
@@ -50,6 +64,8 @@ func TestParseCommand(t *testing.T) {
 		{in: "SANDBOX LIST; SELECT 1", err: "sent alone"},
 		{in: "SANDBOX ATTACH `x", err: "unterminated"},
 		{in: "SELECT 1", err: "not a SANDBOX"},
+		{in: "SANDBOX", err: "SANDBOX needs a statement; use SANDBOX CREATE"},
+		{in: "sandbox ; ", err: "SANDBOX needs a statement"},
 	} {
 		got, err := Parse(c.in)
 		if c.err != "" {
@@ -58,7 +74,7 @@ func TestParseCommand(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || got != c.want {
+		if err != nil || !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%q = %+v, %v; want %+v", c.in, got, err, c.want)
 		}
 	}
@@ -69,7 +85,8 @@ func TestParseCommand(t *testing.T) {
 // PROMOTE knows.
 func FuzzParseCommand(f *testing.F) {
 	for _, s := range []string{"SANDBOX DIFF SUMMARY box FOR `a`.`b`", "SANDBOX PROMOTE x STRATEGY ours;", "SANDBOX EXPORT",
-		"SANDBOX CREATE a TTL 2h", "sandbox diff for a . b", "SANDBOX DIFF FOR .", "SANDBOX DIFF FOR `"} {
+		"SANDBOX CREATE a TTL 2h", "sandbox diff for a . b", "SANDBOX DIFF FOR .", "SANDBOX DIFF FOR `",
+		"SANDBOX PROMOTE b FOR a.t, `u` OVERWRITE x DRY RUN", "SANDBOX PROMOTE MATCHING 'sha256:" + strings.Repeat("f", 64) + "'"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -90,6 +107,14 @@ func FuzzParseCommand(f *testing.F) {
 		}
 		if c.Verb == VerbDiff && c.ForDB != "" && c.ForTable == "" {
 			t.Fatalf("%q: FOR %q.%q", s, c.ForDB, c.ForTable)
+		}
+		for _, tb := range append(c.Tables, c.Overwrite...) {
+			if tb.Name == "" || strings.ContainsAny(tb.Name+tb.DB, ", ") {
+				t.Fatalf("%q: table %+v", s, tb)
+			}
+		}
+		if c.DryRun && c.Matching != "" || c.Matching != "" && !digest.MatchString(c.Matching) {
+			t.Fatalf("%q: DRY RUN %v, MATCHING %q", s, c.DryRun, c.Matching)
 		}
 	})
 }

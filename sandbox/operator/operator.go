@@ -221,7 +221,7 @@ func (o *Operator) Promote(ctx context.Context, name, strategy string) (*reply.R
 // who reviews and applies with the promote account's rights, not a
 // sandbox's user, whose own grants bound SANDBOX PROMOTE.
 func (o *Operator) promoteAsAdmin(ctx context.Context, sb *registry.Sandbox, strategy string) (*reply.Reply, error) {
-	return o.rev.PromoteAs(ctx, sb, AdminUser, strategy, "api", true, nil)
+	return o.rev.PromoteAs(ctx, sb, AdminUser, "api", true, review.PromoteOptions{Strategy: strategy}, nil)
 }
 
 // adminRefusal marks err, if it is a refusal (*rewrite.Refusal), for the

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/duration"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
@@ -41,9 +42,10 @@ func (l Limits) CheckTTL(ttl time.Duration) error {
 	}
 	asked := "no end"
 	if ttl > 0 {
-		asked = ttl.String()
+		asked = duration.Human(ttl)
 	}
-	return rewrite.Refuse(wire.ErUnknown, "a kept sandbox may live at most %s (max-sandbox-ttl), not %s; give a shorter TTL", l.MaxTTL, asked)
+	return rewrite.Refuse(wire.ErUnknown, "a kept sandbox may live at most %s (max-sandbox-ttl), not %s; give a shorter TTL",
+		duration.Human(l.MaxTTL), asked)
 }
 
 // Limits returns the current limits.

@@ -234,7 +234,7 @@ func TestCheckTTL(t *testing.T) {
 		{0, time.Hour, ""},
 		{time.Hour, time.Hour, ""},
 		{time.Hour, time.Minute, ""},
-		{time.Hour, 2 * time.Hour, "at most 1h0m0s (max-sandbox-ttl), not 2h0m0s"},
+		{time.Hour, 2 * time.Hour, "at most 1h (max-sandbox-ttl), not 2h"},
 		{time.Hour, 0, "not no end"},
 	} {
 		err := registry.Limits{MaxTTL: tc.max}.CheckTTL(tc.ttl)

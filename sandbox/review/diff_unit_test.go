@@ -1,6 +1,7 @@
 package review
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // TestDiffCaptured: a captured fork is diffed three ways by its key, in one
@@ -293,4 +295,23 @@ func TestDiffFor(t *testing.T) {
 		t.Errorf("read app.n: %q", q)
 	}
 	f.unscripted()
+}
+
+// TestDiffForNoSuchTable: DIFF … FOR a table neither the sandbox nor
+// production has is the server's 1146; one production has that the
+// sandbox did not change has an empty diff.
+func TestDiffForNoSuchTable(t *testing.T) {
+	f := newFixture(t)
+	capturedOnly(f)
+	f.side.Match("^SELECT t\\.ENGINE, .*'nosuch'").Rows()
+	f.shape(rewrite.Table{DB: "app", Name: "quiet"}, "BASE TABLE", []forker.Column{tID}, "id")
+	_, err := f.m.Diff(f.ctx, f.sb, true, &rewrite.Table{DB: "app", Name: "nosuch"})
+	var rf *rewrite.Refusal
+	if !errors.As(err, &rf) || rf.Code != wire.ErNoSuchTable || !strings.Contains(rf.Message, "Table 'app.nosuch' doesn't exist") {
+		t.Errorf("DIFF FOR app.nosuch: %v", err)
+	}
+	r, err := f.m.Diff(f.ctx, f.sb, false, &rewrite.Table{DB: "app", Name: "quiet"})
+	if err != nil || len(r.Rows) != 0 {
+		t.Errorf("DIFF FOR app.quiet: %v, %+v", err, r)
+	}
 }

@@ -89,17 +89,30 @@ func mergeRow(dr diffRow, theirs []string, ok bool) (whole bool, cells []int) {
 	return false, cells
 }
 
-// Promote applies sb's changes to production for user, by strategy FAIL,
-// OURS or THEIRS; via says where it was asked (sql, api). Only sb's owner
-// and sandbox admins may, and only what check (the user's own account)
-// allows.
-func (m *Reviewer) Promote(ctx context.Context, sb *registry.Sandbox, user, strategy, via string, check PromoteCheck) (*reply.Reply, error) {
-	return m.PromoteAs(ctx, sb, user, strategy, via, m.reg.IsAdmin(user), check)
+// PromoteOptions are what a PROMOTE asks besides its sandbox.
+type PromoteOptions struct {
+	// Strategy is FAIL (""), OURS or THEIRS.
+	Strategy string
+	// Tables are the tables to promote (none: all the sandbox changed);
+	// Overwrite those compared whole whose rows production may take from
+	// the sandbox whole (what production changed since the fork is lost).
+	Tables, Overwrite []rewrite.Table
+	// DryRun asks for the plan — its statements, conflicts and digest —
+	// applied nowhere; Matching applies only the plan of that digest.
+	DryRun   bool
+	Matching string
+}
+
+// Promote applies sb's changes to production for user as o asks; via says
+// where it was asked (sql, api). Only sb's owner and sandbox admins may,
+// and only what check (the user's own account) allows.
+func (m *Reviewer) Promote(ctx context.Context, sb *registry.Sandbox, user, via string, o PromoteOptions, check PromoteCheck) (*reply.Reply, error) {
+	return m.PromoteAs(ctx, sb, user, via, m.reg.IsAdmin(user), o, check)
 }
 
 // PromoteAs is Promote; admin lets user promote any sandbox (the admin API).
-func (m *Reviewer) PromoteAs(ctx context.Context, sb *registry.Sandbox, user, strategy, via string, admin bool, check PromoteCheck) (*reply.Reply, error) {
-	strategy = strings.ToUpper(cmp.Or(strategy, "FAIL"))
+func (m *Reviewer) PromoteAs(ctx context.Context, sb *registry.Sandbox, user, via string, admin bool, o PromoteOptions, check PromoteCheck) (*reply.Reply, error) {
+	strategy := strings.ToUpper(cmp.Or(o.Strategy, "FAIL"))
 	if m.promoteDial == nil {
 		return nil, rewrite.Refuse(wire.ErOptionPreventsStatement, "SANDBOX PROMOTE needs a promote account: start the proxy with "+
 			"--promote-user and --promote-password (an upstream account that may write production); SANDBOX EXPORT gives the statements to review and run")
@@ -110,8 +123,15 @@ func (m *Reviewer) PromoteAs(ctx context.Context, sb *registry.Sandbox, user, st
 	if !slices.Contains([]string{"FAIL", "OURS", "THEIRS"}, strategy) {
 		return nil, rewrite.Refuse(wire.ErParse, "unknown strategy %q: use FAIL, OURS or THEIRS", strategy)
 	}
-	p := &promotion{m: m, sb: sb, user: user, strategy: strategy, via: via, started: time.Now().UTC(), check: check}
+	o.Strategy, o.Matching = strategy, strings.ToLower(o.Matching)
+	p := &promotion{m: m, sb: sb, user: user, strategy: strategy, via: via, started: time.Now().UTC(), check: check, opts: o}
 	r, err := p.run(ctx)
+	if o.DryRun {
+		// Nothing applied: not audited, not counted.
+		m.log.Info("sandbox promote dry run", zap.String("sandbox", sb.Name), zap.String("user", user), zap.String("via", via),
+			zap.String("strategy", strategy), zap.Error(err))
+		return r, err
+	}
 	p.finish(context.WithoutCancel(ctx), err)
 	return r, err
 }
@@ -141,6 +161,7 @@ type promotion struct {
 	nonTx       []string
 	// check refuses what the promoting user's own account could not do.
 	check PromoteCheck
+	opts  PromoteOptions
 }
 
 // nonTransactional reports whether the promote writes rows of a table
@@ -208,6 +229,9 @@ func (p *promotion) plan(ctx context.Context) error {
 		if p.order, err = d.exportPlan(ctx, tables); err != nil {
 			return err
 		}
+		if p.order, err = p.selected(p.order); err != nil {
+			return err
+		}
 		return p.findEchoes(ctx, d)
 	})
 	if err != nil {
@@ -239,17 +263,27 @@ func (p *promotion) run(ctx context.Context) (*reply.Reply, error) {
 		return nil, err
 	}
 	defer release()
-	// A first look, without locks: FAIL refuses before touching anything.
+	// A first look, without locks: a dry run answers it; FAIL, or a plan
+	// that is not the one reviewed, refuses before touching anything.
 	found, err := p.findConflicts(ctx, pc, false)
 	if err != nil {
 		return nil, err
+	}
+	d := &differ{m: p.m, sb: p.sb}
+	if p.opts.DryRun {
+		return p.dryRun(p.statements(d, found), found), nil
+	}
+	if p.opts.Matching != "" {
+		if digest := planDigest(p.strategy, p.statements(d, found)); digest != p.opts.Matching {
+			p.outcome = "refused"
+			return nil, p.stalePlan(digest)
+		}
 	}
 	if p.strategy == "FAIL" && len(found) > 0 {
 		p.outcome = "refused"
 		return nil, p.conflictRefusal(found)
 	}
 	p.startAudit(ctx)
-	d := &differ{m: p.m, sb: p.sb}
 	for _, s := range d.steps(p.order).pre {
 		if _, err := pc.Exec(ctx, s); err != nil {
 			return nil, p.failed(fmt.Errorf("promote: %s: %w", abbreviate(s), err))
@@ -336,6 +370,10 @@ func (p *promotion) writeRows(ctx context.Context, pc sideconn.Conn, d *differ) 
 		}
 	}
 	st := d.steps(p.order)
+	if digest := planDigest(p.strategy, st); p.opts.Matching != "" && digest != p.opts.Matching {
+		// Production changed between the first look and the locks.
+		return refused(p.stalePlan(digest))
+	}
 	p.count()
 	sum := sha256.New()
 	for _, s := range st.rows {
@@ -398,13 +436,16 @@ func (p *promotion) checkable() error {
 		}
 		switch {
 		case dt.method == methodView, dt.method == methodSequence:
-		case dt.method == methodCapture && !sameColumns(dt.fork, dt.prod):
+		case dt.method == methodCapture && !sameColumns(dt.base, dt.prod):
 			return rewrite.Refuse(wire.ErUnknown, "production's table %s changed its columns or key since the sandbox forked it; "+
 				"SANDBOX EXPORT gives the statements to adapt and run", dt.logical)
-		case p.strategy == "OURS":
-		case dt.method == methodCompare:
-			return rewrite.Refuse(wire.ErUnknown, "the rows of %s cannot be checked for production's changes since the fork (%s); "+
-				"STRATEGY OURS applies the sandbox's rows anyway", dt.logical, dt.note)
+		case dt.method == methodCompare && !p.overwrites(dt.logical):
+			// No fork-time image: production's changes since the fork
+			// cannot be told from the sandbox's, whatever the strategy.
+			return rewrite.Refuse(wire.ErUnknown, "PROMOTE refused: the rows of %s cannot be told from production's changes since the fork "+
+				"(%s), so promoting them would revert or delete what production changed; SANDBOX EXPORT gives the statements to review, "+
+				"or name the table in OVERWRITE %s to replace production's rows with the sandbox's", dt.logical, dt.note, dt.logical)
+		case p.strategy == "OURS", dt.method == methodCompare:
 		case dt.method == methodDropped:
 			return rewrite.Refuse(wire.ErUnknown, "the sandbox dropped %s, and production's changes to it since cannot be checked; "+
 				"STRATEGY OURS drops it anyway", dt.logical)
@@ -433,7 +474,15 @@ func (p *promotion) findConflicts(ctx context.Context, pc sideconn.Conn, lock bo
 		keyCols := keyColumns(dt.fork, dt.key)
 		pos := quote.Ident(freeAlias("sqlfork_i", keyCols)) // the row's index, named as no key column is
 		sel := []string{"d." + pos}
-		for _, c := range dt.fork.Stored() {
+		// A column the sandbox added (production gets it from the ALTER
+		// promoted, as the fork-time image has it) is production's
+		// unchanged.
+		var added []int
+		for j, c := range dt.fork.Stored() {
+			if _, ok := dt.prod.Column(c.Name); !ok {
+				sel, added = append(sel, "'NULL'"), append(added, j)
+				continue
+			}
 			sel = append(sel, litSQL("r", c))
 		}
 		on := make([]string, len(keyCols))
@@ -481,6 +530,13 @@ func (p *promotion) findConflicts(ctx context.Context, pc sideconn.Conn, lock bo
 		for i, dr := range et.td.rows {
 			th, ok := theirs[i]
 			et.td.rows[i].prodMissing = !ok // as production has it now (under lock, the last look)
+			for _, j := range added {
+				if ok && dr.op == "insert" {
+					th[j] = dr.afterLits[j]
+				} else if ok {
+					th[j] = dr.beforeLits[j]
+				}
+			}
 			whole, cells := mergeRow(dr, th, ok)
 			if whole || len(cells) > 0 {
 				out = append(out, conflict{et: et, i: i, cells: cells})
@@ -536,7 +592,7 @@ func (p *promotion) count() {
 	p.rowCounts = rowCounts{}
 	for _, et := range p.order {
 		rows := et.td.rows
-		if et.td.t.change == "altered" {
+		if et.td.t.whole() {
 			p.upd += int64(len(et.all))
 			p.del += int64(len(et.gone))
 			continue

@@ -96,7 +96,7 @@ func TestPromoteStrategies(t *testing.T) {
 			f := newFixture(t)
 			f.promotable()
 			capturedT(f, tc.theirs...)
-			r, err := f.m.Promote(f.ctx, f.sb, "alice", tc.strategy, "sql", nil)
+			r, err := f.m.Promote(f.ctx, f.sb, "alice", "sql", PromoteOptions{Strategy: tc.strategy}, nil)
 			if tc.err != "" {
 				var rf *rewrite.Refusal
 				if !errors.As(err, &rf) || !strings.Contains(rf.Message, tc.err) {
@@ -164,7 +164,7 @@ func (tc promoteCase) run(t *testing.T) {
 	f := newFixture(t)
 	f.promotable()
 	tc.setup(f)
-	_, err := f.m.Promote(f.ctx, f.sb, cmpOr(tc.user, "alice"), tc.strategy, "api", tc.check)
+	_, err := f.m.Promote(f.ctx, f.sb, cmpOr(tc.user, "alice"), "api", PromoteOptions{Strategy: tc.strategy}, tc.check)
 	var rf *rewrite.Refusal
 	switch {
 	case err == nil:
@@ -220,7 +220,9 @@ func TestPromoteRefused(t *testing.T) {
 			err: `only the owner of sandbox "sb-0badcafe" (alice) or a sandbox admin may promote it`},
 		{name: "unknown strategy", setup: func(*fixture) {}, strategy: "mine", code: wire.ErParse, err: `unknown strategy "MINE"`},
 		{name: "compared whole", setup: compared, code: wire.ErUnknown, outcome: "refused",
-			err: "the rows of app.k cannot be checked for production's changes since the fork (a fork without rows); STRATEGY OURS applies"},
+			err: "PROMOTE refused: the rows of app.k cannot be told from production's changes since the fork (a fork without rows)"},
+		{name: "compared whole, OURS", setup: compared, strategy: "OURS", code: wire.ErUnknown, outcome: "refused",
+			err: "or name the table in OVERWRITE app.k to replace production's rows"},
 		{name: "dropped", setup: dropped, code: wire.ErUnknown, outcome: "refused",
 			err: "the sandbox dropped app.d, and production's changes to it since cannot be checked"},
 		{name: "created over production's", setup: func(f *fixture) {
@@ -343,7 +345,7 @@ func TestPromoteAsAdmin(t *testing.T) {
 	f.promotable()
 	capturedT(f, unchanged...)
 	f.side.Prefix("INSERT INTO `_sqlfork_meta`.promotes ").Fail(boom)
-	r, err := f.m.PromoteAs(f.ctx, f.sb, "bob", "fail", "api", true, nil)
+	r, err := f.m.PromoteAs(f.ctx, f.sb, "bob", "api", true, PromoteOptions{Strategy: "fail"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,16 +422,17 @@ func TestPromoteManyConflicts(t *testing.T) {
 	}
 	f.query("SELECT CASE WHEN", "`c_t` c", rows...)
 	f.prod.Match(`^SELECT d\.`).Rows(theirs...)
-	_, err := f.m.Promote(f.ctx, f.sb, "alice", "FAIL", "sql", nil)
+	_, err := f.m.Promote(f.ctx, f.sb, "alice", "sql", PromoteOptions{Strategy: "FAIL"}, nil)
 	if err == nil || !strings.Contains(err.Error(), `: 25 rows changed in production since the fork`) ||
 		!strings.Contains(err.Error(), `app.t {"id": 18}, app.t {"id": 19} and 5 more;`) || strings.Contains(err.Error(), `{"id": 20}`) {
 		t.Errorf("refusal %v", err)
 	}
 }
 
-// TestPromoteAltered: OURS applies an altered table (compared whole): the
-// ALTER before its rows, every row upserted, the keys it no longer has
-// deleted, the ALTER after; it counts its rows as updated and deleted.
+// TestPromoteAltered: an altered table compared whole, named in
+// OVERWRITE, is applied whole: the ALTER before its rows, every row
+// upserted, the keys it no longer has deleted, the ALTER after; its rows
+// count as updated and deleted.
 func TestPromoteAltered(t *testing.T) {
 	f := newFixture(t)
 	f.promotable()
@@ -437,7 +440,7 @@ func TestPromoteAltered(t *testing.T) {
 	f.query("SELECT 'insert', ", "`app`.`a`", testkit.Row("update", `{}`, `{}`, `{}`, nil, "1", "1", "'x'", "5"))
 	f.side.Prefix("SELECT IFNULL(CAST(f.`id` AS CHAR), 'NULL'), ").Rows(testkit.Row("1", "'x'", "5"), testkit.Row("7", "'y'", "NULL"))
 	f.side.Prefix("SELECT IFNULL(CAST(r.`id` AS CHAR), 'NULL') FROM ").Rows(testkit.Row("8"))
-	r, err := f.m.Promote(f.ctx, f.sb, "alice", "OURS", "sql", nil)
+	r, err := f.m.Promote(f.ctx, f.sb, "alice", "sql", PromoteOptions{Strategy: "FAIL", Overwrite: []rewrite.Table{{DB: "app", Name: "a"}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -503,5 +506,65 @@ func TestChangedColumnsTheirs(t *testing.T) {
 	r.theirs = []int{1, 2}
 	if got := changedColumns(r); len(got) != 0 {
 		t.Errorf("changed with both production's %v, want none", got)
+	}
+}
+
+// TestPromoteDryRunThenMatching: DRY RUN answers the conflicts, the
+// statements the strategy applies and their digest, writes nothing and is
+// not audited; MATCHING that digest applies exactly those statements; a
+// digest of another plan is refused before production is touched.
+func TestPromoteDryRunThenMatching(t *testing.T) {
+	theirs := [][]*string{testkit.Row(1, "1", "'z'"), testkit.Row(2, "2", "'x'")} // row 1 conflicts
+	f := newFixture(t)
+	f.promotable()
+	capturedT(f, theirs...)
+	r, err := f.m.Promote(f.ctx, f.sb, "alice", "sql", PromoteOptions{Strategy: "THEIRS", DryRun: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	insert := "INSERT INTO `app`.`t` (`id`, `name`) VALUES (4, 'd') ON DUPLICATE KEY UPDATE `id` = VALUES(`id`), `name` = VALUES(`name`)"
+	del := "DELETE FROM `app`.`t` WHERE `id` IN (2)"
+	digest := planDigest("THEIRS", exportSteps{rows: []string{insert, del}})
+	want := []string{`conflict | app.t {"id": 1}: name`, "rows | " + insert, "rows | " + del, "digest | " + digest}
+	if got := cells(r); !slices.Equal(got, want) || !slices.Equal(r.Columns, DryRunColumns) {
+		t.Errorf("dry run\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
+	}
+	if !strings.Contains(r.Info, "would apply 2 statements (1 conflicts resolved)") || !strings.Contains(r.Info, "MATCHING '"+digest+"'") {
+		t.Errorf("dry run's message %q", r.Info)
+	}
+	if w := f.prod.Matching("^(INSERT|UPDATE|DELETE|START) "); len(w) != 0 || len(f.side.Matching("promotes")) != 0 {
+		t.Errorf("a dry run wrote %q, audited %q", w, f.side.Matching("promotes"))
+	}
+
+	_, err = f.m.Promote(f.ctx, f.sb, "alice", "sql", PromoteOptions{Strategy: "OURS", Matching: digest}, nil)
+	var rf *rewrite.Refusal
+	if !errors.As(err, &rf) || !strings.Contains(rf.Message, "not the "+digest+" that was reviewed") {
+		t.Fatalf("OURS matching THEIRS's digest: %v", err)
+	}
+	if w := f.prod.Matching("^(INSERT|UPDATE|DELETE|START) "); len(w) != 0 {
+		t.Errorf("a promote of a stale plan wrote %q", w)
+	}
+	if _, err := f.m.Promote(f.ctx, f.sb, "alice", "sql", PromoteOptions{Strategy: "THEIRS", Matching: strings.ToUpper(digest)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if w := f.prod.Matching("^(INSERT|UPDATE|DELETE) "); !slices.Equal(w, []string{insert, del}) {
+		t.Errorf("the promote matching the dry run wrote\n %s", strings.Join(w, "\n "))
+	}
+}
+
+// TestPromoteFor: FOR promotes the tables it names only; one the sandbox
+// did not change is refused.
+func TestPromoteFor(t *testing.T) {
+	f := newFixture(t)
+	f.promotable()
+	capturedT(f, testkit.Row(1, "1", "'a'"), testkit.Row(2, "2", "'x'"))
+	_, err := f.m.Promote(f.ctx, f.sb, "alice", "sql", PromoteOptions{Tables: []rewrite.Table{{DB: "app", Name: "nosuch"}}}, nil)
+	var rf *rewrite.Refusal
+	if !errors.As(err, &rf) || !strings.Contains(rf.Message, `sandbox "sb-0badcafe" changed nothing of app.nosuch`) {
+		t.Fatalf("FOR a table not changed: %v", err)
+	}
+	r, err := f.m.Promote(f.ctx, f.sb, "alice", "sql", PromoteOptions{Tables: []rewrite.Table{{DB: "app", Name: "t"}}, DryRun: true}, nil)
+	if err != nil || len(r.Rows) != 4 {
+		t.Fatalf("FOR app.t: %v, %+v", err, r)
 	}
 }

@@ -60,6 +60,11 @@ func (m *Reviewer) Diff(ctx context.Context, sb *registry.Sandbox, summary bool,
 		if err != nil {
 			return err
 		}
+		if len(tables) == 0 && only != nil {
+			if err := d.exists(ctx, *only); err != nil {
+				return err
+			}
+		}
 		for _, dt := range tables {
 			td, err := d.diffOne(ctx, dt, !summary)
 			if err != nil {

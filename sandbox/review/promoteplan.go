@@ -1,0 +1,130 @@
+package review
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/reply"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
+	"github.com/sqlfork/sqlfork-proxy/wire"
+)
+
+// Plan, then apply what was reviewed. PROMOTE … DRY RUN answers the plan —
+// the conflicts with production now, the statements the strategy would
+// apply, and the plan's digest — and applies nothing; PROMOTE … MATCHING
+// '<digest>' applies only if the plan is still that one, checked before
+// production is touched and again under the rows' locks. PROMOTE … FOR
+// promotes only the tables it names.
+
+// DryRunColumns are the columns of a DRY RUN's answer: each conflict, each
+// statement (DDL before the rows, the rows, DDL after) and the digest.
+var DryRunColumns = []string{"step", "statement"}
+
+// planDigest is the digest of a plan: its strategy and statements.
+func planDigest(strategy string, st exportSteps) string {
+	sum := sha256.New()
+	sum.Write([]byte(strategy + "\n"))
+	for _, s := range slices.Concat(st.pre, st.rows, st.post) {
+		sum.Write([]byte(s + ";\n"))
+	}
+	return "sha256:" + hex.EncodeToString(sum.Sum(nil))
+}
+
+// selected keeps of order the tables the promote names (all when it names
+// none); a table named that the sandbox did not change is refused.
+func (p *promotion) selected(order []*exportTable) ([]*exportTable, error) {
+	if len(p.opts.Tables) == 0 {
+		return order, nil
+	}
+	want := map[string]bool{}
+	for _, t := range p.opts.Tables {
+		k := p.m.names.Key(p.m.names.Norm(t))
+		if !slices.ContainsFunc(order, func(et *exportTable) bool { return p.m.names.Key(et.td.t.logical) == k && et.changes() }) {
+			return nil, rewrite.Refuse(wire.ErUnknown, "sandbox %q changed nothing of %s; SANDBOX DIFF SUMMARY lists the tables it changed",
+				p.sb.Name, t)
+		}
+		want[k] = true
+	}
+	return slices.DeleteFunc(order, func(et *exportTable) bool { return !want[p.m.names.Key(et.td.t.logical)] }), nil
+}
+
+// overwrites reports whether the promote names t in OVERWRITE.
+func (p *promotion) overwrites(t rewrite.Table) bool {
+	k := p.m.names.Key(t)
+	return slices.ContainsFunc(p.opts.Overwrite, func(o rewrite.Table) bool { return p.m.names.Key(p.m.names.Norm(o)) == k })
+}
+
+// statements are what the promote applies with found the conflicts: THEIRS
+// leaves production's values where they conflict. The rows are left as
+// they were.
+func (p *promotion) statements(d *differ, found []conflict) exportSteps {
+	saved := make([][]diffRow, len(p.order))
+	for i, et := range p.order {
+		saved[i] = slices.Clone(et.td.rows)
+	}
+	if p.strategy == "THEIRS" {
+		p.dropConflicting(found)
+	}
+	st := d.steps(p.order)
+	for i, et := range p.order {
+		et.td.rows = saved[i]
+	}
+	return st
+}
+
+// dryRun is DRY RUN's answer: the conflicts found, the statements the
+// strategy would apply, and their digest.
+func (p *promotion) dryRun(st exportSteps, found []conflict) *reply.Reply {
+	r := &reply.Reply{Columns: DryRunColumns}
+	add := func(step, text string) { r.Rows = append(r.Rows, []*string{reply.Str(step), reply.Str(text)}) }
+	for _, c := range found {
+		add("conflict", conflictText(c))
+	}
+	for _, list := range []struct {
+		step  string
+		stmts []string
+	}{{"ddl", st.pre}, {"rows", st.rows}, {"ddl", st.post}} {
+		for _, s := range list.stmts {
+			add(list.step, s)
+		}
+	}
+	digest := planDigest(p.strategy, st)
+	add("digest", digest)
+	n := len(st.pre) + len(st.rows) + len(st.post)
+	switch {
+	case p.strategy == "FAIL" && len(found) > 0:
+		r.Info = fmt.Sprintf("dry run: PROMOTE STRATEGY FAIL of sandbox %s would be refused: %d rows conflict with production's changes since "+
+			"the fork; STRATEGY OURS or THEIRS resolves them", p.sb.Name, len(found))
+	default:
+		r.Info = fmt.Sprintf("dry run: PROMOTE STRATEGY %s of sandbox %s would apply %d statements (%d conflicts resolved); nothing was applied. "+
+			"Apply exactly this plan with SANDBOX PROMOTE %s STRATEGY %s MATCHING '%s'", p.strategy, p.sb.Name, n, len(found),
+			p.sb.Name, p.strategy, digest)
+	}
+	return r
+}
+
+// conflictText names a conflict: its table, key, and the columns both
+// changed (none: the whole row).
+func conflictText(c conflict) string {
+	dt := c.et.td.t
+	text := tableName(dt.logical) + " " + sideconn.Str(c.et.td.rows[c.i].key)
+	if len(c.cells) == 0 {
+		return text + ": the row"
+	}
+	cols := dt.fork.Stored()
+	names := make([]string, len(c.cells))
+	for i, j := range c.cells {
+		names[i] = cols[j].Name
+	}
+	return text + ": " + strings.Join(names, ", ")
+}
+
+// stalePlan refuses a promote whose plan is not the one MATCHING names.
+func (p *promotion) stalePlan(digest string) error {
+	return rewrite.Refuse(wire.ErUnknown, "PROMOTE refused: its plan is now %s, not the %s that was reviewed (production or the sandbox "+
+		"changed since the DRY RUN); review it again with SANDBOX PROMOTE %s STRATEGY %s DRY RUN", digest, p.opts.Matching, p.sb.Name, p.strategy)
+}
