@@ -8,17 +8,25 @@
 # Otherwise a throwaway MariaDB is started from ./.sqlfork/ (data dir, socket,
 # pid file and error log live there; installed with apt-get if missing), on
 # 127.0.0.1:3306 if free or another free port. On first start it gets the
-# `demo` schema from scripts/demo.sql. It has two accounts:
+# `demo` schema from scripts/demo.sql. It has four accounts:
 #   sqlfork/sqlfork              the proxy's upstream account, least privilege
-#                                (docs/SANDBOXES.md): SELECT and SHOW VIEW on
+#                                (docs/SANDBOXES.md): SELECT, SHOW VIEW, TRIGGER on
 #                                demo, SELECT on mysql.func, ALL PRIVILEGES on
 #                                `\_sqlfork%`.* only, so the database itself
 #                                keeps production from being written
+#   app/app                      an application's own account, logging in
+#                                through the proxy: it may write demo (so it
+#                                may promote what its sandboxes changed), and
+#                                ALL on `\_sqlfork%`.*, where its sandboxes live
+#   sqlfork_promote/sqlfork_promote  the proxy's promote account
+#                                (--promote-user): writes and DDL on demo only
 #   sqlfork_admin/sqlfork_admin  ALL PRIVILEGES, for direct maintenance
-# Both are (re)created and sqlfork's grants re-applied on every start, which
+# All are (re)created and their grants re-applied on every start, which
 # also migrates a ./.sqlfork made by an earlier version (where sqlfork had all
-# privileges). The data dir is reused on later runs; `scripts/stop-mariadb.sh`
-# (or `make clean`) stops the server and deletes ./.sqlfork.
+# privileges). The proxy's admin API (the `sqlfork-proxy sandbox` CLI) gets a
+# bearer token, made once in ./.sqlfork/admin-token. The data dir is reused
+# on later runs; `scripts/stop-mariadb.sh` (or `make clean`) stops the server
+# and deletes ./.sqlfork.
 #
 # The proxy runs in the foreground; Ctrl-C stops it and the throwaway MariaDB.
 # Extra arguments are passed to `sqlfork-proxy serve`.
@@ -49,6 +57,12 @@ DB_USER=sqlfork # the proxy's upstream account (least privilege on the throwaway
 DB_PASSWORD=sqlfork
 ADMIN_USER=sqlfork_admin # all privileges, for direct maintenance of the throwaway MariaDB
 ADMIN_PASSWORD=sqlfork_admin
+APP_USER=app # an application's account: writes demo, through the proxy into its sandboxes
+APP_PASSWORD=app
+PROMOTE_USER=sqlfork_promote # the proxy's promote account: writes and DDL on demo
+PROMOTE_PASSWORD=sqlfork_promote
+# What an account that writes the demo schema holds there.
+WRITER_GRANTS="SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, ALTER, INDEX, CREATE VIEW, SHOW VIEW, TRIGGER"
 # Production schemas of the throwaway MariaDB: sqlfork may only read them.
 PROD_SCHEMAS=(demo)
 SANDBOX_PREFIX="${SQLFORK_SANDBOX_PREFIX:-_sqlfork}"
@@ -402,12 +416,22 @@ accounts_sql() {
 			REVOKE ALL PRIVILEGES, GRANT OPTION FROM '$DB_USER'@'$host';
 		EOF
 		for schema in "${PROD_SCHEMAS[@]}"; do
-			echo "GRANT SELECT, SHOW VIEW ON \`$schema\`.* TO '$DB_USER'@'$host';"
+			echo "GRANT SELECT, SHOW VIEW, TRIGGER ON \`$schema\`.* TO '$DB_USER'@'$host';"
 		done
 		cat <<-EOF
 			GRANT SELECT ON mysql.func TO '$DB_USER'@'$host';
 			GRANT ALL PRIVILEGES ON \`$PREFIX_PATTERN\`.* TO '$DB_USER'@'$host';
+			CREATE USER IF NOT EXISTS '$APP_USER'@'$host' IDENTIFIED VIA mysql_native_password USING PASSWORD('$APP_PASSWORD');
+			REVOKE ALL PRIVILEGES, GRANT OPTION FROM '$APP_USER'@'$host';
+			GRANT SELECT ON mysql.func TO '$APP_USER'@'$host';
+			GRANT ALL PRIVILEGES ON \`$PREFIX_PATTERN\`.* TO '$APP_USER'@'$host';
+			CREATE USER IF NOT EXISTS '$PROMOTE_USER'@'$host' IDENTIFIED VIA mysql_native_password USING PASSWORD('$PROMOTE_PASSWORD');
+			REVOKE ALL PRIVILEGES, GRANT OPTION FROM '$PROMOTE_USER'@'$host';
 		EOF
+		for schema in "${PROD_SCHEMAS[@]}"; do
+			echo "GRANT $WRITER_GRANTS ON \`$schema\`.* TO '$APP_USER'@'$host';"
+			echo "GRANT $WRITER_GRANTS ON \`$schema\`.* TO '$PROMOTE_USER'@'$host';"
+		done
 	done
 }
 if [[ ! -f $STATE_DIR/.initialized ]]; then
@@ -415,8 +439,15 @@ if [[ ! -f $STATE_DIR/.initialized ]]; then
 	root_sql <"$DEMO_SQL"
 	touch "$STATE_DIR/.initialized"
 fi
-log "granting $DB_USER (the proxy's account) SELECT, SHOW VIEW on ${PROD_SCHEMAS[*]} and all privileges on \`$PREFIX_PATTERN\`.* only; $ADMIN_USER has all privileges"
-accounts_sql | root_sql || die "could not set up the accounts $DB_USER and $ADMIN_USER"
+log "granting $DB_USER (the proxy's account) SELECT, SHOW VIEW, TRIGGER on ${PROD_SCHEMAS[*]} and all privileges on \`$PREFIX_PATTERN\`.* only; $APP_USER and $PROMOTE_USER write ${PROD_SCHEMAS[*]}; $ADMIN_USER has all privileges"
+accounts_sql | root_sql || die "could not set up the accounts $DB_USER, $APP_USER, $PROMOTE_USER and $ADMIN_USER"
+
+# The admin API's bearer token, made once (readable by this user only).
+TOKEN_FILE="$STATE_DIR/admin-token"
+if [[ ! -s $TOKEN_FILE ]]; then
+	(umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$TOKEN_FILE")
+fi
+ADMIN_TOKEN="$(cat "$TOKEN_FILE")"
 
 UP="127.0.0.1:$PORT"
 version="$("$CLIENT" --no-defaults -h127.0.0.1 -P"$PORT" -u"$DB_USER" -p"$DB_PASSWORD" -N -e 'SELECT VERSION()')" ||
@@ -438,4 +469,14 @@ if [[ $DB_ONLY == 1 ]]; then
 fi
 
 print_connect_help "$UP" "$DB_USER" "$DB_PASSWORD" demo "$ADMIN_USER" "$ADMIN_PASSWORD"
-run_proxy "$UP" "$DB_USER" "$DB_PASSWORD" "$@"
+split_addr "$PROXY_LISTEN"
+cat >&2 <<-EOF
+	  Review and promote (README's quick start):
+	    mariadb -h$ADDR_HOST -P$ADDR_PORT -u$APP_USER -p$APP_PASSWORD demo    # an application's account: may promote
+	    export SQLFORK_ADMIN_TOKEN=\$(cat $TOKEN_FILE)
+	    $PROXY_BIN sandbox list    # also show, diff, export, promote, keep, discard
+
+EOF
+# Secrets go in the environment, not argv, where ps would show them.
+SQLFORK_ADMIN_TOKEN="$ADMIN_TOKEN" SQLFORK_PROMOTE_USER="$PROMOTE_USER" SQLFORK_PROMOTE_PASSWORD="$PROMOTE_PASSWORD" \
+	run_proxy "$UP" "$DB_USER" "$DB_PASSWORD" "$@"
