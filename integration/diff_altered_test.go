@@ -85,3 +85,20 @@ func tableColumns(t *testing.T, c rowQuerier, db, table string) []string {
 	}
 	return out
 }
+
+// TestDetachWarnsOfChangesDiscarded: DETACH of a sandbox with changes that
+// nothing keeps says, with a warning SHOW WARNINGS lists, that they are
+// gone.
+func TestDetachWarnsOfChangesDiscarded(t *testing.T) {
+	e := newDiffEnv(t, "transparent", false, nil)
+	e.database(t, "detachw", "CREATE TABLE t (id INT PRIMARY KEY, v INT); INSERT INTO t VALUES (1, 1);")
+	sc := conn(t, openDB(t, e.accts[1].dsn("", "detachw")))
+	mustExecC(t, sc, "UPDATE t SET v = 2 WHERE id = 1")
+	mustExecC(t, sc, "SANDBOX DETACH")
+	_, rows := queryRows(t, sc, "SHOW WARNINGS")
+	if len(rows) != 1 || rows[0][0].String != "Warning" || rows[0][1].String != "1105" ||
+		!strings.Contains(rows[0][2].String, "its changes to 1 tables were discarded with it") {
+		t.Errorf("SHOW WARNINGS after DETACH: %v", rows)
+	}
+	wantString(t, sc, "SELECT v FROM t WHERE id = 1", "1", "after DETACH the new sandbox reads %s, want production's 1")
+}

@@ -329,7 +329,7 @@ func (r *relay) writeReply(rep *session.Reply, more bool) error {
 		}
 		return r.writeResultSet(defs, rep.Rows, more)
 	}
-	return r.write(wire.AppendOK(nil, rep.Affected, r.replyStatus(more), 0, rep.Info, r.sessionTrack))
+	return r.write(wire.AppendOK(nil, rep.Affected, r.replyStatus(more), uint16(min(len(rep.Warnings), 65535)), rep.Info, r.sessionTrack))
 }
 
 // writeResultSet writes a proxy-made text result set of the given column

@@ -20,6 +20,9 @@ type Reply struct {
 	Rows     [][]*string
 	Affected uint64
 	Info     string
+	// Warnings are an OK packet's warnings: it counts them, and SHOW
+	// WARNINGS lists them next.
+	Warnings []Diag
 }
 
 // Str is v as a result set cell.

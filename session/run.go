@@ -112,6 +112,9 @@ func (s *Session) answered(ctx context.Context, p *Plan) error {
 		return err
 	}
 	p.Reply, p.answer = r, nil
+	if len(r.Warnings) > 0 {
+		s.refused = r.Warnings // what SHOW WARNINGS lists next
+	}
 	return nil
 }
 

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/duration"
 	"github.com/sqlfork/sqlfork-proxy/reply"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/command"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -133,7 +136,8 @@ func (s *Session) detachCmd() (*Reply, error) {
 	if s.sb == nil {
 		return &Reply{Info: "not in a sandbox"}, nil
 	}
-	name := s.sb.Name
+	name, changed := s.sb.Name, changedTables(s.sb)
+	var left registry.Left
 	if s.mode == Transparent {
 		// The new sandbox first: a transparent session is never without
 		// one, so when none can be made it stays where it is.
@@ -144,12 +148,45 @@ func (s *Session) detachCmd() (*Reply, error) {
 		if err := s.m.reg.Attach(sb); err != nil {
 			return nil, err
 		}
-		s.unbind()
+		left = s.m.reg.Detach(s.sb)
 		s.sb = sb
 	} else {
-		s.unbind()
+		left = s.m.reg.Detach(s.sb)
+		s.sb = nil
 	}
-	return &Reply{Info: fmt.Sprintf("detached from sandbox %s; now in %s", name, s.where())}, nil
+	r := &Reply{Info: fmt.Sprintf("detached from sandbox %s; now in %s", name, s.where())}
+	if w := leftWarning(name, changed, left, s.m.reg.Limits().Grace); w != "" {
+		r.Info += "; " + w
+		r.Warnings = []Diag{{Level: "Warning", Code: wire.ErUnknown, Message: w}}
+	}
+	return r, nil
+}
+
+// changedTables is how many tables sb forked, made or dropped: what it
+// changed, until a diff tells more.
+func changedTables(sb *Sandbox) int {
+	n := 0
+	for e := range sb.Each() {
+		switch e.Kind {
+		case sandbox.KindFork, sandbox.KindSchema, sandbox.KindCreated, sandbox.KindDropped:
+			n++
+		}
+	}
+	return n
+}
+
+// leftWarning says what became of the changes (to changed tables) of the
+// sandbox called name that a DETACH left, when they are gone or will be
+// ("" when there are none, or it is kept or in use).
+func leftWarning(name string, changed int, left registry.Left, grace time.Duration) string {
+	switch {
+	case changed == 0 || left == registry.LeftInUse:
+		return ""
+	case left == registry.LeftInGrace:
+		return fmt.Sprintf("its changes to %d tables are discarded with it in %s unless you SANDBOX ATTACH %s and SANDBOX KEEP it",
+			changed, duration.Human(grace), name)
+	}
+	return fmt.Sprintf("its changes to %d tables were discarded with it (SANDBOX KEEP before DETACH keeps a sandbox)", changed)
 }
 
 // keep makes the current sandbox survive disconnects and restarts.

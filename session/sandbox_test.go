@@ -51,7 +51,7 @@ func TestSandboxStatements(t *testing.T) {
 		{user: "root", sql: "SANDBOX ATTACH demo", info: "attached to sandbox demo"},
 		{user: "root", sql: "SANDBOX ATTACH demo", info: "already in sandbox demo"},
 		{user: "alice", sql: "SANDBOX LIST", rows: [][]string{{sandboxIDOf("demo"), "demo", "kept", "alice", "*", "*", "2", "1", "16384"}}},
-		{user: "alice", sql: "SANDBOX DETACH", info: "detached from sandbox demo; now in production (no sandbox)"},
+		{user: "alice", sql: "SANDBOX DETACH", info: "detached from sandbox demo; now in production (no sandbox)"}, // kept: no warning
 		{user: "alice", sql: "SANDBOX ATTACH nosuch", code: 1105, msg: `no sandbox named "nosuch"; SANDBOX LIST shows yours`},
 		{user: "alice", sql: "SANDBOX DISCARD nosuch", code: 1105, msg: `no sandbox named "nosuch"`},
 		{user: "alice", sql: "SANDBOX CREATE other TTL 1000h", code: 1105, msg: "at most 30d (max-sandbox-ttl), not 1000h"},
@@ -164,6 +164,15 @@ func TestSandboxTransparent(t *testing.T) {
 	}
 	if e.up.HasSchema(physDB(id, "app")) {
 		t.Error("the unkept sandbox left by DETACH survived")
+	}
+	// Its change went with it: DETACH says so, as a warning too.
+	const gone = "its changes to 1 tables were discarded with it (SANDBOX KEEP before DETACH keeps a sandbox)"
+	if !strings.HasSuffix(p.Reply.Info, "; "+gone) || len(p.Reply.Warnings) != 1 || p.Reply.Warnings[0].Message != gone ||
+		p.Reply.Warnings[0].Level != "Warning" {
+		t.Errorf("DETACH of a sandbox with changes: %q, warnings %+v", p.Reply.Info, p.Reply.Warnings)
+	}
+	if p := e.mustPlan(s, "SANDBOX DETACH"); len(p.Reply.Warnings) != 0 {
+		t.Errorf("DETACH of a sandbox without changes warns: %+v", p.Reply.Warnings)
 	}
 	second := s.SandboxName()
 	e.mustPlan(s, "SANDBOX DISCARD")

@@ -291,11 +291,24 @@ func (m *Registry) unattach(sb *Sandbox) {
 	}
 }
 
+// Left is what became of a sandbox a connection left (Detach).
+type Left int
+
+// What became of a sandbox a connection left.
+const (
+	// LeftInUse: other connections use it, or it is kept.
+	LeftInUse Left = iota
+	// LeftInGrace: named, it lasts for Limits.Grace without connections.
+	LeftInGrace
+	// LeftDiscarded: its forks went with it.
+	LeftDiscarded
+)
+
 // Detach unbinds a connection. When it was the last of an unkept sandbox
 // here, a named one starts its grace (Limits.Grace) and any other is
 // discarded (synchronously: it runs as a connection ends) — unless another
-// process holds it, which then carries it on.
-func (m *Registry) Detach(sb *Sandbox) {
+// process holds it, which then carries it on. It says which.
+func (m *Registry) Detach(sb *Sandbox) Left {
 	grace := m.Limits().Grace
 	now := time.Now().UTC()
 	sb.mu.Lock()
@@ -312,7 +325,7 @@ func (m *Registry) Detach(sb *Sandbox) {
 	persisted, until := sb.persisted, sb.graceUntil
 	sb.mu.Unlock()
 	if !last {
-		return
+		return LeftInUse
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -321,7 +334,7 @@ func (m *Registry) Detach(sb *Sandbox) {
 		if persisted {
 			m.recordGrace(ctx, sb)
 		}
-		return
+		return LeftInGrace
 	}
 	err := m.Discard(ctx, sb, false, false, "last_connection")
 	sb.mu.Lock()
@@ -332,6 +345,7 @@ func (m *Registry) Detach(sb *Sandbox) {
 		// process) drops it later.
 		m.log.Warn("discard sandbox after last connection", zap.String("sandbox", sb.Name), zap.Error(err))
 	}
+	return LeftDiscarded
 }
 
 // recordGrace writes the end of sb's grace to the registry, where other
