@@ -3,6 +3,7 @@ package forker
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -33,6 +34,9 @@ type Column struct {
 	Charset, Collation string
 	// Generated columns are computed by the server: never copied.
 	Generated bool
+	// Computed: the value a row gets when the column is added is not one
+	// constant for every row (AUTO_INCREMENT, or a DEFAULT expression).
+	Computed bool
 }
 
 // Binary reports a column whose values are bytes, not text: JSON shows
@@ -105,15 +109,19 @@ func ReadShape(ctx context.Context, c Conn, t sqlname.Table) (Shape, error) {
 	}
 	s.Engine, s.Transactional = str(rows[0][0]), str(rows[0][1]) == "YES"
 	s.View, s.Sequence = str(rows[0][2]) == "VIEW", str(rows[0][2]) == "SEQUENCE"
-	rows, err = c.Query(ctx, "SELECT COLUMN_NAME, COLUMN_TYPE, LOWER(DATA_TYPE), CHARACTER_SET_NAME, COLLATION_NAME, EXTRA, IS_NULLABLE "+
-		"FROM information_schema.COLUMNS"+where+" ORDER BY ORDINAL_POSITION")
+	rows, err = c.Query(ctx, "SELECT COLUMN_NAME, COLUMN_TYPE, LOWER(DATA_TYPE), CHARACTER_SET_NAME, COLLATION_NAME, EXTRA, IS_NULLABLE, "+
+		"COLUMN_DEFAULT FROM information_schema.COLUMNS"+where+" ORDER BY ORDINAL_POSITION")
 	if err != nil {
 		return s, fmt.Errorf("read the columns of %s: %w", t.Quoted(), err)
 	}
 	nullable := map[string]bool{}
 	for _, r := range rows {
 		col := Column{Name: str(r[0]), Type: str(r[1]), DataType: str(r[2]),
-			Generated: strings.Contains(strings.ToUpper(str(r[5])), "GENERATED")}
+			Generated: strings.Contains(strings.ToUpper(str(r[5])), "GENERATED"),
+			Computed:  strings.Contains(strings.ToUpper(str(r[5])), "AUTO_INCREMENT")}
+		if len(r) > 7 && r[7] != nil && !constantDefault.MatchString(*r[7]) {
+			col.Computed = true
+		}
 		if cs, co := str(r[3]), str(r[4]); cs != "" && co != "" {
 			col.Type += " CHARACTER SET " + cs + " COLLATE " + co
 			col.Charset, col.Collation = cs, co
@@ -161,6 +169,10 @@ func ReadShape(ctx context.Context, c Conn, t sqlname.Table) (Shape, error) {
 	}
 	return s, nil
 }
+
+// constantDefault matches the COLUMN_DEFAULT of a constant default: NULL,
+// a number or a quoted string (MariaDB writes an expression as it is).
+var constantDefault = regexp.MustCompile(`^(NULL|-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?|'([^'\\]|''|\\.)*')$`)
 
 // Capture is how the changes of one fork are captured.
 type Capture struct {
@@ -395,15 +407,15 @@ func DropTriggers(ctx context.Context, c Conn, db string, names []string) error 
 // before its shape when the ALTER began, side the side table's): the
 // columns the ALTER added are added to the side table (NULL, no default)
 // and filled, for the rows captured already, with the values the ALTER
-// gave the fork's rows — their image as of the ALTER, which production
-// gets too when the ALTER is promoted; columns whose type changed get the
-// new type (their images converted as the fork's values were); then the
-// triggers are made again for the new columns. ok is false when the
-// capture cannot follow: the capture key, a key column's type or the
-// engine's transactions changed, a column turned generated or stored, the
-// ALTER both dropped and added columns (a rename, maybe: the images of
-// the old column would not follow it), or added one the side table has
-// from before.
+// gave the fork's rows — one constant, which production's rows get too
+// when the ALTER is promoted; then the triggers are made again for the
+// new columns. ok is false when the capture cannot follow: the capture
+// key, a column's type or the engine's transactions changed, a column
+// turned generated or stored, the ALTER both dropped and added columns (a
+// rename, maybe: the images of the old column would not follow it), added
+// one whose value is not one constant (AUTO_INCREMENT, a DEFAULT
+// expression: the images would take the sandbox's rows' values), or one
+// the side table has from before.
 func (cp Capture) CarryDDL(before, side Shape) (stmts []string, ok bool) {
 	if !slices.EqualFunc(before.Key, cp.Key, strings.EqualFold) || before.Transactional != cp.Transactional {
 		return nil, false
@@ -417,16 +429,16 @@ func (cp Capture) CarryDDL(before, side Shape) (stmts []string, ok bool) {
 			return nil, false
 		case c.Generated:
 		case !had:
-			if _, ok := side.Column(c.Name); ok {
+			if _, ok := side.Column(c.Name); ok || c.Computed {
 				return nil, false
 			}
 			added = true
 			specs = append(specs, "ADD COLUMN "+quote.Ident(c.Name)+" "+c.Type+" NULL DEFAULT NULL")
 			fill = append(fill, "c."+quote.Ident(c.Name)+" = f."+quote.Ident(c.Name))
-		case old.Type != c.Type && cp.isKey(c.Name):
-			return nil, false
 		case old.Type != c.Type:
-			specs = append(specs, "MODIFY COLUMN "+quote.Ident(c.Name)+" "+c.Type+" NULL DEFAULT NULL")
+			// Production's values, read as the new type before the ALTER
+			// is promoted, would not compare with the images.
+			return nil, false
 		}
 	}
 	for _, c := range before.Stored() {

@@ -41,8 +41,8 @@ func (s *Session) stopCapturesFor(ctx context.Context, st rewrite.Statement, own
 // table alone (not prepared: it runs later or never), that the capture of
 // the table's fork follows the ALTER once it ran (capture.Tracker.Carry,
 // from executed) instead of stopping before it: the fork's shape before
-// it is read now. An ALTER that may change rows without their triggers
-// (partitions, tablespaces, system versioning) is not carried, nor is
+// it is read now. An ALTER that may change rows without their triggers,
+// or move values between columns (movesRows), is not carried, nor is
 // anything when the fork's changes are not captured. carried reports
 // whether it was planned so.
 func (s *Session) carriedDDL(ctx context.Context, a *rewrite.Analysis, p *Plan, prepared bool) (carried bool, err error) {
@@ -63,9 +63,12 @@ func (s *Session) carriedDDL(ctx context.Context, a *rewrite.Analysis, p *Plan, 
 }
 
 // movesRows matches the words of ALTER TABLE clauses that change rows
-// without firing their triggers, anywhere in a text (a comment too: the
+// without firing their triggers (partitions, tablespaces, system
+// versioning, IGNORE, which deletes duplicates a new unique key finds) or
+// move values between columns (CHANGE, RENAME COLUMN: a swap of two names
+// keeps the table's shape), anywhere in a text (a comment too: the
 // capture then stops, which is always safe).
-var movesRows = regexp.MustCompile(`(?i)partition|tablespace|versioning`)
+var movesRows = regexp.MustCompile(`(?i)partition|tablespace|versioning|\bignore\b|\bchange\b|\brename\b`)
 
 // carriedCapture is a capture to carry across the input's ALTER TABLE of
 // table, whose fork had the shape before.

@@ -6,6 +6,7 @@ package command
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -67,24 +68,28 @@ const syntaxHelp = "use SANDBOX CREATE [name] [TTL <duration>] | ATTACH <name> |
 
 // Parse parses a SANDBOX pseudo-statement: case-insensitive, with an
 // optional trailing semicolon. Names are identifiers, optionally
-// back-quoted or single-quoted.
+// back-quoted or single-quoted; a quoted word is never a keyword, and
+// holds any character (a comma, a dot) as part of its name.
 func Parse(sql string) (Command, error) {
 	toks, err := words(sql)
 	if err != nil {
 		return Command{}, err
 	}
 	switch {
-	case len(toks) == 0 || !strings.EqualFold(toks[0], "SANDBOX"):
+	case len(toks) == 0 || !toks[0].is("SANDBOX"):
 		return Command{}, fmt.Errorf("not a SANDBOX statement; %s", syntaxHelp)
 	case len(toks) == 1:
 		return Command{}, fmt.Errorf("SANDBOX needs a statement; %s", syntaxHelp)
 	}
-	p := &parser{c: Command{Verb: Verb(strings.ToUpper(toks[1]))}, rest: toks[2:]}
-	if err := p.verb(toks[1]); err != nil {
+	p := &parser{c: Command{Verb: Verb(strings.ToUpper(toks[1].text))}, rest: toks[2:]}
+	if toks[1].quoted {
+		p.c.Verb = ""
+	}
+	if err := p.verb(toks[1].text); err != nil {
 		return Command{}, err
 	}
 	if len(p.rest) > 0 {
-		return Command{}, fmt.Errorf("unexpected %q in SANDBOX %s; %s", p.rest[0], p.c.Verb, syntaxHelp)
+		return Command{}, fmt.Errorf("unexpected %q in SANDBOX %s; %s", p.rest[0].text, p.c.Verb, syntaxHelp)
 	}
 	if p.c.Name != "" {
 		if err := ValidName(p.c.Name); err != nil {
@@ -94,10 +99,31 @@ func Parse(sql string) (Command, error) {
 	return p.c, nil
 }
 
+// word is a word of a SANDBOX statement: quoted ones are names.
+type word struct {
+	text   string
+	quoted bool
+}
+
+// is reports whether w is the keyword kw (any case; never a quoted word).
+func (w word) is(kw string) bool { return !w.quoted && strings.EqualFold(w.text, kw) }
+
 // parser reads the words after a SANDBOX statement's verb into c.
 type parser struct {
 	c    Command
-	rest []string
+	rest []word
+}
+
+// at reports whether the next word is one of the keywords kws.
+func (p *parser) at(kws ...string) bool {
+	return len(p.rest) > 0 && slices.ContainsFunc(kws, p.rest[0].is)
+}
+
+// take consumes the next word and returns its text.
+func (p *parser) take() string {
+	w := p.rest[0].text
+	p.rest = p.rest[1:]
+	return w
 }
 
 // verb reads what c's verb (spelled word) takes.
@@ -110,11 +136,11 @@ func (p *parser) verb(word string) error {
 		if len(p.rest) == 0 {
 			return fmt.Errorf("SANDBOX ATTACH needs a sandbox name; %s", syntaxHelp)
 		}
-		p.c.Name, p.rest = p.rest[0], p.rest[1:]
+		p.c.Name = p.take()
 	case VerbKeep:
 		return p.ttl()
 	case VerbDiscard, VerbExport:
-		p.nameUnless("")
+		p.nameUnless()
 	case VerbDiff:
 		return p.diff()
 	case VerbPromote:
@@ -127,22 +153,22 @@ func (p *parser) verb(word string) error {
 }
 
 // nameUnless takes the next word as the sandbox's name, unless there is
-// none or it is the keyword kw.
-func (p *parser) nameUnless(kw string) {
-	if len(p.rest) > 0 && (kw == "" || !strings.EqualFold(p.rest[0], kw)) {
-		p.c.Name, p.rest = p.rest[0], p.rest[1:]
+// none or it is one of the keywords kws.
+func (p *parser) nameUnless(kws ...string) {
+	if len(p.rest) > 0 && !p.at(kws...) {
+		p.c.Name = p.take()
 	}
 }
 
 // ttl reads an optional TTL <duration>.
 func (p *parser) ttl() error {
-	if len(p.rest) == 0 || !strings.EqualFold(p.rest[0], "TTL") {
+	if !p.at("TTL") {
 		return nil
 	}
 	if len(p.rest) != 2 {
 		return fmt.Errorf("TTL needs one duration; %s", syntaxHelp)
 	}
-	d, err := duration.Parse(p.rest[1])
+	d, err := duration.Parse(p.rest[1].text)
 	if err != nil {
 		return err
 	}
@@ -153,30 +179,20 @@ func (p *parser) ttl() error {
 
 // diff reads DIFF [SUMMARY] [name] [FOR table].
 func (p *parser) diff() error {
-	if len(p.rest) > 0 && strings.EqualFold(p.rest[0], "SUMMARY") {
-		p.c.Summary, p.rest = true, p.rest[1:]
+	if p.at("SUMMARY") {
+		p.c.Summary = true
+		p.take()
 	}
 	p.nameUnless("FOR")
-	if len(p.rest) == 0 || !strings.EqualFold(p.rest[0], "FOR") {
+	if !p.at("FOR") {
 		return nil
 	}
-	if len(p.rest) < 2 {
-		return fmt.Errorf("FOR needs a table; %s", syntaxHelp)
+	p.take()
+	ts, err := p.tables("FOR")
+	if err != nil || len(ts) != 1 {
+		return fmt.Errorf("FOR needs one [db.]table; %s", syntaxHelp)
 	}
-	// One name: db.t may come as several words (`db`.`t`).
-	name := p.rest[1]
-	p.rest = p.rest[2:]
-	for len(p.rest) > 0 && (strings.HasPrefix(p.rest[0], ".") || strings.HasSuffix(name, ".")) {
-		name, p.rest = name+p.rest[0], p.rest[1:]
-	}
-	if db, t, ok := strings.Cut(name, "."); ok {
-		p.c.ForDB, p.c.ForTable = db, t
-	} else {
-		p.c.ForTable = name
-	}
-	if p.c.ForTable == "" {
-		return fmt.Errorf("FOR needs a table; %s", syntaxHelp)
-	}
+	p.c.ForDB, p.c.ForTable = ts[0].DB, ts[0].Name
 	return nil
 }
 
@@ -186,18 +202,15 @@ var promoteWords = []string{"FOR", "STRATEGY", "OVERWRITE", "DRY", "MATCHING"}
 // promote reads PROMOTE [name] and its clauses, in any order: FOR list,
 // STRATEGY FAIL|OURS|THEIRS, OVERWRITE list, DRY RUN, MATCHING 'digest'.
 func (p *parser) promote() error {
-	if len(p.rest) > 0 && !isWord(p.rest[0], promoteWords...) {
-		p.c.Name, p.rest = p.rest[0], p.rest[1:]
-	}
+	p.nameUnless(promoteWords...)
 	p.c.Strategy = "FAIL"
 	seen := map[string]bool{}
-	for len(p.rest) > 0 {
-		kw := strings.ToUpper(p.rest[0])
-		if !isWord(kw, promoteWords...) || seen[kw] {
-			return nil // unexpected: Parse says so
+	for p.at(promoteWords...) {
+		kw := strings.ToUpper(p.take())
+		if seen[kw] {
+			return fmt.Errorf("%s given twice; %s", kw, syntaxHelp)
 		}
 		seen[kw] = true
-		p.rest = p.rest[1:]
 		if err := p.promoteClause(kw); err != nil {
 			return err
 		}
@@ -217,20 +230,21 @@ func (p *parser) promoteClause(kw string) error {
 	case "OVERWRITE":
 		p.c.Overwrite, err = p.tables("OVERWRITE")
 	case "DRY":
-		if len(p.rest) == 0 || !strings.EqualFold(p.rest[0], "RUN") {
+		if !p.at("RUN") {
 			return fmt.Errorf("DRY needs RUN; %s", syntaxHelp)
 		}
-		p.c.DryRun, p.rest = true, p.rest[1:]
+		p.c.DryRun = true
+		p.take()
 	case "MATCHING":
-		if len(p.rest) == 0 || !digest.MatchString(p.rest[0]) {
+		if len(p.rest) == 0 || !digest.MatchString(p.rest[0].text) {
 			return fmt.Errorf("MATCHING needs the digest a DRY RUN gave ('sha256:' and 64 hexadecimal digits); %s", syntaxHelp)
 		}
-		p.c.Matching, p.rest = strings.ToLower(p.rest[0]), p.rest[1:]
+		p.c.Matching = strings.ToLower(p.take())
 	default: // STRATEGY
 		if len(p.rest) == 0 {
 			return fmt.Errorf("STRATEGY needs FAIL, OURS or THEIRS; %s", syntaxHelp)
 		}
-		p.c.Strategy, p.rest = strings.ToUpper(p.rest[0]), p.rest[1:]
+		p.c.Strategy = strings.ToUpper(p.take())
 		if p.c.Strategy != "FAIL" && p.c.Strategy != "OURS" && p.c.Strategy != "THEIRS" {
 			return fmt.Errorf("unknown strategy %q: use FAIL, OURS or THEIRS", p.c.Strategy)
 		}
@@ -241,41 +255,82 @@ func (p *parser) promoteClause(kw string) error {
 // digest matches a plan's digest as DRY RUN gives it.
 var digest = regexp.MustCompile(`^(?i)sha256:[0-9a-f]{64}$`)
 
-// tables reads a list of tables ([db.]table, comma-separated; `db`.`t`
-// may come as several words) up to the next of PROMOTE's clauses.
+// tables reads a comma-separated list of [db.]table up to the next of
+// PROMOTE's clauses: a quoted word is one name whatever it holds; in the
+// others, dots and commas separate.
 func (p *parser) tables(kw string) ([]Table, error) {
-	var words []string
-	for len(p.rest) > 0 && !isWord(p.rest[0], promoteWords...) {
-		words, p.rest = append(words, p.rest[0]), p.rest[1:]
+	var parts []string // names, "." and ","
+	for len(p.rest) > 0 && !p.at(promoteWords...) {
+		w := p.rest[0]
+		p.rest = p.rest[1:]
+		if w.quoted {
+			parts = append(parts, "`"+w.text)
+			continue
+		}
+		for _, piece := range splitKeep(w.text, ".,") {
+			parts = append(parts, piece)
+		}
 	}
 	var out []Table
-	for _, item := range strings.Split(strings.Join(words, " "), ",") {
-		name := strings.ReplaceAll(strings.ReplaceAll(strings.TrimSpace(item), " .", "."), ". ", ".")
-		if name == "" || strings.ContainsAny(name, " ") {
-			return nil, fmt.Errorf("%s needs a comma-separated list of tables; %s", kw, syntaxHelp)
-		}
-		var t Table
-		if db, tbl, ok := strings.Cut(name, "."); ok {
-			t = Table{DB: db, Name: tbl}
-		} else {
-			t.Name = name
-		}
-		if t.Name == "" || t.DB == "" && strings.Contains(name, ".") {
-			return nil, fmt.Errorf("%s: %q is not a table; %s", kw, name, syntaxHelp)
+	for _, item := range splitOn(parts, ",") {
+		t, ok := tableOf(item)
+		if !ok {
+			return nil, fmt.Errorf("%s needs a comma-separated list of [db.]table; %s", kw, syntaxHelp)
 		}
 		out = append(out, t)
 	}
 	return out, nil
 }
 
-// isWord reports whether w is one of the keywords kws (any case).
-func isWord(w string, kws ...string) bool {
-	for _, k := range kws {
-		if strings.EqualFold(w, k) {
-			return true
+// tableOf is the table the parts name, name or name "." name (a quoted
+// name starts with a back quote).
+func tableOf(parts []string) (Table, bool) {
+	name := func(s string) (string, bool) {
+		n := strings.TrimPrefix(s, "`")
+		return n, n != "" && s != "." && s != ","
+	}
+	switch len(parts) {
+	case 1:
+		n, ok := name(parts[0])
+		return Table{Name: n}, ok
+	case 3:
+		db, ok1 := name(parts[0])
+		t, ok2 := name(parts[2])
+		return Table{DB: db, Name: t}, ok1 && ok2 && parts[1] == "."
+	}
+	return Table{}, false
+}
+
+// splitKeep splits s at each of the characters seps, keeping them as
+// pieces of their own.
+func splitKeep(s, seps string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(seps, s[i]) >= 0 {
+			if i > start {
+				out = append(out, s[start:i])
+			}
+			out, start = append(out, s[i:i+1]), i+1
 		}
 	}
-	return false
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+// splitOn splits parts at each sep (an empty list: one empty item).
+func splitOn(parts []string, sep string) [][]string {
+	out := [][]string{nil}
+	for _, p := range parts {
+		if p == sep {
+			out = append(out, nil)
+			continue
+		}
+		out[len(out)-1] = append(out[len(out)-1], p)
+	}
+	return out
 }
 
 // ValidName checks a sandbox name: 1 to 48 letters, digits, '_' or '-'.
@@ -291,10 +346,10 @@ func ValidName(n string) error {
 	return nil
 }
 
-// words splits a SANDBOX statement into words, unquoting `x` and 'x',
-// skipping comments and one trailing semicolon.
-func words(sql string) ([]string, error) {
-	var out []string
+// words splits a SANDBOX statement into words, unquoting `x` and 'x'
+// (quoted words), skipping comments and one trailing semicolon.
+func words(sql string) ([]word, error) {
+	var out []word
 	s := strings.TrimSpace(sql)
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -323,14 +378,14 @@ func words(sql string) ([]string, error) {
 			if j < 0 {
 				return nil, fmt.Errorf("unterminated quote in SANDBOX statement")
 			}
-			out = append(out, s[i+1:i+1+j])
+			out = append(out, word{text: s[i+1 : i+1+j], quoted: true})
 			i += j + 2
 		default:
 			j := i
 			for j < len(s) && !strings.ContainsRune(" \t\n\r;`'\"", rune(s[j])) {
 				j++
 			}
-			out = append(out, s[i:j])
+			out = append(out, word{text: s[i:j]})
 			i = j
 		}
 	}

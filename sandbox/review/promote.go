@@ -271,10 +271,10 @@ func (p *promotion) run(ctx context.Context) (*reply.Reply, error) {
 	}
 	d := &differ{m: p.m, sb: p.sb}
 	if p.opts.DryRun {
-		return p.dryRun(p.statements(d, found), found), nil
+		return p.dryRun(p.statements(d, found), conflictTexts(found)), nil
 	}
 	if p.opts.Matching != "" {
-		if digest := planDigest(p.strategy, p.statements(d, found)); digest != p.opts.Matching {
+		if digest := planDigest(p.strategy, conflictTexts(found), p.statements(d, found)); digest != p.opts.Matching {
 			p.outcome = "refused"
 			return nil, p.stalePlan(digest)
 		}
@@ -359,6 +359,7 @@ func (p *promotion) writeRows(ctx context.Context, pc sideconn.Conn, d *differ) 
 		return refused(p.conflictRefusal(found))
 	}
 	p.conflicts = len(found)
+	conflicts := conflictTexts(found) // before THEIRS leaves rows out
 	if p.strategy == "THEIRS" {
 		p.dropConflicting(found)
 	}
@@ -370,7 +371,7 @@ func (p *promotion) writeRows(ctx context.Context, pc sideconn.Conn, d *differ) 
 		}
 	}
 	st := d.steps(p.order)
-	if digest := planDigest(p.strategy, st); p.opts.Matching != "" && digest != p.opts.Matching {
+	if digest := planDigest(p.strategy, conflicts, st); p.opts.Matching != "" && digest != p.opts.Matching {
 		// Production changed between the first look and the locks.
 		return refused(p.stalePlan(digest))
 	}

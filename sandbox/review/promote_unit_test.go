@@ -524,7 +524,7 @@ func TestPromoteDryRunThenMatching(t *testing.T) {
 	}
 	insert := "INSERT INTO `app`.`t` (`id`, `name`) VALUES (4, 'd') ON DUPLICATE KEY UPDATE `id` = VALUES(`id`), `name` = VALUES(`name`)"
 	del := "DELETE FROM `app`.`t` WHERE `id` IN (2)"
-	digest := planDigest("THEIRS", exportSteps{rows: []string{insert, del}})
+	digest := planDigest("THEIRS", []string{`app.t {"id": 1}: name`}, exportSteps{rows: []string{insert, del}})
 	want := []string{`conflict | app.t {"id": 1}: name`, "rows | " + insert, "rows | " + del, "digest | " + digest}
 	if got := cells(r); !slices.Equal(got, want) || !slices.Equal(r.Columns, DryRunColumns) {
 		t.Errorf("dry run\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))

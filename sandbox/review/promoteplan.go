@@ -24,14 +24,28 @@ import (
 // statement (DDL before the rows, the rows, DDL after) and the digest.
 var DryRunColumns = []string{"step", "statement"}
 
-// planDigest is the digest of a plan: its strategy and statements.
-func planDigest(strategy string, st exportSteps) string {
+// planDigest is the digest of a plan: its strategy, the conflicts it
+// resolves (conflictTexts: a plan whose statements are the same but whose
+// conflicts are not is another plan) and its statements.
+func planDigest(strategy string, conflicts []string, st exportSteps) string {
 	sum := sha256.New()
 	sum.Write([]byte(strategy + "\n"))
+	for _, c := range conflicts {
+		sum.Write([]byte("-- conflict " + c + "\n"))
+	}
 	for _, s := range slices.Concat(st.pre, st.rows, st.post) {
 		sum.Write([]byte(s + ";\n"))
 	}
 	return "sha256:" + hex.EncodeToString(sum.Sum(nil))
+}
+
+// conflictTexts are the conflicts found, as a dry run lists them.
+func conflictTexts(found []conflict) []string {
+	out := make([]string, len(found))
+	for i, c := range found {
+		out[i] = conflictText(c)
+	}
+	return out
 }
 
 // selected keeps of order the tables the promote names (all when it names
@@ -78,11 +92,11 @@ func (p *promotion) statements(d *differ, found []conflict) exportSteps {
 
 // dryRun is DRY RUN's answer: the conflicts found, the statements the
 // strategy would apply, and their digest.
-func (p *promotion) dryRun(st exportSteps, found []conflict) *reply.Reply {
+func (p *promotion) dryRun(st exportSteps, conflicts []string) *reply.Reply {
 	r := &reply.Reply{Columns: DryRunColumns}
 	add := func(step, text string) { r.Rows = append(r.Rows, []*string{reply.Str(step), reply.Str(text)}) }
-	for _, c := range found {
-		add("conflict", conflictText(c))
+	for _, c := range conflicts {
+		add("conflict", c)
 	}
 	for _, list := range []struct {
 		step  string
@@ -92,16 +106,16 @@ func (p *promotion) dryRun(st exportSteps, found []conflict) *reply.Reply {
 			add(list.step, s)
 		}
 	}
-	digest := planDigest(p.strategy, st)
+	digest := planDigest(p.strategy, conflicts, st)
 	add("digest", digest)
 	n := len(st.pre) + len(st.rows) + len(st.post)
 	switch {
-	case p.strategy == "FAIL" && len(found) > 0:
+	case p.strategy == "FAIL" && len(conflicts) > 0:
 		r.Info = fmt.Sprintf("dry run: PROMOTE STRATEGY FAIL of sandbox %s would be refused: %d rows conflict with production's changes since "+
-			"the fork; STRATEGY OURS or THEIRS resolves them", p.sb.Name, len(found))
+			"the fork; STRATEGY OURS or THEIRS resolves them", p.sb.Name, len(conflicts))
 	default:
 		r.Info = fmt.Sprintf("dry run: PROMOTE STRATEGY %s of sandbox %s would apply %d statements (%d conflicts resolved); nothing was applied. "+
-			"Apply exactly this plan with SANDBOX PROMOTE %s STRATEGY %s MATCHING '%s'", p.strategy, p.sb.Name, n, len(found),
+			"Apply exactly this plan with SANDBOX PROMOTE %s STRATEGY %s MATCHING '%s'", p.strategy, p.sb.Name, n, len(conflicts),
 			p.sb.Name, p.strategy, digest)
 	}
 	return r
