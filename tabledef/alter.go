@@ -35,12 +35,16 @@ func Alter(from, to Def) (pre, post []string, part string) {
 		if l.Kind == Column || same && o.Text == l.Text {
 			continue
 		}
-		switch l.Kind {
-		case Primary:
+		switch {
+		case l.Kind == Primary:
 			pre = append(pre, "ADD "+l.Text) // with the DROP: the rows are written by it
-		case Index:
+		case l.Kind == Index && keysAutoIncrement(to, l):
+			// An AUTO_INCREMENT column needs its key in the ALTER that
+			// makes it (1075).
+			pre = append(pre, "ADD "+ifNotExistsAfter(l.Text, "KEY "))
+		case l.Kind == Index:
 			post = append(post, "ADD "+ifNotExistsAfter(l.Text, "KEY "))
-		case Foreign:
+		case l.Kind == Foreign:
 			post = append(post, "ADD "+ifNotExistsAfter(l.Text, "FOREIGN KEY "))
 		default:
 			post = append(post, "ADD "+l.Text)
@@ -54,6 +58,17 @@ func Alter(from, to Def) (pre, post []string, part string) {
 		part = "REMOVE PARTITIONING"
 	}
 	return pre, post, part
+}
+
+// keysAutoIncrement reports whether the key k of d names an AUTO_INCREMENT
+// column of d.
+func keysAutoIncrement(d Def, k Item) bool {
+	for _, c := range d.Items {
+		if c.Kind == Column && strings.Contains(strings.ToUpper(c.Text), " AUTO_INCREMENT") && strings.Contains(k.Text, quote.Ident(c.Name)) {
+			return true
+		}
+	}
+	return false
 }
 
 // dropSpecs drop the keys and constraints of from that to has not, or has

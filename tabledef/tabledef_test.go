@@ -55,6 +55,22 @@ func TestAlterSpecs(t *testing.T) {
 				"  CONSTRAINT `chk` CHECK (`a` > 0)\n" +
 				") ENGINE=Aria DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
 			pre: []string{"DROP PRIMARY KEY", "ENGINE=Aria DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci", "ADD PRIMARY KEY (`id`,`a`)"}},
+		{name: "an AUTO_INCREMENT column added with its key",
+			sandbox: "CREATE TABLE `t` (\n" +
+				"  `id` int(11) NOT NULL AUTO_INCREMENT,\n" +
+				"  `a` int(11) DEFAULT NULL,\n" +
+				"  `b` varchar(10) DEFAULT NULL,\n" +
+				"  `p` int(11) DEFAULT NULL,\n" +
+				"  `n` int(11) NOT NULL AUTO_INCREMENT,\n" +
+				"  PRIMARY KEY (`id`),\n" +
+				"  UNIQUE KEY `n` (`n`),\n" +
+				"  KEY `ka` (`a`),\n" +
+				"  KEY `fk_p` (`p`),\n" +
+				"  CONSTRAINT `fk_p` FOREIGN KEY (`p`) REFERENCES `parent` (`id`),\n" +
+				"  CONSTRAINT `chk` CHECK (`a` > 0)\n" +
+				") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
+			// Its key in the same ALTER: the server refuses one without (1075).
+			pre: []string{"ADD COLUMN IF NOT EXISTS `n` int(11) NOT NULL AUTO_INCREMENT AFTER `p`", "ADD UNIQUE KEY IF NOT EXISTS `n` (`n`)"}},
 	} {
 		from, err := Parse(prod)
 		if err != nil {
