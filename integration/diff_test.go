@@ -2041,11 +2041,19 @@ func TestDiffNamedForAndTransaction(t *testing.T) {
 				{a, "SANDBOX DIFF SUMMARY", []string{x, y}},
 				{b, "SANDBOX DIFF SUMMARY " + db, []string{x, y}},
 				{b, "SANDBOX DIFF SUMMARY " + db + " FOR x", []string{x}},
-				{a, "SANDBOX DIFF SUMMARY FOR " + db + ".nosuch", nil},
 			} {
 				if got := tables(diffSummary(t, c.on, c.q)); !slices.Equal(got, c.want) {
 					t.Errorf("%s: tables %v, want %v", c.q, got, c.want)
 				}
+			}
+			// A table that exists nowhere is the server's 1146, not an
+			// empty diff.
+			rows, err := a.QueryContext(context.Background(), "SANDBOX DIFF SUMMARY FOR "+db+".nosuch")
+			if err == nil {
+				rows.Close()
+			}
+			if e := mysqlErr(err); !strings.HasPrefix(e, "1146 (42S02)") {
+				t.Errorf("SANDBOX DIFF SUMMARY FOR %s.nosuch: %s, want 1146", db, e)
 			}
 			for _, c := range []struct {
 				on   *sql.Conn

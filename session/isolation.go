@@ -59,7 +59,9 @@ func (s *Session) UnmapOwn(text string) string {
 	for _, sb := range own {
 		text = strings.ReplaceAll(text, sandbox.InfoSchema(s.m.cfg.Prefix, sb.ID), "information_schema")
 	}
-	return text
+	// Outside a sandbox, information_schema's listings are read through the
+	// production views (outsideSandbox).
+	return strings.ReplaceAll(text, infoschema.ProductionSchema(s.m.cfg.Prefix), "information_schema")
 }
 
 // sharedState says why a statement of a session outside any sandbox reads
