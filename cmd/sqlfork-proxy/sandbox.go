@@ -312,7 +312,7 @@ func newPromoteCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 			if s != adminapi.StrategyFail && s != adminapi.StrategyOurs && s != adminapi.StrategyTheirs {
 				return &exitError{code: exitUsage, err: fmt.Errorf("--strategy: %q is not fail, ours or theirs", strategy)}
 			}
-			p, err := a.Promote(c.Context(), args[0], s)
+			p, err := a.Promote(c.Context(), args[0], adminapi.PromoteOptions{Strategy: s})
 			if err != nil {
 				return err
 			}

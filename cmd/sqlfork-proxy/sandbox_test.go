@@ -89,7 +89,8 @@ func (f *cliSandboxes) Export(_ context.Context, name string) (string, error) {
 	return cliExport, nil
 }
 
-func (f *cliSandboxes) Promote(_ context.Context, name, strategy string) (adminapi.Promoted, error) {
+func (f *cliSandboxes) Promote(_ context.Context, name string, o adminapi.PromoteOptions) (adminapi.Promoted, error) {
+	strategy := o.Strategy
 	f.asked = append(f.asked, "promote "+name+" "+strategy)
 	if strategy == adminapi.StrategyFail {
 		return adminapi.Promoted{}, fmt.Errorf("%w: PROMOTE refused: 1 rows changed in production since the fork", adminapi.ErrConflict)
