@@ -16,7 +16,8 @@
 //	                                         ?matching=sha256:…)
 //
 // Errors are an ErrorBody with 400, 401, 403, 404, 409 or 500. Promote
-// writes production: it needs the bearer token even with TokenlessChanges.
+// writes production: it needs the bearer token even with TokenlessChanges
+// (a dry run too, which reads production with the promote account).
 // The package knows nothing of the proxy: the proxy implements Sandboxes.
 package adminapi
 
