@@ -10,10 +10,14 @@
 //	GET    /api/v1/sandboxes/{name}/diff     SANDBOX DIFF (?summary=1: []DiffTable;
 //	                                         else []DiffChange; ?table=db.t: that table)
 //	GET    /api/v1/sandboxes/{name}/export   SANDBOX EXPORT: SQL text (text/plain, ExportText)
-//	POST   /api/v1/sandboxes/{name}/promote  SANDBOX PROMOTE (?strategy=fail|ours|theirs): Promoted
+//	POST   /api/v1/sandboxes/{name}/promote  SANDBOX PROMOTE: Promoted (see PromoteOptions:
+//	                                         ?strategy=fail|ours|theirs, ?table=db.t and
+//	                                         ?overwrite=db.t repeated, ?dry_run=1 or
+//	                                         ?matching=sha256:…)
 //
 // Errors are an ErrorBody with 400, 401, 403, 404, 409 or 500. Promote
-// writes production: it needs the bearer token even with TokenlessChanges.
+// writes production: it needs the bearer token even with TokenlessChanges
+// (a dry run too, which reads production with the promote account).
 // The package knows nothing of the proxy: the proxy implements Sandboxes.
 package adminapi
 
@@ -73,8 +77,12 @@ type DiffOptions struct {
 
 // TableName splits Table into its database and table, at the first dot; ok
 // is false (and both "") when Table is not of the form db.table.
-func (o DiffOptions) TableName() (db, table string, ok bool) {
-	db, table, ok = strings.Cut(o.Table, ".")
+func (o DiffOptions) TableName() (db, table string, ok bool) { return SplitTable(o.Table) }
+
+// SplitTable splits name, a db.table, into its database and table at the
+// first dot; ok is false (and both "") when either part is missing.
+func SplitTable(name string) (db, table string, ok bool) {
+	db, table, ok = strings.Cut(name, ".")
 	if !ok || db == "" || table == "" {
 		return "", "", false
 	}
@@ -146,16 +154,34 @@ const (
 	StrategyTheirs = "theirs" // leave such rows as production has them
 )
 
-// Promoted is the answer to a promote that committed.
+// Promoted is the answer to a promote that committed, or to a dry run.
 type Promoted struct {
 	Sandbox  string `json:"sandbox"`
 	Strategy string `json:"strategy"` // fail, ours or theirs
-	Outcome  string `json:"outcome"`  // committed
+	Outcome  string `json:"outcome"`  // committed, or "dry run"
 	// Info is the proxy's account of it (as SANDBOX PROMOTE's OK packet
-	// says it); Rows counts the rows inserted, updated and deleted.
+	// says it, or a DRY RUN's message); Rows counts the rows inserted,
+	// updated and deleted (none in a dry run).
 	Info string `json:"info"`
 	Rows int64  `json:"rows"`
+	// DryRun is set in the answer to a dry run, which applied nothing:
+	// Plan is what the promote would do (as PROMOTE … DRY RUN's rows, its
+	// digest aside), Digest the plan's digest, which Matching takes.
+	DryRun bool       `json:"dry_run,omitempty"`
+	Plan   []PlanStep `json:"plan,omitempty"`
+	Digest string     `json:"digest,omitempty"`
 }
+
+// PlanStep is one step of a dry run's plan, in its order: a conflict with
+// production now first, then the statements (ddl before the rows, rows,
+// ddl after).
+type PlanStep struct {
+	Step      string `json:"step"`      // conflict, ddl or rows
+	Statement string `json:"statement"` // the conflict (table, key, columns) or the statement
+}
+
+// OutcomeDryRun is the Outcome of a dry run's answer.
+const OutcomeDryRun = "dry run"
 
 // ErrorBody is the answer to a request that failed.
 type ErrorBody struct {
@@ -182,12 +208,14 @@ type Sandboxes interface {
 	// Export returns the statements that turn production into the sandbox
 	// called name's state, as ExportText writes them.
 	Export(ctx context.Context, name string) (string, error)
-	// Promote applies the sandbox called name's changes to production by
-	// strategy (StrategyFail, StrategyOurs or StrategyTheirs), as a sandbox
-	// admin. A promote refused as things stand (conflicts, tables it cannot
-	// check under the strategy, another promote running) is an ErrConflict;
-	// one the proxy may not do (no promote account) an ErrForbidden.
-	Promote(ctx context.Context, name, strategy string) (Promoted, error)
+	// Promote applies the sandbox called name's changes to production as o
+	// asks (its strategy, tables, overwrites; only the plan Matching names),
+	// as a sandbox admin; with o.DryRun it applies nothing and answers the
+	// plan. A promote refused as things stand (conflicts, tables it cannot
+	// check under the strategy, a plan other than Matching, another promote
+	// running) is an ErrConflict; one the proxy may not do (no promote
+	// account) an ErrForbidden; options that do not hold an ErrBadRequest.
+	Promote(ctx context.Context, name string, o PromoteOptions) (Promoted, error)
 }
 
 // ErrBadRequest marks an error for a request refused as asked (a TTL that

@@ -134,11 +134,12 @@ func (c *Client) Export(ctx context.Context, name string) (string, error) {
 }
 
 // Promote implements Sandboxes: POST /api/v1/sandboxes/{name}/promote,
-// with ?strategy= unless strategy is "" (the API's default, fail).
-func (c *Client) Promote(ctx context.Context, name, strategy string) (Promoted, error) {
+// with the query of o.Query (none for the zero options: the API's default,
+// strategy fail).
+func (c *Client) Promote(ctx context.Context, name string, o PromoteOptions) (Promoted, error) {
 	path := sandboxPath(name) + "/promote"
-	if strategy != "" {
-		path += "?strategy=" + url.QueryEscape(strategy)
+	if q := o.Query(); len(q) > 0 {
+		path += "?" + q.Encode()
 	}
 	var out Promoted
 	err := c.do(ctx, http.MethodPost, path, &out)

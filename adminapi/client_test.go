@@ -68,14 +68,49 @@ func TestClient(t *testing.T) {
 	if err != nil || text != ExportText(fakeExport) {
 		t.Errorf("Export = %q, %v", text, err)
 	}
-	p, err := c.Promote(ctx, "box", StrategyTheirs)
+	p, err := c.Promote(ctx, "box", PromoteOptions{Strategy: StrategyTheirs})
 	wantP := Promoted{Sandbox: "box", Strategy: "theirs", Outcome: "committed", Rows: 2,
 		Info: "promoted sandbox box: 1 rows inserted, 1 updated, 0 deleted in 1 tables"}
-	if err != nil || p != wantP {
+	if err != nil || !reflect.DeepEqual(p, wantP) {
 		t.Errorf("Promote = %+v, %v; want %+v", p, err, wantP)
 	}
 	if got := strings.Join(f.changes, "; "); got != "keep box 168h0m0s; discard other; promote box theirs" {
 		t.Errorf("changes made: %q", got)
+	}
+}
+
+// TestClientPromote: a promote's options reach the Sandboxes behind the
+// handler as asked, and a dry run's answer — its plan and digest — comes
+// back whole.
+func TestClientPromote(t *testing.T) {
+	dryRun := Promoted{Sandbox: "box", Strategy: "ours", Outcome: OutcomeDryRun, Info: fakeDryRunInfo, DryRun: true, Plan: fakePlan, Digest: fakeDigest}
+	committed := Promoted{Sandbox: "box", Strategy: "ours", Outcome: "committed", Rows: 2,
+		Info: "promoted sandbox box: 1 rows inserted, 1 updated, 0 deleted in 1 tables"}
+	tests := []struct {
+		name      string
+		o         PromoteOptions
+		want      Promoted
+		wantAsked string
+	}{
+		{"dry run", PromoteOptions{Strategy: "ours", DryRun: true}, dryRun, "dry run box ours"},
+		{"dry run of tables", PromoteOptions{Strategy: "ours", Tables: []string{"app.users", "app.orders"}, Overwrite: []string{"app.orders"}, DryRun: true},
+			dryRun, "dry run box ours for app.users,app.orders overwrite app.orders"},
+		{"the plan reviewed", PromoteOptions{Strategy: "OURS", Tables: []string{"app.users"}, Matching: fakeDigest}, committed,
+			"promote box ours for app.users matching " + fakeDigest},
+		{"a table with odd characters", PromoteOptions{Strategy: "ours", Tables: []string{"app.a&table=b c"}}, committed,
+			"promote box ours for app.a&table=b c"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, url := serve(t, Options{Token: "s3cret"})
+			p, err := (&Client{BaseURL: url, Token: "s3cret"}).Promote(context.Background(), "box", tt.o)
+			if err != nil || !reflect.DeepEqual(p, tt.want) {
+				t.Errorf("Promote = %+v, %v; want %+v", p, err, tt.want)
+			}
+			if got := strings.Join(f.changes, "; "); got != tt.wantAsked {
+				t.Errorf("asked %q, want %q", got, tt.wantAsked)
+			}
+		})
 	}
 }
 
@@ -115,19 +150,53 @@ func TestClientErrors(t *testing.T) {
 			"admin API: keeping and discarding sandboxes needs admin-token (or admin-tokenless-changes on a host whose local processes are all trusted) (HTTP 403)",
 			403, ErrForbidden},
 		{"tokenless promote", &Client{BaseURL: tokenlessURL},
-			func(c *Client) error { _, err := c.Promote(ctx, "box", StrategyOurs); return err },
+			func(c *Client) error {
+				_, err := c.Promote(ctx, "box", PromoteOptions{Strategy: StrategyOurs})
+				return err
+			},
 			"admin API: promoting a sandbox writes production: it needs admin-token (admin-tokenless-changes does not cover it) (HTTP 403)",
 			403, ErrForbidden},
 		{"promote with conflicts", &Client{BaseURL: tokenURL, Token: "s3cret"},
-			func(c *Client) error { _, err := c.Promote(ctx, "box", ""); return err },
+			func(c *Client) error { _, err := c.Promote(ctx, "box", PromoteOptions{}); return err },
 			`admin API: conflict: PROMOTE refused: 1 rows changed in production since the fork and differently in the sandbox: app.users {"id": 1} (HTTP 409)`,
 			409, ErrConflict},
 		{"promote without a promote account", &Client{BaseURL: tokenURL, Token: "s3cret"},
-			func(c *Client) error { _, err := c.Promote(ctx, "other", StrategyFail); return err },
+			func(c *Client) error {
+				_, err := c.Promote(ctx, "other", PromoteOptions{Strategy: StrategyFail})
+				return err
+			},
 			"admin API: forbidden: SANDBOX PROMOTE needs a promote account (HTTP 403)", 403, ErrForbidden},
 		{"promote by an unknown strategy", &Client{BaseURL: tokenURL, Token: "s3cret"},
-			func(c *Client) error { _, err := c.Promote(ctx, "box", "mine"); return err },
+			func(c *Client) error { _, err := c.Promote(ctx, "box", PromoteOptions{Strategy: "mine"}); return err },
 			`admin API: bad request: strategy: "mine" is not fail, ours or theirs (HTTP 400)`, 400, ErrBadRequest},
+		{"promote of a table without its database", &Client{BaseURL: tokenURL, Token: "s3cret"},
+			func(c *Client) error {
+				_, err := c.Promote(ctx, "box", PromoteOptions{Strategy: "ours", Tables: []string{"app.users", "orders"}})
+				return err
+			},
+			`admin API: bad request: table: "orders" is not db.table (HTTP 400)`, 400, ErrBadRequest},
+		{"promote matching what is not a digest", &Client{BaseURL: tokenURL, Token: "s3cret"},
+			func(c *Client) error { _, err := c.Promote(ctx, "box", PromoteOptions{Matching: "abc"}); return err },
+			`admin API: bad request: matching: "abc" is not a plan's digest (sha256: and 64 hexadecimal digits, as a dry run gives it) (HTTP 400)`,
+			400, ErrBadRequest},
+		{"promote dry run matching", &Client{BaseURL: tokenURL, Token: "s3cret"},
+			func(c *Client) error {
+				_, err := c.Promote(ctx, "box", PromoteOptions{DryRun: true, Matching: fakeDigest})
+				return err
+			},
+			"admin API: bad request: dry_run and matching exclude each other: a dry run applies nothing, matching applies the plan a dry run gave (HTTP 400)",
+			400, ErrBadRequest},
+		{"promote matching another plan", &Client{BaseURL: tokenURL, Token: "s3cret"},
+			func(c *Client) error {
+				_, err := c.Promote(ctx, "box", PromoteOptions{Strategy: "ours", Matching: "sha256:" + strings.Repeat("0", 64)})
+				return err
+			},
+			"admin API: conflict: PROMOTE refused: its plan is now " + fakeDigest + ", not the sha256:" + strings.Repeat("0", 64) +
+				" that was reviewed (HTTP 409)", 409, ErrConflict},
+		{"tokenless dry run", &Client{BaseURL: tokenlessURL},
+			func(c *Client) error { _, err := c.Promote(ctx, "box", PromoteOptions{DryRun: true}); return err },
+			"admin API: promoting a sandbox writes production: it needs admin-token (admin-tokenless-changes does not cover it) (HTTP 403)",
+			403, ErrForbidden},
 		{"diff of a missing sandbox", &Client{BaseURL: tokenURL, Token: "s3cret"},
 			func(c *Client) error { _, err := c.Diff(ctx, "nosuch", DiffOptions{Summary: true}); return err },
 			`admin API: not found: no such sandbox: "nosuch" (HTTP 404)`, 404, ErrNotFound},
@@ -208,8 +277,10 @@ func TestClientRequests(t *testing.T) {
 	_, _ = c.Diff(ctx, "a/b", DiffOptions{Summary: true, Table: "app.my table"})
 	_, _ = c.Diff(ctx, "box", DiffOptions{Table: "app.t&x=1"})
 	_, _ = c.Export(ctx, "box")
-	_, _ = c.Promote(ctx, "box", "")
-	_, _ = c.Promote(ctx, "box", StrategyOurs)
+	_, _ = c.Promote(ctx, "box", PromoteOptions{})
+	_, _ = c.Promote(ctx, "box", PromoteOptions{Strategy: StrategyOurs})
+	_, _ = c.Promote(ctx, "box", PromoteOptions{Strategy: StrategyTheirs, Tables: []string{"app.b", "app.a"}, Overwrite: []string{"app.x y"}, DryRun: true})
+	_, _ = c.Promote(ctx, "a b", PromoteOptions{Matching: "sha256:" + strings.Repeat("f", 64), Tables: []string{"app.t&dry_run=1"}})
 	_, _ = (&Client{BaseURL: srv.URL}).List(ctx)
 	want := []string{
 		"GET /api/v1/sandboxes Bearer t0k",
@@ -226,6 +297,8 @@ func TestClientRequests(t *testing.T) {
 		"GET /api/v1/sandboxes/box/export Bearer t0k",
 		"POST /api/v1/sandboxes/box/promote Bearer t0k",
 		"POST /api/v1/sandboxes/box/promote?strategy=ours Bearer t0k",
+		"POST /api/v1/sandboxes/box/promote?dry_run=1&overwrite=app.x+y&strategy=theirs&table=app.b&table=app.a Bearer t0k",
+		"POST /api/v1/sandboxes/a%20b/promote?matching=sha256%3A" + strings.Repeat("f", 64) + "&table=app.t%26dry_run%3D1 Bearer t0k",
 		"GET /api/v1/sandboxes ",
 	}
 	if !reflect.DeepEqual(got, want) {

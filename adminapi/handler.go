@@ -184,7 +184,13 @@ func (h handler) export(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h handler) promote(w http.ResponseWriter, r *http.Request) {
-	withParam(w, r, "strategy", parseStrategy, h.o.Sandboxes.Promote)
+	o, err := parsePromote(r.URL.Query())
+	if err != nil {
+		answer(w, nil, err)
+		return
+	}
+	p, err := h.o.Sandboxes.Promote(r.Context(), r.PathValue("name"), o)
+	answer(w, p, err)
 }
 
 // withParam answers a request on the sandbox its path names with what do
@@ -245,21 +251,29 @@ func parseTTL(text string) (*time.Duration, error) {
 // without a value, true) and table (db.table).
 func parseDiff(q url.Values) (DiffOptions, error) {
 	var o DiffOptions
-	if q.Has("summary") {
-		o.Summary = true
-		if s := q.Get("summary"); s != "" {
-			v, err := strconv.ParseBool(s)
-			if err != nil {
-				return DiffOptions{}, fmt.Errorf("%w: summary: %q is not 1, 0, true or false", ErrBadRequest, s)
-			}
-			o.Summary = v
-		}
+	var err error
+	if o.Summary, err = boolParam(q, "summary"); err != nil {
+		return DiffOptions{}, err
 	}
 	o.Table = q.Get("table")
 	if _, _, ok := o.TableName(); o.Table != "" && !ok {
 		return DiffOptions{}, fmt.Errorf("%w: table: %q is not db.table", ErrBadRequest, o.Table)
 	}
 	return o, nil
+}
+
+// boolParam reads the boolean parameter param: absent, false; given
+// without a value, true; else 1, 0, true or false.
+func boolParam(q url.Values, param string) (bool, error) {
+	s := q.Get(param)
+	if !q.Has(param) || s == "" {
+		return q.Has(param), nil
+	}
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, fmt.Errorf("%w: %s: %q is not 1, 0, true or false", ErrBadRequest, param, s)
+	}
+	return v, nil
 }
 
 // parseStrategy reads the strategy of a promote, in any case: "" is

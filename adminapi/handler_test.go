@@ -120,21 +120,58 @@ func (f *fakeSandboxes) Export(_ context.Context, name string) (string, error) {
 	return ExportText(fakeExport), nil
 }
 
+// fakeDigest is the digest of the fake's plan, fakePlan; fakeDryRunInfo
+// its message.
+const (
+	fakeDigest     = "sha256:abababababababababababababababababababababababababababababababab"
+	fakeDryRunInfo = "dry run: PROMOTE STRATEGY OURS of sandbox box would apply 2 statements (1 conflicts resolved); nothing was applied"
+)
+
+// fakePlan is the plan of a dry run of the fake's.
+var fakePlan = []PlanStep{
+	{Step: "conflict", Statement: `app.users {"id": 1}: score`},
+	{Step: "ddl", Statement: "ALTER TABLE `app`.`orders` ADD COLUMN `note` text"},
+	{Step: "rows", Statement: "UPDATE `app`.`users` SET `score` = 0 WHERE `id` = 1"},
+}
+
 // Promote promotes "box" with ours or theirs; with fail, it has conflicts.
-// For "other" it has no promote account.
-func (f *fakeSandboxes) Promote(_ context.Context, name, strategy string) (Promoted, error) {
+// A dry run (of any strategy) answers fakePlan; a plan other than
+// fakeDigest is refused. For "other" it has no promote account. What it
+// promotes, or plans, is recorded with the options asked.
+func (f *fakeSandboxes) Promote(_ context.Context, name string, o PromoteOptions) (Promoted, error) {
 	if _, err := f.find(name); err != nil {
 		return Promoted{}, err
 	}
 	switch {
 	case name == "other":
 		return Promoted{}, fmt.Errorf("%w: SANDBOX PROMOTE needs a promote account", ErrForbidden)
-	case strategy == StrategyFail:
+	case o.DryRun:
+		f.changes = append(f.changes, "dry run "+name+" "+o.Strategy+asked(o))
+		return Promoted{Sandbox: name, Strategy: o.Strategy, Outcome: OutcomeDryRun, Info: fakeDryRunInfo, DryRun: true,
+			Plan: fakePlan, Digest: fakeDigest}, nil
+	case o.Matching != "" && o.Matching != fakeDigest:
+		return Promoted{}, fmt.Errorf("%w: PROMOTE refused: its plan is now %s, not the %s that was reviewed", ErrConflict, fakeDigest, o.Matching)
+	case o.Strategy == StrategyFail:
 		return Promoted{}, fmt.Errorf("%w: PROMOTE refused: 1 rows changed in production since the fork and differently in the sandbox: app.users {\"id\": 1}", ErrConflict)
 	}
-	f.changes = append(f.changes, "promote "+name+" "+strategy)
-	return Promoted{Sandbox: name, Strategy: strategy, Outcome: "committed", Rows: 2,
+	f.changes = append(f.changes, "promote "+name+" "+o.Strategy+asked(o))
+	return Promoted{Sandbox: name, Strategy: o.Strategy, Outcome: "committed", Rows: 2,
 		Info: "promoted sandbox " + name + ": 1 rows inserted, 1 updated, 0 deleted in 1 tables"}, nil
+}
+
+// asked is what o asks besides a strategy and a dry run ("" for nothing).
+func asked(o PromoteOptions) string {
+	var b strings.Builder
+	if len(o.Tables) > 0 {
+		b.WriteString(" for " + strings.Join(o.Tables, ","))
+	}
+	if len(o.Overwrite) > 0 {
+		b.WriteString(" overwrite " + strings.Join(o.Overwrite, ","))
+	}
+	if o.Matching != "" {
+		b.WriteString(" matching " + o.Matching)
+	}
+	return b.String()
 }
 
 // The answers of the fake, as the wire format has them (session.Info's
@@ -443,6 +480,30 @@ const (
   "rows": 2
 }
 `
+	dryRunJSON = `{
+  "sandbox": "box",
+  "strategy": "ours",
+  "outcome": "dry run",
+  "info": "` + fakeDryRunInfo + `",
+  "rows": 0,
+  "dry_run": true,
+  "plan": [
+    {
+      "step": "conflict",
+      "statement": "app.users {\"id\": 1}: score"
+    },
+    {
+      "step": "ddl",
+      "statement": "ALTER TABLE ` + "`app`.`orders`" + ` ADD COLUMN ` + "`note`" + ` text"
+    },
+    {
+      "step": "rows",
+      "statement": "UPDATE ` + "`app`.`users`" + ` SET ` + "`score`" + ` = 0 WHERE ` + "`id`" + ` = 1"
+    }
+  ],
+  "digest": "` + fakeDigest + `"
+}
+`
 )
 
 // TestHandlerDiffExportPromote: diff and export read as show does; promote
@@ -513,6 +574,66 @@ func TestHandlerDiffExportPromote(t *testing.T) {
 			errorJSON("forbidden: SANDBOX PROMOTE needs a promote account"), ""},
 		{"promote missing", withToken, "POST", "/api/v1/sandboxes/nosuch/promote", bearer, 404, jsonType, errorJSON(missing), ""},
 		{"promote failing", withToken, "POST", "/api/v1/sandboxes/broken/promote", bearer, 500, jsonType, errorJSON(errBroken.Error()), ""},
+	}
+	for _, tt := range tests {
+		tt.run(t)
+	}
+}
+
+// TestHandlerPromoteOptions: a promote's tables, overwrites, dry run and
+// digest reach Sandboxes as asked (a strategy and digest in lower case); a
+// dry run answers its plan and needs the token as any promote; options
+// that do not hold are 400, before Sandboxes is asked.
+func TestHandlerPromoteOptions(t *testing.T) {
+	const (
+		jsonType  = "application/json"
+		tokenOnly = "promoting a sandbox writes production: it needs admin-token (admin-tokenless-changes does not cover it)"
+		stale     = "conflict: PROMOTE refused: its plan is now " + fakeDigest + ", not the sha256:" +
+			"0000000000000000000000000000000000000000000000000000000000000000 that was reviewed"
+		notDigest = " is not a plan's digest (sha256: and 64 hexadecimal digits, as a dry run gives it)"
+		exclusive = "bad request: dry_run and matching exclude each other: a dry run applies nothing, matching applies the plan a dry run gave"
+	)
+	withToken, bearer := Options{Token: "s3cret"}, "Bearer s3cret"
+	promote := func(query string) string { return "/api/v1/sandboxes/box/promote?" + query }
+	zeros := "sha256:" + strings.Repeat("0", 64)
+	tests := []apiCase{
+		{"dry run", withToken, "POST", promote("strategy=ours&dry_run=1"), bearer, 200, jsonType, dryRunJSON, "dry run box ours"},
+		{"dry run=true", withToken, "POST", promote("dry_run=true&strategy=ours"), bearer, 200, jsonType, dryRunJSON, "dry run box ours"},
+		{"dry run without a value", withToken, "POST", promote("strategy=ours&dry_run"), bearer, 200, jsonType, dryRunJSON, "dry run box ours"},
+		{"dry run of fail", withToken, "POST", promote("dry_run=1"), bearer, 200, jsonType,
+			strings.Replace(dryRunJSON, `"ours"`, `"fail"`, 1), "dry run box fail"},
+		{"dry_run=0 promotes", withToken, "POST", promote("strategy=ours&dry_run=0"), bearer, 200, jsonType, promotedJSON, "promote box ours"},
+		{"dry_run=false promotes", withToken, "POST", promote("strategy=ours&dry_run=false"), bearer, 200, jsonType, promotedJSON, "promote box ours"},
+		{"dry run without the token", withToken, "POST", promote("dry_run=1"), "", 401, jsonType, errorJSON("missing or wrong bearer token"), ""},
+		{"tokenless dry run", Options{TokenlessChanges: true}, "POST", promote("dry_run=1"), "", 403, jsonType, errorJSON(tokenOnly), ""},
+		{"dry run of tables", withToken, "POST", promote("strategy=ours&dry_run=1&table=app.users&table=app.orders&overwrite=app.orders"), bearer,
+			200, jsonType, dryRunJSON, "dry run box ours for app.users,app.orders overwrite app.orders"},
+		{"tables", withToken, "POST", promote("strategy=theirs&table=app.users&table=app.my.t"), bearer, 200, jsonType,
+			strings.Replace(promotedJSON, `"ours"`, `"theirs"`, 1), "promote box theirs for app.users,app.my.t"},
+		{"matching", withToken, "POST", promote("strategy=ours&matching=" + fakeDigest), bearer, 200, jsonType, promotedJSON,
+			"promote box ours matching " + fakeDigest},
+		{"matching in upper case", withToken, "POST", promote("strategy=ours&matching=" + strings.ToUpper(fakeDigest)), bearer, 200, jsonType,
+			promotedJSON, "promote box ours matching " + fakeDigest},
+		{"matching another plan", withToken, "POST", promote("strategy=ours&matching=" + zeros), bearer, 409, jsonType, errorJSON(stale), ""},
+		// What does not hold: 400.
+		{"table without its database", withToken, "POST", promote("strategy=ours&table=users"), bearer, 400, jsonType,
+			errorJSON(`bad request: table: "users" is not db.table`), ""},
+		{"second table without a name", withToken, "POST", promote("table=app.users&table=app."), bearer, 400, jsonType,
+			errorJSON(`bad request: table: "app." is not db.table`), ""},
+		{"overwrite without its database", withToken, "POST", promote("overwrite=.t"), bearer, 400, jsonType,
+			errorJSON(`bad request: overwrite: ".t" is not db.table`), ""},
+		{"empty table", withToken, "POST", promote("table="), bearer, 400, jsonType, errorJSON(`bad request: table: "" is not db.table`), ""},
+		{"dry_run that does not parse", withToken, "POST", promote("dry_run=maybe"), bearer, 400, jsonType,
+			errorJSON(`bad request: dry_run: "maybe" is not 1, 0, true or false`), ""},
+		{"digest too short", withToken, "POST", promote("matching=sha256:abab"), bearer, 400, jsonType,
+			errorJSON(`bad request: matching: "sha256:abab"` + notDigest), ""},
+		{"digest not hexadecimal", withToken, "POST", promote("matching=sha256:" + strings.Repeat("g", 64)), bearer, 400, jsonType,
+			errorJSON(`bad request: matching: "sha256:` + strings.Repeat("g", 64) + `"` + notDigest), ""},
+		{"digest of another hash", withToken, "POST", promote("matching=md5:" + strings.Repeat("0", 64)), bearer, 400, jsonType,
+			errorJSON(`bad request: matching: "md5:` + strings.Repeat("0", 64) + `"` + notDigest), ""},
+		{"dry run and matching", withToken, "POST", promote("dry_run=1&matching=" + fakeDigest), bearer, 400, jsonType, errorJSON(exclusive), ""},
+		{"bad strategy before the rest", withToken, "POST", promote("strategy=mine&table=users"), bearer, 400, jsonType,
+			errorJSON(`bad request: strategy: "mine" is not fail, ours or theirs`), ""},
 	}
 	for _, tt := range tests {
 		tt.run(t)

@@ -4,11 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -148,14 +150,7 @@ GRANT SELECT, SHOW VIEW ON admin_promote.* TO '`+sandboxUser+`'@'%';`)
 	mustExecC(t, c, "INSERT INTO t VALUES (4, 'd')")
 	mustExecC(t, c, "DELETE FROM t WHERE id = 3")
 
-	cli := func(args ...string) (string, string, error) {
-		cmd := exec.Command(proxyBinary(t), append([]string{"sandbox", "--admin-url", "http://" + metricsAddr}, args...)...)
-		cmd.Env = append(cmd.Environ(), "SQLFORK_ADMIN_TOKEN=s3cret")
-		var stdout, stderr strings.Builder
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		return stdout.String(), stderr.String(), err
-	}
+	cli := adminCLI(t, metricsAddr, "s3cret")
 	// The summary: SANDBOX DIFF SUMMARY's, numbers as numbers.
 	out, errOut, err := cli("diff", "promobox", "--summary", "-o", "json")
 	var summary []adminapi.DiffTable
@@ -239,6 +234,92 @@ GRANT SELECT, SHOW VIEW ON admin_promote.* TO '`+sandboxUser+`'@'%';`)
 	}
 	if _, errOut, err = cli("diff", "nosuch"); err == nil || !strings.Contains(errOut, "HTTP 404") {
 		t.Errorf("diff of a missing sandbox: %v\n%s", err, errOut)
+	}
+}
+
+// adminCLI runs `sqlfork-proxy sandbox ARGS…` against the admin API on
+// metricsAddr with token, and returns its stdout, stderr and error.
+func adminCLI(t *testing.T, metricsAddr, token string) func(args ...string) (string, string, error) {
+	return func(args ...string) (string, string, error) {
+		cmd := exec.Command(proxyBinary(t), append([]string{"sandbox", "--admin-url", "http://" + metricsAddr}, args...)...)
+		cmd.Env = append(cmd.Environ(), "SQLFORK_ADMIN_TOKEN="+token)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+}
+
+// TestAdminPromotePlan: through the admin API and the CLI of a running
+// proxy, a dry run answers the plan (the conflict with production, the
+// statements, the digest) and applies and records nothing; a promote
+// matching the digest of a plan the sandbox has since changed is refused
+// (409) before production is touched; the command a dry run prints
+// commits exactly its plan.
+func TestAdminPromotePlan(t *testing.T) {
+	db := leastPrivilegeEnv(t)
+	root := openDB(t, db.DSN("")+"?multiStatements=true")
+	setUp(t, root, []string{"DROP DATABASE IF EXISTS admin_plan", "CREATE DATABASE admin_plan",
+		"CREATE TABLE admin_plan.t (id INT PRIMARY KEY, label VARCHAR(20)) ENGINE=InnoDB",
+		"INSERT INTO admin_plan.t VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+		"GRANT SELECT, SHOW VIEW ON admin_plan.* TO '" + sandboxUser + "'@'%'"},
+		"DROP DATABASE IF EXISTS admin_plan", "REVOKE SELECT, SHOW VIEW ON admin_plan.* FROM '"+sandboxUser+"'@'%'")
+	metricsAddr := freeAddr(t)
+	p := startProxyProcess(t, db, "--mode", "explicit", "--metrics-listen", metricsAddr, "--admin-token", "s3cret",
+		"--promote-user", db.User, "--promote-password", db.Password)
+	c := conn(t, openDB(t, "sbx:"+sandboxPassword+"@tcp("+p.addr+")/admin_plan"))
+	for _, q := range []string{"SANDBOX CREATE planbox", "UPDATE t SET label = 'A' WHERE id = 1", "INSERT INTO t VALUES (4, 'd')"} {
+		mustExecC(t, c, q)
+	}
+	mustExecC(t, root, "UPDATE admin_plan.t SET label = 'Z' WHERE id = 1") // a conflict, which OURS resolves
+	production := func() string {
+		return strings.Join(column(t, root, "SELECT CONCAT(id, label) FROM admin_plan.t ORDER BY id"), ",")
+	}
+	api := &adminapi.Client{BaseURL: "http://" + metricsAddr, Token: "s3cret"}
+	ctx := context.Background()
+	o := adminapi.PromoteOptions{Strategy: adminapi.StrategyOurs, Tables: []string{"admin_plan.t"}, DryRun: true}
+
+	reviewed, err := api.Promote(ctx, "planbox", o)
+	if err != nil || reviewed.Outcome != adminapi.OutcomeDryRun || !reviewed.DryRun || reviewed.Rows != 0 || !adminapi.IsDigest(reviewed.Digest) ||
+		len(reviewed.Plan) < 2 || reviewed.Plan[0].Step != "conflict" || !strings.HasPrefix(reviewed.Plan[0].Statement, "admin_plan.t ") ||
+		slices.ContainsFunc(reviewed.Plan[1:], func(s adminapi.PlanStep) bool { return s.Step != "rows" }) ||
+		!strings.Contains(reviewed.Info, "nothing was applied") {
+		t.Fatalf("dry run: %+v, %v", reviewed, err)
+	}
+	if got := production(); got != "1Z,2b,3c" {
+		t.Errorf("production after a dry run: %s", got)
+	}
+	// The sandbox changes: the plan reviewed is no longer the plan.
+	mustExecC(t, c, "UPDATE t SET label = 'B' WHERE id = 2")
+	o.DryRun, o.Matching = false, reviewed.Digest
+	_, err = api.Promote(ctx, "planbox", o)
+	if !errors.Is(err, adminapi.ErrConflict) || !strings.Contains(err.Error(), "PROMOTE refused: its plan is now sha256:") ||
+		!strings.Contains(err.Error(), "not the "+reviewed.Digest+" that was reviewed") {
+		t.Fatalf("promote matching the plan before the sandbox changed: %v, want a 409", err)
+	}
+	if got := production(); got != "1Z,2b,3c" {
+		t.Errorf("production after a stale plan: %s", got)
+	}
+	// Review again with the CLI, and run the command it prints.
+	cli := adminCLI(t, metricsAddr, "s3cret")
+	out, errOut, err := cli("promote", "planbox", "--strategy", "ours", "--for", "admin_plan.t", "--dry-run")
+	_, apply, found := strings.Cut(out, "\napply:   ")
+	args := strings.Fields(apply)
+	if err != nil || !found || len(args) != 10 || strings.Join(args[:8], " ") != "sqlfork-proxy sandbox promote planbox --strategy ours --for admin_plan.t" ||
+		args[8] != "--matching" || args[9] == reviewed.Digest || !adminapi.IsDigest(args[9]) || !strings.Contains(out, "\nconflict  admin_plan.t ") {
+		t.Fatalf("sandbox promote --dry-run: %v\n%s%s", err, out, errOut)
+	}
+	out, errOut, err = cli(append(args[2:], "-o", "json")...) // the words after "sqlfork-proxy sandbox"
+	var promoted adminapi.Promoted
+	if err != nil || json.Unmarshal([]byte(out), &promoted) != nil || promoted.Outcome != "committed" || promoted.Rows != 3 {
+		t.Fatalf("%s: %v\n%s%s", apply, err, out, errOut)
+	}
+	if got := production(); got != "1A,2B,3c,4d" {
+		t.Errorf("production after the promote: %s, want the sandbox's rows", got)
+	}
+	audit := rowsOf(t, root, "SELECT user, via, strategy, outcome FROM _sqlfork_meta.promotes WHERE name = 'planbox' ORDER BY id")
+	if fmt.Sprint(audit) != "[[admin-api api OURS refused] [admin-api api OURS committed]]" {
+		t.Errorf("promotes recorded: %v (a dry run is not one)", audit)
 	}
 }
 

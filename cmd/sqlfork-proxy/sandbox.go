@@ -300,32 +300,3 @@ func newExportCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 		}),
 	}
 }
-
-// newPromoteCmd is `sqlfork-proxy sandbox promote NAME [--strategy fail|ours|theirs]`.
-func newPromoteCmd(ran *bool, client apiClient, output *string) *cobra.Command {
-	var strategy string
-	cmd := &cobra.Command{
-		Use: "promote NAME", Short: "Apply a sandbox's changes to production (needs the proxy's promote account and --admin-token)",
-		Args: cobra.ExactArgs(1),
-		RunE: withClient(ran, client, func(c *cobra.Command, args []string, a *adminapi.Client) error {
-			s := strings.ToLower(strategy)
-			if s != adminapi.StrategyFail && s != adminapi.StrategyOurs && s != adminapi.StrategyTheirs {
-				return &exitError{code: exitUsage, err: fmt.Errorf("--strategy: %q is not fail, ours or theirs", strategy)}
-			}
-			p, err := a.Promote(c.Context(), args[0], s)
-			if err != nil {
-				return err
-			}
-			if *output == "json" {
-				return printJSON(c.OutOrStdout(), p)
-			}
-			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "sandbox:\t%s\nstrategy:\t%s\noutcome:\t%s\nrows:\t%d\ninfo:\t%s\n", cell(p.Sandbox), cell(p.Strategy), cell(p.Outcome), p.Rows,
-				cell(p.Info))
-			return tw.Flush()
-		}),
-	}
-	cmd.Flags().StringVar(&strategy, "strategy", adminapi.StrategyFail,
-		"rows production changed since the fork: fail (refuse the promote), ours (write the sandbox's) or theirs (keep production's)")
-	return cmd
-}

@@ -89,28 +89,24 @@ func (f *cliSandboxes) Export(_ context.Context, name string) (string, error) {
 	return cliExport, nil
 }
 
-func (f *cliSandboxes) Promote(_ context.Context, name, strategy string) (adminapi.Promoted, error) {
-	f.asked = append(f.asked, "promote "+name+" "+strategy)
-	if strategy == adminapi.StrategyFail {
+// Promote promotes with ours or theirs; with fail, it has conflicts. A dry
+// run answers cliPlan. What it is asked is recorded with the options.
+func (f *cliSandboxes) Promote(_ context.Context, name string, o adminapi.PromoteOptions) (adminapi.Promoted, error) {
+	f.asked = append(f.asked, "promote "+name+" "+o.Strategy+promoteAsked(o))
+	switch {
+	case o.DryRun:
+		return cliPlan(name, o), nil
+	case o.Strategy == adminapi.StrategyFail:
 		return adminapi.Promoted{}, fmt.Errorf("%w: PROMOTE refused: 1 rows changed in production since the fork", adminapi.ErrConflict)
 	}
-	return adminapi.Promoted{Sandbox: name, Strategy: strategy, Outcome: "committed", Rows: 13,
+	return adminapi.Promoted{Sandbox: name, Strategy: o.Strategy, Outcome: "committed", Rows: 13,
 		Info: "promoted sandbox " + name + ": 1 rows inserted, 12 updated, 0 deleted in 1 tables"}, nil
 }
 
 // TestSandboxCLI: `sqlfork-proxy sandbox …` against the real admin API
 // handler: what each command asks, prints and exits with.
 func TestSandboxCLI(t *testing.T) {
-	tests := []struct {
-		name       string
-		args       []string
-		env        map[string]string
-		wantCode   int
-		wantAsked  string
-		wantStdout string // the whole of it, unless wantPart
-		wantPart   bool
-		wantStderr string // substring
-	}{
+	tests := []cliCase{
 		{"list", []string{"list"}, nil, 0, "list",
 			"NAME  ID        STATE   OWNER  CREATED               EXPIRES  CONNECTIONS  TABLES  BYTES\n" +
 				"box   1a2b3c4d  active  sbx    2026-11-24T10:00:00Z  -        1            1       16384\n", false, ""},
@@ -175,30 +171,53 @@ func TestSandboxCLI(t *testing.T) {
 			"sqlfork-proxy: admin API: missing or wrong bearer token (HTTP 401)"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			f := &cliSandboxes{}
-			srv := httptest.NewServer(adminapi.NewHandler(adminapi.Options{Sandboxes: f, Token: "s3cret"}))
-			defer srv.Close()
-			env := map[string]string{"SQLFORK_ADMIN_URL": srv.URL, "SQLFORK_ADMIN_TOKEN": "s3cret"}
-			for k, v := range tc.env {
-				env[k] = v
-			}
-			var stdout, stderr bytes.Buffer
-			code := run(context.Background(), append([]string{"sandbox"}, tc.args...), testEnv(env, &stdout, &stderr))
-			if code != tc.wantCode {
-				t.Errorf("exit code %d, want %d; stderr: %s", code, tc.wantCode, stderr.String())
-			}
-			if got := strings.Join(f.asked, "; "); got != tc.wantAsked {
-				t.Errorf("asked %q, want %q", got, tc.wantAsked)
-			}
-			if out := stdout.String(); tc.wantPart && !strings.Contains(out, tc.wantStdout) || !tc.wantPart && out != tc.wantStdout {
-				t.Errorf("stdout:\n%s\nwant:\n%s", out, tc.wantStdout)
-			}
-			if !strings.Contains(stderr.String(), tc.wantStderr) || tc.wantStderr == "" && stderr.Len() != 0 {
-				t.Errorf("stderr %q, want %q", stderr.String(), tc.wantStderr)
-			}
-		})
+		tc.run(t)
 	}
+}
+
+// cliCase is one `sqlfork-proxy sandbox …` command line, run against the
+// real admin API handler over cliSandboxes, and what it must do.
+type cliCase struct {
+	name       string
+	args       []string
+	env        map[string]string
+	wantCode   int
+	wantAsked  string
+	wantStdout string // the whole of it, unless wantPart
+	wantPart   bool
+	wantStderr string // substring
+}
+
+// run runs the command line and checks its exit code, what it asked, and
+// its output, which never holds what a terminal acts on (ESC, CSI, a
+// bidirectional override).
+func (tc cliCase) run(t *testing.T) {
+	t.Run(tc.name, func(t *testing.T) {
+		f := &cliSandboxes{}
+		srv := httptest.NewServer(adminapi.NewHandler(adminapi.Options{Sandboxes: f, Token: "s3cret"}))
+		defer srv.Close()
+		env := map[string]string{"SQLFORK_ADMIN_URL": srv.URL, "SQLFORK_ADMIN_TOKEN": "s3cret"}
+		for k, v := range tc.env {
+			env[k] = v
+		}
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), append([]string{"sandbox"}, tc.args...), testEnv(env, &stdout, &stderr))
+		if code != tc.wantCode {
+			t.Errorf("exit code %d, want %d; stderr: %s", code, tc.wantCode, stderr.String())
+		}
+		if got := strings.Join(f.asked, "; "); got != tc.wantAsked {
+			t.Errorf("asked %q, want %q", got, tc.wantAsked)
+		}
+		if out := stdout.String(); tc.wantPart && !strings.Contains(out, tc.wantStdout) || !tc.wantPart && out != tc.wantStdout {
+			t.Errorf("stdout:\n%s\nwant:\n%s", out, tc.wantStdout)
+		}
+		if !strings.Contains(stderr.String(), tc.wantStderr) || tc.wantStderr == "" && stderr.Len() != 0 {
+			t.Errorf("stderr %q, want %q", stderr.String(), tc.wantStderr)
+		}
+		if out := stdout.String() + stderr.String(); strings.ContainsAny(out, "\x1b\u009b\u202e") {
+			t.Errorf("output holds what a terminal acts on: %q", out)
+		}
+	})
 }
 
 // TestMetricsListenerMux: the metrics listener serves metrics and health

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -102,18 +101,6 @@ func (a adminSandboxes) Export(ctx context.Context, name string) (string, error)
 	})
 }
 
-// Promote implements adminapi.Sandboxes.
-func (a adminSandboxes) Promote(ctx context.Context, name, strategy string) (adminapi.Promoted, error) {
-	return managed(ctx, a, func(o *operator.Operator) (adminapi.Promoted, error) {
-		r, err := o.Promote(ctx, name, strategy)
-		if err != nil {
-			return adminapi.Promoted{}, err
-		}
-		return adminapi.Promoted{Sandbox: name, Strategy: cmp.Or(strings.ToLower(strategy), adminapi.StrategyFail), Outcome: "committed",
-			Info: r.Info, Rows: int64(r.Affected)}, nil
-	})
-}
-
 // managed is what f answers on the manager's operator, an error of f's marked for the
 // admin API (apiError); a manager that cannot start answers its own error.
 func managed[T any](ctx context.Context, a adminSandboxes, f func(*operator.Operator) (T, error)) (T, error) {
@@ -130,14 +117,14 @@ func managed[T any](ctx context.Context, a adminSandboxes, f func(*operator.Oper
 }
 
 // apiError marks the manager's errors the admin API answers with their own
-// status: a missing sandbox (404), a TTL beyond max-sandbox-ttl or an
-// unknown strategy (400), a promote the proxy may not do (403) and a
+// status: a missing sandbox (404), a TTL beyond max-sandbox-ttl, an
+// unknown strategy or promote options that do not hold (400), a promote the proxy may not do (403) and a
 // refusal as things stand, such as a promote's conflicts (409).
 func apiError(err error) error {
 	switch {
 	case errors.Is(err, operator.ErrNoSandbox):
 		return fmt.Errorf("%w: %w", adminapi.ErrNotFound, err)
-	case errors.Is(err, operator.ErrTTL), errors.Is(err, operator.ErrStrategy):
+	case errors.Is(err, operator.ErrTTL), errors.Is(err, operator.ErrStrategy), errors.Is(err, operator.ErrOptions):
 		return fmt.Errorf("%w: %w", adminapi.ErrBadRequest, err)
 	case errors.Is(err, operator.ErrForbidden):
 		return fmt.Errorf("%w: %w", adminapi.ErrForbidden, err)

@@ -71,6 +71,8 @@ func TestAPIError(t *testing.T) {
 			"bad request: TTL beyond max-sandbox-ttl: a kept sandbox may live at most 720h0m0s", adminapi.ErrBadRequest},
 		{"strategy", fmt.Errorf("%w: %q (FAIL, OURS or THEIRS)", operator.ErrStrategy, "MINE"),
 			`bad request: unknown PROMOTE strategy: "MINE" (FAIL, OURS or THEIRS)`, adminapi.ErrBadRequest},
+		{"options", fmt.Errorf("%w: DRY RUN and MATCHING exclude each other", operator.ErrOptions),
+			"bad request: bad PROMOTE options: DRY RUN and MATCHING exclude each other", adminapi.ErrBadRequest},
 		{"no promote account", fmt.Errorf("%w: SANDBOX PROMOTE needs a promote account", operator.ErrForbidden),
 			"forbidden: not allowed: SANDBOX PROMOTE needs a promote account", adminapi.ErrForbidden},
 		{"conflicts", fmt.Errorf("%w: PROMOTE refused: 2 rows changed", operator.ErrRefused),

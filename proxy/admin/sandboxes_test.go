@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,8 +50,16 @@ func TestSandboxesOnManager(t *testing.T) {
 	if got, err := a.Keep(ctx, "box", &ttl); err != nil || got.State != "kept" || got.Expires == nil {
 		t.Errorf("Keep: %+v, %v", got, err)
 	}
-	if _, err := a.Promote(ctx, "box", "FAIL"); !errors.Is(err, adminapi.ErrForbidden) {
-		t.Errorf("Promote without a promote account: %v, want ErrForbidden", err)
+	for _, o := range []adminapi.PromoteOptions{{Strategy: "FAIL"}, {Strategy: "ours", DryRun: true, Tables: []string{"app.t"}}} {
+		if _, err := a.Promote(ctx, "box", o); !errors.Is(err, adminapi.ErrForbidden) {
+			t.Errorf("Promote %+v without a promote account: %v, want ErrForbidden", o, err)
+		}
+	}
+	for _, o := range []adminapi.PromoteOptions{{Tables: []string{"t"}}, {DryRun: true, Matching: "sha256:" + strings.Repeat("0", 64)},
+		{Strategy: "mine"}} {
+		if _, err := a.Promote(ctx, "box", o); !errors.Is(err, adminapi.ErrBadRequest) {
+			t.Errorf("Promote %+v: %v, want ErrBadRequest", o, err)
+		}
 	}
 	s.Close()
 	if err := a.Discard(ctx, "box"); err != nil {

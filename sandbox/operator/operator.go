@@ -57,6 +57,10 @@ var ErrRefused = errors.New("refused")
 // ErrStrategy marks a PROMOTE strategy other than FAIL, OURS and THEIRS.
 var ErrStrategy = errors.New("unknown PROMOTE strategy")
 
+// ErrOptions marks PROMOTE options that do not hold: DRY RUN with
+// MATCHING, a MATCHING that is not a plan's digest.
+var ErrOptions = errors.New("bad PROMOTE options")
+
 // AdminUser is who the admin API acts as: a sandbox admin, named in
 // PROMOTE's audit (via "api").
 const AdminUser = "admin-api"
@@ -197,31 +201,57 @@ func (o *Operator) Export(ctx context.Context, name string) ([]string, error) {
 
 // Promote is SANDBOX PROMOTE of the sandbox called name by strategy
 // (FAIL, OURS or THEIRS in any case; "" is FAIL) by the admin API: as
-// AdminUser, a sandbox admin, via "api". Refusals are ErrForbidden or
-// ErrRefused (see adminRefusal); a strategy it does not know an
-// ErrStrategy.
+// PromoteWith with that strategy alone.
 func (o *Operator) Promote(ctx context.Context, name, strategy string) (*reply.Reply, error) {
-	strategy = strings.ToUpper(cmp.Or(strategy, "FAIL"))
-	if !slices.Contains([]string{"FAIL", "OURS", "THEIRS"}, strategy) {
-		return nil, fmt.Errorf("%w: %q (FAIL, OURS or THEIRS)", ErrStrategy, strategy)
+	return o.PromoteWith(ctx, name, review.PromoteOptions{Strategy: strategy})
+}
+
+// PromoteWith is SANDBOX PROMOTE of the sandbox called name as po asks (its
+// strategy, FOR tables, OVERWRITE tables, DRY RUN or MATCHING digest) by
+// the admin API: as AdminUser, a sandbox admin, via "api". A dry run
+// answers a Reply with review.DryRunColumns. Refusals are ErrForbidden or
+// ErrRefused (see adminRefusal); a strategy it does not know an
+// ErrStrategy, options that do not hold together an ErrOptions — both
+// before anything is read.
+func (o *Operator) PromoteWith(ctx context.Context, name string, po review.PromoteOptions) (*reply.Reply, error) {
+	po.Strategy = strings.ToUpper(cmp.Or(po.Strategy, "FAIL"))
+	if !slices.Contains([]string{"FAIL", "OURS", "THEIRS"}, po.Strategy) {
+		return nil, fmt.Errorf("%w: %q (FAIL, OURS or THEIRS)", ErrStrategy, po.Strategy)
+	}
+	if err := checkPlanOptions(po); err != nil {
+		return nil, err
 	}
 	sb, err := o.named(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	r, err := o.promoteAsAdmin(ctx, sb, strategy)
+	r, err := o.promoteAsAdmin(ctx, sb, po)
 	if err != nil {
 		return nil, adminRefusal(err)
 	}
 	return r, nil
 }
 
+// checkPlanOptions refuses, as ErrOptions, a DRY RUN with MATCHING and a
+// MATCHING that is not a plan's digest ("sha256:" and 64 hexadecimal
+// digits).
+func checkPlanOptions(po review.PromoteOptions) error {
+	if po.DryRun && po.Matching != "" {
+		return fmt.Errorf("%w: DRY RUN and MATCHING exclude each other", ErrOptions)
+	}
+	hex, ok := strings.CutPrefix(strings.ToLower(po.Matching), "sha256:")
+	if po.Matching != "" && (!ok || len(hex) != 64 || strings.Trim(hex, "0123456789abcdef") != "") {
+		return fmt.Errorf("%w: MATCHING %q is not a plan's digest (sha256: and 64 hexadecimal digits, as DRY RUN gives it)", ErrOptions, po.Matching)
+	}
+	return nil
+}
+
 // promoteAsAdmin is Promote by AdminUser via "api": the admin API, behind
 // its bearer token, is a sandbox admin whatever the sandbox — the operator,
 // who reviews and applies with the promote account's rights, not a
 // sandbox's user, whose own grants bound SANDBOX PROMOTE.
-func (o *Operator) promoteAsAdmin(ctx context.Context, sb *registry.Sandbox, strategy string) (*reply.Reply, error) {
-	return o.rev.PromoteAs(ctx, sb, AdminUser, "api", true, review.PromoteOptions{Strategy: strategy}, nil)
+func (o *Operator) promoteAsAdmin(ctx context.Context, sb *registry.Sandbox, po review.PromoteOptions) (*reply.Reply, error) {
+	return o.rev.PromoteAs(ctx, sb, AdminUser, "api", true, po, nil)
 }
 
 // adminRefusal marks err, if it is a refusal (*rewrite.Refusal), for the

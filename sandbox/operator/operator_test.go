@@ -36,6 +36,7 @@ func TestMissingSandbox(t *testing.T) {
 		"export":       func() error { _, err := e.op.Export(ctx, "x"); return err },
 		"promote":      func() error { _, err := e.op.Promote(ctx, "x", ""); return err },
 		"promote ours": func() error { _, err := e.op.Promote(ctx, "x", "ours"); return err },
+		"dry run":      func() error { _, err := e.op.PromoteWith(ctx, "x", review.PromoteOptions{DryRun: true}); return err },
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := call()

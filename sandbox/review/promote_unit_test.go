@@ -563,8 +563,20 @@ func TestPromoteFor(t *testing.T) {
 	if !errors.As(err, &rf) || !strings.Contains(rf.Message, `sandbox "sb-0badcafe" changed nothing of app.nosuch`) {
 		t.Fatalf("FOR a table not changed: %v", err)
 	}
-	r, err := f.m.Promote(f.ctx, f.sb, "alice", "sql", PromoteOptions{Tables: []rewrite.Table{{DB: "app", Name: "t"}}, DryRun: true}, nil)
+	o := PromoteOptions{Tables: []rewrite.Table{{DB: "app", Name: "t"}}, Overwrite: []rewrite.Table{{DB: "app", Name: "o`k"}}, DryRun: true}
+	r, err := f.m.Promote(f.ctx, f.sb, "alice", "sql", o, nil)
 	if err != nil || len(r.Rows) != 4 {
 		t.Fatalf("FOR app.t: %v, %+v", err, r)
+	}
+	// The PROMOTE its messages suggest names the same tables: the plan
+	// would be another without them.
+	clauses := " FOR `app`.`t` OVERWRITE `app`.`o``k` STRATEGY FAIL "
+	if want := "SANDBOX PROMOTE sb-0badcafe" + clauses + "MATCHING 'sha256:"; !strings.Contains(r.Info, want) {
+		t.Errorf("dry run's message %q, want %q in it", r.Info, want)
+	}
+	o.DryRun, o.Matching = false, "sha256:"+strings.Repeat("0", 64)
+	_, err = f.m.Promote(f.ctx, f.sb, "alice", "sql", o, nil)
+	if want := "review it again with SANDBOX PROMOTE sb-0badcafe" + clauses + "DRY RUN"; !errors.As(err, &rf) || !strings.Contains(rf.Message, want) {
+		t.Errorf("FOR app.t matching another plan: %v, want %q in it", err, want)
 	}
 }

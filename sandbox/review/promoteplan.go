@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/reply"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
@@ -115,8 +116,8 @@ func (p *promotion) dryRun(st exportSteps, conflicts []string) *reply.Reply {
 			"the fork; STRATEGY OURS or THEIRS resolves them", p.sb.Name, len(conflicts))
 	default:
 		r.Info = fmt.Sprintf("dry run: PROMOTE STRATEGY %s of sandbox %s would apply %d statements (%d conflicts resolved); nothing was applied. "+
-			"Apply exactly this plan with SANDBOX PROMOTE %s STRATEGY %s MATCHING '%s'", p.strategy, p.sb.Name, n, len(conflicts),
-			p.sb.Name, p.strategy, digest)
+			"Apply exactly this plan with SANDBOX PROMOTE %s%s STRATEGY %s MATCHING '%s'", p.strategy, p.sb.Name, n, len(conflicts),
+			p.sb.Name, p.clauses(), p.strategy, digest)
 	}
 	return r
 }
@@ -140,5 +141,26 @@ func conflictText(c conflict) string {
 // stalePlan refuses a promote whose plan is not the one MATCHING names.
 func (p *promotion) stalePlan(digest string) error {
 	return rewrite.Refuse(wire.ErUnknown, "PROMOTE refused: its plan is now %s, not the %s that was reviewed (production or the sandbox "+
-		"changed since the DRY RUN); review it again with SANDBOX PROMOTE %s STRATEGY %s DRY RUN", digest, p.opts.Matching, p.sb.Name, p.strategy)
+		"changed since the DRY RUN); review it again with SANDBOX PROMOTE %s%s STRATEGY %s DRY RUN", digest, p.opts.Matching, p.sb.Name,
+		p.clauses(), p.strategy)
+}
+
+// clauses are the promote's FOR and OVERWRITE clauses as SQL writes them,
+// each after a space ("" for none): what the PROMOTE a message suggests
+// must repeat for its plan to be the same.
+func (p *promotion) clauses() string {
+	var b strings.Builder
+	for _, c := range []struct {
+		kw     string
+		tables []rewrite.Table
+	}{{"FOR", p.opts.Tables}, {"OVERWRITE", p.opts.Overwrite}} {
+		names := make([]string, len(c.tables))
+		for i, t := range c.tables {
+			names[i] = quote.Qualified(t.DB, t.Name)
+		}
+		if len(names) > 0 {
+			b.WriteString(" " + c.kw + " " + strings.Join(names, ", "))
+		}
+	}
+	return b.String()
 }
