@@ -42,7 +42,7 @@ func TestPromoteWith(t *testing.T) {
 		{"dry run of a table compared whole", true, review.PromoteOptions{Strategy: "ours", DryRun: true}, false, ErrRefused,
 			"PROMOTE refused: the rows of app.t cannot be told from production's changes", nil, "", false},
 		{"a table it did not change", true, review.PromoteOptions{Strategy: "ours", Tables: appX, Overwrite: appT}, false, ErrRefused,
-			`sandbox "ops" changed nothing of app.x`, nil, "failed", false}, // the reviewer records it so
+			`sandbox "ops" changed nothing of app.x`, nil, "refused", false},
 		{"matching another plan", true, review.PromoteOptions{Strategy: "ours", Overwrite: appT, Matching: other}, false, ErrRefused,
 			"PROMOTE refused: its plan is now sha256:", nil, "refused", false},
 		{"matching the plan reviewed", true, review.PromoteOptions{Strategy: "ours", Overwrite: appT}, true, nil,

@@ -196,6 +196,7 @@ func (p *promotion) plan(ctx context.Context) error {
 			return err
 		}
 		if p.order, err = p.selected(p.order); err != nil {
+			p.outcome = "refused" // a table named that it did not change
 			return err
 		}
 		return p.findEchoes(ctx, d)
