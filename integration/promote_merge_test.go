@@ -89,6 +89,18 @@ func TestPromoteMergeOracle(t *testing.T) {
 						wantString(t, root, "SELECT export_sha256 FROM _sqlfork_meta.promotes WHERE name = '"+name+"' AND outcome = 'committed'",
 							hex.EncodeToString(sum[:]), "the rows applied have the checksum %s, not the dry run's")
 					}
+					if strategy != "FAIL" || n.conflicts == 0 {
+						// What it wrote is production's now: the diff shows
+						// only the conflicts THEIRS left.
+						left := int64(0)
+						if strategy == "THEIRS" {
+							left = n.conflicts
+						}
+						got := diffSummary(t, sc, "SANDBOX DIFF SUMMARY")[name+".t"]
+						if got.ins+got.upd+got.del != left || got.conflicts != left {
+							t.Errorf("DIFF SUMMARY after PROMOTE STRATEGY %s: %+v, want %d rows, all conflicts", strategy, got, left)
+						}
+					}
 					if got := mergeRows(t, root, name); !maps.EqualFunc(got, want, slices.Equal) {
 						t.Errorf("production after PROMOTE STRATEGY %s:\n %s\nwant\n %s\nbase %s\nsandbox %s\nproduction before %s\nsteps:\n%s",
 							strategy, mergeText(got), mergeText(want), mergeText(base), mergeText(ours), mergeText(theirs), w)

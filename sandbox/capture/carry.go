@@ -126,3 +126,19 @@ func (m *Tracker) forkOf(sb *registry.Sandbox, t rewrite.Table) (*sandbox.Entry,
 	}
 	return e, true
 }
+
+// Rebased records, once a promote gave production a table the sandbox
+// altered, production's new columns as the capture's fork-time ones: the
+// table's diff is then against production as promoted.
+func (m *Tracker) Rebased(ctx context.Context, c sideconn.Conn, sbID string, t rewrite.Table, base []forker.Column) error {
+	caps, err := m.Load(ctx, c, sbID)
+	if err != nil {
+		return err
+	}
+	info, ok := caps[m.names.Key(t)]
+	if !ok || info.State != Rows {
+		return nil
+	}
+	info.Base = base
+	return m.saveCapture(ctx, c, sbID, t, info)
+}

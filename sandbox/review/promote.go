@@ -268,6 +268,7 @@ func (p *promotion) run(ctx context.Context) (*reply.Reply, error) {
 			return nil, fmt.Errorf("promote: the rows are committed, but %s failed: %w", abbreviate(s), err)
 		}
 	}
+	p.rebase(ctx)
 	return p.reply(), nil
 }
 

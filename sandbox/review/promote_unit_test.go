@@ -34,6 +34,10 @@ func (f *fixture) promotable() {
 	f.side.Prefix("INSERT INTO `_sqlfork_meta`.promotes (sandbox_id, name, owner, user, via, strategy, started_at, outcome) VALUES ('0badcafe', ")
 	f.side.Exact("SELECT LAST_INSERT_ID()").Rows(testkit.Row(42))
 	f.side.Prefix("UPDATE `_sqlfork_meta`.promotes SET finished_at = ")
+	// The images of what a committed promote wrote (rebase.go).
+	f.side.Exact("SELECT @@session.time_zone, @@session.sql_mode").Rows(testkit.Row("SYSTEM", "STRICT_TRANS_TABLES"))
+	f.side.Prefix("SET time_zone = ")
+	f.side.Prefix("INSERT INTO `" + sideDB + "`.")
 }
 
 // capturedT is app.t, captured, with an insert (4), an update (1: a to b)
@@ -362,6 +366,11 @@ func TestPromoteAsAdmin(t *testing.T) {
 		"SELECT RELEASE_LOCK(" + lock + ")"}
 	if got := f.prod.Log(); !slices.Equal(got, want) {
 		t.Errorf("the promote account ran\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
+	}
+	images := "INSERT INTO `" + sideDB + "`.`c_t` (`id`, `_sqlfork_existed`, `name`) VALUES (4, 1, 'd'), (1, 1, 'b'), (2, 0, NULL) " +
+		"ON DUPLICATE KEY UPDATE `_sqlfork_existed` = VALUES(`_sqlfork_existed`), `name` = VALUES(`name`)"
+	if got := f.side.Matching("^INSERT INTO `" + sideDB + "`"); len(got) != 1 || got[0] != images {
+		t.Errorf("the images written after the promote %q\nwant %q", got, images)
 	}
 	if f.prod.Closes() != 1 {
 		t.Errorf("the promote connection closed %d times", f.prod.Closes())
