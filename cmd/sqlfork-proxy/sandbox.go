@@ -119,10 +119,10 @@ func newListCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 				return printJSON(c.OutOrStdout(), out)
 			}
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tID\tSTATE\tOWNER\tCREATED\tEXPIRES\tCONNECTIONS\tTABLES\tBYTES")
+			fmt.Fprintln(tw, "NAME\tID\tSTATE\tOWNER\tCREATED\tEXPIRES\tCONNECTIONS\tTABLES\tSIZE")
 			for _, s := range out {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", cell(s.Name), cell(s.ID), s.State, cell(s.Owner), fmtTime(&s.Created),
-					fmtTime(s.Expires), s.Connections, s.TableCount, s.Bytes)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", cell(s.Name), cell(s.ID), s.State, cell(s.Owner), fmtTime(&s.Created),
+					fmtTime(s.Expires), s.Connections, s.TableCount, humanBytes(s.Bytes))
 			}
 			return tw.Flush()
 		}),
@@ -144,9 +144,9 @@ func newShowCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintf(tw, "name:\t%s\nid:\t%s\nstate:\t%s\nowner:\t%s\ncreated:\t%s\nexpires:\t%s\nconnections:\t%d\n",
 				cell(s.Name), cell(s.ID), s.State, cell(s.Owner), fmtTime(&s.Created), fmtTime(s.Expires), s.Connections)
-			fmt.Fprintln(tw, "\nTABLE\tSTATE\tROWS\tBYTES")
+			fmt.Fprintln(tw, "\nTABLE\tSTATE\tROWS\tSIZE")
 			for _, t := range s.Tables {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", cell(t.Table), t.State, t.Rows, t.Bytes)
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", cell(t.Table), t.State, t.Rows, humanBytes(t.Bytes))
 			}
 			return tw.Flush()
 		}),
@@ -238,9 +238,9 @@ func writeDiff(w io.Writer, d adminapi.Diff, summary, asJSON bool) error {
 		}
 		return tw.Flush()
 	}
-	fmt.Fprintln(tw, "TABLE\tOP\tKEY\tBEFORE\tAFTER\tPRODUCTION")
+	fmt.Fprintln(tw, "TABLE\tOP\tKEY\tCHANGES\tPRODUCTION")
 	for _, ch := range d.Changes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cell(ch.Table), cell(ch.Op), jsonCell(ch.Key), jsonCell(ch.Before), jsonCell(ch.After), jsonCell(ch.Production))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cell(ch.Table), cell(ch.Op), jsonCell(ch.Key), changeText(ch), jsonCell(ch.Production))
 	}
 	return tw.Flush()
 }

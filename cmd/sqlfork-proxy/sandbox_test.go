@@ -108,14 +108,14 @@ func (f *cliSandboxes) Promote(_ context.Context, name string, o adminapi.Promot
 func TestSandboxCLI(t *testing.T) {
 	tests := []cliCase{
 		{"list", []string{"list"}, nil, 0, "list",
-			"NAME  ID        STATE   OWNER  CREATED               EXPIRES  CONNECTIONS  TABLES  BYTES\n" +
-				"box   1a2b3c4d  active  sbx    2026-11-24T10:00:00Z  -        1            1       16384\n", false, ""},
+			"NAME  ID        STATE   OWNER  CREATED               EXPIRES  CONNECTIONS  TABLES  SIZE\n" +
+				"box   1a2b3c4d  active  sbx    2026-11-24T10:00:00Z  -        1            1       16 KiB\n", false, ""},
 		{"list json", []string{"list", "-o", "json"}, nil, 0, "list",
 			"[\n  {\n    \"id\": \"1a2b3c4d\",\n    \"name\": \"box\",\n    \"state\": \"active\",\n    \"owner\": \"sbx\",\n" +
 				"    \"created\": \"2026-11-24T10:00:00Z\",\n    \"connections\": 1,\n    \"table_count\": 1,\n    \"bytes\": 16384\n  }\n]\n", false, ""},
 		{"show", []string{"show", "box"}, nil, 0, "show box",
 			"name:         box\nid:           1a2b3c4d\nstate:        active\nowner:        sbx\ncreated:      2026-11-24T10:00:00Z\n" +
-				"expires:      -\nconnections:  1\n\nTABLE      STATE  ROWS  BYTES\napp.users  fork   3     16384\n", false, ""},
+				"expires:      -\nconnections:  1\n\nTABLE      STATE  ROWS  SIZE\napp.users  fork   3     16 KiB\n", false, ""},
 		{"show missing", []string{"show", "nosuch"}, nil, 1, "show nosuch", "", false,
 			`sqlfork-proxy: admin API: not found: no such sandbox: "nosuch" (HTTP 404)`},
 		{"keep in days", []string{"keep", "box", "--ttl", "2d"}, nil, 0, "keep box 48h0m0s",
@@ -142,10 +142,10 @@ func TestSandboxCLI(t *testing.T) {
 		{"diff summary json", []string{"diff", "box", "--summary", "-o", "json"}, nil, 0, "diff box summary=true table=",
 			"  {\n    \"table_name\": \"app.users\",\n    \"change\": \"forked\",\n    \"rows_inserted\": 1,\n    \"rows_updated\": 12,\n", true, ""},
 		{"diff", []string{"diff", "box"}, nil, 0, "diff box summary=false table=",
-			"TABLE       OP        KEY       BEFORE              AFTER                                              PRODUCTION\n" +
-				"app.orders  ddl       -         -                   ALTER TABLE `app`.`orders` ADD COLUMN `note` text  -\n" +
-				"app.users   conflict  {\"id\":1}  {\"id\":1,\"score\":5}  {\"id\":1,\"score\":0}                                 {\"id\":1,\"score\":7}\n" +
-				"app.users   insert    {\"id\":4}  -                   {\"id\":4,\"score\":1}                                 -\n", false, ""},
+			"TABLE       OP        KEY       CHANGES                                            PRODUCTION\n" +
+				"app.orders  ddl       -         ALTER TABLE `app`.`orders` ADD COLUMN `note` text  -\n" +
+				"app.users   conflict  {\"id\":1}  score: 5 → 0                                       {\"id\":1,\"score\":7}\n" +
+				"app.users   insert    {\"id\":4}  {\"id\":4,\"score\":1}                                 -\n", false, ""},
 		{"diff json", []string{"diff", "box", "-o", "json"}, nil, 0, "diff box summary=false table=",
 			"    \"op\": \"insert\",\n    \"key\": {\n      \"id\": 4\n    },\n    \"before\": null,\n", true, ""},
 		{"diff of one table", []string{"diff", "box", "--table", "app.users", "--summary"}, nil, 0, "diff box summary=true table=app.users",

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/adminapi"
+	"github.com/sqlfork/sqlfork-proxy/quote"
+)
+
+// How the CLI shows a diff's rows to a person: an update as the columns it
+// changed (`price: 89.90 → 99.00`), an insert as its row, a delete as the
+// row it removed, DDL as its statement; and sizes in binary units.
+
+// changeText is what ch changed, for a person: the columns an update (or
+// a conflict) changed, before → after; an insert's row; a deleted row.
+func changeText(ch adminapi.DiffChange) string {
+	switch {
+	case ch.Op == "ddl" || nullJSON(ch.Before):
+		return jsonCell(ch.After)
+	case nullJSON(ch.After):
+		return "deleted " + jsonCell(ch.Before)
+	}
+	names, before, okB := fields(ch.Before)
+	_, after, okA := fields(ch.After)
+	if !okB || !okA {
+		return jsonCell(ch.Before) + " → " + jsonCell(ch.After)
+	}
+	afterNames, _, _ := fields(ch.After)
+	var parts []string
+	for _, n := range afterNames {
+		b, had := before[n]
+		if had && b == after[n] {
+			continue
+		}
+		from := "(none)"
+		if had {
+			from = valueText(b)
+		}
+		parts = append(parts, cell(n)+": "+from+" → "+valueText(after[n]))
+	}
+	for _, n := range names {
+		if _, ok := after[n]; !ok {
+			parts = append(parts, cell(n)+": "+valueText(before[n])+" → (dropped)")
+		}
+	}
+	return orDash(strings.Join(parts, ", "))
+}
+
+// fields are a JSON object's names, in order, and their values compacted.
+func fields(v json.RawMessage) (names []string, vals map[string]string, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(v))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, nil, false
+	}
+	vals = map[string]string{}
+	for dec.More() {
+		t, err := dec.Token()
+		name, isName := t.(string)
+		if err != nil || !isName {
+			return nil, nil, false
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, nil, false
+		}
+		var b bytes.Buffer
+		if err := json.Compact(&b, raw); err != nil {
+			return nil, nil, false
+		}
+		names, vals[name] = append(names, name), b.String()
+	}
+	return names, vals, true
+}
+
+// valueText is a compact JSON value for a terminal: escaped so that it
+// cannot act on it.
+func valueText(v string) string { return quote.JSONSafe(v) }
+
+// nullJSON reports an absent or null JSON value.
+func nullJSON(v json.RawMessage) bool { return len(v) == 0 || string(v) == "null" }
+
+// humanBytes is n in binary units: 16 KiB, 1.5 MiB.
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, i := float64(n), 0
+	for v >= unit && i < 4 {
+		v, i = v/unit, i+1
+	}
+	suffix := []string{"B", "KiB", "MiB", "GiB", "TiB"}[i]
+	if v < 10 && v != float64(int64(v)) {
+		return fmt.Sprintf("%.1f %s", v, suffix)
+	}
+	return fmt.Sprintf("%d %s", int64(v+0.5), suffix)
+}
