@@ -37,6 +37,9 @@ type Column struct {
 	// Computed: the value a row gets when the column is added is not one
 	// constant for every row (AUTO_INCREMENT, or a DEFAULT expression).
 	Computed bool
+	// JSON: a JSON column (MariaDB's LONGTEXT with its json_valid check),
+	// shown as JSON, not as text, whatever holds its values.
+	JSON bool
 }
 
 // Binary reports a column whose values are bytes, not text: JSON shows

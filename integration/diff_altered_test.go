@@ -107,3 +107,22 @@ func TestDetachWarnsOfChangesDiscarded(t *testing.T) {
 	}
 	wantString(t, sc, "SELECT v FROM t WHERE id = 1", "1", "after DETACH the new sandbox reads %s, want production's 1")
 }
+
+// TestDiffJSONColumn: a JSON column is JSON in every image of a diff — the
+// fork-time one too, though the side table keeps it as text — so a row
+// whose other column changed shows the document unchanged.
+func TestDiffJSONColumn(t *testing.T) {
+	e := newDiffEnv(t, "transparent", false, nil)
+	e.database(t, "diffjson", `CREATE TABLE j (id INT PRIMARY KEY, doc JSON, v INT); INSERT INTO j VALUES (1, '{"k": [1, "x"]}', 0);`)
+	sc := conn(t, openDB(t, e.accts[0].dsn("", "diffjson")))
+	mustExecC(t, sc, "UPDATE j SET v = 1 WHERE id = 1")
+	d := diffDetail(t, sc, "SANDBOX DIFF")
+	want := []string{`update {"id": 1, "doc": {"k": [1, "x"]}, "v": 0} {"id": 1, "doc": {"k": [1, "x"]}, "v": 1}`}
+	var got []string
+	for _, r := range d {
+		got = append(got, r.op+" "+r.before.String+" "+r.after.String)
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("SANDBOX DIFF:\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
+	}
+}

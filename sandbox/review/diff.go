@@ -198,6 +198,9 @@ func (d *differ) plan(ctx context.Context, e *sandbox.Entry, ci capture.Info) (*
 	} else if err != nil {
 		return nil, err
 	}
+	if err := d.markJSON(ctx, e.Phys, &dt.fork); err != nil {
+		return nil, err
+	}
 	if dt.fork.Sequence || dt.prodOK && dt.prod.Sequence {
 		// Its values are not rows to diff: an export says so.
 		dt.method, dt.keyKind, dt.note = methodSequence, "sequence", "a sequence: its next value is not exported"
@@ -256,6 +259,32 @@ func (d *differ) plan(ctx context.Context, e *sandbox.Entry, ci capture.Info) (*
 // whole (every row the sandbox has upserted, and deleted those it has not).
 func (dt *diffTable) whole() bool { return dt.change == "altered" && dt.method == methodCompare }
 
+// markJSON marks the JSON columns of s, t's shape: those MariaDB checks
+// with json_valid (its JSON type is a LONGTEXT with that check).
+func (d *differ) markJSON(ctx context.Context, t rewrite.Table, s *forker.Shape) error {
+	rows, err := d.c.Query(ctx, "SELECT CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = "+
+		quote.String(t.DB)+" AND TABLE_NAME = "+quote.String(t.Name)+" AND LEVEL = 'Column'")
+	if err != nil {
+		return fmt.Errorf("read the checks of %s: %w", t, err)
+	}
+	for _, r := range rows {
+		m := jsonCheck.FindStringSubmatch(sideconn.Str(r[0]))
+		if m == nil {
+			continue
+		}
+		name := strings.ReplaceAll(m[1], "``", "`")
+		for i := range s.Columns {
+			if strings.EqualFold(s.Columns[i].Name, name) {
+				s.Columns[i].JSON = true
+			}
+		}
+	}
+	return nil
+}
+
+// jsonCheck matches the column check of a JSON column.
+var jsonCheck = regexp.MustCompile("^json_valid\\(`((?:[^`]|``)+)`\\)$")
+
 // sameColumns reports whether two shapes have the same columns, types and
 // key.
 func sameColumns(a, b forker.Shape) bool {
@@ -310,6 +339,10 @@ func onSQL(x, y string, key []string) string {
 func jsonValue(alias string, c forker.Column) string {
 	v := col(alias, c.Name)
 	switch {
+	case c.JSON:
+		// As JSON also where the value's table lost the type (a side
+		// table's LONGTEXT): one form in every image.
+		return "JSON_EXTRACT(" + v + ", '$')"
 	case c.DataType == "bit":
 		return "CAST(" + v + " AS UNSIGNED)"
 	case c.Binary():

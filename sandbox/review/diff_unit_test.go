@@ -315,3 +315,21 @@ func TestDiffForNoSuchTable(t *testing.T) {
 		t.Errorf("DIFF FOR app.quiet: %v, %+v", err, r)
 	}
 }
+
+// TestJSONColumns: the check MariaDB gives a JSON column marks it (a
+// back quote in its name doubled), and a JSON column's value is JSON in
+// a diff's images whatever table holds it.
+func TestJSONColumns(t *testing.T) {
+	for clause, want := range map[string]string{"json_valid(`doc`)": "doc", "json_valid(`a``b`)": "a``b", "`v` > 0": "", "json_valid(`doc`) and 1": ""} {
+		got := ""
+		if m := jsonCheck.FindStringSubmatch(clause); m != nil {
+			got = m[1]
+		}
+		if got != want {
+			t.Errorf("jsonCheck(%q) = %q, want %q", clause, got, want)
+		}
+	}
+	if got := jsonValue("c", forker.Column{Name: "doc", DataType: "longtext", Charset: "utf8mb4", JSON: true}); got != "JSON_EXTRACT(c.`doc`, '$')" {
+		t.Errorf("jsonValue of a JSON column: %s", got)
+	}
+}

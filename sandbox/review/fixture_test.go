@@ -71,6 +71,7 @@ func newFixture(t *testing.T) *fixture {
 	s.Exact("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA ORDER BY SCHEMA_NAME")
 	s.Prefix("SELECT s.ROUTINE_TYPE, s.ROUTINE_SCHEMA, s.ROUTINE_NAME FROM information_schema.ROUTINES s ")
 	s.Prefix("SELECT TRIGGER_NAME, ACTION_TIMING, EVENT_MANIPULATION, ACTION_STATEMENT, SQL_MODE, ")
+	s.Prefix("SELECT CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS ")
 	f.setCaptures()
 	dial := func(context.Context) (sideconn.Conn, error) { return f.side, nil }
 	reg := registry.New(registry.Config{Prefix: testPrefix, SideConnections: 1, ForkQueueTimeout: time.Minute, ForkTimeout: time.Minute},
