@@ -212,7 +212,7 @@ func (cp Capture) SideDDL() string {
 	}
 	defs = append(defs, quote.Ident(cp.Marker)+" TINYINT NOT NULL")
 	for _, c := range cp.Stored() {
-		if cp.isKey(c.Name) {
+		if cp.IsKey(c.Name) {
 			continue
 		}
 		defs = append(defs, quote.Ident(c.Name)+" "+c.Type+" NULL DEFAULT NULL")
@@ -225,8 +225,16 @@ func (cp Capture) SideDDL() string {
 	return "CREATE TABLE " + cp.Side.Quoted() + " (" + strings.Join(defs, ", ") + ") ENGINE=" + engine
 }
 
-func (cp Capture) isKey(name string) bool {
+// IsKey reports whether name is one of the capture key's columns.
+func (cp Capture) IsKey(name string) bool {
 	return slices.ContainsFunc(cp.Key, func(k string) bool { return strings.EqualFold(k, name) })
+}
+
+// ImageColumns are the side table's columns of a row image, quoted: the
+// key's, the marker, the other stored columns.
+func (cp Capture) ImageColumns() []string {
+	cols, _ := cp.imageColumns("")
+	return cols
 }
 
 // imageColumns are the side table's columns of a row image (the key, the
@@ -240,7 +248,7 @@ func (cp Capture) imageColumns(row string) (cols, vals []string) {
 	cols = append(cols, quote.Ident(cp.Marker))
 	vals = append(vals, "1")
 	for _, c := range cp.Stored() {
-		if cp.isKey(c.Name) {
+		if cp.IsKey(c.Name) {
 			continue
 		}
 		cols = append(cols, quote.Ident(c.Name))

@@ -24,11 +24,10 @@ func changeText(ch adminapi.DiffChange) string {
 		return "deleted " + jsonCell(ch.Before)
 	}
 	names, before, okB := fields(ch.Before)
-	_, after, okA := fields(ch.After)
+	afterNames, after, okA := fields(ch.After)
 	if !okB || !okA {
 		return jsonCell(ch.Before) + " → " + jsonCell(ch.After)
 	}
-	afterNames, _, _ := fields(ch.After)
 	var parts []string
 	for _, n := range afterNames {
 		b, had := before[n]

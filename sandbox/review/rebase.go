@@ -61,25 +61,11 @@ func (p *promotion) rebaseTable(ctx context.Context, et *exportTable) error {
 // had not (marker 0); the columns a promote left as production has them
 // keep their fork-time image.
 func (p *promotion) imageStatements(dt *diffTable, rows []diffRow) []string {
-	marker := quote.Ident(p.m.cfg.Prefix + "_existed")
-	cols := dt.fork.Stored()
-	keyIdx := map[string]bool{}
-	for _, k := range dt.key {
-		keyIdx[strings.ToLower(k)] = true
-	}
-	names := []string{}
-	for _, k := range dt.key {
-		names = append(names, quote.Ident(k))
-	}
-	names = append(names, marker)
-	for _, c := range cols {
-		if !keyIdx[strings.ToLower(c.Name)] {
-			names = append(names, quote.Ident(c.Name))
-		}
-	}
+	cp := forker.Capture{Marker: p.m.cfg.Prefix + "_existed", Shape: forker.Shape{Columns: dt.fork.Columns, Key: dt.key}}
+	names := cp.ImageColumns()
 	vals := make([]string, len(rows))
 	for i, dr := range rows {
-		vals[i] = "(" + strings.Join(imageValues(dr, cols, keyIdx), ", ") + ")"
+		vals[i] = "(" + strings.Join(imageValues(dr, cp), ", ") + ")"
 	}
 	upd := make([]string, 0, len(names))
 	for _, n := range names[len(dt.key):] {
@@ -93,18 +79,19 @@ func (p *promotion) imageStatements(dt *diffTable, rows []diffRow) []string {
 	return out
 }
 
-// imageValues are the side table's values of dr's new image: its key, the
-// marker, and the other columns' values.
-func imageValues(dr diffRow, cols []forker.Column, keyIdx map[string]bool) []string {
+// imageValues are the side table's values of dr's new image, in the order
+// of cp's image columns: its key, the marker, and the other columns'
+// values (cp's stored columns are the fork's, as dr's literals).
+func imageValues(dr diffRow, cp forker.Capture) []string {
 	vals := append([]string(nil), dr.keyLits...)
 	if dr.op == "delete" {
 		vals = append(vals, "0")
 	} else {
 		vals = append(vals, "1")
 	}
-	for j, c := range cols {
+	for j, c := range cp.Stored() {
 		switch {
-		case keyIdx[strings.ToLower(c.Name)]:
+		case cp.IsKey(c.Name):
 		case dr.op == "delete":
 			vals = append(vals, "NULL")
 		case slices.Contains(dr.theirs, j):
@@ -120,8 +107,11 @@ func imageValues(dr diffRow, cols []forker.Column, keyIdx map[string]bool) []str
 // sql_mode that takes every value back; c's own settings are set back.
 func execUTC(ctx context.Context, c sideconn.Conn, stmts []string) error {
 	rows, err := c.Query(ctx, "SELECT @@session.time_zone, @@session.sql_mode")
-	if err != nil || len(rows) != 1 {
+	switch {
+	case err != nil:
 		return fmt.Errorf("read the side connection's settings: %w", err)
+	case len(rows) != 1:
+		return fmt.Errorf("read the side connection's settings: %d rows", len(rows))
 	}
 	defer func() {
 		_, _ = c.Exec(context.WithoutCancel(ctx), "SET time_zone = "+quote.String(sideconn.Str(rows[0][0]))+", sql_mode = "+
