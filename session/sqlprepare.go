@@ -156,7 +156,7 @@ func (s *Session) planExecute(ctx context.Context, a *rewrite.Analysis, sql stri
 		return nil, true, err
 	}
 	// What the PREPARE's text now resolves to is known once it is forked:
-	// the fork step (executeStep.fork) prepares it again if need be.
+	// the fork step (forkExecute) prepares it again if need be.
 	e := &executeStep{prepare: pp, kept: kept, handle: st.Handle}
 	return &Plan{SQL: sql, text: sql, statements: 1, fork: &forkStep{sql: sql, opts: opts, execute: e}}, true, nil
 }
