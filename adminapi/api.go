@@ -50,6 +50,12 @@ type Sandbox struct {
 	// size.
 	TableCount int   `json:"table_count"`
 	Bytes      int64 `json:"bytes"`
+	// Changes says what it holds that production does not: none,
+	// unpromoted (it wrote since it was made or last promoted whole) or
+	// promoted (everything it changed is production's).
+	Changes string `json:"changes"`
+	// Promoted is when a promote of it last committed (absent: never).
+	Promoted *time.Time `json:"promoted,omitempty"`
 }
 
 // Table is one table of a sandbox.

@@ -23,10 +23,11 @@ type fakeSandboxes struct {
 func newFake() *fakeSandboxes {
 	created := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	expires := created.Add(2 * time.Hour)
+	promoted := created.Add(time.Hour)
 	return &fakeSandboxes{boxes: []Sandbox{
 		{ID: "1a2b3c4d", Name: "box", State: "kept", Owner: "sbx", Created: created, Expires: &expires,
-			Connections: 1, TableCount: 2, Bytes: 32768},
-		{ID: "5e6f7a8b", Name: "other", State: "active", Owner: "app", Created: created},
+			Connections: 1, TableCount: 2, Bytes: 32768, Changes: "unpromoted", Promoted: &promoted},
+		{ID: "5e6f7a8b", Name: "other", State: "active", Owner: "app", Created: created, Changes: "none"},
 	}}
 }
 
@@ -188,7 +189,9 @@ const (
   "expires": "2026-11-24T12:00:00Z",
   "connections": 1,
   "table_count": 2,
-  "bytes": 32768
+  "bytes": 32768,
+  "changes": "unpromoted",
+  "promoted": "2026-11-24T11:00:00Z"
 }`
 	boxTablesAt = `  "table_count"`
 	otherJSON   = `{
@@ -199,7 +202,8 @@ const (
   "created": "2026-11-24T10:00:00Z",
   "connections": 0,
   "table_count": 0,
-  "bytes": 0
+  "bytes": 0,
+  "changes": "none"
 }`
 	tablesJSON = `  "tables": [
     {

@@ -27,6 +27,7 @@ type Proxy struct {
 
 	// Sandboxes.
 	Sandboxes          *sandboxCollector      // sqlfork_sandboxes{state}
+	RegistrySandboxes  *censusCollector       // sqlfork_registry_sandboxes{state,changes}
 	SandboxesDiscarded *prometheus.CounterVec // label: reason (discarded, last_connection, grace, expired)
 	Forks              *prometheus.CounterVec // labels: strategy, kind (full, schema)
 	ForkDuration       prometheus.Histogram
@@ -85,7 +86,7 @@ func New(reg prometheus.Registerer) *Proxy {
 	reg.MustRegister(m.Statements, m.StatementDuration, m.RewriteDuration, m.BuildInfo, m.ProductionWritable)
 	reg.MustRegister(m.ConnectionsActive, m.ConnectionsTotal, m.ConnectionsRejected, m.AuthFailures,
 		m.UpstreamConnectFails, m.UpstreamLost, m.OrphanKills, m.ConnectionPanics, m.Commands, m.CommandDuration,
-		m.Sandboxes, m.SandboxesDiscarded, m.Forks, m.ForkDuration, m.ForkedBytes, m.ForkedRows, m.ForkFailures, m.SandboxRefusals, m.GuardrailRefusals, m.TransactionReplays,
+		m.Sandboxes, m.RegistrySandboxes, m.SandboxesDiscarded, m.Forks, m.ForkDuration, m.ForkedBytes, m.ForkedRows, m.ForkFailures, m.SandboxRefusals, m.GuardrailRefusals, m.TransactionReplays,
 		m.RegistryChecks, m.SyncLeaseWait, m.Promotes, m.PromoteConflicts, m.Diffs,
 		m.SideConns, m.SideConnTimeouts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -116,6 +117,7 @@ func (m *Proxy) connectionMetrics() {
 func (m *Proxy) sandboxMetrics() {
 	m.Sandboxes = &sandboxCollector{desc: prometheus.NewDesc(namespace+"_sandboxes",
 		"Sandboxes this process holds, by state (active: unkept, in use; grace: unkept and named, no connection here, until its grace ends; kept).", []string{"state"}, nil)}
+	m.RegistrySandboxes = newCensusCollector()
 	m.SandboxesDiscarded = counterVec("sandboxes_discarded_total",
 		"Sandboxes discarded, by reason: discarded (SANDBOX DISCARD or the admin API), last_connection (unkept, its last connection closed: anonymous, or sandbox-grace 0), grace (unkept and named, its grace ended with no connection back), expired (TTL, idle or lease).",
 		"reason")

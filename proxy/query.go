@@ -302,6 +302,13 @@ func (s *Server) sandboxes(ctx context.Context) (*session.Manager, error) {
 	}
 	m.SetDirectory(s)
 	s.m.Sandboxes.SetSource(m.Counts)
+	s.m.RegistrySandboxes.SetSource(func() map[[2]string]int {
+		out := map[[2]string]int{}
+		for k, n := range m.Census() {
+			out[[2]string{k.State, k.Changes}] = n
+		}
+		return out
+	})
 	s.m.SideConns.SetSource(func() metrics.PoolStats {
 		st := m.PoolStats()
 		return metrics.PoolStats{Size: st.Size, InUse: st.InUse, Idle: st.Idle, Waiting: st.Waiting}

@@ -144,7 +144,7 @@ func TestSandboxRefusalAndReply(t *testing.T) {
 	if len(got) < 3 || !slices.Equal(seqs[:3], []uint8{1, 2, 3}) {
 		t.Fatalf("SANDBOX STATUS: %d packets, seqs %v", len(got), seqs)
 	}
-	if cols, _, _ := wire.LenEnc(got[0]); cols != 11 {
+	if cols, _, _ := wire.LenEnc(got[0]); cols != 14 {
 		t.Errorf("SANDBOX STATUS has %d columns", cols)
 	}
 	if q := h.up.queries("SANDBOX"); len(q) != 0 {

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/session/txn"
@@ -30,6 +31,9 @@ func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed b
 				return err
 			}
 		}
+	}
+	if !failed && writesSandbox(p.analysis) {
+		s.noteWrite(ctx)
 	}
 	if len(p.refresh) > 0 {
 		if err := s.m.fk.Refresh(ctx, s.sb, p.refresh); err != nil {
@@ -83,4 +87,31 @@ func (s *Session) touchesNewer(a *rewrite.Analysis, epoch uint64) bool {
 		}
 	}
 	return false
+}
+
+// writesSandbox reports whether an input analyzed as a writes: a
+// statement that writes tables, or DDL.
+func writesSandbox(a *rewrite.Analysis) bool {
+	if a == nil {
+		return false
+	}
+	for _, st := range a.Statements {
+		if len(st.Writes) > 0 || st.Class == rewrite.ClassDDL {
+			return true
+		}
+	}
+	return false
+}
+
+// noteWrite records that the sandbox wrote now: in the registry too, the
+// first time since it was made or last promoted whole (STATUS and LIST
+// show it has unpromoted changes). A registry that cannot be written now
+// gets it at the next lease renewal (Persist).
+func (s *Session) noteWrite(ctx context.Context) {
+	if !s.sb.NoteWrite(time.Now().UTC()) {
+		return
+	}
+	if err := s.m.reg.WithConn(ctx, func(c SideConn) error { return s.m.reg.SaveWrite(ctx, c, s.sb) }); err != nil {
+		s.log.Warn("record a sandbox write in the registry", zap.String("sandbox", s.sb.Name), zap.Error(err))
+	}
 }

@@ -314,6 +314,10 @@ func (m *Manager) PoolStats() PoolStats { return m.reg.PoolStats() }
 // Counts returns how many sandboxes this process holds, by state.
 func (m *Manager) Counts() map[string]int { return m.reg.Counts() }
 
+// Census counts the sandboxes the shared registry records, by state and
+// changes, as of the reaper's last round (registry.Registry.Census).
+func (m *Manager) Census() registry.Census { return m.reg.Census() }
+
 // SetObserver installs o (nil keeps the current one) in the manager and
 // each of its parts. The reaper may already be reporting: each reads its
 // observer atomically.

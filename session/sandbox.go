@@ -48,7 +48,7 @@ func (s *Session) command(ctx context.Context, c command.Command) (*Reply, error
 	case command.VerbDiscard:
 		return s.discardCmd(ctx, c.Name)
 	case command.VerbStatus:
-		return s.status()
+		return s.status(ctx)
 	case command.VerbList:
 		return s.list(ctx)
 	case command.VerbDiff:
@@ -264,19 +264,28 @@ func tsp(t *time.Time) *string {
 	return ts(*t)
 }
 
+// statusColumns are SANDBOX STATUS's columns, on production (NULL
+// sandbox and table columns) and in a sandbox alike.
+var statusColumns = []string{"sandbox_id", "name", "state", "mode", "owner", "created", "expires", "connections", "changes", "promoted",
+	"table_name", "table_state", "table_rows", "table_bytes"}
+
 // status describes the current sandbox: one row per table it holds (or one
-// row with NULL table columns when it holds none).
-func (s *Session) status() (*Reply, error) {
-	r := &Reply{Columns: []string{"sandbox_id", "name", "state", "owner", "created", "expires", "connections",
-		"table_name", "table_state", "table_rows", "table_bytes"}}
+// row with NULL table columns when it holds none), its tables' rows and
+// bytes as of now; on production, one row of state production.
+func (s *Session) status(ctx context.Context) (*Reply, error) {
+	r := &Reply{Columns: statusColumns}
 	if s.sb == nil {
-		r.Columns = []string{"sandbox_id", "name", "state", "mode"}
-		r.Rows = [][]*string{{nil, nil, reply.Str("production"), reply.Str(string(s.mode))}}
+		row := make([]*string, len(statusColumns))
+		row[2], row[3] = reply.Str("production"), reply.Str(string(s.mode))
+		r.Rows = [][]*string{row}
 		return r, nil
 	}
-	in := s.sb.Info(true)
-	head := []*string{reply.Str(in.ID), reply.Str(in.Name), reply.Str(in.State), reply.Str(in.Owner), ts(in.Created), tsp(in.Expires),
-		reply.Int(int64(in.Connections))}
+	in, err := s.m.reg.InfoNow(ctx, s.sb)
+	if err != nil {
+		return nil, err
+	}
+	head := []*string{reply.Str(in.ID), reply.Str(in.Name), reply.Str(in.State), reply.Str(string(s.mode)), reply.Str(in.Owner), ts(in.Created),
+		tsp(in.Expires), reply.Int(int64(in.Connections)), reply.Str(in.Changes), tsp(in.Promoted)}
 	for _, t := range in.Tables {
 		r.Rows = append(r.Rows, append(append([]*string{}, head...), reply.Str(t.Table), reply.Str(t.State), reply.Int(t.Rows), reply.Int(t.Bytes)))
 	}
@@ -293,13 +302,13 @@ func (s *Session) list(ctx context.Context) (*Reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Reply{Columns: []string{"sandbox_id", "name", "state", "owner", "created", "expires", "connections", "tables", "bytes"}}
+	r := &Reply{Columns: []string{"sandbox_id", "name", "state", "owner", "created", "expires", "connections", "tables", "bytes", "changes", "promoted"}}
 	for _, in := range all {
 		if in.Owner != s.user && !s.m.reg.IsAdmin(s.user) {
 			continue
 		}
 		r.Rows = append(r.Rows, []*string{reply.Str(in.ID), reply.Str(in.Name), reply.Str(in.State), reply.Str(in.Owner), ts(in.Created), tsp(in.Expires),
-			reply.Int(int64(in.Connections)), reply.Int(int64(in.TableCount)), reply.Int(in.Bytes)})
+			reply.Int(int64(in.Connections)), reply.Int(int64(in.TableCount)), reply.Int(in.Bytes), reply.Str(in.Changes), tsp(in.Promoted)})
 	}
 	return r, nil
 }

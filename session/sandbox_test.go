@@ -31,15 +31,15 @@ func TestSandboxStatements(t *testing.T) {
 		state     string
 		msg       string
 	}{
-		{user: "alice", sql: "SANDBOX STATUS", rows: [][]string{{"", "", "production", "explicit"}}},
+		{user: "alice", sql: "SANDBOX STATUS", rows: [][]string{{"", "", "production", "explicit", "", "", "", "", "", "", "", "", "", ""}}},
 		{user: "alice", sql: "SANDBOX DETACH", info: "not in a sandbox"},
 		{user: "alice", sql: "SANDBOX KEEP", code: 1105, msg: "not in a sandbox; SANDBOX CREATE or ATTACH first"},
 		{user: "alice", sql: "SANDBOX DISCARD", code: 1105, msg: "not in a sandbox; name the sandbox"},
 		{user: "alice", sql: "SANDBOX CREATE demo", info: "sandbox demo created (id " + sandboxIDOf("demo") + ")"},
 		{user: "alice", sql: "SANDBOX CREATE demo", code: 1105, msg: `a sandbox named "demo" already exists`},
 		{user: "alice", sql: "UPDATE t SET a = 1"},
-		{user: "alice", sql: "SANDBOX STATUS", rows: [][]string{{sandboxIDOf("demo"), "demo", "active", "alice", "*", "", "1",
-			"app.t", "fork", "3", "16384"}}},
+		{user: "alice", sql: "SANDBOX STATUS", rows: [][]string{{sandboxIDOf("demo"), "demo", "active", "explicit", "alice", "*", "", "1",
+			"unpromoted", "", "app.t", "fork", "3", "16384"}}},
 		{user: "alice", sql: "SANDBOX KEEP TTL 0", code: 1105, msg: "at most 30d (max-sandbox-ttl), not no end"},
 		{user: "alice", sql: "SANDBOX KEEP", info: "sandbox demo kept until "},
 		{user: "alice", sql: "sandbox keep ttl 2h;", info: "sandbox demo kept until "},

@@ -119,10 +119,10 @@ func newListCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 				return printJSON(c.OutOrStdout(), out)
 			}
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tID\tSTATE\tOWNER\tCREATED\tEXPIRES\tCONNECTIONS\tTABLES\tSIZE")
+			fmt.Fprintln(tw, "NAME\tID\tSTATE\tOWNER\tCREATED\tEXPIRES\tCONNECTIONS\tTABLES\tSIZE\tCHANGES")
 			for _, s := range out {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", cell(s.Name), cell(s.ID), s.State, cell(s.Owner), fmtTime(&s.Created),
-					fmtTime(s.Expires), s.Connections, s.TableCount, humanBytes(s.Bytes))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", cell(s.Name), cell(s.ID), s.State, cell(s.Owner), fmtTime(&s.Created),
+					fmtTime(s.Expires), s.Connections, s.TableCount, humanBytes(s.Bytes), cell(s.Changes))
 			}
 			return tw.Flush()
 		}),
@@ -142,8 +142,8 @@ func newShowCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 				return printJSON(c.OutOrStdout(), s)
 			}
 			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "name:\t%s\nid:\t%s\nstate:\t%s\nowner:\t%s\ncreated:\t%s\nexpires:\t%s\nconnections:\t%d\n",
-				cell(s.Name), cell(s.ID), s.State, cell(s.Owner), fmtTime(&s.Created), fmtTime(s.Expires), s.Connections)
+			fmt.Fprintf(tw, "name:\t%s\nid:\t%s\nstate:\t%s\nowner:\t%s\ncreated:\t%s\nexpires:\t%s\nconnections:\t%d\nchanges:\t%s\npromoted:\t%s\n",
+				cell(s.Name), cell(s.ID), s.State, cell(s.Owner), fmtTime(&s.Created), fmtTime(s.Expires), s.Connections, cell(s.Changes), fmtTime(s.Promoted))
 			fmt.Fprintln(tw, "\nTABLE\tSTATE\tROWS\tSIZE")
 			for _, t := range s.Tables {
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", cell(t.Table), t.State, t.Rows, humanBytes(t.Bytes))

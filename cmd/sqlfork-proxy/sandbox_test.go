@@ -25,7 +25,7 @@ type cliSandboxes struct{ asked []string }
 func cliCreated() time.Time { return time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC) }
 
 func (f *cliSandboxes) box(tables bool) adminapi.Sandbox {
-	b := adminapi.Sandbox{ID: "1a2b3c4d", Name: "box", State: "active", Owner: "sbx", Created: cliCreated(), Connections: 1, TableCount: 1, Bytes: 16384}
+	b := adminapi.Sandbox{ID: "1a2b3c4d", Name: "box", State: "active", Owner: "sbx", Created: cliCreated(), Connections: 1, TableCount: 1, Bytes: 16384, Changes: "unpromoted"}
 	if tables {
 		b.Tables = []adminapi.Table{{Table: "app.users", State: "fork", Rows: 3, Bytes: 16384}}
 	}
@@ -108,14 +108,14 @@ func (f *cliSandboxes) Promote(_ context.Context, name string, o adminapi.Promot
 func TestSandboxCLI(t *testing.T) {
 	tests := []cliCase{
 		{"list", []string{"list"}, nil, 0, "list",
-			"NAME  ID        STATE   OWNER  CREATED               EXPIRES  CONNECTIONS  TABLES  SIZE\n" +
-				"box   1a2b3c4d  active  sbx    2026-11-24T10:00:00Z  -        1            1       16 KiB\n", false, ""},
+			"NAME  ID        STATE   OWNER  CREATED               EXPIRES  CONNECTIONS  TABLES  SIZE    CHANGES\n" +
+				"box   1a2b3c4d  active  sbx    2026-11-24T10:00:00Z  -        1            1       16 KiB  unpromoted\n", false, ""},
 		{"list json", []string{"list", "-o", "json"}, nil, 0, "list",
 			"[\n  {\n    \"id\": \"1a2b3c4d\",\n    \"name\": \"box\",\n    \"state\": \"active\",\n    \"owner\": \"sbx\",\n" +
-				"    \"created\": \"2026-11-24T10:00:00Z\",\n    \"connections\": 1,\n    \"table_count\": 1,\n    \"bytes\": 16384\n  }\n]\n", false, ""},
+				"    \"created\": \"2026-11-24T10:00:00Z\",\n    \"connections\": 1,\n    \"table_count\": 1,\n    \"bytes\": 16384,\n    \"changes\": \"unpromoted\"\n  }\n]\n", false, ""},
 		{"show", []string{"show", "box"}, nil, 0, "show box",
 			"name:         box\nid:           1a2b3c4d\nstate:        active\nowner:        sbx\ncreated:      2026-11-24T10:00:00Z\n" +
-				"expires:      -\nconnections:  1\n\nTABLE      STATE  ROWS  SIZE\napp.users  fork   3     16 KiB\n", false, ""},
+				"expires:      -\nconnections:  1\nchanges:      unpromoted\npromoted:     -\n\nTABLE      STATE  ROWS  SIZE\napp.users  fork   3     16 KiB\n", false, ""},
 		{"show missing", []string{"show", "nosuch"}, nil, 1, "show nosuch", "", false,
 			`sqlfork-proxy: admin API: not found: no such sandbox: "nosuch" (HTTP 404)`},
 		{"keep in days", []string{"keep", "box", "--ttl", "2d"}, nil, 0, "keep box 48h0m0s",

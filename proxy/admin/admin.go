@@ -241,7 +241,11 @@ func jsonString(v *string) json.RawMessage {
 // apiSandbox is in as the admin API shows it.
 func apiSandbox(in session.Info) adminapi.Sandbox {
 	out := adminapi.Sandbox{ID: in.ID, Name: in.Name, State: in.State, Owner: in.Owner, Created: in.Created,
-		Connections: in.Connections, TableCount: in.TableCount, Bytes: in.Bytes}
+		Connections: in.Connections, TableCount: in.TableCount, Bytes: in.Bytes, Changes: in.Changes}
+	if in.Promoted != nil {
+		p := *in.Promoted
+		out.Promoted = &p
+	}
 	if in.Expires != nil {
 		e := *in.Expires
 		out.Expires = &e

@@ -68,36 +68,27 @@ const AdminUser = "admin-api"
 // List returns every sandbox: those of this process and those in the
 // registry (kept, or held by other processes), sorted by name.
 func (o *Operator) List(ctx context.Context) ([]registry.Info, error) {
-	byID := map[string]registry.Info{}
+	local := map[string]*registry.Sandbox{}
 	for _, sb := range o.reg.Sandboxes() {
-		byID[sb.ID] = sb.Info(false)
+		local[sb.ID] = sb
 	}
+	byID := map[string]registry.Info{}
 	err := o.reg.WithConn(ctx, func(c sideconn.Conn) error {
-		rows, err := c.Query(ctx, "SELECT s.id, s.name, s.kept, s.owner, s.created_at, s.expires_at, COUNT(t.tbl), COALESCE(SUM(t.bytes), 0)"+
-			" FROM "+o.names.Q("sandboxes")+" s LEFT JOIN "+o.names.Q("tables")+" t ON t.sandbox_id = s.id AND t.kind IN ('fork', 'schema', 'created')"+
-			" GROUP BY s.id, s.name, s.kept, s.owner, s.created_at, s.expires_at")
-		if err != nil {
-			return fmt.Errorf("read registry: %w", err)
+		listed, err := o.reg.Listed(ctx, c)
+		for _, l := range listed {
+			if sb, ok := local[l.Info.ID]; ok {
+				sb.NoteListed(l) // its writes and promotes through other processes
+			} else {
+				byID[l.Info.ID] = l.Info
+			}
 		}
-		for _, r := range rows {
-			if _, ok := byID[sideconn.Str(r[0])]; ok {
-				continue
-			}
-			in := registry.Info{ID: sideconn.Str(r[0]), Name: sideconn.Str(r[1]), State: "active", Owner: sideconn.Str(r[3]), Created: sideconn.ParseTime(r[4]),
-				TableCount: int(sideconn.Num(r[6])), Bytes: sideconn.Num(r[7])}
-			if e := sideconn.ParseTime(r[5]); !e.IsZero() {
-				// An unkept sandbox's expiry is the end of its grace.
-				in.Expires, in.State = &e, "grace"
-			}
-			if sideconn.Str(r[2]) == "1" {
-				in.State = "kept"
-			}
-			byID[in.ID] = in
-		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	for id, sb := range local {
+		byID[id] = sb.Info(false)
 	}
 	out := make([]registry.Info, 0, len(byID))
 	for _, in := range byID {
@@ -113,7 +104,7 @@ func (o *Operator) Show(ctx context.Context, name string) (registry.Info, error)
 	if err != nil {
 		return registry.Info{}, err
 	}
-	return sb.Info(true), nil
+	return o.reg.InfoNow(ctx, sb)
 }
 
 // Keep keeps the sandbox called name for ttl (0: until discarded).

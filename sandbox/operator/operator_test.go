@@ -54,7 +54,7 @@ func TestMissingSandbox(t *testing.T) {
 // missing sandbox.
 func TestLookupFails(t *testing.T) {
 	e := newEnv(t, registry.Limits{})
-	e.up.On("^SELECT id, name, owner, kept, created_at, expires_at, last_active FROM ").Fail(1146, "42S02", "registry gone")
+	e.up.On("^SELECT id, name, owner, kept, created_at, expires_at, last_active, changed_at, promoted_at, clean_at FROM ").Fail(1146, "42S02", "registry gone")
 	_, err := e.op.Show(e.ctx, "x")
 	if code, _, _, ok := sessiontest.Code(err); !ok || code != 1146 || errors.Is(err, ErrNoSandbox) ||
 		!strings.HasPrefix(err.Error(), "read registry: ") {

@@ -252,6 +252,7 @@ func (m *Registry) merge(found *Sandbox) *Sandbox {
 	m.mu.Unlock()
 	cur.mu.Lock()
 	cur.persisted = true
+	cur.marks.newest(found.marks)
 	if found.kept {
 		cur.kept, cur.expires, cur.graceUntil = true, found.expires, time.Time{}
 	}

@@ -300,6 +300,8 @@ type Registry struct {
 	obs atomic.Pointer[Observer]
 	// reaps counts the reaper's finished rounds (Reaps).
 	reaps atomic.Int64
+	// census is the reaper's last count of the registry (Census).
+	census atomic.Pointer[Census]
 
 	proxyID    string
 	lockSecret string // see lockName

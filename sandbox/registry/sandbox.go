@@ -62,6 +62,8 @@ type Sandbox struct {
 	// sync checks the registry for changes other processes made
 	// (sync.go).
 	sync regSync
+	// marks are its last write's and promotes' times (changes.go).
+	marks changeMarks
 }
 
 // RoutineRef names a stored routine: kind PROCEDURE or FUNCTION, its
@@ -171,7 +173,9 @@ func (sb *Sandbox) Info(tables bool) Info {
 	case !e.IsZero():
 		in.Expires = &e
 	}
+	changed := false
 	for _, e := range sb.tables {
+		changed = changed || holdsChanges(e.Kind)
 		if e.Kind == sandbox.KindAbsent || e.Kind == sandbox.KindView {
 			continue
 		}
@@ -181,6 +185,10 @@ func (sb *Sandbox) Info(tables bool) Info {
 		if tables {
 			in.Tables = append(in.Tables, TableInfo{Table: e.Logical.DB + "." + e.Logical.Name, State: string(e.Kind), Rows: e.Rows, Bytes: e.Bytes})
 		}
+	}
+	in.Changes = sb.marks.changes(changed)
+	if p := sb.marks.promoted; !p.IsZero() {
+		in.Promoted = &p
 	}
 	sort.Slice(in.Tables, func(i, j int) bool { return in.Tables[i].Table < in.Tables[j].Table })
 	return in

@@ -34,7 +34,9 @@ func (m *Registry) Init(ctx context.Context, c sideconn.Conn) error {
 		stmts = append(stmts, "CREATE TABLE IF NOT EXISTS "+m.names.Q(t.name)+" ("+t.cols+") DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
 	}
 	// Columns added since a registry was first made.
-	stmts = append(stmts, "ALTER TABLE "+m.names.Q("captures")+" ADD COLUMN IF NOT EXISTS base_cols TEXT NULL")
+	stmts = append(stmts, "ALTER TABLE "+m.names.Q("captures")+" ADD COLUMN IF NOT EXISTS base_cols TEXT NULL",
+		"ALTER TABLE "+m.names.Q("sandboxes")+" ADD COLUMN IF NOT EXISTS changed_at DATETIME(6) NULL, ADD COLUMN IF NOT EXISTS promoted_at DATETIME(6) NULL, "+
+			"ADD COLUMN IF NOT EXISTS clean_at DATETIME(6) NULL")
 	// The first process to start makes the secret of the upstream lock
 	// names (see lockName); the others read it.
 	stmts = append(stmts, "INSERT IGNORE INTO "+m.names.Q("settings")+" (name, value) VALUES ('lock_secret', "+
@@ -66,15 +68,19 @@ func (m *Registry) Init(ctx context.Context, c sideconn.Conn) error {
 // since this one last read the registry.
 func (m *Registry) Persist(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
 	sb.mu.Lock()
-	kept, last, done := sb.kept, sb.lastActive, sb.persisted
+	kept, last, done, changed := sb.kept, sb.lastActive, sb.persisted, sb.marks.changed
 	using := sb.attached > 0 || !sb.graceUntil.IsZero()
 	sb.mu.Unlock()
 	if !done {
 		return m.record(ctx, c, sb)
 	}
 	id := quote.String(sb.ID)
+	set := ""
+	if !changed.IsZero() {
+		set = ", " + changedSet(changed)
+	}
 	_, err := c.Exec(ctx, "UPDATE "+m.names.Q("sandboxes")+" SET last_active = "+sideconn.SQLTime(last)+
-		", lease_until = "+sideconn.SQLTime(time.Now().Add(m.cfg.Lease))+" WHERE id = "+id)
+		", lease_until = "+sideconn.SQLTime(time.Now().Add(m.cfg.Lease))+set+" WHERE id = "+id)
 	if err == nil && !kept {
 		// In use: in no grace, whatever a process recorded.
 		err = m.clearGrace(ctx, c, sb, "")
@@ -342,7 +348,7 @@ func (m *Registry) LoadEntry(ctx context.Context, c sideconn.Conn, sb *Sandbox, 
 	return m.rowEntry(rows[0]), nil
 }
 
-const sandboxCols = "id, name, owner, kept, created_at, expires_at, last_active"
+const sandboxCols = "id, name, owner, kept, created_at, expires_at, last_active, " + marksCols
 
 // load reads a sandbox by name from the registry. It is not kept in
 // memory until remember: a lookup that turns out not to be allowed (another
@@ -370,7 +376,7 @@ func (m *Registry) loadOn(ctx context.Context, c sideconn.Conn, name string) (*S
 	}
 	r := rows[0]
 	sb := &Sandbox{ID: sideconn.Str(r[0]), Name: sideconn.Str(r[1]), Owner: sideconn.Str(r[2]), kept: sideconn.Str(r[3]) == "1", Created: sideconn.ParseTime(r[4]),
-		lastActive: sideconn.ParseTime(r[6]), persisted: true, tables: map[string]*sandbox.Entry{}, gone: make(chan struct{})}
+		lastActive: sideconn.ParseTime(r[6]), persisted: true, tables: map[string]*sandbox.Entry{}, gone: make(chan struct{}), marks: parseMarks(r[7:10])}
 	if sb.kept {
 		sb.expires = sideconn.ParseTime(r[5])
 	} else {
@@ -532,7 +538,10 @@ func (m *Registry) reconcile(ctx context.Context) error {
 		if err := m.dropInterruptedForks(ctx, c); err != nil {
 			return err
 		}
-		return m.dropOrphanTables(ctx, c)
+		if err := m.dropOrphanTables(ctx, c); err != nil {
+			return err
+		}
+		return m.takeCensus(ctx, c)
 	})
 }
 

@@ -99,6 +99,7 @@ func (m *Reviewer) PromoteAs(ctx context.Context, sb *registry.Sandbox, user, vi
 		return r, err
 	}
 	p.finish(context.WithoutCancel(ctx), err)
+	p.markPromoted(context.WithoutCancel(ctx))
 	return r, err
 }
 

@@ -40,9 +40,14 @@ var (
 	// Manager.expire: sandboxes with their live holders.
 	expiry = regexp.MustCompile(`^SELECT s\.id, s\.name, s\.kept, s\.expires_at, s\.last_active, s\.lease_until, ` +
 		`\(SELECT COUNT\(\*\) FROM (\S+) h WHERE h\.sandbox_id = s\.id AND h\.lease_until > ('[^']*')\) FROM (\S+) s$`)
-	// Manager.List: sandboxes with their table counts and bytes.
-	listing = regexp.MustCompile(`^SELECT s\.id, s\.name, s\.kept, s\.owner, s\.created_at, s\.expires_at, COUNT\(t\.tbl\), ` +
-		`COALESCE\(SUM\(t\.bytes\), 0\) FROM (\S+) s LEFT JOIN (\S+) t ON t\.sandbox_id = s\.id AND t\.kind IN \(([^)]*)\) GROUP BY `)
+	// Registry.InfoNow: the sizes of a sandbox's tables.
+	sizes     = regexp.MustCompile(`^SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_ROWS, DATA_LENGTH \+ INDEX_LENGTH FROM information_schema\.TABLES WHERE (.*)$`)
+	sizesPair = regexp.MustCompile(`^\(TABLE_SCHEMA = (` + lit + `) AND TABLE_NAME = (` + lit + `)\)$`)
+	// Registry.Listed: sandboxes with their table counts and bytes (of
+	// tables not dropped), their changed tables and change marks.
+	listing = regexp.MustCompile(`^SELECT s\.id, s\.name, s\.kept, s\.owner, s\.created_at, s\.expires_at, ` +
+		`COUNT\(CASE WHEN t\.kind <> 'dropped' THEN 1 END\), COALESCE\(SUM\(CASE WHEN t\.kind <> 'dropped' THEN t\.bytes END\), 0\), ` +
+		`COUNT\(t\.tbl\), s\.changed_at, s\.promoted_at, s\.clean_at FROM (\S+) s LEFT JOIN (\S+) t ON t\.sandbox_id = s\.id AND t\.kind IN \(([^)]*)\) GROUP BY `)
 	// Manager.syncOnce: a sandbox's row with its generation.
 	generation = regexp.MustCompile(`^SELECT s\.name, s\.owner, s\.created_at, g\.generation FROM (\S+) s LEFT JOIN (\S+) g ` +
 		`ON g\.sandbox_id = s\.id WHERE s\.id = (` + lit + `)$`)
@@ -136,6 +141,7 @@ func init() {
 		{triggerPrivs, func(u *Upstream, _ []string) (result, error) { return column(u.triggerGrants), nil }},
 		{expiry, (*Upstream).expiry},
 		{listing, (*Upstream).listing},
+		{sizes, (*Upstream).sizes},
 		{orphans, (*Upstream).orphans},
 		{generation, (*Upstream).generation},
 		{leaseWrite, (*Upstream).leaseWrite},
@@ -329,16 +335,37 @@ func (u *Upstream) listing(m []string) (result, error) {
 	}
 	var r result
 	for _, s := range sandboxes {
-		var n, bytes int64
+		var n, kept, bytes int64
 		for _, t := range tables {
 			if eq(t["sandbox_id"], s["id"]) && t["kind"] != nil && kinds[*t["kind"]] {
 				n++
-				b, _ := strconv.ParseInt(deref(t["bytes"]), 10, 64)
-				bytes += b
+				if *t["kind"] != "dropped" {
+					kept++
+					b, _ := strconv.ParseInt(deref(t["bytes"]), 10, 64)
+					bytes += b
+				}
 			}
 		}
 		r.rows = append(r.rows, []*string{s["id"], s["name"], s["kept"], s["owner"], s["created_at"], s["expires_at"],
-			itoa(n), itoa(bytes)})
+			itoa(kept), itoa(bytes), itoa(n), s["changed_at"], s["promoted_at"], s["clean_at"]})
+	}
+	return r, nil
+}
+
+// sizes answers Registry.InfoNow's query: the rows and bytes of the
+// tables of the pairs its WHERE names (…) OR (…).
+func (u *Upstream) sizes(m []string) (result, error) {
+	var r result
+	for _, pair := range strings.Split(m[1], " OR ") {
+		pm := sizesPair.FindStringSubmatch(pair)
+		if pm == nil {
+			return result{}, errUnknown
+		}
+		db, _ := parseLiteral(pm[1])
+		name, _ := parseLiteral(pm[2])
+		if o := u.objects[objectKey(*db, *name)]; o != nil {
+			r.rows = append(r.rows, []*string{db, name, itoa(o.Rows), itoa(o.Bytes)})
+		}
 	}
 	return r, nil
 }
@@ -766,17 +793,37 @@ func (i *increment) apply(v *string) *string {
 	return itoa(x + i.n)
 }
 
-// assignment is col = literal of UPDATE's SET.
+// assignment is col = literal of UPDATE's SET, or col =
+// GREATEST(COALESCE(col, literal), literal): the later of the two
+// (greatest).
 type assignment struct {
-	col string // lower-cased
-	v   *string
+	col      string // lower-cased
+	v        *string
+	greatest bool
 }
 
-// assignment reads col = literal.
+// assignment reads col = literal or col = GREATEST(COALESCE(col,
+// literal), literal) (the registry's marks: the literals are one time).
 func (p *parser) assignment() (assignment, bool) {
 	c, ok := p.name()
 	if !ok || !p.punct("=") {
 		return assignment{}, false
+	}
+	if p.word("GREATEST") {
+		if !p.punct("(") || !p.word("COALESCE") || !p.punct("(") {
+			return assignment{}, false
+		}
+		if same, ok := p.name(); !ok || !strings.EqualFold(same, c) || !p.punct(",") {
+			return assignment{}, false
+		}
+		v, ok := p.literal()
+		if !ok || !p.punct(")") || !p.punct(",") {
+			return assignment{}, false
+		}
+		if _, ok := p.literal(); !ok || !p.punct(")") {
+			return assignment{}, false
+		}
+		return assignment{col: strings.ToLower(c), v: v, greatest: true}, true
 	}
 	v, ok := p.literal()
 	return assignment{col: strings.ToLower(c), v: v}, ok
@@ -792,9 +839,9 @@ func (u *Upstream) update(p *parser) (result, error) {
 	if !ok {
 		return result{}, errUnknown
 	}
-	set := map[string]*string{}
+	set := map[string]assignment{}
 	for _, a := range sets {
-		set[a.col] = a.v
+		set[a.col] = a
 	}
 	conds, ok := p.where()
 	if !ok || !p.end() {
@@ -808,8 +855,10 @@ func (u *Upstream) update(p *parser) (result, error) {
 	if o.stored {
 		for _, r := range o.rows {
 			if matches(r, conds) {
-				for c, v := range set {
-					r[c] = v
+				for c, a := range set {
+					if !a.greatest || r[c] == nil || a.v != nil && compare(*a.v, *r[c]) > 0 {
+						r[c] = a.v
+					}
 				}
 				n++
 			}

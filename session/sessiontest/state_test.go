@@ -165,7 +165,8 @@ func registry(t *testing.T, c *FakeSide) {
 		{sql: "CREATE DATABASE IF NOT EXISTS `m`"},
 		{sql: "CREATE TABLE IF NOT EXISTS `m`.sandboxes (id VARCHAR(16) NOT NULL PRIMARY KEY, name VARCHAR(64) NOT NULL UNIQUE, " +
 			"owner VARCHAR(128) NOT NULL, kept TINYINT NOT NULL DEFAULT 0, created_at DATETIME(6) NOT NULL, expires_at DATETIME(6) NULL, " +
-			"last_active DATETIME(6) NOT NULL, lease_until DATETIME(6) NULL) DEFAULT CHARSET=utf8mb4"},
+			"last_active DATETIME(6) NOT NULL, lease_until DATETIME(6) NULL, changed_at DATETIME(6) NULL, promoted_at DATETIME(6) NULL, " +
+			"clean_at DATETIME(6) NULL) DEFAULT CHARSET=utf8mb4"},
 		{sql: "CREATE TABLE IF NOT EXISTS `m`.holders (sandbox_id VARCHAR(16) NOT NULL, proxy_id VARCHAR(32) NOT NULL, " +
 			"lease_until DATETIME(6) NOT NULL, PRIMARY KEY (sandbox_id, proxy_id))"},
 		{sql: "CREATE TABLE IF NOT EXISTS `m`.tables (sandbox_id VARCHAR(16) NOT NULL, db VARCHAR(64) NOT NULL, tbl VARCHAR(64) NOT NULL, " +
@@ -202,11 +203,17 @@ func TestRegistryQueries(t *testing.T) {
 			rows: [][]string{
 				{"a", "one", "0", "NULL", "2024-01-02 00:00:00.000000", "2030-01-01 00:00:00.000000", "1"},
 				{"b", "two", "1", "NULL", "2024-01-03 00:00:00.000000", "NULL", "0"}}},
-		{sql: "SELECT s.id, s.name, s.kept, s.owner, s.created_at, s.expires_at, COUNT(t.tbl), COALESCE(SUM(t.bytes), 0) " +
-			"FROM `m`.sandboxes s LEFT JOIN `m`.tables t ON t.sandbox_id = s.id AND t.kind IN ('fork', 'created') GROUP BY s.id", query: true,
+		// The registry's marks keep the later time.
+		{sql: "UPDATE `m`.sandboxes SET changed_at = GREATEST(COALESCE(changed_at, '2024-02-02 00:00:00.000000'), '2024-02-02 00:00:00.000000') " +
+			"WHERE id = 'a'", n: 1},
+		{sql: "UPDATE `m`.sandboxes SET changed_at = GREATEST(COALESCE(changed_at, '2024-02-01 00:00:00.000000'), '2024-02-01 00:00:00.000000') " +
+			"WHERE id = 'a'", n: 1},
+		{sql: "SELECT s.id, s.name, s.kept, s.owner, s.created_at, s.expires_at, COUNT(CASE WHEN t.kind <> 'dropped' THEN 1 END), " +
+			"COALESCE(SUM(CASE WHEN t.kind <> 'dropped' THEN t.bytes END), 0), COUNT(t.tbl), s.changed_at, s.promoted_at, s.clean_at " +
+			"FROM `m`.sandboxes s LEFT JOIN `m`.tables t ON t.sandbox_id = s.id AND t.kind IN ('fork', 'created', 'dropped') GROUP BY s.id", query: true,
 			rows: [][]string{
-				{"a", "one", "0", "u", "2024-01-01 00:00:00.000000", "NULL", "2", "120"},
-				{"b", "two", "1", "v", "2024-01-01 00:00:00.000000", "NULL", "0", "0"}}},
+				{"a", "one", "0", "u", "2024-01-01 00:00:00.000000", "NULL", "2", "120", "2", "2024-02-02 00:00:00.000000", "NULL", "NULL"},
+				{"b", "two", "1", "v", "2024-01-01 00:00:00.000000", "NULL", "0", "0", "0", "NULL", "NULL", "NULL"}}},
 		// The escape character makes _ literal: xsf_b is not a sandbox schema.
 		{sql: "SELECT t.TABLE_SCHEMA, t.TABLE_NAME FROM information_schema.TABLES t LEFT JOIN `m`.tables r " +
 			"ON r.phys_db = t.TABLE_SCHEMA AND r.phys_tbl = t.TABLE_NAME WHERE t.TABLE_SCHEMA LIKE '!_sf%' ESCAPE '!' " +
