@@ -14,6 +14,8 @@
 //	                                         ?strategy=fail|ours|theirs, ?table=db.t and
 //	                                         ?overwrite=db.t repeated, ?dry_run=1 or
 //	                                         ?matching=sha256:…)
+//	POST   /api/v1/sandboxes/{name}/reset    SANDBOX RESET: ResetResult (?table=db.t
+//	                                         repeated: those tables; none: every table)
 //
 // Errors are an ErrorBody with 400, 401, 403, 404, 409 or 500. Promote
 // writes production: it needs the bearer token even with TokenlessChanges
@@ -222,6 +224,13 @@ type Sandboxes interface {
 	// running) is an ErrConflict; one the proxy may not do (no promote
 	// account) an ErrForbidden; options that do not hold an ErrBadRequest.
 	Promote(ctx context.Context, name string, o PromoteOptions) (Promoted, error)
+	// Reset gives the tables (db.table; none: every table) of the sandbox
+	// called name back to production as it is now: its connections read
+	// production's tables, and the next write forks them afresh. A table
+	// that exists nowhere, a promote of it running or a transaction using
+	// its tables is an ErrConflict; a table that is not db.table an
+	// ErrBadRequest.
+	Reset(ctx context.Context, name string, tables []string) (ResetResult, error)
 }
 
 // ErrBadRequest marks an error for a request refused as asked (a TTL that

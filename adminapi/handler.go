@@ -66,6 +66,7 @@ func Register(mux *http.ServeMux, o Options) {
 	mux.HandleFunc("GET /api/v1/sandboxes/{name}/diff", h.rows(h.diff))
 	mux.HandleFunc("GET /api/v1/sandboxes/{name}/export", h.rows(h.export))
 	mux.HandleFunc("POST /api/v1/sandboxes/{name}/promote", h.tokenOnly(h.promote))
+	mux.HandleFunc("POST /api/v1/sandboxes/{name}/reset", h.change(h.reset))
 }
 
 // handler serves the routes of Register.

@@ -686,3 +686,16 @@ func TestDiffOptionsTableName(t *testing.T) {
 		}
 	}
 }
+
+// Reset resets the tables asked (every table: app.users) of a sandbox the
+// fake has, recording what it was asked.
+func (f *fakeSandboxes) Reset(_ context.Context, name string, tables []string) (ResetResult, error) {
+	if _, err := f.find(name); err != nil {
+		return ResetResult{}, err
+	}
+	f.changes = append(f.changes, "reset "+name+" "+strings.Join(tables, ","))
+	if len(tables) == 0 {
+		tables = []string{"app.users"}
+	}
+	return ResetResult{Sandbox: name, Tables: tables, Info: "sandbox " + name + " reset"}, nil
+}

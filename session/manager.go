@@ -199,6 +199,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	}
 	m.fk = forking.New(forking.Config{Prefix: cfg.Prefix, ForkTimeout: cfg.ForkTimeout}, log, m.names, m.reg, m.strategy,
 		m.caps, m.catalog, triggers, func(owner string) int64 { return m.guard(owner).MaxForkBytes })
+	m.op.SetResetter(m.fk)
 	m.objects = objects.Config{Prefix: cfg.Prefix, Names: m.names, Registry: m.reg, Schemas: m.fk, Catalog: m.catalog,
 		Engine: m.engine, Server: m.server}
 	if err := m.reg.Init(ctx, c); err != nil {

@@ -57,6 +57,8 @@ func (s *Session) command(ctx context.Context, c command.Command) (*Reply, error
 		return s.exportCmd(ctx, c)
 	case command.VerbPromote:
 		return s.promoteCmd(ctx, c)
+	case command.VerbReset:
+		return s.resetCmd(ctx, c)
 	}
 	return nil, rewrite.Refuse(wire.ErParse, "unknown SANDBOX statement %q", c.Verb)
 }

@@ -80,6 +80,7 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN; promote always needs i
 	cmd.AddCommand(newListCmd(ran, client, &output), newShowCmd(ran, client, &output), newKeepCmd(ran, client, &output),
 		newDiscardCmd(ran, client, &output), newDiffCmd(ran, client, &output), newExportCmd(ran, client, &output),
 		newPromoteCmd(ran, client, &output))
+	cmd.AddCommand(newResetCmd(ran, client, &output))
 	return cmd
 }
 

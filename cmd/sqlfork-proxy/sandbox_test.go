@@ -287,3 +287,19 @@ func TestMetricsListenerMux(t *testing.T) {
 		})
 	}
 }
+
+// Reset resets "box" (every table: app.users); what it is asked is
+// recorded with the tables.
+func (f *cliSandboxes) Reset(_ context.Context, name string, tables []string) (adminapi.ResetResult, error) {
+	f.asked = append(f.asked, "reset "+name+" "+strings.Join(tables, ","))
+	if name != "box" {
+		return adminapi.ResetResult{}, fmt.Errorf("%w: no sandbox named %q", adminapi.ErrNotFound, name)
+	}
+	linked := []string(nil)
+	if len(tables) == 0 {
+		tables = []string{"app.users"}
+	} else {
+		linked = []string{"app.orders"}
+	}
+	return adminapi.ResetResult{Sandbox: name, Tables: tables, Linked: linked, Info: "sandbox box reset"}, nil
+}

@@ -1,5 +1,5 @@
 // Package command reads the SANDBOX pseudo-statements (CREATE, ATTACH,
-// DETACH, KEEP, DISCARD, STATUS, LIST, DIFF, EXPORT, PROMOTE) and sandbox
+// DETACH, KEEP, DISCARD, STATUS, LIST, DIFF, EXPORT, PROMOTE, RESET) and sandbox
 // names; it does no I/O.
 package command
 
@@ -29,6 +29,7 @@ const (
 	VerbDiff    Verb = "DIFF"
 	VerbExport  Verb = "EXPORT"
 	VerbPromote Verb = "PROMOTE"
+	VerbReset   Verb = "RESET"
 )
 
 // Command is a parsed SANDBOX pseudo-statement.
@@ -46,7 +47,7 @@ type Command struct {
 	ForDB, ForTable string
 	// Strategy is PROMOTE's: FAIL (default), OURS or THEIRS.
 	Strategy string
-	// Tables are PROMOTE's FOR list (none: every table), Overwrite its
+	// Tables are PROMOTE's and RESET's FOR list (none: every table), Overwrite its
 	// OVERWRITE list: tables compared whole whose production rows the
 	// promote may replace with the sandbox's.
 	Tables, Overwrite []Table
@@ -63,7 +64,8 @@ type Table struct{ DB, Name string }
 // syntaxHelp is appended to every SANDBOX syntax error.
 const syntaxHelp = "use SANDBOX CREATE [name] [TTL <duration>] | ATTACH <name> | DETACH | KEEP [TTL <duration>] | " +
 	"DISCARD [<name>] | STATUS | LIST | DIFF [SUMMARY] [<name>] [FOR [db.]table] | EXPORT [<name>] | " +
-	"PROMOTE [<name>] [FOR [db.]table, …] [STRATEGY FAIL|OURS|THEIRS] [OVERWRITE [db.]table, …] [DRY RUN | MATCHING '<digest>'] " +
+	"PROMOTE [<name>] [FOR [db.]table, …] [STRATEGY FAIL|OURS|THEIRS] [OVERWRITE [db.]table, …] [DRY RUN | MATCHING '<digest>'] | " +
+	"RESET [<name>] [FOR [db.]table, …] " +
 	"(durations like 30m, 2h, 7d or seconds)"
 
 // Parse parses a SANDBOX pseudo-statement: case-insensitive, with an
@@ -145,6 +147,8 @@ func (p *parser) verb(word string) error {
 		return p.diff()
 	case VerbPromote:
 		return p.promote()
+	case VerbReset:
+		return p.reset()
 	case VerbDetach, VerbStatus, VerbList:
 	default:
 		return fmt.Errorf("unknown SANDBOX statement %q; %s", word, syntaxHelp)
@@ -194,6 +198,18 @@ func (p *parser) diff() error {
 	}
 	p.c.ForDB, p.c.ForTable = ts[0].DB, ts[0].Name
 	return nil
+}
+
+// reset reads RESET [name] [FOR list].
+func (p *parser) reset() error {
+	p.nameUnless("FOR")
+	if !p.at("FOR") {
+		return nil
+	}
+	p.take()
+	var err error
+	p.c.Tables, err = p.tables("FOR")
+	return err
 }
 
 // promoteWords start PROMOTE's clauses.

@@ -61,6 +61,19 @@ func TestParseCommand(t *testing.T) {
 			Tables: []Table{{Name: "a,b"}, {DB: "d.b", Name: "t"}, {Name: "dry"}}, Overwrite: []Table{{Name: "x y"}}}},
 		{in: "SANDBOX PROMOTE `for`", want: Command{Verb: VerbPromote, Name: "for", Strategy: "FAIL"}},
 		{in: "SANDBOX `LIST`", err: "unknown SANDBOX statement"},
+		{in: "SANDBOX RESET", want: Command{Verb: VerbReset}},
+		{in: "sandbox reset box;", want: Command{Verb: VerbReset, Name: "box"}},
+		{in: "SANDBOX RESET FOR app.t, u", want: Command{Verb: VerbReset, Tables: []Table{{DB: "app", Name: "t"}, {Name: "u"}}}},
+		{in: "SANDBOX RESET box FOR `a,b`, `d.b`.`t`", want: Command{Verb: VerbReset, Name: "box", Tables: []Table{{Name: "a,b"}, {DB: "d.b", Name: "t"}}}},
+		{in: "SANDBOX RESET `for`", want: Command{Verb: VerbReset, Name: "for"}},
+		{in: "SANDBOX RESET `for` FOR `for`", want: Command{Verb: VerbReset, Name: "for", Tables: []Table{{Name: "for"}}}},
+		{in: "SANDBOX RESET FOR", err: "FOR needs a comma-separated list"},
+		{in: "SANDBOX RESET FOR a FOR b", err: "unexpected"},
+		{in: "SANDBOX RESET FOR a STRATEGY ours", err: "unexpected"},
+		{in: "SANDBOX RESET a b", err: "unexpected"},
+		{in: "SANDBOX RESET a.b", err: "may hold only"},
+		{in: "SANDBOX RESET FOR a.b.c", err: "FOR needs a comma-separated list"},
+		{in: "SANDBOX `RESET`", err: "unknown SANDBOX statement"},
 		{in: "SANDBOX PROMOTE FOR a.b.c", err: "FOR needs a comma-separated list"},
 		{in: "SANDBOX ATTACH", err: "needs a sandbox name"},
 		{in: "SANDBOX FROB", err: "unknown SANDBOX statement"},
@@ -94,7 +107,8 @@ func TestParseCommand(t *testing.T) {
 func FuzzParseCommand(f *testing.F) {
 	for _, s := range []string{"SANDBOX DIFF SUMMARY box FOR `a`.`b`", "SANDBOX PROMOTE x STRATEGY ours;", "SANDBOX EXPORT",
 		"SANDBOX CREATE a TTL 2h", "sandbox diff for a . b", "SANDBOX DIFF FOR .", "SANDBOX DIFF FOR `",
-		"SANDBOX PROMOTE b FOR a.t, `u` OVERWRITE x DRY RUN", "SANDBOX PROMOTE FOR `a,b`, `d.b`.`t`", "SANDBOX PROMOTE MATCHING 'sha256:" + strings.Repeat("f", 64) + "'"} {
+		"SANDBOX PROMOTE b FOR a.t, `u` OVERWRITE x DRY RUN", "SANDBOX PROMOTE FOR `a,b`, `d.b`.`t`", "SANDBOX PROMOTE MATCHING 'sha256:" + strings.Repeat("f", 64) + "'",
+		"SANDBOX RESET box FOR a.t, `u`"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -103,7 +117,7 @@ func FuzzParseCommand(f *testing.F) {
 			return
 		}
 		switch c.Verb {
-		case VerbCreate, VerbAttach, VerbDetach, VerbKeep, VerbDiscard, VerbStatus, VerbList, VerbDiff, VerbExport, VerbPromote:
+		case VerbCreate, VerbAttach, VerbDetach, VerbKeep, VerbDiscard, VerbStatus, VerbList, VerbDiff, VerbExport, VerbPromote, VerbReset:
 		default:
 			t.Fatalf("%q: verb %q", s, c.Verb)
 		}

@@ -1,6 +1,7 @@
 // Package operator is what the operator does with sandboxes by name,
 // whoever owns them — the admin API's and the CLI's list, show, keep,
-// discard, diff, export and promote — over the registry and the reviewer.
+// discard, diff, export, promote and reset — over the registry, the reviewer
+// and the forker.
 // It holds no connection's state: the SANDBOX statements a session runs
 // are session's.
 package operator
@@ -29,6 +30,8 @@ type Operator struct {
 	reg   *registry.Registry
 	rev   *review.Reviewer
 	names sandbox.Names
+	// resetter resets sandboxes (SetResetter).
+	resetter Resetter
 }
 
 // New is the operator of reg's sandboxes, reviewing them with rev; names
