@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -122,6 +123,7 @@ func (m *Forker) Reset(ctx context.Context, sb *registry.Sandbox, only []rewrite
 		return ResetResult{}, rewrite.Refuse(wire.ErUnknown, "sandbox %q was discarded; SANDBOX CREATE or ATTACH another", sb.Name)
 	}
 	res := ResetResult{All: len(only) == 0}
+	started := time.Now().UTC()
 	err := m.reg.WithConn(ctx, func(c sideconn.Conn) error {
 		release, err := m.lockPromote(ctx, c, sb)
 		if err != nil {
@@ -143,7 +145,10 @@ func (m *Forker) Reset(ctx context.Context, sb *registry.Sandbox, only []rewrite
 			return err
 		}
 		defer unlock()
-		return m.resetTables(ctx, c, sb, set, res.All)
+		if err := m.resetTables(ctx, c, sb, set, res.All); err != nil {
+			return err
+		}
+		return m.reg.RecordReset(ctx, c, sb, started)
 	})
 	if err != nil {
 		return ResetResult{}, err

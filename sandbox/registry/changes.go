@@ -31,7 +31,8 @@ const (
 )
 
 // changeMarks are a sandbox's times of its last write, last committed
-// promote and last promote that left its diff empty (zero: never).
+// promote and last promote or reset that left it nothing to promote
+// (zero: never).
 type changeMarks struct {
 	changed, promoted, clean time.Time
 	// saved: the registry has a write after clean (or the sandbox has no
@@ -60,6 +61,8 @@ func later(a, b time.Time) time.Time {
 // written before writes were recorded).
 func (mk changeMarks) changes(tables bool) string {
 	switch {
+	case !mk.clean.IsZero() && !mk.changed.After(mk.clean) && mk.promoted.Before(mk.clean):
+		return ChangesNone // a reset gave everything back since
 	case !mk.clean.IsZero() && !mk.changed.After(mk.clean):
 		return ChangesPromoted
 	case !mk.changed.IsZero() || tables:
@@ -146,6 +149,34 @@ func (m *Registry) RecordPromote(ctx context.Context, c sideconn.Conn, sb *Sandb
 	}
 	if _, err := c.Exec(ctx, "UPDATE "+m.names.Q("sandboxes")+" SET "+set+" WHERE id = "+quote.String(sb.ID)); err != nil {
 		return fmt.Errorf("record a promote of sandbox %s: %w", sb.Name, err)
+	}
+	return nil
+}
+
+// RecordReset records a SANDBOX RESET of sb that started at at: when sb
+// holds no fork, table it made or dropped any more, it has nothing to
+// promote (ChangesNone until it writes again).
+func (m *Registry) RecordReset(ctx context.Context, c sideconn.Conn, sb *Sandbox, at time.Time) error {
+	for e := range sb.Each() {
+		if holdsChanges(e.Kind) {
+			return nil
+		}
+	}
+	v := sideconn.SQLTime(at)
+	sb.mu.Lock()
+	sb.marks.clean = later(sb.marks.clean, at)
+	sb.marks.saved = sb.marks.changed.After(sb.marks.clean)
+	set := "clean_at = GREATEST(COALESCE(clean_at, " + v + "), " + v + ")"
+	if sb.marks.saved {
+		set += ", " + changedSet(sb.marks.changed)
+	}
+	persisted := sb.persisted
+	sb.mu.Unlock()
+	if !persisted {
+		return nil
+	}
+	if _, err := c.Exec(ctx, "UPDATE "+m.names.Q("sandboxes")+" SET "+set+" WHERE id = "+quote.String(sb.ID)); err != nil {
+		return fmt.Errorf("record a reset of sandbox %s: %w", sb.Name, err)
 	}
 	return nil
 }

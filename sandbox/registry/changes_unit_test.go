@@ -26,6 +26,9 @@ func TestChanges(t *testing.T) {
 		{name: "promoted in part", mk: changeMarks{changed: at(1), promoted: at(2)}, want: ChangesUnpromoted, wantLegacy: ChangesUnpromoted},
 		{name: "promoted, never wrote through this process", mk: changeMarks{promoted: at(2), clean: at(2)}, want: ChangesPromoted,
 			wantLegacy: ChangesPromoted},
+		{name: "reset after a promote", mk: changeMarks{changed: at(1), promoted: at(2), clean: at(3)}, want: ChangesNone, wantLegacy: ChangesNone},
+		{name: "wrote after a reset", mk: changeMarks{changed: at(4), promoted: at(2), clean: at(3)}, want: ChangesUnpromoted,
+			wantLegacy: ChangesUnpromoted},
 	} {
 		if got := tc.mk.changes(false); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
