@@ -1,10 +1,13 @@
 // Package adminapi is the admin HTTP API of sqlfork-proxy: the types of its
 // JSON answers, the handler the proxy serves on its metrics listener, and
-// the Client that `sqlfork-proxy sandbox list|show|keep|discard|diff|export|promote`
+// the Client that `sqlfork-proxy sandbox create|connect|list|show|keep|discard|diff|export|promote`
 // calls it with.
 //
 //	GET    /api/v1/sandboxes                 list: []Sandbox
 //	GET    /api/v1/sandboxes/{name}          one, with its tables: Sandbox
+//	POST   /api/v1/sandboxes                 create, kept, for an owner (a CreateRequest):
+//	                                         201 and Sandbox
+//	GET    /api/v1/proxy                     where clients connect: Proxy
 //	POST   /api/v1/sandboxes/{name}/keep     keep (?ttl=2h, 7d…): Sandbox
 //	DELETE /api/v1/sandboxes/{name}          discard: Discarded
 //	GET    /api/v1/sandboxes/{name}/diff     SANDBOX DIFF (?summary=1: []DiffTable;
@@ -202,6 +205,12 @@ type Sandboxes interface {
 	List(ctx context.Context) ([]Sandbox, error)
 	// Show returns the sandbox called name, with its tables.
 	Show(ctx context.Context, name string) (Sandbox, error)
+	// Create makes the sandbox called name for the proxy user owner, kept
+	// for ttl (nil: the proxy's sandbox-ttl; 0: until discarded), with no
+	// connection. A name taken is an ErrConflict (so is max-sandboxes or
+	// the owner's cap reached); a bad name or owner, or a ttl beyond
+	// max-sandbox-ttl, an ErrBadRequest.
+	Create(ctx context.Context, name, owner string, ttl *time.Duration) (Sandbox, error)
 	// Keep keeps the sandbox called name past its last connection for
 	// ttl: nil is the proxy's sandbox-ttl (as SANDBOX KEEP without TTL),
 	// 0 until discarded. A ttl beyond max-sandbox-ttl (0 included, when

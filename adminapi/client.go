@@ -1,6 +1,7 @@
 package adminapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -150,7 +151,13 @@ func sandboxPath(name string) string { return "/api/v1/sandboxes/" + url.PathEsc
 
 // do sends a request without a body and decodes a 200 answer into out.
 func (c *Client) do(ctx context.Context, method, path string, out any) error {
-	body, err := c.send(ctx, method, path)
+	return c.doBody(ctx, method, path, nil, out)
+}
+
+// doBody sends a request with the JSON body (nil: none) and decodes a 200
+// or 201 answer into out.
+func (c *Client) doBody(ctx context.Context, method, path string, in []byte, out any) error {
+	body, err := c.sendBody(ctx, method, path, in)
 	if err != nil {
 		return err
 	}
@@ -163,9 +170,22 @@ func (c *Client) do(ctx context.Context, method, path string, out any) error {
 // send sends a request without a body and returns the body of a 200
 // answer; any other answer is a StatusError.
 func (c *Client) send(ctx context.Context, method, path string) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.BaseURL, "/")+path, nil)
+	return c.sendBody(ctx, method, path, nil)
+}
+
+// sendBody sends a request with the JSON body in (nil: none) and returns
+// the body of a 200 or 201 answer; any other answer is a StatusError.
+func (c *Client) sendBody(ctx context.Context, method, path string, in []byte) ([]byte, error) {
+	var reqBody io.Reader
+	if in != nil {
+		reqBody = bytes.NewReader(in)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.BaseURL, "/")+path, reqBody)
 	if err != nil {
 		return nil, fmt.Errorf("admin API at %s: %w", c.BaseURL, err)
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
@@ -183,7 +203,7 @@ func (c *Client) send(ctx context.Context, method, path string) ([]byte, error) 
 	if err != nil {
 		return nil, fmt.Errorf("admin API at %s: %w", c.BaseURL, err)
 	}
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
 		var e ErrorBody
 		_ = json.Unmarshal(body, &e) // a body that is not an ErrorBody leaves Message empty
 		return nil, &StatusError{StatusCode: resp.StatusCode, Message: e.Error}

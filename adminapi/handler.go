@@ -28,6 +28,9 @@ type Options struct {
 	// sandbox. Promote, which writes production, needs the Token whatever
 	// this says.
 	TokenlessChanges bool
+	// Proxy is what GET /api/v1/proxy answers; its UserSeparator is also
+	// refused in the owner of a sandbox to create.
+	Proxy Proxy
 }
 
 // The messages of the handler's own refusals.
@@ -37,6 +40,8 @@ const (
 		"(or admin-tokenless-changes on a host whose local processes are all trusted)"
 	msgTokenOnly = "promoting a sandbox writes production: it needs admin-token " +
 		"(admin-tokenless-changes does not cover it)"
+	msgCreateNeedsToken = "creating a sandbox needs admin-token " +
+		"(or admin-tokenless-changes on a host whose local processes are all trusted)"
 	msgRowsNeedToken = "a sandbox's diff and export show rows, production's too: they need admin-token " +
 		"(or admin-tokenless-changes on a host whose local processes are all trusted)"
 )
@@ -61,6 +66,8 @@ func Register(mux *http.ServeMux, o Options) {
 	h := handler{o}
 	mux.HandleFunc("GET /api/v1/sandboxes", h.read(h.list))
 	mux.HandleFunc("GET /api/v1/sandboxes/{name}", h.read(h.show))
+	mux.HandleFunc("POST /api/v1/sandboxes", h.trusted(msgCreateNeedsToken, h.create))
+	mux.HandleFunc("GET /api/v1/proxy", h.read(h.proxy))
 	mux.HandleFunc("POST /api/v1/sandboxes/{name}/keep", h.change(h.keep))
 	mux.HandleFunc("DELETE /api/v1/sandboxes/{name}", h.change(h.discard))
 	mux.HandleFunc("GET /api/v1/sandboxes/{name}/diff", h.rows(h.diff))

@@ -363,15 +363,16 @@ func TestHandlerEmptyList(t *testing.T) {
 	}
 }
 
-// TestHandlerRoutes: only the seven routes are served; other methods get
+// TestHandlerRoutes: only the API's routes are served; other methods get
 // 405 and other paths 404, as from any mux.
 func TestHandlerRoutes(t *testing.T) {
 	for want, requests := range map[int][]string{
-		405: {"PUT /api/v1/sandboxes/box", "POST /api/v1/sandboxes", "GET /api/v1/sandboxes/box/keep", "DELETE /api/v1/sandboxes",
+		405: {"PUT /api/v1/sandboxes/box", "PUT /api/v1/sandboxes", "GET /api/v1/sandboxes/box/keep", "DELETE /api/v1/sandboxes",
+			"POST /api/v1/proxy",
 			"GET /api/v1/sandboxes/box/promote", "POST /api/v1/sandboxes/box/diff", "DELETE /api/v1/sandboxes/box/export",
 			"PUT /api/v1/sandboxes/box/promote"},
 		404: {"GET /api/v1/sandboxes/", "GET /api/v1/sandboxes/box/tables", "GET /api/v2/sandboxes", "GET /metrics"},
-		200: {"HEAD /api/v1/sandboxes"},
+		200: {"HEAD /api/v1/sandboxes", "GET /api/v1/proxy"},
 	} {
 		for _, request := range requests {
 			t.Run(request, func(t *testing.T) {

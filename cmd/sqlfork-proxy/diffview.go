@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/adminapi"
@@ -12,21 +13,26 @@ import (
 
 // How the CLI shows a diff's rows to a person: an update as the columns it
 // changed (`price: 89.90 → 99.00`), an insert as its row, a delete as the
-// row it removed, DDL as its statement; and sizes in binary units.
+// row it removed, DDL as its statement; on a terminal in colour (a value
+// replaced or a row deleted red, a value written or a row inserted green,
+// DDL cyan, a conflict yellow); and sizes in binary units.
 
 // changeText is what ch changed, for a person: the columns an update (or
-// a conflict) changed, before → after; an insert's row; a deleted row.
-func changeText(ch adminapi.DiffChange) string {
+// a conflict) changed, before → after; an insert's row; a deleted row;
+// painted by p.
+func changeText(ch adminapi.DiffChange, p painter) string {
 	switch {
-	case ch.Op == "ddl" || nullJSON(ch.Before):
-		return jsonCell(ch.After)
+	case ch.Op == "ddl":
+		return p.paint(schema, jsonCell(ch.After))
+	case nullJSON(ch.Before):
+		return p.paint(added, jsonCell(ch.After))
 	case nullJSON(ch.After):
-		return "deleted " + jsonCell(ch.Before)
+		return p.paint(removed, "deleted "+jsonCell(ch.Before))
 	}
 	names, before, okB := fields(ch.Before)
 	afterNames, after, okA := fields(ch.After)
 	if !okB || !okA {
-		return jsonCell(ch.Before) + " → " + jsonCell(ch.After)
+		return p.paint(removed, jsonCell(ch.Before)) + " → " + p.paint(added, jsonCell(ch.After))
 	}
 	var parts []string
 	for _, n := range afterNames {
@@ -36,13 +42,13 @@ func changeText(ch adminapi.DiffChange) string {
 		}
 		from := "(none)"
 		if had {
-			from = valueText(b)
+			from = p.paint(removed, valueText(b))
 		}
-		parts = append(parts, cell(n)+": "+from+" → "+valueText(after[n]))
+		parts = append(parts, cell(n)+": "+from+" → "+p.paint(added, valueText(after[n])))
 	}
 	for _, n := range names {
 		if _, ok := after[n]; !ok {
-			parts = append(parts, cell(n)+": "+valueText(before[n])+" → (dropped)")
+			parts = append(parts, cell(n)+": "+p.paint(removed, valueText(before[n]))+" → (dropped)")
 		}
 	}
 	return orDash(strings.Join(parts, ", "))
@@ -96,4 +102,41 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1f %s", v, suffix)
 	}
 	return fmt.Sprintf("%d %s", int64(v+0.5), suffix)
+}
+
+// opStyle is the colour of a diff's op.
+func opStyle(op string) style {
+	switch op {
+	case "insert":
+		return added
+	case "delete":
+		return removed
+	case "conflict":
+		return conflict
+	case "ddl":
+		return schema
+	}
+	return plain
+}
+
+// changeStyle is the colour of a summary's change of a table.
+func changeStyle(change string) style {
+	switch change {
+	case "created":
+		return added
+	case "dropped":
+		return removed
+	case "altered":
+		return schema
+	}
+	return plain
+}
+
+// count is n, painted s when it is not 0.
+func count(p painter, s style, n int64) string {
+	text := strconv.FormatInt(n, 10)
+	if n == 0 {
+		return text
+	}
+	return p.paint(s, text)
 }

@@ -30,7 +30,7 @@ func TestChangeText(t *testing.T) {
 		{"hostile", adminapi.DiffChange{Op: "update", Before: raw(`{"\u001b[2J": "a"}`), After: raw(`{"\u001b[2J": "\u001b]0;x\u0007"}`)},
 			`\x1b[2J: "a" → "\u001b]0;x\u0007"`},
 	} {
-		got := changeText(c.ch)
+		got := changeText(c.ch, painter{})
 		if got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}

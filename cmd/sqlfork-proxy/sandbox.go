@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -39,6 +38,7 @@ func printJSON(w io.Writer, v any) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // <, > and & are harmless on a terminal, and a DSN reads better with them
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
@@ -76,11 +76,14 @@ The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN; promote always needs i
 	cmd.PersistentFlags().StringVar(&base, "admin-url", "", "base URL of the proxy's admin API (env SQLFORK_ADMIN_URL; default http://"+defaultMetrics+")")
 	cmd.PersistentFlags().StringVar(&token, "admin-token", "", "bearer token of the admin API (env SQLFORK_ADMIN_TOKEN)")
 	cmd.PersistentFlags().StringVarP(&output, "output", "o", "table", "output format: table or json")
+	cmd.PersistentFlags().Var(&colorChoice{mode: colorAuto, lookupEnv: e.lookupEnv}, colorFlag,
+		"colour the tables: auto (on a terminal, unless NO_COLOR is set), always or never")
 	client := adminClient(e, &base, &token, &output)
 	cmd.AddCommand(newListCmd(ran, client, &output), newShowCmd(ran, client, &output), newKeepCmd(ran, client, &output),
 		newDiscardCmd(ran, client, &output), newDiffCmd(ran, client, &output), newExportCmd(ran, client, &output),
 		newPromoteCmd(ran, client, &output))
 	cmd.AddCommand(newResetCmd(ran, client, &output))
+	cmd.AddCommand(newCreateCmd(ran, client, &output), newConnectCmd(ran, client, &output))
 	return cmd
 }
 
@@ -119,11 +122,11 @@ func newListCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 			if *output == "json" {
 				return printJSON(c.OutOrStdout(), out)
 			}
-			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+			p, tw := paintFor(c), newTable(c.OutOrStdout())
 			fmt.Fprintln(tw, "NAME\tID\tSTATE\tOWNER\tCREATED\tEXPIRES\tCONNECTIONS\tTABLES\tSIZE\tCHANGES")
 			for _, s := range out {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", cell(s.Name), cell(s.ID), s.State, cell(s.Owner), fmtTime(&s.Created),
-					fmtTime(s.Expires), s.Connections, s.TableCount, humanBytes(s.Bytes), cell(s.Changes))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", cell(s.Name), cell(s.ID), p.paint(stateStyle(s.State), cell(s.State)), cell(s.Owner),
+					fmtTime(&s.Created), fmtTime(s.Expires), s.Connections, s.TableCount, humanBytes(s.Bytes), p.paint(stateStyle(s.Changes), cell(s.Changes)))
 			}
 			return tw.Flush()
 		}),
@@ -142,12 +145,13 @@ func newShowCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 			if *output == "json" {
 				return printJSON(c.OutOrStdout(), s)
 			}
-			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+			p, tw := paintFor(c), newTable(c.OutOrStdout())
 			fmt.Fprintf(tw, "name:\t%s\nid:\t%s\nstate:\t%s\nowner:\t%s\ncreated:\t%s\nexpires:\t%s\nconnections:\t%d\nchanges:\t%s\npromoted:\t%s\n",
-				cell(s.Name), cell(s.ID), s.State, cell(s.Owner), fmtTime(&s.Created), fmtTime(s.Expires), s.Connections, cell(s.Changes), fmtTime(s.Promoted))
+				cell(s.Name), cell(s.ID), p.paint(stateStyle(s.State), cell(s.State)), cell(s.Owner), fmtTime(&s.Created), fmtTime(s.Expires), s.Connections,
+				p.paint(stateStyle(s.Changes), cell(s.Changes)), fmtTime(s.Promoted))
 			fmt.Fprintln(tw, "\nTABLE\tSTATE\tROWS\tSIZE")
 			for _, t := range s.Tables {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", cell(t.Table), t.State, t.Rows, humanBytes(t.Bytes))
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", cell(t.Table), p.paint(stateStyle(t.State), cell(t.State)), t.Rows, humanBytes(t.Bytes))
 			}
 			return tw.Flush()
 		}),
@@ -214,7 +218,7 @@ func newDiffCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return writeDiff(c.OutOrStdout(), d, o.Summary, *output == "json")
+			return writeDiff(c.OutOrStdout(), d, o.Summary, *output == "json", paintFor(c))
 		}),
 	}
 	cmd.Flags().BoolVar(&o.Summary, "summary", false, "one line per changed table, with counts, instead of one per changed row")
@@ -222,26 +226,32 @@ func newDiffCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 	return cmd
 }
 
-// writeDiff writes d: as JSON (the API's answer), or as aligned columns.
-func writeDiff(w io.Writer, d adminapi.Diff, summary, asJSON bool) error {
+// writeDiff writes d: as JSON (the API's answer), or as aligned columns
+// painted by p.
+func writeDiff(w io.Writer, d adminapi.Diff, summary, asJSON bool, p painter) error {
 	switch {
 	case asJSON && summary:
 		return printJSON(w, orEmpty(d.Summary))
 	case asJSON:
 		return printJSON(w, orEmpty(d.Changes))
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := newTable(w)
 	if summary {
 		fmt.Fprintln(tw, "TABLE\tCHANGE\tINSERTED\tUPDATED\tDELETED\tCONFLICTS\tKEY\tMETHOD\tNOTE")
 		for _, t := range d.Summary {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", cell(t.Table), cell(t.Change), t.Inserted, t.Updated, t.Deleted, t.Conflicts,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", cell(t.Table), p.paint(changeStyle(t.Change), cell(t.Change)),
+				count(p, added, t.Inserted), t.Updated, count(p, removed, t.Deleted), count(p, conflict, t.Conflicts),
 				orDash(cell(t.KeyKind)), orDash(cell(t.Method)), orDash(cell(t.Note)))
 		}
 		return tw.Flush()
 	}
 	fmt.Fprintln(tw, "TABLE\tOP\tKEY\tCHANGES\tPRODUCTION")
 	for _, ch := range d.Changes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cell(ch.Table), cell(ch.Op), jsonCell(ch.Key), changeText(ch), jsonCell(ch.Production))
+		prod := jsonCell(ch.Production)
+		if ch.Op == "conflict" {
+			prod = p.paint(conflict, prod)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cell(ch.Table), p.paint(opStyle(ch.Op), cell(ch.Op)), jsonCell(ch.Key), changeText(ch, p), prod)
 	}
 	return tw.Flush()
 }

@@ -194,7 +194,7 @@ type cliCase struct {
 func (tc cliCase) run(t *testing.T) {
 	t.Run(tc.name, func(t *testing.T) {
 		f := &cliSandboxes{}
-		srv := httptest.NewServer(adminapi.NewHandler(adminapi.Options{Sandboxes: f, Token: "s3cret"}))
+		srv := httptest.NewServer(adminapi.NewHandler(adminapi.Options{Sandboxes: f, Token: "s3cret", Proxy: cliProxy}))
 		defer srv.Close()
 		env := map[string]string{"SQLFORK_ADMIN_URL": srv.URL, "SQLFORK_ADMIN_TOKEN": "s3cret"}
 		for k, v := range tc.env {

@@ -283,7 +283,8 @@ func metricsListenerMux(s settings, g prometheus.Gatherer, ready func(context.Co
 			zap.String("metrics_listen", s.MetricsListen))
 		return mux
 	}
-	adminapi.Register(mux, adminapi.Options{Sandboxes: sandboxes, Token: s.AdminToken, TokenlessChanges: s.AdminTokenlessChanges})
+	adminapi.Register(mux, adminapi.Options{Sandboxes: sandboxes, Token: s.AdminToken, TokenlessChanges: s.AdminTokenlessChanges,
+		Proxy: adminapi.Proxy{Listen: s.Proxy.Listen, UserSeparator: s.Proxy.UserSeparator}})
 	return mux
 }
 

@@ -54,6 +54,14 @@ func (a adminSandboxes) Show(ctx context.Context, name string) (adminapi.Sandbox
 	})
 }
 
+// Create implements adminapi.Sandboxes.
+func (a adminSandboxes) Create(ctx context.Context, name, owner string, ttl *time.Duration) (adminapi.Sandbox, error) {
+	return managed(ctx, a, func(o *operator.Operator) (adminapi.Sandbox, error) {
+		in, err := o.Create(ctx, name, owner, ttl)
+		return apiSandbox(in), err
+	})
+}
+
 // Keep implements adminapi.Sandboxes.
 func (a adminSandboxes) Keep(ctx context.Context, name string, ttl *time.Duration) (adminapi.Sandbox, error) {
 	return managed(ctx, a, func(o *operator.Operator) (adminapi.Sandbox, error) {
@@ -118,17 +126,19 @@ func managed[T any](ctx context.Context, a adminSandboxes, f func(*operator.Oper
 
 // apiError marks the manager's errors the admin API answers with their own
 // status: a missing sandbox (404), a TTL beyond max-sandbox-ttl, an
-// unknown strategy or promote options that do not hold (400), a promote the proxy may not do (403) and a
-// refusal as things stand, such as a promote's conflicts (409).
+// unknown strategy or promote options that do not hold, a bad name or owner
+// of a sandbox to create (400), a promote the proxy may not do (403) and a
+// refusal as things stand, such as a promote's conflicts or a name taken (409).
 func apiError(err error) error {
 	switch {
 	case errors.Is(err, operator.ErrNoSandbox):
 		return fmt.Errorf("%w: %w", adminapi.ErrNotFound, err)
-	case errors.Is(err, operator.ErrTTL), errors.Is(err, operator.ErrStrategy), errors.Is(err, operator.ErrOptions):
+	case errors.Is(err, operator.ErrTTL), errors.Is(err, operator.ErrStrategy), errors.Is(err, operator.ErrOptions),
+		errors.Is(err, operator.ErrBadName):
 		return fmt.Errorf("%w: %w", adminapi.ErrBadRequest, err)
 	case errors.Is(err, operator.ErrForbidden):
 		return fmt.Errorf("%w: %w", adminapi.ErrForbidden, err)
-	case errors.Is(err, operator.ErrRefused):
+	case errors.Is(err, operator.ErrRefused), errors.Is(err, operator.ErrExists):
 		return fmt.Errorf("%w: %w", adminapi.ErrConflict, err)
 	}
 	return err

@@ -77,6 +77,10 @@ func TestAPIError(t *testing.T) {
 			"forbidden: not allowed: SANDBOX PROMOTE needs a promote account", adminapi.ErrForbidden},
 		{"conflicts", fmt.Errorf("%w: PROMOTE refused: 2 rows changed", operator.ErrRefused),
 			"conflict: refused: PROMOTE refused: 2 rows changed", adminapi.ErrConflict},
+		{"name taken", fmt.Errorf("%w: a sandbox named %q already exists", operator.ErrExists, "fix"),
+			`conflict: sandbox exists: a sandbox named "fix" already exists`, adminapi.ErrConflict},
+		{"bad name", fmt.Errorf("%w: the owner must be named", operator.ErrBadName),
+			"bad request: bad sandbox name or owner: the owner must be named", adminapi.ErrBadRequest},
 		{"other", other, "registry unreachable", nil},
 	}
 	for _, tc := range tests {

@@ -15,7 +15,7 @@ import (
 )
 
 // TestSandboxesOnManager: the admin API's sandboxes are the manager's —
-// listed, shown, kept and discarded by name — and its refusals reach the
+// listed, shown, created, kept and discarded by name — and its refusals reach the
 // API as its own errors (no such sandbox, forbidden); a manager that
 // cannot start is the API's error too.
 func TestSandboxesOnManager(t *testing.T) {
@@ -49,6 +49,23 @@ func TestSandboxesOnManager(t *testing.T) {
 	ttl := time.Hour
 	if got, err := a.Keep(ctx, "box", &ttl); err != nil || got.State != "kept" || got.Expires == nil {
 		t.Errorf("Keep: %+v, %v", got, err)
+	}
+	if got, err := a.Create(ctx, "fix", "u", &ttl); err != nil || got.State != "kept" || got.Owner != "u" || got.Connections != 0 {
+		t.Errorf("Create: %+v, %v", got, err)
+	}
+	if _, err := a.Create(ctx, "box", "u", nil); !errors.Is(err, adminapi.ErrConflict) {
+		t.Errorf("Create of a name taken: %v, want ErrConflict", err)
+	}
+	if _, err := a.Create(ctx, "no way", "u", nil); !errors.Is(err, adminapi.ErrBadRequest) {
+		t.Errorf("Create of a bad name: %v, want ErrBadRequest", err)
+	}
+	if _, err := m.Open(ctx, session.Options{User: "v", Mode: session.Transparent, Sandbox: "fix"}); err == nil {
+		t.Error("another user opened the sandbox made for u")
+	}
+	if fix, err := m.Open(ctx, session.Options{User: "u", Mode: session.Transparent, Sandbox: "fix"}); err != nil {
+		t.Errorf("the owner could not open the sandbox made for it: %v", err)
+	} else {
+		fix.Close()
 	}
 	for _, o := range []adminapi.PromoteOptions{{Strategy: "FAIL"}, {Strategy: "ours", DryRun: true, Tables: []string{"app.t"}}} {
 		if _, err := a.Promote(ctx, "box", o); !errors.Is(err, adminapi.ErrForbidden) {
