@@ -21,11 +21,11 @@ import (
 // wrote to it goes with the column — and the oracle's three-way merge by
 // cell (mergeOracle, capturedDiff) says what DIFF lists and what every
 // strategy leaves in production. Where it cannot (MODIFY of a column's
-// type, RENAME COLUMN, DROP and ADD COLUMN at once), the table is compared whole: DIFF lists each row
-// whose shared columns differ from production's (comparedDiff), PROMOTE is
-// refused unless OVERWRITE names the table, and with it production takes
-// the sandbox's rows whole, whatever the strategy. Each case then runs
-// oracleRun's checks.
+// type, RENAME COLUMN, DROP and ADD COLUMN at once), the table is compared
+// whole: DIFF lists each row whose shared columns differ from
+// production's (comparedDiff), PROMOTE is refused unless OVERWRITE names
+// the table, and with it production takes the sandbox's rows whole,
+// whatever the strategy. Each case then runs oracleRun's checks.
 func TestPromoteMergeOracleDDL(t *testing.T) {
 	prod, _ := env(t)
 	e := newDiffEnv(t, "transparent", false, func(c *proxy.Config) { c.PromoteUser, c.PromotePassword = prod.User, prod.Password })
