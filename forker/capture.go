@@ -420,7 +420,9 @@ func DropTriggers(ctx context.Context, c Conn, db string, names []string) error 
 // and filled, for the rows captured already, with the values the ALTER
 // gave the fork's rows — one constant, which production's rows get too
 // when the ALTER is promoted; then the triggers are made again for the
-// new columns. ok is false when the capture cannot follow: the capture
+// new columns. A row captured already that the fork no longer has (the
+// sandbox deleted it before the ALTER) gets the constant too, from any
+// row of the fork (NULL when it has none left). ok is false when the capture cannot follow: the capture
 // key, a column's type or the engine's transactions changed, a column
 // turned generated or stored, the ALTER both dropped and added columns (a
 // rename, maybe: the images of the old column would not follow it), added
@@ -431,7 +433,8 @@ func (cp Capture) CarryDDL(before, side Shape) (stmts []string, ok bool) {
 	if !slices.EqualFunc(before.Key, cp.Key, strings.EqualFold) || before.Transactional != cp.Transactional {
 		return nil, false
 	}
-	var specs, fill []string
+	var specs []string
+	var fill []Column
 	added, dropped := false, false
 	for _, c := range cp.Columns {
 		old, had := before.Column(c.Name)
@@ -445,7 +448,7 @@ func (cp Capture) CarryDDL(before, side Shape) (stmts []string, ok bool) {
 			}
 			added = true
 			specs = append(specs, "ADD COLUMN "+quote.Ident(c.Name)+" "+c.Type+" NULL DEFAULT NULL")
-			fill = append(fill, "c."+quote.Ident(c.Name)+" = f."+quote.Ident(c.Name))
+			fill = append(fill, c)
 		case old.Type != c.Type:
 			// Production's values, read as the new type before the ALTER
 			// is promoted, would not compare with the images.
@@ -464,17 +467,33 @@ func (cp Capture) CarryDDL(before, side Shape) (stmts []string, ok bool) {
 		stmts = append(stmts, "ALTER TABLE "+cp.Side.Quoted()+" "+strings.Join(specs, ", "))
 	}
 	if len(fill) > 0 {
-		on := make([]string, len(cp.Key))
-		for i, k := range cp.Key {
-			on[i] = "f." + quote.Ident(k) + " = c." + quote.Ident(k)
-		}
-		stmts = append(stmts, "UPDATE "+cp.Side.Quoted()+" c JOIN "+cp.Fork.Quoted()+" f ON "+strings.Join(on, " AND ")+
-			" SET "+strings.Join(fill, ", ")+" WHERE c."+quote.Ident(cp.Marker)+" = 1")
+		stmts = append(stmts, cp.fillDDL(fill))
 	}
 	for _, t := range cp.TriggerDDL() {
 		stmts = append(stmts, "CREATE OR REPLACE TRIGGER "+strings.TrimPrefix(t, "CREATE TRIGGER "))
 	}
 	return stmts, true
+}
+
+// fillDDL fills the columns cols the sandbox's ALTER added in the images
+// captured already (marker 1) with the value the ALTER gave the fork's
+// rows, one constant: the fork's row's, or, for a row the fork no longer
+// has, any fork row's. (Not DEFAULT(col): it fails for a NOT NULL column
+// without a DEFAULT, 1364, and reads NULL, depending on the join's plan,
+// in a row a LEFT JOIN did not find.)
+func (cp Capture) fillDDL(cols []Column) string {
+	on := make([]string, len(cp.Key))
+	for i, k := range cp.Key {
+		on[i] = "f." + quote.Ident(k) + " = c." + quote.Ident(k)
+	}
+	set := make([]string, len(cols))
+	for i, c := range cols {
+		name := quote.Ident(c.Name)
+		set[i] = "c." + name + " = IF(f." + quote.Ident(cp.Key[0]) + " IS NULL, (SELECT x." + name + " FROM " + cp.Fork.Quoted() +
+			" x LIMIT 1), f." + name + ")"
+	}
+	return "UPDATE " + cp.Side.Quoted() + " c LEFT JOIN " + cp.Fork.Quoted() + " f ON " + strings.Join(on, " AND ") +
+		" SET " + strings.Join(set, ", ") + " WHERE c." + quote.Ident(cp.Marker) + " = 1"
 }
 
 // CarryCapture runs cp.CarryDDL(before, side) on c; ok is false when the

@@ -58,7 +58,11 @@ func TestPromoteMergeOracle(t *testing.T) {
 						// from the ALTER promoted, as the fork's had.
 						base, theirs = withColumn(base, "5"), withColumn(theirs, "5")
 					}
-					want, n := mergeOracle(base, ours, theirs, strategy)
+					var own []bool
+					if w.alterAt >= 0 {
+						own = []bool{false, false, false, true}
+					}
+					want, n := mergeOracle(base, ours, theirs, own, strategy)
 					if strategy == "FAIL" && n.conflicts > 0 {
 						want = mergeRows(t, root, name) // production as it was
 					}
@@ -67,7 +71,7 @@ func TestPromoteMergeOracle(t *testing.T) {
 						t.Errorf("DIFF SUMMARY %+v, want %+v", got, n)
 					}
 					promoteRights(t, root, acct, sc, name)
-					digest, rows := promoteDryRun(t, sc, strategy, n.conflicts)
+					digest, rows := promoteDryRun(t, sc, "STRATEGY "+strategy, n.conflicts)
 					stale := "sha256:" + strings.Repeat("0", 64)
 					_, err := sc.ExecContext(context.Background(), "SANDBOX PROMOTE STRATEGY "+strategy+" MATCHING '"+stale+"'")
 					if e := mysqlErr(err); !strings.HasPrefix(e, "1105") || !strings.Contains(e, "not the "+stale+" that was reviewed") {
@@ -111,11 +115,12 @@ func TestPromoteMergeOracle(t *testing.T) {
 	}
 }
 
-// promoteDryRun runs PROMOTE … DRY RUN by strategy, expecting conflicts
-// conflicts, and returns the plan's digest and its rows' statements.
-func promoteDryRun(t *testing.T, sc *sql.Conn, strategy string, conflicts int64) (digest string, rows []string) {
+// promoteDryRun runs PROMOTE <clauses> DRY RUN (STRATEGY …, OVERWRITE …),
+// expecting conflicts conflicts, and returns the plan's digest and its
+// rows' statements.
+func promoteDryRun(t *testing.T, sc *sql.Conn, clauses string, conflicts int64) (digest string, rows []string) {
 	t.Helper()
-	cols, plan := queryRows(t, sc, "SANDBOX PROMOTE STRATEGY "+strategy+" DRY RUN")
+	cols, plan := queryRows(t, sc, "SANDBOX PROMOTE "+clauses+" DRY RUN")
 	if strings.Join(cols, ",") != "step,statement" || len(plan) == 0 {
 		t.Fatalf("DRY RUN: columns %v, %d rows", cols, len(plan))
 	}
@@ -264,62 +269,100 @@ type mergeCounts struct{ ins, upd, del, conflicts int64 }
 
 // mergeOracle is production after a promote by strategy of what the
 // sandbox changed (ours) since the fork (base), production having
-// changed to theirs meanwhile: a three-way merge by cell. A row the
-// sandbox did not change is production's. A row it inserted conflicts
-// with a different row production inserted of the key; one it deleted
-// with any change production made to it; one it updated with production's
-// delete of it, or cell by cell where both changed a column to different
-// values. FAIL on a conflict leaves production as it is.
-func mergeOracle(base, ours, theirs map[string][]string, strategy string) (map[string][]string, mergeCounts) {
+// changed to theirs meanwhile: a three-way merge by cell (mergeKey, key
+// by key). own marks the columns the sandbox added (nil: none), which
+// production's rows have only from the ALTER promoted. FAIL on a conflict
+// leaves production as it is.
+func mergeOracle(base, ours, theirs map[string][]string, own []bool, strategy string) (map[string][]string, mergeCounts) {
 	out := map[string][]string{}
 	var n mergeCounts
-	keys := map[string]bool{}
-	for _, m := range []map[string][]string{base, ours, theirs} {
-		for k := range m {
-			keys[k] = true
-		}
-	}
-	for k := range keys {
-		b, bok := base[k]
-		s, sok := ours[k]
-		p, pok := theirs[k]
-		var row []string
-		conflict := false
-		switch {
-		case bok == sok && slices.Equal(b, s):
-			row = p
-		case !bok:
+	for _, k := range mergeKeys(base, ours, theirs) {
+		m := mergeKey(base, ours, theirs, own, k, strategy)
+		switch m.op {
+		case "insert":
 			n.ins++
-			conflict = pok && !slices.Equal(p, s)
-			row = pick(conflict && strategy == "THEIRS", p, s)
-		case !sok:
+		case "update":
+			n.upd++
+		case "delete":
 			n.del++
-			conflict = pok && !slices.Equal(p, b)
-			row = pick(conflict && strategy == "THEIRS", p, nil)
-		case !pok:
-			n.upd++
-			conflict = true
-			row = pick(strategy == "THEIRS", nil, s)
-		default:
-			n.upd++
-			row = make([]string, len(s))
-			for i := range s {
-				cell := s[i] != b[i] && p[i] != b[i] && p[i] != s[i]
-				conflict = conflict || cell
-				row[i] = pick(s[i] == b[i] || cell && strategy == "THEIRS", p[i], s[i])
-			}
 		}
-		if conflict {
+		if m.conflict {
 			n.conflicts++
 		}
-		if row != nil {
-			out[k] = row
+		if m.row != nil {
+			out[k] = m.row
 		}
 	}
 	if strategy == "FAIL" && n.conflicts > 0 {
 		return theirs, n
 	}
 	return out, n
+}
+
+// mergeKeys are the keys of every map of rows, sorted.
+func mergeKeys(rows ...map[string][]string) []string {
+	keys := map[string]bool{}
+	for _, m := range rows {
+		for k := range m {
+			keys[k] = true
+		}
+	}
+	return slices.SortedFunc(maps.Keys(keys), func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b)) })
+}
+
+// merged is the merge of one key: what the sandbox did to it (op: insert,
+// update, delete, "" for nothing), whether production changed it too,
+// differently (conflict), and production's row after a promote by the
+// strategy (nil: none).
+type merged struct {
+	op       string
+	conflict bool
+	row      []string
+}
+
+// mergeKey merges key k by cell. A row the sandbox did not change is
+// production's. A row it inserted conflicts with a different row
+// production inserted of the key; one it deleted with any change
+// production made to it; one it updated with production's delete of it,
+// or cell by cell where both changed a column to different values.
+// Columns the sandbox added (own) are compared nowhere: production has no
+// value of its own there.
+func mergeKey(base, ours, theirs map[string][]string, own []bool, k, strategy string) merged {
+	b, bok := base[k]
+	s, sok := ours[k]
+	p, pok := theirs[k]
+	same := func(x, y []string) bool {
+		for i := range x {
+			if x[i] != y[i] && (i >= len(own) || !own[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	var m merged
+	switch {
+	case bok == sok && slices.Equal(b, s):
+		m.row = p
+	case !bok:
+		m.op, m.conflict = "insert", pok && !same(p, s)
+		m.row = pick(m.conflict && strategy == "THEIRS", p, s)
+	case !sok:
+		m.op, m.conflict = "delete", pok && !same(p, b)
+		m.row = pick(m.conflict && strategy == "THEIRS", p, nil)
+	case !pok:
+		m.op, m.conflict = "update", true
+		m.row = pick(strategy == "THEIRS", nil, s)
+	default:
+		m.op = "update"
+		m.row = make([]string, len(s))
+		for i := range s {
+			theirsChanged := p[i] != b[i] && (i >= len(own) || !own[i])
+			cell := s[i] != b[i] && theirsChanged && p[i] != s[i]
+			m.conflict = m.conflict || cell
+			m.row[i] = pick(s[i] == b[i] || cell && strategy == "THEIRS", p[i], s[i])
+		}
+	}
+	return m
 }
 
 // pick is x when c holds, y otherwise.
