@@ -63,15 +63,16 @@ func withClient(ran *bool, client apiClient, f func(c *cobra.Command, args []str
 	}
 }
 
-// newSandboxCmd is `sqlfork-proxy sandbox list|show|keep|discard|diff|export|promote`.
+// newSandboxCmd is `sqlfork-proxy sandbox
+// create|connect|list|show|keep|discard|diff|export|promote|reset`.
 func newSandboxCmd(e env, ran *bool) *cobra.Command {
 	var base, token, output string
 	cmd := &cobra.Command{
 		Use:   "sandbox",
-		Short: "List, show, keep, discard, diff, export and promote the sandboxes of a running proxy (through its admin API)",
-		Long: `List, show, keep, discard, diff, export and promote the sandboxes of a running proxy through
-the admin API on its metrics listener (--admin-url, env SQLFORK_ADMIN_URL; default http://127.0.0.1:9104).
-The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN; promote always needs it.`,
+		Short: "Create, connect to, list, show, keep, discard, diff, export, promote and reset the sandboxes of a running proxy (through its admin API)",
+		Long: `Create, connect to, list, show, keep, discard, diff, export, promote and reset the sandboxes of a
+running proxy through the admin API on its metrics listener (--admin-url, env SQLFORK_ADMIN_URL; default
+http://127.0.0.1:9104). The bearer token is --admin-token or SQLFORK_ADMIN_TOKEN; promote always needs it.`,
 	}
 	cmd.PersistentFlags().StringVar(&base, "admin-url", "", "base URL of the proxy's admin API (env SQLFORK_ADMIN_URL; default http://"+defaultMetrics+")")
 	cmd.PersistentFlags().StringVar(&token, "admin-token", "", "bearer token of the admin API (env SQLFORK_ADMIN_TOKEN)")
