@@ -244,7 +244,7 @@ func (d *differ) plan(ctx context.Context, e *sandbox.Entry, ci capture.Info) (*
 		return dt, nil
 	}
 	dt.method = methodCompare
-	dt.note += cmp.Or(ci.Reason, "forked before changes were captured")
+	dt.note += cmp.Or(ci.Reason, "forked before changes were captured") + dt.newColumnsNote()
 	// Rows are matched by a key both tables have: production's index makes
 	// the match a join by key, not a scan per row.
 	if len(dt.fork.Key) > 0 && slices.EqualFunc(dt.fork.Key, dt.prod.Key, strings.EqualFold) {
@@ -253,6 +253,28 @@ func (d *differ) plan(ctx context.Context, e *sandbox.Entry, ci capture.Info) (*
 		dt.keyKind = "row"
 	}
 	return dt, nil
+}
+
+// newColumnsNote tells, for an altered table compared whole, which of its
+// columns production lacks: rows are compared on the columns both have,
+// so a row whose only change is in one of those is in no row of the diff,
+// though PROMOTE … OVERWRITE writes every row whole ("" when there are
+// none).
+func (dt *diffTable) newColumnsNote() string {
+	if dt.change != "altered" {
+		return ""
+	}
+	var names []string
+	for _, c := range dt.fork.Stored() {
+		if _, ok := dt.prod.Column(c.Name); !ok {
+			names = append(names, quote.Ident(c.Name))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "; rows are compared on the columns production has: a change only in " + strings.Join(names, ", ") +
+		" (not in production) shows in no row, and OVERWRITE writes every row whole"
 }
 
 // whole reports an altered table compared whole: its rows are written

@@ -232,7 +232,7 @@ func rowCases() []diffCase {
 			summary: []string{"app.c | forked | 0 | 1 | 0 | 0 | primary | capture | production's table changed since the fork; "},
 			detail:  []string{`app.c | update | {"id": 1} | {"id": 1, "v": 1} | {"id": 1, "v": 2} | NULL`}},
 		{name: "altered", setup: altered,
-			summary: []string{"app.a | altered | 0 | 1 | 0 | 0 | primary | compare | changed by ALTER TABLE"},
+			summary: []string{"app.a | altered | 0 | 1 | 0 | 0 | primary | compare | changed by ALTER TABLE; rows are compared on the columns production has: a change only in `v` (not in production) shows in no row, and OVERWRITE writes every row whole"},
 			detail: []string{"app.a | ddl | NULL | NULL | ALTER TABLE `app`.`a` ADD COLUMN IF NOT EXISTS `v` int(11) DEFAULT NULL AFTER `name`;\n" +
 				"ALTER TABLE `app`.`a` ADD KEY IF NOT EXISTS `iv` (`v`) | NULL",
 				`app.a | update | {"id": 1} | {"id": 1, "name": "x"} | {"id": 1, "name": "x", "v": 5} | NULL`}},

@@ -104,7 +104,8 @@ var wantExport = []string{
 	"SET NAMES utf8mb4",
 	"SET time_zone = '+00:00'",
 	"SET sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION,ALLOW_INVALID_DATES'",
-	"-- app.a was compared whole with production (changed by ALTER TABLE): rows production changed since the fork are put back",
+	"-- app.a was compared whole with production (changed by ALTER TABLE; rows are compared on the columns production has: a change only in " +
+		"`v` (not in production) shows in no row, and OVERWRITE writes every row whole): rows production changed since the fork are put back",
 	"-- app.t: 1 rows changed in production since the fork are overwritten (SANDBOX PROMOTE checks them)",
 	"-- app.r has no key: its rows are written by value, and running this twice writes them twice",
 	"-- sequence app.s was used in the sandbox: its next value is not exported",
