@@ -234,14 +234,14 @@ func TestSandboxTransparent(t *testing.T) {
 	}
 	tables := map[string]string{}
 	for rows.Next() {
-		var id, name, state, owner, conns string
-		var created, expires, table, tstate, trows, tbytes sql.NullString
-		if err := rows.Scan(&id, &name, &state, &owner, &created, &expires, &conns, &table, &tstate, &trows, &tbytes); err != nil {
+		var id, name, state, mode, owner, conns, changes string
+		var created, expires, promoted, table, tstate, trows, tbytes sql.NullString
+		if err := rows.Scan(&id, &name, &state, &mode, &owner, &created, &expires, &conns, &changes, &promoted, &table, &tstate, &trows, &tbytes); err != nil {
 			t.Fatal(err)
 		}
 		tables[table.String] = tstate.String
-		if owner != sandboxUser || state != "active" {
-			t.Errorf("status: owner %q state %q", owner, state)
+		if owner != sandboxUser || state != "active" || changes != "unpromoted" || promoted.Valid {
+			t.Errorf("status: owner %q state %q changes %q promoted %v", owner, state, changes, promoted)
 		}
 	}
 	rows.Close()
