@@ -261,3 +261,31 @@ func TestOverwriteSwappedUniqueValues(t *testing.T) {
 			x.emptyDiff(t, "after PROMOTE OVERWRITE")
 		})
 }
+
+// TestRebaseOnlyWhatWasApplied: a DRY RUN rebases nothing, and a promote
+// FOR one table rebases that table only: the other, not promoted, still
+// shows as the sandbox made it.
+func TestRebaseOnlyWhatWasApplied(t *testing.T) {
+	eachRebaseCase(t, "rb_only", "CREATE TABLE seed (id INT PRIMARY KEY);", func(t *testing.T, x *rebaseCase) {
+		x.grantCreate(t)
+		mustExecC(t, x.sc, "CREATE TABLE a (id INT PRIMARY KEY, v INT)")
+		mustExecC(t, x.sc, "CREATE TABLE b (id INT PRIMARY KEY, v INT)")
+		mustExecC(t, x.sc, "INSERT INTO a VALUES (1, 1)")
+		mustExecC(t, x.sc, "INSERT INTO b VALUES (1, 1)")
+		x.rights(t, "SANDBOX PROMOTE FOR a")
+		mustExecC(t, x.sc, "SANDBOX PROMOTE FOR a DRY RUN")
+		x.untouched(t, "after a DRY RUN,")
+		sum := diffSummary(t, x.sc, "SANDBOX DIFF SUMMARY")
+		if sum[x.db+".a"].change != "created" || sum[x.db+".b"].change != "created" || len(sum) != 2 {
+			t.Errorf("DIFF SUMMARY after a DRY RUN: %+v, want a and b created", sum)
+		}
+		x.promote(t, "SANDBOX PROMOTE FOR a")
+		sum = diffSummary(t, x.sc, "SANDBOX DIFF SUMMARY")
+		if got := sum[x.db+".b"]; got.change != "created" || got.ins != 1 || len(sum) != 1 {
+			t.Errorf("DIFF SUMMARY after PROMOTE FOR a: %+v, want only b, created with its row", sum)
+		}
+		if got := x.registryKind(t, "b"); got != "created" {
+			t.Errorf("the registry's kind of b, not promoted: %q, want created", got)
+		}
+	})
+}
