@@ -73,8 +73,9 @@ type exportTable struct {
 	// pre and post are an altered table's ALTER statements.
 	pre, post []string
 	// all are, for an altered table, every row of the sandbox's table
-	// (afterLits), and gone the keys of production rows it no longer has.
-	all, gone []diffRow
+	// (afterLits), and gone the keys of production rows it no longer has;
+	// clash the keys of its rows deleted before the upserts (clash.go).
+	all, gone, clash []diffRow
 	// selfFKs are the foreign keys from the table to itself (rowOrder);
 	// cycle marks a table in a cycle of foreign keys between tables, whose
 	// order cannot put every parent first.
@@ -375,6 +376,9 @@ func (d *differ) allRows(ctx context.Context, et *exportTable) error {
 	if dt.key == nil {
 		return nil
 	}
+	if err := d.clashing(ctx, et); err != nil {
+		return err
+	}
 	rows, err = d.literalRows(ctx, dt, "r", keyColumns(dt.prod, dt.key), " FROM "+dt.logical.Quoted()+" r LEFT JOIN "+
 		dt.e.Phys.Quoted()+" f ON "+onSQL("r", "f", dt.key)+" WHERE "+col("f", dt.key[0])+" IS NULL")
 	if err != nil {
@@ -566,6 +570,9 @@ func (et *exportTable) upserts(op string, names []string, rows []diffRow, deferr
 	if dt.whole() && dt.key == nil && op == "insert" {
 		// Emptied, then filled with every row the sandbox has.
 		out = append(out, "DELETE FROM "+dt.logical.Quoted())
+	}
+	if dt.whole() && op == "insert" {
+		out = append(out, et.clashDeletes()...)
 	}
 	upd := make([]string, len(names))
 	for i, n := range names {

@@ -111,7 +111,7 @@ func (et *exportTable) rowNeeds(add func(string, rewrite.Table, ...string)) {
 			deletes = true
 		}
 	}
-	deletes = deletes || len(et.gone) > 0 || dt.whole() && dt.key == nil
+	deletes = deletes || len(et.gone)+len(et.clash) > 0 || dt.whole() && dt.key == nil
 	if inserts {
 		add("INSERT", t, names...)
 		if dt.key != nil {

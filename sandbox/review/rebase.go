@@ -10,6 +10,9 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/capture"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 )
 
@@ -24,17 +27,45 @@ import (
 // stands; a row it left out keeps its image whole. The capture of a table
 // the promote altered records production's new columns as its fork-time
 // ones.
+//
+// Every other kind of table a promote applied is rebased too, as if the
+// sandbox had forked it at the moment of the promote:
+//
+//   - a table the sandbox created (production now has it as the sandbox
+//     made it) and one compared whole that OVERWRITE gave production (its
+//     rows are the sandbox's) are captured anew (capture.Restart), the
+//     images of the rows promoted written to the side table; a table
+//     the sandbox created becomes a fork of production's (its registry
+//     row's kind too, for other processes and a restart). Rows the sandbox
+//     changed between the promote's snapshot and the capture are told from
+//     what was promoted by those images: an update or a delete of a
+//     promoted row shows, and so does, for a table whose every row the
+//     promote wrote (created, or altered and compared whole), a row it
+//     inserted meanwhile;
+//   - a table the sandbox dropped is absent from production too
+//     (KindAbsent): no diff is left, whatever production makes of that
+//     name later.
+//
+// A view the sandbox made or replaced keeps showing its definition.
 
-// rebase moves the images of the rows p wrote, table by table; a table it
-// could not rebase is logged (its diff then still shows what was
-// promoted).
+// rebase rebases the tables p applied, table by table; a table it could
+// not rebase is logged (its diff then still shows what was promoted).
 func (p *promotion) rebase(ctx context.Context) {
 	for _, et := range p.order {
 		dt := et.td.t
-		if dt.method != methodCapture || len(et.td.rows) == 0 {
+		if !et.changes() || et.skip != "" {
 			continue
 		}
-		if err := p.rebaseTable(ctx, et); err != nil {
+		var err error
+		switch {
+		case dt.method == methodCapture && len(et.td.rows) > 0:
+			err = p.rebaseTable(ctx, et)
+		case dt.method == methodCreated, dt.method == methodCompare:
+			err = p.recapture(ctx, et)
+		case dt.change == "dropped":
+			err = p.rekind(ctx, dt, sandbox.KindAbsent)
+		}
+		if err != nil {
 			p.m.log.Warn("after a promote, the sandbox's diff still shows what it promoted", zap.String("sandbox", p.sb.Name),
 				zap.String("table", dt.logical.String()), zap.Error(err))
 		}
@@ -44,7 +75,7 @@ func (p *promotion) rebase(ctx context.Context) {
 // rebaseTable rebases et's rows the promote wrote.
 func (p *promotion) rebaseTable(ctx context.Context, et *exportTable) error {
 	dt := et.td.t
-	stmts := p.imageStatements(dt, et.td.rows)
+	stmts := p.imageStatements(dt.capture.Side, forker.Shape{Columns: dt.fork.Columns, Key: dt.key}, et.td.rows)
 	return p.m.reg.WithConn(ctx, func(c sideconn.Conn) error {
 		if err := execUTC(ctx, c, stmts); err != nil {
 			return err
@@ -56,24 +87,115 @@ func (p *promotion) rebaseTable(ctx context.Context, et *exportTable) error {
 	})
 }
 
-// imageStatements write, into dt's side table, the new images of rows:
-// the sandbox's row (marker 1), or for a row it deleted a key the fork
-// had not (marker 0); the columns a promote left as production has them
-// keep their fork-time image.
-func (p *promotion) imageStatements(dt *diffTable, rows []diffRow) []string {
-	cp := forker.Capture{Marker: p.m.cfg.Prefix + "_existed", Shape: forker.Shape{Columns: dt.fork.Columns, Key: dt.key}}
+// recapture captures anew et's table, which the promote made production's
+// as the sandbox has it: the images of the rows it wrote, then, when it
+// wrote every row, a marker for each key the fork has that it did not
+// write; a table the sandbox created is then a fork.
+func (p *promotion) recapture(ctx context.Context, et *exportTable) error {
+	dt := et.td.t
+	err := p.m.reg.WithConn(ctx, func(c sideconn.Conn) error {
+		info, err := p.m.caps.Restart(ctx, c, p.sb, dt.e)
+		if err != nil || info.State != capture.Rows {
+			return err
+		}
+		shape := forker.Shape{Columns: dt.fork.Columns, Key: info.Key}
+		rows, all := promotedRows(et, shape)
+		stmts := p.imageStatements(info.Side, shape, rows)
+		if all {
+			stmts = append(stmts, p.unwrittenKeys(info.Side, dt.e.Phys, info.Key))
+		}
+		return execUTC(ctx, c, stmts)
+	})
+	if err != nil || dt.e.Kind != sandbox.KindCreated {
+		return err
+	}
+	return p.rekind(ctx, dt, sandbox.KindFork)
+}
+
+// rekind records dt's table in the sandbox as of kind now.
+func (p *promotion) rekind(ctx context.Context, dt *diffTable, kind sandbox.Kind) error {
+	return p.m.reg.WithConn(ctx, func(c sideconn.Conn) error {
+		ok, err := p.m.reg.Rekind(ctx, c, p.sb, p.m.names.Key(dt.logical), dt.e, kind)
+		if err == nil && !ok {
+			err = fmt.Errorf("the sandbox's %s changed since the promote read it", dt.logical)
+		}
+		return err
+	})
+}
+
+// promotedRows are the rows of et the promote wrote, as images by shape's
+// key (the new capture's), and whether they are all the table's rows: a
+// created table's, or an altered one's compared whole. Rows whose values
+// are not the fork's columns (a table compared by the columns it shares
+// with production's) and deleted rows (the new capture needs no image of
+// a key neither has) are left out.
+func promotedRows(et *exportTable, shape forker.Shape) (rows []diffRow, all bool) {
+	dt := et.td.t
+	src, all := et.td.rows, dt.method == methodCreated
+	if dt.whole() {
+		src, all = et.all, true
+	}
+	cols := shape.Stored()
+	idx := make([]int, 0, len(shape.Key))
+	for _, k := range shape.Key {
+		for j, c := range cols {
+			if strings.EqualFold(c.Name, k) {
+				idx = append(idx, j)
+			}
+		}
+	}
+	if len(idx) != len(shape.Key) {
+		return nil, false
+	}
+	for _, dr := range src {
+		switch {
+		case dr.op == "delete":
+			continue
+		case len(dr.afterLits) != len(cols):
+			all = false
+			continue
+		}
+		keyLits := make([]string, len(idx))
+		for i, j := range idx {
+			keyLits[i] = dr.afterLits[j]
+		}
+		rows = append(rows, diffRow{op: "insert", keyLits: keyLits, afterLits: dr.afterLits})
+	}
+	return rows, all
+}
+
+// unwrittenKeys marks in side (the capture of fork, by key) each key the
+// fork has that no image holds: a row the sandbox inserted after the
+// promote's snapshot, which production does not have.
+func (p *promotion) unwrittenKeys(side, fork rewrite.Table, key []string) string {
+	cols := make([]string, len(key))
+	sel := make([]string, len(key))
+	for i, k := range key {
+		cols[i], sel[i] = quote.Ident(k), col("f", k)
+	}
+	marker := quote.Ident(p.m.cfg.Prefix + "_existed")
+	return "INSERT IGNORE INTO " + side.Quoted() + " (" + strings.Join(cols, ", ") + ", " + marker + ") SELECT " + strings.Join(sel, ", ") +
+		", 0 FROM " + fork.Quoted() + " f LEFT JOIN " + side.Quoted() + " s ON " + onSQL("f", "s", key) + " WHERE " + col("s", key[0]) + " IS NULL"
+}
+
+// imageStatements write, into the side table of a capture of shape, the
+// new images of rows: the sandbox's row (marker 1), or for a row it
+// deleted a key the fork had not (marker 0); the columns a promote left as
+// production has them keep their fork-time image.
+func (p *promotion) imageStatements(side rewrite.Table, shape forker.Shape, rows []diffRow) []string {
+	cp := forker.Capture{Marker: p.m.cfg.Prefix + "_existed", Shape: shape}
 	names := cp.ImageColumns()
 	vals := make([]string, len(rows))
 	for i, dr := range rows {
 		vals[i] = "(" + strings.Join(imageValues(dr, cp), ", ") + ")"
 	}
 	upd := make([]string, 0, len(names))
-	for _, n := range names[len(dt.key):] {
+	for _, n := range names[len(shape.Key):] {
 		upd = append(upd, n+" = VALUES("+n+")")
 	}
 	var out []string
 	for _, b := range batches(vals) {
-		out = append(out, "INSERT INTO "+dt.capture.Side.Quoted()+" ("+strings.Join(names, ", ")+") VALUES "+strings.Join(b, ", ")+
+		out = append(out, "INSERT INTO "+side.Quoted()+" ("+strings.Join(names, ", ")+") VALUES "+strings.Join(b, ", ")+
 			" ON DUPLICATE KEY UPDATE "+strings.Join(upd, ", "))
 	}
 	return out
