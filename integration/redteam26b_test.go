@@ -317,3 +317,212 @@ var rt26bAttacks = []rt26b{
 		},
 	},
 }
+
+// id is the sandbox's id, as STATUS through c shows it.
+func rt26bID(t *testing.T, c *sql.Conn) string {
+	t.Helper()
+	_, rows := queryRows(t, c, "SANDBOX STATUS")
+	if len(rows) == 0 || !rows[0][0].Valid {
+		t.Fatal("SANDBOX STATUS: no sandbox id")
+	}
+	return rows[0][0].String
+}
+
+// sandboxObjects are the tables and views in the databases of the sandbox
+// whose id is id, and its rows in the registry's tables, as the server has
+// them.
+func rt26bObjects(t *testing.T, root *sql.DB, id string) (objects, registered string) {
+	t.Helper()
+	like := strings.ReplaceAll("_sqlfork_"+id, "_", "\\_") + "%"
+	objects = rt26Rows(t, root, "SELECT IFNULL(GROUP_CONCAT(TABLE_SCHEMA, '.', TABLE_NAME ORDER BY TABLE_SCHEMA, TABLE_NAME), '') "+
+		"FROM information_schema.TABLES WHERE TABLE_SCHEMA LIKE '"+like+"'")
+	registered = rt26Rows(t, root, "SELECT IFNULL(GROUP_CONCAT(db, '.', tbl, ':', kind ORDER BY db, tbl), '') FROM _sqlfork_meta.tables WHERE sandbox_id = '"+id+"'")
+	return objects, registered
+}
+
+func init() {
+	rt26bAttacks = append(rt26bAttacks, rt26bResetAttacks...)
+}
+
+var rt26bResetAttacks = []rt26b{
+	{
+		// Statements prepared (COM_STMT_PREPARE and PREPARE), in this
+		// connection and another of the sandbox, while t was forked, run
+		// after a RESET dropped the fork: they read production's rows as
+		// they are now and write a fresh fork, never production, never
+		// the dropped fork's stale rows.
+		name:     "ResetPrepared",
+		schema:   rt26bSchema,
+		promotes: true, // production's own change; checked below
+		run: func(t *testing.T, x *rt26bCtx) {
+			ctx := context.Background()
+			b := x.attach(t, "")
+			mustExecC(t, x.sc, "UPDATE t SET v = 10 WHERE id = 1")
+			mustExecDB(t, x.root, "UPDATE `"+x.db+"`.t SET v = 20 WHERE id = 2") // production's change after the fork
+			upd, err := x.sc.PrepareContext(ctx, "UPDATE t SET v = ? WHERE id = ?")
+			if err != nil {
+				t.Fatal(mysqlErr(err))
+			}
+			defer upd.Close()
+			sel, err := b.PrepareContext(ctx, "SELECT GROUP_CONCAT(v ORDER BY id) FROM t")
+			if err != nil {
+				t.Fatal(mysqlErr(err))
+			}
+			defer sel.Close()
+			mustExecC(t, x.sc, "PREPARE sp FROM 'UPDATE t SET v = 55 WHERE id = 3'")
+			mustExecC(t, b, "PREPARE bp FROM 'DELETE FROM u WHERE id = 1'")
+			mustExecC(t, x.sc, "SANDBOX RESET")
+			var got string
+			if err := sel.QueryRowContext(ctx).Scan(&got); err != nil || got != "1,20,3" {
+				t.Errorf("a SELECT prepared before the reset, run after it: %q %s, want production's 1,20,3", got, mysqlErr(err))
+			}
+			if _, err := upd.ExecContext(ctx, 44, 1); err != nil {
+				t.Errorf("an UPDATE prepared before the reset: %s", mysqlErr(err))
+			}
+			mustExecC(t, x.sc, "EXECUTE sp")
+			mustExecC(t, b, "EXECUTE bp")
+			wantString(t, b, "SELECT GROUP_CONCAT(v ORDER BY id) FROM t", "44,20,55", "the sandbox's t after the prepared writes: %s, want 44,20,55")
+			wantString(t, x.sc, "SELECT COUNT(*) FROM u", "0", "the sandbox's u after the prepared DELETE: %s rows, want 0")
+			if d := diffDetail(t, x.sc, "SANDBOX DIFF"); len(d) != 3 {
+				t.Errorf("DIFF after the prepared writes: %v, want 2 updates of t and a delete of u", d)
+			}
+			if got := rt26Rows(t, x.root, "SELECT CONCAT((SELECT GROUP_CONCAT(v ORDER BY id) FROM `"+x.db+"`.t), '/', (SELECT COUNT(*) FROM `"+x.db+"`.u))"); got != "1,20,3/1" {
+				t.Errorf("production after the prepared writes: %s, want 1,20,3/1 (its own change only)", got)
+			}
+		},
+	},
+	{
+		// FOR lists naming what is not the sandbox's: another user's
+		// sandbox's fork by its physical name, the registry, the server's
+		// schemas, names with wildcards, quotes, a dot inside the quotes,
+		// another case, look-alike and zero-width characters, a very long
+		// name. Nothing of another sandbox, the registry or the server goes;
+		// the other user's sandbox cannot be named.
+		name:   "ResetForeignNames",
+		schema: rt26bSchema,
+		run: func(t *testing.T, x *rt26bCtx) {
+			ctx := context.Background()
+			victimName := x.db + "_v"
+			victim := conn(t, openDB(t, x.acct.h.userDSN(rt26bOther, x.db)))
+			mustExecC(t, victim, "SANDBOX CREATE "+victimName+" TTL 2h")
+			t.Cleanup(func() { _, _ = victim.ExecContext(context.Background(), "SANDBOX DISCARD "+victimName) })
+			mustExecC(t, victim, "UPDATE t SET v = 99 WHERE id = 1")
+			mustExecC(t, victim, "CREATE TABLE vmade (id INT PRIMARY KEY)")
+			vid := rt26bID(t, victim)
+			vObjects, vReg := rt26bObjects(t, x.root, vid)
+			vphys := "_sqlfork_" + vid + "_" + x.db
+			if !strings.Contains(vObjects, vphys+".t") {
+				t.Fatalf("the victim's tables %s: no %s.t", vObjects, vphys)
+			}
+			mustExecC(t, x.sc, "UPDATE u SET v = 7 WHERE id = 1")
+			id := rt26bID(t, x.sc)
+			ownObjects, ownReg := rt26bObjects(t, x.root, id)
+			meta := rt26Rows(t, x.root, "SELECT (SELECT COUNT(*) FROM _sqlfork_meta.sandboxes), (SELECT COUNT(*) FROM _sqlfork_meta.tables), (SELECT COUNT(*) FROM mysql.user)")
+			for _, stmt := range []string{
+				"SANDBOX RESET " + victimName,
+				"SANDBOX RESET " + victimName + " FOR t",
+				"SANDBOX RESET FOR `" + vphys + "`.t",
+				"SANDBOX RESET FOR `" + vphys + "`.vmade",
+				"SANDBOX RESET FOR `" + vphys + ".t`",
+				"SANDBOX RESET FOR `_sqlfork_" + vid + "`.`_sqlfork_captures`",
+				"SANDBOX RESET FOR _sqlfork_meta.sandboxes",
+				"SANDBOX RESET FOR _sqlfork_meta.tables, _sqlfork_meta.promotes",
+				"SANDBOX RESET FOR mysql.user",
+				"SANDBOX RESET FOR information_schema.TABLES",
+				"SANDBOX RESET FOR performance_schema.threads",
+				"SANDBOX RESET FOR `" + x.db + ".u`",
+				"SANDBOX RESET FOR `u%`",
+				"SANDBOX RESET FOR `%`",
+				"SANDBOX RESET FOR `_`",
+				"SANDBOX RESET FOR U",
+				"SANDBOX RESET FOR `ｕ`",
+				"SANDBOX RESET FOR `u\u200b`",
+				"SANDBOX RESET FOR `u `",
+				"SANDBOX RESET FOR `" + strings.Repeat("u", 300) + "`",
+				"SANDBOX RESET FOR `u``; DROP TABLE u; -- `",
+				"SANDBOX RESET FOR u FOR u",
+				"SANDBOX RESET FOR",
+				"SANDBOX RESET FOR .u",
+				"SANDBOX RESET FOR " + x.db + ".",
+			} {
+				_, err := x.sc.ExecContext(ctx, stmt)
+				t.Logf("%s: %s", stmt, mysqlErr(err))
+				if err != nil && strings.HasPrefix(mysqlErr(err), "non-server") {
+					t.Errorf("%s: %s, want a MySQL error", stmt, mysqlErr(err))
+				}
+				wantString(t, x.sc, "SELECT 1", "1", "the session answers %s after "+stmt)
+				if o, r := rt26bObjects(t, x.root, vid); o != vObjects || r != vReg {
+					t.Fatalf("%s changed the other user's sandbox: tables %s, registry %s; were %s, %s", stmt, o, r, vObjects, vReg)
+				}
+				if o, r := rt26bObjects(t, x.root, id); o != ownObjects || r != ownReg {
+					t.Fatalf("%s reset the sandbox's own u, which it did not name: tables %s, registry %s; were %s, %s", stmt, o, r, ownObjects, ownReg)
+				}
+			}
+			if got := rt26Rows(t, x.root, "SELECT (SELECT COUNT(*) FROM _sqlfork_meta.sandboxes), (SELECT COUNT(*) FROM _sqlfork_meta.tables), (SELECT COUNT(*) FROM mysql.user)"); got != meta {
+				t.Errorf("the registry or mysql.user changed: %s, were %s", got, meta)
+			}
+			wantString(t, victim, "SELECT v FROM t WHERE id = 1", "99", "the other user's sandbox reads %s, want its 99")
+			wantString(t, x.sc, "SELECT v FROM u WHERE id = 1", "7", "the sandbox's u reads %s, want its 7")
+		},
+	},
+
+	{
+		// RESET FOR t then PROMOTE: what the sandbox wrote to t before the
+		// reset is never applied (no stale capture or fork rows), what it
+		// wrote after is, with production's change since the fork kept;
+		// then a whole RESET leaves nothing to promote.
+		name:     "ResetThenPromote",
+		schema:   rt26bSchema,
+		promotes: true,
+		run: func(t *testing.T, x *rt26bCtx) {
+			mustExecC(t, x.sc, "UPDATE t SET v = 10 WHERE id = 1")
+			mustExecC(t, x.sc, "DELETE FROM t WHERE id = 3")
+			mustExecC(t, x.sc, "INSERT INTO t VALUES (4, 4)")
+			mustExecC(t, x.sc, "UPDATE u SET v = 5 WHERE id = 1")
+			mustExecDB(t, x.root, "UPDATE `"+x.db+"`.t SET v = 200 WHERE id = 2")
+			mustExecC(t, x.sc, "SANDBOX RESET FOR t")
+			mustExecC(t, x.sc, "UPDATE t SET v = 30 WHERE id = 3")
+			x.grant(t)
+			_, _, digest := (&rt26Ctx{sc: x.sc}).dryRun(t, "SANDBOX PROMOTE STRATEGY FAIL DRY RUN")
+			mustExecC(t, x.sc, "SANDBOX PROMOTE STRATEGY FAIL MATCHING '"+digest+"'")
+			if got := rt26Rows(t, x.root, "SELECT id, v FROM `"+x.db+"`.t ORDER BY id"); got != "1 1|2 200|3 30" {
+				t.Errorf("production's t after RESET FOR t and PROMOTE: %s, want 1 1|2 200|3 30 (only the write after the reset)", got)
+			}
+			if got := rt26Rows(t, x.root, "SELECT id, v FROM `"+x.db+"`.u"); got != "1 5" {
+				t.Errorf("production's u after the promote: %s, want 1 5", got)
+			}
+			mustExecC(t, x.sc, "UPDATE t SET v = 40 WHERE id = 1")
+			mustExecC(t, x.sc, "INSERT INTO u VALUES (2, 2)")
+			before := x.production(t)
+			mustExecC(t, x.sc, "SANDBOX RESET")
+			if st, li, _ := x.changes(t, x.sc); st != "none" || li != "none" {
+				t.Errorf("after a whole RESET STATUS says %q, LIST %q; want none", st, li)
+			}
+			if _, plan, _ := (&rt26Ctx{sc: x.sc}).dryRun(t, "SANDBOX PROMOTE DRY RUN"); len(plan) != 0 {
+				t.Errorf("DRY RUN after a whole RESET: %v", plan)
+			}
+			mustExecC(t, x.sc, "SANDBOX PROMOTE")
+			if after := x.production(t); after != before {
+				t.Errorf("a PROMOTE after a whole RESET changed production: %s, was %s", after, before)
+			}
+		},
+	},
+	{
+		// RESET inside a multi-statement, before and after a write.
+		name:   "ResetMultiStatement",
+		schema: rt26bSchema,
+		run: func(t *testing.T, x *rt26bCtx) {
+			multi := x.attach(t, "", "multiStatements=true")
+			mustExecC(t, x.sc, "UPDATE t SET v = 10 WHERE id = 1")
+			for _, q := range []string{"SANDBOX RESET; UPDATE t SET v = 3 WHERE id = 1", "UPDATE t SET v = 4 WHERE id = 1; SANDBOX RESET",
+				"SANDBOX RESET FOR t; SANDBOX RESET FOR u"} {
+				_, err := multi.ExecContext(context.Background(), q)
+				t.Logf("%s: %s", q, mysqlErr(err))
+				if err != nil && strings.HasPrefix(mysqlErr(err), "non-server") {
+					t.Errorf("%s: %s, want a MySQL error", q, mysqlErr(err))
+				}
+				wantString(t, multi, "SELECT 1", "1", "the session answers %s after "+q)
+			}
+		},
+	},
+}
