@@ -4,11 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/adminapi"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
@@ -342,6 +346,139 @@ func rt26bObjects(t *testing.T, root *sql.DB, id string) (objects, registered st
 
 func init() {
 	rt26bAttacks = append(rt26bAttacks, rt26bResetAttacks...)
+	rt26bAttacks = append(rt26bAttacks, rt26bCreateAttack)
+}
+
+// rt26bPost posts body to the admin API at base's path with the token
+// tok, and returns the status and the answer.
+func rt26bPost(t *testing.T, base, path, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// rt26bCreateAttack: POST /api/v1/sandboxes with bodies a careless or
+// hostile client sends — names and owners no login could be, the user
+// separator in the owner, control, bidi and zero-width characters, JSON
+// of other shapes, TTLs negative, numeric or beyond max-sandbox-ttl, a
+// name another user's sandbox holds — is refused with 400 or 409, and
+// makes nothing. A sandbox made for a user is that user's: it logs in to
+// it, another user can neither see, attach nor log in to it, and the
+// reaper leaves it.
+var rt26bCreateAttack = rt26b{
+	name:   "CreateAPI",
+	schema: rt26bSchema,
+	run: func(t *testing.T, x *rt26bCtx) {
+		srv := httptest.NewServer(adminapi.NewHandler(adminapi.Options{Sandboxes: x.acct.h.srv.Admin(), Token: "tok",
+			Proxy: adminapi.Proxy{Listen: x.acct.h.addr, UserSeparator: "+"}}))
+		t.Cleanup(srv.Close)
+		made := x.db + "_c"
+		count := func() string {
+			return rt26Rows(t, x.root, "SELECT COUNT(*) FROM _sqlfork_meta.sandboxes")
+		}
+		before := count()
+		body := func(name, owner, ttl string) string {
+			return fmt.Sprintf(`{"name": %q, "owner": %q, "ttl": %q}`, name, owner, ttl)
+		}
+		for _, c := range []struct {
+			body string
+			want int
+		}{
+			{body("a b", rt26bOther, "1h"), 400},
+			{body("a`b", rt26bOther, "1h"), 400},
+			{body("a.b", rt26bOther, "1h"), 400},
+			{body("ａb", rt26bOther, "1h"), 400},
+			{body(strings.Repeat("a", 49), rt26bOther, "1h"), 400},
+			{body("", rt26bOther, "1h"), 400},
+			{body(made, rt26bOther+"+"+made, "1h"), 400},
+			{body(made, "a b", "1h"), 400},
+			{body(made, "\u001b[31mroot", "1h"), 400},
+			{`{"name": "` + made + `", "owner": "[2J` + rt26bOther + `"}`, 400},
+			{`{"name": "` + made + `", "owner": "‮` + rt26bOther + `"}`, 400},
+			{`{"name": "` + made + `", "owner": "` + rt26bOther + `​"}`, 400},
+			{`{"name": "` + made + `", "owner": "` + rt26bOther + `
+"}`, 400},
+			{body(made, "", "1h"), 400},
+			{body(made, strings.Repeat("o", 129), "1h"), 400},
+			{body(made, rt26bOther, "-1h"), 400},
+			{body(made, rt26bOther, "1e9"), 400},
+			{body(made, rt26bOther, "9223372036"), 400}, // beyond max-sandbox-ttl
+			{body(made, rt26bOther, "100000d"), 400},
+			{`{"name": "` + made + `", "owner": "` + rt26bOther + `", "ttl": 3600}`, 400},
+			{`{"name": "` + made + `", "owner": "` + rt26bOther + `", "kept": false}`, 400},
+			{`{"name": "` + made + `", "owner": "` + rt26bOther + `"} {"name": "x"}`, 400},
+			{`[{"name": "` + made + `", "owner": "` + rt26bOther + `"}]`, 400},
+			{`null`, 400},
+			{``, 400},
+			{body(x.db, rt26bOther, "1h"), 409}, // the account's own sandbox's name
+		} {
+			code, answer := rt26bPost(t, srv.URL, "/api/v1/sandboxes", c.body)
+			t.Logf("%s: %d %s", c.body, code, strings.TrimSpace(answer))
+			if code != c.want {
+				t.Errorf("create %s: %d %s, want %d", c.body, code, answer, c.want)
+			}
+			if strings.ContainsAny(answer, "\x1b\u202e\u200b") {
+				t.Errorf("create %s: the answer holds a raw escape: %q", c.body, answer)
+			}
+		}
+		if got := count(); got != before {
+			t.Fatalf("refused creates made sandboxes: %s, were %s", got, before)
+		}
+		if code, answer := rt26bPost(t, srv.URL, "/api/v1/sandboxes", body(made, rt26bOther, "1h")); code != http.StatusCreated {
+			t.Fatalf("create %s for %s: %d %s", made, rt26bOther, code, answer)
+		}
+		ownerConn := conn(t, openDB(t, x.acct.h.userDSN(rt26bOther, x.db)))
+		t.Cleanup(func() { _, _ = ownerConn.ExecContext(context.Background(), "SANDBOX DISCARD "+made) })
+		if code, answer := rt26bPost(t, srv.URL, "/api/v1/sandboxes", body(made, sandboxUser, "1h")); code != http.StatusConflict {
+			t.Errorf("create %s again for another owner: %d %s, want 409", made, code, answer)
+		}
+		x.acct.h.awaitReaps(t, 3)
+		tagged := conn(t, openDB(t, x.acct.h.userDSN(rt26bOther+"+"+made, x.db)))
+		_, rows := queryRows(t, tagged, "SANDBOX STATUS")
+		if len(rows) == 0 || rows[0][1].String != made || rows[0][4].String != rt26bOther || rows[0][2].String != "kept" {
+			t.Errorf("the owner's login to %s: STATUS %v, want it, kept, owned by %s", made, rows, rt26bOther)
+		}
+		mustExecC(t, tagged, "UPDATE t SET v = 5 WHERE id = 1")
+		// The account (another user, no sandbox admin) neither sees,
+		// attaches, resets, diffs nor logs in to it.
+		_, rows = queryRows(t, x.sc, "SANDBOX LIST")
+		for _, r := range rows {
+			if r[1].String == made {
+				t.Errorf("another user's LIST shows %s: %v", made, r)
+			}
+		}
+		stranger := conn(t, openDB(t, x.acct.dsn("", x.db)))
+		for _, q := range []string{"SANDBOX ATTACH " + made, "SANDBOX RESET " + made, "SANDBOX DIFF " + made, "SANDBOX DISCARD " + made} {
+			if _, err := stranger.ExecContext(context.Background(), q); err == nil {
+				t.Errorf("%s by another user: done", q)
+			}
+		}
+		if c, err := openDB(t, x.acct.dsn(made, x.db)).Conn(context.Background()); err == nil {
+			var name, owner sql.NullString
+			if err := c.QueryRowContext(context.Background(), "SELECT 1").Scan(new(int)); err == nil {
+				_, rows := queryRows(t, c, "SANDBOX STATUS")
+				if len(rows) > 0 {
+					name, owner = rows[0][1], rows[0][4]
+				}
+				if owner.String == rt26bOther {
+					t.Errorf("another user logging in with the tag %s entered %s's sandbox %s", made, rt26bOther, name.String)
+				}
+			}
+			c.Close()
+		}
+		wantString(t, tagged, "SELECT v FROM t WHERE id = 1", "5", "the owner's sandbox reads %s after the stranger's attempts, want its 5")
+	},
 }
 
 var rt26bResetAttacks = []rt26b{
