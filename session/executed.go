@@ -6,6 +6,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/session/txn"
+	"github.com/sqlfork/sqlfork-proxy/wire"
 	"go.uber.org/zap"
 )
 
@@ -32,9 +33,7 @@ func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed b
 			}
 		}
 	}
-	if !failed && writesSandbox(p.analysis) {
-		s.noteWrite(ctx)
-	}
+	s.noteWrites(ctx, p, status)
 	if len(p.refresh) > 0 {
 		if err := s.m.fk.Refresh(ctx, s.sb, p.refresh); err != nil {
 			return err
@@ -101,6 +100,22 @@ func writesSandbox(a *rewrite.Analysis) bool {
 		}
 	}
 	return false
+}
+
+// noteWrites records that p, which has run (with status the server's
+// status after it), wrote the sandbox or may have: a failed input too — a
+// multi-statement's earlier statements, or a write a table without
+// transactions kept in part, stay —, and one calling the sandbox's stored
+// routines, whose bodies write what the analysis does not see. A write in
+// a transaction is recorded again when the transaction ends: a promote
+// that ran meanwhile did not see it and may have found the diff empty.
+func (s *Session) noteWrites(ctx context.Context, p *Plan, status uint16) {
+	inTrx := status&wire.StatusInTrans != 0
+	wrote := p.calls || writesSandbox(p.analysis)
+	if wrote || s.txWrote && !inTrx {
+		s.noteWrite(ctx)
+	}
+	s.txWrote = inTrx && (wrote || s.txWrote)
 }
 
 // noteWrite records that the sandbox wrote now: in the registry too, the

@@ -119,7 +119,7 @@ func (s *Session) routineFor(ctx context.Context, a *rewrite.Analysis, p *Plan, 
 		p.locks = true
 		return true, nil
 	case st.Kind == rewrite.KindCall:
-		p.locks = true // its body may write: kept for a replay
+		p.locks, p.calls = true, true // its body may write: kept for a replay
 		return true, nil
 	case st.Kind == rewrite.KindCompound && a.CompoundDDL():
 		return true, s.forkBlock(ctx, a, p)
@@ -142,7 +142,7 @@ func (s *Session) tablesFor(ctx context.Context, a *rewrite.Analysis, i int, p *
 	if calls, err := s.objs().PlaceFunctions(ctx, st); err != nil {
 		return err
 	} else if calls {
-		p.locks = true // its functions may write: kept for a replay
+		p.locks, p.calls = true, true // its functions may write: kept for a replay
 		if p.tx.Volatile == "" {
 			p.tx.Volatile = "it calls a stored function, whose statements the proxy does not check for a second run"
 		}

@@ -33,6 +33,10 @@ type Plan struct {
 	// locks marks statements a replay must repeat (writes, locking
 	// reads, SAVEPOINT).
 	locks bool
+	// calls marks an input that calls stored procedures or functions of
+	// the sandbox: their bodies may write its tables, which the analysis
+	// does not list among the statement's writes.
+	calls bool
 	// shape is what the input does to the transaction (BEGIN, its end,
 	// other transaction statements, DDL, which commits implicitly) and to
 	// the session's settings: after reads the current database or the

@@ -42,7 +42,10 @@ type Session struct {
 	varsKnown   bool
 	// tx is the open transaction as the session follows it, with its
 	// record for a replay (session/txn).
-	tx        txn.Transaction
+	tx txn.Transaction
+	// txWrote: the open transaction wrote the sandbox (noteWrites records
+	// the write again when it ends).
+	txWrote   bool
 	planEpoch uint64 // the manager's epoch after the last plan
 	sendEpoch uint64 // the manager's epoch when the last statement was sent (before)
 	// synced: the registry was checked for the statement being planned
