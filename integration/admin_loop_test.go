@@ -34,6 +34,13 @@ INSERT INTO cli_loop.t VALUES (1, 89.90, 'pen'), (2, 5.00, 'ink');`)
 	if err != nil || !strings.Contains(out, "sandbox loopbox created for "+sandboxUser+", kept until ") {
 		t.Fatalf("sandbox create: %v\n%s%s", err, out, errOut)
 	}
+	// Kept: the tests after this one on the shared server must not find
+	// its schemas (run before the proxy stops).
+	t.Cleanup(func() {
+		if _, errOut, err := cli("discard", "loopbox"); err != nil {
+			t.Errorf("sandbox discard loopbox: %v\n%s", err, errOut)
+		}
+	})
 	if _, errOut, err = cli("create", "loopbox", "--owner", sandboxUser); err == nil || !strings.Contains(errOut, "already exists") ||
 		!strings.Contains(errOut, "(HTTP 409)") {
 		t.Errorf("sandbox create of a name taken: %v\n%s", err, errOut)

@@ -81,7 +81,7 @@ func TestAdminCLI(t *testing.T) {
 	}
 	sort.Strings(keys)
 	if err != nil || resp.StatusCode != http.StatusOK ||
-		strings.Join(keys, ",") != "bytes,connections,created,expires,id,name,owner,state,table_count,tables" {
+		strings.Join(keys, ",") != "bytes,changes,connections,created,expires,id,name,owner,state,table_count,tables" {
 		t.Errorf("GET /api/v1/sandboxes/opsbox: HTTP %d, %v, keys %v", resp.StatusCode, err, keys)
 	}
 	// The TTL is read as SANDBOX KEEP TTL reads it: days too.

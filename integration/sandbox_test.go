@@ -538,7 +538,7 @@ func TestSandboxStatementsInMultiStatements(t *testing.T) {
 			if len(vals) == 1 {
 				got = append(got, vals[0].String)
 			} else {
-				got = append(got, vals[1].String+"/"+vals[7].String)
+				got = append(got, vals[1].String+"/"+vals[10].String) // name/table_name
 			}
 		}
 		if !rows.NextResultSet() {
