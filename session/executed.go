@@ -120,13 +120,14 @@ func (s *Session) noteWrites(ctx context.Context, p *Plan, status uint16) {
 
 // noteWrite records that the sandbox wrote now: in the registry too, the
 // first time since it was made or last promoted whole (STATUS and LIST
-// show it has unpromoted changes). A registry that cannot be written now
-// gets it at the next lease renewal (Persist).
+// show it has unpromoted changes), when a side connection is free at once
+// — the statement's session never waits for one: else its next write
+// tries again, and the lease renewal (Persist) records it anyway.
 func (s *Session) noteWrite(ctx context.Context) {
 	if !s.sb.NoteWrite(time.Now().UTC()) {
 		return
 	}
-	if err := s.m.reg.WithConn(ctx, func(c SideConn) error { return s.m.reg.SaveWrite(ctx, c, s.sb) }); err != nil {
+	if err := s.m.reg.SaveWriteNow(ctx, s.sb); err != nil {
 		s.log.Warn("record a sandbox write in the registry", zap.String("sandbox", s.sb.Name), zap.Error(err))
 	}
 }

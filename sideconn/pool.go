@@ -152,6 +152,20 @@ func (p *Pool) Get(ctx context.Context) (Conn, error) {
 	}
 }
 
+// TryGet returns an idle connection when one is free now and no caller is
+// queued for one; it never dials and never waits (ok false then).
+func (p *Pool) TryGet() (c Conn, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.idle)
+	if p.closed || len(p.queue) > 0 || n == 0 {
+		return nil, false
+	}
+	c = p.idle[n-1]
+	p.idle = p.idle[:n-1]
+	return c, true
+}
+
 // take is Get's one try: an idle connection, or a slot to dial one in
 // (dial), taken at once if no one is queued (or retry), else waited for in
 // the queue, at its head with retry; ErrClosed, or the error ending the

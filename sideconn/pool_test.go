@@ -374,3 +374,35 @@ func TestPoolRetriesAfterBackoff(t *testing.T) {
 	}
 	p.Put(c)
 }
+
+// TestPoolTryGet: TryGet takes an idle connection only, never dials, and
+// never goes before a caller queued for one.
+func TestPoolTryGet(t *testing.T) {
+	d, p := newPool(1, time.Minute)
+	if _, ok := p.TryGet(); ok || d.dials.Load() != 0 {
+		t.Fatalf("TryGet on an empty pool: ok %v, %d dials", ok, d.dials.Load())
+	}
+	c, err := p.Get(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.TryGet(); ok {
+		t.Fatal("TryGet while the only connection is handed out")
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w, err := p.Get(context.Background())
+		if err == nil {
+			p.Put(w)
+		}
+	}()
+	waitQueued(t, p, 1, "a waiter")
+	p.Put(c) // to the waiter
+	<-done
+	idle, ok := p.TryGet()
+	if !ok || d.dials.Load() != 1 {
+		t.Fatalf("TryGet with an idle connection: ok %v, %d dials", ok, d.dials.Load())
+	}
+	p.Put(idle)
+}

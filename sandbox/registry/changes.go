@@ -99,6 +99,24 @@ func (sb *Sandbox) NoteWrite(now time.Time) (save bool) {
 	return !sb.marks.saved
 }
 
+// SaveWriteNow records sb's last write in the registry on an idle side
+// connection, if one is free now: a write never waits for one. Otherwise
+// the next write tries again, and the lease renewal (Persist) records it
+// within a reap interval.
+func (m *Registry) SaveWriteNow(ctx context.Context, sb *Sandbox) error {
+	c, ok := m.pool.TryGet()
+	if !ok {
+		return nil
+	}
+	err := m.SaveWrite(ctx, c, sb)
+	if err != nil {
+		m.pool.Drop(c)
+		return err
+	}
+	m.pool.Put(c)
+	return nil
+}
+
 // SaveWrite records sb's last write in the registry (a sandbox without a
 // row gets it with its first Persist).
 func (m *Registry) SaveWrite(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
