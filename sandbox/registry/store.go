@@ -906,6 +906,7 @@ func (m *Registry) recordedElsewhere(ctx context.Context, c sideconn.Conn, sb *S
 // (a sandbox attached through several processes), so reads here go to
 // forks made there within one reap interval.
 func (m *Registry) adopt(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
+	start := m.epoch.Load()
 	rows, err := c.Query(ctx, "SELECT "+entryCols+" FROM "+m.names.Q("tables")+" WHERE sandbox_id = "+quote.String(sb.ID)+usable)
 	if err != nil {
 		return fmt.Errorf("read registry: %w", err)
@@ -913,8 +914,8 @@ func (m *Registry) adopt(ctx context.Context, c sideconn.Conn, sb *Sandbox) erro
 	for _, r := range rows {
 		e := m.rowEntry(r)
 		k := m.names.Key(e.Logical)
-		if cur, ok := sb.Resolve(k); ok && cur.Kind == e.Kind {
-			continue
+		if cur, ok := sb.Resolve(k); ok && cur.Kind == e.Kind || !ok && sb.removedAfter(k, start) {
+			continue // the same; or read before a reset here took it out
 		}
 		m.SetEntry(sb, k, e)
 	}
