@@ -422,8 +422,10 @@ func DropTriggers(ctx context.Context, c Conn, db string, names []string) error 
 // when the ALTER is promoted; then the triggers are made again for the
 // new columns. A row captured already that the fork no longer has (the
 // sandbox deleted it before the ALTER) gets the constant too, from any
-// row of the fork (NULL when it has none left). ok is false when the capture cannot follow: the capture
-// key, a column's type or the engine's transactions changed, a column
+// row of the fork (NULL when it has none left). A column made wider
+// (Widens) is made so in the side table too. ok is false when the capture
+// cannot follow: the capture key, a column's type (but to a wider one) or
+// the engine's transactions changed, a column
 // turned generated or stored, the ALTER both dropped and added columns (a
 // rename, maybe: the images of the old column would not follow it), added
 // one whose value is not one constant (AUTO_INCREMENT, a DEFAULT
@@ -449,10 +451,18 @@ func (cp Capture) CarryDDL(before, side Shape) (stmts []string, ok bool) {
 			added = true
 			specs = append(specs, "ADD COLUMN "+quote.Ident(c.Name)+" "+c.Type+" NULL DEFAULT NULL")
 			fill = append(fill, c)
-		case old.Type != c.Type:
+		case old.Type != c.Type && !Widens(old, c):
 			// Production's values, read as the new type before the ALTER
 			// is promoted, would not compare with the images.
 			return nil, false
+		case old.Type != c.Type:
+			// A wider type: the images take it too (a key the sandbox
+			// inserts may need it).
+			null := " NULL DEFAULT NULL"
+			if cp.IsKey(c.Name) {
+				null = " NOT NULL"
+			}
+			specs = append(specs, "MODIFY COLUMN "+quote.Ident(c.Name)+" "+c.Type+null)
 		}
 	}
 	for _, c := range before.Stored() {

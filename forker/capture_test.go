@@ -122,15 +122,29 @@ func TestCarryDDL(t *testing.T) {
 	if !strings.Contains(stmts[3], "OLD.`d`") {
 		t.Errorf("the update trigger does not copy the new column: %s", stmts[3])
 	}
+	// Wider types: the images' columns widen too (a key column stays NOT
+	// NULL).
+	wider := with(func(s *Shape) {
+		s.Columns[0].Type, s.Columns[0].DataType = "bigint(20)", "bigint"
+		s.Columns[2].Type = "varchar(20) CHARACTER SET latin1 COLLATE latin1_swedish_ci"
+	})
+	stmts, ok = wider.CarryDDL(before.Shape, side)
+	if want := "ALTER TABLE `_sqlfork_1`.`c_ab` MODIFY COLUMN `a` bigint(20) NOT NULL, " +
+		"MODIFY COLUMN `v` varchar(20) CHARACTER SET latin1 COLLATE latin1_swedish_ci NULL DEFAULT NULL"; !ok || len(stmts) != 4 || stmts[0] != want {
+		t.Errorf("wider types: ok %v\n%s\nwant first\n%s", ok, strings.Join(stmts, "\n"), want)
+	}
 	dropped := with(func(s *Shape) { s.Columns = append(s.Columns[:4:4], s.Columns[4+1:]...) })
 	if stmts, ok := dropped.CarryDDL(before.Shape, side); !ok || len(stmts) != 3 {
 		t.Errorf("DROP COLUMN: ok %v, %q", ok, stmts)
 	}
 	for name, cp := range map[string]Capture{
-		"a rename":              with(func(s *Shape) { s.Columns[4].Name = "renamed" }),
-		"the key":               with(func(s *Shape) { s.Key = []string{"a"} }),
-		"a key column's type":   with(func(s *Shape) { s.Columns[0].Type = "bigint(20)" }),
-		"a column's type":       with(func(s *Shape) { s.Columns[2].Type = "varchar(20)" }),
+		"a rename":            with(func(s *Shape) { s.Columns[4].Name = "renamed" }),
+		"the key":             with(func(s *Shape) { s.Key = []string{"a"} }),
+		"a key column's type": with(func(s *Shape) { s.Columns[0].Type, s.Columns[0].DataType = "varchar(11)", "varchar" }),
+		"a column's type":     with(func(s *Shape) { s.Columns[2].Type = "varchar(5) CHARACTER SET latin1 COLLATE latin1_swedish_ci" }),
+		"a column's collation": with(func(s *Shape) {
+			s.Columns[2].Type, s.Columns[2].Charset, s.Columns[2].Collation = "varchar(20) CHARACTER SET latin1 COLLATE latin1_bin", "latin1", "latin1_bin"
+		}),
 		"a computed column":     with(func(s *Shape) { s.Columns = append(s.Columns, Column{Name: "n", Type: "int(11)", Computed: true}) }),
 		"the engine":            with(func(s *Shape) { s.Transactional = false }),
 		"a column generated":    with(func(s *Shape) { s.Columns[2].Generated = true }),

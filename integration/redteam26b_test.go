@@ -662,4 +662,90 @@ var rt26bResetAttacks = []rt26b{
 			}
 		},
 	},
+	{
+		// A second proxy holds forks of the sandbox; the first resets it
+		// whole: the second's connection reads production's rows after,
+		// and its next write forks afresh (a statement it prepared before
+		// too); no table or registry row is left behind.
+		name:     "ResetSecondProxy",
+		schema:   rt26bSchema,
+		promotes: true, // production's own change after the reset
+		run: func(t *testing.T, x *rt26bCtx) {
+			ctx := context.Background()
+			b := x.attach(t, x.second(x.db))
+			mustExecC(t, b, "UPDATE u SET v = 50 WHERE id = 1")
+			upd, err := b.PrepareContext(ctx, "UPDATE u SET v = ? WHERE id = 1")
+			if err != nil {
+				t.Fatal(mysqlErr(err))
+			}
+			defer upd.Close()
+			mustExecC(t, x.sc, "UPDATE t SET v = 10 WHERE id = 1")
+			mustExecC(t, x.sc, "SANDBOX RESET")
+			mustExecDB(t, x.root, "UPDATE `"+x.db+"`.u SET v = 2 WHERE id = 1") // production's change after the reset
+			wantString(t, b, "SELECT v FROM u WHERE id = 1", "2", "the second proxy's connection reads u %s after the reset, want production's 2")
+			wantString(t, b, "SELECT v FROM t WHERE id = 1", "1", "the second proxy's connection reads t %s after the reset, want production's 1")
+			if _, err := upd.ExecContext(ctx, 60); err != nil {
+				t.Fatalf("the second proxy's prepared UPDATE after the reset: %s", mysqlErr(err))
+			}
+			wantString(t, x.sc, "SELECT v FROM u WHERE id = 1", "60", "the first proxy reads u %s after the second's write, want 60")
+			if d := diffDetail(t, x.sc, "SANDBOX DIFF"); len(d) != 1 || d[0].table != x.db+".u" {
+				t.Errorf("DIFF after the reset and one write: %v, want u's update", d)
+			}
+			mustExecC(t, b, "SANDBOX RESET")
+			if o, r := rt26bObjects(t, x.root, rt26bID(t, x.sc)); o != "" || r != "" {
+				t.Errorf("after a RESET through the second proxy the sandbox still has tables %q, registry rows %q", o, r)
+			}
+			wantString(t, x.sc, "SELECT v FROM u WHERE id = 1", "2", "the first proxy reads u %s after the second reset it, want production's 2")
+		},
+	},
+
+	{
+		// RESETs racing writes of another connection of the sandbox (and a
+		// second proxy's): each either runs or is refused clearly; after
+		// a last RESET nothing is left — no table without its registry
+		// row, nor one the other way.
+		name:   "ResetRacingWrites",
+		schema: rt26bSchema,
+		run: func(t *testing.T, x *rt26bCtx) {
+			ctx := context.Background()
+			writers := []*sql.Conn{x.attach(t, ""), x.attach(t, "")}
+			done := make(chan []string, len(writers))
+			for i, w := range writers {
+				go func() {
+					var errs []string
+					for n := range 30 {
+						q := fmt.Sprintf("UPDATE t SET v = v + 1 WHERE id = %d", 1+i)
+						if n%3 == 2 {
+							q = fmt.Sprintf("INSERT INTO u VALUES (%d, 0)", 100*(i+1)+n)
+						}
+						if _, err := w.ExecContext(ctx, q); err != nil {
+							errs = append(errs, q+": "+mysqlErr(err))
+						}
+					}
+					done <- errs
+				}()
+			}
+			for range 6 {
+				if _, err := x.sc.ExecContext(ctx, "SANDBOX RESET"); err != nil {
+					t.Logf("RESET during writes: %s", mysqlErr(err))
+					if !strings.HasPrefix(mysqlErr(err), "1205") {
+						t.Errorf("RESET during writes: %s, want it done or refused with 1205", mysqlErr(err))
+					}
+				}
+			}
+			for range writers {
+				for _, e := range <-done {
+					t.Errorf("a write during RESETs: %s", e)
+				}
+			}
+			mustExecC(t, x.sc, "SANDBOX RESET")
+			if o, r := rt26bObjects(t, x.root, rt26bID(t, x.sc)); o != "" || r != "" {
+				t.Errorf("after the last RESET the sandbox still has tables %q, registry rows %q", o, r)
+			}
+			for _, w := range append(writers, x.sc) {
+				wantString(t, w, "SELECT CONCAT((SELECT GROUP_CONCAT(v ORDER BY id) FROM t), '/', (SELECT COUNT(*) FROM u))", "1,2,3/1",
+					"a connection reads %s after the last RESET, want production's 1,2,3/1")
+			}
+		},
+	},
 }

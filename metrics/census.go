@@ -1,10 +1,6 @@
 package metrics
 
-import (
-	"sync"
-
-	"github.com/prometheus/client_golang/prometheus"
-)
+import "github.com/prometheus/client_golang/prometheus"
 
 // censusCollector reports sqlfork_registry_sandboxes{state,changes} at
 // scrape time from a function the proxy installs once its sandbox manager
@@ -12,9 +8,8 @@ import (
 // them (the same figure in every process sharing the upstream: aggregate
 // with max, not sum).
 type censusCollector struct {
-	desc  *prometheus.Desc
-	mu    sync.Mutex
-	count func() map[[2]string]int
+	desc *prometheus.Desc
+	source[map[[2]string]int]
 }
 
 // newCensusCollector makes sqlfork_registry_sandboxes.
@@ -25,26 +20,13 @@ func newCensusCollector() *censusCollector {
 			"promoted). The same in every process sharing the upstream.", []string{"state", "changes"}, nil)}
 }
 
-// SetSource installs the function that counts the registry's sandboxes
-// by state and changes.
-func (c *censusCollector) SetSource(f func() map[[2]string]int) {
-	c.mu.Lock()
-	c.count = f
-	c.mu.Unlock()
-}
-
 // Describe implements prometheus.Collector.
 func (c *censusCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 // Collect implements prometheus.Collector: nothing before the first count.
 func (c *censusCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	f := c.count
-	c.mu.Unlock()
-	if f == nil {
-		return
-	}
-	for k, n := range f() {
+	counts, _ := c.read()
+	for k, n := range counts {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), k[0], k[1])
 	}
 }

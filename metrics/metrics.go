@@ -224,19 +224,36 @@ func histogramVec(name, help string, buckets []float64, labels ...string) *prome
 	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: name, Help: help, Buckets: buckets}, labels)
 }
 
-// sandboxCollector reports sqlfork_sandboxes{state} at scrape time from a
-// function the proxy installs once its sandbox manager runs.
-type sandboxCollector struct {
-	desc  *prometheus.Desc
-	mu    sync.Mutex
-	count func() map[string]int
+// source is the function a collector reads at scrape time, which the
+// proxy installs once its sandbox manager runs.
+type source[T any] struct {
+	mu sync.Mutex
+	f  func() T
 }
 
-// SetSource installs the function that counts sandboxes by state.
-func (c *sandboxCollector) SetSource(f func() map[string]int) {
-	c.mu.Lock()
-	c.count = f
-	c.mu.Unlock()
+// SetSource installs the function the collector reads.
+func (s *source[T]) SetSource(f func() T) {
+	s.mu.Lock()
+	s.f = f
+	s.mu.Unlock()
+}
+
+// read is what the installed function says now (ok false before one is).
+func (s *source[T]) read() (v T, ok bool) {
+	s.mu.Lock()
+	f := s.f
+	s.mu.Unlock()
+	if f == nil {
+		return v, false
+	}
+	return f(), true
+}
+
+// sandboxCollector reports sqlfork_sandboxes{state} at scrape time from
+// the counts by state its source gives.
+type sandboxCollector struct {
+	desc *prometheus.Desc
+	source[map[string]int]
 }
 
 // Describe implements prometheus.Collector.
@@ -244,14 +261,10 @@ func (c *sandboxCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 // Collect implements prometheus.Collector.
 func (c *sandboxCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	f := c.count
-	c.mu.Unlock()
 	counts := map[string]int{"active": 0, "kept": 0}
-	if f != nil {
-		for k, v := range f() {
-			counts[k] = v
-		}
+	got, _ := c.read()
+	for k, v := range got {
+		counts[k] = v
 	}
 	for state, n := range counts {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n), state)
@@ -264,19 +277,11 @@ type PoolStats struct {
 	Size, InUse, Idle, Waiting int
 }
 
-// poolCollector reports the side connection pool at scrape time from a
-// function the proxy installs once its sandbox manager runs.
+// poolCollector reports the side connection pool at scrape time from its
+// source.
 type poolCollector struct {
 	conns, max, waiters *prometheus.Desc
-	mu                  sync.Mutex
-	stats               func() PoolStats
-}
-
-// SetSource installs the function that reports the pool.
-func (c *poolCollector) SetSource(f func() PoolStats) {
-	c.mu.Lock()
-	c.stats = f
-	c.mu.Unlock()
+	source[PoolStats]
 }
 
 // Describe implements prometheus.Collector.
@@ -288,13 +293,7 @@ func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	f := c.stats
-	c.mu.Unlock()
-	var st PoolStats
-	if f != nil {
-		st = f()
-	}
+	st, _ := c.read()
 	ch <- prometheus.MustNewConstMetric(c.conns, prometheus.GaugeValue, float64(st.InUse), "in_use")
 	ch <- prometheus.MustNewConstMetric(c.conns, prometheus.GaugeValue, float64(st.Idle), "idle")
 	ch <- prometheus.MustNewConstMetric(c.max, prometheus.GaugeValue, float64(st.Size))

@@ -49,6 +49,8 @@ type Exchange interface {
 //	answer  the session's own answer, when the plan is one, made (a SANDBOX statement runs here): done
 //	fork    in a sandbox, fork what it writes and rewrite it to the forks (forkPlanned)
 //	before  end and restart or replay the transaction past a fork
+//	gate    pass the sandbox's gate (gated): a SANDBOX RESET waits for the statements past it; a plan a
+//	        reset made stale meanwhile is made again (plan, fork, before)
 //	send    x.Send; when it fails the statement never ran, and what planning made for it goes (abandon)
 //	relay   x.Relay, the plan telling names back
 //	after   record it for a replay, track the transaction, read settings back
@@ -76,11 +78,17 @@ func (s *Session) Run(ctx context.Context, in Input, x Exchange) (ok bool, err e
 	if err := s.before(ctx, p); err != nil {
 		return false, x.Refuse(p, err)
 	}
+	p, replanned, leave, err := s.gated(ctx, in, p, replanned)
+	if err != nil {
+		return false, x.Refuse(p, err)
+	}
 	if err := x.Send(ctx, p, replanned); err != nil {
+		leave()
 		s.abandon(ctx, p)
 		return false, x.Refuse(p, err)
 	}
 	o, err := x.Relay(ctx, p, s.relabel(p))
+	leave()
 	if err != nil {
 		return false, err
 	}

@@ -7,14 +7,22 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 )
 
-// unmapped reports whether a touches a table the sandbox's map leaves to
-// production (information_schema and performance_schema aside: the
-// sandbox's information_schema views read the registry as it is).
+// unmapped reports whether a touches a table whose place another process
+// may have changed since this one last looked: one the sandbox's map
+// leaves to production (a fork made elsewhere), or, with sync leases, any
+// (a SANDBOX RESET elsewhere gives forks back to production, and waits
+// out the leases before it drops them). information_schema and
+// performance_schema aside: the sandbox's information_schema views read
+// the registry as it is.
 func (s *Session) unmapped(a *rewrite.Analysis) bool {
+	leased := s.m.reg.Leased()
 	for _, st := range a.Statements {
 		for _, list := range [][]rewrite.Table{st.Reads, st.Writes, st.Names, st.Like} {
 			for _, t := range list {
-				if _, ok := s.sb.Resolve(s.m.names.Key(t)); !ok && !infoschema.Virtual(t) {
+				if infoschema.Virtual(t) {
+					continue
+				}
+				if _, ok := s.sb.Resolve(s.m.names.Key(t)); !ok || leased {
 					return true
 				}
 			}

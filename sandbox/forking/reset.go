@@ -158,6 +158,14 @@ func (m *Forker) Reset(ctx context.Context, sb *registry.Sandbox, only []rewrite
 			return err
 		}
 		defer unlock()
+		// This process's statements in the sandbox finish first, and
+		// those that come meanwhile wait and are planned again after.
+		open, ok := sb.Drain(ctx, resetLockWait*time.Second)
+		if !ok {
+			return rewrite.Refuse(wire.ErLockWaitTimeout, "statements of sandbox %q are still running after %ds; "+
+				"reset it once they are done", sb.Name, resetLockWait)
+		}
+		defer open()
 		if err := m.dropSandboxObjects(ctx, c, sb, plan.objects); err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
+	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
@@ -17,24 +18,20 @@ import (
 )
 
 // resetTables drops what sb holds for the tables of set (by key; all:
-// every table of sb) and forgets them, in memory first, then in the
-// registry (see Reset).
+// every table of sb) and forgets them. Other processes hear of it first:
+// the tables' registry rows go and the sandbox's generation moves, and
+// the reset waits out their sync leases, so that their statements read
+// production again before a fork goes; then this process's map gives the
+// tables back to production (with the gate closed: no statement is in
+// flight, see Reset), and the objects are dropped. A drop that fails
+// (another connection's transaction holds a table) puts the tables back,
+// in the registry too.
 func (m *Forker) resetTables(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, set map[string]*sandbox.Entry, all bool) error {
 	drop, err := m.resetDrops(ctx, c, sb, set, all)
 	if err != nil {
 		return err
 	}
 	keys := sortedKeys(set)
-	taken := sb.TakeEntries(keys, m.reg.NextEpoch())
-	if err := dropObjects(ctx, c, drop); err != nil {
-		sb.PutBack(taken)
-		var me *mysql.MyError
-		if errors.As(err, &me) && me.Code == wire.ErLockWaitTimeout {
-			return rewrite.Refuse(wire.ErLockWaitTimeout, "a transaction of another connection uses tables of sandbox %q; "+
-				"reset it once that transaction commits or rolls back", sb.Name)
-		}
-		return fmt.Errorf("reset sandbox %s: %w", sb.Name, err)
-	}
 	var logical []rewrite.Table
 	for _, k := range keys {
 		logical = append(logical, set[k].Logical)
@@ -42,13 +39,39 @@ func (m *Forker) resetTables(ctx context.Context, c sideconn.Conn, sb *registry.
 	if err := m.reg.DeleteEntries(ctx, c, sb, logical); err != nil {
 		return err
 	}
-	if err := m.caps.Forget(ctx, c, sb.ID, logical, all); err != nil {
-		return err
+	taken := sb.TakeEntries(keys, m.reg.NextEpoch())
+	err = m.reg.BumpGeneration(ctx, c, sb)
+	if err == nil {
+		err = m.reg.AwaitReaders(ctx, c, sb)
 	}
-	if err := m.reg.BumpGeneration(ctx, c, sb); err != nil {
-		return err
+	if err == nil {
+		err = dropObjects(ctx, c, drop)
 	}
-	return m.reg.AwaitReaders(ctx, c, sb)
+	if err != nil {
+		return m.resetFailed(ctx, c, sb, taken, err)
+	}
+	return m.caps.Forget(ctx, c, sb.ID, logical, all)
+}
+
+// resetFailed puts back, in memory and in the registry, the entries a
+// reset took before err stopped it, and returns err as the client gets
+// it.
+func (m *Forker) resetFailed(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, taken map[string]*sandbox.Entry, err error) error {
+	sb.PutBack(taken)
+	for _, k := range sortedKeys(taken) {
+		if serr := m.reg.SaveEntry(context.WithoutCancel(ctx), c, sb, taken[k]); serr != nil {
+			m.log.Warn("put a table back in the registry after a failed reset", zap.String("sandbox", sb.Name), zap.Error(serr))
+		}
+	}
+	if berr := m.reg.BumpGeneration(context.WithoutCancel(ctx), c, sb); berr != nil {
+		m.log.Warn("count a failed reset in the registry", zap.String("sandbox", sb.Name), zap.Error(berr))
+	}
+	var me *mysql.MyError
+	if errors.As(err, &me) && me.Code == wire.ErLockWaitTimeout {
+		return rewrite.Refuse(wire.ErLockWaitTimeout, "a transaction of another connection uses tables of sandbox %q; "+
+			"reset it once that transaction commits or rolls back", sb.Name)
+	}
+	return fmt.Errorf("reset sandbox %s: %w", sb.Name, err)
 }
 
 // dropList is what a reset drops: tables (forks, the sandbox's tables and

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
@@ -115,42 +116,22 @@ func (m *Registry) SaveWrite(ctx context.Context, c sideconn.Conn, sb *Sandbox) 
 	return nil
 }
 
+// laterSet is the assignment that records time t in the column col,
+// unless the registry has a later one.
+func laterSet(col string, t time.Time) string {
+	v := sideconn.SQLTime(t)
+	return col + " = GREATEST(COALESCE(" + col + ", " + v + "), " + v + ")"
+}
+
 // changedSet is the assignment that records a write at t, unless the
 // registry has a later one.
-func changedSet(t time.Time) string {
-	v := sideconn.SQLTime(t)
-	return "changed_at = GREATEST(COALESCE(changed_at, " + v + "), " + v + ")"
-}
+func changedSet(t time.Time) string { return laterSet("changed_at", t) }
 
 // RecordPromote records a committed promote of sb that started at at;
 // clean says the sandbox's diff was empty after it: everything it wrote
 // before at is production's.
 func (m *Registry) RecordPromote(ctx context.Context, c sideconn.Conn, sb *Sandbox, at time.Time, clean bool) error {
-	v := sideconn.SQLTime(at)
-	set := "promoted_at = GREATEST(COALESCE(promoted_at, " + v + "), " + v + ")"
-	if clean {
-		set += ", clean_at = GREATEST(COALESCE(clean_at, " + v + "), " + v + ")"
-	}
-	sb.mu.Lock()
-	sb.marks.promoted = later(sb.marks.promoted, at)
-	if clean {
-		sb.marks.clean = later(sb.marks.clean, at)
-		// A write during the promote is recorded with it; the next
-		// write after a clean one is news to the registry.
-		sb.marks.saved = sb.marks.changed.After(sb.marks.clean)
-		if sb.marks.saved {
-			set += ", " + changedSet(sb.marks.changed)
-		}
-	}
-	persisted := sb.persisted
-	sb.mu.Unlock()
-	if !persisted {
-		return nil
-	}
-	if _, err := c.Exec(ctx, "UPDATE "+m.names.Q("sandboxes")+" SET "+set+" WHERE id = "+quote.String(sb.ID)); err != nil {
-		return fmt.Errorf("record a promote of sandbox %s: %w", sb.Name, err)
-	}
-	return nil
+	return m.recordMarks(ctx, c, sb, "promote", at, true, clean)
 }
 
 // RecordReset records a SANDBOX RESET of sb that started at at: when sb
@@ -162,21 +143,34 @@ func (m *Registry) RecordReset(ctx context.Context, c sideconn.Conn, sb *Sandbox
 			return nil
 		}
 	}
-	v := sideconn.SQLTime(at)
+	return m.recordMarks(ctx, c, sb, "reset", at, false, true)
+}
+
+// recordMarks records, in memory and in sb's registry row, a promote
+// (promoted) or reset of what (named for errors) at at; clean: nothing
+// written before at is left to promote. A write during it is recorded
+// with it; the next write after a clean one is news to the registry.
+func (m *Registry) recordMarks(ctx context.Context, c sideconn.Conn, sb *Sandbox, what string, at time.Time, promoted, clean bool) error {
+	var set []string
 	sb.mu.Lock()
-	sb.marks.clean = later(sb.marks.clean, at)
-	sb.marks.saved = sb.marks.changed.After(sb.marks.clean)
-	set := "clean_at = GREATEST(COALESCE(clean_at, " + v + "), " + v + ")"
-	if sb.marks.saved {
-		set += ", " + changedSet(sb.marks.changed)
+	if promoted {
+		sb.marks.promoted = later(sb.marks.promoted, at)
+		set = append(set, laterSet("promoted_at", at))
+	}
+	if clean {
+		sb.marks.clean = later(sb.marks.clean, at)
+		set = append(set, laterSet("clean_at", at))
+		if sb.marks.saved = sb.marks.changed.After(sb.marks.clean); sb.marks.saved {
+			set = append(set, changedSet(sb.marks.changed))
+		}
 	}
 	persisted := sb.persisted
 	sb.mu.Unlock()
 	if !persisted {
 		return nil
 	}
-	if _, err := c.Exec(ctx, "UPDATE "+m.names.Q("sandboxes")+" SET "+set+" WHERE id = "+quote.String(sb.ID)); err != nil {
-		return fmt.Errorf("record a reset of sandbox %s: %w", sb.Name, err)
+	if _, err := c.Exec(ctx, "UPDATE "+m.names.Q("sandboxes")+" SET "+strings.Join(set, ", ")+" WHERE id = "+quote.String(sb.ID)); err != nil {
+		return fmt.Errorf("record a %s of sandbox %s: %w", what, sb.Name, err)
 	}
 	return nil
 }

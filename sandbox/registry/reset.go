@@ -36,6 +36,10 @@ func (sb *Sandbox) TakeEntries(keys []string, epoch uint64) map[string]*sandbox.
 		out[k] = e
 		delete(sb.tables, k)
 		sb.bytes -= e.Bytes
+		if sb.removed == nil {
+			sb.removed = map[string]uint64{}
+		}
+		sb.removed[k] = epoch
 	}
 	sb.version++
 	sb.changed = max(sb.changed, epoch)
@@ -53,8 +57,18 @@ func (sb *Sandbox) PutBack(taken map[string]*sandbox.Entry) {
 		}
 		sb.tables[k] = e
 		sb.bytes += e.Bytes
+		delete(sb.removed, k)
 	}
 	sb.version++
+}
+
+// removedAfter reports whether a reset took the entry of k out after
+// epoch.
+func (sb *Sandbox) removedAfter(k string, epoch uint64) bool {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	e, ok := sb.removed[k]
+	return ok && e > epoch
 }
 
 // DeleteEntries deletes the registry rows of the logical tables ts in sb

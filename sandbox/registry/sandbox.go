@@ -65,6 +65,12 @@ type Sandbox struct {
 	sync regSync
 	// marks are its last write's and promotes' times (changes.go).
 	marks changeMarks
+	// gate orders this process's statements with a reset (gate.go).
+	gate gate
+	// removed are the keys of entries a reset took out, with the epoch
+	// of the reset: a registry reload that read the registry before
+	// then does not bring them back (reloadTables).
+	removed map[string]uint64
 }
 
 // RoutineRef names a stored routine: kind PROCEDURE or FUNCTION, its

@@ -23,11 +23,13 @@ import (
 // that returned to its client was recorded and counted before it ran, so
 // the next statement on any process sees the fork it went to.
 //
-// The check costs nothing where it cannot matter: tables the map holds
-// keep their physical names whatever another process does to them (a fork
-// dropped elsewhere is missing from the upstream as it is from the
-// sandbox), statements that name no table need none, and neither do
-// anonymous sandboxes no other process has claimed. Callers that arrive
+// The check costs nothing where it cannot matter: statements that name no
+// table need none, and neither do anonymous sandboxes no other process has
+// claimed. Without sync leases a table the map holds keeps its physical
+// name whatever another process does; with them (the default), a SANDBOX
+// RESET elsewhere takes forks out of the map — it removes their rows,
+// moves the generation and waits out the leases before it drops them —,
+// so statements naming held tables check too, once per lease. Callers that arrive
 // while a check of the same sandbox runs share the next one, so a sandbox
 // has at most one check in flight per process however many statements
 // wait for it. A check that fails fails the statement: the proxy cannot
@@ -245,6 +247,11 @@ func (m *Registry) takeLease(ctx context.Context, c sideconn.Conn, sb *Sandbox) 
 	return sent.Add(l - l/leaseMargin), nil
 }
 
+// Leased reports whether processes take sync leases (Config.SyncLease):
+// then a table change that takes a table out of a sandbox's map (a reset)
+// reaches them too, at their next statement past their lease.
+func (m *Registry) Leased() bool { return m.cfg.SyncLease > 0 }
+
 // AwaitReaders waits, after a change of sb's tables was counted in its
 // generation and before anything uses it, until the sync leases other
 // processes took on sb have run out: they check the registry before their
@@ -297,6 +304,9 @@ func (m *Registry) reloadTables(ctx context.Context, c sideconn.Conn, sb *Sandbo
 		seen[k] = true
 		if cur, ok := sb.Resolve(k); ok && (cur.Kind == e.Kind || cur.Epoch > start) {
 			continue
+		}
+		if sb.removedAfter(k, start) {
+			continue // read before a reset here took it out
 		}
 		m.SetEntry(sb, k, e)
 	}

@@ -219,6 +219,12 @@ func (d *differ) plan(ctx context.Context, e *sandbox.Entry, ci capture.Info) (*
 		dt.key, dt.keyKind = dt.fork.Key, dt.fork.KeyKind
 		return dt, nil
 	}
+	return d.planFork(ctx, dt, ci)
+}
+
+// planFork is plan for a fork of a production table: altered or not, by
+// row (capture) or compared whole.
+func (d *differ) planFork(ctx context.Context, dt *diffTable, ci capture.Info) (*diffTable, error) {
 	switch {
 	case strings.HasPrefix(ci.Reason, capture.SandboxDDL):
 		// The sandbox's DDL: altered when its definition is not
