@@ -32,7 +32,10 @@ import (
 // that its foreign keys or triggers link to them, transitively: a fork's
 // keys and copied triggers name the sandbox's copies of the tables they
 // reach, which must not go while it stays (they are forked as one
-// component, too). What goes is read from the sandbox's map and its
+// component, too). The sandbox's views and stored routines that use a
+// table that goes go with it, and a whole reset drops every one of them
+// (resetobjects.go): they go first, before the tables. What goes is read
+// from the sandbox's map and its
 // schemas, never from the statement's text; nothing outside the sandbox's
 // own databases is dropped.
 //
