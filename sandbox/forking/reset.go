@@ -32,7 +32,10 @@ import (
 // that its foreign keys or triggers link to them, transitively: a fork's
 // keys and copied triggers name the sandbox's copies of the tables they
 // reach, which must not go while it stays (they are forked as one
-// component, too). What goes is read from the sandbox's map and its
+// component, too). The sandbox's views and stored routines that use a
+// table that goes go with it, and a whole reset drops every one of them
+// (resetobjects.go): they go first, before the tables. What goes is read
+// from the sandbox's map and its
 // schemas, never from the statement's text; nothing outside the sandbox's
 // own databases is dropped.
 //
@@ -58,6 +61,10 @@ type ResetResult struct {
 	// Production are tables asked for that the sandbox did not hold: they
 	// were production's already.
 	Production []rewrite.Table
+	// Objects are the sandbox's views, procedures and functions that went
+	// with the tables, as "view db.v", "procedure db.p", "function db.f",
+	// sorted: those that used a table reset (every one, with All).
+	Objects []string
 	// All: every table of the sandbox was asked for.
 	All bool
 }
@@ -65,11 +72,17 @@ type ResetResult struct {
 // Message is the OK message of the reset of the sandbox called name.
 func (r ResetResult) Message(name string) string {
 	msg := "sandbox " + name + " reset"
+	objects := ""
+	if len(r.Objects) > 0 {
+		objects = "; its views and stored routines went too: " + strings.Join(r.Objects, ", ")
+	}
 	switch {
-	case r.All && len(r.Reset) == 0:
+	case r.All && len(r.Reset) == 0 && len(r.Objects) == 0:
 		return msg + ": it held no tables; it reads production as it is now"
+	case r.All && len(r.Reset) == 0:
+		return msg + ": it held no tables; its views and stored routines went: " + strings.Join(r.Objects, ", ") + "; it reads production as it is now"
 	case r.All:
-		return msg + ": " + plural(len(r.Reset), "table") + " (" + tableList(r.Reset) + ") read production as it is now; the next write forks afresh"
+		return msg + ": " + plural(len(r.Reset), "table") + " (" + tableList(r.Reset) + ") read production as it is now; the next write forks afresh" + objects
 	}
 	var asked []rewrite.Table
 	for _, t := range r.Reset {
@@ -83,6 +96,9 @@ func (r ResetResult) Message(name string) string {
 	}
 	if len(r.Linked) > 0 {
 		parts = append(parts, "reset with them, as foreign keys or triggers link them: "+tableList(r.Linked))
+	}
+	if len(r.Objects) > 0 {
+		parts = append(parts, "reset with them, as they use those tables: "+strings.Join(r.Objects, ", "))
 	}
 	if len(r.Production) > 0 {
 		parts = append(parts, "not in the sandbox (production's already): "+tableList(r.Production))
@@ -130,17 +146,17 @@ func (m *Forker) Reset(ctx context.Context, sb *registry.Sandbox, only []rewrite
 			return err
 		}
 		defer release()
-		set, err := m.resetSet(ctx, c, sb, only, &res)
-		if err != nil || len(set) == 0 && !res.All {
+		plan, err := m.resetSet(ctx, c, sb, only, &res)
+		if err != nil || len(plan.set) == 0 && !res.All {
 			return err
 		}
-		for _, e := range set {
-			if shown(e) {
+		for k, e := range plan.set {
+			if shown(e) && !plan.views[k] {
 				res.Reset = append(res.Reset, e.Logical)
 			}
 		}
 		sortTables(res.Reset)
-		unlock, err := m.lockResetForks(ctx, c, sb, set)
+		unlock, err := m.lockResetForks(ctx, c, sb, plan.set)
 		if err != nil {
 			return err
 		}
@@ -153,7 +169,10 @@ func (m *Forker) Reset(ctx context.Context, sb *registry.Sandbox, only []rewrite
 				"reset it once they are done", sb.Name, resetLockWait)
 		}
 		defer open()
-		if err := m.resetTables(ctx, c, sb, set, res.All); err != nil {
+		if err := m.dropSandboxObjects(ctx, c, sb, plan.objects); err != nil {
+			return err
+		}
+		if err := m.resetTables(ctx, c, sb, plan.set, res.All); err != nil {
 			return err
 		}
 		return m.reg.RecordReset(ctx, c, sb, started)
@@ -216,18 +235,38 @@ func sortedKeys(set map[string]*sandbox.Entry) []string {
 	return keys
 }
 
-// resetSet is what a reset of only (every table, when empty) takes, by
-// key: the entries of the tables asked for that the sandbox holds, and of
-// those its keys and triggers link to them. Tables asked for that it does
-// not hold go to res.Production, or are refused when production has none
-// either; res.Linked gets the linked ones.
-func (m *Forker) resetSet(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, only []rewrite.Table, res *ResetResult) (map[string]*sandbox.Entry, error) {
+// resetPlan is what a reset takes.
+type resetPlan struct {
+	// set are the entries of the tables (and views) reset, by key; views
+	// those of them that are views res.Objects names, not tables.
+	set   map[string]*sandbox.Entry
+	views map[string]bool
+	// objects are the routines and views without an entry that go.
+	objects objectDrops
+}
+
+// resetSet is what a reset of only (every table, when empty) takes: the
+// entries of the tables asked for that the sandbox holds, of those its
+// keys and triggers link to them, and of the views that use them, and the
+// routines that do (resetobjects.go). Tables asked for that it does not
+// hold go to res.Production, or are refused when production has none
+// either; res.Linked gets the linked tables and res.Objects the views and
+// routines that go with them.
+func (m *Forker) resetSet(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, only []rewrite.Table, res *ResetResult) (resetPlan, error) {
+	var plan resetPlan
 	held := map[string]*sandbox.Entry{}
 	for _, e := range sb.Entries() {
 		held[m.names.Key(e.Logical)] = e
 	}
+	objs, err := m.sandboxObjects(ctx, c, sb)
+	if err != nil {
+		return plan, err
+	}
 	if len(only) == 0 {
-		return held, nil
+		plan.set = held
+		plan.views = m.resetObjects(sb, held, held, objs, nil, res)
+		plan.objects, err = m.planObjectDrops(sb, held, objs, nil, true)
+		return plan, err
 	}
 	set, asked := map[string]*sandbox.Entry{}, map[string]bool{}
 	for _, t := range only {
@@ -239,24 +278,28 @@ func (m *Forker) resetSet(ctx context.Context, c sideconn.Conn, sb *registry.San
 		}
 		switch _, _, err := forker.Size(ctx, c, t); {
 		case errors.Is(err, forker.ErrNoSource):
-			return nil, rewrite.Refuse(wire.ErNoSuchTable, "Table '%s.%s' doesn't exist", t.DB, t.Name)
+			return plan, rewrite.Refuse(wire.ErNoSuchTable, "Table '%s.%s' doesn't exist", t.DB, t.Name)
 		case err != nil:
-			return nil, err
+			return plan, err
 		}
 		if !slices.Contains(res.Production, t) {
 			res.Production = append(res.Production, t)
 		}
 	}
-	if err := m.linkedTables(ctx, c, sb, held, set); err != nil {
-		return nil, err
+	taken, err := m.resetClosure(ctx, c, sb, held, set, objs)
+	if err != nil {
+		return plan, err
 	}
+	plan.set = set
+	plan.views = m.resetObjects(sb, held, set, objs, taken, res)
 	for k, e := range set {
-		if !asked[k] && shown(e) {
+		if !asked[k] && !plan.views[k] && shown(e) {
 			res.Linked = append(res.Linked, e.Logical)
 		}
 	}
 	sortTables(res.Linked)
-	return set, nil
+	plan.objects, err = m.planObjectDrops(sb, set, objs, taken, false)
+	return plan, err
 }
 
 // shown reports an entry a reset names: a table the sandbox forked, made

@@ -19,6 +19,14 @@ func TestResetMessage(t *testing.T) {
 			"sandbox x reset: app.a read production as it is now; the next write forks afresh; " +
 				"reset with them, as foreign keys or triggers link them: app.b; not in the sandbox (production's already): app.c"},
 		{ResetResult{Production: []rewrite.Table{c}}, "sandbox x reset: not in the sandbox (production's already): app.c"},
+		{ResetResult{Reset: []rewrite.Table{a}, Objects: []string{"procedure app.p", "view app.v"}},
+			"sandbox x reset: app.a read production as it is now; the next write forks afresh; " +
+				"reset with them, as they use those tables: procedure app.p, view app.v"},
+		{ResetResult{All: true, Reset: []rewrite.Table{a}, Objects: []string{"view app.v"}},
+			"sandbox x reset: 1 table (app.a) read production as it is now; the next write forks afresh; " +
+				"its views and stored routines went too: view app.v"},
+		{ResetResult{All: true, Objects: []string{"function app.f"}},
+			"sandbox x reset: it held no tables; its views and stored routines went: function app.f; it reads production as it is now"},
 	} {
 		if got := tc.r.Message("x"); got != tc.want {
 			t.Errorf("%+v:\n got %s\nwant %s", tc.r, got, tc.want)

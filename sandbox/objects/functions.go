@@ -6,6 +6,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 )
 
 // Stored functions in a sandbox. A call of a stored function in a sandbox
@@ -44,9 +45,7 @@ func (o *Placer) placedFunction(f rewrite.Func, db string) (phys, logical string
 
 // routineKey is the key of the sandbox's routine name of kind PROCEDURE
 // or FUNCTION in sandbox database phys.
-func routineKey(kind, phys, name string) string {
-	return kind + "\x00" + phys + "\x00" + strings.ToLower(name)
-}
+func routineKey(kind, phys, name string) string { return registry.RoutineKey(kind, phys, name) }
 
 // ResolveFunction is the session resolver's rewrite.FunctionResolver:
 // calls of the functions the sandbox has (or had: dropped, the call gets

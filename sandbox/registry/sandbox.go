@@ -3,6 +3,7 @@ package registry
 import (
 	"iter"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -319,4 +320,25 @@ func (sb *Sandbox) SyncWaiters() int {
 // for tests of what reads a sandbox's tables.
 func ForTest(id string, entries map[string]*sandbox.Entry) *Sandbox {
 	return &Sandbox{ID: id, Name: "sb-" + id, tables: entries, gone: make(chan struct{})}
+}
+
+// RoutineKey is the key of the sandbox's routine name of kind PROCEDURE
+// or FUNCTION in sandbox database phys (RoutineKnown, NoteRoutine).
+func RoutineKey(kind, phys, name string) string {
+	return kind + "\x00" + phys + "\x00" + strings.ToLower(name)
+}
+
+// ForgetRoutines forgets what NoteRoutine recorded of the routine keys
+// (of every routine, with all): a reset dropped them, so their names are
+// production's again until the sandbox makes, copies or drops them anew.
+func (sb *Sandbox) ForgetRoutines(all bool, keys ...string) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if all {
+		sb.routines = nil
+		return
+	}
+	for _, k := range keys {
+		delete(sb.routines, k)
+	}
 }
