@@ -427,6 +427,14 @@ func (c *Objects) StoredFunction(ctx context.Context, db, name string) (bool, er
 	return found, nil
 }
 
+// ForgetObject drops what the catalog knows of t as a table or view (a
+// promote just changed it in production).
+func (c *Objects) ForgetObject(t rewrite.Table) {
+	c.mu.Lock()
+	delete(c.objects, c.names.Key(t))
+	c.mu.Unlock()
+}
+
 // ForgetFunction drops what the catalog knows of db.name as a stored
 // function.
 func (c *Objects) ForgetFunction(db, name string) {

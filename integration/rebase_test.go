@@ -201,6 +201,32 @@ func TestRebaseDroppedTable(t *testing.T) {
 	})
 }
 
+// TestRebaseView: a view the sandbox made, and one it replaced, once
+// promoted are production's: DIFF is empty and the sandbox reads them as
+// before; a later replacement in the sandbox is a change again.
+func TestRebaseView(t *testing.T) {
+	eachRebaseCase(t, "rb_view", "CREATE TABLE t (id INT PRIMARY KEY, v INT); INSERT INTO t VALUES (1, 1), (2, 2); "+
+		"CREATE VIEW old_v AS SELECT id FROM t;", func(t *testing.T, x *rebaseCase) {
+		mustExecC(t, x.sc, "CREATE VIEW new_v AS SELECT id, v * 2 AS w FROM t")
+		mustExecC(t, x.sc, "CREATE OR REPLACE VIEW old_v AS SELECT id, v FROM t")
+		x.rights(t, "SANDBOX PROMOTE")
+		x.promote(t, "SANDBOX PROMOTE")
+		if got := allRows(t, x.root, "SELECT id, w FROM `"+x.db+"`.new_v ORDER BY id"); got != "1 2|2 4" {
+			t.Fatalf("production's new_v after the promote: %s", got)
+		}
+		if got := allRows(t, x.root, "SELECT id, v FROM `"+x.db+"`.old_v ORDER BY id"); got != "1 1|2 2" {
+			t.Fatalf("production's old_v after the promote: %s", got)
+		}
+		x.emptyDiff(t, "after the promote of two views")
+		wantString(t, x.sc, "SELECT CONCAT((SELECT GROUP_CONCAT(w ORDER BY id) FROM new_v), '/', (SELECT GROUP_CONCAT(v ORDER BY id) FROM old_v))",
+			"2,4/1,2", "the sandbox reads its promoted views as %s, want 2,4/1,2")
+		mustExecC(t, x.sc, "CREATE OR REPLACE VIEW new_v AS SELECT id FROM t")
+		if got := diffSummary(t, x.sc, "SANDBOX DIFF SUMMARY"); len(got) != 1 || got[x.db+".new_v"].method != "view" {
+			t.Errorf("DIFF SUMMARY after the view was replaced again: %+v, want new_v only", got)
+		}
+	})
+}
+
 // TestRebaseOverwrittenTable: a table compared whole (DDL the capture
 // cannot follow) and promoted with OVERWRITE is captured from then on,
 // against what was promoted: DIFF is empty, production's later changes

@@ -189,6 +189,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	m.rev = review.New(review.Config{Prefix: cfg.Prefix}, log, m.names, m.engine, m.server, m.reg, m.caps, triggers)
 	m.op = operator.New(m.reg, m.rev, m.names)
 	m.catalog = catalog.NewObjects(m.names, m.reg, m.engine, m.server)
+	m.rev.SetChanged(m.catalog.ForgetObject)
 	name := cfg.Forker
 	if name == "auto" {
 		name = forker.Detect(m.version)

@@ -56,6 +56,9 @@ func (p *promotion) rebase(ctx context.Context) {
 		if !et.changes() || et.skip != "" {
 			continue
 		}
+		if p.m.changed != nil {
+			p.m.changed(dt.logical)
+		}
 		var err error
 		switch {
 		case dt.method == methodCapture && len(et.td.rows) > 0:
@@ -64,6 +67,10 @@ func (p *promotion) rebase(ctx context.Context) {
 			err = p.recapture(ctx, et)
 		case dt.change == "dropped":
 			err = p.rekind(ctx, dt, sandbox.KindAbsent)
+		case dt.method == methodView:
+			// Production's view is the sandbox's now: the sandbox's is
+			// a copy of it, as for a production view it reads.
+			err = p.rekind(ctx, dt, sandbox.KindView)
 		}
 		if err != nil {
 			p.m.log.Warn("after a promote, the sandbox's diff still shows what it promoted", zap.String("sandbox", p.sb.Name),

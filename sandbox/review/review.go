@@ -149,6 +149,9 @@ type Reviewer struct {
 	triggers    catalog.Triggers
 	obs         atomic.Pointer[Observer]
 	promoteDial sideconn.Dialer
+	// changed is told the production tables and views a committed
+	// promote changed (SetChanged), for caches of production's objects.
+	changed func(rewrite.Table)
 }
 
 // Config is what the reviewer needs of the settings.
@@ -181,6 +184,11 @@ func New(cfg Config, log *zap.Logger, names sandbox.Names, engine *rewrite.Engin
 // SetPromoteDialer installs what opens connections with the promote
 // account; call it before the first PROMOTE.
 func (m *Reviewer) SetPromoteDialer(d sideconn.Dialer) { m.promoteDial = d }
+
+// SetChanged installs what is told each production table or view a
+// committed promote changed (the catalog forgets what it cached of it);
+// call it before the first promote.
+func (m *Reviewer) SetChanged(f func(rewrite.Table)) { m.changed = f }
 
 // observer is the installed observer.
 func (m *Reviewer) observer() Observer { return *m.obs.Load() }
