@@ -1407,7 +1407,7 @@ INSERT INTO g VALUES (1, 1), (2, 2);`,
 		wants: map[string]ddlWant{
 			"$.a":         {"altered", "capture", 1, 2, 1}, // the capture follows the ALTERs: extra's backfill of id 2 is an update
 			"$.b":         {"altered", "capture", 1, 2, 1},
-			"$.c":         {"altered", "compare", 1, 1, 0}, // a type modified: the capture stops
+			"$.c":         {"altered", "capture", 1, 1, 0}, // a type widened: the capture follows
 			"$.c2":        {"altered", "capture", 0, 1, 0},
 			"$.d":         {"dropped", "dropped", 0, 0, 0},
 			"$.d2":        {"dropped", "dropped", 0, 0, 0},
