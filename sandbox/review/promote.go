@@ -286,7 +286,7 @@ func (p *promotion) connect(ctx context.Context) (pc sideconn.Conn, release func
 			return nil, nil, fmt.Errorf("prepare the promote connection (%s): %w", s, err)
 		}
 	}
-	lock := p.m.reg.LockName(p.sb.ID, "\x00promote")
+	lock := p.m.reg.LockName(p.sb.ID, registry.PromoteLockKey)
 	rows, err := pc.Query(ctx, fmt.Sprintf("SELECT GET_LOCK(%s, %d)", quote.String(lock), promoteLockWait))
 	if err == nil && (len(rows) != 1 || sideconn.Str(rows[0][0]) != "1") {
 		p.outcome = "refused"
