@@ -88,17 +88,19 @@ func (x *rebaseCase) rights(t *testing.T, promote string) {
 	x.untouched(t, "after a promote refused for its rights,")
 }
 
-// diffOps are the sandbox's DIFF rows of table (ddl rows too), each "op
-// key before -> after".
-func (x *rebaseCase) diffOps(t *testing.T, table string) []string {
+// wantDiffOps checks the sandbox's DIFF rows of table (ddl rows too), each
+// "op key before -> after", against want.
+func (x *rebaseCase) wantDiffOps(t *testing.T, table string, want ...string) {
 	t.Helper()
-	var out []string
+	var got []string
 	for _, r := range diffDetail(t, x.sc, "SANDBOX DIFF") {
 		if r.table == x.db+"."+table {
-			out = append(out, r.op+" "+r.key.String+" "+r.before.String+" -> "+r.after.String)
+			got = append(got, r.op+" "+r.key.String+" "+r.before.String+" -> "+r.after.String)
 		}
 	}
-	return out
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("DIFF of %s:\n %s\nwant\n %s", table, strings.Join(got, "\n "), strings.Join(want, "\n "))
+	}
 }
 
 // emptyDiff checks that the sandbox's DIFF SUMMARY lists nothing.
@@ -147,10 +149,7 @@ func TestRebaseCreatedTable(t *testing.T) {
 		if got, want := sum[x.db+".t"], (sumRow{change: "forked", upd: 1, keyKind: "primary", method: "capture"}); got != want || len(sum) != 1 {
 			t.Errorf("DIFF SUMMARY after the sandbox's update: %+v, want only t %+v", sum, want)
 		}
-		want := []string{`update {"id": 1} {"id": 1, "a": 1, "b": 1} -> {"id": 1, "a": 10, "b": 1}`}
-		if got := x.diffOps(t, "t"); strings.Join(got, "\n") != strings.Join(want, "\n") {
-			t.Errorf("DIFF of t:\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
-		}
+		x.wantDiffOps(t, "t", `update {"id": 1} {"id": 1, "a": 1, "b": 1} -> {"id": 1, "a": 10, "b": 1}`)
 		x.promote(t, "SANDBOX PROMOTE")
 		if got, want := allRows(t, x.root, "SELECT id, a, b FROM `"+x.db+"`.t ORDER BY id"), "1 10 20|2 2 2|3 3 3"; got != want {
 			t.Errorf("production's t after the second PROMOTE: %s, want %s (merged by cell, production's insert kept)", got, want)
@@ -249,10 +248,7 @@ func TestRebaseOverwrittenTable(t *testing.T) {
 			x.directly(t, "UPDATE t SET a = 7 WHERE id = 2", "DELETE FROM t WHERE id = 3", "INSERT INTO t VALUES (4, 4, 40)")
 			x.emptyDiff(t, "after production's own changes")
 			mustExecC(t, x.sc, "UPDATE t SET b = 11 WHERE id = 1")
-			want := []string{`update {"id": 1} {"id": 1, "a": 5, "b": 50} -> {"id": 1, "a": 5, "b": 11}`}
-			if got := x.diffOps(t, "t"); strings.Join(got, "\n") != strings.Join(want, "\n") {
-				t.Errorf("DIFF of t:\n %s\nwant\n %s", strings.Join(got, "\n "), strings.Join(want, "\n "))
-			}
+			x.wantDiffOps(t, "t", `update {"id": 1} {"id": 1, "a": 5, "b": 50} -> {"id": 1, "a": 5, "b": 11}`)
 			x.promote(t, "SANDBOX PROMOTE")
 			if got, want := allRows(t, x.root, "SELECT id, a, b FROM `"+x.db+"`.t ORDER BY id"), "1 5 11|2 7 20|4 4 40"; got != want {
 				t.Errorf("production's t after the later PROMOTE: %s, want %s", got, want)
