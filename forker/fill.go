@@ -1,0 +1,355 @@
+package forker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/quote"
+)
+
+// Filler fills one lazy fork: the background copy of its snapshot into
+// the staging table (Run), the copy-up of the rows a statement needs
+// (CopyUp), and the swap that ends it (Finish). Its two connections are
+// its own: snap holds the snapshot's transaction, w copies rows up.
+type Filler struct {
+	l     Lazy
+	snap  OwnedConn
+	w     OwnedConn
+	stmt  string // the snapshot read of a copy-up, up to its WHERE
+	total int64  // production's estimated rows
+
+	// snapMu orders the snapshot connection's uses; upWaiting counts the
+	// copy-ups waiting for it, which go before the next chunk.
+	snapMu    sync.Mutex
+	upWaiting atomic.Int32
+	// upMu orders copy-ups: two of one key would both insert it.
+	upMu    sync.Mutex
+	claimed map[string]bool // bound predicates already copied up (upMu)
+
+	filled  atomic.Int64
+	started time.Time
+	done    chan struct{} // closed when Run has ended
+	err     error         // why Run ended short (set before done closes)
+	chunk   int
+
+	closeOnce sync.Once
+}
+
+// Progress is how far a fill is.
+type Progress struct {
+	Filled, Total int64
+	Started       time.Time
+	Done          bool
+	Err           error
+}
+
+// StartFill starts the snapshot on snap and readies w; it returns the
+// filler and the AUTO_INCREMENT the fork must start at ("" for none). The
+// fork, staging table, function and capture must exist (PrepareLazy,
+// InstallCapture). On error both connections are closed.
+func StartFill(ctx context.Context, snap, w OwnedConn, l Lazy, total int64) (*Filler, string, error) {
+	autoInc, err := openSnapshot(ctx, snap, l)
+	if err == nil {
+		err = openWriter(ctx, w)
+	}
+	if err != nil {
+		_ = snap.Close()
+		_ = w.Close()
+		return nil, "", err
+	}
+	var sel []string
+	for _, c := range l.Capture.Stored() {
+		sel = append(sel, selectExpr(c))
+	}
+	f := &Filler{l: l, snap: snap, w: w, total: total, claimed: map[string]bool{}, started: time.Now(),
+		done: make(chan struct{}), chunk: 2000,
+		stmt: "SELECT " + strings.Join(sel, ", ") + " FROM " + l.Src.Quoted() + " WHERE "}
+	return f, autoInc, nil
+}
+
+// Lazy is what the filler fills.
+func (f *Filler) Lazy() Lazy { return f.l }
+
+// Progress says how far the fill is.
+func (f *Filler) Progress() Progress {
+	p := Progress{Filled: f.filled.Load(), Total: f.total, Started: f.started}
+	select {
+	case <-f.done:
+		p.Done, p.Err = true, f.err
+	default:
+	}
+	return p
+}
+
+// Done is closed when the background copy has ended (Progress says how).
+func (f *Filler) Done() <-chan struct{} { return f.done }
+
+// Run copies the snapshot into the staging table chunk by chunk until it
+// is whole (or ctx ends, or a chunk fails), letting waiting copy-ups go
+// first between chunks. It closes Done when it returns.
+func (f *Filler) Run(ctx context.Context) {
+	defer close(f.done)
+	call := "SELECT " + f.l.Fn.Quoted() + "("
+	for {
+		if ctx.Err() != nil {
+			f.err = ctx.Err()
+			return
+		}
+		if f.upWaiting.Load() > 0 {
+			f.snapMu.Lock() // behind the waiting copy-ups
+			f.snapMu.Unlock()
+		}
+		f.snapMu.Lock()
+		start := time.Now()
+		rows, err := f.snap.Query(ctx, call+strconv.Itoa(f.chunk)+")")
+		took := time.Since(start)
+		f.snapMu.Unlock()
+		if err != nil {
+			f.err = fmt.Errorf("copy %s: %w", f.l.Src.Quoted(), err)
+			return
+		}
+		n, _ := strconv.ParseInt(cell(rows), 10, 64)
+		f.filled.Add(n)
+		if n < int64(f.chunk) {
+			return
+		}
+		f.chunk = nextChunk(f.chunk, took)
+	}
+}
+
+// nextChunk sizes the next chunk so that one takes about 50 ms: a copy-up
+// waits at most that long for the snapshot connection.
+func nextChunk(n int, took time.Duration) int {
+	const target, least, most = 50 * time.Millisecond, 200, 20000
+	switch {
+	case took > 2*target && n/2 >= least:
+		return n / 2
+	case took < target/2 && n*2 <= most:
+		return n * 2
+	}
+	return n
+}
+
+// cell is the first column of the first row ("" when none).
+func cell(rows [][]*string) string {
+	if len(rows) == 0 || len(rows[0]) == 0 {
+		return ""
+	}
+	return str(rows[0][0])
+}
+
+// CopyUp copies into the fork the snapshot's rows that where (a condition
+// on the table's columns, unqualified) selects and the sandbox does not
+// hold yet: not in the fork and not changed (in the side table). Rows
+// already copied by an earlier call for the same where are not read
+// again.
+func (f *Filler) CopyUp(ctx context.Context, where string) error {
+	f.upMu.Lock()
+	defer f.upMu.Unlock()
+	if f.claimed[where] {
+		return nil
+	}
+	rows, err := f.snapshotRows(ctx, where)
+	if err != nil {
+		return err
+	}
+	if len(rows) > 0 {
+		if err := f.insertUp(ctx, rows); err != nil {
+			return err
+		}
+	}
+	f.claimed[where] = true
+	return nil
+}
+
+// snapshotRows reads the snapshot's rows that where selects.
+func (f *Filler) snapshotRows(ctx context.Context, where string) ([][]*string, error) {
+	f.upWaiting.Add(1)
+	f.snapMu.Lock()
+	f.upWaiting.Add(-1)
+	defer f.snapMu.Unlock()
+	select {
+	case <-f.done:
+		if f.err == nil {
+			// The staging table is whole and about to take the fork's
+			// place: the caller waits for that instead.
+			return nil, errFilled
+		}
+	default:
+	}
+	rows, err := f.snap.Query(ctx, f.stmt+where)
+	if err != nil {
+		return nil, fmt.Errorf("read %s as of its fork: %w", f.l.Src.Quoted(), err)
+	}
+	return rows, nil
+}
+
+// errFilled: the copy is complete; the fork is about to be swapped.
+var errFilled = errors.New("the fork's copy is complete")
+
+// Filled reports the error CopyUp returns once the copy is complete (the
+// caller waits for the swap instead).
+func Filled(err error) bool { return errors.Is(err, errFilled) }
+
+// insertUp writes rows into the fork, but for the keys the sandbox holds
+// already, in one transaction that also removes the side table's "not in
+// the fork" marks the inserts' capture trigger made. A key is held once
+// in the fork or the side table, for good; copy-ups go one at a time
+// (upMu), so what the check reads stays true until the insert.
+func (f *Filler) insertUp(ctx context.Context, rows [][]*string) error {
+	cp, cols := f.l.Capture, f.l.Capture.Stored()
+	k := f.l.key()
+	ki := 0
+	for i, c := range cols {
+		if strings.EqualFold(c.Name, cp.Key[0]) {
+			ki = i
+		}
+	}
+	lits := make([][]string, len(rows))
+	var held []string
+	for n, r := range rows {
+		lits[n] = make([]string, len(cols))
+		for i, c := range cols {
+			lits[n][i] = Literal(c, r[i])
+		}
+		kv := lits[n][ki]
+		held = append(held, "SELECT "+strconv.Itoa(n)+" FROM DUAL WHERE EXISTS (SELECT 1 FROM "+cp.Fork.Quoted()+" WHERE "+k+" = "+kv+
+			") OR EXISTS (SELECT 1 FROM "+cp.Side.Quoted()+" WHERE "+k+" = "+kv+")")
+	}
+	if _, err := f.w.Exec(ctx, "START TRANSACTION"); err != nil {
+		return fmt.Errorf("copy rows of %s up into its fork: %w", f.l.Src.Quoted(), err)
+	}
+	err := f.insertUnheld(ctx, lits, ki, strings.Join(held, " UNION ALL "))
+	if err == nil {
+		_, err = f.w.Exec(ctx, "COMMIT")
+	}
+	if err != nil {
+		_, _ = f.w.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		return fmt.Errorf("copy rows of %s up into its fork: %w", f.l.Src.Quoted(), err)
+	}
+	return nil
+}
+
+// insertUnheld inserts the rows (as literals) the held query does not
+// name by index, and clears their capture marks.
+func (f *Filler) insertUnheld(ctx context.Context, lits [][]string, ki int, held string) error {
+	cp := f.l.Capture
+	got, err := f.w.Query(ctx, held)
+	if err != nil {
+		return err
+	}
+	skip := map[string]bool{}
+	for _, r := range got {
+		skip[str(r[0])] = true
+	}
+	var values, keys []string
+	for n, l := range lits {
+		if !skip[strconv.Itoa(n)] {
+			values = append(values, "("+strings.Join(l, ", ")+")")
+			keys = append(keys, l[ki])
+		}
+	}
+	if len(values) == 0 {
+		return nil
+	}
+	if _, err := f.w.Exec(ctx, "INSERT INTO "+cp.Fork.Quoted()+" ("+f.l.columns()+") VALUES "+strings.Join(values, ", ")); err != nil {
+		return err
+	}
+	_, err = f.w.Exec(ctx, "DELETE FROM "+cp.Side.Quoted()+" WHERE "+quote.Ident(cp.Marker)+" = 0 AND "+f.l.key()+
+		" IN ("+strings.Join(keys, ", ")+")")
+	return err
+}
+
+// Finish ends a fill whose copy is complete (Done, no error): in the
+// snapshot's transaction the fork's rows replace the staging table's
+// for every key the sandbox holds (in the fork, or changed: in the side
+// table), then the staging table, its AUTO_INCREMENT at least the fork's,
+// takes the fork's place and the fork's capture triggers; the old fork,
+// the function and the filler's connections go. No statement of the
+// sandbox may run on the fork meanwhile (the caller drains them). c is a
+// side connection for the DDL.
+func (f *Filler) Finish(ctx context.Context, c Conn) error {
+	select {
+	case <-f.done:
+	default:
+		return errors.New("the fork's copy is still running")
+	}
+	if f.err != nil {
+		return f.err
+	}
+	f.snapMu.Lock()
+	defer f.snapMu.Unlock()
+	if err := f.merge(ctx); err != nil {
+		return err
+	}
+	if err := f.swap(ctx, c); err != nil {
+		return err
+	}
+	f.close()
+	return nil
+}
+
+// merge puts the sandbox's rows into the staging table and commits it.
+func (f *Filler) merge(ctx context.Context) error {
+	cp, k, st := f.l.Capture, f.l.key(), f.l.Staging.Quoted()
+	for _, s := range []string{
+		// Full names, not aliases: a multi-table DELETE reads an alias
+		// in the current database, which a side connection has not.
+		"DELETE " + st + " FROM " + cp.Fork.Quoted() + " JOIN " + st + " ON " + st + "." + k + " = " + cp.Fork.Quoted() + "." + k,
+		"DELETE " + st + " FROM " + cp.Side.Quoted() + " JOIN " + st + " ON " + st + "." + k + " = " + cp.Side.Quoted() + "." + k,
+		"INSERT INTO " + st + " (" + f.l.columns() + ") SELECT " + f.l.columns() + " FROM " + cp.Fork.Quoted(),
+		"COMMIT",
+	} {
+		if _, err := f.snap.Exec(ctx, s); err != nil {
+			return fmt.Errorf("complete the fork of %s: %w", f.l.Src.Quoted(), err)
+		}
+	}
+	return nil
+}
+
+// swap puts the staging table in the fork's place with the fork's capture
+// triggers and AUTO_INCREMENT.
+func (f *Filler) swap(ctx context.Context, c Conn) error {
+	cp := f.l.Capture
+	old := f.l.Staging
+	old.Name += "_old"
+	info, err := describe(ctx, c, cp.Fork)
+	if err != nil {
+		return err
+	}
+	var stmts []string
+	if info.autoIncrement != "" {
+		stmts = append(stmts, "ALTER TABLE "+f.l.Staging.Quoted()+" AUTO_INCREMENT = "+info.autoIncrement)
+	}
+	stmts = append(stmts, cp.DropTriggersDDL()...)
+	stmts = append(stmts, "DROP TABLE IF EXISTS "+old.Quoted(),
+		"RENAME TABLE "+cp.Fork.Quoted()+" TO "+old.Quoted()+", "+f.l.Staging.Quoted()+" TO "+cp.Fork.Quoted())
+	stmts = append(stmts, cp.TriggerDDL()...)
+	stmts = append(stmts, "DROP TABLE "+old.Quoted(), "DROP FUNCTION IF EXISTS "+f.l.Fn.Quoted())
+	if _, err := ExecAllWith(ctx, c, captureModes(), stmts...); err != nil {
+		return fmt.Errorf("put the copy of %s in its fork's place: %w", f.l.Src.Quoted(), err)
+	}
+	return nil
+}
+
+// Abort stops a fill: its transaction is rolled back, its connections
+// closed, its staging table and function dropped (on c). The fork stays.
+func (f *Filler) Abort(ctx context.Context, c Conn) {
+	f.close()
+	DropLazy(ctx, c, f.l)
+}
+
+// close closes the filler's connections (once); closing the snapshot's
+// rolls back whatever it had not committed.
+func (f *Filler) close() {
+	f.closeOnce.Do(func() {
+		_ = f.snap.Close()
+		_ = f.w.Close()
+	})
+}

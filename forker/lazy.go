@@ -1,0 +1,174 @@
+package forker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/sqlname"
+)
+
+// Lazy forks. A big table's fork is usable at once: it starts empty and
+// holds only the rows the sandbox has touched, copied up on demand from a
+// consistent snapshot of production taken when the fork was made; the rest
+// of the snapshot is copied meanwhile into a staging table, in the
+// snapshot's own transaction, by a stored function the snapshot
+// connection calls chunk by chunk. Called from a top-level SELECT, the
+// function's INSERT … SELECT reads production as a plain consistent read:
+// no row locks, the snapshot's rows. When the staging table is whole, the
+// fork's rows (and the keys the sandbox deleted) replace the staging
+// table's, and the staging table takes the fork's place: a plain table
+// holding exactly what a copy made at the fork would hold after the
+// sandbox's statements.
+//
+// Which rows the sandbox has touched is known without the proxy comparing
+// keys: a key is the sandbox's once it is in the fork or in the fork's
+// capture side table (every key a statement changed), so a fork is made
+// lazily only when its changes are captured by a one-column key.
+
+// ErrLazyUnavailable says a table cannot be forked lazily (the caller
+// copies it whole instead); its message says why.
+var ErrLazyUnavailable = errors.New("lazy fork unavailable")
+
+// OwnedConn is a connection the caller hands over for good: the filler
+// closes it when it is done.
+type OwnedConn interface {
+	Conn
+	Close() error
+}
+
+// Lazy is what a lazy fork is made of.
+type Lazy struct {
+	// Src is the production table; Capture's Fork the fork, its Side the
+	// side table (both must exist before the fill starts), its Shape
+	// Src's and its Key the key the fill orders by (one column).
+	Src     sqlname.Table
+	Capture Capture
+	// Staging is where the snapshot is copied; Fn the fill function.
+	// Both go in the sandbox's own database.
+	Staging, Fn sqlname.Table
+}
+
+// LazyOK says whether a table of this shape can be forked lazily: a
+// transactional engine (the staging table is filled in one transaction)
+// and a capture key of one column ("" when it can, else why not).
+func LazyOK(s Shape) string {
+	switch {
+	case s.View || s.Sequence:
+		return "not a base table"
+	case !strings.EqualFold(s.Engine, "InnoDB"):
+		return "its engine is " + s.Engine + ", not InnoDB"
+	case len(s.Key) != 1:
+		return "it has no key of one column"
+	}
+	return ""
+}
+
+// key is the one key column, quoted.
+func (l Lazy) key() string { return quote.Ident(l.Capture.Key[0]) }
+
+// columns are the stored columns, quoted and joined.
+func (l Lazy) columns() string {
+	var b strings.Builder
+	for i, c := range l.Capture.Stored() {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quote.Ident(c.Name))
+	}
+	return b.String()
+}
+
+// keyType is the key column's full type, for the fill function's variable.
+func (l Lazy) keyType() string {
+	c, _ := l.Capture.Column(l.Capture.Key[0])
+	return c.Type
+}
+
+// PrepareLazy makes the fork (empty, like Src) and the staging table and
+// fill function. The capture (side table and triggers) is the caller's.
+func PrepareLazy(ctx context.Context, c Conn, l Lazy) error {
+	fork := l.Capture.Fork
+	stmts := []string{
+		"CREATE TABLE " + fork.Quoted() + " LIKE " + l.Src.Quoted(),
+		"DROP TABLE IF EXISTS " + l.Staging.Quoted(),
+		"CREATE TABLE " + l.Staging.Quoted() + " LIKE " + l.Src.Quoted(),
+		"DROP FUNCTION IF EXISTS " + l.Fn.Quoted(),
+		l.fillFunction(),
+	}
+	if _, err := ExecAllWith(ctx, c, captureModes(), stmts...); err != nil {
+		DropLazy(context.WithoutCancel(ctx), c, l)
+		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+fork.Quoted())
+		return fmt.Errorf("prepare the lazy fork of %s: %w", l.Src.Quoted(), err)
+	}
+	return nil
+}
+
+// fillFunction copies the next n rows of Src (by key, after the last one
+// in the staging table) into the staging table and returns how many.
+func (l Lazy) fillFunction() string {
+	cols, k := l.columns(), l.key()
+	insert := "INSERT INTO " + l.Staging.Quoted() + " (" + cols + ") SELECT " + cols + " FROM " + l.Src.Quoted()
+	return "CREATE FUNCTION " + l.Fn.Quoted() + "(n INT) RETURNS BIGINT MODIFIES SQL DATA NOT DETERMINISTIC SQL SECURITY INVOKER BEGIN " +
+		"DECLARE lo " + l.keyType() + " DEFAULT NULL; " +
+		"SELECT MAX(" + k + ") INTO lo FROM " + l.Staging.Quoted() + "; " +
+		"IF lo IS NULL THEN " + insert + " ORDER BY " + k + " LIMIT n; " +
+		"ELSE " + insert + " WHERE " + k + " > lo ORDER BY " + k + " LIMIT n; END IF; " +
+		"RETURN ROW_COUNT(); END"
+}
+
+// DropLazy drops the staging table and the fill function (best effort).
+func DropLazy(ctx context.Context, c Conn, l Lazy) {
+	_, _ = c.Exec(ctx, "DROP FUNCTION IF EXISTS "+l.Fn.Quoted())
+	_, _ = c.Exec(ctx, "DROP TABLE IF EXISTS "+l.Staging.Quoted())
+}
+
+// openSnapshot readies snap for the fill and starts its snapshot: plain
+// text modes, UTC, raw bytes back, REPEATABLE READ, and a binary log (if
+// any) in row format, without which the fill function's reads would lock
+// production's rows. It returns Src's AUTO_INCREMENT as read after the
+// snapshot began ("" when none), which the fork must start at.
+func openSnapshot(ctx context.Context, snap Conn, l Lazy) (autoInc string, err error) {
+	rows, err := snap.Query(ctx, "SELECT @@log_bin, @@binlog_format")
+	if err != nil {
+		return "", fmt.Errorf("read the binary log's settings: %w", err)
+	}
+	if len(rows) == 1 && str(rows[0][0]) == "1" && !strings.EqualFold(str(rows[0][1]), "ROW") {
+		if _, err := snap.Exec(ctx, "SET SESSION binlog_format = 'ROW'"); err != nil {
+			return "", fmt.Errorf("%w: the binary log is in %s format and the proxy's account may not set ROW for its session (%v)",
+				ErrLazyUnavailable, str(rows[0][1]), err)
+		}
+	}
+	_, _ = snap.Exec(ctx, "SET SESSION sql_log_bin = 0") // where allowed: the staging table is the sandbox's
+	for _, s := range []string{
+		"SET SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', time_zone = '+00:00', " +
+			"character_set_client = utf8mb4, collation_connection = utf8mb4_general_ci, character_set_results = binary",
+		"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+		"START TRANSACTION WITH CONSISTENT SNAPSHOT",
+	} {
+		if _, err := snap.Exec(ctx, s); err != nil {
+			return "", fmt.Errorf("start the snapshot of %s: %w", l.Src.Quoted(), err)
+		}
+	}
+	info, err := describe(ctx, snap, l.Src)
+	if err != nil {
+		return "", err
+	}
+	return info.autoIncrement, nil
+}
+
+// openWriter readies w, the connection that copies rows up into the fork.
+func openWriter(ctx context.Context, w Conn) error {
+	for _, s := range []string{
+		"SET SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', time_zone = '+00:00', " +
+			"character_set_client = utf8mb4, collation_connection = utf8mb4_general_ci, character_set_results = binary",
+		"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+	} {
+		if _, err := w.Exec(ctx, s); err != nil {
+			return fmt.Errorf("ready the copy-up connection: %w", err)
+		}
+	}
+	return nil
+}
