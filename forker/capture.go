@@ -74,6 +74,18 @@ type Shape struct {
 	// View: the name is a view's, with no rows of its own; Sequence: a
 	// sequence's (MariaDB).
 	View, Sequence bool
+	// Versioned: a system-versioned table.
+	Versioned bool
+	// Uniques are the table's unique keys (the primary key first), each
+	// with its columns, nullable or not.
+	Uniques []Unique
+}
+
+// Unique is a unique key: its columns, and whether some column is
+// indexed by a prefix only (its values are unique in their prefix).
+type Unique struct {
+	Columns []string
+	Prefix  bool
 }
 
 // Stored are the columns that are not generated.
@@ -111,7 +123,7 @@ func ReadShape(ctx context.Context, c Conn, t sqlname.Table) (Shape, error) {
 		return s, ErrNoSource
 	}
 	s.Engine, s.Transactional = str(rows[0][0]), str(rows[0][1]) == "YES"
-	s.View, s.Sequence = str(rows[0][2]) == "VIEW", str(rows[0][2]) == "SEQUENCE"
+	s.View, s.Sequence, s.Versioned = str(rows[0][2]) == "VIEW", str(rows[0][2]) == "SEQUENCE", str(rows[0][2]) == "SYSTEM VERSIONED"
 	rows, err = c.Query(ctx, "SELECT COLUMN_NAME, COLUMN_TYPE, LOWER(DATA_TYPE), CHARACTER_SET_NAME, COLLATION_NAME, EXTRA, IS_NULLABLE, "+
 		"COLUMN_DEFAULT FROM information_schema.COLUMNS"+where+" ORDER BY ORDINAL_POSITION")
 	if err != nil {
@@ -138,9 +150,10 @@ func ReadShape(ctx context.Context, c Conn, t sqlname.Table) (Shape, error) {
 		return s, fmt.Errorf("read the keys of %s: %w", t.Quoted(), err)
 	}
 	type index struct {
-		name string
-		cols []string
-		ok   bool
+		name   string
+		cols   []string
+		ok     bool
+		prefix bool
 	}
 	var idx []*index
 	for _, r := range rows {
@@ -157,9 +170,13 @@ func ReadShape(ctx context.Context, c Conn, t sqlname.Table) (Shape, error) {
 		if !found || cc.Generated || r[3] != nil || nullable[strings.ToLower(col)] {
 			in.ok = false
 		}
+		in.prefix = in.prefix || r[3] != nil
 		in.cols = append(in.cols, col)
 	}
 	s.KeyKind = "row"
+	for _, in := range idx {
+		s.Uniques = append(s.Uniques, Unique{Columns: in.cols, Prefix: in.prefix})
+	}
 	for _, in := range idx {
 		if in.ok {
 			s.Key = in.cols

@@ -271,7 +271,8 @@ func (f *Filler) insertUnheld(ctx context.Context, lits [][]string, ki int, held
 // for every key the sandbox holds (in the fork, or changed: in the side
 // table), then the staging table, its AUTO_INCREMENT at least the fork's,
 // takes the fork's place and the fork's capture triggers; the old fork,
-// the function and the filler's connections go. No statement of the
+// and the function go; the caller then records the fork whole and closes
+// the filler (Close), whose snapshot connection held its lock. No statement of the
 // sandbox may run on the fork meanwhile (the caller drains them). c is a
 // side connection for the DDL.
 func (f *Filler) Finish(ctx context.Context, c Conn) error {
@@ -288,11 +289,7 @@ func (f *Filler) Finish(ctx context.Context, c Conn) error {
 	if err := f.merge(ctx); err != nil {
 		return err
 	}
-	if err := f.swap(ctx, c); err != nil {
-		return err
-	}
-	f.close()
-	return nil
+	return f.swap(ctx, c)
 }
 
 // merge puts the sandbox's rows into the staging table and commits it.
@@ -345,8 +342,10 @@ func (f *Filler) Abort(ctx context.Context, c Conn) {
 	DropLazy(ctx, c, f.l)
 }
 
-// close closes the filler's connections (once); closing the snapshot's
+// Close closes the filler's connections (once); closing the snapshot's
 // rolls back whatever it had not committed.
+func (f *Filler) Close() { f.close() }
+
 func (f *Filler) close() {
 	f.closeOnce.Do(func() {
 		_ = f.snap.Close()

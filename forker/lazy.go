@@ -56,8 +56,8 @@ type Lazy struct {
 // and a capture key of one column ("" when it can, else why not).
 func LazyOK(s Shape) string {
 	switch {
-	case s.View || s.Sequence:
-		return "not a base table"
+	case s.View || s.Sequence || s.Versioned:
+		return "not a plain base table"
 	case !strings.EqualFold(s.Engine, "InnoDB"):
 		return "its engine is " + s.Engine + ", not InnoDB"
 	case len(s.Key) != 1:
@@ -87,12 +87,10 @@ func (l Lazy) keyType() string {
 	return c.Type
 }
 
-// PrepareLazy makes the fork (empty, like Src) and the staging table and
-// fill function. The capture (side table and triggers) is the caller's.
+// PrepareLazy makes the staging table and fill function of l. The fork
+// (CREATE TABLE … LIKE Src) and its capture are the caller's to make.
 func PrepareLazy(ctx context.Context, c Conn, l Lazy) error {
-	fork := l.Capture.Fork
 	stmts := []string{
-		"CREATE TABLE " + fork.Quoted() + " LIKE " + l.Src.Quoted(),
 		"DROP TABLE IF EXISTS " + l.Staging.Quoted(),
 		"CREATE TABLE " + l.Staging.Quoted() + " LIKE " + l.Src.Quoted(),
 		"DROP FUNCTION IF EXISTS " + l.Fn.Quoted(),
@@ -100,7 +98,6 @@ func PrepareLazy(ctx context.Context, c Conn, l Lazy) error {
 	}
 	if _, err := ExecAllWith(ctx, c, captureModes(), stmts...); err != nil {
 		DropLazy(context.WithoutCancel(ctx), c, l)
-		_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+fork.Quoted())
 		return fmt.Errorf("prepare the lazy fork of %s: %w", l.Src.Quoted(), err)
 	}
 	return nil

@@ -94,6 +94,7 @@ func TestLazyFillExact(t *testing.T) {
 	cp := forker.Capture{Fork: sqlname.Table{DB: "lz_sb", Name: "t"}, Side: sqlname.Table{DB: "lz_side", Name: "c_t"},
 		Trigger: "lzcap", Marker: "sqlfork_existed", Shape: shape}
 	l := forker.Lazy{Src: src, Capture: cp, Staging: sqlname.Table{DB: "lz_side", Name: "f_t"}, Fn: sqlname.Table{DB: "lz_side", Name: "fill_t"}}
+	mustExecC(t, db, "CREATE TABLE lz_sb.t LIKE lz_prod.t")
 	if err := forker.PrepareLazy(ctx, c, l); err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +149,7 @@ func TestLazyFillExact(t *testing.T) {
 	if err := f.Finish(ctx, c); err != nil {
 		t.Fatal(err)
 	}
+	f.Close()
 	for _, q := range []string{
 		"SELECT COUNT(*) FROM (SELECT id, name, f, d, b, ts, l, u, g FROM lz_sb.t EXCEPT SELECT id, name, f, d, b, ts, l, u, g FROM lz_side.expected) x",
 		"SELECT COUNT(*) FROM (SELECT id, name, f, d, b, ts, l, u, g FROM lz_side.expected EXCEPT SELECT id, name, f, d, b, ts, l, u, g FROM lz_sb.t) x",

@@ -18,6 +18,9 @@ type Entry struct {
 	Bytes   int64
 	Epoch   uint64
 	Created time.Time
+	// Filling: a lazy fork whose copy of production is still running
+	// (forker.Filler); its rows are not all there yet.
+	Filling bool
 }
 
 // Kind says what a sandbox holds for a logical table; the registry stores

@@ -35,6 +35,9 @@ func (s *Session) forkPlanned(ctx context.Context, p *Plan) error {
 	}
 	a, sql, opts, prepared := f.a, f.sql, f.opts, f.prepared
 	res, err := s.forkAndRewrite(ctx, a, sql, opts, prepared, p)
+	if err == nil {
+		err = s.fillFor(ctx, a, prepared)
+	}
 	if err != nil {
 		// What planning made for a statement that will not run goes.
 		s.abandon(ctx, p)

@@ -29,6 +29,7 @@ const (
 	DefaultSyncLease        = config.DefaultSyncLease
 	DefaultSideConnections  = config.DefaultSideConnections
 	DefaultForkQueueTimeout = config.DefaultForkQueueTimeout
+	DefaultLazyForkRows     = config.DefaultLazyForkRows
 )
 
 // Guardrail names, as counted in refusals and named in settings.

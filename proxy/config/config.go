@@ -184,7 +184,8 @@ func Default() Config {
 		Sandbox: session.Config{Prefix: "_sqlfork", Forker: "auto", DefaultTTL: 24 * time.Hour,
 			IdleTTL: 7 * 24 * time.Hour, MaxTTL: 30 * 24 * time.Hour, Grace: DefaultSandboxGrace, ReapInterval: 10 * time.Second,
 			SyncLease:       session.DefaultSyncLease,
-			SideConnections: session.DefaultSideConnections, ForkQueueTimeout: session.DefaultForkQueueTimeout},
+			SideConnections: session.DefaultSideConnections, ForkQueueTimeout: session.DefaultForkQueueTimeout,
+			LazyForkRows: session.DefaultLazyForkRows},
 	}
 }
 

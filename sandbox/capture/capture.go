@@ -105,14 +105,38 @@ func (m *Tracker) captureOf(sbID string, phys rewrite.Table, shape forker.Shape)
 // cannot be captured is recorded "full", with the reason: its diff
 // compares it whole.
 func (m *Tracker) Start(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t, phys rewrite.Table, mode forker.Mode) error {
-	info := Info{State: Full, KeyKind: "row"}
-	if m.cfg.NoDiffCapture {
-		info.Reason = "change capture is off (--diff-capture=false)"
-		return m.saveCapture(ctx, c, sb.ID, t, info)
+	_, err := m.start(ctx, c, sb, t, phys, mode)
+	return err
+}
+
+// StartLazy captures the changes of phys, the lazy fork of t just made
+// (empty), as Start does, and returns its capture; an error when its
+// changes cannot be captured by rows, which a lazy fork needs.
+func (m *Tracker) StartLazy(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t, phys rewrite.Table) (forker.Capture, error) {
+	info, err := m.start(ctx, c, sb, t, phys, forker.Full)
+	if err != nil {
+		return forker.Capture{}, err
+	}
+	if info.State != Rows {
+		return forker.Capture{}, fmt.Errorf("%w: its changes are not captured by rows (%s)", forker.ErrLazyUnavailable, info.Reason)
 	}
 	shape, err := forker.ReadShape(ctx, c, phys)
 	if err != nil {
-		return err
+		return forker.Capture{}, err
+	}
+	return m.captureOf(sb.ID, phys, shape), nil
+}
+
+// start is Start, returning what it recorded.
+func (m *Tracker) start(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t, phys rewrite.Table, mode forker.Mode) (Info, error) {
+	info := Info{State: Full, KeyKind: "row"}
+	if m.cfg.NoDiffCapture {
+		info.Reason = "change capture is off (--diff-capture=false)"
+		return info, m.saveCapture(ctx, c, sb.ID, t, info)
+	}
+	shape, err := forker.ReadShape(ctx, c, phys)
+	if err != nil {
+		return info, err
 	}
 	cp := m.captureOf(sb.ID, phys, shape)
 	info.KeyKind, info.Key, info.Side, info.Trigger, info.Base = shape.KeyKind, shape.Key, cp.Side, cp.Trigger, shape.Columns
@@ -124,7 +148,7 @@ func (m *Tracker) Start(ctx context.Context, c sideconn.Conn, sb *registry.Sandb
 	default:
 		cascades, why, err := m.cascadesOf(ctx, c, t, shape)
 		if err != nil {
-			return err
+			return info, err
 		}
 		if why != "" {
 			info.Reason = why
@@ -137,7 +161,7 @@ func (m *Tracker) Start(ctx context.Context, c sideconn.Conn, sb *registry.Sandb
 		}
 		if !sb.SideDBMade() {
 			if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quote.Ident(cp.Side.DB)); err != nil {
-				return fmt.Errorf("create the sandbox's own database: %w", err)
+				return info, fmt.Errorf("create the sandbox's own database: %w", err)
 			}
 			sb.MarkSideDB()
 		}
@@ -148,7 +172,7 @@ func (m *Tracker) Start(ctx context.Context, c sideconn.Conn, sb *registry.Sandb
 		}
 		info.State = Rows
 	}
-	return m.saveCapture(ctx, c, sb.ID, t, info)
+	return info, m.saveCapture(ctx, c, sb.ID, t, info)
 }
 
 // saveCapture writes t's row in the captures table.

@@ -95,6 +95,9 @@ func (m *Forker) forkComponent(ctx context.Context, sb *registry.Sandbox, t rewr
 	if err := m.triggerHazards(ctx, cp); err != nil {
 		return nil, err
 	}
+	if err := m.awaitLinkedFills(ctx, sb, cp); err != nil {
+		return nil, err
+	}
 	var rg *grants.Reader
 	if rd != nil {
 		g, err := rd(ctx)
@@ -158,7 +161,7 @@ func (m *Forker) forkAll(ctx context.Context, c sideconn.Conn, sb *registry.Sand
 		if e, ok := sb.Resolve(k); i > 0 && ok && e.Kind != sandbox.KindAbsent {
 			continue // in the sandbox already, with its keys and triggers
 		}
-		e, fresh, err := m.forkLocked(ctx, c, sb, u, k, mode)
+		e, fresh, err := m.forkLocked(ctx, c, sb, u, k, mode, cp.alone())
 		if err != nil {
 			if i > 0 {
 				err = fmt.Errorf("fork %s, which %s needs: %w", u, t, err)
@@ -220,7 +223,7 @@ func (m *Forker) linkForks(ctx context.Context, c sideconn.Conn, sb *registry.Sa
 // forkLocked forks t under the sandbox's fork mutex and an upstream lock,
 // so one fork per (sandbox, table) happens across proxy processes too;
 // fresh says this call made it.
-func (m *Forker) forkLocked(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t rewrite.Table, k string, mode forker.Mode) (e *sandbox.Entry, fresh bool, err error) {
+func (m *Forker) forkLocked(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t rewrite.Table, k string, mode forker.Mode, alone bool) (e *sandbox.Entry, fresh bool, err error) {
 	if err := m.reg.Persist(ctx, c, sb); err != nil {
 		return nil, false, err
 	}
@@ -237,7 +240,7 @@ func (m *Forker) forkLocked(ctx context.Context, c sideconn.Conn, sb *registry.S
 	if err := m.prepareFork(ctx, c, sb, t, phys, mode); err != nil {
 		return nil, false, err
 	}
-	e, err = m.runFork(ctx, c, sb, t, k, phys, mode)
+	e, err = m.runFork(ctx, c, sb, t, k, phys, mode, alone)
 	return e, err == nil, err
 }
 
@@ -341,10 +344,19 @@ func (m *Forker) CreateSchema(ctx context.Context, c sideconn.Conn, db, phys str
 // runFork forks t (key k) to phys with the strategy, under a marker row in
 // the registry, and records what came of it: the fork, or t missing from
 // production.
-func (m *Forker) runFork(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t rewrite.Table, k string, phys rewrite.Table, mode forker.Mode) (*sandbox.Entry, error) {
+func (m *Forker) runFork(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t rewrite.Table, k string, phys rewrite.Table, mode forker.Mode, alone bool) (*sandbox.Entry, error) {
 	marker := &sandbox.Entry{Logical: t, Phys: phys, Kind: sandbox.KindForking, Created: time.Now().UTC()}
 	if err := m.reg.SaveEntry(ctx, c, sb, marker); err != nil {
 		return nil, err
+	}
+	if lazy, rows := m.lazyWanted(ctx, c, t, mode, alone); lazy {
+		e, ok, err := m.runLazy(ctx, c, sb, t, k, phys, rows)
+		if err != nil {
+			m.reg.DeleteEntry(context.WithoutCancel(ctx), c, sb, t)
+		}
+		if ok || err != nil {
+			return e, err
+		}
 	}
 	st, err := m.strategy.Fork(ctx, c, t, phys, mode)
 	if err != nil && !errors.Is(err, forker.ErrNoSource) {
@@ -524,6 +536,9 @@ type Config struct {
 	Prefix string
 	// ForkTimeout bounds one fork.
 	ForkTimeout time.Duration
+	// LazyRows: a table of at least this many rows (production's
+	// estimate) is forked lazily when it can be (lazy.go); negative: never.
+	LazyRows int64
 }
 
 // Observer is told about forks, for metrics.

@@ -46,6 +46,20 @@ type connectedSet struct {
 	routines []registry.RoutineRef
 }
 
+// alone says whether the set is its one table, linked to no other by
+// keys or triggers: such a table may be forked lazily.
+func (cp *connectedSet) alone() bool {
+	if len(cp.tables) != 1 || cp.linked || len(cp.fks) > 0 {
+		return false
+	}
+	for _, trs := range cp.triggers {
+		if len(trs) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // connected finds the tables forking t takes, on a side connection of its
 // own: foreign keys' components and the tables triggers name, until no more
 // are found. Tables sb already holds bring nothing more: they were forked

@@ -71,6 +71,8 @@ type Sandbox struct {
 	// of the reset: a registry reload that read the registry before
 	// then does not bring them back (reloadTables).
 	removed map[string]uint64
+	// fills are the lazy forks this process fills, by key (fill.go).
+	fills map[string]*Fill
 }
 
 // RoutineRef names a stored routine: kind PROCEDURE or FUNCTION, its

@@ -36,7 +36,8 @@ func (m *Registry) Init(ctx context.Context, c sideconn.Conn) error {
 	// Columns added since a registry was first made.
 	stmts = append(stmts, "ALTER TABLE "+m.names.Q("captures")+" ADD COLUMN IF NOT EXISTS base_cols TEXT NULL",
 		"ALTER TABLE "+m.names.Q("sandboxes")+" ADD COLUMN IF NOT EXISTS changed_at DATETIME(6) NULL, ADD COLUMN IF NOT EXISTS promoted_at DATETIME(6) NULL, "+
-			"ADD COLUMN IF NOT EXISTS clean_at DATETIME(6) NULL")
+			"ADD COLUMN IF NOT EXISTS clean_at DATETIME(6) NULL",
+		"ALTER TABLE "+m.names.Q("tables")+" ADD COLUMN IF NOT EXISTS fill VARCHAR(16) NOT NULL DEFAULT ''")
 	// The first process to start makes the secret of the upstream lock
 	// names (see lockName); the others read it.
 	stmts = append(stmts, "INSERT IGNORE INTO "+m.names.Q("settings")+" (name, value) VALUES ('lock_secret', "+
@@ -304,10 +305,14 @@ func (m *Registry) heldElsewhere(ctx context.Context, c sideconn.Conn, sb *Sandb
 // SaveEntry writes a table row and, for a table in place (not a fork's
 // marker), then counts the change in the sandbox's generation.
 func (m *Registry) SaveEntry(ctx context.Context, c sideconn.Conn, sb *Sandbox, e *sandbox.Entry) error {
-	_, err := c.Exec(ctx, "REPLACE INTO "+m.names.Q("tables")+" (sandbox_id, db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at) VALUES ("+
+	fill := ""
+	if e.Filling {
+		fill = "filling"
+	}
+	_, err := c.Exec(ctx, "REPLACE INTO "+m.names.Q("tables")+" (sandbox_id, db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at, fill) VALUES ("+
 		strings.Join([]string{quote.String(sb.ID), quote.String(e.Logical.DB), quote.String(e.Logical.Name),
 			quote.String(string(e.Kind)), quote.String(e.Phys.DB), quote.String(e.Phys.Name),
-			strconv.FormatInt(e.Rows, 10), strconv.FormatInt(e.Bytes, 10), sideconn.SQLTime(e.Created)}, ", ")+")")
+			strconv.FormatInt(e.Rows, 10), strconv.FormatInt(e.Bytes, 10), sideconn.SQLTime(e.Created), quote.String(fill)}, ", ")+")")
 	if err != nil {
 		return fmt.Errorf("record table %s of sandbox %s: %w", e.Logical, sb.Name, err)
 	}
@@ -323,7 +328,7 @@ func (m *Registry) DeleteEntry(ctx context.Context, c sideconn.Conn, sb *Sandbox
 		" AND db = "+quote.String(t.DB)+" AND tbl = "+quote.String(t.Name))
 }
 
-const entryCols = "db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at"
+const entryCols = "db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at, fill"
 
 // usable is the registry filter for rows that describe a table in place
 // (not a fork in progress).
@@ -332,7 +337,7 @@ const usable = " AND kind <> 'forking'"
 func (m *Registry) rowEntry(r []*string) *sandbox.Entry {
 	return &sandbox.Entry{Logical: rewrite.Table{DB: sideconn.Str(r[0]), Name: sideconn.Str(r[1])}, Kind: sandbox.Kind(sideconn.Str(r[2])),
 		Phys: rewrite.Table{DB: sideconn.Str(r[3]), Name: sideconn.Str(r[4])}, Rows: sideconn.Num(r[5]), Bytes: sideconn.Num(r[6]),
-		Created: sideconn.ParseTime(r[7]), Epoch: m.epoch.Add(1)}
+		Created: sideconn.ParseTime(r[7]), Epoch: m.epoch.Add(1), Filling: len(r) > 8 && sideconn.Str(r[8]) == "filling"}
 }
 
 // LoadEntry reads the registry row of t in sb, if any.

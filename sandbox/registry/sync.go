@@ -302,7 +302,7 @@ func (m *Registry) reloadTables(ctx context.Context, c sideconn.Conn, sb *Sandbo
 		e := m.rowEntry(r)
 		k := m.names.Key(e.Logical)
 		seen[k] = true
-		if cur, ok := sb.Resolve(k); ok && (cur.Kind == e.Kind || cur.Epoch > start) {
+		if cur, ok := sb.Resolve(k); ok && (cur.Kind == e.Kind && cur.Filling == e.Filling || cur.Epoch > start) {
 			continue
 		}
 		if sb.removedAfter(k, start) {

@@ -84,7 +84,15 @@ type Config struct {
 	// NoDiffCapture turns off the capture of each fork's changed rows
 	// (capture.go): SANDBOX DIFF then compares every table whole.
 	NoDiffCapture bool
+	// LazyForkRows: a table of at least this many rows (production's
+	// estimate) is forked lazily where it can be — usable at once, its
+	// rows copied from a snapshot in the background (sandbox/forking
+	// lazy.go); 0: never (every fork is a whole copy).
+	LazyForkRows int64
 }
+
+// DefaultLazyForkRows is the proxy's default LazyForkRows.
+const DefaultLazyForkRows = 100000
 
 // FillDefaults sets the settings left zero to their defaults.
 func (c *Config) FillDefaults() {

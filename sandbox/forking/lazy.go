@@ -1,0 +1,298 @@
+package forking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
+	"github.com/sqlfork/sqlfork-proxy/wire"
+	"go.uber.org/zap"
+)
+
+// Lazy forks (forker.Filler): a table of at least Config.LazyRows rows,
+// linked to no other by keys or triggers, is forked empty and usable at
+// once; this process fills it in the background from a snapshot taken at
+// the fork, and statements copy up the rows they need meanwhile
+// (session's fill step). Its registry row says "filling" until the fork
+// is whole; other processes wait for that on the fill's upstream lock,
+// which the snapshot connection holds.
+
+// drainWait bounds how long the end of a fill waits for the sandbox's
+// statements in flight before trying again.
+const drainWait = 5 * time.Second
+
+// FillLock is the upstream lock a fill of table key k in sandbox id
+// holds while it runs.
+func (m *Forker) FillLock(id, k string) string { return m.reg.LockName(id, k+"\x00fill") }
+
+// lazyWanted says whether t (its production table) is forked lazily, and
+// its estimated rows.
+func (m *Forker) lazyWanted(ctx context.Context, c sideconn.Conn, t rewrite.Table, mode forker.Mode, single bool) (bool, int64) {
+	if !single || mode != forker.Full || m.cfg.LazyRows < 0 || m.strategy.Name() != "copy" {
+		return false, 0
+	}
+	rows, _, err := forker.Size(ctx, c, t)
+	if err != nil || rows < m.cfg.LazyRows {
+		return false, 0
+	}
+	if col, _, err := forker.SequenceDefault(ctx, c, t); err != nil || col != "" {
+		return false, 0 // the copy refuses it, saying why
+	}
+	return true, rows
+}
+
+// runLazy forks t (key k) lazily to phys; ok is false when it cannot be
+// (the caller copies it), with nothing left of the attempt.
+func (m *Forker) runLazy(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t rewrite.Table, k string, phys rewrite.Table, rows int64) (e *sandbox.Entry, ok bool, err error) {
+	shape, err := forker.ReadShape(ctx, c, t)
+	if err != nil || forker.LazyOK(shape) != "" {
+		return nil, false, nil
+	}
+	start := time.Now()
+	lock := m.FillLock(sb.ID, k)
+	snap, w, err := m.fillConns(ctx, lock)
+	if err != nil {
+		return nil, false, err
+	}
+	l, err := m.prepareLazy(ctx, c, sb, t, phys)
+	var f *forker.Filler
+	autoInc := ""
+	if err == nil {
+		f, autoInc, err = forker.StartFill(ctx, snap, w, l, rows)
+	} else {
+		_, _ = snap.Close(), w.Close()
+	}
+	if err == nil && autoInc != "" {
+		_, err = c.Exec(ctx, "ALTER TABLE "+phys.Quoted()+" AUTO_INCREMENT = "+autoInc)
+	}
+	if err != nil {
+		if f != nil {
+			f.Close()
+		}
+		m.undoLazy(context.WithoutCancel(ctx), c, sb, t, l)
+		if errors.Is(err, forker.ErrLazyUnavailable) {
+			m.log.Info("table copied whole, not forked lazily", zap.String("table", t.String()), zap.Error(err))
+			return nil, false, nil
+		}
+		return nil, true, fmt.Errorf("fork %s: %w", t, err)
+	}
+	e, err = m.recordLazy(ctx, c, sb, t, k, phys, rows, f, lock)
+	if err != nil {
+		f.Close()
+		m.undoLazy(context.WithoutCancel(ctx), c, sb, t, l)
+		return nil, true, err
+	}
+	m.observer().Forked("lazy", false, time.Since(start), 0, 0)
+	m.log.Info("forked table lazily", zap.String("sandbox", sb.Name), zap.String("table", t.String()),
+		zap.String("fork", phys.String()), zap.Int64("rows", rows), zap.Duration("took", time.Since(start)))
+	return e, true, nil
+}
+
+// fillConns opens a fill's two connections; the first takes its lock.
+func (m *Forker) fillConns(ctx context.Context, lock string) (snap, w sideconn.Conn, err error) {
+	if snap, err = m.reg.DialOwn(ctx); err != nil {
+		return nil, nil, err
+	}
+	if w, err = m.reg.DialOwn(ctx); err != nil {
+		_ = snap.Close()
+		return nil, nil, err
+	}
+	rows, err := snap.Query(ctx, "SELECT GET_LOCK("+quote.String(lock)+", 0)")
+	if err == nil && (len(rows) != 1 || sideconn.Str(rows[0][0]) != "1") {
+		err = errors.New("another connection holds the fill's lock")
+	}
+	if err != nil {
+		_, _ = snap.Close(), w.Close()
+		return nil, nil, fmt.Errorf("lock the fill: %w", err)
+	}
+	return snap, w, nil
+}
+
+// prepareLazy makes the empty fork phys of t, its capture, and the
+// staging table and fill function beside the side table.
+func (m *Forker) prepareLazy(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t, phys rewrite.Table) (forker.Lazy, error) {
+	l := forker.Lazy{Src: t}
+	if _, err := c.Exec(ctx, "CREATE TABLE "+phys.Quoted()+" LIKE "+t.Quoted()); err != nil {
+		return l, fmt.Errorf("create %s like %s: %w", phys.Quoted(), t.Quoted(), err)
+	}
+	cp, err := m.caps.StartLazy(ctx, c, sb, t, phys)
+	if err != nil {
+		return l, err
+	}
+	l.Capture = cp
+	l.Staging = rewrite.Table{DB: cp.Side.DB, Name: "f" + cp.Side.Name}
+	l.Fn = rewrite.Table{DB: cp.Side.DB, Name: "fill" + cp.Side.Name}
+	return l, forker.PrepareLazy(ctx, c, l)
+}
+
+// undoLazy removes what an attempt at a lazy fork of t left (best effort).
+func (m *Forker) undoLazy(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t rewrite.Table, l forker.Lazy) {
+	if l.Staging.Name != "" {
+		forker.DropLazy(ctx, c, l)
+	}
+	_, _ = c.Exec(ctx, "DROP TABLE IF EXISTS "+m.names.Physical(sb.ID, t).Quoted())
+}
+
+// recordLazy records the lazy fork phys of t as filling, and starts its
+// fill in the background.
+func (m *Forker) recordLazy(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t rewrite.Table, k string, phys rewrite.Table,
+	rows int64, f *forker.Filler, lock string) (*sandbox.Entry, error) {
+	e := &sandbox.Entry{Logical: t, Phys: phys, Kind: sandbox.KindFork, Filling: true, Rows: rows, Epoch: m.reg.NextEpoch(), Created: time.Now().UTC()}
+	if err := m.reg.SaveEntry(ctx, c, sb, e); err != nil {
+		return nil, err
+	}
+	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	fill := registry.NewFill(f, lock, cancel)
+	sb.AddFill(k, fill)
+	if err := m.publish(ctx, c, sb, k, e, true); err != nil {
+		cancel()
+		sb.DropFill(k)
+		return nil, err
+	}
+	m.forks.Add(1)
+	go m.runFill(fctx, sb, k, fill)
+	return e, nil
+}
+
+// runFill copies the rest of a lazy fork, then makes it whole (finishFill).
+// A fill that fails stays in the sandbox with its error: statements that
+// need the whole table get it, and SANDBOX RESET FOR the table ends it.
+func (m *Forker) runFill(ctx context.Context, sb *registry.Sandbox, k string, fill *registry.Fill) {
+	fill.Filler.Run(ctx)
+	err := fill.Filler.Progress().Err
+	if err == nil {
+		err = m.finishFill(ctx, sb, k, fill)
+	}
+	fill.Filler.Close()
+	if err != nil {
+		if ctx.Err() == nil {
+			m.log.Warn("the fill of a lazy fork failed", zap.String("sandbox", sb.Name), zap.String("table", k), zap.Error(err))
+		}
+		fill.End(err)
+		return
+	}
+	sb.DropFill(k)
+	fill.End(nil)
+	p := fill.Filler.Progress()
+	m.log.Info("lazy fork filled", zap.String("sandbox", sb.Name), zap.String("table", k), zap.Int64("rows", p.Filled),
+		zap.Duration("took", time.Since(p.Started)))
+}
+
+// finishFill puts the whole table in the fork's place (Filler.Finish)
+// with the sandbox's statements drained, and records it whole.
+func (m *Forker) finishFill(ctx context.Context, sb *registry.Sandbox, k string, fill *registry.Fill) error {
+	var release func()
+	for {
+		r, ok := sb.Drain(ctx, drainWait)
+		if ok {
+			release = r
+			break
+		}
+		r()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	defer release()
+	return m.reg.WithConn(ctx, func(c sideconn.Conn) error {
+		if err := fill.Filler.Finish(ctx, c); err != nil {
+			return err
+		}
+		e, ok := sb.Resolve(k)
+		if !ok {
+			return fmt.Errorf("the fork of %s left the sandbox while it filled", k)
+		}
+		n := *e
+		n.Filling, n.Epoch = false, m.reg.NextEpoch()
+		if rows, bytes, err := forker.Size(ctx, c, n.Phys); err == nil {
+			n.Rows, n.Bytes = rows, bytes
+		}
+		if err := m.reg.SaveEntry(ctx, c, sb, &n); err != nil {
+			return err
+		}
+		m.reg.SetEntry(sb, k, &n)
+		return nil
+	})
+}
+
+// AwaitFill waits until the fill of sb's table k has ended: this
+// process's, or another process's (its upstream lock free, and the
+// registry's row reloaded). The error is the fill's failure, or the wait's.
+func (m *Forker) AwaitFill(ctx context.Context, sb *registry.Sandbox, k string) error {
+	if f, ok := sb.FillOf(k); ok {
+		select {
+		case <-f.Ended():
+			if err := f.Err(); err != nil {
+				return rewrite.Refuse(wire.ErUnknown, "the fork of %s could not be filled (%v); SANDBOX RESET FOR it and try again", k, err)
+			}
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	e, ok := sb.Resolve(k)
+	if !ok || !e.Filling {
+		return nil
+	}
+	return m.awaitFillElsewhere(ctx, sb, k, e)
+}
+
+// awaitFillElsewhere waits for another process's fill of e (key k) on its
+// lock, then reads its registry row again.
+func (m *Forker) awaitFillElsewhere(ctx context.Context, sb *registry.Sandbox, k string, e *sandbox.Entry) error {
+	lock := m.FillLock(sb.ID, k)
+	return m.reg.WithConn(ctx, func(c sideconn.Conn) error {
+		rows, err := c.Query(ctx, "SELECT GET_LOCK("+quote.String(lock)+", "+fmt.Sprint(int(m.cfg.ForkTimeout.Seconds()))+")")
+		if err != nil {
+			return fmt.Errorf("wait for the fill of %s: %w", k, err)
+		}
+		if len(rows) != 1 || sideconn.Str(rows[0][0]) != "1" {
+			return rewrite.Refuse(wire.ErLockWaitTimeout, "timed out waiting for another proxy to fill the fork of %s; retry", e.Logical)
+		}
+		_, _ = c.Query(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK("+quote.String(lock)+")")
+		n, err := m.reg.LoadEntry(ctx, c, sb, e.Logical)
+		if err != nil {
+			return err
+		}
+		if n == nil || n.Filling {
+			return rewrite.Refuse(wire.ErUnknown, "the fork of %s was left unfilled by a proxy process that stopped; "+
+				"SANDBOX RESET FOR it and try again", e.Logical)
+		}
+		m.reg.SetEntry(sb, k, n)
+		return nil
+	})
+}
+
+// awaitLinkedFills waits for the fills of the tables of cp, and of those
+// its keys link, when it is more than one table alone: keys and triggers
+// made now would check or write a lazy fork that does not hold its rows
+// yet.
+func (m *Forker) awaitLinkedFills(ctx context.Context, sb *registry.Sandbox, cp *connectedSet) error {
+	if cp.alone() {
+		return nil
+	}
+	keys := map[string]bool{}
+	for _, t := range cp.tables {
+		keys[m.names.Key(t)] = true
+	}
+	for _, fk := range cp.fks {
+		keys[m.names.Key(fk.Parent)], keys[m.names.Key(fk.Child)] = true, true
+	}
+	for k := range keys {
+		if e, ok := sb.Resolve(k); ok && e.Filling {
+			if err := m.AwaitFill(ctx, sb, k); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,120 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/sideconn"
+)
+
+// Fill is a lazy fork this process fills (sandbox/forking starts and ends
+// it): its filler, the upstream lock its snapshot connection holds while
+// it runs (other processes wait on it), and its end.
+type Fill struct {
+	Filler *forker.Filler
+	Lock   string
+	// Cancel stops the background copy.
+	Cancel context.CancelFunc
+
+	endOnce sync.Once
+	ended   chan struct{}
+	err     error
+}
+
+// NewFill is a fill that has not ended.
+func NewFill(f *forker.Filler, lock string, cancel context.CancelFunc) *Fill {
+	return &Fill{Filler: f, Lock: lock, Cancel: cancel, ended: make(chan struct{})}
+}
+
+// Ended is closed when the fill has ended: its fork whole and recorded
+// so, or the fill failed (Err).
+func (f *Fill) Ended() <-chan struct{} { return f.ended }
+
+// Err is why the fill failed (nil while it runs or when it succeeded).
+func (f *Fill) Err() error {
+	select {
+	case <-f.ended:
+		return f.err
+	default:
+		return nil
+	}
+}
+
+// End ends the fill (once) with err (nil: the fork is whole).
+func (f *Fill) End(err error) {
+	f.endOnce.Do(func() {
+		f.err = err
+		close(f.ended)
+	})
+}
+
+// AddFill records f as the fill of sb's table k.
+func (sb *Sandbox) AddFill(k string, f *Fill) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if sb.fills == nil {
+		sb.fills = map[string]*Fill{}
+	}
+	sb.fills[k] = f
+}
+
+// FillOf is the fill of sb's table k this process runs, if any.
+func (sb *Sandbox) FillOf(k string) (*Fill, bool) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	f, ok := sb.fills[k]
+	return f, ok
+}
+
+// Fills are the fills of sb this process runs, by key.
+func (sb *Sandbox) Fills() map[string]*Fill {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	out := make(map[string]*Fill, len(sb.fills))
+	for k, f := range sb.fills {
+		out[k] = f
+	}
+	return out
+}
+
+// DropFill forgets the fill of sb's table k.
+func (sb *Sandbox) DropFill(k string) {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	delete(sb.fills, k)
+}
+
+// DialOwn opens a side connection outside the pool, for a caller that
+// keeps it (a lazy fork's filler): READ COMMITTED and plain text modes, as
+// the pool's are.
+func (m *Registry) DialOwn(ctx context.Context) (sideconn.Conn, error) {
+	c, err := m.dial(ctx)
+	if err != nil {
+		return nil, &sideconn.DialError{Err: err, Size: m.Limits().SideConnections}
+	}
+	if _, err := c.Exec(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("ready a side connection: %w", err)
+	}
+	if err := sideconn.PlainTextMode(ctx, c); err != nil {
+		_ = c.Close()
+		return nil, fmt.Errorf("ready a side connection: %w", err)
+	}
+	return c, nil
+}
+
+// Filling are the keys of sb's tables whose lazy fork is still filling
+// (in this process or another).
+func (sb *Sandbox) Filling() []string {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	var out []string
+	for k, e := range sb.tables {
+		if e.Filling {
+			out = append(out, k)
+		}
+	}
+	return out
+}
