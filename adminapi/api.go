@@ -66,9 +66,20 @@ type Sandbox struct {
 // Table is one table of a sandbox.
 type Table struct {
 	Table string `json:"table"` // logical db.table
-	State string `json:"state"` // fork, schema, created or dropped
+	State string `json:"state"` // fork, filling, schema, created or dropped
 	Rows  int64  `json:"rows"`
 	Bytes int64  `json:"bytes"`
+	// Fill is how far a lazy fork's copy is, while it fills.
+	Fill *Fill `json:"fill,omitempty"`
+}
+
+// Fill is how far a lazy fork's copy of production is: rows copied of
+// production's estimate, since when, and why it failed.
+type Fill struct {
+	Copied  int64     `json:"copied"`
+	Total   int64     `json:"total"`
+	Started time.Time `json:"started"`
+	Error   string    `json:"error,omitempty"`
 }
 
 // Discarded is the answer to a discard: the name of the sandbox dropped.

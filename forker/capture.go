@@ -37,6 +37,8 @@ type Column struct {
 	// Computed: the value a row gets when the column is added is not one
 	// constant for every row (AUTO_INCREMENT, or a DEFAULT expression).
 	Computed bool
+	// Auto: the AUTO_INCREMENT column.
+	Auto bool
 	// JSON: a JSON column (MariaDB's LONGTEXT with its json_valid check),
 	// shown as JSON, not as text, whatever holds its values.
 	JSON bool
@@ -133,7 +135,8 @@ func ReadShape(ctx context.Context, c Conn, t sqlname.Table) (Shape, error) {
 	for _, r := range rows {
 		col := Column{Name: str(r[0]), Type: str(r[1]), DataType: str(r[2]),
 			Generated: strings.Contains(strings.ToUpper(str(r[5])), "GENERATED"),
-			Computed:  strings.Contains(strings.ToUpper(str(r[5])), "AUTO_INCREMENT")}
+			Computed:  strings.Contains(strings.ToUpper(str(r[5])), "AUTO_INCREMENT"),
+			Auto:      strings.Contains(strings.ToUpper(str(r[5])), "AUTO_INCREMENT")}
 		if len(r) > 7 && r[7] != nil && !constantDefault.MatchString(*r[7]) {
 			col.Computed = true
 		}

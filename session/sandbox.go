@@ -271,6 +271,21 @@ func tsp(t *time.Time) *string {
 var statusColumns = []string{"sandbox_id", "name", "state", "mode", "owner", "created", "expires", "connections", "changes", "promoted",
 	"table_name", "table_state", "table_rows", "table_bytes"}
 
+// tableState is a table's state as SANDBOX STATUS shows it: a lazy fork
+// still filling with how far its copy is ("filling 41%"), or the failure
+// that stopped it.
+func tableState(t registry.TableInfo) string {
+	switch f := t.Fill; {
+	case f == nil:
+		return t.State
+	case f.Error != "":
+		return t.State + " failed: " + f.Error
+	case f.Total > 0:
+		return fmt.Sprintf("%s %d%%", t.State, min(99, f.Copied*100/f.Total))
+	}
+	return t.State
+}
+
 // status describes the current sandbox: one row per table it holds (or one
 // row with NULL table columns when it holds none), its tables' rows and
 // bytes as of now; on production, one row of state production.
@@ -289,7 +304,7 @@ func (s *Session) status(ctx context.Context) (*Reply, error) {
 	head := []*string{reply.Str(in.ID), reply.Str(in.Name), reply.Str(in.State), reply.Str(string(s.mode)), reply.Str(in.Owner), ts(in.Created),
 		tsp(in.Expires), reply.Int(int64(in.Connections)), reply.Str(in.Changes), tsp(in.Promoted)}
 	for _, t := range in.Tables {
-		r.Rows = append(r.Rows, append(append([]*string{}, head...), reply.Str(t.Table), reply.Str(t.State), reply.Int(t.Rows), reply.Int(t.Bytes)))
+		r.Rows = append(r.Rows, append(append([]*string{}, head...), reply.Str(t.Table), reply.Str(tableState(t)), reply.Int(t.Rows), reply.Int(t.Bytes)))
 	}
 	if len(r.Rows) == 0 {
 		r.Rows = [][]*string{append(append([]*string{}, head...), nil, nil, nil, nil)}

@@ -152,7 +152,7 @@ func newShowCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 				p.paint(stateStyle(s.Changes), cell(s.Changes)), fmtTime(s.Promoted))
 			fmt.Fprintln(tw, "\nTABLE\tSTATE\tROWS\tSIZE")
 			for _, t := range s.Tables {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", cell(t.Table), p.paint(stateStyle(t.State), cell(t.State)), t.Rows, humanBytes(t.Bytes))
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", cell(t.Table), p.paint(stateStyle(t.State), cell(tableState(t))), t.Rows, humanBytes(t.Bytes))
 			}
 			return tw.Flush()
 		}),
@@ -311,4 +311,18 @@ func newExportCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 			return err
 		}),
 	}
+}
+
+// tableState is a table's state, with how far a lazy fork's copy is
+// while it fills ("filling 41%").
+func tableState(t adminapi.Table) string {
+	switch f := t.Fill; {
+	case f == nil:
+		return t.State
+	case f.Error != "":
+		return t.State + " (failed)"
+	case f.Total > 0:
+		return fmt.Sprintf("%s %d%%", t.State, min(99, f.Copied*100/f.Total))
+	}
+	return t.State
 }

@@ -261,7 +261,11 @@ func apiSandbox(in session.Info) adminapi.Sandbox {
 		out.Expires = &e
 	}
 	for _, t := range in.Tables {
-		out.Tables = append(out.Tables, adminapi.Table{Table: t.Table, State: t.State, Rows: t.Rows, Bytes: t.Bytes})
+		at := adminapi.Table{Table: t.Table, State: t.State, Rows: t.Rows, Bytes: t.Bytes}
+		if f := t.Fill; f != nil {
+			at.Fill = &adminapi.Fill{Copied: f.Copied, Total: f.Total, Started: f.Started, Error: f.Error}
+		}
+		out.Tables = append(out.Tables, at)
 	}
 	return out
 }

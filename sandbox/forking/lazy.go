@@ -153,7 +153,7 @@ func (m *Forker) recordLazy(ctx context.Context, c sideconn.Conn, sb *registry.S
 	sb.AddFill(k, fill)
 	if err := m.publish(ctx, c, sb, k, e, true); err != nil {
 		cancel()
-		sb.DropFill(k)
+		sb.DropFill(k, fill)
 		return nil, err
 	}
 	m.forks.Add(1)
@@ -178,7 +178,7 @@ func (m *Forker) runFill(ctx context.Context, sb *registry.Sandbox, k string, fi
 		fill.End(err)
 		return
 	}
-	sb.DropFill(k)
+	sb.DropFill(k, fill)
 	fill.End(nil)
 	p := fill.Filler.Progress()
 	m.log.Info("lazy fork filled", zap.String("sandbox", sb.Name), zap.String("table", k), zap.Int64("rows", p.Filled),
@@ -228,6 +228,10 @@ func (m *Forker) finishFill(ctx context.Context, sb *registry.Sandbox, k string,
 // process's, or another process's (its upstream lock free, and the
 // registry's row reloaded). The error is the fill's failure, or the wait's.
 func (m *Forker) AwaitFill(ctx context.Context, sb *registry.Sandbox, k string) error {
+	e, ok := sb.Resolve(k)
+	if !ok || !e.Filling {
+		return nil
+	}
 	if f, ok := sb.FillOf(k); ok {
 		select {
 		case <-f.Ended():
@@ -238,10 +242,6 @@ func (m *Forker) AwaitFill(ctx context.Context, sb *registry.Sandbox, k string) 
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-	}
-	e, ok := sb.Resolve(k)
-	if !ok || !e.Filling {
-		return nil
 	}
 	return m.awaitFillElsewhere(ctx, sb, k, e)
 }
@@ -295,4 +295,16 @@ func (m *Forker) awaitLinkedFills(ctx context.Context, sb *registry.Sandbox, cp 
 		}
 	}
 	return nil
+}
+
+// stopFills stops the fills of sb's tables keys (a reset takes them) and
+// drops what they made beside the forks.
+func (m *Forker) stopFills(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, keys []string) {
+	for _, k := range keys {
+		if f, ok := sb.FillOf(k); ok {
+			f.Stop()
+			sb.DropFill(k, f)
+			forker.DropLazy(ctx, c, f.Filler.Lazy())
+		}
+	}
 }

@@ -45,6 +45,7 @@ func (m *Forker) resetTables(ctx context.Context, c sideconn.Conn, sb *registry.
 		err = m.reg.AwaitReaders(ctx, c, sb)
 	}
 	if err == nil {
+		m.stopFills(ctx, c, sb, keys)
 		err = dropObjects(ctx, c, drop)
 	}
 	if err != nil {

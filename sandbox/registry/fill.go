@@ -2,10 +2,12 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 )
 
@@ -79,11 +81,32 @@ func (sb *Sandbox) Fills() map[string]*Fill {
 	return out
 }
 
-// DropFill forgets the fill of sb's table k.
-func (sb *Sandbox) DropFill(k string) {
+// DropFill forgets f, the fill of sb's table k (not a later one's).
+func (sb *Sandbox) DropFill(k string, f *Fill) {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	delete(sb.fills, k)
+	if sb.fills[k] == f {
+		delete(sb.fills, k)
+	}
+}
+
+// ErrFillStopped ends a fill its sandbox or table left.
+var ErrFillStopped = errors.New("the fill was stopped")
+
+// Stop ends the fill: its background copy stopped, its connections closed
+// (the snapshot's transaction rolled back).
+func (f *Fill) Stop() {
+	f.Cancel()
+	f.Filler.Close()
+	f.End(ErrFillStopped)
+}
+
+// StopFills stops and forgets every fill of sb this process runs.
+func (sb *Sandbox) StopFills() {
+	for k, f := range sb.Fills() {
+		f.Stop()
+		sb.DropFill(k, f)
+	}
 }
 
 // DialOwn opens a side connection outside the pool, for a caller that
@@ -117,4 +140,25 @@ func (sb *Sandbox) Filling() []string {
 		}
 	}
 	return out
+}
+
+// tableInfoLocked describes e (sb.mu held): a lazy fork still filling
+// with its progress when this process fills it.
+func (sb *Sandbox) tableInfoLocked(e *sandbox.Entry) TableInfo {
+	t := TableInfo{Table: e.Logical.DB + "." + e.Logical.Name, State: string(e.Kind), Rows: e.Rows, Bytes: e.Bytes}
+	if !e.Filling {
+		return t
+	}
+	t.State = StateFilling
+	for k, f := range sb.fills {
+		if sb.tables[k] != e {
+			continue
+		}
+		p := f.Filler.Progress()
+		t.Fill = &FillInfo{Copied: p.Filled, Total: p.Total, Started: p.Started}
+		if err := f.Err(); err != nil {
+			t.Fill.Error = err.Error()
+		}
+	}
+	return t
 }

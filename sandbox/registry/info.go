@@ -35,10 +35,25 @@ type Info struct {
 // TableInfo is one table of a sandbox.
 type TableInfo struct {
 	Table string `json:"table"` // logical db.table
-	State string `json:"state"` // fork, schema, created, dropped
+	State string `json:"state"` // fork, filling, schema, created, dropped
 	Rows  int64  `json:"rows"`
 	Bytes int64  `json:"bytes"`
+	// Fill is how far the copy of a lazy fork still filling is (nil for
+	// any other table, and for one another process fills).
+	Fill *FillInfo `json:"fill,omitempty"`
 }
+
+// FillInfo is how far a lazy fork's copy is: rows copied of production's
+// estimate, since when, and why it failed ("" while it runs).
+type FillInfo struct {
+	Copied  int64     `json:"copied"`
+	Total   int64     `json:"total"`
+	Started time.Time `json:"started"`
+	Error   string    `json:"error,omitempty"`
+}
+
+// StateFilling is a lazy fork's state while its copy runs.
+const StateFilling = "filling"
 
 // InfoNow is sb.Info(true) as of now: its tables' rows and bytes as the
 // server counts them now (information_schema.TABLES: InnoDB's count is
@@ -74,7 +89,7 @@ func (m *Registry) InfoNow(ctx context.Context, sb *Sandbox) (Info, error) {
 	}
 	in.Bytes = 0
 	for i, t := range in.Tables {
-		if n, ok := sizes[t.Table]; ok {
+		if n, ok := sizes[t.Table]; ok && t.State != StateFilling {
 			in.Tables[i].Rows, in.Tables[i].Bytes = n[0], n[1]
 		}
 		in.Bytes += in.Tables[i].Bytes

@@ -433,6 +433,7 @@ func (m *Registry) discardRecorded(ctx context.Context, c sideconn.Conn, sb *San
 	if !m.end(sb, force) {
 		return false, nil
 	}
+	sb.StopFills()
 	return true, m.dropSandbox(ctx, c, sb.ID)
 }
 

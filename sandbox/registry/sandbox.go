@@ -192,7 +192,7 @@ func (sb *Sandbox) Info(tables bool) Info {
 			in.TableCount++
 		}
 		if tables {
-			in.Tables = append(in.Tables, TableInfo{Table: e.Logical.DB + "." + e.Logical.Name, State: string(e.Kind), Rows: e.Rows, Bytes: e.Bytes})
+			in.Tables = append(in.Tables, sb.tableInfoLocked(e))
 		}
 	}
 	in.Changes = sb.marks.changes(changed)
