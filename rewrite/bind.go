@@ -715,10 +715,10 @@ type reading struct {
 func (r *reading) statement(s ast.StmtNode) bool {
 	a, sql := r.a, r.a.text
 	// Statement texts come in order as (trimmed) slices of sql.
-	start := r.cursor
+	start, located := r.cursor, false
 	if text := strings.TrimSpace(s.Text()); text != "" {
 		if i := strings.Index(sql[r.cursor:], text); i >= 0 {
-			start = r.cursor + i
+			start, located = r.cursor+i, true
 			r.cursor = start + len(text)
 		}
 	}
@@ -736,6 +736,11 @@ func (r *reading) statement(s ast.StmtNode) bool {
 	st := &a.Statements[len(a.Statements)-1]
 	st.Labels, st.labelColumns = collect.LabelSpans(c.Labels, sql)
 	st.AliasedColumns = c.AliasedColumns
+	lits := literalText{text: sql, toks: r.sc.Toks, altered: r.nz, lo: 0, hi: len(sql)}
+	if located {
+		lits.lo, lits.hi = start, r.cursor
+	}
+	st.Bounds = statementBounds(s, r.db, a.opts.CaseSensitiveNames, lits)
 	a.markBare(st, r.sc.Toks)
 	routineStatement(st, s, sql, r.sc.Toks, start)
 	flushTables(st, s, a.src[min(start, len(a.src)):])

@@ -97,6 +97,10 @@ type Statement struct {
 	// statements and for the KILL forms the parser does not read, whose
 	// Kind is still "KILL").
 	Kill *Kill
+	// Bounds are, for a one-table SELECT, UPDATE, DELETE or INSERT of the
+	// simple forms Bounds lists, the literal values it pins the table's
+	// columns to (nil for other statements).
+	Bounds *Bounds
 	// References are the tables FOREIGN KEY … REFERENCES clauses of the
 	// statement name (also listed in Reads).
 	References []Table
