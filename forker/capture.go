@@ -37,8 +37,9 @@ type Column struct {
 	// Computed: the value a row gets when the column is added is not one
 	// constant for every row (AUTO_INCREMENT, or a DEFAULT expression).
 	Computed bool
-	// Auto: the AUTO_INCREMENT column.
-	Auto bool
+	// Auto: the AUTO_INCREMENT column; Nullable: it takes NULL;
+	// DefaultNull: a row that leaves it out gets NULL.
+	Auto, Nullable, DefaultNull bool
 	// JSON: a JSON column (MariaDB's LONGTEXT with its json_valid check),
 	// shown as JSON, not as text, whatever holds its values.
 	JSON bool
@@ -145,6 +146,8 @@ func ReadShape(ctx context.Context, c Conn, t sqlname.Table) (Shape, error) {
 			col.Charset, col.Collation = cs, co
 		}
 		nullable[strings.ToLower(col.Name)] = str(r[6]) == "YES"
+		col.Nullable = str(r[6]) == "YES"
+		col.DefaultNull = col.Nullable && (len(r) < 8 || r[7] == nil || *r[7] == "NULL")
 		s.Columns = append(s.Columns, col)
 	}
 	rows, err = c.Query(ctx, "SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART FROM information_schema.STATISTICS"+where+

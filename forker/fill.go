@@ -37,6 +37,8 @@ type Filler struct {
 	done    chan struct{} // closed when Run has ended
 	err     error         // why Run ended short (set before done closes)
 	chunk   int
+	// rate bounds the rows copied per second (0: no bound).
+	rate int64
 
 	closeOnce sync.Once
 }
@@ -120,6 +122,28 @@ func (f *Filler) Run(ctx context.Context) {
 			return
 		}
 		f.chunk = nextChunk(f.chunk, took)
+		f.throttle(ctx)
+	}
+}
+
+// SetRate bounds the rows Run copies per second (0: no bound); set it
+// before Run.
+func (f *Filler) SetRate(rows int64) { f.rate = rows }
+
+// throttle waits while the copy is ahead of its rate.
+func (f *Filler) throttle(ctx context.Context) {
+	if f.rate <= 0 {
+		return
+	}
+	ahead := time.Duration(f.filled.Load())*time.Second/time.Duration(f.rate) - time.Since(f.started)
+	if ahead <= 0 {
+		return
+	}
+	t := time.NewTimer(ahead)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
 	}
 }
 

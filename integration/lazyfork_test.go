@@ -2,18 +2,24 @@ package integration
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"math/rand"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
 
 // lazyEnv is a proxy that forks every table with rows lazily, and the
 // database lzs with table t of n rows, made anew.
-func lazyEnv(t *testing.T, n int) (*proxyHandle, func(string) string) {
+func lazyEnv(t *testing.T, n int, rate int64) (*proxyHandle, func(string) string) {
 	t.Helper()
 	server, _ := env(t)
-	h := startTestProxy(t, server.Addr, server, func(c *proxy.Config) { c.Mode, c.Sandbox.LazyForkRows = "transparent", 1 })
+	h := startTestProxy(t, server.Addr, server, func(c *proxy.Config) {
+		c.Mode, c.Sandbox.LazyForkRows, c.Sandbox.LazyForkRate = "transparent", 1, rate
+	})
 	root := openDB(t, server.DSN(""))
 	for _, q := range []string{
 		"DROP DATABASE IF EXISTS lzs", "CREATE DATABASE lzs",
@@ -31,7 +37,7 @@ func lazyEnv(t *testing.T, n int) (*proxyHandle, func(string) string) {
 // answers as on a copy made at the fork, while production changes after
 // it, and the fork ends whole, diffed and untouched in production.
 func TestLazyForkSession(t *testing.T) {
-	h, direct := lazyEnv(t, 30000)
+	h, direct := lazyEnv(t, 30000, 0)
 	ctx := context.Background()
 	db := openDB(t, h.dsn("lzs"))
 	c, err := db.Conn(ctx)
@@ -68,5 +74,159 @@ func TestLazyForkSession(t *testing.T) {
 	}
 	if got := direct("SELECT COUNT(*) FROM lzs.t"); got != "29999" {
 		t.Errorf("production's rows: %s", got)
+	}
+}
+
+// TestLazyForkDifferential runs random point statements in a sandbox
+// while its lazy fork fills and production changes, and the same
+// statements on a copy made at the fork: every answer (rows, affected
+// rows, errors) is the copy's, the fork ends equal to the copy, and DIFF
+// counts what the copy changed.
+func TestLazyForkDifferential(t *testing.T) {
+	const n = 200000
+	h, direct := lazyEnv(t, n, 40000) // its fill lasts about 5 s: most statements run during it
+	ctx := context.Background()
+	root := openDB(t, h.db.DSN(""))
+	for _, q := range []string{
+		"CREATE TABLE lzs.orig LIKE lzs.t", "INSERT INTO lzs.orig SELECT * FROM lzs.t",
+		"CREATE TABLE lzs.ref LIKE lzs.t", "INSERT INTO lzs.ref SELECT * FROM lzs.t",
+	} {
+		mustExecC(t, root, q)
+	}
+	db := openDB(t, h.dsn("lzs"))
+	sb, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sb.Close()
+	ref, err := root.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	mustExecC(t, ref, "USE lzs")
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	// The first write forks; production changes from then on.
+	first := "UPDATE t SET s = 'first' WHERE id = 1"
+	if got, want := runBoth(ctx, sb, first), runBoth(ctx, ref, strings.ReplaceAll(first, " t ", " ref ")); got != want {
+		t.Fatalf("%s: sandbox %s, copy %s", first, got, want)
+	}
+	stop := make(chan struct{})
+	prodDone := make(chan error, 1)
+	go func() { prodDone <- productionWrites(root, n, stop) }()
+	filling := 0
+	for i := 0; i < 400; i++ {
+		q := lazyStatement(rng, n)
+		got, want := runBoth(ctx, sb, q), runBoth(ctx, ref, strings.ReplaceAll(q, " t ", " ref "))
+		if got != want {
+			t.Fatalf("statement %d %q:\n sandbox: %s\n    copy: %s", i, q, got, want)
+		}
+		if i%50 == 0 {
+			for _, r := range rowsOf(t, sb, "SANDBOX STATUS") {
+				if r[10] == "lzs.t" && strings.HasPrefix(r[11], "filling") {
+					filling++
+				}
+			}
+		}
+	}
+	close(stop)
+	if err := <-prodDone; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d of 8 samples saw the fork filling", filling)
+	sum := "SELECT CONCAT(COUNT(*), '/', SUM(CRC32(CONCAT_WS('|', id, v, s, u)))) FROM "
+	if got, want := queryString(t, sb, sum+"t"), direct(sum+"lzs.ref"); got != want {
+		t.Fatalf("the fork: %s, the copy: %s", got, want)
+	}
+	counts := direct("SELECT CONCAT((SELECT COUNT(*) FROM lzs.ref r WHERE NOT EXISTS (SELECT 1 FROM lzs.orig o WHERE o.id = r.id)), '/', " +
+		"(SELECT COUNT(*) FROM lzs.ref r JOIN lzs.orig o USING (id) WHERE NOT (r.v <=> o.v AND r.s <=> o.s AND r.u <=> o.u)), '/', " +
+		"(SELECT COUNT(*) FROM lzs.orig o WHERE NOT EXISTS (SELECT 1 FROM lzs.ref r WHERE o.id = r.id)))")
+	rows := rowsOf(t, sb, "SANDBOX DIFF SUMMARY")
+	if len(rows) != 1 || strings.Join(rows[0][2:5], "/") != counts {
+		t.Errorf("DIFF SUMMARY %v, want inserted/updated/deleted %s", rows, counts)
+	}
+}
+
+// lazyStatement is a random point statement on t (a table of n rows with
+// unique u = 'u<id>').
+func lazyStatement(rng *rand.Rand, n int) string {
+	k := func() int { return 1 + rng.Intn(n+20) }
+	switch rng.Intn(10) {
+	case 0:
+		return fmt.Sprintf("UPDATE t SET v = v + 1, s = 'x%d' WHERE id = %d", rng.Intn(99), k())
+	case 1:
+		return fmt.Sprintf("DELETE FROM t WHERE id = %d", k())
+	case 2:
+		return fmt.Sprintf("INSERT INTO t (id, v, s, u) VALUES (%d, 1, 'i', 'u%d')", k(), k())
+	case 3:
+		return fmt.Sprintf("REPLACE INTO t (id, v, s, u) VALUES (%d, 2, 'r', 'u%d')", k(), k())
+	case 4:
+		return fmt.Sprintf("INSERT INTO t (id, v, u) VALUES (%d, 3, 'u%d') ON DUPLICATE KEY UPDATE v = v + 100", k(), k())
+	case 5:
+		return fmt.Sprintf("SELECT id, v, s, u FROM t WHERE id IN (%d, %d, %d) ORDER BY id", k(), k(), k())
+	case 6:
+		return fmt.Sprintf("SELECT id, v FROM t WHERE u = 'u%d'", k())
+	case 7:
+		return fmt.Sprintf("INSERT INTO t (v, s) VALUES (%d, 'auto')", rng.Intn(9))
+	case 8:
+		return fmt.Sprintf("UPDATE t SET v = 0 WHERE u = 'u%d'", k())
+	}
+	return fmt.Sprintf("DELETE FROM t WHERE id IN (%d, %d)", k(), k())
+}
+
+// runBoth runs q on c and describes its answer: rows, or affected rows and
+// the last insert id, or the error's code.
+func runBoth(ctx context.Context, c *sql.Conn, q string) string {
+	if strings.HasPrefix(q, "SELECT") {
+		rows, err := c.QueryContext(ctx, q)
+		if err != nil {
+			return "error " + mysqlErr(err)
+		}
+		defer rows.Close()
+		var out []string
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]sql.NullString, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			_ = rows.Scan(ptrs...)
+			out = append(out, fmt.Sprint(vals))
+		}
+		return strings.Join(out, ";")
+	}
+	r, err := c.ExecContext(ctx, q)
+	if err != nil {
+		return "error " + mysqlErr(err)
+	}
+	a, _ := r.RowsAffected()
+	id, _ := r.LastInsertId()
+	return fmt.Sprintf("affected %d, id %d", a, id)
+}
+
+// productionWrites changes production's t until stop: rows the sandbox
+// reads too, and new ones.
+func productionWrites(db *sql.DB, n int, stop <-chan struct{}) error {
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return nil
+		default:
+		}
+		var err error
+		switch i % 3 {
+		case 0:
+			_, err = db.Exec(fmt.Sprintf("UPDATE lzs.t SET v = -1, s = 'prod' WHERE id = %d", 1+(i*7919)%n))
+		case 1:
+			_, err = db.Exec(fmt.Sprintf("DELETE FROM lzs.t WHERE id = %d", 1+(i*104729)%n))
+		default:
+			_, err = db.Exec(fmt.Sprintf("INSERT INTO lzs.t (id, v, s, u) VALUES (%d, -2, 'prod', 'p%d')", 1000000+i, i))
+		}
+		if err != nil {
+			return fmt.Errorf("production write %d: %w", i, err)
+		}
 	}
 }

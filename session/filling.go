@@ -109,8 +109,11 @@ func (s *Session) copyUp(ctx context.Context, st rewrite.Statement, k string) er
 		return s.awaitFills(ctx, []string{k})
 	}
 	where, ok := forking.CopyUpWhere(st, f.Filler.Lazy().Capture.Shape)
-	if !ok {
+	switch {
+	case !ok:
 		return s.awaitFills(ctx, []string{k})
+	case where == "":
+		return nil
 	}
 	err := f.Filler.CopyUp(ctx, where)
 	if forker.Filled(err) {

@@ -202,7 +202,8 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	if lazy <= 0 {
 		lazy = -1
 	}
-	m.fk = forking.New(forking.Config{Prefix: cfg.Prefix, ForkTimeout: cfg.ForkTimeout, LazyRows: lazy}, log, m.names, m.reg, m.strategy,
+	m.fk = forking.New(forking.Config{Prefix: cfg.Prefix, ForkTimeout: cfg.ForkTimeout, LazyRows: lazy,
+		LazyRate: cfg.LazyForkRate}, log, m.names, m.reg, m.strategy,
 		m.caps, m.catalog, triggers, func(owner string) int64 { return m.guard(owner).MaxForkBytes })
 	m.op.SetResetter(m.fk)
 	m.objects = objects.Config{Prefix: cfg.Prefix, Names: m.names, Registry: m.reg, Schemas: m.fk, Catalog: m.catalog,

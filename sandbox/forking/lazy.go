@@ -149,6 +149,7 @@ func (m *Forker) recordLazy(ctx context.Context, c sideconn.Conn, sb *registry.S
 		return nil, err
 	}
 	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	f.SetRate(m.cfg.LazyRate)
 	fill := registry.NewFill(f, lock, cancel)
 	sb.AddFill(k, fill)
 	if err := m.publish(ctx, c, sb, k, e, true); err != nil {

@@ -89,6 +89,9 @@ type Config struct {
 	// rows copied from a snapshot in the background (sandbox/forking
 	// lazy.go); 0: never (every fork is a whole copy).
 	LazyForkRows int64
+	// LazyForkRate bounds the rows per second a lazy fork's background
+	// copy takes from production (0: as fast as it goes).
+	LazyForkRate int64
 }
 
 // DefaultLazyForkRows is the proxy's default LazyForkRows.
