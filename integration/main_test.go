@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -119,6 +120,11 @@ func startProxyLogging(upstream string, db *testdb.Server, mutate func(*proxy.Co
 	// sandboxes end with their last connection unless a test asks for a
 	// grace (sandbox_grace_test.go).
 	cfg.Sandbox.Grace = 0
+	// SQLFORK_TEST_LAZY_FORK_ROWS runs every suite with lazy forks from
+	// that many rows (1: every table with rows; issue 27).
+	if v, err := strconv.ParseInt(os.Getenv("SQLFORK_TEST_LAZY_FORK_ROWS"), 10, 64); err == nil {
+		cfg.Sandbox.LazyForkRows = v
+	}
 	if mutate != nil {
 		mutate(&cfg)
 	}

@@ -206,6 +206,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 		LazyRate: cfg.LazyForkRate}, log, m.names, m.reg, m.strategy,
 		m.caps, m.catalog, triggers, func(owner string) int64 { return m.guard(owner).MaxForkBytes })
 	m.op.SetResetter(m.fk)
+	m.rev.SetSettled(m.fk.AwaitFills)
 	m.objects = objects.Config{Prefix: cfg.Prefix, Names: m.names, Registry: m.reg, Schemas: m.fk, Catalog: m.catalog,
 		Engine: m.engine, Server: m.server}
 	if err := m.reg.Init(ctx, c); err != nil {

@@ -309,3 +309,13 @@ func (m *Forker) stopFills(ctx context.Context, c sideconn.Conn, sb *registry.Sa
 		}
 	}
 }
+
+// AwaitFills waits until every lazy fork of sb is whole (AwaitFill).
+func (m *Forker) AwaitFills(ctx context.Context, sb *registry.Sandbox) error {
+	for _, k := range sb.Filling() {
+		if err := m.AwaitFill(ctx, sb, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -79,6 +79,9 @@ func (m *Reviewer) Promote(ctx context.Context, sb *registry.Sandbox, user, via 
 // PromoteAs is Promote; admin lets user promote any sandbox (the admin API).
 func (m *Reviewer) PromoteAs(ctx context.Context, sb *registry.Sandbox, user, via string, admin bool, o PromoteOptions, check PromoteCheck) (*reply.Reply, error) {
 	strategy := strings.ToUpper(cmp.Or(o.Strategy, "FAIL"))
+	if err := m.settle(ctx, sb); err != nil {
+		return nil, err
+	}
 	if m.promoteDial == nil {
 		return nil, rewrite.Refuse(wire.ErOptionPreventsStatement, "SANDBOX PROMOTE needs a promote account: start the proxy with "+
 			"--promote-user and --promote-password (an upstream account that may write production); SANDBOX EXPORT gives the statements to review and run")

@@ -25,6 +25,9 @@ func (m *Reviewer) withSnapshot(ctx context.Context, sb *registry.Sandbox, expor
 			return err
 		}
 	}
+	if err := m.settle(ctx, sb); err != nil {
+		return err
+	}
 	return m.reg.WithConn(ctx, func(c sideconn.Conn) error {
 		rows, err := c.Query(ctx, "SELECT @@session.time_zone")
 		if err != nil {
@@ -152,6 +155,9 @@ type Reviewer struct {
 	// changed is told the production tables and views a committed
 	// promote changed (SetChanged), for caches of production's objects.
 	changed func(rewrite.Table)
+	// settled waits until the sandbox's lazy forks are whole (SetSettled):
+	// a review reads and a promote rebases whole tables.
+	settled func(context.Context, *registry.Sandbox) error
 }
 
 // Config is what the reviewer needs of the settings.
@@ -189,6 +195,18 @@ func (m *Reviewer) SetPromoteDialer(d sideconn.Dialer) { m.promoteDial = d }
 // committed promote changed (the catalog forgets what it cached of it);
 // call it before the first promote.
 func (m *Reviewer) SetChanged(f func(rewrite.Table)) { m.changed = f }
+
+// SetSettled installs what waits for a sandbox's lazy forks to be whole
+// before a DIFF, EXPORT or PROMOTE of it.
+func (m *Reviewer) SetSettled(f func(context.Context, *registry.Sandbox) error) { m.settled = f }
+
+// settle waits for sb's lazy forks (SetSettled), if anything does.
+func (m *Reviewer) settle(ctx context.Context, sb *registry.Sandbox) error {
+	if m.settled == nil {
+		return nil
+	}
+	return m.settled(ctx, sb)
+}
 
 // observer is the installed observer.
 func (m *Reviewer) observer() Observer { return *m.obs.Load() }
