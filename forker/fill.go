@@ -28,6 +28,9 @@ type Filler struct {
 	// copy-ups waiting for it, which go before the next chunk.
 	snapMu    sync.Mutex
 	upWaiting atomic.Int32
+	// lastUp is when a copy-up last asked for the snapshot (UnixNano):
+	// while they come, chunks stay short.
+	lastUp atomic.Int64
 	// upMu orders copy-ups: two of one key would both insert it.
 	upMu    sync.Mutex
 	claimed map[string]bool // bound predicates already copied up (upMu)
@@ -122,6 +125,9 @@ func (f *Filler) Run(ctx context.Context) {
 			return
 		}
 		f.chunk = nextChunk(f.chunk, took)
+		if time.Since(time.Unix(0, f.lastUp.Load())) < time.Second {
+			f.chunk = shortChunk // statements are copying rows up: they wait for one chunk at most
+		}
 		f.throttle(ctx)
 	}
 }
@@ -147,10 +153,13 @@ func (f *Filler) throttle(ctx context.Context) {
 	}
 }
 
+// shortChunk is the chunk while statements copy rows up.
+const shortChunk = 200
+
 // nextChunk sizes the next chunk so that one takes about 50 ms: a copy-up
 // waits at most that long for the snapshot connection.
 func nextChunk(n int, took time.Duration) int {
-	const target, least, most = 50 * time.Millisecond, 200, 20000
+	const target, least, most = 50 * time.Millisecond, shortChunk, 20000
 	switch {
 	case took > 2*target && n/2 >= least:
 		return n / 2
@@ -194,6 +203,7 @@ func (f *Filler) CopyUp(ctx context.Context, where string) error {
 
 // snapshotRows reads the snapshot's rows that where selects.
 func (f *Filler) snapshotRows(ctx context.Context, where string) ([][]*string, error) {
+	f.lastUp.Store(time.Now().UnixNano())
 	f.upWaiting.Add(1)
 	f.snapMu.Lock()
 	f.upWaiting.Add(-1)

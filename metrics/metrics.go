@@ -3,6 +3,8 @@
 package metrics
 
 import (
+	"time"
+
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,7 +41,11 @@ type Proxy struct {
 	// sqlfork_side_connection_waiters.
 	SideConns *poolCollector
 	// SideConnTimeouts counts waits for a side connection that ran out.
-	SideConnTimeouts   prometheus.Counter
+	SideConnTimeouts prometheus.Counter
+	// Fills reports lazy forks' background copies at scrape time:
+	// sqlfork_lazy_fills, sqlfork_lazy_fill_rows and
+	// sqlfork_lazy_fill_oldest_seconds.
+	Fills              *fillCollector
 	SandboxRefusals    *prometheus.CounterVec // label: code
 	GuardrailRefusals  *prometheus.CounterVec // label: guardrail
 	TransactionReplays *prometheus.CounterVec // label: outcome (restarted, replayed, refused)
@@ -88,7 +94,7 @@ func New(reg prometheus.Registerer) *Proxy {
 		m.UpstreamConnectFails, m.UpstreamLost, m.OrphanKills, m.ConnectionPanics, m.Commands, m.CommandDuration,
 		m.Sandboxes, m.RegistrySandboxes, m.SandboxesDiscarded, m.Forks, m.ForkDuration, m.ForkedBytes, m.ForkedRows, m.ForkFailures, m.SandboxRefusals, m.GuardrailRefusals, m.TransactionReplays,
 		m.RegistryChecks, m.SyncLeaseWait, m.Promotes, m.PromoteConflicts, m.Diffs,
-		m.SideConns, m.SideConnTimeouts,
+		m.SideConns, m.SideConnTimeouts, m.Fills,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -161,6 +167,46 @@ func (m *Proxy) forkMetrics() {
 	}
 	m.SideConnTimeouts = counter("side_connection_timeouts_total",
 		"Waits for a side connection that ran out (fork-queue-timeout); the statement got error 1205.")
+	m.Fills = &fillCollector{
+		running: prometheus.NewDesc(namespace+"_lazy_fills",
+			"Lazy forks whose background copy of production is running in this process.", nil, nil),
+		rows: prometheus.NewDesc(namespace+"_lazy_fill_rows",
+			"Rows the running lazy forks' copies have copied, and production's estimate of their tables' rows, by kind: copied, total.",
+			[]string{"kind"}, nil),
+		oldest: prometheus.NewDesc(namespace+"_lazy_fill_oldest_seconds",
+			"Age of the oldest running lazy fork's copy: how long production has kept the read view of its snapshot.", nil, nil),
+	}
+}
+
+// FillStats are the lazy forks' copies running in a process: how many,
+// their rows copied and production's estimate of their tables' rows, and
+// the age of the oldest.
+type FillStats struct {
+	Running       int
+	Copied, Total int64
+	Oldest        time.Duration
+}
+
+// fillCollector reports the running lazy fills at scrape time.
+type fillCollector struct {
+	running, rows, oldest *prometheus.Desc
+	source[FillStats]
+}
+
+// Describe implements prometheus.Collector.
+func (c *fillCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.running
+	ch <- c.rows
+	ch <- c.oldest
+}
+
+// Collect implements prometheus.Collector.
+func (c *fillCollector) Collect(ch chan<- prometheus.Metric) {
+	st, _ := c.read()
+	ch <- prometheus.MustNewConstMetric(c.running, prometheus.GaugeValue, float64(st.Running))
+	ch <- prometheus.MustNewConstMetric(c.rows, prometheus.GaugeValue, float64(st.Copied), "copied")
+	ch <- prometheus.MustNewConstMetric(c.rows, prometheus.GaugeValue, float64(st.Total), "total")
+	ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, st.Oldest.Seconds())
 }
 
 // changeMetrics creates the collectors of PROMOTE, DIFF and EXPORT, and the

@@ -309,6 +309,10 @@ func (s *Server) sandboxes(ctx context.Context) (*session.Manager, error) {
 		}
 		return out
 	})
+	s.m.Fills.SetSource(func() metrics.FillStats {
+		st := m.FillStats()
+		return metrics.FillStats{Running: st.Running, Copied: st.Copied, Total: st.Total, Oldest: st.Oldest}
+	})
 	s.m.SideConns.SetSource(func() metrics.PoolStats {
 		st := m.PoolStats()
 		return metrics.PoolStats{Size: st.Size, InUse: st.InUse, Idle: st.Idle, Waiting: st.Waiting}

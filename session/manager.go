@@ -319,6 +319,9 @@ func (m *Manager) Operator() *operator.Operator { return m.op }
 // and idle, and callers waiting for one.
 func (m *Manager) PoolStats() PoolStats { return m.reg.PoolStats() }
 
+// FillStats are the lazy forks' copies running in this process.
+func (m *Manager) FillStats() registry.FillStats { return m.reg.FillStats() }
+
 // Counts returns how many sandboxes this process holds, by state.
 func (m *Manager) Counts() map[string]int { return m.reg.Counts() }
 

@@ -64,11 +64,17 @@ type options struct {
 	diffReps         int   // forks and bulk UPDATEs per capture setting
 	diffBulkRows     int   // rows of the bulk UPDATE
 	diffFallbackRuns int   // runs of DIFF SUMMARY without capture (whole-table compare)
+
+	// The lazy-fork benchmark (lazy.go): -lazy-only runs it alone.
+	lazyOnly  bool
+	lazySizes []int
+	lazyReps  int
+	lazyOps   int // point SELECT + UPDATE pairs measured per run
 }
 
 func main() {
 	var o options
-	var threads, workloads, relay string
+	var threads, workloads, relay, lazySizes string
 	flag.IntVar(&o.rounds, "rounds", 3, "interleaved rounds per workload × threads; medians are taken over them")
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "length of each sysbench run (whole seconds)")
 	flag.DurationVar(&o.warmup, "warmup", 5*time.Second, "unrecorded oltp_read_only run per target before measuring (0 disables)")
@@ -97,6 +103,10 @@ func main() {
 	flag.IntVar(&o.diffBulkRows, "diff-bulk-rows", 100000, "rows of the bulk UPDATE measured with capture on and off")
 	flag.IntVar(&o.diffFallbackRuns, "diff-fallback-runs", 5, "runs of DIFF SUMMARY with capture off (a whole-table compare)")
 	flag.StringVar(&relay, "relay", "", "internal: run as the TCP relay, LISTEN,UPSTREAM")
+	flag.BoolVar(&o.lazyOnly, "lazy-only", false, "run only the lazy-fork benchmark (issue 27)")
+	flag.StringVar(&lazySizes, "lazy-sizes", "1000000,10000000", "comma-separated table sizes (rows) of the lazy-fork benchmark")
+	flag.IntVar(&o.lazyReps, "lazy-reps", 3, "runs per size of the lazy-fork benchmark (medians reported)")
+	flag.IntVar(&o.lazyOps, "lazy-ops", 200, "point SELECT and UPDATE pairs measured per run, while filling and on a copy")
 	flag.Parse()
 
 	if relay != "" {
@@ -114,6 +124,9 @@ func main() {
 	}
 	if o.diffSweep, err = parseInts(diffSweep); err != nil {
 		fatalf("-diff-sweep: %v", err)
+	}
+	if o.lazySizes, err = parseInts(lazySizes); err != nil {
+		fatalf("-lazy-sizes: %v", err)
 	}
 	o.workloads = splitList(workloads)
 	switch {
@@ -265,6 +278,12 @@ func cancelOnSignal(cancel context.CancelFunc) {
 // measure runs the benchmarks o asks for, the hop's and the diff's, into
 // rep.
 func measure(ctx context.Context, o options, e env, rep *report) error {
+	if o.lazyOnly {
+		rep.loadStart = loadavg()
+		var err error
+		rep.lazy, err = measureLazy(ctx, o, e)
+		return err
+	}
 	if !o.diffOnly {
 		if err := runHop(ctx, o, e, rep); err != nil {
 			return err

@@ -47,6 +47,7 @@ type report struct {
 	proxyHWMKB   int64
 	relayHWMKB   int64
 	diff         *diffResult
+	lazy         []lazyResult
 }
 
 func describeMachine(ctx context.Context, root, sbBin, mariadbVersion string) machine {
@@ -163,6 +164,14 @@ func (r *report) markdown() string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	r.machineSection(p)
+	if r.opts.lazyOnly {
+		p("### Parameters\n\n")
+		p("- Command: `go run ./integration/bench %s`\n", strings.Join(r.opts.args, " "))
+		p("- MariaDB: throwaway server from integration/testdb with %s\n", strings.Join(r.mariadbArgs, " "))
+		p("- Load average: %s at the start, %s at the end\n\n", r.loadStart, r.loadEnd)
+		b.WriteString(lazySection(r.lazy))
+		return b.String()
+	}
 	if r.opts.diffOnly {
 		p("### Parameters\n\n")
 		p("- Command: `go run ./integration/bench %s`\n", strings.Join(r.opts.args, " "))

@@ -127,6 +127,12 @@ func (m *Tracker) StartLazy(ctx context.Context, c sideconn.Conn, sb *registry.S
 	return m.captureOf(sb.ID, phys, shape), nil
 }
 
+// Of is the capture sb's fork phys of a table of shape gets: its side
+// table's and triggers' names.
+func (m *Tracker) Of(sbID string, phys rewrite.Table, shape forker.Shape) forker.Capture {
+	return m.captureOf(sbID, phys, shape)
+}
+
 // start is Start, returning what it recorded.
 func (m *Tracker) start(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t, phys rewrite.Table, mode forker.Mode) (Info, error) {
 	info := Info{State: Full, KeyKind: "row"}

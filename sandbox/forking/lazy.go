@@ -49,33 +49,51 @@ func (m *Forker) lazyWanted(ctx context.Context, c sideconn.Conn, t rewrite.Tabl
 }
 
 // runLazy forks t (key k) lazily to phys; ok is false when it cannot be
-// (the caller copies it), with nothing left of the attempt.
+// (the caller copies it), with nothing left of the attempt. Two chains
+// of DDL run at once: the fork and its capture on c; the fill's
+// connections, staging table and function on the fill's own.
 func (m *Forker) runLazy(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t rewrite.Table, k string, phys rewrite.Table, rows int64) (e *sandbox.Entry, ok bool, err error) {
 	shape, err := forker.ReadShape(ctx, c, t)
 	if err != nil || forker.LazyOK(shape) != "" {
 		return nil, false, nil
 	}
 	start := time.Now()
+	cp := m.caps.Of(sb.ID, phys, shape)
+	l := forker.Lazy{Src: t, Capture: cp, Staging: rewrite.Table{DB: cp.Side.DB, Name: "f" + cp.Side.Name},
+		Fn: rewrite.Table{DB: cp.Side.DB, Name: "fill" + cp.Side.Name}}
 	lock := m.FillLock(sb.ID, k)
-	snap, w, err := m.fillConns(ctx, lock)
-	if err != nil {
-		return nil, false, err
+	type conns struct {
+		snap, w sideconn.Conn
+		err     error
 	}
-	l, err := m.prepareLazy(ctx, c, sb, t, phys)
+	fill := make(chan conns, 1)
+	go func() {
+		snap, w, err := m.fillConns(ctx, lock)
+		if err == nil {
+			if err = m.prepareFill(ctx, w, l); err != nil {
+				_, _ = snap.Close(), w.Close()
+			}
+		}
+		fill <- conns{snap, w, err}
+	}()
+	l.Capture, err = m.prepareLazy(ctx, c, sb, t, phys)
+	fc := <-fill
 	var f *forker.Filler
-	autoInc := ""
 	if err == nil {
-		f, autoInc, err = forker.StartFill(ctx, snap, w, l, rows)
-	} else {
-		_, _ = snap.Close(), w.Close()
+		err = fc.err
 	}
-	if err == nil && autoInc != "" {
-		_, err = c.Exec(ctx, "ALTER TABLE "+phys.Quoted()+" AUTO_INCREMENT = "+autoInc)
+	if err == nil {
+		f, err = m.startFill(ctx, c, fc.snap, fc.w, l, rows)
+	} else if fc.err == nil {
+		_, _ = fc.snap.Close(), fc.w.Close()
 	}
-	if err != nil {
-		if f != nil {
+	if err == nil {
+		e, err = m.recordLazy(ctx, c, sb, t, k, phys, rows, f, lock)
+		if err != nil {
 			f.Close()
 		}
+	}
+	if err != nil {
 		m.undoLazy(context.WithoutCancel(ctx), c, sb, t, l)
 		if errors.Is(err, forker.ErrLazyUnavailable) {
 			m.log.Info("table copied whole, not forked lazily", zap.String("table", t.String()), zap.Error(err))
@@ -83,16 +101,26 @@ func (m *Forker) runLazy(ctx context.Context, c sideconn.Conn, sb *registry.Sand
 		}
 		return nil, true, fmt.Errorf("fork %s: %w", t, err)
 	}
-	e, err = m.recordLazy(ctx, c, sb, t, k, phys, rows, f, lock)
-	if err != nil {
-		f.Close()
-		m.undoLazy(context.WithoutCancel(ctx), c, sb, t, l)
-		return nil, true, err
-	}
 	m.observer().Forked("lazy", false, time.Since(start), 0, 0)
 	m.log.Info("forked table lazily", zap.String("sandbox", sb.Name), zap.String("table", t.String()),
 		zap.String("fork", phys.String()), zap.Int64("rows", rows), zap.Duration("took", time.Since(start)))
 	return e, true, nil
+}
+
+// startFill starts the snapshot of l's fill and gives the fork the
+// AUTO_INCREMENT production had then (on c).
+func (m *Forker) startFill(ctx context.Context, c, snap, w sideconn.Conn, l forker.Lazy, rows int64) (*forker.Filler, error) {
+	f, autoInc, err := forker.StartFill(ctx, snap, w, l, rows)
+	if err != nil {
+		return nil, err
+	}
+	if autoInc != "" {
+		if _, err := c.Exec(ctx, "ALTER TABLE "+l.Capture.Fork.Quoted()+" AUTO_INCREMENT = "+autoInc); err != nil {
+			f.Close()
+			return nil, err
+		}
+	}
+	return f, nil
 }
 
 // fillConns opens a fill's two connections; the first takes its lock.
@@ -115,21 +143,21 @@ func (m *Forker) fillConns(ctx context.Context, lock string) (snap, w sideconn.C
 	return snap, w, nil
 }
 
-// prepareLazy makes the empty fork phys of t, its capture, and the
-// staging table and fill function beside the side table.
-func (m *Forker) prepareLazy(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t, phys rewrite.Table) (forker.Lazy, error) {
-	l := forker.Lazy{Src: t}
+// prepareFill makes the staging table and fill function of l on w (in
+// the sandbox's own database, made if missing).
+func (m *Forker) prepareFill(ctx context.Context, w sideconn.Conn, l forker.Lazy) error {
+	if _, err := w.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quote.Ident(l.Staging.DB)); err != nil {
+		return fmt.Errorf("create the sandbox's own database: %w", err)
+	}
+	return forker.PrepareLazy(ctx, w, l)
+}
+
+// prepareLazy makes the empty fork phys of t and its capture.
+func (m *Forker) prepareLazy(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t, phys rewrite.Table) (forker.Capture, error) {
 	if _, err := c.Exec(ctx, "CREATE TABLE "+phys.Quoted()+" LIKE "+t.Quoted()); err != nil {
-		return l, fmt.Errorf("create %s like %s: %w", phys.Quoted(), t.Quoted(), err)
+		return forker.Capture{}, fmt.Errorf("create %s like %s: %w", phys.Quoted(), t.Quoted(), err)
 	}
-	cp, err := m.caps.StartLazy(ctx, c, sb, t, phys)
-	if err != nil {
-		return l, err
-	}
-	l.Capture = cp
-	l.Staging = rewrite.Table{DB: cp.Side.DB, Name: "f" + cp.Side.Name}
-	l.Fn = rewrite.Table{DB: cp.Side.DB, Name: "fill" + cp.Side.Name}
-	return l, forker.PrepareLazy(ctx, c, l)
+	return m.caps.StartLazy(ctx, c, sb, t, phys)
 }
 
 // undoLazy removes what an attempt at a lazy fork of t left (best effort).

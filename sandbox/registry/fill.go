@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
@@ -161,4 +162,29 @@ func (sb *Sandbox) tableInfoLocked(e *sandbox.Entry) TableInfo {
 		}
 	}
 	return t
+}
+
+// FillStats are the lazy forks' copies this process runs.
+type FillStats struct {
+	Running       int
+	Copied, Total int64
+	Oldest        time.Duration
+}
+
+// FillStats counts the fills of the process's sandboxes still copying.
+func (m *Registry) FillStats() FillStats {
+	var st FillStats
+	for _, sb := range m.Sandboxes() {
+		for _, f := range sb.Fills() {
+			p := f.Filler.Progress()
+			if p.Done {
+				continue
+			}
+			st.Running++
+			st.Copied += p.Filled
+			st.Total += p.Total
+			st.Oldest = max(st.Oldest, time.Since(p.Started))
+		}
+	}
+	return st
 }

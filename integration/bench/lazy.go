@@ -1,0 +1,306 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The lazy-fork benchmark (issue 27): for each -lazy-sizes table, a first
+// write through a proxy that forks it lazily and through one that copies
+// it whole, the time until the lazy fork is whole, point reads and writes
+// in the sandbox while it fills against a whole copy's, and production's
+// point-select latency while it fills against before.
+
+// lazyResult is one table size's measurements (medians over -lazy-reps).
+type lazyResult struct {
+	rows int
+	// firstLazy, firstCopy: the first write (the fork) through each proxy.
+	firstLazy, firstCopy []time.Duration
+	// filled: first write until SANDBOX STATUS shows the fork whole.
+	filled []time.Duration
+	// Point SELECT and UPDATE by key in the sandbox: during the fill, and
+	// on the whole copy.
+	selFill, updFill, selCopy, updCopy []time.Duration
+	// Production's point SELECT on a direct connection, before and during
+	// the fill.
+	prodBefore, prodDuring []time.Duration
+}
+
+// measureLazy runs the benchmark for every size.
+func measureLazy(ctx context.Context, o options, e env) ([]lazyResult, error) {
+	lazy, lazyAddr, _, err := startProxy(ctx, e.proxyBin, e.tmp, e.db.Addr, e.db.User, e.db.Password, "lazy", "transparent",
+		"--lazy-fork-rows=100000")
+	if err != nil {
+		return nil, err
+	}
+	defer lazy.stop(5 * time.Second)
+	whole, copyAddr, _, err := startProxy(ctx, e.proxyBin, e.tmp, e.db.Addr, e.db.User, e.db.Password, "copy", "transparent",
+		"--lazy-fork-rows=0")
+	if err != nil {
+		return nil, err
+	}
+	defer whole.stop(5 * time.Second)
+	sb := sbConfig{bin: e.sbBin, user: e.db.User, password: e.db.Password}
+	var out []lazyResult
+	for _, n := range o.lazySizes {
+		if err := execDirect(ctx, e.direct, "DROP DATABASE IF EXISTS forkbench", "CREATE DATABASE forkbench"); err != nil {
+			return nil, err
+		}
+		if _, _, err := prepareForkTables(ctx, sb, e.db, e.direct, n, false); err != nil {
+			return nil, err
+		}
+		if err := execDirect(ctx, e.direct, "ANALYZE TABLE forkbench.sbtest1"); err != nil {
+			return nil, err
+		}
+		r := lazyResult{rows: n}
+		for i := 0; i < o.lazyReps; i++ {
+			if err := r.copyRun(ctx, o, e, copyAddr, n); err != nil {
+				return nil, err
+			}
+			if err := r.lazyRun(ctx, o, e, lazyAddr, n); err != nil {
+				return nil, err
+			}
+			logf("lazy: %d rows, run %d: first write lazy %s, copy %s; filled in %s", n, i+1,
+				r.firstLazy[i].Round(time.Millisecond), r.firstCopy[i].Round(time.Millisecond), r.filled[i].Round(time.Millisecond))
+			time.Sleep(time.Second) // the discarded sandboxes' drops
+		}
+		out = append(out, r)
+	}
+	_, _ = e.direct.ExecContext(context.WithoutCancel(ctx), "DROP DATABASE IF EXISTS forkbench")
+	return out, nil
+}
+
+// lazySandboxConn is a new connection (a new sandbox) through the proxy on addr.
+func lazySandboxConn(ctx context.Context, e env, addr string) (*sql.DB, *sql.Conn, error) {
+	p, err := openMySQL(addr, e.db.User, e.db.Password, "forkbench")
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := p.Conn(ctx)
+	if err != nil {
+		p.Close()
+		return nil, nil, err
+	}
+	return p, c, nil
+}
+
+// timed runs q on c and returns how long it took.
+func timed(ctx context.Context, c *sql.Conn, q string) (time.Duration, error) {
+	t0 := time.Now()
+	if strings.HasPrefix(q, "SELECT") {
+		var s sql.NullString
+		err := c.QueryRowContext(ctx, q).Scan(&s)
+		if err == sql.ErrNoRows {
+			err = nil
+		}
+		return time.Since(t0), err
+	}
+	_, err := c.ExecContext(ctx, q)
+	return time.Since(t0), err
+}
+
+// copyRun is one run through the copying proxy: the first write, then
+// point statements on the whole copy.
+func (r *lazyResult) copyRun(ctx context.Context, o options, e env, addr string, n int) error {
+	p, c, err := lazySandboxConn(ctx, e, addr)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	defer c.Close()
+	d, err := timed(ctx, c, "UPDATE sbtest1 SET k = k + 1 WHERE id = 1")
+	if err != nil {
+		return fmt.Errorf("first write through the copying proxy: %w", err)
+	}
+	r.firstCopy = append(r.firstCopy, d)
+	rng := rand.New(rand.NewSource(1))
+	for i := 0; i < o.lazyOps; i++ {
+		s, u, err := pointPair(ctx, c, rng, n)
+		if err != nil {
+			return err
+		}
+		r.selCopy, r.updCopy = append(r.selCopy, s), append(r.updCopy, u)
+	}
+	return nil
+}
+
+// pointPair is one point SELECT and one point UPDATE of random keys.
+func pointPair(ctx context.Context, c *sql.Conn, rng *rand.Rand, n int) (sel, upd time.Duration, err error) {
+	if sel, err = timed(ctx, c, fmt.Sprintf("SELECT c FROM sbtest1 WHERE id = %d", 1+rng.Intn(n))); err != nil {
+		return 0, 0, err
+	}
+	if upd, err = timed(ctx, c, fmt.Sprintf("UPDATE sbtest1 SET k = k + 1 WHERE id = %d", 1+rng.Intn(n))); err != nil {
+		return 0, 0, err
+	}
+	return sel, upd, nil
+}
+
+// lazyRun is one run through the lazy proxy: production sampled before,
+// the first write, point statements while the fork fills, until it is
+// whole.
+func (r *lazyResult) lazyRun(ctx context.Context, o options, e env, addr string, n int) error {
+	var mu sync.Mutex
+	filling := false
+	stop := make(chan struct{})
+	sampled := make(chan error, 1)
+	go func() { sampled <- r.sampleProduction(ctx, e, n, stop, &mu, &filling) }()
+	time.Sleep(2 * time.Second)
+	p, c, err := lazySandboxConn(ctx, e, addr)
+	if err != nil {
+		close(stop)
+		return err
+	}
+	defer p.Close()
+	defer c.Close()
+	mu.Lock()
+	filling = true
+	mu.Unlock()
+	start := time.Now()
+	d, err := timed(ctx, c, "UPDATE sbtest1 SET k = k + 1 WHERE id = 1")
+	if err == nil {
+		r.firstLazy = append(r.firstLazy, d)
+		err = r.whileFilling(ctx, o, c, n, start)
+	}
+	mu.Lock()
+	filling = false
+	mu.Unlock()
+	close(stop)
+	if serr := <-sampled; err == nil {
+		err = serr
+	}
+	return err
+}
+
+// whileFilling runs point statements on c until its fork is whole.
+func (r *lazyResult) whileFilling(ctx context.Context, o options, c *sql.Conn, n int, start time.Time) error {
+	rng := rand.New(rand.NewSource(2))
+	for i := 0; ; i++ {
+		if i%10 == 0 {
+			whole, err := forkWhole(ctx, c)
+			if err != nil {
+				return err
+			}
+			if whole {
+				r.filled = append(r.filled, time.Since(start))
+				return nil
+			}
+		}
+		s, u, err := pointPair(ctx, c, rng, n)
+		if err != nil {
+			return err
+		}
+		if i < o.lazyOps {
+			r.selFill, r.updFill = append(r.selFill, s), append(r.updFill, u)
+		}
+	}
+}
+
+// forkWhole says whether SANDBOX STATUS shows no table filling.
+func forkWhole(ctx context.Context, c *sql.Conn) (bool, error) {
+	rows, err := c.QueryContext(ctx, "SANDBOX STATUS")
+	if err != nil {
+		return false, err
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	whole := true
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return false, err
+		}
+		if strings.HasPrefix(vals[11].String, "filling") {
+			whole = false
+		}
+	}
+	return whole, rows.Err()
+}
+
+// sampleProduction runs point SELECTs on production until stop, each
+// recorded as before or during the fill.
+func (r *lazyResult) sampleProduction(ctx context.Context, e env, n int, stop <-chan struct{}, mu *sync.Mutex, filling *bool) error {
+	c, err := e.direct.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	rng := rand.New(rand.NewSource(3))
+	for {
+		select {
+		case <-stop:
+			return nil
+		default:
+		}
+		d, err := timed(ctx, c, fmt.Sprintf("SELECT c FROM forkbench.sbtest1 WHERE id = %d", 1+rng.Intn(n)))
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		if *filling {
+			r.prodDuring = append(r.prodDuring, d)
+		} else if len(r.prodDuring) == 0 {
+			r.prodBefore = append(r.prodBefore, d)
+		}
+		mu.Unlock()
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// pct is the p-th percentile of ds.
+func pct(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(p*float64(len(s))))]
+}
+
+// lazySection is the report's part for the lazy-fork benchmark.
+func lazySection(rs []lazyResult) string {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+	ratio := func(a, b time.Duration) string {
+		if b <= 0 {
+			return "–"
+		}
+		return fmt.Sprintf("%.2f×", float64(a)/float64(b))
+	}
+	p("### Lazy forks (issue 27)\n\n")
+	p("| rows | first write, lazy | first write, copy | lazy fork whole after | point SELECT while filling / on a copy | point UPDATE while filling / on a copy | production point SELECT p95 before → while filling |\n")
+	p("|---|---|---|---|---|---|---|\n")
+	for _, r := range rs {
+		p("| %d | %s | %s | %s | %s / %s (%s) | %s / %s (%s) | %s → %s (%s) |\n", r.rows,
+			ms(medianDur(r.firstLazy)), ms(medianDur(r.firstCopy)), ms(medianDur(r.filled)),
+			ms(medianDur(r.selFill)), ms(medianDur(r.selCopy)), ratio(medianDur(r.selFill), medianDur(r.selCopy)),
+			ms(medianDur(r.updFill)), ms(medianDur(r.updCopy)), ratio(medianDur(r.updFill), medianDur(r.updCopy)),
+			ms(pct(r.prodBefore, 0.95)), ms(pct(r.prodDuring, 0.95)), ratio(pct(r.prodDuring, 0.95), pct(r.prodBefore, 0.95)))
+	}
+	p("\nMedians over the runs (first write, fill) and over every statement of every run (point statements); "+
+		"the copy's first write is today's whole copy (`--lazy-fork-rows=0`), the lazy proxy's `--lazy-fork-rows=100000`.\n\n")
+	for _, r := range rs {
+		p("- %d rows: first writes lazy %v, copy %v; whole after %v; production samples %d before, %d during.\n", r.rows,
+			roundAll(r.firstLazy), roundAll(r.firstCopy), roundAll(r.filled), len(r.prodBefore), len(r.prodDuring))
+	}
+	return b.String()
+}
+
+// roundAll rounds ds to the millisecond, for the report.
+func roundAll(ds []time.Duration) []time.Duration {
+	out := make([]time.Duration, len(ds))
+	for i, d := range ds {
+		out[i] = d.Round(time.Millisecond)
+	}
+	return out
+}
