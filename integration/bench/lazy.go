@@ -287,7 +287,7 @@ func lazySection(rs []lazyResult) string {
 			ms(medianDur(r.updFill)), ms(medianDur(r.updCopy)), ratio(medianDur(r.updFill), medianDur(r.updCopy)),
 			ms(pct(r.prodBefore, 0.95)), ms(pct(r.prodDuring, 0.95)), ratio(pct(r.prodDuring, 0.95), pct(r.prodBefore, 0.95)))
 	}
-	p("\nMedians over the runs (first write, fill) and over every statement of every run (point statements); "+
+	p("\nMedians over the runs (first write, fill) and over every statement of every run (point statements); " +
 		"the copy's first write is today's whole copy (`--lazy-fork-rows=0`), the lazy proxy's `--lazy-fork-rows=100000`.\n\n")
 	for _, r := range rs {
 		p("- %d rows: first writes lazy %v, copy %v; whole after %v; production samples %d before, %d during.\n", r.rows,
