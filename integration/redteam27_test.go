@@ -276,7 +276,7 @@ func TestRedTeam27DrainDeadlock(t *testing.T) {
 		_, err := a.ExecContext(ctx, "INSERT INTO small VALUES (1)") // waits for b's row lock
 		first <- err
 	}()
-	time.Sleep(500 * time.Millisecond) // a is waiting on the lock (no threshold: only ordering)
+	time.Sleep(500 * time.Millisecond)                   // a is waiting on the lock (no threshold: only ordering)
 	got := queryString(t, b, "SELECT COUNT(*) FROM big") // waits for the fill
 	if got != "20000" {
 		t.Errorf("count: %s", got)
@@ -371,3 +371,38 @@ func TestRedTeam27CloseDuringFill(t *testing.T) {
 }
 
 var _ = fmt.Sprint
+
+// TestRedTeam27SlowStatementAtFillEnd: a statement of the sandbox that
+// runs longer than the fill's drain wait (5 s) when the fill ends must
+// only delay the swap. The drain's retry calls the release function a
+// failed Drain returns as nil: the proxy process panics.
+func TestRedTeam27SlowStatementAtFillEnd(t *testing.T) {
+	h, root := rt27Env(t, 0)
+	ctx := context.Background()
+	for _, q := range []string{
+		"DROP DATABASE IF EXISTS rt27slow", "CREATE DATABASE rt27slow",
+		"CREATE TABLE rt27slow.t (id INT PRIMARY KEY, v INT NOT NULL)",
+		"INSERT INTO rt27slow.t SELECT seq, seq FROM rt27slow.seq_1_to_20000",
+	} {
+		mustExecC(t, root, q)
+	}
+	t.Cleanup(func() { _, _ = root.Exec("DROP DATABASE IF EXISTS rt27slow") })
+	db := openDB(t, h.dsn("rt27slow"))
+	a, b := conn(t, db), conn(t, db)
+	mustExecC(t, a, "SANDBOX CREATE rt27slow_box")
+	mustExecC(t, b, "SANDBOX ATTACH rt27slow_box")
+	t.Cleanup(func() { _, _ = a.ExecContext(ctx, "SANDBOX DISCARD rt27slow_box") })
+	slept := make(chan error, 1)
+	go func() {
+		_, err := b.ExecContext(ctx, "DO SLEEP(12)") // in flight while the fill ends
+		slept <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	mustExecC(t, a, "UPDATE t SET v = 0 WHERE id = 1") // forks t lazily; its fill ends in well under 5 s
+	if err := <-slept; err != nil {
+		t.Errorf("DO SLEEP(12): %s", mysqlErr(err))
+	}
+	wantString(t, a, "SELECT CONCAT(COUNT(*), '/', SUM(v)) FROM t", fmt.Sprint(20000, "/", 20000*20001/2-1), "the fork: %s")
+	fresh := conn(t, openDB(t, h.dsn("rt27slow")))
+	wantString(t, fresh, "SELECT 1", "1", "the proxy after the fill: %s")
+}
