@@ -406,3 +406,88 @@ func TestRedTeam27SlowStatementAtFillEnd(t *testing.T) {
 	fresh := conn(t, openDB(t, h.dsn("rt27slow")))
 	wantString(t, fresh, "SELECT 1", "1", "the proxy after the fill: %s")
 }
+
+// rt27Big makes database db anew with table t (id, v) of n rows.
+func rt27Big(t *testing.T, root *sql.DB, db string, n int) {
+	t.Helper()
+	for _, q := range []string{
+		"DROP DATABASE IF EXISTS " + db, "CREATE DATABASE " + db,
+		"CREATE TABLE " + db + ".t (id INT PRIMARY KEY, v INT NOT NULL)",
+		fmt.Sprintf("INSERT INTO %s.t SELECT seq, seq FROM %s.seq_1_to_%d", db, db, n),
+	} {
+		mustExecC(t, root, q)
+	}
+	t.Cleanup(func() { _, _ = root.Exec("DROP DATABASE IF EXISTS " + db) })
+}
+
+// TestRedTeam27DiffDuringFill: SANDBOX DIFF (and EXPORT) while a fork
+// fills answer once it is whole, with exactly the sandbox's change.
+func TestRedTeam27DiffDuringFill(t *testing.T) {
+	h, root := rt27Env(t, 2000)
+	rt27Big(t, root, "rt27diff", 20000)
+	a := conn(t, openDB(t, h.dsn("rt27diff")))
+	mustExecC(t, a, "UPDATE t SET v = 0 WHERE id = 1")
+	if !rt27Filling(t, a, "rt27diff.t") {
+		t.Fatal("t is not filling")
+	}
+	done := make(chan [][]string, 1)
+	go func() {
+		rows, err := a.QueryContext(context.Background(), "SANDBOX DIFF SUMMARY")
+		if err != nil {
+			t.Errorf("SANDBOX DIFF SUMMARY: %s", mysqlErr(err))
+			done <- nil
+			return
+		}
+		defer rows.Close()
+		var out [][]string
+		for rows.Next() {
+			vals, _ := scanStrings(rows)
+			out = append(out, nullText(vals))
+		}
+		done <- out
+	}()
+	select {
+	case rows := <-done:
+		if len(rows) != 1 || strings.Join(rows[0][2:5], "/") != "0/1/0" {
+			t.Errorf("DIFF SUMMARY during the fill: %v, want one table 0/1/0", rows)
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatal("SANDBOX DIFF SUMMARY during the fill never answered")
+	}
+}
+
+// TestRedTeam27ResetWhileWaiting: a statement waiting for a fill when
+// another connection of the sandbox resets it answers as after the reset
+// (a copy's statement runs before or after a reset, never fails by it).
+func TestRedTeam27ResetWhileWaiting(t *testing.T) {
+	h, root := rt27Env(t, 500)
+	rt27Big(t, root, "rt27rst", 20000)
+	ctx := context.Background()
+	db := openDB(t, h.dsn("rt27rst"))
+	a, b := conn(t, db), conn(t, db)
+	mustExecC(t, a, "SANDBOX CREATE rt27rst_box")
+	mustExecC(t, b, "SANDBOX ATTACH rt27rst_box")
+	t.Cleanup(func() { _, _ = a.ExecContext(ctx, "SANDBOX DISCARD rt27rst_box") })
+	mustExecC(t, a, "UPDATE t SET v = 0 WHERE id = 1")
+	if !rt27Filling(t, a, "rt27rst.t") {
+		t.Fatal("t is not filling")
+	}
+	got := make(chan string, 1)
+	go func() {
+		var n string
+		if err := a.QueryRowContext(ctx, "SELECT SUM(v) FROM t").Scan(&n); err != nil {
+			n = "error " + mysqlErr(err)
+		}
+		got <- n
+	}()
+	time.Sleep(time.Second)
+	mustExecC(t, b, "SANDBOX RESET")
+	select {
+	case n := <-got:
+		if n != fmt.Sprint(20000*20001/2) && n != fmt.Sprint(20000*20001/2-1) {
+			t.Errorf("the waiting SELECT: %s, want the sum before or after the reset", n)
+		}
+	case <-time.After(90 * time.Second):
+		t.Fatal("the waiting SELECT never answered")
+	}
+}
