@@ -491,3 +491,32 @@ func TestRedTeam27ResetWhileWaiting(t *testing.T) {
 		t.Fatal("the waiting SELECT never answered")
 	}
 }
+
+// TestRedTeam27ReachFillObjects: a sandbox's statements cannot reach the
+// staging table or call the fill function (they live in the sandbox's own
+// database): a call would copy rows into the staging table behind the
+// fill and break it.
+func TestRedTeam27ReachFillObjects(t *testing.T) {
+	h, root := rt27Env(t, 500)
+	rt27Big(t, root, "rt27reach", 20000)
+	a := conn(t, openDB(t, h.dsn("rt27reach")))
+	mustExecC(t, a, "UPDATE t SET v = 0 WHERE id = 1")
+	if !rt27Filling(t, a, "rt27reach.t") {
+		t.Fatal("t is not filling")
+	}
+	fn := rowsOf(t, root, "SELECT ROUTINE_SCHEMA, ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_NAME LIKE 'fill%'")
+	if len(fn) != 1 {
+		t.Fatalf("fill functions: %v", fn)
+	}
+	staging := "`" + fn[0][0] + "`.`f" + strings.TrimPrefix(fn[0][1], "fill") + "`"
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM " + staging,
+		"SELECT `" + fn[0][0] + "`.`" + fn[0][1] + "`(5)",
+		"INSERT INTO " + staging + " (id, v) VALUES (-1, -1)",
+	} {
+		if _, err := a.ExecContext(context.Background(), q); err == nil {
+			t.Errorf("%s: went through", q)
+		}
+	}
+	wantString(t, a, "SELECT CONCAT(COUNT(*), '/', SUM(v)) FROM t", fmt.Sprint(20000, "/", 20000*20001/2-1), "the fork: %s")
+}
