@@ -38,8 +38,9 @@ type Column struct {
 	// constant for every row (AUTO_INCREMENT, or a DEFAULT expression).
 	Computed bool
 	// Auto: the AUTO_INCREMENT column; Nullable: it takes NULL;
-	// DefaultNull: a row that leaves it out gets NULL.
-	Auto, Nullable, DefaultNull bool
+	// DefaultNull: a row that leaves it out gets NULL; Invisible: SELECT *
+	// and an INSERT without a column list leave it out.
+	Auto, Nullable, DefaultNull, Invisible bool
 	// JSON: a JSON column (MariaDB's LONGTEXT with its json_valid check),
 	// shown as JSON, not as text, whatever holds its values.
 	JSON bool
@@ -147,7 +148,8 @@ func ReadShape(ctx context.Context, c Conn, t sqlname.Table) (Shape, error) {
 		}
 		nullable[strings.ToLower(col.Name)] = str(r[6]) == "YES"
 		col.Nullable = str(r[6]) == "YES"
-		col.DefaultNull = col.Nullable && (len(r) < 8 || r[7] == nil || *r[7] == "NULL")
+		col.DefaultNull = col.Nullable && !col.Generated && (len(r) < 8 || r[7] == nil || *r[7] == "NULL")
+		col.Invisible = strings.Contains(strings.ToUpper(str(r[5])), "INVISIBLE")
 		s.Columns = append(s.Columns, col)
 	}
 	rows, err = c.Query(ctx, "SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART FROM information_schema.STATISTICS"+where+

@@ -34,6 +34,7 @@ type Filler struct {
 	// upMu orders copy-ups: two of one key would both insert it.
 	upMu    sync.Mutex
 	claimed map[string]bool // bound predicates already copied up (upMu)
+	whole   bool            // Finish made the fork whole (upMu)
 
 	filled  atomic.Int64
 	started time.Time
@@ -185,15 +186,19 @@ func cell(rows [][]*string) string {
 func (f *Filler) CopyUp(ctx context.Context, where string) error {
 	f.upMu.Lock()
 	defer f.upMu.Unlock()
-	if f.claimed[where] {
+	if f.claimed[where] || f.whole {
 		return nil
 	}
 	rows, err := f.snapshotRows(ctx, where)
 	if err != nil {
 		return err
 	}
-	if len(rows) > 0 {
-		if err := f.insertUp(ctx, rows); err != nil {
+	for try := 0; len(rows) > 0; try++ {
+		err := f.insertUp(ctx, rows)
+		if err == nil {
+			break
+		}
+		if try == 3 || !retryable(err) {
 			return err
 		}
 	}
@@ -208,28 +213,12 @@ func (f *Filler) snapshotRows(ctx context.Context, where string) ([][]*string, e
 	f.snapMu.Lock()
 	f.upWaiting.Add(-1)
 	defer f.snapMu.Unlock()
-	select {
-	case <-f.done:
-		if f.err == nil {
-			// The staging table is whole and about to take the fork's
-			// place: the caller waits for that instead.
-			return nil, errFilled
-		}
-	default:
-	}
 	rows, err := f.snap.Query(ctx, f.stmt+where)
 	if err != nil {
 		return nil, fmt.Errorf("read %s as of its fork: %w", f.l.Src.Quoted(), err)
 	}
 	return rows, nil
 }
-
-// errFilled: the copy is complete; the fork is about to be swapped.
-var errFilled = errors.New("the fork's copy is complete")
-
-// Filled reports the error CopyUp returns once the copy is complete (the
-// caller waits for the swap instead).
-func Filled(err error) bool { return errors.Is(err, errFilled) }
 
 // insertUp writes rows into the fork, but for the keys the sandbox holds
 // already, in one transaction that also removes the side table's "not in
@@ -318,12 +307,18 @@ func (f *Filler) Finish(ctx context.Context, c Conn) error {
 	if f.err != nil {
 		return f.err
 	}
+	f.upMu.Lock() // no copy-up half done
+	defer f.upMu.Unlock()
 	f.snapMu.Lock()
 	defer f.snapMu.Unlock()
 	if err := f.merge(ctx); err != nil {
 		return err
 	}
-	return f.swap(ctx, c)
+	if err := f.swap(ctx, c); err != nil {
+		return err
+	}
+	f.whole = true
+	return nil
 }
 
 // merge puts the sandbox's rows into the staging table and commits it.
@@ -362,7 +357,9 @@ func (f *Filler) swap(ctx context.Context, c Conn) error {
 	stmts = append(stmts, "DROP TABLE IF EXISTS "+old.Quoted(),
 		"RENAME TABLE "+cp.Fork.Quoted()+" TO "+old.Quoted()+", "+f.l.Staging.Quoted()+" TO "+cp.Fork.Quoted())
 	stmts = append(stmts, cp.TriggerDDL()...)
-	stmts = append(stmts, "DROP TABLE "+old.Quoted(), "DROP FUNCTION IF EXISTS "+f.l.Fn.Quoted())
+	// The staging table's statistics were taken while it filled: the
+	// optimizer and information_schema get the whole table's.
+	stmts = append(stmts, "DROP TABLE "+old.Quoted(), "DROP FUNCTION IF EXISTS "+f.l.Fn.Quoted(), "ANALYZE TABLE "+cp.Fork.Quoted())
 	if _, err := ExecAllWith(ctx, c, captureModes(), stmts...); err != nil {
 		return fmt.Errorf("put the copy of %s in its fork's place: %w", f.l.Src.Quoted(), err)
 	}
@@ -385,4 +382,16 @@ func (f *Filler) close() {
 		_ = f.snap.Close()
 		_ = f.w.Close()
 	})
+}
+
+// retryable says whether err is a deadlock or lock wait timeout, after
+// which the copy-up's own transaction, rolled back, can run again.
+func retryable(err error) bool {
+	var me interface{ MySQLError() (uint16, string, string) }
+	if errors.As(err, &me) {
+		code, _, _ := me.MySQLError()
+		return code == 1213 || code == 1205
+	}
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "1213 (40001)") || strings.Contains(msg, "1205 (hy000)")
 }

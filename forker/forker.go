@@ -40,6 +40,11 @@ const (
 	// SchemaOnly copies the structure only: enough for TRUNCATE and DROP,
 	// which never read the rows.
 	SchemaOnly
+	// FullOrLazy is Full where a big table may be forked lazily (filled
+	// in the background, sandbox/forking lazy.go): asked for by a
+	// statement the fork can serve while it fills. Only sandbox/forking's
+	// Ensure reads it; everything past it sees Full.
+	FullOrLazy
 )
 
 // Strategy forks tables.

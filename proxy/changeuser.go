@@ -108,6 +108,7 @@ func (c *clientConn) changeUserFailed(err error) error {
 func (c *clientConn) rebind(acct *account, tag string, req *changeUserReq, collation uint8, ok []byte) error {
 	c.acct, c.collation, c.stmts = acct, collation, nil
 	if c.sbx != nil {
+		c.state.setInterrupt(nil)
 		c.sbx.Close()
 		c.sbx = nil
 	}
@@ -121,6 +122,9 @@ func (c *clientConn) rebind(acct *account, tag string, req *changeUserReq, colla
 		return errSessionEnd
 	}
 	c.sbx = sbx
+	if sbx != nil {
+		c.state.setInterrupt(sbx.Interrupt)
+	}
 	c.log.Debug("change user", zap.String("user", acct.name), zap.String("db", req.db), zap.Bool("relayed", acct.relayed))
 	if err := c.out.write(ok); err != nil {
 		return err

@@ -57,6 +57,16 @@ type connState struct {
 	killable    bool
 	text        []byte
 	noBackslash bool
+	// interrupt ends a statement's wait in the proxy (session.Session.
+	// Interrupt), for KILL; nil outside a sandboxing session.
+	interrupt func()
+}
+
+// setInterrupt records what ends the session's waits in the proxy.
+func (c *connState) setInterrupt(f func()) {
+	c.mu.Lock()
+	c.interrupt = f
+	c.mu.Unlock()
 }
 
 // setKillable records whether the statement about to be sent may be

@@ -51,6 +51,12 @@ func (s *Server) KillTarget(user string, id uint64) (uint32, bool) {
 			continue
 		}
 		if up := be.greeting.ConnID; id == uint64(gid) || id == uint64(up) && u == user {
+			c.mu.Lock()
+			interrupt := c.interrupt
+			c.mu.Unlock()
+			if interrupt != nil {
+				interrupt() // a statement waiting in the proxy, not yet upstream
+			}
 			return up, true
 		}
 	}

@@ -393,6 +393,11 @@ func (o sandboxMetrics) Promoted(strategy, outcome string, conflicts int) {
 	}
 }
 
+func (o sandboxMetrics) Filled(rows, bytes int64) {
+	o.m.ForkedRows.Add(float64(rows))
+	o.m.ForkedBytes.Add(float64(bytes))
+}
+
 func (o sandboxMetrics) Forked(strategy string, schemaOnly bool, took time.Duration, rows, bytes int64) {
 	o.m.ForkedRows.Add(float64(rows))
 	kind := "full"

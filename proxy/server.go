@@ -534,6 +534,9 @@ func (s *Server) handshake(ctx context.Context, st *connState, id uint64, log *z
 	sess.acct, sess.collation, sess.sbx = l.acct, l.resp.Collation, l.sbx
 	sock.handshakeDone()
 	st.attach(l.be, l.acct.name, l.connID)
+	if l.sbx != nil {
+		st.setInterrupt(l.sbx.Interrupt)
+	}
 	return sess, nil
 }
 

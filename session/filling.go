@@ -2,50 +2,127 @@ package session
 
 import (
 	"context"
+	"errors"
 
-	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/forking"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
-// The fill step of a plan (forkPlanned): a statement that reaches a lazy
-// fork still filling (sandbox/forking lazy.go) runs on it only once the
-// fork holds every row the statement could read, change or collide with.
-// A statement on that one table whose rows literal key values bound
-// (rewrite.Bounds, forking.CopyUpWhere) has them copied up from the
-// fork's snapshot; any other waits until the fork is whole, as it would
-// have waited for a copy. So does every statement of an open transaction
-// (its read view may be older than rows copied up since) and every
-// statement that could reach a table the proxy cannot see it name: views,
-// stored routines, DDL.
+// Lazy forks still filling (sandbox/forking lazy.go). A statement that
+// reaches one runs on it only once the fork holds every row the statement
+// could read, change or collide with. A statement on that one table whose
+// rows literal key values bound (rewrite.Bounds, forking.CopyUpWhere) has
+// them copied up from the fork's snapshot, in the gate step, where a
+// fill's end and a reset wait for it. Any other waits until the fork is
+// whole, as it would have waited for a copy, before its tables are
+// forked (its captures may change) and before its transaction's restart
+// is decided (the whole fork is a new table): so does every statement of
+// an open transaction (its read view may be older than rows copied up
+// since), of a prepared statement, and every statement that could reach
+// a table the proxy cannot see it name (views, stored routines, DDL).
 
-// fillFor readies the lazy forks a's statements reach (fill step).
-func (s *Session) fillFor(ctx context.Context, a *rewrite.Analysis, prepared bool) error {
-	if s.sb == nil || s.m == nil {
+// copyUp is rows to copy up into the filling fork of key before the
+// statement runs.
+type copyUp struct {
+	key, where string
+}
+
+// inTransaction says whether the client's connection is in a
+// transaction, or makes one of each statement (autocommit off).
+func (s *Session) inTransaction() bool {
+	return s.up != nil && (s.up.Status()&wire.StatusInTrans != 0 || s.up.Status()&wire.StatusAutocommit == 0)
+}
+
+// lazyEligible says whether st may fork the table it writes lazily: a
+// write of one table whose rows literal values bound, run now, outside a
+// transaction.
+func (s *Session) lazyEligible(st rewrite.Statement, prepared bool) bool {
+	switch st.Kind {
+	case rewrite.KindInsert, rewrite.KindReplace, rewrite.KindUpdate, rewrite.KindDelete:
+	default:
+		return false
+	}
+	return !prepared && st.Bounds != nil && onlyTable(st) && !s.inTransaction() && s.fillSafe(st)
+}
+
+// awaitFillsFirst waits, before a's tables are forked, for the fills a
+// cannot run beside: all of the sandbox's for a statement that may reach
+// tables it does not name; those it names for one in a transaction or
+// prepared.
+func (s *Session) awaitFillsFirst(ctx context.Context, a *rewrite.Analysis, prepared bool) error {
+	if s.sb == nil || s.m == nil || len(s.sb.Filling()) == 0 {
 		return nil
 	}
-	filling := s.sb.Filling()
-	if len(filling) == 0 {
-		return nil
-	}
-	inTx := s.up != nil && (s.up.Status()&wire.StatusInTrans != 0 || s.up.Status()&wire.StatusAutocommit == 0)
+	inTx := s.inTransaction()
 	for _, st := range a.Statements {
 		if !s.fillSafe(st) {
-			return s.awaitFills(ctx, filling)
+			return s.awaitAllFills(ctx)
 		}
+		if touched := s.fillingIn(st); len(touched) > 0 && (inTx || prepared) {
+			if err := s.awaitFills(ctx, touched); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// fillFor plans the copy-ups of a's statements into p once its tables are
+// forked, and waits for the fills of the filling forks a statement
+// reaches otherwise.
+func (s *Session) fillFor(ctx context.Context, a *rewrite.Analysis, p *Plan, prepared bool) error {
+	p.copyUps = nil
+	if s.sb == nil || s.m == nil || len(s.sb.Filling()) == 0 {
+		return nil
+	}
+	inTx := s.inTransaction()
+	for _, st := range a.Statements {
 		touched := s.fillingIn(st)
 		if len(touched) == 0 {
 			continue
 		}
-		if inTx || prepared || len(touched) > 1 {
+		if inTx || prepared || len(touched) > 1 || !s.fillSafe(st) {
 			if err := s.awaitFills(ctx, touched); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := s.copyUp(ctx, st, touched[0]); err != nil {
+		up, ok := s.copyUpOf(st, touched[0])
+		if !ok {
+			if err := s.awaitFills(ctx, touched); err != nil {
+				return err
+			}
+			continue
+		}
+		if up.where != "" {
+			p.copyUps = append(p.copyUps, up)
+		}
+	}
+	return nil
+}
+
+// copyUpOf is what st needs copied up into the filling fork of key k,
+// this process's; ok is false when st's rows are not bounded so.
+func (s *Session) copyUpOf(st rewrite.Statement, k string) (copyUp, bool) {
+	f, ok := s.sb.FillOf(k)
+	if !ok || f.Err() != nil || !onlyTable(st) {
+		return copyUp{}, false
+	}
+	where, ok := forking.CopyUpWhere(st, f.Filler.Lazy().Capture.Shape)
+	return copyUp{key: k, where: where}, ok
+}
+
+// copiedUp is the gate step's copy-up of p's rows (fillFor). A fill that
+// ended meanwhile made its fork whole: there is nothing to copy.
+func (s *Session) copiedUp(ctx context.Context, p *Plan) error {
+	for _, up := range p.copyUps {
+		f, ok := s.sb.FillOf(up.key)
+		if !ok {
+			continue
+		}
+		if err := f.Filler.CopyUp(ctx, up.where); err != nil {
 			return err
 		}
 	}
@@ -90,36 +167,25 @@ func (s *Session) fillingIn(st rewrite.Statement) []string {
 	return out
 }
 
-// awaitFills waits until the fills of keys have ended.
+// awaitAllFills waits until every fill of the sandbox has ended, or KILL
+// interrupts it (Interrupt).
+func (s *Session) awaitAllFills(ctx context.Context) error {
+	ctx, done := s.interruptible(ctx)
+	defer done()
+	return interrupted(ctx, s.m.fk.AwaitFills(ctx, s.sb))
+}
+
+// awaitFills waits until the fills of keys have ended, or KILL interrupts
+// it (Interrupt).
 func (s *Session) awaitFills(ctx context.Context, keys []string) error {
+	ctx, done := s.interruptible(ctx)
+	defer done()
 	for _, k := range keys {
 		if err := s.m.fk.AwaitFill(ctx, s.sb, k); err != nil {
-			return err
+			return interrupted(ctx, err)
 		}
 	}
 	return nil
-}
-
-// copyUp copies up the rows of the filling fork k that st touches, when
-// st names that table only and its rows are bounded; else it waits for
-// the fill.
-func (s *Session) copyUp(ctx context.Context, st rewrite.Statement, k string) error {
-	f, ok := s.sb.FillOf(k)
-	if !ok || f.Err() != nil || !onlyTable(st) {
-		return s.awaitFills(ctx, []string{k})
-	}
-	where, ok := forking.CopyUpWhere(st, f.Filler.Lazy().Capture.Shape)
-	switch {
-	case !ok:
-		return s.awaitFills(ctx, []string{k})
-	case where == "":
-		return nil
-	}
-	err := f.Filler.CopyUp(ctx, where)
-	if forker.Filled(err) {
-		return s.awaitFills(ctx, []string{k})
-	}
-	return err
 }
 
 // onlyTable says whether st names one table only.
@@ -133,4 +199,40 @@ func onlyTable(st rewrite.Statement) bool {
 		}
 	}
 	return one != nil
+}
+
+// errInterrupted ends a wait KILL interrupted.
+var errInterrupted = rewrite.ServerRefusal(wire.ErQueryInterrupted, "Query execution was interrupted")
+
+// Interrupt ends the wait of the session's statement in the proxy (for a
+// lazy fork's fill), as KILL QUERY or KILL ends a statement the server
+// runs: the statement gets 1317.
+func (s *Session) Interrupt() {
+	s.waitMu.Lock()
+	defer s.waitMu.Unlock()
+	if s.waitStop != nil {
+		s.waitStop(errInterrupted)
+	}
+}
+
+// interruptible is ctx, ended by Interrupt until done.
+func (s *Session) interruptible(ctx context.Context) (context.Context, func()) {
+	ctx, stop := context.WithCancelCause(ctx)
+	s.waitMu.Lock()
+	s.waitStop = stop
+	s.waitMu.Unlock()
+	return ctx, func() {
+		s.waitMu.Lock()
+		s.waitStop = nil
+		s.waitMu.Unlock()
+		stop(nil)
+	}
+}
+
+// interrupted is err, or 1317 when Interrupt ended ctx.
+func interrupted(ctx context.Context, err error) error {
+	if err != nil && errors.Is(context.Cause(ctx), errInterrupted) {
+		return errInterrupted
+	}
+	return err
 }

@@ -34,9 +34,16 @@ func (s *Session) forkPlanned(ctx context.Context, p *Plan) error {
 		return s.forkExecute(ctx, p, f.sql, f.opts, f.execute)
 	}
 	a, sql, opts, prepared := f.a, f.sql, f.opts, f.prepared
-	res, err := s.forkAndRewrite(ctx, a, sql, opts, prepared, p)
+	err := s.awaitFillsFirst(ctx, a, prepared)
+	var res *rewrite.Result
 	if err == nil {
-		err = s.fillFor(ctx, a, prepared)
+		res, err = s.forkAndRewrite(ctx, a, sql, opts, prepared, p)
+	}
+	// The tables the text was rewritten to: a reset while the fill step
+	// waits makes the plan stale at the gate.
+	version := s.current(opts)
+	if err == nil {
+		err = s.fillFor(ctx, a, p, prepared)
 	}
 	if err != nil {
 		// What planning made for a statement that will not run goes.
@@ -55,7 +62,7 @@ func (s *Session) forkPlanned(ctx context.Context, p *Plan) error {
 	}
 	p.unmapped = s.unmapped(a)
 	s.injectTimeout(a, p)
-	p.version = s.current(opts)
+	p.version = version
 	p.restart = s.restartFor(a, p)
 	s.planEpoch = s.m.reg.Epoch()
 	if p.locks && p.changed {
@@ -207,6 +214,9 @@ func (s *Session) forkWrites(ctx context.Context, st rewrite.Statement, p *Plan,
 		if !prepared {
 			mode = forker.SchemaOnly
 		}
+	}
+	if s.lazyEligible(st, prepared) {
+		mode = forker.FullOrLazy
 	}
 	for _, t := range st.Writes {
 		if views[s.m.names.Key(s.m.names.Norm(t))] {

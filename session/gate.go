@@ -24,6 +24,11 @@ func (s *Session) gated(ctx context.Context, in Input, p *Plan, replanned bool) 
 			return p, replanned, nil, err
 		}
 		if p.version.ver == sb.SnapshotVersion() || try == gateTries {
+			if err := s.copiedUp(ctx, p); err != nil {
+				leave()
+				s.abandon(ctx, p)
+				return p, replanned, nil, err
+			}
 			return p, replanned, leave, nil
 		}
 		leave()

@@ -69,8 +69,11 @@ type DialError = sideconn.DialError
 type Observer interface {
 	registry.Observer
 	review.Observer
-	// Forked reports one finished fork.
+	// Forked reports one finished fork (a lazy one once usable, with no
+	// rows copied yet).
 	Forked(strategy string, schemaOnly bool, took time.Duration, rows, bytes int64)
+	// Filled reports the rows and bytes a lazy fork's copy took once whole.
+	Filled(rows, bytes int64)
 	// ForkFailed reports a fork that did not happen, by cause: refused
 	// (the table cannot be forked faithfully or past a limit),
 	// queue_timeout (no side connection free in time), connect (a side
@@ -90,6 +93,7 @@ type nopObserver struct{}
 
 func (nopObserver) Discarded(string)                                 {}
 func (nopObserver) Forked(string, bool, time.Duration, int64, int64) {}
+func (nopObserver) Filled(int64, int64)                              {}
 func (nopObserver) ForkFailed(string, string)                        {}
 func (nopObserver) SideConnTimedOut()                                {}
 func (nopObserver) TransactionRestarted(string)                      {}

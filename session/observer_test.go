@@ -30,6 +30,8 @@ func (r *recorder) add(format string, args ...any) {
 }
 
 func (r *recorder) Discarded(reason string) { r.add("discarded %s", reason) }
+func (r *recorder) Filled(int64, int64)     {}
+
 func (r *recorder) Forked(strategy string, schemaOnly bool, _ time.Duration, rows, bytes int64) {
 	r.add("forked %s schema-only=%v rows=%d bytes=%d", strategy, schemaOnly, rows, bytes)
 }

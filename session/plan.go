@@ -68,6 +68,9 @@ type Plan struct {
 	// undoOnError are schema-only forks made for a DROP: if the statement
 	// fails they must go, or the sandbox would see an empty table.
 	undoOnError []rewrite.Table
+	// copyUps are the rows the gate step copies up into lazy forks still
+	// filling before the statement runs (filling.go).
+	copyUps []copyUp
 	// adoptViews are copies of production views the statement drops,
 	// replaces or alters: once it has run, what is left of them is the
 	// sandbox's own (objects.Placer.AdoptViews).

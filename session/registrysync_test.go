@@ -24,7 +24,7 @@ var slowReaper = session.Config{ReapInterval: time.Hour}
 const generationQuery = `^SELECT s\.name, s\.owner, s\.created_at, g\.generation FROM `
 
 // reloadQuery matches the reload of a sandbox's tables.
-const reloadQuery = "^SELECT db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at FROM `_sqlfork_meta`.tables WHERE sandbox_id = "
+const reloadQuery = "^SELECT db, tbl, kind, phys_db, phys_tbl, row_count, bytes, created_at, fill FROM `_sqlfork_meta`.tables WHERE sandbox_id = "
 
 // twoProcesses opens a session of sandbox name on e's manager and one on a
 // second manager of the same upstream; both end with the test.

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"go.uber.org/zap"
 
@@ -18,6 +19,11 @@ import (
 // is bound to (none means production), and what its open transaction has
 // done. It is used by one goroutine.
 type Session struct {
+	// waitMu guards waitStop, which ends the proxy-side wait of the
+	// statement running (Interrupt).
+	waitMu   sync.Mutex
+	waitStop context.CancelCauseFunc
+
 	m      *Manager
 	log    *zap.Logger
 	user   string

@@ -12,7 +12,7 @@ func TestState(t *testing.T) {
 		{ErNoDB, "3D000"}, {ErUnknownCom, "08S01"}, {ErServerShutdown, "08S01"}, {ErBadField, "42S22"},
 		{ErDupEntry, "23000"}, {ErParse, "42000"}, {ErNoSuchThread, "HY000"}, {ErWrongTableName, "42000"},
 		{ErUnknown, "HY000"}, {ErRecordFileFull, "HY000"}, {ErTableAccessDenied, "42000"}, {ErNoSuchTable, "42S02"},
-		{ErCantDoThisDuringTrx, "25000"}, {ErLockWaitTimeout, "HY000"}, {ErLockDeadlock, "40001"},
+		{ErCantDoThisDuringTrx, "25000"}, {ErLockWaitTimeout, "HY000"}, {ErLockDeadlock, "40001"}, {ErQueryInterrupted, "70100"},
 		{ErSpecificAccessDenied, "42000"}, {ErUserLimitReached, "42000"}, {ErUnknownStmtHandler, "HY000"},
 		{ErNotSupportedAuthMode, "08004"}, {ErUnknownStorageEngine, "42000"}, {ErOptionPreventsStatement, "HY000"},
 		{ErUnsupportedPS, "HY000"}, {ErViewInvalid, "HY000"}, {ErTableDefChanged, "HY000"}, {ErConnectToForeignSource, "HY000"},

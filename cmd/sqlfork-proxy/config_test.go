@@ -178,6 +178,8 @@ func TestNaming(t *testing.T) {
 		"max-rows":                {"SQLFORK_MAX_ROWS", "max_rows"},
 		"side-connections":        {"SQLFORK_SIDE_CONNECTIONS", "side_connections"},
 		"fork-queue-timeout":      {"SQLFORK_FORK_QUEUE_TIMEOUT", "fork_queue_timeout"},
+		"lazy-fork-rows":          {"SQLFORK_LAZY_FORK_ROWS", "lazy_fork_rows"},
+		"lazy-fork-rate":          {"SQLFORK_LAZY_FORK_RATE", "lazy_fork_rate"},
 		"sandbox-admins":          {"SQLFORK_SANDBOX_ADMINS", "sandbox_admins"},
 		"admin-token":             {"SQLFORK_ADMIN_TOKEN", "admin_token"},
 		"admin-tokenless-changes": {"SQLFORK_ADMIN_TOKENLESS_CHANGES", "admin_tokenless_changes"},

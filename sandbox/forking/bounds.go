@@ -17,8 +17,15 @@ const maxCopyUpKeys = 256
 // every production row st could read, change or collide with, from the
 // literal key values st pins (rewrite.Bounds) and the table's unique keys
 // (shape); ok is false when st's rows are not bounded so: then it waits
-// for the whole fork. "" with ok: no row to copy up. The literals are the statement's own, so the server
-// reads the condition as it reads the statement.
+// for the whole fork. "" with ok: no row to copy up.
+//
+// The condition runs on the fill's snapshot connection, whose session
+// settings are not the client's: it compares only columns whose
+// comparison with the literals rewrite allows reads the same in every
+// session (numbers, text, bytes; not times, whose literals read in the
+// session's time zone and sql_mode). For an insert each value must be
+// stored as written (storesExactly): a key is found by the value the
+// row will hold.
 func CopyUpWhere(st rewrite.Statement, shape forker.Shape) (where string, ok bool) {
 	b := st.Bounds
 	if b == nil {
@@ -36,10 +43,15 @@ func CopyUpWhere(st rewrite.Statement, shape forker.Shape) (where string, ok boo
 	return "", false
 }
 
-// assignsKey says whether cols (lower case) hold a column of a unique key.
+// assignsKey says whether cols (lower case) hold a column of a unique key;
+// any column counts when a unique key holds a generated column (computed
+// from columns the proxy does not trace).
 func assignsKey(cols []string, shape forker.Shape) bool {
 	for _, u := range shape.Uniques {
 		for _, c := range u.Columns {
+			if col, _ := shape.Column(c); col.Generated && len(cols) > 0 {
+				return true
+			}
 			for _, a := range cols {
 				if strings.EqualFold(a, c) {
 					return true
@@ -50,14 +62,26 @@ func assignsKey(cols []string, shape forker.Shape) bool {
 	return false
 }
 
+// comparable says whether a column's comparison with an allowed literal
+// reads the same in every session.
+func comparable(c forker.Column) bool {
+	switch c.DataType {
+	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint", "decimal", "numeric", "float", "double", "real",
+		"char", "varchar", "tinytext", "text", "mediumtext", "longtext", "binary", "varbinary":
+		return !c.Generated
+	}
+	return false
+}
+
 // pinnedKey is the condition of the first unique key whose every column
 // eq pins: one conjunction per combination of their values.
 func pinnedKey(eq map[string][]string, shape forker.Shape) (string, bool) {
 	for _, u := range shape.Uniques {
 		combos := [][]string{nil}
 		for _, c := range u.Columns {
+			col, _ := shape.Column(c)
 			vals := eq[strings.ToLower(c)]
-			if len(vals) == 0 || len(combos)*len(vals) > maxCopyUpKeys {
+			if !comparable(col) || len(vals) == 0 || len(combos)*len(vals) > maxCopyUpKeys {
 				combos = nil
 				break
 			}
@@ -79,7 +103,8 @@ func pinnedKey(eq map[string][]string, shape forker.Shape) (string, bool) {
 // insertedKeys is the condition of every row that shares a unique key's
 // values with a row b inserts: a key with a NULL (or an AUTO_INCREMENT
 // column left to the server) cannot be shared; a key with a value the
-// proxy cannot read, or a column left to its default, is not bounded.
+// proxy cannot read, or not stored as written, or a column left to its
+// default, is not bounded.
 func insertedKeys(b *rewrite.Bounds, shape forker.Shape) (string, bool) {
 	if len(b.Rows) > maxCopyUpKeys {
 		return "", false
@@ -112,12 +137,14 @@ func rowKey(row map[string]string, positional bool, u forker.Unique, shape forke
 		col, _ := shape.Column(name)
 		v, given := row[strings.ToLower(name)]
 		if positional {
-			v, given = row["#"+strconv.Itoa(columnIndex(shape, name))]
+			v, given = row["#"+strconv.Itoa(positionOf(shape, name))]
 		}
 		switch {
+		case col.Generated:
+			return nil, false, false
 		case !given && (col.Auto || col.DefaultNull), given && v == "NULL" && (col.Auto || col.Nullable):
 			free = true
-		case !given, v == "":
+		case !given, v == "", !storesExactly(col, v):
 			return nil, false, false
 		default:
 			conj = append(conj, quote.Ident(name)+" = "+v)
@@ -126,12 +153,19 @@ func rowKey(row map[string]string, positional bool, u forker.Unique, shape forke
 	return conj, free, true
 }
 
-// columnIndex is the position of column name in the table (-1 if none).
-func columnIndex(shape forker.Shape, name string) int {
-	for i, c := range shape.Columns {
+// positionOf is the position of column name among the columns an INSERT
+// without a column list gives values to: all but invisible ones (-1 if
+// none).
+func positionOf(shape forker.Shape, name string) int {
+	i := 0
+	for _, c := range shape.Columns {
+		if c.Invisible {
+			continue
+		}
 		if strings.EqualFold(c.Name, name) {
 			return i
 		}
+		i++
 	}
 	return -1
 }

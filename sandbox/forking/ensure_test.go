@@ -60,6 +60,8 @@ type recObserver struct {
 	failed []string // causes
 }
 
+func (o *recObserver) Filled(int64, int64) {}
+
 func (o *recObserver) Forked(strategy string, schemaOnly bool, _ time.Duration, rows, _ int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -29,6 +29,10 @@ import (
 // production does not have, a name in the sandbox schema. It returns the
 // entry and whether this call made it.
 func (m *Forker) Ensure(ctx context.Context, sb *registry.Sandbox, t rewrite.Table, mode forker.Mode, rd grants.ReadCheck) (e *sandbox.Entry, made bool, err error) {
+	lazy := mode == forker.FullOrLazy
+	if lazy {
+		mode = forker.Full
+	}
 	t = m.names.Norm(t)
 	k := m.names.Key(t)
 	// Any state but "absent" is final: a schema-only fork is the table as
@@ -45,7 +49,7 @@ func (m *Forker) Ensure(ctx context.Context, sb *registry.Sandbox, t rewrite.Tab
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.ForkTimeout)
 	defer cancel()
-	out, err := m.forkComponent(ctx, sb, t, mode, rd)
+	out, err := m.forkComponent(ctx, sb, t, mode, lazy, rd)
 	if err != nil {
 		m.forkFailed(sb, t, err)
 		return nil, false, err
@@ -87,7 +91,7 @@ func forkFailureCause(err error) string {
 // has. A table with keys is always forked whole: a schema-only fork would
 // lose the rows its keys check. Each table it would copy must pass rd
 // first (the session's account may read it). It returns t's entry.
-func (m *Forker) forkComponent(ctx context.Context, sb *registry.Sandbox, t rewrite.Table, mode forker.Mode, rd grants.ReadCheck) (*sandbox.Entry, error) {
+func (m *Forker) forkComponent(ctx context.Context, sb *registry.Sandbox, t rewrite.Table, mode forker.Mode, lazy bool, rd grants.ReadCheck) (*sandbox.Entry, error) {
 	cp, err := m.connected(ctx, sb, t)
 	if err != nil {
 		return nil, err
@@ -123,7 +127,7 @@ func (m *Forker) forkComponent(ctx context.Context, sb *registry.Sandbox, t rewr
 			}
 		}
 		var made map[string]*sandbox.Entry
-		out, made, err = m.forkAll(ctx, c, sb, t, cp, mode)
+		out, made, err = m.forkAll(ctx, c, sb, t, cp, mode, lazy && cp.alone())
 		if err == nil {
 			err = m.linkForks(ctx, c, sb, cp.fks, made)
 		}
@@ -154,14 +158,14 @@ func (m *Forker) forkComponent(ctx context.Context, sb *registry.Sandbox, t rewr
 // whatever it is there): out is t's entry, made the forks this call made
 // (by key), also when a later fork failed.
 func (m *Forker) forkAll(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t rewrite.Table, cp *connectedSet,
-	mode forker.Mode) (out *sandbox.Entry, made map[string]*sandbox.Entry, err error) {
+	mode forker.Mode, lazy bool) (out *sandbox.Entry, made map[string]*sandbox.Entry, err error) {
 	made = map[string]*sandbox.Entry{}
 	for i, u := range cp.tables {
 		k := m.names.Key(u)
 		if e, ok := sb.Resolve(k); i > 0 && ok && e.Kind != sandbox.KindAbsent {
 			continue // in the sandbox already, with its keys and triggers
 		}
-		e, fresh, err := m.forkLocked(ctx, c, sb, u, k, mode, cp.alone())
+		e, fresh, err := m.forkLocked(ctx, c, sb, u, k, mode, lazy)
 		if err != nil {
 			if i > 0 {
 				err = fmt.Errorf("fork %s, which %s needs: %w", u, t, err)
@@ -223,7 +227,7 @@ func (m *Forker) linkForks(ctx context.Context, c sideconn.Conn, sb *registry.Sa
 // forkLocked forks t under the sandbox's fork mutex and an upstream lock,
 // so one fork per (sandbox, table) happens across proxy processes too;
 // fresh says this call made it.
-func (m *Forker) forkLocked(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t rewrite.Table, k string, mode forker.Mode, alone bool) (e *sandbox.Entry, fresh bool, err error) {
+func (m *Forker) forkLocked(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t rewrite.Table, k string, mode forker.Mode, lazy bool) (e *sandbox.Entry, fresh bool, err error) {
 	if err := m.reg.Persist(ctx, c, sb); err != nil {
 		return nil, false, err
 	}
@@ -240,7 +244,7 @@ func (m *Forker) forkLocked(ctx context.Context, c sideconn.Conn, sb *registry.S
 	if err := m.prepareFork(ctx, c, sb, t, phys, mode); err != nil {
 		return nil, false, err
 	}
-	e, err = m.runFork(ctx, c, sb, t, k, phys, mode, alone)
+	e, err = m.runFork(ctx, c, sb, t, k, phys, mode, lazy)
 	return e, err == nil, err
 }
 
@@ -344,12 +348,12 @@ func (m *Forker) CreateSchema(ctx context.Context, c sideconn.Conn, db, phys str
 // runFork forks t (key k) to phys with the strategy, under a marker row in
 // the registry, and records what came of it: the fork, or t missing from
 // production.
-func (m *Forker) runFork(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t rewrite.Table, k string, phys rewrite.Table, mode forker.Mode, alone bool) (*sandbox.Entry, error) {
+func (m *Forker) runFork(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t rewrite.Table, k string, phys rewrite.Table, mode forker.Mode, lazy bool) (*sandbox.Entry, error) {
 	marker := &sandbox.Entry{Logical: t, Phys: phys, Kind: sandbox.KindForking, Created: time.Now().UTC()}
 	if err := m.reg.SaveEntry(ctx, c, sb, marker); err != nil {
 		return nil, err
 	}
-	if lazy, rows := m.lazyWanted(ctx, c, t, mode, alone); lazy {
+	if lazy, rows := m.lazyWanted(ctx, c, t, mode, lazy); lazy {
 		e, ok, err := m.runLazy(ctx, c, sb, t, k, phys, rows)
 		if err != nil {
 			m.reg.DeleteEntry(context.WithoutCancel(ctx), c, sb, t)
@@ -546,8 +550,11 @@ type Config struct {
 
 // Observer is told about forks, for metrics.
 type Observer interface {
-	// Forked reports one finished fork.
+	// Forked reports one finished fork (a lazy one once usable, with no
+	// rows copied yet).
 	Forked(strategy string, schemaOnly bool, took time.Duration, rows, bytes int64)
+	// Filled reports the rows and bytes a lazy fork's copy took once whole.
+	Filled(rows, bytes int64)
 	// ForkFailed reports a fork that did not happen, by cause: refused
 	// (the table cannot be forked faithfully or past a limit),
 	// queue_timeout (no side connection free in time), connect (a side
@@ -583,4 +590,5 @@ func New(cfg Config, log *zap.Logger, names sandbox.Names, reg *registry.Registr
 type nop struct{}
 
 func (nop) Forked(string, bool, time.Duration, int64, int64) {}
+func (nop) Filled(int64, int64)                              {}
 func (nop) ForkFailed(string, string)                        {}

@@ -24,18 +24,14 @@ import (
 // is whole; other processes wait for that on the fill's upstream lock,
 // which the snapshot connection holds.
 
-// drainWait bounds how long the end of a fill waits for the sandbox's
-// statements in flight before trying again.
-const drainWait = 5 * time.Second
-
 // FillLock is the upstream lock a fill of table key k in sandbox id
 // holds while it runs.
 func (m *Forker) FillLock(id, k string) string { return m.reg.LockName(id, k+"\x00fill") }
 
 // lazyWanted says whether t (its production table) is forked lazily, and
-// its estimated rows.
-func (m *Forker) lazyWanted(ctx context.Context, c sideconn.Conn, t rewrite.Table, mode forker.Mode, single bool) (bool, int64) {
-	if !single || mode != forker.Full || m.cfg.LazyRows < 0 || m.strategy.Name() != "copy" {
+// its estimated rows: asked for (lazy), and big enough.
+func (m *Forker) lazyWanted(ctx context.Context, c sideconn.Conn, t rewrite.Table, mode forker.Mode, lazy bool) (bool, int64) {
+	if !lazy || mode != forker.Full || m.cfg.LazyRows < 0 || m.strategy.Name() != "copy" {
 		return false, 0
 	}
 	rows, _, err := forker.Size(ctx, c, t)
@@ -214,30 +210,21 @@ func (m *Forker) runFill(ctx context.Context, sb *registry.Sandbox, k string, fi
 		zap.Duration("took", time.Since(p.Started)))
 }
 
-// finishFill puts the whole table in the fork's place (Filler.Finish)
-// with the sandbox's statements drained, and records it whole.
+// finishFill puts the whole table in the fork's place (Filler.Finish),
+// with no statement running on the fork (Fill.Exclusive: only statements
+// that copy rows up run on a fork while it fills, each briefly), and
+// records it whole.
 func (m *Forker) finishFill(ctx context.Context, sb *registry.Sandbox, k string, fill *registry.Fill) error {
-	var release func()
-	for {
-		r, ok := sb.Drain(ctx, drainWait)
-		if ok {
-			release = r
-			break
-		}
-		r()
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+	defer fill.Exclusive()()
+	if fill.Err() != nil {
+		return fill.Err() // stopped (a reset) while it waited
 	}
-	defer release()
 	return m.reg.WithConn(ctx, func(c sideconn.Conn) error {
 		if err := fill.Filler.Finish(ctx, c); err != nil {
 			return err
 		}
 		e, ok := sb.Resolve(k)
-		if !ok {
+		if !ok || !e.Filling {
 			return fmt.Errorf("the fork of %s left the sandbox while it filled", k)
 		}
 		n := *e
@@ -245,11 +232,14 @@ func (m *Forker) finishFill(ctx context.Context, sb *registry.Sandbox, k string,
 		if rows, bytes, err := forker.Size(ctx, c, n.Phys); err == nil {
 			n.Rows, n.Bytes = rows, bytes
 		}
-		if err := m.reg.SaveEntry(ctx, c, sb, &n); err != nil {
-			return err
+		ok, err := m.reg.MarkFilled(ctx, c, sb, k, e, &n)
+		if err == nil && !ok {
+			err = fmt.Errorf("the fork of %s left the sandbox while it filled", k)
 		}
-		m.reg.SetEntry(sb, k, &n)
-		return nil
+		if err == nil {
+			m.observer().Filled(n.Rows, n.Bytes)
+		}
+		return err
 	})
 }
 
@@ -264,7 +254,9 @@ func (m *Forker) AwaitFill(ctx context.Context, sb *registry.Sandbox, k string) 
 	if f, ok := sb.FillOf(k); ok {
 		select {
 		case <-f.Ended():
-			if err := f.Err(); err != nil {
+			if err := f.Err(); err != nil && !errors.Is(err, registry.ErrFillStopped) {
+				// A stopped fill's table left the sandbox (a reset): the
+				// statement is planned again at the gate.
 				return rewrite.Refuse(wire.ErUnknown, "the fork of %s could not be filled (%v); SANDBOX RESET FOR it and try again", k, err)
 			}
 			return nil
@@ -331,7 +323,9 @@ func (m *Forker) awaitLinkedFills(ctx context.Context, sb *registry.Sandbox, cp 
 func (m *Forker) stopFills(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, keys []string) {
 	for _, k := range keys {
 		if f, ok := sb.FillOf(k); ok {
+			release := f.Exclusive() // a fill ending now ends first
 			f.Stop()
+			release()
 			sb.DropFill(k, f)
 			forker.DropLazy(ctx, c, f.Filler.Lazy())
 		}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
 )
@@ -24,6 +26,24 @@ type Fill struct {
 	endOnce sync.Once
 	ended   chan struct{}
 	err     error
+	// use orders the statements running on the fork while it fills (read
+	// side: Use) with the fill's end and a reset of the table (write
+	// side: Exclusive).
+	use sync.RWMutex
+}
+
+// Use marks a statement running on the fork while it fills; done ends
+// it. The fill's end waits for such statements, and they for it.
+func (f *Fill) Use() (done func()) {
+	f.use.RLock()
+	return f.use.RUnlock
+}
+
+// Exclusive waits until no statement uses the fork (Use) and keeps new
+// ones out until release.
+func (f *Fill) Exclusive() (release func()) {
+	f.use.Lock()
+	return f.use.Unlock
 }
 
 // NewFill is a fill that has not ended.
@@ -187,4 +207,36 @@ func (m *Registry) FillStats() FillStats {
 		}
 	}
 	return st
+}
+
+// MarkFilled records sb's lazy fork old (key k), whose fill has ended,
+// as whole: n, its registry row and its place in memory, only while old
+// is still the table's entry in both (a reset may have taken it); ok says
+// it was.
+func (m *Registry) MarkFilled(ctx context.Context, c sideconn.Conn, sb *Sandbox, k string, old, n *sandbox.Entry) (ok bool, err error) {
+	sb.mu.Lock()
+	cur := sb.tables[k]
+	sb.mu.Unlock()
+	if cur != old {
+		return false, nil
+	}
+	done, err := c.Exec(ctx, "UPDATE "+m.names.Q("tables")+" SET fill = '', row_count = "+strconv.FormatInt(n.Rows, 10)+
+		", bytes = "+strconv.FormatInt(n.Bytes, 10)+" WHERE sandbox_id = "+quote.String(sb.ID)+" AND db = "+
+		quote.String(old.Logical.DB)+" AND tbl = "+quote.String(old.Logical.Name)+" AND fill = 'filling'")
+	if err != nil || done != 1 {
+		return false, err
+	}
+	sb.mu.Lock()
+	if sb.tables[k] == old {
+		sb.bytes += n.Bytes - old.Bytes
+		sb.tables[k] = n
+		sb.version++
+		sb.changed = max(sb.changed, n.Epoch)
+		ok = true
+	}
+	sb.mu.Unlock()
+	if ok {
+		err = m.BumpGeneration(ctx, c, sb)
+	}
+	return ok, err
 }

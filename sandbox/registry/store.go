@@ -975,6 +975,7 @@ var registryTables = []struct{ name, cols string }{
   row_count BIGINT NOT NULL DEFAULT 0,
   bytes BIGINT NOT NULL DEFAULT 0,
   created_at DATETIME(6) NOT NULL,
+  fill VARCHAR(16) NOT NULL DEFAULT '',
   PRIMARY KEY (sandbox_id, db, tbl)
 `},
 	{"holders", `
