@@ -387,7 +387,9 @@ func (f *Filler) close() {
 // retryable says whether err is a deadlock or lock wait timeout, after
 // which the copy-up's own transaction, rolled back, can run again.
 func retryable(err error) bool {
-	var me interface{ MySQLError() (uint16, string, string) }
+	var me interface {
+		MySQLError() (uint16, string, string)
+	}
 	if errors.As(err, &me) {
 		code, _, _ := me.MySQLError()
 		return code == 1213 || code == 1205
