@@ -1,0 +1,93 @@
+package forking
+
+import (
+	"testing"
+
+	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+)
+
+// boundsShape is a table with a primary key, a unique string, a unique
+// TIMESTAMP, a unique DECIMAL, a composite unique key and an invisible
+// column before them.
+func boundsShape() forker.Shape {
+	return forker.Shape{
+		Columns: []forker.Column{
+			{Name: "id", Type: "int(11)", DataType: "int", Auto: true},
+			{Name: "h", Type: "int(11)", DataType: "int", Invisible: true, Nullable: true, DefaultNull: true},
+			{Name: "u", Type: "varchar(8) CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci", DataType: "varchar", Nullable: true, DefaultNull: true},
+			{Name: "ts", Type: "timestamp", DataType: "timestamp", Nullable: true, DefaultNull: true},
+			{Name: "d", Type: "decimal(6,2)", DataType: "decimal", Nullable: true, DefaultNull: true},
+			{Name: "a", Type: "tinyint(3) unsigned", DataType: "tinyint", Nullable: true, DefaultNull: true},
+			{Name: "b", Type: "int(11)", DataType: "int", Nullable: true, DefaultNull: true},
+			{Name: "v", Type: "int(11)", DataType: "int"},
+		},
+		Key:     []string{"id"},
+		Uniques: []forker.Unique{{Columns: []string{"id"}}, {Columns: []string{"u"}}, {Columns: []string{"ts"}}, {Columns: []string{"d"}}, {Columns: []string{"a", "b"}}},
+	}
+}
+
+func TestCopyUpWhere(t *testing.T) {
+	e := rewrite.NewEngine(0)
+	for _, tc := range []struct {
+		sql, want string
+		ok        bool
+	}{
+		{"SELECT * FROM t WHERE id = 5", "(`id` = 5)", true},
+		{"UPDATE t SET v = 1 WHERE id IN (1, 2)", "(`id` = 1) OR (`id` = 2)", true},
+		{"DELETE FROM t WHERE u = 'ab' AND v = 3", "(`u` = 'ab')", true},
+		{"SELECT * FROM t WHERE a = 1 AND b IN (2, 3)", "(`a` = 1 AND `b` = 2) OR (`a` = 1 AND `b` = 3)", true},
+		{"SELECT * FROM t WHERE v = 5", "", false},                      // no unique key pinned
+		{"SELECT * FROM t WHERE ts = '2020-01-01 00:00:00'", "", false}, // read in the session's time zone
+		{"UPDATE t SET u = 'x' WHERE id = 5", "", false},                // moves a key
+		{"INSERT INTO t (id, u, v) VALUES (7, 'q', 1)", "(`id` = 7) OR (`u` = 'q')", true},
+		{"INSERT INTO t (v) VALUES (1)", "", true},                         // the server's id, NULL keys: nothing to copy
+		{"INSERT INTO t (id, u, v) VALUES (7, 'abcdefghi', 1)", "", false}, // longer than varchar(8)
+		{"INSERT INTO t (id, u, v) VALUES (7, 'ab ', 1)", "", false},       // trailing blank
+		{"INSERT INTO t (id, d, v) VALUES (7, 12, 1)", "(`id` = 7) OR (`d` = 12)", true},
+		{"INSERT INTO t (id, d, v) VALUES (7, '12.345', 1)", "", false},  // rounded
+		{"INSERT INTO t (id, d, v) VALUES (7, 12345, 1)", "", false},     // past decimal(6,2)
+		{"INSERT INTO t (id, a, b, v) VALUES (7, 300, 1, 1)", "", false}, // clipped in a TINYINT UNSIGNED
+		{"INSERT INTO t (id, a, b, v) VALUES (7, 3, 1, 1)", "(`id` = 7) OR (`a` = 3 AND `b` = 1)", true},
+		{"INSERT INTO t (id, v) VALUES ('7', 1)", "", false}, // a string to an INT
+		{"INSERT INTO t (id, ts, v) VALUES (7, '2020-01-01', 1)", "", false},
+		{"INSERT INTO t VALUES (7, 'q', NULL, NULL, NULL, NULL, 1)", "(`id` = 7) OR (`u` = 'q')", true}, // h invisible
+		{"INSERT INTO t (id, v) VALUES (7, 1) ON DUPLICATE KEY UPDATE u = 'z'", "", false},
+		{"REPLACE INTO t (id, u, v) VALUES (8, 'r', 1)", "(`id` = 8) OR (`u` = 'r')", true},
+		{"SELECT * FROM t JOIN s ON s.id = t.id WHERE t.id = 1", "", false},
+	} {
+		a := e.Analyze(tc.sql, rewrite.Options{DB: "app"})
+		if len(a.Statements) != 1 {
+			t.Fatalf("%s: %d statements", tc.sql, len(a.Statements))
+		}
+		got, ok := CopyUpWhere(a.Statements[0], boundsShape())
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: %q, %v; want %q, %v", tc.sql, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestStoresExactly(t *testing.T) {
+	for _, tc := range []struct {
+		col  forker.Column
+		lit  string
+		want bool
+	}{
+		{forker.Column{DataType: "bigint", Type: "bigint(20) unsigned"}, "18446744073709551615", true},
+		{forker.Column{DataType: "bigint", Type: "bigint(20) unsigned"}, "-1", false},
+		{forker.Column{DataType: "bigint", Type: "bigint(20)"}, "-9223372036854775808", true},
+		{forker.Column{DataType: "bigint", Type: "bigint(20)"}, "9223372036854775808", false},
+		{forker.Column{DataType: "int", Type: "int(11)"}, "'5'", false},
+		{forker.Column{DataType: "varchar", Type: "varchar(3)"}, "123", true},
+		{forker.Column{DataType: "varchar", Type: "varchar(3)"}, "1234", false},
+		{forker.Column{DataType: "binary", Type: "binary(2)"}, "'ab'", true},
+		{forker.Column{DataType: "binary", Type: "binary(3)"}, "'ab'", false},
+		{forker.Column{DataType: "decimal", Type: "decimal(5,2) unsigned"}, "-1", false},
+		{forker.Column{DataType: "double", Type: "double"}, "1", false},
+		{forker.Column{DataType: "date", Type: "date"}, "'2020-01-01'", false},
+	} {
+		if got := storesExactly(tc.col, tc.lit); got != tc.want {
+			t.Errorf("%s ← %s: %v, want %v", tc.col.Type, tc.lit, got, tc.want)
+		}
+	}
+}
