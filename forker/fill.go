@@ -224,69 +224,35 @@ func (f *Filler) snapshotRows(ctx context.Context, where string) ([][]*string, e
 // already, in one transaction that also removes the side table's "not in
 // the fork" marks the inserts' capture trigger made. A key is held once
 // in the fork or the side table, for good; copy-ups go one at a time
-// (upMu), so what the check reads stays true until the insert.
+// (upMu), so what the check reads stays true until the insert. It is one
+// anonymous block (MariaDB): one round trip, rolled back whole on error.
 func (f *Filler) insertUp(ctx context.Context, rows [][]*string) error {
 	cp, cols := f.l.Capture, f.l.Capture.Stored()
-	k := f.l.key()
+	k, marker := f.l.key(), quote.Ident(cp.Marker)
 	ki := 0
 	for i, c := range cols {
 		if strings.EqualFold(c.Name, cp.Key[0]) {
 			ki = i
 		}
 	}
-	lits := make([][]string, len(rows))
-	var held []string
-	for n, r := range rows {
-		lits[n] = make([]string, len(cols))
+	var b strings.Builder
+	b.WriteString("BEGIN NOT ATOMIC DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END; START TRANSACTION; ")
+	for _, r := range rows {
+		lits := make([]string, len(cols))
 		for i, c := range cols {
-			lits[n][i] = Literal(c, r[i])
+			lits[i] = Literal(c, r[i])
 		}
-		kv := lits[n][ki]
-		held = append(held, "SELECT "+strconv.Itoa(n)+" FROM DUAL WHERE EXISTS (SELECT 1 FROM "+cp.Fork.Quoted()+" WHERE "+k+" = "+kv+
-			") OR EXISTS (SELECT 1 FROM "+cp.Side.Quoted()+" WHERE "+k+" = "+kv+")")
+		kv := lits[ki]
+		b.WriteString("IF NOT EXISTS (SELECT 1 FROM " + cp.Fork.Quoted() + " WHERE " + k + " = " + kv + ") AND NOT EXISTS (SELECT 1 FROM " +
+			cp.Side.Quoted() + " WHERE " + k + " = " + kv + ") THEN INSERT INTO " + cp.Fork.Quoted() + " (" + f.l.columns() + ") VALUES (" +
+			strings.Join(lits, ", ") + "); DELETE FROM " + cp.Side.Quoted() + " WHERE " + k + " = " + kv + " AND " + marker + " = 0; END IF; ")
 	}
-	if _, err := f.w.Exec(ctx, "START TRANSACTION"); err != nil {
-		return fmt.Errorf("copy rows of %s up into its fork: %w", f.l.Src.Quoted(), err)
-	}
-	err := f.insertUnheld(ctx, lits, ki, strings.Join(held, " UNION ALL "))
-	if err == nil {
-		_, err = f.w.Exec(ctx, "COMMIT")
-	}
-	if err != nil {
+	b.WriteString("COMMIT; END")
+	if _, err := f.w.Exec(ctx, b.String()); err != nil {
 		_, _ = f.w.Exec(context.WithoutCancel(ctx), "ROLLBACK")
 		return fmt.Errorf("copy rows of %s up into its fork: %w", f.l.Src.Quoted(), err)
 	}
 	return nil
-}
-
-// insertUnheld inserts the rows (as literals) the held query does not
-// name by index, and clears their capture marks.
-func (f *Filler) insertUnheld(ctx context.Context, lits [][]string, ki int, held string) error {
-	cp := f.l.Capture
-	got, err := f.w.Query(ctx, held)
-	if err != nil {
-		return err
-	}
-	skip := map[string]bool{}
-	for _, r := range got {
-		skip[str(r[0])] = true
-	}
-	var values, keys []string
-	for n, l := range lits {
-		if !skip[strconv.Itoa(n)] {
-			values = append(values, "("+strings.Join(l, ", ")+")")
-			keys = append(keys, l[ki])
-		}
-	}
-	if len(values) == 0 {
-		return nil
-	}
-	if _, err := f.w.Exec(ctx, "INSERT INTO "+cp.Fork.Quoted()+" ("+f.l.columns()+") VALUES "+strings.Join(values, ", ")); err != nil {
-		return err
-	}
-	_, err = f.w.Exec(ctx, "DELETE FROM "+cp.Side.Quoted()+" WHERE "+quote.Ident(cp.Marker)+" = 0 AND "+f.l.key()+
-		" IN ("+strings.Join(keys, ", ")+")")
-	return err
 }
 
 // Finish ends a fill whose copy is complete (Done, no error): in the

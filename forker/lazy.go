@@ -128,9 +128,14 @@ func DropLazy(ctx context.Context, c Conn, l Lazy) {
 // production's rows. It returns Src's AUTO_INCREMENT as read after the
 // snapshot began ("" when none), which the fork must start at.
 func openSnapshot(ctx context.Context, snap Conn, l Lazy) (autoInc string, err error) {
-	rows, err := snap.Query(ctx, "SELECT @@log_bin, @@binlog_format")
+	rows, err := snap.Query(ctx, "SELECT @@log_bin, @@binlog_format, VERSION()")
 	if err != nil {
 		return "", fmt.Errorf("read the binary log's settings: %w", err)
+	}
+	if len(rows) == 1 && !strings.Contains(strings.ToLower(str(rows[0][2])), "mariadb") {
+		// The fill function's non-locking read and the copy-up's
+		// anonymous block are MariaDB's.
+		return "", fmt.Errorf("%w: the server is not MariaDB", ErrLazyUnavailable)
 	}
 	if len(rows) == 1 && str(rows[0][0]) == "1" && !strings.EqualFold(str(rows[0][1]), "ROW") {
 		if _, err := snap.Exec(ctx, "SET SESSION binlog_format = 'ROW'"); err != nil {
