@@ -230,3 +230,43 @@ func productionWrites(db *sql.DB, n int, stop <-chan struct{}) error {
 		}
 	}
 }
+
+// TestLazyForkAcrossProxies: a proxy process sharing a sandbox with the
+// one filling its lazy fork waits for the fill on the fill's lock, then
+// reads the whole fork: the sandbox's change, the snapshot's rows.
+func TestLazyForkAcrossProxies(t *testing.T) {
+	a, direct := lazyEnv(t, 20000, 2000) // a fill of about 10 s
+	b := startTestProxy(t, a.db.Addr, a.db, func(c *proxy.Config) {
+		c.Mode, c.Sandbox.LazyForkRows = "transparent", 1
+	})
+	ca := conn(t, openDB(t, a.dsn("lzs")))
+	cb := conn(t, openDB(t, b.dsn("lzs")))
+	mustExecC(t, ca, "SANDBOX CREATE lzp")
+	mustExecC(t, ca, "UPDATE t SET v = 1000 WHERE id = 7")
+	if !lazyFilling(t, ca, "lzs.t") {
+		t.Fatal("the fork is whole already: the fill is too fast for this test")
+	}
+	root := openDB(t, a.db.DSN(""))
+	mustExecC(t, root, "UPDATE lzs.t SET v = -1 WHERE id = 9")
+	mustExecC(t, cb, "SANDBOX ATTACH lzp")
+	wantString(t, cb, "SELECT v FROM t WHERE id = 7", "1000", "the other process reads row 7 as %s")
+	if lazyFilling(t, ca, "lzs.t") {
+		t.Error("the other process answered before the fill ended")
+	}
+	wantString(t, cb, "SELECT v FROM t WHERE id = 9", "9", "the other process reads row 9 as %s")
+	wantString(t, cb, "SELECT COUNT(*) FROM t", "20000", "the other process counts %s rows")
+	if got := direct("SELECT v FROM lzs.t WHERE id = 7"); got != "7" {
+		t.Errorf("production's row 7: %s", got)
+	}
+}
+
+// lazyFilling says whether c's sandbox shows table (db.name) filling.
+func lazyFilling(t *testing.T, c *sql.Conn, table string) bool {
+	t.Helper()
+	for _, r := range rowsOf(t, c, "SANDBOX STATUS") {
+		if len(r) > 11 && r[10] == table && strings.HasPrefix(r[11], "filling") {
+			return true
+		}
+	}
+	return false
+}

@@ -56,18 +56,6 @@ func rt27Pair(t *testing.T, h *proxyHandle, root *sql.DB, db string, setup []str
 	return sb, ref
 }
 
-// rt27Filling says whether the sandbox of c shows its fork of table
-// (db.name) filling.
-func rt27Filling(t *testing.T, c *sql.Conn, table string) bool {
-	t.Helper()
-	for _, r := range rowsOf(t, c, "SANDBOX STATUS") {
-		if len(r) > 11 && r[10] == table && strings.HasPrefix(r[11], "filling") {
-			return true
-		}
-	}
-	return false
-}
-
 // rt27Same runs each statement on sb and on ref and reports every answer
 // that differs (not only the first). The first statement forks the table;
 // it is logged when the table is whole before the last one (the proxy
@@ -80,11 +68,11 @@ func rt27Same(t *testing.T, sb, ref *sql.Conn, table string, stmts ...string) {
 		if got != want {
 			t.Errorf("statement %d %q:\n sandbox: %s\n    copy: %s", i, q, got, want)
 		}
-		if i == 0 && !rt27Filling(t, sb, table) {
+		if i == 0 && !lazyFilling(t, sb, table) {
 			t.Logf("%s is not filling after %q: the statements after it waited for the fill", table, q)
 		}
 	}
-	if !rt27Filling(t, sb, table) {
+	if !lazyFilling(t, sb, table) {
 		t.Logf("%s was whole before the last statement (a statement the fork cannot serve waits for the fill)", table)
 	}
 }
@@ -265,7 +253,7 @@ func TestRedTeam27DrainDeadlock(t *testing.T) {
 	t.Cleanup(func() { _, _ = a.ExecContext(ctx, "SANDBOX DISCARD rt27dl_box") })
 	mustExecC(t, a, "INSERT INTO small VALUES (0)") // forks small whole (it is empty)
 	mustExecC(t, a, "UPDATE big SET v = 0 WHERE id = 1")
-	if !rt27Filling(t, a, "rt27dl.big") {
+	if !lazyFilling(t, a, "rt27dl.big") {
 		t.Fatal("big is not filling")
 	}
 	mustExecC(t, a, "SET SESSION innodb_lock_wait_timeout = 30")
@@ -322,7 +310,7 @@ func TestRedTeam27KillWaitingStatement(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("KILL QUERY did not end a statement waiting for a fill")
 	}
-	if !rt27Filling(t, a, "rt27kill.t") {
+	if !lazyFilling(t, a, "rt27kill.t") {
 		t.Error("the fill ended: the test proved nothing")
 	}
 	wantString(t, a, "SELECT v FROM t WHERE id = 1", "0", "after the kill: %s")
@@ -344,7 +332,7 @@ func TestRedTeam27CloseDuringFill(t *testing.T) {
 	db := openDB(t, h.dsn("rt27close"))
 	a := conn(t, db)
 	mustExecC(t, a, "UPDATE t SET v = 0 WHERE id = 1")
-	if !rt27Filling(t, a, "rt27close.t") {
+	if !lazyFilling(t, a, "rt27close.t") {
 		t.Fatal("t is not filling")
 	}
 	name := queryString(t, root, "SELECT ROUTINE_SCHEMA FROM information_schema.ROUTINES WHERE ROUTINE_NAME LIKE 'fill%' LIMIT 1")
@@ -427,7 +415,7 @@ func TestRedTeam27DiffDuringFill(t *testing.T) {
 	rt27Big(t, root, "rt27diff", 20000)
 	a := conn(t, openDB(t, h.dsn("rt27diff")))
 	mustExecC(t, a, "UPDATE t SET v = 0 WHERE id = 1")
-	if !rt27Filling(t, a, "rt27diff.t") {
+	if !lazyFilling(t, a, "rt27diff.t") {
 		t.Fatal("t is not filling")
 	}
 	done := make(chan [][]string, 1)
@@ -469,7 +457,7 @@ func TestRedTeam27ResetWhileWaiting(t *testing.T) {
 	mustExecC(t, b, "SANDBOX ATTACH rt27rst_box")
 	t.Cleanup(func() { _, _ = a.ExecContext(ctx, "SANDBOX DISCARD rt27rst_box") })
 	mustExecC(t, a, "UPDATE t SET v = 0 WHERE id = 1")
-	if !rt27Filling(t, a, "rt27rst.t") {
+	if !lazyFilling(t, a, "rt27rst.t") {
 		t.Fatal("t is not filling")
 	}
 	got := make(chan string, 1)
@@ -501,7 +489,7 @@ func TestRedTeam27ReachFillObjects(t *testing.T) {
 	rt27Big(t, root, "rt27reach", 20000)
 	a := conn(t, openDB(t, h.dsn("rt27reach")))
 	mustExecC(t, a, "UPDATE t SET v = 0 WHERE id = 1")
-	if !rt27Filling(t, a, "rt27reach.t") {
+	if !lazyFilling(t, a, "rt27reach.t") {
 		t.Fatal("t is not filling")
 	}
 	fn := rowsOf(t, root, "SELECT ROUTINE_SCHEMA, ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_NAME LIKE 'fill%'")
