@@ -28,6 +28,11 @@ import (
 // capture side table (every key a statement changed), so a fork is made
 // lazily only when its changes are captured by a one-column key.
 
+// fillModes is the sql_mode a fill reads and writes rows in: no strict
+// mode or date checks that would change a value production holds, and an
+// explicit 0 in an AUTO_INCREMENT column kept.
+const fillModes = "NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION,ALLOW_INVALID_DATES"
+
 // ErrLazyUnavailable says a table cannot be forked lazily (the caller
 // copies it whole instead); its message says why.
 var ErrLazyUnavailable = errors.New("lazy fork unavailable")
@@ -96,7 +101,9 @@ func PrepareLazy(ctx context.Context, c Conn, l Lazy) error {
 		"DROP FUNCTION IF EXISTS " + l.Fn.Quoted(),
 		l.fillFunction(),
 	}
-	if _, err := ExecAllWith(ctx, c, captureModes(), stmts...); err != nil {
+	// The function keeps the sql_mode it is made with: a copy takes every
+	// value as production holds it (zero and invalid dates, a key 0).
+	if _, err := ExecAllWith(ctx, c, Modes{SQLMode: fillModes, Charset: "utf8mb4", Collation: "utf8mb4_general_ci"}, stmts...); err != nil {
 		DropLazy(context.WithoutCancel(ctx), c, l)
 		return fmt.Errorf("prepare the lazy fork of %s: %w", l.Src.Quoted(), err)
 	}
@@ -145,7 +152,7 @@ func openSnapshot(ctx context.Context, snap Conn, l Lazy) (autoInc string, err e
 	}
 	_, _ = snap.Exec(ctx, "SET SESSION sql_log_bin = 0") // where allowed: the staging table is the sandbox's
 	for _, s := range []string{
-		"SET SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', time_zone = '+00:00', " +
+		"SET SESSION sql_mode = '" + fillModes + "', time_zone = '+00:00', " +
 			"character_set_client = utf8mb4, collation_connection = utf8mb4_general_ci, character_set_results = binary",
 		"SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
 		"START TRANSACTION WITH CONSISTENT SNAPSHOT",
@@ -164,7 +171,7 @@ func openSnapshot(ctx context.Context, snap Conn, l Lazy) (autoInc string, err e
 // openWriter readies w, the connection that copies rows up into the fork.
 func openWriter(ctx context.Context, w Conn) error {
 	for _, s := range []string{
-		"SET SESSION sql_mode = 'NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION', time_zone = '+00:00', " +
+		"SET SESSION sql_mode = '" + fillModes + "', time_zone = '+00:00', " +
 			"character_set_client = utf8mb4, collation_connection = utf8mb4_general_ci, character_set_results = binary",
 		"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
 	} {

@@ -24,7 +24,7 @@ import (
 // a table the proxy cannot see it name (views, stored routines, DDL).
 
 // copyUp is rows to copy up into the filling fork of key before the
-// statement runs.
+// statement runs ("" where: none, the statement only runs on it).
 type copyUp struct {
 	key, where string
 }
@@ -96,9 +96,7 @@ func (s *Session) fillFor(ctx context.Context, a *rewrite.Analysis, p *Plan, pre
 			}
 			continue
 		}
-		if up.where != "" {
-			p.copyUps = append(p.copyUps, up)
-		}
+		p.copyUps = append(p.copyUps, up)
 	}
 	return nil
 }
@@ -114,19 +112,36 @@ func (s *Session) copyUpOf(st rewrite.Statement, k string) (copyUp, bool) {
 	return copyUp{key: k, where: where}, ok
 }
 
-// copiedUp is the gate step's copy-up of p's rows (fillFor). A fill that
-// ended meanwhile made its fork whole: there is nothing to copy.
-func (s *Session) copiedUp(ctx context.Context, p *Plan) error {
+// copiedUp is the gate step's copy-up of p's rows (fillFor): each fork
+// the statement runs on while it fills is used (registry.Fill.Use) until
+// done, so the fill's end waits for the statement. A fill that ended
+// meanwhile made its fork whole: there is nothing to copy.
+func (s *Session) copiedUp(ctx context.Context, p *Plan) (done func(), err error) {
+	var uses []func()
+	done = func() {
+		for _, u := range uses {
+			u()
+		}
+	}
+	used := map[string]bool{}
 	for _, up := range p.copyUps {
 		f, ok := s.sb.FillOf(up.key)
 		if !ok {
 			continue
 		}
+		if !used[up.key] { // once: a second read lock behind a waiting fill's end would wait for ever
+			used[up.key] = true
+			uses = append(uses, f.Use())
+		}
+		if up.where == "" {
+			continue
+		}
 		if err := f.Filler.CopyUp(ctx, up.where); err != nil {
-			return err
+			done()
+			return func() {}, err
 		}
 	}
-	return nil
+	return done, nil
 }
 
 // fillSafe says whether the proxy sees every table st may reach: no view,

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"sync"
 )
 
 // gateTries bounds how often a statement is planned again because the
@@ -24,12 +25,15 @@ func (s *Session) gated(ctx context.Context, in Input, p *Plan, replanned bool) 
 			return p, replanned, nil, err
 		}
 		if p.version.ver == sb.SnapshotVersion() || try == gateTries {
-			if err := s.copiedUp(ctx, p); err != nil {
+			used, err := s.copiedUp(ctx, p)
+			if err != nil {
 				leave()
 				s.abandon(ctx, p)
 				return p, replanned, nil, err
 			}
-			return p, replanned, leave, nil
+			var once sync.Once
+			out := leave // leave is the result too: the closure must not call itself
+			return p, replanned, func() { once.Do(func() { used(); out() }) }, nil
 		}
 		leave()
 		np, rp, err := s.planned(ctx, in)

@@ -35,7 +35,7 @@ func (m *Forker) lazyWanted(ctx context.Context, c sideconn.Conn, t rewrite.Tabl
 		return false, 0
 	}
 	rows, _, err := forker.Size(ctx, c, t)
-	if err != nil || rows < m.cfg.LazyRows {
+	if err != nil || rows < m.cfg.LazyRows && m.cfg.LazyRows > 1 { // 1: every table, whatever its estimate
 		return false, 0
 	}
 	if col, _, err := forker.SequenceDefault(ctx, c, t); err != nil || col != "" {
