@@ -179,7 +179,7 @@ func sandboxSettings() []setting {
 			func(s *settings) any { return &s.Proxy.Sandbox.SideConnections }},
 		{"fork-queue-timeout", "how long a statement waits for a free side connection before it gets error 1205",
 			func(s *settings) any { return &s.Proxy.Sandbox.ForkQueueTimeout }},
-		{"lazy-fork-rows", "fork tables of at least this many rows lazily: usable at once, their rows copied from a snapshot in the background (0: copy every table whole before the first write returns; 1: every table with rows)",
+		{"lazy-fork-rows", "fork tables of at least this many rows lazily: usable at once, their rows copied from a snapshot in the background (0: copy every table whole before the first write returns; 1: every table)",
 			func(s *settings) any { return &s.Proxy.Sandbox.LazyForkRows }},
 		{"lazy-fork-rate", "most rows per second a lazy fork's background copy reads from production (0: no limit)",
 			func(s *settings) any { return &s.Proxy.Sandbox.LazyForkRate }},
