@@ -152,10 +152,18 @@ func ReadShape(ctx context.Context, c Conn, t sqlname.Table) (Shape, error) {
 		col.Invisible = strings.Contains(strings.ToUpper(str(r[5])), "INVISIBLE")
 		s.Columns = append(s.Columns, col)
 	}
-	rows, err = c.Query(ctx, "SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART FROM information_schema.STATISTICS"+where+
+	if err := readKeys(ctx, c, t, where, nullable, &s); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// readKeys reads t's unique keys into s: Uniques, and the capture Key.
+func readKeys(ctx context.Context, c Conn, t sqlname.Table, where string, nullable map[string]bool, s *Shape) error {
+	rows, err := c.Query(ctx, "SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART FROM information_schema.STATISTICS"+where+
 		" ORDER BY INDEX_NAME <> 'PRIMARY', INDEX_NAME, SEQ_IN_INDEX")
 	if err != nil {
-		return s, fmt.Errorf("read the keys of %s: %w", t.Quoted(), err)
+		return fmt.Errorf("read the keys of %s: %w", t.Quoted(), err)
 	}
 	type index struct {
 		name   string
@@ -195,7 +203,7 @@ func ReadShape(ctx context.Context, c Conn, t sqlname.Table) (Shape, error) {
 			break
 		}
 	}
-	return s, nil
+	return nil
 }
 
 // constantDefault matches the COLUMN_DEFAULT of a constant default: NULL,

@@ -103,10 +103,7 @@ func main() {
 	flag.IntVar(&o.diffBulkRows, "diff-bulk-rows", 100000, "rows of the bulk UPDATE measured with capture on and off")
 	flag.IntVar(&o.diffFallbackRuns, "diff-fallback-runs", 5, "runs of DIFF SUMMARY with capture off (a whole-table compare)")
 	flag.StringVar(&relay, "relay", "", "internal: run as the TCP relay, LISTEN,UPSTREAM")
-	flag.BoolVar(&o.lazyOnly, "lazy-only", false, "run only the lazy-fork benchmark (issue 27)")
-	flag.StringVar(&lazySizes, "lazy-sizes", "1000000,10000000", "comma-separated table sizes (rows) of the lazy-fork benchmark")
-	flag.IntVar(&o.lazyReps, "lazy-reps", 3, "runs per size of the lazy-fork benchmark (medians reported)")
-	flag.IntVar(&o.lazyOps, "lazy-ops", 200, "point SELECT and UPDATE pairs measured per run, while filling and on a copy")
+	lazyFlags(&o, &lazySizes)
 	flag.Parse()
 
 	if relay != "" {
@@ -152,6 +149,14 @@ func main() {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)
 	}
+}
+
+// lazyFlags defines the lazy-fork benchmark's flags (lazy.go).
+func lazyFlags(o *options, sizes *string) {
+	flag.BoolVar(&o.lazyOnly, "lazy-only", false, "run only the lazy-fork benchmark (issue 27)")
+	flag.StringVar(sizes, "lazy-sizes", "1000000,10000000", "comma-separated table sizes (rows) of the lazy-fork benchmark")
+	flag.IntVar(&o.lazyReps, "lazy-reps", 3, "runs per size of the lazy-fork benchmark (medians reported)")
+	flag.IntVar(&o.lazyOps, "lazy-ops", 200, "point SELECT and UPDATE pairs measured per run, while filling and on a copy")
 }
 
 func fatalf(format string, args ...any) {
