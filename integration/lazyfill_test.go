@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
+	"github.com/sqlfork/sqlfork-proxy/integration/sqlrows"
 	"github.com/sqlfork/sqlfork-proxy/sqlname"
 )
 
@@ -27,28 +28,7 @@ func (s sqlConn) Query(ctx context.Context, q string) ([][]*string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out [][]*string
-	for rows.Next() {
-		raw := make([]sql.RawBytes, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range raw {
-			ptrs[i] = &raw[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		row := make([]*string, len(cols))
-		for i, b := range raw {
-			if b != nil {
-				v := string(b)
-				row[i] = &v
-			}
-		}
-		out = append(out, row)
-	}
-	return out, rows.Err()
+	return sqlrows.Text(rows)
 }
 
 func (s sqlConn) Close() error { return s.c.Close() }
