@@ -332,18 +332,9 @@ func (f *Filler) swap(ctx context.Context, c Conn) error {
 	return nil
 }
 
-// Abort stops a fill: its transaction is rolled back, its connections
-// closed, its staging table and function dropped (on c). The fork stays.
-func (f *Filler) Abort(ctx context.Context, c Conn) {
-	f.close()
-	DropLazy(ctx, c, f.l)
-}
-
 // Close closes the filler's connections (once); closing the snapshot's
 // rolls back whatever it had not committed.
-func (f *Filler) Close() { f.close() }
-
-func (f *Filler) close() {
+func (f *Filler) Close() {
 	f.closeOnce.Do(func() {
 		_ = f.snap.Close()
 		_ = f.w.Close()

@@ -160,7 +160,7 @@ func (s *Session) fillSafe(st rewrite.Statement) bool {
 			return false
 		}
 	}
-	for _, t := range append(append([]rewrite.Table(nil), st.Reads...), st.Writes...) {
+	for _, t := range named(st) {
 		if e, ok := s.sb.Resolve(s.m.names.Key(t)); ok && e.Kind == sandbox.KindView {
 			return false
 		}
@@ -172,7 +172,7 @@ func (s *Session) fillSafe(st rewrite.Statement) bool {
 func (s *Session) fillingIn(st rewrite.Statement) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, t := range append(append([]rewrite.Table(nil), st.Reads...), st.Writes...) {
+	for _, t := range named(st) {
 		k := s.m.names.Key(t)
 		if e, ok := s.sb.Resolve(k); ok && e.Filling && !seen[k] {
 			seen[k] = true
@@ -203,10 +203,15 @@ func (s *Session) awaitFills(ctx context.Context, keys []string) error {
 	return nil
 }
 
+// named are the tables st reads and writes.
+func named(st rewrite.Statement) []rewrite.Table {
+	return append(append([]rewrite.Table(nil), st.Reads...), st.Writes...)
+}
+
 // onlyTable says whether st names one table only.
 func onlyTable(st rewrite.Statement) bool {
 	var one *rewrite.Table
-	for _, t := range append(append([]rewrite.Table(nil), st.Reads...), st.Writes...) {
+	for _, t := range named(st) {
 		if one == nil {
 			one = &t
 		} else if *one != t {
