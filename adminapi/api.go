@@ -80,6 +80,10 @@ type Fill struct {
 	Total   int64     `json:"total"`
 	Started time.Time `json:"started"`
 	Error   string    `json:"error,omitempty"`
+	// CopiedUp counts the statements' copy-ups of rows the copy has not
+	// made yet, by where they read them: "staging" (rows the copy has
+	// read already, not yet committed), "snapshot" (the others).
+	CopiedUp map[string]int64 `json:"copied_up,omitempty"`
 }
 
 // Discarded is the answer to a discard: the name of the sandbox dropped.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,35 +25,42 @@ type Filler struct {
 	stmt  string // the snapshot read of a copy-up, up to its WHERE
 	total int64  // production's estimated rows
 
-	// snapMu orders the snapshot connection's uses; upWaiting counts the
-	// copy-ups waiting for it, which go before the next chunk.
-	snapMu    sync.Mutex
-	upWaiting atomic.Int32
-	// lastUp is when a copy-up last asked for the snapshot (UnixNano):
-	// while they come, chunks stay short.
+	// gate orders the snapshot connection's uses: copy-ups first.
+	gate *snapGate
+	// lastUp is when a copy-up last came (UnixNano): while they come,
+	// chunks stay short.
 	lastUp atomic.Int64
+	// staged is the last key the staging table holds, for an integer key
+	// (nil before the first chunk, or for another key): the snapshot's
+	// rows up to it can be copied up from there (CopyUp).
+	staged atomic.Pointer[big.Int]
 	// upMu orders copy-ups: two of one key would both insert it.
 	upMu    sync.Mutex
 	claimed map[string]bool // bound predicates already copied up (upMu)
 	whole   bool            // Finish made the fork whole (upMu)
 
-	filled  atomic.Int64
-	started time.Time
-	done    chan struct{} // closed when Run has ended
-	err     error         // why Run ended short (set before done closes)
-	chunk   int
+	filled atomic.Int64
+	// upStaged and upSnapshot count the copy-ups read from the staging
+	// table and from the snapshot.
+	upStaged, upSnapshot atomic.Int64
+	started              time.Time
+	done                 chan struct{} // closed when Run has ended
+	err                  error         // why Run ended short (set before done closes)
+	chunk                int
 	// rate bounds the rows copied per second (0: no bound).
 	rate int64
 
 	closeOnce sync.Once
 }
 
-// Progress is how far a fill is.
+// Progress is how far a fill is: rows copied of production's estimated
+// total, and copy-ups read from the staging table and from the snapshot.
 type Progress struct {
-	Filled, Total int64
-	Started       time.Time
-	Done          bool
-	Err           error
+	Filled, Total        int64
+	UpStaged, UpSnapshot int64
+	Started              time.Time
+	Done                 bool
+	Err                  error
 }
 
 // StartFill starts the snapshot on snap and readies w; it returns the
@@ -74,7 +82,7 @@ func StartFill(ctx context.Context, snap, w OwnedConn, l Lazy, total int64) (*Fi
 		sel = append(sel, selectExpr(c))
 	}
 	f := &Filler{l: l, snap: snap, w: w, total: total, claimed: map[string]bool{}, started: time.Now(),
-		done: make(chan struct{}), chunk: 2000,
+		done: make(chan struct{}), chunk: 2000, gate: newSnapGate(),
 		stmt: "SELECT " + strings.Join(sel, ", ") + " FROM " + l.Src.Quoted() + " WHERE "}
 	return f, autoInc, nil
 }
@@ -84,7 +92,8 @@ func (f *Filler) Lazy() Lazy { return f.l }
 
 // Progress says how far the fill is.
 func (f *Filler) Progress() Progress {
-	p := Progress{Filled: f.filled.Load(), Total: f.total, Started: f.started}
+	p := Progress{Filled: f.filled.Load(), Total: f.total, Started: f.started,
+		UpStaged: f.upStaged.Load(), UpSnapshot: f.upSnapshot.Load()}
 	select {
 	case <-f.done:
 		p.Done, p.Err = true, f.err
@@ -107,28 +116,21 @@ func (f *Filler) Run(ctx context.Context) {
 			f.err = ctx.Err()
 			return
 		}
-		if f.upWaiting.Load() > 0 {
-			f.snapMu.Lock() // behind the waiting copy-ups
-			f.snapMu.Unlock()
-		}
-		f.snapMu.Lock()
+		f.gate.lockChunk()
 		start := time.Now()
 		rows, err := f.snap.Query(ctx, call+strconv.Itoa(f.chunk)+")")
 		took := time.Since(start)
-		f.snapMu.Unlock()
+		f.gate.unlock()
 		if err != nil {
 			f.err = fmt.Errorf("copy %s: %w", f.l.Src.Quoted(), err)
 			return
 		}
-		n, _ := strconv.ParseInt(cell(rows), 10, 64)
-		f.filled.Add(n)
+		n := f.chunkDone(cell(rows))
 		if n < int64(f.chunk) {
 			return
 		}
-		f.chunk = nextChunk(f.chunk, took)
-		if time.Since(time.Unix(0, f.lastUp.Load())) < time.Second {
-			f.chunk = shortChunk // statements are copying rows up: they wait for one chunk at most
-		}
+		// While statements copy rows up they wait for a chunk: keep it short.
+		f.chunk = nextChunk(f.chunk, took, time.Since(time.Unix(0, f.lastUp.Load())) < time.Second)
 		f.throttle(ctx)
 	}
 }
@@ -154,13 +156,27 @@ func (f *Filler) throttle(ctx context.Context) {
 	}
 }
 
-// shortChunk is the chunk while statements copy rows up.
-const shortChunk = 200
+// chunkDone records a chunk's result, "COUNT" or "COUNT LAST" (the fill
+// function's), and returns the count.
+func (f *Filler) chunkDone(res string) int64 {
+	count, last, _ := strings.Cut(res, " ")
+	n, _ := strconv.ParseInt(count, 10, 64)
+	f.filled.Add(n)
+	if hi, ok := new(big.Int).SetString(last, 10); ok {
+		f.staged.Store(hi)
+	}
+	return n
+}
 
-// nextChunk sizes the next chunk so that one takes about 50 ms: a copy-up
-// waits at most that long for the snapshot connection.
-func nextChunk(n int, took time.Duration) int {
-	const target, least, most = 50 * time.Millisecond, shortChunk, 20000
+// nextChunk sizes the next chunk so that one takes about 50 ms, or about
+// a millisecond while statements copy rows up (busy): a copy-up waits at
+// most that long for the snapshot connection.
+func nextChunk(n int, took time.Duration, busy bool) int {
+	target, least, most := 50*time.Millisecond, 200, 20000
+	if busy {
+		target, least = time.Millisecond, 16
+		n = min(n, 200)
+	}
 	switch {
 	case took > 2*target && n/2 >= least:
 		return n / 2
@@ -182,37 +198,56 @@ func cell(rows [][]*string) string {
 // on the table's columns, unqualified) selects and the sandbox does not
 // hold yet: not in the fork and not changed (in the side table). Rows
 // already copied by an earlier call for the same where are not read
-// again.
-func (f *Filler) CopyUp(ctx context.Context, where string) error {
+// again. keys, when not empty, are the literal values of the table's key
+// that where pins every row to: when the staging table holds them, the
+// rows are copied from there without the snapshot connection.
+func (f *Filler) CopyUp(ctx context.Context, where string, keys []string) error {
+	f.lastUp.Store(time.Now().UnixNano())
 	f.upMu.Lock()
 	defer f.upMu.Unlock()
 	if f.claimed[where] || f.whole {
 		return nil
 	}
+	if hi := f.stagedUpTo(keys); hi != "" {
+		err := f.retry(ctx, func() error { return f.insertStaged(ctx, where, keys, hi) })
+		if err == nil {
+			f.claimed[where] = true
+			f.upStaged.Add(1)
+			return nil
+		}
+		if !errors.Is(err, errNotStaged) {
+			return err
+		}
+	}
 	rows, err := f.snapshotRows(ctx, where)
 	if err != nil {
 		return err
 	}
-	for try := 0; len(rows) > 0; try++ {
-		err := f.insertUp(ctx, rows)
-		if err == nil {
-			break
-		}
-		if try == 3 || !retryable(err) {
+	if len(rows) > 0 {
+		if err := f.retry(ctx, func() error { return f.insertUp(ctx, rows) }); err != nil {
 			return err
 		}
 	}
 	f.claimed[where] = true
+	f.upSnapshot.Add(1)
 	return nil
+}
+
+// retry runs a copy-up's transaction, again after a deadlock or lock wait
+// timeout (it rolled back whole), three times at most.
+func (f *Filler) retry(ctx context.Context, run func() error) error {
+	for try := 0; ; try++ {
+		err := run()
+		if err == nil || try == 3 || !retryable(err) {
+			return err
+		}
+	}
 }
 
 // snapshotRows reads the snapshot's rows that where selects.
 func (f *Filler) snapshotRows(ctx context.Context, where string) ([][]*string, error) {
-	f.lastUp.Store(time.Now().UnixNano())
-	f.upWaiting.Add(1)
-	f.snapMu.Lock()
-	f.upWaiting.Add(-1)
-	defer f.snapMu.Unlock()
+	f.gate.lockUp()
+	defer f.gate.unlock()
 	rows, err := f.snap.Query(ctx, f.stmt+where)
 	if err != nil {
 		return nil, fmt.Errorf("read %s as of its fork: %w", f.l.Src.Quoted(), err)
@@ -275,8 +310,8 @@ func (f *Filler) Finish(ctx context.Context, c Conn) error {
 	}
 	f.upMu.Lock() // no copy-up half done
 	defer f.upMu.Unlock()
-	f.snapMu.Lock()
-	defer f.snapMu.Unlock()
+	f.gate.lockUp()
+	defer f.gate.unlock()
 	if err := f.merge(ctx); err != nil {
 		return err
 	}

@@ -111,16 +111,33 @@ func PrepareLazy(ctx context.Context, c Conn, l Lazy) error {
 }
 
 // fillFunction copies the next n rows of Src (by key, after the last one
-// in the staging table) into the staging table and returns how many.
+// in the staging table) into the staging table and returns how many, and
+// for an integer key the last key copied ("COUNT LAST").
 func (l Lazy) fillFunction() string {
 	cols, k := l.columns(), l.key()
 	insert := "INSERT INTO " + l.Staging.Quoted() + " (" + cols + ") SELECT " + cols + " FROM " + l.Src.Quoted()
-	return "CREATE FUNCTION " + l.Fn.Quoted() + "(n INT) RETURNS BIGINT MODIFIES SQL DATA NOT DETERMINISTIC SQL SECURITY INVOKER BEGIN " +
-		"DECLARE lo " + l.keyType() + " DEFAULT NULL; " +
-		"SELECT MAX(" + k + ") INTO lo FROM " + l.Staging.Quoted() + "; " +
+	last := "SELECT MAX(" + k + ") INTO lo FROM " + l.Staging.Quoted() + "; "
+	ret := "RETURN got; "
+	if l.intKey() {
+		ret = "RETURN CONCAT(got, ' ', IFNULL(lo, '')); "
+	}
+	return "CREATE FUNCTION " + l.Fn.Quoted() + "(n INT) RETURNS VARCHAR(64) MODIFIES SQL DATA NOT DETERMINISTIC SQL SECURITY INVOKER BEGIN " +
+		"DECLARE lo " + l.keyType() + " DEFAULT NULL; DECLARE got BIGINT; " + last +
 		"IF lo IS NULL THEN " + insert + " ORDER BY " + k + " LIMIT n; " +
 		"ELSE " + insert + " WHERE " + k + " > lo ORDER BY " + k + " LIMIT n; END IF; " +
-		"RETURN ROW_COUNT(); END"
+		"SET got = ROW_COUNT(); " + last + ret + "END"
+}
+
+// intKey says whether the key is an integer column, whose order the
+// proxy knows: the filler then tracks how far the staging table holds
+// the snapshot (Filler.staged).
+func (l Lazy) intKey() bool {
+	c, _ := l.Capture.Column(l.Capture.Key[0])
+	switch c.DataType {
+	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint":
+		return true
+	}
+	return false
 }
 
 // DropLazy drops the staging table and the fill function (best effort).
@@ -135,20 +152,8 @@ func DropLazy(ctx context.Context, c Conn, l Lazy) {
 // production's rows. It returns Src's AUTO_INCREMENT as read after the
 // snapshot began ("" when none), which the fork must start at.
 func openSnapshot(ctx context.Context, snap Conn, l Lazy) (autoInc string, err error) {
-	rows, err := snap.Query(ctx, "SELECT @@log_bin, @@binlog_format, VERSION()")
-	if err != nil {
-		return "", fmt.Errorf("read the binary log's settings: %w", err)
-	}
-	if len(rows) == 1 && !strings.Contains(strings.ToLower(str(rows[0][2])), "mariadb") {
-		// The fill function's non-locking read and the copy-up's
-		// anonymous block are MariaDB's.
-		return "", fmt.Errorf("%w: the server is not MariaDB", ErrLazyUnavailable)
-	}
-	if len(rows) == 1 && str(rows[0][0]) == "1" && !strings.EqualFold(str(rows[0][1]), "ROW") {
-		if _, err := snap.Exec(ctx, "SET SESSION binlog_format = 'ROW'"); err != nil {
-			return "", fmt.Errorf("%w: the binary log is in %s format and the proxy's account may not set ROW for its session (%v)",
-				ErrLazyUnavailable, str(rows[0][1]), err)
-		}
+	if err := rowLogging(ctx, snap); err != nil {
+		return "", err
 	}
 	_, _ = snap.Exec(ctx, "SET SESSION sql_log_bin = 0") // where allowed: the staging table is the sandbox's
 	for _, s := range []string{
@@ -168,8 +173,32 @@ func openSnapshot(ctx context.Context, snap Conn, l Lazy) (autoInc string, err e
 	return info.autoIncrement, nil
 }
 
+// rowLogging checks that c's server is MariaDB and puts c's binary log
+// (if any) in row format: the fill function's non-locking read and the
+// copy-up's anonymous blocks and reads of uncommitted rows are MariaDB's,
+// and need it.
+func rowLogging(ctx context.Context, c Conn) error {
+	rows, err := c.Query(ctx, "SELECT @@log_bin, @@binlog_format, VERSION()")
+	if err != nil {
+		return fmt.Errorf("read the binary log's settings: %w", err)
+	}
+	if len(rows) == 1 && !strings.Contains(strings.ToLower(str(rows[0][2])), "mariadb") {
+		return fmt.Errorf("%w: the server is not MariaDB", ErrLazyUnavailable)
+	}
+	if len(rows) == 1 && str(rows[0][0]) == "1" && !strings.EqualFold(str(rows[0][1]), "ROW") {
+		if _, err := c.Exec(ctx, "SET SESSION binlog_format = 'ROW'"); err != nil {
+			return fmt.Errorf("%w: the binary log is in %s format and the proxy's account may not set ROW for its session (%v)",
+				ErrLazyUnavailable, str(rows[0][1]), err)
+		}
+	}
+	return nil
+}
+
 // openWriter readies w, the connection that copies rows up into the fork.
 func openWriter(ctx context.Context, w Conn) error {
+	if err := rowLogging(ctx, w); err != nil {
+		return err
+	}
 	for _, s := range []string{
 		"SET SESSION sql_mode = '" + fillModes + "', time_zone = '+00:00', " +
 			"character_set_client = utf8mb4, collation_connection = utf8mb4_general_ci, character_set_results = binary",

@@ -98,33 +98,50 @@ func TestLazyFillExact(t *testing.T) {
 	}
 	// The sandbox's statements, each after the copy-up of what it touches,
 	// on the fork and on the expected copy alike.
-	steps := []struct{ where, stmt string }{
-		{"`id` = 15000", "UPDATE %s SET name = 'sb', f = f + 1 WHERE id = 15000"},
-		{"`id` = 15001", "SELECT * FROM %s WHERE id = 15001"},
-		{"`id` = 3", "DELETE FROM %s WHERE id = 3"},
-		{"`id` = 40000 OR `u` = 7", "INSERT INTO %s (id, name, u) VALUES (40000, 'new', 8)"},
-		{"`id` = 15000", "UPDATE %s SET name = 'sb2' WHERE id = 15000"},
-		{"`id` IN (5, 6)", "REPLACE INTO %s (id, name) VALUES (5, 'replaced')"},
-		{"`id` = 3", "INSERT INTO %s (id, name) VALUES (3, 'again')"},
-		{"", "INSERT INTO %s (name) VALUES ('auto')"},
+	steps := []lazyStep{
+		{"`id` = 15000", nil, "UPDATE %s SET name = 'sb', f = f + 1 WHERE id = 15000"},
+		{"`id` = 15001", []string{"15001"}, "SELECT * FROM %s WHERE id = 15001"},
+		{"`id` = 3", []string{"3"}, "DELETE FROM %s WHERE id = 3"},
+		{"`id` = 40000 OR `u` = 7", nil, "INSERT INTO %s (id, name, u) VALUES (40000, 'new', 8)"},
+		{"`id` = 15000", []string{"15000"}, "UPDATE %s SET name = 'sb2' WHERE id = 15000"},
+		{"`id` IN (5, 6)", []string{"5", "6"}, "REPLACE INTO %s (id, name) VALUES (5, 'replaced')"},
+		{"`id` = 3", []string{"3"}, "INSERT INTO %s (id, name) VALUES (3, 'again')"},
+		{"", nil, "INSERT INTO %s (name) VALUES ('auto')"},
 	}
 	w := ownConn(t, db)
-	for _, s := range steps {
-		if s.where != "" {
-			if err := f.CopyUp(ctx, s.where); err != nil {
-				t.Fatalf("copy up %s: %v", s.where, err)
+	run := func(steps []lazyStep) {
+		t.Helper()
+		for _, s := range steps {
+			if s.where != "" {
+				if err := f.CopyUp(ctx, s.where, s.keys); err != nil {
+					t.Fatalf("copy up %s: %v", s.where, err)
+				}
 			}
-		}
-		for _, tb := range []string{"lz_sb.t", "lz_side.expected"} {
-			if _, err := w.Exec(ctx, fmt.Sprintf(s.stmt, tb)); err != nil {
-				t.Fatalf("%s: %v", fmt.Sprintf(s.stmt, tb), err)
+			for _, tb := range []string{"lz_sb.t", "lz_side.expected"} {
+				if _, err := w.Exec(ctx, fmt.Sprintf(s.stmt, tb)); err != nil {
+					t.Fatalf("%s: %v", fmt.Sprintf(s.stmt, tb), err)
+				}
 			}
 		}
 	}
+	run(steps)
 	go f.Run(ctx)
 	<-f.Done()
 	if p := f.Progress(); p.Err != nil || p.Filled != 20000 {
 		t.Fatalf("fill: %+v", p)
+	}
+	// The staging table holds the whole snapshot now, not committed: the
+	// copy-ups of keys read it there (the values of the snapshot, not
+	// production's), but for keys past its end.
+	run([]lazyStep{
+		{"`id` = 1", []string{"1"}, "UPDATE %s SET f = f * 2 WHERE id = 1"},
+		{"`id` = 2", []string{"2"}, "INSERT INTO %s (id, name) VALUES (2, 'dup') ON DUPLICATE KEY UPDATE name = CONCAT(name, '+')"},
+		{"`id` = 15000 OR `id` = 14999", []string{"15000", "14999"}, "DELETE FROM %s WHERE id IN (15000, 14999)"},
+		{"`id` = 30000", []string{"30000"}, "INSERT INTO %s (id, name) VALUES (30000, 'sb new')"},
+		{"`id` = 19999 OR `id` = 20005", []string{"19999", "20005"}, "UPDATE %s SET name = 'both' WHERE id IN (19999, 20005)"},
+	})
+	if p := f.Progress(); p.UpStaged != 3 || p.UpSnapshot != 7 {
+		t.Errorf("copy-ups from the staging table %d, from the snapshot %d; want 3 and 7", p.UpStaged, p.UpSnapshot)
 	}
 	if err := f.Finish(ctx, c); err != nil {
 		t.Fatal(err)
@@ -136,14 +153,23 @@ func TestLazyFillExact(t *testing.T) {
 	} {
 		wantString(t, db, q, "0", "got: %s")
 	}
-	wantString(t, db, "SELECT COUNT(*) FROM lz_sb.t", "20002", "got: %s")
+	wantString(t, db, "SELECT COUNT(*) FROM lz_sb.t", "20001", "got: %s")
 	// The side table: the first image of each key the sandbox changed.
 	wantString(t, db, "SELECT GROUP_CONCAT(id, ':', sqlfork_existed, ':', COALESCE(name, '-') ORDER BY id) FROM lz_side.c_t",
-		"3:1:n3'\"`,5:1:n5'\"`,15000:1:n15000'\"`,40000:0:-,40001:0:-", "side table: %s")
+		"1:1:n1'\"`,2:1:n2'\"`,3:1:n3'\"`,5:1:n5'\"`,14999:1:n14999'\"`,15000:1:n15000'\"`,19999:1:n19999'\"`,30000:0:-,40000:0:-,40001:0:-",
+		"side table: %s")
 	// Capture goes on after the swap.
 	mustExecC(t, db, "UPDATE lz_sb.t SET name = 'later' WHERE id = 7")
 	wantString(t, db, "SELECT COUNT(*) FROM lz_side.c_t WHERE id = 7 AND sqlfork_existed = 1", "1", "got: %s")
 	wantString(t, db, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'lz_side' AND TABLE_NAME LIKE 'f\\_t%'", "0", "got: %s")
 	wantString(t, db, "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = 'lz_side'", "0", "got: %s")
 	wantString(t, db, "SELECT name FROM lz_prod.t WHERE id = 15000", "after", "got: %s")
+}
+
+// lazyStep is a statement of TestLazyFillExact, after the copy-up of the
+// rows where selects (keys: their key values, or nil).
+type lazyStep struct {
+	where string
+	keys  []string
+	stmt  string
 }

@@ -117,6 +117,7 @@ func TestLazyForkDifferential(t *testing.T) {
 	prodDone := make(chan error, 1)
 	go func() { prodDone <- productionWrites(root, n, stop) }()
 	filling := 0
+	ups := map[string]int64{}
 	for i := 0; i < 400; i++ {
 		q := lazyStatement(rng, n)
 		got, want := runBoth(ctx, sb, q), runBoth(ctx, ref, strings.ReplaceAll(q, " t ", " ref "))
@@ -127,6 +128,7 @@ func TestLazyForkDifferential(t *testing.T) {
 			for _, r := range rowsOf(t, sb, "SANDBOX STATUS") {
 				if r[10] == "lzs.t" && strings.HasPrefix(r[11], "filling") {
 					filling++
+					copiedUp(t, h, r[1], ups)
 				}
 			}
 		}
@@ -135,7 +137,10 @@ func TestLazyForkDifferential(t *testing.T) {
 	if err := <-prodDone; err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d of 8 samples saw the fork filling", filling)
+	t.Logf("%d of 8 samples saw the fork filling; copy-ups seen %v", filling, ups)
+	if filling >= 4 && (ups["staging"] == 0 || ups["snapshot"] == 0) {
+		t.Errorf("copy-ups by source %v: want some read from the staging table and some from the snapshot", ups)
+	}
 	sum := "SELECT CONCAT(COUNT(*), '/', SUM(CRC32(CONCAT_WS('|', id, v, s, u)))) FROM "
 	if got, want := queryString(t, sb, sum+"t"), direct(sum+"lzs.ref"); got != want {
 		t.Fatalf("the fork: %s, the copy: %s", got, want)
@@ -269,4 +274,21 @@ func lazyFilling(t *testing.T, c *sql.Conn, table string) bool {
 		}
 	}
 	return false
+}
+
+// copiedUp raises ups to the copy-up counts by source the admin API shows
+// for the sandbox called name.
+func copiedUp(t *testing.T, h *proxyHandle, name string, ups map[string]int64) {
+	t.Helper()
+	sb, err := h.srv.Admin().Show(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range sb.Tables {
+		if tb.Fill != nil {
+			for k, v := range tb.Fill.CopiedUp {
+				ups[k] = max(ups[k], v)
+			}
+		}
+	}
 }

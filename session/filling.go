@@ -26,7 +26,8 @@ import (
 // copyUp is rows to copy up into the filling fork of key before the
 // statement runs ("" where: none, the statement only runs on it).
 type copyUp struct {
-	key, where string
+	key string
+	forking.CopyUp
 }
 
 // inTransaction says whether the client's connection is in a
@@ -108,8 +109,8 @@ func (s *Session) copyUpOf(st rewrite.Statement, k string) (copyUp, bool) {
 	if !ok || f.Err() != nil || !onlyTable(st) {
 		return copyUp{}, false
 	}
-	where, ok := forking.CopyUpWhere(st, f.Filler.Lazy().Capture.Shape)
-	return copyUp{key: k, where: where}, ok
+	up, ok := forking.CopyUpWhere(st, f.Filler.Lazy().Capture.Shape)
+	return copyUp{key: k, CopyUp: up}, ok
 }
 
 // copiedUp is the gate step's copy-up of p's rows (fillFor): each fork
@@ -133,10 +134,10 @@ func (s *Session) copiedUp(ctx context.Context, p *Plan) (done func(), err error
 			used[up.key] = true
 			uses = append(uses, f.Use())
 		}
-		if up.where == "" {
+		if up.Where == "" {
 			continue
 		}
-		if err := f.Filler.CopyUp(ctx, up.where); err != nil {
+		if err := f.Filler.CopyUp(ctx, up.Where, up.Keys); err != nil {
 			done()
 			return func() {}, err
 		}

@@ -13,11 +13,20 @@ import (
 // statement waits for the whole fork.
 const maxCopyUpKeys = 256
 
+// CopyUp is what a statement copies up into a filling fork: the rows
+// Where selects (a condition on the table's columns; "": none). Keys,
+// when not empty, are the values of the table's one-column key that Where
+// pins each of those rows to.
+type CopyUp struct {
+	Where string
+	Keys  []string
+}
+
 // CopyUpWhere is the condition on a filling fork's columns that selects
 // every production row st could read, change or collide with, from the
 // literal key values st pins (rewrite.Bounds) and the table's unique keys
 // (shape); ok is false when st's rows are not bounded so: then it waits
-// for the whole fork. "" with ok: no row to copy up.
+// for the whole fork. An empty Where with ok: no row to copy up.
 //
 // The condition runs on the fill's snapshot connection, whose session
 // settings are not the client's: it compares only columns whose
@@ -26,21 +35,55 @@ const maxCopyUpKeys = 256
 // session's time zone and sql_mode). For an insert each value must be
 // stored as written (storesExactly): a key is found by the value the
 // row will hold.
-func CopyUpWhere(st rewrite.Statement, shape forker.Shape) (where string, ok bool) {
+func CopyUpWhere(st rewrite.Statement, shape forker.Shape) (CopyUp, bool) {
 	b := st.Bounds
 	if b == nil {
-		return "", false
+		return CopyUp{}, false
 	}
 	if assignsKey(b.Assigned, shape) {
-		return "", false // a key that moves may land on a row not there yet
+		return CopyUp{}, false // a key that moves may land on a row not there yet
 	}
+	var groups [][]term
+	ok := false
 	switch st.Kind {
 	case rewrite.KindSelect, rewrite.KindUpdate, rewrite.KindDelete:
-		return pinnedKey(b.Equal, shape)
+		groups, ok = pinnedKey(b.Equal, shape)
 	case rewrite.KindInsert, rewrite.KindReplace:
-		return insertedKeys(b, shape)
+		groups, ok = insertedKeys(b, shape)
 	}
-	return "", false
+	if !ok || len(groups) == 0 {
+		return CopyUp{}, ok
+	}
+	return CopyUp{Where: orOf(groups), Keys: keyValues(groups, shape)}, true
+}
+
+// term is one column's literal value in a condition.
+type term struct{ col, val string }
+
+// keyValues are the values groups give the table's one-column key, when
+// each group gives it one (nil otherwise).
+func keyValues(groups [][]term, shape forker.Shape) []string {
+	if len(shape.Key) != 1 {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, g := range groups {
+		found := false
+		for _, t := range g {
+			if strings.EqualFold(t.col, shape.Key[0]) {
+				found = true
+				if !seen[t.val] {
+					seen[t.val] = true
+					out = append(out, t.val)
+				}
+			}
+		}
+		if !found {
+			return nil
+		}
+	}
+	return out
 }
 
 // assignsKey says whether cols (lower case) hold a column of a unique key;
@@ -75,9 +118,9 @@ func comparable(c forker.Column) bool {
 
 // pinnedKey is the condition of the first unique key whose every column
 // eq pins: one conjunction per combination of their values.
-func pinnedKey(eq map[string][]string, shape forker.Shape) (string, bool) {
+func pinnedKey(eq map[string][]string, shape forker.Shape) ([][]term, bool) {
 	for _, u := range shape.Uniques {
-		combos := [][]string{nil}
+		combos := [][]term{nil}
 		for _, c := range u.Columns {
 			col, _ := shape.Column(c)
 			vals := eq[strings.ToLower(c)]
@@ -85,19 +128,19 @@ func pinnedKey(eq map[string][]string, shape forker.Shape) (string, bool) {
 				combos = nil
 				break
 			}
-			var next [][]string
+			var next [][]term
 			for _, pre := range combos {
 				for _, v := range vals {
-					next = append(next, append(append([]string(nil), pre...), quote.Ident(c)+" = "+v))
+					next = append(next, append(append([]term(nil), pre...), term{c, v}))
 				}
 			}
 			combos = next
 		}
 		if len(combos) > 0 {
-			return orOf(combos), true
+			return combos, true
 		}
 	}
-	return "", false
+	return nil, false
 }
 
 // insertedKeys is the condition of every row that shares a unique key's
@@ -105,34 +148,31 @@ func pinnedKey(eq map[string][]string, shape forker.Shape) (string, bool) {
 // column left to the server) cannot be shared; a key with a value the
 // proxy cannot read, or not stored as written, or a column left to its
 // default, is not bounded.
-func insertedKeys(b *rewrite.Bounds, shape forker.Shape) (string, bool) {
+func insertedKeys(b *rewrite.Bounds, shape forker.Shape) ([][]term, bool) {
 	if len(b.Rows) > maxCopyUpKeys {
-		return "", false
+		return nil, false
 	}
-	var groups [][]string
+	var groups [][]term
 	for _, row := range b.Rows {
 		for _, u := range shape.Uniques {
 			if u.Prefix {
-				return "", false // unique in a prefix: = does not find the row it collides with
+				return nil, false // unique in a prefix: = does not find the row it collides with
 			}
 			conj, free, ok := rowKey(row, b.Positional, u, shape)
 			if !ok {
-				return "", false
+				return nil, false
 			}
 			if !free {
 				groups = append(groups, conj)
 			}
 		}
 	}
-	if len(groups) == 0 {
-		return "", true // nothing to copy up
-	}
-	return orOf(groups), true
+	return groups, true // none: nothing to copy up
 }
 
 // rowKey is the conjunction of u's columns' values in row; free says the
 // key cannot be shared (a NULL, or the server's AUTO_INCREMENT value).
-func rowKey(row map[string]string, positional bool, u forker.Unique, shape forker.Shape) (conj []string, free, ok bool) {
+func rowKey(row map[string]string, positional bool, u forker.Unique, shape forker.Shape) (conj []term, free, ok bool) {
 	for _, name := range u.Columns {
 		col, _ := shape.Column(name)
 		v, given := row[strings.ToLower(name)]
@@ -147,7 +187,7 @@ func rowKey(row map[string]string, positional bool, u forker.Unique, shape forke
 		case !given, v == "", !storesExactly(col, v):
 			return nil, false, false
 		default:
-			conj = append(conj, quote.Ident(name)+" = "+v)
+			conj = append(conj, term{name, v})
 		}
 	}
 	return conj, free, true
@@ -170,11 +210,15 @@ func positionOf(shape forker.Shape, name string) int {
 	return -1
 }
 
-// orOf joins conjunctions with OR.
-func orOf(groups [][]string) string {
+// orOf is the condition of conjunctions joined with OR.
+func orOf(groups [][]term) string {
 	parts := make([]string, len(groups))
 	for i, g := range groups {
-		parts[i] = "(" + strings.Join(g, " AND ") + ")"
+		conj := make([]string, len(g))
+		for j, t := range g {
+			conj[j] = quote.Ident(t.col) + " = " + t.val
+		}
+		parts[i] = "(" + strings.Join(conj, " AND ") + ")"
 	}
 	return strings.Join(parts, " OR ")
 }

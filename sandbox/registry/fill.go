@@ -176,7 +176,8 @@ func (sb *Sandbox) tableInfoLocked(e *sandbox.Entry) TableInfo {
 			continue
 		}
 		p := f.Filler.Progress()
-		t.Fill = &FillInfo{Copied: p.Filled, Total: p.Total, Started: p.Started}
+		t.Fill = &FillInfo{Copied: p.Filled, Total: p.Total, Started: p.Started,
+			CopiedUp: map[string]int64{"staging": p.UpStaged, "snapshot": p.UpSnapshot}}
 		if err := f.Err(); err != nil {
 			t.Fill.Error = err.Error()
 		}

@@ -50,6 +50,9 @@ type FillInfo struct {
 	Total   int64     `json:"total"`
 	Started time.Time `json:"started"`
 	Error   string    `json:"error,omitempty"`
+	// CopiedUp counts the statements' copy-ups by where they read the
+	// rows (adminapi.Fill).
+	CopiedUp map[string]int64 `json:"copied_up,omitempty"`
 }
 
 // StateFilling is a lazy fork's state while its copy runs.

@@ -1,0 +1,50 @@
+package forker
+
+import "sync"
+
+// snapGate orders the uses of a fill's snapshot connection: one at a
+// time, and a copy-up (a statement waits for it) before the next chunk of
+// the background copy, however the goroutines are scheduled.
+type snapGate struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	busy bool
+	ups  int // copy-ups waiting
+}
+
+func newSnapGate() *snapGate {
+	g := &snapGate{}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+// lockUp takes the connection for a copy-up (or the fill's end): next,
+// before any chunk.
+func (g *snapGate) lockUp() {
+	g.mu.Lock()
+	g.ups++
+	for g.busy {
+		g.cond.Wait()
+	}
+	g.ups--
+	g.busy = true
+	g.mu.Unlock()
+}
+
+// lockChunk takes the connection for a chunk once no copy-up waits.
+func (g *snapGate) lockChunk() {
+	g.mu.Lock()
+	for g.busy || g.ups > 0 {
+		g.cond.Wait()
+	}
+	g.busy = true
+	g.mu.Unlock()
+}
+
+// unlock gives the connection back.
+func (g *snapGate) unlock() {
+	g.mu.Lock()
+	g.busy = false
+	g.mu.Unlock()
+	g.cond.Broadcast()
+}
