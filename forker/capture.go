@@ -337,9 +337,13 @@ func (cp Capture) DropTriggersDDL() []string {
 }
 
 // InstallCapture makes cp's side table and triggers (the side table's
-// database must exist); on error nothing of it is left.
-func InstallCapture(ctx context.Context, c Conn, cp Capture) error {
+// database must exist; fresh: it was made just now, so no side table of
+// an earlier fork is left to drop); on error nothing of it is left.
+func InstallCapture(ctx context.Context, c Conn, cp Capture, fresh bool) error {
 	stmts := append([]string{"DROP TABLE IF EXISTS " + cp.Side.Quoted(), cp.SideDDL()}, cp.TriggerDDL()...)
+	if fresh {
+		stmts = stmts[1:]
+	}
 	if _, err := ExecAllWith(ctx, c, captureModes(), stmts...); err != nil {
 		_ = RemoveCapture(context.WithoutCancel(ctx), c, cp)
 		return fmt.Errorf("capture the changes of %s: %w", cp.Fork.Quoted(), err)

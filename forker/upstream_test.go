@@ -107,7 +107,7 @@ func TestCatalogReaders(t *testing.T) {
 	cp := forker.Capture{Fork: sqlname.Table{DB: "sb_app", Name: "t"}, Side: sqlname.Table{DB: "sb_app", Name: "t_sqlfork_c"},
 		Trigger: "sqlfork_t", Marker: "sqlfork_in", Shape: shape}
 	up.On("^CREATE TABLE `sb_app`\\.`t_sqlfork_c` ").Affected(0) // the fake keeps no side tables
-	if err := forker.InstallCapture(ctx, c, cp); err != nil {
+	if err := forker.InstallCapture(ctx, c, cp, false); err != nil {
 		t.Fatalf("InstallCapture: %v", err)
 	}
 	if n := up.Count("^CREATE TRIGGER `sb_app`\\.`sqlfork_t_a[iud]` AFTER"); n != 3 {

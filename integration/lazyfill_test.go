@@ -78,7 +78,7 @@ func TestLazyFillExact(t *testing.T) {
 	if err := forker.PrepareLazy(ctx, c, l); err != nil {
 		t.Fatal(err)
 	}
-	if err := forker.InstallCapture(ctx, c, cp); err != nil {
+	if err := forker.InstallCapture(ctx, c, cp, false); err != nil {
 		t.Fatal(err)
 	}
 	f, autoInc, err := forker.StartFill(ctx, ownConn(t, db), ownConn(t, db), l, 20000)

@@ -410,8 +410,9 @@ func TestCreateNotLetGoWhileRecorded(t *testing.T) {
 	defer recording.open()
 	e := newEnv(t, graceCfg(), nil)
 	id := session.NameID("short")
-	// Its row is written (the reaper reads it), the rest not yet.
-	e.up.On("^UPDATE `_sqlfork_meta`.sandboxes SET .*last_active = .* WHERE id = '" + id + "'$").Nth(1).Before(recording.hook)
+	// Its row is written (the reaper reads it), the rest (this process
+	// its holder) not yet.
+	e.up.On("^REPLACE INTO `_sqlfork_meta`.holders .* VALUES \\('" + id + "'").Nth(1).Before(recording.hook)
 	s := e.open(session.Options{User: "u", Mode: session.Explicit})
 	created := make(chan error, 1)
 	go func() { _, err := plan(e.ctx, s, "SANDBOX CREATE short TTL 1h"); created <- err }()

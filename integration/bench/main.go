@@ -70,6 +70,9 @@ type options struct {
 	lazySizes []int
 	lazyReps  int
 	lazyOps   int // point SELECT + UPDATE pairs measured per run
+
+	// The fork-storm benchmark (storm.go): -storm-only runs it alone.
+	storm stormOptions
 }
 
 func main() {
@@ -104,6 +107,7 @@ func main() {
 	flag.IntVar(&o.diffFallbackRuns, "diff-fallback-runs", 5, "runs of DIFF SUMMARY with capture off (a whole-table compare)")
 	flag.StringVar(&relay, "relay", "", "internal: run as the TCP relay, LISTEN,UPSTREAM")
 	lazyFlags(&o, &lazySizes)
+	stormFlags(&o.storm)
 	flag.Parse()
 
 	if relay != "" {
@@ -212,7 +216,7 @@ func run(o options) error {
 	start := time.Now()
 	var e env
 	var err error
-	if e.sbBin, err = exec.LookPath("sysbench"); err != nil && !o.diffOnly {
+	if e.sbBin, err = exec.LookPath("sysbench"); err != nil && !o.diffOnly && !o.storm.only {
 		return errors.New("sysbench not found in $PATH (apt-get install sysbench)")
 	}
 	if e.root, err = repoRoot(); err != nil {
@@ -232,6 +236,9 @@ func run(o options) error {
 		// The memory test: a row of -mem-row-mib, and a recursive CTE of
 		// -mem-rows rows (the default bound, 1000, would cut it).
 		fmt.Sprintf("--max-allowed-packet=%dM", maxPacketMiB(o.memRowMiB)), "--max-recursive-iterations=4294967295"}
+	if o.storm.only {
+		mariadbArgs = stormMariaDBArgs(o.storm)
+	}
 	logf("starting throwaway MariaDB (%s)", strings.Join(mariadbArgs, " "))
 	if e.db, err = testdb.Start(ctx, testdb.Options{ExtraArgs: mariadbArgs}); err != nil {
 		return err
@@ -283,6 +290,12 @@ func cancelOnSignal(cancel context.CancelFunc) {
 // measure runs the benchmarks o asks for, the hop's and the diff's, into
 // rep.
 func measure(ctx context.Context, o options, e env, rep *report) error {
+	if o.storm.only {
+		rep.loadStart = loadavg()
+		var err error
+		rep.storm, err = measureStorm(ctx, o.storm, e)
+		return err
+	}
 	if o.lazyOnly {
 		rep.loadStart = loadavg()
 		var err error

@@ -165,13 +165,16 @@ func (m *Tracker) start(ctx context.Context, c sideconn.Conn, sb *registry.Sandb
 			info.Reason = "a column is named " + cp.Marker
 			break
 		}
+		fresh := false // the side table's database made now: no side table to clear
 		if !sb.SideDBMade() {
-			if _, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quote.Ident(cp.Side.DB)); err != nil {
+			n, err := c.Exec(ctx, "CREATE DATABASE IF NOT EXISTS "+quote.Ident(cp.Side.DB))
+			if err != nil {
 				return info, fmt.Errorf("create the sandbox's own database: %w", err)
 			}
+			fresh = n == 1
 			sb.MarkSideDB()
 		}
-		if err := forker.InstallCapture(ctx, c, cp); err != nil {
+		if err := forker.InstallCapture(ctx, c, cp, fresh); err != nil {
 			m.log.Warn("change capture failed: the sandbox's diff compares the table whole", zap.String("fork", phys.String()), zap.Error(err))
 			info.Reason = "its capture triggers could not be made: " + err.Error()
 			break

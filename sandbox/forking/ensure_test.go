@@ -15,6 +15,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/forker"
 	"github.com/sqlfork/sqlfork-proxy/grants"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/forking/forkingtest"
@@ -359,6 +360,7 @@ func TestEnsureFails(t *testing.T) {
 		cause  string
 		marker bool // the marker row stays
 		broken bool // the connection breaks: nothing can be cleaned up
+		schema bool // the sandbox's database exists already (a leftover needs one)
 	}{
 		{name: "copy fails", rule: `^INSERT INTO .* SELECT `, code: 1205, cause: "error"},
 		{name: "create fails", rule: `^CREATE TABLE .* LIKE `, code: 1205, cause: "error"},
@@ -367,7 +369,7 @@ func TestEnsureFails(t *testing.T) {
 		{name: "sandbox cannot be recorded", rule: `^INSERT INTO .*\.sandboxes `, code: 1205, cause: "error"},
 		{name: "schema cannot be created", rule: `^CREATE DATABASE .*_app`, code: 1205, cause: "error"},
 		{name: "schema defaults unreadable", rule: `^SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME`, code: 1205, cause: "error"},
-		{name: "leftover cannot be cleared", rule: `^DROP TABLE IF EXISTS .*_app`, code: 1205, cause: "error"},
+		{name: "leftover cannot be cleared", rule: `^DROP TABLE IF EXISTS .*_app`, code: 1205, cause: "error", schema: true},
 		{name: "lock unreadable", rule: `^SELECT GET_LOCK\(.*, 60\)$`, code: 1205, cause: "error"},
 		{name: "lock held elsewhere", rule: `^SELECT GET_LOCK\(.*, 60\)$`, rows: sessiontest.Row("0"), code: 1205, cause: "refused"},
 		{name: "registry unreadable", rule: `^SELECT .* FROM .*_meta.*\.tables WHERE `, code: 1205, cause: "error"},
@@ -379,6 +381,9 @@ func TestEnsureFails(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t, "copy", nil)
 			sb := r.sandbox("")
+			if tc.schema {
+				r.exec("CREATE DATABASE IF NOT EXISTS " + quote.Ident(r.phys(sb, "t").DB))
+			}
 			rule := r.up.On(tc.rule).Nth(1)
 			switch {
 			case tc.broken:

@@ -295,13 +295,16 @@ func (m *Forker) forkedElsewhere(ctx context.Context, c sideconn.Conn, sb *regis
 // exists, leftovers of a crash are gone, and a full fork stays within the
 // owner's max-fork-bytes.
 func (m *Forker) prepareFork(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t, phys rewrite.Table, mode forker.Mode) error {
-	if err := m.CreateSchema(ctx, c, t.DB, phys.DB); err != nil {
+	created, err := m.createSchema(ctx, c, t.DB, phys.DB)
+	if err != nil {
 		return err
 	}
 	// Leftovers of a crash between creating and recording: start from
-	// nothing.
-	if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+phys.Quoted()); err != nil {
-		return fmt.Errorf("clear %s: %w", phys, err)
+	// nothing (a database this call made has none).
+	if !created {
+		if _, err := c.Exec(ctx, "DROP TABLE IF EXISTS "+phys.Quoted()); err != nil {
+			return fmt.Errorf("clear %s: %w", phys, err)
+		}
 	}
 	if maxBytes := m.maxForkBytes(sb.Owner); maxBytes > 0 && mode == forker.Full {
 		_, size, err := forker.Size(ctx, c, t)
@@ -323,26 +326,34 @@ func (m *Forker) prepareFork(ctx context.Context, c sideconn.Conn, sb *registry.
 // collation, so that what the sandbox creates there gets the defaults it
 // would get in db (a new table's, a new column's).
 func (m *Forker) CreateSchema(ctx context.Context, c sideconn.Conn, db, phys string) error {
+	_, err := m.createSchema(ctx, c, db, phys)
+	return err
+}
+
+// createSchema is CreateSchema; created says the server made phys now
+// (CREATE DATABASE affected a row), so it holds no table yet.
+func (m *Forker) createSchema(ctx context.Context, c sideconn.Conn, db, phys string) (created bool, err error) {
 	// Two lookups by name: MariaDB reads every database's directory for an
 	// IN list (measured: 56 ms a fork beside 4,000 sandbox databases).
 	const q = "SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = "
 	rows, err := c.Query(ctx, q+quote.String(db)+" UNION ALL "+q+quote.String(phys))
 	if err != nil {
-		return fmt.Errorf("read the defaults of database %s: %w", db, err)
+		return false, fmt.Errorf("read the defaults of database %s: %w", db, err)
 	}
 	stmt := "CREATE DATABASE IF NOT EXISTS " + quote.Ident(phys)
 	for _, r := range rows {
 		switch {
 		case r[0] != nil && *r[0] == phys:
-			return nil
+			return false, nil
 		case r[1] != nil && r[2] != nil:
 			stmt += " CHARACTER SET " + quote.Ident(*r[1]) + " COLLATE " + quote.Ident(*r[2])
 		}
 	}
-	if _, err := c.Exec(ctx, stmt); err != nil {
-		return fmt.Errorf("create sandbox schema %s: %w", phys, err)
+	n, err := c.Exec(ctx, stmt)
+	if err != nil {
+		return false, fmt.Errorf("create sandbox schema %s: %w", phys, err)
 	}
-	return nil
+	return n == 1, nil
 }
 
 // runFork forks t (key k) to phys with the strategy, under a marker row in

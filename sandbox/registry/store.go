@@ -142,13 +142,18 @@ func (m *Registry) record(ctx context.Context, c sideconn.Conn, sb *Sandbox) err
 		return err
 	}
 	defer release()
-	unlock, _, err := m.lockSchemas(ctx, c, sb.ID, false)
-	if err != nil {
-		return err
+	// The schemas' lock keeps the reaper from dropping the schemas of an
+	// id a name gives again; an anonymous sandbox's id is random, never
+	// reused, and its schemas come only after its row.
+	if !sb.anonymous() {
+		unlock, _, err := m.lockSchemas(ctx, c, sb.ID, false)
+		if err != nil {
+			return err
+		}
+		defer unlock()
 	}
-	defer unlock()
 	sb.mu.Lock()
-	kept, expires, last := sb.kept, sb.expires, sb.lastActive
+	kept, expires, last, changed := sb.kept, sb.expires, sb.lastActive, sb.marks.changed
 	sb.mu.Unlock()
 	keptN := "0"
 	if kept {
@@ -161,7 +166,8 @@ func (m *Registry) record(ctx context.Context, c sideconn.Conn, sb *Sandbox) err
 		strings.Join([]string{quote.String(sb.ID), quote.String(sb.Name), quote.String(sb.Owner), keptN,
 			sideconn.SQLTime(sb.Created), sideconn.SQLTime(expires), sideconn.SQLTime(last), sideconn.SQLTime(time.Now().Add(m.cfg.Lease)), quote.String(m.proxyID)}, ", ")+")")
 	var me *mysql.MyError
-	if errors.As(err, &me) && me.Code == wire.ErDupEntry {
+	dup := errors.As(err, &me) && me.Code == wire.ErDupEntry
+	if dup {
 		err = m.sameSandbox(ctx, c, sb)
 	}
 	if err != nil {
@@ -170,7 +176,29 @@ func (m *Registry) record(ctx context.Context, c sideconn.Conn, sb *Sandbox) err
 	sb.mu.Lock()
 	sb.persisted = true
 	sb.mu.Unlock()
+	if !dup && insertedWhole(kept, expires, changed) {
+		return m.holdIfUsed(ctx, c, sb)
+	}
 	return m.Persist(ctx, c, sb)
+}
+
+// insertedWhole says whether the row record inserted says all that
+// Persist would write next (so it need not): an unkept sandbox's row has
+// no expiry (in no grace) and no change mark is to be written.
+func insertedWhole(kept bool, expires, changed time.Time) bool {
+	return changed.IsZero() && (kept || expires.IsZero())
+}
+
+// holdIfUsed records this process as a holder of sb when a connection
+// here uses it or it is in its grace here, as Persist does.
+func (m *Registry) holdIfUsed(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
+	sb.mu.Lock()
+	using := sb.attached > 0 || !sb.graceUntil.IsZero()
+	sb.mu.Unlock()
+	if using {
+		return m.hold(ctx, c, sb)
+	}
+	return nil
 }
 
 // clearLeftovers removes, before a named sandbox is recorded, what an

@@ -7,14 +7,19 @@ import (
 
 // The DDL the manager and the forker send.
 
-// createDatabase runs CREATE DATABASE IF NOT EXISTS db.
+// createDatabase runs CREATE DATABASE IF NOT EXISTS db: one row affected
+// when it made db, none when db existed, as the server answers.
 func (u *Upstream) createDatabase(p *parser) (result, error) {
 	db, ok := p.name()
 	if !ok || !p.end() {
 		return result{}, errUnknown
 	}
+	var n uint64
+	if !u.schemas[db] {
+		n = 1
+	}
 	u.schemas[db] = true
-	return result{changed: []string{db}}, nil
+	return result{affected: n, changed: []string{db}}, nil
 }
 
 // createStored runs CREATE TABLE IF NOT EXISTS db.t (definitions) …: a

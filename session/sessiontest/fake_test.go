@@ -36,7 +36,7 @@ func TestEmulation(t *testing.T) {
 	c := dial(t, u)
 	run(t, c, []step{
 		{sql: "SELECT VERSION(), @@lower_case_table_names", query: true, rows: [][]string{{DefaultVersion, "0"}}},
-		{sql: "CREATE DATABASE IF NOT EXISTS `m`"},
+		{sql: "CREATE DATABASE IF NOT EXISTS `m`", n: 1},
 		{sql: "CREATE TABLE IF NOT EXISTS `m`.r (\n id INT NOT NULL,\n name VARCHAR(9) NOT NULL UNIQUE,\n n INT NOT NULL DEFAULT 7,\n" +
 			" PRIMARY KEY (id)\n) DEFAULT CHARSET=utf8mb4"},
 		{sql: "INSERT INTO `m`.r (id, name) VALUES (1, 'a')", n: 1},

@@ -125,7 +125,7 @@ func TestForkStatements(t *testing.T) {
 		"UNION ALL SELECT SCHEMA_NAME, DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = 'sb'"
 	run(t, c, []step{
 		{sql: defaults, query: true, rows: [][]string{{"app", "NULL", "NULL"}}},
-		{sql: "CREATE DATABASE IF NOT EXISTS `sb`"},
+		{sql: "CREATE DATABASE IF NOT EXISTS `sb`", n: 1},
 		{sql: defaults, query: true, rows: [][]string{{"app", "NULL", "NULL"}, {"sb", "NULL", "NULL"}}},
 		{sql: "CREATE TABLE `sb`.`t` LIKE `app`.`t`"},
 		{sql: trgList, query: true, rows: [][]string{}},
@@ -162,7 +162,7 @@ func TestForkStatements(t *testing.T) {
 func registry(t *testing.T, c *FakeSide) {
 	t.Helper()
 	run(t, c, []step{
-		{sql: "CREATE DATABASE IF NOT EXISTS `m`"},
+		{sql: "CREATE DATABASE IF NOT EXISTS `m`", n: 1},
 		{sql: "CREATE TABLE IF NOT EXISTS `m`.sandboxes (id VARCHAR(16) NOT NULL PRIMARY KEY, name VARCHAR(64) NOT NULL UNIQUE, " +
 			"owner VARCHAR(128) NOT NULL, kept TINYINT NOT NULL DEFAULT 0, created_at DATETIME(6) NOT NULL, expires_at DATETIME(6) NULL, " +
 			"last_active DATETIME(6) NOT NULL, lease_until DATETIME(6) NULL, changed_at DATETIME(6) NULL, promoted_at DATETIME(6) NULL, " +
@@ -275,8 +275,8 @@ func TestLogQueries(t *testing.T) {
 		t.Errorf("first connection is %d, %d dialled", c.ID(), u.Dials())
 	}
 	run(t, c, []step{
-		{sql: "CREATE DATABASE IF NOT EXISTS `m`"},
-		{sql: "CREATE DATABASE IF NOT EXISTS `app`"},
+		{sql: "CREATE DATABASE IF NOT EXISTS `m`", n: 1},
+		{sql: "CREATE DATABASE IF NOT EXISTS `app`", n: 1},
 		{sql: "SELECT VERSION(), @@lower_case_table_names", query: true, rows: [][]string{{DefaultVersion, "0"}}},
 	})
 	if got := u.Matching("^CREATE DATABASE"); len(got) != 2 || u.Count("^CREATE DATABASE") != 2 || u.Count("nothing") != 0 {
@@ -301,7 +301,7 @@ func TestLogQueries(t *testing.T) {
 		done <- u.Wait(ctx, "^CREATE DATABASE IF NOT EXISTS `later`$")
 	}()
 	<-waiting
-	run(t, c, []step{{sql: "CREATE DATABASE IF NOT EXISTS `later`"}})
+	run(t, c, []step{{sql: "CREATE DATABASE IF NOT EXISTS `later`", n: 1}})
 	select {
 	case err := <-done:
 		if err != nil {
