@@ -47,6 +47,7 @@ type Filler struct {
 	done                 chan struct{} // closed when Run has ended
 	err                  error         // why Run ended short (set before done closes)
 	chunk                int
+	step                 int // the rows of a chunk when no statement waits (nextStep)
 	// rate bounds the rows copied per second (0: no bound).
 	rate int64
 
@@ -82,7 +83,7 @@ func StartFill(ctx context.Context, snap, w OwnedConn, l Lazy, total int64) (*Fi
 		sel = append(sel, selectExpr(c))
 	}
 	f := &Filler{l: l, snap: snap, w: w, total: total, claimed: map[string]bool{}, started: time.Now(),
-		done: make(chan struct{}), chunk: 2000, gate: newSnapGate(),
+		done: make(chan struct{}), gate: newSnapGate(), step: 2000,
 		stmt: "SELECT " + strings.Join(sel, ", ") + " FROM " + l.Src.Quoted() + " WHERE "}
 	return f, autoInc, nil
 }
@@ -110,27 +111,31 @@ func (f *Filler) Done() <-chan struct{} { return f.done }
 // first between chunks. It closes Done when it returns.
 func (f *Filler) Run(ctx context.Context) {
 	defer close(f.done)
-	call := "SELECT " + f.l.Fn.Quoted() + "("
 	for {
 		if ctx.Err() != nil {
 			f.err = ctx.Err()
 			return
 		}
+		// While statements copy rows up they wait for a chunk: keep it short.
+		busy := time.Since(time.Unix(0, f.lastUp.Load())) < time.Second
+		c := chunk{rows: f.step, step: f.step, budget: time.Hour}
+		if busy {
+			c = busyChunk
+		}
 		f.gate.lockChunk()
 		start := time.Now()
-		rows, err := f.snap.Query(ctx, call+strconv.Itoa(f.chunk)+")")
-		took := time.Since(start)
+		rows, err := f.snap.Query(ctx, "SELECT "+f.l.Fn.Quoted()+"("+c.args()+")")
+		if !busy {
+			f.step = nextStep(f.step, time.Since(start))
+		}
 		f.gate.unlock()
 		if err != nil {
 			f.err = fmt.Errorf("copy %s: %w", f.l.Src.Quoted(), err)
 			return
 		}
-		n := f.chunkDone(cell(rows))
-		if n < int64(f.chunk) {
+		if f.chunkDone(cell(rows)) {
 			return
 		}
-		// While statements copy rows up they wait for a chunk: keep it short.
-		f.chunk = nextChunk(f.chunk, took, time.Since(time.Unix(0, f.lastUp.Load())) < time.Second)
 		f.throttle(ctx)
 	}
 }
@@ -156,27 +161,37 @@ func (f *Filler) throttle(ctx context.Context) {
 	}
 }
 
-// chunkDone records a chunk's result, "COUNT" or "COUNT LAST" (the fill
-// function's), and returns the count.
-func (f *Filler) chunkDone(res string) int64 {
-	count, last, _ := strings.Cut(res, " ")
-	n, _ := strconv.ParseInt(count, 10, 64)
+// chunkDone records a chunk's result, the fill function's "DONE COUNT
+// LAST", and says whether the copy is complete.
+func (f *Filler) chunkDone(res string) bool {
+	fields := strings.SplitN(res, " ", 3)
+	if len(fields) != 3 {
+		f.err = fmt.Errorf("copy %s: the fill function answered %q", f.l.Src.Quoted(), res)
+		return true
+	}
+	n, _ := strconv.ParseInt(fields[1], 10, 64)
 	f.filled.Add(n)
-	if hi, ok := new(big.Int).SetString(last, 10); ok {
+	if hi, ok := new(big.Int).SetString(fields[2], 10); ok {
 		f.staged.Store(hi)
 	}
-	return n
+	return fields[0] == "1"
 }
 
-// nextChunk sizes the next chunk so that one takes about 50 ms, or about
-// a millisecond while statements copy rows up (busy): a copy-up waits at
-// most that long for the snapshot connection.
-func nextChunk(n int, took time.Duration, busy bool) int {
-	target, least, most := 50*time.Millisecond, 200, 20000
-	if busy {
-		target, least = time.Millisecond, 16
-		n = min(n, 200)
-	}
+// chunk is one call of the fill function: at most rows, step at a time,
+// for about budget.
+type chunk struct {
+	rows, step int
+	budget     time.Duration
+}
+
+// busyChunk is the chunk while statements copy rows up (they wait for
+// it): about a millisecond, 64 rows at a time.
+var busyChunk = chunk{rows: 4096, step: 64, budget: time.Millisecond}
+
+// nextStep sizes the next chunk when no statement waits, one INSERT of n
+// rows, so that it takes about 50 ms.
+func nextStep(n int, took time.Duration) int {
+	const target, least, most = 50 * time.Millisecond, 200, 20000
 	switch {
 	case took > 2*target && n/2 >= least:
 		return n / 2
@@ -184,6 +199,11 @@ func nextChunk(n int, took time.Duration, busy bool) int {
 		return n * 2
 	}
 	return n
+}
+
+// args are the fill function's arguments for c.
+func (c chunk) args() string {
+	return strconv.Itoa(c.rows) + ", " + strconv.Itoa(c.step) + ", " + strconv.FormatInt(c.budget.Microseconds(), 10)
 }
 
 // cell is the first column of the first row ("" when none).

@@ -110,22 +110,30 @@ func PrepareLazy(ctx context.Context, c Conn, l Lazy) error {
 	return nil
 }
 
-// fillFunction copies the next n rows of Src (by key, after the last one
-// in the staging table) into the staging table and returns how many, and
-// for an integer key the last key copied ("COUNT LAST").
+// fillFunction copies the next rows of Src (by key, after the last one in
+// the staging table) into the staging table, step rows at a time, until
+// it has copied n, or spent budget microseconds, or copied the last one.
+// It returns "DONE COUNT LAST": DONE 1 when no row is left, COUNT the
+// rows copied, LAST the last key copied for an integer key ("" else).
+// SYSDATE, not NOW, reads the clock as it runs (unless the server runs
+// with --sysdate-is-now: then n alone ends a call).
 func (l Lazy) fillFunction() string {
 	cols, k := l.columns(), l.key()
 	insert := "INSERT INTO " + l.Staging.Quoted() + " (" + cols + ") SELECT " + cols + " FROM " + l.Src.Quoted()
 	last := "SELECT MAX(" + k + ") INTO lo FROM " + l.Staging.Quoted() + "; "
-	ret := "RETURN got; "
+	lastKey := "''"
 	if l.intKey() {
-		ret = "RETURN CONCAT(got, ' ', IFNULL(lo, '')); "
+		lastKey = "IFNULL(lo, '')"
 	}
-	return "CREATE FUNCTION " + l.Fn.Quoted() + "(n INT) RETURNS VARCHAR(64) MODIFIES SQL DATA NOT DETERMINISTIC SQL SECURITY INVOKER BEGIN " +
-		"DECLARE lo " + l.keyType() + " DEFAULT NULL; DECLARE got BIGINT; " + last +
-		"IF lo IS NULL THEN " + insert + " ORDER BY " + k + " LIMIT n; " +
-		"ELSE " + insert + " WHERE " + k + " > lo ORDER BY " + k + " LIMIT n; END IF; " +
-		"SET got = ROW_COUNT(); " + last + ret + "END"
+	return "CREATE FUNCTION " + l.Fn.Quoted() + "(n INT, step INT, budget BIGINT) RETURNS VARCHAR(80) " +
+		"MODIFIES SQL DATA NOT DETERMINISTIC SQL SECURITY INVOKER BEGIN " +
+		"DECLARE lo " + l.keyType() + " DEFAULT NULL; DECLARE got, c BIGINT DEFAULT 0; DECLARE done INT DEFAULT 0; " +
+		"DECLARE t0 DATETIME(6) DEFAULT SYSDATE(6); " + last +
+		"REPEAT IF lo IS NULL THEN " + insert + " ORDER BY " + k + " LIMIT step; " +
+		"ELSE " + insert + " WHERE " + k + " > lo ORDER BY " + k + " LIMIT step; END IF; " +
+		"SET c = ROW_COUNT(); SET got = got + c; IF c < step THEN SET done = 1; END IF; " + last +
+		"UNTIL done = 1 OR got >= n OR TIMESTAMPDIFF(MICROSECOND, t0, SYSDATE(6)) >= budget END REPEAT; " +
+		"RETURN CONCAT(done, ' ', got, ' ', " + lastKey + "); END"
 }
 
 // intKey says whether the key is an integer column, whose order the

@@ -22,8 +22,9 @@ type lazyResult struct {
 	rows int
 	// firstLazy, firstCopy: the first write (the fork) through each proxy.
 	firstLazy, firstCopy []time.Duration
-	// filled: first write until SANDBOX STATUS shows the fork whole.
-	filled []time.Duration
+	// filled: first write until SANDBOX STATUS shows the fork whole, with
+	// point statements meanwhile; filledIdle, with none.
+	filled, filledIdle []time.Duration
 	// Point SELECT and UPDATE by key in the sandbox: during the fill, and
 	// on the whole copy.
 	selFill, updFill, selCopy, updCopy []time.Duration
@@ -66,8 +67,12 @@ func measureLazy(ctx context.Context, o options, e env) ([]lazyResult, error) {
 			if err := r.lazyRun(ctx, o, e, lazyAddr, n); err != nil {
 				return nil, err
 			}
-			logf("lazy: %d rows, run %d: first write lazy %s, copy %s; filled in %s", n, i+1,
-				r.firstLazy[i].Round(time.Millisecond), r.firstCopy[i].Round(time.Millisecond), r.filled[i].Round(time.Millisecond))
+			if err := r.idleRun(ctx, e, lazyAddr); err != nil {
+				return nil, err
+			}
+			logf("lazy: %d rows, run %d: first write lazy %s, copy %s; filled in %s (%s with no statements)", n, i+1,
+				r.firstLazy[i].Round(time.Millisecond), r.firstCopy[i].Round(time.Millisecond), r.filled[i].Round(time.Millisecond),
+				r.filledIdle[i].Round(time.Millisecond))
 			time.Sleep(time.Second) // the discarded sandboxes' drops
 		}
 		out = append(out, r)
@@ -177,6 +182,29 @@ func (r *lazyResult) lazyRun(ctx context.Context, o options, e env, addr string,
 	return err
 }
 
+// idleRun is a lazy fork left to fill with no statement meanwhile: the
+// first write, then SANDBOX STATUS every 100 ms until it is whole.
+func (r *lazyResult) idleRun(ctx context.Context, e env, addr string) error {
+	p, c, err := lazySandboxConn(ctx, e, addr)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	defer c.Close()
+	start := time.Now()
+	if _, err := timed(ctx, c, "UPDATE sbtest1 SET k = k + 1 WHERE id = 1"); err != nil {
+		return err
+	}
+	for {
+		whole, err := forkWhole(ctx, c)
+		if err != nil || whole {
+			r.filledIdle = append(r.filledIdle, time.Since(start))
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // whileFilling runs point statements on c until its fork is whole.
 func (r *lazyResult) whileFilling(ctx context.Context, o options, c *sql.Conn, n int, start time.Time) error {
 	rng := rand.New(rand.NewSource(2))
@@ -278,11 +306,11 @@ func lazySection(rs []lazyResult) string {
 		return fmt.Sprintf("%.2f×", float64(a)/float64(b))
 	}
 	p("### Lazy forks (issue 27)\n\n")
-	p("| rows | first write, lazy | first write, copy | lazy fork whole after | point SELECT while filling / on a copy | point UPDATE while filling / on a copy | production point SELECT p95 before → while filling |\n")
+	p("| rows | first write, lazy | first write, copy | lazy fork whole after (with statements / none) | point SELECT while filling / on a copy | point UPDATE while filling / on a copy | production point SELECT p95 before → while filling |\n")
 	p("|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
-		p("| %d | %s | %s | %s | %s / %s (%s) | %s / %s (%s) | %s → %s (%s) |\n", r.rows,
-			ms(medianDur(r.firstLazy)), ms(medianDur(r.firstCopy)), ms(medianDur(r.filled)),
+		p("| %d | %s | %s | %s / %s | %s / %s (%s) | %s / %s (%s) | %s → %s (%s) |\n", r.rows,
+			ms(medianDur(r.firstLazy)), ms(medianDur(r.firstCopy)), ms(medianDur(r.filled)), ms(medianDur(r.filledIdle)),
 			ms(medianDur(r.selFill)), ms(medianDur(r.selCopy)), ratio(medianDur(r.selFill), medianDur(r.selCopy)),
 			ms(medianDur(r.updFill)), ms(medianDur(r.updCopy)), ratio(medianDur(r.updFill), medianDur(r.updCopy)),
 			ms(pct(r.prodBefore, 0.95)), ms(pct(r.prodDuring, 0.95)), ratio(pct(r.prodDuring, 0.95), pct(r.prodBefore, 0.95)))
@@ -290,8 +318,8 @@ func lazySection(rs []lazyResult) string {
 	p("\nMedians over the runs (first write, fill) and over every statement of every run (point statements); " +
 		"the copy's first write is today's whole copy (`--lazy-fork-rows=0`), the lazy proxy's `--lazy-fork-rows=100000`.\n\n")
 	for _, r := range rs {
-		p("- %d rows: first writes lazy %v, copy %v; whole after %v; production samples %d before, %d during.\n", r.rows,
-			roundAll(r.firstLazy), roundAll(r.firstCopy), roundAll(r.filled), len(r.prodBefore), len(r.prodDuring))
+		p("- %d rows: first writes lazy %v, copy %v; whole after %v, with no statements %v; production samples %d before, %d during.\n",
+			r.rows, roundAll(r.firstLazy), roundAll(r.firstCopy), roundAll(r.filled), roundAll(r.filledIdle), len(r.prodBefore), len(r.prodDuring))
 	}
 	return b.String()
 }
