@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -46,9 +47,20 @@ type Result struct {
 	// Before and During are production's statement latencies before
 	// the forks and from the forks until the last fork was whole.
 	Before, During []time.Duration
+	// Probe are the latencies of a SELECT 1 on another direct
+	// connection every 10 ms from the forks until the last was whole:
+	// a stall it shares is the server's or the machine's, not one
+	// table's.
+	Probe []time.Duration
 	// Slowest are the slowest production statements from the forks on
 	// (at most slowest of them), At relative to the forks' start.
 	Slowest []Slow
+	// LockWaits and LockWaitTime are the server's row lock waits (and
+	// their total time) from the forks until the last was whole
+	// (Innodb_row_lock_waits, _time): the writers' rows are their own,
+	// so a wait is one on the sandboxes' machinery.
+	LockWaits    int64
+	LockWaitTime time.Duration
 	// Production describes what is wrong with production afterwards.
 	Production []string
 }
@@ -78,7 +90,7 @@ func Run(ctx context.Context, cfg Config, o Options, prod *sql.DB, dial Dialer) 
 		return nil, err
 	}
 	res := &Result{Sandboxes: make([]SandboxResult, len(sbs))}
-	t0, t1, err := forkAll(ctx, o, sbs, ws, res)
+	t0, t1, err := forkAll(ctx, o, sbs, ws, res, prod)
 	samples, werr := ws.stop()
 	if err = errors.Join(err, werr); err != nil {
 		return nil, err
@@ -107,7 +119,7 @@ func Run(ctx context.Context, cfg Config, o Options, prod *sql.DB, dial Dialer) 
 // forkAll waits o.Warm, then has every sandbox fork and write until its
 // fork is whole; t0 is when they started, t1 when the last fork was
 // whole.
-func forkAll(ctx context.Context, o Options, sbs []*sandbox, ws *writers, res *Result) (t0, t1 time.Time, err error) {
+func forkAll(ctx context.Context, o Options, sbs []*sandbox, ws *writers, res *Result, prod *sql.DB) (t0, t1 time.Time, err error) {
 	select {
 	case <-time.After(o.Warm):
 	case <-ctx.Done():
@@ -115,7 +127,12 @@ func forkAll(ctx context.Context, o Options, sbs []*sandbox, ws *writers, res *R
 	case err := <-ws.failed:
 		return t0, t1, err
 	}
+	waits, wait, err := lockWaits(ctx, prod)
+	if err != nil {
+		return t0, t1, err
+	}
 	start := make(chan struct{})
+	stopProbe := probe(ctx, prod)
 	errs := make([]error, len(sbs))
 	var wg sync.WaitGroup
 	for i, s := range sbs {
@@ -134,7 +151,70 @@ func forkAll(ctx context.Context, o Options, sbs []*sandbox, ws *writers, res *R
 			t1 = end
 		}
 	}
-	return t0, t1, errors.Join(errs...)
+	var perr error
+	res.Probe, perr = stopProbe()
+	errs = append(errs, perr)
+	waits2, wait2, err := lockWaits(ctx, prod)
+	res.LockWaits, res.LockWaitTime = waits2-waits, wait2-wait
+	return t0, t1, errors.Join(append(errs, err)...)
+}
+
+// probe runs SELECT 1 on a connection of db every 10 ms until stop,
+// which returns the latencies.
+func probe(ctx context.Context, db *sql.DB) (stop func() ([]time.Duration, error)) {
+	halt, done := make(chan struct{}), make(chan error, 1)
+	var ds []time.Duration
+	go func() {
+		c, err := db.Conn(ctx)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer c.Close()
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-halt:
+				done <- nil
+				return
+			case <-tick.C:
+			}
+			t := time.Now()
+			if _, err := c.ExecContext(ctx, "SELECT 1"); err != nil {
+				done <- fmt.Errorf("probe: %w", err)
+				return
+			}
+			ds = append(ds, time.Since(t))
+		}
+	}()
+	return func() ([]time.Duration, error) {
+		close(halt)
+		err := <-done
+		return ds, err
+	}
+}
+
+// lockWaits are the server's row lock waits so far and their time.
+func lockWaits(ctx context.Context, db *sql.DB) (n int64, took time.Duration, err error) {
+	rows, err := db.QueryContext(ctx, "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_row_lock_waits', 'Innodb_row_lock_time')")
+	if err != nil {
+		return 0, 0, fmt.Errorf("read the row lock waits: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var v int64
+		if err := rows.Scan(&name, &v); err != nil {
+			return 0, 0, err
+		}
+		if strings.EqualFold(name, "Innodb_row_lock_time") {
+			took = time.Duration(v) * time.Millisecond
+		} else {
+			n = v
+		}
+	}
+	return n, took, rows.Err()
 }
 
 // writers are the production writers running.

@@ -184,6 +184,9 @@ type SandboxResult struct {
 	// time from the first write until SANDBOX STATUS showed the fork
 	// whole (to the poll: up to one poll late).
 	FirstWrite, Filled time.Duration
+	// Lazy says the fork was filling right after the first write (a
+	// lazy fork, not a whole copy).
+	Lazy bool
 	// Steps are the statements it ran after the first write; Filling
 	// those of them that ran while its fork filled.
 	Steps, Filling int
@@ -217,6 +220,9 @@ func (s *sandbox) run(ctx context.Context, start <-chan struct{}, pause time.Dur
 			f, err := s.filling(ctx)
 			if err != nil {
 				return res, err
+			}
+			if i == 0 {
+				res.Lazy = f
 			}
 			if !f {
 				filling, res.Filled = false, time.Since(t0)
