@@ -74,6 +74,8 @@ func TestLazyForkStress(t *testing.T) {
 	}
 	logLatency(t, "before the forks", res.Before)
 	logLatency(t, "while the forks filled", res.During)
+	logLatency(t, "(SELECT 1 every 10 ms) while the forks filled", res.Probe)
+	t.Logf("row lock waits while the forks filled: %d, %s in all", res.LockWaits, res.LockWaitTime)
 	for _, s := range res.Slowest {
 		t.Logf("slow: %s after the forks began, %s: %s", s.At.Round(time.Millisecond), s.Took.Round(time.Millisecond), s.Stmt)
 	}
