@@ -70,6 +70,10 @@ type options struct {
 	lazySizes []int
 	lazyReps  int
 	lazyOps   int // point SELECT + UPDATE pairs measured per run
+
+	// The stress benchmark of lazy forks (stress.go): -lazy-stress runs
+	// it alone.
+	stress stressOptions
 }
 
 func main() {
@@ -104,6 +108,7 @@ func main() {
 	flag.IntVar(&o.diffFallbackRuns, "diff-fallback-runs", 5, "runs of DIFF SUMMARY with capture off (a whole-table compare)")
 	flag.StringVar(&relay, "relay", "", "internal: run as the TCP relay, LISTEN,UPSTREAM")
 	lazyFlags(&o, &lazySizes)
+	stressFlags(&o.stress)
 	flag.Parse()
 
 	if relay != "" {
@@ -143,6 +148,9 @@ func main() {
 		fatalf("-diff-runs, -diff-reps and -diff-fallback-runs must be positive")
 	}
 	if err := checkDiffSizes(o); err != nil {
+		fatalf("%v", err)
+	}
+	if err := o.stress.check(); err != nil {
 		fatalf("%v", err)
 	}
 	if err := run(o); err != nil {
@@ -212,7 +220,7 @@ func run(o options) error {
 	start := time.Now()
 	var e env
 	var err error
-	if e.sbBin, err = exec.LookPath("sysbench"); err != nil && !o.diffOnly {
+	if e.sbBin, err = exec.LookPath("sysbench"); err != nil && !o.diffOnly && !o.stress.on {
 		return errors.New("sysbench not found in $PATH (apt-get install sysbench)")
 	}
 	if e.root, err = repoRoot(); err != nil {
@@ -264,7 +272,13 @@ func run(o options) error {
 	}
 	rep.loadEnd = loadavg()
 	rep.elapsed = time.Since(start)
-	return writeReport(o, rep)
+	if err := writeReport(o, rep); err != nil {
+		return err
+	}
+	if rep.stress != nil && len(rep.stress.problems()) > 0 {
+		return errors.New("lazy stress: a fork or production is wrong (see the report)")
+	}
+	return nil
 }
 
 // cancelOnSignal calls cancel on the first SIGINT or SIGTERM; a second
@@ -283,6 +297,12 @@ func cancelOnSignal(cancel context.CancelFunc) {
 // measure runs the benchmarks o asks for, the hop's and the diff's, into
 // rep.
 func measure(ctx context.Context, o options, e env, rep *report) error {
+	if o.stress.on {
+		rep.loadStart = loadavg()
+		var err error
+		rep.stress, err = measureStress(ctx, o.stress, e)
+		return err
+	}
 	if o.lazyOnly {
 		rep.loadStart = loadavg()
 		var err error

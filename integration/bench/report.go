@@ -48,6 +48,7 @@ type report struct {
 	relayHWMKB   int64
 	diff         *diffResult
 	lazy         []lazyResult
+	stress       *stressResult
 }
 
 func describeMachine(ctx context.Context, root, sbBin, mariadbVersion string) machine {
@@ -164,6 +165,14 @@ func (r *report) markdown() string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	r.machineSection(p)
+	if r.opts.stress.on {
+		p("### Parameters\n\n")
+		p("- Command: `go run ./integration/bench %s`\n", strings.Join(r.opts.args, " "))
+		p("- MariaDB: throwaway server from integration/testdb with %s\n", strings.Join(r.mariadbArgs, " "))
+		p("- Load average: %s at the start, %s at the end\n\n", r.loadStart, r.loadEnd)
+		b.WriteString(stressSection(r.stress))
+		return b.String()
+	}
 	if r.opts.lazyOnly {
 		p("### Parameters\n\n")
 		p("- Command: `go run ./integration/bench %s`\n", strings.Join(r.opts.args, " "))
