@@ -73,6 +73,9 @@ type options struct {
 
 	// The fork-storm benchmark (storm.go): -storm-only runs it alone.
 	storm stormOptions
+	// The stress benchmark of lazy forks (stress.go): -lazy-stress runs
+	// it alone.
+	stress stressOptions
 }
 
 func main() {
@@ -108,6 +111,7 @@ func main() {
 	flag.StringVar(&relay, "relay", "", "internal: run as the TCP relay, LISTEN,UPSTREAM")
 	lazyFlags(&o, &lazySizes)
 	stormFlags(&o.storm)
+	stressFlags(&o.stress)
 	flag.Parse()
 
 	if relay != "" {
@@ -147,6 +151,9 @@ func main() {
 		fatalf("-diff-runs, -diff-reps and -diff-fallback-runs must be positive")
 	}
 	if err := checkDiffSizes(o); err != nil {
+		fatalf("%v", err)
+	}
+	if err := o.stress.check(); err != nil {
 		fatalf("%v", err)
 	}
 	if err := run(o); err != nil {
@@ -216,7 +223,7 @@ func run(o options) error {
 	start := time.Now()
 	var e env
 	var err error
-	if e.sbBin, err = exec.LookPath("sysbench"); err != nil && !o.diffOnly && !o.storm.only {
+	if e.sbBin, err = exec.LookPath("sysbench"); err != nil && !o.diffOnly && !o.storm.only && !o.stress.on {
 		return errors.New("sysbench not found in $PATH (apt-get install sysbench)")
 	}
 	if e.root, err = repoRoot(); err != nil {
@@ -271,7 +278,13 @@ func run(o options) error {
 	}
 	rep.loadEnd = loadavg()
 	rep.elapsed = time.Since(start)
-	return writeReport(o, rep)
+	if err := writeReport(o, rep); err != nil {
+		return err
+	}
+	if rep.stress != nil && len(rep.stress.problems()) > 0 {
+		return errors.New("lazy stress: a fork or production is wrong (see the report)")
+	}
+	return nil
 }
 
 // cancelOnSignal calls cancel on the first SIGINT or SIGTERM; a second
@@ -294,6 +307,12 @@ func measure(ctx context.Context, o options, e env, rep *report) error {
 		rep.loadStart = loadavg()
 		var err error
 		rep.storm, err = measureStorm(ctx, o.storm, e)
+		return err
+	}
+	if o.stress.on {
+		rep.loadStart = loadavg()
+		var err error
+		rep.stress, err = measureStress(ctx, o.stress, e)
 		return err
 	}
 	if o.lazyOnly {

@@ -49,6 +49,7 @@ type report struct {
 	diff         *diffResult
 	lazy         []lazyResult
 	storm        *stormResult
+	stress       *stressResult
 }
 
 func describeMachine(ctx context.Context, root, sbBin, mariadbVersion string) machine {
@@ -165,20 +166,19 @@ func (r *report) markdown() string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	r.machineSection(p)
-	if r.opts.storm.only {
+	if r.opts.storm.only || r.opts.stress.on || r.opts.lazyOnly {
 		p("### Parameters\n\n")
 		p("- Command: `go run ./integration/bench %s`\n", strings.Join(r.opts.args, " "))
 		p("- MariaDB: throwaway server from integration/testdb with %s\n", strings.Join(r.mariadbArgs, " "))
 		p("- Load average: %s at the start, %s at the end\n\n", r.loadStart, r.loadEnd)
-		b.WriteString(stormSection(r.storm))
-		return b.String()
-	}
-	if r.opts.lazyOnly {
-		p("### Parameters\n\n")
-		p("- Command: `go run ./integration/bench %s`\n", strings.Join(r.opts.args, " "))
-		p("- MariaDB: throwaway server from integration/testdb with %s\n", strings.Join(r.mariadbArgs, " "))
-		p("- Load average: %s at the start, %s at the end\n\n", r.loadStart, r.loadEnd)
-		b.WriteString(lazySection(r.lazy))
+		switch {
+		case r.opts.storm.only:
+			b.WriteString(stormSection(r.storm))
+		case r.opts.stress.on:
+			b.WriteString(stressSection(r.stress))
+		default:
+			b.WriteString(lazySection(r.lazy))
+		}
 		return b.String()
 	}
 	if r.opts.diffOnly {
