@@ -47,7 +47,6 @@ type Filler struct {
 	done                 chan struct{} // closed when Run has ended
 	err                  error         // why Run ended short (set before done closes)
 	chunk                int
-	step                 int // the rows of a chunk when no statement waits (nextStep)
 	// rate bounds the rows copied per second (0: no bound).
 	rate int64
 
@@ -83,7 +82,7 @@ func StartFill(ctx context.Context, snap, w OwnedConn, l Lazy, total int64) (*Fi
 		sel = append(sel, selectExpr(c))
 	}
 	f := &Filler{l: l, snap: snap, w: w, total: total, claimed: map[string]bool{}, started: time.Now(),
-		done: make(chan struct{}), gate: newSnapGate(), step: 2000,
+		done: make(chan struct{}), gate: newSnapGate(),
 		stmt: "SELECT " + strings.Join(sel, ", ") + " FROM " + l.Src.Quoted() + " WHERE "}
 	return f, autoInc, nil
 }
@@ -116,18 +115,9 @@ func (f *Filler) Run(ctx context.Context) {
 			f.err = ctx.Err()
 			return
 		}
-		// While statements copy rows up they wait for a chunk: keep it short.
-		busy := time.Since(time.Unix(0, f.lastUp.Load())) < time.Second
-		c := chunk{rows: f.step, step: f.step, budget: time.Hour}
-		if busy {
-			c = busyChunk
-		}
+		c := f.nextChunk()
 		f.gate.lockChunk()
-		start := time.Now()
 		rows, err := f.snap.Query(ctx, "SELECT "+f.l.Fn.Quoted()+"("+c.args()+")")
-		if !busy {
-			f.step = nextStep(f.step, time.Since(start))
-		}
 		f.gate.unlock()
 		if err != nil {
 			f.err = fmt.Errorf("copy %s: %w", f.l.Src.Quoted(), err)
@@ -184,21 +174,20 @@ type chunk struct {
 	budget     time.Duration
 }
 
-// busyChunk is the chunk while statements copy rows up (they wait for
-// it): about a millisecond, 64 rows at a time.
-var busyChunk = chunk{rows: 4096, step: 64, budget: time.Millisecond}
-
-// nextStep sizes the next chunk when no statement waits, one INSERT of n
-// rows, so that it takes about 50 ms.
-func nextStep(n int, took time.Duration) int {
-	const target, least, most = 50 * time.Millisecond, 200, 20000
-	switch {
-	case took > 2*target && n/2 >= least:
-		return n / 2
-	case took < target/2 && n*2 <= most:
-		return n * 2
+// nextChunk is the next chunk: about 50 ms of copy, in steps after each
+// of which a copy-up that raised the fill's yield lock (Lazy.Yield) takes
+// the snapshot connection: steps of 64 rows while statements copy rows
+// up, of 1,000 otherwise; under a rate, 50 ms of it at most.
+func (f *Filler) nextChunk() chunk {
+	c := chunk{rows: 1 << 30, step: 1000, budget: 50 * time.Millisecond}
+	if time.Since(time.Unix(0, f.lastUp.Load())) < time.Second {
+		c.step = 16
 	}
-	return n
+	if f.rate > 0 {
+		c.rows = int(max(1, f.rate/20))
+		c.step = min(c.step, c.rows)
+	}
+	return c
 }
 
 // args are the fill function's arguments for c.
@@ -239,14 +228,16 @@ func (f *Filler) CopyUp(ctx context.Context, where string, keys []string) error 
 			return err
 		}
 	}
-	rows, err := f.snapshotRows(ctx, where)
+	rows, yielded, err := f.snapshotRows(ctx, where)
+	if err == nil && len(rows) > 0 {
+		err = f.retry(ctx, func() error { return f.insertUp(ctx, rows, yielded) })
+		yielded = err != nil // the block let it go, unless it did not run
+	}
+	if yielded {
+		f.endYield(ctx)
+	}
 	if err != nil {
 		return err
-	}
-	if len(rows) > 0 {
-		if err := f.retry(ctx, func() error { return f.insertUp(ctx, rows) }); err != nil {
-			return err
-		}
 	}
 	f.claimed[where] = true
 	f.upSnapshot.Add(1)
@@ -264,15 +255,18 @@ func (f *Filler) retry(ctx context.Context, run func() error) error {
 	}
 }
 
-// snapshotRows reads the snapshot's rows that where selects.
-func (f *Filler) snapshotRows(ctx context.Context, where string) ([][]*string, error) {
-	f.gate.lockUp()
-	defer f.gate.unlock()
-	rows, err := f.snap.Query(ctx, f.stmt+where)
-	if err != nil {
-		return nil, fmt.Errorf("read %s as of its fork: %w", f.l.Src.Quoted(), err)
+// snapshotRows reads the snapshot's rows that where selects, first
+// asking a running chunk to yield: yielded says the yield lock is to be
+// let go.
+func (f *Filler) snapshotRows(ctx context.Context, where string) (rows [][]*string, yielded bool, err error) {
+	asked := f.askYield(ctx, f.gate.queueUp())
+	f.gate.takeUp()
+	rows, err = f.snap.Query(ctx, f.stmt+where)
+	f.gate.unlock()
+	if yielded = asked(); err != nil {
+		return nil, yielded, fmt.Errorf("read %s as of its fork: %w", f.l.Src.Quoted(), err)
 	}
-	return rows, nil
+	return rows, yielded, nil
 }
 
 // insertUp writes rows into the fork, but for the keys the sandbox holds
@@ -281,7 +275,7 @@ func (f *Filler) snapshotRows(ctx context.Context, where string) ([][]*string, e
 // in the fork or the side table, for good; copy-ups go one at a time
 // (upMu), so what the check reads stays true until the insert. It is one
 // anonymous block (MariaDB): one round trip, rolled back whole on error.
-func (f *Filler) insertUp(ctx context.Context, rows [][]*string) error {
+func (f *Filler) insertUp(ctx context.Context, rows [][]*string, yielded bool) error {
 	cp, cols := f.l.Capture, f.l.Capture.Stored()
 	k, marker := f.l.key(), quote.Ident(cp.Marker)
 	ki := 0
@@ -291,7 +285,11 @@ func (f *Filler) insertUp(ctx context.Context, rows [][]*string) error {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("BEGIN NOT ATOMIC DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END; START TRANSACTION; ")
+	b.WriteString("BEGIN NOT ATOMIC DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END; ")
+	if yielded {
+		b.WriteString("DO RELEASE_LOCK(" + quote.String(f.l.Yield) + "); ")
+	}
+	b.WriteString("START TRANSACTION; ")
 	for _, r := range rows {
 		lits := make([]string, len(cols))
 		for i, c := range cols {

@@ -54,6 +54,10 @@ type Lazy struct {
 	// Staging is where the snapshot is copied; Fn the fill function.
 	// Both go in the sandbox's own database.
 	Staging, Fn sqlname.Table
+	// Yield, when not empty, is the name of an upstream lock a copy-up
+	// raises to have the fill function end its chunk early: one nobody
+	// else can name.
+	Yield string
 }
 
 // LazyOK says whether a table of this shape can be forked lazily: a
@@ -112,7 +116,8 @@ func PrepareLazy(ctx context.Context, c Conn, l Lazy) error {
 
 // fillFunction copies the next rows of Src (by key, after the last one in
 // the staging table) into the staging table, step rows at a time, until
-// it has copied n, or spent budget microseconds, or copied the last one.
+// it has copied n, or spent budget microseconds, or copied the last one,
+// or a copy-up asks it to yield (Yield).
 // It returns "DONE COUNT LAST": DONE 1 when no row is left, COUNT the
 // rows copied, LAST the last key copied for an integer key ("" else).
 // SYSDATE, not NOW, reads the clock as it runs (unless the server runs
@@ -121,6 +126,10 @@ func (l Lazy) fillFunction() string {
 	cols, k := l.columns(), l.key()
 	insert := "INSERT INTO " + l.Staging.Quoted() + " (" + cols + ") SELECT " + cols + " FROM " + l.Src.Quoted()
 	last := "SELECT MAX(" + k + ") INTO lo FROM " + l.Staging.Quoted() + "; "
+	yield := ""
+	if l.Yield != "" {
+		yield = " OR IS_FREE_LOCK(" + quote.String(l.Yield) + ") = 0"
+	}
 	lastKey := "''"
 	if l.intKey() {
 		lastKey = "IFNULL(lo, '')"
@@ -132,7 +141,7 @@ func (l Lazy) fillFunction() string {
 		"REPEAT IF lo IS NULL THEN " + insert + " ORDER BY " + k + " LIMIT step; " +
 		"ELSE " + insert + " WHERE " + k + " > lo ORDER BY " + k + " LIMIT step; END IF; " +
 		"SET c = ROW_COUNT(); SET got = got + c; IF c < step THEN SET done = 1; END IF; " + last +
-		"UNTIL done = 1 OR got >= n OR TIMESTAMPDIFF(MICROSECOND, t0, SYSDATE(6)) >= budget END REPEAT; " +
+		"UNTIL done = 1 OR got >= n OR TIMESTAMPDIFF(MICROSECOND, t0, SYSDATE(6)) >= budget" + yield + " END REPEAT; " +
 		"RETURN CONCAT(done, ' ', got, ' ', " + lastKey + "); END"
 }
 

@@ -6,10 +6,11 @@ import "sync"
 // time, and a copy-up (a statement waits for it) before the next chunk of
 // the background copy, however the goroutines are scheduled.
 type snapGate struct {
-	mu   sync.Mutex
-	cond *sync.Cond
-	busy bool
-	ups  int // copy-ups waiting
+	mu    sync.Mutex
+	cond  *sync.Cond
+	busy  bool
+	chunk bool // what holds it is a chunk
+	ups   int  // copy-ups waiting
 }
 
 func newSnapGate() *snapGate {
@@ -21,8 +22,22 @@ func newSnapGate() *snapGate {
 // lockUp takes the connection for a copy-up (or the fill's end): next,
 // before any chunk.
 func (g *snapGate) lockUp() {
+	g.queueUp()
+	g.takeUp()
+}
+
+// queueUp puts a copy-up in line (takeUp takes the connection): no chunk
+// starts from then on. It says whether a chunk holds the connection.
+func (g *snapGate) queueUp() (chunk bool) {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	g.ups++
+	return g.busy && g.chunk
+}
+
+// takeUp takes the connection for a copy-up queueUp put in line.
+func (g *snapGate) takeUp() {
+	g.mu.Lock()
 	for g.busy {
 		g.cond.Wait()
 	}
@@ -37,14 +52,14 @@ func (g *snapGate) lockChunk() {
 	for g.busy || g.ups > 0 {
 		g.cond.Wait()
 	}
-	g.busy = true
+	g.busy, g.chunk = true, true
 	g.mu.Unlock()
 }
 
 // unlock gives the connection back.
 func (g *snapGate) unlock() {
 	g.mu.Lock()
-	g.busy = false
+	g.busy, g.chunk = false, false
 	g.mu.Unlock()
 	g.cond.Broadcast()
 }

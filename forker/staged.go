@@ -75,3 +75,26 @@ func (f *Filler) insertStaged(ctx context.Context, where string, keys []string, 
 	}
 	return nil
 }
+
+// askYield raises the fill's yield lock when chunk (a chunk holds the
+// snapshot connection): the fill function ends the chunk after its
+// current step. The copy-up connection asks while the caller waits for
+// the snapshot connection; the function returned waits for its answer and
+// says whether it holds the lock (the caller lets it go: endYield, or
+// insertUp's block).
+func (f *Filler) askYield(ctx context.Context, chunk bool) (asked func() bool) {
+	if f.l.Yield == "" || !chunk {
+		return func() bool { return false }
+	}
+	got := make(chan bool, 1)
+	go func() {
+		rows, err := f.w.Query(ctx, "SELECT GET_LOCK("+quote.String(f.l.Yield)+", 0)")
+		got <- err == nil && cell(rows) == "1"
+	}()
+	return func() bool { return <-got }
+}
+
+// endYield lets the yield lock go.
+func (f *Filler) endYield(ctx context.Context) {
+	_, _ = f.w.Exec(context.WithoutCancel(ctx), "DO RELEASE_LOCK("+quote.String(f.l.Yield)+")")
+}

@@ -55,6 +55,7 @@ type options struct {
 	out         string
 	args        []string // the command line, for the report
 	bufferPool  string   // MariaDB's --innodb-buffer-pool-size
+	redoLog     string   // MariaDB's --innodb-log-file-size ("": testdb's)
 
 	// The diff benchmark (diff.go): -diff adds it, -diff-only runs it alone.
 	diff, diffOnly   bool
@@ -99,6 +100,7 @@ func main() {
 	flag.BoolVar(&o.forkLinked, "fork-linked", true, "also fork sbtest1 with a child table of as many rows joined by a foreign key (both are forked)")
 	flag.StringVar(&o.out, "out", "", "also write the Markdown report to this file")
 	flag.StringVar(&o.bufferPool, "innodb-buffer-pool-size", "256M", "the throwaway MariaDB's --innodb-buffer-pool-size")
+	flag.StringVar(&o.redoLog, "innodb-log-file-size", "", "the throwaway MariaDB's --innodb-log-file-size (default: integration/testdb's, 48M)")
 	var diffSweep string
 	flag.BoolVar(&o.diff, "diff", false, "also run the diff benchmark: SANDBOX DIFF / EXPORT of a -diff-rows fork, change capture on and off (several minutes)")
 	flag.BoolVar(&o.diffOnly, "diff-only", false, "run only the diff benchmark (no sysbench, fork-time or memory test)")
@@ -232,7 +234,7 @@ func run(o options) error {
 	if e.tmp, err = os.MkdirTemp("", "sqlfork-bench-"); err != nil {
 		return err
 	}
-	defer os.RemoveAll(e.tmp)
+	defer func() { if os.Getenv("BENCH_KEEP") == "" { os.RemoveAll(e.tmp) } }()
 
 	logf("building ./cmd/sqlfork-proxy in %s", e.root)
 	if e.proxyBin, err = buildProxy(ctx, e.root, e.tmp); err != nil {
@@ -245,6 +247,9 @@ func run(o options) error {
 		fmt.Sprintf("--max-allowed-packet=%dM", maxPacketMiB(o.memRowMiB)), "--max-recursive-iterations=4294967295"}
 	if o.storm.only {
 		mariadbArgs = stormMariaDBArgs(o.storm)
+	}
+	if o.redoLog != "" {
+		mariadbArgs = append(mariadbArgs, "--innodb-log-file-size="+o.redoLog)
 	}
 	logf("starting throwaway MariaDB (%s)", strings.Join(mariadbArgs, " "))
 	if e.db, err = testdb.Start(ctx, testdb.Options{ExtraArgs: mariadbArgs}); err != nil {

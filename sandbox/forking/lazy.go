@@ -56,7 +56,7 @@ func (m *Forker) runLazy(ctx context.Context, c sideconn.Conn, sb *registry.Sand
 	start := time.Now()
 	cp := m.caps.Of(sb.ID, phys, shape)
 	l := forker.Lazy{Src: t, Capture: cp, Staging: rewrite.Table{DB: cp.Side.DB, Name: "f" + cp.Side.Name},
-		Fn: rewrite.Table{DB: cp.Side.DB, Name: "fill" + cp.Side.Name}}
+		Fn: rewrite.Table{DB: cp.Side.DB, Name: "fill" + cp.Side.Name}, Yield: m.reg.LockName(sb.ID, k+"\x00yield")}
 	lock := m.FillLock(sb.ID, k)
 	type conns struct {
 		snap, w sideconn.Conn
