@@ -234,7 +234,7 @@ func run(o options) error {
 	if e.tmp, err = os.MkdirTemp("", "sqlfork-bench-"); err != nil {
 		return err
 	}
-	defer func() { if os.Getenv("BENCH_KEEP") == "" { os.RemoveAll(e.tmp) } }()
+	defer os.RemoveAll(e.tmp)
 
 	logf("building ./cmd/sqlfork-proxy in %s", e.root)
 	if e.proxyBin, err = buildProxy(ctx, e.root, e.tmp); err != nil {
