@@ -54,6 +54,9 @@ type Lazy struct {
 	// Staging is where the snapshot is copied; Fn the fill function.
 	// Both go in the sandbox's own database.
 	Staging, Fn sqlname.Table
+	// Like is the table the staging table is made like (Src when empty;
+	// the fork when a fill starts again over a fork that has rows).
+	Like sqlname.Table
 	// Yield, when not empty, is the name of an upstream lock a copy-up
 	// raises to have the fill function end its chunk early: one nobody
 	// else can name.
@@ -73,6 +76,14 @@ func LazyOK(s Shape) string {
 		return "it has no key of one column"
 	}
 	return ""
+}
+
+// like is the table the staging table is made like.
+func (l Lazy) like() sqlname.Table {
+	if l.Like.Name != "" {
+		return l.Like
+	}
+	return l.Src
 }
 
 // key is the one key column, quoted.
@@ -101,7 +112,7 @@ func (l Lazy) keyType() string {
 func PrepareLazy(ctx context.Context, c Conn, l Lazy) error {
 	stmts := []string{
 		"DROP TABLE IF EXISTS " + l.Staging.Quoted(),
-		"CREATE TABLE " + l.Staging.Quoted() + " LIKE " + l.Src.Quoted(),
+		"CREATE TABLE " + l.Staging.Quoted() + " LIKE " + l.like().Quoted(),
 		"DROP FUNCTION IF EXISTS " + l.Fn.Quoted(),
 		l.fillFunction(),
 	}

@@ -292,3 +292,49 @@ func copiedUp(t *testing.T, h *proxyHandle, name string, ups map[string]int64) {
 		}
 	}
 }
+
+// TestLazyForkResumedAfterStop: a fill whose proxy process stopped starts
+// again in the next process that needs the fork whole. The rows the
+// sandbox changed, deleted or inserted stay its own; the rows it never
+// touched are production's as of the new start; DIFF shows exactly the
+// sandbox's changes.
+func TestLazyForkResumedAfterStop(t *testing.T) {
+	a, direct := lazyEnv(t, 20000, 500) // a fill of about 40 s: still running when the process stops
+	ca := conn(t, openDB(t, a.dsn("lzs")))
+	mustExecC(t, ca, "SANDBOX CREATE lzr")
+	mustExecC(t, ca, "SANDBOX KEEP")
+	for _, q := range []string{
+		"UPDATE t SET v = 1000 WHERE id = 7", "DELETE FROM t WHERE id = 8",
+		"INSERT INTO t (id, v, s, u) VALUES (30001, 5, 'n', 'u30001')",
+	} {
+		mustExecC(t, ca, q)
+	}
+	if !lazyFilling(t, ca, "lzs.t") {
+		t.Fatal("the fork is whole already: the fill is too fast for this test")
+	}
+	root := openDB(t, a.db.DSN(""))
+	mustExecC(t, root, "UPDATE lzs.t SET v = -1 WHERE id IN (7, 9)")
+	_ = ca.Close()
+	a.stop() // its fill stops with it, as with a process that exits
+	b := startTestProxy(t, a.db.Addr, a.db, func(c *proxy.Config) {
+		c.Mode, c.Sandbox.LazyForkRows = "transparent", 1
+	})
+	cb := conn(t, openDB(t, b.dsn("lzs")))
+	mustExecC(t, cb, "SANDBOX ATTACH lzr")
+	wantString(t, cb, "SELECT v FROM t WHERE id = 7", "1000", "row 7, the sandbox's: %s")
+	wantString(t, cb, "SELECT COUNT(*) FROM t WHERE id = 8", "0", "row 8, deleted in the sandbox: %s rows")
+	wantString(t, cb, "SELECT v FROM t WHERE id = 30001", "5", "row 30001, the sandbox's: %s")
+	wantString(t, cb, "SELECT v FROM t WHERE id = 9", "-1", "row 9, untouched, production's as of the new fill: %s")
+	wantString(t, cb, "SELECT COUNT(*) FROM t", "20000", "rows: %s")
+	if lazyFilling(t, cb, "lzs.t") {
+		t.Error("the fork still fills after a statement that waited for it")
+	}
+	rows := rowsOf(t, cb, "SANDBOX DIFF SUMMARY")
+	if len(rows) != 1 || strings.Join(rows[0][2:5], "/") != "1/1/1" {
+		t.Errorf("DIFF SUMMARY %v, want 1 inserted, 1 updated, 1 deleted", rows)
+	}
+	if got := direct("SELECT CONCAT(v, '/', (SELECT COUNT(*) FROM lzs.t WHERE id IN (8, 30001))) FROM lzs.t WHERE id = 7"); got != "-1/1" {
+		t.Errorf("production's row 7 and rows 8 and 30001: %s", got)
+	}
+	mustExecC(t, cb, "SANDBOX DISCARD lzr")
+}

@@ -271,7 +271,7 @@ func (m *Forker) AwaitFill(ctx context.Context, sb *registry.Sandbox, k string) 
 // lock, then reads its registry row again.
 func (m *Forker) awaitFillElsewhere(ctx context.Context, sb *registry.Sandbox, k string, e *sandbox.Entry) error {
 	lock := m.FillLock(sb.ID, k)
-	return m.reg.WithConn(ctx, func(c sideconn.Conn) error {
+	err := m.reg.WithConn(ctx, func(c sideconn.Conn) error {
 		rows, err := c.Query(ctx, "SELECT GET_LOCK("+quote.String(lock)+", "+fmt.Sprint(int(m.cfg.ForkTimeout.Seconds()))+")")
 		if err != nil {
 			return fmt.Errorf("wait for the fill of %s: %w", k, err)
@@ -284,13 +284,25 @@ func (m *Forker) awaitFillElsewhere(ctx context.Context, sb *registry.Sandbox, k
 		if err != nil {
 			return err
 		}
-		if n == nil || n.Filling {
-			return rewrite.Refuse(wire.ErUnknown, "the fork of %s was left unfilled by a proxy process that stopped; "+
-				"SANDBOX RESET FOR it and try again", e.Logical)
+		if n == nil {
+			return rewrite.Refuse(wire.ErUnknown, "the fork of %s left the sandbox; try again", e.Logical)
 		}
-		m.reg.SetEntry(sb, k, n)
+		if !n.Filling {
+			m.reg.SetEntry(sb, k, n)
+		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	if n, ok := sb.Resolve(k); ok && n.Filling {
+		// Left unfilled by a process that stopped: filled again here.
+		if err := m.resumeFill(ctx, sb, k, e); err != nil {
+			return err
+		}
+		return m.AwaitFill(ctx, sb, k)
+	}
+	return nil
 }
 
 // awaitLinkedFills waits for the fills of the tables of cp, and of those

@@ -130,6 +130,21 @@ func (sb *Sandbox) StopFills() {
 	}
 }
 
+// stopFills stops every fill this process runs (it is closing), each
+// once the end it may be making has been made (Fill.Exclusive). Their
+// forks stay filling in the registry: the next process that needs one
+// whole fills it again (sandbox/forking resume.go).
+func (m *Registry) stopFills() {
+	for _, sb := range m.Sandboxes() {
+		for k, f := range sb.Fills() {
+			release := f.Exclusive()
+			f.Stop()
+			release()
+			sb.DropFill(k, f)
+		}
+	}
+}
+
 // DialOwn opens a side connection outside the pool, for a caller that
 // keeps it (a lazy fork's filler): READ COMMITTED and plain text modes, as
 // the pool's are.

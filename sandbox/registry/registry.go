@@ -397,6 +397,7 @@ func (m *Registry) Close() {
 	if m.started.Load() {
 		<-m.done
 	}
+	m.stopFills()
 	m.pool.Close()
 	m.dropAlive()
 }
