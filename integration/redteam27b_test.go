@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -50,15 +49,6 @@ func rt27bUps(t *testing.T, h *proxyHandle, name string) map[string]int64 {
 	ups := map[string]int64{}
 	copiedUp(t, h, name, ups)
 	return ups
-}
-
-// inList is "1, 2, …, n".
-func inList(from, n int) string {
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = fmt.Sprint(from + i)
-	}
-	return strings.Join(ids, ", ")
 }
 
 // rt27bServer is a MariaDB of its own started with args, a proxy in front
@@ -112,4 +102,148 @@ func TestRedTeam27bBinlog(t *testing.T) {
 			rt27Whole(t, sb, ref, "SELECT COUNT(*), SUM(v) FROM t")
 		})
 	}
+}
+
+// rt27bCopied is how many rows the fill of sandbox name has copied (-1
+// once it has ended).
+func rt27bCopied(t *testing.T, h *proxyHandle, name string) int64 {
+	t.Helper()
+	sb, err := h.srv.Admin().Show(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range sb.Tables {
+		if tb.Fill != nil {
+			return tb.Fill.Copied
+		}
+	}
+	return -1
+}
+
+// TestRedTeam27bBoundaryRace: connections of one sandbox run statements on
+// keys right at the staging table's end while the fill moves it and
+// production changes those rows: each connection has keys of its own (so
+// the order between connections does not matter) and its own copy made at
+// the fork, and every answer is the copy's; so is the whole fork at the
+// end.
+func TestRedTeam27bBoundaryRace(t *testing.T) {
+	const n, conns = 60000, 4
+	h, root := rt27Env(t, 3000)
+	setup := []string{
+		"CREATE TABLE t (id BIGINT PRIMARY KEY, v INT NOT NULL, s VARCHAR(20))",
+		fmt.Sprintf("INSERT INTO t SELECT seq, seq, CONCAT('s', seq) FROM seq_1_to_%d", n),
+	}
+	sb0, ref0 := rt27Pair(t, h, root, "rt27brace", setup)
+	ctx := context.Background()
+	mustExecC(t, sb0, "SANDBOX CREATE rt27brace_box")
+	t.Cleanup(func() { _, _ = sb0.ExecContext(ctx, "SANDBOX DISCARD rt27brace_box") })
+	rt27Same(t, sb0, ref0, "rt27brace.t", "UPDATE t SET v = 0 WHERE id = 1")
+	stop := make(chan struct{})
+	prod := make(chan error, 1)
+	go func() { // production changes the rows at the boundary
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				prod <- nil
+				return
+			default:
+			}
+			at := rt27bCopied(t, h, "rt27brace_box")
+			if at < 0 {
+				prod <- nil
+				return
+			}
+			var q string
+			switch k := at - 20 + int64(i%40); i % 3 {
+			case 0:
+				q = fmt.Sprintf("UPDATE rt27brace.t SET v = -1, s = 'prod' WHERE id IN (%d, %d)", k, k+1)
+			case 1:
+				q = fmt.Sprintf("DELETE FROM rt27brace.t WHERE id = %d", k)
+			default:
+				q = fmt.Sprintf("INSERT IGNORE INTO rt27brace.t VALUES (%d, -2, 'prod')", n+1000+i)
+			}
+			if _, err := root.ExecContext(ctx, q); err != nil {
+				prod <- err
+				return
+			}
+		}
+	}()
+	type result struct {
+		stmts, staged int
+		diffs         []string
+	}
+	results := make(chan result, conns)
+	for c := 0; c < conns; c++ {
+		sb := conn(t, openDB(t, h.dsn("rt27brace")))
+		ref := conn(t, openDB(t, directDSN(h.db, "rt27brace_ref")))
+		mustExecC(t, sb, "SANDBOX ATTACH rt27brace_box")
+		go func(c int, sb, ref *sql.Conn) {
+			var r result
+			for i := 0; ; i++ {
+				at := rt27bCopied(t, h, "rt27brace_box")
+				if at < 0 || len(r.diffs) > 5 {
+					break
+				}
+				// Keys of this connection (k % conns == c) around the end.
+				k := func(d int64) int64 { x := at + d; return x - x%conns + int64(c) }
+				var q string
+				switch i % 6 {
+				case 0:
+					q = fmt.Sprintf("SELECT id, v, s FROM t WHERE id IN (%d, %d, %d) ORDER BY id", k(-8), k(0), k(8))
+				case 1:
+					q = fmt.Sprintf("UPDATE t SET v = v + 1, s = 'sb' WHERE id = %d", k(-4))
+				case 2:
+					q = fmt.Sprintf("DELETE FROM t WHERE id = %d", k(4))
+				case 3:
+					q = fmt.Sprintf("INSERT INTO t VALUES (%d, 5, 'ins')", k(-12))
+				case 4:
+					q = fmt.Sprintf("REPLACE INTO t VALUES (%d, %d, 'rep')", k(12), i) // a new row: see TestRedTeam27bReplaceSameRow
+				default:
+					q = fmt.Sprintf("SELECT id, v, s FROM t WHERE id = %d", k(0))
+				}
+				got, want := runBoth(ctx, sb, q), runBoth(ctx, ref, q)
+				r.stmts++
+				if got != want {
+					r.diffs = append(r.diffs, fmt.Sprintf("connection %d, %q (the fill at %d):\n sandbox: %s\n    copy: %s", c, q, at, got, want))
+				}
+			}
+			results <- r
+		}(c, sb, ref)
+	}
+	total := 0
+	for c := 0; c < conns; c++ {
+		r := <-results
+		total += r.stmts
+		for _, d := range r.diffs {
+			t.Error(d)
+		}
+	}
+	close(stop)
+	if err := <-prod; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d statements", total)
+	rt27Whole(t, sb0, ref0, "SELECT COUNT(*), SUM(v), SUM(CRC32(CONCAT_WS('|', id, v, s))) FROM t")
+}
+
+// TestRedTeam27bReplaceSameRow: REPLACE of a row by the same values
+// answers 1 row affected on a copy (the server updates it in place) but 2
+// in a fork: the capture's AFTER DELETE trigger makes the server delete
+// and insert it instead (any fork, lazy or whole). An UPDATE and an
+// upsert that change nothing answer as on a copy.
+func TestRedTeam27bReplaceSameRow(t *testing.T) {
+	h, root := rt27Env(t, 500)
+	sb, ref := rt27Pair(t, h, root, "rt27brep", []string{
+		"CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL)",
+		"INSERT INTO t SELECT seq, seq FROM seq_1_to_20000",
+	})
+	rt27Same(t, sb, ref, "rt27brep.t",
+		"UPDATE t SET v = 0 WHERE id = 1",
+		"REPLACE INTO t VALUES (2, 5)",
+		"REPLACE INTO t VALUES (2, 5)",
+		"UPDATE t SET v = 5 WHERE id = 2",
+		"INSERT INTO t VALUES (2, 5) ON DUPLICATE KEY UPDATE v = 5",
+		"REPLACE INTO t VALUES (1, 0)",
+	)
+	rt27Whole(t, sb, ref, "SELECT COUNT(*), SUM(v) FROM t")
 }
