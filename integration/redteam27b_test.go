@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -245,5 +246,64 @@ func TestRedTeam27bReplaceSameRow(t *testing.T) {
 		"INSERT INTO t VALUES (2, 5) ON DUPLICATE KEY UPDATE v = 5",
 		"REPLACE INTO t VALUES (1, 0)",
 	)
+	rt27Whole(t, sb, ref, "SELECT COUNT(*), SUM(v) FROM t")
+}
+
+// TestRedTeam27bLeastPrivilege: through the least-privilege account (SELECT
+// on production, all on the proxy's own databases) a lazy fork fills, its
+// copy-ups read the staging table and answer as a copy; the sandbox's
+// statements reach neither the staging table nor the fill function (with
+// the arguments it takes now: a call with the wrong count fails anyway).
+func TestRedTeam27bLeastPrivilege(t *testing.T) {
+	db, least := sandboxProxy(t, "transparent", func(c *proxy.Config) {
+		c.Sandbox.LazyForkRows, c.Sandbox.LazyForkRate = 1, 2000
+	})
+	root := openDB(t, db.DSN(""))
+	readOnlyDatabase(t, root, "rt27blp")
+	setUp(t, root, []string{"DROP DATABASE IF EXISTS rt27blp_ref", "CREATE DATABASE rt27blp_ref"}, "DROP DATABASE IF EXISTS rt27blp_ref")
+	for _, d := range []string{"rt27blp", "rt27blp_ref"} {
+		mustExecC(t, root, "CREATE TABLE "+d+".t (id INT PRIMARY KEY, v INT NOT NULL)")
+		mustExecC(t, root, "INSERT INTO "+d+".t SELECT seq, seq FROM "+d+".seq_1_to_60000")
+	}
+	sb := conn(t, openDB(t, least.userDSN(sandboxUser, "rt27blp")))
+	ref := conn(t, openDB(t, directDSN(db, "rt27blp_ref")))
+	mustExecC(t, sb, "SANDBOX CREATE rt27blp_box")
+	t.Cleanup(func() { _, _ = sb.ExecContext(context.Background(), "SANDBOX DISCARD rt27blp_box") })
+	rt27Same(t, sb, ref, "rt27blp.t", "UPDATE t SET v = 0 WHERE id = 1")
+	if !lazyFilling(t, sb, "rt27blp.t") {
+		t.Fatal("t is not filling")
+	}
+	rt27bStaged(t, least, "rt27blp_box", 3000)
+	mustExecC(t, root, "UPDATE rt27blp.t SET v = -1 WHERE id IN (2, 3, 2999)")
+	rt27Same(t, sb, ref, "rt27blp.t",
+		"SELECT v FROM t WHERE id = 2",
+		"UPDATE t SET v = v + 10 WHERE id IN (3, 4)",
+		"DELETE FROM t WHERE id = 5",
+		"SELECT id, v FROM t WHERE id IN (1, 2, 3, 4, 5, 2999) ORDER BY id",
+	)
+	if ups := rt27bUps(t, least, "rt27blp_box"); ups["staging"] == 0 {
+		t.Errorf("copy-ups %v: none read the staging table", ups)
+	}
+	fn := rowsOf(t, root, "SELECT ROUTINE_SCHEMA, ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_NAME LIKE 'fill%'")
+	if len(fn) != 1 {
+		t.Fatalf("fill functions: %v", fn)
+	}
+	staging := "`" + fn[0][0] + "`.`f" + strings.TrimPrefix(fn[0][1], "fill") + "`"
+	call := "`" + fn[0][0] + "`.`" + fn[0][1] + "`"
+	// The calls below have the function's arity: only the proxy may
+	// refuse them.
+	wantString(t, root, "SELECT COUNT(*) FROM information_schema.PARAMETERS WHERE SPECIFIC_SCHEMA = '"+fn[0][0]+"' AND SPECIFIC_NAME = '"+
+		fn[0][1]+"' AND ORDINAL_POSITION > 0", "3", "the fill function takes %s arguments")
+	for _, q := range []string{
+		"SELECT COUNT(*) FROM " + staging,
+		"SELECT " + call + "(100, 100, 1000)",
+		"DO " + call + "(100, 100, 1000)",
+		"INSERT INTO " + staging + " (id, v) VALUES (-1, -1)",
+		"SELECT id FROM t WHERE id IN (SELECT id FROM " + staging + ")",
+	} {
+		if _, err := sb.ExecContext(context.Background(), q); mysqlErrCode(err) != 1044 {
+			t.Errorf("%s: %v, want the proxy's 1044", q, err)
+		}
+	}
 	rt27Whole(t, sb, ref, "SELECT COUNT(*), SUM(v) FROM t")
 }
