@@ -307,3 +307,79 @@ func TestRedTeam27bLeastPrivilege(t *testing.T) {
 	}
 	rt27Whole(t, sb, ref, "SELECT COUNT(*), SUM(v) FROM t")
 }
+
+// TestRedTeam27bKillFill: a root session kills the fill's snapshot
+// connection while connections of the sandbox copy rows up from the
+// staging table (its rows roll back under them): every statement answers
+// as the copy or fails with a MySQL error, and after SANDBOX RESET FOR the
+// table the sandbox answers as a copy again (production's rows now).
+func TestRedTeam27bKillFill(t *testing.T) {
+	const conns = 3
+	h, root := rt27Env(t, 3000)
+	sb0, ref0 := rt27Pair(t, h, root, "rt27bkill", []string{
+		"CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL)",
+		"INSERT INTO t SELECT seq, seq FROM seq_1_to_100000",
+	})
+	ctx := context.Background()
+	mustExecC(t, sb0, "SANDBOX CREATE rt27bkill_box")
+	t.Cleanup(func() { _, _ = sb0.ExecContext(ctx, "SANDBOX DISCARD rt27bkill_box") })
+	rt27Same(t, sb0, ref0, "rt27bkill.t", "UPDATE t SET v = 0 WHERE id = 1")
+	rt27bStaged(t, h, "rt27bkill_box", 20000)
+	mustExecC(t, root, "UPDATE rt27bkill.t SET v = -1 WHERE id BETWEEN 1 AND 20000")
+	type result struct {
+		ok, failed int
+		diffs      []string
+	}
+	results := make(chan result, conns)
+	stop := make(chan struct{})
+	for c := 0; c < conns; c++ {
+		sb := conn(t, openDB(t, h.dsn("rt27bkill")))
+		ref := conn(t, openDB(t, directDSN(h.db, "rt27bkill_ref")))
+		mustExecC(t, sb, "SANDBOX ATTACH rt27bkill_box")
+		go func(c int, sb, ref *sql.Conn) {
+			var r result
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					results <- r
+					return
+				default:
+				}
+				k := 2 + (i*conns+c)%19000
+				q := fmt.Sprintf("SELECT id, v FROM t WHERE id IN (%d, %d)", k, k+1)
+				if i%2 == 1 {
+					q = fmt.Sprintf("UPDATE t SET v = v + 1 WHERE id = %d", k)
+				}
+				got := runBoth(ctx, sb, q)
+				if strings.HasPrefix(got, "error ") {
+					r.failed++
+					if !strings.Contains(got, "(") { // a MySQL error: "error CODE (STATE) …"
+						r.diffs = append(r.diffs, fmt.Sprintf("%q: %s, not a MySQL error", q, got))
+					}
+					continue
+				}
+				r.ok++
+				if want := runBoth(ctx, ref, q); got != want {
+					r.diffs = append(r.diffs, fmt.Sprintf("%q:\n sandbox: %s\n    copy: %s", q, got, want))
+				}
+			}
+		}(c, sb, ref)
+	}
+	time.Sleep(time.Second)
+	snap := queryString(t, root, "SELECT trx_mysql_thread_id FROM information_schema.INNODB_TRX ORDER BY trx_rows_modified DESC LIMIT 1")
+	mustExecC(t, root, "KILL "+snap)
+	time.Sleep(2 * time.Second)
+	close(stop)
+	for c := 0; c < conns; c++ {
+		r := <-results
+		t.Logf("answered %d, failed %d", r.ok, r.failed)
+		for _, d := range r.diffs {
+			t.Error(d)
+		}
+	}
+	mustExecC(t, sb0, "SANDBOX RESET FOR t")
+	mustExecC(t, ref0, "DELETE FROM t")
+	mustExecC(t, ref0, "INSERT INTO t SELECT * FROM rt27bkill.t")
+	rt27Same(t, sb0, ref0, "rt27bkill.t", "UPDATE t SET v = 7 WHERE id = 3", "SELECT id, v FROM t WHERE id IN (2, 3)")
+	rt27Whole(t, sb0, ref0, "SELECT COUNT(*), SUM(v) FROM t")
+}
