@@ -120,9 +120,21 @@ func PrepareLazy(ctx context.Context, c Conn, l Lazy) error {
 	// value as production holds it (zero and invalid dates, a key 0).
 	if _, err := ExecAllWith(ctx, c, Modes{SQLMode: fillModes, Charset: "utf8mb4", Collation: "utf8mb4_general_ci"}, stmts...); err != nil {
 		DropLazy(context.WithoutCancel(ctx), c, l)
+		if binlogRefusesFunction(err) {
+			return fmt.Errorf("%w: the server writes a binary log and refuses the fill function (%v)", ErrLazyUnavailable, err)
+		}
 		return fmt.Errorf("prepare the lazy fork of %s: %w", l.Src.Quoted(), err)
 	}
 	return nil
+}
+
+// binlogRefusesFunction says whether err is a server that writes a binary
+// log refusing the fill function, which is not deterministic and modifies
+// data: 1418 unless log_bin_trust_function_creators is on (whatever the
+// account), 1419 for an account without the privilege to create one.
+func binlogRefusesFunction(err error) bool {
+	msg := strings.ToLower(err.Error())
+	return strings.Contains(msg, "1418 (hy000)") || strings.Contains(msg, "1419 (hy000)")
 }
 
 // fillFunction copies the next rows of Src (by key, after the last one in
