@@ -499,7 +499,7 @@ func TestRedTeam27ReachFillObjects(t *testing.T) {
 	staging := "`" + fn[0][0] + "`.`f" + strings.TrimPrefix(fn[0][1], "fill") + "`"
 	for _, q := range []string{
 		"SELECT COUNT(*) FROM " + staging,
-		"SELECT `" + fn[0][0] + "`.`" + fn[0][1] + "`(5)",
+		"SELECT `" + fn[0][0] + "`.`" + fn[0][1] + "`(5, 5, 1000)",
 		"INSERT INTO " + staging + " (id, v) VALUES (-1, -1)",
 	} {
 		if _, err := a.ExecContext(context.Background(), q); err == nil {
