@@ -218,7 +218,7 @@ func (f *Filler) CopyUp(ctx context.Context, where string, keys []string) error 
 		return nil
 	}
 	if hi := f.stagedUpTo(keys); hi != "" {
-		err := f.retry(ctx, func() error { return f.insertStaged(ctx, where, keys, hi) })
+		err := f.retry(ctx, func() error { return f.insertStaged(ctx, keys, hi) })
 		if err == nil {
 			f.claimed[where] = true
 			f.upStaged.Add(1)

@@ -48,10 +48,12 @@ func (f *Filler) stagedUpTo(keys []string) string {
 	return top
 }
 
-// insertStaged copies up from the staging table the rows of keys that
-// where selects and the sandbox does not hold, as insertUp does from the
-// snapshot's rows, then checks that the staging table reaches hi.
-func (f *Filler) insertStaged(ctx context.Context, where string, keys []string, hi string) error {
+// insertStaged copies up from the staging table the rows of keys the
+// sandbox does not hold, as insertUp does from the snapshot's rows, then
+// checks that the staging table reaches hi. (The rows a copy-up's where
+// selects have those keys: copying the row of each key is the same or
+// more, and a row copied up is a row of the snapshot.)
+func (f *Filler) insertStaged(ctx context.Context, keys []string, hi string) error {
 	cp, k, st := f.l.Capture, f.l.key(), f.l.Staging.Quoted()
 	fork, side, marker := cp.Fork.Quoted(), cp.Side.Quoted(), quote.Ident(cp.Marker)
 	var b strings.Builder
@@ -61,7 +63,7 @@ func (f *Filler) insertStaged(ctx context.Context, where string, keys []string, 
 	for _, kv := range keys {
 		b.WriteString("IF NOT EXISTS (SELECT 1 FROM " + fork + " WHERE " + k + " = " + kv + ") AND NOT EXISTS (SELECT 1 FROM " +
 			side + " WHERE " + k + " = " + kv + ") THEN INSERT INTO " + fork + " (" + f.l.columns() + ") SELECT " + f.l.columns() +
-			" FROM " + st + " WHERE " + k + " = " + kv + " AND (" + where + "); IF ROW_COUNT() > 0 THEN DELETE FROM " + side +
+			" FROM " + st + " WHERE " + k + " = " + kv + "; IF ROW_COUNT() > 0 THEN DELETE FROM " + side +
 			" WHERE " + k + " = " + kv + " AND " + marker + " = 0; END IF; END IF; ")
 	}
 	b.WriteString("SELECT EXISTS (SELECT 1 FROM " + st + " WHERE " + k + " >= " + hi + ") INTO staged; " +

@@ -353,7 +353,7 @@ func TestRedTeam27bKillFill(t *testing.T) {
 				default:
 				}
 				k := 2 + (i*conns+c)%19000
-				q := fmt.Sprintf("SELECT id, v FROM t WHERE id IN (%d, %d)", k, k+1)
+				q := fmt.Sprintf("SELECT id, v FROM t WHERE id IN (%d, %d)", k, k+conns) // this connection's keys only
 				if i%2 == 1 {
 					q = fmt.Sprintf("UPDATE t SET v = v + 1 WHERE id = %d", k)
 				}

@@ -139,10 +139,25 @@ func (s *Session) copiedUp(ctx context.Context, p *Plan) (done func(), err error
 		}
 		if err := f.Filler.CopyUp(ctx, up.Where, up.Keys); err != nil {
 			done()
-			return func() {}, err
+			return func() {}, copyUpFailed(up.key, err)
 		}
 	}
 	return done, nil
+}
+
+// copyUpFailed is the error a statement gets when the rows it needs could
+// not be copied up into table k's filling fork: a server's error as it
+// is (a deadlock's 1213 says to retry), anything else (the fill's
+// connection lost) said plainly.
+func copyUpFailed(k string, err error) error {
+	var me interface {
+		MySQLError() (uint16, string, string)
+	}
+	if errors.As(err, &me) {
+		return err
+	}
+	return rewrite.Refuse(wire.ErUnknown, "the rows of %s this statement needs could not be copied into its fork while it fills (%v); "+
+		"retry, or SANDBOX RESET FOR the table if it fails again", k, err)
 }
 
 // fillSafe says whether the proxy sees every table st may reach: no view,
