@@ -55,8 +55,7 @@ func (m *Forker) runLazy(ctx context.Context, c sideconn.Conn, sb *registry.Sand
 	}
 	start := time.Now()
 	cp := m.caps.Of(sb.ID, phys, shape)
-	l := forker.Lazy{Src: t, Capture: cp, Staging: rewrite.Table{DB: cp.Side.DB, Name: "f" + cp.Side.Name},
-		Fn: rewrite.Table{DB: cp.Side.DB, Name: "fill" + cp.Side.Name}, Yield: m.reg.LockName(sb.ID, k+"\x00yield")}
+	l := m.lazyOf(sb, k, t, cp)
 	lock := m.FillLock(sb.ID, k)
 	type conns struct {
 		snap, w sideconn.Conn
@@ -101,6 +100,14 @@ func (m *Forker) runLazy(ctx context.Context, c sideconn.Conn, sb *registry.Sand
 	m.log.Info("forked table lazily", zap.String("sandbox", sb.Name), zap.String("table", t.String()),
 		zap.String("fork", phys.String()), zap.Int64("rows", rows), zap.Duration("took", time.Since(start)))
 	return e, true, nil
+}
+
+// lazyOf is the lazy fork of production table t (key k) in sb with
+// capture cp: its staging table and fill function beside the capture's
+// side table, its yield lock.
+func (m *Forker) lazyOf(sb *registry.Sandbox, k string, t rewrite.Table, cp forker.Capture) forker.Lazy {
+	return forker.Lazy{Src: t, Capture: cp, Staging: rewrite.Table{DB: cp.Side.DB, Name: "f" + cp.Side.Name},
+		Fn: rewrite.Table{DB: cp.Side.DB, Name: "fill" + cp.Side.Name}, Yield: m.reg.LockName(sb.ID, k+"\x00yield")}
 }
 
 // startFill starts the snapshot of l's fill and gives the fork the

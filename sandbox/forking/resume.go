@@ -76,9 +76,8 @@ func (m *Forker) restartFill(ctx context.Context, snap, w sideconn.Conn, sb *reg
 		return nil, rewrite.Refuse(wire.ErUnknown, "the fork of %s was left unfilled by a proxy process that stopped and cannot be filled again (%v); "+
 			"SANDBOX RESET FOR it and try again", e.Logical, err)
 	}
-	cp := m.caps.Of(sb.ID, n.Phys, shape)
-	l := forker.Lazy{Src: n.Logical, Capture: cp, Like: n.Phys, Staging: rewrite.Table{DB: cp.Side.DB, Name: "f" + cp.Side.Name},
-		Fn: rewrite.Table{DB: cp.Side.DB, Name: "fill" + cp.Side.Name}, Yield: m.reg.LockName(sb.ID, k+"\x00yield")}
+	l := m.lazyOf(sb, k, n.Logical, m.caps.Of(sb.ID, n.Phys, shape))
+	l.Like = n.Phys
 	if err := m.prepareFill(ctx, w, l); err != nil {
 		return nil, err
 	}
