@@ -139,17 +139,17 @@ func (s *Session) copiedUp(ctx context.Context, p *Plan) (done func(), err error
 		}
 		if err := f.Filler.CopyUp(ctx, up.Where, up.Keys); err != nil {
 			done()
-			return func() {}, copyUpFailed(up.key, err)
+			return func() {}, copyUpFailed(f.Filler.Lazy().Src, err)
 		}
 	}
 	return done, nil
 }
 
 // copyUpFailed is the error a statement gets when the rows it needs could
-// not be copied up into table k's filling fork: a server's error as it
+// not be copied up into the filling fork of production table t: a server's error as it
 // is (a deadlock's 1213 says to retry), anything else (the fill's
 // connection lost) said plainly.
-func copyUpFailed(k string, err error) error {
+func copyUpFailed(t rewrite.Table, err error) error {
 	var me interface {
 		MySQLError() (uint16, string, string)
 	}
@@ -157,7 +157,7 @@ func copyUpFailed(k string, err error) error {
 		return err
 	}
 	return rewrite.Refuse(wire.ErUnknown, "the rows of %s this statement needs could not be copied into its fork while it fills (%v); "+
-		"retry, or SANDBOX RESET FOR the table if it fails again", k, err)
+		"retry, or SANDBOX RESET FOR the table if it fails again", t, err)
 }
 
 // fillSafe says whether the proxy sees every table st may reach: no view,

@@ -264,7 +264,7 @@ func (m *Forker) AwaitFill(ctx context.Context, sb *registry.Sandbox, k string) 
 			if err := f.Err(); err != nil && !errors.Is(err, registry.ErrFillStopped) {
 				// A stopped fill's table left the sandbox (a reset): the
 				// statement is planned again at the gate.
-				return rewrite.Refuse(wire.ErUnknown, "the fork of %s could not be filled (%v); SANDBOX RESET FOR it and try again", k, err)
+				return rewrite.Refuse(wire.ErUnknown, "the fork of %s could not be filled (%v); SANDBOX RESET FOR it and try again", e.Logical, err)
 			}
 			return nil
 		case <-ctx.Done():
@@ -281,7 +281,7 @@ func (m *Forker) awaitFillElsewhere(ctx context.Context, sb *registry.Sandbox, k
 	err := m.reg.WithConn(ctx, func(c sideconn.Conn) error {
 		rows, err := c.Query(ctx, "SELECT GET_LOCK("+quote.String(lock)+", "+fmt.Sprint(int(m.cfg.ForkTimeout.Seconds()))+")")
 		if err != nil {
-			return fmt.Errorf("wait for the fill of %s: %w", k, err)
+			return fmt.Errorf("wait for the fill of %s: %w", e.Logical, err)
 		}
 		if len(rows) != 1 || sideconn.Str(rows[0][0]) != "1" {
 			return rewrite.Refuse(wire.ErLockWaitTimeout, "timed out waiting for another proxy to fill the fork of %s; retry", e.Logical)
