@@ -25,9 +25,10 @@ type lazyResult struct {
 	// filled: first write until SANDBOX STATUS shows the fork whole, with
 	// point statements meanwhile; filledIdle, with none.
 	filled, filledIdle []time.Duration
-	// Point SELECT and UPDATE by key in the sandbox: during the fill, and
-	// on the whole copy.
+	// Point SELECT and UPDATE by key in the sandbox: the first -lazy-ops
+	// during the fill, and on the whole copy; every pair during the fill.
 	selFill, updFill, selCopy, updCopy []time.Duration
+	allFill                            []time.Duration
 	// Production's point SELECT on a direct connection, before and during
 	// the fill.
 	prodBefore, prodDuring []time.Duration
@@ -226,6 +227,7 @@ func (r *lazyResult) whileFilling(ctx context.Context, o options, c *sql.Conn, n
 		if i < o.lazyOps {
 			r.selFill, r.updFill = append(r.selFill, s), append(r.updFill, u)
 		}
+		r.allFill = append(r.allFill, s, u)
 	}
 }
 
@@ -318,8 +320,10 @@ func lazySection(rs []lazyResult) string {
 	p("\nMedians over the runs (first write, fill) and over every statement of every run (point statements); " +
 		"the copy's first write is today's whole copy (`--lazy-fork-rows=0`), the lazy proxy's `--lazy-fork-rows=100000`.\n\n")
 	for _, r := range rs {
-		p("- %d rows: first writes lazy %v, copy %v; whole after %v, with no statements %v; production samples %d before, %d during.\n",
-			r.rows, roundAll(r.firstLazy), roundAll(r.firstCopy), roundAll(r.filled), roundAll(r.filledIdle), len(r.prodBefore), len(r.prodDuring))
+		p("- %d rows: first writes lazy %v, copy %v; whole after %v, with no statements %v; production samples %d before, %d during; "+
+			"every point statement while filling (%d): median %s, p95 %s.\n",
+			r.rows, roundAll(r.firstLazy), roundAll(r.firstCopy), roundAll(r.filled), roundAll(r.filledIdle), len(r.prodBefore), len(r.prodDuring),
+			len(r.allFill), ms(medianDur(r.allFill)), ms(pct(r.allFill, 0.95)))
 	}
 	return b.String()
 }
