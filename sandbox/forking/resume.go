@@ -83,8 +83,16 @@ func (m *Forker) restartFill(ctx context.Context, snap, w sideconn.Conn, sb *reg
 	}
 	rows, _, _ := forker.Size(ctx, w, n.Logical)
 	start := time.Now()
-	f, _, err := forker.StartFill(ctx, snap, w, l, rows) // the fork keeps its AUTO_INCREMENT
+	f, autoInc, err := forker.StartFill(ctx, snap, w, l, rows)
 	if err != nil {
+		return nil, fmt.Errorf("fill the fork of %s again: %w", e.Logical, err)
+	}
+	// The fork keeps its AUTO_INCREMENT (the ids its sandbox used), raised
+	// past the ids production used since: the fill brings those rows in.
+	if err := m.reg.WithConn(ctx, func(c sideconn.Conn) error {
+		return forker.RaiseAutoIncrement(ctx, c, n.Phys, autoInc)
+	}); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("fill the fork of %s again: %w", e.Logical, err)
 	}
 	m.log.Info("fill started again", zap.String("table", k), zap.Duration("took", time.Since(start)))

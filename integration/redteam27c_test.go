@@ -1,0 +1,95 @@
+package integration
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/proxy"
+)
+
+// Red team of issue 27: a lazy fork's fill that a stopped proxy process
+// left starts again in the next process that needs the fork whole.
+
+// resumedLazy is a kept sandbox lzc of lzs.t (n rows) forked lazily in a
+// proxy that then stops mid-fill (after before ran on its connection
+// and on production), and a second proxy, filling at rate rows a second.
+func resumedLazy(t *testing.T, n int, before, prod []string, rate int64) (*proxyHandle, func(string) string) {
+	t.Helper()
+	a, direct := lazyEnv(t, n, 500)
+	ca := conn(t, openDB(t, a.dsn("lzs")))
+	mustExecC(t, ca, "SANDBOX CREATE lzc")
+	mustExecC(t, ca, "SANDBOX KEEP")
+	for _, q := range before {
+		mustExecC(t, ca, q)
+	}
+	if !lazyFilling(t, ca, "lzs.t") {
+		t.Fatal("the fork is whole already: the fill is too fast for this test")
+	}
+	_ = ca.Close()
+	a.stop()
+	root := openDB(t, a.db.DSN(""))
+	for _, q := range prod {
+		mustExecC(t, root, q)
+	}
+	b := startTestProxy(t, a.db.Addr, a.db, func(c *proxy.Config) {
+		c.Mode, c.Sandbox.LazyForkRows, c.Sandbox.LazyForkRate = "transparent", 1, rate
+	})
+	return b, direct
+}
+
+// fillRunsIn waits until h's process runs the fill of sandbox name.
+func fillRunsIn(t *testing.T, h *proxyHandle, name string) {
+	t.Helper()
+	for i := 0; i < 600; i++ {
+		sb, err := h.srv.Admin().Show(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tb := range sb.Tables {
+			if tb.Fill != nil && tb.Fill.Copied > 0 {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond) // polling, not a threshold
+	}
+	t.Fatal("the fill never started again in the second proxy")
+}
+
+// TestRedTeam27cResumeAutoIncrement: production's rows inserted between
+// the fork and the fill's new start are in the resumed fork; a sandbox
+// insert made while it fills again must not take one of their ids (it
+// would hide production's row, show as an update in DIFF and overwrite
+// it at PROMOTE).
+func TestRedTeam27cResumeAutoIncrement(t *testing.T) {
+	b, direct := resumedLazy(t, 20000, []string{"UPDATE t SET v = 1000 WHERE id = 7"},
+		[]string{"INSERT INTO lzs.t (v, s, u) VALUES (1, 'p1', 'p1'), (2, 'p2', 'p2'), (3, 'p3', 'p3')"}, 500)
+	cb := conn(t, openDB(t, b.dsn("lzs")))
+	mustExecC(t, cb, "SANDBOX ATTACH lzc")
+	waited := make(chan error, 1)
+	go func() {
+		var n int
+		waited <- cb.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM t").Scan(&n)
+	}()
+	fillRunsIn(t, b, "lzc")
+	cw := conn(t, openDB(t, b.dsn("lzs")))
+	mustExecC(t, cw, "SANDBOX ATTACH lzc")
+	mustExecC(t, cw, "INSERT INTO t (v, s, u) VALUES (9, 'sb', 'sb')")
+	id := queryString(t, cw, "SELECT LAST_INSERT_ID()")
+	if err := <-waited; err != nil {
+		t.Fatal(err)
+	}
+	if id <= "20003" && len(id) <= 5 {
+		t.Errorf("the sandbox's insert took id %s, one of production's rows 20001..20003", id)
+	}
+	wantString(t, cw, "SELECT GROUP_CONCAT(s ORDER BY id) FROM t WHERE id > 20000", "p1,p2,p3,sb", "rows after 20000: %s")
+	rows := rowsOf(t, cw, "SANDBOX DIFF SUMMARY")
+	if len(rows) != 1 || strings.Join(rows[0][2:5], "/") != "1/1/0" {
+		t.Errorf("DIFF SUMMARY %v, want 1 inserted, 1 updated, 0 deleted", rows)
+	}
+	if got := direct("SELECT GROUP_CONCAT(s ORDER BY id) FROM lzs.t WHERE id > 20000"); got != "p1,p2,p3" {
+		t.Errorf("production's rows after 20000: %s", got)
+	}
+	mustExecC(t, cw, "SANDBOX DISCARD lzc")
+}
