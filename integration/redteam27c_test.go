@@ -93,3 +93,33 @@ func TestRedTeam27cResumeAutoIncrement(t *testing.T) {
 	}
 	mustExecC(t, cw, "SANDBOX DISCARD lzc")
 }
+
+// TestRedTeam27cResumeAlteredProduction: production's table altered
+// between the stop and the new start (a column widened and a longer
+// value stored in a row the sandbox never touched, a column dropped): the
+// fill must not start again into the fork's old shape (which cut the
+// value short, silently, or failed on a missing column) but say plainly
+// what to do; SANDBOX RESET FOR then forks the table anew.
+func TestRedTeam27cResumeAlteredProduction(t *testing.T) {
+	b, direct := resumedLazy(t, 20000, []string{"UPDATE t SET v = 1000 WHERE id = 7"},
+		[]string{"ALTER TABLE lzs.t MODIFY s VARCHAR(40)", "UPDATE lzs.t SET s = REPEAT('x', 30) WHERE id = 9"}, 0)
+	cb := conn(t, openDB(t, b.dsn("lzs")))
+	mustExecC(t, cb, "SANDBOX ATTACH lzc")
+	var s string
+	err := cb.QueryRowContext(context.Background(), "SELECT s FROM t WHERE id = 9").Scan(&s)
+	if err == nil {
+		t.Fatalf("row 9 read through a fork of production's old shape: %q (production's is 30 x)", s)
+	}
+	if msg := mysqlErr(err); !strings.Contains(msg, "SANDBOX RESET FOR") || !strings.Contains(msg, "lzs.t") {
+		t.Fatalf("want a MySQL error naming lzs.t and SANDBOX RESET FOR, got %v", err)
+	}
+	if !lazyFilling(t, cb, "lzs.t") {
+		t.Error("the fork no longer says filling after the refusal")
+	}
+	mustExecC(t, cb, "SANDBOX RESET FOR lzs.t")
+	wantString(t, cb, "SELECT s FROM t WHERE id = 9", strings.Repeat("x", 30), "row 9 after the reset: %s")
+	if got := direct("SELECT v FROM lzs.t WHERE id = 7"); got != "7" {
+		t.Errorf("production's row 7: %s", got)
+	}
+	mustExecC(t, cb, "SANDBOX DISCARD lzc")
+}

@@ -72,6 +72,14 @@ func (m *Forker) restartFill(ctx context.Context, snap, w sideconn.Conn, sb *reg
 			err = fmt.Errorf("its fork cannot be filled lazily: %s", why)
 		}
 	}
+	if err == nil {
+		var prod forker.Shape
+		if prod, err = forker.ReadShape(ctx, w, n.Logical); err == nil {
+			if why := shapeChange(shape, prod); why != "" {
+				err = fmt.Errorf("production's table changed since the fork: %s", why)
+			}
+		}
+	}
 	if err != nil {
 		return nil, rewrite.Refuse(wire.ErUnknown, "the fork of %s was left unfilled by a proxy process that stopped and cannot be filled again (%v); "+
 			"SANDBOX RESET FOR it and try again", e.Logical, err)
