@@ -123,3 +123,42 @@ func TestRedTeam27cResumeAlteredProduction(t *testing.T) {
 	}
 	mustExecC(t, cb, "SANDBOX DISCARD lzc")
 }
+
+// TestRedTeam27cResumedTwice: a fill started again whose process stops
+// too starts again once more; the sandbox's rows (an auto id insert, a
+// row deleted and inserted again, one changed) stay its own through both,
+// and its next insert takes a new id.
+func TestRedTeam27cResumedTwice(t *testing.T) {
+	b, direct := resumedLazy(t, 20000, []string{
+		"INSERT INTO t (v, s, u) VALUES (5, 'a1', 'a1')", "DELETE FROM t WHERE id = 8",
+		"INSERT INTO t (id, v, s, u) VALUES (8, 88, 's8', 'u8')", "UPDATE t SET v = 1000 WHERE id = 7",
+	}, []string{"UPDATE lzs.t SET v = -1 WHERE id IN (7, 9)"}, 500)
+	cb := conn(t, openDB(t, b.dsn("lzs")))
+	mustExecC(t, cb, "SANDBOX ATTACH lzc")
+	go func() {
+		var n int
+		_ = cb.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM t").Scan(&n)
+	}()
+	fillRunsIn(t, b, "lzc")
+	b.stop()
+	c := startTestProxy(t, b.db.Addr, b.db, func(c *proxy.Config) {
+		c.Mode, c.Sandbox.LazyForkRows = "transparent", 1
+	})
+	cc := conn(t, openDB(t, c.dsn("lzs")))
+	mustExecC(t, cc, "SANDBOX ATTACH lzc")
+	wantString(t, cc, "SELECT COUNT(*) FROM t", "20001", "rows: %s")
+	wantString(t, cc, "SELECT CONCAT(v, '/', (SELECT v FROM t WHERE id = 8), '/', (SELECT v FROM t WHERE id = 9)) FROM t WHERE id = 7",
+		"1000/88/-1", "rows 7, 8, 9: %s")
+	mustExecC(t, cc, "INSERT INTO t (v, s, u) VALUES (6, 'a2', 'a2')")
+	if id := queryString(t, cc, "SELECT LAST_INSERT_ID()"); id != "20002" {
+		t.Errorf("the sandbox's next insert took id %s, want 20002", id)
+	}
+	rows := rowsOf(t, cc, "SANDBOX DIFF SUMMARY")
+	if len(rows) != 1 || strings.Join(rows[0][2:5], "/") != "2/2/0" {
+		t.Errorf("DIFF SUMMARY %v, want 2 inserted, 2 updated, 0 deleted", rows)
+	}
+	if got := direct("SELECT COUNT(*) FROM lzs.t"); got != "20000" {
+		t.Errorf("production's rows: %s", got)
+	}
+	mustExecC(t, cc, "SANDBOX DISCARD lzc")
+}
