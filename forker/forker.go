@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -321,4 +322,28 @@ func (s SeekDB) waitReady(ctx context.Context, c Conn, dst sqlname.Table) error 
 		}
 		delay = min(delay*2, 500*time.Millisecond)
 	}
+}
+
+// RaiseAutoIncrement makes t's AUTO_INCREMENT at least to (a decimal, ""
+// for none), never lowering it: a fork filled again from production keeps
+// the ids its sandbox used and skips those production used since.
+func RaiseAutoIncrement(ctx context.Context, c Conn, t sqlname.Table, to string) error {
+	if to == "" {
+		return nil
+	}
+	want, ok := new(big.Int).SetString(to, 10)
+	if !ok {
+		return fmt.Errorf("AUTO_INCREMENT %q of %s is not a number", to, t.Quoted())
+	}
+	info, err := describe(ctx, c, t)
+	if err != nil {
+		return err
+	}
+	if have, ok := new(big.Int).SetString(info.autoIncrement, 10); ok && have.Cmp(want) >= 0 {
+		return nil
+	}
+	if _, err := c.Exec(ctx, "ALTER TABLE "+t.Quoted()+" AUTO_INCREMENT = "+want.String()); err != nil {
+		return fmt.Errorf("set AUTO_INCREMENT of %s: %w", t.Quoted(), err)
+	}
+	return nil
 }

@@ -72,6 +72,14 @@ func (m *Forker) restartFill(ctx context.Context, snap, w sideconn.Conn, sb *reg
 			err = fmt.Errorf("its fork cannot be filled lazily: %s", why)
 		}
 	}
+	if err == nil {
+		var prod forker.Shape
+		if prod, err = forker.ReadShape(ctx, w, n.Logical); err == nil {
+			if why := shapeChange(shape, prod); why != "" {
+				err = fmt.Errorf("production's table changed since the fork: %s", why)
+			}
+		}
+	}
 	if err != nil {
 		return nil, rewrite.Refuse(wire.ErUnknown, "the fork of %s was left unfilled by a proxy process that stopped and cannot be filled again (%v); "+
 			"SANDBOX RESET FOR it and try again", e.Logical, err)
@@ -83,8 +91,16 @@ func (m *Forker) restartFill(ctx context.Context, snap, w sideconn.Conn, sb *reg
 	}
 	rows, _, _ := forker.Size(ctx, w, n.Logical)
 	start := time.Now()
-	f, _, err := forker.StartFill(ctx, snap, w, l, rows) // the fork keeps its AUTO_INCREMENT
+	f, autoInc, err := forker.StartFill(ctx, snap, w, l, rows)
 	if err != nil {
+		return nil, fmt.Errorf("fill the fork of %s again: %w", e.Logical, err)
+	}
+	// The fork keeps its AUTO_INCREMENT (the ids its sandbox used), raised
+	// past the ids production used since: the fill brings those rows in.
+	if err := m.reg.WithConn(ctx, func(c sideconn.Conn) error {
+		return forker.RaiseAutoIncrement(ctx, c, n.Phys, autoInc)
+	}); err != nil {
+		f.Close()
 		return nil, fmt.Errorf("fill the fork of %s again: %w", e.Logical, err)
 	}
 	m.log.Info("fill started again", zap.String("table", k), zap.Duration("took", time.Since(start)))
