@@ -126,6 +126,9 @@ func (m *Forker) startFill(ctx context.Context, c, snap, w sideconn.Conn, l fork
 	return f, nil
 }
 
+// errFillLocked says another connection holds a fill's lock.
+var errFillLocked = errors.New("another connection holds the fill's lock")
+
 // fillConns opens a fill's two connections; the first takes its lock.
 func (m *Forker) fillConns(ctx context.Context, lock string) (snap, w sideconn.Conn, err error) {
 	if snap, err = m.reg.DialOwn(ctx); err != nil {
@@ -137,7 +140,7 @@ func (m *Forker) fillConns(ctx context.Context, lock string) (snap, w sideconn.C
 	}
 	rows, err := snap.Query(ctx, "SELECT GET_LOCK("+quote.String(lock)+", 0)")
 	if err == nil && (len(rows) != 1 || sideconn.Str(rows[0][0]) != "1") {
-		err = errors.New("another connection holds the fill's lock")
+		err = errFillLocked
 	}
 	if err != nil {
 		_, _ = snap.Close(), w.Close()

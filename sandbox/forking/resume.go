@@ -2,6 +2,7 @@ package forking
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -31,8 +32,11 @@ func (m *Forker) resumeFill(ctx context.Context, sb *registry.Sandbox, k string,
 	}
 	lock := m.FillLock(sb.ID, k)
 	snap, w, err := m.fillConns(ctx, lock)
-	if err != nil {
+	if errors.Is(err, errFillLocked) {
 		return rewrite.Refuse(wire.ErLockWaitTimeout, "another proxy is filling the fork of %s again; retry", e.Logical)
+	}
+	if err != nil {
+		return fmt.Errorf("fill the fork of %s again: %w", e.Logical, err)
 	}
 	f, err := m.restartFill(ctx, snap, w, sb, k, e)
 	if err != nil || f == nil {
