@@ -101,6 +101,18 @@ func (l Lazy) columns() string {
 	return b.String()
 }
 
+// qualified are the stored columns, each qualified with alias, joined.
+func (l Lazy) qualified(alias string) string {
+	var b strings.Builder
+	for i, c := range l.Capture.Stored() {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(alias + "." + quote.Ident(c.Name))
+	}
+	return b.String()
+}
+
 // keyType is the key column's full type, for the fill function's variable.
 func (l Lazy) keyType() string {
 	c, _ := l.Capture.Column(l.Capture.Key[0])
@@ -146,30 +158,34 @@ func binlogRefusesFunction(err error) bool {
 // SYSDATE, not NOW, reads the clock as it runs (unless the server runs
 // with --sysdate-is-now: then n alone ends a call).
 func (l Lazy) fillFunction() string {
-	cols, k := l.columns(), l.key()
-	insert := "INSERT INTO " + l.Staging.Quoted() + " (" + cols + ") SELECT " + cols + " FROM " + l.Src.Quoted()
-	last := "SELECT MAX(" + k + ") INTO lo FROM " + l.Staging.Quoted() + "; "
+	// Every column is qualified: a routine's variables and parameters
+	// hide the columns of their names, not qualified ones. Its own names
+	// start with sqlfork_ besides.
+	k := "s." + l.key()
+	insert := "INSERT INTO " + l.Staging.Quoted() + " (" + l.columns() + ") SELECT " + l.qualified("s") + " FROM " + l.Src.Quoted() + " AS s"
+	last := "SELECT MAX(g." + l.key() + ") INTO sqlfork_lo FROM " + l.Staging.Quoted() + " AS g; "
 	yield := ""
 	if l.Yield != "" {
 		yield = " OR IS_FREE_LOCK(" + quote.String(l.Yield) + ") = 0"
 	}
 	lastKey := "''"
 	if l.intKey() {
-		lastKey = "IFNULL(lo, '')"
+		lastKey = "IFNULL(sqlfork_lo, '')"
 	}
 	// DETERMINISTIC, which it is not, lets a server that writes a binary
 	// log take it from an account with SUPER (1418 otherwise): only the
 	// proxy calls it, once per statement, and its writes are logged as
 	// rows (openSnapshot), never replayed as a call.
-	return "CREATE FUNCTION " + l.Fn.Quoted() + "(n INT, step INT, budget BIGINT) RETURNS VARCHAR(80) " +
+	return "CREATE FUNCTION " + l.Fn.Quoted() + "(sqlfork_n INT, sqlfork_step INT, sqlfork_budget BIGINT) RETURNS VARCHAR(80) " +
 		"MODIFIES SQL DATA DETERMINISTIC SQL SECURITY INVOKER BEGIN " +
-		"DECLARE lo " + l.keyType() + " DEFAULT NULL; DECLARE got, c BIGINT DEFAULT 0; DECLARE done INT DEFAULT 0; " +
-		"DECLARE t0 DATETIME(6) DEFAULT SYSDATE(6); " + last +
-		"REPEAT IF lo IS NULL THEN " + insert + " ORDER BY " + k + " LIMIT step; " +
-		"ELSE " + insert + " WHERE " + k + " > lo ORDER BY " + k + " LIMIT step; END IF; " +
-		"SET c = ROW_COUNT(); SET got = got + c; IF c < step THEN SET done = 1; END IF; " + last +
-		"UNTIL done = 1 OR got >= n OR TIMESTAMPDIFF(MICROSECOND, t0, SYSDATE(6)) >= budget" + yield + " END REPEAT; " +
-		"RETURN CONCAT(done, ' ', got, ' ', " + lastKey + "); END"
+		"DECLARE sqlfork_lo " + l.keyType() + " DEFAULT NULL; DECLARE sqlfork_got, sqlfork_c BIGINT DEFAULT 0; " +
+		"DECLARE sqlfork_done INT DEFAULT 0; DECLARE sqlfork_t0 DATETIME(6) DEFAULT SYSDATE(6); " + last +
+		"REPEAT IF sqlfork_lo IS NULL THEN " + insert + " ORDER BY " + k + " LIMIT sqlfork_step; " +
+		"ELSE " + insert + " WHERE " + k + " > sqlfork_lo ORDER BY " + k + " LIMIT sqlfork_step; END IF; " +
+		"SET sqlfork_c = ROW_COUNT(); SET sqlfork_got = sqlfork_got + sqlfork_c; " +
+		"IF sqlfork_c < sqlfork_step THEN SET sqlfork_done = 1; END IF; " + last +
+		"UNTIL sqlfork_done = 1 OR sqlfork_got >= sqlfork_n OR TIMESTAMPDIFF(MICROSECOND, sqlfork_t0, SYSDATE(6)) >= sqlfork_budget" +
+		yield + " END REPEAT; RETURN CONCAT(sqlfork_done, ' ', sqlfork_got, ' ', " + lastKey + "); END"
 }
 
 // intKey says whether the key is an integer column, whose order the

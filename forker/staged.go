@@ -56,9 +56,10 @@ func (f *Filler) stagedUpTo(keys []string) string {
 func (f *Filler) insertStaged(ctx context.Context, keys []string, hi string) error {
 	cp, k, st := f.l.Capture, f.l.key(), f.l.Staging.Quoted()
 	fork, side, marker := cp.Fork.Quoted(), cp.Side.Quoted(), quote.Ident(cp.Marker)
+	// No variable of the block's may hide a column (user variables do
+	// not): its statements name columns unqualified.
 	var b strings.Builder
-	b.WriteString("BEGIN NOT ATOMIC DECLARE staged INT DEFAULT 0; " +
-		"DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END; " +
+	b.WriteString("BEGIN NOT ATOMIC DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END; " +
 		"SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED; START TRANSACTION; ")
 	for _, kv := range keys {
 		b.WriteString("IF NOT EXISTS (SELECT 1 FROM " + fork + " WHERE " + k + " = " + kv + ") AND NOT EXISTS (SELECT 1 FROM " +
@@ -66,8 +67,8 @@ func (f *Filler) insertStaged(ctx context.Context, keys []string, hi string) err
 			" FROM " + st + " WHERE " + k + " = " + kv + "; IF ROW_COUNT() > 0 THEN DELETE FROM " + side +
 			" WHERE " + k + " = " + kv + " AND " + marker + " = 0; END IF; END IF; ")
 	}
-	b.WriteString("SELECT EXISTS (SELECT 1 FROM " + st + " WHERE " + k + " >= " + hi + ") INTO staged; " +
-		"IF NOT staged THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '" + errNotStaged.Error() + "'; END IF; COMMIT; END")
+	b.WriteString("SELECT EXISTS (SELECT 1 FROM " + st + " WHERE " + k + " >= " + hi + ") INTO @sqlfork_staged; " +
+		"IF NOT @sqlfork_staged THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '" + errNotStaged.Error() + "'; END IF; COMMIT; END")
 	if _, err := f.w.Exec(ctx, b.String()); err != nil {
 		_, _ = f.w.Exec(context.WithoutCancel(ctx), "ROLLBACK")
 		if strings.Contains(err.Error(), errNotStaged.Error()) {
