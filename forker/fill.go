@@ -46,7 +46,6 @@ type Filler struct {
 	started              time.Time
 	done                 chan struct{} // closed when Run has ended
 	err                  error         // why Run ended short (set before done closes)
-	chunk                int
 	// rate bounds the rows copied per second (0: no bound).
 	rate int64
 
@@ -176,7 +175,7 @@ type chunk struct {
 
 // nextChunk is the next chunk: about 50 ms of copy, in steps after each
 // of which a copy-up that raised the fill's yield lock (Lazy.Yield) takes
-// the snapshot connection: steps of 64 rows while statements copy rows
+// the snapshot connection: steps of 16 rows while statements copy rows
 // up, of 1,000 otherwise; under a rate, 50 ms of it at most.
 func (f *Filler) nextChunk() chunk {
 	c := chunk{rows: 1 << 30, step: 1000, budget: 50 * time.Millisecond}
