@@ -384,10 +384,14 @@ func (f *Filler) swap(ctx context.Context, c Conn) error {
 	return nil
 }
 
-// Close closes the filler's connections (once); closing the snapshot's
-// rolls back whatever it had not committed.
+// Close closes the filler's connections (once), after the copy-up using
+// them, if any (a fill that failed is closed while statements may still
+// copy rows up); closing the snapshot's rolls back whatever it had not
+// committed.
 func (f *Filler) Close() {
 	f.closeOnce.Do(func() {
+		f.upMu.Lock()
+		defer f.upMu.Unlock()
 		_ = f.snap.Close()
 		_ = f.w.Close()
 	})

@@ -84,18 +84,18 @@ func TestRedTeam27bBinlog(t *testing.T) {
 			h, root := rt27bServer(t, 2000, args...)
 			sb, ref := rt27Pair(t, h, root, "rt27blog", []string{
 				"CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL)",
-				"INSERT INTO t SELECT seq, seq FROM seq_1_to_60000",
+				"INSERT INTO t SELECT seq, seq FROM seq_1_to_12000",
 			})
 			mustExecC(t, sb, "SANDBOX CREATE rt27blog_box")
 			rt27Same(t, sb, ref, "rt27blog.t", "UPDATE t SET v = 0 WHERE id = 1")
-			mustExecC(t, root, "UPDATE rt27blog.t SET v = -1 WHERE id IN (2, 3, 59999)")
+			mustExecC(t, root, "UPDATE rt27blog.t SET v = -1 WHERE id IN (2, 3, 11999)")
 			// Root may create the fill function (DETERMINISTIC) with the
 			// binary log on, trusted or not: the fork is lazy.
 			rt27bStaged(t, h, "rt27blog_box", 100)
 			rt27Same(t, sb, ref, "rt27blog.t",
 				"SELECT v FROM t WHERE id = 2",
 				"UPDATE t SET v = v + 10 WHERE id IN (3, 4)",
-				"SELECT id, v FROM t WHERE id IN (1, 2, 3, 4, 59999) ORDER BY id",
+				"SELECT id, v FROM t WHERE id IN (1, 2, 3, 4, 11999) ORDER BY id",
 			)
 			if ups := rt27bUps(t, h, "rt27blog_box"); ups["staging"] == 0 {
 				t.Errorf("copy-ups %v: none read the staging table", ups)
@@ -128,7 +128,7 @@ func rt27bCopied(t *testing.T, h *proxyHandle, name string) int64 {
 // the fork, and every answer is the copy's; so is the whole fork at the
 // end.
 func TestRedTeam27bBoundaryRace(t *testing.T) {
-	const n, conns = 60000, 4
+	const n, conns = 30000, 4
 	h, root := rt27Env(t, 3000)
 	setup := []string{
 		"CREATE TABLE t (id BIGINT PRIMARY KEY, v INT NOT NULL, s VARCHAR(20))",
@@ -270,7 +270,7 @@ func TestRedTeam27bLeastPrivilege(t *testing.T) {
 	setUp(t, root, []string{"DROP DATABASE IF EXISTS rt27blp_ref", "CREATE DATABASE rt27blp_ref"}, "DROP DATABASE IF EXISTS rt27blp_ref")
 	for _, d := range []string{"rt27blp", "rt27blp_ref"} {
 		mustExecC(t, root, "CREATE TABLE "+d+".t (id INT PRIMARY KEY, v INT NOT NULL)")
-		mustExecC(t, root, "INSERT INTO "+d+".t SELECT seq, seq FROM "+d+".seq_1_to_60000")
+		mustExecC(t, root, "INSERT INTO "+d+".t SELECT seq, seq FROM "+d+".seq_1_to_15000")
 	}
 	sb := conn(t, openDB(t, least.userDSN(sandboxUser, "rt27blp")))
 	ref := conn(t, openDB(t, directDSN(db, "rt27blp_ref")))
