@@ -46,8 +46,9 @@ type Filler struct {
 	started              time.Time
 	done                 chan struct{} // closed when Run has ended
 	err                  error         // why Run ended short (set before done closes)
-	// rate bounds the rows copied per second (0: no bound).
-	rate int64
+	// rate bounds the rows copied per second (0: no bound); it may
+	// change while Run runs (SetRate).
+	rate atomic.Int64
 
 	closeOnce sync.Once
 }
@@ -115,6 +116,7 @@ func (f *Filler) Run(ctx context.Context) {
 			return
 		}
 		c := f.nextChunk()
+		start, before := time.Now(), f.filled.Load()
 		f.gate.lockChunk()
 		rows, err := f.snap.Query(ctx, "SELECT "+f.l.Fn.Quoted()+"("+c.args()+")")
 		f.gate.unlock()
@@ -125,20 +127,24 @@ func (f *Filler) Run(ctx context.Context) {
 		if f.chunkDone(cell(rows)) {
 			return
 		}
-		f.throttle(ctx)
+		f.throttle(ctx, f.filled.Load()-before, start)
 	}
 }
 
-// SetRate bounds the rows Run copies per second (0: no bound); set it
-// before Run.
-func (f *Filler) SetRate(rows int64) { f.rate = rows }
+// SetRate bounds the rows Run copies per second (0: no bound), from its
+// next chunk on: an operator may slow a fill down or let it go while it
+// runs (a reloaded lazy-fork-rate).
+func (f *Filler) SetRate(rows int64) { f.rate.Store(rows) }
 
-// throttle waits while the copy is ahead of its rate.
-func (f *Filler) throttle(ctx context.Context) {
-	if f.rate <= 0 {
+// throttle waits, after a chunk that copied n rows from start, until the
+// chunk has taken as long as n rows at the rate (a chunk copies 1/20 s of
+// it: nextChunk).
+func (f *Filler) throttle(ctx context.Context, n int64, start time.Time) {
+	rate := f.rate.Load()
+	if rate <= 0 {
 		return
 	}
-	ahead := time.Duration(f.filled.Load())*time.Second/time.Duration(f.rate) - time.Since(f.started)
+	ahead := time.Duration(n)*time.Second/time.Duration(rate) - time.Since(start)
 	if ahead <= 0 {
 		return
 	}
@@ -182,8 +188,8 @@ func (f *Filler) nextChunk() chunk {
 	if time.Since(time.Unix(0, f.lastUp.Load())) < time.Second {
 		c.step = 16
 	}
-	if f.rate > 0 {
-		c.rows = int(max(1, f.rate/20))
+	if rate := f.rate.Load(); rate > 0 {
+		c.rows = int(max(1, rate/20))
 		c.step = min(c.step, c.rows)
 	}
 	return c

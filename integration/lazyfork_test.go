@@ -254,6 +254,10 @@ func TestLazyForkAcrossProxies(t *testing.T) {
 	root := openDB(t, a.db.DSN(""))
 	mustExecC(t, root, "UPDATE lzs.t SET v = -1 WHERE id = 9")
 	mustExecC(t, cb, "SANDBOX ATTACH lzp")
+	go func() {
+		time.Sleep(500 * time.Millisecond) // b waits for the fill: let it end
+		a.setFillRate(0)
+	}()
 	wantString(t, cb, "SELECT v FROM t WHERE id = 7", "1000", "the other process reads row 7 as %s")
 	if lazyFilling(t, ca, "lzs.t") {
 		t.Error("the other process answered before the fill ended")

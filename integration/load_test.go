@@ -482,3 +482,37 @@ func TestSIGHUPResizesSidePool(t *testing.T) {
 		t.Errorf("more side connections open than the pool's 3: %v", m)
 	}
 }
+
+// TestSIGHUPLiftsFillRate: lazy-fork-rate applies on SIGHUP to the lazy
+// forks' copies already running. A fill at one row a second of a table of
+// 3,000 rows would take 50 minutes: the count that waits for it answers
+// only because the reload lifted the bound.
+func TestSIGHUPLiftsFillRate(t *testing.T) {
+	db := leastPrivilegeEnv(t)
+	root := openDB(t, db.DSN(""))
+	readOnlyDatabase(t, root, "hupfill")
+	mustExecC(t, root, "CREATE TABLE hupfill.t (id INT PRIMARY KEY, v INT NOT NULL)")
+	mustExecC(t, root, "INSERT INTO hupfill.t SELECT seq, seq FROM hupfill.seq_1_to_3000")
+	cfg := t.TempDir() + "/sqlfork.yaml"
+	write := func(rate int) {
+		if err := os.WriteFile(cfg, fmt.Appendf(nil, "log_format: json\nlazy_fork_rows: 1\nlazy_fork_rate: %d\n", rate), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(1)
+	p := startProxyProcess(t, db, "--mode", "transparent", "--config", cfg)
+	c := conn(t, openDB(t, "sbx:"+sandboxPassword+"@tcp("+p.addr+")/hupfill"))
+	mustExecC(t, c, "UPDATE t SET v = 0 WHERE id = 1")
+	if !lazyFilling(t, c, "hupfill.t") {
+		t.Fatalf("t is not filling:\n%s", p.logs.String())
+	}
+	write(0)
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, "the reload to be logged", func() bool { return strings.Contains(p.logs.String(), "SIGHUP: settings reloaded") })
+	if logs := p.logs.String(); !strings.Contains(logs, `"lazy-fork-rate"`) || strings.Contains(logs, "take effect only after a restart") {
+		t.Errorf("reload did not apply lazy-fork-rate:\n%s", logs)
+	}
+	wantString(t, c, "SELECT CONCAT(COUNT(*), '/', SUM(v)) FROM t", fmt.Sprint(3000, "/", 3000*3001/2-1), "the fork: %s")
+}

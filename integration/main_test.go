@@ -94,6 +94,7 @@ CREATE PROCEDURE app.out_param(IN x INT, OUT y INT) BEGIN SET y = x * 2; END;
 type proxyHandle struct {
 	addr   string
 	srv    *proxy.Server
+	cfg    proxy.Config
 	reg    *prometheus.Registry
 	cancel context.CancelFunc
 	done   chan error
@@ -136,7 +137,7 @@ func startProxyLogging(upstream string, db *testdb.Server, mutate func(*proxy.Co
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &proxyHandle{addr: srv.Addr().String(), srv: srv, reg: reg, cancel: cancel, done: make(chan error, 1), db: db}
+	h := &proxyHandle{addr: srv.Addr().String(), srv: srv, cfg: cfg, reg: reg, cancel: cancel, done: make(chan error, 1), db: db}
 	go func() { h.done <- srv.Serve(ctx) }()
 	return h, nil
 }
@@ -150,6 +151,15 @@ func startTestProxy(t testing.TB, upstream string, db *testdb.Server, mutate fun
 	}
 	t.Cleanup(h.stop)
 	return h
+}
+
+// setFillRate changes the rows per second the proxy's lazy forks copy,
+// the copies running included, as a SIGHUP reload of lazy-fork-rate does
+// (0: no bound): a test keeps a fill slow while it runs statements during
+// it, then lets it end.
+func (h *proxyHandle) setFillRate(rate int64) {
+	h.cfg.Sandbox.LazyForkRate = rate
+	h.srv.SetSandboxLimits(h.cfg)
 }
 
 // stop shuts the proxy down (once; later calls return at once).

@@ -62,9 +62,37 @@ func rt27Pair(t *testing.T, h *proxyHandle, root *sql.DB, db string, setup []str
 // made the statements wait for the fill, which is one right answer).
 func rt27Same(t *testing.T, sb, ref *sql.Conn, table string, stmts ...string) {
 	t.Helper()
+	rt27Run(t, nil, sb, ref, table, stmts...)
+}
+
+// rt27SameWaiting is rt27Same where a statement may wait for the fill:
+// one still running after a second has h's fills run at full speed (the
+// statements after it run on the whole fork, as after a wait at the slow
+// rate).
+func rt27SameWaiting(t *testing.T, h *proxyHandle, sb, ref *sql.Conn, table string, stmts ...string) {
+	t.Helper()
+	rt27Run(t, h, sb, ref, table, stmts...)
+}
+
+// rt27Run is rt27Same, lifting h's fill rate (when not nil) for a
+// statement that waits.
+func rt27Run(t *testing.T, h *proxyHandle, sb, ref *sql.Conn, table string, stmts ...string) {
+	t.Helper()
 	ctx := context.Background()
 	for i, q := range stmts {
-		got, want := runBoth(ctx, sb, q), runBoth(ctx, ref, q)
+		answered := make(chan struct{})
+		if h != nil {
+			go func() {
+				select {
+				case <-answered:
+				case <-time.After(time.Second): // not a bound: only when to lift the rate
+					h.setFillRate(0)
+				}
+			}()
+		}
+		got := runBoth(ctx, sb, q)
+		close(answered)
+		want := runBoth(ctx, ref, q)
 		if got != want {
 			t.Errorf("statement %d %q:\n sandbox: %s\n    copy: %s", i, q, got, want)
 		}
@@ -77,10 +105,11 @@ func rt27Same(t *testing.T, sb, ref *sql.Conn, table string, stmts ...string) {
 	}
 }
 
-// rt27Whole compares q's rows (run after the fill: a full scan waits for
-// it) on sb and ref.
-func rt27Whole(t *testing.T, sb, ref *sql.Conn, q string) {
+// rt27Whole lets h's fills run at full speed, then compares q's rows (run
+// after the fill: a full scan waits for it) on sb and ref.
+func rt27Whole(t *testing.T, h *proxyHandle, sb, ref *sql.Conn, q string) {
 	t.Helper()
+	h.setFillRate(0)
 	ctx := context.Background()
 	if got, want := runBoth(ctx, sb, q), runBoth(ctx, ref, q); got != want {
 		t.Errorf("after the fill, %q:\n sandbox: %s\n    copy: %s", q, got, want)
@@ -98,7 +127,7 @@ func TestRedTeam27TimeZoneTimestampKey(t *testing.T) {
 		"CREATE TABLE t (id INT PRIMARY KEY, ts TIMESTAMP NOT NULL, v INT NOT NULL, UNIQUE KEY (ts))",
 		"INSERT INTO t SELECT seq, TIMESTAMP'2020-01-01 00:00:00' + INTERVAL seq HOUR, seq FROM seq_1_to_20000",
 	}, "SET time_zone = '+05:00'")
-	rt27Same(t, sb, ref, "rt27tz.t",
+	rt27SameWaiting(t, h, sb, ref, "rt27tz.t",
 		"UPDATE t SET v = 0 WHERE id = 1",
 		// 2020-01-02 05:00 at +05:00 is 00:00 UTC: id 24.
 		"SELECT id, v FROM t WHERE ts = '2020-01-02 05:00:00'",
@@ -106,7 +135,7 @@ func TestRedTeam27TimeZoneTimestampKey(t *testing.T) {
 		"DELETE FROM t WHERE ts = '2020-01-04 05:00:00'",
 		"INSERT INTO t (id, ts, v) VALUES (100001, '2020-01-05 05:00:00', 1)",
 	)
-	rt27Whole(t, sb, ref, "SELECT COUNT(*), SUM(v), SUM(id) FROM t")
+	rt27Whole(t, h, sb, ref, "SELECT COUNT(*), SUM(v), SUM(id) FROM t")
 }
 
 // TestRedTeam27LossyUniqueInsert: an INSERT whose literal the column
@@ -120,7 +149,7 @@ func TestRedTeam27LossyUniqueInsert(t *testing.T) {
 		"CREATE TABLE t (id INT PRIMARY KEY, d DECIMAL(8,2) NOT NULL, dt DATETIME NOT NULL, v INT NOT NULL, UNIQUE KEY (d), UNIQUE KEY (dt))",
 		"INSERT INTO t SELECT seq, seq / 100, TIMESTAMP'2020-01-01 00:00:00' + INTERVAL seq SECOND, seq FROM seq_1_to_20000",
 	})
-	rt27Same(t, sb, ref, "rt27lossy.t",
+	rt27SameWaiting(t, h, sb, ref, "rt27lossy.t",
 		"UPDATE t SET v = 0 WHERE id = 1",
 		// 12.345 is stored 12.35: id 1235's.
 		"INSERT INTO t (id, d, dt, v) VALUES (100001, '12.345', '2030-01-01 00:00:00', 1)",
@@ -131,7 +160,7 @@ func TestRedTeam27LossyUniqueInsert(t *testing.T) {
 		"REPLACE INTO t (id, d, dt, v) VALUES (100003, '13.455', '2032-01-01 00:00:00', 2)",
 		"SELECT id, d, v FROM t WHERE id IN (100001, 100002, 100003, 6, 1235, 1346)",
 	)
-	rt27Whole(t, sb, ref, "SELECT COUNT(*), SUM(v), SUM(id), SUM(d) FROM t")
+	rt27Whole(t, h, sb, ref, "SELECT COUNT(*), SUM(v), SUM(id), SUM(d) FROM t")
 }
 
 // TestRedTeam27LossyUniqueInsertNonStrict: the same without strict mode,
@@ -143,14 +172,14 @@ func TestRedTeam27LossyUniqueInsertNonStrict(t *testing.T) {
 		"CREATE TABLE t (id INT PRIMARY KEY, tn TINYINT NULL, s VARCHAR(8) NOT NULL, v INT NOT NULL, UNIQUE KEY (tn), UNIQUE KEY (s))",
 		"INSERT INTO t SELECT seq, IF(seq = 127, 127, NULL), CONCAT('k', LPAD(seq, 7, '0')), seq FROM seq_1_to_20000",
 	}, "SET sql_mode = ''")
-	rt27Same(t, sb, ref, "rt27clip.t",
+	rt27SameWaiting(t, h, sb, ref, "rt27clip.t",
 		"UPDATE t SET v = 0 WHERE id = 1",
 		"INSERT INTO t (id, tn, s, v) VALUES (100001, 300, 'new1', 1)",
 		"INSERT INTO t (id, tn, s, v) VALUES (100002, NULL, 'k0000042zzz', 1)",
 		"INSERT IGNORE INTO t (id, tn, s, v) VALUES (100003, NULL, 'k0000043zzz', 1)",
 		"SELECT id, tn, s, v FROM t WHERE id IN (100001, 100002, 100003)",
 	)
-	rt27Whole(t, sb, ref, "SELECT COUNT(*), SUM(v), SUM(id) FROM t")
+	rt27Whole(t, h, sb, ref, "SELECT COUNT(*), SUM(v), SUM(id) FROM t")
 }
 
 // TestRedTeam27GeneratedUniqueKey: a unique key on a generated column is
@@ -163,13 +192,13 @@ func TestRedTeam27GeneratedUniqueKey(t *testing.T) {
 		"CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL, g INT AS (v * 2) STORED, w INT NOT NULL, UNIQUE KEY (g))",
 		"INSERT INTO t (id, v, w) SELECT seq, seq, 0 FROM seq_1_to_20000",
 	})
-	rt27Same(t, sb, ref, "rt27gen.t",
+	rt27SameWaiting(t, h, sb, ref, "rt27gen.t",
 		"UPDATE t SET w = 1 WHERE id = 1",
 		"INSERT INTO t (id, v, w) VALUES (100001, 42, 1)",
 		"UPDATE t SET v = 43 WHERE id = 2",
 		"SELECT id, v, g, w FROM t WHERE id IN (2, 42, 43, 100001)",
 	)
-	rt27Whole(t, sb, ref, "SELECT COUNT(*), SUM(v), SUM(g), SUM(w) FROM t")
+	rt27Whole(t, h, sb, ref, "SELECT COUNT(*), SUM(v), SUM(g), SUM(w) FROM t")
 }
 
 // TestRedTeam27InvisibleColumnPositional: an INSERT without a column list
@@ -188,7 +217,7 @@ func TestRedTeam27InvisibleColumnPositional(t *testing.T) {
 		"REPLACE INTO t VALUES (100002, 43, 8)",
 		"SELECT id, u, v FROM t WHERE id IN (42, 43, 100001, 100002)",
 	)
-	rt27Whole(t, sb, ref, "SELECT COUNT(*), SUM(v), SUM(u), SUM(id) FROM t")
+	rt27Whole(t, h, sb, ref, "SELECT COUNT(*), SUM(v), SUM(u), SUM(id) FROM t")
 }
 
 // TestRedTeam27CopiedValues: rows copied up from the snapshot (through
@@ -224,7 +253,7 @@ func TestRedTeam27CopiedValues(t *testing.T) {
 	mustExecC(t, sb, "SET time_zone = '-07:00'")
 	mustExecC(t, ref, "SET time_zone = '-07:00'")
 	rt27Same(t, sb, ref, "rt27val.t", "SELECT id, ts FROM t WHERE id = 2")
-	rt27Whole(t, sb, ref, "SELECT COUNT(*), SUM(CRC32(CONCAT_WS('|', "+cols+"))) FROM t")
+	rt27Whole(t, h, sb, ref, "SELECT COUNT(*), SUM(CRC32(CONCAT_WS('|', "+cols+"))) FROM t")
 }
 
 // TestRedTeam27DrainDeadlock: a statement of one connection of a sandbox
@@ -264,7 +293,11 @@ func TestRedTeam27DrainDeadlock(t *testing.T) {
 		_, err := a.ExecContext(ctx, "INSERT INTO small VALUES (1)") // waits for b's row lock
 		first <- err
 	}()
-	time.Sleep(500 * time.Millisecond)                   // a is waiting on the lock (no threshold: only ordering)
+	time.Sleep(500 * time.Millisecond) // a is waiting on the lock (no threshold: only ordering)
+	go func() {
+		time.Sleep(500 * time.Millisecond) // b's count waits for the fill: let it end
+		h.setFillRate(0)
+	}()
 	got := queryString(t, b, "SELECT COUNT(*) FROM big") // waits for the fill
 	if got != "20000" {
 		t.Errorf("count: %s", got)
@@ -434,6 +467,8 @@ func TestRedTeam27DiffDuringFill(t *testing.T) {
 		}
 		done <- out
 	}()
+	time.Sleep(500 * time.Millisecond) // the DIFF waits for the fill: let it end
+	h.setFillRate(0)
 	select {
 	case rows := <-done:
 		if len(rows) != 1 || strings.Join(rows[0][2:5], "/") != "0/1/0" {
@@ -506,5 +541,6 @@ func TestRedTeam27ReachFillObjects(t *testing.T) {
 			t.Errorf("%s: went through", q)
 		}
 	}
+	h.setFillRate(0)
 	wantString(t, a, "SELECT CONCAT(COUNT(*), '/', SUM(v)) FROM t", fmt.Sprint(20000, "/", 20000*20001/2-1), "the fork: %s")
 }

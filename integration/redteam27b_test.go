@@ -100,7 +100,7 @@ func TestRedTeam27bBinlog(t *testing.T) {
 			if ups := rt27bUps(t, h, "rt27blog_box"); ups["staging"] == 0 {
 				t.Errorf("copy-ups %v: none read the staging table", ups)
 			}
-			rt27Whole(t, sb, ref, "SELECT COUNT(*), SUM(v) FROM t")
+			rt27Whole(t, h, sb, ref, "SELECT COUNT(*), SUM(v) FROM t")
 		})
 	}
 }
@@ -224,7 +224,7 @@ func TestRedTeam27bBoundaryRace(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d statements", total)
-	rt27Whole(t, sb0, ref0, "SELECT COUNT(*), SUM(v), SUM(CRC32(CONCAT_WS('|', id, v, s))) FROM t")
+	rt27Whole(t, h, sb0, ref0, "SELECT COUNT(*), SUM(v), SUM(CRC32(CONCAT_WS('|', id, v, s))) FROM t")
 }
 
 // TestRedTeam27bReplaceSameRow: REPLACE of a row by the same values
@@ -253,7 +253,7 @@ func TestRedTeam27bReplaceSameRow(t *testing.T) {
 		"INSERT INTO t VALUES (2, 5) ON DUPLICATE KEY UPDATE v = 5",
 		"REPLACE INTO t VALUES (1, 0)",
 	)
-	rt27Whole(t, sb, ref, "SELECT COUNT(*), SUM(v) FROM t")
+	rt27Whole(t, h, sb, ref, "SELECT COUNT(*), SUM(v) FROM t")
 }
 
 // TestRedTeam27bLeastPrivilege: through the least-privilege account (SELECT
@@ -312,7 +312,7 @@ func TestRedTeam27bLeastPrivilege(t *testing.T) {
 			t.Errorf("%s: %v, want the proxy's 1044", q, err)
 		}
 	}
-	rt27Whole(t, sb, ref, "SELECT COUNT(*), SUM(v) FROM t")
+	rt27Whole(t, least, sb, ref, "SELECT COUNT(*), SUM(v) FROM t")
 }
 
 // TestRedTeam27bKillFill: a root session kills the fill's snapshot
@@ -322,7 +322,7 @@ func TestRedTeam27bLeastPrivilege(t *testing.T) {
 // table the sandbox answers as a copy again (production's rows now).
 func TestRedTeam27bKillFill(t *testing.T) {
 	const conns = 3
-	h, root := rt27Env(t, 3000)
+	h, root := rt27Env(t, 20000) // quick to stage 20,000 rows, then slowed down
 	sb0, ref0 := rt27Pair(t, h, root, "rt27bkill", []string{
 		"CREATE TABLE t (id INT PRIMARY KEY, v INT NOT NULL)",
 		"INSERT INTO t SELECT seq, seq FROM seq_1_to_100000",
@@ -332,6 +332,7 @@ func TestRedTeam27bKillFill(t *testing.T) {
 	t.Cleanup(func() { _, _ = sb0.ExecContext(ctx, "SANDBOX DISCARD rt27bkill_box") })
 	rt27Same(t, sb0, ref0, "rt27bkill.t", "UPDATE t SET v = 0 WHERE id = 1")
 	rt27bStaged(t, h, "rt27bkill_box", 20000)
+	h.setFillRate(3000) // still filling when killed
 	mustExecC(t, root, "UPDATE rt27bkill.t SET v = -1 WHERE id BETWEEN 1 AND 20000")
 	type result struct {
 		ok, failed int
@@ -388,5 +389,5 @@ func TestRedTeam27bKillFill(t *testing.T) {
 	mustExecC(t, ref0, "DELETE FROM t")
 	mustExecC(t, ref0, "INSERT INTO t SELECT * FROM rt27bkill.t")
 	rt27Same(t, sb0, ref0, "rt27bkill.t", "UPDATE t SET v = 7 WHERE id = 3", "SELECT id, v FROM t WHERE id IN (2, 3)")
-	rt27Whole(t, sb0, ref0, "SELECT COUNT(*), SUM(v) FROM t")
+	rt27Whole(t, h, sb0, ref0, "SELECT COUNT(*), SUM(v) FROM t")
 }

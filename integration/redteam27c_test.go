@@ -77,6 +77,7 @@ func TestRedTeam27cResumeAutoIncrement(t *testing.T) {
 	mustExecC(t, cw, "SANDBOX ATTACH lzc")
 	mustExecC(t, cw, "INSERT INTO t (v, s, u) VALUES (9, 'sb', 'sb')")
 	id := queryString(t, cw, "SELECT LAST_INSERT_ID()")
+	b.setFillRate(0)
 	if err := <-waited; err != nil {
 		t.Fatal(err)
 	}

@@ -180,8 +180,9 @@ func upstreamTLS(cfg *Config) (*tls.Config, error) {
 }
 
 // SetSandboxLimits changes the sandbox limits, guardrails (global and
-// per user), TTL defaults and grace of a running proxy to those of c (SIGHUP
-// reload); c's other settings are ignored.
+// per user), TTL defaults, grace and lazy fork rate (of the copies running
+// too) of a running proxy to those of c (SIGHUP reload); c's other
+// settings are ignored.
 func (s *Server) SetSandboxLimits(c Config) {
 	s.sbMu.Lock()
 	defer s.sbMu.Unlock()
@@ -190,6 +191,7 @@ func (s *Server) SetSandboxLimits(c Config) {
 	s.cfg.Sandbox.DefaultTTL, s.cfg.Sandbox.IdleTTL, s.cfg.Sandbox.MaxTTL = sc.DefaultTTL, sc.IdleTTL, sc.MaxTTL
 	s.cfg.Sandbox.Grace = sc.Grace
 	s.cfg.Sandbox.SideConnections, s.cfg.Sandbox.ForkQueueTimeout = sc.SideConnections, sc.ForkQueueTimeout
+	s.cfg.Sandbox.LazyForkRate = sc.LazyForkRate
 	if s.sbm != nil {
 		s.sbm.SetLimits(sc)
 	}

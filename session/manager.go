@@ -206,8 +206,7 @@ func New(ctx context.Context, cfg Config, dial Dialer, log *zap.Logger) (*Manage
 	if lazy <= 0 {
 		lazy = -1
 	}
-	m.fk = forking.New(forking.Config{Prefix: cfg.Prefix, ForkTimeout: cfg.ForkTimeout, LazyRows: lazy,
-		LazyRate: cfg.LazyForkRate}, log, m.names, m.reg, m.strategy,
+	m.fk = forking.New(forking.Config{Prefix: cfg.Prefix, ForkTimeout: cfg.ForkTimeout, LazyRows: lazy}, log, m.names, m.reg, m.strategy,
 		m.caps, m.catalog, triggers, func(owner string) int64 { return m.guard(owner).MaxForkBytes })
 	m.op.SetResetter(m.fk)
 	m.rev.SetSettled(m.fk.AwaitFills)
@@ -297,9 +296,9 @@ func (m *Manager) ProductionWritable() (known, writable bool, grants []string) {
 // process) drops them.
 func (m *Manager) Close() { m.reg.Close() }
 
-// SetLimits changes the limits, guardrails, TTL defaults and grace of c
-// (the other fields of c are ignored): new sandboxes, forks and statements obey
-// them at once.
+// SetLimits changes the limits, guardrails, TTL defaults, grace and lazy
+// fork rate of c (the other fields of c are ignored): new sandboxes, forks,
+// statements and the lazy forks' copies running obey them at once.
 //
 // The side connection pool takes c's SideConnections and ForkQueueTimeout
 // (each when positive; the queue timeout at most the fork timeout): a larger
@@ -311,7 +310,7 @@ func (m *Manager) SetLimits(c Config) {
 		guards[user] = newGuard(g, m.cfg.Prefix)
 	}
 	m.reg.SetLimits(Limits{MaxSandboxes: c.MaxSandboxes, DefaultTTL: c.DefaultTTL, IdleTTL: c.IdleTTL, MaxTTL: c.MaxTTL,
-		Grace: c.Grace, SideConnections: c.SideConnections, ForkQueueTimeout: c.ForkQueueTimeout})
+		Grace: c.Grace, SideConnections: c.SideConnections, ForkQueueTimeout: c.ForkQueueTimeout, FillRate: c.LazyForkRate})
 	m.guards.Store(&guards)
 }
 

@@ -136,7 +136,8 @@ func shutdownMetrics(ctx context.Context, stop func(context.Context) error, log 
 
 // applyReload re-reads the settings on SIGHUP and applies those that are
 // safe to change while running — log level, sandbox limits and TTL
-// defaults, the side connection pool, the memory limit (through mem) —
+// defaults, the side connection pool, the lazy forks' copy rate (of the
+// copies running too), the memory limit (through mem) —
 // without touching connections. Other settings that changed are logged as
 // needing a restart. It returns the settings in effect.
 func applyReload(cur settings, reload func() (settings, error), level zap.AtomicLevel, srv *proxy.Server, mem func(byteSize), log *zap.Logger) settings {
@@ -161,7 +162,8 @@ func applyReload(cur settings, reload func() (settings, error), level zap.Atomic
 			level.SetLevel(lvl)
 			eff.LogLevel = next.LogLevel
 		case "max-sandboxes", "sandbox-ttl", "sandbox-idle-ttl", "sandbox-grace", "max-sandbox-ttl", "max-fork-bytes", "max-sandboxes-per-user",
-			"deny-statements", "deny-multi-statements", "statement-timeout", "max-rows", "side-connections", "fork-queue-timeout":
+			"deny-statements", "deny-multi-statements", "statement-timeout", "max-rows", "side-connections", "fork-queue-timeout",
+			"lazy-fork-rate":
 			limits = true
 		case "memory-limit":
 			mem(next.MemoryLimit)
@@ -187,6 +189,7 @@ func applyReload(cur settings, reload func() (settings, error), level zap.Atomic
 		sb.DefaultTTL, sb.IdleTTL, sb.MaxTTL = next.Proxy.Sandbox.DefaultTTL, next.Proxy.Sandbox.IdleTTL, next.Proxy.Sandbox.MaxTTL
 		sb.Grace = next.Proxy.Sandbox.Grace
 		sb.SideConnections, sb.ForkQueueTimeout = next.Proxy.Sandbox.SideConnections, next.Proxy.Sandbox.ForkQueueTimeout
+		sb.LazyForkRate = next.Proxy.Sandbox.LazyForkRate
 		srv.SetSandboxLimits(eff.Proxy)
 	}
 	if len(restart) > 0 {

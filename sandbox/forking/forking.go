@@ -554,9 +554,6 @@ type Config struct {
 	// LazyRows: a table of at least this many rows (production's
 	// estimate) is forked lazily when it can be (lazy.go); negative: never.
 	LazyRows int64
-	// LazyRate bounds the rows a lazy fork's copy takes per second (0:
-	// none).
-	LazyRate int64
 }
 
 // Observer is told about forks, for metrics.

@@ -32,6 +32,10 @@ type Limits struct {
 	// pool (0 keeps the current value).
 	SideConnections  int
 	ForkQueueTimeout time.Duration
+	// FillRate bounds the rows per second each lazy fork's background
+	// copy takes (0: no bound); SetLimits applies it to the copies
+	// running too.
+	FillRate int64
 }
 
 // CheckTTL refuses a kept sandbox's lifetime (0: until discarded) beyond
@@ -404,8 +408,18 @@ func (m *Registry) Close() {
 
 // SetLimits installs l. Its pool size and queue timeout apply when
 // positive (the timeout at most the fork timeout); otherwise the pool
-// keeps its own.
+// keeps its own. Its fill rate applies to the fills running as well.
 func (m *Registry) SetLimits(l Limits) {
+	m.setLimits(l)
+	for _, sb := range m.Sandboxes() {
+		for _, f := range sb.Fills() {
+			f.Filler.SetRate(l.FillRate)
+		}
+	}
+}
+
+// setLimits installs l but for the fills running.
+func (m *Registry) setLimits(l Limits) {
 	m.lmu.Lock()
 	defer m.lmu.Unlock()
 	if l.SideConnections <= 0 {
