@@ -436,11 +436,9 @@ func isolationSuite(t *testing.T, db *testdb.Server, p *proxyHandle, upstream *s
 		if err := bobOut.QueryRowContext(ctx, "SELECT GET_LOCK(?, 1)", "sqlfork:"+hex.EncodeToString(unsalted[:20])).Scan(&got); err != nil || got.String != "1" {
 			t.Fatalf("bob: GET_LOCK: %v %s", got, mysqlErr(err))
 		}
-		start := time.Now()
+		// Bob holds it until the test ends: a fork that waited for it
+		// would not answer before the fork timeout, and then with an error.
 		mustExecC(t, a3, "UPDATE users SET score = 1 WHERE name = 'carol'")
-		if d := time.Since(start); d > 5*time.Second {
-			t.Fatalf("alice's first write took %s while bob held a lock", d)
-		}
 		// Control: the salted name stalls her fork of another table.
 		var secret string
 		if err := root.QueryRow("SELECT value FROM _sqlfork_meta.settings WHERE name = 'lock_secret'").Scan(&secret); err != nil {

@@ -116,15 +116,14 @@ func TestSIGTERMDrainsInFlight(t *testing.T) {
 	// once its goroutine sees it (on a loaded machine, maybe after a ping
 	// the test sends meanwhile: that one then fails with it).
 	testkit.Eventually(t, "the idle session to end", func() bool { return idleConn.PingContext(context.Background()) != nil })
-	if err := awaitErr(t, result, 15*time.Second, "in-flight statement did not finish"); err != nil {
+	if err := awaitErr(t, result, testkit.WaitLimit, "in-flight statement did not finish"); err != nil {
 		t.Fatalf("in-flight statement failed during graceful shutdown: %v", err)
 	}
-	if err := awaitErr(t, exited, 15*time.Second, "proxy did not exit after draining"); err != nil {
+	if err := awaitErr(t, exited, testkit.WaitLimit, "proxy did not exit after draining"); err != nil {
 		t.Fatalf("proxy exit: %v (want status 0)", err)
 	}
-	if waited := time.Since(start); waited > 15*time.Second {
-		t.Fatalf("shutdown took %s", waited)
-	}
+	t.Logf("shutdown took %s", time.Since(start).Round(time.Millisecond))
+	// Draining ended with the statement, not at the 20 s grace.
 	if strings.Contains(logs.String(), "shutdown grace expired") {
 		t.Errorf("the idle session lasted until the shutdown grace closed it:\n%s", logs.String())
 	}

@@ -105,7 +105,7 @@ func waitDone(t *testing.T, done <-chan struct{}, what string) {
 	t.Helper()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(testkit.WaitLimit): // a hang guard
 		t.Fatalf("timed out waiting for %s", what)
 	}
 }

@@ -328,13 +328,9 @@ func TestTLSSilentClientTimesOut(t *testing.T) {
 	srvEnd, cliEnd := tcpPair(t)
 	done := make(chan struct{})
 	s.wg.Add(1)
-	start := time.Now()
 	go func() { defer close(done); s.handle(context.Background(), srvEnd) }()
 	tc, _ := clientTLSHello(t, cliEnd)
-	waitDone(t, done, "the handler to give up on a silent client")
-	if d := time.Since(start); d > 3*time.Second {
-		t.Fatalf("silent client held for %v", d)
-	}
+	waitDone(t, done, "the handler to give up on a silent client") // it waits for ever without the handshake timeout
 	if _, err := tc.Read(make([]byte, 1)); err == nil {
 		t.Fatal("silent client's connection still open")
 	}
