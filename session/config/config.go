@@ -162,6 +162,9 @@ func (c *Config) Validate() error {
 	if c.Grace < 0 {
 		return fmt.Errorf("sandbox-grace must not be negative, got %s", c.Grace)
 	}
+	if c.LazyForkRows < 0 || c.LazyForkRate < 0 {
+		return fmt.Errorf("lazy-fork-rows and lazy-fork-rate must not be negative (0: never lazy; no bound), got %d and %d", c.LazyForkRows, c.LazyForkRate)
+	}
 	if c.SyncLease < 0 || c.SyncLease > time.Minute {
 		return fmt.Errorf("sandbox-sync-lease must be between 0 and 1m (the default is %s), got %s", DefaultSyncLease, c.SyncLease)
 	}

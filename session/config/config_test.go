@@ -73,6 +73,8 @@ func TestConfigValidate(t *testing.T) {
 		{Config{ForkTimeout: time.Minute, ForkQueueTimeout: 2 * time.Minute}, "fork timeout 1m0s"},
 		{Config{Grace: -time.Second}, "sandbox-grace"},
 		{Config{SyncLease: 2 * time.Minute}, "sandbox-sync-lease"},
+		{Config{LazyForkRate: -1}, "lazy-fork-rate must not be negative"},
+		{Config{LazyForkRows: -1}, "lazy-fork-rows and"},
 	} {
 		testkit.WantError(t, fmt.Sprintf("%+v", tt.c), tt.c.Validate(), tt.want)
 	}
