@@ -383,7 +383,11 @@ func (f *Filler) swap(ctx context.Context, c Conn) error {
 	stmts = append(stmts, cp.TriggerDDL()...)
 	// The staging table's statistics were taken while it filled: the
 	// optimizer and information_schema get the whole table's.
-	stmts = append(stmts, "DROP TABLE "+old.Quoted(), "DROP FUNCTION IF EXISTS "+f.l.Fn.Quoted(), "ANALYZE TABLE "+cp.Fork.Quoted())
+	stmts = append(stmts, "DROP TABLE "+old.Quoted(), "DROP FUNCTION IF EXISTS "+f.l.Fn.Quoted())
+	if f.l.Up.Name != "" {
+		stmts = append(stmts, "DROP PROCEDURE IF EXISTS "+f.l.Up.Quoted())
+	}
+	stmts = append(stmts, "ANALYZE TABLE "+cp.Fork.Quoted())
 	if _, err := ExecAllWith(ctx, c, captureModes(), stmts...); err != nil {
 		return fmt.Errorf("put the copy of %s in its fork's place: %w", f.l.Src.Quoted(), err)
 	}

@@ -51,9 +51,11 @@ type Lazy struct {
 	// Src's and its Key the key the fill orders by (one column).
 	Src     sqlname.Table
 	Capture Capture
-	// Staging is where the snapshot is copied; Fn the fill function.
-	// Both go in the sandbox's own database.
-	Staging, Fn sqlname.Table
+	// Staging is where the snapshot is copied; Fn the fill function; Up,
+	// when not empty, the procedure that copies one integer key up from
+	// the staging table (staged.go). All go in the sandbox's own
+	// database.
+	Staging, Fn, Up sqlname.Table
 	// Like is the table the staging table is made like (Src when empty;
 	// the fork when a fill starts again over a fork that has rows).
 	Like sqlname.Table
@@ -128,6 +130,9 @@ func PrepareLazy(ctx context.Context, c Conn, l Lazy) error {
 		"DROP FUNCTION IF EXISTS " + l.Fn.Quoted(),
 		l.fillFunction(),
 	}
+	if l.upByCall() {
+		stmts = append(stmts, "DROP PROCEDURE IF EXISTS "+l.Up.Quoted(), l.upProcedure())
+	}
 	// The function keeps the sql_mode it is made with: a copy takes every
 	// value as production holds it (zero and invalid dates, a key 0).
 	if _, err := ExecAllWith(ctx, c, Modes{SQLMode: fillModes, Charset: "utf8mb4", Collation: "utf8mb4_general_ci"}, stmts...); err != nil {
@@ -200,9 +205,13 @@ func (l Lazy) intKey() bool {
 	return false
 }
 
-// DropLazy drops the staging table and the fill function (best effort).
+// DropLazy drops the staging table, the fill function and the copy-up
+// procedure (best effort).
 func DropLazy(ctx context.Context, c Conn, l Lazy) {
 	_, _ = c.Exec(ctx, "DROP FUNCTION IF EXISTS "+l.Fn.Quoted())
+	if l.Up.Name != "" {
+		_, _ = c.Exec(ctx, "DROP PROCEDURE IF EXISTS "+l.Up.Quoted())
+	}
 	_, _ = c.Exec(ctx, "DROP TABLE IF EXISTS "+l.Staging.Quoted())
 }
 

@@ -52,24 +52,15 @@ func (f *Filler) stagedUpTo(keys []string) string {
 // sandbox does not hold, as insertUp does from the snapshot's rows, then
 // checks that the staging table reaches hi. (The rows a copy-up's where
 // selects have those keys: copying the row of each key is the same or
-// more, and a row copied up is a row of the snapshot.)
+// more, and a row copied up is a row of the snapshot.) One key is copied
+// by the copy-up procedure (Lazy.Up), whose CALL the server does not parse
+// again each time; several by an anonymous block.
 func (f *Filler) insertStaged(ctx context.Context, keys []string, hi string) error {
-	cp, k, st := f.l.Capture, f.l.key(), f.l.Staging.Quoted()
-	fork, side, marker := cp.Fork.Quoted(), cp.Side.Quoted(), quote.Ident(cp.Marker)
-	// No variable of the block's may hide a column (user variables do
-	// not): its statements name columns unqualified.
-	var b strings.Builder
-	b.WriteString("BEGIN NOT ATOMIC DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END; " +
-		"SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED; START TRANSACTION; ")
-	for _, kv := range keys {
-		b.WriteString("IF NOT EXISTS (SELECT 1 FROM " + fork + " WHERE " + k + " = " + kv + ") AND NOT EXISTS (SELECT 1 FROM " +
-			side + " WHERE " + k + " = " + kv + ") THEN INSERT INTO " + fork + " (" + f.l.columns() + ") SELECT " + f.l.columns() +
-			" FROM " + st + " WHERE " + k + " = " + kv + "; IF ROW_COUNT() > 0 THEN DELETE FROM " + side +
-			" WHERE " + k + " = " + kv + " AND " + marker + " = 0; END IF; END IF; ")
+	q := "CALL " + f.l.Up.Quoted() + "(" + strings.Join(keys, ", ") + ", " + hi + ")"
+	if len(keys) != 1 || !f.l.upByCall() {
+		q = "BEGIN NOT ATOMIC " + f.l.stagedBody(keys, hi) + " END"
 	}
-	b.WriteString("SELECT EXISTS (SELECT 1 FROM " + st + " WHERE " + k + " >= " + hi + ") INTO @sqlfork_staged; " +
-		"IF NOT @sqlfork_staged THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '" + errNotStaged.Error() + "'; END IF; COMMIT; END")
-	if _, err := f.w.Exec(ctx, b.String()); err != nil {
+	if _, err := f.w.Exec(ctx, q); err != nil {
 		_, _ = f.w.Exec(context.WithoutCancel(ctx), "ROLLBACK")
 		if strings.Contains(err.Error(), errNotStaged.Error()) {
 			return errNotStaged
@@ -77,6 +68,39 @@ func (f *Filler) insertStaged(ctx context.Context, keys []string, hi string) err
 		return fmt.Errorf("copy rows of %s up into its fork: %w", f.l.Src.Quoted(), err)
 	}
 	return nil
+}
+
+// upByCall says whether l has a copy-up procedure: an integer key's.
+func (l Lazy) upByCall() bool { return l.Up.Name != "" && l.intKey() }
+
+// upProcedure makes l's copy-up procedure, of one key up to hi.
+func (l Lazy) upProcedure() string {
+	return "CREATE PROCEDURE " + l.Up.Quoted() + "(sqlfork_k " + l.keyType() + ", sqlfork_hi " + l.keyType() + ") " +
+		"MODIFIES SQL DATA SQL SECURITY INVOKER BEGIN " + l.stagedBody([]string{"sqlfork_k"}, "sqlfork_hi") + " END"
+}
+
+// stagedBody is the statements that copy keys up from the staging table
+// in one READ UNCOMMITTED transaction and check that it reaches hi (keys
+// and hi are literals, or the procedure's parameters). Every column is
+// qualified with its table's full name: a routine's parameters hide the
+// columns of their names.
+func (l Lazy) stagedBody(keys []string, hi string) string {
+	cp, st := l.Capture, l.Staging.Quoted()
+	fork, side := cp.Fork.Quoted(), cp.Side.Quoted()
+	col := func(table, c string) string { return table + "." + quote.Ident(c) }
+	k := l.Capture.Key[0]
+	var b strings.Builder
+	b.WriteString("DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END; " +
+		"SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED; START TRANSACTION; ")
+	for _, kv := range keys {
+		b.WriteString("IF NOT EXISTS (SELECT 1 FROM " + fork + " WHERE " + col(fork, k) + " = " + kv + ") AND NOT EXISTS (SELECT 1 FROM " +
+			side + " WHERE " + col(side, k) + " = " + kv + ") THEN INSERT INTO " + fork + " (" + l.columns() + ") SELECT " +
+			l.qualified(st) + " FROM " + st + " WHERE " + col(st, k) + " = " + kv + "; IF ROW_COUNT() > 0 THEN DELETE FROM " + side +
+			" WHERE " + col(side, k) + " = " + kv + " AND " + col(side, cp.Marker) + " = 0; END IF; END IF; ")
+	}
+	b.WriteString("SELECT EXISTS (SELECT 1 FROM " + st + " WHERE " + col(st, k) + " >= " + hi + ") INTO @sqlfork_staged; " +
+		"IF NOT @sqlfork_staged THEN SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '" + errNotStaged.Error() + "'; END IF; COMMIT;")
+	return b.String()
 }
 
 // askYield raises the fill's yield lock when chunk (a chunk holds the

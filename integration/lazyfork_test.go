@@ -344,7 +344,8 @@ func TestLazyForkResumedAfterStop(t *testing.T) {
 }
 
 // TestLazyForkColumnNames: columns named like the fill's own variables
-// and parameters (n, lo, c, got, step, budget, done, t0, staged) keep
+// and parameters (n, lo, c, got, step, budget, done, t0, staged, and the
+// copy-up procedure's sqlfork_k, sqlfork_hi) keep
 // their values through the fill and the copy-ups from the staging table:
 // a routine's variable hides a column of its name where the column is
 // not qualified.
@@ -352,8 +353,10 @@ func TestLazyForkColumnNames(t *testing.T) {
 	h, direct := lazyEnv(t, 10, 2000)
 	root := openDB(t, h.db.DSN(""))
 	for _, q := range []string{
-		"CREATE TABLE lzs.vars (id INT PRIMARY KEY, n INT, lo INT, c INT, got INT, step INT, budget INT, done INT, t0 INT, staged INT)",
-		"INSERT INTO lzs.vars SELECT seq, seq + 1, seq + 2, seq + 3, seq + 4, seq + 5, seq + 6, seq + 7, seq + 8, seq + 9 FROM lzs.seq_1_to_6000",
+		"CREATE TABLE lzs.vars (id INT PRIMARY KEY, n INT, lo INT, c INT, got INT, step INT, budget INT, done INT, t0 INT, staged INT, " +
+			"sqlfork_k INT, sqlfork_hi INT, sqlfork_lo INT)",
+		"INSERT INTO lzs.vars SELECT seq, seq + 1, seq + 2, seq + 3, seq + 4, seq + 5, seq + 6, seq + 7, seq + 8, seq + 9, " +
+			"seq + 10, seq + 11, seq + 12 FROM lzs.seq_1_to_6000",
 	} {
 		mustExecC(t, root, q)
 	}
@@ -366,7 +369,7 @@ func TestLazyForkColumnNames(t *testing.T) {
 		mustExecC(t, c, fmt.Sprintf("UPDATE vars SET n = n WHERE id = %d", id)) // a copy-up, from the staging table once it holds the key
 	}
 	sum := "SELECT CONCAT(COUNT(*), '/', SUM(n), '/', SUM(lo), '/', SUM(c), '/', SUM(got), '/', SUM(step), '/', SUM(budget), '/', " +
-		"SUM(done), '/', SUM(t0), '/', SUM(staged)) FROM "
+		"SUM(done), '/', SUM(t0), '/', SUM(staged), '/', SUM(sqlfork_k), '/', SUM(sqlfork_hi), '/', SUM(sqlfork_lo)) FROM "
 	want := direct(sum + "lzs.vars WHERE id > 1")
 	if got := queryString(t, c, sum+"vars WHERE id > 1"); got != want {
 		t.Errorf("the fork: %s, production: %s", got, want)

@@ -516,8 +516,8 @@ func TestRedTeam27ResetWhileWaiting(t *testing.T) {
 }
 
 // TestRedTeam27ReachFillObjects: a sandbox's statements cannot reach the
-// staging table or call the fill function (they live in the sandbox's own
-// database): a call would copy rows into the staging table behind the
+// staging table or call the fill function or the copy-up procedure (they
+// live in the sandbox's own database): a call would copy rows into the staging table behind the
 // fill and break it.
 func TestRedTeam27ReachFillObjects(t *testing.T) {
 	h, root := rt27Env(t, 500)
@@ -532,10 +532,14 @@ func TestRedTeam27ReachFillObjects(t *testing.T) {
 		t.Fatalf("fill functions: %v", fn)
 	}
 	staging := "`" + fn[0][0] + "`.`f" + strings.TrimPrefix(fn[0][1], "fill") + "`"
+	up := "`" + fn[0][0] + "`.`up" + strings.TrimPrefix(fn[0][1], "fill") + "`"
+	wantString(t, root, "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE CONCAT('`', ROUTINE_SCHEMA, '`.`', ROUTINE_NAME, '`') = '"+up+"'",
+		"1", "the copy-up procedure: %s")
 	for _, q := range []string{
 		"SELECT COUNT(*) FROM " + staging,
 		"SELECT `" + fn[0][0] + "`.`" + fn[0][1] + "`(5, 5, 1000)",
 		"INSERT INTO " + staging + " (id, v) VALUES (-1, -1)",
+		"CALL " + up + "(5, 5)",
 	} {
 		if _, err := a.ExecContext(context.Background(), q); err == nil {
 			t.Errorf("%s: went through", q)

@@ -297,6 +297,7 @@ func TestRedTeam27bLeastPrivilege(t *testing.T) {
 	}
 	staging := "`" + fn[0][0] + "`.`f" + strings.TrimPrefix(fn[0][1], "fill") + "`"
 	call := "`" + fn[0][0] + "`.`" + fn[0][1] + "`"
+	up := "`" + fn[0][0] + "`.`up" + strings.TrimPrefix(fn[0][1], "fill") + "`"
 	// The calls below have the function's arity: only the proxy may
 	// refuse them.
 	wantString(t, root, "SELECT COUNT(*) FROM information_schema.PARAMETERS WHERE SPECIFIC_SCHEMA = '"+fn[0][0]+"' AND SPECIFIC_NAME = '"+
@@ -307,6 +308,7 @@ func TestRedTeam27bLeastPrivilege(t *testing.T) {
 		"DO " + call + "(100, 100, 1000)",
 		"INSERT INTO " + staging + " (id, v) VALUES (-1, -1)",
 		"SELECT id FROM t WHERE id IN (SELECT id FROM " + staging + ")",
+		"CALL " + up + "(5, 5)",
 	} {
 		if _, err := sb.ExecContext(context.Background(), q); mysqlErrCode(err) != 1044 {
 			t.Errorf("%s: %v, want the proxy's 1044", q, err)

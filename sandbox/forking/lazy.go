@@ -103,11 +103,12 @@ func (m *Forker) runLazy(ctx context.Context, c sideconn.Conn, sb *registry.Sand
 }
 
 // lazyOf is the lazy fork of production table t (key k) in sb with
-// capture cp: its staging table and fill function beside the capture's
-// side table, its yield lock.
+// capture cp: its staging table, fill function and copy-up procedure
+// beside the capture's side table, its yield lock.
 func (m *Forker) lazyOf(sb *registry.Sandbox, k string, t rewrite.Table, cp forker.Capture) forker.Lazy {
 	return forker.Lazy{Src: t, Capture: cp, Staging: rewrite.Table{DB: cp.Side.DB, Name: "f" + cp.Side.Name},
-		Fn: rewrite.Table{DB: cp.Side.DB, Name: "fill" + cp.Side.Name}, Yield: m.reg.LockName(sb.ID, k+"\x00yield")}
+		Fn: rewrite.Table{DB: cp.Side.DB, Name: "fill" + cp.Side.Name}, Up: rewrite.Table{DB: cp.Side.DB, Name: "up" + cp.Side.Name},
+		Yield: m.reg.LockName(sb.ID, k+"\x00yield")}
 }
 
 // startFill starts the snapshot of l's fill and gives the fork the
