@@ -46,9 +46,9 @@ type Filler struct {
 	started              time.Time
 	done                 chan struct{} // closed when Run has ended
 	err                  error         // why Run ended short (set before done closes)
-	// rate bounds the rows copied per second (0: no bound); it may
-	// change while Run runs (SetRate).
-	rate atomic.Int64
+	// rate bounds the rows copied per second (nil or 0: no bound); it
+	// may change while Run runs.
+	rate *Rate
 
 	closeOnce sync.Once
 }
@@ -127,24 +127,24 @@ func (f *Filler) Run(ctx context.Context) {
 		if f.chunkDone(cell(rows)) {
 			return
 		}
-		f.throttle(ctx, f.filled.Load()-before, start)
+		f.throttle(ctx, c, f.filled.Load()-before, start)
 	}
 }
 
-// SetRate bounds the rows Run copies per second (0: no bound), from its
-// next chunk on: an operator may slow a fill down or let it go while it
-// runs (a reloaded lazy-fork-rate).
-func (f *Filler) SetRate(rows int64) { f.rate.Store(rows) }
+// SetRate bounds the rows Run copies per second by r, which may change
+// while it runs (nil: no bound); set it before Run.
+func (f *Filler) SetRate(r *Rate) { f.rate = r }
 
-// throttle waits, after a chunk that copied n rows from start, until the
-// chunk has taken as long as n rows at the rate (a chunk copies 1/20 s of
-// it: nextChunk).
-func (f *Filler) throttle(ctx context.Context, n int64, start time.Time) {
-	rate := f.rate.Load()
-	if rate <= 0 {
+// throttle waits, after chunk c that copied n rows from start, until the
+// chunk has taken as long as n rows at the rate c was sized by (1/20 s of
+// it: nextChunk), or until the rate changes: the next chunk is sized by
+// the new one.
+func (f *Filler) throttle(ctx context.Context, c chunk, n int64, start time.Time) {
+	rate, changed := f.rate.get()
+	if c.rate <= 0 || rate != c.rate {
 		return
 	}
-	ahead := time.Duration(n)*time.Second/time.Duration(rate) - time.Since(start)
+	ahead := time.Duration(n)*time.Second/time.Duration(c.rate) - time.Since(start)
 	if ahead <= 0 {
 		return
 	}
@@ -152,6 +152,7 @@ func (f *Filler) throttle(ctx context.Context, n int64, start time.Time) {
 	defer t.Stop()
 	select {
 	case <-t.C:
+	case <-changed:
 	case <-ctx.Done():
 	}
 }
@@ -173,10 +174,11 @@ func (f *Filler) chunkDone(res string) bool {
 }
 
 // chunk is one call of the fill function: at most rows, step at a time,
-// for about budget.
+// for about budget, sized by rate (0: none).
 type chunk struct {
 	rows, step int
 	budget     time.Duration
+	rate       int64
 }
 
 // nextChunk is the next chunk: about 50 ms of copy, in steps after each
@@ -188,8 +190,8 @@ func (f *Filler) nextChunk() chunk {
 	if time.Since(time.Unix(0, f.lastUp.Load())) < time.Second {
 		c.step = 16
 	}
-	if rate := f.rate.Load(); rate > 0 {
-		c.rows = int(max(1, rate/20))
+	if c.rate = f.rate.Rows(); c.rate > 0 {
+		c.rows = int(max(1, c.rate/20))
 		c.step = min(c.step, c.rows)
 	}
 	return c

@@ -184,9 +184,9 @@ func (m *Forker) recordLazy(ctx context.Context, c sideconn.Conn, sb *registry.S
 		return nil, err
 	}
 	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	f.SetRate(m.reg.FillRate())
 	fill := registry.NewFill(f, lock, cancel)
 	sb.AddFill(k, fill)
-	f.SetRate(m.reg.Limits().FillRate) // after AddFill: a new rate (SetLimits) reaches it
 	if err := m.publish(ctx, c, sb, k, e, true); err != nil {
 		cancel()
 		sb.DropFill(k, fill)

@@ -44,9 +44,9 @@ func (m *Forker) resumeFill(ctx context.Context, sb *registry.Sandbox, k string,
 		return err
 	}
 	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	f.SetRate(m.reg.FillRate())
 	fill := registry.NewFill(f, lock, cancel)
 	sb.AddFill(k, fill)
-	f.SetRate(m.reg.Limits().FillRate) // after AddFill: a new rate (SetLimits) reaches it
 	go m.runFill(fctx, sb, k, fill)
 	m.log.Warn("a lazy fork's fill left by a stopped proxy process starts again: the rows the sandbox has not touched are production's as of now",
 		zap.String("sandbox", sb.Name), zap.String("table", e.Logical.String()))

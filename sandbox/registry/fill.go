@@ -91,6 +91,20 @@ func (sb *Sandbox) FillOf(k string) (*Fill, bool) {
 	return f, ok
 }
 
+// fillingHereLocked says whether a fill of sb this process runs has not
+// ended (sb.mu held): memory keeps such a sandbox (Registry's idle
+// release), whose fills a reset, a discard or the process's end stop.
+func (sb *Sandbox) fillingHereLocked() bool {
+	for _, f := range sb.fills {
+		select {
+		case <-f.Ended():
+		default:
+			return true
+		}
+	}
+	return false
+}
+
 // Fills are the fills of sb this process runs, by key.
 func (sb *Sandbox) Fills() map[string]*Fill {
 	sb.mu.Lock()

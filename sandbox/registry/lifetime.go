@@ -565,11 +565,11 @@ func (sb *Sandbox) graceOver(now time.Time) bool {
 }
 
 // idle reports a sandbox no connection here used for d, and not in its
-// grace: nothing here needs it in memory.
+// grace, with no fill running here: nothing here needs it in memory.
 func (sb *Sandbox) idle(now time.Time, d time.Duration) bool {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
-	return sb.phase != phaseEnding && sb.attached <= 0 && sb.graceUntil.IsZero() && now.Sub(sb.lastActive) > d
+	return sb.phase != phaseEnding && sb.attached <= 0 && sb.graceUntil.IsZero() && now.Sub(sb.lastActive) > d && !sb.fillingHereLocked()
 }
 
 func (sb *Sandbox) isPersisted() bool {

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/forker"
+
 	"github.com/sqlfork/sqlfork-proxy/duration"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
@@ -301,7 +303,9 @@ type Registry struct {
 
 	lmu sync.RWMutex
 	lim Limits
-	obs atomic.Pointer[Observer]
+	// fillRate is lim.FillRate as every fill of this process reads it.
+	fillRate *forker.Rate
+	obs      atomic.Pointer[Observer]
 	// reaps counts the reaper's finished rounds (Reaps).
 	reaps atomic.Int64
 	// census is the reaper's last count of the registry (Census).
@@ -364,7 +368,7 @@ func (m *Registry) Sandboxes() []*Sandbox {
 // connection pool (sized by cfg until setLimits); room refuses sandboxes
 // past a user's cap. start begins it.
 func New(cfg Config, dial sideconn.Dialer, log *zap.Logger, room func(owner string, owned int) error) *Registry {
-	m := &Registry{cfg: cfg, log: log, dial: dial, names: sandbox.Names{Prefix: cfg.Prefix}, room: room,
+	m := &Registry{cfg: cfg, log: log, dial: dial, names: sandbox.Names{Prefix: cfg.Prefix}, room: room, fillRate: forker.NewRate(0),
 		byID: map[string]*Sandbox{}, byName: map[string]*Sandbox{},
 		proxyID: randomID(6), stop: make(chan struct{}), done: make(chan struct{})}
 	m.pool = sideconn.NewPool(cfg.SideConnections, cfg.ForkQueueTimeout, m.dialSide)
@@ -408,18 +412,9 @@ func (m *Registry) Close() {
 
 // SetLimits installs l. Its pool size and queue timeout apply when
 // positive (the timeout at most the fork timeout); otherwise the pool
-// keeps its own. Its fill rate applies to the fills running as well.
+// keeps its own. Its fill rate applies to the fills running as well
+// (FillRate).
 func (m *Registry) SetLimits(l Limits) {
-	m.setLimits(l)
-	for _, sb := range m.Sandboxes() {
-		for _, f := range sb.Fills() {
-			f.Filler.SetRate(l.FillRate)
-		}
-	}
-}
-
-// setLimits installs l but for the fills running.
-func (m *Registry) setLimits(l Limits) {
 	m.lmu.Lock()
 	defer m.lmu.Unlock()
 	if l.SideConnections <= 0 {
@@ -431,8 +426,13 @@ func (m *Registry) setLimits(l Limits) {
 		l.ForkQueueTimeout = m.lim.ForkQueueTimeout
 	}
 	m.lim = l
+	m.fillRate.Set(l.FillRate)
 	m.pool.Resize(l.SideConnections, l.ForkQueueTimeout)
 }
+
+// FillRate is the rate every fill of this process copies at: SetLimits
+// changes it for the fills running too.
+func (m *Registry) FillRate() *forker.Rate { return m.fillRate }
 
 // SetObserver installs o (nil keeps the current one).
 func (m *Registry) SetObserver(o Observer) {
