@@ -54,6 +54,10 @@ type settings struct {
 	// DiffCapture captures each fork's changed rows for SANDBOX DIFF,
 	// EXPORT and PROMOTE (on by default).
 	DiffCapture bool
+	// Shadowed are the settings the config file gives a value a flag or
+	// an environment variable overrides (a reload logs them: editing the
+	// file changes nothing there).
+	Shadowed []string
 }
 
 // defaultSettings takes the proxy defaults from proxy.DefaultConfig, the one
@@ -373,14 +377,18 @@ func resolveSettings(fs *pflag.FlagSet, lookupEnv func(string) (string, bool), r
 
 	for _, st := range settingTable() {
 		var text, from string
+		fv, inFile := file.values[st.name]
 		if f := fs.Lookup(st.name); f != nil && f.Changed {
 			text = f.Value.String()
 		} else if v, ok := lookupEnv(st.envVar()); ok {
 			text, from = v, " (from "+st.envVar()+")"
-		} else if fv, ok := file.values[st.name]; ok {
-			text, from = fv.text, fmt.Sprintf(" (from %s:%d, key %s)", file.path, fv.line, st.fileKey())
+		} else if inFile {
+			text, from, inFile = fv.text, fmt.Sprintf(" (from %s:%d, key %s)", file.path, fv.line, st.fileKey()), false
 		} else {
 			continue
+		}
+		if inFile {
+			s.Shadowed = append(s.Shadowed, st.name)
 		}
 		if err := parseValue(st.field(&s), text); err != nil {
 			return settings{}, fmt.Errorf("%s: %w%s", st.name, err, from)

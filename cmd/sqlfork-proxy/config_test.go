@@ -629,3 +629,23 @@ func TestApplyMemoryLimit(t *testing.T) {
 		t.Errorf("limit %d after memory-limit 0 without GOMEMLIMIT", got)
 	}
 }
+
+// TestShadowedSettings: the settings the config file sets but a flag or
+// an environment variable overrides are listed (a reload warns of them).
+func TestShadowedSettings(t *testing.T) {
+	const cfg = "/etc/sqlfork.yaml"
+	files := map[string]string{cfg: "lazy_fork_rate: 5\nlog_level: warn\nmax_connections: 10\n"}
+	s, err := resolveFor(t, []string{"--config", cfg, "--lazy-fork-rate", "7"}, map[string]string{"SQLFORK_LOG_LEVEL": "debug"}, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.Shadowed, []string{"log-level", "lazy-fork-rate"}) && !slices.Equal(s.Shadowed, []string{"lazy-fork-rate", "log-level"}) {
+		t.Errorf("shadowed %q, want lazy-fork-rate and log-level", s.Shadowed)
+	}
+	if s.Proxy.Sandbox.LazyForkRate != 7 || s.LogLevel != "debug" || s.Proxy.MaxConnections != 10 {
+		t.Errorf("settings: rate %d, level %s, max connections %d", s.Proxy.Sandbox.LazyForkRate, s.LogLevel, s.Proxy.MaxConnections)
+	}
+	if s, _ := resolveFor(t, []string{"--config", cfg}, nil, files); len(s.Shadowed) != 0 {
+		t.Errorf("shadowed %q with no flag or environment variable", s.Shadowed)
+	}
+}

@@ -195,6 +195,10 @@ func applyReload(cur settings, reload func() (settings, error), level zap.Atomic
 	if len(restart) > 0 {
 		log.Warn("SIGHUP: settings changed that take effect only after a restart", zap.Strings("settings", restart))
 	}
+	if len(next.Shadowed) > 0 {
+		log.Warn("SIGHUP: the config file sets settings a flag or an environment variable overrides: its values there do not apply",
+			zap.Strings("settings", next.Shadowed))
+	}
 	log.Info("SIGHUP: settings reloaded", zap.Strings("applied", applied))
 	return eff
 }
