@@ -9,8 +9,8 @@ COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 # A hang guard inside CI's 20-minute budget: the integration package takes
-# about 11.5 min with -race on a 2-core machine (690 s; the whole of
-# .ci/run on a fresh clone 832 s, 2026-11-30).
+# 11.5-13 min with -race on a 2-core machine (690-765 s; the whole of
+# .ci/run on a fresh clone 757-900 s, three runs on 2026-11-30).
 TEST_TIMEOUT ?= 18m
 FUZZTIME     ?= 30s
 BENCH_ARGS   ?=
