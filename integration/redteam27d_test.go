@@ -17,22 +17,6 @@ import (
 // statement's hang guard (minutes) tells a fill the new rate reached from
 // one it did not.
 
-// rt27dCopied is how many rows the running fill of the sandbox called
-// name has copied (-1: none running).
-func rt27dCopied(t *testing.T, h *proxyHandle, name string) int64 {
-	t.Helper()
-	sb, err := h.srv.Admin().Show(context.Background(), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tb := range sb.Tables {
-		if tb.Fill != nil {
-			return tb.Fill.Copied
-		}
-	}
-	return -1
-}
-
 // wantWhole wants q, a statement that waits for the fill, to answer want
 // on c before its hang guard (two minutes) ends it.
 func wantWhole(t *testing.T, c *sql.Conn, q, want string) {
@@ -63,7 +47,7 @@ func TestRT27dFillRateDroppedThenLifted(t *testing.T) {
 	}
 	name := rowsOf(t, c, "SANDBOX STATUS")[0][1]
 	h.setFillRate(0)
-	testkit.Eventually(t, "the fill to run unbounded", func() bool { return rt27dCopied(t, h, name) > 1000 })
+	testkit.Eventually(t, "the fill to run unbounded", func() bool { return rt27bCopied(t, h, name) > 1000 })
 	h.setFillRate(1)
 	time.Sleep(300 * time.Millisecond) // ordering only: a chunk runs meanwhile
 	h.setFillRate(0)
@@ -82,7 +66,7 @@ func TestRT27dFillRateHuge(t *testing.T) {
 	}
 	name := rowsOf(t, c, "SANDBOX STATUS")[0][1]
 	h.setFillRate(20 * (1<<31 + 5))
-	testkit.Eventually(t, "the fill to copy", func() bool { return rt27dCopied(t, h, name) > 500 || !lazyFilling(t, c, "lzs.t") })
+	testkit.Eventually(t, "the fill to copy", func() bool { return rt27bCopied(t, h, name) > 500 || !lazyFilling(t, c, "lzs.t") })
 	h.setFillRate(9223372036854775807)
 	wantWhole(t, c, "SELECT CONCAT(COUNT(*), '/', SUM(v), '/', COUNT(DISTINCT id)) FROM t", fmt.Sprint(20000, "/", 200*4950-7+1000, "/", 20000))
 }
