@@ -396,14 +396,16 @@ func (f *Filler) swap(ctx context.Context, c Conn) error {
 	return nil
 }
 
-// Close closes the filler's connections (once), after the copy-up using
-// them, if any (a fill that failed is closed while statements may still
-// copy rows up); closing the snapshot's rolls back whatever it had not
-// committed.
+// Close closes the filler's connections (once), after the copy-up and
+// the chunk using them, if any (a fill that failed is closed while
+// statements may still copy rows up, a fill stopped while its chunk
+// runs); closing the snapshot's rolls back whatever it had not committed.
 func (f *Filler) Close() {
 	f.closeOnce.Do(func() {
 		f.upMu.Lock()
 		defer f.upMu.Unlock()
+		f.gate.lockUp()
+		defer f.gate.unlock()
 		_ = f.snap.Close()
 		_ = f.w.Close()
 	})
