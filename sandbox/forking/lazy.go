@@ -208,7 +208,9 @@ func (m *Forker) runFill(ctx context.Context, sb *registry.Sandbox, k string, fi
 	}
 	fill.Filler.Close()
 	if err != nil {
-		if ctx.Err() == nil {
+		if ctx.Err() != nil {
+			err = registry.ErrFillStopped // Stop ends it so too: statements waiting are planned again
+		} else {
 			m.log.Warn("the fill of a lazy fork failed", zap.String("sandbox", sb.Name), zap.String("table", k), zap.Error(err))
 		}
 		fill.End(err)
