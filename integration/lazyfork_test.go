@@ -183,33 +183,38 @@ func lazyStatement(rng *rand.Rand, n int) string {
 
 // runBoth runs q on c and describes its answer: rows, or affected rows and
 // the last insert id, or the error's code.
-func runBoth(ctx context.Context, c *sql.Conn, q string) string {
+func runBoth(ctx context.Context, c *sql.Conn, q string, args ...any) string {
 	if strings.HasPrefix(q, "SELECT") {
-		rows, err := c.QueryContext(ctx, q)
-		if err != nil {
-			return "error " + mysqlErr(err)
-		}
-		defer rows.Close()
-		var out []string
-		cols, _ := rows.Columns()
-		for rows.Next() {
-			vals := make([]sql.NullString, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			_ = rows.Scan(ptrs...)
-			out = append(out, fmt.Sprint(vals))
-		}
-		return strings.Join(out, ";")
+		rows, err := c.QueryContext(ctx, q, args...)
+		return describeRows(rows, err)
 	}
-	r, err := c.ExecContext(ctx, q)
+	r, err := c.ExecContext(ctx, q, args...)
 	if err != nil {
 		return "error " + mysqlErr(err)
 	}
 	a, _ := r.RowsAffected()
 	id, _ := r.LastInsertId()
 	return fmt.Sprintf("affected %d, id %d", a, id)
+}
+
+// describeRows describes a query's answer: its rows, or the error's code.
+func describeRows(rows *sql.Rows, err error) string {
+	if err != nil {
+		return "error " + mysqlErr(err)
+	}
+	defer rows.Close()
+	var out []string
+	cols, _ := rows.Columns()
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		_ = rows.Scan(ptrs...)
+		out = append(out, fmt.Sprint(vals))
+	}
+	return strings.Join(out, ";")
 }
 
 // productionWrites changes production's t until stop: rows the sandbox

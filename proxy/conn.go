@@ -346,6 +346,12 @@ func (c *clientConn) dispatch(cmd byte) error {
 		ps := c.translateStmtID(cmd)
 		if cmd == wire.ComStmtSendLongData {
 			c.sbx.NotReplayable() // long data is not kept for a replay
+			if ps != nil {
+				ps.longData = true
+			}
+		}
+		if cmd == wire.ComStmtReset && ps != nil {
+			ps.longData = false
 		}
 		if cmd == wire.ComStmtFetch && ps != nil {
 			// The cap counts every row the cursor returns, across

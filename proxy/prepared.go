@@ -21,6 +21,36 @@ type preparedStmt struct {
 	needTypes bool
 	// fetched counts the rows its open cursor has returned (max-rows).
 	fetched int64
+	// longData: COM_STMT_SEND_LONG_DATA sent a parameter's value since
+	// its last execution, which then lacks that value.
+	longData bool
+}
+
+// executeParams are the parameter values of the pending COM_STMT_EXECUTE
+// of ps, read from the read buffer without consuming it, when the session
+// has a lazy fork filling (they bound the rows it copies up); nil when
+// they are not read: a bulk execution, a value sent as long data, a packet
+// larger than the buffer.
+func (c *clientConn) executeParams(cmd byte, ps *preparedStmt) []wire.Param {
+	if cmd != wire.ComStmtExecute || ps.params == 0 || ps.longData || !c.sbx.Filling() {
+		return nil
+	}
+	b, err := c.cr.Peek(wire.HeaderLen)
+	if err != nil {
+		return nil
+	}
+	n := wire.HeaderLen + wire.PayloadLen(b)
+	if wire.PayloadLen(b) >= wire.MaxPayload || n > c.cr.Size() {
+		return nil
+	}
+	if b, err = c.cr.Peek(n); err != nil {
+		return nil
+	}
+	params, _, ok := wire.ExecuteParams(b[wire.HeaderLen:], ps.params, ps.types)
+	if !ok {
+		return nil
+	}
+	return params
 }
 
 // translateStmtID rewrites the statement id of a pending COM_STMT_* packet

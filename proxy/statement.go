@@ -32,6 +32,8 @@ type statement struct {
 	// ps is the statement a COM_STMT_EXECUTE executes: its packet stays
 	// unread until it is sent.
 	ps *preparedStmt
+	// params are its parameters, when read (executeParams).
+	params []wire.Param
 	// more: the client's input goes on after this statement; part: it is
 	// a part of a multi-statement input the session split.
 	more, part bool
@@ -102,7 +104,9 @@ func (c *clientConn) execute(cmd byte) error {
 		return c.answerInstead(wire.Error(wire.ErUnknownStmtHandler,
 			"Unknown prepared statement handler (%d) given to %s", id, executeFunc(cmd)))
 	}
-	_, err = c.runStatement(&statement{cmd: cmd, ps: ps})
+	params := c.executeParams(cmd, ps)
+	ps.longData = false
+	_, err = c.runStatement(&statement{cmd: cmd, ps: ps, params: params})
 	return c.finish(err)
 }
 
@@ -122,7 +126,7 @@ func (c *clientConn) runStatement(st *statement) (ok bool, err error) {
 	st.c, st.start = c, time.Now()
 	in := session.Input{Text: st.sql, Prepare: st.cmd == wire.ComStmtPrepare, Part: st.part}
 	if st.ps != nil {
-		in.Prepared = st.ps.plan
+		in.Prepared, in.Params = st.ps.plan, st.params
 	}
 	ok, err = c.sbx.Run(c.ctx(), in, st)
 	return ok, linkOr(err)

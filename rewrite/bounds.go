@@ -50,6 +50,10 @@ type Bounds struct {
 	// Upsert: the INSERT has ON DUPLICATE KEY UPDATE; Replace: it is a
 	// REPLACE; Ignore: INSERT / UPDATE / DELETE IGNORE.
 	Upsert, Replace, Ignore bool
+	// Params: the statement's placeholders (a prepared statement's), all
+	// of them, wherever they are. Values of Equal and Rows may then be
+	// placeholders' (boundsparams.go), which Bind gives values.
+	Params int
 }
 
 // boundsReading reads the Bounds of one statement: the current database,
@@ -74,8 +78,9 @@ func statementBounds(s ast.StmtNode, db string, caseSensitive bool, text literal
 	if table.DB == "" {
 		table.DB = db
 	}
-	br := &boundsReading{db: db, caseSensitive: caseSensitive, lits: literals{literalText: text}, table: tn, alias: alias,
-		b: &Bounds{Table: table}}
+	params := placeholders(s)
+	br := &boundsReading{db: db, caseSensitive: caseSensitive, lits: literals{literalText: text, params: params}, table: tn,
+		alias: alias, b: &Bounds{Table: table, Params: len(params)}}
 	switch x := s.(type) {
 	case *ast.SelectStmt:
 		br.where(x.Where)

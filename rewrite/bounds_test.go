@@ -46,6 +46,9 @@ func boundsString(b *Bounds) string {
 		}
 		out = append(out, "rows:"+strings.Join(rows, ";"))
 	}
+	if b.Params > 0 {
+		out = append(out, fmt.Sprintf("params:%d", b.Params))
+	}
 	for _, f := range []struct {
 		on   bool
 		name string
@@ -146,7 +149,7 @@ func TestBoundsForms(t *testing.T) {
 		{"INSERT INTO t (id, Name) VALUES (1, 'a'), (2, 'b')", "app.t rows:{id=1,name='a'};{id=2,name='b'}"},
 		{"INSERT t VALUES (1, 'a')", "app.t rows:{#0=1,#1='a'} positional"},
 		{"INSERT INTO t () VALUES ()", "app.t rows:{} positional"},
-		{"INSERT INTO t (id, a, b, c, d, e, f) VALUES (1, DEFAULT, 1+2, NULL, ?, @v, -7)", "app.t rows:{a=,b=,c=NULL,d=,e=,f=-7,id=1}"},
+		{"INSERT INTO t (id, a, b, c, d, e, f) VALUES (1, DEFAULT, 1+2, NULL, ?, @v, -7)", "app.t rows:{a=,b=,c=NULL,d=?0,e=,f=-7,id=1} params:1"},
 		{"INSERT INTO t (id, n) VALUES (1, 1) ON DUPLICATE KEY UPDATE n = n + 1, m = VALUES(n)", "app.t set:n,m rows:{id=1,n=1} upsert"},
 		{"INSERT IGNORE INTO other.t SET id = 1, name = 'x'", "other.t rows:{id=1,name='x'} ignore"},
 		{"REPLACE INTO t (id) VALUES (1)", "app.t rows:{id=1} replace"},
@@ -226,7 +229,7 @@ func TestBoundsLiterals(t *testing.T) {
 		{lit: "'ab' 'c'"},
 		{lit: `"x"`},
 		{lit: `"x"`, opts: &ansi}, // a column
-		{lit: "?"},
+		{lit: "-?"},
 		{lit: "@v"},
 		{lit: "DEFAULT"},
 		{lit: "NOW()"},
@@ -243,6 +246,9 @@ func TestBoundsLiterals(t *testing.T) {
 		}
 		if c.lit == "DEFAULT" {
 			wantWhere = "" // WHERE takes no DEFAULT
+		}
+		if strings.Contains(c.lit, "?") {
+			wantWhere, wantRow = wantWhere+" params:1", wantRow+" params:1"
 		}
 		if got := statementsBounds(e, "SELECT * FROM t WHERE a = "+c.lit, opts); wantWhere != "" && got != wantWhere {
 			t.Errorf("WHERE a = %s: got %s, want %s", c.lit, got, wantWhere)
@@ -291,8 +297,8 @@ func TestBoundsLiteralSources(t *testing.T) {
 	}
 }
 
-// TestBoundsPrepared checks the Bounds of a prepared text: a placeholder is
-// no literal.
+// TestBoundsPrepared checks the Bounds of a prepared text: a placeholder
+// is written ?N, N its place in the text, and Bind gives it a value.
 func TestBoundsPrepared(t *testing.T) {
 	e := NewEngine(0)
 	a := e.Analyze("PREPARE s FROM 'INSERT INTO t (id, a) VALUES (?, 1)'", Options{DB: "app"})
@@ -302,11 +308,39 @@ func TestBoundsPrepared(t *testing.T) {
 	if a.Statements[0].Bounds != nil {
 		t.Errorf("PREPARE itself has Bounds %s", boundsString(a.Statements[0].Bounds))
 	}
-	if got, want := boundsString(a.Statements[0].Inner.Statements[0].Bounds), "app.t rows:{a=1,id=}"; got != want {
+	if got, want := boundsString(a.Statements[0].Inner.Statements[0].Bounds), "app.t rows:{a=1,id=?0} params:1"; got != want {
 		t.Errorf("prepared INSERT: got %s, want %s", got, want)
 	}
-	if got, want := statementsBounds(e, "SELECT * FROM t WHERE id = ? AND a = 1", Options{DB: "app"}), "app.t eq:a=1"; got != want {
-		t.Errorf("SELECT with a placeholder: got %s, want %s", got, want)
+	for _, tc := range []struct {
+		sql, want string
+		vals      []string
+		bound     string
+	}{
+		{"SELECT * FROM t WHERE id = ? AND a = 1", "app.t eq:a=1,id=?0 params:1", []string{"7"}, "app.t eq:a=1,id=7"},
+		{"SELECT * FROM t WHERE id = ? AND a = 1", "app.t eq:a=1,id=?0 params:1", []string{"NULL"}, "app.t eq:a=1"},
+		{"SELECT * FROM t WHERE id = ? AND a = 1", "app.t eq:a=1,id=?0 params:1", []string{""}, "app.t eq:a=1"},
+		{"SELECT * FROM t WHERE id = ? AND a = 1", "app.t eq:a=1,id=?0 params:1", nil, "app.t eq:a=1"},
+		{"SELECT * FROM t WHERE id = ? AND a = 1", "app.t eq:a=1,id=?0 params:1", []string{"1", "2"}, "app.t eq:a=1"},
+		// The places count every placeholder, in the order of the text.
+		{"UPDATE t SET b = ? WHERE id IN (?, 3, ?) LIMIT ?", "app.t eq:id=?1|3|?2 set:b params:4",
+			[]string{"9", "'x'", "4", "1"}, "app.t eq:id='x'|3|4 set:b"},
+		{"UPDATE t SET b = ? WHERE id IN (?, 3, ?) LIMIT ?", "app.t eq:id=?1|3|?2 set:b params:4",
+			[]string{"9", "'x'", "", "1"}, "app.t set:b"},
+		{"SELECT * FROM t WHERE a = (SELECT ?) AND id = ?", "app.t eq:id=?1 params:2", []string{"5", "6"}, "app.t eq:id=6"},
+		{"INSERT INTO t VALUES (?, ?), (?, -?)", "app.t rows:{#0=?0,#1=?1};{#0=?2,#1=} params:4 positional",
+			[]string{"1", "NULL", "''", "4"}, "app.t rows:{#0=1,#1=NULL};{#0='',#1=} positional"},
+	} {
+		a := e.Analyze(tc.sql, Options{DB: "app"})
+		b := a.Statements[0].Bounds
+		if got := boundsString(b); got != tc.want {
+			t.Errorf("%s: got %s, want %s", tc.sql, got, tc.want)
+		}
+		if got := boundsString(b.Bind(tc.vals)); got != tc.bound {
+			t.Errorf("%s bound to %q: got %s, want %s", tc.sql, tc.vals, got, tc.bound)
+		}
+		if got := boundsString(b); got != tc.want {
+			t.Errorf("%s: Bind changed it: %s", tc.sql, got)
+		}
 	}
 }
 
@@ -378,17 +412,32 @@ func checkBoundsLiterals(t *testing.T, sql string, sts []Statement) {
 				t.Fatalf("%q: Equal[%s] is empty", sql, col)
 			}
 			for _, lit := range lits {
-				checkAllowedLiteral(t, sql, lit, false)
+				if !placeholderText(t, sql, lit, b.Params) {
+					checkAllowedLiteral(t, sql, lit, false)
+				}
 			}
 		}
 		for _, row := range b.Rows {
 			for _, lit := range row {
-				if lit != "" {
+				if lit != "" && !placeholderText(t, sql, lit, b.Params) {
 					checkAllowedLiteral(t, sql, lit, true)
 				}
 			}
 		}
+		if b.Params > 0 {
+			checkBoundsLiterals(t, sql, []Statement{{Bounds: b.Bind(nil)}})
+		}
 	}
+}
+
+// placeholderText says whether lit is a placeholder's text, and fails t
+// when it names none of the statement's params placeholders.
+func placeholderText(t *testing.T, sql, lit string, params int) bool {
+	i, ok := paramOf(lit)
+	if ok && (i < 0 || i >= params || !strings.Contains(sql, "?")) {
+		t.Fatalf("%q: the placeholder %q is not one of its %d", sql, lit, params)
+	}
+	return ok
 }
 
 // checkAllowedLiteral fails t unless lit is NULL (only where null is

@@ -39,6 +39,8 @@ type literals struct {
 	// ints and strs are what the statement's literals that are not
 	// allowed could be read as: digits, and strings' characters.
 	ints, strs map[string]bool
+	// params are the statement's placeholders' places (Bounds.Params).
+	params map[ast.ParamMarkerExpr]int
 }
 
 // literal is the text of e when it is an allowed literal ("NULL" for
@@ -48,7 +50,10 @@ func (l *literals) literal(e ast.ExprNode) (string, bool) {
 	if u, ok := e.(*ast.UnaryOperationExpr); ok && u.Op == opcode.Minus {
 		neg, e = true, u.V
 	}
-	if _, ok := e.(ast.ParamMarkerExpr); ok {
+	if m, ok := e.(ast.ParamMarkerExpr); ok {
+		if i, ok := l.params[m]; ok && !neg {
+			return paramText(i), true
+		}
 		return "", false
 	}
 	v, ok := e.(ast.ValueExpr)

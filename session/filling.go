@@ -15,19 +15,28 @@ import (
 // could read, change or collide with. A statement on that one table whose
 // rows literal key values bound (rewrite.Bounds, forking.CopyUpWhere) has
 // them copied up from the fork's snapshot, in the gate step, where a
-// fill's end and a reset wait for it. Any other waits until the fork is
-// whole, as it would have waited for a copy, before its tables are
-// forked (its captures may change) and before its transaction's restart
-// is decided (the whole fork is a new table): so does every statement of
-// an open transaction (its read view may be older than rows copied up
-// since), of a prepared statement, and every statement that could reach
-// a table the proxy cannot see it name (views, stored routines, DDL).
+// fill's end and a reset wait for it; so does each execution of a prepared
+// one whose parameters bound them (fillForExecution), read from its
+// COM_STMT_EXECUTE. Any other waits until the fork is whole, as it would
+// have waited for a copy, before its tables are forked (its captures may
+// change) and before its transaction's restart is decided (the whole fork
+// is a new table): so does every statement of an open transaction (its
+// read view may be older than rows copied up since), and every statement
+// that could reach a table the proxy cannot see it name (views, stored
+// routines, DDL). An execution waits after its plan is made: the fill's
+// end changes the sandbox's tables, and the gate step plans it again.
 
 // copyUp is rows to copy up into the filling fork of key before the
 // statement runs ("" where: none, the statement only runs on it).
 type copyUp struct {
 	key string
 	forking.CopyUp
+}
+
+// Filling says whether the session's sandbox has lazy forks still
+// filling.
+func (s *Session) Filling() bool {
+	return s.sb != nil && len(s.sb.Filling()) > 0
 }
 
 // inTransaction says whether the client's connection is in a
@@ -37,21 +46,21 @@ func (s *Session) inTransaction() bool {
 }
 
 // lazyEligible says whether st may fork the table it writes lazily: a
-// write of one table whose rows literal values bound, run now, outside a
-// transaction.
-func (s *Session) lazyEligible(st rewrite.Statement, prepared bool) bool {
+// write of one table whose rows literal values (or, prepared, its
+// parameters at each execution) may bound, outside a transaction.
+func (s *Session) lazyEligible(st rewrite.Statement) bool {
 	switch st.Kind {
 	case rewrite.KindInsert, rewrite.KindReplace, rewrite.KindUpdate, rewrite.KindDelete:
 	default:
 		return false
 	}
-	return !prepared && st.Bounds != nil && onlyTable(st) && !s.inTransaction() && s.fillSafe(st)
+	return st.Bounds != nil && onlyTable(st) && !s.inTransaction() && s.fillSafe(st)
 }
 
 // awaitFillsFirst waits, before a's tables are forked, for the fills a
 // cannot run beside: all of the sandbox's for a statement that may reach
-// tables it does not name; those it names for one in a transaction or
-// prepared.
+// tables it does not name; those it names for one run in a transaction (a
+// prepared one's executions wait, fillForExecution).
 func (s *Session) awaitFillsFirst(ctx context.Context, a *rewrite.Analysis, prepared bool) error {
 	if s.sb == nil || s.m == nil || len(s.sb.Filling()) == 0 {
 		return nil
@@ -61,7 +70,7 @@ func (s *Session) awaitFillsFirst(ctx context.Context, a *rewrite.Analysis, prep
 		if !s.fillSafe(st) {
 			return s.awaitAllFills(ctx)
 		}
-		if touched := s.fillingIn(st); len(touched) > 0 && (inTx || prepared) {
+		if touched := s.fillingIn(st); len(touched) > 0 && inTx && !prepared {
 			if err := s.awaitFills(ctx, touched); err != nil {
 				return err
 			}
@@ -72,9 +81,34 @@ func (s *Session) awaitFillsFirst(ctx context.Context, a *rewrite.Analysis, prep
 
 // fillFor plans the copy-ups of a's statements into p once its tables are
 // forked, and waits for the fills of the filling forks a statement
-// reaches otherwise.
+// reaches otherwise. A prepared statement's are planned at each execution
+// instead (fillForExecution), from its parameters.
 func (s *Session) fillFor(ctx context.Context, a *rewrite.Analysis, p *Plan, prepared bool) error {
 	p.copyUps = nil
+	if prepared {
+		return nil
+	}
+	return s.planCopyUps(ctx, a, p, nil)
+}
+
+// fillForExecution plans the copy-ups of an execution of the prepared
+// statement planned as p, whose parameters are params (nil: not read).
+func (s *Session) fillForExecution(ctx context.Context, p *Plan, params []wire.Param) error {
+	p.copyUps = nil
+	if p.analysis == nil {
+		return nil
+	}
+	var vals []string
+	for _, prm := range params {
+		vals = append(vals, rewrite.ParamLiteral(prm))
+	}
+	return s.planCopyUps(ctx, p.analysis, p, vals)
+}
+
+// planCopyUps plans the copy-ups of a's statements into p, their
+// placeholders given vals (Bounds.Bind), and waits for the fills of the
+// filling forks a statement reaches otherwise.
+func (s *Session) planCopyUps(ctx context.Context, a *rewrite.Analysis, p *Plan, vals []string) error {
 	if s.sb == nil || s.m == nil || len(s.sb.Filling()) == 0 {
 		return nil
 	}
@@ -84,12 +118,13 @@ func (s *Session) fillFor(ctx context.Context, a *rewrite.Analysis, p *Plan, pre
 		if len(touched) == 0 {
 			continue
 		}
-		if inTx || prepared || len(touched) > 1 || !s.fillSafe(st) {
+		if inTx || len(touched) > 1 || !s.fillSafe(st) {
 			if err := s.awaitFills(ctx, touched); err != nil {
 				return err
 			}
 			continue
 		}
+		st.Bounds = st.Bounds.Bind(vals)
 		up, ok := s.copyUpOf(st, touched[0])
 		if !ok {
 			if err := s.awaitFills(ctx, touched); err != nil {

@@ -215,7 +215,7 @@ func (s *Session) forkWrites(ctx context.Context, st rewrite.Statement, p *Plan,
 			mode = forker.SchemaOnly
 		}
 	}
-	if s.lazyEligible(st, prepared) {
+	if s.lazyEligible(st) {
 		mode = forker.FullOrLazy
 	}
 	for _, t := range st.Writes {

@@ -3,6 +3,8 @@ package session
 import (
 	"context"
 	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
 // Input is one statement of the client's, as the proxy hands it to Run.
@@ -14,6 +16,10 @@ type Input struct {
 	// Prepared is, for an execution of a prepared statement
 	// (COM_STMT_EXECUTE), the plan its statement was prepared with.
 	Prepared *Plan
+	// Params are the execution's parameter values, when the proxy read
+	// them (nil otherwise): a lazy fork still filling has the rows they
+	// pin copied up (filling.go).
+	Params []wire.Param
 	// Part: the statement is one part of an input Split cut, which is not
 	// recorded for a replay.
 	Part bool
@@ -105,6 +111,9 @@ func (s *Session) planned(ctx context.Context, in Input) (p *Plan, replanned boo
 	p, replanned, err = s.planInput(ctx, in)
 	if err == nil && !p.Answered() {
 		err = s.fork(ctx, in, p)
+	}
+	if err == nil && in.Prepared != nil && !p.Answered() {
+		err = s.fillForExecution(ctx, p, in.Params)
 	}
 	return p, replanned, err
 }

@@ -49,23 +49,9 @@ func MapBinaryRowStrings(p []byte, types []byte, f func(string) string) (out []b
 		if p[1+(i+2)/8]&(1<<((i+2)%8)) != 0 {
 			continue // NULL
 		}
-		size := -1
-		switch t {
-		case typeNull:
-			size = 0
-		case typeTiny:
-			size = 1
-		case typeShort, typeYear:
-			size = 2
-		case typeLong, typeInt24, typeFloat:
-			size = 4
-		case typeLongLong, typeDouble:
-			size = 8
-		case typeDate, typeTime, typeDateTime, typeTimestamp, typeNewDate, typeTimestamp2, typeDateTime2, typeTime2:
-			if len(rest) == 0 {
-				return nil, false
-			}
-			size = 1 + int(rest[0])
+		size, ok := fixedSize(t, rest)
+		if !ok {
+			return nil, false
 		}
 		if size >= 0 {
 			if len(rest) < size {
@@ -84,4 +70,29 @@ func MapBinaryRowStrings(p []byte, types []byte, f func(string) string) (out []b
 		return nil, false
 	}
 	return out, true
+}
+
+// fixedSize is the size of a binary-protocol value of type t that rest
+// starts with, when the type's values have a fixed size or a length byte
+// (dates and times); -1 for a length-encoded string; ok is false when rest
+// is too short to say.
+func fixedSize(t byte, rest []byte) (size int, ok bool) {
+	switch t {
+	case typeNull:
+		return 0, true
+	case typeTiny:
+		return 1, true
+	case typeShort, typeYear:
+		return 2, true
+	case typeLong, typeInt24, typeFloat:
+		return 4, true
+	case typeLongLong, typeDouble:
+		return 8, true
+	case typeDate, typeTime, typeDateTime, typeTimestamp, typeNewDate, typeTimestamp2, typeDateTime2, typeTime2:
+		if len(rest) == 0 {
+			return 0, false
+		}
+		return 1 + int(rest[0]), true
+	}
+	return -1, true
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -68,7 +69,7 @@ func measureLazy(ctx context.Context, o options, e env) ([]lazyResult, error) {
 			if err := r.lazyRun(ctx, o, e, lazyAddr, n); err != nil {
 				return nil, err
 			}
-			if err := r.idleRun(ctx, e, lazyAddr); err != nil {
+			if err := r.idleRun(ctx, o, e, lazyAddr); err != nil {
 				return nil, err
 			}
 			logf("lazy: %d rows, run %d: first write lazy %s, copy %s; filled in %s (%s with no statements)", n, i+1,
@@ -97,18 +98,33 @@ func lazySandboxConn(ctx context.Context, e env, addr string) (*sql.DB, *sql.Con
 }
 
 // timed runs q on c and returns how long it took.
-func timed(ctx context.Context, c *sql.Conn, q string) (time.Duration, error) {
+func timed(ctx context.Context, c *sql.Conn, q string, args ...any) (time.Duration, error) {
 	t0 := time.Now()
 	if strings.HasPrefix(q, "SELECT") {
 		var s sql.NullString
-		err := c.QueryRowContext(ctx, q).Scan(&s)
+		err := c.QueryRowContext(ctx, q, args...).Scan(&s)
 		if err == sql.ErrNoRows {
 			err = nil
 		}
 		return time.Since(t0), err
 	}
-	_, err := c.ExecContext(ctx, q)
+	_, err := c.ExecContext(ctx, q, args...)
 	return time.Since(t0), err
+}
+
+// timedKey runs q, whose key is a placeholder, for key: as a text with
+// the key written in, or prepared (-lazy-prepared: go-sql-driver prepares,
+// executes and closes it, three commands).
+func timedKey(ctx context.Context, o options, c *sql.Conn, q string, key int) (time.Duration, error) {
+	if o.lazyPrepared {
+		return timed(ctx, c, q, key)
+	}
+	return timed(ctx, c, strings.Replace(q, "?", strconv.Itoa(key), 1))
+}
+
+// firstWrite is the statement that forks the table.
+func firstWrite(ctx context.Context, o options, c *sql.Conn) (time.Duration, error) {
+	return timedKey(ctx, o, c, "UPDATE sbtest1 SET k = k + 1 WHERE id = ?", 1)
 }
 
 // copyRun is one run through the copying proxy: the first write, then
@@ -120,14 +136,14 @@ func (r *lazyResult) copyRun(ctx context.Context, o options, e env, addr string,
 	}
 	defer p.Close()
 	defer c.Close()
-	d, err := timed(ctx, c, "UPDATE sbtest1 SET k = k + 1 WHERE id = 1")
+	d, err := firstWrite(ctx, o, c)
 	if err != nil {
 		return fmt.Errorf("first write through the copying proxy: %w", err)
 	}
 	r.firstCopy = append(r.firstCopy, d)
 	rng := rand.New(rand.NewSource(1))
 	for i := 0; i < o.lazyOps; i++ {
-		s, u, err := pointPair(ctx, c, rng, n)
+		s, u, err := pointPair(ctx, o, c, rng, n)
 		if err != nil {
 			return err
 		}
@@ -137,11 +153,11 @@ func (r *lazyResult) copyRun(ctx context.Context, o options, e env, addr string,
 }
 
 // pointPair is one point SELECT and one point UPDATE of random keys.
-func pointPair(ctx context.Context, c *sql.Conn, rng *rand.Rand, n int) (sel, upd time.Duration, err error) {
-	if sel, err = timed(ctx, c, fmt.Sprintf("SELECT c FROM sbtest1 WHERE id = %d", 1+rng.Intn(n))); err != nil {
+func pointPair(ctx context.Context, o options, c *sql.Conn, rng *rand.Rand, n int) (sel, upd time.Duration, err error) {
+	if sel, err = timedKey(ctx, o, c, "SELECT c FROM sbtest1 WHERE id = ?", 1+rng.Intn(n)); err != nil {
 		return 0, 0, err
 	}
-	if upd, err = timed(ctx, c, fmt.Sprintf("UPDATE sbtest1 SET k = k + 1 WHERE id = %d", 1+rng.Intn(n))); err != nil {
+	if upd, err = timedKey(ctx, o, c, "UPDATE sbtest1 SET k = k + 1 WHERE id = ?", 1+rng.Intn(n)); err != nil {
 		return 0, 0, err
 	}
 	return sel, upd, nil
@@ -168,7 +184,7 @@ func (r *lazyResult) lazyRun(ctx context.Context, o options, e env, addr string,
 	filling = true
 	mu.Unlock()
 	start := time.Now()
-	d, err := timed(ctx, c, "UPDATE sbtest1 SET k = k + 1 WHERE id = 1")
+	d, err := firstWrite(ctx, o, c)
 	if err == nil {
 		r.firstLazy = append(r.firstLazy, d)
 		err = r.whileFilling(ctx, o, c, n, start)
@@ -185,7 +201,7 @@ func (r *lazyResult) lazyRun(ctx context.Context, o options, e env, addr string,
 
 // idleRun is a lazy fork left to fill with no statement meanwhile: the
 // first write, then SANDBOX STATUS every 100 ms until it is whole.
-func (r *lazyResult) idleRun(ctx context.Context, e env, addr string) error {
+func (r *lazyResult) idleRun(ctx context.Context, o options, e env, addr string) error {
 	p, c, err := lazySandboxConn(ctx, e, addr)
 	if err != nil {
 		return err
@@ -193,7 +209,7 @@ func (r *lazyResult) idleRun(ctx context.Context, e env, addr string) error {
 	defer p.Close()
 	defer c.Close()
 	start := time.Now()
-	if _, err := timed(ctx, c, "UPDATE sbtest1 SET k = k + 1 WHERE id = 1"); err != nil {
+	if _, err := firstWrite(ctx, o, c); err != nil {
 		return err
 	}
 	for {
@@ -220,7 +236,7 @@ func (r *lazyResult) whileFilling(ctx context.Context, o options, c *sql.Conn, n
 				return nil
 			}
 		}
-		s, u, err := pointPair(ctx, c, rng, n)
+		s, u, err := pointPair(ctx, o, c, rng, n)
 		if err != nil {
 			return err
 		}
@@ -297,7 +313,7 @@ func pct(ds []time.Duration, p float64) time.Duration {
 }
 
 // lazySection is the report's part for the lazy-fork benchmark.
-func lazySection(rs []lazyResult) string {
+func lazySection(rs []lazyResult, prepared bool) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
@@ -308,6 +324,9 @@ func lazySection(rs []lazyResult) string {
 		return fmt.Sprintf("%.2f×", float64(a)/float64(b))
 	}
 	p("### Lazy forks (issue 27)\n\n")
+	if prepared {
+		p("The sandbox's statements, and the copy's, as prepared statements with the key a parameter (`-lazy-prepared`).\n\n")
+	}
 	p("| rows | first write, lazy | first write, copy | lazy fork whole after (with statements / none) | point SELECT while filling / on a copy | point UPDATE while filling / on a copy | production point SELECT p95 before → while filling |\n")
 	p("|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {

@@ -71,6 +71,8 @@ type options struct {
 	lazySizes []int
 	lazyReps  int
 	lazyOps   int // point SELECT + UPDATE pairs measured per run
+	// lazyPrepared: the point statements go as prepared statements.
+	lazyPrepared bool
 
 	// The fork-storm benchmark (storm.go): -storm-only runs it alone.
 	storm stormOptions
@@ -170,6 +172,7 @@ func lazyFlags(o *options, sizes *string) {
 	flag.StringVar(sizes, "lazy-sizes", "1000000,10000000", "comma-separated table sizes (rows) of the lazy-fork benchmark")
 	flag.IntVar(&o.lazyReps, "lazy-reps", 3, "runs per size of the lazy-fork benchmark (medians reported)")
 	flag.IntVar(&o.lazyOps, "lazy-ops", 200, "point SELECT and UPDATE pairs measured per run, while filling and on a copy")
+	flag.BoolVar(&o.lazyPrepared, "lazy-prepared", false, "send the lazy-fork benchmark's statements as prepared statements, the key a parameter")
 }
 
 func fatalf(format string, args ...any) {

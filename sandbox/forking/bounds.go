@@ -36,7 +36,7 @@ type CopyUp struct {
 // stored as written (storesExactly): a key is found by the value the
 // row will hold.
 func CopyUpWhere(st rewrite.Statement, shape forker.Shape) (CopyUp, bool) {
-	b := st.Bounds
+	b := st.Bounds.Bind(nil) // placeholders without an execution's values pin nothing
 	if b == nil {
 		return CopyUp{}, false
 	}

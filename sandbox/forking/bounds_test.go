@@ -33,38 +33,52 @@ func TestCopyUpWhere(t *testing.T) {
 	for _, tc := range []struct {
 		sql, want string
 		ok        bool
-		keys      string // CopyUp.Keys, joined with ","
+		keys      string   // CopyUp.Keys, joined with ","
+		vals      []string // an execution's parameters (rewrite.Bounds.Bind)
 	}{
-		{"SELECT * FROM t WHERE id = 5", "(`id` = 5)", true, "5"},
-		{"UPDATE t SET v = 1 WHERE id IN (1, 2, 1)", "(`id` = 1) OR (`id` = 2) OR (`id` = 1)", true, "1,2"},
-		{"DELETE FROM t WHERE u = 'ab' AND v = 3", "(`u` = 'ab')", true, ""},
-		{"SELECT * FROM t WHERE a = 1 AND b IN (2, 3)", "(`a` = 1 AND `b` = 2) OR (`a` = 1 AND `b` = 3)", true, ""},
-		{"SELECT * FROM t WHERE v = 5", "", false, ""},                                         // no unique key pinned
-		{"SELECT * FROM t WHERE ts = '2020-01-01 00:00:00'", "", false, ""},                    // read in the session's time zone
-		{"UPDATE t SET u = 'x' WHERE id = 5", "", false, ""},                                   // moves a key
-		{"INSERT INTO t (id, u, v) VALUES (7, 'q', 1)", "(`id` = 7) OR (`u` = 'q')", true, ""}, // u may collide with another id
-		{"INSERT INTO t (id, v) VALUES (7, 1), (9, 2)", "(`id` = 7) OR (`id` = 9)", true, "7,9"},
-		{"REPLACE INTO t (id, v) VALUES (-3, 1)", "(`id` = -3)", true, "-3"},
-		{"INSERT INTO t (v) VALUES (1)", "", true, ""},                         // the server's id, NULL keys: nothing to copy
-		{"INSERT INTO t (id, u, v) VALUES (7, 'abcdefghi', 1)", "", false, ""}, // longer than varchar(8)
-		{"INSERT INTO t (id, u, v) VALUES (7, 'ab ', 1)", "", false, ""},       // trailing blank
-		{"INSERT INTO t (id, d, v) VALUES (7, 12, 1)", "(`id` = 7) OR (`d` = 12)", true, ""},
-		{"INSERT INTO t (id, d, v) VALUES (7, '12.345', 1)", "", false, ""},  // rounded
-		{"INSERT INTO t (id, d, v) VALUES (7, 12345, 1)", "", false, ""},     // past decimal(6,2)
-		{"INSERT INTO t (id, a, b, v) VALUES (7, 300, 1, 1)", "", false, ""}, // clipped in a TINYINT UNSIGNED
-		{"INSERT INTO t (id, a, b, v) VALUES (7, 3, 1, 1)", "(`id` = 7) OR (`a` = 3 AND `b` = 1)", true, ""},
-		{"INSERT INTO t (id, v) VALUES ('7', 1)", "", false, ""}, // a string to an INT
-		{"INSERT INTO t (id, ts, v) VALUES (7, '2020-01-01', 1)", "", false, ""},
-		{"INSERT INTO t VALUES (7, 'q', NULL, NULL, NULL, NULL, 1)", "(`id` = 7) OR (`u` = 'q')", true, ""}, // h invisible
-		{"INSERT INTO t (id, v) VALUES (7, 1) ON DUPLICATE KEY UPDATE u = 'z'", "", false, ""},
-		{"REPLACE INTO t (id, u, v) VALUES (8, 'r', 1)", "(`id` = 8) OR (`u` = 'r')", true, ""},
-		{"SELECT * FROM t JOIN s ON s.id = t.id WHERE t.id = 1", "", false, ""},
+		{"SELECT * FROM t WHERE id = 5", "(`id` = 5)", true, "5", nil},
+		{"UPDATE t SET v = 1 WHERE id IN (1, 2, 1)", "(`id` = 1) OR (`id` = 2) OR (`id` = 1)", true, "1,2", nil},
+		{"DELETE FROM t WHERE u = 'ab' AND v = 3", "(`u` = 'ab')", true, "", nil},
+		{"SELECT * FROM t WHERE a = 1 AND b IN (2, 3)", "(`a` = 1 AND `b` = 2) OR (`a` = 1 AND `b` = 3)", true, "", nil},
+		{"SELECT * FROM t WHERE v = 5", "", false, "", nil},                                         // no unique key pinned
+		{"SELECT * FROM t WHERE ts = '2020-01-01 00:00:00'", "", false, "", nil},                    // read in the session's time zone
+		{"UPDATE t SET u = 'x' WHERE id = 5", "", false, "", nil},                                   // moves a key
+		{"INSERT INTO t (id, u, v) VALUES (7, 'q', 1)", "(`id` = 7) OR (`u` = 'q')", true, "", nil}, // u may collide with another id
+		{"INSERT INTO t (id, v) VALUES (7, 1), (9, 2)", "(`id` = 7) OR (`id` = 9)", true, "7,9", nil},
+		{"REPLACE INTO t (id, v) VALUES (-3, 1)", "(`id` = -3)", true, "-3", nil},
+		{"INSERT INTO t (v) VALUES (1)", "", true, "", nil},                         // the server's id, NULL keys: nothing to copy
+		{"INSERT INTO t (id, u, v) VALUES (7, 'abcdefghi', 1)", "", false, "", nil}, // longer than varchar(8)
+		{"INSERT INTO t (id, u, v) VALUES (7, 'ab ', 1)", "", false, "", nil},       // trailing blank
+		{"INSERT INTO t (id, d, v) VALUES (7, 12, 1)", "(`id` = 7) OR (`d` = 12)", true, "", nil},
+		{"INSERT INTO t (id, d, v) VALUES (7, '12.345', 1)", "", false, "", nil},  // rounded
+		{"INSERT INTO t (id, d, v) VALUES (7, 12345, 1)", "", false, "", nil},     // past decimal(6,2)
+		{"INSERT INTO t (id, a, b, v) VALUES (7, 300, 1, 1)", "", false, "", nil}, // clipped in a TINYINT UNSIGNED
+		{"INSERT INTO t (id, a, b, v) VALUES (7, 3, 1, 1)", "(`id` = 7) OR (`a` = 3 AND `b` = 1)", true, "", nil},
+		{"INSERT INTO t (id, v) VALUES ('7', 1)", "", false, "", nil}, // a string to an INT
+		{"INSERT INTO t (id, ts, v) VALUES (7, '2020-01-01', 1)", "", false, "", nil},
+		{"INSERT INTO t VALUES (7, 'q', NULL, NULL, NULL, NULL, 1)", "(`id` = 7) OR (`u` = 'q')", true, "", nil}, // h invisible
+		{"INSERT INTO t (id, v) VALUES (7, 1) ON DUPLICATE KEY UPDATE u = 'z'", "", false, "", nil},
+		{"REPLACE INTO t (id, u, v) VALUES (8, 'r', 1)", "(`id` = 8) OR (`u` = 'r')", true, "", nil},
+		{"SELECT * FROM t JOIN s ON s.id = t.id WHERE t.id = 1", "", false, "", nil},
+		// Placeholders pin only when bound to an execution's values.
+		{"SELECT * FROM t WHERE id = ?", "", false, "", nil},
+		{"SELECT * FROM t WHERE id = ?", "(`id` = 5)", true, "5", []string{"5"}},
+		{"SELECT * FROM t WHERE id = ?", "", false, "", []string{"NULL"}},
+		{"UPDATE t SET v = ? WHERE id IN (?, ?)", "(`id` = 6) OR (`id` = -1)", true, "6,-1", []string{"1", "6", "-1"}},
+		{"INSERT INTO t (id, u, v) VALUES (?, ?, ?)", "(`id` = 7) OR (`u` = 'q')", true, "", []string{"7", "'q'", "1"}},
+		{"INSERT INTO t (id, u, v) VALUES (?, ?, ?)", "(`id` = 7)", true, "7", []string{"7", "NULL", "1"}},
+		{"INSERT INTO t (id, u, v) VALUES (?, ?, ?)", "", false, "", []string{"", "'q'", "1"}},
+		{"INSERT INTO t (id, v) VALUES (?, 1)", "", false, "", []string{"'7'"}}, // a string to an INT
 	} {
 		a := e.Analyze(tc.sql, rewrite.Options{DB: "app"})
 		if len(a.Statements) != 1 {
 			t.Fatalf("%s: %d statements", tc.sql, len(a.Statements))
 		}
-		got, ok := CopyUpWhere(a.Statements[0], boundsShape())
+		st := a.Statements[0]
+		if tc.vals != nil {
+			st.Bounds = st.Bounds.Bind(tc.vals)
+		}
+		got, ok := CopyUpWhere(st, boundsShape())
 		if got.Where != tc.want || ok != tc.ok {
 			t.Errorf("%s: %q, %v; want %q, %v", tc.sql, got.Where, ok, tc.want, tc.ok)
 		}
