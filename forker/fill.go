@@ -137,14 +137,17 @@ func (f *Filler) SetRate(r *Rate) { f.rate = r }
 
 // throttle waits, after chunk c that copied n rows from start, until the
 // chunk has taken as long as n rows at the rate c was sized by (1/20 s of
-// it: nextChunk), or until the rate changes: the next chunk is sized by
-// the new one.
+// it: nextChunk), or until the rate changes or lets the fill go: the next
+// chunk is sized by the new one.
 func (f *Filler) throttle(ctx context.Context, c chunk, n int64, start time.Time) {
-	rate, changed := f.rate.get()
+	rate, changed, free := f.rate.get(f.started)
 	if c.rate <= 0 || rate != c.rate {
 		return
 	}
 	ahead := time.Duration(n)*time.Second/time.Duration(c.rate) - time.Since(start)
+	if !free.IsZero() {
+		ahead = min(ahead, time.Until(free))
+	}
 	if ahead <= 0 {
 		return
 	}
@@ -184,13 +187,14 @@ type chunk struct {
 // nextChunk is the next chunk: about 50 ms of copy, in steps after each
 // of which a copy-up that raised the fill's yield lock (Lazy.Yield) takes
 // the snapshot connection: steps of 16 rows while statements copy rows
-// up, of 1,000 otherwise; under a rate, 50 ms of it at most.
+// up, of 1,000 otherwise; under a rate (while it holds the fill, Rate),
+// 50 ms of it at most.
 func (f *Filler) nextChunk() chunk {
 	c := chunk{rows: 1 << 30, step: 1000, budget: 50 * time.Millisecond}
 	if time.Since(time.Unix(0, f.lastUp.Load())) < time.Second {
 		c.step = 16
 	}
-	if c.rate = f.rate.Rows(); c.rate > 0 {
+	if c.rate = f.rate.Rows(f.started); c.rate > 0 {
 		c.rows = int(max(1, c.rate/20))
 		c.step = min(c.step, c.rows)
 	}

@@ -63,10 +63,10 @@ func rtSlowedThenLifted(t *testing.T, from, mid int64, rows string) {
 	defer cancel()
 	go f.Run(ctx)
 	<-snap.entered
-	rate.Set(mid) // an operator slows the fill (SIGHUP) while a chunk runs
+	rate.Set(mid, 0) // an operator slows the fill (SIGHUP) while a chunk runs
 	close(snap.release)
 	time.Sleep(200 * time.Millisecond) // ordering only: the chunk has ended
-	rate.Set(0)                        // ...and lets it go again
+	rate.Set(0, 0)                     // ...and lets it go again
 	select {
 	case <-f.Done():
 	case <-time.After(testkit.WaitLimit): // a hang guard: the bug slept for rows/rate seconds (50 s to 83 min)

@@ -191,7 +191,7 @@ func (s *Server) SetSandboxLimits(c Config) {
 	s.cfg.Sandbox.DefaultTTL, s.cfg.Sandbox.IdleTTL, s.cfg.Sandbox.MaxTTL = sc.DefaultTTL, sc.IdleTTL, sc.MaxTTL
 	s.cfg.Sandbox.Grace = sc.Grace
 	s.cfg.Sandbox.SideConnections, s.cfg.Sandbox.ForkQueueTimeout = sc.SideConnections, sc.ForkQueueTimeout
-	s.cfg.Sandbox.LazyForkRate = sc.LazyForkRate
+	s.cfg.Sandbox.LazyForkRate, s.cfg.Sandbox.LazyForkRateFor = sc.LazyForkRate, sc.LazyForkRateFor
 	if s.sbm != nil {
 		s.sbm.SetLimits(sc)
 	}

@@ -310,7 +310,8 @@ func (m *Manager) SetLimits(c Config) {
 		guards[user] = newGuard(g, m.cfg.Prefix)
 	}
 	m.reg.SetLimits(Limits{MaxSandboxes: c.MaxSandboxes, DefaultTTL: c.DefaultTTL, IdleTTL: c.IdleTTL, MaxTTL: c.MaxTTL,
-		Grace: c.Grace, SideConnections: c.SideConnections, ForkQueueTimeout: c.ForkQueueTimeout, FillRate: c.LazyForkRate})
+		Grace: c.Grace, SideConnections: c.SideConnections, ForkQueueTimeout: c.ForkQueueTimeout, FillRate: c.LazyForkRate,
+		FillRateFor: c.LazyForkRateFor})
 	m.guards.Store(&guards)
 }
 

@@ -30,6 +30,7 @@ const (
 	DefaultSideConnections  = config.DefaultSideConnections
 	DefaultForkQueueTimeout = config.DefaultForkQueueTimeout
 	DefaultLazyForkRows     = config.DefaultLazyForkRows
+	DefaultLazyForkRateFor  = config.DefaultLazyForkRateFor
 )
 
 // Guardrail names, as counted in refusals and named in settings.

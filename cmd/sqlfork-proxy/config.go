@@ -187,6 +187,8 @@ func sandboxSettings() []setting {
 			func(s *settings) any { return &s.Proxy.Sandbox.LazyForkRows }},
 		{"lazy-fork-rate", "most rows per second a lazy fork's background copy reads from production (0: no limit)",
 			func(s *settings) any { return &s.Proxy.Sandbox.LazyForkRate }},
+		{"lazy-fork-rate-for", "how long after its fork a lazy fork's background copy keeps to lazy-fork-rate; after it the copy goes as fast as it can, so that its snapshot's read view on production ends (0: until the copy is complete)",
+			func(s *settings) any { return &s.Proxy.Sandbox.LazyForkRateFor }},
 	}
 }
 

@@ -180,6 +180,7 @@ func TestNaming(t *testing.T) {
 		"fork-queue-timeout":      {"SQLFORK_FORK_QUEUE_TIMEOUT", "fork_queue_timeout"},
 		"lazy-fork-rows":          {"SQLFORK_LAZY_FORK_ROWS", "lazy_fork_rows"},
 		"lazy-fork-rate":          {"SQLFORK_LAZY_FORK_RATE", "lazy_fork_rate"},
+		"lazy-fork-rate-for":      {"SQLFORK_LAZY_FORK_RATE_FOR", "lazy_fork_rate_for"},
 		"sandbox-admins":          {"SQLFORK_SANDBOX_ADMINS", "sandbox_admins"},
 		"admin-token":             {"SQLFORK_ADMIN_TOKEN", "admin_token"},
 		"admin-tokenless-changes": {"SQLFORK_ADMIN_TOKENLESS_CHANGES", "admin_tokenless_changes"},

@@ -163,7 +163,7 @@ func applyReload(cur settings, reload func() (settings, error), level zap.Atomic
 			eff.LogLevel = next.LogLevel
 		case "max-sandboxes", "sandbox-ttl", "sandbox-idle-ttl", "sandbox-grace", "max-sandbox-ttl", "max-fork-bytes", "max-sandboxes-per-user",
 			"deny-statements", "deny-multi-statements", "statement-timeout", "max-rows", "side-connections", "fork-queue-timeout",
-			"lazy-fork-rate":
+			"lazy-fork-rate", "lazy-fork-rate-for":
 			limits = true
 		case "memory-limit":
 			mem(next.MemoryLimit)
@@ -189,7 +189,7 @@ func applyReload(cur settings, reload func() (settings, error), level zap.Atomic
 		sb.DefaultTTL, sb.IdleTTL, sb.MaxTTL = next.Proxy.Sandbox.DefaultTTL, next.Proxy.Sandbox.IdleTTL, next.Proxy.Sandbox.MaxTTL
 		sb.Grace = next.Proxy.Sandbox.Grace
 		sb.SideConnections, sb.ForkQueueTimeout = next.Proxy.Sandbox.SideConnections, next.Proxy.Sandbox.ForkQueueTimeout
-		sb.LazyForkRate = next.Proxy.Sandbox.LazyForkRate
+		sb.LazyForkRate, sb.LazyForkRateFor = next.Proxy.Sandbox.LazyForkRate, next.Proxy.Sandbox.LazyForkRateFor
 		srv.SetSandboxLimits(eff.Proxy)
 	}
 	if len(restart) > 0 {

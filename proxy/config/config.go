@@ -185,7 +185,7 @@ func Default() Config {
 			IdleTTL: 7 * 24 * time.Hour, MaxTTL: 30 * 24 * time.Hour, Grace: DefaultSandboxGrace, ReapInterval: 10 * time.Second,
 			SyncLease:       session.DefaultSyncLease,
 			SideConnections: session.DefaultSideConnections, ForkQueueTimeout: session.DefaultForkQueueTimeout,
-			LazyForkRows: session.DefaultLazyForkRows},
+			LazyForkRows: session.DefaultLazyForkRows, LazyForkRateFor: session.DefaultLazyForkRateFor},
 	}
 }
 

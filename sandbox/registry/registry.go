@@ -35,9 +35,10 @@ type Limits struct {
 	SideConnections  int
 	ForkQueueTimeout time.Duration
 	// FillRate bounds the rows per second each lazy fork's background
-	// copy takes (0: no bound); SetLimits applies it to the copies
-	// running too.
-	FillRate int64
+	// copy takes (0: no bound), for FillRateFor from its start (0: all
+	// along); SetLimits applies them to the copies running too.
+	FillRate    int64
+	FillRateFor time.Duration
 }
 
 // CheckTTL refuses a kept sandbox's lifetime (0: until discarded) beyond
@@ -426,7 +427,7 @@ func (m *Registry) SetLimits(l Limits) {
 		l.ForkQueueTimeout = m.lim.ForkQueueTimeout
 	}
 	m.lim = l
-	m.fillRate.Set(l.FillRate)
+	m.fillRate.Set(l.FillRate, l.FillRateFor)
 	m.pool.Resize(l.SideConnections, l.ForkQueueTimeout)
 }
 

@@ -90,12 +90,20 @@ type Config struct {
 	// lazy.go); 0: never (every fork is a whole copy).
 	LazyForkRows int64
 	// LazyForkRate bounds the rows per second a lazy fork's background
-	// copy takes from production (0: as fast as it goes).
-	LazyForkRate int64
+	// copy takes from production (0: as fast as it goes), for
+	// LazyForkRateFor from the fork (0: until it is whole): past that the
+	// copy goes as fast as it can, and the read view its snapshot keeps
+	// on production ends.
+	LazyForkRate    int64
+	LazyForkRateFor time.Duration
 }
 
 // DefaultLazyForkRows is the proxy's default LazyForkRows.
 const DefaultLazyForkRows = 100000
+
+// DefaultLazyForkRateFor is the proxy's default LazyForkRateFor: a lazy
+// fork's snapshot is throttled for an hour at most.
+const DefaultLazyForkRateFor = time.Hour
 
 // FillDefaults sets the settings left zero to their defaults.
 func (c *Config) FillDefaults() {
@@ -161,6 +169,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Grace < 0 {
 		return fmt.Errorf("sandbox-grace must not be negative, got %s", c.Grace)
+	}
+	if c.LazyForkRateFor < 0 {
+		return fmt.Errorf("lazy-fork-rate-for must not be negative (0: the rate holds until the fork is whole), got %s", c.LazyForkRateFor)
 	}
 	if c.LazyForkRows < 0 || c.LazyForkRate < 0 {
 		return fmt.Errorf("lazy-fork-rows and lazy-fork-rate must not be negative (0: never lazy; no bound), got %d and %d", c.LazyForkRows, c.LazyForkRate)
