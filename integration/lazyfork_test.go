@@ -86,25 +86,7 @@ func TestLazyForkDifferential(t *testing.T) {
 	const n = 200000
 	h, direct := lazyEnv(t, n, 40000) // its fill lasts about 5 s: most statements run during it
 	ctx := context.Background()
-	root := openDB(t, h.db.DSN(""))
-	for _, q := range []string{
-		"CREATE TABLE lzs.orig LIKE lzs.t", "INSERT INTO lzs.orig SELECT * FROM lzs.t",
-		"CREATE TABLE lzs.ref LIKE lzs.t", "INSERT INTO lzs.ref SELECT * FROM lzs.t",
-	} {
-		mustExecC(t, root, q)
-	}
-	db := openDB(t, h.dsn("lzs"))
-	sb, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
-	ref, err := root.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
-	mustExecC(t, ref, "USE lzs")
+	root, sb, ref := lazyReference(t, h)
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewSource(seed))
@@ -141,17 +123,7 @@ func TestLazyForkDifferential(t *testing.T) {
 	if filling >= 4 && (ups["staging"] == 0 || ups["snapshot"] == 0) {
 		t.Errorf("copy-ups by source %v: want some read from the staging table and some from the snapshot", ups)
 	}
-	sum := "SELECT CONCAT(COUNT(*), '/', SUM(CRC32(CONCAT_WS('|', id, v, s, u)))) FROM "
-	if got, want := queryString(t, sb, sum+"t"), direct(sum+"lzs.ref"); got != want {
-		t.Fatalf("the fork: %s, the copy: %s", got, want)
-	}
-	counts := direct("SELECT CONCAT((SELECT COUNT(*) FROM lzs.ref r WHERE NOT EXISTS (SELECT 1 FROM lzs.orig o WHERE o.id = r.id)), '/', " +
-		"(SELECT COUNT(*) FROM lzs.ref r JOIN lzs.orig o USING (id) WHERE NOT (r.v <=> o.v AND r.s <=> o.s AND r.u <=> o.u)), '/', " +
-		"(SELECT COUNT(*) FROM lzs.orig o WHERE NOT EXISTS (SELECT 1 FROM lzs.ref r WHERE o.id = r.id)))")
-	rows := rowsOf(t, sb, "SANDBOX DIFF SUMMARY")
-	if len(rows) != 1 || strings.Join(rows[0][2:5], "/") != counts {
-		t.Errorf("DIFF SUMMARY %v, want inserted/updated/deleted %s", rows, counts)
-	}
+	checkLazyAgainstRef(t, sb, direct)
 }
 
 // lazyStatement is a random point statement on t (a table of n rows with

@@ -21,14 +21,7 @@ func TestLazyForkPrepared(t *testing.T) {
 	const n = 200000
 	h, direct := lazyEnv(t, n, 1000) // 200 s of fill: no statement below may wait for it
 	ctx := context.Background()
-	root := openDB(t, h.db.DSN(""))
-	for _, q := range []string{
-		"CREATE TABLE lzs.orig LIKE lzs.t", "INSERT INTO lzs.orig SELECT * FROM lzs.t",
-		"CREATE TABLE lzs.ref LIKE lzs.t", "INSERT INTO lzs.ref SELECT * FROM lzs.t",
-	} {
-		mustExecC(t, root, q)
-	}
-	sb, ref := lazyConns(t, h, root)
+	root, sb, ref := lazyReference(t, h)
 	before := h.metric(t, "sqlfork_forks_total", map[string]string{"strategy": "lazy", "kind": "full"})
 	first := "UPDATE t SET s = ? WHERE id = ?"
 	if got, want := runBoth(ctx, sb, first, "first", 1), runBoth(ctx, ref, toRef(first), "first", 1); got != want {
@@ -59,8 +52,9 @@ func TestLazyForkPrepared(t *testing.T) {
 	if !lazyFilling(t, sb, "lzs.t") {
 		t.Fatal("the fork is whole already: an execution waited for its fill")
 	}
-	// Parameters the proxy does not read as literals: the execution waits
-	// for the fill, then runs on the whole fork.
+	// A parameter the proxy does not read as a literal (a DOUBLE, NULL):
+	// the execution waits for the fill, then runs on the whole fork; then
+	// a string and bytes, on it too.
 	h.setFillRate(0)
 	for _, arg := range []any{5.0, nil, "u12", []byte("9")} {
 		q := "SELECT id, v, s FROM t WHERE id = ?"
@@ -71,24 +65,24 @@ func TestLazyForkPrepared(t *testing.T) {
 			t.Fatalf("%s with %v: sandbox %s, copy %s", q, arg, got, want)
 		}
 	}
-	sum := "SELECT CONCAT(COUNT(*), '/', SUM(CRC32(CONCAT_WS('|', id, v, s, u)))) FROM "
-	if got, want := queryString(t, sb, sum+"t"), direct(sum+"lzs.ref"); got != want {
-		t.Fatalf("the fork: %s, the copy: %s", got, want)
-	}
+	checkLazyAgainstRef(t, sb, direct)
 	if lazyFilling(t, sb, "lzs.t") {
 		t.Fatal("the fork still fills after a full scan")
 	}
-	counts := direct("SELECT CONCAT((SELECT COUNT(*) FROM lzs.ref r WHERE NOT EXISTS (SELECT 1 FROM lzs.orig o WHERE o.id = r.id)), '/', " +
-		"(SELECT COUNT(*) FROM lzs.ref r JOIN lzs.orig o USING (id) WHERE NOT (r.v <=> o.v AND r.s <=> o.s AND r.u <=> o.u)), '/', " +
-		"(SELECT COUNT(*) FROM lzs.orig o WHERE NOT EXISTS (SELECT 1 FROM lzs.ref r WHERE o.id = r.id)))")
-	if rows := rowsOf(t, sb, "SANDBOX DIFF SUMMARY"); len(rows) != 1 || strings.Join(rows[0][2:5], "/") != counts {
-		t.Errorf("DIFF SUMMARY %v, want inserted/updated/deleted %s", rows, counts)
-	}
 }
 
-// lazyConns are a connection through h to lzs and a direct one to it.
-func lazyConns(t *testing.T, h *proxyHandle, root *sql.DB) (sb, ref *sql.Conn) {
+// lazyReference makes lzs.orig and lzs.ref, copies of lzs.t (lazyEnv) as
+// made, and returns a root pool, a connection through h to lzs and a
+// direct one to it.
+func lazyReference(t *testing.T, h *proxyHandle) (root *sql.DB, sb, ref *sql.Conn) {
 	t.Helper()
+	root = openDB(t, h.db.DSN(""))
+	for _, q := range []string{
+		"CREATE TABLE lzs.orig LIKE lzs.t", "INSERT INTO lzs.orig SELECT * FROM lzs.t",
+		"CREATE TABLE lzs.ref LIKE lzs.t", "INSERT INTO lzs.ref SELECT * FROM lzs.t",
+	} {
+		mustExecC(t, root, q)
+	}
 	ctx := context.Background()
 	sb, err := openDB(t, h.dsn("lzs")).Conn(ctx)
 	if err != nil {
@@ -100,7 +94,24 @@ func lazyConns(t *testing.T, h *proxyHandle, root *sql.DB) (sb, ref *sql.Conn) {
 	}
 	t.Cleanup(func() { ref.Close() })
 	mustExecC(t, ref, "USE lzs")
-	return sb, ref
+	return root, sb, ref
+}
+
+// checkLazyAgainstRef fails t unless the sandbox's t (through sb) holds
+// what lzs.ref does, and SANDBOX DIFF SUMMARY counts what lzs.ref changed
+// from lzs.orig.
+func checkLazyAgainstRef(t *testing.T, sb *sql.Conn, direct func(string) string) {
+	t.Helper()
+	sum := "SELECT CONCAT(COUNT(*), '/', SUM(CRC32(CONCAT_WS('|', id, v, s, u)))) FROM "
+	if got, want := queryString(t, sb, sum+"t"), direct(sum+"lzs.ref"); got != want {
+		t.Fatalf("the fork: %s, the copy: %s", got, want)
+	}
+	counts := direct("SELECT CONCAT((SELECT COUNT(*) FROM lzs.ref r WHERE NOT EXISTS (SELECT 1 FROM lzs.orig o WHERE o.id = r.id)), '/', " +
+		"(SELECT COUNT(*) FROM lzs.ref r JOIN lzs.orig o USING (id) WHERE NOT (r.v <=> o.v AND r.s <=> o.s AND r.u <=> o.u)), '/', " +
+		"(SELECT COUNT(*) FROM lzs.orig o WHERE NOT EXISTS (SELECT 1 FROM lzs.ref r WHERE o.id = r.id)))")
+	if rows := rowsOf(t, sb, "SANDBOX DIFF SUMMARY"); len(rows) != 1 || strings.Join(rows[0][2:5], "/") != counts {
+		t.Errorf("DIFF SUMMARY %v, want inserted/updated/deleted %s", rows, counts)
+	}
 }
 
 // preparedAgain executes statements prepared once, many times each, with
