@@ -266,16 +266,23 @@ func (f *Filler) retry(ctx context.Context, run func() error) error {
 	}
 }
 
+// maxUpRows bounds the rows one copy-up writes (one block, one packet):
+// the conditions it is given pin a unique key to a few values each.
+const maxUpRows = 4096
+
 // snapshotRows reads the snapshot's rows that where selects, first
 // asking a running chunk to yield: yielded says the yield lock is to be
-// let go.
+// let go. More than maxUpRows rows are refused.
 func (f *Filler) snapshotRows(ctx context.Context, where string) (rows [][]*string, yielded bool, err error) {
 	asked := f.askYield(ctx, f.gate.queueUp())
 	f.gate.takeUp()
-	rows, err = f.snap.Query(ctx, f.stmt+where)
+	rows, err = f.snap.Query(ctx, f.stmt+"("+where+") LIMIT "+strconv.Itoa(maxUpRows+1))
 	f.gate.unlock()
 	if yielded = asked(); err != nil {
 		return nil, yielded, fmt.Errorf("read %s as of its fork: %w", f.l.Src.Quoted(), err)
+	}
+	if len(rows) > maxUpRows {
+		return nil, yielded, fmt.Errorf("the statement would copy more than %d rows of %s up into its fork", maxUpRows, f.l.Src.Quoted())
 	}
 	return rows, yielded, nil
 }

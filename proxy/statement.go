@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/session"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -105,7 +106,6 @@ func (c *clientConn) execute(cmd byte) error {
 			"Unknown prepared statement handler (%d) given to %s", id, executeFunc(cmd)))
 	}
 	params := c.executeParams(cmd, ps)
-	ps.longData = false
 	_, err = c.runStatement(&statement{cmd: cmd, ps: ps, params: params})
 	return c.finish(err)
 }
@@ -191,14 +191,11 @@ func (c *clientConn) send(ctx context.Context, st *statement, plan *session.Plan
 	}
 	ps := st.ps
 	if replanned {
-		id, err := c.be.prepare(ctx, plan.SQL)
-		if err != nil {
-			return sent{}, linkOr(err)
+		if err := c.prepareAgain(ctx, ps, plan); err != nil {
+			return sent{}, err
 		}
-		c.be.closeStmt(ps.upstreamID)
-		ps.upstreamID, ps.plan, ps.needTypes = id, plan, true
-		c.log.Debug("statement prepared again for the sandbox", zap.Uint32("upstream_id", id))
 	}
+	defer func() { ps.longData = false }() // the server's execution takes it
 	bulk := st.cmd == wire.ComStmtBulkExecute
 	out := sent{cursor: !bulk && c.pendingCursor(), prepared: ps.plan.SQL}
 	ps.fetched = 0 // a new execution opens a new cursor
@@ -220,6 +217,46 @@ func (c *clientConn) send(ctx context.Context, st *statement, plan *session.Plan
 	}
 	err = c.sendUpstream(p, &out)
 	return out, err
+}
+
+// prepareAgain prepares ps upstream anew as plan says. A statement whose
+// parameter the client sent as long data keeps the upstream statement
+// holding it when plan's text is the one prepared (a lazy fork's fill
+// ended: the same names, a table the server prepares it again for by
+// itself); otherwise the data is gone with the old statement, and the
+// execution is refused, saying to send it again.
+func (c *clientConn) prepareAgain(ctx context.Context, ps *preparedStmt, plan *session.Plan) error {
+	if ps.longData && plan.SQL == ps.plan.SQL {
+		ps.plan = plan
+		return nil
+	}
+	id, err := c.be.prepare(ctx, plan.SQL)
+	if err != nil {
+		return linkOr(err)
+	}
+	c.be.closeStmt(ps.upstreamID)
+	ps.upstreamID, ps.plan, ps.needTypes = id, plan, true
+	c.log.Debug("statement prepared again for the sandbox", zap.Uint32("upstream_id", id))
+	if ps.longData {
+		ps.longData = false
+		return rewrite.Refuse(wire.ErUnknown, "the sandbox's tables this statement names changed since COM_STMT_SEND_LONG_DATA "+
+			"sent a parameter, and the proxy prepared it again upstream without that data; send it again, then execute")
+	}
+	return nil
+}
+
+// resetLongData clears, with COM_STMT_RESET, the long data the server
+// keeps for ps when the proxy answered its execution itself (a refusal, a
+// KILL while it waited): the server's own execution would have used it up.
+func (c *clientConn) resetLongData(ps *preparedStmt) error {
+	if !ps.longData {
+		return nil
+	}
+	ps.longData = false
+	p := []byte{wire.ComStmtReset, 0, 0, 0, 0}
+	binary.LittleEndian.PutUint32(p[1:], ps.upstreamID)
+	_, err := c.be.roundTrip(c.ctx(), p, false)
+	return linkOr(err)
 }
 
 // sendUpstream writes a command the proxy made (numbered from 0, as every
@@ -254,6 +291,9 @@ func (c *clientConn) refuseStatement(st *statement, plan *session.Plan, err erro
 	if st.ps != nil {
 		// An execution is refused before its packet is read (send reads
 		// it last): drop it.
+		if err := c.resetLongData(st.ps); err != nil && !isClientFacing(err) {
+			return err
+		}
 		return c.answerInstead(e)
 	}
 	return c.out.writeErrNoFlush(e)

@@ -16,8 +16,8 @@ type Param struct {
 	Value []byte
 }
 
-// Int is the value of an integer parameter (TINY, SHORT, INT24, LONG,
-// LONGLONG, YEAR) as a decimal text; ok is false for any other type.
+// Int is the value of an integer parameter (TINY, SHORT, LONG, LONGLONG)
+// as a decimal text; ok is false for any other type.
 func (p Param) Int() (text string, ok bool) {
 	if p.Null {
 		return "", false
@@ -29,12 +29,12 @@ func (p Param) Int() (text string, ok bool) {
 		if !p.Unsigned {
 			return strconv.FormatInt(int64(int8(p.Value[0])), 10), true
 		}
-	case (p.Type == typeShort || p.Type == typeYear) && len(p.Value) == 2:
+	case p.Type == typeShort && len(p.Value) == 2:
 		u = uint64(binary.LittleEndian.Uint16(p.Value))
 		if !p.Unsigned {
 			return strconv.FormatInt(int64(int16(u)), 10), true
 		}
-	case (p.Type == typeLong || p.Type == typeInt24) && len(p.Value) == 4:
+	case p.Type == typeLong && len(p.Value) == 4:
 		u = uint64(binary.LittleEndian.Uint32(p.Value))
 		if !p.Unsigned {
 			return strconv.FormatInt(int64(int32(u)), 10), true
@@ -64,6 +64,7 @@ func (p Param) String() (s string, ok bool) {
 // More parameter types: the string types a client sends values as.
 const (
 	typeVarchar    = 15
+	typeNewDecimal = 246
 	typeTinyBlob   = 249
 	typeMediumBlob = 250
 	typeLongBlob   = 251
@@ -128,8 +129,18 @@ func ExecuteParams(p []byte, n int, types []byte) (params []Param, used []byte, 
 }
 
 // paramValue is the value of type t that rest starts with, and what
-// follows it.
+// follows it. Only the types whose values the server reads as
+// ExecuteParams does are read: the server reads no value at all for some
+// (MariaDB 10.11: YEAR, INT24, BIT, GEOMETRY, which it takes as NULL), so
+// a packet with any other type is not read.
 func paramValue(t byte, rest []byte) (v, next []byte, ok bool) {
+	switch t {
+	case typeTiny, typeShort, typeLong, typeLongLong, typeFloat, typeDouble,
+		typeTimestamp, typeDate, typeTime, typeDateTime,
+		typeVarchar, typeNewDecimal, typeTinyBlob, typeMediumBlob, typeLongBlob, typeBlob, typeVarString, typeString:
+	default:
+		return nil, nil, false
+	}
 	size, ok := fixedSize(t, rest)
 	switch {
 	case !ok:

@@ -54,6 +54,14 @@ func TestExecuteParams(t *testing.T) {
 		{name: "indicator", n: 1, p: execute(0, 1, []byte{0}, []byte{typeLong, 0x40}, le(4, 5)), fails: true},
 		{name: "short value", n: 1, p: execute(0, 1, []byte{0}, []byte{typeLongLong, 0}, le(4, 5)), fails: true},
 		{name: "bytes left over", n: 1, p: execute(0, 1, []byte{0}, []byte{typeLong, 0}, le(8, 5)), fails: true},
+		// The server reads no value of these (it takes them as NULL): the
+		// values after them are not where the types' sizes put them.
+		{name: "year", n: 2, p: execute(0, 2, []byte{0}, []byte{typeYear, 0, typeLongLong, 0}, le(2, 7), le(8, 5)), fails: true},
+		{name: "int24", n: 2, p: execute(0, 2, []byte{0}, []byte{typeInt24, 0, typeLongLong, 0}, le(4, 7), le(8, 5)), fails: true},
+		{name: "bit", n: 1, p: execute(0, 1, []byte{0}, []byte{16, 0}, AppendLenEncString(nil, "x")), fails: true},
+		{name: "geometry", n: 1, p: execute(0, 1, []byte{0}, []byte{255, 0}, AppendLenEncString(nil, "x")), fails: true},
+		{name: "a NULL of such a type has no value anyway", n: 2, p: execute(0, 2, []byte{1}, []byte{typeYear, 0, typeLongLong, 0}, le(8, 5)),
+			want: []string{"NULL", "5"}},
 		{name: "long data: value missing", n: 2, p: execute(0, 2, []byte{0}, []byte{typeBlob, 0, typeLong, 0}, le(4, 5)), fails: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

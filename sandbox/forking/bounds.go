@@ -116,6 +116,28 @@ func comparable(c forker.Column) bool {
 	return false
 }
 
+// textual says whether c holds strings.
+func textual(c forker.Column) bool {
+	switch c.DataType {
+	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext", "binary", "varbinary":
+		return true
+	}
+	return false
+}
+
+// numberToString says whether vals compare a number with the strings of
+// column c: the server compares them as numbers, where many strings equal
+// one number ('x', 'y' and '0' all equal 0), so a unique key does not
+// bound the rows.
+func numberToString(c forker.Column, vals []string) bool {
+	for _, v := range vals {
+		if textual(c) && !strings.HasPrefix(v, "'") {
+			return true
+		}
+	}
+	return false
+}
+
 // pinnedKey is the condition of the first unique key whose every column
 // eq pins: one conjunction per combination of their values.
 func pinnedKey(eq map[string][]string, shape forker.Shape) ([][]term, bool) {
@@ -124,7 +146,7 @@ func pinnedKey(eq map[string][]string, shape forker.Shape) ([][]term, bool) {
 		for _, c := range u.Columns {
 			col, _ := shape.Column(c)
 			vals := eq[strings.ToLower(c)]
-			if !comparable(col) || len(vals) == 0 || len(combos)*len(vals) > maxCopyUpKeys {
+			if !comparable(col) || len(vals) == 0 || len(combos)*len(vals) > maxCopyUpKeys || numberToString(col, vals) {
 				combos = nil
 				break
 			}
@@ -186,6 +208,8 @@ func rowKey(row map[string]string, positional bool, u forker.Unique, shape forke
 			free = true
 		case !given, v == "", !storesExactly(col, v):
 			return nil, false, false
+		case textual(col) && !strings.HasPrefix(v, "'"):
+			conj = append(conj, term{name, "'" + v + "'"}) // the string it stores: compared as a number, many rows equal it
 		default:
 			conj = append(conj, term{name, v})
 		}

@@ -69,6 +69,13 @@ func TestCopyUpWhere(t *testing.T) {
 		{"INSERT INTO t (id, u, v) VALUES (?, ?, ?)", "(`id` = 7)", true, "7", []string{"7", "NULL", "1"}},
 		{"INSERT INTO t (id, u, v) VALUES (?, ?, ?)", "", false, "", []string{"", "'q'", "1"}},
 		{"INSERT INTO t (id, v) VALUES (?, 1)", "", false, "", []string{"'7'"}}, // a string to an INT
+		// A number against a string key: many strings equal it.
+		{"SELECT * FROM t WHERE u = ?", "", false, "", []string{"0"}},
+		{"SELECT * FROM t WHERE u = 0", "", false, "", nil},
+		{"SELECT * FROM t WHERE u IN ('a', 5)", "", false, "", nil},
+		{"SELECT * FROM t WHERE u = 0 AND id = 3", "(`id` = 3)", true, "3", nil},
+		{"INSERT INTO t (id, u, v) VALUES (7, 12, 1)", "(`id` = 7) OR (`u` = '12')", true, "", nil}, // stores '12'
+		{"INSERT INTO t (id, u, v) VALUES (7, -1, 1)", "(`id` = 7) OR (`u` = '-1')", true, "", nil},
 	} {
 		a := e.Analyze(tc.sql, rewrite.Options{DB: "app"})
 		if len(a.Statements) != 1 {
