@@ -181,14 +181,22 @@ func TestPingReachesUpstream(t *testing.T) {
 // statement id and column count.
 func (r *raw) prepare(q string) (uint32, int) {
 	r.t.Helper()
+	id, cols, _ := r.prepareCounts(q)
+	return id, cols
+}
+
+// prepareCounts runs COM_STMT_PREPARE and reads its definitions, returning
+// the statement id, its column count and its parameter count.
+func (r *raw) prepareCounts(q string) (id uint32, cols, params int) {
+	r.t.Helper()
 	r.send(append([]byte{0x16}, q...)...)
 	p := r.read()
 	if p[0] != 0 {
 		r.t.Fatalf("prepare %q: % x %q", q, p[:min(16, len(p))], p)
 	}
-	id := binary.LittleEndian.Uint32(p[1:])
-	cols := int(binary.LittleEndian.Uint16(p[5:]))
-	params := int(binary.LittleEndian.Uint16(p[7:]))
+	id = binary.LittleEndian.Uint32(p[1:])
+	cols = int(binary.LittleEndian.Uint16(p[5:]))
+	params = int(binary.LittleEndian.Uint16(p[7:]))
 	for _, n := range []int{params, cols} {
 		if n == 0 {
 			continue
@@ -198,7 +206,7 @@ func (r *raw) prepare(q string) (uint32, int) {
 		}
 		r.eofStatus()
 	}
-	return id, cols
+	return id, cols, params
 }
 
 func stmtPacket(cmd byte, id uint32, rest ...byte) []byte {

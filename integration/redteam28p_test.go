@@ -161,24 +161,23 @@ func (r *raw) result(d time.Duration) string {
 // prepareN prepares q and returns its id and parameter count.
 func (r *raw) prepareN(q string) (uint32, int) {
 	r.t.Helper()
-	r.send(append([]byte{0x16}, q...)...)
-	p := r.read()
-	if p[0] != 0 {
-		r.t.Fatalf("prepare %q: %q", q, p)
-	}
-	id := binary.LittleEndian.Uint32(p[1:])
-	cols := int(binary.LittleEndian.Uint16(p[5:]))
-	params := int(binary.LittleEndian.Uint16(p[7:]))
-	for _, n := range []int{params, cols} {
-		if n == 0 {
-			continue
-		}
-		for i := 0; i < n; i++ {
-			r.read()
-		}
-		r.eofStatus()
-	}
+	id, _, params := r.prepareCounts(q)
 	return id, params
+}
+
+// rt28pFilling is a proxy filling its forks at 1,000 rows a second, and
+// raw connections to db through it and to db_ref: the first write has
+// forked k, which fills.
+func rt28pFilling(t *testing.T, db string) (*proxyHandle, *raw, *raw) {
+	t.Helper()
+	h, root := rt27Env(t, 1000)
+	rt27Pair(t, h, root, db, rt28pSetup)
+	sb, ref := rt28pRaw(t, h, db)
+	rt28pText(t, sb, ref, "UPDATE k SET s = 'first' WHERE id = 1")
+	if !rawFilling(t, sb, db+".k") {
+		t.Fatal("k is not filling")
+	}
+	return h, sb, ref
 }
 
 // rt28pRaw is a raw connection through h to db (a sandbox of its own) and
@@ -261,17 +260,11 @@ func liftAfter(h *proxyHandle, d time.Duration) chan struct{} {
 }
 
 // TestRT28pParamTypes: executions whose parameters are of every integer
-// type (signed, unsigned, YEAR, INT24), huge and negative, and strings an
+// type the proxy reads (signed, unsigned), huge and negative, and strings an
 // INT key is compared with as numbers, each on a key the fill has not
 // reached (or one it staged): every answer is the copy's, without a wait.
 func TestRT28pParamTypes(t *testing.T) {
-	h, root := rt27Env(t, 1000)
-	rt27Pair(t, h, root, "rt28pty", rt28pSetup)
-	sb, ref := rt28pRaw(t, h, "rt28pty")
-	rt28pText(t, sb, ref, "UPDATE k SET s = 'first' WHERE id = 1")
-	if !rawFilling(t, sb, "rt28pty.k") {
-		t.Fatal("k is not filling")
-	}
+	h, sb, ref := rt28pFilling(t, "rt28pty")
 	sel := rt28pPrepare(t, sb, ref, "SELECT id, v, s, u FROM k WHERE id = ?")
 	upd := rt28pPrepare(t, sb, ref, "UPDATE k SET v = v + 1000 WHERE id = ?")
 	const quick = 8 * time.Second // no execution here may wait for the fill (150 s)
@@ -339,13 +332,7 @@ func TestRT28pParamTypes(t *testing.T) {
 // production's row instead. Now the proxy does not read a packet with
 // such a type: the execution waits for the fill (lifted here first).
 func TestRT28pYearParamShiftsKey(t *testing.T) {
-	h, root := rt27Env(t, 1000)
-	rt27Pair(t, h, root, "rt28pyr", rt28pSetup)
-	sb, ref := rt28pRaw(t, h, "rt28pyr")
-	rt28pText(t, sb, ref, "UPDATE k SET s = 'first' WHERE id = 1")
-	if !rawFilling(t, sb, "rt28pyr.k") {
-		t.Fatal("k is not filling")
-	}
+	h, sb, ref := rt28pFilling(t, "rt28pyr")
 	zero := rtp{typ: 8, val: make([]byte, 8)}
 	bit := make([]byte, 1+0x42)
 	bit[0], bit[1] = 0x42, 0x9c // the server's LONGLONG: 42 9c 00 00 00 00 00 00
@@ -378,21 +365,13 @@ func TestRT28pYearParamShiftsKey(t *testing.T) {
 
 // TestRT28pLongDataAfterKill: a statement's value sent as long data makes
 // its execution wait for the fill; KILL QUERY ends the wait (1317) before
-// the packet reaches the server, which keeps the long data (a server that
-// ran or killed the execution would have dropped it with the execution),
-// while the proxy forgets it (ps.longData = false before the execution
-// runs). The client's next execution sends its value in the packet: the
-// server, expecting none for a parameter with long data, answers 1210
-// where a copy changes row 30005. (Had the client sent long data again,
-// the server would have appended it to the value it kept.)
+// the packet reaches the server, which kept the long data while the proxy
+// forgot it: the client's next execution, its value in the packet, got
+// 1210 where a copy changes the row. The proxy now resets the statement
+// upstream (COM_STMT_RESET) when it answers an execution itself, as the
+// server's own execution uses the long data up.
 func TestRT28pLongDataAfterKill(t *testing.T) {
-	h, root := rt27Env(t, 1000)
-	rt27Pair(t, h, root, "rt28pld", rt28pSetup)
-	sb, ref := rt28pRaw(t, h, "rt28pld")
-	rt28pText(t, sb, ref, "UPDATE k SET s = 'first' WHERE id = 1")
-	if !rawFilling(t, sb, "rt28pld.k") {
-		t.Fatal("k is not filling")
-	}
+	h, sb, ref := rt28pFilling(t, "rt28pld")
 	upd := rt28pPrepare(t, sb, ref, "UPDATE k SET v = v + 1000 WHERE id = ?")
 	id := sb.scalar("SELECT CONNECTION_ID()")
 	sb.send(stmtPacket(0x18, upd.idS, append([]byte{0, 0}, "30007"...)...)...)
@@ -419,13 +398,7 @@ func TestRT28pLongDataAfterKill(t *testing.T) {
 // the fill's end makes the gate plan it again: the long data must still
 // be the server's (the answer a copy gives).
 func TestRT28pLongDataWaitsForFill(t *testing.T) {
-	h, root := rt27Env(t, 1000)
-	rt27Pair(t, h, root, "rt28plw", rt28pSetup)
-	sb, ref := rt28pRaw(t, h, "rt28plw")
-	rt28pText(t, sb, ref, "UPDATE k SET s = 'first' WHERE id = 1")
-	if !rawFilling(t, sb, "rt28plw.k") {
-		t.Fatal("k is not filling")
-	}
+	h, sb, ref := rt28pFilling(t, "rt28plw")
 	sel := rt28pPrepare(t, sb, ref, "SELECT id, v, CONCAT(?, '|') FROM k WHERE id = ?")
 	sel.exec(t, "a plain execution", 8*time.Second, 0, true, pStr(253, "x"), pInt(30009))
 	sb.send(stmtPacket(0x18, sel.idS, append([]byte{0, 0}, "hello"...)...)...)
@@ -436,13 +409,12 @@ func TestRT28pLongDataWaitsForFill(t *testing.T) {
 }
 
 // TestRT28pLongDataAfterFillEnded: a prepared UPDATE (its PREPARE forks
-// the table, lazily since da3e979) whose fill has ended meanwhile is
-// planned again at its next execution (the fill's end changed the
-// sandbox's tables) and prepared again upstream under a new id; long data
-// the client sent for that execution went to the statement prepared
-// first, and is lost: 1210 where a copy answers. Before da3e979 the
-// PREPARE forked the table whole, nothing was prepared again, and this
-// passes (on c14d7bb).
+// the table lazily) whose fill has ended meanwhile is planned again at its
+// next execution (the fill's end changed the sandbox's tables). It was
+// prepared again upstream under a new id, and long data the client sent
+// for that execution, which went to the statement prepared first, was
+// lost: 1210 where a copy answers. Its text is the same: the proxy now
+// keeps the statement that holds the data.
 func TestRT28pLongDataAfterFillEnded(t *testing.T) {
 	h, root := rt27Env(t, 0)
 	rt27Pair(t, h, root, "rt28plb", rt28pSetup)
