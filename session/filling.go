@@ -36,7 +36,7 @@ type copyUp struct {
 // Filling says whether the session's sandbox has lazy forks still
 // filling.
 func (s *Session) Filling() bool {
-	return s.sb != nil && len(s.sb.Filling()) > 0
+	return s.sb != nil && s.sb.AnyFilling()
 }
 
 // inTransaction says whether the client's connection is in a
@@ -62,7 +62,7 @@ func (s *Session) lazyEligible(st rewrite.Statement) bool {
 // tables it does not name; those it names for one run in a transaction (a
 // prepared one's executions wait, fillForExecution).
 func (s *Session) awaitFillsFirst(ctx context.Context, a *rewrite.Analysis, prepared bool) error {
-	if s.sb == nil || s.m == nil || len(s.sb.Filling()) == 0 {
+	if s.m == nil || !s.Filling() {
 		return nil
 	}
 	inTx := s.inTransaction()
@@ -109,7 +109,7 @@ func (s *Session) fillForExecution(ctx context.Context, p *Plan, params []wire.P
 // placeholders given vals (Bounds.Bind), and waits for the fills of the
 // filling forks a statement reaches otherwise.
 func (s *Session) planCopyUps(ctx context.Context, a *rewrite.Analysis, p *Plan, vals []string) error {
-	if s.sb == nil || s.m == nil || len(s.sb.Filling()) == 0 {
+	if s.m == nil || !s.Filling() {
 		return nil
 	}
 	inTx := s.inTransaction()

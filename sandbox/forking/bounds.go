@@ -130,8 +130,11 @@ func textual(c forker.Column) bool {
 // one number ('x', 'y' and '0' all equal 0), so a unique key does not
 // bound the rows.
 func numberToString(c forker.Column, vals []string) bool {
+	if !textual(c) {
+		return false
+	}
 	for _, v := range vals {
-		if textual(c) && !strings.HasPrefix(v, "'") {
+		if !strings.HasPrefix(v, "'") {
 			return true
 		}
 	}

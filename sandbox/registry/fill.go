@@ -192,6 +192,19 @@ func (sb *Sandbox) Filling() []string {
 	return out
 }
 
+// AnyFilling says whether a lazy fork of sb still fills (Filling is not
+// empty), without making the list: statements ask it before each run.
+func (sb *Sandbox) AnyFilling() bool {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	for _, e := range sb.tables {
+		if e.Filling {
+			return true
+		}
+	}
+	return false
+}
+
 // tableInfoLocked describes e (sb.mu held): a lazy fork still filling
 // with its progress when this process fills it.
 func (sb *Sandbox) tableInfoLocked(e *sandbox.Entry) TableInfo {
