@@ -82,8 +82,13 @@ type Fill struct {
 	Error   string    `json:"error,omitempty"`
 	// CopiedUp counts the statements' copy-ups of rows the copy has not
 	// made yet, by where they read them: "staging" (rows the copy has
-	// read already, not yet committed), "snapshot" (the others).
+	// read already, not yet committed), "snapshot" (the others), and
+	// "transaction" (from the snapshot, inside a transaction that holds
+	// the fork).
 	CopiedUp map[string]int64 `json:"copied_up,omitempty"`
+	// Waiting: the copy is complete, and its end waits for a transaction
+	// that used the fork to end (COMMIT or ROLLBACK).
+	Waiting bool `json:"waiting,omitempty"`
 }
 
 // Discarded is the answer to a discard: the name of the sandbox dropped.

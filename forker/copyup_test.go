@@ -43,8 +43,8 @@ func TestCopyUpRowsBounded(t *testing.T) {
 	l := Lazy{Capture: Capture{Shape: Shape{Key: []string{"id"}, Columns: []Column{{Name: "id", Type: "int(11)", DataType: "int"}}}}}
 	for _, n := range []int{maxUpRows, maxUpRows + 1} {
 		c := &manyRowsConn{rows: n}
-		f := &Filler{l: l, snap: c, w: c, gate: newSnapGate(), done: make(chan struct{}), claimed: map[string]bool{}, stmt: "SELECT `id` FROM `t` WHERE "}
-		err := f.CopyUp(context.Background(), "`u` = 0", nil)
+		f := &Filler{l: l, snap: c, w: c, gate: newSnapGate(), done: make(chan struct{}), claimed: map[string]uint64{}, stmt: "SELECT `id` FROM `t` WHERE "}
+		_, err := f.CopyUp(context.Background(), "`u` = 0", nil, nil)
 		if len(c.reads) != 1 || !strings.HasSuffix(c.reads[0], "(`u` = 0) LIMIT 4097") {
 			t.Fatalf("%d rows: reads %q", n, c.reads)
 		}

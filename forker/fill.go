@@ -36,16 +36,21 @@ type Filler struct {
 	staged atomic.Pointer[big.Int]
 	// upMu orders copy-ups: two of one key would both insert it.
 	upMu    sync.Mutex
-	claimed map[string]bool // bound predicates already copied up (upMu)
-	whole   bool            // Finish made the fork whole (upMu)
+	claimed map[string]uint64 // bound predicates already copied up, with their stamps (upMu)
+	// lastStamp is the greatest claim stamp.
+	lastStamp atomic.Uint64
+	whole     bool // Finish made the fork whole (upMu)
 
 	filled atomic.Int64
 	// upStaged and upSnapshot count the copy-ups read from the staging
 	// table and from the snapshot.
 	upStaged, upSnapshot atomic.Int64
-	started              time.Time
-	done                 chan struct{} // closed when Run has ended
-	err                  error         // why Run ended short (set before done closes)
+	// upTx counts the snapshot reads of copy-ups inside transactions
+	// (TxRows).
+	upTx    atomic.Int64
+	started time.Time
+	done    chan struct{} // closed when Run has ended
+	err     error         // why Run ended short (set before done closes)
 	// rate bounds the rows copied per second (nil or 0: no bound); it
 	// may change while Run runs.
 	rate *Rate
@@ -58,6 +63,7 @@ type Filler struct {
 type Progress struct {
 	Filled, Total        int64
 	UpStaged, UpSnapshot int64
+	UpTx                 int64 // inside transactions (TxRows)
 	Started              time.Time
 	Done                 bool
 	Err                  error
@@ -81,7 +87,7 @@ func StartFill(ctx context.Context, snap, w OwnedConn, l Lazy, total int64) (*Fi
 	for _, c := range l.Capture.Stored() {
 		sel = append(sel, selectExpr(c))
 	}
-	f := &Filler{l: l, snap: snap, w: w, total: total, claimed: map[string]bool{}, started: time.Now(),
+	f := &Filler{l: l, snap: snap, w: w, total: total, claimed: map[string]uint64{}, started: time.Now(),
 		done: make(chan struct{}), gate: newSnapGate(),
 		stmt: "SELECT " + strings.Join(sel, ", ") + " FROM " + l.Src.Quoted() + " WHERE "}
 	return f, autoInc, nil
@@ -93,7 +99,7 @@ func (f *Filler) Lazy() Lazy { return f.l }
 // Progress says how far the fill is.
 func (f *Filler) Progress() Progress {
 	p := Progress{Filled: f.filled.Load(), Total: f.total, Started: f.started,
-		UpStaged: f.upStaged.Load(), UpSnapshot: f.upSnapshot.Load()}
+		UpStaged: f.upStaged.Load(), UpSnapshot: f.upSnapshot.Load(), UpTx: f.upTx.Load()}
 	select {
 	case <-f.done:
 		p.Done, p.Err = true, f.err
@@ -220,23 +226,26 @@ func cell(rows [][]*string) string {
 // already copied by an earlier call for the same where are not read
 // again. keys, when not empty, are the literal values of the table's key
 // that where pins every row to: when the staging table holds them, the
-// rows are copied from there without the snapshot connection.
-func (f *Filler) CopyUp(ctx context.Context, where string, keys []string) error {
+// rows are copied from there without the snapshot connection. It returns
+// where's stamp: what stamp (nil: 0) gave when where was first copied up,
+// called once its rows were committed in the fork (upMu held, so that
+// stamps grow with the commits) (a read view taken
+// after it sees them); 0 once the fork is whole.
+func (f *Filler) CopyUp(ctx context.Context, where string, keys []string, stamp func() uint64) (uint64, error) {
 	f.lastUp.Store(time.Now().UnixNano())
 	f.upMu.Lock()
 	defer f.upMu.Unlock()
-	if f.claimed[where] || f.whole {
-		return nil
+	if at, ok := f.claimed[where]; ok || f.whole {
+		return at, nil
 	}
 	if hi := f.stagedUpTo(keys); hi != "" {
 		err := f.retry(ctx, func() error { return f.insertStaged(ctx, keys, hi) })
 		if err == nil {
-			f.claimed[where] = true
 			f.upStaged.Add(1)
-			return nil
+			return f.claim(where, stamp), nil
 		}
 		if !errors.Is(err, errNotStaged) {
-			return err
+			return 0, err
 		}
 	}
 	rows, yielded, err := f.snapshotRows(ctx, where)
@@ -248,12 +257,29 @@ func (f *Filler) CopyUp(ctx context.Context, where string, keys []string) error 
 		f.endYield(ctx)
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
-	f.claimed[where] = true
 	f.upSnapshot.Add(1)
-	return nil
+	return f.claim(where, stamp), nil
 }
+
+// claim records where as copied up (upMu held), stamped by stamp, called
+// once its rows are committed in the fork (0 for a nil stamp).
+func (f *Filler) claim(where string, stamp func() uint64) uint64 {
+	var at uint64
+	if stamp != nil {
+		at = stamp()
+	}
+	f.claimed[where] = at
+	if at > f.lastStamp.Load() {
+		f.lastStamp.Store(at)
+	}
+	return at
+}
+
+// LastStamp is the stamp of the last copy-up (CopyUp): the rows copy-ups
+// wrote were committed before it.
+func (f *Filler) LastStamp() uint64 { return f.lastStamp.Load() }
 
 // retry runs a copy-up's transaction, again after a deadlock or lock wait
 // timeout (it rolled back whole), three times at most.
@@ -294,8 +320,29 @@ func (f *Filler) snapshotRows(ctx context.Context, where string) (rows [][]*stri
 // (upMu), so what the check reads stays true until the insert. It is one
 // anonymous block (MariaDB): one round trip, rolled back whole on error.
 func (f *Filler) insertUp(ctx context.Context, rows [][]*string, yielded bool) error {
-	cp, cols := f.l.Capture, f.l.Capture.Stored()
-	k, marker := f.l.key(), quote.Ident(cp.Marker)
+	var b strings.Builder
+	b.WriteString("BEGIN NOT ATOMIC DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END; ")
+	if yielded {
+		b.WriteString("DO RELEASE_LOCK(" + quote.String(f.l.Yield) + "); ")
+	}
+	b.WriteString("START TRANSACTION; " + f.l.rowsBody(rows, "") + "COMMIT; END")
+	if _, err := f.w.Exec(ctx, b.String()); err != nil {
+		_, _ = f.w.Exec(context.WithoutCancel(ctx), "ROLLBACK")
+		return fmt.Errorf("copy rows of %s up into its fork: %w", f.l.Src.Quoted(), err)
+	}
+	return nil
+}
+
+// rowsBody is the statements that insert rows (of the snapshot, as read
+// by snapshotRows) into the fork, but for the keys the sandbox holds (in
+// the fork or the side table), and remove the side table's "not in the
+// fork" marks the inserts' capture trigger made. lock ends the checks'
+// SELECTs ("" for plain reads). Every column is qualified with its
+// table's full name: a block's variables hide the columns of their names.
+func (l Lazy) rowsBody(rows [][]*string, lock string) string {
+	cp, cols := l.Capture, l.Capture.Stored()
+	fork, side := cp.Fork.Quoted(), cp.Side.Quoted()
+	col := func(table, c string) string { return table + "." + quote.Ident(c) }
 	ki := 0
 	for i, c := range cols {
 		if strings.EqualFold(c.Name, cp.Key[0]) {
@@ -303,27 +350,18 @@ func (f *Filler) insertUp(ctx context.Context, rows [][]*string, yielded bool) e
 		}
 	}
 	var b strings.Builder
-	b.WriteString("BEGIN NOT ATOMIC DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END; ")
-	if yielded {
-		b.WriteString("DO RELEASE_LOCK(" + quote.String(f.l.Yield) + "); ")
-	}
-	b.WriteString("START TRANSACTION; ")
 	for _, r := range rows {
 		lits := make([]string, len(cols))
 		for i, c := range cols {
 			lits[i] = Literal(c, r[i])
 		}
 		kv := lits[ki]
-		b.WriteString("IF NOT EXISTS (SELECT 1 FROM " + cp.Fork.Quoted() + " WHERE " + k + " = " + kv + ") AND NOT EXISTS (SELECT 1 FROM " +
-			cp.Side.Quoted() + " WHERE " + k + " = " + kv + ") THEN INSERT INTO " + cp.Fork.Quoted() + " (" + f.l.columns() + ") VALUES (" +
-			strings.Join(lits, ", ") + "); DELETE FROM " + cp.Side.Quoted() + " WHERE " + k + " = " + kv + " AND " + marker + " = 0; END IF; ")
+		b.WriteString("IF NOT EXISTS (SELECT 1 FROM " + fork + " WHERE " + col(fork, cp.Key[0]) + " = " + kv + lock + ") AND NOT EXISTS (SELECT 1 FROM " +
+			side + " WHERE " + col(side, cp.Key[0]) + " = " + kv + lock + ") THEN INSERT INTO " + fork + " (" + l.columns() + ") VALUES (" +
+			strings.Join(lits, ", ") + "); DELETE FROM " + side + " WHERE " + col(side, cp.Key[0]) + " = " + kv + " AND " +
+			col(side, cp.Marker) + " = 0; END IF; ")
 	}
-	b.WriteString("COMMIT; END")
-	if _, err := f.w.Exec(ctx, b.String()); err != nil {
-		_, _ = f.w.Exec(context.WithoutCancel(ctx), "ROLLBACK")
-		return fmt.Errorf("copy rows of %s up into its fork: %w", f.l.Src.Quoted(), err)
-	}
-	return nil
+	return b.String()
 }
 
 // Finish ends a fill whose copy is complete (Done, no error): in the

@@ -56,7 +56,7 @@ func (c *rtFillConn) chunks() int {
 func rtSlowedThenLifted(t *testing.T, from, mid int64, rows string) {
 	snap := &rtFillConn{entered: make(chan struct{}), release: make(chan struct{}),
 		answers: []string{"0 " + rows + " " + rows, "1 0 " + rows}}
-	f := &Filler{snap: snap, w: snap, gate: newSnapGate(), done: make(chan struct{}), claimed: map[string]bool{}, started: time.Now()}
+	f := &Filler{snap: snap, w: snap, gate: newSnapGate(), done: make(chan struct{}), claimed: map[string]uint64{}, started: time.Now()}
 	rate := NewRate(from)
 	f.SetRate(rate)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -42,7 +42,7 @@ func (c *boundedFillConn) count() int {
 // its connection.
 func runBounded(ctx context.Context, limit time.Duration) (*Filler, *boundedFillConn) {
 	snap := &boundedFillConn{}
-	f := &Filler{snap: snap, w: snap, gate: newSnapGate(), done: make(chan struct{}), claimed: map[string]bool{}, started: time.Now()}
+	f := &Filler{snap: snap, w: snap, gate: newSnapGate(), done: make(chan struct{}), claimed: map[string]uint64{}, started: time.Now()}
 	rate := NewRate(0)
 	rate.Set(20, limit)
 	f.SetRate(rate)

@@ -113,7 +113,7 @@ func TestLazyFillExact(t *testing.T) {
 		t.Helper()
 		for _, s := range steps {
 			if s.where != "" {
-				if err := f.CopyUp(ctx, s.where, s.keys); err != nil {
+				if _, err := f.CopyUp(ctx, s.where, s.keys, nil); err != nil {
 					t.Fatalf("copy up %s: %v", s.where, err)
 				}
 			}

@@ -23,6 +23,10 @@ func (s *Session) restartFor(a *rewrite.Analysis, p *Plan) txn.Action {
 func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed bool) error {
 	s.tx.Executed(p.txInput(), txn.Result{Status: status, Failed: failed, Isolation: s.vars.Isolation, ReadOnly: s.vars.ReadOnly,
 		Since: s.viewSince()})
+	if status&wire.StatusInTrans == 0 {
+		s.releaseHolds() // the transaction ended: its fills' ends may come
+	}
+	s.forgetUps(p, failed)
 	if p == nil || s.sb == nil {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/forking"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -45,35 +46,44 @@ func (s *Session) inTransaction() bool {
 	return s.up != nil && (s.up.Status()&wire.StatusInTrans != 0 || s.up.Status()&wire.StatusAutocommit == 0)
 }
 
-// lazyEligible says whether st may fork the table it writes lazily: a
-// write of one table whose rows literal values (or, prepared, its
-// parameters at each execution) may bound, outside a transaction.
-func (s *Session) lazyEligible(st rewrite.Statement) bool {
+// lazyEligible says whether st, planned as p, may fork the table it writes
+// lazily: a write of one table whose rows literal values (or, prepared,
+// its parameters at each execution) may bound; in a transaction, one that
+// can be replayed so far (txfill.go), by a statement that can be run
+// again.
+func (s *Session) lazyEligible(st rewrite.Statement, p *Plan) bool {
 	switch st.Kind {
 	case rewrite.KindInsert, rewrite.KindReplace, rewrite.KindUpdate, rewrite.KindDelete:
 	default:
 		return false
 	}
-	return st.Bounds != nil && onlyTable(st) && !s.inTransaction() && s.fillSafe(st)
+	if s.inTransaction() && (!s.tx.Replayable() || p.tx.Volatile != "" || p.tx.Previous != "") {
+		return false
+	}
+	return st.Bounds != nil && onlyTable(st) && s.fillSafe(st)
 }
 
 // awaitFillsFirst waits, before a's tables are forked, for the fills a
 // cannot run beside: all of the sandbox's for a statement that may reach
-// tables it does not name; those it names for one run in a transaction (a
-// prepared one's executions wait, fillForExecution).
-func (s *Session) awaitFillsFirst(ctx context.Context, a *rewrite.Analysis, prepared bool) error {
+// tables it does not name; those it names for one run in a transaction
+// whose rows no copy-up can bound (a prepared one's executions wait,
+// fillForExecution). A transaction holding fills lets them go first
+// (awaitFillsHeld).
+func (s *Session) awaitFillsFirst(ctx context.Context, a *rewrite.Analysis, p *Plan, prepared bool) error {
 	if s.m == nil || !s.Filling() {
 		return nil
 	}
 	inTx := s.inTransaction()
 	for _, st := range a.Statements {
 		if !s.fillSafe(st) {
-			return s.awaitAllFills(ctx)
+			return s.awaitFillsHeld(ctx, p, nil, s.awaitAllFills)
 		}
-		if touched := s.fillingIn(st); len(touched) > 0 && inTx && !prepared {
-			if err := s.awaitFills(ctx, touched); err != nil {
-				return err
-			}
+		touched := s.fillingIn(st)
+		if len(touched) == 0 || !inTx || prepared || len(touched) == 1 && onlyTable(st) && st.Bounds != nil {
+			continue
+		}
+		if err := s.awaitFillsHeld(ctx, p, touched, func(ctx context.Context) error { return s.awaitFills(ctx, touched) }); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -107,7 +117,8 @@ func (s *Session) fillForExecution(ctx context.Context, p *Plan, params []wire.P
 
 // planCopyUps plans the copy-ups of a's statements into p, their
 // placeholders given vals (Bounds.Bind), and waits for the fills of the
-// filling forks a statement reaches otherwise.
+// filling forks a statement reaches otherwise. In an open transaction the
+// rows are copied up now, inside it (copyUpInTx).
 func (s *Session) planCopyUps(ctx context.Context, a *rewrite.Analysis, p *Plan, vals []string) error {
 	if s.m == nil || !s.Filling() {
 		return nil
@@ -118,21 +129,26 @@ func (s *Session) planCopyUps(ctx context.Context, a *rewrite.Analysis, p *Plan,
 		if len(touched) == 0 {
 			continue
 		}
-		if inTx || len(touched) > 1 || !s.fillSafe(st) {
-			if err := s.awaitFills(ctx, touched); err != nil {
+		up, ok := copyUp{}, false
+		if len(touched) == 1 && s.fillSafe(st) {
+			st.Bounds = st.Bounds.Bind(vals)
+			up, ok = s.copyUpOf(st, touched[0])
+		}
+		switch {
+		case ok && !inTx:
+			p.copyUps = append(p.copyUps, up)
+			continue
+		case ok:
+			var err error
+			if ok, err = s.copyUpInTx(ctx, a, p, up); err != nil {
 				return err
 			}
-			continue
 		}
-		st.Bounds = st.Bounds.Bind(vals)
-		up, ok := s.copyUpOf(st, touched[0])
 		if !ok {
-			if err := s.awaitFills(ctx, touched); err != nil {
+			if err := s.awaitFillsHeld(ctx, p, touched, func(ctx context.Context) error { return s.awaitFills(ctx, touched) }); err != nil {
 				return err
 			}
-			continue
 		}
-		p.copyUps = append(p.copyUps, up)
 	}
 	return nil
 }
@@ -167,17 +183,39 @@ func (s *Session) copiedUp(ctx context.Context, p *Plan) (done func(), err error
 		}
 		if !used[up.key] { // once: a second read lock behind a waiting fill's end would wait for ever
 			used[up.key] = true
-			uses = append(uses, f.Use())
+			u, err := s.useFill(ctx, f)
+			if err != nil {
+				done()
+				return func() {}, err
+			}
+			uses = append(uses, u)
 		}
 		if up.Where == "" {
 			continue
 		}
-		if err := f.Filler.CopyUp(ctx, up.Where, up.Keys); err != nil {
+		if _, err := f.Filler.CopyUp(ctx, up.Where, up.Keys, s.m.reg.NextEpoch); err != nil {
 			done()
 			return func() {}, copyUpFailed(f.Filler.Lazy().Src, err)
 		}
 	}
 	return done, nil
+}
+
+// useFill marks the statement running on f's fork (registry.Fill.Use),
+// once no other session's transaction holds f (txfill.go): it waits for
+// that one's end without its mark, or for KILL.
+func (s *Session) useFill(ctx context.Context, f *registry.Fill) (done func(), err error) {
+	for {
+		done := f.Use()
+		busy := f.HeldElsewhere(s)
+		if busy == nil {
+			return done, nil
+		}
+		done()
+		if err := s.awaitHold(ctx, f, busy); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // copyUpFailed is the error a statement gets when the rows it needs could

@@ -34,7 +34,7 @@ func (s *Session) forkPlanned(ctx context.Context, p *Plan) error {
 		return s.forkExecute(ctx, p, f.sql, f.opts, f.execute)
 	}
 	a, sql, opts, prepared := f.a, f.sql, f.opts, f.prepared
-	err := s.awaitFillsFirst(ctx, a, prepared)
+	err := s.awaitFillsFirst(ctx, a, p, prepared)
 	var res *rewrite.Result
 	if err == nil {
 		res, err = s.forkAndRewrite(ctx, a, sql, opts, prepared, p)
@@ -215,7 +215,7 @@ func (s *Session) forkWrites(ctx context.Context, st rewrite.Statement, p *Plan,
 			mode = forker.SchemaOnly
 		}
 	}
-	if s.lazyEligible(st) {
+	if s.lazyEligible(st, p) {
 		mode = forker.FullOrLazy
 	}
 	for _, t := range st.Writes {

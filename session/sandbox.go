@@ -280,6 +280,8 @@ func tableState(t registry.TableInfo) string {
 		return t.State
 	case f.Error != "":
 		return t.State + " failed: " + f.Error
+	case f.Waiting:
+		return t.State + " 99%, waiting for a transaction to end"
 	case f.Total > 0:
 		return fmt.Sprintf("%s %d%%", t.State, min(99, f.Copied*100/f.Total))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/command"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/objects"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 	"github.com/sqlfork/sqlfork-proxy/session/txn"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
@@ -57,6 +58,8 @@ type Session struct {
 	// synced: the registry was checked for the statement being planned
 	// (revalidate did it).
 	synced bool
+	// held are the lazy forks' fills the open transaction holds (txfill.go).
+	held map[*registry.Fill]*heldFill
 
 	// vars are the upstream session's variables as last read.
 	vars Vars
@@ -189,7 +192,10 @@ func (s *Session) unbind() {
 
 // Close ends the session; an unkept sandbox whose last connection this was
 // is discarded, or, when named, starts its grace.
-func (s *Session) Close() { s.unbind() }
+func (s *Session) Close() {
+	s.releaseHolds()
+	s.unbind()
+}
 
 // SandboxName is the bound sandbox's name ("" for production).
 func (s *Session) SandboxName() string {
@@ -222,6 +228,7 @@ var bodyShows = map[rewrite.Kind]bool{rewrite.KindShowStatus: true, rewrite.Kind
 // binding stays (a pool resets connections between borrowers, and its
 // sandbox must stay theirs).
 func (s *Session) Reset() {
+	s.releaseHolds()
 	s.tx.Reset()
 	// The reset sets the session's variables back and drops the
 	// connection's prepared statements.

@@ -270,6 +270,12 @@ func (s *Session) before(ctx context.Context, p *Plan) error {
 	}
 	r := p.restart
 	p.restart = txn.Nothing
+	return s.restart(ctx, p, r)
+}
+
+// restart restarts (r: Restart) or replays (Replay) the open transaction
+// before p, or refuses p; nothing for Nothing.
+func (s *Session) restart(ctx context.Context, p *Plan, r txn.Action) error {
 	var err error
 	switch {
 	case r == txn.Nothing:

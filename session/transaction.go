@@ -67,6 +67,10 @@ func (c txConn) Physical(t rewrite.Table) rewrite.Table {
 	return t
 }
 
+// Again copies up again the rows the rolled-back transaction copied up
+// inside it (Session.copyUpAgain).
+func (c txConn) Again(ctx context.Context) error { return c.s.copyUpAgain(ctx) }
+
 // Logical is msg with the sandbox's names told back (Session.unmap).
 func (c txConn) Logical(msg string) string { return c.s.unmap(msg) }
 

@@ -40,6 +40,7 @@ const (
 	ErViewInvalid             uint16 = 1356 // ER_VIEW_INVALID
 	ErTableDefChanged         uint16 = 1412 // ER_TABLE_DEF_CHANGED
 	ErQueryInterrupted        uint16 = 1317 // ER_QUERY_INTERRUPTED
+	ErReadOnlyTransaction     uint16 = 1792 // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
 	ErNoTriggersOnSystem      uint16 = 1465 // ER_NO_TRIGGERS_ON_SYSTEM_SCHEMA
 	ErConnectToForeignSource  uint16 = 1429 // ER_CONNECT_TO_FOREIGN_DATA_SOURCE
 	ErStatementTimeout        uint16 = 1969 // ER_STATEMENT_TIMEOUT (MariaDB: max_statement_time)

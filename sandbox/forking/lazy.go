@@ -224,10 +224,13 @@ func (m *Forker) runFill(ctx context.Context, sb *registry.Sandbox, k string, fi
 }
 
 // finishFill puts the whole table in the fork's place (Filler.Finish),
-// with no statement running on the fork (Fill.Exclusive: only statements
-// that copy rows up run on a fork while it fills, each briefly), and
-// records it whole.
+// once no open transaction holds the fork (Fill.AwaitHolds) and with no
+// statement running on it (Fill.Exclusive: only statements that copy rows
+// up run on a fork while it fills, each briefly), and records it whole.
 func (m *Forker) finishFill(ctx context.Context, sb *registry.Sandbox, k string, fill *registry.Fill) error {
+	if err := fill.AwaitHolds(ctx); err != nil {
+		return err
+	}
 	defer fill.Exclusive()()
 	if fill.Err() != nil {
 		return fill.Err() // stopped (a reset) while it waited

@@ -30,6 +30,9 @@ type Fill struct {
 	// side: Use) with the fill's end and a reset of the table (write
 	// side: Exclusive).
 	use sync.RWMutex
+	// holds are the open transactions that used the fork (Hold), which
+	// the fill's end waits for (AwaitHolds).
+	holds holds
 }
 
 // Use marks a statement running on the fork while it fills; done ends
@@ -219,7 +222,7 @@ func (sb *Sandbox) tableInfoLocked(e *sandbox.Entry) TableInfo {
 		}
 		p := f.Filler.Progress()
 		t.Fill = &FillInfo{Copied: p.Filled, Total: p.Total, Started: p.Started,
-			CopiedUp: map[string]int64{"staging": p.UpStaged, "snapshot": p.UpSnapshot}}
+			CopiedUp: map[string]int64{"staging": p.UpStaged, "snapshot": p.UpSnapshot, "transaction": p.UpTx}, Waiting: p.Done && f.waiting()}
 		if err := f.Err(); err != nil {
 			t.Fill.Error = err.Error()
 		}

@@ -53,6 +53,9 @@ type FillInfo struct {
 	// CopiedUp counts the statements' copy-ups by where they read the
 	// rows (adminapi.Fill).
 	CopiedUp map[string]int64 `json:"copied_up,omitempty"`
+	// Waiting: the copy is complete, and its end waits for a transaction
+	// that used the fork to end (holds.go).
+	Waiting bool `json:"waiting,omitempty"`
 }
 
 // StateFilling is a lazy fork's state while its copy runs.

@@ -42,6 +42,10 @@ type Sandbox interface {
 	Logical(msg string) string
 	// Analyze reads sql as the server does.
 	Analyze(sql string) *rewrite.Analysis
+	// Again readies the transaction started again before its statements
+	// are replayed: the rows copied up inside the one rolled back are
+	// copied up again (session/txfill.go).
+	Again(ctx context.Context) error
 }
 
 // Restart ends the transaction, which has only read, with COMMIT on c and
@@ -84,7 +88,14 @@ func (t *Transaction) Replay(ctx context.Context, c Conn, sb Sandbox) (string, e
 	if err := t.startAgain(ctx, c, !r.entries[0].begin && (autocommit || t.cur.explicit)); err != nil {
 		return replayFailed(ctx, c, "restart failed", err, false)
 	}
+	ready := false
 	for _, e := range r.entries {
+		if !ready && !e.begin {
+			ready = true
+			if err := sb.Again(ctx); err != nil {
+				return replayFailed(ctx, c, "copying its rows up again failed", err, true)
+			}
+		}
 		if len(e.oks) == 1 && e.oks[0].InsertID != 0 {
 			// AUTO_INCREMENT values are not given back by a rollback: ask
 			// for the ones the client already saw.

@@ -167,6 +167,7 @@ func (t *Transaction) Executed(in *Input, r Result) {
 	if now && !t.view && (in == nil || in.OpensView) {
 		t.view, t.viewEpoch = true, r.Since
 	}
+
 	t.open = now
 }
 
@@ -229,4 +230,21 @@ func (t *Transaction) Restarted(replayed bool, epoch uint64) {
 			t.view = t.view || e.opensView
 		}
 	}
+}
+
+// Wrote reports whether the open transaction wrote or took locks: a
+// restart of it is a replay.
+func (t *Transaction) Wrote() bool { return t.open && t.locked }
+
+// Replayable reports whether the open transaction's record can be replayed
+// so far (none open: true).
+func (t *Transaction) Replayable() bool { return !t.open || !t.rec.broken }
+
+// Action is what a restart of the open transaction is now: a replay once
+// it has written, else a restart.
+func (t *Transaction) Again() Action {
+	if t.Wrote() {
+		return Replay
+	}
+	return Restart
 }

@@ -456,7 +456,8 @@ func (sandbox) Physical(t rewrite.Table) rewrite.Table {
 	t.DB = "sb_" + t.DB
 	return t
 }
-func (sandbox) Logical(msg string) string { return strings.ReplaceAll(msg, "sb_", "") }
+func (sandbox) Logical(msg string) string   { return strings.ReplaceAll(msg, "sb_", "") }
+func (sandbox) Again(context.Context) error { return nil }
 func (sandbox) Analyze(sql string) *rewrite.Analysis {
 	return analyze(sql, rewrite.Options{})
 }

@@ -1,0 +1,231 @@
+package integration
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
+)
+
+// Transactions on lazy forks still filling (session/txfill.go): the first
+// write in a transaction forks lazily, and its statements copy their rows
+// up inside the transaction instead of waiting for the fill.
+
+// TestLazyForkTransactions runs random transactions — BEGIN or autocommit
+// off, REPEATABLE READ or READ COMMITTED, committed or rolled back, some
+// taking their read view on another table first — of point statements in
+// a sandbox while its lazy fork fills and production changes, with
+// autocommit statements between them, and the same on a copy made at the
+// fork: every answer is the copy's, none waited for the fill (it is still
+// filling at the end), and a last transaction's statement that needs the
+// whole fork is answered after the fill, its transaction replayed.
+func TestLazyForkTransactions(t *testing.T) {
+	const n = 100000
+	h, direct := lazyEnv(t, n, 1000) // a fill of about 100 s: lifted at the end
+	root, sb, ref := lazyReference(t, h)
+	mustExecC(t, root, "CREATE TABLE lzs.small (id INT PRIMARY KEY)")
+	mustExecC(t, root, "INSERT INTO lzs.small VALUES (1), (2)")
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewSource(seed))
+	ctx := context.Background()
+	i := 0
+	both := func(q string) {
+		t.Helper()
+		i++
+		got, want := runBoth(ctx, sb, q), runBoth(ctx, ref, toRef(q))
+		if got != want {
+			t.Fatalf("statement %d %q:\n sandbox: %s\n    copy: %s", i, q, got, want)
+		}
+	}
+	lazy := map[string]string{"strategy": "lazy", "kind": "full"}
+	forks := h.metric(t, "sqlfork_forks_total", lazy)
+	for _, q := range []string{"BEGIN", "SELECT id, v FROM t WHERE id = 3", "UPDATE t SET s = 'first' WHERE id = 1", "COMMIT"} {
+		both(q)
+	}
+	if got := h.metric(t, "sqlfork_forks_total", lazy); got != forks+1 {
+		t.Fatalf("lazy forks: %v, want %v: the first write in a transaction was not forked lazily", got, forks+1)
+	}
+	stop := make(chan struct{})
+	prodDone := make(chan error, 1)
+	go func() { prodDone <- productionWrites(root, n, stop) }()
+	for g := 0; g < 60; g++ {
+		lazyTransaction(rng, n, both)
+	}
+	close(stop)
+	if err := <-prodDone; err != nil {
+		t.Fatal(err)
+	}
+	if !lazyFilling(t, sb, "lzs.t") {
+		t.Fatal("the fork is whole already: a statement waited for the fill, or the fill ran faster than its rate")
+	}
+	ups := map[string]int64{}
+	copiedUp(t, h, rowsOf(t, sb, "SANDBOX STATUS")[0][1], ups)
+	restarts := func(o string) float64 {
+		return h.metric(t, "sqlfork_sandbox_transaction_restarts_total", map[string]string{"outcome": o})
+	}
+	t.Logf("copy-ups %v; transactions restarted %v, replayed %v", ups, restarts("restarted"), restarts("replayed"))
+	if ups["transaction"] == 0 || ups["snapshot"]+ups["staging"] == 0 {
+		t.Errorf("copy-ups %v: want some inside transactions and some outside", ups)
+	}
+	// A statement no copy-up bounds, in a transaction that copied rows up:
+	// the transaction is rolled back, the fill waited for, and replayed.
+	replays := restarts("replayed")
+	h.setFillRate(0)
+	for _, q := range []string{"BEGIN", "UPDATE t SET v = v + 5 WHERE id = 11", "SELECT COUNT(*), SUM(v) FROM t WHERE v > -100",
+		"UPDATE t SET v = v + 5 WHERE id = 12", "SELECT id, v FROM t WHERE id IN (11, 12) ORDER BY id", "COMMIT"} {
+		both(q)
+	}
+	if got := restarts("replayed"); got <= replays {
+		t.Errorf("replays %v, then %v: the statement needing the whole fork did not replay its transaction", replays, got)
+	}
+	if lazyFilling(t, sb, "lzs.t") {
+		t.Error("the fork still fills after a statement that needed it whole")
+	}
+	checkLazyAgainstRef(t, sb, direct)
+}
+
+// lazyTransaction runs one random transaction through both, then a few
+// autocommit statements.
+func lazyTransaction(rng *rand.Rand, n int, both func(string)) {
+	both("SET SESSION TRANSACTION ISOLATION LEVEL " + []string{"REPEATABLE READ", "READ COMMITTED"}[rng.Intn(2)])
+	off := rng.Intn(3) == 0
+	if off {
+		both("SET autocommit = 0")
+	} else {
+		both("BEGIN")
+	}
+	if rng.Intn(3) == 0 {
+		both("SELECT COUNT(*) FROM small WHERE id > 0") // a read view taken before the fork's rows are copied up
+	}
+	for k := 1 + rng.Intn(6); k > 0; k-- {
+		both(lazyStatement(rng, n))
+	}
+	both([]string{"COMMIT", "ROLLBACK"}[rng.Intn(2)])
+	if off {
+		both("SET autocommit = 1")
+	}
+	for k := rng.Intn(3); k > 0; k-- {
+		both(lazyStatement(rng, n))
+	}
+}
+
+// TestLazyForkTransactionsShared: two connections of one sandbox on a
+// fork still filling. One's open transaction holds the fork: the other's
+// statements on it run once that one ends, and see its changes; the fill's
+// end waits for a transaction left open, and a statement needing the
+// whole fork waits with it.
+func TestLazyForkTransactionsShared(t *testing.T) {
+	const n = 30000
+	h, direct := lazyEnv(t, n, 500)
+	root := openDB(t, h.db.DSN(""))
+	mustExecC(t, root, "CREATE TABLE lzs.small (id INT PRIMARY KEY)")
+	mustExecC(t, root, "INSERT INTO lzs.small VALUES (1), (2)")
+	ctx := context.Background()
+	conn := func() *sql.Conn {
+		c, err := openDB(t, h.dsn("lzs")).Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	a, b := conn(), conn()
+	mustExecC(t, a, "SANDBOX CREATE lztx")
+	mustExecC(t, b, "SANDBOX ATTACH lztx")
+	mustExecC(t, a, "UPDATE t SET v = 1 WHERE id = 1") // forks t lazily
+	// A read view taken before another connection copied a row up does
+	// not see it: the transaction is restarted before it holds the fork.
+	mustExecC(t, a, "BEGIN")
+	wantString(t, a, "SELECT COUNT(*) FROM lzs.small", "2", "a read view on another table: %s")
+	wantString(t, b, "SELECT v FROM t WHERE id = 20", "20", "row 20: %s")
+	wantString(t, a, "SELECT v FROM t WHERE id = 20", "20", "row 20 in a transaction whose read view is older than its copy-up: %q")
+	mustExecC(t, a, "COMMIT")
+	mustExecC(t, a, "BEGIN")
+	mustExecC(t, a, "UPDATE t SET v = 100 WHERE id = 5")
+	if !lazyFilling(t, b, "lzs.t") {
+		t.Fatal("the fork is not filling")
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.ExecContext(ctx, "UPDATE t SET v = v + 1 WHERE id IN (5, 6)")
+		done <- err
+	}()
+	wantString(t, a, "SELECT v FROM t WHERE id = 6", "6", "row 6 inside the transaction: %s")
+	mustExecC(t, a, "COMMIT")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	wantString(t, b, "SELECT GROUP_CONCAT(v ORDER BY id) FROM t WHERE id IN (5, 6)", "101,7", "rows 5 and 6: %s")
+	// A transaction left open holds the fill's end: the count waits.
+	mustExecC(t, a, "BEGIN")
+	mustExecC(t, a, "DELETE FROM t WHERE id = 9")
+	h.setFillRate(0)
+	testkit.Eventually(t, "the fill to wait for the transaction", func() bool { return fillWaiting(t, b) })
+	counted := make(chan string, 1)
+	go func() {
+		var s string
+		if err := b.QueryRowContext(ctx, "SELECT COUNT(*) FROM t").Scan(&s); err != nil {
+			s = err.Error()
+		}
+		counted <- s
+	}()
+	mustExecC(t, a, fmt.Sprintf("INSERT INTO t (id, v, s, u) VALUES (%d, 1, 'a', 'ua')", n+1))
+	mustExecC(t, a, "COMMIT")
+	if got := <-counted; got != fmt.Sprint(n) {
+		t.Errorf("count after the fill: %s, want %d (one row deleted, one added)", got, n)
+	}
+	if lazyFilling(t, a, "lzs.t") {
+		t.Error("the fork still fills")
+	}
+	if got := direct("SELECT COUNT(*) FROM lzs.t"); got != fmt.Sprint(n) {
+		t.Errorf("production's rows: %s", got)
+	}
+}
+
+// fillWaiting says whether the sandbox's fork of lzs.t waits for a
+// transaction to end (its copy complete), as SANDBOX STATUS shows it.
+func fillWaiting(t *testing.T, c *sql.Conn) bool {
+	t.Helper()
+	for _, r := range rowsOf(t, c, "SANDBOX STATUS") {
+		if len(r) > 11 && r[10] == "lzs.t" && strings.Contains(r[11], "waiting for a transaction") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestLazyForkTransactionReplayed: a transaction that copied rows up
+// inside it and then meets a table forked after its read view is replayed,
+// its copy-ups made again first: its writes have the same effect.
+func TestLazyForkTransactionReplayed(t *testing.T) {
+	h, direct := lazyEnv(t, 30000, 500)
+	root := openDB(t, h.db.DSN(""))
+	mustExecC(t, root, "CREATE TABLE lzs.x (id INT PRIMARY KEY, v INT)")
+	mustExecC(t, root, "INSERT INTO lzs.x VALUES (1, 1), (2, 2)")
+	c := conn(t, openDB(t, h.dsn("lzs")))
+	mustExecC(t, c, "UPDATE t SET v = 0 WHERE id = 1") // forks t lazily
+	mustExecC(t, c, "BEGIN")
+	wantString(t, c, "SELECT v FROM x WHERE id = 1", "1", "production's x: %s") // the transaction's read view
+	mustExecC(t, c, "UPDATE t SET v = 500 WHERE id = 5")
+	replays := h.metric(t, "sqlfork_sandbox_transaction_restarts_total", map[string]string{"outcome": "replayed"})
+	mustExecC(t, c, "UPDATE x SET v = 10 WHERE id = 2") // forks x after the read view
+	if got := h.metric(t, "sqlfork_sandbox_transaction_restarts_total", map[string]string{"outcome": "replayed"}); got != replays+1 {
+		t.Errorf("replays %v, then %v: want one", replays, got)
+	}
+	wantString(t, c, "SELECT v FROM t WHERE id = 5", "500", "row 5 after the replay: %s")
+	wantString(t, c, "SELECT v FROM x WHERE id = 2", "10", "x's row 2 after the replay: %s")
+	mustExecC(t, c, "COMMIT")
+	if !lazyFilling(t, c, "lzs.t") {
+		t.Error("the fork of t no longer fills: the replay waited for it")
+	}
+	wantString(t, c, "SELECT GROUP_CONCAT(v ORDER BY id) FROM t WHERE id IN (1, 5)", "0,500", "rows 1 and 5: %s")
+	if got := direct("SELECT GROUP_CONCAT(v ORDER BY id) FROM lzs.t WHERE id IN (1, 5)"); got != "1,5" {
+		t.Errorf("production's rows 1 and 5: %s", got)
+	}
+}
