@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
@@ -123,14 +124,14 @@ func (s *Session) planCopyUps(ctx context.Context, a *rewrite.Analysis, p *Plan,
 	if s.m == nil || !s.Filling() {
 		return nil
 	}
-	inTx := s.inTransaction()
+	inTx, mixed := s.inTransaction(), txChanging(a, p)
 	for _, st := range a.Statements {
 		touched := s.fillingIn(st)
 		if len(touched) == 0 {
 			continue
 		}
 		up, ok := copyUp{}, false
-		if len(touched) == 1 && s.fillSafe(st) {
+		if len(touched) == 1 && s.fillSafe(st) && !mixed {
 			st.Bounds = st.Bounds.Bind(vals)
 			up, ok = s.copyUpOf(st, touched[0])
 		}
@@ -151,6 +152,28 @@ func (s *Session) planCopyUps(ctx context.Context, a *rewrite.Analysis, p *Plan,
 		}
 	}
 	return nil
+}
+
+// txChanging reports whether a's statements, more than one, include one
+// that may start or end a transaction, roll one back to a savepoint or
+// change autocommit: copy-ups planned before the input runs could be
+// undone by it, or leave a transaction touching the fork without holding
+// its fill (txfill.go). Such an input's statements wait for the fills.
+func txChanging(a *rewrite.Analysis, p *Plan) bool {
+	if len(a.Statements) < 2 {
+		return false
+	}
+	if p.shape.Begin || p.shape.End || p.shape.Control {
+		return true
+	}
+	for _, st := range a.Statements {
+		for _, v := range st.Vars {
+			if v.System && v.Set && strings.EqualFold(v.Name, "autocommit") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // copyUpOf is what st needs copied up into the filling fork of key k,

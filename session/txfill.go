@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/mysql"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
@@ -40,6 +43,9 @@ type heldFill struct {
 	// not copied up again since a statement that may have undone them
 	// (ROLLBACK TO SAVEPOINT, or any that failed: forgetUps).
 	all, ups map[string]bool
+	// used: a statement ran on the fork under the hold (the transaction
+	// may hold its metadata lock).
+	used bool
 }
 
 // copyUpInTx copies up, inside the client's open transaction, the rows up
@@ -48,9 +54,9 @@ type heldFill struct {
 // fill's end instead (awaitFillsHeld).
 func (s *Session) copyUpInTx(ctx context.Context, a *rewrite.Analysis, p *Plan, up copyUp) (ok bool, err error) {
 	f, found := s.sb.FillOf(up.key)
-	if !found || p.tx.Previous != "" {
+	if !found || p.tx.Previous != "" || s.tx.ReadOnly(s.vars.ReadOnly) {
 		// (A statement reading what the one before it did, ROW_COUNT(),
-		// would read the copy-up's.)
+		// would read the copy-up's; a READ ONLY transaction's would fail.)
 		return false, nil
 	}
 	h, err := s.holdFill(ctx, a, p, f)
@@ -58,6 +64,7 @@ func (s *Session) copyUpInTx(ctx context.Context, a *rewrite.Analysis, p *Plan, 
 		return errors.Is(err, errFillEnded), dropEnded(err)
 	}
 	if up.Where == "" || h.ups[up.Where] {
+		h.used = true
 		return true, nil
 	}
 	rows, err := f.Filler.TxRows(ctx, up.Where)
@@ -72,7 +79,8 @@ func (s *Session) copyUpInTx(ctx context.Context, a *rewrite.Analysis, p *Plan, 
 	if q != "" {
 		if _, err := (txConn{s}).Query(ctx, q); err != nil {
 			if serverCode(err) == wire.ErReadOnlyTransaction {
-				return s.cannotCopyUp(h)
+				h.used = true // its checks read the fork
+				return false, nil
 			}
 			if !isServerError(err) {
 				return false, err
@@ -80,20 +88,25 @@ func (s *Session) copyUpInTx(ctx context.Context, a *rewrite.Analysis, p *Plan, 
 			return false, copyUpFailed(f.Filler.Lazy().Src, err)
 		}
 	}
-	h.ups[up.Where], h.all[up.Where] = true, true
+	h.ups[up.Where], h.all[up.Where], h.used = true, true, true
 	return true, nil
 }
 
 // forgetUps forgets which rows were copied up inside the transaction
-// after a statement that may have undone some (p failed, or rolled back to
-// a savepoint): the next statements copy theirs up again (a copy-up of
-// rows the fork has changes nothing).
+// after a statement that may have undone some (p failed, rolled back to a
+// savepoint, or ended a transaction: ROLLBACK AND CHAIN leaves one open):
+// the next statements copy theirs up again (a copy-up of rows the fork
+// has changes nothing).
 func (s *Session) forgetUps(p *Plan, failed bool) {
-	if !failed && (p == nil || !p.shape.Control) {
+	ended := p != nil && (p.shape.End || p.shape.Begin) // AND CHAIN keeps the transaction open, not its copy-ups
+	if !failed && !ended && (p == nil || !p.shape.Control) {
 		return
 	}
 	for _, h := range s.held {
 		h.ups = map[string]bool{}
+		if ended {
+			h.all = map[string]bool{}
+		}
 	}
 }
 
@@ -120,10 +133,10 @@ func (s *Session) copyUpAgain(ctx context.Context) error {
 }
 
 // cannotCopyUp gives up copying up inside the transaction for h's fork
-// (the statement waits for its fill): the hold goes when nothing was
-// copied up under it.
+// (the statement waits for its fill): the hold goes when no statement ran
+// on the fork under it.
 func (s *Session) cannotCopyUp(h *heldFill) (bool, error) {
-	if len(h.all) == 0 {
+	if !h.used {
 		delete(s.held, h.fill)
 		h.release(s.m.reg.NextEpoch())
 	}
@@ -153,7 +166,7 @@ func (s *Session) holdFill(ctx context.Context, a *rewrite.Analysis, p *Plan, f 
 			return nil, errFillEnded
 		}
 		if !ok {
-			if s.tx.Wrote() || len(s.held) > 0 {
+			if s.holdsLocks() || len(s.held) > 0 {
 				return nil, nil
 			}
 			if err := s.awaitHold(ctx, f, busy); err != nil {
@@ -221,7 +234,7 @@ func (s *Session) releaseHolds() {
 // it anyway), its fills let go and their ends waited for too, and after
 // the wait it is replayed (restarted) on the whole forks.
 func (s *Session) awaitFillsHeld(ctx context.Context, p *Plan, keys []string, wait func(context.Context) error) error {
-	if len(s.held) == 0 || s.endingAll(keys) {
+	if len(s.held) == 0 && !(s.holdsLocks() && s.heldElsewhere(keys)) || s.endingAll(keys) {
 		return wait(ctx)
 	}
 	commits := p.commitsImplicitly()
@@ -238,7 +251,32 @@ func (s *Session) awaitFillsHeld(ctx context.Context, p *Plan, keys []string, wa
 	if commits {
 		return nil
 	}
+	if p.tx.Previous != "" {
+		why := "this statement reads " + p.tx.Previous + ", which would then be that of the proxy's own statements"
+		return s.refuseRestart(ctx, why, retryRefused(s.SandboxName(), why))
+	}
 	return s.restart(ctx, p, s.tx.Again())
+}
+
+// holdsLocks reports whether the open transaction may hold row locks
+// another transaction could wait for: it wrote or read under locks, or it
+// runs SERIALIZABLE.
+func (s *Session) holdsLocks() bool {
+	return s.tx.Wrote() || s.tx.Serializable() || strings.Contains(strings.ToUpper(s.vars.Isolation), "SERIALIZABLE")
+}
+
+// heldElsewhere reports whether a fill of keys (nil: all of the
+// sandbox's) is held by another session's transaction.
+func (s *Session) heldElsewhere(keys []string) bool {
+	if keys == nil {
+		keys = s.sb.Filling()
+	}
+	for _, k := range keys {
+		if f, ok := s.sb.FillOf(k); ok && f.HeldElsewhere(s) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // endingAll reports whether the fills of keys (nil: all of the sandbox's),
@@ -300,14 +338,25 @@ func fillRefused(sandbox, why string) error {
 		"the transaction back to wait for it and cannot run it again (%s); run the transaction again", sandbox, why)
 }
 
+// retryRefused is the error for a transaction the session rolled back
+// because it could not run the statement as on a copy (why).
+func retryRefused(sandbox, why string) error {
+	return rewrite.Refuse(wire.ErTableDefChanged, "Table definition has changed, please retry transaction: in sandbox %q, %s; "+
+		"the proxy rolled the transaction back: run it again", sandbox, why)
+}
+
 // serverCode is the MySQL error code err carries (0 for none).
 func serverCode(err error) uint16 {
 	var me interface {
 		MySQLError() (uint16, string, string)
 	}
-	if errors.As(err, &me) {
+	var my *mysql.MyError
+	switch {
+	case errors.As(err, &me):
 		code, _, _ := me.MySQLError()
 		return code
+	case errors.As(err, &my):
+		return my.Code
 	}
 	return 0
 }

@@ -116,14 +116,42 @@ func timed(ctx context.Context, c *sql.Conn, q string, args ...any) (time.Durati
 // the key written in, or prepared (-lazy-prepared: go-sql-driver prepares,
 // executes and closes it, three commands).
 func timedKey(ctx context.Context, o options, c *sql.Conn, q string, key int) (time.Duration, error) {
+	if o.lazyTx {
+		return timedTx(ctx, c, func() (time.Duration, error) { return timedKey(ctx, options{lazyPrepared: o.lazyPrepared}, c, q, key) })
+	}
 	if o.lazyPrepared {
 		return timed(ctx, c, q, key)
 	}
 	return timed(ctx, c, strings.Replace(q, "?", strconv.Itoa(key), 1))
 }
 
-// firstWrite is the statement that forks the table.
+// timedTx runs run in a transaction (-lazy-tx): BEGIN, run, COMMIT, timed
+// together.
+func timedTx(ctx context.Context, c *sql.Conn, run func() (time.Duration, error)) (time.Duration, error) {
+	t0 := time.Now()
+	if _, err := c.ExecContext(ctx, "BEGIN"); err != nil {
+		return 0, err
+	}
+	if _, err := run(); err != nil {
+		_, _ = c.ExecContext(ctx, "ROLLBACK")
+		return 0, err
+	}
+	_, err := c.ExecContext(ctx, "COMMIT")
+	return time.Since(t0), err
+}
+
+// firstWrite is the statement that forks the table; with -lazy-tx, an
+// ORM's transaction: BEGIN, the row read by its key, updated, COMMIT.
 func firstWrite(ctx context.Context, o options, c *sql.Conn) (time.Duration, error) {
+	if o.lazyTx {
+		one := options{lazyPrepared: o.lazyPrepared}
+		return timedTx(ctx, c, func() (time.Duration, error) {
+			if _, err := timedKey(ctx, one, c, "SELECT c FROM sbtest1 WHERE id = ?", 1); err != nil {
+				return 0, err
+			}
+			return timedKey(ctx, one, c, "UPDATE sbtest1 SET k = k + 1 WHERE id = ?", 1)
+		})
+	}
 	return timedKey(ctx, o, c, "UPDATE sbtest1 SET k = k + 1 WHERE id = ?", 1)
 }
 
@@ -313,7 +341,7 @@ func pct(ds []time.Duration, p float64) time.Duration {
 }
 
 // lazySection is the report's part for the lazy-fork benchmark.
-func lazySection(rs []lazyResult, prepared bool) string {
+func lazySection(rs []lazyResult, o options) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
@@ -324,8 +352,12 @@ func lazySection(rs []lazyResult, prepared bool) string {
 		return fmt.Sprintf("%.2f×", float64(a)/float64(b))
 	}
 	p("### Lazy forks (issue 27)\n\n")
-	if prepared {
+	if o.lazyPrepared {
 		p("The sandbox's statements, and the copy's, as prepared statements with the key a parameter (`-lazy-prepared`).\n\n")
+	}
+	if o.lazyTx {
+		p("The first write is an ORM's transaction (BEGIN, SELECT and UPDATE by key, COMMIT), and each point statement runs in a " +
+			"transaction of its own, BEGIN and COMMIT timed with it (`-lazy-tx`).\n\n")
 	}
 	p("| rows | first write, lazy | first write, copy | lazy fork whole after (with statements / none) | point SELECT while filling / on a copy | point UPDATE while filling / on a copy | production point SELECT p95 before → while filling |\n")
 	p("|---|---|---|---|---|---|---|\n")

@@ -73,6 +73,9 @@ type options struct {
 	lazyOps   int // point SELECT + UPDATE pairs measured per run
 	// lazyPrepared: the point statements go as prepared statements.
 	lazyPrepared bool
+	// lazyTx: the first write is an ORM's transaction, and each point
+	// statement runs in a transaction of its own.
+	lazyTx bool
 
 	// The fork-storm benchmark (storm.go): -storm-only runs it alone.
 	storm stormOptions
@@ -173,6 +176,8 @@ func lazyFlags(o *options, sizes *string) {
 	flag.IntVar(&o.lazyReps, "lazy-reps", 3, "runs per size of the lazy-fork benchmark (medians reported)")
 	flag.IntVar(&o.lazyOps, "lazy-ops", 200, "point SELECT and UPDATE pairs measured per run, while filling and on a copy")
 	flag.BoolVar(&o.lazyPrepared, "lazy-prepared", false, "send the lazy-fork benchmark's statements as prepared statements, the key a parameter")
+	flag.BoolVar(&o.lazyTx, "lazy-tx", false, "run the lazy-fork benchmark's first write as an ORM's transaction (BEGIN, SELECT and UPDATE by key, COMMIT) "+
+		"and each point statement in a transaction of its own")
 }
 
 func fatalf(format string, args ...any) {

@@ -177,7 +177,7 @@ func (r *report) markdown() string {
 		case r.opts.stress.on:
 			b.WriteString(stressSection(r.stress))
 		default:
-			b.WriteString(lazySection(r.lazy, r.opts.lazyPrepared))
+			b.WriteString(lazySection(r.lazy, r.opts))
 		}
 		return b.String()
 	}

@@ -33,8 +33,10 @@ type holds struct {
 // session holds it and its end does not wait (ok). It waits until no
 // statement of another session runs on the fork (Use). release ends the
 // hold once the transaction has ended, stamped after that end. busy, when
-// another session holds it, is closed when that one lets go. ok is false
-// with busy nil once the fill's end waits: owner must wait for the end.
+// another session holds it (its end waiting for that one, or not), is
+// closed when that one lets go. ok is false with busy nil once the fill's
+// end waits for no holder: owner must wait for the end, which waits for
+// no session.
 func (f *Fill) Hold(owner any) (release func(stamp uint64), busy <-chan struct{}, ok bool) {
 	f.use.Lock()
 	defer f.use.Unlock()
@@ -42,10 +44,10 @@ func (f *Fill) Hold(owner any) (release func(stamp uint64), busy <-chan struct{}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {
-	case h.ending:
-		return nil, nil, false
 	case h.owner != nil && h.owner != owner:
 		return nil, h.busy(), false
+	case h.ending:
+		return nil, nil, false
 	}
 	h.owner = owner
 	var once sync.Once

@@ -248,3 +248,16 @@ func (t *Transaction) Again() Action {
 	}
 	return Restart
 }
+
+// ReadOnly reports whether the open transaction, or the next one when none
+// is open, is READ ONLY (as far as the proxy follows it: BEGIN's and SET
+// TRANSACTION's words; sessionReadOnly is the session's @@tx_read_only).
+func (t *Transaction) ReadOnly(sessionReadOnly string) bool {
+	if t.open {
+		return t.cur.chars.Access == "READ ONLY"
+	}
+	if t.next.Access != "" {
+		return t.next.Access == "READ ONLY"
+	}
+	return accessMode(sessionReadOnly) == "READ ONLY"
+}
