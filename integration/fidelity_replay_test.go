@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -128,7 +129,12 @@ func TestFidelityReplay(t *testing.T) {
 			if got != want {
 				t.Errorf("through the sandbox:\n%s\ndirectly:\n%s", got, want)
 			}
-			if c.refused == "" && refused != "" || c.refused != "" && !strings.Contains(refused, c.refused) {
+			// With lazy forks (SQLFORK_TEST_LAZY_FORK_ROWS), a statement
+			// that needs a fork whole may replay the transaction earlier
+			// than a copy would, so a later one needs none: the answers,
+			// compared above, are what counts then.
+			lazy := os.Getenv("SQLFORK_TEST_LAZY_FORK_ROWS") != "" && refused == ""
+			if c.refused == "" && refused != "" || c.refused != "" && !lazy && !strings.Contains(refused, c.refused) {
 				t.Errorf("refused with %q, want %q:\n%s", refused, c.refused, got)
 			}
 			now := restarts(t, h)
@@ -154,13 +160,21 @@ func replayRun(t *testing.T, steps []replayStep, sand, dir [2]*sql.Conn) (got, w
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var g, w []string
-	for attempt := 0; attempt < 2; attempt++ {
+	// With lazy forks (SQLFORK_TEST_LAZY_FORK_ROWS) a transaction that
+	// cannot be replayed and needs whole a fork it wrote while it filled
+	// gets 1412 earlier than on a copy (docs/SANDBOXES.md), and then may
+	// meet, once, the refusal a copy gives it.
+	retries := 1
+	if os.Getenv("SQLFORK_TEST_LAZY_FORK_ROWS") != "" {
+		retries = 2
+	}
+	for attempt := 0; attempt <= retries; attempt++ {
 		var gOut, wOut []string
 		retry := false
 		for i, st := range steps {
 			so := replayOutcome(ctx, sand[st.conn-1], st, gOut)
 			if strings.HasPrefix(so, "error 1412 ") {
-				if attempt > 0 || !strings.Contains(so, "retry") {
+				if attempt == retries || !strings.Contains(so, "retry") {
 					g = append(g, fmt.Sprintf("%d: %s", i+1, so))
 					break
 				}

@@ -166,7 +166,7 @@ func TestLazyForkTransactionsShared(t *testing.T) {
 	mustExecC(t, a, "BEGIN")
 	mustExecC(t, a, "DELETE FROM t WHERE id = 9")
 	h.setFillRate(0)
-	testkit.Eventually(t, "the fill to wait for the transaction", func() bool { return fillWaiting(t, b) })
+	testkit.Eventually(t, "the fill to wait for the transaction", func() bool { return fillWaitingOn(t, b, "lzs.t") })
 	counted := make(chan string, 1)
 	go func() {
 		var s string
@@ -186,18 +186,6 @@ func TestLazyForkTransactionsShared(t *testing.T) {
 	if got := direct("SELECT COUNT(*) FROM lzs.t"); got != fmt.Sprint(n) {
 		t.Errorf("production's rows: %s", got)
 	}
-}
-
-// fillWaiting says whether the sandbox's fork of lzs.t waits for a
-// transaction to end (its copy complete), as SANDBOX STATUS shows it.
-func fillWaiting(t *testing.T, c *sql.Conn) bool {
-	t.Helper()
-	for _, r := range rowsOf(t, c, "SANDBOX STATUS") {
-		if len(r) > 11 && r[10] == "lzs.t" && strings.Contains(r[11], "waiting for a transaction") {
-			return true
-		}
-	}
-	return false
 }
 
 // TestLazyForkTransactionReplayed: a transaction that copied rows up
@@ -228,4 +216,74 @@ func TestLazyForkTransactionReplayed(t *testing.T) {
 	if got := direct("SELECT GROUP_CONCAT(v ORDER BY id) FROM lzs.t WHERE id IN (1, 5)"); got != "1,5" {
 		t.Errorf("production's rows 1 and 5: %s", got)
 	}
+}
+
+// TestLazyForkTransactionsCrossed: two transactions of one sandbox each
+// hold the fill of one table, whose copies then complete (their ends wait
+// for the holders), and each then writes the other's table. Neither waits
+// for the other's fill while holding its own: the one that finds the other
+// table held rolls back, lets its fill go and replays after, so both
+// answer and both fills end.
+func TestLazyForkTransactionsCrossed(t *testing.T) {
+	h, _ := lazyEnv(t, 3000, 300)
+	root := openDB(t, h.db.DSN(""))
+	mustExecC(t, root, "CREATE TABLE lzs.x LIKE lzs.t")
+	mustExecC(t, root, "INSERT INTO lzs.x SELECT * FROM lzs.t")
+	ctx := context.Background()
+	a, b := conn(t, openDB(t, h.dsn("lzs"))), conn(t, openDB(t, h.dsn("lzs")))
+	mustExecC(t, a, "SANDBOX CREATE lzx")
+	mustExecC(t, b, "SANDBOX ATTACH lzx")
+	mustExecC(t, a, "UPDATE t SET v = -1 WHERE id = 1")
+	mustExecC(t, b, "UPDATE x SET v = -1 WHERE id = 1")
+	mustExecC(t, a, "BEGIN")
+	mustExecC(t, a, "UPDATE t SET v = 100 WHERE id = 2")
+	mustExecC(t, b, "BEGIN")
+	mustExecC(t, b, "UPDATE x SET v = 100 WHERE id = 2")
+	if !lazyFilling(t, root2(t, h), "lzs.t") {
+		t.Fatal("t is not filling")
+	}
+	h.setFillRate(0)
+	sb := root2(t, h)
+	testkit.Eventually(t, "both fills to wait for their holders", func() bool {
+		return fillWaitingOn(t, sb, "lzs.t") && fillWaitingOn(t, sb, "lzs.x")
+	})
+	done := make(chan string, 2)
+	go func() {
+		done <- "a: " + runBoth(ctx, a, "UPDATE x SET v = v + 1 WHERE id = 3") + ", " + runBoth(ctx, a, "COMMIT")
+	}()
+	go func() {
+		done <- "b: " + runBoth(ctx, b, "UPDATE t SET v = v + 1 WHERE id = 3") + ", " + runBoth(ctx, b, "COMMIT")
+	}()
+	for range 2 {
+		select {
+		case got := <-done:
+			if !strings.HasSuffix(got, "affected 1, id 0, affected 0, id 0") {
+				t.Errorf("%s", got)
+			}
+		case <-time.After(testkit.WaitLimit):
+			t.Fatal("the crossed transactions wait for each other's fills")
+		}
+	}
+	wantString(t, a, "SELECT CONCAT((SELECT GROUP_CONCAT(v ORDER BY id) FROM t WHERE id <= 3), '/', "+
+		"(SELECT GROUP_CONCAT(v ORDER BY id) FROM x WHERE id <= 3))", "-1,100,4/-1,100,4", "t and x: %s")
+}
+
+// root2 is a connection attached to sandbox lzx, for SANDBOX STATUS.
+func root2(t *testing.T, h *proxyHandle) *sql.Conn {
+	t.Helper()
+	c := conn(t, openDB(t, h.dsn("lzs")))
+	mustExecC(t, c, "SANDBOX ATTACH lzx")
+	return c
+}
+
+// fillWaitingOn says whether the fill of table waits for a transaction to
+// end (its copy complete), as SANDBOX STATUS on c shows it.
+func fillWaitingOn(t *testing.T, c *sql.Conn, table string) bool {
+	t.Helper()
+	for _, r := range rowsOf(t, c, "SANDBOX STATUS") {
+		if len(r) > 11 && r[10] == table && strings.Contains(r[11], "waiting for a transaction") {
+			return true
+		}
+	}
+	return false
 }

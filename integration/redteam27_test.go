@@ -33,20 +33,7 @@ func rt27Env(t *testing.T, rate int64) (*proxyHandle, *sql.DB) {
 // both after the session statements.
 func rt27Pair(t *testing.T, h *proxyHandle, root *sql.DB, db string, setup []string, session ...string) (sb, ref *sql.Conn) {
 	t.Helper()
-	ctx := context.Background()
-	for _, d := range []string{db, db + "_ref"} {
-		c := conn(t, root)
-		mustExecC(t, c, "DROP DATABASE IF EXISTS "+d)
-		mustExecC(t, c, "CREATE DATABASE "+d)
-		mustExecC(t, c, "USE "+d)
-		for _, q := range setup {
-			mustExecC(t, c, q)
-		}
-		if err := c.Close(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _, _ = root.ExecContext(ctx, "DROP DATABASE IF EXISTS "+d) })
-	}
+	rt27Databases(t, root, db, setup)
 	sb = conn(t, openDB(t, h.dsn(db)))
 	ref = conn(t, openDB(t, directDSN(h.db, db+"_ref")))
 	for _, q := range session {
@@ -547,4 +534,24 @@ func TestRedTeam27ReachFillObjects(t *testing.T) {
 	}
 	h.setFillRate(0)
 	wantString(t, a, "SELECT CONCAT(COUNT(*), '/', SUM(v)) FROM t", fmt.Sprint(20000, "/", 20000*20001/2-1), "the fork: %s")
+}
+
+// rt27Databases makes database db and its reference db_ref anew, each
+// with the tables setup makes, and drops them when t ends.
+func rt27Databases(t *testing.T, root *sql.DB, db string, setup []string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, d := range []string{db, db + "_ref"} {
+		c := conn(t, root)
+		mustExecC(t, c, "DROP DATABASE IF EXISTS "+d)
+		mustExecC(t, c, "CREATE DATABASE "+d)
+		mustExecC(t, c, "USE "+d)
+		for _, q := range setup {
+			mustExecC(t, c, q)
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _, _ = root.ExecContext(ctx, "DROP DATABASE IF EXISTS "+d) })
+	}
 }

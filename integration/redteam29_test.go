@@ -43,34 +43,21 @@ var rt29Setup = []string{
 // (multiStatements=true, say).
 func rt29Pair(t *testing.T, h *proxyHandle, root *sql.DB, db string, setup []string, params ...string) (sb, ref *sql.Conn) {
 	t.Helper()
-	ctx := context.Background()
-	for _, d := range []string{db, db + "_ref"} {
-		c := conn(t, root)
-		mustExecC(t, c, "DROP DATABASE IF EXISTS "+d)
-		mustExecC(t, c, "CREATE DATABASE "+d)
-		mustExecC(t, c, "USE "+d)
-		for _, q := range setup {
-			mustExecC(t, c, q)
-		}
-		if err := c.Close(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _, _ = root.ExecContext(ctx, "DROP DATABASE IF EXISTS "+d) })
-	}
+	rt27Databases(t, root, db, setup)
 	sb = conn(t, openDB(t, h.dsn(db, params...)))
 	ref = conn(t, openDB(t, directDSN(h.db, db+"_ref", params...)))
 	return sb, ref
 }
 
 // rt29Same runs each statement on sb and then on ref and reports each
-// answer that differs; a statement the sandbox has not answered in 20 s
+// answer that differs; a statement the sandbox has not answered in 3 s
 // has the fill run at full speed (a statement that waits for the fill
 // is a right answer too, only slower).
 func rt29Same(t *testing.T, h *proxyHandle, sb, ref *sql.Conn, stmts ...string) {
 	t.Helper()
 	ctx := context.Background()
 	for _, q := range stmts {
-		lift := liftAfter(h, 20*time.Second)
+		lift := liftAfter(h, 3*time.Second)
 		got := runBoth(ctx, sb, q)
 		close(lift)
 		if want := strings.ReplaceAll(runBoth(ctx, ref, q), "_ref`", "`"); got != want {
@@ -326,6 +313,7 @@ func TestRT29LockingReadDeadlock(t *testing.T) {
 					lock, gotA)
 			}
 			_, _ = a.ExecContext(ctx, "COMMIT")
+			h.setFillRate(0) // b, rolled back, waits for the fill's end
 			select {
 			case got := <-bDone:
 				if got != "[{7 true}]" {

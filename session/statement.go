@@ -316,6 +316,10 @@ func (s *Session) refuseRestart(ctx context.Context, why string, refused error) 
 		return err
 	}
 	_ = s.executed(ctx, nil, s.up.Status(), false)
+	if s.m != nil && s.Filling() {
+		// The retry must not meet a fill's end (a new table) in turn.
+		_ = s.awaitAllFills(ctx)
+	}
 	s.m.observer().TransactionRestarted("refused")
 	s.log.Info("transaction could not be restarted or replayed after a fork", zap.String("why", why))
 	return refused

@@ -82,10 +82,7 @@ func (s *Session) copyUpInTx(ctx context.Context, a *rewrite.Analysis, p *Plan, 
 				h.used = true // its checks read the fork
 				return false, nil
 			}
-			if !isServerError(err) {
-				return false, err
-			}
-			return false, copyUpFailed(f.Filler.Lazy().Src, err)
+			return false, err // the server's answer on the client's connection, as to a statement
 		}
 	}
 	h.ups[up.Where], h.all[up.Where], h.used = true, true, true
@@ -178,6 +175,8 @@ func (s *Session) holdFill(ctx context.Context, a *rewrite.Analysis, p *Plan, f 
 			s.held = map[*registry.Fill]*heldFill{}
 		}
 		s.held[f] = &heldFill{fill: f, release: release, all: map[string]bool{}, ups: map[string]bool{}}
+		// (A fork made after the view refuses even the copy-up's locking
+		// reads: 1412.)
 		act := s.tx.Needs(p.txInput(), func(e uint64) bool { return f.LastChange() > e || s.touchesNewer(a, e) }, s.sb.ChangedSince)
 		if act != txn.Nothing {
 			if err := s.restart(ctx, p, act); err != nil {
