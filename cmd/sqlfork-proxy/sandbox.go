@@ -314,13 +314,16 @@ func newExportCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 }
 
 // tableState is a table's state, with how far a lazy fork's copy is
-// while it fills ("filling 41%").
+// while it fills ("filling 41%"), or that its end waits for a
+// transaction.
 func tableState(t adminapi.Table) string {
 	switch f := t.Fill; {
 	case f == nil:
 		return t.State
 	case f.Error != "":
 		return t.State + " (failed)"
+	case f.Waiting:
+		return t.State + " 99% (waiting for a transaction to end)"
 	case f.Total > 0:
 		return fmt.Sprintf("%s %d%%", t.State, min(99, f.Copied*100/f.Total))
 	}
