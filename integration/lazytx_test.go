@@ -287,3 +287,61 @@ func fillWaitingOn(t *testing.T, c *sql.Conn, table string) bool {
 	}
 	return false
 }
+
+// TestLazyForkTransactionsLinked: an autocommit input of two statements
+// on two filling forks, one held by another connection's transaction, does
+// not keep the other fork marked while it waits (the holder then takes
+// that one's hold); and a transaction holding a fill writes a table whose
+// production trigger writes the filling one: the fork linked to it waits
+// for that fill, which the transaction lets go first (rolled back, waited
+// for, replayed) instead of waiting for itself.
+func TestLazyForkTransactionsLinked(t *testing.T) {
+	h, _ := lazyEnv(t, 3000, 300)
+	root := openDB(t, h.db.DSN(""))
+	for _, q := range []string{"CREATE TABLE lzs.x LIKE lzs.t", "INSERT INTO lzs.x SELECT * FROM lzs.t",
+		"CREATE TABLE lzs.aud (id INT PRIMARY KEY, n INT)", "INSERT INTO lzs.aud VALUES (1, 0)",
+		"CREATE TRIGGER lzs.aud_au AFTER UPDATE ON lzs.aud FOR EACH ROW UPDATE lzs.t SET v = v + 1000 WHERE id = NEW.id"} {
+		mustExecC(t, root, q)
+	}
+	ctx := context.Background()
+	a, b := conn(t, openDB(t, h.dsn("lzs", "multiStatements=true"))), conn(t, openDB(t, h.dsn("lzs")))
+	mustExecC(t, a, "SANDBOX CREATE lzl")
+	mustExecC(t, b, "SANDBOX ATTACH lzl")
+	mustExecC(t, a, "UPDATE t SET v = -1 WHERE id = 1")
+	mustExecC(t, a, "UPDATE x SET v = -1 WHERE id = 1")
+	mustExecC(t, b, "BEGIN")
+	mustExecC(t, b, "UPDATE x SET v = 100 WHERE id = 2")
+	done := make(chan string, 1)
+	go func() { done <- runBoth(ctx, a, "UPDATE t SET v = 70 WHERE id = 7; UPDATE x SET v = 80 WHERE id = 8") }()
+	time.Sleep(200 * time.Millisecond) // a waits for b's hold (not a bound: either order must answer)
+	answered := make(chan string, 1)
+	go func() { answered <- runBoth(ctx, b, "UPDATE t SET v = 30 WHERE id = 3") }()
+	select {
+	case got := <-answered:
+		if got != "affected 1, id 0" {
+			t.Errorf("b's UPDATE of t: %s", got)
+		}
+	case <-time.After(testkit.WaitLimit):
+		t.Fatal("b's UPDATE of t waits behind a's input, which waits for b's hold of x")
+	}
+	mustExecC(t, b, "COMMIT")
+	if got := <-done; got != "affected 1, id 0" {
+		t.Errorf("a's input: %s", got)
+	}
+	// The trigger's table, forked in a transaction holding t's fill.
+	mustExecC(t, b, "BEGIN")
+	mustExecC(t, b, "UPDATE t SET v = 50 WHERE id = 5")
+	fin := make(chan string, 1)
+	go func() { fin <- runBoth(ctx, b, "UPDATE aud SET n = 1 WHERE id = 1") }()
+	select {
+	case got := <-fin:
+		if got != "affected 1, id 0" {
+			t.Errorf("the trigger table's UPDATE: %s", got)
+		}
+	case <-time.After(testkit.WaitLimit):
+		t.Fatal("the transaction waits for the fill it holds")
+	}
+	mustExecC(t, b, "COMMIT")
+	wantString(t, b, "SELECT GROUP_CONCAT(v ORDER BY id) FROM t WHERE id IN (1, 3, 5, 7)", "999,30,50,70", "t: %s")
+	wantString(t, b, "SELECT v FROM x WHERE id = 8", "80", "x's row 8: %s")
+}

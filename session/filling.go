@@ -192,28 +192,18 @@ func (s *Session) copyUpOf(st rewrite.Statement, k string) (copyUp, bool) {
 // done, so the fill's end waits for the statement. A fill that ended
 // meanwhile made its fork whole: there is nothing to copy.
 func (s *Session) copiedUp(ctx context.Context, p *Plan) (done func(), err error) {
-	var uses []func()
+	uses, err := s.useFills(ctx, p)
+	if err != nil {
+		return func() {}, err
+	}
 	done = func() {
 		for _, u := range uses {
 			u()
 		}
 	}
-	used := map[string]bool{}
 	for _, up := range p.copyUps {
 		f, ok := s.sb.FillOf(up.key)
-		if !ok {
-			continue
-		}
-		if !used[up.key] { // once: a second read lock behind a waiting fill's end would wait for ever
-			used[up.key] = true
-			u, err := s.useFill(ctx, f)
-			if err != nil {
-				done()
-				return func() {}, err
-			}
-			uses = append(uses, u)
-		}
-		if up.Where == "" {
+		if !ok || up.Where == "" {
 			continue
 		}
 		if _, err := f.Filler.CopyUp(ctx, up.Where, up.Keys, s.m.reg.NextEpoch); err != nil {
@@ -224,18 +214,37 @@ func (s *Session) copiedUp(ctx context.Context, p *Plan) (done func(), err error
 	return done, nil
 }
 
-// useFill marks the statement running on f's fork (registry.Fill.Use),
-// once no other session's transaction holds f (txfill.go): it waits for
-// that one's end without its mark, or for KILL.
-func (s *Session) useFill(ctx context.Context, f *registry.Fill) (done func(), err error) {
+// useFills marks the statement running on the forks of p's copy-ups
+// (registry.Fill.Use, once each: a second read lock behind a waiting
+// fill's end would wait for ever), once no other session's transaction
+// holds any of them (txfill.go). It waits for such a one's end holding
+// none of its marks — a transaction taking a hold waits for them — or
+// for KILL.
+func (s *Session) useFills(ctx context.Context, p *Plan) ([]func(), error) {
 	for {
-		done := f.Use()
-		busy := f.HeldElsewhere(s)
-		if busy == nil {
-			return done, nil
+		var uses []func()
+		var busy <-chan struct{}
+		var held *registry.Fill
+		seen := map[string]bool{}
+		for _, up := range p.copyUps {
+			f, ok := s.sb.FillOf(up.key)
+			if !ok || seen[up.key] {
+				continue
+			}
+			seen[up.key] = true
+			uses = append(uses, f.Use())
+			if busy = f.HeldElsewhere(s); busy != nil {
+				held = f
+				break
+			}
 		}
-		done()
-		if err := s.awaitHold(ctx, f, busy); err != nil {
+		if busy == nil {
+			return uses, nil
+		}
+		for _, u := range uses {
+			u()
+		}
+		if err := s.awaitHold(ctx, held, busy); err != nil {
 			return nil, err
 		}
 	}

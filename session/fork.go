@@ -37,7 +37,7 @@ func (s *Session) forkPlanned(ctx context.Context, p *Plan) error {
 	err := s.awaitFillsFirst(ctx, a, p, prepared)
 	var res *rewrite.Result
 	if err == nil {
-		res, err = s.forkAndRewrite(ctx, a, sql, opts, prepared, p)
+		res, err = s.forkLinked(ctx, a, sql, opts, prepared, p)
 	}
 	// The tables the text was rewritten to: a reset while the fill step
 	// waits makes the plan stale at the gate.

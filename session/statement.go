@@ -312,11 +312,17 @@ func (s *Session) restart(ctx context.Context, p *Plan, r txn.Action) error {
 // ROLLBACK and retry: nothing of the transaction survives half-replayed.
 // An error that breaks the connection is returned instead.
 func (s *Session) refuseRestart(ctx context.Context, why string, refused error) error {
+	return s.refuse(ctx, why, refused, true)
+}
+
+// refuse is refuseRestart; settle says to wait for the sandbox's fills
+// first (not after KILL ended a wait for them).
+func (s *Session) refuse(ctx context.Context, why string, refused error, settle bool) error {
 	if err := s.tx.Rollback(ctx, txConn{s}); err != nil {
 		return err
 	}
 	_ = s.executed(ctx, nil, s.up.Status(), false)
-	if s.m != nil && s.Filling() {
+	if settle && s.m != nil && s.Filling() {
 		// The retry must not meet a fill's end (a new table) in turn.
 		_ = s.awaitAllFills(ctx)
 	}

@@ -116,7 +116,7 @@ func (s *Session) copyUpAgain(ctx context.Context) error {
 		for where := range h.all {
 			rows, err := h.fill.Filler.TxRows(ctx, where)
 			if err != nil {
-				return err
+				return fillLost{err} // the client's connection is fine: the replay fails (1412)
 			}
 			if q := h.fill.Filler.TxUp(rows); q != "" {
 				if _, err := (txConn{s}).Query(ctx, q); err != nil {
@@ -128,6 +128,15 @@ func (s *Session) copyUpAgain(ctx context.Context) error {
 	}
 	return nil
 }
+
+// fillLost is a fill's failure met by a replay's copy-ups: the replay
+// fails as after the server's own error, and the client gets 1412.
+type fillLost struct{ error }
+
+// ServerError: the client's connection is usable.
+func (fillLost) ServerError() bool { return true }
+
+func (e fillLost) Unwrap() error { return e.error }
 
 // cannotCopyUp gives up copying up inside the transaction for h's fork
 // (the statement waits for its fill): the hold goes when no statement ran
@@ -184,6 +193,24 @@ func (s *Session) holdFill(ctx context.Context, a *rewrite.Analysis, p *Plan, f 
 			}
 		}
 	}
+}
+
+// forkLinked is forkAndRewrite, whose forks may wait for the fills of the
+// tables theirs link to (keys, triggers): one the open transaction holds
+// is let go first (awaitFillsHeld: rolled back, waited for, replayed),
+// then the forks are made again.
+func (s *Session) forkLinked(ctx context.Context, a *rewrite.Analysis, sql string, opts rewrite.Options, prepared bool, p *Plan) (*rewrite.Result, error) {
+	if len(s.held) == 0 {
+		return s.forkAndRewrite(ctx, a, sql, opts, prepared, p)
+	}
+	res, err := s.forkAndRewrite(registry.WithHolder(ctx, s), a, sql, opts, prepared, p)
+	if !errors.Is(err, registry.ErrHeldBySelf) {
+		return res, err
+	}
+	if err := s.awaitFillsHeld(ctx, p, nil, s.awaitAllFills); err != nil {
+		return nil, err
+	}
+	return s.forkAndRewrite(ctx, a, sql, opts, prepared, p)
 }
 
 // errFillEnded says a fill ended while a statement waited for it: the
@@ -245,7 +272,7 @@ func (s *Session) awaitFillsHeld(ctx context.Context, p *Plan, keys []string, wa
 			return err
 		}
 		why := fmt.Sprintf("it waited for a fork to fill, and the wait failed (%v)", err)
-		return s.refuseRestart(ctx, why, fillRefused(s.SandboxName(), why))
+		return s.refuse(ctx, why, fillRefused(s.SandboxName(), why), false)
 	}
 	if commits {
 		return nil
@@ -314,6 +341,8 @@ func (s *Session) leaveFills(ctx context.Context, commit bool) error {
 	}
 	s.releaseHolds()
 	if commit {
+		// The transaction is over: follow it so (a replay would repeat it).
+		_ = s.executed(ctx, nil, s.up.Status(), false)
 		return nil
 	}
 	wctx, done := s.interruptible(ctx)
@@ -323,7 +352,7 @@ func (s *Session) leaveFills(ctx context.Context, commit bool) error {
 		case <-f.Ended():
 		case <-wctx.Done():
 			why := "it held a fork still filling and waited for the fill, which was interrupted"
-			return s.refuseRestart(ctx, why, fillRefused(s.SandboxName(), why))
+			return s.refuse(ctx, why, fillRefused(s.SandboxName(), why), false)
 		}
 	}
 	return nil

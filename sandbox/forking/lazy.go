@@ -268,6 +268,9 @@ func (m *Forker) AwaitFill(ctx context.Context, sb *registry.Sandbox, k string) 
 		return nil
 	}
 	if f, ok := sb.FillOf(k); ok {
+		if f.HeldBy(ctx) {
+			return registry.ErrHeldBySelf
+		}
 		select {
 		case <-f.Ended():
 			if err := f.Err(); err != nil && !errors.Is(err, registry.ErrFillStopped) {

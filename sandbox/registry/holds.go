@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"sync"
 )
 
@@ -87,6 +88,30 @@ func (f *Fill) Ending() bool {
 	f.holds.mu.Lock()
 	defer f.holds.mu.Unlock()
 	return f.holds.ending && f.holds.owner == nil
+}
+
+// holderKey keys the holder of a waiting context (WithHolder).
+type holderKey struct{}
+
+// WithHolder is ctx for waits of owner's, which holds fills: a wait for a
+// fill owner holds fails with ErrHeldBySelf instead of waiting for ever.
+func WithHolder(ctx context.Context, owner any) context.Context {
+	return context.WithValue(ctx, holderKey{}, owner)
+}
+
+// ErrHeldBySelf says a wait was for a fill its own transaction holds: the
+// caller must let its fills go first (the session rolls back and replays).
+var ErrHeldBySelf = errors.New("the fill waited for is held by the waiting transaction")
+
+// HeldBy reports whether ctx's holder (WithHolder) holds f.
+func (f *Fill) HeldBy(ctx context.Context) bool {
+	owner := ctx.Value(holderKey{})
+	if owner == nil {
+		return false
+	}
+	f.holds.mu.Lock()
+	defer f.holds.mu.Unlock()
+	return f.holds.owner == owner
 }
 
 // HeldElsewhere is, when a session other than owner holds the fill, a
