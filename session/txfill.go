@@ -187,6 +187,13 @@ func (s *Session) holdFill(ctx context.Context, a *rewrite.Analysis, p *Plan, f 
 		// (A fork made after the view refuses even the copy-up's locking
 		// reads: 1412.)
 		act := s.tx.Needs(p.txInput(), func(e uint64) bool { return f.LastChange() > e || s.touchesNewer(a, e) }, s.sb.ChangedSince)
+		if act == txn.Replay && !s.tx.Replayable() {
+			// It would be refused: the statement waits for the fill
+			// instead, as for a copy.
+			delete(s.held, f)
+			release(s.m.reg.NextEpoch())
+			return nil, nil
+		}
 		if act != txn.Nothing {
 			if err := s.restart(ctx, p, act); err != nil {
 				return nil, err

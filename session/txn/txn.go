@@ -237,8 +237,11 @@ func (t *Transaction) Restarted(replayed bool, epoch uint64) {
 func (t *Transaction) Wrote() bool { return t.open && t.locked }
 
 // Replayable reports whether the open transaction's record can be replayed
-// so far (none open: true).
-func (t *Transaction) Replayable() bool { return !t.open || !t.rec.broken }
+// so far (none open: true): not broken, and holding its writes (a
+// statement the proxy did not plan counts as one it did not record).
+func (t *Transaction) Replayable() bool {
+	return !t.open || !t.rec.broken && (!t.locked || len(t.rec.entries) > 0)
+}
 
 // Action is what a restart of the open transaction is now: a replay once
 // it has written, else a restart.
