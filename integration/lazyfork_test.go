@@ -249,12 +249,19 @@ func TestLazyForkAcrossProxies(t *testing.T) {
 // lazyFilling says whether c's sandbox shows table (db.name) filling.
 func lazyFilling(t *testing.T, c *sql.Conn, table string) bool {
 	t.Helper()
+	return strings.HasPrefix(tableStateOf(t, c, table), "filling")
+}
+
+// tableStateOf is table's table_state in SANDBOX STATUS on c ("" when it
+// has none).
+func tableStateOf(t *testing.T, c *sql.Conn, table string) string {
+	t.Helper()
 	for _, r := range rowsOf(t, c, "SANDBOX STATUS") {
-		if len(r) > 11 && r[10] == table && strings.HasPrefix(r[11], "filling") {
-			return true
+		if len(r) > 11 && r[10] == table {
+			return r[11]
 		}
 	}
-	return false
+	return ""
 }
 
 // copiedUp raises ups to the copy-up counts by source the admin API shows

@@ -280,12 +280,7 @@ func root2(t *testing.T, h *proxyHandle) *sql.Conn {
 // end (its copy complete), as SANDBOX STATUS on c shows it.
 func fillWaitingOn(t *testing.T, c *sql.Conn, table string) bool {
 	t.Helper()
-	for _, r := range rowsOf(t, c, "SANDBOX STATUS") {
-		if len(r) > 11 && r[10] == table && strings.Contains(r[11], "waiting for a transaction") {
-			return true
-		}
-	}
-	return false
+	return strings.Contains(tableStateOf(t, c, table), "waiting for a transaction")
 }
 
 // TestLazyForkTransactionsLinked: an autocommit input of two statements
