@@ -143,10 +143,15 @@ func (e fillLost) Unwrap() error { return e.error }
 // on the fork under it.
 func (s *Session) cannotCopyUp(h *heldFill) (bool, error) {
 	if !h.used {
-		delete(s.held, h.fill)
-		h.release(s.m.reg.NextEpoch())
+		s.letGo(h)
 	}
 	return false, nil
+}
+
+// letGo ends the session's hold h, under which no statement ran.
+func (s *Session) letGo(h *heldFill) {
+	delete(s.held, h.fill)
+	h.release(s.m.reg.NextEpoch())
 }
 
 // holdFill is the session's hold of f for its open transaction, taken when
@@ -183,15 +188,15 @@ func (s *Session) holdFill(ctx context.Context, a *rewrite.Analysis, p *Plan, f 
 		if s.held == nil {
 			s.held = map[*registry.Fill]*heldFill{}
 		}
-		s.held[f] = &heldFill{fill: f, release: release, all: map[string]bool{}, ups: map[string]bool{}}
+		h := &heldFill{fill: f, release: release, all: map[string]bool{}, ups: map[string]bool{}}
+		s.held[f] = h
 		// (A fork made after the view refuses even the copy-up's locking
 		// reads: 1412.)
 		act := s.tx.Needs(p.txInput(), func(e uint64) bool { return f.LastChange() > e || s.touchesNewer(a, e) }, s.sb.ChangedSince)
 		if act == txn.Replay && !s.tx.Replayable() {
 			// It would be refused: the statement waits for the fill
 			// instead, as for a copy.
-			delete(s.held, f)
-			release(s.m.reg.NextEpoch())
+			s.letGo(h)
 			return nil, nil
 		}
 		if act != txn.Nothing {
@@ -301,10 +306,7 @@ func (s *Session) holdsLocks() bool {
 // heldElsewhere reports whether a fill of keys (nil: all of the
 // sandbox's) is held by another session's transaction.
 func (s *Session) heldElsewhere(keys []string) bool {
-	if keys == nil {
-		keys = s.sb.Filling()
-	}
-	for _, k := range keys {
+	for _, k := range s.fillKeys(keys) {
 		if f, ok := s.sb.FillOf(k); ok && f.HeldElsewhere(s) != nil {
 			return true
 		}
@@ -312,14 +314,20 @@ func (s *Session) heldElsewhere(keys []string) bool {
 	return false
 }
 
+// fillKeys is keys, or for nil the keys of every fork of the sandbox
+// still filling.
+func (s *Session) fillKeys(keys []string) []string {
+	if keys == nil {
+		return s.sb.Filling()
+	}
+	return keys
+}
+
 // endingAll reports whether the fills of keys (nil: all of the sandbox's),
 // each this process's, have all begun to end with no holder: waiting for
 // them waits for nobody.
 func (s *Session) endingAll(keys []string) bool {
-	if keys == nil {
-		keys = s.sb.Filling()
-	}
-	for _, k := range keys {
+	for _, k := range s.fillKeys(keys) {
 		f, ok := s.sb.FillOf(k)
 		if e, found := s.sb.Resolve(k); !ok && found && !e.Filling {
 			continue // ended
