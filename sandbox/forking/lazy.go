@@ -337,7 +337,9 @@ func (m *Forker) awaitLinkedFills(ctx context.Context, sb *registry.Sandbox, cp 
 		keys[m.names.Key(t)] = true
 	}
 	for _, fk := range cp.fks {
-		keys[m.names.Key(fk.Parent)], keys[m.names.Key(fk.Child)] = true, true
+		if p, c := m.names.Key(fk.Parent), m.names.Key(fk.Child); keys[p] || keys[c] {
+			keys[p], keys[c] = true, true
+		}
 	}
 	for k := range keys {
 		if e, ok := sb.Resolve(k); ok && e.Filling {

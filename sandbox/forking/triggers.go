@@ -47,9 +47,10 @@ type connectedSet struct {
 }
 
 // alone says whether the set is its one table, linked to no other by
-// keys or triggers: such a table may be forked lazily.
+// keys or triggers: such a table may be forked lazily. Foreign keys
+// between other tables of the server do not count.
 func (cp *connectedSet) alone() bool {
-	if len(cp.tables) != 1 || cp.linked || len(cp.fks) > 0 {
+	if len(cp.tables) != 1 || cp.linked {
 		return false
 	}
 	for _, trs := range cp.triggers {
