@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/sqlfork/sqlfork-proxy/infoschema"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/forking"
@@ -52,7 +53,7 @@ func (s *Session) inTransaction() bool {
 // its parameters at each execution) may bound; in a transaction, one that
 // can be replayed so far (txfill.go), by a statement that can be run
 // again.
-func (s *Session) lazyEligible(st rewrite.Statement, p *Plan) bool {
+func (s *Session) lazyEligible(ctx context.Context, st rewrite.Statement, p *Plan) bool {
 	switch st.Kind {
 	case rewrite.KindInsert, rewrite.KindReplace, rewrite.KindUpdate, rewrite.KindDelete:
 	default:
@@ -61,7 +62,7 @@ func (s *Session) lazyEligible(st rewrite.Statement, p *Plan) bool {
 	if s.inTransaction() && (!s.tx.Replayable() || p.tx.Volatile != "" || p.tx.Previous != "") {
 		return false
 	}
-	return st.Bounds != nil && onlyTable(st) && s.fillSafe(st)
+	return st.Bounds != nil && onlyTable(st) && s.fillSafe(ctx, st)
 }
 
 // awaitFillsFirst waits, before a's tables are forked, for the fills a
@@ -76,7 +77,7 @@ func (s *Session) awaitFillsFirst(ctx context.Context, a *rewrite.Analysis, p *P
 	}
 	inTx := s.inTransaction()
 	for _, st := range a.Statements {
-		if !s.fillSafe(st) {
+		if !s.fillSafe(ctx, st) {
 			return s.awaitFillsHeld(ctx, p, nil, s.awaitAllFills)
 		}
 		touched := s.fillingIn(st)
@@ -131,7 +132,7 @@ func (s *Session) planCopyUps(ctx context.Context, a *rewrite.Analysis, p *Plan,
 			continue
 		}
 		up, ok := copyUp{}, false
-		if len(touched) == 1 && s.fillSafe(st) && !mixed {
+		if len(touched) == 1 && s.fillSafe(ctx, st) && !mixed {
 			st.Bounds = st.Bounds.Bind(vals)
 			up, ok = s.copyUpOf(st, touched[0])
 		}
@@ -267,7 +268,7 @@ func copyUpFailed(t rewrite.Table, err error) error {
 
 // fillSafe says whether the proxy sees every table st may reach: no view,
 // stored routine or trigger statement, DDL or text it cannot read.
-func (s *Session) fillSafe(st rewrite.Statement) bool {
+func (s *Session) fillSafe(ctx context.Context, st rewrite.Statement) bool {
 	switch st.Kind {
 	case rewrite.KindSelect, rewrite.KindInsert, rewrite.KindReplace, rewrite.KindUpdate, rewrite.KindDelete:
 	default:
@@ -282,11 +283,25 @@ func (s *Session) fillSafe(st rewrite.Statement) bool {
 		}
 	}
 	for _, t := range named(st) {
-		if e, ok := s.sb.Resolve(s.m.names.Key(t)); ok && e.Kind == sandbox.KindView {
+		if s.mayBeView(ctx, t) {
 			return false
 		}
 	}
 	return true
+}
+
+// mayBeView says whether t is a view, the sandbox's or production's (whose
+// copy the statement would read: PrepareViews), or may be one (the lookup
+// failed). A view may read a filling fork the statement does not name.
+func (s *Session) mayBeView(ctx context.Context, t rewrite.Table) bool {
+	if e, ok := s.sb.Resolve(s.m.names.Key(t)); ok {
+		return e.Kind == sandbox.KindView
+	}
+	if infoschema.Virtual(t) || t.DB == "" {
+		return false
+	}
+	o, err := s.m.catalog.Object(ctx, t)
+	return err != nil || o.Kind == "VIEW"
 }
 
 // fillingIn are the keys of the filling forks st names.

@@ -215,7 +215,7 @@ func (s *Session) forkWrites(ctx context.Context, st rewrite.Statement, p *Plan,
 			mode = forker.SchemaOnly
 		}
 	}
-	if s.lazyEligible(st, p) {
+	if s.lazyEligible(ctx, st, p) {
 		mode = forker.FullOrLazy
 	}
 	for _, t := range st.Writes {
