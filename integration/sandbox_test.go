@@ -392,14 +392,23 @@ func TestSandboxForkMidTransaction(t *testing.T) {
 		t.Errorf("replayed insert got id %s, want the %d the client saw", got, id0)
 	}
 	mustExecC(t, c1, "COMMIT")
-	// A transaction the proxy cannot replay (here: it used a savepoint)
-	// is rolled back and the statement fails with 1412 and a retry hint.
-	e := mysqlErr(forkUnderTransaction(t, c1, c2, "fresh", "SAVEPOINT s1", "INSERT INTO users (name) VALUES ('mid-1')"))
+	// A transaction the proxy cannot replay (here: a write whose second
+	// run could write another value) is rolled back and the statement
+	// fails with 1412 and a retry hint.
+	e := mysqlErr(forkUnderTransaction(t, c1, c2, "fresh", "SAVEPOINT s1", "INSERT INTO users (name) VALUES (IF(RAND() < 2, 'mid-1', 'x'))"))
 	if !strings.HasPrefix(e, "1412") || !strings.Contains(e, "retry") {
 		t.Errorf("transaction that cannot be replayed: %s, want 1412 with a retry hint", e)
 	}
 	mustExecC(t, c1, "ROLLBACK")
 	wantString(t, c1, "SELECT COUNT(*) FROM users WHERE name = 'mid-1'", "0", "the refused transaction left %s rows")
+	// Savepoints are replayed as the transaction used them.
+	if err := forkUnderTransaction(t, c1, c2, "fresh1", "INSERT INTO users (name) VALUES ('svp-6')", "SAVEPOINT s1",
+		"INSERT INTO users (name) VALUES ('svp-7')", "ROLLBACK TO SAVEPOINT s1", "RELEASE SAVEPOINT s1"); err != nil {
+		t.Fatalf("a transaction with savepoints, replayed: %v", err)
+	}
+	mustExecC(t, c1, "COMMIT")
+	wantString(t, c1, "SELECT GROUP_CONCAT(name ORDER BY name) FROM users WHERE name IN ('svp-6', 'svp-7')", "svp-6",
+		"after the replayed savepoints: %s")
 	// Nor one that changed how text is read after it wrote: sent again
 	// under NO_BACKSLASH_ESCAPES, 'mid\\4' would store two backslashes
 	// where the client stored one, with the same affected-rows count.

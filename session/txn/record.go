@@ -131,9 +131,6 @@ func (r *record) record(in *Input, o Outcome, open bool) {
 		return
 	case in.Begin:
 		r.reset() // BEGIN commits any open transaction and starts a new one
-	case in.Control:
-		r.broken = true // savepoints: not replayed
-		return
 	case in.Settings():
 		// A replay sends the recorded statements again under the settings
 		// and database of its own time: after a change of sql_mode, the
@@ -153,7 +150,9 @@ func (r *record) record(in *Input, o Outcome, open bool) {
 		// LAST_INSERT_ID(expr) changed afterwards.
 		r.breaks("it set LAST_INSERT_ID(…), which a replay would not set again")
 		return
-	case !in.Locks:
+	case !in.Locks && !in.Control:
+		// (SAVEPOINT, ROLLBACK TO and RELEASE SAVEPOINT are kept: a
+		// replay rolls back to its savepoints as the transaction did.)
 		return
 	case in.Volatile != "":
 		r.breaks("a statement of it could have another effect when run again: " + in.Volatile)
