@@ -45,12 +45,12 @@ type Filler struct {
 	// upStaged and upSnapshot count the copy-ups read from the staging
 	// table and from the snapshot.
 	upStaged, upSnapshot atomic.Int64
-	// upTx counts the snapshot reads of copy-ups inside transactions
-	// (TxRows).
-	upTx    atomic.Int64
-	started time.Time
-	done    chan struct{} // closed when Run has ended
-	err     error         // why Run ended short (set before done closes)
+	// upTx counts the reads of copy-ups inside transactions (TxRows),
+	// upTxStaged those of them read from the staging table.
+	upTx, upTxStaged atomic.Int64
+	started          time.Time
+	done             chan struct{} // closed when Run has ended
+	err              error         // why Run ended short (set before done closes)
 	// rate bounds the rows copied per second (nil or 0: no bound); it
 	// may change while Run runs.
 	rate *Rate
@@ -64,6 +64,7 @@ type Progress struct {
 	Filled, Total        int64
 	UpStaged, UpSnapshot int64
 	UpTx                 int64 // inside transactions (TxRows)
+	UpTxStaged           int64 // of UpTx, read from the staging table
 	Started              time.Time
 	Done                 bool
 	Err                  error
@@ -99,7 +100,8 @@ func (f *Filler) Lazy() Lazy { return f.l }
 // Progress says how far the fill is.
 func (f *Filler) Progress() Progress {
 	p := Progress{Filled: f.filled.Load(), Total: f.total, Started: f.started,
-		UpStaged: f.upStaged.Load(), UpSnapshot: f.upSnapshot.Load(), UpTx: f.upTx.Load()}
+		UpStaged: f.upStaged.Load(), UpSnapshot: f.upSnapshot.Load(), UpTx: f.upTx.Load(),
+		UpTxStaged: f.upTxStaged.Load()}
 	select {
 	case <-f.done:
 		p.Done, p.Err = true, f.err
@@ -325,7 +327,7 @@ func (f *Filler) insertUp(ctx context.Context, rows [][]*string, yielded bool) e
 	if yielded {
 		b.WriteString("DO RELEASE_LOCK(" + quote.String(f.l.Yield) + "); ")
 	}
-	b.WriteString("START TRANSACTION; " + f.l.rowsBody(rows, "") + "COMMIT; END")
+	b.WriteString("SET TRANSACTION ISOLATION LEVEL READ COMMITTED; START TRANSACTION; " + f.l.rowsBody(rows, "") + "COMMIT; END")
 	if _, err := f.w.Exec(ctx, b.String()); err != nil {
 		_, _ = f.w.Exec(context.WithoutCancel(ctx), "ROLLBACK")
 		return fmt.Errorf("copy rows of %s up into its fork: %w", f.l.Src.Quoted(), err)
@@ -343,12 +345,7 @@ func (l Lazy) rowsBody(rows [][]*string, lock string) string {
 	cp, cols := l.Capture, l.Capture.Stored()
 	fork, side := cp.Fork.Quoted(), cp.Side.Quoted()
 	col := func(table, c string) string { return table + "." + quote.Ident(c) }
-	ki := 0
-	for i, c := range cols {
-		if strings.EqualFold(c.Name, cp.Key[0]) {
-			ki = i
-		}
-	}
+	ki := l.keyIndex()
 	var b strings.Builder
 	for _, r := range rows {
 		lits := make([]string, len(cols))

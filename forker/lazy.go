@@ -115,6 +115,16 @@ func (l Lazy) qualified(alias string) string {
 	return b.String()
 }
 
+// keyIndex is the key column's place among the stored columns.
+func (l Lazy) keyIndex() int {
+	for i, c := range l.Capture.Stored() {
+		if strings.EqualFold(c.Name, l.Capture.Key[0]) {
+			return i
+		}
+	}
+	return 0
+}
+
 // keyType is the key column's full type, for the fill function's variable.
 func (l Lazy) keyType() string {
 	c, _ := l.Capture.Column(l.Capture.Key[0])
@@ -264,6 +274,9 @@ func rowLogging(ctx context.Context, c Conn) error {
 }
 
 // openWriter readies w, the connection that copies rows up into the fork.
+// Its plain reads are READ UNCOMMITTED (the staging table's rows, which
+// the snapshot's transaction has not committed: stagedRows); its copy-ups
+// set their own level.
 func openWriter(ctx context.Context, w Conn) error {
 	if err := rowLogging(ctx, w); err != nil {
 		return err
@@ -271,7 +284,7 @@ func openWriter(ctx context.Context, w Conn) error {
 	for _, s := range []string{
 		"SET SESSION sql_mode = '" + fillModes + "', time_zone = '+00:00', " +
 			"character_set_client = utf8mb4, collation_connection = utf8mb4_general_ci, character_set_results = binary",
-		"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+		"SET SESSION TRANSACTION ISOLATION LEVEL READ UNCOMMITTED",
 	} {
 		if _, err := w.Exec(ctx, s); err != nil {
 			return fmt.Errorf("ready the copy-up connection: %w", err)

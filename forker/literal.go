@@ -13,11 +13,14 @@ var numeric = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$`)
 
 // selectExpr is how a column is read for a copy: a FLOAT as a DOUBLE (its
 // own text form does not give its value back), the rest as is.
-func selectExpr(c Column) string {
+func selectExpr(c Column) string { return selectExprOf("", c) }
+
+// selectExprOf is selectExpr of the column qualified by prefix ("s.").
+func selectExprOf(prefix string, c Column) string {
 	if c.Float() {
-		return "CAST(" + quote.Ident(c.Name) + " AS DOUBLE)"
+		return "CAST(" + prefix + quote.Ident(c.Name) + " AS DOUBLE)"
 	}
-	return quote.Ident(c.Name)
+	return prefix + quote.Ident(c.Name)
 }
 
 // Literal writes v, read from column c by a connection whose results are

@@ -73,6 +73,9 @@ func TestLazyForkTransactions(t *testing.T) {
 	if ups["transaction"] == 0 || ups["snapshot"]+ups["staging"] == 0 {
 		t.Errorf("copy-ups %v: want some inside transactions and some outside", ups)
 	}
+	if ups["transaction_staging"] == 0 || ups["transaction_staging"] == ups["transaction"] {
+		t.Errorf("copy-ups %v: want some inside transactions read from the staging table and some from the snapshot", ups)
+	}
 	// A statement no copy-up bounds, in a transaction that copied rows up:
 	// the transaction is rolled back, the fill waited for, and replayed.
 	replays := restarts("replayed")

@@ -42,7 +42,8 @@ type heldFill struct {
 	// inside the transaction, which a replay copies up again; ups those
 	// not copied up again since a statement that may have undone them
 	// (ROLLBACK TO SAVEPOINT, or any that failed: forgetUps).
-	all, ups map[string]bool
+	all map[string][]string // with the keys each pins (CopyUp.Keys)
+	ups map[string]bool
 	// used: a statement ran on the fork under the hold (the transaction
 	// may hold its metadata lock).
 	used bool
@@ -67,7 +68,7 @@ func (s *Session) copyUpInTx(ctx context.Context, a *rewrite.Analysis, p *Plan, 
 		h.used = true
 		return true, nil
 	}
-	rows, err := f.Filler.TxRows(ctx, up.Where)
+	rows, err := f.Filler.TxRows(ctx, up.Where, up.Keys)
 	if err != nil {
 		return false, copyUpFailed(f.Filler.Lazy().Src, err)
 	}
@@ -85,7 +86,7 @@ func (s *Session) copyUpInTx(ctx context.Context, a *rewrite.Analysis, p *Plan, 
 			return false, err // the server's answer on the client's connection, as to a statement
 		}
 	}
-	h.ups[up.Where], h.all[up.Where], h.used = true, true, true
+	h.ups[up.Where], h.all[up.Where], h.used = true, up.Keys, true
 	return true, nil
 }
 
@@ -102,7 +103,7 @@ func (s *Session) forgetUps(p *Plan, failed bool) {
 	for _, h := range s.held {
 		h.ups = map[string]bool{}
 		if ended {
-			h.all = map[string]bool{}
+			h.all = map[string][]string{}
 		}
 	}
 }
@@ -113,8 +114,8 @@ func (s *Session) forgetUps(p *Plan, failed bool) {
 func (s *Session) copyUpAgain(ctx context.Context) error {
 	for _, h := range s.held {
 		h.ups = map[string]bool{}
-		for where := range h.all {
-			rows, err := h.fill.Filler.TxRows(ctx, where)
+		for where, keys := range h.all {
+			rows, err := h.fill.Filler.TxRows(ctx, where, keys)
 			if err != nil {
 				return fillLost{err} // the client's connection is fine: the replay fails (1412)
 			}
@@ -188,7 +189,7 @@ func (s *Session) holdFill(ctx context.Context, a *rewrite.Analysis, p *Plan, f 
 		if s.held == nil {
 			s.held = map[*registry.Fill]*heldFill{}
 		}
-		h := &heldFill{fill: f, release: release, all: map[string]bool{}, ups: map[string]bool{}}
+		h := &heldFill{fill: f, release: release, all: map[string][]string{}, ups: map[string]bool{}}
 		s.held[f] = h
 		// (A fork made after the view refuses even the copy-up's locking
 		// reads: 1412.)
