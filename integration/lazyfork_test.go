@@ -359,3 +359,58 @@ func TestLazyForkColumnNames(t *testing.T) {
 		t.Errorf("the fork: %s, production: %s", got, want)
 	}
 }
+
+// TestLazyForkBesideForeignKeys: foreign keys between other tables of the
+// server do not make a table's fork whole, and a key the sandbox then
+// adds to the filling fork checks rows it has not copied yet as a copy's
+// would.
+func TestLazyForkBesideForeignKeys(t *testing.T) {
+	h, direct := lazyEnv(t, 30000, 2000)
+	root := openDB(t, h.db.DSN(""))
+	for _, q := range []string{
+		"DROP DATABASE IF EXISTS lzs_fk", "CREATE DATABASE lzs_fk",
+		"CREATE TABLE lzs_fk.p (id INT PRIMARY KEY)",
+		"CREATE TABLE lzs_fk.c (id INT PRIMARY KEY, p INT, FOREIGN KEY (p) REFERENCES lzs_fk.p (id))",
+	} {
+		mustExecC(t, root, q)
+	}
+	t.Cleanup(func() { mustExecC(t, root, "DROP DATABASE IF EXISTS lzs_fk") })
+	c := conn(t, openDB(t, h.dsn("lzs")))
+	lazy := map[string]string{"strategy": "lazy", "kind": "full"}
+	before := h.metric(t, "sqlfork_forks_total", lazy)
+	mustExecC(t, c, "UPDATE t SET v = 1000 WHERE id = 7")
+	if got := h.metric(t, "sqlfork_forks_total", lazy); got != before+1 {
+		t.Fatalf("lazy forks: %v, want %v: a foreign key between other tables made the fork whole", got, before+1)
+	}
+	if !lazyFilling(t, c, "lzs.t") {
+		t.Log("the fork is whole already: the key below checks a whole fork")
+	}
+	mustExecC(t, c, "CREATE TABLE kids (id INT PRIMARY KEY, t INT, FOREIGN KEY (t) REFERENCES t (id))")
+	mustExecC(t, c, "INSERT INTO kids VALUES (1, 29000), (2, 7)")
+	for q, want := range map[string]uint16{"INSERT INTO kids VALUES (3, 30001)": 1452, "DELETE FROM t WHERE id = 29000": 1451} {
+		if _, err := c.ExecContext(context.Background(), q); mysqlErrCode(err) != want {
+			t.Errorf("%s: %v, want error %d", q, err, want)
+		}
+	}
+	wantString(t, c, "SELECT COUNT(*) FROM t JOIN kids ON kids.t = t.id", "2", "joined rows: %s")
+	if got := direct("SELECT COUNT(*) FROM lzs.t"); got != "30000" {
+		t.Errorf("production's rows: %s", got)
+	}
+}
+
+// TestLazyForkThroughView: a production view over a table whose fork
+// still fills reads the whole fork, as on a copy: the statement names only
+// the view, and waits for the fill of the table the view reads.
+func TestLazyForkThroughView(t *testing.T) {
+	h, _ := lazyEnv(t, 30000, 2000)
+	root := openDB(t, h.db.DSN(""))
+	mustExecC(t, root, "CREATE OR REPLACE ALGORITHM = TEMPTABLE VIEW lzs.vsum AS SELECT v, COUNT(*) AS n FROM lzs.t GROUP BY v")
+	mustExecC(t, root, "CREATE OR REPLACE VIEW lzs.vall AS SELECT id, v FROM lzs.t")
+	c := conn(t, openDB(t, h.dsn("lzs")))
+	mustExecC(t, c, "UPDATE t SET v = 1000 WHERE id = 7")
+	if !lazyFilling(t, c, "lzs.t") {
+		t.Log("the fork is whole already: the views read a whole fork")
+	}
+	wantString(t, c, "SELECT n FROM vsum WHERE v = 1", "300", "rows of v = 1 through a TEMPTABLE view: %s")
+	wantString(t, c, "SELECT CONCAT(COUNT(*), '/', SUM(v = 1000)) FROM vall", "30000/1", "rows through a view: %s")
+}
