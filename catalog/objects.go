@@ -83,6 +83,9 @@ type Object struct {
 	// view is a view's definition, nil for anything else (or a view whose
 	// definition the account cannot read).
 	View *ViewDef
+	// Bases are the tables a view reads, through the views it reads too
+	// (none when it has a Hazard).
+	Bases []rewrite.Table
 }
 
 // ViewDef is what information_schema.VIEWS says of a view: what a sandbox
@@ -167,7 +170,7 @@ func (c *Objects) objectAt(ctx context.Context, t rewrite.Table, depth int) (Obj
 		if err != nil {
 			return Object{}, err
 		}
-		o.Hazard, o.Wide, o.Calls = vf.hazard, vf.wide, vf.calls
+		o.Hazard, o.Wide, o.Calls, o.Bases = vf.hazard, vf.wide, vf.calls, vf.bases
 		if vd.Def != "" {
 			o.View = &vd
 		}
@@ -190,6 +193,8 @@ type viewFacts struct {
 	// views): outside a sandbox a hazard, in a sandbox a reason to read
 	// the sandbox's copy of the view, which calls the sandbox's function.
 	calls string
+	// bases are the tables it reads, through views too.
+	bases []rewrite.Table
 }
 
 // viewHazard tells the facts of the view t, defined as def ("" when the
@@ -269,6 +274,11 @@ func (c *Objects) statementFacts(ctx context.Context, st rewrite.Statement, t re
 		}
 		vf.wide = cmp.Or(vf.wide, nameView(o.Wide, name))
 		vf.calls = cmp.Or(vf.calls, nameView(o.Calls, name))
+		if o.Kind == "VIEW" {
+			vf.bases = append(vf.bases, o.Bases...)
+		} else if o.Kind != "" {
+			vf.bases = append(vf.bases, c.names.Norm(r))
+		}
 	}
 	return nil
 }

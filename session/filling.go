@@ -5,9 +5,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/sqlfork/sqlfork-proxy/infoschema"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
-	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/forking"
 	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
 	"github.com/sqlfork/sqlfork-proxy/wire"
@@ -62,7 +60,7 @@ func (s *Session) lazyEligible(ctx context.Context, st rewrite.Statement, p *Pla
 	if s.inTransaction() && (!s.tx.Replayable() || p.tx.Volatile != "" || p.tx.Previous != "") {
 		return false
 	}
-	return st.Bounds != nil && onlyTable(st) && s.fillSafe(ctx, st)
+	return st.Bounds != nil && onlyTable(st) && s.fillSafe(ctx, st) && !s.namesView(ctx, st)
 }
 
 // awaitFillsFirst waits, before a's tables are forked, for the fills a
@@ -80,8 +78,8 @@ func (s *Session) awaitFillsFirst(ctx context.Context, a *rewrite.Analysis, p *P
 		if !s.fillSafe(ctx, st) {
 			return s.awaitFillsHeld(ctx, p, nil, s.awaitAllFills)
 		}
-		touched := s.fillingIn(st)
-		if len(touched) == 0 || !inTx || prepared || len(touched) == 1 && onlyTable(st) && st.Bounds != nil {
+		touched := s.fillingIn(ctx, st)
+		if len(touched) == 0 || !inTx || prepared || len(touched) == 1 && onlyTable(st) && st.Bounds != nil && !s.namesView(ctx, st) {
 			continue
 		}
 		if err := s.awaitFillsHeld(ctx, p, touched, func(ctx context.Context) error { return s.awaitFills(ctx, touched) }); err != nil {
@@ -127,12 +125,12 @@ func (s *Session) planCopyUps(ctx context.Context, a *rewrite.Analysis, p *Plan,
 	}
 	inTx, mixed := s.inTransaction(), txChanging(a, p)
 	for _, st := range a.Statements {
-		touched := s.fillingIn(st)
+		touched := s.fillingIn(ctx, st)
 		if len(touched) == 0 {
 			continue
 		}
 		up, ok := copyUp{}, false
-		if len(touched) == 1 && s.fillSafe(ctx, st) && !mixed {
+		if len(touched) == 1 && s.fillSafe(ctx, st) && !mixed && !s.namesView(ctx, st) {
 			st.Bounds = st.Bounds.Bind(vals)
 			up, ok = s.copyUpOf(st, touched[0])
 		}
@@ -283,36 +281,29 @@ func (s *Session) fillSafe(ctx context.Context, st rewrite.Statement) bool {
 		}
 	}
 	for _, t := range named(st) {
-		if s.mayBeView(ctx, t) {
+		if view, _, ok := s.viewOf(ctx, t); view && !ok {
 			return false
 		}
 	}
 	return true
 }
 
-// mayBeView says whether t is a view, the sandbox's or production's (whose
-// copy the statement would read: PrepareViews), or may be one (the lookup
-// failed). A view may read a filling fork the statement does not name.
-func (s *Session) mayBeView(ctx context.Context, t rewrite.Table) bool {
-	if e, ok := s.sb.Resolve(s.m.names.Key(t)); ok {
-		return e.Kind == sandbox.KindView
-	}
-	if infoschema.Virtual(t) || t.DB == "" {
-		return false
-	}
-	o, err := s.m.catalog.Object(ctx, t)
-	return err != nil || o.Kind == "VIEW"
-}
-
-// fillingIn are the keys of the filling forks st names.
-func (s *Session) fillingIn(st rewrite.Statement) []string {
+// fillingIn are the keys of the filling forks st names, and of those the
+// views it names read.
+func (s *Session) fillingIn(ctx context.Context, st rewrite.Statement) []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, t := range named(st) {
-		k := s.m.names.Key(t)
+	add := func(k string) {
 		if e, ok := s.sb.Resolve(k); ok && e.Filling && !seen[k] {
 			seen[k] = true
 			out = append(out, k)
+		}
+	}
+	for _, t := range named(st) {
+		add(s.m.names.Key(t))
+		_, fills, _ := s.viewOf(ctx, t)
+		for _, k := range fills {
+			add(k)
 		}
 	}
 	return out
