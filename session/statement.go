@@ -399,7 +399,11 @@ func (s *Session) after(ctx context.Context, p *Plan, o *Outcome) error {
 		}
 	}
 	inTrx := status&wire.StatusInTrans != 0
-	s.tx.Record(p.txInput(), *o, inTrx)
+	// With autocommit off, a savepoint set before the transaction's first
+	// statement is the server's for the transaction that statement starts:
+	// kept for a replay too.
+	keep := inTrx || !o.Failed && p != nil && p.shape.Control && status&wire.StatusAutocommit == 0
+	s.tx.Record(p.txInput(), *o, keep)
 	if o.Execution {
 		s.auditExecution(p) // every execution sent, as every statement is audited when planned
 	}
