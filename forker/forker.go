@@ -174,7 +174,7 @@ func (Copy) Fork(ctx context.Context, c Conn, src, dst sqlname.Table, mode Mode)
 	}
 	var st Stats
 	if mode == Full {
-		n, err := c.Exec(ctx, "INSERT INTO "+dst.Quoted()+" ("+cols+") SELECT "+cols+" FROM "+src.Quoted())
+		n, err := copyRows(ctx, c, src, dst, cols)
 		if err != nil {
 			_, _ = c.Exec(context.WithoutCancel(ctx), "DROP TABLE IF EXISTS "+dst.Quoted())
 			return Stats{}, fmt.Errorf("copy rows of %s: %w", src.Quoted(), err)
@@ -191,6 +191,21 @@ func (Copy) Fork(ctx context.Context, c Conn, src, dst sqlname.Table, mode Mode)
 	}
 	st.Duration = time.Since(start)
 	return st, nil
+}
+
+// copyRows copies src's rows into dst under the fill's sql_mode, as a
+// lazy fork's fill does: a key 0 in an AUTO_INCREMENT column stays 0, and
+// no strict mode or date check refuses a value production holds. The
+// connection's own sql_mode is set back after.
+func copyRows(ctx context.Context, c Conn, src, dst sqlname.Table, cols string) (uint64, error) {
+	if _, err := c.Exec(ctx, "SET @sqlfork_mode = @@SESSION.sql_mode, SESSION sql_mode = '"+fillModes+"'"); err != nil {
+		return 0, err
+	}
+	n, err := c.Exec(ctx, "INSERT INTO "+dst.Quoted()+" ("+cols+") SELECT "+cols+" FROM "+src.Quoted())
+	if _, rerr := c.Exec(context.WithoutCancel(ctx), "SET SESSION sql_mode = @sqlfork_mode"); rerr != nil && err == nil {
+		err = rerr
+	}
+	return n, err
 }
 
 // insertableColumns lists src's columns that take values: all but
