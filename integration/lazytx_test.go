@@ -343,3 +343,39 @@ func TestLazyForkTransactionsLinked(t *testing.T) {
 	wantString(t, b, "SELECT GROUP_CONCAT(v ORDER BY id) FROM t WHERE id IN (1, 3, 5, 7)", "999,30,50,70", "t: %s")
 	wantString(t, b, "SELECT v FROM x WHERE id = 8", "80", "x's row 8: %s")
 }
+
+// TestLazyForkUnreplayableTransaction: a transaction the proxy cannot
+// replay (it set a server variable after writing) that has a read view
+// copies rows up on a fork still filling, as one it can replay: waiting
+// for the fill instead would end it under the view, and the statement
+// would then need the replay it cannot make (1412 where a copy answers).
+func TestLazyForkUnreplayableTransaction(t *testing.T) {
+	h, direct := lazyEnv(t, 30000, 2000)
+	root := openDB(t, h.db.DSN(""))
+	mustExecC(t, root, "CREATE TABLE lzs.small (id INT PRIMARY KEY, v INT)")
+	mustExecC(t, root, "INSERT INTO lzs.small VALUES (1, 1), (2, 2)")
+	c := conn(t, openDB(t, h.dsn("lzs")))
+	mustExecC(t, c, "UPDATE small SET v = 10 WHERE id = 1")
+	for lazyFilling(t, c, "lzs.small") {
+		time.Sleep(20 * time.Millisecond)
+	}
+	mustExecC(t, c, "UPDATE t SET v = 1000 WHERE id = 7")
+	if !lazyFilling(t, c, "lzs.t") {
+		t.Fatal("t is not filling")
+	}
+	for _, q := range []string{"BEGIN", "UPDATE small SET v = 11 WHERE id = 2", "SET SESSION div_precision_increment = 6"} {
+		mustExecC(t, c, q)
+	}
+	wantString(t, c, "SELECT SUM(v) FROM small", "21", "small's rows: %s") // the read view
+	mustExecC(t, c, "UPDATE t SET v = 5 WHERE id = 20000")
+	wantString(t, c, "SELECT GROUP_CONCAT(v ORDER BY id) FROM t WHERE id IN (7, 20000, 20001)", "1000,5,1", "rows of t: %s")
+	mustExecC(t, c, "COMMIT")
+	if !lazyFilling(t, c, "lzs.t") {
+		t.Error("t no longer fills: the transaction's statements waited for its fill")
+	}
+	mustExecC(t, c, "SET SESSION div_precision_increment = DEFAULT")
+	wantString(t, c, "SELECT GROUP_CONCAT(v ORDER BY id) FROM t WHERE id IN (7, 20000, 20001)", "1000,5,1", "rows of t after COMMIT: %s")
+	if got := direct("SELECT v FROM lzs.t WHERE id = 20000"); got != "0" {
+		t.Errorf("production's row 20000: v = %s", got)
+	}
+}

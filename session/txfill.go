@@ -158,7 +158,8 @@ func (s *Session) letGo(h *heldFill) {
 // holdFill is the session's hold of f for its open transaction, taken when
 // it has none (nil: the statement must wait for the fill's end). A
 // transaction whose view is older than what was committed into the fork,
-// or than a table the statement uses, is restarted or replayed first. A
+// or than a table the statement uses, is restarted or replayed first (one
+// that cannot be replayed takes no hold then). A
 // hold another session has is waited for only by a transaction that has
 // neither written nor holds a fill.
 func (s *Session) holdFill(ctx context.Context, a *rewrite.Analysis, p *Plan, f *registry.Fill) (*heldFill, error) {
@@ -166,7 +167,12 @@ func (s *Session) holdFill(ctx context.Context, a *rewrite.Analysis, p *Plan, f 
 		if h := s.held[f]; h != nil {
 			return h, nil
 		}
-		if !s.tx.Replayable() {
+		// A transaction that cannot be replayed holds too once it has a
+		// read view that needs no replay (below): waiting for the fill
+		// instead would end it under the view, and the statement would
+		// then need the replay. Without a view it waits, as for a copy:
+		// a hold could make it roll back later (awaitFillsHeld).
+		if !s.tx.Replayable() && !s.tx.HasView() {
 			return nil, nil
 		}
 		release, busy, ok := f.Hold(s)

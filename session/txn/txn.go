@@ -232,6 +232,10 @@ func (t *Transaction) Restarted(replayed bool, epoch uint64) {
 	}
 }
 
+// HasView reports whether the open transaction holds a read view (as far
+// as the proxy follows it: Needs restarts only such a one).
+func (t *Transaction) HasView() bool { return t.open && t.view }
+
 // Wrote reports whether the open transaction wrote or took locks: a
 // restart of it is a replay.
 func (t *Transaction) Wrote() bool { return t.open && t.locked }
