@@ -281,6 +281,23 @@ func copiedUp(t *testing.T, h *proxyHandle, name string, ups map[string]int64) {
 	}
 }
 
+// filledRows is how many rows the fills of the sandbox called name have
+// copied, as the admin API shows them.
+func filledRows(t *testing.T, h *proxyHandle, name string) int64 {
+	t.Helper()
+	sb, err := h.srv.Admin().Show(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, tb := range sb.Tables {
+		if tb.Fill != nil {
+			n += tb.Fill.Copied
+		}
+	}
+	return n
+}
+
 // TestLazyForkResumedAfterStop: a fill whose proxy process stopped starts
 // again in the next process that needs the fork whole. The rows the
 // sandbox changed, deleted or inserted stay its own; the rows it never
