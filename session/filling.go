@@ -60,7 +60,7 @@ func (s *Session) lazyEligible(ctx context.Context, st rewrite.Statement, p *Pla
 	if s.inTransaction() && (!s.tx.Replayable() || p.tx.Volatile != "" || p.tx.Previous != "") {
 		return false
 	}
-	return st.Bounds != nil && onlyTable(st) && s.fillSafe(ctx, st) && !s.namesView(ctx, st)
+	return st.Bounds != nil && onlyTable(st) && s.copyUpSafe(ctx, st)
 }
 
 // awaitFillsFirst waits, before a's tables are forked, for the fills a
@@ -130,7 +130,7 @@ func (s *Session) planCopyUps(ctx context.Context, a *rewrite.Analysis, p *Plan,
 			continue
 		}
 		up, ok := copyUp{}, false
-		if len(touched) == 1 && s.fillSafe(ctx, st) && !mixed && !s.namesView(ctx, st) {
+		if len(touched) == 1 && s.copyUpSafe(ctx, st) && !mixed {
 			st.Bounds = st.Bounds.Bind(vals)
 			up, ok = s.copyUpOf(st, touched[0])
 		}
@@ -264,8 +264,9 @@ func copyUpFailed(t rewrite.Table, err error) error {
 		"retry, or SANDBOX RESET FOR the table if it fails again", t, err)
 }
 
-// fillSafe says whether the proxy sees every table st may reach: no view,
-// stored routine or trigger statement, DDL or text it cannot read.
+// fillSafe says whether the proxy sees every table st may reach: no view
+// it cannot follow (fillviews.go), stored routine or trigger statement, DDL
+// or text it cannot read.
 func (s *Session) fillSafe(ctx context.Context, st rewrite.Statement) bool {
 	switch st.Kind {
 	case rewrite.KindSelect, rewrite.KindInsert, rewrite.KindReplace, rewrite.KindUpdate, rewrite.KindDelete:

@@ -54,3 +54,9 @@ func (s *Session) namesView(ctx context.Context, st rewrite.Statement) bool {
 	}
 	return false
 }
+
+// copyUpSafe says whether a copy-up may bound the rows st reaches: it
+// reaches no table the proxy cannot see (fillSafe) and names no view.
+func (s *Session) copyUpSafe(ctx context.Context, st rewrite.Statement) bool {
+	return s.fillSafe(ctx, st) && !s.namesView(ctx, st)
+}
