@@ -164,7 +164,7 @@ func (t *Transaction) Executed(in *Input, r Result) {
 	case !now:
 		t.locked, t.view = false, false
 	}
-	if now && !t.view && (in == nil || in.OpensView) {
+	if now && !t.view && (in == nil || in.OpensView) && t.keepsView() {
 		t.view, t.viewEpoch = true, r.Since
 	}
 
@@ -230,6 +230,20 @@ func (t *Transaction) Restarted(replayed bool, epoch uint64) {
 			t.view = t.view || e.opensView
 		}
 	}
+	t.view = t.view && t.keepsView()
+}
+
+// keepsView says whether the open transaction keeps its read view from one
+// statement to the next: not at READ COMMITTED or READ UNCOMMITTED, whose
+// statements each read what was committed before them (a table made since
+// too: the server refuses it, 1412, only to a view kept; WITH CONSISTENT
+// SNAPSHOT is ignored there). An unknown level keeps one.
+func (t *Transaction) keepsView() bool {
+	switch t.cur.chars.Isolation {
+	case "READ COMMITTED", "READ UNCOMMITTED":
+		return false
+	}
+	return true
 }
 
 // HasView reports whether the open transaction holds a read view (as far

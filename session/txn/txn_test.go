@@ -140,6 +140,9 @@ func TestNeeds(t *testing.T) {
 			{"UPDATE t SET a = 1", inTrans, false}}, sql: "UPDATE t SET a = 2", changed: true, want: Nothing, wantEpochAsked: 20},
 		{name: "a read after another fork", steps: []step{{"BEGIN", inTrans, false}, {"SELECT * FROM t", inTrans, false}},
 			sql: "SELECT * FROM t", changed: true, want: Nothing, wantEpochAsked: 20},
+		{name: "READ COMMITTED keeps no view", steps: []step{{"SET TRANSACTION ISOLATION LEVEL READ COMMITTED", autocommit, false},
+			{"BEGIN", inTrans, false}, {"SELECT * FROM t", inTrans, false}, {"UPDATE t SET a = 1", inTrans, false}},
+			sql: "UPDATE u SET b = 1", touched: true, want: Nothing},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
