@@ -103,9 +103,14 @@ func TestFidelityReplay(t *testing.T) {
 			rp1("START TRANSACTION"), rp1("SELECT * FROM a"), rpForkB, rp1("SELECT * FROM b"), rp1("UPDATE c SET v = 1 WHERE id = 1"), rp1("COMMIT"),
 			rp1("UPDATE c SET v = 2 WHERE id = 1"), rp1("SET TRANSACTION READ ONLY"), rp1("SELECT * FROM c"), rp1("START TRANSACTION"),
 			rp1("SELECT * FROM a"), rp2("UPDATE c SET v = v WHERE 1 = 0"), rp1("UPDATE c SET v = 3 WHERE id = 1"), rp1("COMMIT")}},
-		{name: "isolation-one-shot-restart", steps: []replayStep{rp1("SET TRANSACTION ISOLATION LEVEL READ COMMITTED"), rp1("BEGIN"),
+		// The session at READ COMMITTED (whose transactions keep no read
+		// view: nothing to restart), the one transaction at REPEATABLE
+		// READ: a restart starts it again at that level.
+		{name: "isolation-one-shot-restart", steps: []replayStep{rp1("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"),
+			rp1("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"), rp1("BEGIN"),
 			rp1("SELECT * FROM a"), rpForkB, rp1("SELECT * FROM b"), rp2("UPDATE b SET v = 99 WHERE id = 2"), rp1("SELECT * FROM b"), rp1("COMMIT")}},
-		{name: "isolation-one-shot-replay", steps: []replayStep{rp1("SET TRANSACTION ISOLATION LEVEL READ COMMITTED"), rp1("BEGIN"),
+		{name: "isolation-one-shot-replay", steps: []replayStep{rp1("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"),
+			rp1("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"), rp1("BEGIN"),
 			rp1("UPDATE c SET v = v + 1 WHERE id = 1"), rp1("SELECT * FROM a"), rpForkB, rp1("SELECT * FROM b"), rp2("UPDATE b SET v = 99 WHERE id = 2"),
 			rp1("SELECT * FROM b"), rp1("COMMIT")}},
 		{name: "session-isolation-set-inside-restart", steps: []replayStep{rp1("BEGIN"), rp1("SELECT * FROM a"),
