@@ -25,6 +25,15 @@ type Filler struct {
 	stmt  string // the snapshot read of a copy-up, up to its WHERE
 	total int64  // production's estimated rows
 
+	// keys are the staging table's keys left out of its fill (deferkeys.go).
+	keys deferredKeys
+	// sealMu orders Seal; sealed says the staging table is committed, the
+	// snapshot ended: copy-ups read the staging table (stagedStmt) from
+	// then on; built that its keys are back.
+	sealMu        sync.Mutex
+	sealed, built bool
+	stagedStmt    string
+
 	// gate orders the snapshot connection's uses: copy-ups first.
 	gate *snapGate
 	// lastUp is when a copy-up last came (UnixNano): while they come,
@@ -75,7 +84,11 @@ type Progress struct {
 // fork, staging table, function and capture must exist (PrepareLazy,
 // InstallCapture). On error both connections are closed.
 func StartFill(ctx context.Context, snap, w OwnedConn, l Lazy, total int64) (*Filler, string, error) {
-	autoInc, err := openSnapshot(ctx, snap, l)
+	keys, err := deferKeys(ctx, w, l.Staging)
+	var autoInc string
+	if err == nil {
+		autoInc, err = openSnapshot(ctx, snap, l)
+	}
 	if err == nil {
 		err = openWriter(ctx, w)
 	}
@@ -89,8 +102,9 @@ func StartFill(ctx context.Context, snap, w OwnedConn, l Lazy, total int64) (*Fi
 		sel = append(sel, selectExpr(c))
 	}
 	f := &Filler{l: l, snap: snap, w: w, total: total, claimed: map[string]uint64{}, started: time.Now(),
-		done: make(chan struct{}), gate: newSnapGate(),
-		stmt: "SELECT " + strings.Join(sel, ", ") + " FROM " + l.Src.Quoted() + " WHERE "}
+		done: make(chan struct{}), gate: newSnapGate(), keys: keys,
+		stmt:       "SELECT " + strings.Join(sel, ", ") + " FROM " + l.Src.Quoted() + " WHERE ",
+		stagedStmt: "SELECT " + strings.Join(sel, ", ") + " FROM " + l.Staging.Quoted() + " WHERE "}
 	return f, autoInc, nil
 }
 
@@ -304,7 +318,11 @@ const maxUpRows = 4096
 func (f *Filler) snapshotRows(ctx context.Context, where string) (rows [][]*string, yielded bool, err error) {
 	asked := f.askYield(ctx, f.gate.queueUp())
 	f.gate.takeUp()
-	rows, err = f.snap.Query(ctx, f.stmt+"("+where+") LIMIT "+strconv.Itoa(maxUpRows+1))
+	stmt := f.stmt
+	if f.isSealed() {
+		stmt = f.stagedStmt // the snapshot's rows, committed
+	}
+	rows, err = f.snap.Query(ctx, stmt+"("+where+") LIMIT "+strconv.Itoa(maxUpRows+1))
 	f.gate.unlock()
 	if yielded = asked(); err != nil {
 		return nil, yielded, fmt.Errorf("read %s as of its fork: %w", f.l.Src.Quoted(), err)
@@ -361,8 +379,8 @@ func (l Lazy) rowsBody(rows [][]*string, lock string) string {
 	return b.String()
 }
 
-// Finish ends a fill whose copy is complete (Done, no error): in the
-// snapshot's transaction the fork's rows replace the staging table's
+// Finish ends a fill whose copy is complete (Done, no error): sealed
+// first (Seal, when the caller has not), the fork's rows replace the staging table's
 // for every key the sandbox holds (in the fork, or changed: in the side
 // table), then the staging table, its AUTO_INCREMENT at least the fork's,
 // takes the fork's place and the fork's capture triggers; the old fork,
@@ -376,8 +394,8 @@ func (f *Filler) Finish(ctx context.Context, c Conn) error {
 	default:
 		return errors.New("the fork's copy is still running")
 	}
-	if f.err != nil {
-		return f.err
+	if err := f.Seal(ctx, c); err != nil {
+		return err
 	}
 	f.upMu.Lock() // no copy-up half done
 	defer f.upMu.Unlock()
@@ -393,10 +411,12 @@ func (f *Filler) Finish(ctx context.Context, c Conn) error {
 	return nil
 }
 
-// merge puts the sandbox's rows into the staging table and commits it.
+// merge puts the sandbox's rows into the staging table (sealed: Seal),
+// in one transaction.
 func (f *Filler) merge(ctx context.Context) error {
 	cp, k, st := f.l.Capture, f.l.key(), f.l.Staging.Quoted()
 	for _, s := range []string{
+		"START TRANSACTION",
 		// Full names, not aliases: a multi-table DELETE reads an alias
 		// in the current database, which a side connection has not.
 		"DELETE " + st + " FROM " + cp.Fork.Quoted() + " JOIN " + st + " ON " + st + "." + k + " = " + cp.Fork.Quoted() + "." + k,

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand"
 	"slices"
@@ -30,15 +31,22 @@ type lazyResult struct {
 	// during the fill, and on the whole copy; every pair during the fill.
 	selFill, updFill, selCopy, updCopy []time.Duration
 	allFill                            []time.Duration
-	// Production's point SELECT on a direct connection, before and during
-	// the fill.
-	prodBefore, prodDuring []time.Duration
+	// Every point SELECT and UPDATE during the fill, and those of keys the
+	// fill had staged (copied up from the staging table) and not (read
+	// from the snapshot).
+	selAll, updAll, selStaged, selCold, updStaged, updCold []time.Duration
+	// Production's point SELECT on a direct connection, sampled in every
+	// run alike: before it (2 s with nothing else running), and during
+	// the whole copy (prodCopying), the point statements on it
+	// (prodCopyStmts), a fill with statements (prodDuring) and one left
+	// alone (prodIdle).
+	prodBefore, prodCopying, prodCopyStmts, prodDuring, prodIdle []time.Duration
 }
 
 // measureLazy runs the benchmark for every size.
 func measureLazy(ctx context.Context, o options, e env) ([]lazyResult, error) {
 	lazy, lazyAddr, _, err := startProxy(ctx, e.proxyBin, e.tmp, e.db.Addr, e.db.User, e.db.Password, "lazy", "transparent",
-		"--lazy-fork-rows=100000")
+		"--lazy-fork-rows=100000", "--log-level=info") // the log says each fill's time, and its end's ("finish")
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +77,7 @@ func measureLazy(ctx context.Context, o options, e env) ([]lazyResult, error) {
 			if err := r.lazyRun(ctx, o, e, lazyAddr, n); err != nil {
 				return nil, err
 			}
-			if err := r.idleRun(ctx, o, e, lazyAddr); err != nil {
+			if err := r.idleRun(ctx, o, e, lazyAddr, n); err != nil {
 				return nil, err
 			}
 			logf("lazy: %d rows, run %d: first write lazy %s, copy %s; filled in %s (%s with no statements)", n, i+1,
@@ -156,7 +164,7 @@ func firstWrite(ctx context.Context, o options, c *sql.Conn) (time.Duration, err
 }
 
 // copyRun is one run through the copying proxy: the first write, then
-// point statements on the whole copy.
+// point statements on the whole copy, production sampled all along.
 func (r *lazyResult) copyRun(ctx context.Context, o options, e env, addr string, n int) error {
 	p, c, err := lazySandboxConn(ctx, e, addr)
 	if err != nil {
@@ -164,20 +172,21 @@ func (r *lazyResult) copyRun(ctx context.Context, o options, e env, addr string,
 	}
 	defer p.Close()
 	defer c.Close()
+	s := r.sample(ctx, e, n, &r.prodCopying)
 	d, err := firstWrite(ctx, o, c)
 	if err != nil {
-		return fmt.Errorf("first write through the copying proxy: %w", err)
+		return errors.Join(fmt.Errorf("first write through the copying proxy: %w", err), s.stop())
 	}
 	r.firstCopy = append(r.firstCopy, d)
+	s.into(&r.prodCopyStmts)
 	rng := rand.New(rand.NewSource(1))
-	for i := 0; i < o.lazyOps; i++ {
-		s, u, err := pointPair(ctx, o, c, rng, n)
-		if err != nil {
-			return err
+	for i := 0; i < o.lazyOps && err == nil; i++ {
+		var sel, upd time.Duration
+		if sel, upd, err = pointPair(ctx, o, c, rng, n); err == nil {
+			r.selCopy, r.updCopy = append(r.selCopy, sel), append(r.updCopy, upd)
 		}
-		r.selCopy, r.updCopy = append(r.selCopy, s), append(r.updCopy, u)
 	}
-	return nil
+	return errors.Join(err, s.stop())
 }
 
 // pointPair is one point SELECT and one point UPDATE of random keys.
@@ -191,71 +200,61 @@ func pointPair(ctx context.Context, o options, c *sql.Conn, rng *rand.Rand, n in
 	return sel, upd, nil
 }
 
-// lazyRun is one run through the lazy proxy: production sampled before,
-// the first write, point statements while the fork fills, until it is
-// whole.
+// lazyRun is one run through the lazy proxy: the first write, point
+// statements while the fork fills, until it is whole, production sampled
+// all along.
 func (r *lazyResult) lazyRun(ctx context.Context, o options, e env, addr string, n int) error {
-	var mu sync.Mutex
-	filling := false
-	stop := make(chan struct{})
-	sampled := make(chan error, 1)
-	go func() { sampled <- r.sampleProduction(ctx, e, n, stop, &mu, &filling) }()
-	time.Sleep(2 * time.Second)
 	p, c, err := lazySandboxConn(ctx, e, addr)
 	if err != nil {
-		close(stop)
 		return err
 	}
 	defer p.Close()
 	defer c.Close()
-	mu.Lock()
-	filling = true
-	mu.Unlock()
+	s := r.sample(ctx, e, n, &r.prodDuring)
 	start := time.Now()
 	d, err := firstWrite(ctx, o, c)
 	if err == nil {
 		r.firstLazy = append(r.firstLazy, d)
 		err = r.whileFilling(ctx, o, c, n, start)
 	}
-	mu.Lock()
-	filling = false
-	mu.Unlock()
-	close(stop)
-	if serr := <-sampled; err == nil {
-		err = serr
-	}
-	return err
+	return errors.Join(err, s.stop())
 }
 
 // idleRun is a lazy fork left to fill with no statement meanwhile: the
-// first write, then SANDBOX STATUS every 100 ms until it is whole.
-func (r *lazyResult) idleRun(ctx context.Context, o options, e env, addr string) error {
+// first write, then SANDBOX STATUS every 100 ms until it is whole,
+// production sampled all along.
+func (r *lazyResult) idleRun(ctx context.Context, o options, e env, addr string, n int) error {
 	p, c, err := lazySandboxConn(ctx, e, addr)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
 	defer c.Close()
+	s := r.sample(ctx, e, n, &r.prodIdle)
 	start := time.Now()
 	if _, err := firstWrite(ctx, o, c); err != nil {
-		return err
+		return errors.Join(err, s.stop())
 	}
 	for {
 		whole, err := forkWhole(ctx, c)
 		if err != nil || whole {
 			r.filledIdle = append(r.filledIdle, time.Since(start))
-			return err
+			return errors.Join(err, s.stop())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 }
 
 // whileFilling runs point statements on c until its fork is whole.
+// Each is also recorded by whether the fill had staged its key: the rows
+// are keyed 1..n in order, so a key well below the copy's progress (as
+// SANDBOX STATUS shows it, every 10 pairs) is staged, one well above not.
 func (r *lazyResult) whileFilling(ctx context.Context, o options, c *sql.Conn, n int, start time.Time) error {
 	rng := rand.New(rand.NewSource(2))
+	pct := 0
 	for i := 0; ; i++ {
 		if i%10 == 0 {
-			whole, err := forkWhole(ctx, c)
+			whole, at, err := fillStatus(ctx, c)
 			if err != nil {
 				return err
 			}
@@ -263,8 +262,14 @@ func (r *lazyResult) whileFilling(ctx context.Context, o options, c *sql.Conn, n
 				r.filled = append(r.filled, time.Since(start))
 				return nil
 			}
+			pct = at
 		}
-		s, u, err := pointPair(ctx, o, c, rng, n)
+		ks, ku := 1+rng.Intn(n), 1+rng.Intn(n)
+		s, err := timedKey(ctx, o, c, "SELECT c FROM sbtest1 WHERE id = ?", ks)
+		if err != nil {
+			return err
+		}
+		u, err := timedKey(ctx, o, c, "UPDATE sbtest1 SET k = k + 1 WHERE id = ?", ku)
 		if err != nil {
 			return err
 		}
@@ -272,18 +277,39 @@ func (r *lazyResult) whileFilling(ctx context.Context, o options, c *sql.Conn, n
 			r.selFill, r.updFill = append(r.selFill, s), append(r.updFill, u)
 		}
 		r.allFill = append(r.allFill, s, u)
+		r.selAll, r.updAll = append(r.selAll, s), append(r.updAll, u)
+		r.byStage(ks, pct, n, s, &r.selStaged, &r.selCold)
+		r.byStage(ku, pct, n, u, &r.updStaged, &r.updCold)
+	}
+}
+
+// byStage records d in staged or cold when key is 3 % of n or more below
+// or above the fill's progress pct (else in neither).
+func (r *lazyResult) byStage(key, pct, n int, d time.Duration, staged, cold *[]time.Duration) {
+	switch at := key * 100 / n; {
+	case at+3 <= pct:
+		*staged = append(*staged, d)
+	case at >= pct+3:
+		*cold = append(*cold, d)
 	}
 }
 
 // forkWhole says whether SANDBOX STATUS shows no table filling.
 func forkWhole(ctx context.Context, c *sql.Conn) (bool, error) {
+	whole, _, err := fillStatus(ctx, c)
+	return whole, err
+}
+
+// fillStatus reads SANDBOX STATUS: whether no table is filling, and how
+// far the (last) filling one is, in percent.
+func fillStatus(ctx context.Context, c *sql.Conn) (whole bool, pct int, err error) {
 	rows, err := c.QueryContext(ctx, "SANDBOX STATUS")
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	defer rows.Close()
 	cols, _ := rows.Columns()
-	whole := true
+	whole = true
 	for rows.Next() {
 		vals := make([]sql.NullString, len(cols))
 		ptrs := make([]any, len(cols))
@@ -291,18 +317,50 @@ func forkWhole(ctx context.Context, c *sql.Conn) (bool, error) {
 			ptrs[i] = &vals[i]
 		}
 		if err := rows.Scan(ptrs...); err != nil {
-			return false, err
+			return false, 0, err
 		}
-		if strings.HasPrefix(vals[11].String, "filling") {
+		if st := vals[11].String; strings.HasPrefix(st, "filling") {
 			whole = false
+			_, _ = fmt.Sscanf(st, "filling %d%%", &pct)
 		}
 	}
-	return whole, rows.Err()
+	return whole, pct, rows.Err()
 }
 
-// sampleProduction runs point SELECTs on production until stop, each
-// recorded as before or during the fill.
-func (r *lazyResult) sampleProduction(ctx context.Context, e env, n int, stop <-chan struct{}, mu *sync.Mutex, filling *bool) error {
+// sampler samples production's point SELECT on a direct connection into
+// a slice the run names (into), until stop.
+type sampler struct {
+	mu   sync.Mutex
+	to   *[]time.Duration
+	quit chan struct{}
+	done chan error
+}
+
+// sample starts a sampler: 2 s into r.prodBefore with nothing else
+// running, then into during until the caller names another slice.
+func (r *lazyResult) sample(ctx context.Context, e env, n int, during *[]time.Duration) *sampler {
+	s := &sampler{to: &r.prodBefore, quit: make(chan struct{}), done: make(chan error, 1)}
+	go func() { s.done <- s.run(ctx, e, n) }()
+	time.Sleep(2 * time.Second)
+	s.into(during)
+	return s
+}
+
+// into has the next samples go to to.
+func (s *sampler) into(to *[]time.Duration) {
+	s.mu.Lock()
+	s.to = to
+	s.mu.Unlock()
+}
+
+// stop ends the sampling and says why it ended early, if it did.
+func (s *sampler) stop() error {
+	close(s.quit)
+	return <-s.done
+}
+
+// run samples until stop, a point SELECT every 2 ms.
+func (s *sampler) run(ctx context.Context, e env, n int) error {
 	c, err := e.direct.Conn(ctx)
 	if err != nil {
 		return err
@@ -311,7 +369,7 @@ func (r *lazyResult) sampleProduction(ctx context.Context, e env, n int, stop <-
 	rng := rand.New(rand.NewSource(3))
 	for {
 		select {
-		case <-stop:
+		case <-s.quit:
 			return nil
 		default:
 		}
@@ -319,13 +377,9 @@ func (r *lazyResult) sampleProduction(ctx context.Context, e env, n int, stop <-
 		if err != nil {
 			return err
 		}
-		mu.Lock()
-		if *filling {
-			r.prodDuring = append(r.prodDuring, d)
-		} else if len(r.prodDuring) == 0 {
-			r.prodBefore = append(r.prodBefore, d)
-		}
-		mu.Unlock()
+		s.mu.Lock()
+		*s.to = append(*s.to, d)
+		s.mu.Unlock()
 		time.Sleep(2 * time.Millisecond)
 	}
 }
@@ -368,10 +422,31 @@ func lazySection(rs []lazyResult, o options) string {
 			ms(medianDur(r.updFill)), ms(medianDur(r.updCopy)), ratio(medianDur(r.updFill), medianDur(r.updCopy)),
 			ms(pct(r.prodBefore, 0.95)), ms(pct(r.prodDuring, 0.95)), ratio(pct(r.prodDuring, 0.95), pct(r.prodBefore, 0.95)))
 	}
+	p("\nEvery point statement during the fill, not only the first -lazy-ops of each run: median (and its ratio to the copy's), " +
+		"and split by whether the fill had staged the key (copied up from the staging table) or not (read from the snapshot; " +
+		"keys within 3 %% of the fill's progress are in neither).\n\n")
+	p("| rows | SELECT, all | SELECT, staged key | SELECT, key not staged | UPDATE, all | UPDATE, staged key | UPDATE, key not staged |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range rs {
+		sc, uc := medianDur(r.selCopy), medianDur(r.updCopy)
+		cell := func(ds []time.Duration, base time.Duration) string {
+			return fmt.Sprintf("%s (%s, %d)", ms(medianDur(ds)), ratio(medianDur(ds), base), len(ds))
+		}
+		p("| %d | %s | %s | %s | %s | %s | %s |\n", r.rows, cell(r.selAll, sc), cell(r.selStaged, sc), cell(r.selCold, sc),
+			cell(r.updAll, uc), cell(r.updStaged, uc), cell(r.updCold, uc))
+	}
+	p("\nProduction's point SELECT p95 (and its ratio to before) in each part of every run: before it, nothing else running; " +
+		"during today's whole copy (the copying proxy's first write); during the point statements on that copy; during a lazy fill " +
+		"left alone; during a lazy fill with the point statements.\n\n")
+	p("| rows | before | during a whole copy | statements on the copy | lazy fill alone | lazy fill with statements |\n|---|---|---|---|---|---|\n")
+	for _, r := range rs {
+		b := pct(r.prodBefore, 0.95)
+		cell := func(ds []time.Duration) string { return ms(pct(ds, 0.95)) + " (" + ratio(pct(ds, 0.95), b) + ")" }
+		p("| %d | %s | %s | %s | %s | %s |\n", r.rows, ms(b), cell(r.prodCopying), cell(r.prodCopyStmts), cell(r.prodIdle), cell(r.prodDuring))
+	}
 	p("\nMedians over the runs (first write, fill) and over every statement of every run (point statements); " +
 		"the copy's first write is today's whole copy (`--lazy-fork-rows=0`), the lazy proxy's `--lazy-fork-rows=100000`.\n\n")
 	for _, r := range rs {
-		p("- %d rows: first writes lazy %v, copy %v; whole after %v, with no statements %v; production samples %d before, %d during; "+
+		p("- %d rows: first writes lazy %v, copy %v; whole after %v, with no statements %v; production samples %d before, %d during fills with statements; "+
 			"every point statement while filling (%d): median %s, p95 %s.\n",
 			r.rows, roundAll(r.firstLazy), roundAll(r.firstCopy), roundAll(r.filled), roundAll(r.filledIdle), len(r.prodBefore), len(r.prodDuring),
 			len(r.allFill), ms(medianDur(r.allFill)), ms(pct(r.allFill, 0.95)))

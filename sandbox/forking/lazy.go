@@ -203,6 +203,12 @@ func (m *Forker) recordLazy(ctx context.Context, c sideconn.Conn, sb *registry.S
 func (m *Forker) runFill(ctx context.Context, sb *registry.Sandbox, k string, fill *registry.Fill) {
 	fill.Filler.Run(ctx)
 	err := fill.Filler.Progress().Err
+	copied := time.Now()
+	if err == nil {
+		// The keys left out of the copy are built while statements still
+		// copy rows up: only the end below drains them.
+		err = m.reg.WithConn(ctx, func(c sideconn.Conn) error { return fill.Filler.Seal(ctx, c) })
+	}
 	if err == nil {
 		err = m.finishFill(ctx, sb, k, fill)
 	}
@@ -220,7 +226,7 @@ func (m *Forker) runFill(ctx context.Context, sb *registry.Sandbox, k string, fi
 	fill.End(nil)
 	p := fill.Filler.Progress()
 	m.log.Info("lazy fork filled", zap.String("sandbox", sb.Name), zap.String("table", k), zap.Int64("rows", p.Filled),
-		zap.Duration("took", time.Since(p.Started)))
+		zap.Duration("took", time.Since(p.Started)), zap.Duration("finish", time.Since(copied)))
 }
 
 // finishFill puts the whole table in the fork's place (Filler.Finish),
