@@ -41,6 +41,9 @@ type lazyResult struct {
 	// (prodCopyStmts), a fill with statements (prodDuring) and one left
 	// alone (prodIdle).
 	prodBefore, prodCopying, prodCopyStmts, prodDuring, prodIdle []time.Duration
+	// sampled says a run was sampled: "before" is the first run's only
+	// (later ones may overlap the drops of the sandboxes before them).
+	sampled bool
 }
 
 // measureLazy runs the benchmark for every size.
@@ -336,10 +339,16 @@ type sampler struct {
 	done chan error
 }
 
-// sample starts a sampler: 2 s into r.prodBefore with nothing else
-// running, then into during until the caller names another slice.
+// sample starts a sampler: 2 s with nothing else running (into
+// r.prodBefore for the first run), then into during until the caller
+// names another slice.
 func (r *lazyResult) sample(ctx context.Context, e env, n int, during *[]time.Duration) *sampler {
-	s := &sampler{to: &r.prodBefore, quit: make(chan struct{}), done: make(chan error, 1)}
+	before := &r.prodBefore
+	if r.sampled {
+		before = new([]time.Duration)
+	}
+	r.sampled = true
+	s := &sampler{to: before, quit: make(chan struct{}), done: make(chan error, 1)}
 	go func() { s.done <- s.run(ctx, e, n) }()
 	time.Sleep(2 * time.Second)
 	s.into(during)
