@@ -89,6 +89,9 @@ type Fill struct {
 	// Waiting: the copy is complete, and its end waits for a transaction
 	// that used the fork to end (COMMIT or ROLLBACK).
 	Waiting bool `json:"waiting,omitempty"`
+	// BuildingKeys: the copy is complete, and the plain secondary keys it
+	// left out are being built (one ALTER TABLE, sorted).
+	BuildingKeys bool `json:"building_keys,omitempty"`
 }
 
 // Discarded is the answer to a discard: the name of the sandbox dropped.

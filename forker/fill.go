@@ -33,6 +33,7 @@ type Filler struct {
 	sealMu        sync.Mutex
 	sealed, built bool
 	stagedStmt    string
+	building      atomic.Bool // Seal is building the keys
 
 	// gate orders the snapshot connection's uses: copy-ups first.
 	gate *snapGate
@@ -76,7 +77,10 @@ type Progress struct {
 	UpTxStaged           int64 // of UpTx, read from the staging table
 	Started              time.Time
 	Done                 bool
-	Err                  error
+	// BuildingKeys: the copy is complete, and the keys left out of it are
+	// being built (Seal).
+	BuildingKeys bool
+	Err          error
 }
 
 // StartFill starts the snapshot on snap and readies w; it returns the
@@ -115,7 +119,7 @@ func (f *Filler) Lazy() Lazy { return f.l }
 func (f *Filler) Progress() Progress {
 	p := Progress{Filled: f.filled.Load(), Total: f.total, Started: f.started,
 		UpStaged: f.upStaged.Load(), UpSnapshot: f.upSnapshot.Load(), UpTx: f.upTx.Load(),
-		UpTxStaged: f.upTxStaged.Load()}
+		UpTxStaged: f.upTxStaged.Load(), BuildingKeys: f.building.Load()}
 	select {
 	case <-f.done:
 		p.Done, p.Err = true, f.err

@@ -37,7 +37,10 @@ func (f *Filler) Seal(ctx context.Context, c Conn) error {
 	if f.built {
 		return nil
 	}
-	if err := f.keys.build(ctx, c, f.l.Staging, f.l.like(), f.l.columns()); err != nil {
+	f.building.Store(true)
+	err := f.keys.build(ctx, c, f.l.Staging, f.l.like(), f.l.columns())
+	f.building.Store(false)
+	if err != nil {
 		return err
 	}
 	f.built = true

@@ -272,8 +272,9 @@ var statusColumns = []string{"sandbox_id", "name", "state", "mode", "owner", "cr
 	"table_name", "table_state", "table_rows", "table_bytes"}
 
 // tableState is a table's state as SANDBOX STATUS shows it: a lazy fork
-// still filling with how far its copy is ("filling 41%"), or the failure
-// that stopped it.
+// still filling with how far its copy is ("filling 41%"), that its keys
+// are being built or its end waits for a transaction, or the failure that
+// stopped it.
 func tableState(t registry.TableInfo) string {
 	switch f := t.Fill; {
 	case f == nil:
@@ -282,6 +283,8 @@ func tableState(t registry.TableInfo) string {
 		return t.State + " failed: " + f.Error
 	case f.Waiting:
 		return t.State + " 99%, waiting for a transaction to end"
+	case f.BuildingKeys:
+		return t.State + " 99%, building keys"
 	case f.Total > 0:
 		return fmt.Sprintf("%s %d%%", t.State, min(99, f.Copied*100/f.Total))
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // TestTableState: SANDBOX STATUS's table_state: a lazy fork's progress,
-// its failure, or its end waiting for a transaction.
+// its failure, its end waiting for a transaction, or its keys being built.
 func TestTableState(t *testing.T) {
 	for _, c := range []struct {
 		t    registry.TableInfo
@@ -19,6 +19,8 @@ func TestTableState(t *testing.T) {
 		{registry.TableInfo{State: "filling", Fill: &registry.FillInfo{Error: "lost"}}, "filling failed: lost"},
 		{registry.TableInfo{State: "filling", Fill: &registry.FillInfo{Copied: 4, Total: 4, Waiting: true}},
 			"filling 99%, waiting for a transaction to end"},
+		{registry.TableInfo{State: "filling", Fill: &registry.FillInfo{Copied: 4, Total: 4, BuildingKeys: true}},
+			"filling 99%, building keys"},
 	} {
 		if got := tableState(c.t); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.t, got, c.want)

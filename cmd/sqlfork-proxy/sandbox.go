@@ -314,8 +314,8 @@ func newExportCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 }
 
 // tableState is a table's state, with how far a lazy fork's copy is
-// while it fills ("filling 41%"), or that its end waits for a
-// transaction.
+// while it fills ("filling 41%"), or that its keys are being built or its
+// end waits for a transaction.
 func tableState(t adminapi.Table) string {
 	switch f := t.Fill; {
 	case f == nil:
@@ -324,6 +324,8 @@ func tableState(t adminapi.Table) string {
 		return t.State + " (failed)"
 	case f.Waiting:
 		return t.State + " 99% (waiting for a transaction to end)"
+	case f.BuildingKeys:
+		return t.State + " 99% (building keys)"
 	case f.Total > 0:
 		return fmt.Sprintf("%s %d%%", t.State, min(99, f.Copied*100/f.Total))
 	}

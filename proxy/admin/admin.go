@@ -263,7 +263,8 @@ func apiSandbox(in session.Info) adminapi.Sandbox {
 	for _, t := range in.Tables {
 		at := adminapi.Table{Table: t.Table, State: t.State, Rows: t.Rows, Bytes: t.Bytes}
 		if f := t.Fill; f != nil {
-			at.Fill = &adminapi.Fill{Copied: f.Copied, Total: f.Total, Started: f.Started, Error: f.Error, CopiedUp: f.CopiedUp, Waiting: f.Waiting}
+			at.Fill = &adminapi.Fill{Copied: f.Copied, Total: f.Total, Started: f.Started, Error: f.Error, CopiedUp: f.CopiedUp, Waiting: f.Waiting,
+				BuildingKeys: f.BuildingKeys}
 		}
 		out.Tables = append(out.Tables, at)
 	}

@@ -223,7 +223,7 @@ func (sb *Sandbox) tableInfoLocked(e *sandbox.Entry) TableInfo {
 		p := f.Filler.Progress()
 		t.Fill = &FillInfo{Copied: p.Filled, Total: p.Total, Started: p.Started,
 			CopiedUp: map[string]int64{"staging": p.UpStaged, "snapshot": p.UpSnapshot, "transaction": p.UpTx,
-				"transaction_staging": p.UpTxStaged}, Waiting: p.Done && f.waiting()}
+				"transaction_staging": p.UpTxStaged}, Waiting: p.Done && f.waiting(), BuildingKeys: p.BuildingKeys}
 		if err := f.Err(); err != nil {
 			t.Fill.Error = err.Error()
 		}

@@ -56,6 +56,9 @@ type FillInfo struct {
 	// Waiting: the copy is complete, and its end waits for a transaction
 	// that used the fork to end (holds.go).
 	Waiting bool `json:"waiting,omitempty"`
+	// BuildingKeys: the copy is complete, and the keys it left out are
+	// being built (forker.Filler.Seal).
+	BuildingKeys bool `json:"building_keys,omitempty"`
 }
 
 // StateFilling is a lazy fork's state while its copy runs.
