@@ -62,10 +62,11 @@ func (m *Forker) runLazy(ctx context.Context, c sideconn.Conn, sb *registry.Sand
 		err     error
 	}
 	fill := make(chan conns, 1)
+	lf := l // the capture's shape as read above: l.Capture is set below meanwhile
 	go func() {
 		snap, w, err := m.fillConns(ctx, lock)
 		if err == nil {
-			if err = m.prepareFill(ctx, w, l); err != nil {
+			if err = m.prepareFill(ctx, w, lf); err != nil {
 				_, _ = snap.Close(), w.Close()
 			}
 		}
