@@ -2,6 +2,7 @@ package forker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,18 +33,21 @@ type deferredKeys struct {
 
 // deferKeys drops the plain secondary keys of staging (on c, before the
 // snapshot begins: a read view refuses a table altered after it was
-// taken) and says what it dropped: nothing for a table whose keys a
-// rebuild could reorder (FULLTEXT, SPATIAL or VECTOR ones beside them) or
-// that is partitioned.
+// taken) and says what it dropped: the plain keys after the last one that
+// must stay (one on the AUTO_INCREMENT column, which needs a key), so that
+// those added back come in their place; nothing for a table whose keys a
+// rebuild could reorder (FULLTEXT, SPATIAL or VECTOR ones beside them),
+// that is partitioned, or whose definition tabledef does not read.
 func deferKeys(ctx context.Context, c Conn, staging sqlname.Table) (deferredKeys, error) {
 	def, err := createDef(ctx, c, staging)
+	if errors.Is(err, errUnreadDef) || err == nil && def.Partition != "" {
+		return deferredKeys{}, nil
+	}
 	if err != nil {
 		return deferredKeys{}, err
 	}
 	d := deferredKeys{def: def}
-	if def.Partition != "" {
-		return deferredKeys{}, nil
-	}
+	auto := autoIncrementColumn(def)
 	var drops []string
 	for _, it := range def.Items {
 		if it.Kind != tabledef.Index {
@@ -51,9 +55,11 @@ func deferKeys(ctx context.Context, c Conn, staging sqlname.Table) (deferredKeys
 		}
 		upper := strings.ToUpper(it.Text)
 		switch {
-		case strings.HasPrefix(upper, "KEY "):
+		case strings.HasPrefix(upper, "KEY ") && (auto == "" || !strings.Contains(it.Text, auto)):
 			d.keys = append(d.keys, it.Text)
 			drops = append(drops, "DROP KEY "+quote.Ident(it.Name))
+		case strings.HasPrefix(upper, "KEY "):
+			d.keys, drops = nil, nil // it stays: so do the keys before it
 		case !strings.HasPrefix(upper, "UNIQUE KEY "):
 			return deferredKeys{}, nil
 		}
@@ -74,7 +80,9 @@ func (d deferredKeys) build(ctx context.Context, c Conn, staging, like sqlname.T
 	if len(d.keys) == 0 {
 		return nil
 	}
-	if _, err := c.Exec(ctx, "ALTER TABLE "+staging.Quoted()+" ADD "+strings.Join(d.keys, ", ADD ")); err != nil {
+	// The fill's modes: a key on a generated column computes it again,
+	// as the copy did (a value with a warning is kept, not refused).
+	if err := ExecWith(ctx, c, d.modes(), "ALTER TABLE "+staging.Quoted()+" ADD "+strings.Join(d.keys, ", ADD ")); err != nil {
 		return fmt.Errorf("build the keys of %s: %w", staging.Quoted(), err)
 	}
 	got, err := createDef(ctx, c, staging)
@@ -86,7 +94,7 @@ func (d deferredKeys) build(ctx context.Context, c Conn, staging, like sqlname.T
 	}
 	again := staging
 	again.Name += "_keys"
-	_, err = ExecAllWith(ctx, c, Modes{SQLMode: fillModes, Charset: "utf8mb4", Collation: "utf8mb4_general_ci"},
+	_, err = ExecAllWith(ctx, c, d.modes(),
 		"DROP TABLE IF EXISTS "+again.Quoted(), "CREATE TABLE "+again.Quoted()+" LIKE "+like.Quoted(),
 		"INSERT INTO "+again.Quoted()+" ("+columns+") SELECT "+columns+" FROM "+staging.Quoted(),
 		"DROP TABLE "+staging.Quoted(), "RENAME TABLE "+again.Quoted()+" TO "+staging.Quoted())
@@ -95,6 +103,26 @@ func (d deferredKeys) build(ctx context.Context, c Conn, staging, like sqlname.T
 	}
 	return nil
 }
+
+// modes are the settings the keys are built in: the fill's.
+func (deferredKeys) modes() Modes {
+	return Modes{SQLMode: fillModes, Charset: "utf8mb4", Collation: "utf8mb4_general_ci"}
+}
+
+// autoIncrementColumn is def's AUTO_INCREMENT column as its keys name it,
+// back-quoted ("" when none). A column whose comment says AUTO_INCREMENT
+// counts too: its keys then stay, which costs time only.
+func autoIncrementColumn(def tabledef.Def) string {
+	for _, it := range def.Items {
+		if it.Kind == tabledef.Column && strings.Contains(strings.ToUpper(it.Text), " AUTO_INCREMENT") {
+			return quote.Ident(it.Name)
+		}
+	}
+	return ""
+}
+
+// errUnreadDef says tabledef does not read a table's definition.
+var errUnreadDef = errors.New("a definition tabledef does not read")
 
 // createDef is SHOW CREATE TABLE t read by tabledef.
 func createDef(ctx context.Context, c Conn, t sqlname.Table) (tabledef.Def, error) {
@@ -107,7 +135,7 @@ func createDef(ctx context.Context, c Conn, t sqlname.Table) (tabledef.Def, erro
 	}
 	def, err := tabledef.Parse(str(rows[0][1]))
 	if err != nil {
-		return tabledef.Def{}, fmt.Errorf("read the definition of %s: %w", t.Quoted(), err)
+		return tabledef.Def{}, fmt.Errorf("%w: %s: %v", errUnreadDef, t.Quoted(), err)
 	}
 	return def, nil
 }
