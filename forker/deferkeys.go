@@ -75,8 +75,10 @@ func deferKeys(ctx context.Context, c Conn, staging sqlname.Table) (deferredKeys
 
 // build adds the deferred keys back to staging (on c) and checks its
 // definition is the first one; when it is not, it rebuilds staging as
-// like (the table it was made like) holding its rows.
-func (d deferredKeys) build(ctx context.Context, c Conn, staging, like sqlname.Table, columns string) error {
+// like (the fork, whose definition DDL does not change while it fills)
+// holding its rows, and puts it in staging's place with no copy-up
+// reading it: quiet stops them until the function it returns is called.
+func (d deferredKeys) build(ctx context.Context, c Conn, staging, like sqlname.Table, columns string, quiet func() func()) error {
 	if len(d.keys) == 0 {
 		return nil
 	}
@@ -94,10 +96,14 @@ func (d deferredKeys) build(ctx context.Context, c Conn, staging, like sqlname.T
 	}
 	again := staging
 	again.Name += "_keys"
-	_, err = ExecAllWith(ctx, c, d.modes(),
+	_, err = ExecAllWith(ctx, c, d.modes(), // the rows do not change any more: copy-ups only read them
 		"DROP TABLE IF EXISTS "+again.Quoted(), "CREATE TABLE "+again.Quoted()+" LIKE "+like.Quoted(),
-		"INSERT INTO "+again.Quoted()+" ("+columns+") SELECT "+columns+" FROM "+staging.Quoted(),
-		"DROP TABLE "+staging.Quoted(), "RENAME TABLE "+again.Quoted()+" TO "+staging.Quoted())
+		"INSERT INTO "+again.Quoted()+" ("+columns+") SELECT "+columns+" FROM "+staging.Quoted())
+	if err == nil {
+		done := quiet()
+		_, err = ExecAllWith(ctx, c, d.modes(), "DROP TABLE "+staging.Quoted(), "RENAME TABLE "+again.Quoted()+" TO "+staging.Quoted())
+		done()
+	}
 	if err != nil {
 		return fmt.Errorf("copy %s whole after its keys came out different: %w", staging.Quoted(), err)
 	}

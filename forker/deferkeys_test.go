@@ -2,6 +2,7 @@ package forker
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -84,7 +85,11 @@ func TestDeferKeys(t *testing.T) {
 				t.Fatalf("deferring ran %q, want %q", alters, c.drop)
 			}
 			conn.ran = nil
-			if err := d.build(ctx, conn, staging, like, "`id`"); err != nil {
+			quiet := func() func() {
+				conn.ran = append(conn.ran, "-- copy-ups stopped")
+				return func() { conn.ran = append(conn.ran, "-- copy-ups go on") }
+			}
+			if err := d.build(ctx, conn, staging, like, "`id`", quiet); err != nil {
 				t.Fatal(err)
 			}
 			ran := strings.Join(conn.ran, "\n")
@@ -98,10 +103,10 @@ func TestDeferKeys(t *testing.T) {
 				"ALTER TABLE `s`.`f` ADD KEY `k``a` (`a`) COMMENT 'x, (y)', ADD KEY `kb` (`b`(3),`a` DESC)\n"; !strings.Contains(ran, want) {
 				t.Errorf("building ran:\n%s\nwant in it:\n%s", ran, want)
 			}
-			rebuilt := strings.Contains(ran, "CREATE TABLE `s`.`f_keys` LIKE `p`.`t`\nINSERT INTO `s`.`f_keys` (`id`) SELECT `id` FROM `s`.`f`\n"+
-				"DROP TABLE `s`.`f`\nRENAME TABLE `s`.`f_keys` TO `s`.`f`")
-			if rebuilt != c.rebuilds {
-				t.Errorf("rebuilt %v, want %v:\n%s", rebuilt, c.rebuilds, ran)
+			copied := strings.Contains(ran, "CREATE TABLE `s`.`f_keys` LIKE `p`.`t`\nINSERT INTO `s`.`f_keys` (`id`) SELECT `id` FROM `s`.`f`\n")
+			swapped := regexp.MustCompile("-- copy-ups stopped\n[^-]*\nDROP TABLE `s`.`f`\nRENAME TABLE `s`.`f_keys` TO `s`.`f`\n[^-]*-- copy-ups go on$").MatchString(ran)
+			if copied != c.rebuilds || swapped != c.rebuilds || strings.Count(ran, "-- copy-ups stopped") != map[bool]int{true: 1}[c.rebuilds] {
+				t.Errorf("rebuilt (copied %v, swapped with copy-ups stopped %v), want %v:\n%s", copied, swapped, c.rebuilds, ran)
 			}
 		})
 	}

@@ -38,13 +38,24 @@ func (f *Filler) Seal(ctx context.Context, c Conn) error {
 		return nil
 	}
 	f.building.Store(true)
-	err := f.keys.build(ctx, c, f.l.Staging, f.l.like(), f.l.columns())
+	err := f.keys.build(ctx, c, f.l.Staging, f.l.Capture.Fork, f.l.columns(), f.quiet)
 	f.building.Store(false)
 	if err != nil {
 		return err
 	}
 	f.built = true
 	return nil
+}
+
+// quiet stops copy-ups (and snapshot reads) until the function it
+// returns is called.
+func (f *Filler) quiet() func() {
+	f.upMu.Lock()
+	f.gate.lockUp()
+	return func() {
+		f.gate.unlock()
+		f.upMu.Unlock()
+	}
 }
 
 // isSealed says whether the staging table is committed (Seal). Read with

@@ -24,13 +24,16 @@ var textModes = map[string]bool{
 	"ANSI": true, "ORACLE": true, "MSSQL": true, "DB2": true, "POSTGRESQL": true, "MAXDB": true,
 }
 
-// PlainTextMode takes textModes out of c's sql_mode.
+// PlainTextMode takes textModes out of c's sql_mode, and has SHOW CREATE
+// quote every name (sql_quote_show_create, which a server may turn off
+// globally): the definitions the proxy reads back (tabledef) are read by
+// their back-quoted names.
 func PlainTextMode(ctx context.Context, c Conn) error {
-	rows, err := c.Query(ctx, "SELECT @@sql_mode")
-	if err != nil || len(rows) != 1 || len(rows[0]) != 1 {
+	rows, err := c.Query(ctx, "SELECT @@sql_mode, @@sql_quote_show_create")
+	if err != nil || len(rows) != 1 || len(rows[0]) != 2 {
 		return err
 	}
-	var keep []string
+	var keep, set []string
 	changed := false
 	for _, f := range strings.Split(Str(rows[0][0]), ",") {
 		if textModes[strings.ToUpper(f)] {
@@ -39,10 +42,16 @@ func PlainTextMode(ctx context.Context, c Conn) error {
 		}
 		keep = append(keep, f)
 	}
-	if !changed {
+	if changed {
+		set = append(set, "sql_mode = "+quote.String(strings.Join(keep, ",")))
+	}
+	if Str(rows[0][1]) != "1" {
+		set = append(set, "sql_quote_show_create = 1")
+	}
+	if len(set) == 0 {
 		return nil
 	}
-	_, err = c.Exec(ctx, "SET SESSION sql_mode = "+quote.String(strings.Join(keep, ",")))
+	_, err = c.Exec(ctx, "SET SESSION "+strings.Join(set, ", "))
 	return err
 }
 

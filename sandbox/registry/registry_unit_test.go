@@ -1236,7 +1236,7 @@ func TestSideConnections(t *testing.T) {
 	if _, err := p.reg.Conn(p.ctx); !errors.As(err, &de) {
 		t.Errorf("isolation failure: %T %v", err, err)
 	}
-	up.On(`^SELECT @@sql_mode$`).Times(1).Break()
+	up.On(`^SELECT @@sql_mode, @@sql_quote_show_create$`).Times(1).Break()
 	if _, err := p.reg.Conn(p.ctx); !errors.As(err, &de) {
 		t.Errorf("sql_mode failure: %T %v", err, err)
 	}

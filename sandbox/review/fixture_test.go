@@ -60,7 +60,7 @@ func newFixture(t *testing.T) *fixture {
 		entries: map[string]*sandbox.Entry{}}
 	s := f.side
 	s.Exact("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
-	s.Exact("SELECT @@sql_mode").Rows(testkit.Row("STRICT_TRANS_TABLES"))
+	s.Exact("SELECT @@sql_mode, @@sql_quote_show_create").Rows(testkit.Row("STRICT_TRANS_TABLES", "1"))
 	s.Exact("SELECT @@session.time_zone").Rows(testkit.Row("SYSTEM"))
 	s.Prefix("SET time_zone = ")
 	s.Exact("START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY")

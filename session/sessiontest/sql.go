@@ -67,7 +67,8 @@ var (
 		`CHARACTER_SET_CLIENT, COLLATION_CONNECTION FROM information_schema\.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = ` +
 		`(` + lit + `) AND EVENT_OBJECT_TABLE = (` + lit + `) ORDER BY `)
 	// forker.ExecWith: the settings it sets back.
-	sessionVars = regexp.MustCompile(`^SELECT @@(?:sql_mode|character_set_client|collation_connection)(?:, @@(?:sql_mode|character_set_client|collation_connection))*$`)
+	sessionVars = regexp.MustCompile(`^SELECT @@(?:sql_mode|character_set_client|collation_connection|sql_quote_show_create)` +
+		`(?:, @@(?:sql_mode|character_set_client|collation_connection|sql_quote_show_create))*$`)
 	// forker.CreateTrigger: counted on its table.
 	createTrigger = regexp.MustCompile(`^CREATE TRIGGER \S+ (?:BEFORE|AFTER) (?:INSERT|UPDATE|DELETE) ON ((?:` + "`(?:[^`]|``)+`" +
 		`|\w+)\.(?:` + "`(?:[^`]|``)+`" + `|\w+)) FOR EACH ROW `)
@@ -218,7 +219,7 @@ func column(vals []string) result {
 // settings: the fake's fixed values.
 func sessionVarsRow(sql string) result {
 	vals := map[string]string{"sql_mode": "STRICT_TRANS_TABLES", "character_set_client": "utf8mb4",
-		"collation_connection": "utf8mb4_general_ci"}
+		"collation_connection": "utf8mb4_general_ci", "sql_quote_show_create": "1"}
 	var row []any
 	for _, v := range strings.Split(strings.TrimPrefix(sql, "SELECT @@"), ", @@") {
 		row = append(row, vals[v])
