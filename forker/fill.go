@@ -393,12 +393,7 @@ func (l Lazy) rowsBody(rows [][]*string, lock string) string {
 // sandbox may run on the fork meanwhile (the caller drains them). c is a
 // side connection for the DDL.
 func (f *Filler) Finish(ctx context.Context, c Conn) error {
-	select {
-	case <-f.done:
-	default:
-		return errors.New("the fork's copy is still running")
-	}
-	if err := f.Seal(ctx, c); err != nil {
+	if err := f.Seal(ctx, c); err != nil { // refuses a copy still running
 		return err
 	}
 	f.upMu.Lock() // no copy-up half done
