@@ -84,7 +84,7 @@ func (d deferredKeys) build(ctx context.Context, c Conn, staging, like sqlname.T
 	}
 	// The fill's modes: a key on a generated column computes it again,
 	// as the copy did (a value with a warning is kept, not refused).
-	if err := ExecWith(ctx, c, d.modes(), "ALTER TABLE "+staging.Quoted()+" ADD "+strings.Join(d.keys, ", ADD ")); err != nil {
+	if err := ExecWith(ctx, c, fillDDLModes(), "ALTER TABLE "+staging.Quoted()+" ADD "+strings.Join(d.keys, ", ADD ")); err != nil {
 		return fmt.Errorf("build the keys of %s: %w", staging.Quoted(), err)
 	}
 	got, err := createDef(ctx, c, staging)
@@ -96,23 +96,18 @@ func (d deferredKeys) build(ctx context.Context, c Conn, staging, like sqlname.T
 	}
 	again := staging
 	again.Name += "_keys"
-	_, err = ExecAllWith(ctx, c, d.modes(), // the rows do not change any more: copy-ups only read them
+	_, err = ExecAllWith(ctx, c, fillDDLModes(), // the rows do not change any more: copy-ups only read them
 		"DROP TABLE IF EXISTS "+again.Quoted(), "CREATE TABLE "+again.Quoted()+" LIKE "+like.Quoted(),
 		"INSERT INTO "+again.Quoted()+" ("+columns+") SELECT "+columns+" FROM "+staging.Quoted())
 	if err == nil {
 		done := quiet()
-		_, err = ExecAllWith(ctx, c, d.modes(), "DROP TABLE "+staging.Quoted(), "RENAME TABLE "+again.Quoted()+" TO "+staging.Quoted())
+		_, err = ExecAllWith(ctx, c, fillDDLModes(), "DROP TABLE "+staging.Quoted(), "RENAME TABLE "+again.Quoted()+" TO "+staging.Quoted())
 		done()
 	}
 	if err != nil {
 		return fmt.Errorf("copy %s whole after its keys came out different: %w", staging.Quoted(), err)
 	}
 	return nil
-}
-
-// modes are the settings the keys are built in: the fill's.
-func (deferredKeys) modes() Modes {
-	return Modes{SQLMode: fillModes, Charset: "utf8mb4", Collation: "utf8mb4_general_ci"}
 }
 
 // autoIncrementColumn is def's AUTO_INCREMENT column as its keys name it,

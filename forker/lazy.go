@@ -33,6 +33,12 @@ import (
 // explicit 0 in an AUTO_INCREMENT column kept.
 const fillModes = "NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION,ALLOW_INVALID_DATES"
 
+// fillDDLModes are the settings a fill's objects are made in and its keys
+// built in: its sql_mode, and UTF-8 text.
+func fillDDLModes() Modes {
+	return Modes{SQLMode: fillModes, Charset: "utf8mb4", Collation: "utf8mb4_general_ci"}
+}
+
 // ErrLazyUnavailable says a table cannot be forked lazily (the caller
 // copies it whole instead); its message says why.
 var ErrLazyUnavailable = errors.New("lazy fork unavailable")
@@ -145,7 +151,7 @@ func PrepareLazy(ctx context.Context, c Conn, l Lazy) error {
 	}
 	// The function keeps the sql_mode it is made with: a copy takes every
 	// value as production holds it (zero and invalid dates, a key 0).
-	if _, err := ExecAllWith(ctx, c, Modes{SQLMode: fillModes, Charset: "utf8mb4", Collation: "utf8mb4_general_ci"}, stmts...); err != nil {
+	if _, err := ExecAllWith(ctx, c, fillDDLModes(), stmts...); err != nil {
 		DropLazy(context.WithoutCancel(ctx), c, l)
 		if binlogRefusesFunction(err) {
 			return fmt.Errorf("%w: the server writes a binary log and refuses the fill function (%v)", ErrLazyUnavailable, err)

@@ -185,19 +185,19 @@ func (r *lazyResult) copyRun(ctx context.Context, o options, e env, addr string,
 	rng := rand.New(rand.NewSource(1))
 	for i := 0; i < o.lazyOps && err == nil; i++ {
 		var sel, upd time.Duration
-		if sel, upd, err = pointPair(ctx, o, c, rng, n); err == nil {
+		if sel, upd, err = pointPair(ctx, o, c, 1+rng.Intn(n), 1+rng.Intn(n)); err == nil {
 			r.selCopy, r.updCopy = append(r.selCopy, sel), append(r.updCopy, upd)
 		}
 	}
 	return errors.Join(err, s.stop())
 }
 
-// pointPair is one point SELECT and one point UPDATE of random keys.
-func pointPair(ctx context.Context, o options, c *sql.Conn, rng *rand.Rand, n int) (sel, upd time.Duration, err error) {
-	if sel, err = timedKey(ctx, o, c, "SELECT c FROM sbtest1 WHERE id = ?", 1+rng.Intn(n)); err != nil {
+// pointPair is one point SELECT of key ks and one point UPDATE of key ku.
+func pointPair(ctx context.Context, o options, c *sql.Conn, ks, ku int) (sel, upd time.Duration, err error) {
+	if sel, err = timedKey(ctx, o, c, "SELECT c FROM sbtest1 WHERE id = ?", ks); err != nil {
 		return 0, 0, err
 	}
-	if upd, err = timedKey(ctx, o, c, "UPDATE sbtest1 SET k = k + 1 WHERE id = ?", 1+rng.Intn(n)); err != nil {
+	if upd, err = timedKey(ctx, o, c, "UPDATE sbtest1 SET k = k + 1 WHERE id = ?", ku); err != nil {
 		return 0, 0, err
 	}
 	return sel, upd, nil
@@ -268,11 +268,7 @@ func (r *lazyResult) whileFilling(ctx context.Context, o options, c *sql.Conn, n
 			pct = at
 		}
 		ks, ku := 1+rng.Intn(n), 1+rng.Intn(n)
-		s, err := timedKey(ctx, o, c, "SELECT c FROM sbtest1 WHERE id = ?", ks)
-		if err != nil {
-			return err
-		}
-		u, err := timedKey(ctx, o, c, "UPDATE sbtest1 SET k = k + 1 WHERE id = ?", ku)
+		s, u, err := pointPair(ctx, o, c, ks, ku)
 		if err != nil {
 			return err
 		}
