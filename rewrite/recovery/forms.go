@@ -111,6 +111,10 @@ type Masked struct {
 	// intoVars are the user variables a blanked SELECT … INTO sets, with
 	// where each is: the statement holding it sets them.
 	IntoVars []IntoVar
+	// Placeholders are the names words of serverNames were read as
+	// (names.go): none may name a table, a database, a qualifier or a
+	// common table expression.
+	Placeholders []Placeholder
 }
 
 // IntoVar is a user variable a blanked INTO list sets, at offset at.

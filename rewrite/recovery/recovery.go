@@ -161,7 +161,7 @@ func (r *recovery) maskAt(i int) int {
 		(*recovery).lockWait, (*recovery).withinGroup, (*recovery).orderedSetAggregate, (*recovery).valueCall,
 		(*recovery).returning, (*recovery).forExport, (*recovery).selectInto, (*recovery).spatialType,
 		(*recovery).spatialKey, (*recovery).introducer, (*recovery).castInt, (*recovery).bracketedQuery,
-		(*recovery).concatLimit, (*recovery).longNumber, (*recovery).reservedAlias, (*recovery).windowCount,
+		(*recovery).concatLimit, (*recovery).longNumber, (*recovery).reservedAlias, (*recovery).reservedName, (*recovery).windowCount,
 		(*recovery).castInterval, (*recovery).dynamicTypes,
 	} {
 		if next, ok := mk(r, i); ok {
