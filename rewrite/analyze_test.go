@@ -60,6 +60,9 @@ func TestStatementReach(t *testing.T) {
 		{sql: "LOAD DATA LOCAL INFILE '/x' INTO TABLE t", writes: "app.t"},
 		{sql: "CREATE TABLE mm (a INT) ENGINE=MERGE UNION=(m1, m2)", writes: "app.mm", outside: "ENGINE=MERGE"},
 		{sql: "CREATE TABLE f (a INT) CONNECTION='mysql://x'", writes: "app.f", outside: "CONNECTION"},
+		{sql: "CREATE TABLE f (a INT) CONNECTION='fish' ENGINE=MEMORY", writes: "app.f"}, // inert for the engine
+		{sql: "CREATE TABLE f (a INT) ENGINE=MEMORY ENGINE=FEDERATED CONNECTION='mysql://x'", writes: "app.f", outside: "ENGINE=FEDERATED"},
+		{sql: "ALTER TABLE g ENGINE=Aria, CONNECTION='x'", writes: "app.g"},
 		{sql: "CREATE TABLE d (a INT) DATA DIRECTORY='/tmp'", writes: "app.d", outside: "DATA DIRECTORY"},
 		{sql: "ALTER TABLE t ENGINE=SPIDER", writes: "app.t", outside: "ENGINE=SPIDER"},
 		{sql: "CREATE TABLE p (a INT) PARTITION BY HASH(a) (PARTITION p0 DATA DIRECTORY = '/tmp/x')", writes: "app.p", outside: "DATA DIRECTORY"},
@@ -84,6 +87,12 @@ func TestStatementReach(t *testing.T) {
 		// function, every other name a table.
 		{sql: "SELECT f_write('x') FROM t FOR SYSTEM_TIME ALL", funcs: "f_write", names: "app.t,app.SYSTEM_TIME"},
 		{sql: "SELECT * FROM db2.v FOR SYSTEM_TIME ALL", names: "app.db2,db2.v,app.SYSTEM_TIME"},
+	}
+	// A safe engine named by the statement before does not make another
+	// statement's CONNECTION inert.
+	if a := e.Analyze("CREATE TABLE f (a INT) ENGINE=InnoDB; ALTER TABLE g CONNECTION='mysql://x'", opts); len(a.Statements) != 2 ||
+		!strings.Contains(a.Statements[1].Outside, "CONNECTION") {
+		t.Errorf("CONNECTION after another statement's ENGINE: %+v", a.Statements)
 	}
 	for _, c := range cases {
 		t.Run(c.sql, func(t *testing.T) {

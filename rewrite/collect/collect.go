@@ -59,6 +59,10 @@ type Collector struct {
 	// outside says why the statement reaches beyond the database's
 	// tables ("" when it does not).
 	Outside string
+	// namedEngine is set when the CREATE or ALTER TABLE being read names
+	// an engine whose tables keep to their own data: CONNECTION=… is
+	// inert then.
+	namedEngine bool
 	// like are the sources of CREATE TABLE … LIKE.
 	Like []sqlname.Table
 	// set summarises a SET statement's variables.
@@ -193,12 +197,17 @@ func (c *Collector) enterWrite(n ast.Node) bool {
 	case *ast.CreateTableStmt:
 		setTable(&c.writes, x.Table, true)
 		c.refDB = x.Table.Schema.O
+		c.namedEngine = namesSafeEngine(x.Options)
 		if x.ReferTable != nil {
 			c.Like = append(c.Like, sqlname.Table{DB: x.ReferTable.Schema.O, Name: x.ReferTable.Name.O})
 		}
 	case *ast.AlterTableStmt:
 		c.markTables(x)
 		c.refDB = x.Table.Schema.O
+		c.namedEngine = false
+		for _, spec := range x.Specs {
+			c.namedEngine = c.namedEngine || namesSafeEngine(spec.Options)
+		}
 	case *ast.DropTableStmt:
 		c.markTables(x)
 	case *ast.RenameTableStmt:
@@ -419,10 +428,29 @@ func (c *Collector) tableOption(o *ast.TableOption) {
 	case ast.TableOptionUnion:
 		c.outsideBecause("UNION=(…) makes the table read and write other tables, outside the sandbox; copy their rows into one table instead")
 	case ast.TableOptionConnection:
-		c.outsideBecause("CONNECTION=… makes the table read and write another server's tables, outside the sandbox; copy their rows instead")
+		// Only FEDERATED, CONNECT and SPIDER tables (refused above)
+		// reach the server CONNECTION names; the engines that keep to
+		// their own data keep it as an inert string.
+		if !c.namedEngine {
+			c.outsideBecause("CONNECTION=… makes a FEDERATED, CONNECT or SPIDER table read and write another server's tables, " +
+				"outside the sandbox; name the table's engine (ENGINE=InnoDB, Aria, MyISAM, MEMORY, …) in the same statement, or copy their rows instead")
+		}
 	case ast.TableOptionDataDirectory, ast.TableOptionIndexDirectory:
 		c.outsideBecause("DATA DIRECTORY / INDEX DIRECTORY place files outside the server's data directory and the sandbox; leave them out")
 	}
+}
+
+// namesSafeEngine reports whether opts name an engine whose tables keep to
+// their own data (the last ENGINE= is the table's; an unsafe one is
+// refused by tableOption).
+func namesSafeEngine(opts []*ast.TableOption) bool {
+	named := false
+	for _, o := range opts {
+		if o.Tp == ast.TableOptionEngine {
+			named = SafeEngine(o.StrValue)
+		}
+	}
+	return named
 }
 
 // partitionOptions checks the options of partitions and subpartitions
