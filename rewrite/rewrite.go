@@ -928,11 +928,16 @@ func (sp *splicing) qualifier(reps []splice.Replacement, s ident.Site) ([]splice
 			}
 			return reps, nil // the alias stays valid after its table is renamed
 		}
-		switch len(cands) {
-		case 0:
+		switch {
+		case len(cands) == 0:
 			return reps, nil // an outer table or a name the server will reject anyway
-		case 1:
+		case len(cands) == 1:
 			k = cands[0]
+		case sp.allKeepName(cands):
+			// Whichever table of its name the server takes it for (by
+			// query block, as it does), each keeps that name where it
+			// maps: the qualifier names it as before.
+			return reps, nil
 		default:
 			return nil, Refuse(wire.ErUnknown, "the column qualifier %s could name more than one table; "+
 				"qualify it with the database or use table aliases", quote.Ident(s.Table.Name))
