@@ -284,6 +284,10 @@ func TestNativeAndKeywordCall(t *testing.T) {
 		{rewrite.Func{Schema: "app", Name: "date"}, false, false},
 		{rewrite.Func{Name: "nextval"}, false, true},
 		{rewrite.Func{Name: "price"}, false, false},
+		{rewrite.Func{Name: "avg"}, true, false},                    // spaced too: the lexer's keyword
+		{rewrite.Func{Name: "ROW_NUMBER", Bare: true}, true, false}, // written tight
+		{rewrite.Func{Name: "avg", Quoted: true}, false, false},     // `avg`(x): a stored or loadable function
+		{rewrite.Func{Name: "count"}, false, false},                 // count (x): a stored function's name then
 	} {
 		if got := c.Native(tc.f); got != tc.native {
 			t.Errorf("Native(%+v) = %v, want %v", tc.f, got, tc.native)

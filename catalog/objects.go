@@ -41,6 +41,7 @@ type Objects struct {
 	udfs     cached[map[string]bool] // nil map: mysql.func is not readable
 	natives  map[string]bool
 	keywords map[string]bool
+	unquoted map[string]bool
 }
 
 type cached[T any] struct {
@@ -106,6 +107,10 @@ func NewObjects(names sandbox.Names, reg *registry.Registry, engine *rewrite.Eng
 	c.keywords = make(map[string]bool, len(KeywordFunctions()))
 	for _, n := range KeywordFunctions() {
 		c.keywords[n] = true
+	}
+	c.unquoted = map[string]bool{}
+	for _, n := range unquotedFunctions {
+		c.unquoted[n] = true
 	}
 	return c
 }
@@ -346,7 +351,7 @@ func (c *Objects) Native(f rewrite.Func) bool {
 	upper := strings.ToUpper(f.Name)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.natives[upper] || f.Bare && c.keywords[upper]
+	return c.natives[upper] || f.Bare && c.keywords[upper] || !f.Quoted && c.unquoted[upper]
 }
 
 // KeywordCall reports whether an unqualified call of f is written like one
