@@ -660,17 +660,17 @@ func (st *Statement) takeInner(inner *Analysis) {
 	}
 }
 
-// flushTables reads FLUSH [NO_WRITE_TO_BINLOG | LOCAL] TABLE[S] t[, …]
+// flushTables reads FLUSH [NO_WRITE_TO_BINLOG | LOCAL] TABLE[S] [t[, …]]
 // (text: the client's text from the statement on, read up to its first
-// ';'), which only closes the
-// tables it names and writes their changes to disk: a read of them under
-// locks (Kind "FLUSH TABLES"), so that a sandbox flushes its own copies.
-// Any other FLUSH (of every table, WITH READ LOCK, FOR EXPORT, of logs,
-// privileges, status, …) acts on the server and stays an "other"
-// statement.
+// ';'), which only closes the tables it names, or every table, and
+// writes their changes to disk: nothing a client sees (Kind "FLUSH
+// TABLES"; a read of the tables it names), which a sandbox, a private
+// server, answers as a no-op. Any other FLUSH (WITH READ LOCK, FOR
+// EXPORT, of logs, privileges, status, …) acts on the server and stays an
+// "other" statement.
 func flushTables(st *Statement, s ast.StmtNode, text string) {
 	f, ok := s.(*ast.FlushStmt)
-	if !ok || f.Tp != ast.FlushTables || len(f.Tables) == 0 || f.ReadLock || len(st.Reads) == 0 {
+	if !ok || f.Tp != ast.FlushTables || f.ReadLock || len(f.Tables) > 0 && len(st.Reads) == 0 {
 		return
 	}
 	for _, t := range lexer.Lex(text, lexer.Options{}) {

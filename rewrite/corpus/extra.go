@@ -1047,7 +1047,7 @@ var classCases = []Case{
 	{SQL: "REVOKE INSERT ON app.* FROM 'writer'@'%'", Class: "other"},
 	{SQL: "CREATE USER 'tmp'@'%' IDENTIFIED BY 'secret'", Class: "other"},
 	{SQL: "FLUSH PRIVILEGES", Class: "other"},
-	{SQL: "FLUSH TABLES", Class: "other"},
+	{SQL: "FLUSH TABLES", Class: "read"},
 	{SQL: "KILL 42", Class: "other"},
 	{SQL: "KILL QUERY 42", Class: "other"},
 	{SQL: "DO SLEEP(0)", Class: "other"},
