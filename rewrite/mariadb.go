@@ -245,12 +245,15 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer
 }
 
 // namelessForm reads the statements that name no table (kind.Nameless).
-func (e *Engine) namelessForm(_ *Analysis, st *Statement, text string, toks []lexer.Token) formResult {
+func (e *Engine) namelessForm(a *Analysis, st *Statement, text string, toks []lexer.Token) formResult {
 	kind, class := kind.Nameless(text, toks)
 	if kind == "" {
 		return formFails
 	}
 	st.Class, st.Kind = class, kind
+	if kind == KindXa {
+		st.XA, _ = readXA(text, toks, a.opts)
+	}
 	if kind == KindShowCreateFunction {
 		if r, next, ok := routineName(text, toks, 3); ok && next == len(toks) {
 			st.Routine = r

@@ -164,6 +164,9 @@ type Statement struct {
 	// Routine is the stored procedure of CREATE PROCEDURE, DROP PROCEDURE
 	// and CALL (nil for other statements).
 	Routine *Routine
+	// XA is an XA statement as read (xa.go); nil for any other statement,
+	// and for an XA form the engine does not read.
+	XA *XA
 	// Trigger is the rest of what CREATE TRIGGER, DROP TRIGGER and SHOW
 	// CREATE TRIGGER say of their trigger, named in Routine (trigger.go).
 	Trigger *Trigger
@@ -560,6 +563,11 @@ func (a *Analysis) replacements(r Resolver) ([]splice.Replacement, error) {
 	}
 	reps = append(reps, calls...)
 	reps = append(reps, a.namedColumns(reps)...)
+	xa, _, err := a.xaReps(r)
+	if err != nil {
+		return nil, err
+	}
+	reps = append(reps, xa...)
 	return append(reps, routines...), nil
 }
 

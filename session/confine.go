@@ -38,6 +38,15 @@ func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool
 			return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s changes %s, a table of the server's own schema %s, whose "+
 				"definitions a sandbox does not hold; it is refused in a sandbox (run it on a direct connection)", st.Kind, t, quote.Ident(t.DB))
 		}
+		if err := xaPrepared(st); err != nil {
+			return err
+		}
+		if st.Kind == rewrite.KindXa && !body {
+			if err := xaAllowed(a, st); err != nil {
+				return err
+			}
+			continue
+		}
 		if reason := outsideTables(st); reason != "" && !objects.RoutineStatement(st) && !sandboxTrigger(st) && (body || !maintains(a, i)) {
 			return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s changes the server outside any table, which a sandbox cannot contain; "+
 				"it is refused in a sandbox (run it on a direct connection or SANDBOX DETACH in explicit mode)", reason)

@@ -159,6 +159,14 @@ func (s *Session) answeredFirst(ctx context.Context, a *rewrite.Analysis, sql st
 		p.diagnostics = true
 		return p, true, nil
 	}
+	if x, ok := xaRecoverOnly(a); ok {
+		if prepared {
+			return nil, true, rewrite.Refuse(wire.ErUnsupportedPS, "XA RECOVER is answered by the proxy in a sandbox (with the "+
+				"sandbox's own transactions only) and cannot be prepared; send it as a plain query")
+		}
+		p.answer = func(ctx context.Context) (*Reply, error) { return s.xaRecover(ctx, x) }
+		return p, true, nil
+	}
 	if ep, ok, err := s.planExecute(ctx, a, sql, opts, prepared, p); ok {
 		return ep, true, err
 	}

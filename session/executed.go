@@ -26,6 +26,7 @@ func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed b
 	if status&wire.StatusInTrans == 0 {
 		s.releaseHolds() // the transaction ended: its fills' ends may come
 	}
+	s.xa = status&wire.StatusInTrans != 0 && (s.xa || !failed && p != nil && startsXA(p.analysis))
 	s.forgetUps(p, failed)
 	if p == nil || s.sb == nil {
 		return nil

@@ -51,3 +51,7 @@ func (r resolver) Resolve(t rewrite.Table, write bool) (rewrite.Table, bool, err
 	}
 	return t, false, nil
 }
+
+// XAPrefix implements rewrite.XAResolver: the sandbox's XA transaction
+// ids are its own (sandbox.XAPrefix).
+func (r resolver) XAPrefix() string { return sandbox.XAPrefix(r.s.sb.ID) }

@@ -68,6 +68,9 @@ type Session struct {
 	// SHOW WARNINGS and SHOW ERRORS then list it, as the server lists the
 	// errors of the statement before.
 	refused []Diag
+	// xa is set while an XA transaction is open on the client's
+	// connection (xa.go): it cannot be started again past a fork.
+	xa bool
 	// sqlStmts are the SQL prepared statements the session keeps, by
 	// lower-case name (sqlprepare.go).
 	sqlStmts map[string]*sqlStmt
@@ -230,6 +233,7 @@ var bodyShows = map[rewrite.Kind]bool{rewrite.KindShowStatus: true, rewrite.Kind
 func (s *Session) Reset() {
 	s.releaseHolds()
 	s.tx.Reset()
+	s.xa = false
 	// The reset sets the session's variables back and drops the
 	// connection's prepared statements.
 	s.varsKnown = false

@@ -280,6 +280,10 @@ func (s *Session) restart(ctx context.Context, p *Plan, r txn.Action) error {
 	switch {
 	case r == txn.Nothing:
 		return nil
+	case s.xa:
+		// An XA transaction is not started again: the statement is
+		// refused, the transaction left as it is.
+		err = xaRestartRefused(s.SandboxName())
 	case p.tx.Previous != "":
 		// What the statement reads would be what the proxy ran before it.
 		why := "this statement reads " + p.tx.Previous + ", which would then be that of the proxy's own statements"

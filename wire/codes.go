@@ -39,6 +39,8 @@ const (
 	ErUnsupportedPS           uint16 = 1295 // ER_UNSUPPORTED_PS
 	ErViewInvalid             uint16 = 1356 // ER_VIEW_INVALID
 	ErTableDefChanged         uint16 = 1412 // ER_TABLE_DEF_CHANGED
+	ErXAInvalid               uint16 = 1398 // ER_XAER_INVAL
+	ErXARMFail                uint16 = 1399 // ER_XAER_RMFAIL
 	ErQueryInterrupted        uint16 = 1317 // ER_QUERY_INTERRUPTED
 	ErReadOnlyTransaction     uint16 = 1792 // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
 	ErNoTriggersOnSystem      uint16 = 1465 // ER_NO_TRIGGERS_ON_SYSTEM_SCHEMA

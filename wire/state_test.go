@@ -11,7 +11,7 @@ func TestState(t *testing.T) {
 		{ErConCount, "08004"}, {ErHandshake, "08S01"}, {ErDBAccessDenied, "42000"}, {ErAccessDenied, "28000"},
 		{ErNoDB, "3D000"}, {ErUnknownCom, "08S01"}, {ErServerShutdown, "08S01"}, {ErBadField, "42S22"},
 		{ErDupEntry, "23000"}, {ErParse, "42000"}, {ErNoSuchThread, "HY000"}, {ErWrongTableName, "42000"},
-		{ErUnknown, "HY000"}, {ErRecordFileFull, "HY000"}, {ErTableAccessDenied, "42000"}, {ErNoSuchTable, "42S02"},
+		{ErUnknown, "HY000"}, {ErXAInvalid, "XAE05"}, {ErXARMFail, "XAE07"}, {ErRecordFileFull, "HY000"}, {ErTableAccessDenied, "42000"}, {ErNoSuchTable, "42S02"},
 		{ErCantDoThisDuringTrx, "25000"}, {ErLockWaitTimeout, "HY000"}, {ErLockDeadlock, "40001"}, {ErQueryInterrupted, "70100"},
 		{ErSpecificAccessDenied, "42000"}, {ErUserLimitReached, "42000"}, {ErUnknownStmtHandler, "HY000"},
 		{ErNotSupportedAuthMode, "08004"}, {ErUnknownStorageEngine, "42000"}, {ErOptionPreventsStatement, "HY000"},

@@ -456,6 +456,7 @@ func (m *Registry) dropSandbox(ctx context.Context, c sideconn.Conn, id string) 
 	if err != nil {
 		return err
 	}
+	m.rollbackXA(ctx, c, id)
 	for _, s := range append(schemas, sandbox.InfoSchema(m.cfg.Prefix, id)) {
 		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+quote.Ident(s)); err != nil {
 			return fmt.Errorf("drop sandbox schema %s: %w", s, err)
@@ -481,6 +482,7 @@ func (m *Registry) dropOrphan(ctx context.Context, c sideconn.Conn, id string, s
 	if len(rows) != 1 || sideconn.Str(rows[0][0]) != "0" {
 		return nil
 	}
+	m.rollbackXA(ctx, c, id)
 	for _, s := range schemas {
 		m.log.Info("dropping orphaned sandbox schema", zap.String("schema", s))
 		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+quote.Ident(s)); err != nil {

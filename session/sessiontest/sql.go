@@ -32,6 +32,7 @@ var (
 	currentRole  = regexp.MustCompile(`^SELECT CURRENT_ROLE\(\)$`)
 	currentUser  = regexp.MustCompile(`^SELECT CURRENT_USER\(\)$`)
 	setStmt      = regexp.MustCompile(`^SET `)
+	xaRecover    = regexp.MustCompile(`^XA RECOVER$`)
 	// addIfMissing adds a column a registry made by an older proxy lacks:
 	// the fake's registry is always made afresh, with it.
 	addIfMissing = regexp.MustCompile("^ALTER TABLE `\\w+_meta`\\.\\w+ ADD COLUMN IF NOT EXISTS ")
@@ -130,6 +131,7 @@ func init() {
 		{versionQuery, func(u *Upstream, _ []string) (result, error) { return rowsResult(Row(u.version, u.lctn)), nil }},
 		{showGrants, func(u *Upstream, _ []string) (result, error) { return column(u.grants), nil }},
 		{roles, nothing},
+		{xaRecover, nothing}, // Registry.rollbackXA: the fake has no XA transaction
 		{foreignKeys, nothing},
 		{sessionVars, func(_ *Upstream, m []string) (result, error) { return sessionVarsRow(m[0]), nil }},
 		{createTrigger, (*Upstream).createTrigger},
