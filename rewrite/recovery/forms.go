@@ -115,6 +115,10 @@ type Masked struct {
 	// (names.go): none may name a table, a database, a qualifier or a
 	// common table expression.
 	Placeholders []Placeholder
+	// Temporary are the offsets of the TEMPORARY blanked in DROP TEMPORARY
+	// SEQUENCE (temporary.go): the statement holding one is temporary DDL,
+	// which leaves the open transaction open.
+	Temporary []int
 }
 
 // IntoVar is a user variable a blanked INTO list sets, at offset at.
