@@ -120,7 +120,7 @@ func (r *recovery) statementStart(i int) (next int, done, stop bool) {
 		r.span(end, end)
 	}
 	for _, mk := range [...]func(*recovery, int){
-		(*recovery).temporarySequence, (*recovery).alterIfExists,
+		(*recovery).temporarySequence, (*recovery).alterIfExists, (*recovery).namesDefaultCollate,
 	} {
 		mk(r, i)
 	}
