@@ -675,7 +675,8 @@ func limitExtension(text string, toks []lexer.Token, i int) int {
 			return 0
 		}
 		j := i + 2
-		if count(j) {
+		// FETCH FIRST ROW ONLY: ROW is the word, not a count.
+		if count(j) && !((word(j) == "ROW" || word(j) == "ROWS") && (word(j+1) == "ONLY" || word(j+1) == "WITH")) {
 			j++
 		}
 		if word(j) != "ROW" && word(j) != "ROWS" {

@@ -168,7 +168,8 @@ func (r *recovery) maskAt(i int) int {
 		(*recovery).spatialKey, (*recovery).introducer, (*recovery).castInt, (*recovery).bracketedQuery,
 		(*recovery).concatLimit, (*recovery).longNumber, (*recovery).reservedAlias, (*recovery).reservedName, (*recovery).windowCount,
 		(*recovery).castInterval, (*recovery).dynamicTypes, (*recovery).renameIfExists, (*recovery).systemVersioning,
-		(*recovery).setvalArgs, (*recovery).columnConstraint,
+		(*recovery).cycleRestrict, (*recovery).lastValue, (*recovery).forPortion, (*recovery).setvalArgs,
+		(*recovery).columnConstraint,
 	} {
 		if next, ok := mk(r, i); ok {
 			return next
