@@ -795,9 +795,15 @@ func (r *reading) unlocatable(s ast.StmtNode, st *Statement, c *collect.Collecto
 }
 
 // masked gives st, starting at start, what masking its text took out: the
-// user variables of a blanked SELECT … INTO, and the settings of a blanked
-// SET STATEMENT prefix (which applies to the statement right after it).
+// user variables of a blanked SELECT … INTO, the settings of a blanked
+// SET STATEMENT prefix (which applies to the statement right after it),
+// and the TEMPORARY of a DROP TEMPORARY SEQUENCE.
 func (r *reading) masked(st *Statement, start int) {
+	for _, at := range r.rec.Temporary {
+		if at >= start && at < r.cursor {
+			st.Temporary = true
+		}
+	}
 	for _, iv := range r.rec.IntoVars {
 		if iv.At >= start && iv.At < r.cursor {
 			st.Vars = append(st.Vars, collect.VarOfToken(iv.Name))

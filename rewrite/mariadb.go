@@ -29,8 +29,9 @@ import (
 //     subquery and no function call);
 //   - the table maintenance statements CHECK, CHECKSUM, REPAIR, ANALYZE and
 //     OPTIMIZE TABLE[S] t[, …] with their option words (and ANALYZE's
-//     PERSISTENT FOR column and index lists), CACHE INDEX and LOAD INDEX
-//     INTO CACHE: each name of the list is a table;
+//     PERSISTENT FOR column and index lists), CHECK VIEW v[, …] [FOR
+//     UPGRADE], REPAIR VIEW v[, …] [FROM MYSQL], CACHE INDEX and LOAD
+//     INDEX INTO CACHE: each name of the list is a table (a view);
 //   - DROP [TEMPORARY] TABLE[S] [IF EXISTS] t[, …] [WAIT n | NOWAIT]
 //     [RESTRICT | CASCADE] whose names are words MariaDB does not reserve
 //     and the parser does (DROP TABLE option): each name is a table;

@@ -455,8 +455,9 @@ func (b *Reader) branches(i, depth int, kw, next string) (int, string) {
 	}
 }
 
-// forStatement reads FOR v IN (query) DO … END FOR, FOR v IN cursor DO …
-// and FOR v IN [REVERSE] low .. high DO ….
+// forStatement reads FOR v IN (query) DO … END FOR (query a SELECT, a
+// WITH or VALUES rows), FOR v IN cursor DO … and FOR v IN [REVERSE] low ..
+// high DO ….
 func (b *Reader) forStatement(i, depth int) (int, string) {
 	text, toks := b.Text, b.Toks
 	w := func(j int) string { return lexer.Word(text, toks, j) }
@@ -469,7 +470,10 @@ func (b *Reader) forStatement(i, depth int) (int, string) {
 	}
 	j := i + 3
 	switch {
-	case lexer.PunctAt(text, toks, j, '(') && lexer.PunctAt(text, toks, do-1, ')') && b.find(j+1, "SELECT") >= 0 || w(j+1) == "SELECT" || w(j+1) == "WITH":
+	case lexer.PunctAt(text, toks, j, '(') && lexer.PunctAt(text, toks, do-1, ')') && (b.find(j+1, "SELECT") >= 0 || w(j+1) == "VALUES") ||
+		w(j+1) == "SELECT" || w(j+1) == "WITH":
+		// A query: SELECT, WITH, or a table value constructor, VALUES
+		// (…)[, (…)], analysed as a statement of its own.
 		if why := b.Analyzer.Statement(j+1, do-1); why != "" {
 			return 0, why
 		}

@@ -26,14 +26,18 @@ var maintenanceOptions = map[string]bool{
 // MaintenanceTables reads CHECK | CHECKSUM TABLE[S] list [options] and
 // REPAIR | ANALYZE | OPTIMIZE [NO_WRITE_TO_BINLOG | LOCAL] TABLE[S] list
 // [options]: the list's names are tables (REPAIR and OPTIMIZE change
-// them). ANALYZE's PERSISTENT FOR … (which names columns and indexes) is
-// not read. ok is false when the text is not that.
+// them), and CHECK and REPAIR VIEW list (maintenanceViews). ANALYZE's
+// PERSISTENT FOR … (which names columns and indexes) is not read. ok is
+// false when the text is not that.
 func MaintenanceTables(text string, toks []lexer.Token, db string) (sites []ident.Site, ok bool) {
 	word := func(i int) string { return lexer.Word(text, toks, i) }
 	w0 := word(0)
 	i := 1
 	if (w0 == "REPAIR" || w0 == "ANALYZE" || w0 == "OPTIMIZE") && (word(i) == "NO_WRITE_TO_BINLOG" || word(i) == "LOCAL") {
 		i++
+	}
+	if word(i) == "VIEW" && (w0 == "CHECK" || w0 == "REPAIR") {
+		return maintenanceViews(text, toks, i+1, db)
 	}
 	if word(i) != "TABLE" && word(i) != "TABLES" {
 		return nil, false
@@ -65,6 +69,27 @@ func MaintenanceTables(text string, toks []lexer.Token, db string) (sites []iden
 		if !maintenanceOptions[word(i)] || w0 == "ANALYZE" || w0 == "OPTIMIZE" {
 			return nil, false
 		}
+	}
+	return sites, true
+}
+
+// maintenanceViews reads, from toks[i], the list of CHECK VIEW list [FOR
+// UPGRADE] and REPAIR [NO_WRITE_TO_BINLOG | LOCAL] VIEW list [FROM MYSQL]:
+// each name of the list is a view, a table to the proxy (REPAIR writes
+// the view's definition again).
+func maintenanceViews(text string, toks []lexer.Token, i int, db string) (sites []ident.Site, ok bool) {
+	word := func(j int) string { return lexer.Word(text, toks, j) }
+	repair := word(0) == "REPAIR"
+	sites, i, ok = TableNamesAt(text, toks, i, db, repair, nil)
+	if !ok {
+		return nil, false
+	}
+	switch {
+	case i == len(toks):
+	case repair && word(i) == "FROM" && word(i+1) == "MYSQL" && i+2 == len(toks),
+		!repair && word(i) == "FOR" && word(i+1) == "UPGRADE" && i+2 == len(toks):
+	default:
+		return nil, false
 	}
 	return sites, true
 }

@@ -53,6 +53,17 @@ import (
 // statement, under the session's sql_mode, before it sets the variables
 // (SET STATEMENT sql_mode='ANSI_QUOTES' FOR SELECT "a" returns the string
 // 'a' on MariaDB 10.11); character sets cannot be set there.
+// keep_files_on_create only decides whether a MyISAM table's CREATE
+// overwrites stray files of that table's own name; old_passwords only the
+// hash PASSWORD() computes; log_queries_not_using_indexes only what the
+// session's statements add to the slow log, as log_slow_filter. Not here:
+// binlog_format (the rows a replica gets; InnoDB's locking of the rows an
+// INSERT … SELECT reads depends on it), last_insert_id (what
+// LAST_INSERT_ID() returns, which a replay follows), debug_dbug and
+// debug_sync (the server's behaviour, other sessions'), skip_replication,
+// gtid_domain_id and sql_log_off (what replicas and logs get),
+// default_storage_engine (the engine the proxy checks), autocommit and the
+// isolation level.
 var setStatementVars = map[string]bool{
 	"max_statement_time": true, "long_query_time": true, "lock_wait_timeout": true, "innodb_lock_wait_timeout": true,
 	"optimizer_switch": true, "optimizer_search_depth": true, "optimizer_prune_level": true,
@@ -71,7 +82,8 @@ var setStatementVars = map[string]bool{
 	"max_error_count": true, "unique_checks": true, "auto_increment_increment": true, "auto_increment_offset": true,
 	"expensive_subquery_limit": true, "eq_range_index_dive_limit": true, "range_alloc_block_size": true,
 	"read_buffer_size": true, "read_rnd_buffer_size": true, "net_write_timeout": true, "net_read_timeout": true,
-	"wait_timeout": true, "interactive_timeout": true,
+	"wait_timeout": true, "interactive_timeout": true, "keep_files_on_create": true, "old_passwords": true,
+	"log_queries_not_using_indexes": true,
 }
 
 // statementStarters are the words a MariaDB (or MySQL) statement can start
@@ -115,6 +127,10 @@ type Masked struct {
 	// (names.go): none may name a table, a database, a qualifier or a
 	// common table expression.
 	Placeholders []Placeholder
+	// Temporary are the offsets of the TEMPORARY blanked in DROP TEMPORARY
+	// SEQUENCE (temporary.go): the statement holding one is temporary DDL,
+	// which leaves the open transaction open.
+	Temporary []int
 }
 
 // IntoVar is a user variable a blanked INTO list sets, at offset at.
@@ -671,7 +687,8 @@ func limitExtension(text string, toks []lexer.Token, i int) int {
 			return 0
 		}
 		j := i + 2
-		if count(j) {
+		// FETCH FIRST ROW ONLY: ROW is the word, not a count.
+		if count(j) && !((word(j) == "ROW" || word(j) == "ROWS") && (word(j+1) == "ONLY" || word(j+1) == "WITH")) {
 			j++
 		}
 		if word(j) != "ROW" && word(j) != "ROWS" {

@@ -119,6 +119,11 @@ func (r *recovery) statementStart(i int) (next int, done, stop bool) {
 		r.span(i, i)
 		r.span(end, end)
 	}
+	for _, mk := range [...]func(*recovery, int){
+		(*recovery).temporarySequence, (*recovery).alterIfExists, (*recovery).namesDefaultCollate,
+	} {
+		mk(r, i)
+	}
 	if w == "SET" && r.word(i+1) == "STATEMENT" {
 		if end, vars, ok := SetStatementPrefix(r.text, r.toks, i+2); ok {
 			r.span(i, end)
@@ -162,7 +167,9 @@ func (r *recovery) maskAt(i int) int {
 		(*recovery).returning, (*recovery).forExport, (*recovery).selectInto, (*recovery).spatialType,
 		(*recovery).spatialKey, (*recovery).introducer, (*recovery).castInt, (*recovery).bracketedQuery,
 		(*recovery).concatLimit, (*recovery).longNumber, (*recovery).reservedAlias, (*recovery).reservedName, (*recovery).windowCount,
-		(*recovery).castInterval, (*recovery).dynamicTypes,
+		(*recovery).castInterval, (*recovery).dynamicTypes, (*recovery).renameIfExists, (*recovery).systemVersioning,
+		(*recovery).cycleRestrict, (*recovery).lastValue, (*recovery).forPortion, (*recovery).setvalArgs,
+		(*recovery).columnConstraint,
 	} {
 		if next, ok := mk(r, i); ok {
 			return next
