@@ -162,7 +162,7 @@ func (r *recovery) maskAt(i int) int {
 		(*recovery).returning, (*recovery).forExport, (*recovery).selectInto, (*recovery).spatialType,
 		(*recovery).spatialKey, (*recovery).introducer, (*recovery).castInt, (*recovery).bracketedQuery,
 		(*recovery).concatLimit, (*recovery).longNumber, (*recovery).reservedAlias, (*recovery).reservedName, (*recovery).windowCount,
-		(*recovery).castInterval, (*recovery).dynamicTypes,
+		(*recovery).castInterval, (*recovery).dynamicTypes, (*recovery).fullTextSearch,
 	} {
 		if next, ok := mk(r, i); ok {
 			return next
