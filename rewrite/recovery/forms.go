@@ -115,6 +115,9 @@ type Masked struct {
 	// (names.go): none may name a table, a database, a qualifier or a
 	// common table expression.
 	Placeholders []Placeholder
+	// Replaces are the offsets of the REPLACE statements read as INSERT
+	// (returning.go): the engine gives each its REPLACE back.
+	Replaces []int
 }
 
 // IntoVar is a user variable a blanked INTO list sets, at offset at.

@@ -435,6 +435,7 @@ func (r *recovery) returning(i int) (int, bool) {
 		r.span(i, end-1)
 		return end - 1, true
 	}
+	r.replaceReturning(i)
 	return i, true
 }
 
