@@ -1,0 +1,79 @@
+package recovery
+
+import "github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+
+// Values and defaults the parser does not take.
+//
+//   - IGNORE as a value (INSERT … VALUES (1, IGNORE), UPDATE t SET b =
+//     IGNORE, ON DUPLICATE KEY UPDATE b = IGNORE, LOAD DATA … SET c =
+//     IGNORE): MariaDB leaves the column as it would be without it. It is
+//     read as PI() and blanks, a value that is no literal, as DEFAULT is
+//     (one character longer): no row's column is taken for a literal the
+//     statement does not write. A word, it names nothing.
+//   - A column's DEFAULT (expr) whose expression holds what the parser
+//     takes in no DEFAULT — a variable, a '?', a subquery — in CREATE or
+//     ALTER TABLE: DEFAULT is read as CHECK and a blank, whose parentheses
+//     take any expression; the expression keeps its place, so every name
+//     in it, a subquery's tables included, is read where it stands.
+
+// valueEnd are the words that may follow a value of an INSERT's, an
+// UPDATE's or a LOAD DATA's SET list.
+var valueEnd = map[string]bool{"WHERE": true, "ORDER": true, "LIMIT": true, "RETURNING": true}
+
+// ignoreValue: IGNORE where a value stands — after '(' , ',' or '=', and
+// before ',', ')', ';', the end, WHERE, ORDER BY, LIMIT or RETURNING —
+// read as PI(). IGNORE the keyword (INSERT IGNORE, IGNORE INDEX, IGNORE n
+// LINES, ALTER IGNORE) has other neighbours.
+func (r *recovery) ignoreValue(i int) (int, bool) {
+	if r.word(i) != "IGNORE" || !(r.punct(i-1, '(') || r.punct(i-1, ',') || r.punct(i-1, '=')) ||
+		!(statementEnd(r.text, r.toks, i+1) || r.punct(i+1, ',') || r.punct(i+1, ')') || valueEnd[r.word(i+1)]) {
+		return i, false
+	}
+	r.putWord(i, "PI()")
+	return i, true
+}
+
+// defaultExpression: DEFAULT (expr) of a column in CREATE or ALTER TABLE,
+// expr holding a variable, a '?' or a subquery, read as CHECK (expr). The
+// DEFAULT is a column's: right after its type or another attribute (a
+// word, a string or ')'), not after SET (ALTER COLUMN … SET DEFAULT, where
+// CHECK does not parse), in the statement's column list (depth 1 in
+// CREATE TABLE, 0 or 1 in ALTER TABLE) and before any query's SELECT
+// (not one in an expression, deeper).
+func (r *recovery) defaultExpression(i int) (int, bool) {
+	if !r.tableDDL || r.word(i) != "DEFAULT" || !r.punct(i+1, '(') || r.word(i-1) == "SET" ||
+		!(r.toks[i-1].Kind == lexer.Ident || r.toks[i-1].Kind == lexer.String || r.punct(i-1, ')')) {
+		return i, false
+	}
+	depth := 0
+	for j := r.first; j < i; j++ {
+		switch {
+		case r.punct(j, '('):
+			depth++
+		case r.punct(j, ')'):
+			depth--
+		case r.word(j) == "SELECT" && depth <= 1:
+			return i, false
+		}
+	}
+	if depth != 1 && !(depth == 0 && r.word(r.first) == "ALTER") {
+		return i, false
+	}
+	end := lexer.Closing(r.text, r.toks, i+1)
+	if end == 0 || !r.unparsedDefault(i+2, end) {
+		return i, false
+	}
+	r.putWord(i, "CHECK")
+	return i, true
+}
+
+// unparsedDefault reports whether toks[from:to] hold a variable, a '?' or
+// SELECT: what the parser takes in no DEFAULT.
+func (r *recovery) unparsedDefault(from, to int) bool {
+	for j := from; j < to; j++ {
+		if r.toks[j].Kind == lexer.Variable || r.word(j) == "SELECT" {
+			return true
+		}
+	}
+	return false
+}
