@@ -15,6 +15,8 @@ import "github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 //     ALTER TABLE: DEFAULT is read as CHECK and a blank, whose parentheses
 //     take any expression; the expression keeps its place, so every name
 //     in it, a subquery's tables included, is read where it stands.
+//   - A column's DEFAULT @v, @@var or ? (a variable alone): the variable,
+//     which names nothing, is read as the literal 0.
 
 // valueEnd are the words that may follow a value of an INSERT's, an
 // UPDATE's or a LOAD DATA's SET list.
@@ -33,17 +35,44 @@ func (r *recovery) ignoreValue(i int) (int, bool) {
 	return i, true
 }
 
-// defaultExpression: DEFAULT (expr) of a column in CREATE or ALTER TABLE,
-// expr holding a variable, a '?' or a subquery, read as CHECK (expr). The
-// DEFAULT is a column's: right after its type or another attribute (a
-// word, a string or ')'), not after SET (ALTER COLUMN … SET DEFAULT, where
-// CHECK does not parse), in the statement's column list (depth 1 in
-// CREATE TABLE, 0 or 1 in ALTER TABLE) and before any query's SELECT
-// (not one in an expression, deeper).
+// defaultExpression: DEFAULT (expr) of a column (columnDefault), expr
+// holding a variable, a '?' or a subquery, read as CHECK (expr). Not
+// DEFAULT (SELECT …), whose parentheses are the subquery's: CHECK would
+// need a pair more.
 func (r *recovery) defaultExpression(i int) (int, bool) {
-	if !r.tableDDL || r.word(i) != "DEFAULT" || !r.punct(i+1, '(') || r.word(i-1) == "SET" ||
-		!(r.toks[i-1].Kind == lexer.Ident || r.toks[i-1].Kind == lexer.String || r.punct(i-1, ')')) {
+	if !r.punct(i+1, '(') || r.word(i+2) == "SELECT" || r.word(i+2) == "WITH" || r.word(i-1) == "SET" || !r.columnDefault(i) {
 		return i, false
+	}
+	end := lexer.Closing(r.text, r.toks, i+1)
+	if end == 0 || !r.unparsedDefault(i+2, end) {
+		return i, false
+	}
+	r.putWord(i, "CHECK")
+	return i, true
+}
+
+// defaultVariable: DEFAULT @v, DEFAULT @@var or DEFAULT ? of a column
+// (columnDefault), the variable alone (followed by ',', ')', the end or
+// a word), read as DEFAULT 0 and blanks. The server reads the variable
+// when a row takes the default, not when the table is made or changed,
+// and a variable names no table.
+func (r *recovery) defaultVariable(i int) (int, bool) {
+	if i+1 >= len(r.toks) || r.toks[i+1].Kind != lexer.Variable || !r.columnDefault(i) ||
+		!(statementEnd(r.text, r.toks, i+2) || r.punct(i+2, ',') || r.punct(i+2, ')') || r.toks[i+2].Kind == lexer.Ident) {
+		return i, false
+	}
+	r.putWord(i+1, "0")
+	return i + 1, true
+}
+
+// columnDefault reports whether the DEFAULT at toks[i] is a column's, in
+// CREATE or ALTER TABLE: right after its type or another attribute (a
+// word, a string or ')'), in the statement's column list (depth 1 in
+// CREATE TABLE, 0 or 1 in ALTER TABLE) and before any query's SELECT (not
+// one in an expression, deeper).
+func (r *recovery) columnDefault(i int) bool {
+	if !r.tableDDL || r.word(i) != "DEFAULT" || !(r.toks[i-1].Kind == lexer.Ident || r.toks[i-1].Kind == lexer.String || r.punct(i-1, ')')) {
+		return false
 	}
 	depth := 0
 	for j := r.first; j < i; j++ {
@@ -53,18 +82,10 @@ func (r *recovery) defaultExpression(i int) (int, bool) {
 		case r.punct(j, ')'):
 			depth--
 		case r.word(j) == "SELECT" && depth <= 1:
-			return i, false
+			return false
 		}
 	}
-	if depth != 1 && !(depth == 0 && r.word(r.first) == "ALTER") {
-		return i, false
-	}
-	end := lexer.Closing(r.text, r.toks, i+1)
-	if end == 0 || !r.unparsedDefault(i+2, end) {
-		return i, false
-	}
-	r.putWord(i, "CHECK")
-	return i, true
+	return depth == 1 || depth == 0 && r.word(r.first) == "ALTER"
 }
 
 // unparsedDefault reports whether toks[from:to] hold a variable, a '?' or

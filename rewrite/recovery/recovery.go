@@ -163,7 +163,7 @@ func (r *recovery) maskAt(i int) int {
 		(*recovery).spatialKey, (*recovery).introducer, (*recovery).castInt, (*recovery).bracketedQuery,
 		(*recovery).concatLimit, (*recovery).longNumber, (*recovery).reservedAlias, (*recovery).reservedName, (*recovery).windowCount,
 		(*recovery).castInterval, (*recovery).dynamicTypes, (*recovery).fullTextSearch,
-		(*recovery).ignoreValue, (*recovery).defaultExpression, (*recovery).castCharType,
+		(*recovery).ignoreValue, (*recovery).defaultExpression, (*recovery).defaultVariable, (*recovery).castCharType,
 	} {
 		if next, ok := mk(r, i); ok {
 			return next
