@@ -55,7 +55,7 @@ func (r *recovery) castCharType(i int) (int, bool) {
 	for _, b := range blanks {
 		r.span(b, b)
 	}
-	return j - 1, true
+	return i, true // the length is read on: a long one is longNumber's
 }
 
 // castTypeAt reports whether toks[i] starts the type of a CAST (after
