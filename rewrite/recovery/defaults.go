@@ -53,16 +53,29 @@ func (r *recovery) defaultExpression(i int) (int, bool) {
 
 // defaultVariable: DEFAULT @v, DEFAULT @@var or DEFAULT ? of a column
 // (columnDefault), the variable alone (followed by ',', ')', the end or
-// a word), read as DEFAULT 0 and blanks. The server reads the variable
-// when a row takes the default, not when the table is made or changed,
-// and a variable names no table.
+// a word that is no operator: another attribute), read as DEFAULT 0 and
+// blanks. The server reads the variable when a row takes the default, not
+// when the table is made or changed, and a variable names no table.
 func (r *recovery) defaultVariable(i int) (int, bool) {
 	if i+1 >= len(r.toks) || r.toks[i+1].Kind != lexer.Variable || !r.columnDefault(i) ||
-		!(statementEnd(r.text, r.toks, i+2) || r.punct(i+2, ',') || r.punct(i+2, ')') || r.toks[i+2].Kind == lexer.Ident) {
+		!(statementEnd(r.text, r.toks, i+2) || r.punct(i+2, ',') || r.punct(i+2, ')') || r.attributeAt(i+2)) {
 		return i, false
 	}
 	r.putWord(i+1, "0")
 	return i + 1, true
+}
+
+// operatorWords are the words that continue an expression after an
+// operand.
+var operatorWords = map[string]bool{"AND": true, "OR": true, "XOR": true, "DIV": true, "MOD": true, "IS": true,
+	"IN": true, "LIKE": true, "REGEXP": true, "RLIKE": true, "BETWEEN": true, "SOUNDS": true, "COLLATE": true,
+	"MEMBER": true, "ESCAPE": true}
+
+// attributeAt reports whether toks[j] is a word that starts a column's
+// attribute, not one that continues an expression (NOT only before NULL).
+func (r *recovery) attributeAt(j int) bool {
+	w := r.word(j)
+	return w != "" && !operatorWords[w] && (w != "NOT" || r.word(j+1) == "NULL")
 }
 
 // columnDefault reports whether the DEFAULT at toks[i] is a column's, in
@@ -71,7 +84,7 @@ func (r *recovery) defaultVariable(i int) (int, bool) {
 // CREATE TABLE, 0 or 1 in ALTER TABLE) and before any query's SELECT (not
 // one in an expression, deeper).
 func (r *recovery) columnDefault(i int) bool {
-	if !r.tableDDL || r.word(i) != "DEFAULT" || !(r.toks[i-1].Kind == lexer.Ident || r.toks[i-1].Kind == lexer.String || r.punct(i-1, ')')) {
+	if !r.tableDDL || r.word(i) != "DEFAULT" || i <= r.first || !(r.toks[i-1].Kind == lexer.Ident || r.toks[i-1].Kind == lexer.String || r.punct(i-1, ')')) {
 		return false
 	}
 	depth := 0
