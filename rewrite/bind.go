@@ -164,7 +164,7 @@ func (e *Engine) parseInput(a *Analysis, sc *ident.Scratch, opts Options) ([]ast
 	}
 	stmts2, release2, err2 := e.parse(previousAsNext(m.Text, opts), opts)
 	both := func() { release2(); release() }
-	if err2 != nil || namesPlaceholder(stmts2, m.Placeholders) {
+	if err2 != nil || namesPlaceholder(stmts2, m.Placeholders) || !replacesRestored(m.Text, stmts2, m.Replaces) {
 		return stmts, rec, both, err
 	}
 	a.text = m.Text

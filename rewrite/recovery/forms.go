@@ -131,6 +131,9 @@ type Masked struct {
 	// SEQUENCE (temporary.go): the statement holding one is temporary DDL,
 	// which leaves the open transaction open.
 	Temporary []int
+	// Replaces are the offsets of the REPLACE statements read as INSERT
+	// (returning.go): the engine gives each its REPLACE back.
+	Replaces []int
 }
 
 // IntoVar is a user variable a blanked INTO list sets, at offset at.

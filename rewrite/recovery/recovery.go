@@ -170,6 +170,8 @@ func (r *recovery) maskAt(i int) int {
 		(*recovery).castInterval, (*recovery).dynamicTypes, (*recovery).renameIfExists, (*recovery).systemVersioning,
 		(*recovery).cycleRestrict, (*recovery).lastValue, (*recovery).forPortion, (*recovery).setvalArgs,
 		(*recovery).columnConstraint,
+		(*recovery).fullTextSearch,
+		(*recovery).ignoreValue, (*recovery).defaultExpression, (*recovery).defaultVariable, (*recovery).castCharType,
 	} {
 		if next, ok := mk(r, i); ok {
 			return next
@@ -442,6 +444,7 @@ func (r *recovery) returning(i int) (int, bool) {
 		r.span(i, end-1)
 		return end - 1, true
 	}
+	r.replaceReturning(i)
 	return i, true
 }
 

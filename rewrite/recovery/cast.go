@@ -1,0 +1,83 @@
+package recovery
+
+import "github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+
+// Character types of CAST(x AS type) and CONVERT(x, type) the parser does
+// not take: NCHAR (read as CHAR and a blank), the character set words
+// UNICODE and BYTE (blanked) and COLLATE DEFAULT (blanked: the character
+// set's default collation, which the type has without it). A type names
+// nothing, and x keeps its place. Only a type after CAST's AS or
+// CONVERT's ',' is read so: elsewhere NCHAR( could call a stored function
+// of the name.
+
+// castCharWords are the words of a cast's character set clause.
+var castCharWords = map[string]bool{"ASCII": true, "UNICODE": true, "BYTE": true, "BINARY": true}
+
+// castCharType: CHAR or NCHAR [(n)] [ASCII | UNICODE | BYTE | BINARY |
+// CHARACTER SET cs | CHARSET cs …] [COLLATE name] as the type of a CAST
+// or CONVERT, up to its ')'.
+func (r *recovery) castCharType(i int) (int, bool) {
+	w := r.word(i)
+	if w != "CHAR" && w != "NCHAR" || !r.castTypeAt(i) {
+		return i, false
+	}
+	j := i + 1
+	if r.punct(j, '(') && j+2 < len(r.toks) && r.toks[j+1].Kind == lexer.Number && r.punct(j+2, ')') {
+		j += 3
+	}
+	var blanks []int
+	for {
+		switch {
+		case castCharWords[r.word(j)]:
+			if r.word(j) == "UNICODE" || r.word(j) == "BYTE" {
+				blanks = append(blanks, j)
+			}
+			j++
+			continue
+		case r.word(j) == "CHARACTER" && r.word(j+1) == "SET" && j+2 < len(r.toks) && r.toks[j+2].Kind != lexer.Punct:
+			j += 3
+			continue
+		case r.word(j) == "CHARSET" && j+1 < len(r.toks) && r.toks[j+1].Kind != lexer.Punct:
+			j += 2
+			continue
+		case r.word(j) == "COLLATE" && r.word(j+1) == "DEFAULT":
+			blanks = append(blanks, j, j+1)
+			j += 2
+		}
+		break
+	}
+	if !r.punct(j, ')') || w == "CHAR" && len(blanks) == 0 {
+		return i, false
+	}
+	if w == "NCHAR" {
+		r.putWord(i, "CHAR")
+	}
+	for _, b := range blanks {
+		r.span(b, b)
+	}
+	return i, true // the length is read on: a long one is longNumber's
+}
+
+// castTypeAt reports whether toks[i] starts the type of a CAST (after
+// AS, in CAST's parentheses) or of a CONVERT (after the ',' of CONVERT's
+// parentheses).
+func (r *recovery) castTypeAt(i int) bool {
+	if r.word(i-1) != "AS" && !r.punct(i-1, ',') {
+		return false
+	}
+	depth := 0
+	for j := i - 1; j >= r.first; j-- {
+		switch {
+		case r.punct(j, ')'):
+			depth++
+		case r.punct(j, '('):
+			if depth == 0 {
+				return r.word(j-1) == "CAST" && r.word(i-1) == "AS" || r.word(j-1) == "CONVERT" && r.punct(i-1, ',')
+			}
+			depth--
+		case depth == 0 && j < i-1 && (r.punct(j, ',') || r.word(j) == "AS"):
+			return false
+		}
+	}
+	return false
+}
