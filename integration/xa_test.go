@@ -39,7 +39,10 @@ func TestXAInSandbox(t *testing.T) {
 	ctx := context.Background()
 	root := openDB(t, db.DSN(""))
 	rc := conn(t, root)
-	setUp(t, root, []string{"CREATE TABLE IF NOT EXISTS other.xa_prod (a INT)"}, "XA ROLLBACK 'prod1'", "DROP TABLE IF EXISTS other.xa_prod")
+	setUp(t, root, []string{"CREATE TABLE IF NOT EXISTS other.xa_prod (a INT)"}, "DROP TABLE IF EXISTS other.xa_prod")
+	// Its own connection ends production's transaction (first: the table's
+	// drop would wait for it).
+	t.Cleanup(func() { _, _ = rc.ExecContext(context.Background(), "XA ROLLBACK 'prod1'") })
 	mustExecC(t, rc, "XA START 'prod1'")
 	mustExecC(t, rc, "INSERT INTO other.xa_prod VALUES (1)")
 	mustExecC(t, rc, "XA END 'prod1'")
@@ -88,12 +91,14 @@ func TestXAInSandbox(t *testing.T) {
 	mustExecC(t, a, "XA ROLLBACK 'g2'")
 
 	// A discarded sandbox's prepared transaction goes with it.
-	c := conn(t, openDB(t, h.userDSN(sandboxUser+"+xa_c", "app")))
+	cdb := openDB(t, h.userDSN(sandboxUser+"+xa_c", "app"))
+	c := conn(t, cdb)
 	for _, q := range []string{"XA START 'g3'", "INSERT INTO users (name) VALUES ('xc')", "XA END 'g3'", "XA PREPARE 'g3'"} {
 		mustExecC(t, c, q)
 	}
 	c.Close()
-	mustExecC(t, b, "SANDBOX DISCARD "+sandboxUser+"+xa_c")
+	cdb.Close() // the connection ends: its prepared transaction stays, the server's
+	mustExecC(t, b, "SANDBOX DISCARD xa_c")
 	if got := xaRows(t, rc, "XA RECOVER"); strings.Join(got, "|") != "1 5 0 prod1" {
 		t.Errorf("the server's XA RECOVER after the sandbox was discarded: %q, want production's prod1 only", got)
 	}
