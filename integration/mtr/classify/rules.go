@@ -65,6 +65,17 @@ var rules = []rule{
 	{test: "mysqldump-order-by-size", stmt: re(`^ANALYZE TABLE t1, t2, t3, t4;$`), category: byDesign, reason: connections},
 	{test: "create_not_windows", category: byDesign, reason: "server files: the test removes a table's .frm in the data " +
 		"directory (test/t1.frm); a sandbox's fork lives in the sandbox's database directory"},
+	{test: "myisampack", category: byDesign, reason: "server files: the test runs myisampack on a table's files in the " +
+		"data directory (test/t1); a sandbox's fork lives in the sandbox's database directory"},
+	{test: "repair", category: byDesign, reason: "server files: the test copies a table's files into the data directory " +
+		"(test/t1.MYI); a sandbox's fork lives in the sandbox's database directory"},
+	{test: "type_decimal", category: byDesign, reason: "server files: the test copies a table's files into the data " +
+		"directory (test/t1dec102.frm); a sandbox's fork lives in the sandbox's database directory"},
+	{test: "check_constraint", category: notYet, reason: "answer: the warnings a table gives when it is opened (its CHECK " +
+		"constraint's conversions) come where the proxy's own connections open the sandbox's table first, and FLUSH TABLES, " +
+		"a no-op in a sandbox, does not close it again for the client's next statement to warn"},
+	{test: "prepare", category: notYet, reason: "answer: EXECUTE of an SQL PREPARE of a UNION of information_schema " +
+		"reads labels the columns as the sandbox's views name them (TABLE_NAME), not as the query writes them (table_name)"},
 	{test: "default", category: byDesign, reason: connections},
 	{test: "information_schema_tables", category: byDesign, reason: connections},
 	{test: "sp_gis", category: byDesign, reason: "keyword function: the test makes a stored function POINT and calls " +
