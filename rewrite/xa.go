@@ -50,6 +50,10 @@ type XA struct {
 	Start, End int
 	// SQLFormat marks XA RECOVER FORMAT = 'SQL'.
 	SQLFormat bool
+	// Refused is the server's error for a statement the proxy reads but
+	// the server rejects (XA RECOVER FORMAT of an unknown name), which a
+	// sandbox answers itself.
+	Refused *Refusal
 }
 
 // XID is an XA transaction id.
@@ -81,7 +85,7 @@ func readXA(text string, toks []lexer.Token, opts Options) (x *XA, ok bool) {
 	}
 	switch x.Verb {
 	case XARecover:
-		if !xaFormat(text, ts, x) {
+		if !xaFormat(text, ts, x, opts) {
 			return nil, false
 		}
 		return x, true
@@ -108,20 +112,42 @@ func readXA(text string, toks []lexer.Token, opts Options) (x *XA, ok bool) {
 }
 
 // xaFormat reads XA RECOVER's [FORMAT = 'RAW' | 'SQL'] from ts[2].
-func xaFormat(text string, ts []lexer.Token, x *XA) bool {
+func xaFormat(text string, ts []lexer.Token, x *XA, opts Options) bool {
 	if len(ts) == 2 {
 		return true
 	}
 	if len(ts) != 5 || lexer.Word(text, ts, 2) != "FORMAT" || !lexer.PunctAt(text, ts, 3, '=') {
 		return false
 	}
-	f := strings.ToUpper(lexer.IdentText(text, ts[4]))
-	if ts[4].Kind == lexer.String && text[ts[4].Start] == '\'' {
-		f = strings.ToUpper(lexer.Unquote(text[ts[4].Start:ts[4].End], false))
+	// ident_or_text: a string ('…', or "…" without ANSI_QUOTES), a quoted
+	// or plain identifier; SQL is a reserved word, a syntax error bare.
+	var name string
+	switch t := ts[4]; {
+	case t.Kind == lexer.String && (text[t.Start] == '\'' || text[t.Start] == '"'):
+		name = lexer.Unquote(text[t.Start:t.End], !opts.NoBackslashEscapes)
+	case t.Kind == lexer.Quoted:
+		name = lexer.IdentText(text, t)
+	case t.Kind == lexer.Ident && strings.EqualFold(text[t.Start:t.End], "SQL"):
+		x.Refused = ServerRefusal(wire.ErParse, "You have an error in your SQL syntax; check the manual that corresponds to your "+
+			"MariaDB server version for the right syntax to use near '%s' at line 1", text[t.Start:])
+		return true
+	case t.Kind == lexer.Ident:
+		name = text[t.Start:t.End]
+	default:
+		return false
 	}
-	x.SQLFormat = f == "SQL"
-	return f == "SQL" || f == "RAW"
+	switch f := strings.ToUpper(name); f {
+	case "SQL", "RAW":
+		x.SQLFormat = f == "SQL"
+	default:
+		x.Refused = ServerRefusal(errUnknownXAFormat, "Unknown XA RECOVER format name: '%s'", name)
+	}
+	return true
 }
+
+// errUnknownXAFormat is ER_UNKNOWN_EXPLAIN_FORMAT, which XA RECOVER
+// FORMAT of an unknown name gets (sql/xa.cc).
+const errUnknownXAFormat uint16 = 1791
 
 // readXID reads gtrid [, bqual [, formatID]] from ts[i] into x; next is
 // the index after it.
@@ -148,15 +174,23 @@ func readXID(text string, ts []lexer.Token, i int, x *XA, opts Options) (next in
 	if !lexer.PunctAt(text, ts, i, ',') {
 		return i, true
 	}
-	if i+1 >= len(ts) || ts[i+1].Kind != lexer.Number {
+	// formatID is any number the server reads (ulong_num: decimal, 0x…,
+	// a decimal fraction): the proxy sends it as written and needs its
+	// value only where it is a plain decimal. A negative one is sent too,
+	// for the server's syntax error.
+	j := i + 1
+	if lexer.PunctAt(text, ts, j, '-') {
+		j++
+	}
+	if j >= len(ts) || ts[j].Kind != lexer.Number {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(text[ts[i+1].Start:ts[i+1].End], 10, 64)
-	if err != nil || n < 0 {
-		return 0, false
+	if n, err := strconv.ParseInt(text[ts[j].Start:ts[j].End], 10, 64); err == nil && j == i+1 {
+		x.ID.FormatID = n
+	} else {
+		x.ID.FormatID = -1
 	}
-	x.ID.FormatID = n
-	return i + 2, true
+	return j + 1, true
 }
 
 // xidString is the bytes of a gtrid or bqual written as t: a quoted string
@@ -232,7 +266,15 @@ func (a *Analysis) xaReps(r Resolver) ([]splice.Replacement, bool, error) {
 			continue
 		}
 		id := xr.XAPrefix() + string(st.XA.ID.Gtrid)
-		if len(st.XA.ID.Gtrid) > maxXIDPart || len(st.XA.ID.Bqual) > maxXIDPart || len(id) > maxXIDPart {
+		if st.XA.Verb == XAStart && len(st.XA.ID.Gtrid) == 0 {
+			// The server refuses an empty gtrid at XA START; with the
+			// prefix it would not be empty.
+			return nil, true, ServerRefusal(wire.ErXAInvalid, "XAER_INVAL: Invalid arguments (or unsupported command)")
+		}
+		// A gtrid or bqual beyond the server's 64 bytes goes as written
+		// (prefixed), for the server's syntax error; one the prefix
+		// makes too long is refused.
+		if len(st.XA.ID.Gtrid) <= maxXIDPart && len(st.XA.ID.Bqual) <= maxXIDPart && len(id) > maxXIDPart {
 			return nil, true, Refuse(wire.ErXAInvalid, "XAER_INVAL: Invalid arguments (or unsupported command): in a sandbox an XA "+
 				"transaction's gtrid may be at most %d bytes (the proxy keeps %d of the server's 64 to tell sandboxes apart)",
 				maxXIDPart-len(xr.XAPrefix()), len(xr.XAPrefix()))

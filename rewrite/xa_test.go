@@ -30,6 +30,10 @@ func TestReadXA(t *testing.T) {
 		{sql: "XA RECOVER", verb: XARecover},
 		{sql: "XA RECOVER FORMAT='SQL'", verb: XARecover, sqlFormat: true},
 		{sql: "XA RECOVER FORMAT = raw", verb: XARecover},
+		{sql: "XA RECOVER FORMAT = \"sql\"", verb: XARecover, sqlFormat: true},
+		{sql: "XA RECOVER FORMAT = `SQL`", verb: XARecover, sqlFormat: true},
+		{sql: "XA START 'g', '', 0x10", verb: XAStart, gtrid: "g", format: -1},
+		{sql: "XA START 'g', '', 1.5", verb: XAStart, gtrid: "g", format: -1},
 	} {
 		a := e.Analyze(c.sql, opts)
 		if len(a.Statements) != 1 || a.Statements[0].XA == nil {
@@ -42,7 +46,7 @@ func TestReadXA(t *testing.T) {
 			t.Errorf("%q: read %+v", c.sql, x)
 		}
 	}
-	for _, sql := range []string{"XA START 'é'", "XA START _latin1'x'", "XA START 'g' JOIN RESUME", "XA COMMIT 'g', 'b', x", "XA RECOVER FORMAT='XML'",
+	for _, sql := range []string{"XA START 'é'", "XA START _latin1'x'", "XA START 'g' JOIN RESUME", "XA COMMIT 'g', 'b', x",
 		"XA START 'g' ONE PHASE", "XA START"} {
 		if a := e.Analyze(sql, opts); len(a.Statements) == 1 && a.Statements[0].XA != nil {
 			t.Errorf("%q read as %+v", sql, a.Statements[0].XA)
@@ -69,7 +73,25 @@ func TestXAIdsKeptApart(t *testing.T) {
 		{"XA COMMIT X'0001' ONE PHASE", "XA COMMIT " + hex("\x00\x01") + " ONE PHASE"},
 		{"XA RECOVER", "XA RECOVER"},
 	})
-	wantRefused(t, e, opts, xaSandbox{}, "XA START _latin1'x'", "XA START '"+strings.Repeat("g", 61)+"'")
+	wantRefused(t, e, opts, xaSandbox{}, "XA START _latin1'x'", "XA START '"+strings.Repeat("g", 61)+"'", "XA START ''", "XA START X'', 'b'")
+	// The server's errors: XA RECOVER FORMAT of an unknown name (1791),
+	// FORMAT=SQL bare (SQL is reserved: 1064).
+	for sql, code := range map[string]uint16{"XA RECOVER FORMAT='XML'": 1791, "XA RECOVER FORMAT=SQL": 1064} {
+		if a := e.Analyze(sql, opts); len(a.Statements) != 1 || a.Statements[0].XA == nil || a.Statements[0].XA.Refused == nil ||
+			a.Statements[0].XA.Refused.Code != code {
+			t.Errorf("%q: %+v, want the server's %d", sql, a.Statements, code)
+		}
+	}
+	// A gtrid beyond the server's 64 bytes, or a negative formatID, goes
+	// (prefixed) for the server's syntax error; an empty gtrid ends a
+	// transaction as on the server (none has it).
+	long := strings.Repeat("g", 65)
+	wantRewrites(t, e, opts, xaSandbox{}, []rewriteCase{
+		{"XA START '" + long + "'", "XA START " + hex(long)},
+		{"XA START 'g', '', -1", "XA START " + hex("g") + ", '', -1"},
+		{"XA START 'g', '', 0x10", "XA START " + hex("g") + ", '', 0x10"},
+		{"XA ROLLBACK ''", "XA ROLLBACK " + hex("")},
+	})
 	// Outside a sandbox the text is sent as written.
 	wantRewrites(t, e, opts, mapsNothingResolver{}, []rewriteCase{{"XA START 'g1'", "XA START 'g1'"}})
 }

@@ -36,13 +36,14 @@ func XARecovered(p string, formatID int64, gtridLen, bqualLen int, data string, 
 }
 
 // XASQL writes an XA id as the server's XA RECOVER FORMAT='SQL' does
-// (sql/xa.cc get_sql_xid): quoted when every byte is a letter, digit or
-// '_', else in hex; the bqual when it is not empty or formatID is not 1;
-// formatID when it is not 1.
+// (sql/xa.cc get_sql_xid): quoted when every byte is an ASCII letter,
+// digit, '_', '-' or space (as MariaDB 10.11 writes them), else in hex;
+// the bqual when it is not empty or formatID is not 1; formatID when it is
+// not 1.
 func XASQL(formatID int64, gtrid, bqual string) string {
 	plain := true
 	for _, c := range []byte(gtrid + bqual) {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_') {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == '-' || c == ' ') {
 			plain = false
 		}
 	}

@@ -17,6 +17,10 @@ func TestXASQL(t *testing.T) {
 		{0, "a'b", "c d", "X'612762',X'632064',0"},
 		{1, "A", "", "'A'"},
 		{5, "g", "", "'g','',5"},
+		{1, "sp ace", "", "'sp ace'"},
+		{7, "-z", "a b", "'-z','a b',7"},
+		{1, "a.b", "", "X'612e62'"},
+		{1, "tab\tx", "", "X'7461620978'"},
 	} {
 		if got := XASQL(c.format, c.gtrid, c.bqual); got != c.want {
 			t.Errorf("XASQL(%d, %q, %q) = %q, want %q", c.format, c.gtrid, c.bqual, got, c.want)

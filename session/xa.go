@@ -23,6 +23,10 @@ func xaAllowed(a *rewrite.Analysis, st rewrite.Statement) error {
 	case st.XA == nil:
 		return rewrite.Refuse(wire.ErOptionPreventsStatement, "the proxy does not read this form of XA statement, so it cannot keep "+
 			"its transaction id to the sandbox; write the id as 'text' of ASCII or X'…' (gtrid[, bqual[, formatID]])")
+	case st.XA.Refused != nil:
+		// What the server answers to it (XA RECOVER FORMAT of an unknown
+		// name), which the proxy answers in a sandbox.
+		return st.XA.Refused
 	case st.XA.Verb == rewrite.XARecover && len(a.Statements) > 1:
 		return rewrite.Refuse(wire.ErOptionPreventsStatement, "XA RECOVER is answered alone in a sandbox (with the sandbox's own "+
 			"transactions only); send it as a statement of its own")
@@ -82,6 +86,9 @@ func xaRecoverOnly(a *rewrite.Analysis) (*rewrite.XA, bool) {
 // transactions that are the sandbox's, with its prefix taken off their
 // ids, in the format x asks for; the server's column definitions.
 func (s *Session) xaRecover(ctx context.Context, x *rewrite.XA) (*Reply, error) {
+	if x.Refused != nil {
+		return nil, x.Refused
+	}
 	r, err := s.up.Query(ctx, "XA RECOVER")
 	if err != nil {
 		return nil, err
