@@ -594,6 +594,9 @@ func rtxaPreparedOutlives(t *testing.T, e rtxaEnv) {
 			t.Errorf("after SANDBOX RESET returned: %s DROP statements of the proxy wait on the server", n)
 		}
 		t.Logf("SANDBOX RESET with a prepared XA transaction of the sandbox: %s", rtxaOutcome(err))
+		if !strings.HasPrefix(mysqlErr(err), "1399") {
+			t.Errorf("SANDBOX RESET with a prepared XA transaction of the sandbox: %s, want 1399 (XAER_RMFAIL) saying to end it first", mysqlErr(err))
+		}
 		if err == nil {
 			if !gone("rtxa_rst1") {
 				t.Errorf("SANDBOX RESET succeeded but the sandbox's prepared XA transaction (which wrote a table it reset) is still held")
@@ -640,6 +643,9 @@ func rtxaPreparedOutlives(t *testing.T, e rtxaEnv) {
 			err = awaitErr(t, done, 90*time.Second, "SANDBOX DISCARD still hangs after the transaction's rollback")
 		}
 		t.Logf("SANDBOX DISCARD with a held prepared XA transaction: %s", rtxaOutcome(err))
+		if !strings.HasPrefix(mysqlErr(err), "1399") {
+			t.Errorf("SANDBOX DISCARD of a sandbox whose live connection holds a prepared XA transaction: %s, want 1399 (XAER_RMFAIL)", mysqlErr(err))
+		}
 		c.Close()
 		if err == nil {
 			testkit.Eventually(t, "the discarded sandbox's prepared XA transaction to be rolled back", func() bool { return gone("rtxa_dh1") })

@@ -146,6 +146,9 @@ func (m *Forker) Reset(ctx context.Context, sb *registry.Sandbox, only []rewrite
 			return err
 		}
 		defer release()
+		if err := m.reg.PreparedXA(ctx, c, sb); err != nil {
+			return err // its locks would hold the drops without end
+		}
 		plan, err := m.resetSet(ctx, c, sb, only, &res)
 		if err != nil || len(plan.set) == 0 && !res.All {
 			return err

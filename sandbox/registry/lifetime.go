@@ -430,6 +430,16 @@ func (m *Registry) discardRecorded(ctx context.Context, c sideconn.Conn, sb *San
 			return false, err
 		}
 	}
+	tries := xaTries
+	if try {
+		tries = 1 // the reaper does not stall: the next reap tries again
+	}
+	if left, err := m.settleXA(ctx, c, sb.ID, tries); err != nil || left > 0 {
+		if err == nil {
+			err = errXAHeld(sb.Name, left)
+		}
+		return false, err
+	}
 	if !m.end(sb, force) {
 		return false, nil
 	}

@@ -449,6 +449,12 @@ func (m *Registry) Remember(sb *Sandbox) *Sandbox {
 // that can be attached with its tables gone; schemas a failure leaves
 // behind are orphans, which the reaper's reconciliation drops.
 func (m *Registry) dropSandbox(ctx context.Context, c sideconn.Conn, id string) error {
+	if left, err := m.settleXA(ctx, c, id, 1); err != nil || left > 0 {
+		if err == nil {
+			err = errXAHeld(id, left)
+		}
+		return fmt.Errorf("drop sandbox %s: %w", id, err)
+	}
 	if err := m.deleteRows(ctx, c, id, "sandboxes", "tables", "captures", "holders", "generations", "readers"); err != nil {
 		return fmt.Errorf("forget sandbox %s: %w", id, err)
 	}
@@ -456,7 +462,6 @@ func (m *Registry) dropSandbox(ctx context.Context, c sideconn.Conn, id string) 
 	if err != nil {
 		return err
 	}
-	m.rollbackXA(ctx, c, id)
 	for _, s := range append(schemas, sandbox.InfoSchema(m.cfg.Prefix, id)) {
 		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+quote.Ident(s)); err != nil {
 			return fmt.Errorf("drop sandbox schema %s: %w", s, err)
@@ -482,7 +487,9 @@ func (m *Registry) dropOrphan(ctx context.Context, c sideconn.Conn, id string, s
 	if len(rows) != 1 || sideconn.Str(rows[0][0]) != "0" {
 		return nil
 	}
-	m.rollbackXA(ctx, c, id)
+	if left, err := m.settleXA(ctx, c, id, 1); err != nil || left > 0 {
+		return err // the next reap: a DROP would wait for the transaction's locks
+	}
 	for _, s := range schemas {
 		m.log.Info("dropping orphaned sandbox schema", zap.String("schema", s))
 		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+quote.Ident(s)); err != nil {
@@ -567,6 +574,14 @@ func (m *Registry) reconcile(ctx context.Context) error {
 		return err
 	}
 	return m.WithConn(ctx, func(c sideconn.Conn) error {
+		// A drop that waits for a transaction's locks (a prepared XA
+		// transaction's, a reset's) gives up and is tried at the next
+		// reconciliation, rather than queue one more connection each.
+		restore, err := lockWait(ctx, c, reconcileLockWait)
+		if err != nil {
+			return err
+		}
+		defer restore()
 		if err := m.dropOrphanSchemas(ctx, c); err != nil {
 			return err
 		}
@@ -578,6 +593,29 @@ func (m *Registry) reconcile(ctx context.Context) error {
 		}
 		return m.takeCensus(ctx, c)
 	})
+}
+
+// reconcileLockWait is how many seconds a reconciliation's drop waits for
+// a table's lock.
+const reconcileLockWait = 5
+
+// lockWait sets c's lock_wait_timeout to secs; restore sets it back.
+func lockWait(ctx context.Context, c sideconn.Conn, secs int) (restore func(), err error) {
+	rows, err := c.Query(ctx, "SELECT @@session.lock_wait_timeout")
+	if err != nil {
+		return nil, fmt.Errorf("read the side connection's lock_wait_timeout: %w", err)
+	}
+	if len(rows) != 1 || len(rows[0]) != 1 {
+		return nil, fmt.Errorf("read the side connection's lock_wait_timeout: %d rows", len(rows))
+	}
+	old := sideconn.Str(rows[0][0])
+	if _, err := strconv.Atoi(old); err != nil {
+		return nil, fmt.Errorf("read the side connection's lock_wait_timeout: %q", old)
+	}
+	if _, err := c.Exec(ctx, "SET SESSION lock_wait_timeout = "+strconv.Itoa(secs)); err != nil {
+		return nil, fmt.Errorf("set the side connection's lock_wait_timeout: %w", err)
+	}
+	return func() { _, _ = c.Exec(context.WithoutCancel(ctx), "SET SESSION lock_wait_timeout = "+old) }, nil
 }
 
 // dropOrphanSchemas drops the schemas of sandbox ids the registry does
@@ -786,7 +824,11 @@ func (m *Registry) expireOne(ctx context.Context, row expiryRow, now time.Time, 
 				return err
 			}
 		}
-		return m.dropSandbox(ctx, c, row.id)
+		if err := m.dropSandbox(ctx, c, row.id); err != nil {
+			reason = "" // not discarded: the next reap tries again
+			return err
+		}
+		return nil
 	})
 	if reason != "" {
 		m.discarded(row.name, reason)

@@ -3,16 +3,26 @@ package registry
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"strconv"
 	"time"
 
-	"go.uber.org/zap"
+	"github.com/go-mysql-org/go-mysql/mysql"
 
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/sideconn"
+	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
-// xaTries and xaPause bound how long a drop waits for a prepared XA
+// A sandbox's prepared XA transactions (sandbox.XAPrefix) outlive their
+// connections and keep their locks on the sandbox's tables, which a DROP
+// would wait for without end. A sandbox that goes rolls back those no
+// connection holds any more; one that a live connection still holds calls
+// the discard off (settleXA), and a reset of a sandbox with any is refused
+// (PreparedXA): the client commits or rolls it back first.
+
+// xaTries and xaPause bound how long a discard waits for a prepared XA
 // transaction's connection to end (the server lets another connection
 // roll it back only then): a client's connection closing just before its
 // sandbox is discarded.
@@ -21,38 +31,51 @@ const (
 	xaPause = 200 * time.Millisecond
 )
 
-// rollbackXA rolls back the prepared XA transactions of sandbox id
-// (sandbox.XAPrefix) before its schemas are dropped: a prepared
-// transaction outlives its connection and keeps its locks on the
-// sandbox's tables, which DROP DATABASE would wait for. Best effort: one
-// still held by a live connection after the tries is logged, and the drop
-// waits as it would for any open transaction.
-func (m *Registry) rollbackXA(ctx context.Context, c sideconn.Conn, id string) {
+// errXAHeld calls off the discard of a sandbox whose prepared XA
+// transaction a live connection holds.
+func errXAHeld(name string, n int) error {
+	return rewrite.Refuse(wire.ErXARMFail, "XAER_RMFAIL: sandbox %q has %d prepared XA transaction(s) held by a live connection; "+
+		"XA COMMIT or XA ROLLBACK them (XA RECOVER in the sandbox lists them), or end that connection, then discard it", name, n)
+}
+
+// PreparedXA refuses, for a reset of sandbox sb, a sandbox that has a
+// prepared XA transaction: the reset would wait for its locks without end
+// (and the transaction would then write tables the reset gave back).
+func (m *Registry) PreparedXA(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
+	ids, err := m.preparedXA(ctx, c, sb.ID)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	return rewrite.Refuse(wire.ErXARMFail, "XAER_RMFAIL: sandbox %q has %d prepared XA transaction(s), which hold its tables; "+
+		"XA COMMIT or XA ROLLBACK them (XA RECOVER lists them), then reset it", sb.Name, len(ids))
+}
+
+// settleXA rolls back the prepared XA transactions of sandbox id before
+// its schemas are dropped, trying again (tries times in all) for those a
+// connection that is ending still holds; left counts those a live
+// connection holds after it.
+func (m *Registry) settleXA(ctx context.Context, c sideconn.Conn, id string, tries int) (left int, err error) {
 	for try := 1; ; try++ {
-		left, err := m.rollbackXAOnce(ctx, c, id)
-		if left == 0 || err != nil || try == xaTries {
-			if left > 0 || err != nil {
-				m.log.Warn("prepared XA transactions of a dropped sandbox not rolled back", zap.String("sandbox", id),
-					zap.Int("left", left), zap.Error(err))
-			}
-			return
+		if left, err = m.rollbackXAOnce(ctx, c, id); left == 0 || err != nil || try >= tries {
+			return left, err
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return left, ctx.Err()
 		case <-time.After(xaPause):
 		}
 	}
 }
 
-// rollbackXAOnce rolls back those of the sandbox's prepared XA
-// transactions the server lets it: left counts the others.
-func (m *Registry) rollbackXAOnce(ctx context.Context, c sideconn.Conn, id string) (left int, err error) {
+// preparedXA lists the prepared XA transactions of sandbox id, each as
+// the xid XA ROLLBACK takes.
+func (m *Registry) preparedXA(ctx context.Context, c sideconn.Conn, id string) ([]string, error) {
 	rows, err := c.Query(ctx, "XA RECOVER")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	p := sandbox.XAPrefix(id)
+	var out []string
 	for _, r := range rows {
 		if len(r) != 4 || r[0] == nil || r[1] == nil || r[2] == nil || r[3] == nil {
 			continue
@@ -64,9 +87,25 @@ func (m *Registry) rollbackXAOnce(ctx context.Context, c sideconn.Conn, id strin
 		if err0 != nil || err1 != nil || err2 != nil || gl+bl != len(data) || gl < len(p) || data[:len(p)] != p {
 			continue
 		}
-		xid := "X'" + hex.EncodeToString([]byte(data[:gl])) + "',X'" + hex.EncodeToString([]byte(data[gl:])) + "'," +
-			strconv.FormatInt(format, 10)
-		if _, err := c.Exec(ctx, "XA ROLLBACK "+xid); err != nil {
+		out = append(out, "X'"+hex.EncodeToString([]byte(data[:gl]))+"',X'"+hex.EncodeToString([]byte(data[gl:]))+"',"+
+			strconv.FormatInt(format, 10))
+	}
+	return out, nil
+}
+
+// rollbackXAOnce rolls back those of the sandbox's prepared XA
+// transactions the server lets it: left counts the others (held by a live
+// connection: 1397 XAER_NOTA to any other). 1402 XA_RBROLLBACK says it was
+// rolled back.
+func (m *Registry) rollbackXAOnce(ctx context.Context, c sideconn.Conn, id string) (left int, err error) {
+	xids, err := m.preparedXA(ctx, c, id)
+	if err != nil {
+		return 0, err
+	}
+	for _, xid := range xids {
+		_, err := c.Exec(ctx, "XA ROLLBACK "+xid)
+		var me *mysql.MyError
+		if err != nil && !(errors.As(err, &me) && me.Code == 1402) {
 			left++
 		}
 	}

@@ -33,6 +33,7 @@ var (
 	currentUser  = regexp.MustCompile(`^SELECT CURRENT_USER\(\)$`)
 	setStmt      = regexp.MustCompile(`^SET `)
 	xaRecover    = regexp.MustCompile(`^XA RECOVER$`)
+	lockWaitRead = regexp.MustCompile(`^SELECT @@session\.lock_wait_timeout$`) // Registry.reconcile's
 	// addIfMissing adds a column a registry made by an older proxy lacks:
 	// the fake's registry is always made afresh, with it.
 	addIfMissing = regexp.MustCompile("^ALTER TABLE `\\w+_meta`\\.\\w+ ADD COLUMN IF NOT EXISTS ")
@@ -131,7 +132,8 @@ func init() {
 		{versionQuery, func(u *Upstream, _ []string) (result, error) { return rowsResult(Row(u.version, u.lctn)), nil }},
 		{showGrants, func(u *Upstream, _ []string) (result, error) { return column(u.grants), nil }},
 		{roles, nothing},
-		{xaRecover, nothing}, // Registry.rollbackXA: the fake has no XA transaction
+		{xaRecover, nothing}, // Registry.preparedXA: the fake has no XA transaction
+		{lockWaitRead, func(*Upstream, []string) (result, error) { return rowsResult(Row("50")), nil }},
 		{foreignKeys, nothing},
 		{sessionVars, func(_ *Upstream, m []string) (result, error) { return sessionVarsRow(m[0]), nil }},
 		{createTrigger, (*Upstream).createTrigger},
