@@ -99,6 +99,11 @@ func (r *recovery) statementStart(i int) (next int, done, stop bool) {
 	r.writing = w == "INSERT" || w == "REPLACE" || w == "DELETE"
 	r.locking = w == "LOCK" && (r.word(i+1) == "TABLE" || r.word(i+1) == "TABLES")
 	r.tableDDL = (w == "CREATE" || w == "ALTER") && r.tableDDLAt(i)
+	if (w == "COMMIT" || w == "ROLLBACK") && r.word(i+1) == "WORK" {
+		// COMMIT WORK, ROLLBACK WORK [TO …]: WORK is a noise word the
+		// parser does not take; the statement names no table.
+		r.span(i+1, i+1)
+	}
 	if JunkAt(r.text, r.toks, i, r.w.Keywords) {
 		r.blank(int(t.Start), len(r.text))
 		r.m.Junk = int(t.Start)

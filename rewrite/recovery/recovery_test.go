@@ -130,6 +130,8 @@ func TestMask(t *testing.T) {
 		{"SELECT a, NCHAR(5) FROM t", ""},
 		{"SELECT a AS nchar FROM t", ""},
 		{"SELECT ROW(1, 2) = ROW(a, b) FROM t", ""},
+		{"ROLLBACK WORK TO SAVEPOINT a", "ROLLBACK      TO SAVEPOINT a"},
+		{"COMMIT WORK AND NO CHAIN", "COMMIT      AND NO CHAIN"},
 		{"SELECT 1", ""},
 		{"SELECT a FROM t LIMIT @x", ""},
 	}
