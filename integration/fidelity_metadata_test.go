@@ -138,6 +138,11 @@ var fidScript = []fidStep{
 	{sql: "SHOW CREATE TABLE users"},
 	{sql: "UPDATE users SET name = 'x' WHERE id = 99"},
 	{sql: "SELECT UPPER(table_name) FROM information_schema.tables WHERE table_schema = 'fid' ORDER BY 1"},
+	// The labels of an EXECUTE are the prepared text's (mtr's prepare).
+	{sql: "PREPARE lbl FROM 'SELECT table_name FROM information_schema.tables WHERE table_schema = ''fid'' AND table_name = ''users'' " +
+		"UNION ALL SELECT table_name FROM information_schema.tables WHERE table_schema = ''fid'' AND table_name = ''kids'''"},
+	{sql: "EXECUTE lbl"},
+	{sql: "DEALLOCATE PREPARE lbl"},
 	{sql: "CREATE TABLE fid2.child (id INT PRIMARY KEY, kid INT, FOREIGN KEY (kid) REFERENCES kids (id))"},
 	{sql: "SHOW CREATE TABLE fid2.child"},
 	{sql: "INSERT INTO fid2.child VALUES (1, 99)"},

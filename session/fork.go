@@ -92,6 +92,10 @@ func (s *Session) forkAndRewrite(ctx context.Context, a *rewrite.Analysis, sql s
 			return nil, err
 		}
 		p.infoIdents = rewrite.Identifiers(sql, opts)
+		if text, ok := s.m.engine.PreparedText(sql, opts); ok {
+			// An EXECUTE of it answers with the prepared text's labels.
+			p.infoIdents = append(p.infoIdents, rewrite.Identifiers(text, opts)...)
+		}
 	}
 	return a.Rewrite(resolver{s: s, productionViews: showCreateView(a), productionTrigger: p.productionTrigger})
 }
