@@ -448,6 +448,10 @@ func (s *Server) handle(ctx context.Context, nc net.Conn) {
 	log.Debug("session started", zap.String("user", sess.acct.name), zap.Uint32("upstream_conn", sess.be.greeting.ConnID))
 	defer func() {
 		if sess.sbx != nil {
+			// The upstream connection ends first: an XA transaction it
+			// left prepared is then the server's, which the discard of
+			// an unkept sandbox rolls back.
+			sess.be.close()
 			sess.sbx.Close()
 		}
 	}()

@@ -26,7 +26,11 @@ func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed b
 	if status&wire.StatusInTrans == 0 {
 		s.releaseHolds() // the transaction ended: its fills' ends may come
 	}
-	s.xa = status&wire.StatusInTrans != 0 && (s.xa || !failed && p != nil && startsXA(p.analysis))
+	started := !failed && p != nil && startsXA(p.analysis)
+	if started && s.sb != nil {
+		s.sb.NoteXA() // its discard rolls back what it leaves prepared
+	}
+	s.xa = status&wire.StatusInTrans != 0 && (s.xa || started)
 	s.forgetUps(p, failed)
 	if p == nil || s.sb == nil {
 		return nil

@@ -394,6 +394,9 @@ func (m *Registry) Discard(ctx context.Context, sb *Sandbox, force, try bool, re
 	}
 	defer sb.forkMu.Unlock()
 	if !sb.isPersisted() {
+		if err := m.settleUnrecordedXA(ctx, sb, try); err != nil {
+			return err
+		}
 		if m.end(sb, force) {
 			m.Forget(sb)
 			m.discarded(sb.Name, reason)

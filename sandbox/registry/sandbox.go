@@ -21,6 +21,10 @@ type Sandbox struct {
 	mu         sync.Mutex
 	kept       bool
 	persisted  bool // has rows in the registry
+	// xa is set once a connection started an XA transaction in it: its
+	// discard then rolls back the prepared ones (xa.go), registry rows or
+	// not.
+	xa bool
 	expires    time.Time
 	lastActive time.Time
 	attached   int
@@ -343,4 +347,18 @@ func (sb *Sandbox) ForgetRoutines(all bool, keys ...string) {
 	for _, k := range keys {
 		delete(sb.routines, k)
 	}
+}
+
+// NoteXA records that a connection started an XA transaction in sb.
+func (sb *Sandbox) NoteXA() {
+	sb.mu.Lock()
+	sb.xa = true
+	sb.mu.Unlock()
+}
+
+// usedXA reports whether a connection started an XA transaction in sb.
+func (sb *Sandbox) usedXA() bool {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	return sb.xa
 }

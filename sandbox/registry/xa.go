@@ -67,6 +67,27 @@ func (m *Registry) settleXA(ctx context.Context, c sideconn.Conn, id string, tri
 	}
 }
 
+// settleUnrecordedXA is settleXA for a sandbox the registry has no rows of
+// (it never wrote a table, as an XA transaction of reads does not), when a
+// connection started an XA transaction in it: nothing else would find its
+// prepared ones again once it is forgotten.
+func (m *Registry) settleUnrecordedXA(ctx context.Context, sb *Sandbox, try bool) error {
+	if !sb.usedXA() {
+		return nil
+	}
+	tries := xaTries
+	if try {
+		tries = 1
+	}
+	return m.WithConn(ctx, func(c sideconn.Conn) error {
+		left, err := m.settleXA(ctx, c, sb.ID, tries)
+		if err == nil && left > 0 {
+			err = errXAHeld(sb.Name, left)
+		}
+		return err
+	})
+}
+
 // preparedXA lists the prepared XA transactions of sandbox id, each as
 // the xid XA ROLLBACK takes.
 func (m *Registry) preparedXA(ctx context.Context, c sideconn.Conn, id string) ([]string, error) {
