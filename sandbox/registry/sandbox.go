@@ -18,13 +18,13 @@ type Sandbox struct {
 	Owner   string
 	Created time.Time
 
-	mu         sync.Mutex
-	kept       bool
-	persisted  bool // has rows in the registry
+	mu        sync.Mutex
+	kept      bool
+	persisted bool // has rows in the registry
 	// xa is set once a connection started an XA transaction in it: its
 	// discard then rolls back the prepared ones (xa.go), registry rows or
 	// not.
-	xa bool
+	xa         bool
 	expires    time.Time
 	lastActive time.Time
 	attached   int
