@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strconv"
+	"strings"
 )
 
 // XA transaction ids are the server's, shared by every connection: any
@@ -20,19 +21,43 @@ func XAPrefix(id string) string {
 	return "\xff" + string(sum[:6])
 }
 
-// XARecovered is a row of XA RECOVER (formatID, gtrid_length,
-// bqual_length, data: the raw format) as a sandbox with prefix p sees it:
-// ok is false for another's id; data loses the prefix, and is written as
-// XA RECOVER FORMAT='SQL' writes it when sql is set.
-func XARecovered(p string, formatID int64, gtridLen, bqualLen int, data string, sql bool) (gl int, out string, ok bool) {
-	if gtridLen < len(p) || gtridLen+bqualLen != len(data) || data[:len(p)] != p {
-		return 0, "", false
+// XARow is a prepared XA transaction as XA RECOVER (its raw format)
+// lists it.
+type XARow struct {
+	FormatID     int64
+	Gtrid, Bqual string
+}
+
+// ParseXARow reads a row of XA RECOVER: formatID, gtrid_length,
+// bqual_length, data (ok false for one it cannot read).
+func ParseXARow(r []*string) (XARow, bool) {
+	if len(r) != 4 || r[0] == nil || r[1] == nil || r[2] == nil || r[3] == nil {
+		return XARow{}, false
 	}
-	gtrid, bqual := data[len(p):gtridLen], data[gtridLen:]
-	if !sql {
-		return len(gtrid), gtrid + bqual, true
+	format, err0 := strconv.ParseInt(*r[0], 10, 64)
+	gl, err1 := strconv.Atoi(*r[1])
+	bl, err2 := strconv.Atoi(*r[2])
+	data := *r[3]
+	if err0 != nil || err1 != nil || err2 != nil || gl < 0 || bl < 0 || gl+bl != len(data) {
+		return XARow{}, false
 	}
-	return len(gtrid), XASQL(formatID, gtrid, bqual), true
+	return XARow{FormatID: format, Gtrid: data[:gl], Bqual: data[gl:]}, true
+}
+
+// Own is x as the sandbox whose prefix is p sees it, its gtrid without the
+// prefix; ok is false for another's transaction.
+func (x XARow) Own(p string) (XARow, bool) {
+	if !strings.HasPrefix(x.Gtrid, p) {
+		return XARow{}, false
+	}
+	x.Gtrid = x.Gtrid[len(p):]
+	return x, true
+}
+
+// XID is x as XA COMMIT and XA ROLLBACK take it.
+func (x XARow) XID() string {
+	return "X'" + hex.EncodeToString([]byte(x.Gtrid)) + "',X'" + hex.EncodeToString([]byte(x.Bqual)) + "'," +
+		strconv.FormatInt(x.FormatID, 10)
 }
 
 // XASQL writes an XA id as the server's XA RECOVER FORMAT='SQL' does

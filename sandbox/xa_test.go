@@ -1,6 +1,10 @@
 package sandbox
 
-import "testing"
+import (
+	"encoding/hex"
+	"strconv"
+	"testing"
+)
 
 func TestXASQL(t *testing.T) {
 	// As MariaDB 10.11's XA RECOVER FORMAT='SQL' wrote them.
@@ -28,20 +32,29 @@ func TestXASQL(t *testing.T) {
 	}
 }
 
-func TestXARecovered(t *testing.T) {
+func TestXARow(t *testing.T) {
 	p := XAPrefix("0a1b2c3d")
 	if len(p) != 7 || p == XAPrefix("0a1b2c3e") {
 		t.Fatalf("prefix %q", p)
 	}
-	if gl, d, ok := XARecovered(p, 1, len(p)+2, 2, p+"g1b1", false); !ok || gl != 2 || d != "g1b1" {
-		t.Errorf("own id: %d %q %v", gl, d, ok)
+	row := func(format, gl, bl, data string) []*string { return []*string{&format, &gl, &bl, &data} }
+	x, ok := ParseXARow(row("7", strconv.Itoa(len(p)+2), "2", p+"g1b1"))
+	if !ok || x.XID() != "X'"+hex.EncodeToString([]byte(p+"g1"))+"',X'6231',7" {
+		t.Fatalf("ParseXARow: %+v %v, XID %s", x, ok, x.XID())
 	}
-	if _, d, ok := XARecovered(p, 7, len(p)+2, 0, p+"g1", true); !ok || d != "'g1','',7" {
-		t.Errorf("own id, SQL format: %q %v", d, ok)
+	if own, ok := x.Own(p); !ok || own != (XARow{FormatID: 7, Gtrid: "g1", Bqual: "b1"}) {
+		t.Errorf("own id: %+v %v", own, ok)
 	}
-	for _, data := range []string{"g1", XAPrefix("other") + "g1", p[:3]} {
-		if _, _, ok := XARecovered(p, 1, len(data), 0, data, false); ok {
-			t.Errorf("%q is taken for the sandbox's", data)
+	for _, r := range [][]*string{row("1", "2", "0", "g1"), row("1", "9", "0", XAPrefix("other")+"g1"), row("1", "3", "0", p[:3])} {
+		if x, ok := ParseXARow(r); !ok {
+			t.Errorf("%q not read", *r[3])
+		} else if _, own := x.Own(p); own {
+			t.Errorf("%q is taken for the sandbox's", *r[3])
+		}
+	}
+	for _, r := range [][]*string{row("1", "3", "0", "g1"), row("x", "2", "0", "g1"), row("1", "-1", "3", "g1"), {nil, nil, nil, nil}} {
+		if x, ok := ParseXARow(r); ok {
+			t.Errorf("a row it cannot read is read: %+v", x)
 		}
 	}
 }

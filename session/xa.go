@@ -100,21 +100,18 @@ func (s *Session) xaRecover(ctx context.Context, x *rewrite.XA) (*Reply, error) 
 	p := sandbox.XAPrefix(s.sb.ID)
 	rep := &Reply{Defs: r.Columns}
 	for _, row := range r.Rows {
-		if len(row) != 4 || row[0] == nil || row[1] == nil || row[2] == nil || row[3] == nil {
-			continue
+		tx, ok := sandbox.ParseXARow(row)
+		if ok {
+			tx, ok = tx.Own(p)
 		}
-		format, err1 := strconv.ParseInt(*row[0], 10, 64)
-		gl, err2 := strconv.Atoi(*row[1])
-		bl, err3 := strconv.Atoi(*row[2])
-		if err1 != nil || err2 != nil || err3 != nil {
-			continue
-		}
-		ngl, data, ok := sandbox.XARecovered(p, format, gl, bl, *row[3], x.SQLFormat)
 		if !ok {
 			continue
 		}
-		g := strconv.Itoa(ngl)
-		rep.Rows = append(rep.Rows, []*string{row[0], &g, row[2], &data})
+		gl, data := strconv.Itoa(len(tx.Gtrid)), tx.Gtrid+tx.Bqual
+		if x.SQLFormat {
+			data = sandbox.XASQL(tx.FormatID, tx.Gtrid, tx.Bqual)
+		}
+		rep.Rows = append(rep.Rows, []*string{row[0], &gl, row[2], &data})
 	}
 	return rep, nil
 }

@@ -2,9 +2,7 @@ package registry
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/mysql"
@@ -98,18 +96,11 @@ func (m *Registry) preparedXA(ctx context.Context, c sideconn.Conn, id string) (
 	p := sandbox.XAPrefix(id)
 	var out []string
 	for _, r := range rows {
-		if len(r) != 4 || r[0] == nil || r[1] == nil || r[2] == nil || r[3] == nil {
-			continue
+		if x, ok := sandbox.ParseXARow(r); ok {
+			if _, own := x.Own(p); own {
+				out = append(out, x.XID())
+			}
 		}
-		format, err0 := strconv.ParseInt(*r[0], 10, 64)
-		gl, err1 := strconv.Atoi(*r[1])
-		bl, err2 := strconv.Atoi(*r[2])
-		data := *r[3]
-		if err0 != nil || err1 != nil || err2 != nil || gl+bl != len(data) || gl < len(p) || data[:len(p)] != p {
-			continue
-		}
-		out = append(out, "X'"+hex.EncodeToString([]byte(data[:gl]))+"',X'"+hex.EncodeToString([]byte(data[gl:]))+"',"+
-			strconv.FormatInt(format, 10))
 	}
 	return out, nil
 }
