@@ -287,19 +287,11 @@ func (m *Forker) dropSandboxObjects(ctx context.Context, c sideconn.Conn, sb *re
 	if len(d.views)+len(d.routines) == 0 && !d.all {
 		return nil
 	}
-	rows, err := c.Query(ctx, "SELECT @@session.lock_wait_timeout")
+	restore, err := sideconn.LockWait(ctx, c, resetLockWait)
 	if err != nil {
 		return err
 	}
-	if len(rows) != 1 || !digits(sideconn.Str(rows[0][0])) {
-		return fmt.Errorf("read the side connection's lock_wait_timeout: %d rows", len(rows))
-	}
-	if _, err := c.Exec(ctx, fmt.Sprintf("SET SESSION lock_wait_timeout = %d", resetLockWait)); err != nil {
-		return err
-	}
-	defer func() {
-		_, _ = c.Exec(context.WithoutCancel(ctx), "SET SESSION lock_wait_timeout = "+sideconn.Str(rows[0][0]))
-	}()
+	defer restore()
 	for _, v := range d.views {
 		if _, err := c.Exec(ctx, "DROP VIEW IF EXISTS "+v.Quoted()); err != nil {
 			return fmt.Errorf("reset sandbox %s: drop its view %s: %w", sb.Name, v.Name, err)

@@ -577,7 +577,7 @@ func (m *Registry) reconcile(ctx context.Context) error {
 		// A drop that waits for a transaction's locks (a prepared XA
 		// transaction's, a reset's) gives up and is tried at the next
 		// reconciliation, rather than queue one more connection each.
-		restore, err := lockWait(ctx, c, reconcileLockWait)
+		restore, err := sideconn.LockWait(ctx, c, reconcileLockWait)
 		if err != nil {
 			return err
 		}
@@ -598,25 +598,6 @@ func (m *Registry) reconcile(ctx context.Context) error {
 // reconcileLockWait is how many seconds a reconciliation's drop waits for
 // a table's lock.
 const reconcileLockWait = 5
-
-// lockWait sets c's lock_wait_timeout to secs; restore sets it back.
-func lockWait(ctx context.Context, c sideconn.Conn, secs int) (restore func(), err error) {
-	rows, err := c.Query(ctx, "SELECT @@session.lock_wait_timeout")
-	if err != nil {
-		return nil, fmt.Errorf("read the side connection's lock_wait_timeout: %w", err)
-	}
-	if len(rows) != 1 || len(rows[0]) != 1 {
-		return nil, fmt.Errorf("read the side connection's lock_wait_timeout: %d rows", len(rows))
-	}
-	old := sideconn.Str(rows[0][0])
-	if _, err := strconv.Atoi(old); err != nil {
-		return nil, fmt.Errorf("read the side connection's lock_wait_timeout: %q", old)
-	}
-	if _, err := c.Exec(ctx, "SET SESSION lock_wait_timeout = "+strconv.Itoa(secs)); err != nil {
-		return nil, fmt.Errorf("set the side connection's lock_wait_timeout: %w", err)
-	}
-	return func() { _, _ = c.Exec(context.WithoutCancel(ctx), "SET SESSION lock_wait_timeout = "+old) }, nil
-}
 
 // dropOrphanSchemas drops the schemas of sandbox ids the registry does
 // not know (dropOrphan).
