@@ -99,7 +99,7 @@ func (r *recovery) nameAfter(i int) bool {
 // given to another word.
 func (r *recovery) placeholder(word string) (string, bool) {
 	for _, p := range r.m.Placeholders {
-		if len(p.Word) == len(word) && p.Word == word {
+		if p.Word == word {
 			return p.Name, true
 		}
 	}

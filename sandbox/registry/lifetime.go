@@ -437,10 +437,7 @@ func (m *Registry) discardRecorded(ctx context.Context, c sideconn.Conn, sb *San
 	if try {
 		tries = 1 // the reaper does not stall: the next reap tries again
 	}
-	if left, err := m.settleXA(ctx, c, sb.ID, tries); err != nil || left > 0 {
-		if err == nil {
-			err = errXAHeld(sb.Name, left)
-		}
+	if err := m.clearXA(ctx, c, sb.ID, sb.Name, tries); err != nil {
 		return false, err
 	}
 	if !m.end(sb, force) {

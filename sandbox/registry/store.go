@@ -449,12 +449,6 @@ func (m *Registry) Remember(sb *Sandbox) *Sandbox {
 // that can be attached with its tables gone; schemas a failure leaves
 // behind are orphans, which the reaper's reconciliation drops.
 func (m *Registry) dropSandbox(ctx context.Context, c sideconn.Conn, id string) error {
-	if left, err := m.settleXA(ctx, c, id, 1); err != nil || left > 0 {
-		if err == nil {
-			err = errXAHeld(id, left)
-		}
-		return fmt.Errorf("drop sandbox %s: %w", id, err)
-	}
 	if err := m.deleteRows(ctx, c, id, "sandboxes", "tables", "captures", "holders", "generations", "readers"); err != nil {
 		return fmt.Errorf("forget sandbox %s: %w", id, err)
 	}
@@ -805,11 +799,14 @@ func (m *Registry) expireOne(ctx context.Context, row expiryRow, now time.Time, 
 				return err
 			}
 		}
-		if err := m.dropSandbox(ctx, c, row.id); err != nil {
-			reason = "" // not discarded: the next reap tries again
-			return err
+		err = m.clearXA(ctx, c, row.id, row.name, 1)
+		if err == nil {
+			err = m.dropSandbox(ctx, c, row.id)
 		}
-		return nil
+		if err != nil {
+			reason = "" // not discarded: the next reap tries again
+		}
+		return err
 	})
 	if reason != "" {
 		m.discarded(row.name, reason)

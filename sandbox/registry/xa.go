@@ -65,7 +65,18 @@ func (m *Registry) settleXA(ctx context.Context, c sideconn.Conn, id string, tri
 	}
 }
 
-// settleUnrecordedXA is settleXA for a sandbox the registry has no rows of
+// clearXA is settleXA before sandbox id (called name) is dropped: an
+// error when a live connection still holds one of its prepared XA
+// transactions, which calls the drop off.
+func (m *Registry) clearXA(ctx context.Context, c sideconn.Conn, id, name string, tries int) error {
+	left, err := m.settleXA(ctx, c, id, tries)
+	if err == nil && left > 0 {
+		err = errXAHeld(name, left)
+	}
+	return err
+}
+
+// settleUnrecordedXA is clearXA for a sandbox the registry has no rows of
 // (it never wrote a table, as an XA transaction of reads does not), when a
 // connection started an XA transaction in it: nothing else would find its
 // prepared ones again once it is forgotten.
@@ -77,13 +88,7 @@ func (m *Registry) settleUnrecordedXA(ctx context.Context, sb *Sandbox, try bool
 	if try {
 		tries = 1
 	}
-	return m.WithConn(ctx, func(c sideconn.Conn) error {
-		left, err := m.settleXA(ctx, c, sb.ID, tries)
-		if err == nil && left > 0 {
-			err = errXAHeld(sb.Name, left)
-		}
-		return err
-	})
+	return m.WithConn(ctx, func(c sideconn.Conn) error { return m.clearXA(ctx, c, sb.ID, sb.Name, tries) })
 }
 
 // preparedXA lists the prepared XA transactions of sandbox id, each as
