@@ -44,15 +44,15 @@ func SandboxViewSQL(prefix, reg, id string, v View, cols []Col) string {
 	internal := quote.LikePrefix(prefix)
 	var where string
 	if len(v.Pairs) == 0 { // SCHEMATA
-		where = "i.SCHEMA_NAME NOT LIKE " + internal
-	} else {
-		s, t := v.Pairs[0][0], v.Pairs[0][1]
-		// Either a row of this sandbox's table, or a production row the
-		// sandbox has not replaced or hidden.
-		where = "r0.sandbox_id IS NOT NULL OR (i." + s + " NOT LIKE " + internal + " AND NOT EXISTS (SELECT 1 FROM " + reg +
-			" h WHERE h.sandbox_id = " + sid + " AND h.kind IN ('" + string(sandbox.KindFork) + "', '" + string(sandbox.KindSchema) + "', '" + string(sandbox.KindCreated) + "', '" + string(sandbox.KindDropped) +
-			"') AND h.db = " + BinCol("i", s) + " AND h.tbl = " + BinCol("i", t) + "))"
+		return schemataViewSQL(prefix, id, v, cols)
 	}
+	s, t := v.Pairs[0][0], v.Pairs[0][1]
+	// Either a row of this sandbox's table, or a production row the
+	// sandbox has not replaced or hidden, in a database it did not make
+	// or drop.
+	where = "r0.sandbox_id IS NOT NULL OR (i." + s + " NOT LIKE " + internal + " AND NOT EXISTS (SELECT 1 FROM " + reg +
+		" h WHERE h.sandbox_id = " + sid + " AND h.kind IN ('" + string(sandbox.KindFork) + "', '" + string(sandbox.KindSchema) + "', '" + string(sandbox.KindCreated) + "', '" + string(sandbox.KindDropped) +
+		"') AND h.db = " + BinCol("i", s) + " AND h.tbl = " + BinCol("i", t) + ") AND NOT " + ownDB(prefix, id, BinCol("i", s)) + ")"
 	if v.Name == "TRIGGERS" {
 		// The proxy's capture triggers (capture.go) are not the sandbox's.
 		where = "(" + where + ") AND i.TRIGGER_NAME NOT LIKE " + internal
@@ -82,11 +82,44 @@ func routineViewSQL(prefix, id string, v View, cols []Col) string {
 	name := quote.Ident(v.RoutineName)
 	shadowed := "EXISTS (SELECT 1 FROM information_schema." + v.Name + " j WHERE j." + quote.Ident(v.RoutineSchema) +
 		" = CONCAT(" + quote.String(own) + ", " + col + ") AND j." + name + " = i." + name + " AND j.ROUTINE_TYPE = i.ROUTINE_TYPE)"
-	dropped := "EXISTS (SELECT 1 FROM " + quote.Ident(sandbox.InfoSchema(prefix, id)) + "." + quote.Ident(DroppedRoutines) +
-		" d WHERE d.db = " + col + " AND d.name = i." + name + " AND d.type = i.ROUTINE_TYPE)"
+	dropped := "(EXISTS (SELECT 1 FROM " + quote.Ident(sandbox.InfoSchema(prefix, id)) + "." + quote.Ident(DroppedRoutines) +
+		" d WHERE d.db = " + col + " AND d.name = i." + name + " AND d.type = i.ROUTINE_TYPE) OR " + ownDB(prefix, id, BinCol("i", quote.Ident(v.RoutineSchema))) + ")"
 	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + quote.Ident(sandbox.InfoSchema(prefix, id)) + "." + quote.Ident(v.Name) +
 		" AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.Name + " i WHERE (" + col + " NOT LIKE " + internal +
 		" AND NOT " + shadowed + " AND NOT " + dropped + ") OR " + mine
+}
+
+// DatabasesTable is the registry's table of the databases sandboxes made
+// or dropped (sandbox/registry/databases.go), quoted.
+func DatabasesTable(prefix string) string {
+	return quote.Ident(sandbox.MetaSchema(prefix)) + ".`databases`"
+}
+
+// ownDB is the condition that database db (an expression in utf8mb4_bin)
+// is one sandbox id made or dropped: production's of that name is not in
+// the sandbox.
+func ownDB(prefix, id, db string) string {
+	return "EXISTS (SELECT 1 FROM " + DatabasesTable(prefix) + " o WHERE o.sandbox_id = " + quote.String(id) + " AND o.db = " + db + ")"
+}
+
+// schemataViewSQL is the definition of the view of databases for sandbox
+// id: production's, but those the sandbox dropped or made again, and the
+// databases it made (their schemas' rows, with the logical name).
+func schemataViewSQL(prefix, id string, v View, cols []Col) string {
+	sel := make([]string, len(cols))
+	for i, c := range cols {
+		if c.Name == "SCHEMA_NAME" {
+			sel[i] = c.Mapped("d.name", "i.SCHEMA_NAME") + " AS " + quote.Ident(c.Name)
+		} else {
+			sel[i] = "i." + quote.Ident(c.Name)
+		}
+	}
+	made := "'" + string(sandbox.DBCreated) + "', '" + string(sandbox.DBRecreated) + "'"
+	return "CREATE OR REPLACE SQL SECURITY INVOKER VIEW " + quote.Ident(sandbox.InfoSchema(prefix, id)) + "." + quote.Ident(v.Name) +
+		" AS SELECT " + strings.Join(sel, ", ") + " FROM information_schema." + v.Name + " i LEFT JOIN " + DatabasesTable(prefix) +
+		" d ON d.sandbox_id = " + quote.String(id) + " AND d.kind IN (" + made + ") AND d.phys_db = " + BinCol("i", "SCHEMA_NAME") +
+		" WHERE d.sandbox_id IS NOT NULL OR (i.SCHEMA_NAME NOT LIKE " + quote.LikePrefix(prefix) + " AND NOT " +
+		ownDB(prefix, id, BinCol("i", "SCHEMA_NAME")) + ")"
 }
 
 // ProductionViewSQL is the definition of the production view of v; cols are the

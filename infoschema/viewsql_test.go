@@ -53,6 +53,7 @@ func TestSandboxViewSQL(t *testing.T) {
 	const reg = "`_sqlfork_meta`.tables"
 	own := "`" + sandbox.InfoSchema("_sqlfork", "0badcafe") + "`."
 	internal := " NOT LIKE '!_sqlfork%' ESCAPE '!'"
+	ownDB := "EXISTS (SELECT 1 FROM `_sqlfork_meta`.`databases` o WHERE o.sandbox_id = '0badcafe' AND o.db = CONVERT(i."
 	cols := func(names ...string) []Col {
 		out := make([]Col, len(names))
 		for i, n := range names {
@@ -71,18 +72,21 @@ func TestSandboxViewSQL(t *testing.T) {
 			"LEFT JOIN " + reg + " r0 ON r0.sandbox_id = '0badcafe' AND r0.kind IN ('fork', 'schema', 'created', 'absent', 'dropped')",
 			"AS `TABLE_SCHEMA`", "AS `TABLE_NAME`", ", i.`ENGINE` FROM information_schema.TABLES i ",
 			"WHERE r0.sandbox_id IS NOT NULL OR (i.TABLE_SCHEMA" + internal,
-			"h.kind IN ('fork', 'schema', 'created', 'dropped')"},
+			"h.kind IN ('fork', 'schema', 'created', 'dropped')", ") AND NOT " + ownDB},
 			[]string{"r1", "ORDER BY", "TRIGGER_NAME"}},
 		{"KEY_COLUMN_USAGE", cols("CONSTRAINT_SCHEMA", "REFERENCED_TABLE_NAME"), []string{" r0 ON ", " r1 ON ", "AS `CONSTRAINT_SCHEMA`",
 			"AS `REFERENCED_TABLE_NAME`"}, nil},
 		{"COLUMNS", cols("TABLE_NAME"), []string{" ORDER BY `TABLE_SCHEMA`, `TABLE_NAME`, `ORDINAL_POSITION`"}, nil},
 		{"TRIGGERS", cols("TRIGGER_NAME"), []string{") AND i.TRIGGER_NAME" + internal}, nil},
-		{"SCHEMATA", cols("SCHEMA_NAME"), []string{" WHERE i.SCHEMA_NAME" + internal}, []string{"LEFT JOIN", "r0"}},
+		{"SCHEMATA", cols("SCHEMA_NAME"), []string{"COALESCE(d.name, i.SCHEMA_NAME) AS `SCHEMA_NAME`",
+			"LEFT JOIN `_sqlfork_meta`.`databases` d ON d.sandbox_id = '0badcafe' AND d.kind IN ('created', 'recreated')",
+			" WHERE d.sandbox_id IS NOT NULL OR (i.SCHEMA_NAME" + internal, "AND NOT " + ownDB}, []string{"r0"}},
 		{"ROUTINES", cols("ROUTINE_SCHEMA", "ROUTINE_NAME"), []string{
 			"CASE WHEN i.`ROUTINE_SCHEMA` LIKE '!_sqlfork!_0badcafe!_%' ESCAPE '!' THEN SUBSTRING(i.`ROUTINE_SCHEMA`, 19) ELSE i.`ROUTINE_SCHEMA` END",
 			", i.`ROUTINE_NAME` FROM information_schema.ROUTINES i WHERE (i.`ROUTINE_SCHEMA`" + internal,
 			"j.`ROUTINE_SCHEMA` = CONCAT('_sqlfork_0badcafe_', i.`ROUTINE_SCHEMA`)",
-			"FROM " + own + "`dropped_routines` d WHERE d.db = i.`ROUTINE_SCHEMA`", ") OR i.`ROUTINE_SCHEMA` LIKE "},
+			"AND NOT (EXISTS (SELECT 1 FROM " + own + "`dropped_routines` d WHERE d.db = i.`ROUTINE_SCHEMA`", ")) OR i.`ROUTINE_SCHEMA` LIKE ",
+			"ROUTINE_TYPE) OR EXISTS (SELECT 1 FROM `_sqlfork_meta`.`databases` o WHERE o.sandbox_id = '0badcafe' AND o.db = CONVERT(i.`ROUTINE_SCHEMA`"},
 			[]string{"LEFT JOIN"}},
 	} {
 		var v View

@@ -95,7 +95,7 @@ func (s *Server) modeOf(a *account) session.Mode {
 // be is the connection's upstream connection and db the database its
 // login chose.
 func (s *Server) openSandbox(ctx context.Context, a *account, tag string, attrs map[string]string, connID uint32, be *backend,
-	db string, log *zap.Logger) (*session.Session, error) {
+	db string, selectDB bool, log *zap.Logger) (*session.Session, error) {
 	mode := s.modeOf(a)
 	if tag == "" {
 		tag = attrs["sqlfork_sandbox"]
@@ -112,7 +112,7 @@ func (s *Server) openSandbox(ctx context.Context, a *account, tag string, attrs 
 		return nil, wire.Error(wire.ErConnectToForeignSource, "sqlfork-proxy: sandboxes are unavailable (%v)", err)
 	}
 	sbx, err := m.Open(ctx, session.Options{User: a.name, ConnID: uint64(connID), Mode: mode, Sandbox: tag,
-		AllowProductionWrites: s.cfg.ProductionWrites == "allow", Log: log, Upstream: clientUpstream{be}, DB: db})
+		AllowProductionWrites: s.cfg.ProductionWrites == "allow", Log: log, Upstream: clientUpstream{be}, DB: db, SelectDB: selectDB})
 	s.countGuardrail(err)
 	return sbx, err
 }

@@ -116,7 +116,7 @@ func (c *clientConn) rebind(acct *account, tag string, req *changeUserReq, colla
 		_ = c.out.writeErr(e)
 		return errSessionEnd
 	}
-	sbx, err := c.srv.openSandbox(c.ctx(), acct, tag, req.attrs, 0, c.be, req.db, c.log)
+	sbx, err := c.srv.openSandbox(c.ctx(), acct, tag, req.attrs, 0, c.be, req.db, false, c.log)
 	if err != nil {
 		_ = c.out.writeErr(clientError(err))
 		return errSessionEnd

@@ -182,9 +182,19 @@ func (l *clientLogin) upstreamParams() (dialParams, error) {
 	if e := l.srv.internalDB(l.acct, l.resp.DB); e != nil {
 		return dialParams{}, l.fail(e)
 	}
-	p := l.srv.dialParams(l.acct, l.resp.DB, l.resp.Collation, l.resp.Caps, l.attrs())
+	db := l.resp.DB
+	if l.namedSandbox() {
+		db = "" // it may be one of the sandbox's own: made current by the session (session.Options.SelectDB)
+	}
+	p := l.srv.dialParams(l.acct, db, l.resp.Collation, l.resp.Caps, l.attrs())
 	p.extCaps = l.resp.ExtCaps
 	return p, nil
+}
+
+// namedSandbox reports a sandboxing login into a named sandbox (a tag or
+// the sqlfork_sandbox attribute) that chose a database.
+func (l *clientLogin) namedSandbox() bool {
+	return l.resp.DB != "" && l.srv.modeOf(l.acct) != session.Passthrough && (l.tag != "" || l.resp.Attrs["sqlfork_sandbox"] != "")
 }
 
 // upstreamFailed reports a failed upstream login to the client: a refusal
@@ -344,7 +354,7 @@ func (l *clientLogin) finish(ok []byte) error {
 		l.log.Info("relayed account lacks the sandbox grants", zap.String("user", l.acct.name), zap.Error(e))
 		return l.fail(e)
 	}
-	sbx, err := l.srv.openSandbox(l.ctx, l.acct, l.tag, l.resp.Attrs, l.connID, l.be, l.resp.DB, l.log)
+	sbx, err := l.srv.openSandbox(l.ctx, l.acct, l.tag, l.resp.Attrs, l.connID, l.be, l.resp.DB, l.namedSandbox(), l.log)
 	if err != nil {
 		l.log.Info("sandbox refused login", zap.Error(err))
 		return l.fail(clientError(err))

@@ -350,6 +350,15 @@ func (c *clientConn) initDB() error {
 		c.srv.m.SandboxRefusals.WithLabelValues(strconv.Itoa(int(e.Code))).Inc()
 		return c.out.writeErr(e)
 	}
+	// A database the sandbox made is its schema upstream; one it dropped
+	// is unknown.
+	send, err := c.sbx.InitDBName(name)
+	if err != nil {
+		return c.out.writeErr(clientError(err))
+	}
+	if send != name {
+		p = append([]byte{p[0]}, send...)
+	}
 	if _, err := wire.WritePacket(c.be.w, c.out.seq-1, p); err != nil {
 		return &linkError{side: sideUpstream, write: true, err: err}
 	}

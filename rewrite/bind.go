@@ -605,6 +605,12 @@ func describeKind(st *Statement, s ast.StmtNode) {
 		st.Temporary = x.TemporaryKeyword != ast.TemporaryNone && !x.IsView
 	case *ast.CreateDatabaseStmt:
 		st.Database, st.IfNotExists = x.Name.O, x.IfNotExists
+	case *ast.DropDatabaseStmt:
+		st.Database = x.Name.O
+	case *ast.AlterDatabaseStmt:
+		st.Database = x.Name.O
+	case *ast.UseStmt:
+		st.Database = x.DBName
 	case *ast.CallStmt:
 		st.Unprovable = "CALL runs a stored procedure whose statements the proxy cannot see"
 	case *ast.PrepareStmt:

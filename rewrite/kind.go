@@ -72,6 +72,7 @@ const (
 	KindShowCreateTable     = kind.ShowCreateTable
 	KindShowCreateTrigger   = kind.ShowCreateTrigger
 	KindShowCreateView      = kind.ShowCreateView
+	KindShowCreateDatabase  = kind.ShowCreateDatabase
 	KindShowErrors          = kind.ShowErrors
 	KindShowIndex           = kind.ShowIndex
 	KindShowOpenTables      = kind.ShowOpenTables

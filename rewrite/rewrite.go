@@ -180,7 +180,8 @@ type Statement struct {
 	// AliasedColumns are the select list's columns given an alias: alias,
 	// column name (as written).
 	AliasedColumns [][2]string
-	// Database is the database CREATE DATABASE names, IfNotExists whether
+	// Database is the database CREATE, DROP or ALTER DATABASE or USE
+	// names, IfNotExists whether
 	// it (or a CREATE TABLE) says IF NOT EXISTS.
 	Database    string
 	IfNotExists bool
@@ -568,6 +569,11 @@ func (a *Analysis) replacements(r Resolver) ([]splice.Replacement, error) {
 		return nil, err
 	}
 	reps = append(reps, xa...)
+	dbs, err := a.databaseReps(r)
+	if err != nil {
+		return nil, err
+	}
+	reps = append(reps, dbs...)
 	return append(reps, routines...), nil
 }
 
@@ -978,6 +984,9 @@ func (a *Analysis) preparedReplacements(reps []splice.Replacement, r Resolver) (
 			r.CheckText = p.inner.src
 			return nil, r
 		}
+		if _, ok := r.(DatabaseResolver); ok && changesDatabase(p.inner) {
+			return nil, Refuse(wire.ErUnsupportedPS, "a prepared CREATE, DROP or ALTER DATABASE cannot run in a sandbox; send it as a plain statement")
+		}
 		res, err := p.inner.Rewrite(r)
 		var rf *Refusal
 		if errors.As(err, &rf) && rf.ServerCheck && rf.CheckText == "" {
@@ -1015,6 +1024,9 @@ func (a *Analysis) build(reps []splice.Replacement) *Result {
 // mapped reports whether r redirects t. Resolve errors count as mapped:
 // the caller refuses either way.
 func mapped(r Resolver, t Table) bool {
+	if o, ok := r.(OwnNames); ok && o.OwnOnly(t) {
+		return false
+	}
 	_, ok, err := r.Resolve(t, false)
 	return ok || err != nil
 }

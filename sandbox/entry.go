@@ -42,3 +42,19 @@ const (
 	// tables.
 	KindView Kind = "view"
 )
+
+// DBKind says what a sandbox holds of a logical database of its own; the
+// registry stores it as its text.
+type DBKind string
+
+// Database kinds in a sandbox.
+const (
+	// DBCreated is a database the sandbox made, of a name production does
+	// not have.
+	DBCreated DBKind = "created"
+	// DBDropped is production's database, dropped in the sandbox.
+	DBDropped DBKind = "dropped"
+	// DBRecreated is production's database dropped in the sandbox and
+	// made again there: none of production's tables are in it.
+	DBRecreated DBKind = "recreated"
+)

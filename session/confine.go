@@ -47,6 +47,9 @@ func (s *Session) confinedIn(ctx context.Context, a *rewrite.Analysis, body bool
 			}
 			continue
 		}
+		if rewrite.DatabaseStatement(st) && !body {
+			continue // the sandbox's own databases (databases.go)
+		}
 		if reason := outsideTables(st); reason != "" && !objects.RoutineStatement(st) && !sandboxTrigger(st) && (body || !maintains(a, i)) {
 			return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s changes the server outside any table, which a sandbox cannot contain; "+
 				"it is refused in a sandbox (run it on a direct connection or SANDBOX DETACH in explicit mode)", reason)

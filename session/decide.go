@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -180,10 +181,19 @@ func (s *Session) answeredFirst(ctx context.Context, a *rewrite.Analysis, sql st
 	if opts.DB == "" && namesNoDatabase(a) {
 		return nil, true, errNoDatabase()
 	}
-	if one && a.Statements[0].Kind == rewrite.KindCreateDatabase {
+	if prepared && a.ChangesDatabase() {
+		return nil, true, rewrite.Refuse(wire.ErUnsupportedPS, "a prepared CREATE, DROP or ALTER DATABASE cannot run in a sandbox; send it as a plain statement")
+	}
+	if one && a.ChangesDatabase() {
+		if err := s.planDatabase(ctx, a.Statements[0], cmp.Or(a.Statements[0].Database, opts.DB), p); err != nil {
+			return nil, true, err
+		}
+	}
+	if one && a.Statements[0].Kind == rewrite.KindCreateDatabase && !s.hasOwnDB(a.Statements[0].Database) {
 		// CREATE DATABASE of a database the sandbox has changes nothing:
 		// the server's answer (1007, or with IF NOT EXISTS its note).
 		if q, err := s.createExistingDatabase(ctx, a.Statements[0]); err != nil || q != "" {
+			p.dbChange = nil
 			if err != nil {
 				return nil, true, err
 			}

@@ -43,6 +43,11 @@ func (s *Session) executed(ctx context.Context, p *Plan, status uint16, failed b
 		}
 	}
 	s.noteWrites(ctx, p, status)
+	if !failed && p.dbChange != nil {
+		if err := s.recordDatabase(ctx, p.dbChange); err != nil {
+			return err
+		}
+	}
 	if len(p.refresh) > 0 {
 		if err := s.m.fk.Refresh(ctx, s.sb, p.refresh); err != nil {
 			return err

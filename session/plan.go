@@ -125,6 +125,9 @@ type Plan struct {
 	splices   []rewrite.Splice
 	// timeout: SQL carries the statement-timeout guardrail.
 	timeout bool
+	// dbChange is what a CREATE or DROP DATABASE in a sandbox records
+	// once it ran (databases.go).
+	dbChange *dbChange
 	// tx is what the input's statements tell the transaction and a
 	// replay of it (its characteristics, why a second run could differ,
 	// …).

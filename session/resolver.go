@@ -30,6 +30,11 @@ func (r resolver) Resolve(t rewrite.Table, write bool) (rewrite.Table, bool, err
 	if e, ok := r.s.sb.Resolve(r.s.m.names.Key(t)); ok && !(r.productionViews && e.Kind == sandbox.KindView) {
 		return e.Phys, true, nil
 	}
+	if d, own := r.s.ownDB(t.DB); own {
+		// A database the sandbox made or dropped: every name in it is
+		// the sandbox's (databases.go).
+		return rewrite.Table{DB: d.Phys, Name: t.Name}, true, nil
+	}
 	if strings.EqualFold(t.DB, "information_schema") {
 		if v, ok := infoschema.ViewName(t.Name); ok && r.s.sb.HasInfoViews() {
 			return rewrite.Table{DB: sandbox.InfoSchema(r.s.m.cfg.Prefix, r.s.sb.ID), Name: v}, true, nil

@@ -43,7 +43,10 @@ type Session struct {
 	// db is the current database, ansiQuotes and ignoreSpace whether
 	// sql_mode has ANSI_QUOTES and IGNORE_SPACE; varsKnown says vars (and
 	// the flags) were read since the session started or was reset.
-	db          string
+	db string
+	// dbPhys: the server's current database is the sandbox's schema of
+	// db, one of its own databases (databases.go).
+	dbPhys      bool
 	ansiQuotes  bool
 	ignoreSpace bool
 	varsKnown   bool
@@ -134,6 +137,9 @@ type Options struct {
 	// database its login chose.
 	Upstream Upstream
 	DB       string
+	// SelectDB: the login went upstream with no database, as DB may be one
+	// of the named sandbox's own: Open makes it current (USE).
+	SelectDB bool
 }
 
 // Open starts a client session.
@@ -162,6 +168,12 @@ func (m *Manager) Open(ctx context.Context, o Options) (*Session, error) {
 			return nil, err
 		}
 		s.sb = sb
+		if o.SelectDB {
+			if err := s.selectDB(ctx, o.DB); err != nil {
+				s.unbind()
+				return nil, err
+			}
+		}
 		return s, nil
 	}
 	if o.Mode == Transparent {

@@ -27,10 +27,14 @@ func (s *Session) showDefs(ctx context.Context, sh *rewrite.Show, currentDB stri
 	if db, err = s.ClientName(db); err != nil {
 		return nil, err
 	}
-	r, err := s.up.Query(ctx, infoschema.ShowProbe(sh, db))
+	probed := db
+	if _, own := s.ownDB(db); own {
+		probed = s.physDB(db) // one of the sandbox's own: its schema answers
+	}
+	r, err := s.up.Query(ctx, infoschema.ShowProbe(sh, probed))
 	var me *mysql.MyError
 	if isServerError(err) && errors.As(err, &me) {
-		return nil, &rewrite.Refusal{Code: me.Code, State: me.State, Message: me.Message}
+		return nil, &rewrite.Refusal{Code: me.Code, State: me.State, Message: s.unmap(me.Message)}
 	}
 	if err != nil {
 		return nil, err

@@ -422,7 +422,7 @@ func (s *Session) after(ctx context.Context, p *Plan, o *Outcome) error {
 		db, ok, err := s.serverDB(ctx)
 		switch {
 		case err == nil && ok:
-			s.db = db
+			s.setServerDB(db)
 		case err != nil && !isServerError(err):
 			return err
 		}
@@ -498,7 +498,8 @@ func (s *Session) DB() string { return s.db }
 // client's bytes: a name that is not ASCII is read back from the server.
 func (s *Session) UseDB(ctx context.Context, db string) error {
 	if isASCII(db) {
-		s.db = db
+		_, own := s.ownDB(db)
+		s.db, s.dbPhys = db, own
 		return nil
 	}
 	name, ok, err := s.serverDB(ctx)
@@ -508,7 +509,7 @@ func (s *Session) UseDB(ctx context.Context, db string) error {
 	if err != nil {
 		return fmt.Errorf("read the current database: %w", err)
 	}
-	s.db = name
+	s.setServerDB(name)
 	return nil
 }
 

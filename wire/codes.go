@@ -9,6 +9,7 @@ const (
 	ErDBAccessDenied          uint16 = 1044 // ER_DBACCESS_DENIED_ERROR
 	ErAccessDenied            uint16 = 1045 // ER_ACCESS_DENIED_ERROR
 	ErNoDB                    uint16 = 1046 // ER_NO_DB_ERROR
+	ErBadDB                   uint16 = 1049 // ER_BAD_DB_ERROR
 	ErUnknownCom              uint16 = 1047 // ER_UNKNOWN_COM_ERROR
 	ErConCount                uint16 = 1040 // ER_CON_COUNT_ERROR
 	ErHandshake               uint16 = 1043 // ER_HANDSHAKE_ERROR

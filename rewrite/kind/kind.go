@@ -73,6 +73,7 @@ const (
 	ShowBinlogEvents    Kind = "SHOW BINLOG EVENTS"
 	ShowColumns         Kind = "SHOW COLUMNS"
 	ShowCount           Kind = "SHOW COUNT(*)"
+	ShowCreateDatabase  Kind = "SHOW CREATE DATABASE"
 	ShowCreateFunction  Kind = "SHOW CREATE FUNCTION"
 	ShowCreateProcedure Kind = "SHOW CREATE PROCEDURE"
 	ShowCreateTable     Kind = "SHOW CREATE TABLE"

@@ -62,6 +62,7 @@ var showKinds = map[ast.ShowStmtType]Kind{
 	ast.ShowOpenTables:      ShowOpenTables,
 	ast.ShowProcessList:     ShowProcesslist,
 	ast.ShowCreateView:      ShowCreateView,
+	ast.ShowCreateDatabase:  ShowCreateDatabase,
 	ast.ShowCreateProcedure: ShowCreateProcedure,
 	ast.ShowStatus:          ShowStatus,
 	ast.ShowVariables:       ShowVariables,

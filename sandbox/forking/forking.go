@@ -241,6 +241,12 @@ func (m *Forker) forkLocked(ctx context.Context, c sideconn.Conn, sb *registry.S
 		return e, false, err
 	}
 	phys := m.names.Physical(sb.ID, t)
+	if _, own := sb.OwnDB(m.names.Norm(rewrite.Table{DB: t.DB}).DB); own {
+		// A database the sandbox made or dropped: nothing of production's
+		// is in it, and its schema exists only while the database does.
+		e, err := m.recordAbsent(ctx, c, sb, t, k, phys)
+		return e, false, err
+	}
 	if err := m.prepareFork(ctx, c, sb, t, phys, mode); err != nil {
 		return nil, false, err
 	}
@@ -383,14 +389,7 @@ func (m *Forker) runFork(ctx context.Context, c sideconn.Conn, sb *registry.Sand
 		// Not in production: the sandbox sees it missing until it creates
 		// it. Recorded (replacing the marker), so that a table the
 		// statement creates is never taken for an orphan.
-		e := &sandbox.Entry{Logical: t, Phys: phys, Kind: sandbox.KindAbsent, Epoch: m.reg.NextEpoch(), Created: time.Now().UTC()}
-		if err := m.reg.SaveEntry(ctx, c, sb, e); err != nil {
-			return nil, err
-		}
-		if err := m.publish(ctx, c, sb, k, e, false); err != nil {
-			return nil, err
-		}
-		return e, nil
+		return m.recordAbsent(ctx, c, sb, t, k, phys)
 	case errors.As(err, &refused):
 		return nil, rewrite.Refuse(wire.ErUnknown, "%s", refused.Error())
 	case err != nil:
@@ -405,6 +404,22 @@ func (m *Forker) runFork(ctx context.Context, c sideconn.Conn, sb *registry.Sand
 		return nil, fmt.Errorf("fork %s: %w", t, err)
 	}
 	return m.recordFork(ctx, c, sb, t, k, phys, mode, st)
+}
+
+// recordAbsent records t (key k) as not in production: phys, where the
+// sandbox would create it, is what its statements name.
+func (m *Forker) recordAbsent(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox, t rewrite.Table, k string, phys rewrite.Table) (*sandbox.Entry, error) {
+	e := &sandbox.Entry{Logical: t, Phys: phys, Kind: sandbox.KindAbsent, Epoch: m.reg.NextEpoch(), Created: time.Now().UTC()}
+	if _, _, err := forker.Size(ctx, c, phys); err == nil {
+		e.Kind = sandbox.KindCreated // made by a statement of the sandbox meanwhile
+	}
+	if err := m.reg.SaveEntry(ctx, c, sb, e); err != nil {
+		return nil, err
+	}
+	if err := m.publish(ctx, c, sb, k, e, false); err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
 // recordFork records a finished fork phys of t (key k) in the registry and

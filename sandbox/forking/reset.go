@@ -178,6 +178,11 @@ func (m *Forker) Reset(ctx context.Context, sb *registry.Sandbox, only []rewrite
 		if err := m.resetTables(ctx, c, sb, plan.set, res.All); err != nil {
 			return err
 		}
+		if res.All {
+			if err := m.resetDatabases(ctx, c, sb); err != nil {
+				return err
+			}
+		}
 		return m.reg.RecordReset(ctx, c, sb, started)
 	})
 	if err != nil {
@@ -319,4 +324,22 @@ func shown(e *sandbox.Entry) bool {
 // sortTables sorts ts by database and name.
 func sortTables(ts []rewrite.Table) {
 	slices.SortFunc(ts, func(a, b rewrite.Table) int { return cmp.Or(cmp.Compare(a.DB, b.DB), cmp.Compare(a.Name, b.Name)) })
+}
+
+// resetDatabases gives the databases sb made or dropped back to production
+// as it is now: the schemas of those it made go, and its marks of all.
+func (m *Forker) resetDatabases(ctx context.Context, c sideconn.Conn, sb *registry.Sandbox) error {
+	for _, d := range sb.OwnDBs() {
+		if d.Kind != sandbox.DBDropped && m.names.IsProxySchema(d.Phys) {
+			if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+quote.Ident(d.Phys)); err != nil {
+				return fmt.Errorf("drop the sandbox's database %s: %w", quote.Ident(d.Name), err)
+			}
+		}
+		gone := d
+		gone.Kind = ""
+		if err := m.reg.SaveDB(ctx, c, sb, m.names.Norm(rewrite.Table{DB: d.Name}).DB, gone); err != nil {
+			return err
+		}
+	}
+	return nil
 }

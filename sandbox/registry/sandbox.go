@@ -44,6 +44,8 @@ type Sandbox struct {
 	gone      chan struct{}
 	forgotten bool
 	tables    map[string]*sandbox.Entry
+	// dbs are its own databases, by key (databases.go).
+	dbs       map[string]DBState
 	bytes     int64
 	version   uint64 // bumped by every change of tables
 	changed   uint64 // the newest epoch of its tables' entries

@@ -424,6 +424,9 @@ func (m *Registry) loadOn(ctx context.Context, c sideconn.Conn, name string) (*S
 		sb.tables[m.names.Key(e.Logical)] = e
 		sb.bytes += e.Bytes
 	}
+	if err := m.loadDBs(ctx, c, sb); err != nil {
+		return nil, err
+	}
 	return sb, nil
 }
 
@@ -449,7 +452,7 @@ func (m *Registry) Remember(sb *Sandbox) *Sandbox {
 // that can be attached with its tables gone; schemas a failure leaves
 // behind are orphans, which the reaper's reconciliation drops.
 func (m *Registry) dropSandbox(ctx context.Context, c sideconn.Conn, id string) error {
-	if err := m.deleteRows(ctx, c, id, "sandboxes", "tables", "captures", "holders", "generations", "readers"); err != nil {
+	if err := m.deleteRows(ctx, c, id, "sandboxes", "tables", "databases", "captures", "holders", "generations", "readers"); err != nil {
 		return fmt.Errorf("forget sandbox %s: %w", id, err)
 	}
 	schemas, err := m.schemasOf(ctx, c, id)
@@ -974,7 +977,7 @@ func (m *Registry) adopt(ctx context.Context, c sideconn.Conn, sb *Sandbox) erro
 		}
 		m.SetEntry(sb, k, e)
 	}
-	return nil
+	return m.loadDBs(ctx, c, sb)
 }
 
 // reaper renews leases and expires sandboxes until Close.
@@ -1033,6 +1036,16 @@ var registryTables = []struct{ name, cols string }{
   proxy_id VARCHAR(32) NOT NULL,
   lease_until DATETIME(6) NOT NULL,
   PRIMARY KEY (sandbox_id, proxy_id)
+`},
+	// The databases a sandbox created or dropped (databases.go).
+	{"databases", `
+  sandbox_id VARCHAR(16) NOT NULL,
+  db VARCHAR(64) NOT NULL,
+  name VARCHAR(64) NOT NULL,
+  phys_db VARCHAR(64) NOT NULL,
+  kind VARCHAR(16) NOT NULL,
+  created_at DATETIME(6) NOT NULL,
+  PRIMARY KEY (sandbox_id, db)
 `},
 	// Counts the changes of each sandbox's tables (sync.go).
 	{"generations", `

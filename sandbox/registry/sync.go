@@ -311,6 +311,9 @@ func (m *Registry) reloadTables(ctx context.Context, c sideconn.Conn, sb *Sandbo
 		m.SetEntry(sb, k, e)
 	}
 	sb.forgetMissing(seen, start)
+	if err := m.loadDBs(ctx, c, sb); err != nil {
+		return err
+	}
 	// What it knew of the sandbox's routines may be stale too (a RESET
 	// elsewhere drops them): looked up again at their next use.
 	sb.ForgetRoutines(true)

@@ -116,6 +116,8 @@ type differ struct {
 	m  *Reviewer
 	c  sideconn.Conn
 	sb *registry.Sandbox
+	// dbs are the databases the sandbox made or dropped (exportPlan).
+	dbs []dbDiff
 	// export asks for the rows' literals too.
 	export bool
 	// budget is the rows still allowed in the answer.

@@ -94,6 +94,10 @@ type exportTable struct {
 // parents first.
 func (d *differ) exportPlan(ctx context.Context, tables []*diffTable) ([]*exportTable, error) {
 	var ets []*exportTable
+	var err error
+	if d.dbs, err = d.databases(ctx); err != nil {
+		return nil, err
+	}
 	for _, dt := range tables {
 		td, err := d.diffOne(ctx, dt, true)
 		if err != nil {
@@ -284,7 +288,7 @@ type exportSteps struct {
 // steps builds the statements of order (parents first), but of the tables
 // left out (skip).
 func (d *differ) steps(order []*exportTable) exportSteps {
-	var st exportSteps
+	st := exportSteps{pre: databaseDDL(d.dbs)}
 	order = slices.DeleteFunc(slices.Clone(order), func(et *exportTable) bool { return et.skip != "" })
 	rev := slices.Clone(order)
 	slices.Reverse(rev)

@@ -22,6 +22,9 @@ type Need struct {
 }
 
 func (n Need) String() string {
+	if n.Table.Name == "" {
+		return n.Priv + " on database " + quote.Ident(n.Table.DB)
+	}
 	s := n.Priv + " on " + n.Table.Quoted()
 	if len(n.Columns) > 0 {
 		q := make([]string, len(n.Columns))
@@ -46,6 +49,7 @@ func (p *promotion) needs() []Need {
 			out = append(out, n)
 		}
 	}
+	databaseNeeds(p.dbs, add)
 	for _, et := range p.order {
 		if !et.changes() || et.skip != "" {
 			continue

@@ -131,7 +131,9 @@ type promotion struct {
 	nonTx       []string
 	// check refuses what the promoting user's own account could not do.
 	check PromoteCheck
-	opts  PromoteOptions
+	// dbs are the databases the promote makes or drops.
+	dbs  []dbDiff
+	opts PromoteOptions
 }
 
 // nonTransactional reports whether the promote writes rows of a table
@@ -203,6 +205,7 @@ func (p *promotion) plan(ctx context.Context) error {
 			p.outcome = "refused" // a table named that it did not change
 			return err
 		}
+		p.dbs = p.selectedDBs(d.dbs)
 		return p.findEchoes(ctx, d)
 	})
 	if err != nil {
@@ -214,7 +217,11 @@ func (p *promotion) plan(ctx context.Context) error {
 			p.tables++
 		}
 	}
+	p.tables += len(p.dbs)
 	err = p.checkable()
+	if err == nil {
+		err = p.checkDatabases()
+	}
 	if err == nil && p.check != nil {
 		err = p.check(ctx, p.needs())
 	}
@@ -240,7 +247,7 @@ func (p *promotion) run(ctx context.Context) (*reply.Reply, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &differ{m: p.m, sb: p.sb}
+	d := &differ{m: p.m, sb: p.sb, dbs: p.dbs}
 	if p.opts.DryRun {
 		return p.dryRun(p.statements(d, found), conflictTexts(found)), nil
 	}

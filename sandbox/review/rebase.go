@@ -51,6 +51,7 @@ import (
 // rebase rebases the tables p applied, table by table; a table it could
 // not rebase is logged (its diff then still shows what was promoted).
 func (p *promotion) rebase(ctx context.Context) {
+	p.rebaseDatabases(ctx)
 	for _, et := range p.order {
 		dt := et.td.t
 		if !et.changes() || et.skip != "" {

@@ -68,6 +68,13 @@ func (m *Reviewer) Diff(ctx context.Context, sb *registry.Sandbox, summary bool,
 				return err
 			}
 		}
+		if only == nil {
+			dbs, err := d.databases(ctx)
+			if err != nil {
+				return err
+			}
+			r.Rows = append(r.Rows, databaseRows(dbs, summary)...)
+		}
 		for _, dt := range tables {
 			td, err := d.diffOne(ctx, dt, !summary)
 			if err != nil {

@@ -1,0 +1,178 @@
+package integration
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/sqlfork/sqlfork-proxy/proxy"
+)
+
+// dbNames lists the databases SHOW DATABASES gives on c, joined by ",".
+func dbNames(t *testing.T, c rowQuerier) string {
+	t.Helper()
+	_, rows := queryRows(t, c, "SHOW DATABASES")
+	var out []string
+	for _, r := range rows {
+		out = append(out, r[0].String)
+	}
+	return strings.Join(out, ",")
+}
+
+// wantErr requires q on c to fail with the server error prefix (number,
+// state and the start of the message, as mysqlErr writes it).
+func wantErr(t *testing.T, c execer, q, prefix string) {
+	t.Helper()
+	if _, err := c.ExecContext(context.Background(), q); !strings.HasPrefix(mysqlErr(err), prefix) {
+		t.Errorf("%s: %q, want %q", q, mysqlErr(err), prefix)
+	}
+}
+
+// TestSandboxDatabases: a sandbox makes, uses and drops databases of its
+// own, as on a private server, with either upstream account: CREATE
+// DATABASE makes one only the sandbox sees (SHOW DATABASES,
+// information_schema, DATABASE(), USE, COM_INIT_DB, a login naming it, the
+// server's errors in its name), DROP DATABASE drops one it made or hides
+// one of production's, which it may make again empty. DIFF shows them,
+// EXPORT writes them, PROMOTE applies them with the user's own rights and
+// STRATEGY OURS for a drop. Production never has the sandbox's database
+// until the promote, and keeps its own through the drop.
+func TestSandboxDatabases(t *testing.T) {
+	prod, _ := env(t)
+	e := newDiffEnv(t, "transparent", false, func(c *proxy.Config) { c.PromoteUser, c.PromotePassword = prod.User, prod.Password })
+	root := openDB(t, prod.DSN(""))
+	ctx := context.Background()
+	for _, acct := range e.accts {
+		t.Run(acct.name, func(t *testing.T) {
+			newDB, prodDB := "test_x_"+acct.short(), "dbs_prod_"+acct.short()
+			e.database(t, prodDB, "CREATE TABLE keep (id INT PRIMARY KEY, v INT); INSERT INTO keep VALUES (1, 10), (2, 20);")
+			t.Cleanup(func() { _, _ = root.Exec("DROP DATABASE IF EXISTS " + newDB) })
+			before := checksum(t, e.prod, prodDB+".keep")
+			tag := "dbs-" + acct.short()
+			sb := conn(t, openDB(t, acct.dsn(tag, prodDB)))
+			prodList := dbNames(t, sb)
+
+			mustExecC(t, sb, "CREATE DATABASE "+newDB+" CHARACTER SET latin1 COLLATE latin1_swedish_ci")
+			if got := dbNames(t, sb); !strings.Contains(","+got+",", ","+newDB+",") {
+				t.Errorf("SHOW DATABASES after CREATE DATABASE: %s", got)
+			}
+			wantString(t, sb, "SELECT CONCAT(SCHEMA_NAME, ' ', DEFAULT_CHARACTER_SET_NAME) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = '"+newDB+"'",
+				newDB+" latin1", "its information_schema.SCHEMATA row: %s")
+			wantErr(t, sb, "CREATE DATABASE "+newDB, "1007 (HY000) Can't create database '"+newDB+"'; database exists")
+			var n int
+			if err := root.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", newDB).Scan(&n); err != nil || n != 0 {
+				t.Fatalf("production has %s after the sandbox made it: %d, %v", newDB, n, err)
+			}
+
+			// A login naming it (Django connects to its test database).
+			in := conn(t, openDB(t, acct.dsn(tag, newDB)))
+			wantString(t, in, "SELECT DATABASE()", newDB, "DATABASE() in it: %s")
+			mustExecC(t, in, "CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(10))")
+			mustExecC(t, in, "INSERT INTO t VALUES (1, 'a'), (2, 'b')")
+			wantString(t, in, "SELECT GROUP_CONCAT(v ORDER BY id) FROM t", "a,b", "its table: %s")
+			wantString(t, in, "SELECT GROUP_CONCAT(TABLE_NAME) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()", "t",
+				"information_schema.TABLES of DATABASE(): %s")
+			wantString(t, in, "SHOW TABLES", "t", "SHOW TABLES: %s")
+			wantErr(t, in, "SELECT * FROM nosuch", "1146 (42S02) Table '"+newDB+".nosuch' doesn't exist")
+			wantString(t, sb, "SELECT COUNT(*) FROM "+newDB+".t", "2", "its table from another database: %s")
+
+			// USE, and COM_INIT_DB.
+			mustExecC(t, sb, "USE "+newDB)
+			wantString(t, sb, "SELECT DATABASE()", newDB, "DATABASE() after USE: %s")
+			wantString(t, sb, "SELECT COUNT(*) FROM t", "2", "its table after USE: %s")
+			r := dialRaw(t, acct.h.addr, tagged(acct.user, tag), acct.password, prodDB)
+			if err := r.c.UseDB(newDB); err != nil {
+				t.Fatalf("COM_INIT_DB %s: %v", newDB, err)
+			}
+			if got := r.scalar("SELECT CONCAT(DATABASE(), ':', COUNT(*)) FROM t"); got != newDB+":2" {
+				t.Errorf("after COM_INIT_DB: %s", got)
+			}
+
+			reviewDatabases(t, sb, newDB, prodDB, "")
+
+			// DROP DATABASE of production's: hidden, made again empty.
+			mustExecC(t, sb, "DROP DATABASE "+prodDB)
+			wantErr(t, sb, "SELECT * FROM "+prodDB+".keep", "1146 (42S02) Table '"+prodDB+".keep' doesn't exist")
+			wantErr(t, sb, "USE "+prodDB, "1049 (42000) Unknown database '"+prodDB+"'")
+			if got := dbNames(t, sb); strings.Contains(","+got+",", ","+prodDB+",") {
+				t.Errorf("SHOW DATABASES after DROP DATABASE %s: %s", prodDB, got)
+			}
+			mustExecC(t, sb, "CREATE DATABASE "+prodDB)
+			wantString(t, sb, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = '"+prodDB+"'", "0", "tables of the database made again: %s")
+			wantErr(t, sb, "SELECT * FROM "+prodDB+".keep", "1146 (42S02) Table '"+prodDB+".keep' doesn't exist")
+			if after := checksum(t, e.prod, prodDB+".keep"); after != before {
+				t.Errorf("production's %s.keep changed: %s -> %s", prodDB, before, after)
+			}
+			reviewDatabases(t, sb, newDB, prodDB, "database recreated")
+
+			// The sandbox's own database dropped: gone for it, and the rest of
+			// the sandbox as it was.
+			mustExecC(t, sb, "DROP DATABASE "+newDB)
+			wantString(t, sb, "SELECT DATABASE() IS NULL", "1", "no current database after dropping it: %s")
+			if got := dbNames(t, sb); got != prodList {
+				t.Errorf("SHOW DATABASES after DROP DATABASE %s: %s, want %s", newDB, got, prodList)
+			}
+			promoteDatabases(ctx, t, root, acct, sb, newDB, prodDB)
+		})
+	}
+}
+
+// tagged is user with the sandbox tag.
+func tagged(user, tag string) string { return user + "+" + tag }
+
+// reviewDatabases checks DIFF SUMMARY's and EXPORT's view of the sandbox's
+// databases: newDB made (with its table), and prodDB as prodChange says
+// ("" for untouched).
+func reviewDatabases(t *testing.T, sb *sql.Conn, newDB, prodDB, prodChange string) {
+	t.Helper()
+	_, rows := queryRows(t, sb, "SANDBOX DIFF SUMMARY")
+	got := map[string]string{}
+	for _, r := range rows {
+		got[r[0].String] = r[1].String
+	}
+	if got[newDB] != "database created" || got[newDB+".t"] != "created" || got[prodDB] != prodChange {
+		t.Errorf("DIFF SUMMARY: %v", got)
+	}
+	stmts := sandboxExport(t, sb, "SANDBOX EXPORT")
+	text := strings.Join(stmts, ";\n")
+	create := fmt.Sprintf("CREATE DATABASE `%s` CHARACTER SET `latin1` COLLATE `latin1_swedish_ci`", newDB)
+	at, table := strings.Index(text, create), strings.Index(text, "CREATE TABLE IF NOT EXISTS `"+newDB+"`.`t`")
+	if at < 0 || table < at {
+		t.Errorf("EXPORT does not make %s before its table:\n%s", newDB, text)
+	}
+	if prodChange == "database recreated" && !strings.Contains(text, "DROP DATABASE IF EXISTS `"+prodDB+"`") {
+		t.Errorf("EXPORT does not drop %s:\n%s", prodDB, text)
+	}
+}
+
+// promoteDatabases promotes the sandbox's databases: refused without
+// STRATEGY OURS (it drops production's prodDB), and to the least-privilege
+// account (no CREATE or DROP of its own on production); with them, prodDB
+// is made again empty in production and the sandbox's diff is clean.
+func promoteDatabases(ctx context.Context, t *testing.T, root *sql.DB, acct diffAccount, sb *sql.Conn, newDB, prodDB string) {
+	t.Helper()
+	if _, err := sb.ExecContext(ctx, "SANDBOX PROMOTE"); !strings.Contains(mysqlErr(err), "STRATEGY OURS drops it anyway") {
+		t.Fatalf("PROMOTE of a dropped database without OURS: %s", mysqlErr(err))
+	}
+	_, err := sb.ExecContext(ctx, "SANDBOX PROMOTE STRATEGY OURS")
+	if acct.short() == "least" {
+		if !strings.HasPrefix(mysqlErr(err), "1142") && !strings.HasPrefix(mysqlErr(err), "1044") || !strings.Contains(mysqlErr(err), prodDB) {
+			t.Fatalf("PROMOTE by an account that may not drop %s: %s", prodDB, mysqlErr(err))
+		}
+		mustExecDB(t, root, "GRANT ALL PRIVILEGES ON `"+prodDB+"`.* TO '"+sandboxUser+"'@'%'")
+		t.Cleanup(func() { _, _ = root.Exec("REVOKE ALL PRIVILEGES ON `" + prodDB + "`.* FROM '" + sandboxUser + "'@'%'") })
+		_, err = sb.ExecContext(ctx, "SANDBOX PROMOTE STRATEGY OURS")
+	}
+	if err != nil {
+		t.Fatalf("SANDBOX PROMOTE STRATEGY OURS: %s", mysqlErr(err))
+	}
+	var n int
+	if err := root.QueryRow("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?", prodDB).Scan(&n); err != nil || n != 0 {
+		t.Errorf("production's %s after the promote holds %d tables (%v), want it made again empty", prodDB, n, err)
+	}
+	if _, rows := queryRows(t, sb, "SANDBOX DIFF SUMMARY"); len(rows) != 0 {
+		t.Errorf("DIFF SUMMARY after the promote has %d rows", len(rows))
+	}
+}

@@ -1,0 +1,238 @@
+package session
+
+import (
+	"context"
+	"time"
+
+	"github.com/sqlfork/sqlfork-proxy/quote"
+	"github.com/sqlfork/sqlfork-proxy/rewrite"
+	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/registry"
+	"github.com/sqlfork/sqlfork-proxy/wire"
+)
+
+// Databases of a sandbox's own (registry/databases.go): CREATE DATABASE of
+// a name production does not have makes the sandbox's schema for it, DROP
+// DATABASE drops the sandbox's schema and hides production's, and from then
+// on every name in that database is the sandbox's. USE of one makes its
+// schema the server's current database, and DATABASE() is sent as the
+// logical name (rewrite/databases.go).
+
+// dbChange is what a CREATE or DROP DATABASE in a sandbox records once it
+// ran.
+type dbChange struct {
+	key   string
+	state registry.DBState // its kind "": the database is forgotten
+	// drop: the database's tables went; current: it was the current
+	// database, and none is after.
+	drop, current bool
+}
+
+// dbKey is logical database db as the server compares it.
+func (s *Session) dbKey(db string) string { return s.m.names.Norm(rewrite.Table{DB: db}).DB }
+
+// ownDB is the sandbox's state of logical database db, if it is its own.
+func (s *Session) ownDB(db string) (registry.DBState, bool) {
+	if s.sb == nil {
+		return registry.DBState{}, false
+	}
+	return s.sb.OwnDB(s.dbKey(db))
+}
+
+// hasOwnDB reports whether logical database db is one of the sandbox's own.
+func (s *Session) hasOwnDB(db string) bool {
+	_, own := s.ownDB(db)
+	return own
+}
+
+// physDB is the sandbox's schema for logical database db, noted for
+// telling its name back in messages.
+func (s *Session) physDB(db string) string {
+	phys := sandbox.Schema(s.m.cfg.Prefix, s.sb.ID, s.dbKey(db))
+	if s.schemas == nil {
+		s.schemas = map[string]string{}
+	}
+	s.schemas[phys] = db
+	return phys
+}
+
+// ResolveDatabase implements rewrite.DatabaseResolver: the sandbox's own
+// databases are their schemas, and CREATE, DROP and ALTER DATABASE always
+// name the sandbox's schema (planDatabase decided what each means).
+func (r resolver) ResolveDatabase(k rewrite.Kind, db string) (string, bool, error) {
+	if err := r.s.databaseAllowed(k, db); err != nil {
+		return "", false, err
+	}
+	if _, own := r.s.ownDB(db); own || k == rewrite.KindCreateDatabase || k == rewrite.KindDropDatabase || k == rewrite.KindAlterDatabase {
+		return r.s.physDB(db), true, nil
+	}
+	return "", false, nil
+}
+
+// CurrentDatabase implements rewrite.DatabaseResolver.
+func (r resolver) CurrentDatabase() (string, bool) {
+	return r.s.db, r.s.dbPhys && r.s.db != ""
+}
+
+// planDatabase prepares CREATE or DROP DATABASE st, alone in its input,
+// in the sandbox: what it will record once it ran (p.dbChange), and the
+// sandbox's schema a DROP of production's database drops (made first, so
+// the server answers as for a database that exists).
+func (s *Session) planDatabase(ctx context.Context, st rewrite.Statement, db string, p *Plan) error {
+	if err := s.databaseAllowed(st.Kind, db); err != nil {
+		return err
+	}
+	key := s.dbKey(db)
+	d, own := s.ownDB(db)
+	if !own {
+		d = registry.DBState{Name: db, Phys: sandbox.Schema(s.m.cfg.Prefix, s.sb.ID, key), Created: time.Now().UTC()}
+	}
+	ch := &dbChange{key: key, state: d, current: s.db != "" && s.dbKey(s.db) == key}
+	switch {
+	case st.Kind == rewrite.KindCreateDatabase && own && d.Kind == sandbox.DBDropped:
+		ch.state.Kind = sandbox.DBRecreated
+	case st.Kind == rewrite.KindCreateDatabase && !own:
+		ch.state.Kind = sandbox.DBCreated // production has no such database: createExistingDatabase answers one it has
+	case st.Kind == rewrite.KindDropDatabase && own && d.Kind != sandbox.DBDropped:
+		ch.drop = true
+		if d.Kind == sandbox.DBCreated {
+			ch.state.Kind = ""
+		} else {
+			ch.state.Kind = sandbox.DBDropped
+		}
+	case st.Kind == rewrite.KindAlterDatabase && !own:
+		// Production's: the sandbox's schema for it is altered (made
+		// first, with production's defaults), so what the sandbox creates
+		// in it takes the new ones.
+		has, err := s.productionHas(ctx, db)
+		if err != nil || !has {
+			return err
+		}
+		return s.m.reg.WithConn(ctx, func(c SideConn) error { return s.m.fk.CreateSchema(ctx, c, db, d.Phys) })
+	case st.Kind == rewrite.KindDropDatabase && !own:
+		has, err := s.productionHas(ctx, db)
+		if err != nil || !has {
+			return err // the server answers 1008 for the sandbox's schema, which does not exist
+		}
+		if err := s.m.reg.WithConn(ctx, func(c SideConn) error { return s.m.fk.CreateSchema(ctx, c, db, d.Phys) }); err != nil {
+			return err
+		}
+		if ch.current && !s.dbPhys {
+			// The server makes no database current when it drops the
+			// current one: the sandbox's schema is made current first.
+			if _, err := s.up.Query(ctx, "USE "+quote.Ident(d.Phys)); err != nil {
+				return err
+			}
+			s.dbPhys = true
+		}
+		ch.drop, ch.state.Kind = true, sandbox.DBDropped
+	default:
+		return nil
+	}
+	s.physDB(db)
+	p.dbChange = ch
+	return nil
+}
+
+// productionHas reports whether the session's account sees database db of
+// production.
+func (s *Session) productionHas(ctx context.Context, db string) (bool, error) {
+	r, err := s.up.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = "+quote.String(db))
+	if err != nil {
+		return false, err
+	}
+	return len(r.Rows) > 0, nil
+}
+
+// recordDatabase records what a CREATE or DROP DATABASE that ran changed
+// in the sandbox.
+func (s *Session) recordDatabase(ctx context.Context, ch *dbChange) error {
+	err := s.m.reg.WithConn(ctx, func(c SideConn) error {
+		if err := s.m.reg.SaveDB(ctx, c, s.sb, ch.key, ch.state); err != nil {
+			return err
+		}
+		if ch.drop {
+			return s.m.reg.ForgetDBTables(ctx, c, s.sb, ch.key)
+		}
+		return nil
+	})
+	if ch.drop {
+		s.sb.ForgetRoutines(true)
+		if ch.current {
+			s.db, s.dbPhys = "", false
+		}
+	}
+	return err
+}
+
+// setServerDB records db, the server's current database, as the session's:
+// the sandbox's schema of one of its own databases stands for that
+// database.
+func (s *Session) setServerDB(db string) {
+	s.db, s.dbPhys = db, false
+	if s.sb == nil || db == "" {
+		return
+	}
+	for _, d := range s.sb.OwnDBs() {
+		if d.Phys == db {
+			s.db, s.dbPhys = d.Name, true
+			return
+		}
+	}
+}
+
+// InitDBName is the database COM_INIT_DB (or a login) names upstream for
+// db: the sandbox's schema of one of its own databases, db otherwise, or
+// the server's 1049 for one the sandbox dropped.
+func (s *Session) InitDBName(db string) (string, error) {
+	d, own := s.ownDB(db)
+	switch {
+	case !own:
+		return db, nil
+	case d.Kind == sandbox.DBDropped:
+		return "", rewrite.ServerRefusal(wire.ErBadDB, "Unknown database '%s'", db)
+	}
+	s.physDB(db)
+	return d.Phys, nil
+}
+
+// selectDB makes db, the login's database, current on the session's
+// connection, which logged in with none: the sandbox's schema of one of its
+// own databases, or db.
+func (s *Session) selectDB(ctx context.Context, db string) error {
+	name, err := s.InitDBName(db)
+	if err != nil {
+		return err
+	}
+	if _, err := s.up.Query(ctx, "USE "+quote.Ident(name)); err != nil {
+		return err
+	}
+	return s.UseDB(ctx, db)
+}
+
+// databaseAllowed refuses a statement of kind k on database db that a
+// sandbox may not make its own: the proxy's databases (as the server
+// refuses an account without rights on them, 1044) and, for DROP and
+// ALTER, the server's own schemas, which the sandbox reads as production
+// has them (CREATE of one is answered as the server answers it: 1007).
+func (s *Session) databaseAllowed(k rewrite.Kind, db string) error {
+	switch {
+	case s.m.names.IsProxySchema(db):
+		return rewrite.ServerRefusal(wire.ErDBAccessDenied, "Access denied for user '%s' to database '%s'", s.user, db)
+	case sandbox.IsSystemSchema(db) && (k == rewrite.KindDropDatabase || k == rewrite.KindAlterDatabase):
+		return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s of %s, one of the server's own schemas, is refused in a sandbox: "+
+			"the sandbox reads them as production has them (run it on a direct connection)", k, quote.Ident(db))
+	}
+	return nil
+}
+
+// OwnOnly implements rewrite.OwnNames: a name the sandbox holds no entry
+// for, in a database it made whose name production does not have.
+func (r resolver) OwnOnly(t rewrite.Table) bool {
+	d, own := r.s.ownDB(t.DB)
+	if !own || d.Kind != sandbox.DBCreated {
+		return false
+	}
+	_, held := r.s.sb.Resolve(r.s.m.names.Key(t))
+	return !held
+}
