@@ -85,6 +85,12 @@ type Session struct {
 	// account is CURRENT_USER() of the session's connection, once read
 	// (ownAccount).
 	account string
+	// joined is the sandbox whose globals the client's session was given
+	// (joinGlobals).
+	joined *Sandbox
+	// statusBase are the session's status counters when it last ran FLUSH
+	// STATUS in a sandbox (flushstatus.go); nil before.
+	statusBase map[string]string
 }
 
 // Diag is one row of SHOW WARNINGS (reply.Diag).
@@ -162,6 +168,10 @@ func (m *Manager) Open(ctx context.Context, o Options) (*Session, error) {
 			return nil, err
 		}
 		s.sb = sb
+		if err := s.joinGlobals(ctx); err != nil {
+			s.Close()
+			return nil, err
+		}
 		return s, nil
 	}
 	if o.Mode == Transparent {
@@ -239,4 +249,7 @@ func (s *Session) Reset() {
 	s.varsKnown = false
 	s.sqlStmts, s.prepNames = nil, nil
 	s.account = ""
+	// The server's globals are the session's again, and its status
+	// counters start afresh.
+	s.joined, s.statusBase = nil, nil
 }
