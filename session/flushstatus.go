@@ -125,6 +125,6 @@ func (s *Session) planFlushStatus(prepared bool, p *Plan) (*Plan, error) {
 		return nil, rewrite.Refuse(wire.ErUnsupportedPS, "FLUSH STATUS in a sandbox is answered by the proxy (for the session's "+
 			"counters only) and cannot be prepared; send it as a plain query")
 	}
-	p.answer = s.flushStatus
+	p.answer = func(ctx context.Context) (*Reply, error) { return asServer(s.flushStatus(ctx)) }
 	return p, nil
 }

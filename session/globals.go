@@ -106,7 +106,7 @@ func (s *Session) planSetGlobal(ctx context.Context, a *rewrite.Analysis, prepar
 				"write other characters as X'…' or with CHAR()")
 		}
 	}
-	p.answer = func(ctx context.Context) (*Reply, error) { return s.setGlobals(ctx, as) }
+	p.answer = func(ctx context.Context) (*Reply, error) { return asServer(s.setGlobals(ctx, as)) }
 	return p, nil
 }
 
@@ -181,7 +181,9 @@ func (s *Session) globalInfo(ctx context.Context, name string) (sysVar, error) {
 	}
 	v := sysVar{scope: *rows[0][0], typ: *rows[0][1], def: rows[0][2]}
 	switch {
-	case v.scope == scopeSessionOnly || lower == "sql_log_bin":
+	case lower == "sql_log_bin": // the server's own answer
+		return v, rewrite.ServerRefusal(wire.ErIncorrectGlobalLocalVar, "Variable '%s' is a SESSION variable", lower)
+	case v.scope == scopeSessionOnly:
 		return v, rewrite.ServerRefusal(wire.ErLocalVariable, "Variable '%s' is a SESSION variable and can't be used with SET GLOBAL", lower)
 	case v.scope == scopeGlobal:
 		return v, rewrite.Refuse(wire.ErOptionPreventsStatement, "SET GLOBAL %s: the variable has no session scope, so it acts on the "+
@@ -308,6 +310,17 @@ func (s *Session) joinGlobals(ctx context.Context) error {
 	}
 	s.varsKnown = false
 	return nil
+}
+
+// asServer is an answer the session made by running statements on the
+// client's connection, a server error among them given to the client as
+// the server worded it (without the proxy's prefix).
+func asServer(r *Reply, err error) (*Reply, error) {
+	var me *mysql.MyError
+	if isServerError(err) && errors.As(err, &me) {
+		return nil, rewrite.ServerRefusal(me.Code, "%s", me.Message)
+	}
+	return r, err
 }
 
 // globalsOnly is a resolver that maps no table and reads the sandbox's

@@ -8,21 +8,36 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 )
 
-// showScope reads SHOW [GLOBAL | SESSION | LOCAL] {STATUS | VARIABLES}
-// … (the text of a, one SHOW STATUS or SHOW VARIABLES): global says GLOBAL.
-func showScope(a *rewrite.Analysis) (global bool) {
+// showOf reads SHOW [GLOBAL | SESSION | LOCAL] {STATUS | VARIABLES} …, the
+// text of a (the parser does not read every form: SHOW LOCAL STATUS):
+// what is STATUS or VARIABLES ("" for any other text), global says GLOBAL.
+func showOf(a *rewrite.Analysis) (what string, global bool) {
 	text := a.Text()
 	var words []string
 	for _, t := range lexer.Lex(text, lexer.Options{}) {
 		if t.Kind == lexer.Comment {
 			continue
 		}
-		if t.Kind != lexer.Ident || len(words) == 2 {
+		if t.Kind != lexer.Ident || len(words) == 3 {
 			break
 		}
 		words = append(words, strings.ToUpper(text[t.Start:t.End]))
 	}
-	return len(words) == 2 && words[0] == "SHOW" && words[1] == "GLOBAL"
+	if len(words) < 2 || words[0] != "SHOW" {
+		return "", false
+	}
+	switch words[1] {
+	case "GLOBAL", "SESSION", "LOCAL":
+		if len(words) == 3 {
+			what, global = words[2], words[1] == "GLOBAL"
+		}
+	default:
+		what = words[1]
+	}
+	if what != "STATUS" && what != "VARIABLES" {
+		return "", false
+	}
+	return what, global
 }
 
 // answeredVarsShow plans, in a sandbox, the SHOW statements whose answer
@@ -33,17 +48,11 @@ func (s *Session) answeredVarsShow(a *rewrite.Analysis, sql string, prepared boo
 	if prepared || len(a.Statements) != 1 {
 		return nil, false
 	}
-	switch a.Statements[0].Kind {
-	case rewrite.KindShowVariables:
-		if !showScope(a) || len(s.sb.Globals().All()) == 0 {
-			return nil, false
-		}
-		p.answer = func(ctx context.Context) (*Reply, error) { return s.globalsShow(ctx, sql) }
-	case rewrite.KindShowStatus:
-		if showScope(a) || s.statusBase == nil {
-			return nil, false
-		}
-		p.answer = func(ctx context.Context) (*Reply, error) { return s.statusShow(ctx, sql) }
+	switch what, global := showOf(a); {
+	case what == "VARIABLES" && global && len(s.sb.Globals().All()) > 0:
+		p.answer = func(ctx context.Context) (*Reply, error) { return asServer(s.globalsShow(ctx, sql)) }
+	case what == "STATUS" && !global && s.statusBase != nil:
+		p.answer = func(ctx context.Context) (*Reply, error) { return asServer(s.statusShow(ctx, sql)) }
 	default:
 		return nil, false
 	}
