@@ -163,7 +163,7 @@ func TestSandboxGlobals(t *testing.T) {
 			// What no sandbox can hold.
 			for _, q := range []string{"SET GLOBAL max_connections = 1000", "SET GLOBAL innodb_buffer_pool_size = 1073741824",
 				"SET GLOBAL general_log = 1", "SET GLOBAL event_scheduler = ON", "SET GLOBAL server_id = 77", "SET GLOBAL binlog_format = 'ROW'",
-				"SET GLOBAL init_connect = 'DO 1'", "SET GLOBAL sort_buffer_size = 65536, max_connections = 5",
+				"SET GLOBAL init_connect = 'DO 1'", "SET GLOBAL max_user_connections = 3", "SET GLOBAL sort_buffer_size = 65536, max_connections = 5",
 				"SET GLOBAL TRANSACTION ISOLATION LEVEL SERIALIZABLE", "SET GLOBAL long_query_time = 0",
 				"CREATE PROCEDURE gp() SET GLOBAL sort_buffer_size = 65536", "BEGIN NOT ATOMIC SET GLOBAL sort_buffer_size = 65536; END",
 				"SET GLOBAL sort_buffer_size = (SELECT COUNT(*) FROM users)", "SET STATEMENT sort_buffer_size = 65536 FOR SET GLOBAL max_connections = 5"} {

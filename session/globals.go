@@ -186,15 +186,21 @@ func (s *Session) globalInfo(ctx context.Context, name string) (sysVar, error) {
 	case v.scope == scopeSessionOnly:
 		return v, rewrite.ServerRefusal(wire.ErLocalVariable, "Variable '%s' is a SESSION variable and can't be used with SET GLOBAL", lower)
 	case v.scope == scopeGlobal:
-		return v, rewrite.Refuse(wire.ErOptionPreventsStatement, "SET GLOBAL %s: the variable has no session scope, so it acts on the "+
-			"whole server (production and every sandbox), which a sandbox cannot hold; it is refused in a sandbox — set it on "+
-			"production through a direct connection, or leave it out", lower)
+		return v, globalOnly(lower)
 	case reachesBeyond(lower):
 		return v, rewrite.Refuse(wire.ErOptionPreventsStatement, "SET GLOBAL %s: the variable's session value still reaches beyond "+
 			"the session (the binary log, replication, the server's logs or debugging), so a sandbox cannot keep it as its own; "+
 			"it is refused in a sandbox — set it on a direct connection", lower)
 	}
 	return v, nil
+}
+
+// globalOnly refuses SET GLOBAL of name, a variable without a session
+// scope of its own.
+func globalOnly(name string) error {
+	return rewrite.Refuse(wire.ErOptionPreventsStatement, "SET GLOBAL %s: the variable has no session scope, so it acts on the "+
+		"whole server (production and every sandbox), which a sandbox cannot hold; it is refused in a sandbox — set it on "+
+		"production through a direct connection, or leave it out", name)
 }
 
 // evalGlobal evaluates the value of a, a global assignment of a variable
@@ -219,6 +225,11 @@ func (s *Session) evalGlobal(ctx context.Context, a setvar.Assignment, info sysV
 	var me *mysql.MyError
 	if isServerError(err) && errors.As(err, &me) && me.Code == wire.ErSetStatementNotSupported {
 		r, err = s.evalSaved(ctx, name, expr)
+	}
+	if isServerError(err) && errors.As(err, &me) && me.Code == wire.ErVariableIsReadonly {
+		// Its session value is the global's (max_user_connections):
+		// the variable acts as a global only.
+		return v, nil, globalOnly(name)
 	}
 	if err != nil {
 		return v, nil, err

@@ -48,6 +48,7 @@ const (
 	ErReadOnlyTransaction      uint16 = 1792 // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
 	ErNoTriggersOnSystem       uint16 = 1465 // ER_NO_TRIGGERS_ON_SYSTEM_SCHEMA
 	ErConnectToForeignSource   uint16 = 1429 // ER_CONNECT_TO_FOREIGN_DATA_SOURCE
+	ErVariableIsReadonly       uint16 = 1621 // ER_VARIABLE_IS_READONLY (a session value that is the global's, read-only)
 	ErSetStatementNotSupported uint16 = 1971 // ER_SET_STATEMENT_NOT_SUPPORTED (MariaDB)
 	ErStatementTimeout         uint16 = 1969 // ER_STATEMENT_TIMEOUT (MariaDB: max_statement_time)
 	ErSubqueriesNotSupported   uint16 = 1970 // ER_SUBQUERIES_NOT_SUPPORTED (MariaDB: KILL, HANDLER … READ, EXECUTE … USING)
