@@ -699,6 +699,38 @@ func flushTables(st *Statement, s ast.StmtNode, text string) {
 	st.Kind, st.Class, st.Locked = KindFlushTables, ClassRead, nil
 }
 
+// flushStatus reads FLUSH [NO_WRITE_TO_BINLOG | LOCAL] STATUS alone
+// (text: the text from the statement on, up to its first ';'), which
+// resets the session's status counters (and some of the server's): Kind
+// "FLUSH STATUS", still an "other" statement, which a sandbox answers
+// itself for the session (session/flushstatus.go) and refuses anywhere
+// else.
+func flushStatus(st *Statement, s ast.StmtNode, text string) {
+	if f, ok := s.(*ast.FlushStmt); !ok || f.Tp != ast.FlushStatus {
+		return
+	}
+	var words []string
+	for _, t := range lexer.Lex(text, lexer.Options{}) {
+		if t.Kind == lexer.Comment {
+			continue
+		}
+		if t.Kind == lexer.Punct && text[t.Start] == ';' {
+			break
+		}
+		if t.Kind != lexer.Ident {
+			return
+		}
+		words = append(words, strings.ToUpper(text[t.Start:t.End]))
+	}
+	switch {
+	case len(words) == 2 && words[0] == "FLUSH" && words[1] == "STATUS":
+	case len(words) == 3 && words[0] == "FLUSH" && (words[1] == "LOCAL" || words[1] == "NO_WRITE_TO_BINLOG") && words[2] == "STATUS":
+	default:
+		return
+	}
+	st.Kind = KindFlushStatus
+}
+
 // reading is analyzeText's walk over the parsed statements: where in the
 // text the next one starts, the current database, and what the input's
 // statements name all together.
@@ -750,6 +782,7 @@ func (r *reading) statement(s ast.StmtNode) bool {
 	a.markBare(st, r.sc.Toks)
 	routineStatement(st, s, sql, r.sc.Toks, start)
 	flushTables(st, s, a.src[min(start, len(a.src)):])
+	flushStatus(st, s, a.text[min(start, len(a.text)):])
 	if st.Show != nil && r.nz.AlteredIn(start, r.cursor) {
 		// SHOW … LIKE / WHERE is answered with a query built from its
 		// text, which holds characters changed for the parser.

@@ -45,6 +45,7 @@ const (
 	KindExecuteImmediate    = kind.ExecuteImmediate
 	KindExplain             = kind.Explain
 	KindFlushTables         = kind.FlushTables
+	KindFlushStatus         = kind.FlushStatus
 	KindGetDiagnostics      = kind.GetDiagnostics
 	KindHandlerClose        = kind.HandlerClose
 	KindHandlerOpen         = kind.HandlerOpen

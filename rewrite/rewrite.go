@@ -539,7 +539,10 @@ func (a *Analysis) replacements(r Resolver) ([]splice.Replacement, error) {
 		return a.partReps(r)
 	}
 	if a.parseErr != nil {
-		return nil, a.unparsedThrough(r)
+		if err := a.unparsedThrough(r); err != nil {
+			return nil, err
+		}
+		return a.globalReps(r), nil
 	}
 	if err := a.locatable(r); err != nil {
 		return nil, err
@@ -574,6 +577,7 @@ func (a *Analysis) replacements(r Resolver) ([]splice.Replacement, error) {
 		return nil, err
 	}
 	reps = append(reps, dbs...)
+	reps = append(reps, a.globalReps(r)...)
 	return append(reps, routines...), nil
 }
 

@@ -185,7 +185,8 @@ func outsideTables(st rewrite.Statement) string {
 	case st.Class == rewrite.ClassDDL && len(st.Writes) == 0:
 		return string(st.Kind)
 	case st.Kind == rewrite.KindSetGlobal:
-		return "SET GLOBAL"
+		return "SET GLOBAL here (a sandbox keeps the globals of variables that have a session scope only for a SET GLOBAL sent " +
+			"alone as a plain query, not with other statements, in a stored program or a prepared statement)"
 	}
 	return ""
 }

@@ -168,6 +168,19 @@ func (s *Session) answeredFirst(ctx context.Context, a *rewrite.Analysis, sql st
 		p.answer = func(ctx context.Context) (*Reply, error) { return s.xaRecover(ctx, x) }
 		return p, true, nil
 	}
+	if one {
+		switch a.Statements[0].Kind {
+		case rewrite.KindSetGlobal:
+			ep, err := s.planSetGlobal(ctx, a, prepared, p)
+			return ep, true, err
+		case rewrite.KindFlushStatus:
+			ep, err := s.planFlushStatus(prepared, p)
+			return ep, true, err
+		}
+		if ep, ok := s.answeredVarsShow(a, sql, prepared, p); ok {
+			return ep, true, nil
+		}
+	}
 	if ep, ok, err := s.planExecute(ctx, a, sql, opts, prepared, p); ok {
 		return ep, true, err
 	}

@@ -146,8 +146,16 @@ func TestPlanRefusals(t *testing.T) {
 	wantCode(t, err, 1044, "42000", "")
 	_, err = plan(e.ctx, s, "SHOW ENGINE INNODB STATUS")
 	wantCode(t, err, 1290, "HY000", "")
-	_, err = plan(e.ctx, s, "SET GLOBAL max_connections = 1")
-	wantCode(t, err, 1290, "HY000", "SET GLOBAL changes the server outside any table")
+	// SET GLOBAL alone is the sandbox's (integration/globals_test.go);
+	// with other statements it is refused.
+	_, err = plan(e.ctx, s, "SELECT 1; SET GLOBAL max_connections = 1")
+	wantCode(t, err, 1290, "HY000", "SET GLOBAL here (a sandbox keeps the globals")
+	_, err = plan(e.ctx, s, "SET @@GLOBAL.keycache1.key_buffer_size = 1")
+	wantCode(t, err, 1290, "HY000", "this form of SET GLOBAL")
+	_, err = plan(e.ctx, s, "SET GLOBAL sort_buffer_size = (SELECT COUNT(*) FROM app.t)")
+	wantCode(t, err, 1290, "HY000", "reads a table")
+	_, err = plan(e.ctx, s, "SET GLOBAL sort_buffer_size = f()")
+	wantCode(t, err, 1290, "HY000", "may not call")
 	_, err = plan(e.ctx, s, "SELECT * FROM information_schema.PROCESSLIST")
 	wantCode(t, err, 1290, "HY000", "every connection of the server")
 	s.SetVars(session.Vars{SQLMode: "STRICT_TRANS_TABLES,ORACLE", Charset: "utf8mb4"})

@@ -131,6 +131,9 @@ type Version struct {
 	// guard are the guardrails it was planned under (new ones, after a
 	// reload, are checked and injected again).
 	guard *guard
+	// globals is the version of the sandbox's SET GLOBAL values, which
+	// its reads of @@GLOBAL.x were rewritten with.
+	globals uint64
 }
 
 // reading are the settings that decide how a text is read.
@@ -147,6 +150,7 @@ func (s *Session) current(opts rewrite.Options) Version {
 		guard: s.m.guard(s.user)}
 	if s.sb != nil {
 		v.sb, v.ver, v.serializable = s.sb, s.sb.SnapshotVersion(), s.serializable()
+		v.globals = s.sb.Globals().Version()
 	}
 	return v
 }

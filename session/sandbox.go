@@ -128,6 +128,9 @@ func (s *Session) attachTo(ctx context.Context, name string) (*Reply, error) {
 	}
 	s.unbind()
 	s.sb = sb
+	if err := s.joinGlobals(ctx); err != nil {
+		return nil, err
+	}
 	return &Reply{Info: fmt.Sprintf("attached to sandbox %s", name)}, nil
 }
 

@@ -88,6 +88,12 @@ type Session struct {
 	// account is CURRENT_USER() of the session's connection, once read
 	// (ownAccount).
 	account string
+	// joined is the sandbox whose globals the client's session was given
+	// (joinGlobals).
+	joined *Sandbox
+	// statusBase are the session's status counters when it last ran FLUSH
+	// STATUS in a sandbox (flushstatus.go); nil before.
+	statusBase map[string]string
 }
 
 // Diag is one row of SHOW WARNINGS (reply.Diag).
@@ -170,9 +176,13 @@ func (m *Manager) Open(ctx context.Context, o Options) (*Session, error) {
 		s.sb = sb
 		if o.SelectDB {
 			if err := s.selectDB(ctx, o.DB); err != nil {
-				s.unbind()
+				s.Close()
 				return nil, err
 			}
+		}
+		if err := s.joinGlobals(ctx); err != nil {
+			s.Close()
+			return nil, err
 		}
 		return s, nil
 	}
@@ -251,4 +261,7 @@ func (s *Session) Reset() {
 	s.varsKnown = false
 	s.sqlStmts, s.prepNames = nil, nil
 	s.account = ""
+	// The server's globals are the session's again, and its status
+	// counters start afresh.
+	s.joined, s.statusBase = nil, nil
 }

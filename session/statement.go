@@ -81,6 +81,9 @@ func (s *Session) options() rewrite.Options {
 // sync reads the upstream session's variables that decide how its texts
 // are read, when they are not known (a new session, or after a reset).
 func (s *Session) sync(ctx context.Context) error {
+	if err := s.joinGlobals(ctx); err != nil {
+		return err
+	}
 	if s.varsKnown || s.up == nil {
 		return nil
 	}

@@ -51,6 +51,7 @@ const (
 	ExecuteImmediate    Kind = "EXECUTE IMMEDIATE"
 	Explain             Kind = "EXPLAIN"
 	FlushTables         Kind = "FLUSH TABLES"
+	FlushStatus         Kind = "FLUSH STATUS"
 	GetDiagnostics      Kind = "GET DIAGNOSTICS"
 	HandlerClose        Kind = "HANDLER CLOSE"
 	HandlerOpen         Kind = "HANDLER OPEN"

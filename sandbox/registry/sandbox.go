@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/sandbox"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/globals"
 )
 
 // Sandbox is one sandbox: a set of tables forked or created away from
@@ -18,8 +19,10 @@ type Sandbox struct {
 	Owner   string
 	Created time.Time
 
-	mu        sync.Mutex
-	kept      bool
+	mu   sync.Mutex
+	kept bool
+	// globals are its SET GLOBAL values (globals.go).
+	globals   globals.Set
 	persisted bool // has rows in the registry
 	// xa is set once a connection started an XA transaction in it: its
 	// discard then rolls back the prepared ones (xa.go), registry rows or
