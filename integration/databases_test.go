@@ -176,3 +176,72 @@ func promoteDatabases(ctx context.Context, t *testing.T, root *sql.DB, acct diff
 		t.Errorf("DIFF SUMMARY after the promote has %d rows", len(rows))
 	}
 }
+
+// TestDjangoStyleTestDatabase: a test runner's flow through one named
+// sandbox, with a pool per phase as Django's runner has (it reconnects
+// with the test database as its NAME): create test_<name> (dropping a
+// leftover first), migrate it (tables, foreign keys, indexes, a
+// migrations table), run tests in transactions rolled back to savepoints,
+// drop it from the main database. Production never has the test database,
+// and its own tables stay as they were.
+func TestDjangoStyleTestDatabase(t *testing.T) {
+	prod, _ := env(t)
+	e := newDiffEnv(t, "transparent", false, nil)
+	root := openDB(t, prod.DSN(""))
+	ctx := context.Background()
+	for _, acct := range e.accts {
+		t.Run(acct.name, func(t *testing.T) {
+			mainDB, testDB := "dj_main_"+acct.short(), "test_dj_"+acct.short()
+			e.database(t, mainDB, "CREATE TABLE site (id INT PRIMARY KEY, name VARCHAR(20)); INSERT INTO site VALUES (1, 'prod');")
+			before := checksum(t, e.prod, mainDB+".site")
+			tag := "django-" + acct.short()
+			setup := conn(t, openDB(t, acct.dsn(tag, mainDB)))
+			if _, err := setup.ExecContext(ctx, "CREATE DATABASE `"+testDB+"` CHARACTER SET utf8mb4"); err != nil {
+				t.Fatalf("CREATE DATABASE: %s", mysqlErr(err))
+			}
+			// A second run finds it there: 1007, then drop and create.
+			wantErr(t, setup, "CREATE DATABASE `"+testDB+"` CHARACTER SET utf8mb4", "1007 (HY000)")
+			mustExecC(t, setup, "DROP DATABASE `"+testDB+"`")
+			mustExecC(t, setup, "CREATE DATABASE `"+testDB+"` CHARACTER SET utf8mb4")
+
+			pool := openDB(t, acct.dsn(tag, testDB))
+			for _, q := range []string{
+				"CREATE TABLE django_migrations (id BIGINT AUTO_INCREMENT PRIMARY KEY, app VARCHAR(255) NOT NULL, name VARCHAR(255) NOT NULL, applied DATETIME(6) NOT NULL)",
+				"CREATE TABLE polls_question (id BIGINT AUTO_INCREMENT PRIMARY KEY, question_text VARCHAR(200) NOT NULL, pub_date DATETIME(6) NOT NULL)",
+				"CREATE TABLE polls_choice (id BIGINT AUTO_INCREMENT PRIMARY KEY, choice_text VARCHAR(200) NOT NULL, votes INT NOT NULL, question_id BIGINT NOT NULL)",
+				"ALTER TABLE polls_choice ADD CONSTRAINT polls_choice_question_id_fk FOREIGN KEY (question_id) REFERENCES polls_question (id)",
+				"CREATE INDEX polls_question_pub_date ON polls_question (pub_date)",
+				"INSERT INTO django_migrations (app, name, applied) VALUES ('polls', '0001_initial', NOW(6))",
+			} {
+				if _, err := pool.ExecContext(ctx, q); err != nil {
+					t.Fatalf("migrate: %s: %s", q, mysqlErr(err))
+				}
+			}
+			c := conn(t, pool)
+			wantString(t, c, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()", "3", "tables after migrate: %s")
+			wantString(t, c, "SELECT GROUP_CONCAT(REFERENCED_TABLE_NAME) FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = DATABASE() AND REFERENCED_TABLE_NAME IS NOT NULL",
+				"polls_question", "foreign keys after migrate: %s")
+			for _, q := range []string{"SET autocommit = 0", "SAVEPOINT s1", "INSERT INTO polls_question (question_text, pub_date) VALUES ('q?', NOW(6))",
+				"INSERT INTO polls_choice (choice_text, votes, question_id) VALUES ('a', 0, LAST_INSERT_ID())", "ROLLBACK TO SAVEPOINT s1"} {
+				mustExecC(t, c, q)
+			}
+			wantErr(t, c, "INSERT INTO polls_choice (choice_text, votes, question_id) VALUES ('b', 0, 999)", "1452 (23000)")
+			mustExecC(t, c, "ROLLBACK")
+			wantString(t, c, "SELECT COUNT(*) FROM polls_question", "0", "rows after the test's rollback: %s")
+			_ = c.Close()
+			_ = pool.Close()
+
+			mustExecC(t, setup, "DROP DATABASE `"+testDB+"`")
+			var n int
+			if err := root.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", testDB).Scan(&n); err != nil || n != 0 {
+				t.Errorf("production has %s: %d, %v", testDB, n, err)
+			}
+			if after := checksum(t, e.prod, mainDB+".site"); after != before {
+				t.Errorf("production's %s.site changed", mainDB)
+			}
+			if _, rows := queryRows(t, setup, "SANDBOX DIFF SUMMARY"); len(rows) != 0 {
+				t.Errorf("DIFF SUMMARY after the test database went: %d rows", len(rows))
+			}
+		})
+	}
+}
