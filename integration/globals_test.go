@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sqlfork/sqlfork-proxy/proxy"
+
 	"github.com/sqlfork/sqlfork-proxy/integration/testdb"
 )
 
@@ -273,5 +275,29 @@ func TestSandboxFlushStatus(t *testing.T) {
 	}
 	if after := flushes(); after != beforeFlushes {
 		t.Errorf("the server counted FLUSH commands: %s -> %s", beforeFlushes, after)
+	}
+}
+
+// TestSandboxGlobalsAcrossProxies: a sandbox's globals are in the
+// registry: a connection that joins the sandbox through another proxy
+// process starts with them as its session values and reads them as
+// @@GLOBAL, and one of a proxy started after the first has set them too.
+func TestSandboxGlobalsAcrossProxies(t *testing.T) {
+	prod, p1 := sandboxProxy(t, "transparent", nil)
+	_, p2 := sandboxProxy(t, "transparent", nil)
+	root := openDB(t, prod.DSN(""))
+	prodSort := queryString(t, root, "SELECT @@GLOBAL.sort_buffer_size")
+	a := conn(t, openDB(t, p1.userDSN(sandboxUser+"+globx", "app")))
+	mustExecC(t, a, "SET GLOBAL sort_buffer_size = 2*1024*1024")
+	b := conn(t, openDB(t, p2.userDSN(sandboxUser+"+globx", "app")))
+	wantString(t, b, "SELECT CONCAT(@@SESSION.sort_buffer_size, ' ', @@GLOBAL.sort_buffer_size)", "2097152 2097152",
+		"through the second proxy: session and global %s")
+	p3 := startTestProxy(t, prod.Addr, prod, func(c *proxy.Config) {
+		c.Mode, c.UpstreamUser, c.UpstreamPassword = "transparent", sandboxUser, sandboxPassword
+	})
+	c := conn(t, openDB(t, p3.userDSN(sandboxUser+"+globx", "app")))
+	wantString(t, c, "SELECT @@SESSION.sort_buffer_size", "2097152", "through a proxy started later: %s")
+	if got := queryString(t, root, "SELECT @@GLOBAL.sort_buffer_size"); got != prodSort {
+		t.Errorf("production's sort_buffer_size changed: %s -> %s", prodSort, got)
 	}
 }

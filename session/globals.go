@@ -152,8 +152,9 @@ func (s *Session) setGlobals(ctx context.Context, as []setvar.Assignment) (*Repl
 		}
 		warns = append(warns, w...)
 	}
-	for _, v := range vals {
-		s.sb.Globals().Put(v)
+	err := s.m.reg.WithConn(ctx, func(c SideConn) error { return s.m.reg.SaveGlobals(ctx, c, s.sb, vals) })
+	if err != nil {
+		return nil, err
 	}
 	s.log.Debug("sandbox globals set", zap.String("sandbox", s.sb.Name), zap.Int("variables", len(vals)))
 	return &Reply{Warnings: warns}, nil

@@ -123,6 +123,30 @@ func (s *Set) Put(v Value) {
 	s.version++
 }
 
+// Replace makes vals the sandbox's values (as the registry holds them),
+// counting a change only when they differ.
+func (s *Set) Replace(vals []Value) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := make(map[string]Value, len(vals))
+	same := len(vals) == len(s.vals)
+	for _, v := range vals {
+		next[v.Name] = v
+		if cur, ok := s.vals[v.Name]; !ok || !sameText(cur.Text, v.Text) {
+			same = false
+		}
+	}
+	if !same {
+		s.vals = next
+		s.version++
+	}
+}
+
+// sameText reports whether two values' texts are equal (nil is NULL).
+func sameText(a, b *string) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}
+
 // Get is the sandbox's value of the variable name (lower case); ok is
 // false when the sandbox has not set it (production's global holds).
 func (s *Set) Get(name string) (Value, bool) {

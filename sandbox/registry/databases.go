@@ -87,7 +87,8 @@ func (m *Registry) SaveDB(ctx context.Context, c sideconn.Conn, sb *Sandbox, k s
 	return m.BumpGeneration(ctx, c, sb)
 }
 
-// loadDBs reads sb's own databases from the registry.
+// loadDBs reads sb's own databases from the registry, and its global
+// values (globals.go).
 func (m *Registry) loadDBs(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
 	rows, err := c.Query(ctx, "SELECT db, name, phys_db, kind, created_at FROM "+m.names.Q("databases")+
 		" WHERE sandbox_id = "+quote.String(sb.ID))
@@ -100,7 +101,7 @@ func (m *Registry) loadDBs(ctx context.Context, c sideconn.Conn, sb *Sandbox) er
 			Created: sideconn.ParseTime(r[4])}
 	}
 	sb.setDBs(dbs)
-	return nil
+	return m.loadGlobals(ctx, c, sb)
 }
 
 // ForgetDBTables forgets every table entry and capture of sb in logical

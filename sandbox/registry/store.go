@@ -452,7 +452,7 @@ func (m *Registry) Remember(sb *Sandbox) *Sandbox {
 // that can be attached with its tables gone; schemas a failure leaves
 // behind are orphans, which the reaper's reconciliation drops.
 func (m *Registry) dropSandbox(ctx context.Context, c sideconn.Conn, id string) error {
-	if err := m.deleteRows(ctx, c, id, "sandboxes", "tables", "databases", "captures", "holders", "generations", "readers"); err != nil {
+	if err := m.deleteRows(ctx, c, id, "sandboxes", "tables", "databases", "globals", "captures", "holders", "generations", "readers"); err != nil {
 		return fmt.Errorf("forget sandbox %s: %w", id, err)
 	}
 	schemas, err := m.schemasOf(ctx, c, id)
@@ -1046,6 +1046,14 @@ var registryTables = []struct{ name, cols string }{
   kind VARCHAR(16) NOT NULL,
   created_at DATETIME(6) NOT NULL,
   PRIMARY KEY (sandbox_id, db)
+`},
+	// The global variables a sandbox set (globals.go).
+	{"globals", `
+  sandbox_id VARCHAR(16) NOT NULL,
+  name VARCHAR(64) NOT NULL,
+  type VARCHAR(32) NOT NULL,
+  value LONGTEXT NULL,
+  PRIMARY KEY (sandbox_id, name)
 `},
 	// Counts the changes of each sandbox's tables (sync.go).
 	{"generations", `
