@@ -77,6 +77,10 @@ func TestSandboxDatabases(t *testing.T) {
 			wantString(t, in, "SHOW TABLES", "t", "SHOW TABLES: %s")
 			wantErr(t, in, "SELECT * FROM nosuch", "1146 (42S02) Table '"+newDB+".nosuch' doesn't exist")
 			wantString(t, sb, "SELECT COUNT(*) FROM "+newDB+".t", "2", "its table from another database: %s")
+			// Another sandbox has no such database: none is current there.
+			mustExecC(t, in, "SANDBOX DETACH")
+			wantString(t, in, "SELECT DATABASE() IS NULL", "1", "DATABASE() in another sandbox: %s")
+			wantErr(t, in, "SELECT * FROM t", "1046 (3D000)")
 
 			// USE, and COM_INIT_DB.
 			mustExecC(t, sb, "USE "+newDB)

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
@@ -123,7 +124,7 @@ func (s *Session) planDatabase(ctx context.Context, st rewrite.Statement, db str
 			if _, err := s.up.Query(ctx, "USE "+quote.Ident(d.Phys)); err != nil {
 				return err
 			}
-			s.dbPhys = true
+			s.dbPhys, s.upDB = true, d.Phys
 		}
 		ch.drop, ch.state.Kind = true, sandbox.DBDropped
 	default:
@@ -175,7 +176,7 @@ func (s *Session) setServerDB(db string) {
 	}
 	for _, d := range s.sb.OwnDBs() {
 		if d.Phys == db {
-			s.db, s.dbPhys = d.Name, true
+			s.db, s.dbPhys, s.upDB = d.Name, true, db
 			return
 		}
 	}
@@ -235,4 +236,63 @@ func (r resolver) OwnOnly(t rewrite.Table) bool {
 	}
 	_, held := r.s.sb.Resolve(r.s.m.names.Key(t))
 	return !held
+}
+
+// reselectDB keeps the server's current database right while the
+// session's is one of a sandbox's own: once the session moved to another
+// sandbox, or the database stopped being its sandbox's own (a RESET, a
+// promote, a DROP through another connection), the server's current
+// database becomes what the session's is now — its sandbox's schema for
+// it, production's, or none (as when a current database is dropped).
+func (s *Session) reselectDB(ctx context.Context) error {
+	if !s.dbPhys || s.db == "" {
+		return nil
+	}
+	d, own := s.ownDB(s.db)
+	if own && d.Kind != sandbox.DBDropped {
+		if d.Phys == s.upDB {
+			return nil
+		}
+		return s.useUpstream(ctx, d.Phys, true)
+	}
+	if !own && s.sb != nil {
+		has, err := s.productionHas(ctx, s.db)
+		if err != nil {
+			return err
+		}
+		if has {
+			return s.useUpstream(ctx, s.db, false)
+		}
+	}
+	// None: a database made, used and dropped on the connection leaves
+	// the server with no current one.
+	none := sandbox.SchemaPrefix(s.m.cfg.Prefix, s.sbID())
+	for _, q := range []string{"CREATE DATABASE IF NOT EXISTS " + quote.Ident(none), "USE " + quote.Ident(none), "DROP DATABASE " + quote.Ident(none)} {
+		if _, err := s.up.Query(ctx, q); err != nil {
+			return fmt.Errorf("leave database %s: %w", quote.Ident(s.db), err)
+		}
+	}
+	s.db, s.dbPhys, s.upDB = "", false, ""
+	return nil
+}
+
+// useUpstream makes db the server's current database: the sandbox's
+// schema of the session's (phys) or production's.
+func (s *Session) useUpstream(ctx context.Context, db string, phys bool) error {
+	if _, err := s.up.Query(ctx, "USE "+quote.Ident(db)); err != nil {
+		return fmt.Errorf("use database %s: %w", quote.Ident(s.db), err)
+	}
+	s.dbPhys, s.upDB = phys, ""
+	if phys {
+		s.upDB = db
+	}
+	return nil
+}
+
+// sbID is the session's sandbox's id ("" outside one).
+func (s *Session) sbID() string {
+	if s.sb == nil {
+		return ""
+	}
+	return s.sb.ID
 }

@@ -44,9 +44,10 @@ type Session struct {
 	// sql_mode has ANSI_QUOTES and IGNORE_SPACE; varsKnown says vars (and
 	// the flags) were read since the session started or was reset.
 	db string
-	// dbPhys: the server's current database is the sandbox's schema of
-	// db, one of its own databases (databases.go).
+	// dbPhys: the server's current database is upDB, the sandbox's schema
+	// of db, one of its own databases (databases.go).
 	dbPhys      bool
+	upDB        string
 	ansiQuotes  bool
 	ignoreSpace bool
 	varsKnown   bool

@@ -129,6 +129,9 @@ func (s *Session) planText(ctx context.Context, sql string, prepared bool) (*Pla
 	if err := s.sync(ctx); err != nil {
 		return nil, err
 	}
+	if err := s.reselectDB(ctx); err != nil {
+		return nil, err
+	}
 	opts := s.options()
 	refused := s.refused
 	s.refused = nil
@@ -501,8 +504,8 @@ func (s *Session) DB() string { return s.db }
 // client's bytes: a name that is not ASCII is read back from the server.
 func (s *Session) UseDB(ctx context.Context, db string) error {
 	if isASCII(db) {
-		_, own := s.ownDB(db)
-		s.db, s.dbPhys = db, own
+		d, own := s.ownDB(db)
+		s.db, s.dbPhys, s.upDB = db, own, d.Phys
 		return nil
 	}
 	name, ok, err := s.serverDB(ctx)
