@@ -61,6 +61,9 @@ func TestSandboxDatabases(t *testing.T) {
 			wantString(t, sb, "SELECT CONCAT(SCHEMA_NAME, ' ', DEFAULT_CHARACTER_SET_NAME) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = '"+newDB+"'",
 				newDB+" latin1", "its information_schema.SCHEMATA row: %s")
 			wantErr(t, sb, "CREATE DATABASE "+newDB, "1007 (HY000) Can't create database '"+newDB+"'; database exists")
+			long := strings.Repeat("a", 65)
+			wantErr(t, sb, "CREATE DATABASE "+long, "1102 (42000) Incorrect database name '"+long+"'")
+			wantErr(t, sb, "ALTER DATABASE `` CHARACTER SET latin1", "1102 (42000) Incorrect database name ''")
 			var n int
 			if err := root.QueryRow("SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", newDB).Scan(&n); err != nil || n != 0 {
 				t.Fatalf("production has %s after the sandbox made it: %d, %v", newDB, n, err)

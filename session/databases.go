@@ -3,7 +3,9 @@ package session
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
@@ -217,7 +219,12 @@ func (s *Session) selectDB(ctx context.Context, db string) error {
 // ALTER, the server's own schemas, which the sandbox reads as production
 // has them (CREATE of one is answered as the server answers it: 1007).
 func (s *Session) databaseAllowed(k rewrite.Kind, db string) error {
+	changes := k == rewrite.KindCreateDatabase || k == rewrite.KindDropDatabase || k == rewrite.KindAlterDatabase
 	switch {
+	case changes && !validDBName(db):
+		// The server's check of the name it is given: the sandbox's
+		// schema's name would pass it.
+		return rewrite.ServerRefusal(wire.ErWrongDBName, "Incorrect database name '%s'", db)
 	case s.m.names.IsProxySchema(db):
 		return rewrite.ServerRefusal(wire.ErDBAccessDenied, "Access denied for user '%s' to database '%s'", s.user, db)
 	case sandbox.IsSystemSchema(db) && (k == rewrite.KindDropDatabase || k == rewrite.KindAlterDatabase):
@@ -295,4 +302,10 @@ func (s *Session) sbID() string {
 		return ""
 	}
 	return s.sb.ID
+}
+
+// validDBName reports whether the server takes db as a database's name:
+// not empty, at most 64 characters, not ending in a space.
+func validDBName(db string) bool {
+	return db != "" && utf8.RuneCountInString(db) <= sandbox.MaxIdent && !strings.HasSuffix(db, " ")
 }
