@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
@@ -217,6 +218,10 @@ func (s *Session) selectDB(ctx context.Context, db string) error {
 // has them (CREATE of one is answered as the server answers it: 1007).
 func (s *Session) databaseAllowed(k rewrite.Kind, db string) error {
 	switch {
+	case badDatabaseName(k, db):
+		// The sandbox's schema for it would be a valid name (prefixed, or
+		// shortened with a hash): the server's answer for the name itself.
+		return rewrite.ServerRefusal(wire.ErWrongDBName, "Incorrect database name '%s'", db)
 	case s.m.names.IsProxySchema(db):
 		return rewrite.ServerRefusal(wire.ErDBAccessDenied, "Access denied for user '%s' to database '%s'", s.user, db)
 	case sandbox.IsSystemSchema(db) && (k == rewrite.KindDropDatabase || k == rewrite.KindAlterDatabase):
@@ -224,6 +229,19 @@ func (s *Session) databaseAllowed(k rewrite.Kind, db string) error {
 			"the sandbox reads them as production has them (run it on a direct connection)", k, quote.Ident(db))
 	}
 	return nil
+}
+
+// badDatabaseName reports a name that CREATE, DROP or ALTER DATABASE of
+// kind k cannot name on the server: empty (ALTER DATABASE without a name
+// is of the current database) or longer than 64 characters.
+func badDatabaseName(k rewrite.Kind, db string) bool {
+	switch k {
+	case rewrite.KindCreateDatabase, rewrite.KindDropDatabase:
+		return db == "" || utf8.RuneCountInString(db) > sandbox.MaxIdent
+	case rewrite.KindAlterDatabase:
+		return utf8.RuneCountInString(db) > sandbox.MaxIdent
+	}
+	return false
 }
 
 // OwnOnly implements rewrite.OwnNames: a name the sandbox holds no entry

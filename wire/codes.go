@@ -19,6 +19,7 @@ const (
 	ErParse                    uint16 = 1064 // ER_PARSE_ERROR
 	ErNoSuchThread             uint16 = 1094 // ER_NO_SUCH_THREAD
 	ErKillDenied               uint16 = 1095 // ER_KILL_DENIED_ERROR
+	ErWrongDBName              uint16 = 1102 // ER_WRONG_DB_NAME
 	ErWrongTableName           uint16 = 1103 // ER_WRONG_TABLE_NAME
 	ErUnknown                  uint16 = 1105 // ER_UNKNOWN_ERROR
 	ErTableAccessDenied        uint16 = 1142 // ER_TABLEACCESS_DENIED_ERROR
