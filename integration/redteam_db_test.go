@@ -275,3 +275,79 @@ func TestRTDBFidelity(t *testing.T) {
 		}
 	})
 }
+
+// TestRTDBIsolation: a sandbox's databases are its alone. Another sandbox
+// of the same user, root on production and production's views do not see
+// them; names that look like the proxy's or another sandbox's schemas
+// reach none of them; the server's messages and DATABASE() never tell a
+// schema's physical name.
+func TestRTDBIsolation(t *testing.T) {
+	e := rtdbEnv(t)
+	rtdbEach(t, e, "is", func(t *testing.T, x *rtdbFix) {
+		ctx := context.Background()
+		a, b := x.sandbox(t, "rtisa", x.prodDB), x.sandbox(t, "rtisb", x.prodDB)
+		own := "rtio_" + x.acct.short()
+		mustExecC(t, a, "CREATE DATABASE "+own)
+		mustExecC(t, a, "CREATE TABLE "+own+".t (id INT PRIMARY KEY, v VARCHAR(20))")
+		mustExecC(t, a, "INSERT INTO "+own+".t VALUES (1, 'mine')")
+		phys := queryString(t, x.root, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE '\\_sqlfork\\_%\\_"+own+"'")
+		if phys == "" {
+			t.Fatalf("no schema for %s", own)
+		}
+		suffix := strings.TrimPrefix(phys, "_sqlfork_") // <id>_<own>
+		for q, want := range map[string]string{
+			"USE " + own:                              "",
+			"SELECT * FROM " + own + ".t":             "114",
+			"DROP DATABASE " + own:                    "1008 (HY000)",
+			"USE `" + phys + "`":                      "1044 (42000)",
+			"SELECT * FROM `" + phys + "`.t":          "1044 (42000)",
+			"DROP DATABASE `" + phys + "`":            "1044 (42000)",
+			"SELECT * FROM `_sqlfork_meta`.tables":    "1044 (42000)",
+			"CREATE DATABASE `" + suffix + "`":        "ok",
+			"CREATE DATABASE `" + phys[1:] + "`":      "ok",
+			"CREATE DATABASE `sqlfork_meta`":          "ok",
+			"SELECT COUNT(*) FROM `" + suffix + "`.t": "114",
+		} {
+			_, err := b.ExecContext(ctx, q)
+			if got := rtdbOutcome(err); want == "" && !strings.HasPrefix(got, "1049") && !strings.HasPrefix(got, "1044") || want != "" && !strings.HasPrefix(got, want) {
+				t.Errorf("other sandbox: %s: %s, want %s", q, got, cmpOr(want, "1049 or 1044"))
+			}
+		}
+		wantString(t, a, "SELECT GROUP_CONCAT(v) FROM "+own+".t", "mine", "the sandbox's own table after the other's attempts: %s")
+		for _, c := range []*sql.Conn{b, conn(t, openDB(t, x.acct.dsn("", x.prodDB)))} {
+			if got := dbNames(t, c); strings.Contains(","+got+",", ","+own+",") || strings.Contains(got, "_sqlfork") {
+				t.Errorf("SHOW DATABASES elsewhere lists the sandbox's database or a schema: %s", got)
+			}
+		}
+		if got := dbNames(t, x.root); strings.Contains(","+got+",", ","+own+",") {
+			t.Errorf("root's SHOW DATABASES lists %s: %s", own, got)
+		}
+		// Told back: DATABASE() everywhere, the server's messages.
+		mustExecC(t, a, "USE "+own)
+		mustExecC(t, a, "CREATE PROCEDURE pd() SELECT DATABASE()")
+		for q, want := range map[string]string{
+			"SELECT DATABASE()":                        own,
+			"SELECT CONCAT(SCHEMA(), '/', DATABASE())": own + "/" + own,
+			"CALL pd()":            own,
+			"SELECT nosuchfunc()":  "1305 (42000) FUNCTION " + own + ".nosuchfunc does not exist",
+			"SELECT * FROM nosuch": "1146 (42S02) Table '" + own + ".nosuch' doesn't exist",
+			"CALL nosuchproc()":    "1305 (42000) PROCEDURE " + own + ".nosuchproc does not exist",
+		} {
+			got, err := rtxaAll(ctx, a, q)
+			if err != nil {
+				got = mysqlErr(err)
+			}
+			if got = strings.TrimSuffix(got, "|\n"); got != want {
+				t.Errorf("%s in %s: %q, want %q", q, own, got, want)
+			}
+		}
+	})
+}
+
+// cmpOr is a, or b when a is empty.
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
