@@ -9,7 +9,9 @@ package integration
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"strings"
@@ -350,4 +352,246 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// rtdbSchemas are the schemas on the server for the sandbox's database db.
+func rtdbSchemas(t *testing.T, root *sql.DB, db string) []string {
+	t.Helper()
+	return column(t, root, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE '\\_sqlfork\\_%\\_"+db+"'")
+}
+
+// TestRTDBSessions: sessions survive their database's going: DROP DATABASE
+// of the current one, USE and COM_INIT_DB of a dropped one, COM_RESET_
+// CONNECTION and COM_CHANGE_USER in one of the sandbox's own, a login
+// into a named sandbox whose database went.
+func TestRTDBSessions(t *testing.T) {
+	e := rtdbEnv(t)
+	rtdbEach(t, e, "se", func(t *testing.T, x *rtdbFix) {
+		ctx := context.Background()
+		own, tag := "rtso_"+x.acct.short(), "rtse-"+x.acct.short()
+		sb := conn(t, openDB(t, x.acct.dsn(tag, x.prodDB)))
+		t.Cleanup(func() { _, _ = sb.ExecContext(ctx, "SANDBOX DISCARD") })
+		mustExecC(t, sb, "CREATE DATABASE "+own)
+		mustExecC(t, sb, "CREATE TABLE "+own+".t (id INT)")
+		mustExecC(t, sb, "INSERT INTO "+own+".t VALUES (1)")
+
+		r := dialRaw(t, x.acct.h.addr, tagged(x.acct.user, tag), x.acct.password, own)
+		if got := r.scalar("SELECT CONCAT(DATABASE(), ':', COUNT(*)) FROM t"); got != own+":1" {
+			t.Errorf("login into %s: %s", own, got)
+		}
+		r.send(0x1F) // COM_RESET_CONNECTION
+		r.expectOK()
+		if got := r.scalar("SELECT CONCAT(DATABASE(), ':', COUNT(*)) FROM t"); got != own+":1" {
+			t.Errorf("after COM_RESET_CONNECTION: %s", got)
+		}
+		if p := r.changeUser(tagged(x.acct.user, tag), x.acct.password, own); p[0] == 0xFF {
+			// Known (TestRTDBKnownChangeUser): refused, but cleanly.
+			if code := int(p[1]) | int(p[2])<<8; code != 1049 && code != 1044 {
+				t.Errorf("COM_CHANGE_USER into %s: %q", own, p)
+			}
+		} else if got := r.scalar("SELECT CONCAT(DATABASE(), ':', COUNT(*)) FROM t"); got != own+":1" {
+			t.Errorf("after COM_CHANGE_USER into %s: %s", own, got)
+		}
+
+		mustExecC(t, sb, "USE "+own)
+		mustExecC(t, sb, "DROP DATABASE "+own)
+		wantString(t, sb, "SELECT DATABASE() IS NULL", "1", "DATABASE() IS NULL after dropping the current database: %s")
+		wantErr(t, sb, "CREATE TABLE t2 (id INT)", "1046 (3D000) No database selected")
+		if _, err := sb.ExecContext(ctx, "USE "+own); !strings.HasPrefix(mysqlErr(err), "1049") && !strings.HasPrefix(mysqlErr(err), "1044") {
+			t.Errorf("USE of the dropped %s: %s", own, mysqlErr(err))
+		}
+		if len(rtdbSchemas(t, x.root, own)) != 0 {
+			t.Errorf("the schema of the dropped %s is left", own)
+		}
+		r2 := dialRaw(t, x.acct.h.addr, tagged(x.acct.user, tag), x.acct.password, x.prodDB)
+		if err := r2.c.UseDB(own); err == nil || !strings.Contains(err.Error(), "1049") && !strings.Contains(err.Error(), "1044") {
+			t.Errorf("COM_INIT_DB of the dropped %s: %v", own, err)
+		}
+		if got := r2.scalar("SELECT COUNT(*) FROM keep"); got != "2" {
+			t.Errorf("the session after a refused COM_INIT_DB: %s", got)
+		}
+		pool := openDB(t, x.acct.dsn(tag, own))
+		if err := pool.PingContext(ctx); err == nil || !strings.Contains(err.Error(), "1049") && !strings.Contains(err.Error(), "1044") {
+			t.Errorf("login into the named sandbox with its dropped database: %v", err)
+		}
+		// Production's database dropped and made again: USE of it reaches
+		// the sandbox's empty one.
+		mustExecC(t, sb, "DROP DATABASE "+x.prodDB)
+		mustExecC(t, sb, "CREATE DATABASE "+x.prodDB)
+		mustExecC(t, sb, "USE "+x.prodDB)
+		wantErr(t, sb, "SELECT * FROM keep", "1146 (42S02) Table '"+x.prodDB+".keep' doesn't exist")
+		wantString(t, sb, "SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE()", "0",
+			"production's routines listed in the database made again: %s")
+	})
+}
+
+// TestRTDBReview: DIFF, EXPORT and PROMOTE carry hostile database names
+// quoted (PROMOTE by the ALL PRIVILEGES account makes exactly them on
+// production), PROMOTE needs the user's own CREATE, and RESET and DISCARD
+// leave no schema of the sandbox's databases.
+func TestRTDBReview(t *testing.T) {
+	e := rtdbEnv(t)
+	rtdbEach(t, e, "rv", func(t *testing.T, x *rtdbFix) {
+		ctx := context.Background()
+		s := x.acct.short()
+		names := []string{"rtv`b_" + s, "rtv\nx_" + s, "rtv*/;d_" + s, "rtv'q_" + s, "rtv\\e_" + s, "rtv\"; DROP DATABASE " + x.prodDB + "; --_" + s}
+		for _, n := range names {
+			t.Cleanup(func() { _, _ = x.root.Exec("DROP DATABASE IF EXISTS " + rtdbQuote(n)) })
+		}
+		sb := x.sandbox(t, "rtrv", x.prodDB)
+		for _, n := range names {
+			mustExecC(t, sb, "CREATE DATABASE "+rtdbQuote(n))
+			mustExecC(t, sb, "CREATE TABLE "+rtdbQuote(n)+".`t` (id INT)")
+		}
+		text := strings.Join(sandboxExport(t, sb, "SANDBOX EXPORT"), ";\n")
+		for _, n := range names {
+			if !strings.Contains(text, "CREATE DATABASE "+rtdbQuote(n)+" ") {
+				t.Errorf("EXPORT does not make %q quoted:\n%s", n, text)
+			}
+		}
+		_, err := sb.ExecContext(ctx, "SANDBOX PROMOTE")
+		if s == "least" {
+			if !strings.HasPrefix(mysqlErr(err), "1044") && !strings.HasPrefix(mysqlErr(err), "1142") {
+				t.Errorf("PROMOTE of CREATE DATABASE by an account without CREATE: %s", mysqlErr(err))
+			}
+		} else if err != nil {
+			t.Fatalf("PROMOTE: %s", mysqlErr(err))
+		}
+		for _, n := range names {
+			has := queryString(t, x.root, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = "+rtdbString(n)+" AND TABLE_NAME = 't'")
+			if want := map[bool]string{true: "0", false: "1"}[s == "least"]; has != want {
+				t.Errorf("production has %s of %q's table after the promote, want %s", has, n, want)
+			}
+			_, _ = x.root.Exec("DROP DATABASE IF EXISTS " + rtdbQuote(n))
+		}
+		x.check(t, "the promote")
+
+		sb2 := x.sandbox(t, "rtrv2", x.prodDB)
+		mustExecC(t, sb2, "CREATE DATABASE rtvr_"+s)
+		mustExecC(t, sb2, "CREATE TABLE rtvr_"+s+".t (id INT)")
+		mustExecC(t, sb2, "SANDBOX RESET")
+		if got := rtdbSchemas(t, x.root, "rtvr_"+s); len(got) != 0 {
+			t.Errorf("schemas left after SANDBOX RESET: %v", got)
+		}
+		wantErr(t, sb2, "SELECT * FROM rtvr_"+s+".t", "114")
+		mustExecC(t, sb2, "CREATE DATABASE rtvr_"+s)
+		mustExecC(t, sb2, "SANDBOX DISCARD")
+		if got := rtdbSchemas(t, x.root, "rtvr_"+s); len(got) != 0 {
+			t.Errorf("schemas left after SANDBOX DISCARD: %v", got)
+		}
+	})
+}
+
+// rtdbQuote is name backquoted.
+func rtdbQuote(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
+
+// rtdbString is s as a string literal.
+func rtdbString(s string) string {
+	return "'" + strings.NewReplacer("\\", "\\\\", "'", "''").Replace(s) + "'"
+}
+
+// TestRTDBKnownRecreatedRoutines: a database the sandbox dropped and made
+// again holds none of production's routines (information_schema lists
+// none), yet CALL of one of production's procedures in it copies
+// production's and runs it there (1146 for its table) where the server
+// answers 1305. Nothing reaches production.
+func TestRTDBKnownRecreatedRoutines(t *testing.T) {
+	rtdbKnown(t, "CALL of production's procedure in a database the sandbox dropped and made again runs production's")
+	e := rtdbEnv(t)
+	rtdbEach(t, e, "kr", func(t *testing.T, x *rtdbFix) {
+		sb := x.sandbox(t, "rtkr", x.prodDB)
+		mustExecC(t, sb, "DROP DATABASE "+x.prodDB)
+		mustExecC(t, sb, "CREATE DATABASE "+x.prodDB)
+		mustExecC(t, sb, "USE "+x.prodDB)
+		wantErr(t, sb, "CALL bump()", "1305 (42000) PROCEDURE "+x.prodDB+".bump does not exist")
+	})
+}
+
+// TestRTDBKnownChangeUser: COM_CHANGE_USER naming one of the sandbox's own
+// databases is refused with the server's 1049 (the name goes upstream as
+// written) by the ALL PRIVILEGES proxy, where COM_INIT_DB and a login
+// naming it reach it.
+func TestRTDBKnownChangeUser(t *testing.T) {
+	rtdbKnown(t, "COM_CHANGE_USER into one of the sandbox's own databases is refused with 1049")
+	e := rtdbEnv(t)
+	rtdbEach(t, e, "kc", func(t *testing.T, x *rtdbFix) {
+		own, tag := "rtkc_"+x.acct.short(), "rtkc-"+x.acct.short()
+		sb := conn(t, openDB(t, x.acct.dsn(tag, x.prodDB)))
+		mustExecC(t, sb, "CREATE DATABASE "+own)
+		r := dialRaw(t, x.acct.h.addr, tagged(x.acct.user, tag), x.acct.password, x.prodDB)
+		if p := r.changeUser(tagged(x.acct.user, tag), x.acct.password, own); p[0] != 0 {
+			t.Fatalf("COM_CHANGE_USER into %s: %q", own, p)
+		}
+		if got := r.scalar("SELECT DATABASE()"); got != own {
+			t.Errorf("DATABASE() after COM_CHANGE_USER: %s", got)
+		}
+	})
+}
+
+// TestRTDBKnownOwnOnly: names in a database the sandbox made that the
+// engine cannot place in the text (a name in sjis) are sent as written
+// (rewrite.OwnNames), which "reaches no table" only while production has
+// no database of that name. Once production has one (a DBA, another
+// sandbox's promote), the sandbox reads production's table in what is its
+// own database. Writes are refused (the fork records the name first).
+func TestRTDBKnownOwnOnly(t *testing.T) {
+	rtdbKnown(t, "a sandbox reads production's table in a database it made once production has one of that name")
+	e := rtdbEnv(t)
+	rtdbEach(t, e, "ko", func(t *testing.T, x *rtdbFix) {
+		ctx := context.Background()
+		db := "rtko_" + x.acct.short()
+		t.Cleanup(func() { _, _ = x.root.Exec("DROP DATABASE IF EXISTS " + db) })
+		sb := x.sandbox(t, "rtko", "")
+		mustExecC(t, sb, "CREATE DATABASE "+db)
+		setUp(t, x.root, []string{"CREATE DATABASE " + db, "CREATE TABLE " + db + ".`ｱ` (v VARCHAR(20))",
+			"INSERT INTO " + db + ".`ｱ` VALUES ('production')", "GRANT SELECT ON " + db + ".* TO '" + sandboxUser + "'@'%'"},
+			"REVOKE ALL PRIVILEGES ON "+db+".* FROM '"+sandboxUser+"'@'%'")
+		x.before = x.state(t)
+		mustExecC(t, sb, "SET NAMES sjis")
+		got, err := rtxaAll(ctx, sb, "SELECT * FROM "+db+".`\xb1`")
+		if err == nil {
+			t.Errorf("the sandbox's own %s shows production's table: %q", db, got)
+		}
+		if _, err := sb.ExecContext(ctx, "DELETE FROM "+db+".`\xb1`"); err == nil {
+			t.Errorf("a write of production's table in the sandbox's own %s ran", db)
+		}
+	})
+}
+
+// TestRTDBKnownHashedNames: a database name over 46 characters gets a
+// hashed schema (prefix_<id>_<first 33>_<12 hex>), which a 46-character
+// name spelled as that shortening has unhashed: CREATE DATABASE of the
+// short name is answered 1007 in the long one's name, and DROP DATABASE
+// of it drops the long one's schema, whose tables go while the sandbox
+// still lists the database (DIFF shows it with no DDL).
+func TestRTDBKnownHashedNames(t *testing.T) {
+	rtdbKnown(t, "a short database name can name the hashed schema of a long one")
+	e := rtdbEnv(t)
+	rtdbEach(t, e, "kh", func(t *testing.T, x *rtdbFix) {
+		long := "h" + strings.Repeat("a", 49)
+		sum := sha256.Sum256([]byte(long))
+		short := long[:33] + "_" + hex.EncodeToString(sum[:])[:12]
+		sb := x.sandbox(t, "rtkh", "")
+		mustExecC(t, sb, "CREATE DATABASE "+long)
+		mustExecC(t, sb, "CREATE TABLE "+long+".t (id INT)")
+		wantErr(t, sb, "CREATE DATABASE "+short, "1007 (HY000) Can't create database '"+short+"'")
+		wantErr(t, sb, "DROP DATABASE "+short, "1008 (HY000) Can't drop database '"+short+"'")
+		wantString(t, sb, "SELECT COUNT(*) FROM "+long+".t", "0", "the long-named database's table after DROP of the short one: %s")
+	})
+}
+
+// TestRTDBKnownViewDatabase: DATABASE() in a view of a database of the
+// sandbox's own is left as written (rewrite.defines) and tells the
+// schema's physical name (_sqlfork_<id>_db) where a procedure's tells db.
+func TestRTDBKnownViewDatabase(t *testing.T) {
+	rtdbKnown(t, "DATABASE() in a view of the sandbox's own database tells the physical schema")
+	e := rtdbEnv(t)
+	rtdbEach(t, e, "kv", func(t *testing.T, x *rtdbFix) {
+		own := "rtkv_" + x.acct.short()
+		sb := x.sandbox(t, "rtkv", "")
+		mustExecC(t, sb, "CREATE DATABASE "+own)
+		mustExecC(t, sb, "USE "+own)
+		mustExecC(t, sb, "CREATE VIEW v AS SELECT DATABASE() AS d")
+		wantString(t, sb, "SELECT d FROM v", own, "DATABASE() through a view: %s")
+	})
 }
