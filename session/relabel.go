@@ -25,9 +25,11 @@ type Relabel struct {
 // relabel returns what to tell back in the answer to p: nil when p's text
 // went upstream as the client wrote it, unless its answer is a plan, which
 // may name the sandbox's tables as it is (the optimizer trace of the
-// statement before).
+// statement before), or the current database is one of the sandbox's own,
+// which the server names by its schema (1305 FUNCTION <schema>.f does not
+// exist).
 func (s *Session) relabel(p *Plan) *Relabel {
-	if p == nil || !p.changed && !(p.planJSON && s.sb != nil) {
+	if p == nil || !p.changed && !(p.planJSON && s.sb != nil) && !(s.dbPhys && s.sb != nil) {
 		return nil
 	}
 	return &Relabel{s: s, p: p}
