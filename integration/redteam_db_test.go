@@ -14,8 +14,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
@@ -490,13 +492,11 @@ func rtdbString(s string) string {
 	return "'" + strings.NewReplacer("\\", "\\\\", "'", "''").Replace(s) + "'"
 }
 
-// TestRTDBKnownRecreatedRoutines: a database the sandbox dropped and made
-// again holds none of production's routines (information_schema lists
-// none), yet CALL of one of production's procedures in it copies
-// production's and runs it there (1146 for its table) where the server
-// answers 1305. Nothing reaches production.
-func TestRTDBKnownRecreatedRoutines(t *testing.T) {
-	rtdbKnown(t, "CALL of production's procedure in a database the sandbox dropped and made again runs production's")
+// TestRTDBRecreatedRoutines: a database the sandbox dropped and made again
+// holds none of production's routines (information_schema lists none), and
+// a CALL of one of production's procedures in it gets the server's 1305,
+// as on a copy: no copy of production's is made there.
+func TestRTDBRecreatedRoutines(t *testing.T) {
 	e := rtdbEnv(t)
 	rtdbEach(t, e, "kr", func(t *testing.T, x *rtdbFix) {
 		sb := x.sandbox(t, "rtkr", x.prodDB)
@@ -507,12 +507,10 @@ func TestRTDBKnownRecreatedRoutines(t *testing.T) {
 	})
 }
 
-// TestRTDBKnownChangeUser: COM_CHANGE_USER naming one of the sandbox's own
-// databases is refused with the server's 1049 (the name goes upstream as
-// written) by the ALL PRIVILEGES proxy, where COM_INIT_DB and a login
-// naming it reach it.
-func TestRTDBKnownChangeUser(t *testing.T) {
-	rtdbKnown(t, "COM_CHANGE_USER into one of the sandbox's own databases is refused with 1049")
+// TestRTDBChangeUser: COM_CHANGE_USER into a named sandbox naming one of
+// its own databases makes that database current, as COM_INIT_DB and a
+// login naming it do.
+func TestRTDBChangeUser(t *testing.T) {
 	e := rtdbEnv(t)
 	rtdbEach(t, e, "kc", func(t *testing.T, x *rtdbFix) {
 		own, tag := "rtkc_"+x.acct.short(), "rtkc-"+x.acct.short()
@@ -528,14 +526,14 @@ func TestRTDBKnownChangeUser(t *testing.T) {
 	})
 }
 
-// TestRTDBKnownOwnOnly: names in a database the sandbox made that the
-// engine cannot place in the text (a name in sjis) are sent as written
-// (rewrite.OwnNames), which "reaches no table" only while production has
-// no database of that name. Once production has one (a DBA, another
-// sandbox's promote), the sandbox reads production's table in what is its
-// own database. Writes are refused (the fork records the name first).
-func TestRTDBKnownOwnOnly(t *testing.T) {
-	rtdbKnown(t, "a sandbox reads production's table in a database it made once production has one of that name")
+// TestRTDBOwnOnly: names in a database the sandbox made that the engine
+// cannot place in the text (a name in sjis) are sent as written
+// (rewrite.OwnNames), which reaches no table only while production has no
+// database of that name. Once production has one (a DBA, another
+// sandbox's promote), the next reconciliation marks the sandbox's as made
+// again over production's (recreated): every name in it is mapped, so the
+// sandbox never reads production's table there, and writes are refused.
+func TestRTDBOwnOnly(t *testing.T) {
 	e := rtdbEnv(t)
 	rtdbEach(t, e, "ko", func(t *testing.T, x *rtdbFix) {
 		ctx := context.Background()
@@ -547,6 +545,17 @@ func TestRTDBKnownOwnOnly(t *testing.T) {
 			"INSERT INTO " + db + ".`ｱ` VALUES ('production')", "GRANT SELECT ON " + db + ".* TO '" + sandboxUser + "'@'%'"},
 			"REVOKE ALL PRIVILEGES ON "+db+".* FROM '"+sandboxUser+"'@'%'")
 		x.before = x.state(t)
+		// The next reconciliation marks the sandbox's database as made
+		// again over production's.
+		for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+			_, rows := queryRows(t, sb, "SANDBOX DIFF SUMMARY")
+			if slices.ContainsFunc(rows, func(r []sql.NullString) bool { return r[0].String == db && r[1].String == "database recreated" }) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the sandbox's %s is not marked made again over production's: %v", db, rows)
+			}
+		}
 		mustExecC(t, sb, "SET NAMES sjis")
 		got, err := rtxaAll(ctx, sb, "SELECT * FROM "+db+".`\xb1`")
 		if err == nil {
@@ -558,14 +567,12 @@ func TestRTDBKnownOwnOnly(t *testing.T) {
 	})
 }
 
-// TestRTDBKnownHashedNames: a database name over 46 characters gets a
-// hashed schema (prefix_<id>_<first 33>_<12 hex>), which a 46-character
-// name spelled as that shortening has unhashed: CREATE DATABASE of the
-// short name is answered 1007 in the long one's name, and DROP DATABASE
-// of it drops the long one's schema, whose tables go while the sandbox
-// still lists the database (DIFF shows it with no DDL).
-func TestRTDBKnownHashedNames(t *testing.T) {
-	rtdbKnown(t, "a short database name can name the hashed schema of a long one")
+// TestRTDBHashedNames: a database name over 46 characters gets a hashed
+// schema (prefix_<id>_<first 33>_<12 hex>), which a 46-character name
+// spelled as that shortening has unhashed: CREATE, DROP and ALTER DATABASE
+// of the short name are refused (they would answer for, or drop, the long
+// one's schema), and the long one's tables stay.
+func TestRTDBHashedNames(t *testing.T) {
 	e := rtdbEnv(t)
 	rtdbEach(t, e, "kh", func(t *testing.T, x *rtdbFix) {
 		long := "h" + strings.Repeat("a", 49)
@@ -574,8 +581,9 @@ func TestRTDBKnownHashedNames(t *testing.T) {
 		sb := x.sandbox(t, "rtkh", "")
 		mustExecC(t, sb, "CREATE DATABASE "+long)
 		mustExecC(t, sb, "CREATE TABLE "+long+".t (id INT)")
-		wantErr(t, sb, "CREATE DATABASE "+short, "1007 (HY000) Can't create database '"+short+"'")
-		wantErr(t, sb, "DROP DATABASE "+short, "1008 (HY000) Can't drop database '"+short+"'")
+		wantErr(t, sb, "CREATE DATABASE "+short, "1290 (HY000) sqlfork-proxy: the sandbox keeps database `"+short+"` in the schema")
+		wantErr(t, sb, "DROP DATABASE "+short, "1290 (HY000) sqlfork-proxy: the sandbox keeps database `"+short+"` in the schema")
+		wantErr(t, sb, "ALTER DATABASE "+short+" CHARACTER SET latin1", "1290 (HY000)")
 		wantString(t, sb, "SELECT COUNT(*) FROM "+long+".t", "0", "the long-named database's table after DROP of the short one: %s")
 	})
 }

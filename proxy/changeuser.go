@@ -45,12 +45,18 @@ func (c *clientConn) changeUser() error {
 	// it): the old user may no longer see or kill it.
 	c.state.setUser(acct.name)
 	_ = c.be.conn.SetDeadline(time.Now().Add(c.srv.cfg.ConnectTimeout))
-	err = c.be.changeUser(acct.upstreamUser, acct.upstreamPassword, req.db, collation, attrs)
+	// A database of a named sandbox's own is made current once the
+	// session is bound (session.Options.SelectDB).
+	db, selectDB := req.db, c.srv.namedSandboxDB(acct, tag, req.attrs, req.db)
+	if selectDB {
+		db = ""
+	}
+	err = c.be.changeUser(acct.upstreamUser, acct.upstreamPassword, db, collation, attrs)
 	_ = c.be.conn.SetDeadline(time.Time{})
 	if err != nil {
 		return c.changeUserFailed(err)
 	}
-	return c.rebind(acct, tag, req, collation, wireOK(c.be.status, 0))
+	return c.rebind(acct, tag, req, collation, wireOK(c.be.status, 0), selectDB)
 }
 
 // changedSession is the collation and the upstream connection attributes
@@ -83,7 +89,7 @@ func (c *clientConn) changeUserRelayed(req *changeUserReq) error {
 		}
 		return c.changeUserFailed(err)
 	}
-	return c.rebind(acct, tag, req, collation, ok)
+	return c.rebind(acct, tag, req, collation, ok, false)
 }
 
 // changeUserFailed ends the session after a failed change of user: the
@@ -105,7 +111,7 @@ func (c *clientConn) changeUserFailed(err error) error {
 // becomes acct's, gets the sandbox binding a fresh login of it would get
 // (the old binding is released, and an unkept sandbox whose last
 // connection this was is discarded), and the client gets ok.
-func (c *clientConn) rebind(acct *account, tag string, req *changeUserReq, collation uint8, ok []byte) error {
+func (c *clientConn) rebind(acct *account, tag string, req *changeUserReq, collation uint8, ok []byte, selectDB bool) error {
 	c.acct, c.collation, c.stmts = acct, collation, nil
 	if c.sbx != nil {
 		c.state.setInterrupt(nil)
@@ -116,7 +122,7 @@ func (c *clientConn) rebind(acct *account, tag string, req *changeUserReq, colla
 		_ = c.out.writeErr(e)
 		return errSessionEnd
 	}
-	sbx, err := c.srv.openSandbox(c.ctx(), acct, tag, req.attrs, 0, c.be, req.db, false, c.log)
+	sbx, err := c.srv.openSandbox(c.ctx(), acct, tag, req.attrs, 0, c.be, req.db, selectDB, c.log)
 	if err != nil {
 		_ = c.out.writeErr(clientError(err))
 		return errSessionEnd

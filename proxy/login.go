@@ -194,7 +194,14 @@ func (l *clientLogin) upstreamParams() (dialParams, error) {
 // namedSandbox reports a sandboxing login into a named sandbox (a tag or
 // the sqlfork_sandbox attribute) that chose a database.
 func (l *clientLogin) namedSandbox() bool {
-	return l.resp.DB != "" && l.srv.modeOf(l.acct) != session.Passthrough && (l.tag != "" || l.resp.Attrs["sqlfork_sandbox"] != "")
+	return l.srv.namedSandboxDB(l.acct, l.tag, l.resp.Attrs, l.resp.DB)
+}
+
+// namedSandboxDB reports a sandboxing login or change of user of account
+// a into a named sandbox (tag, or the sqlfork_sandbox attribute) that
+// chose database db, which may be one of the sandbox's own.
+func (s *Server) namedSandboxDB(a *account, tag string, attrs map[string]string, db string) bool {
+	return db != "" && s.modeOf(a) != session.Passthrough && (tag != "" || attrs["sqlfork_sandbox"] != "")
 }
 
 // upstreamFailed reports a failed upstream login to the client: a refusal

@@ -92,6 +92,11 @@ func (s *Session) planDatabase(ctx context.Context, st rewrite.Statement, db str
 	d, own := s.ownDB(db)
 	if !own {
 		d = registry.DBState{Name: db, Phys: sandbox.Schema(s.m.cfg.Prefix, s.sb.ID, key), Created: time.Now().UTC()}
+		if other, clash := s.schemaClash(key, d.Phys); clash {
+			return rewrite.Refuse(wire.ErOptionPreventsStatement, "the sandbox keeps database %s in the schema it keeps %s in "+
+				"(a long name is shortened with a hash to fit), so it cannot %s here; use another name", quote.Ident(db),
+				quote.Ident(other), strings.ToLower(string(st.Kind)))
+		}
 	}
 	ch := &dbChange{key: key, state: d, current: s.db != "" && s.dbKey(s.db) == key}
 	switch {
@@ -311,4 +316,21 @@ func (s *Session) sbID() string {
 // not empty, at most 64 characters, not ending in a space.
 func validDBName(db string) bool {
 	return db != "" && utf8.RuneCountInString(db) <= sandbox.MaxIdent && !strings.HasSuffix(db, " ")
+}
+
+// schemaClash reports another logical database, other, whose schema in the
+// sandbox is phys too: a name over the schema's length is shortened with a
+// hash, which a shorter name can spell.
+func (s *Session) schemaClash(key, phys string) (other string, clash bool) {
+	for _, d := range s.sb.OwnDBs() {
+		if d.Phys == phys && s.dbKey(d.Name) != key {
+			return d.Name, true
+		}
+	}
+	for e := range s.sb.Each() {
+		if e.Phys.DB == phys && s.m.names.Norm(e.Logical).DB != key {
+			return e.Logical.DB, true
+		}
+	}
+	return "", false
 }

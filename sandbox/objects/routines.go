@@ -82,6 +82,9 @@ func (o *Placer) CheckCall(ctx context.Context, st rewrite.Statement) error {
 // and the sandbox has not (nor dropped it). here reports whether the name
 // is the sandbox's then.
 func (o *Placer) ensureRoutine(ctx context.Context, kind, db, name string) (routineState, error) {
+	if o.ownDB(db) {
+		return routineOwn, nil // every name in it is the sandbox's: production's are not there
+	}
 	phys := o.host.RoutineDB(db)
 	schemas, err := o.routineSchemas(ctx, kind, name, phys, db)
 	switch {
@@ -219,4 +222,17 @@ func (o *Placer) noteDroppedRoutine(ctx context.Context, kind, db, name string) 
 		}
 		return nil
 	})
+}
+
+// ownDB reports whether logical database db is one the sandbox made or
+// dropped (registry/databases.go): a routine named in it is the sandbox's,
+// which the server answers for in the sandbox's schema (1305 for one it
+// lacks), never production's of the same name.
+func (o *Placer) ownDB(db string) bool {
+	sb := o.sb()
+	if sb == nil {
+		return false
+	}
+	_, own := sb.OwnDB(o.names.Norm(rewrite.Table{DB: db}).DB)
+	return own
 }

@@ -122,3 +122,47 @@ func (m *Registry) ForgetDBTables(ctx context.Context, c sideconn.Conn, sb *Sand
 	sb.TakeEntries(keys, m.NextEpoch())
 	return m.BumpGeneration(ctx, c, sb)
 }
+
+// shadowDBs marks, at each reconciliation, the databases a sandbox made
+// whose name production has since (a DBA made one, or another sandbox's
+// promote did) as made again over production's (recreated): a name in
+// them the proxy leaves as written would otherwise reach production's, and
+// DIFF, EXPORT and PROMOTE must drop production's before making the
+// sandbox's.
+func (m *Registry) shadowDBs(ctx context.Context, c sideconn.Conn) error {
+	rows, err := c.Query(ctx, "SELECT sandbox_id, db, name FROM "+m.names.Q("databases")+" WHERE kind = "+quote.String(string(sandbox.DBCreated)))
+	if err != nil {
+		return fmt.Errorf("read registry: %w", err)
+	}
+	for _, r := range rows {
+		id, k := sideconn.Str(r[0]), sideconn.Str(r[1])
+		has, err := c.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = "+quote.String(sideconn.Str(r[2])))
+		if err != nil {
+			return fmt.Errorf("look up database %s: %w", quote.Ident(sideconn.Str(r[2])), err)
+		}
+		if len(has) == 0 {
+			continue
+		}
+		if _, err := c.Exec(ctx, "UPDATE "+m.names.Q("databases")+" SET kind = "+quote.String(string(sandbox.DBRecreated))+
+			" WHERE sandbox_id = "+quote.String(id)+" AND db = "+quote.String(k)+" AND kind = "+quote.String(string(sandbox.DBCreated))); err != nil {
+			return fmt.Errorf("record a database production made: %w", err)
+		}
+		if _, err := c.Exec(ctx, "INSERT INTO "+m.names.Q("generations")+" (sandbox_id, generation) VALUES ("+quote.String(id)+
+			", 1) ON DUPLICATE KEY UPDATE generation = generation + 1"); err != nil {
+			return fmt.Errorf("count a change of sandbox %s: %w", id, err)
+		}
+		m.mu.Lock()
+		sb := m.byID[id]
+		m.mu.Unlock()
+		if sb != nil {
+			sb.mu.Lock()
+			if d, ok := sb.dbs[k]; ok && d.Kind == sandbox.DBCreated {
+				d.Kind = sandbox.DBRecreated
+				sb.dbs[k] = d
+				sb.version++
+			}
+			sb.mu.Unlock()
+		}
+	}
+	return nil
+}

@@ -588,6 +588,9 @@ func (m *Registry) reconcile(ctx context.Context) error {
 		if err := m.dropOrphanTables(ctx, c); err != nil {
 			return err
 		}
+		if err := m.shadowDBs(ctx, c); err != nil {
+			return err
+		}
 		return m.takeCensus(ctx, c)
 	})
 }
