@@ -334,3 +334,30 @@ func (s *Session) schemaClash(key, phys string) (other string, clash bool) {
 	}
 	return "", false
 }
+
+// currentDBCalls writes, in the query EXPLAIN EXTENDED's Note 1003 gives,
+// the calls of stored functions of the sandbox's database for the current
+// one as the server writes those of the current database: `f`(…), not
+// `db`.`f`(…).
+func (s *Session) currentDBCalls(msg string) string {
+	if s.sb == nil || s.db == "" {
+		return msg
+	}
+	prefix := quote.Ident(sandbox.Schema(s.m.cfg.Prefix, s.sb.ID, s.dbKey(s.db))) + ".`"
+	var b strings.Builder
+	for {
+		i := strings.Index(msg, prefix)
+		if i < 0 {
+			b.WriteString(msg)
+			return b.String()
+		}
+		name := msg[i+len(prefix)-1:]
+		end := strings.Index(name[1:], "`")
+		if end >= 0 && strings.HasPrefix(name[end+2:], "(") {
+			b.WriteString(msg[:i]) // a call: its database goes
+		} else {
+			b.WriteString(msg[:i+len(prefix)-1])
+		}
+		msg = name
+	}
+}

@@ -628,6 +628,9 @@ func (s *Session) diagnostics(ctx context.Context, sql string, refused []Diag) (
 	for _, row := range r.Rows {
 		if len(row) == 3 && row[2] != nil {
 			m := s.unmap(unquoteRenames(*row[2], s.lastRenames))
+			if row[1] != nil && *row[1] == "1003" {
+				m = s.unmap(s.currentDBCalls(*row[2])) // the query as the server expands it
+			}
 			row[2] = &m
 		}
 		rep.Rows = append(rep.Rows, row)
