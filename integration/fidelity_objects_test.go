@@ -1363,6 +1363,8 @@ func TestFidelityPlans(t *testing.T) {
 				"UPDATE tw SET b = b WHERE a IS NULL",
 				"SELECT * FROM tw WHERE a = b",
 				"EXPLAIN EXTENDED SELECT a FROM tw WHERE 1 XOR 1",
+				"CREATE FUNCTION fw() RETURNS INT RETURN 1",
+				"EXPLAIN EXTENDED SELECT a FROM tw WHERE a = fw() + LENGTH(b)",
 				"ALTER TABLE tw RENAME TO tw2, DISABLE KEYS",
 				"SELECT * FROM tw2",
 			}},
