@@ -252,3 +252,29 @@ func TestDjangoStyleTestDatabase(t *testing.T) {
 		})
 	}
 }
+
+// TestSandboxDatabaseKOI8R: a database the sandbox makes under a name in
+// the client's single-byte character set (koi8r) is made current by
+// COM_INIT_DB, which names it in those bytes, and SHOW TABLES lists it.
+func TestSandboxDatabaseKOI8R(t *testing.T) {
+	e := newDiffEnv(t, "transparent", false, nil)
+	const name = "\xd4\xc5\xd3\xd4" // "тест" in koi8r
+	for _, acct := range e.accts {
+		t.Run(acct.name, func(t *testing.T) {
+			r := dialRaw(t, acct.h.addr, tagged(acct.user, "koi-"+acct.short()), acct.password, "")
+			r.query("SET NAMES koi8r")
+			r.query("CREATE DATABASE " + name)
+			if err := r.c.UseDB(name); err != nil {
+				t.Fatalf("COM_INIT_DB of the sandbox's database: %v", err)
+			}
+			r.query("CREATE TABLE t (a INT)")
+			if got := r.scalar("SELECT CONCAT(HEX(DATABASE()), ':', COUNT(*)) FROM t"); got != "D182D0B5D181D182:0" { // DATABASE() is utf8mb3: its UTF-8 bytes
+				t.Errorf("DATABASE() after COM_INIT_DB: %s", got)
+			}
+			if got := r.scalar("SHOW TABLES"); got != "t" {
+				t.Errorf("SHOW TABLES: %s", got)
+			}
+			r.query("DROP DATABASE " + name)
+		})
+	}
+}

@@ -193,18 +193,23 @@ func (s *Session) setServerDB(db string) {
 }
 
 // InitDBName is the database COM_INIT_DB (or a login) names upstream for
-// db: the sandbox's schema of one of its own databases, db otherwise, or
-// the server's 1049 for one the sandbox dropped.
+// db, both in the client's character set: the sandbox's schema of one of
+// its own databases, db otherwise, or the server's 1049 for one the
+// sandbox dropped.
 func (s *Session) InitDBName(db string) (string, error) {
-	d, own := s.ownDB(db)
+	name, ok := rewrite.DecodeName(db, rewrite.Options{Charset: s.vars.Charset})
+	if !ok {
+		return db, nil
+	}
+	d, own := s.ownDB(name)
 	switch {
 	case !own:
 		return db, nil
 	case d.Kind == sandbox.DBDropped:
 		return "", rewrite.ServerRefusal(wire.ErBadDB, "Unknown database '%s'", db)
 	}
-	s.physDB(db)
-	return d.Phys, nil
+	s.physDB(name)
+	return s.ClientName(d.Phys)
 }
 
 // selectDB makes db, the login's database, current on the session's

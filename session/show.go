@@ -24,12 +24,15 @@ func (s *Session) showDefs(ctx context.Context, sh *rewrite.Show, currentDB stri
 	if err != nil {
 		return nil, err
 	}
-	if db, err = s.ClientName(db); err != nil {
-		return nil, err
-	}
 	probed := db
 	if _, own := s.ownDB(db); own {
 		probed = s.physDB(db) // one of the sandbox's own: its schema answers
+	}
+	if db, err = s.ClientName(db); err != nil {
+		return nil, err
+	}
+	if probed, err = s.ClientName(probed); err != nil {
+		return nil, err
 	}
 	r, err := s.up.Query(ctx, infoschema.ShowProbe(sh, probed))
 	var me *mysql.MyError
