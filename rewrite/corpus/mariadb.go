@@ -18,6 +18,12 @@ var mariadb = []Case{
 	// Dynamic columns.
 	{SQL: "SELECT COLUMN_GET(COLUMN_CREATE(1, name AS CHAR), 1 AS CHAR(10)) FROM users", Class: "read", Reads: "app.users",
 		Want: "SELECT COLUMN_GET(COLUMN_CREATE(1, name AS CHAR), 1 AS CHAR(10)) FROM `sbx`.`s1_users`"},
+	// An argument's alias in a call by a bare name names a parameter (the
+	// server refuses it for a built-in or stored function, 1583 / 1584,
+	// and gives it to a UDF).
+	{SQL: "SELECT CONV(id AS n, 10, 16), INSTR(name \"p\", 'x') FROM users WHERE id IN (SELECT ABS((SELECT MAX(user_id) FROM orders) m))",
+		Class: "read", Reads: "app.orders,app.users", NoServer: "a built-in's named argument is the server's 1583, after it read the statement",
+		Want: "SELECT CONV(id AS n, 10, 16), INSTR(name \"p\", 'x') FROM `sbx`.`s1_users` WHERE id IN (SELECT ABS((SELECT MAX(user_id) FROM `sbx`.`s1_orders`) m))"},
 	// Statements read from their words (rewrite/mariadb.go).
 	{SQL: "CHECK TABLE users", Class: "other", Reads: "app.users", Want: "CHECK TABLE `sbx`.`s1_users`"},
 	{SQL: "CHECK TABLE users, other.things FOR UPGRADE", Class: "other", Reads: "app.users,other.things",
