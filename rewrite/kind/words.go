@@ -86,7 +86,7 @@ func Nameless(text string, toks []lexer.Token) (kind Kind, class Class) {
 			return Kind("SHOW " + word(1) + " CODE"), ClassRead
 		}
 	}
-	return "", 0
+	return admin(text, toks)
 }
 
 // IsGetDiagnostics reports whether text (its tokens toks) is GET [CURRENT |
