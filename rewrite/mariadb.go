@@ -8,6 +8,7 @@ import (
 	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/kind"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/recovery"
 )
 
 // MariaDB statements the parser does not read at all, read by the engine
@@ -41,6 +42,8 @@ import (
 //     table's name can name another table: no SELECT, LIKE, REFERENCES,
 //     UNION, sequence function, RENAME, EXCHANGE, qualified name, second
 //     TABLE, and only engines that keep to their own data;
+//   - BACKUP LOCK t (t is a table, read under a metadata lock; class
+//     other, which a sandbox refuses);
 //   - HANDLER t OPEN [[AS] name] (t is a table, read, and forked first as
 //     a table read under locks is: the handler's reads then reach the
 //     sandbox's copy), HANDLER name READ … and HANDLER name CLOSE (name is
@@ -74,6 +77,17 @@ func (e *Engine) recognize(a *Analysis, text string, toks []lexer.Token) bool {
 		}
 	}
 	toks = toks[:n]
+	// SET STATEMENT var = value, … FOR <statement>, with the variables the
+	// recovery lets through (recovery.SetStatementPrefix): the statement
+	// after FOR is read as if sent alone, and keeps the settings.
+	var settings []string
+	if lexer.Word(text, toks, 0) == "SET" && lexer.Word(text, toks, 1) == "STATEMENT" {
+		end, vars, ok := recovery.SetStatementPrefix(text, toks, 2)
+		if !ok || end+1 >= len(toks) || recovery.ModeForLaterText(text, toks, end+1, vars) {
+			return false
+		}
+		toks, settings = toks[end+1:], vars
+	}
 	st := &Statement{DB: a.opts.DB}
 	for _, form := range [...]func(*Engine, *Analysis, *Statement, string, []lexer.Token) formResult{
 		(*Engine).sessionForm, (*Engine).tableForm, (*Engine).namelessForm,
@@ -85,6 +99,9 @@ func (e *Engine) recognize(a *Analysis, text string, toks []lexer.Token) bool {
 			return false
 		case formBuilt:
 			a.one(*st)
+		}
+		if settings != nil && len(a.Statements) == 1 {
+			a.Statements[0].SetStatement = settings
 		}
 		return true
 	}
@@ -206,6 +223,14 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer
 			st.Reads = append(st.Reads, s.Table)
 		}
 		a.sites = sites
+	case w0 == "BACKUP" && word(1) == "LOCK":
+		s, ok := e.backupLock(text, toks, db)
+		if !ok {
+			return formFails
+		}
+		st.Class, st.Kind = ClassOther, kind.BackupLock
+		st.Reads, st.Locked = []Table{s.Table}, []Table{s.Table}
+		a.sites = []ident.Site{s}
 	case w0 == "DROP" && (word(1) == "TABLE" || word(1) == "TABLES" || word(1) == "TEMPORARY"):
 		sites, temporary, ok := e.dropTables(text, toks, db)
 		if !ok {
@@ -261,6 +286,19 @@ func (e *Engine) namelessForm(a *Analysis, st *Statement, text string, toks []le
 		}
 	}
 	return formBuilt
+}
+
+// backupLock reads BACKUP LOCK t, the whole of toks: t (a table_ident, a
+// name MariaDB does not reserve or a quoted one), whose metadata lock
+// keeps its DDL out until BACKUP UNLOCK.
+func (e *Engine) backupLock(text string, toks []lexer.Token, db string) (ident.Site, bool) {
+	for j := 2; j < len(toks); j += 2 {
+		if toks[j].Kind == lexer.Ident && !forms.Unreserved(lexer.Word(text, toks, j)) && e.reserved[strings.ToLower(lexer.IdentText(text, toks[j]))] {
+			return ident.Site{}, false
+		}
+	}
+	s, next, ok := forms.TableNameAt(text, toks, 2, db)
+	return s, ok && next == len(toks)
 }
 
 // routineChange reads DROP FUNCTION [IF EXISTS] [db.]name and ALTER

@@ -16,6 +16,7 @@ const (
 	StartSlave   Kind = "START SLAVE"
 	StopSlave    Kind = "STOP SLAVE"
 	BackupUnlock Kind = "BACKUP UNLOCK"
+	BackupLock   Kind = "BACKUP LOCK" // names a table: read by rewrite/mariadb.go
 )
 
 // admin names the administrative statement of toks (see above), with its

@@ -514,6 +514,26 @@ func SetStatementPrefix(text string, toks []lexer.Token, i int) (end int, vars [
 	}
 }
 
+// ModeForLaterText reports whether a SET STATEMENT prefix setting vars
+// applies to a statement, at toks[next], that carries a text the server
+// reads only when it runs it, under the prefix's settings: PREPARE … FROM
+// 'text' and EXECUTE IMMEDIATE 'text'. The server reads the statement
+// itself under the session's sql_mode, but that text under the one SET
+// STATEMENT gives (with sql_mode='NO_BACKSLASH_ESCAPES', a '\' in the text
+// ends a string and what follows it is code), so neither is read with a
+// prefix that sets sql_mode.
+func ModeForLaterText(text string, toks []lexer.Token, next int, vars []string) bool {
+	if w := lexer.Word(text, toks, next); w != "PREPARE" && w != "EXECUTE" {
+		return false
+	}
+	for _, v := range vars {
+		if v == "sql_mode" {
+			return true
+		}
+	}
+	return false
+}
+
 // Analyzes reports whether sql starts with MariaDB's ANALYZE [FORMAT=JSON]
 // of a statement (ANALYZE SELECT …, ANALYZE FORMAT=JSON UPDATE …), which
 // runs the statement and answers its plan, as EXPLAIN does, with what

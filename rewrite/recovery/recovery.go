@@ -130,7 +130,7 @@ func (r *recovery) statementStart(i int) (next int, done, stop bool) {
 		mk(r, i)
 	}
 	if w == "SET" && r.word(i+1) == "STATEMENT" {
-		if end, vars, ok := SetStatementPrefix(r.text, r.toks, i+2); ok {
+		if end, vars, ok := SetStatementPrefix(r.text, r.toks, i+2); ok && !ModeForLaterText(r.text, r.toks, end+1, vars) {
 			r.span(i, end)
 			r.m.SetStatements = append(r.m.SetStatements, SetStatement{End: int(r.toks[end].End), Vars: vars})
 			r.start = true // the statement it applies to
