@@ -158,7 +158,7 @@ func (e *Engine) parseInput(a *Analysis, sc *ident.Scratch, opts Options) ([]ast
 	if err == nil {
 		return stmts, rec, release, nil
 	}
-	m, ok := recovery.Mask(a.text, sc.Toks, recovery.Words{Reserved: e.reserved, Keywords: e.keywords, Charset: serverCharset})
+	m, ok := recovery.Mask(a.text, sc.Toks, recovery.Words{Reserved: e.reserved, Keywords: e.keywords, Charset: serverCharset, Collation: parserCollation})
 	if !ok {
 		return stmts, rec, release, err
 	}

@@ -24,6 +24,10 @@ var mariadb = []Case{
 	{SQL: "SELECT CONV(id AS n, 10, 16), INSTR(name \"p\", 'x') FROM users WHERE id IN (SELECT ABS((SELECT MAX(user_id) FROM orders) m))",
 		Class: "read", Reads: "app.orders,app.users", NoServer: "a built-in's named argument is the server's 1583, after it read the statement",
 		Want: "SELECT CONV(id AS n, 10, 16), INSTR(name \"p\", 'x') FROM `sbx`.`s1_users` WHERE id IN (SELECT ABS((SELECT MAX(user_id) FROM `sbx`.`s1_orders`) m))"},
+	// A collation the parser does not know (MariaDB's charset-less
+	// uca1400_*): the server says whether it has it.
+	{SQL: "SELECT CONVERT(name USING utf8mb4) COLLATE uca1400_as_cs AS n FROM users ORDER BY n", Class: "read", Reads: "app.users",
+		Want: "SELECT CONVERT(name USING utf8mb4) COLLATE uca1400_as_cs AS n FROM `sbx`.`s1_users` ORDER BY n"},
 	// Statements read from their words (rewrite/mariadb.go).
 	{SQL: "CHECK TABLE users", Class: "other", Reads: "app.users", Want: "CHECK TABLE `sbx`.`s1_users`"},
 	{SQL: "CHECK TABLE users, other.things FOR UPGRADE", Class: "other", Reads: "app.users,other.things",

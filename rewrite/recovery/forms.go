@@ -151,11 +151,15 @@ type SetStatement struct {
 }
 
 // Words are what Mask knows of the parser and the server: the
-// parser's reserved words and all its keywords (lower case), and whether
-// the server has a character set (lower case).
+// parser's reserved words and all its keywords (lower case), whether
+// the server has a character set (lower case), and whether the parser
+// knows a collation.
 type Words struct {
 	Reserved, Keywords map[string]bool
 	Charset            func(name string) bool
+	// Collation reports whether the parser knows a collation (lower
+	// case); nil: no collation is read as another (collate.go).
+	Collation func(name string) bool
 }
 
 // Mask masks, in text (normalized, tokens toks), the forms above:

@@ -177,7 +177,7 @@ func (r *recovery) maskAt(i int) int {
 		(*recovery).columnConstraint,
 		(*recovery).fullTextSearch,
 		(*recovery).ignoreValue, (*recovery).defaultExpression, (*recovery).defaultVariable, (*recovery).castCharType,
-		(*recovery).argAlias,
+		(*recovery).argAlias, (*recovery).unknownCollation,
 	} {
 		if next, ok := mk(r, i); ok {
 			return next

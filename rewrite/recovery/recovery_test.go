@@ -150,3 +150,24 @@ func TestMask(t *testing.T) {
 		}
 	}
 }
+
+// TestMaskCollation reads a collation the parser does not know as one it
+// does, of the same character set when its name starts with one; not in a
+// SET statement.
+func TestMaskCollation(t *testing.T) {
+	w := testWords()
+	w.Collation = func(name string) bool { return name == "binary" || name == "utf8mb4_bin" || name == "latin1_bin" }
+	for sql, want := range map[string]string{
+		"SELECT a COLLATE utf8mb4_test_ci FROM t":          "SELECT a COLLATE utf8mb4_bin     FROM t",
+		"SELECT a FROM t ORDER BY a COLLATE uca1400_as_cs": "SELECT a FROM t ORDER BY a COLLATE binary       ",
+		"CREATE TABLE t (a TEXT COLLATE = 'latin1_x_ci')":  "CREATE TABLE t (a TEXT COLLATE = latin1_bin   )",
+		"SELECT a COLLATE latin1_bin FROM t":               "",
+		"SELECT a COLLATE koi8r FROM t":                    "",
+		"SET NAMES utf8mb4 COLLATE utf8mb4_test_ci":        "",
+	} {
+		m, ok := mask(sql, w)
+		if got := m.Text; !ok && want != "" || ok && got != want {
+			t.Errorf("Mask(%q) = %q, %v; want %q", sql, got, ok, want)
+		}
+	}
+}
