@@ -39,6 +39,7 @@ var mariadb = []Case{
 	{SQL: "RESET QUERY CACHE", Class: "other"},
 	{SQL: "FLUSH LOCAL SLOW LOGS, USER_RESOURCES", Class: "other"},
 	{SQL: "BACKUP UNLOCK", Class: "other"},
+	{SQL: "KILL QUERY @id", Class: "other", NoServer: "not run by the round trip: it would end a connection"},
 	{SQL: "BACKUP LOCK users", Class: "other", Reads: "app.users", Want: "BACKUP LOCK `sbx`.`s1_users`",
 		NoServer: "not run by the round trip: its lock is held until BACKUP UNLOCK, and would stall the schema's rebuilds"},
 	{SQL: "SET STATEMENT max_statement_time=10 FOR LOAD INDEX INTO CACHE other.things", Class: "other", Reads: "other.things",

@@ -35,6 +35,10 @@ const (
 //   - START | STOP SLAVE | ALL SLAVES [words, literals]: replication
 //     threads, connections and positions.
 //   - BACKUP UNLOCK.
+//   - KILL [HARD | SOFT] [CONNECTION | QUERY] [ID] target, or … USER
+//     account, where the target is a variable, a literal or a word (no
+//     parenthesis: no subquery, no call); the proxy's KILL reader
+//     (package kill) evaluates the target, and refuses USER and QUERY ID.
 //
 // All are class other, which a sandbox refuses: they change the server
 // outside any table.
@@ -61,6 +65,10 @@ func admin(text string, toks []lexer.Token) (Kind, Class) {
 	case "BACKUP":
 		if w1 == "UNLOCK" && len(toks) == 2 {
 			return BackupUnlock, ClassOther
+		}
+	case "KILL":
+		if len(toks) > 1 {
+			return Kill, ClassOther
 		}
 	}
 	return "", 0
