@@ -272,15 +272,20 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer
 
 // namelessForm reads the statements that name no table (kind.Nameless).
 func (e *Engine) namelessForm(a *Analysis, st *Statement, text string, toks []lexer.Token) formResult {
-	kind, class := kind.Nameless(text, toks)
-	if kind == "" {
+	k, class := kind.Nameless(text, toks)
+	if k == "" {
 		return formFails
 	}
-	st.Class, st.Kind = class, kind
-	if kind == KindXa {
+	st.Class, st.Kind = class, k
+	if k == KindXa {
 		st.XA, _ = readXA(text, toks, a.opts)
 	}
-	if kind == KindShowCreateFunction {
+	if t := kind.StatisticsTable(text, toks); t != "" {
+		// What the server shows is that information_schema table's:
+		// named, for the session's checks of what a sandbox may see.
+		st.Names = []Table{{DB: "information_schema", Name: t}}
+	}
+	if k == KindShowCreateFunction {
 		if r, next, ok := routineName(text, toks, 3); ok && next == len(toks) {
 			st.Routine = r
 		}

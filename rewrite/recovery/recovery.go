@@ -125,7 +125,7 @@ func (r *recovery) statementStart(i int) (next int, done, stop bool) {
 		r.span(end, end)
 	}
 	for _, mk := range [...]func(*recovery, int){
-		(*recovery).temporarySequence, (*recovery).alterIfExists, (*recovery).namesDefaultCollate,
+		(*recovery).temporarySequence, (*recovery).alterIfExists, (*recovery).namesDefaultCollate, (*recovery).showLocal,
 	} {
 		mk(r, i)
 	}

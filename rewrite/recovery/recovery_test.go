@@ -60,6 +60,7 @@ func TestMask(t *testing.T) {
 	w := testWords()
 	cases := []struct{ sql, want string }{
 		{"SELECT 1 FROM DUAL HAVING 1", "SELECT 1           HAVING 1"},
+		{"SHOW LOCAL STATUS LIKE 'x'", "SHOW       STATUS LIKE 'x'"},
 		{"SELECT abs(a AS x), instr(b 'p', 'q'), f(MIN(c) y) FROM t", "SELECT abs(a     ), instr(b    , 'q'), f(MIN(c)  ) FROM t"},
 		{"SELECT CAST(a AS inet6), db.f(a x), abs('a' 'b') FROM t", ""},
 		{"SELECT a FROM t WHERE a LIKE 'x' ESCAPE '!'", "SELECT a FROM t WHERE a =    'x' =      '!'"},
