@@ -28,6 +28,13 @@ var mariadb = []Case{
 	// uca1400_*): the server says whether it has it.
 	{SQL: "SELECT CONVERT(name USING utf8mb4) COLLATE uca1400_as_cs AS n FROM users ORDER BY n", Class: "read", Reads: "app.users",
 		Want: "SELECT CONVERT(name USING utf8mb4) COLLATE uca1400_as_cs AS n FROM `sbx`.`s1_users` ORDER BY n"},
+	// A cast to DOUBLE(m, d); a double past the range the server reads
+	// (its 1367, after it read the statement).
+	{SQL: "SELECT CAST(id AS DOUBLE(10,2)) FROM users", Class: "read", Reads: "app.users",
+		Want: "SELECT CAST(id AS DOUBLE(10,2)) FROM `sbx`.`s1_users`"},
+	{SQL: "INSERT INTO orders (id, total) VALUES (1, 1.8e308)", Class: "write", Writes: "app.orders",
+		NoServer: "the server's 1367: an illegal double, after it read the statement",
+		Want: "INSERT INTO `sbx`.`s1_orders` (id, total) VALUES (1, 1.8e308)"},
 	// Statements read from their words (rewrite/mariadb.go).
 	{SQL: "CHECK TABLE users", Class: "other", Reads: "app.users", Want: "CHECK TABLE `sbx`.`s1_users`"},
 	{SQL: "CHECK TABLE users, other.things FOR UPGRADE", Class: "other", Reads: "app.users,other.things",

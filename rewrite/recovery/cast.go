@@ -81,3 +81,33 @@ func (r *recovery) castTypeAt(i int) bool {
 	}
 	return false
 }
+
+// castSpatial: a spatial type as the type of a CAST or CONVERT
+// (CAST(x AS POINT), CONVERT(x, GEOMETRY)), which MariaDB's grammar takes
+// and its server refuses (4162, an illegal cast target); read as CHAR and
+// blanks. A type names nothing, and x keeps its place.
+func (r *recovery) castSpatial(i int) (int, bool) {
+	if !spatialTypes[r.word(i)] || !r.punct(i+1, ')') || !r.castTypeAt(i) {
+		return i, false
+	}
+	r.putWord(i, "CHAR")
+	return i, true
+}
+
+// castDouble: DOUBLE(m, d) or FLOAT(m, d) as the type of a CAST or
+// CONVERT, whose precision the parser does not take there: the precision,
+// numbers, is blanked.
+func (r *recovery) castDouble(i int) (int, bool) {
+	if w := r.word(i); w != "DOUBLE" && w != "FLOAT" || !r.punct(i+1, '(') || !r.castTypeAt(i) {
+		return i, false
+	}
+	j := i + 2
+	for j < len(r.toks) && (r.toks[j].Kind == lexer.Number || r.punct(j, ',')) {
+		j++
+	}
+	if !r.punct(j, ')') || !r.punct(j+1, ')') || j == i+2 {
+		return i, false
+	}
+	r.span(i+1, j)
+	return j, true
+}

@@ -169,7 +169,7 @@ func (r *recovery) maskAt(i int) int {
 		(*recovery).fromDual, (*recovery).truthTest, (*recovery).columnAttribute, (*recovery).checkOption,
 		(*recovery).lockAlias, (*recovery).lockWrite, (*recovery).procedureAnalyse, (*recovery).valuesRows,
 		(*recovery).lockWait, (*recovery).withinGroup, (*recovery).orderedSetAggregate, (*recovery).valueCall,
-		(*recovery).returning, (*recovery).forExport, (*recovery).selectInto, (*recovery).spatialType,
+		(*recovery).returning, (*recovery).forExport, (*recovery).selectInto, (*recovery).castSpatial, (*recovery).castDouble, (*recovery).spatialType,
 		(*recovery).spatialKey, (*recovery).introducer, (*recovery).castInt, (*recovery).bracketedQuery,
 		(*recovery).concatLimit, (*recovery).longNumber, (*recovery).reservedAlias, (*recovery).reservedName, (*recovery).windowCount,
 		(*recovery).castInterval, (*recovery).dynamicTypes, (*recovery).renameIfExists, (*recovery).systemVersioning,
@@ -177,7 +177,7 @@ func (r *recovery) maskAt(i int) int {
 		(*recovery).columnConstraint,
 		(*recovery).fullTextSearch,
 		(*recovery).ignoreValue, (*recovery).defaultExpression, (*recovery).defaultVariable, (*recovery).castCharType,
-		(*recovery).argAlias, (*recovery).unknownCollation,
+		(*recovery).argAlias, (*recovery).unknownCollation, (*recovery).hugeFloat,
 	} {
 		if next, ok := mk(r, i); ok {
 			return next

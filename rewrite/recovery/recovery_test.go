@@ -61,6 +61,9 @@ func TestMask(t *testing.T) {
 	cases := []struct{ sql, want string }{
 		{"SELECT 1 FROM DUAL HAVING 1", "SELECT 1           HAVING 1"},
 		{"SHOW LOCAL STATUS LIKE 'x'", "SHOW       STATUS LIKE 'x'"},
+		{"SELECT CAST(a AS POINT), CONVERT(b, GEOMETRY) FROM t", "SELECT CAST(a AS CHAR ), CONVERT(b, CHAR    ) FROM t"},
+		{"SELECT CAST(a AS DOUBLE(5,2)) FROM t WHERE b = 1.8e308", "SELECT CAST(a AS DOUBLE     ) FROM t WHERE b = 0      "},
+		{"SELECT POINT(a, b), 1e308 FROM t", ""},
 		{"SELECT abs(a AS x), instr(b 'p', 'q'), f(MIN(c) y) FROM t", "SELECT abs(a     ), instr(b    , 'q'), f(MIN(c)  ) FROM t"},
 		{"SELECT CAST(a AS inet6), db.f(a x), abs('a' 'b') FROM t", ""},
 		{"SELECT a FROM t WHERE a LIKE 'x' ESCAPE '!'", "SELECT a FROM t WHERE a =    'x' =      '!'"},
