@@ -35,6 +35,13 @@ var mariadb = []Case{
 	{SQL: "INSERT INTO orders (id, total) VALUES (1, 1.8e308)", Class: "write", Writes: "app.orders",
 		NoServer: "the server's 1367: an illegal double, after it read the statement",
 		Want: "INSERT INTO `sbx`.`s1_orders` (id, total) VALUES (1, 1.8e308)"},
+	// JSON_ARRAYAGG's clauses (every expression in place), SOUNDS LIKE,
+	// NATURAL INNER | STRAIGHT_JOIN.
+	{SQL: "SELECT u.id, JSON_ARRAYAGG(DISTINCT o.id ORDER BY o.id LIMIT 3) FROM users u NATURAL INNER JOIN orders o WHERE u.name SOUNDS LIKE (SELECT name FROM posts LIMIT 1) GROUP BY u.id",
+		Class: "read", Reads: "app.orders,app.posts,app.users",
+		Want: "SELECT u.id, JSON_ARRAYAGG(DISTINCT o.id ORDER BY o.id LIMIT 3) FROM `sbx`.`s1_users` u NATURAL INNER JOIN `sbx`.`s1_orders` o WHERE u.name SOUNDS LIKE (SELECT name FROM `sbx`.`s1_posts` LIMIT 1) GROUP BY u.id"},
+	{SQL: "SELECT orders.id FROM users NATURAL STRAIGHT_JOIN orders", Class: "read", Reads: "app.orders,app.users",
+		Want: "SELECT `s1_orders`.id FROM `sbx`.`s1_users` NATURAL STRAIGHT_JOIN `sbx`.`s1_orders`"},
 	// Statements read from their words (rewrite/mariadb.go).
 	{SQL: "CHECK TABLE users", Class: "other", Reads: "app.users", Want: "CHECK TABLE `sbx`.`s1_users`"},
 	{SQL: "CHECK TABLE users, other.things FOR UPGRADE", Class: "other", Reads: "app.users,other.things",

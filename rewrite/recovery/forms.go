@@ -957,7 +957,7 @@ func groupConcatLimit(text string, toks []lexer.Token, i int) bool {
 			depth++
 		case lexer.PunctAt(text, toks, k, '('):
 			if depth == 0 {
-				return lexer.Word(text, toks, k-1) == "GROUP_CONCAT"
+				return lexer.Word(text, toks, k-1) == "GROUP_CONCAT" || lexer.Word(text, toks, k-1) == "JSON_ARRAYAGG"
 			}
 			depth--
 		case lexer.PunctAt(text, toks, k, ';'):

@@ -164,7 +164,7 @@ func (r *recovery) tableDDLAt(i int) bool {
 // form is there decides (it may then leave the text as it is).
 func (r *recovery) maskAt(i int) int {
 	for _, mk := range [...]func(*recovery, int) (int, bool){
-		(*recovery).limitVars, (*recovery).limitClause, (*recovery).semicolon,
+		(*recovery).limitVars, (*recovery).limitClause, (*recovery).semicolon, (*recovery).soundsLike, (*recovery).naturalJoin,
 		(*recovery).likeOperator, (*recovery).aliasEquals, (*recovery).dualThenHaving, (*recovery).jsonTable,
 		(*recovery).fromDual, (*recovery).truthTest, (*recovery).columnAttribute, (*recovery).checkOption,
 		(*recovery).lockAlias, (*recovery).lockWrite, (*recovery).procedureAnalyse, (*recovery).valuesRows,
@@ -177,7 +177,7 @@ func (r *recovery) maskAt(i int) int {
 		(*recovery).columnConstraint,
 		(*recovery).fullTextSearch,
 		(*recovery).ignoreValue, (*recovery).defaultExpression, (*recovery).defaultVariable, (*recovery).castCharType,
-		(*recovery).argAlias, (*recovery).unknownCollation, (*recovery).hugeFloat,
+		(*recovery).argAlias, (*recovery).unknownCollation, (*recovery).hugeFloat, (*recovery).arrayAgg,
 	} {
 		if next, ok := mk(r, i); ok {
 			return next
