@@ -49,7 +49,8 @@ import (
 //     sandbox's copy), HANDLER name READ … and HANDLER name CLOSE (name is
 //     a handler's, no table; no subquery);
 //   - EXECUTE IMMEDIATE 'text' (read like PREPARE … FROM 'text'), and with
-//     anything but a string literal: dynamic SQL.
+//     anything but a string literal: dynamic SQL; so is PREPARE s FROM an
+//     expression the parser does not read (CONCAT(…), a subquery).
 //
 // Anything else stays unparseable.
 
@@ -147,7 +148,7 @@ func (e *Engine) storedProgram(a *Analysis, text string, toks []lexer.Token, n i
 	return st, true
 }
 
-// sessionForm reads EXECUTE … USING, privilege statements, CREATE / ALTER
+// sessionForm reads EXECUTE … USING, PREPARE … FROM an expression, privilege statements, CREATE / ALTER
 // / DROP SERVER, view DDL, CREATE / ALTER DATABASE, EXECUTE IMMEDIATE and
 // HANDLER.
 func (e *Engine) sessionForm(a *Analysis, st *Statement, text string, toks []lexer.Token) formResult {
@@ -186,6 +187,15 @@ func (e *Engine) sessionForm(a *Analysis, st *Statement, text string, toks []lex
 		if w0 == "CREATE" {
 			st.Database, st.IfNotExists = name, ifNotExists
 		}
+	case w0 == "PREPARE" && len(toks) > 3 && (toks[1].Kind == lexer.Ident || toks[1].Kind == lexer.Quoted) && word(2) == "FROM" &&
+		!(len(toks) == 4 && toks[3].Kind == lexer.String):
+		// PREPARE s FROM <expression> (MariaDB's grammar takes any): a
+		// text the server builds when it runs the statement.
+		st.Class = ClassSession
+		st.Handle, st.HandleOp = strings.ToLower(lexer.IdentText(text, toks[1])), "PREPARE"
+		st.Unprovable = "PREPARE ... FROM an expression is dynamic SQL the proxy cannot see"
+		st.hint = "run its statements one by one instead"
+		st.Funcs, st.Names = e.textNames(text[toks[3].Start:], a.opts)
 	case w0 == "EXECUTE" && word(1) == "IMMEDIATE" && forms.ImmediateLiteral(text, toks):
 		if e.executeImmediate(a, text, toks[2]) {
 			return formDone

@@ -34,7 +34,7 @@ var mariadb = []Case{
 		Want: "SELECT CAST(id AS DOUBLE(10,2)) FROM `sbx`.`s1_users`"},
 	{SQL: "INSERT INTO orders (id, total) VALUES (1, 1.8e308)", Class: "write", Writes: "app.orders",
 		NoServer: "the server's 1367: an illegal double, after it read the statement",
-		Want: "INSERT INTO `sbx`.`s1_orders` (id, total) VALUES (1, 1.8e308)"},
+		Want:     "INSERT INTO `sbx`.`s1_orders` (id, total) VALUES (1, 1.8e308)"},
 	// JSON_ARRAYAGG's clauses (every expression in place), SOUNDS LIKE,
 	// NATURAL INNER | STRAIGHT_JOIN.
 	{SQL: "SELECT u.id, JSON_ARRAYAGG(DISTINCT o.id ORDER BY o.id LIMIT 3) FROM users u NATURAL INNER JOIN orders o WHERE u.name SOUNDS LIKE (SELECT name FROM posts LIMIT 1) GROUP BY u.id",
@@ -68,6 +68,8 @@ var mariadb = []Case{
 	{SQL: "EXECUTE IMMEDIATE 'SELECT * FROM orders WHERE id = ?' USING 1", Class: "read", Reads: "app.orders",
 		Want: "EXECUTE IMMEDIATE 'SELECT * FROM `sbx`.`s1_orders` WHERE id = ?' USING 1"},
 	{SQL: "EXECUTE IMMEDIATE CONCAT('DELETE FROM ', 'users')", Class: "session", Refuse: "dynamic SQL"},
+	{SQL: "PREPARE s FROM CONCAT('DELETE FROM ', 'users')", Class: "session", Refuse: "FROM an expression is dynamic SQL"},
+	{SQL: "PREPARE s FROM (SELECT name FROM users LIMIT 1)", Class: "session", Refuse: "FROM an expression is dynamic SQL"},
 	// Triggers (rewrite/trigger.go): refused by a resolver that does not
 	// place them.
 	{SQL: "CREATE TRIGGER tr BEFORE INSERT ON users FOR EACH ROW SET NEW.name = 'x'", Class: "routine", Writes: "app.users",
