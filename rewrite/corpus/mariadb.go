@@ -42,6 +42,16 @@ var mariadb = []Case{
 		Want: "SELECT u.id, JSON_ARRAYAGG(DISTINCT o.id ORDER BY o.id LIMIT 3) FROM `sbx`.`s1_users` u NATURAL INNER JOIN `sbx`.`s1_orders` o WHERE u.name SOUNDS LIKE (SELECT name FROM `sbx`.`s1_posts` LIMIT 1) GROUP BY u.id"},
 	{SQL: "SELECT orders.id FROM users NATURAL STRAIGHT_JOIN orders", Class: "read", Reads: "app.orders,app.users",
 		Want: "SELECT `s1_orders`.id FROM `sbx`.`s1_users` NATURAL STRAIGHT_JOIN `sbx`.`s1_orders`"},
+	// A multi-table UPDATE's ORDER BY and LIMIT (the ordering's
+	// qualifiers renamed in place); EXPLAIN of VALUES; VALUE(col) in a
+	// condition.
+	{SQL: "UPDATE users, orders SET users.name = 'x' WHERE orders.user_id = users.id ORDER BY orders.id DESC LIMIT 2", Class: "write",
+		Writes: "app.orders,app.users",
+		Want:   "UPDATE `sbx`.`s1_users`, `sbx`.`s1_orders` SET `s1_users`.name = 'x' WHERE `s1_orders`.user_id = `s1_users`.id ORDER BY `s1_orders`.id DESC LIMIT 2"},
+	{SQL: "EXPLAIN FORMAT=JSON VALUES (1, 2) UNION SELECT id, 2 FROM users", Class: "read", Reads: "app.users",
+		Want: "EXPLAIN FORMAT=JSON VALUES (1, 2) UNION SELECT id, 2 FROM `sbx`.`s1_users`"},
+	{SQL: "SELECT COUNT(*) FROM users GROUP BY VALUE(name)", Class: "read", Reads: "app.users",
+		Want: "SELECT COUNT(*) FROM `sbx`.`s1_users` GROUP BY VALUE(name)"},
 	// Statements read from their words (rewrite/mariadb.go).
 	{SQL: "CHECK TABLE users", Class: "other", Reads: "app.users", Want: "CHECK TABLE `sbx`.`s1_users`"},
 	{SQL: "CHECK TABLE users, other.things FOR UPGRADE", Class: "other", Reads: "app.users,other.things",

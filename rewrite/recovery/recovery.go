@@ -177,7 +177,7 @@ func (r *recovery) maskAt(i int) int {
 		(*recovery).columnConstraint,
 		(*recovery).fullTextSearch,
 		(*recovery).ignoreValue, (*recovery).defaultExpression, (*recovery).defaultVariable, (*recovery).castCharType,
-		(*recovery).argAlias, (*recovery).unknownCollation, (*recovery).hugeFloat, (*recovery).arrayAgg,
+		(*recovery).argAlias, (*recovery).unknownCollation, (*recovery).hugeFloat, (*recovery).arrayAgg, (*recovery).updateOrder,
 	} {
 		if next, ok := mk(r, i); ok {
 			return next
@@ -372,15 +372,29 @@ func (r *recovery) procedureAnalyse(i int) (int, bool) {
 }
 
 // valuesRows: a table value constructor, VALUES (1, 2), (3, 4), where a
-// query starts, read as SELECT of row values (the same length); the rows'
+// query starts (an EXPLAIN's included), read as SELECT of row values (the same length); the rows'
 // expressions are read as they are.
 func (r *recovery) valuesRows(i int) (int, bool) {
 	if r.word(i) != "VALUES" || !r.punct(i+1, '(') || !(i == 0 || r.starts[i] || r.punct(i-1, '(') || r.word(i-1) == "UNION" ||
-		r.word(i-1) == "EXCEPT" || r.word(i-1) == "INTERSECT" || r.word(i-1) == "ALL" || r.word(i-1) == "DISTINCT") {
+		r.word(i-1) == "EXCEPT" || r.word(i-1) == "INTERSECT" || r.word(i-1) == "ALL" || r.word(i-1) == "DISTINCT" || r.explained(i)) {
 		return i, false
 	}
 	r.put(int(r.toks[i].Start), "SELECT")
 	return i, true
+}
+
+// explained reports whether toks[i] is the statement EXPLAIN or DESCRIBE
+// [EXTENDED | PARTITIONS | FORMAT = f] at the statement's start explains.
+func (r *recovery) explained(i int) bool {
+	j := i - 1
+	switch w := r.word(j); {
+	case w == "EXTENDED" || w == "PARTITIONS":
+		j--
+	case r.punct(j-1, '=') && r.word(j-2) == "FORMAT":
+		j -= 3
+	}
+	w := r.word(j)
+	return j == r.first && (w == "EXPLAIN" || w == "DESCRIBE" || w == "DESC")
 }
 
 // lockWait: NOWAIT and WAIT n (seconds to wait for a lock), no name.
@@ -432,7 +446,7 @@ func (r *recovery) orderedSetAggregate(i int) (int, bool) {
 // built-in function of the same length (the column stays).
 func (r *recovery) valueCall(i int) (int, bool) {
 	if r.word(i) != "VALUE" || !r.punct(i+1, '(') || i == 0 || !(r.toks[i-1].Kind == lexer.Punct && !r.punct(i-1, '.') && !r.punct(i-1, ')') ||
-		r.word(i-1) == "SELECT" || r.word(i-1) == "DISTINCT") {
+		r.word(i-1) == "SELECT" || r.word(i-1) == "DISTINCT" || callContext[r.word(i-1)] || r.word(i-1) == "BY" || r.word(i-1) == "ON") {
 		return i, false
 	}
 	r.put(int(r.toks[i].Start), "UPPER")
