@@ -269,17 +269,19 @@ func (a *Analysis) collectLoose(toks []lexer.Token, chains []ident.Chain, column
 		return false
 	}
 	declared := ident.Declared(a.text, toks, chains)
-	calls := map[string]bool{}
+	calls, qualified := map[string]bool{}, map[string]bool{}
 	for _, st := range a.Statements {
 		for _, f := range st.Funcs {
 			if f.Schema == "" {
 				calls[strings.ToLower(f.Name)] = true
+			} else {
+				qualified[strings.ToLower(f.Schema+"."+f.Name)] = true
 			}
 		}
 	}
 	for ci, ch := range chains {
 		pos := int(toks[ch.First].Start)
-		if covered(pos) || declared[ci] {
+		if covered(pos) || declared[ci] || notTable(a.text, toks, ch, qualified) {
 			continue
 		}
 		if ch.N == 1 && columns[strings.ToLower(lexer.IdentText(a.text, toks[ch.First]))] && len(a.stmtDeclared) != len(a.Statements) {
@@ -639,7 +641,8 @@ var specialCalls = map[string]bool{
 	"default": true, "json_objectagg": true, "json_arrayagg": true, "group_concat": true, "count": true, "max": true,
 	"min": true, "sum": true, "avg": true, "weight_string": true, "now": true, "current_timestamp": true,
 	"localtime": true, "localtimestamp": true, "curdate": true, "curtime": true, "sysdate": true, "utc_timestamp": true,
-	"match": true, "json": true,
+	"match": true, "json": true, "std": true, "stddev": true, "stddev_pop": true, "stddev_samp": true, "variance": true,
+	"var_pop": true, "var_samp": true, "bit_and": true, "bit_or": true, "bit_xor": true,
 }
 
 // takeInner adds to st, a statement that runs another's text (PREPARE …

@@ -1,0 +1,25 @@
+package rewrite
+
+import "testing"
+
+// TestLooseWords reads DDL naming a sandboxed table's name where the
+// grammar fixes it as something else: a window frame's PRECEDING and
+// FOLLOWING, an aggregate the parser reads with syntax of its own, a
+// database-qualified call; the same names in a MERGE table's UNION stay
+// refused.
+func TestLooseWords(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	r := sandboxApp()
+	for _, n := range []string{"preceding", "following", "stddev", "app"} {
+		r[Table{DB: "app", Name: n}] = Table{DB: "sb_app", Name: n}
+	}
+	wantRewrites(t, e, opts, r, []rewriteCase{
+		{"CREATE TABLE t AS SELECT SUM(a) OVER (ORDER BY a ROWS BETWEEN 2 PRECEDING AND UNBOUNDED FOLLOWING) AS s, STDDEV(a) FROM t2",
+			"CREATE TABLE `sb_app`.`t` AS SELECT SUM(a) OVER (ORDER BY a ROWS BETWEEN 2 PRECEDING AND UNBOUNDED FOLLOWING) AS s, STDDEV(a) FROM `sb_app`.`t2`"},
+	})
+	wantRefused(t, e, opts, r,
+		"CREATE TABLE t (a INT) ENGINE=MERGE UNION=(t2, preceding)",
+		"CREATE VIEW v1 AS SELECT app.f() FROM t2",
+	)
+}
