@@ -52,6 +52,11 @@ var mariadb = []Case{
 		Want: "EXPLAIN FORMAT=JSON VALUES (1, 2) UNION SELECT id, 2 FROM `sbx`.`s1_users`"},
 	{SQL: "SELECT COUNT(*) FROM users GROUP BY VALUE(name)", Class: "read", Reads: "app.users",
 		Want: "SELECT COUNT(*) FROM `sbx`.`s1_users` GROUP BY VALUE(name)"},
+	// An index's [NOT] IGNORED.
+	{SQL: "CREATE INDEX orders ON users (name) NOT IGNORED", Class: "ddl", Writes: "app.users",
+		Want: "CREATE INDEX orders ON `sbx`.`s1_users` (name) NOT IGNORED"},
+	{SQL: "ALTER TABLE users RENAME INDEX a TO b, ALTER INDEX b IGNORED", Class: "ddl", Writes: "app.users",
+		Want: "ALTER TABLE `sbx`.`s1_users` RENAME INDEX a TO b, ALTER INDEX b IGNORED"},
 	// Statements read from their words (rewrite/mariadb.go).
 	{SQL: "CHECK TABLE users", Class: "other", Reads: "app.users", Want: "CHECK TABLE `sbx`.`s1_users`"},
 	{SQL: "CHECK TABLE users, other.things FOR UPGRADE", Class: "other", Reads: "app.users,other.things",

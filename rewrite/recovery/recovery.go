@@ -166,7 +166,7 @@ func (r *recovery) maskAt(i int) int {
 	for _, mk := range [...]func(*recovery, int) (int, bool){
 		(*recovery).limitVars, (*recovery).limitClause, (*recovery).semicolon, (*recovery).soundsLike, (*recovery).naturalJoin,
 		(*recovery).likeOperator, (*recovery).aliasEquals, (*recovery).dualThenHaving, (*recovery).jsonTable,
-		(*recovery).fromDual, (*recovery).truthTest, (*recovery).columnAttribute, (*recovery).checkOption,
+		(*recovery).fromDual, (*recovery).truthTest, (*recovery).ignoredIndex, (*recovery).columnAttribute, (*recovery).checkOption,
 		(*recovery).lockAlias, (*recovery).lockWrite, (*recovery).procedureAnalyse, (*recovery).valuesRows,
 		(*recovery).lockWait, (*recovery).withinGroup, (*recovery).orderedSetAggregate, (*recovery).valueCall,
 		(*recovery).returning, (*recovery).forExport, (*recovery).selectInto, (*recovery).castSpatial, (*recovery).castDouble, (*recovery).spatialType,

@@ -70,6 +70,8 @@ func TestMask(t *testing.T) {
 		{"UPDATE t, u SET t.a = 1 WHERE t.b = 2 ORDER BY u.c LIMIT 2", "UPDATE t, u SET t.a = 1 WHERE t.b = 2 AND(     u.c )      "},
 		{"UPDATE t, u SET t.a = 1 ORDER BY t.b", ""},
 		{"EXPLAIN FORMAT=JSON VALUES (1, 2)", "EXPLAIN FORMAT=JSON SELECT (1, 2)"},
+		{"ALTER TABLE t RENAME INDEX a TO x, ALTER INDEX x NOT IGNORED", "ALTER TABLE t RENAME INDEX a TO x, ALTER INDEX x     VISIBLE"},
+		{"CREATE INDEX i ON t (a) IGNORED", "CREATE INDEX i ON t (a) VISIBLE"},
 		{"SELECT 1 FROM t WHERE VALUE(a) GROUP BY VALUE(b)", "SELECT 1 FROM t WHERE UPPER(a) GROUP BY UPPER(b)"},
 		{"SELECT * FROM t NATURAL INNER JOIN u NATURAL STRAIGHT_JOIN v", "SELECT * FROM t NATURAL       JOIN u NATURAL JOIN          v"},
 		{"SELECT abs(a AS x), instr(b 'p', 'q'), f(MIN(c) y) FROM t", "SELECT abs(a     ), instr(b    , 'q'), f(MIN(c)  ) FROM t"},
