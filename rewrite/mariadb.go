@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite/body"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/forms"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/kind"
@@ -289,6 +290,9 @@ func (e *Engine) namelessForm(a *Analysis, st *Statement, text string, toks []le
 	st.Class, st.Kind = class, k
 	if k == KindXa {
 		st.XA, _ = readXA(text, toks, a.opts)
+	}
+	if k == KindBegin {
+		st.Start = collect.TransactionStart(text, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes})
 	}
 	if t := kind.StatisticsTable(text, toks); t != "" {
 		// What the server shows is that information_schema table's:

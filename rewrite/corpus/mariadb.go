@@ -57,6 +57,12 @@ var mariadb = []Case{
 		Want: "CREATE INDEX orders ON `sbx`.`s1_users` (name) NOT IGNORED"},
 	{SQL: "ALTER TABLE users RENAME INDEX a TO b, ALTER INDEX b IGNORED", Class: "ddl", Writes: "app.users",
 		Want: "ALTER TABLE `sbx`.`s1_users` RENAME INDEX a TO b, ALTER INDEX b IGNORED"},
+	// RENAME TABLE IF EXISTS; ALGORITHM=NOCOPY.
+	{SQL: "RENAME TABLE IF EXISTS users TO users_old, orders TO orders_old", Class: "ddl",
+		Writes: "app.orders,app.orders_old,app.users,app.users_old",
+		Want:   "RENAME TABLE IF EXISTS `sbx`.`s1_users` TO users_old, `sbx`.`s1_orders` TO orders_old"},
+	{SQL: "ALTER TABLE users RENAME COLUMN name TO full_name, ALGORITHM=NOCOPY", Class: "ddl", Writes: "app.users",
+		Want: "ALTER TABLE `sbx`.`s1_users` RENAME COLUMN name TO full_name, ALGORITHM=NOCOPY"},
 	// Statements read from their words (rewrite/mariadb.go).
 	{SQL: "CHECK TABLE users", Class: "other", Reads: "app.users", Want: "CHECK TABLE `sbx`.`s1_users`"},
 	{SQL: "CHECK TABLE users, other.things FOR UPGRADE", Class: "other", Reads: "app.users,other.things",
@@ -71,6 +77,8 @@ var mariadb = []Case{
 	{SQL: "SHOW CONTRIBUTORS", Class: "read"},
 	{SQL: "HELP no_such_topic", Class: "read"},
 	{SQL: "SHOW LOCAL VARIABLES LIKE 'sql_mode'", Class: "read"},
+	{SQL: "SHOW WARNINGS LIMIT 1", Class: "read"},
+	{SQL: "START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT", Class: "transaction"},
 	{SQL: "KILL QUERY @id", Class: "other", NoServer: "not run by the round trip: it would end a connection"},
 	{SQL: "BACKUP LOCK users", Class: "other", Reads: "app.users", Want: "BACKUP LOCK `sbx`.`s1_users`",
 		NoServer: "not run by the round trip: its lock is held until BACKUP UNLOCK, and would stall the schema's rebuilds"},

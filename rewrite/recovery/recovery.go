@@ -126,6 +126,7 @@ func (r *recovery) statementStart(i int) (next int, done, stop bool) {
 	}
 	for _, mk := range [...]func(*recovery, int){
 		(*recovery).temporarySequence, (*recovery).alterIfExists, (*recovery).namesDefaultCollate, (*recovery).showLocal,
+		(*recovery).showLimit, (*recovery).renameTableIfExists,
 	} {
 		mk(r, i)
 	}
@@ -177,7 +178,7 @@ func (r *recovery) maskAt(i int) int {
 		(*recovery).columnConstraint,
 		(*recovery).fullTextSearch,
 		(*recovery).ignoreValue, (*recovery).defaultExpression, (*recovery).defaultVariable, (*recovery).castCharType,
-		(*recovery).argAlias, (*recovery).unknownCollation, (*recovery).hugeFloat, (*recovery).arrayAgg, (*recovery).updateOrder,
+		(*recovery).argAlias, (*recovery).unknownCollation, (*recovery).hugeFloat, (*recovery).arrayAgg, (*recovery).updateOrder, (*recovery).noCopy, (*recovery).allValue,
 	} {
 		if next, ok := mk(r, i); ok {
 			return next

@@ -61,6 +61,11 @@ func TestMask(t *testing.T) {
 	cases := []struct{ sql, want string }{
 		{"SELECT 1 FROM DUAL HAVING 1", "SELECT 1           HAVING 1"},
 		{"SHOW LOCAL STATUS LIKE 'x'", "SHOW       STATUS LIKE 'x'"},
+		{"SHOW WARNINGS LIMIT 2, 1", "SHOW WARNINGS           "},
+		{"RENAME TABLE IF EXISTS t TO u", "RENAME TABLE           t TO u"},
+		{"ALTER TABLE t RENAME COLUMN a TO b, ALGORITHM=NOCOPY", "ALTER TABLE t RENAME COLUMN a TO b, ALGORITHM=COPY  "},
+		{"SET GLOBAL delay_key_write = ALL", "SET GLOBAL delay_key_write = ON "},
+		{"SET sql_mode = ALL", ""},
 		{"SELECT CAST(a AS POINT), CONVERT(b, GEOMETRY) FROM t", "SELECT CAST(a AS CHAR ), CONVERT(b, CHAR    ) FROM t"},
 		{"SELECT CAST(a AS DOUBLE(5,2)) FROM t WHERE b = 1.8e308", "SELECT CAST(a AS DOUBLE     ) FROM t WHERE b = 0      "},
 		{"SELECT POINT(a, b), 1e308 FROM t", ""},
