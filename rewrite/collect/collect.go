@@ -468,10 +468,12 @@ func (c *Collector) partitionOptions(defs []*ast.PartitionDefinition) {
 	}
 }
 
-// safeEngines are storage engines whose tables keep to their own data.
+// safeEngines are storage engines whose tables keep to their own data
+// (EXAMPLE, MariaDB's sample engine, keeps none: its tables are always
+// empty).
 var safeEngines = map[string]bool{
 	"innodb": true, "xtradb": true, "myisam": true, "aria": true, "memory": true, "heap": true, "csv": true,
-	"archive": true, "blackhole": true, "rocksdb": true, "mroonga": true, "columnstore": true,
+	"archive": true, "blackhole": true, "rocksdb": true, "mroonga": true, "columnstore": true, "example": true,
 }
 
 // SafeEngine reports whether tables of the storage engine keep to their own

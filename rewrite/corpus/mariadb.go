@@ -63,6 +63,13 @@ var mariadb = []Case{
 		Want:   "RENAME TABLE IF EXISTS `sbx`.`s1_users` TO users_old, `sbx`.`s1_orders` TO orders_old"},
 	{SQL: "ALTER TABLE users RENAME COLUMN name TO full_name, ALGORITHM=NOCOPY", Class: "ddl", Writes: "app.users",
 		Want: "ALTER TABLE `sbx`.`s1_users` RENAME COLUMN name TO full_name, ALGORITHM=NOCOPY"},
+	// A type qualified by mariadb_schema; MariaDB's EXAMPLE engine (its
+	// tables are always empty) with its own options.
+	{SQL: "CREATE TABLE users (a mariadb_schema.date)", Class: "ddl", Writes: "app.users",
+		Want: "CREATE TABLE `sbx`.`s1_users` (a mariadb_schema.date)"},
+	{SQL: "CREATE TABLE users (a INT) ENGINE=example ULL=10 one_or_two='one'", Class: "ddl", Writes: "app.users",
+		NoServer: "the EXAMPLE engine is a plugin the test server may lack",
+		Want:     "CREATE TABLE `sbx`.`s1_users` (a INT) ENGINE=example ULL=10 one_or_two='one'"},
 	// Statements read from their words (rewrite/mariadb.go).
 	{SQL: "CHECK TABLE users", Class: "other", Reads: "app.users", Want: "CHECK TABLE `sbx`.`s1_users`"},
 	{SQL: "CHECK TABLE users, other.things FOR UPGRADE", Class: "other", Reads: "app.users,other.things",

@@ -111,3 +111,30 @@ func (r *recovery) castDouble(i int) (int, bool) {
 	r.span(i+1, j)
 	return j, true
 }
+
+// castUnknownType: a word the parser takes for no type as the whole type
+// of a CAST or CONVERT (CAST(x AS DUAL), a type of a plugin's the parser
+// lacks): MariaDB reads any name there as a type's, and its server says
+// whether it has it (4161). Read as CHAR and blanks; a type names nothing.
+func (r *recovery) castUnknownType(i int) (int, bool) {
+	t := r.toks[i]
+	if t.Kind != lexer.Ident || !r.punct(i+1, ')') || int(t.End-t.Start) < len("CHAR") || r.blanked(i) || IsTypeWord(r.word(i)) ||
+		castTypes[r.word(i)] || !r.castTypeAt(i) {
+		return i, false
+	}
+	r.putWord(i, "CHAR")
+	return i, true
+}
+
+// typeSchema: MARIADB_SCHEMA.type, a column's type qualified by the schema
+// of MariaDB's own types (CREATE TABLE t (a mariadb_schema.date)): the
+// qualifier is blanked, the type stays. It names no table (a name after a
+// column's name in a CREATE or ALTER TABLE is a type's).
+func (r *recovery) typeSchema(i int) (int, bool) {
+	if !r.tableDDL || r.word(i) != "MARIADB_SCHEMA" || !r.punct(i+1, '.') || i+2 >= len(r.toks) || r.toks[i+2].Kind != lexer.Ident ||
+		i == 0 || r.toks[i-1].Kind != lexer.Ident && r.toks[i-1].Kind != lexer.Quoted || !IsTypeWord(r.word(i+2)) {
+		return i, false
+	}
+	r.span(i, i+1)
+	return i + 1, true
+}

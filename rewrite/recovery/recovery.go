@@ -170,7 +170,7 @@ func (r *recovery) maskAt(i int) int {
 		(*recovery).fromDual, (*recovery).truthTest, (*recovery).ignoredIndex, (*recovery).columnAttribute, (*recovery).checkOption,
 		(*recovery).lockAlias, (*recovery).lockWrite, (*recovery).procedureAnalyse, (*recovery).valuesRows,
 		(*recovery).lockWait, (*recovery).withinGroup, (*recovery).orderedSetAggregate, (*recovery).valueCall,
-		(*recovery).returning, (*recovery).forExport, (*recovery).selectInto, (*recovery).castSpatial, (*recovery).castDouble, (*recovery).spatialType,
+		(*recovery).returning, (*recovery).forExport, (*recovery).selectInto, (*recovery).castSpatial, (*recovery).castDouble, (*recovery).castUnknownType, (*recovery).typeSchema, (*recovery).spatialType,
 		(*recovery).spatialKey, (*recovery).introducer, (*recovery).castInt, (*recovery).bracketedQuery,
 		(*recovery).concatLimit, (*recovery).longNumber, (*recovery).reservedAlias, (*recovery).reservedName, (*recovery).windowCount,
 		(*recovery).castInterval, (*recovery).dynamicTypes, (*recovery).renameIfExists, (*recovery).systemVersioning,

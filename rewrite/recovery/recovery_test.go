@@ -67,6 +67,8 @@ func TestMask(t *testing.T) {
 		{"SET GLOBAL delay_key_write = ALL", "SET GLOBAL delay_key_write = ON "},
 		{"SET sql_mode = ALL", ""},
 		{"SELECT CAST(a AS POINT), CONVERT(b, GEOMETRY) FROM t", "SELECT CAST(a AS CHAR ), CONVERT(b, CHAR    ) FROM t"},
+		{"SELECT CAST(a AS DUAL), CONVERT(b, ACTION) FROM t", "SELECT CAST(a AS CHAR), CONVERT(b, CHAR  ) FROM t"},
+		{"CREATE TABLE t (a mariadb_schema.date)", "CREATE TABLE t (a                date)"},
 		{"SELECT CAST(a AS DOUBLE(5,2)) FROM t WHERE b = 1.8e308", "SELECT CAST(a AS DOUBLE     ) FROM t WHERE b = 0      "},
 		{"SELECT POINT(a, b), 1e308 FROM t", ""},
 		{"SELECT JSON_ARRAYAGG(DISTINCT a ORDER BY t.b LIMIT 2) FROM t", "SELECT  GROUP_CONCAT(DISTINCT a ORDER BY t.b        ) FROM t"},
