@@ -234,6 +234,10 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer
 			st.Reads = append(st.Reads, s.Table)
 		}
 		a.sites = sites
+	case w0 == "LOAD" && word(1) == "XML":
+		if !e.loadXML(a, st, text, toks) {
+			return formFails
+		}
 	case w0 == "BACKUP" && word(1) == "LOCK":
 		s, ok := e.backupLock(text, toks, db)
 		if !ok {

@@ -57,3 +57,19 @@ func TestSetStatementWords(t *testing.T) {
 		"SET STATEMENT binlog_format=row FOR BACKUP LOCK t",
 	)
 }
+
+// TestLoadXML reads LOAD XML INFILE's table, written, and refuses it for
+// its file; LOCAL and a SET holding a subquery stay unread.
+func TestLoadXML(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	st := e.Analyze("LOAD XML INFILE 'f' INTO TABLE t ROWS IDENTIFIED BY '<r>' IGNORE 1 ROWS (a, @b) SET c = @b", opts).Statements[0]
+	if st.Kind != KindLoadXML || st.Class != ClassWrite || len(st.Writes) != 1 || st.Writes[0].Name != "t" || st.Outside == "" {
+		t.Errorf("LOAD XML: %+v", st)
+	}
+	for _, sql := range []string{"LOAD XML LOCAL INFILE 'f' INTO TABLE t", "LOAD XML INFILE 'f' INTO TABLE t SET c = (SELECT a FROM t2)"} {
+		if st := e.Analyze(sql, opts).Statements[0]; st.Class != ClassUnparseable {
+			t.Errorf("%s read as %s", sql, st.Kind)
+		}
+	}
+}

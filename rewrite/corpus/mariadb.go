@@ -78,6 +78,8 @@ var mariadb = []Case{
 	{SQL: "CHECKSUM TABLE users, products EXTENDED", Class: "other", Reads: "app.products,app.users",
 		Want: "CHECKSUM TABLE `sbx`.`s1_users`, products EXTENDED"},
 	{SQL: "XA START 'x'", Class: "other"},
+	{SQL: "LOAD XML INFILE 'x.xml' IGNORE INTO TABLE users ROWS IDENTIFIED BY '<row>' (id, @n) SET name = @n", Class: "write",
+		Writes: "app.users", Refuse: "reads a file on the database server"},
 	{SQL: "RESET QUERY CACHE", Class: "other"},
 	{SQL: "FLUSH LOCAL SLOW LOGS, USER_RESOURCES", Class: "other"},
 	{SQL: "BACKUP UNLOCK", Class: "other"},
