@@ -70,6 +70,14 @@ var mariadb = []Case{
 	{SQL: "CREATE TABLE users (a INT) ENGINE=example ULL=10 one_or_two='one'", Class: "ddl", Writes: "app.users",
 		NoServer: "the EXAMPLE engine is a plugin the test server may lack",
 		Want:     "CREATE TABLE `sbx`.`s1_users` (a INT) ENGINE=example ULL=10 one_or_two='one'"},
+	// LOAD DATA's PARTITION; WEIGHT_STRING's LEVEL; a window frame's
+	// EXCLUDE and COUNT(DISTINCT …) OVER.
+	{SQL: "LOAD DATA LOCAL INFILE 'f.txt' INTO TABLE users PARTITION (p0, p1) (id, name)", Class: "write", Writes: "app.users",
+		NoServer: "the test table has no partitions",
+		Want:     "LOAD DATA LOCAL INFILE 'f.txt' INTO TABLE `sbx`.`s1_users` PARTITION (p0, p1) (id, name)"},
+	{SQL: "SELECT HEX(WEIGHT_STRING(name AS CHAR(3) LEVEL 1-2 DESC)), COUNT(DISTINCT id) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING EXCLUDE TIES) FROM users",
+		Class: "read", Reads: "app.users",
+		Want: "SELECT HEX(WEIGHT_STRING(name AS CHAR(3) LEVEL 1-2 DESC)), COUNT(DISTINCT id) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING EXCLUDE TIES) FROM `sbx`.`s1_users`"},
 	// Statements read from their words (rewrite/mariadb.go).
 	{SQL: "CHECK TABLE users", Class: "other", Reads: "app.users", Want: "CHECK TABLE `sbx`.`s1_users`"},
 	{SQL: "CHECK TABLE users, other.things FOR UPGRADE", Class: "other", Reads: "app.users,other.things",

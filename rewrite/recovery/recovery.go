@@ -179,6 +179,7 @@ func (r *recovery) maskAt(i int) int {
 		(*recovery).fullTextSearch,
 		(*recovery).ignoreValue, (*recovery).defaultExpression, (*recovery).defaultVariable, (*recovery).castCharType,
 		(*recovery).argAlias, (*recovery).unknownCollation, (*recovery).hugeFloat, (*recovery).arrayAgg, (*recovery).updateOrder, (*recovery).noCopy, (*recovery).allValue,
+		(*recovery).loadPartition, (*recovery).weightLevel, (*recovery).frameExclude, (*recovery).windowDistinct, (*recovery).withCube,
 	} {
 		if next, ok := mk(r, i); ok {
 			return next
