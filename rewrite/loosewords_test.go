@@ -23,3 +23,16 @@ func TestLooseWords(t *testing.T) {
 		"CREATE VIEW v1 AS SELECT app.f() FROM t2",
 	)
 }
+
+// TestDefaultQualifier rewrites DEFAULT(t.col)'s qualifier with the
+// table's (the parser's walk skips DEFAULT's column), in a view's query
+// too.
+func TestDefaultQualifier(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	r := mapResolver{Table{DB: "app", Name: "t"}: Table{DB: "sb_app", Name: "s1_t"}, Table{DB: "app", Name: "v"}: Table{DB: "sb_app", Name: "v"}}
+	wantRewrites(t, e, opts, r, []rewriteCase{
+		{"SELECT DEFAULT(t.pk), t.a FROM t", "SELECT DEFAULT(`s1_t`.pk), `s1_t`.a FROM `sb_app`.`s1_t`"},
+		{"CREATE VIEW v AS SELECT DEFAULT(t.pk) FROM t", "CREATE VIEW `sb_app`.`v` AS SELECT DEFAULT(`s1_t`.pk) AS `DEFAULT(t.pk)` FROM `sb_app`.`s1_t`"},
+	})
+}

@@ -312,6 +312,12 @@ func (c *Collector) enterDefinition(n ast.Node) bool {
 		if x.Refer != nil {
 			x.Refer.Accept(c)
 		}
+	case *ast.DefaultExpr:
+		// Nor into DEFAULT(col)'s column, whose qualifier names a table
+		// of the statement (DEFAULT(t.pk)): visit it here.
+		if x.Name != nil {
+			x.Name.Accept(c)
+		}
 	case *ast.ReferenceDef:
 		if x.Table != nil {
 			db := x.Table.Schema.O

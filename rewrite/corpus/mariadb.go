@@ -78,6 +78,9 @@ var mariadb = []Case{
 	{SQL: "SELECT HEX(WEIGHT_STRING(name AS CHAR(3) LEVEL 1-2 DESC)), COUNT(DISTINCT id) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING EXCLUDE TIES) FROM users",
 		Class: "read", Reads: "app.users",
 		Want: "SELECT HEX(WEIGHT_STRING(name AS CHAR(3) LEVEL 1-2 DESC)), COUNT(DISTINCT id) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING EXCLUDE TIES) FROM `sbx`.`s1_users`"},
+	// DEFAULT(col)'s qualifier, which the parser's walk skips.
+	{SQL: "SELECT DEFAULT(users.name), DEFAULT(app.users.id) FROM users", Class: "read", Reads: "app.users",
+		Want: "SELECT DEFAULT(`s1_users`.name), DEFAULT(`sbx`.`s1_users`.id) FROM `sbx`.`s1_users`"},
 	// Statements read from their words (rewrite/mariadb.go).
 	{SQL: "CHECK TABLE users", Class: "other", Reads: "app.users", Want: "CHECK TABLE `sbx`.`s1_users`"},
 	{SQL: "CHECK TABLE users, other.things FOR UPGRADE", Class: "other", Reads: "app.users,other.things",
