@@ -95,7 +95,8 @@ func (r *recovery) statementStart(i int) (next int, done, stop bool) {
 	r.starts[i] = true
 	r.first, r.liking = i, false
 	w := r.word(i)
-	r.selecting = w == "SELECT"
+	r.selecting = w == "SELECT" || w == "WITH" || r.punct(i, '(') ||
+		(w == "EXPLAIN" || w == "DESCRIBE" || w == "DESC") && (r.word(i+1) == "SELECT" || r.word(i+1) == "WITH" || r.punct(i+1, '('))
 	r.writing = w == "INSERT" || w == "REPLACE" || w == "DELETE"
 	r.locking = w == "LOCK" && (r.word(i+1) == "TABLE" || r.word(i+1) == "TABLES")
 	r.tableDDL = (w == "CREATE" || w == "ALTER") && r.tableDDLAt(i)

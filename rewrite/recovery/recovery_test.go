@@ -92,6 +92,8 @@ func TestMask(t *testing.T) {
 		{"CREATE TABLE t (g POINT, SPATIAL KEY (g))", "CREATE TABLE t (g BLOB ,         KEY (g))"},
 		{"SET STATEMENT max_statement_time=1 FOR SELECT 1", "                                       SELECT 1"},
 		{"SELECT a INTO v FROM t", "SELECT a        FROM t"},
+		{"(SELECT a FROM t) UNION (SELECT 1) INTO @v", "(SELECT a FROM t) UNION (SELECT 1)        "},
+		{"WITH c AS (SELECT 1 AS a) SELECT a INTO @v FROM c", "WITH c AS (SELECT 1 AS a) SELECT a         FROM c"},
 		{"SELECT a FROM t WHERE a IS TRUE = 1", "SELECT a FROM t WHERE a         = 1"},
 		{"SELECT * FROM t = a", "SELECT * FROM t   a"},
 		{"SELECT * FROM JSON_TABLE('[]', '$[*]' COLUMNS (a INT PATH '$')) AS j", "SELECT * FROM (SELECT    '[]'                                 ) AS j"},

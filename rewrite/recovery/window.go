@@ -48,7 +48,7 @@ func (r *recovery) windowDistinct(i int) (int, bool) {
 
 // withCube: WITH CUBE ending a GROUP BY list.
 func (r *recovery) withCube(i int) (int, bool) {
-	if r.word(i) != "WITH" || r.word(i+1) != "CUBE" || !r.selecting && r.word(r.first) != "EXPLAIN" {
+	if r.word(i) != "WITH" || r.word(i+1) != "CUBE" || !r.selecting {
 		return i, false
 	}
 	r.span(i, i+1)
