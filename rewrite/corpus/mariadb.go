@@ -81,6 +81,9 @@ var mariadb = []Case{
 	// DEFAULT(col)'s qualifier, which the parser's walk skips.
 	{SQL: "SELECT DEFAULT(users.name), DEFAULT(app.users.id) FROM users", Class: "read", Reads: "app.users",
 		Want: "SELECT DEFAULT(`s1_users`.name), DEFAULT(`sbx`.`s1_users`.id) FROM `sbx`.`s1_users`"},
+	// Digits with letters that form no number are a name (1a, 1ea10).
+	{SQL: "SELECT 1a.id FROM users 1a WHERE 1a.id > 1e1", Class: "read", Reads: "app.users",
+		Want: "SELECT 1a.id FROM `sbx`.`s1_users` 1a WHERE 1a.id > 1e1"},
 	// Statements read from their words (rewrite/mariadb.go).
 	{SQL: "CHECK TABLE users", Class: "other", Reads: "app.users", Want: "CHECK TABLE `sbx`.`s1_users`"},
 	{SQL: "CHECK TABLE users, other.things FOR UPGRADE", Class: "other", Reads: "app.users,other.things",
