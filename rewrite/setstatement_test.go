@@ -51,6 +51,11 @@ func TestSetStatementWords(t *testing.T) {
 	if st.Kind != KindBackupStage || !slices.Equal(st.SetStatement, []string{"lock_wait_timeout"}) {
 		t.Errorf("SET STATEMENT … FOR BACKUP STAGE: %s, sets %v", st.Kind, st.SetStatement)
 	}
+	// The server refuses these variables there (1971) before it runs
+	// anything: read, the statement rewritten, the server's error.
+	wantRewrites(t, e, opts, r, []rewriteCase{
+		{"SET STATEMENT autocommit=0 FOR INSERT INTO t VALUES (1)", "SET STATEMENT autocommit=0 FOR INSERT INTO `sb_app`.`t` VALUES (1)"},
+	})
 	wantRefused(t, e, opts, r,
 		`SET STATEMENT sql_mode='NO_BACKSLASH_ESCAPES' FOR PREPARE s FROM 'SELECT ''a\\'', (SELECT a FROM t) AS x -- '''`,
 		`SET STATEMENT sql_mode='NO_BACKSLASH_ESCAPES' FOR EXECUTE IMMEDIATE 'SELECT ''a\\'', (SELECT a FROM t) AS x -- '''`,

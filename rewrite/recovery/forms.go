@@ -86,6 +86,15 @@ var setStatementVars = map[string]bool{
 	"log_queries_not_using_indexes": true,
 }
 
+// setStatementRefused are the variables the server refuses in SET
+// STATEMENT while it reads the statement (1971, the variable cannot be set
+// in SET STATEMENT; MariaDB 10.11), before it runs anything: a prefix
+// setting one is read (the statement after it analysed as if sent alone)
+// and the server answers it with that error.
+// (The character sets and collations it refuses as well stay unread: the
+// proxy reads no text under a prefix that names them.)
+var setStatementRefused = map[string]bool{"autocommit": true, "tx_isolation": true, "skip_replication": true, "sql_log_off": true}
+
 // statementStarters are the words a MariaDB (or MySQL) statement can start
 // with, compound statements and labels' keywords included: a statement
 // starting with any other word that is no keyword of the parser either is
@@ -475,8 +484,9 @@ func JunkAt(text string, toks []lexer.Token, i int, keywords map[string]bool) bo
 }
 
 // SetStatementPrefix reads the settings of SET STATEMENT from toks[i] to its
-// FOR: var = value pairs separated by commas, each var in setStatementVars,
-// each value one literal or word (a sign allowed before a number). end is
+// FOR: var = value pairs separated by commas, each var in setStatementVars
+// (or setStatementRefused), each value one literal or word (a sign allowed
+// before a number). end is
 // the index of FOR.
 func SetStatementPrefix(text string, toks []lexer.Token, i int) (end int, vars []string, ok bool) {
 	punct := func(j int, c byte) bool {
@@ -487,7 +497,7 @@ func SetStatementPrefix(text string, toks []lexer.Token, i int) (end int, vars [
 			return 0, nil, false
 		}
 		v := strings.ToLower(text[toks[i].Start:toks[i].End])
-		if !setStatementVars[v] || !punct(i+1, '=') {
+		if !setStatementVars[v] && !setStatementRefused[v] || !punct(i+1, '=') {
 			return 0, nil, false
 		}
 		vars = append(vars, v)
