@@ -18,8 +18,16 @@ func TestLooseWords(t *testing.T) {
 		{"CREATE TABLE t AS SELECT SUM(a) OVER (ORDER BY a ROWS BETWEEN 2 PRECEDING AND UNBOUNDED FOLLOWING) AS s, STDDEV(a) FROM t2",
 			"CREATE TABLE `sb_app`.`t` AS SELECT SUM(a) OVER (ORDER BY a ROWS BETWEEN 2 PRECEDING AND UNBOUNDED FOLLOWING) AS s, STDDEV(a) FROM `sb_app`.`t2`"},
 	})
+	for _, n := range []string{"b", "d"} {
+		r[Table{DB: "app", Name: n}] = Table{DB: "sb_app", Name: n}
+	}
+	wantRewrites(t, e, opts, r, []rewriteCase{
+		{"CREATE VIEW v1 AS SELECT {d '2001-01-01'} FROM t FORCE KEY FOR ORDER BY (PRIMARY, b) ORDER BY a",
+			"CREATE VIEW `sb_app`.`v1` AS SELECT {d '2001-01-01'} FROM `sb_app`.`t` FORCE KEY FOR ORDER BY (PRIMARY, b) ORDER BY a"},
+	})
 	wantRefused(t, e, opts, r,
 		"CREATE TABLE t (a INT) ENGINE=MERGE UNION=(t2, preceding)",
+		"CREATE TABLE t (a INT) ENGINE=MERGE UNION=(b)",
 		"CREATE VIEW v1 AS SELECT app.f() FROM t2",
 	)
 }

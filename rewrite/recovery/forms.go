@@ -863,6 +863,20 @@ func windowCall(text string, toks []lexer.Token, open int) bool {
 	return w == "OVER" || w == "WITHIN" && lexer.Word(text, toks, j+2) == "GROUP"
 }
 
+// intoTargetEnd is the index after the INTO target at toks[j]: a user
+// variable, a stored program's variable, or a ROW variable's field (v.f);
+// 0 when there is none there.
+func intoTargetEnd(text string, toks []lexer.Token, j int) int {
+	if intoTarget(text, toks, j) {
+		return j + 1
+	}
+	if j+2 < len(toks) && toks[j].Kind == lexer.Ident && lexer.PunctAt(text, toks, j+1, '.') && intoTarget(text, toks, j+2) &&
+		toks[j+2].Kind == lexer.Ident {
+		return j + 3
+	}
+	return 0
+}
+
 // intoTarget reports a target of SELECT … INTO at toks[j]: a local
 // variable (a bare word not followed by '.' or '(') or a user variable
 // (@x, not @@x).

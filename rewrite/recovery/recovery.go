@@ -484,23 +484,30 @@ func (r *recovery) forExport(i int) (int, bool) {
 // variables; the variables name no table. The user variables are kept for
 // the statement (a replay must know it sets them).
 func (r *recovery) selectInto(i int) (int, bool) {
-	if !r.selecting || r.word(i) != "INTO" || r.word(i+1) == "OUTFILE" || r.word(i+1) == "DUMPFILE" || !intoTarget(r.text, r.toks, i+1) {
+	if !r.selecting || r.word(i) != "INTO" || r.word(i+1) == "OUTFILE" || r.word(i+1) == "DUMPFILE" || intoTargetEnd(r.text, r.toks, i+1) == 0 {
 		return i, false
 	}
-	j := i + 1
-	for intoTarget(r.text, r.toks, j) && r.punct(j+1, ',') {
-		j += 2
+	var targets []int
+	end := i + 1
+	for {
+		next := intoTargetEnd(r.text, r.toks, end)
+		if next == 0 {
+			return i, true
+		}
+		targets = append(targets, end)
+		if !r.punct(next, ',') {
+			end = next - 1
+			break
+		}
+		end = next + 1
 	}
-	if !intoTarget(r.text, r.toks, j) || r.punct(j+1, '.') || r.punct(j+1, '(') {
-		return i, true
-	}
-	for k := i + 1; k <= j; k += 2 {
+	for _, k := range targets {
 		if tk := r.toks[k]; tk.Kind == lexer.Variable {
 			r.m.IntoVars = append(r.m.IntoVars, IntoVar{At: int(tk.Start), Name: r.text[tk.Start:tk.End]})
 		}
 	}
-	r.span(i, j)
-	return j, true
+	r.span(i, end)
+	return end, true
 }
 
 // spatialType: a column's spatial type, read as BLOB and blanks (the same

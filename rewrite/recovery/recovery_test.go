@@ -93,6 +93,7 @@ func TestMask(t *testing.T) {
 		{"SET STATEMENT max_statement_time=1 FOR SELECT 1", "                                       SELECT 1"},
 		{"SELECT a INTO v FROM t", "SELECT a        FROM t"},
 		{"(SELECT a FROM t) UNION (SELECT 1) INTO @v", "(SELECT a FROM t) UNION (SELECT 1)        "},
+		{"SELECT 1, 2 INTO rec.a, @v FROM t", "SELECT 1, 2                FROM t"},
 		{"WITH c AS (SELECT 1 AS a) SELECT a INTO @v FROM c", "WITH c AS (SELECT 1 AS a) SELECT a         FROM c"},
 		{"SELECT a FROM t WHERE a IS TRUE = 1", "SELECT a FROM t WHERE a         = 1"},
 		{"SELECT * FROM t = a", "SELECT * FROM t   a"},
