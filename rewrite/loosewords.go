@@ -14,7 +14,8 @@ import (
 // PRECEDING and FOLLOWING are the frame's words; the name of a call
 // qualified by its database (db.f(…)), a stored function the statement
 // calls (Statement.Funcs, with its schema); an index hint's list (FORCE
-// KEY (PRIMARY, b): indexes); an ODBC escape's word ({d '2001-01-01'}).
+// KEY (PRIMARY, b): indexes); an ODBC escape's word ({d '2001-01-01'});
+// FLUSH's kind of log (FLUSH SLOW LOGS).
 
 // notTable reports whether the chain ch of text (its tokens toks) is one
 // of the places above; qualified holds the statement's calls qualified by
@@ -24,7 +25,7 @@ func notTable(text string, toks []lexer.Token, ch ident.Chain, qualified map[str
 		return false
 	}
 	first := toks[ch.First]
-	if ch.N == 1 && (indexHinted(text, toks, ch.First) || odbcEscape(text, toks, ch.First)) {
+	if ch.N == 1 && (indexHinted(text, toks, ch.First) || odbcEscape(text, toks, ch.First) || flushLogs(text, toks, ch.First)) {
 		return true
 	}
 	switch ch.N {
@@ -74,4 +75,20 @@ func odbcEscape(text string, toks []lexer.Token, i int) bool {
 	w := lexer.Word(text, toks, i)
 	return (w == "D" || w == "T" || w == "TS") && lexer.PunctAt(text, toks, i-1, '{') && i+2 < len(toks) &&
 		toks[i+1].Kind == lexer.String && lexer.PunctAt(text, toks, i+2, '}')
+}
+
+// flushLogs reports whether toks[i] is the kind of log of FLUSH [LOCAL |
+// NO_WRITE_TO_BINLOG] {ERROR | ENGINE | GENERAL | SLOW | RELAY | BINARY}
+// LOGS, a statement that names no table.
+func flushLogs(text string, toks []lexer.Token, i int) bool {
+	switch lexer.Word(text, toks, i) {
+	case "ERROR", "ENGINE", "GENERAL", "SLOW", "RELAY", "BINARY":
+	default:
+		return false
+	}
+	j := i - 1
+	if w := lexer.Word(text, toks, j); w == "LOCAL" || w == "NO_WRITE_TO_BINLOG" {
+		j--
+	}
+	return lexer.Word(text, toks, i+1) == "LOGS" && lexer.Word(text, toks, j) == "FLUSH" && (j == 0 || lexer.PunctAt(text, toks, j-1, ';'))
 }

@@ -84,6 +84,15 @@ var mariadb = []Case{
 	// Digits with letters that form no number are a name (1a, 1ea10).
 	{SQL: "SELECT 1a.id FROM users 1a WHERE 1a.id > 1e1", Class: "read", Reads: "app.users",
 		Want: "SELECT 1a.id FROM `sbx`.`s1_users` 1a WHERE 1a.id > 1e1"},
+	// CREATE TABLE's query in two pairs of parentheses, or a table value
+	// constructor; CREATE OR REPLACE DATABASE (DDL naming no table);
+	// FLUSH SLOW LOGS.
+	{SQL: "CREATE TABLE users ((SELECT * FROM orders WHERE id <= 3) ORDER BY 1 DESC) LIMIT 2", Class: "ddl", Reads: "app.orders",
+		Writes: "app.users", Want: "CREATE TABLE `sbx`.`s1_users` ((SELECT * FROM `sbx`.`s1_orders` WHERE id <= 3) ORDER BY 1 DESC) LIMIT 2"},
+	{SQL: "CREATE TABLE users (a CHAR(1)) VALUES ('a'), ('b') UNION VALUES ('c')", Class: "ddl", Writes: "app.users",
+		Want: "CREATE TABLE `sbx`.`s1_users` (a CHAR(1)) VALUES ('a'), ('b') UNION VALUES ('c')"},
+	{SQL: "CREATE OR REPLACE DATABASE IF NOT EXISTS reports", Class: "ddl", NoServer: "not run by the round trip: it drops a database"},
+	{SQL: "FLUSH SLOW LOGS", Class: "other"},
 	// Statements read from their words (rewrite/mariadb.go).
 	{SQL: "CHECK TABLE users", Class: "other", Reads: "app.users", Want: "CHECK TABLE `sbx`.`s1_users`"},
 	{SQL: "CHECK TABLE users, other.things FOR UPGRADE", Class: "other", Reads: "app.users,other.things",

@@ -17,6 +17,9 @@ const (
 	StopSlave    Kind = "STOP SLAVE"
 	BackupUnlock Kind = "BACKUP UNLOCK"
 	BackupLock   Kind = "BACKUP LOCK" // names a table: read by rewrite/mariadb.go
+	// CreateOrReplaceDatabase drops the database it replaces, read by
+	// rewrite/mariadb.go: DDL that names no table.
+	CreateOrReplaceDatabase Kind = "CREATE OR REPLACE DATABASE"
 )
 
 // admin names the administrative statement of toks (see above), with its

@@ -172,7 +172,7 @@ func (r *recovery) maskAt(i int) int {
 		(*recovery).lockAlias, (*recovery).lockWrite, (*recovery).procedureAnalyse, (*recovery).valuesRows,
 		(*recovery).lockWait, (*recovery).withinGroup, (*recovery).orderedSetAggregate, (*recovery).valueCall,
 		(*recovery).returning, (*recovery).forExport, (*recovery).selectInto, (*recovery).castSpatial, (*recovery).castDouble, (*recovery).castUnknownType, (*recovery).typeSchema, (*recovery).spatialType,
-		(*recovery).spatialKey, (*recovery).introducer, (*recovery).castInt, (*recovery).bracketedQuery,
+		(*recovery).spatialKey, (*recovery).introducer, (*recovery).castInt, (*recovery).bracketedTwice, (*recovery).bracketedQuery,
 		(*recovery).concatLimit, (*recovery).longNumber, (*recovery).reservedAlias, (*recovery).reservedName, (*recovery).windowCount,
 		(*recovery).castInterval, (*recovery).dynamicTypes, (*recovery).renameIfExists, (*recovery).systemVersioning,
 		(*recovery).cycleRestrict, (*recovery).lastValue, (*recovery).forPortion, (*recovery).setvalArgs,
@@ -379,11 +379,30 @@ func (r *recovery) procedureAnalyse(i int) (int, bool) {
 // expressions are read as they are.
 func (r *recovery) valuesRows(i int) (int, bool) {
 	if r.word(i) != "VALUES" || !r.punct(i+1, '(') || !(i == 0 || r.starts[i] || r.punct(i-1, '(') || r.word(i-1) == "UNION" ||
-		r.word(i-1) == "EXCEPT" || r.word(i-1) == "INTERSECT" || r.word(i-1) == "ALL" || r.word(i-1) == "DISTINCT" || r.explained(i)) {
+		r.word(i-1) == "EXCEPT" || r.word(i-1) == "INTERSECT" || r.word(i-1) == "ALL" || r.word(i-1) == "DISTINCT" || r.explained(i) ||
+		r.tableQuery(i)) {
 		return i, false
 	}
 	r.put(int(r.toks[i].Start), "SELECT")
 	return i, true
+}
+
+// tableQuery reports whether toks[i] starts the query of CREATE TABLE t
+// (columns) <query>: right after the ')' that closes the columns, which
+// follows the table's name.
+func (r *recovery) tableQuery(i int) bool {
+	if !r.tableDDL || r.word(r.first) != "CREATE" || !r.punct(i-1, ')') {
+		return false
+	}
+	open := -1
+	for j := r.first; j < i-1; j++ {
+		if r.punct(j, '(') {
+			open = j
+			break
+		}
+	}
+	return open > 0 && lexer.Closing(r.text, r.toks, open) == i-1 && (r.toks[open-1].Kind == lexer.Ident || r.toks[open-1].Kind == lexer.Quoted) &&
+		(r.word(open-2) == "TABLE" || r.word(open-2) == "EXISTS" || r.punct(open-2, '.'))
 }
 
 // explained reports whether toks[i] is the statement EXPLAIN or DESCRIBE
@@ -569,6 +588,25 @@ func (r *recovery) bracketedQuery(i int) (int, bool) {
 		r.span(end, end)
 	}
 	return i, true
+}
+
+// bracketedTwice: CREATE TABLE t ((SELECT …) [ORDER BY …] [LIMIT …])
+// [LIMIT …], a query in two pairs of parentheses, read without both (the
+// same query, its ORDER BY and LIMIT after it).
+func (r *recovery) bracketedTwice(i int) (int, bool) {
+	if !r.tableDDL || !r.punct(i, '(') || !r.punct(i+1, '(') || r.word(i+2) != "SELECT" && r.word(i+2) != "WITH" || i < 2 ||
+		r.toks[i-1].Kind != lexer.Ident && r.toks[i-1].Kind != lexer.Quoted ||
+		!(r.word(i-2) == "TABLE" || r.word(i-2) == "EXISTS" || r.punct(i-2, '.')) {
+		return i, false
+	}
+	outer, inner := lexer.Closing(r.text, r.toks, i), lexer.Closing(r.text, r.toks, i+1)
+	if outer <= 0 || inner <= 0 {
+		return i, false
+	}
+	for _, j := range []int{i, i + 1, inner, outer} {
+		r.span(j, j)
+	}
+	return i + 1, true
 }
 
 // concatLimit: GROUP_CONCAT(… LIMIT n [OFFSET m | , m]), numbers
