@@ -57,3 +57,21 @@ func TestCreateOrReplaceDatabase(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertPartition reads both tables of ALTER TABLE … CONVERT, each
+// written; a partition's values holding anything but literals stay unread.
+func TestConvertPartition(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	r := sandboxApp()
+	wantRewrites(t, e, opts, r, []rewriteCase{
+		{"ALTER TABLE t CONVERT PARTITION p0 TO TABLE t2", "ALTER TABLE `sb_app`.`t` CONVERT PARTITION p0 TO TABLE `sb_app`.`t2`"},
+		{"ALTER TABLE t CONVERT TABLE t2 TO PARTITION p1 VALUES IN (1, 2)",
+			"ALTER TABLE `sb_app`.`t` CONVERT TABLE `sb_app`.`t2` TO PARTITION p1 VALUES IN (1, 2)"},
+	})
+	st := e.Analyze("ALTER TABLE t CONVERT TABLE t2 TO PARTITION p1 VALUES IN (1)", opts).Statements[0]
+	if len(st.Writes) != 2 || st.Class != ClassDDL {
+		t.Errorf("CONVERT TABLE: %+v", st)
+	}
+	wantRefused(t, e, opts, r, "ALTER TABLE t CONVERT TABLE t2 TO PARTITION p1 VALUES IN ((SELECT a FROM s1))")
+}

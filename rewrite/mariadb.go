@@ -264,6 +264,7 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer
 			st.Writes = append(st.Writes, s.Table)
 		}
 		a.sites = sites
+	case w0 == "ALTER" && e.convertPartition(a, st, text, toks):
 	case w0 == "CREATE" || w0 == "ALTER":
 		s, kind, temporary, ok := forms.TableDDL(text, toks, db)
 		if !ok {

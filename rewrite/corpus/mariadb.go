@@ -94,6 +94,12 @@ var mariadb = []Case{
 	{SQL: "CREATE OR REPLACE DATABASE IF NOT EXISTS reports", Class: "ddl", NoServer: "not run by the round trip: it drops a database"},
 	{SQL: "FLUSH SLOW LOGS", Class: "other"},
 	// Statements read from their words (rewrite/mariadb.go).
+	{SQL: "ALTER TABLE users CONVERT PARTITION p0 TO TABLE orders", Class: "ddl", Writes: "app.orders,app.users",
+		NoServer: "the test table has no partitions",
+		Want:     "ALTER TABLE `sbx`.`s1_users` CONVERT PARTITION p0 TO TABLE `sbx`.`s1_orders`"},
+	{SQL: "ALTER TABLE users CONVERT TABLE other.things TO PARTITION p1 VALUES LESS THAN (10, MAXVALUE) WITHOUT VALIDATION", Class: "ddl",
+		Writes: "app.users,other.things", NoServer: "the test table has no partitions",
+		Want: "ALTER TABLE `sbx`.`s1_users` CONVERT TABLE `sbx`.`s1_things` TO PARTITION p1 VALUES LESS THAN (10, MAXVALUE) WITHOUT VALIDATION"},
 	{SQL: "CHECK TABLE users", Class: "other", Reads: "app.users", Want: "CHECK TABLE `sbx`.`s1_users`"},
 	{SQL: "CHECK TABLE users, other.things FOR UPGRADE", Class: "other", Reads: "app.users,other.things",
 		Want: "CHECK TABLE `sbx`.`s1_users`, `sbx`.`s1_things` FOR UPGRADE"},
