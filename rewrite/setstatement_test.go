@@ -60,7 +60,13 @@ func TestSetStatementWords(t *testing.T) {
 		`SET STATEMENT sql_mode='NO_BACKSLASH_ESCAPES' FOR PREPARE s FROM 'SELECT ''a\\'', (SELECT a FROM t) AS x -- '''`,
 		`SET STATEMENT sql_mode='NO_BACKSLASH_ESCAPES' FOR EXECUTE IMMEDIATE 'SELECT ''a\\'', (SELECT a FROM t) AS x -- '''`,
 		"SET STATEMENT binlog_format=row FOR BACKUP LOCK t",
+		"SET STATEMENT default_storage_engine=MERGE FOR CREATE TABLE t (a INT)",
+		"SET STATEMENT default_storage_engine='FEDERATED' FOR CREATE TABLE t (a INT)",
 	)
+	wantRewrites(t, e, opts, r, []rewriteCase{
+		{"SET STATEMENT default_storage_engine='MyISAM' FOR CREATE TABLE t (a INT)",
+			"SET STATEMENT default_storage_engine='MyISAM' FOR CREATE TABLE `sb_app`.`t` (a INT)"},
+	})
 }
 
 // TestLoadXML reads LOAD XML INFILE's table, written, and refuses it for

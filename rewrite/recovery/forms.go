@@ -3,8 +3,10 @@
 package recovery
 
 import (
-	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 )
 
 // Texts the parser does not read, but that the proxy still reads for sure.
@@ -62,8 +64,8 @@ import (
 // LAST_INSERT_ID() returns, which a replay follows), debug_dbug and
 // debug_sync (the server's behaviour, other sessions'), skip_replication,
 // gtid_domain_id and sql_log_off (what replicas and logs get),
-// default_storage_engine (the engine the proxy checks), autocommit and the
-// isolation level.
+// default_storage_engine but to an engine the proxy confines (engineVars),
+// autocommit and the isolation level.
 var setStatementVars = map[string]bool{
 	"max_statement_time": true, "long_query_time": true, "lock_wait_timeout": true, "innodb_lock_wait_timeout": true,
 	"optimizer_switch": true, "optimizer_search_depth": true, "optimizer_prune_level": true,
@@ -94,6 +96,24 @@ var setStatementVars = map[string]bool{
 // (The character sets and collations it refuses as well stay unread: the
 // proxy reads no text under a prefix that names them.)
 var setStatementRefused = map[string]bool{"autocommit": true, "tx_isolation": true, "skip_replication": true, "sql_log_off": true}
+
+// engineVars are the variables that give the engine of the tables a
+// statement creates: SET STATEMENT may set them to an engine the proxy
+// can confine (collect.SafeEngine, as a plain SET may), named by a word
+// or a string.
+var engineVars = map[string]bool{"default_storage_engine": true, "storage_engine": true, "default_tmp_storage_engine": true}
+
+// safeEngineValue reports whether t, a value, is a word or a string that
+// names an engine the proxy can confine.
+func safeEngineValue(text string, t lexer.Token) bool {
+	switch t.Kind {
+	case lexer.Ident:
+		return collect.SafeEngine(text[t.Start:t.End])
+	case lexer.String:
+		return collect.SafeEngine(lexer.Unquote(text[t.Start:t.End], true))
+	}
+	return false
+}
 
 // statementStarters are the words a MariaDB (or MySQL) statement can start
 // with, compound statements and labels' keywords included: a statement
@@ -497,7 +517,8 @@ func SetStatementPrefix(text string, toks []lexer.Token, i int) (end int, vars [
 			return 0, nil, false
 		}
 		v := strings.ToLower(text[toks[i].Start:toks[i].End])
-		if !setStatementVars[v] && !setStatementRefused[v] || !punct(i+1, '=') {
+		engine := engineVars[v] && i+2 < len(toks) && safeEngineValue(text, toks[i+2])
+		if !setStatementVars[v] && !setStatementRefused[v] && !engine || !punct(i+1, '=') {
 			return 0, nil, false
 		}
 		vars = append(vars, v)
