@@ -93,6 +93,8 @@ var mariadb = []Case{
 		Want: "CREATE TABLE `sbx`.`s1_users` (a CHAR(1)) VALUES ('a'), ('b') UNION VALUES ('c')"},
 	{SQL: "CREATE OR REPLACE DATABASE IF NOT EXISTS reports", Class: "ddl", NoServer: "not run by the round trip: it drops a database"},
 	{SQL: "FLUSH SLOW LOGS", Class: "other"},
+	// An aggregate's name apart from its '('.
+	{SQL: "SELECT MAX (id), COUNT (*) FROM users", Class: "read", Reads: "app.users", Want: "SELECT MAX (id), COUNT (*) FROM `sbx`.`s1_users`"},
 	// Statements read from their words (rewrite/mariadb.go).
 	{SQL: "ALTER TABLE users CONVERT PARTITION p0 TO TABLE orders", Class: "ddl", Writes: "app.orders,app.users",
 		NoServer: "the test table has no partitions",

@@ -118,12 +118,54 @@ func (r *recovery) castDouble(i int) (int, bool) {
 // whether it has it (4161). Read as CHAR and blanks; a type names nothing.
 func (r *recovery) castUnknownType(i int) (int, bool) {
 	t := r.toks[i]
-	if t.Kind != lexer.Ident || !r.punct(i+1, ')') || int(t.End-t.Start) < len("CHAR") || r.blanked(i) || IsTypeWord(r.word(i)) ||
+	if t.Kind != lexer.Ident || !r.punct(i+1, ')') || int(t.End-t.Start) < len("DEC") || r.blanked(i) || IsTypeWord(r.word(i)) ||
 		castTypes[r.word(i)] || !r.castTypeAt(i) {
 		return i, false
 	}
+	if t.End-t.Start < 4 {
+		r.putWord(i, "DEC") // CAST(x AS END)
+		return i, true
+	}
 	r.putWord(i, "CHAR")
 	return i, true
+}
+
+// precisionTypes are the cast types whose precision castPrecision reads
+// (a character type's length is read on: the parser takes a long one).
+var precisionTypes = map[string]bool{"TIME": true, "DATETIME": true, "DECIMAL": true, "DEC": true, "DOUBLE": true, "FLOAT": true}
+
+// castPrecision: a cast's type with a precision past what the parser
+// reads (TIME(999999999999999999), DECIMAL(99999999999999999999)), which
+// the server refuses (1426); read as 0 and blanks: a number names nothing.
+func (r *recovery) castPrecision(i int) (int, bool) {
+	t := r.toks[i]
+	if t.Kind != lexer.Number || t.End-t.Start < 10 || !r.punct(i-1, '(') || !r.punct(i+1, ')') && !r.punct(i+1, ',') ||
+		!precisionTypes[r.word(i-2)] || !r.castTypeAt(i-2) {
+		return i, false
+	}
+	r.span(i, i)
+	r.put(int(t.Start), "0")
+	return i, true
+}
+
+// asciiBinary are the words of a cast's character type the parser takes
+// one of (castCharType blanks UNICODE and BYTE).
+var asciiBinary = map[string]bool{"ASCII": true, "BINARY": true}
+
+// castCharWords2: CHAR(n) ASCII BINARY or BINARY ASCII as a cast's type,
+// of which the parser takes BINARY: ASCII is blanked (a character set's
+// word; a type names nothing).
+func (r *recovery) castCharWords2(i int) (int, bool) {
+	if r.word(i) != "CHAR" || !r.castTypeAt(i) || !r.punct(i+1, '(') || !r.punct(i+3, ')') ||
+		!asciiBinary[r.word(i+4)] || !asciiBinary[r.word(i+5)] || !r.punct(i+6, ')') {
+		return i, false
+	}
+	if r.word(i+4) == "ASCII" {
+		r.span(i+4, i+4)
+	} else {
+		r.span(i+5, i+5)
+	}
+	return i + 5, true
 }
 
 // typeSchema: MARIADB_SCHEMA.type, a column's type qualified by the schema

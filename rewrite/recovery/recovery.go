@@ -171,7 +171,7 @@ func (r *recovery) maskAt(i int) int {
 		(*recovery).fromDual, (*recovery).truthTest, (*recovery).ignoredIndex, (*recovery).columnAttribute, (*recovery).checkOption,
 		(*recovery).lockAlias, (*recovery).lockWrite, (*recovery).procedureAnalyse, (*recovery).valuesRows,
 		(*recovery).lockWait, (*recovery).withinGroup, (*recovery).orderedSetAggregate, (*recovery).valueCall,
-		(*recovery).returning, (*recovery).forExport, (*recovery).selectInto, (*recovery).castSpatial, (*recovery).castDouble, (*recovery).castUnknownType, (*recovery).typeSchema, (*recovery).spatialType,
+		(*recovery).returning, (*recovery).forExport, (*recovery).selectInto, (*recovery).castSpatial, (*recovery).castDouble, (*recovery).castUnknownType, (*recovery).typeSchema, (*recovery).castPrecision, (*recovery).castCharWords2, (*recovery).spatialType,
 		(*recovery).spatialKey, (*recovery).introducer, (*recovery).castInt, (*recovery).bracketedTwice, (*recovery).bracketedQuery,
 		(*recovery).concatLimit, (*recovery).longNumber, (*recovery).reservedAlias, (*recovery).reservedName, (*recovery).windowCount,
 		(*recovery).castInterval, (*recovery).dynamicTypes, (*recovery).renameIfExists, (*recovery).systemVersioning,
@@ -180,7 +180,7 @@ func (r *recovery) maskAt(i int) int {
 		(*recovery).fullTextSearch,
 		(*recovery).ignoreValue, (*recovery).defaultExpression, (*recovery).defaultVariable, (*recovery).castCharType,
 		(*recovery).argAlias, (*recovery).unknownCollation, (*recovery).hugeFloat, (*recovery).arrayAgg, (*recovery).updateOrder, (*recovery).noCopy, (*recovery).allValue,
-		(*recovery).loadPartition, (*recovery).weightLevel, (*recovery).frameExclude, (*recovery).windowDistinct, (*recovery).withCube,
+		(*recovery).loadPartition, (*recovery).weightLevel, (*recovery).frameExclude, (*recovery).windowDistinct, (*recovery).withCube, (*recovery).frameString, (*recovery).allDistinct, (*recovery).spacedAggregate,
 	} {
 		if next, ok := mk(r, i); ok {
 			return next
