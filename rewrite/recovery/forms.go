@@ -899,14 +899,14 @@ func intoTargetEnd(text string, toks []lexer.Token, j int) int {
 }
 
 // intoTarget reports a target of SELECT … INTO at toks[j]: a local
-// variable (a bare word not followed by '.' or '(') or a user variable
-// (@x, not @@x).
+// variable (a bare or quoted name not followed by '.' or '(') or a user
+// variable (@x, not @@x).
 func intoTarget(text string, toks []lexer.Token, j int) bool {
 	if j >= len(toks) {
 		return false
 	}
 	switch t := toks[j]; t.Kind {
-	case lexer.Ident:
+	case lexer.Ident, lexer.Quoted:
 		next := j + 1
 		return !(next < len(toks) && toks[next].Kind == lexer.Punct && (text[toks[next].Start] == '.' || text[toks[next].Start] == '('))
 	case lexer.Variable:

@@ -100,6 +100,7 @@ func TestMask(t *testing.T) {
 		{"SELECT a INTO v FROM t", "SELECT a        FROM t"},
 		{"(SELECT a FROM t) UNION (SELECT 1) INTO @v", "(SELECT a FROM t) UNION (SELECT 1)        "},
 		{"SELECT 1, 2 INTO rec.a, @v FROM t", "SELECT 1, 2                FROM t"},
+		{"SELECT a INTO `v` FROM t", "SELECT a          FROM t"},
 		{"CREATE TABLE t ((SELECT a FROM u) ORDER BY 1) LIMIT 2", "CREATE TABLE t   SELECT a FROM u  ORDER BY 1  LIMIT 2"},
 		{"CREATE TABLE t (a INT) VALUES (1) UNION VALUES (2)", "CREATE TABLE t (a INT) SELECT (1) UNION SELECT (2)"},
 		{"WITH c AS (SELECT 1 AS a) SELECT a INTO @v FROM c", "WITH c AS (SELECT 1 AS a) SELECT a         FROM c"},
