@@ -738,6 +738,9 @@ func (r *reading) statement(s ast.StmtNode) bool {
 	a.Statements = append(a.Statements, describe(s, c, r.db))
 	st := &a.Statements[len(a.Statements)-1]
 	st.Labels, st.labelColumns = collect.LabelSpans(c.Labels, sql)
+	if r.nz != nil && sql != r.nz.Text {
+		widenLabels(st.Labels, sql, r.nz.Text)
+	}
 	st.AliasedColumns = c.AliasedColumns
 	lits := literalText{text: sql, toks: r.sc.Toks, altered: r.nz, lo: 0, hi: len(sql)}
 	if located {
