@@ -158,7 +158,7 @@ func (e *Engine) parseInput(a *Analysis, sc *ident.Scratch, opts Options) ([]ast
 	if err == nil {
 		return stmts, rec, release, nil
 	}
-	m, ok := recovery.Mask(a.text, sc.Toks, recovery.Words{Reserved: e.reserved, Keywords: e.keywords, Charset: serverCharset})
+	m, ok := recovery.Mask(a.text, sc.Toks, recovery.Words{Reserved: e.reserved, Keywords: e.keywords, Charset: serverCharset, Collation: parserCollation})
 	if !ok {
 		return stmts, rec, release, err
 	}
@@ -269,17 +269,19 @@ func (a *Analysis) collectLoose(toks []lexer.Token, chains []ident.Chain, column
 		return false
 	}
 	declared := ident.Declared(a.text, toks, chains)
-	calls := map[string]bool{}
+	calls, qualified := map[string]bool{}, map[string]bool{}
 	for _, st := range a.Statements {
 		for _, f := range st.Funcs {
 			if f.Schema == "" {
 				calls[strings.ToLower(f.Name)] = true
+			} else {
+				qualified[strings.ToLower(f.Schema+"."+f.Name)] = true
 			}
 		}
 	}
 	for ci, ch := range chains {
 		pos := int(toks[ch.First].Start)
-		if covered(pos) || declared[ci] {
+		if covered(pos) || declared[ci] || notTable(a.text, toks, ch, qualified) {
 			continue
 		}
 		if ch.N == 1 && columns[strings.ToLower(lexer.IdentText(a.text, toks[ch.First]))] && len(a.stmtDeclared) != len(a.Statements) {
@@ -645,7 +647,8 @@ var specialCalls = map[string]bool{
 	"default": true, "json_objectagg": true, "json_arrayagg": true, "group_concat": true, "count": true, "max": true,
 	"min": true, "sum": true, "avg": true, "weight_string": true, "now": true, "current_timestamp": true,
 	"localtime": true, "localtimestamp": true, "curdate": true, "curtime": true, "sysdate": true, "utc_timestamp": true,
-	"match": true, "json": true,
+	"match": true, "json": true, "std": true, "stddev": true, "stddev_pop": true, "stddev_samp": true, "variance": true,
+	"var_pop": true, "var_samp": true, "bit_and": true, "bit_or": true, "bit_xor": true,
 }
 
 // takeInner adds to st, a statement that runs another's text (PREPARE …
@@ -773,6 +776,9 @@ func (r *reading) statement(s ast.StmtNode) bool {
 	a.Statements = append(a.Statements, describe(s, c, r.db))
 	st := &a.Statements[len(a.Statements)-1]
 	st.Labels, st.labelColumns = collect.LabelSpans(c.Labels, sql)
+	if r.nz != nil && sql != r.nz.Text {
+		widenLabels(st.Labels, sql, r.nz.Text)
+	}
 	st.AliasedColumns = c.AliasedColumns
 	lits := literalText{text: sql, toks: r.sc.Toks, altered: r.nz, lo: 0, hi: len(sql)}
 	if located {

@@ -48,3 +48,11 @@ func ServerCollations() map[string][]string { return sets.ServerCollations() }
 func serverCharset(name string) bool {
 	return sets.ServerCharset(name)
 }
+
+// parserCollation reports whether the parser knows the collation name
+// (lower case), the server's it was taught included.
+func parserCollation(name string) bool {
+	registerCollations()
+	_, err := charset.GetCollationByName(name)
+	return err == nil
+}

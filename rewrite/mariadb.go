@@ -4,10 +4,12 @@ import (
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/rewrite/body"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/forms"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/ident"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/kind"
 	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/recovery"
 )
 
 // MariaDB statements the parser does not read at all, read by the engine
@@ -41,12 +43,15 @@ import (
 //     table's name can name another table: no SELECT, LIKE, REFERENCES,
 //     UNION, sequence function, RENAME, EXCHANGE, qualified name, second
 //     TABLE, and only engines that keep to their own data;
+//   - BACKUP LOCK t (t is a table, read under a metadata lock; class
+//     other, which a sandbox refuses);
 //   - HANDLER t OPEN [[AS] name] (t is a table, read, and forked first as
 //     a table read under locks is: the handler's reads then reach the
 //     sandbox's copy), HANDLER name READ … and HANDLER name CLOSE (name is
 //     a handler's, no table; no subquery);
 //   - EXECUTE IMMEDIATE 'text' (read like PREPARE … FROM 'text'), and with
-//     anything but a string literal: dynamic SQL.
+//     anything but a string literal: dynamic SQL; so is PREPARE s FROM an
+//     expression the parser does not read (CONCAT(…), a subquery).
 //
 // Anything else stays unparseable.
 
@@ -74,6 +79,17 @@ func (e *Engine) recognize(a *Analysis, text string, toks []lexer.Token) bool {
 		}
 	}
 	toks = toks[:n]
+	// SET STATEMENT var = value, … FOR <statement>, with the variables the
+	// recovery lets through (recovery.SetStatementPrefix): the statement
+	// after FOR is read as if sent alone, and keeps the settings.
+	var settings []string
+	if lexer.Word(text, toks, 0) == "SET" && lexer.Word(text, toks, 1) == "STATEMENT" {
+		end, vars, ok := recovery.SetStatementPrefix(text, toks, 2)
+		if !ok || end+1 >= len(toks) || recovery.ModeForLaterText(text, toks, end+1, vars) {
+			return false
+		}
+		toks, settings = toks[end+1:], vars
+	}
 	st := &Statement{DB: a.opts.DB}
 	for _, form := range [...]func(*Engine, *Analysis, *Statement, string, []lexer.Token) formResult{
 		(*Engine).sessionForm, (*Engine).tableForm, (*Engine).namelessForm,
@@ -85,6 +101,9 @@ func (e *Engine) recognize(a *Analysis, text string, toks []lexer.Token) bool {
 			return false
 		case formBuilt:
 			a.one(*st)
+		}
+		if settings != nil && len(a.Statements) == 1 {
+			a.Statements[0].SetStatement = settings
 		}
 		return true
 	}
@@ -130,7 +149,7 @@ func (e *Engine) storedProgram(a *Analysis, text string, toks []lexer.Token, n i
 	return st, true
 }
 
-// sessionForm reads EXECUTE … USING, privilege statements, CREATE / ALTER
+// sessionForm reads EXECUTE … USING, PREPARE … FROM an expression, privilege statements, CREATE / ALTER
 // / DROP SERVER, view DDL, CREATE / ALTER DATABASE, EXECUTE IMMEDIATE and
 // HANDLER.
 func (e *Engine) sessionForm(a *Analysis, st *Statement, text string, toks []lexer.Token) formResult {
@@ -160,6 +179,14 @@ func (e *Engine) sessionForm(a *Analysis, st *Statement, text string, toks []lex
 		st.Unprovable, st.hint = w0+" SERVER defines a server other tables reach", "run it on a direct connection"
 	case (w0 == "ALTER" || w0 == "CREATE") && e.viewDDL(a, text, toks):
 		return formDone
+	case w0 == "CREATE" && word(1) == "OR" && word(2) == "REPLACE" && (word(3) == "DATABASE" || word(3) == "SCHEMA"):
+		// CREATE OR REPLACE DATABASE drops the database it replaces and
+		// every table in it: DDL that names no table, which a sandbox
+		// refuses (not a CREATE DATABASE, which the session may answer).
+		if _, _, ok := forms.DatabaseDDL(text, append([]lexer.Token{toks[0]}, toks[3:]...)); !ok {
+			return formFails
+		}
+		st.Class, st.Kind = ClassDDL, kind.CreateOrReplaceDatabase
 	case (w0 == "CREATE" || w0 == "ALTER") && (word(1) == "DATABASE" || word(1) == "SCHEMA"):
 		name, ifNotExists, ok := forms.DatabaseDDL(text, toks)
 		if !ok {
@@ -169,6 +196,15 @@ func (e *Engine) sessionForm(a *Analysis, st *Statement, text string, toks []lex
 		if w0 == "CREATE" {
 			st.Database, st.IfNotExists = name, ifNotExists
 		}
+	case w0 == "PREPARE" && len(toks) > 3 && (toks[1].Kind == lexer.Ident || toks[1].Kind == lexer.Quoted) && word(2) == "FROM" &&
+		!(len(toks) == 4 && toks[3].Kind == lexer.String):
+		// PREPARE s FROM <expression> (MariaDB's grammar takes any): a
+		// text the server builds when it runs the statement.
+		st.Class = ClassSession
+		st.Handle, st.HandleOp = strings.ToLower(lexer.IdentText(text, toks[1])), "PREPARE"
+		st.Unprovable = "PREPARE ... FROM an expression is dynamic SQL the proxy cannot see"
+		st.hint = "run its statements one by one instead"
+		st.Funcs, st.Names = e.textNames(text[toks[3].Start:], a.opts)
 	case w0 == "EXECUTE" && word(1) == "IMMEDIATE" && forms.ImmediateLiteral(text, toks):
 		if e.executeImmediate(a, text, toks[2]) {
 			return formDone
@@ -206,6 +242,18 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer
 			st.Reads = append(st.Reads, s.Table)
 		}
 		a.sites = sites
+	case w0 == "LOAD" && word(1) == "XML":
+		if !e.loadXML(a, st, text, toks) {
+			return formFails
+		}
+	case w0 == "BACKUP" && word(1) == "LOCK":
+		s, ok := e.backupLock(text, toks, db)
+		if !ok {
+			return formFails
+		}
+		st.Class, st.Kind = ClassOther, kind.BackupLock
+		st.Reads, st.Locked = []Table{s.Table}, []Table{s.Table}
+		a.sites = []ident.Site{s}
 	case w0 == "DROP" && (word(1) == "TABLE" || word(1) == "TABLES" || word(1) == "TEMPORARY"):
 		sites, temporary, ok := e.dropTables(text, toks, db)
 		if !ok {
@@ -216,6 +264,7 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer
 			st.Writes = append(st.Writes, s.Table)
 		}
 		a.sites = sites
+	case w0 == "ALTER" && e.convertPartition(a, st, text, toks):
 	case w0 == "CREATE" || w0 == "ALTER":
 		s, kind, temporary, ok := forms.TableDDL(text, toks, db)
 		if !ok {
@@ -247,20 +296,41 @@ func (e *Engine) tableForm(a *Analysis, st *Statement, text string, toks []lexer
 
 // namelessForm reads the statements that name no table (kind.Nameless).
 func (e *Engine) namelessForm(a *Analysis, st *Statement, text string, toks []lexer.Token) formResult {
-	kind, class := kind.Nameless(text, toks)
-	if kind == "" {
+	k, class := kind.Nameless(text, toks)
+	if k == "" {
 		return formFails
 	}
-	st.Class, st.Kind = class, kind
-	if kind == KindXa {
+	st.Class, st.Kind = class, k
+	if k == KindXa {
 		st.XA, _ = readXA(text, toks, a.opts)
 	}
-	if kind == KindShowCreateFunction {
+	if k == KindBegin {
+		st.Start = collect.TransactionStart(text, lexer.Options{ANSIQuotes: a.opts.ANSIQuotes, NoBackslashEscapes: a.opts.NoBackslashEscapes})
+	}
+	if t := kind.StatisticsTable(text, toks); t != "" {
+		// What the server shows is that information_schema table's:
+		// named, for the session's checks of what a sandbox may see.
+		st.Names = []Table{{DB: "information_schema", Name: t}}
+	}
+	if k == KindShowCreateFunction {
 		if r, next, ok := routineName(text, toks, 3); ok && next == len(toks) {
 			st.Routine = r
 		}
 	}
 	return formBuilt
+}
+
+// backupLock reads BACKUP LOCK t, the whole of toks: t (a table_ident, a
+// name MariaDB does not reserve or a quoted one), whose metadata lock
+// keeps its DDL out until BACKUP UNLOCK.
+func (e *Engine) backupLock(text string, toks []lexer.Token, db string) (ident.Site, bool) {
+	for j := 2; j < len(toks); j += 2 {
+		if toks[j].Kind == lexer.Ident && !forms.Unreserved(lexer.Word(text, toks, j)) && e.reserved[strings.ToLower(lexer.IdentText(text, toks[j]))] {
+			return ident.Site{}, false
+		}
+	}
+	s, next, ok := forms.TableNameAt(text, toks, 2, db)
+	return s, ok && next == len(toks)
 }
 
 // routineChange reads DROP FUNCTION [IF EXISTS] [db.]name and ALTER

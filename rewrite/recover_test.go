@@ -195,7 +195,6 @@ func TestRecoveredForms(t *testing.T) {
 		"SELECT * FROM t LIMIT a.b.c",
 		"SELECT * FROM t LIMIT db.f(1)",
 		"SELECT * FROM t LIMIT v FOR SYSTEM_TIME ALL",
-		"create or replace database t",
 		"INSERT INTO t VALUES (1) RETURNING t.a FROM x",
 		"INSERT INTO median(a) VALUES (1) FOR SYSTEM_TIME ALL",
 		"SELECT PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY (SELECT a FROM t)) OVER () FROM t FOR SYSTEM_TIME ALL",

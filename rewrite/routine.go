@@ -447,12 +447,13 @@ func (a *Analysis) routineReps(st *Statement, rr RoutineResolver) ([]splice.Repl
 	for i, b := range r.Body {
 		// The body runs with the procedure's database current, which is
 		// not the one the resolver places it in: every table it names must
-		// be placed, or it would name nothing of production's.
+		// be placed, or it would name nothing of production's (but the
+		// server's virtual schemas', named with their database).
 		for _, bs := range b.Statements {
 			for _, t := range append(append([]Table{}, bs.Reads...), bs.Writes...) {
 				if _, ok, err := rr.Resolve(t, false); err != nil {
 					return nil, err
-				} else if !ok {
+				} else if !ok && !virtualSchema(t.DB) {
 					return nil, Refuse(wire.ErOptionPreventsStatement, "the body of procedure %s names %s, which the proxy "+
 						"cannot place in the sandbox", quote.Ident(r.Name), t.Quoted())
 				}
@@ -469,6 +470,17 @@ func (a *Analysis) routineReps(st *Statement, rr RoutineResolver) ([]splice.Repl
 		}
 	}
 	return reps, nil
+}
+
+// virtualSchema reports whether db is one of the server's virtual schemas,
+// information_schema and performance_schema: a body names their tables
+// with the database (the procedure's own is never one), whatever database
+// is current, no fork holds them and no statement writes them, so one the
+// resolver leaves where it is stays right in a body placed elsewhere (what
+// a sandbox may read of them is the session's to check, as for any
+// statement).
+func virtualSchema(db string) bool {
+	return strings.EqualFold(db, "information_schema") || strings.EqualFold(db, "performance_schema")
 }
 
 // analyzeCompound reads an input that is one compound statement with the

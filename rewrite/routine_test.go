@@ -436,3 +436,21 @@ func TestCompoundBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestBodyVirtualSchemas places a procedure whose body reads the server's
+// virtual schemas, which no fork holds: their tables stay as named (what a
+// sandbox may read of them is the session's to check); a table of another
+// database the resolver does not place still refuses the procedure.
+func TestBodyVirtualSchemas(t *testing.T) {
+	e := NewEngine(0)
+	opts := Options{DB: "app", Server: maria1011}
+	r := sandboxRoutines{}
+	wantRewrites(t, e, opts, r, []rewriteCase{
+		{"CREATE PROCEDURE p() SELECT COUNT(*) FROM INFORMATION_SCHEMA.TABLES JOIN performance_schema.threads JOIN users",
+			"CREATE PROCEDURE `sb_app`.`p`() SELECT COUNT(*) FROM INFORMATION_SCHEMA.TABLES JOIN performance_schema.threads JOIN `sb_app`.`users`"},
+	})
+	wantRefused(t, e, opts, r,
+		"CREATE PROCEDURE p() SELECT COUNT(*) FROM other.missing",
+		"CREATE PROCEDURE p() INSERT INTO missing VALUES (1)",
+	)
+}

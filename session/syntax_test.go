@@ -59,7 +59,7 @@ func TestServerSyntaxError(t *testing.T) {
 	f := &syntaxClient{reads: true}
 	s := e.open(session.Options{User: "u", Mode: session.Transparent, Upstream: f, DB: "app"})
 	_, _ = s.PlanWith(e.ctx, "INSERT INTO t (id) VALUES (9)", rewrite.Options{DB: "app"}, false)
-	_, err := s.PlanWith(e.ctx, "SELECT * FROM t WHERE a SOUNDS LIKE 'x'", rewrite.Options{DB: "app"}, false)
+	_, err := s.PlanWith(e.ctx, "SELECT * FROM t FOR SYSTEM_TIME ALL", rewrite.Options{DB: "app"}, false)
 	if code, _, _, _ := sessiontest.Code(err); code != 1105 || !strings.Contains(strings.Join(f.queries, ";"), "DEALLOCATE PREPARE") {
 		t.Errorf("%v after %q", err, f.queries)
 	}

@@ -312,6 +312,12 @@ func (c *Collector) enterDefinition(n ast.Node) bool {
 		if x.Refer != nil {
 			x.Refer.Accept(c)
 		}
+	case *ast.DefaultExpr:
+		// Nor into DEFAULT(col)'s column, whose qualifier names a table
+		// of the statement (DEFAULT(t.pk)): visit it here.
+		if x.Name != nil {
+			x.Name.Accept(c)
+		}
 	case *ast.ReferenceDef:
 		if x.Table != nil {
 			db := x.Table.Schema.O
@@ -468,10 +474,12 @@ func (c *Collector) partitionOptions(defs []*ast.PartitionDefinition) {
 	}
 }
 
-// safeEngines are storage engines whose tables keep to their own data.
+// safeEngines are storage engines whose tables keep to their own data
+// (EXAMPLE, MariaDB's sample engine, keeps none: its tables are always
+// empty).
 var safeEngines = map[string]bool{
 	"innodb": true, "xtradb": true, "myisam": true, "aria": true, "memory": true, "heap": true, "csv": true,
-	"archive": true, "blackhole": true, "rocksdb": true, "mroonga": true, "columnstore": true,
+	"archive": true, "blackhole": true, "rocksdb": true, "mroonga": true, "columnstore": true, "example": true,
 }
 
 // SafeEngine reports whether tables of the storage engine keep to their own

@@ -18,7 +18,90 @@ var mariadb = []Case{
 	// Dynamic columns.
 	{SQL: "SELECT COLUMN_GET(COLUMN_CREATE(1, name AS CHAR), 1 AS CHAR(10)) FROM users", Class: "read", Reads: "app.users",
 		Want: "SELECT COLUMN_GET(COLUMN_CREATE(1, name AS CHAR), 1 AS CHAR(10)) FROM `sbx`.`s1_users`"},
+	// An argument's alias in a call by a bare name names a parameter (the
+	// server refuses it for a built-in or stored function, 1583 / 1584,
+	// and gives it to a UDF).
+	{SQL: "SELECT CONV(id AS n, 10, 16), INSTR(name \"p\", 'x') FROM users WHERE id IN (SELECT ABS((SELECT MAX(user_id) FROM orders) m))",
+		Class: "read", Reads: "app.orders,app.users", NoServer: "a built-in's named argument is the server's 1583, after it read the statement",
+		Want: "SELECT CONV(id AS n, 10, 16), INSTR(name \"p\", 'x') FROM `sbx`.`s1_users` WHERE id IN (SELECT ABS((SELECT MAX(user_id) FROM `sbx`.`s1_orders`) m))"},
+	// A collation the parser does not know (MariaDB's charset-less
+	// uca1400_*): the server says whether it has it.
+	{SQL: "SELECT CONVERT(name USING utf8mb4) COLLATE uca1400_as_cs AS n FROM users ORDER BY n", Class: "read", Reads: "app.users",
+		Want: "SELECT CONVERT(name USING utf8mb4) COLLATE uca1400_as_cs AS n FROM `sbx`.`s1_users` ORDER BY n"},
+	// A cast to DOUBLE(m, d); a double past the range the server reads
+	// (its 1367, after it read the statement).
+	{SQL: "SELECT CAST(id AS DOUBLE(10,2)) FROM users", Class: "read", Reads: "app.users",
+		Want: "SELECT CAST(id AS DOUBLE(10,2)) FROM `sbx`.`s1_users`"},
+	{SQL: "INSERT INTO orders (id, total) VALUES (1, 1.8e308)", Class: "write", Writes: "app.orders",
+		NoServer: "the server's 1367: an illegal double, after it read the statement",
+		Want:     "INSERT INTO `sbx`.`s1_orders` (id, total) VALUES (1, 1.8e308)"},
+	// JSON_ARRAYAGG's clauses (every expression in place), SOUNDS LIKE,
+	// NATURAL INNER | STRAIGHT_JOIN.
+	{SQL: "SELECT u.id, JSON_ARRAYAGG(DISTINCT o.id ORDER BY o.id LIMIT 3) FROM users u NATURAL INNER JOIN orders o WHERE u.name SOUNDS LIKE (SELECT name FROM posts LIMIT 1) GROUP BY u.id",
+		Class: "read", Reads: "app.orders,app.posts,app.users",
+		Want: "SELECT u.id, JSON_ARRAYAGG(DISTINCT o.id ORDER BY o.id LIMIT 3) FROM `sbx`.`s1_users` u NATURAL INNER JOIN `sbx`.`s1_orders` o WHERE u.name SOUNDS LIKE (SELECT name FROM `sbx`.`s1_posts` LIMIT 1) GROUP BY u.id"},
+	{SQL: "SELECT orders.id FROM users NATURAL STRAIGHT_JOIN orders", Class: "read", Reads: "app.orders,app.users",
+		Want: "SELECT `s1_orders`.id FROM `sbx`.`s1_users` NATURAL STRAIGHT_JOIN `sbx`.`s1_orders`"},
+	// A multi-table UPDATE's ORDER BY and LIMIT (the ordering's
+	// qualifiers renamed in place); EXPLAIN of VALUES; VALUE(col) in a
+	// condition.
+	{SQL: "UPDATE users, orders SET users.name = 'x' WHERE orders.user_id = users.id ORDER BY orders.id DESC LIMIT 2", Class: "write",
+		Writes: "app.orders,app.users",
+		Want:   "UPDATE `sbx`.`s1_users`, `sbx`.`s1_orders` SET `s1_users`.name = 'x' WHERE `s1_orders`.user_id = `s1_users`.id ORDER BY `s1_orders`.id DESC LIMIT 2"},
+	{SQL: "EXPLAIN FORMAT=JSON VALUES (1, 2) UNION SELECT id, 2 FROM users", Class: "read", Reads: "app.users",
+		Want: "EXPLAIN FORMAT=JSON VALUES (1, 2) UNION SELECT id, 2 FROM `sbx`.`s1_users`"},
+	{SQL: "SELECT COUNT(*) FROM users GROUP BY VALUE(name)", Class: "read", Reads: "app.users",
+		Want: "SELECT COUNT(*) FROM `sbx`.`s1_users` GROUP BY VALUE(name)"},
+	// An index's [NOT] IGNORED.
+	{SQL: "CREATE INDEX orders ON users (name) NOT IGNORED", Class: "ddl", Writes: "app.users",
+		Want: "CREATE INDEX orders ON `sbx`.`s1_users` (name) NOT IGNORED"},
+	{SQL: "ALTER TABLE users RENAME INDEX a TO b, ALTER INDEX b IGNORED", Class: "ddl", Writes: "app.users",
+		Want: "ALTER TABLE `sbx`.`s1_users` RENAME INDEX a TO b, ALTER INDEX b IGNORED"},
+	// RENAME TABLE IF EXISTS; ALGORITHM=NOCOPY.
+	{SQL: "RENAME TABLE IF EXISTS users TO users_old, orders TO orders_old", Class: "ddl",
+		Writes: "app.orders,app.orders_old,app.users,app.users_old",
+		Want:   "RENAME TABLE IF EXISTS `sbx`.`s1_users` TO users_old, `sbx`.`s1_orders` TO orders_old"},
+	{SQL: "ALTER TABLE users RENAME COLUMN name TO full_name, ALGORITHM=NOCOPY", Class: "ddl", Writes: "app.users",
+		Want: "ALTER TABLE `sbx`.`s1_users` RENAME COLUMN name TO full_name, ALGORITHM=NOCOPY"},
+	// A type qualified by mariadb_schema; MariaDB's EXAMPLE engine (its
+	// tables are always empty) with its own options.
+	{SQL: "CREATE TABLE users (a mariadb_schema.date)", Class: "ddl", Writes: "app.users",
+		Want: "CREATE TABLE `sbx`.`s1_users` (a mariadb_schema.date)"},
+	{SQL: "CREATE TABLE users (a INT) ENGINE=example ULL=10 one_or_two='one'", Class: "ddl", Writes: "app.users",
+		NoServer: "the EXAMPLE engine is a plugin the test server may lack",
+		Want:     "CREATE TABLE `sbx`.`s1_users` (a INT) ENGINE=example ULL=10 one_or_two='one'"},
+	// LOAD DATA's PARTITION; WEIGHT_STRING's LEVEL; a window frame's
+	// EXCLUDE and COUNT(DISTINCT …) OVER.
+	{SQL: "LOAD DATA LOCAL INFILE 'f.txt' INTO TABLE users PARTITION (p0, p1) (id, name)", Class: "write", Writes: "app.users",
+		NoServer: "the test table has no partitions",
+		Want:     "LOAD DATA LOCAL INFILE 'f.txt' INTO TABLE `sbx`.`s1_users` PARTITION (p0, p1) (id, name)"},
+	{SQL: "SELECT HEX(WEIGHT_STRING(name AS CHAR(3) LEVEL 1-2 DESC)), COUNT(DISTINCT id) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING EXCLUDE TIES) FROM users",
+		Class: "read", Reads: "app.users",
+		Want: "SELECT HEX(WEIGHT_STRING(name AS CHAR(3) LEVEL 1-2 DESC)), COUNT(DISTINCT id) OVER (ORDER BY id ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING EXCLUDE TIES) FROM `sbx`.`s1_users`"},
+	// DEFAULT(col)'s qualifier, which the parser's walk skips.
+	{SQL: "SELECT DEFAULT(users.name), DEFAULT(app.users.id) FROM users", Class: "read", Reads: "app.users",
+		Want: "SELECT DEFAULT(`s1_users`.name), DEFAULT(`sbx`.`s1_users`.id) FROM `sbx`.`s1_users`"},
+	// Digits with letters that form no number are a name (1a, 1ea10).
+	{SQL: "SELECT 1a.id FROM users 1a WHERE 1a.id > 1e1", Class: "read", Reads: "app.users",
+		Want: "SELECT 1a.id FROM `sbx`.`s1_users` 1a WHERE 1a.id > 1e1"},
+	// CREATE TABLE's query in two pairs of parentheses, or a table value
+	// constructor; CREATE OR REPLACE DATABASE (DDL naming no table);
+	// FLUSH SLOW LOGS.
+	{SQL: "CREATE TABLE users ((SELECT * FROM orders WHERE id <= 3) ORDER BY 1 DESC) LIMIT 2", Class: "ddl", Reads: "app.orders",
+		Writes: "app.users", Want: "CREATE TABLE `sbx`.`s1_users` ((SELECT * FROM `sbx`.`s1_orders` WHERE id <= 3) ORDER BY 1 DESC) LIMIT 2"},
+	{SQL: "CREATE TABLE users (a CHAR(1)) VALUES ('a'), ('b') UNION VALUES ('c')", Class: "ddl", Writes: "app.users",
+		Want: "CREATE TABLE `sbx`.`s1_users` (a CHAR(1)) VALUES ('a'), ('b') UNION VALUES ('c')"},
+	{SQL: "CREATE OR REPLACE DATABASE IF NOT EXISTS reports", Class: "ddl", NoServer: "not run by the round trip: it drops a database"},
+	{SQL: "FLUSH SLOW LOGS", Class: "other"},
+	// An aggregate's name apart from its '('.
+	{SQL: "SELECT MAX (id), COUNT (*) FROM users", Class: "read", Reads: "app.users", Want: "SELECT MAX (id), COUNT (*) FROM `sbx`.`s1_users`"},
 	// Statements read from their words (rewrite/mariadb.go).
+	{SQL: "ALTER TABLE users CONVERT PARTITION p0 TO TABLE orders", Class: "ddl", Writes: "app.orders,app.users",
+		NoServer: "the test table has no partitions",
+		Want:     "ALTER TABLE `sbx`.`s1_users` CONVERT PARTITION p0 TO TABLE `sbx`.`s1_orders`"},
+	{SQL: "ALTER TABLE users CONVERT TABLE other.things TO PARTITION p1 VALUES LESS THAN (10, MAXVALUE) WITHOUT VALIDATION", Class: "ddl",
+		Writes: "app.users,other.things", NoServer: "the test table has no partitions",
+		Want: "ALTER TABLE `sbx`.`s1_users` CONVERT TABLE `sbx`.`s1_things` TO PARTITION p1 VALUES LESS THAN (10, MAXVALUE) WITHOUT VALIDATION"},
 	{SQL: "CHECK TABLE users", Class: "other", Reads: "app.users", Want: "CHECK TABLE `sbx`.`s1_users`"},
 	{SQL: "CHECK TABLE users, other.things FOR UPGRADE", Class: "other", Reads: "app.users,other.things",
 		Want: "CHECK TABLE `sbx`.`s1_users`, `sbx`.`s1_things` FOR UPGRADE"},
@@ -26,6 +109,22 @@ var mariadb = []Case{
 	{SQL: "CHECKSUM TABLE users, products EXTENDED", Class: "other", Reads: "app.products,app.users",
 		Want: "CHECKSUM TABLE `sbx`.`s1_users`, products EXTENDED"},
 	{SQL: "XA START 'x'", Class: "other"},
+	{SQL: "LOAD XML INFILE 'x.xml' IGNORE INTO TABLE users ROWS IDENTIFIED BY '<row>' (id, @n) SET name = @n", Class: "write",
+		Writes: "app.users", NoServer: "a file on the server (refused in a sandbox: Statement.Outside)",
+		Want: "LOAD XML INFILE 'x.xml' IGNORE INTO TABLE `sbx`.`s1_users` ROWS IDENTIFIED BY '<row>' (id, @n) SET name = @n"},
+	{SQL: "RESET QUERY CACHE", Class: "other"},
+	{SQL: "FLUSH LOCAL SLOW LOGS, USER_RESOURCES", Class: "other"},
+	{SQL: "BACKUP UNLOCK", Class: "other"},
+	{SQL: "SHOW CONTRIBUTORS", Class: "read"},
+	{SQL: "HELP no_such_topic", Class: "read"},
+	{SQL: "SHOW LOCAL VARIABLES LIKE 'sql_mode'", Class: "read"},
+	{SQL: "SHOW WARNINGS LIMIT 1", Class: "read"},
+	{SQL: "START TRANSACTION READ ONLY, WITH CONSISTENT SNAPSHOT", Class: "transaction"},
+	{SQL: "KILL QUERY @id", Class: "other", NoServer: "not run by the round trip: it would end a connection"},
+	{SQL: "BACKUP LOCK users", Class: "other", Reads: "app.users", Want: "BACKUP LOCK `sbx`.`s1_users`",
+		NoServer: "not run by the round trip: its lock is held until BACKUP UNLOCK, and would stall the schema's rebuilds"},
+	{SQL: "SET STATEMENT max_statement_time=10 FOR LOAD INDEX INTO CACHE other.things", Class: "other", Reads: "other.things",
+		Want: "SET STATEMENT max_statement_time=10 FOR LOAD INDEX INTO CACHE `sbx`.`s1_things`"},
 	{SQL: "GET DIAGNOSTICS CONDITION 1 @m = MESSAGE_TEXT", Class: "session"},
 	{SQL: "SHOW CREATE TRIGGER app.tr", Class: "read"},
 	{SQL: "EXECUTE IMMEDIATE 'SELECT 1'", Class: "read"},
@@ -33,6 +132,8 @@ var mariadb = []Case{
 	{SQL: "EXECUTE IMMEDIATE 'SELECT * FROM orders WHERE id = ?' USING 1", Class: "read", Reads: "app.orders",
 		Want: "EXECUTE IMMEDIATE 'SELECT * FROM `sbx`.`s1_orders` WHERE id = ?' USING 1"},
 	{SQL: "EXECUTE IMMEDIATE CONCAT('DELETE FROM ', 'users')", Class: "session", Refuse: "dynamic SQL"},
+	{SQL: "PREPARE s FROM CONCAT('DELETE FROM ', 'users')", Class: "session", Refuse: "FROM an expression is dynamic SQL"},
+	{SQL: "PREPARE s FROM (SELECT name FROM users LIMIT 1)", Class: "session", Refuse: "FROM an expression is dynamic SQL"},
 	// Triggers (rewrite/trigger.go): refused by a resolver that does not
 	// place them.
 	{SQL: "CREATE TRIGGER tr BEFORE INSERT ON users FOR EACH ROW SET NEW.name = 'x'", Class: "routine", Writes: "app.users",

@@ -84,9 +84,15 @@ func Nameless(text string, toks []lexer.Token) (kind Kind, class Class) {
 		case (word(1) == "FUNCTION" || word(1) == "PROCEDURE" || word(1) == "PACKAGE") &&
 			(word(2) == "CODE" || word(2) == "BODY" && word(3) == "CODE"):
 			return Kind("SHOW " + word(1) + " CODE"), ClassRead
+		case ShowsNoTable(text, toks):
+			return Show, ClassRead
+		}
+	case "HELP":
+		if len(toks) == 2 {
+			return Help, ClassRead
 		}
 	}
-	return "", 0
+	return admin(text, toks)
 }
 
 // IsGetDiagnostics reports whether text (its tokens toks) is GET [CURRENT |

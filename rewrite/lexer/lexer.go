@@ -150,6 +150,10 @@ func numberEnd(src string, i int) (int, Kind) {
 		if !isNumberText(src[start:i]) {
 			return i, Ident
 		}
+	} else if text := src[start:i]; !strings.Contains(text, ".") && !isNumberText(text) {
+		// Digits and the hex letters skipNumber takes that form no
+		// number (1a, 1ea10, 12e): an identifier, as the server reads it.
+		return i, Ident
 	}
 	return i, Number
 }

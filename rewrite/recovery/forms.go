@@ -3,8 +3,10 @@
 package recovery
 
 import (
-	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 	"strings"
+
+	"github.com/sqlfork/sqlfork-proxy/rewrite/collect"
+	"github.com/sqlfork/sqlfork-proxy/rewrite/lexer"
 )
 
 // Texts the parser does not read, but that the proxy still reads for sure.
@@ -62,8 +64,8 @@ import (
 // LAST_INSERT_ID() returns, which a replay follows), debug_dbug and
 // debug_sync (the server's behaviour, other sessions'), skip_replication,
 // gtid_domain_id and sql_log_off (what replicas and logs get),
-// default_storage_engine (the engine the proxy checks), autocommit and the
-// isolation level.
+// default_storage_engine but to an engine the proxy confines (engineVars),
+// autocommit and the isolation level.
 var setStatementVars = map[string]bool{
 	"max_statement_time": true, "long_query_time": true, "lock_wait_timeout": true, "innodb_lock_wait_timeout": true,
 	"optimizer_switch": true, "optimizer_search_depth": true, "optimizer_prune_level": true,
@@ -84,6 +86,33 @@ var setStatementVars = map[string]bool{
 	"read_buffer_size": true, "read_rnd_buffer_size": true, "net_write_timeout": true, "net_read_timeout": true,
 	"wait_timeout": true, "interactive_timeout": true, "keep_files_on_create": true, "old_passwords": true,
 	"log_queries_not_using_indexes": true,
+}
+
+// setStatementRefused are the variables the server refuses in SET
+// STATEMENT while it reads the statement (1971, the variable cannot be set
+// in SET STATEMENT; MariaDB 10.11), before it runs anything: a prefix
+// setting one is read (the statement after it analysed as if sent alone)
+// and the server answers it with that error.
+// (The character sets and collations it refuses as well stay unread: the
+// proxy reads no text under a prefix that names them.)
+var setStatementRefused = map[string]bool{"autocommit": true, "tx_isolation": true, "skip_replication": true, "sql_log_off": true}
+
+// engineVars are the variables that give the engine of the tables a
+// statement creates: SET STATEMENT may set them to an engine the proxy
+// can confine (collect.SafeEngine, as a plain SET may), named by a word
+// or a string.
+var engineVars = map[string]bool{"default_storage_engine": true, "storage_engine": true, "default_tmp_storage_engine": true}
+
+// safeEngineValue reports whether t, a value, is a word or a string that
+// names an engine the proxy can confine.
+func safeEngineValue(text string, t lexer.Token) bool {
+	switch t.Kind {
+	case lexer.Ident:
+		return collect.SafeEngine(text[t.Start:t.End])
+	case lexer.String:
+		return collect.SafeEngine(lexer.Unquote(text[t.Start:t.End], true))
+	}
+	return false
 }
 
 // statementStarters are the words a MariaDB (or MySQL) statement can start
@@ -151,11 +180,15 @@ type SetStatement struct {
 }
 
 // Words are what Mask knows of the parser and the server: the
-// parser's reserved words and all its keywords (lower case), and whether
-// the server has a character set (lower case).
+// parser's reserved words and all its keywords (lower case), whether
+// the server has a character set (lower case), and whether the parser
+// knows a collation.
 type Words struct {
 	Reserved, Keywords map[string]bool
 	Charset            func(name string) bool
+	// Collation reports whether the parser knows a collation (lower
+	// case); nil: no collation is read as another (collate.go).
+	Collation func(name string) bool
 }
 
 // Mask masks, in text (normalized, tokens toks), the forms above:
@@ -471,8 +504,9 @@ func JunkAt(text string, toks []lexer.Token, i int, keywords map[string]bool) bo
 }
 
 // SetStatementPrefix reads the settings of SET STATEMENT from toks[i] to its
-// FOR: var = value pairs separated by commas, each var in setStatementVars,
-// each value one literal or word (a sign allowed before a number). end is
+// FOR: var = value pairs separated by commas, each var in setStatementVars
+// (or setStatementRefused), each value one literal or word (a sign allowed
+// before a number). end is
 // the index of FOR.
 func SetStatementPrefix(text string, toks []lexer.Token, i int) (end int, vars []string, ok bool) {
 	punct := func(j int, c byte) bool {
@@ -483,7 +517,8 @@ func SetStatementPrefix(text string, toks []lexer.Token, i int) (end int, vars [
 			return 0, nil, false
 		}
 		v := strings.ToLower(text[toks[i].Start:toks[i].End])
-		if !setStatementVars[v] || !punct(i+1, '=') {
+		engine := engineVars[v] && i+2 < len(toks) && safeEngineValue(text, toks[i+2])
+		if !setStatementVars[v] && !setStatementRefused[v] && !engine || !punct(i+1, '=') {
 			return 0, nil, false
 		}
 		vars = append(vars, v)
@@ -512,6 +547,26 @@ func SetStatementPrefix(text string, toks []lexer.Token, i int) (end int, vars [
 			return 0, nil, false
 		}
 	}
+}
+
+// ModeForLaterText reports whether a SET STATEMENT prefix setting vars
+// applies to a statement, at toks[next], that carries a text the server
+// reads only when it runs it, under the prefix's settings: PREPARE … FROM
+// 'text' and EXECUTE IMMEDIATE 'text'. The server reads the statement
+// itself under the session's sql_mode, but that text under the one SET
+// STATEMENT gives (with sql_mode='NO_BACKSLASH_ESCAPES', a '\' in the text
+// ends a string and what follows it is code), so neither is read with a
+// prefix that sets sql_mode.
+func ModeForLaterText(text string, toks []lexer.Token, next int, vars []string) bool {
+	if w := lexer.Word(text, toks, next); w != "PREPARE" && w != "EXECUTE" {
+		return false
+	}
+	for _, v := range vars {
+		if v == "sql_mode" {
+			return true
+		}
+	}
+	return false
 }
 
 // Analyzes reports whether sql starts with MariaDB's ANALYZE [FORMAT=JSON]
@@ -829,15 +884,29 @@ func windowCall(text string, toks []lexer.Token, open int) bool {
 	return w == "OVER" || w == "WITHIN" && lexer.Word(text, toks, j+2) == "GROUP"
 }
 
+// intoTargetEnd is the index after the INTO target at toks[j]: a user
+// variable, a stored program's variable, or a ROW variable's field (v.f);
+// 0 when there is none there.
+func intoTargetEnd(text string, toks []lexer.Token, j int) int {
+	if intoTarget(text, toks, j) {
+		return j + 1
+	}
+	if j+2 < len(toks) && toks[j].Kind == lexer.Ident && lexer.PunctAt(text, toks, j+1, '.') && intoTarget(text, toks, j+2) &&
+		toks[j+2].Kind == lexer.Ident {
+		return j + 3
+	}
+	return 0
+}
+
 // intoTarget reports a target of SELECT … INTO at toks[j]: a local
-// variable (a bare word not followed by '.' or '(') or a user variable
-// (@x, not @@x).
+// variable (a bare or quoted name not followed by '.' or '(') or a user
+// variable (@x, not @@x).
 func intoTarget(text string, toks []lexer.Token, j int) bool {
 	if j >= len(toks) {
 		return false
 	}
 	switch t := toks[j]; t.Kind {
-	case lexer.Ident:
+	case lexer.Ident, lexer.Quoted:
 		next := j + 1
 		return !(next < len(toks) && toks[next].Kind == lexer.Punct && (text[toks[next].Start] == '.' || text[toks[next].Start] == '('))
 	case lexer.Variable:
@@ -933,7 +1002,7 @@ func groupConcatLimit(text string, toks []lexer.Token, i int) bool {
 			depth++
 		case lexer.PunctAt(text, toks, k, '('):
 			if depth == 0 {
-				return lexer.Word(text, toks, k-1) == "GROUP_CONCAT"
+				return lexer.Word(text, toks, k-1) == "GROUP_CONCAT" || lexer.Word(text, toks, k-1) == "JSON_ARRAYAGG"
 			}
 			depth--
 		case lexer.PunctAt(text, toks, k, ';'):

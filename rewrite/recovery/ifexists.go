@@ -50,3 +50,14 @@ func (r *recovery) nameAt(i int) bool {
 	return i < len(r.toks) && (r.toks[i].Kind == lexer.Ident || r.toks[i].Kind == lexer.Quoted) && !r.punct(i+1, '(') &&
 		!r.punct(i+1, '.')
 }
+
+// renameTableIfExists blanks the IF EXISTS of RENAME TABLE[S] IF EXISTS a
+// TO b, … at toks[i], the statement's first token (MariaDB skips the pairs
+// whose table is missing): the statement names the same tables in the
+// same places.
+func (r *recovery) renameTableIfExists(i int) {
+	if r.word(i) == "RENAME" && (r.word(i+1) == "TABLE" || r.word(i+1) == "TABLES") && r.word(i+2) == "IF" &&
+		r.word(i+3) == "EXISTS" && i+4 < len(r.toks) && (r.toks[i+4].Kind == lexer.Ident || r.toks[i+4].Kind == lexer.Quoted) {
+		r.span(i+2, i+3)
+	}
+}

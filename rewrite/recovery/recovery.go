@@ -95,7 +95,8 @@ func (r *recovery) statementStart(i int) (next int, done, stop bool) {
 	r.starts[i] = true
 	r.first, r.liking = i, false
 	w := r.word(i)
-	r.selecting = w == "SELECT"
+	r.selecting = w == "SELECT" || w == "WITH" || r.punct(i, '(') ||
+		(w == "EXPLAIN" || w == "DESCRIBE" || w == "DESC") && (r.word(i+1) == "SELECT" || r.word(i+1) == "WITH" || r.punct(i+1, '('))
 	r.writing = w == "INSERT" || w == "REPLACE" || w == "DELETE"
 	r.locking = w == "LOCK" && (r.word(i+1) == "TABLE" || r.word(i+1) == "TABLES")
 	r.tableDDL = (w == "CREATE" || w == "ALTER") && r.tableDDLAt(i)
@@ -125,12 +126,13 @@ func (r *recovery) statementStart(i int) (next int, done, stop bool) {
 		r.span(end, end)
 	}
 	for _, mk := range [...]func(*recovery, int){
-		(*recovery).temporarySequence, (*recovery).alterIfExists, (*recovery).namesDefaultCollate,
+		(*recovery).temporarySequence, (*recovery).alterIfExists, (*recovery).namesDefaultCollate, (*recovery).showLocal,
+		(*recovery).showLimit, (*recovery).renameTableIfExists,
 	} {
 		mk(r, i)
 	}
 	if w == "SET" && r.word(i+1) == "STATEMENT" {
-		if end, vars, ok := SetStatementPrefix(r.text, r.toks, i+2); ok {
+		if end, vars, ok := SetStatementPrefix(r.text, r.toks, i+2); ok && !ModeForLaterText(r.text, r.toks, end+1, vars) {
 			r.span(i, end)
 			r.m.SetStatements = append(r.m.SetStatements, SetStatement{End: int(r.toks[end].End), Vars: vars})
 			r.start = true // the statement it applies to
@@ -164,19 +166,21 @@ func (r *recovery) tableDDLAt(i int) bool {
 // form is there decides (it may then leave the text as it is).
 func (r *recovery) maskAt(i int) int {
 	for _, mk := range [...]func(*recovery, int) (int, bool){
-		(*recovery).limitVars, (*recovery).limitClause, (*recovery).semicolon,
+		(*recovery).limitVars, (*recovery).limitClause, (*recovery).semicolon, (*recovery).soundsLike, (*recovery).naturalJoin,
 		(*recovery).likeOperator, (*recovery).aliasEquals, (*recovery).dualThenHaving, (*recovery).jsonTable,
-		(*recovery).fromDual, (*recovery).truthTest, (*recovery).columnAttribute, (*recovery).checkOption,
+		(*recovery).fromDual, (*recovery).truthTest, (*recovery).ignoredIndex, (*recovery).columnAttribute, (*recovery).checkOption,
 		(*recovery).lockAlias, (*recovery).lockWrite, (*recovery).procedureAnalyse, (*recovery).valuesRows,
 		(*recovery).lockWait, (*recovery).withinGroup, (*recovery).orderedSetAggregate, (*recovery).valueCall,
-		(*recovery).returning, (*recovery).forExport, (*recovery).selectInto, (*recovery).spatialType,
-		(*recovery).spatialKey, (*recovery).introducer, (*recovery).castInt, (*recovery).bracketedQuery,
+		(*recovery).returning, (*recovery).forExport, (*recovery).selectInto, (*recovery).castSpatial, (*recovery).castDouble, (*recovery).castUnknownType, (*recovery).typeSchema, (*recovery).castPrecision, (*recovery).castCharWords2, (*recovery).spatialType,
+		(*recovery).spatialKey, (*recovery).introducer, (*recovery).castInt, (*recovery).bracketedTwice, (*recovery).bracketedQuery,
 		(*recovery).concatLimit, (*recovery).longNumber, (*recovery).reservedAlias, (*recovery).reservedName, (*recovery).windowCount,
 		(*recovery).castInterval, (*recovery).dynamicTypes, (*recovery).renameIfExists, (*recovery).systemVersioning,
 		(*recovery).cycleRestrict, (*recovery).lastValue, (*recovery).forPortion, (*recovery).setvalArgs,
 		(*recovery).columnConstraint,
 		(*recovery).fullTextSearch,
 		(*recovery).ignoreValue, (*recovery).defaultExpression, (*recovery).defaultVariable, (*recovery).castCharType,
+		(*recovery).argAlias, (*recovery).unknownCollation, (*recovery).hugeFloat, (*recovery).arrayAgg, (*recovery).updateOrder, (*recovery).noCopy, (*recovery).allValue,
+		(*recovery).loadPartition, (*recovery).weightLevel, (*recovery).frameExclude, (*recovery).windowDistinct, (*recovery).withCube, (*recovery).frameString, (*recovery).allDistinct, (*recovery).spacedAggregate,
 	} {
 		if next, ok := mk(r, i); ok {
 			return next
@@ -371,15 +375,48 @@ func (r *recovery) procedureAnalyse(i int) (int, bool) {
 }
 
 // valuesRows: a table value constructor, VALUES (1, 2), (3, 4), where a
-// query starts, read as SELECT of row values (the same length); the rows'
+// query starts (an EXPLAIN's included), read as SELECT of row values (the same length); the rows'
 // expressions are read as they are.
 func (r *recovery) valuesRows(i int) (int, bool) {
 	if r.word(i) != "VALUES" || !r.punct(i+1, '(') || !(i == 0 || r.starts[i] || r.punct(i-1, '(') || r.word(i-1) == "UNION" ||
-		r.word(i-1) == "EXCEPT" || r.word(i-1) == "INTERSECT" || r.word(i-1) == "ALL" || r.word(i-1) == "DISTINCT") {
+		r.word(i-1) == "EXCEPT" || r.word(i-1) == "INTERSECT" || r.word(i-1) == "ALL" || r.word(i-1) == "DISTINCT" || r.explained(i) ||
+		r.tableQuery(i)) {
 		return i, false
 	}
 	r.put(int(r.toks[i].Start), "SELECT")
 	return i, true
+}
+
+// tableQuery reports whether toks[i] starts the query of CREATE TABLE t
+// (columns) <query>: right after the ')' that closes the columns, which
+// follows the table's name.
+func (r *recovery) tableQuery(i int) bool {
+	if !r.tableDDL || r.word(r.first) != "CREATE" || !r.punct(i-1, ')') {
+		return false
+	}
+	open := -1
+	for j := r.first; j < i-1; j++ {
+		if r.punct(j, '(') {
+			open = j
+			break
+		}
+	}
+	return open > 0 && lexer.Closing(r.text, r.toks, open) == i-1 && (r.toks[open-1].Kind == lexer.Ident || r.toks[open-1].Kind == lexer.Quoted) &&
+		(r.word(open-2) == "TABLE" || r.word(open-2) == "EXISTS" || r.punct(open-2, '.'))
+}
+
+// explained reports whether toks[i] is the statement EXPLAIN or DESCRIBE
+// [EXTENDED | PARTITIONS | FORMAT = f] at the statement's start explains.
+func (r *recovery) explained(i int) bool {
+	j := i - 1
+	switch w := r.word(j); {
+	case w == "EXTENDED" || w == "PARTITIONS":
+		j--
+	case r.punct(j-1, '=') && r.word(j-2) == "FORMAT":
+		j -= 3
+	}
+	w := r.word(j)
+	return j == r.first && (w == "EXPLAIN" || w == "DESCRIBE" || w == "DESC")
 }
 
 // lockWait: NOWAIT and WAIT n (seconds to wait for a lock), no name.
@@ -431,7 +468,7 @@ func (r *recovery) orderedSetAggregate(i int) (int, bool) {
 // built-in function of the same length (the column stays).
 func (r *recovery) valueCall(i int) (int, bool) {
 	if r.word(i) != "VALUE" || !r.punct(i+1, '(') || i == 0 || !(r.toks[i-1].Kind == lexer.Punct && !r.punct(i-1, '.') && !r.punct(i-1, ')') ||
-		r.word(i-1) == "SELECT" || r.word(i-1) == "DISTINCT") {
+		r.word(i-1) == "SELECT" || r.word(i-1) == "DISTINCT" || callContext[r.word(i-1)] || r.word(i-1) == "BY" || r.word(i-1) == "ON") {
 		return i, false
 	}
 	r.put(int(r.toks[i].Start), "UPPER")
@@ -466,23 +503,30 @@ func (r *recovery) forExport(i int) (int, bool) {
 // variables; the variables name no table. The user variables are kept for
 // the statement (a replay must know it sets them).
 func (r *recovery) selectInto(i int) (int, bool) {
-	if !r.selecting || r.word(i) != "INTO" || r.word(i+1) == "OUTFILE" || r.word(i+1) == "DUMPFILE" || !intoTarget(r.text, r.toks, i+1) {
+	if !r.selecting || r.word(i) != "INTO" || r.word(i+1) == "OUTFILE" || r.word(i+1) == "DUMPFILE" || intoTargetEnd(r.text, r.toks, i+1) == 0 {
 		return i, false
 	}
-	j := i + 1
-	for intoTarget(r.text, r.toks, j) && r.punct(j+1, ',') {
-		j += 2
+	var targets []int
+	end := i + 1
+	for {
+		next := intoTargetEnd(r.text, r.toks, end)
+		if next == 0 {
+			return i, true
+		}
+		targets = append(targets, end)
+		if !r.punct(next, ',') {
+			end = next - 1
+			break
+		}
+		end = next + 1
 	}
-	if !intoTarget(r.text, r.toks, j) || r.punct(j+1, '.') || r.punct(j+1, '(') {
-		return i, true
-	}
-	for k := i + 1; k <= j; k += 2 {
+	for _, k := range targets {
 		if tk := r.toks[k]; tk.Kind == lexer.Variable {
 			r.m.IntoVars = append(r.m.IntoVars, IntoVar{At: int(tk.Start), Name: r.text[tk.Start:tk.End]})
 		}
 	}
-	r.span(i, j)
-	return j, true
+	r.span(i, end)
+	return end, true
 }
 
 // spatialType: a column's spatial type, read as BLOB and blanks (the same
@@ -544,6 +588,25 @@ func (r *recovery) bracketedQuery(i int) (int, bool) {
 		r.span(end, end)
 	}
 	return i, true
+}
+
+// bracketedTwice: CREATE TABLE t ((SELECT …) [ORDER BY …] [LIMIT …])
+// [LIMIT …], a query in two pairs of parentheses, read without both (the
+// same query, its ORDER BY and LIMIT after it).
+func (r *recovery) bracketedTwice(i int) (int, bool) {
+	if !r.tableDDL || !r.punct(i, '(') || !r.punct(i+1, '(') || r.word(i+2) != "SELECT" && r.word(i+2) != "WITH" || i < 2 ||
+		r.toks[i-1].Kind != lexer.Ident && r.toks[i-1].Kind != lexer.Quoted ||
+		!(r.word(i-2) == "TABLE" || r.word(i-2) == "EXISTS" || r.punct(i-2, '.')) {
+		return i, false
+	}
+	outer, inner := lexer.Closing(r.text, r.toks, i), lexer.Closing(r.text, r.toks, i+1)
+	if outer <= 0 || inner <= 0 {
+		return i, false
+	}
+	for _, j := range []int{i, i + 1, inner, outer} {
+		r.span(j, j)
+	}
+	return i + 1, true
 }
 
 // concatLimit: GROUP_CONCAT(… LIMIT n [OFFSET m | , m]), numbers
