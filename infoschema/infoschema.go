@@ -54,7 +54,9 @@ var Views = []View{
 	// A trigger is in its table's database: forks carry production's,
 	// and a sandbox makes its own (sandbox/objects/triggers.go).
 	{Name: "TRIGGERS", Pairs: [][2]string{{"EVENT_OBJECT_SCHEMA", "EVENT_OBJECT_TABLE"}}, SchemaCols: []string{"TRIGGER_SCHEMA"}},
-	{Name: "SCHEMATA"},
+	// Its sandbox view computes SCHEMA_NAME (a database the sandbox made
+	// is its schema's row, named as the sandbox named it).
+	{Name: "SCHEMATA", SchemaCols: []string{"SCHEMA_NAME"}},
 	{Name: "ROUTINES", RoutineSchema: "ROUTINE_SCHEMA", RoutineName: "ROUTINE_NAME"},
 	{Name: "PARAMETERS", RoutineSchema: "SPECIFIC_SCHEMA", RoutineName: "SPECIFIC_NAME"},
 }

@@ -12,8 +12,11 @@ import (
 // prefix, whose registry records its tables in reg (a quoted name);
 // cols are the server's columns of information_schema.<v.name>, in order.
 func SandboxViewSQL(prefix, reg, id string, v View, cols []Col) string {
-	if v.RoutineSchema != "" {
+	switch {
+	case v.RoutineSchema != "":
 		return routineViewSQL(prefix, id, v, cols)
+	case len(v.Pairs) == 0: // SCHEMATA
+		return schemataViewSQL(prefix, id, v, cols)
 	}
 	sid := quote.String(id)
 	// A table the registry records absent or dropped whose physical table
@@ -42,15 +45,11 @@ func SandboxViewSQL(prefix, reg, id string, v View, cols []Col) string {
 		}
 	}
 	internal := quote.LikePrefix(prefix)
-	var where string
-	if len(v.Pairs) == 0 { // SCHEMATA
-		return schemataViewSQL(prefix, id, v, cols)
-	}
 	s, t := v.Pairs[0][0], v.Pairs[0][1]
 	// Either a row of this sandbox's table, or a production row the
 	// sandbox has not replaced or hidden, in a database it did not make
 	// or drop.
-	where = "r0.sandbox_id IS NOT NULL OR (i." + s + " NOT LIKE " + internal + " AND NOT EXISTS (SELECT 1 FROM " + reg +
+	where := "r0.sandbox_id IS NOT NULL OR (i." + s + " NOT LIKE " + internal + " AND NOT EXISTS (SELECT 1 FROM " + reg +
 		" h WHERE h.sandbox_id = " + sid + " AND h.kind IN ('" + string(sandbox.KindFork) + "', '" + string(sandbox.KindSchema) + "', '" + string(sandbox.KindCreated) + "', '" + string(sandbox.KindDropped) +
 		"') AND h.db = " + BinCol("i", s) + " AND h.tbl = " + BinCol("i", t) + ") AND NOT " + ownDB(prefix, id, BinCol("i", s)) + ")"
 	if v.Name == "TRIGGERS" {

@@ -41,7 +41,7 @@ type OwnNames interface {
 // CREATE | DROP | ALTER DATABASE, USE.
 func DatabaseStatement(st Statement) bool {
 	switch st.Kind {
-	case KindCreateDatabase, KindDropDatabase, KindAlterDatabase, KindUse, KindShowCreateDatabase:
+	case KindCreateDatabase, KindCreateOrReplaceDatabase, KindDropDatabase, KindAlterDatabase, KindUse, KindShowCreateDatabase:
 		return true
 	}
 	return false
@@ -79,7 +79,7 @@ func (a *Analysis) databaseReps(r Resolver) ([]splice.Replacement, error) {
 // databaseRep is the rewrite of database statement st's name (nil: left
 // as written).
 func (a *Analysis) databaseRep(dr DatabaseResolver, st Statement) (*splice.Replacement, error) {
-	changes := st.Kind == KindCreateDatabase || st.Kind == KindDropDatabase || st.Kind == KindAlterDatabase
+	changes := ChangesDatabase(st.Kind)
 	alone := func() error {
 		return Refuse(wire.ErOptionPreventsStatement, "%s runs in a sandbox only alone and with its database named plainly: "+
 			"send it as its own statement", st.Kind)
@@ -145,6 +145,9 @@ func (a *Analysis) databaseSite() (start, end int, name string, found bool) {
 		fallthrough
 	case "CREATE", "DROP", "ALTER":
 		i++
+		if word() == "OR" && lexer.Word(a.text, toks, i+1) == "REPLACE" {
+			i += 2
+		}
 		if w := word(); w != "DATABASE" && w != "SCHEMA" {
 			return 0, 0, "", false
 		}
@@ -197,13 +200,23 @@ func (a *Analysis) currentDatabaseReps(db string) []splice.Replacement {
 	return reps
 }
 
-// changesDatabase reports whether a statement of a is CREATE, DROP or ALTER
-// DATABASE.
+// changesDatabase reports whether a statement of a is CREATE [OR REPLACE],
+// DROP or ALTER DATABASE.
 func changesDatabase(a *Analysis) bool {
 	for _, st := range a.Statements {
-		if st.Kind == KindCreateDatabase || st.Kind == KindDropDatabase || st.Kind == KindAlterDatabase {
+		if ChangesDatabase(st.Kind) {
 			return true
 		}
+	}
+	return false
+}
+
+// ChangesDatabase reports whether statements of kind k change a database:
+// CREATE [OR REPLACE], DROP or ALTER DATABASE.
+func ChangesDatabase(k Kind) bool {
+	switch k {
+	case KindCreateDatabase, KindCreateOrReplaceDatabase, KindDropDatabase, KindAlterDatabase:
+		return true
 	}
 	return false
 }

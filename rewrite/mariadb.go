@@ -181,12 +181,13 @@ func (e *Engine) sessionForm(a *Analysis, st *Statement, text string, toks []lex
 		return formDone
 	case w0 == "CREATE" && word(1) == "OR" && word(2) == "REPLACE" && (word(3) == "DATABASE" || word(3) == "SCHEMA"):
 		// CREATE OR REPLACE DATABASE drops the database it replaces and
-		// every table in it: DDL that names no table, which a sandbox
-		// refuses (not a CREATE DATABASE, which the session may answer).
-		if _, _, ok := forms.DatabaseDDL(text, append([]lexer.Token{toks[0]}, toks[3:]...)); !ok {
+		// every table in it, then makes it: DDL that names no table, which
+		// a sandbox runs on a database of its own (DatabaseResolver).
+		name, _, ok := forms.DatabaseDDL(text, append([]lexer.Token{toks[0]}, toks[3:]...))
+		if !ok {
 			return formFails
 		}
-		st.Class, st.Kind = ClassDDL, kind.CreateOrReplaceDatabase
+		st.Class, st.Kind, st.Database = ClassDDL, kind.CreateOrReplaceDatabase, name
 	case (w0 == "CREATE" || w0 == "ALTER") && (word(1) == "DATABASE" || word(1) == "SCHEMA"):
 		name, ifNotExists, ok := forms.DatabaseDDL(text, toks)
 		if !ok {

@@ -66,7 +66,7 @@ func (r resolver) ResolveDatabase(k rewrite.Kind, db string) (string, bool, erro
 	if err := r.s.databaseAllowed(k, db); err != nil {
 		return "", false, err
 	}
-	if _, own := r.s.ownDB(db); own || k == rewrite.KindCreateDatabase || k == rewrite.KindDropDatabase || k == rewrite.KindAlterDatabase {
+	if _, own := r.s.ownDB(db); own || rewrite.ChangesDatabase(k) {
 		return r.s.physDB(db), true, nil
 	}
 	return "", false, nil
@@ -88,6 +88,11 @@ func (s *Session) planDatabase(ctx context.Context, st rewrite.Statement, db str
 	if err := s.databaseAllowed(st.Kind, db); err != nil {
 		return err
 	}
+	// Recorded before any schema of it is made: the reaper drops the
+	// schemas of sandboxes the registry does not know.
+	if err := s.m.reg.WithConn(ctx, func(c SideConn) error { return s.m.reg.Persist(ctx, c, s.sb) }); err != nil {
+		return err
+	}
 	key := s.dbKey(db)
 	d, own := s.ownDB(db)
 	if !own {
@@ -99,49 +104,81 @@ func (s *Session) planDatabase(ctx context.Context, st rewrite.Statement, db str
 		}
 	}
 	ch := &dbChange{key: key, state: d, current: s.db != "" && s.dbKey(s.db) == key}
-	switch {
-	case st.Kind == rewrite.KindCreateDatabase && own && d.Kind == sandbox.DBDropped:
-		ch.state.Kind = sandbox.DBRecreated
-	case st.Kind == rewrite.KindCreateDatabase && !own:
+	switch k := st.Kind; {
+	case own:
+		if !ownChange(k, d, ch) {
+			return nil
+		}
+	case k == rewrite.KindCreateDatabase:
 		ch.state.Kind = sandbox.DBCreated // production has no such database: createExistingDatabase answers one it has
-	case st.Kind == rewrite.KindDropDatabase && own && d.Kind != sandbox.DBDropped:
-		ch.drop = true
-		if d.Kind == sandbox.DBCreated {
-			ch.state.Kind = ""
-		} else {
-			ch.state.Kind = sandbox.DBDropped
-		}
-	case st.Kind == rewrite.KindAlterDatabase && !own:
-		// Production's: the sandbox's schema for it is altered (made
-		// first, with production's defaults), so what the sandbox creates
-		// in it takes the new ones.
+	case k == rewrite.KindAlterDatabase || k == rewrite.KindDropDatabase || k == rewrite.KindCreateOrReplaceDatabase:
 		has, err := s.productionHas(ctx, db)
-		if err != nil || !has {
+		if err != nil {
 			return err
 		}
-		return s.m.reg.WithConn(ctx, func(c SideConn) error { return s.m.fk.CreateSchema(ctx, c, db, d.Phys) })
-	case st.Kind == rewrite.KindDropDatabase && !own:
-		has, err := s.productionHas(ctx, db)
-		if err != nil || !has {
-			return err // the server answers 1008 for the sandbox's schema, which does not exist
+		if !has && k != rewrite.KindCreateOrReplaceDatabase {
+			return nil // the server answers for the sandbox's schema, which does not exist (1008, …)
 		}
-		if err := s.m.reg.WithConn(ctx, func(c SideConn) error { return s.m.fk.CreateSchema(ctx, c, db, d.Phys) }); err != nil {
-			return err
-		}
-		if ch.current && !s.dbPhys {
-			// The server makes no database current when it drops the
-			// current one: the sandbox's schema is made current first.
-			if _, err := s.up.Query(ctx, "USE "+quote.Ident(d.Phys)); err != nil {
+		ch.state.Kind = sandbox.DBCreated
+		if has {
+			// Production's: the sandbox's schema for it is altered (made
+			// first, with production's defaults, so what the sandbox
+			// creates there takes the new ones), or dropped and production's
+			// hidden.
+			if err := s.hideProduction(ctx, db, d.Phys, ch.current && k != rewrite.KindAlterDatabase); err != nil || k == rewrite.KindAlterDatabase {
 				return err
 			}
-			s.dbPhys, s.upDB = true, d.Phys
+			ch.drop, ch.state.Kind = true, sandbox.DBRecreated
+			if k == rewrite.KindDropDatabase {
+				ch.state.Kind = sandbox.DBDropped
+			}
 		}
-		ch.drop, ch.state.Kind = true, sandbox.DBDropped
 	default:
 		return nil
 	}
 	s.physDB(db)
 	p.dbChange = ch
+	return nil
+}
+
+// ownChange is what statement kind k does to d, one of the sandbox's own
+// databases (false: nothing it records).
+func ownChange(k rewrite.Kind, d registry.DBState, ch *dbChange) bool {
+	switch {
+	case k == rewrite.KindCreateDatabase && d.Kind == sandbox.DBDropped:
+		ch.state.Kind = sandbox.DBRecreated
+	case k == rewrite.KindCreateOrReplaceDatabase:
+		ch.drop, ch.state.Kind = d.Kind != sandbox.DBDropped, d.Kind
+		if d.Kind == sandbox.DBDropped {
+			ch.state.Kind = sandbox.DBRecreated
+		}
+	case k == rewrite.KindDropDatabase && d.Kind != sandbox.DBDropped:
+		ch.drop, ch.state.Kind = true, sandbox.DBDropped
+		if d.Kind == sandbox.DBCreated {
+			ch.state.Kind = "" // forgotten: production has none
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// hideProduction makes the sandbox's schema phys for production's database
+// db, with its defaults, for a statement that alters, drops or replaces it
+// there; current: the statement drops the session's current database, and
+// the server makes none current after only when it is the server's current
+// one, so phys is made current first.
+func (s *Session) hideProduction(ctx context.Context, db, phys string, current bool) error {
+	if err := s.m.reg.WithConn(ctx, func(c SideConn) error { return s.m.fk.CreateSchema(ctx, c, db, phys) }); err != nil {
+		return err
+	}
+	if !current || s.dbPhys {
+		return nil
+	}
+	if _, err := s.up.Query(ctx, "USE "+quote.Ident(phys)); err != nil {
+		return err
+	}
+	s.dbPhys, s.upDB = true, phys
 	return nil
 }
 
@@ -232,7 +269,7 @@ func (s *Session) selectDB(ctx context.Context, db string) error {
 // ALTER, the server's own schemas, which the sandbox reads as production
 // has them (CREATE of one is answered as the server answers it: 1007).
 func (s *Session) databaseAllowed(k rewrite.Kind, db string) error {
-	changes := k == rewrite.KindCreateDatabase || k == rewrite.KindDropDatabase || k == rewrite.KindAlterDatabase
+	changes := rewrite.ChangesDatabase(k)
 	switch {
 	case changes && !validDBName(db):
 		// The server's check of the name it is given: the sandbox's
@@ -240,7 +277,7 @@ func (s *Session) databaseAllowed(k rewrite.Kind, db string) error {
 		return rewrite.ServerRefusal(wire.ErWrongDBName, "Incorrect database name '%s'", db)
 	case s.m.names.IsProxySchema(db):
 		return rewrite.ServerRefusal(wire.ErDBAccessDenied, "Access denied for user '%s' to database '%s'", s.user, db)
-	case sandbox.IsSystemSchema(db) && (k == rewrite.KindDropDatabase || k == rewrite.KindAlterDatabase):
+	case sandbox.IsSystemSchema(db) && changes && k != rewrite.KindCreateDatabase:
 		return rewrite.Refuse(wire.ErOptionPreventsStatement, "%s of %s, one of the server's own schemas, is refused in a sandbox: "+
 			"the sandbox reads them as production has them (run it on a direct connection)", k, quote.Ident(db))
 	}
