@@ -147,9 +147,8 @@ func (m *Registry) shadowDBs(ctx context.Context, c sideconn.Conn) error {
 			" WHERE sandbox_id = "+quote.String(id)+" AND db = "+quote.String(k)+" AND kind = "+quote.String(string(sandbox.DBCreated))); err != nil {
 			return fmt.Errorf("record a database production made: %w", err)
 		}
-		if _, err := c.Exec(ctx, "INSERT INTO "+m.names.Q("generations")+" (sandbox_id, generation) VALUES ("+quote.String(id)+
-			", 1) ON DUPLICATE KEY UPDATE generation = generation + 1"); err != nil {
-			return fmt.Errorf("count a change of sandbox %s: %w", id, err)
+		if err := m.bumpGeneration(ctx, c, id, id); err != nil {
+			return err
 		}
 		m.mu.Lock()
 		sb := m.byID[id]

@@ -341,10 +341,15 @@ func (sb *Sandbox) forgetMissing(seen map[string]bool, start uint64) {
 // change is recorded there: a process that then reads the new generation
 // reloads the tables with it.
 func (m *Registry) BumpGeneration(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
-	_, err := c.Exec(ctx, "INSERT INTO "+m.names.Q("generations")+" (sandbox_id, generation) VALUES ("+quote.String(sb.ID)+
+	return m.bumpGeneration(ctx, c, sb.ID, sb.Name)
+}
+
+// bumpGeneration is BumpGeneration of sandbox id, called name in errors.
+func (m *Registry) bumpGeneration(ctx context.Context, c sideconn.Conn, id, name string) error {
+	_, err := c.Exec(ctx, "INSERT INTO "+m.names.Q("generations")+" (sandbox_id, generation) VALUES ("+quote.String(id)+
 		", 1) ON DUPLICATE KEY UPDATE generation = generation + 1")
 	if err != nil {
-		return fmt.Errorf("count a change of sandbox %s: %w", sb.Name, err)
+		return fmt.Errorf("count a change of sandbox %s: %w", name, err)
 	}
 	return nil
 }

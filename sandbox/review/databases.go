@@ -27,8 +27,8 @@ import (
 type dbDiff struct {
 	name   string
 	change string
-	// ddl are its statements, in order.
-	ddl []string
+	// drop and create are its statements ("" for none), the drop first.
+	drop, create string
 	// prodHas: production has a database of its name now.
 	prodHas bool
 }
@@ -54,10 +54,10 @@ func (d *differ) databases(ctx context.Context) ([]dbDiff, error) {
 			}
 		}
 		if own.Kind != sandbox.DBCreated {
-			dd.ddl = append(dd.ddl, "DROP DATABASE IF EXISTS "+quote.Ident(own.Name))
+			dd.drop = "DROP DATABASE IF EXISTS " + quote.Ident(own.Name)
 		}
-		if own.Kind != sandbox.DBDropped && create != "" {
-			dd.ddl = append(dd.ddl, create)
+		if own.Kind != sandbox.DBDropped {
+			dd.create = create
 		}
 		out = append(out, dd)
 	}
@@ -68,12 +68,11 @@ func (d *differ) databases(ctx context.Context) ([]dbDiff, error) {
 func databaseDDL(dbs []dbDiff) []string {
 	var drops, creates []string
 	for _, dd := range dbs {
-		for _, s := range dd.ddl {
-			if len(s) > 4 && s[:4] == "DROP" {
-				drops = append(drops, s)
-			} else {
-				creates = append(creates, s)
-			}
+		if dd.drop != "" {
+			drops = append(drops, dd.drop)
+		}
+		if dd.create != "" {
+			creates = append(creates, dd.create)
 		}
 	}
 	return append(drops, creates...)
@@ -90,13 +89,11 @@ func databaseRows(dbs []dbDiff, summary bool) [][]*string {
 				nil, reply.Str("database"), nil})
 			continue
 		}
-		ddl := ""
-		for i, s := range dd.ddl {
-			if i > 0 {
-				ddl += ";\n"
-			}
-			ddl += s
+		ddl := dd.drop
+		if dd.drop != "" && dd.create != "" {
+			ddl += ";\n"
 		}
+		ddl += dd.create
 		rows = append(rows, []*string{name, reply.Str("ddl"), nil, nil, reply.Str(ddl), nil})
 	}
 	return rows
@@ -126,12 +123,11 @@ func (p *promotion) checkDatabases() error {
 // on each database.
 func databaseNeeds(dbs []dbDiff, add func(priv string, t rewrite.Table, cols ...string)) {
 	for _, dd := range dbs {
-		for _, s := range dd.ddl {
-			priv := "CREATE"
-			if s[:4] == "DROP" {
-				priv = "DROP"
-			}
-			add(priv, rewrite.Table{DB: dd.name})
+		if dd.drop != "" {
+			add("DROP", rewrite.Table{DB: dd.name})
+		}
+		if dd.create != "" {
+			add("CREATE", rewrite.Table{DB: dd.name})
 		}
 	}
 }
