@@ -47,12 +47,12 @@ func TestDefaultQualifier(t *testing.T) {
 
 // TestCreateOrReplaceDatabase reads CREATE OR REPLACE DATABASE as DDL of
 // its own kind, never as a CREATE DATABASE (it drops the database it
-// replaces): no database the session would answer for.
+// replaces), naming its database and no table.
 func TestCreateOrReplaceDatabase(t *testing.T) {
 	e := NewEngine(0)
 	for _, sql := range []string{"create or replace database t", "CREATE OR REPLACE SCHEMA IF NOT EXISTS t CHARACTER SET latin1"} {
 		st := e.Analyze(sql, Options{DB: "app", Server: maria1011}).Statements[0]
-		if st.Kind != KindCreateOrReplaceDatabase || st.Class != ClassDDL || st.Database != "" || len(st.Writes) != 0 {
+		if st.Kind != KindCreateOrReplaceDatabase || st.Class != ClassDDL || st.Database != "t" || len(st.Writes) != 0 {
 			t.Errorf("%s: %s %s %q", sql, st.Kind, st.Class, st.Database)
 		}
 	}

@@ -63,6 +63,11 @@ func TestSetStatementWords(t *testing.T) {
 		"SET STATEMENT default_storage_engine=MERGE FOR CREATE TABLE t (a INT)",
 		"SET STATEMENT default_storage_engine='FEDERATED' FOR CREATE TABLE t (a INT)",
 	)
+	// EXECUTE of a statement prepared before runs what its PREPARE read:
+	// the prefix's sql_mode reads no text.
+	if st := e.Analyze("set statement sql_mode = '' for execute my_insert using @a, @b", opts).Statements[0]; st.Class != ClassSession || st.Handle != "my_insert" {
+		t.Errorf("SET STATEMENT sql_mode … FOR EXECUTE s: read as %q %s", st.Kind, st.Class)
+	}
 	wantRewrites(t, e, opts, r, []rewriteCase{
 		{"SET STATEMENT default_storage_engine='MyISAM' FOR CREATE TABLE t (a INT)",
 			"SET STATEMENT default_storage_engine='MyISAM' FOR CREATE TABLE `sb_app`.`t` (a INT)"},

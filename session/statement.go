@@ -629,7 +629,9 @@ func (s *Session) diagnostics(ctx context.Context, sql string, refused []Diag) (
 		if len(row) == 3 && row[2] != nil {
 			m := s.unmap(unquoteRenames(*row[2], s.lastRenames))
 			if row[1] != nil && *row[1] == "1003" {
-				m = s.unmap(s.currentDBCalls(*row[2])) // the query as the server expands it
+				// The query as the server expands it: its calls in the
+				// server's words, an alias quoting the text as written.
+				m = s.unmap(s.currentDBCalls(unquoteQuoted(*row[2], s.lastRenames)))
 			}
 			row[2] = &m
 		}
@@ -643,13 +645,25 @@ func (s *Session) diagnostics(ctx context.Context, sql string, refused []Diag) (
 // column of an out-of-range value, an expression's label): the rewritten
 // text, with its backquotes doubled or as sent, becomes the client's.
 func unquoteRenames(msg string, renames []rewrite.Rename) string {
+	msg = unquoteQuoted(msg, renames)
 	for _, rn := range renames {
 		if strings.Contains(rn.To, "`") {
-			msg = strings.ReplaceAll(msg, strings.ReplaceAll(rn.To, "`", "``"), rn.From)
 			// As sent, only a call's: a table the server names in its own
 			// words (`db`.`t`.`col`), which telling the physical database
 			// back makes right (unmap); the client's text would be wrong.
 			msg = strings.ReplaceAll(msg, rn.To+"(", rn.From+"(")
+		}
+	}
+	return msg
+}
+
+// unquoteQuoted tells back, in a server message, the rewritten text it
+// quotes as a name (its backquotes doubled: a label, `f1()` of a cast's
+// error) as the client wrote it.
+func unquoteQuoted(msg string, renames []rewrite.Rename) string {
+	for _, rn := range renames {
+		if strings.Contains(rn.To, "`") {
+			msg = strings.ReplaceAll(msg, strings.ReplaceAll(rn.To, "`", "``"), rn.From)
 		}
 	}
 	return msg

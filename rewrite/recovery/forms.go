@@ -558,7 +558,8 @@ func SetStatementPrefix(text string, toks []lexer.Token, i int) (end int, vars [
 // ends a string and what follows it is code), so neither is read with a
 // prefix that sets sql_mode.
 func ModeForLaterText(text string, toks []lexer.Token, next int, vars []string) bool {
-	if w := lexer.Word(text, toks, next); w != "PREPARE" && w != "EXECUTE" {
+	// EXECUTE s runs what its PREPARE read, under the mode of then.
+	if w := lexer.Word(text, toks, next); w != "PREPARE" && !(w == "EXECUTE" && lexer.Word(text, toks, next+1) == "IMMEDIATE") {
 		return false
 	}
 	for _, v := range vars {

@@ -206,9 +206,6 @@ func (o *Placer) sandboxFuncHazard(ctx context.Context, f rewrite.Func, db strin
 // none. Names production has no function of are looked up in the
 // catalog, which keeps what it found for a while.
 func (o *Placer) hasFunction(ctx context.Context, db, name string) (routineState, error) {
-	if o.ownDB(db) {
-		return routineOwn, nil // every name in it is the sandbox's: production's are not there
-	}
 	prod, err := o.cat.StoredFunction(ctx, db, name)
 	if err != nil || prod {
 		if err != nil {

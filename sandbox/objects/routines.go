@@ -82,14 +82,18 @@ func (o *Placer) CheckCall(ctx context.Context, st rewrite.Statement) error {
 // and the sandbox has not (nor dropped it). here reports whether the name
 // is the sandbox's then.
 func (o *Placer) ensureRoutine(ctx context.Context, kind, db, name string) (routineState, error) {
-	if o.ownDB(db) {
-		return routineOwn, nil // every name in it is the sandbox's: production's are not there
-	}
 	phys := o.host.RoutineDB(db)
 	schemas, err := o.routineSchemas(ctx, kind, name, phys, db)
 	switch {
 	case err != nil:
 		return routineNone, err
+	case o.ownDB(db) && (schemas[phys] || schemas[db]):
+		// Every name in it is the sandbox's: production's of the name is
+		// not there (the call names the sandbox's, which the server
+		// answers for, 1305 when it has none); no copy is made.
+		return routineOwn, nil
+	case o.ownDB(db):
+		return routineNone, nil
 	case schemas[phys]:
 		return routineOwn, nil // the sandbox's (made there, or copied by another process)
 	case !schemas[db]:

@@ -95,10 +95,19 @@ var rules = []rule{
 	{stmt: re(`^\s*create\s+(definer\s*=\s*\S+\s+)?procedure\b.*;\s*flush\b`), diff: re(`administrative or privilege statement`),
 		category: byDesign, reason: "FLUSH / administrative: a procedure body's FLUSH (FLUSH TABLES) is refused as the " +
 			"statement is: it changes server-wide caches"},
-	{diff: re(`SET GLOBAL changes the server`), category: byDesign, reason: "SET GLOBAL: a global variable is the " +
-		"whole server's"},
-	{diff: re(`(CREATE|DROP) DATABASE changes the server`), category: byDesign, reason: "CREATE / DROP DATABASE: the " +
-		"database is not one production has, and a sandbox makes no new databases"},
+	{diff: re(`SET GLOBAL \w+: the variable has no session scope`), category: byDesign, reason: "SET GLOBAL: a variable " +
+		"without a session scope (or whose session value is read-only) acts on the whole server, production and every " +
+		"sandbox; a sandbox keeps only the globals that have a session equivalent"},
+	{diff: re(`SET GLOBAL \w+: the variable's session value still reaches beyond the session`), category: byDesign,
+		reason: "SET GLOBAL: the variable's session value still reaches beyond the session (the binary log, replication, " +
+			"the server's logs)"},
+	{diff: re(`this form of SET GLOBAL changes the whole server`), category: byDesign, reason: "SET GLOBAL: SET GLOBAL " +
+		"TRANSACTION and structured variables (a key cache's) act on the whole server"},
+	{stmt: re(`query_cache_type`), diff: re(`^1925:`), category: byDesign, reason: "SET GLOBAL: the query cache is the " +
+		"whole server's: a session cannot turn it on while the server has it off (the server's 1925 when the sandbox " +
+		"checks the value)"},
+	{stmt: re(`^\s*(create|alter|drop)\s+(definer\s*=\s*\S+\s+)?event\b`), category: byDesign, reason: "events: " +
+		"the event scheduler runs events on the whole server; a sandbox defines none"},
 	{diff: re(`LOAD DATA INFILE reads a file|INTO OUTFILE writes a file|writes a file on the database server`),
 		category: byDesign, reason: "server files: LOAD DATA INFILE / SELECT … INTO OUTFILE read or write files on the " +
 			"database server, outside any sandbox"},
