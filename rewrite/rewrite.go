@@ -610,8 +610,10 @@ func (a *Analysis) unparsedThrough(r Resolver) error {
 func (a *Analysis) locatable(r Resolver) error {
 	for _, t := range a.unbound {
 		if mapped(r, t) {
-			return Refuse(wire.ErUnknown, "cannot locate every reference to %s in the statement text, so it "+
-				"cannot be redirected to the sandbox; simplify the statement (e.g. qualify or backquote the table name)", t.Quoted())
+			// The server's own error when it rejects the text too (a name
+			// not valid in the client's character set: 1300).
+			return serverCheck(Refuse(wire.ErUnknown, "cannot locate every reference to %s in the statement text, so it "+
+				"cannot be redirected to the sandbox; simplify the statement (e.g. qualify or backquote the table name)", t.Quoted()))
 		}
 	}
 	for _, l := range a.loose {

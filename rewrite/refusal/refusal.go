@@ -90,6 +90,7 @@ func ServerSyntaxError(code uint16) bool {
 		1059, // ER_TOO_LONG_IDENT
 		1193, // ER_UNKNOWN_SYSTEM_VARIABLE
 		1221, // ER_WRONG_USAGE (SELECT ALL DISTINCT, UNION and ORDER BY, …)
+		1300, // ER_INVALID_CHARACTER_STRING (a name's bytes not valid in the client's character set)
 		wire.ErSubqueriesNotSupported:
 		return true
 	}
