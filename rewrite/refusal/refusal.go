@@ -91,6 +91,7 @@ func ServerSyntaxError(code uint16) bool {
 		1193, // ER_UNKNOWN_SYSTEM_VARIABLE
 		1221, // ER_WRONG_USAGE (SELECT ALL DISTINCT, UNION and ORDER BY, …)
 		1300, // ER_INVALID_CHARACTER_STRING (a name's bytes not valid in the client's character set)
+		1367, // ER_ILLEGAL_VALUE_FOR_TYPE (a literal out of its type's range, found while parsing)
 		wire.ErSubqueriesNotSupported:
 		return true
 	}

@@ -59,8 +59,23 @@ var rules = []rule{
 		"only while it fits the server's line width; with the sandbox's longer physical names the server breaks it " +
 		"across lines, and telling the names back does not join them"},
 	{test: "type_geometry_mix_int", category: notYet, reason: dynamic},
-	{test: "mysql-interactive", category: byDesign, reason: "CREATE / DROP DATABASE: the mariadb client the test runs " +
-		"creates a database production lacks (create database db1), which a sandbox refuses"},
+	{test: "mysql-interactive", category: byDesign, reason: connections},
+	{test: "features", category: notYet, reason: "answer: FLUSH STATUS's counters as the session sees them: a Feature_ " +
+		"counter moves with the proxy's own reads of the sandbox's views"},
+	{test: "mysql_comments", category: notYet, reason: "answer: SHOW CREATE FUNCTION of a routine the sandbox made shows " +
+		"its body with its tables qualified (docs/SANDBOXES.md, Not yet)"},
+	{test: "show", category: notYet, reason: "answer: SHOW FIELDS … WHERE field IN (a query of information_schema.columns) " +
+		"labels its first column as the query writes it"},
+	{test: "sp-prelocking", category: notYet, reason: "answer: a result column of a procedure's SELECT labelled with a " +
+		"call of a stored function names the sandbox's database (`_sqlfork_…_test`.`f1`())"},
+	{test: "statement-expr", category: notYet, reason: "dynamic SQL: PREPARE … FROM an expression holding a subquery " +
+		"gets the proxy's refusal where the server answers 1970"},
+	{test: "subselect4", category: notYet, reason: "parser gap: HAVING (SELECT c) in a subquery without FROM is not read"},
+	{test: "subselect_mat", category: notYet, reason: "answer: EXPLAIN of a query of information_schema.SCHEMATA shows " +
+		"the plan of the sandbox's view of it"},
+	{test: "subselect_sj_mat", category: notYet, reason: "answer: EXPLAIN of a query of information_schema.SCHEMATA shows " +
+		"the plan of the sandbox's view of it"},
+	{test: "insert_notembedded", stmt: re(`^connect\b`), category: byDesign, reason: connections},
 	{test: "mysqldump-utf8mb4", category: byDesign, reason: connections},
 	{test: "mysqldump-order-by-size", stmt: re(`^ANALYZE TABLE t1, t2, t3, t4;$`), category: byDesign, reason: connections},
 	{test: "create_not_windows", category: byDesign, reason: "server files: the test removes a table's .frm in the data " +
@@ -106,6 +121,12 @@ var rules = []rule{
 	{stmt: re(`query_cache_type`), diff: re(`^1925:`), category: byDesign, reason: "SET GLOBAL: the query cache is the " +
 		"whole server's: a session cannot turn it on while the server has it off (the server's 1925 when the sandbox " +
 		"checks the value)"},
+	{stmt: re(`^\s*create\s+(definer\s*=\s*\S+\s+)?procedure\b.*\b(create|drop)\s+(schema|database)\b`),
+		diff: re(`DATABASE changes the server`), category: byDesign, reason: "CREATE / DROP DATABASE in a stored program: the " +
+			"server runs a body's database statement with the name as written, which would be production's"},
+	{diff: re("`information_schema`.`processlist` lists every connection"), category: byDesign, reason: "server-wide " +
+		"tables: information_schema.PROCESSLIST lists every connection, other proxy users' and sandboxes' statements " +
+		"included (SHOW PROCESSLIST is answered with the user's own)"},
 	{stmt: re(`^\s*(create|alter|drop)\s+(definer\s*=\s*\S+\s+)?event\b`), category: byDesign, reason: "events: " +
 		"the event scheduler runs events on the whole server; a sandbox defines none"},
 	{diff: re(`LOAD DATA INFILE reads a file|INTO OUTFILE writes a file|writes a file on the database server`),
