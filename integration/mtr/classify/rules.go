@@ -70,6 +70,8 @@ var rules = []rule{
 		"call of a stored function names the sandbox's database (`_sqlfork_…_test`.`f1`())"},
 	{test: "statement-expr", category: notYet, reason: "dynamic SQL: PREPARE … FROM an expression holding a subquery " +
 		"gets the proxy's refusal where the server answers 1970"},
+	{test: "rowid_filter", category: notYet, reason: "answer: ANALYZE of a query of the sandbox's copies of dbt3's tables " +
+		"measures another rowid filter selectivity than production's tables (statistics of a fork made by copying)"},
 	{test: "subselect4", category: notYet, reason: "parser gap: HAVING (SELECT c) in a subquery without FROM is not read"},
 	{test: "subselect_mat", category: notYet, reason: "answer: EXPLAIN of a query of information_schema.SCHEMATA shows " +
 		"the plan of the sandbox's view of it"},
