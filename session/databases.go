@@ -21,8 +21,8 @@ import (
 // schema the server's current database, and DATABASE() is sent as the
 // logical name (rewrite/databases.go).
 
-// dbChange is what a CREATE or DROP DATABASE in a sandbox records once it
-// ran.
+// dbChange is what a CREATE [OR REPLACE] or DROP DATABASE in a sandbox
+// records once it ran.
 type dbChange struct {
 	key   string
 	state registry.DBState // its kind "": the database is forgotten
@@ -77,10 +77,11 @@ func (r resolver) CurrentDatabase() (string, bool) {
 	return r.s.db, r.s.dbPhys && r.s.db != ""
 }
 
-// planDatabase prepares CREATE or DROP DATABASE st, alone in its input,
-// in the sandbox: what it will record once it ran (p.dbChange), and the
-// sandbox's schema a DROP of production's database drops (made first, so
-// the server answers as for a database that exists).
+// planDatabase prepares CREATE [OR REPLACE], DROP or ALTER DATABASE st of
+// db, alone in its input, in the sandbox: what it will record once it ran
+// (p.dbChange), and the sandbox's schema a statement on production's
+// database changes (made first, so the server answers as for a database
+// that exists).
 func (s *Session) planDatabase(ctx context.Context, st rewrite.Statement, db string, p *Plan) error {
 	if db == "" && st.Kind == rewrite.KindAlterDatabase {
 		return nil // no current database (the server's 1046), or `` (the rewrite's 1102)
@@ -192,8 +193,8 @@ func (s *Session) productionHas(ctx context.Context, db string) (bool, error) {
 	return len(r.Rows) > 0, nil
 }
 
-// recordDatabase records what a CREATE or DROP DATABASE that ran changed
-// in the sandbox.
+// recordDatabase records what a CREATE [OR REPLACE] or DROP DATABASE that
+// ran changed in the sandbox.
 func (s *Session) recordDatabase(ctx context.Context, ch *dbChange) error {
 	err := s.m.reg.WithConn(ctx, func(c SideConn) error {
 		if err := s.m.reg.SaveDB(ctx, c, s.sb, ch.key, ch.state); err != nil {
@@ -312,7 +313,7 @@ func (s *Session) reselectDB(ctx context.Context) error {
 		}
 		return s.useUpstream(ctx, d.Phys, true)
 	}
-	if !own && s.sb != nil {
+	if !own {
 		has, err := s.productionHas(ctx, s.db)
 		if err != nil {
 			return err
