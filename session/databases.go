@@ -404,3 +404,26 @@ func (s *Session) currentDBCalls(msg string) string {
 		msg = name
 	}
 }
+
+// createExistingDatabase plans CREATE DATABASE [IF NOT EXISTS] db in a
+// sandbox: when the session's account sees db (a database of production
+// the sandbox copies), the statement runs on the sandbox's own database for
+// db, made first if need be, so the server answers it as directly — error
+// 1007 "Can't create database …; database exists", or with IF NOT EXISTS
+// OK with that note — in db's name (the error relabelled, the note by SHOW
+// WARNINGS). "" when production has no db: the statement makes one of the
+// sandbox's own (planDatabase).
+func (s *Session) createExistingDatabase(ctx context.Context, st rewrite.Statement) (string, error) {
+	db := st.Database
+	if has, err := s.productionHas(ctx, db); err != nil || !has {
+		return "", err
+	}
+	phys := s.physDB(db)
+	if err := s.m.reg.WithConn(ctx, func(c SideConn) error { return s.m.fk.CreateSchema(ctx, c, db, phys) }); err != nil {
+		return "", err
+	}
+	if st.IfNotExists {
+		return "CREATE DATABASE IF NOT EXISTS " + quote.Ident(phys), nil
+	}
+	return "CREATE DATABASE " + quote.Ident(phys), nil
+}

@@ -9,9 +9,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/catalog"
 	"github.com/sqlfork/sqlfork-proxy/infoschema"
-	"github.com/sqlfork/sqlfork-proxy/quote"
 	"github.com/sqlfork/sqlfork-proxy/rewrite"
-	"github.com/sqlfork/sqlfork-proxy/sandbox"
 	"github.com/sqlfork/sqlfork-proxy/wire"
 )
 
@@ -284,37 +282,4 @@ func namesNoDatabase(a *rewrite.Analysis) bool {
 		}
 	}
 	return false
-}
-
-// createExistingDatabase plans CREATE DATABASE [IF NOT EXISTS] db in a
-// sandbox: when the session's account sees db (a database of production
-// the sandbox copies), the statement runs on the sandbox's own database for
-// db, made first if need be, so the server answers it as directly — error
-// 1007 "Can't create database …; database exists", or with IF NOT EXISTS
-// OK with that note — in db's name (the error relabelled, the note by SHOW
-// WARNINGS). "" when db does not exist: a sandbox makes no new databases.
-func (s *Session) createExistingDatabase(ctx context.Context, st rewrite.Statement) (string, error) {
-	db := st.Database
-	r, err := s.up.Query(ctx, "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = "+quote.String(db))
-	if err != nil {
-		return "", err
-	}
-	if len(r.Rows) == 0 {
-		return "", nil
-	}
-	phys := sandbox.Schema(s.m.cfg.Prefix, s.sb.ID, s.m.names.Norm(rewrite.Table{DB: db}).DB)
-	err = s.m.reg.WithConn(ctx, func(c SideConn) error {
-		return s.m.fk.CreateSchema(ctx, c, db, phys)
-	})
-	if err != nil {
-		return "", err
-	}
-	if s.schemas == nil {
-		s.schemas = map[string]string{}
-	}
-	s.schemas[phys] = db
-	if st.IfNotExists {
-		return "CREATE DATABASE IF NOT EXISTS " + quote.Ident(phys), nil
-	}
-	return "CREATE DATABASE " + quote.Ident(phys), nil
 }
