@@ -49,12 +49,26 @@ func (sb *Sandbox) OwnDBs() []DBState {
 	return out
 }
 
-// setDBs replaces the sandbox's own databases (as the registry lists them).
-func (sb *Sandbox) setDBs(dbs map[string]DBState) {
+// saves is the count of this process's saves of sb's databases and
+// globals.
+func (sb *Sandbox) saves() uint64 {
 	sb.mu.Lock()
 	defer sb.mu.Unlock()
+	return sb.ownSaves
+}
+
+// setDBs replaces the sandbox's own databases with dbs, as the registry
+// listed them, unless this process saved some since saves (then memory is
+// newer than what was read).
+func (sb *Sandbox) setDBs(dbs map[string]DBState, saves uint64) bool {
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if sb.ownSaves != saves {
+		return false
+	}
 	sb.dbs = dbs
 	sb.version++
+	return true
 }
 
 // SaveDB records logical database k of sb as d, or forgets it when d's kind
@@ -83,6 +97,7 @@ func (m *Registry) SaveDB(ctx context.Context, c sideconn.Conn, sb *Sandbox, k s
 		sb.dbs[k] = d
 	}
 	sb.version++
+	sb.ownSaves++
 	sb.mu.Unlock()
 	return m.BumpGeneration(ctx, c, sb)
 }
@@ -90,6 +105,7 @@ func (m *Registry) SaveDB(ctx context.Context, c sideconn.Conn, sb *Sandbox, k s
 // loadDBs reads sb's own databases from the registry, and its global
 // values (globals.go).
 func (m *Registry) loadDBs(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
+	saves := sb.saves()
 	rows, err := c.Query(ctx, "SELECT db, name, phys_db, kind, created_at FROM "+m.names.Q("databases")+
 		" WHERE sandbox_id = "+quote.String(sb.ID))
 	if err != nil {
@@ -100,8 +116,10 @@ func (m *Registry) loadDBs(ctx context.Context, c sideconn.Conn, sb *Sandbox) er
 		dbs[sideconn.Str(r[0])] = DBState{Name: sideconn.Str(r[1]), Phys: sideconn.Str(r[2]), Kind: sandbox.DBKind(sideconn.Str(r[3])),
 			Created: sideconn.ParseTime(r[4])}
 	}
-	sb.setDBs(dbs)
-	return m.loadGlobals(ctx, c, sb)
+	if !sb.setDBs(dbs, saves) {
+		return nil // saved here since the read: memory is newer
+	}
+	return m.loadGlobals(ctx, c, sb, saves)
 }
 
 // ForgetDBTables forgets every table entry and capture of sb in logical

@@ -31,13 +31,17 @@ func (m *Registry) SaveGlobals(ctx context.Context, c sideconn.Conn, sb *Sandbox
 			quote.String(sb.ID)+", "+quote.String(v.Name)+", "+quote.String(string(v.Type))+", "+text+")"); err != nil {
 			return fmt.Errorf("record global %s of sandbox %s: %w", v.Name, sb.Name, err)
 		}
+		sb.mu.Lock() // with the count, as loadGlobals reads both
+		sb.ownSaves++
 		sb.globals.Put(v)
+		sb.mu.Unlock()
 	}
 	return m.BumpGeneration(ctx, c, sb)
 }
 
-// loadGlobals reads sb's global values from the registry.
-func (m *Registry) loadGlobals(ctx context.Context, c sideconn.Conn, sb *Sandbox) error {
+// loadGlobals reads sb's global values from the registry, and keeps them
+// unless this process saved some since saves.
+func (m *Registry) loadGlobals(ctx context.Context, c sideconn.Conn, sb *Sandbox, saves uint64) error {
 	rows, err := c.Query(ctx, "SELECT name, type, value FROM "+m.names.Q("globals")+" WHERE sandbox_id = "+quote.String(sb.ID))
 	if err != nil {
 		return fmt.Errorf("read registry: %w", err)
@@ -46,6 +50,10 @@ func (m *Registry) loadGlobals(ctx context.Context, c sideconn.Conn, sb *Sandbox
 	for _, r := range rows {
 		vals = append(vals, globals.Value{Name: sideconn.Str(r[0]), Type: globals.Type(sideconn.Str(r[1])), Text: r[2]})
 	}
-	sb.globals.Replace(vals)
+	sb.mu.Lock()
+	defer sb.mu.Unlock()
+	if sb.ownSaves == saves {
+		sb.globals.Replace(vals)
+	}
 	return nil
 }

@@ -47,8 +47,11 @@ type Sandbox struct {
 	gone      chan struct{}
 	forgotten bool
 	tables    map[string]*sandbox.Entry
-	// dbs are its own databases, by key (databases.go).
+	// dbs are its own databases, by key (databases.go); ownSaves counts
+	// this process's saves of them and of its globals, so that a reload
+	// that read the registry before one does not undo it.
 	dbs       map[string]DBState
+	ownSaves  uint64
 	bytes     int64
 	version   uint64 // bumped by every change of tables
 	changed   uint64 // the newest epoch of its tables' entries
