@@ -459,6 +459,19 @@ func (m *Registry) dropSandbox(ctx context.Context, c sideconn.Conn, id string) 
 	if err != nil {
 		return err
 	}
+	// A drop behind a lock (a transaction of a connection that is going)
+	// gives up within seconds: the schema is an orphan then, which the
+	// reaper drops once the lock is gone, rather than a discard that waits
+	// for it (a proxy's stop waited minutes).
+	restore, err := sideconn.LockWait(ctx, c, reconcileLockWait)
+	if err != nil {
+		return err
+	}
+	defer restore()
+	if _, err := c.Exec(ctx, "SET SESSION innodb_lock_wait_timeout = "+strconv.Itoa(reconcileLockWait)); err != nil {
+		return fmt.Errorf("bound the drop's lock wait: %w", err)
+	}
+	defer func() { _, _ = c.Exec(context.WithoutCancel(ctx), "SET SESSION innodb_lock_wait_timeout = DEFAULT") }()
 	for _, s := range append(schemas, sandbox.InfoSchema(m.cfg.Prefix, id)) {
 		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+quote.Ident(s)); err != nil {
 			return fmt.Errorf("drop sandbox schema %s: %w", s, err)
