@@ -214,18 +214,10 @@ func TestSandboxGlobals(t *testing.T) {
 // showStatusRows are the rows of q (a SHOW STATUS) on c, "name=value" each.
 func showStatusRows(t *testing.T, c *sql.Conn, q string) string {
 	t.Helper()
-	rows, err := c.QueryContext(context.Background(), q)
-	if err != nil {
-		t.Fatalf("%s: %s", q, mysqlErr(err))
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var n, v string
-		if err := rows.Scan(&n, &v); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, n+"="+v)
+	_, rows := queryRows(t, c, q)
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r[0].String + "=" + r[1].String
 	}
 	return strings.Join(out, " ")
 }
