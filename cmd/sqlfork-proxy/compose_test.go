@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,16 +44,23 @@ func TestDeployFilesParse(t *testing.T) {
 	}
 }
 
+// composeFile is what the tests read of deploy/docker-compose.yaml.
+type composeFile struct {
+	Services map[string]struct {
+		Image       string            `yaml:"image"`
+		Command     []string          `yaml:"command"`
+		Environment map[string]string `yaml:"environment"`
+		Ports       []string          `yaml:"ports"`
+	} `yaml:"services"`
+}
+
 // TestComposeStack checks deploy/docker-compose.yaml: the proxy's command
-// resolves through the real settings code, and every metric the Grafana
+// resolves through the real settings code, with a promote account and an
+// admin token; production's port and the admin listener (the admin API and
+// the console) are published on loopback; and every metric the Grafana
 // dashboard queries is one the proxy exports.
 func TestComposeStack(t *testing.T) {
-	var doc struct {
-		Services map[string]struct {
-			Command     []string          `yaml:"command"`
-			Environment map[string]string `yaml:"environment"`
-		} `yaml:"services"`
-	}
+	var doc composeFile
 	decodeFile(t, "../../deploy/docker-compose.yaml", yaml.Unmarshal, &doc)
 	for _, want := range []string{"mariadb", "sqlfork-proxy", "prometheus", "grafana"} {
 		if _, ok := doc.Services[want]; !ok {
@@ -75,6 +83,17 @@ func TestComposeStack(t *testing.T) {
 	}
 	if s.AdminToken == "" || s.Proxy.UpstreamUser != "app" {
 		t.Errorf("compose proxy: admin token %q, upstream user %q", s.AdminToken, s.Proxy.UpstreamUser)
+	}
+	if s.Proxy.PromoteUser == "" || s.Proxy.PromotePassword == "" {
+		t.Errorf("compose proxy: no promote account (user %q)", s.Proxy.PromoteUser)
+	}
+	if px.Image != "sqlfork-proxy:dev" {
+		t.Errorf("compose proxy image %q, not make image's sqlfork-proxy:dev", px.Image)
+	}
+	for svc, want := range map[string]string{"mariadb": "127.0.0.1:3306:3306", "sqlfork-proxy": "127.0.0.1:9104:9104"} {
+		if !slices.Contains(doc.Services[svc].Ports, want) {
+			t.Errorf("compose %s publishes %v, not %s", svc, doc.Services[svc].Ports, want)
+		}
 	}
 
 	var dash struct {
