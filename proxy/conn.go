@@ -321,6 +321,9 @@ func (c *clientConn) dispatch(cmd byte) error {
 		return c.forwardCommand(cmd, info.shape())
 	}
 	c.rowCap = c.sbx.Guardrails().MaxRows
+	if cmd != wire.ComQuery && cmd != wire.ComStmtPrepare && cmd != wire.ComStmtClose {
+		c.sbx.ForgetCounts() // the server's ROW_COUNT() and FOUND_ROWS() are the command's
+	}
 	switch cmd {
 	case wire.ComQuery, wire.ComStmtPrepare:
 		return c.query(cmd)
