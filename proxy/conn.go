@@ -321,8 +321,12 @@ func (c *clientConn) dispatch(cmd byte) error {
 		return c.forwardCommand(cmd, info.shape())
 	}
 	c.rowCap = c.sbx.Guardrails().MaxRows
-	if cmd != wire.ComQuery && cmd != wire.ComStmtPrepare && cmd != wire.ComStmtClose {
-		c.sbx.ForgetCounts() // the server's ROW_COUNT() and FOUND_ROWS() are the command's
+	switch cmd {
+	case wire.ComQuery, wire.ComStmtPrepare, wire.ComStmtClose:
+	case wire.ComPing, wire.ComInitDB, wire.ComStmtReset, wire.ComStmtSendLongData:
+		c.sbx.OtherCommand(true) // it runs no query
+	default:
+		c.sbx.OtherCommand(false)
 	}
 	switch cmd {
 	case wire.ComQuery, wire.ComStmtPrepare:

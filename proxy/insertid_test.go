@@ -14,12 +14,13 @@ import (
 // capture's variable holds, read on the client's connection before the
 // client has the OK, which keeps its affected rows, status, warnings and
 // info; the next statement gets ROW_COUNT() and FOUND_ROWS() as the
-// INSERT left them, unless another command came first. An answer with an
-// id, or a fork whose trigger sets no variable, is left as it is.
+// INSERT left them, and later ones FOUND_ROWS() until a query or a
+// command that runs one. An answer with an id, or a fork whose trigger
+// sets no variable, is left as it is.
 func TestInsertIDOfForkedInsertSelect(t *testing.T) {
 	h := newSandboxHarness(t, nil)
 	body := "BEGIN INSERT INTO x; SET @`_sqlfork_ab_id` = NEW.`id`; END"
-	h.side.On(`^SELECT TRIGGER_NAME, ACTION_TIMING, EVENT_MANIPULATION, ACTION_STATEMENT FROM information_schema\.TRIGGERS`).Times(2).
+	h.side.On(`^SELECT TRIGGER_NAME, ACTION_TIMING, EVENT_MANIPULATION, ACTION_STATEMENT FROM information_schema\.TRIGGERS`).Times(3).
 		Rows(sessiontest.Row("_sqlfork_ab_ai", "AFTER", "INSERT", body))
 	h.side.On(`^SELECT TRIGGER_NAME, ACTION_TIMING, EVENT_MANIPULATION, ACTION_STATEMENT FROM information_schema\.TRIGGERS`).
 		Rows(sessiontest.Row("_sqlfork_ab_ai", "AFTER", "INSERT", "INSERT INTO x"))
@@ -59,20 +60,26 @@ func TestInsertIDOfForkedInsertSelect(t *testing.T) {
 	want620, _ := wire.WithInsertID(okWith(0), 620)
 	insert("INSERT INTO t (id, a) SELECT id, a FROM u", want620)
 	cl.query("SELECT ROW_COUNT(), FOUND_ROWS()")
-	cl.query("SELECT ROW_COUNT()") // the statement after: the server's own
+	cl.query("SELECT ROW_COUNT(), FOUND_ROWS()") // after a query: the server's own
 	insert("INSERT INTO t (id, a) SELECT id, a FROM u", want620)
 	cl.send([]byte{wire.ComPing})
 	cl.answer(wire.ShapeSingle, false)
-	cl.query("SELECT ROW_COUNT()")
+	cl.query("SET @a = 1")
+	cl.query("SELECT ROW_COUNT(), FOUND_ROWS()") // after a ping and a SET: FOUND_ROWS() still the INSERT's
+	insert("INSERT INTO t (id, a) SELECT id, a FROM u", want620)
+	cl.send([]byte{wire.ComStmtExecute, 9, 0, 0, 0, 0, 1, 0, 0, 0})
+	cl.answer(wire.ShapeResults, false)
+	cl.query("SELECT ROW_COUNT(), FOUND_ROWS()") // after an execution: the server's own
 	insert("INSERT INTO t (id, a) SELECT 7, 1", okWith(7))
 	insert("INSERT INTO t (id, a) SELECT id, a FROM u", okWith(0)) // a trigger body without the variable
-	want := []string{"SELECT GREATEST(2, -9223372036854775807 - 1), GREATEST(3, -9223372036854775807 - 1)", "SELECT ROW_COUNT()",
-		"SELECT ROW_COUNT()"}
+	const rc, fr = "GREATEST(2, -9223372036854775807 - 1)", "GREATEST(-9223372036854775807 - 1, 3)"
+	want := []string{"SELECT " + rc + ", " + fr, "SELECT ROW_COUNT(), FOUND_ROWS()", "SELECT ROW_COUNT(), " + fr,
+		"SELECT ROW_COUNT(), FOUND_ROWS()"}
 	if strings.Join(seen, "\n") != strings.Join(want, "\n") {
 		t.Errorf("upstream got:\n%s\nwant:\n%s", strings.Join(seen, "\n"), strings.Join(want, "\n"))
 	}
-	if n := len(h.up.queries(read)); n != 2 {
-		t.Errorf("the variable was read %d times, want 2", n)
+	if n := len(h.up.queries(read)); n != 3 {
+		t.Errorf("the variable was read %d times, want 3", n)
 	}
 }
 

@@ -164,7 +164,7 @@ func (st *statement) Relay(ctx context.Context, p *session.Plan, rl *session.Rel
 	a := c.answer(wire.ShapeResults, st.out.cursor)
 	if st.cmd == wire.ComStmtPrepare {
 		a.shape = wire.ShapePrepare
-	} else if p.ReadsInsertID() {
+	} else if p.ReadsInsertID() && st.cmd != wire.ComStmtBulkExecute {
 		a.insertID = func(o wire.OK) (uint64, bool, error) { return c.sbx.InsertID(ctx, p, o) }
 	}
 	a.shift, a.more, a.relabel = st.out.shift, st.more, rl

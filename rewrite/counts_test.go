@@ -3,17 +3,21 @@ package rewrite
 import "testing"
 
 // countsKnown knows ROW_COUNT() 3 and FOUND_ROWS() 5.
-type countsKnown struct{ mapsNothingResolver }
+type countsKnown struct {
+	mapsNothingResolver
+	foundOnly bool
+}
 
-func (countsKnown) PreviousCounts() (int64, int64, bool) { return 3, 5, true }
+func (c countsKnown) PreviousCounts() (int64, bool, int64, bool) { return 3, !c.foundOnly, 5, true }
 
 // TestCountsReps: the first statement's calls of ROW_COUNT() and
-// FOUND_ROWS() are sent as the values the resolver knows, in every
+// FOUND_ROWS() are sent as the values the resolver knows (FOUND_ROWS()
+// only, when it knows only that), in every
 // spelling the server reads as the built-in; qualified calls (stored
 // functions), calls with arguments, string literals, later statements and
 // definitions keep theirs.
 func TestCountsReps(t *testing.T) {
-	const rc, fr = "GREATEST(3, -9223372036854775807 - 1)", "GREATEST(5, -9223372036854775807 - 1)"
+	const rc, fr = "GREATEST(3, -9223372036854775807 - 1)", "GREATEST(-9223372036854775807 - 1, 5)"
 	e := NewEngine(0)
 	for _, c := range []struct{ in, want string }{
 		{"SELECT ROW_COUNT(), found_rows ( ), `ROW_COUNT`()", "SELECT " + rc + ", " + fr + ", " + rc},
@@ -33,6 +37,11 @@ func TestCountsReps(t *testing.T) {
 		if res.SQL != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.in, res.SQL, c.want)
 		}
+	}
+	// FOUND_ROWS() only, after a statement that set ROW_COUNT().
+	if res, err := e.Analyze("SELECT ROW_COUNT(), FOUND_ROWS()", Options{DB: "d"}).Rewrite(countsKnown{foundOnly: true}); err != nil ||
+		res.SQL != "SELECT ROW_COUNT(), "+fr {
+		t.Errorf("FOUND_ROWS() only: %v %v", res, err)
 	}
 	// A resolver that knows none leaves them.
 	if res, err := e.Analyze("SELECT ROW_COUNT()", Options{DB: "d"}).Rewrite(mapsNothingResolver{}); err != nil || res.SQL != "SELECT ROW_COUNT()" {

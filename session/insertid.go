@@ -25,13 +25,20 @@ import (
 // the id in its place. The read is a SELECT on the client's connection,
 // with no table: it keeps the statement's warnings (SHOW WARNINGS and
 // @@warning_count), but the server's ROW_COUNT() and FOUND_ROWS() become
-// its own. It reads those of the client's statement first, and the next
-// statement of the client's input gets them in place of its calls
-// (rewrite.CountsResolver).
+// its own. It reads those of the client's statement first, and the client's
+// next statement gets them in place of its calls (rewrite.CountsResolver),
+// FOUND_ROWS() also later ones, until a statement runs a query.
 
 // lastCounts are ROW_COUNT() and FOUND_ROWS() as the client's last
-// statement left them.
-type lastCounts struct{ rowCount, foundRows int64 }
+// statement left them, when the proxy's own read changed the server's.
+// ROW_COUNT() is known for the next statement only (rowCountKnown): every
+// statement sets it. FOUND_ROWS() stays until a statement runs a query
+// (keepsFoundRows).
+type lastCounts struct {
+	rowCount      int64
+	rowCountKnown bool
+	foundRows     int64
+}
 
 // planInsertID notes in p, the plan of a, the table whose last insert id
 // the proxy may read for it: that of a's last statement when it is INSERT
@@ -105,7 +112,7 @@ func (s *Session) InsertID(ctx context.Context, p *Plan, ok wire.OK) (id uint64,
 	rowCount, err1 := strconv.ParseInt(sideconn.Str(row[1]), 10, 64)
 	foundRows, err2 := strconv.ParseInt(sideconn.Str(row[2]), 10, 64)
 	if err1 == nil && err2 == nil {
-		s.counts = &lastCounts{rowCount: rowCount, foundRows: foundRows}
+		s.counts = &lastCounts{rowCount: rowCount, rowCountKnown: true, foundRows: foundRows}
 	}
 	if row[0] == nil {
 		return 0, false, nil
@@ -118,15 +125,24 @@ func (s *Session) InsertID(ctx context.Context, p *Plan, ok wire.OK) (id uint64,
 	return id, true, nil
 }
 
-// ForgetCounts drops what the proxy knows of ROW_COUNT() and FOUND_ROWS()
-// for the client's next statement: a command other than COM_QUERY or
-// COM_STMT_PREPARE came (the server's are that command's: COM_PING sets
-// ROW_COUNT() to 0, an execution's statement reads them as they are).
-func (s *Session) ForgetCounts() { s.counts = nil }
+// OtherCommand tells the session a command other than COM_QUERY,
+// COM_STMT_PREPARE or COM_STMT_CLOSE came: the server's ROW_COUNT() is the
+// command's now (COM_PING sets it to 0), and FOUND_ROWS() too unless
+// keepsFoundRows (a command that runs no query: COM_PING, COM_INIT_DB).
+func (s *Session) OtherCommand(keepsFoundRows bool) {
+	switch {
+	case s.counts == nil:
+	case keepsFoundRows:
+		s.counts = &lastCounts{foundRows: s.counts.foundRows}
+	default:
+		s.counts = nil
+	}
+}
 
 // takeCounts is what the proxy knows of ROW_COUNT() and FOUND_ROWS() for
-// in, a text to run (nil for any other input); it is then forgotten,
-// but for a text to prepare (COM_STMT_PREPARE leaves both as they are).
+// in, a text to run (nil for any other input); it is then forgotten
+// (carryCounts keeps FOUND_ROWS() past a statement that leaves it), but for
+// a text to prepare (COM_STMT_PREPARE leaves both as they are).
 func (s *Session) takeCounts(in Input) *lastCounts {
 	c := s.counts
 	if in.Prepare {
@@ -139,10 +155,40 @@ func (s *Session) takeCounts(in Input) *lastCounts {
 	return c
 }
 
-// PreviousCounts implements rewrite.CountsResolver.
-func (r resolver) PreviousCounts() (rowCount, foundRows int64, ok bool) {
-	if r.counts == nil {
-		return 0, 0, false
+// carryCounts keeps the FOUND_ROWS() of counts, taken for the input p
+// planned, for the inputs after it when p runs no query (keepsFoundRows)
+// and no read of a last insert id replaced them.
+func (s *Session) carryCounts(p *Plan, counts *lastCounts) {
+	if counts != nil && s.counts == nil && keepsFoundRows(p) {
+		s.counts = &lastCounts{foundRows: counts.foundRows}
 	}
-	return r.counts.rowCount, r.counts.foundRows, true
+}
+
+// keepsFoundRows reports a plan whose statements leave FOUND_ROWS() as it
+// was: SHOW WARNINGS or ERRORS, the transaction's start and end, SET and DO
+// of no table and no function (no query runs for them).
+func keepsFoundRows(p *Plan) bool {
+	if p == nil || p.analysis == nil || len(p.analysis.Statements) == 0 {
+		return false
+	}
+	for _, st := range p.analysis.Statements {
+		switch st.Kind {
+		case rewrite.KindShowWarnings, rewrite.KindShowErrors, rewrite.KindBegin, rewrite.KindCommit, rewrite.KindRollback:
+		case rewrite.KindSet, rewrite.KindDo:
+			if len(st.Reads) > 0 || len(st.Funcs) > 0 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// PreviousCounts implements rewrite.CountsResolver.
+func (r resolver) PreviousCounts() (rowCount int64, rowCountKnown bool, foundRows int64, ok bool) {
+	if r.counts == nil {
+		return 0, false, 0, false
+	}
+	return r.counts.rowCount, r.counts.rowCountKnown, r.counts.foundRows, true
 }

@@ -68,6 +68,8 @@ type Exchange interface {
 func (s *Session) Run(ctx context.Context, in Input, x Exchange) (ok bool, err error) {
 	start := time.Now()
 	counts := s.takeCounts(in)
+	var p *Plan
+	defer func() { s.carryCounts(p, counts) }()
 	p, replanned, err := s.planned(ctx, in, counts)
 	if in.Prepared == nil && s.m != nil {
 		s.m.observer().Planned(time.Since(start))
