@@ -320,7 +320,7 @@ func (cp Capture) TriggerDDL() []string {
 			cp.Fork.Quoted() + " FOR EACH ROW "
 	}
 	return []string{
-		head(names[0], "INSERT") + absent("NEW"),
+		head(names[0], "INSERT") + cp.insertBody(absent("NEW")),
 		head(names[1], "UPDATE") + "BEGIN " + image("OLD") + "; IF NOT (" + strings.Join(same, " AND ") + ") THEN " + absent("NEW") +
 			"; END IF; END",
 		head(names[2], "DELETE") + image("OLD"),

@@ -322,6 +322,13 @@ func (c *clientConn) dispatch(cmd byte) error {
 	}
 	c.rowCap = c.sbx.Guardrails().MaxRows
 	switch cmd {
+	case wire.ComQuery, wire.ComStmtPrepare, wire.ComStmtClose:
+	case wire.ComPing, wire.ComInitDB, wire.ComStmtReset, wire.ComStmtSendLongData:
+		c.sbx.OtherCommand(true) // it runs no query
+	default:
+		c.sbx.OtherCommand(false)
+	}
+	switch cmd {
 	case wire.ComQuery, wire.ComStmtPrepare:
 		return c.query(cmd)
 	case wire.ComStmtExecute, wire.ComStmtBulkExecute:

@@ -56,6 +56,9 @@ type answer struct {
 	// relabel, when set, tells names in ERR packets and column
 	// definitions back in the client's words.
 	relabel *session.Relabel
+	// insertID, when set, gives the last insert id the OK that ends the
+	// answer must say, read after it (okWithInsertID).
+	insertID func(wire.OK) (id uint64, patched bool, err error)
 	// maxRows cuts a result set after that many rows (0: no cap) and ends
 	// the answer with capErr() instead; rows counts the rows of the
 	// result set being relayed (of a cursor, across fetches).
@@ -174,6 +177,8 @@ func (r *relay) move(a *answer, kind wire.Kind, seq uint8, last bool) error {
 			}
 			return p
 		})
+	case last && kind == wire.KindOK && a.insertID != nil:
+		return r.okWithInsertID(a, seq)
 	case last && a.more && (kind == wire.KindOK || kind == wire.KindEnd):
 		okLayout := kind == wire.KindOK || r.be.caps&wire.CapDeprecateEOF != 0
 		return r.rewrite(seq+a.shift, func(p []byte) []byte {

@@ -159,11 +159,13 @@ func (st *statement) Send(ctx context.Context, p *session.Plan, replanned bool) 
 
 // Relay relays the statement's answer (session.Exchange); a statement
 // prepared is tracked from then on.
-func (st *statement) Relay(_ context.Context, p *session.Plan, rl *session.Relabel) (*session.Outcome, error) {
+func (st *statement) Relay(ctx context.Context, p *session.Plan, rl *session.Relabel) (*session.Outcome, error) {
 	c := st.c
 	a := c.answer(wire.ShapeResults, st.out.cursor)
 	if st.cmd == wire.ComStmtPrepare {
 		a.shape = wire.ShapePrepare
+	} else if p.ReadsInsertID() && st.cmd != wire.ComStmtBulkExecute {
+		a.insertID = func(o wire.OK) (uint64, bool, error) { return c.sbx.InsertID(ctx, p, o) }
 	}
 	a.shift, a.more, a.relabel = st.out.shift, st.more, rl
 	res, err := c.out.forward(a)

@@ -613,6 +613,8 @@ func describeKind(st *Statement, s ast.StmtNode) {
 		st.Database = x.Name.O
 	case *ast.UseStmt:
 		st.Database = x.DBName
+	case *ast.InsertStmt:
+		st.InsertSelect = x.Select != nil && len(x.OnDuplicate) == 0 && len(x.Returning) == 0
 	case *ast.CallStmt:
 		st.Unprovable = "CALL runs a stored procedure whose statements the proxy cannot see"
 	case *ast.PrepareStmt:

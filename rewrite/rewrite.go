@@ -180,6 +180,11 @@ type Statement struct {
 	// AliasedColumns are the select list's columns given an alias: alias,
 	// column name (as written).
 	AliasedColumns [][2]string
+	// InsertSelect marks INSERT and REPLACE whose rows a query makes (…
+	// SELECT), without ON DUPLICATE KEY UPDATE or RETURNING: the server
+	// answers their last insert id as its select_insert does
+	// (forker/insertid.go).
+	InsertSelect bool
 	// Database is the database CREATE, DROP or ALTER DATABASE or USE
 	// names, IfNotExists whether
 	// it (or a CREATE TABLE) says IF NOT EXISTS.
@@ -458,12 +463,21 @@ func (e *Engine) Rewrite(sql string, opts Options, r Resolver) (*Result, error) 
 // Rewrite applies r to an analysis. A nil r means no sandbox: the input
 // passes through unchanged.
 func (a *Analysis) Rewrite(r Resolver) (*Result, error) {
+	return a.rewrite(r, true)
+}
+
+// rewrite is Rewrite; top says a is the client's input, not a text it
+// holds (PREPARE … FROM '…'), which runs later.
+func (a *Analysis) rewrite(r Resolver, top bool) (*Result, error) {
 	if r == nil {
 		return &Result{SQL: a.clientSrc(), Analysis: a}, nil
 	}
 	reps, err := a.replacements(r)
 	if err != nil {
 		return nil, a.clientRefusal(err)
+	}
+	if top && a.parts == nil && a.parseErr == nil {
+		reps = append(reps, a.countsReps(r)...)
 	}
 	if err := splice.Overlapping(reps); err != nil {
 		return nil, err
@@ -993,7 +1007,7 @@ func (a *Analysis) preparedReplacements(reps []splice.Replacement, r Resolver) (
 		if _, ok := r.(DatabaseResolver); ok && changesDatabase(p.inner) {
 			return nil, Refuse(wire.ErUnsupportedPS, "a prepared CREATE, DROP or ALTER DATABASE cannot run in a sandbox; send it as a plain statement")
 		}
-		res, err := p.inner.Rewrite(r)
+		res, err := p.inner.rewrite(r, false)
 		var rf *Refusal
 		if errors.As(err, &rf) && rf.ServerCheck && rf.CheckText == "" {
 			// The server checks the text it prepares: that text, not the

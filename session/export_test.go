@@ -131,7 +131,7 @@ func NameID(name string) string { return registry.NameID(name) }
 
 // Plan is a text's whole plan: Run's plan, answer and fork steps.
 func (s *Session) Plan(ctx context.Context, sql string, prepared bool) (*Plan, error) {
-	p, _, err := s.planned(ctx, Input{Text: sql, Prepare: prepared})
+	p, _, err := s.planned(ctx, Input{Text: sql, Prepare: prepared}, nil)
 	if err == nil {
 		err = s.answered(ctx, p)
 	}
@@ -144,7 +144,7 @@ func (s *Session) Plan(ctx context.Context, sql string, prepared bool) (*Plan, e
 // Decided is a text's plan through Run's plan and fork steps only: the
 // session's own answer not yet made.
 func (s *Session) Decided(ctx context.Context, sql string) (*Plan, error) {
-	p, _, err := s.planned(ctx, Input{Text: sql})
+	p, _, err := s.planned(ctx, Input{Text: sql}, nil)
 	return p, err
 }
 

@@ -61,6 +61,7 @@ func (s *Session) forkPlanned(ctx context.Context, p *Plan) error {
 		p.nameRows, p.planJSON, p.explainDB = true, true, a.Statements[0].DB
 	}
 	p.unmapped = s.unmapped(a)
+	s.planInsertID(a, p)
 	s.injectTimeout(a, p)
 	p.version = version
 	p.restart = s.restartFor(a, p)
@@ -97,7 +98,7 @@ func (s *Session) forkAndRewrite(ctx context.Context, a *rewrite.Analysis, sql s
 			p.infoIdents = append(p.infoIdents, rewrite.Identifiers(text, opts)...)
 		}
 	}
-	return a.Rewrite(resolver{s: s, productionViews: showCreateView(a), productionTrigger: p.productionTrigger})
+	return a.Rewrite(resolver{s: s, productionViews: showCreateView(a), productionTrigger: p.productionTrigger, counts: p.counts})
 }
 
 // forkFor forks, once per sandbox, the tables the input writes (a DROP or

@@ -36,7 +36,7 @@ func (s *Session) gated(ctx context.Context, in Input, p *Plan, replanned bool) 
 			return p, replanned, func() { once.Do(func() { used(); out() }) }, nil
 		}
 		leave()
-		np, rp, err := s.planned(ctx, in)
+		np, rp, err := s.planned(ctx, in, p.counts)
 		if err == nil && !np.Answered() {
 			err = s.before(ctx, np)
 		}

@@ -132,6 +132,12 @@ type Plan struct {
 	// replay of it (its characteristics, why a second run could differ,
 	// …).
 	tx txn.Facts
+	// insertID is the sandbox's table whose last insert id the proxy may
+	// read for the answer (insertid.go); counts are ROW_COUNT() and
+	// FOUND_ROWS() for the input's first statement, when the proxy knows
+	// them and the server no longer does.
+	insertID *rewrite.Table
+	counts   *lastCounts
 }
 
 // Killable reports whether the planned input may be killed upstream should

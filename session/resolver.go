@@ -18,6 +18,9 @@ type resolver struct {
 	// productionTrigger leaves the trigger SHOW CREATE TRIGGER names as
 	// written: production's (objects.Placer.ForkTrigger).
 	productionTrigger bool
+	// counts, when set, are ROW_COUNT() and FOUND_ROWS() for the input's
+	// first statement (PreviousCounts).
+	counts *lastCounts
 }
 
 // showCreateView reports an input that is SHOW CREATE VIEW.

@@ -67,7 +67,10 @@ type Exchange interface {
 // connection broke, or bookkeeping after the answer failed.
 func (s *Session) Run(ctx context.Context, in Input, x Exchange) (ok bool, err error) {
 	start := time.Now()
-	p, replanned, err := s.planned(ctx, in)
+	counts := s.takeCounts(in)
+	var p *Plan
+	defer func() { s.carryCounts(p, counts) }()
+	p, replanned, err := s.planned(ctx, in, counts)
 	if in.Prepared == nil && s.m != nil {
 		s.m.observer().Planned(time.Since(start))
 	}
@@ -106,10 +109,12 @@ func (s *Session) Run(ctx context.Context, in Input, x Exchange) (ok bool, err e
 }
 
 // planned is in's plan through Run's plan and fork steps (no fork for
-// the session's own answer).
-func (s *Session) planned(ctx context.Context, in Input) (p *Plan, replanned bool, err error) {
+// the session's own answer); counts, when set, are ROW_COUNT() and
+// FOUND_ROWS() for its first statement (insertid.go).
+func (s *Session) planned(ctx context.Context, in Input, counts *lastCounts) (p *Plan, replanned bool, err error) {
 	p, replanned, err = s.planInput(ctx, in)
 	if err == nil && !p.Answered() {
+		p.counts = counts
 		err = s.fork(ctx, in, p)
 	}
 	if err == nil && in.Prepared != nil && !p.Answered() {

@@ -95,6 +95,10 @@ type Session struct {
 	// statusBase are the session's status counters when it last ran FLUSH
 	// STATUS in a sandbox (flushstatus.go); nil before.
 	statusBase map[string]string
+	// counts are ROW_COUNT() and FOUND_ROWS() as the client's last
+	// statement left them, when the proxy's own read since changed the
+	// server's (insertid.go); nil otherwise.
+	counts *lastCounts
 }
 
 // Diag is one row of SHOW WARNINGS (reply.Diag).

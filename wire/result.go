@@ -48,6 +48,21 @@ func okStatusAt(p []byte) (int, bool) {
 	return pos, true
 }
 
+// WithInsertID is the OK packet payload p saying last insert id id, all
+// else as p has it (affected rows, status, warnings, info, session state);
+// ok is false when p is too short to be one.
+func WithInsertID(p []byte, id uint64) (out []byte, ok bool) {
+	if _, ok := okStatusAt(p); !ok {
+		return nil, false
+	}
+	_, n, _ := LenEnc(p[1:])
+	_, m, _ := LenEnc(p[1+n:])
+	out = make([]byte, 0, len(p)+8)
+	out = append(out, p[:1+n]...)
+	out = AppendLenEnc(out, id)
+	return append(out, p[1+n+m:]...), true
+}
+
 // OKStatus returns the status flags of an OK packet payload.
 func OKStatus(p []byte) (uint16, bool) {
 	at, ok := okStatusAt(p)
