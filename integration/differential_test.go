@@ -177,11 +177,38 @@ func (g *diffGen) next1() diffStmt {
 	case k < 95:
 		g.inTx = false
 		return diffStmt{sql: "TRUNCATE TABLE " + t}
-	case k < 97:
+	case k < 96:
 		return diffStmt{sql: "INSERT INTO " + t + " (id, a) VALUES (1, 1)"} // often a duplicate key
+	case k < 98:
+		return g.insertSelect(t)
+	case k < 99:
+		return diffStmt{sql: "SELECT ROW_COUNT(), FOUND_ROWS(), @@warning_count", query: true}
 	default:
 		return diffStmt{sql: "SELECT * FROM missing_table", query: true}
 	}
+}
+
+// insertSelect is INSERT | INSERT IGNORE | REPLACE … SELECT of rows of t
+// with ids of their own (none generated: the answer's last insert id is
+// then the last row's), from t or another of the workload's tables.
+// Production's tables, forked (with the capture's triggers), are its
+// target more often than not.
+func (g *diffGen) insertSelect(t string) diffStmt {
+	r := g.r
+	for _, p := range []string{"t0", "t1"} {
+		if g.has(p) && r.Intn(3) == 0 {
+			t = p
+		}
+	}
+	from := t
+	if r.Intn(3) == 0 {
+		from = g.table()
+	}
+	verb := [...]string{"INSERT", "INSERT IGNORE", "REPLACE"}[r.Intn(3)]
+	shift := [...]int{0, 1, 100 + r.Intn(900)}[r.Intn(3)] // the same ids, the next ones, new ones
+	lo := 1 + r.Intn(12)
+	return diffStmt{sql: fmt.Sprintf("%s INTO %s (id, a) SELECT id + %d, a + 1 FROM %s WHERE id BETWEEN %d AND %d ORDER BY id",
+		verb, t, shift, from, lo, lo+r.Intn(6))}
 }
 
 // createTable makes a new table of the workload's.

@@ -93,7 +93,10 @@ func TestXAInSandbox(t *testing.T) {
 	// A discarded sandbox's prepared transaction goes with it.
 	cdb := openDB(t, h.userDSN(sandboxUser+"+xa_c", "app"))
 	c := conn(t, cdb)
-	for _, q := range []string{"XA START 'g3'", "INSERT INTO users (name) VALUES ('xc')", "XA END 'g3'", "XA PREPARE 'g3'"} {
+	// KEEP: the sandbox outlives the connection (the proxy's grace is 0
+	// here), for the DISCARD below to find it however soon the proxy sees
+	// the connection end.
+	for _, q := range []string{"SANDBOX KEEP", "XA START 'g3'", "INSERT INTO users (name) VALUES ('xc')", "XA END 'g3'", "XA PREPARE 'g3'"} {
 		mustExecC(t, c, q)
 	}
 	c.Close()
