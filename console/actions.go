@@ -143,7 +143,7 @@ func (c *Console) promote(w http.ResponseWriter, r *http.Request) {
 	pp := promotePage{Name: display, URL: sandboxURL(name), Strategy: p.Strategy, Digest: p.Digest, Info: quote.Display(p.Info),
 		Tables: o.Tables, Strategies: strategies(p.Strategy)}
 	for _, s := range p.Plan {
-		pp.Plan = append(pp.Plan, planStep{Step: quote.Display(s.Step), Statement: quote.Display(s.Statement)})
+		pp.Plan = append(pp.Plan, planStep{Step: quote.Display(s.Step), Statement: displayLines(s.Statement)})
 		if s.Step == "conflict" {
 			pp.Conflicts++
 		}

@@ -33,19 +33,18 @@ type chart struct {
 // bar is one bar of a counter's chart.
 type bar struct{ X, Y, W, H string }
 
-// charts draws chartSeries from samples, which the history keeps up to
-// capacity of.
-func charts(samples []sample, capacity int) []chart {
+// charts draws chartSeries from samples.
+func charts(samples []sample) []chart {
 	var out []chart
 	for _, d := range chartSeries() {
-		out = append(out, drawChart(d, samples, capacity))
+		out = append(out, drawChart(d, samples))
 	}
 	return out
 }
 
-// drawChart draws series d from samples. The newest sample is at the
-// right edge; one slot of the width is one sample of capacity.
-func drawChart(d seriesDef, samples []sample, capacity int) chart {
+// drawChart draws series d from samples, across the width: the oldest
+// sample at the left edge, the newest at the right.
+func drawChart(d seriesDef, samples []sample) chart {
 	c := chart{ID: "chart-" + d.Key, Title: d.Title, Help: d.Help, Width: chartWidth, Height: chartHeight}
 	var vals []float64
 	for _, s := range samples {
@@ -71,8 +70,16 @@ func drawChart(d seriesDef, samples []sample, capacity int) chart {
 		peak = max(peak, v)
 	}
 	c.Peak = number(peak)
-	slot := float64(chartWidth) / float64(capacity-1)
-	x := func(i int) float64 { return float64(capacity-len(vals)+i) * slot }
+	slot := float64(chartWidth)
+	if len(vals) > 1 {
+		slot /= float64(len(vals) - 1)
+	}
+	x := func(i int) float64 {
+		if len(vals) == 1 {
+			return chartWidth
+		}
+		return float64(i) * slot
+	}
 	y := func(v float64) float64 {
 		return chartHeight - chartPad - v/max(peak, 1)*(chartHeight-2*chartPad)
 	}
@@ -87,8 +94,8 @@ func drawChart(d seriesDef, samples []sample, capacity int) chart {
 		for i, v := range vals {
 			pts = append(pts, coord(x(i))+","+coord(y(v)))
 		}
-		if len(pts) == 1 { // one sample: a dot-long line
-			pts = append(pts, coord(x(0)+1)+","+coord(y(vals[0])))
+		if len(pts) == 1 { // one sample: a short line at the right edge
+			pts = append([]string{coord(x(0)-2) + "," + coord(y(vals[0]))}, pts...)
 		}
 		c.Line = strings.Join(pts, " ")
 		c.Desc = d.Title + ": " + c.Now + " now; at most " + c.Peak

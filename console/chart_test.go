@@ -9,9 +9,10 @@ import (
 )
 
 // TestHistoryCharts: the history keeps the last samples of the charted
-// metrics; a gauge is drawn as a line, newest at the right edge, and a
-// counter as bars of its increase between samples (a restart counted from
-// 0); too few samples draw nothing.
+// metrics (a counter not yet counted as 0); a gauge is drawn as a line
+// across the width, newest at the right edge, and a counter as bars of its
+// increase between samples (a restart counted from 0); too few samples
+// draw nothing.
 func TestHistoryCharts(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	conns := prometheus.NewGauge(prometheus.GaugeOpts{Name: "sqlfork_client_connections", Help: "h"})
@@ -36,7 +37,7 @@ func TestHistoryCharts(t *testing.T) {
 		t.Fatalf("kept %d samples from %v", len(s), s[0].at)
 	}
 	byKey := map[string]chart{}
-	for _, c := range charts(s, 4) {
+	for _, c := range charts(s) {
 		byKey[strings.TrimPrefix(c.ID, "chart-")] = c
 	}
 	conn := byKey["connections"]
@@ -53,14 +54,19 @@ func TestHistoryCharts(t *testing.T) {
 	if sb := byKey["sandboxes"]; !sb.Empty {
 		t.Errorf("sandboxes, which the registry lacks: %+v", sb)
 	}
+	empty := newHistory(2)
+	empty.add(at, gathered{})
+	if v, ok := empty.snapshot()[0].values["forks"]; !ok || v != 0 || len(empty.snapshot()[0].values) != 2 {
+		t.Errorf("a sample of no metrics: %v", empty.snapshot()[0].values)
+	}
 	if got := increases([]float64{3, 5, 2, 4}); len(got) != 3 || got[0] != 2 || got[1] != 2 || got[2] != 2 {
 		t.Errorf("increases = %v", got)
 	}
-	one := drawChart(chartSeries()[0], s[:1], 4)
+	one := drawChart(chartSeries()[0], s[:1])
 	if one.Empty || strings.Count(one.Line, ",") != 2 {
 		t.Errorf("a gauge's one sample: %+v", one)
 	}
-	if c := drawChart(chartSeries()[2], s[:1], 4); !c.Empty {
+	if c := drawChart(chartSeries()[2], s[:1]); !c.Empty {
 		t.Errorf("a counter's one sample: %+v", c)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/adminapi"
 	"github.com/sqlfork/sqlfork-proxy/quote"
@@ -90,7 +91,17 @@ func ddlText(v json.RawMessage) string {
 	if json.Unmarshal(v, &s) != nil {
 		return quote.JSONSafe(string(v))
 	}
-	return quote.Display(s)
+	return displayLines(s)
+}
+
+// displayLines is SQL text for a <pre>: each line as quote.Display shows
+// it, the line ends kept.
+func displayLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = quote.Display(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // addRow adds ch's row to t, and its columns t has not yet.

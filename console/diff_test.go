@@ -44,6 +44,8 @@ func TestTableDiffs(t *testing.T) {
 		{"ddl and two tables", []adminapi.DiffChange{{Table: "a.u", Op: "ddl", After: json.RawMessage(`"ALTER TABLE a.u ADD c INT"`)},
 			ch("a.t", "insert", "", `{"id": 1}`, ""), ch("a.u", "insert", "", `{"id": 1}`, "")},
 			`a.u [ALTER TABLE a.u ADD c INT] [id] insert: added(1) / a.t [] [id] insert: added(1)`},
+		{"multi-line ddl", []adminapi.DiffChange{{Table: "a.v", Op: "ddl", After: json.RawMessage(`"CREATE TABLE v (\n  c INT\u202e\n)"`)}},
+			"a.v [CREATE TABLE v (\n  c INT\\u202e\n)] [] "},
 		{"hidden characters", []adminapi.DiffChange{ch("a.t\u202e", "insert", "", `{"c\u0007": "x\u001b[2J\u200b"}`, "")},
 			`a.t\u202e [] [c\x07] insert: added("x\u001b[2J\u200b")`},
 	}

@@ -46,8 +46,11 @@ func newHistory(capacity int) *history { return &history{max: capacity} }
 func (h *history) add(at time.Time, g gathered) {
 	s := sample{at: at, values: map[string]float64{}}
 	for _, d := range chartSeries() {
-		if v, ok := g.sum(d.Metric, d.Match...); ok {
+		switch v, ok := g.sum(d.Metric, d.Match...); {
+		case ok:
 			s.values[d.Key] = v
+		case d.Counter:
+			s.values[d.Key] = 0 // a counter with labels has no family until its first count
 		}
 	}
 	h.mu.Lock()

@@ -33,7 +33,7 @@ func (c *Console) proxy(w http.ResponseWriter, r *http.Request) {
 			p.MetricsError = err.Error()
 		}
 		p.Metrics = currentMetrics(g)
-		p.Charts = charts(c.history.snapshot(), c.o.Samples)
+		p.Charts = charts(c.history.snapshot())
 	}
 	if c.o.Checks != nil {
 		p.Checks = c.o.Checks(r.Context())
