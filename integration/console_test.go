@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/sqlfork/sqlfork-proxy/adminapi"
 	"github.com/sqlfork/sqlfork-proxy/internal/testkit"
@@ -72,6 +73,7 @@ func (cp consoleProxy) signIn(t *testing.T, ctx context.Context) {
 	if loc := evalJS[string](t, ctx, `location.pathname + location.search`); loc != "/ui/login?next=%2Fui%2F" {
 		t.Fatalf("the console unsigned is at %s, not its sign-in form", loc)
 	}
+	checkLabels(t, ctx, "the sign-in form")
 	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.ID("token"), consoleToken)); err != nil {
 		t.Fatal(err)
 	}
@@ -130,9 +132,24 @@ INSERT INTO console_shop.products VALUES (1, 'KB-001', 'Keyboard', 89.90, 12), (
 		t.Errorf("the list's row of pricing: %q", row)
 	}
 	screenshot(t, ctx, "sandboxes")
+	// The keyboard: the first Tab reaches the skip link, which leads to the
+	// content, whose first link is a sandbox's.
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Tab)); err != nil {
+		t.Fatal(err)
+	}
+	if got := evalJS[string](t, ctx, `document.activeElement.textContent`); got != "Skip to content" {
+		t.Errorf("the first Tab focuses %q, not the skip link", got)
+	}
+	if err := chromedp.Do(ctx, chromedp.KeyEvent(kb.Enter), chromedp.KeyEvent(kb.Tab)); err != nil {
+		t.Fatal(err)
+	}
+	if got := evalJS[string](t, ctx, `location.hash + " " + document.activeElement.textContent`); got != "#main pricing" {
+		t.Errorf("the skip link, then Tab: %q", got)
+	}
 
 	browse(t, ctx, "open pricing", chromedp.Click(chromedp.CSS(`a[href="/ui/sandboxes/pricing"]`)))
 	checkDiffPage(t, ctx)
+	checkLabels(t, ctx, "the sandbox's page")
 	screenshot(t, ctx, "sandbox")
 	// The products' rows at the top of the window.
 	evalJS[chromedp.Void](t, ctx, `window.scrollTo(0, [...document.querySelectorAll('section.tablediff')]
@@ -202,6 +219,7 @@ func promoteInBrowser(t *testing.T, ctx context.Context) {
 	if len(steps) < 3 || steps[0] != "conflict" || !slices.Contains(steps, "ddl") || !slices.Contains(steps, "rows") {
 		t.Errorf("the plan's steps: %v", steps)
 	}
+	checkLabels(t, ctx, "the dry run's page")
 	screenshot(t, ctx, "promote-dry-run")
 	if code := browse(t, ctx, "promote", chromedp.Click(chromedp.CSS(`button.primary`))); code != http.StatusOK {
 		t.Fatalf("promote: HTTP %d: %s", code, evalJS[string](t, ctx, `document.body.innerText`))
@@ -217,6 +235,7 @@ func discardInBrowser(t *testing.T, ctx context.Context, cp consoleProxy, name s
 	t.Helper()
 	browse(t, ctx, "open "+name, chromedp.Navigate(cp.base+"/ui/sandboxes/"+name))
 	browse(t, ctx, "discard…", chromedp.Click(chromedp.CSS(`a[href="/ui/sandboxes/`+name+`/discard"]`)))
+	checkLabels(t, ctx, "the discard's confirmation")
 	type attempt struct {
 		typed string
 		code  int64
@@ -332,6 +351,20 @@ func TestConsoleBrowserHostileNames(t *testing.T) {
 	}
 	if seen := watch.seen(); len(seen) > 0 {
 		t.Errorf("a hostile name ran script: %v", seen)
+	}
+}
+
+// checkLabels fails the test when a control of the page (what) has no
+// label, or the page has no main landmark or no h1.
+func checkLabels(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	unlabelled := evalJS[[]string](t, ctx, `[...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
+		.filter(e => e.labels.length === 0 && !e.getAttribute('aria-label')).map(e => e.outerHTML)`)
+	if len(unlabelled) > 0 {
+		t.Errorf("%s has controls without a label: %q", what, unlabelled)
+	}
+	if n := evalJS[int](t, ctx, `document.querySelectorAll('main#main, h1').length`); n != 2 {
+		t.Errorf("%s lacks its main landmark or its one h1", what)
 	}
 }
 
