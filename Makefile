@@ -45,6 +45,7 @@ help:
 	@echo "make image-test  run the image against a throwaway MariaDB: a sandbox, a diff and a promote"
 	@echo "make run     build, then scripts/run.sh (throwaway MariaDB + proxy on 127.0.0.1:3307)"
 	@echo "make test    go vet + go test -race (CI=true: integration tests must not skip)"
+	@echo "make screenshots  the web console's screenshots in docs/screenshots/ (needs chromium)"
 	@echo "make bench   Go benchmarks, then go run ./integration/bench \$$BENCH_ARGS"
 	@echo "make lint    go vet + staticcheck $(STATICCHECK_VERSION)"
 	@echo "make fuzz    run every Fuzz* target for FUZZTIME=$(FUZZTIME)"
@@ -81,6 +82,13 @@ run: build
 test:
 	$(GO) vet ./...
 	GO=$(GO) bash scripts/test.sh $(TEST_TIMEOUT)
+
+# The web console's screenshots the README shows (docs/screenshots/*.png,
+# 1280x800): its browser test, in chromium against a throwaway MariaDB,
+# writes them.
+.PHONY: screenshots
+screenshots:
+	SQLFORK_SCREENSHOTS=$(CURDIR)/docs/screenshots $(GO) test -count=1 -run '^TestConsoleBrowser$$' ./integration/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

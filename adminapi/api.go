@@ -24,6 +24,8 @@
 // writes production: it needs the bearer token even with TokenlessChanges
 // (a dry run too, which reads production with the promote account).
 // The package knows nothing of the proxy: the proxy implements Sandboxes.
+// Who may do what (Options.Permits, Options.Authenticated) is shared with
+// the web console (package console), which calls the same Sandboxes.
 package adminapi
 
 import (

@@ -74,7 +74,7 @@ func (h handler) readCreate(w http.ResponseWriter, r *http.Request) (CreateReque
 		return req, nil, fmt.Errorf("%w: owner %q holds the user separator %q: the login %s would name another user",
 			ErrBadRequest, req.Owner, sep, req.Owner+sep+req.Name)
 	}
-	ttl, err := parseTTL(req.TTL)
+	ttl, err := ParseTTL(req.TTL)
 	return req, ttl, err
 }
 

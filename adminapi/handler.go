@@ -2,7 +2,6 @@ package adminapi
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,7 +65,7 @@ func Register(mux *http.ServeMux, o Options) {
 	h := handler{o}
 	mux.HandleFunc("GET /api/v1/sandboxes", h.read(h.list))
 	mux.HandleFunc("GET /api/v1/sandboxes/{name}", h.read(h.show))
-	mux.HandleFunc("POST /api/v1/sandboxes", h.trusted(msgCreateNeedsToken, h.create))
+	mux.HandleFunc("POST /api/v1/sandboxes", h.needs(NeedCreate, h.create))
 	mux.HandleFunc("GET /api/v1/proxy", h.read(h.proxy))
 	mux.HandleFunc("POST /api/v1/sandboxes/{name}/keep", h.change(h.keep))
 	mux.HandleFunc("DELETE /api/v1/sandboxes/{name}", h.change(h.discard))
@@ -82,59 +81,33 @@ type handler struct{ o Options }
 // read guards a request that only reads: the token, when one is set.
 func (h handler) read(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if h.o.Token != "" {
-			got, ok := bearer(r.Header.Get("Authorization"))
-			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(h.o.Token)) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="sqlfork-proxy"`)
-				writeJSON(w, http.StatusUnauthorized, ErrorBody{Error: msgUnauthorized})
-				return
-			}
+		if !h.o.Authenticated(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="sqlfork-proxy"`)
+			writeJSON(w, http.StatusUnauthorized, ErrorBody{Error: msgUnauthorized})
+			return
 		}
 		next(w, r)
 	}
 }
 
-// bearer is the token of an Authorization header of the Bearer scheme,
-// whose name is case-insensitive (RFC 9110 11.1), as is the white space
-// after it.
-func bearer(header string) (string, bool) {
-	scheme, token, ok := strings.Cut(strings.TrimLeft(header, " "), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	token = strings.Trim(token, " ")
-	return token, token != ""
-}
-
-// change guards a request that keeps or discards: the token, or without
-// one, TokenlessChanges.
-func (h handler) change(next http.HandlerFunc) http.HandlerFunc { return h.trusted(msgReadOnly, next) }
+// change guards a request that keeps, discards or resets: the token, or
+// without one, TokenlessChanges.
+func (h handler) change(next http.HandlerFunc) http.HandlerFunc { return h.needs(NeedChange, next) }
 
 // rows guards a request that reads rows (production's among them): as
 // change — any local process can reach a tokenless loopback API, which
 // otherwise shows metadata only.
-func (h handler) rows(next http.HandlerFunc) http.HandlerFunc {
-	return h.trusted(msgRowsNeedToken, next)
-}
-
-// trusted lets next through with the token, or without one when
-// TokenlessChanges says every local process is trusted; otherwise it
-// answers 403 with refused.
-func (h handler) trusted(refused string, next http.HandlerFunc) http.HandlerFunc {
-	return h.allowed(h.o.Token != "" || h.o.TokenlessChanges, refused, next)
-}
+func (h handler) rows(next http.HandlerFunc) http.HandlerFunc { return h.needs(NeedRows, next) }
 
 // tokenOnly guards a request that writes production: the token, which must
 // be set (TokenlessChanges does not cover it).
-func (h handler) tokenOnly(next http.HandlerFunc) http.HandlerFunc {
-	return h.allowed(h.o.Token != "", msgTokenOnly, next)
-}
+func (h handler) tokenOnly(next http.HandlerFunc) http.HandlerFunc { return h.needs(NeedPromote, next) }
 
-// allowed passes a request that read lets through on to next when ok,
-// and otherwise answers 403 with refused.
-func (h handler) allowed(ok bool, refused string, next http.HandlerFunc) http.HandlerFunc {
+// needs passes a request that read lets through on to next when Permits
+// allows need, and otherwise answers 403 with its reason.
+func (h handler) needs(need Need, next http.HandlerFunc) http.HandlerFunc {
 	return h.read(func(w http.ResponseWriter, r *http.Request) {
-		if !ok {
+		if ok, refused := h.o.Permits(need); !ok {
 			writeJSON(w, http.StatusForbidden, ErrorBody{Error: refused})
 			return
 		}
@@ -156,7 +129,7 @@ func (h handler) show(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h handler) keep(w http.ResponseWriter, r *http.Request) {
-	withParam(w, r, "ttl", parseTTL, h.o.Sandboxes.Keep)
+	withParam(w, r, "ttl", ParseTTL, h.o.Sandboxes.Keep)
 }
 
 func (h handler) discard(w http.ResponseWriter, r *http.Request) {
@@ -192,7 +165,7 @@ func (h handler) export(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h handler) promote(w http.ResponseWriter, r *http.Request) {
-	o, err := parsePromote(r.URL.Query())
+	o, err := ParsePromote(r.URL.Query())
 	if err != nil {
 		answer(w, nil, err)
 		return
@@ -221,14 +194,19 @@ func answer(w http.ResponseWriter, v any, err error) {
 		writeJSON(w, http.StatusOK, v)
 		return
 	}
-	code := http.StatusInternalServerError
+	writeJSON(w, HTTPStatus(err), ErrorBody{Error: err.Error()})
+}
+
+// HTTPStatus is the status the API answers err with: that of the first
+// mark of errStatus err holds (ErrNotFound 404, ErrBadRequest 400,
+// ErrForbidden 403, ErrConflict 409), 500 for an error marked with none.
+func HTTPStatus(err error) int {
 	for _, s := range errStatus {
 		if errors.Is(err, s.err) {
-			code = s.code
-			break
+			return s.code
 		}
 	}
-	writeJSON(w, code, ErrorBody{Error: err.Error()})
+	return http.StatusInternalServerError
 }
 
 // errStatus is the status of an error marked with err, the first that
@@ -243,8 +221,10 @@ var errStatus = []struct {
 	{ErrConflict, http.StatusConflict},
 }
 
-// parseTTL reads the ttl of a keep request: "" (none asked) is 0.
-func parseTTL(text string) (*time.Duration, error) {
+// ParseTTL reads the ttl of a keep request (the API's query, the console's
+// form) as SANDBOX KEEP TTL reads it: "" (none asked) is nil, the proxy's
+// sandbox-ttl; what does not parse is an ErrBadRequest.
+func ParseTTL(text string) (*time.Duration, error) {
 	if text == "" {
 		return nil, nil // the proxy's default
 	}

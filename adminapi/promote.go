@@ -66,10 +66,11 @@ func IsDigest(s string) bool {
 	return strings.Trim(hex, "0123456789abcdef") == ""
 }
 
-// parsePromote reads the options of a promote request (see PromoteOptions):
+// ParsePromote reads the options of a promote request (see PromoteOptions),
+// as the API reads its query and the console its form:
 // the strategy in lower case ("" is fail), a digest in lower case. What
 // does not parse is an ErrBadRequest naming its parameter.
-func parsePromote(q url.Values) (PromoteOptions, error) {
+func ParsePromote(q url.Values) (PromoteOptions, error) {
 	var o PromoteOptions
 	var err error
 	if o.Strategy, err = parseStrategy(q.Get(paramStrategy)); err != nil {

@@ -16,7 +16,7 @@ func TestPromoteOptionsQuery(t *testing.T) {
 		name  string
 		o     PromoteOptions
 		query string
-		back  PromoteOptions // what parsePromote reads of query
+		back  PromoteOptions // what ParsePromote reads of query
 	}{
 		{"none", PromoteOptions{}, "", PromoteOptions{Strategy: "fail"}},
 		{"strategy", PromoteOptions{Strategy: "ours"}, "strategy=ours", PromoteOptions{Strategy: "ours"}},
@@ -34,9 +34,9 @@ func TestPromoteOptionsQuery(t *testing.T) {
 			if got := q.Encode(); got != tt.query {
 				t.Errorf("Query = %q, want %q", got, tt.query)
 			}
-			back, err := parsePromote(q)
+			back, err := ParsePromote(q)
 			if err != nil || !reflect.DeepEqual(back, tt.back) {
-				t.Errorf("parsePromote = %+v, %v; want %+v", back, err, tt.back)
+				t.Errorf("ParsePromote = %+v, %v; want %+v", back, err, tt.back)
 			}
 		})
 	}
@@ -64,7 +64,7 @@ func TestIsDigest(t *testing.T) {
 			t.Errorf("IsDigest(%q) = %v, want %v", tt.s, got, tt.want)
 		}
 	}
-	if _, err := parsePromote(map[string][]string{"matching": {"sha256:x"}}); !errors.Is(err, ErrBadRequest) {
-		t.Errorf("parsePromote of a bad digest: %v, want ErrBadRequest", err)
+	if _, err := ParsePromote(map[string][]string{"matching": {"sha256:x"}}); !errors.Is(err, ErrBadRequest) {
+		t.Errorf("ParsePromote of a bad digest: %v, want ErrBadRequest", err)
 	}
 }

@@ -124,6 +124,7 @@ print_connect_help() { # UPSTREAM_ADDR USER PASSWORD [DB [DIRECT_USER DIRECT_PAS
 
 		  upstream MariaDB : $up (user $user)
 		  sqlfork-proxy    : $PROXY_LISTEN   metrics: http://$METRICS_LISTEN/metrics
+		  web console      : http://$METRICS_LISTEN/ui/
 
 		  Connect through the proxy:
 		    mariadb -h$ADDR_HOST -P$ADDR_PORT -u$user -p$pass${db:+ $db}
@@ -475,6 +476,8 @@ cat >&2 <<-EOF
 	    mariadb -h$ADDR_HOST -P$ADDR_PORT -u$APP_USER -p$APP_PASSWORD demo    # an application's account: may promote
 	    export SQLFORK_ADMIN_TOKEN=\$(cat $TOKEN_FILE)
 	    $PROXY_BIN sandbox list    # also show, diff, export, promote, keep, discard
+	  or in a browser: http://$METRICS_LISTEN/ui/ — sign in with the admin token
+	    $ADMIN_TOKEN    (it is in $TOKEN_FILE)
 
 EOF
 # Secrets go in the environment, not argv, where ps would show them.

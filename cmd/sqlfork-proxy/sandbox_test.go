@@ -240,6 +240,8 @@ func TestMetricsListenerMux(t *testing.T) {
 			{"GET", "/api/v1/sandboxes", "", 200}, {"POST", "/api/v1/sandboxes/box/keep?ttl=1h", "", 403},
 			{"GET", "/api/v1/sandboxes/box/diff?summary=1", "", 403}, {"GET", "/api/v1/sandboxes/box/export", "", 403},
 			{"POST", "/api/v1/sandboxes/box/promote?strategy=ours", "", 403},
+			{"GET", "/ui/", "", 200}, {"GET", "/ui/sandboxes/box", "", 200}, {"GET", "/ui/proxy", "", 200},
+			{"GET", "/ui/sandboxes/box/export", "", 403},
 		}, false},
 		{"loopback with tokenless changes", "127.0.0.1:9104", "", true, []req{
 			{"POST", "/api/v1/sandboxes/box/keep?ttl=1h", "", 200}, {"POST", "/api/v1/sandboxes/box/promote?strategy=ours", "", 403},
@@ -249,6 +251,7 @@ func TestMetricsListenerMux(t *testing.T) {
 		{"beyond loopback without token", "0.0.0.0:9104", "", false, []req{
 			{"GET", "/healthz", "", 200}, {"GET", "/api/v1/sandboxes", "", 404}, {"DELETE", "/api/v1/sandboxes/box", "", 404},
 			{"GET", "/api/v1/sandboxes/box/export", "", 404}, {"POST", "/api/v1/sandboxes/box/promote", "", 404},
+			{"GET", "/ui/", "", 404}, {"GET", "/ui/sandboxes/box", "", 404},
 		}, true},
 		{"beyond loopback with token", ":9104", "s3cret", false, []req{
 			{"GET", "/healthz", "", 200}, {"GET", "/api/v1/sandboxes", "", 401},
@@ -256,6 +259,8 @@ func TestMetricsListenerMux(t *testing.T) {
 			{"GET", "/api/v1/sandboxes/box/diff", "", 401}, {"GET", "/api/v1/sandboxes/box/diff", "Bearer s3cret", 200},
 			{"POST", "/api/v1/sandboxes/box/promote?strategy=ours", "", 401},
 			{"POST", "/api/v1/sandboxes/box/promote?strategy=ours", "Bearer s3cret", 200},
+			{"GET", "/ui/", "", 303}, {"GET", "/ui/login", "", 200}, {"GET", "/ui/", "Bearer s3cret", 200},
+			{"GET", "/ui/sandboxes/box", "Bearer wrong", 401},
 		}, false},
 	}
 	for _, tc := range tests {
@@ -263,7 +268,10 @@ func TestMetricsListenerMux(t *testing.T) {
 			s := defaultSettings()
 			s.MetricsListen, s.AdminToken, s.AdminTokenlessChanges = tc.listen, tc.token, tc.tokenless
 			core, logs := observer.New(zap.WarnLevel)
-			mux := metricsListenerMux(s, prometheus.NewRegistry(), nil, &cliSandboxes{}, zap.New(core))
+			mux, _, err := metricsListenerMux(s, prometheus.NewRegistry(), nil, &cliSandboxes{}, nil, zap.New(core))
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, r := range tc.reqs {
 				q := httptest.NewRequest(r.method, r.path, nil)
 				if r.auth != "" {

@@ -20,6 +20,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/sqlfork/sqlfork-proxy/adminapi"
+	"github.com/sqlfork/sqlfork-proxy/console"
 	"github.com/sqlfork/sqlfork-proxy/metrics"
 	"github.com/sqlfork/sqlfork-proxy/proxy"
 )
@@ -97,11 +98,17 @@ func serveMetrics(ctx context.Context, s settings, reg *prometheus.Registry, srv
 	if s.MetricsListen == "" {
 		return "disabled", nil, nil
 	}
-	// Metrics outlive ctx: they keep answering while the proxy drains.
-	addr, shutdown, err := metrics.Serve(context.WithoutCancel(ctx), s.MetricsListen,
-		metricsListenerMux(s, reg, srv.Ready, srv.Admin(), log), log)
+	mux, con, err := metricsListenerMux(s, reg, srv.Ready, srv.Admin(), accountChecks(s, srv), log)
 	if err != nil {
 		return "", nil, err
+	}
+	// Metrics outlive ctx: they keep answering while the proxy drains.
+	addr, shutdown, err := metrics.Serve(context.WithoutCancel(ctx), s.MetricsListen, mux, log)
+	if err != nil {
+		return "", nil, err
+	}
+	if con != nil {
+		go con.Run(ctx) // samples the metrics for its charts while the proxy serves
 	}
 	return addr.String(), shutdown, nil
 }
@@ -280,19 +287,27 @@ func newLogger(format, levelName string, w io.Writer, level zap.AtomicLevel) (*z
 }
 
 // metricsListenerMux is what the metrics listener serves: /metrics,
-// /healthz and /readyz (metrics), and the admin API (adminapi) on sandboxes
-// unless the listener is reachable beyond loopback without an admin-token.
+// /healthz and /readyz (metrics), and the admin API (adminapi) and the web
+// console (console, /ui/) on sandboxes unless the listener is reachable
+// beyond loopback without an admin-token. The console (nil without one)
+// samples the metrics while its Run runs.
 func metricsListenerMux(s settings, g prometheus.Gatherer, ready func(context.Context) error,
-	sandboxes adminapi.Sandboxes, log *zap.Logger) *http.ServeMux {
+	sandboxes adminapi.Sandboxes, checks func(context.Context) []console.Check, log *zap.Logger) (*http.ServeMux, *console.Console, error) {
 	mux := metrics.NewMux(g, ready)
 	if s.AdminToken == "" && !loopback(s.MetricsListen) {
-		log.Warn("admin API disabled: metrics-listen is reachable beyond loopback and no admin-token is set",
+		log.Warn("admin API disabled, and the web console with it: metrics-listen is reachable beyond loopback and no admin-token is set",
 			zap.String("metrics_listen", s.MetricsListen))
-		return mux
+		return mux, nil, nil
 	}
-	adminapi.Register(mux, adminapi.Options{Sandboxes: sandboxes, Token: s.AdminToken, TokenlessChanges: s.AdminTokenlessChanges,
-		Proxy: adminapi.Proxy{Listen: s.Proxy.Listen, UserSeparator: s.Proxy.UserSeparator}})
-	return mux
+	api := adminapi.Options{Sandboxes: sandboxes, Token: s.AdminToken, TokenlessChanges: s.AdminTokenlessChanges,
+		Proxy: adminapi.Proxy{Listen: s.Proxy.Listen, UserSeparator: s.Proxy.UserSeparator}}
+	adminapi.Register(mux, api)
+	con, err := newConsole(s, api, g, ready, checks, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	con.Register(mux)
+	return mux, con, nil
 }
 
 // loopback reports whether host:port listens on loopback only.
