@@ -821,3 +821,70 @@ func TestRT29AdminListenerRebinding(t *testing.T) {
 		}
 	}
 }
+
+// TestRT29ConsoleErrorText: an error the console shows is text as the
+// sandbox's names are: a promote that fails on a table the sandbox named
+// with a bidirectional override (production made a table of that name,
+// which another table's foreign key holds, so the plan's DROP TABLE fails)
+// shows the override as an escape, not raw (it would reorder the
+// message's text).
+func TestRT29ConsoleErrorText(t *testing.T) {
+	cp := startConsoleProxy(t)
+	rt29Fixture(t, cp)
+	db := leastPrivilegeEnv(t)
+	root := openDB(t, db.DSN("")+"?multiStatements=true")
+	const table = "bd\u202eelbat"
+	c := cp.keptSandbox(t, "rt29e", "rt29c", time.Hour)
+	mustExecC(t, c, "CREATE TABLE "+quoteIdent(table)+" (id INT PRIMARY KEY, v INT)")
+	mustExecC(t, c, "INSERT INTO "+quoteIdent(table)+" VALUES (1, 1)")
+	mustExecC(t, root, "CREATE TABLE rt29c."+quoteIdent(table)+" (id INT PRIMARY KEY) ENGINE=InnoDB;"+
+		"CREATE TABLE rt29c.child (id INT PRIMARY KEY, p INT, FOREIGN KEY (p) REFERENCES rt29c."+quoteIdent(table)+" (id)) ENGINE=InnoDB")
+	b := newRT29Client(t, cp.base)
+	b.header.Set("Authorization", "Bearer "+consoleToken)
+	r := b.post("/ui/sandboxes/rt29e/promote", url.Values{"dry_run": {"1"}, "strategy": {"ours"}})
+	m := regexp.MustCompile(`name="matching" value="(sha256:[0-9a-f]{64})"`).FindStringSubmatch(r.body)
+	if r.code != http.StatusOK || m == nil {
+		t.Fatalf("dry run: HTTP %d %s", r.code, errorText(r.body))
+	}
+	if strings.Contains(r.body, "\u202e") {
+		t.Errorf("the dry run's page holds the override raw")
+	}
+	r = b.post("/ui/sandboxes/rt29e/promote", url.Values{"strategy": {"ours"}, "matching": {m[1]}})
+	msg := errorText(r.body)
+	if r.code < 400 || !strings.Contains(msg, "DROP TABLE") {
+		t.Fatalf("the promote: HTTP %d %q", r.code, msg)
+	}
+	if strings.Contains(r.body, "\u202e") || !strings.Contains(msg, `bd\u202eelbat`) {
+		t.Errorf("the promote's error shows the table's name with its override raw, not as an escape: %+q", msg)
+	}
+}
+
+// TestRT29ConsoleIgnorableCharacters: characters that render as nothing
+// (default-ignorable: a combining grapheme joiner, a Hangul filler, a
+// variation selector) in a table's, a column's name and a value are shown
+// as escapes, as bidirectional and zero-width ones are: else the table
+// `t<U+034F>` a sandbox created reads as `t` on its page and in its
+// plan. (quote.Display escapes Cf, Zl, Zp and what unicode.IsPrint
+// refuses; these are Mn and Lo.)
+func TestRT29ConsoleIgnorableCharacters(t *testing.T) {
+	cp := startConsoleProxy(t)
+	rt29Fixture(t, cp)
+	c := cp.keptSandbox(t, "rt29i", "rt29c", time.Hour)
+	const table, col, value = "t\u034f", "c\u3164", "v\ufe0f"
+	mustExecC(t, c, "CREATE TABLE "+quoteIdent(table)+" (id INT PRIMARY KEY, "+quoteIdent(col)+" VARCHAR(20))")
+	mustExecC(t, c, "INSERT INTO "+quoteIdent(table)+" VALUES (1, ?)", value)
+	b := newRT29Client(t, cp.base)
+	b.header.Set("Authorization", "Bearer "+consoleToken)
+	page := b.get("/ui/sandboxes/rt29i")
+	plan := b.post("/ui/sandboxes/rt29i/promote", url.Values{"dry_run": {"1"}})
+	for what, r := range map[string]rt29Resp{"the sandbox's page": page, "the dry run's page": plan} {
+		if r.code != http.StatusOK {
+			t.Fatalf("%s: HTTP %d %s", what, r.code, errorText(r.body))
+		}
+		for _, ch := range []string{"\u034f", "\u3164", "\ufe0f"} {
+			if strings.Contains(r.body, ch) {
+				t.Errorf("%s shows %+q raw (it renders as nothing)", what, ch)
+			}
+		}
+	}
+}
