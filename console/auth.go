@@ -2,12 +2,14 @@ package console
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"path"
 	"strings"
 
 	"github.com/sqlfork/sqlfork-proxy/adminapi"
+	"github.com/sqlfork/sqlfork-proxy/sandbox/command"
 )
 
 // maxForm bounds the body of a form the console reads.
@@ -54,8 +56,24 @@ func (c *Console) guard(need adminapi.Need, next http.HandlerFunc) http.HandlerF
 			c.fail(w, r, v, http.StatusForbidden, refused)
 			return
 		}
+		if name := r.PathValue("name"); name != "" && command.ValidName(name) != nil {
+			c.fail(w, r, v, http.StatusNotFound, noSuchName(name))
+			return
+		}
 		next(w, r.WithContext(context.WithValue(r.Context(), visitorKey{}, v)))
 	}
+}
+
+// noSuchName is the answer to a path naming a sandbox by a name no
+// sandbox can have (command.ValidName): the sandboxes are not asked, whose
+// registry would fail on a name that is not UTF-8 and, comparing names
+// without their trailing spaces, find "box" for "box ".
+func noSuchName(name string) string {
+	const shown = 64
+	if len(name) > shown {
+		name = name[:shown] + "…"
+	}
+	return fmt.Sprintf("not found: no such sandbox: %q (a sandbox's name is 1 to 48 letters, digits, '_' or '-')", name)
 }
 
 // identify finds who r comes from. A request that may not come in is

@@ -211,3 +211,25 @@ func TestNextPath(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleOddNames: a path naming a sandbox by a name no sandbox can
+// have (not UTF-8, a trailing space, '/', too long) is 404 on every route
+// without asking the sandboxes.
+func TestConsoleOddNames(t *testing.T) {
+	_, f, srv := testConsole(t, "s3cret", false)
+	b := newBrowser(t, srv)
+	b.header.Set("Authorization", "Bearer s3cret")
+	for _, name := range []string{"%FF", "%C0%80", "box%20", "box%2F", "%2e%2e", strings.Repeat("b", 49)} {
+		for _, suffix := range []string{"", "/export", "/discard"} {
+			before := len(f.calls())
+			code, body, _ := b.get("/ui/sandboxes/" + name + suffix)
+			if code != http.StatusNotFound || !strings.Contains(body, "no such sandbox") || len(f.calls()) != before {
+				t.Errorf("GET /ui/sandboxes/%s%s: HTTP %d, sandboxes asked %v", name, suffix, code, f.calls()[before:])
+			}
+		}
+		before := len(f.calls())
+		if code, _, _ := b.post("/ui/sandboxes/"+name+"/keep", url.Values{"ttl": {"1h"}}); code != http.StatusNotFound || len(f.calls()) != before {
+			t.Errorf("POST /ui/sandboxes/%s/keep: HTTP %d, sandboxes asked %v", name, code, f.calls()[before:])
+		}
+	}
+}

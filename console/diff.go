@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sqlfork/sqlfork-proxy/adminapi"
 	"github.com/sqlfork/sqlfork-proxy/quote"
@@ -19,8 +20,17 @@ import (
 // string quoted, NULL as null), with control, invisible and
 // bidirectional characters escaped (quote.JSONSafe).
 
-// maxRowsShown bounds the rows shown per table; EXPORT has them all.
-const maxRowsShown = 500
+// maxRowsShown bounds the rows shown per table; maxCellShown the bytes of
+// a value a cell shows (cut, and said so); maxShown the bytes of the
+// values a page shows in all, past which the rows of every table are
+// counted, not shown. EXPORT has them all, whole. Without the last two a
+// sandbox's values make its page, and the proxy's memory as it renders it,
+// as large as they are.
+const (
+	maxRowsShown = 500
+	maxCellShown = 1 << 10
+	maxShown     = 2 << 20
+)
 
 // tableDiff is one table's changes.
 type tableDiff struct {
@@ -29,7 +39,7 @@ type tableDiff struct {
 	DDL     []string
 	Columns []string
 	Rows    []rowDiff
-	// Hidden counts the rows past maxRowsShown.
+	// Hidden counts the rows past maxRowsShown or maxShown.
 	Hidden int
 }
 
@@ -64,6 +74,7 @@ type row struct {
 func tableDiffs(changes []adminapi.DiffChange) []tableDiff {
 	var out []tableDiff
 	index := map[string]int{}
+	shown := 0
 	for _, ch := range changes {
 		i, ok := index[ch.Table]
 		if !ok {
@@ -76,13 +87,26 @@ func tableDiffs(changes []adminapi.DiffChange) []tableDiff {
 			t.DDL = append(t.DDL, ddlText(ch.After))
 			continue
 		}
-		if len(t.Rows) >= maxRowsShown {
+		if len(t.Rows) >= maxRowsShown || shown >= maxShown {
 			t.Hidden++
 			continue
 		}
-		t.addRow(ch)
+		shown += t.addRow(ch)
 	}
 	return out
+}
+
+// clip is v as a cell shows it: its first maxCellShown bytes (cut where a
+// character starts), then how long it is in all.
+func clip(v string) string {
+	if len(v) <= maxCellShown {
+		return v
+	}
+	cut := maxCellShown
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return v[:cut] + "… (" + humanBytes(int64(len(v))) + " in all: EXPORT has it whole)"
 }
 
 // ddlText is the statement of a ddl change, a JSON string.
@@ -104,8 +128,9 @@ func displayLines(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// addRow adds ch's row to t, and its columns t has not yet.
-func (t *tableDiff) addRow(ch adminapi.DiffChange) {
+// addRow adds ch's row to t, and its columns t has not yet: the bytes of
+// the values it shows.
+func (t *tableDiff) addRow(ch adminapi.DiffChange) int {
 	before, after, prod := readRow(ch.Before), readRow(ch.After), readRow(ch.Production)
 	for _, r := range []row{after, before, prod} {
 		for _, n := range r.names {
@@ -114,7 +139,7 @@ func (t *tableDiff) addRow(ch adminapi.DiffChange) {
 			}
 		}
 	}
-	rd := rowDiff{Op: quote.Display(ch.Op), Key: compact(ch.Key),
+	rd := rowDiff{Op: quote.Display(ch.Op), Key: clip(compact(ch.Key)),
 		ProductionGone: ch.Op == "conflict" && nullJSON(ch.Production)}
 	for i := range t.Rows {
 		// Earlier rows get the columns this one brought.
@@ -122,10 +147,15 @@ func (t *tableDiff) addRow(ch adminapi.DiffChange) {
 			t.Rows[i].Cells = append(t.Rows[i].Cells, cellDiff{Kind: "absent"})
 		}
 	}
+	size := len(rd.Key)
 	for _, col := range t.Columns {
-		rd.Cells = append(rd.Cells, diffCell(col, before, after, prod, ch.Op == "conflict"))
+		c := diffCell(col, before, after, prod, ch.Op == "conflict")
+		c.Before, c.After, c.Production = clip(c.Before), clip(c.After), clip(c.Production)
+		size += len(c.Before) + len(c.After) + len(c.Production)
+		rd.Cells = append(rd.Cells, c)
 	}
 	t.Rows = append(t.Rows, rd)
+	return size
 }
 
 // diffCell is column col of a change from before to after, with

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/sqlfork/sqlfork-proxy/adminapi"
 )
@@ -101,5 +102,32 @@ func TestTableDiffsBound(t *testing.T) {
 	td := tableDiffs(changes)
 	if len(td) != 1 || len(td[0].Rows) != maxRowsShown || td[0].Hidden != 7 {
 		t.Fatalf("rows %d, hidden %d", len(td[0].Rows), td[0].Hidden)
+	}
+}
+
+// TestTableDiffsLargeValues: a cell shows the first maxCellShown bytes of
+// a value (never half a character) and how long it is; past maxShown bytes
+// of values in all, rows are counted, not shown; an update whose values
+// differ only past the cut is still a change.
+func TestTableDiffsLargeValues(t *testing.T) {
+	big := strings.Repeat("é", maxCellShown) // two bytes each
+	row := func(id int, v string) json.RawMessage {
+		b, _ := json.Marshal(map[string]any{"id": id, "v": v})
+		return b
+	}
+	changes := []adminapi.DiffChange{{Table: "a.t", Op: "update", Before: row(1, big+"x"), After: row(1, big+"y")}}
+	for i := 2; i < 5000; i++ { // five large values a row: maxShown is reached before maxRowsShown
+		b, _ := json.Marshal(map[string]any{"id": i, "v1": big, "v2": big, "v3": big, "v4": big, "v5": big})
+		changes = append(changes, adminapi.DiffChange{Table: "a.u", Op: "insert", After: b})
+	}
+	td := tableDiffs(changes)
+	c := td[0].Rows[0].Cells[1]
+	if c.Kind != "changed" || len(c.Before) > maxCellShown+100 || !utf8.ValidString(c.Before) ||
+		!strings.HasSuffix(c.After, "… (2.0 KiB in all: EXPORT has it whole)") {
+		t.Errorf("a large value's cell: %s %.60q … %q", c.Kind, c.Before, c.After[len(c.After)-60:])
+	}
+	shown := len(td[1].Rows)
+	if shown == 0 || shown >= maxRowsShown || td[1].Hidden != 4998-shown {
+		t.Errorf("values of %d bytes: %d rows shown, %d hidden", maxCellShown, shown, td[1].Hidden)
 	}
 }

@@ -30,7 +30,7 @@ func (c *Console) proxy(w http.ResponseWriter, r *http.Request) {
 	if c.o.Gatherer != nil {
 		var err error
 		if g, err = gather(c.o.Gatherer); err != nil {
-			p.MetricsError = err.Error()
+			p.MetricsError = quote.Display(err.Error())
 		}
 		p.Metrics = currentMetrics(g)
 		p.Charts = charts(c.history.snapshot())

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/sqlfork/sqlfork-proxy/adminapi"
+	"github.com/sqlfork/sqlfork-proxy/quote"
 )
 
 //go:embed templates/*.html
@@ -143,14 +144,16 @@ type errorPage struct {
 	Back    string
 }
 
-// fail answers r with the error page: status and message.
+// fail answers r with the error page: status and message, which may hold
+// what a sandbox named (a table in a failed statement): shown as the CLI
+// shows an error (quote.Display).
 func (c *Console) fail(w http.ResponseWriter, r *http.Request, v visitor, status int, message string) {
 	back := "/ui/"
 	if name := r.PathValue("name"); name != "" && status != http.StatusNotFound {
 		back = sandboxURL(name)
 	}
 	c.render(w, r, v, status, "error", http.StatusText(status),
-		errorPage{Status: status, Text: http.StatusText(status), Message: message, Back: back})
+		errorPage{Status: status, Text: http.StatusText(status), Message: quote.Display(message), Back: back})
 }
 
 // failErr answers r with err from the sandboxes, with the status the admin

@@ -80,7 +80,7 @@ func (c *Console) sandbox(w http.ResponseWriter, r *http.Request) {
 	} else {
 		p.Summary, p.Diff, err = c.diff(r.Context(), name)
 		if err != nil {
-			p.DiffError = err.Error()
+			p.DiffError = quote.Display(err.Error())
 		}
 	}
 	c.render(w, r, visitorOf(r), http.StatusOK, "sandbox", "Sandbox "+p.Sandbox.Name, p)
