@@ -881,8 +881,11 @@ func TestRT29ConsoleIgnorableCharacters(t *testing.T) {
 		if r.code != http.StatusOK {
 			t.Fatalf("%s: HTTP %d %s", what, r.code, errorText(r.body))
 		}
+		// A form's value attribute holds the name as it is, for the form to
+		// send it back: it is not shown.
+		shown := regexp.MustCompile(`value="[^"]*"`).ReplaceAllString(r.body, "")
 		for _, ch := range []string{"\u034f", "\u3164", "\ufe0f"} {
-			if strings.Contains(r.body, ch) {
+			if strings.Contains(shown, ch) {
 				t.Errorf("%s shows %+q raw (it renders as nothing)", what, ch)
 			}
 		}

@@ -120,10 +120,13 @@ func displayable(s string) bool {
 
 // hidden reports characters a terminal does not show as themselves: C1
 // controls, formatting characters (bidirectional overrides and isolates,
-// zero-width characters), line and paragraph separators, and any other
-// non-printing character.
+// zero-width characters), line and paragraph separators, characters that
+// render as nothing (default-ignorable: a combining grapheme joiner, a
+// Hangul filler, variation selectors), and any other non-printing
+// character.
 func hidden(r rune) bool {
-	return r >= 0x80 && (!unicode.IsPrint(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r))
+	return r >= 0x80 && (!unicode.IsPrint(r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Zl, r) || unicode.Is(unicode.Zp, r) ||
+		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r))
 }
 
 // JSONSafe is JSON text (as encoding/json writes it: valid UTF-8, C0

@@ -290,9 +290,10 @@ func newLogger(format, levelName string, w io.Writer, level zap.AtomicLevel) (*z
 // /healthz and /readyz (metrics), and the admin API (adminapi) and the web
 // console (console, /ui/) on sandboxes unless the listener is reachable
 // beyond loopback without an admin-token. The console (nil without one)
-// samples the metrics while its Run runs.
+// samples the metrics while its Run runs. adminGuard keeps other sites
+// out of the API and the console.
 func metricsListenerMux(s settings, g prometheus.Gatherer, ready func(context.Context) error,
-	sandboxes adminapi.Sandboxes, checks func(context.Context) []console.Check, log *zap.Logger) (*http.ServeMux, *console.Console, error) {
+	sandboxes adminapi.Sandboxes, checks func(context.Context) []console.Check, log *zap.Logger) (http.Handler, *console.Console, error) {
 	mux := metrics.NewMux(g, ready)
 	if s.AdminToken == "" && !loopback(s.MetricsListen) {
 		log.Warn("admin API disabled, and the web console with it: metrics-listen is reachable beyond loopback and no admin-token is set",
@@ -307,7 +308,7 @@ func metricsListenerMux(s settings, g prometheus.Gatherer, ready func(context.Co
 		return nil, nil, err
 	}
 	con.Register(mux)
-	return mux, con, nil
+	return adminGuard(mux, s.AdminToken == ""), con, nil
 }
 
 // loopback reports whether host:port listens on loopback only.
