@@ -1246,3 +1246,26 @@ func TestSideConnections(t *testing.T) {
 	}
 	p.reg.Put(c)
 }
+
+// TestDiscardBehindLock: a discard whose schema drop times out behind a
+// lock (a fill's key build, a transaction of a connection that is going)
+// succeeds: the sandbox is forgotten, and the reaper drops the schema it
+// left once the lock is gone.
+func TestDiscardBehindLock(t *testing.T) {
+	up := sessiontest.NewUpstream()
+	a := start(t, up, fastReaps(), registry.Limits{}, nil)
+	sa, _ := a.reg.Acquire(a.ctx, "box", "u", true)
+	a.persist(sa)
+	e := entry(sa, "t", sandbox.KindFork, 1)
+	a.save(sa, e)
+	up.AddTable(sessiontest.Table{DB: e.Phys.DB, Name: e.Phys.Name})
+	up.On("^DROP DATABASE IF EXISTS `" + e.Phys.DB + "`$").Times(1).Fail(wire.ErLockWaitTimeout, "HY000",
+		"Lock wait timeout exceeded; try restarting transaction")
+	if err := a.reg.Discard(a.ctx, sa, true, false, "discarded"); err != nil {
+		t.Fatalf("a discard behind a lock: %v", err)
+	}
+	if a.count("sandboxes", sa.ID) != 0 {
+		t.Error("the sandbox is still in the registry")
+	}
+	testkit.Eventually(t, "the reaper to drop the locked schema", func() bool { return !up.HasSchema(e.Phys.DB) })
+}

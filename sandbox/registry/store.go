@@ -459,10 +459,11 @@ func (m *Registry) dropSandbox(ctx context.Context, c sideconn.Conn, id string) 
 	if err != nil {
 		return err
 	}
-	// A drop behind a lock (a transaction of a connection that is going)
-	// gives up within seconds: the schema is an orphan then, which the
-	// reaper drops once the lock is gone, rather than a discard that waits
-	// for it (a proxy's stop waited minutes).
+	// A drop behind a lock (a transaction of a connection that is going, a
+	// fill's key build that has not seen its cancel yet) gives up within
+	// seconds: the schema is an orphan then, which the reaper drops once
+	// the lock is gone, rather than a discard that waits for it (a proxy's
+	// stop waited minutes) or fails (the sandbox is gone already).
 	restore, err := sideconn.LockWait(ctx, c, reconcileLockWait)
 	if err != nil {
 		return err
@@ -473,7 +474,13 @@ func (m *Registry) dropSandbox(ctx context.Context, c sideconn.Conn, id string) 
 	}
 	defer func() { _, _ = c.Exec(context.WithoutCancel(ctx), "SET SESSION innodb_lock_wait_timeout = DEFAULT") }()
 	for _, s := range append(schemas, sandbox.InfoSchema(m.cfg.Prefix, id)) {
-		if _, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+quote.Ident(s)); err != nil {
+		_, err := c.Exec(ctx, "DROP DATABASE IF EXISTS "+quote.Ident(s))
+		var me *mysql.MyError
+		switch {
+		case errors.As(err, &me) && me.Code == wire.ErLockWaitTimeout:
+			m.log.Info("a discarded sandbox's schema is locked: the reaper drops it once the lock is gone",
+				zap.String("schema", s), zap.Error(err))
+		case err != nil:
 			return fmt.Errorf("drop sandbox schema %s: %w", s, err)
 		}
 	}
