@@ -77,8 +77,8 @@ func TestComputedColumn(t *testing.T) {
 		{"KEY_COLUMN_USAGE", "CONSTRAINT_SCHEMA", true},
 		{"ROUTINES", "routine_schema", true},
 		{"ROUTINES", "ROUTINE_NAME", false}, // filtered on, not computed
-		{"SCHEMATA", "SCHEMA_NAME", true}, // a database the sandbox made is named as it named it
-		{"tables", "TABLE_SCHEMA", false}, // the view's name as Views spells it
+		{"SCHEMATA", "SCHEMA_NAME", true},   // a database the sandbox made is named as it named it
+		{"tables", "TABLE_SCHEMA", false},   // the view's name as Views spells it
 		{"NO_SUCH_VIEW", "TABLE_SCHEMA", false},
 	} {
 		if got := ComputedColumn(c.view, c.col); got != c.want {

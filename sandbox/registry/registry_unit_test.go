@@ -1259,7 +1259,7 @@ func TestDiscardBehindLock(t *testing.T) {
 	e := entry(sa, "t", sandbox.KindFork, 1)
 	a.save(sa, e)
 	up.AddTable(sessiontest.Table{DB: e.Phys.DB, Name: e.Phys.Name})
-	up.On("^DROP DATABASE IF EXISTS `" + e.Phys.DB + "`$").Times(1).Fail(wire.ErLockWaitTimeout, "HY000",
+	up.On("^DROP DATABASE IF EXISTS `"+e.Phys.DB+"`$").Times(1).Fail(wire.ErLockWaitTimeout, "HY000",
 		"Lock wait timeout exceeded; try restarting transaction")
 	if err := a.reg.Discard(a.ctx, sa, true, false, "discarded"); err != nil {
 		t.Fatalf("a discard behind a lock: %v", err)
