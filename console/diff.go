@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sqlfork/sqlfork-proxy/adminapi"
+	"github.com/sqlfork/sqlfork-proxy/internal/human"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 )
 
@@ -106,7 +107,7 @@ func clip(v string) string {
 	for cut > 0 && !utf8.RuneStart(v[cut]) {
 		cut--
 	}
-	return v[:cut] + "… (" + humanBytes(int64(len(v))) + " in all: EXPORT has it whole)"
+	return v[:cut] + "… (" + human.Bytes(int64(len(v))) + " in all: EXPORT has it whole)"
 }
 
 // ddlText is the statement of a ddl change, a JSON string.

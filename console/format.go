@@ -1,28 +1,9 @@
 package console
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 )
-
-// humanBytes is n in binary units: 512 B, 16 KiB, 1.5 MiB (as the CLI
-// shows sizes).
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, i := float64(n), 0
-	for v >= unit && i < 4 {
-		v, i = v/unit, i+1
-	}
-	suffix := []string{"B", "KiB", "MiB", "GiB", "TiB"}[i]
-	if v < 10 && v != float64(int64(v)) {
-		return fmt.Sprintf("%.1f %s", v, suffix)
-	}
-	return fmt.Sprintf("%d %s", int64(v+0.5), suffix)
-}
 
 // span is d for a person, to the minute past an hour and to the second
 // below one: 45s, 12m 5s, 3h 20m, 2d 4h.

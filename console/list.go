@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sqlfork/sqlfork-proxy/adminapi"
+	"github.com/sqlfork/sqlfork-proxy/internal/human"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 )
 
@@ -54,7 +55,7 @@ type fillView struct {
 func viewSandbox(s adminapi.Sandbox, now time.Time) sandboxView {
 	v := sandboxView{Name: quote.Display(s.Name), URL: sandboxURL(s.Name), ID: quote.Display(s.ID), Owner: quote.Display(s.Owner),
 		Age: span(now.Sub(s.Created)), Created: stamp(s.Created), CreatedISO: machineTime(s.Created),
-		Connections: s.Connections, TableCount: s.TableCount, Size: humanBytes(s.Bytes), Changes: s.Changes,
+		Connections: s.Connections, TableCount: s.TableCount, Size: human.Bytes(s.Bytes), Changes: s.Changes,
 		Badges: badges(s, now)}
 	if s.Expires != nil {
 		v.Expires, v.ExpiresISO = stamp(*s.Expires), machineTime(*s.Expires)

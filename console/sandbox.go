@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/sqlfork/sqlfork-proxy/adminapi"
+	"github.com/sqlfork/sqlfork-proxy/internal/human"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 )
 
@@ -68,7 +69,7 @@ func (c *Console) sandbox(w http.ResponseWriter, r *http.Request) {
 	p := sandboxPage{Sandbox: viewSandbox(s, c.o.Now()), Kept: r.URL.Query().Get("done") == "kept",
 		Strategies: strategies(adminapi.StrategyFail)}
 	for _, t := range s.Tables {
-		tv := tableView{Table: quote.Display(t.Table), State: quote.Display(t.State), Rows: t.Rows, Size: humanBytes(t.Bytes)}
+		tv := tableView{Table: quote.Display(t.Table), State: quote.Display(t.State), Rows: t.Rows, Size: human.Bytes(t.Bytes)}
 		if t.Fill != nil {
 			f := viewFill(t)
 			tv.Fill = &f

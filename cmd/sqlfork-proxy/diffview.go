@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -86,23 +85,6 @@ func valueText(v string) string { return quote.JSONSafe(v) }
 
 // nullJSON reports an absent or null JSON value.
 func nullJSON(v json.RawMessage) bool { return len(v) == 0 || string(v) == "null" }
-
-// humanBytes is n in binary units: 16 KiB, 1.5 MiB.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, i := float64(n), 0
-	for v >= unit && i < 4 {
-		v, i = v/unit, i+1
-	}
-	suffix := []string{"B", "KiB", "MiB", "GiB", "TiB"}[i]
-	if v < 10 && v != float64(int64(v)) {
-		return fmt.Sprintf("%.1f %s", v, suffix)
-	}
-	return fmt.Sprintf("%d %s", int64(v+0.5), suffix)
-}
 
 // opStyle is the colour of a diff's op.
 func opStyle(op string) style {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sqlfork/sqlfork-proxy/adminapi"
 	"github.com/sqlfork/sqlfork-proxy/duration"
+	"github.com/sqlfork/sqlfork-proxy/internal/human"
 	"github.com/sqlfork/sqlfork-proxy/quote"
 )
 
@@ -127,7 +128,7 @@ func newListCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 			fmt.Fprintln(tw, "NAME\tID\tSTATE\tOWNER\tCREATED\tEXPIRES\tCONNECTIONS\tTABLES\tSIZE\tCHANGES")
 			for _, s := range out {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", cell(s.Name), cell(s.ID), p.paint(stateStyle(s.State), cell(s.State)), cell(s.Owner),
-					fmtTime(&s.Created), fmtTime(s.Expires), s.Connections, s.TableCount, humanBytes(s.Bytes), p.paint(stateStyle(s.Changes), cell(s.Changes)))
+					fmtTime(&s.Created), fmtTime(s.Expires), s.Connections, s.TableCount, human.Bytes(s.Bytes), p.paint(stateStyle(s.Changes), cell(s.Changes)))
 			}
 			return tw.Flush()
 		}),
@@ -152,7 +153,7 @@ func newShowCmd(ran *bool, client apiClient, output *string) *cobra.Command {
 				p.paint(stateStyle(s.Changes), cell(s.Changes)), fmtTime(s.Promoted))
 			fmt.Fprintln(tw, "\nTABLE\tSTATE\tROWS\tSIZE")
 			for _, t := range s.Tables {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", cell(t.Table), p.paint(stateStyle(t.State), cell(tableState(t))), t.Rows, humanBytes(t.Bytes))
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", cell(t.Table), p.paint(stateStyle(t.State), cell(tableState(t))), t.Rows, human.Bytes(t.Bytes))
 			}
 			return tw.Flush()
 		}),
