@@ -11,7 +11,8 @@
 //	POST   /api/v1/sandboxes/{name}/keep     keep (?ttl=2h, 7d…): Sandbox
 //	DELETE /api/v1/sandboxes/{name}          discard: Discarded
 //	GET    /api/v1/sandboxes/{name}/diff     SANDBOX DIFF (?summary=1: []DiffTable;
-//	                                         else []DiffChange; ?table=db.t: that table)
+//	                                         else []DiffChange; ?table=db.t: that table;
+//	                                         ?rows=N: N changed rows of each table at most)
 //	GET    /api/v1/sandboxes/{name}/export   SANDBOX EXPORT: SQL text (text/plain, ExportText)
 //	POST   /api/v1/sandboxes/{name}/promote  SANDBOX PROMOTE: Promoted (see PromoteOptions:
 //	                                         ?strategy=fail|ours|theirs, ?table=db.t and
@@ -109,6 +110,9 @@ type DiffOptions struct {
 	// Table, as db.table, restricts the diff to that table ("": every
 	// table). The database is the part before the first dot.
 	Table string
+	// RowsPerTable, when above 0, answers at most that many changed rows
+	// of each table, the first by key (the summary counts them all).
+	RowsPerTable int
 }
 
 // TableName splits Table into its database and table, at the first dot; ok

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -114,6 +115,9 @@ func (c *Client) Diff(ctx context.Context, name string, o DiffOptions) (Diff, er
 	}
 	if o.Table != "" {
 		q.Set("table", o.Table)
+	}
+	if o.RowsPerTable > 0 {
+		q.Set("rows", strconv.Itoa(o.RowsPerTable))
 	}
 	path := sandboxPath(name) + "/diff"
 	if len(q) > 0 {

@@ -236,7 +236,7 @@ func ParseTTL(text string) (*time.Duration, error) {
 }
 
 // parseDiff reads the options of a diff request: summary (a boolean; given
-// without a value, true) and table (db.table).
+// without a value, true), table (db.table) and rows (a count above 0).
 func parseDiff(q url.Values) (DiffOptions, error) {
 	var o DiffOptions
 	var err error
@@ -246,6 +246,13 @@ func parseDiff(q url.Values) (DiffOptions, error) {
 	o.Table = q.Get("table")
 	if _, _, ok := o.TableName(); o.Table != "" && !ok {
 		return DiffOptions{}, fmt.Errorf("%w: table: %q is not db.table", ErrBadRequest, o.Table)
+	}
+	if s := q.Get("rows"); q.Has("rows") {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return DiffOptions{}, fmt.Errorf("%w: rows: %q is not a count of rows above 0", ErrBadRequest, s)
+		}
+		o.RowsPerTable = n
 	}
 	return o, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -549,6 +550,10 @@ func TestHandlerDiffExportPromote(t *testing.T) {
 			errorJSON(`bad request: table: "app." is not db.table`), ""},
 		{"diff summary that does not parse", withToken, "GET", "/api/v1/sandboxes/box/diff?summary=maybe", bearer, 400, jsonType,
 			errorJSON(`bad request: summary: "maybe" is not 1, 0, true or false`), ""},
+		{"diff with rows=0", withToken, "GET", "/api/v1/sandboxes/box/diff?rows=0", bearer, 400, jsonType,
+			errorJSON(`bad request: rows: "0" is not a count of rows above 0`), ""},
+		{"diff with rows that do not parse", withToken, "GET", "/api/v1/sandboxes/box/diff?rows=ten", bearer, 400, jsonType,
+			errorJSON(`bad request: rows: "ten" is not a count of rows above 0`), ""},
 		{"diff without the token", withToken, "GET", "/api/v1/sandboxes/box/diff", "", 401, jsonType, errorJSON(badToken), ""},
 		{"diff missing", withToken, "GET", "/api/v1/sandboxes/nosuch/diff", bearer, 404, jsonType, errorJSON(missing), ""},
 		{"diff failing", withToken, "GET", "/api/v1/sandboxes/broken/diff?summary=1", bearer, 500, jsonType, errorJSON(errBroken.Error()), ""},
@@ -699,4 +704,21 @@ func (f *fakeSandboxes) Reset(_ context.Context, name string, tables []string) (
 		tables = []string{"app.users"}
 	}
 	return ResetResult{Sandbox: name, Tables: tables, Info: "sandbox " + name + " reset"}, nil
+}
+
+// TestParseDiffRows: rows caps the changed rows of each table.
+func TestParseDiffRows(t *testing.T) {
+	for q, want := range map[string]int{"": 0, "rows=1": 1, "rows=500&summary=0": 500} {
+		v, _ := url.ParseQuery(q)
+		o, err := parseDiff(v)
+		if err != nil || o.RowsPerTable != want {
+			t.Errorf("%q: %d, %v; want %d", q, o.RowsPerTable, err, want)
+		}
+	}
+	for _, q := range []string{"rows=", "rows=-1", "rows=1.5", "rows=99999999999999999999"} {
+		v, _ := url.ParseQuery(q)
+		if _, err := parseDiff(v); !errors.Is(err, ErrBadRequest) {
+			t.Errorf("%q: %v, want ErrBadRequest", q, err)
+		}
+	}
 }

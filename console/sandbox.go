@@ -94,11 +94,14 @@ func (c *Console) diff(ctx context.Context, name string) ([]summaryRow, []tableD
 	if err != nil {
 		return nil, nil, err
 	}
-	det, err := c.o.API.Sandboxes.Diff(ctx, name, adminapi.DiffOptions{})
+	// The server sends maxRowsShown rows of each table at most; the
+	// summary counts the rest.
+	det, err := c.o.API.Sandboxes.Diff(ctx, name, adminapi.DiffOptions{RowsPerTable: maxRowsShown})
 	if err != nil {
 		return nil, nil, err
 	}
 	tables := tableDiffs(det.Changes)
+	countHidden(tables, sum.Summary)
 	anchors := map[string]string{}
 	for _, t := range tables {
 		anchors[t.Table] = t.Anchor
@@ -111,4 +114,19 @@ func (c *Console) diff(ctx context.Context, name string) ([]summaryRow, []tableD
 			Inserted: t.Inserted, Updated: t.Updated, Deleted: t.Deleted, Conflicts: t.Conflicts})
 	}
 	return rows, tables, nil
+}
+
+// countHidden raises each table's count of rows not shown to what the
+// summary counts past the rows it shows (the diff's rows were capped).
+func countHidden(tables []tableDiff, summary []adminapi.DiffTable) {
+	total := map[string]int64{}
+	for _, t := range summary {
+		total[quote.Display(t.Table)] = t.Inserted + t.Updated + t.Deleted
+	}
+	for i := range tables {
+		t := &tables[i]
+		if n := int(total[t.Table]) - len(t.Rows); n > t.Hidden {
+			t.Hidden = n
+		}
+	}
 }

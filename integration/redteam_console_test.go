@@ -674,6 +674,20 @@ func TestRT29ConsoleHugeCells(t *testing.T) {
 	if !strings.Contains(r.body, "120 more rows are in EXPORT") {
 		t.Errorf("the page does not count the rows past the 500 shown")
 	}
+	// The page asks for 500 rows of each table (the API's rows): the
+	// server sends no more.
+	for _, n := range []int{1, 7, 500} {
+		d, err := cp.api.Diff(context.Background(), "rt29w", adminapi.DiffOptions{RowsPerTable: n})
+		counts := map[string]int{}
+		for _, ch := range d.Changes {
+			if ch.Op != "ddl" {
+				counts[ch.Table]++
+			}
+		}
+		if err != nil || counts["rt29c.items"] != n || counts["rt29c.wide"] != min(n, 6) {
+			t.Errorf("the API's diff with rows=%d: %v rows by table (%v), want %d of items and %d of wide", n, counts, err, n, min(n, 6))
+		}
+	}
 	exp := b.get("/ui/sandboxes/rt29w/export")
 	if exp.code != http.StatusOK || strings.Count(exp.body, "INSERT INTO `rt29c`.`wide`") < 1 || len(exp.body) < n*size {
 		t.Errorf("EXPORT: HTTP %d, %d bytes", exp.code, len(exp.body))

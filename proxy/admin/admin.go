@@ -90,7 +90,7 @@ func (a adminSandboxes) Diff(ctx context.Context, name string, o adminapi.DiffOp
 		}
 		only = &rewrite.Table{DB: db, Name: table}
 	}
-	r, err := m.Operator().Diff(ctx, name, o.Summary, only)
+	r, err := m.Operator().DiffRows(ctx, name, o.Summary, only, o.RowsPerTable)
 	if err != nil {
 		return adminapi.Diff{}, apiError(err)
 	}

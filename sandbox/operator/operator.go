@@ -163,11 +163,17 @@ func (o *Operator) named(ctx context.Context, name string) (*registry.Sandbox, e
 // name, whoever owns it (the admin API's): a Reply with DiffSummaryColumns
 // or DiffColumns. Refusals are ErrRefused (see adminRefusal).
 func (o *Operator) Diff(ctx context.Context, name string, summary bool, only *rewrite.Table) (*reply.Reply, error) {
+	return o.DiffRows(ctx, name, summary, only, 0)
+}
+
+// DiffRows is Diff with at most rowsPerTable changed rows of each table
+// (0: all; review.Reviewer.DiffRows).
+func (o *Operator) DiffRows(ctx context.Context, name string, summary bool, only *rewrite.Table, rowsPerTable int) (*reply.Reply, error) {
 	sb, err := o.named(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	r, err := o.rev.Diff(ctx, sb, summary, only)
+	r, err := o.rev.DiffRows(ctx, sb, summary, only, rowsPerTable)
 	if err != nil {
 		return nil, adminRefusal(err)
 	}

@@ -122,6 +122,9 @@ type differ struct {
 	export bool
 	// budget is the rows still allowed in the answer.
 	budget int
+	// perTable, when set, caps each query of a table's changed rows at
+	// that many (DiffRows).
+	perTable int
 }
 
 // diffTables lists the tables of sb that a diff looks at (only: just that
@@ -513,9 +516,12 @@ func (d *differ) diffOne(ctx context.Context, dt *diffTable, detail bool) (*tabl
 	return td, d.keysCompared(ctx, td, detail)
 }
 
-// query runs q and counts its rows against the answer's budget.
+// query runs q and counts its rows against the answer's budget, or, with
+// a cap of rows per table (perTable), answers that many at most.
 func (d *differ) query(ctx context.Context, q string, limited bool) ([][]*string, error) {
-	if limited {
+	if limited && d.perTable > 0 {
+		q += " LIMIT " + strconv.Itoa(min(d.perTable, d.budget+1))
+	} else if limited {
 		q += " LIMIT " + strconv.Itoa(d.budget+1)
 	}
 	rows, err := d.c.Query(ctx, q)

@@ -52,6 +52,13 @@ func (m *Reviewer) withSnapshot(ctx context.Context, sb *registry.Sandbox, expor
 // Diff is the diff of sb: one row per table (summary), or per changed row
 // and DDL statement; only restricts it to one table.
 func (m *Reviewer) Diff(ctx context.Context, sb *registry.Sandbox, summary bool, only *rewrite.Table) (*reply.Reply, error) {
+	return m.DiffRows(ctx, sb, summary, only, 0)
+}
+
+// DiffRows is Diff with at most rowsPerTable changed rows of each table
+// (the first by key; 0: all of them), for a page that shows a sample and
+// counts the rest from the summary: the server sends no more than that.
+func (m *Reviewer) DiffRows(ctx context.Context, sb *registry.Sandbox, summary bool, only *rewrite.Table, rowsPerTable int) (*reply.Reply, error) {
 	r := &reply.Reply{Columns: DiffColumns}
 	kind := "detail"
 	if summary {
@@ -59,6 +66,7 @@ func (m *Reviewer) Diff(ctx context.Context, sb *registry.Sandbox, summary bool,
 	}
 	defer func(t0 time.Time) { m.observer().Diffed(kind, time.Since(t0)) }(time.Now())
 	err := m.withSnapshot(ctx, sb, false, func(d *differ) error {
+		d.perTable = rowsPerTable
 		tables, err := d.diffTables(ctx, only)
 		if err != nil {
 			return err
