@@ -104,7 +104,14 @@ type promotePage struct {
 	Plan       []planStep
 	Conflicts  int
 	Strategies []strategyView
+	// Hidden counts the plan's statements past maxPlanShown or
+	// maxShown, which the page offers as a download (planFile).
+	Hidden int
 }
+
+// maxPlanShown bounds the steps a dry run's page shows; past it, or past
+// maxShown bytes of statements, the rest is counted and downloaded.
+const maxPlanShown = 2000
 
 // planStep is one step of a plan.
 type planStep struct{ Step, Statement string }
@@ -135,6 +142,10 @@ func (c *Console) promote(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	display := quote.Display(name)
+	if o.DryRun && r.PostForm.Get("download") != "" {
+		c.planDownload(w, r, name, p)
+		return
+	}
 	if !o.DryRun {
 		c.render(w, r, visitorOf(r), http.StatusOK, "promoted", "Promoted "+display, promotedPage{Name: display, URL: sandboxURL(name),
 			Strategy: p.Strategy, Outcome: p.Outcome, Info: quote.Display(p.Info), Rows: p.Rows})
@@ -142,11 +153,47 @@ func (c *Console) promote(w http.ResponseWriter, r *http.Request) {
 	}
 	pp := promotePage{Name: display, URL: sandboxURL(name), Strategy: p.Strategy, Digest: p.Digest, Info: quote.Display(p.Info),
 		Tables: o.Tables, Strategies: strategies(p.Strategy)}
+	shown := 0
 	for _, s := range p.Plan {
-		pp.Plan = append(pp.Plan, planStep{Step: quote.Display(s.Step), Statement: displayLines(s.Statement)})
 		if s.Step == "conflict" {
 			pp.Conflicts++
 		}
+		if len(pp.Plan) >= maxPlanShown || shown >= maxShown {
+			pp.Hidden++
+			continue
+		}
+		pp.Plan = append(pp.Plan, planStep{Step: quote.Display(s.Step), Statement: displayLines(s.Statement)})
+		shown += len(s.Statement)
 	}
 	c.render(w, r, visitorOf(r), http.StatusOK, "promote", "Promote "+display, pp)
+}
+
+// planDownload answers a dry run asked with download=1 as its whole plan,
+// a SQL script, for a plan too long for its page: refused (409) when its
+// digest is not the one the page showed (expect), whose plan the page's
+// form applies.
+func (c *Console) planDownload(w http.ResponseWriter, r *http.Request, name string, p adminapi.Promoted) {
+	if expect := r.PostForm.Get("expect"); expect != "" && expect != p.Digest {
+		c.fail(w, r, visitorOf(r), http.StatusConflict, "the plan changed since the page you read (its digest is "+
+			quote.Display(p.Digest)+" now): run the dry run again")
+		return
+	}
+	var b strings.Builder
+	b.WriteString("-- PROMOTE dry run of sandbox " + quote.Comment(name) + ", strategy " + quote.Comment(p.Strategy) +
+		": the plan of digest " + quote.Comment(p.Digest) + " (nothing was applied)\n")
+	for _, s := range p.Plan {
+		if s.Step == "conflict" {
+			b.WriteString("-- conflict: " + quote.Comment(s.Statement) + "\n")
+			continue
+		}
+		b.WriteString(s.Statement + ";\n")
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": planFile(name)}))
+	_, _ = w.Write([]byte(b.String()))
+}
+
+// planFile is the name of the file a dry run's plan downloads as.
+func planFile(name string) string {
+	return strings.TrimSuffix(exportFile(name), ".sql") + "-plan.sql"
 }

@@ -36,6 +36,8 @@ const (
 type fakeSandboxes struct {
 	mu    sync.Mutex
 	asked []string
+	// planRows adds that many statements to a dry run's plan.
+	planRows int
 }
 
 func (f *fakeSandboxes) record(s string) {
@@ -145,9 +147,13 @@ const fakeDigest = "sha256:cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdc
 func (f *fakeSandboxes) Promote(_ context.Context, name string, o adminapi.PromoteOptions) (adminapi.Promoted, error) {
 	f.record(fmt.Sprintf("promote %s strategy=%s tables=%s dry=%v matching=%s", name, o.Strategy, strings.Join(o.Tables, ","), o.DryRun, o.Matching))
 	if o.DryRun {
-		return adminapi.Promoted{Sandbox: name, Strategy: o.Strategy, Outcome: adminapi.OutcomeDryRun, DryRun: true, Digest: fakeDigest,
+		p := adminapi.Promoted{Sandbox: name, Strategy: o.Strategy, Outcome: adminapi.OutcomeDryRun, DryRun: true, Digest: fakeDigest,
 			Info: "dry run: nothing was applied", Plan: []adminapi.PlanStep{{Step: "conflict", Statement: "app.t {\"id\":4}: " + hostileColumn},
-				{Step: "rows", Statement: "UPDATE `app`.`" + hostileTable + "` SET `n` = 6"}}}, nil
+				{Step: "rows", Statement: "UPDATE `app`.`" + hostileTable + "` SET `n` = 6"}}}
+		for i := range f.planRows {
+			p.Plan = append(p.Plan, adminapi.PlanStep{Step: "rows", Statement: fmt.Sprintf("INSERT INTO `app`.`t` VALUES (%d)", i)})
+		}
+		return p, nil
 	}
 	if o.Matching != fakeDigest {
 		return adminapi.Promoted{}, fmt.Errorf("%w: the plan changed since the dry run", adminapi.ErrConflict)

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -243,5 +244,47 @@ func TestConsoleProxyPage(t *testing.T) {
 		if !strings.Contains(body, w) {
 			t.Errorf("the proxy page lacks %s", w)
 		}
+	}
+}
+
+// TestConsoleLongPlan: a dry run's page shows maxPlanShown statements and
+// counts the rest, which a form downloads whole, with the conflicts as
+// comments, as long as the plan is still the one the page showed.
+func TestConsoleLongPlan(t *testing.T) {
+	_, f, srv := testConsole(t, "s3cret", false)
+	f.planRows = maxPlanShown + 5
+	b := newBrowser(t, srv)
+	if code, _, _ := b.post("/ui/login", url.Values{"token": {"s3cret"}}); code != http.StatusSeeOther {
+		t.Fatalf("sign in: HTTP %d", code)
+	}
+	_, page, _ := b.get("/ui/sandboxes/box")
+	csrf := csrfOf(t, page)
+	code, plan, _ := b.post("/ui/sandboxes/box/promote", url.Values{"csrf": {csrf}, "dry_run": {"1"}})
+	if code != http.StatusOK || !strings.Contains(plan, "7 more statements of this plan are not shown here") ||
+		strings.Count(plan, `<li class="step`) != maxPlanShown || !strings.Contains(plan, `name="expect" value="`+fakeDigest+`"`) {
+		t.Fatalf("dry run: HTTP %d, %d steps shown\n%.2000s", code, strings.Count(plan, `<li class="step`), plan)
+	}
+	form := url.Values{"csrf": {csrf}, "dry_run": {"1"}, "download": {"1"}, "expect": {fakeDigest}}
+	req, _ := http.NewRequest(http.MethodPost, b.base+"/ui/sandboxes/box/promote", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	resp, err := b.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	text, h := string(body), resp.Header
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), "text/plain") ||
+		!strings.Contains(h.Get("Content-Disposition"), "sandbox-box-plan.sql") {
+		t.Fatalf("the plan's download: HTTP %d %v", resp.StatusCode, h)
+	}
+	if n := strings.Count(text, ";\n"); n != maxPlanShown+6 || !strings.Contains(text, "-- conflict: app.t") ||
+		!strings.Contains(text, fakeDigest) || strings.Contains(text, "\n"+hostileColumn) {
+		t.Errorf("the plan's download: %d statements, want %d:\n%.600s", n, maxPlanShown+6, text)
+	}
+	form.Set("expect", "sha256:"+strings.Repeat("0", 64))
+	if code, body, _ := b.post("/ui/sandboxes/box/promote", form); code != http.StatusConflict || !strings.Contains(body, "the plan changed since") {
+		t.Errorf("a download of a plan that changed: HTTP %d", code)
 	}
 }
