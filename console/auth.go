@@ -117,6 +117,21 @@ func (c *Console) identify(w http.ResponseWriter, r *http.Request) (v visitor, o
 // CSRF token unless it presented the bearer token. A refused one is
 // answered 403 here.
 func (c *Console) postAllowed(w http.ResponseWriter, r *http.Request, v visitor) bool {
+	if !c.sameSiteForm(w, r, v) {
+		return false
+	}
+	if v.bearer || c.keys.csrfMatches(v.sess, r.PostForm.Get("csrf")) {
+		return true
+	}
+	c.fail(w, r, v, http.StatusForbidden, "the form's CSRF token is missing or stale: reload the page and try again")
+	return false
+}
+
+// sameSiteForm reports whether the POST r from v comes from the console's
+// origin (http.CrossOriginProtection) with a form that parses (at most
+// maxForm bytes), which it parses into r.PostForm. A refused one is
+// answered here (403 or 400).
+func (c *Console) sameSiteForm(w http.ResponseWriter, r *http.Request, v visitor) bool {
 	if err := c.cop.Check(r); err != nil {
 		c.fail(w, r, v, http.StatusForbidden, "refused a form posted from another site: "+err.Error())
 		return false
@@ -126,11 +141,7 @@ func (c *Console) postAllowed(w http.ResponseWriter, r *http.Request, v visitor)
 		c.fail(w, r, v, http.StatusBadRequest, "the form does not parse: "+err.Error())
 		return false
 	}
-	if v.bearer || c.keys.csrfMatches(v.sess, r.PostForm.Get("csrf")) {
-		return true
-	}
-	c.fail(w, r, v, http.StatusForbidden, "the form's CSRF token is missing or stale: reload the page and try again")
-	return false
+	return true
 }
 
 // loginForm is GET /ui/login: the sign-in form, or, without a token, the
@@ -158,13 +169,7 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/ui/", http.StatusSeeOther)
 		return
 	}
-	if err := c.cop.Check(r); err != nil {
-		c.fail(w, r, visitor{}, http.StatusForbidden, "refused a form posted from another site: "+err.Error())
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-	if err := r.ParseForm(); err != nil {
-		c.fail(w, r, visitor{}, http.StatusBadRequest, "the form does not parse: "+err.Error())
+	if !c.sameSiteForm(w, r, visitor{}) {
 		return
 	}
 	next := nextPath(r.PostForm.Get("next"))
