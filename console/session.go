@@ -63,9 +63,11 @@ func (k sessionKeys) issue(now time.Time) (session, string, error) {
 }
 
 // check is the session of a cookie's value, if its signature holds and it
-// has not ended by now.
+// has not ended by now. The value must be the one issue wrote: strict
+// base64, whose last character's unused bits are 0 (else four values read
+// as one cookie).
 func (k sessionKeys) check(value string, now time.Time) (session, bool) {
-	b, err := base64.RawURLEncoding.DecodeString(value)
+	b, err := base64.RawURLEncoding.Strict().DecodeString(value)
 	if err != nil || len(b) != 8+sessionIDLen+sha256.Size {
 		return session{}, false
 	}
